@@ -1,0 +1,502 @@
+//! The PTX abstract syntax tree.
+//!
+//! The AST records what the text says, with a [`Span`] on every node, and decides nothing
+//! about meaning: instructions are kept generic (opcode, modifiers, operands) and are
+//! checked against the instruction table during lowering, so that a construct later stages
+//! do not implement still parses and is rejected with a diagnostic at its own span.
+
+use crate::span::{Ident, Span, Spanned};
+
+/// One PTX file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    /// `.version major.minor`.
+    pub version: Option<Spanned<(u32, u32)>>,
+    /// `.target` options in order (`sm_75`, `texmode_independent`, `debug`, …).
+    pub target: Vec<Ident>,
+    /// `.address_size 32|64`; PTX defaults to 32 when absent (§11.1.3) but every
+    /// compiler since CUDA 4 writes 64.
+    pub address_size: Option<Spanned<u32>>,
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Function(Function),
+    Variable(VarDecl),
+    /// A directive kept for tools but without meaning for code generation
+    /// (`.file`, `.pragma`, `.section`, …).
+    Directive(Directive),
+}
+
+/// Linking directives (§11.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    Visible,
+    Extern,
+    Weak,
+    Common,
+}
+
+/// `.entry` (a kernel) or `.func` (a device function).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub span: Span,
+    pub linkage: Option<Linkage>,
+    pub is_entry: bool,
+    pub name: Ident,
+    /// Return parameters of a `.func`, `(.reg .b32 r)` / `(.param .b32 r)`.
+    pub returns: Vec<Param>,
+    pub params: Vec<Param>,
+    /// Performance-tuning directives (`.maxntid`, `.reqntid`, `.noreturn`, …).
+    pub attributes: Vec<Directive>,
+    /// `None` for a declaration (prototype ending in `;`).
+    pub body: Option<Vec<Statement>>,
+}
+
+/// A state space (§5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StateSpace {
+    Reg,
+    Sreg,
+    Const,
+    Global,
+    Local,
+    Param,
+    Shared,
+    Tex,
+}
+
+impl StateSpace {
+    pub fn from_directive(s: &str) -> Option<StateSpace> {
+        Some(match s {
+            ".reg" => StateSpace::Reg,
+            ".sreg" => StateSpace::Sreg,
+            ".const" => StateSpace::Const,
+            ".global" => StateSpace::Global,
+            ".local" => StateSpace::Local,
+            ".param" => StateSpace::Param,
+            ".shared" | ".shared::cta" => StateSpace::Shared,
+            ".tex" => StateSpace::Tex,
+            _ => return None,
+        })
+    }
+
+    pub fn directive(self) -> &'static str {
+        match self {
+            StateSpace::Reg => ".reg",
+            StateSpace::Sreg => ".sreg",
+            StateSpace::Const => ".const",
+            StateSpace::Global => ".global",
+            StateSpace::Local => ".local",
+            StateSpace::Param => ".param",
+            StateSpace::Shared => ".shared",
+            StateSpace::Tex => ".tex",
+        }
+    }
+}
+
+/// Fundamental and packed types (§5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalarType {
+    Pred,
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F16x2,
+    Bf16,
+    Bf16x2,
+    Tf32,
+    F32,
+    F64,
+}
+
+/// How the bits of a type are interpreted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeKind {
+    Pred,
+    Bits,
+    Unsigned,
+    Signed,
+    Float,
+}
+
+impl ScalarType {
+    pub fn from_directive(s: &str) -> Option<ScalarType> {
+        use ScalarType::*;
+        Some(match s {
+            ".pred" => Pred,
+            ".b8" => B8,
+            ".b16" => B16,
+            ".b32" => B32,
+            ".b64" => B64,
+            ".b128" => B128,
+            ".u8" => U8,
+            ".u16" => U16,
+            ".u32" => U32,
+            ".u64" => U64,
+            ".s8" => S8,
+            ".s16" => S16,
+            ".s32" => S32,
+            ".s64" => S64,
+            ".f16" => F16,
+            ".f16x2" => F16x2,
+            ".bf16" => Bf16,
+            ".bf16x2" => Bf16x2,
+            ".tf32" => Tf32,
+            ".f32" => F32,
+            ".f64" => F64,
+            _ => return None,
+        })
+    }
+
+    pub fn directive(self) -> &'static str {
+        use ScalarType::*;
+        match self {
+            Pred => ".pred",
+            B8 => ".b8",
+            B16 => ".b16",
+            B32 => ".b32",
+            B64 => ".b64",
+            B128 => ".b128",
+            U8 => ".u8",
+            U16 => ".u16",
+            U32 => ".u32",
+            U64 => ".u64",
+            S8 => ".s8",
+            S16 => ".s16",
+            S32 => ".s32",
+            S64 => ".s64",
+            F16 => ".f16",
+            F16x2 => ".f16x2",
+            Bf16 => ".bf16",
+            Bf16x2 => ".bf16x2",
+            Tf32 => ".tf32",
+            F32 => ".f32",
+            F64 => ".f64",
+        }
+    }
+
+    /// Size in bits; predicates count as 1.
+    pub fn bits(self) -> u32 {
+        use ScalarType::*;
+        match self {
+            Pred => 1,
+            B8 | U8 | S8 => 8,
+            B16 | U16 | S16 | F16 | Bf16 => 16,
+            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 => 32,
+            B64 | U64 | S64 | F64 => 64,
+            B128 => 128,
+        }
+    }
+
+    /// Size in bytes in memory (a predicate cannot live in memory; it reports 1).
+    pub fn bytes(self) -> u32 {
+        self.bits().div_ceil(8)
+    }
+
+    pub fn kind(self) -> TypeKind {
+        use ScalarType::*;
+        match self {
+            Pred => TypeKind::Pred,
+            B8 | B16 | B32 | B64 | B128 => TypeKind::Bits,
+            U8 | U16 | U32 | U64 => TypeKind::Unsigned,
+            S8 | S16 | S32 | S64 => TypeKind::Signed,
+            F16 | F16x2 | Bf16 | Bf16x2 | Tf32 | F32 | F64 => TypeKind::Float,
+        }
+    }
+}
+
+/// A variable declaration in any state space: module scope, function scope or a
+/// parameter list. `.reg .b32 %r<10>` declares ten registers `%r0`…`%r9`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    pub span: Span,
+    pub linkage: Option<Linkage>,
+    pub space: StateSpace,
+    pub align: Option<Spanned<u32>>,
+    /// `.v2`/`.v4`/`.v8` vector variables.
+    pub vector: Option<u32>,
+    pub ty: Spanned<ScalarType>,
+    /// `.ptr.space.align N` attribute of kernel parameters (§5.1.6.1).
+    pub ptr: Option<PtrAttr>,
+    pub names: Vec<DeclName>,
+}
+
+/// One declared name with its array shape, count suffix and initializer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclName {
+    pub name: Ident,
+    /// `%r<100>`: a parameterized name declaring `%r0`…`%r99`.
+    pub count: Option<u32>,
+    /// Array dimensions; `None` for `[]` (size from the initializer or `extern`).
+    pub dims: Vec<Option<u64>>,
+    pub init: Option<Initializer>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtrAttr {
+    pub space: Option<StateSpace>,
+    pub align: Option<u32>,
+}
+
+/// A parameter of `.entry`/`.func`; same shape as a variable with one name.
+pub type Param = VarDecl;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Initializer {
+    Expr(Expr),
+    List(Vec<Initializer>, Span),
+}
+
+/// A statement of a function body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    Variable(VarDecl),
+    Label(Ident),
+    Instruction(Instruction),
+    /// `{ … }`, a nested scope.
+    Block(Vec<Statement>, Span),
+    Directive(Directive),
+}
+
+/// A directive without further structure: its name and the raw tokens' text
+/// (`.loc 1 5 3`, `.pragma "nounroll"`, `.maxntid 256, 1, 1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Directive {
+    pub name: Ident,
+    pub args: Vec<Spanned<String>>,
+    pub span: Span,
+}
+
+/// `@p` / `@!p`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guard {
+    pub negated: bool,
+    pub pred: Ident,
+}
+
+/// One instruction, generic: `opcode.mod1.mod2 operands;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub span: Span,
+    pub guard: Option<Guard>,
+    pub opcode: Ident,
+    /// Modifiers with their leading dot, in source order (`.global`, `.v4`, `.f32`).
+    pub modifiers: Vec<Ident>,
+    pub operands: Vec<Operand>,
+}
+
+impl Instruction {
+    pub fn has_modifier(&self, m: &str) -> bool {
+        self.modifiers.iter().any(|x| x.value == m)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A register, variable, label or function name, optionally with a component
+    /// (`%tid.x`, `%r1.y` in old PTX).
+    Name { name: Ident, component: Option<Spanned<String>> },
+    /// A constant expression (integer or floating-point immediate).
+    Imm(Expr),
+    /// `!%p`: a negated predicate source.
+    Not(Box<Operand>, Span),
+    /// `{a, b, c, d}`, where elements may be `_`.
+    Vector(Vec<Operand>, Span),
+    /// `[base+offset]`, `[base]`, `[imm]`, `var[imm]`.
+    Address(Address),
+    /// `_`.
+    Sink(Span),
+    /// `d|p`: a value destination and a predicate destination.
+    Pair(Box<Operand>, Box<Operand>, Span),
+    /// `( a, b )`: a call's return or argument list.
+    List(Vec<Operand>, Span),
+}
+
+impl Operand {
+    pub fn span(&self) -> Span {
+        match self {
+            Operand::Name { name, component } => {
+                component.as_ref().map_or(name.span, |c| name.span.to(c.span))
+            }
+            Operand::Imm(e) => e.span,
+            Operand::Not(_, s)
+            | Operand::Vector(_, s)
+            | Operand::Sink(s)
+            | Operand::Pair(_, _, s)
+            | Operand::List(_, s) => *s,
+            Operand::Address(a) => a.span,
+        }
+    }
+}
+
+/// A memory address operand. `base` is a register or variable name; the offset is a
+/// constant byte displacement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Address {
+    pub base: Option<Ident>,
+    pub offset: i64,
+    pub span: Span,
+}
+
+/// A constant expression (§4.6): evaluated with 64-bit integer arithmetic in C
+/// precedence, or a floating-point literal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal; `unsigned` when it has a `U` suffix or does not fit in s64.
+    Int {
+        value: u64,
+        unsigned: bool,
+    },
+    /// `0f…` literal: the exact f32 bits.
+    F32Bits(u32),
+    /// `0d…` literal or a decimal float: the exact f64 bits.
+    F64Bits(u64),
+    /// A variable or function name used as an address in an initializer or operand.
+    Symbol(String),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `(.s64) e` / `(.u64) e`.
+    Cast {
+        signed: bool,
+        expr: Box<Expr>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    LogicalNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Xor,
+    Or,
+    LogicalAnd,
+    LogicalOr,
+}
+
+/// The value of an integer constant expression with PTX's signedness (§4.6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConstInt {
+    pub value: u64,
+    pub unsigned: bool,
+}
+
+impl Expr {
+    /// Evaluates an integer constant expression. Symbols, floats and division by zero
+    /// are errors, returned with the span of the offending part.
+    pub fn eval_int(&self) -> Result<ConstInt, (Span, String)> {
+        let c = |value: u64, unsigned: bool| Ok(ConstInt { value, unsigned });
+        match &self.kind {
+            ExprKind::Int { value, unsigned } => c(*value, *unsigned),
+            ExprKind::F32Bits(_) | ExprKind::F64Bits(_) => {
+                Err((self.span, "expected an integer constant, found a floating-point one".into()))
+            }
+            ExprKind::Symbol(s) => {
+                Err((self.span, format!("`{s}` is not a constant in this position")))
+            }
+            ExprKind::Cast { signed, expr } => {
+                let v = expr.eval_int()?;
+                c(v.value, !signed)
+            }
+            ExprKind::Unary(op, e) => {
+                let v = e.eval_int()?;
+                match op {
+                    UnaryOp::Neg => c(v.value.wrapping_neg(), v.unsigned),
+                    UnaryOp::Plus => c(v.value, v.unsigned),
+                    UnaryOp::Not => c(!v.value, v.unsigned),
+                    UnaryOp::LogicalNot => c((v.value == 0) as u64, false),
+                }
+            }
+            ExprKind::Ternary(cond, a, b) => {
+                let cv = cond.eval_int()?;
+                let (a, b) = (a.eval_int()?, b.eval_int()?);
+                let unsigned = a.unsigned || b.unsigned;
+                let pick = if cv.value != 0 { a } else { b };
+                c(pick.value, unsigned)
+            }
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (l.eval_int()?, r.eval_int()?);
+                // §4.6.1: if either operand is unsigned the operation is unsigned.
+                let unsigned = a.unsigned || b.unsigned;
+                let (x, y) = (a.value, b.value);
+                let (sx, sy) = (x as i64, y as i64);
+                let bool_ = |v: bool| c(v as u64, false);
+                match op {
+                    BinaryOp::Add => c(x.wrapping_add(y), unsigned),
+                    BinaryOp::Sub => c(x.wrapping_sub(y), unsigned),
+                    BinaryOp::Mul => c(x.wrapping_mul(y), unsigned),
+                    BinaryOp::Div | BinaryOp::Rem => {
+                        if y == 0 {
+                            return Err((r.span, "division by zero in constant expression".into()));
+                        }
+                        let v = match (op, unsigned) {
+                            (BinaryOp::Div, true) => x / y,
+                            (BinaryOp::Div, false) => sx.wrapping_div(sy) as u64,
+                            (_, true) => x % y,
+                            (_, false) => sx.wrapping_rem(sy) as u64,
+                        };
+                        c(v, unsigned)
+                    }
+                    BinaryOp::Shl => c(x.checked_shl(y as u32).unwrap_or(0), a.unsigned),
+                    BinaryOp::Shr => {
+                        let v = if a.unsigned {
+                            x.checked_shr(y as u32).unwrap_or(0)
+                        } else {
+                            (sx >> (y.min(63) as u32)) as u64
+                        };
+                        c(v, a.unsigned)
+                    }
+                    BinaryOp::And => c(x & y, unsigned),
+                    BinaryOp::Or => c(x | y, unsigned),
+                    BinaryOp::Xor => c(x ^ y, unsigned),
+                    BinaryOp::Lt => bool_(if unsigned { x < y } else { sx < sy }),
+                    BinaryOp::Gt => bool_(if unsigned { x > y } else { sx > sy }),
+                    BinaryOp::Le => bool_(if unsigned { x <= y } else { sx <= sy }),
+                    BinaryOp::Ge => bool_(if unsigned { x >= y } else { sx >= sy }),
+                    BinaryOp::Eq => bool_(x == y),
+                    BinaryOp::Ne => bool_(x != y),
+                    BinaryOp::LogicalAnd => bool_(x != 0 && y != 0),
+                    BinaryOp::LogicalOr => bool_(x != 0 || y != 0),
+                }
+            }
+        }
+    }
+}
