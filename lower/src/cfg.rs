@@ -1,0 +1,211 @@
+//! Control-flow analyses over a kernel's blocks: reachability, reverse post-order,
+//! dominators and post-dominators (Cooper, Harvey & Kennedy, "A Simple, Fast Dominance
+//! Algorithm", 2001), back edges and natural loops.
+
+use crate::ir::{BlockId, Kernel};
+
+/// Analyses of one kernel's CFG. Indices are block indices; `None` means unreachable
+/// (or, for post-dominators, a block from which no return is reachable).
+#[derive(Debug)]
+pub struct Cfg {
+    pub succs: Vec<Vec<usize>>,
+    pub preds: Vec<Vec<usize>>,
+    /// Reachable blocks in reverse post-order from the entry.
+    pub rpo: Vec<usize>,
+    /// Position of each block in `rpo`.
+    pub rpo_index: Vec<Option<usize>>,
+    pub idom: Vec<Option<usize>>,
+    /// Immediate post-dominator; `Some(EXIT)` when it is the virtual exit.
+    pub ipdom: Vec<Option<usize>>,
+}
+
+/// The virtual exit node every `Return` block flows to, in `ipdom`.
+pub const EXIT: usize = usize::MAX;
+
+impl Cfg {
+    pub fn new(k: &Kernel) -> Cfg {
+        let n = k.blocks.len();
+        let succs: Vec<Vec<usize>> = k
+            .blocks
+            .iter()
+            .map(|b| {
+                let mut s: Vec<usize> = b.term.successors().iter().map(|b| b.index()).collect();
+                s.dedup();
+                s
+            })
+            .collect();
+        let mut preds = vec![Vec::new(); n];
+        for (b, ss) in succs.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(b);
+            }
+        }
+        let rpo = reverse_post_order(n, k.entry.index(), |b| &succs[b]);
+        let mut rpo_index = vec![None; n];
+        for (i, &b) in rpo.iter().enumerate() {
+            rpo_index[b] = Some(i);
+        }
+        let idom = dominators(n, &rpo, &rpo_index, |b| &preds[b]);
+
+        // Post-dominators: dominators of the reversed graph rooted at a virtual exit
+        // (index n) whose reversed successors are the returning blocks.
+        let exits: Vec<usize> =
+            (0..n).filter(|&b| rpo_index[b].is_some() && succs[b].is_empty()).collect();
+        let rsuccs = |b: usize| -> &[usize] {
+            if b == n {
+                &exits
+            } else {
+                &preds[b]
+            }
+        };
+        let rrpo = reverse_post_order(n + 1, n, rsuccs);
+        let mut rrpo_index = vec![None; n + 1];
+        for (i, &b) in rrpo.iter().enumerate() {
+            rrpo_index[b] = Some(i);
+        }
+        let rpreds_of: Vec<Vec<usize>> = (0..=n)
+            .map(|b| {
+                if b == n {
+                    Vec::new()
+                } else if succs[b].is_empty() {
+                    vec![n]
+                } else {
+                    succs[b].clone()
+                }
+            })
+            .collect();
+        let pdom = dominators(n + 1, &rrpo, &rrpo_index, |b| &rpreds_of[b]);
+        let ipdom = (0..n)
+            .map(|b| match pdom[b] {
+                Some(p) if p == n => Some(EXIT),
+                Some(p) if p != b => Some(p),
+                _ => None,
+            })
+            .collect();
+        Cfg { succs, preds, rpo, rpo_index, idom, ipdom }
+    }
+
+    pub fn reachable(&self, b: usize) -> bool {
+        self.rpo_index[b].is_some()
+    }
+
+    /// Does `a` dominate `b`?
+    pub fn dominates(&self, a: usize, mut b: usize) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match self.idom[b] {
+                Some(d) if d != b => b = d,
+                _ => return false,
+            }
+        }
+    }
+
+    /// Edges `u → v` that go to an earlier or the same block in reverse post-order.
+    /// In a reducible CFG these are exactly the back edges (`v` dominates `u`).
+    pub fn retreating_edges(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for &u in &self.rpo {
+            for &v in &self.succs[u] {
+                if self.rpo_index[v] <= self.rpo_index[u] {
+                    out.push((u, v));
+                }
+            }
+        }
+        out
+    }
+
+    /// The natural loop of header `h`: `h` and every block that reaches one of its
+    /// latches without passing through `h`. Sorted.
+    pub fn loop_body(&self, h: usize, latches: &[usize]) -> Vec<usize> {
+        let mut in_body = vec![false; self.succs.len()];
+        in_body[h] = true;
+        let mut stack: Vec<usize> = latches.to_vec();
+        while let Some(b) = stack.pop() {
+            if in_body[b] || !self.reachable(b) {
+                continue;
+            }
+            in_body[b] = true;
+            stack.extend(self.preds[b].iter().copied());
+        }
+        (0..in_body.len()).filter(|&b| in_body[b]).collect()
+    }
+}
+
+fn reverse_post_order<'a>(
+    n: usize,
+    root: usize,
+    succs: impl Fn(usize) -> &'a [usize],
+) -> Vec<usize> {
+    let mut visited = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    // Iterative DFS: (node, next successor index).
+    let mut stack = vec![(root, 0usize)];
+    visited[root] = true;
+    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+        let ss = succs(b);
+        if *i < ss.len() {
+            let s = ss[*i];
+            *i += 1;
+            if !visited[s] {
+                visited[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+fn dominators<'a>(
+    n: usize,
+    rpo: &[usize],
+    rpo_index: &[Option<usize>],
+    preds: impl Fn(usize) -> &'a [usize],
+) -> Vec<Option<usize>> {
+    let mut idom: Vec<Option<usize>> = vec![None; n];
+    let Some(&root) = rpo.first() else { return idom };
+    idom[root] = Some(root);
+    let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| -> usize {
+        while a != b {
+            while rpo_index[a] > rpo_index[b] {
+                a = idom[a].unwrap_or(root);
+            }
+            while rpo_index[b] > rpo_index[a] {
+                b = idom[b].unwrap_or(root);
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new_idom: Option<usize> = None;
+            for &p in preds(b) {
+                if idom[p].is_none() || rpo_index[p].is_none() {
+                    continue;
+                }
+                new_idom = Some(match new_idom {
+                    None => p,
+                    Some(cur) => intersect(&idom, p, cur),
+                });
+            }
+            if new_idom.is_some() && idom[b] != new_idom {
+                idom[b] = new_idom;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
+
+impl Cfg {
+    pub fn block(b: usize) -> BlockId {
+        BlockId(b as u32)
+    }
+}

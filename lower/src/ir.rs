@@ -1,0 +1,487 @@
+//! The CFG IR: kernels of basic blocks over typed virtual registers.
+//!
+//! # Specification
+//!
+//! * A [`Module`] holds the kernels (`.entry` functions) of one PTX file, in source order.
+//! * A [`Kernel`] owns arenas indexed by typed `u32` handles: registers ([`RegId`]) and
+//!   basic blocks ([`BlockId`]). Every block and instruction keeps the [`Span`] of the PTX
+//!   it came from.
+//! * **Registers** are mutable virtual registers, one per PTX register (plus temporaries
+//!   made by semantic analysis). Each has a storage type [`RegTy`]: a predicate, an
+//!   integer of 8/16/32/64 bits, or a float of 32/64 bits. Registers start undefined.
+//! * **Operands are bit patterns.** An instruction reads its operands at its operation
+//!   type ([`OpTy`]); a register whose storage type has the same width but another kind
+//!   (a `.b32` register read by `add.f32`) is reinterpreted bit for bit. Semantic analysis
+//!   guarantees equal widths; only [`Inst::Convert`], [`Inst::Load`] and [`Inst::Store`]
+//!   change widths, as PTX's `cvt`, `ld` and `st` do (PTX ISA 9.2 §6.4.x).
+//! * **Evaluation order**: instructions of a block run in order; each reads all its
+//!   operands before writing any destination. The terminator runs last.
+//! * **Control flow**: a block ends in a [`Terminator`]. Predicated PTX instructions have
+//!   already been split into their own blocks behind a [`Terminator::Branch`], so
+//!   instructions inside a block are unconditional.
+//! * **Memory**: addresses are byte addresses. `Global` addresses are 64-bit device
+//!   addresses; `Shared` addresses are 32-bit offsets into the kernel's one shared
+//!   window (static variables first, then dynamic `extern .shared` memory); `Param`
+//!   addresses are offsets into the kernel parameter block laid out per the CUDA ABI
+//!   ([`crate::abi`]).
+//! * No instruction traps. Integer division by zero and overflow have the values PTX
+//!   hardware produces (documented on [`BinaryOp`]).
+
+use ptxvk_frontend::Span;
+
+use crate::abi::KernelAbi;
+
+macro_rules! id_type {
+    ($name:ident) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+id_type!(RegId);
+id_type!(BlockId);
+
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub address_size: u32,
+    pub kernels: Vec<Kernel>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub span: Span,
+    pub abi: KernelAbi,
+    pub regs: Vec<RegInfo>,
+    pub blocks: Vec<Block>,
+    pub entry: BlockId,
+    pub shared: SharedLayout,
+    /// `.reqntid` if given: the only block size the kernel may run with.
+    pub reqntid: Option<[u32; 3]>,
+    /// `.maxntid` if given: the largest block size.
+    pub maxntid: Option<[u32; 3]>,
+}
+
+/// The kernel's shared-memory window (DESIGN §5): static variables, then the dynamic
+/// (`extern .shared`) region.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedLayout {
+    /// Bytes of static `.shared` variables (the dynamic region starts here, aligned).
+    pub static_bytes: u32,
+    /// Alignment of the dynamic region, when the kernel declares `extern .shared`.
+    pub dynamic_align: Option<u32>,
+    /// Static variables in the window: name, offset, size in bytes.
+    pub variables: Vec<(String, u32, u32)>,
+}
+
+impl SharedLayout {
+    /// Offset of dynamic shared memory.
+    pub fn dynamic_offset(&self) -> u32 {
+        let align = self.dynamic_align.unwrap_or(1).max(1);
+        self.static_bytes.div_ceil(align) * align
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RegInfo {
+    pub name: String,
+    pub ty: RegTy,
+    pub span: Span,
+}
+
+/// Storage type of a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegTy {
+    Pred,
+    Int(u8),
+    Float(u8),
+}
+
+impl RegTy {
+    pub fn bits(self) -> u32 {
+        match self {
+            RegTy::Pred => 1,
+            RegTy::Int(b) | RegTy::Float(b) => b as u32,
+        }
+    }
+}
+
+/// The operation type of an instruction: how it interprets its operand bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpTy {
+    Pred,
+    /// `.bN` and `.uN`.
+    U(u8),
+    /// `.sN`.
+    S(u8),
+    /// `.f32`, `.f64`.
+    F(u8),
+}
+
+impl OpTy {
+    pub fn bits(self) -> u32 {
+        match self {
+            OpTy::Pred => 1,
+            OpTy::U(b) | OpTy::S(b) | OpTy::F(b) => b as u32,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, OpTy::F(_))
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, OpTy::S(_))
+    }
+
+    /// The register storage type that holds values of this type.
+    pub fn storage(self) -> RegTy {
+        match self {
+            OpTy::Pred => RegTy::Pred,
+            OpTy::U(b) | OpTy::S(b) => RegTy::Int(b),
+            OpTy::F(b) => RegTy::Float(b),
+        }
+    }
+
+    /// The same width as an unsigned integer.
+    pub fn as_unsigned(self) -> OpTy {
+        OpTy::U(self.bits() as u8)
+    }
+}
+
+/// An instruction operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    Reg(RegId),
+    /// A constant: the exact bits, zero-extended to 64; read at the instruction's type.
+    Imm(u64),
+}
+
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// The PTX label, if the block starts at one.
+    pub label: Option<String>,
+    pub span: Span,
+    pub insts: Vec<Inst>,
+    pub term: Terminator,
+    pub term_span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Terminator {
+    Jump(BlockId),
+    /// Go to `if_true` when predicate `cond` (negated when `negate`) holds.
+    Branch {
+        cond: RegId,
+        negate: bool,
+        if_true: BlockId,
+        if_false: BlockId,
+    },
+    /// `ret` or `exit` in a kernel: the thread ends.
+    Return,
+}
+
+impl Terminator {
+    pub fn successors(&self) -> Vec<BlockId> {
+        match *self {
+            Terminator::Jump(b) => vec![b],
+            Terminator::Branch { if_true, if_false, .. } => vec![if_true, if_false],
+            Terminator::Return => vec![],
+        }
+    }
+}
+
+/// An instruction with the span of its PTX source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub kind: InstKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+impl Dim {
+    pub fn index(self) -> usize {
+        match self {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        }
+    }
+}
+
+/// Special registers (PTX ISA 9.2 §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialReg {
+    Tid(Dim),
+    Ntid(Dim),
+    Ctaid(Dim),
+    Nctaid(Dim),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// Bitwise not.
+    Not,
+    /// Two's complement negation, or the sign-bit flip for floats (exact, NaNs too).
+    Neg,
+    /// Absolute value; `abs.s32(INT_MIN) = INT_MIN`; for floats clears the sign bit.
+    Abs,
+    /// Population count; the destination is 32-bit.
+    Popc,
+    /// Count leading zeros; the destination is 32-bit; `clz(0)` = width.
+    Clz,
+    /// Bit reverse.
+    Brev,
+    /// `cnot`: 1 if the operand is 0, else 0.
+    Cnot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    /// Low half of the product (`mul.lo`, float `mul`).
+    Mul,
+    /// High half of the double-width product (`mul.hi`).
+    MulHi,
+    /// Double-width product (`mul.wide`): operands of the op type, result twice as wide.
+    MulWide,
+    /// Integer division truncates toward zero. Division by zero gives all ones
+    /// (unsigned) or -1 (signed); `INT_MIN / -1` gives `INT_MIN`.
+    Div,
+    /// Remainder with the sign of the dividend. `x % 0 = x`; `INT_MIN % -1 = 0`.
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    /// Shift left; amounts (u32) at or above the width give 0.
+    Shl,
+    /// Shift right, arithmetic for signed types; amounts at or above the width give
+    /// 0 or the sign fill.
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Unordered variants (true when either float operand is NaN).
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    /// Both operands are numbers.
+    Num,
+    /// Either operand is NaN.
+    Nan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// Rounding of float results and float→int conversions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// Round to nearest even (`.rn`, `.rni`).
+    Nearest,
+    /// Toward zero (`.rz`, `.rzi`).
+    Zero,
+    /// Toward -inf (`.rm`, `.rmi`).
+    Down,
+    /// Toward +inf (`.rp`, `.rpi`).
+    Up,
+}
+
+/// Float modifiers shared by arithmetic instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FloatMode {
+    /// `.ftz`: subnormal inputs and results become sign-preserving zero.
+    pub ftz: bool,
+    /// `.sat`: clamp the result to [0.0, 1.0], NaN to 0.0.
+    pub sat: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+    /// The kernel parameter block.
+    Param,
+}
+
+/// A byte address: the base register's value (or 0) plus a constant offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Address {
+    pub base: Option<RegId>,
+    pub offset: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
+    /// `dst = src` at type `ty`.
+    Mov {
+        ty: OpTy,
+        dst: RegId,
+        src: Value,
+    },
+    /// `dst = concat(srcs)`: element 0 in the low bits (`mov.b64 %rd, {%r1, %r2}`).
+    Pack {
+        elem: OpTy,
+        dst: RegId,
+        srcs: Vec<Value>,
+    },
+    /// The inverse of `Pack`; `None` destinations are `_` sinks.
+    Unpack {
+        elem: OpTy,
+        dsts: Vec<Option<RegId>>,
+        src: Value,
+    },
+    Special {
+        dst: RegId,
+        reg: SpecialReg,
+    },
+    Unary {
+        op: UnaryOp,
+        ty: OpTy,
+        dst: RegId,
+        src: Value,
+    },
+    Binary {
+        op: BinaryOp,
+        ty: OpTy,
+        mode: FloatMode,
+        dst: RegId,
+        lhs: Value,
+        rhs: Value,
+    },
+    /// Integer `mad.lo`/`mad.hi`/`mad.wide`: `dst = (a*b).part + c`.
+    Mad {
+        part: BinaryOp,
+        ty: OpTy,
+        dst: RegId,
+        a: Value,
+        b: Value,
+        c: Value,
+    },
+    /// `bfe`: extract `len` bits from `pos` (both taken mod 256), zero- or
+    /// sign-extended per the type (PTX ISA 9.2 §9.7.8.16).
+    Bfe {
+        ty: OpTy,
+        dst: RegId,
+        a: Value,
+        pos: Value,
+        len: Value,
+    },
+    /// `bfi`: insert the low `len` bits of `a` into `b` at `pos` (PTX ISA 9.2 §9.7.8.17).
+    Bfi {
+        ty: OpTy,
+        dst: RegId,
+        a: Value,
+        b: Value,
+        pos: Value,
+        len: Value,
+    },
+    /// Fused multiply-add rounded once, to nearest even.
+    Fma {
+        ty: OpTy,
+        mode: FloatMode,
+        dst: RegId,
+        a: Value,
+        b: Value,
+        c: Value,
+    },
+    /// `setp`: `dst = cmp(lhs, rhs) combine pred`; `dst_not` receives the complement of
+    /// the comparison (combined the same way).
+    Setp {
+        cmp: CmpOp,
+        ty: OpTy,
+        ftz: bool,
+        dst: Option<RegId>,
+        dst_not: Option<RegId>,
+        lhs: Value,
+        rhs: Value,
+        combine: Option<(BoolOp, RegId, bool)>,
+    },
+    /// `selp`: `dst = cond ? a : b`.
+    Select {
+        ty: OpTy,
+        dst: RegId,
+        a: Value,
+        b: Value,
+        cond: RegId,
+        negate: bool,
+    },
+    /// Predicate logic `and/or/xor` on `.pred`.
+    PredLogic {
+        op: BoolOp,
+        dst: RegId,
+        lhs: RegId,
+        rhs: RegId,
+    },
+    PredNot {
+        dst: RegId,
+        src: RegId,
+    },
+    /// `cvt`: integer↔integer (truncate, sign/zero extend, `.sat` clamps),
+    /// float→integer (round by `rounding`, saturate; NaN gives 0), integer→float
+    /// and float→float (round by `rounding`), float→same-float rounding to integral
+    /// (`cvt.rni.f32.f32`).
+    Convert {
+        to: OpTy,
+        from: OpTy,
+        rounding: Option<Rounding>,
+        mode: FloatMode,
+        dst: RegId,
+        src: Value,
+    },
+    /// Load `dsts.len()` consecutive elements of type `ty` (a vector when > 1). Each
+    /// destination is at least as wide as `ty`; integers widen by `signed_extend`.
+    Load {
+        space: Space,
+        ty: OpTy,
+        dsts: Vec<Option<RegId>>,
+        addr: Address,
+    },
+    /// Store consecutive elements of type `ty`; wider sources are truncated.
+    Store {
+        space: Space,
+        ty: OpTy,
+        srcs: Vec<Value>,
+        addr: Address,
+    },
+    /// `bar.sync`/`barrier.sync`: every thread of the block waits; orders shared and
+    /// global memory among the block.
+    Barrier,
+    /// `membar`/`fence`: orders this thread's memory accesses at workgroup or device scope.
+    Fence {
+        device_scope: bool,
+    },
+}
+
+impl Kernel {
+    pub fn reg(&self, r: RegId) -> &RegInfo {
+        &self.regs[r.index()]
+    }
+}

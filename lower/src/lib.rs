@@ -1,0 +1,48 @@
+//! ptxvk's middle end: semantic analysis of the PTX AST into the CFG IR, analyses and
+//! passes over it, and the structurizer that produces the structured IR the SPIR-V
+//! backend consumes.
+//!
+//! The pipeline is a short list of passes, one file each:
+//!
+//! 1. [`sema::run`] — AST → CFG IR ([`ir`], whose module doc is the IR specification);
+//! 2. [`verify::run`] — invariants of the IR;
+//! 3. [`structurize::run`] — CFG → structured [`structurize::Node`] trees.
+#![forbid(unsafe_code)]
+
+pub mod abi;
+pub mod cfg;
+pub mod ir;
+pub mod sema;
+pub mod structurize;
+pub mod verify;
+
+use ptxvk_frontend::{ast, Diagnostics};
+
+/// A kernel ready for code generation: its CFG IR and its structured form.
+#[derive(Clone, Debug)]
+pub struct LoweredKernel {
+    pub kernel: ir::Kernel,
+    pub body: Vec<structurize::Node>,
+}
+
+/// Runs every pass of the middle end over a parsed module.
+pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
+    let ir = sema::run(module)?;
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for kernel in ir.kernels {
+        if let Err(mut e) = verify::run(&kernel) {
+            errors.append(&mut e);
+            continue;
+        }
+        match structurize::run(&kernel) {
+            Ok(body) => out.push(LoweredKernel { kernel, body }),
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(Diagnostics(errors))
+    }
+}

@@ -1,0 +1,1562 @@
+//! Semantic analysis: the AST of one PTX module → the CFG IR ([`crate::ir`]).
+//!
+//! Resolves names (registers, parameters, shared variables, labels) in their scopes,
+//! checks every instruction's modifiers, types and operand shapes against what ptxvk
+//! implements, lays out the parameter block and the shared window, and splits
+//! predicated instructions into their own blocks. Anything PTX allows that ptxvk does
+//! not implement yet is a diagnostic naming the construct at its span; nothing is
+//! dropped silently.
+//!
+//! Pre: the module parsed. Post: every kernel passes [`crate::verify::run`].
+
+use std::collections::BTreeMap;
+
+use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
+use ptxvk_frontend::{Diagnostic, Diagnostics, Span, Spanned};
+
+use crate::abi::KernelAbi;
+use crate::ir::*;
+
+/// Lowers every `.entry` of `module`. Device functions with bodies and module-scope
+/// variables are rejected with a diagnostic until they are implemented.
+pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
+    let mut errors = Vec::new();
+    let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
+    match &module.address_size {
+        Some(a) if a.value == 64 => {}
+        Some(a) => errors.push(
+            Diagnostic::error(a.span, "`.address_size 32` modules are not supported yet")
+                .with_note("ptxvk implements 64-bit addressing; recompile with a 64-bit target"),
+        ),
+        None => {
+            let span = module.version.as_ref().map_or(Span::default(), |v| v.span);
+            errors.push(
+                Diagnostic::error(span, "the module has no `.address_size 64`").with_note(
+                    "PTX defaults to 32-bit addresses, which ptxvk does not support yet",
+                ),
+            )
+        }
+    }
+    let mut kernels = Vec::new();
+    for item in &module.items {
+        match item {
+            ast::Item::Function(f) if f.is_entry => match f.body {
+                Some(_) => match lower_kernel(f) {
+                    Ok(k) => kernels.push(k),
+                    Err(mut e) => errors.append(&mut e),
+                },
+                None => {}
+            },
+            ast::Item::Function(f) => {
+                if f.body.is_some() {
+                    errors.push(
+                        Diagnostic::error(f.name.span, format!("device function `{}` (`.func`) is not supported yet", f.name.value))
+                            .with_note("calls and `.func` bodies are tracked in the memory/calls work; inline the function for now"),
+                    );
+                }
+            }
+            ast::Item::Variable(v) => errors.push(Diagnostic::error(
+                v.span,
+                format!("module-scope `{}` variables are not supported yet", v.space.directive()),
+            )),
+            ast::Item::Directive(_) => {}
+        }
+    }
+    if errors.is_empty() {
+        Ok(Module { address_size, kernels })
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Symbol {
+    Reg(RegId),
+    /// A kernel parameter: its offset in the parameter block.
+    Param(u32),
+    /// A `.shared` variable: its offset in the shared window.
+    Shared(u32),
+}
+
+struct Lowerer {
+    kernel: Kernel,
+    scopes: Vec<BTreeMap<String, Symbol>>,
+    labels: BTreeMap<String, BlockId>,
+    cur: BlockId,
+    /// The current block has been terminated; further code goes to a fresh block.
+    closed: bool,
+    errors: Vec<Diagnostic>,
+}
+
+fn lower_kernel(f: &ast::Function) -> Result<Kernel, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut params = Vec::new();
+    for p in &f.params {
+        if p.space != StateSpace::Param {
+            errors.push(Diagnostic::error(
+                p.span,
+                "kernel parameters must be in the `.param` state space",
+            ));
+            continue;
+        }
+        if p.vector.is_some() {
+            errors
+                .push(Diagnostic::error(p.span, "vector kernel parameters are not supported yet"));
+        }
+        for n in &p.names {
+            let count: u64 = n.dims.iter().map(|d| d.unwrap_or(0)).product();
+            let count = if n.dims.is_empty() { 1 } else { count };
+            match u32::try_from(count) {
+                Ok(c) if c > 0 => params.push((
+                    n.name.value.as_str(),
+                    p.ty.value,
+                    c,
+                    p.align.as_ref().map(|a| a.value),
+                )),
+                _ => errors.push(Diagnostic::error(
+                    n.name.span,
+                    "kernel parameter arrays need a positive size",
+                )),
+            }
+        }
+    }
+    let abi = KernelAbi::layout(params.iter().copied()).unwrap_or_default();
+    let (reqntid, maxntid) = block_size_attributes(f, &mut errors);
+
+    let mut l = Lowerer {
+        kernel: Kernel {
+            name: f.name.value.clone(),
+            span: f.span,
+            abi: abi.clone(),
+            regs: Vec::new(),
+            blocks: Vec::new(),
+            entry: BlockId(0),
+            shared: SharedLayout::default(),
+            reqntid,
+            maxntid,
+        },
+        scopes: vec![BTreeMap::new()],
+        labels: BTreeMap::new(),
+        cur: BlockId(0),
+        closed: false,
+        errors,
+    };
+    for p in &abi.params {
+        l.scopes[0].insert(p.name.clone(), Symbol::Param(p.offset));
+    }
+    l.kernel.entry = l.new_block(None, f.name.span);
+    l.cur = l.kernel.entry;
+    let body = f.body.as_deref().unwrap_or(&[]);
+    l.collect_labels(body);
+    l.statements(body);
+    if !l.closed {
+        l.terminate(Terminator::Return, f.span);
+    }
+    if l.errors.is_empty() {
+        Ok(l.kernel)
+    } else {
+        Err(l.errors)
+    }
+}
+
+fn block_size_attributes(
+    f: &ast::Function,
+    errors: &mut Vec<Diagnostic>,
+) -> (Option<[u32; 3]>, Option<[u32; 3]>) {
+    let mut req = None;
+    let mut max = None;
+    for a in &f.attributes {
+        let dims = || -> Option<[u32; 3]> {
+            let v: Vec<u32> = a.args.iter().map(|x| x.value.parse().ok()).collect::<Option<_>>()?;
+            match v.as_slice() {
+                [x] => Some([*x, 1, 1]),
+                [x, y] => Some([*x, *y, 1]),
+                [x, y, z] => Some([*x, *y, *z]),
+                _ => None,
+            }
+        };
+        match a.name.value.as_str() {
+            ".reqntid" | ".maxntid" => match dims() {
+                Some(d) if a.name.value == ".reqntid" => req = Some(d),
+                Some(d) => max = Some(d),
+                None => errors.push(Diagnostic::error(
+                    a.span,
+                    format!("`{}` takes 1 to 3 positive integers", a.name.value),
+                )),
+            },
+            _ => {}
+        }
+    }
+    (req, max)
+}
+
+/// Modifiers that select cache behaviour only; Vulkan has no equivalent, so they are
+/// accepted and have no effect (PTX ISA 9.2 §9.7.9.1: they are performance hints).
+fn is_cache_hint(m: &str) -> bool {
+    matches!(m, ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt")
+        || m.starts_with(".L1::")
+        || m.starts_with(".L2::")
+}
+
+/// The classified modifiers of one instruction.
+#[derive(Default)]
+struct Mods {
+    types: Vec<Spanned<ScalarType>>,
+    space: Option<Spanned<StateSpace>>,
+    vector: Option<u32>,
+    rounding: Option<Spanned<(Rounding, bool)>>,
+    ftz: bool,
+    sat: bool,
+    cmp: Option<CmpOp>,
+    bool_op: Option<BoolOp>,
+    mul_part: Option<Spanned<BinaryOp>>,
+    other: Vec<Spanned<String>>,
+}
+
+impl Lowerer {
+    // ----- blocks ---------------------------------------------------------------------
+
+    fn new_block(&mut self, label: Option<String>, span: Span) -> BlockId {
+        let id = BlockId(self.kernel.blocks.len() as u32);
+        self.kernel.blocks.push(Block {
+            label,
+            span,
+            insts: Vec::new(),
+            term: Terminator::Return,
+            term_span: span,
+        });
+        id
+    }
+
+    fn terminate(&mut self, term: Terminator, span: Span) {
+        let b = &mut self.kernel.blocks[self.cur.index()];
+        b.term = term;
+        b.term_span = span;
+        self.closed = true;
+    }
+
+    /// Makes sure there is an open block to append to.
+    fn open(&mut self, span: Span) {
+        if self.closed {
+            self.cur = self.new_block(None, span);
+            self.closed = false;
+        }
+    }
+
+    fn push(&mut self, kind: InstKind, span: Span) {
+        self.open(span);
+        self.kernel.blocks[self.cur.index()].insts.push(Inst { kind, span });
+    }
+
+    fn collect_labels(&mut self, stmts: &[ast::Statement]) {
+        for s in stmts {
+            match s {
+                ast::Statement::Label(l) => {
+                    if self.labels.contains_key(&l.value) {
+                        self.errors.push(Diagnostic::error(
+                            l.span,
+                            format!("label `{}` is defined twice", l.value),
+                        ));
+                    } else {
+                        let b = self.new_block(Some(l.value.clone()), l.span);
+                        self.labels.insert(l.value.clone(), b);
+                    }
+                }
+                ast::Statement::Block(inner, _) => self.collect_labels(inner),
+                _ => {}
+            }
+        }
+    }
+
+    // ----- statements -------------------------------------------------------------------
+
+    fn statements(&mut self, stmts: &[ast::Statement]) {
+        for s in stmts {
+            match s {
+                ast::Statement::Variable(v) => self.declare(v),
+                ast::Statement::Label(l) => {
+                    let Some(&b) = self.labels.get(&l.value) else { continue };
+                    if !self.closed {
+                        self.terminate(Terminator::Jump(b), l.span);
+                    }
+                    self.cur = b;
+                    self.closed = false;
+                }
+                ast::Statement::Instruction(i) => {
+                    if let Err(d) = self.instruction(i) {
+                        self.errors.push(d);
+                    }
+                }
+                ast::Statement::Block(inner, _) => {
+                    self.scopes.push(BTreeMap::new());
+                    self.statements(inner);
+                    self.scopes.pop();
+                }
+                ast::Statement::Directive(_) => {}
+            }
+        }
+    }
+
+    fn declare(&mut self, v: &ast::VarDecl) {
+        match v.space {
+            StateSpace::Reg => {
+                if v.vector.is_some() {
+                    self.errors
+                        .push(Diagnostic::error(v.span, "vector registers are not supported yet"));
+                    return;
+                }
+                let ty = match v.ty.value.kind() {
+                    ast::TypeKind::Pred => RegTy::Pred,
+                    ast::TypeKind::Float
+                        if matches!(v.ty.value, ScalarType::F32 | ScalarType::F64) =>
+                    {
+                        RegTy::Float(v.ty.value.bits() as u8)
+                    }
+                    ast::TypeKind::Float => {
+                        self.errors.push(Diagnostic::error(
+                            v.ty.span,
+                            format!("`{}` registers are not supported yet", v.ty.value.directive()),
+                        ));
+                        return;
+                    }
+                    _ if v.ty.value == ScalarType::B128 => {
+                        self.errors.push(Diagnostic::error(
+                            v.ty.span,
+                            "`.b128` registers are not supported yet",
+                        ));
+                        return;
+                    }
+                    _ => RegTy::Int(v.ty.value.bits() as u8),
+                };
+                for n in &v.names {
+                    if !n.dims.is_empty() || n.init.is_some() {
+                        self.errors.push(Diagnostic::error(
+                            n.name.span,
+                            "register arrays and initializers are not supported",
+                        ));
+                        continue;
+                    }
+                    match n.count {
+                        Some(c) => {
+                            for i in 0..c {
+                                self.add_reg(format!("{}{}", n.name.value, i), ty, n.name.span);
+                            }
+                        }
+                        None => self.add_reg(n.name.value.clone(), ty, n.name.span),
+                    }
+                }
+            }
+            StateSpace::Shared => {
+                for n in &v.names {
+                    if n.init.is_some() {
+                        self.errors.push(Diagnostic::error(
+                            n.name.span,
+                            "`.shared` variables cannot have initializers",
+                        ));
+                        continue;
+                    }
+                    let elem = v.ty.value.bytes() * v.vector.unwrap_or(1);
+                    let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
+                    let is_dynamic =
+                        v.linkage == Some(ast::Linkage::Extern) || n.dims.contains(&None);
+                    if is_dynamic {
+                        if n.dims.len() != 1 {
+                            self.errors.push(Diagnostic::error(
+                                n.name.span,
+                                "dynamic shared memory must be declared as `name[]`",
+                            ));
+                            continue;
+                        }
+                        // Every extern shared array starts at the dynamic region (CUDA semantics).
+                        let a = self.kernel.shared.dynamic_align.unwrap_or(1).max(align);
+                        self.kernel.shared.dynamic_align = Some(a);
+                        // Resolved after all static variables are placed: record a marker.
+                        self.scopes
+                            .last_mut()
+                            .map(|s| s.insert(n.name.value.clone(), Symbol::Shared(u32::MAX)));
+                        continue;
+                    }
+                    let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
+                    let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
+                    let Some(size) = size else {
+                        self.errors
+                            .push(Diagnostic::error(n.name.span, "shared variable too large"));
+                        continue;
+                    };
+                    let offset = self.kernel.shared.static_bytes.next_multiple_of(align);
+                    self.kernel.shared.static_bytes = offset.saturating_add(size);
+                    self.kernel.shared.variables.push((n.name.value.clone(), offset, size));
+                    if let Some(s) = self.scopes.last_mut() {
+                        s.insert(n.name.value.clone(), Symbol::Shared(offset));
+                    }
+                }
+            }
+            other => self.errors.push(Diagnostic::error(
+                v.span,
+                format!("`{}` variables inside functions are not supported yet", other.directive()),
+            )),
+        }
+    }
+
+    fn add_reg(&mut self, name: String, ty: RegTy, span: Span) {
+        let id = RegId(self.kernel.regs.len() as u32);
+        self.kernel.regs.push(RegInfo { name: name.clone(), ty, span });
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name, Symbol::Reg(id));
+        }
+    }
+
+    fn temp(&mut self, ty: RegTy, span: Span) -> RegId {
+        let id = RegId(self.kernel.regs.len() as u32);
+        self.kernel.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<Symbol> {
+        let sym = self.scopes.iter().rev().find_map(|s| s.get(name).copied())?;
+        Some(match sym {
+            Symbol::Shared(u32::MAX) => Symbol::Shared(self.kernel.shared.dynamic_offset()),
+            s => s,
+        })
+    }
+
+    // ----- modifiers ----------------------------------------------------------------------
+
+    fn mods(&self, i: &ast::Instruction) -> Mods {
+        let mut m = Mods::default();
+        for md in &i.modifiers {
+            let s = md.value.as_str();
+            if let Some(t) = ScalarType::from_directive(s) {
+                m.types.push(Spanned::new(t, md.span));
+            } else if let Some(sp_) = StateSpace::from_directive(s) {
+                m.space = Some(Spanned::new(sp_, md.span));
+            } else if let Some(n) = s.strip_prefix(".v").and_then(|n| n.parse().ok()) {
+                m.vector = Some(n);
+            } else if let Some(r) = rounding(s) {
+                m.rounding = Some(Spanned::new(r, md.span));
+            } else if s == ".ftz" {
+                m.ftz = true;
+            } else if s == ".sat" {
+                m.sat = true;
+            } else if let Some(p) =
+                mul_part(s).filter(|_| !matches!(i.opcode.value.as_str(), "setp" | "set"))
+            {
+                // `.lo`/`.hi` are halves for mul/mad and unsigned comparisons for setp.
+                m.mul_part = Some(Spanned::new(p, md.span));
+            } else if let Some(c) = cmp_op(s) {
+                m.cmp = Some(c);
+            } else if let Some(b) = bool_op(s) {
+                m.bool_op = Some(b);
+            } else {
+                m.other.push(Spanned::new(s.to_string(), md.span));
+            }
+        }
+        m
+    }
+
+    // ----- operands -------------------------------------------------------------------------
+
+    fn reg_operand(&self, op: &Operand) -> Result<(RegId, Span), Diagnostic> {
+        match op {
+            Operand::Name { name, component: None } => match self.lookup(&name.value) {
+                Some(Symbol::Reg(r)) => Ok((r, name.span)),
+                Some(_) => {
+                    Err(Diagnostic::error(name.span, format!("`{}` is not a register", name.value)))
+                }
+                None => Err(undeclared(name)),
+            },
+            other => Err(Diagnostic::error(other.span(), "expected a register")),
+        }
+    }
+
+    /// A destination register of exactly the width of `ty` (or wider when `allow_wider`).
+    fn dst(&self, op: &Operand, ty: OpTy, allow_wider: bool) -> Result<RegId, Diagnostic> {
+        let (r, span) = self.reg_operand(op)?;
+        self.check_width(r, span, ty, allow_wider)?;
+        Ok(r)
+    }
+
+    fn check_width(
+        &self,
+        r: RegId,
+        span: Span,
+        ty: OpTy,
+        allow_wider: bool,
+    ) -> Result<(), Diagnostic> {
+        let info = self.kernel.reg(r);
+        let ok = match (info.ty, ty) {
+            (RegTy::Pred, OpTy::Pred) => true,
+            (RegTy::Pred, _) | (_, OpTy::Pred) => false,
+            (rt, t) => {
+                rt.bits() == t.bits()
+                    || (allow_wider
+                        && rt.bits() > t.bits()
+                        && !t.is_float()
+                        && matches!(rt, RegTy::Int(_)))
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Diagnostic::error(
+                span,
+                format!(
+                    "register `{}` ({}) does not match the instruction type ({})",
+                    info.name,
+                    describe_reg(info.ty),
+                    describe_op(ty)
+                ),
+            ))
+        }
+    }
+
+    fn pred(&self, op: &Operand) -> Result<(RegId, bool), Diagnostic> {
+        let (inner, negate) = match op {
+            Operand::Not(inner, _) => (inner.as_ref(), true),
+            other => (other, false),
+        };
+        let (r, span) = self.reg_operand(inner)?;
+        self.check_width(r, span, OpTy::Pred, false)?;
+        Ok((r, negate))
+    }
+
+    /// A source operand read at type `ty`: register, immediate, special register or the
+    /// address of a shared variable.
+    fn src(
+        &mut self,
+        op: &Operand,
+        ty: OpTy,
+        allow_wider: bool,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        match op {
+            Operand::Imm(e) => Ok(Value::Imm(imm_bits(e, ty)?)),
+            Operand::Name { name, component: Some(c) } => {
+                let reg = special_reg(name, c)?;
+                if ty.bits() != 32 && !(allow_wider && ty.bits() < 32) {
+                    return Err(Diagnostic::error(
+                        op.span(),
+                        format!("`{}{}` is a 32-bit special register", name.value, c.value),
+                    ));
+                }
+                let t = self.temp(RegTy::Int(32), span);
+                self.push(InstKind::Special { dst: t, reg }, span);
+                Ok(Value::Reg(t))
+            }
+            Operand::Name { name, component: None } => match self.lookup(&name.value) {
+                Some(Symbol::Reg(r)) => {
+                    self.check_width(r, name.span, ty, allow_wider)?;
+                    Ok(Value::Reg(r))
+                }
+                Some(Symbol::Shared(off)) => {
+                    if ty.is_float() || ty.bits() < 32 {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a shared variable is a 32- or 64-bit integer",
+                        ));
+                    }
+                    Ok(Value::Imm(off as u64))
+                }
+                Some(Symbol::Param(_)) => Err(Diagnostic::error(
+                    name.span,
+                    format!(
+                        "taking the address of kernel parameter `{}` is not supported yet",
+                        name.value
+                    ),
+                )),
+                None if is_special_name(&name.value) => Err(Diagnostic::error(
+                    name.span,
+                    format!("special register `{}` is not supported yet", name.value),
+                )),
+                None => Err(undeclared(name)),
+            },
+            other => Err(Diagnostic::error(other.span(), "expected a register or an immediate")),
+        }
+    }
+
+    fn address(&self, op: &Operand, space: StateSpace) -> Result<(Space, Address), Diagnostic> {
+        let Operand::Address(a) = op else {
+            return Err(Diagnostic::error(op.span(), "expected an address `[…]`"));
+        };
+        let mut ir_space = match space {
+            StateSpace::Global => Space::Global,
+            StateSpace::Shared => Space::Shared,
+            StateSpace::Param => Space::Param,
+            other => {
+                return Err(Diagnostic::error(
+                    a.span,
+                    format!("`{}` memory is not supported yet", other.directive()),
+                ))
+            }
+        };
+        let (base, offset) = match &a.base {
+            None => (None, a.offset),
+            Some(name) => match self.lookup(&name.value) {
+                Some(Symbol::Reg(r)) => {
+                    let bits = self.kernel.reg(r).ty;
+                    if !matches!(bits, RegTy::Int(32 | 64)) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "an address register must be a 32- or 64-bit integer",
+                        ));
+                    }
+                    if ir_space == Space::Param {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "register-based `.param` addresses are not supported yet",
+                        ));
+                    }
+                    (Some(r), a.offset)
+                }
+                Some(Symbol::Param(off)) => {
+                    if space != StateSpace::Param {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("kernel parameter `{}` is in the `.param` space", name.value),
+                        ));
+                    }
+                    (None, off as i64 + a.offset)
+                }
+                Some(Symbol::Shared(off)) => {
+                    if space != StateSpace::Shared {
+                        if space == StateSpace::Global {
+                            return Err(Diagnostic::error(
+                                name.span,
+                                format!("`{}` is a `.shared` variable", name.value),
+                            ));
+                        }
+                        ir_space = Space::Shared;
+                    }
+                    (None, off as i64 + a.offset)
+                }
+                None => return Err(undeclared(name)),
+            },
+        };
+        Ok((ir_space, Address { base, offset }))
+    }
+
+    // ----- instructions ---------------------------------------------------------------------
+
+    fn instruction(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let op = i.opcode.value.as_str();
+        let m = self.mods(i);
+        let guard = match &i.guard {
+            Some(g) => {
+                let (r, span) = match self.lookup(&g.pred.value) {
+                    Some(Symbol::Reg(r)) => (r, g.pred.span),
+                    _ => return Err(undeclared(&g.pred)),
+                };
+                self.check_width(r, span, OpTy::Pred, false)?;
+                Some((r, g.negated))
+            }
+            None => None,
+        };
+
+        // Control flow first: it ends blocks instead of adding to them.
+        match op {
+            "bra" => {
+                reject_other(&m, &[".uni"])?;
+                let [Operand::Name { name, component: None }] = i.operands.as_slice() else {
+                    return Err(Diagnostic::error(span, "`bra` takes one label"));
+                };
+                let Some(&target) = self.labels.get(&name.value) else {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("undefined label `{}`", name.value),
+                    ));
+                };
+                self.open(span);
+                match guard {
+                    None => self.terminate(Terminator::Jump(target), span),
+                    Some((cond, negate)) => {
+                        let next = self.new_block(None, span);
+                        self.terminate(
+                            Terminator::Branch { cond, negate, if_true: target, if_false: next },
+                            span,
+                        );
+                        self.cur = next;
+                        self.closed = false;
+                    }
+                }
+                return Ok(());
+            }
+            "ret" | "exit" => {
+                reject_other(&m, &[".uni"])?;
+                self.open(span);
+                match guard {
+                    None => self.terminate(Terminator::Return, span),
+                    Some((cond, negate)) => {
+                        let ret = self.new_block(None, span);
+                        let next = self.new_block(None, span);
+                        self.terminate(
+                            Terminator::Branch { cond, negate, if_true: ret, if_false: next },
+                            span,
+                        );
+                        self.cur = next;
+                        self.closed = false;
+                    }
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+
+        // A guarded instruction runs in its own block: `@p inst` → `if p { inst }`.
+        let join = guard.map(|(cond, negate)| {
+            self.open(span);
+            let then = self.new_block(None, span);
+            let join = self.new_block(None, span);
+            self.terminate(
+                Terminator::Branch { cond, negate, if_true: then, if_false: join },
+                span,
+            );
+            self.cur = then;
+            self.closed = false;
+            join
+        });
+        let result = self.operation(op, i, &m);
+        if let Some(join) = join {
+            if !self.closed {
+                self.terminate(Terminator::Jump(join), span);
+            }
+            self.cur = join;
+            self.closed = false;
+        }
+        result
+    }
+
+    fn operation(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        let arity = |n: usize| -> Result<(), Diagnostic> {
+            if ops.len() == n {
+                Ok(())
+            } else {
+                Err(Diagnostic::error(
+                    span,
+                    format!("`{op}` takes {n} operands, found {}", ops.len()),
+                ))
+            }
+        };
+        match op {
+            "mov" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(2)?;
+                match (&ops[0], &ops[1]) {
+                    (Operand::Vector(elems, vs), src) => {
+                        let elem = self.pack_elem(ty, elems.len(), *vs)?;
+                        let dsts = elems
+                            .iter()
+                            .map(|e| self.opt_dst(e, elem))
+                            .collect::<Result<_, _>>()?;
+                        let src = self.src(src, ty, false, span)?;
+                        self.push(InstKind::Unpack { elem, dsts, src }, span);
+                    }
+                    (d, Operand::Vector(elems, vs)) => {
+                        let elem = self.pack_elem(ty, elems.len(), *vs)?;
+                        let dst = self.dst(d, ty, false)?;
+                        let srcs = elems
+                            .iter()
+                            .map(|e| self.src(e, elem, false, span))
+                            .collect::<Result<_, _>>()?;
+                        self.push(InstKind::Pack { elem, dst, srcs }, span);
+                    }
+                    (d, s) => {
+                        let dst = self.dst(d, ty, false)?;
+                        let src = self.src(s, ty, ty.bits() < 32, span)?;
+                        self.push(InstKind::Mov { ty, dst, src }, span);
+                    }
+                }
+            }
+            "ld" | "st" | "ldu" => self.memory(op, i, m)?,
+            "cvta" => {
+                // `cvta.to.global` / `cvta.global`: generic and global addresses coincide
+                // (DESIGN §5); the other spaces need the generic windows (not yet).
+                let ty = self.one_type(i, m)?;
+                let space = m.space.as_ref().map(|s| s.value);
+                if space != Some(StateSpace::Global) {
+                    let s = m.space.as_ref().map_or(span, |s| s.span);
+                    return Err(Diagnostic::error(
+                        s,
+                        "`cvta` to or from spaces other than `.global` is not supported yet",
+                    ));
+                }
+                reject_other(m, &[".to"])?;
+                if ty.bits() != 64 {
+                    return Err(Diagnostic::error(
+                        span,
+                        "`cvta` needs `.u64` with 64-bit addresses",
+                    ));
+                }
+                arity(2)?;
+                let dst = self.dst(&ops[0], ty, false)?;
+                let src = self.src(&ops[1], ty, false, span)?;
+                self.push(InstKind::Mov { ty, dst, src }, span);
+            }
+            "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "div" | "rem" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(3)?;
+                let bop = match op {
+                    "add" => BinaryOp::Add,
+                    "sub" => BinaryOp::Sub,
+                    "min" => BinaryOp::Min,
+                    "max" => BinaryOp::Max,
+                    "and" => BinaryOp::And,
+                    "or" => BinaryOp::Or,
+                    "xor" => BinaryOp::Xor,
+                    "div" => BinaryOp::Div,
+                    _ => BinaryOp::Rem,
+                };
+                if ty == OpTy::Pred {
+                    let b = match bop {
+                        BinaryOp::And => BoolOp::And,
+                        BinaryOp::Or => BoolOp::Or,
+                        BinaryOp::Xor => BoolOp::Xor,
+                        _ => {
+                            return Err(Diagnostic::error(
+                                span,
+                                format!("`{op}` does not take `.pred`"),
+                            ))
+                        }
+                    };
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let (lhs, _) = self.reg_operand(&ops[1])?;
+                    let (rhs, _) = self.reg_operand(&ops[2])?;
+                    self.check_width(lhs, ops[1].span(), ty, false)?;
+                    self.check_width(rhs, ops[2].span(), ty, false)?;
+                    self.push(InstKind::PredLogic { op: b, dst, lhs, rhs }, span);
+                    return Ok(());
+                }
+                let logical = matches!(bop, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
+                if logical && ty.is_float() {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` takes bit-size types, not floats"),
+                    ));
+                }
+                let mode =
+                    self.float_mode(span, ty, m, matches!(bop, BinaryOp::Add | BinaryOp::Sub))?;
+                if ty.is_float() && matches!(bop, BinaryOp::Div | BinaryOp::Rem) {
+                    return Err(unsupported(
+                        span,
+                        &format!("floating-point `{op}`"),
+                        "exact emulation of `div.rn` is not implemented yet",
+                    ));
+                }
+                if m.sat && !ty.is_float() {
+                    return Err(unsupported(
+                        span,
+                        "integer `.sat` arithmetic",
+                        "saturating integer add/sub is not implemented yet",
+                    ));
+                }
+                let dst = self.dst(&ops[0], ty, false)?;
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], ty, false, span)?;
+                self.push(InstKind::Binary { op: bop, ty, mode, dst, lhs, rhs }, span);
+            }
+            "mul" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(3)?;
+                let part = if ty.is_float() {
+                    if let Some(p) = &m.mul_part {
+                        return Err(Diagnostic::error(
+                            p.span,
+                            "floating-point `mul` takes no `.lo/.hi/.wide`",
+                        ));
+                    }
+                    BinaryOp::Mul
+                } else {
+                    m.mul_part.as_ref().map(|p| p.value).ok_or_else(|| {
+                        Diagnostic::error(span, "integer `mul` needs `.lo`, `.hi` or `.wide`")
+                    })?
+                };
+                let mode = self.float_mode(span, ty, m, true)?;
+                let dst_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
+                let dst = self.dst(&ops[0], dst_ty, false)?;
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], ty, false, span)?;
+                self.push(InstKind::Binary { op: part, ty, mode, dst, lhs, rhs }, span);
+            }
+            "mad" | "fma" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(4)?;
+                if ty.is_float() {
+                    if op == "mad" && m.rounding.is_none() {
+                        return Err(Diagnostic::error(
+                            span,
+                            "`mad.f32` needs a rounding modifier (`.rn`) since PTX ISA 2.0",
+                        ));
+                    }
+                    if ty.bits() == 64 {
+                        return Err(unsupported(
+                            span,
+                            "`fma.f64`",
+                            "an exact f64 fused multiply-add is not implemented yet",
+                        ));
+                    }
+                    let mode = self.float_mode(span, ty, m, true)?;
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let a = self.src(&ops[1], ty, false, span)?;
+                    let b = self.src(&ops[2], ty, false, span)?;
+                    let c = self.src(&ops[3], ty, false, span)?;
+                    self.push(InstKind::Fma { ty, mode, dst, a, b, c }, span);
+                } else {
+                    if op == "fma" {
+                        return Err(Diagnostic::error(span, "`fma` takes floating-point types"));
+                    }
+                    if m.sat {
+                        return Err(unsupported(span, "`mad.sat`", "not implemented yet"));
+                    }
+                    let part = m.mul_part.as_ref().map(|p| p.value).ok_or_else(|| {
+                        Diagnostic::error(span, "integer `mad` needs `.lo`, `.hi` or `.wide`")
+                    })?;
+                    let wide_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
+                    let dst = self.dst(&ops[0], wide_ty, false)?;
+                    let a = self.src(&ops[1], ty, false, span)?;
+                    let b = self.src(&ops[2], ty, false, span)?;
+                    let c = self.src(&ops[3], wide_ty, false, span)?;
+                    self.push(InstKind::Mad { part, ty, dst, a, b, c }, span);
+                }
+            }
+            "shl" | "shr" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(3)?;
+                if ty.is_float() || ty == OpTy::Pred || (op == "shl" && ty.is_signed()) {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!(
+                            "`{op}` takes {} types",
+                            if op == "shl" { "`.bN`" } else { "integer" }
+                        ),
+                    ));
+                }
+                let dst = self.dst(&ops[0], ty, false)?;
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], OpTy::U(32), false, span)?;
+                let bop = if op == "shl" { BinaryOp::Shl } else { BinaryOp::Shr };
+                self.push(
+                    InstKind::Binary { op: bop, ty, mode: FloatMode::default(), dst, lhs, rhs },
+                    span,
+                );
+            }
+            "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(2)?;
+                if ty == OpTy::Pred {
+                    if op != "not" {
+                        return Err(Diagnostic::error(
+                            span,
+                            format!("`{op}` does not take `.pred`"),
+                        ));
+                    }
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let (src, _) = self.reg_operand(&ops[1])?;
+                    self.check_width(src, ops[1].span(), ty, false)?;
+                    self.push(InstKind::PredNot { dst, src }, span);
+                    return Ok(());
+                }
+                let uop = match op {
+                    "not" => UnaryOp::Not,
+                    "cnot" => UnaryOp::Cnot,
+                    "neg" => UnaryOp::Neg,
+                    "abs" => UnaryOp::Abs,
+                    "popc" => UnaryOp::Popc,
+                    "clz" => UnaryOp::Clz,
+                    _ => UnaryOp::Brev,
+                };
+                if ty.is_float() && !matches!(uop, UnaryOp::Neg | UnaryOp::Abs) {
+                    return Err(Diagnostic::error(span, format!("`{op}` takes integer types")));
+                }
+                if ty.is_float() && m.ftz {
+                    return Err(unsupported(span, &format!("`{op}.ftz`"), "not implemented yet"));
+                }
+                if ty.bits() < 16 {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` takes 16-, 32- or 64-bit types"),
+                    ));
+                }
+                let dst_ty =
+                    if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
+                let dst = self.dst(&ops[0], dst_ty, false)?;
+                let src = self.src(&ops[1], ty, false, span)?;
+                self.push(InstKind::Unary { op: uop, ty, dst, src }, span);
+            }
+            "setp" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                let cmp = m.cmp.ok_or_else(|| {
+                    Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
+                })?;
+                if !ty.is_float()
+                    && matches!(
+                        cmp,
+                        CmpOp::Equ
+                            | CmpOp::Neu
+                            | CmpOp::Ltu
+                            | CmpOp::Leu
+                            | CmpOp::Gtu
+                            | CmpOp::Geu
+                            | CmpOp::Num
+                            | CmpOp::Nan
+                    )
+                {
+                    return Err(Diagnostic::error(
+                        span,
+                        "unordered comparisons take floating-point types",
+                    ));
+                }
+                if m.ftz && !ty.is_float() {
+                    return Err(Diagnostic::error(span, "`.ftz` takes floating-point types"));
+                }
+                let n = if m.bool_op.is_some() { 4 } else { 3 };
+                arity(n)?;
+                let (dst, dst_not) = match &ops[0] {
+                    Operand::Pair(a, b, _) => {
+                        (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?)
+                    }
+                    d => (self.opt_dst(d, OpTy::Pred)?, None),
+                };
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], ty, false, span)?;
+                let combine = match m.bool_op {
+                    Some(b) => {
+                        let (r, neg) = self.pred(&ops[3])?;
+                        Some((b, r, neg))
+                    }
+                    None => None,
+                };
+                self.push(
+                    InstKind::Setp { cmp, ty, ftz: m.ftz, dst, dst_not, lhs, rhs, combine },
+                    span,
+                );
+            }
+            "selp" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(4)?;
+                let dst = self.dst(&ops[0], ty, false)?;
+                let a = self.src(&ops[1], ty, false, span)?;
+                let b = self.src(&ops[2], ty, false, span)?;
+                let (cond, negate) = self.pred(&ops[3])?;
+                self.push(InstKind::Select { ty, dst, a, b, cond, negate }, span);
+            }
+            "cvt" => self.convert(i, m)?,
+            "bar" | "barrier" => {
+                // bar.sync / bar.cta.sync / barrier.sync[.aligned] with all threads.
+                let ok_mods = [".sync", ".cta", ".aligned"];
+                reject_other(m, &ok_mods)?;
+                if !(i.has_modifier(".sync") || (op == "barrier" && i.modifiers.is_empty())) {
+                    return Err(unsupported(
+                        span,
+                        &format!("`{op}` without `.sync`"),
+                        "only bar.sync/barrier.sync are implemented",
+                    ));
+                }
+                match ops {
+                    [_] => {}
+                    [_, count] => {
+                        return Err(unsupported(
+                            count.span(),
+                            "barriers with a thread count",
+                            "only whole-block barriers are implemented",
+                        ))
+                    }
+                    _ => return Err(Diagnostic::error(span, "`bar.sync` takes a barrier number")),
+                }
+                self.push(InstKind::Barrier, span);
+            }
+            "membar" | "fence" => {
+                let device =
+                    i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
+                let ok = [".cta", ".gl", ".gpu", ".sys", ".sc", ".acq_rel"];
+                reject_other(m, &ok)?;
+                arity(0)?;
+                self.push(InstKind::Fence { device_scope: device }, span);
+            }
+            "bfe" | "bfi" => {
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                if ty.is_float()
+                    || ty == OpTy::Pred
+                    || ty.bits() < 32
+                    || (op == "bfi" && ty.is_signed())
+                {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` takes 32- or 64-bit integer types"),
+                    ));
+                }
+                arity(if op == "bfe" { 4 } else { 5 })?;
+                let dst = self.dst(&ops[0], ty, false)?;
+                let a = self.src(&ops[1], ty, false, span)?;
+                if op == "bfe" {
+                    let pos = self.src(&ops[2], OpTy::U(32), false, span)?;
+                    let len = self.src(&ops[3], OpTy::U(32), false, span)?;
+                    self.push(InstKind::Bfe { ty, dst, a, pos, len }, span);
+                } else {
+                    let b = self.src(&ops[2], ty, false, span)?;
+                    let pos = self.src(&ops[3], OpTy::U(32), false, span)?;
+                    let len = self.src(&ops[4], OpTy::U(32), false, span)?;
+                    self.push(InstKind::Bfi { ty, dst, a, b, pos, len }, span);
+                }
+            }
+            "prmt" | "lop3" | "shf" | "mul24" | "mad24" | "sad" | "bfind" | "fns" | "bmsk"
+            | "szext" | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp"
+            | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "set"
+            | "slct" | "atom" | "red" | "shfl" | "vote" | "match" | "redux" | "activemask"
+            | "call" | "brx" | "isspacep" | "prefetch" | "tex" | "tld4" | "suld" | "sust"
+            | "mma" | "wmma" | "ldmatrix" | "cp" | "mbarrier" | "trap" | "brkpt" | "nanosleep"
+            | "pmevent" | "alloca" | "stacksave" | "stackrestore" => {
+                return Err(unsupported(
+                    i.opcode.span,
+                    &format!("instruction `{op}`"),
+                    "it parses, but ptxvk does not lower it yet",
+                ));
+            }
+            _ => {
+                return Err(Diagnostic::error(i.opcode.span, format!("unknown instruction `{op}`")))
+            }
+        }
+        Ok(())
+    }
+
+    fn opt_dst(&self, op: &Operand, ty: OpTy) -> Result<Option<RegId>, Diagnostic> {
+        match op {
+            Operand::Sink(_) => Ok(None),
+            other => self.dst(other, ty, false).map(Some),
+        }
+    }
+
+    fn pack_elem(&self, ty: OpTy, n: usize, span: Span) -> Result<OpTy, Diagnostic> {
+        let bits = ty.bits() as usize;
+        if n < 2 || bits % n != 0 || bits / n < 8 {
+            return Err(Diagnostic::error(
+                span,
+                format!("cannot split a {bits}-bit value into {n} parts"),
+            ));
+        }
+        Ok(OpTy::U((bits / n) as u8))
+    }
+
+    /// Exactly one type modifier, converted to an operation type.
+    fn one_type(&self, i: &ast::Instruction, m: &Mods) -> Result<OpTy, Diagnostic> {
+        match m.types.as_slice() {
+            [t] => op_ty(t),
+            [] => Err(Diagnostic::error(
+                i.opcode.span,
+                format!("`{}` needs a type such as `.u32`", i.opcode.value),
+            )),
+            [_, second, ..] => Err(Diagnostic::error(second.span, "unexpected second type")),
+        }
+    }
+
+    fn float_mode(
+        &self,
+        span: Span,
+        ty: OpTy,
+        m: &Mods,
+        rounding_allowed: bool,
+    ) -> Result<FloatMode, Diagnostic> {
+        if !ty.is_float() {
+            if m.ftz || m.rounding.is_some() {
+                return Err(Diagnostic::error(
+                    span,
+                    "rounding and `.ftz` take floating-point types",
+                ));
+            }
+            return Ok(FloatMode::default());
+        }
+        if let Some(r) = &m.rounding {
+            if !rounding_allowed || r.value.1 {
+                return Err(Diagnostic::error(r.span, "this rounding modifier is not valid here"));
+            }
+            if r.value.0 != Rounding::Nearest {
+                return Err(unsupported(
+                    r.span,
+                    "directed rounding (`.rz`, `.rm`, `.rp`)",
+                    "exact emulation on round-to-nearest devices is not implemented yet",
+                ));
+            }
+        }
+        if m.ftz && ty.bits() != 32 {
+            return Err(Diagnostic::error(span, "`.ftz` applies to `.f32` only"));
+        }
+        Ok(FloatMode { ftz: m.ftz, sat: m.sat })
+    }
+
+    fn memory(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ty = self.one_type(i, m)?;
+        let allowed = [".volatile", ".relaxed", ".weak", ".nc", ".cta", ".gpu", ".sys"];
+        for o in &m.other {
+            if !is_cache_hint(&o.value) && !allowed.contains(&o.value.as_str()) {
+                return Err(Diagnostic::error(
+                    o.span,
+                    format!("unknown or unsupported modifier `{}` for `{op}`", o.value),
+                ));
+            }
+        }
+        if ty == OpTy::Pred {
+            return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));
+        }
+        // Generic addresses are global addresses while shared/local windows do not exist.
+        let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
+        if ty.bits() > 64 {
+            return Err(unsupported(span, "128-bit memory accesses", "not implemented yet"));
+        }
+        let n = m.vector.unwrap_or(1);
+        if !matches!(n, 1 | 2 | 4) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`.v{n}` is not a valid vector size here"),
+            ));
+        }
+        let ops = &i.operands;
+        if ops.len() != 2 {
+            return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
+        }
+        let (data, addr) = if op == "st" { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
+        let (ir_space, address) = self.address(addr, space)?;
+        if op == "st" && ir_space == Space::Param {
+            return Err(Diagnostic::error(span, "kernel parameters are read-only"));
+        }
+        let elems: Vec<&Operand> = match (data, n) {
+            (Operand::Vector(v, vs), n) => {
+                if v.len() as u32 != n || n == 1 {
+                    return Err(Diagnostic::error(
+                        *vs,
+                        format!("expected {n} vector elements for `.v{n}`"),
+                    ));
+                }
+                v.iter().collect()
+            }
+            (d, 1) => vec![d],
+            (d, _) => {
+                return Err(Diagnostic::error(d.span(), "a vector access needs a `{…}` operand"))
+            }
+        };
+        if op == "st" {
+            let srcs =
+                elems.iter().map(|e| self.src(e, ty, true, span)).collect::<Result<_, _>>()?;
+            self.push(InstKind::Store { space: ir_space, ty, srcs, addr: address }, span);
+        } else {
+            let dsts = elems
+                .iter()
+                .map(|e| match e {
+                    Operand::Sink(_) => Ok(None),
+                    e => self.dst(e, ty, true).map(Some),
+                })
+                .collect::<Result<_, _>>()?;
+            self.push(InstKind::Load { space: ir_space, ty, dsts, addr: address }, span);
+        }
+        Ok(())
+    }
+
+    fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[])?;
+        let [to, from] = m.types.as_slice() else {
+            return Err(Diagnostic::error(
+                i.opcode.span,
+                "`cvt` needs a destination and a source type",
+            ));
+        };
+        let (to_t, from_t) = (op_ty(to)?, op_ty(from)?);
+        if to_t == OpTy::Pred || from_t == OpTy::Pred {
+            return Err(Diagnostic::error(span, "`cvt` does not take `.pred`"));
+        }
+        let rounding = m.rounding.as_ref().map(|r| r.value);
+        // PTX ISA 9.2 §9.7.9.21: float→int and float→same-size-float-integral need an
+        // integer rounding (`.rni`…); narrowing float and int→float take `.rn`…
+        let needs_int_rounding = from_t.is_float() && (!to_t.is_float() || to_t == from_t);
+        let needs_float_rounding =
+            to_t.is_float() && (!from_t.is_float() || to_t.bits() < from_t.bits());
+        let rounding = match rounding {
+            Some((r, integral)) => {
+                if integral != needs_int_rounding || (!needs_int_rounding && !needs_float_rounding)
+                {
+                    let rs = m.rounding.as_ref().map_or(span, |r| r.span);
+                    return Err(Diagnostic::error(
+                        rs,
+                        "this rounding modifier does not fit the conversion",
+                    ));
+                }
+                if needs_float_rounding && r != Rounding::Nearest {
+                    return Err(unsupported(
+                        span,
+                        "`cvt` with directed rounding to a float",
+                        "exact emulation is not implemented yet",
+                    ));
+                }
+                Some(r)
+            }
+            None if needs_int_rounding || (needs_float_rounding && from_t.is_float()) => {
+                return Err(Diagnostic::error(span, "this `cvt` needs a rounding modifier"));
+            }
+            None => None,
+        };
+        if m.ftz && !from_t.is_float() && !to_t.is_float() {
+            return Err(Diagnostic::error(span, "`.ftz` takes a floating-point conversion"));
+        }
+        if m.ftz && !(from_t == OpTy::F(32) || to_t == OpTy::F(32)) {
+            return Err(Diagnostic::error(span, "`.ftz` applies to `.f32` conversions only"));
+        }
+        let ops = &i.operands;
+        if ops.len() != 2 {
+            return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
+        }
+        let dst = self.dst(&ops[0], to_t, !to_t.is_float())?;
+        let src = self.src(&ops[1], from_t, !from_t.is_float(), span)?;
+        self.push(
+            InstKind::Convert {
+                to: to_t,
+                from: from_t,
+                rounding,
+                mode: FloatMode { ftz: m.ftz, sat: m.sat },
+                dst,
+                src,
+            },
+            span,
+        );
+        Ok(())
+    }
+}
+
+// ----- helpers --------------------------------------------------------------------------------
+
+fn undeclared(name: &ptxvk_frontend::Ident) -> Diagnostic {
+    Diagnostic::error(name.span, format!("`{}` is not declared", name.value))
+}
+
+fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
+}
+
+fn reject_other(m: &Mods, allowed: &[&str]) -> Result<(), Diagnostic> {
+    for o in &m.other {
+        if !allowed.contains(&o.value.as_str()) {
+            return Err(Diagnostic::error(
+                o.span,
+                format!("unknown or unsupported modifier `{}` here", o.value),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
+    use ScalarType::*;
+    Ok(match t.value {
+        Pred => OpTy::Pred,
+        B8 | U8 => OpTy::U(8),
+        B16 | U16 => OpTy::U(16),
+        B32 | U32 => OpTy::U(32),
+        B64 | U64 => OpTy::U(64),
+        S8 => OpTy::S(8),
+        S16 => OpTy::S(16),
+        S32 => OpTy::S(32),
+        S64 => OpTy::S(64),
+        F32 => OpTy::F(32),
+        F64 => OpTy::F(64),
+        other => {
+            return Err(unsupported(
+                t.span,
+                &format!("type `{}`", other.directive()),
+                "half, bf16, tf32 and 128-bit types are not implemented yet",
+            ))
+        }
+    })
+}
+
+fn widen(ty: OpTy, span: Span) -> Result<OpTy, Diagnostic> {
+    match ty {
+        OpTy::U(b) if b <= 32 => Ok(OpTy::U(b * 2)),
+        OpTy::S(b) if b <= 32 => Ok(OpTy::S(b * 2)),
+        _ => Err(Diagnostic::error(span, "`.wide` takes 16- or 32-bit integer types")),
+    }
+}
+
+fn rounding(s: &str) -> Option<(Rounding, bool)> {
+    Some(match s {
+        ".rn" => (Rounding::Nearest, false),
+        ".rz" => (Rounding::Zero, false),
+        ".rm" => (Rounding::Down, false),
+        ".rp" => (Rounding::Up, false),
+        ".rni" => (Rounding::Nearest, true),
+        ".rzi" => (Rounding::Zero, true),
+        ".rmi" => (Rounding::Down, true),
+        ".rpi" => (Rounding::Up, true),
+        _ => return None,
+    })
+}
+
+fn cmp_op(s: &str) -> Option<CmpOp> {
+    Some(match s {
+        ".eq" => CmpOp::Eq,
+        ".ne" => CmpOp::Ne,
+        ".lt" | ".lo" => CmpOp::Lt,
+        ".le" | ".ls" => CmpOp::Le,
+        ".gt" | ".hi" => CmpOp::Gt,
+        ".ge" | ".hs" => CmpOp::Ge,
+        ".equ" => CmpOp::Equ,
+        ".neu" => CmpOp::Neu,
+        ".ltu" => CmpOp::Ltu,
+        ".leu" => CmpOp::Leu,
+        ".gtu" => CmpOp::Gtu,
+        ".geu" => CmpOp::Geu,
+        ".num" => CmpOp::Num,
+        ".nan" => CmpOp::Nan,
+        _ => return None,
+    })
+}
+
+fn bool_op(s: &str) -> Option<BoolOp> {
+    Some(match s {
+        ".and" => BoolOp::And,
+        ".or" => BoolOp::Or,
+        ".xor" => BoolOp::Xor,
+        _ => return None,
+    })
+}
+
+fn mul_part(s: &str) -> Option<BinaryOp> {
+    Some(match s {
+        ".lo" => BinaryOp::Mul,
+        ".hi" => BinaryOp::MulHi,
+        ".wide" => BinaryOp::MulWide,
+        _ => return None,
+    })
+}
+
+fn special_reg(
+    name: &ptxvk_frontend::Ident,
+    c: &Spanned<String>,
+) -> Result<SpecialReg, Diagnostic> {
+    let dim = match c.value.as_str() {
+        ".x" => Dim::X,
+        ".y" => Dim::Y,
+        ".z" => Dim::Z,
+        _ => {
+            return Err(Diagnostic::error(
+                c.span,
+                format!("`{}` has no component `{}`", name.value, c.value),
+            ))
+        }
+    };
+    Ok(match name.value.as_str() {
+        "%tid" => SpecialReg::Tid(dim),
+        "%ntid" => SpecialReg::Ntid(dim),
+        "%ctaid" => SpecialReg::Ctaid(dim),
+        "%nctaid" => SpecialReg::Nctaid(dim),
+        other if is_special_name(other) => {
+            return Err(Diagnostic::error(
+                name.span,
+                format!("special register `{other}{}` is not supported yet", c.value),
+            ))
+        }
+        other => {
+            return Err(Diagnostic::error(
+                name.span,
+                format!("`{other}` is not a special register with components"),
+            ))
+        }
+    })
+}
+
+fn is_special_name(s: &str) -> bool {
+    const SREGS: &[&str] = &[
+        "%tid",
+        "%ntid",
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%ctaid",
+        "%nctaid",
+        "%smid",
+        "%nsmid",
+        "%gridid",
+        "%lanemask_eq",
+        "%lanemask_le",
+        "%lanemask_lt",
+        "%lanemask_ge",
+        "%lanemask_gt",
+        "%clock",
+        "%clock_hi",
+        "%clock64",
+        "%globaltimer",
+        "%globaltimer_lo",
+        "%globaltimer_hi",
+        "%total_smem_size",
+        "%dynamic_smem_size",
+        "%aggr_smem_size",
+        "%is_explicit_cluster",
+        "%clusterid",
+        "%nclusterid",
+        "%cluster_ctaid",
+        "%cluster_nctaid",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "%reserved_smem_offset_begin",
+        "%reserved_smem_offset_end",
+        "%reserved_smem_offset_cap",
+        "%current_graph_exec",
+    ];
+    SREGS.contains(&s) || s.starts_with("%pm") || s.starts_with("%envreg")
+}
+
+/// The bits of an immediate read at type `ty` (PTX ISA 9.2 §4.5).
+fn imm_bits(e: &ast::Expr, ty: OpTy) -> Result<u64, Diagnostic> {
+    let mask = |bits: u32| if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    match (&e.kind, ty) {
+        (ExprKind::F32Bits(b), OpTy::F(32)) => Ok(*b as u64),
+        (ExprKind::F32Bits(b), OpTy::F(64)) => Ok((f32::from_bits(*b) as f64).to_bits()),
+        (ExprKind::F64Bits(b), OpTy::F(64)) => Ok(*b),
+        // Rust's `as f32` rounds to nearest even, as PTX specifies for literals.
+        (ExprKind::F64Bits(b), OpTy::F(32)) => Ok((f64::from_bits(*b) as f32).to_bits() as u64),
+        (ExprKind::F32Bits(b), OpTy::U(32) | OpTy::S(32)) => Ok(*b as u64),
+        (ExprKind::F64Bits(b), OpTy::U(64) | OpTy::S(64)) => Ok(*b),
+        (ExprKind::F32Bits(_) | ExprKind::F64Bits(_), _) => Err(Diagnostic::error(
+            e.span,
+            format!("a floating-point literal cannot be a {} operand", describe_op(ty)),
+        )),
+        (ExprKind::Symbol(s), _) => Err(Diagnostic::error(
+            e.span,
+            format!("`{s}` cannot be used in a constant expression here"),
+        )),
+        _ => {
+            let v = e.eval_int().map_err(|(s, m)| Diagnostic::error(s, m))?;
+            match ty {
+                OpTy::F(32) => Ok(((v.value as i64) as f32).to_bits() as u64),
+                OpTy::F(64) => Ok(((v.value as i64) as f64).to_bits()),
+                OpTy::Pred => Ok((v.value != 0) as u64),
+                t => Ok(v.value & mask(t.bits())),
+            }
+        }
+    }
+}
+
+fn describe_reg(t: RegTy) -> String {
+    match t {
+        RegTy::Pred => ".pred".into(),
+        RegTy::Int(b) => format!("{b}-bit integer"),
+        RegTy::Float(b) => format!(".f{b}"),
+    }
+}
+
+fn describe_op(t: OpTy) -> String {
+    match t {
+        OpTy::Pred => ".pred".into(),
+        OpTy::U(b) => format!("{b}-bit"),
+        OpTy::S(b) => format!(".s{b}"),
+        OpTy::F(b) => format!(".f{b}"),
+    }
+}

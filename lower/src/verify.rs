@@ -1,0 +1,128 @@
+//! The IR verifier: checks the invariants stated in [`crate::ir`] that later passes
+//! rely on. Runs after semantic analysis in debug builds and in tests; a failure is a
+//! bug in ptxvk, reported with the offending instruction's span.
+
+use ptxvk_frontend::Diagnostic;
+
+use crate::ir::*;
+
+/// Checks that every register and block handle is in range, that registers written as
+/// predicates are predicates, and that the entry block exists.
+pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let nregs = k.regs.len();
+    let nblocks = k.blocks.len();
+    let bug = |span, what: String| {
+        Diagnostic::error(span, format!("internal error: IR verifier: {what}"))
+    };
+    if k.entry.index() >= nblocks {
+        errors.push(bug(k.span, "entry block out of range".into()));
+    }
+    for b in &k.blocks {
+        for inst in &b.insts {
+            let mut regs = Vec::new();
+            inst_regs(&inst.kind, &mut regs);
+            for r in regs {
+                if r.index() >= nregs {
+                    errors.push(bug(inst.span, format!("register %{} out of range", r.0)));
+                }
+            }
+            if let InstKind::Setp { dst, dst_not, .. } = &inst.kind {
+                for d in dst.iter().chain(dst_not.iter()) {
+                    if k.regs.get(d.index()).is_some_and(|r| r.ty != RegTy::Pred) {
+                        errors.push(bug(inst.span, "setp writes a non-predicate".into()));
+                    }
+                }
+            }
+        }
+        for s in b.term.successors() {
+            if s.index() >= nblocks {
+                errors.push(bug(b.term_span, "branch target out of range".into()));
+            }
+        }
+        if let Terminator::Branch { cond, .. } = b.term {
+            if k.regs.get(cond.index()).map(|r| r.ty) != Some(RegTy::Pred) {
+                errors.push(bug(b.term_span, "branch on a non-predicate".into()));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Every register an instruction mentions.
+pub fn inst_regs(kind: &InstKind, out: &mut Vec<RegId>) {
+    let v = |x: &Value, out: &mut Vec<RegId>| {
+        if let Value::Reg(r) = x {
+            out.push(*r)
+        }
+    };
+    match kind {
+        InstKind::Mov { dst, src, .. } => {
+            out.push(*dst);
+            v(src, out);
+        }
+        InstKind::Pack { dst, srcs, .. } => {
+            out.push(*dst);
+            srcs.iter().for_each(|s| v(s, out));
+        }
+        InstKind::Unpack { dsts, src, .. } => {
+            out.extend(dsts.iter().flatten());
+            v(src, out);
+        }
+        InstKind::Special { dst, .. } => out.push(*dst),
+        InstKind::Unary { dst, src, .. } => {
+            out.push(*dst);
+            v(src, out);
+        }
+        InstKind::Binary { dst, lhs, rhs, .. } => {
+            out.push(*dst);
+            v(lhs, out);
+            v(rhs, out);
+        }
+        InstKind::Bfe { dst, a, pos: b, len: c, .. }
+        | InstKind::Mad { dst, a, b, c, .. }
+        | InstKind::Fma { dst, a, b, c, .. } => {
+            out.push(*dst);
+            v(a, out);
+            v(b, out);
+            v(c, out);
+        }
+        InstKind::Bfi { dst, a, b, pos, len, .. } => {
+            out.push(*dst);
+            [a, b, pos, len].into_iter().for_each(|x| v(x, out));
+        }
+        InstKind::Setp { dst, dst_not, lhs, rhs, combine, .. } => {
+            out.extend(dst.iter().chain(dst_not.iter()));
+            v(lhs, out);
+            v(rhs, out);
+            if let Some((_, r, _)) = combine {
+                out.push(*r);
+            }
+        }
+        InstKind::Select { dst, a, b, cond, .. } => {
+            out.push(*dst);
+            v(a, out);
+            v(b, out);
+            out.push(*cond);
+        }
+        InstKind::PredLogic { dst, lhs, rhs, .. } => out.extend([*dst, *lhs, *rhs]),
+        InstKind::PredNot { dst, src } => out.extend([*dst, *src]),
+        InstKind::Convert { dst, src, .. } => {
+            out.push(*dst);
+            v(src, out);
+        }
+        InstKind::Load { dsts, addr, .. } => {
+            out.extend(dsts.iter().flatten());
+            out.extend(addr.base);
+        }
+        InstKind::Store { srcs, addr, .. } => {
+            srcs.iter().for_each(|s| v(s, out));
+            out.extend(addr.base);
+        }
+        InstKind::Barrier | InstKind::Fence { .. } => {}
+    }
+}

@@ -1,0 +1,1284 @@
+//! Emission of one kernel: structured IR → a SPIR-V entry point function.
+//!
+//! Registers are `Function`-storage variables, loaded and stored around every
+//! instruction (DESIGN §3); drivers promote them. Each IR instruction maps to a short,
+//! exact sequence of SPIR-V instructions; where Vulkan's guarantees are weaker than
+//! PTX's definition (division by zero, shift amounts past the width, `fma`), the
+//! sequence spells the PTX semantics out instead of relying on undefined behaviour.
+
+use rspirv::dr::{Builder, Operand};
+use rspirv::spirv::{
+    self, Decoration, FunctionControl, MemoryAccess, SelectionControl, StorageClass, Word,
+};
+
+use ptxvk_lower::ir::*;
+use ptxvk_lower::structurize::Node;
+
+use crate::module::Globals;
+use crate::types::{Scalar, TypeCache};
+use crate::Error;
+
+type R<T> = Result<T, Error>;
+
+/// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
+mod glsl {
+    pub const ROUND_EVEN: u32 = 2;
+    pub const TRUNC: u32 = 3;
+    pub const FLOOR: u32 = 8;
+    pub const CEIL: u32 = 9;
+    pub const NMIN: u32 = 79;
+    pub const NMAX: u32 = 80;
+    pub const FIND_UMSB: u32 = 75;
+}
+
+/// Memory semantics bits (SPIR-V §3.25).
+const SEM_ACQ_REL: u32 = 0x8;
+const SEM_UNIFORM_MEMORY: u32 = 0x40;
+const SEM_WORKGROUP_MEMORY: u32 = 0x100;
+/// Scopes (SPIR-V §3.27).
+const SCOPE_DEVICE: u32 = 1;
+const SCOPE_WORKGROUP: u32 = 2;
+
+pub struct FnEmitter<'a> {
+    pub b: &'a mut Builder,
+    pub t: &'a mut TypeCache,
+    pub g: &'a Globals,
+    pub k: &'a Kernel,
+    vars: Vec<Word>,
+    /// Innermost loop's (merge, continue) labels, and whether it was broken out of.
+    loops: Vec<(Word, Word, bool)>,
+}
+
+impl<'a> FnEmitter<'a> {
+    pub fn new(b: &'a mut Builder, t: &'a mut TypeCache, g: &'a Globals, k: &'a Kernel) -> Self {
+        FnEmitter { b, t, g, k, vars: Vec::new(), loops: Vec::new() }
+    }
+
+    /// Emits the kernel function and returns its id.
+    pub fn function(&mut self, body: &[Node]) -> R<Word> {
+        let void = self.b.type_void();
+        let fn_ty = self.b.type_function(void, vec![]);
+        let f = self.b.begin_function(void, None, FunctionControl::NONE, fn_ty)?;
+        self.b.begin_block(None)?;
+        for r in &self.k.regs {
+            let ty = self.t.scalar(self.b, Scalar::of_reg(r.ty));
+            let ptr = self.t.pointer(self.b, StorageClass::Function, ty);
+            let v = self.b.variable(ptr, None, StorageClass::Function, None);
+            self.vars.push(v);
+        }
+        let terminated = self.nodes(body)?;
+        if !terminated {
+            self.b.ret()?;
+        }
+        self.b.end_function()?;
+        Ok(f)
+    }
+
+    // ----- structured control flow -----------------------------------------------------
+
+    /// Emits `nodes` into the current block; returns whether control left the sequence
+    /// (the current block is terminated).
+    fn nodes(&mut self, nodes: &[Node]) -> R<bool> {
+        for n in nodes {
+            match n {
+                Node::Code(bid) => {
+                    for inst in &self.k.blocks[bid.index()].insts {
+                        self.inst(inst)?;
+                    }
+                }
+                Node::Return => {
+                    self.b.ret()?;
+                    return Ok(true);
+                }
+                Node::Break => {
+                    let Some(l) = self.loops.last_mut() else {
+                        return Err(Error::Internal("break outside a loop".into()));
+                    };
+                    l.2 = true;
+                    let merge = l.0;
+                    self.b.branch(merge)?;
+                    return Ok(true);
+                }
+                Node::Continue => {
+                    let Some(&(_, cont, _)) = self.loops.last() else {
+                        return Err(Error::Internal("continue outside a loop".into()));
+                    };
+                    self.b.branch(cont)?;
+                    return Ok(true);
+                }
+                Node::If { cond, negate, then, otherwise, .. } => {
+                    let c = self.pred(*cond, *negate)?;
+                    let (then_l, else_l, merge) = (self.b.id(), self.b.id(), self.b.id());
+                    self.b.selection_merge(merge, SelectionControl::NONE)?;
+                    self.b.branch_conditional(c, then_l, else_l, [])?;
+                    self.b.begin_block(Some(then_l))?;
+                    let t_done = self.nodes(then)?;
+                    if !t_done {
+                        self.b.branch(merge)?;
+                    }
+                    self.b.begin_block(Some(else_l))?;
+                    let e_done = self.nodes(otherwise)?;
+                    if !e_done {
+                        self.b.branch(merge)?;
+                    }
+                    self.b.begin_block(Some(merge))?;
+                    if t_done && e_done {
+                        self.b.unreachable()?;
+                        return Ok(true);
+                    }
+                }
+                Node::Loop { body, .. } => {
+                    let (header, body_l, cont, merge) =
+                        (self.b.id(), self.b.id(), self.b.id(), self.b.id());
+                    self.b.branch(header)?;
+                    self.b.begin_block(Some(header))?;
+                    self.b.loop_merge(merge, cont, spirv::LoopControl::NONE, [])?;
+                    self.b.branch(body_l)?;
+                    self.b.begin_block(Some(body_l))?;
+                    self.loops.push((merge, cont, false));
+                    let done = self.nodes(body)?;
+                    if !done {
+                        self.b.branch(cont)?;
+                    }
+                    let (_, _, broken) = self.loops.pop().unwrap_or((0, 0, false));
+                    self.b.begin_block(Some(cont))?;
+                    self.b.branch(header)?;
+                    self.b.begin_block(Some(merge))?;
+                    if !broken {
+                        self.b.unreachable()?;
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    // ----- registers and values -------------------------------------------------------------
+
+    fn ty(&mut self, s: Scalar) -> Word {
+        self.t.scalar(self.b, s)
+    }
+
+    fn konst(&mut self, s: Scalar, bits: u64) -> Word {
+        self.t.constant(self.b, s, bits)
+    }
+
+    fn load_reg(&mut self, r: RegId) -> R<(Word, Scalar)> {
+        let s = Scalar::of_reg(self.k.reg(r).ty);
+        let ty = self.ty(s);
+        Ok((self.b.load(ty, None, self.vars[r.index()], None, [])?, s))
+    }
+
+    /// Reads `v` as a value of type `want`: bitcasts between int and float of one width,
+    /// truncates wider integer registers (`st`, `cvt` sources).
+    fn read(&mut self, v: Value, want: Scalar) -> R<Word> {
+        match v {
+            Value::Imm(bits) => Ok(self.konst(want, bits)),
+            Value::Reg(r) => {
+                let (id, have) = self.load_reg(r)?;
+                self.coerce(id, have, want)
+            }
+        }
+    }
+
+    fn read_op(&mut self, v: Value, t: OpTy) -> R<Word> {
+        self.read(v, Scalar::of_op(t))
+    }
+
+    fn coerce(&mut self, id: Word, have: Scalar, want: Scalar) -> R<Word> {
+        if have == want {
+            return Ok(id);
+        }
+        let want_ty = self.ty(want);
+        match (have, want) {
+            (a, b) if a.bits() == b.bits() => Ok(self.b.bitcast(want_ty, None, id)?),
+            (Scalar::Int(a), Scalar::Int(b)) if a > b => Ok(self.b.u_convert(want_ty, None, id)?),
+            (Scalar::Int(a), Scalar::Float(b)) if a > b => {
+                let narrow = self.ty(Scalar::Int(b));
+                let t = self.b.u_convert(narrow, None, id)?;
+                Ok(self.b.bitcast(want_ty, None, t)?)
+            }
+            _ => Err(Error::Internal(format!("cannot read {have:?} as {want:?}"))),
+        }
+    }
+
+    /// Writes `id` (of type `have`) to register `r`, widening integers by sign or zero
+    /// extension (`signed`) when the register is wider.
+    fn write(&mut self, r: RegId, id: Word, have: Scalar, signed: bool) -> R<()> {
+        let want = Scalar::of_reg(self.k.reg(r).ty);
+        let v = if have == want {
+            id
+        } else if have.bits() == want.bits() {
+            let t = self.ty(want);
+            self.b.bitcast(t, None, id)?
+        } else if have.bits() < want.bits() && want != Scalar::Bool {
+            let int_have = Scalar::Int(have.bits() as u8);
+            let as_int = self.coerce(id, have, int_have)?;
+            let wide = self.ty(Scalar::Int(want.bits() as u8));
+            let ext = if signed {
+                self.b.s_convert(wide, None, as_int)?
+            } else {
+                self.b.u_convert(wide, None, as_int)?
+            };
+            self.coerce(ext, Scalar::Int(want.bits() as u8), want)?
+        } else {
+            return Err(Error::Internal(format!("cannot write {have:?} to {want:?} register")));
+        };
+        self.b.store(self.vars[r.index()], v, None, [])?;
+        Ok(())
+    }
+
+    fn write_op(&mut self, r: RegId, id: Word, t: OpTy) -> R<()> {
+        self.write(r, id, Scalar::of_op(t), t.is_signed())
+    }
+
+    fn pred(&mut self, r: RegId, negate: bool) -> R<Word> {
+        let (v, _) = self.load_reg(r)?;
+        if negate {
+            let bool_ty = self.ty(Scalar::Bool);
+            Ok(self.b.logical_not(bool_ty, None, v)?)
+        } else {
+            Ok(v)
+        }
+    }
+
+    // ----- instructions -----------------------------------------------------------------
+
+    fn inst(&mut self, inst: &Inst) -> R<()> {
+        match &inst.kind {
+            InstKind::Mov { ty, dst, src } => {
+                let v = self.read_op(*src, *ty)?;
+                self.write_op(*dst, v, *ty)
+            }
+            InstKind::Pack { elem, dst, srcs } => {
+                let total = elem.bits() * srcs.len() as u32;
+                let wide = Scalar::Int(total as u8);
+                let wide_ty = self.ty(wide);
+                let mut acc = self.konst(wide, 0);
+                for (i, s) in srcs.iter().enumerate() {
+                    let part = self.read(*s, Scalar::Int(elem.bits() as u8))?;
+                    let ext = self.b.u_convert(wide_ty, None, part)?;
+                    let sh = self.konst(Scalar::Int(32), (i as u32 * elem.bits()) as u64);
+                    let shifted = self.b.shift_left_logical(wide_ty, None, ext, sh)?;
+                    acc = self.b.bitwise_or(wide_ty, None, acc, shifted)?;
+                }
+                self.write(*dst, acc, wide, false)
+            }
+            InstKind::Unpack { elem, dsts, src } => {
+                let total = elem.bits() * dsts.len() as u32;
+                let wide = Scalar::Int(total as u8);
+                let wide_ty = self.ty(wide);
+                let narrow = Scalar::Int(elem.bits() as u8);
+                let narrow_ty = self.ty(narrow);
+                let v = self.read(*src, wide)?;
+                for (i, d) in dsts.iter().enumerate() {
+                    let Some(d) = d else { continue };
+                    let sh = self.konst(Scalar::Int(32), (i as u32 * elem.bits()) as u64);
+                    let shifted = self.b.shift_right_logical(wide_ty, None, v, sh)?;
+                    let part = self.b.u_convert(narrow_ty, None, shifted)?;
+                    self.write(*d, part, narrow, false)?;
+                }
+                Ok(())
+            }
+            InstKind::Special { dst, reg } => {
+                let v = self.special(*reg)?;
+                self.write(*dst, v, Scalar::Int(32), false)
+            }
+            InstKind::Unary { op, ty, dst, src } => {
+                let v = self.read_op(*src, *ty)?;
+                let (r, rt) = self.unary(*op, *ty, v)?;
+                self.write_op(*dst, r, rt)
+            }
+            InstKind::Binary { op, ty, mode, dst, lhs, rhs } => {
+                let rhs_ty =
+                    if matches!(op, BinaryOp::Shl | BinaryOp::Shr) { OpTy::U(32) } else { *ty };
+                let a = self.read_op(*lhs, *ty)?;
+                let c = self.read_op(*rhs, rhs_ty)?;
+                let (r, rt) = self.binary(*op, *ty, *mode, a, c)?;
+                self.write_op(*dst, r, rt)
+            }
+            InstKind::Mad { part, ty, dst, a, b, c } => {
+                let av = self.read_op(*a, *ty)?;
+                let bv = self.read_op(*b, *ty)?;
+                let (p, pt) = self.binary(*part, *ty, FloatMode::default(), av, bv)?;
+                let cv = self.read_op(*c, pt)?;
+                let t = self.ty(Scalar::of_op(pt));
+                let r = self.b.i_add(t, None, p, cv)?;
+                self.write_op(*dst, r, pt)
+            }
+            InstKind::Bfe { ty, dst, a, pos, len } => {
+                let av = self.read_op(*a, *ty)?;
+                let p = self.read_op(*pos, OpTy::U(32))?;
+                let l = self.read_op(*len, OpTy::U(32))?;
+                let r = self.bit_field_extract(*ty, av, p, l)?;
+                self.write_op(*dst, r, *ty)
+            }
+            InstKind::Bfi { ty, dst, a, b, pos, len } => {
+                let av = self.read_op(*a, *ty)?;
+                let bv = self.read_op(*b, *ty)?;
+                let p = self.read_op(*pos, OpTy::U(32))?;
+                let l = self.read_op(*len, OpTy::U(32))?;
+                let r = self.bit_field_insert(*ty, av, bv, p, l)?;
+                self.write_op(*dst, r, *ty)
+            }
+            InstKind::Fma { ty, mode, dst, a, b, c } => {
+                let mut av = self.read_op(*a, *ty)?;
+                let mut bv = self.read_op(*b, *ty)?;
+                let mut cv = self.read_op(*c, *ty)?;
+                if mode.ftz {
+                    av = self.flush_f32(av)?;
+                    bv = self.flush_f32(bv)?;
+                    cv = self.flush_f32(cv)?;
+                }
+                let r = self.fma_f32(av, bv, cv)?;
+                let r = self.float_result(r, *ty, *mode)?;
+                self.write_op(*dst, r, *ty)
+            }
+            InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
+                let mut a = self.read_op(*lhs, *ty)?;
+                let mut c = self.read_op(*rhs, *ty)?;
+                if *ftz {
+                    a = self.flush_f32(a)?;
+                    c = self.flush_f32(c)?;
+                }
+                let r = self.compare(*cmp, *ty, a, c)?;
+                let bool_ty = self.ty(Scalar::Bool);
+                let comb = |s: &mut Self, v: Word| -> R<Word> {
+                    match combine {
+                        None => Ok(v),
+                        Some((op, p, neg)) => {
+                            let pv = s.pred(*p, *neg)?;
+                            Ok(match op {
+                                BoolOp::And => s.b.logical_and(bool_ty, None, v, pv)?,
+                                BoolOp::Or => s.b.logical_or(bool_ty, None, v, pv)?,
+                                BoolOp::Xor => s.b.logical_not_equal(bool_ty, None, v, pv)?,
+                            })
+                        }
+                    }
+                };
+                if let Some(d) = dst {
+                    let v = comb(self, r)?;
+                    self.write(*d, v, Scalar::Bool, false)?;
+                }
+                if let Some(d) = dst_not {
+                    let n = self.b.logical_not(bool_ty, None, r)?;
+                    let v = comb(self, n)?;
+                    self.write(*d, v, Scalar::Bool, false)?;
+                }
+                Ok(())
+            }
+            InstKind::Select { ty, dst, a, b, cond, negate } => {
+                let av = self.read_op(*a, *ty)?;
+                let bv = self.read_op(*b, *ty)?;
+                let c = self.pred(*cond, *negate)?;
+                let t = self.ty(Scalar::of_op(*ty));
+                let r = self.b.select(t, None, c, av, bv)?;
+                self.write_op(*dst, r, *ty)
+            }
+            InstKind::PredLogic { op, dst, lhs, rhs } => {
+                let a = self.pred(*lhs, false)?;
+                let c = self.pred(*rhs, false)?;
+                let bt = self.ty(Scalar::Bool);
+                let r = match op {
+                    BoolOp::And => self.b.logical_and(bt, None, a, c)?,
+                    BoolOp::Or => self.b.logical_or(bt, None, a, c)?,
+                    BoolOp::Xor => self.b.logical_not_equal(bt, None, a, c)?,
+                };
+                self.write(*dst, r, Scalar::Bool, false)
+            }
+            InstKind::PredNot { dst, src } => {
+                let v = self.pred(*src, true)?;
+                self.write(*dst, v, Scalar::Bool, false)
+            }
+            InstKind::Convert { to, from, rounding, mode, dst, src } => {
+                let v = self.read_op(*src, *from)?;
+                let r = self.convert(*to, *from, *rounding, *mode, v)?;
+                self.write_op(*dst, r, *to)
+            }
+            InstKind::Load { space, ty, dsts, addr } => {
+                for (i, d) in dsts.iter().enumerate() {
+                    let off = i as i64 * (ty.bits() / 8) as i64;
+                    let v = self.load_mem(*space, *ty, addr, off)?;
+                    if let Some(d) = d {
+                        self.write_op(*d, v, *ty)?;
+                    }
+                }
+                Ok(())
+            }
+            InstKind::Store { space, ty, srcs, addr } => {
+                for (i, s) in srcs.iter().enumerate() {
+                    let off = i as i64 * (ty.bits() / 8) as i64;
+                    let v = self.read_op(*s, *ty)?;
+                    self.store_mem(*space, *ty, addr, off, v)?;
+                }
+                Ok(())
+            }
+            InstKind::Barrier => {
+                let wg = self.t.u32(self.b, SCOPE_WORKGROUP);
+                let sem =
+                    self.t.u32(self.b, SEM_ACQ_REL | SEM_WORKGROUP_MEMORY | SEM_UNIFORM_MEMORY);
+                self.b.control_barrier(wg, wg, sem)?;
+                Ok(())
+            }
+            InstKind::Fence { device_scope } => {
+                let scope =
+                    self.t.u32(self.b, if *device_scope { SCOPE_DEVICE } else { SCOPE_WORKGROUP });
+                let sem =
+                    self.t.u32(self.b, SEM_ACQ_REL | SEM_WORKGROUP_MEMORY | SEM_UNIFORM_MEMORY);
+                self.b.memory_barrier(scope, sem)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn special(&mut self, reg: SpecialReg) -> R<Word> {
+        let u32_ty = self.ty(Scalar::Int(32));
+        let vec3 = |s: &mut Self, var: Word, d: Dim| -> R<Word> {
+            let v3 = s.g.uvec3_ty;
+            let v = s.b.load(v3, None, var, None, [])?;
+            Ok(s.b.composite_extract(u32_ty, None, v, [d.index() as u32])?)
+        };
+        match reg {
+            SpecialReg::Tid(d) => vec3(self, self.g.local_id, d),
+            SpecialReg::Ntid(d) => Ok(self.g.block_size[d.index()]),
+            SpecialReg::Ctaid(d) => {
+                let wg = vec3(self, self.g.workgroup_id, d)?;
+                let base = self.push_u32(crate::module::PC_CTAID_BASE + d.index() as u32)?;
+                Ok(self.b.i_add(u32_ty, None, wg, base)?)
+            }
+            SpecialReg::Nctaid(d) => self.push_u32(crate::module::PC_GRID + d.index() as u32),
+        }
+    }
+
+    /// Loads push-constant member `member` (a u32 or u64 per the launch ABI).
+    fn push_member(&mut self, member: u32, s: Scalar) -> R<Word> {
+        let ty = self.ty(s);
+        let ptr = self.t.pointer(self.b, StorageClass::PushConstant, ty);
+        let idx = self.t.u32(self.b, member);
+        let p = self.b.access_chain(ptr, None, self.g.push_constants, [idx])?;
+        Ok(self.b.load(ty, None, p, None, [])?)
+    }
+
+    fn push_u32(&mut self, member: u32) -> R<Word> {
+        self.push_member(member, Scalar::Int(32))
+    }
+
+    // ----- integer and float arithmetic -----------------------------------------------------
+
+    fn unary(&mut self, op: UnaryOp, ty: OpTy, v: Word) -> R<(Word, OpTy)> {
+        let s = Scalar::of_op(ty);
+        let t = self.ty(s);
+        let bits = ty.bits();
+        Ok(match op {
+            UnaryOp::Not => (self.b.not(t, None, v)?, ty),
+            UnaryOp::Cnot => {
+                let zero = self.konst(s, 0);
+                let one = self.konst(s, 1);
+                let bt = self.ty(Scalar::Bool);
+                let is0 = self.b.i_equal(bt, None, v, zero)?;
+                (self.b.select(t, None, is0, one, zero)?, ty)
+            }
+            UnaryOp::Neg | UnaryOp::Abs if ty.is_float() => {
+                // Sign-bit operations, exact for every input including NaN (PTX `neg`/`abs`).
+                let it = Scalar::Int(bits as u8);
+                let ity = self.ty(it);
+                let x = self.b.bitcast(ity, None, v)?;
+                let sign = self.konst(it, 1u64 << (bits - 1));
+                let r = if op == UnaryOp::Neg {
+                    self.b.bitwise_xor(ity, None, x, sign)?
+                } else {
+                    let mask = self.konst(it, !(1u64 << (bits - 1)));
+                    self.b.bitwise_and(ity, None, x, mask)?
+                };
+                (self.b.bitcast(t, None, r)?, ty)
+            }
+            UnaryOp::Neg => (self.b.s_negate(t, None, v)?, ty),
+            UnaryOp::Abs => {
+                let zero = self.konst(s, 0);
+                let bt = self.ty(Scalar::Bool);
+                let neg = self.b.s_less_than(bt, None, v, zero)?;
+                let n = self.b.s_negate(t, None, v)?;
+                (self.b.select(t, None, neg, n, v)?, ty)
+            }
+            UnaryOp::Popc => {
+                let u32t = self.ty(Scalar::Int(32));
+                let r = match bits {
+                    64 => {
+                        let (lo, hi) = self.split64(v)?;
+                        let a = self.b.bit_count(u32t, None, lo)?;
+                        let c = self.b.bit_count(u32t, None, hi)?;
+                        self.b.i_add(u32t, None, a, c)?
+                    }
+                    32 => self.b.bit_count(u32t, None, v)?,
+                    _ => {
+                        let w = self.b.u_convert(u32t, None, v)?;
+                        self.b.bit_count(u32t, None, w)?
+                    }
+                };
+                (r, OpTy::U(32))
+            }
+            UnaryOp::Clz => {
+                let r = match bits {
+                    64 => {
+                        let (lo, hi) = self.split64(v)?;
+                        let zh = self.clz32(hi)?;
+                        let zl = self.clz32(lo)?;
+                        let u32t = self.ty(Scalar::Int(32));
+                        let bt = self.ty(Scalar::Bool);
+                        let k32 = self.konst(Scalar::Int(32), 32);
+                        let hi_zero = self.b.i_equal(bt, None, zh, k32)?;
+                        let both = self.b.i_add(u32t, None, zl, k32)?;
+                        self.b.select(u32t, None, hi_zero, both, zh)?
+                    }
+                    32 => self.clz32(v)?,
+                    _ => {
+                        let u32t = self.ty(Scalar::Int(32));
+                        let w = self.b.u_convert(u32t, None, v)?;
+                        let z = self.clz32(w)?;
+                        let adj = self.konst(Scalar::Int(32), 16);
+                        self.b.i_sub(u32t, None, z, adj)?
+                    }
+                };
+                (r, OpTy::U(32))
+            }
+            UnaryOp::Brev => {
+                let u32t = self.ty(Scalar::Int(32));
+                let r = match bits {
+                    64 => {
+                        let (lo, hi) = self.split64(v)?;
+                        let rl = self.b.bit_reverse(u32t, None, lo)?;
+                        let rh = self.b.bit_reverse(u32t, None, hi)?;
+                        self.join64(rh, rl)?
+                    }
+                    32 => self.b.bit_reverse(u32t, None, v)?,
+                    _ => {
+                        let w = self.b.u_convert(u32t, None, v)?;
+                        let r = self.b.bit_reverse(u32t, None, w)?;
+                        let sh = self.konst(Scalar::Int(32), 16);
+                        let r = self.b.shift_right_logical(u32t, None, r, sh)?;
+                        self.b.u_convert(t, None, r)?
+                    }
+                };
+                (r, ty)
+            }
+        })
+    }
+
+    /// Vulkan allows the bit instructions on 32-bit integers only
+    /// (VUID-StandaloneSpirv-Base-04781), so 64-bit values are split.
+    fn split64(&mut self, v: Word) -> R<(Word, Word)> {
+        let u32t = self.ty(Scalar::Int(32));
+        let u64t = self.ty(Scalar::Int(64));
+        let lo = self.b.u_convert(u32t, None, v)?;
+        let k32 = self.konst(Scalar::Int(32), 32);
+        let h = self.b.shift_right_logical(u64t, None, v, k32)?;
+        let hi = self.b.u_convert(u32t, None, h)?;
+        Ok((lo, hi))
+    }
+
+    fn join64(&mut self, lo: Word, hi: Word) -> R<Word> {
+        let u64t = self.ty(Scalar::Int(64));
+        let l = self.b.u_convert(u64t, None, lo)?;
+        let h = self.b.u_convert(u64t, None, hi)?;
+        let k32 = self.konst(Scalar::Int(32), 32);
+        let hs = self.b.shift_left_logical(u64t, None, h, k32)?;
+        Ok(self.b.bitwise_or(u64t, None, hs, l)?)
+    }
+
+    /// `clz` of a u32: 31 - FindUMsb(x), which is 32 for x = 0 (FindUMsb(0) = -1).
+    fn clz32(&mut self, v: Word) -> R<Word> {
+        let u32t = self.ty(Scalar::Int(32));
+        let msb = self.b.ext_inst(u32t, None, self.g.glsl, glsl::FIND_UMSB, [Operand::IdRef(v)])?;
+        let k31 = self.konst(Scalar::Int(32), 31);
+        Ok(self.b.i_sub(u32t, None, k31, msb)?)
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        ty: OpTy,
+        mode: FloatMode,
+        a: Word,
+        c: Word,
+    ) -> R<(Word, OpTy)> {
+        let s = Scalar::of_op(ty);
+        let t = self.ty(s);
+        let bt = self.ty(Scalar::Bool);
+        if ty.is_float() {
+            let (a, c) = if mode.ftz { (self.flush_f32(a)?, self.flush_f32(c)?) } else { (a, c) };
+            let r = match op {
+                BinaryOp::Add => self.b.f_add(t, None, a, c)?,
+                BinaryOp::Sub => self.b.f_sub(t, None, a, c)?,
+                BinaryOp::Mul => self.b.f_mul(t, None, a, c)?,
+                // PTX min/max return the non-NaN operand when one is NaN: NMin/NMax.
+                BinaryOp::Min => self.b.ext_inst(
+                    t,
+                    None,
+                    self.g.glsl,
+                    glsl::NMIN,
+                    [Operand::IdRef(a), Operand::IdRef(c)],
+                )?,
+                BinaryOp::Max => self.b.ext_inst(
+                    t,
+                    None,
+                    self.g.glsl,
+                    glsl::NMAX,
+                    [Operand::IdRef(a), Operand::IdRef(c)],
+                )?,
+                other => return Err(Error::Internal(format!("float {other:?}"))),
+            };
+            // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
+            // into an fma; without one ptxas may contract, but we keep results exact.
+            self.b.decorate(r, Decoration::NoContraction, []);
+            let r = self.float_result(r, ty, mode)?;
+            return Ok((r, ty));
+        }
+        let signed = ty.is_signed();
+        let bits = ty.bits();
+        Ok(match op {
+            BinaryOp::Add => (self.b.i_add(t, None, a, c)?, ty),
+            BinaryOp::Sub => (self.b.i_sub(t, None, a, c)?, ty),
+            BinaryOp::Mul => (self.b.i_mul(t, None, a, c)?, ty),
+            BinaryOp::MulHi => {
+                let st = self.b.type_struct([t, t]);
+                let m = if signed {
+                    self.b.s_mul_extended(st, None, a, c)?
+                } else {
+                    self.b.u_mul_extended(st, None, a, c)?
+                };
+                (self.b.composite_extract(t, None, m, [1])?, ty)
+            }
+            BinaryOp::MulWide => {
+                let wt_ty = if signed { OpTy::S(bits as u8 * 2) } else { OpTy::U(bits as u8 * 2) };
+                let wt = self.ty(Scalar::of_op(wt_ty));
+                let (x, y) = if signed {
+                    (self.b.s_convert(wt, None, a)?, self.b.s_convert(wt, None, c)?)
+                } else {
+                    (self.b.u_convert(wt, None, a)?, self.b.u_convert(wt, None, c)?)
+                };
+                (self.b.i_mul(wt, None, x, y)?, wt_ty)
+            }
+            BinaryOp::Div | BinaryOp::Rem => {
+                // SPIR-V leaves x/0 and INT_MIN/-1 undefined; PTX hardware gives
+                // defined values (see `ir::BinaryOp::Div`). Divide by a safe divisor and
+                // select the PTX result.
+                let zero = self.konst(s, 0);
+                let one = self.konst(s, 1);
+                let all = self.konst(s, u64::MAX);
+                let is0 = self.b.i_equal(bt, None, c, zero)?;
+                let mut bad = is0;
+                if signed {
+                    let min = self.konst(s, 1u64 << (bits - 1));
+                    let a_min = self.b.i_equal(bt, None, a, min)?;
+                    let c_m1 = self.b.i_equal(bt, None, c, all)?;
+                    let ovf = self.b.logical_and(bt, None, a_min, c_m1)?;
+                    bad = self.b.logical_or(bt, None, is0, ovf)?;
+                }
+                let safe = self.b.select(t, None, bad, one, c)?;
+                let q = match (op, signed) {
+                    (BinaryOp::Div, true) => self.b.s_div(t, None, a, safe)?,
+                    (BinaryOp::Div, false) => self.b.u_div(t, None, a, safe)?,
+                    (_, true) => self.b.s_rem(t, None, a, safe)?,
+                    (_, false) => self.b.u_mod(t, None, a, safe)?,
+                };
+                // With divisor 1: x/1 = x (so INT_MIN/-1 → INT_MIN), x%1 = 0.
+                let r = if op == BinaryOp::Div {
+                    // x/0: all ones (unsigned) or -1 (signed) — both the all-ones pattern.
+                    self.b.select(t, None, is0, all, q)?
+                } else {
+                    // x%0 = x.
+                    self.b.select(t, None, is0, a, q)?
+                };
+                (r, ty)
+            }
+            BinaryOp::Min | BinaryOp::Max => {
+                let lt = if signed {
+                    self.b.s_less_than(bt, None, a, c)?
+                } else {
+                    self.b.u_less_than(bt, None, a, c)?
+                };
+                let r = if op == BinaryOp::Min {
+                    self.b.select(t, None, lt, a, c)?
+                } else {
+                    self.b.select(t, None, lt, c, a)?
+                };
+                (r, ty)
+            }
+            BinaryOp::And => (self.b.bitwise_and(t, None, a, c)?, ty),
+            BinaryOp::Or => (self.b.bitwise_or(t, None, a, c)?, ty),
+            BinaryOp::Xor => (self.b.bitwise_xor(t, None, a, c)?, ty),
+            BinaryOp::Shl | BinaryOp::Shr => {
+                // PTX clamps shift amounts above the width (PTX ISA 9.2 §9.7.8.7–8);
+                // SPIR-V leaves them undefined. Shift by min(c, width-1), then fix up.
+                let u32s = Scalar::Int(32);
+                let wm1 = self.konst(u32s, (bits - 1) as u64);
+                let big = self.b.u_greater_than(bt, None, c, wm1)?;
+                let u32t = self.ty(u32s);
+                let amt = self.b.select(u32t, None, big, wm1, c)?;
+                let r = match (op, signed) {
+                    (BinaryOp::Shl, _) => {
+                        let v = self.b.shift_left_logical(t, None, a, amt)?;
+                        let zero = self.konst(s, 0);
+                        self.b.select(t, None, big, zero, v)?
+                    }
+                    // Arithmetic: shifting by width-1 already gives the sign fill.
+                    (_, true) => self.b.shift_right_arithmetic(t, None, a, amt)?,
+                    (_, false) => {
+                        let v = self.b.shift_right_logical(t, None, a, amt)?;
+                        let zero = self.konst(s, 0);
+                        self.b.select(t, None, big, zero, v)?
+                    }
+                };
+                (r, ty)
+            }
+        })
+    }
+
+    /// The `bfe`/`bfi` operands: `pos` and `len` mod 256, and `n`, the number of field
+    /// bits inside the value, `min(len, max(W - pos, 0))`, with a mask of `n` ones.
+    fn bit_field(&mut self, ty: OpTy, pos: Word, len: Word) -> R<(Word, Word, Word, Word)> {
+        let w = ty.bits();
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let bt = self.ty(Scalar::Bool);
+        let vs = Scalar::Int(w as u8);
+        let vt = self.ty(vs);
+        let ff = self.konst(s32, 0xff);
+        let pos = self.b.bitwise_and(u32t, None, pos, ff)?;
+        let len = self.b.bitwise_and(u32t, None, len, ff)?;
+        let wk = self.konst(s32, w as u64);
+        let pos_in = self.b.u_less_than(bt, None, pos, wk)?;
+        let room = self.b.i_sub(u32t, None, wk, pos)?;
+        let zero32 = self.konst(s32, 0);
+        let room = self.b.select(u32t, None, pos_in, room, zero32)?;
+        let short = self.b.u_less_than(bt, None, len, room)?;
+        let n = self.b.select(u32t, None, short, len, room)?;
+        // mask(n) = n == W ? ~0 : (1 << n) - 1, computed without shifting by W.
+        let one = self.konst(vs, 1);
+        let all = self.konst(vs, u64::MAX);
+        let full = self.b.i_equal(bt, None, n, wk)?;
+        let wm1 = self.konst(s32, (w - 1) as u64);
+        let n_safe = self.b.select(u32t, None, full, wm1, n)?;
+        let sh = self.b.shift_left_logical(vt, None, one, n_safe)?;
+        let m = self.b.i_sub(vt, None, sh, one)?;
+        let mask = self.b.select(vt, None, full, all, m)?;
+        let pos_safe = self.b.select(u32t, None, pos_in, pos, zero32)?;
+        Ok((pos_safe, len, n, mask))
+    }
+
+    fn bit_field_extract(&mut self, ty: OpTy, a: Word, pos: Word, len: Word) -> R<Word> {
+        let w = ty.bits();
+        let vs = Scalar::Int(w as u8);
+        let vt = self.ty(vs);
+        let bt = self.ty(Scalar::Bool);
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let (pos_safe, len, _n, mask) = self.bit_field(ty, pos, len)?;
+        let shifted = self.b.shift_right_logical(vt, None, a, pos_safe)?;
+        let field = self.b.bitwise_and(vt, None, shifted, mask)?;
+        if !ty.is_signed() {
+            return Ok(field);
+        }
+        // sbit = len == 0 ? 0 : a[min(pos + len - 1, W - 1)].
+        let ff = self.konst(s32, 0xff);
+        let raw_pos = self.b.bitwise_and(u32t, None, pos, ff)?;
+        let one32 = self.konst(s32, 1);
+        let top = self.b.i_add(u32t, None, raw_pos, len)?;
+        let top = self.b.i_sub(u32t, None, top, one32)?;
+        let wm1 = self.konst(s32, (w - 1) as u64);
+        let over = self.b.u_greater_than(bt, None, top, wm1)?;
+        let top = self.b.select(u32t, None, over, wm1, top)?;
+        let bit = self.b.shift_right_logical(vt, None, a, top)?;
+        let one = self.konst(vs, 1);
+        let bit = self.b.bitwise_and(vt, None, bit, one)?;
+        let zero32 = self.konst(s32, 0);
+        let len0 = self.b.i_equal(bt, None, len, zero32)?;
+        let zero = self.konst(vs, 0);
+        let set = self.b.i_not_equal(bt, None, bit, zero)?;
+        let not_len0 = self.b.logical_not(bt, None, len0)?;
+        let neg = self.b.logical_and(bt, None, set, not_len0)?;
+        let high = self.b.not(vt, None, mask)?;
+        let ext = self.b.bitwise_or(vt, None, field, high)?;
+        Ok(self.b.select(vt, None, neg, ext, field)?)
+    }
+
+    fn bit_field_insert(&mut self, ty: OpTy, a: Word, b: Word, pos: Word, len: Word) -> R<Word> {
+        let vt = self.ty(Scalar::Int(ty.bits() as u8));
+        let (pos_safe, _len, _n, mask) = self.bit_field(ty, pos, len)?;
+        let m = self.b.shift_left_logical(vt, None, mask, pos_safe)?;
+        let not_m = self.b.not(vt, None, m)?;
+        let kept = self.b.bitwise_and(vt, None, b, not_m)?;
+        let ins = self.b.shift_left_logical(vt, None, a, pos_safe)?;
+        let ins = self.b.bitwise_and(vt, None, ins, m)?;
+        Ok(self.b.bitwise_or(vt, None, kept, ins)?)
+    }
+
+    /// Applies `.ftz` and `.sat` to a float result.
+    fn float_result(&mut self, r: Word, ty: OpTy, mode: FloatMode) -> R<Word> {
+        let mut r = r;
+        if mode.ftz {
+            r = self.flush_f32(r)?;
+        }
+        if mode.sat {
+            r = self.saturate(r, ty)?;
+        }
+        Ok(r)
+    }
+
+    /// `.sat`: clamp to [0, 1]; NaN becomes +0 (PTX ISA 9.2 §9.7.3).
+    fn saturate(&mut self, v: Word, ty: OpTy) -> R<Word> {
+        let s = Scalar::of_op(ty);
+        let t = self.ty(s);
+        let bt = self.ty(Scalar::Bool);
+        let (zero_bits, one_bits) =
+            if ty.bits() == 32 { (0u64, 1f32.to_bits() as u64) } else { (0, 1f64.to_bits()) };
+        let zero = self.konst(s, zero_bits);
+        let one = self.konst(s, one_bits);
+        let gt0 = self.b.f_ord_greater_than(bt, None, v, zero)?;
+        let low = self.b.select(t, None, gt0, v, zero)?;
+        let gt1 = self.b.f_ord_greater_than(bt, None, low, one)?;
+        Ok(self.b.select(t, None, gt1, one, low)?)
+    }
+
+    /// Flushes an f32 subnormal to a zero of the same sign (`.ftz`), bit-exactly.
+    fn flush_f32(&mut self, v: Word) -> R<Word> {
+        let i = Scalar::Int(32);
+        let it = self.ty(i);
+        let ft = self.ty(Scalar::Float(32));
+        let bt = self.ty(Scalar::Bool);
+        let x = self.b.bitcast(it, None, v)?;
+        let abs_mask = self.konst(i, 0x7fff_ffff);
+        let mag = self.b.bitwise_and(it, None, x, abs_mask)?;
+        let min_normal = self.konst(i, 0x0080_0000);
+        let sub = self.b.u_less_than(bt, None, mag, min_normal)?;
+        let sign_mask = self.konst(i, 0x8000_0000);
+        let sign = self.b.bitwise_and(it, None, x, sign_mask)?;
+        let r = self.b.select(it, None, sub, sign, x)?;
+        Ok(self.b.bitcast(ft, None, r)?)
+    }
+
+    /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
+    /// `Fma`): the product of two f32 is exact in f64; the f64 sum is rounded to odd
+    /// using its exact error (TwoSum), and rounding that to f32 is then correctly
+    /// rounded (round-to-odd with 53 ≥ 24 + 2 bits; Boldo & Melquiond 2008).
+    fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
+        let f64s = Scalar::Float(64);
+        let dt = self.ty(f64s);
+        let ft = self.ty(Scalar::Float(32));
+        let bt = self.ty(Scalar::Bool);
+        let i64s = Scalar::Int(64);
+        let it = self.ty(i64s);
+        let exact = |s: &mut Self, id: Word| -> Word {
+            s.b.decorate(id, Decoration::NoContraction, []);
+            id
+        };
+        let ad = self.b.f_convert(dt, None, a)?;
+        let bd = self.b.f_convert(dt, None, b)?;
+        let cd = self.b.f_convert(dt, None, c)?;
+        let p = self.b.f_mul(dt, None, ad, bd)?;
+        let p = exact(self, p);
+        let s = self.b.f_add(dt, None, p, cd)?;
+        let s = exact(self, s);
+        // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
+        let bb = self.b.f_sub(dt, None, s, p)?;
+        let bb = exact(self, bb);
+        let sbb = self.b.f_sub(dt, None, s, bb)?;
+        let sbb = exact(self, sbb);
+        let e1 = self.b.f_sub(dt, None, p, sbb)?;
+        let e1 = exact(self, e1);
+        let e2 = self.b.f_sub(dt, None, cd, bb)?;
+        let e2 = exact(self, e2);
+        let err = self.b.f_add(dt, None, e1, e2)?;
+        let err = exact(self, err);
+        // Round to odd: if inexact and the last mantissa bit is even, step one ulp
+        // toward the exact value.
+        let zero = self.konst(f64s, 0);
+        let inexact = self.b.f_ord_not_equal(bt, None, err, zero)?;
+        let sbits = self.b.bitcast(it, None, s)?;
+        let one = self.konst(i64s, 1);
+        let low = self.b.bitwise_and(it, None, sbits, one)?;
+        let izero = self.konst(i64s, 0);
+        let even = self.b.i_equal(bt, None, low, izero)?;
+        let adjust = self.b.logical_and(bt, None, inexact, even)?;
+        // Moving toward err: away from zero when err has the sign of s (bits + 1),
+        // else toward zero (bits - 1). s ≠ 0 whenever err ≠ 0.
+        let s_neg = self.b.f_ord_less_than(bt, None, s, zero)?;
+        let e_neg = self.b.f_ord_less_than(bt, None, err, zero)?;
+        let same = self.b.logical_equal(bt, None, s_neg, e_neg)?;
+        let up = self.b.i_add(it, None, sbits, one)?;
+        let down = self.b.i_sub(it, None, sbits, one)?;
+        let stepped = self.b.select(it, None, same, up, down)?;
+        let odd_bits = self.b.select(it, None, adjust, stepped, sbits)?;
+        let odd = self.b.bitcast(dt, None, odd_bits)?;
+        Ok(self.b.f_convert(ft, None, odd)?)
+    }
+
+    fn compare(&mut self, cmp: CmpOp, ty: OpTy, a: Word, c: Word) -> R<Word> {
+        let bt = self.ty(Scalar::Bool);
+        let b = &mut *self.b;
+        if ty.is_float() {
+            return Ok(match cmp {
+                CmpOp::Eq => b.f_ord_equal(bt, None, a, c)?,
+                CmpOp::Ne => b.f_ord_not_equal(bt, None, a, c)?,
+                CmpOp::Lt => b.f_ord_less_than(bt, None, a, c)?,
+                CmpOp::Le => b.f_ord_less_than_equal(bt, None, a, c)?,
+                CmpOp::Gt => b.f_ord_greater_than(bt, None, a, c)?,
+                CmpOp::Ge => b.f_ord_greater_than_equal(bt, None, a, c)?,
+                CmpOp::Equ => b.f_unord_equal(bt, None, a, c)?,
+                CmpOp::Neu => b.f_unord_not_equal(bt, None, a, c)?,
+                CmpOp::Ltu => b.f_unord_less_than(bt, None, a, c)?,
+                CmpOp::Leu => b.f_unord_less_than_equal(bt, None, a, c)?,
+                CmpOp::Gtu => b.f_unord_greater_than(bt, None, a, c)?,
+                CmpOp::Geu => b.f_unord_greater_than_equal(bt, None, a, c)?,
+                CmpOp::Num | CmpOp::Nan => {
+                    let na = b.is_nan(bt, None, a)?;
+                    let nc = b.is_nan(bt, None, c)?;
+                    let any = b.logical_or(bt, None, na, nc)?;
+                    if cmp == CmpOp::Nan {
+                        any
+                    } else {
+                        b.logical_not(bt, None, any)?
+                    }
+                }
+            });
+        }
+        let s = ty.is_signed();
+        Ok(match cmp {
+            CmpOp::Eq => b.i_equal(bt, None, a, c)?,
+            CmpOp::Ne => b.i_not_equal(bt, None, a, c)?,
+            CmpOp::Lt if s => b.s_less_than(bt, None, a, c)?,
+            CmpOp::Lt => b.u_less_than(bt, None, a, c)?,
+            CmpOp::Le if s => b.s_less_than_equal(bt, None, a, c)?,
+            CmpOp::Le => b.u_less_than_equal(bt, None, a, c)?,
+            CmpOp::Gt if s => b.s_greater_than(bt, None, a, c)?,
+            CmpOp::Gt => b.u_greater_than(bt, None, a, c)?,
+            CmpOp::Ge if s => b.s_greater_than_equal(bt, None, a, c)?,
+            CmpOp::Ge => b.u_greater_than_equal(bt, None, a, c)?,
+            other => return Err(Error::Internal(format!("integer comparison {other:?}"))),
+        })
+    }
+
+    fn convert(
+        &mut self,
+        to: OpTy,
+        from: OpTy,
+        rounding: Option<Rounding>,
+        mode: FloatMode,
+        v: Word,
+    ) -> R<Word> {
+        let ts = Scalar::of_op(to);
+        let tt = self.ty(ts);
+        let bt = self.ty(Scalar::Bool);
+        let v = if mode.ftz && from == OpTy::F(32) { self.flush_f32(v)? } else { v };
+        let r = match (from.is_float(), to.is_float()) {
+            (false, false) => {
+                if mode.sat {
+                    self.int_saturate(to, from, v)?
+                } else if to.bits() == from.bits() {
+                    v
+                } else if to.bits() < from.bits() {
+                    self.b.u_convert(tt, None, v)?
+                } else if from.is_signed() {
+                    self.b.s_convert(tt, None, v)?
+                } else {
+                    self.b.u_convert(tt, None, v)?
+                }
+            }
+            (false, true) => {
+                // Correctly rounded to nearest even (Vulkan: conversions are exact or
+                // correctly rounded).
+                if from.is_signed() {
+                    self.b.convert_s_to_f(tt, None, v)?
+                } else {
+                    self.b.convert_u_to_f(tt, None, v)?
+                }
+            }
+            (true, true) => {
+                let r = if to == from {
+                    self.round_integral(v, from, rounding.unwrap_or(Rounding::Nearest))?
+                } else {
+                    self.b.f_convert(tt, None, v)?
+                };
+                if to.bits() > from.bits() {
+                    // Widening is exact; PTX keeps NaN payloads quieted the same way.
+                    self.b.decorate(r, Decoration::NoContraction, []);
+                }
+                r
+            }
+            (true, false) => {
+                // PTX float→int: round, then saturate to the destination range; NaN → 0
+                // (PTX ISA 9.2 §9.7.9.21).
+                let fs = Scalar::of_op(from);
+                let ft = self.ty(fs);
+                let r = self.round_integral(v, from, rounding.unwrap_or(Rounding::Zero))?;
+                let (lo, hi) = int_range(to);
+                let bits = to.bits();
+                let fbits = |x: f64| {
+                    if from.bits() == 32 {
+                        (x as f32).to_bits() as u64
+                    } else {
+                        x.to_bits()
+                    }
+                };
+                // `hi_f` is 2^bits or 2^(bits-1): the first value above the range.
+                let hi_f = self.konst(fs, fbits(hi as f64 + 1.0));
+                let lo_f = self.konst(fs, fbits(lo as f64));
+                let too_big = self.b.f_ord_greater_than_equal(bt, None, r, hi_f)?;
+                let too_small = self.b.f_ord_less_than(bt, None, r, lo_f)?;
+                let nan = self.b.is_nan(bt, None, r)?;
+                let zero_f = self.konst(fs, 0);
+                let safe = self.b.logical_or(bt, None, too_big, too_small)?;
+                let safe = self.b.logical_or(bt, None, safe, nan)?;
+                let in_range = self.b.select(ft, None, safe, zero_f, r)?;
+                let conv = if to.is_signed() {
+                    self.b.convert_f_to_s(tt, None, in_range)?
+                } else {
+                    self.b.convert_f_to_u(tt, None, in_range)?
+                };
+                let mask =
+                    |x: i128| (x as u64) & if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                let hi_k = self.konst(ts, mask(hi));
+                let lo_k = self.konst(ts, mask(lo));
+                let zero = self.konst(ts, 0);
+                let r1 = self.b.select(tt, None, too_big, hi_k, conv)?;
+                let r2 = self.b.select(tt, None, too_small, lo_k, r1)?;
+                self.b.select(tt, None, nan, zero, r2)?
+            }
+        };
+        if to.is_float() {
+            return self.float_result(
+                r,
+                to,
+                FloatMode { ftz: mode.ftz && to == OpTy::F(32), sat: mode.sat },
+            );
+        }
+        Ok(r)
+    }
+
+    fn round_integral(&mut self, v: Word, ty: OpTy, r: Rounding) -> R<Word> {
+        let t = self.ty(Scalar::of_op(ty));
+        let op = match r {
+            Rounding::Nearest => glsl::ROUND_EVEN,
+            Rounding::Zero => glsl::TRUNC,
+            Rounding::Down => glsl::FLOOR,
+            Rounding::Up => glsl::CEIL,
+        };
+        Ok(self.b.ext_inst(t, None, self.g.glsl, op, [Operand::IdRef(v)])?)
+    }
+
+    /// `cvt.sat` between integer types: clamp to the destination's range.
+    fn int_saturate(&mut self, to: OpTy, from: OpTy, v: Word) -> R<Word> {
+        let s64 = Scalar::Int(64);
+        let t64 = self.ty(s64);
+        let bt = self.ty(Scalar::Bool);
+        let wide = if from.bits() == 64 {
+            v
+        } else if from.is_signed() {
+            self.b.s_convert(t64, None, v)?
+        } else {
+            self.b.u_convert(t64, None, v)?
+        };
+        let (lo, hi) = int_range(to);
+        let r = if from.is_signed() {
+            let hi = hi.min(i64::MAX as i128) as i64;
+            let lo = lo as i64;
+            let hk = self.konst(s64, hi as u64);
+            let lk = self.konst(s64, lo as u64);
+            let above = self.b.s_greater_than(bt, None, wide, hk)?;
+            let below = self.b.s_less_than(bt, None, wide, lk)?;
+            let r = self.b.select(t64, None, above, hk, wide)?;
+            self.b.select(t64, None, below, lk, r)?
+        } else {
+            let hk = self.konst(s64, hi as u64);
+            let above = self.b.u_greater_than(bt, None, wide, hk)?;
+            self.b.select(t64, None, above, hk, wide)?
+        };
+        let tt = self.ty(Scalar::of_op(to));
+        if to.bits() == 64 {
+            Ok(r)
+        } else {
+            Ok(self.b.u_convert(tt, None, r)?)
+        }
+    }
+
+    // ----- memory --------------------------------------------------------------------
+
+    /// The 64-bit address `addr + extra` for global and parameter accesses.
+    fn address64(&mut self, space: Space, addr: &Address, extra: i64) -> R<Word> {
+        let s64 = Scalar::Int(64);
+        let t64 = self.ty(s64);
+        let base = match (space, addr.base) {
+            (Space::Param, _) => Some(self.push_member(crate::module::PC_PARAM_ADDR, s64)?),
+            (_, Some(r)) => {
+                let (v, have) = self.load_reg(r)?;
+                Some(if have.bits() == 32 { self.b.u_convert(t64, None, v)? } else { v })
+            }
+            (_, None) => None,
+        };
+        let off = addr.offset.wrapping_add(extra) as u64;
+        let k = self.konst(s64, off);
+        Ok(match base {
+            Some(b) if off != 0 => self.b.i_add(t64, None, b, k)?,
+            Some(b) => b,
+            None => k,
+        })
+    }
+
+    /// The 32-bit byte offset `addr + extra` into the shared window.
+    fn address32(&mut self, addr: &Address, extra: i64) -> R<Word> {
+        let s32 = Scalar::Int(32);
+        let t32 = self.ty(s32);
+        let off = self.konst(s32, addr.offset.wrapping_add(extra) as u64);
+        match addr.base {
+            None => Ok(off),
+            Some(r) => {
+                let (v, have) = self.load_reg(r)?;
+                let v = if have.bits() == 64 { self.b.u_convert(t32, None, v)? } else { v };
+                Ok(self.b.i_add(t32, None, v, off)?)
+            }
+        }
+    }
+
+    fn psb_pointer(&mut self, ty: OpTy, address: Word) -> R<(Word, Word)> {
+        let s = Scalar::of_op(ty);
+        match ty.bits() {
+            8 => self.t.used.storage8 = true,
+            16 => self.t.used.storage16 = true,
+            _ => {}
+        }
+        let vt = self.ty(s);
+        let pt = self.t.pointer(self.b, StorageClass::PhysicalStorageBuffer, vt);
+        Ok((self.b.convert_u_to_ptr(pt, None, address)?, vt))
+    }
+
+    fn load_mem(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
+        if space == Space::Shared {
+            return self.load_shared(ty, addr, extra);
+        }
+        let a = self.address64(space, addr, extra)?;
+        let (p, vt) = self.psb_pointer(ty, a)?;
+        let align = ty.bits() / 8;
+        Ok(self.b.load(vt, None, p, Some(MemoryAccess::ALIGNED), [Operand::LiteralBit32(align)])?)
+    }
+
+    fn store_mem(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64, v: Word) -> R<()> {
+        if space == Space::Shared {
+            return self.store_shared(ty, addr, extra, v);
+        }
+        let a = self.address64(space, addr, extra)?;
+        let (p, _) = self.psb_pointer(ty, a)?;
+        let align = ty.bits() / 8;
+        self.b.store(p, v, Some(MemoryAccess::ALIGNED), [Operand::LiteralBit32(align)])?;
+        Ok(())
+    }
+
+    /// Pointer to 32-bit word `index` of the shared window.
+    fn shared_word(&mut self, index: Word) -> R<Word> {
+        let u32t = self.ty(Scalar::Int(32));
+        let pt = self.t.pointer(self.b, StorageClass::Workgroup, u32t);
+        let Some(shared) = self.g.shared else {
+            return Err(Error::Internal("shared access without a shared window".into()));
+        };
+        Ok(self.b.access_chain(pt, None, shared, [index])?)
+    }
+
+    fn load_shared(&mut self, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let byte = self.address32(addr, extra)?;
+        let two = self.konst(s32, 2);
+        let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
+        let want = Scalar::of_op(ty);
+        let wt = self.ty(want);
+        match ty.bits() {
+            32 => {
+                let p = self.shared_word(idx)?;
+                let w = self.b.load(u32t, None, p, None, [])?;
+                self.coerce(w, s32, want)
+            }
+            64 => {
+                let p0 = self.shared_word(idx)?;
+                let lo = self.b.load(u32t, None, p0, None, [])?;
+                let one = self.konst(s32, 1);
+                let idx1 = self.b.i_add(u32t, None, idx, one)?;
+                let p1 = self.shared_word(idx1)?;
+                let hi = self.b.load(u32t, None, p1, None, [])?;
+                let v = self.join64(lo, hi)?;
+                self.coerce(v, Scalar::Int(64), want)
+            }
+            bits => {
+                // Sub-word: extract the byte lane of the containing word.
+                let p = self.shared_word(idx)?;
+                let w = self.b.load(u32t, None, p, None, [])?;
+                let sh = self.byte_shift(byte)?;
+                let v = self.b.shift_right_logical(u32t, None, w, sh)?;
+                let _ = wt;
+                let nt = self.ty(Scalar::Int(bits as u8));
+                let n = self.b.u_convert(nt, None, v)?;
+                self.coerce(n, Scalar::Int(bits as u8), want)
+            }
+        }
+    }
+
+    fn byte_shift(&mut self, byte: Word) -> R<Word> {
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let three = self.konst(s32, 3);
+        let lane = self.b.bitwise_and(u32t, None, byte, three)?;
+        Ok(self.b.shift_left_logical(u32t, None, lane, three)?)
+    }
+
+    fn store_shared(&mut self, ty: OpTy, addr: &Address, extra: i64, v: Word) -> R<()> {
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let byte = self.address32(addr, extra)?;
+        let two = self.konst(s32, 2);
+        let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
+        let have = Scalar::of_op(ty);
+        match ty.bits() {
+            32 => {
+                let w = self.coerce(v, have, s32)?;
+                let p = self.shared_word(idx)?;
+                self.b.store(p, w, None, [])?;
+            }
+            64 => {
+                let x = self.coerce(v, have, Scalar::Int(64))?;
+                let (lo, hi) = self.split64(x)?;
+                let p0 = self.shared_word(idx)?;
+                self.b.store(p0, lo, None, [])?;
+                let one = self.konst(s32, 1);
+                let idx1 = self.b.i_add(u32t, None, idx, one)?;
+                let p1 = self.shared_word(idx1)?;
+                self.b.store(p1, hi, None, [])?;
+            }
+            bits => {
+                // Sub-word stores must not disturb neighbouring bytes that other threads
+                // may write concurrently: clear and set the lane with two atomics.
+                let n = self.coerce(v, have, Scalar::Int(bits as u8))?;
+                let w = self.b.u_convert(u32t, None, n)?;
+                let sh = self.byte_shift(byte)?;
+                let lane_mask = self.konst(s32, (1u64 << bits) - 1);
+                let m = self.b.shift_left_logical(u32t, None, lane_mask, sh)?;
+                let not_m = self.b.not(u32t, None, m)?;
+                let val = self.b.shift_left_logical(u32t, None, w, sh)?;
+                let p = self.shared_word(idx)?;
+                let scope = self.t.u32(self.b, SCOPE_WORKGROUP);
+                let sem = self.t.u32(self.b, 0);
+                self.b.atomic_and(u32t, None, p, scope, sem, not_m)?;
+                self.b.atomic_or(u32t, None, p, scope, sem, val)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The inclusive value range of an integer type, as i128.
+fn int_range(t: OpTy) -> (i128, i128) {
+    let bits = t.bits();
+    if t.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}

@@ -1,0 +1,128 @@
+//! ptxvk's SPIR-V backend: structured IR → one SPIR-V 1.6 module with an entry point
+//! per PTX kernel, and validation with `spirv-val` (via the spirv-tools crate).
+//!
+//! The module uses the launch ABI documented in [`module`]: global memory through
+//! `PhysicalStorageBuffer64` pointers made from 64-bit addresses, the parameter block's
+//! address and the grid geometry in push constants, `%ntid` from `LocalSizeId`
+//! specialization constants, and shared memory as one `Workgroup` word array whose
+//! length is a specialization constant.
+#![forbid(unsafe_code)]
+
+mod emit;
+pub mod module;
+mod types;
+
+use rspirv::binary::{Assemble, Disassemble};
+use rspirv::dr::Builder;
+use rspirv::spirv::{ExecutionMode, ExecutionModel};
+
+use ptxvk_lower::abi::KernelAbi;
+use ptxvk_lower::LoweredKernel;
+
+pub use module::PUSH_CONSTANT_SIZE;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("internal error in the SPIR-V backend: {0}")]
+    Internal(String),
+    #[error("internal error building SPIR-V: {0:?}")]
+    Build(rspirv::dr::Error),
+    #[error("the generated SPIR-V is invalid (a ptxvk bug): {0}")]
+    Invalid(String),
+    #[error("the module has no kernels (`.entry`)")]
+    NoKernels,
+}
+
+impl From<rspirv::dr::Error> for Error {
+    fn from(e: rspirv::dr::Error) -> Self {
+        Error::Build(e)
+    }
+}
+
+/// Optional device capabilities a module needs; the runtime checks them before launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Requirements {
+    pub int8: bool,
+    pub int16: bool,
+    pub float64: bool,
+    pub storage_buffer_8bit: bool,
+    pub storage_buffer_16bit: bool,
+}
+
+/// What the host needs to launch one kernel of the module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The PTX name, which is also the SPIR-V entry point name.
+    pub name: String,
+    pub abi: KernelAbi,
+    /// Bytes of static shared memory; dynamic shared memory starts at `dynamic_shared_offset`.
+    pub static_shared_bytes: u32,
+    pub dynamic_shared_offset: u32,
+    pub uses_dynamic_shared: bool,
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+}
+
+/// A compiled module.
+#[derive(Clone, Debug)]
+pub struct SpirvModule {
+    pub words: Vec<u32>,
+    pub kernels: Vec<KernelInfo>,
+    pub requirements: Requirements,
+}
+
+/// Generates the SPIR-V module for `kernels`.
+pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
+    if kernels.is_empty() {
+        return Err(Error::NoKernels);
+    }
+    let mut b = Builder::new();
+    let mut t = types::TypeCache::default();
+    let uses_shared = kernels
+        .iter()
+        .any(|k| k.kernel.shared.static_bytes > 0 || k.kernel.shared.dynamic_align.is_some());
+    let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
+    let g = module::Globals::declare(&mut b, &mut t, uses_shared.then(|| max_static.div_ceil(4)));
+    let mut infos = Vec::new();
+    for lk in kernels {
+        let k = &lk.kernel;
+        let f = emit::FnEmitter::new(&mut b, &mut t, &g, k).function(&lk.body)?;
+        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface());
+        b.execution_mode_id(f, ExecutionMode::LocalSizeId, g.block_size);
+        infos.push(KernelInfo {
+            name: k.name.clone(),
+            abi: k.abi.clone(),
+            static_shared_bytes: k.shared.static_bytes,
+            dynamic_shared_offset: k.shared.dynamic_offset(),
+            uses_dynamic_shared: k.shared.dynamic_align.is_some(),
+            reqntid: k.reqntid,
+            maxntid: k.maxntid,
+        });
+    }
+    module::capabilities(&mut b, &t);
+    let u = t.used;
+    let requirements = Requirements {
+        int8: u.int8,
+        int16: u.int16,
+        float64: u.float64,
+        storage_buffer_8bit: u.storage8,
+        storage_buffer_16bit: u.storage16,
+    };
+    let words = b.module().assemble();
+    Ok(SpirvModule { words, kernels: infos, requirements })
+}
+
+/// Validates SPIR-V for Vulkan 1.3 with `spirv-val` (SPIRV-Tools).
+pub fn validate(words: &[u32]) -> Result<(), Error> {
+    use spirv_tools::val::Validator;
+    let v = spirv_tools::val::create(Some(spirv_tools::TargetEnv::Vulkan_1_3));
+    v.validate(words, None).map_err(|e| Error::Invalid(e.to_string()))
+}
+
+/// SPIR-V assembly text of a module.
+pub fn disassemble(words: &[u32]) -> Result<String, Error> {
+    let mut loader = rspirv::dr::Loader::new();
+    rspirv::binary::parse_words(words, &mut loader)
+        .map_err(|e| Error::Internal(format!("re-parsing SPIR-V: {e}")))?;
+    Ok(loader.module().disassemble())
+}

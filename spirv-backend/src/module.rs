@@ -1,0 +1,116 @@
+//! Module-level SPIR-V: capabilities, the memory model, the launch ABI's push-constant
+//! block, builtins, specialization constants and the shared-memory window.
+//!
+//! The launch ABI (DESIGN §6), shared with `ptxvk-vk`:
+//! * push constants (40 bytes): `u64 param_address` @0, `u64 const_address` @8,
+//!   `u32 ctaid_base[3]` @16, `u32 grid[3]` @28;
+//! * specialization constants: ids 0, 1, 2 = block size x, y, z (`LocalSizeId`), id 3 =
+//!   shared memory size in 32-bit words.
+
+use rspirv::dr::{Builder, Operand};
+use rspirv::spirv::{
+    AddressingModel, BuiltIn, Capability, Decoration, MemoryModel, StorageClass, Word,
+};
+
+use crate::types::{Scalar, TypeCache};
+
+/// Push-constant member indices.
+pub const PC_PARAM_ADDR: u32 = 0;
+pub const PC_CONST_ADDR: u32 = 1;
+pub const PC_CTAID_BASE: u32 = 2;
+pub const PC_GRID: u32 = 5;
+
+/// Byte size of the push-constant block.
+pub const PUSH_CONSTANT_SIZE: u32 = 40;
+
+/// Specialization constant ids.
+pub const SPEC_BLOCK_X: u32 = 0;
+pub const SPEC_SHARED_WORDS: u32 = 3;
+
+/// Ids of module-level objects every kernel function uses.
+#[derive(Debug)]
+pub struct Globals {
+    pub glsl: Word,
+    pub uvec3_ty: Word,
+    pub local_id: Word,
+    pub workgroup_id: Word,
+    pub push_constants: Word,
+    /// Block-size specialization constants x, y, z.
+    pub block_size: [Word; 3],
+    /// The `Workgroup` array of u32 words, when some kernel uses shared memory.
+    pub shared: Option<Word>,
+}
+
+impl Globals {
+    /// Declares everything but capabilities (which depend on what the code used).
+    pub fn declare(b: &mut Builder, t: &mut TypeCache, shared_words: Option<u32>) -> Globals {
+        b.set_version(1, 6);
+        let glsl = b.ext_inst_import("GLSL.std.450");
+        b.memory_model(AddressingModel::PhysicalStorageBuffer64, MemoryModel::GLSL450);
+
+        let u32t = t.scalar(b, Scalar::Int(32));
+        let u64t = t.scalar(b, Scalar::Int(64));
+        let uvec3_ty = b.type_vector(u32t, 3);
+        let in_ptr = t.pointer(b, StorageClass::Input, uvec3_ty);
+        let local_id = b.variable(in_ptr, None, StorageClass::Input, None);
+        b.decorate(local_id, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::LocalInvocationId)]);
+        let workgroup_id = b.variable(in_ptr, None, StorageClass::Input, None);
+        b.decorate(workgroup_id, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::WorkgroupId)]);
+
+        let pc_ty = b.type_struct([u64t, u64t, u32t, u32t, u32t, u32t, u32t, u32t]);
+        b.decorate(pc_ty, Decoration::Block, []);
+        let offsets = [0u32, 8, 16, 20, 24, 28, 32, 36];
+        for (i, off) in offsets.iter().enumerate() {
+            b.member_decorate(pc_ty, i as u32, Decoration::Offset, [Operand::LiteralBit32(*off)]);
+        }
+        let pc_ptr = t.pointer(b, StorageClass::PushConstant, pc_ty);
+        let push_constants = b.variable(pc_ptr, None, StorageClass::PushConstant, None);
+
+        let mut block_size = [0; 3];
+        for (i, id) in block_size.iter_mut().enumerate() {
+            *id = b.spec_constant_bit32(u32t, 1);
+            b.decorate(*id, Decoration::SpecId, [Operand::LiteralBit32(SPEC_BLOCK_X + i as u32)]);
+        }
+
+        let shared = shared_words.map(|words| {
+            let len = b.spec_constant_bit32(u32t, words.max(1));
+            b.decorate(len, Decoration::SpecId, [Operand::LiteralBit32(SPEC_SHARED_WORDS)]);
+            let arr = b.type_array(u32t, len);
+            let ptr = t.pointer(b, StorageClass::Workgroup, arr);
+            b.variable(ptr, None, StorageClass::Workgroup, None)
+        });
+
+        Globals { glsl, uvec3_ty, local_id, workgroup_id, push_constants, block_size, shared }
+    }
+
+    /// The entry-point interface: every module-scope variable (SPIR-V 1.4+ rule).
+    pub fn interface(&self) -> Vec<Word> {
+        let mut v = vec![self.local_id, self.workgroup_id, self.push_constants];
+        v.extend(self.shared);
+        v
+    }
+}
+
+/// Capabilities for what the code used; always Shader, Int64 (addresses) and
+/// PhysicalStorageBufferAddresses.
+pub fn capabilities(b: &mut Builder, t: &TypeCache) {
+    b.capability(Capability::Shader);
+    b.capability(Capability::Int64);
+    b.capability(Capability::PhysicalStorageBufferAddresses);
+    let u = t.used;
+    if u.int8 {
+        b.capability(Capability::Int8);
+    }
+    if u.int16 {
+        b.capability(Capability::Int16);
+    }
+    if u.float64 {
+        b.capability(Capability::Float64);
+    }
+    if u.storage8 {
+        b.capability(Capability::StorageBuffer8BitAccess);
+    }
+    if u.storage16 {
+        b.capability(Capability::StorageBuffer16BitAccess);
+    }
+}
