@@ -485,3 +485,69 @@ impl Kernel {
         &self.regs[r.index()]
     }
 }
+
+/// Renders a kernel's CFG IR for `ptxvk compile --emit ir`.
+pub fn print(k: &Kernel) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        ".entry {} (param block {} bytes, shared {} bytes) {{",
+        k.name, k.abi.size, k.shared.static_bytes
+    );
+    for p in &k.abi.params {
+        let _ = writeln!(
+            s,
+            "    param {} {} @{} ({} bytes)",
+            p.name,
+            p.elem.directive(),
+            p.offset,
+            p.size
+        );
+    }
+    for r in &k.regs {
+        let _ = writeln!(s, "    reg {:?} {}", r.ty, r.name);
+    }
+    for (i, b) in k.blocks.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  bb{i}{}:",
+            b.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default()
+        );
+        for inst in &b.insts {
+            let _ = writeln!(s, "    {}", name_regs(k, &format!("{:?}", inst.kind)));
+        }
+        let term = match &b.term {
+            Terminator::Jump(t) => format!("jump bb{}", t.0),
+            Terminator::Branch { cond, negate, if_true, if_false } => format!(
+                "branch {}{} ? bb{} : bb{}",
+                if *negate { "!" } else { "" },
+                k.reg(*cond).name,
+                if_true.0,
+                if_false.0
+            ),
+            Terminator::Return => "return".into(),
+        };
+        let _ = writeln!(s, "    {term}");
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// Replaces `RegId(n)` in debug text by the register's PTX name.
+fn name_regs(k: &Kernel, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("RegId(") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 6..];
+        let end = after.find(')').unwrap_or(after.len());
+        match after[..end].parse::<usize>().ok().and_then(|n| k.regs.get(n)) {
+            Some(r) => out.push_str(&r.name),
+            None => out.push_str(&rest[i..i + 6 + end]),
+        }
+        rest = after.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
+}

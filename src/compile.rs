@@ -1,0 +1,76 @@
+//! PTX text → SPIR-V, with every intermediate form available for `--emit`.
+
+use ptxvk_frontend::{ast, SourceFile};
+use ptxvk_lower::LoweredKernel;
+use ptxvk_spirv::SpirvModule;
+
+use crate::Error;
+
+/// A PTX module compiled to SPIR-V, with the information the host needs to launch it.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub ast: ast::Module,
+    pub kernels: Vec<LoweredKernel>,
+    pub spirv: SpirvModule,
+}
+
+/// Parses PTX text; errors are rendered against `source_name`.
+pub fn parse(source_name: &str, text: &str) -> Result<ast::Module, Error> {
+    let src = SourceFile::new(source_name, text);
+    ptxvk_frontend::parse(text).map_err(|diagnostics| {
+        let rendered = src.render(&diagnostics.0);
+        Error::Ptx { diagnostics, rendered }
+    })
+}
+
+/// Parses and lowers PTX text, keeping only the kernel `entry` when given.
+pub fn lower(
+    source_name: &str,
+    text: &str,
+    entry: Option<&str>,
+) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
+    let module = parse(source_name, text)?;
+    let src = SourceFile::new(source_name, text);
+    let mut kernels = ptxvk_lower::lower(&module).map_err(|diagnostics| {
+        let rendered = src.render(&diagnostics.0);
+        Error::Ptx { diagnostics, rendered }
+    })?;
+    if let Some(name) = entry {
+        kernels.retain(|k| k.kernel.name == name);
+        if kernels.is_empty() {
+            return Err(no_such_kernel(&module, name));
+        }
+    }
+    if kernels.is_empty() {
+        let d = ptxvk_frontend::Diagnostic::error(
+            ptxvk_frontend::Span::default(),
+            "the module has no kernel (`.entry`) to compile",
+        );
+        let rendered = src.render(std::slice::from_ref(&d));
+        return Err(Error::Ptx { diagnostics: d.into(), rendered });
+    }
+    Ok((module, kernels))
+}
+
+/// Compiles PTX text to a SPIR-V module with one entry point per kernel.
+pub fn compile(source_name: &str, text: &str, entry: Option<&str>) -> Result<Compiled, Error> {
+    let (ast, kernels) = lower(source_name, text, entry)?;
+    let spirv = ptxvk_spirv::compile(&kernels)?;
+    Ok(Compiled { ast, kernels, spirv })
+}
+
+fn no_such_kernel(module: &ast::Module, name: &str) -> Error {
+    Error::NoSuchKernel { name: name.to_string(), available: entry_names(module) }
+}
+
+/// Names of the module's kernels, in source order.
+pub fn entry_names(module: &ast::Module) -> Vec<String> {
+    module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f.name.value.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,37 @@
+//! The public error type of the ptxvk API.
+
+use ptxvk_frontend::Diagnostics;
+
+/// Everything that can go wrong between PTX text and a finished launch.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The PTX was rejected; `rendered` holds the diagnostics as `file:line:column` with
+    /// carets, ready to print.
+    #[error("{rendered}")]
+    Ptx { diagnostics: Diagnostics, rendered: String },
+    /// Code generation failed (a ptxvk bug, never the user's input).
+    #[error(transparent)]
+    Backend(#[from] ptxvk_spirv::Error),
+    /// The Vulkan device or driver failed, or a launch exceeded its limits.
+    #[error(transparent)]
+    Runtime(#[from] ptxvk_vk::Error),
+    /// The module has no kernel of that name.
+    #[error("no kernel named `{name}`; the module has: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
+    NoSuchKernel { name: String, available: Vec<String> },
+    /// A launch request that does not fit the kernel (wrong argument count or sizes,
+    /// unknown kernel, block size outside `.reqntid`/`.maxntid`).
+    #[error("{0}")]
+    Launch(String),
+}
+
+impl Error {
+    /// The CLI exit code for this error (DESIGN §10): 1 for rejected PTX, 2 for a kernel name that does not exist, 3 for device
+    /// and runtime errors (launch mismatches included).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Ptx { .. } => 1,
+            Error::NoSuchKernel { .. } => 2,
+            _ => 3,
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! ptxvk runs NVIDIA PTX on any Vulkan GPU: it compiles PTX to SPIR-V compute shaders
+//! and launches them through its own Vulkan runtime.
+//!
+//! ```no_run
+//! use ptxvk::{Arg, Device, Module};
+//!
+//! # fn main() -> Result<(), ptxvk::Error> {
+//! let ptx = std::fs::read_to_string("tests/kernels/vector_add.nvcc.sm_80.ptx").unwrap();
+//! let device = Device::default_device()?;
+//! let module = Module::from_ptx(&device, &ptx)?;
+//! let n = 1000u32;
+//! let a = device.buffer_from(&vec![1.0f32; n as usize])?;
+//! let b = device.buffer_from(&vec![2.0f32; n as usize])?;
+//! let c = device.zeroed::<f32>(n as usize)?;
+//! module.kernel("vector_add")?.launch(
+//!     n.div_ceil(256), 256, 0,
+//!     &[Arg::from(&a), Arg::from(&b), Arg::from(&c), Arg::from(n)],
+//! )?;
+//! assert!(c.to_vec(&device)?.iter().all(|&x| x == 3.0));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The stages are separate crates: `ptxvk-frontend` (PTX → AST), `ptxvk-lower`
+//! (AST → IR → structured IR), `ptxvk-spirv` (→ SPIR-V) and `ptxvk-vk` (Vulkan).
+#![forbid(unsafe_code)]
+
+pub mod compile;
+mod error;
+pub mod run;
+pub mod runtime;
+pub mod spec;
+
+pub use error::Error;
+pub use runtime::{Arg, Device, DeviceBuffer, Dim3, Element, Kernel, LaunchStats, Module};
+
+pub use ptxvk_frontend as frontend;
+pub use ptxvk_lower as lower;
+pub use ptxvk_spirv as spirv;
+pub use ptxvk_vk as vk;

@@ -1,0 +1,282 @@
+//! The `ptxvk` command line (DESIGN §10).
+//!
+//! Exit codes: 0 success; 1 the PTX was rejected (diagnostics on stderr); 2 usage error;
+//! 3 device or runtime error.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+
+use ptxvk::spec::{self, LaunchSpec};
+use ptxvk::vk::DeviceSelector;
+use ptxvk::{Device, Error};
+
+#[derive(Parser)]
+#[command(
+    name = "ptxvk",
+    version,
+    about = "Compile NVIDIA PTX to SPIR-V and run it on any Vulkan device"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile PTX to SPIR-V (or print an intermediate form).
+    Compile {
+        /// The PTX file.
+        input: PathBuf,
+        /// Output file; defaults to IN.spv for `--emit spv` and standard output otherwise.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// What to produce.
+        #[arg(long, value_enum, default_value = "spv")]
+        emit: Emit,
+        /// Compile only this kernel.
+        #[arg(long)]
+        entry: Option<String>,
+    },
+    /// Run a kernel: from flags, or from a launch spec (JSON).
+    Run {
+        /// The PTX file (not with --spec).
+        input: Option<PathBuf>,
+        /// Launch spec file; see the README for the format.
+        #[arg(long, conflicts_with_all = ["input", "grid", "block", "shared", "args", "entry"])]
+        spec: Option<PathBuf>,
+        /// Kernel name; optional when the module has one kernel.
+        #[arg(long)]
+        entry: Option<String>,
+        /// Grid size in blocks: X[,Y[,Z]].
+        #[arg(long)]
+        grid: Option<String>,
+        /// Block size in threads: X[,Y[,Z]].
+        #[arg(long)]
+        block: Option<String>,
+        /// Dynamic (extern) shared memory in bytes.
+        #[arg(long, default_value_t = 0)]
+        shared: u32,
+        /// Kernel arguments in order: buf:f32:1,2,3  buf:u32:zeros:1024  buf:u8:hex:0a0b  u32:7  f32:1.5  bytes:0a0b
+        #[arg(long = "arg", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Print one JSON object with every buffer's bytes.
+        #[arg(long)]
+        json: bool,
+        /// Device index or name substring (default: PTXVK_DEVICE, else the best device).
+        #[arg(long)]
+        device: Option<String>,
+    },
+    /// List Vulkan devices.
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Emit {
+    Spv,
+    Spvasm,
+    Ast,
+    Ir,
+    Structured,
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+fn usage(e: impl Into<anyhow::Error>) -> Failure {
+    Failure { code: 2, error: e.into() }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure { code: e.exit_code() as u8, error: e.into() }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Compile { input, output, emit, entry } => {
+            compile(&input, output.as_deref(), emit, entry.as_deref())
+        }
+        Command::Run { input, spec, entry, grid, block, shared, args, json, device } => {
+            run(input, spec, entry, grid, block, shared, args, json, device)
+        }
+        Command::Devices { json } => devices(json),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            // PTX diagnostics are already rendered; everything else gets a prefix.
+            if f.code == 1 {
+                eprint!("{:#}", f.error);
+            } else {
+                eprintln!("error: {:#}", f.error);
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))
+        .map_err(usage)
+}
+
+fn compile(
+    input: &Path,
+    output: Option<&Path>,
+    emit: Emit,
+    entry: Option<&str>,
+) -> Result<(), Failure> {
+    let text = read(input)?;
+    let name = input.display().to_string();
+    let out: Vec<u8> = match emit {
+        Emit::Ast => format!("{:#?}\n", ptxvk::compile::parse(&name, &text)?).into_bytes(),
+        Emit::Ir => {
+            let (_, kernels) = ptxvk::compile::lower(&name, &text, entry)?;
+            kernels
+                .iter()
+                .map(|k| ptxvk::lower::ir::print(&k.kernel))
+                .collect::<String>()
+                .into_bytes()
+        }
+        Emit::Structured => {
+            let (_, kernels) = ptxvk::compile::lower(&name, &text, entry)?;
+            kernels
+                .iter()
+                .map(|k| ptxvk::lower::structurize::print(&k.kernel, &k.body))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .into_bytes()
+        }
+        Emit::Spv | Emit::Spvasm => {
+            let c = ptxvk::compile::compile(&name, &text, entry)?;
+            if matches!(emit, Emit::Spv) {
+                c.spirv.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+            } else {
+                ptxvk::spirv::disassemble(&c.spirv.words).map_err(Error::from)?.into_bytes()
+            }
+        }
+    };
+    let default_out = matches!(emit, Emit::Spv).then(|| input.with_extension("spv"));
+    match output.map(Path::to_path_buf).or(default_out) {
+        Some(p) if p.as_os_str() != "-" => std::fs::write(&p, &out)
+            .with_context(|| format!("cannot write {}", p.display()))
+            .map_err(|e| Failure { code: 3, error: e })?,
+        _ => std::io::stdout().write_all(&out).map_err(|e| Failure { code: 3, error: e.into() })?,
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    input: Option<PathBuf>,
+    spec_path: Option<PathBuf>,
+    entry: Option<String>,
+    grid: Option<String>,
+    block: Option<String>,
+    shared: u32,
+    args: Vec<String>,
+    json: bool,
+    device: Option<String>,
+) -> Result<(), Failure> {
+    let spec = match spec_path {
+        Some(p) => spec::load(&p).map_err(|e| usage(anyhow::anyhow!(e)))?,
+        None => {
+            let ptx = input
+                .ok_or_else(|| usage(anyhow::anyhow!("give a PTX file, or --spec LAUNCH.json")))?;
+            let grid = grid.ok_or_else(|| usage(anyhow::anyhow!("--grid X[,Y,Z] is required")))?;
+            let block =
+                block.ok_or_else(|| usage(anyhow::anyhow!("--block X[,Y,Z] is required")))?;
+            LaunchSpec {
+                ptx,
+                entry,
+                grid: spec::parse_dims(&grid).map_err(|e| usage(anyhow::anyhow!("--grid: {e}")))?,
+                block: spec::parse_dims(&block)
+                    .map_err(|e| usage(anyhow::anyhow!("--block: {e}")))?,
+                shared_bytes: shared,
+                args: args
+                    .iter()
+                    .map(|a| spec::parse_short_arg(a))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| usage(anyhow::anyhow!("--arg {e}")))?,
+            }
+        }
+    };
+    let ptx = read(&spec.ptx)?;
+    let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
+    let device = Device::open(&selector)?;
+    let result = ptxvk::run::run(&device, &spec, &ptx)?;
+    if json {
+        println!("{}", result.to_json());
+    } else {
+        println!("device: {}", result.device);
+        println!("entry: {}", result.entry);
+        println!("kernel time: {:.3} ms", result.kernel_ms);
+        for b in &result.buffers {
+            let data = spec::decode_all(b.ty, &b.bytes);
+            let shown: Vec<String> = data.iter().take(16).map(|v| v.to_string()).collect();
+            let more = if data.len() > 16 {
+                format!(", … ({} elements)", data.len())
+            } else {
+                String::new()
+            };
+            println!("arg {} ({}): [{}{}]", b.arg, b.ty.name(), shown.join(", "), more);
+        }
+    }
+    Ok(())
+}
+
+fn devices(json: bool) -> Result<(), Failure> {
+    let list = ptxvk::vk::enumerate_devices().map_err(|e| Failure { code: 3, error: e.into() })?;
+    if json {
+        let v: Vec<serde_json::Value> = list
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "index": d.index,
+                    "name": d.name,
+                    "type": format!("{:?}", d.device_type),
+                    "api_version": format!("{}.{}.{}", d.api_version.0, d.api_version.1, d.api_version.2),
+                    "driver": d.driver_name,
+                    "driver_info": d.driver_info,
+                    "subgroup_size": d.subgroup_size,
+                    "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
+                    "max_workgroup_invocations": d.limits.max_workgroup_invocations,
+                    "features": d.features.names(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(v));
+    } else {
+        for d in &list {
+            println!(
+                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {})",
+                d.index,
+                d.name,
+                d.device_type,
+                d.api_version.0,
+                d.api_version.1,
+                d.api_version.2,
+                d.driver_name,
+                d.driver_info,
+                d.subgroup_size
+            );
+        }
+        if list.is_empty() {
+            println!("no Vulkan devices");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,516 @@
+//! The launch-spec format (DESIGN §10): JSON files and the short `--arg` forms, element
+//! notation, and the decoding of result buffers. Unknown JSON keys are ignored, so other
+//! tools may annotate specs.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// Element type names of buffers and scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemType {
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    Bf16,
+    F32,
+    F64,
+}
+
+impl ElemType {
+    pub fn parse(s: &str) -> Option<ElemType> {
+        use ElemType::*;
+        Some(match s {
+            "u8" => U8,
+            "u16" => U16,
+            "u32" => U32,
+            "u64" => U64,
+            "s8" => S8,
+            "s16" => S16,
+            "s32" => S32,
+            "s64" => S64,
+            "f16" => F16,
+            "bf16" => Bf16,
+            "f32" => F32,
+            "f64" => F64,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        use ElemType::*;
+        match self {
+            U8 => "u8",
+            U16 => "u16",
+            U32 => "u32",
+            U64 => "u64",
+            S8 => "s8",
+            S16 => "s16",
+            S32 => "s32",
+            S64 => "s64",
+            F16 => "f16",
+            Bf16 => "bf16",
+            F32 => "f32",
+            F64 => "f64",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        use ElemType::*;
+        match self {
+            U8 | S8 => 1,
+            U16 | S16 | F16 | Bf16 => 2,
+            U32 | S32 | F32 => 4,
+            U64 | S64 | F64 => 8,
+        }
+    }
+
+    fn is_float(self) -> bool {
+        matches!(self, ElemType::F16 | ElemType::Bf16 | ElemType::F32 | ElemType::F64)
+    }
+
+    fn is_signed(self) -> bool {
+        matches!(self, ElemType::S8 | ElemType::S16 | ElemType::S32 | ElemType::S64)
+    }
+
+    /// Encodes one element given as JSON (a number, "nan", "inf", "-inf" or "0x…").
+    pub fn encode(self, v: &Value) -> Result<Vec<u8>, String> {
+        match v {
+            Value::String(s) => self.encode_str(s),
+            Value::Number(n) => {
+                if self.is_float() {
+                    let f = n.as_f64().ok_or_else(|| format!("{n} is not a number"))?;
+                    Ok(self.encode_f64(f))
+                } else if let Some(u) = n.as_u64() {
+                    self.encode_int(u as i128)
+                } else if let Some(i) = n.as_i64() {
+                    self.encode_int(i as i128)
+                } else {
+                    Err(format!("{n} is not an integer, as a {} element must be", self.name()))
+                }
+            }
+            other => Err(format!(
+                "expected a number or a string for a {} element, found {other}",
+                self.name()
+            )),
+        }
+    }
+
+    /// Encodes one element written as text (the `--arg` forms and JSON strings).
+    pub fn encode_str(self, s: &str) -> Result<Vec<u8>, String> {
+        let t = s.trim();
+        if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            // The exact bit pattern.
+            let bits = u64::from_str_radix(hex, 16)
+                .map_err(|_| format!("`{t}` is not a hexadecimal bit pattern"))?;
+            let size = self.size();
+            if size < 8 && bits >> (size * 8) != 0 {
+                return Err(format!("bit pattern `{t}` does not fit in {} bits", size * 8));
+            }
+            return Ok(bits.to_le_bytes()[..size].to_vec());
+        }
+        if self.is_float() {
+            let f = match t {
+                "nan" | "NaN" => f64::NAN,
+                "inf" | "+inf" => f64::INFINITY,
+                "-inf" => f64::NEG_INFINITY,
+                _ => {
+                    t.parse::<f64>().map_err(|_| format!("`{t}` is not a {} value", self.name()))?
+                }
+            };
+            return Ok(self.encode_f64(f));
+        }
+        let v: i128 = t.parse().map_err(|_| format!("`{t}` is not a {} value", self.name()))?;
+        self.encode_int(v)
+    }
+
+    fn encode_int(self, v: i128) -> Result<Vec<u8>, String> {
+        let bits = self.size() as u32 * 8;
+        let (lo, hi) = if self.is_signed() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        if v < lo || v > hi {
+            return Err(format!("{v} is out of range for {}", self.name()));
+        }
+        Ok((v as u128 as u64).to_le_bytes()[..self.size()].to_vec())
+    }
+
+    /// Floats round to nearest even (`as f32`, `half`'s conversions).
+    fn encode_f64(self, f: f64) -> Vec<u8> {
+        match self {
+            ElemType::F16 => half::f16::from_f64(f).to_bits().to_le_bytes().to_vec(),
+            ElemType::Bf16 => half::bf16::from_f64(f).to_bits().to_le_bytes().to_vec(),
+            ElemType::F32 => (f as f32).to_le_bytes().to_vec(),
+            _ => f.to_le_bytes().to_vec(),
+        }
+    }
+
+    /// Decodes one element to JSON: integers exactly; floats as numbers, or "nan",
+    /// "inf", "-inf".
+    pub fn decode(self, b: &[u8]) -> Value {
+        let mut a = [0u8; 8];
+        a[..self.size()].copy_from_slice(&b[..self.size()]);
+        let raw = u64::from_le_bytes(a);
+        let float = |f: f64| {
+            if f.is_nan() {
+                json!("nan")
+            } else if f.is_infinite() {
+                json!(if f > 0.0 { "inf" } else { "-inf" })
+            } else {
+                json!(f)
+            }
+        };
+        match self {
+            ElemType::U8 | ElemType::U16 | ElemType::U32 | ElemType::U64 => json!(raw),
+            ElemType::S8 => json!(raw as u8 as i8),
+            ElemType::S16 => json!(raw as u16 as i16),
+            ElemType::S32 => json!(raw as u32 as i32),
+            ElemType::S64 => json!(raw as i64),
+            ElemType::F16 => float(half::f16::from_bits(raw as u16).to_f64()),
+            ElemType::Bf16 => float(half::bf16::from_bits(raw as u16).to_f64()),
+            // f32 → f64 is exact, so the JSON number round-trips to the same f32.
+            ElemType::F32 => float(f32::from_bits(raw as u32) as f64),
+            ElemType::F64 => float(f64::from_bits(raw)),
+        }
+    }
+}
+
+/// One kernel argument of a launch spec.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecArg {
+    /// A device buffer with these bytes; the parameter receives its address.
+    Buffer { ty: ElemType, bytes: Vec<u8> },
+    /// By-value bytes.
+    Value(Vec<u8>),
+}
+
+/// A complete launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchSpec {
+    pub ptx: PathBuf,
+    pub entry: Option<String>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub args: Vec<SpecArg>,
+}
+
+/// Reads a launch spec file; `ptx` is resolved relative to the spec's folder.
+pub fn load(path: &Path) -> Result<LaunchSpec, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read launch spec {}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Parses launch-spec JSON.
+pub fn parse(text: &str, base: &Path) -> Result<LaunchSpec, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let obj = v.as_object().ok_or("a launch spec must be a JSON object")?;
+    let ptx =
+        obj.get("ptx").and_then(Value::as_str).ok_or("missing \"ptx\": the PTX file's path")?;
+    let entry = match obj.get("entry") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => return Err(format!("\"entry\" must be a string, found {other}")),
+    };
+    let grid = dims(obj.get("grid").ok_or("missing \"grid\"")?, "grid")?;
+    let block = dims(obj.get("block").ok_or("missing \"block\"")?, "block")?;
+    let shared_bytes = match obj.get("shared_bytes") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or("\"shared_bytes\" must be a non-negative integer")?,
+    };
+    let args = match obj.get("args") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, a)| arg(a).map_err(|e| format!("args[{i}]: {e}")))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("\"args\" must be an array".into()),
+    };
+    Ok(LaunchSpec { ptx: base.join(ptx), entry, grid, block, shared_bytes, args })
+}
+
+fn dims(v: &Value, what: &str) -> Result<[u32; 3], String> {
+    let one = |x: &Value| -> Result<u32, String> {
+        x.as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("\"{what}\" components must be positive integers, found {x}"))
+    };
+    let list: Vec<u32> = match v {
+        Value::Array(a) => a.iter().map(one).collect::<Result<_, _>>()?,
+        n @ Value::Number(_) => vec![one(n)?],
+        other => return Err(format!("\"{what}\" must be 1 to 3 numbers, found {other}")),
+    };
+    to_dim3(&list)
+        .ok_or_else(|| format!("\"{what}\" must have 1 to 3 numbers, found {}", list.len()))
+}
+
+fn to_dim3(list: &[u32]) -> Option<[u32; 3]> {
+    match *list {
+        [x] => Some([x, 1, 1]),
+        [x, y] => Some([x, y, 1]),
+        [x, y, z] => Some([x, y, z]),
+        _ => None,
+    }
+}
+
+fn elem_type(v: &Value) -> Result<ElemType, String> {
+    let s = v.as_str().ok_or_else(|| format!("element type must be a string, found {v}"))?;
+    ElemType::parse(s).ok_or_else(|| {
+        format!(
+            "unknown element type `{s}` (expected u8 u16 u32 u64 s8 s16 s32 s64 f16 bf16 f32 f64)"
+        )
+    })
+}
+
+fn arg(v: &Value) -> Result<SpecArg, String> {
+    let obj = v.as_object().ok_or("each argument must be a JSON object")?;
+    if let Some(t) = obj.get("buffer") {
+        let ty = elem_type(t)?;
+        let forms = ["data", "len", "hex"].iter().filter(|k| obj.contains_key(**k)).count();
+        if forms != 1 {
+            return Err("a buffer needs exactly one of \"data\", \"len\" or \"hex\"".into());
+        }
+        let bytes = if let Some(d) = obj.get("data") {
+            let items = d.as_array().ok_or("\"data\" must be an array")?;
+            let mut bytes = Vec::with_capacity(items.len() * ty.size());
+            for (i, x) in items.iter().enumerate() {
+                bytes.extend(ty.encode(x).map_err(|e| format!("data[{i}]: {e}"))?);
+            }
+            bytes
+        } else if let Some(n) = obj.get("len") {
+            let n = n.as_u64().ok_or("\"len\" must be a non-negative integer")?;
+            let size = n
+                .checked_mul(ty.size() as u64)
+                .filter(|&s| s <= (1 << 34))
+                .ok_or("\"len\" is too large")?;
+            vec![0u8; size as usize]
+        } else {
+            let h = obj.get("hex").and_then(Value::as_str).ok_or("\"hex\" must be a string")?;
+            let b = hex_decode(h)?;
+            if b.len() % ty.size() != 0 {
+                return Err(format!(
+                    "\"hex\" has {} bytes, not a whole number of {} elements",
+                    b.len(),
+                    ty.name()
+                ));
+            }
+            b
+        };
+        return Ok(SpecArg::Buffer { ty, bytes });
+    }
+    if let Some(t) = obj.get("scalar") {
+        let ty = elem_type(t)?;
+        let value = obj.get("value").ok_or("a scalar needs \"value\"")?;
+        return Ok(SpecArg::Value(ty.encode(value)?));
+    }
+    if let Some(h) = obj.get("bytes") {
+        let h = h.as_str().ok_or("\"bytes\" must be a hex string")?;
+        return Ok(SpecArg::Value(hex_decode(h)?));
+    }
+    Err("an argument must have \"buffer\", \"scalar\" or \"bytes\"".into())
+}
+
+/// Parses the short `--arg` forms: `buf:f32:1,2,3`, `buf:u32:zeros:1024`,
+/// `buf:u8:hex:0a0b`, `u32:7`, `f32:1.5`, `bytes:0a0b`.
+pub fn parse_short_arg(s: &str) -> Result<SpecArg, String> {
+    let mut parts = s.splitn(2, ':');
+    let head = parts.next().unwrap_or("");
+    let rest = parts
+        .next()
+        .ok_or_else(|| format!("`{s}`: expected TYPE:VALUE, buf:TYPE:…, or bytes:HEX"))?;
+    match head {
+        "bytes" => Ok(SpecArg::Value(hex_decode(rest)?)),
+        "buf" => {
+            let (t, data) =
+                rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:TYPE:VALUES"))?;
+            let ty =
+                ElemType::parse(t).ok_or_else(|| format!("`{s}`: unknown element type `{t}`"))?;
+            let bytes = if let Some(n) = data.strip_prefix("zeros:") {
+                let n: u64 =
+                    n.parse().map_err(|_| format!("`{s}`: `{n}` is not an element count"))?;
+                let size = n
+                    .checked_mul(ty.size() as u64)
+                    .filter(|&s| s <= (1 << 34))
+                    .ok_or("buffer too large")?;
+                vec![0u8; size as usize]
+            } else if let Some(h) = data.strip_prefix("hex:") {
+                hex_decode(h)?
+            } else if data.is_empty() {
+                Vec::new()
+            } else {
+                let mut b = Vec::new();
+                for x in data.split(',') {
+                    b.extend(ty.encode_str(x).map_err(|e| format!("`{s}`: {e}"))?);
+                }
+                b
+            };
+            if bytes.len() % ty.size() != 0 {
+                return Err(format!("`{s}`: not a whole number of {} elements", ty.name()));
+            }
+            Ok(SpecArg::Buffer { ty, bytes })
+        }
+        t => {
+            let ty =
+                ElemType::parse(t).ok_or_else(|| format!("`{s}`: unknown argument kind `{t}`"))?;
+            Ok(SpecArg::Value(ty.encode_str(rest).map_err(|e| format!("`{s}`: {e}"))?))
+        }
+    }
+}
+
+/// Parses `X[,Y[,Z]]`.
+pub fn parse_dims(s: &str) -> Result<[u32; 3], String> {
+    let list: Vec<u32> = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("`{x}` is not a positive integer"))
+        })
+        .collect::<Result<_, _>>()?;
+    to_dim3(&list).ok_or_else(|| format!("`{s}`: expected 1 to 3 numbers"))
+}
+
+pub fn hex_decode(s: &str) -> Result<Vec<u8>, String> {
+    let s = s.trim();
+    if s.len() % 2 != 0 {
+        return Err(format!("hex string has an odd number of digits ({})", s.len()));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(s.get(i..i + 2).unwrap_or("zz"), 16)
+                .map_err(|_| format!("`{}` is not hexadecimal", &s[i..(i + 2).min(s.len())]))
+        })
+        .collect()
+}
+
+pub fn hex_encode(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Decodes a result buffer into JSON elements.
+pub fn decode_all(ty: ElemType, bytes: &[u8]) -> Vec<Value> {
+    bytes.chunks_exact(ty.size()).map(|c| ty.decode(c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_notation() {
+        assert_eq!(ElemType::F32.encode(&json!(1.5)).unwrap(), 1.5f32.to_le_bytes());
+        assert_eq!(
+            ElemType::F32.encode(&json!("0x7fc00001")).unwrap(),
+            0x7fc0_0001u32.to_le_bytes()
+        );
+        assert_eq!(ElemType::F64.encode(&json!("-inf")).unwrap(), f64::NEG_INFINITY.to_le_bytes());
+        assert!(f32::from_le_bytes(
+            ElemType::F32.encode(&json!("nan")).unwrap().try_into().unwrap()
+        )
+        .is_nan());
+        assert_eq!(ElemType::S8.encode(&json!(-128)).unwrap(), vec![0x80]);
+        assert!(ElemType::U8.encode(&json!(256)).is_err());
+        assert!(ElemType::U32.encode(&json!(-1)).is_err());
+        assert!(ElemType::U32.encode(&json!(1.5)).is_err());
+        assert_eq!(ElemType::U64.encode(&json!(u64::MAX)).unwrap(), u64::MAX.to_le_bytes());
+        assert_eq!(ElemType::F16.encode(&json!(1.0)).unwrap(), 0x3c00u16.to_le_bytes());
+        assert_eq!(ElemType::Bf16.encode(&json!(1.0)).unwrap(), 0x3f80u16.to_le_bytes());
+        assert_eq!(
+            ElemType::U16.encode(&json!("0x10000")).unwrap_err(),
+            "bit pattern `0x10000` does not fit in 16 bits"
+        );
+    }
+
+    #[test]
+    fn decoding_round_trips() {
+        for ty in [ElemType::F32, ElemType::F64, ElemType::S32, ElemType::U64, ElemType::F16] {
+            for v in [json!(0), json!(1), json!(3)] {
+                let b = ty.encode(&v).unwrap();
+                assert_eq!(ty.encode(&ty.decode(&b)).unwrap(), b);
+            }
+        }
+        assert_eq!(ElemType::F32.decode(&f32::INFINITY.to_le_bytes()), json!("inf"));
+    }
+
+    #[test]
+    fn spec_with_every_arg_form_and_unknown_keys() {
+        let s = parse(
+            r#"{"ptx": "k.ptx", "comment": "ignored", "grid": [2, 3], "block": 64,
+               "args": [{"buffer": "f32", "data": [1, "nan", "0x3f800000"], "note": 1},
+                        {"buffer": "u32", "len": 4}, {"buffer": "u8", "hex": "0a0b"},
+                        {"scalar": "s32", "value": -2}, {"bytes": "0102"}]}"#,
+            Path::new("dir"),
+        )
+        .unwrap();
+        assert_eq!(s.ptx, Path::new("dir").join("k.ptx"));
+        assert_eq!(s.grid, [2, 3, 1]);
+        assert_eq!(s.block, [64, 1, 1]);
+        assert_eq!(s.args.len(), 5);
+        assert_eq!(s.args[1], SpecArg::Buffer { ty: ElemType::U32, bytes: vec![0; 16] });
+        assert_eq!(s.args[2], SpecArg::Buffer { ty: ElemType::U8, bytes: vec![10, 11] });
+        assert_eq!(s.args[3], SpecArg::Value((-2i32).to_le_bytes().to_vec()));
+        assert_eq!(s.args[4], SpecArg::Value(vec![1, 2]));
+    }
+
+    #[test]
+    fn malformed_specs_are_errors() {
+        for bad in [
+            "[]",
+            r#"{"grid": [1], "block": [1]}"#,
+            r#"{"ptx": "a", "grid": [0], "block": [1]}"#,
+            r#"{"ptx": "a", "grid": [1,1,1,1], "block": [1]}"#,
+            r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"buffer": "f33", "len": 1}]}"#,
+            r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"buffer": "f32", "len": 1, "data": []}]}"#,
+            r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"bytes": "0"}]}"#,
+        ] {
+            assert!(parse(bad, Path::new(".")).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn short_forms() {
+        assert_eq!(
+            parse_short_arg("buf:f32:1,2").unwrap(),
+            SpecArg::Buffer {
+                ty: ElemType::F32,
+                bytes: [1f32.to_le_bytes(), 2f32.to_le_bytes()].concat()
+            }
+        );
+        assert_eq!(
+            parse_short_arg("buf:u32:zeros:3").unwrap(),
+            SpecArg::Buffer { ty: ElemType::U32, bytes: vec![0; 12] }
+        );
+        assert_eq!(
+            parse_short_arg("buf:u8:hex:0a0b").unwrap(),
+            SpecArg::Buffer { ty: ElemType::U8, bytes: vec![10, 11] }
+        );
+        assert_eq!(parse_short_arg("u32:7").unwrap(), SpecArg::Value(7u32.to_le_bytes().to_vec()));
+        assert_eq!(
+            parse_short_arg("f32:1.5").unwrap(),
+            SpecArg::Value(1.5f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(parse_short_arg("bytes:0a0b").unwrap(), SpecArg::Value(vec![10, 11]));
+        assert!(parse_short_arg("q32:1").is_err());
+        assert!(parse_short_arg("u32").is_err());
+        assert_eq!(parse_dims("4,2").unwrap(), [4, 2, 1]);
+        assert!(parse_dims("0").is_err());
+    }
+}
