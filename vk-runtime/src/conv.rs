@@ -1,0 +1,281 @@
+//! Pure mapping helpers: Vulkan enums to ptxvk types, the launch ABI's byte layouts, grid
+//! splitting, timestamp arithmetic and pipeline-cache file naming. Nothing here touches a
+//! device, so all of it is unit-tested without Vulkan.
+
+use ash::vk;
+
+use crate::adapter::DeviceType;
+
+/// Maps `VkPhysicalDeviceType` (all five core values; unknown values become `Other`).
+pub(crate) fn device_type(ty: vk::PhysicalDeviceType) -> DeviceType {
+    match ty {
+        vk::PhysicalDeviceType::DISCRETE_GPU => DeviceType::Discrete,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceType::Integrated,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceType::Virtual,
+        vk::PhysicalDeviceType::CPU => DeviceType::Cpu,
+        _ => DeviceType::Other,
+    }
+}
+
+/// Preference of a device type for [`crate::DeviceSelector::Default`]; lower is better.
+pub(crate) fn default_rank(ty: DeviceType) -> u8 {
+    match ty {
+        DeviceType::Discrete => 0,
+        DeviceType::Integrated => 1,
+        DeviceType::Virtual => 2,
+        DeviceType::Cpu => 3,
+        DeviceType::Other => 4,
+    }
+}
+
+/// Splits a packed Vulkan version into (major, minor, patch).
+pub(crate) fn api_version(v: u32) -> (u32, u32, u32) {
+    (vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+}
+
+/// Specialization constant 3: the shared-memory size in 32-bit words, at least 1 (a
+/// zero-length array is not valid SPIR-V).
+pub(crate) fn shared_words(shared_bytes: u32) -> u32 {
+    shared_bytes.div_ceil(4).max(1)
+}
+
+/// The 40 push-constant bytes of one dispatch, little endian.
+pub(crate) fn push_constants(
+    param_address: u64,
+    const_address: u64,
+    ctaid_base: [u32; 3],
+    grid: [u32; 3],
+) -> [u8; crate::PUSH_CONSTANT_SIZE as usize] {
+    use crate::push_offsets::{CONST_ADDRESS, CTAID_BASE, GRID, PARAM_ADDRESS};
+    let mut bytes = [0u8; crate::PUSH_CONSTANT_SIZE as usize];
+    let mut put = |offset: u32, value: &[u8]| {
+        let at = offset as usize;
+        bytes[at..at + value.len()].copy_from_slice(value);
+    };
+    put(PARAM_ADDRESS, &param_address.to_le_bytes());
+    put(CONST_ADDRESS, &const_address.to_le_bytes());
+    for i in 0..3 {
+        put(CTAID_BASE + 4 * i as u32, &ctaid_base[i].to_le_bytes());
+        put(GRID + 4 * i as u32, &grid[i].to_le_bytes());
+    }
+    bytes
+}
+
+/// The specialization map: constant ids 0, 1, 2 = block size x, y, z; 3 = shared words.
+pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 4] = [
+    vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 },
+    vk::SpecializationMapEntry { constant_id: 1, offset: 4, size: 4 },
+    vk::SpecializationMapEntry { constant_id: 2, offset: 8, size: 4 },
+    vk::SpecializationMapEntry { constant_id: 3, offset: 12, size: 4 },
+];
+
+/// The specialization data matching [`SPEC_MAP`] (native endianness, as Vulkan reads it).
+pub(crate) fn spec_data(block: [u32; 3], shared_words: u32) -> [u8; 16] {
+    let mut bytes = [0u8; 16];
+    for (i, v) in [block[0], block[1], block[2], shared_words].into_iter().enumerate() {
+        bytes[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    bytes
+}
+
+/// One `vkCmdDispatch` of a split grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    /// Block index of the chunk's first block (pushed as `ctaid_base`).
+    pub(crate) base: [u32; 3],
+    /// Workgroup counts of the dispatch.
+    pub(crate) count: [u32; 3],
+}
+
+/// Splits `grid` into dispatches of at most `max` workgroups per dimension, z outermost
+/// then y then x. Every component of `grid` and `max` must be at least 1 (a zero maximum
+/// is treated as 1).
+pub(crate) fn split_grid(grid: [u32; 3], max: [u32; 3]) -> Vec<Chunk> {
+    let ranges = |d: usize| {
+        let step = max[d].max(1);
+        (0..grid[d].div_ceil(step)).map(move |i| {
+            let base = i * step;
+            (base, step.min(grid[d] - base))
+        })
+    };
+    let mut chunks = Vec::new();
+    for (z, nz) in ranges(2) {
+        for (y, ny) in ranges(1) {
+            for (x, nx) in ranges(0) {
+                chunks.push(Chunk { base: [x, y, z], count: [nx, ny, nz] });
+            }
+        }
+    }
+    chunks
+}
+
+/// Milliseconds between two timestamps of a counter with `valid_bits` significant bits
+/// (wrapping once is handled) ticking every `period_ns` nanoseconds.
+pub(crate) fn timestamp_ms(t0: u64, t1: u64, valid_bits: u32, period_ns: f32) -> f64 {
+    let mask = if valid_bits >= 64 { u64::MAX } else { (1u64 << valid_bits) - 1 };
+    let ticks = t1.wrapping_sub(t0) & mask;
+    // Precision loss above 2^53 ticks is irrelevant for a duration.
+    let ticks = ticks as f64;
+    ticks * f64::from(period_ns) / 1e6
+}
+
+/// Size in bytes of `VkPipelineCacheHeaderVersionOne`.
+const CACHE_HEADER_LEN: usize = 16 + vk::UUID_SIZE;
+
+/// The disk-cache file name for one device and driver build.
+pub(crate) fn cache_file_name(
+    vendor_id: u32,
+    device_id: u32,
+    driver_version: u32,
+    uuid: &[u8; vk::UUID_SIZE],
+) -> String {
+    let uuid: String = uuid.iter().map(|b| format!("{b:02x}")).collect();
+    format!("pipelines-{vendor_id:08x}-{device_id:08x}-{driver_version:08x}-{uuid}.bin")
+}
+
+/// Whether `data` starts with a `VkPipelineCacheHeaderVersionOne` for this device, so it
+/// is safe to hand to `vkCreatePipelineCache` (drivers are not required to survive
+/// arbitrary bytes from a truncated or foreign file).
+pub(crate) fn cache_header_matches(
+    data: &[u8],
+    vendor_id: u32,
+    device_id: u32,
+    uuid: &[u8; vk::UUID_SIZE],
+) -> bool {
+    let word = |i: usize| {
+        data.get(4 * i..4 * i + 4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes)
+    };
+    let header_len = word(0).and_then(|n| usize::try_from(n).ok());
+    data.len() >= CACHE_HEADER_LEN
+        && header_len.is_some_and(|n| n >= CACHE_HEADER_LEN && n <= data.len())
+        && word(1) == Some(vk::PipelineCacheHeaderVersion::ONE.as_raw() as u32)
+        && word(2) == Some(vendor_id)
+        && word(3) == Some(device_id)
+        && data.get(16..CACHE_HEADER_LEN) == Some(&uuid[..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_words_rounds_up_and_is_never_zero() {
+        assert_eq!(shared_words(0), 1);
+        assert_eq!(shared_words(1), 1);
+        assert_eq!(shared_words(4), 1);
+        assert_eq!(shared_words(5), 2);
+        assert_eq!(shared_words(32768), 8192);
+        assert_eq!(shared_words(u32::MAX), 1 << 30);
+    }
+
+    #[test]
+    fn push_constant_layout() {
+        let pc = push_constants(0x1122_3344_5566_7788, 0x99aa_bbcc_ddee_ff00, [1, 2, 3], [4, 5, 6]);
+        assert_eq!(&pc[0..8], &0x1122_3344_5566_7788u64.to_le_bytes());
+        assert_eq!(&pc[8..16], &0x99aa_bbcc_ddee_ff00u64.to_le_bytes());
+        let words: Vec<u32> = pc[16..40]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(words, [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn spec_data_matches_map() {
+        let data = spec_data([64, 2, 3], 9);
+        for (entry, want) in SPEC_MAP.iter().zip([64u32, 2, 3, 9]) {
+            let o = entry.offset as usize;
+            assert_eq!(entry.size, 4);
+            assert_eq!(u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]), want);
+        }
+    }
+
+    #[test]
+    fn split_small_grid_is_one_dispatch() {
+        assert_eq!(
+            split_grid([10, 20, 30], [65535; 3]),
+            [Chunk { base: [0, 0, 0], count: [10, 20, 30] }]
+        );
+    }
+
+    #[test]
+    fn split_covers_every_block_exactly_once() {
+        let grid = [7, 5, 3];
+        let max = [3, 2, 2];
+        let chunks = split_grid(grid, max);
+        assert_eq!(chunks.len(), 3 * 3 * 2);
+        let mut seen = vec![0u32; (grid[0] * grid[1] * grid[2]) as usize];
+        for c in &chunks {
+            for (count, max) in c.count.iter().zip(max) {
+                assert!((1..=max).contains(count));
+            }
+            for z in 0..c.count[2] {
+                for y in 0..c.count[1] {
+                    for x in 0..c.count[0] {
+                        let (gx, gy, gz) = (c.base[0] + x, c.base[1] + y, c.base[2] + z);
+                        seen[((gz * grid[1] + gy) * grid[0] + gx) as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+        // z outermost, x innermost.
+        assert_eq!(chunks[0].base, [0, 0, 0]);
+        assert_eq!(chunks[1].base, [3, 0, 0]);
+        assert_eq!(chunks[3].base, [0, 2, 0]);
+        assert_eq!(chunks[9].base, [0, 0, 2]);
+    }
+
+    #[test]
+    fn split_largest_cuda_grid() {
+        let chunks = split_grid([i32::MAX as u32, 1, 1], [65535, 65535, 65535]);
+        assert_eq!(chunks.len(), 32769);
+        let last = chunks[chunks.len() - 1];
+        assert_eq!(last.base[0] + last.count[0], i32::MAX as u32);
+    }
+
+    #[test]
+    fn timestamp_arithmetic() {
+        assert_eq!(timestamp_ms(1000, 3_001_000, 64, 1.0), 3.0);
+        assert_eq!(timestamp_ms(0, 500, 64, 2.0), 0.001);
+        // A 36-bit counter wrapping around.
+        let wrapped = timestamp_ms((1 << 36) - 10, 10, 36, 1.0);
+        assert!((wrapped - 20e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cache_header_validation() {
+        let uuid = [7u8; 16];
+        let mut data = Vec::new();
+        for w in [32u32, 1, 0x10005, 0] {
+            data.extend_from_slice(&w.to_le_bytes());
+        }
+        data.extend_from_slice(&uuid);
+        data.extend_from_slice(b"payload");
+        assert!(cache_header_matches(&data, 0x10005, 0, &uuid));
+        assert!(!cache_header_matches(&data, 0x10de, 0, &uuid));
+        assert!(!cache_header_matches(&data, 0x10005, 1, &uuid));
+        assert!(!cache_header_matches(&data, 0x10005, 0, &[0; 16]));
+        assert!(!cache_header_matches(&data[..20], 0x10005, 0, &uuid));
+        assert!(!cache_header_matches(&[], 0x10005, 0, &uuid));
+        let mut bad_len = data.clone();
+        bad_len[0..4].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(!cache_header_matches(&bad_len, 0x10005, 0, &uuid));
+    }
+
+    #[test]
+    fn cache_file_name_is_stable() {
+        let name = cache_file_name(0x10005, 0, 1, &[0xab; 16]);
+        assert_eq!(name, format!("pipelines-00010005-00000000-00000001-{}.bin", "ab".repeat(16)));
+    }
+
+    #[test]
+    fn device_types() {
+        assert_eq!(device_type(vk::PhysicalDeviceType::CPU), DeviceType::Cpu);
+        assert_eq!(device_type(vk::PhysicalDeviceType::DISCRETE_GPU), DeviceType::Discrete);
+        assert_eq!(device_type(vk::PhysicalDeviceType::from_raw(99)), DeviceType::Other);
+        assert!(default_rank(DeviceType::Discrete) < default_rank(DeviceType::Integrated));
+        assert!(default_rank(DeviceType::Virtual) < default_rank(DeviceType::Cpu));
+        assert_eq!(api_version(vk::make_api_version(0, 1, 3, 230)), (1, 3, 230));
+    }
+}

@@ -1,0 +1,581 @@
+//! Opening a device: selection, logical-device creation, the pipeline cache (memory and
+//! disk), the per-device timeout, and orderly teardown.
+//!
+//! A [`Device`] is an `Arc` around [`DeviceShared`], which owns every device-level Vulkan
+//! object. [`Buffer`](crate::Buffer)s and [`Program`](crate::Program)s hold the same `Arc`,
+//! so the device outlives everything created from it. Teardown order (in
+//! `DeviceShared::drop`): wait for outstanding GPU work, save the pipeline cache, destroy it,
+//! drop the allocator (it frees its memory blocks through the device), destroy the command
+//! pool, fence and query pool, the device, and finally the instance.
+
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
+
+use crate::adapter::{Adapter, DeviceInfo};
+use crate::conv;
+use crate::error::Error;
+use crate::instance::Instance;
+use crate::launch::Submitter;
+
+/// Default for how long any wait for the GPU may take (`PTXVK_TIMEOUT_MS` overrides it).
+pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+
+/// Environment variable selecting the device (an index or a name substring).
+pub const ENV_DEVICE: &str = "PTXVK_DEVICE";
+/// Environment variable overriding [`DEFAULT_TIMEOUT_MS`].
+pub const ENV_TIMEOUT_MS: &str = "PTXVK_TIMEOUT_MS";
+/// Environment variable that, set to `1`, disables the on-disk pipeline cache.
+pub const ENV_NO_DISK_CACHE: &str = "PTXVK_NO_DISK_CACHE";
+
+/// Which physical device [`Device::open`] uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DeviceSelector {
+    /// The first discrete GPU, else integrated, else virtual, else CPU (lavapipe), among
+    /// the devices ptxvk can use.
+    #[default]
+    Default,
+    /// The device at this position in Vulkan's enumeration order.
+    Index(usize),
+    /// The first usable device whose name contains this string, ignoring case.
+    Name(String),
+}
+
+impl DeviceSelector {
+    /// From a user string (`--device`): all digits gives [`DeviceSelector::Index`], anything
+    /// else [`DeviceSelector::Name`] (a case-insensitive substring). Surrounding whitespace
+    /// is ignored; an empty string gives [`DeviceSelector::Default`].
+    pub fn parse(s: &str) -> Self {
+        let s = s.trim();
+        if s.is_empty() {
+            DeviceSelector::Default
+        } else if s.bytes().all(|b| b.is_ascii_digit()) {
+            // Too many digits for an index cannot match a device anyway; keep the text so
+            // the error message shows it.
+            s.parse().map_or_else(|_| DeviceSelector::Name(s.to_owned()), DeviceSelector::Index)
+        } else {
+            DeviceSelector::Name(s.to_owned())
+        }
+    }
+
+    /// [`DeviceSelector::Default`] unless the environment variable `PTXVK_DEVICE` is set,
+    /// in which case its value is [parsed](DeviceSelector::parse).
+    pub fn from_env() -> Self {
+        std::env::var(ENV_DEVICE).map_or(DeviceSelector::Default, |s| DeviceSelector::parse(&s))
+    }
+}
+
+impl fmt::Display for DeviceSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceSelector::Default => f.write_str("default"),
+            DeviceSelector::Index(i) => write!(f, "{i}"),
+            DeviceSelector::Name(n) => f.write_str(n),
+        }
+    }
+}
+
+/// An open Vulkan device: memory, programs and launches.
+///
+/// Cheap to clone (all clones share one device) and usable from several threads; GPU
+/// submissions from different threads are serialized.
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) shared: Arc<DeviceShared>,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("index", &self.shared.info.index)
+            .field("name", &self.shared.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device {
+    /// Opens the device `selector` picks.
+    ///
+    /// [`DeviceSelector::Default`] takes the first discrete GPU, else integrated, else
+    /// virtual, else CPU (lavapipe), skipping devices below Vulkan 1.3 or without
+    /// `bufferDeviceAddress`; an explicitly selected device that lacks them is an
+    /// [`Error::Unsuitable`] naming what it lacks.
+    ///
+    /// Reads `PTXVK_TIMEOUT_MS` (fence-wait timeout, default 60 s) and
+    /// `PTXVK_NO_DISK_CACHE`.
+    pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
+        let timeout_ms = timeout_from_env()?;
+        let instance = Instance::new()?;
+        let mut adapters = instance.adapters()?;
+        let candidates: Vec<(&DeviceInfo, Option<String>)> =
+            adapters.iter().map(|a| (&a.info, a.unsuitable_reason())).collect();
+        let index = select(&candidates, selector)?;
+        let adapter = adapters.swap_remove(index);
+        let shared = DeviceShared::new(instance, adapter, timeout_ms)?;
+        Ok(Device { shared: Arc::new(shared) })
+    }
+
+    /// What this device is and offers.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.shared.info
+    }
+
+    /// How long a wait for the GPU may take before it fails with [`Error::Timeout`].
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.shared.timeout_ms())
+    }
+
+    /// Changes the timeout of [`Device::timeout`] for every clone of this device (whole
+    /// milliseconds, at least 1 ms).
+    pub fn set_timeout(&self, timeout: Duration) {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.shared.timeout_ms.store(ms, Ordering::Relaxed);
+    }
+}
+
+/// Picks the adapter for `selector` among `(info, reason it is unusable)` pairs.
+fn select(
+    candidates: &[(&DeviceInfo, Option<String>)],
+    selector: &DeviceSelector,
+) -> Result<usize, Error> {
+    if candidates.is_empty() {
+        return Err(Error::NoDevice);
+    }
+    let not_found = || Error::DeviceNotFound {
+        selector: selector.to_string(),
+        available: candidates
+            .iter()
+            .map(|(info, _)| format!("{}: {}", info.index, info.name))
+            .collect(),
+    };
+    let unsuitable = |i: usize| {
+        let (info, reason) = &candidates[i];
+        Error::Unsuitable { device: info.name.clone(), reason: reason.clone().unwrap_or_default() }
+    };
+    match selector {
+        DeviceSelector::Default => candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, reason))| reason.is_none())
+            .min_by_key(|(i, (info, _))| (conv::default_rank(info.device_type), *i))
+            .map(|(i, _)| i)
+            .ok_or_else(|| Error::NoSuitableDevice {
+                rejected: candidates
+                    .iter()
+                    .map(|(info, reason)| {
+                        format!(
+                            "{} ({}): {}",
+                            info.name,
+                            info.index,
+                            reason.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect(),
+            }),
+        DeviceSelector::Index(index) => {
+            let i = candidates
+                .iter()
+                .position(|(info, _)| info.index == *index)
+                .ok_or_else(not_found)?;
+            match candidates[i].1 {
+                None => Ok(i),
+                Some(_) => Err(unsuitable(i)),
+            }
+        }
+        DeviceSelector::Name(name) => {
+            let needle = name.to_lowercase();
+            let matches: Vec<usize> = candidates
+                .iter()
+                .enumerate()
+                .filter(|(_, (info, _))| info.name.to_lowercase().contains(&needle))
+                .map(|(i, _)| i)
+                .collect();
+            let first = *matches.first().ok_or_else(not_found)?;
+            matches
+                .iter()
+                .copied()
+                .find(|&i| candidates[i].1.is_none())
+                .ok_or_else(|| unsuitable(first))
+        }
+    }
+}
+
+/// `PTXVK_TIMEOUT_MS`, or the default when it is unset or empty.
+fn timeout_from_env() -> Result<u64, Error> {
+    match std::env::var(ENV_TIMEOUT_MS) {
+        Err(_) => Ok(DEFAULT_TIMEOUT_MS),
+        Ok(value) if value.trim().is_empty() => Ok(DEFAULT_TIMEOUT_MS),
+        Ok(value) => match value.trim().parse::<u64>() {
+            Ok(ms) if ms > 0 => Ok(ms),
+            _ => Err(Error::Env {
+                var: ENV_TIMEOUT_MS,
+                value,
+                reason: "expected a positive whole number of milliseconds".into(),
+            }),
+        },
+    }
+}
+
+/// Everything one open device owns. See the module docs for the teardown order.
+pub(crate) struct DeviceShared {
+    pub(crate) raw: ash::Device,
+    pub(crate) info: DeviceInfo,
+    pub(crate) max_buffer_size: u64,
+    /// Shared by every program of this device; internally synchronized by Vulkan.
+    pub(crate) pipeline_cache: vk::PipelineCache,
+    /// Set when a pipeline was created, so the cache is worth saving.
+    pub(crate) pipeline_cache_dirty: AtomicBool,
+    cache_path: Option<PathBuf>,
+    pipeline_cache_uuid: [u8; vk::UUID_SIZE],
+    timeout_ms: AtomicU64,
+    /// `ManuallyDrop` so it is dropped before the device is destroyed.
+    allocator: ManuallyDrop<Mutex<Allocator>>,
+    submitter: Mutex<Submitter>,
+    /// `ManuallyDrop` so it is destroyed after the device (and not at all if the device
+    /// has to be leaked).
+    instance: ManuallyDrop<Instance>,
+}
+
+impl DeviceShared {
+    fn new(instance: Instance, adapter: Adapter, timeout_ms: u64) -> Result<DeviceShared, Error> {
+        // `select` only returns adapters without an unsuitable reason, which have a queue.
+        let family = adapter.queue_family.ok_or_else(|| Error::Unsuitable {
+            device: adapter.info.name.clone(),
+            reason: "it has no compute queue".into(),
+        })?;
+
+        let mut extensions = Vec::new();
+        if adapter.extensions.shader_clock {
+            extensions.push(ash::khr::shader_clock::NAME.as_ptr());
+        }
+        if adapter.extensions.shader_atomic_float {
+            extensions.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+        }
+        if adapter.extensions.portability_subset {
+            extensions.push(ash::khr::portability_subset::NAME.as_ptr());
+        }
+
+        let mut enable = adapter.features_to_enable();
+        let mut features2 = vk::PhysicalDeviceFeatures2::default()
+            .features(enable.core)
+            .push_next(&mut enable.v11)
+            .push_next(&mut enable.v12)
+            .push_next(&mut enable.v13);
+        if adapter.extensions.shader_clock {
+            features2 = features2.push_next(&mut enable.clock);
+        }
+        if adapter.extensions.shader_atomic_float {
+            features2 = features2.push_next(&mut enable.atomic_float);
+        }
+        let priorities = [1.0f32];
+        let queue_infos = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family.index)
+            .queue_priorities(&priorities)];
+        let create_info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_infos)
+            .enabled_extension_names(&extensions)
+            .push_next(&mut features2);
+        // SAFETY: `adapter.raw` belongs to `instance`; every feature enabled was reported
+        // as supported by the device and every extension as available; the create info and
+        // everything it points to outlive the call.
+        let raw = unsafe { instance.raw().create_device(adapter.raw, &create_info, None) }
+            .map_err(Error::vk("vkCreateDevice"))?;
+
+        match Self::create_objects(&instance, &adapter, &raw, family) {
+            Ok((submitter, pipeline_cache, allocator, cache_path)) => Ok(DeviceShared {
+                raw,
+                info: adapter.info,
+                max_buffer_size: adapter.max_buffer_size,
+                pipeline_cache,
+                pipeline_cache_dirty: AtomicBool::new(false),
+                cache_path,
+                pipeline_cache_uuid: adapter.pipeline_cache_uuid,
+                timeout_ms: AtomicU64::new(timeout_ms),
+                allocator: ManuallyDrop::new(Mutex::new(allocator)),
+                submitter: Mutex::new(submitter),
+                instance: ManuallyDrop::new(instance),
+            }),
+            Err(e) => {
+                // SAFETY: `create_objects` destroyed everything it created before failing,
+                // so the device has no child objects and no work.
+                unsafe { raw.destroy_device(None) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Creates the device's child objects; on failure destroys the ones it created.
+    fn create_objects(
+        instance: &Instance,
+        adapter: &Adapter,
+        raw: &ash::Device,
+        family: crate::adapter::QueueFamily,
+    ) -> Result<(Submitter, vk::PipelineCache, Allocator, Option<PathBuf>), Error> {
+        let mut submitter = Submitter::new(raw, family, adapter.info.timestamps)?;
+
+        let cache_path = disk_cache_path(adapter);
+        let pipeline_cache = match create_pipeline_cache(raw, adapter, cache_path.as_deref()) {
+            Ok(cache) => cache,
+            Err(e) => {
+                // SAFETY: the submitter was just created and has never submitted work.
+                unsafe { submitter.destroy(raw) };
+                return Err(e);
+            }
+        };
+
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.raw().clone(),
+            device: raw.clone(),
+            physical_device: adapter.raw,
+            debug_settings: AllocatorDebugSettings::default(),
+            buffer_device_address: true,
+            allocation_sizes: AllocationSizes::default(),
+        });
+        match allocator {
+            Ok(allocator) => Ok((submitter, pipeline_cache, allocator, cache_path)),
+            Err(e) => {
+                // SAFETY: both objects were just created and are unused.
+                unsafe {
+                    raw.destroy_pipeline_cache(pipeline_cache, None);
+                    submitter.destroy(raw);
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    pub(crate) fn timeout_ms(&self) -> u64 {
+        self.timeout_ms.load(Ordering::Relaxed)
+    }
+
+    /// The allocator. A panic in another thread while it held the lock does not make the
+    /// allocator's bookkeeping unusable, so poisoning is ignored.
+    pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
+        self.allocator.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The queue, command buffer and fence. `Submitter` re-establishes its own invariants
+    /// at the start of every use, so poisoning is ignored.
+    pub(crate) fn submitter(&self) -> MutexGuard<'_, Submitter> {
+        self.submitter.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits (with the timeout) for submitted work to finish before an object it may use
+    /// is destroyed. Returns false when the GPU is still busy; the caller must then leak
+    /// the object rather than destroy it under a running kernel.
+    pub(crate) fn idle_for_destroy(&self) -> bool {
+        let timeout = self.timeout_ms();
+        self.submitter().wait_for_destroy(&self.raw, timeout)
+    }
+
+    /// Writes the pipeline cache to disk if it changed. IO errors are ignored: the disk
+    /// cache is an optimisation only.
+    fn save_pipeline_cache(&self) {
+        let Some(path) = &self.cache_path else { return };
+        if !self.pipeline_cache_dirty.load(Ordering::Relaxed) {
+            return;
+        }
+        // Another process (or Device) may have saved pipelines since this one started:
+        // merge them in so the file keeps both.
+        let on_disk = read_cache_file(path, &self.info, &self.pipeline_cache_uuid);
+        if !on_disk.is_empty() {
+            let info = vk::PipelineCacheCreateInfo::default().initial_data(&on_disk);
+            // SAFETY: the device is alive; the data starts with a header for this device.
+            if let Ok(other) = unsafe { self.raw.create_pipeline_cache(&info, None) } {
+                // SAFETY: both caches are alive, distinct, and no other thread can use
+                // `self.pipeline_cache` (this runs in `drop`); `other` is destroyed once.
+                unsafe {
+                    let _ = self.raw.merge_pipeline_caches(self.pipeline_cache, &[other]);
+                    self.raw.destroy_pipeline_cache(other, None);
+                }
+            }
+        }
+        // SAFETY: the cache is alive; the call only reads it.
+        let Ok(data) = (unsafe { self.raw.get_pipeline_cache_data(self.pipeline_cache) }) else {
+            return;
+        };
+        let _ = write_atomically(path, &data);
+    }
+}
+
+impl Drop for DeviceShared {
+    fn drop(&mut self) {
+        let timeout = self.timeout_ms();
+        let idle = self
+            .submitter
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .wait_for_destroy(&self.raw, timeout);
+        if !idle {
+            // A kernel is still running after the timeout. Destroying the device under it
+            // is undefined behaviour; leaking the device, its memory and the instance is
+            // the only safe choice.
+            return;
+        }
+        self.save_pipeline_cache();
+        let submitter = self.submitter.get_mut().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: the GPU is idle (checked above) and every Buffer and Program holds an
+        // `Arc` to this structure, so all of them have been destroyed already. Objects are
+        // destroyed children first: the cache, the allocator's memory blocks, the
+        // submitter's pool/fence/queries, then the device, then the instance. Nothing is
+        // used after it is destroyed: this is the end of `drop`.
+        unsafe {
+            self.raw.destroy_pipeline_cache(self.pipeline_cache, None);
+            ManuallyDrop::drop(&mut self.allocator);
+            submitter.destroy(&self.raw);
+            self.raw.destroy_device(None);
+            ManuallyDrop::drop(&mut self.instance);
+        }
+    }
+}
+
+/// The disk-cache file for `adapter`, or `None` when disabled (`PTXVK_NO_DISK_CACHE`) or
+/// when no cache directory is known.
+fn disk_cache_path(adapter: &Adapter) -> Option<PathBuf> {
+    if std::env::var(ENV_NO_DISK_CACHE).is_ok_and(|v| !matches!(v.trim(), "" | "0")) {
+        return None;
+    }
+    let absolute = |var: &str| std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    let name = conv::cache_file_name(
+        adapter.info.vendor_id,
+        adapter.info.device_id,
+        adapter.driver_version,
+        &adapter.pipeline_cache_uuid,
+    );
+    Some(base.join("ptxvk").join(name))
+}
+
+/// Creates the device's pipeline cache, seeded from `path` when that file holds a cache
+/// for exactly this device and driver.
+fn create_pipeline_cache(
+    raw: &ash::Device,
+    adapter: &Adapter,
+    path: Option<&Path>,
+) -> Result<vk::PipelineCache, Error> {
+    let initial = path
+        .map(|p| read_cache_file(p, &adapter.info, &adapter.pipeline_cache_uuid))
+        .unwrap_or_default();
+    let create = |data: &[u8]| {
+        let info = vk::PipelineCacheCreateInfo::default().initial_data(data);
+        // SAFETY: the device is alive; `data` is empty or starts with a header that matches
+        // this device, which is what vkCreatePipelineCache requires of initial data.
+        unsafe { raw.create_pipeline_cache(&info, None) }
+    };
+    match create(&initial) {
+        Ok(cache) => Ok(cache),
+        // A driver that rejects its own old data: start empty.
+        Err(_) if !initial.is_empty() => create(&[]).map_err(Error::vk("vkCreatePipelineCache")),
+        Err(result) => Err(Error::Vk { call: "vkCreatePipelineCache", result }),
+    }
+}
+
+/// The pipeline-cache data in `path` if it was written for exactly this device and driver
+/// build, else nothing.
+fn read_cache_file(path: &Path, info: &DeviceInfo, uuid: &[u8; vk::UUID_SIZE]) -> Vec<u8> {
+    std::fs::read(path)
+        .ok()
+        .filter(|data| conv::cache_header_matches(data, info.vendor_id, info.device_id, uuid))
+        .unwrap_or_default()
+}
+
+/// Writes `data` to `path` through a temporary file and a rename, so a concurrent reader
+/// never sees a half-written cache.
+fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::{DeviceType, Features, Limits};
+
+    fn info(index: usize, name: &str, device_type: DeviceType) -> DeviceInfo {
+        DeviceInfo {
+            index,
+            name: name.into(),
+            device_type,
+            api_version: (1, 3, 0),
+            driver_name: String::new(),
+            driver_info: String::new(),
+            vendor_id: 0,
+            device_id: 0,
+            subgroup_size: 32,
+            timestamp_period_ns: 1.0,
+            timestamps: true,
+            limits: Limits {
+                max_workgroup_count: [65535; 3],
+                max_workgroup_size: [1024, 1024, 64],
+                max_workgroup_invocations: 1024,
+                max_shared_memory_bytes: 49152,
+                max_push_constants_size: 128,
+            },
+            features: Features::default(),
+        }
+    }
+
+    #[test]
+    fn parse_selector() {
+        assert_eq!(DeviceSelector::parse("0"), DeviceSelector::Index(0));
+        assert_eq!(DeviceSelector::parse(" 12 "), DeviceSelector::Index(12));
+        assert_eq!(DeviceSelector::parse("llvmpipe"), DeviceSelector::Name("llvmpipe".into()));
+        assert_eq!(DeviceSelector::parse("RTX 4090"), DeviceSelector::Name("RTX 4090".into()));
+        assert_eq!(DeviceSelector::parse("1a"), DeviceSelector::Name("1a".into()));
+        assert_eq!(DeviceSelector::parse(""), DeviceSelector::Default);
+        let huge = "99999999999999999999999999";
+        assert_eq!(DeviceSelector::parse(huge), DeviceSelector::Name(huge.into()));
+    }
+
+    #[test]
+    fn default_prefers_discrete_then_integrated_then_cpu() {
+        let cpu = info(0, "llvmpipe", DeviceType::Cpu);
+        let igpu = info(1, "Intel UHD", DeviceType::Integrated);
+        let dgpu = info(2, "Radeon", DeviceType::Discrete);
+        let all = [(&cpu, None), (&igpu, None), (&dgpu, None)];
+        assert_eq!(select(&all, &DeviceSelector::Default).ok(), Some(2));
+        let no_discrete = [(&cpu, None), (&igpu, None), (&dgpu, Some("old".to_owned()))];
+        assert_eq!(select(&no_discrete, &DeviceSelector::Default).ok(), Some(1));
+        let none = [(&cpu, Some("too old".to_owned()))];
+        let err = select(&none, &DeviceSelector::Default).expect_err("must be rejected");
+        assert!(matches!(err, Error::NoSuitableDevice { .. }), "{err}");
+        assert!(err.to_string().contains("too old"), "{err}");
+        assert!(matches!(select(&[], &DeviceSelector::Default), Err(Error::NoDevice)));
+    }
+
+    #[test]
+    fn explicit_selection() {
+        let cpu = info(0, "llvmpipe (LLVM 15)", DeviceType::Cpu);
+        let old = info(1, "Old GPU", DeviceType::Discrete);
+        let list = [(&cpu, None), (&old, Some("it supports Vulkan 1.1.0".to_owned()))];
+        assert_eq!(select(&list, &DeviceSelector::Index(0)).ok(), Some(0));
+        assert_eq!(select(&list, &DeviceSelector::Name("LLVMPIPE".into())).ok(), Some(0));
+        let err = select(&list, &DeviceSelector::Index(1)).expect_err("must be rejected");
+        assert!(matches!(&err, Error::Unsuitable { device, .. } if device == "Old GPU"), "{err}");
+        assert!(err.to_string().contains("Vulkan 1.1.0"), "{err}");
+        let err = select(&list, &DeviceSelector::Index(7)).expect_err("must be rejected");
+        match err {
+            Error::DeviceNotFound { selector, available } => {
+                assert_eq!(selector, "7");
+                assert_eq!(available, ["0: llvmpipe (LLVM 15)", "1: Old GPU"]);
+            }
+            other => panic!("unexpected {other}"),
+        }
+        let err =
+            select(&list, &DeviceSelector::Name("nvidia".into())).expect_err("must be rejected");
+        assert!(matches!(err, Error::DeviceNotFound { .. }), "{err}");
+    }
+}

@@ -1,0 +1,298 @@
+//! Programs: a SPIR-V shader module, its pipeline layout, and the compute pipelines built
+//! from it — one per (block size, shared-memory words), created on first use.
+//!
+//! The pipeline layout has no descriptor sets and one push-constant range of
+//! [`PUSH_CONSTANT_SIZE`](crate::PUSH_CONSTANT_SIZE) bytes for the compute stage. Block size
+//! and shared-memory size reach the shader as specialization constants 0-3 (see the crate
+//! docs), so one module serves every launch shape; the device's `VkPipelineCache` makes
+//! re-creating a pipeline that was built before (in this or an earlier process) cheap.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ash::vk;
+
+use crate::adapter::Features;
+use crate::conv;
+use crate::device::{Device, DeviceShared};
+use crate::error::Error;
+
+/// Identifies one specialized pipeline of a [`Program`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PipelineKey {
+    /// Block size (specialization constants 0, 1, 2).
+    pub block: [u32; 3],
+    /// Shared memory in 32-bit words (specialization constant 3).
+    pub shared_words: u32,
+}
+
+/// A compiled kernel ready to launch: shader module, pipeline layout and its pipelines.
+///
+/// Destroyed on drop (after waiting for running GPU work). Keeps its device alive.
+pub struct Program {
+    pub(crate) shared: Arc<DeviceShared>,
+    module: vk::ShaderModule,
+    pub(crate) layout: vk::PipelineLayout,
+    entry: CString,
+    needs: Features,
+    pipelines: Mutex<BTreeMap<PipelineKey, vk::Pipeline>>,
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Program")
+            .field("entry", &self.entry)
+            .field("needs", &self.needs)
+            .field("cached_pipelines", &self.cached_pipelines())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device {
+    /// Creates a program from SPIR-V words and the name of a `GLCompute` entry point.
+    ///
+    /// Checks `needs` against the device first ([`Error::MissingFeatures`] lists every
+    /// missing Vulkan feature name) and that `spirv` is a SPIR-V module with that entry
+    /// point. The module itself must be valid for Vulkan 1.3 (`spirv-val --target-env
+    /// vulkan1.3`); the backend guarantees that, this function does not re-validate it.
+    pub fn create_program(
+        &self,
+        spirv: &[u32],
+        entry: &str,
+        needs: &Features,
+    ) -> Result<Program, Error> {
+        let info = &self.shared.info;
+        let missing = needs.missing_from(&info.features);
+        if !missing.is_empty() {
+            return Err(Error::MissingFeatures { device: info.name.clone(), missing });
+        }
+        let available = compute_entry_points(spirv).map_err(Error::InvalidSpirv)?;
+        if !available.iter().any(|name| name == entry) {
+            return Err(Error::EntryPointNotFound { entry: entry.to_owned(), available });
+        }
+        // Names read from the module contain no NUL, and `entry` equals one of them.
+        let entry_c = CString::new(entry)
+            .map_err(|_| Error::InvalidSpirv("entry point name contains a NUL byte".into()))?;
+
+        let dev = &self.shared.raw;
+        let module_info = vk::ShaderModuleCreateInfo::default().code(spirv);
+        // SAFETY: the device is alive; `spirv` is a SPIR-V module (magic number and
+        // instruction framing checked above) that outlives the call.
+        let module = unsafe { dev.create_shader_module(&module_info, None) }
+            .map_err(Error::vk("vkCreateShaderModule"))?;
+
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .offset(0)
+            .size(crate::PUSH_CONSTANT_SIZE)];
+        let layout_info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
+        // SAFETY: the device is alive; the range fits maxPushConstantsSize (checked when the
+        // device was selected).
+        let layout = match unsafe { dev.create_pipeline_layout(&layout_info, None) } {
+            Ok(layout) => layout,
+            Err(result) => {
+                // SAFETY: the module was just created and is used by nothing.
+                unsafe { dev.destroy_shader_module(module, None) };
+                return Err(Error::Vk { call: "vkCreatePipelineLayout", result });
+            }
+        };
+
+        Ok(Program {
+            shared: Arc::clone(&self.shared),
+            module,
+            layout,
+            entry: entry_c,
+            needs: *needs,
+            pipelines: Mutex::new(BTreeMap::new()),
+        })
+    }
+}
+
+impl Program {
+    /// The entry point's name.
+    pub fn entry(&self) -> &str {
+        // Built from a `&str`, so always UTF-8.
+        self.entry.to_str().unwrap_or_default()
+    }
+
+    /// The features this program was created with.
+    pub fn needs(&self) -> &Features {
+        &self.needs
+    }
+
+    /// How many specialized pipelines exist so far (one per launch shape used).
+    pub fn cached_pipelines(&self) -> usize {
+        self.pipelines.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// The pipeline for a block size and shared-memory size, created on first use.
+    pub(crate) fn pipeline(
+        &self,
+        block: [u32; 3],
+        shared_words: u32,
+    ) -> Result<vk::Pipeline, Error> {
+        let key = PipelineKey { block, shared_words };
+        // A poisoned map is still consistent: entries are inserted only after creation
+        // succeeded.
+        let mut pipelines = self.pipelines.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&pipeline) = pipelines.get(&key) {
+            return Ok(pipeline);
+        }
+        let data = conv::spec_data(block, shared_words);
+        let spec = vk::SpecializationInfo::default().map_entries(&conv::SPEC_MAP).data(&data);
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(self.module)
+            .name(&self.entry)
+            .specialization_info(&spec);
+        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)];
+        let dev = &self.shared.raw;
+        // SAFETY: module, layout and pipeline cache are live objects of this device; the
+        // entry point exists in the module (checked at creation); the specialization data
+        // covers every map entry; everything referenced outlives the call.
+        let created =
+            unsafe { dev.create_compute_pipelines(self.shared.pipeline_cache, &info, None) };
+        let pipeline = match created {
+            Ok(list) => list.first().copied(),
+            Err((list, result)) => {
+                for p in list.into_iter().filter(|&p| p != vk::Pipeline::null()) {
+                    // SAFETY: the pipeline was just created and never used.
+                    unsafe { dev.destroy_pipeline(p, None) };
+                }
+                return Err(Error::Vk { call: "vkCreateComputePipelines", result });
+            }
+        }
+        .ok_or(Error::Vk { call: "vkCreateComputePipelines", result: vk::Result::ERROR_UNKNOWN })?;
+        self.shared.pipeline_cache_dirty.store(true, Ordering::Relaxed);
+        pipelines.insert(key, pipeline);
+        Ok(pipeline)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        if !self.shared.idle_for_destroy() {
+            // A launch of this program may still be running: leak its objects.
+            return;
+        }
+        let dev = &self.shared.raw;
+        let pipelines = self.pipelines.get_mut().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: the GPU is idle, so no command buffer using these objects is pending;
+        // each object is destroyed exactly once (the map is emptied).
+        unsafe {
+            for (_, pipeline) in std::mem::take(pipelines) {
+                dev.destroy_pipeline(pipeline, None);
+            }
+            dev.destroy_pipeline_layout(self.layout, None);
+            dev.destroy_shader_module(self.module, None);
+        }
+    }
+}
+
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+const OP_ENTRY_POINT: u32 = 15;
+const EXECUTION_MODEL_GLCOMPUTE: u32 = 5;
+
+/// Checks the SPIR-V header and instruction framing, and returns the names of the
+/// module's `GLCompute` entry points (SPIR-V §2.3, §2.4).
+pub(crate) fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
+    match words.first() {
+        None => return Err("the module is empty".into()),
+        Some(&SPIRV_MAGIC) => {}
+        Some(m) if m.swap_bytes() == SPIRV_MAGIC => {
+            return Err("the module has the wrong byte order for this host".into());
+        }
+        Some(m) => {
+            return Err(format!("bad magic number {m:#010x} (expected {SPIRV_MAGIC:#010x})"))
+        }
+    }
+    if words.len() < 5 {
+        return Err(format!(
+            "the module has {} words, shorter than the 5-word header",
+            words.len()
+        ));
+    }
+    let mut names = Vec::new();
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        let opcode = words[i] & 0xffff;
+        if count == 0 {
+            return Err(format!("instruction at word {i} has a word count of 0"));
+        }
+        let Some(inst) = words.get(i..i + count) else {
+            return Err(format!(
+                "instruction at word {i} needs {count} words but the module ends after {}",
+                words.len() - i
+            ));
+        };
+        if opcode == OP_ENTRY_POINT && count >= 4 && inst[1] == EXECUTION_MODEL_GLCOMPUTE {
+            let bytes: Vec<u8> = inst[3..].iter().flat_map(|w| w.to_le_bytes()).collect();
+            let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            names.push(String::from_utf8_lossy(&bytes[..len]).into_owned());
+        }
+        i += count;
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string_words(s: &str) -> Vec<u32> {
+        let mut bytes = s.as_bytes().to_vec();
+        bytes.resize(bytes.len() / 4 * 4 + 4, 0);
+        bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+
+    fn entry_point(model: u32, name: &str) -> Vec<u32> {
+        let name = string_words(name);
+        let count = 3 + name.len() as u32;
+        let mut inst = vec![(count << 16) | OP_ENTRY_POINT, model, 42];
+        inst.extend(name);
+        inst
+    }
+
+    fn module(insts: &[Vec<u32>]) -> Vec<u32> {
+        let mut words = vec![SPIRV_MAGIC, 0x0001_0600, 0, 100, 0];
+        words.push((2 << 16) | 17); // OpCapability Shader
+        words.push(1);
+        for inst in insts {
+            words.extend(inst);
+        }
+        words
+    }
+
+    #[test]
+    fn finds_compute_entry_points() {
+        let m =
+            module(&[entry_point(5, "add"), entry_point(0, "vs"), entry_point(5, "saxpy_kernel")]);
+        assert_eq!(compute_entry_points(&m), Ok(vec!["add".to_owned(), "saxpy_kernel".to_owned()]));
+    }
+
+    #[test]
+    fn rejects_malformed_modules() {
+        assert!(compute_entry_points(&[]).expect_err("must be rejected").contains("empty"));
+        assert!(compute_entry_points(&[1, 2, 3, 4, 5])
+            .expect_err("must be rejected")
+            .contains("magic"));
+        assert!(compute_entry_points(&[SPIRV_MAGIC.swap_bytes()])
+            .expect_err("must be rejected")
+            .contains("byte order"));
+        assert!(compute_entry_points(&[SPIRV_MAGIC, 0])
+            .expect_err("must be rejected")
+            .contains("header"));
+        let mut m = module(&[]);
+        m.push(0);
+        assert!(compute_entry_points(&m)
+            .expect_err("must be rejected")
+            .contains("word count of 0"));
+        let mut m = module(&[]);
+        m.push((9 << 16) | 15);
+        assert!(compute_entry_points(&m).expect_err("must be rejected").contains("ends"));
+    }
+}
