@@ -1,0 +1,226 @@
+//! Shared helpers of the end-to-end tests: the device (or a loud skip), the corpus,
+//! a deterministic random generator, and running a launch through the Rust API and
+//! through `ptxvk run --spec`, both checked against a CPU reference.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ptxvk::spec::{hex_encode, ElemType, SpecArg};
+use ptxvk::{Arg, Device, Module};
+
+/// The default device, or `None` (after a loud message) when the machine has no Vulkan
+/// device. Under CI (`CI` set) a missing device is a failure: CI installs lavapipe.
+pub fn device() -> Option<Device> {
+    static DEVICE: OnceLock<Option<Device>> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| match Device::default_device() {
+            Ok(d) => Some(d),
+            Err(ptxvk::Error::Runtime(e)) if e.is_no_device() => {
+                if std::env::var_os("CI").is_some() {
+                    panic!("CI must have a Vulkan device (lavapipe): {e}");
+                }
+                eprintln!("\n*** SKIPPED: no Vulkan device on this machine: {e}\n*** install mesa-vulkan-drivers and libvulkan1 to run the end-to-end tests\n");
+                None
+            }
+            Err(e) => panic!("opening the Vulkan device failed: {e}"),
+        })
+        .clone()
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The checked-in compilations of `tests/kernels/NAME.cu`, sorted.
+pub fn variants(name: &str) -> Vec<PathBuf> {
+    let dir = repo().join("tests").join("kernels");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/kernels exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let f = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            f.starts_with(&format!("{name}.")) && f.ends_with(".ptx")
+        })
+        .collect();
+    v.sort();
+    assert_eq!(v.len(), 6, "{name}: expected 6 compiler variants, found {v:?}");
+    v
+}
+
+/// splitmix64: a small deterministic generator for test inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    /// A finite, normal f32 with magnitude in [2^-20, 2^20] and a random sign.
+    pub fn normal_f32(&mut self) -> f32 {
+        let r = self.next_u64();
+        let sign = (r & 1) as u32;
+        let exp = 127 - 20 + ((r >> 1) % 41) as u32;
+        let mant = ((r >> 8) as u32) & 0x7f_ffff;
+        f32::from_bits(sign << 31 | exp << 23 | mant)
+    }
+}
+
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn u64_bytes(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// One launch and what the CPU reference says each buffer holds afterwards.
+pub struct Case {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub args: Vec<SpecArg>,
+    /// (argument index, expected bytes of that buffer after the kernel).
+    pub expected: Vec<(usize, Vec<u8>)>,
+}
+
+/// Compiles `ptx` (validating the SPIR-V with spirv-val) and loads it on `device`.
+pub fn load(device: &Device, path: &Path) -> Module {
+    let text = std::fs::read_to_string(path).expect("read PTX");
+    let compiled = ptxvk::compile::compile(&path.display().to_string(), &text, None)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ptxvk::spirv::validate(&compiled.spirv.words)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Module::from_compiled(device, compiled).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Runs `case` through the Rust API and returns (launch stats, buffer bytes by arg).
+pub fn run_api(
+    device: &Device,
+    path: &Path,
+    entry: &str,
+    case: &Case,
+) -> (ptxvk::LaunchStats, Vec<(usize, Vec<u8>)>) {
+    let module = load(device, path);
+    let kernel = module.kernel(entry).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut args = Vec::new();
+    let mut bufs = Vec::new();
+    for (i, a) in case.args.iter().enumerate() {
+        match a {
+            SpecArg::Buffer { bytes, .. } => {
+                let b = device.buffer_from_bytes(bytes).expect("alloc");
+                args.push(Arg::from(&b));
+                bufs.push((i, b));
+            }
+            SpecArg::Value(v) => args.push(Arg::Bytes(v.clone())),
+        }
+    }
+    let stats = kernel
+        .launch(case.grid, case.block, case.shared_bytes, &args)
+        .unwrap_or_else(|e| panic!("{}: launch failed: {e}", path.display()));
+    let out = bufs.iter().map(|(i, b)| (*i, device.read_bytes(b).expect("read back"))).collect();
+    (stats, out)
+}
+
+/// The launch as a spec JSON document.
+pub fn spec_json(path: &Path, entry: &str, case: &Case) -> serde_json::Value {
+    let args: Vec<serde_json::Value> = case
+        .args
+        .iter()
+        .map(|a| match a {
+            SpecArg::Buffer { ty, bytes } => {
+                serde_json::json!({"buffer": ty.name(), "hex": hex_encode(bytes)})
+            }
+            SpecArg::Value(v) => serde_json::json!({"bytes": hex_encode(v)}),
+        })
+        .collect();
+    serde_json::json!({
+        "ptx": path, "entry": entry, "grid": case.grid, "block": case.block,
+        "shared_bytes": case.shared_bytes, "args": args,
+    })
+}
+
+/// Runs `case` through `ptxvk run --spec … --json` and returns buffer bytes by arg.
+pub fn run_cli(path: &Path, entry: &str, case: &Case) -> Vec<(usize, Vec<u8>)> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("launch.json");
+    std::fs::write(&spec, spec_json(path, entry, case).to_string()).expect("write spec");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .args(["run", "--spec"])
+        .arg(&spec)
+        .arg("--json")
+        .output()
+        .expect("run ptxvk");
+    assert!(
+        out.status.success(),
+        "{}: ptxvk run failed ({}):\n{}",
+        path.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert_eq!(v["entry"], entry);
+    v["buffers"]
+        .as_array()
+        .expect("buffers")
+        .iter()
+        .map(|b| {
+            let arg = b["arg"].as_u64().expect("arg") as usize;
+            let bytes =
+                ptxvk::spec::hex_decode(b["hex"].as_str().expect("hex")).expect("hex decodes");
+            (arg, bytes)
+        })
+        .collect()
+}
+
+/// Compares results with the reference, reporting the first differing element.
+pub fn check(what: &str, ty: ElemType, got: &[(usize, Vec<u8>)], expected: &[(usize, Vec<u8>)]) {
+    for (arg, want) in expected {
+        let Some((_, have)) = got.iter().find(|(a, _)| a == arg) else {
+            panic!("{what}: no buffer for argument {arg}")
+        };
+        assert_eq!(have.len(), want.len(), "{what}: argument {arg} size");
+        if have != want {
+            let n = ty.size();
+            let i = have.chunks(n).zip(want.chunks(n)).position(|(a, b)| a != b).unwrap_or(0);
+            panic!(
+                "{what}: argument {arg} differs first at element {i}: got {} (0x{}), expected {} (0x{})",
+                ty.decode(&have[i * n..]),
+                hex_encode(&have[i * n..(i + 1) * n]),
+                ty.decode(&want[i * n..]),
+                hex_encode(&want[i * n..(i + 1) * n])
+            );
+        }
+    }
+}
+
+/// Runs `case` for every compiler variant of `kernel`, through the API and the CLI.
+pub fn run_all_variants(
+    kernel: &str,
+    entry_of: impl Fn(&Path) -> String,
+    ty: ElemType,
+    case: &Case,
+) {
+    let Some(device) = device() else { return };
+    for path in variants(kernel) {
+        let entry = entry_of(&path);
+        let what = path.file_name().and_then(|f| f.to_str()).unwrap_or("?").to_string();
+        let (_, got) = run_api(&device, &path, &entry, case);
+        check(&format!("{what} (Rust API)"), ty, &got, &case.expected);
+        let got = run_cli(&path, &entry, case);
+        check(&format!("{what} (ptxvk run --spec)"), ty, &got, &case.expected);
+    }
+}
