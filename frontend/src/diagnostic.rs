@@ -94,8 +94,8 @@ impl SourceFile {
     /// ```
     pub fn render(&self, diagnostics: &[Diagnostic]) -> String {
         let file = SimpleFile::new(self.name.as_str(), self.text.as_str());
-        let mut config = Config::default();
-        config.chars = codespan_reporting::term::Chars::ascii();
+        let config =
+            Config { chars: codespan_reporting::term::Chars::ascii(), ..Config::default() };
         let mut out = String::new();
         for d in diagnostics {
             let severity = match d.severity {

@@ -683,9 +683,7 @@ impl<'s> Parser<'s> {
                 Ok(Some(Statement::Directive(self.directive_until_semi()?)))
             }
             Some(Tok::Dot(".file")) => Ok(Some(Statement::Directive(self.raw_directive_line()?))),
-            Some(Tok::Dot(d))
-                if matches!(d, ".branchtargets" | ".calltargets" | ".callprototype") =>
-            {
+            Some(Tok::Dot(".branchtargets" | ".calltargets" | ".callprototype")) => {
                 Ok(Some(Statement::Directive(self.directive_until_semi()?)))
             }
             Some(Tok::Dot(_)) => {

@@ -40,13 +40,15 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
-            ast::Item::Function(f) if f.is_entry => match f.body {
-                Some(_) => match lower_kernel(f) {
-                    Ok(k) => kernels.push(k),
-                    Err(mut e) => errors.append(&mut e),
-                },
-                None => {}
-            },
+            // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
+            ast::Item::Function(f) if f.is_entry => {
+                if f.body.is_some() {
+                    match lower_kernel(f) {
+                        Ok(k) => kernels.push(k),
+                        Err(mut e) => errors.append(&mut e),
+                    }
+                }
+            }
             ast::Item::Function(f) => {
                 if f.body.is_some() {
                     errors.push(
@@ -1138,7 +1140,7 @@ impl Lowerer {
 
     fn pack_elem(&self, ty: OpTy, n: usize, span: Span) -> Result<OpTy, Diagnostic> {
         let bits = ty.bits() as usize;
-        if n < 2 || bits % n != 0 || bits / n < 8 {
+        if n < 2 || !bits.is_multiple_of(n) || bits / n < 8 {
             return Err(Diagnostic::error(
                 span,
                 format!("cannot split a {bits}-bit value into {n} parts"),
