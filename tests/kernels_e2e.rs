@@ -1,288 +1,51 @@
 //! Every real-compiler kernel of `tests/kernels/` (nvcc 13 sm_75/80/90, NVRTC 12
 //! compute_52/70, clang 14 sm_70) runs on the default Vulkan device through the Rust API
-//! and through `ptxvk run --spec`, and matches a CPU reference bit for bit. The
-//! references implement the semantics in `tests/kernels/README.md` independently of
-//! ptxvk.
+//! and through `ptxvk run --spec`, and matches a CPU reference bit for bit
+//! (`common/cases.rs`).
 
 mod common;
 
+use common::cases::{self, buf, grid3d_reference, KernelCase};
 use common::*;
-use ptxvk::spec::{ElemType, SpecArg};
+use ptxvk::spec::ElemType;
 
-fn buf(ty: ElemType, bytes: Vec<u8>) -> SpecArg {
-    SpecArg::Buffer { ty, bytes }
-}
-
-fn val<T: ptxvk::Element>(v: T) -> SpecArg {
-    SpecArg::Value(v.to_le_bytes_vec())
-}
-
-fn plain(entry: &'static str) -> impl Fn(&std::path::Path) -> String {
-    move |_| entry.to_string()
+fn run(k: KernelCase) {
+    run_all_variants(k.kernel, |_| k.entry.to_string(), k.ty, &k.case);
 }
 
 #[test]
 fn vector_add() {
-    let mut rng = Rng(1);
-    let n = 1000usize;
-    let a: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
-    let b: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
-    let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
-    // The grid has more threads than elements: the bounds check must hold, so the last
-    // buffer element (a sentinel beyond n) stays untouched.
-    let mut c_init = vec![0f32; n + 1];
-    c_init[n] = 42.0;
-    let mut expected = c.clone();
-    expected.push(42.0);
-    let case = Case {
-        grid: [8, 1, 1],
-        block: [128, 1, 1],
-        shared_bytes: 0,
-        args: vec![
-            buf(ElemType::F32, f32_bytes(&a)),
-            buf(ElemType::F32, f32_bytes(&b)),
-            buf(ElemType::F32, f32_bytes(&c_init)),
-            val(n as i32),
-        ],
-        expected: vec![(2, f32_bytes(&expected))],
-    };
-    run_all_variants("vector_add", plain("vector_add"), ElemType::F32, &case);
+    run(cases::vector_add());
 }
 
 #[test]
 fn saxpy_grid_stride_loop() {
-    let mut rng = Rng(2);
-    let n = 5000usize;
-    let a = rng.normal_f32();
-    let x: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
-    let y: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
-    // All three compilers contract a*x+y into fma.rn.f32: one rounding.
-    let expected: Vec<f32> = x.iter().zip(&y).map(|(xi, yi)| a.mul_add(*xi, *yi)).collect();
-    let case = Case {
-        grid: [3, 1, 1],
-        block: [96, 1, 1],
-        shared_bytes: 0,
-        args: vec![
-            val(n as i32),
-            val(a),
-            buf(ElemType::F32, f32_bytes(&x)),
-            buf(ElemType::F32, f32_bytes(&y)),
-        ],
-        expected: vec![(3, f32_bytes(&expected))],
-    };
-    run_all_variants("saxpy", plain("saxpy"), ElemType::F32, &case);
-}
-
-fn int64_reference(a: u64, sb: i64) -> [u64; 8] {
-    let b = sb as u64;
-    let sa = a as i64;
-    let d = b | 1;
-    [
-        a.wrapping_add(b),
-        a.wrapping_sub(b) ^ (a & !b),
-        a.wrapping_mul(b).wrapping_add(a | b),
-        ((a as u128 * b as u128) >> 64) as u64,
-        (a << (b & 63)) ^ (a >> ((b >> 8) & 63)),
-        (sb >> (a & 63)) as u64,
-        (a / d) ^ (sb.max(sa) as u64),
-        (a % d).wrapping_add(sb.min(sa) as u64).wrapping_add(if a > b { a } else { !b }),
-    ]
+    run(cases::saxpy());
 }
 
 #[test]
 fn int64_arithmetic() {
-    let mut rng = Rng(3);
-    let edges = [
-        0u64,
-        1,
-        2,
-        63,
-        64,
-        u32::MAX as u64,
-        1 << 32,
-        (1 << 32) + 1,
-        i64::MAX as u64,
-        i64::MIN as u64,
-        u64::MAX,
-        u64::MAX - 1,
-    ];
-    let mut a = Vec::new();
-    let mut b = Vec::new();
-    for &x in &edges {
-        for &y in &edges {
-            a.push(x);
-            b.push(y as i64);
-        }
-    }
-    for _ in 0..300 {
-        // Mix full-width values with small ones so both division paths compilers emit
-        // (32-bit fast path and 64-bit) are taken.
-        let small = rng.next_u64() % 4 == 0;
-        a.push(if small { rng.next_u64() >> 40 } else { rng.next_u64() });
-        b.push(if rng.next_u64() % 3 == 0 {
-            (rng.next_u64() >> 44) as i64
-        } else {
-            rng.next_u64() as i64
-        });
-    }
-    let n = a.len();
-    let expected: Vec<u64> = a.iter().zip(&b).flat_map(|(&x, &y)| int64_reference(x, y)).collect();
-    let case = Case {
-        grid: [n.div_ceil(64) as u32, 1, 1],
-        block: [64, 1, 1],
-        shared_bytes: 0,
-        args: vec![
-            buf(ElemType::U64, u64_bytes(&a)),
-            buf(ElemType::S64, u64_bytes(&b.iter().map(|&x| x as u64).collect::<Vec<_>>())),
-            buf(ElemType::U64, vec![0; 8 * n * 8]),
-            val(n as i32),
-        ],
-        expected: vec![(2, u64_bytes(&expected))],
-    };
-    run_all_variants("int64_ops", plain("int64_ops"), ElemType::U64, &case);
-}
-
-fn collatz_reference(mut x: u32) -> u32 {
-    if x == 0 {
-        return u32::MAX;
-    }
-    let mut s = 0;
-    while x != 1 && s < 1000 {
-        x = if x & 1 != 0 { x.wrapping_mul(3).wrapping_add(1) } else { x >> 1 };
-        s += 1;
-    }
-    s
+    run(cases::int64_ops());
 }
 
 #[test]
 fn collatz_data_dependent_loop() {
-    let mut rng = Rng(4);
-    let mut start: Vec<u32> = vec![0, 1, 2, 3, 27, 97, 871, u32::MAX, u32::MAX - 1, 0x5555_5555];
-    start.extend((0..500).map(|_| rng.next_u32() % 100_000));
-    start.extend((0..100).map(|_| rng.next_u32()));
-    let n = start.len();
-    let expected: Vec<u32> = start.iter().map(|&x| collatz_reference(x)).collect();
-    assert!(expected.contains(&1000), "some start value must hit the step cap");
-    let case = Case {
-        grid: [n.div_ceil(128) as u32, 1, 1],
-        block: [128, 1, 1],
-        shared_bytes: 0,
-        args: vec![
-            buf(ElemType::U32, u32_bytes(&start)),
-            buf(ElemType::U32, vec![0; 4 * n]),
-            val(n as i32),
-        ],
-        expected: vec![(1, u32_bytes(&expected))],
-    };
-    run_all_variants("collatz", plain("collatz"), ElemType::U32, &case);
+    run(cases::collatz());
 }
 
 #[test]
 fn block_reduce_shared_memory_and_barriers() {
-    let mut rng = Rng(5);
-    let blocks = 6usize;
-    let n = 256 * blocks - 37;
-    let input: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
-    let expected: Vec<f32> = (0..blocks)
-        .map(|k| {
-            let mut v: Vec<f32> =
-                (0..256).map(|t| input.get(256 * k + t).copied().unwrap_or(0.0)).collect();
-            let mut s = 128;
-            while s > 0 {
-                for t in 0..s {
-                    v[t] += v[t + s];
-                }
-                s >>= 1;
-            }
-            v[0]
-        })
-        .collect();
-    let case = Case {
-        grid: [blocks as u32, 1, 1],
-        block: [256, 1, 1],
-        shared_bytes: 0,
-        args: vec![
-            buf(ElemType::F32, f32_bytes(&input)),
-            buf(ElemType::F32, vec![0; 4 * blocks]),
-            val(n as i32),
-        ],
-        expected: vec![(1, f32_bytes(&expected))],
-    };
-    run_all_variants("block_reduce", plain("block_reduce"), ElemType::F32, &case);
+    run(cases::block_reduce());
 }
 
 #[test]
 fn matadd2d_two_dimensional_grid() {
-    let mut rng = Rng(6);
-    let (rows, cols) = (37usize, 53usize);
-    let a: Vec<f32> = (0..rows * cols).map(|_| rng.normal_f32()).collect();
-    let b: Vec<f32> = (0..rows * cols).map(|_| rng.normal_f32()).collect();
-    let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
-    let case = Case {
-        grid: [4, 5, 1],
-        block: [16, 8, 1],
-        shared_bytes: 0,
-        args: vec![
-            buf(ElemType::F32, f32_bytes(&a)),
-            buf(ElemType::F32, f32_bytes(&b)),
-            buf(ElemType::F32, vec![0; 4 * rows * cols]),
-            val(rows as i32),
-            val(cols as i32),
-        ],
-        expected: vec![(2, f32_bytes(&c))],
-    };
-    run_all_variants("matadd2d", plain("_Z8matadd2dPKfS0_Pfii"), ElemType::F32, &case);
-}
-
-/// The reference for `grid3d` (tests/kernels/grid3d.cu).
-pub fn grid3d_reference(grid: [u32; 3], block: [u32; 3]) -> Vec<u32> {
-    let total = (grid.iter().product::<u32>() * block.iter().product::<u32>()) as usize;
-    let mut out = vec![0u32; total];
-    for bz in 0..grid[2] {
-        for by in 0..grid[1] {
-            for bx in 0..grid[0] {
-                for tz in 0..block[2] {
-                    for ty in 0..block[1] {
-                        for tx in 0..block[0] {
-                            let w = |x: u32| x;
-                            let bid = bx.wrapping_add(
-                                grid[0].wrapping_mul(by.wrapping_add(grid[1].wrapping_mul(bz))),
-                            );
-                            let tid = tx.wrapping_add(
-                                block[0].wrapping_mul(ty.wrapping_add(block[1].wrapping_mul(tz))),
-                            );
-                            let gid =
-                                bid.wrapping_mul(block[0] * block[1] * block[2]).wrapping_add(tid);
-                            let t = tx | (ty << 8) | (tz << 16);
-                            let b = w(bx.wrapping_mul(7))
-                                .wrapping_add(by.wrapping_mul(131))
-                                .wrapping_add(bz.wrapping_mul(1031));
-                            let g = (block[0] * 3 + block[1] * 37 + block[2] * 101)
-                                .wrapping_add(grid[0].wrapping_mul(5))
-                                .wrapping_add(grid[1] * 59)
-                                .wrapping_add(grid[2] * 113);
-                            out[gid as usize] = t ^ (b << 12) ^ (g << 24);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
+    run(cases::matadd2d());
 }
 
 #[test]
 fn grid3d_every_special_register() {
-    let (grid, block) = ([3, 2, 4], [4, 3, 2]);
-    let expected = grid3d_reference(grid, block);
-    let case = Case {
-        grid,
-        block,
-        shared_bytes: 0,
-        args: vec![buf(ElemType::U32, vec![0; 4 * expected.len()])],
-        expected: vec![(0, u32_bytes(&expected))],
-    };
-    run_all_variants("grid3d", plain("grid3d"), ElemType::U32, &case);
+    run(cases::grid3d());
 }
 
 /// A 1-D grid of 200,000 blocks is wider than lavapipe's maxComputeWorkGroupCount

@@ -1,0 +1,287 @@
+//! The launches of the real-compiler kernels in `tests/kernels/` and their CPU
+//! references, written from the semantics in `tests/kernels/README.md` and independent
+//! of ptxvk. Shared by the end-to-end tests and `examples/demo.rs`.
+
+use ptxvk::spec::{ElemType, SpecArg};
+
+use super::{f32_bytes, u32_bytes, u64_bytes, Case, Rng};
+
+/// One kernel of the corpus: its file stem, its entry name, the element type of its
+/// checked output, and a launch with the expected results.
+pub struct KernelCase {
+    pub kernel: &'static str,
+    pub entry: &'static str,
+    pub ty: ElemType,
+    pub case: Case,
+}
+
+/// Every kernel of the corpus with its launch.
+pub fn all() -> Vec<KernelCase> {
+    vec![vector_add(), saxpy(), int64_ops(), collatz(), block_reduce(), matadd2d(), grid3d()]
+}
+
+pub fn buf(ty: ElemType, bytes: Vec<u8>) -> SpecArg {
+    SpecArg::Buffer { ty, bytes }
+}
+
+pub fn val<T: ptxvk::Element>(v: T) -> SpecArg {
+    SpecArg::Value(v.to_le_bytes_vec())
+}
+
+pub fn vector_add() -> KernelCase {
+    let mut rng = Rng(1);
+    let n = 1000usize;
+    let a: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
+    let b: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
+    let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    // The grid has more threads than elements: the bounds check must hold, so the last
+    // buffer element (a sentinel beyond n) stays untouched.
+    let mut c_init = vec![0f32; n + 1];
+    c_init[n] = 42.0;
+    let mut expected = c.clone();
+    expected.push(42.0);
+    let case = Case {
+        grid: [8, 1, 1],
+        block: [128, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::F32, f32_bytes(&a)),
+            buf(ElemType::F32, f32_bytes(&b)),
+            buf(ElemType::F32, f32_bytes(&c_init)),
+            val(n as i32),
+        ],
+        expected: vec![(2, f32_bytes(&expected))],
+    };
+    KernelCase { kernel: "vector_add", entry: "vector_add", ty: ElemType::F32, case }
+}
+
+pub fn saxpy() -> KernelCase {
+    let mut rng = Rng(2);
+    let n = 5000usize;
+    let a = rng.normal_f32();
+    let x: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
+    let y: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
+    // All three compilers contract a*x+y into fma.rn.f32: one rounding.
+    let expected: Vec<f32> = x.iter().zip(&y).map(|(xi, yi)| a.mul_add(*xi, *yi)).collect();
+    let case = Case {
+        grid: [3, 1, 1],
+        block: [96, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            val(n as i32),
+            val(a),
+            buf(ElemType::F32, f32_bytes(&x)),
+            buf(ElemType::F32, f32_bytes(&y)),
+        ],
+        expected: vec![(3, f32_bytes(&expected))],
+    };
+    KernelCase { kernel: "saxpy", entry: "saxpy", ty: ElemType::F32, case }
+}
+
+fn int64_reference(a: u64, sb: i64) -> [u64; 8] {
+    let b = sb as u64;
+    let sa = a as i64;
+    let d = b | 1;
+    [
+        a.wrapping_add(b),
+        a.wrapping_sub(b) ^ (a & !b),
+        a.wrapping_mul(b).wrapping_add(a | b),
+        ((a as u128 * b as u128) >> 64) as u64,
+        (a << (b & 63)) ^ (a >> ((b >> 8) & 63)),
+        (sb >> (a & 63)) as u64,
+        (a / d) ^ (sb.max(sa) as u64),
+        (a % d).wrapping_add(sb.min(sa) as u64).wrapping_add(if a > b { a } else { !b }),
+    ]
+}
+
+pub fn int64_ops() -> KernelCase {
+    let mut rng = Rng(3);
+    let edges = [
+        0u64,
+        1,
+        2,
+        63,
+        64,
+        u32::MAX as u64,
+        1 << 32,
+        (1 << 32) + 1,
+        i64::MAX as u64,
+        i64::MIN as u64,
+        u64::MAX,
+        u64::MAX - 1,
+    ];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for &x in &edges {
+        for &y in &edges {
+            a.push(x);
+            b.push(y as i64);
+        }
+    }
+    for _ in 0..300 {
+        // Mix full-width values with small ones so both division paths compilers emit
+        // (32-bit fast path and 64-bit) are taken.
+        let small = rng.next_u64() % 4 == 0;
+        a.push(if small { rng.next_u64() >> 40 } else { rng.next_u64() });
+        b.push(if rng.next_u64() % 3 == 0 {
+            (rng.next_u64() >> 44) as i64
+        } else {
+            rng.next_u64() as i64
+        });
+    }
+    let n = a.len();
+    let expected: Vec<u64> = a.iter().zip(&b).flat_map(|(&x, &y)| int64_reference(x, y)).collect();
+    let case = Case {
+        grid: [n.div_ceil(64) as u32, 1, 1],
+        block: [64, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::U64, u64_bytes(&a)),
+            buf(ElemType::S64, u64_bytes(&b.iter().map(|&x| x as u64).collect::<Vec<_>>())),
+            buf(ElemType::U64, vec![0; 8 * n * 8]),
+            val(n as i32),
+        ],
+        expected: vec![(2, u64_bytes(&expected))],
+    };
+    KernelCase { kernel: "int64_ops", entry: "int64_ops", ty: ElemType::U64, case }
+}
+
+fn collatz_reference(mut x: u32) -> u32 {
+    if x == 0 {
+        return u32::MAX;
+    }
+    let mut s = 0;
+    while x != 1 && s < 1000 {
+        x = if x & 1 != 0 { x.wrapping_mul(3).wrapping_add(1) } else { x >> 1 };
+        s += 1;
+    }
+    s
+}
+
+pub fn collatz() -> KernelCase {
+    let mut rng = Rng(4);
+    let mut start: Vec<u32> = vec![0, 1, 2, 3, 27, 97, 871, u32::MAX, u32::MAX - 1, 0x5555_5555];
+    start.extend((0..500).map(|_| rng.next_u32() % 100_000));
+    start.extend((0..100).map(|_| rng.next_u32()));
+    let n = start.len();
+    let expected: Vec<u32> = start.iter().map(|&x| collatz_reference(x)).collect();
+    assert!(expected.contains(&1000), "some start value must hit the step cap");
+    let case = Case {
+        grid: [n.div_ceil(128) as u32, 1, 1],
+        block: [128, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::U32, u32_bytes(&start)),
+            buf(ElemType::U32, vec![0; 4 * n]),
+            val(n as i32),
+        ],
+        expected: vec![(1, u32_bytes(&expected))],
+    };
+    KernelCase { kernel: "collatz", entry: "collatz", ty: ElemType::U32, case }
+}
+
+pub fn block_reduce() -> KernelCase {
+    let mut rng = Rng(5);
+    let blocks = 6usize;
+    let n = 256 * blocks - 37;
+    let input: Vec<f32> = (0..n).map(|_| rng.normal_f32()).collect();
+    let expected: Vec<f32> = (0..blocks)
+        .map(|k| {
+            let mut v: Vec<f32> =
+                (0..256).map(|t| input.get(256 * k + t).copied().unwrap_or(0.0)).collect();
+            let mut s = 128;
+            while s > 0 {
+                for t in 0..s {
+                    v[t] += v[t + s];
+                }
+                s >>= 1;
+            }
+            v[0]
+        })
+        .collect();
+    let case = Case {
+        grid: [blocks as u32, 1, 1],
+        block: [256, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::F32, f32_bytes(&input)),
+            buf(ElemType::F32, vec![0; 4 * blocks]),
+            val(n as i32),
+        ],
+        expected: vec![(1, f32_bytes(&expected))],
+    };
+    KernelCase { kernel: "block_reduce", entry: "block_reduce", ty: ElemType::F32, case }
+}
+
+pub fn matadd2d() -> KernelCase {
+    let mut rng = Rng(6);
+    let (rows, cols) = (37usize, 53usize);
+    let a: Vec<f32> = (0..rows * cols).map(|_| rng.normal_f32()).collect();
+    let b: Vec<f32> = (0..rows * cols).map(|_| rng.normal_f32()).collect();
+    let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    let case = Case {
+        grid: [4, 5, 1],
+        block: [16, 8, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::F32, f32_bytes(&a)),
+            buf(ElemType::F32, f32_bytes(&b)),
+            buf(ElemType::F32, vec![0; 4 * rows * cols]),
+            val(rows as i32),
+            val(cols as i32),
+        ],
+        expected: vec![(2, f32_bytes(&c))],
+    };
+    KernelCase { kernel: "matadd2d", entry: "_Z8matadd2dPKfS0_Pfii", ty: ElemType::F32, case }
+}
+
+/// The reference for `grid3d` (tests/kernels/grid3d.cu).
+pub fn grid3d_reference(grid: [u32; 3], block: [u32; 3]) -> Vec<u32> {
+    let total = (grid.iter().product::<u32>() * block.iter().product::<u32>()) as usize;
+    let mut out = vec![0u32; total];
+    for bz in 0..grid[2] {
+        for by in 0..grid[1] {
+            for bx in 0..grid[0] {
+                for tz in 0..block[2] {
+                    for ty in 0..block[1] {
+                        for tx in 0..block[0] {
+                            let w = |x: u32| x;
+                            let bid = bx.wrapping_add(
+                                grid[0].wrapping_mul(by.wrapping_add(grid[1].wrapping_mul(bz))),
+                            );
+                            let tid = tx.wrapping_add(
+                                block[0].wrapping_mul(ty.wrapping_add(block[1].wrapping_mul(tz))),
+                            );
+                            let gid =
+                                bid.wrapping_mul(block[0] * block[1] * block[2]).wrapping_add(tid);
+                            let t = tx | (ty << 8) | (tz << 16);
+                            let b = w(bx.wrapping_mul(7))
+                                .wrapping_add(by.wrapping_mul(131))
+                                .wrapping_add(bz.wrapping_mul(1031));
+                            let g = (block[0] * 3 + block[1] * 37 + block[2] * 101)
+                                .wrapping_add(grid[0].wrapping_mul(5))
+                                .wrapping_add(grid[1] * 59)
+                                .wrapping_add(grid[2] * 113);
+                            out[gid as usize] = t ^ (b << 12) ^ (g << 24);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn grid3d() -> KernelCase {
+    let (grid, block) = ([3, 2, 4], [4, 3, 2]);
+    let expected = grid3d_reference(grid, block);
+    let case = Case {
+        grid,
+        block,
+        shared_bytes: 0,
+        args: vec![buf(ElemType::U32, vec![0; 4 * expected.len()])],
+        expected: vec![(0, u32_bytes(&expected))],
+    };
+    KernelCase { kernel: "grid3d", entry: "grid3d", ty: ElemType::U32, case }
+}
+

@@ -1,0 +1,53 @@
+//! Test data: a deterministic generator, byte conversions and the launch description
+//! shared by the end-to-end tests and the demo.
+
+use ptxvk::spec::SpecArg;
+
+/// splitmix64: a small deterministic generator for test inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    /// A finite, normal f32 with magnitude in [2^-20, 2^20] and a random sign.
+    pub fn normal_f32(&mut self) -> f32 {
+        let r = self.next_u64();
+        let sign = (r & 1) as u32;
+        let exp = 127 - 20 + ((r >> 1) % 41) as u32;
+        let mant = ((r >> 8) as u32) & 0x7f_ffff;
+        f32::from_bits(sign << 31 | exp << 23 | mant)
+    }
+}
+
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn u64_bytes(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// One launch and what the CPU reference says each buffer holds afterwards.
+pub struct Case {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub args: Vec<SpecArg>,
+    /// (argument index, expected bytes of that buffer after the kernel).
+    pub expected: Vec<(usize, Vec<u8>)>,
+}
+
