@@ -34,6 +34,11 @@ pub mod spec;
 pub use error::Error;
 pub use runtime::{Arg, Device, DeviceBuffer, Dim3, Element, Kernel, LaunchStats, Module};
 
+/// The README's Rust example is compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use ptxvk_frontend as frontend;
 pub use ptxvk_lower as lower;
 pub use ptxvk_spirv as spirv;
