@@ -630,7 +630,9 @@ impl<'a> FnEmitter<'a> {
             };
             // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
             // into an fma; without one ptxas may contract, but we keep results exact.
-            self.b.decorate(r, Decoration::NoContraction, []);
+            if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
+                self.b.decorate(r, Decoration::NoContraction, []);
+            }
             let r = self.float_result(r, ty, mode)?;
             return Ok((r, ty));
         }
