@@ -35,16 +35,28 @@ fn main() -> ExitCode {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
-        files.retain(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&format!("{}.", k.kernel)) && f.ends_with(".ptx")));
+        files.retain(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with(&format!("{}.", k.kernel)) && f.ends_with(".ptx"))
+        });
         files.sort();
         for path in files {
-            let label = path.file_name().and_then(|f| f.to_str()).unwrap_or("?").trim_end_matches(".ptx").to_string();
+            let label = path
+                .file_name()
+                .and_then(|f| f.to_str())
+                .unwrap_or("?")
+                .trim_end_matches(".ptx")
+                .to_string();
             match run(&device, &path, k.entry, &k.case) {
                 Ok((ms, ok)) => {
                     if !ok {
                         failures += 1;
                     }
-                    println!("{label:<34} {:<8} kernel {ms:>8.3} ms", if ok { "correct" } else { "WRONG" });
+                    println!(
+                        "{label:<34} {:<8} kernel {ms:>8.3} ms",
+                        if ok { "correct" } else { "WRONG" }
+                    );
                 }
                 Err(e) => {
                     failures += 1;
@@ -63,8 +75,14 @@ fn main() -> ExitCode {
 }
 
 /// Launches one case; returns the kernel time and whether every output matches.
-fn run(device: &Device, path: &std::path::Path, entry: &str, case: &Case) -> Result<(f64, bool), ptxvk::Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| ptxvk::Error::Launch(format!("{}: {e}", path.display())))?;
+fn run(
+    device: &Device,
+    path: &std::path::Path,
+    entry: &str,
+    case: &Case,
+) -> Result<(f64, bool), ptxvk::Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ptxvk::Error::Launch(format!("{}: {e}", path.display())))?;
     let module = Module::from_ptx_named(device, &path.display().to_string(), &text)?;
     let kernel = module.kernel(entry)?;
     let mut args = Vec::new();

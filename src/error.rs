@@ -18,6 +18,9 @@ pub enum Error {
     /// The module has no kernel of that name.
     #[error("no kernel named `{name}`; the module has: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     NoSuchKernel { name: String, available: Vec<String> },
+    /// The module has several kernels and the launch did not say which.
+    #[error("the module has {} kernels ({}); name one with --entry (or \"entry\" in a launch spec)", available.len(), available.join(", "))]
+    KernelNotNamed { available: Vec<String> },
     /// A launch request that does not fit the kernel (wrong argument count or sizes,
     /// unknown kernel, block size outside `.reqntid`/`.maxntid`).
     #[error("{0}")]
@@ -25,12 +28,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// The CLI exit code for this error (DESIGN §10): 1 for rejected PTX, 2 for a kernel name that does not exist, 3 for device
+    /// The CLI exit code for this error (DESIGN §10): 1 for rejected PTX, 2 for a missing or unknown kernel name, 3 for device
     /// and runtime errors (launch mismatches included).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Ptx { .. } => 1,
-            Error::NoSuchKernel { .. } => 2,
+            Error::NoSuchKernel { .. } | Error::KernelNotNamed { .. } => 2,
             _ => 3,
         }
     }

@@ -215,9 +215,12 @@ fn run(
         }
     };
     let ptx = read(&spec.ptx)?;
+    // Compile first: rejected PTX (exit 1) and unknown kernels (exit 2) do not depend
+    // on the device.
+    let (compiled, entry) = ptxvk::run::prepare(&spec, &ptx)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
     let device = Device::open(&selector)?;
-    let result = ptxvk::run::run(&device, &spec, &ptx)?;
+    let result = ptxvk::run::run(&device, &spec, compiled, &entry)?;
     if json {
         println!("{}", result.to_json());
     } else {

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use crate::compile::{compile, Compiled};
 use crate::runtime::{Arg, Device, Module};
 use crate::spec::{decode_all, hex_encode, ElemType, LaunchSpec, SpecArg};
 use crate::Error;
@@ -42,24 +43,33 @@ impl RunResult {
     }
 }
 
-/// Compiles the spec's PTX (already read into `ptx`), uploads its buffers, launches
-/// and reads every buffer back.
-pub fn run(device: &Device, spec: &LaunchSpec, ptx: &str) -> Result<RunResult, Error> {
-    let module = Module::from_ptx_named(device, &spec.ptx.display().to_string(), ptx)?;
+/// Compiles the spec's PTX (already read into `ptx`) and picks its kernel, without a
+/// device: rejected PTX and unknown kernel names are reported before any device is
+/// opened.
+pub fn prepare(spec: &LaunchSpec, ptx: &str) -> Result<(Compiled, String), Error> {
+    let compiled = compile(&spec.ptx.display().to_string(), ptx, None)?;
+    let names: Vec<String> = compiled.spirv.kernels.iter().map(|k| k.name.clone()).collect();
     let entry = match &spec.entry {
-        Some(e) => e.clone(),
-        None => match module.kernel_names().as_slice() {
-            [one] => one.to_string(),
-            names => {
-                return Err(Error::Launch(format!(
-                    "the module has {} kernels ({}); name one with \"entry\" / --entry",
-                    names.len(),
-                    names.join(", ")
-                )))
-            }
+        Some(e) if names.contains(e) => e.clone(),
+        Some(e) => return Err(Error::NoSuchKernel { name: e.clone(), available: names }),
+        None => match names.as_slice() {
+            [one] => one.clone(),
+            _ => return Err(Error::KernelNotNamed { available: names }),
         },
     };
-    let kernel = module.kernel(&entry)?;
+    Ok((compiled, entry))
+}
+
+/// Uploads the spec's buffers, launches `entry` of `compiled` and reads every buffer
+/// back.
+pub fn run(
+    device: &Device,
+    spec: &LaunchSpec,
+    compiled: Compiled,
+    entry: &str,
+) -> Result<RunResult, Error> {
+    let module = Module::from_compiled(device, compiled)?;
+    let kernel = module.kernel(entry)?;
     let mut buffers = Vec::new();
     let mut args = Vec::new();
     for a in &spec.args {
@@ -77,5 +87,10 @@ pub fn run(device: &Device, spec: &LaunchSpec, ptx: &str) -> Result<RunResult, E
         .into_iter()
         .map(|(arg, ty, buf)| Ok(BufferResult { arg, ty, bytes: device.read_bytes(&buf)? }))
         .collect::<Result<_, Error>>()?;
-    Ok(RunResult { device: device.info().name.clone(), entry, kernel_ms: stats.kernel_ms, buffers })
+    Ok(RunResult {
+        device: device.info().name.clone(),
+        entry: entry.to_string(),
+        kernel_ms: stats.kernel_ms,
+        buffers,
+    })
 }

@@ -334,7 +334,7 @@ pub fn parse_short_arg(s: &str) -> Result<SpecArg, String> {
         .next()
         .ok_or_else(|| format!("`{s}`: expected TYPE:VALUE, buf:TYPE:…, or bytes:HEX"))?;
     match head {
-        "bytes" => Ok(SpecArg::Value(hex_decode(rest)?)),
+        "bytes" => Ok(SpecArg::Value(hex_decode(rest).map_err(|e| format!("`{s}`: {e}"))?)),
         "buf" => {
             let (t, data) =
                 rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:TYPE:VALUES"))?;
@@ -349,7 +349,7 @@ pub fn parse_short_arg(s: &str) -> Result<SpecArg, String> {
                     .ok_or("buffer too large")?;
                 vec![0u8; size as usize]
             } else if let Some(h) = data.strip_prefix("hex:") {
-                hex_decode(h)?
+                hex_decode(h).map_err(|e| format!("`{s}`: {e}"))?
             } else if data.is_empty() {
                 Vec::new()
             } else {

@@ -39,6 +39,11 @@ fn block_reduce_shared_memory_and_barriers() {
 }
 
 #[test]
+fn dyn_shared_dynamic_shared_memory_and_sub_word_stores() {
+    run(cases::dyn_shared());
+}
+
+#[test]
 fn matadd2d_two_dimensional_grid() {
     run(cases::matadd2d());
 }

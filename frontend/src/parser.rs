@@ -16,7 +16,7 @@ pub fn parse(src: &str) -> Result<Module, Diagnostics> {
         return Err(Diagnostic::error(Span::default(), "PTX file larger than 4 GiB").into());
     }
     let tokens = tokenize(src);
-    let mut p = Parser { toks: tokens, pos: 0, errors: Vec::new(), src_len: src.len() as u32 };
+    let mut p = Parser { toks: tokens, pos: 0, errors: Vec::new(), src_len: src.len() as u32, src };
     let module = p.module();
     if p.errors.is_empty() {
         Ok(module)
@@ -34,6 +34,7 @@ struct Parser<'s> {
     pos: usize,
     errors: Vec<Diagnostic>,
     src_len: u32,
+    src: &'s str,
 }
 
 /// Directives that may precede a function body (§11.4).
@@ -104,10 +105,19 @@ impl<'s> Parser<'s> {
 
     fn expect(&mut self, tok: Tok<'s>, what: &str) -> PResult<Span> {
         if self.peek() == Some(tok) {
-            Ok(self.bump().map_or(Span::default(), |t| t.1))
-        } else {
-            Err(self.unexpected(what))
+            return Ok(self.bump().map_or(Span::default(), |t| t.1));
         }
+        // A `;` missing at the end of a line is reported where it belongs, not at the
+        // next line's first token.
+        let prev = self.prev_span();
+        let next = self.span();
+        let gap = self.src.get(prev.end as usize..next.start as usize).unwrap_or("");
+        if tok == Tok::Semi && self.pos > 0 && gap.contains('\n') {
+            let at = Span::new(prev.end, prev.end);
+            self.errors.push(Diagnostic::error(at, "missing `;`").with_label("expected `;` here"));
+            return Err(Failed);
+        }
+        Err(self.unexpected(what))
     }
 
     fn ident(&mut self, what: &str) -> PResult<Ident> {

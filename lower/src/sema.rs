@@ -9,7 +9,7 @@
 //!
 //! Pre: the module parsed. Post: every kernel passes [`crate::verify::run`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
 use ptxvk_frontend::{Diagnostic, Diagnostics, Span, Spanned};
@@ -37,13 +37,23 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             )
         }
     }
+    // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
+    // every kernel that names one gets its own instance in its shared window.
+    let module_shared: Vec<&ast::VarDecl> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Variable(v) if v.space == StateSpace::Shared => Some(v),
+            _ => None,
+        })
+        .collect();
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
             // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
             ast::Item::Function(f) if f.is_entry => {
                 if f.body.is_some() {
-                    match lower_kernel(f) {
+                    match lower_kernel(f, &module_shared) {
                         Ok(k) => kernels.push(k),
                         Err(mut e) => errors.append(&mut e),
                     }
@@ -53,10 +63,11 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
                 if f.body.is_some() {
                     errors.push(
                         Diagnostic::error(f.name.span, format!("device function `{}` (`.func`) is not supported yet", f.name.value))
-                            .with_note("calls and `.func` bodies are tracked in the memory/calls work; inline the function for now"),
+                            .with_note("calls are not implemented yet; inline the function (e.g. `__forceinline__`) for now"),
                     );
                 }
             }
+            ast::Item::Variable(v) if v.space == StateSpace::Shared => {}
             ast::Item::Variable(v) => errors.push(Diagnostic::error(
                 v.span,
                 format!("module-scope `{}` variables are not supported yet", v.space.directive()),
@@ -76,7 +87,17 @@ enum Symbol {
     Reg(RegId),
     /// A kernel parameter: its offset in the parameter block.
     Param(u32),
-    /// A `.shared` variable: its offset in the shared window.
+    /// A static `.shared` variable: its offset in the shared window.
+    Shared(u32),
+    /// An `extern` (dynamic) `.shared` array: the start of the dynamic region.
+    DynamicShared,
+}
+
+/// A name as instructions see it.
+#[derive(Clone, Copy, Debug)]
+enum Resolved {
+    Reg(RegId),
+    Param(u32),
     Shared(u32),
 }
 
@@ -88,9 +109,14 @@ struct Lowerer {
     /// The current block has been terminated; further code goes to a fresh block.
     closed: bool,
     errors: Vec<Diagnostic>,
+    /// Where each `.shared` declaration (by the span of its name) was placed.
+    shared_slots: BTreeMap<Span, Symbol>,
 }
 
-fn lower_kernel(f: &ast::Function) -> Result<Kernel, Vec<Diagnostic>> {
+fn lower_kernel(
+    f: &ast::Function,
+    module_shared: &[&ast::VarDecl],
+) -> Result<Kernel, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut params = Vec::new();
     for p in &f.params {
@@ -142,13 +168,26 @@ fn lower_kernel(f: &ast::Function) -> Result<Kernel, Vec<Diagnostic>> {
         cur: BlockId(0),
         closed: false,
         errors,
+        shared_slots: BTreeMap::new(),
     };
     for p in &abi.params {
         l.scopes[0].insert(p.name.clone(), Symbol::Param(p.offset));
     }
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let mut used = BTreeSet::new();
+    names_used(body, &mut used);
+    for v in module_shared {
+        let names: Vec<ast::DeclName> =
+            v.names.iter().filter(|n| used.contains(n.name.value.as_str())).cloned().collect();
+        if !names.is_empty() {
+            let decl = ast::VarDecl { names, ..(*v).clone() };
+            l.place_shared(&decl);
+            l.declare(&decl);
+        }
+    }
+    l.place_all_shared(body);
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
-    let body = f.body.as_deref().unwrap_or(&[]);
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {
@@ -158,6 +197,55 @@ fn lower_kernel(f: &ast::Function) -> Result<Kernel, Vec<Diagnostic>> {
         Ok(l.kernel)
     } else {
         Err(l.errors)
+    }
+}
+
+/// Every name an operand of `stmts` mentions (registers, variables, labels).
+fn names_used<'a>(stmts: &'a [ast::Statement], out: &mut BTreeSet<&'a str>) {
+    fn operand<'a>(op: &'a Operand, out: &mut BTreeSet<&'a str>) {
+        match op {
+            Operand::Name { name, .. } => {
+                out.insert(name.value.as_str());
+            }
+            Operand::Address(a) => {
+                if let Some(b) = &a.base {
+                    out.insert(b.value.as_str());
+                }
+            }
+            Operand::Imm(e) => expr(e, out),
+            Operand::Not(o, _) => operand(o, out),
+            Operand::Pair(a, b, _) => {
+                operand(a, out);
+                operand(b, out);
+            }
+            Operand::Vector(v, _) | Operand::List(v, _) => v.iter().for_each(|o| operand(o, out)),
+            Operand::Sink(_) => {}
+        }
+    }
+    fn expr<'a>(e: &'a ast::Expr, out: &mut BTreeSet<&'a str>) {
+        match &e.kind {
+            ExprKind::Symbol(s) => {
+                out.insert(s.as_str());
+            }
+            ExprKind::Unary(_, a) | ExprKind::Cast { expr: a, .. } => expr(a, out),
+            ExprKind::Binary(_, a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            ExprKind::Ternary(a, b, c) => {
+                expr(a, out);
+                expr(b, out);
+                expr(c, out);
+            }
+            ExprKind::Int { .. } | ExprKind::F32Bits(_) | ExprKind::F64Bits(_) => {}
+        }
+    }
+    for s in stmts {
+        match s {
+            ast::Statement::Instruction(i) => i.operands.iter().for_each(|o| operand(o, out)),
+            ast::Statement::Block(inner, _) => names_used(inner, out),
+            _ => {}
+        }
     }
 }
 
@@ -213,6 +301,37 @@ struct Mods {
     bool_op: Option<BoolOp>,
     mul_part: Option<Spanned<BinaryOp>>,
     other: Vec<Spanned<String>>,
+    /// Every classified modifier in source order, for `allow`.
+    seen: Vec<(ModCat, Spanned<String>)>,
+    /// The instruction, for messages.
+    opcode: String,
+}
+
+/// Kinds of modifiers (PTX ISA 9.2 §9.7: types, state spaces, vector sizes, rounding,
+/// `.ftz`, `.sat`, comparisons, predicate combines, `.lo/.hi/.wide`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ModCat {
+    Type,
+    Space,
+    Vector,
+    Rounding,
+    Ftz,
+    Sat,
+    Cmp,
+    BoolOp,
+    MulPart,
+}
+
+impl Mods {
+    /// Rejects every classified modifier whose category `opcode` does not take.
+    fn allow(&self, opcode: &str, cats: &[ModCat]) -> Result<(), Diagnostic> {
+        match self.seen.iter().find(|(c, _)| *c != ModCat::Type && !cats.contains(c)) {
+            Some((_, m)) => {
+                Err(Diagnostic::error(m.span, format!("`{opcode}` does not take `{}`", m.value)))
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 impl Lowerer {
@@ -349,47 +468,12 @@ impl Lowerer {
                 }
             }
             StateSpace::Shared => {
+                // Placed by `place_shared` before any instruction was lowered.
                 for n in &v.names {
-                    if n.init.is_some() {
-                        self.errors.push(Diagnostic::error(
-                            n.name.span,
-                            "`.shared` variables cannot have initializers",
-                        ));
-                        continue;
-                    }
-                    let elem = v.ty.value.bytes() * v.vector.unwrap_or(1);
-                    let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
-                    let is_dynamic =
-                        v.linkage == Some(ast::Linkage::Extern) || n.dims.contains(&None);
-                    if is_dynamic {
-                        if n.dims.len() != 1 {
-                            self.errors.push(Diagnostic::error(
-                                n.name.span,
-                                "dynamic shared memory must be declared as `name[]`",
-                            ));
-                            continue;
+                    if let Some(&sym) = self.shared_slots.get(&n.name.span) {
+                        if let Some(scope) = self.scopes.last_mut() {
+                            scope.insert(n.name.value.clone(), sym);
                         }
-                        // Every extern shared array starts at the dynamic region (CUDA semantics).
-                        let a = self.kernel.shared.dynamic_align.unwrap_or(1).max(align);
-                        self.kernel.shared.dynamic_align = Some(a);
-                        // Resolved after all static variables are placed: record a marker.
-                        self.scopes
-                            .last_mut()
-                            .map(|s| s.insert(n.name.value.clone(), Symbol::Shared(u32::MAX)));
-                        continue;
-                    }
-                    let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
-                    let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
-                    let Some(size) = size else {
-                        self.errors
-                            .push(Diagnostic::error(n.name.span, "shared variable too large"));
-                        continue;
-                    };
-                    let offset = self.kernel.shared.static_bytes.next_multiple_of(align);
-                    self.kernel.shared.static_bytes = offset.saturating_add(size);
-                    self.kernel.shared.variables.push((n.name.value.clone(), offset, size));
-                    if let Some(s) = self.scopes.last_mut() {
-                        s.insert(n.name.value.clone(), Symbol::Shared(offset));
                     }
                 }
             }
@@ -397,6 +481,60 @@ impl Lowerer {
                 v.span,
                 format!("`{}` variables inside functions are not supported yet", other.directive()),
             )),
+        }
+    }
+
+    /// Places every `.shared` variable of `stmts` (nested blocks included) in the
+    /// kernel's shared window, so that the dynamic region's offset is final before any
+    /// instruction uses it.
+    fn place_all_shared(&mut self, stmts: &[ast::Statement]) {
+        for s in stmts {
+            match s {
+                ast::Statement::Variable(v) if v.space == StateSpace::Shared => {
+                    self.place_shared(v)
+                }
+                ast::Statement::Block(inner, _) => self.place_all_shared(inner),
+                _ => {}
+            }
+        }
+    }
+
+    /// Static variables get the next aligned offset; `extern` and unsized arrays share
+    /// the dynamic region after all static ones (CUDA semantics of `extern __shared__`).
+    fn place_shared(&mut self, v: &ast::VarDecl) {
+        for n in &v.names {
+            if n.init.is_some() {
+                self.errors.push(Diagnostic::error(
+                    n.name.span,
+                    "`.shared` variables cannot have initializers",
+                ));
+                continue;
+            }
+            let elem = v.ty.value.bytes() * v.vector.unwrap_or(1);
+            let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
+            if v.linkage == Some(ast::Linkage::Extern) || n.dims.contains(&None) {
+                if n.dims.len() != 1 {
+                    self.errors.push(Diagnostic::error(
+                        n.name.span,
+                        "dynamic shared memory must be declared as `name[]`",
+                    ));
+                    continue;
+                }
+                let a = self.kernel.shared.dynamic_align.unwrap_or(1).max(align);
+                self.kernel.shared.dynamic_align = Some(a);
+                self.shared_slots.insert(n.name.span, Symbol::DynamicShared);
+                continue;
+            }
+            let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
+            let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
+            let Some(size) = size else {
+                self.errors.push(Diagnostic::error(n.name.span, "shared variable too large"));
+                continue;
+            };
+            let offset = self.kernel.shared.static_bytes.next_multiple_of(align);
+            self.kernel.shared.static_bytes = offset.saturating_add(size);
+            self.kernel.shared.variables.push((n.name.value.clone(), offset, size));
+            self.shared_slots.insert(n.name.span, Symbol::Shared(offset));
         }
     }
 
@@ -414,46 +552,74 @@ impl Lowerer {
         id
     }
 
-    fn lookup(&self, name: &str) -> Option<Symbol> {
+    /// Resolves a name in the innermost scope that declares it; a dynamic shared array
+    /// resolves to the (final) start of the dynamic region.
+    fn lookup(&self, name: &str) -> Option<Resolved> {
         let sym = self.scopes.iter().rev().find_map(|s| s.get(name).copied())?;
         Some(match sym {
-            Symbol::Shared(u32::MAX) => Symbol::Shared(self.kernel.shared.dynamic_offset()),
-            s => s,
+            Symbol::Reg(r) => Resolved::Reg(r),
+            Symbol::Param(off) => Resolved::Param(off),
+            Symbol::Shared(off) => Resolved::Shared(off),
+            Symbol::DynamicShared => Resolved::Shared(self.kernel.shared.dynamic_offset()),
         })
     }
 
     // ----- modifiers ----------------------------------------------------------------------
 
-    fn mods(&self, i: &ast::Instruction) -> Mods {
-        let mut m = Mods::default();
+    /// Classifies the modifiers of `i`. A category given twice (`add.rz.rn`,
+    /// `mul.lo.hi`) is an error at the second one; whether the instruction accepts each
+    /// category is checked by [`Mods::allow`].
+    fn mods(&self, i: &ast::Instruction) -> Result<Mods, Diagnostic> {
+        let mut m = Mods { opcode: i.opcode.value.clone(), ..Mods::default() };
         for md in &i.modifiers {
             let s = md.value.as_str();
-            if let Some(t) = ScalarType::from_directive(s) {
+            let cat = if let Some(t) = ScalarType::from_directive(s) {
                 m.types.push(Spanned::new(t, md.span));
+                ModCat::Type
             } else if let Some(sp_) = StateSpace::from_directive(s) {
                 m.space = Some(Spanned::new(sp_, md.span));
+                ModCat::Space
             } else if let Some(n) = s.strip_prefix(".v").and_then(|n| n.parse().ok()) {
                 m.vector = Some(n);
+                ModCat::Vector
             } else if let Some(r) = rounding(s) {
                 m.rounding = Some(Spanned::new(r, md.span));
+                ModCat::Rounding
             } else if s == ".ftz" {
                 m.ftz = true;
+                ModCat::Ftz
             } else if s == ".sat" {
                 m.sat = true;
+                ModCat::Sat
             } else if let Some(p) =
                 mul_part(s).filter(|_| !matches!(i.opcode.value.as_str(), "setp" | "set"))
             {
                 // `.lo`/`.hi` are halves for mul/mad and unsigned comparisons for setp.
                 m.mul_part = Some(Spanned::new(p, md.span));
+                ModCat::MulPart
             } else if let Some(c) = cmp_op(s) {
                 m.cmp = Some(c);
+                ModCat::Cmp
             } else if let Some(b) = bool_op(s) {
                 m.bool_op = Some(b);
+                ModCat::BoolOp
             } else {
                 m.other.push(Spanned::new(s.to_string(), md.span));
+                continue;
+            };
+            // Types may repeat (`cvt.f32.s32`); `one_type` and `convert` count them.
+            if cat != ModCat::Type {
+                if let Some((_, first)) = m.seen.iter().find(|(c, _)| *c == cat) {
+                    let first = first.clone();
+                    return Err(Diagnostic::error(
+                        md.span,
+                        format!("`{s}` conflicts with `{}` on `{}`", first.value, i.opcode.value),
+                    ));
+                }
             }
+            m.seen.push((cat, Spanned::new(s.to_string(), md.span)));
         }
-        m
+        Ok(m)
     }
 
     // ----- operands -------------------------------------------------------------------------
@@ -461,7 +627,7 @@ impl Lowerer {
     fn reg_operand(&self, op: &Operand) -> Result<(RegId, Span), Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
-                Some(Symbol::Reg(r)) => Ok((r, name.span)),
+                Some(Resolved::Reg(r)) => Ok((r, name.span)),
                 Some(_) => {
                     Err(Diagnostic::error(name.span, format!("`{}` is not a register", name.value)))
                 }
@@ -546,11 +712,11 @@ impl Lowerer {
                 Ok(Value::Reg(t))
             }
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
-                Some(Symbol::Reg(r)) => {
+                Some(Resolved::Reg(r)) => {
                     self.check_width(r, name.span, ty, allow_wider)?;
                     Ok(Value::Reg(r))
                 }
-                Some(Symbol::Shared(off)) => {
+                Some(Resolved::Shared(off)) => {
                     if ty.is_float() || ty.bits() < 32 {
                         return Err(Diagnostic::error(
                             name.span,
@@ -559,7 +725,7 @@ impl Lowerer {
                     }
                     Ok(Value::Imm(off as u64))
                 }
-                Some(Symbol::Param(_)) => Err(Diagnostic::error(
+                Some(Resolved::Param(_)) => Err(Diagnostic::error(
                     name.span,
                     format!(
                         "taking the address of kernel parameter `{}` is not supported yet",
@@ -594,7 +760,7 @@ impl Lowerer {
         let (base, offset) = match &a.base {
             None => (None, a.offset),
             Some(name) => match self.lookup(&name.value) {
-                Some(Symbol::Reg(r)) => {
+                Some(Resolved::Reg(r)) => {
                     let bits = self.kernel.reg(r).ty;
                     if !matches!(bits, RegTy::Int(32 | 64)) {
                         return Err(Diagnostic::error(
@@ -610,7 +776,7 @@ impl Lowerer {
                     }
                     (Some(r), a.offset)
                 }
-                Some(Symbol::Param(off)) => {
+                Some(Resolved::Param(off)) => {
                     if space != StateSpace::Param {
                         return Err(Diagnostic::error(
                             name.span,
@@ -619,7 +785,7 @@ impl Lowerer {
                     }
                     (None, off as i64 + a.offset)
                 }
-                Some(Symbol::Shared(off)) => {
+                Some(Resolved::Shared(off)) => {
                     if space != StateSpace::Shared {
                         if space == StateSpace::Global {
                             return Err(Diagnostic::error(
@@ -642,11 +808,11 @@ impl Lowerer {
     fn instruction(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
         let op = i.opcode.value.as_str();
-        let m = self.mods(i);
+        let m = self.mods(i)?;
         let guard = match &i.guard {
             Some(g) => {
                 let (r, span) = match self.lookup(&g.pred.value) {
-                    Some(Symbol::Reg(r)) => (r, g.pred.span),
+                    Some(Resolved::Reg(r)) => (r, g.pred.span),
                     _ => return Err(undeclared(&g.pred)),
                 };
                 self.check_width(r, span, OpTy::Pred, false)?;
@@ -729,6 +895,7 @@ impl Lowerer {
     }
 
     fn operation(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        m.allow(op, modifier_categories(op))?;
         let span = i.span;
         let ops = i.operands.as_slice();
         let arity = |n: usize| -> Result<(), Diagnostic> {
@@ -1287,10 +1454,14 @@ impl Lowerer {
                 if integral != needs_int_rounding || (!needs_int_rounding && !needs_float_rounding)
                 {
                     let rs = m.rounding.as_ref().map_or(span, |r| r.span);
-                    return Err(Diagnostic::error(
-                        rs,
-                        "this rounding modifier does not fit the conversion",
-                    ));
+                    let msg = if needs_int_rounding {
+                        "this conversion rounds to an integral value: it takes `.rni`, `.rzi`, `.rmi` or `.rpi`"
+                    } else if needs_float_rounding {
+                        "this conversion rounds a float result: it takes `.rn`, `.rz`, `.rm` or `.rp`"
+                    } else {
+                        "this conversion is exact and takes no rounding modifier"
+                    };
+                    return Err(Diagnostic::error(rs, msg));
                 }
                 if needs_float_rounding && r != Rounding::Nearest {
                     return Err(unsupported(
@@ -1348,11 +1519,26 @@ fn reject_other(m: &Mods, allowed: &[&str]) -> Result<(), Diagnostic> {
         if !allowed.contains(&o.value.as_str()) {
             return Err(Diagnostic::error(
                 o.span,
-                format!("unknown or unsupported modifier `{}` here", o.value),
+                format!("unknown or unsupported modifier `{}` for `{}`", o.value, m.opcode),
             ));
         }
     }
     Ok(())
+}
+
+/// The modifier categories (besides types) each instruction takes.
+fn modifier_categories(op: &str) -> &'static [ModCat] {
+    use ModCat::*;
+    match op {
+        "ld" | "st" | "ldu" => &[Space, Vector],
+        "cvta" => &[Space],
+        "add" | "sub" => &[Rounding, Ftz, Sat],
+        "min" | "max" | "neg" | "abs" => &[Ftz],
+        "mul" | "mad" | "fma" => &[MulPart, Rounding, Ftz, Sat],
+        "setp" => &[Cmp, BoolOp, Ftz],
+        "cvt" => &[Rounding, Ftz, Sat],
+        _ => &[],
+    }
 }
 
 fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
@@ -1557,7 +1743,7 @@ fn describe_reg(t: RegTy) -> String {
 fn describe_op(t: OpTy) -> String {
     match t {
         OpTy::Pred => ".pred".into(),
-        OpTy::U(b) => format!("{b}-bit"),
+        OpTy::U(b) => format!(".u{b}/.b{b}"),
         OpTy::S(b) => format!(".s{b}"),
         OpTy::F(b) => format!(".f{b}"),
     }

@@ -89,7 +89,7 @@ pub fn run(k: &Kernel) -> Result<Vec<Node>, Diagnostic> {
                 "irreducible control flow (a cycle with several entries) is not supported yet",
             )
             .with_label("this block is entered from outside its cycle")
-            .with_note("the complete structurizer (dispatcher loops) is tracked separately"));
+            .with_note("ptxvk currently structures reducible control flow only"));
         }
         latches.entry(v).or_default().push(u);
     }
@@ -118,7 +118,7 @@ pub fn run(k: &Kernel) -> Result<Vec<Node>, Diagnostic> {
             [_, second, ..] => {
                 return Err(Diagnostic::error(k.blocks[*second].span, "a loop with several exits that continue the kernel is not supported yet")
                     .with_label("second loop exit")
-                    .with_note("the complete structurizer (flag variables for multi-level exits) is tracked separately"))
+                    .with_note("ptxvk currently structures loops with one exit that continues the kernel (exits that only return are fine)"))
             }
         };
         loops.insert(h, LoopInfo { body, exit });

@@ -12,7 +12,7 @@ mod emit;
 pub mod module;
 mod types;
 
-use rspirv::binary::{Assemble, Disassemble};
+use rspirv::binary::Assemble;
 use rspirv::dr::Builder;
 use rspirv::spirv::{ExecutionMode, ExecutionModel};
 
@@ -29,6 +29,9 @@ pub enum Error {
     Build(rspirv::dr::Error),
     #[error("the generated SPIR-V is invalid (a ptxvk bug): {0}")]
     Invalid(String),
+    /// An external tool (SPIRV-Tools) is missing or failed.
+    #[error("{0}")]
+    Tool(String),
     #[error("the module has no kernels (`.entry`)")]
     NoKernels,
 }
@@ -78,9 +81,10 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     }
     let mut b = Builder::new();
     let mut t = types::TypeCache::default();
-    let uses_shared = kernels
-        .iter()
-        .any(|k| k.kernel.shared.static_bytes > 0 || k.kernel.shared.dynamic_align.is_some());
+    let uses_shared = kernels.iter().any(|k| {
+        let shared = &k.kernel.shared;
+        shared.static_bytes > 0 || shared.dynamic_align.is_some() || accesses_shared(&k.kernel)
+    });
     let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
     let g = module::Globals::declare(&mut b, &mut t, uses_shared.then(|| max_static.div_ceil(4)));
     let mut infos = Vec::new();
@@ -112,6 +116,19 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     Ok(SpirvModule { words, kernels: infos, requirements })
 }
 
+/// Whether the kernel loads or stores `.shared` memory (possibly without declaring any
+/// shared variable: then it addresses the dynamic region by number).
+fn accesses_shared(k: &ptxvk_lower::ir::Kernel) -> bool {
+    use ptxvk_lower::ir::{InstKind, Space};
+    k.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+        matches!(
+            i.kind,
+            InstKind::Load { space: Space::Shared, .. }
+                | InstKind::Store { space: Space::Shared, .. }
+        )
+    })
+}
+
 /// Validates SPIR-V for Vulkan 1.3 with `spirv-val` (SPIRV-Tools).
 pub fn validate(words: &[u32]) -> Result<(), Error> {
     use spirv_tools::val::Validator;
@@ -119,10 +136,20 @@ pub fn validate(words: &[u32]) -> Result<(), Error> {
     v.validate(words, None).map_err(|e| Error::Invalid(e.to_string()))
 }
 
-/// SPIR-V assembly text of a module.
+/// SPIR-V assembly text of a module (SPIRV-Tools' `spirv-dis`, which knows every
+/// instruction we emit, `OpExecutionModeId` included).
 pub fn disassemble(words: &[u32]) -> Result<String, Error> {
-    let mut loader = rspirv::dr::Loader::new();
-    rspirv::binary::parse_words(words, &mut loader)
-        .map_err(|e| Error::Internal(format!("re-parsing SPIR-V: {e}")))?;
-    Ok(loader.module().disassemble())
+    use spirv_tools::assembler::Assembler;
+    let a = spirv_tools::assembler::create(Some(spirv_tools::TargetEnv::Vulkan_1_3));
+    let options = spirv_tools::assembler::DisassembleOptions {
+        use_friendly_names: true,
+        ..Default::default()
+    };
+    match a.disassemble(words, options) {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(Error::Internal("spirv-dis printed nothing".into())),
+        Err(e) => Err(Error::Tool(format!(
+            "spirv-dis failed: {e} (is SPIRV-Tools installed? `apt-get install spirv-tools`)"
+        ))),
+    }
 }

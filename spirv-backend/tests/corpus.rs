@@ -1,5 +1,6 @@
 //! Every PTX file of the corpus (real-compiler kernels and hand-written PTX) compiles to
-//! SPIR-V that passes `spirv-val --target-env vulkan1.3`.
+//! SPIR-V that passes `spirv-val --target-env vulkan1.3`, except files named
+//! `reject_*.ptx`, which hold shapes ptxvk must reject with diagnostics.
 
 use std::path::{Path, PathBuf};
 
@@ -35,8 +36,14 @@ fn every_corpus_file_compiles_to_valid_spirv() {
             .map_err(|d| src.render(&d.0))
             .and_then(|ks| ptxvk_spirv::compile(&ks).map_err(|e| e.to_string()))
             .and_then(|m| ptxvk_spirv::validate(&m.words).map_err(|e| e.to_string()));
-        if let Err(e) = result {
-            failures.push(format!("{}:\n{e}", f.display()));
+        let expect_reject =
+            f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("reject_"));
+        match (result, expect_reject) {
+            (Err(e), false) => failures.push(format!("{}:\n{e}", f.display())),
+            (Ok(()), true) => {
+                failures.push(format!("{}: accepted, but it should be rejected", f.display()))
+            }
+            _ => {}
         }
     }
     assert!(

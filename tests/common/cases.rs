@@ -17,7 +17,16 @@ pub struct KernelCase {
 
 /// Every kernel of the corpus with its launch.
 pub fn all() -> Vec<KernelCase> {
-    vec![vector_add(), saxpy(), int64_ops(), collatz(), block_reduce(), matadd2d(), grid3d()]
+    vec![
+        vector_add(),
+        saxpy(),
+        int64_ops(),
+        collatz(),
+        block_reduce(),
+        dyn_shared(),
+        matadd2d(),
+        grid3d(),
+    ]
 }
 
 pub fn buf(ty: ElemType, bytes: Vec<u8>) -> SpecArg {
@@ -285,3 +294,35 @@ pub fn grid3d() -> KernelCase {
     KernelCase { kernel: "grid3d", entry: "grid3d", ty: ElemType::U32, case }
 }
 
+pub fn dyn_shared() -> KernelCase {
+    let mut rng = Rng(8);
+    let (blocks, block) = (5usize, 128usize);
+    let n = blocks * block - 50;
+    let input: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+    let mut out = vec![0u32; n];
+    for k in 0..blocks {
+        let buf: Vec<u32> =
+            (0..block).map(|t| input.get(k * block + t).copied().unwrap_or(0)).collect();
+        let tag: Vec<u32> = (0..64u32).map(|t| (t * 1000 + k as u32) & 0xffff).collect();
+        let byt: Vec<u32> = (0..64u32).map(|t| (t * 3 + 1) & 0xff).collect();
+        for t in 0..block {
+            let i = k * block + t;
+            if i < n {
+                out[i] =
+                    buf[block - 1 - t].wrapping_add(tag[t % 64]).wrapping_add(byt[(t * 7) % 64]);
+            }
+        }
+    }
+    let case = Case {
+        grid: [blocks as u32, 1, 1],
+        block: [block as u32, 1, 1],
+        shared_bytes: (block * 4) as u32,
+        args: vec![
+            buf(ElemType::U32, u32_bytes(&input)),
+            buf(ElemType::U32, vec![0; 4 * n]),
+            val(n as i32),
+        ],
+        expected: vec![(1, u32_bytes(&out))],
+    };
+    KernelCase { kernel: "dyn_shared", entry: "dyn_shared", ty: ElemType::U32, case }
+}

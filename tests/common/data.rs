@@ -50,4 +50,3 @@ pub struct Case {
     /// (argument index, expected bytes of that buffer after the kernel).
     pub expected: Vec<(usize, Vec<u8>)>,
 }
-

@@ -1,0 +1,167 @@
+//! Pinned diagnostics: every `tests/errors/NAME.ptx` is rejected by
+//! `ptxvk compile tests/errors/NAME.ptx -o /dev/null` with exit code 1, and its stderr
+//! must equal `tests/errors/NAME.stderr` byte for byte.
+//!
+//! After an intended change to a diagnostic, regenerate the snapshots with
+//!
+//! ```text
+//! BLESS=1 cargo test --test errors
+//! ```
+//!
+//! and read every changed `.stderr` before committing it.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The suite must keep covering the breadth of diagnostics; losing cases is a failure.
+const MIN_CASES: usize = 10;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn errors_dir() -> PathBuf {
+    repo().join("tests").join("errors")
+}
+
+fn bless() -> bool {
+    std::env::var_os("BLESS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Every `tests/errors/*.ptx`, sorted by name.
+fn cases() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(errors_dir())
+        .expect("tests/errors exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The path as given on the command line (and hence as printed in diagnostics).
+fn relative(path: &Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).expect("UTF-8 file name");
+    format!("tests/errors/{name}")
+}
+
+/// A line diff of `expected` → `actual` (longest common subsequence): unchanged lines
+/// start with two spaces, removed lines with `-`, added lines with `+`.
+fn line_diff(expected: &str, actual: &str) -> String {
+    let a: Vec<&str> = expected.lines().collect();
+    let b: Vec<&str> = actual.lines().collect();
+    // lcs[i][j] = length of the LCS of a[i..] and b[j..].
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] =
+                if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = String::new();
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            let _ = writeln!(out, "  {}", a[i]);
+            i += 1;
+            j += 1;
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            let _ = writeln!(out, "- {}", a[i]);
+            i += 1;
+        } else {
+            let _ = writeln!(out, "+ {}", b[j]);
+            j += 1;
+        }
+    }
+    if expected.ends_with('\n') != actual.ends_with('\n') {
+        out.push_str("(the snapshots differ in the final newline)\n");
+    }
+    out
+}
+
+/// Runs one case; returns a description of what went wrong, if anything.
+fn check(ptx: &Path) -> Option<String> {
+    let rel = relative(ptx);
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .current_dir(repo())
+        .args(["compile", &rel, "-o", "/dev/null"])
+        .output()
+        .expect("the ptxvk binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() != Some(1) {
+        return Some(format!(
+            "{rel}: expected exit code 1 (PTX rejected), got {:?}\n--- stderr ---\n{stderr}",
+            out.status.code()
+        ));
+    }
+    if !stdout.is_empty() {
+        return Some(format!("{rel}: a rejected compile printed to stdout:\n{stdout}"));
+    }
+    if !stderr.starts_with("error: ") {
+        return Some(format!("{rel}: stderr does not start with `error: `:\n{stderr}"));
+    }
+    let snapshot = ptx.with_extension("stderr");
+    if bless() {
+        std::fs::write(&snapshot, &stderr).expect("writing the snapshot");
+        return None;
+    }
+    let expected = match std::fs::read_to_string(&snapshot) {
+        Ok(s) => s,
+        Err(e) => {
+            return Some(format!(
+                "{rel}: cannot read snapshot {}: {e}\n--- actual stderr ---\n{stderr}",
+                snapshot.display()
+            ))
+        }
+    };
+    (expected != stderr).then(|| {
+        format!(
+            "{rel}: stderr differs from {} (- expected, + actual):\n{}",
+            relative(&snapshot),
+            line_diff(&expected, &stderr)
+        )
+    })
+}
+
+#[test]
+fn diagnostics_match_snapshots() {
+    let cases = cases();
+    assert!(
+        cases.len() >= MIN_CASES,
+        "tests/errors has {} cases, expected at least {MIN_CASES}",
+        cases.len()
+    );
+    let failures: Vec<String> = cases.iter().filter_map(|p| check(p)).collect();
+    if !failures.is_empty() {
+        panic!(
+            "{} of {} diagnostic snapshots failed:\n\n{}\n\
+             If the new output is intended, rerun with BLESS=1 to update the snapshots \
+             (`BLESS=1 cargo test --test errors`) and review the diff.",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+    }
+}
+
+/// A snapshot without its PTX file is a deleted case whose expectation lingers.
+#[test]
+fn every_snapshot_has_a_case() {
+    let orphans: Vec<String> = std::fs::read_dir(errors_dir())
+        .expect("tests/errors exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "stderr"))
+        .filter(|p| !p.with_extension("ptx").exists())
+        .map(|p| relative(&p))
+        .collect();
+    assert!(orphans.is_empty(), "snapshots without a .ptx case: {orphans:?}");
+}
+
+#[test]
+fn line_diff_marks_changes() {
+    assert_eq!(line_diff("a\nb\nc\n", "a\nx\nc\n"), "  a\n- b\n+ x\n  c\n");
+    assert_eq!(line_diff("a\n", "a\nb\n"), "  a\n+ b\n");
+    assert_eq!(line_diff("a\n", "a"), "  a\n(the snapshots differ in the final newline)\n");
+}
