@@ -59,11 +59,14 @@ impl<'a> FnEmitter<'a> {
         let void = self.b.type_void();
         let fn_ty = self.b.type_function(void, vec![]);
         let f = self.b.begin_function(void, None, FunctionControl::NONE, fn_ty)?;
+        self.b.name(f, self.k.name.clone());
         self.b.begin_block(None)?;
         for r in &self.k.regs {
             let ty = self.t.scalar(self.b, Scalar::of_reg(r.ty));
             let ptr = self.t.pointer(self.b, StorageClass::Function, ty);
             let v = self.b.variable(ptr, None, StorageClass::Function, None);
+            // PTX register names in the disassembly (`--emit spvasm`) and in driver tools.
+            self.b.name(v, r.name.clone());
             self.vars.push(v);
         }
         let terminated = self.nodes(body)?;
