@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::cfg::{Cfg, EXIT};
-use crate::ir::{BlockId, Kernel, RegId, Terminator};
+use crate::ir::{BlockId, InstKind, Kernel, RegId, Terminator};
 
 /// A structured statement.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +63,8 @@ struct Ctx<'a> {
     cfg: Cfg,
     loops: BTreeMap<usize, LoopInfo>,
     emitted: usize,
+    /// How often each block has been emitted (tail duplication makes copies).
+    copies: Vec<u32>,
     depth: usize,
 }
 
@@ -123,7 +125,7 @@ pub fn run(k: &Kernel) -> Result<Vec<Node>, Diagnostic> {
         };
         loops.insert(h, LoopInfo { body, exit });
     }
-    let mut cx = Ctx { k, cfg, loops, emitted: 0, depth: 0 };
+    let mut cx = Ctx { k, cfg, loops, emitted: 0, copies: vec![0; n], depth: 0 };
     let mut out = Vec::new();
     cx.region(k.entry.index(), Region { header: None, stop: None, loop_depth: 0 }, &mut out)?;
     Ok(out)
@@ -232,6 +234,16 @@ impl Ctx<'_> {
                 "control flow too complex for the current structurizer (code growth limit)",
             ));
         }
+        // Tail duplication is only sound for code whose copies run in the same threads
+        // as the original would: a barrier must stay one barrier that every thread of
+        // the block reaches (DESIGN §4), so a second copy of it is refused.
+        self.copies[b] += 1;
+        if self.copies[b] > 1 {
+            if let Some(bar) = self.k.blocks[b].insts.iter().find(|i| i.kind == InstKind::Barrier) {
+                return Err(Diagnostic::error(bar.span, "this `bar.sync` would be duplicated into divergent paths by the current structurizer")
+                    .with_note("ptxvk refuses rather than emit barriers that different threads reach in different places"));
+            }
+        }
         out.push(Node::Code(BlockId(b as u32)));
         match self.k.blocks[b].term.clone() {
             Terminator::Return => {
@@ -258,7 +270,7 @@ impl Ctx<'_> {
                         }
                     });
                 }
-                let merge = self.cfg.ipdom[b].filter(|&m| m != EXIT && self.in_region(m, r));
+                let merge = self.merge_of(b, t, f, r);
                 let span = self.k.blocks[b].term_span;
                 match merge {
                     Some(m) => {
@@ -278,16 +290,21 @@ impl Ctx<'_> {
                         }
                     }
                     None => {
-                        // Neither arm falls through: nest one, continue with the other.
-                        // Nest the arm that is shorter (a plain return) to keep depth low.
-                        let (nested, rest, nested_is_true) =
-                            if self.is_plain_return(f) && !self.is_plain_return(t) {
-                                (f, t, false)
-                            } else {
-                                (t, f, true)
-                            };
+                        // The arms share no code: nest one as `if c { … }` and continue
+                        // with the other. The nested arm must not reach the region's
+                        // stop (it would run on past it); if one arm reaches the stop,
+                        // that one continues. Otherwise nest a plain return, to keep the
+                        // nesting shallow.
+                        let reaches_stop = |x: usize| r.stop.is_some_and(|st| self.reach(x, r)[st]);
+                        let (nested, rest, nested_is_true) = if reaches_stop(t)
+                            || (self.is_plain_return(f) && !self.is_plain_return(t))
+                        {
+                            (f, t, false)
+                        } else {
+                            (t, f, true)
+                        };
                         let mut then = Vec::new();
-                        self.arm(nested, Region { stop: None, ..r }, &mut then)?;
+                        self.arm(nested, r, &mut then)?;
                         let negate = if nested_is_true { negate } else { !negate };
                         out.push(Node::If { cond, negate, then, otherwise: Vec::new(), span });
                         match self.jump_kind(rest, r) {
@@ -302,6 +319,49 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+
+    /// The merge of the branch `b → t | f` in region `r`: where the paths of both arms
+    /// meet. Arms that return on their own (an error path, an early `ret`) do not stop
+    /// the other arm's code from being the merge, unlike the immediate post-dominator,
+    /// which the virtual exit would be: so the shared code after the `if` is emitted once.
+    /// Taken as the unique block through which both arms enter the code they share;
+    /// when the shared code has several entries, the immediate post-dominator.
+    fn merge_of(&self, b: usize, t: usize, f: usize, r: Region) -> Option<usize> {
+        let rt = self.reach(t, r);
+        let rf = self.reach(f, r);
+        let both = |x: usize| rt[x] && rf[x];
+        let entries: Vec<usize> = (0..rt.len())
+            .filter(|&x| both(x))
+            .filter(|&x| {
+                x == t || x == f || self.cfg.preds[x].iter().any(|&p| (rt[p] || rf[p]) && !both(p))
+            })
+            .collect();
+        let merge = match entries.as_slice() {
+            [] => return None,
+            [m] => Some(*m),
+            _ => self.cfg.ipdom[b].filter(|&m| m != EXIT),
+        };
+        merge.filter(|&m| self.in_region(m, r) || Some(m) == r.stop)
+    }
+
+    /// Blocks reachable from `s` without leaving region `r` (its stop, the loop header
+    /// and the loop exit are reached but not passed).
+    fn reach(&self, s: usize, r: Region) -> Vec<bool> {
+        let mut seen = vec![false; self.k.blocks.len()];
+        let exit = r.header.and_then(|h| self.loops.get(&h)).and_then(|l| l.exit);
+        let mut stack = vec![s];
+        while let Some(x) = stack.pop() {
+            if seen[x] {
+                continue;
+            }
+            seen[x] = true;
+            if Some(x) == r.stop || Some(x) == r.header || Some(x) == exit {
+                continue;
+            }
+            stack.extend(self.cfg.succs[x].iter().copied());
+        }
+        seen
     }
 
     fn is_plain_return(&self, b: usize) -> bool {
