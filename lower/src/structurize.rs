@@ -182,16 +182,12 @@ impl Ctx<'_> {
                 self.block_and_terminator(b, inner, &mut body)?;
                 out.push(Node::Loop { body, span: self.span(b) });
                 match exit {
-                    Some(e) => match self.jump_kind(e, r) {
-                        Jump::Fallthrough(next) => {
+                    Some(e) => match self.follow(e, r, out) {
+                        Some(next) => {
                             b = next;
                             continue;
                         }
-                        Jump::Stop => break Ok(()),
-                        Jump::Node(node) => {
-                            out.push(node);
-                            break Ok(());
-                        }
+                        None => break Ok(()),
                     },
                     // A loop without exit (only returns leave it): nothing follows.
                     None => break Ok(()),
@@ -250,25 +246,11 @@ impl Ctx<'_> {
                 out.push(Node::Return);
                 Ok(None)
             }
-            Terminator::Jump(t) => match self.jump_kind(t.index(), r) {
-                Jump::Fallthrough(next) => Ok(Some(next)),
-                Jump::Stop => Ok(None),
-                Jump::Node(n) => {
-                    out.push(n);
-                    Ok(None)
-                }
-            },
+            Terminator::Jump(t) => Ok(self.follow(t.index(), r, out)),
             Terminator::Branch { cond, negate, if_true, if_false } => {
                 let (t, f) = (if_true.index(), if_false.index());
                 if t == f {
-                    return Ok(match self.jump_kind(t, r) {
-                        Jump::Fallthrough(next) => Some(next),
-                        Jump::Stop => None,
-                        Jump::Node(n) => {
-                            out.push(n);
-                            None
-                        }
-                    });
+                    return Ok(self.follow(t, r, out));
                 }
                 let merge = self.merge_of(b, t, f, r);
                 let span = self.k.blocks[b].term_span;
@@ -280,14 +262,7 @@ impl Ctx<'_> {
                         self.arm(t, arm, &mut then)?;
                         self.arm(f, arm, &mut otherwise)?;
                         out.push(Node::If { cond, negate, then, otherwise, span });
-                        match self.jump_kind(m, r) {
-                            Jump::Fallthrough(next) => Ok(Some(next)),
-                            Jump::Stop => Ok(None),
-                            Jump::Node(n) => {
-                                out.push(n);
-                                Ok(None)
-                            }
-                        }
+                        Ok(self.follow(m, r, out))
                     }
                     None => {
                         // The arms share no code: nest one as `if c { … }` and continue
@@ -307,14 +282,7 @@ impl Ctx<'_> {
                         self.arm(nested, r, &mut then)?;
                         let negate = if nested_is_true { negate } else { !negate };
                         out.push(Node::If { cond, negate, then, otherwise: Vec::new(), span });
-                        match self.jump_kind(rest, r) {
-                            Jump::Fallthrough(next) => Ok(Some(next)),
-                            Jump::Stop => Ok(None),
-                            Jump::Node(n) => {
-                                out.push(n);
-                                Ok(None)
-                            }
-                        }
+                        Ok(self.follow(rest, r, out))
                     }
                 }
             }
@@ -370,13 +338,9 @@ impl Ctx<'_> {
 
     /// One arm of an `If`: a jump to `t` inside region `r`.
     fn arm(&mut self, t: usize, r: Region, out: &mut Vec<Node>) -> Result<(), Diagnostic> {
-        match self.jump_kind(t, r) {
-            Jump::Fallthrough(next) => self.region(next, r, out),
-            Jump::Stop => Ok(()),
-            Jump::Node(n) => {
-                out.push(n);
-                Ok(())
-            }
+        match self.follow(t, r, out) {
+            Some(next) => self.region(next, r, out),
+            None => Ok(()),
         }
     }
 
@@ -384,6 +348,19 @@ impl Ctx<'_> {
         match r.header {
             None => true,
             Some(h) => m != h && self.loops.get(&h).is_some_and(|l| l.body[m]),
+        }
+    }
+
+    /// Takes a jump to `t` in region `r`: returns the block where code continues, or
+    /// `None` after emitting the `Break`/`Continue` it means (or at the region's stop).
+    fn follow(&self, t: usize, r: Region, out: &mut Vec<Node>) -> Option<usize> {
+        match self.jump_kind(t, r) {
+            Jump::Fallthrough(next) => Some(next),
+            Jump::Stop => None,
+            Jump::Node(n) => {
+                out.push(n);
+                None
+            }
         }
     }
 

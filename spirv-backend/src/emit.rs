@@ -611,9 +611,9 @@ impl<'a> FnEmitter<'a> {
         if ty.is_float() {
             let (a, c) = if mode.ftz { (self.flush_f32(a)?, self.flush_f32(c)?) } else { (a, c) };
             let r = match op {
-                BinaryOp::Add => self.b.f_add(t, None, a, c)?,
-                BinaryOp::Sub => self.b.f_sub(t, None, a, c)?,
-                BinaryOp::Mul => self.b.f_mul(t, None, a, c)?,
+                // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
+                // into an fma; without one ptxas may contract, but we keep results exact.
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => self.exact(op, t, a, c)?,
                 // PTX min/max return the non-NaN operand when one is NaN: NMin/NMax.
                 BinaryOp::Min => self.b.ext_inst(
                     t,
@@ -631,11 +631,6 @@ impl<'a> FnEmitter<'a> {
                 )?,
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };
-            // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
-            // into an fma; without one ptxas may contract, but we keep results exact.
-            if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
-                self.b.decorate(r, Decoration::NoContraction, []);
-            }
             let r = self.float_result(r, ty, mode)?;
             return Ok((r, ty));
         }
@@ -819,6 +814,21 @@ impl<'a> FnEmitter<'a> {
         Ok(self.b.bitwise_or(vt, None, kept, ins)?)
     }
 
+    /// A correctly rounded float add, sub or mul that the driver may not contract into
+    /// an fma or otherwise fuse (`NoContraction`, SPIR-V §3.20).
+    fn exact(&mut self, op: BinaryOp, ty: Word, a: Word, b: Word) -> R<Word> {
+        let r = match op {
+            BinaryOp::Add => self.b.f_add(ty, None, a, b)?,
+            BinaryOp::Sub => self.b.f_sub(ty, None, a, b)?,
+            BinaryOp::Mul => self.b.f_mul(ty, None, a, b)?,
+            other => {
+                return Err(Error::Internal(format!("{other:?} is not an exact float operation")))
+            }
+        };
+        self.b.decorate(r, Decoration::NoContraction, []);
+        Ok(r)
+    }
+
     /// Applies `.ftz` and `.sat` to a float result.
     fn float_result(&mut self, r: Word, ty: OpTy, mode: FloatMode) -> R<Word> {
         let mut r = r;
@@ -874,28 +884,17 @@ impl<'a> FnEmitter<'a> {
         let bt = self.ty(Scalar::Bool);
         let i64s = Scalar::Int(64);
         let it = self.ty(i64s);
-        let exact = |s: &mut Self, id: Word| -> Word {
-            s.b.decorate(id, Decoration::NoContraction, []);
-            id
-        };
         let ad = self.b.f_convert(dt, None, a)?;
         let bd = self.b.f_convert(dt, None, b)?;
         let cd = self.b.f_convert(dt, None, c)?;
-        let p = self.b.f_mul(dt, None, ad, bd)?;
-        let p = exact(self, p);
-        let s = self.b.f_add(dt, None, p, cd)?;
-        let s = exact(self, s);
+        let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
+        let s = self.exact(BinaryOp::Add, dt, p, cd)?;
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
-        let bb = self.b.f_sub(dt, None, s, p)?;
-        let bb = exact(self, bb);
-        let sbb = self.b.f_sub(dt, None, s, bb)?;
-        let sbb = exact(self, sbb);
-        let e1 = self.b.f_sub(dt, None, p, sbb)?;
-        let e1 = exact(self, e1);
-        let e2 = self.b.f_sub(dt, None, cd, bb)?;
-        let e2 = exact(self, e2);
-        let err = self.b.f_add(dt, None, e1, e2)?;
-        let err = exact(self, err);
+        let bb = self.exact(BinaryOp::Sub, dt, s, p)?;
+        let sbb = self.exact(BinaryOp::Sub, dt, s, bb)?;
+        let e1 = self.exact(BinaryOp::Sub, dt, p, sbb)?;
+        let e2 = self.exact(BinaryOp::Sub, dt, cd, bb)?;
+        let err = self.exact(BinaryOp::Add, dt, e1, e2)?;
         // Round to odd: if inexact and the last mantissa bit is even, step one ulp
         // toward the exact value.
         let zero = self.konst(f64s, 0);
