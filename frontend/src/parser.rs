@@ -753,6 +753,16 @@ impl<'s> Parser<'s> {
             }
             Some(Tok::Underscore) => {
                 self.pos += 1;
+                // `_|%q`: a sink may stand for either destination of a pair (§9.7.6.2).
+                if self.eat(Tok::Pipe) {
+                    let second = self.operand()?;
+                    let span = start.to(self.prev_span());
+                    return Ok(Operand::Pair(
+                        Box::new(Operand::Sink(start)),
+                        Box::new(second),
+                        span,
+                    ));
+                }
                 Ok(Operand::Sink(start))
             }
             Some(Tok::LBrace) => {

@@ -445,9 +445,10 @@ pub enum InstKind {
         src: RegId,
     },
     /// `cvt`: integer↔integer (truncate, sign/zero extend, `.sat` clamps),
-    /// float→integer (round by `rounding`, saturate; NaN gives 0), integer→float
-    /// and float→float (round by `rounding`), float→same-float rounding to integral
-    /// (`cvt.rni.f32.f32`).
+    /// float→integer (round by `rounding`, saturate to the range; NaN gives 0, or
+    /// `1 << (bits - 1)` when the source is `.f64` or the destination 64-bit),
+    /// integer→float and float→float (round by `rounding`), and float→same float:
+    /// rounding to an integral value when `rounding` is set, else only `.ftz`/`.sat`.
     Convert {
         to: OpTy,
         from: OpTy,

@@ -1443,39 +1443,61 @@ impl Lowerer {
         if to_t == OpTy::Pred || from_t == OpTy::Pred {
             return Err(Diagnostic::error(span, "`cvt` does not take `.pred`"));
         }
-        let rounding = m.rounding.as_ref().map(|r| r.value);
-        // PTX ISA 9.2 §9.7.9.21: float→int and float→same-size-float-integral need an
-        // integer rounding (`.rni`…); narrowing float and int→float take `.rn`…
-        let needs_int_rounding = from_t.is_float() && (!to_t.is_float() || to_t == from_t);
-        let needs_float_rounding =
-            to_t.is_float() && (!from_t.is_float() || to_t.bits() < from_t.bits());
-        let rounding = match rounding {
-            Some((r, integral)) => {
-                if integral != needs_int_rounding || (!needs_int_rounding && !needs_float_rounding)
-                {
-                    let rs = m.rounding.as_ref().map_or(span, |r| r.span);
-                    let msg = if needs_int_rounding {
-                        "this conversion rounds to an integral value: it takes `.rni`, `.rzi`, `.rmi` or `.rpi`"
-                    } else if needs_float_rounding {
-                        "this conversion rounds a float result: it takes `.rn`, `.rz`, `.rm` or `.rp`"
-                    } else {
-                        "this conversion is exact and takes no rounding modifier"
-                    };
-                    return Err(Diagnostic::error(rs, msg));
-                }
-                if needs_float_rounding && r != Rounding::Nearest {
+        // PTX ISA 9.2 §9.7.9.21: float→int takes an integer rounding (`.rni`…), and so
+        // may a same-size float→float conversion (rounding to an integral value; without
+        // one it only applies `.ftz`/`.sat`); float narrowing and int→float take a float
+        // rounding (`.rn`…); float widening and int→int take none.
+        #[derive(PartialEq)]
+        enum Needs {
+            Integral,
+            OptionalIntegral,
+            Float,
+            Nothing,
+        }
+        let needs = match (from_t.is_float(), to_t.is_float()) {
+            (true, false) => Needs::Integral,
+            (true, true) if to_t == from_t => Needs::OptionalIntegral,
+            (true, true) if to_t.bits() < from_t.bits() => Needs::Float,
+            (false, true) => Needs::Float,
+            _ => Needs::Nothing,
+        };
+        let rounding = match (m.rounding.as_ref(), &needs) {
+            (Some(r), Needs::Integral | Needs::OptionalIntegral) if r.value.1 => Some(r.value.0),
+            (Some(r), Needs::Float) if !r.value.1 => {
+                if r.value.0 != Rounding::Nearest {
                     return Err(unsupported(
-                        span,
+                        r.span,
                         "`cvt` with directed rounding to a float",
                         "exact emulation is not implemented yet",
                     ));
                 }
-                Some(r)
+                Some(r.value.0)
             }
-            None if needs_int_rounding || (needs_float_rounding && from_t.is_float()) => {
-                return Err(Diagnostic::error(span, "this `cvt` needs a rounding modifier"));
+            (Some(r), _) => {
+                let msg = match needs {
+                    Needs::Integral | Needs::OptionalIntegral => {
+                        "this conversion rounds to an integral value: it takes `.rni`, `.rzi`, `.rmi` or `.rpi`"
+                    }
+                    Needs::Float => {
+                        "this conversion rounds a float result: it takes `.rn`, `.rz`, `.rm` or `.rp`"
+                    }
+                    Needs::Nothing => "this conversion takes no rounding modifier",
+                };
+                return Err(Diagnostic::error(r.span, msg));
             }
-            None => None,
+            (None, Needs::Integral) => {
+                return Err(Diagnostic::error(
+                    span,
+                    "a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`",
+                ));
+            }
+            (None, Needs::Float) => {
+                return Err(Diagnostic::error(
+                    span,
+                    "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`",
+                ));
+            }
+            (None, _) => None,
         };
         if m.ftz && !from_t.is_float() && !to_t.is_float() {
             return Err(Diagnostic::error(span, "`.ftz` takes a floating-point conversion"));

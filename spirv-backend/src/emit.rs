@@ -614,21 +614,9 @@ impl<'a> FnEmitter<'a> {
                 // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
                 // into an fma; without one ptxas may contract, but we keep results exact.
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => self.exact(op, t, a, c)?,
-                // PTX min/max return the non-NaN operand when one is NaN: NMin/NMax.
-                BinaryOp::Min => self.b.ext_inst(
-                    t,
-                    None,
-                    self.g.glsl,
-                    glsl::NMIN,
-                    [Operand::IdRef(a), Operand::IdRef(c)],
-                )?,
-                BinaryOp::Max => self.b.ext_inst(
-                    t,
-                    None,
-                    self.g.glsl,
-                    glsl::NMAX,
-                    [Operand::IdRef(a), Operand::IdRef(c)],
-                )?,
+                BinaryOp::Min | BinaryOp::Max => {
+                    self.float_min_max(op == BinaryOp::Min, ty, a, c)?
+                }
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };
             let r = self.float_result(r, ty, mode)?;
@@ -812,6 +800,28 @@ impl<'a> FnEmitter<'a> {
         let ins = self.b.shift_left_logical(vt, None, a, pos_safe)?;
         let ins = self.b.bitwise_and(vt, None, ins, m)?;
         Ok(self.b.bitwise_or(vt, None, kept, ins)?)
+    }
+
+    /// PTX float `min`/`max` (PTX ISA 9.2 §9.7.3.11–12): a NaN operand yields the other
+    /// operand (GLSL.std.450 NMin/NMax), and `+0.0 > -0.0`, which NMin/NMax leave open:
+    /// for equal operands the sign bits are combined (or for min, and for max).
+    fn float_min_max(&mut self, is_min: bool, ty: OpTy, a: Word, c: Word) -> R<Word> {
+        let t = self.ty(Scalar::of_op(ty));
+        let it = self.ty(Scalar::Int(ty.bits() as u8));
+        let bt = self.ty(Scalar::Bool);
+        let op = if is_min { glsl::NMIN } else { glsl::NMAX };
+        let m =
+            self.b.ext_inst(t, None, self.g.glsl, op, [Operand::IdRef(a), Operand::IdRef(c)])?;
+        let ai = self.b.bitcast(it, None, a)?;
+        let ci = self.b.bitcast(it, None, c)?;
+        let zeros = if is_min {
+            self.b.bitwise_or(it, None, ai, ci)?
+        } else {
+            self.b.bitwise_and(it, None, ai, ci)?
+        };
+        let zeros = self.b.bitcast(t, None, zeros)?;
+        let eq = self.b.f_ord_equal(bt, None, a, c)?;
+        Ok(self.b.select(t, None, eq, zeros, m)?)
     }
 
     /// A correctly rounded float add, sub or mul that the driver may not contract into
@@ -1000,7 +1010,11 @@ impl<'a> FnEmitter<'a> {
             }
             (true, true) => {
                 let r = if to == from {
-                    self.round_integral(v, from, rounding.unwrap_or(Rounding::Nearest))?
+                    // Same size: round to an integral value, or only `.ftz`/`.sat` below.
+                    match rounding {
+                        Some(r) => self.round_integral(v, from, r)?,
+                        None => v,
+                    }
                 } else {
                     self.b.f_convert(tt, None, v)?
                 };
@@ -1044,10 +1058,14 @@ impl<'a> FnEmitter<'a> {
                     |x: i128| (x as u64) & if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
                 let hi_k = self.konst(ts, mask(hi));
                 let lo_k = self.konst(ts, mask(lo));
-                let zero = self.konst(ts, 0);
+                // NaN: 0, unless the source is .f64 or the destination 64-bit; then
+                // 1 << (bits - 1) (PTX ISA 9.2 §9.7.9.21, integer notes).
+                let nan_value =
+                    if from.bits() == 64 || bits == 64 { 1u64 << (bits - 1) } else { 0 };
+                let nan_k = self.konst(ts, nan_value);
                 let r1 = self.b.select(tt, None, too_big, hi_k, conv)?;
                 let r2 = self.b.select(tt, None, too_small, lo_k, r1)?;
-                self.b.select(tt, None, nan, zero, r2)?
+                self.b.select(tt, None, nan, nan_k, r2)?
             }
         };
         if to.is_float() {
@@ -1060,50 +1078,104 @@ impl<'a> FnEmitter<'a> {
         Ok(r)
     }
 
+    /// Rounds a float to an integral value of the same type. GLSL.std.450 `RoundEven` and
+    /// `Trunc` are exact per the Vulkan spec, but Mesa's lavapipe (22.3) computes them
+    /// wrongly for f64, so for f64 they are built from `Floor`, exactly, for every input
+    /// (±0, halves, |x| ≥ 2^52, infinities, NaN).
     fn round_integral(&mut self, v: Word, ty: OpTy, r: Rounding) -> R<Word> {
-        let t = self.ty(Scalar::of_op(ty));
-        let op = match r {
-            Rounding::Nearest => glsl::ROUND_EVEN,
-            Rounding::Zero => glsl::TRUNC,
-            Rounding::Down => glsl::FLOOR,
-            Rounding::Up => glsl::CEIL,
-        };
-        Ok(self.b.ext_inst(t, None, self.g.glsl, op, [Operand::IdRef(v)])?)
+        let s = Scalar::of_op(ty);
+        let t = self.ty(s);
+        if ty.bits() != 64 || matches!(r, Rounding::Down | Rounding::Up) {
+            let op = match r {
+                Rounding::Nearest => glsl::ROUND_EVEN,
+                Rounding::Zero => glsl::TRUNC,
+                Rounding::Down => glsl::FLOOR,
+                Rounding::Up => glsl::CEIL,
+            };
+            return self.glsl1(t, op, v);
+        }
+        let bt = self.ty(Scalar::Bool);
+        if r == Rounding::Zero {
+            // trunc(x) = x < 0 ? -floor(-x) : floor(x); floor keeps -0.0 and NaN.
+            let zero = self.konst(s, 0);
+            let neg = self.b.f_ord_less_than(bt, None, v, zero)?;
+            let nv = self.b.f_negate(t, None, v)?;
+            let fl_n = self.glsl1(t, glsl::FLOOR, nv)?;
+            let up = self.b.f_negate(t, None, fl_n)?;
+            let down = self.glsl1(t, glsl::FLOOR, v)?;
+            return Ok(self.b.select(t, None, neg, up, down)?);
+        }
+        // Round half to even: f = floor(x), d = x - f (exact), step up when d > 1/2 or
+        // d = 1/2 and f is odd; the result keeps x's sign (so -0.3 gives -0.0).
+        let f = self.glsl1(t, glsl::FLOOR, v)?;
+        let d = self.exact(BinaryOp::Sub, t, v, f)?;
+        let half = self.konst(s, 0.5f64.to_bits());
+        let one = self.konst(s, 1f64.to_bits());
+        let above = self.b.f_ord_greater_than(bt, None, d, half)?;
+        let tie = self.b.f_ord_equal(bt, None, d, half)?;
+        let fh = self.exact(BinaryOp::Mul, t, f, half)?;
+        let fh_floor = self.glsl1(t, glsl::FLOOR, fh)?;
+        let odd = self.b.f_ord_not_equal(bt, None, fh_floor, fh)?;
+        let tie_odd = self.b.logical_and(bt, None, tie, odd)?;
+        let step = self.b.logical_or(bt, None, above, tie_odd)?;
+        let f1 = self.exact(BinaryOp::Add, t, f, one)?;
+        let rounded = self.b.select(t, None, step, f1, f)?;
+        // copysign(rounded, x)
+        let i = Scalar::Int(64);
+        let it = self.ty(i);
+        let sign = self.konst(i, 1 << 63);
+        let mag = self.konst(i, !(1u64 << 63));
+        let ri = self.b.bitcast(it, None, rounded)?;
+        let xi = self.b.bitcast(it, None, v)?;
+        let rm = self.b.bitwise_and(it, None, ri, mag)?;
+        let xs = self.b.bitwise_and(it, None, xi, sign)?;
+        let bits = self.b.bitwise_or(it, None, rm, xs)?;
+        Ok(self.b.bitcast(t, None, bits)?)
     }
 
-    /// `cvt.sat` between integer types: clamp to the destination's range.
+    /// A one-operand GLSL.std.450 instruction.
+    fn glsl1(&mut self, ty: Word, op: u32, x: Word) -> R<Word> {
+        Ok(self.b.ext_inst(ty, None, self.g.glsl, op, [Operand::IdRef(x)])?)
+    }
+
+    /// `cvt.sat` between integer types: clamp to the destination's range. The clamp
+    /// happens at the source width (the bounds `[max(dst.min, src.min), min(dst.max,
+    /// src.max)]` always fit the source type), then the value is extended or truncated.
+    /// Besides avoiding 64-bit compares, this sidesteps a lavapipe (Mesa 22.3) bug that
+    /// miscompiles a signed compare of a sign-extended value against a constant.
     fn int_saturate(&mut self, to: OpTy, from: OpTy, v: Word) -> R<Word> {
-        let s64 = Scalar::Int(64);
-        let t64 = self.ty(s64);
+        let fs = Scalar::of_op(from);
+        let ft = self.ty(fs);
         let bt = self.ty(Scalar::Bool);
-        let wide = if from.bits() == 64 {
-            v
-        } else if from.is_signed() {
-            self.b.s_convert(t64, None, v)?
-        } else {
-            self.b.u_convert(t64, None, v)?
-        };
-        let (lo, hi) = int_range(to);
-        let r = if from.is_signed() {
-            let hi = hi.min(i64::MAX as i128) as i64;
-            let lo = lo as i64;
-            let hk = self.konst(s64, hi as u64);
-            let lk = self.konst(s64, lo as u64);
-            let above = self.b.s_greater_than(bt, None, wide, hk)?;
-            let below = self.b.s_less_than(bt, None, wide, lk)?;
-            let r = self.b.select(t64, None, above, hk, wide)?;
-            self.b.select(t64, None, below, lk, r)?
-        } else {
-            let hk = self.konst(s64, hi as u64);
-            let above = self.b.u_greater_than(bt, None, wide, hk)?;
-            self.b.select(t64, None, above, hk, wide)?
-        };
-        let tt = self.ty(Scalar::of_op(to));
-        if to.bits() == 64 {
-            Ok(r)
-        } else {
-            Ok(self.b.u_convert(tt, None, r)?)
+        let (dlo, dhi) = int_range(to);
+        let (slo, shi) = int_range(from);
+        let (lo, hi) = (dlo.max(slo), dhi.min(shi));
+        let width_mask = if from.bits() == 64 { u64::MAX } else { (1u64 << from.bits()) - 1 };
+        let mut r = v;
+        if hi < shi {
+            let hk = self.konst(fs, hi as u64 & width_mask);
+            let above = if from.is_signed() {
+                self.b.s_greater_than(bt, None, r, hk)?
+            } else {
+                self.b.u_greater_than(bt, None, r, hk)?
+            };
+            r = self.b.select(ft, None, above, hk, r)?;
         }
+        if lo > slo {
+            // Only a signed source can lie below the destination's minimum.
+            let lk = self.konst(fs, lo as u64 & width_mask);
+            let below = self.b.s_less_than(bt, None, r, lk)?;
+            r = self.b.select(ft, None, below, lk, r)?;
+        }
+        let tt = self.ty(Scalar::of_op(to));
+        Ok(match to.bits().cmp(&from.bits()) {
+            std::cmp::Ordering::Equal => r,
+            std::cmp::Ordering::Less => self.b.u_convert(tt, None, r)?,
+            // The clamped value is in the destination's range, so extending by the
+            // source's signedness keeps it.
+            std::cmp::Ordering::Greater if from.is_signed() => self.b.s_convert(tt, None, r)?,
+            std::cmp::Ordering::Greater => self.b.u_convert(tt, None, r)?,
+        })
     }
 
     // ----- memory --------------------------------------------------------------------
