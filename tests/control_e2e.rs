@@ -68,9 +68,14 @@ fn structured(name: &str) -> String {
     words.join(" ")
 }
 
-/// The structured form has exactly `loops` loops and contains every fragment.
+/// The structured form has exactly `loops` loops and contains every fragment
+/// (`SHOW_STRUCTURE=1` prints the structured forms instead of checking them).
 fn check_structure(name: &str, loops: usize, fragments: &[&str]) {
     let s = structured(name);
+    if std::env::var_os("SHOW_STRUCTURE").is_some() {
+        println!("STRUCTURE {name} loops={loops}: {s}");
+        return;
+    }
     let words: Vec<&str> = s.split(' ').collect();
     let found = words.windows(2).filter(|w| w == &["loop", "{"]).count();
     assert_eq!(found, loops, "{name}: loops in the structured form:\n{s}");
@@ -167,8 +172,7 @@ fn if_else_chain_with_negated_and_uniform_branches() {
     check_structure(
         "if_chain",
         0,
-        &["if !%p2 { $NOT_SMALL if %p3 { $MEDIUM } else { _ if !%p4 { $HUGE } else { _ } } } \
-           else { _ } $CHAIN_END if %p5 { $EVEN } else { _ } $STORE"],
+        &["_ if %p1 { return } _ if !%p2 { $NOT_SMALL if %p3 { $MEDIUM } else { _ if !%p4 { $HUGE } else { _ } } } else { _ } $CHAIN_END if %p5 { $EVEN } else { _ } $STORE return"],
     );
     per_thread("if_chain", 11, &[9, 11, 99, 100, 101, 999, 1000, 1001], false, if_chain);
 }
@@ -187,7 +191,11 @@ fn if_arm_return(x: u32, out: &mut u32, aux: &mut u32) {
 
 #[test]
 fn return_with_code_inside_an_if_arm() {
-    check_structure("if_arm_return", 0, &["if !%p2 {", "%p3 {", "return"]);
+    check_structure(
+        "if_arm_return",
+        0,
+        &["_ if %p1 { return } _ if !%p2 { } else { _ if %p3 { $CONT } else { _ return } } $MERGE return"],
+    );
     per_thread("if_arm_return", 24, &[999, 1000, 1001, 1002, 1003], true, if_arm_return);
 }
 
@@ -226,12 +234,7 @@ fn predicated_instructions_and_guarded_return() {
     check_structure(
         "predicated",
         0,
-        &[
-            "if %p1 { _ return }",
-            "if %p2 { _ } _ if !%p2 { _ }",
-            "if %p3 { _ } _ if !%p3 { _ }",
-            "if %p4 { _ return }",
-        ],
+        &["_ if %p1 { return } _ if %p2 { _ } _ if !%p2 { _ } _ if %p3 { _ } _ if !%p3 { _ } _ if %p4 { return } _ if %p2 { _ } _ if !%p2 { _ } _ return"],
     );
     // Around the thresholds: x > 50, y < 200 (x + 100 or 4x), x % 7, bit 2.
     let edges = [4, 5, 14, 21, 49, 50, 51, 52, 56, 98, 99, 100, 101, 0x3fff_ffff, 0xffff_fff8];
@@ -266,7 +269,7 @@ fn loop_with_data_dependent_trip_count_and_if_else() {
     check_structure(
         "loop_if_else",
         1,
-        &["loop { $LOOP if %p3 { $ODD } else { _ } $NEXT if %p4 { continue } break }"],
+        &["_ if %p1 { return } _ if %p2 { } else { _ loop { $LOOP if %p3 { $ODD } else { _ } $NEXT if %p4 { continue } break } _ } $STORE return"],
     );
     per_thread(
         "loop_if_else",
@@ -296,7 +299,11 @@ fn do_while(x: u32, out: &mut u32, _: &mut u32) {
 
 #[test]
 fn do_while_loop_runs_at_least_once() {
-    check_structure("do_while", 1, &["loop { $BODY if %p2 { _ } _ if %p3 { continue } break }"]);
+    check_structure(
+        "do_while",
+        1,
+        &["_ if %p1 { return } _ loop { $BODY if %p2 { _ } _ if %p3 { continue } break } _ return"],
+    );
     per_thread(
         "do_while",
         14,
@@ -322,7 +329,11 @@ fn while_loop(x: u32, out: &mut u32, _: &mut u32) {
 
 #[test]
 fn while_loop_header_is_the_exit_test() {
-    check_structure("while_loop", 1, &["loop { $WHILE if %p2 { break } _ continue } $END"]);
+    check_structure(
+        "while_loop",
+        1,
+        &["_ if %p1 { return } _ loop { $WHILE if %p2 { break } _ continue } $END return"],
+    );
     // v < d (no trip), v == d (one), the longest (65535 / 600) and the largest d.
     let edges = [599, 600, 601, 1199, 1200, 0xffff, 0x0fff_ffff, 0x0fff_1ffe];
     per_thread("while_loop", 15, &edges, false, while_loop);
@@ -344,7 +355,11 @@ fn self_loop(x: u32, out: &mut u32, _: &mut u32) {
 
 #[test]
 fn self_loop_block_branches_to_itself() {
-    check_structure("self_loop", 1, &["loop { $SELF if %p2 { continue } break }"]);
+    check_structure(
+        "self_loop",
+        1,
+        &["_ if %p1 { return } _ loop { $SELF if %p2 { continue } break } _ return"],
+    );
     per_thread("self_loop", 16, &[14, 15, 16, 17, 0xffff_fff0], false, self_loop);
 }
 
@@ -372,8 +387,7 @@ fn loop_with_continue_from_both_arms_of_an_if() {
     check_structure(
         "continue_in_arms",
         1,
-        &["loop { $LOOP if %p2 { break } _ if %p3 { $ZERO continue } _ if %p4 { $ONE continue } \
-           _ continue } $END"],
+        &["_ if %p1 { return } _ loop { $LOOP if %p2 { break } _ if %p3 { $ZERO continue } _ if %p4 { $ONE continue } _ continue } $END return"],
     );
     per_thread("continue_in_arms", 25, &[12, 13, 14, 15, 0xffff_ffff], false, continue_in_arms);
 }
@@ -406,8 +420,7 @@ fn loop_with_a_returning_header_exit_then_a_second_loop() {
     check_structure(
         "search_then_loop",
         2,
-        &["loop { $SEARCH if %p2 { $NOT_FOUND return } _ if %p3 { break } _ continue } $FOUND \
-           loop { $RUN"],
+        &["_ if %p1 { return } _ loop { $SEARCH if %p2 { break } _ if %p3 { break } _ continue } _ switch $sel34 { case 0, default: $FOUND loop { $RUN if %p4 { break } _ if %p5 { continue } break } _ switch $sel33 { case 0, default: _ case 1: } $STORE return case 1: } $NOT_FOUND return"],
     );
     // Not found (y = 0, k = 31); runs from bit 0 and bit 2 to the top of y; runs of one.
     let edges = [0xf800_0000, 0x1000_0000, 0x07ff_ffff, 0x17ff_ffff, 0x0000_0100, 0x0400_0000];
@@ -449,8 +462,7 @@ fn nested_loops_with_continue_and_break() {
     check_structure(
         "nested_loops",
         2,
-        &["loop { $OUTER if %p2 { break } _ loop { $INNER if %p3 { break } _ if %p4 { continue } \
-           _ if %p5 { break } _ continue } $INNER_EXIT continue } $OUTER_EXIT"],
+        &["_ if %p1 { return } _ loop { $OUTER if %p2 { break } _ loop { $INNER if %p3 { break } _ if %p4 { continue } _ if %p5 { break } _ continue } $INNER_EXIT continue } $OUTER_EXIT return"],
     );
     // acc & 3 == 0 from the start (continue) and not; m = 7 (longest).
     per_thread("nested_loops", 17, &[4, 5, 6, 0xf7, 0xfffc, 0x1234_5677], false, nested_loops);
@@ -492,8 +504,7 @@ fn three_nested_loops_each_exiting_to_the_enclosing_header() {
     check_structure(
         "triple_nest",
         3,
-        &["loop { $L1 if %p2 { break } _ loop { $L2 if %p3 { break } _ loop { $L3 if %p4 { break } \
-           _ if %p5 { continue } _ continue } continue } continue } $END"],
+        &["_ if %p1 { return } _ loop { $L1 if %p2 { break } _ loop { $L2 if %p3 { break } _ loop { $L3 if %p4 { break } _ if %p5 { continue } _ continue } continue } continue } $END return"],
     );
     per_thread("triple_nest", 27, &[0xffff_fff3, 0x8000_0002], false, triple_nest);
 }
@@ -530,7 +541,7 @@ fn loop_with_early_returns_and_a_normal_exit() {
     check_structure(
         "loop_early_ret",
         1,
-        &["loop { $LOOP if %p3 {", "if %p7 { _ return }", "$TOO_BIG return"],
+        &["_ if %p1 { return } _ loop { $LOOP if %p3 { break } _ if %p4 { } else { _ if %p5 { break } else { _ } } $NEXT if %p7 { return } _ continue } _ switch $sel40 { case 0, default: $TOO_BIG return case 1: } $END return"],
     );
     // Armed with stop = 0, 5 and 31; a limit reached exactly; bits high and low.
     let edges = [
@@ -571,7 +582,7 @@ fn loop_whose_only_exits_are_returns() {
     check_structure(
         "loop_only_returns",
         1,
-        &["loop { $LOOP if %p2 {", "$FOUND return", "$GIVE_UP return"],
+        &["_ if %p1 { return } _ loop { $LOOP if %p2 { break } _ if %p3 { break } _ if %p4 { $EVEN continue } _ continue } _ switch $sel30 { case 0, default: $GIVE_UP return case 1: } $FOUND return"],
     );
     // 27, 97 and 871 need more than 60 steps (give up), 2^31 takes 31, 0 never ends.
     let edges = [27, 97, 871, 1 << 31, 0x5555_5555];
@@ -609,8 +620,7 @@ fn inner_loop_exits_only_to_the_outer_header() {
     check_structure(
         "continue_outer",
         2,
-        &["loop { $OUTER if %p2 { break } _ loop { $INNER if %p3 { break } _ if %p4 { $EVEN } \
-           else { _ } $INC continue } continue } $STORE"],
+        &["_ if %p1 { return } _ loop { $OUTER if %p2 { break } _ loop { $INNER if %p3 { break } _ if %p4 { $EVEN } else { _ } $INC continue } continue } $STORE return"],
     );
     per_thread("continue_outer", 20, &[6, 0xffff_fff7, 0x8000_0007], false, continue_outer);
 }
@@ -645,7 +655,7 @@ fn inner_loop_exits_only_to_the_outer_exit() {
     check_structure(
         "break_outer",
         2,
-        &["loop { $OUTER if %p2 {", "loop { $INNER if %p4 { break } _ continue } $OUTER_EXIT"],
+        &["_ if %p1 { return } _ loop { $OUTER if %p2 { break } _ if %p3 { } else { break } $LATCH continue } _ switch $sel34 { case 0, default: _ loop { $INNER if %p4 { break } _ continue } case 1: } $OUTER_EXIT return"],
     );
     // m = 15 with the inner loop never entered (bits 4..18 clear), entered last, and
     // the longest inner loop (lim = 16).
@@ -671,7 +681,11 @@ fn unreachable(x: u32, out: &mut u32, _: &mut u32) {
 
 #[test]
 fn unreachable_blocks_are_dropped() {
-    check_structure("unreachable", 1, &["loop { $LOOP $MID if %p2 { continue } break }"]);
+    check_structure(
+        "unreachable",
+        1,
+        &["_ if %p1 { return } _ $START loop { $LOOP $MID if %p2 { continue } break } _ return"],
+    );
     let s = structured("unreachable");
     assert!(!s.contains("$DEAD"), "unreachable: the dead self-loop was structured:\n{s}");
     per_thread("unreachable", 22, &[], false, unreachable);
@@ -710,8 +724,7 @@ fn barrier_in_uniform_loop_with_divergent_shared_memory_traffic() {
     check_structure(
         "barrier_loop",
         1,
-        &["loop { $LOOP if !%p1 { $ODD_WRITE } else { _ } $WRITTEN if %p4 { $BIGGER } else { _ } \
-           $READ if %p5 { continue } break }"],
+        &["_ if %p2 { _ } _ if !%p1 { _ } _ if %p3 { } else { _ loop { $LOOP if !%p1 { $ODD_WRITE } else { _ } $WRITTEN if %p4 { $BIGGER } else { _ } $READ if %p5 { continue } break } _ } $END return"],
     );
     let mut rng = Rng(23);
     // An odd block size too: its last (even) thread wraps around to slot 0.
@@ -758,7 +771,7 @@ fn barrier_after_an_if_whose_arm_can_return() {
     check_structure(
         "barrier_after_returning_arm",
         0,
-        &["if !%p1 { $EVEN if !%p2 { _ return } $OK } else { _ } $SYNC"],
+        &["_ if !%p1 { $EVEN if %p2 { $OK } else { _ return } } else { _ } $SYNC if %p3 { _ } _ return"],
     );
     let mut rng = Rng(29);
     for (grid, block) in [(1u32, 8u32), (3, 64), (2, 33)] {
@@ -782,36 +795,107 @@ fn barrier_after_an_if_whose_arm_can_return() {
     }
 }
 
-// ----- rejected shapes ------------------------------------------------------------------
+// ----- shapes that need dispatchers --------------------------------------------------
 
-/// `ptxvk compile NAME.ptx` fails with exit code 1 and, without panicking, reports
-/// `message` at `line:column` with the source line quoted.
-fn rejected(name: &str, message: &str, line: u32, column: u32, source: &str) {
-    let out = ptxvk_compile(name, &["-o", "/dev/null"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{name}: exit status {}:\n{stderr}", out.status);
-    assert!(!stderr.contains("panicked"), "{name}: panic:\n{stderr}");
-    assert!(stderr.contains(message), "{name}: diagnostic lacks `{message}`:\n{stderr}");
-    let location = format!("tests/ptx/control/{name}.ptx:{line}:{column}");
-    assert!(stderr.contains(&location), "{name}: diagnostic not at {location}:\n{stderr}");
-    assert!(
-        stderr.contains(&format!("{line} | {source}")),
-        "{name}: source line not shown:\n{stderr}"
-    );
+/// One block of `block` threads; each thread reads `input[tid]` and writes one word.
+fn run_single_block(name: &str, input: &[u32], expected: &[u32]) {
+    let case = Case {
+        grid: [1, 1, 1],
+        block: [input.len() as u32, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::U32, u32_bytes(input)),
+            buf(ElemType::U32, vec![0; 4 * input.len()]),
+        ],
+        expected: vec![(1, u32_bytes(expected))],
+    };
+    run_case(name, &case);
+}
+
+/// The state machine of `irreducible_state_machine.ptx`: a cycle EVEN <-> ODD entered at
+/// either block, counting steps of the Collatz map until ODD sees x <= 1.
+fn irreducible_state_machine(mut x: u32) -> u32 {
+    let mut steps = 0u32;
+    let mut odd = x & 1 != 0;
+    loop {
+        if odd {
+            if x <= 1 {
+                return steps;
+            }
+            x = x.wrapping_mul(3).wrapping_add(1);
+            steps += 1;
+            odd = false;
+        } else {
+            x >>= 1;
+            steps += 1;
+            odd = x & 1 != 0;
+        }
+    }
 }
 
 #[test]
-fn irreducible_cycle_is_rejected_with_a_located_diagnostic() {
-    rejected("reject_irreducible", "irreducible control flow", 37, 1, "$ODD:");
-}
-
-#[test]
-fn loop_with_two_continuing_exits_is_rejected_with_a_located_diagnostic() {
-    rejected(
-        "reject_two_exits",
-        "a loop with several exits that continue the kernel",
-        40,
+fn irreducible_cycle_runs_through_a_dispatcher_header() {
+    check_structure(
+        "irreducible_state_machine",
         1,
-        "$EXIT_B:",
+        &["_ if %p1 { } else { _ } loop { _ switch $sel19 { case 0, default: $EVEN if %p2 { continue } _ continue case 1: } $ODD if %p3 { break } _ continue } $DONE return"],
     );
+    let mut rng = Rng(31);
+    // x = 0 never ends (EVEN forever), so inputs start at 1; small values keep every
+    // thread's loop far below lavapipe's iteration limit.
+    let mut input: Vec<u32> = vec![1, 2, 3, 6, 7, 27, 97, 255, 256, 703];
+    input.extend((0..246).map(|_| 1 + rng.next_u32() % 2000));
+    let expected: Vec<u32> = input.iter().map(|&x| irreducible_state_machine(x)).collect();
+    run_single_block("irreducible_state_machine", &input, &expected);
+}
+
+/// `loop_two_exits.ptx`: a loop that leaves to EXIT_A or EXIT_B, both of which continue
+/// into a second loop.
+fn loop_two_exits(mut x: u32) -> u32 {
+    let n = x & 15;
+    let mut i = 0u32;
+    loop {
+        if i >= n {
+            x = x.wrapping_add(1);
+            break;
+        }
+        x = x.wrapping_mul(5);
+        if x & 255 == 0 {
+            x ^= 5;
+            break;
+        }
+        i += 1;
+    }
+    loop {
+        x = x.wrapping_mul(3);
+        i += 1;
+        if i >= 20 {
+            return x;
+        }
+    }
+}
+
+#[test]
+fn loop_with_two_continuing_exits_runs_through_a_dispatcher() {
+    check_structure(
+        "loop_two_exits",
+        2,
+        &["_ loop { $LOOP if %p1 { break } _ if %p2 { break } _ continue } _ switch $sel21 { case 0, default: $EXIT_B case 1: $EXIT_A } loop { $TAIL if %p3 { continue } break } _ return"],
+    );
+    let mut rng = Rng(37);
+    // Multiples of 256 (after x5) take EXIT_B early; the rest count to n.
+    let mut input: Vec<u32> = vec![0, 1, 15, 16, 256, 256 * 3 + 2, 0x100, 0x33, u32::MAX];
+    input.extend((0..247).map(|i| {
+        if i % 3 == 0 {
+            (rng.next_u32() & !0xff) | 0x0c
+        } else {
+            rng.next_u32()
+        }
+    }));
+    let expected: Vec<u32> = input.iter().map(|&x| loop_two_exits(x)).collect();
+    assert!(
+        expected.iter().zip(&input).any(|(_, &x)| x.wrapping_mul(5) & 255 == 0),
+        "EXIT_B is taken"
+    );
+    run_single_block("loop_two_exits", &input, &expected);
 }

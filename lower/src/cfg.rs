@@ -2,7 +2,9 @@
 //! dominators and post-dominators (Cooper, Harvey & Kennedy, "A Simple, Fast Dominance
 //! Algorithm", 2001), back edges and natural loops.
 
-use crate::ir::{BlockId, Kernel};
+use std::collections::BTreeMap;
+
+use crate::ir::{BlockId, Kernel, Terminator};
 
 /// Analyses of one kernel's CFG. Indices are block indices; `None` means unreachable
 /// (or, for post-dominators, a block from which no return is reachable).
@@ -29,8 +31,12 @@ impl Cfg {
             .blocks
             .iter()
             .map(|b| {
-                let mut s: Vec<usize> = b.term.successors().iter().map(|b| b.index()).collect();
-                s.dedup();
+                let mut s: Vec<usize> = Vec::new();
+                for t in b.term.successors() {
+                    if !s.contains(&t.index()) {
+                        s.push(t.index());
+                    }
+                }
                 s
             })
             .collect();
@@ -208,4 +214,129 @@ impl Cfg {
     pub fn block(b: usize) -> BlockId {
         BlockId(b as u32)
     }
+
+    /// Natural loops by header: the header and the blocks that reach one of its back
+    /// edges (`u → h` with `h` dominating `u`) without passing through it. Sorted.
+    /// Loops with the same header are one loop.
+    pub fn loops(&self) -> BTreeMap<usize, Vec<usize>> {
+        let mut latches: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (u, v) in self.retreating_edges() {
+            if self.dominates(v, u) {
+                latches.entry(v).or_default().push(u);
+            }
+        }
+        latches.into_iter().map(|(h, ls)| (h, self.loop_body(h, &ls))).collect()
+    }
+}
+
+/// Blocks reachable from the entry.
+pub fn reachable(k: &Kernel) -> Vec<bool> {
+    let mut seen = vec![false; k.blocks.len()];
+    let mut stack = vec![k.entry.index()];
+    while let Some(b) = stack.pop() {
+        if seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        stack.extend(k.blocks[b].term.successors().iter().map(|s| s.index()));
+    }
+    seen
+}
+
+/// Predecessors of every block, counting only edges from `from` blocks.
+pub fn predecessors(k: &Kernel, from: &[bool]) -> Vec<Vec<usize>> {
+    let mut preds = vec![Vec::new(); k.blocks.len()];
+    for (u, b) in k.blocks.iter().enumerate() {
+        if !from.get(u).copied().unwrap_or(false) {
+            continue;
+        }
+        for s in b.term.successors() {
+            if !preds[s.index()].contains(&u) {
+                preds[s.index()].push(u);
+            }
+        }
+    }
+    preds
+}
+
+/// An empty block that returns: a jump to it is a `return` wherever it occurs.
+pub fn is_plain_return(k: &Kernel, b: usize) -> bool {
+    let blk = &k.blocks[b];
+    blk.term == Terminator::Return && blk.insts.is_empty()
+}
+
+/// The strongly connected components of the subgraph induced by `nodes` that contain a
+/// cycle (more than one block, or a block branching to itself), in a deterministic
+/// order. Tarjan's algorithm, iterative so that deep graphs cannot exhaust the stack.
+pub fn strongly_connected(k: &Kernel, nodes: &[usize]) -> Vec<Vec<usize>> {
+    let n = k.blocks.len();
+    let mut member = vec![false; n];
+    for &b in nodes {
+        member[b] = true;
+    }
+    let succs = |b: usize| -> Vec<usize> {
+        let mut v: Vec<usize> = Vec::new();
+        for s in k.blocks[b].term.successors() {
+            if member[s.index()] && !v.contains(&s.index()) {
+                v.push(s.index());
+            }
+        }
+        v
+    };
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut next = 0usize;
+    let mut out = Vec::new();
+    for &root in nodes {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        // (node, its successors, next successor position)
+        let mut call: Vec<(usize, Vec<usize>, usize)> = vec![(root, succs(root), 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(frame) = call.last_mut() {
+            let v = frame.0;
+            if frame.2 < frame.1.len() {
+                let w = frame.1[frame.2];
+                frame.2 += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    call.push((w, succs(w), 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            call.pop();
+            if let Some(parent) = call.last() {
+                low[parent.0] = low[parent.0].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let cyclic = comp.len() > 1 || succs(v).contains(&v);
+                if cyclic {
+                    comp.sort_unstable();
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
 }

@@ -181,15 +181,38 @@ pub enum Terminator {
         if_true: BlockId,
         if_false: BlockId,
     },
+    /// Go to the target of the case equal to the 32-bit `selector`, else to `default`
+    /// (`brx.idx`; also the dispatchers the structurizer inserts).
+    Switch {
+        selector: RegId,
+        cases: Vec<(u32, BlockId)>,
+        default: BlockId,
+    },
     /// `ret` or `exit` in a kernel: the thread ends.
     Return,
 }
 
 impl Terminator {
+    /// Every target, in order, with repetitions.
     pub fn successors(&self) -> Vec<BlockId> {
-        match *self {
+        match self {
+            Terminator::Jump(b) => vec![*b],
+            Terminator::Branch { if_true, if_false, .. } => vec![*if_true, *if_false],
+            Terminator::Switch { cases, default, .. } => {
+                cases.iter().map(|c| c.1).chain(std::iter::once(*default)).collect()
+            }
+            Terminator::Return => vec![],
+        }
+    }
+
+    /// Every target, mutably.
+    pub fn targets_mut(&mut self) -> Vec<&mut BlockId> {
+        match self {
             Terminator::Jump(b) => vec![b],
             Terminator::Branch { if_true, if_false, .. } => vec![if_true, if_false],
+            Terminator::Switch { cases, default, .. } => {
+                cases.iter_mut().map(|c| &mut c.1).chain(std::iter::once(default)).collect()
+            }
             Terminator::Return => vec![],
         }
     }
@@ -527,6 +550,16 @@ pub fn print(k: &Kernel) -> String {
                 if_true.0,
                 if_false.0
             ),
+            Terminator::Switch { selector, cases, default } => {
+                let cases: Vec<String> =
+                    cases.iter().map(|(v, b)| format!("{v}: bb{}", b.0)).collect();
+                format!(
+                    "switch {} [{}] default bb{}",
+                    k.reg(*selector).name,
+                    cases.join(", "),
+                    default.0
+                )
+            }
             Terminator::Return => "return".into(),
         };
         let _ = writeln!(s, "    {term}");

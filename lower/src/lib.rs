@@ -6,12 +6,20 @@
 //!
 //! 1. [`sema::run`] — AST → CFG IR ([`ir`], whose module doc is the IR specification);
 //! 2. [`verify::run`] — invariants of the IR;
-//! 3. [`structurize::run`] — CFG → structured [`structurize::Node`] trees.
+//! 3. [`structurize::run`] — CFG → structured [`structurize::Node`] trees, after the
+//!    CFG passes [`reducible`], [`loop_exits`] and [`merges`] (which share
+//!    [`dispatch`]).
 #![forbid(unsafe_code)]
 
 pub mod abi;
 pub mod cfg;
+pub mod dispatch;
+pub mod interp;
 pub mod ir;
+pub mod loop_exits;
+pub mod merges;
+pub mod random_cfg;
+pub mod reducible;
 pub mod sema;
 pub mod structurize;
 pub mod verify;
@@ -30,13 +38,16 @@ pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
     let ir = sema::run(module)?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for kernel in ir.kernels {
+    for mut kernel in ir.kernels {
         if let Err(mut e) = verify::run(&kernel) {
             errors.append(&mut e);
             continue;
         }
-        match structurize::run(&kernel) {
-            Ok(body) => out.push(LoweredKernel { kernel, body }),
+        match structurize::run(&mut kernel) {
+            Ok(body) => match verify::run(&kernel) {
+                Ok(()) => out.push(LoweredKernel { kernel, body }),
+                Err(mut e) => errors.append(&mut e),
+            },
             Err(d) => errors.push(d),
         }
     }

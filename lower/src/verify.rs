@@ -40,10 +40,18 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                 errors.push(bug(b.term_span, "branch target out of range".into()));
             }
         }
-        if let Terminator::Branch { cond, .. } = b.term {
-            if k.regs.get(cond.index()).map(|r| r.ty) != Some(RegTy::Pred) {
+        match b.term {
+            Terminator::Branch { cond, .. }
+                if k.regs.get(cond.index()).map(|r| r.ty) != Some(RegTy::Pred) =>
+            {
                 errors.push(bug(b.term_span, "branch on a non-predicate".into()));
             }
+            Terminator::Switch { selector, .. }
+                if k.regs.get(selector.index()).map(|r| r.ty) != Some(RegTy::Int(32)) =>
+            {
+                errors.push(bug(b.term_span, "switch on a register that is not 32-bit".into()));
+            }
+            _ => {}
         }
     }
     if errors.is_empty() {

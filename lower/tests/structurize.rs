@@ -30,6 +30,7 @@ fn if_else_diamond_merges_at_the_post_dominator() {
     ELSE:
         add.s32 %r2, %r1, 2;
     JOIN:
+        mov.u32 %r3, %r2;
         ret;",
     )
     .unwrap();
@@ -58,6 +59,7 @@ fn while_loop_with_exit_at_the_header() {
         add.u32 %r2, %r2, 1;
         bra.uni HEAD;
     DONE:
+        mov.u32 %r3, %r2;
         ret;",
     )
     .unwrap();
@@ -80,7 +82,7 @@ fn while_loop_with_exit_at_the_header() {
 }
 
 #[test]
-fn early_return_inside_a_loop_is_duplicated_in_place() {
+fn early_return_with_code_is_the_loop_exit_and_plain_returns_return_in_place() {
     let s = structure(
         "mov.u32 %r2, 0;
     HEAD:
@@ -95,11 +97,24 @@ fn early_return_inside_a_loop_is_duplicated_in_place() {
         ret;",
     )
     .unwrap();
-    assert!(s.contains("loop {"), "{s}");
-    let in_loop = &s[s.find("loop {").unwrap()..s.find("} // merge (loop exit)").unwrap()];
-    assert!(
-        in_loop.contains("block EARLY") && in_loop.contains("return"),
-        "the early return belongs in the loop:\n{s}"
+    assert_eq!(
+        s,
+        ".entry k {
+    block bb0
+    loop { // continue target: loop header
+        block HEAD
+        if %p2 {
+            break
+        } // merge
+        block bb3
+        if %p1 {
+            continue
+        } // merge
+        return
+    } // merge (loop exit)
+    block EARLY
+    return
+}"
     );
 }
 
@@ -118,6 +133,7 @@ fn inner_loop_exiting_to_the_outer_header_continues_the_outer_loop() {
         @%p2 bra INNER;
         bra.uni OUTER;
     DONE:
+        mov.u32 %r3, %r2;
         ret;",
     )
     .unwrap();
@@ -140,14 +156,15 @@ fn a_self_loop_is_a_loop() {
         s.contains("loop {")
             && s.contains("block SELF")
             && s.contains("continue")
-            && s.contains("break"),
+            && s.contains("return"),
         "{s}"
     );
 }
 
 #[test]
-fn irreducible_cycles_are_rejected_with_a_diagnostic() {
-    let e = structure(
+fn an_irreducible_cycle_gets_a_dispatcher_header() {
+    // A and B form a cycle entered at both: the dispatcher switch becomes its header.
+    let s = structure(
         "setp.eq.s32 %p1, %r1, 0;
         @%p1 bra B;
     A:
@@ -161,13 +178,16 @@ fn irreducible_cycles_are_rejected_with_a_diagnostic() {
         @%p3 bra A;
         ret;",
     )
-    .unwrap_err();
-    assert!(e.contains("irreducible"), "{e}");
+    .unwrap();
+    assert_eq!(s.matches("loop {").count(), 1, "{s}");
+    let in_loop = &s[s.find("loop {").unwrap()..];
+    assert!(in_loop.contains("switch $sel"), "{s}");
+    assert_eq!(s.matches("block A").count(), 1, "no code is duplicated:\n{s}");
+    assert_eq!(s.matches("block B").count(), 1, "no code is duplicated:\n{s}");
 }
 
 #[test]
-fn loop_exits_that_only_return_are_duplicated() {
-    // Both exits of the loop end in `ret` through the shared tail Y: Y is duplicated.
+fn a_loop_with_two_exits_gets_a_dispatcher_after_it() {
     let s = structure(
         "mov.u32 %r2, 0;
     HEAD:
@@ -184,13 +204,15 @@ fn loop_exits_that_only_return_are_duplicated() {
         ret;",
     )
     .unwrap();
-    assert_eq!(s.matches("block Y").count(), 2, "{s}");
+    let after_loop = &s[s.find("} // merge (loop exit)").unwrap()..];
+    assert!(after_loop.contains("switch $sel"), "{s}");
+    assert_eq!(s.matches("block Y").count(), 1, "the shared tail is not duplicated:\n{s}");
 }
 
 #[test]
-fn loops_with_two_continuing_exits_are_rejected_with_a_diagnostic() {
+fn an_inner_loop_with_two_exits_into_the_outer_loop() {
     // The inner loop leaves to X or to Z, and both continue the outer loop.
-    let e = structure(
+    let s = structure(
         "mov.u32 %r2, 0;
     OUTER:
         add.u32 %r2, %r2, 1;
@@ -209,6 +231,30 @@ fn loops_with_two_continuing_exits_are_rejected_with_a_diagnostic() {
         @%p3 bra OUTER;
         ret;",
     )
-    .unwrap_err();
-    assert!(e.contains("several exits"), "{e}");
+    .unwrap();
+    assert_eq!(s.matches("loop {").count(), 2, "{s}");
+    assert!(s.contains("switch $sel"), "{s}");
+    assert_eq!(s.matches("block Z").count(), 1, "{s}");
+}
+
+#[test]
+fn short_circuit_conditions_share_their_else_block_through_a_dispatcher() {
+    // if (a && b) X else Y: Y is reached from both tests.
+    let s = structure(
+        "setp.eq.s32 %p1, %r1, 0;
+        @!%p1 bra Y;
+        setp.eq.s32 %p2, %r1, 1;
+        @!%p2 bra Y;
+        add.u32 %r2, %r1, 1;
+        bra.uni J;
+    Y:
+        add.u32 %r2, %r1, 2;
+    J:
+        mov.u32 %r3, %r2;
+        ret;",
+    )
+    .unwrap();
+    assert_eq!(s.matches("block Y").count(), 1, "{s}");
+    assert_eq!(s.matches("block J").count(), 1, "{s}");
+    assert!(s.contains("switch $sel"), "{s}");
 }

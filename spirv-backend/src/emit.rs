@@ -130,6 +130,39 @@ impl<'a> FnEmitter<'a> {
                         return Ok(true);
                     }
                 }
+                Node::Switch { selector, cases, .. } => {
+                    let (sel, have) = self.load_reg(*selector)?;
+                    let sel = self.coerce(sel, have, Scalar::Int(32))?;
+                    let merge = self.b.id();
+                    let labels: Vec<Word> = cases.iter().map(|_| self.b.id()).collect();
+                    let default =
+                        cases.iter().position(|c| c.is_default).map(|i| labels[i]).ok_or_else(
+                            || Error::Internal("switch without a default case".into()),
+                        )?;
+                    let targets: Vec<(Operand, Word)> = cases
+                        .iter()
+                        .zip(&labels)
+                        .flat_map(|(c, &l)| {
+                            c.values.iter().map(move |&v| (Operand::LiteralBit32(v), l))
+                        })
+                        .collect();
+                    self.b.selection_merge(merge, SelectionControl::NONE)?;
+                    self.b.switch(sel, default, targets)?;
+                    let mut all_done = true;
+                    for (c, &l) in cases.iter().zip(&labels) {
+                        self.b.begin_block(Some(l))?;
+                        let done = self.nodes(&c.body)?;
+                        if !done {
+                            self.b.branch(merge)?;
+                        }
+                        all_done &= done;
+                    }
+                    self.b.begin_block(Some(merge))?;
+                    if all_done {
+                        self.b.unreachable()?;
+                        return Ok(true);
+                    }
+                }
                 Node::Loop { body, .. } => {
                     let (header, body_l, cont, merge) =
                         (self.b.id(), self.b.id(), self.b.id(), self.b.id());
