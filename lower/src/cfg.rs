@@ -125,17 +125,26 @@ impl Cfg {
     /// The natural loop of header `h`: `h` and every block that reaches one of its
     /// latches without passing through `h`. Sorted.
     pub fn loop_body(&self, h: usize, latches: &[usize]) -> Vec<usize> {
-        let mut in_body = vec![false; self.succs.len()];
-        in_body[h] = true;
+        let mut stamp = vec![usize::MAX; self.succs.len()];
+        self.loop_body_with(h, latches, &mut stamp)
+    }
+
+    /// [`Cfg::loop_body`] with a caller's marker array: entries equal to `h` mean "in the
+    /// body", so one array serves every header (bodies are sorted on return).
+    fn loop_body_with(&self, h: usize, latches: &[usize], stamp: &mut [usize]) -> Vec<usize> {
+        let mut body = vec![h];
+        stamp[h] = h;
         let mut stack: Vec<usize> = latches.to_vec();
         while let Some(b) = stack.pop() {
-            if in_body[b] || !self.reachable(b) {
+            if stamp[b] == h || !self.reachable(b) {
                 continue;
             }
-            in_body[b] = true;
+            stamp[b] = h;
+            body.push(b);
             stack.extend(self.preds[b].iter().copied());
         }
-        (0..in_body.len()).filter(|&b| in_body[b]).collect()
+        body.sort_unstable();
+        body
     }
 }
 
@@ -215,6 +224,40 @@ impl Cfg {
         BlockId(b as u32)
     }
 
+    /// Updates the edges and the reverse post-order after dispatcher `d` was added
+    /// ([`crate::dispatch::insert`]) with edges from `routed` into `targets` redirected
+    /// to it. Dominators and post-dominators are not updated (`d` has none).
+    pub fn add_dispatcher(&mut self, k: &Kernel, d: usize, routed: &[usize], targets: &[usize]) {
+        let unique = |b: usize| -> Vec<usize> {
+            let mut s: Vec<usize> = Vec::new();
+            for t in k.blocks[b].term.successors() {
+                if !s.contains(&t.index()) {
+                    s.push(t.index());
+                }
+            }
+            s
+        };
+        for &u in routed {
+            self.succs[u] = unique(u);
+        }
+        self.succs.push(unique(d));
+        self.preds.push(routed.iter().copied().filter(|&u| self.succs[u].contains(&d)).collect());
+        for &t in targets {
+            let succs = &self.succs;
+            self.preds[t].retain(|&p| succs[p].contains(&t));
+            self.preds[t].push(d);
+        }
+        let n = self.succs.len();
+        let succs = &self.succs;
+        self.rpo = reverse_post_order(n, k.entry.index(), |b| &succs[b]);
+        self.rpo_index = vec![None; n];
+        for (i, &b) in self.rpo.iter().enumerate() {
+            self.rpo_index[b] = Some(i);
+        }
+        self.idom.push(None);
+        self.ipdom.push(None);
+    }
+
     /// Natural loops by header: the header and the blocks that reach one of its back
     /// edges (`u → h` with `h` dominating `u`) without passing through it. Sorted.
     /// Loops with the same header are one loop.
@@ -225,7 +268,8 @@ impl Cfg {
                 latches.entry(v).or_default().push(u);
             }
         }
-        latches.into_iter().map(|(h, ls)| (h, self.loop_body(h, &ls))).collect()
+        let mut stamp = vec![usize::MAX; self.succs.len()];
+        latches.into_iter().map(|(h, ls)| (h, self.loop_body_with(h, &ls, &mut stamp))).collect()
     }
 }
 

@@ -19,10 +19,10 @@ fn selector(k: &mut Kernel, span: Span) -> RegId {
     id
 }
 
-/// Routes every edge into one of `targets` whose source satisfies `from` through a new
+/// Routes every edge from a block of `from` into one of `targets` through a new
 /// dispatcher block, and returns it. `targets` must be distinct; the dispatcher's
 /// switch sends selector value `i` to `targets[i]`.
-pub fn insert(k: &mut Kernel, targets: &[BlockId], from: impl Fn(BlockId) -> bool) -> BlockId {
+pub fn insert(k: &mut Kernel, targets: &[BlockId], from: &[usize]) -> BlockId {
     let span = targets.first().map_or(k.span, |t| k.blocks[t.index()].span);
     let sel = selector(k, span);
     let d = BlockId(k.blocks.len() as u32);
@@ -36,12 +36,10 @@ pub fn insert(k: &mut Kernel, targets: &[BlockId], from: impl Fn(BlockId) -> boo
         term: Terminator::Switch { selector: sel, cases, default },
         term_span: span,
     });
-    for u in 0..k.blocks.len() {
-        let ub = BlockId(u as u32);
-        if ub == d || !from(ub) {
-            continue;
+    for &u in from {
+        if u < d.index() {
+            route(k, BlockId(u as u32), targets, d, sel);
         }
-        route(k, ub, targets, d, sel);
     }
     d
 }

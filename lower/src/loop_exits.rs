@@ -14,31 +14,43 @@ use crate::dispatch;
 use crate::ir::{BlockId, Kernel};
 
 pub fn run(k: &mut Kernel) {
-    // Loop headers, innermost (smallest body) first; bodies are recomputed after every
-    // rewrite because dispatchers join the enclosing loops.
+    // Loops are found once; a dispatcher after loop `l` joins the bodies of the loops
+    // around `l` that one of its targets belongs to (it reaches their latches), so later
+    // loops see their current exits. Bodies are sorted block lists; new blocks are the
+    // largest, so pushing keeps them sorted.
     let cfg = Cfg::new(k);
-    let mut headers: Vec<(usize, usize)> =
-        cfg.loops().iter().map(|(h, body)| (body.len(), *h)).collect();
-    headers.sort_unstable();
-    for (_, h) in headers {
-        let cfg = Cfg::new(k);
-        let Some(body) = cfg.loops().remove(&h) else { continue };
-        let mut in_body = vec![false; k.blocks.len()];
-        for &b in &body {
-            in_body[b] = true;
+    let mut loops: Vec<(usize, Vec<usize>)> = cfg.loops().into_iter().collect();
+    loops.sort_by_key(|(h, body)| (body.len(), *h));
+    let mut mark = vec![usize::MAX; k.blocks.len()];
+    for i in 0..loops.len() {
+        let h = loops[i].0;
+        for &b in &loops[i].1 {
+            mark[b] = i;
         }
         let mut exits: Vec<usize> = Vec::new();
-        for &b in &body {
-            for &s in &cfg.succs[b] {
-                if !in_body[s] && !crate::cfg::is_plain_return(k, s) && !exits.contains(&s) {
+        for &b in &loops[i].1 {
+            for s in k.blocks[b].term.successors() {
+                let s = s.index();
+                if mark.get(s) != Some(&i)
+                    && !crate::cfg::is_plain_return(k, s)
+                    && !exits.contains(&s)
+                {
                     exits.push(s);
                 }
             }
         }
-        if exits.len() > 1 {
-            exits.sort_unstable_by_key(|&e| cfg.rpo_index[e]);
-            let targets: Vec<BlockId> = exits.iter().map(|&e| BlockId(e as u32)).collect();
-            dispatch::insert(k, &targets, |u| in_body.get(u.index()).copied().unwrap_or(false));
+        if exits.len() < 2 {
+            continue;
+        }
+        exits.sort_unstable_by_key(|&e| (cfg.rpo_index.get(e).copied().flatten(), e));
+        let targets: Vec<BlockId> = exits.iter().map(|&e| BlockId(e as u32)).collect();
+        let x = dispatch::insert(k, &targets, &loops[i].1).index();
+        mark.resize(k.blocks.len(), usize::MAX);
+        for (j, (_, body)) in loops.iter_mut().enumerate() {
+            let encloses = j != i && body.binary_search(&h).is_ok();
+            if encloses && exits.iter().any(|e| body.binary_search(e).is_ok()) {
+                body.push(x);
+            }
         }
     }
 }

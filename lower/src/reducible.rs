@@ -14,18 +14,16 @@ use crate::dispatch;
 use crate::ir::{BlockId, Kernel};
 
 pub fn run(k: &mut Kernel) {
-    let reachable = crate::cfg::reachable(k);
+    let mut reachable = crate::cfg::reachable(k);
+    let mut preds = crate::cfg::predecessors(k, &reachable);
     let mut work: Vec<Vec<usize>> = vec![(0..k.blocks.len()).filter(|&b| reachable[b]).collect()];
     while let Some(nodes) = work.pop() {
         for scc in strongly_connected(k, &nodes) {
-            // Earlier dispatchers are new blocks: look at the current graph.
-            let reachable = crate::cfg::reachable(k);
             let mut in_scc = vec![false; k.blocks.len()];
             for &b in &scc {
                 in_scc[b] = true;
             }
             // Entries: blocks of the cycle with a (reachable) predecessor outside it.
-            let preds = crate::cfg::predecessors(k, &reachable);
             let mut entries: Vec<usize> = scc
                 .iter()
                 .copied()
@@ -37,10 +35,11 @@ pub fn run(k: &mut Kernel) {
                 _ => {
                     let targets: Vec<BlockId> =
                         entries.iter().map(|&b| BlockId(b as u32)).collect();
-                    let reach = reachable.clone();
-                    let d = dispatch::insert(k, &targets, |u| {
-                        reach.get(u.index()).copied().unwrap_or(false)
-                    });
+                    let from: Vec<usize> = (0..reachable.len()).filter(|&u| reachable[u]).collect();
+                    let d = dispatch::insert(k, &targets, &from);
+                    // Rare (irreducible code only): refresh the graph facts.
+                    reachable = crate::cfg::reachable(k);
+                    preds = crate::cfg::predecessors(k, &reachable);
                     d.index()
                 }
             };

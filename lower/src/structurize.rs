@@ -122,7 +122,7 @@ impl Ctx<'_> {
                 break Ok(());
             }
             // A loop header not yet entered starts a loop.
-            if self.forest.bodies.contains_key(&b) && r.header != Some(b) {
+            if self.forest.is_header(b) && r.header != Some(b) {
                 let exit = self.forest.exits.get(&b).copied().flatten();
                 let mut body = Vec::new();
                 let inner = Region { header: Some(b), stop: None };
@@ -254,10 +254,31 @@ impl Ctx<'_> {
     fn single_continuation(&mut self, b: usize, r: Region) {
         let conts = continuations(self.k, &self.cfg, &self.forest, b, r.stop);
         if conts.len() > 1 {
-            join(self.k, &self.cfg, &self.forest, b, r.stop, &conts);
-            self.cfg = Cfg::new(self.k);
-            self.forest = LoopForest::new(self.k, &self.cfg);
-            self.emitted.resize(self.k.blocks.len(), false);
+            let (d, routed) = join(self.k, &self.cfg, &self.forest, b, r.stop, &conts);
+            let d = d.index();
+            // Update the analyses in place rather than recomputing them: the dispatcher
+            // sits in `b`'s loops (its targets are inside them), ahead of its targets.
+            self.cfg.add_dispatcher(self.k, d, &routed, &conts);
+            // The dispatcher sits in `b`'s loops (its targets are inside them).
+            let l = self.forest.innermost[b];
+            self.forest.innermost.push(l);
+            // An inner loop of the construct whose exit was one of the continuations now
+            // leaves through the dispatcher: all its exit edges went to that one block,
+            // and all were routed.
+            let preds = &self.cfg.preds[d];
+            let mut moved = Vec::new();
+            for (&h, exit) in &self.forest.exits {
+                if exit.is_some_and(|e| conts.contains(&e))
+                    && preds.iter().any(|&p| self.forest.contains(h, p))
+                {
+                    moved.push(h);
+                }
+            }
+            for h in moved {
+                self.forest.exits.insert(h, Some(d));
+            }
+            self.emitted.push(false);
+            debug_assert_eq!(self.emitted.len(), d + 1);
         }
     }
 
