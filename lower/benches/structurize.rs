@@ -35,12 +35,21 @@ fn main() {
     for seed in 0..3u64 {
         let k = structured_kernel(seed * 7 + 2, 10_000);
         let (t, after) = median_time(&k);
-        println!("| compiler-shaped, seed {} | {} | {after} | {:.1} ms |", seed * 7 + 2, k.blocks.len(), t.as_secs_f64() * 1e3);
+        println!(
+            "| compiler-shaped, seed {} | {} | {after} | {:.1} ms |",
+            seed * 7 + 2,
+            k.blocks.len(),
+            t.as_secs_f64() * 1e3
+        );
     }
     for seed in 1..3u64 {
         let k = kernel(seed, 10_000);
         let (t, after) = median_time(&k);
-        println!("| random with gotos anywhere, seed {seed} | {} | {after} | {:.1} ms |", k.blocks.len(), t.as_secs_f64() * 1e3);
+        println!(
+            "| random with gotos anywhere, seed {seed} | {} | {after} | {:.1} ms |",
+            k.blocks.len(),
+            t.as_secs_f64() * 1e3
+        );
     }
     // Growth over a corpus: structured blocks (dispatchers included) per reachable block.
     let mut rng = Rng(0x5eed);

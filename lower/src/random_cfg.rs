@@ -20,6 +20,10 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
     /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)

@@ -65,7 +65,10 @@ fn ten_thousand_random_cfgs_keep_their_paths() {
     let mut rng = Rng(0x5eed);
     let (mut orig, mut structured) = (0usize, 0usize);
     let mut worst: f64 = 1.0;
-    for seed in 0..10_000u64 {
+    // PTXVK_RANDOM_CFGS=N runs a longer campaign (seeds 0..N).
+    let count: u64 =
+        std::env::var("PTXVK_RANDOM_CFGS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    for seed in 0..count {
         let blocks = 1 + rng.below(60) as usize;
         let (o, s) = check(seed, blocks);
         orig += o;
@@ -73,7 +76,7 @@ fn ten_thousand_random_cfgs_keep_their_paths() {
         worst = worst.max(s as f64 / o as f64);
     }
     eprintln!(
-        "10000 random CFGs: {orig} reachable blocks, {structured} emitted ({:.3}x mean, {worst:.2}x worst, incl. dispatchers)",
+        "{count} random CFGs: {orig} reachable blocks, {structured} emitted ({:.3}x mean, {worst:.2}x worst, incl. dispatchers)",
         structured as f64 / orig as f64
     );
 }

@@ -4,7 +4,7 @@
 
 use ptxvk::spec::{ElemType, SpecArg};
 
-use super::{f32_bytes, u32_bytes, u64_bytes, Case, Rng};
+use super::{f32_bytes, u32_bytes, u64_bytes, Case, Rng, TestValues};
 
 /// One kernel of the corpus: its file stem, its entry name, the element type of its
 /// checked output, and a launch with the expected results.

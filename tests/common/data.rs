@@ -3,24 +3,17 @@
 
 use ptxvk::spec::SpecArg;
 
-/// splitmix64: a small deterministic generator for test inputs.
-pub struct Rng(pub u64);
+/// The deterministic generator (splitmix64) of ptxvk's own tests.
+pub use ptxvk::lower::random_cfg::Rng;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
+/// Test values drawn from [`Rng`].
+pub trait TestValues {
     /// A finite, normal f32 with magnitude in [2^-20, 2^20] and a random sign.
-    pub fn normal_f32(&mut self) -> f32 {
+    fn normal_f32(&mut self) -> f32;
+}
+
+impl TestValues for Rng {
+    fn normal_f32(&mut self) -> f32 {
         let r = self.next_u64();
         let sign = (r & 1) as u32;
         let exp = 127 - 20 + ((r >> 1) % 41) as u32;
