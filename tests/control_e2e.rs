@@ -899,3 +899,37 @@ fn loop_with_two_continuing_exits_runs_through_a_dispatcher() {
     );
     run_single_block("loop_two_exits", &input, &expected);
 }
+
+/// `goto_found.ptx`: a hit leaves two nested loops at once to code that continues.
+fn goto_found(x: u32) -> u32 {
+    let mut r = 999u32;
+    'search: for i in 0..8u32 {
+        for j in 0..i {
+            if ((x >> i) ^ j) & 31 == 17 {
+                r = i * 100 + j;
+                break 'search;
+            }
+        }
+    }
+    r.wrapping_mul(3).wrapping_add(x)
+}
+
+#[test]
+fn break_out_of_two_loops_to_code_that_continues() {
+    let mut rng = Rng(41);
+    let mut input: Vec<u32> = vec![0, 1, 5, 0x50, 0xff, u32::MAX];
+    input.extend((0..250).map(|_| rng.next_u32()));
+    let expected: Vec<u32> = input.iter().map(|&x| goto_found(x)).collect();
+    assert!(expected
+        .iter()
+        .zip(&input)
+        .any(|(&e, &x)| e == 999u32.wrapping_mul(3).wrapping_add(x)));
+    assert!(expected
+        .iter()
+        .zip(&input)
+        .any(|(&e, &x)| e != 999u32.wrapping_mul(3).wrapping_add(x)));
+    let s = structured("goto_found");
+    assert_eq!(s.matches("loop {").count(), 2, "{s}");
+    assert_eq!(s.matches("$TAIL").count(), 1, "the shared tail is emitted once:\n{s}");
+    run_single_block("goto_found", &input, &expected);
+}
