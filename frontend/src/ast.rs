@@ -24,8 +24,7 @@ pub struct Module {
 pub enum Item {
     Function(Function),
     Variable(VarDecl),
-    /// A directive kept for tools but without meaning for code generation
-    /// (`.file`, `.pragma`, `.section`, …).
+    /// A module-scope directive: `.file`, `.section`, `.pragma`, `.alias`, `@@DWARF`.
     Directive(Directive),
 }
 
@@ -45,10 +44,14 @@ pub struct Function {
     pub linkage: Option<Linkage>,
     pub is_entry: bool,
     pub name: Ident,
+    /// `.attribute(.unified(0xAB, 0xCD))` between `.func` and the name (§5.4.8).
+    pub attribute_specs: Vec<AttributeSpec>,
     /// Return parameters of a `.func`, `(.reg .b32 r)` / `(.param .b32 r)`.
     pub returns: Vec<Param>,
     pub params: Vec<Param>,
-    /// Performance-tuning directives (`.maxntid`, `.reqntid`, `.noreturn`, …).
+    /// Directives between the parameter list and the body, in source order: the
+    /// performance-tuning directives ([`DirectiveKind::Tuning`]: `.maxntid`, `.reqntid`,
+    /// `.noreturn`, …) and `.pragma`.
     pub attributes: Vec<Directive>,
     /// `None` for a declaration (prototype ending in `;`).
     pub body: Option<Vec<Statement>>,
@@ -225,13 +228,63 @@ pub struct VarDecl {
     pub span: Span,
     pub linkage: Option<Linkage>,
     pub space: StateSpace,
+    /// `.const[2]`: the bank of a banked constant declaration (deprecated, §5.1.3).
+    pub bank: Option<u32>,
+    /// `.attribute(.managed)` and friends (§5.4.7).
+    pub attribute_specs: Vec<AttributeSpec>,
     pub align: Option<Spanned<u32>>,
     /// `.v2`/`.v4`/`.v8` vector variables.
     pub vector: Option<u32>,
-    pub ty: Spanned<ScalarType>,
+    pub ty: Spanned<VarType>,
     /// `.ptr.space.align N` attribute of kernel parameters (§5.1.6.1).
     pub ptr: Option<PtrAttr>,
     pub names: Vec<DeclName>,
+}
+
+/// The type of a declared variable: a fundamental type or one of the opaque texture,
+/// sampler and surface reference types (§5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VarType {
+    Scalar(ScalarType),
+    TexRef,
+    SamplerRef,
+    SurfRef,
+}
+
+impl VarType {
+    pub fn from_directive(s: &str) -> Option<VarType> {
+        Some(match s {
+            ".texref" => VarType::TexRef,
+            ".samplerref" => VarType::SamplerRef,
+            ".surfref" => VarType::SurfRef,
+            _ => VarType::Scalar(ScalarType::from_directive(s)?),
+        })
+    }
+
+    pub fn directive(self) -> &'static str {
+        match self {
+            VarType::Scalar(t) => t.directive(),
+            VarType::TexRef => ".texref",
+            VarType::SamplerRef => ".samplerref",
+            VarType::SurfRef => ".surfref",
+        }
+    }
+
+    /// The fundamental type, or `None` for an opaque reference type.
+    pub fn scalar(self) -> Option<ScalarType> {
+        match self {
+            VarType::Scalar(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// One `.attribute(…)` entry: `.managed` or `.unified(uuid1, uuid2)` (§5.4.8).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttributeSpec {
+    pub name: Ident,
+    pub args: Vec<Expr>,
+    pub span: Span,
 }
 
 /// One declared name with its array shape, count suffix and initializer.
@@ -257,7 +310,11 @@ pub type Param = VarDecl;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Initializer {
     Expr(Expr),
+    /// `{ a, b, … }`, nested for arrays of arrays and vectors.
     List(Vec<Initializer>, Span),
+    /// `{ addr_mode_0 = clamp_to_border, filter_mode = nearest }`: the named members of
+    /// a `.texref`/`.samplerref`/`.surfref` (§5.3). Enumerated values are symbols.
+    Fields(Vec<(Ident, Expr)>, Span),
 }
 
 /// A statement of a function body.
@@ -271,13 +328,75 @@ pub enum Statement {
     Directive(Directive),
 }
 
-/// A directive without further structure: its name and the raw tokens' text
-/// (`.loc 1 5 3`, `.pragma "nounroll"`, `.maxntid 256, 1, 1`).
+/// A directive other than a declaration or a function (§11): debugging, linking,
+/// performance tuning and control-flow tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Directive {
-    pub name: Ident,
-    pub args: Vec<Spanned<String>>,
+    pub kind: DirectiveKind,
     pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DirectiveKind {
+    /// `.file 1 "a.cu"[, timestamp, size]`. The path is kept as written (escapes are
+    /// not decoded).
+    File { index: u32, path: Spanned<String>, timestamp: Option<u64>, size: Option<u64> },
+    /// `.loc 1 5 3[, function_name label[+n], inlined_at 1 9 2]`.
+    Loc(Loc),
+    /// `.section .debug_info { … }`.
+    Section(Section),
+    /// `.pragma "nounroll";` — the strings as written, without quotes.
+    Pragma(Vec<Spanned<String>>),
+    /// `.alias fAlias, fAliasee;` (§11.6.5).
+    Alias { alias: Ident, aliasee: Ident },
+    /// A performance-tuning directive with its integer arguments: `.maxntid 256, 1, 1`,
+    /// `.reqntid`, `.minnctapersm`, `.maxnctapersm`, `.maxnreg`, `.noreturn`,
+    /// `.explicitcluster`, `.reqnctapercluster`, `.maxclusterrank`, `.blocksareclusters`,
+    /// `.abi_preserve`, `.abi_preserve_control`.
+    Tuning { name: Ident, values: Vec<Spanned<u32>> },
+    /// `label: .branchtargets L1, L2, …;` — a jump table for `brx.idx`.
+    BranchTargets { label: Ident, targets: Vec<Ident> },
+    /// `label: .calltargets f1, f2, …;` — the possible callees of an indirect call.
+    CallTargets { label: Ident, targets: Vec<Ident> },
+    /// `label: .callprototype (.param .b32 _) _ (.param .b64 _) [.noreturn];`.
+    CallPrototype {
+        label: Ident,
+        returns: Vec<Param>,
+        params: Vec<Param>,
+        /// Trailing directives such as `.noreturn` and `.abi_preserve N`.
+        attributes: Vec<Directive>,
+    },
+    /// A legacy `@@DWARF …` line (PTX 1.x–2.x debug information), kept verbatim.
+    Dwarf(String),
+}
+
+/// `.loc file line column` with the optional inlining attributes (PTX ISA 7.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub column: Option<u32>,
+    /// `function_name label` or `function_name label+imm`: an offset into `.debug_str`.
+    pub function_name: Option<Expr>,
+    /// `inlined_at file line column`.
+    pub inlined_at: Option<(u32, u32, u32)>,
+}
+
+/// `.section name { entries }`: DWARF data kept for printing and line mapping.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    /// `.debug_info`, `.debug_str`, …, as written.
+    pub name: Spanned<String>,
+    pub entries: Vec<SectionEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SectionEntry {
+    /// `label:` inside the section.
+    Label(Ident),
+    /// `.b8 1, 2, 3`, `.b32 label`, `.b64 label+8`, `.b32 end-start`: the values keep
+    /// their label arithmetic as expressions (labels are [`ExprKind::Symbol`]s).
+    Data { ty: Spanned<ScalarType>, values: Vec<Expr>, span: Span },
 }
 
 /// `@p` / `@!p`.
@@ -323,6 +442,11 @@ pub enum Operand {
     Pair(Box<Operand>, Box<Operand>, Span),
     /// `( a, b )`: a call's return or argument list.
     List(Vec<Operand>, Span),
+    /// `[tex, {x, y}]`, `[tex, sampler, {x, y}]`, `[tmap, {x, y}]`: a bracketed operand
+    /// tuple of texture, surface and tensor instructions.
+    Tuple(Vec<Operand>, Span),
+    /// `-a`: a negated source of the video instructions (`vmad`).
+    Neg(Box<Operand>, Span),
 }
 
 impl Operand {
@@ -336,7 +460,9 @@ impl Operand {
             | Operand::Vector(_, s)
             | Operand::Sink(s)
             | Operand::Pair(_, _, s)
-            | Operand::List(_, s) => *s,
+            | Operand::List(_, s)
+            | Operand::Tuple(_, s)
+            | Operand::Neg(_, s) => *s,
             Operand::Address(a) => a.span,
         }
     }
@@ -348,6 +474,8 @@ impl Operand {
 pub struct Address {
     pub base: Option<Ident>,
     pub offset: i64,
+    /// `[a].unified`: the address of a variable with the `.unified` attribute (§5.4.8).
+    pub unified: bool,
     pub span: Span,
 }
 
@@ -378,6 +506,14 @@ pub enum ExprKind {
     /// `(.s64) e` / `(.u64) e`.
     Cast {
         signed: bool,
+        expr: Box<Expr>,
+    },
+    /// `generic(var)` in an initializer: the generic address of a variable (§5.4.4).
+    Generic(String),
+    /// `0xFF00(expr)` in an initializer: the byte of `expr` selected by the mask
+    /// (§5.4.4, PTX ISA 7.1).
+    Mask {
+        mask: u64,
         expr: Box<Expr>,
     },
 }
@@ -412,6 +548,60 @@ pub enum BinaryOp {
     LogicalOr,
 }
 
+impl BinaryOp {
+    /// C precedence (§4.5.4, Table 4): higher binds tighter.
+    pub fn precedence(self) -> u8 {
+        use BinaryOp::*;
+        match self {
+            LogicalOr => 1,
+            LogicalAnd => 2,
+            Or => 3,
+            Xor => 4,
+            And => 5,
+            Eq | Ne => 6,
+            Lt | Gt | Le | Ge => 7,
+            Shl | Shr => 8,
+            Add | Sub => 9,
+            Mul | Div | Rem => 10,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Add => "+",
+            Sub => "-",
+            Shl => "<<",
+            Shr => ">>",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            And => "&",
+            Xor => "^",
+            Or => "|",
+            LogicalAnd => "&&",
+            LogicalOr => "||",
+        }
+    }
+}
+
+impl UnaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Plus => "+",
+            UnaryOp::Not => "~",
+            UnaryOp::LogicalNot => "!",
+        }
+    }
+}
+
 /// The value of an integer constant expression with PTX's signedness (§4.6.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConstInt {
@@ -429,8 +619,13 @@ impl Expr {
             ExprKind::F32Bits(_) | ExprKind::F64Bits(_) => {
                 Err((self.span, "expected an integer constant, found a floating-point one".into()))
             }
-            ExprKind::Symbol(s) => {
+            ExprKind::Symbol(s) | ExprKind::Generic(s) => {
                 Err((self.span, format!("`{s}` is not a constant in this position")))
+            }
+            ExprKind::Mask { mask, expr } => {
+                let v = expr.eval_int()?;
+                let shift = mask.trailing_zeros().min(63);
+                c((v.value & mask) >> shift, v.unsigned)
             }
             ExprKind::Cast { signed, expr } => {
                 let v = expr.eval_int()?;
@@ -441,7 +636,8 @@ impl Expr {
                 match op {
                     UnaryOp::Neg => c(v.value.wrapping_neg(), v.unsigned),
                     UnaryOp::Plus => c(v.value, v.unsigned),
-                    UnaryOp::Not => c(!v.value, v.unsigned),
+                    // §4.5.5: `~` interprets its operand as unsigned.
+                    UnaryOp::Not => c(!v.value, true),
                     UnaryOp::LogicalNot => c((v.value == 0) as u64, false),
                 }
             }
@@ -467,13 +663,12 @@ impl Expr {
                         if y == 0 {
                             return Err((r.span, "division by zero in constant expression".into()));
                         }
-                        let v = match (op, unsigned) {
-                            (BinaryOp::Div, true) => x / y,
-                            (BinaryOp::Div, false) => sx.wrapping_div(sy) as u64,
-                            (_, true) => x % y,
-                            (_, false) => sx.wrapping_rem(sy) as u64,
-                        };
-                        c(v, unsigned)
+                        match (op, unsigned) {
+                            (BinaryOp::Div, true) => c(x / y, true),
+                            (BinaryOp::Div, false) => c(sx.wrapping_div(sy) as u64, false),
+                            // §4.5.5, Table 5: `%` interprets both operands as unsigned.
+                            _ => c(x % y, unsigned),
+                        }
                     }
                     BinaryOp::Shl => c(x.checked_shl(y as u32).unwrap_or(0), a.unsigned),
                     BinaryOp::Shr => {

@@ -12,7 +12,6 @@ use crate::span::Span;
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(skip r"[ \t\r\n\x0c]+")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
-#[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Tok<'s> {
     /// `.name`, `.v4`, `.2d`, `.L2::evict_last`, `.shared::cta`.
     #[regex(r"\.[A-Za-z0-9_$][A-Za-z0-9_$]*(::[A-Za-z0-9_]+)*", |l| l.slice())]
@@ -29,8 +28,10 @@ pub enum Tok<'s> {
     /// `0f` + 8 hex digits (f32 bits) or `0d` + 16 hex digits (f64 bits) (§4.5.2).
     #[regex(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}", |l| l.slice())]
     HexFloat(&'s str),
-    /// Decimal floating-point literals, which PTX reads as f64 (§4.5.2).
+    /// Decimal floating-point literals, which PTX reads as f64 (§4.5.2), including the
+    /// `.05` form without a leading digit.
     #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+", |l| l.slice())]
+    #[regex(r"\.[0-9]+([eE][+-]?[0-9]+)?", |l| l.slice(), priority = 10)]
     DecFloat(&'s str),
     #[regex(r#""([^"\\\n]|\\.)*""#, |l| l.slice())]
     Str(&'s str),
@@ -98,8 +99,26 @@ pub enum Tok<'s> {
     Eq,
     #[token("@")]
     At,
+    /// `/*` without a closing `*/`: the rest of the input. Terminated block comments
+    /// are skipped (by searching for `*/` directly, which keeps lexing linear even
+    /// for inputs full of unterminated comments).
+    #[token("/*", block_comment)]
+    UnterminatedComment,
     /// A character that starts no PTX token.
     Error,
+}
+
+fn block_comment<'s>(lex: &mut logos::Lexer<'s, Tok<'s>>) -> logos::FilterResult<(), ()> {
+    match lex.remainder().find("*/") {
+        Some(end) => {
+            lex.bump(end + 2);
+            logos::FilterResult::Skip
+        }
+        None => {
+            lex.bump(lex.remainder().len());
+            logos::FilterResult::Emit(())
+        }
+    }
 }
 
 impl Tok<'_> {
@@ -112,6 +131,7 @@ impl Tok<'_> {
             Tok::Str(_) => "a string".into(),
             Tok::Underscore => "`_`".into(),
             Tok::Error => "an invalid character".into(),
+            Tok::UnterminatedComment => "a `/*` comment without `*/`".into(),
             other => format!("`{}`", other.punct()),
         }
     }
@@ -156,7 +176,8 @@ impl Tok<'_> {
 }
 
 /// Splits `src` into tokens with spans. Characters that start no token become
-/// [`Tok::Error`] so that the parser reports them in place and goes on.
+/// [`Tok::Error`] so that the parser reports them in place and goes on. (The parser
+/// itself pulls tokens from the lexer as it goes instead of collecting them.)
 pub fn tokenize(src: &str) -> Vec<(Tok<'_>, Span)> {
     Tok::lexer(src)
         .spanned()
@@ -220,6 +241,26 @@ mod tests {
                 Tok::DecFloat("7.8"),
             ]
         );
+    }
+
+    #[test]
+    fn floats_without_leading_digit_versus_dotted_words() {
+        assert_eq!(
+            kinds(".05 .2d .5e3 .16x64b"),
+            vec![Tok::DecFloat(".05"), Tok::Dot(".2d"), Tok::DecFloat(".5e3"), Tok::Dot(".16x64b")]
+        );
+    }
+
+    #[test]
+    fn unterminated_comments_lex_in_linear_time() {
+        assert_eq!(
+            kinds("a /* b */ c /* d"),
+            vec![Tok::Ident("a"), Tok::Ident("c"), Tok::UnterminatedComment]
+        );
+        let many = "/* x ".repeat(50_000);
+        let t = std::time::Instant::now();
+        assert_eq!(kinds(&many), vec![Tok::UnterminatedComment]);
+        assert!(t.elapsed().as_secs() < 5, "quadratic lexing: {:?}", t.elapsed());
     }
 
     #[test]

@@ -1,17 +1,30 @@
-//! ptxvk's PTX front end: lexer, parser, AST and diagnostics.
+//! ptxvk's PTX front end: lexer, parser, AST, instruction table, diagnostics and
+//! printer.
+//!
+//! - [`parse`] reads a whole module (PTX ISA 1.x to 9.2 syntax) into the [`ast`], checks
+//!   every instruction against the [`instructions`] table, and returns the module or
+//!   every error found, each with a span ([`SourceFile::render`] prints them with
+//!   `file:line:column` and a caret).
+//! - [`print`] writes an AST back as PTX that `ptxas` accepts; parsing the output gives
+//!   the same AST up to spans.
 //!
 //! ```
-//! let module = ptxvk_frontend::parse(".version 7.0\n.target sm_70\n.address_size 64\n").unwrap();
-//! assert_eq!(module.address_size.unwrap().value, 64);
+//! let src = ".version 7.0\n.target sm_70\n.address_size 64\n";
+//! let module = ptxvk_frontend::parse(src).unwrap();
+//! assert_eq!(module.address_size.as_ref().unwrap().value, 64);
+//! assert!(ptxvk_frontend::print(&module).starts_with(".version 7.0\n"));
 //! ```
 #![forbid(unsafe_code)]
 
 pub mod ast;
 pub mod diagnostic;
+pub mod instructions;
 pub mod lexer;
 pub mod parser;
+pub mod printer;
 pub mod span;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
-pub use parser::parse;
+pub use parser::{parse, parse_syntax};
+pub use printer::print;
 pub use span::{Ident, Span, Spanned};

@@ -4,48 +4,107 @@
 //! records a [`Diagnostic`] and resynchronizes at the next `;` or at the `}` that closes
 //! the current block, so one run reports every syntax error of a file. It never panics:
 //! every token access is bounds-checked and every loop consumes input.
+//!
+//! After parsing, every instruction is checked against the instruction table
+//! ([`crate::instructions`]): a misspelled modifier or an operand of the wrong shape is
+//! reported at the offending token. Opcodes the table does not know are left to
+//! semantic analysis, which reports them at the instruction.
+
+use std::collections::VecDeque;
+
+use logos::Logos;
 
 use crate::ast::*;
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::lexer::{tokenize, Tok};
+use crate::lexer::Tok;
 use crate::span::{Ident, Span, Spanned};
 
-/// Parses a whole PTX module. Returns the module, or every syntax error found.
+/// Parses a whole PTX module and checks its instructions against the instruction
+/// table. Returns the module, or every error found, in source order.
 pub fn parse(src: &str) -> Result<Module, Diagnostics> {
-    if src.len() > u32::MAX as usize {
-        return Err(Diagnostic::error(Span::default(), "PTX file larger than 4 GiB").into());
+    let (module, mut errors) = parse_syntax(src);
+    // Instructions that parsed are checked even when others did not.
+    let syntax_errors = errors.len();
+    crate::instructions::check_module(&module, &mut errors);
+    if errors.len() > syntax_errors && syntax_errors > 0 {
+        errors.sort_by_key(|d| d.span.start);
     }
-    let tokens = tokenize(src);
-    let mut p = Parser { toks: tokens, pos: 0, errors: Vec::new(), src_len: src.len() as u32, src };
-    let module = p.module();
-    if p.errors.is_empty() {
+    if errors.is_empty() {
         Ok(module)
     } else {
-        Err(Diagnostics(p.errors))
+        Err(Diagnostics(errors))
     }
+}
+
+/// Parses a module without checking instructions against the instruction table: the
+/// (possibly partial) module and the syntax errors found.
+pub fn parse_syntax(src: &str) -> (Module, Vec<Diagnostic>) {
+    if src.len() > u32::MAX as usize {
+        let d = Diagnostic::error(Span::default(), "PTX file larger than 4 GiB");
+        return (Module::default(), vec![d]);
+    }
+    let mut p = Parser {
+        lexer: Tok::lexer(src),
+        ahead: VecDeque::with_capacity(8),
+        prev: Span::default(),
+        pos: 0,
+        errors: Vec::new(),
+        src_len: src.len() as u32,
+        src,
+        in_call: false,
+        in_section: false,
+        scratch_mods: Vec::new(),
+        scratch_ops: Vec::new(),
+        scratch_stmts: Vec::new(),
+        depth: 0,
+    };
+    let module = p.module();
+    (module, p.errors)
 }
 
 /// Error marker: the diagnostic has been recorded, the caller should resynchronize.
 struct Failed;
 type PResult<T> = Result<T, Failed>;
 
+/// The parser reads tokens from the lexer as it goes, with a few tokens of lookahead,
+/// so that memory stays proportional to the AST rather than to the token count.
 struct Parser<'s> {
-    toks: Vec<(Tok<'s>, Span)>,
+    lexer: logos::Lexer<'s, Tok<'s>>,
+    /// Tokens lexed but not yet consumed.
+    ahead: VecDeque<(Tok<'s>, Span)>,
+    /// The span of the last consumed token.
+    prev: Span,
+    /// How many tokens have been consumed (progress marker for error recovery).
     pos: usize,
     errors: Vec<Diagnostic>,
     src_len: u32,
     src: &'s str,
+    /// Parsing the operands of `call`: `(` opens a return or argument list.
+    in_call: bool,
+    /// Parsing `.section` data: dotted names (`.debug_abbrev`) are symbols.
+    in_section: bool,
+    /// Scratch stacks for modifiers, operands and statements, so that each vector of
+    /// the AST is allocated once with its exact length.
+    scratch_mods: Vec<Ident>,
+    scratch_ops: Vec<Operand>,
+    scratch_stmts: Vec<Statement>,
+    /// Current nesting of blocks, initializers, operands and expressions.
+    depth: usize,
 }
 
-/// Directives that may precede a function body (§11.4).
-const FUNCTION_ATTRIBUTES: &[&str] = &[
+/// How deeply blocks, initializers, operands and expressions may nest. Real PTX stays
+/// far below; the limit keeps adversarial input from exhausting the stack.
+const MAX_NESTING: usize = 200;
+
+/// Performance-tuning directives that may precede a function body (§11.4), plus the
+/// ABI directives `ptxas` accepts there.
+pub const TUNING_DIRECTIVES: &[&str] = &[
     ".maxntid",
     ".reqntid",
     ".minnctapersm",
     ".maxnctapersm",
     ".maxnreg",
     ".noreturn",
-    ".pragma",
     ".explicitcluster",
     ".reqnctapercluster",
     ".maxclusterrank",
@@ -57,33 +116,59 @@ const FUNCTION_ATTRIBUTES: &[&str] = &[
 impl<'s> Parser<'s> {
     // ----- token helpers -------------------------------------------------------------
 
-    fn peek(&self) -> Option<Tok<'s>> {
-        self.toks.get(self.pos).map(|t| t.0)
+    /// The `n`th token ahead (0 = the next one), lexing as far as needed.
+    fn look(&mut self, n: usize) -> Option<(Tok<'s>, Span)> {
+        while self.ahead.len() <= n {
+            let tok = self.lexer.next()?;
+            let span = Span::from(self.lexer.span());
+            // Characters that start no token become `Tok::Error`, reported in place.
+            self.ahead.push_back((tok.unwrap_or(Tok::Error), span));
+        }
+        self.ahead.get(n).copied()
     }
 
-    fn peek_at(&self, n: usize) -> Option<Tok<'s>> {
-        self.toks.get(self.pos + n).map(|t| t.0)
+    fn peek(&mut self) -> Option<Tok<'s>> {
+        self.look(0).map(|t| t.0)
     }
 
-    fn span(&self) -> Span {
-        self.toks.get(self.pos).map_or(Span::new(self.src_len, self.src_len), |t| t.1)
+    fn peek_at(&mut self, n: usize) -> Option<Tok<'s>> {
+        self.look(n).map(|t| t.0)
+    }
+
+    fn span(&mut self) -> Span {
+        let end = Span::new(self.src_len, self.src_len);
+        self.look(0).map_or(end, |t| t.1)
     }
 
     fn prev_span(&self) -> Span {
-        self.pos.checked_sub(1).and_then(|i| self.toks.get(i)).map_or(Span::default(), |t| t.1)
+        self.prev
+    }
+
+    /// Consumes one token (none at the end of input).
+    fn advance(&mut self) {
+        if self.look(0).is_some() {
+            if let Some((_, span)) = self.ahead.pop_front() {
+                self.prev = span;
+                self.pos += 1;
+            }
+        }
+    }
+
+    fn advance_by(&mut self, n: usize) {
+        for _ in 0..n {
+            self.advance();
+        }
     }
 
     fn bump(&mut self) -> Option<(Tok<'s>, Span)> {
-        let t = self.toks.get(self.pos).copied();
-        if t.is_some() {
-            self.pos += 1;
-        }
+        let t = self.look(0);
+        self.advance();
         t
     }
 
     fn eat(&mut self, tok: Tok<'s>) -> bool {
         if self.peek() == Some(tok) {
-            self.pos += 1;
+            self.advance();
             true
         } else {
             false
@@ -91,13 +176,30 @@ impl<'s> Parser<'s> {
     }
 
     fn error(&mut self, span: Span, msg: impl Into<String>) -> Failed {
-        self.errors.push(Diagnostic::error(span, msg));
+        let d = Diagnostic::error(span, msg);
+        // Unwinding nested constructs at the end of the input reports the same problem
+        // once, not once per level.
+        if self.errors.last() != Some(&d) {
+            self.errors.push(d);
+        }
         Failed
     }
 
+    /// Runs `f` one nesting level deeper, or reports that the input nests too deeply.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.depth >= MAX_NESTING {
+            let span = self.span();
+            return Err(self.error(span, format!("nesting deeper than {MAX_NESTING} levels")));
+        }
+        self.depth += 1;
+        let result = f(self);
+        self.depth -= 1;
+        result
+    }
+
     fn unexpected(&mut self, expected: &str) -> Failed {
-        let (found, span) = match self.toks.get(self.pos) {
-            Some((t, s)) => (t.describe(), *s),
+        let (found, span) = match self.look(0) {
+            Some((t, s)) => (t.describe(), s),
             None => ("end of file".to_string(), Span::new(self.src_len, self.src_len)),
         };
         self.error(span, format!("expected {expected}, found {found}"))
@@ -124,8 +226,21 @@ impl<'s> Parser<'s> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
                 let span = self.span();
-                self.pos += 1;
+                self.advance();
                 Ok(Spanned::new(s.to_string(), span))
+            }
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// A string literal's contents, as written, without the quotes.
+    fn string(&mut self, what: &str) -> PResult<Spanned<String>> {
+        match self.peek() {
+            Some(Tok::Str(s)) => {
+                let span = self.span();
+                self.advance();
+                let inner = s.get(1..s.len().saturating_sub(1)).unwrap_or("");
+                Ok(Spanned::new(inner.to_string(), span))
             }
             _ => Err(self.unexpected(what)),
         }
@@ -138,7 +253,7 @@ impl<'s> Parser<'s> {
         while let Some(t) = self.peek() {
             match t {
                 Tok::Semi if depth == 0 => {
-                    self.pos += 1;
+                    self.advance();
                     return;
                 }
                 Tok::LBrace => depth += 1,
@@ -148,14 +263,18 @@ impl<'s> Parser<'s> {
                     }
                     depth -= 1;
                     if depth == 0 && self.peek_at(1) != Some(Tok::Semi) {
-                        self.pos += 1;
+                        self.advance();
                         return;
                     }
                 }
                 _ => {}
             }
-            self.pos += 1;
+            self.advance();
         }
+    }
+
+    fn directive(&self, kind: DirectiveKind, start: Span) -> Directive {
+        Directive { kind, span: start.to(self.prev_span()) }
     }
 
     // ----- module ----------------------------------------------------------------------
@@ -172,7 +291,7 @@ impl<'s> Parser<'s> {
                         let s = self.span();
                         self.error(s, "unmatched `}`");
                     }
-                    self.pos += 1;
+                    self.advance();
                 }
             }
         }
@@ -183,13 +302,13 @@ impl<'s> Parser<'s> {
         let span = self.span();
         match self.peek() {
             Some(Tok::Dot(".version")) => {
-                self.pos += 1;
+                self.advance();
                 let v = self.version()?;
                 m.version = Some(Spanned::new(v, span.to(self.prev_span())));
                 Ok(())
             }
             Some(Tok::Dot(".target")) => {
-                self.pos += 1;
+                self.advance();
                 loop {
                     m.target.push(self.ident("a target name such as `sm_75`")?);
                     if !self.eat(Tok::Comma) {
@@ -199,7 +318,7 @@ impl<'s> Parser<'s> {
                 Ok(())
             }
             Some(Tok::Dot(".address_size")) => {
-                self.pos += 1;
+                self.advance();
                 let e = self.expr()?;
                 let v = self.const_u32(&e)?;
                 if v != 32 && v != 64 {
@@ -211,8 +330,10 @@ impl<'s> Parser<'s> {
                 Ok(())
             }
             Some(Tok::Dot(".file")) => {
-                let d = self.raw_directive_line()?;
-                m.items.push(Item::Directive(d));
+                // `.file` ends at the end of its line: recover there, not at a `;`.
+                if let Some(d) = self.line_directive(Self::file_directive) {
+                    m.items.push(Item::Directive(d));
+                }
                 Ok(())
             }
             Some(Tok::Dot(".section")) => {
@@ -220,8 +341,23 @@ impl<'s> Parser<'s> {
                 m.items.push(Item::Directive(d));
                 Ok(())
             }
-            Some(Tok::Dot(".pragma")) | Some(Tok::Dot(".alias")) => {
-                let d = self.directive_until_semi()?;
+            Some(Tok::Dot(".pragma")) => {
+                let d = self.pragma()?;
+                m.items.push(Item::Directive(d));
+                Ok(())
+            }
+            Some(Tok::Dot(".alias")) => {
+                self.advance();
+                let alias = self.ident("the alias name")?;
+                self.expect(Tok::Comma, "`,` between the alias and the aliased function")?;
+                let aliasee = self.ident("the aliased function's name")?;
+                self.expect(Tok::Semi, "`;` after `.alias`")?;
+                let d = self.directive(DirectiveKind::Alias { alias, aliasee }, span);
+                m.items.push(Item::Directive(d));
+                Ok(())
+            }
+            Some(Tok::At) if self.peek_at(1) == Some(Tok::At) => {
+                let d = self.dwarf_line()?;
                 m.items.push(Item::Directive(d));
                 Ok(())
             }
@@ -234,7 +370,7 @@ impl<'s> Parser<'s> {
                         Ok(())
                     }
                     _ => {
-                        let v = self.var_decl(linkage, span)?;
+                        let v = self.var_decl(linkage, span, false)?;
                         self.expect(Tok::Semi, "`;` after the declaration")?;
                         m.items.push(Item::Variable(v));
                         Ok(())
@@ -247,16 +383,14 @@ impl<'s> Parser<'s> {
 
     fn version(&mut self) -> PResult<(u32, u32)> {
         let span = self.span();
-        match self.bump() {
-            Some((Tok::DecFloat(s), _)) => {
+        match self.peek() {
+            Some(Tok::DecFloat(s)) => {
+                self.advance();
                 let parsed =
                     s.split_once('.').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
                 parsed.ok_or_else(|| self.error(span, format!("malformed version `{s}`")))
             }
-            _ => {
-                self.pos -= usize::from(self.pos > 0);
-                Err(self.unexpected("a version number such as `7.8`"))
-            }
+            _ => Err(self.unexpected("a version number such as `7.8`")),
         }
     }
 
@@ -268,156 +402,215 @@ impl<'s> Parser<'s> {
             Some(Tok::Dot(".common")) => Linkage::Common,
             _ => return None,
         };
-        self.pos += 1;
+        self.advance();
         Some(l)
     }
 
-    /// `.file 1 "name"[, mtime, size]` — a line-oriented directive without `;`.
-    fn raw_directive_line(&mut self) -> PResult<Directive> {
-        let name_span = self.span();
-        let name = match self.bump() {
-            Some((Tok::Dot(s), _)) => s.to_string(),
-            _ => return Err(self.unexpected("a directive")),
-        };
-        let mut args = Vec::new();
-        loop {
-            match self.peek() {
-                Some(Tok::Int(s)) | Some(Tok::Str(s)) => {
-                    args.push(Spanned::new(s.to_string(), self.span()));
-                    self.pos += 1;
+    /// `@@DWARF …`: a legacy debug line, kept verbatim up to the end of the line.
+    fn dwarf_line(&mut self) -> PResult<Directive> {
+        let start = self.span();
+        self.advance_by(2);
+        match self.peek() {
+            Some(Tok::Ident("DWARF")) => self.advance(),
+            _ => return Err(self.unexpected("`DWARF` after `@@`")),
+        }
+        let text_start = self.prev_span().end as usize;
+        // The directive's text runs to the end of the line or to a comment.
+        let line_end = self
+            .src
+            .get(text_start..)
+            .map_or(self.src.len(), |rest| text_start + payload_len(rest));
+        while self.peek().is_some() && (self.span().start as usize) < line_end {
+            self.advance();
+        }
+        let text = self.src.get(text_start..line_end).unwrap_or("").trim().to_string();
+        Ok(Directive { kind: DirectiveKind::Dwarf(text), span: start.to(self.prev_span()) })
+    }
+
+    /// Runs the parser of a directive that ends with its line (`.file`, `.loc`, which
+    /// have no `;`). On an error, skips the rest of that line, so that recovery does not
+    /// swallow the next statement.
+    fn line_directive(&mut self, parse: fn(&mut Self) -> PResult<Directive>) -> Option<Directive> {
+        let start = self.span().start as usize;
+        match parse(self) {
+            Ok(d) => Some(d),
+            Err(Failed) => {
+                let line_end = self
+                    .src
+                    .get(start..)
+                    .and_then(|rest| rest.find('\n'))
+                    .map_or(self.src.len(), |i| start + i);
+                while self.peek().is_some() && (self.span().start as usize) < line_end {
+                    self.advance();
                 }
-                Some(Tok::Comma) => self.pos += 1,
-                _ => break,
+                None
             }
         }
-        let span = name_span.to(self.prev_span());
-        Ok(Directive { name: Spanned::new(name, name_span), args, span })
     }
 
-    /// `.section name { … }`: debug sections are kept as raw text.
-    fn section(&mut self) -> PResult<Directive> {
-        let name_span = self.span();
-        self.pos += 1;
-        let mut args = Vec::new();
-        while let Some(t) = self.peek() {
-            if t == Tok::LBrace {
-                break;
-            }
-            args.push(Spanned::new(token_text(t), self.span()));
-            self.pos += 1;
+    /// A non-negative integer constant that fits in `u32`.
+    fn const_arg(&mut self, what: &str) -> PResult<Spanned<u32>> {
+        if !self.starts_expression() {
+            return Err(self.unexpected(what));
         }
-        self.expect(Tok::LBrace, "`{` opening the section")?;
-        let mut depth = 1usize;
-        while depth > 0 {
-            match self.bump() {
-                Some((Tok::LBrace, _)) => depth += 1,
-                Some((Tok::RBrace, _)) => depth -= 1,
-                Some(_) => {}
-                None => return Err(self.unexpected("`}` closing the section")),
-            }
-        }
-        Ok(Directive {
-            name: Spanned::new(".section".into(), name_span),
-            args,
-            span: name_span.to(self.prev_span()),
-        })
+        let e = self.expr()?;
+        let v = self.const_u32(&e)?;
+        Ok(Spanned::new(v, e.span))
     }
 
-    /// A directive whose arguments run to `;` (`.pragma "nounroll";`, `.loc` has none).
-    fn directive_until_semi(&mut self) -> PResult<Directive> {
-        let name_span = self.span();
-        let name = match self.bump() {
-            Some((Tok::Dot(s), _)) => s.to_string(),
-            _ => return Err(self.unexpected("a directive")),
-        };
-        let mut args = Vec::new();
-        while let Some(t) = self.peek() {
-            if matches!(t, Tok::Semi | Tok::RBrace | Tok::LBrace) {
-                break;
-            }
-            if t != Tok::Comma {
-                args.push(Spanned::new(token_text(t), self.span()));
-            }
-            self.pos += 1;
+    fn const_u64(&mut self, what: &str) -> PResult<u64> {
+        if !self.starts_expression() {
+            return Err(self.unexpected(what));
         }
-        self.expect(Tok::Semi, "`;` after the directive")?;
-        Ok(Directive {
-            name: Spanned::new(name, name_span),
-            args,
-            span: name_span.to(self.prev_span()),
-        })
+        let e = self.expr()?;
+        Ok(e.eval_int().map_err(|(s, m)| self.error(s, m))?.value)
     }
 
-    /// `.loc file line col [, inlined_at …]` ends at the line's last token; PTX has no `;`.
+    /// `.file 1 "name"[, mtime, size]` — a line-oriented directive without `;`.
+    fn file_directive(&mut self) -> PResult<Directive> {
+        let start = self.span();
+        self.advance();
+        let index = self.const_arg("a file number")?.value;
+        let path = self.string("the file name in quotes")?;
+        let mut timestamp = None;
+        let mut size = None;
+        if self.eat(Tok::Comma) {
+            timestamp = Some(self.const_u64("a modification time")?);
+            if self.eat(Tok::Comma) {
+                size = Some(self.const_u64("a file size")?);
+            }
+        }
+        Ok(self.directive(DirectiveKind::File { index, path, timestamp, size }, start))
+    }
+
+    /// `.loc file line [column] [, function_name label[+imm]] [, inlined_at f l c]`;
+    /// PTX ends it at the line's last token, without `;`.
     fn loc_directive(&mut self) -> PResult<Directive> {
-        let name_span = self.span();
-        self.pos += 1;
-        let mut args = Vec::new();
-        let mut prev_comma = true;
-        while let Some(t) = self.peek() {
-            let is_arg = matches!(t, Tok::Int(_) | Tok::Ident(_) | Tok::Dot(_) | Tok::Str(_));
-            // `.loc 1 2 3` takes plain numbers; `inlined_at`/`function_name` pieces follow
-            // a comma. Stop at anything else (the next statement).
-            let accept = match t {
-                Tok::Int(_) => true,
-                Tok::Comma => true,
-                Tok::Ident(s) if prev_comma || s == "function_name" || s == "inlined_at" => true,
-                Tok::Ident(_) | Tok::Dot(_) => prev_comma,
-                Tok::Plus => true,
-                _ => false,
-            };
-            if !accept {
-                break;
-            }
-            // An identifier followed by `:` is the next label, not a `.loc` argument.
-            if matches!(t, Tok::Ident(_)) && self.peek_at(1) == Some(Tok::Colon) {
-                break;
-            }
-            prev_comma = t == Tok::Comma;
-            if is_arg || t == Tok::Plus {
-                args.push(Spanned::new(token_text(t), self.span()));
-            }
-            self.pos += 1;
-            if matches!(t, Tok::Ident(_)) && args.len() >= 3 && !prev_comma {
-                // `function_name $L__info_string0` or `inlined_at 1 2 3`: keep reading.
+        let start = self.span();
+        self.advance();
+        let file = self.const_arg("a file number after `.loc`")?.value;
+        let line = self.const_arg("a line number")?.value;
+        let column = if matches!(self.peek(), Some(Tok::Int(_))) {
+            Some(self.const_arg("a column number")?.value)
+        } else {
+            None
+        };
+        let mut loc = Loc { file, line, column, function_name: None, inlined_at: None };
+        while self.peek() == Some(Tok::Comma) {
+            match self.peek_at(1) {
+                Some(Tok::Ident("function_name")) if loc.function_name.is_none() => {
+                    self.advance_by(2);
+                    loc.function_name = Some(self.expr()?);
+                }
+                Some(Tok::Ident("inlined_at")) if loc.inlined_at.is_none() => {
+                    self.advance_by(2);
+                    let f = self.const_arg("the file number of `inlined_at`")?.value;
+                    let l = self.const_arg("the line number of `inlined_at`")?.value;
+                    let c = self.const_arg("the column number of `inlined_at`")?.value;
+                    loc.inlined_at = Some((f, l, c));
+                }
+                _ => {
+                    self.advance();
+                    return Err(self.unexpected("`function_name` or `inlined_at` in `.loc`"));
+                }
             }
         }
-        Ok(Directive {
-            name: Spanned::new(".loc".into(), name_span),
-            args,
-            span: name_span.to(self.prev_span()),
-        })
+        Ok(self.directive(DirectiveKind::Loc(loc), start))
+    }
+
+    /// `.pragma "a"[, "b"];`.
+    fn pragma(&mut self) -> PResult<Directive> {
+        let start = self.span();
+        self.advance();
+        let mut strings = vec![self.string("a string after `.pragma`")?];
+        while self.eat(Tok::Comma) {
+            strings.push(self.string("a string")?);
+        }
+        self.expect(Tok::Semi, "`;` after the pragma")?;
+        Ok(self.directive(DirectiveKind::Pragma(strings), start))
+    }
+
+    /// `.section name { label: | .b8 1, 2 | .b32 label+4 | .b64 end-start … }`.
+    fn section(&mut self) -> PResult<Directive> {
+        let start = self.span();
+        self.advance();
+        let name = match self.peek() {
+            Some(Tok::Dot(s) | Tok::Ident(s)) => {
+                let span = self.span();
+                self.advance();
+                Spanned::new(s.to_string(), span)
+            }
+            _ => return Err(self.unexpected("a section name such as `.debug_info`")),
+        };
+        self.expect(Tok::LBrace, "`{` opening the section")?;
+        let mut entries = Vec::new();
+        loop {
+            let entry_start = self.span();
+            match self.peek() {
+                Some(Tok::RBrace) => {
+                    self.advance();
+                    break;
+                }
+                Some(Tok::Ident(_)) if self.peek_at(1) == Some(Tok::Colon) => {
+                    let label = self.ident("a label")?;
+                    self.advance();
+                    entries.push(SectionEntry::Label(label));
+                }
+                Some(Tok::Dot(d)) if matches!(d, ".b8" | ".b16" | ".b32" | ".b64") => {
+                    self.advance();
+                    let ty = ScalarType::from_directive(d).unwrap_or(ScalarType::B8);
+                    let ty = Spanned::new(ty, entry_start);
+                    let mut values = Vec::new();
+                    self.in_section = true;
+                    let result = (|| {
+                        loop {
+                            values.push(self.expr()?);
+                            if !self.eat(Tok::Comma) {
+                                break;
+                            }
+                        }
+                        Ok(())
+                    })();
+                    self.in_section = false;
+                    result?;
+                    let span = entry_start.to(self.prev_span());
+                    entries.push(SectionEntry::Data { ty, values, span });
+                }
+                None => return Err(self.unexpected("`}` closing the section")),
+                _ => {
+                    return Err(self
+                        .unexpected("a label or `.b8`/`.b16`/`.b32`/`.b64` data in the section"))
+                }
+            }
+        }
+        Ok(self.directive(DirectiveKind::Section(Section { name, entries }), start))
     }
 
     // ----- functions ---------------------------------------------------------------------
 
     fn function(&mut self, linkage: Option<Linkage>, start: Span) -> PResult<Function> {
         let is_entry = matches!(self.bump(), Some((Tok::Dot(".entry"), _)));
+        let mut attribute_specs = Vec::new();
+        while self.peek() == Some(Tok::Dot(".attribute")) {
+            attribute_specs.extend(self.attribute_specs()?);
+        }
         let mut returns = Vec::new();
         if !is_entry && self.peek() == Some(Tok::LParen) {
-            returns = self.param_list()?;
+            returns = self.param_list(false)?;
         }
         let name = self.ident("a function name")?;
         let mut params = Vec::new();
         if self.peek() == Some(Tok::LParen) {
-            params = self.param_list()?;
+            params = self.param_list(false)?;
         }
-        let mut attributes = Vec::new();
-        loop {
-            match self.peek() {
-                Some(Tok::Dot(d)) if FUNCTION_ATTRIBUTES.contains(&d) => {
-                    attributes.push(self.attribute_directive()?);
-                }
-                _ => break,
-            }
-        }
+        let attributes = self.tuning_directives(true)?;
         let body = match self.peek() {
             Some(Tok::Semi) => {
-                self.pos += 1;
+                self.advance();
                 None
             }
             Some(Tok::LBrace) => {
-                self.pos += 1;
+                self.advance();
                 Some(self.block_body()?)
             }
             _ => return Err(self.unexpected("`{` starting the function body or `;`")),
@@ -427,6 +620,7 @@ impl<'s> Parser<'s> {
             linkage,
             is_entry,
             name,
+            attribute_specs,
             returns,
             params,
             attributes,
@@ -434,32 +628,35 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// `.maxntid 256, 1, 1` / `.noreturn` / `.pragma "…";` before a body.
-    fn attribute_directive(&mut self) -> PResult<Directive> {
-        if self.peek() == Some(Tok::Dot(".pragma")) {
-            return self.directive_until_semi();
-        }
-        let name_span = self.span();
-        let name = token_text(self.bump().map_or(Tok::Error, |t| t.0));
-        let mut args = Vec::new();
+    /// Performance-tuning directives before a function body (and `.pragma`, when
+    /// `pragmas`), or after a call prototype.
+    fn tuning_directives(&mut self, pragmas: bool) -> PResult<Vec<Directive>> {
+        let mut out = Vec::new();
         loop {
             match self.peek() {
-                Some(Tok::Int(s)) => {
-                    args.push(Spanned::new(s.to_string(), self.span()));
-                    self.pos += 1;
+                Some(Tok::Dot(".pragma")) if pragmas => out.push(self.pragma()?),
+                Some(Tok::Dot(d)) if TUNING_DIRECTIVES.contains(&d) => {
+                    let start = self.span();
+                    self.advance();
+                    let name = Spanned::new(d.to_string(), start);
+                    let mut values = Vec::new();
+                    if self.starts_expression() {
+                        loop {
+                            values.push(self.const_arg("an integer")?);
+                            if !self.eat(Tok::Comma) {
+                                break;
+                            }
+                        }
+                    }
+                    out.push(self.directive(DirectiveKind::Tuning { name, values }, start));
                 }
-                Some(Tok::Comma) => self.pos += 1,
-                _ => break,
+                _ => return Ok(out),
             }
         }
-        Ok(Directive {
-            name: Spanned::new(name, name_span),
-            args,
-            span: name_span.to(self.prev_span()),
-        })
     }
 
-    fn param_list(&mut self) -> PResult<Vec<Param>> {
+    /// `(` params `)`; in a call prototype the names may be `_`.
+    fn param_list(&mut self, prototype: bool) -> PResult<Vec<Param>> {
         self.expect(Tok::LParen, "`(`")?;
         let mut params = Vec::new();
         if self.eat(Tok::RParen) {
@@ -467,7 +664,7 @@ impl<'s> Parser<'s> {
         }
         loop {
             let start = self.span();
-            let p = self.var_decl(None, start)?;
+            let p = self.var_decl(None, start, prototype)?;
             params.push(p);
             if self.eat(Tok::Comma) {
                 continue;
@@ -477,29 +674,73 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// `.attribute(.managed)` / `.attribute(.unified(1, 2), .managed)`.
+    fn attribute_specs(&mut self) -> PResult<Vec<AttributeSpec>> {
+        self.advance();
+        self.expect(Tok::LParen, "`(` after `.attribute`")?;
+        let mut out = Vec::new();
+        loop {
+            let start = self.span();
+            let name = match self.peek() {
+                Some(Tok::Dot(s)) => {
+                    self.advance();
+                    Spanned::new(s.to_string(), start)
+                }
+                _ => return Err(self.unexpected("an attribute such as `.managed`")),
+            };
+            let mut args = Vec::new();
+            if self.eat(Tok::LParen) {
+                loop {
+                    args.push(self.expr()?);
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                self.expect(Tok::RParen, "`,` or `)` after the attribute arguments")?;
+            }
+            out.push(AttributeSpec { name, args, span: start.to(self.prev_span()) });
+            if !self.eat(Tok::Comma) {
+                break;
+            }
+        }
+        self.expect(Tok::RParen, "`,` or `)` closing `.attribute`")?;
+        Ok(out)
+    }
+
     // ----- declarations --------------------------------------------------------------------
 
     /// `space [.align N] [.vN] .type [.ptr…] name[<n>][dims] [= init] {, name…}`.
     /// State space, alignment, vector and type may come in any order (compilers vary).
-    fn var_decl(&mut self, linkage: Option<Linkage>, start: Span) -> PResult<VarDecl> {
+    /// In a call prototype (`prototype`), a parameter may be named `_`.
+    fn var_decl(
+        &mut self,
+        linkage: Option<Linkage>,
+        start: Span,
+        prototype: bool,
+    ) -> PResult<VarDecl> {
         let mut space = None;
+        let mut bank = None;
+        let mut attribute_specs = Vec::new();
         let mut align = None;
         let mut vector = None;
-        let mut ty: Option<Spanned<ScalarType>> = None;
+        let mut ty: Option<Spanned<VarType>> = None;
         let mut ptr = None;
         while let Some(Tok::Dot(d)) = self.peek() {
             let span = self.span();
             if let Some(s) = StateSpace::from_directive(d) {
-                self.pos += 1;
+                self.advance();
+                if space.is_some() {
+                    return Err(self.error(span, format!("a second state space `{d}`")));
+                }
                 space = Some(s);
                 // `.const[2]`: a banked constant space (deprecated, §5.1.3).
                 if s == StateSpace::Const && self.peek() == Some(Tok::LBracket) {
-                    self.pos += 1;
-                    self.expr()?;
-                    self.expect(Tok::RBracket, "`]`")?;
+                    self.advance();
+                    bank = Some(self.const_arg("a constant bank number")?.value);
+                    self.expect(Tok::RBracket, "`]` after the constant bank")?;
                 }
             } else if d == ".align" {
-                self.pos += 1;
+                self.advance();
                 let e = self.expr()?;
                 let v = self.const_u32(&e)?;
                 if !v.is_power_of_two() {
@@ -509,44 +750,39 @@ impl<'s> Parser<'s> {
                 }
                 align = Some(Spanned::new(v, span.to(e.span)));
             } else if let Some(n) = d.strip_prefix(".v").and_then(|n| n.parse::<u32>().ok()) {
-                self.pos += 1;
+                self.advance();
+                if !matches!(n, 2 | 4 | 8) {
+                    return Err(
+                        self.error(span, format!("vector length must be 2, 4 or 8, not {n}"))
+                    );
+                }
                 vector = Some(n);
-            } else if let Some(t) = ScalarType::from_directive(d) {
-                self.pos += 1;
+            } else if let Some(t) = VarType::from_directive(d) {
+                self.advance();
+                if ty.is_some() {
+                    return Err(self.error(span, format!("a second type `{d}` in the declaration")));
+                }
                 ty = Some(Spanned::new(t, span));
             } else if d == ".ptr" {
-                self.pos += 1;
+                self.advance();
                 let mut attr = PtrAttr { space: None, align: None };
                 loop {
                     match self.peek() {
                         Some(Tok::Dot(".align")) => {
-                            self.pos += 1;
+                            self.advance();
                             let e = self.expr()?;
                             attr.align = Some(self.const_u32(&e)?);
                         }
                         Some(Tok::Dot(s)) if StateSpace::from_directive(s).is_some() => {
                             attr.space = StateSpace::from_directive(s);
-                            self.pos += 1;
+                            self.advance();
                         }
                         _ => break,
                     }
                 }
                 ptr = Some(attr);
-            } else if matches!(d, ".texref" | ".samplerref" | ".surfref") {
-                return Err(self.error(span, format!("`{d}` variables are not supported yet")));
             } else if d == ".attribute" {
-                // `.attribute(.managed)` / `.attribute(.unified(…))`.
-                self.pos += 1;
-                self.expect(Tok::LParen, "`(` after `.attribute`")?;
-                let mut depth = 1;
-                while depth > 0 {
-                    match self.bump() {
-                        Some((Tok::LParen, _)) => depth += 1,
-                        Some((Tok::RParen, _)) => depth -= 1,
-                        Some(_) => {}
-                        None => return Err(self.unexpected("`)`")),
-                    }
-                }
+                attribute_specs.extend(self.attribute_specs()?);
             } else {
                 return Err(
                     self.error(span, format!("unknown directive or type `{d}` in a declaration"))
@@ -561,14 +797,14 @@ impl<'s> Parser<'s> {
         };
         let mut names = Vec::new();
         loop {
-            names.push(self.decl_name()?);
+            names.push(self.decl_name(prototype)?);
             // Several names share one declaration only outside parameter lists; in a
             // parameter list the comma separates parameters.
             if self.peek() == Some(Tok::Comma)
                 && !matches!(self.peek_at(1), Some(Tok::Dot(_)))
                 && space != StateSpace::Param
             {
-                self.pos += 1;
+                self.advance();
                 continue;
             }
             break;
@@ -577,6 +813,8 @@ impl<'s> Parser<'s> {
             span: start.to(self.prev_span()),
             linkage,
             space,
+            bank,
+            attribute_specs,
             align,
             vector,
             ty,
@@ -585,8 +823,14 @@ impl<'s> Parser<'s> {
         })
     }
 
-    fn decl_name(&mut self) -> PResult<DeclName> {
-        let name = self.ident("a variable name")?;
+    fn decl_name(&mut self, prototype: bool) -> PResult<DeclName> {
+        let name = if prototype && self.peek() == Some(Tok::Underscore) {
+            let span = self.span();
+            self.advance();
+            Spanned::new("_".to_string(), span)
+        } else {
+            self.ident("a variable name")?
+        };
         let mut count = None;
         if self.eat(Tok::Lt) {
             let e = self.expr_no_gt()?;
@@ -609,9 +853,27 @@ impl<'s> Parser<'s> {
     }
 
     fn initializer(&mut self) -> PResult<Initializer> {
+        self.nested(Self::initializer_inner)
+    }
+
+    fn initializer_inner(&mut self) -> PResult<Initializer> {
         if self.peek() == Some(Tok::LBrace) {
             let start = self.span();
-            self.pos += 1;
+            self.advance();
+            // `{ member = value, … }` of an opaque type.
+            if matches!(self.peek(), Some(Tok::Ident(_))) && self.peek_at(1) == Some(Tok::Eq) {
+                let mut fields = Vec::new();
+                loop {
+                    let name = self.ident("a member name such as `filter_mode`")?;
+                    self.expect(Tok::Eq, "`=` after the member name")?;
+                    fields.push((name, self.expr()?));
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                self.expect(Tok::RBrace, "`,` or `}` in the member list")?;
+                return Ok(Initializer::Fields(fields, start.to(self.prev_span())));
+            }
             let mut items = Vec::new();
             if !self.eat(Tok::RBrace) {
                 loop {
@@ -624,19 +886,6 @@ impl<'s> Parser<'s> {
                 }
             }
             return Ok(Initializer::List(items, start.to(self.prev_span())));
-        }
-        // `generic(var)` initializers of pointers (§5.4.4).
-        if let Some(Tok::Ident("generic")) = self.peek() {
-            if self.peek_at(1) == Some(Tok::LParen) {
-                let start = self.span();
-                self.pos += 2;
-                let name = self.ident("a variable name")?;
-                self.expect(Tok::RParen, "`)`")?;
-                return Ok(Initializer::Expr(Expr {
-                    kind: ExprKind::Symbol(name.value),
-                    span: start.to(self.prev_span()),
-                }));
-            }
         }
         Ok(Initializer::Expr(self.expr()?))
     }
@@ -651,23 +900,28 @@ impl<'s> Parser<'s> {
 
     /// Statements up to and including the closing `}`.
     fn block_body(&mut self) -> PResult<Vec<Statement>> {
-        let mut stmts = Vec::new();
+        // Statements collect on a scratch stack shared by nested blocks and move into a
+        // vector of exactly their number when the block closes: no growth copies.
+        let base = self.scratch_stmts.len();
         loop {
             match self.peek() {
-                None => return Err(self.unexpected("`}` closing the block")),
+                None => {
+                    self.scratch_stmts.truncate(base);
+                    return Err(self.unexpected("`}` closing the block"));
+                }
                 Some(Tok::RBrace) => {
-                    self.pos += 1;
-                    return Ok(stmts);
+                    self.advance();
+                    return Ok(self.scratch_stmts.drain(base..).collect());
                 }
                 _ => {
                     let start = self.pos;
                     match self.statement() {
-                        Ok(Some(s)) => stmts.push(s),
+                        Ok(Some(s)) => self.scratch_stmts.push(s),
                         Ok(None) => {}
                         Err(Failed) => {
                             self.recover();
                             if self.pos == start {
-                                self.pos += 1;
+                                self.advance();
                             }
                         }
                     }
@@ -680,33 +934,69 @@ impl<'s> Parser<'s> {
         let start = self.span();
         match self.peek() {
             Some(Tok::LBrace) => {
-                self.pos += 1;
-                let body = self.block_body()?;
+                self.advance();
+                let body = self.nested(Self::block_body)?;
                 Ok(Some(Statement::Block(body, start.to(self.prev_span()))))
             }
             Some(Tok::Semi) => {
-                self.pos += 1;
+                self.advance();
                 Ok(None)
             }
-            Some(Tok::Dot(".loc")) => Ok(Some(Statement::Directive(self.loc_directive()?))),
-            Some(Tok::Dot(".pragma")) => {
-                Ok(Some(Statement::Directive(self.directive_until_semi()?)))
+            Some(Tok::Dot(".loc")) => {
+                Ok(self.line_directive(Self::loc_directive).map(Statement::Directive))
             }
-            Some(Tok::Dot(".file")) => Ok(Some(Statement::Directive(self.raw_directive_line()?))),
-            Some(Tok::Dot(".branchtargets" | ".calltargets" | ".callprototype")) => {
-                Ok(Some(Statement::Directive(self.directive_until_semi()?)))
+            Some(Tok::Dot(".pragma")) => Ok(Some(Statement::Directive(self.pragma()?))),
+            Some(Tok::Dot(".file")) => {
+                Ok(self.line_directive(Self::file_directive).map(Statement::Directive))
+            }
+            Some(Tok::Dot(d @ (".branchtargets" | ".calltargets" | ".callprototype"))) => {
+                Err(self.error(start, format!("`{d}` needs a label: `name: {d} …;`")))
             }
             Some(Tok::Dot(_)) => {
                 let linkage = self.linkage();
-                let v = self.var_decl(linkage, start)?;
+                let v = self.var_decl(linkage, start, false)?;
                 self.expect(Tok::Semi, "`;` after the declaration")?;
                 Ok(Some(Statement::Variable(v)))
             }
             Some(Tok::Ident(_)) if self.peek_at(1) == Some(Tok::Colon) => {
                 let label = self.ident("a label")?;
-                self.pos += 1;
-                // `label: .branchtargets …;` and `label: .callprototype …;` name tables.
-                Ok(Some(Statement::Label(label)))
+                self.advance();
+                match self.peek() {
+                    Some(Tok::Dot(".branchtargets" | ".calltargets")) => {
+                        let branch = self.peek() == Some(Tok::Dot(".branchtargets"));
+                        self.advance();
+                        let mut targets = vec![self.ident("a label or function name")?];
+                        while self.eat(Tok::Comma) {
+                            targets.push(self.ident("a label or function name")?);
+                        }
+                        self.expect(Tok::Semi, "`,` or `;` in the target list")?;
+                        let kind = if branch {
+                            DirectiveKind::BranchTargets { label, targets }
+                        } else {
+                            DirectiveKind::CallTargets { label, targets }
+                        };
+                        Ok(Some(Statement::Directive(self.directive(kind, start))))
+                    }
+                    Some(Tok::Dot(".callprototype")) => {
+                        self.advance();
+                        let mut returns = Vec::new();
+                        if self.peek() == Some(Tok::LParen) {
+                            returns = self.param_list(true)?;
+                        }
+                        self.expect(Tok::Underscore, "`_` standing for the callee's name")?;
+                        let params = if self.peek() == Some(Tok::LParen) {
+                            self.param_list(true)?
+                        } else {
+                            Vec::new()
+                        };
+                        let attributes = self.tuning_directives(false)?;
+                        self.expect(Tok::Semi, "`;` after the prototype")?;
+                        let kind =
+                            DirectiveKind::CallPrototype { label, returns, params, attributes };
+                        Ok(Some(Statement::Directive(self.directive(kind, start))))
+                    }
+                    _ => Ok(Some(Statement::Label(label))),
+                }
             }
             Some(Tok::Ident(_)) | Some(Tok::At) => {
                 Ok(Some(Statement::Instruction(self.instruction()?)))
@@ -724,133 +1014,197 @@ impl<'s> Parser<'s> {
             guard = Some(Guard { negated, pred });
         }
         let opcode = self.ident("an instruction")?;
-        let mut modifiers = Vec::new();
-        while let Some(Tok::Dot(d)) = self.peek() {
-            modifiers.push(Spanned::new(d.to_string(), self.span()));
-            self.pos += 1;
-        }
-        let mut operands = Vec::new();
-        if self.peek() != Some(Tok::Semi) {
-            loop {
-                operands.push(self.operand()?);
-                if self.eat(Tok::Comma) {
-                    continue;
+        let mut modifiers = std::mem::take(&mut self.scratch_mods);
+        modifiers.clear();
+        loop {
+            let span = self.span();
+            let d = match self.peek() {
+                Some(Tok::Dot(d)) => d,
+                // A digits-only modifier directly after the opcode or another modifier
+                // (`.16`) lexes as a float such as `.5`.
+                Some(Tok::DecFloat(d))
+                    if d.starts_with('.') && span.start == self.prev_span().end =>
+                {
+                    d
                 }
-                break;
+                _ => break,
+            };
+            self.advance();
+            // `ld.const[2].b32`: a banked constant access (deprecated).
+            if d == ".const"
+                && self.peek() == Some(Tok::LBracket)
+                && matches!(self.peek_at(1), Some(Tok::Int(_)))
+                && self.peek_at(2) == Some(Tok::RBracket)
+                && matches!(self.peek_at(3), Some(Tok::Dot(_)))
+            {
+                self.advance();
+                let bank = self.const_arg("a bank number")?;
+                self.advance();
+                let text = format!(".const[{}]", bank.value);
+                modifiers.push(Spanned::new(text, span.to(self.prev_span())));
+                continue;
             }
+            modifiers.push(Spanned::new(d.to_string(), span));
         }
-        self.expect(Tok::Semi, "`,` or `;` after an operand")?;
-        Ok(Instruction { span: start.to(self.prev_span()), guard, opcode, modifiers, operands })
-    }
-
-    fn operand(&mut self) -> PResult<Operand> {
-        let start = self.span();
-        match self.peek() {
-            Some(Tok::Bang) => {
-                self.pos += 1;
-                let inner = self.operand()?;
-                Ok(Operand::Not(Box::new(inner), start.to(self.prev_span())))
-            }
-            Some(Tok::Underscore) => {
-                self.pos += 1;
-                // `_|%q`: a sink may stand for either destination of a pair (§9.7.6.2).
-                if self.eat(Tok::Pipe) {
-                    let second = self.operand()?;
-                    let span = start.to(self.prev_span());
-                    return Ok(Operand::Pair(
-                        Box::new(Operand::Sink(start)),
-                        Box::new(second),
-                        span,
-                    ));
-                }
-                Ok(Operand::Sink(start))
-            }
-            Some(Tok::LBrace) => {
-                self.pos += 1;
-                let mut items = Vec::new();
+        // Moved into a vector of exactly their number (the scratch keeps its capacity).
+        let mut exact_modifiers = Vec::with_capacity(modifiers.len());
+        exact_modifiers.append(&mut modifiers);
+        self.scratch_mods = modifiers;
+        let modifiers = exact_modifiers;
+        self.in_call = opcode.value == "call";
+        let base = self.scratch_ops.len();
+        let result = (|| {
+            if self.peek() != Some(Tok::Semi) {
                 loop {
-                    items.push(self.operand()?);
+                    let op = self.operand()?;
+                    self.scratch_ops.push(op);
                     if self.eat(Tok::Comma) {
                         continue;
                     }
-                    self.expect(Tok::RBrace, "`,` or `}` in the vector operand")?;
                     break;
                 }
-                Ok(Operand::Vector(items, start.to(self.prev_span())))
             }
-            Some(Tok::LParen) if !self.paren_is_expression() => {
-                self.pos += 1;
-                let mut items = Vec::new();
-                if !self.eat(Tok::RParen) {
-                    loop {
-                        items.push(self.operand()?);
-                        if self.eat(Tok::Comma) {
-                            continue;
-                        }
-                        self.expect(Tok::RParen, "`,` or `)` in the operand list")?;
-                        break;
-                    }
-                }
+            self.expect(Tok::Semi, "`,` or `;` after an operand")
+        })();
+        self.in_call = false;
+        let operands: Vec<Operand> = self.scratch_ops.drain(base..).collect();
+        result?;
+        Ok(Instruction { span: start.to(self.prev_span()), guard, opcode, modifiers, operands })
+    }
+
+    /// Operands separated by commas up to `close`.
+    fn operand_list(&mut self, close: Tok<'s>, what: &str) -> PResult<Vec<Operand>> {
+        if self.eat(close) {
+            return Ok(Vec::new());
+        }
+        let base = self.scratch_ops.len();
+        let result = (|| loop {
+            let op = self.operand()?;
+            self.scratch_ops.push(op);
+            if self.eat(Tok::Comma) {
+                continue;
+            }
+            self.expect(close, what)?;
+            return Ok(());
+        })();
+        let items = self.scratch_ops.drain(base..).collect();
+        result.map(|()| items)
+    }
+
+    /// `first|second` if a `|` follows.
+    fn maybe_pair(&mut self, first: Operand, start: Span) -> PResult<Operand> {
+        if self.eat(Tok::Pipe) {
+            let second = self.operand()?;
+            return Ok(Operand::Pair(
+                Box::new(first),
+                Box::new(second),
+                start.to(self.prev_span()),
+            ));
+        }
+        Ok(first)
+    }
+
+    fn operand(&mut self) -> PResult<Operand> {
+        self.nested(Self::operand_inner)
+    }
+
+    fn operand_inner(&mut self) -> PResult<Operand> {
+        let start = self.span();
+        match self.peek() {
+            Some(Tok::Bang) => {
+                self.advance();
+                let inner = self.operand()?;
+                Ok(Operand::Not(Box::new(inner), start.to(self.prev_span())))
+            }
+            Some(Tok::Minus)
+                if matches!(self.peek_at(1), Some(Tok::Ident(s)) if s != "WARP_SZ")
+                    && !matches!(
+                        self.peek_at(2),
+                        Some(Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash)
+                    ) =>
+            {
+                self.advance();
+                let inner = self.operand()?;
+                Ok(Operand::Neg(Box::new(inner), start.to(self.prev_span())))
+            }
+            Some(Tok::Underscore) => {
+                self.advance();
+                // `_|%q`: a sink may stand for either destination of a pair (§9.7.6.2).
+                self.maybe_pair(Operand::Sink(start), start)
+            }
+            Some(Tok::LBrace) => {
+                self.advance();
+                let items = self.operand_list(Tok::RBrace, "`,` or `}` in the vector operand")?;
+                let v = Operand::Vector(items, start.to(self.prev_span()));
+                self.maybe_pair(v, start)
+            }
+            Some(Tok::LParen) if self.in_call => {
+                self.advance();
+                let items = self.operand_list(Tok::RParen, "`,` or `)` in the operand list")?;
                 Ok(Operand::List(items, start.to(self.prev_span())))
             }
             Some(Tok::LBracket) => {
-                self.pos += 1;
+                self.advance();
+                if matches!(self.peek(), Some(Tok::Ident(_))) && self.peek_at(1) == Some(Tok::Comma)
+                {
+                    let items = self.operand_list(Tok::RBracket, "`,` or `]` in the operand")?;
+                    return Ok(Operand::Tuple(items, start.to(self.prev_span())));
+                }
                 let addr = self.address(start)?;
                 Ok(Operand::Address(addr))
             }
-            Some(Tok::Ident(_)) if !self.ident_starts_expression() => {
+            // `WARP_SZ` is a constant, not a name.
+            Some(Tok::Ident(s)) if s != "WARP_SZ" && !self.ident_starts_expression() => {
                 let name = self.ident("an operand")?;
                 let mut component = None;
+                // `%tid.x`, `%r1.y` (vector register elements), `%r1.b0`/`.h1` (video
+                // byte and half-word selectors).
                 if let Some(Tok::Dot(c)) = self.peek() {
-                    if matches!(c, ".x" | ".y" | ".z" | ".w" | ".r" | ".g" | ".b" | ".a") {
-                        component = Some(Spanned::new(c.to_string(), self.span()));
-                        self.pos += 1;
-                    }
+                    component = Some(Spanned::new(c.to_string(), self.span()));
+                    self.advance();
                 }
                 // `var[imm]`: an indexed address form.
                 if component.is_none() && self.peek() == Some(Tok::LBracket) {
-                    self.pos += 1;
+                    self.advance();
                     let e = self.expr()?;
                     let off = e.eval_int().map_err(|(s, m)| self.error(s, m))?;
                     self.expect(Tok::RBracket, "`]`")?;
                     return Ok(Operand::Address(Address {
                         base: Some(name),
                         offset: off.value as i64,
+                        unified: false,
                         span: start.to(self.prev_span()),
                     }));
                 }
-                let op = Operand::Name { name, component };
-                if self.eat(Tok::Pipe) {
-                    let second = self.operand()?;
-                    return Ok(Operand::Pair(
-                        Box::new(op),
-                        Box::new(second),
-                        start.to(self.prev_span()),
-                    ));
-                }
-                Ok(op)
+                self.maybe_pair(Operand::Name { name, component }, start)
             }
             _ => Ok(Operand::Imm(self.expr()?)),
         }
     }
 
     /// An identifier followed by an arithmetic operator starts an expression
-    /// (`mov.u64 %rd1, arr+8`).
-    fn ident_starts_expression(&self) -> bool {
+    /// (`mov.u64 %rd1, arr+8`); so does `generic(…)`.
+    fn ident_starts_expression(&mut self) -> bool {
         matches!(self.peek_at(1), Some(Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash))
+            || (self.peek() == Some(Tok::Ident("generic")) && self.peek_at(1) == Some(Tok::LParen))
     }
 
-    /// `(.s64)` casts and parenthesized constant expressions versus operand lists.
-    fn paren_is_expression(&self) -> bool {
-        match self.peek_at(1) {
-            Some(Tok::Dot(".s64" | ".u64")) => true,
-            Some(Tok::Int(_) | Tok::HexFloat(_) | Tok::DecFloat(_) | Tok::Minus | Tok::Tilde) => {
-                // `(1)` could be an argument list of one literal in a call; compilers
-                // only pass registers there, so treat literals as expressions.
-                true
-            }
-            _ => false,
-        }
+    /// Whether the next token can start a constant expression.
+    fn starts_expression(&mut self) -> bool {
+        matches!(
+            self.peek(),
+            Some(
+                Tok::Int(_)
+                    | Tok::HexFloat(_)
+                    | Tok::DecFloat(_)
+                    | Tok::Ident(_)
+                    | Tok::LParen
+                    | Tok::Minus
+                    | Tok::Plus
+                    | Tok::Tilde
+                    | Tok::Bang
+            )
+        )
     }
 
     /// Inside `[ … ]`: `reg`, `reg+imm`, `reg-imm`, `var`, `var+imm`, `imm`.
@@ -861,12 +1215,12 @@ impl<'s> Parser<'s> {
             base = Some(self.ident("a register or variable")?);
             match self.peek() {
                 Some(Tok::Plus) => {
-                    self.pos += 1;
+                    self.advance();
                     let e = self.expr()?;
                     offset = e.eval_int().map_err(|(s, m)| self.error(s, m))?.value as i64;
                 }
                 Some(Tok::Minus) => {
-                    self.pos += 1;
+                    self.advance();
                     let e = self.expr()?;
                     offset = (e.eval_int().map_err(|(s, m)| self.error(s, m))?.value as i64)
                         .wrapping_neg();
@@ -878,7 +1232,11 @@ impl<'s> Parser<'s> {
             offset = e.eval_int().map_err(|(s, m)| self.error(s, m))?.value as i64;
         }
         self.expect(Tok::RBracket, "`]` closing the address")?;
-        Ok(Address { base, offset, span: start.to(self.prev_span()) })
+        let unified = self.peek() == Some(Tok::Dot(".unified"));
+        if unified {
+            self.advance();
+        }
+        Ok(Address { base, offset, unified, span: start.to(self.prev_span()) })
     }
 
     // ----- constant expressions (§4.6, C precedence) -------------------------------------
@@ -893,6 +1251,10 @@ impl<'s> Parser<'s> {
     }
 
     fn ternary(&mut self, allow_gt: bool) -> PResult<Expr> {
+        self.nested(|p| p.ternary_inner(allow_gt))
+    }
+
+    fn ternary_inner(&mut self, allow_gt: bool) -> PResult<Expr> {
         let cond = self.binary(0, allow_gt)?;
         if self.eat(Tok::Question) {
             let a = self.ternary(allow_gt)?;
@@ -907,29 +1269,12 @@ impl<'s> Parser<'s> {
         Ok(cond)
     }
 
-    fn binary_op(&self, allow_gt: bool) -> Option<(BinaryOp, u8)> {
-        use BinaryOp::*;
-        Some(match self.peek()? {
-            Tok::OrOr => (LogicalOr, 1),
-            Tok::AndAnd => (LogicalAnd, 2),
-            Tok::Pipe => (Or, 3),
-            Tok::Caret => (Xor, 4),
-            Tok::Amp => (And, 5),
-            Tok::EqEq => (Eq, 6),
-            Tok::Ne => (Ne, 6),
-            Tok::Lt => (Lt, 7),
-            Tok::Gt if allow_gt => (Gt, 7),
-            Tok::Le => (Le, 7),
-            Tok::Ge => (Ge, 7),
-            Tok::Shl => (Shl, 8),
-            Tok::Shr => (Shr, 8),
-            Tok::Plus => (Add, 9),
-            Tok::Minus => (Sub, 9),
-            Tok::Star => (Mul, 10),
-            Tok::Slash => (Div, 10),
-            Tok::Percent => (Rem, 10),
-            _ => return None,
-        })
+    fn binary_op(&mut self, allow_gt: bool) -> Option<(BinaryOp, u8)> {
+        let op = BinaryOp::from_token(self.peek()?)?;
+        if op == BinaryOp::Gt && !allow_gt {
+            return None;
+        }
+        Some((op, op.precedence()))
     }
 
     fn binary(&mut self, min_prec: u8, allow_gt: bool) -> PResult<Expr> {
@@ -938,7 +1283,7 @@ impl<'s> Parser<'s> {
             if prec < min_prec {
                 break;
             }
-            self.pos += 1;
+            self.advance();
             let rhs = self.binary(prec + 1, allow_gt)?;
             let span = lhs.span.to(rhs.span);
             lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
@@ -947,6 +1292,10 @@ impl<'s> Parser<'s> {
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        self.nested(Self::unary_inner)
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
         let start = self.span();
         let op = match self.peek() {
             Some(Tok::Minus) => Some(UnaryOp::Neg),
@@ -956,7 +1305,7 @@ impl<'s> Parser<'s> {
             _ => None,
         };
         if let Some(op) = op {
-            self.pos += 1;
+            self.advance();
             let e = self.unary()?;
             // Fold `-literal` so immediates keep their literal kind.
             if op == UnaryOp::Neg {
@@ -986,16 +1335,33 @@ impl<'s> Parser<'s> {
         let span = self.span();
         match self.peek() {
             Some(Tok::Int(s)) => {
-                self.pos += 1;
+                self.advance();
                 let (value, unsigned) = parse_int(s).ok_or_else(|| {
                     self.error(span, format!("integer literal `{s}` does not fit in 64 bits"))
                 })?;
+                // `0xFF00(expr)`: the mask operator of initializers (§5.4.4).
+                if self.peek() == Some(Tok::LParen) && !self.in_call {
+                    self.advance();
+                    if value == 0 || (value >> value.trailing_zeros()) != 0xFF {
+                        return Err(self.error(
+                            span,
+                            format!("`{s}` is not a byte mask such as `0xFF` or `0xFF00`"),
+                        ));
+                    }
+                    let e = self.expr()?;
+                    self.expect(Tok::RParen, "`)` closing the mask operand")?;
+                    let span = span.to(self.prev_span());
+                    return Ok(Expr {
+                        kind: ExprKind::Mask { mask: value, expr: Box::new(e) },
+                        span,
+                    });
+                }
                 Ok(Expr { kind: ExprKind::Int { value, unsigned }, span })
             }
             Some(Tok::HexFloat(s)) => {
-                self.pos += 1;
-                let digits = &s[2..];
-                let kind = if s.as_bytes()[1].eq_ignore_ascii_case(&b'f') {
+                self.advance();
+                let digits = s.get(2..).unwrap_or("");
+                let kind = if s.as_bytes().get(1).is_some_and(|c| c.eq_ignore_ascii_case(&b'f')) {
                     ExprKind::F32Bits(
                         u32::from_str_radix(digits, 16)
                             .map_err(|_| self.error(span, "bad float literal"))?,
@@ -1009,25 +1375,35 @@ impl<'s> Parser<'s> {
                 Ok(Expr { kind, span })
             }
             Some(Tok::DecFloat(s)) => {
-                self.pos += 1;
+                self.advance();
                 let v: f64 = s
                     .parse()
                     .map_err(|_| self.error(span, format!("malformed float literal `{s}`")))?;
                 Ok(Expr { kind: ExprKind::F64Bits(v.to_bits()), span })
             }
             Some(Tok::Ident("WARP_SZ")) => {
-                self.pos += 1;
+                self.advance();
                 Ok(Expr { kind: ExprKind::Int { value: 32, unsigned: false }, span })
             }
+            Some(Tok::Ident("generic")) if self.peek_at(1) == Some(Tok::LParen) => {
+                self.advance_by(2);
+                let name = self.ident("a variable name in `generic(…)`")?;
+                self.expect(Tok::RParen, "`)` closing `generic(`")?;
+                Ok(Expr { kind: ExprKind::Generic(name.value), span: span.to(self.prev_span()) })
+            }
             Some(Tok::Ident(s)) => {
-                self.pos += 1;
+                self.advance();
+                Ok(Expr { kind: ExprKind::Symbol(s.to_string()), span })
+            }
+            Some(Tok::Dot(s)) if self.in_section => {
+                self.advance();
                 Ok(Expr { kind: ExprKind::Symbol(s.to_string()), span })
             }
             Some(Tok::LParen) => {
-                self.pos += 1;
+                self.advance();
                 if let Some(Tok::Dot(c @ (".s64" | ".u64"))) = self.peek() {
                     let signed = c == ".s64";
-                    self.pos += 1;
+                    self.advance();
                     self.expect(Tok::RParen, "`)` after the cast type")?;
                     let e = self.unary()?;
                     let span = span.to(e.span);
@@ -1041,6 +1417,52 @@ impl<'s> Parser<'s> {
             _ => Err(self.unexpected("an operand or constant expression")),
         }
     }
+}
+
+impl BinaryOp {
+    fn from_token(t: Tok<'_>) -> Option<BinaryOp> {
+        use BinaryOp::*;
+        Some(match t {
+            Tok::OrOr => LogicalOr,
+            Tok::AndAnd => LogicalAnd,
+            Tok::Pipe => Or,
+            Tok::Caret => Xor,
+            Tok::Amp => And,
+            Tok::EqEq => Eq,
+            Tok::Ne => Ne,
+            Tok::Lt => Lt,
+            Tok::Gt => Gt,
+            Tok::Le => Le,
+            Tok::Ge => Ge,
+            Tok::Shl => Shl,
+            Tok::Shr => Shr,
+            Tok::Plus => Add,
+            Tok::Minus => Sub,
+            Tok::Star => Mul,
+            Tok::Slash => Div,
+            Tok::Percent => Rem,
+            _ => return None,
+        })
+    }
+}
+
+/// The length of a line-oriented directive's text in `rest`: up to the end of the line
+/// or the start of a comment outside a string literal.
+fn payload_len(rest: &str) -> usize {
+    let bytes = rest.as_bytes();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => return i,
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => i += 1,
+            b'/' if !in_string && matches!(bytes.get(i + 1), Some(b'/' | b'*')) => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
 }
 
 /// Parses an integer literal (§4.5.1). Literals that do not fit in s64 are unsigned.
@@ -1059,18 +1481,6 @@ fn parse_int(s: &str) -> Option<(u64, bool)> {
         body.parse().ok()?
     };
     Some((value, suffix_u || value > i64::MAX as u64))
-}
-
-fn token_text(t: Tok<'_>) -> String {
-    match t {
-        Tok::Dot(s)
-        | Tok::Ident(s)
-        | Tok::Int(s)
-        | Tok::HexFloat(s)
-        | Tok::DecFloat(s)
-        | Tok::Str(s) => s.to_string(),
-        other => other.describe().trim_matches('`').to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -1117,7 +1527,11 @@ $L__BB0_2:
         let Item::Function(f) = &m.items[2] else { panic!("expected the kernel") };
         assert!(f.is_entry);
         assert_eq!(f.params.len(), 2);
-        assert_eq!(f.attributes[0].name.value, ".maxntid");
+        let DirectiveKind::Tuning { name, values } = &f.attributes[0].kind else {
+            panic!("expected .maxntid")
+        };
+        assert_eq!(name.value, ".maxntid");
+        assert_eq!(values.iter().map(|v| v.value).collect::<Vec<_>>(), [256, 1, 1]);
         let body = f.body.as_ref().expect("body");
         let instrs: Vec<_> = body
             .iter()
@@ -1157,6 +1571,137 @@ $L__BB0_2:
         assert_eq!(val(0), 29);
         assert_eq!(val(1) as i64, -2);
         assert_eq!(val(2), 15);
+    }
+
+    #[test]
+    fn directives_are_structured() {
+        let src = r#".version 7.5
+.target sm_80
+.address_size 64
+.file 1 "a.cu", 5, 6
+.const[2] .u32 banked[2] = {1, 2};
+.global .texref t;
+.global .samplerref s = { filter_mode = nearest, addr_mode_0 = wrap };
+.global .u32 arr[] = {1, 2};
+.global .u64 p[2] = {generic(arr)+4, 0xFF00(arr)};
+.visible .entry k()
+{
+	.loc 1 2 3, function_name $L__info_string0+4, inlined_at 1 9 7
+	proto: .callprototype (.param .b32 _) _ (.param .b64 _) .noreturn;
+	tbl: .branchtargets L0, L1;
+L0:
+L1:
+	ret;
+}
+.section .debug_info
+{
+$L_start:
+	.b32 $L_end-$L_start
+	.b64 .debug_abbrev
+$L_end:
+}
+"#;
+        let m = parse(src).expect("parses");
+        let Item::Directive(Directive {
+            kind: DirectiveKind::File { index, path, timestamp, size },
+            ..
+        }) = &m.items[0]
+        else {
+            panic!("file: {:?}", m.items[0])
+        };
+        assert_eq!((*index, path.value.as_str(), *timestamp, *size), (1, "a.cu", Some(5), Some(6)));
+        let Item::Variable(banked) = &m.items[1] else { panic!("banked") };
+        assert_eq!(banked.bank, Some(2));
+        let Item::Variable(t) = &m.items[2] else { panic!("texref") };
+        assert_eq!(t.ty.value, VarType::TexRef);
+        let Item::Variable(s) = &m.items[3] else { panic!("samplerref") };
+        let Some(Initializer::Fields(fields, _)) = &s.names[0].init else { panic!("fields") };
+        assert_eq!(fields[0].0.value, "filter_mode");
+        let Item::Variable(p) = &m.items[5] else { panic!("pointers") };
+        let Some(Initializer::List(items, _)) = &p.names[0].init else { panic!("list") };
+        let Initializer::Expr(Expr { kind: ExprKind::Binary(BinaryOp::Add, g, _), .. }) = &items[0]
+        else {
+            panic!("generic(arr)+4: {:?}", items[0])
+        };
+        assert_eq!(g.kind, ExprKind::Generic("arr".into()));
+        assert!(matches!(
+            items[1],
+            Initializer::Expr(Expr { kind: ExprKind::Mask { mask: 0xFF00, .. }, .. })
+        ));
+        let Item::Function(f) = &m.items[6] else { panic!("kernel") };
+        let body = f.body.as_ref().expect("body");
+        let Statement::Directive(Directive { kind: DirectiveKind::Loc(loc), .. }) = &body[0] else {
+            panic!("loc")
+        };
+        assert_eq!(
+            (loc.file, loc.line, loc.column, loc.inlined_at),
+            (1, 2, Some(3), Some((1, 9, 7)))
+        );
+        assert!(loc.function_name.is_some());
+        let Statement::Directive(Directive {
+            kind: DirectiveKind::CallPrototype { label, returns, params, attributes },
+            ..
+        }) = &body[1]
+        else {
+            panic!("prototype: {:?}", body[1])
+        };
+        assert_eq!(
+            (label.value.as_str(), returns.len(), params.len(), attributes.len()),
+            ("proto", 1, 1, 1)
+        );
+        let Statement::Directive(Directive {
+            kind: DirectiveKind::BranchTargets { targets, .. },
+            ..
+        }) = &body[2]
+        else {
+            panic!("branch targets")
+        };
+        assert_eq!(targets.len(), 2);
+        let Item::Directive(Directive { kind: DirectiveKind::Section(sec), .. }) = &m.items[7]
+        else {
+            panic!("section")
+        };
+        assert_eq!(sec.name.value, ".debug_info");
+        let SectionEntry::Data { values, .. } = &sec.entries[1] else { panic!("data") };
+        assert!(matches!(values[0].kind, ExprKind::Binary(BinaryOp::Sub, ..)));
+        let SectionEntry::Data { values, .. } = &sec.entries[2] else { panic!("data") };
+        assert_eq!(values[0].kind, ExprKind::Symbol(".debug_abbrev".into()));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = [
+            format!(".global .u32 x = {}1;", "(".repeat(100_000)),
+            format!(".entry k() {}", "{".repeat(100_000)),
+            format!(".entry k() {{ mov.u32 %r1, {}1; }}", "!".repeat(100_000)),
+            format!(".entry k() {{ mov.u32 %r1, {}1; }}", "-".repeat(100_000)),
+            format!(".global .u32 x[] = {};", "{".repeat(100_000)),
+            format!(".entry k() {{ mov.u32 {}; }}", "{".repeat(100_000)),
+            format!(".entry k() {{ mov.u32 {}a; }}", "a|".repeat(100_000)),
+            format!(".global .u32 x = {}1;", "1 ? ".repeat(100_000)),
+        ];
+        for text in deep {
+            let errors = parse(&text).expect_err("too deep").0;
+            assert!(errors.len() <= 3, "{errors:?}");
+            assert!(errors.iter().any(|e| e.message.contains("nesting deeper")), "{errors:?}");
+        }
+    }
+
+    #[test]
+    fn dwarf_lines_end_at_a_comment() {
+        let m =
+            parse("@@DWARF .byte 0x1, \"/*x\" // c\n@@DWARF .4byte a /* b\n */\n").expect("parses");
+        let texts: Vec<&str> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Directive(Directive { kind: DirectiveKind::Dwarf(t), .. }) => {
+                    Some(t.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, [".byte 0x1, \"/*x\"", ".4byte a"]);
     }
 
     #[test]

@@ -1,5 +1,15 @@
 //! The parser never panics or hangs, whatever the input: random PTX-like token soup and
-//! random mutations (deletions, insertions, duplications) of real compiler output.
+//! random mutations (deletions, insertions, duplications) of real compiler output and of
+//! the syntax corpus. Every mutated input that still parses must also round-trip through
+//! the printer.
+//!
+//! Each property runs `PTXVK_FUZZ_CASES` cases (default 2000); for a longer run:
+//!
+//! ```text
+//! PTXVK_FUZZ_CASES=200000 cargo test --release -p ptxvk-frontend --test never_panics
+//! ```
+
+mod common;
 
 use proptest::prelude::*;
 
@@ -7,7 +17,28 @@ const CORPUS: &[&str] = &[
     include_str!("../../tests/kernels/block_reduce.nvcc.sm_80.ptx"),
     include_str!("../../tests/kernels/int64_ops.clang.sm_70.ptx"),
     include_str!("../../tests/kernels/matadd2d.nvrtc.compute_52.ptx"),
+    include_str!("../../tests/ptx/syntax/reject_module_directives.ptx"),
+    include_str!("../../tests/ptx/syntax/reject_instructions_sm80.ptx"),
+    include_str!("../../tests/ptx/syntax/reject_instructions_sm90.ptx"),
+    include_str!("../../tests/ptx/syntax/reject_instructions_sm100.ptx"),
+    include_str!("../../tests/ptx/syntax/reject_textures.ptx"),
+    include_str!("../../tests/ptx/syntax/reject_legacy_ptx1.ptx"),
 ];
+
+fn cases() -> u32 {
+    std::env::var("PTXVK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+}
+
+/// Parses `text`; when it parses, the printed module must parse back to the same AST.
+fn check(text: &str) {
+    if let Ok(m) = ptxvk_frontend::parse(text) {
+        let printed = ptxvk_frontend::print(&m);
+        let (again, errors) = ptxvk_frontend::parse_syntax(&printed);
+        assert!(errors.is_empty(), "printed module does not parse: {errors:?}\n{printed}");
+        let (a, b) = (common::span_free(&m), common::span_free(&again));
+        assert!(a == b, "round trip changed: {}\n{printed}", common::first_difference(&a, &b));
+    }
+}
 
 const PIECES: &[&str] = &[
     ".version",
@@ -83,15 +114,41 @@ const PIECES: &[&str] = &[
     ".lt",
     "WARP_SZ",
     "(.s64)",
+    ".callprototype",
+    ".branchtargets",
+    ".calltargets",
+    "proto:",
+    ".texref",
+    ".samplerref",
+    "generic(",
+    "0xFF00(",
+    ".const[2]",
+    ".attribute(.managed)",
+    "inlined_at",
+    "function_name",
+    "@@DWARF",
+    "[tex, {%r1, %r2}]",
+    "-%r1.b0",
+    ".b32 $L1-$L0",
+    ".05",
+    "call.uni (retval0), f, (param0);",
+    "{%f1,%f2}|%p1",
+    "\"",
+    "tcgen05.mma.cta_group::1.kind::tf32",
+    ".m16n8k16",
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn token_soup(pieces in proptest::collection::vec(0..PIECES.len(), 0..200)) {
         let text: String = pieces.iter().map(|&i| PIECES[i]).collect::<Vec<_>>().join(" ");
-        let _ = ptxvk_frontend::parse(&text);
+        check(&text);
     }
 
     #[test]
@@ -110,11 +167,11 @@ proptest! {
                 _ => { text[i] = b"{};,.%[]()"[piece.index(10)]; }
             }
         }
-        let _ = ptxvk_frontend::parse(&String::from_utf8_lossy(&text));
+        check(&String::from_utf8_lossy(&text));
     }
 
     #[test]
     fn arbitrary_unicode(text in "\\PC{0,300}") {
-        let _ = ptxvk_frontend::parse(&text);
+        check(&text);
     }
 }

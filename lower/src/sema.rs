@@ -131,16 +131,17 @@ fn lower_kernel(
             errors
                 .push(Diagnostic::error(p.span, "vector kernel parameters are not supported yet"));
         }
+        let Some(ty) = p.ty.value.scalar() else {
+            errors.push(opaque_unsupported(p));
+            continue;
+        };
         for n in &p.names {
             let count: u64 = n.dims.iter().map(|d| d.unwrap_or(0)).product();
             let count = if n.dims.is_empty() { 1 } else { count };
             match u32::try_from(count) {
-                Ok(c) if c > 0 => params.push((
-                    n.name.value.as_str(),
-                    p.ty.value,
-                    c,
-                    p.align.as_ref().map(|a| a.value),
-                )),
+                Ok(c) if c > 0 => {
+                    params.push((n.name.value.as_str(), ty, c, p.align.as_ref().map(|a| a.value)))
+                }
                 _ => errors.push(Diagnostic::error(
                     n.name.span,
                     "kernel parameter arrays need a positive size",
@@ -218,16 +219,21 @@ fn names_used<'a>(stmts: &'a [ast::Statement], out: &mut BTreeSet<&'a str>) {
                 operand(a, out);
                 operand(b, out);
             }
-            Operand::Vector(v, _) | Operand::List(v, _) => v.iter().for_each(|o| operand(o, out)),
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Tuple(v, _) => {
+                v.iter().for_each(|o| operand(o, out))
+            }
+            Operand::Neg(o, _) => operand(o, out),
             Operand::Sink(_) => {}
         }
     }
     fn expr<'a>(e: &'a ast::Expr, out: &mut BTreeSet<&'a str>) {
         match &e.kind {
-            ExprKind::Symbol(s) => {
+            ExprKind::Symbol(s) | ExprKind::Generic(s) => {
                 out.insert(s.as_str());
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast { expr: a, .. } => expr(a, out),
+            ExprKind::Unary(_, a)
+            | ExprKind::Cast { expr: a, .. }
+            | ExprKind::Mask { expr: a, .. } => expr(a, out),
             ExprKind::Binary(_, a, b) => {
                 expr(a, out);
                 expr(b, out);
@@ -256,8 +262,9 @@ fn block_size_attributes(
     let mut req = None;
     let mut max = None;
     for a in &f.attributes {
+        let ast::DirectiveKind::Tuning { name, values } = &a.kind else { continue };
         let dims = || -> Option<[u32; 3]> {
-            let v: Vec<u32> = a.args.iter().map(|x| x.value.parse().ok()).collect::<Option<_>>()?;
+            let v: Vec<u32> = values.iter().map(|x| x.value).collect();
             match v.as_slice() {
                 [x] => Some([*x, 1, 1]),
                 [x, y] => Some([*x, *y, 1]),
@@ -265,13 +272,13 @@ fn block_size_attributes(
                 _ => None,
             }
         };
-        match a.name.value.as_str() {
+        match name.value.as_str() {
             ".reqntid" | ".maxntid" => match dims() {
-                Some(d) if a.name.value == ".reqntid" => req = Some(d),
+                Some(d) if name.value == ".reqntid" => req = Some(d),
                 Some(d) => max = Some(d),
                 None => errors.push(Diagnostic::error(
                     a.span,
-                    format!("`{}` takes 1 to 3 positive integers", a.name.value),
+                    format!("`{}` takes 1 to 3 positive integers", name.value),
                 )),
             },
             _ => {}
@@ -426,28 +433,30 @@ impl Lowerer {
                         .push(Diagnostic::error(v.span, "vector registers are not supported yet"));
                     return;
                 }
-                let ty = match v.ty.value.kind() {
+                let Some(scalar) = v.ty.value.scalar() else {
+                    self.errors.push(opaque_unsupported(v));
+                    return;
+                };
+                let ty = match scalar.kind() {
                     ast::TypeKind::Pred => RegTy::Pred,
-                    ast::TypeKind::Float
-                        if matches!(v.ty.value, ScalarType::F32 | ScalarType::F64) =>
-                    {
-                        RegTy::Float(v.ty.value.bits() as u8)
+                    ast::TypeKind::Float if matches!(scalar, ScalarType::F32 | ScalarType::F64) => {
+                        RegTy::Float(scalar.bits() as u8)
                     }
                     ast::TypeKind::Float => {
                         self.errors.push(Diagnostic::error(
                             v.ty.span,
-                            format!("`{}` registers are not supported yet", v.ty.value.directive()),
+                            format!("`{}` registers are not supported yet", scalar.directive()),
                         ));
                         return;
                     }
-                    _ if v.ty.value == ScalarType::B128 => {
+                    _ if scalar == ScalarType::B128 => {
                         self.errors.push(Diagnostic::error(
                             v.ty.span,
                             "`.b128` registers are not supported yet",
                         ));
                         return;
                     }
-                    _ => RegTy::Int(v.ty.value.bits() as u8),
+                    _ => RegTy::Int(scalar.bits() as u8),
                 };
                 for n in &v.names {
                     if !n.dims.is_empty() || n.init.is_some() {
@@ -502,6 +511,10 @@ impl Lowerer {
     /// Static variables get the next aligned offset; `extern` and unsized arrays share
     /// the dynamic region after all static ones (CUDA semantics of `extern __shared__`).
     fn place_shared(&mut self, v: &ast::VarDecl) {
+        let Some(scalar) = v.ty.value.scalar() else {
+            self.errors.push(opaque_unsupported(v));
+            return;
+        };
         for n in &v.names {
             if n.init.is_some() {
                 self.errors.push(Diagnostic::error(
@@ -510,7 +523,7 @@ impl Lowerer {
                 ));
                 continue;
             }
-            let elem = v.ty.value.bytes() * v.vector.unwrap_or(1);
+            let elem = scalar.bytes() * v.vector.unwrap_or(1);
             let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
             if v.linkage == Some(ast::Linkage::Extern) || n.dims.contains(&None) {
                 if n.dims.len() != 1 {
@@ -746,6 +759,9 @@ impl Lowerer {
         let Operand::Address(a) = op else {
             return Err(Diagnostic::error(op.span(), "expected an address `[…]`"));
         };
+        if a.unified {
+            return Err(Diagnostic::error(a.span, "`.unified` addresses are not supported yet"));
+        }
         let mut ir_space = match space {
             StateSpace::Global => Space::Global,
             StateSpace::Shared => Space::Shared,
@@ -1721,6 +1737,14 @@ fn is_special_name(s: &str) -> bool {
         "%current_graph_exec",
     ];
     SREGS.contains(&s) || s.starts_with("%pm") || s.starts_with("%envreg")
+}
+
+/// `.texref`/`.samplerref`/`.surfref` declarations parse but are not lowered.
+fn opaque_unsupported(v: &ast::VarDecl) -> Diagnostic {
+    Diagnostic::error(
+        v.ty.span,
+        format!("`{}` variables are not supported yet", v.ty.value.directive()),
+    )
 }
 
 /// The bits of an immediate read at type `ty` (PTX ISA 9.2 §4.5).

@@ -1,0 +1,915 @@
+//! The instruction table: for every opcode of PTX ISA 9.2 Table 2, the modifiers it
+//! accepts and the shape of its operands, and the check that runs after parsing.
+//!
+//! An instruction parses generically (opcode, modifiers, operands); [`check_module`]
+//! then holds each instruction against its [`InstrSpec`], so that a misspelled modifier
+//! (`ld.volatil`) or an operand of the wrong shape (`ld.global.u32 %r1, %rd1` without
+//! brackets) is reported at the offending token with what would have been accepted.
+//!
+//! The table describes syntax, not support: a modifier listed here may still be rejected
+//! by semantic analysis because ptxvk does not lower it, and combinations of modifiers
+//! (`add.rn.s32`) and type rules are semantic analysis' business. Opcodes that are not
+//! in the table are left to semantic analysis, which reports them as unknown
+//! instructions at their span.
+//!
+//! Modifier patterns: a pattern ending in `*` matches any modifier with that prefix
+//! (`.L2::*` matches `.L2::evict_last`); `#` matches one or more decimal digits
+//! (`.m#n#k#` matches `.m16n8k16`, `.#x#b` matches `.32x32b`).
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
+
+use crate::ast::{Function, Instruction, Item, Module, Operand, Statement};
+use crate::diagnostic::Diagnostic;
+
+/// What one opcode accepts.
+#[derive(Debug)]
+pub struct InstrSpec {
+    pub opcode: &'static str,
+    /// Groups of modifier patterns; a modifier is valid if any group has a pattern
+    /// that matches it.
+    pub modifiers: &'static [&'static [&'static str]],
+    /// Operand shapes, one letter each, separated by spaces; `?` marks an optional
+    /// operand (only trailing operands are optional):
+    /// `V` a value (register, immediate, vector `{…}`, `!p`, `-a`, `d|p`, `_`, name),
+    /// `M` a memory operand (`[addr]`, `var[imm]` or a tuple `[tex, {x, y}]`),
+    /// `L` a label or function name, `X` any one operand, `*` any number of operands of
+    /// any shape.
+    pub operands: &'static str,
+}
+
+// ----- modifier groups ---------------------------------------------------------------
+
+/// Every type and packed-type modifier (§5.2, §5.2.5).
+const TYPES: &[&str] = &[
+    ".pred",
+    ".b1",
+    ".b4",
+    ".b8",
+    ".b16",
+    ".b32",
+    ".b64",
+    ".b128",
+    ".b1024",
+    ".u4",
+    ".u8",
+    ".u16",
+    ".u32",
+    ".u64",
+    ".s4",
+    ".s8",
+    ".s16",
+    ".s32",
+    ".s64",
+    ".f16",
+    ".f16x2",
+    ".bf16",
+    ".bf16x2",
+    ".tf32",
+    ".f32",
+    ".f64",
+    ".e4m3",
+    ".e5m2",
+    ".e2m3",
+    ".e3m2",
+    ".e2m1",
+    ".ue8m0",
+    ".e4m3x2",
+    ".e5m2x2",
+    ".e2m3x2",
+    ".e3m2x2",
+    ".e2m1x2",
+    ".ue8m0x2",
+    ".e4m3x4",
+    ".e5m2x4",
+    ".e2m3x4",
+    ".e3m2x4",
+    ".e2m1x4",
+    ".s2f6x2",
+    ".u16x2",
+    ".s16x2",
+    ".u8x4",
+    ".s8x4",
+    ".b8x16",
+    ".b6x16_p32",
+    ".b4x16_p64",
+    ".f32x2",
+];
+const ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp", ".rna", ".rs"];
+const ROUND_INT: &[&str] = &[".rni", ".rzi", ".rmi", ".rpi"];
+const FLOAT_MODES: &[&str] =
+    &[".ftz", ".sat", ".satfinite", ".relu", ".NaN", ".xorsign", ".abs", ".noftz", ".oob"];
+const APPROX: &[&str] = &[".approx", ".full", ".ftz"];
+const INT_MODES: &[&str] = &[".lo", ".hi", ".wide", ".sat", ".cc"];
+const SPACES: &[&str] = &[
+    ".global",
+    ".shared",
+    ".shared::cta",
+    ".shared::cluster",
+    ".local",
+    ".const",
+    ".const[#]",
+    ".param",
+    ".param::entry",
+    ".param::func",
+    ".generic",
+];
+const VECTOR: &[&str] = &[".v2", ".v4", ".v8", ".v16"];
+const CACHE: &[&str] =
+    &[".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".nc", ".L1::*", ".L2::*", ".unified"];
+const MEMORY_ORDER: &[&str] =
+    &[".weak", ".relaxed", ".acquire", ".release", ".acq_rel", ".sc", ".volatile", ".mmio"];
+const SCOPES: &[&str] = &[".cta", ".cluster", ".gpu", ".sys", ".gl"];
+const ATOMIC_OPS: &[&str] =
+    &[".and", ".or", ".xor", ".cas", ".exch", ".add", ".inc", ".dec", ".min", ".max"];
+const COMPARISONS: &[&str] = &[
+    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu",
+    ".leu", ".gtu", ".geu", ".num", ".nan",
+];
+const BOOL_OPS: &[&str] = &[".and", ".or", ".xor"];
+const SYNC: &[&str] = &[".sync", ".aligned"];
+const UNI: &[&str] = &[".uni"];
+const VIDEO: &[&str] = &[
+    ".sat", ".add", ".min", ".max", ".clamp", ".wrap", ".shr7", ".shr15", ".po", ".eq", ".ne",
+    ".lt", ".le", ".gt", ".ge",
+];
+const ASYNC_COPY: &[&str] = &[
+    ".async",
+    ".bulk",
+    ".tensor",
+    ".reduce",
+    ".ca",
+    ".cg",
+    ".mbarrier::*",
+    ".bulk_group",
+    ".commit_group",
+    ".wait_group",
+    ".wait_all",
+    ".read",
+    ".prefetch",
+    ".L2",
+    ".L2::*",
+    ".tile",
+    ".tile::*",
+    ".im2col",
+    ".im2col::*",
+    ".im2col_no_offs",
+    ".multicast::*",
+    ".cta_group::*",
+    ".#d",
+    ".mbarrier",
+    ".arrive",
+    ".noinc",
+    ".ignore_oob",
+    ".cp_mask",
+    ".shared::cta",
+    ".shared::cluster",
+];
+const TEX_GEOMETRY: &[&str] =
+    &[".1d", ".2d", ".3d", ".a1d", ".a2d", ".cube", ".acube", ".2dms", ".a2dms"];
+const SURFACE: &[&str] = &[".b", ".p", ".trap", ".clamp", ".zero"];
+const MATRIX: &[&str] = &[
+    ".m#n#k#",
+    ".m#n#",
+    ".row",
+    ".col",
+    ".x#",
+    ".trans",
+    ".sp",
+    ".sp::*",
+    ".kind::*",
+    ".block_scale",
+    ".scale_vec::*",
+    ".satfinite",
+    ".and",
+    ".popc",
+    ".xor",
+    ".rn",
+];
+const TEXTURE_QUERIES: &[&str] = &[
+    ".width",
+    ".height",
+    ".depth",
+    ".channel_data_type",
+    ".channel_order",
+    ".normalized_coords",
+    ".filter_mode",
+    ".addr_mode_0",
+    ".addr_mode_1",
+    ".addr_mode_2",
+    ".samples",
+    ".force_unnormalized_coords",
+    ".array_size",
+    ".num_mipmap_levels",
+    ".num_samples",
+    ".level",
+    ".memory_layout",
+];
+
+macro_rules! spec {
+    ($op:literal, [$($g:expr),* $(,)?], $operands:literal) => {
+        InstrSpec { opcode: $op, modifiers: &[$($g),*], operands: $operands }
+    };
+}
+
+/// The table, sorted by opcode.
+pub static INSTRUCTIONS: &[InstrSpec] = &[
+    spec!("abs", [TYPES, FLOAT_MODES], "V V"),
+    spec!("activemask", [TYPES], "V"),
+    spec!("add", [TYPES, ROUND, FLOAT_MODES, INT_MODES], "V V V"),
+    spec!("addc", [TYPES, INT_MODES], "V V V"),
+    spec!("alloca", [TYPES, &[".local"]], "V V V?"),
+    spec!("and", [TYPES], "V V V"),
+    spec!("applypriority", [SPACES, CACHE, &[".L2"]], "M V"),
+    spec!(
+        "atom",
+        [TYPES, SPACES, MEMORY_ORDER, SCOPES, ATOMIC_OPS, CACHE, VECTOR, FLOAT_MODES],
+        "V M V V? V?"
+    ),
+    spec!(
+        "bar",
+        [SYNC, &[".arrive", ".red", ".warp", ".cta", ".popc", ".and", ".or"], TYPES],
+        "V? V? V? V?"
+    ),
+    spec!(
+        "barrier",
+        [
+            SYNC,
+            &[
+                ".arrive", ".red", ".cluster", ".wait", ".cta", ".popc", ".and", ".or", ".relaxed",
+                ".acquire", ".release"
+            ],
+            TYPES
+        ],
+        "V? V? V? V?"
+    ),
+    spec!("bfe", [TYPES], "V V V V"),
+    spec!("bfi", [TYPES], "V V V V V"),
+    spec!("bfind", [TYPES, &[".shiftamt"]], "V V"),
+    spec!("bmsk", [TYPES, &[".clamp", ".wrap"]], "V V V"),
+    spec!("bra", [UNI], "L"),
+    spec!("brev", [TYPES], "V V"),
+    spec!("brkpt", [], ""),
+    spec!("brx", [UNI, &[".idx"]], "V L"),
+    spec!("call", [UNI], "*"),
+    spec!(
+        "clusterlaunchcontrol",
+        [
+            TYPES,
+            &[
+                ".try_cancel",
+                ".async",
+                ".shared::cta",
+                ".mbarrier::*",
+                ".multicast::*",
+                ".query_cancel",
+                ".is_canceled",
+                ".get_first_ctaid",
+                ".get_first_ctaid::*"
+            ]
+        ],
+        "*"
+    ),
+    spec!("clz", [TYPES], "V V"),
+    spec!("cnot", [TYPES], "V V"),
+    spec!("copysign", [TYPES], "V V V"),
+    spec!("cos", [TYPES, APPROX], "V V"),
+    spec!("cp", [TYPES, ASYNC_COPY, SPACES, ATOMIC_OPS, FLOAT_MODES], "*"),
+    spec!(
+        "createpolicy",
+        [TYPES, &[".fractional", ".range", ".cvt", ".global", ".L2::*"]],
+        "V X X? X? X?"
+    ),
+    spec!("cvt", [TYPES, ROUND, ROUND_INT, FLOAT_MODES, &[".pack", ".scaled::*"]], "V V V? V? V?"),
+    spec!("cvta", [TYPES, SPACES, &[".to"]], "V V"),
+    spec!("discard", [SPACES, &[".L2"]], "M V"),
+    spec!("div", [TYPES, ROUND, APPROX, FLOAT_MODES], "V V V"),
+    spec!("dp2a", [TYPES, &[".lo", ".hi"]], "V V V V"),
+    spec!("dp4a", [TYPES], "V V V V"),
+    spec!("elect", [&[".sync"]], "V V"),
+    spec!("ex2", [TYPES, APPROX], "V V"),
+    spec!("exit", [], ""),
+    spec!(
+        "fence",
+        [
+            MEMORY_ORDER,
+            SCOPES,
+            SYNC,
+            &[
+                ".proxy",
+                ".alias",
+                ".async",
+                ".async::*",
+                ".tensormap::*",
+                ".mbarrier_init",
+                ".global",
+                ".shared::cta",
+                ".shared::cluster",
+                ".op_restrict",
+                ".sync_restrict::*"
+            ]
+        ],
+        "M? V?"
+    ),
+    spec!("fma", [TYPES, ROUND, FLOAT_MODES], "V V V V"),
+    spec!("fns", [TYPES], "V V V V"),
+    spec!("getctarank", [TYPES, SPACES], "V V"),
+    spec!("griddepcontrol", [&[".launch_dependents", ".wait"]], ""),
+    spec!("isspacep", [SPACES], "V V"),
+    spec!("istypep", [&[".texref", ".samplerref", ".surfref"]], "V V"),
+    spec!("ld", [TYPES, SPACES, VECTOR, CACHE, MEMORY_ORDER, SCOPES], "V M V?"),
+    spec!("ldmatrix", [TYPES, SYNC, SPACES, MATRIX], "V M"),
+    spec!("ldu", [TYPES, SPACES, VECTOR], "V M"),
+    spec!("lg2", [TYPES, APPROX], "V V"),
+    spec!("lop3", [TYPES, BOOL_OPS], "V V V V V V?"),
+    spec!("mad", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V V"),
+    spec!("mad24", [TYPES, INT_MODES], "V V V V"),
+    spec!("madc", [TYPES, INT_MODES], "V V V V"),
+    spec!("mapa", [TYPES, SPACES], "V V V"),
+    spec!("match", [TYPES, &[".any", ".all", ".sync"]], "V V V"),
+    spec!("max", [TYPES, FLOAT_MODES], "V V V V?"),
+    spec!(
+        "mbarrier",
+        [
+            TYPES,
+            SPACES,
+            MEMORY_ORDER,
+            SCOPES,
+            &[
+                ".init",
+                ".inval",
+                ".arrive",
+                ".arrive_drop",
+                ".expect_tx",
+                ".complete_tx",
+                ".test_wait",
+                ".try_wait",
+                ".pending_count",
+                ".parity",
+                ".noComplete"
+            ]
+        ],
+        "*"
+    ),
+    spec!(
+        "membar",
+        [SCOPES, &[".proxy", ".alias", ".async", ".global", ".shared::cta", ".shared::cluster"]],
+        ""
+    ),
+    spec!("min", [TYPES, FLOAT_MODES], "V V V V?"),
+    spec!("mma", [TYPES, SYNC, MATRIX], "*"),
+    spec!("mov", [TYPES, VECTOR], "V V"),
+    spec!("movmatrix", [TYPES, SYNC, MATRIX], "V V"),
+    spec!("mul", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V"),
+    spec!("mul24", [TYPES, INT_MODES], "V V V"),
+    spec!(
+        "multimem",
+        [
+            TYPES,
+            SPACES,
+            MEMORY_ORDER,
+            SCOPES,
+            ATOMIC_OPS,
+            VECTOR,
+            FLOAT_MODES,
+            &[".ld_reduce", ".st", ".red", ".cp", ".acc::*"]
+        ],
+        "*"
+    ),
+    spec!("nanosleep", [TYPES], "V"),
+    spec!("neg", [TYPES, FLOAT_MODES], "V V"),
+    spec!("not", [TYPES], "V V"),
+    spec!("or", [TYPES], "V V V"),
+    spec!("pmevent", [&[".mask"]], "V"),
+    spec!("popc", [TYPES], "V V"),
+    spec!("prefetch", [SPACES, &[".L1", ".L2", ".L2::*", ".tensormap"]], "M"),
+    spec!("prefetchu", [&[".L1"]], "M"),
+    spec!("prmt", [TYPES, &[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"]], "V V V V"),
+    spec!("rcp", [TYPES, ROUND, APPROX], "V V"),
+    spec!(
+        "red",
+        [
+            TYPES,
+            SPACES,
+            MEMORY_ORDER,
+            SCOPES,
+            ATOMIC_OPS,
+            CACHE,
+            VECTOR,
+            FLOAT_MODES,
+            &[".async", ".mbarrier::*"]
+        ],
+        "M V X?"
+    ),
+    spec!(
+        "redux",
+        [TYPES, &[".sync", ".add", ".min", ".max", ".and", ".or", ".xor", ".abs", ".NaN"]],
+        "V V V"
+    ),
+    spec!("rem", [TYPES], "V V V"),
+    spec!("ret", [UNI], ""),
+    spec!("rsqrt", [TYPES, APPROX], "V V"),
+    spec!("sad", [TYPES], "V V V V"),
+    spec!("selp", [TYPES], "V V V V"),
+    spec!("set", [TYPES, COMPARISONS, BOOL_OPS, &[".ftz"]], "V V V V?"),
+    spec!("setmaxnreg", [TYPES, SYNC, &[".inc", ".dec"]], "V"),
+    spec!("setp", [TYPES, COMPARISONS, BOOL_OPS, &[".ftz"]], "V V V V?"),
+    spec!("shf", [TYPES, &[".l", ".r", ".clamp", ".wrap"]], "V V V V"),
+    spec!("shfl", [TYPES, &[".sync", ".up", ".down", ".bfly", ".idx"]], "V V V V V?"),
+    spec!("shl", [TYPES], "V V V"),
+    spec!("shr", [TYPES], "V V V"),
+    spec!("sin", [TYPES, APPROX], "V V"),
+    spec!("slct", [TYPES, &[".ftz"]], "V V V V"),
+    spec!("sqrt", [TYPES, ROUND, APPROX], "V V"),
+    spec!(
+        "st",
+        [TYPES, SPACES, VECTOR, CACHE, MEMORY_ORDER, SCOPES, &[".async", ".mbarrier::*", ".bulk"]],
+        "M V X?"
+    ),
+    spec!("stackrestore", [TYPES], "V"),
+    spec!("stacksave", [TYPES], "V"),
+    spec!("stmatrix", [TYPES, SYNC, SPACES, MATRIX], "M V"),
+    spec!("sub", [TYPES, ROUND, FLOAT_MODES, INT_MODES], "V V V"),
+    spec!("subc", [TYPES, INT_MODES], "V V V"),
+    spec!("suld", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "V M"),
+    spec!("suq", [TYPES, TEXTURE_QUERIES], "V M"),
+    spec!("sured", [TYPES, SURFACE, TEX_GEOMETRY, &[".add", ".min", ".max", ".and", ".or"]], "M V"),
+    spec!("sust", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "M V"),
+    spec!("szext", [TYPES, &[".clamp", ".wrap"]], "V V V"),
+    spec!("tanh", [TYPES, APPROX], "V V"),
+    spec!(
+        "tcgen05",
+        [
+            TYPES,
+            SYNC,
+            SPACES,
+            &[
+                ".alloc",
+                ".dealloc",
+                ".relinquish_alloc_permit",
+                ".mma",
+                ".ws",
+                ".sp",
+                ".commit",
+                ".ld",
+                ".st",
+                ".wait::*",
+                ".cp",
+                ".shift",
+                ".fence::*",
+                ".cta_group::*",
+                ".kind::*",
+                ".mbarrier::*",
+                ".multicast::*",
+                ".#x#b",
+                ".#x#bx#",
+                ".warpx2::*",
+                ".warpx4",
+                ".block16",
+                ".block32",
+                ".x#",
+                ".pack::*",
+                ".unpack::*",
+                ".down",
+                ".collector::*",
+                ".block_scale",
+                ".scale_vec::*",
+                ".ashift",
+                ".red",
+                ".min",
+                ".max",
+                ".abs",
+                ".NaN"
+            ]
+        ],
+        "*"
+    ),
+    spec!(
+        "tensormap",
+        [
+            TYPES,
+            SPACES,
+            SYNC,
+            MEMORY_ORDER,
+            SCOPES,
+            &[
+                ".replace",
+                ".tile",
+                ".global_address",
+                ".rank",
+                ".box_dim",
+                ".global_dim",
+                ".global_stride",
+                ".element_stride",
+                ".elemtype",
+                ".interleave_layout",
+                ".swizzle_mode",
+                ".swizzle_atomicity",
+                ".fill_mode",
+                ".cp_fenceproxy",
+                ".tensormap::*"
+            ]
+        ],
+        "*"
+    ),
+    spec!(
+        "testp",
+        [TYPES, &[".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"]],
+        "V V"
+    ),
+    spec!("tex", [TYPES, TEX_GEOMETRY, VECTOR, &[".level", ".grad", ".base"]], "V M V? V? V? V?"),
+    spec!("tld4", [TYPES, TEX_GEOMETRY, VECTOR, &[".r", ".g", ".b", ".a"]], "V M V? V?"),
+    spec!("trap", [], ""),
+    spec!("txq", [TYPES, TEXTURE_QUERIES], "V M V?"),
+    spec!("vabsdiff", [TYPES, VIDEO], "V V V V?"),
+    spec!("vabsdiff2", [TYPES, VIDEO], "V V V V"),
+    spec!("vabsdiff4", [TYPES, VIDEO], "V V V V"),
+    spec!("vadd", [TYPES, VIDEO], "V V V V?"),
+    spec!("vadd2", [TYPES, VIDEO], "V V V V"),
+    spec!("vadd4", [TYPES, VIDEO], "V V V V"),
+    spec!("vavrg2", [TYPES, VIDEO], "V V V V"),
+    spec!("vavrg4", [TYPES, VIDEO], "V V V V"),
+    spec!("vmad", [TYPES, VIDEO], "V V V V"),
+    spec!("vmax", [TYPES, VIDEO], "V V V V?"),
+    spec!("vmax2", [TYPES, VIDEO], "V V V V"),
+    spec!("vmax4", [TYPES, VIDEO], "V V V V"),
+    spec!("vmin", [TYPES, VIDEO], "V V V V?"),
+    spec!("vmin2", [TYPES, VIDEO], "V V V V"),
+    spec!("vmin4", [TYPES, VIDEO], "V V V V"),
+    spec!("vote", [TYPES, &[".sync", ".all", ".any", ".uni", ".ballot"]], "V V V?"),
+    spec!("vset", [TYPES, VIDEO], "V V V V?"),
+    spec!("vset2", [TYPES, VIDEO], "V V V V"),
+    spec!("vset4", [TYPES, VIDEO], "V V V V"),
+    spec!("vshl", [TYPES, VIDEO], "V V V V?"),
+    spec!("vshr", [TYPES, VIDEO], "V V V V?"),
+    spec!("vsub", [TYPES, VIDEO], "V V V V?"),
+    spec!("vsub2", [TYPES, VIDEO], "V V V V"),
+    spec!("vsub4", [TYPES, VIDEO], "V V V V"),
+    spec!(
+        "wgmma",
+        [TYPES, SYNC, MATRIX, &[".fence", ".commit_group", ".wait_group", ".mma_async"]],
+        "*"
+    ),
+    spec!(
+        "wmma",
+        [TYPES, SYNC, SPACES, MATRIX, &[".load", ".store", ".mma", ".a", ".b", ".c", ".d"]],
+        "*"
+    ),
+    spec!("xor", [TYPES], "V V V"),
+];
+
+/// The table entry of `opcode`, if it is a PTX instruction.
+pub fn lookup(opcode: &str) -> Option<&'static InstrSpec> {
+    lookup_index(opcode).map(|i| &INSTRUCTIONS[i])
+}
+
+fn lookup_index(opcode: &str) -> Option<usize> {
+    INSTRUCTIONS.binary_search_by(|s| s.opcode.cmp(opcode)).ok()
+}
+
+impl InstrSpec {
+    /// Whether `modifier` (with its leading dot) is one this opcode accepts.
+    pub fn accepts(&self, modifier: &str) -> bool {
+        self.modifiers.iter().any(|g| g.iter().any(|p| pattern_matches(p, modifier)))
+    }
+}
+
+/// [`INSTRUCTIONS`] prepared for checking: literal modifiers hashed, patterns apart,
+/// operand shapes decoded.
+struct Compiled {
+    literals: HashSet<&'static str, BuildHasherDefault<Fnv>>,
+    patterns: Vec<&'static str>,
+    /// `None` for `*` (any operands).
+    shapes: Option<Vec<Shape>>,
+    required: usize,
+}
+
+fn compiled() -> &'static [Compiled] {
+    static COMPILED: OnceLock<Vec<Compiled>> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        INSTRUCTIONS
+            .iter()
+            .map(|spec| {
+                let mut c = Compiled {
+                    literals: HashSet::default(),
+                    patterns: Vec::new(),
+                    shapes: Some(Vec::new()),
+                    required: 0,
+                };
+                for p in spec.modifiers.iter().flat_map(|g| g.iter()) {
+                    if p.contains(['*', '#']) {
+                        c.patterns.push(p);
+                    } else {
+                        c.literals.insert(p);
+                    }
+                }
+                for word in spec.operands.split_whitespace() {
+                    let shape = match word.as_bytes().first() {
+                        Some(b'*') => {
+                            c.shapes = None;
+                            break;
+                        }
+                        Some(b'M') => Shape::Memory,
+                        Some(b'L') => Shape::Label,
+                        Some(b'X') => Shape::Any,
+                        _ => Shape::Value,
+                    };
+                    if !word.ends_with('?') {
+                        c.required += 1;
+                    }
+                    if let Some(shapes) = &mut c.shapes {
+                        shapes.push(shape);
+                    }
+                }
+                c
+            })
+            .collect()
+    })
+}
+
+/// FNV-1a: modifiers are short, so a simple hash beats SipHash here.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// `*` at the end matches any rest; `#` matches one or more digits.
+fn pattern_matches(pattern: &str, s: &str) -> bool {
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        return s.starts_with(prefix);
+    }
+    if !pattern.contains('#') {
+        return pattern == s;
+    }
+    let (p, s) = (pattern.as_bytes(), s.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < p.len() {
+        if p[i] == b'#' {
+            let start = j;
+            while j < s.len() && s[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j == start {
+                return false;
+            }
+        } else {
+            if s.get(j) != Some(&p[i]) {
+                return false;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    j == s.len()
+}
+
+/// Checks every instruction of `module` against the table, appending diagnostics.
+pub fn check_module(module: &Module, errors: &mut Vec<Diagnostic>) {
+    for item in &module.items {
+        if let Item::Function(Function { body: Some(body), .. }) = item {
+            check_statements(body, errors);
+        }
+    }
+}
+
+fn check_statements(stmts: &[Statement], errors: &mut Vec<Diagnostic>) {
+    for s in stmts {
+        match s {
+            Statement::Instruction(i) => check_instruction(i, errors),
+            Statement::Block(inner, _) => check_statements(inner, errors),
+            _ => {}
+        }
+    }
+}
+
+/// Checks one instruction; unknown opcodes are left to semantic analysis.
+pub fn check_instruction(i: &Instruction, errors: &mut Vec<Diagnostic>) {
+    let Some(index) = lookup_index(&i.opcode.value) else { return };
+    let (Some(spec), Some(c)) = (INSTRUCTIONS.get(index), compiled().get(index)) else { return };
+    for m in &i.modifiers {
+        let accepted = c.literals.contains(m.value.as_str())
+            || c.patterns.iter().any(|p| pattern_matches(p, &m.value));
+        if !accepted {
+            let mut d = Diagnostic::error(
+                m.span,
+                format!("unknown modifier `{}` for `{}`", m.value, spec.opcode),
+            );
+            if let Some(s) = suggestion(spec, &m.value) {
+                d = d.with_label(format!("did you mean `{s}`?"));
+            }
+            errors.push(d.with_note(accepted_note(spec)));
+        }
+    }
+    if let Some(shapes) = &c.shapes {
+        check_operands(i, spec, shapes, c.required, errors);
+    }
+}
+
+/// The closest accepted literal modifier, if it is close enough to be a misspelling.
+fn suggestion(spec: &InstrSpec, m: &str) -> Option<&'static str> {
+    let mut best: Option<(usize, &'static str)> = None;
+    for p in spec.modifiers.iter().flat_map(|g| g.iter()) {
+        if p.contains(['*', '#']) {
+            continue;
+        }
+        let d = edit_distance(m, p);
+        if best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, p));
+        }
+    }
+    // One edit for ordinary lengths, two for long modifiers (`.acquire` → `.aquire`).
+    let limit = if m.len() < 8 { 1 } else { 2 };
+    best.filter(|(d, _)| *d <= limit).map(|(_, p)| p)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// "`add` takes …": the opcode's non-type modifiers (types are listed by name only).
+fn accepted_note(spec: &InstrSpec) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    let mut types = false;
+    for g in spec.modifiers {
+        if std::ptr::eq(*g, TYPES) {
+            types = true;
+            continue;
+        }
+        for p in g.iter() {
+            if !names.contains(p) {
+                names.push(p);
+            }
+        }
+    }
+    // Patterns read as placeholders: `.const[#]` → `.const[N]`, `.L2::*` → `.L2::…`.
+    let names: Vec<String> = names.iter().map(|p| p.replace('#', "N").replace('*', "…")).collect();
+    let mut note = format!("`{}` takes", spec.opcode);
+    if types {
+        note.push_str(" a type such as `.u32`, `.s64` or `.f32`");
+        if !names.is_empty() {
+            note.push_str(" and");
+        }
+    }
+    if names.is_empty() && !types {
+        note.push_str(" no modifiers");
+    } else if !names.is_empty() {
+        const SHOWN: usize = 24;
+        let shown: Vec<&str> = names.iter().take(SHOWN).map(String::as_str).collect();
+        note.push_str(&format!(" the modifiers {}", shown.join(" ")));
+        if names.len() > SHOWN {
+            note.push_str(" …");
+        }
+    }
+    note
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Shape {
+    Value,
+    Memory,
+    Label,
+    Any,
+}
+
+fn shape_matches(shape: Shape, op: &Operand) -> bool {
+    match shape {
+        Shape::Value => !matches!(op, Operand::Address(_) | Operand::Tuple(..) | Operand::List(..)),
+        Shape::Memory => matches!(op, Operand::Address(_) | Operand::Tuple(..)),
+        Shape::Label => matches!(op, Operand::Name { component: None, .. }),
+        Shape::Any => true,
+    }
+}
+
+fn describe_operand(op: &Operand) -> String {
+    match op {
+        Operand::Name { name, component: Some(c) } => format!("`{}{}`", name.value, c.value),
+        Operand::Name { name, .. } => format!("`{}`", name.value),
+        other => describe_other(other).to_string(),
+    }
+}
+
+fn describe_other(op: &Operand) -> &'static str {
+    match op {
+        Operand::Name { .. } => "a name",
+        Operand::Imm(_) => "a constant",
+        Operand::Not(..) => "a negated predicate",
+        Operand::Neg(..) => "a negated operand",
+        Operand::Vector(..) => "a vector `{…}`",
+        Operand::Address(_) => "an address `[…]`",
+        Operand::Sink(_) => "`_`",
+        Operand::Pair(..) => "a pair `d|p`",
+        Operand::List(..) => "a list `(…)`",
+        Operand::Tuple(..) => "an operand tuple `[…, {…}]`",
+    }
+}
+
+fn expected_shape(shape: Shape) -> &'static str {
+    match shape {
+        Shape::Value => "a register, constant or vector",
+        Shape::Memory => "an address such as `[%rd1]` or `[var+8]`",
+        Shape::Label => "a label or function name",
+        Shape::Any => "an operand",
+    }
+}
+
+fn check_operands(
+    i: &Instruction,
+    spec: &InstrSpec,
+    shapes: &[Shape],
+    required: usize,
+    errors: &mut Vec<Diagnostic>,
+) {
+    let n = i.operands.len();
+    if n < required || n > shapes.len() {
+        let counts = if required == shapes.len() {
+            format!("{required}")
+        } else {
+            format!("{required} to {}", shapes.len())
+        };
+        let span = i.operands.get(shapes.len()).map_or(i.span, Operand::span);
+        let plural = if shapes.len() == 1 && required == 1 { "" } else { "s" };
+        errors.push(Diagnostic::error(
+            span,
+            format!("`{}` takes {counts} operand{plural}, found {n}", spec.opcode),
+        ));
+        return;
+    }
+    for (k, (op, &shape)) in i.operands.iter().zip(shapes).enumerate() {
+        if !shape_matches(shape, op) {
+            errors.push(
+                Diagnostic::error(
+                    op.span(),
+                    format!(
+                        "operand {} of `{}` must be {}, found {}",
+                        k + 1,
+                        spec.opcode,
+                        expected_shape(shape),
+                        describe_operand(op)
+                    ),
+                )
+                .with_label(format!("expected {}", expected_shape(shape))),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_and_unique() {
+        for w in INSTRUCTIONS.windows(2) {
+            assert!(w[0].opcode < w[1].opcode, "{} before {}", w[0].opcode, w[1].opcode);
+        }
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(pattern_matches(".m#n#k#", ".m16n8k16"));
+        assert!(!pattern_matches(".m#n#k#", ".m16n8"));
+        assert!(pattern_matches(".#x#b", ".32x32b"));
+        assert!(pattern_matches(".L2::*", ".L2::evict_last"));
+        assert!(!pattern_matches(".#d", ".d"));
+    }
+
+    #[test]
+    fn misspelled_modifier_is_reported_with_a_suggestion() {
+        let src = ".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{\n\tld.volatil.global.u32 %r1, [%rd1];\n\tld.global.u32 %r1, %rd1;\n\tadd.s32 %r1, %r2;\n}\n";
+        let errs = crate::parse(src).expect_err("rejected").0;
+        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert_eq!(errs[0].message, "unknown modifier `.volatil` for `ld`");
+        assert_eq!(errs[0].label, "did you mean `.volatile`?");
+        assert!(
+            errs[1].message.starts_with("operand 2 of `ld` must be an address"),
+            "{}",
+            errs[1].message
+        );
+        assert_eq!(errs[2].message, "`add` takes 3 operands, found 2");
+    }
+}
