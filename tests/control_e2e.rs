@@ -933,3 +933,27 @@ fn break_out_of_two_loops_to_code_that_continues() {
     assert_eq!(s.matches("$TAIL").count(), 1, "the shared tail is emitted once:\n{s}");
     run_single_block("goto_found", &input, &expected);
 }
+
+/// `jump_table.ptx`: `brx.idx` through `.branchtargets` tables, one guarded.
+fn jump_table(x: u32) -> u32 {
+    let mut r = match x & 3 {
+        0 => x.wrapping_add(100),
+        1 => x.wrapping_mul(3),
+        2 => x ^ 0x5555,
+        _ => x >> 2,
+    };
+    if x & 1 != 0 {
+        r = if (x >> 4) & 1 == 0 { r.wrapping_add(7) } else { r.wrapping_sub(7) };
+    }
+    r
+}
+
+#[test]
+fn jump_tables_become_switches() {
+    check_structure("jump_table", 0, &["switch %r3 { case 0, default: $CASE0", "switch %r6"]);
+    let mut rng = Rng(43);
+    let mut input: Vec<u32> = (0..32).collect();
+    input.extend((0..224).map(|_| rng.next_u32()));
+    let expected: Vec<u32> = input.iter().map(|&x| jump_table(x)).collect();
+    run_single_block("jump_table", &input, &expected);
+}

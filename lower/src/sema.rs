@@ -105,6 +105,8 @@ struct Lowerer {
     kernel: Kernel,
     scopes: Vec<BTreeMap<String, Symbol>>,
     labels: BTreeMap<String, BlockId>,
+    /// `.branchtargets` tables of `brx.idx`, by their label.
+    branch_tables: BTreeMap<String, Vec<ptxvk_frontend::Ident>>,
     cur: BlockId,
     /// The current block has been terminated; further code goes to a fresh block.
     closed: bool,
@@ -166,6 +168,7 @@ fn lower_kernel(
         },
         scopes: vec![BTreeMap::new()],
         labels: BTreeMap::new(),
+        branch_tables: BTreeMap::new(),
         cur: BlockId(0),
         closed: false,
         errors,
@@ -391,6 +394,11 @@ impl Lowerer {
                     }
                 }
                 ast::Statement::Block(inner, _) => self.collect_labels(inner),
+                ast::Statement::Directive(d) => {
+                    if let ast::DirectiveKind::BranchTargets { label, targets } = &d.kind {
+                        self.branch_tables.insert(label.value.clone(), targets.clone());
+                    }
+                }
                 _ => {}
             }
         }
@@ -865,6 +873,68 @@ impl Lowerer {
                 }
                 return Ok(());
             }
+            "brx" => {
+                // `brx.idx index, table;` (PTX ISA 9.2 §9.7.13.3): a jump table, which
+                // becomes a switch. An index past the table is undefined in PTX; it
+                // goes to the first target here.
+                reject_other(&m, &[".uni", ".idx"])?;
+                if !i.has_modifier(".idx") {
+                    return Err(Diagnostic::error(span, "`brx` needs `.idx`"));
+                }
+                let [index, Operand::Name { name: table, component: None }] = i.operands.as_slice()
+                else {
+                    return Err(Diagnostic::error(
+                        span,
+                        "`brx.idx` takes an index register and a `.branchtargets` label",
+                    ));
+                };
+                let (selector, sel_span) = self.reg_operand(index)?;
+                self.check_width(selector, sel_span, OpTy::U(32), false)?;
+                if self.kernel.reg(selector).ty != RegTy::Int(32) {
+                    return Err(Diagnostic::error(
+                        sel_span,
+                        "the `brx.idx` index must be a 32-bit integer register",
+                    ));
+                }
+                let Some(labels) = self.branch_tables.get(&table.value).cloned() else {
+                    return Err(Diagnostic::error(
+                        table.span,
+                        format!("`{}` is not a `.branchtargets` table", table.value),
+                    ));
+                };
+                let mut cases = Vec::new();
+                for (v, l) in labels.iter().enumerate() {
+                    let Some(&b) = self.labels.get(&l.value) else {
+                        return Err(Diagnostic::error(
+                            l.span,
+                            format!("undefined label `{}`", l.value),
+                        ));
+                    };
+                    cases.push((v as u32, b));
+                }
+                let Some(&(_, default)) = cases.first() else {
+                    return Err(Diagnostic::error(table.span, "empty `.branchtargets` table"));
+                };
+                self.open(span);
+                let switch = Terminator::Switch { selector, cases, default };
+                match guard {
+                    None => self.terminate(switch, span),
+                    Some((cond, negate)) => {
+                        let jump = self.new_block(None, span);
+                        let next = self.new_block(None, span);
+                        self.terminate(
+                            Terminator::Branch { cond, negate, if_true: jump, if_false: next },
+                            span,
+                        );
+                        self.cur = jump;
+                        self.closed = false;
+                        self.terminate(switch, span);
+                        self.cur = next;
+                        self.closed = false;
+                    }
+                }
+                return Ok(());
+            }
             "ret" | "exit" => {
                 reject_other(&m, &[".uni"])?;
                 self.open(span);
@@ -1298,8 +1368,8 @@ impl Lowerer {
             | "szext" | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp"
             | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "set"
             | "slct" | "atom" | "red" | "shfl" | "vote" | "match" | "redux" | "activemask"
-            | "call" | "brx" | "isspacep" | "prefetch" | "tex" | "tld4" | "suld" | "sust"
-            | "mma" | "wmma" | "ldmatrix" | "cp" | "mbarrier" | "trap" | "brkpt" | "nanosleep"
+            | "call" | "isspacep" | "prefetch" | "tex" | "tld4" | "suld" | "sust" | "mma"
+            | "wmma" | "ldmatrix" | "cp" | "mbarrier" | "trap" | "brkpt" | "nanosleep"
             | "pmevent" | "alloca" | "stacksave" | "stackrestore" => {
                 return Err(unsupported(
                     i.opcode.span,
