@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::cases::{self, buf, grid3d_reference, KernelCase};
+use common::cases::{self, KernelCase};
 use common::*;
 use ptxvk::spec::ElemType;
 
@@ -59,16 +59,8 @@ fn grid3d_every_special_register() {
 #[test]
 fn grid_of_200000_blocks_is_split_into_dispatches() {
     let Some(device) = device() else { return };
-    let (grid, block) = ([200_000, 1, 1], [2, 1, 1]);
-    let expected = grid3d_reference(grid, block);
     let path = repo().join("tests/kernels/grid3d.nvcc.sm_80.ptx");
-    let case = Case {
-        grid,
-        block,
-        shared_bytes: 0,
-        args: vec![buf(ElemType::U32, vec![0; 4 * expected.len()])],
-        expected: vec![(0, u32_bytes(&expected))],
-    };
+    let case = cases::grid3d_case([200_000, 1, 1], [2, 1, 1]);
     let (stats, got) = run_api(&device, &path, "grid3d", &case);
     let max_x = device.info().limits.max_workgroup_count[0];
     assert!(max_x < 200_000, "this test needs a device with fewer than 200,000 workgroups in x");

@@ -366,6 +366,28 @@ impl Lowerer {
         self.closed = true;
     }
 
+    /// Ends the current block with `term`; under a guard `@p`, only when `p` holds, and
+    /// code goes on in a new block otherwise.
+    fn terminate_guarded(&mut self, term: Terminator, guard: Option<(RegId, bool)>, span: Span) {
+        self.open(span);
+        let Some((cond, negate)) = guard else {
+            self.terminate(term, span);
+            return;
+        };
+        let taken = match term {
+            Terminator::Jump(t) => t,
+            other => {
+                let b = self.new_block(None, span);
+                self.kernel.blocks[b.index()].term = other;
+                b
+            }
+        };
+        let next = self.new_block(None, span);
+        self.terminate(Terminator::Branch { cond, negate, if_true: taken, if_false: next }, span);
+        self.cur = next;
+        self.closed = false;
+    }
+
     /// Makes sure there is an open block to append to.
     fn open(&mut self, span: Span) {
         if self.closed {
@@ -858,19 +880,7 @@ impl Lowerer {
                         format!("undefined label `{}`", name.value),
                     ));
                 };
-                self.open(span);
-                match guard {
-                    None => self.terminate(Terminator::Jump(target), span),
-                    Some((cond, negate)) => {
-                        let next = self.new_block(None, span);
-                        self.terminate(
-                            Terminator::Branch { cond, negate, if_true: target, if_false: next },
-                            span,
-                        );
-                        self.cur = next;
-                        self.closed = false;
-                    }
-                }
+                self.terminate_guarded(Terminator::Jump(target), guard, span);
                 return Ok(());
             }
             "brx" => {
@@ -915,42 +925,13 @@ impl Lowerer {
                 let Some(&(_, default)) = cases.first() else {
                     return Err(Diagnostic::error(table.span, "empty `.branchtargets` table"));
                 };
-                self.open(span);
                 let switch = Terminator::Switch { selector, cases, default };
-                match guard {
-                    None => self.terminate(switch, span),
-                    Some((cond, negate)) => {
-                        let jump = self.new_block(None, span);
-                        let next = self.new_block(None, span);
-                        self.terminate(
-                            Terminator::Branch { cond, negate, if_true: jump, if_false: next },
-                            span,
-                        );
-                        self.cur = jump;
-                        self.closed = false;
-                        self.terminate(switch, span);
-                        self.cur = next;
-                        self.closed = false;
-                    }
-                }
+                self.terminate_guarded(switch, guard, span);
                 return Ok(());
             }
             "ret" | "exit" => {
                 reject_other(&m, &[".uni"])?;
-                self.open(span);
-                match guard {
-                    None => self.terminate(Terminator::Return, span),
-                    Some((cond, negate)) => {
-                        let ret = self.new_block(None, span);
-                        let next = self.new_block(None, span);
-                        self.terminate(
-                            Terminator::Branch { cond, negate, if_true: ret, if_false: next },
-                            span,
-                        );
-                        self.cur = next;
-                        self.closed = false;
-                    }
-                }
+                self.terminate_guarded(Terminator::Return, guard, span);
                 return Ok(());
             }
             _ => {}

@@ -282,16 +282,24 @@ pub fn grid3d_reference(grid: [u32; 3], block: [u32; 3]) -> Vec<u32> {
 }
 
 pub fn grid3d() -> KernelCase {
-    let (grid, block) = ([3, 2, 4], [4, 3, 2]);
+    KernelCase {
+        kernel: "grid3d",
+        entry: "grid3d",
+        ty: ElemType::U32,
+        case: grid3d_case([3, 2, 4], [4, 3, 2]),
+    }
+}
+
+/// A `grid3d` launch of any shape with its expected output.
+pub fn grid3d_case(grid: [u32; 3], block: [u32; 3]) -> Case {
     let expected = grid3d_reference(grid, block);
-    let case = Case {
+    Case {
         grid,
         block,
         shared_bytes: 0,
         args: vec![buf(ElemType::U32, vec![0; 4 * expected.len()])],
         expected: vec![(0, u32_bytes(&expected))],
-    };
-    KernelCase { kernel: "grid3d", entry: "grid3d", ty: ElemType::U32, case }
+    }
 }
 
 pub fn dyn_shared() -> KernelCase {
