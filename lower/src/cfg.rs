@@ -313,19 +313,24 @@ pub fn is_plain_return(k: &Kernel, b: usize) -> bool {
 /// cycle (more than one block, or a block branching to itself), in a deterministic
 /// order. Tarjan's algorithm, iterative so that deep graphs cannot exhaust the stack.
 pub fn strongly_connected(k: &Kernel, nodes: &[usize]) -> Vec<Vec<usize>> {
-    let n = k.blocks.len();
-    let mut member = vec![false; n];
-    for &b in nodes {
-        member[b] = true;
-    }
-    let succs = |b: usize| -> Vec<usize> {
-        let mut v: Vec<usize> = Vec::new();
-        for s in k.blocks[b].term.successors() {
-            if member[s.index()] && !v.contains(&s.index()) {
-                v.push(s.index());
+    // Work in local indices (positions in sorted `nodes`), so that the cost is
+    // proportional to the subgraph, not to the kernel: the structurizer calls this for
+    // every nested cycle.
+    let mut sorted = nodes.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let n = sorted.len();
+    let local = |b: usize| sorted.binary_search(&b).ok();
+    let succs = |v: usize| -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for s in k.blocks[sorted[v]].term.successors() {
+            if let Some(w) = local(s.index()) {
+                if !out.contains(&w) {
+                    out.push(w);
+                }
             }
         }
-        v
+        out
     };
     let mut index = vec![usize::MAX; n];
     let mut low = vec![0usize; n];
@@ -333,7 +338,7 @@ pub fn strongly_connected(k: &Kernel, nodes: &[usize]) -> Vec<Vec<usize>> {
     let mut stack = Vec::new();
     let mut next = 0usize;
     let mut out = Vec::new();
-    for &root in nodes {
+    for root in 0..n {
         if index[root] != usize::MAX {
             continue;
         }
@@ -376,8 +381,9 @@ pub fn strongly_connected(k: &Kernel, nodes: &[usize]) -> Vec<Vec<usize>> {
                 }
                 let cyclic = comp.len() > 1 || succs(v).contains(&v);
                 if cyclic {
-                    comp.sort_unstable();
-                    out.push(comp);
+                    let mut blocks: Vec<usize> = comp.into_iter().map(|w| sorted[w]).collect();
+                    blocks.sort_unstable();
+                    out.push(blocks);
                 }
             }
         }

@@ -19,15 +19,12 @@ pub fn run(k: &mut Kernel) {
     let mut work: Vec<Vec<usize>> = vec![(0..k.blocks.len()).filter(|&b| reachable[b]).collect()];
     while let Some(nodes) = work.pop() {
         for scc in strongly_connected(k, &nodes) {
-            let mut in_scc = vec![false; k.blocks.len()];
-            for &b in &scc {
-                in_scc[b] = true;
-            }
+            let in_scc = |b: usize| scc.binary_search(&b).is_ok();
             // Entries: blocks of the cycle with a (reachable) predecessor outside it.
             let mut entries: Vec<usize> = scc
                 .iter()
                 .copied()
-                .filter(|&b| b == k.entry.index() || preds[b].iter().any(|&p| !in_scc[p]))
+                .filter(|&b| b == k.entry.index() || preds[b].iter().any(|&p| !in_scc(p)))
                 .collect();
             entries.sort_unstable();
             let header = match entries.as_slice() {
@@ -35,12 +32,19 @@ pub fn run(k: &mut Kernel) {
                 _ => {
                     let targets: Vec<BlockId> =
                         entries.iter().map(|&b| BlockId(b as u32)).collect();
-                    let from: Vec<usize> = (0..reachable.len()).filter(|&u| reachable[u]).collect();
-                    let d = dispatch::insert(k, &targets, &from);
-                    // Rare (irreducible code only): refresh the graph facts.
-                    reachable = crate::cfg::reachable(k);
-                    preds = crate::cfg::predecessors(k, &reachable);
-                    d.index()
+                    // Every reachable edge into an entry goes through the dispatcher;
+                    // the graph facts change only around it.
+                    let mut from: Vec<usize> =
+                        entries.iter().flat_map(|&e| preds[e].iter().copied()).collect();
+                    from.sort_unstable();
+                    from.dedup();
+                    let d = dispatch::insert(k, &targets, &from).index();
+                    reachable.push(true);
+                    preds.push(from);
+                    for &e in &entries {
+                        preds[e] = vec![d];
+                    }
+                    d
                 }
             };
             // Cycles inside this one that avoid its header.
