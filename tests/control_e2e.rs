@@ -1,9 +1,10 @@
 //! Hand-written control-flow kernels (`tests/ptx/control/*.ptx`, each checked with
-//! NVIDIA's `ptxas -arch=sm_80`) for the shapes the first structurizer
-//! (`lower/src/structurize.rs`) handles: if/else chains, predicated instructions and
+//! NVIDIA's `ptxas -arch=sm_80`) for every control-flow shape the structurizer
+//! (`lower/src/structurize.rs`) must handle: if/else chains, predicated instructions and
 //! returns, every loop shape, nested loops with `continue`/`break`, early returns from
-//! loops, single-exit multi-level `continue`/`break`, unreachable code, and `bar.sync`
-//! in a uniform loop with divergent arms. Each runs on the default Vulkan device through
+//! loops, multi-level `continue`/`break`, loops with several exits, `goto found`, an
+//! irreducible cycle, `brx.idx` jump tables, unreachable code, and `bar.sync` in a
+//! uniform loop with divergent arms and after an arm that can return. Each runs on the default Vulkan device through
 //! the Rust API (SPIR-V validated by spirv-val) and through `ptxvk run --spec`, and
 //! must match a CPU reference that follows the PTX's control flow step by step. Each
 //! one's `--emit structured` output must show the expected loops and ifs.

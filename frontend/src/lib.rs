@@ -5,7 +5,7 @@
 //!   every instruction against the [`instructions`] table, and returns the module or
 //!   every error found, each with a span ([`SourceFile::render`] prints them with
 //!   `file:line:column` and a caret).
-//! - [`print`] writes an AST back as PTX that `ptxas` accepts; parsing the output gives
+//! - [`print()`] writes an AST back as PTX that `ptxas` accepts; parsing the output gives
 //!   the same AST up to spans.
 //!
 //! ```

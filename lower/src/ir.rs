@@ -12,13 +12,15 @@
 //! * **Operands are bit patterns.** An instruction reads its operands at its operation
 //!   type ([`OpTy`]); a register whose storage type has the same width but another kind
 //!   (a `.b32` register read by `add.f32`) is reinterpreted bit for bit. Semantic analysis
-//!   guarantees equal widths; only [`Inst::Convert`], [`Inst::Load`] and [`Inst::Store`]
+//!   guarantees equal widths; only [`InstKind::Convert`], [`InstKind::Load`] and [`InstKind::Store`]
 //!   change widths, as PTX's `cvt`, `ld` and `st` do (PTX ISA 9.2 §6.4.x).
 //! * **Evaluation order**: instructions of a block run in order; each reads all its
 //!   operands before writing any destination. The terminator runs last.
-//! * **Control flow**: a block ends in a [`Terminator`]. Predicated PTX instructions have
+//! * **Control flow**: a block ends in a [`Terminator`] (jump, two-way branch on a
+//!   predicate, switch on a 32-bit selector, return). Predicated PTX instructions have
 //!   already been split into their own blocks behind a [`Terminator::Branch`], so
-//!   instructions inside a block are unconditional.
+//!   instructions inside a block are unconditional. Any graph is allowed; the
+//!   structurizer's passes may add blocks and selector registers.
 //! * **Memory**: addresses are byte addresses. `Global` addresses are 64-bit device
 //!   addresses; `Shared` addresses are 32-bit offsets into the kernel's one shared
 //!   window (static variables first, then dynamic `extern .shared` memory); `Param`

@@ -1,5 +1,6 @@
-//! The first structurizer on small hand-written CFGs: the structure it produces for each
-//! supported shape, and its diagnostics for the shapes it rejects.
+//! The structurizer on small hand-written CFGs: the structure it produces for each
+//! shape, dispatchers included (irreducible cycles, several loop exits, short-circuit
+//! conditions).
 
 fn structure(body: &str) -> Result<String, String> {
     let text = format!(
