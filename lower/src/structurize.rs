@@ -161,9 +161,8 @@ impl Ctx<'_> {
         }
         out.push(Node::Code(BlockId(b as u32)));
         let span = self.k.blocks[b].term_span;
-        if self.cfg.succs[b].len() > 1 {
-            self.single_continuation(b, r);
-        }
+        let conts =
+            if self.cfg.succs[b].len() > 1 { self.single_continuation(b, r) } else { Vec::new() };
         match self.k.blocks[b].term.clone() {
             Terminator::Return => {
                 out.push(Node::Return);
@@ -175,7 +174,7 @@ impl Ctx<'_> {
                 if t == f {
                     return Ok(self.follow(t, r, out));
                 }
-                let (arms, rest) = self.arms(b, &[t, f], r)?;
+                let (arms, rest) = self.arms(b, &[t, f], r, &conts)?;
                 let mut arms = arms.into_iter();
                 let then = arms.next().unwrap_or_default();
                 let otherwise = arms.next().unwrap_or_default();
@@ -193,7 +192,7 @@ impl Ctx<'_> {
                 if targets.len() == 1 {
                     return Ok(self.follow(targets[0], r, out));
                 }
-                let (arms, rest) = self.arms(b, &targets, r)?;
+                let (arms, rest) = self.arms(b, &targets, r, &conts)?;
                 let cases = targets
                     .iter()
                     .zip(arms)
@@ -210,18 +209,19 @@ impl Ctx<'_> {
     }
 
     /// Structures the arms of the branch or switch at `b` to `targets`, which must be
-    /// its successors. Returns each arm's nodes and where code continues after the
-    /// construct: the merge, or, when every arm ends in break/continue/return, the one
-    /// arm left out of the construct (its node list is empty).
+    /// its successors, given its continuations. Returns each arm's nodes and where code
+    /// continues after the construct: the merge, or, when every arm ends in
+    /// break/continue/return, the one arm left out of the construct (its node list is
+    /// empty).
     fn arms(
         &mut self,
         b: usize,
         targets: &[usize],
         r: Region,
+        conts: &[usize],
     ) -> Result<(Vec<Vec<Node>>, Option<usize>), Diagnostic> {
-        let conts = continuations(self.k, &self.cfg, &self.forest, b, r.stop);
         let mut arms = vec![Vec::new(); targets.len()];
-        match conts.as_slice() {
+        match conts {
             [m] => {
                 let arm = Region { stop: Some(*m), ..r };
                 for (i, &t) in targets.iter().enumerate() {
@@ -249,17 +249,17 @@ impl Ctx<'_> {
         }
     }
 
-    /// Gives the construct at `b` a single continuation (see [`crate::merges`]); the
-    /// CFG analyses are refreshed when a dispatcher was added.
-    fn single_continuation(&mut self, b: usize, r: Region) {
+    /// Gives the construct at `b` a single continuation (see [`crate::merges`]) and
+    /// returns its continuations (none or one); the CFG analyses are updated when a
+    /// dispatcher was added.
+    fn single_continuation(&mut self, b: usize, r: Region) -> Vec<usize> {
         let conts = continuations(self.k, &self.cfg, &self.forest, b, r.stop);
         if conts.len() > 1 {
             let (d, routed) = join(self.k, &self.cfg, &self.forest, b, r.stop, &conts);
             let d = d.index();
-            // Update the analyses in place rather than recomputing them: the dispatcher
-            // sits in `b`'s loops (its targets are inside them), ahead of its targets.
+            // Update the analyses in place rather than recomputing them. The dispatcher
+            // sits in `b`'s loops (its targets are inside them).
             self.cfg.add_dispatcher(self.k, d, &routed, &conts);
-            // The dispatcher sits in `b`'s loops (its targets are inside them).
             let l = self.forest.innermost[b];
             self.forest.innermost.push(l);
             // An inner loop of the construct whose exit was one of the continuations now
@@ -279,7 +279,9 @@ impl Ctx<'_> {
             }
             self.emitted.push(false);
             debug_assert_eq!(self.emitted.len(), d + 1);
+            return continuations(self.k, &self.cfg, &self.forest, b, r.stop);
         }
+        conts
     }
 
     /// One arm of an `If`/`Switch`: a jump to `t` inside region `r`.
