@@ -23,7 +23,7 @@ mod common;
 
 use common::cases::{buf, val};
 use common::*;
-use ptxvk::spec::ElemType;
+use ptxvk::spec::{ElemType, SpecArg};
 
 // ----- kernels, slots and expectations -------------------------------------------------
 
@@ -1630,4 +1630,94 @@ fn cvt_between_f32_and_f64_and_to_integral_values() {
         pending: vec![],
     }
     .run();
+}
+
+/// `div.rn.f32` against Rust's division, which is IEEE 754 correctly rounded
+/// (PTX ISA 9.2 §9.7.3.8: `.rn` is "the IEEE 754 compliant" division). A NaN result only
+/// has to be a NaN (Vulkan fixes no payload); `.ftz` flushes subnormal inputs and the
+/// result to a zero of the same sign.
+#[test]
+fn div_rn_f32_is_correctly_rounded() {
+    let Some(device) = device() else { return };
+    let mut rng = Rng(47);
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        3.0,
+        10.0,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-45,
+        1e-40,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        0.1,
+        1.0 + f32::EPSILON,
+        16_777_215.0,
+    ];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for &x in &specials {
+        for &y in &specials {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    // Random operands of every magnitude, including results that overflow, underflow to
+    // subnormals, and land near rounding ties.
+    for _ in 0..20_000 {
+        let x = f32::from_bits(rng.next_u32());
+        let y = f32::from_bits(rng.next_u32());
+        a.push(if x.is_nan() { 1.5 } else { x });
+        b.push(if y.is_nan() { 0.75 } else { y });
+    }
+    for _ in 0..4_000 {
+        // Quotients just beside a representable value: q*y with q of 24 bits.
+        let q = (rng.next_u32() >> 8 | 1) as f32;
+        let y = (rng.next_u32() >> 8 | 1) as f32;
+        a.push(q * y);
+        b.push(y);
+    }
+    let n = a.len();
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let case = Case {
+        grid: [n.div_ceil(128) as u32, 1, 1],
+        block: [128, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            SpecArg::Buffer { ty: ElemType::F32, bytes: bytes(&a) },
+            SpecArg::Buffer { ty: ElemType::F32, bytes: bytes(&b) },
+            SpecArg::Buffer { ty: ElemType::F32, bytes: vec![0; 8 * n] },
+            SpecArg::Value((n as u32).to_le_bytes().to_vec()),
+        ],
+        expected: vec![],
+    };
+    let path = repo().join("tests/ptx/ops/div_f32.ptx");
+    let (_, api) = run_api(&device, &path, "div_f32", &case);
+    let cli = run_cli(&path, "div_f32", &case);
+    for (what, got) in [("Rust API", &api), ("ptxvk run --spec", &cli)] {
+        let out = &got.iter().find(|(arg, _)| *arg == 2).expect("output buffer").1;
+        for i in 0..n {
+            let word =
+                |j: usize| f32::from_le_bytes(out[4 * j..4 * j + 4].try_into().expect("4 bytes"));
+            let (x, y) = (a[i], b[i]);
+            for (k, want) in [(0, x / y), (1, ftz(ftz(x) / ftz(y)))] {
+                let have = word(2 * i + k);
+                let ok =
+                    if want.is_nan() { have.is_nan() } else { have.to_bits() == want.to_bits() };
+                assert!(
+                    ok,
+                    "{what}: div.rn{}.f32({x:e} [{:#010x}], {y:e} [{:#010x}]) = {have:e} [{:#010x}], expected {want:e} [{:#010x}]",
+                    if k == 1 { ".ftz" } else { "" },
+                    x.to_bits(),
+                    y.to_bits(),
+                    have.to_bits(),
+                    want.to_bits()
+                );
+            }
+        }
+    }
 }

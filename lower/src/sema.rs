@@ -1073,14 +1073,27 @@ impl Lowerer {
                         format!("`{op}` takes bit-size types, not floats"),
                     ));
                 }
-                let mode =
-                    self.float_mode(span, ty, m, matches!(bop, BinaryOp::Add | BinaryOp::Sub))?;
-                if ty.is_float() && matches!(bop, BinaryOp::Div | BinaryOp::Rem) {
-                    return Err(unsupported(
-                        span,
-                        &format!("floating-point `{op}`"),
-                        "exact emulation of `div.rn` is not implemented yet",
-                    ));
+                let rounded = matches!(bop, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div);
+                let mode = self.float_mode(span, ty, m, rounded)?;
+                if ty.is_float() && bop == BinaryOp::Rem {
+                    return Err(Diagnostic::error(span, "`rem` takes integer types"));
+                }
+                // `div.rn.f32` is emulated exactly; `.approx`/`.full` are rejected above as
+                // unsupported modifiers, and PTX requires one of them or a rounding.
+                if ty.is_float() && bop == BinaryOp::Div {
+                    if ty.bits() == 64 {
+                        return Err(unsupported(
+                            span,
+                            "`div.f64`",
+                            "an exact f64 division is not implemented yet",
+                        ));
+                    }
+                    if m.rounding.is_none() {
+                        return Err(Diagnostic::error(
+                            span,
+                            "`div.f32` needs `.rn` (or `.approx`/`.full`, not supported yet)",
+                        ));
+                    }
                 }
                 if m.sat && !ty.is_float() {
                     return Err(unsupported(
@@ -1618,6 +1631,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "ld" | "st" | "ldu" => &[Space, Vector],
         "cvta" => &[Space],
         "add" | "sub" => &[Rounding, Ftz, Sat],
+        "div" => &[Rounding, Ftz],
         "min" | "max" | "neg" | "abs" => &[Ftz],
         "mul" | "mad" | "fma" => &[MulPart, Rounding, Ftz, Sat],
         "setp" => &[Cmp, BoolOp, Ftz],

@@ -650,6 +650,7 @@ impl<'a> FnEmitter<'a> {
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
+                BinaryOp::Div if ty.bits() == 32 => self.div_rn_f32(a, c)?,
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };
             let r = self.float_result(r, ty, mode)?;
@@ -914,6 +915,106 @@ impl<'a> FnEmitter<'a> {
         let sign = self.b.bitwise_and(it, None, x, sign_mask)?;
         let r = self.b.select(it, None, sub, sign, x)?;
         Ok(self.b.bitcast(ft, None, r)?)
+    }
+
+    /// `div.rn.f32` exactly: Vulkan's f32 and f64 `OpFDiv` are only 2.5 ulp accurate, so
+    /// the f64 quotient rounded to f32 (`q0`) is only a candidate within one ulp of the
+    /// result. It is corrected with exact residuals: for a midpoint `m` between two f32
+    /// neighbours (exact in f64), `m * |b|` is exact (25 + 24 bits) and the sign of
+    /// `|a| - m * |b|` says on which side of `m` the true quotient lies; ties go to the
+    /// even neighbour. IEEE special cases (NaN, infinities, zeros) are selected first.
+    fn div_rn_f32(&mut self, a: Word, b: Word) -> R<Word> {
+        let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
+        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
+        let bt = self.ty(Scalar::Bool);
+        let k = |e: &mut Self, v: u32| e.konst(s32, v as u64);
+        let (abs_mask, sign_mask, inf_bits) =
+            (k(self, 0x7fff_ffff), k(self, 0x8000_0000), k(self, 0x7f80_0000));
+        let ai = self.b.bitcast(it, None, a)?;
+        let bi = self.b.bitcast(it, None, b)?;
+        let xa = self.b.bitwise_and(it, None, ai, abs_mask)?;
+        let xb = self.b.bitwise_and(it, None, bi, abs_mask)?;
+        let sx = self.b.bitwise_xor(it, None, ai, bi)?;
+        let sign = self.b.bitwise_and(it, None, sx, sign_mask)?;
+        // The magnitude of the quotient of the magnitudes, as bits.
+        let x = self.b.bitcast(ft, None, xa)?;
+        let y = self.b.bitcast(ft, None, xb)?;
+        let xd = self.b.f_convert(dt, None, x)?;
+        let yd = self.b.f_convert(dt, None, y)?;
+        let qd = self.b.f_div(dt, None, xd, yd)?;
+        let q0f = self.b.f_convert(ft, None, qd)?;
+        let q0 = self.b.bitcast(it, None, q0f)?;
+        let one = k(self, 1);
+        // Neighbours as f64 values; above f32::MAX the next value is 2^128.
+        let as_f64 = |e: &mut Self, bits: Word| -> R<Word> {
+            let is_inf = e.b.i_equal(bt, None, bits, inf_bits)?;
+            let f = e.b.bitcast(ft, None, bits)?;
+            let d = e.b.f_convert(dt, None, f)?;
+            let two128 = e.konst(s64, 2f64.powi(128).to_bits());
+            Ok(e.b.select(dt, None, is_inf, two128, d)?)
+        };
+        let up_bits = self.b.i_add(it, None, q0, one)?;
+        let down_bits = self.b.i_sub(it, None, q0, one)?;
+        let q0d = as_f64(self, q0)?;
+        let upd = as_f64(self, up_bits)?;
+        let downd = as_f64(self, down_bits)?;
+        let half = self.konst(s64, 0.5f64.to_bits());
+        let mid = |e: &mut Self, lo: Word, hi: Word| -> R<Word> {
+            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
+            e.exact(BinaryOp::Mul, dt, sum, half)
+        };
+        let mid_hi = mid(self, q0d, upd)?;
+        let mid_lo = mid(self, downd, q0d)?;
+        // sign(|a| - m*|b|), exactly.
+        let residual = |e: &mut Self, m: Word| -> R<Word> {
+            let p = e.exact(BinaryOp::Mul, dt, m, yd)?;
+            e.exact(BinaryOp::Sub, dt, xd, p)
+        };
+        let r_hi = residual(self, mid_hi)?;
+        let r_lo = residual(self, mid_lo)?;
+        let zero_d = self.konst(s64, 0);
+        let even_q0 = {
+            let low = self.b.bitwise_and(it, None, q0, one)?;
+            let z = k(self, 0);
+            self.b.i_equal(bt, None, low, z)?
+        };
+        let not_inf = self.b.u_less_than(bt, None, q0, inf_bits)?;
+        let above = self.b.f_ord_greater_than(bt, None, r_hi, zero_d)?;
+        let tie_hi = self.b.f_ord_equal(bt, None, r_hi, zero_d)?;
+        let odd_q0 = self.b.logical_not(bt, None, even_q0)?;
+        let tie_up = self.b.logical_and(bt, None, tie_hi, odd_q0)?;
+        let go_up = self.b.logical_or(bt, None, above, tie_up)?;
+        let go_up = self.b.logical_and(bt, None, go_up, not_inf)?;
+        let z = k(self, 0);
+        let not_zero = self.b.i_not_equal(bt, None, q0, z)?;
+        let below = self.b.f_ord_less_than(bt, None, r_lo, zero_d)?;
+        let tie_lo = self.b.f_ord_equal(bt, None, r_lo, zero_d)?;
+        let tie_down = self.b.logical_and(bt, None, tie_lo, odd_q0)?;
+        let go_down = self.b.logical_or(bt, None, below, tie_down)?;
+        let go_down = self.b.logical_and(bt, None, go_down, not_zero)?;
+        let m1 = self.b.select(it, None, go_up, up_bits, q0)?;
+        let mag = self.b.select(it, None, go_down, down_bits, m1)?;
+        // Special cases: NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf;
+        // 0/y and x/inf give 0.
+        let a_nan = self.b.u_greater_than(bt, None, xa, inf_bits)?;
+        let b_nan = self.b.u_greater_than(bt, None, xb, inf_bits)?;
+        let a_inf = self.b.i_equal(bt, None, xa, inf_bits)?;
+        let b_inf = self.b.i_equal(bt, None, xb, inf_bits)?;
+        let a_zero = self.b.i_equal(bt, None, xa, z)?;
+        let b_zero = self.b.i_equal(bt, None, xb, z)?;
+        let both_zero = self.b.logical_and(bt, None, a_zero, b_zero)?;
+        let both_inf = self.b.logical_and(bt, None, a_inf, b_inf)?;
+        let nan = self.b.logical_or(bt, None, a_nan, b_nan)?;
+        let nan = self.b.logical_or(bt, None, nan, both_zero)?;
+        let nan = self.b.logical_or(bt, None, nan, both_inf)?;
+        let to_inf = self.b.logical_or(bt, None, a_inf, b_zero)?;
+        let to_zero = self.b.logical_or(bt, None, a_zero, b_inf)?;
+        let r1 = self.b.select(it, None, to_zero, z, mag)?;
+        let r2 = self.b.select(it, None, to_inf, inf_bits, r1)?;
+        let signed = self.b.bitwise_or(it, None, r2, sign)?;
+        let canonical_nan = k(self, 0x7fff_ffff);
+        let bits = self.b.select(it, None, nan, canonical_nan, signed)?;
+        Ok(self.b.bitcast(ft, None, bits)?)
     }
 
     /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
