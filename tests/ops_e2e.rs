@@ -1632,12 +1632,12 @@ fn cvt_between_f32_and_f64_and_to_integral_values() {
     .run();
 }
 
-/// `div.rn.f32` against Rust's division, which is IEEE 754 correctly rounded
-/// (PTX ISA 9.2 §9.7.3.8: `.rn` is "the IEEE 754 compliant" division). A NaN result only
-/// has to be a NaN (Vulkan fixes no payload); `.ftz` flushes subnormal inputs and the
-/// result to a zero of the same sign.
+/// `div.rn.f32`, `sqrt.rn.f32` and `rcp.rn.f32` against Rust's `/` and `sqrt`, which are
+/// IEEE 754 correctly rounded (PTX ISA 9.2 §9.7.3.8, §9.7.3.10, §9.7.3.9: the `.rn` forms
+/// are IEEE 754 compliant). A NaN result only has to be a NaN (Vulkan fixes no payload);
+/// `.ftz` flushes subnormal inputs and the result to a zero of the same sign.
 #[test]
-fn div_rn_f32_is_correctly_rounded() {
+fn div_sqrt_rcp_rn_f32_are_correctly_rounded() {
     let Some(device) = device() else { return };
     let mut rng = Rng(47);
     let specials = [
@@ -1690,7 +1690,7 @@ fn div_rn_f32_is_correctly_rounded() {
         args: vec![
             SpecArg::Buffer { ty: ElemType::F32, bytes: bytes(&a) },
             SpecArg::Buffer { ty: ElemType::F32, bytes: bytes(&b) },
-            SpecArg::Buffer { ty: ElemType::F32, bytes: vec![0; 8 * n] },
+            SpecArg::Buffer { ty: ElemType::F32, bytes: vec![0; 24 * n] },
             SpecArg::Value((n as u32).to_le_bytes().to_vec()),
         ],
         expected: vec![],
@@ -1704,14 +1704,21 @@ fn div_rn_f32_is_correctly_rounded() {
             let word =
                 |j: usize| f32::from_le_bytes(out[4 * j..4 * j + 4].try_into().expect("4 bytes"));
             let (x, y) = (a[i], b[i]);
-            for (k, want) in [(0, x / y), (1, ftz(ftz(x) / ftz(y)))] {
-                let have = word(2 * i + k);
+            let wants = [
+                ("div.rn", x / y),
+                ("div.rn.ftz", ftz(ftz(x) / ftz(y))),
+                ("sqrt.rn", x.sqrt()),
+                ("sqrt.rn.ftz", ftz(ftz(x).sqrt())),
+                ("rcp.rn", 1.0 / y),
+                ("rcp.rn.ftz", ftz(1.0 / ftz(y))),
+            ];
+            for (k, (name, want)) in wants.into_iter().enumerate() {
+                let have = word(6 * i + k);
                 let ok =
                     if want.is_nan() { have.is_nan() } else { have.to_bits() == want.to_bits() };
                 assert!(
                     ok,
-                    "{what}: div.rn{}.f32({x:e} [{:#010x}], {y:e} [{:#010x}]) = {have:e} [{:#010x}], expected {want:e} [{:#010x}]",
-                    if k == 1 { ".ftz" } else { "" },
+                    "{what}: {name}.f32 of a = {x:e} [{:#010x}], b = {y:e} [{:#010x}] gave {have:e} [{:#010x}], expected {want:e} [{:#010x}]",
                     x.to_bits(),
                     y.to_bits(),
                     have.to_bits(),

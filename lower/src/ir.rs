@@ -267,6 +267,10 @@ pub enum UnaryOp {
     Clz,
     /// Bit reverse.
     Brev,
+    /// Square root, correctly rounded (`sqrt.rn.f32`).
+    Sqrt,
+    /// Reciprocal, correctly rounded (`rcp.rn.f32`).
+    Rcp,
     /// `cnot`: 1 if the operand is 0, else 0.
     Cnot,
 }
@@ -387,9 +391,11 @@ pub enum InstKind {
         dst: RegId,
         reg: SpecialReg,
     },
+    /// A one-operand operation; `mode` applies to the float ones (`.ftz`).
     Unary {
         op: UnaryOp,
         ty: OpTy,
+        mode: FloatMode,
         dst: RegId,
         src: Value,
     },

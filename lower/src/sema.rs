@@ -1195,6 +1195,30 @@ impl Lowerer {
                     span,
                 );
             }
+            "sqrt" | "rcp" => {
+                // `.rn` forms are exact (emulated); `.approx` is an unsupported modifier.
+                let ty = self.one_type(i, m)?;
+                reject_other(m, &[])?;
+                arity(2)?;
+                if ty != OpTy::F(32) {
+                    return Err(unsupported(
+                        span,
+                        &format!("`{op}` on `{}`", describe_op(ty)),
+                        "only the `.f32` form is implemented",
+                    ));
+                }
+                if m.rounding.is_none() {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}.f32` needs `.rn` (or `.approx`, not supported yet)"),
+                    ));
+                }
+                let mode = self.float_mode(span, ty, m, true)?;
+                let dst = self.dst(&ops[0], ty, false)?;
+                let src = self.src(&ops[1], ty, false, span)?;
+                let uop = if op == "sqrt" { UnaryOp::Sqrt } else { UnaryOp::Rcp };
+                self.push(InstKind::Unary { op: uop, ty, dst, src, mode }, span);
+            }
             "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
@@ -1237,7 +1261,10 @@ impl Lowerer {
                     if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
                 let dst = self.dst(&ops[0], dst_ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
-                self.push(InstKind::Unary { op: uop, ty, dst, src }, span);
+                self.push(
+                    InstKind::Unary { op: uop, ty, mode: FloatMode::default(), dst, src },
+                    span,
+                );
             }
             "setp" => {
                 let ty = self.one_type(i, m)?;
@@ -1631,7 +1658,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "ld" | "st" | "ldu" => &[Space, Vector],
         "cvta" => &[Space],
         "add" | "sub" => &[Rounding, Ftz, Sat],
-        "div" => &[Rounding, Ftz],
+        "div" | "sqrt" | "rcp" => &[Rounding, Ftz],
         "min" | "max" | "neg" | "abs" => &[Ftz],
         "mul" | "mad" | "fma" => &[MulPart, Rounding, Ftz, Sat],
         "setp" => &[Cmp, BoolOp, Ftz],

@@ -29,6 +29,7 @@ mod glsl {
     pub const NMIN: u32 = 79;
     pub const NMAX: u32 = 80;
     pub const FIND_UMSB: u32 = 75;
+    pub const SQRT: u32 = 31;
 }
 
 /// Memory semantics bits (SPIR-V §3.25).
@@ -321,7 +322,19 @@ impl<'a> FnEmitter<'a> {
                 let v = self.special(*reg)?;
                 self.write(*dst, v, Scalar::Int(32), false)
             }
-            InstKind::Unary { op, ty, dst, src } => {
+            InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src } => {
+                let v = self.read_op(*src, *ty)?;
+                let v = if mode.ftz { self.flush_f32(v)? } else { v };
+                let r = if *op == UnaryOp::Sqrt {
+                    self.sqrt_rn_f32(v)?
+                } else {
+                    let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
+                    self.div_rn_f32(one, v)?
+                };
+                let r = self.float_result(r, *ty, *mode)?;
+                self.write_op(*dst, r, *ty)
+            }
+            InstKind::Unary { op, ty, dst, src, .. } => {
                 let v = self.read_op(*src, *ty)?;
                 let (r, rt) = self.unary(*op, *ty, v)?;
                 self.write_op(*dst, r, rt)
@@ -507,6 +520,10 @@ impl<'a> FnEmitter<'a> {
         let t = self.ty(s);
         let bits = ty.bits();
         Ok(match op {
+            // Emitted by `inst` with their `.ftz` handling.
+            UnaryOp::Sqrt | UnaryOp::Rcp => {
+                return Err(Error::Internal("sqrt/rcp reached the integer unary path".into()))
+            }
             UnaryOp::Not => (self.b.not(t, None, v)?, ty),
             UnaryOp::Cnot => {
                 let zero = self.konst(s, 0);
@@ -1015,6 +1032,60 @@ impl<'a> FnEmitter<'a> {
         let canonical_nan = k(self, 0x7fff_ffff);
         let bits = self.b.select(it, None, nan, canonical_nan, signed)?;
         Ok(self.b.bitcast(ft, None, bits)?)
+    }
+
+    /// `sqrt.rn.f32` exactly: Vulkan's `Sqrt` is not correctly rounded (its precision is
+    /// inherited from `InverseSqrt`), so the f64 square root rounded to f32 is a
+    /// candidate within one ulp. For the midpoint `m` above or below it (25 significant
+    /// bits), `m * m` is exact in f64 and its comparison with `x` says on which side the
+    /// true root lies; a midpoint is never exactly a root of an f32, so there are no ties.
+    fn sqrt_rn_f32(&mut self, x: Word) -> R<Word> {
+        let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
+        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
+        let bt = self.ty(Scalar::Bool);
+        let xd = self.b.f_convert(dt, None, x)?;
+        let rd = self.glsl1(dt, glsl::SQRT, xd)?;
+        let q0f = self.b.f_convert(ft, None, rd)?;
+        let q0 = self.b.bitcast(it, None, q0f)?;
+        let one = self.konst(s32, 1);
+        let up = self.b.i_add(it, None, q0, one)?;
+        let down = self.b.i_sub(it, None, q0, one)?;
+        let half = self.konst(s64, 0.5f64.to_bits());
+        let f64_of = |e: &mut Self, bits: Word| -> R<Word> {
+            let f = e.b.bitcast(ft, None, bits)?;
+            Ok(e.b.f_convert(dt, None, f)?)
+        };
+        let (q0d, upd, downd) = (f64_of(self, q0)?, f64_of(self, up)?, f64_of(self, down)?);
+        let mid = |e: &mut Self, lo: Word, hi: Word| -> R<Word> {
+            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
+            e.exact(BinaryOp::Mul, dt, sum, half)
+        };
+        let m_hi = mid(self, q0d, upd)?;
+        let m_lo = mid(self, downd, q0d)?;
+        let sq_hi = self.exact(BinaryOp::Mul, dt, m_hi, m_hi)?;
+        let sq_lo = self.exact(BinaryOp::Mul, dt, m_lo, m_lo)?;
+        let go_up = self.b.f_ord_greater_than(bt, None, xd, sq_hi)?;
+        let go_down = self.b.f_ord_less_than(bt, None, xd, sq_lo)?;
+        // Only positive, finite, non-zero inputs are corrected; the rest (±0, +inf,
+        // NaN, negatives → NaN) keep the candidate, whose IEEE value is exact.
+        let zero = self.konst(Scalar::Float(32), 0);
+        let inf = self.konst(Scalar::Float(32), f32::INFINITY.to_bits() as u64);
+        let pos = self.b.f_ord_greater_than(bt, None, x, zero)?;
+        let fin = self.b.f_ord_less_than(bt, None, x, inf)?;
+        let regular = self.b.logical_and(bt, None, pos, fin)?;
+        let go_up = self.b.logical_and(bt, None, go_up, regular)?;
+        let go_down = self.b.logical_and(bt, None, go_down, regular)?;
+        let r1 = self.b.select(it, None, go_up, up, q0)?;
+        let r = self.b.select(it, None, go_down, down, r1)?;
+        // sqrt(-x) for x > 0 is NaN; sqrt(-0) = -0 (the candidate handles both when the
+        // device's f64 sqrt does; make them explicit rather than trust it).
+        let neg = self.b.f_ord_less_than(bt, None, x, zero)?;
+        let nan = self.konst(s32, 0x7fff_ffff);
+        let is_zero = self.b.f_ord_equal(bt, None, x, zero)?;
+        let xi = self.b.bitcast(it, None, x)?;
+        let r = self.b.select(it, None, neg, nan, r)?;
+        let r = self.b.select(it, None, is_zero, xi, r)?;
+        Ok(self.b.bitcast(ft, None, r)?)
     }
 
     /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
