@@ -934,6 +934,60 @@ impl<'a> FnEmitter<'a> {
         Ok(self.b.bitcast(ft, None, r)?)
     }
 
+    /// Rounds to nearest even, exactly, given `q0`: the bits of a non-negative f32
+    /// candidate within one ulp of the result (`+inf` standing for values past
+    /// `f32::MAX`). `residual(m)` is an exact f64 whose sign tells whether the true value
+    /// lies above (> 0), on (= 0) or below (< 0) the f64 midpoint `m` between two f32
+    /// neighbours; past `f32::MAX` the next neighbour is 2^128. Ties go to the even one.
+    fn round_by_midpoints(
+        &mut self,
+        q0: Word,
+        residual: impl Fn(&mut Self, Word) -> R<Word>,
+    ) -> R<Word> {
+        let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
+        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
+        let bt = self.ty(Scalar::Bool);
+        let inf_bits = self.konst(s32, f32::INFINITY.to_bits() as u64);
+        let (one, zero) = (self.konst(s32, 1), self.konst(s32, 0));
+        let as_f64 = |e: &mut Self, bits: Word| -> R<Word> {
+            let is_inf = e.b.i_equal(bt, None, bits, inf_bits)?;
+            let f = e.b.bitcast(ft, None, bits)?;
+            let d = e.b.f_convert(dt, None, f)?;
+            let two128 = e.konst(s64, 2f64.powi(128).to_bits());
+            Ok(e.b.select(dt, None, is_inf, two128, d)?)
+        };
+        let up_bits = self.b.i_add(it, None, q0, one)?;
+        let down_bits = self.b.i_sub(it, None, q0, one)?;
+        let (q0d, upd, downd) =
+            (as_f64(self, q0)?, as_f64(self, up_bits)?, as_f64(self, down_bits)?);
+        let half = self.konst(s64, 0.5f64.to_bits());
+        let zero_d = self.konst(s64, 0);
+        let low = self.b.bitwise_and(it, None, q0, one)?;
+        let odd_q0 = self.b.i_not_equal(bt, None, low, zero)?;
+        // Whether the value lies past the midpoint of `lo` and `hi` (above it for `up`,
+        // below it otherwise), a tie counting when q0 is odd; only where `allowed`.
+        let step = |e: &mut Self, lo: Word, hi: Word, up: bool, allowed: Word| -> R<Word> {
+            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
+            let m = e.exact(BinaryOp::Mul, dt, sum, half)?;
+            let r = residual(e, m)?;
+            let past = if up {
+                e.b.f_ord_greater_than(bt, None, r, zero_d)?
+            } else {
+                e.b.f_ord_less_than(bt, None, r, zero_d)?
+            };
+            let tie = e.b.f_ord_equal(bt, None, r, zero_d)?;
+            let tie_moves = e.b.logical_and(bt, None, tie, odd_q0)?;
+            let go = e.b.logical_or(bt, None, past, tie_moves)?;
+            Ok(e.b.logical_and(bt, None, go, allowed)?)
+        };
+        let below_inf = self.b.u_less_than(bt, None, q0, inf_bits)?;
+        let above_zero = self.b.i_not_equal(bt, None, q0, zero)?;
+        let go_up = step(self, q0d, upd, true, below_inf)?;
+        let go_down = step(self, downd, q0d, false, above_zero)?;
+        let r = self.b.select(it, None, go_up, up_bits, q0)?;
+        Ok(self.b.select(it, None, go_down, down_bits, r)?)
+    }
+
     /// `div.rn.f32` exactly: Vulkan's f32 and f64 `OpFDiv` are only 2.5 ulp accurate, so
     /// the f64 quotient rounded to f32 (`q0`) is only a candidate within one ulp of the
     /// result. It is corrected with exact residuals: for a midpoint `m` between two f32
@@ -961,56 +1015,12 @@ impl<'a> FnEmitter<'a> {
         let qd = self.b.f_div(dt, None, xd, yd)?;
         let q0f = self.b.f_convert(ft, None, qd)?;
         let q0 = self.b.bitcast(it, None, q0f)?;
-        let one = k(self, 1);
-        // Neighbours as f64 values; above f32::MAX the next value is 2^128.
-        let as_f64 = |e: &mut Self, bits: Word| -> R<Word> {
-            let is_inf = e.b.i_equal(bt, None, bits, inf_bits)?;
-            let f = e.b.bitcast(ft, None, bits)?;
-            let d = e.b.f_convert(dt, None, f)?;
-            let two128 = e.konst(s64, 2f64.powi(128).to_bits());
-            Ok(e.b.select(dt, None, is_inf, two128, d)?)
-        };
-        let up_bits = self.b.i_add(it, None, q0, one)?;
-        let down_bits = self.b.i_sub(it, None, q0, one)?;
-        let q0d = as_f64(self, q0)?;
-        let upd = as_f64(self, up_bits)?;
-        let downd = as_f64(self, down_bits)?;
-        let half = self.konst(s64, 0.5f64.to_bits());
-        let mid = |e: &mut Self, lo: Word, hi: Word| -> R<Word> {
-            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
-            e.exact(BinaryOp::Mul, dt, sum, half)
-        };
-        let mid_hi = mid(self, q0d, upd)?;
-        let mid_lo = mid(self, downd, q0d)?;
-        // sign(|a| - m*|b|), exactly.
-        let residual = |e: &mut Self, m: Word| -> R<Word> {
+        // sign(|a| - m*|b|), exactly: m*|b| has at most 25 + 24 significant bits.
+        let mag = self.round_by_midpoints(q0, |e, m| {
             let p = e.exact(BinaryOp::Mul, dt, m, yd)?;
             e.exact(BinaryOp::Sub, dt, xd, p)
-        };
-        let r_hi = residual(self, mid_hi)?;
-        let r_lo = residual(self, mid_lo)?;
-        let zero_d = self.konst(s64, 0);
-        let even_q0 = {
-            let low = self.b.bitwise_and(it, None, q0, one)?;
-            let z = k(self, 0);
-            self.b.i_equal(bt, None, low, z)?
-        };
-        let not_inf = self.b.u_less_than(bt, None, q0, inf_bits)?;
-        let above = self.b.f_ord_greater_than(bt, None, r_hi, zero_d)?;
-        let tie_hi = self.b.f_ord_equal(bt, None, r_hi, zero_d)?;
-        let odd_q0 = self.b.logical_not(bt, None, even_q0)?;
-        let tie_up = self.b.logical_and(bt, None, tie_hi, odd_q0)?;
-        let go_up = self.b.logical_or(bt, None, above, tie_up)?;
-        let go_up = self.b.logical_and(bt, None, go_up, not_inf)?;
+        })?;
         let z = k(self, 0);
-        let not_zero = self.b.i_not_equal(bt, None, q0, z)?;
-        let below = self.b.f_ord_less_than(bt, None, r_lo, zero_d)?;
-        let tie_lo = self.b.f_ord_equal(bt, None, r_lo, zero_d)?;
-        let tie_down = self.b.logical_and(bt, None, tie_lo, odd_q0)?;
-        let go_down = self.b.logical_or(bt, None, below, tie_down)?;
-        let go_down = self.b.logical_and(bt, None, go_down, not_zero)?;
-        let m1 = self.b.select(it, None, go_up, up_bits, q0)?;
-        let mag = self.b.select(it, None, go_down, down_bits, m1)?;
         // Special cases: NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf;
         // 0/y and x/inf give 0.
         let a_nan = self.b.u_greater_than(bt, None, xa, inf_bits)?;
@@ -1047,36 +1057,20 @@ impl<'a> FnEmitter<'a> {
         let rd = self.glsl1(dt, glsl::SQRT, xd)?;
         let q0f = self.b.f_convert(ft, None, rd)?;
         let q0 = self.b.bitcast(it, None, q0f)?;
-        let one = self.konst(s32, 1);
-        let up = self.b.i_add(it, None, q0, one)?;
-        let down = self.b.i_sub(it, None, q0, one)?;
-        let half = self.konst(s64, 0.5f64.to_bits());
-        let f64_of = |e: &mut Self, bits: Word| -> R<Word> {
-            let f = e.b.bitcast(ft, None, bits)?;
-            Ok(e.b.f_convert(dt, None, f)?)
-        };
-        let (q0d, upd, downd) = (f64_of(self, q0)?, f64_of(self, up)?, f64_of(self, down)?);
-        let mid = |e: &mut Self, lo: Word, hi: Word| -> R<Word> {
-            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
-            e.exact(BinaryOp::Mul, dt, sum, half)
-        };
-        let m_hi = mid(self, q0d, upd)?;
-        let m_lo = mid(self, downd, q0d)?;
-        let sq_hi = self.exact(BinaryOp::Mul, dt, m_hi, m_hi)?;
-        let sq_lo = self.exact(BinaryOp::Mul, dt, m_lo, m_lo)?;
-        let go_up = self.b.f_ord_greater_than(bt, None, xd, sq_hi)?;
-        let go_down = self.b.f_ord_less_than(bt, None, xd, sq_lo)?;
+        // sign(x - m*m), exactly: m*m has at most 50 significant bits. A midpoint is
+        // never exactly the root of an f32, so there are no ties.
+        let corrected = self.round_by_midpoints(q0, |e, m| {
+            let sq = e.exact(BinaryOp::Mul, dt, m, m)?;
+            e.exact(BinaryOp::Sub, dt, xd, sq)
+        })?;
         // Only positive, finite, non-zero inputs are corrected; the rest (±0, +inf,
-        // NaN, negatives → NaN) keep the candidate, whose IEEE value is exact.
+        // NaN, negatives → NaN) are selected below.
         let zero = self.konst(Scalar::Float(32), 0);
         let inf = self.konst(Scalar::Float(32), f32::INFINITY.to_bits() as u64);
         let pos = self.b.f_ord_greater_than(bt, None, x, zero)?;
         let fin = self.b.f_ord_less_than(bt, None, x, inf)?;
         let regular = self.b.logical_and(bt, None, pos, fin)?;
-        let go_up = self.b.logical_and(bt, None, go_up, regular)?;
-        let go_down = self.b.logical_and(bt, None, go_down, regular)?;
-        let r1 = self.b.select(it, None, go_up, up, q0)?;
-        let r = self.b.select(it, None, go_down, down, r1)?;
+        let r = self.b.select(it, None, regular, corrected, q0)?;
         // sqrt(-x) for x > 0 is NaN; sqrt(-0) = -0 (the candidate handles both when the
         // device's f64 sqrt does; make them explicit rather than trust it).
         let neg = self.b.f_ord_less_than(bt, None, x, zero)?;
