@@ -69,7 +69,9 @@ pub fn entry_names(module: &ast::Module) -> Vec<String> {
         .items
         .iter()
         .filter_map(|i| match i {
-            ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f.name.value.clone()),
+            ast::Item::Function(f) if f.is_entry && f.body.is_some() => {
+                Some(f.name.value.to_string())
+            }
             _ => None,
         })
         .collect()

@@ -174,12 +174,14 @@ fn build_module(corpus: &[String], min_bytes: usize) -> String {
             for item in &m.items {
                 match item {
                     Item::Function(f) => {
-                        names.insert(f.name.value.clone());
+                        names.insert(f.name.value.to_string());
                         for p in &f.params {
-                            names.extend(p.names.iter().map(|n| n.name.value.clone()));
+                            names.extend(p.names.iter().map(|n| n.name.value.to_string()));
                         }
                     }
-                    Item::Variable(v) => names.extend(v.names.iter().map(|n| n.name.value.clone())),
+                    Item::Variable(v) => {
+                        names.extend(v.names.iter().map(|n| n.name.value.to_string()))
+                    }
                     Item::Directive(_) => {}
                 }
             }

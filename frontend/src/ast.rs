@@ -5,7 +5,7 @@
 //! checked against the instruction table during lowering, so that a construct later stages
 //! do not implement still parses and is rejected with a diagnostic at its own span.
 
-use crate::span::{Ident, Span, Spanned};
+use crate::span::{Ident, Name, Span, Spanned};
 
 /// One PTX file.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -386,7 +386,7 @@ pub struct Loc {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Section {
     /// `.debug_info`, `.debug_str`, …, as written.
-    pub name: Spanned<String>,
+    pub name: Ident,
     pub entries: Vec<SectionEntry>,
 }
 
@@ -427,7 +427,7 @@ impl Instruction {
 pub enum Operand {
     /// A register, variable, label or function name, optionally with a component
     /// (`%tid.x`, `%r1.y` in old PTX).
-    Name { name: Ident, component: Option<Spanned<String>> },
+    Name { name: Ident, component: Option<Box<Spanned<Name>>> },
     /// A constant expression (integer or floating-point immediate).
     Imm(Expr),
     /// `!%p`: a negated predicate source.
@@ -499,7 +499,7 @@ pub enum ExprKind {
     /// `0d…` literal or a decimal float: the exact f64 bits.
     F64Bits(u64),
     /// A variable or function name used as an address in an initializer or operand.
-    Symbol(String),
+    Symbol(Name),
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
@@ -509,7 +509,7 @@ pub enum ExprKind {
         expr: Box<Expr>,
     },
     /// `generic(var)` in an initializer: the generic address of a variable (§5.4.4).
-    Generic(String),
+    Generic(Name),
     /// `0xFF00(expr)` in an initializer: the byte of `expr` selected by the mask
     /// (§5.4.4, PTX ISA 7.1).
     Mask {

@@ -27,4 +27,4 @@ pub mod span;
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use parser::{parse, parse_syntax};
 pub use printer::print;
-pub use span::{Ident, Span, Spanned};
+pub use span::{Ident, Name, Span, Spanned};

@@ -17,7 +17,7 @@ use logos::Logos;
 use crate::ast::*;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::lexer::Tok;
-use crate::span::{Ident, Span, Spanned};
+use crate::span::{Ident, Name, Span, Spanned};
 
 /// Parses a whole PTX module and checks its instructions against the instruction
 /// table. Returns the module, or every error found, in source order.
@@ -227,7 +227,7 @@ impl<'s> Parser<'s> {
             Some(Tok::Ident(s)) => {
                 let span = self.span();
                 self.advance();
-                Ok(Spanned::new(s.to_string(), span))
+                Ok(Spanned::new(Name::from(s), span))
             }
             _ => Err(self.unexpected(what)),
         }
@@ -538,7 +538,7 @@ impl<'s> Parser<'s> {
             Some(Tok::Dot(s) | Tok::Ident(s)) => {
                 let span = self.span();
                 self.advance();
-                Spanned::new(s.to_string(), span)
+                Spanned::new(Name::from(s), span)
             }
             _ => return Err(self.unexpected("a section name such as `.debug_info`")),
         };
@@ -638,7 +638,7 @@ impl<'s> Parser<'s> {
                 Some(Tok::Dot(d)) if TUNING_DIRECTIVES.contains(&d) => {
                     let start = self.span();
                     self.advance();
-                    let name = Spanned::new(d.to_string(), start);
+                    let name = Spanned::new(Name::from(d), start);
                     let mut values = Vec::new();
                     if self.starts_expression() {
                         loop {
@@ -684,7 +684,7 @@ impl<'s> Parser<'s> {
             let name = match self.peek() {
                 Some(Tok::Dot(s)) => {
                     self.advance();
-                    Spanned::new(s.to_string(), start)
+                    Spanned::new(Name::from(s), start)
                 }
                 _ => return Err(self.unexpected("an attribute such as `.managed`")),
             };
@@ -827,7 +827,7 @@ impl<'s> Parser<'s> {
         let name = if prototype && self.peek() == Some(Tok::Underscore) {
             let span = self.span();
             self.advance();
-            Spanned::new("_".to_string(), span)
+            Spanned::new(Name::from("_"), span)
         } else {
             self.ident("a variable name")?
         };
@@ -1040,11 +1040,11 @@ impl<'s> Parser<'s> {
                 self.advance();
                 let bank = self.const_arg("a bank number")?;
                 self.advance();
-                let text = format!(".const[{}]", bank.value);
+                let text = compact_str::format_compact!(".const[{}]", bank.value);
                 modifiers.push(Spanned::new(text, span.to(self.prev_span())));
                 continue;
             }
-            modifiers.push(Spanned::new(d.to_string(), span));
+            modifiers.push(Spanned::new(Name::from(d), span));
         }
         // Moved into a vector of exactly their number (the scratch keeps its capacity).
         let mut exact_modifiers = Vec::with_capacity(modifiers.len());
@@ -1160,7 +1160,7 @@ impl<'s> Parser<'s> {
                 // `%tid.x`, `%r1.y` (vector register elements), `%r1.b0`/`.h1` (video
                 // byte and half-word selectors).
                 if let Some(Tok::Dot(c)) = self.peek() {
-                    component = Some(Spanned::new(c.to_string(), self.span()));
+                    component = Some(Box::new(Spanned::new(Name::from(c), self.span())));
                     self.advance();
                 }
                 // `var[imm]`: an indexed address form.
@@ -1393,11 +1393,11 @@ impl<'s> Parser<'s> {
             }
             Some(Tok::Ident(s)) => {
                 self.advance();
-                Ok(Expr { kind: ExprKind::Symbol(s.to_string()), span })
+                Ok(Expr { kind: ExprKind::Symbol(Name::from(s)), span })
             }
             Some(Tok::Dot(s)) if self.in_section => {
                 self.advance();
-                Ok(Expr { kind: ExprKind::Symbol(s.to_string()), span })
+                Ok(Expr { kind: ExprKind::Symbol(Name::from(s)), span })
             }
             Some(Tok::LParen) => {
                 self.advance();

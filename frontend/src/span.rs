@@ -51,5 +51,10 @@ impl<T> Spanned<T> {
     }
 }
 
+/// The text of a name, opcode or modifier. Names of up to 24 bytes (nearly every
+/// register, label, opcode and modifier a compiler writes) are stored inline without a
+/// heap allocation, which is most of what makes parsing fast (docs/benchmarks.md).
+pub type Name = compact_str::CompactString;
+
 /// An identifier (register, variable, label or function name) with its span.
-pub type Ident = Spanned<String>;
+pub type Ident = Spanned<Name>;

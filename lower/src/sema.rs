@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
-use ptxvk_frontend::{Diagnostic, Diagnostics, Span, Spanned};
+use ptxvk_frontend::{Diagnostic, Diagnostics, Name, Span, Spanned};
 
 use crate::abi::KernelAbi;
 use crate::ir::*;
@@ -103,10 +103,10 @@ enum Resolved {
 
 struct Lowerer {
     kernel: Kernel,
-    scopes: Vec<BTreeMap<String, Symbol>>,
-    labels: BTreeMap<String, BlockId>,
+    scopes: Vec<BTreeMap<Name, Symbol>>,
+    labels: BTreeMap<Name, BlockId>,
     /// `.branchtargets` tables of `brx.idx`, by their label.
-    branch_tables: BTreeMap<String, Vec<ptxvk_frontend::Ident>>,
+    branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
     cur: BlockId,
     /// The current block has been terminated; further code goes to a fresh block.
     closed: bool,
@@ -156,7 +156,7 @@ fn lower_kernel(
 
     let mut l = Lowerer {
         kernel: Kernel {
-            name: f.name.value.clone(),
+            name: f.name.value.to_string(),
             span: f.span,
             abi: abi.clone(),
             regs: Vec::new(),
@@ -175,7 +175,7 @@ fn lower_kernel(
         shared_slots: BTreeMap::new(),
     };
     for p in &abi.params {
-        l.scopes[0].insert(p.name.clone(), Symbol::Param(p.offset));
+        l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
     }
     let body = f.body.as_deref().unwrap_or(&[]);
     let mut used = BTreeSet::new();
@@ -411,7 +411,7 @@ impl Lowerer {
                             format!("label `{}` is defined twice", l.value),
                         ));
                     } else {
-                        let b = self.new_block(Some(l.value.clone()), l.span);
+                        let b = self.new_block(Some(l.value.to_string()), l.span);
                         self.labels.insert(l.value.clone(), b);
                     }
                 }
@@ -502,7 +502,7 @@ impl Lowerer {
                                 self.add_reg(format!("{}{}", n.name.value, i), ty, n.name.span);
                             }
                         }
-                        None => self.add_reg(n.name.value.clone(), ty, n.name.span),
+                        None => self.add_reg(n.name.value.to_string(), ty, n.name.span),
                     }
                 }
             }
@@ -576,7 +576,7 @@ impl Lowerer {
             };
             let offset = self.kernel.shared.static_bytes.next_multiple_of(align);
             self.kernel.shared.static_bytes = offset.saturating_add(size);
-            self.kernel.shared.variables.push((n.name.value.clone(), offset, size));
+            self.kernel.shared.variables.push((n.name.value.to_string(), offset, size));
             self.shared_slots.insert(n.name.span, Symbol::Shared(offset));
         }
     }
@@ -585,7 +585,7 @@ impl Lowerer {
         let id = RegId(self.kernel.regs.len() as u32);
         self.kernel.regs.push(RegInfo { name: name.clone(), ty, span });
         if let Some(s) = self.scopes.last_mut() {
-            s.insert(name, Symbol::Reg(id));
+            s.insert(Name::from(name.as_str()), Symbol::Reg(id));
         }
     }
 
@@ -613,7 +613,7 @@ impl Lowerer {
     /// `mul.lo.hi`) is an error at the second one; whether the instruction accepts each
     /// category is checked by [`Mods::allow`].
     fn mods(&self, i: &ast::Instruction) -> Result<Mods, Diagnostic> {
-        let mut m = Mods { opcode: i.opcode.value.clone(), ..Mods::default() };
+        let mut m = Mods { opcode: i.opcode.value.to_string(), ..Mods::default() };
         for md in &i.modifiers {
             let s = md.value.as_str();
             let cat = if let Some(t) = ScalarType::from_directive(s) {
@@ -743,7 +743,7 @@ impl Lowerer {
         match op {
             Operand::Imm(e) => Ok(Value::Imm(imm_bits(e, ty)?)),
             Operand::Name { name, component: Some(c) } => {
-                let reg = special_reg(name, c)?;
+                let reg = special_reg(name, c.as_ref())?;
                 if ty.bits() != 32 && !(allow_wider && ty.bits() < 32) {
                     return Err(Diagnostic::error(
                         op.span(),
@@ -1751,10 +1751,7 @@ fn mul_part(s: &str) -> Option<BinaryOp> {
     })
 }
 
-fn special_reg(
-    name: &ptxvk_frontend::Ident,
-    c: &Spanned<String>,
-) -> Result<SpecialReg, Diagnostic> {
+fn special_reg(name: &ptxvk_frontend::Ident, c: &Spanned<Name>) -> Result<SpecialReg, Diagnostic> {
     let dim = match c.value.as_str() {
         ".x" => Dim::X,
         ".y" => Dim::Y,
