@@ -17,6 +17,8 @@ use ptxvk_frontend::{Diagnostic, Diagnostics, Name, Span, Spanned};
 use crate::abi::KernelAbi;
 use crate::ir::*;
 
+mod expand;
+
 /// Lowers every `.entry` of `module`. Device functions with bodies and module-scope
 /// variables are rejected with a diagnostic until they are implemented.
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
@@ -113,6 +115,8 @@ struct Lowerer {
     errors: Vec<Diagnostic>,
     /// Where each `.shared` declaration (by the span of its name) was placed.
     shared_slots: BTreeMap<Span, Symbol>,
+    /// The carry flag of `.cc` instructions, once one is used (`expand::carry_flag`).
+    carry: Option<RegId>,
 }
 
 fn lower_kernel(
@@ -173,6 +177,7 @@ fn lower_kernel(
         closed: false,
         errors,
         shared_slots: BTreeMap::new(),
+        carry: None,
     };
     for p in &abi.params {
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
@@ -963,6 +968,9 @@ impl Lowerer {
 
     fn operation(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         m.allow(op, modifier_categories(op))?;
+        if let Some(result) = self.expand(op, i, m) {
+            return result;
+        }
         let span = i.span;
         let ops = i.operands.as_slice();
         let arity = |n: usize| -> Result<(), Diagnostic> {
@@ -1272,27 +1280,7 @@ impl Lowerer {
                 let cmp = m.cmp.ok_or_else(|| {
                     Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
                 })?;
-                if !ty.is_float()
-                    && matches!(
-                        cmp,
-                        CmpOp::Equ
-                            | CmpOp::Neu
-                            | CmpOp::Ltu
-                            | CmpOp::Leu
-                            | CmpOp::Gtu
-                            | CmpOp::Geu
-                            | CmpOp::Num
-                            | CmpOp::Nan
-                    )
-                {
-                    return Err(Diagnostic::error(
-                        span,
-                        "unordered comparisons take floating-point types",
-                    ));
-                }
-                if m.ftz && !ty.is_float() {
-                    return Err(Diagnostic::error(span, "`.ftz` takes floating-point types"));
-                }
+                check_comparison(span, cmp, ty, m.ftz)?;
                 let n = if m.bool_op.is_some() { 4 } else { 3 };
                 arity(n)?;
                 let (dst, dst_not) = match &ops[0] {
@@ -1639,6 +1627,28 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
 }
 
+/// The type rules of a `setp`/`set` comparison (PTX ISA 9.2 §9.7.7.1-2).
+fn check_comparison(span: Span, cmp: CmpOp, ty: OpTy, ftz: bool) -> Result<(), Diagnostic> {
+    let unordered = matches!(
+        cmp,
+        CmpOp::Equ
+            | CmpOp::Neu
+            | CmpOp::Ltu
+            | CmpOp::Leu
+            | CmpOp::Gtu
+            | CmpOp::Geu
+            | CmpOp::Num
+            | CmpOp::Nan
+    );
+    if !ty.is_float() && unordered {
+        return Err(Diagnostic::error(span, "unordered comparisons take floating-point types"));
+    }
+    if ftz && !ty.is_float() {
+        return Err(Diagnostic::error(span, "`.ftz` takes floating-point types"));
+    }
+    Ok(())
+}
+
 fn reject_other(m: &Mods, allowed: &[&str]) -> Result<(), Diagnostic> {
     for o in &m.other {
         if !allowed.contains(&o.value.as_str()) {
@@ -1661,7 +1671,11 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "div" | "sqrt" | "rcp" => &[Rounding, Ftz],
         "min" | "max" | "neg" | "abs" => &[Ftz],
         "mul" | "mad" | "fma" => &[MulPart, Rounding, Ftz, Sat],
-        "setp" => &[Cmp, BoolOp, Ftz],
+        "setp" | "set" => &[Cmp, BoolOp, Ftz],
+        "mul24" | "mad24" => &[MulPart, Sat],
+        "madc" | "dp2a" => &[MulPart],
+        "lop3" => &[BoolOp],
+        "slct" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],
         _ => &[],
     }

@@ -1,0 +1,1009 @@
+//! Instructions lowered to sequences of the IR's core operations: the integer
+//! instructions of PTX ISA 9.2 §9.7.1 and §9.7.8 that have no single SPIR-V counterpart
+//! (`mul24`, `mad24`, `sad`, `bfind`, `bmsk`, `szext`, `prmt`, `shf`, `lop3`, `dp4a`,
+//! `dp2a`, the `.cc` carry chains `add.cc`/`addc`/`sub.cc`/`subc`/`mad.cc`/`madc`,
+//! saturating `add`/`sub`, `.relu` and the packed `.u16x2`/`.s16x2` forms of
+//! `add`/`min`/`max`), and the float bit-level instructions `copysign`, `testp`,
+//! `set` and `slct` (§9.7.3, §9.7.7).
+//!
+//! Every expansion reads its sources before it writes its destination (the last
+//! instruction is a `mov`), so `d` may name a source register. The formulas follow the
+//! ISA's pseudocode, cited beside each one.
+
+use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::ir::{BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, UnaryOp, Value};
+
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+
+/// Emits IR for one PTX instruction into the current block.
+struct Emit<'a> {
+    l: &'a mut Lowerer,
+    span: Span,
+}
+
+impl Emit<'_> {
+    fn temp(&mut self, ty: OpTy) -> RegId {
+        self.l.temp(ty.storage(), self.span)
+    }
+
+    fn push(&mut self, kind: InstKind) {
+        self.l.push(kind, self.span);
+    }
+
+    fn bin(&mut self, op: BinaryOp, ty: OpTy, lhs: Value, rhs: Value) -> Value {
+        let dst_ty = if op == BinaryOp::MulWide { wide(ty) } else { ty };
+        let dst = self.temp(dst_ty);
+        self.push(InstKind::Binary { op, ty, mode: FloatMode::default(), dst, lhs, rhs });
+        Value::Reg(dst)
+    }
+
+    fn un(&mut self, op: UnaryOp, ty: OpTy, src: Value) -> Value {
+        let dst_ty = if matches!(op, UnaryOp::Clz | UnaryOp::Popc) { U32 } else { ty };
+        let dst = self.temp(dst_ty);
+        self.push(InstKind::Unary { op, ty, mode: FloatMode::default(), dst, src });
+        Value::Reg(dst)
+    }
+
+    fn add(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+        self.bin(BinaryOp::Add, ty, a, b)
+    }
+
+    fn and(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+        self.bin(BinaryOp::And, ty, a, b)
+    }
+
+    fn or(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+        self.bin(BinaryOp::Or, ty, a, b)
+    }
+
+    fn not(&mut self, ty: OpTy, a: Value) -> Value {
+        self.un(UnaryOp::Not, ty, a)
+    }
+
+    fn cmp(&mut self, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) -> RegId {
+        let dst = self.temp(OpTy::Pred);
+        self.push(InstKind::Setp {
+            cmp,
+            ty,
+            ftz: false,
+            dst: Some(dst),
+            dst_not: None,
+            lhs,
+            rhs,
+            combine: None,
+        });
+        dst
+    }
+
+    /// `cond ? a : b`.
+    fn sel(&mut self, ty: OpTy, cond: RegId, a: Value, b: Value) -> Value {
+        let dst = self.temp(ty);
+        self.push(InstKind::Select { ty, dst, a, b, cond, negate: false });
+        Value::Reg(dst)
+    }
+
+    fn pred_or(&mut self, lhs: RegId, rhs: RegId) -> RegId {
+        let dst = self.temp(OpTy::Pred);
+        self.push(InstKind::PredLogic { op: BoolOp::Or, dst, lhs, rhs });
+        dst
+    }
+
+    /// Integer conversion (truncation, or extension by the signedness of `from`).
+    fn cvt(&mut self, to: OpTy, from: OpTy, src: Value) -> Value {
+        let dst = self.temp(to);
+        self.push(InstKind::Convert {
+            to,
+            from,
+            rounding: None,
+            mode: FloatMode::default(),
+            dst,
+            src,
+        });
+        Value::Reg(dst)
+    }
+
+    /// `len` bits of `a` from `pos`, zero- or sign-extended by `ty` (`bfe`).
+    fn bfe(&mut self, ty: OpTy, a: Value, pos: u64, len: u64) -> Value {
+        let dst = self.temp(ty);
+        self.push(InstKind::Bfe { ty, dst, a, pos: Value::Imm(pos), len: Value::Imm(len) });
+        Value::Reg(dst)
+    }
+
+    /// `{hi, lo}` as one 64-bit value.
+    fn pack64(&mut self, lo: Value, hi: Value) -> Value {
+        let dst = self.temp(U64);
+        self.push(InstKind::Pack { elem: U32, dst, srcs: vec![lo, hi] });
+        Value::Reg(dst)
+    }
+
+    /// The low 32 bits of a 64-bit value.
+    fn lo32(&mut self, v: Value) -> Value {
+        self.cvt(U32, U64, v)
+    }
+
+    fn mov(&mut self, ty: OpTy, dst: RegId, src: Value) {
+        self.push(InstKind::Mov { ty, dst, src });
+    }
+}
+
+fn wide(ty: OpTy) -> OpTy {
+    match ty {
+        OpTy::S(b) => OpTy::S(b * 2),
+        other => OpTy::U(other.bits() as u8 * 2),
+    }
+}
+
+/// The packed integer types of `add`/`sub`/`min`/`max` (§9.7.1.1, §9.7.1.12): the
+/// element type of each half word.
+fn packed_elem(m: &Mods) -> Option<OpTy> {
+    if !m.types.is_empty() {
+        return None;
+    }
+    m.other.iter().find_map(|o| match o.value.as_str() {
+        ".u16x2" => Some(OpTy::U(16)),
+        ".s16x2" => Some(OpTy::S(16)),
+        _ => None,
+    })
+}
+
+fn has(m: &Mods, modifier: &str) -> bool {
+    m.other.iter().any(|o| o.value == modifier)
+}
+
+impl Lowerer {
+    /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
+    /// core lowering.
+    pub(super) fn expand(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let handled = match op {
+            // Packed half words exist for `add`, `min` and `max` only (§9.7.1.1-2).
+            "add" => has(m, ".cc") || packed_elem(m).is_some() || self.int_sat(i, m),
+            "sub" => has(m, ".cc") || self.int_sat(i, m),
+            "min" | "max" => has(m, ".relu") || packed_elem(m).is_some(),
+            "mad" => has(m, ".cc"),
+            "mul24" | "mad24" | "sad" | "bfind" | "bmsk" | "szext" | "prmt" | "shf" | "lop3"
+            | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp" | "set"
+            | "slct" => true,
+            _ => false,
+        };
+        if !handled {
+            return None;
+        }
+        let ops = i.operands.as_slice();
+        let span = i.span;
+        let want = |n: usize| -> Result<(), Diagnostic> {
+            if ops.len() == n {
+                Ok(())
+            } else {
+                Err(Diagnostic::error(
+                    span,
+                    format!("`{op}` takes {n} operands, found {}", ops.len()),
+                ))
+            }
+        };
+        Some((|| match op {
+            "add" | "sub" if packed_elem(m).is_some() || !has(m, ".cc") => {
+                want(3)?;
+                self.packed_or_sat(op, i, m)
+            }
+            "add" | "sub" | "mad" | "addc" | "subc" | "madc" => {
+                want(if matches!(op, "mad" | "madc") { 4 } else { 3 })?;
+                self.carry_chain(op, i, m)
+            }
+            "min" | "max" => {
+                want(3)?;
+                self.packed_or_sat(op, i, m)
+            }
+            "mul24" | "mad24" => {
+                want(if op == "mad24" { 4 } else { 3 })?;
+                self.mul24(op, i, m)
+            }
+            "sad" => {
+                want(4)?;
+                self.sad(i, m)
+            }
+            "bfind" => {
+                want(2)?;
+                self.bfind(i, m)
+            }
+            "bmsk" | "szext" => {
+                want(3)?;
+                self.mask_ops(op, i, m)
+            }
+            "prmt" => {
+                want(4)?;
+                self.prmt(i, m)
+            }
+            "shf" => {
+                want(4)?;
+                self.shf(i, m)
+            }
+            "lop3" => self.lop3(i, m),
+            "dp4a" | "dp2a" => {
+                want(4)?;
+                self.dot(op, i, m)
+            }
+            "copysign" => {
+                want(3)?;
+                self.copysign(i, m)
+            }
+            "testp" => {
+                want(2)?;
+                self.testp(i, m)
+            }
+            "set" => self.set(i, m),
+            _ => {
+                want(4)?;
+                self.slct(i, m)
+            }
+        })())
+    }
+
+    /// `add.sat.s32`/`sub.sat.s32`: the only saturating integer forms (§9.7.1.1-2).
+    fn int_sat(&self, i: &ast::Instruction, m: &Mods) -> bool {
+        m.sat && self.one_type(i, m).is_ok_and(|t| !t.is_float())
+    }
+
+    /// The type operands of an instruction with exactly one type among `allowed`.
+    fn typed(&self, i: &ast::Instruction, m: &Mods, allowed: &[OpTy]) -> Result<OpTy, Diagnostic> {
+        let ty = self.one_type(i, m)?;
+        if allowed.contains(&ty) {
+            return Ok(ty);
+        }
+        let names: Vec<String> = allowed.iter().map(|t| format!("`{}`", ty_name(*t))).collect();
+        Err(Diagnostic::error(
+            m.types.first().map_or(i.span, |t| t.span),
+            format!("`{}` takes {}", i.opcode.value, names.join(", ")),
+        ))
+    }
+
+    fn srcs<const N: usize>(
+        &mut self,
+        i: &ast::Instruction,
+        from: usize,
+        tys: [OpTy; N],
+    ) -> Result<[Value; N], Diagnostic> {
+        let mut out = [Value::Imm(0); N];
+        for (k, ty) in tys.into_iter().enumerate() {
+            out[k] = self.src(&i.operands[from + k], ty, false, i.span)?;
+        }
+        Ok(out)
+    }
+
+    /// Packed `.u16x2`/`.s16x2` `add`/`min`/`max` (per half word, §9.7.1.1,
+    /// §9.7.1.12-13), `.relu` (`max(result, 0)`), and `add.sat.s32`/`sub.sat.s32`
+    /// (computed exactly in 64 bits and clamped to the s32 range).
+    fn packed_or_sat(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        reject_other(m, &[".relu", ".u16x2", ".s16x2"])?;
+        let relu = has(m, ".relu");
+        let bop = match op {
+            "add" => BinaryOp::Add,
+            "sub" => BinaryOp::Sub,
+            "min" => BinaryOp::Min,
+            _ => BinaryOp::Max,
+        };
+        let span = i.span;
+        if let Some(elem) = packed_elem(m) {
+            if m.sat || m.ftz || m.rounding.is_some() {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{op}.{}x2` takes no rounding, `.ftz` or `.sat`", ty_name(elem)),
+                ));
+            }
+            if relu && (elem != OpTy::S(16) || matches!(bop, BinaryOp::Add | BinaryOp::Sub)) {
+                return Err(Diagnostic::error(
+                    span,
+                    "`.relu` takes `min`/`max` on `.s16x2` or `.s32`",
+                ));
+            }
+            let dst = self.dst(&i.operands[0], U32, false)?;
+            let [a, b] = self.srcs(i, 1, [U32, U32])?;
+            let mut e = Emit { l: self, span };
+            let mut halves = Vec::new();
+            let word = if elem.is_signed() { OpTy::S(32) } else { U32 };
+            for k in 0..2 {
+                let x = e.bfe(word, a, 16 * k, 16);
+                let y = e.bfe(word, b, 16 * k, 16);
+                let x = e.cvt(elem, word, x);
+                let y = e.cvt(elem, word, y);
+                let mut r = e.bin(bop, elem, x, y);
+                if relu {
+                    r = e.bin(BinaryOp::Max, elem, r, Value::Imm(0));
+                }
+                halves.push(r);
+            }
+            let t = e.temp(U32);
+            e.push(InstKind::Pack { elem: OpTy::U(16), dst: t, srcs: halves });
+            e.mov(U32, dst, Value::Reg(t));
+            return Ok(());
+        }
+        let ty = self.one_type(i, m)?;
+        if ty != OpTy::S(32) {
+            return Err(Diagnostic::error(
+                span,
+                if relu {
+                    "`.relu` takes `min`/`max` on `.s16x2` or `.s32`"
+                } else {
+                    "integer `.sat` takes `.s32` only"
+                },
+            ));
+        }
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let [a, b] = self.srcs(i, 1, [ty, ty])?;
+        let mut e = Emit { l: self, span };
+        if relu {
+            let r = e.bin(bop, ty, a, b);
+            let r = e.bin(BinaryOp::Max, ty, r, Value::Imm(0));
+            e.mov(ty, dst, r);
+        } else {
+            let s64 = OpTy::S(64);
+            let x = e.cvt(s64, ty, a);
+            let y = e.cvt(s64, ty, b);
+            let r = e.bin(bop, s64, x, y);
+            let t = e.temp(ty);
+            e.push(InstKind::Convert {
+                to: ty,
+                from: s64,
+                rounding: None,
+                mode: FloatMode { ftz: false, sat: true },
+                dst: t,
+                src: r,
+            });
+            e.mov(ty, dst, Value::Reg(t));
+        }
+        Ok(())
+    }
+
+    /// The carry flag `CC.CF` of the extended-precision instructions (§9.7.2): a
+    /// 32-bit register holding 0 or 1, created on first use. PTX leaves its value
+    /// undefined before the first `.cc` instruction; here it starts at 0.
+    fn carry_flag(&mut self, span: Span) -> RegId {
+        if let Some(cc) = self.carry {
+            return cc;
+        }
+        let cc = self.temp(RegTy::Int(32), span);
+        self.kernel.regs[cc.index()].name = "$cc".into();
+        // Initialized at the kernel's entry so that every path defines it.
+        let entry = self.kernel.entry.index();
+        let init =
+            crate::ir::Inst { kind: InstKind::Mov { ty: U32, dst: cc, src: Value::Imm(0) }, span };
+        self.kernel.blocks[entry].insts.insert(0, init);
+        self.carry = Some(cc);
+        cc
+    }
+
+    /// `add.cc`, `addc{.cc}`, `sub.cc`, `subc{.cc}` (§9.7.2.1-4) and `mad{.lo,.hi}.cc`,
+    /// `madc{.lo,.hi}{.cc}` (§9.7.2.5-6) on `.u32 .s32 .u64 .s64`: `d = a ± b ± CF`
+    /// with the carry (or borrow) out of the full-width unsigned sum written to `CF`
+    /// when `.cc` is given. The carry out of `x + y + c` is `(x+y <u x) | (x+y+c <u x+y)`;
+    /// the borrow out of `x - y - c` is `(x <u y) | (x-y <u c)`.
+    fn carry_chain(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[".cc"])?;
+        let cc_out = has(m, ".cc");
+        let carry_in = matches!(op, "addc" | "subc" | "madc");
+        let ty = self.typed(i, m, &[U32, OpTy::S(32), U64, OpTy::S(64)])?;
+        if m.sat {
+            return Err(Diagnostic::error(i.span, format!("`{op}` with `.cc` takes no `.sat`")));
+        }
+        let span = i.span;
+        let uty = ty.as_unsigned();
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let (x, y) = if matches!(op, "mad" | "madc") {
+            let part = match m.mul_part.as_ref().map(|p| p.value) {
+                Some(p @ (BinaryOp::Mul | BinaryOp::MulHi)) => p,
+                _ => return Err(Diagnostic::error(span, format!("`{op}` needs `.lo` or `.hi`"))),
+            };
+            let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
+            let mut e = Emit { l: self, span };
+            (e.bin(part, ty, a, b), c)
+        } else {
+            if let Some(p) = &m.mul_part {
+                return Err(Diagnostic::error(p.span, format!("`{op}` takes no `.lo/.hi/.wide`")));
+            }
+            let [a, b] = self.srcs(i, 1, [ty, ty])?;
+            (a, b)
+        };
+        let cf = if carry_in || cc_out { Some(self.carry_flag(span)) } else { None };
+        let mut e = Emit { l: self, span };
+        let subtract = op.starts_with("sub");
+        let cin = match (carry_in, cf) {
+            (true, Some(cf)) => {
+                Some(if uty == U64 { e.cvt(U64, U32, Value::Reg(cf)) } else { Value::Reg(cf) })
+            }
+            _ => None,
+        };
+        let (result, out1, out2) = if subtract {
+            let d1 = e.bin(BinaryOp::Sub, uty, x, y);
+            let b1 = e.cmp(CmpOp::Lt, uty, x, y);
+            match cin {
+                Some(c) => {
+                    let d2 = e.bin(BinaryOp::Sub, uty, d1, c);
+                    let b2 = e.cmp(CmpOp::Lt, uty, d1, c);
+                    (d2, b1, Some(b2))
+                }
+                None => (d1, b1, None),
+            }
+        } else {
+            let s1 = e.add(uty, x, y);
+            let c1 = e.cmp(CmpOp::Lt, uty, s1, x);
+            match cin {
+                Some(c) => {
+                    let s2 = e.add(uty, s1, c);
+                    let c2 = e.cmp(CmpOp::Lt, uty, s2, s1);
+                    (s2, c1, Some(c2))
+                }
+                None => (s1, c1, None),
+            }
+        };
+        if let (true, Some(cf)) = (cc_out, cf) {
+            let out = match out2 {
+                Some(o2) => e.pred_or(out1, o2),
+                None => out1,
+            };
+            let bit = e.sel(U32, out, Value::Imm(1), Value::Imm(0));
+            e.mov(ty, dst, result);
+            e.mov(U32, cf, bit);
+        } else {
+            e.mov(ty, dst, result);
+        }
+        Ok(())
+    }
+
+    /// `mul24.{lo,hi}` and `mad24.{lo,hi}` on `.u32`/`.s32` (§9.7.1.5-6): the 48-bit
+    /// product of the low 24 bits of `a` and `b` (sign-extended for `.s32`); `.lo` is
+    /// bits 31..0, `.hi` bits 47..16; `mad24` adds `c` modulo 2^32.
+    fn mul24(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let ty = self.typed(i, m, &[U32, OpTy::S(32)])?;
+        if m.sat {
+            return Err(unsupported(i.span, "`mad24.hi.sat`", "not implemented yet"));
+        }
+        let hi = match m.mul_part.as_ref().map(|p| p.value) {
+            Some(BinaryOp::Mul) => false,
+            Some(BinaryOp::MulHi) => true,
+            _ => return Err(Diagnostic::error(i.span, format!("`{op}` needs `.lo` or `.hi`"))),
+        };
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let [a, b] = self.srcs(i, 1, [ty, ty])?;
+        let c =
+            if op == "mad24" { Some(self.src(&i.operands[3], ty, false, i.span)?) } else { None };
+        let mut e = Emit { l: self, span: i.span };
+        let a24 = e.bfe(ty, a, 0, 24);
+        let b24 = e.bfe(ty, b, 0, 24);
+        let p = e.bin(BinaryOp::MulWide, ty, a24, b24);
+        let p = if hi { e.bin(BinaryOp::Shr, U64, p, Value::Imm(16)) } else { p };
+        let mut r = e.lo32(p);
+        if let Some(c) = c {
+            r = e.add(U32, r, c);
+        }
+        e.mov(ty, dst, r);
+        Ok(())
+    }
+
+    /// `sad` (§9.7.1.11): `d = c + |a - b|`, the difference taken in the type's order.
+    fn sad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let all = [OpTy::U(16), U32, U64, OpTy::S(16), OpTy::S(32), OpTy::S(64)];
+        let ty = self.typed(i, m, &all)?;
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
+        let mut e = Emit { l: self, span: i.span };
+        let lt = e.cmp(CmpOp::Lt, ty, a, b);
+        let ba = e.bin(BinaryOp::Sub, ty, b, a);
+        let ab = e.bin(BinaryOp::Sub, ty, a, b);
+        let diff = e.sel(ty, lt, ba, ab);
+        let r = e.add(ty, c, diff);
+        e.mov(ty, dst, r);
+        Ok(())
+    }
+
+    /// `bfind{.shiftamt}` (§9.7.1.16): the position of the most significant bit that
+    /// is set (for signed types: that differs from the sign bit), or 0xffffffff;
+    /// `.shiftamt` gives `msb - position` instead, which is the leading-zero count.
+    fn bfind(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[".shiftamt"])?;
+        let ty = self.typed(i, m, &[U32, U64, OpTy::S(32), OpTy::S(64)])?;
+        let dst = self.dst(&i.operands[0], U32, false)?;
+        let [a] = self.srcs(i, 1, [ty])?;
+        let mut e = Emit { l: self, span: i.span };
+        let uty = ty.as_unsigned();
+        let x = if ty.is_signed() {
+            let neg = e.cmp(CmpOp::Lt, ty, a, Value::Imm(0));
+            let inv = e.not(uty, a);
+            e.sel(uty, neg, inv, a)
+        } else {
+            a
+        };
+        let clz = e.un(UnaryOp::Clz, uty, x);
+        let found = e.cmp(CmpOp::Ne, uty, x, Value::Imm(0));
+        let r = if has(m, ".shiftamt") {
+            clz
+        } else {
+            e.bin(BinaryOp::Sub, U32, Value::Imm(u64::from(ty.bits() - 1)), clz)
+        };
+        let r = e.sel(U32, found, r, Value::Imm(0xffff_ffff));
+        e.mov(U32, dst, r);
+        Ok(())
+    }
+
+    /// `bmsk.{clamp,wrap}.b32 d, a, b` (§9.7.1.24): a mask of `b` ones from bit `a`;
+    /// `szext.{clamp,wrap}.{u32,s32} d, a, b` (§9.7.1.25): the low `b` bits of `a`,
+    /// zero- or sign-extended. Both follow the ISA pseudocode step by step.
+    fn mask_ops(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[".clamp", ".wrap"])?;
+        let clamp = match (has(m, ".clamp"), has(m, ".wrap")) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => {
+                return Err(Diagnostic::error(i.span, format!("`{op}` needs `.clamp` or `.wrap`")))
+            }
+        };
+        let ty = if op == "bmsk" {
+            self.typed(i, m, &[U32])?
+        } else {
+            self.typed(i, m, &[U32, OpTy::S(32)])?
+        };
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let [a, b] = self.srcs(i, 1, [U32, U32])?;
+        let mut e = Emit { l: self, span: i.span };
+        let ones = Value::Imm(0xffff_ffff);
+        let b1 = e.and(U32, b, Value::Imm(31));
+        let b_big = e.cmp(CmpOp::Ge, U32, b, Value::Imm(32));
+        let r = if op == "bmsk" {
+            let a1 = e.and(U32, a, Value::Imm(31));
+            let a_big = e.cmp(CmpOp::Ge, U32, a, Value::Imm(32));
+            let mut mask0 = e.bin(BinaryOp::Shl, U32, ones, a1);
+            let sum = e.add(U32, a1, b1);
+            let shifted = e.bin(BinaryOp::Shl, U32, ones, sum);
+            let b_zero = e.cmp(CmpOp::Eq, U32, b1, Value::Imm(0));
+            let mut mask1 = e.sel(U32, b_zero, ones, shifted);
+            let sum_big = e.cmp(CmpOp::Ge, U32, sum, Value::Imm(32));
+            mask1 = e.sel(U32, sum_big, Value::Imm(0), mask1);
+            if clamp {
+                mask0 = e.sel(U32, a_big, Value::Imm(0), mask0);
+                let over = e.pred_or(a_big, b_big);
+                mask1 = e.sel(U32, over, Value::Imm(0), mask1);
+            }
+            let keep = e.not(U32, mask1);
+            e.and(U32, mask0, keep)
+        } else {
+            let shifted = e.bin(BinaryOp::Shl, U32, ones, b1);
+            let mask = if clamp { e.sel(U32, b_big, Value::Imm(0), shifted) } else { shifted };
+            let keep = e.not(U32, mask);
+            let low = e.and(U32, a, keep);
+            if ty.is_signed() {
+                let pos = e.bin(BinaryOp::Sub, U32, b1, Value::Imm(1));
+                let pos = e.and(U32, pos, Value::Imm(31));
+                let sign = e.bin(BinaryOp::Shr, U32, a, pos);
+                let sign = e.and(U32, sign, Value::Imm(1));
+                let b_zero = e.cmp(CmpOp::Eq, U32, b1, Value::Imm(0));
+                let sign = e.sel(U32, b_zero, Value::Imm(0), sign);
+                let set = e.cmp(CmpOp::Ne, U32, sign, Value::Imm(0));
+                let fill = e.sel(U32, set, mask, Value::Imm(0));
+                e.or(U32, low, fill)
+            } else {
+                low
+            }
+        };
+        e.mov(ty, dst, r);
+        Ok(())
+    }
+
+    /// `prmt.b32{.mode} d, a, b, c` (§9.7.8.7): four bytes picked from the eight of
+    /// `{b, a}`. Without a mode each result byte has a 4-bit selector in `c` (bit 3:
+    /// replicate the picked byte's sign); the modes pick by `c[1:0]` from the ISA's
+    /// fixed table, which becomes a selector word here.
+    fn prmt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        const MODES: [(&str, [u64; 4]); 6] = [
+            (".f4e", [0x3210, 0x4321, 0x5432, 0x6543]),
+            (".b4e", [0x5670, 0x6701, 0x7012, 0x0123]),
+            (".rc8", [0x0000, 0x1111, 0x2222, 0x3333]),
+            (".ecl", [0x3210, 0x3211, 0x3222, 0x3333]),
+            (".ecr", [0x0000, 0x1110, 0x2210, 0x3210]),
+            (".rc16", [0x1010, 0x3232, 0x1010, 0x3232]),
+        ];
+        let names: Vec<&str> = MODES.iter().map(|(n, _)| *n).collect();
+        reject_other(m, &names)?;
+        if m.other.len() > 1 {
+            return Err(Diagnostic::error(m.other[1].span, "`prmt` takes one mode"));
+        }
+        self.typed(i, m, &[U32])?;
+        let mode = m.other.first().and_then(|o| MODES.iter().find(|(n, _)| o.value == *n));
+        let dst = self.dst(&i.operands[0], U32, false)?;
+        let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
+        let mut e = Emit { l: self, span: i.span };
+        let bytes = e.pack64(a, b);
+        let selector = match mode {
+            None => c,
+            Some((_, table)) => {
+                let ctl = e.and(U32, c, Value::Imm(3));
+                let mut s = Value::Imm(table[3]);
+                for (k, &word) in table.iter().enumerate().take(3).rev() {
+                    let is_k = e.cmp(CmpOp::Eq, U32, ctl, Value::Imm(k as u64));
+                    s = e.sel(U32, is_k, Value::Imm(word), s);
+                }
+                s
+            }
+        };
+        let mut r = Value::Imm(0);
+        for k in 0..4u64 {
+            let nibble = e.bfe(U32, selector, 4 * k, 4);
+            let index = e.and(U32, nibble, Value::Imm(7));
+            let shift = e.bin(BinaryOp::Shl, U32, index, Value::Imm(3));
+            let moved = e.bin(BinaryOp::Shr, U64, bytes, shift);
+            let moved = e.lo32(moved);
+            let mut byte = e.and(U32, moved, Value::Imm(0xff));
+            if mode.is_none() {
+                let replicate = e.cmp(CmpOp::Ge, U32, nibble, Value::Imm(8));
+                let sign = e.cmp(CmpOp::Ge, U32, byte, Value::Imm(0x80));
+                let fill = e.sel(U32, sign, Value::Imm(0xff), Value::Imm(0));
+                byte = e.sel(U32, replicate, fill, byte);
+            }
+            let placed = e.bin(BinaryOp::Shl, U32, byte, Value::Imm(8 * k));
+            r = e.or(U32, r, placed);
+        }
+        e.mov(U32, dst, r);
+        Ok(())
+    }
+
+    /// `shf.{l,r}.{clamp,wrap}.b32 d, a, b, c` (§9.7.8.8): the funnel shift of `{b, a}`
+    /// by `n = clamp ? min(c, 32) : c & 31`, taking the high word (`.l`) or the low
+    /// word (`.r`) of the shifted 64-bit value.
+    fn shf(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[".l", ".r", ".clamp", ".wrap"])?;
+        let left = match (has(m, ".l"), has(m, ".r")) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return Err(Diagnostic::error(i.span, "`shf` needs `.l` or `.r`")),
+        };
+        let clamp = match (has(m, ".clamp"), has(m, ".wrap")) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return Err(Diagnostic::error(i.span, "`shf` needs `.clamp` or `.wrap`")),
+        };
+        self.typed(i, m, &[U32])?;
+        let dst = self.dst(&i.operands[0], U32, false)?;
+        let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
+        let mut e = Emit { l: self, span: i.span };
+        let n = if clamp {
+            e.bin(BinaryOp::Min, U32, c, Value::Imm(32))
+        } else {
+            e.and(U32, c, Value::Imm(31))
+        };
+        let bits = e.pack64(a, b);
+        let r = if left {
+            let s = e.bin(BinaryOp::Shl, U64, bits, n);
+            let s = e.bin(BinaryOp::Shr, U64, s, Value::Imm(32));
+            e.lo32(s)
+        } else {
+            let s = e.bin(BinaryOp::Shr, U64, bits, n);
+            e.lo32(s)
+        };
+        e.mov(U32, dst, r);
+        Ok(())
+    }
+
+    /// `lop3.b32 d, a, b, c, immLut` and `lop3.{and,or}.b32 d|p, a, b, c, immLut, q`
+    /// (§9.7.8.6): the bitwise function whose truth table is `immLut` (bit
+    /// `4a + 2b + c` of the table is the result for input bits a, b, c), built as the
+    /// OR of its minterms.
+    fn lop3(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        self.typed(i, m, &[U32])?;
+        let span = i.span;
+        let combine = m.bool_op;
+        if matches!(combine, Some(BoolOp::Xor)) {
+            return Err(Diagnostic::error(span, "`lop3` combines with `.and` or `.or`"));
+        }
+        let n = if combine.is_some() { 6 } else { 5 };
+        if i.operands.len() != n {
+            return Err(Diagnostic::error(
+                span,
+                format!("`lop3` takes {n} operands here, found {}", i.operands.len()),
+            ));
+        }
+        let Operand::Imm(lut) = &i.operands[4] else {
+            return Err(Diagnostic::error(i.operands[4].span(), "`immLut` must be a constant"));
+        };
+        let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
+        if lut > 0xff {
+            return Err(Diagnostic::error(i.operands[4].span(), "`immLut` is an 8-bit table"));
+        }
+        let (dst, pred) = match (&i.operands[0], combine) {
+            (Operand::Pair(d, p, _), Some(_)) => {
+                (self.opt_dst(d, U32)?, self.opt_dst(p, OpTy::Pred)?)
+            }
+            (_, Some(_)) => {
+                return Err(Diagnostic::error(span, "`lop3` with `.and`/`.or` writes `d|p`"))
+            }
+            (d, None) => (Some(self.dst(d, U32, false)?), None),
+        };
+        let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
+        let q = match combine {
+            Some(_) => Some(self.pred(&i.operands[5])?),
+            None => None,
+        };
+        let mut e = Emit { l: self, span };
+        let not_a = e.not(U32, a);
+        let not_b = e.not(U32, b);
+        let not_c = e.not(U32, c);
+        let mut r = Value::Imm(0);
+        for minterm in 0..8u64 {
+            if lut >> minterm & 1 == 0 {
+                continue;
+            }
+            let x = if minterm & 4 != 0 { a } else { not_a };
+            let y = if minterm & 2 != 0 { b } else { not_b };
+            let z = if minterm & 1 != 0 { c } else { not_c };
+            let xy = e.and(U32, x, y);
+            let term = e.and(U32, xy, z);
+            r = e.or(U32, r, term);
+        }
+        if let (Some(p), Some(op), Some((q, negate))) = (pred, combine, q) {
+            let nonzero = e.cmp(CmpOp::Ne, U32, r, Value::Imm(0));
+            let q = if negate {
+                let t = e.temp(OpTy::Pred);
+                e.push(InstKind::PredNot { dst: t, src: q });
+                t
+            } else {
+                q
+            };
+            e.push(InstKind::PredLogic { op, dst: p, lhs: nonzero, rhs: q });
+        }
+        if let Some(d) = dst {
+            e.mov(U32, d, r);
+        }
+        Ok(())
+    }
+
+    /// `dp4a.atype.btype d, a, b, c` (§9.7.1.23): `c` plus the four products of the
+    /// bytes of `a` and `b`; `dp2a.{lo,hi}.atype.btype` (§9.7.1.22): `c` plus the two
+    /// products of the half words of `a` and bytes 0-1 (`.lo`) or 2-3 (`.hi`) of `b`.
+    /// Elements are sign-extended for `.s32`; the sum wraps modulo 2^32.
+    fn dot(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let [at, bt] = match m.types.as_slice() {
+            [x, y] => [x, y].map(|t| match t.value {
+                ScalarType::U32 => Ok(U32),
+                ScalarType::S32 => Ok(OpTy::S(32)),
+                _ => Err(Diagnostic::error(t.span, format!("`{op}` takes `.u32` or `.s32`"))),
+            }),
+            _ => {
+                return Err(Diagnostic::error(
+                    i.span,
+                    format!("`{op}` needs two types, such as `{op}.u32.s32`"),
+                ))
+            }
+        };
+        let (at, bt) = (at?, bt?);
+        let hi = match (op, m.mul_part.as_ref().map(|p| p.value)) {
+            ("dp4a", None) => false,
+            ("dp2a", Some(BinaryOp::Mul)) => false,
+            ("dp2a", Some(BinaryOp::MulHi)) => true,
+            ("dp2a", _) => {
+                return Err(Diagnostic::error(i.span, "`dp2a` needs `.lo` or `.hi`"));
+            }
+            _ => return Err(Diagnostic::error(i.span, "`dp4a` takes no `.lo/.hi/.wide`")),
+        };
+        let signed = at.is_signed() || bt.is_signed();
+        let dty = if signed { OpTy::S(32) } else { U32 };
+        let dst = self.dst(&i.operands[0], dty, false)?;
+        let [a, b, c] = self.srcs(i, 1, [at, bt, dty])?;
+        let mut e = Emit { l: self, span: i.span };
+        let (count, a_bits) = if op == "dp4a" { (4, 8) } else { (2, 16) };
+        let b_first = if hi { 2 } else { 0 };
+        let mut r = c;
+        for k in 0..count {
+            let x = e.bfe(at, a, a_bits * k, a_bits);
+            let y = e.bfe(bt, b, 8 * (b_first + k), 8);
+            let p = e.bin(BinaryOp::Mul, U32, x, y);
+            r = e.add(U32, r, p);
+        }
+        e.mov(dty, dst, r);
+        Ok(())
+    }
+
+    /// `copysign.{f32,f64} d, a, b` (§9.7.3.2): `b` with the sign bit of `a`.
+    fn copysign(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
+        let bits = ty.as_unsigned();
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let [a, b] = self.srcs(i, 1, [bits, bits])?;
+        let mut e = Emit { l: self, span: i.span };
+        let sign_bit = 1u64 << (ty.bits() - 1);
+        let sign = e.and(bits, a, Value::Imm(sign_bit));
+        let magnitude = e.and(bits, b, Value::Imm(sign_bit - 1));
+        let r = e.or(bits, sign, magnitude);
+        e.mov(bits, dst, r);
+        Ok(())
+    }
+
+    /// `testp.op.{f32,f64} p, a` (§9.7.3.3), by the bits: `.finite`, `.infinite`,
+    /// `.number`, `.notanumber`, `.normal` (zero counts as normal, per the ISA),
+    /// `.subnormal`.
+    fn testp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        const OPS: [&str; 6] =
+            [".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"];
+        reject_other(m, &OPS)?;
+        let which = match m.other.as_slice() {
+            [o] => o.value.as_str(),
+            _ => return Err(Diagnostic::error(i.span, "`testp` needs one test such as `.finite`")),
+        };
+        let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
+        let bits = ty.as_unsigned();
+        let dst = self.dst(&i.operands[0], OpTy::Pred, false)?;
+        let [a] = self.srcs(i, 1, [bits])?;
+        let mut e = Emit { l: self, span: i.span };
+        let (sign_bit, inf, min_normal) = if ty.bits() == 32 {
+            (1 << 31, 0x7f80_0000, 1 << 23)
+        } else {
+            (1 << 63, 0x7ff0_0000_0000_0000, 1 << 52)
+        };
+        let magnitude = e.and(bits, a, Value::Imm(sign_bit - 1));
+        let test = |e: &mut Emit<'_>, cmp, lhs, rhs, dst| {
+            e.push(InstKind::Setp {
+                cmp,
+                ty: bits,
+                ftz: false,
+                dst: Some(dst),
+                dst_not: None,
+                lhs,
+                rhs,
+                combine: None,
+            })
+        };
+        match which {
+            ".finite" => test(&mut e, CmpOp::Lt, magnitude, Value::Imm(inf), dst),
+            ".infinite" => test(&mut e, CmpOp::Eq, magnitude, Value::Imm(inf), dst),
+            ".number" => test(&mut e, CmpOp::Le, magnitude, Value::Imm(inf), dst),
+            ".notanumber" => test(&mut e, CmpOp::Gt, magnitude, Value::Imm(inf), dst),
+            // 0 < |a| < smallest normal, i.e. |a| - 1 < smallest normal - 1 (unsigned).
+            ".subnormal" => {
+                let m1 = e.bin(BinaryOp::Sub, bits, magnitude, Value::Imm(1));
+                test(&mut e, CmpOp::Lt, m1, Value::Imm(min_normal - 1), dst);
+            }
+            // Normal or zero: |a| < inf and not subnormal.
+            _ => {
+                let finite = e.cmp(CmpOp::Lt, bits, magnitude, Value::Imm(inf));
+                let m1 = e.bin(BinaryOp::Sub, bits, magnitude, Value::Imm(1));
+                let not_subnormal = e.cmp(CmpOp::Ge, bits, m1, Value::Imm(min_normal - 1));
+                e.push(InstKind::PredLogic {
+                    op: BoolOp::And,
+                    dst,
+                    lhs: finite,
+                    rhs: not_subnormal,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}` (§9.7.7.1): `setp`, then
+    /// all ones (`.u32`/`.s32`) or 1.0 (`.f32`) when true, else 0.
+    fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let span = i.span;
+        let [dt, st] = match m.types.as_slice() {
+            [d, s] => [d, s],
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`set` needs two types, such as `set.lt.u32.s32`",
+                ))
+            }
+        };
+        let dty = match dt.value {
+            ScalarType::U32 => U32,
+            ScalarType::S32 => OpTy::S(32),
+            ScalarType::F32 => OpTy::F(32),
+            _ => return Err(Diagnostic::error(dt.span, "`set` writes `.u32`, `.s32` or `.f32`")),
+        };
+        let sty = super::op_ty(st)?;
+        let cmp = m
+            .cmp
+            .ok_or_else(|| Diagnostic::error(span, "`set` needs a comparison such as `.lt`"))?;
+        super::check_comparison(span, cmp, sty, m.ftz)?;
+        let n = if m.bool_op.is_some() { 4 } else { 3 };
+        if i.operands.len() != n {
+            return Err(Diagnostic::error(
+                span,
+                format!("`set` takes {n} operands here, found {}", i.operands.len()),
+            ));
+        }
+        let dst = self.dst(&i.operands[0], dty, false)?;
+        let [a, b] = self.srcs(i, 1, [sty, sty])?;
+        let combine = match m.bool_op {
+            Some(op) => {
+                let (r, negate) = self.pred(&i.operands[3])?;
+                Some((op, r, negate))
+            }
+            None => None,
+        };
+        let mut e = Emit { l: self, span };
+        let p = e.temp(OpTy::Pred);
+        e.push(InstKind::Setp {
+            cmp,
+            ty: sty,
+            ftz: m.ftz,
+            dst: Some(p),
+            dst_not: None,
+            lhs: a,
+            rhs: b,
+            combine,
+        });
+        let one = if dty.is_float() { 0x3f80_0000 } else { 0xffff_ffff };
+        let r = e.sel(U32, p, Value::Imm(one), Value::Imm(0));
+        e.mov(U32, dst, r);
+        Ok(())
+    }
+
+    /// `slct.dtype.s32 d, a, b, c` and `slct{.ftz}.dtype.f32 d, a, b, c` (§9.7.7.3):
+    /// `c >= 0 ? a : b`; a NaN `c` selects `b`, and `-0.0` selects `a`.
+    fn slct(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let span = i.span;
+        let [dt, ct] = match m.types.as_slice() {
+            [d, c] => [d, c],
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`slct` needs two types, such as `slct.u32.s32`",
+                ))
+            }
+        };
+        let dty = super::op_ty(dt)?;
+        if dty == OpTy::Pred {
+            return Err(Diagnostic::error(dt.span, "`slct` does not select predicates"));
+        }
+        let cty = match ct.value {
+            ScalarType::S32 => OpTy::S(32),
+            ScalarType::F32 => OpTy::F(32),
+            _ => return Err(Diagnostic::error(ct.span, "`slct` compares an `.s32` or `.f32` `c`")),
+        };
+        if m.ftz && !cty.is_float() {
+            return Err(Diagnostic::error(span, "`.ftz` takes `slct` with an `.f32` `c`"));
+        }
+        let dst = self.dst(&i.operands[0], dty, false)?;
+        let [a, b, c] = self.srcs(i, 1, [dty, dty, cty])?;
+        let mut e = Emit { l: self, span };
+        let p = e.temp(OpTy::Pred);
+        // `.ftz` only changes a subnormal `c`, whose comparison with 0 it cannot change
+        // except for negative subnormals, which flush to -0.0 >= 0.
+        e.push(InstKind::Setp {
+            cmp: CmpOp::Ge,
+            ty: cty,
+            ftz: m.ftz,
+            dst: Some(p),
+            dst_not: None,
+            lhs: c,
+            rhs: Value::Imm(0),
+            combine: None,
+        });
+        let r = e.sel(dty, p, a, b);
+        e.mov(dty, dst, r);
+        Ok(())
+    }
+}
+
+fn ty_name(t: OpTy) -> String {
+    match t {
+        OpTy::Pred => ".pred".into(),
+        OpTy::U(b) => format!(".u{b}"),
+        OpTy::S(b) => format!(".s{b}"),
+        OpTy::F(b) => format!(".f{b}"),
+    }
+}
