@@ -20,8 +20,8 @@
 //!   `BinaryOp::Div` and `BinaryOp::Rem`).
 
 mod common;
-#[path = "ops/integer_more.rs"]
-mod integer_more;
+#[path = "ops/expanded.rs"]
+mod expanded;
 
 use common::cases::{buf, val};
 use common::*;

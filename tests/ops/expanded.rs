@@ -1,7 +1,8 @@
-//! The integer instructions ptxvk lowers to sequences of core operations
+//! The instructions ptxvk lowers to sequences of core operations
 //! (`lower/src/sema/expand.rs`), in generated kernels (see `generated`): saturating and
-//! packed arithmetic, carry chains, `mul24`/`mad24`, `sad`, `bfind`, `bmsk`, `szext`,
-//! `prmt`, `shf`, `lop3`, `dp4a`/`dp2a`. Each reference below is written from the
+//! packed integer arithmetic, carry chains, `mul24`/`mad24`, `sad`, `bfind`, `bmsk`,
+//! `szext`, `prmt`, `shf`, `lop3`, `dp4a`/`dp2a`, and the float bit instructions
+//! `copysign`, `testp`, `set`, `slct`. Each reference below is written from the
 //! pseudocode of its PTX ISA 9.2 section, independently of ptxvk's lowering.
 
 use super::*;
@@ -361,4 +362,95 @@ fn lop3_all_256_functions() {
         In::new(random_int(r, 32), random_int(r, 32), random_int(r, 32))
     }));
     generated("lop3", slots, cases).run();
+}
+
+/// `testp` (§9.7.3.3): "positive and negative zero are considered normal numbers".
+fn testp(op: &str, class: std::num::FpCategory, nan: bool) -> bool {
+    use std::num::FpCategory::*;
+    match op {
+        "finite" => !matches!(class, Infinite | Nan),
+        "infinite" => class == Infinite,
+        "number" => !nan,
+        "notanumber" => nan,
+        "normal" => matches!(class, Normal | Zero),
+        "subnormal" => class == Subnormal,
+        _ => unreachable!("{op}"),
+    }
+}
+
+/// The float instructions that work on bits: `copysign` (§9.7.3.2), `testp`
+/// (§9.7.3.3), `set` (§9.7.7.1) and `slct` (§9.7.7.3).
+#[test]
+fn copysign_testp_set_and_slct() {
+    let f32_of = |x: u64| f32::from_bits(x as u32);
+    let f64_of = f64::from_bits;
+    let mut slots = vec![
+        // "Copy sign bit of a into value of b": exact bits, NaN payloads included.
+        slot("copysign.f32 %d32, %a32, %b32", |x| bits(x.a & 0x8000_0000 | x.b & 0x7fff_ffff)),
+        slot("copysign.f64 %d64, %a64, %b64", |x| bits(x.a & 1 << 63 | x.b & !(1 << 63))),
+    ];
+    for op in ["finite", "infinite", "number", "notanumber", "normal", "subnormal"] {
+        slots.push(slot(format!("testp.{op}.f32 %dp, %a32"), move |x| {
+            let v = f32_of(x.a);
+            bits(u64::from(testp(op, v.classify(), v.is_nan())))
+        }));
+        slots.push(slot(format!("testp.{op}.f64 %dp, %a64"), move |x| {
+            let v = f64_of(x.a);
+            bits(u64::from(testp(op, v.classify(), v.is_nan())))
+        }));
+    }
+    // `set`: 0xffffffff (integer) or 1.0f (float) when the comparison holds.
+    let truth = |t: bool, float: bool| {
+        bits(if !t {
+            0
+        } else if float {
+            0x3f80_0000
+        } else {
+            0xffff_ffff
+        })
+    };
+    for cmp in ["lt", "equ", "nan", "ge"] {
+        slots.push(slot(format!("set.{cmp}.u32.f32 %d32, %a32, %b32"), move |x| {
+            truth(fcmp(cmp, f32_of(x.a).into(), f32_of(x.b).into()), false)
+        }));
+    }
+    slots.extend([
+        slot("set.gtu.f32.f64 %d32, %a64, %b64", move |x| {
+            truth(fcmp("gtu", f64_of(x.a), f64_of(x.b)), true)
+        }),
+        slot("set.lt.s32.s32 %d32, %a32, %b32", move |x| truth(icmp(s(32), "lt", x.a, x.b), false)),
+        slot("set.hi.f32.u16 %d32, %a16, %b16", move |x| truth(icmp(u(16), "hi", x.a, x.b), true)),
+        slot("set.le.and.u32.s64 %d32, %a64, %b64, %cp", move |x| {
+            truth(icmp(s(64), "le", x.a, x.b) && x.c & 1 == 1, false)
+        }),
+        slot("set.ne.xor.f32.f32 %d32, %a32, %b32, !%cp", move |x| {
+            truth(fcmp("ne", f32_of(x.a).into(), f32_of(x.b).into()) != (x.c & 1 == 0), true)
+        }),
+        // `slct`: `c >= 0 ? a : b`; a NaN `c` compares false, -0.0 >= 0 holds, and
+        // `.ftz` flushes a subnormal `c` to a zero of its sign first.
+        slot("slct.u32.s32 %d32, %a32, %b32, %c32", |x| {
+            bits(b32(if i32v(x.c) >= 0 { x.a } else { x.b }))
+        }),
+        slot("slct.b16.s32 %d16, %a16, %b16, %c32", |x| {
+            bits(if i32v(x.c) >= 0 { x.a } else { x.b } & 0xffff)
+        }),
+        slot("slct.f32.f32 %d32, %a32, %b32, %c32", move |x| {
+            bits(b32(if f32_of(x.c) >= 0.0 { x.a } else { x.b }))
+        }),
+        slot("slct.ftz.u64.f32 %d64, %a64, %b64, %c32", move |x| {
+            bits(if ftz(f32_of(x.c)) >= 0.0 { x.a } else { x.b })
+        }),
+        slot("slct.f64.s32 %d64, %a64, %b64, %c32", |x| {
+            bits(if i32v(x.c) >= 0 { x.a } else { x.b })
+        }),
+    ]);
+    let mut values = f32_edges();
+    values.extend([0x8000_0001, 0x8040_0000, 0x7fc0_1234, 0xffc0_0001, 0x7f80_0001]);
+    for v in f64_edges() {
+        values.push(v);
+    }
+    values.extend([0x7ff8_0000_0000_1234, 0x8000_0000_0000_0001, 0x000f_ffff_ffff_ffff]);
+    let mut cases = pairs(&values, &values, &values);
+    cases.extend(random(63, 300, |r| In::new(r.next_u64(), r.next_u64(), r.next_u64())));
+    generated("float_bits", slots, cases).run();
 }
