@@ -1738,6 +1738,7 @@ fn div_sqrt_rcp_rn_f32_are_correctly_rounded() {
 ///
 /// * inputs `%a64 %b64 %c64` (the thread's `a[i]`, `b[i]`, `c[i]`), their low halves
 ///   `%a32 %b32 %c32`, low quarters `%a16 %b16 %c16`, and `%ap %bp %cp` (bit 0 set);
+///   `%u64` is `a[0]`, loaded with `ldu` (the same address in every thread);
 /// * one destination per width, `%d16 %d32 %d64 %dp`, whose value is the slot's result
 ///   (zero-extended to 64 bits; `%dp` stores 1 or 0). A slot must write exactly one of
 ///   them; instructions are separated by `; `;
@@ -1809,7 +1810,7 @@ fn generate_ptx(name: &str, slots: &[Slot]) -> String {
         let _ = writeln!(w, "    .param .u64 {name}_{p},");
     }
     let _ = writeln!(w, "    .param .u32 {name}_n\n)\n{{");
-    let _ = writeln!(w, "    .reg .pred %p1;\n    .reg .b32 %i<4>;\n    .reg .b64 %x<6>;");
+    let _ = writeln!(w, "    .reg .pred %p1;\n    .reg .b32 %i<4>;\n    .reg .b64 %x<6>, %u64;");
     for (ty, suffix) in [(".pred", "p"), (".b16", "16"), (".b32", "32"), (".b64", "64")] {
         let regs: Vec<String> =
             ["a", "b", "c", "d", "e", "t"].iter().map(|r| format!("%{r}{suffix}")).collect();
@@ -1824,6 +1825,9 @@ fn generate_ptx(name: &str, slots: &[Slot]) -> String {
     let _ = writeln!(w, "    setp.ge.u32     %p1, %i0, %i1;");
     let _ = writeln!(w, "    @%p1 bra        $L__done;");
     let _ = writeln!(w, "    mul.wide.u32    %x0, %i0, 8;");
+    // `a[0]`, the same address in every thread, through `ldu`.
+    let _ = writeln!(w, "    ld.param.u64    %x1, [{name}_a];");
+    let _ = writeln!(w, "    ldu.global.b64  %u64, [%x1];");
     for r in ["a", "b", "c"] {
         let _ = writeln!(w, "    ld.param.u64    %x1, [{name}_{r}];");
         let _ = writeln!(w, "    add.s64         %x1, %x1, %x0;");

@@ -13,6 +13,7 @@
 
 pub mod abi;
 pub mod cfg;
+pub mod coverage;
 pub mod dispatch;
 pub mod interp;
 pub mod ir;

@@ -967,6 +967,11 @@ impl Lowerer {
     }
 
     fn operation(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        // Instructions ptxvk does not lower in any form are reported as such before
+        // their modifiers are looked at.
+        if let Some(why) = crate::coverage::unsupported_reason(op) {
+            return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
+        }
         m.allow(op, modifier_categories(op))?;
         if let Some(result) = self.expand(op, i, m) {
             return result;

@@ -211,8 +211,12 @@ fn extended_cases() -> Vec<In> {
 
 #[test]
 fn extended_integer_instructions() {
+    let cases = extended_cases();
+    let first_a = cases[0].a;
     let mut slots = vec![
         slot("add.sat.s32 %d32, %a32, %b32", |x| sat_s32(i32v(x.a) + i32v(x.b))),
+        // `%u64` is `a[0]` for every thread (`ldu`, §9.7.9.9).
+        slot("xor.b64 %d64, %u64, %b64", move |x| bits(first_a ^ x.b)),
         slot("sub.sat.s32 %d32, %a32, %b32", |x| sat_s32(i32v(x.a) - i32v(x.b))),
         // Carry chains (§9.7.2): `add.cc` sets CF to the carry out of the unsigned sum,
         // `addc` adds it; `sub.cc`/`subc` use it as a borrow.
@@ -337,7 +341,7 @@ fn extended_integer_instructions() {
         slot("min.relu.s32 %d32, %a32, %b32", |x| w32(i32v(x.a).min(i32v(x.b)).max(0))),
         slot("max.relu.s32 %d32, %a32, %b32", |x| w32(i32v(x.a).max(i32v(x.b)).max(0))),
     ]);
-    generated("int_extended", slots, extended_cases()).run();
+    generated("int_extended", slots, cases).run();
 }
 
 /// All 256 functions of `lop3.b32`, and the predicate-combining forms (§9.7.8.6).

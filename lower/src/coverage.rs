@@ -1,0 +1,479 @@
+//! What ptxvk does with every PTX ISA 9.2 instruction: the source of `docs/coverage.md`.
+//!
+//! Each [`Row`] covers one instruction with a group of its types and modifiers and says
+//! whether ptxvk lowers it natively ([`Status::Supported`]), through an emulation
+//! ([`Status::Emulated`], saying how) or not at all ([`Status::Unsupported`], saying
+//! why). The `tests/coverage.rs` test keeps the table honest and writes the document:
+//!
+//! * every opcode of the front end's instruction table has at least one row;
+//! * each row's `probe` instruction is compiled in a small kernel: supported and
+//!   emulated probes must compile to valid SPIR-V, unsupported ones must be rejected,
+//!   and the document quotes the diagnostic they get;
+//! * a supported or emulated probe must be spelled exactly like an instruction of the
+//!   end-to-end test corpus (`tests/**/*.ptx`), which names where it is tested.
+//!
+//! Probes use the registers `%p1..%p4` (`.pred`), `%h1..%h4` (`.b16`), `%r1..%r4`
+//! (`.b32`) and `%rd1..%rd4` (`.b64`), the label `L` and the `.global` buffer `%rd1`.
+//!
+//! Semantic analysis reports an instruction it does not lower with the reason of the
+//! instruction's unsupported row ([`unsupported_reason`]).
+
+/// How ptxvk handles a row of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Lowered to the SPIR-V operation with the same semantics.
+    Supported,
+    /// Lowered exactly through an emulation, described here.
+    Emulated(&'static str),
+    /// Rejected with a diagnostic; the reason is given here.
+    Unsupported(&'static str),
+}
+
+/// One instruction with a group of its forms.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub opcode: &'static str,
+    /// The forms this row covers, as the ISA spells them.
+    pub forms: &'static str,
+    pub status: Status,
+    /// One instruction of this row (see the module documentation for its registers).
+    pub probe: &'static str,
+}
+
+use Status::{Emulated, Supported, Unsupported};
+
+const fn row(
+    opcode: &'static str,
+    forms: &'static str,
+    status: Status,
+    probe: &'static str,
+) -> Row {
+    Row { opcode, forms, status, probe }
+}
+
+const DIRECTED: &str = "directed rounding (`.rz`, `.rm`, `.rp`) is not implemented yet; \
+     Vulkan devices round to nearest, so it needs an exact emulation";
+const HALF: &str = "half-precision and narrow float types are not implemented yet";
+const WARP: &str = "warp-level instructions (shuffles, votes, matches, reductions) are not \
+     implemented yet";
+const MEMORY: &str = "atomics, calls, local and constant memory, generic addressing and the \
+     other memory instructions beyond global/shared/param loads and stores are not \
+     implemented yet";
+const TEXTURE: &str = "textures and surfaces need a binding model for `.texref`/`.surfref` \
+     and texture objects; not implemented";
+const TENSOR: &str = "tensor-core matrix instructions have no portable Vulkan equivalent \
+     (VK_KHR_cooperative_matrix covers only part of them); not implemented";
+const ASYNC: &str = "asynchronous copies, memory barriers objects and tensor maps of sm_80+ \
+     (TMA, mbarrier) have no Vulkan equivalent; not implemented";
+const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
+     Vulkan equivalent; not implemented";
+const VIDEO: &str = "the legacy SIMD video instructions are not implemented yet";
+const APPROX: &str = "`.approx` transcendental functions are not implemented yet";
+const F64_EXACT: &str = "an exact f64 emulation (Vulkan allows 2.5 ulp for f64 division and \
+     square root and does not require a fused `fma`) is not implemented yet";
+
+/// The table, by instruction (alphabetical), then by form.
+pub static ROWS: &[Row] = &[
+    row("abs", ".s16 .s32 .s64", Supported, "abs.s32 %r1, %r2;"),
+    row("abs", ".f32 .f64", Supported, "abs.f32 %r1, %r2;"),
+    row("abs", ".ftz.f32", Unsupported("not implemented yet"), "abs.ftz.f32 %r1, %r2;"),
+    row("abs", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "abs.f16 %h1, %h2;"),
+    row("activemask", ".b32", Unsupported(WARP), "activemask.b32 %r1;"),
+    row("add", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "add.s32 %r1, %r2, %r3;"),
+    row(
+        "add",
+        ".sat.s32",
+        Emulated("the exact sum in 64 bits, clamped to the s32 range"),
+        "add.sat.s32 %r1, %r2, %r3;",
+    ),
+    row(
+        "add",
+        ".cc.u32 .cc.s32 .cc.u64 .cc.s64",
+        Emulated("the carry flag CC.CF is a 32-bit register; the carry is an unsigned compare"),
+        "add.cc.u32 %r1, %r2, %r3;",
+    ),
+    row(
+        "add",
+        ".u16x2 .s16x2",
+        Emulated("each half word separately, repacked"),
+        "add.u16x2 %r1, %r2, %r3;",
+    ),
+    row("add", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "add.rn.f32 %r1, %r2, %r3;"),
+    row("add", ".rz .rm .rp on .f32 .f64", Unsupported(DIRECTED), "add.rz.f32 %r1, %r2, %r3;"),
+    row("add", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "add.f16 %h1, %h2, %h3;"),
+    row(
+        "addc",
+        "{.cc}.u32 .s32 .u64 .s64",
+        Emulated("the carry flag CC.CF is a 32-bit register; carries are unsigned compares"),
+        "addc.u32 %r1, %r2, %r3;",
+    ),
+    row("alloca", ".u32 .u64", Unsupported(MEMORY), "alloca.u64 %rd1, %rd2, 8;"),
+    row("and", ".pred .b16 .b32 .b64", Supported, "and.b32 %r1, %r2, %r3;"),
+    row("applypriority", ".global.L2::evict_normal", Unsupported(MEMORY), "applypriority.global.L2::evict_normal [%rd1], 128;"),
+    row("atom", "every operation, type, space, scope and order", Unsupported(MEMORY), "atom.global.add.u32 %r1, [%rd1], %r2;"),
+    row("bar", ".sync / .cta.sync with all threads", Supported, "bar.sync 0;"),
+    row(
+        "bar",
+        ".sync with a thread count, .arrive, .red, .warp.sync",
+        Unsupported(MEMORY),
+        "bar.arrive 0, 64;",
+    ),
+    row("barrier", ".sync{.aligned} with all threads", Supported, "barrier.sync 0;"),
+    row("barrier", ".arrive, .red, .cluster.*", Unsupported(MEMORY), "barrier.arrive 0, 64;"),
+    row("bfe", ".u32 .u64 .s32 .s64", Supported, "bfe.u32 %r1, %r2, %r3, %r4;"),
+    row("bfi", ".b32 .b64", Supported, "bfi.b32 %r1, %r2, %r3, %r4, 8;"),
+    row(
+        "bfind",
+        "{.shiftamt}.u32 .u64 .s32 .s64",
+        Emulated("leading-zero count of the value (inverted when negative)"),
+        "bfind.u32 %r1, %r2;",
+    ),
+    row(
+        "bmsk",
+        ".clamp.b32 .wrap.b32",
+        Emulated("shifts and selects following the ISA pseudocode"),
+        "bmsk.clamp.b32 %r1, %r2, %r3;",
+    ),
+    row("bra", "{.uni}", Supported, "bra L;"),
+    row("brev", ".b32 .b64", Supported, "brev.b32 %r1, %r2;"),
+    row("brkpt", "", Unsupported("a debugger breakpoint has no Vulkan equivalent"), "brkpt;"),
+    row("brx", ".idx{.uni} with .branchtargets", Supported, "brx.idx %r1, T;"),
+    row("call", "direct, indirect, .uni", Unsupported(MEMORY), "call f;"),
+    row(
+        "clusterlaunchcontrol",
+        ".try_cancel, .query_cancel",
+        Unsupported(CLUSTER),
+        "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %rd1;",
+    ),
+    row("clz", ".b32 .b64", Supported, "clz.b32 %r1, %r2;"),
+    row("cnot", ".b16 .b32 .b64", Supported, "cnot.b32 %r1, %r2;"),
+    row(
+        "copysign",
+        ".f32 .f64",
+        Emulated("integer operations on the sign bit: exact, NaN payloads included"),
+        "copysign.f32 %r1, %r2, %r3;",
+    ),
+    row("cos", ".approx{.ftz}.f32", Unsupported(APPROX), "cos.approx.f32 %r1, %r2;"),
+    row("cp", ".async.*, .reduce.async.bulk.*", Unsupported(ASYNC), "cp.async.commit_group;"),
+    row("createpolicy", ".fractional.L2::*", Unsupported(MEMORY), "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;"),
+    row("cvt", "between integer types {.sat}", Supported, "cvt.s32.s64 %r1, %rd1;"),
+    row(
+        "cvt",
+        "float to integer .rni .rzi .rmi .rpi {.ftz}{.sat}",
+        Supported,
+        "cvt.rni.s32.f32 %r1, %r2;",
+    ),
+    row("cvt", "integer to float .rn", Supported, "cvt.rn.f32.s32 %r1, %r2;"),
+    row(
+        "cvt",
+        "integer to float .rz .rm .rp",
+        Unsupported(DIRECTED),
+        "cvt.rz.f32.s32 %r1, %r2;",
+    ),
+    row(
+        "cvt",
+        ".f32.f64 .rn, .f64.f32, float to integral float {.ftz}{.sat}",
+        Supported,
+        "cvt.rn.f32.f64 %r1, %rd1;",
+    ),
+    row(
+        "cvt",
+        ".f16 .bf16 .tf32 .e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2 .e2m1x2 .ue8m0x2 and packing forms",
+        Unsupported(HALF),
+        "cvt.rn.f16.f32 %h1, %r2;",
+    ),
+    row("cvta", ".to.global.u64, .global.u64", Supported, "cvta.to.global.u64 %rd1, %rd2;"),
+    row("cvta", ".shared .local .const .param, 32-bit", Unsupported(MEMORY), "cvta.to.shared.u64 %rd1, %rd2;"),
+    row("discard", ".global.L2", Unsupported(MEMORY), "discard.global.L2 [%rd1], 128;"),
+    row("div", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "div.s32 %r1, %r2, %r3;"),
+    row(
+        "div",
+        ".rn{.ftz}.f32",
+        Emulated("an f64 quotient corrected by exact residuals at the f32 midpoints"),
+        "div.rn.f32 %r1, %r2, %r3;",
+    ),
+    row("div", ".approx .full {.ftz}.f32", Unsupported(APPROX), "div.approx.f32 %r1, %r2, %r3;"),
+    row("div", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "div.rn.f64 %rd1, %rd2, %rd3;"),
+    row(
+        "dp2a",
+        ".lo .hi with .u32 .s32 operand types",
+        Emulated("products of extracted half words and bytes, summed modulo 2^32"),
+        "dp2a.lo.u32.u32 %r1, %r2, %r3, %r4;",
+    ),
+    row(
+        "dp4a",
+        ".u32 .s32 operand types",
+        Emulated("products of extracted bytes, summed modulo 2^32"),
+        "dp4a.u32.u32 %r1, %r2, %r3, %r4;",
+    ),
+    row("elect", ".sync", Unsupported(WARP), "elect.sync %r1|%p1, 0xffffffff;"),
+    row("ex2", ".approx{.ftz}.f32, .f16 .bf16", Unsupported(APPROX), "ex2.approx.f32 %r1, %r2;"),
+    row("exit", "", Supported, "exit;"),
+    row("fence", ".cta .gpu .sys {.sc .acq_rel}; membar", Supported, "fence.acq_rel.gpu;"),
+    row("fence", ".proxy.*, .mbarrier_init, .op_restrict", Unsupported(MEMORY), "fence.proxy.async;"),
+    row(
+        "fma",
+        ".rn{.ftz}{.sat}.f32",
+        Emulated("the product and sum in f64, rounded to odd, then to f32 (needs shaderFloat64)"),
+        "fma.rn.f32 %r1, %r2, %r3, %r4;",
+    ),
+    row("fma", ".rz .rm .rp .f32", Unsupported(DIRECTED), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
+    row("fma", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
+    row("fma", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "fma.rn.f16 %h1, %h2, %h3, %h4;"),
+    row("fns", ".b32", Unsupported("not implemented yet"), "fns.b32 %r1, %r2, %r3, %r4;"),
+    row("getctarank", "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "getctarank.u32 %r1, %r2;"),
+    row("griddepcontrol", ".launch_dependents .wait", Unsupported(CLUSTER), "griddepcontrol.wait;"),
+    row("isspacep", ".global .shared .local .const .param", Unsupported(MEMORY), "isspacep.global %p1, %rd1;"),
+    row("istypep", ".texref .samplerref .surfref", Unsupported(TEXTURE), "istypep.texref %p1, %rd1;"),
+    row(
+        "ld",
+        ".global .shared .param, scalar and .v2 .v4, 8 to 64 bits",
+        Supported,
+        "ld.global.u32 %r1, [%rd1];",
+    ),
+    row(
+        "ld",
+        ".local .const .generic, .b128, .v8, ordering and cache qualifiers",
+        Unsupported(MEMORY),
+        "ld.local.u32 %r1, [%rd1];",
+    ),
+    row("ldmatrix", ".sync.aligned.m8n8", Unsupported(TENSOR), "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%rd1];"),
+    row("ldu", ".global, as `ld.global`", Supported, "ldu.global.b64 %rd1, [%rd1];"),
+    row("lg2", ".approx{.ftz}.f32", Unsupported(APPROX), "lg2.approx.f32 %r1, %r2;"),
+    row(
+        "lop3",
+        ".b32 and .and/.or.b32 d|p, all 256 functions",
+        Emulated("the OR of the table's minterms"),
+        "lop3.b32 %r1, %r2, %r3, %r4, 0x96;",
+    ),
+    row("mad", ".lo .hi .wide on .u16 .u32 .u64 .s16 .s32 .s64", Supported, "mad.lo.s32 %r1, %r2, %r3, %r4;"),
+    row(
+        "mad",
+        ".lo.cc .hi.cc",
+        Emulated("the carry flag CC.CF is a 32-bit register; carries are unsigned compares"),
+        "mad.lo.cc.u32 %r1, %r2, %r3, %r4;",
+    ),
+    row("mad", ".hi.sat.s32", Unsupported("not implemented yet"), "mad.hi.sat.s32 %r1, %r2, %r3, %r4;"),
+    row(
+        "mad",
+        ".rn{.ftz}{.sat}.f32 (fused, as fma)",
+        Emulated("as `fma.rn.f32`"),
+        "mad.rn.f32 %r1, %r2, %r3, %r4;",
+    ),
+    row("mad", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "mad.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
+    row(
+        "mad24",
+        ".lo .hi on .u32 .s32",
+        Emulated("the 48-bit product of the 24-bit operands in 64 bits"),
+        "mad24.lo.u32 %r1, %r2, %r3, %r4;",
+    ),
+    row("mad24", ".hi.sat.s32", Unsupported("not implemented yet"), "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;"),
+    row(
+        "madc",
+        "{.lo .hi}{.cc}.u32 .s32 .u64 .s64",
+        Emulated("the carry flag CC.CF is a 32-bit register; carries are unsigned compares"),
+        "madc.hi.u32 %r1, %r2, %r3, %r4;",
+    ),
+    row("mapa", "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "mapa.u64 %rd1, %rd2, %r1;"),
+    row("match", ".any .all .sync .b32 .b64", Unsupported(WARP), "match.any.sync.b32 %r1, %r2, 0xffffffff;"),
+    row("max", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "max.s32 %r1, %r2, %r3;"),
+    row(
+        "max",
+        ".u16x2 .s16x2, .relu.s16x2, .relu.s32",
+        Emulated("each half word separately; .relu as max with 0"),
+        "max.relu.s32 %r1, %r2, %r3;",
+    ),
+    row("max", "{.ftz}.f32 .f64", Supported, "max.f32 %r1, %r2, %r3;"),
+    row("max", ".NaN .xorsign.abs, three inputs", Unsupported("not implemented yet"), "max.NaN.f32 %r1, %r2, %r3;"),
+    row("max", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "max.f16 %h1, %h2, %h3;"),
+    row("mbarrier", ".init .arrive .test_wait .try_wait …", Unsupported(ASYNC), "mbarrier.init.b64 [%rd1], %r1;"),
+    row("membar", ".cta .gl .sys", Supported, "membar.gl;"),
+    row("min", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "min.s32 %r1, %r2, %r3;"),
+    row(
+        "min",
+        ".u16x2 .s16x2, .relu.s16x2, .relu.s32",
+        Emulated("each half word separately; .relu as max with 0"),
+        "min.relu.s32 %r1, %r2, %r3;",
+    ),
+    row("min", "{.ftz}.f32 .f64", Supported, "min.f32 %r1, %r2, %r3;"),
+    row("min", ".NaN .xorsign.abs, three inputs", Unsupported("not implemented yet"), "min.NaN.f32 %r1, %r2, %r3;"),
+    row("min", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "min.f16 %h1, %h2, %h3;"),
+    row("mma", ".sync.aligned.m*n*k*", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1}, {%r2}, {%r3}, {%r4};"),
+    row("mov", ".pred .b16 .b32 .b64 .u* .s* .f32 .f64, vector pack/unpack", Supported, "mov.b64 %rd1, %rd2;"),
+    row("movmatrix", ".sync.aligned.m8n8.trans.b16", Unsupported(TENSOR), "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;"),
+    row("mul", ".lo .hi .wide on .u16 .u32 .u64 .s16 .s32 .s64", Supported, "mul.lo.s32 %r1, %r2, %r3;"),
+    row("mul", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "mul.rn.f32 %r1, %r2, %r3;"),
+    row("mul", ".rz .rm .rp on .f32 .f64", Unsupported(DIRECTED), "mul.rz.f32 %r1, %r2, %r3;"),
+    row("mul", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "mul.f16 %h1, %h2, %h3;"),
+    row(
+        "mul24",
+        ".lo .hi on .u32 .s32",
+        Emulated("the 48-bit product of the 24-bit operands in 64 bits"),
+        "mul24.lo.u32 %r1, %r2, %r3;",
+    ),
+    row("multimem", ".ld_reduce .st .red", Unsupported(CLUSTER), "multimem.st.global.u32 [%rd1], %r1;"),
+    row("nanosleep", ".u32", Unsupported("not implemented yet"), "nanosleep.u32 100;"),
+    row("neg", ".s16 .s32 .s64", Supported, "neg.s32 %r1, %r2;"),
+    row("neg", ".f32 .f64", Supported, "neg.f32 %r1, %r2;"),
+    row("neg", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "neg.f16 %h1, %h2;"),
+    row("not", ".pred .b16 .b32 .b64", Supported, "not.b32 %r1, %r2;"),
+    row("or", ".pred .b16 .b32 .b64", Supported, "or.b32 %r1, %r2, %r3;"),
+    row("pmevent", "", Unsupported("performance-monitor events have no Vulkan equivalent"), "pmevent 1;"),
+    row("popc", ".b32 .b64", Supported, "popc.b32 %r1, %r2;"),
+    row("prefetch", ".global .local .L1 .L2, tensormap", Unsupported(MEMORY), "prefetch.global.L2 [%rd1];"),
+    row("prefetchu", ".L1", Unsupported(MEMORY), "prefetchu.L1 [%rd1];"),
+    row(
+        "prmt",
+        ".b32 with no mode, .f4e .b4e .rc8 .ecl .ecr .rc16",
+        Emulated("each byte selected by a shift of the 64-bit pair; modes through the ISA's selector table"),
+        "prmt.b32 %r1, %r2, %r3, %r4;",
+    ),
+    row(
+        "rcp",
+        ".rn{.ftz}.f32",
+        Emulated("an f64 reciprocal corrected by exact residuals at the f32 midpoints"),
+        "rcp.rn.f32 %r1, %r2;",
+    ),
+    row("rcp", ".approx{.ftz}.f32, .approx.ftz.f64", Unsupported(APPROX), "rcp.approx.f32 %r1, %r2;"),
+    row("rcp", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "rcp.rn.f64 %rd1, %rd2;"),
+    row("red", "every operation, type, space, scope and order", Unsupported(MEMORY), "red.global.add.u32 [%rd1], %r1;"),
+    row("redux", ".sync .add .min .max .and .or .xor", Unsupported(WARP), "redux.sync.add.u32 %r1, %r2, 0xffffffff;"),
+    row("rem", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "rem.s32 %r1, %r2, %r3;"),
+    row("ret", "{.uni} in a kernel", Supported, "ret;"),
+    row("rsqrt", ".approx{.ftz}.f32 .f64", Unsupported(APPROX), "rsqrt.approx.f32 %r1, %r2;"),
+    row(
+        "sad",
+        ".u16 .u32 .u64 .s16 .s32 .s64",
+        Emulated("a compare, two subtractions and a select"),
+        "sad.u32 %r1, %r2, %r3, %r4;",
+    ),
+    row("selp", ".b16 .b32 .b64 .u* .s* .f32 .f64", Supported, "selp.b32 %r1, %r2, %r3, %p1;"),
+    row(
+        "set",
+        "every comparison and combine; .u32 .s32 .f32 results",
+        Emulated("`setp`, then a select of all ones or 1.0"),
+        "set.lt.u32.f32 %r1, %r2, %r3;",
+    ),
+    row("setmaxnreg", ".inc .dec .sync.aligned.u32", Unsupported("register allocation hints have no Vulkan equivalent"), "setmaxnreg.inc.sync.aligned.u32 64;"),
+    row("setp", "every comparison and combine, p|q", Supported, "setp.lt.s32 %p1, %r1, %r2;"),
+    row(
+        "shf",
+        ".l .r with .clamp .wrap on .b32",
+        Emulated("a 64-bit shift of the register pair"),
+        "shf.l.wrap.b32 %r1, %r2, %r3, %r4;",
+    ),
+    row("shfl", ".sync .up .down .bfly .idx", Unsupported(WARP), "shfl.sync.bfly.b32 %r1, %r2, 1, 31, 0xffffffff;"),
+    row("shl", ".b16 .b32 .b64, amounts at and above the width", Supported, "shl.b32 %r1, %r2, %r3;"),
+    row("shr", ".b* .u* .s*, amounts at and above the width", Supported, "shr.s32 %r1, %r2, %r3;"),
+    row("sin", ".approx{.ftz}.f32", Unsupported(APPROX), "sin.approx.f32 %r1, %r2;"),
+    row(
+        "slct",
+        "every result type with .s32 or {.ftz}.f32 selector",
+        Emulated("a compare with zero and a select"),
+        "slct.u32.s32 %r1, %r2, %r3, %r4;",
+    ),
+    row(
+        "sqrt",
+        ".rn{.ftz}.f32",
+        Emulated("an f64 square root corrected by exact residuals at the f32 midpoints"),
+        "sqrt.rn.f32 %r1, %r2;",
+    ),
+    row("sqrt", ".approx{.ftz}.f32", Unsupported(APPROX), "sqrt.approx.f32 %r1, %r2;"),
+    row("sqrt", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "sqrt.rn.f64 %rd1, %rd2;"),
+    row("st", ".global .shared, scalar and .v2 .v4, 8 to 64 bits", Supported, "st.global.u32 [%rd1], %r1;"),
+    row(
+        "st",
+        ".local .generic, .b128, .v8, ordering and cache qualifiers",
+        Unsupported(MEMORY),
+        "st.local.u32 [%rd1], %r1;",
+    ),
+    row("stackrestore", ".u32 .u64", Unsupported(MEMORY), "stackrestore.u64 %rd1;"),
+    row("stacksave", ".u32 .u64", Unsupported(MEMORY), "stacksave.u64 %rd1;"),
+    row("stmatrix", ".sync.aligned.m8n8", Unsupported(TENSOR), "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], {%r1};"),
+    row("sub", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "sub.s32 %r1, %r2, %r3;"),
+    row(
+        "sub",
+        ".sat.s32",
+        Emulated("the exact difference in 64 bits, clamped to the s32 range"),
+        "sub.sat.s32 %r1, %r2, %r3;",
+    ),
+    row(
+        "sub",
+        ".cc.u32 .cc.s32 .cc.u64 .cc.s64",
+        Emulated("the borrow flag CC.CF is a 32-bit register; the borrow is an unsigned compare"),
+        "sub.cc.u32 %r1, %r2, %r3;",
+    ),
+    row("sub", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "sub.rn.f32 %r1, %r2, %r3;"),
+    row("sub", ".rz .rm .rp on .f32 .f64", Unsupported(DIRECTED), "sub.rz.f32 %r1, %r2, %r3;"),
+    row("sub", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "sub.f16 %h1, %h2, %h3;"),
+    row(
+        "subc",
+        "{.cc}.u32 .s32 .u64 .s64",
+        Emulated("the borrow flag CC.CF is a 32-bit register; borrows are unsigned compares"),
+        "subc.u32 %r1, %r2, %r3;",
+    ),
+    row("suld", ".b .1d .2d .3d …", Unsupported(TEXTURE), "suld.b.1d.b32.trap {%r1}, [%rd1, {%r2}];"),
+    row("suq", ".width .height .depth …", Unsupported(TEXTURE), "suq.width.b32 %r1, [%rd1];"),
+    row("sured", ".b .p .add .min .max …", Unsupported(TEXTURE), "sured.b.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
+    row("sust", ".b .p .1d .2d .3d …", Unsupported(TEXTURE), "sust.b.1d.b32.trap [%rd1, {%r1}], {%r2};"),
+    row(
+        "szext",
+        ".clamp .wrap on .u32 .s32",
+        Emulated("masks and selects following the ISA pseudocode"),
+        "szext.wrap.s32 %r1, %r2, %r3;",
+    ),
+    row("tanh", ".approx.f32 .f16 .bf16", Unsupported(APPROX), "tanh.approx.f32 %r1, %r2;"),
+    row("tcgen05", ".alloc .mma .ld .st .cp …", Unsupported(TENSOR), "tcgen05.fence::before_thread_sync;"),
+    row("tensormap", ".replace .cp_fenceproxy", Unsupported(ASYNC), "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;"),
+    row(
+        "testp",
+        ".finite .infinite .number .notanumber .normal .subnormal on .f32 .f64",
+        Emulated("integer compares of the magnitude bits"),
+        "testp.finite.f32 %p1, %r1;",
+    ),
+    row("tex", ".1d .2d .3d .a1d .a2d .cube …", Unsupported(TEXTURE), "tex.1d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];"),
+    row("tld4", ".r .g .b .a .2d …", Unsupported(TEXTURE), "tld4.r.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
+    row("trap", "", Unsupported(MEMORY), "trap;"),
+    row("txq", ".width .height .depth …", Unsupported(TEXTURE), "txq.width.b32 %r1, [%rd1];"),
+    row("vabsdiff", "", Unsupported(VIDEO), "vabsdiff.u32.u32.u32 %r1, %r2, %r3;"),
+    row("vabsdiff2", "", Unsupported(VIDEO), "vabsdiff2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vabsdiff4", "", Unsupported(VIDEO), "vabsdiff4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vadd", "", Unsupported(VIDEO), "vadd.u32.u32.u32 %r1, %r2, %r3;"),
+    row("vadd2", "", Unsupported(VIDEO), "vadd2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vadd4", "", Unsupported(VIDEO), "vadd4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vavrg2", "", Unsupported(VIDEO), "vavrg2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vavrg4", "", Unsupported(VIDEO), "vavrg4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vmad", "", Unsupported(VIDEO), "vmad.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vmax", "", Unsupported(VIDEO), "vmax.u32.u32.u32 %r1, %r2, %r3;"),
+    row("vmax2", "", Unsupported(VIDEO), "vmax2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vmax4", "", Unsupported(VIDEO), "vmax4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vmin", "", Unsupported(VIDEO), "vmin.u32.u32.u32 %r1, %r2, %r3;"),
+    row("vmin2", "", Unsupported(VIDEO), "vmin2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vmin4", "", Unsupported(VIDEO), "vmin4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vote", ".sync .all .any .uni .ballot", Unsupported(WARP), "vote.sync.any.pred %p1, %p2, 0xffffffff;"),
+    row("vset", "", Unsupported(VIDEO), "vset.u32.u32.lt %r1, %r2, %r3;"),
+    row("vset2", "", Unsupported(VIDEO), "vset2.u32.u32.lt %r1, %r2, %r3, %r4;"),
+    row("vset4", "", Unsupported(VIDEO), "vset4.u32.u32.lt %r1, %r2, %r3, %r4;"),
+    row("vshl", "", Unsupported(VIDEO), "vshl.u32.u32.u32.clamp %r1, %r2, %r3;"),
+    row("vshr", "", Unsupported(VIDEO), "vshr.u32.u32.u32.clamp %r1, %r2, %r3;"),
+    row("vsub", "", Unsupported(VIDEO), "vsub.u32.u32.u32 %r1, %r2, %r3;"),
+    row("vsub2", "", Unsupported(VIDEO), "vsub2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vsub4", "", Unsupported(VIDEO), "vsub4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("wgmma", ".mma_async .fence .commit_group .wait_group", Unsupported(TENSOR), "wgmma.fence.sync.aligned;"),
+    row("wmma", ".load .store .mma", Unsupported(TENSOR), "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1];"),
+    row("xor", ".pred .b16 .b32 .b64", Supported, "xor.b32 %r1, %r2, %r3;"),
+];
+
+/// Why ptxvk does not lower `opcode` at all, when every row of it is unsupported.
+pub fn unsupported_reason(opcode: &str) -> Option<&'static str> {
+    let mut rows = ROWS.iter().filter(|r| r.opcode == opcode).peekable();
+    rows.peek()?;
+    let mut reason = None;
+    for r in rows {
+        match r.status {
+            Unsupported(why) if reason.is_none() || reason == Some(why) => reason = Some(why),
+            _ => return None,
+        }
+    }
+    reason
+}
