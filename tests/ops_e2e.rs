@@ -22,6 +22,10 @@
 mod common;
 #[path = "ops/expanded.rs"]
 mod expanded;
+#[path = "ops/float_ref.rs"]
+mod float_ref;
+#[path = "ops/formats.rs"]
+mod formats;
 
 use common::cases::{buf, val};
 use common::*;
@@ -119,6 +123,11 @@ enum Want {
     ZeroF32,
     /// +0.0 or -0.0 as an f64, for the same reason.
     ZeroF64,
+    /// A NaN of a narrow format: all of `exp` set and some of `man`, any sign, nothing
+    /// above.
+    NanIn { exp: u64, man: u64 },
+    /// Either of two bit patterns (e.g. a zero whose sign the ISA leaves open).
+    Either(u64, u64),
 }
 
 impl Want {
@@ -129,6 +138,12 @@ impl Want {
             Want::NanF64 => f64::from_bits(got).is_nan(),
             Want::ZeroF32 => got == 0 || got == 0x8000_0000,
             Want::ZeroF64 => got == 0 || got == 1 << 63,
+            Want::NanIn { exp, man } => {
+                // The sign bit is the one above the exponent.
+                let sign = (exp | man) + 1;
+                got & !(exp | man | sign) == 0 && got & exp == exp && got & man != 0
+            }
+            Want::Either(x, y) => got == x || got == y,
         }
     }
 
@@ -139,6 +154,8 @@ impl Want {
             Want::NanF32 => 0x7fc0_0000,
             Want::NanF64 => 0x7ff8_0000_0000_0000,
             Want::ZeroF32 | Want::ZeroF64 => 0,
+            Want::NanIn { exp, man } => exp | man,
+            Want::Either(x, _) => x,
         }
     }
 }

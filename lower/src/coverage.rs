@@ -51,9 +51,6 @@ const fn row(
     Row { opcode, forms, status, probe }
 }
 
-const DIRECTED: &str = "directed rounding (`.rz`, `.rm`, `.rp`) is not implemented yet; \
-     Vulkan devices round to nearest, so it needs an exact emulation";
-const HALF: &str = "half-precision and narrow float types are not implemented yet";
 const WARP: &str = "warp-level instructions (shuffles, votes, matches, reductions) are not \
      implemented yet";
 const MEMORY: &str = "atomics, calls, local and constant memory, generic addressing and the \
@@ -68,6 +65,13 @@ const ASYNC: &str = "asynchronous copies, memory barriers objects and tensor map
 const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
      Vulkan equivalent; not implemented";
 const VIDEO: &str = "the legacy SIMD video instructions are not implemented yet";
+const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
+     rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
+     float support needed)";
+const DIRECTED_HOW: &str = "the exact result rounded to odd in f64 (f32 products are exact, sums \
+     get their TwoSum error), then rounded in the wanted direction with integer arithmetic";
+const DIRECTED_F64: &str = "directed rounding of f64 arithmetic needs an exact f64 error \
+     (TwoProduct without a guaranteed fma); not implemented yet";
 const APPROX: &str = "`.approx` transcendental functions are not implemented yet";
 const F64_EXACT: &str = "an exact f64 emulation (Vulkan allows 2.5 ulp for f64 division and \
      square root and does not require a fused `fma`) is not implemented yet";
@@ -77,7 +81,7 @@ pub static ROWS: &[Row] = &[
     row("abs", ".s16 .s32 .s64", Supported, "abs.s32 %r1, %r2;"),
     row("abs", ".f32 .f64", Supported, "abs.f32 %r1, %r2;"),
     row("abs", ".ftz.f32", Unsupported("not implemented yet"), "abs.ftz.f32 %r1, %r2;"),
-    row("abs", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "abs.f16 %h1, %h2;"),
+    row("abs", ".f16 .f16x2 .bf16 .bf16x2", Emulated("the sign bit cleared"), "abs.f16 %h1, %h2;"),
     row("activemask", ".b32", Unsupported(WARP), "activemask.b32 %r1;"),
     row("add", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "add.s32 %r1, %r2, %r3;"),
     row(
@@ -99,8 +103,9 @@ pub static ROWS: &[Row] = &[
         "add.u16x2 %r1, %r2, %r3;",
     ),
     row("add", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "add.rn.f32 %r1, %r2, %r3;"),
-    row("add", ".rz .rm .rp on .f32 .f64", Unsupported(DIRECTED), "add.rz.f32 %r1, %r2, %r3;"),
-    row("add", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "add.f16 %h1, %h2, %h3;"),
+    row("add", ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "add.rz.f32 %r1, %r2, %r3;"),
+    row("add", ".rz .rm .rp .f64", Unsupported(DIRECTED_F64), "add.rz.f64 %rd1, %rd2, %rd3;"),
+    row("add", "{.rn}{.ftz}{.sat}.f16 .f16x2, .rn.bf16 .rn.bf16x2", Emulated(HALF_HOW), "add.f16 %h1, %h2, %h3;"),
     row(
         "addc",
         "{.cc}.u32 .s32 .u64 .s64",
@@ -166,9 +171,15 @@ pub static ROWS: &[Row] = &[
     row("cvt", "integer to float .rn", Supported, "cvt.rn.f32.s32 %r1, %r2;"),
     row(
         "cvt",
-        "integer to float .rz .rm .rp",
-        Unsupported(DIRECTED),
+        ".rz .rm .rp to .f32 from .f64 and from integers of up to 32 bits",
+        Emulated("the exact f64 value rounded in the wanted direction with integer arithmetic"),
         "cvt.rz.f32.s32 %r1, %r2;",
+    ),
+    row(
+        "cvt",
+        ".rz .rm .rp to .f64, or from 64-bit integers",
+        Unsupported(DIRECTED_F64),
+        "cvt.rz.f64.s64 %rd1, %rd2;",
     ),
     row(
         "cvt",
@@ -178,9 +189,21 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         "cvt",
-        ".f16 .bf16 .tf32 .e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2 .e2m1x2 .ue8m0x2 and packing forms",
-        Unsupported(HALF),
+        ".f16 .bf16 .tf32 .f16x2 .bf16x2 from and to floats and integers, every rounding, .relu .satfinite",
+        Emulated("exact integer arithmetic on the bit patterns (widening exact, narrowing rounded once)"),
         "cvt.rn.f16.f32 %h1, %r2;",
+    ),
+    row(
+        "cvt",
+        ".e4m3x2 .e5m2x2 .satfinite{.relu} from .f32 pairs and .f16x2, and to .f16x2",
+        Emulated("exact integer arithmetic on the bit patterns"),
+        "cvt.rn.satfinite.e4m3x2.f32 %h1, %r1, %r2;",
+    ),
+    row(
+        "cvt",
+        ".e2m3x2 .e3m2x2 .e2m1x2 .ue8m0x2 and the x4 forms",
+        Unsupported("FP6, FP4 and UE8M0 conversions are not implemented yet"),
+        "cvt.rn.satfinite.e2m1x2.f32 %h1, %r1, %r2;",
     ),
     row("cvta", ".to.global.u64, .global.u64", Supported, "cvta.to.global.u64 %rd1, %rd2;"),
     row("cvta", ".shared .local .const .param, 32-bit", Unsupported(MEMORY), "cvta.to.shared.u64 %rd1, %rd2;"),
@@ -217,9 +240,9 @@ pub static ROWS: &[Row] = &[
         Emulated("the product and sum in f64, rounded to odd, then to f32 (needs shaderFloat64)"),
         "fma.rn.f32 %r1, %r2, %r3, %r4;",
     ),
-    row("fma", ".rz .rm .rp .f32", Unsupported(DIRECTED), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
+    row("fma", ".rz .rm .rp .f32", Emulated(DIRECTED_HOW), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
     row("fma", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
-    row("fma", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "fma.rn.f16 %h1, %h2, %h3, %h4;"),
+    row("fma", ".rn{.ftz}{.sat}{.relu}.f16 .f16x2, .rn{.relu}.bf16 .bf16x2", Emulated(HALF_HOW), "fma.rn.f16 %h1, %h2, %h3, %h4;"),
     row("fns", ".b32", Unsupported("not implemented yet"), "fns.b32 %r1, %r2, %r3, %r4;"),
     row("getctarank", "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "getctarank.u32 %r1, %r2;"),
     row("griddepcontrol", ".launch_dependents .wait", Unsupported(CLUSTER), "griddepcontrol.wait;"),
@@ -260,6 +283,7 @@ pub static ROWS: &[Row] = &[
         Emulated("as `fma.rn.f32`"),
         "mad.rn.f32 %r1, %r2, %r3, %r4;",
     ),
+    row("mad", ".rz .rm .rp .f32 (fused)", Emulated(DIRECTED_HOW), "mad.rp.f32 %r1, %r2, %r3, %r4;"),
     row("mad", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "mad.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
     row(
         "mad24",
@@ -285,7 +309,7 @@ pub static ROWS: &[Row] = &[
     ),
     row("max", "{.ftz}.f32 .f64", Supported, "max.f32 %r1, %r2, %r3;"),
     row("max", ".NaN .xorsign.abs, three inputs", Unsupported("not implemented yet"), "max.NaN.f32 %r1, %r2, %r3;"),
-    row("max", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "max.f16 %h1, %h2, %h3;"),
+    row("max", "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "max.f16 %h1, %h2, %h3;"),
     row("mbarrier", ".init .arrive .test_wait .try_wait …", Unsupported(ASYNC), "mbarrier.init.b64 [%rd1], %r1;"),
     row("membar", ".cta .gl .sys", Supported, "membar.gl;"),
     row("min", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "min.s32 %r1, %r2, %r3;"),
@@ -297,14 +321,15 @@ pub static ROWS: &[Row] = &[
     ),
     row("min", "{.ftz}.f32 .f64", Supported, "min.f32 %r1, %r2, %r3;"),
     row("min", ".NaN .xorsign.abs, three inputs", Unsupported("not implemented yet"), "min.NaN.f32 %r1, %r2, %r3;"),
-    row("min", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "min.f16 %h1, %h2, %h3;"),
+    row("min", "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "min.f16 %h1, %h2, %h3;"),
     row("mma", ".sync.aligned.m*n*k*", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1}, {%r2}, {%r3}, {%r4};"),
     row("mov", ".pred .b16 .b32 .b64 .u* .s* .f32 .f64, vector pack/unpack", Supported, "mov.b64 %rd1, %rd2;"),
     row("movmatrix", ".sync.aligned.m8n8.trans.b16", Unsupported(TENSOR), "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;"),
     row("mul", ".lo .hi .wide on .u16 .u32 .u64 .s16 .s32 .s64", Supported, "mul.lo.s32 %r1, %r2, %r3;"),
     row("mul", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "mul.rn.f32 %r1, %r2, %r3;"),
-    row("mul", ".rz .rm .rp on .f32 .f64", Unsupported(DIRECTED), "mul.rz.f32 %r1, %r2, %r3;"),
-    row("mul", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "mul.f16 %h1, %h2, %h3;"),
+    row("mul", ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "mul.rz.f32 %r1, %r2, %r3;"),
+    row("mul", ".rz .rm .rp .f64", Unsupported(DIRECTED_F64), "mul.rz.f64 %rd1, %rd2, %rd3;"),
+    row("mul", "{.rn}{.ftz}{.sat}.f16 .f16x2, .rn.bf16 .rn.bf16x2", Emulated(HALF_HOW), "mul.f16 %h1, %h2, %h3;"),
     row(
         "mul24",
         ".lo .hi on .u32 .s32",
@@ -315,7 +340,7 @@ pub static ROWS: &[Row] = &[
     row("nanosleep", ".u32", Unsupported("not implemented yet"), "nanosleep.u32 100;"),
     row("neg", ".s16 .s32 .s64", Supported, "neg.s32 %r1, %r2;"),
     row("neg", ".f32 .f64", Supported, "neg.f32 %r1, %r2;"),
-    row("neg", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "neg.f16 %h1, %h2;"),
+    row("neg", ".f16 .f16x2 .bf16 .bf16x2", Emulated("the sign bit flipped"), "neg.f16 %h1, %h2;"),
     row("not", ".pred .b16 .b32 .b64", Supported, "not.b32 %r1, %r2;"),
     row("or", ".pred .b16 .b32 .b64", Supported, "or.b32 %r1, %r2, %r3;"),
     row("pmevent", "", Unsupported("performance-monitor events have no Vulkan equivalent"), "pmevent 1;"),
@@ -404,8 +429,9 @@ pub static ROWS: &[Row] = &[
         "sub.cc.u32 %r1, %r2, %r3;",
     ),
     row("sub", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "sub.rn.f32 %r1, %r2, %r3;"),
-    row("sub", ".rz .rm .rp on .f32 .f64", Unsupported(DIRECTED), "sub.rz.f32 %r1, %r2, %r3;"),
-    row("sub", ".f16 .f16x2 .bf16 .bf16x2", Unsupported(HALF), "sub.f16 %h1, %h2, %h3;"),
+    row("sub", ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "sub.rz.f32 %r1, %r2, %r3;"),
+    row("sub", ".rz .rm .rp .f64", Unsupported(DIRECTED_F64), "sub.rz.f64 %rd1, %rd2, %rd3;"),
+    row("sub", "{.rn}{.ftz}{.sat}.f16 .f16x2, .rn.bf16 .rn.bf16x2", Emulated(HALF_HOW), "sub.f16 %h1, %h2, %h3;"),
     row(
         "subc",
         "{.cc}.u32 .s32 .u64 .s64",

@@ -341,6 +341,86 @@ pub enum Rounding {
     Down,
     /// Toward +inf (`.rp`, `.rpi`).
     Up,
+    /// To nearest, ties away from zero (`.rna`; only for [`InstKind::Narrow`]).
+    NearestAway,
+}
+
+/// Floating-point formats ptxvk keeps as bit patterns in integer registers and converts
+/// with exact integer arithmetic, so that no device support for them is needed
+/// (PTX ISA 9.2 §5.2.5, §9.7.9.21): every format is sign, exponent and mantissa bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatFormat {
+    /// IEEE binary32, as the target of directed rounding from f64.
+    F32,
+    /// IEEE binary16 (`.f16`).
+    F16,
+    /// bfloat16 (`.bf16`): the top half of an f32.
+    Bf16,
+    /// TensorFloat-32 (`.tf32`): an f32 bit pattern whose low 13 mantissa bits are 0.
+    Tf32,
+    /// FP8 E4M3 (`.e4m3`): no infinities; `S.1111.111` is NaN; largest 448.
+    E4m3,
+    /// FP8 E5M2 (`.e5m2`): IEEE-like, with infinities and NaNs.
+    E5m2,
+}
+
+impl FloatFormat {
+    /// (exponent bits, mantissa bits) of the format.
+    pub fn layout(self) -> (u32, u32) {
+        match self {
+            FloatFormat::F32 => (8, 23),
+            FloatFormat::F16 => (5, 10),
+            FloatFormat::Bf16 => (8, 7),
+            FloatFormat::Tf32 => (8, 10),
+            FloatFormat::E4m3 => (4, 3),
+            FloatFormat::E5m2 => (5, 2),
+        }
+    }
+
+    pub fn bias(self) -> i64 {
+        (1 << (self.layout().0 - 1)) - 1
+    }
+
+    /// The width of the bit pattern in a register.
+    pub fn bits(self) -> u32 {
+        match self {
+            FloatFormat::F32 | FloatFormat::Tf32 => 32,
+            FloatFormat::F16 | FloatFormat::Bf16 => 16,
+            FloatFormat::E4m3 | FloatFormat::E5m2 => 8,
+        }
+    }
+
+    /// Whether the all-ones exponent encodes infinities and NaNs (IEEE-like).
+    pub fn has_infinity(self) -> bool {
+        self != FloatFormat::E4m3
+    }
+
+    /// The magnitude bits of the largest finite value.
+    pub fn max_finite(self) -> u64 {
+        let (e, m) = self.layout();
+        if self.has_infinity() {
+            (((1u64 << e) - 1) << m) - 1
+        } else {
+            // E4M3: the all-ones pattern is NaN, the one below it the largest value.
+            (1u64 << (e + m)) - 2
+        }
+    }
+
+    /// The NaN a conversion produces (positive, quiet).
+    pub fn nan(self) -> u64 {
+        let (e, m) = self.layout();
+        (1u64 << (e + m)) - 1
+    }
+}
+
+/// The operation of [`InstKind::RoundToOdd`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OddOp {
+    Add,
+    Sub,
+    Mul,
+    /// `a * b + c`.
+    Fma,
 }
 
 /// Float modifiers shared by arithmetic instructions.
@@ -502,6 +582,39 @@ pub enum InstKind {
         ty: OpTy,
         srcs: Vec<Value>,
         addr: Address,
+    },
+    /// The f32 or f64 value `src` (of type `from`) rounded to `to` by `rounding`, as a
+    /// bit pattern in the low `to.bits()` bits of `dst` (PTX ISA 9.2 §9.7.9.21). A NaN
+    /// gives [`FloatFormat::nan`]; a result past the largest finite value gives
+    /// infinity, or the largest finite value (with the sign) when `satfinite`, when the
+    /// format has no infinity, or when `rounding` goes toward zero for the sign;
+    /// `relu` makes negative results (and -0) +0 and keeps NaN. A `Tf32` result is an
+    /// f32 bit pattern. Correct for any exact or round-to-odd f64 source.
+    Narrow {
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        satfinite: bool,
+        relu: bool,
+        dst: RegId,
+        src: Value,
+    },
+    /// The exact f32 value of the `from` bit pattern `src` (NaN stays NaN).
+    Widen {
+        from: FloatFormat,
+        dst: RegId,
+        src: Value,
+    },
+    /// `op` on f32 operands (`c` only for `Fma`), computed exactly and rounded to odd
+    /// into an f64 `dst`: rounding that once more to any narrower format and in any
+    /// direction gives the correctly rounded result (Boldo & Melquiond, "Emulation of
+    /// FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
+    RoundToOdd {
+        op: OddOp,
+        dst: RegId,
+        a: Value,
+        b: Value,
+        c: Value,
     },
     /// `bar.sync`/`barrier.sync`: every thread of the block waits; orders shared and
     /// global memory among the block.

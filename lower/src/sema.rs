@@ -18,6 +18,7 @@ use crate::abi::KernelAbi;
 use crate::ir::*;
 
 mod expand;
+mod formats;
 
 /// Lowers every `.entry` of `module`. Device functions with bodies and module-scope
 /// variables are rejected with a diagnostic until they are implemented.
@@ -476,6 +477,10 @@ impl Lowerer {
                     ast::TypeKind::Pred => RegTy::Pred,
                     ast::TypeKind::Float if matches!(scalar, ScalarType::F32 | ScalarType::F64) => {
                         RegTy::Float(scalar.bits() as u8)
+                    }
+                    // Narrow floats live as bit patterns (`sema::formats`).
+                    ast::TypeKind::Float if scalar != ScalarType::Tf32 => {
+                        RegTy::Int(scalar.bits() as u8)
                     }
                     ast::TypeKind::Float => {
                         self.errors.push(Diagnostic::error(
@@ -973,6 +978,9 @@ impl Lowerer {
             return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
         }
         m.allow(op, modifier_categories(op))?;
+        if let Some(result) = self.float_formats(op, i, m) {
+            return result;
+        }
         if let Some(result) = self.expand(op, i, m) {
             return result;
         }
@@ -990,7 +998,7 @@ impl Lowerer {
         };
         match op {
             "mov" => {
-                let ty = self.one_type(i, m)?;
+                let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;
                 arity(2)?;
                 match (&ops[0], &ops[1]) {
@@ -1309,7 +1317,7 @@ impl Lowerer {
                 );
             }
             "selp" => {
-                let ty = self.one_type(i, m)?;
+                let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;
                 arity(4)?;
                 let dst = self.dst(&ops[0], ty, false)?;
@@ -1412,6 +1420,16 @@ impl Lowerer {
         Ok(OpTy::U((bits / n) as u8))
     }
 
+    /// Exactly one type modifier for an instruction that only moves bits (`mov`, `ld`,
+    /// `st`, `selp`): half-precision types are their bit patterns.
+    fn bits_type(&self, i: &ast::Instruction, m: &Mods) -> Result<OpTy, Diagnostic> {
+        match m.types.as_slice() {
+            [t] if matches!(t.value, ScalarType::F16 | ScalarType::Bf16) => Ok(OpTy::U(16)),
+            [t] if matches!(t.value, ScalarType::F16x2 | ScalarType::Bf16x2) => Ok(OpTy::U(32)),
+            _ => self.one_type(i, m),
+        }
+    }
+
     /// Exactly one type modifier, converted to an operation type.
     fn one_type(&self, i: &ast::Instruction, m: &Mods) -> Result<OpTy, Diagnostic> {
         match m.types.as_slice() {
@@ -1460,7 +1478,7 @@ impl Lowerer {
 
     fn memory(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let ty = self.one_type(i, m)?;
+        let ty = self.bits_type(i, m)?;
         let allowed = [".volatile", ".relaxed", ".weak", ".nc", ".cta", ".gpu", ".sys"];
         for o in &m.other {
             if !is_cache_hint(&o.value) && !allowed.contains(&o.value.as_str()) {

@@ -92,6 +92,7 @@ pub fn inst_regs(kind: &InstKind, out: &mut Vec<RegId>) {
             v(rhs, out);
         }
         InstKind::Bfe { dst, a, pos: b, len: c, .. }
+        | InstKind::RoundToOdd { dst, a, b, c, .. }
         | InstKind::Mad { dst, a, b, c, .. }
         | InstKind::Fma { dst, a, b, c, .. } => {
             out.push(*dst);
@@ -119,7 +120,9 @@ pub fn inst_regs(kind: &InstKind, out: &mut Vec<RegId>) {
         }
         InstKind::PredLogic { dst, lhs, rhs, .. } => out.extend([*dst, *lhs, *rhs]),
         InstKind::PredNot { dst, src } => out.extend([*dst, *src]),
-        InstKind::Convert { dst, src, .. } => {
+        InstKind::Convert { dst, src, .. }
+        | InstKind::Narrow { dst, src, .. }
+        | InstKind::Widen { dst, src, .. } => {
             out.push(*dst);
             v(src, out);
         }

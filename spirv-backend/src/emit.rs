@@ -20,6 +20,8 @@ use crate::Error;
 
 type R<T> = Result<T, Error>;
 
+mod narrow;
+
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
 mod glsl {
     pub const ROUND_EVEN: u32 = 2;
@@ -383,6 +385,18 @@ impl<'a> FnEmitter<'a> {
                 let r = self.fma_f32(av, bv, cv)?;
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
+            }
+            InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
+                let r = self.narrow(*to, *from, *rounding, *satfinite, *relu, *src)?;
+                self.write(*dst, r, Scalar::Int(to.bits() as u8), false)
+            }
+            InstKind::Widen { from, dst, src } => {
+                let r = self.widen(*from, *src)?;
+                self.write(*dst, r, Scalar::Float(32), false)
+            }
+            InstKind::RoundToOdd { op, dst, a, b, c } => {
+                let r = self.round_to_odd(*op, *a, *b, *c)?;
+                self.write(*dst, r, Scalar::Float(64), false)
             }
             InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
                 let mut a = self.read_op(*lhs, *ty)?;
@@ -1087,25 +1101,33 @@ impl<'a> FnEmitter<'a> {
     /// using its exact error (TwoSum), and rounding that to f32 is then correctly
     /// rounded (round-to-odd with 53 ≥ 24 + 2 bits; Boldo & Melquiond 2008).
     fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
-        let f64s = Scalar::Float(64);
-        let dt = self.ty(f64s);
+        let dt = self.ty(Scalar::Float(64));
         let ft = self.ty(Scalar::Float(32));
-        let bt = self.ty(Scalar::Bool);
-        let i64s = Scalar::Int(64);
-        let it = self.ty(i64s);
         let ad = self.b.f_convert(dt, None, a)?;
         let bd = self.b.f_convert(dt, None, b)?;
         let cd = self.b.f_convert(dt, None, c)?;
         let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
-        let s = self.exact(BinaryOp::Add, dt, p, cd)?;
+        let odd = self.odd_sum(p, cd)?;
+        Ok(self.b.f_convert(ft, None, odd)?)
+    }
+
+    /// `p + c` for f64 `p` and `c`, rounded to odd: the round-to-nearest sum, stepped one
+    /// ulp toward the exact value when it is inexact and its last mantissa bit is even.
+    /// The error is exact (TwoSum, which needs round-to-nearest f64 addition, as Vulkan
+    /// guarantees for `OpFAdd`).
+    fn odd_sum(&mut self, p: Word, c: Word) -> R<Word> {
+        let f64s = Scalar::Float(64);
+        let dt = self.ty(f64s);
+        let bt = self.ty(Scalar::Bool);
+        let i64s = Scalar::Int(64);
+        let it = self.ty(i64s);
+        let s = self.exact(BinaryOp::Add, dt, p, c)?;
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
         let bb = self.exact(BinaryOp::Sub, dt, s, p)?;
         let sbb = self.exact(BinaryOp::Sub, dt, s, bb)?;
         let e1 = self.exact(BinaryOp::Sub, dt, p, sbb)?;
-        let e2 = self.exact(BinaryOp::Sub, dt, cd, bb)?;
+        let e2 = self.exact(BinaryOp::Sub, dt, c, bb)?;
         let err = self.exact(BinaryOp::Add, dt, e1, e2)?;
-        // Round to odd: if inexact and the last mantissa bit is even, step one ulp
-        // toward the exact value.
         let zero = self.konst(f64s, 0);
         let inexact = self.b.f_ord_not_equal(bt, None, err, zero)?;
         let sbits = self.b.bitcast(it, None, s)?;
@@ -1123,8 +1145,7 @@ impl<'a> FnEmitter<'a> {
         let down = self.b.i_sub(it, None, sbits, one)?;
         let stepped = self.b.select(it, None, same, up, down)?;
         let odd_bits = self.b.select(it, None, adjust, stepped, sbits)?;
-        let odd = self.b.bitcast(dt, None, odd_bits)?;
-        Ok(self.b.f_convert(ft, None, odd)?)
+        Ok(self.b.bitcast(dt, None, odd_bits)?)
     }
 
     fn compare(&mut self, cmp: CmpOp, ty: OpTy, a: Word, c: Word) -> R<Word> {
@@ -1284,9 +1305,12 @@ impl<'a> FnEmitter<'a> {
     fn round_integral(&mut self, v: Word, ty: OpTy, r: Rounding) -> R<Word> {
         let s = Scalar::of_op(ty);
         let t = self.ty(s);
+        if r == Rounding::NearestAway {
+            return Err(Error::Internal("`.rna` rounding to an integral value".into()));
+        }
         if ty.bits() != 64 || matches!(r, Rounding::Down | Rounding::Up) {
             let op = match r {
-                Rounding::Nearest => glsl::ROUND_EVEN,
+                Rounding::Nearest | Rounding::NearestAway => glsl::ROUND_EVEN,
                 Rounding::Zero => glsl::TRUNC,
                 Rounding::Down => glsl::FLOOR,
                 Rounding::Up => glsl::CEIL,

@@ -20,51 +20,51 @@ const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
 /// Emits IR for one PTX instruction into the current block.
-struct Emit<'a> {
-    l: &'a mut Lowerer,
-    span: Span,
+pub(super) struct Emit<'a> {
+    pub(super) l: &'a mut Lowerer,
+    pub(super) span: Span,
 }
 
 impl Emit<'_> {
-    fn temp(&mut self, ty: OpTy) -> RegId {
+    pub(super) fn temp(&mut self, ty: OpTy) -> RegId {
         self.l.temp(ty.storage(), self.span)
     }
 
-    fn push(&mut self, kind: InstKind) {
+    pub(super) fn push(&mut self, kind: InstKind) {
         self.l.push(kind, self.span);
     }
 
-    fn bin(&mut self, op: BinaryOp, ty: OpTy, lhs: Value, rhs: Value) -> Value {
+    pub(super) fn bin(&mut self, op: BinaryOp, ty: OpTy, lhs: Value, rhs: Value) -> Value {
         let dst_ty = if op == BinaryOp::MulWide { wide(ty) } else { ty };
         let dst = self.temp(dst_ty);
         self.push(InstKind::Binary { op, ty, mode: FloatMode::default(), dst, lhs, rhs });
         Value::Reg(dst)
     }
 
-    fn un(&mut self, op: UnaryOp, ty: OpTy, src: Value) -> Value {
+    pub(super) fn un(&mut self, op: UnaryOp, ty: OpTy, src: Value) -> Value {
         let dst_ty = if matches!(op, UnaryOp::Clz | UnaryOp::Popc) { U32 } else { ty };
         let dst = self.temp(dst_ty);
         self.push(InstKind::Unary { op, ty, mode: FloatMode::default(), dst, src });
         Value::Reg(dst)
     }
 
-    fn add(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+    pub(super) fn add(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
         self.bin(BinaryOp::Add, ty, a, b)
     }
 
-    fn and(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+    pub(super) fn and(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
         self.bin(BinaryOp::And, ty, a, b)
     }
 
-    fn or(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+    pub(super) fn or(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
         self.bin(BinaryOp::Or, ty, a, b)
     }
 
-    fn not(&mut self, ty: OpTy, a: Value) -> Value {
+    pub(super) fn not(&mut self, ty: OpTy, a: Value) -> Value {
         self.un(UnaryOp::Not, ty, a)
     }
 
-    fn cmp(&mut self, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) -> RegId {
+    pub(super) fn cmp(&mut self, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) -> RegId {
         let dst = self.temp(OpTy::Pred);
         self.push(InstKind::Setp {
             cmp,
@@ -80,20 +80,20 @@ impl Emit<'_> {
     }
 
     /// `cond ? a : b`.
-    fn sel(&mut self, ty: OpTy, cond: RegId, a: Value, b: Value) -> Value {
+    pub(super) fn sel(&mut self, ty: OpTy, cond: RegId, a: Value, b: Value) -> Value {
         let dst = self.temp(ty);
         self.push(InstKind::Select { ty, dst, a, b, cond, negate: false });
         Value::Reg(dst)
     }
 
-    fn pred_or(&mut self, lhs: RegId, rhs: RegId) -> RegId {
+    pub(super) fn pred_or(&mut self, lhs: RegId, rhs: RegId) -> RegId {
         let dst = self.temp(OpTy::Pred);
         self.push(InstKind::PredLogic { op: BoolOp::Or, dst, lhs, rhs });
         dst
     }
 
     /// Integer conversion (truncation, or extension by the signedness of `from`).
-    fn cvt(&mut self, to: OpTy, from: OpTy, src: Value) -> Value {
+    pub(super) fn cvt(&mut self, to: OpTy, from: OpTy, src: Value) -> Value {
         let dst = self.temp(to);
         self.push(InstKind::Convert {
             to,
@@ -107,30 +107,30 @@ impl Emit<'_> {
     }
 
     /// `len` bits of `a` from `pos`, zero- or sign-extended by `ty` (`bfe`).
-    fn bfe(&mut self, ty: OpTy, a: Value, pos: u64, len: u64) -> Value {
+    pub(super) fn bfe(&mut self, ty: OpTy, a: Value, pos: u64, len: u64) -> Value {
         let dst = self.temp(ty);
         self.push(InstKind::Bfe { ty, dst, a, pos: Value::Imm(pos), len: Value::Imm(len) });
         Value::Reg(dst)
     }
 
     /// `{hi, lo}` as one 64-bit value.
-    fn pack64(&mut self, lo: Value, hi: Value) -> Value {
+    pub(super) fn pack64(&mut self, lo: Value, hi: Value) -> Value {
         let dst = self.temp(U64);
         self.push(InstKind::Pack { elem: U32, dst, srcs: vec![lo, hi] });
         Value::Reg(dst)
     }
 
     /// The low 32 bits of a 64-bit value.
-    fn lo32(&mut self, v: Value) -> Value {
+    pub(super) fn lo32(&mut self, v: Value) -> Value {
         self.cvt(U32, U64, v)
     }
 
-    fn mov(&mut self, ty: OpTy, dst: RegId, src: Value) {
+    pub(super) fn mov(&mut self, ty: OpTy, dst: RegId, src: Value) {
         self.push(InstKind::Mov { ty, dst, src });
     }
 }
 
-fn wide(ty: OpTy) -> OpTy {
+pub(super) fn wide(ty: OpTy) -> OpTy {
     match ty {
         OpTy::S(b) => OpTy::S(b * 2),
         other => OpTy::U(other.bits() as u8 * 2),
@@ -150,7 +150,7 @@ fn packed_elem(m: &Mods) -> Option<OpTy> {
     })
 }
 
-fn has(m: &Mods, modifier: &str) -> bool {
+pub(super) fn has(m: &Mods, modifier: &str) -> bool {
     m.other.iter().any(|o| o.value == modifier)
 }
 

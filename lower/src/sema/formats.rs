@@ -1,0 +1,611 @@
+//! Floating-point formats and rounding modes that Vulkan devices lack, lowered to exact
+//! integer and f64 arithmetic (PTX ISA 9.2 §9.7.3, §9.7.4, §9.7.9.21):
+//!
+//! * `.f16`, `.bf16`, `.f16x2`, `.bf16x2` arithmetic (`add`, `sub`, `mul`, `fma`,
+//!   `neg`, `abs`, `min`, `max`): each half is widened to f32 exactly, the operation is
+//!   computed exactly and rounded to odd in f64 (`RoundToOdd`), and that is rounded to
+//!   the format (`Narrow`) — correct for every rounding mode, with no f16 support needed;
+//! * `cvt` to and from `.f16`, `.bf16`, `.tf32` and the FP8 pairs `.e4m3x2`/`.e5m2x2`
+//!   with every rounding mode, `.relu` and `.satfinite`;
+//! * directed rounding (`.rz`, `.rm`, `.rp`) of f32 `add`, `sub`, `mul`, `fma`/`mad` and
+//!   of `cvt` to f32, by the same round-to-odd-then-round scheme.
+
+use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::{Diagnostic, Spanned};
+
+use super::expand::{has, Emit};
+use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::ir::{
+    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OddOp, OpTy, Rounding, UnaryOp, Value,
+};
+
+const F32: OpTy = OpTy::F(32);
+const F64: OpTy = OpTy::F(64);
+
+/// A type in a `cvt`: an ordinary operation type, or a narrow format with 1 or 2 lanes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum CvtType {
+    Op(OpTy),
+    Narrow(FloatFormat, u32),
+}
+
+fn narrow_scalar(t: ScalarType) -> Option<(FloatFormat, u32)> {
+    Some(match t {
+        ScalarType::F16 => (FloatFormat::F16, 1),
+        ScalarType::F16x2 => (FloatFormat::F16, 2),
+        ScalarType::Bf16 => (FloatFormat::Bf16, 1),
+        ScalarType::Bf16x2 => (FloatFormat::Bf16, 2),
+        ScalarType::Tf32 => (FloatFormat::Tf32, 1),
+        _ => return None,
+    })
+}
+
+/// The FP8 pair types of `cvt`, which the front end leaves as plain modifiers.
+fn fp8_pair(s: &str) -> Option<FloatFormat> {
+    match s {
+        ".e4m3x2" => Some(FloatFormat::E4m3),
+        ".e5m2x2" => Some(FloatFormat::E5m2),
+        _ => None,
+    }
+}
+
+/// Narrow float formats that are not implemented yet (FP6, FP4, UE8M0).
+fn unimplemented_format(s: &str) -> bool {
+    matches!(
+        s,
+        ".e2m3x2"
+            | ".e3m2x2"
+            | ".e2m1x2"
+            | ".ue8m0x2"
+            | ".e4m3x4"
+            | ".e5m2x4"
+            | ".e2m3x4"
+            | ".e3m2x4"
+            | ".e2m1x4"
+            | ".s2f6x2"
+    )
+}
+
+/// The half type of an arithmetic instruction with exactly one type.
+fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
+    match m.types.as_slice() {
+        [t] => narrow_scalar(t.value).filter(|(f, _)| *f != FloatFormat::Tf32),
+        _ => None,
+    }
+}
+
+fn directed(m: &Mods) -> bool {
+    m.rounding.as_ref().is_some_and(|r| !r.value.1 && r.value.0 != Rounding::Nearest)
+}
+
+impl Emit<'_> {
+    fn widen(&mut self, from: FloatFormat, src: Value) -> Value {
+        let dst = self.temp(F32);
+        self.push(InstKind::Widen { from, dst, src });
+        Value::Reg(dst)
+    }
+
+    fn narrow(
+        &mut self,
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        satfinite: bool,
+        relu: bool,
+        src: Value,
+    ) -> Value {
+        let dst = self.temp(OpTy::U(to.bits() as u8));
+        self.push(InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src });
+        Value::Reg(dst)
+    }
+
+    fn odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> Value {
+        let dst = self.temp(F64);
+        self.push(InstKind::RoundToOdd { op, dst, a, b, c });
+        Value::Reg(dst)
+    }
+
+    fn convert(
+        &mut self,
+        to: OpTy,
+        from: OpTy,
+        rounding: Option<Rounding>,
+        mode: FloatMode,
+        src: Value,
+    ) -> Value {
+        let dst = self.temp(to);
+        self.push(InstKind::Convert { to, from, rounding, mode, dst, src });
+        Value::Reg(dst)
+    }
+
+    /// `.ftz` on an f32 value.
+    fn flush32(&mut self, v: Value) -> Value {
+        self.convert(F32, F32, None, FloatMode { ftz: true, sat: false }, v)
+    }
+
+    /// `.sat` on an f64 value: clamped to [0, 1], NaN to +0 (PTX ISA 9.2 §9.7.3).
+    fn saturate64(&mut self, v: Value) -> Value {
+        let low = self.bin(BinaryOp::Max, F64, v, Value::Imm(0));
+        self.bin(BinaryOp::Min, F64, low, Value::Imm(1f64.to_bits()))
+    }
+
+    /// `.ftz` on a narrow bit pattern: a subnormal becomes a zero of its sign.
+    fn flush_bits(&mut self, fmt: FloatFormat, v: Value) -> Value {
+        let ty = OpTy::U(fmt.bits() as u8);
+        let (e, m) = fmt.layout();
+        let exp = self.and(ty, v, Value::Imm(((1 << e) - 1) << m));
+        let sub = self.cmp(CmpOp::Eq, ty, exp, Value::Imm(0));
+        let sign = self.and(ty, v, Value::Imm(1 << (e + m)));
+        self.sel(ty, sub, sign, v)
+    }
+
+    /// Lane `k` (16 bits) of a 16- or 32-bit value.
+    fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
+        if lanes == 1 {
+            return v;
+        }
+        let shifted = if k == 0 {
+            v
+        } else {
+            self.bin(BinaryOp::Shr, OpTy::U(32), v, Value::Imm(16 * u64::from(k)))
+        };
+        self.cvt(OpTy::U(16), OpTy::U(32), shifted)
+    }
+
+    /// Lanes of `elem_bits` each, lane 0 in the low bits.
+    fn pack(&mut self, elem_bits: u32, lanes: Vec<Value>) -> Value {
+        if lanes.len() == 1 {
+            return lanes[0];
+        }
+        let total = elem_bits * lanes.len() as u32;
+        let dst = self.temp(OpTy::U(total as u8));
+        self.push(InstKind::Pack { elem: OpTy::U(elem_bits as u8), dst, srcs: lanes });
+        Value::Reg(dst)
+    }
+}
+
+impl Lowerer {
+    /// Lowers `i` if it needs a narrow format or a directed rounding; `None` leaves it
+    /// to the other lowerings.
+    pub(super) fn float_formats(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let narrow_cvt = || {
+            m.types.iter().any(|t| narrow_scalar(t.value).is_some())
+                || m.other
+                    .iter()
+                    .any(|o| fp8_pair(&o.value).is_some() || unimplemented_format(&o.value))
+        };
+        match op {
+            "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max"
+                if half_type(m).is_some() =>
+            {
+                Some(self.half_arith(op, i, m))
+            }
+            "cvt" if narrow_cvt() => Some(self.narrow_cvt(i, m)),
+            "cvt" if directed(m) => Some(self.directed_cvt(i, m)),
+            "add" | "sub" | "mul" | "fma" | "mad" if directed(m) => {
+                Some(self.directed_arith(op, i, m))
+            }
+            _ => None,
+        }
+    }
+
+    /// `.f16`/`.bf16`/`.f16x2`/`.bf16x2` arithmetic, lane by lane.
+    fn half_arith(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let Some((fmt, lanes)) = half_type(m) else {
+            return Err(Diagnostic::error(span, "expected a half-precision type"));
+        };
+        let rounded = matches!(op, "add" | "sub" | "mul" | "fma");
+        reject_other(
+            m,
+            if op == "fma" {
+                &[".relu"]
+            } else if matches!(op, "min" | "max") {
+                &[".NaN"]
+            } else {
+                &[]
+            },
+        )?;
+        let relu = has(m, ".relu");
+        let nan_mode = has(m, ".NaN");
+        if m.ftz && fmt == FloatFormat::Bf16 {
+            return Err(Diagnostic::error(span, "`.bf16` arithmetic takes no `.ftz`"));
+        }
+        if m.sat && (!rounded || fmt == FloatFormat::Bf16 || relu) {
+            return Err(Diagnostic::error(span, format!("`{op}` on this type takes no `.sat`")));
+        }
+        let rounding = match &m.rounding {
+            Some(r) if r.value.1 || !rounded => {
+                return Err(Diagnostic::error(r.span, "this rounding modifier is not valid here"))
+            }
+            Some(r) => r.value.0,
+            None if op == "fma" => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`fma` needs a rounding modifier such as `.rn`",
+                ))
+            }
+            None => Rounding::Nearest,
+        };
+        let arity = match op {
+            "fma" => 4,
+            "neg" | "abs" => 2,
+            _ => 3,
+        };
+        if i.operands.len() != arity {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{op}` takes {arity} operands, found {}", i.operands.len()),
+            ));
+        }
+        let width = OpTy::U((16 * lanes) as u8);
+        let dst = self.dst(&i.operands[0], width, false)?;
+        let mut srcs = Vec::new();
+        for o in &i.operands[1..] {
+            srcs.push(self.src(o, width, false, span)?);
+        }
+        let mut e = Emit { l: self, span };
+        let sign = 1u64 << 15;
+        let mut results = Vec::new();
+        for k in 0..lanes {
+            let mut x: Vec<Value> = srcs.iter().map(|&v| e.lane(v, lanes, k)).collect();
+            if m.ftz {
+                x = x.into_iter().map(|v| e.flush_bits(fmt, v)).collect();
+            }
+            let h16 = OpTy::U(16);
+            let r = match op {
+                "neg" => e.bin(BinaryOp::Xor, h16, x[0], Value::Imm(sign)),
+                "abs" => e.and(h16, x[0], Value::Imm(sign - 1)),
+                "min" | "max" => {
+                    let a = e.widen(fmt, x[0]);
+                    let b = e.widen(fmt, x[1]);
+                    let bop = if op == "min" { BinaryOp::Min } else { BinaryOp::Max };
+                    let r = e.bin(bop, F32, a, b);
+                    // Exact: the result is one of the operands.
+                    let r = e.narrow(fmt, F32, Rounding::Nearest, false, false, r);
+                    if nan_mode {
+                        let nan = e.cmp(CmpOp::Nan, F32, a, b);
+                        e.sel(h16, nan, Value::Imm(fmt.nan()), r)
+                    } else {
+                        r
+                    }
+                }
+                _ => {
+                    let w: Vec<Value> = x.iter().map(|&v| e.widen(fmt, v)).collect();
+                    let (odd_op, c) = match op {
+                        "add" => (OddOp::Add, Value::Imm(0)),
+                        "sub" => (OddOp::Sub, Value::Imm(0)),
+                        "mul" => (OddOp::Mul, Value::Imm(0)),
+                        _ => (OddOp::Fma, w[2]),
+                    };
+                    let mut v = e.odd(odd_op, w[0], w[1], c);
+                    if m.sat {
+                        v = e.saturate64(v);
+                    }
+                    let r = e.narrow(fmt, F64, rounding, false, relu, v);
+                    if m.ftz {
+                        e.flush_bits(fmt, r)
+                    } else {
+                        r
+                    }
+                }
+            };
+            results.push(r);
+        }
+        let r = e.pack(16, results);
+        e.mov(width, dst, r);
+        Ok(())
+    }
+
+    /// The types of a `cvt` in source order (destination first), narrow ones included.
+    fn cvt_types(i: &ast::Instruction) -> Result<Vec<Spanned<CvtType>>, Diagnostic> {
+        let mut out = Vec::new();
+        for md in &i.modifiers {
+            let s = md.value.as_str();
+            if unimplemented_format(s) {
+                return Err(unsupported(
+                    md.span,
+                    &format!("`cvt` with `{s}`"),
+                    "FP6, FP4 and UE8M0 conversions are not implemented yet",
+                ));
+            }
+            let t = if let Some(f) = fp8_pair(s) {
+                CvtType::Narrow(f, 2)
+            } else if let Some(t) = ScalarType::from_directive(s) {
+                match narrow_scalar(t) {
+                    Some((f, n)) => CvtType::Narrow(f, n),
+                    None => CvtType::Op(super::op_ty(&Spanned::new(t, md.span))?),
+                }
+            } else {
+                continue;
+            };
+            out.push(Spanned::new(t, md.span));
+        }
+        Ok(out)
+    }
+
+    /// `cvt` with a narrow format on either side (PTX ISA 9.2 §9.7.9.21).
+    fn narrow_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let types = Self::cvt_types(i)?;
+        let [to, from] = types.as_slice() else {
+            return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
+        };
+        let allowed: Vec<&str> = [".relu", ".satfinite", ".rna", ".e4m3x2", ".e5m2x2"].to_vec();
+        reject_other(m, &allowed)?;
+        let relu = has(m, ".relu");
+        let satfinite = has(m, ".satfinite");
+        let float_rounding = if has(m, ".rna") {
+            Some(Rounding::NearestAway)
+        } else {
+            m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0)
+        };
+        let integral = m.rounding.as_ref().filter(|r| r.value.1).map(|r| r.value.0);
+        if m.sat {
+            return Err(Diagnostic::error(span, "narrow-format `cvt` saturates with `.satfinite`"));
+        }
+        let need_rounding = |r: Option<Rounding>| {
+            r.ok_or_else(|| {
+                Diagnostic::error(span, "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`")
+            })
+        };
+        let srcs = &i.operands[1..];
+        let dst_bits = |t: CvtType| match t {
+            CvtType::Op(o) => o.bits(),
+            CvtType::Narrow(f, n) => {
+                if f.bits() == 8 {
+                    8 * n
+                } else {
+                    f.bits() * n
+                }
+            }
+        };
+        let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
+        let dst = self.dst(&i.operands[0], OpTy::U(dst_bits(to.value) as u8), int_dst)?;
+        let read = |l: &mut Lowerer, t: CvtType, k: usize| -> Result<Value, Diagnostic> {
+            let ty = match t {
+                CvtType::Op(o) => o,
+                CvtType::Narrow(..) => OpTy::U(dst_bits(t) as u8),
+            };
+            let op =
+                srcs.get(k).ok_or_else(|| Diagnostic::error(span, "`cvt` is missing a source"))?;
+            l.src(op, ty, false, span)
+        };
+        let ftz = FloatMode { ftz: m.ftz, sat: false };
+        match (to.value, from.value) {
+            // Float to a narrow format: one source per lane, the first in the upper half.
+            (CvtType::Narrow(f, lanes), CvtType::Op(src_ty @ (F32 | F64))) => {
+                if srcs.len() != lanes as usize {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("this `cvt` takes {lanes} source(s)"),
+                    ));
+                }
+                if f.bits() == 8 && !satfinite {
+                    return Err(Diagnostic::error(span, "conversions to FP8 need `.satfinite`"));
+                }
+                let rounding = need_rounding(float_rounding)?;
+                let mut vals = Vec::new();
+                for k in 0..lanes as usize {
+                    vals.push(read(self, from.value, k)?);
+                }
+                let mut e = Emit { l: self, span };
+                let mut lanes_out = Vec::new();
+                for v in vals.into_iter().rev() {
+                    let v = if m.ftz && src_ty == F32 { e.flush32(v) } else { v };
+                    lanes_out.push(e.narrow(f, src_ty, rounding, satfinite, relu, v));
+                }
+                let r = e.pack(f.bits(), lanes_out);
+                e.mov(OpTy::U(dst_bits(to.value) as u8), dst, r);
+            }
+            // FP8 pairs to and from `.f16x2`.
+            (CvtType::Narrow(f, 2), CvtType::Narrow(g, 2)) if f.bits() != g.bits() => {
+                if f.bits() == 8 && !satfinite {
+                    return Err(Diagnostic::error(span, "conversions to FP8 need `.satfinite`"));
+                }
+                let rounding = need_rounding(float_rounding)?;
+                let v = read(self, from.value, 0)?;
+                let mut e = Emit { l: self, span };
+                let in_ty = OpTy::U((2 * g.bits()) as u8);
+                let mut out = Vec::new();
+                for k in 0..2u64 {
+                    let shifted =
+                        e.bin(BinaryOp::Shr, in_ty, v, Value::Imm(k * u64::from(g.bits())));
+                    let lane = e.cvt(OpTy::U(g.bits() as u8), in_ty, shifted);
+                    let w = e.widen(g, lane);
+                    out.push(e.narrow(f, F32, rounding, satfinite, relu, w));
+                }
+                let r = e.pack(f.bits(), out);
+                e.mov(OpTy::U(dst_bits(to.value) as u8), dst, r);
+            }
+            // A narrow format to f32/f64: exact.
+            (CvtType::Op(dst_ty @ (F32 | F64)), CvtType::Narrow(g, 1)) => {
+                if float_rounding.is_some() || integral.is_some() || relu || satfinite {
+                    return Err(Diagnostic::error(
+                        span,
+                        "widening `cvt` takes no rounding, `.relu` or `.satfinite`",
+                    ));
+                }
+                let v = read(self, from.value, 0)?;
+                let mut e = Emit { l: self, span };
+                let w = e.widen(g, v);
+                let w = if m.ftz { e.flush32(w) } else { w };
+                let r = if dst_ty == F64 {
+                    e.convert(F64, F32, None, FloatMode::default(), w)
+                } else {
+                    w
+                };
+                e.mov(dst_ty, dst, r);
+            }
+            // Between narrow scalar formats (or to the same one with an integral rounding).
+            (CvtType::Narrow(f, 1), CvtType::Narrow(g, 1)) => {
+                let v = read(self, from.value, 0)?;
+                let mut e = Emit { l: self, span };
+                let w = e.widen(g, v);
+                let r = match integral {
+                    Some(r) if f == g => {
+                        let t = e.convert(F32, F32, Some(r), ftz, w);
+                        e.narrow(f, F32, Rounding::Nearest, satfinite, relu, t)
+                    }
+                    Some(_) => {
+                        return Err(Diagnostic::error(
+                            span,
+                            "an integral rounding needs the same source and destination type",
+                        ))
+                    }
+                    None => {
+                        let rounding = need_rounding(float_rounding)?;
+                        e.narrow(f, F32, rounding, satfinite, relu, w)
+                    }
+                };
+                e.mov(OpTy::U(f.bits() as u8), dst, r);
+            }
+            // A narrow format to an integer: through the exact f32.
+            (CvtType::Op(int_ty), CvtType::Narrow(g, 1)) if !int_ty.is_float() => {
+                let r = integral.ok_or_else(|| {
+                    Diagnostic::error(
+                        span,
+                        "a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`",
+                    )
+                })?;
+                let v = read(self, from.value, 0)?;
+                let mut e = Emit { l: self, span };
+                let w = e.widen(g, v);
+                let mode = FloatMode { ftz: m.ftz, sat: false };
+                let out = e.convert(int_ty, F32, Some(r), mode, w);
+                e.mov(int_ty, dst, out);
+            }
+            // An integer to a narrow format: exact in f64 (integers of up to 32 bits, and
+            // 64-bit ones for f16, whose range ends below 2^17), then rounded once.
+            (CvtType::Narrow(f, 1), CvtType::Op(int_ty)) if !int_ty.is_float() => {
+                if int_ty.bits() == 64 && f != FloatFormat::F16 {
+                    return Err(unsupported(
+                        span,
+                        "`cvt` from a 64-bit integer to this format",
+                        "not implemented yet",
+                    ));
+                }
+                let rounding = need_rounding(float_rounding)?;
+                let v = read(self, from.value, 0)?;
+                let mut e = Emit { l: self, span };
+                let d = e.convert(F64, int_ty, Some(Rounding::Nearest), FloatMode::default(), v);
+                let r = e.narrow(f, F64, rounding, satfinite, relu, d);
+                e.mov(OpTy::U(f.bits() as u8), dst, r);
+            }
+            _ => {
+                return Err(unsupported(span, "this `cvt` form", "not implemented yet"));
+            }
+        }
+        Ok(())
+    }
+
+    /// `cvt.{rz,rm,rp}.f32.{f64,int}` (PTX ISA 9.2 §9.7.9.21): the source is exact in
+    /// f64 (f64 itself, or an integer of up to 32 bits) and rounded once.
+    fn directed_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[])?;
+        let [to, from] = m.types.as_slice() else {
+            return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
+        };
+        let (to_t, from_t) = (super::op_ty(to)?, super::op_ty(from)?);
+        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+        let exact_in_f64 = from_t == F64 || (!from_t.is_float() && from_t.bits() <= 32);
+        if to_t != F32 || !exact_in_f64 {
+            return Err(unsupported(
+                span,
+                "`cvt` with directed rounding to this type",
+                "only conversions to `.f32` from `.f64` and from integers of up to 32 bits are implemented",
+            ));
+        }
+        if i.operands.len() != 2 {
+            return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
+        }
+        let dst = self.dst(&i.operands[0], F32, false)?;
+        let v = self.src(&i.operands[1], from_t, false, span)?;
+        let mut e = Emit { l: self, span };
+        let d = if from_t == F64 {
+            v
+        } else {
+            e.convert(F64, from_t, Some(Rounding::Nearest), FloatMode::default(), v)
+        };
+        let d = if m.sat { e.saturate64(d) } else { d };
+        let r = e.narrow(FloatFormat::F32, F64, rounding, false, false, d);
+        let r = if m.ftz { e.flush32(r) } else { r };
+        e.mov(F32, dst, r);
+        Ok(())
+    }
+
+    /// `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32`.
+    fn directed_arith(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[])?;
+        let ty = self.one_type(i, m)?;
+        if ty != F32 {
+            return Err(unsupported(
+                span,
+                &format!("`{op}` with directed rounding on `{}`", super::describe_op(ty)),
+                "only `.f32` is implemented; an exact f64 emulation is not",
+            ));
+        }
+        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+        let arity = if matches!(op, "fma" | "mad") { 4 } else { 3 };
+        if i.operands.len() != arity {
+            return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
+        }
+        let dst = self.dst(&i.operands[0], F32, false)?;
+        let mut x = Vec::new();
+        for o in &i.operands[1..] {
+            x.push(self.src(o, F32, false, span)?);
+        }
+        let mut e = Emit { l: self, span };
+        if m.ftz {
+            x = x.into_iter().map(|v| e.flush32(v)).collect();
+        }
+        let (odd_op, c) = match op {
+            "add" => (OddOp::Add, Value::Imm(0)),
+            "sub" => (OddOp::Sub, Value::Imm(0)),
+            "mul" => (OddOp::Mul, Value::Imm(0)),
+            _ => (OddOp::Fma, x[2]),
+        };
+        let mut v = e.odd(odd_op, x[0], x[1], c);
+        if m.sat {
+            v = e.saturate64(v);
+        }
+        let mut r = e.narrow(FloatFormat::F32, F64, rounding, false, false, v);
+        if rounding == Rounding::Down && odd_op != OddOp::Mul && !m.sat {
+            // An exact zero sum rounds to -0 downward unless both addends are +0 (IEEE
+            // 754 §6.3); the f64 sum above was rounded to nearest, which gives +0.
+            let (p, q) = match odd_op {
+                OddOp::Fma => (
+                    e.odd(OddOp::Mul, x[0], x[1], Value::Imm(0)),
+                    e.convert(F64, F32, None, FloatMode::default(), x[2]),
+                ),
+                _ => {
+                    let p = e.convert(F64, F32, None, FloatMode::default(), x[0]);
+                    let q = e.convert(F64, F32, None, FloatMode::default(), x[1]);
+                    let q = if odd_op == OddOp::Sub { e.un(UnaryOp::Neg, F64, q) } else { q };
+                    (p, q)
+                }
+            };
+            let u64t = OpTy::U(64);
+            let both = e.or(u64t, p, q);
+            let both_plus_zero = e.cmp(CmpOp::Eq, u64t, both, Value::Imm(0));
+            let zero_sum = e.cmp(CmpOp::Eq, F64, v, Value::Imm(0));
+            let minus_zero = e.sel(OpTy::U(32), both_plus_zero, r, Value::Imm(0x8000_0000));
+            r = e.sel(OpTy::U(32), zero_sum, minus_zero, r);
+        }
+        let r = if m.ftz { e.flush32(r) } else { r };
+        e.mov(F32, dst, r);
+        Ok(())
+    }
+}

@@ -1,0 +1,549 @@
+//! Half precision, narrow conversions and directed rounding (`lower/src/sema/formats.rs`)
+//! against the exact reference model of `float_ref.rs`: `.f16`/`.bf16` (and `x2`)
+//! arithmetic (PTX ISA 9.2 §9.7.4), `cvt` to and from `.f16`, `.bf16`, `.tf32`,
+//! `.e4m3x2`, `.e5m2x2` (§9.7.9.21), and `.rz`/`.rm`/`.rp` f32 arithmetic and
+//! conversions (§9.7.3).
+
+use super::float_ref::{self as fr, Class, Fmt, Mode};
+use super::*;
+
+fn nan_of(f: Fmt) -> Want {
+    let exp = ((1u64 << f.e) - 1) << f.m;
+    let man = (1u64 << f.m) - 1;
+    if f.ieee {
+        Want::NanIn { exp, man }
+    } else {
+        // E4M3: the one NaN pattern, either sign.
+        Want::Either(exp | man, (exp | man) | f.sign_bit())
+    }
+}
+
+fn want(f: Fmt, r: Option<u64>) -> Want {
+    match r {
+        Some(b) => bits(b),
+        None => nan_of(f),
+    }
+}
+
+fn h(x: u64) -> Class {
+    fr::decode(fr::F16, x & 0xffff)
+}
+fn bf(x: u64) -> Class {
+    fr::decode(fr::BF16, x & 0xffff)
+}
+fn hi16(x: u64) -> u64 {
+    x >> 16 & 0xffff
+}
+fn f32c(x: u64) -> Class {
+    fr::decode(fr::F32, x & 0xffff_ffff)
+}
+
+/// `.ftz` on a half value: subnormals become zeros of their sign.
+fn ftz16(f: Fmt, c: Class) -> Class {
+    match c {
+        Class::Finite(x) if x.mant != 0 && x.mant < 1 << f.m => {
+            Class::Finite(fr::Exact { mant: 0, ..x })
+        }
+        other => other,
+    }
+}
+
+/// `.sat` (§9.7.4): clamp to [0, 1], NaN to +0.
+fn sat_class(c: Class) -> Class {
+    let v = fr::to_f64(c);
+    if v.is_nan() || v <= 0.0 {
+        Class::Finite(fr::Exact { neg: false, mant: 0, exp: 0 })
+    } else if v >= 1.0 {
+        Class::Finite(fr::Exact { neg: false, mant: 1, exp: 0 })
+    } else {
+        c
+    }
+}
+
+/// The exact result of `op` as a class (before rounding); `None` for NaN.
+fn exact_op(op: &str, a: Class, b: Class, c: Class) -> Option<Class> {
+    let sum = |x: Class, y: Class| -> Option<Class> {
+        match (x, y) {
+            (Class::Nan, _) | (_, Class::Nan) => None,
+            (Class::Inf(p), Class::Inf(q)) if p != q => None,
+            (Class::Inf(p), _) | (_, Class::Inf(p)) => Some(Class::Inf(p)),
+            (Class::Finite(p), Class::Finite(q)) => Some(Class::Finite(fr::add(p, q))),
+        }
+    };
+    match op {
+        "add" => sum(a, b),
+        "sub" => sum(a, fr::neg_class(b)),
+        "mul" => match fr::mul_class(a, b) {
+            Class::Nan => None,
+            other => Some(other),
+        },
+        _ => match fr::mul_class(a, b) {
+            Class::Nan => None,
+            p => sum(p, c),
+        },
+    }
+}
+
+/// A rounded arithmetic result with IEEE zero signs (via `float_ref`'s `add_class`),
+/// `.sat` and `.relu`.
+fn arith(
+    op: &str,
+    f: Fmt,
+    mode: Mode,
+    sat: bool,
+    relu: bool,
+    [a, b, c]: [Class; 3],
+) -> Option<u64> {
+    if sat {
+        let exact = exact_op(op, a, b, c);
+        let clamped = sat_class(exact.unwrap_or(Class::Nan));
+        return fr::round_class(clamped, f, mode, false, false);
+    }
+    match op {
+        "add" => fr::add_class(a, b, f, mode, false, relu),
+        "sub" => fr::add_class(a, fr::neg_class(b), f, mode, false, relu),
+        "mul" => fr::round_class(fr::mul_class(a, b), f, mode, false, relu),
+        _ => fr::fma_class(a, b, c, f, mode, relu),
+    }
+}
+
+fn half_edges() -> Vec<u64> {
+    let positive: [u64; 14] = [
+        0x0000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x3555, 0x3bff, 0x7bff, 0x7bfe, 0x7c00,
+        0x7e00, 0x5640, 0x1000,
+    ];
+    positive.iter().flat_map(|&p| [p, p | 0x8000]).collect()
+}
+
+fn half_cases() -> Vec<In> {
+    let edges = half_edges();
+    let mut v = Vec::new();
+    for (i, &a) in edges.iter().enumerate() {
+        for (j, &b) in edges.iter().enumerate() {
+            let hi_a = edges[(i + j) % edges.len()];
+            let hi_b = edges[(i * 7 + j) % edges.len()];
+            let c = edges[(i * 3 + j * 5) % edges.len()] | edges[(i + 2 * j) % edges.len()] << 16;
+            v.push(In::new(a | hi_a << 16, b | hi_b << 16, c));
+        }
+    }
+    // Random bit patterns, and products/sums landing near halfway points.
+    v.extend(random(71, 1500, |r| In::new(r.next_u64(), r.next_u64(), r.next_u64())));
+    v.extend(random(72, 500, |r| {
+        let f = |r: &mut Rng| {
+            u64::from(r.next_u32() % 0x1000 + 0x3800) | u64::from(r.next_u32() & 0x8000)
+        };
+        In::new(f(r) | f(r) << 16, f(r) | f(r) << 16, f(r) | f(r) << 16)
+    }));
+    v
+}
+
+type Lane = fn(u64) -> Class;
+
+#[test]
+fn half_precision_arithmetic() {
+    let mut slots = Vec::new();
+    let fmts: [(&str, Fmt, Lane); 2] = [("f16", fr::F16, h), ("bf16", fr::BF16, bf)];
+    for (name, f, dec) in fmts {
+        for op in ["add", "sub", "mul"] {
+            let spelled =
+                if name == "f16" { format!("{op}.{name}") } else { format!("{op}.rn.{name}") };
+            slots.push(slot(format!("{spelled} %d16, %a16, %b16"), move |x| {
+                want(f, arith(op, f, Mode::Rn, false, false, [dec(x.a), dec(x.b), dec(x.c)]))
+            }));
+            // The upper lane of the x2 form.
+            slots.push(slot(
+                format!("{spelled}x2 %e32, %a32, %b32; mov.b32 {{%t16, %d16}}, %e32"),
+                move |x| {
+                    want(
+                        f,
+                        arith(
+                            op,
+                            f,
+                            Mode::Rn,
+                            false,
+                            false,
+                            [dec(hi16(x.a)), dec(hi16(x.b)), Class::Nan],
+                        ),
+                    )
+                },
+            ));
+        }
+        slots.push(slot(format!("fma.rn.{name} %d16, %a16, %b16, %c16"), move |x| {
+            want(f, arith("fma", f, Mode::Rn, false, false, [dec(x.a), dec(x.b), dec(x.c)]))
+        }));
+        slots.push(slot(format!("fma.rn.relu.{name} %d16, %a16, %b16, %c16"), move |x| {
+            want(f, arith("fma", f, Mode::Rn, false, true, [dec(x.a), dec(x.b), dec(x.c)]))
+        }));
+        slots.push(slot(
+            format!("fma.rn.{name}x2 %e32, %a32, %b32, %c32; mov.b32 {{%d16, %t16}}, %e32"),
+            move |x| {
+                want(f, arith("fma", f, Mode::Rn, false, false, [dec(x.a), dec(x.b), dec(x.c)]))
+            },
+        ));
+        slots.push(slot(format!("neg.{name} %d16, %a16"), move |x| bits(x.a & 0xffff ^ 0x8000)));
+        slots.push(slot(format!("abs.{name} %d16, %a16"), move |x| bits(x.a & 0x7fff)));
+        for op in ["min", "max"] {
+            slots.push(slot(format!("{op}.{name} %d16, %a16, %b16"), move |x| {
+                let (a, b) = (fr::to_f64(dec(x.a)), fr::to_f64(dec(x.b)));
+                // NaN operands are ignored; +0 > -0 (§9.7.4.10-11).
+                let r = if op == "min" { fmin(a, b) } else { fmax(a, b) };
+                if r.is_nan() {
+                    nan_of(f)
+                } else {
+                    bits(fr::round(
+                        match fr::decode_f64(r) {
+                            Class::Finite(e) => e,
+                            Class::Inf(n) => {
+                                return bits(if n { f.sign_bit() } else { 0 } | f.inf_bits())
+                            }
+                            Class::Nan => unreachable!(),
+                        },
+                        f,
+                        Mode::Rn,
+                        false,
+                        false,
+                    ))
+                }
+            }));
+        }
+    }
+    // f16-only modifiers: .ftz, .sat, .NaN.
+    slots.extend([
+        slot("add.ftz.f16 %d16, %a16, %b16", |x| {
+            let r = arith(
+                "add",
+                fr::F16,
+                Mode::Rn,
+                false,
+                false,
+                [ftz16(fr::F16, h(x.a)), ftz16(fr::F16, h(x.b)), Class::Nan],
+            );
+            want(fr::F16, r.map(|b| if b & 0x7c00 == 0 { b & 0x8000 } else { b }))
+        }),
+        slot("mul.sat.f16 %d16, %a16, %b16", |x| {
+            want(
+                fr::F16,
+                arith("mul", fr::F16, Mode::Rn, true, false, [h(x.a), h(x.b), Class::Nan]),
+            )
+        }),
+        slot("fma.rn.sat.f16 %d16, %a16, %b16, %c16", |x| {
+            want(fr::F16, arith("fma", fr::F16, Mode::Rn, true, false, [h(x.a), h(x.b), h(x.c)]))
+        }),
+        slot("max.NaN.f16 %d16, %a16, %b16", |x| {
+            let (a, b) = (fr::to_f64(h(x.a)), fr::to_f64(h(x.b)));
+            if a.is_nan() || b.is_nan() {
+                nan_of(fr::F16)
+            } else {
+                let r = fmax(a, b);
+                match fr::decode_f64(r) {
+                    Class::Finite(e) => bits(fr::round(e, fr::F16, Mode::Rn, false, false)),
+                    Class::Inf(n) => bits(if n { 0xfc00 } else { 0x7c00 }),
+                    Class::Nan => unreachable!(),
+                }
+            }
+        }),
+    ]);
+    generated("half", slots, half_cases()).run();
+}
+
+fn mode_of(s: &str) -> Mode {
+    match s {
+        "rn" => Mode::Rn,
+        "rz" => Mode::Rz,
+        "rm" => Mode::Rm,
+        "rp" => Mode::Rp,
+        "rna" => Mode::Rna,
+        _ => unreachable!("{s}"),
+    }
+}
+
+fn conversion_cases() -> Vec<In> {
+    let p = |e: i32| 2f32.powi(e);
+    let mut f32s: Vec<f32> = vec![
+        0.0,
+        1.0,
+        1.0 + p(-11),
+        1.0 + 3.0 * p(-11),
+        1.0 + p(-11) + p(-20),
+        65504.0,
+        65520.0,
+        65519.0,
+        1e5,
+        p(-24),
+        p(-25),
+        p(-25) + p(-40),
+        3.0 * p(-25),
+        p(-14),
+        p(-15),
+        1e-8,
+        0.1,
+        1.0 + p(-8),
+        1.0 + 3.0 * p(-8),
+        3.4e38,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-45,
+        448.0,
+        464.0,
+        57344.0,
+        61440.0,
+        240.0,
+        p(-9),
+        p(-10),
+        p(-7) * 1.5,
+        1.0 + p(-4),
+        1.0 + 3.0 * p(-4),
+        f32::INFINITY,
+        f32::NAN,
+        1.0 + p(-12),
+        1.0 + p(-13) + p(-14),
+    ];
+    f32s.extend(f32s.clone().iter().map(|x| -x));
+    let mut v: Vec<In> = Vec::new();
+    for (i, &x) in f32s.iter().enumerate() {
+        let y = f32s[(i * 7 + 3) % f32s.len()];
+        let d = f64::from(x) * (1.0 + 2f64.powi(-30));
+        v.push(In::new(
+            u64::from(x.to_bits()) | u64::from(y.to_bits()) << 32,
+            d.to_bits(),
+            (i as u64 * 0x9e37) & 0xffff,
+        ));
+    }
+    v.extend(random(73, 1500, |r| {
+        let x = f32::from_bits(r.next_u32());
+        let s = (r.next_u32() % 40) as i32 - 20;
+        let y = (f64::from(r.next_u32()) / 4e9 - 0.5) * 2f64.powi(s);
+        In::new(u64::from(x.to_bits()) | u64::from(r.next_u32()) << 32, y.to_bits(), r.next_u64())
+    }));
+    v
+}
+
+#[test]
+fn conversions_to_and_from_narrow_formats() {
+    let mut slots = Vec::new();
+    for rnd in ["rn", "rz", "rm", "rp"] {
+        let mode = mode_of(rnd);
+        slots.push(slot(format!("cvt.{rnd}.f16.f32 %d16, %a32"), move |x| {
+            want(fr::F16, fr::round_class(f32c(x.a), fr::F16, mode, false, false))
+        }));
+        slots.push(slot(format!("cvt.{rnd}.bf16.f32 %d16, %a32"), move |x| {
+            want(fr::BF16, fr::round_class(f32c(x.a), fr::BF16, mode, false, false))
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f16.f64 %d16, %b64"), move |x| {
+            want(
+                fr::F16,
+                fr::round_class(fr::decode_f64(f64::from_bits(x.b)), fr::F16, mode, false, false),
+            )
+        }));
+    }
+    slots.extend([
+        slot("cvt.rn.relu.f16.f32 %d16, %a32", |x| {
+            want(fr::F16, fr::round_class(f32c(x.a), fr::F16, Mode::Rn, false, true))
+        }),
+        slot("cvt.rn.satfinite.f16.f32 %d16, %a32", |x| {
+            want(fr::F16, fr::round_class(f32c(x.a), fr::F16, Mode::Rn, true, false))
+        }),
+        slot("cvt.rn.bf16.f64 %d16, %b64", |x| {
+            want(
+                fr::BF16,
+                fr::round_class(
+                    fr::decode_f64(f64::from_bits(x.b)),
+                    fr::BF16,
+                    Mode::Rn,
+                    false,
+                    false,
+                ),
+            )
+        }),
+        // Widening is exact.
+        slot("cvt.f32.f16 %d32, %c16", |x| f32w(fr::to_f64(h(x.c)) as f32)),
+        slot("cvt.f64.f16 %d64, %c16", |x| f64w(fr::to_f64(h(x.c)))),
+        slot("cvt.f32.bf16 %d32, %c16", |x| f32w(fr::to_f64(bf(x.c)) as f32)),
+        // Pairs: the first source goes to the upper half.
+        slot("mov.b32 %t32, 0; cvt.rn.f16x2.f32 %d32, %a32, %t32", |x| {
+            let lo = fr::round_class(f32c(0), fr::F16, Mode::Rn, false, false);
+            let hi = fr::round_class(f32c(x.a), fr::F16, Mode::Rn, false, false);
+            match (hi, lo) {
+                (Some(hi), Some(lo)) => bits(hi << 16 | lo),
+                _ => Want::NanIn { exp: 0x7c00 << 16, man: 0x3ff << 16 },
+            }
+        }),
+        slot(
+            "mov.b32 %t32, 0; cvt.rn.relu.bf16x2.f32 %d32, %t32, %a32",
+            |x| match fr::round_class(f32c(x.a), fr::BF16, Mode::Rn, false, true) {
+                Some(lo) => bits(lo),
+                None => Want::NanIn { exp: 0x7f80, man: 0x7f },
+            },
+        ),
+        // TF32: an f32 pattern with 13 zero mantissa bits.
+        slot("cvt.rna.tf32.f32 %d32, %a32", |x| {
+            match fr::round_class(f32c(x.a), fr::TF32, Mode::Rna, false, false) {
+                Some(b) => bits(b << 13),
+                None => Want::NanIn { exp: 0x7f80_0000, man: 0x7f_ffff },
+            }
+        }),
+        slot("mov.b32 %t32, 0; cvt.rn.satfinite.e4m3x2.f32 %d16, %a32, %t32", |x| {
+            let hi = fr::round_class(f32c(x.a), fr::E4M3, Mode::Rn, true, false);
+            let lo = fr::round_class(f32c(0), fr::E4M3, Mode::Rn, true, false).unwrap_or(0);
+            match hi {
+                Some(b) => bits(b << 8 | lo),
+                None => Want::Either(0x7f00, 0xff00),
+            }
+        }),
+        slot("mov.b32 %t32, 0; cvt.rn.satfinite.e5m2x2.f32 %d16, %t32, %a32", |x| {
+            want(fr::E5M2, fr::round_class(f32c(x.a), fr::E5M2, Mode::Rn, true, false))
+        }),
+        slot("mov.b32 %t32, 0; cvt.rn.satfinite.relu.e4m3x2.f32 %d16, %t32, %a32", |x| {
+            match fr::round_class(f32c(x.a), fr::E4M3, Mode::Rn, true, true) {
+                Some(b) => bits(b),
+                None => Want::Either(0x7f, 0xff),
+            }
+        }),
+        // FP8 pairs widen exactly to f16x2 (low byte to the low half).
+        slot("cvt.rn.f16x2.e4m3x2 %e32, %c16; mov.b32 {%d16, %t16}, %e32", |x| {
+            let c = fr::decode(fr::E4M3, x.c & 0xff);
+            want(fr::F16, fr::round_class(c, fr::F16, Mode::Rn, false, false))
+        }),
+        slot("cvt.rn.f16x2.e5m2x2 %e32, %c16; mov.b32 {%t16, %d16}, %e32", |x| {
+            let c = fr::decode(fr::E5M2, x.c >> 8 & 0xff);
+            want(fr::F16, fr::round_class(c, fr::F16, Mode::Rn, false, false))
+        }),
+        slot("cvt.rn.satfinite.e4m3x2.f16x2 %d16, %c32", |x| {
+            let lane =
+                |k: u64| fr::round_class(h(x.c >> (16 * k)), fr::E4M3, Mode::Rn, true, false);
+            match (lane(1), lane(0)) {
+                (Some(hi), Some(lo)) => bits(hi << 8 | lo),
+                (None, Some(lo)) => Want::Either(0x7f00 | lo, 0xff00 | lo),
+                (Some(hi), None) => Want::Either(hi << 8 | 0x7f, hi << 8 | 0xff),
+                (None, None) => Want::Either(0x7f7f, 0xffff),
+            }
+        }),
+        // Integers: through the exact value.
+        slot("cvt.rni.s32.f16 %d32, %c16", |x| {
+            let v = fr::to_f64(h(x.c));
+            bits(cvt_f2i(s(32), false, IRnd::Ni, v) & 0xffff_ffff)
+        }),
+        slot("cvt.rzi.u16.bf16 %d16, %c16", |x| {
+            let v = fr::to_f64(bf(x.c));
+            bits(cvt_f2i(u(16), false, IRnd::Zi, v) & 0xffff)
+        }),
+        slot("cvt.rmi.u8.f16 %d16, %c16", |x| {
+            let v = fr::to_f64(h(x.c));
+            bits(cvt_f2i(u(8), false, IRnd::Mi, v) & 0xffff)
+        }),
+        slot("cvt.rn.f16.s32 %d16, %c32", |x| {
+            let e = fr::Exact {
+                neg: (x.c as u32 as i32) < 0,
+                mant: u128::from((x.c as u32 as i32).unsigned_abs()),
+                exp: 0,
+            };
+            bits(fr::round(e, fr::F16, Mode::Rn, false, false))
+        }),
+        slot("cvt.rz.bf16.u32 %d16, %c32", |x| {
+            let e = fr::Exact { neg: false, mant: u128::from(x.c as u32), exp: 0 };
+            bits(fr::round(e, fr::BF16, Mode::Rz, false, false))
+        }),
+        slot("cvt.rni.f16.f16 %d16, %c16", |x| {
+            let v = fr::to_f64(h(x.c));
+            if v.is_nan() {
+                nan_of(fr::F16)
+            } else {
+                let r = v.round_ties_even();
+                match fr::decode_f64(r) {
+                    Class::Finite(e) => bits(fr::round(e, fr::F16, Mode::Rn, false, false)),
+                    Class::Inf(n) => bits(if n { 0xfc00 } else { 0x7c00 }),
+                    Class::Nan => unreachable!(),
+                }
+            }
+        }),
+    ]);
+    generated("narrow_cvt", slots, conversion_cases()).run();
+}
+
+#[test]
+fn directed_rounding_of_f32_arithmetic_and_conversions() {
+    let mut slots = Vec::new();
+    for rnd in ["rz", "rm", "rp"] {
+        let mode = mode_of(rnd);
+        for op in ["add", "sub", "mul"] {
+            slots.push(slot(format!("{op}.{rnd}.f32 %d32, %a32, %b32"), move |x| {
+                want(
+                    fr::F32,
+                    arith(op, fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), Class::Nan]),
+                )
+            }));
+        }
+        slots.push(slot(format!("fma.{rnd}.f32 %d32, %a32, %b32, %c32"), move |x| {
+            want(
+                fr::F32,
+                arith("fma", fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), f32c(x.c)]),
+            )
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f32.f64 %d32, %a64"), move |x| {
+            want(
+                fr::F32,
+                fr::round_class(fr::decode_f64(f64::from_bits(x.a)), fr::F32, mode, false, false),
+            )
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f32.s32 %d32, %b32"), move |x| {
+            let v = x.b as u32 as i32;
+            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            bits(fr::round(e, fr::F32, mode, false, false))
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f32.u32 %d32, %b32"), move |x| {
+            let e = fr::Exact { neg: false, mant: u128::from(x.b as u32), exp: 0 };
+            bits(fr::round(e, fr::F32, mode, false, false))
+        }));
+    }
+    slots.extend([
+        slot("mad.rp.f32 %d32, %a32, %b32, %c32", |x| {
+            want(
+                fr::F32,
+                arith("fma", fr::F32, Mode::Rp, false, false, [f32c(x.a), f32c(x.b), f32c(x.c)]),
+            )
+        }),
+        slot("add.rz.ftz.f32 %d32, %a32, %b32", |x| {
+            let f = |c: Class| match c {
+                Class::Finite(e) if e.mant != 0 && e.mant < 1 << 23 => {
+                    Class::Finite(fr::Exact { mant: 0, ..e })
+                }
+                other => other,
+            };
+            let r = arith(
+                "add",
+                fr::F32,
+                Mode::Rz,
+                false,
+                false,
+                [f(f32c(x.a)), f(f32c(x.b)), Class::Nan],
+            );
+            want(fr::F32, r.map(|b| if b & 0x7f80_0000 == 0 { b & 0x8000_0000 } else { b }))
+        }),
+        slot("mul.rm.sat.f32 %d32, %a32, %b32", |x| {
+            let r =
+                arith("mul", fr::F32, Mode::Rm, true, false, [f32c(x.a), f32c(x.b), Class::Nan]);
+            // `.sat` may leave a zero of either sign (see `Want::ZeroF32`).
+            match r {
+                Some(0) | Some(0x8000_0000) => Want::ZeroF32,
+                other => want(fr::F32, other),
+            }
+        }),
+    ]);
+    let mut cases = conversion_cases();
+    // f32 operands whose sums and products are inexact in every interesting way.
+    cases.extend(random(74, 2000, |r| {
+        let e = |r: &mut Rng| (r.next_u32() % 60) as i32 - 30;
+        let f = |r: &mut Rng, e: i32| {
+            let m = 1.0 + f64::from(r.next_u32() >> 8) / 2f64.powi(24);
+            let s = if r.next_u32() % 2 == 0 { 1.0 } else { -1.0 };
+            u64::from(((s * m * 2f64.powi(e)) as f32).to_bits())
+        };
+        let ea = e(r);
+        let eb = ea + (r.next_u32() % 30) as i32 - 15;
+        let ec = ea + eb + (r.next_u32() % 50) as i32 - 25;
+        let b = f(r, eb);
+        In::new(f(r, ea) | b << 32, b, f(r, ec.clamp(-140, 120)))
+    }));
+    cases.extend(fma_edges());
+    generated("directed_f32", slots, cases).run();
+}
