@@ -19,6 +19,8 @@
 //!   there the reference is ptxvk's documented choice (`lower/src/ir.rs`,
 //!   `BinaryOp::Div` and `BinaryOp::Rem`).
 
+#[path = "ops/approx.rs"]
+mod approx;
 mod common;
 #[path = "ops/expanded.rs"]
 mod expanded;
@@ -110,7 +112,7 @@ fn hi32(x: u64) -> u64 {
 }
 
 /// What a slot must hold after the kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 enum Want {
     /// Exactly these bits (zero-extended from the slot width).
     Bits(u64),
@@ -128,6 +130,26 @@ enum Want {
     NanIn { exp: u64, man: u64 },
     /// Either of two bit patterns (e.g. a zero whose sign the ISA leaves open).
     Either(u64, u64),
+    /// An f32 within one ulp (at the exact value's magnitude) of the exact value given
+    /// as f64 bits, for the `.approx` instructions; infinities and NaN exactly.
+    NearF32(u64),
+    /// The same for an f16 result.
+    NearF16(u64),
+    /// Any result the predicate accepts (e.g. a flushed zero of either sign).
+    Check(fn(u64) -> bool),
+}
+
+/// Whether `got` is within one ulp of `exact` in a format with `m` mantissa bits and
+/// minimum normal exponent `emin` (NaN and infinities must match exactly).
+fn near(got: f64, exact: f64, m: i32, emin: i32) -> bool {
+    if exact.is_nan() || got.is_nan() {
+        return exact.is_nan() && got.is_nan();
+    }
+    if exact.is_infinite() || got.is_infinite() {
+        return got == exact;
+    }
+    let e = if exact == 0.0 { emin } else { (exact.abs().log2().floor() as i32).max(emin) };
+    (got - exact).abs() <= 2f64.powi(e - m)
 }
 
 impl Want {
@@ -144,6 +166,20 @@ impl Want {
                 got & !(exp | man | sign) == 0 && got & exp == exp && got & man != 0
             }
             Want::Either(x, y) => got == x || got == y,
+            Want::NearF32(exact) => {
+                got >> 32 == 0
+                    && near(f32::from_bits(got as u32).into(), f64::from_bits(exact), 23, -126)
+            }
+            Want::NearF16(exact) => {
+                got >> 16 == 0
+                    && near(
+                        half::f16::from_bits(got as u16).to_f64(),
+                        f64::from_bits(exact),
+                        10,
+                        -14,
+                    )
+            }
+            Want::Check(f) => f(got),
         }
     }
 
@@ -156,6 +192,9 @@ impl Want {
             Want::ZeroF32 | Want::ZeroF64 => 0,
             Want::NanIn { exp, man } => exp | man,
             Want::Either(x, _) => x,
+            Want::NearF32(exact) => u64::from((f64::from_bits(exact) as f32).to_bits()),
+            Want::NearF16(exact) => u64::from(half::f16::from_f64(f64::from_bits(exact)).to_bits()),
+            Want::Check(_) => 0,
         }
     }
 }

@@ -72,7 +72,9 @@ const DIRECTED_HOW: &str = "the exact result rounded to odd in f64 (f32 products
      get their TwoSum error), then rounded in the wanted direction with integer arithmetic";
 const DIRECTED_F64: &str = "directed rounding of f64 arithmetic needs an exact f64 error \
      (TwoProduct without a guaranteed fma); not implemented yet";
-const APPROX: &str = "`.approx` transcendental functions are not implemented yet";
+const APPROX_HOW: &str = "computed in f64 (argument reduction and polynomials, no device \
+     transcendental functions) and rounded once to f32: within one ulp, far inside the ISA's \
+     bound";
 const F64_EXACT: &str = "an exact f64 emulation (Vulkan allows 2.5 ulp for f64 division and \
      square root and does not require a fused `fma`) is not implemented yet";
 
@@ -158,7 +160,7 @@ pub static ROWS: &[Row] = &[
         Emulated("integer operations on the sign bit: exact, NaN payloads included"),
         "copysign.f32 %r1, %r2, %r3;",
     ),
-    row("cos", ".approx{.ftz}.f32", Unsupported(APPROX), "cos.approx.f32 %r1, %r2;"),
+    row("cos", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "cos.approx.f32 %r1, %r2;"),
     row("cp", ".async.*, .reduce.async.bulk.*", Unsupported(ASYNC), "cp.async.commit_group;"),
     row("createpolicy", ".fractional.L2::*", Unsupported(MEMORY), "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;"),
     row("cvt", "between integer types {.sat}", Supported, "cvt.s32.s64 %r1, %rd1;"),
@@ -171,15 +173,9 @@ pub static ROWS: &[Row] = &[
     row("cvt", "integer to float .rn", Supported, "cvt.rn.f32.s32 %r1, %r2;"),
     row(
         "cvt",
-        ".rz .rm .rp to .f32 from .f64 and from integers of up to 32 bits",
-        Emulated("the exact f64 value rounded in the wanted direction with integer arithmetic"),
+        ".rz .rm .rp to .f32 from .f64, and to .f32 .f64 from every integer type",
+        Emulated("rounded once with integer arithmetic on the exact value"),
         "cvt.rz.f32.s32 %r1, %r2;",
-    ),
-    row(
-        "cvt",
-        ".rz .rm .rp to .f64, or from 64-bit integers",
-        Unsupported(DIRECTED_F64),
-        "cvt.rz.f64.s64 %rd1, %rd2;",
     ),
     row(
         "cvt",
@@ -215,7 +211,16 @@ pub static ROWS: &[Row] = &[
         Emulated("an f64 quotient corrected by exact residuals at the f32 midpoints"),
         "div.rn.f32 %r1, %r2, %r3;",
     ),
-    row("div", ".approx .full {.ftz}.f32", Unsupported(APPROX), "div.approx.f32 %r1, %r2, %r3;"),
+    row(
+        "div",
+        ".approx .full {.ftz}.f32",
+        Emulated("the correctly rounded quotient (within the 2-ulp bound); `.approx` gives 0 for 2^126 < |b| < 2^128 as specified"),
+        "div.approx.f32 %r1, %r2, %r3;",
+    ),
+    row("div", ".rz .rm .rp{.ftz}.f32", Emulated(
+            "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
+             the exact residual",
+        ), "div.rz.f32 %r1, %r2, %r3;"),
     row("div", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "div.rn.f64 %rd1, %rd2, %rd3;"),
     row(
         "dp2a",
@@ -230,7 +235,7 @@ pub static ROWS: &[Row] = &[
         "dp4a.u32.u32 %r1, %r2, %r3, %r4;",
     ),
     row("elect", ".sync", Unsupported(WARP), "elect.sync %r1|%p1, 0xffffffff;"),
-    row("ex2", ".approx{.ftz}.f32, .f16 .bf16", Unsupported(APPROX), "ex2.approx.f32 %r1, %r2;"),
+    row("ex2", ".approx{.ftz}.f32, .approx.f16 .f16x2 .bf16 .bf16x2", Emulated(APPROX_HOW), "ex2.approx.f32 %r1, %r2;"),
     row("exit", "", Supported, "exit;"),
     row("fence", ".cta .gpu .sys {.sc .acq_rel}; membar", Supported, "fence.acq_rel.gpu;"),
     row("fence", ".proxy.*, .mbarrier_init, .op_restrict", Unsupported(MEMORY), "fence.proxy.async;"),
@@ -262,7 +267,7 @@ pub static ROWS: &[Row] = &[
     ),
     row("ldmatrix", ".sync.aligned.m8n8", Unsupported(TENSOR), "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%rd1];"),
     row("ldu", ".global, as `ld.global`", Supported, "ldu.global.b64 %rd1, [%rd1];"),
-    row("lg2", ".approx{.ftz}.f32", Unsupported(APPROX), "lg2.approx.f32 %r1, %r2;"),
+    row("lg2", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "lg2.approx.f32 %r1, %r2;"),
     row(
         "lop3",
         ".b32 and .and/.or.b32 d|p, all 256 functions",
@@ -359,13 +364,19 @@ pub static ROWS: &[Row] = &[
         Emulated("an f64 reciprocal corrected by exact residuals at the f32 midpoints"),
         "rcp.rn.f32 %r1, %r2;",
     ),
-    row("rcp", ".approx{.ftz}.f32, .approx.ftz.f64", Unsupported(APPROX), "rcp.approx.f32 %r1, %r2;"),
+    row("rcp", ".approx{.ftz}.f32", Emulated("the correctly rounded reciprocal (within 1 ulp)"), "rcp.approx.f32 %r1, %r2;"),
+    row("rcp", ".approx.ftz.f64", Unsupported(F64_EXACT), "rcp.approx.ftz.f64 %rd1, %rd2;"),
+    row("rcp", ".rz .rm .rp{.ftz}.f32", Emulated(
+            "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
+             the exact residual",
+        ), "rcp.rz.f32 %r1, %r2;"),
     row("rcp", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "rcp.rn.f64 %rd1, %rd2;"),
     row("red", "every operation, type, space, scope and order", Unsupported(MEMORY), "red.global.add.u32 [%rd1], %r1;"),
     row("redux", ".sync .add .min .max .and .or .xor", Unsupported(WARP), "redux.sync.add.u32 %r1, %r2, 0xffffffff;"),
     row("rem", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "rem.s32 %r1, %r2, %r3;"),
     row("ret", "{.uni} in a kernel", Supported, "ret;"),
-    row("rsqrt", ".approx{.ftz}.f32 .f64", Unsupported(APPROX), "rsqrt.approx.f32 %r1, %r2;"),
+    row("rsqrt", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "rsqrt.approx.f32 %r1, %r2;"),
+    row("rsqrt", ".approx{.ftz}.f64", Unsupported(F64_EXACT), "rsqrt.approx.f64 %rd1, %rd2;"),
     row(
         "sad",
         ".u16 .u32 .u64 .s16 .s32 .s64",
@@ -390,7 +401,7 @@ pub static ROWS: &[Row] = &[
     row("shfl", ".sync .up .down .bfly .idx", Unsupported(WARP), "shfl.sync.bfly.b32 %r1, %r2, 1, 31, 0xffffffff;"),
     row("shl", ".b16 .b32 .b64, amounts at and above the width", Supported, "shl.b32 %r1, %r2, %r3;"),
     row("shr", ".b* .u* .s*, amounts at and above the width", Supported, "shr.s32 %r1, %r2, %r3;"),
-    row("sin", ".approx{.ftz}.f32", Unsupported(APPROX), "sin.approx.f32 %r1, %r2;"),
+    row("sin", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "sin.approx.f32 %r1, %r2;"),
     row(
         "slct",
         "every result type with .s32 or {.ftz}.f32 selector",
@@ -403,7 +414,11 @@ pub static ROWS: &[Row] = &[
         Emulated("an f64 square root corrected by exact residuals at the f32 midpoints"),
         "sqrt.rn.f32 %r1, %r2;",
     ),
-    row("sqrt", ".approx{.ftz}.f32", Unsupported(APPROX), "sqrt.approx.f32 %r1, %r2;"),
+    row("sqrt", ".approx{.ftz}.f32", Emulated("the correctly rounded square root"), "sqrt.approx.f32 %r1, %r2;"),
+    row("sqrt", ".rz .rm .rp{.ftz}.f32", Emulated(
+            "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
+             the exact residual",
+        ), "sqrt.rz.f32 %r1, %r2;"),
     row("sqrt", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "sqrt.rn.f64 %rd1, %rd2;"),
     row("st", ".global .shared, scalar and .v2 .v4, 8 to 64 bits", Supported, "st.global.u32 [%rd1], %r1;"),
     row(
@@ -448,7 +463,7 @@ pub static ROWS: &[Row] = &[
         Emulated("masks and selects following the ISA pseudocode"),
         "szext.wrap.s32 %r1, %r2, %r3;",
     ),
-    row("tanh", ".approx.f32 .f16 .bf16", Unsupported(APPROX), "tanh.approx.f32 %r1, %r2;"),
+    row("tanh", ".approx.f32 .f16 .f16x2 .bf16 .bf16x2", Emulated(APPROX_HOW), "tanh.approx.f32 %r1, %r2;"),
     row("tcgen05", ".alloc .mma .ld .st .cp …", Unsupported(TENSOR), "tcgen05.fence::before_thread_sync;"),
     row("tensormap", ".replace .cp_fenceproxy", Unsupported(ASYNC), "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;"),
     row(

@@ -273,6 +273,20 @@ pub enum UnaryOp {
     Rcp,
     /// `cnot`: 1 if the operand is 0, else 0.
     Cnot,
+    /// `ex2.approx.f32`: 2^x. The `.approx` operations below are computed in f64 and
+    /// rounded once to f32, far inside the error bounds the PTX ISA documents for them
+    /// (§9.7.3.14-22), with the special values the ISA tables give.
+    Ex2,
+    /// `lg2.approx.f32`: log2(x).
+    Lg2,
+    /// `sin.approx.f32`.
+    Sin,
+    /// `cos.approx.f32`.
+    Cos,
+    /// `rsqrt.approx.f32`: 1/sqrt(x).
+    Rsqrt,
+    /// `tanh.approx.f32`.
+    Tanh,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,9 +345,10 @@ pub enum BoolOp {
 }
 
 /// Rounding of float results and float→int conversions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Rounding {
     /// Round to nearest even (`.rn`, `.rni`).
+    #[default]
     Nearest,
     /// Toward zero (`.rz`, `.rzi`).
     Zero,
@@ -362,6 +377,8 @@ pub enum FloatFormat {
     E4m3,
     /// FP8 E5M2 (`.e5m2`): IEEE-like, with infinities and NaNs.
     E5m2,
+    /// IEEE binary64, as the target of [`InstKind::IntToFloat`].
+    F64,
 }
 
 impl FloatFormat {
@@ -374,6 +391,7 @@ impl FloatFormat {
             FloatFormat::Tf32 => (8, 10),
             FloatFormat::E4m3 => (4, 3),
             FloatFormat::E5m2 => (5, 2),
+            FloatFormat::F64 => (11, 52),
         }
     }
 
@@ -387,6 +405,7 @@ impl FloatFormat {
             FloatFormat::F32 | FloatFormat::Tf32 => 32,
             FloatFormat::F16 | FloatFormat::Bf16 => 16,
             FloatFormat::E4m3 | FloatFormat::E5m2 => 8,
+            FloatFormat::F64 => 64,
         }
     }
 
@@ -430,6 +449,9 @@ pub struct FloatMode {
     pub ftz: bool,
     /// `.sat`: clamp the result to [0.0, 1.0], NaN to 0.0.
     pub sat: bool,
+    /// The rounding of `div`, `rcp` and `sqrt` on f32 (the other operations round to
+    /// nearest; `sema::formats` lowers their directed forms to `RoundToOdd` + `Narrow`).
+    pub rounding: Rounding,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -596,6 +618,16 @@ pub enum InstKind {
         rounding: Rounding,
         satfinite: bool,
         relu: bool,
+        dst: RegId,
+        src: Value,
+    },
+    /// The integer `src` (of type `from`) rounded to `to` by `rounding`, as a bit
+    /// pattern in the low `to.bits()` bits of `dst`; past the largest finite value as
+    /// [`InstKind::Narrow`] (PTX ISA 9.2 §9.7.9.21, integer to float).
+    IntToFloat {
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
         dst: RegId,
         src: Value,
     },

@@ -17,6 +17,7 @@ use ptxvk_frontend::{Diagnostic, Diagnostics, Name, Span, Spanned};
 use crate::abi::KernelAbi;
 use crate::ir::*;
 
+mod approx;
 mod expand;
 mod formats;
 
@@ -978,6 +979,9 @@ impl Lowerer {
             return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
         }
         m.allow(op, modifier_categories(op))?;
+        if let Some(result) = self.approx(op, i, m) {
+            return result;
+        }
         if let Some(result) = self.float_formats(op, i, m) {
             return result;
         }
@@ -1462,18 +1466,23 @@ impl Lowerer {
             if !rounding_allowed || r.value.1 {
                 return Err(Diagnostic::error(r.span, "this rounding modifier is not valid here"));
             }
-            if r.value.0 != Rounding::Nearest {
+            // Directed `div`/`rcp`/`sqrt` on f32 are exact in the backend (the other
+            // directed forms never get here: `sema::formats` lowers them).
+            let exact_directed =
+                ty == OpTy::F(32) && matches!(m.opcode.as_str(), "div" | "rcp" | "sqrt");
+            if r.value.0 != Rounding::Nearest && !exact_directed {
                 return Err(unsupported(
                     r.span,
-                    "directed rounding (`.rz`, `.rm`, `.rp`)",
-                    "exact emulation on round-to-nearest devices is not implemented yet",
+                    "directed rounding (`.rz`, `.rm`, `.rp`) on this type",
+                    "an exact f64 emulation is not implemented yet",
                 ));
             }
         }
         if m.ftz && ty.bits() != 32 {
             return Err(Diagnostic::error(span, "`.ftz` applies to `.f32` only"));
         }
-        Ok(FloatMode { ftz: m.ftz, sat: m.sat })
+        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+        Ok(FloatMode { ftz: m.ftz, sat: m.sat, rounding })
     }
 
     fn memory(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
@@ -1630,7 +1639,7 @@ impl Lowerer {
                 to: to_t,
                 from: from_t,
                 rounding,
-                mode: FloatMode { ftz: m.ftz, sat: m.sat },
+                mode: FloatMode { ftz: m.ftz, sat: m.sat, ..FloatMode::default() },
                 dst,
                 src,
             },
@@ -1699,6 +1708,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "madc" | "dp2a" => &[MulPart],
         "lop3" => &[BoolOp],
         "slct" => &[Ftz],
+        "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],
         _ => &[],
     }

@@ -122,6 +122,7 @@ pub fn inst_regs(kind: &InstKind, out: &mut Vec<RegId>) {
         InstKind::PredNot { dst, src } => out.extend([*dst, *src]),
         InstKind::Convert { dst, src, .. }
         | InstKind::Narrow { dst, src, .. }
+        | InstKind::IntToFloat { dst, src, .. }
         | InstKind::Widen { dst, src, .. } => {
             out.push(*dst);
             v(src, out);

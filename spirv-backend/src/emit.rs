@@ -20,6 +20,7 @@ use crate::Error;
 
 type R<T> = Result<T, Error>;
 
+mod approx;
 mod narrow;
 
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
@@ -32,6 +33,7 @@ mod glsl {
     pub const NMAX: u32 = 80;
     pub const FIND_UMSB: u32 = 75;
     pub const SQRT: u32 = 31;
+    pub const FABS: u32 = 4;
 }
 
 /// Memory semantics bits (SPIR-V §3.25).
@@ -328,11 +330,30 @@ impl<'a> FnEmitter<'a> {
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let r = if *op == UnaryOp::Sqrt {
-                    self.sqrt_rn_f32(v)?
+                    self.sqrt_f32(v, mode.rounding)?
                 } else {
                     let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                    self.div_rn_f32(one, v)?
+                    self.div_f32(one, v, mode.rounding)?
                 };
+                let r = self.float_result(r, *ty, *mode)?;
+                self.write_op(*dst, r, *ty)
+            }
+            InstKind::Unary {
+                op:
+                    op @ (UnaryOp::Ex2
+                    | UnaryOp::Lg2
+                    | UnaryOp::Sin
+                    | UnaryOp::Cos
+                    | UnaryOp::Rsqrt
+                    | UnaryOp::Tanh),
+                ty,
+                mode,
+                dst,
+                src,
+            } => {
+                let v = self.read_op(*src, *ty)?;
+                let v = if mode.ftz { self.flush_f32(v)? } else { v };
+                let r = self.approx(*op, v)?;
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
@@ -388,6 +409,10 @@ impl<'a> FnEmitter<'a> {
             }
             InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
                 let r = self.narrow(*to, *from, *rounding, *satfinite, *relu, *src)?;
+                self.write(*dst, r, Scalar::Int(to.bits() as u8), false)
+            }
+            InstKind::IntToFloat { to, from, rounding, dst, src } => {
+                let r = self.int_to_float(*to, *from, *rounding, *src)?;
                 self.write(*dst, r, Scalar::Int(to.bits() as u8), false)
             }
             InstKind::Widen { from, dst, src } => {
@@ -535,8 +560,15 @@ impl<'a> FnEmitter<'a> {
         let bits = ty.bits();
         Ok(match op {
             // Emitted by `inst` with their `.ftz` handling.
-            UnaryOp::Sqrt | UnaryOp::Rcp => {
-                return Err(Error::Internal("sqrt/rcp reached the integer unary path".into()))
+            UnaryOp::Sqrt
+            | UnaryOp::Rcp
+            | UnaryOp::Ex2
+            | UnaryOp::Lg2
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Rsqrt
+            | UnaryOp::Tanh => {
+                return Err(Error::Internal(format!("{op:?} reached the generic unary path")))
             }
             UnaryOp::Not => (self.b.not(t, None, v)?, ty),
             UnaryOp::Cnot => {
@@ -681,7 +713,7 @@ impl<'a> FnEmitter<'a> {
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
-                BinaryOp::Div if ty.bits() == 32 => self.div_rn_f32(a, c)?,
+                BinaryOp::Div if ty.bits() == 32 => self.div_f32(a, c, mode.rounding)?,
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };
             let r = self.float_result(r, ty, mode)?;
@@ -1008,7 +1040,13 @@ impl<'a> FnEmitter<'a> {
     /// neighbours (exact in f64), `m * |b|` is exact (25 + 24 bits) and the sign of
     /// `|a| - m * |b|` says on which side of `m` the true quotient lies; ties go to the
     /// even neighbour. IEEE special cases (NaN, infinities, zeros) are selected first.
-    fn div_rn_f32(&mut self, a: Word, b: Word) -> R<Word> {
+    ///
+    /// `div.{rz,rm,rp}.f32`: the round-to-nearest magnitude, then, for a directed
+    /// rounding, one ulp down when the exact magnitude lies below it (truncation) or up
+    /// when it lies above and the rounding goes away from zero for the result's sign.
+    /// The side is the sign of the exact residual `|a| - q|b|` (q·|b| is exact in f64).
+    /// An overflow to infinity truncates to the largest finite value the same way.
+    fn div_f32(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
         let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
         let bt = self.ty(Scalar::Bool);
@@ -1032,6 +1070,10 @@ impl<'a> FnEmitter<'a> {
         // sign(|a| - m*|b|), exactly: m*|b| has at most 25 + 24 significant bits.
         let mag = self.round_by_midpoints(q0, |e, m| {
             let p = e.exact(BinaryOp::Mul, dt, m, yd)?;
+            e.exact(BinaryOp::Sub, dt, xd, p)
+        })?;
+        let mag = self.direct_magnitude(mag, sign, rounding, |e, q| {
+            let p = e.exact(BinaryOp::Mul, dt, q, yd)?;
             e.exact(BinaryOp::Sub, dt, xd, p)
         })?;
         let z = k(self, 0);
@@ -1063,7 +1105,9 @@ impl<'a> FnEmitter<'a> {
     /// candidate within one ulp. For the midpoint `m` above or below it (25 significant
     /// bits), `m * m` is exact in f64 and its comparison with `x` says on which side the
     /// true root lies; a midpoint is never exactly a root of an f32, so there are no ties.
-    fn sqrt_rn_f32(&mut self, x: Word) -> R<Word> {
+    ///
+    /// `sqrt.{rz,rm,rp}.f32`: as [`Self::div_f32`], with the residual `x - q·q`.
+    fn sqrt_f32(&mut self, x: Word, rounding: Rounding) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
         let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
         let bt = self.ty(Scalar::Bool);
@@ -1075,6 +1119,11 @@ impl<'a> FnEmitter<'a> {
         // never exactly the root of an f32, so there are no ties.
         let corrected = self.round_by_midpoints(q0, |e, m| {
             let sq = e.exact(BinaryOp::Mul, dt, m, m)?;
+            e.exact(BinaryOp::Sub, dt, xd, sq)
+        })?;
+        let positive = self.konst(s32, 0);
+        let corrected = self.direct_magnitude(corrected, positive, rounding, |e, q| {
+            let sq = e.exact(BinaryOp::Mul, dt, q, q)?;
             e.exact(BinaryOp::Sub, dt, xd, sq)
         })?;
         // Only positive, finite, non-zero inputs are corrected; the rest (±0, +inf,
@@ -1094,6 +1143,48 @@ impl<'a> FnEmitter<'a> {
         let r = self.b.select(it, None, neg, nan, r)?;
         let r = self.b.select(it, None, is_zero, xi, r)?;
         Ok(self.b.bitcast(ft, None, r)?)
+    }
+
+    /// Applies a directed rounding to `mag`, the bits of a non-negative f32 rounded to
+    /// nearest (+inf for overflow) of an exact magnitude `v`; `sign` is the result's
+    /// sign bit (0 or 0x8000_0000) and `residual(q)` an exact f64 whose sign is that of
+    /// `v - q` for the f64 value `q` of `mag`.
+    fn direct_magnitude(
+        &mut self,
+        mag: Word,
+        sign: Word,
+        rounding: Rounding,
+        residual: impl Fn(&mut Self, Word) -> R<Word>,
+    ) -> R<Word> {
+        if matches!(rounding, Rounding::Nearest | Rounding::NearestAway) {
+            return Ok(mag);
+        }
+        let s32 = Scalar::Int(32);
+        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(Scalar::Float(64)));
+        let bt = self.ty(Scalar::Bool);
+        let qf = self.b.bitcast(ft, None, mag)?;
+        let qd = self.b.f_convert(dt, None, qf)?;
+        let res = residual(self, qd)?;
+        let zero = self.konst(Scalar::Float(64), 0);
+        let below = self.b.f_ord_less_than(bt, None, res, zero)?;
+        let above = self.b.f_ord_greater_than(bt, None, res, zero)?;
+        let izero = self.konst(s32, 0);
+        let negative = self.b.i_not_equal(bt, None, sign, izero)?;
+        let away = match rounding {
+            Rounding::Up => self.b.logical_not(bt, None, negative)?,
+            Rounding::Down => negative,
+            _ => self.b.constant_false(bt),
+        };
+        let one = self.konst(s32, 1);
+        let down = self.b.i_sub(it, None, mag, one)?;
+        let up = self.b.i_add(it, None, mag, one)?;
+        // Toward zero when the exact value is below (whatever the direction, the
+        // magnitude never rounds past it); away from zero only when asked and above.
+        let toward = self.b.logical_not(bt, None, away)?;
+        let trunc = self.b.logical_and(bt, None, toward, below)?;
+        let grow = self.b.logical_and(bt, None, away, above)?;
+        let r = self.b.select(it, None, trunc, down, mag)?;
+        Ok(self.b.select(it, None, grow, up, r)?)
     }
 
     /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
@@ -1292,7 +1383,7 @@ impl<'a> FnEmitter<'a> {
             return self.float_result(
                 r,
                 to,
-                FloatMode { ftz: mode.ftz && to == OpTy::F(32), sat: mode.sat },
+                FloatMode { ftz: mode.ftz && to == OpTy::F(32), ..mode },
             );
         }
         Ok(r)

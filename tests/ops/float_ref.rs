@@ -16,6 +16,7 @@ pub const F16: Fmt = Fmt { e: 5, m: 10, ieee: true };
 pub const BF16: Fmt = Fmt { e: 8, m: 7, ieee: true };
 pub const TF32: Fmt = Fmt { e: 8, m: 10, ieee: true };
 pub const F32: Fmt = Fmt { e: 8, m: 23, ieee: true };
+pub const F64: Fmt = Fmt { e: 11, m: 52, ieee: true };
 pub const E4M3: Fmt = Fmt { e: 4, m: 3, ieee: false };
 pub const E5M2: Fmt = Fmt { e: 5, m: 2, ieee: true };
 
@@ -309,4 +310,69 @@ pub fn to_f64(c: Class) -> f64 {
             }
         }
     }
+}
+
+pub fn from_f32(x: f32) -> Class {
+    decode(F32, u64::from(x.to_bits()))
+}
+
+/// Where the exact value lies relative to a candidate `q`, from the sign of an exact
+/// residual; `Equal` when it is `q`.
+pub fn side(residual: Exact, flip: bool) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    if residual.is_zero() {
+        Equal
+    } else if residual.neg != flip {
+        Less
+    } else {
+        Greater
+    }
+}
+
+/// The directed rounding of an exact value that lies on `side` of its round-to-nearest
+/// f32 `q` (IEEE 754 §4.3.2: toward zero, toward -inf, toward +inf).
+pub fn direct(q: f32, side: std::cmp::Ordering, mode: Mode) -> f32 {
+    use std::cmp::Ordering::*;
+    match (mode, side) {
+        (_, Equal) | (Mode::Rn, _) | (Mode::Rna, _) => q,
+        (Mode::Rz, Less) if q > 0.0 => q.next_down(),
+        (Mode::Rz, Greater) if q < 0.0 => q.next_up(),
+        (Mode::Rm, Less) => q.next_down(),
+        (Mode::Rp, Greater) => q.next_up(),
+        _ => q,
+    }
+}
+
+/// `a / b` rounded by `mode`: IEEE special cases, else the nearest quotient moved by
+/// the sign of the exact residual `a - q·b`.
+pub fn div_f32(a: f32, b: f32, mode: Mode) -> f32 {
+    let q = a / b;
+    if a.is_nan() || b.is_nan() || a.is_infinite() || b == 0.0 || b.is_infinite() {
+        return q;
+    }
+    if q.is_infinite() {
+        // Overflow of a finite quotient: the exact value is below |q|.
+        let s = if q > 0.0 { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+        return direct(q, s, mode);
+    }
+    let (Class::Finite(ae), Class::Finite(qe), Class::Finite(be)) =
+        (from_f32(a), from_f32(q), from_f32(b))
+    else {
+        unreachable!()
+    };
+    let qb = mul(qe, be);
+    let residual = add(ae, Exact { neg: !qb.neg, ..qb });
+    direct(q, side(residual, b < 0.0), mode)
+}
+
+/// `sqrt(a)` rounded by `mode`, by the residual `a - q·q`.
+pub fn sqrt_f32(a: f32, mode: Mode) -> f32 {
+    let q = a.sqrt();
+    if !q.is_finite() || q == 0.0 {
+        return q;
+    }
+    let (Class::Finite(ae), Class::Finite(qe)) = (from_f32(a), from_f32(q)) else { unreachable!() };
+    let qq = mul(qe, qe);
+    let residual = add(ae, Exact { neg: !qq.neg, ..qq });
+    direct(q, side(residual, false), mode)
 }

@@ -495,7 +495,53 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
             bits(fr::round(e, fr::F32, mode, false, false))
         }));
     }
+    for rnd in ["rz", "rm", "rp"] {
+        let mode = mode_of(rnd);
+        let fb = |x: In| f32::from_bits(x.b as u32);
+        slots.push(slot(format!("div.{rnd}.f32 %d32, %a32, %b32"), move |x| {
+            f32w(fr::div_f32(f32::from_bits(x.a as u32), fb(x), mode))
+        }));
+        slots.push(slot(format!("rcp.{rnd}.f32 %d32, %b32"), move |x| {
+            f32w(fr::div_f32(1.0, fb(x), mode))
+        }));
+        slots.push(slot(format!("sqrt.{rnd}.f32 %d32, %b32"), move |x| {
+            f32w(fr::sqrt_f32(fb(x), mode))
+        }));
+        // 64-bit integers, rounded once.
+        slots.push(slot(format!("cvt.{rnd}.f32.s64 %d32, %c64"), move |x| {
+            let v = x.c as i64;
+            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            bits(fr::round(e, fr::F32, mode, false, false))
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f32.u64 %d32, %c64"), move |x| {
+            let e = fr::Exact { neg: false, mant: u128::from(x.c), exp: 0 };
+            bits(fr::round(e, fr::F32, mode, false, false))
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f64.s64 %d64, %c64"), move |x| {
+            let v = x.c as i64;
+            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            bits(fr::round(e, fr::F64, mode, false, false))
+        }));
+        slots.push(slot(format!("cvt.{rnd}.f64.u64 %d64, %c64"), move |x| {
+            let e = fr::Exact { neg: false, mant: u128::from(x.c), exp: 0 };
+            bits(fr::round(e, fr::F64, mode, false, false))
+        }));
+    }
     slots.extend([
+        slot("cvt.rn.f16.s64 %d16, %c64", |x| {
+            let v = x.c as i64;
+            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            bits(fr::round(e, fr::F16, Mode::Rn, false, false))
+        }),
+        slot("cvt.rn.bf16.u64 %d16, %c64", |x| {
+            let e = fr::Exact { neg: false, mant: u128::from(x.c), exp: 0 };
+            bits(fr::round(e, fr::BF16, Mode::Rn, false, false))
+        }),
+        slot("cvt.rm.f16.s16 %d16, %c16", |x| {
+            let v = x.c as u16 as i16;
+            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            bits(fr::round(e, fr::F16, Mode::Rm, false, false))
+        }),
         slot("mad.rp.f32 %d32, %a32, %b32, %c32", |x| {
             want(
                 fr::F32,
@@ -545,5 +591,18 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
         In::new(f(r, ea) | b << 32, b, f(r, ec.clamp(-140, 120)))
     }));
     cases.extend(fma_edges());
+    // 64-bit integers near rounding boundaries of f32, f64 and f16.
+    cases.extend(random(75, 600, |r| {
+        let shift = r.next_u32() % 64;
+        let v = (r.next_u64() >> shift) | 1 << (63 - shift);
+        let v = if r.next_u32() % 2 == 0 { v } else { v.wrapping_neg() };
+        In::new(r.next_u64(), u64::from(r.next_u32()), v)
+    }));
+    for v in
+        [0u64, 1, 65504, 65519, 65520, 1 << 53, (1 << 53) + 1, (1 << 54) + 2, u64::MAX, 1 << 63]
+    {
+        cases.push(In::new(0x3f80_0000, 0x4000_0000, v));
+        cases.push(In::new(0x3f80_0000, 0x4000_0000, v.wrapping_neg()));
+    }
     generated("directed_f32", slots, cases).run();
 }

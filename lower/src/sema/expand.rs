@@ -358,7 +358,7 @@ impl Lowerer {
                 to: ty,
                 from: s64,
                 rounding: None,
-                mode: FloatMode { ftz: false, sat: true },
+                mode: FloatMode { ftz: false, sat: true, ..FloatMode::default() },
                 dst: t,
                 src: r,
             });

@@ -99,6 +99,18 @@ impl Emit<'_> {
         Value::Reg(dst)
     }
 
+    fn int_to_float(
+        &mut self,
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        src: Value,
+    ) -> Value {
+        let dst = self.temp(OpTy::U(to.bits() as u8));
+        self.push(InstKind::IntToFloat { to, from, rounding, dst, src });
+        Value::Reg(dst)
+    }
+
     fn odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> Value {
         let dst = self.temp(F64);
         self.push(InstKind::RoundToOdd { op, dst, a, b, c });
@@ -120,7 +132,7 @@ impl Emit<'_> {
 
     /// `.ftz` on an f32 value.
     fn flush32(&mut self, v: Value) -> Value {
-        self.convert(F32, F32, None, FloatMode { ftz: true, sat: false }, v)
+        self.convert(F32, F32, None, FloatMode { ftz: true, sat: false, ..FloatMode::default() }, v)
     }
 
     /// `.sat` on an f64 value: clamped to [0, 1], NaN to +0 (PTX ISA 9.2 §9.7.3).
@@ -376,7 +388,7 @@ impl Lowerer {
                 srcs.get(k).ok_or_else(|| Diagnostic::error(span, "`cvt` is missing a source"))?;
             l.src(op, ty, false, span)
         };
-        let ftz = FloatMode { ftz: m.ftz, sat: false };
+        let ftz = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
         match (to.value, from.value) {
             // Float to a narrow format: one source per lane, the first in the upper half.
             (CvtType::Narrow(f, lanes), CvtType::Op(src_ty @ (F32 | F64))) => {
@@ -476,25 +488,25 @@ impl Lowerer {
                 let v = read(self, from.value, 0)?;
                 let mut e = Emit { l: self, span };
                 let w = e.widen(g, v);
-                let mode = FloatMode { ftz: m.ftz, sat: false };
+                let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
                 let out = e.convert(int_ty, F32, Some(r), mode, w);
                 e.mov(int_ty, dst, out);
             }
-            // An integer to a narrow format: exact in f64 (integers of up to 32 bits, and
-            // 64-bit ones for f16, whose range ends below 2^17), then rounded once.
+            // An integer to a narrow format: rounded once, with integer arithmetic.
             (CvtType::Narrow(f, 1), CvtType::Op(int_ty)) if !int_ty.is_float() => {
-                if int_ty.bits() == 64 && f != FloatFormat::F16 {
-                    return Err(unsupported(
-                        span,
-                        "`cvt` from a 64-bit integer to this format",
-                        "not implemented yet",
-                    ));
+                if f == FloatFormat::Tf32 {
+                    return Err(Diagnostic::error(span, "`.tf32` converts from `.f32` only"));
                 }
                 let rounding = need_rounding(float_rounding)?;
+                if relu || satfinite {
+                    return Err(Diagnostic::error(
+                        span,
+                        "integer sources take no `.relu` or `.satfinite`",
+                    ));
+                }
                 let v = read(self, from.value, 0)?;
                 let mut e = Emit { l: self, span };
-                let d = e.convert(F64, int_ty, Some(Rounding::Nearest), FloatMode::default(), v);
-                let r = e.narrow(f, F64, rounding, satfinite, relu, d);
+                let r = e.int_to_float(f, int_ty, rounding, v);
                 e.mov(OpTy::U(f.bits() as u8), dst, r);
             }
             _ => {
@@ -504,8 +516,8 @@ impl Lowerer {
         Ok(())
     }
 
-    /// `cvt.{rz,rm,rp}.f32.{f64,int}` (PTX ISA 9.2 §9.7.9.21): the source is exact in
-    /// f64 (f64 itself, or an integer of up to 32 bits) and rounded once.
+    /// `cvt.{rz,rm,rp}` to `.f32` from `.f64`, and to `.f32`/`.f64` from any integer
+    /// (PTX ISA 9.2 §9.7.9.21): rounded once, with integer arithmetic.
     fn directed_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         reject_other(m, &[])?;
@@ -514,29 +526,49 @@ impl Lowerer {
         };
         let (to_t, from_t) = (super::op_ty(to)?, super::op_ty(from)?);
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        let exact_in_f64 = from_t == F64 || (!from_t.is_float() && from_t.bits() <= 32);
-        if to_t != F32 || !exact_in_f64 {
-            return Err(unsupported(
-                span,
-                "`cvt` with directed rounding to this type",
-                "only conversions to `.f32` from `.f64` and from integers of up to 32 bits are implemented",
-            ));
+        let fmt = match to_t {
+            F32 => FloatFormat::F32,
+            F64 if !from_t.is_float() => FloatFormat::F64,
+            _ => {
+                return Err(unsupported(
+                    span,
+                    "`cvt` with directed rounding to this type",
+                    "implemented: to `.f32` from `.f64`, and to `.f32`/`.f64` from integers",
+                ))
+            }
+        };
+        if from_t.is_float() && from_t != F64 {
+            return Err(Diagnostic::error(span, "this conversion does not round"));
         }
         if i.operands.len() != 2 {
             return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
         }
-        let dst = self.dst(&i.operands[0], F32, false)?;
+        let dst = self.dst(&i.operands[0], to_t, false)?;
         let v = self.src(&i.operands[1], from_t, false, span)?;
         let mut e = Emit { l: self, span };
-        let d = if from_t == F64 {
-            v
+        let r = if from_t.is_float() {
+            let d = if m.sat { e.saturate64(v) } else { v };
+            e.narrow(fmt, F64, rounding, false, false, d)
         } else {
-            e.convert(F64, from_t, Some(Rounding::Nearest), FloatMode::default(), v)
+            let r = e.int_to_float(fmt, from_t, rounding, v);
+            if m.sat {
+                // `.sat` on an integer source: clamp the (exactly rounded) result.
+                let f = e.temp(to_t);
+                e.push(InstKind::Convert {
+                    to: to_t,
+                    from: to_t,
+                    rounding: None,
+                    mode: FloatMode { sat: true, ..FloatMode::default() },
+                    dst: f,
+                    src: r,
+                });
+                Value::Reg(f)
+            } else {
+                r
+            }
         };
-        let d = if m.sat { e.saturate64(d) } else { d };
-        let r = e.narrow(FloatFormat::F32, F64, rounding, false, false, d);
-        let r = if m.ftz { e.flush32(r) } else { r };
-        e.mov(F32, dst, r);
+        let r = if m.ftz && to_t == F32 { e.flush32(r) } else { r };
+        e.mov(to_t, dst, r);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use rspirv::spirv::Word;
 
 use ptxvk_lower::ir::{FloatFormat, OddOp, OpTy, Rounding, Value};
 
-use super::{FnEmitter, R};
+use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
 
 const U64: Scalar = Scalar::Int(64);
@@ -32,12 +32,26 @@ impl FnEmitter<'_> {
         src: Value,
     ) -> R<Word> {
         let it = self.ty(U64);
-        let bt = self.ty(Scalar::Bool);
-        let (es, ms, bias_s) =
-            if from.bits() == 32 { (8u32, 23u32, 127i64) } else { (11, 52, 1023) };
-        let (et, mt) = to.layout();
         let raw = self.read(src, Scalar::Int(from.bits() as u8))?;
         let x = if from.bits() == 32 { self.b.u_convert(it, None, raw)? } else { raw };
+        self.narrow_bits(to, from.bits(), rounding, satfinite, relu, x)
+    }
+
+    /// [`Self::narrow`] of the bit pattern `x` (an f32 pattern zero-extended, or an f64
+    /// pattern, as a 64-bit integer) of a `from_bits`-wide float.
+    pub(super) fn narrow_bits(
+        &mut self,
+        to: FloatFormat,
+        from_bits: u32,
+        rounding: Rounding,
+        satfinite: bool,
+        relu: bool,
+        x: Word,
+    ) -> R<Word> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let (es, ms, bias_s) = if from_bits == 32 { (8u32, 23u32, 127i64) } else { (11, 52, 1023) };
+        let (et, mt) = to.layout();
 
         let sign_shift = self.k64(u64::from(es + ms));
         let sign = self.b.shift_right_logical(it, None, x, sign_shift)?;
@@ -138,6 +152,136 @@ impl FnEmitter<'_> {
         };
         let nan = self.k64(if to == FloatFormat::Tf32 { 0x7fff_ffff } else { to.nan() });
         let r = self.b.select(it, None, is_nan, nan, r)?;
+        let out_ty = self.ty(Scalar::Int(to.bits() as u8));
+        Ok(self.b.u_convert(out_ty, None, r)?)
+    }
+
+    /// `InstKind::IntToFloat`: the integer's magnitude shifted so that its leading one
+    /// becomes the hidden bit, rounded by the bits shifted out, with the exponent from
+    /// the position of the leading one.
+    pub(super) fn int_to_float(
+        &mut self,
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        src: Value,
+    ) -> R<Word> {
+        let it = self.ty(U64);
+        let ut = self.ty(U32);
+        let bt = self.ty(Scalar::Bool);
+        let raw = self.read(src, Scalar::Int(from.bits() as u8))?;
+        // Sign- or zero-extend to 64 bits, then take the magnitude.
+        let x = if from.bits() == 64 {
+            raw
+        } else if from.is_signed() {
+            self.b.s_convert(it, None, raw)?
+        } else {
+            self.b.u_convert(it, None, raw)?
+        };
+        let zero = self.k64(0);
+        let one = self.k64(1);
+        // The sign is tested at the source width: lavapipe (Mesa 22.3) miscompiles a
+        // signed compare of a sign-extended value against a constant.
+        let negative = if from.is_signed() {
+            let narrow_zero = self.konst(Scalar::Int(from.bits() as u8), 0);
+            self.b.s_less_than(bt, None, raw, narrow_zero)?
+        } else {
+            self.b.constant_false(bt)
+        };
+        let neg_x = self.b.s_negate(it, None, x)?;
+        let mag = self.b.select(it, None, negative, neg_x, x)?;
+        // Position of the leading one: FindUMsb works on 32 bits.
+        let k32 = self.k64(32);
+        let hi = self.b.shift_right_logical(it, None, mag, k32)?;
+        let hi32 = self.b.u_convert(ut, None, hi)?;
+        let lo32 = self.b.u_convert(ut, None, mag)?;
+        let msb_hi = self.b.ext_inst(
+            ut,
+            None,
+            self.g.glsl,
+            glsl::FIND_UMSB,
+            [rspirv::dr::Operand::IdRef(hi32)],
+        )?;
+        let msb_lo = self.b.ext_inst(
+            ut,
+            None,
+            self.g.glsl,
+            glsl::FIND_UMSB,
+            [rspirv::dr::Operand::IdRef(lo32)],
+        )?;
+        let hi_zero = self.b.i_equal(bt, None, hi, zero)?;
+        let msb_hi = self.b.u_convert(it, None, msb_hi)?;
+        let msb_hi = self.b.i_add(it, None, msb_hi, k32)?;
+        let msb_lo = self.b.u_convert(it, None, msb_lo)?;
+        let top = self.b.select(it, None, hi_zero, msb_lo, msb_hi)?;
+        let (et, mt) = to.layout();
+        let mt_k = self.k64(u64::from(mt));
+        // top ≥ m: shift right by top - m and round; else shift left (exact).
+        let wide = self.b.u_greater_than_equal(bt, None, top, mt_k)?;
+        let rshift = self.b.i_sub(it, None, top, mt_k)?;
+        let rshift = self.b.select(it, None, wide, rshift, zero)?;
+        let lshift = self.b.i_sub(it, None, mt_k, top)?;
+        let lshift = self.b.select(it, None, wide, zero, lshift)?;
+        let q = self.b.shift_right_logical(it, None, mag, rshift)?;
+        let q = self.b.shift_left_logical(it, None, q, lshift)?;
+        let unit = self.b.shift_left_logical(it, None, one, rshift)?;
+        let rem_mask = self.b.i_sub(it, None, unit, one)?;
+        let rem = self.b.bitwise_and(it, None, mag, rem_mask)?;
+        // half = 2^(rshift - 1), or 1 when nothing is shifted out (rem = 0 < 1).
+        let has_rem = self.b.u_greater_than(bt, None, rshift, zero)?;
+        let rs1 = self.b.i_sub(it, None, rshift, one)?;
+        let rs1 = self.b.select(it, None, has_rem, rs1, zero)?;
+        let half = self.b.shift_left_logical(it, None, one, rs1)?;
+        let inexact = self.b.i_not_equal(bt, None, rem, zero)?;
+        let inc = match rounding {
+            Rounding::Nearest => {
+                let above = self.b.u_greater_than(bt, None, rem, half)?;
+                let tie = self.b.i_equal(bt, None, rem, half)?;
+                let tie = self.b.logical_and(bt, None, tie, inexact)?;
+                let q_low = self.b.bitwise_and(it, None, q, one)?;
+                let odd = self.b.i_equal(bt, None, q_low, one)?;
+                let tie_odd = self.b.logical_and(bt, None, tie, odd)?;
+                self.b.logical_or(bt, None, above, tie_odd)?
+            }
+            Rounding::NearestAway => {
+                let ge = self.b.u_greater_than_equal(bt, None, rem, half)?;
+                self.b.logical_and(bt, None, ge, inexact)?
+            }
+            Rounding::Zero => self.b.constant_false(bt),
+            Rounding::Up => {
+                let positive = self.b.logical_not(bt, None, negative)?;
+                self.b.logical_and(bt, None, positive, inexact)?
+            }
+            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
+        };
+        let inc = self.b.select(it, None, inc, one, zero)?;
+        // Biased exponent minus one, placed above the mantissa; q carries the hidden bit.
+        let bias_m1 = self.k64((to.bias() - 1) as u64);
+        let base = self.b.i_add(it, None, top, bias_m1)?;
+        let base = self.b.shift_left_logical(it, None, base, mt_k)?;
+        let r = self.b.i_add(it, None, base, q)?;
+        let r = self.b.i_add(it, None, r, inc)?;
+        let max = to.max_finite();
+        let max_k = self.k64(max);
+        let inf_k = self.k64(max + 1);
+        let overflow = self.b.u_greater_than(bt, None, r, max_k)?;
+        let toward_zero = match rounding {
+            Rounding::Zero => self.b.constant_true(bt),
+            Rounding::Down => self.b.logical_not(bt, None, negative)?,
+            Rounding::Up => negative,
+            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
+        };
+        let over = self.b.select(it, None, toward_zero, max_k, inf_k)?;
+        let r = self.b.select(it, None, overflow, over, r)?;
+        let is_zero = self.b.i_equal(bt, None, mag, zero)?;
+        let r = self.b.select(it, None, is_zero, zero, r)?;
+        let sign_at = self.k64(u64::from(et + mt));
+        let sign_bit = self.b.shift_left_logical(it, None, one, sign_at)?;
+        let sign = self.b.select(it, None, negative, sign_bit, zero)?;
+        let r = self.b.bitwise_or(it, None, r, sign)?;
+        if to.bits() == 64 {
+            return Ok(r);
+        }
         let out_ty = self.ty(Scalar::Int(to.bits() as u8));
         Ok(self.b.u_convert(out_ty, None, r)?)
     }

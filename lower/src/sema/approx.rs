@@ -1,0 +1,200 @@
+//! The `.approx` and `.full` floating-point instructions (PTX ISA 9.2 §9.7.3.8-22,
+//! §9.7.4.8-9): `ex2`, `lg2`, `sin`, `cos`, `rsqrt`, `tanh` (IR `UnaryOp`s computed in
+//! f64 by the backend), `sqrt.approx`, `rcp.approx`, `div.approx`, `div.full` (the
+//! correctly rounded forms, which are within every documented bound), and `ex2`/`tanh`
+//! on `.f16`/`.bf16` (through f32).
+
+use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::Diagnostic;
+
+use super::expand::{has, Emit};
+use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::ir::{
+    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Rounding, UnaryOp, Value,
+};
+
+const F32: OpTy = OpTy::F(32);
+
+impl Lowerer {
+    /// Lowers `i` if it is an approximate instruction; `None` leaves it to the others.
+    pub(super) fn approx(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let approx = has(m, ".approx");
+        match op {
+            "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => Some(self.transcendental(op, i, m)),
+            "sqrt" | "rcp" if approx => Some(self.approx_unary(op, i, m)),
+            "div" if approx || has(m, ".full") => Some(self.approx_div(i, m)),
+            _ => None,
+        }
+    }
+
+    fn transcendental(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".approx"])?;
+        if !has(m, ".approx") {
+            return Err(Diagnostic::error(span, format!("`{op}` needs `.approx`")));
+        }
+        if m.rounding.is_some() || m.sat {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{op}.approx` takes no rounding or `.sat`"),
+            ));
+        }
+        if i.operands.len() != 2 {
+            return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
+        }
+        let uop = match op {
+            "ex2" => UnaryOp::Ex2,
+            "lg2" => UnaryOp::Lg2,
+            "sin" => UnaryOp::Sin,
+            "cos" => UnaryOp::Cos,
+            "rsqrt" => UnaryOp::Rsqrt,
+            _ => UnaryOp::Tanh,
+        };
+        // `ex2` and `tanh` also take half types (§9.7.4.8-9).
+        let half = match m.types.as_slice() {
+            [t] if matches!(op, "ex2" | "tanh") => match t.value {
+                ScalarType::F16 => Some((FloatFormat::F16, 1u32)),
+                ScalarType::F16x2 => Some((FloatFormat::F16, 2)),
+                ScalarType::Bf16 => Some((FloatFormat::Bf16, 1)),
+                ScalarType::Bf16x2 => Some((FloatFormat::Bf16, 2)),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((fmt, lanes)) = half {
+            let width = OpTy::U((16 * lanes) as u8);
+            let dst = self.dst(&i.operands[0], width, false)?;
+            let src = self.src(&i.operands[1], width, false, span)?;
+            let mut e = Emit { l: self, span };
+            let mut out = Vec::new();
+            for k in 0..lanes {
+                let lane = if lanes == 1 {
+                    src
+                } else {
+                    let s = e.bin(BinaryOp::Shr, OpTy::U(32), src, Value::Imm(16 * u64::from(k)));
+                    e.cvt(OpTy::U(16), OpTy::U(32), s)
+                };
+                let w = e.temp(F32);
+                e.push(InstKind::Widen { from: fmt, dst: w, src: lane });
+                let r = e.temp(F32);
+                let mode = FloatMode::default();
+                e.push(InstKind::Unary { op: uop, ty: F32, mode, dst: r, src: Value::Reg(w) });
+                let h = e.temp(OpTy::U(16));
+                e.push(InstKind::Narrow {
+                    to: fmt,
+                    from: F32,
+                    rounding: Rounding::Nearest,
+                    satfinite: false,
+                    relu: false,
+                    dst: h,
+                    src: Value::Reg(r),
+                });
+                out.push(Value::Reg(h));
+            }
+            let r = if lanes == 1 {
+                out[0]
+            } else {
+                let t = e.temp(OpTy::U(32));
+                e.push(InstKind::Pack { elem: OpTy::U(16), dst: t, srcs: out });
+                Value::Reg(t)
+            };
+            e.mov(width, dst, r);
+            return Ok(());
+        }
+        let ty = self.one_type(i, m)?;
+        if ty != F32 {
+            return Err(unsupported(
+                span,
+                &format!("`{op}.approx` on this type"),
+                "only `.f32` (and `.f16`/`.bf16` for `ex2` and `tanh`) is implemented",
+            ));
+        }
+        let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
+        let dst = self.dst(&i.operands[0], F32, false)?;
+        let src = self.src(&i.operands[1], F32, false, span)?;
+        self.push(InstKind::Unary { op: uop, ty: F32, mode, dst, src }, span);
+        Ok(())
+    }
+
+    /// `sqrt.approx.f32` and `rcp.approx.f32` are lowered as their correctly rounded
+    /// forms, which meet the documented bounds (relative error 2^-23, 1 ulp).
+    fn approx_unary(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".approx"])?;
+        let ty = self.one_type(i, m)?;
+        if ty != F32 {
+            return Err(unsupported(
+                span,
+                &format!("`{op}.approx` on this type"),
+                "only `.f32` is implemented",
+            ));
+        }
+        if m.rounding.is_some() || m.sat || i.operands.len() != 2 {
+            return Err(Diagnostic::error(span, format!("`{op}.approx{{.ftz}}.f32 d, a`")));
+        }
+        let dst = self.dst(&i.operands[0], F32, false)?;
+        let src = self.src(&i.operands[1], F32, false, span)?;
+        let uop = if op == "sqrt" { UnaryOp::Sqrt } else { UnaryOp::Rcp };
+        let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
+        self.push(InstKind::Unary { op: uop, ty: F32, mode, dst, src }, span);
+        Ok(())
+    }
+
+    /// `div.approx.f32` and `div.full.f32`: the correctly rounded quotient (within their
+    /// 2-ulp bounds), except that `div.approx` gives 0 (NaN for an infinite dividend)
+    /// for 2^126 < |b| < 2^128, as the ISA specifies.
+    fn approx_div(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".approx", ".full"])?;
+        let approx = has(m, ".approx");
+        let ty = self.one_type(i, m)?;
+        if ty != F32 {
+            return Err(Diagnostic::error(span, "`div.approx` and `div.full` take `.f32`"));
+        }
+        if m.rounding.is_some() || m.sat || i.operands.len() != 3 {
+            return Err(Diagnostic::error(
+                span,
+                "`div.approx{.ftz}.f32 d, a, b` / `div.full{.ftz}.f32 d, a, b`",
+            ));
+        }
+        let dst = self.dst(&i.operands[0], F32, false)?;
+        let a = self.src(&i.operands[1], F32, false, span)?;
+        let b = self.src(&i.operands[2], F32, false, span)?;
+        let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
+        let mut e = Emit { l: self, span };
+        let q = e.temp(F32);
+        e.push(InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, dst: q, lhs: a, rhs: b });
+        let mut r = Value::Reg(q);
+        if approx {
+            let u32t = OpTy::U(32);
+            let mag_b = e.and(u32t, b, Value::Imm(0x7fff_ffff));
+            let above = e.cmp(CmpOp::Gt, u32t, mag_b, Value::Imm(0x7e80_0000));
+            let finite = e.cmp(CmpOp::Lt, u32t, mag_b, Value::Imm(0x7f80_0000));
+            let huge = e.temp(OpTy::Pred);
+            e.push(InstKind::PredLogic {
+                op: crate::ir::BoolOp::And,
+                dst: huge,
+                lhs: above,
+                rhs: finite,
+            });
+            let sign = e.bin(BinaryOp::Xor, u32t, a, b);
+            let sign = e.and(u32t, sign, Value::Imm(0x8000_0000));
+            let mag_a = e.and(u32t, a, Value::Imm(0x7fff_ffff));
+            let a_inf = e.cmp(CmpOp::Eq, u32t, mag_a, Value::Imm(0x7f80_0000));
+            let special = e.sel(u32t, a_inf, Value::Imm(0x7fc0_0000), sign);
+            r = e.sel(u32t, huge, special, r);
+        }
+        e.mov(F32, dst, r);
+        Ok(())
+    }
+}

@@ -1,0 +1,373 @@
+//! The `.approx` transcendental functions (`UnaryOp::{Ex2, Lg2, Sin, Cos, Rsqrt, Tanh}`),
+//! computed in f64 with argument reduction and polynomials and rounded once to f32.
+//!
+//! Vulkan's own `exp2`, `log2`, `sin`, `cos` and `inversesqrt` are allowed errors far
+//! larger than PTX documents for these instructions (e.g. an absolute error of 2^-11
+//! for `sin`, against PTX's 2^-20.5), so ptxvk does not use them: f64 addition and
+//! multiplication are correctly rounded on every Vulkan device, and the polynomials
+//! below are accurate to about 1e-16 on their reduced ranges. The results are therefore
+//! within one ulp of the exact value, for every input (`sin`/`cos` reduce their argument
+//! exactly). Special values follow the PTX ISA tables (§9.7.3.14-22).
+
+use rspirv::dr::Operand;
+use rspirv::spirv::Word;
+
+use ptxvk_lower::ir::{FloatFormat, Rounding, UnaryOp};
+
+use super::{glsl, FnEmitter, R};
+use crate::types::Scalar;
+use crate::Error;
+
+const F64: Scalar = Scalar::Float(64);
+
+/// 2/π in 24-bit pieces: 2/π = Σ TWO_OVER_PI_24[i] · 2^(-24(i+1)) to 288 bits (the
+/// table of fdlibm's `k_rem_pio2.c`, recomputed from π).
+const TWO_OVER_PI_24: [u32; 12] = [
+    0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
+    0xabdebb, 0xc561b7, 0x246e3a,
+];
+const I64: Scalar = Scalar::Int(64);
+
+/// 1/k! for k = 0..=13, highest first: e^y on |y| ≤ 0.35 to about 2e-17.
+const EXP_TAYLOR: [f64; 14] = [
+    1.0 / 6_227_020_800.0,
+    1.0 / 479_001_600.0,
+    1.0 / 39_916_800.0,
+    1.0 / 3_628_800.0,
+    1.0 / 362_880.0,
+    1.0 / 40_320.0,
+    1.0 / 5_040.0,
+    1.0 / 720.0,
+    1.0 / 120.0,
+    1.0 / 24.0,
+    1.0 / 6.0,
+    0.5,
+    1.0,
+    1.0,
+];
+
+impl FnEmitter<'_> {
+    fn kf(&mut self, v: f64) -> Word {
+        self.konst(F64, v.to_bits())
+    }
+
+    /// `c[0] x^(n-1) + … + c[n-1]` by Horner's rule, with the contraction of
+    /// multiply-adds forbidden so that the result does not depend on the device.
+    fn horner(&mut self, x: Word, coeffs: &[f64]) -> R<Word> {
+        let dt = self.ty(F64);
+        let mut acc = self.kf(coeffs[0]);
+        for &c in &coeffs[1..] {
+            let p = self.exact(ptxvk_lower::ir::BinaryOp::Mul, dt, acc, x)?;
+            let k = self.kf(c);
+            acc = self.exact(ptxvk_lower::ir::BinaryOp::Add, dt, p, k)?;
+        }
+        Ok(acc)
+    }
+
+    fn fmul(&mut self, a: Word, b: Word) -> R<Word> {
+        let dt = self.ty(F64);
+        self.exact(ptxvk_lower::ir::BinaryOp::Mul, dt, a, b)
+    }
+
+    fn fadd(&mut self, a: Word, b: Word) -> R<Word> {
+        let dt = self.ty(F64);
+        self.exact(ptxvk_lower::ir::BinaryOp::Add, dt, a, b)
+    }
+
+    fn fsub(&mut self, a: Word, b: Word) -> R<Word> {
+        let dt = self.ty(F64);
+        self.exact(ptxvk_lower::ir::BinaryOp::Sub, dt, a, b)
+    }
+
+    fn floor64(&mut self, x: Word) -> R<Word> {
+        let dt = self.ty(F64);
+        Ok(self.b.ext_inst(dt, None, self.g.glsl, glsl::FLOOR, [Operand::IdRef(x)])?)
+    }
+
+    /// `cond ? a : b` on f64 values.
+    fn sel64(&mut self, cond: Word, a: Word, b: Word) -> R<Word> {
+        let dt = self.ty(F64);
+        Ok(self.b.select(dt, None, cond, a, b)?)
+    }
+
+    /// 2^t for an f64 `t`, clamped to [-1000, 1000] (NaN stays NaN): t = n + f with n
+    /// an integer and |f| ≤ 1/2, 2^f = e^(f ln 2) by its Taylor series, 2^n exactly by
+    /// building the f64 exponent.
+    fn exp2_f64(&mut self, t: Word) -> R<Word> {
+        let bt = self.ty(Scalar::Bool);
+        let it = self.ty(I64);
+        let dt = self.ty(F64);
+        let hi = self.kf(1000.0);
+        let lo = self.kf(-1000.0);
+        let over = self.b.f_ord_greater_than(bt, None, t, hi)?;
+        let t = self.sel64(over, hi, t)?;
+        let under = self.b.f_ord_less_than(bt, None, t, lo)?;
+        let t = self.sel64(under, lo, t)?;
+        let half = self.kf(0.5);
+        let th = self.fadd(t, half)?;
+        let n = self.floor64(th)?;
+        let f = self.fsub(t, n)?;
+        let ln2 = self.kf(std::f64::consts::LN_2);
+        let y = self.fmul(f, ln2)?;
+        let p = self.horner(y, &EXP_TAYLOR)?;
+        // A NaN `n` would make the conversion undefined: use 0 instead (p is NaN then).
+        let is_nan = self.b.is_nan(bt, None, n)?;
+        let zero = self.kf(0.0);
+        let n = self.sel64(is_nan, zero, n)?;
+        let ni = self.b.convert_f_to_s(it, None, n)?;
+        let bias = self.konst(I64, 1023);
+        let biased = self.b.i_add(it, None, ni, bias)?;
+        let s52 = self.konst(I64, 52);
+        let bits = self.b.shift_left_logical(it, None, biased, s52)?;
+        // 2^n for n in [-1000, 1000] is normal; the two factors keep it in range.
+        let scale = self.b.bitcast(dt, None, bits)?;
+        self.fmul(p, scale)
+    }
+
+    /// Rounds an f64 to f32 to nearest, overflowing to infinity and into subnormals
+    /// exactly (integer arithmetic, not the device's conversion).
+    fn round_f64_to_f32(&mut self, v: Word) -> R<Word> {
+        let it = self.ty(I64);
+        let ft = self.ty(Scalar::Float(32));
+        let bits = self.b.bitcast(it, None, v)?;
+        let r = self.narrow_bits(FloatFormat::F32, 64, Rounding::Nearest, false, false, bits)?;
+        Ok(self.b.bitcast(ft, None, r)?)
+    }
+
+    /// One of the `.approx` functions of an f32 `x`.
+    pub(super) fn approx(&mut self, op: UnaryOp, x: Word) -> R<Word> {
+        let bt = self.ty(Scalar::Bool);
+        let dt = self.ty(F64);
+        let ft = self.ty(Scalar::Float(32));
+        let xd = self.b.f_convert(dt, None, x)?;
+        let zero = self.kf(0.0);
+        let one = self.kf(1.0);
+        let f32c = |e: &mut Self, v: f32| e.konst(Scalar::Float(32), u64::from(v.to_bits()));
+        let r = match op {
+            UnaryOp::Ex2 => {
+                let r = self.exp2_f64(xd)?;
+                self.round_f64_to_f32(r)?
+            }
+            UnaryOp::Lg2 => {
+                // x = m · 2^e with m in [sqrt(1/2), sqrt(2)); log2 m = 2 atanh(s) / ln 2
+                // with s = (m - 1)/(m + 1), |s| ≤ 0.172, by its odd series.
+                let it = self.ty(I64);
+                let bits = self.b.bitcast(it, None, xd)?;
+                let s52 = self.konst(I64, 52);
+                let exp_field = self.b.shift_right_logical(it, None, bits, s52)?;
+                let e_mask = self.konst(I64, 0x7ff);
+                let exp_field = self.b.bitwise_and(it, None, exp_field, e_mask)?;
+                let bias = self.konst(I64, 1023);
+                let e = self.b.i_sub(it, None, exp_field, bias)?;
+                let frac_mask = self.konst(I64, (1 << 52) - 1);
+                let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
+                let one_bits = self.konst(I64, 1f64.to_bits());
+                let m_bits = self.b.bitwise_or(it, None, frac, one_bits)?;
+                let m = self.b.bitcast(dt, None, m_bits)?;
+                let sqrt2 = self.kf(std::f64::consts::SQRT_2);
+                let big = self.b.f_ord_greater_than(bt, None, m, sqrt2)?;
+                let half = self.kf(0.5);
+                let m_half = self.fmul(m, half)?;
+                let m = self.sel64(big, m_half, m)?;
+                let ione = self.konst(I64, 1);
+                let e1 = self.b.i_add(it, None, e, ione)?;
+                let e = self.b.select(it, None, big, e1, e)?;
+                let num = self.fsub(m, one)?;
+                let den = self.fadd(m, one)?;
+                let s = self.b.f_div(dt, None, num, den)?;
+                let s2 = self.fmul(s, s)?;
+                let series: Vec<f64> = (0..12).rev().map(|k| 1.0 / (2 * k + 1) as f64).collect();
+                let p = self.horner(s2, &series)?;
+                let atanh = self.fmul(s, p)?;
+                let k = self.kf(2.0 / std::f64::consts::LN_2);
+                let frac_log = self.fmul(atanh, k)?;
+                let ef = self.b.convert_s_to_f(dt, None, e)?;
+                let r = self.fadd(ef, frac_log)?;
+                let r = self.round_f64_to_f32(r)?;
+                // log2(±0) = -inf, log2(x < 0) = NaN, log2(+inf) = +inf, NaN stays NaN.
+                let is_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
+                let neg = self.b.f_ord_less_than(bt, None, xd, zero)?;
+                let inf = self.kf(f64::INFINITY);
+                let is_inf = self.b.f_ord_equal(bt, None, xd, inf)?;
+                let is_nan = self.b.is_nan(bt, None, xd)?;
+                let ninf = f32c(self, f32::NEG_INFINITY);
+                let nan = f32c(self, f32::NAN);
+                let pinf = f32c(self, f32::INFINITY);
+                let r = self.b.select(ft, None, is_zero, ninf, r)?;
+                let bad = self.b.logical_or(bt, None, neg, is_nan)?;
+                let r = self.b.select(ft, None, bad, nan, r)?;
+                self.b.select(ft, None, is_inf, pinf, r)?
+            }
+            UnaryOp::Sin | UnaryOp::Cos => self.sin_cos(op == UnaryOp::Sin, xd)?,
+            UnaryOp::Rsqrt => {
+                let s = self.glsl1(dt, glsl::SQRT, xd)?;
+                let r = self.b.f_div(dt, None, one, s)?;
+                let r = self.round_f64_to_f32(r)?;
+                // rsqrt(±0) = ±inf, rsqrt(+inf) = +0, rsqrt(x < 0) = NaN.
+                let is_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
+                let inf = self.kf(f64::INFINITY);
+                let is_inf = self.b.f_ord_equal(bt, None, xd, inf)?;
+                let neg = self.b.f_ord_less_than(bt, None, xd, zero)?;
+                let is_nan = self.b.is_nan(bt, None, xd)?;
+                let it = self.ty(Scalar::Int(32));
+                let xb = self.b.bitcast(it, None, x)?;
+                let sign_mask = self.konst(Scalar::Int(32), 0x8000_0000);
+                let sign = self.b.bitwise_and(it, None, xb, sign_mask)?;
+                let inf_bits = self.konst(Scalar::Int(32), 0x7f80_0000);
+                let signed_inf = self.b.bitwise_or(it, None, sign, inf_bits)?;
+                let signed_inf = self.b.bitcast(ft, None, signed_inf)?;
+                let pzero = f32c(self, 0.0);
+                let nan = f32c(self, f32::NAN);
+                let r = self.b.select(ft, None, is_zero, signed_inf, r)?;
+                let r = self.b.select(ft, None, is_inf, pzero, r)?;
+                let bad = self.b.logical_or(bt, None, neg, is_nan)?;
+                self.b.select(ft, None, bad, nan, r)?
+            }
+            UnaryOp::Tanh => {
+                // tanh |x| = 1 - 2/(e^(2|x|) + 1); below 2^-20 tanh x = x to 2^-40.
+                let ax = self.glsl1(dt, glsl::FABS, xd)?;
+                let k = self.kf(2.0 * std::f64::consts::LOG2_E);
+                let t = self.fmul(ax, k)?;
+                let e = self.exp2_f64(t)?;
+                let e1 = self.fadd(e, one)?;
+                let two = self.kf(2.0);
+                let q = self.b.f_div(dt, None, two, e1)?;
+                let th = self.fsub(one, q)?;
+                let tiny = self.kf(2f64.powi(-20));
+                let small = self.b.f_ord_less_than(bt, None, ax, tiny)?;
+                let th = self.sel64(small, ax, th)?;
+                let r = self.round_f64_to_f32(th)?;
+                // The sign of x (tanh is odd; ±0 stays ±0); NaN stays NaN.
+                let it = self.ty(Scalar::Int(32));
+                let xb = self.b.bitcast(it, None, x)?;
+                let rb = self.b.bitcast(it, None, r)?;
+                let sign_mask = self.konst(Scalar::Int(32), 0x8000_0000);
+                let sign = self.b.bitwise_and(it, None, xb, sign_mask)?;
+                let rb = self.b.bitwise_or(it, None, rb, sign)?;
+                self.b.bitcast(ft, None, rb)?
+            }
+            other => return Err(Error::Internal(format!("{other:?} is not an approx function"))),
+        };
+        Ok(r)
+    }
+
+    /// `(s, e)` with `s + e = a + b` exactly (Knuth's TwoSum).
+    fn two_sum(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+        let s = self.fadd(a, b)?;
+        let bb = self.fsub(s, a)?;
+        let sbb = self.fsub(s, bb)?;
+        let e1 = self.fsub(a, sbb)?;
+        let e2 = self.fsub(b, bb)?;
+        let e = self.fadd(e1, e2)?;
+        Ok((s, e))
+    }
+
+    /// `sin.approx`/`cos.approx`: x = k π/2 + r with |r| ≤ π/4, reduced exactly for
+    /// every f32 (a Payne-Hanek reduction in floating point): 2/π is a sum of 24-bit
+    /// pieces C_i, so each x·C_i is exact in f64 and so is its symmetric remainder
+    /// modulo 4; the remainders are summed in double-double arithmetic. Then the Taylor series of sin
+    /// or cos on r, chosen and signed by k mod 4.
+    fn sin_cos(&mut self, is_sin: bool, xd: Word) -> R<Word> {
+        let bt = self.ty(Scalar::Bool);
+        let it = self.ty(Scalar::Int(32));
+        let ft = self.ty(Scalar::Float(32));
+        let quarter = self.kf(0.25);
+        let four = self.kf(4.0);
+        let half = self.kf(0.5);
+        let mut acc: Option<(Word, Word)> = None;
+        for (i, chunk) in TWO_OVER_PI_24.iter().enumerate() {
+            let c = self.kf(f64::from(*chunk) * 2f64.powi(-24 * (i as i32 + 1)));
+            // p - 4·round(p/4), in [-2, 2]: exact (a multiple of p's ulp of at most 47
+            // bits, or 0), and small remainders stay small.
+            let p = self.fmul(xd, c)?;
+            let pq = self.fmul(p, quarter)?;
+            let pq = self.fadd(pq, half)?;
+            let fl = self.floor64(pq)?;
+            let whole = self.fmul(fl, four)?;
+            let m = self.fsub(p, whole)?;
+            acc = Some(match acc {
+                None => (m, self.kf(0.0)),
+                Some((s, e)) => {
+                    let (s, t) = self.two_sum(s, m)?;
+                    (s, self.fadd(e, t)?)
+                }
+            });
+        }
+        let (s, e) = acc.ok_or_else(|| Error::Internal("empty 2/pi table".into()))?;
+        let sh = self.fadd(s, half)?;
+        let k = self.floor64(sh)?;
+        let f = self.fsub(s, k)?;
+        let (f, f_lo) = self.two_sum(f, e)?;
+        let pio2_hi = self.kf(std::f64::consts::FRAC_PI_2);
+        let pio2_lo = self.kf(6.123_233_995_736_766e-17);
+        let main = self.fmul(f, pio2_hi)?;
+        let c1 = self.fmul(f, pio2_lo)?;
+        let c2 = self.fmul(f_lo, pio2_hi)?;
+        let corr = self.fadd(c1, c2)?;
+        let r = self.fadd(main, corr)?;
+        // k mod 4 (k is a small integer, or NaN for ±inf/NaN inputs).
+        let kq = self.fmul(k, quarter)?;
+        let kq = self.floor64(kq)?;
+        let k4 = self.fmul(kq, four)?;
+        let q = self.fsub(k, k4)?;
+        let q_nan = self.b.is_nan(bt, None, q)?;
+        let zero = self.kf(0.0);
+        let q = self.sel64(q_nan, zero, q)?;
+        let q = self.b.convert_f_to_s(it, None, q)?;
+        let r2 = self.fmul(r, r)?;
+        // sin r = r (1 - r^2/3! + r^4/5! - …), cos r = 1 - r^2/2! + r^4/4! - …
+        let sin_c: Vec<f64> = (0..9)
+            .rev()
+            .map(|j| {
+                let n = 2 * j + 1;
+                let f: f64 = (1..=n).map(|i| i as f64).product();
+                if j % 2 == 0 {
+                    1.0 / f
+                } else {
+                    -1.0 / f
+                }
+            })
+            .collect();
+        let cos_c: Vec<f64> = (0..10)
+            .rev()
+            .map(|j| {
+                let n = 2 * j;
+                let f: f64 = (1..=n).map(|i| i as f64).product();
+                if j % 2 == 0 {
+                    1.0 / f
+                } else {
+                    -1.0 / f
+                }
+            })
+            .collect();
+        let sp = self.horner(r2, &sin_c)?;
+        let s = self.fmul(r, sp)?;
+        let c = self.horner(r2, &cos_c)?;
+        let dt = self.ty(F64);
+        let ns = self.b.f_negate(dt, None, s)?;
+        let nc = self.b.f_negate(dt, None, c)?;
+        // sin: [s, c, -s, -c][q]; cos: [c, -s, -c, s][q].
+        let table = if is_sin { [s, c, ns, nc] } else { [c, ns, nc, s] };
+        let mut v = table[3];
+        for (i, &t) in table.iter().enumerate().take(3).rev() {
+            let qi = self.konst(Scalar::Int(32), i as u64);
+            let is = self.b.i_equal(bt, None, q, qi)?;
+            v = self.sel64(is, t, v)?;
+        }
+        let r = self.round_f64_to_f32(v)?;
+        // sin(±0) = ±0 (the reduction above loses the sign of zero).
+        let is_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
+        let r = if is_sin {
+            let x32 = self.b.f_convert(ft, None, xd)?;
+            self.b.select(ft, None, is_zero, x32, r)?
+        } else {
+            r
+        };
+        // sin/cos of ±inf or NaN is NaN.
+        let ax = self.glsl1(dt, glsl::FABS, xd)?;
+        let inf = self.kf(f64::INFINITY);
+        let finite = self.b.f_ord_less_than(bt, None, ax, inf)?;
+        let nan = self.konst(Scalar::Float(32), u64::from(f32::NAN.to_bits()));
+        Ok(self.b.select(ft, None, finite, r, nan)?)
+    }
+}
