@@ -18,6 +18,19 @@
  *   __umul64hi(a, b)   high 64 bits of the 128-bit product, via __int128
  *                      (libdevice's __nv_umul64hi is unavailable with
  *                      -nocudalib; LLVM lowers this to mul.hi.u64)
+ *   fast-math and rounding intrinsics (__expf, __logf, __log2f, __sinf,
+ *   __cosf, __fdividef, rsqrtf, __saturatef, __f{add,mul,div,sqrt,rcp,ma}_r?)
+ *                      as libdevice defines them without -ftz, through the
+ *                      matching __nvvm_* builtins (so the same .approx and
+ *                      directed-rounding instructions come out)
+ *   conversion intrinsics (__float2int_rn, __double2float_rz, __int2float_rd,
+ *   __float_as_int, ...) likewise, through the __nvvm_* conversion builtins
+ *   __half, __half2, __nv_bfloat16, float2 and the cuda_fp16.h / cuda_bf16.h
+ *                      functions half_math.cu uses, written like CUDA's headers
+ *                      for sm_70: f16 arithmetic as the same inline PTX, bf16
+ *                      emulated in f32 with the headers' software rounding
+ * Everything is `static` and inline: a kernel that does not use a function
+ * gets no code from it.
  */
 #ifndef PTXVK_CUDA_SHIM_H
 #define PTXVK_CUDA_SHIM_H
@@ -68,6 +81,247 @@ static __device__ __forceinline__ dim3 __ptxvk_gridDim(void) {
 static __device__ __forceinline__ unsigned long long
 __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * (unsigned __int128)b) >> 64);
+}
+
+/* ---- fast-math intrinsics (libdevice's __nv_fast_* without -ftz) ---- */
+
+/* __expf(x) = ex2.approx(x * log2(e)), the product rounded to f32 first. */
+static __device__ __forceinline__ float __expf(float x) {
+    return __nvvm_ex2_approx_f(x * 0x1.715476p+0f);
+}
+/* __logf(x) = lg2.approx(x) * ln(2). */
+static __device__ __forceinline__ float __logf(float x) {
+    return __nvvm_lg2_approx_f(x) * 0x1.62e430p-1f;
+}
+static __device__ __forceinline__ float __log2f(float x) { return __nvvm_lg2_approx_f(x); }
+static __device__ __forceinline__ float __sinf(float x) { return __nvvm_sin_approx_f(x); }
+static __device__ __forceinline__ float __cosf(float x) { return __nvvm_cos_approx_f(x); }
+static __device__ __forceinline__ float __fdividef(float x, float y) {
+    return __nvvm_div_approx_f(x, y);
+}
+static __device__ __forceinline__ float rsqrtf(float x) { return __nvvm_rsqrt_approx_f(x); }
+static __device__ __forceinline__ float __saturatef(float x) { return __nvvm_saturate_f(x); }
+
+/* ---- IEEE rounding intrinsics ---- */
+
+static __device__ __forceinline__ float __frcp_rn(float x) { return __nvvm_rcp_rn_f(x); }
+static __device__ __forceinline__ float __frcp_rd(float x) { return __nvvm_rcp_rm_f(x); }
+static __device__ __forceinline__ float __fsqrt_rn(float x) { return __nvvm_sqrt_rn_f(x); }
+static __device__ __forceinline__ float __fsqrt_ru(float x) { return __nvvm_sqrt_rp_f(x); }
+static __device__ __forceinline__ float __fdiv_rn(float x, float y) { return __nvvm_div_rn_f(x, y); }
+static __device__ __forceinline__ float __fdiv_rz(float x, float y) { return __nvvm_div_rz_f(x, y); }
+static __device__ __forceinline__ float __fadd_rz(float x, float y) { return __nvvm_add_rz_f(x, y); }
+static __device__ __forceinline__ float __fadd_ru(float x, float y) { return __nvvm_add_rp_f(x, y); }
+static __device__ __forceinline__ float __fmul_rd(float x, float y) { return __nvvm_mul_rm_f(x, y); }
+static __device__ __forceinline__ float __fmul_ru(float x, float y) { return __nvvm_mul_rp_f(x, y); }
+static __device__ __forceinline__ float __fmaf_rn(float x, float y, float z) {
+    return __nvvm_fma_rn_f(x, y, z);
+}
+static __device__ __forceinline__ float __fmaf_rd(float x, float y, float z) {
+    return __nvvm_fma_rm_f(x, y, z);
+}
+
+/* ---- conversion intrinsics ---- */
+
+static __device__ __forceinline__ int __float2int_rn(float x) { return __nvvm_f2i_rn(x); }
+static __device__ __forceinline__ int __float2int_rz(float x) { return __nvvm_f2i_rz(x); }
+static __device__ __forceinline__ int __float2int_rd(float x) { return __nvvm_f2i_rm(x); }
+static __device__ __forceinline__ int __float2int_ru(float x) { return __nvvm_f2i_rp(x); }
+static __device__ __forceinline__ unsigned int __float2uint_rn(float x) { return __nvvm_f2ui_rn(x); }
+static __device__ __forceinline__ long long __float2ll_rd(float x) { return __nvvm_f2ll_rm(x); }
+static __device__ __forceinline__ unsigned long long __float2ull_rz(float x) {
+    return __nvvm_f2ull_rz(x);
+}
+static __device__ __forceinline__ int __double2int_rn(double x) { return __nvvm_d2i_rn(x); }
+static __device__ __forceinline__ unsigned int __double2uint_ru(double x) { return __nvvm_d2ui_rp(x); }
+static __device__ __forceinline__ long long __double2ll_rn(double x) { return __nvvm_d2ll_rn(x); }
+static __device__ __forceinline__ float __double2float_rn(double x) { return __nvvm_d2f_rn(x); }
+static __device__ __forceinline__ float __double2float_rz(double x) { return __nvvm_d2f_rz(x); }
+static __device__ __forceinline__ float __double2float_rd(double x) { return __nvvm_d2f_rm(x); }
+static __device__ __forceinline__ float __double2float_ru(double x) { return __nvvm_d2f_rp(x); }
+/* Not __nvvm_i2f_rz / __nvvm_ll2d_rz: LLVM 14's NVPTX instcombine turns those
+ * two into sitofp, which rounds to nearest (cvt.rn). Same instruction, by hand. */
+static __device__ __forceinline__ float __int2float_rz(int x) {
+    float r;
+    asm("cvt.rz.f32.s32 %0, %1;" : "=f"(r) : "r"(x));
+    return r;
+}
+static __device__ __forceinline__ float __int2float_rd(int x) { return __nvvm_i2f_rm(x); }
+static __device__ __forceinline__ float __int2float_ru(int x) { return __nvvm_i2f_rp(x); }
+static __device__ __forceinline__ float __uint2float_rd(unsigned int x) { return __nvvm_ui2f_rm(x); }
+static __device__ __forceinline__ float __ll2float_rn(long long x) { return __nvvm_ll2f_rn(x); }
+static __device__ __forceinline__ float __ull2float_ru(unsigned long long x) {
+    return __nvvm_ull2f_rp(x);
+}
+static __device__ __forceinline__ double __ll2double_rz(long long x) {
+    double r;
+    asm("cvt.rz.f64.s64 %0, %1;" : "=d"(r) : "l"(x));
+    return r;
+}
+static __device__ __forceinline__ double __ull2double_ru(unsigned long long x) {
+    return __nvvm_ull2d_rp(x);
+}
+static __device__ __forceinline__ int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
+
+/* ---- half precision: the subset of cuda_fp16.h / cuda_bf16.h in use ----
+ * Types hold the raw bits. For sm_70 CUDA's headers write f16 arithmetic as
+ * inline PTX (copied below, same text) and emulate bf16 in f32: f32 result,
+ * then the headers' software round-to-nearest-even (NaN -> 0x7fff). */
+
+struct __half {
+    unsigned short __x;
+};
+struct __attribute__((aligned(4))) __half2 {
+    unsigned int __u; /* low 16 bits: .x, high 16 bits: .y */
+};
+struct __nv_bfloat16 {
+    unsigned short __x;
+};
+struct __attribute__((aligned(8))) float2 {
+    float x, y;
+};
+
+static __device__ __forceinline__ float2 make_float2(float x, float y) {
+    float2 v = {x, y};
+    return v;
+}
+static __device__ __forceinline__ __half __ushort_as_half(unsigned short u) {
+    __half h = {u};
+    return h;
+}
+static __device__ __forceinline__ unsigned short __half_as_ushort(__half h) { return h.__x; }
+static __device__ __forceinline__ float __half2float(__half a) {
+    float f;
+    asm("{  cvt.f32.f16 %0, %1;}\n" : "=f"(f) : "h"(a.__x));
+    return f;
+}
+static __device__ __forceinline__ __half __float2half_rn(float a) {
+    __half r;
+    asm("{  cvt.rn.f16.f32 %0, %1;}\n" : "=h"(r.__x) : "f"(a));
+    return r;
+}
+static __device__ __forceinline__ __half __float2half_rz(float a) {
+    __half r;
+    asm("{  cvt.rz.f16.f32 %0, %1;}\n" : "=h"(r.__x) : "f"(a));
+    return r;
+}
+#define PTXVK_HALF_BINARY(fn, op)                                                   \
+    static __device__ __forceinline__ __half fn(__half a, __half b) {              \
+        __half r;                                                                   \
+        asm("{" op " %0,%1,%2;\n}" : "=h"(r.__x) : "h"(a.__x), "h"(b.__x));         \
+        return r;                                                                   \
+    }
+PTXVK_HALF_BINARY(__hadd, "add.f16")
+PTXVK_HALF_BINARY(__hsub, "sub.f16")
+PTXVK_HALF_BINARY(__hmul, "mul.f16")
+#undef PTXVK_HALF_BINARY
+static __device__ __forceinline__ __half __hfma(__half a, __half b, __half c) {
+    __half r;
+    asm("{fma.rn.f16 %0,%1,%2,%3;\n}" : "=h"(r.__x) : "h"(a.__x), "h"(b.__x), "h"(c.__x));
+    return r;
+}
+static __device__ __forceinline__ __half __hneg(__half a) {
+    __half r;
+    asm("{neg.f16 %0,%1;\n}" : "=h"(r.__x) : "h"(a.__x));
+    return r;
+}
+static __device__ __forceinline__ __half __habs(__half a) {
+    __half r;
+    asm("{abs.f16 %0,%1;\n}" : "=h"(r.__x) : "h"(a.__x));
+    return r;
+}
+/* Before sm_80 the headers take min/max in f32 (min.f32/max.f32: NaN loses,
+ * -0.0 < +0.0) and convert back, which is exact. */
+static __device__ __forceinline__ __half __hmin(__half a, __half b) {
+    float r;
+    asm("{min.f32 %0,%1,%2;\n}" : "=f"(r) : "f"(__half2float(a)), "f"(__half2float(b)));
+    return __float2half_rn(r);
+}
+static __device__ __forceinline__ __half __hmax(__half a, __half b) {
+    float r;
+    asm("{max.f32 %0,%1,%2;\n}" : "=f"(r) : "f"(__half2float(a)), "f"(__half2float(b)));
+    return __float2half_rn(r);
+}
+static __device__ __forceinline__ __half2 __halves2half2(__half a, __half b) {
+    __half2 r;
+    asm("{  mov.b32 %0, {%1,%2};}\n" : "=r"(r.__u) : "h"(a.__x), "h"(b.__x));
+    return r;
+}
+static __device__ __forceinline__ __half __low2half(__half2 a) {
+    __half r;
+    asm("{.reg .f16 low,high;\n"
+        " mov.b32 {low,high}, %1;\n"
+        " mov.b16 %0, low;}"
+        : "=h"(r.__x)
+        : "r"(a.__u));
+    return r;
+}
+static __device__ __forceinline__ __half __high2half(__half2 a) {
+    __half r;
+    asm("{.reg .f16 low,high;\n"
+        " mov.b32 {low,high}, %1;\n"
+        " mov.b16 %0, high;}"
+        : "=h"(r.__x)
+        : "r"(a.__u));
+    return r;
+}
+static __device__ __forceinline__ __half2 __hadd2(__half2 a, __half2 b) {
+    __half2 r;
+    asm("{add.f16x2 %0,%1,%2;\n}" : "=r"(r.__u) : "r"(a.__u), "r"(b.__u));
+    return r;
+}
+static __device__ __forceinline__ __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
+    __half2 r;
+    asm("{fma.rn.f16x2 %0,%1,%2,%3;\n}" : "=r"(r.__u) : "r"(a.__u), "r"(b.__u), "r"(c.__u));
+    return r;
+}
+static __device__ __forceinline__ __half2 __float22half2_rn(float2 a) {
+    __half2 r;
+    asm("{.reg .f16 low,high;\n"
+        "  cvt.rn.f16.f32 low, %1;\n"
+        "  cvt.rn.f16.f32 high, %2;\n"
+        "  mov.b32 %0, {low,high};}\n"
+        : "=r"(r.__u)
+        : "f"(a.x), "f"(a.y));
+    return r;
+}
+
+static __device__ __forceinline__ __nv_bfloat16 __ushort_as_bfloat16(unsigned short u) {
+    __nv_bfloat16 h = {u};
+    return h;
+}
+static __device__ __forceinline__ unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) {
+    return h.__x;
+}
+static __device__ __forceinline__ float __bfloat162float(__nv_bfloat16 a) {
+    float f;
+    asm("{ mov.b32 %0, {0,%1};}\n" : "=f"(f) : "h"(a.__x));
+    return f;
+}
+/* cuda_bf16.hpp before sm_80: NaN -> 0x7fff, else round to nearest even on
+ * the bits. */
+static __device__ __forceinline__ __nv_bfloat16 __float2bfloat16_rn(float a) {
+    unsigned int x = __builtin_bit_cast(unsigned int, a);
+    __nv_bfloat16 r;
+    if ((x & 0x7fffffffU) > 0x7f800000U) {
+        r.__x = 0x7fffU;
+        return r;
+    }
+    unsigned int remainder = x << 16U;
+    r.__x = (unsigned short)(x >> 16U);
+    if ((remainder > 0x80000000U) || ((remainder == 0x80000000U) && ((r.__x & 0x1U) != 0U))) {
+        r.__x++;
+    }
+    return r;
+}
+static __device__ __forceinline__ __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b) {
+    return __float2bfloat16_rn(__nvvm_fma_rn_f(__bfloat162float(a), 1.0f, __bfloat162float(b)));
+}
+static __device__ __forceinline__ __nv_bfloat16 __hsub(__nv_bfloat16 a, __nv_bfloat16 b) {
+    return __float2bfloat16_rn(__nvvm_fma_rn_f(__bfloat162float(b), -1.0f, __bfloat162float(a)));
+}
+static __device__ __forceinline__ __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b) {
+    return __float2bfloat16_rn(__nvvm_fma_rn_f(__bfloat162float(a), __bfloat162float(b), -0.0f));
 }
 
 #endif /* !__CUDACC__ */

@@ -1,8 +1,8 @@
 //! The `.approx` and `.full` instructions (`lower/src/sema/approx.rs`,
 //! `spirv-backend/src/emit/approx.rs`) against Rust's f64 math library: ptxvk computes
 //! them in f64 and rounds once, so each result must be within one ulp of the exact
-//! value, inside the bounds the PTX ISA documents (§9.7.3.14-22: e.g. a maximum
-//! relative error of 2^-22 for `ex2`, an absolute error of 2^-20.5 for `sin`/`cos` on
+//! value, inside the bounds the PTX ISA documents (§9.7.3.14-22: e.g. 2 ulp for `ex2`,
+//! an absolute error of 2^-20.5 for `sin`/`cos` on [-2π, 2π] and 2^-14.7 on
 //! [-100π, 100π]); special values as the ISA's tables give them.
 
 use super::*;

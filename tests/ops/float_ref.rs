@@ -329,16 +329,35 @@ pub fn side(residual: Exact, flip: bool) -> std::cmp::Ordering {
     }
 }
 
+/// The next f32 toward +inf (`f32::next_up`, which is newer than the crate's MSRV).
+fn next_up(q: f32) -> f32 {
+    if q.is_nan() || q == f32::INFINITY {
+        return q;
+    }
+    let b = q.to_bits();
+    f32::from_bits(if q == 0.0 {
+        1
+    } else if b >> 31 == 0 {
+        b + 1
+    } else {
+        b - 1
+    })
+}
+
+fn next_down(q: f32) -> f32 {
+    -next_up(-q)
+}
+
 /// The directed rounding of an exact value that lies on `side` of its round-to-nearest
 /// f32 `q` (IEEE 754 §4.3.2: toward zero, toward -inf, toward +inf).
 pub fn direct(q: f32, side: std::cmp::Ordering, mode: Mode) -> f32 {
     use std::cmp::Ordering::*;
     match (mode, side) {
         (_, Equal) | (Mode::Rn, _) | (Mode::Rna, _) => q,
-        (Mode::Rz, Less) if q > 0.0 => q.next_down(),
-        (Mode::Rz, Greater) if q < 0.0 => q.next_up(),
-        (Mode::Rm, Less) => q.next_down(),
-        (Mode::Rp, Greater) => q.next_up(),
+        (Mode::Rz, Less) if q > 0.0 => next_down(q),
+        (Mode::Rz, Greater) if q < 0.0 => next_up(q),
+        (Mode::Rm, Less) => next_down(q),
+        (Mode::Rp, Greater) => next_up(q),
         _ => q,
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Vulkan's own `exp2`, `log2`, `sin`, `cos` and `inversesqrt` are allowed errors far
 //! larger than PTX documents for these instructions (e.g. an absolute error of 2^-11
-//! for `sin`, against PTX's 2^-20.5), so ptxvk does not use them: f64 addition and
+//! for `sin`, against PTX's 2^-20.5 on [-2π, 2π]), so ptxvk does not use them: f64 addition and
 //! multiplication are correctly rounded on every Vulkan device, and the polynomials
 //! below are accurate to about 1e-16 on their reduced ranges. The results are therefore
 //! within one ulp of the exact value, for every input (`sin`/`cos` reduce their argument
