@@ -24,12 +24,11 @@ mod approx;
 mod common;
 #[path = "ops/expanded.rs"]
 mod expanded;
-#[path = "ops/float_ref.rs"]
-mod float_ref;
 #[path = "ops/formats.rs"]
 mod formats;
 
 use common::cases::{buf, val};
+use common::float_ref::{self, Mode};
 use common::*;
 use ptxvk::spec::{ElemType, SpecArg};
 
@@ -1340,50 +1339,16 @@ fn f64_arithmetic_min_max_and_setp() {
 
 // ----- conversions involving floats ------------------------------------------------------
 
-/// The integer rounding modifiers of `cvt` (§9.7.9.21, Integer Notes).
-#[derive(Clone, Copy, Debug)]
-enum IRnd {
-    /// `.rni`: to the nearest integer, ties to even.
-    Ni,
-    /// `.rzi`: toward zero.
-    Zi,
-    /// `.rmi`: toward negative infinity.
-    Mi,
-    /// `.rpi`: toward positive infinity.
-    Pi,
-}
+/// The integer rounding modifiers of `cvt` (§9.7.9.21, Integer Notes): `.rni` to the
+/// nearest integer, ties to even; `.rzi` toward zero; `.rmi` toward negative infinity;
+/// `.rpi` toward positive infinity.
+const IRNDS: [(Mode, &str); 4] =
+    [(Mode::Rn, "rni"), (Mode::Rz, "rzi"), (Mode::Rm, "rmi"), (Mode::Rp, "rpi")];
 
-const IRNDS: [(IRnd, &str); 4] =
-    [(IRnd::Ni, "rni"), (IRnd::Zi, "rzi"), (IRnd::Mi, "rmi"), (IRnd::Pi, "rpi")];
-
-fn round_integral(x: f64, r: IRnd) -> f64 {
-    match r {
-        IRnd::Ni => x.round_ties_even(),
-        IRnd::Zi => x.trunc(),
-        IRnd::Mi => x.floor(),
-        IRnd::Pi => x.ceil(),
-    }
-}
-
-/// `cvt` float → integer (§9.7.9.21): round by the integer rounding modifier, then clamp
-/// to the destination range ("For float-to-integer conversions, the result is clamped to
-/// the destination range by default"). A NaN gives "Zero if source is not .f64 and
-/// destination is not .s64, .u64. Otherwise 1 << (BitWidth(dst) - 1)". The result is
-/// extended to the 64-bit destination register.
-fn cvt_f2i(dst: Int, src_f64: bool, r: IRnd, x: f64) -> u64 {
-    if x.is_nan() {
-        let v = if !src_f64 && dst.bits < 64 { 0 } else { 1u64 << (dst.bits - 1) };
-        return dst.reg64(dst.read(v));
-    }
-    let v = round_integral(x, r);
-    let v = if v <= dst.min() as f64 {
-        dst.min()
-    } else if v >= dst.max() as f64 {
-        dst.max()
-    } else {
-        v as i128
-    };
-    dst.reg64(v)
+/// `cvt` float → integer (§9.7.9.21, [`float_ref::to_int`]: rounded, clamped, NaN as the
+/// ISA says), extended to the 64-bit destination register.
+fn cvt_f2i(dst: Int, src_f64: bool, mode: Mode, x: f64) -> u64 {
+    dst.reg64(dst.read(float_ref::to_int(x, mode, dst.bits, dst.signed, src_f64)))
 }
 
 /// f32 inputs of the conversions: rounding ties and near-ties, the limits of every
@@ -1489,7 +1454,7 @@ fn cvt_f32_to_narrow_integers() {
     // `.ftz`: "subnormal inputs are flushed to sign-preserving zero" (so `.rpi` of the
     // smallest subnormal is 0, not 1, and `.rmi` of its negative is 0, not -1).
     for dst in [s(32), u(32)] {
-        for (r, rn) in [(IRnd::Pi, "rpi"), (IRnd::Mi, "rmi")] {
+        for (r, rn) in [(Mode::Rp, "rpi"), (Mode::Rm, "rmi")] {
             slots.push(slot(format!("cvt.{rn}.ftz.{}.f32 a", dst.name()), move |x| {
                 bits(cvt_f2i(dst, false, r, ftz(x.fa()).into()))
             }));
@@ -1497,7 +1462,7 @@ fn cvt_f32_to_narrow_integers() {
     }
     // `.sat` is redundant for float → integer.
     slots.push(slot("cvt.rni.sat.s16.f32 a", |x| {
-        bits(cvt_f2i(s(16), false, IRnd::Ni, x.fa().into()))
+        bits(cvt_f2i(s(16), false, Mode::Rn, x.fa().into()))
     }));
     let mut cases = zip_cycle(&f32_cvt_values(), &[0]);
     cases.extend(random(12, 300, |r| In::new(random_f32_bits(r), 0, 0)));

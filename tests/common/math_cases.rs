@@ -4,7 +4,8 @@
 //! independent of ptxvk and of any GPU output.
 //!
 //! Exactly defined results (IEEE add/mul/fma/div/sqrt/rcp with `.rn/.rz/.rm/.rp`, every
-//! cvt) come from [`fp`], which rounds the real result itself. NaN results may be any
+//! cvt) come from the exact model of [`float_ref`](super::float_ref), which rounds the
+//! real result itself. NaN results may be any
 //! NaN. The `.approx` instructions are checked against the bounds of the PTX ISA
 //! (9.x, §9.7.3 "Floating Point Instructions"):
 //!
@@ -31,480 +32,8 @@
 use ptxvk::spec::ElemType;
 
 use super::cases::{buf, val};
+use super::float_ref::{self as fr, Fmt, Mode, BF16, F16, F32, F64};
 use super::{device, f32_bytes, run_api, run_cli, u32_bytes, u64_bytes, variants, Case, Rng};
-use fp::{Fmt, Rnd, BF16, F16, F32};
-
-/// Exact IEEE 754 rounding of real results to f32, f16 and bf16, in all four PTX
-/// rounding modes, computed with f64 arithmetic whose errors are always known
-/// (products of two f32 are exact in f64; sums use TwoSum; quotients and roots
-/// are compared through one fused multiply-add, which rounds once).
-///
-/// Only the *sign* of (exact result − candidate) is ever needed: the candidates
-/// are the format's neighbours of an f64 approximation and their midpoint, and
-/// each operation supplies an exact comparison of its real result with any
-/// such f64 value.
-pub mod fp {
-    use std::cmp::Ordering;
-
-    /// A PTX rounding modifier (`.rn`, `.rz`, `.rm`, `.rp`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Rnd {
-        Rn,
-        Rz,
-        Rm,
-        Rp,
-    }
-
-    /// A binary interchange format narrower than f64.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct Fmt {
-        /// Stored fraction bits.
-        pub mant: i32,
-        /// Exponent of the smallest normal number.
-        pub emin: i32,
-        /// Exponent of the largest finite number.
-        pub emax: i32,
-        /// Exponent field width.
-        pub ebits: u32,
-    }
-
-    pub const F16: Fmt = Fmt { mant: 10, emin: -14, emax: 15, ebits: 5 };
-    pub const BF16: Fmt = Fmt { mant: 7, emin: -126, emax: 127, ebits: 8 };
-    pub const F32: Fmt = Fmt { mant: 23, emin: -126, emax: 127, ebits: 8 };
-
-    /// 2^e, exactly (e in f64's range).
-    pub fn pow2(e: i32) -> f64 {
-        assert!((-1074..=1023).contains(&e), "2^{e} is not an f64");
-        if e >= -1022 {
-            f64::from_bits(((e + 1023) as u64) << 52)
-        } else {
-            f64::from_bits(1u64 << (e + 1074))
-        }
-    }
-
-    /// floor(log2(|x|)) of a finite non-zero f64.
-    pub fn exponent(x: f64) -> i32 {
-        let b = x.abs().to_bits();
-        let e = (b >> 52) as i32;
-        if e == 0 {
-            63 - b.leading_zeros() as i32 - 1074
-        } else {
-            e - 1023
-        }
-    }
-
-    impl Fmt {
-        /// The largest finite value.
-        pub fn max(self) -> f64 {
-            (2.0 - pow2(-self.mant)) * pow2(self.emax)
-        }
-
-        /// The spacing of the format's values in the binade of |x|.
-        pub fn quantum(self, x: f64) -> f64 {
-            let e = if x == 0.0 { self.emin } else { exponent(x).max(self.emin) };
-            pow2(e - self.mant)
-        }
-
-        /// Rounds an f64 to the format (with overflow as IEEE 754 says).
-        pub fn round_f64(self, x: f64, mode: Rnd) -> f64 {
-            if !x.is_finite() || x == 0.0 {
-                return x;
-            }
-            let q = self.quantum(x);
-            let k = x / q; // exact: a power-of-two scaling, |k| < 2^(mant+1)
-            let r = match mode {
-                Rnd::Rn => k.round_ties_even(),
-                Rnd::Rz => k.trunc(),
-                Rnd::Rm => k.floor(),
-                Rnd::Rp => k.ceil(),
-            } * q;
-            self.finish(r, x < 0.0, mode)
-        }
-
-        /// Overflow and the sign of a zero for a result `r` of sign `neg`.
-        fn finish(self, r: f64, neg: bool, mode: Rnd) -> f64 {
-            if r.abs() > self.max() {
-                let to_inf = match mode {
-                    Rnd::Rn => true,
-                    Rnd::Rz => false,
-                    Rnd::Rm => neg,
-                    Rnd::Rp => !neg,
-                };
-                let m = if to_inf { f64::INFINITY } else { self.max() };
-                return if neg { -m } else { m };
-            }
-            if r == 0.0 {
-                return if neg { -0.0 } else { 0.0 };
-            }
-            r
-        }
-
-        /// The next format value above `x` (a format value or an infinity).
-        pub fn next_up(self, x: f64) -> f64 {
-            if x.is_nan() || x == f64::INFINITY {
-                return x;
-            }
-            if x == f64::NEG_INFINITY {
-                return -self.max();
-            }
-            if x >= 0.0 {
-                let r = x + self.quantum(x);
-                return if r > self.max() { f64::INFINITY } else { r };
-            }
-            let m = -x;
-            let below = if m == pow2(exponent(m)) && exponent(m) > self.emin {
-                self.quantum(m) / 2.0
-            } else {
-                self.quantum(m)
-            };
-            let r = m - below;
-            if r == 0.0 {
-                -0.0
-            } else {
-                -r
-            }
-        }
-
-        /// The next format value below `x`.
-        pub fn next_down(self, x: f64) -> f64 {
-            -self.next_up(-x)
-        }
-
-        /// Whether a format value (or an overflowed infinity) has an even
-        /// significand, for ties-to-even.
-        fn is_even(self, x: f64) -> bool {
-            if x.is_infinite() || x == 0.0 {
-                return true;
-            }
-            ((x.abs() / self.quantum(x)) as u64) % 2 == 0
-        }
-
-        /// Whether `x` is exactly a value of the format.
-        pub fn holds(self, x: f64) -> bool {
-            !x.is_finite() || self.round_f64(x, Rnd::Rz) == x
-        }
-
-        /// The bits of a value of the format (NaN as the canonical quiet NaN).
-        pub fn encode(self, x: f64) -> u64 {
-            let w = 1 + self.ebits + self.mant as u32;
-            let sign = (x.is_sign_negative() as u64) << (w - 1);
-            let bias = (1i64 << (self.ebits - 1)) - 1;
-            let emask = (1u64 << self.ebits) - 1;
-            if x.is_nan() {
-                return (emask << self.mant) | (1u64 << (self.mant - 1));
-            }
-            if x.is_infinite() {
-                return sign | (emask << self.mant);
-            }
-            assert!(self.holds(x), "{x:e} is not a value of {self:?}");
-            if x == 0.0 {
-                return sign;
-            }
-            let a = x.abs();
-            let e = exponent(a);
-            if e < self.emin {
-                return sign | (a / pow2(self.emin - self.mant)) as u64;
-            }
-            let frac = ((a / pow2(e - self.mant)) as u64) & ((1u64 << self.mant) - 1);
-            sign | (((e as i64 + bias) as u64) << self.mant) | frac
-        }
-
-        /// The value of some bits of the format.
-        pub fn decode(self, bits: u64) -> f64 {
-            let w = 1 + self.ebits + self.mant as u32;
-            let neg = (bits >> (w - 1)) & 1 == 1;
-            let bias = (1i32 << (self.ebits - 1)) - 1;
-            let emask = (1u64 << self.ebits) - 1;
-            let e = ((bits >> self.mant) & emask) as i32;
-            let frac = (bits & ((1u64 << self.mant) - 1)) as f64;
-            let mag = if e as u64 == emask {
-                if frac == 0.0 {
-                    f64::INFINITY
-                } else {
-                    f64::NAN
-                }
-            } else if e == 0 {
-                frac * pow2(self.emin - self.mant)
-            } else {
-                (1.0 + frac / pow2(self.mant)) * pow2(e - bias)
-            };
-            if neg {
-                -mag
-            } else {
-                mag
-            }
-        }
-
-        /// Rounds a finite non-zero real `v` to the format. `approx` is an f64
-        /// within a few f64 ulps of `v` (same sign); `cmp(x)` compares `v` with
-        /// the f64 `x` exactly.
-        pub fn round_exact(self, mode: Rnd, approx: f64, cmp: impl Fn(f64) -> Ordering) -> f64 {
-            assert!(approx.is_finite() && approx != 0.0);
-            let c = |x: f64| {
-                if x == f64::INFINITY {
-                    Ordering::Less
-                } else if x == f64::NEG_INFINITY {
-                    Ordering::Greater
-                } else {
-                    cmp(x)
-                }
-            };
-            let mut lo = self.round_f64(approx, Rnd::Rm);
-            let mut hi = self.round_f64(approx, Rnd::Rp);
-            loop {
-                if c(lo) == Ordering::Less {
-                    hi = lo;
-                    lo = self.next_down(lo);
-                } else if c(hi) == Ordering::Greater {
-                    lo = hi;
-                    hi = self.next_up(hi);
-                } else {
-                    break;
-                }
-            }
-            let neg = approx < 0.0;
-            let r = if c(lo) == Ordering::Equal {
-                lo
-            } else if c(hi) == Ordering::Equal {
-                hi
-            } else {
-                match mode {
-                    Rnd::Rm => lo,
-                    Rnd::Rp => hi,
-                    Rnd::Rz => {
-                        if neg {
-                            hi
-                        } else {
-                            lo
-                        }
-                    }
-                    Rnd::Rn => {
-                        let mid = if hi == f64::INFINITY {
-                            self.max() + self.quantum(self.max()) / 2.0
-                        } else if lo == f64::NEG_INFINITY {
-                            -(self.max() + self.quantum(self.max()) / 2.0)
-                        } else {
-                            lo + (hi - lo) / 2.0 // exact: adjacent values of a narrow format
-                        };
-                        match c(mid) {
-                            Ordering::Less => lo,
-                            Ordering::Greater => hi,
-                            Ordering::Equal => {
-                                if self.is_even(lo) {
-                                    lo
-                                } else {
-                                    hi
-                                }
-                            }
-                        }
-                    }
-                }
-            };
-            if r == 0.0 {
-                if neg {
-                    -0.0
-                } else {
-                    0.0
-                }
-            } else {
-                r
-            }
-        }
-    }
-
-    /// The sign of `x` as an ordering against 0.
-    fn sign(x: f64) -> Ordering {
-        x.partial_cmp(&0.0).expect("not NaN")
-    }
-
-    /// s + e == a + b exactly, s = fl(a + b) (Knuth's TwoSum).
-    pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
-        let s = a + b;
-        let bp = s - a;
-        let ap = s - bp;
-        (s, (a - ap) + (b - bp))
-    }
-
-    /// The sign of an exact zero sum a + b (IEEE 754 §6.3).
-    fn zero_sum(a: f64, b: f64, mode: Rnd) -> f64 {
-        if a == 0.0 && b == 0.0 && a.is_sign_negative() == b.is_sign_negative() {
-            a
-        } else if mode == Rnd::Rm {
-            -0.0
-        } else {
-            0.0
-        }
-    }
-
-    /// Rounds the exact sum s + e (from TwoSum, or e == 0) of two addends a, b.
-    fn round_sum(fmt: Fmt, mode: Rnd, a: f64, b: f64) -> f64 {
-        let (s, e) = two_sum(a, b);
-        if s == 0.0 && e == 0.0 {
-            return zero_sum(a, b, mode);
-        }
-        // The sign of (s − x) + e is exact: if x is within a factor 2 of s, s − x is
-        // exact (Sterbenz) and one rounding keeps the sign of the sum; otherwise
-        // |s − x| >= |s|/2, far larger than |e| <= ulp(s)/2.
-        fmt.round_exact(mode, s, |x| sign((s - x) + e))
-    }
-
-    /// a + b rounded (a and b values of a format at most as wide as f32).
-    pub fn add(fmt: Fmt, mode: Rnd, a: f64, b: f64) -> f64 {
-        if a.is_nan() || b.is_nan() || (a.is_infinite() && b.is_infinite() && a != b) {
-            return f64::NAN;
-        }
-        if a.is_infinite() {
-            return a;
-        }
-        if b.is_infinite() {
-            return b;
-        }
-        round_sum(fmt, mode, a, b)
-    }
-
-    /// a × b rounded.
-    pub fn mul(fmt: Fmt, mode: Rnd, a: f64, b: f64) -> f64 {
-        let p = a * b; // exact for f32 operands (48 bits, no f64 underflow)
-        if p.is_nan() || p.is_infinite() || p == 0.0 {
-            return p;
-        }
-        fmt.round_exact(mode, p, |x| sign(p - x))
-    }
-
-    /// a × b + c with one rounding.
-    pub fn fma(fmt: Fmt, mode: Rnd, a: f64, b: f64, c: f64) -> f64 {
-        let p = a * b; // exact
-        if p.is_nan() || c.is_nan() || (p.is_infinite() && c.is_infinite() && p != c) {
-            return f64::NAN;
-        }
-        if p.is_infinite() {
-            return p;
-        }
-        if c.is_infinite() {
-            return c;
-        }
-        round_sum(fmt, mode, p, c)
-    }
-
-    /// a / b rounded.
-    pub fn div(fmt: Fmt, mode: Rnd, a: f64, b: f64) -> f64 {
-        let q = a / b;
-        if q.is_nan() || q.is_infinite() || q == 0.0 {
-            // NaN, x/0, inf/x, 0/x, x/inf: all exact.
-            return q;
-        }
-        // v − x has the sign of (a − x·b)·sign(b); the fma rounds the exact
-        // a − x·b once, which keeps its sign.
-        fmt.round_exact(mode, q, |x| {
-            let r = sign((-x).mul_add(b, a));
-            if b < 0.0 {
-                r.reverse()
-            } else {
-                r
-            }
-        })
-    }
-
-    /// √a rounded.
-    pub fn sqrt(fmt: Fmt, mode: Rnd, a: f64) -> f64 {
-        let r = a.sqrt();
-        if r.is_nan() || r.is_infinite() || r == 0.0 {
-            return r; // NaN for a < 0, ±0, +inf
-        }
-        fmt.round_exact(
-            mode,
-            r,
-            |x| if x < 0.0 { Ordering::Greater } else { sign((-x).mul_add(x, a)) },
-        )
-    }
-
-    /// An f64 (or anything exactly an f64) converted to the format.
-    pub fn cvt(fmt: Fmt, mode: Rnd, a: f64) -> f64 {
-        if a.is_nan() || a.is_infinite() || a == 0.0 {
-            return a;
-        }
-        fmt.round_exact(mode, a, |x| sign(a - x))
-    }
-
-    /// An integer converted to the format.
-    pub fn cvt_int(fmt: Fmt, mode: Rnd, v: i128) -> f64 {
-        if v == 0 {
-            return 0.0;
-        }
-        fmt.round_exact(mode, v as f64, |x| {
-            if x.fract() == 0.0 {
-                v.cmp(&(x as i128))
-            } else if v <= x.floor() as i128 {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }
-        })
-    }
-
-    /// An integer converted to f64 with a directed rounding (`.rz`, `.rm`, `.rp`).
-    pub fn int_to_f64(mode: Rnd, v: i128) -> f64 {
-        let r = v as f64; // round to nearest
-        let exact = r as i128;
-        if exact == v || mode == Rnd::Rn {
-            return r;
-        }
-        let down = |x: f64| {
-            if x > 0.0 {
-                f64::from_bits(x.to_bits() - 1)
-            } else {
-                f64::from_bits(x.to_bits() + 1)
-            }
-        };
-        let up = |x: f64| {
-            if x >= 0.0 {
-                f64::from_bits(x.to_bits() + 1)
-            } else {
-                f64::from_bits(x.to_bits() - 1)
-            }
-        };
-        let want_up = match mode {
-            Rnd::Rp => true,
-            Rnd::Rm => false,
-            _ => v < 0,
-        };
-        match (exact < v, want_up) {
-            (true, true) => up(r),
-            (false, false) => down(r),
-            _ => r,
-        }
-    }
-
-    /// Float to integer (`cvt.rni/rzi/rmi/rpi.{s,u}{32,64}.{f32,f64}`): rounded
-    /// as named, clamped to the destination range; NaN gives 0, or
-    /// 1 << (bits − 1) for an f64 source or a 64-bit destination (PTX ISA,
-    /// cvt). Returns the destination's bits, zero-extended.
-    pub fn to_int(a: f64, mode: Rnd, bits: u32, signed: bool, src_f64: bool) -> u64 {
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-        if a.is_nan() {
-            return if !src_f64 && bits == 32 { 0 } else { 1u64 << (bits - 1) };
-        }
-        let r = match mode {
-            Rnd::Rn => a.round_ties_even(),
-            Rnd::Rz => a.trunc(),
-            Rnd::Rm => a.floor(),
-            Rnd::Rp => a.ceil(),
-        };
-        let (lo, hi): (i128, i128) = if signed {
-            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-        } else {
-            (0, (1i128 << bits) - 1)
-        };
-        let v = if r <= lo as f64 {
-            lo
-        } else if r >= hi as f64 {
-            hi
-        } else {
-            r as i128
-        };
-        (v as u64) & mask
-    }
-}
 
 // ---------------------------------------------------------------- checking
 
@@ -546,8 +75,8 @@ impl Num {
     /// The value of a float element (NaN for integers, which have none).
     fn value(self, bits: u64) -> f64 {
         match self {
-            Num::F16 => F16.decode(bits),
-            Num::Bf16 => BF16.decode(bits),
+            Num::F16 => F16.value(bits),
+            Num::Bf16 => BF16.value(bits),
             Num::F32 => f32::from_bits(bits as u32) as f64,
             Num::F64 => f64::from_bits(bits),
             Num::I32 | Num::I64 => f64::NAN,
@@ -722,8 +251,8 @@ fn bits32(x: f32) -> Want {
 
 /// Any f32 in [lo, hi] (real bounds), widened by `ulps` f32 steps on each side.
 fn range32(lo: f64, hi: f64, ulps: u32) -> Want {
-    let mut l = F32.round_f64(lo, Rnd::Rm);
-    let mut h = F32.round_f64(hi, Rnd::Rp);
+    let mut l = F32.cvt(Mode::Rm, lo);
+    let mut h = F32.cvt(Mode::Rp, hi);
     for _ in 0..ulps {
         l = F32.next_down(l);
         h = F32.next_up(h);
@@ -792,8 +321,8 @@ fn ex2_approx(t: f32) -> Want {
 fn lg2_interval(a: f32) -> (f64, f64) {
     let x = a as f64;
     let l = x.log2();
-    let e = if x > 0.5 && x < 2.0 { fp::pow2(-22) } else { fp::pow2(-22) * l.abs() };
-    let slack = l.abs() * LIBM_REL + fp::pow2(-80);
+    let e = if x > 0.5 && x < 2.0 { fr::pow2(-22) } else { fr::pow2(-22) * l.abs() };
+    let slack = l.abs() * LIBM_REL + fr::pow2(-80);
     (l - e - slack, l + e + slack)
 }
 
@@ -831,7 +360,7 @@ fn trig_approx(a: f32, sin: bool) -> Want {
     } else {
         return Want::Any; // "only best effort ... no defined error guarantees"
     };
-    let slack = fp::pow2(-50);
+    let slack = fr::pow2(-50);
     range32(v - e - slack, v + e + slack, 0)
 }
 
@@ -841,14 +370,14 @@ fn div_approx(a: f32, b: f32) -> Want {
         return Want::Nan;
     }
     let m = b.abs() as f64;
-    if (fp::pow2(-126)..=fp::pow2(126)).contains(&m) {
+    if (fr::pow2(-126)..=fr::pow2(126)).contains(&m) {
         let q = a / b; // correctly rounded
         if q.is_nan() {
             return Want::Nan;
         }
         return range32(q as f64, q as f64, 2);
     }
-    if m > fp::pow2(126) && b.is_finite() {
+    if m > fr::pow2(126) && b.is_finite() {
         if a.is_infinite() {
             return Want::Nan;
         }
@@ -909,8 +438,8 @@ pub fn math_fast_reference(a: f32, b: f32) -> [Want; 20] {
             // Every f32 l in the lg2 interval, times ln2 rounded to nearest: the
             // map is monotonic, so its ends bound the result.
             let (lo, hi) = lg2_interval(a);
-            let l1 = F32.round_f64(lo, Rnd::Rm) as f32;
-            let l2 = F32.round_f64(hi, Rnd::Rp) as f32;
+            let l1 = F32.cvt(Mode::Rm, lo) as f32;
+            let l2 = F32.cvt(Mode::Rp, hi) as f32;
             Want::Range((l1 * LN2_F32) as f64, (l2 * LN2_F32) as f64)
         }
     };
@@ -927,18 +456,18 @@ pub fn math_fast_reference(a: f32, b: f32) -> [Want; 20] {
         div_approx(a, b),
         rsqrt_approx(a),
         saturate(a),
-        exact32(fp::div(F32, Rnd::Rn, 1.0, x)),
-        exact32(fp::sqrt(F32, Rnd::Rn, x)),
-        exact32(fp::div(F32, Rnd::Rn, x, y)),
-        exact32(fp::fma(F32, Rnd::Rn, x, y, x)),
-        exact32(fp::add(F32, Rnd::Rz, x, y)),
-        exact32(fp::add(F32, Rnd::Rp, x, y)),
-        exact32(fp::mul(F32, Rnd::Rm, x, y)),
-        exact32(fp::mul(F32, Rnd::Rp, x, y)),
-        exact32(fp::div(F32, Rnd::Rz, x, y)),
-        exact32(fp::sqrt(F32, Rnd::Rp, x)),
-        exact32(fp::div(F32, Rnd::Rm, 1.0, x)),
-        exact32(fp::fma(F32, Rnd::Rm, x, y, -x)),
+        exact32(F32.div(Mode::Rn, 1.0, x)),
+        exact32(F32.sqrt(Mode::Rn, x)),
+        exact32(F32.div(Mode::Rn, x, y)),
+        exact32(F32.fma(Mode::Rn, x, y, x)),
+        exact32(F32.add(Mode::Rz, x, y)),
+        exact32(F32.add(Mode::Rp, x, y)),
+        exact32(F32.mul(Mode::Rm, x, y)),
+        exact32(F32.mul(Mode::Rp, x, y)),
+        exact32(F32.div(Mode::Rz, x, y)),
+        exact32(F32.sqrt(Mode::Rp, x)),
+        exact32(F32.div(Mode::Rm, 1.0, x)),
+        exact32(F32.fma(Mode::Rm, x, y, -x)),
     ]
 }
 
@@ -984,10 +513,10 @@ fn f32_specials() -> Vec<f32> {
         100.0 * pi,
         f32::from_bits((100.0 * pi).to_bits() - 1),
         1000.0,
-        fp::pow2(126) as f32,
-        1.5 * fp::pow2(126) as f32,
-        fp::pow2(127) as f32,
-        fp::pow2(-126) as f32,
+        fr::pow2(126) as f32,
+        1.5 * fr::pow2(126) as f32,
+        fr::pow2(127) as f32,
+        fr::pow2(-126) as f32,
         88.0,
         88.72,
         89.0,
@@ -1141,42 +670,42 @@ pub fn convert_reference(
     let x = f as f64;
     let int = Want::Bits;
     let oi = [
-        int(fp::to_int(x, Rnd::Rn, 32, true, false)),
-        int(fp::to_int(x, Rnd::Rz, 32, true, false)),
-        int(fp::to_int(x, Rnd::Rm, 32, true, false)),
-        int(fp::to_int(x, Rnd::Rp, 32, true, false)),
-        int(fp::to_int(x, Rnd::Rn, 32, false, false)),
-        int(fp::to_int(g, Rnd::Rn, 32, true, true)),
-        int(fp::to_int(g, Rnd::Rp, 32, false, true)),
+        int(fr::to_int(x, Mode::Rn, 32, true, false)),
+        int(fr::to_int(x, Mode::Rz, 32, true, false)),
+        int(fr::to_int(x, Mode::Rm, 32, true, false)),
+        int(fr::to_int(x, Mode::Rp, 32, true, false)),
+        int(fr::to_int(x, Mode::Rn, 32, false, false)),
+        int(fr::to_int(g, Mode::Rn, 32, true, true)),
+        int(fr::to_int(g, Mode::Rp, 32, false, true)),
         int(f.to_bits() as u64),
     ];
     let ol = [
-        int(fp::to_int(x, Rnd::Rm, 64, true, false)),
-        int(fp::to_int(g, Rnd::Rn, 64, true, true)),
-        int(fp::to_int(x, Rnd::Rz, 64, false, false)),
+        int(fr::to_int(x, Mode::Rm, 64, true, false)),
+        int(fr::to_int(g, Mode::Rn, 64, true, true)),
+        int(fr::to_int(x, Mode::Rz, 64, false, false)),
     ];
     let of = [
-        exact32(fp::cvt(F32, Rnd::Rn, g)),
-        exact32(fp::cvt(F32, Rnd::Rz, g)),
-        exact32(fp::cvt(F32, Rnd::Rp, g)),
-        exact32(fp::cvt(F32, Rnd::Rm, g)),
-        exact32(fp::cvt_int(F32, Rnd::Rz, k as i128)),
-        exact32(fp::cvt_int(F32, Rnd::Rm, k as i128)),
-        exact32(fp::cvt_int(F32, Rnd::Rp, k as i128)),
-        exact32(fp::cvt_int(F32, Rnd::Rm, k as u32 as i128)),
-        exact32(fp::cvt_int(F32, Rnd::Rn, l as i128)),
-        exact32(fp::cvt_int(F32, Rnd::Rp, l as u64 as i128)),
+        exact32(F32.cvt(Mode::Rn, g)),
+        exact32(F32.cvt(Mode::Rz, g)),
+        exact32(F32.cvt(Mode::Rp, g)),
+        exact32(F32.cvt(Mode::Rm, g)),
+        exact32(F32.cvt_int(Mode::Rz, k as i128)),
+        exact32(F32.cvt_int(Mode::Rm, k as i128)),
+        exact32(F32.cvt_int(Mode::Rp, k as i128)),
+        exact32(F32.cvt_int(Mode::Rm, k as u32 as i128)),
+        exact32(F32.cvt_int(Mode::Rn, l as i128)),
+        exact32(F32.cvt_int(Mode::Rp, l as u64 as i128)),
     ];
     let od = [
-        Want::Bits(fp::int_to_f64(Rnd::Rz, l as i128).to_bits()),
-        Want::Bits(fp::int_to_f64(Rnd::Rp, l as u64 as i128).to_bits()),
+        Want::Bits(F64.cvt_int(Mode::Rz, l as i128).to_bits()),
+        Want::Bits(F64.cvt_int(Mode::Rp, l as u64 as i128).to_bits()),
     ];
     (oi, ol, of, od)
 }
 
 fn convert_inputs() -> (Vec<f32>, Vec<f64>, Vec<i32>, Vec<i64>) {
     let mut rng = Rng(102);
-    let p2 = fp::pow2;
+    let p2 = fr::pow2;
     let mut f: Vec<f32> = vec![
         0.0,
         -0.0,
@@ -1487,34 +1016,34 @@ fn min_max(a: f64, b: f64, max: bool) -> f64 {
 
 /// What half_math writes for raw inputs A, B, C and floats f0, f1: (oh, of).
 pub fn half_math_reference(ab: u16, bb: u16, cb: u16, f0: f32, f1: f32) -> ([Want; 20], [Want; 2]) {
-    let (a, b, c) = (F16.decode(ab as u64), F16.decode(bb as u64), F16.decode(cb as u64));
-    let (ba, bbf) = (BF16.decode(ab as u64), BF16.decode(bb as u64));
+    let (a, b, c) = (F16.value(ab as u64), F16.value(bb as u64), F16.value(cb as u64));
+    let (ba, bbf) = (BF16.value(ab as u64), BF16.value(bb as u64));
     let h = |x: f64| exact(F16, x);
     let bf = |x: f64| exact(BF16, x);
-    let rn = Rnd::Rn;
+    let rn = Mode::Rn;
     let neg = if a.is_nan() { Want::Nan } else { Want::Bits((ab ^ 0x8000) as u64) };
     let abs = if a.is_nan() { Want::Nan } else { Want::Bits((ab & 0x7fff) as u64) };
     let oh = [
-        h(fp::add(F16, rn, a, b)),
-        h(fp::add(F16, rn, a, -b)),
-        h(fp::mul(F16, rn, a, b)),
-        h(fp::fma(F16, rn, a, b, c)),
+        h(F16.add(rn, a, b)),
+        h(F16.add(rn, a, -b)),
+        h(F16.mul(rn, a, b)),
+        h(F16.fma(rn, a, b, c)),
         neg,
         abs,
         h(min_max(a, b, false)),
         h(min_max(a, b, true)),
-        h(fp::cvt(F16, rn, f0 as f64)),
-        h(fp::cvt(F16, Rnd::Rz, f0 as f64)),
-        h(fp::add(F16, rn, a, c)),
-        h(fp::add(F16, rn, b, a)),
-        h(fp::fma(F16, rn, a, b, c)),
-        h(fp::fma(F16, rn, b, c, a)),
-        h(fp::cvt(F16, rn, f0 as f64)),
-        h(fp::cvt(F16, rn, f1 as f64)),
-        bf(fp::cvt(BF16, rn, f0 as f64)),
-        bf(fp::add(BF16, rn, ba, bbf)),
-        bf(fp::mul(BF16, rn, ba, bbf)),
-        bf(fp::add(BF16, rn, ba, -bbf)),
+        h(F16.cvt(rn, f0 as f64)),
+        h(F16.cvt(Mode::Rz, f0 as f64)),
+        h(F16.add(rn, a, c)),
+        h(F16.add(rn, b, a)),
+        h(F16.fma(rn, a, b, c)),
+        h(F16.fma(rn, b, c, a)),
+        h(F16.cvt(rn, f0 as f64)),
+        h(F16.cvt(rn, f1 as f64)),
+        bf(BF16.cvt(rn, f0 as f64)),
+        bf(BF16.add(rn, ba, bbf)),
+        bf(BF16.mul(rn, ba, bbf)),
+        bf(BF16.add(rn, ba, -bbf)),
     ];
     let of = [exact32(a), exact32(ba)];
     (oh, of)
@@ -1547,13 +1076,13 @@ fn half_inputs() -> (Vec<u16>, Vec<u16>, Vec<u16>, Vec<f32>) {
     // Near-ties of the f16 fma: a·b within a few ulp of half an ulp of c. Rounding
     // a·b + c to f32 first and then to f16 gets many of these wrong.
     for _ in 0..1000 {
-        let cv = F16.decode((rng.next_u64() & 0x7bff) | (rng.next_u64() & 0x8000));
-        if cv == 0.0 || F16.quantum(cv) < fp::pow2(-20) {
+        let cv = F16.value((rng.next_u64() & 0x7bff) | (rng.next_u64() & 0x8000));
+        if cv == 0.0 || F16.quantum(cv) < fr::pow2(-20) {
             continue;
         }
-        let av = F16.decode((rng.next_u64() & 0x3ff) | 0x3c00 | ((rng.next_u64() % 8) << 10));
+        let av = F16.value((rng.next_u64() & 0x3ff) | 0x3c00 | ((rng.next_u64() % 8) << 10));
         let sign = if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 };
-        let mut bv = fp::cvt(F16, Rnd::Rn, sign * F16.quantum(cv) / 2.0 / av);
+        let mut bv = F16.cvt(Mode::Rn, sign * F16.quantum(cv) / 2.0 / av);
         for _ in 0..rng.below(3) {
             bv = F16.next_up(bv);
         }
@@ -1567,7 +1096,7 @@ fn half_inputs() -> (Vec<u16>, Vec<u16>, Vec<u16>, Vec<f32>) {
         b.extend([y, x]);
         c.extend([z, y]);
     }
-    let p2 = fp::pow2;
+    let p2 = fr::pow2;
     let fs: &[f32] = &[
         0.0,
         -0.0,
@@ -1650,7 +1179,7 @@ pub fn half_math() -> MathCase {
         expected: vec![],
     };
     let show16 = |x: u16| {
-        format!("0x{x:04x} (f16 {:e}, bf16 {:e})", F16.decode(x as u64), BF16.decode(x as u64))
+        format!("0x{x:04x} (f16 {:e}, bf16 {:e})", F16.value(x as u64), BF16.value(x as u64))
     };
     let inputs = std::rc::Rc::new(move |i: usize| {
         format!(

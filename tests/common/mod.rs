@@ -5,6 +5,7 @@
 
 pub mod cases;
 mod data;
+pub mod float_ref;
 pub mod math_cases;
 
 pub use data::*;

@@ -1,10 +1,10 @@
 //! Half precision, narrow conversions and directed rounding (`lower/src/sema/formats.rs`)
-//! against the exact reference model of `float_ref.rs`: `.f16`/`.bf16` (and `x2`)
+//! against the exact reference model of `common/float_ref.rs`: `.f16`/`.bf16` (and `x2`)
 //! arithmetic (PTX ISA 9.2 §9.7.4), `cvt` to and from `.f16`, `.bf16`, `.tf32`,
 //! `.e4m3x2`, `.e5m2x2` (§9.7.9.21), and `.rz`/`.rm`/`.rp` f32 arithmetic and
 //! conversions (§9.7.3).
 
-use super::float_ref::{self as fr, Class, Fmt, Mode};
+use super::common::float_ref::{self as fr, Class, Fmt, Mode};
 use super::*;
 
 fn nan_of(f: Fmt) -> Want {
@@ -187,22 +187,11 @@ fn half_precision_arithmetic() {
                 let (a, b) = (fr::to_f64(dec(x.a)), fr::to_f64(dec(x.b)));
                 // NaN operands are ignored; +0 > -0 (§9.7.4.10-11).
                 let r = if op == "min" { fmin(a, b) } else { fmax(a, b) };
+                // One of the operands: a value of the format.
                 if r.is_nan() {
                     nan_of(f)
                 } else {
-                    bits(fr::round(
-                        match fr::decode_f64(r) {
-                            Class::Finite(e) => e,
-                            Class::Inf(n) => {
-                                return bits(if n { f.sign_bit() } else { 0 } | f.inf_bits())
-                            }
-                            Class::Nan => unreachable!(),
-                        },
-                        f,
-                        Mode::Rn,
-                        false,
-                        false,
-                    ))
+                    bits(f.encode(r))
                 }
             }));
         }
@@ -234,12 +223,7 @@ fn half_precision_arithmetic() {
             if a.is_nan() || b.is_nan() {
                 nan_of(fr::F16)
             } else {
-                let r = fmax(a, b);
-                match fr::decode_f64(r) {
-                    Class::Finite(e) => bits(fr::round(e, fr::F16, Mode::Rn, false, false)),
-                    Class::Inf(n) => bits(if n { 0xfc00 } else { 0x7c00 }),
-                    Class::Nan => unreachable!(),
-                }
+                bits(fr::F16.encode(fmax(a, b)))
             }
         }),
     ]);
@@ -421,26 +405,22 @@ fn conversions_to_and_from_narrow_formats() {
         // Integers: through the exact value.
         slot("cvt.rni.s32.f16 %d32, %c16", |x| {
             let v = fr::to_f64(h(x.c));
-            bits(cvt_f2i(s(32), false, IRnd::Ni, v) & 0xffff_ffff)
+            bits(cvt_f2i(s(32), false, Mode::Rn, v) & 0xffff_ffff)
         }),
         slot("cvt.rzi.u16.bf16 %d16, %c16", |x| {
             let v = fr::to_f64(bf(x.c));
-            bits(cvt_f2i(u(16), false, IRnd::Zi, v) & 0xffff)
+            bits(cvt_f2i(u(16), false, Mode::Rz, v) & 0xffff)
         }),
         slot("cvt.rmi.u8.f16 %d16, %c16", |x| {
             let v = fr::to_f64(h(x.c));
-            bits(cvt_f2i(u(8), false, IRnd::Mi, v) & 0xffff)
+            bits(cvt_f2i(u(8), false, Mode::Rm, v) & 0xffff)
         }),
         slot("cvt.rn.f16.s32 %d16, %c32", |x| {
-            let e = fr::Exact {
-                neg: (x.c as u32 as i32) < 0,
-                mant: u128::from((x.c as u32 as i32).unsigned_abs()),
-                exp: 0,
-            };
+            let e = fr::Exact::int(i128::from(x.c as u32 as i32));
             bits(fr::round(e, fr::F16, Mode::Rn, false, false))
         }),
         slot("cvt.rz.bf16.u32 %d16, %c32", |x| {
-            let e = fr::Exact { neg: false, mant: u128::from(x.c as u32), exp: 0 };
+            let e = fr::Exact::int(i128::from(x.c as u32));
             bits(fr::round(e, fr::BF16, Mode::Rz, false, false))
         }),
         slot("cvt.rni.f16.f16 %d16, %c16", |x| {
@@ -448,12 +428,8 @@ fn conversions_to_and_from_narrow_formats() {
             if v.is_nan() {
                 nan_of(fr::F16)
             } else {
-                let r = v.round_ties_even();
-                match fr::decode_f64(r) {
-                    Class::Finite(e) => bits(fr::round(e, fr::F16, Mode::Rn, false, false)),
-                    Class::Inf(n) => bits(if n { 0xfc00 } else { 0x7c00 }),
-                    Class::Nan => unreachable!(),
-                }
+                // An integral f16 value (or an infinity) is an f16.
+                bits(fr::F16.encode(v.round_ties_even()))
             }
         }),
     ]);
@@ -487,59 +463,58 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
         }));
         slots.push(slot(format!("cvt.{rnd}.f32.s32 %d32, %b32"), move |x| {
             let v = x.b as u32 as i32;
-            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            let e = fr::Exact::int(v.into());
             bits(fr::round(e, fr::F32, mode, false, false))
         }));
         slots.push(slot(format!("cvt.{rnd}.f32.u32 %d32, %b32"), move |x| {
-            let e = fr::Exact { neg: false, mant: u128::from(x.b as u32), exp: 0 };
+            let e = fr::Exact::int(i128::from(x.b as u32));
             bits(fr::round(e, fr::F32, mode, false, false))
         }));
     }
     for rnd in ["rz", "rm", "rp"] {
         let mode = mode_of(rnd);
-        let fb = |x: In| f32::from_bits(x.b as u32);
         slots.push(slot(format!("div.{rnd}.f32 %d32, %a32, %b32"), move |x| {
-            f32w(fr::div_f32(f32::from_bits(x.a as u32), fb(x), mode))
+            want(fr::F32, fr::div_class(f32c(x.a), f32c(x.b), fr::F32, mode))
         }));
         slots.push(slot(format!("rcp.{rnd}.f32 %d32, %b32"), move |x| {
-            f32w(fr::div_f32(1.0, fb(x), mode))
+            want(fr::F32, fr::div_class(f32c(0x3f80_0000), f32c(x.b), fr::F32, mode))
         }));
         slots.push(slot(format!("sqrt.{rnd}.f32 %d32, %b32"), move |x| {
-            f32w(fr::sqrt_f32(fb(x), mode))
+            want(fr::F32, fr::sqrt_class(f32c(x.b), fr::F32, mode))
         }));
         // 64-bit integers, rounded once.
         slots.push(slot(format!("cvt.{rnd}.f32.s64 %d32, %c64"), move |x| {
             let v = x.c as i64;
-            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            let e = fr::Exact::int(v.into());
             bits(fr::round(e, fr::F32, mode, false, false))
         }));
         slots.push(slot(format!("cvt.{rnd}.f32.u64 %d32, %c64"), move |x| {
-            let e = fr::Exact { neg: false, mant: u128::from(x.c), exp: 0 };
+            let e = fr::Exact::int(x.c.into());
             bits(fr::round(e, fr::F32, mode, false, false))
         }));
         slots.push(slot(format!("cvt.{rnd}.f64.s64 %d64, %c64"), move |x| {
             let v = x.c as i64;
-            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            let e = fr::Exact::int(v.into());
             bits(fr::round(e, fr::F64, mode, false, false))
         }));
         slots.push(slot(format!("cvt.{rnd}.f64.u64 %d64, %c64"), move |x| {
-            let e = fr::Exact { neg: false, mant: u128::from(x.c), exp: 0 };
+            let e = fr::Exact::int(x.c.into());
             bits(fr::round(e, fr::F64, mode, false, false))
         }));
     }
     slots.extend([
         slot("cvt.rn.f16.s64 %d16, %c64", |x| {
             let v = x.c as i64;
-            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            let e = fr::Exact::int(v.into());
             bits(fr::round(e, fr::F16, Mode::Rn, false, false))
         }),
         slot("cvt.rn.bf16.u64 %d16, %c64", |x| {
-            let e = fr::Exact { neg: false, mant: u128::from(x.c), exp: 0 };
+            let e = fr::Exact::int(x.c.into());
             bits(fr::round(e, fr::BF16, Mode::Rn, false, false))
         }),
         slot("cvt.rm.f16.s16 %d16, %c16", |x| {
             let v = x.c as u16 as i16;
-            let e = fr::Exact { neg: v < 0, mant: u128::from(v.unsigned_abs()), exp: 0 };
+            let e = fr::Exact::int(v.into());
             bits(fr::round(e, fr::F16, Mode::Rm, false, false))
         }),
         slot("mad.rp.f32 %d32, %a32, %b32, %c32", |x| {
