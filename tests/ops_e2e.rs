@@ -1769,6 +1769,17 @@ fn div_sqrt_rcp_rn_f32_are_correctly_rounded() {
 /// can be read and assembled with ptxas; the test fails if it is stale and `BLESS=1`
 /// rewrites it.
 fn generated(name: &'static str, slots: Vec<Slot>, cases: Vec<In>) -> OpsKernel {
+    generated_for("8.5", "sm_90", name, slots, cases)
+}
+
+/// [`generated`] for instructions that need a newer PTX version and target.
+fn generated_for(
+    version: &str,
+    target: &str,
+    name: &'static str,
+    slots: Vec<Slot>,
+    cases: Vec<In>,
+) -> OpsKernel {
     let kernel = OpsKernel {
         name,
         inputs: &[Elem::B64, Elem::B64, Elem::B64],
@@ -1777,7 +1788,7 @@ fn generated(name: &'static str, slots: Vec<Slot>, cases: Vec<In>) -> OpsKernel 
         cases,
         pending: vec![],
     };
-    let text = generate_ptx(name, &kernel.slots);
+    let text = generate_ptx(version, target, name, &kernel.slots);
     let path = kernel.path();
     if std::env::var_os("BLESS").is_some() {
         std::fs::write(&path, &text).expect("write generated PTX");
@@ -1811,7 +1822,7 @@ fn slot_destination(slot: &str) -> (&'static str, &'static str) {
     *written[0]
 }
 
-fn generate_ptx(name: &str, slots: &[Slot]) -> String {
+fn generate_ptx(version: &str, target: &str, name: &str, slots: &[Slot]) -> String {
     use std::fmt::Write;
     let k = slots.len();
     let mut s = String::new();
@@ -1825,7 +1836,7 @@ fn generate_ptx(name: &str, slots: &[Slot]) -> String {
         "// ops_e2e` rewrites it. Thread i < n reads a[i], b[i], c[i] (.b64) and writes"
     );
     let _ = writeln!(w, "// result k, zero-extended to 64 bits, to out[{k}*i + k].");
-    let _ = writeln!(w, "\n.version 8.5\n.target sm_90\n.address_size 64\n");
+    let _ = writeln!(w, "\n.version {version}\n.target {target}\n.address_size 64\n");
     let _ = writeln!(w, ".visible .entry {name}(");
     for p in ["a", "b", "c", "out"] {
         let _ = writeln!(w, "    .param .u64 {name}_{p},");

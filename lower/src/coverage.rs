@@ -70,8 +70,9 @@ const HALF_HOW: &str = "each half widened exactly to f32, the operation computed
      float support needed)";
 const DIRECTED_HOW: &str = "the exact result rounded to odd in f64 (f32 products are exact, sums \
      get their TwoSum error), then rounded in the wanted direction with integer arithmetic";
-const DIRECTED_F64: &str = "directed rounding of f64 arithmetic needs an exact f64 error \
-     (TwoProduct without a guaranteed fma); not implemented yet";
+const SOFT_FMA: &str = "an exact fused multiply-add in integer arithmetic (128-bit product \
+     of the significands, aligned addend with a sticky bit, one rounding in the wanted \
+     mode); Vulkan's `Fma` need not be fused";
 const APPROX_HOW: &str = "computed in f64 (argument reduction and polynomials, no device \
      transcendental functions) and rounded once to f32: within one ulp, far inside the ISA's \
      bound";
@@ -82,7 +83,7 @@ const F64_EXACT: &str = "an exact f64 emulation (Vulkan allows 2.5 ulp for f64 d
 pub static ROWS: &[Row] = &[
     row("abs", ".s16 .s32 .s64", Supported, "abs.s32 %r1, %r2;"),
     row("abs", ".f32 .f64", Supported, "abs.f32 %r1, %r2;"),
-    row("abs", ".ftz.f32", Unsupported("not implemented yet"), "abs.ftz.f32 %r1, %r2;"),
+    row("abs", ".ftz.f32", Emulated("a subnormal input flushed to a zero of its sign first"), "abs.ftz.f32 %r1, %r2;"),
     row("abs", ".f16 .f16x2 .bf16 .bf16x2", Emulated("the sign bit cleared"), "abs.f16 %h1, %h2;"),
     row("activemask", ".b32", Unsupported(WARP), "activemask.b32 %r1;"),
     row("add", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "add.s32 %r1, %r2, %r3;"),
@@ -106,7 +107,7 @@ pub static ROWS: &[Row] = &[
     ),
     row("add", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "add.rn.f32 %r1, %r2, %r3;"),
     row("add", ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "add.rz.f32 %r1, %r2, %r3;"),
-    row("add", ".rz .rm .rp .f64", Unsupported(DIRECTED_F64), "add.rz.f64 %rd1, %rd2, %rd3;"),
+    row("add", ".rz .rm .rp .f64", Emulated(SOFT_FMA), "add.rz.f64 %rd1, %rd2, %rd3;"),
     row("add", "{.rn}{.ftz}{.sat}.f16 .f16x2, .rn.bf16 .rn.bf16x2", Emulated(HALF_HOW), "add.f16 %h1, %h2, %h3;"),
     row(
         "addc",
@@ -246,9 +247,9 @@ pub static ROWS: &[Row] = &[
         "fma.rn.f32 %r1, %r2, %r3, %r4;",
     ),
     row("fma", ".rz .rm .rp .f32", Emulated(DIRECTED_HOW), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
-    row("fma", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
+    row("fma", ".rn .rz .rm .rp .f64", Emulated(SOFT_FMA), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
     row("fma", ".rn{.ftz}{.sat}{.relu}.f16 .f16x2, .rn{.relu}.bf16 .bf16x2", Emulated(HALF_HOW), "fma.rn.f16 %h1, %h2, %h3, %h4;"),
-    row("fns", ".b32", Unsupported("not implemented yet"), "fns.b32 %r1, %r2, %r3, %r4;"),
+    row("fns", ".b32", Emulated("a binary search on population counts of the masked (or bit-reversed) mask"), "fns.b32 %r1, %r2, %r3, %r4;"),
     row("getctarank", "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "getctarank.u32 %r1, %r2;"),
     row("griddepcontrol", ".launch_dependents .wait", Unsupported(CLUSTER), "griddepcontrol.wait;"),
     row("isspacep", ".global .shared .local .const .param", Unsupported(MEMORY), "isspacep.global %p1, %rd1;"),
@@ -281,7 +282,7 @@ pub static ROWS: &[Row] = &[
         Emulated("the carry flag CC.CF is a 32-bit register; carries are unsigned compares"),
         "mad.lo.cc.u32 %r1, %r2, %r3, %r4;",
     ),
-    row("mad", ".hi.sat.s32", Unsupported("not implemented yet"), "mad.hi.sat.s32 %r1, %r2, %r3, %r4;"),
+    row("mad", ".hi.sat.s32", Emulated("the sum in 64 bits, clamped to the s32 range"), "mad.hi.sat.s32 %r1, %r2, %r3, %r4;"),
     row(
         "mad",
         ".rn{.ftz}{.sat}.f32 (fused, as fma)",
@@ -289,14 +290,14 @@ pub static ROWS: &[Row] = &[
         "mad.rn.f32 %r1, %r2, %r3, %r4;",
     ),
     row("mad", ".rz .rm .rp .f32 (fused)", Emulated(DIRECTED_HOW), "mad.rp.f32 %r1, %r2, %r3, %r4;"),
-    row("mad", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "mad.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
+    row("mad", ".rn .rz .rm .rp .f64 (fused)", Emulated(SOFT_FMA), "mad.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
     row(
         "mad24",
         ".lo .hi on .u32 .s32",
         Emulated("the 48-bit product of the 24-bit operands in 64 bits"),
         "mad24.lo.u32 %r1, %r2, %r3, %r4;",
     ),
-    row("mad24", ".hi.sat.s32", Unsupported("not implemented yet"), "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;"),
+    row("mad24", ".hi.sat.s32", Emulated("the sum in 64 bits, clamped to the s32 range"), "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;"),
     row(
         "madc",
         "{.lo .hi}{.cc}.u32 .s32 .u64 .s64",
@@ -313,7 +314,7 @@ pub static ROWS: &[Row] = &[
         "max.relu.s32 %r1, %r2, %r3;",
     ),
     row("max", "{.ftz}.f32 .f64", Supported, "max.f32 %r1, %r2, %r3;"),
-    row("max", ".NaN .xorsign.abs, three inputs", Unsupported("not implemented yet"), "max.NaN.f32 %r1, %r2, %r3;"),
+    row("max", "{.ftz}{.NaN}{.xorsign.abs}{.abs}.f32, three inputs", Emulated("the core float max on magnitudes, then the NaN and sign rules"), "max.xorsign.abs.f32 %r1, %r2, %r3;"),
     row("max", "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "max.f16 %h1, %h2, %h3;"),
     row("mbarrier", ".init .arrive .test_wait .try_wait …", Unsupported(ASYNC), "mbarrier.init.b64 [%rd1], %r1;"),
     row("membar", ".cta .gl .sys", Supported, "membar.gl;"),
@@ -325,7 +326,7 @@ pub static ROWS: &[Row] = &[
         "min.relu.s32 %r1, %r2, %r3;",
     ),
     row("min", "{.ftz}.f32 .f64", Supported, "min.f32 %r1, %r2, %r3;"),
-    row("min", ".NaN .xorsign.abs, three inputs", Unsupported("not implemented yet"), "min.NaN.f32 %r1, %r2, %r3;"),
+    row("min", "{.ftz}{.NaN}{.xorsign.abs}{.abs}.f32, three inputs", Emulated("the core float min on magnitudes, then the NaN and sign rules"), "min.NaN.f32 %r1, %r2, %r3;"),
     row("min", "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "min.f16 %h1, %h2, %h3;"),
     row("mma", ".sync.aligned.m*n*k*", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1}, {%r2}, {%r3}, {%r4};"),
     row("mov", ".pred .b16 .b32 .b64 .u* .s* .f32 .f64, vector pack/unpack", Supported, "mov.b64 %rd1, %rd2;"),
@@ -333,7 +334,7 @@ pub static ROWS: &[Row] = &[
     row("mul", ".lo .hi .wide on .u16 .u32 .u64 .s16 .s32 .s64", Supported, "mul.lo.s32 %r1, %r2, %r3;"),
     row("mul", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "mul.rn.f32 %r1, %r2, %r3;"),
     row("mul", ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "mul.rz.f32 %r1, %r2, %r3;"),
-    row("mul", ".rz .rm .rp .f64", Unsupported(DIRECTED_F64), "mul.rz.f64 %rd1, %rd2, %rd3;"),
+    row("mul", ".rz .rm .rp .f64", Emulated(SOFT_FMA), "mul.rz.f64 %rd1, %rd2, %rd3;"),
     row("mul", "{.rn}{.ftz}{.sat}.f16 .f16x2, .rn.bf16 .rn.bf16x2", Emulated(HALF_HOW), "mul.f16 %h1, %h2, %h3;"),
     row(
         "mul24",
@@ -345,6 +346,7 @@ pub static ROWS: &[Row] = &[
     row("nanosleep", ".u32", Unsupported("not implemented yet"), "nanosleep.u32 100;"),
     row("neg", ".s16 .s32 .s64", Supported, "neg.s32 %r1, %r2;"),
     row("neg", ".f32 .f64", Supported, "neg.f32 %r1, %r2;"),
+    row("neg", ".ftz.f32", Emulated("a subnormal input flushed to a zero of its sign first"), "neg.ftz.f32 %r1, %r2;"),
     row("neg", ".f16 .f16x2 .bf16 .bf16x2", Emulated("the sign bit flipped"), "neg.f16 %h1, %h2;"),
     row("not", ".pred .b16 .b32 .b64", Supported, "not.b32 %r1, %r2;"),
     row("or", ".pred .b16 .b32 .b64", Supported, "or.b32 %r1, %r2, %r3;"),
@@ -445,7 +447,7 @@ pub static ROWS: &[Row] = &[
     ),
     row("sub", "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "sub.rn.f32 %r1, %r2, %r3;"),
     row("sub", ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "sub.rz.f32 %r1, %r2, %r3;"),
-    row("sub", ".rz .rm .rp .f64", Unsupported(DIRECTED_F64), "sub.rz.f64 %rd1, %rd2, %rd3;"),
+    row("sub", ".rz .rm .rp .f64", Emulated(SOFT_FMA), "sub.rz.f64 %rd1, %rd2, %rd3;"),
     row("sub", "{.rn}{.ftz}{.sat}.f16 .f16x2, .rn.bf16 .rn.bf16x2", Emulated(HALF_HOW), "sub.f16 %h1, %h2, %h3;"),
     row(
         "subc",

@@ -1167,12 +1167,8 @@ impl Lowerer {
                             "`mad.f32` needs a rounding modifier (`.rn`) since PTX ISA 2.0",
                         ));
                     }
-                    if ty.bits() == 64 {
-                        return Err(unsupported(
-                            span,
-                            "`fma.f64`",
-                            "an exact f64 fused multiply-add is not implemented yet",
-                        ));
+                    if ty.bits() == 64 && (m.ftz || m.sat) {
+                        return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
                     }
                     let mode = self.float_mode(span, ty, m, true)?;
                     let dst = self.dst(&ops[0], ty, false)?;
@@ -1273,8 +1269,8 @@ impl Lowerer {
                 if ty.is_float() && !matches!(uop, UnaryOp::Neg | UnaryOp::Abs) {
                     return Err(Diagnostic::error(span, format!("`{op}` takes integer types")));
                 }
-                if ty.is_float() && m.ftz {
-                    return Err(unsupported(span, &format!("`{op}.ftz`"), "not implemented yet"));
+                if m.ftz && ty != OpTy::F(32) {
+                    return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
                 }
                 if ty.bits() < 16 {
                     return Err(Diagnostic::error(
@@ -1285,7 +1281,17 @@ impl Lowerer {
                 let dst_ty =
                     if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
                 let dst = self.dst(&ops[0], dst_ty, false)?;
-                let src = self.src(&ops[1], ty, false, span)?;
+                let mut src = self.src(&ops[1], ty, false, span)?;
+                if m.ftz {
+                    // `abs.ftz`/`neg.ftz`: a subnormal input is a zero of its sign first.
+                    let t = self.temp(RegTy::Float(32), span);
+                    let mode = FloatMode { ftz: true, ..FloatMode::default() };
+                    self.push(
+                        InstKind::Convert { to: ty, from: ty, rounding: None, mode, dst: t, src },
+                        span,
+                    );
+                    src = Value::Reg(t);
+                }
                 self.push(
                     InstKind::Unary { op: uop, ty, mode: FloatMode::default(), dst, src },
                     span,

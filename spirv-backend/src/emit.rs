@@ -22,6 +22,7 @@ type R<T> = Result<T, Error>;
 
 mod approx;
 mod narrow;
+mod softf64;
 
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
 mod glsl {
@@ -393,6 +394,16 @@ impl<'a> FnEmitter<'a> {
                 let l = self.read_op(*len, OpTy::U(32))?;
                 let r = self.bit_field_insert(*ty, av, bv, p, l)?;
                 self.write_op(*dst, r, *ty)
+            }
+            InstKind::Fma { ty: ty @ OpTy::F(64), mode, dst, a, b, c } => {
+                let it = Scalar::Int(64);
+                let av = self.read(*a, it)?;
+                let bv = self.read(*b, it)?;
+                let cv = self.read(*c, it)?;
+                let r = self.soft_fma_f64(av, bv, cv, mode.rounding)?;
+                self.write(*dst, r, it, false)?;
+                let _ = ty;
+                Ok(())
             }
             InstKind::Fma { ty, mode, dst, a, b, c } => {
                 let mut av = self.read_op(*a, *ty)?;

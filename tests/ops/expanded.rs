@@ -60,6 +60,31 @@ fn bfind(n: u32, signed: bool, shiftamt: bool, a: u64) -> u64 {
     d
 }
 
+/// `fns` (§9.7.1.18), step by step from the ISA pseudocode: offset is an s32; a base
+/// past bit 31 finds nothing.
+fn fns(mask: u64, base: u64, offset: u64) -> u64 {
+    let (mask, base, offset) = (b32(mask), b32(base) as i64, i64::from(offset as u32 as i32));
+    if base >= 32 {
+        return 0xffff_ffff;
+    }
+    if offset == 0 {
+        return if mask >> base & 1 == 1 { base as u64 } else { 0xffff_ffff };
+    }
+    let mut pos = base;
+    let mut count = offset.abs() - 1;
+    let inc = if offset > 0 { 1 } else { -1 };
+    while (0..32).contains(&pos) {
+        if mask >> pos & 1 == 1 {
+            if count == 0 {
+                return pos as u64;
+            }
+            count -= 1;
+        }
+        pos += inc;
+    }
+    0xffff_ffff
+}
+
 /// `bmsk` (§9.7.1.24), step by step from the ISA pseudocode.
 fn bmsk(clamp: bool, a: u64, b: u64) -> u64 {
     let (a, b) = (b32(a), b32(b));
@@ -253,6 +278,19 @@ fn extended_integer_instructions() {
             bits((lo + b32(x.b) + c1) >> 32)
         }),
     ];
+    // `.hi.sat.s32` (§9.7.1.4, §9.7.1.6): the high part plus c, saturated.
+    slots.push(slot("mad.hi.sat.s32 %d32, %a32, %b32, %c32", |x| {
+        let hi = (i32v(x.a) * i32v(x.b)) >> 32;
+        sat_s32(hi + i32v(x.c))
+    }));
+    slots.push(slot("mad24.hi.sat.s32 %d32, %a32, %b32, %c32", |x| {
+        let hi = i64::from(mul24(true, true, x.a, x.b) as u32 as i32);
+        sat_s32(hi + i32v(x.c))
+    }));
+    slots.push(slot("fns.b32 %d32, %a32, %b32, %c32", |x| bits(fns(x.a, x.b, x.c))));
+    slots.push(slot("and.b32 %t32, %c32, 31; fns.b32 %d32, %a32, %t32, %b32", |x| {
+        bits(fns(x.a, x.c & 31, x.b))
+    }));
     for (name, signed, hi) in [
         ("lo.u32", false, false),
         ("hi.u32", false, true),
@@ -447,6 +485,44 @@ fn copysign_testp_set_and_slct() {
         slot("slct.f64.s32 %d64, %a64, %b64, %c32", |x| {
             bits(if i32v(x.c) >= 0 { x.a } else { x.b })
         }),
+        // min/max extensions (§9.7.3.11-12): `.NaN` gives the canonical NaN for any NaN
+        // operand; `.xorsign.abs` is the min/max of the magnitudes with the XOR of the
+        // signs; three operands; `abs`/`neg` `.ftz` flush a subnormal input first.
+        slot("min.NaN.f32 %d32, %a32, %b32", move |x| {
+            let (a, b) = (f32_of(x.a), f32_of(x.b));
+            if a.is_nan() || b.is_nan() {
+                Want::NanF32
+            } else {
+                f32w(fmin(a.into(), b.into()) as f32)
+            }
+        }),
+        slot("min.xorsign.abs.f32 %d32, %a32, %b32", move |x| {
+            let (a, b) = (f32_of(x.a), f32_of(x.b));
+            let m = fmin(a.abs().into(), b.abs().into()) as f32;
+            if m.is_nan() {
+                Want::NanF32
+            } else {
+                bits(u64::from(m.to_bits() | (a.to_bits() ^ b.to_bits()) & 0x8000_0000))
+            }
+        }),
+        slot("max.xorsign.abs.f32 %d32, %a32, %b32", move |x| {
+            let (a, b) = (f32_of(x.a), f32_of(x.b));
+            let m = fmax(a.abs().into(), b.abs().into()) as f32;
+            if m.is_nan() {
+                Want::NanF32
+            } else {
+                bits(u64::from(m.to_bits() | (a.to_bits() ^ b.to_bits()) & 0x8000_0000))
+            }
+        }),
+        slot("abs.ftz.f32 %d32, %a32", move |x| f32w(ftz(f32_of(x.a)).abs())),
+        slot("neg.ftz.f32 %d32, %a32", move |x| {
+            let a = ftz(f32_of(x.a));
+            if a.is_nan() {
+                Want::NanF32
+            } else {
+                f32w(-a)
+            }
+        }),
     ]);
     let mut values = f32_edges();
     values.extend([0x8000_0001, 0x8040_0000, 0x7fc0_1234, 0xffc0_0001, 0x7f80_0001]);
@@ -457,4 +533,28 @@ fn copysign_testp_set_and_slct() {
     let mut cases = pairs(&values, &values, &values);
     cases.extend(random(63, 300, |r| In::new(r.next_u64(), r.next_u64(), r.next_u64())));
     generated("float_bits", slots, cases).run();
+}
+
+/// Three-operand `min`/`max` (PTX ISA 8.8, sm_100; §9.7.3.11-12).
+#[test]
+fn three_input_min_max() {
+    let f32_of = |x: u64| f32::from_bits(x as u32);
+    let slots = vec![
+        slot("min.f32 %d32, %a32, %b32, %c32", move |x| {
+            let m = fmin(fmin(f32_of(x.a).into(), f32_of(x.b).into()), f32_of(x.c).into());
+            f32w(m as f32)
+        }),
+        slot("max.NaN.abs.f32 %d32, %a32, %b32, %c32", move |x| {
+            let (a, b, c) = (f32_of(x.a), f32_of(x.b), f32_of(x.c));
+            if a.is_nan() || b.is_nan() || c.is_nan() {
+                Want::NanF32
+            } else {
+                f32w(a.abs().max(b.abs()).max(c.abs()))
+            }
+        }),
+    ];
+    let mut values = f32_edges();
+    values.extend([0x8000_0001, 0x7fc0_1234]);
+    let cases = pairs(&values, &values, &values);
+    generated_for("8.8", "sm_100", "min_max3", slots, cases).run();
 }

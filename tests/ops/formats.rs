@@ -581,3 +581,73 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
     }
     generated("directed_f32", slots, cases).run();
 }
+
+fn f64c(x: u64) -> Class {
+    fr::decode(fr::F64, x)
+}
+
+/// `fma.f64` (all four roundings) and `add`/`sub`/`mul` `.f64` with directed rounding,
+/// exact on every device (`spirv-backend/src/emit/softf64.rs`), against the exact model.
+#[test]
+fn exact_f64_fma_and_directed_rounding() {
+    let mut slots = Vec::new();
+    for rnd in ["rn", "rz", "rm", "rp"] {
+        let mode = mode_of(rnd);
+        slots.push(slot(format!("fma.{rnd}.f64 %d64, %a64, %b64, %c64"), move |x| {
+            want(
+                fr::F64,
+                arith("fma", fr::F64, mode, false, false, [f64c(x.a), f64c(x.b), f64c(x.c)]),
+            )
+        }));
+        if rnd != "rn" {
+            for op in ["add", "sub", "mul"] {
+                slots.push(slot(format!("{op}.{rnd}.f64 %d64, %a64, %b64"), move |x| {
+                    want(
+                        fr::F64,
+                        arith(op, fr::F64, mode, false, false, [f64c(x.a), f64c(x.b), Class::Nan]),
+                    )
+                }));
+            }
+        }
+    }
+    slots.push(slot("mad.rn.f64 %d64, %a64, %b64, %c64", |x| {
+        want(
+            fr::F64,
+            arith("fma", fr::F64, Mode::Rn, false, false, [f64c(x.a), f64c(x.b), f64c(x.c)]),
+        )
+    }));
+    let edges = f64_edges();
+    let mut cases = Vec::new();
+    for (i, &a) in edges.iter().enumerate() {
+        for (j, &b) in edges.iter().enumerate() {
+            cases.push(In::new(a, b, edges[(i * 7 + j * 3) % edges.len()]));
+        }
+    }
+    // Products that cancel against the addend, round near ties, overflow, or land in
+    // the subnormal range.
+    cases.extend(random(76, 3000, |r| {
+        let f = |r: &mut Rng, e: i32| {
+            let m = 1.0 + (r.next_u64() >> 12) as f64 / 2f64.powi(52);
+            let s = if r.next_u32() % 2 == 0 { 1.0 } else { -1.0 };
+            (s * m * 2f64.powi(e)).to_bits()
+        };
+        let (ea, eb) = ((r.next_u32() % 1200) as i32 - 600, (r.next_u32() % 1200) as i32 - 600);
+        let (a, b) = (f(r, ea), f(r, eb));
+        let p = f64::from_bits(a) * f64::from_bits(b);
+        let c = match r.next_u32() % 4 {
+            // -p plus a few ulps: massive cancellation.
+            0 => (-p).to_bits().wrapping_add(u64::from(r.next_u32() % 5)),
+            1 => {
+                let e = ea + eb + (r.next_u32() % 120) as i32 - 60;
+                f(r, e)
+            }
+            2 => r.next_u64(),
+            _ => {
+                let e = (r.next_u32() % 2100) as i32 - 1074;
+                f(r, e)
+            }
+        };
+        In::new(a, b, c)
+    }));
+    generated("f64_exact", slots, cases).run();
+}

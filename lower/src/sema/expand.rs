@@ -13,7 +13,7 @@
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{reject_other, unsupported, Lowerer, Mods};
+use super::{reject_other, Lowerer, Mods};
 use crate::ir::{BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);
@@ -167,11 +167,18 @@ impl Lowerer {
             // Packed half words exist for `add`, `min` and `max` only (§9.7.1.1-2).
             "add" => has(m, ".cc") || packed_elem(m).is_some() || self.int_sat(i, m),
             "sub" => has(m, ".cc") || self.int_sat(i, m),
-            "min" | "max" => has(m, ".relu") || packed_elem(m).is_some(),
-            "mad" => has(m, ".cc"),
-            "mul24" | "mad24" | "sad" | "bfind" | "bmsk" | "szext" | "prmt" | "shf" | "lop3"
-            | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp" | "set"
-            | "slct" => true,
+            "min" | "max" => {
+                has(m, ".relu")
+                    || packed_elem(m).is_some()
+                    || has(m, ".NaN")
+                    || has(m, ".xorsign")
+                    || has(m, ".abs")
+                    || i.operands.len() == 4
+            }
+            "mad" => has(m, ".cc") || (m.sat && self.one_type(i, m).is_ok_and(|t| !t.is_float())),
+            "fns" | "mul24" | "mad24" | "sad" | "bfind" | "bmsk" | "szext" | "prmt" | "shf"
+            | "lop3" | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp"
+            | "set" | "slct" => true,
             _ => false,
         };
         if !handled {
@@ -194,13 +201,22 @@ impl Lowerer {
                 want(3)?;
                 self.packed_or_sat(op, i, m)
             }
+            "mad" if !has(m, ".cc") => {
+                want(4)?;
+                self.mad_hi_sat(i, m)
+            }
             "add" | "sub" | "mad" | "addc" | "subc" | "madc" => {
                 want(if matches!(op, "mad" | "madc") { 4 } else { 3 })?;
                 self.carry_chain(op, i, m)
             }
-            "min" | "max" => {
+            "min" | "max" if has(m, ".relu") || packed_elem(m).is_some() => {
                 want(3)?;
                 self.packed_or_sat(op, i, m)
+            }
+            "min" | "max" => self.float_min_max(op, i, m),
+            "mul24" | "mad24" if m.sat => {
+                want(4)?;
+                self.mad_hi_sat(i, m)
             }
             "mul24" | "mad24" => {
                 want(if op == "mad24" { 4 } else { 3 })?;
@@ -213,6 +229,10 @@ impl Lowerer {
             "bfind" => {
                 want(2)?;
                 self.bfind(i, m)
+            }
+            "fns" => {
+                want(4)?;
+                self.fns(i, m)
             }
             "bmsk" | "szext" => {
                 want(3)?;
@@ -462,15 +482,122 @@ impl Lowerer {
         Ok(())
     }
 
+    /// `min`/`max` on `.f32` with `.NaN` (a NaN operand gives the canonical NaN),
+    /// `.xorsign.abs` (the magnitude of the result with the XOR of the operands' signs),
+    /// `.abs` and three operands (§9.7.3.11-12): through the core float `Min`/`Max`.
+    fn float_min_max(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        reject_other(m, &[".NaN", ".xorsign", ".abs"])?;
+        let span = i.span;
+        // These forms exist for `.f32` only (the half types go through `sema::formats`).
+        let ty = self.typed(i, m, &[OpTy::F(32)])?;
+        let xorsign = has(m, ".xorsign");
+        let abs = has(m, ".abs");
+        if xorsign && !abs {
+            return Err(Diagnostic::error(span, "`.xorsign` goes with `.abs`"));
+        }
+        let n = i.operands.len();
+        if !(n == 3 || (n == 4 && !xorsign)) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{op}` takes 3 operands (4 for three inputs)"),
+            ));
+        }
+        if m.ftz && ty != OpTy::F(32) {
+            return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
+        }
+        let bits = ty.as_unsigned();
+        let sign = 1u64 << (ty.bits() - 1);
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let mut x = Vec::new();
+        for o in &i.operands[1..] {
+            x.push(self.src(o, ty, false, span)?);
+        }
+        let mode = FloatMode { ftz: m.ftz, ..FloatMode::default() };
+        let bop = if op == "min" { BinaryOp::Min } else { BinaryOp::Max };
+        let mut e = Emit { l: self, span };
+        let vals: Vec<Value> = if abs {
+            x.iter().map(|&v| e.and(bits, v, Value::Imm(sign - 1))).collect()
+        } else {
+            x.clone()
+        };
+        let mut r = vals[0];
+        for &v in &vals[1..] {
+            let t = e.temp(ty);
+            e.push(InstKind::Binary { op: bop, ty, mode, dst: t, lhs: r, rhs: v });
+            r = Value::Reg(t);
+        }
+        if has(m, ".NaN") {
+            let mut any = e.cmp(CmpOp::Nan, ty, x[0], x[1]);
+            if let Some(&c) = x.get(2) {
+                let c_nan = e.cmp(CmpOp::Nan, ty, c, c);
+                any = e.pred_or(any, c_nan);
+            }
+            r = e.sel(
+                bits,
+                any,
+                Value::Imm(if ty.bits() == 32 { 0x7fff_ffff } else { 0x7fff_ffff_ffff_ffff }),
+                r,
+            );
+        }
+        if xorsign {
+            let s = e.bin(BinaryOp::Xor, bits, x[0], x[1]);
+            let s = e.and(bits, s, Value::Imm(sign));
+            r = e.or(bits, r, s);
+        }
+        e.mov(ty, dst, r);
+        Ok(())
+    }
+
+    /// `mad.hi.sat.s32` (§9.7.1.4) and `mad24.hi.sat.s32` (§9.7.1.6): the high part of
+    /// the product plus `c`, computed exactly in 64 bits and clamped to the s32 range.
+    fn mad_hi_sat(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        let span = i.span;
+        let op = i.opcode.value.as_str();
+        let ty = self.one_type(i, m)?;
+        if ty != OpTy::S(32)
+            || !matches!(m.mul_part.as_ref().map(|p| p.value), Some(BinaryOp::MulHi))
+        {
+            return Err(Diagnostic::error(span, format!("integer `.sat` takes `{op}.hi.sat.s32`")));
+        }
+        let dst = self.dst(&i.operands[0], ty, false)?;
+        let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
+        let mut e = Emit { l: self, span };
+        let s64 = OpTy::S(64);
+        let (a, b) =
+            if op == "mad24" { (e.bfe(ty, a, 0, 24), e.bfe(ty, b, 0, 24)) } else { (a, b) };
+        let p = e.bin(BinaryOp::MulWide, ty, a, b);
+        let shift = if op == "mad24" { 16 } else { 32 };
+        let hi = e.bin(BinaryOp::Shr, s64, p, Value::Imm(shift));
+        // The high part as an s32 (for mad24, bits 47..16 of the 48-bit product).
+        let hi = e.cvt(ty, s64, hi);
+        let hi = e.cvt(s64, ty, hi);
+        let c64 = e.cvt(s64, ty, c);
+        let sum = e.add(s64, hi, c64);
+        let t = e.temp(ty);
+        e.push(InstKind::Convert {
+            to: ty,
+            from: s64,
+            rounding: None,
+            mode: FloatMode { sat: true, ..FloatMode::default() },
+            dst: t,
+            src: sum,
+        });
+        e.mov(ty, dst, Value::Reg(t));
+        Ok(())
+    }
+
     /// `mul24.{lo,hi}` and `mad24.{lo,hi}` on `.u32`/`.s32` (§9.7.1.5-6): the 48-bit
     /// product of the low 24 bits of `a` and `b` (sign-extended for `.s32`); `.lo` is
     /// bits 31..0, `.hi` bits 47..16; `mad24` adds `c` modulo 2^32.
     fn mul24(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         reject_other(m, &[])?;
         let ty = self.typed(i, m, &[U32, OpTy::S(32)])?;
-        if m.sat {
-            return Err(unsupported(i.span, "`mad24.hi.sat`", "not implemented yet"));
-        }
         let hi = match m.mul_part.as_ref().map(|p| p.value) {
             Some(BinaryOp::Mul) => false,
             Some(BinaryOp::MulHi) => true,
@@ -535,6 +662,63 @@ impl Lowerer {
             e.bin(BinaryOp::Sub, U32, Value::Imm(u64::from(ty.bits() - 1)), clz)
         };
         let r = e.sel(U32, found, r, Value::Imm(0xffff_ffff));
+        e.mov(U32, dst, r);
+        Ok(())
+    }
+
+    /// `fns.b32 d, mask, base, offset` (§9.7.1.18): the position of the |offset|-th set
+    /// bit of `mask` counting from `base` upward (offset > 0) or downward (offset < 0),
+    /// `base` itself when offset = 0 and that bit is set, else 0xffffffff. The n-th set
+    /// bit is found by a binary search on population counts (no loop): downward
+    /// searches run on the bit-reversed mask.
+    fn fns(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        reject_other(m, &[])?;
+        self.typed(i, m, &[U32])?;
+        let dst = self.dst(&i.operands[0], U32, false)?;
+        let [mask, base, offset] = self.srcs(i, 1, [U32, U32, OpTy::S(32)])?;
+        let mut e = Emit { l: self, span: i.span };
+        let none = Value::Imm(0xffff_ffff);
+        let s32 = OpTy::S(32);
+        let down = e.cmp(CmpOp::Lt, s32, offset, Value::Imm(0));
+        let neg = e.un(UnaryOp::Neg, s32, offset);
+        let n = e.sel(U32, down, neg, offset);
+        // Upward: the bits at and above base; downward: reversed, the bits at and above
+        // 31 - base of the reversed mask.
+        let rev = e.un(UnaryOp::Brev, U32, mask);
+        let m0 = e.sel(U32, down, rev, mask);
+        let start_down = e.bin(BinaryOp::Sub, U32, Value::Imm(31), base);
+        let start = e.sel(U32, down, start_down, base);
+        let keep = e.bin(BinaryOp::Shl, U32, Value::Imm(0xffff_ffff), start);
+        let mut bits = e.and(U32, m0, keep);
+        let available = e.un(UnaryOp::Popc, U32, bits);
+        // Binary search for the n-th (1-based) set bit.
+        let mut pos = Value::Imm(0);
+        let mut k = n;
+        for w in [16u64, 8, 4, 2, 1] {
+            let low = e.and(U32, bits, Value::Imm((1 << w) - 1));
+            let cnt = e.un(UnaryOp::Popc, U32, low);
+            let skip = e.cmp(CmpOp::Gt, U32, k, cnt);
+            let k_less = e.bin(BinaryOp::Sub, U32, k, cnt);
+            k = e.sel(U32, skip, k_less, k);
+            let shifted = e.bin(BinaryOp::Shr, U32, bits, Value::Imm(w));
+            bits = e.sel(U32, skip, shifted, bits);
+            let pos_w = e.add(U32, pos, Value::Imm(w));
+            pos = e.sel(U32, skip, pos_w, pos);
+        }
+        let found = e.cmp(CmpOp::Le, U32, n, available);
+        let pos_down = e.bin(BinaryOp::Sub, U32, Value::Imm(31), pos);
+        let pos = e.sel(U32, down, pos_down, pos);
+        let r = e.sel(U32, found, pos, none);
+        // offset = 0: base itself if that bit is set.
+        let at = e.bin(BinaryOp::Shr, U32, mask, base);
+        let at = e.and(U32, at, Value::Imm(1));
+        let set = e.cmp(CmpOp::Ne, U32, at, Value::Imm(0));
+        let zero_r = e.sel(U32, set, base, none);
+        let is_zero = e.cmp(CmpOp::Eq, s32, offset, Value::Imm(0));
+        let r = e.sel(U32, is_zero, zero_r, r);
+        // A base past bit 31 finds nothing.
+        let big = e.cmp(CmpOp::Ge, U32, base, Value::Imm(32));
+        let r = e.sel(U32, big, none, r);
         e.mov(U32, dst, r);
         Ok(())
     }

@@ -582,14 +582,16 @@ impl Lowerer {
         let span = i.span;
         reject_other(m, &[])?;
         let ty = self.one_type(i, m)?;
+        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+        if ty == F64 {
+            return self.directed_f64(op, i, m, rounding);
+        }
         if ty != F32 {
-            return Err(unsupported(
+            return Err(Diagnostic::error(
                 span,
-                &format!("`{op}` with directed rounding on `{}`", super::describe_op(ty)),
-                "only `.f32` is implemented; an exact f64 emulation is not",
+                format!("`{op}` with a rounding takes `.f32` or `.f64`"),
             ));
         }
-        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
         let arity = if matches!(op, "fma" | "mad") { 4 } else { 3 };
         if i.operands.len() != arity {
             return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
@@ -638,6 +640,48 @@ impl Lowerer {
         }
         let r = if m.ftz { e.flush32(r) } else { r };
         e.mov(F32, dst, r);
+        Ok(())
+    }
+
+    /// `add`, `sub`, `mul` and `fma`/`mad` on `.f64` with `.rz`, `.rm` or `.rp`: the exact
+    /// fused multiply-add of the backend (`a·1 + b`, `a·1 + (-b)`, `a·b + 0` with the
+    /// zero's sign chosen so that a zero product keeps its own sign).
+    fn directed_f64(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+        rounding: Rounding,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        if m.ftz || m.sat {
+            return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
+        }
+        let arity = if matches!(op, "fma" | "mad") { 4 } else { 3 };
+        if i.operands.len() != arity {
+            return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
+        }
+        let dst = self.dst(&i.operands[0], F64, false)?;
+        let mut x = Vec::new();
+        for o in &i.operands[1..] {
+            x.push(self.src(o, F64, false, span)?);
+        }
+        let mut e = Emit { l: self, span };
+        let one = Value::Imm(1f64.to_bits());
+        let (a, b, c) = match op {
+            "add" => (x[0], one, x[1]),
+            "sub" => (x[0], one, e.un(UnaryOp::Neg, F64, x[1])),
+            // x·y + (-0) is x·y for every rounding but toward -inf, where +0 is neutral.
+            "mul" => {
+                let zero = if rounding == Rounding::Down { 0 } else { 1 << 63 };
+                (x[0], x[1], Value::Imm(zero))
+            }
+            _ => (x[0], x[1], x[2]),
+        };
+        let t = e.temp(F64);
+        let mode = FloatMode { rounding, ..FloatMode::default() };
+        e.push(InstKind::Fma { ty: F64, mode, dst: t, a, b, c });
+        e.mov(F64, dst, Value::Reg(t));
         Ok(())
     }
 }
