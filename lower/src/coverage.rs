@@ -76,8 +76,9 @@ const SOFT_FMA: &str = "an exact fused multiply-add in integer arithmetic (128-b
 const APPROX_HOW: &str = "computed in f64 (argument reduction and polynomials, no device \
      transcendental functions) and rounded once to f32: within one ulp, far inside the ISA's \
      bound";
-const F64_EXACT: &str = "an exact f64 emulation (Vulkan allows 2.5 ulp for f64 division and \
-     square root and does not require a fused `fma`) is not implemented yet";
+const SOFT_DIV: &str = "exact in integer arithmetic (Vulkan allows f64 division and square \
+     root 2.5 ulp): a 55-bit quotient or root by restoring division or digit-by-digit \
+     square root, the remainder as a sticky bit, one rounding in the wanted mode";
 
 /// The table, by instruction (alphabetical), then by form.
 pub static ROWS: &[Row] = &[
@@ -222,7 +223,7 @@ pub static ROWS: &[Row] = &[
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
              the exact residual",
         ), "div.rz.f32 %r1, %r2, %r3;"),
-    row("div", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "div.rn.f64 %rd1, %rd2, %rd3;"),
+    row("div", ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "div.rn.f64 %rd1, %rd2, %rd3;"),
     row(
         "dp2a",
         ".lo .hi with .u32 .s32 operand types",
@@ -367,18 +368,18 @@ pub static ROWS: &[Row] = &[
         "rcp.rn.f32 %r1, %r2;",
     ),
     row("rcp", ".approx{.ftz}.f32", Emulated("the correctly rounded reciprocal (within 1 ulp)"), "rcp.approx.f32 %r1, %r2;"),
-    row("rcp", ".approx.ftz.f64", Unsupported(F64_EXACT), "rcp.approx.ftz.f64 %rd1, %rd2;"),
+    row("rcp", ".approx.ftz.f64", Emulated("the correctly rounded reciprocal, subnormals flushed"), "rcp.approx.ftz.f64 %rd1, %rd2;"),
     row("rcp", ".rz .rm .rp{.ftz}.f32", Emulated(
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
              the exact residual",
         ), "rcp.rz.f32 %r1, %r2;"),
-    row("rcp", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "rcp.rn.f64 %rd1, %rd2;"),
+    row("rcp", ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "rcp.rn.f64 %rd1, %rd2;"),
     row("red", "every operation, type, space, scope and order", Unsupported(MEMORY), "red.global.add.u32 [%rd1], %r1;"),
     row("redux", ".sync .add .min .max .and .or .xor", Unsupported(WARP), "redux.sync.add.u32 %r1, %r2, 0xffffffff;"),
     row("rem", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "rem.s32 %r1, %r2, %r3;"),
     row("ret", "{.uni} in a kernel", Supported, "ret;"),
     row("rsqrt", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "rsqrt.approx.f32 %r1, %r2;"),
-    row("rsqrt", ".approx{.ftz}.f64", Unsupported(F64_EXACT), "rsqrt.approx.f64 %rd1, %rd2;"),
+    row("rsqrt", ".approx{.ftz}.f64", Emulated("the correctly rounded reciprocal of the correctly rounded square root"), "rsqrt.approx.f64 %rd1, %rd2;"),
     row(
         "sad",
         ".u16 .u32 .u64 .s16 .s32 .s64",
@@ -421,7 +422,7 @@ pub static ROWS: &[Row] = &[
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
              the exact residual",
         ), "sqrt.rz.f32 %r1, %r2;"),
-    row("sqrt", ".rn .rz .rm .rp .f64", Unsupported(F64_EXACT), "sqrt.rn.f64 %rd1, %rd2;"),
+    row("sqrt", ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "sqrt.rn.f64 %rd1, %rd2;"),
     row("st", ".global .shared, scalar and .v2 .v4, 8 to 64 bits", Supported, "st.global.u32 [%rd1], %r1;"),
     row(
         "st",

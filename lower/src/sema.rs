@@ -1103,22 +1103,17 @@ impl Lowerer {
                 if ty.is_float() && bop == BinaryOp::Rem {
                     return Err(Diagnostic::error(span, "`rem` takes integer types"));
                 }
-                // `div.rn.f32` is emulated exactly; `.approx`/`.full` are rejected above as
-                // unsupported modifiers, and PTX requires one of them or a rounding.
-                if ty.is_float() && bop == BinaryOp::Div {
-                    if ty.bits() == 64 {
-                        return Err(unsupported(
-                            span,
-                            "`div.f64`",
-                            "an exact f64 division is not implemented yet",
-                        ));
-                    }
-                    if m.rounding.is_none() {
-                        return Err(Diagnostic::error(
-                            span,
-                            "`div.f32` needs `.rn` (or `.approx`/`.full`, not supported yet)",
-                        ));
-                    }
+                // Float `div` is exact in every rounding mode; `.approx`/`.full` are lowered
+                // by `sema::approx`, and PTX requires one of them or a rounding.
+                if ty.is_float() && bop == BinaryOp::Div && m.rounding.is_none() {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!(
+                            "`div.{}` needs a rounding such as `.rn`{}",
+                            describe_op(ty).trim_start_matches('.'),
+                            if ty.bits() == 32 { " (or `.approx`/`.full`)" } else { "" }
+                        ),
+                    ));
                 }
                 if m.sat && !ty.is_float() {
                     return Err(unsupported(
@@ -1221,17 +1216,13 @@ impl Lowerer {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
                 arity(2)?;
-                if ty != OpTy::F(32) {
-                    return Err(unsupported(
-                        span,
-                        &format!("`{op}` on `{}`", describe_op(ty)),
-                        "only the `.f32` form is implemented",
-                    ));
+                if !ty.is_float() {
+                    return Err(Diagnostic::error(span, format!("`{op}` takes `.f32` or `.f64`")));
                 }
                 if m.rounding.is_none() {
                     return Err(Diagnostic::error(
                         span,
-                        format!("`{op}.f32` needs `.rn` (or `.approx`, not supported yet)"),
+                        format!("`{op}` needs a rounding such as `.rn` (or `.approx` on `.f32`)"),
                     ));
                 }
                 let mode = self.float_mode(span, ty, m, true)?;
@@ -1474,8 +1465,7 @@ impl Lowerer {
             }
             // Directed `div`/`rcp`/`sqrt` on f32 are exact in the backend (the other
             // directed forms never get here: `sema::formats` lowers them).
-            let exact_directed =
-                ty == OpTy::F(32) && matches!(m.opcode.as_str(), "div" | "rcp" | "sqrt");
+            let exact_directed = matches!(m.opcode.as_str(), "div" | "rcp" | "sqrt");
             if r.value.0 != Rounding::Nearest && !exact_directed {
                 return Err(unsupported(
                     r.span,

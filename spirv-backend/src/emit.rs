@@ -328,6 +328,17 @@ impl<'a> FnEmitter<'a> {
                 self.write(*dst, v, Scalar::Int(32), false)
             }
             InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src } => {
+                if *ty == OpTy::F(64) {
+                    let it = Scalar::Int(64);
+                    let v = self.read(*src, it)?;
+                    let r = if *op == UnaryOp::Sqrt {
+                        self.soft_sqrt_f64(v, mode.rounding)?
+                    } else {
+                        let one = self.konst(it, 1f64.to_bits());
+                        self.soft_div_f64(one, v, mode.rounding)?
+                    };
+                    return self.write(*dst, r, it, false);
+                }
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let r = if *op == UnaryOp::Sqrt {
@@ -725,6 +736,14 @@ impl<'a> FnEmitter<'a> {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
                 BinaryOp::Div if ty.bits() == 32 => self.div_f32(a, c, mode.rounding)?,
+                BinaryOp::Div => {
+                    let i64t = self.ty(Scalar::Int(64));
+                    let f64t = self.ty(Scalar::Float(64));
+                    let ai = self.b.bitcast(i64t, None, a)?;
+                    let ci = self.b.bitcast(i64t, None, c)?;
+                    let r = self.soft_div_f64(ai, ci, mode.rounding)?;
+                    self.b.bitcast(f64t, None, r)?
+                }
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };
             let r = self.float_result(r, ty, mode)?;

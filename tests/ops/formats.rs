@@ -610,6 +610,34 @@ fn exact_f64_fma_and_directed_rounding() {
             }
         }
     }
+    // Division, reciprocal and square root (§9.7.3.8-10), every rounding.
+    for rnd in ["rn", "rz", "rm", "rp"] {
+        let mode = mode_of(rnd);
+        slots.push(slot(format!("div.{rnd}.f64 %d64, %a64, %b64"), move |x| {
+            want(fr::F64, fr::div_class(f64c(x.a), f64c(x.b), fr::F64, mode))
+        }));
+        slots.push(slot(format!("rcp.{rnd}.f64 %d64, %b64"), move |x| {
+            want(fr::F64, fr::div_class(f64c(1f64.to_bits()), f64c(x.b), fr::F64, mode))
+        }));
+        slots.push(slot(format!("sqrt.{rnd}.f64 %d64, %c64"), move |x| {
+            want(fr::F64, fr::sqrt_class(f64c(x.c), fr::F64, mode))
+        }));
+    }
+    // `rcp.approx.ftz.f64`: ptxvk gives the correctly rounded reciprocal, subnormal
+    // inputs and results flushed; `rsqrt.approx.f64`: the correctly rounded reciprocal
+    // of the correctly rounded square root (both inside the ISA's bounds).
+    slots.push(slot("rcp.approx.ftz.f64 %d64, %b64", |x| {
+        let flush = |b: u64| if b & 0x7ff0_0000_0000_0000 == 0 { b & 1 << 63 } else { b };
+        let r = fr::div_class(f64c(1f64.to_bits()), f64c(flush(x.b)), fr::F64, Mode::Rn);
+        want(fr::F64, r.map(flush))
+    }));
+    slots.push(slot("rsqrt.approx.f64 %d64, %c64", |x| {
+        let s = fr::sqrt_class(f64c(x.c), fr::F64, Mode::Rn);
+        want(
+            fr::F64,
+            s.and_then(|s| fr::div_class(f64c(1f64.to_bits()), f64c(s), fr::F64, Mode::Rn)),
+        )
+    }));
     slots.push(slot("mad.rn.f64 %d64, %a64, %b64, %c64", |x| {
         want(
             fr::F64,

@@ -112,11 +112,16 @@ impl Lowerer {
             return Ok(());
         }
         let ty = self.one_type(i, m)?;
+        if ty == OpTy::F(64) && op == "rsqrt" {
+            // `rsqrt.approx{.ftz}.f64`: the exact square root and reciprocal (two
+            // roundings, within one ulp).
+            return self.approx_f64(UnaryOp::Rsqrt, i, m);
+        }
         if ty != F32 {
             return Err(unsupported(
                 span,
                 &format!("`{op}.approx` on this type"),
-                "only `.f32` (and `.f16`/`.bf16` for `ex2` and `tanh`) is implemented",
+                "only `.f32` (and `.f16`/`.bf16` for `ex2` and `tanh`, `.f64` for `rsqrt`) is implemented",
             ));
         }
         let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
@@ -132,11 +137,17 @@ impl Lowerer {
         let span = i.span;
         reject_other(m, &[".approx"])?;
         let ty = self.one_type(i, m)?;
+        if ty == OpTy::F(64) && op == "rcp" {
+            if !m.ftz {
+                return Err(Diagnostic::error(span, "`rcp.approx.f64` needs `.ftz`"));
+            }
+            return self.approx_f64(UnaryOp::Rcp, i, m);
+        }
         if ty != F32 {
             return Err(unsupported(
                 span,
                 &format!("`{op}.approx` on this type"),
-                "only `.f32` is implemented",
+                "only `.f32` and `rcp.approx.ftz.f64` are implemented",
             ));
         }
         if m.rounding.is_some() || m.sat || i.operands.len() != 2 {
@@ -147,6 +158,39 @@ impl Lowerer {
         let uop = if op == "sqrt" { UnaryOp::Sqrt } else { UnaryOp::Rcp };
         let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
         self.push(InstKind::Unary { op: uop, ty: F32, mode, dst, src }, span);
+        Ok(())
+    }
+
+    /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (§9.7.3.9, §9.7.3.16): the
+    /// exactly rounded reciprocal (of the exactly rounded square root), with `.ftz`
+    /// flushing subnormal inputs and results to zeros of their sign.
+    fn approx_f64(
+        &mut self,
+        op: UnaryOp,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        if m.rounding.is_some() || m.sat || i.operands.len() != 2 {
+            return Err(Diagnostic::error(span, "expected `.approx{.ftz}.f64 d, a`"));
+        }
+        let f64t = OpTy::F(64);
+        let dst = self.dst(&i.operands[0], f64t, false)?;
+        let src = self.src(&i.operands[1], f64t, false, span)?;
+        let mut e = Emit { l: self, span };
+        let x = if m.ftz { e.flush_bits(FloatFormat::F64, src) } else { src };
+        let mode = FloatMode::default();
+        let x = if op == UnaryOp::Rsqrt {
+            let t = e.temp(f64t);
+            e.push(InstKind::Unary { op: UnaryOp::Sqrt, ty: f64t, mode, dst: t, src: x });
+            Value::Reg(t)
+        } else {
+            x
+        };
+        let r = e.temp(f64t);
+        e.push(InstKind::Unary { op: UnaryOp::Rcp, ty: f64t, mode, dst: r, src: x });
+        let r = if m.ftz { e.flush_bits(FloatFormat::F64, Value::Reg(r)) } else { Value::Reg(r) };
+        e.mov(f64t, dst, r);
         Ok(())
     }
 

@@ -142,7 +142,7 @@ impl Emit<'_> {
     }
 
     /// `.ftz` on a narrow bit pattern: a subnormal becomes a zero of its sign.
-    fn flush_bits(&mut self, fmt: FloatFormat, v: Value) -> Value {
+    pub(super) fn flush_bits(&mut self, fmt: FloatFormat, v: Value) -> Value {
         let ty = OpTy::U(fmt.bits() as u8);
         let (e, m) = fmt.layout();
         let exp = self.and(ty, v, Value::Imm(((1 << e) - 1) << m));

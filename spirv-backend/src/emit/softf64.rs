@@ -165,6 +165,86 @@ impl FnEmitter<'_> {
         Ok((hi, lo))
     }
 
+    /// Rounds `(xh, xl) · 2^exp` (nonzero, or zero with only the sticky bit) plus a
+    /// sticky fraction below its last bit to an f64 of sign `sign` (0 or 1) by
+    /// `rounding`: normalized to bit 127, rounded at 53 bits (or fewer, for subnormal
+    /// results), overflowing to infinity or the largest finite value.
+    fn round_to_f64(
+        &mut self,
+        xh: Word,
+        xl: Word,
+        exp: Word,
+        sticky: Word,
+        sign: Word,
+        rounding: Rounding,
+    ) -> R<Word> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let zero = self.c64(0);
+        let one = self.c64(1);
+        let inf = self.c64(0x7ff0_0000_0000_0000);
+        let k52 = self.c64(52);
+        let k63 = self.c64(63);
+        let lz = self.clz128(xh, xl)?;
+        let lz = self.umin(lz, 127)?;
+        let (xh, xl) = self.shl128(xh, xl, lz)?;
+        let exp = self.b.i_sub(it, None, exp, lz)?;
+        // Biased exponent of the leading bit: exp + 127 + 1023.
+        let k1150 = self.c64(1150);
+        let biased = self.b.i_add(it, None, exp, k1150)?;
+        let under = self.b.i_sub(it, None, one, biased)?;
+        let under_pos = self.b.s_greater_than(bt, None, under, zero)?;
+        let under = self.sel(under_pos, under, zero)?;
+        let k75 = self.c64(75);
+        let t = self.b.i_add(it, None, k75, under)?;
+        let (_, q, lost) = self.shr128_sticky(xh, xl, t)?;
+        // The rounding bit is bit t-1; the rest below it and the earlier sticky bit.
+        let t1 = self.b.i_sub(it, None, t, one)?;
+        let (_, rl, below) = self.shr128_sticky(xh, xl, t1)?;
+        let round_bit = self.b.bitwise_and(it, None, rl, one)?;
+        let round_bit = self.b.i_equal(bt, None, round_bit, one)?;
+        let rest = self.b.logical_or(bt, None, below, sticky)?;
+        let inexact = self.b.logical_or(bt, None, lost, sticky)?;
+        let negative = self.b.i_equal(bt, None, sign, one)?;
+        let inc = match rounding {
+            Rounding::Nearest => {
+                let lsb = self.b.bitwise_and(it, None, q, one)?;
+                let odd = self.b.i_equal(bt, None, lsb, one)?;
+                let tie_or_more = self.b.logical_or(bt, None, rest, odd)?;
+                self.b.logical_and(bt, None, round_bit, tie_or_more)?
+            }
+            Rounding::NearestAway => round_bit,
+            Rounding::Zero => self.b.constant_false(bt),
+            Rounding::Up => {
+                let pos = self.b.logical_not(bt, None, negative)?;
+                self.b.logical_and(bt, None, pos, inexact)?
+            }
+            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
+        };
+        let inc = self.sel(inc, one, zero)?;
+        let normal = self.b.s_greater_than(bt, None, biased, zero)?;
+        let b1 = self.b.i_sub(it, None, biased, one)?;
+        let field = self.sel(normal, b1, zero)?;
+        let field = self.b.shift_left_logical(it, None, field, k52)?;
+        let r = self.b.i_add(it, None, field, q)?;
+        let r = self.b.i_add(it, None, r, inc)?;
+        // Overflow: infinity, or the largest finite value when rounding toward zero.
+        let max = self.c64(0x7fef_ffff_ffff_ffff);
+        let huge = self.b.u_greater_than(bt, None, r, max)?;
+        let toward_zero = match rounding {
+            Rounding::Zero => self.b.constant_true(bt),
+            Rounding::Down => self.b.logical_not(bt, None, negative)?,
+            Rounding::Up => negative,
+            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
+        };
+        let over = self.sel(toward_zero, max, inf)?;
+        let r = self.sel(huge, over, r)?;
+        let sign_bit = self.b.shift_left_logical(it, None, sign, k63)?;
+        let r = self.b.bitwise_or(it, None, r, sign_bit)?;
+
+        Ok(r)
+    }
+
     /// `a * b + c` on f64 bit patterns (64-bit integers), rounded once by `rounding`.
     pub(super) fn soft_fma_f64(
         &mut self,
@@ -298,68 +378,12 @@ impl FnEmitter<'_> {
             (self.sel(signs_differ, hi_diff, hi_sum)?, self.sel(signs_differ, lo_diff, lo_sum)?);
         let sign = sign_big;
 
-        // Normalize to bit 127 and round to 53 bits (75 bits below, plus the sticky bit).
         let is_zero_h = self.b.i_equal(bt, None, xh, zero)?;
         let is_zero_l = self.b.i_equal(bt, None, xl, zero)?;
         let exact_zero = self.b.logical_and(bt, None, is_zero_h, is_zero_l)?;
         let not_sticky = self.b.logical_not(bt, None, sticky)?;
         let exact_zero = self.b.logical_and(bt, None, exact_zero, not_sticky)?;
-        let lz = self.clz128(xh, xl)?;
-        let lz = self.umin(lz, 127)?;
-        let (xh, xl) = self.shl128(xh, xl, lz)?;
-        let exp = self.b.i_sub(it, None, exp_big, lz)?;
-        // Biased exponent of the leading bit: exp + 127 + 1023.
-        let k1150 = self.c64(1150);
-        let biased = self.b.i_add(it, None, exp, k1150)?;
-        let under = self.b.i_sub(it, None, one, biased)?;
-        let under_pos = self.b.s_greater_than(bt, None, under, zero)?;
-        let under = self.sel(under_pos, under, zero)?;
-        let k75 = self.c64(75);
-        let t = self.b.i_add(it, None, k75, under)?;
-        let (_, q, lost) = self.shr128_sticky(xh, xl, t)?;
-        // The rounding bit is bit t-1; the rest below it and the earlier sticky bit.
-        let t1 = self.b.i_sub(it, None, t, one)?;
-        let (_, rl, below) = self.shr128_sticky(xh, xl, t1)?;
-        let round_bit = self.b.bitwise_and(it, None, rl, one)?;
-        let round_bit = self.b.i_equal(bt, None, round_bit, one)?;
-        let rest = self.b.logical_or(bt, None, below, sticky)?;
-        let inexact = self.b.logical_or(bt, None, lost, sticky)?;
-        let negative = self.b.i_equal(bt, None, sign, one)?;
-        let inc = match rounding {
-            Rounding::Nearest => {
-                let lsb = self.b.bitwise_and(it, None, q, one)?;
-                let odd = self.b.i_equal(bt, None, lsb, one)?;
-                let tie_or_more = self.b.logical_or(bt, None, rest, odd)?;
-                self.b.logical_and(bt, None, round_bit, tie_or_more)?
-            }
-            Rounding::NearestAway => round_bit,
-            Rounding::Zero => self.b.constant_false(bt),
-            Rounding::Up => {
-                let pos = self.b.logical_not(bt, None, negative)?;
-                self.b.logical_and(bt, None, pos, inexact)?
-            }
-            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
-        };
-        let inc = self.sel(inc, one, zero)?;
-        let normal = self.b.s_greater_than(bt, None, biased, zero)?;
-        let b1 = self.b.i_sub(it, None, biased, one)?;
-        let field = self.sel(normal, b1, zero)?;
-        let field = self.b.shift_left_logical(it, None, field, k52)?;
-        let r = self.b.i_add(it, None, field, q)?;
-        let r = self.b.i_add(it, None, r, inc)?;
-        // Overflow: infinity, or the largest finite value when rounding toward zero.
-        let max = self.c64(0x7fef_ffff_ffff_ffff);
-        let huge = self.b.u_greater_than(bt, None, r, max)?;
-        let toward_zero = match rounding {
-            Rounding::Zero => self.b.constant_true(bt),
-            Rounding::Down => self.b.logical_not(bt, None, negative)?,
-            Rounding::Up => negative,
-            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
-        };
-        let over = self.sel(toward_zero, max, inf)?;
-        let r = self.sel(huge, over, r)?;
-        let sign_bit = self.b.shift_left_logical(it, None, sign, k63)?;
-        let r = self.b.bitwise_or(it, None, r, sign_bit)?;
+        let r = self.round_to_f64(xh, xl, exp_big, sticky, sign, rounding)?;
 
         // An exact zero: the sign of the addends when they agree, else +0 (-0 when
         // rounding down) (IEEE 754 §6.3).
@@ -386,5 +410,175 @@ impl FnEmitter<'_> {
         let r = self.sel(p_inf, p_inf_bits, r)?;
         let qnan = self.c64(0x7ff8_0000_0000_0000);
         self.sel(nan, qnan, r)
+    }
+}
+
+impl FnEmitter<'_> {
+    /// Normalizes a nonzero significand below 2^53 so that its leading bit is bit 52;
+    /// returns it and the exponent decrease.
+    fn normalize53(&mut self, sig: Word) -> R<(Word, Word)> {
+        let it = self.ty(U64);
+        let lz = self.clz64(sig)?;
+        let k11 = self.c64(11);
+        let shift = self.b.i_sub(it, None, lz, k11)?;
+        let shift = self.umin(shift, 63)?;
+        Ok((self.b.shift_left_logical(it, None, sig, shift)?, shift))
+    }
+
+    /// Sign, magnitude bits, normalized significand (leading bit 52) and the exponent
+    /// of its last bit, of an f64 bit pattern.
+    fn unpack_f64(&mut self, x: Word) -> R<(Word, Word, Word, Word)> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let k52 = self.c64(52);
+        let k63 = self.c64(63);
+        let zero = self.c64(0);
+        let one = self.c64(1);
+        let sign = self.b.shift_right_logical(it, None, x, k63)?;
+        let abs_mask = self.c64(!(1u64 << 63));
+        let mag = self.b.bitwise_and(it, None, x, abs_mask)?;
+        let ef = self.b.shift_right_logical(it, None, mag, k52)?;
+        let frac_mask = self.c64((1 << 52) - 1);
+        let frac = self.b.bitwise_and(it, None, mag, frac_mask)?;
+        let is_sub = self.b.i_equal(bt, None, ef, zero)?;
+        let hidden = self.c64(1 << 52);
+        let with_hidden = self.b.bitwise_or(it, None, frac, hidden)?;
+        let sig = self.sel(is_sub, frac, with_hidden)?;
+        let ef = self.sel(is_sub, one, ef)?;
+        let bias = self.c64(1075);
+        let exp = self.b.i_sub(it, None, ef, bias)?;
+        // Zero significands stay zero (their results are selected by the callers).
+        let sig_or_one = self.sel(is_sub, with_hidden, sig)?;
+        let is_zero = self.b.i_equal(bt, None, mag, zero)?;
+        let sig_nz = self.sel(is_zero, sig_or_one, sig)?;
+        let (sig_n, shift) = self.normalize53(sig_nz)?;
+        let exp = self.b.i_sub(it, None, exp, shift)?;
+        Ok((sign, mag, sig_n, exp))
+    }
+
+    /// `div.{rn,rz,rm,rp}.f64` exactly (PTX ISA 9.2 §9.7.3.8): the significands'
+    /// quotient to 55 bits by restoring division (each step a compare and a subtract
+    /// on 54-bit remainders), the remainder as the sticky bit, one rounding. IEEE
+    /// special cases are selected.
+    pub(super) fn soft_div_f64(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let zero = self.c64(0);
+        let one = self.c64(1);
+        let inf = self.c64(0x7ff0_0000_0000_0000);
+        let (sa, ma, xa, ea) = self.unpack_f64(a)?;
+        let (sb, mb, xb, eb) = self.unpack_f64(b)?;
+        let sign = self.b.bitwise_xor(it, None, sa, sb)?;
+        // x/y in [1, 2): double x when it is below y.
+        let below = self.b.u_less_than(bt, None, xa, xb)?;
+        let x2 = self.b.shift_left_logical(it, None, xa, one)?;
+        let mut rem = self.sel(below, x2, xa)?;
+        let dec = self.sel(below, one, zero)?;
+        let mut q = zero;
+        for _ in 0..55 {
+            let fits = self.b.u_greater_than_equal(bt, None, rem, xb)?;
+            let less = self.b.i_sub(it, None, rem, xb)?;
+            rem = self.sel(fits, less, rem)?;
+            let q2 = self.b.shift_left_logical(it, None, q, one)?;
+            let bit = self.sel(fits, one, zero)?;
+            q = self.b.bitwise_or(it, None, q2, bit)?;
+            rem = self.b.shift_left_logical(it, None, rem, one)?;
+        }
+        let sticky = self.b.i_not_equal(bt, None, rem, zero)?;
+        // a/b = q · 2^(ea - dec - eb - 54).
+        let e = self.b.i_sub(it, None, ea, eb)?;
+        let e = self.b.i_sub(it, None, e, dec)?;
+        let k54 = self.c64(54);
+        let e = self.b.i_sub(it, None, e, k54)?;
+        let r = self.round_to_f64(zero, q, e, sticky, sign, rounding)?;
+        // NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf; 0/y and x/inf
+        // give 0 (with the sign of the quotient).
+        let a_nan = self.b.u_greater_than(bt, None, ma, inf)?;
+        let b_nan = self.b.u_greater_than(bt, None, mb, inf)?;
+        let a_inf = self.b.i_equal(bt, None, ma, inf)?;
+        let b_inf = self.b.i_equal(bt, None, mb, inf)?;
+        let a_zero = self.b.i_equal(bt, None, ma, zero)?;
+        let b_zero = self.b.i_equal(bt, None, mb, zero)?;
+        let nan = self.b.logical_or(bt, None, a_nan, b_nan)?;
+        let zz = self.b.logical_and(bt, None, a_zero, b_zero)?;
+        let ii = self.b.logical_and(bt, None, a_inf, b_inf)?;
+        let nan = self.b.logical_or(bt, None, nan, zz)?;
+        let nan = self.b.logical_or(bt, None, nan, ii)?;
+        let to_inf = self.b.logical_or(bt, None, a_inf, b_zero)?;
+        let to_zero = self.b.logical_or(bt, None, a_zero, b_inf)?;
+        let k63 = self.c64(63);
+        let sign_bit = self.b.shift_left_logical(it, None, sign, k63)?;
+        let signed_inf = self.b.bitwise_or(it, None, sign_bit, inf)?;
+        let r = self.sel(to_zero, sign_bit, r)?;
+        let r = self.sel(to_inf, signed_inf, r)?;
+        let qnan = self.c64(0x7ff8_0000_0000_0000);
+        self.sel(nan, qnan, r)
+    }
+
+    /// `sqrt.{rn,rz,rm,rp}.f64` exactly (§9.7.3.10): the integer square root of the
+    /// significand scaled to an even exponent and 109-110 bits, two bits per step
+    /// (digit-by-digit), the remainder as the sticky bit, one rounding.
+    pub(super) fn soft_sqrt_f64(&mut self, a: Word, rounding: Rounding) -> R<Word> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let zero = self.c64(0);
+        let one = self.c64(1);
+        let two = self.c64(2);
+        let three = self.c64(3);
+        let inf = self.c64(0x7ff0_0000_0000_0000);
+        let (sa, ma, xa, ea) = self.unpack_f64(a)?;
+        // An even exponent: m in [2^52, 2^54).
+        let odd = self.b.bitwise_and(it, None, ea, one)?;
+        let is_odd = self.b.i_equal(bt, None, odd, one)?;
+        let m2 = self.b.shift_left_logical(it, None, xa, one)?;
+        let m = self.sel(is_odd, m2, xa)?;
+        let e = self.b.i_sub(it, None, ea, odd)?;
+        // M = m · 2^56 (hi = m >> 8, lo = m << 56): 110 bits, consumed two at a time.
+        let k8 = self.c64(8);
+        let k56 = self.c64(56);
+        let mh = self.b.shift_right_logical(it, None, m, k8)?;
+        let ml = self.b.shift_left_logical(it, None, m, k56)?;
+        let mut q = zero;
+        let mut rem = zero;
+        for step in 0..55u32 {
+            // Bits 109-2·step and 108-2·step of M.
+            let pos = 108 - 2 * step;
+            let pair = if pos >= 64 {
+                let k = self.c64(u64::from(pos - 64));
+                let s = self.b.shift_right_logical(it, None, mh, k)?;
+                self.b.bitwise_and(it, None, s, three)?
+            } else {
+                let k = self.c64(u64::from(pos));
+                let s = self.b.shift_right_logical(it, None, ml, k)?;
+                self.b.bitwise_and(it, None, s, three)?
+            };
+            let r4 = self.b.shift_left_logical(it, None, rem, two)?;
+            rem = self.b.bitwise_or(it, None, r4, pair)?;
+            let q4 = self.b.shift_left_logical(it, None, q, two)?;
+            let trial = self.b.bitwise_or(it, None, q4, one)?;
+            let fits = self.b.u_greater_than_equal(bt, None, rem, trial)?;
+            let less = self.b.i_sub(it, None, rem, trial)?;
+            rem = self.sel(fits, less, rem)?;
+            let q2 = self.b.shift_left_logical(it, None, q, one)?;
+            let bit = self.sel(fits, one, zero)?;
+            q = self.b.bitwise_or(it, None, q2, bit)?;
+        }
+        let sticky = self.b.i_not_equal(bt, None, rem, zero)?;
+        // sqrt(m · 2^e) = sqrt(M) · 2^((e - 56) / 2).
+        let e = self.b.i_sub(it, None, e, k56)?;
+        let e = self.b.shift_right_arithmetic(it, None, e, one)?;
+        let r = self.round_to_f64(zero, q, e, sticky, zero, rounding)?;
+        // sqrt(±0) = ±0, sqrt(+inf) = +inf, negative and NaN give NaN.
+        let is_zero = self.b.i_equal(bt, None, ma, zero)?;
+        let is_inf = self.b.i_equal(bt, None, ma, inf)?;
+        let is_nan = self.b.u_greater_than(bt, None, ma, inf)?;
+        let neg = self.b.i_equal(bt, None, sa, one)?;
+        let nonzero = self.b.logical_not(bt, None, is_zero)?;
+        let neg_nonzero = self.b.logical_and(bt, None, neg, nonzero)?;
+        let r = self.sel(is_inf, inf, r)?;
+        let r = self.sel(is_zero, a, r)?;
+        let bad = self.b.logical_or(bt, None, is_nan, neg_nonzero)?;
+        let qnan = self.c64(0x7ff8_0000_0000_0000);
+        self.sel(bad, qnan, r)
     }
 }
