@@ -1760,10 +1760,10 @@ fn div_sqrt_rcp_rn_f32_are_correctly_rounded() {
 /// * inputs `%a64 %b64 %c64` (the thread's `a[i]`, `b[i]`, `c[i]`), their low halves
 ///   `%a32 %b32 %c32`, low quarters `%a16 %b16 %c16`, and `%ap %bp %cp` (bit 0 set);
 ///   `%u64` is `a[0]`, loaded with `ldu` (the same address in every thread);
-/// * one destination per width, `%d16 %d32 %d64 %dp`, whose value is the slot's result
-///   (zero-extended to 64 bits; `%dp` stores 1 or 0). A slot must write exactly one of
-///   them; instructions are separated by `; `;
-/// * scratch `%e16 %e32 %e64 %ep` and `%t16 %t32 %t64 %tp`.
+/// * one destination per width, `%d8 %d16 %d32 %d64 %dp`, whose value is the slot's
+///   result (zero-extended to 64 bits; `%dp` stores 1 or 0). A slot must write exactly
+///   one of them; instructions are separated by `; `;
+/// * scratch `%e16 %e32 %e64 %ep` and `%t8 %t16 %t32 %t64 %tp`.
 ///
 /// All buffers are `.b64`. The PTX is checked in as `tests/ptx/ops/NAME.ptx` so that it
 /// can be read and assembled with ptxas; the test fails if it is stale and `BLESS=1`
@@ -1809,6 +1809,7 @@ fn slot_destination(slot: &str) -> (&'static str, &'static str) {
         ("%d32", "cvt.u64.u32     %x4, %d32;"),
         ("%d64", "mov.b64         %x4, %d64;"),
         ("%dp", "selp.b64        %x4, 1, 0, %dp;"),
+        ("%d8", "cvt.u64.u8      %x4, %d8;"),
     ];
     let written: Vec<_> = dests
         .iter()
@@ -1818,7 +1819,7 @@ fn slot_destination(slot: &str) -> (&'static str, &'static str) {
             })
         })
         .collect();
-    assert_eq!(written.len(), 1, "slot `{slot}` must write exactly one of %d16/%d32/%d64/%dp");
+    assert_eq!(written.len(), 1, "slot `{slot}` must write exactly one of %d8/%d16/%d32/%d64/%dp");
     *written[0]
 }
 
@@ -1843,6 +1844,7 @@ fn generate_ptx(version: &str, target: &str, name: &str, slots: &[Slot]) -> Stri
     }
     let _ = writeln!(w, "    .param .u32 {name}_n\n)\n{{");
     let _ = writeln!(w, "    .reg .pred %p1;\n    .reg .b32 %i<4>;\n    .reg .b64 %x<6>, %u64;");
+    let _ = writeln!(w, "    .reg .b8 %d8, %t8;");
     for (ty, suffix) in [(".pred", "p"), (".b16", "16"), (".b32", "32"), (".b64", "64")] {
         let regs: Vec<String> =
             ["a", "b", "c", "d", "e", "t"].iter().map(|r| format!("%{r}{suffix}")).collect();

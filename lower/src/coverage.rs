@@ -199,9 +199,15 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         "cvt",
-        ".e2m3x2 .e3m2x2 .e2m1x2 .ue8m0x2 and the x4 forms",
-        Unsupported("FP6, FP4 and UE8M0 conversions are not implemented yet"),
-        "cvt.rn.satfinite.e2m1x2.f32 %h1, %r1, %r2;",
+        ".e2m3x2 .e3m2x2 .e2m1x2 .satfinite{.relu} from .f32 pairs, and to .f16x2",
+        Emulated("exact integer arithmetic on the bit patterns; these formats have no NaN, so a NaN saturates to the largest value"),
+        "cvt.rn.satfinite.e2m3x2.f32 %h1, %r1, %r2;",
+    ),
+    row(
+        "cvt",
+        ".ue8m0x2, the x4 forms and stochastic rounding (.rs)",
+        Unsupported("UE8M0 scale factors and the stochastically rounded x4 forms are not implemented yet"),
+        "cvt.rz.satfinite.ue8m0x2.f32 %h1, %r1, %r2;",
     ),
     row("cvta", ".to.global.u64, .global.u64", Supported, "cvta.to.global.u64 %rd1, %rd2;"),
     row("cvta", ".shared .local .const .param, 32-bit", Unsupported(MEMORY), "cvta.to.shared.u64 %rd1, %rd2;"),

@@ -379,6 +379,12 @@ pub enum FloatFormat {
     E5m2,
     /// IEEE binary64, as the target of [`InstKind::IntToFloat`].
     F64,
+    /// FP6 E2M3 (`.e2m3`): no infinities or NaNs; largest 7.5. Kept in a byte.
+    E2m3,
+    /// FP6 E3M2 (`.e3m2`): no infinities or NaNs; largest 28. Kept in a byte.
+    E3m2,
+    /// FP4 E2M1 (`.e2m1`): no infinities or NaNs; largest 6. Kept in a byte.
+    E2m1,
 }
 
 impl FloatFormat {
@@ -392,6 +398,9 @@ impl FloatFormat {
             FloatFormat::E4m3 => (4, 3),
             FloatFormat::E5m2 => (5, 2),
             FloatFormat::F64 => (11, 52),
+            FloatFormat::E2m3 => (2, 3),
+            FloatFormat::E3m2 => (3, 2),
+            FloatFormat::E2m1 => (2, 1),
         }
     }
 
@@ -404,14 +413,23 @@ impl FloatFormat {
         match self {
             FloatFormat::F32 | FloatFormat::Tf32 => 32,
             FloatFormat::F16 | FloatFormat::Bf16 => 16,
-            FloatFormat::E4m3 | FloatFormat::E5m2 => 8,
+            FloatFormat::E4m3
+            | FloatFormat::E5m2
+            | FloatFormat::E2m3
+            | FloatFormat::E3m2
+            | FloatFormat::E2m1 => 8,
             FloatFormat::F64 => 64,
         }
     }
 
+    /// Whether the format has NaNs (the FP6 and FP4 formats have none).
+    pub fn has_nan(self) -> bool {
+        !matches!(self, FloatFormat::E2m3 | FloatFormat::E3m2 | FloatFormat::E2m1)
+    }
+
     /// Whether the all-ones exponent encodes infinities and NaNs (IEEE-like).
     pub fn has_infinity(self) -> bool {
-        self != FloatFormat::E4m3
+        self.has_nan() && self != FloatFormat::E4m3
     }
 
     /// The magnitude bits of the largest finite value.
@@ -419,16 +437,24 @@ impl FloatFormat {
         let (e, m) = self.layout();
         if self.has_infinity() {
             (((1u64 << e) - 1) << m) - 1
-        } else {
+        } else if self.has_nan() {
             // E4M3: the all-ones pattern is NaN, the one below it the largest value.
             (1u64 << (e + m)) - 2
+        } else {
+            (1u64 << (e + m)) - 1
         }
     }
 
-    /// The NaN a conversion produces (positive, quiet).
+    /// The NaN a conversion produces (positive, quiet). Formats without NaN get their
+    /// largest finite value: a NaN converted with `.satfinite` saturates (ptxvk's
+    /// choice; the ISA leaves it open).
     pub fn nan(self) -> u64 {
         let (e, m) = self.layout();
-        (1u64 << (e + m)) - 1
+        if self.has_nan() {
+            (1u64 << (e + m)) - 1
+        } else {
+            self.max_finite()
+        }
     }
 }
 

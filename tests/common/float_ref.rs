@@ -17,21 +17,26 @@
 use std::cmp::Ordering;
 
 /// A binary format: exponent and mantissa bits; `ieee` formats have infinities and
-/// NaNs in the all-ones exponent; E4M3 has only the NaN `S.1111.111`.
+/// NaNs in the all-ones exponent; of the others, E4M3 has only the NaN `S.1111.111`
+/// (`nan`) and the FP6/FP4 formats have no NaN at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fmt {
     pub e: u32,
     pub m: u32,
     pub ieee: bool,
+    pub nan: bool,
 }
 
-pub const F16: Fmt = Fmt { e: 5, m: 10, ieee: true };
-pub const BF16: Fmt = Fmt { e: 8, m: 7, ieee: true };
-pub const TF32: Fmt = Fmt { e: 8, m: 10, ieee: true };
-pub const F32: Fmt = Fmt { e: 8, m: 23, ieee: true };
-pub const F64: Fmt = Fmt { e: 11, m: 52, ieee: true };
-pub const E4M3: Fmt = Fmt { e: 4, m: 3, ieee: false };
-pub const E5M2: Fmt = Fmt { e: 5, m: 2, ieee: true };
+pub const F16: Fmt = Fmt { e: 5, m: 10, ieee: true, nan: true };
+pub const BF16: Fmt = Fmt { e: 8, m: 7, ieee: true, nan: true };
+pub const TF32: Fmt = Fmt { e: 8, m: 10, ieee: true, nan: true };
+pub const F32: Fmt = Fmt { e: 8, m: 23, ieee: true, nan: true };
+pub const F64: Fmt = Fmt { e: 11, m: 52, ieee: true, nan: true };
+pub const E4M3: Fmt = Fmt { e: 4, m: 3, ieee: false, nan: true };
+pub const E5M2: Fmt = Fmt { e: 5, m: 2, ieee: true, nan: true };
+pub const E2M3: Fmt = Fmt { e: 2, m: 3, ieee: false, nan: false };
+pub const E3M2: Fmt = Fmt { e: 3, m: 2, ieee: false, nan: false };
+pub const E2M1: Fmt = Fmt { e: 2, m: 1, ieee: false, nan: false };
 
 /// A PTX rounding modifier: `.rn` (IEEE 754 §4.3.1 roundTiesToEven), `.rna`
 /// (roundTiesToAway, `cvt` to `.tf32`), and the directed roundings of §4.3.2: `.rz`
@@ -61,15 +66,20 @@ impl Fmt {
         } else {
             (1 << self.e) - 1 - self.bias()
         };
-        let mant =
-            if self.ieee { (1u128 << (self.m + 1)) - 1 } else { (1u128 << (self.m + 1)) - 2 };
+        let mant = if self.ieee || !self.nan {
+            (1u128 << (self.m + 1)) - 1
+        } else {
+            (1u128 << (self.m + 1)) - 2
+        };
         (mant, emax - self.m as i32)
     }
     pub fn max_bits(self) -> u64 {
         if self.ieee {
             (((1u64 << self.e) - 1) << self.m) - 1
-        } else {
+        } else if self.nan {
             (1u64 << (self.e + self.m)) - 2
+        } else {
+            (1u64 << (self.e + self.m)) - 1
         }
     }
     pub fn inf_bits(self) -> u64 {
@@ -150,7 +160,7 @@ pub fn decode(f: Fmt, bits: u64) -> Class {
     if f.ieee && exp_field == (1 << f.e) - 1 {
         return if frac == 0 { Class::Inf(neg) } else { Class::Nan };
     }
-    if !f.ieee && mag == (1 << (f.e + f.m)) - 1 {
+    if !f.ieee && f.nan && mag == (1 << (f.e + f.m)) - 1 {
         return Class::Nan;
     }
     let (mant, e) = if exp_field == 0 { (frac, 1) } else { (frac | 1 << f.m, exp_field) };

@@ -10,7 +10,10 @@ use super::*;
 fn nan_of(f: Fmt) -> Want {
     let exp = ((1u64 << f.e) - 1) << f.m;
     let man = (1u64 << f.m) - 1;
-    if f.ieee {
+    if !f.nan {
+        // No NaN in the format: ptxvk saturates a NaN to the largest finite value.
+        bits(f.max_bits())
+    } else if f.ieee {
         Want::NanIn { exp, man }
     } else {
         // E4M3: the one NaN pattern, either sign.
@@ -678,4 +681,34 @@ fn exact_f64_fma_and_directed_rounding() {
         In::new(a, b, c)
     }));
     generated("f64_exact", slots, cases).run();
+}
+
+/// FP6 (`.e2m3x2`, `.e3m2x2`) and FP4 (`.e2m1x2`) conversions (PTX ISA 8.6, sm_100a;
+/// §9.7.9.21): no infinities and no NaN in these formats, `.satfinite` required.
+#[test]
+fn fp6_and_fp4_conversions() {
+    let slots = vec![
+        // FP6 and FP4 (no infinities, no NaN): the first source in the upper lane.
+        slot("mov.b32 %t32, 0; cvt.rn.satfinite.e2m3x2.f32 %d16, %a32, %t32", |x| {
+            // A NaN saturates to the largest value (ptxvk's choice: the format has no NaN).
+            let r = fr::round_class(f32c(x.a), fr::E2M3, Mode::Rn, true, false);
+            bits(r.unwrap_or(fr::E2M3.max_bits()) << 8)
+        }),
+        slot("mov.b32 %t32, 0; cvt.rn.satfinite.relu.e3m2x2.f32 %d16, %t32, %a32", |x| {
+            want(fr::E3M2, fr::round_class(f32c(x.a), fr::E3M2, Mode::Rn, true, true))
+        }),
+        slot("mov.b32 %t32, 0; cvt.rn.satfinite.e2m1x2.f32 %d8, %a32, %t32", |x| {
+            let r = fr::round_class(f32c(x.a), fr::E2M1, Mode::Rn, true, false);
+            bits(r.unwrap_or(fr::E2M1.max_bits()) << 4)
+        }),
+        slot("cvt.u8.u16 %t8, %c16; cvt.rn.f16x2.e2m1x2 %e32, %t8; mov.b32 {%d16, %t16}, %e32", |x| {
+            let c = fr::decode(fr::E2M1, x.c & 0xf);
+            want(fr::F16, fr::round_class(c, fr::F16, Mode::Rn, false, false))
+        }),
+        slot("and.b16 %t16, %c16, 0x3f3f; cvt.rn.f16x2.e3m2x2 %e32, %t16; mov.b32 {%t16, %d16}, %e32", |x| {
+            let c = fr::decode(fr::E3M2, x.c >> 8 & 0x3f);
+            want(fr::F16, fr::round_class(c, fr::F16, Mode::Rn, false, false))
+        }),
+    ];
+    generated_for("8.8", "sm_100a", "fp6_fp4_cvt", slots, conversion_cases()).run();
 }

@@ -40,30 +40,32 @@ fn narrow_scalar(t: ScalarType) -> Option<(FloatFormat, u32)> {
     })
 }
 
-/// The FP8 pair types of `cvt`, which the front end leaves as plain modifiers.
+/// The FP8, FP6 and FP4 pair types of `cvt`, which the front end leaves as plain
+/// modifiers.
 fn fp8_pair(s: &str) -> Option<FloatFormat> {
     match s {
         ".e4m3x2" => Some(FloatFormat::E4m3),
         ".e5m2x2" => Some(FloatFormat::E5m2),
+        ".e2m3x2" => Some(FloatFormat::E2m3),
+        ".e3m2x2" => Some(FloatFormat::E3m2),
+        ".e2m1x2" => Some(FloatFormat::E2m1),
         _ => None,
     }
 }
 
-/// Narrow float formats that are not implemented yet (FP6, FP4, UE8M0).
+/// The width of one element of a packed pair: 4 bits for FP4, a byte for FP6 (two
+/// zero bits on top) and FP8, 16 bits for the half types.
+fn lane_bits(f: FloatFormat) -> u32 {
+    if f == FloatFormat::E2m1 {
+        4
+    } else {
+        f.bits()
+    }
+}
+
+/// Narrow float forms that are not implemented yet (UE8M0 and the x4 forms).
 fn unimplemented_format(s: &str) -> bool {
-    matches!(
-        s,
-        ".e2m3x2"
-            | ".e3m2x2"
-            | ".e2m1x2"
-            | ".ue8m0x2"
-            | ".e4m3x4"
-            | ".e5m2x4"
-            | ".e2m3x4"
-            | ".e3m2x4"
-            | ".e2m1x4"
-            | ".s2f6x2"
-    )
+    matches!(s, ".ue8m0x2" | ".e4m3x4" | ".e5m2x4" | ".e2m3x4" | ".e3m2x4" | ".e2m1x4" | ".s2f6x2")
 }
 
 /// The half type of an arithmetic instruction with exactly one type.
@@ -162,6 +164,20 @@ impl Emit<'_> {
             self.bin(BinaryOp::Shr, OpTy::U(32), v, Value::Imm(16 * u64::from(k)))
         };
         self.cvt(OpTy::U(16), OpTy::U(32), shifted)
+    }
+
+    /// Narrowed lanes of `f` (lane 0 first) packed as a pair: FP4 nibbles into a byte,
+    /// everything else by [`Self::pack`].
+    fn pack_lanes(&mut self, f: FloatFormat, lanes: Vec<Value>) -> Value {
+        if lane_bits(f) == f.bits() || lanes.len() != 2 {
+            return self.pack(f.bits(), lanes);
+        }
+        let u16t = OpTy::U(16);
+        let lo = self.cvt(u16t, OpTy::U(8), lanes[0]);
+        let hi = self.cvt(u16t, OpTy::U(8), lanes[1]);
+        let hi = self.bin(BinaryOp::Shl, u16t, hi, Value::Imm(u64::from(lane_bits(f))));
+        let both = self.or(u16t, hi, lo);
+        self.cvt(OpTy::U(8), u16t, both)
     }
 
     /// Lanes of `elem_bits` each, lane 0 in the low bits.
@@ -323,7 +339,7 @@ impl Lowerer {
                 return Err(unsupported(
                     md.span,
                     &format!("`cvt` with `{s}`"),
-                    "FP6, FP4 and UE8M0 conversions are not implemented yet",
+                    "UE8M0 scale factors and the stochastically rounded x4 forms are not implemented yet",
                 ));
             }
             let t = if let Some(f) = fp8_pair(s) {
@@ -348,7 +364,8 @@ impl Lowerer {
         let [to, from] = types.as_slice() else {
             return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
         };
-        let allowed: Vec<&str> = [".relu", ".satfinite", ".rna", ".e4m3x2", ".e5m2x2"].to_vec();
+        let allowed =
+            [".relu", ".satfinite", ".rna", ".e4m3x2", ".e5m2x2", ".e2m3x2", ".e3m2x2", ".e2m1x2"];
         reject_other(m, &allowed)?;
         let relu = has(m, ".relu");
         let satfinite = has(m, ".satfinite");
@@ -369,13 +386,7 @@ impl Lowerer {
         let srcs = &i.operands[1..];
         let dst_bits = |t: CvtType| match t {
             CvtType::Op(o) => o.bits(),
-            CvtType::Narrow(f, n) => {
-                if f.bits() == 8 {
-                    8 * n
-                } else {
-                    f.bits() * n
-                }
-            }
+            CvtType::Narrow(f, n) => lane_bits(f) * n,
         };
         let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
         let dst = self.dst(&i.operands[0], OpTy::U(dst_bits(to.value) as u8), int_dst)?;
@@ -412,7 +423,7 @@ impl Lowerer {
                     let v = if m.ftz && src_ty == F32 { e.flush32(v) } else { v };
                     lanes_out.push(e.narrow(f, src_ty, rounding, satfinite, relu, v));
                 }
-                let r = e.pack(f.bits(), lanes_out);
+                let r = e.pack_lanes(f, lanes_out);
                 e.mov(OpTy::U(dst_bits(to.value) as u8), dst, r);
             }
             // FP8 pairs to and from `.f16x2`.
@@ -423,16 +434,21 @@ impl Lowerer {
                 let rounding = need_rounding(float_rounding)?;
                 let v = read(self, from.value, 0)?;
                 let mut e = Emit { l: self, span };
-                let in_ty = OpTy::U((2 * g.bits()) as u8);
+                // Lanes are extracted at 16 or 32 bits (an FP4 pair is a single byte).
+                let src_bits = 2 * lane_bits(g);
+                let in_ty = OpTy::U(src_bits.max(16) as u8);
+                let v = if src_bits < 16 { e.cvt(in_ty, OpTy::U(src_bits as u8), v) } else { v };
+                let (ge, gm) = g.layout();
                 let mut out = Vec::new();
                 for k in 0..2u64 {
-                    let shifted =
-                        e.bin(BinaryOp::Shr, in_ty, v, Value::Imm(k * u64::from(g.bits())));
-                    let lane = e.cvt(OpTy::U(g.bits() as u8), in_ty, shifted);
+                    let shift = k * u64::from(lane_bits(g));
+                    let shifted = e.bin(BinaryOp::Shr, in_ty, v, Value::Imm(shift));
+                    let lane = e.and(in_ty, shifted, Value::Imm((1 << (ge + gm + 1)) - 1));
+                    let lane = e.cvt(OpTy::U(g.bits() as u8), in_ty, lane);
                     let w = e.widen(g, lane);
                     out.push(e.narrow(f, F32, rounding, satfinite, relu, w));
                 }
-                let r = e.pack(f.bits(), out);
+                let r = e.pack_lanes(f, out);
                 e.mov(OpTy::U(dst_bits(to.value) as u8), dst, r);
             }
             // A narrow format to f32/f64: exact.

@@ -340,7 +340,7 @@ impl FnEmitter<'_> {
             let inf = k(self, 0x7f80_0000);
             let inf_nan = self.b.bitwise_or(ut, None, inf, frac23)?;
             r = self.b.select(ut, None, special, inf_nan, r)?;
-        } else {
+        } else if from.has_nan() {
             let nan_pattern = k(self, from.nan());
             let is_nan = self.b.i_equal(bt, None, mag, nan_pattern)?;
             let nan = k(self, 0x7fc0_0000);
