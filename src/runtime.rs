@@ -199,6 +199,7 @@ impl Module {
             float64: r.float64,
             storage_buffer_8bit: r.storage_buffer_8bit,
             storage_buffer_16bit: r.storage_buffer_16bit,
+            int64_atomics: r.int64_atomics,
             ..Features::default()
         };
         let programs = compiled

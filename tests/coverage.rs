@@ -63,10 +63,11 @@ fn tested_spellings() -> BTreeMap<String, BTreeSet<String>> {
     let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in files {
         let rel = f.strip_prefix(repo()).expect("under the repo").display().to_string();
-        // Only the end-to-end corpus: kernels, ops and control-flow tests.
+        // Only the end-to-end corpus: kernels, ops, control-flow and memory tests.
         if !(rel.starts_with("tests/kernels/")
             || rel.starts_with("tests/ptx/ops/")
-            || rel.starts_with("tests/ptx/control/"))
+            || rel.starts_with("tests/ptx/control/")
+            || rel.starts_with("tests/ptx/memory/"))
         {
             continue;
         }

@@ -458,6 +458,39 @@ impl FloatFormat {
     }
 }
 
+/// A native atomic read-modify-write (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    And,
+    Or,
+    Xor,
+    Exch,
+    /// Signed or unsigned by the operation type.
+    Min,
+    Max,
+    /// Compare and swap: `*a = (*a == cmp) ? src : *a`.
+    Cas,
+}
+
+/// The scope of an atomic or fence (PTX `.cta`, `.gpu`, `.sys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Cta,
+    Gpu,
+    Sys,
+}
+
+/// The memory-ordering semantics of an atomic (PTX `.relaxed`, `.acquire`, `.release`,
+/// `.acq_rel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
 /// The operation of [`InstKind::RoundToOdd`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OddOp {
@@ -673,6 +706,20 @@ pub enum InstKind {
         a: Value,
         b: Value,
         c: Value,
+    },
+    /// An atomic read-modify-write of the `ty`-sized value at `addr`: `dst` receives
+    /// the old value; `cmp` is the comparand of `Cas` (ignored otherwise). Global
+    /// atomics may be 32 or 64 bits wide, shared ones 32.
+    Atomic {
+        op: AtomicOp,
+        space: Space,
+        ty: OpTy,
+        scope: Scope,
+        order: Order,
+        dst: Option<RegId>,
+        addr: Address,
+        src: Value,
+        cmp: Value,
     },
     /// `bar.sync`/`barrier.sync`: every thread of the block waits; orders shared and
     /// global memory among the block.

@@ -18,6 +18,7 @@ use crate::abi::KernelAbi;
 use crate::ir::*;
 
 mod approx;
+mod atomic;
 mod expand;
 mod formats;
 
@@ -979,6 +980,9 @@ impl Lowerer {
             return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
         }
         m.allow(op, modifier_categories(op))?;
+        if let Some(result) = self.atomic(op, i, m) {
+            return result;
+        }
         if let Some(result) = self.approx(op, i, m) {
             return result;
         }
@@ -1704,6 +1708,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "madc" | "dp2a" => &[MulPart],
         "lop3" => &[BoolOp],
         "slct" => &[Ftz],
+        "atom" | "red" => &[Space, BoolOp],
         "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],
         _ => &[],

@@ -135,6 +135,12 @@ pub fn inst_regs(kind: &InstKind, out: &mut Vec<RegId>) {
             srcs.iter().for_each(|s| v(s, out));
             out.extend(addr.base);
         }
+        InstKind::Atomic { dst, addr, src, cmp, .. } => {
+            out.extend(dst.iter());
+            out.extend(addr.base);
+            v(src, out);
+            v(cmp, out);
+        }
         InstKind::Barrier | InstKind::Fence { .. } => {}
     }
 }

@@ -21,6 +21,7 @@ use crate::Error;
 type R<T> = Result<T, Error>;
 
 mod approx;
+mod atomic;
 mod narrow;
 mod softf64;
 
@@ -436,6 +437,13 @@ impl<'a> FnEmitter<'a> {
             InstKind::IntToFloat { to, from, rounding, dst, src } => {
                 let r = self.int_to_float(*to, *from, *rounding, *src)?;
                 self.write(*dst, r, Scalar::Int(to.bits() as u8), false)
+            }
+            InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp } => {
+                let old = self.atomic(*op, *space, *ty, *scope, *order, addr, *src, *cmp)?;
+                match dst {
+                    Some(d) => self.write(*d, old, Scalar::Int(ty.bits() as u8), false),
+                    None => Ok(()),
+                }
             }
             InstKind::Widen { from, dst, src } => {
                 let r = self.widen(*from, *src)?;

@@ -50,6 +50,8 @@ pub struct Requirements {
     pub float64: bool,
     pub storage_buffer_8bit: bool,
     pub storage_buffer_16bit: bool,
+    /// 64-bit atomics on global memory (`shaderBufferInt64Atomics`).
+    pub int64_atomics: bool,
 }
 
 /// What the host needs to launch one kernel of the module.
@@ -111,6 +113,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         float64: u.float64,
         storage_buffer_8bit: u.storage8,
         storage_buffer_16bit: u.storage16,
+        int64_atomics: u.int64_atomics,
     };
     let words = b.module().assemble();
     Ok(SpirvModule { words, kernels: infos, requirements })

@@ -107,6 +107,9 @@ pub fn capabilities(b: &mut Builder, t: &TypeCache) {
     if u.float64 {
         b.capability(Capability::Float64);
     }
+    if u.int64_atomics {
+        b.capability(Capability::Int64Atomics);
+    }
     if u.storage8 {
         b.capability(Capability::StorageBuffer8BitAccess);
     }

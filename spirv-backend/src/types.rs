@@ -51,6 +51,7 @@ pub struct Used {
     pub float64: bool,
     pub storage8: bool,
     pub storage16: bool,
+    pub int64_atomics: bool,
 }
 
 #[derive(Debug, Default)]

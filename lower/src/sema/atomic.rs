@@ -1,0 +1,283 @@
+//! `atom` and `red` (PTX ISA 9.2 §9.7.13.5-6): the integer and bit operations map to
+//! native atomics (`InstKind::Atomic`); `.inc`, `.dec` and the float additions are
+//! compare-and-swap loops built here from a native `cas`, so that they are exact on
+//! every device (Vulkan has no wrapping increment, and f64 atomics are optional).
+
+use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::Diagnostic;
+
+use super::expand::{has, Emit};
+use super::{is_cache_hint, Lowerer, Mods};
+use crate::ir::{
+    AtomicOp, BinaryOp, CmpOp, FloatMode, InstKind, OpTy, Order, Scope, Space, Terminator, Value,
+};
+
+/// What an `atom`/`red` computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Native(AtomicOp),
+    Inc,
+    Dec,
+    FloatAdd,
+}
+
+impl Lowerer {
+    /// Lowers `atom` and `red`; `None` for other instructions.
+    pub(super) fn atomic(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        match op {
+            "atom" | "red" => Some(self.lower_atomic(op == "red", i, m)),
+            _ => None,
+        }
+    }
+
+    fn lower_atomic(
+        &mut self,
+        red: bool,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let opname = i.opcode.value.as_str();
+        let mut kind = None;
+        let mut scope = Scope::Gpu;
+        let mut order = Order::Relaxed;
+        if let Some(b) = m.bool_op {
+            kind = Some(Kind::Native(match b {
+                crate::ir::BoolOp::And => AtomicOp::And,
+                crate::ir::BoolOp::Or => AtomicOp::Or,
+                crate::ir::BoolOp::Xor => AtomicOp::Xor,
+            }));
+        }
+        for o in &m.other {
+            let s = o.value.as_str();
+            let k = match s {
+                ".add" => Some(Kind::Native(AtomicOp::Add)),
+                ".min" => Some(Kind::Native(AtomicOp::Min)),
+                ".max" => Some(Kind::Native(AtomicOp::Max)),
+                ".exch" => Some(Kind::Native(AtomicOp::Exch)),
+                ".cas" => Some(Kind::Native(AtomicOp::Cas)),
+                ".inc" => Some(Kind::Inc),
+                ".dec" => Some(Kind::Dec),
+                _ => None,
+            };
+            if let Some(k) = k {
+                if kind.is_some() {
+                    return Err(Diagnostic::error(
+                        o.span,
+                        format!("`{opname}` takes one operation"),
+                    ));
+                }
+                kind = Some(k);
+                continue;
+            }
+            match s {
+                ".cta" => scope = Scope::Cta,
+                ".gpu" => scope = Scope::Gpu,
+                ".sys" => scope = Scope::Sys,
+                ".relaxed" => order = Order::Relaxed,
+                ".acquire" => order = Order::Acquire,
+                ".release" => order = Order::Release,
+                ".acq_rel" => order = Order::AcqRel,
+                ".cluster" => {
+                    return Err(super::unsupported(
+                        o.span,
+                        "the `.cluster` scope",
+                        "thread-block clusters have no Vulkan equivalent",
+                    ))
+                }
+                ".noftz" => {}
+                _ if is_cache_hint(s) => {}
+                _ => {
+                    return Err(Diagnostic::error(
+                        o.span,
+                        format!("unknown or unsupported modifier `{s}` for `{opname}`"),
+                    ))
+                }
+            }
+        }
+        if red && matches!(order, Order::Acquire | Order::AcqRel) {
+            return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
+        }
+        let Some(mut kind) = kind else {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{opname}` needs an operation such as `.add`"),
+            ));
+        };
+        if m.vector.is_some() {
+            return Err(super::unsupported(span, "vector atomics", "not implemented yet"));
+        }
+        let ty = self.one_type(i, m).map_err(|e| {
+            if m.types.iter().any(|t| {
+                t.value.directive().starts_with(".f16") || t.value.directive().starts_with(".bf16")
+            }) {
+                super::unsupported(span, "half-precision atomics", "not implemented yet")
+            } else {
+                e
+            }
+        })?;
+        if ty.is_float() {
+            if kind != Kind::Native(AtomicOp::Add) {
+                return Err(Diagnostic::error(span, format!("`{opname}` on floats takes `.add`")));
+            }
+            kind = Kind::FloatAdd;
+        }
+        if matches!(kind, Kind::Inc | Kind::Dec) && ty != OpTy::U(32) {
+            return Err(Diagnostic::error(span, format!("`{opname}.inc`/`.dec` take `.u32`")));
+        }
+        if !matches!(ty.bits(), 32 | 64) {
+            return Err(super::unsupported(
+                span,
+                &format!("{}-bit atomics", ty.bits()),
+                "only 32- and 64-bit atomics are implemented",
+            ));
+        }
+        let space = match m.space.as_ref().map(|s| s.value) {
+            // Without a space the address is generic, which is global memory for now.
+            None | Some(StateSpace::Global) => StateSpace::Global,
+            Some(StateSpace::Shared) => StateSpace::Shared,
+            Some(other) => {
+                return Err(Diagnostic::error(
+                    m.space.as_ref().map_or(span, |s| s.span),
+                    format!("atomics are not allowed on `{}`", other.directive()),
+                ))
+            }
+        };
+        let ops = i.operands.as_slice();
+        let cas = kind == Kind::Native(AtomicOp::Cas);
+        let (dst_op, addr_op, rest) = if red {
+            match ops {
+                [a, rest @ ..] => (None, a, rest),
+                [] => return Err(Diagnostic::error(span, "`red` takes an address and a value")),
+            }
+        } else {
+            match ops {
+                [d, a, rest @ ..] => (Some(d), a, rest),
+                _ => {
+                    return Err(Diagnostic::error(
+                        span,
+                        "`atom` takes a destination, an address and a value",
+                    ))
+                }
+            }
+        };
+        let want = if cas { 2 } else { 1 };
+        // A trailing cache-policy operand is allowed with `.L2::cache_hint`.
+        let hinted = m.other.iter().any(|o| o.value.starts_with(".L2::"));
+        if !(rest.len() == want || (hinted && rest.len() == want + 1)) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{opname}` takes {want} value operand(s)"),
+            ));
+        }
+        let bits_ty = ty.as_unsigned();
+        let (ir_space, addr) = self.address(addr_op, space)?;
+        if ir_space == Space::Shared && ty.bits() != 32 {
+            return Err(super::unsupported(
+                span,
+                "64-bit atomics on shared memory",
+                "shared memory is an array of 32-bit words in ptxvk's layout",
+            ));
+        }
+        if ir_space == Space::Param {
+            return Err(Diagnostic::error(span, "kernel parameters are read-only"));
+        }
+        let dst = match dst_op {
+            Some(Operand::Sink(_)) | None => None,
+            Some(d) => Some(self.dst(d, ty, false)?),
+        };
+        let src = self.src(&rest[0], ty, false, span)?;
+        let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
+        match kind {
+            Kind::Native(op) => {
+                // `cas(r, s, t)`: b is the comparand and c the new value.
+                let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
+                self.push(
+                    InstKind::Atomic { op, space: ir_space, ty, scope, order, dst, addr, src, cmp },
+                    span,
+                );
+            }
+            _ => {
+                // old = *a; loop { new = f(old); seen = cas(a, old, new); if seen == old
+                // break; old = seen }.
+                let mut e = Emit { l: self, span };
+                let old = e.temp(bits_ty);
+                e.push(InstKind::Load {
+                    space: ir_space,
+                    ty: bits_ty,
+                    dsts: vec![Some(old)],
+                    addr,
+                });
+                let body = self.new_block(None, span);
+                let done = self.new_block(None, span);
+                self.terminate(Terminator::Jump(body), span);
+                self.cur = body;
+                self.closed = false;
+                let mut e = Emit { l: self, span };
+                let old_v = Value::Reg(old);
+                let new = match kind {
+                    Kind::Inc => {
+                        let wraps = e.cmp(CmpOp::Ge, bits_ty, old_v, src);
+                        let next = e.add(bits_ty, old_v, Value::Imm(1));
+                        e.sel(bits_ty, wraps, Value::Imm(0), next)
+                    }
+                    Kind::Dec => {
+                        let zero = e.cmp(CmpOp::Eq, bits_ty, old_v, Value::Imm(0));
+                        let above = e.cmp(CmpOp::Gt, bits_ty, old_v, src);
+                        let reset = e.pred_or(zero, above);
+                        let prev = e.bin(BinaryOp::Sub, bits_ty, old_v, Value::Imm(1));
+                        e.sel(bits_ty, reset, src, prev)
+                    }
+                    _ => {
+                        // atom.add.f32 on global memory flushes subnormal inputs and results
+                        // (§9.7.13.5, "current implementation"); on shared memory it does not.
+                        let ftz =
+                            ty == OpTy::F(32) && ir_space == Space::Global && !has(m, ".noftz");
+                        let t = e.temp(ty);
+                        let mode = FloatMode { ftz, ..FloatMode::default() };
+                        e.push(InstKind::Binary {
+                            op: BinaryOp::Add,
+                            ty,
+                            mode,
+                            dst: t,
+                            lhs: old_v,
+                            rhs: src,
+                        });
+                        Value::Reg(t)
+                    }
+                };
+                let seen = e.temp(bits_ty);
+                e.push(InstKind::Atomic {
+                    op: AtomicOp::Cas,
+                    space: ir_space,
+                    ty: bits_ty,
+                    scope,
+                    order,
+                    dst: Some(seen),
+                    addr,
+                    src: new,
+                    cmp: old_v,
+                });
+                let ok = e.cmp(CmpOp::Eq, bits_ty, Value::Reg(seen), old_v);
+                let result = e.temp(bits_ty);
+                e.mov(bits_ty, result, old_v);
+                e.mov(bits_ty, old, Value::Reg(seen));
+                self.terminate(
+                    Terminator::Branch { cond: ok, negate: false, if_true: done, if_false: body },
+                    span,
+                );
+                self.cur = done;
+                self.closed = false;
+                if let Some(d) = dst {
+                    self.push(InstKind::Mov { ty: bits_ty, dst: d, src: Value::Reg(result) }, span);
+                }
+            }
+        }
+        Ok(())
+    }
+}

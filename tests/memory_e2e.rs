@@ -1,0 +1,136 @@
+//! Memory instructions end to end on the default Vulkan device: atomics under
+//! contention (`tests/ptx/memory/atomics.ptx`), through the Rust API and the CLI, with
+//! every total checked exactly against the order-independent result the PTX ISA's
+//! atomic semantics give (§9.7.13.5: `inc(r, s) = r >= s ? 0 : r + 1`,
+//! `dec(r, s) = (r == 0 || r > s) ? s : r - 1`, and so on).
+
+mod common;
+
+use common::*;
+use ptxvk::spec::{ElemType, SpecArg};
+
+/// The initial value of each u64 slot of `c` (slots written as 32-bit words use the
+/// low half).
+fn initial() -> [u64; 17] {
+    let mut c = [0u64; 17];
+    c[2] = 0x8000_0000; // max: starts at i32::MIN
+    c[3] = 0xffff_ffff; // min: starts at u32::MAX
+    c[4] = 0xffff_ffff; // and
+    c[11] = 0xdead_beef; // exch: a value no thread writes
+    c
+}
+
+/// Every slot after `n` threads, from the ISA semantics (none depends on the order).
+fn expected(n: u64) -> [Option<u64>; 17] {
+    let idx = 0..n;
+    let max =
+        idx.clone().map(|i| ((i * 7919) % 2001) as i64 - 1000).max().unwrap_or(i64::from(i32::MIN));
+    let min = idx.clone().map(|i| i ^ 0x5a5a).min().unwrap_or(0xffff_ffff);
+    let and = idx.clone().fold(0xffff_ffffu64, |a, i| a & !(1 << (i % 32)));
+    let or = idx.clone().fold(0u64, |a, i| a | 1 << (i % 29));
+    let xor = idx.clone().fold(0u64, |a, i| a ^ i) & 0xffff_ffff;
+    [
+        Some(n),
+        Some(n * (n - 1) / 2),
+        Some(max as u32 as u64),
+        Some(min),
+        Some(and),
+        Some(or),
+        Some(xor),
+        Some(n % 10),
+        Some((10 - n % 10) % 10),
+        Some(u64::from((n as f32).to_bits())),
+        Some((n as f64 * 0.5).to_bits()),
+        None, // the exchange's final value: checked with the returned old values
+        Some(n),
+        Some(u64::from((2.0 * n as f32).to_bits())),
+        Some(n),
+        Some(2 * n),
+        Some(3 * n),
+    ]
+}
+
+fn check(how: &str, n: u64, got: &[(usize, Vec<u8>)]) {
+    let c: Vec<u64> = got
+        .iter()
+        .find(|(a, _)| *a == 0)
+        .expect("counters")
+        .1
+        .chunks(8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    let olds: Vec<u32> = got
+        .iter()
+        .find(|(a, _)| *a == 1)
+        .expect("olds")
+        .1
+        .chunks(4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    let names = [
+        "add.u32",
+        "add.u64",
+        "max.s32",
+        "min.u32",
+        "and.b32",
+        "or.b32",
+        "xor.b32",
+        "inc.u32",
+        "dec.u32",
+        "add.f32",
+        "add.f64",
+        "exch.b32",
+        "shared add.u32",
+        "shared add.f32",
+        "cas.b32 loop",
+        "red.add.u32",
+        "cas.b64 loop",
+    ];
+    for (k, want) in expected(n).iter().enumerate() {
+        if let Some(w) = want {
+            assert_eq!(c[k], *w, "{how}: slot {k} ({}) after {n} threads", names[k]);
+        }
+    }
+    // `exch`: the old values and the final value are the initial value and every i,
+    // each exactly once.
+    let mut seen: Vec<u64> = (0..n as usize).map(|i| u64::from(olds[2 * i])).collect();
+    seen.push(c[11]);
+    seen.sort_unstable();
+    let mut want: Vec<u64> = (0..n).collect();
+    want.push(0xdead_beef);
+    want.sort_unstable();
+    assert!(seen == want, "{how}: atom.exch lost or duplicated a value");
+    // The CAS increment: every thread replaced a different value, 0..n-1.
+    let mut replaced: Vec<u32> = (0..n as usize).map(|i| olds[2 * i + 1]).collect();
+    replaced.sort_unstable();
+    assert!(
+        replaced.iter().enumerate().all(|(k, &v)| v as usize == k),
+        "{how}: two compare-and-swaps succeeded on the same value"
+    );
+}
+
+#[test]
+fn atomics_under_contention_of_a_million_threads() {
+    let path = repo().join("tests/ptx/memory/atomics.ptx");
+    for n in [1u64, 1000, 1_000_000] {
+        let counters: Vec<u8> = initial().iter().flat_map(|v| v.to_le_bytes()).collect();
+        let case = Case {
+            grid: [n.div_ceil(256) as u32, 1, 1],
+            block: [256, 1, 1],
+            shared_bytes: 0,
+            args: vec![
+                SpecArg::Buffer { ty: ElemType::U64, bytes: counters },
+                SpecArg::Buffer { ty: ElemType::U32, bytes: vec![0; 8 * n as usize] },
+                SpecArg::Value((n as u32).to_le_bytes().to_vec()),
+            ],
+            expected: vec![],
+        };
+        let Some(device) = device() else { return };
+        let (_, got) = run_api(&device, &path, "atomics", &case);
+        check("Rust API", n, &got);
+        if n <= 1000 {
+            let got = run_cli(&path, "atomics", &case);
+            check("ptxvk run --spec", n, &got);
+        }
+    }
+}
