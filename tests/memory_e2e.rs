@@ -134,3 +134,51 @@ fn atomics_under_contention_of_a_million_threads() {
         }
     }
 }
+
+/// `.local` arrays with dynamic indexing, generic pointers into local, shared and global
+/// memory (`cvta`, generic `ld`/`st` dispatched on the window), and `isspacep`
+/// (`tests/ptx/memory/local_generic.ptx`; its header comment is the contract).
+#[test]
+fn local_memory_and_generic_addressing() {
+    let path = repo().join("tests/ptx/memory/local_generic.ptx");
+    let (n, block) = (1000u32, 128u32);
+    let input: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) ^ 0x1234).collect();
+    let mut expected = Vec::new();
+    for i in 0..n {
+        let a = |k: u32| (i + 1) * k;
+        let tid = i % block;
+        let ntid = block;
+        let word1 = (a(1) & !0xff00) | (i & 0xff) << 8;
+        expected.extend([
+            a(i % 16),
+            a((i + 3) % 16),
+            word1,
+            ((tid + 1) % ntid) * 3 + 1,
+            input[i as usize],
+            7,
+            1,
+            i,
+        ]);
+    }
+    let bytes = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let case = Case {
+        grid: [n.div_ceil(block), 1, 1],
+        block: [block, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            SpecArg::Buffer { ty: ElemType::U32, bytes: bytes(&input) },
+            SpecArg::Buffer { ty: ElemType::U32, bytes: vec![0; 32 * n as usize] },
+            SpecArg::Value(n.to_le_bytes().to_vec()),
+        ],
+        expected: vec![(1, bytes(&expected))],
+    };
+    let Some(device) = device() else { return };
+    let (_, got) = run_api(&device, &path, "local_generic", &case);
+    let out = &got.iter().find(|(a, _)| *a == 1).expect("out").1;
+    for (k, (g, w)) in out.chunks(4).zip(expected.iter()).enumerate() {
+        let g = u32::from_le_bytes(g.try_into().expect("4 bytes"));
+        assert_eq!(g, *w, "thread {} result {}", k / 8, k % 8);
+    }
+    let got = run_cli(&path, "local_generic", &case);
+    assert_eq!(got.iter().find(|(a, _)| *a == 1).expect("out").1, case.expected[0].1);
+}

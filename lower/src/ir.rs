@@ -62,6 +62,8 @@ pub struct Kernel {
     pub blocks: Vec<Block>,
     pub entry: BlockId,
     pub shared: SharedLayout,
+    /// Bytes of the thread's local window (`.local` variables).
+    pub local_bytes: u32,
     /// `.reqntid` if given: the only block size the kernel may run with.
     pub reqntid: Option<[u32; 3]>,
     /// `.maxntid` if given: the largest block size.
@@ -519,7 +521,16 @@ pub enum Space {
     Shared,
     /// The kernel parameter block.
     Param,
+    /// The thread's local window (`.local`): byte offsets into a per-invocation array.
+    Local,
 }
+
+/// Generic addresses of shared and local memory (DESIGN §5): the window base plus the
+/// 32-bit offset in the space. Real device addresses never reach these top-of-range
+/// windows, so a generic address tells its space by its upper 32 bits; every other
+/// generic address is global.
+pub const SHARED_WINDOW: u64 = 0xffff_ffff_0000_0000;
+pub const LOCAL_WINDOW: u64 = 0xffff_fffe_0000_0000;
 
 /// A byte address: the base register's value (or 0) plus a constant offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -96,6 +96,7 @@ pub fn kernel(seed: u64, blocks: usize) -> Kernel {
         blocks: out,
         entry: BlockId(0),
         shared: SharedLayout::default(),
+        local_bytes: 0,
         reqntid: None,
         maxntid: None,
     }

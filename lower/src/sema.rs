@@ -96,6 +96,8 @@ enum Symbol {
     Shared(u32),
     /// An `extern` (dynamic) `.shared` array: the start of the dynamic region.
     DynamicShared,
+    /// A `.local` variable: its offset in the thread's local window.
+    Local(u32),
 }
 
 /// A name as instructions see it.
@@ -104,6 +106,7 @@ enum Resolved {
     Reg(RegId),
     Param(u32),
     Shared(u32),
+    Local(u32),
 }
 
 struct Lowerer {
@@ -120,6 +123,10 @@ struct Lowerer {
     shared_slots: BTreeMap<Span, Symbol>,
     /// The carry flag of `.cc` instructions, once one is used (`expand::carry_flag`).
     carry: Option<RegId>,
+    /// The kernel makes generic addresses of shared or local memory (`cvta` to the
+    /// generic space): then generic accesses dispatch on the address's window; else
+    /// every generic address is global and they go straight to global memory.
+    generic_windows: bool,
 }
 
 fn lower_kernel(
@@ -170,6 +177,7 @@ fn lower_kernel(
             blocks: Vec::new(),
             entry: BlockId(0),
             shared: SharedLayout::default(),
+            local_bytes: 0,
             reqntid,
             maxntid,
         },
@@ -181,6 +189,7 @@ fn lower_kernel(
         errors,
         shared_slots: BTreeMap::new(),
         carry: None,
+        generic_windows: false,
     };
     for p in &abi.params {
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
@@ -198,6 +207,7 @@ fn lower_kernel(
         }
     }
     l.place_all_shared(body);
+    l.generic_windows = makes_generic_windows(body);
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
     l.collect_labels(body);
@@ -528,10 +538,41 @@ impl Lowerer {
                     }
                 }
             }
+            StateSpace::Local => self.place_local(v),
             other => self.errors.push(Diagnostic::error(
                 v.span,
                 format!("`{}` variables inside functions are not supported yet", other.directive()),
             )),
+        }
+    }
+
+    /// `.local` variables get the next aligned offset of the thread's local window.
+    fn place_local(&mut self, v: &ast::VarDecl) {
+        let Some(scalar) = v.ty.value.scalar() else {
+            self.errors.push(opaque_unsupported(v));
+            return;
+        };
+        for n in &v.names {
+            if n.init.is_some() {
+                self.errors.push(Diagnostic::error(
+                    n.name.span,
+                    "`.local` variables cannot have initializers",
+                ));
+                continue;
+            }
+            let elem = scalar.bytes() * v.vector.unwrap_or(1);
+            let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
+            let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
+            let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
+            let Some(size) = size.filter(|&s| s <= 1 << 20) else {
+                self.errors.push(Diagnostic::error(n.name.span, "local variable too large"));
+                continue;
+            };
+            let offset = self.kernel.local_bytes.next_multiple_of(align);
+            self.kernel.local_bytes = offset.saturating_add(size);
+            if let Some(scope) = self.scopes.last_mut() {
+                scope.insert(n.name.value.clone(), Symbol::Local(offset));
+            }
         }
     }
 
@@ -616,6 +657,7 @@ impl Lowerer {
             Symbol::Param(off) => Resolved::Param(off),
             Symbol::Shared(off) => Resolved::Shared(off),
             Symbol::DynamicShared => Resolved::Shared(self.kernel.shared.dynamic_offset()),
+            Symbol::Local(off) => Resolved::Local(off),
         })
     }
 
@@ -780,6 +822,15 @@ impl Lowerer {
                     }
                     Ok(Value::Imm(off as u64))
                 }
+                Some(Resolved::Local(off)) => {
+                    if ty.is_float() || ty.bits() < 32 {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a local variable is a 32- or 64-bit integer",
+                        ));
+                    }
+                    Ok(Value::Imm(off as u64))
+                }
                 Some(Resolved::Param(_)) => Err(Diagnostic::error(
                     name.span,
                     format!(
@@ -808,6 +859,7 @@ impl Lowerer {
             StateSpace::Global => Space::Global,
             StateSpace::Shared => Space::Shared,
             StateSpace::Param => Space::Param,
+            StateSpace::Local => Space::Local,
             other => {
                 return Err(Diagnostic::error(
                     a.span,
@@ -839,6 +891,15 @@ impl Lowerer {
                         return Err(Diagnostic::error(
                             name.span,
                             format!("kernel parameter `{}` is in the `.param` space", name.value),
+                        ));
+                    }
+                    (None, off as i64 + a.offset)
+                }
+                Some(Resolved::Local(off)) => {
+                    if space != StateSpace::Local {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a `.local` variable", name.value),
                         ));
                     }
                     (None, off as i64 + a.offset)
@@ -1037,28 +1098,106 @@ impl Lowerer {
             }
             "ld" | "st" | "ldu" => self.memory(op, i, m)?,
             "cvta" => {
-                // `cvta.to.global` / `cvta.global`: generic and global addresses coincide
-                // (DESIGN §5); the other spaces need the generic windows (not yet).
+                // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
+                // shared and local addresses move in and out of their generic windows
+                // (DESIGN §5, `ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`).
                 let ty = self.one_type(i, m)?;
                 let space = m.space.as_ref().map(|s| s.value);
-                if space != Some(StateSpace::Global) {
-                    let s = m.space.as_ref().map_or(span, |s| s.span);
-                    return Err(Diagnostic::error(
-                        s,
-                        "`cvta` to or from spaces other than `.global` is not supported yet",
-                    ));
-                }
                 reject_other(m, &[".to"])?;
                 if ty.bits() != 64 {
-                    return Err(Diagnostic::error(
+                    return Err(unsupported(
                         span,
-                        "`cvta` needs `.u64` with 64-bit addresses",
+                        "`cvta` with 32-bit generic addresses",
+                        "generic addresses are 64-bit in ptxvk",
                     ));
                 }
                 arity(2)?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
-                self.push(InstKind::Mov { ty, dst, src }, span);
+                let window = match space {
+                    Some(StateSpace::Global) => None,
+                    Some(StateSpace::Shared) => Some(SHARED_WINDOW),
+                    Some(StateSpace::Local) => Some(LOCAL_WINDOW),
+                    _ => {
+                        let s = m.space.as_ref().map_or(span, |s| s.span);
+                        return Err(unsupported(
+                            s,
+                            "`cvta` to or from `.const` and `.param`",
+                            "those windows are not implemented yet",
+                        ));
+                    }
+                };
+                let u64t = OpTy::U(64);
+                let kind = match window {
+                    None => InstKind::Mov { ty, dst, src },
+                    Some(_) if i.has_modifier(".to") => InstKind::Binary {
+                        op: BinaryOp::And,
+                        ty: u64t,
+                        mode: FloatMode::default(),
+                        dst,
+                        lhs: src,
+                        rhs: Value::Imm(0xffff_ffff),
+                    },
+                    Some(w) => InstKind::Binary {
+                        op: BinaryOp::Or,
+                        ty: u64t,
+                        mode: FloatMode::default(),
+                        dst,
+                        lhs: src,
+                        rhs: Value::Imm(w),
+                    },
+                };
+                self.push(kind, span);
+            }
+            "isspacep" => {
+                // `isspacep.{global,shared,local} p, a`: the window of a generic address.
+                reject_other(m, &[])?;
+                arity(2)?;
+                let space = m.space.as_ref().map(|s| s.value);
+                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
+                let a = self.src(&ops[1], OpTy::U(64), false, span)?;
+                let u64t = OpTy::U(64);
+                let hi = self.temp(RegTy::Int(64), span);
+                self.push(
+                    InstKind::Binary {
+                        op: BinaryOp::Shr,
+                        ty: u64t,
+                        mode: FloatMode::default(),
+                        dst: hi,
+                        lhs: a,
+                        rhs: Value::Imm(32),
+                    },
+                    span,
+                );
+                let setp = |cmp, rhs: u64, d| InstKind::Setp {
+                    cmp,
+                    ty: u64t,
+                    ftz: false,
+                    dst: Some(d),
+                    dst_not: None,
+                    lhs: Value::Reg(hi),
+                    rhs: Value::Imm(rhs),
+                    combine: None,
+                };
+                match space {
+                    Some(StateSpace::Shared) => {
+                        self.push(setp(CmpOp::Eq, SHARED_WINDOW >> 32, dst), span)
+                    }
+                    Some(StateSpace::Local) => {
+                        self.push(setp(CmpOp::Eq, LOCAL_WINDOW >> 32, dst), span)
+                    }
+                    // Global: below both windows.
+                    Some(StateSpace::Global) => {
+                        self.push(setp(CmpOp::Lt, LOCAL_WINDOW >> 32, dst), span)
+                    }
+                    _ => {
+                        return Err(unsupported(
+                            span,
+                            "`isspacep.const`/`.param`",
+                            "those windows are not implemented yet",
+                        ))
+                    }
+                }
             }
             "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "div" | "rem" => {
                 let ty = self.one_type(i, m)?;
@@ -1500,7 +1639,9 @@ impl Lowerer {
         if ty == OpTy::Pred {
             return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));
         }
-        // Generic addresses are global addresses while shared/local windows do not exist.
+        // Generic addresses are global addresses unless the kernel makes generic
+        // addresses of shared or local memory; then they dispatch on the window.
+        let generic = m.space.is_none();
         let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
         if ty.bits() > 64 {
             return Err(unsupported(span, "128-bit memory accesses", "not implemented yet"));
@@ -1536,20 +1677,118 @@ impl Lowerer {
                 return Err(Diagnostic::error(d.span(), "a vector access needs a `{…}` operand"))
             }
         };
-        if op == "st" {
-            let srcs =
+        // The access, for the space it turns out to be in.
+        enum Data {
+            Store(Vec<Value>),
+            Load(Vec<Option<RegId>>),
+        }
+        let data = if op == "st" {
+            let srcs: Vec<Value> =
                 elems.iter().map(|e| self.src(e, ty, true, span)).collect::<Result<_, _>>()?;
-            self.push(InstKind::Store { space: ir_space, ty, srcs, addr: address }, span);
+            Data::Store(srcs)
         } else {
-            let dsts = elems
+            let dsts: Vec<Option<RegId>> = elems
                 .iter()
                 .map(|e| match e {
                     Operand::Sink(_) => Ok(None),
                     e => self.dst(e, ty, true).map(Some),
                 })
                 .collect::<Result<_, _>>()?;
-            self.push(InstKind::Load { space: ir_space, ty, dsts, addr: address }, span);
+            Data::Load(dsts)
+        };
+        let access = |space: Space, addr: Address| match &data {
+            Data::Store(srcs) => InstKind::Store { space, ty, srcs: srcs.clone(), addr },
+            Data::Load(dsts) => InstKind::Load { space, ty, dsts: dsts.clone(), addr },
+        };
+        if ir_space == Space::Local || (generic && self.generic_windows) {
+            // A local access needs a window even when the kernel declares no `.local`
+            // variable (its addresses are then out of range, which PTX leaves undefined).
+            self.kernel.local_bytes = self.kernel.local_bytes.max(4);
         }
+        if !(generic && self.generic_windows) {
+            self.push(access(ir_space, address), span);
+            return Ok(());
+        }
+        // A generic access: global unless the address's upper half names the shared or
+        // local window, whose offset is the lower half.
+        let u64t = OpTy::U(64);
+        let full = self.temp(RegTy::Int(64), span);
+        let base = address.base.map_or(Value::Imm(0), Value::Reg);
+        self.push(
+            InstKind::Binary {
+                op: BinaryOp::Add,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst: full,
+                lhs: base,
+                rhs: Value::Imm(address.offset as u64),
+            },
+            span,
+        );
+        let hi = self.temp(RegTy::Int(64), span);
+        let low = self.temp(RegTy::Int(32), span);
+        self.push(
+            InstKind::Binary {
+                op: BinaryOp::Shr,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst: hi,
+                lhs: Value::Reg(full),
+                rhs: Value::Imm(32),
+            },
+            span,
+        );
+        self.push(
+            InstKind::Convert {
+                to: OpTy::U(32),
+                from: u64t,
+                rounding: None,
+                mode: FloatMode::default(),
+                dst: low,
+                src: Value::Reg(full),
+            },
+            span,
+        );
+        let is_shared = self.temp(RegTy::Pred, span);
+        let is_local = self.temp(RegTy::Pred, span);
+        for (d, w) in [(is_shared, SHARED_WINDOW), (is_local, LOCAL_WINDOW)] {
+            self.push(
+                InstKind::Setp {
+                    cmp: CmpOp::Eq,
+                    ty: u64t,
+                    ftz: false,
+                    dst: Some(d),
+                    dst_not: None,
+                    lhs: Value::Reg(hi),
+                    rhs: Value::Imm(w >> 32),
+                    combine: None,
+                },
+                span,
+            );
+        }
+        let join = self.new_block(None, span);
+        let windows = [
+            (is_shared, Space::Shared, Address { base: Some(low), offset: 0 }),
+            (is_local, Space::Local, Address { base: Some(low), offset: 0 }),
+        ];
+        for (cond, space, addr) in windows {
+            let then = self.new_block(None, span);
+            let next = self.new_block(None, span);
+            self.terminate(
+                Terminator::Branch { cond, negate: false, if_true: then, if_false: next },
+                span,
+            );
+            self.cur = then;
+            self.closed = false;
+            self.push(access(space, addr), span);
+            self.terminate(Terminator::Jump(join), span);
+            self.cur = next;
+            self.closed = false;
+        }
+        self.push(access(Space::Global, Address { base: Some(full), offset: 0 }), span);
+        self.terminate(Terminator::Jump(join), span);
+        self.cur = join;
+        self.closed = false;
         Ok(())
     }
 
@@ -1659,6 +1898,22 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
 }
 
+/// Whether `stmts` convert a shared or local address to a generic one (`cvta.shared`,
+/// `cvta.local` without `.to`): the address-space inference of ptxvk in its simplest,
+/// whole-kernel form (DESIGN §5): without such a conversion no generic address can
+/// point into shared or local memory.
+fn makes_generic_windows(stmts: &[ast::Statement]) -> bool {
+    stmts.iter().any(|s| match s {
+        ast::Statement::Instruction(i) => {
+            i.opcode.value == "cvta"
+                && !i.has_modifier(".to")
+                && (i.has_modifier(".shared") || i.has_modifier(".local"))
+        }
+        ast::Statement::Block(inner, _) => makes_generic_windows(inner),
+        _ => false,
+    })
+}
+
 /// The type rules of a `setp`/`set` comparison (PTX ISA 9.2 §9.7.7.1-2).
 fn check_comparison(span: Span, cmp: CmpOp, ty: OpTy, ftz: bool) -> Result<(), Diagnostic> {
     let unordered = matches!(
@@ -1698,7 +1953,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
     use ModCat::*;
     match op {
         "ld" | "st" | "ldu" => &[Space, Vector],
-        "cvta" => &[Space],
+        "cvta" | "isspacep" => &[Space],
         "add" | "sub" => &[Rounding, Ftz, Sat],
         "div" | "sqrt" | "rcp" => &[Rounding, Ftz],
         "min" | "max" | "neg" | "abs" => &[Ftz],

@@ -52,13 +52,15 @@ pub struct FnEmitter<'a> {
     pub g: &'a Globals,
     pub k: &'a Kernel,
     vars: Vec<Word>,
+    /// The thread's local window (`.local`): a `Function` array of 32-bit words.
+    local: Option<Word>,
     /// Innermost loop's (merge, continue) labels, and whether it was broken out of.
     loops: Vec<(Word, Word, bool)>,
 }
 
 impl<'a> FnEmitter<'a> {
     pub fn new(b: &'a mut Builder, t: &'a mut TypeCache, g: &'a Globals, k: &'a Kernel) -> Self {
-        FnEmitter { b, t, g, k, vars: Vec::new(), loops: Vec::new() }
+        FnEmitter { b, t, g, k, vars: Vec::new(), local: None, loops: Vec::new() }
     }
 
     /// Emits the kernel function and returns its id.
@@ -75,6 +77,16 @@ impl<'a> FnEmitter<'a> {
             // PTX register names in the disassembly (`--emit spvasm`) and in driver tools.
             self.b.name(v, r.name.clone());
             self.vars.push(v);
+        }
+        if self.k.local_bytes > 0 {
+            let u32t = self.ty(Scalar::Int(32));
+            let words = self.k.local_bytes.div_ceil(4);
+            let len = self.t.u32(self.b, words);
+            let arr = self.b.type_array(u32t, len);
+            let ptr = self.t.pointer(self.b, StorageClass::Function, arr);
+            let v = self.b.variable(ptr, None, StorageClass::Function, None);
+            self.b.name(v, "local_window");
+            self.local = Some(v);
         }
         let terminated = self.nodes(body)?;
         if !terminated {
@@ -1581,8 +1593,8 @@ impl<'a> FnEmitter<'a> {
     }
 
     fn load_mem(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
-        if space == Space::Shared {
-            return self.load_shared(ty, addr, extra);
+        if matches!(space, Space::Shared | Space::Local) {
+            return self.load_window(space, ty, addr, extra);
         }
         let a = self.address64(space, addr, extra)?;
         let (p, vt) = self.psb_pointer(ty, a)?;
@@ -1591,14 +1603,33 @@ impl<'a> FnEmitter<'a> {
     }
 
     fn store_mem(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64, v: Word) -> R<()> {
-        if space == Space::Shared {
-            return self.store_shared(ty, addr, extra, v);
+        if matches!(space, Space::Shared | Space::Local) {
+            return self.store_window(space, ty, addr, extra, v);
         }
         let a = self.address64(space, addr, extra)?;
         let (p, _) = self.psb_pointer(ty, a)?;
         let align = ty.bits() / 8;
         self.b.store(p, v, Some(MemoryAccess::ALIGNED), [Operand::LiteralBit32(align)])?;
         Ok(())
+    }
+
+    /// Pointer to 32-bit word `index` of the shared or local window.
+    fn window_word(&mut self, space: Space, index: Word) -> R<Word> {
+        if space == Space::Shared {
+            return self.shared_word(index);
+        }
+        let u32t = self.ty(Scalar::Int(32));
+        let pt = self.t.pointer(self.b, StorageClass::Function, u32t);
+        let Some(local) = self.local else {
+            return Err(Error::Internal("local access without a local window".into()));
+        };
+        // Out-of-range local addresses are undefined in PTX; clamped here, they stay
+        // inside the thread's own array instead of reaching other memory.
+        let bt = self.ty(Scalar::Bool);
+        let last = self.konst(Scalar::Int(32), u64::from(self.k.local_bytes.div_ceil(4) - 1));
+        let over = self.b.u_greater_than(bt, None, index, last)?;
+        let index = self.b.select(u32t, None, over, last, index)?;
+        Ok(self.b.access_chain(pt, None, local, [index])?)
     }
 
     /// Pointer to 32-bit word `index` of the shared window.
@@ -1611,7 +1642,7 @@ impl<'a> FnEmitter<'a> {
         Ok(self.b.access_chain(pt, None, shared, [index])?)
     }
 
-    fn load_shared(&mut self, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
+    fn load_window(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
         let s32 = Scalar::Int(32);
         let u32t = self.ty(s32);
         let byte = self.address32(addr, extra)?;
@@ -1621,23 +1652,23 @@ impl<'a> FnEmitter<'a> {
         let wt = self.ty(want);
         match ty.bits() {
             32 => {
-                let p = self.shared_word(idx)?;
+                let p = self.window_word(space, idx)?;
                 let w = self.b.load(u32t, None, p, None, [])?;
                 self.coerce(w, s32, want)
             }
             64 => {
-                let p0 = self.shared_word(idx)?;
+                let p0 = self.window_word(space, idx)?;
                 let lo = self.b.load(u32t, None, p0, None, [])?;
                 let one = self.konst(s32, 1);
                 let idx1 = self.b.i_add(u32t, None, idx, one)?;
-                let p1 = self.shared_word(idx1)?;
+                let p1 = self.window_word(space, idx1)?;
                 let hi = self.b.load(u32t, None, p1, None, [])?;
                 let v = self.join64(lo, hi)?;
                 self.coerce(v, Scalar::Int(64), want)
             }
             bits => {
                 // Sub-word: extract the byte lane of the containing word.
-                let p = self.shared_word(idx)?;
+                let p = self.window_word(space, idx)?;
                 let w = self.b.load(u32t, None, p, None, [])?;
                 let sh = self.byte_shift(byte)?;
                 let v = self.b.shift_right_logical(u32t, None, w, sh)?;
@@ -1657,7 +1688,14 @@ impl<'a> FnEmitter<'a> {
         Ok(self.b.shift_left_logical(u32t, None, lane, three)?)
     }
 
-    fn store_shared(&mut self, ty: OpTy, addr: &Address, extra: i64, v: Word) -> R<()> {
+    fn store_window(
+        &mut self,
+        space: Space,
+        ty: OpTy,
+        addr: &Address,
+        extra: i64,
+        v: Word,
+    ) -> R<()> {
         let s32 = Scalar::Int(32);
         let u32t = self.ty(s32);
         let byte = self.address32(addr, extra)?;
@@ -1667,17 +1705,17 @@ impl<'a> FnEmitter<'a> {
         match ty.bits() {
             32 => {
                 let w = self.coerce(v, have, s32)?;
-                let p = self.shared_word(idx)?;
+                let p = self.window_word(space, idx)?;
                 self.b.store(p, w, None, [])?;
             }
             64 => {
                 let x = self.coerce(v, have, Scalar::Int(64))?;
                 let (lo, hi) = self.split64(x)?;
-                let p0 = self.shared_word(idx)?;
+                let p0 = self.window_word(space, idx)?;
                 self.b.store(p0, lo, None, [])?;
                 let one = self.konst(s32, 1);
                 let idx1 = self.b.i_add(u32t, None, idx, one)?;
-                let p1 = self.shared_word(idx1)?;
+                let p1 = self.window_word(space, idx1)?;
                 self.b.store(p1, hi, None, [])?;
             }
             bits => {
@@ -1690,11 +1728,19 @@ impl<'a> FnEmitter<'a> {
                 let m = self.b.shift_left_logical(u32t, None, lane_mask, sh)?;
                 let not_m = self.b.not(u32t, None, m)?;
                 let val = self.b.shift_left_logical(u32t, None, w, sh)?;
-                let p = self.shared_word(idx)?;
-                let scope = self.t.u32(self.b, SCOPE_WORKGROUP);
-                let sem = self.t.u32(self.b, 0);
-                self.b.atomic_and(u32t, None, p, scope, sem, not_m)?;
-                self.b.atomic_or(u32t, None, p, scope, sem, val)?;
+                let p = self.window_word(space, idx)?;
+                if space == Space::Local {
+                    // The local window is the thread's own: a plain read-modify-write.
+                    let w0 = self.b.load(u32t, None, p, None, [])?;
+                    let kept = self.b.bitwise_and(u32t, None, w0, not_m)?;
+                    let w1 = self.b.bitwise_or(u32t, None, kept, val)?;
+                    self.b.store(p, w1, None, [])?;
+                } else {
+                    let scope = self.t.u32(self.b, SCOPE_WORKGROUP);
+                    let sem = self.t.u32(self.b, 0);
+                    self.b.atomic_and(u32t, None, p, scope, sem, not_m)?;
+                    self.b.atomic_or(u32t, None, p, scope, sem, val)?;
+                }
             }
         }
         Ok(())

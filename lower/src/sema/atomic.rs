@@ -137,6 +137,13 @@ impl Lowerer {
                 "only 32- and 64-bit atomics are implemented",
             ));
         }
+        if m.space.is_none() && self.generic_windows {
+            return Err(super::unsupported(
+                span,
+                "generic atomics in a kernel that makes generic shared or local addresses",
+                "atomics do not dispatch on the address window yet",
+            ));
+        }
         let space = match m.space.as_ref().map(|s| s.value) {
             // Without a space the address is generic, which is global memory for now.
             None | Some(StateSpace::Global) => StateSpace::Global,

@@ -50,7 +50,9 @@ impl FnEmitter<'_> {
                 let index = self.b.shift_right_logical(u32t, None, off, two)?;
                 (self.shared_word(index)?, SEM_WORKGROUP_MEMORY)
             }
-            Space::Param => return Err(Error::Internal("atomic on the parameter block".into())),
+            Space::Param | Space::Local => {
+                return Err(Error::Internal(format!("atomic on {space:?} memory")))
+            }
         };
         let scope_id = self.konst(
             Scalar::Int(32),
