@@ -157,7 +157,7 @@ fn local_memory_and_generic_addressing() {
             input[i as usize],
             7,
             1,
-            i,
+            if i % 2 == 1 { a(2) } else { ((tid + 1) % ntid) * 3 + 1 },
         ]);
     }
     let bytes = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -181,4 +181,82 @@ fn local_memory_and_generic_addressing() {
     }
     let got = run_cli(&path, "local_generic", &case);
     assert_eq!(got.iter().find(|(a, _)| *a == 1).expect("out").1, case.expected[0].1);
+}
+
+/// The address-space inference (`lower/src/sema/spaces.rs`): a kernel that converts a
+/// shared address to a generic one and loads through it in a loop gets direct shared
+/// loads, with no run-time test of the window, and computes the right sums.
+#[test]
+fn generic_pointer_into_shared_memory_needs_no_dispatch() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry sum_shared(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<8>;
+    .shared .align 4 .b8 words[256];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, words;
+    shl.b32 %r3, %r1, 2;
+    add.s32 %r4, %r2, %r3;
+    mul.lo.s32 %r5, %r1, %r1;
+    st.shared.u32 [%r4], %r5;
+    bar.sync 0;
+    cvt.u64.u32 %rd1, %r2;
+    cvta.shared.u64 %rd2, %rd1;
+    mov.u32 %r6, 0;
+    mov.u32 %r7, 0;
+$LOOP:
+    ld.u32 %r8, [%rd2];
+    add.s32 %r6, %r6, %r8;
+    add.s64 %rd2, %rd2, 4;
+    add.s32 %r7, %r7, 1;
+    setp.lt.u32 %p1, %r7, 64;
+    @%p1 bra $LOOP;
+    ld.param.u64 %rd3, [out];
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd3, %rd4;
+    st.global.u32 [%rd5], %r6;
+    ret;
+}
+"#;
+    let (_, kernels) = ptxvk::compile::lower("sum_shared.ptx", ptx, None).expect("lowers");
+    let k = &kernels[0].kernel;
+    let loads: Vec<&ptxvk::lower::ir::InstKind> = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .map(|i| &i.kind)
+        .filter(|i| matches!(i, ptxvk::lower::ir::InstKind::Load { .. }))
+        .collect();
+    let spaces: Vec<ptxvk::lower::ir::Space> = loads
+        .iter()
+        .map(|i| match i {
+            ptxvk::lower::ir::InstKind::Load { space, .. } => *space,
+            _ => unreachable!(),
+        })
+        .collect();
+    use ptxvk::lower::ir::Space;
+    assert_eq!(spaces, [Space::Shared, Space::Param], "the generic load became one shared load");
+    // The loop has one exit test and nothing else branches.
+    let branches = k
+        .blocks
+        .iter()
+        .filter(|b| matches!(b.term, ptxvk::lower::ir::Terminator::Branch { .. }))
+        .count();
+    assert_eq!(branches, 1, "no dispatch branch on the address window");
+
+    let Some(device) = device() else { return };
+    let module = ptxvk::Module::from_ptx(&device, ptx).expect("module");
+    let out = device.zeroed::<u32>(64).expect("alloc");
+    module
+        .kernel("sum_shared")
+        .expect("kernel")
+        .launch(1, 64, 0, &[ptxvk::Arg::from(&out)])
+        .expect("launch");
+    let want: u32 = (0..64u32).map(|t| t * t).sum();
+    assert!(out.to_vec(&device).expect("read").iter().all(|&v| v == want));
 }

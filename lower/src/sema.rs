@@ -21,6 +21,7 @@ mod approx;
 mod atomic;
 mod expand;
 mod formats;
+mod spaces;
 
 /// Lowers every `.entry` of `module`. Device functions with bodies and module-scope
 /// variables are rejected with a diagnostic until they are implemented.
@@ -127,6 +128,8 @@ struct Lowerer {
     /// generic space): then generic accesses dispatch on the address's window; else
     /// every generic address is global and they go straight to global memory.
     generic_windows: bool,
+    /// Where each register's generic addresses may point (`sema::spaces`).
+    spaces: BTreeMap<Name, spaces::Provenance>,
 }
 
 fn lower_kernel(
@@ -190,6 +193,7 @@ fn lower_kernel(
         shared_slots: BTreeMap::new(),
         carry: None,
         generic_windows: false,
+        spaces: BTreeMap::new(),
     };
     for p in &abi.params {
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
@@ -208,6 +212,9 @@ fn lower_kernel(
     }
     l.place_all_shared(body);
     l.generic_windows = makes_generic_windows(body);
+    if l.generic_windows {
+        l.spaces = spaces::infer(body);
+    }
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
     l.collect_labels(body);
@@ -1709,6 +1716,21 @@ impl Lowerer {
             self.push(access(ir_space, address), span);
             return Ok(());
         }
+        // The inference may prove the space: then a direct access, no test.
+        match self.generic_provenance(addr) {
+            spaces::Provenance::Plain | spaces::Provenance::Global => {
+                self.push(access(Space::Global, address), span);
+                return Ok(());
+            }
+            p @ (spaces::Provenance::Shared | spaces::Provenance::Local) => {
+                let space =
+                    if p == spaces::Provenance::Shared { Space::Shared } else { Space::Local };
+                let low = self.window_offset(address, span);
+                self.push(access(space, low), span);
+                return Ok(());
+            }
+            spaces::Provenance::Unknown => {}
+        }
         // A generic access: global unless the address's upper half names the shared or
         // local window, whose offset is the lower half.
         let u64t = OpTy::U(64);
@@ -1790,6 +1812,37 @@ impl Lowerer {
         self.cur = join;
         self.closed = false;
         Ok(())
+    }
+
+    /// The provenance of a generic address operand's base register.
+    fn generic_provenance(&self, addr: &Operand) -> spaces::Provenance {
+        match addr {
+            Operand::Address(a) => match &a.base {
+                Some(n) => self.spaces.get(&n.value).copied().unwrap_or(spaces::Provenance::Plain),
+                None => spaces::Provenance::Plain,
+            },
+            _ => spaces::Provenance::Unknown,
+        }
+    }
+
+    /// A generic shared or local address as an address in its space: the low 32 bits
+    /// of the base register (the window's offset), plus the constant offset.
+    fn window_offset(&mut self, address: Address, span: Span) -> Address {
+        let Some(base) = address.base else { return address };
+        let low = self.temp(RegTy::Int(32), span);
+        let from = OpTy::U(self.kernel.reg(base).ty.bits() as u8);
+        self.push(
+            InstKind::Convert {
+                to: OpTy::U(32),
+                from,
+                rounding: None,
+                mode: FloatMode::default(),
+                dst: low,
+                src: Value::Reg(base),
+            },
+            span,
+        );
+        Address { base: Some(low), offset: address.offset }
     }
 
     fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {

@@ -3,6 +3,7 @@
 //! through `ptxvk run --spec`, both checked against a CPU reference.
 #![allow(dead_code)]
 
+pub mod atomics_cases;
 pub mod cases;
 mod data;
 pub mod float_ref;

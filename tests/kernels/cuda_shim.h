@@ -29,6 +29,11 @@
  *                      functions half_math.cu uses, written like CUDA's headers
  *                      for sm_70: f16 arithmetic as the same inline PTX, bf16
  *                      emulated in f32 with the headers' software rounding
+ *   atomicAdd/Sub/Max/Min/And/Or/Xor/Exch/CAS/Inc/Dec (the overloads
+ *   atomics.cu uses) and __threadfence(), through the same __nvvm_atom_*_gen_*
+ *   and __nvvm_membar_gl builtins as clang's __clang_cuda_device_functions.h;
+ *   __float_as_uint, __uint_as_float, __double_as_longlong,
+ *   __longlong_as_double as bit casts
  * Everything is `static` and inline: a kernel that does not use a function
  * gets no code from it.
  */
@@ -322,6 +327,106 @@ static __device__ __forceinline__ __nv_bfloat16 __hsub(__nv_bfloat16 a, __nv_bfl
 }
 static __device__ __forceinline__ __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b) {
     return __float2bfloat16_rn(__nvvm_fma_rn_f(__bfloat162float(a), __bfloat162float(b), -0.0f));
+}
+
+/* ---- atomics: the overloads atomics.cu uses ----
+ * As clang's __clang_cuda_device_functions.h defines CUDA's __iAtomicAdd,
+ * __uAtomicAdd, __ullAtomicMax, ...: generic-address __nvvm_atom_*_gen_*
+ * builtins (LLVM infers .global / .shared where it can). */
+
+static __device__ __forceinline__ void __threadfence(void) { __nvvm_membar_gl(); }
+static __device__ __forceinline__ unsigned int __float_as_uint(float x) {
+    return __builtin_bit_cast(unsigned int, x);
+}
+static __device__ __forceinline__ float __uint_as_float(unsigned int x) {
+    return __builtin_bit_cast(float, x);
+}
+static __device__ __forceinline__ long long __double_as_longlong(double x) {
+    return __builtin_bit_cast(long long, x);
+}
+static __device__ __forceinline__ double __longlong_as_double(long long x) {
+    return __builtin_bit_cast(double, x);
+}
+
+static __device__ __forceinline__ unsigned int atomicAdd(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_add_gen_i((int*)p, v);
+}
+static __device__ __forceinline__ unsigned long long atomicAdd(unsigned long long* p,
+                                                               unsigned long long v) {
+    return __nvvm_atom_add_gen_ll((long long*)p, v);
+}
+static __device__ __forceinline__ float atomicAdd(float* p, float v) {
+    return __nvvm_atom_add_gen_f(p, v);
+}
+static __device__ __forceinline__ double atomicAdd(double* p, double v) {
+    return __nvvm_atom_add_gen_d(p, v);
+}
+/* CUDA's atomicSub is an atomicAdd of the negated value. */
+static __device__ __forceinline__ unsigned int atomicSub(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_add_gen_i((int*)p, -v);
+}
+static __device__ __forceinline__ int atomicMax(int* p, int v) {
+    return __nvvm_atom_max_gen_i(p, v);
+}
+static __device__ __forceinline__ unsigned int atomicMax(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_max_gen_ui(p, v);
+}
+static __device__ __forceinline__ unsigned long long atomicMax(unsigned long long* p,
+                                                               unsigned long long v) {
+    return __nvvm_atom_max_gen_ull(p, v);
+}
+static __device__ __forceinline__ int atomicMin(int* p, int v) {
+    return __nvvm_atom_min_gen_i(p, v);
+}
+static __device__ __forceinline__ unsigned int atomicMin(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_min_gen_ui(p, v);
+}
+static __device__ __forceinline__ long long atomicMin(long long* p, long long v) {
+    return __nvvm_atom_min_gen_ll(p, v);
+}
+static __device__ __forceinline__ unsigned int atomicAnd(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_and_gen_i((int*)p, v);
+}
+static __device__ __forceinline__ unsigned long long atomicAnd(unsigned long long* p,
+                                                               unsigned long long v) {
+    return __nvvm_atom_and_gen_ll((long long*)p, v);
+}
+static __device__ __forceinline__ unsigned int atomicOr(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_or_gen_i((int*)p, v);
+}
+static __device__ __forceinline__ unsigned long long atomicOr(unsigned long long* p,
+                                                              unsigned long long v) {
+    return __nvvm_atom_or_gen_ll((long long*)p, v);
+}
+static __device__ __forceinline__ unsigned int atomicXor(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_xor_gen_i((int*)p, v);
+}
+static __device__ __forceinline__ unsigned long long atomicXor(unsigned long long* p,
+                                                               unsigned long long v) {
+    return __nvvm_atom_xor_gen_ll((long long*)p, v);
+}
+static __device__ __forceinline__ unsigned int atomicExch(unsigned int* p, unsigned int v) {
+    return __nvvm_atom_xchg_gen_i((int*)p, v);
+}
+static __device__ __forceinline__ unsigned long long atomicExch(unsigned long long* p,
+                                                                unsigned long long v) {
+    return __nvvm_atom_xchg_gen_ll((long long*)p, v);
+}
+static __device__ __forceinline__ unsigned int atomicCAS(unsigned int* p, unsigned int cmp,
+                                                         unsigned int v) {
+    return __nvvm_atom_cas_gen_i((int*)p, cmp, v);
+}
+static __device__ __forceinline__ unsigned long long atomicCAS(unsigned long long* p,
+                                                               unsigned long long cmp,
+                                                               unsigned long long v) {
+    return __nvvm_atom_cas_gen_ll((long long*)p, cmp, v);
+}
+/* inc: old >= bound ? 0 : old + 1; dec: (old == 0 || old > bound) ? bound : old - 1. */
+static __device__ __forceinline__ unsigned int atomicInc(unsigned int* p, unsigned int bound) {
+    return __nvvm_atom_inc_gen_ui(p, bound);
+}
+static __device__ __forceinline__ unsigned int atomicDec(unsigned int* p, unsigned int bound) {
+    return __nvvm_atom_dec_gen_ui(p, bound);
 }
 
 #endif /* !__CUDACC__ */

@@ -137,12 +137,21 @@ impl Lowerer {
                 "only 32- and 64-bit atomics are implemented",
             ));
         }
+        // A generic atomic in a kernel with generic shared/local addresses: direct when
+        // the inference proves the space (`sema::spaces`), else rejected.
+        let mut generic_shared = false;
         if m.space.is_none() && self.generic_windows {
-            return Err(super::unsupported(
-                span,
-                "generic atomics in a kernel that makes generic shared or local addresses",
-                "atomics do not dispatch on the address window yet",
-            ));
+            match i.operands.get(usize::from(!red)).map(|a| self.generic_provenance(a)) {
+                Some(super::spaces::Provenance::Shared) => generic_shared = true,
+                Some(super::spaces::Provenance::Global | super::spaces::Provenance::Plain) => {}
+                _ => {
+                    return Err(super::unsupported(
+                        span,
+                        "a generic atomic whose address may be shared, local or global",
+                        "atomics do not dispatch on the address window yet",
+                    ))
+                }
+            }
         }
         let space = match m.space.as_ref().map(|s| s.value) {
             // Without a space the address is generic, which is global memory for now.
@@ -184,6 +193,11 @@ impl Lowerer {
         }
         let bits_ty = ty.as_unsigned();
         let (ir_space, addr) = self.address(addr_op, space)?;
+        let (ir_space, addr) = if generic_shared {
+            (Space::Shared, self.window_offset(addr, span))
+        } else {
+            (ir_space, addr)
+        };
         if ir_space == Space::Shared && ty.bits() != 32 {
             return Err(super::unsupported(
                 span,
