@@ -12,6 +12,8 @@ pub struct Compiled {
     pub ast: ast::Module,
     pub kernels: Vec<LoweredKernel>,
     pub spirv: SpirvModule,
+    /// The module-scope `.global`/`.const` variables and their initial bytes.
+    pub data: ptxvk_lower::globals::ModuleData,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -56,7 +58,9 @@ pub fn lower(
 pub fn compile(source_name: &str, text: &str, entry: Option<&str>) -> Result<Compiled, Error> {
     let (ast, kernels) = lower(source_name, text, entry)?;
     let spirv = ptxvk_spirv::compile(&kernels)?;
-    Ok(Compiled { ast, kernels, spirv })
+    // Lowering succeeded, so the layout (which lowering also computed) has no errors.
+    let data = ptxvk_lower::globals::layout(&ast).unwrap_or_default();
+    Ok(Compiled { ast, kernels, spirv, data })
 }
 
 fn no_such_kernel(module: &ast::Module, name: &str) -> Error {

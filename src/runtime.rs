@@ -174,6 +174,9 @@ pub struct Module {
     device: Device,
     compiled: Compiled,
     programs: Vec<ptxvk_vk::Program>,
+    /// The module data (`.global`/`.const` variables), uploaded once when the module is
+    /// loaded so that `.global` values persist across launches.
+    data: Option<ptxvk_vk::Buffer>,
 }
 
 impl Module {
@@ -208,7 +211,44 @@ impl Module {
             .iter()
             .map(|k| device.inner.create_program(&compiled.spirv.words, &k.name, &needs))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Module { device: device.clone(), compiled, programs })
+        let data = if compiled.data.image.is_empty() {
+            None
+        } else {
+            Some(device.buffer_from_bytes(&compiled.data.image)?)
+        };
+        Ok(Module { device: device.clone(), compiled, programs, data })
+    }
+
+    /// Reads the current bytes of module-scope variable `name` (`.global` or `.const`).
+    pub fn read_global(&self, name: &str) -> Result<Vec<u8>, Error> {
+        let (var, buf) = self.global(name)?;
+        Ok(self.device.inner.download(buf, u64::from(var.offset), u64::from(var.size))?)
+    }
+
+    /// Overwrites module-scope variable `name` with `bytes` (which must fit it); later
+    /// launches see the new value.
+    pub fn write_global(&self, name: &str, bytes: &[u8]) -> Result<(), Error> {
+        let (var, buf) = self.global(name)?;
+        if bytes.len() as u64 > u64::from(var.size) {
+            return Err(Error::Launch(format!(
+                "`{name}` holds {} bytes, not {}",
+                var.size,
+                bytes.len()
+            )));
+        }
+        Ok(self.device.inner.upload(buf, u64::from(var.offset), bytes)?)
+    }
+
+    fn global(
+        &self,
+        name: &str,
+    ) -> Result<(&ptxvk_lower::globals::GlobalVar, &ptxvk_vk::Buffer), Error> {
+        match (self.compiled.data.get(name), &self.data) {
+            (Some(v), Some(b)) => Ok((v, b)),
+            _ => Err(Error::Launch(format!(
+                "the module has no `.global` or `.const` variable `{name}`"
+            ))),
+        }
     }
 
     pub fn compiled(&self) -> &Compiled {
@@ -335,7 +375,7 @@ impl Kernel<'_> {
             block,
             shared_bytes: total_shared,
             param_address: param_buf.address(),
-            const_address: 0,
+            const_address: self.module.data.as_ref().map_or(0, |b| b.address()),
         };
         Ok(device.inner.launch(&self.module.programs[self.index], &cfg)?)
     }

@@ -260,3 +260,44 @@ $LOOP:
     let want: u32 = (0..64u32).map(|t| t * t).sum();
     assert!(out.to_vec(&device).expect("read").iter().all(|&v| v == want));
 }
+
+/// Module-scope `.global`/`.const` variables (`tests/ptx/memory/module_vars.ptx`):
+/// initializers, persistence across launches, and host access through
+/// `Module::read_global`/`write_global`.
+#[test]
+fn module_scope_variables_persist_and_are_host_accessible() {
+    let Some(device) = device() else { return };
+    let path = repo().join("tests/ptx/memory/module_vars.ptx");
+    let module = load(&device, &path);
+    let n = 1000u32;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 7.0).collect();
+    let xb = device.buffer_from(&x).expect("x");
+    let out = device.zeroed::<u32>(2 * n as usize).expect("out");
+    let coeffs = [1.0f32, 2.0, 0.5, 3.0];
+    let table = [100u32, 200, 300];
+    let expect = |scale: u32| -> Vec<u32> {
+        (0..n)
+            .flat_map(|i| {
+                // (c·x)·c / c, each step rounded, with c read twice (const and generic).
+                let c = coeffs[(i % 4) as usize];
+                let v = ((c * x[i as usize]) * c / c).to_bits();
+                [v.wrapping_add(table[(i % 3) as usize]), scale]
+            })
+            .collect()
+    };
+    let kernel = module.kernel("module_vars").expect("kernel");
+    let args = [ptxvk::Arg::from(&xb), ptxvk::Arg::from(&out), ptxvk::Arg::from(n)];
+    assert_eq!(module.read_global("scale").expect("scale"), 42u32.to_le_bytes());
+    kernel.launch(n.div_ceil(128), 128, 0, &args).expect("launch");
+    assert_eq!(out.to_vec(&device).expect("read"), expect(42));
+    assert_eq!(module.read_global("counter").expect("counter"), n.to_le_bytes());
+    // The host changes `scale`; the counter keeps counting across launches.
+    module.write_global("scale", &7u32.to_le_bytes()).expect("write");
+    kernel.launch(n.div_ceil(128), 128, 0, &args).expect("launch");
+    assert_eq!(out.to_vec(&device).expect("read"), expect(7));
+    assert_eq!(module.read_global("counter").expect("counter"), (2 * n).to_le_bytes());
+    let table_bytes: Vec<u8> = [100u64, 200, 300].iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(module.read_global("table").expect("table"), table_bytes);
+    assert!(module.read_global("nope").is_err());
+    assert!(module.write_global("scale", &[0; 8]).is_err(), "8 bytes do not fit a u32");
+}

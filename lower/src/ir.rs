@@ -253,6 +253,9 @@ pub enum SpecialReg {
     Ntid(Dim),
     Ctaid(Dim),
     Nctaid(Dim),
+    /// The device address of the module data (`globals`), a 64-bit value; every other
+    /// special register is 32-bit.
+    ModuleData,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

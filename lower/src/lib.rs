@@ -15,6 +15,7 @@ pub mod abi;
 pub mod cfg;
 pub mod coverage;
 pub mod dispatch;
+pub mod globals;
 pub mod interp;
 pub mod ir;
 pub mod loop_exits;

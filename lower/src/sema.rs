@@ -53,13 +53,20 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             _ => None,
         })
         .collect();
+    let data = match crate::globals::layout(module) {
+        Ok(d) => d,
+        Err(mut e) => {
+            errors.append(&mut e);
+            crate::globals::ModuleData::default()
+        }
+    };
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
             // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
             ast::Item::Function(f) if f.is_entry => {
                 if f.body.is_some() {
-                    match lower_kernel(f, &module_shared) {
+                    match lower_kernel(f, &module_shared, &data) {
                         Ok(k) => kernels.push(k),
                         Err(mut e) => errors.append(&mut e),
                     }
@@ -73,7 +80,11 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
                     );
                 }
             }
-            ast::Item::Variable(v) if v.space == StateSpace::Shared => {}
+            ast::Item::Variable(v)
+                if matches!(
+                    v.space,
+                    StateSpace::Shared | StateSpace::Global | StateSpace::Const
+                ) => {}
             ast::Item::Variable(v) => errors.push(Diagnostic::error(
                 v.span,
                 format!("module-scope `{}` variables are not supported yet", v.space.directive()),
@@ -99,6 +110,8 @@ enum Symbol {
     DynamicShared,
     /// A `.local` variable: its offset in the thread's local window.
     Local(u32),
+    /// A module-scope `.global`/`.const` variable: its offset in the module data.
+    Global(u32),
 }
 
 /// A name as instructions see it.
@@ -108,6 +121,7 @@ enum Resolved {
     Param(u32),
     Shared(u32),
     Local(u32),
+    Global(u32),
 }
 
 struct Lowerer {
@@ -135,6 +149,7 @@ struct Lowerer {
 fn lower_kernel(
     f: &ast::Function,
     module_shared: &[&ast::VarDecl],
+    data: &crate::globals::ModuleData,
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut params = Vec::new();
@@ -195,6 +210,9 @@ fn lower_kernel(
         generic_windows: false,
         spaces: BTreeMap::new(),
     };
+    for g in &data.vars {
+        l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
+    }
     for p in &abi.params {
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
     }
@@ -665,6 +683,7 @@ impl Lowerer {
             Symbol::Shared(off) => Resolved::Shared(off),
             Symbol::DynamicShared => Resolved::Shared(self.kernel.shared.dynamic_offset()),
             Symbol::Local(off) => Resolved::Local(off),
+            Symbol::Global(off) => Resolved::Global(off),
         })
     }
 
@@ -838,6 +857,15 @@ impl Lowerer {
                     }
                     Ok(Value::Imm(off as u64))
                 }
+                Some(Resolved::Global(off)) => {
+                    if ty.bits() != 64 || ty.is_float() {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a module variable is a 64-bit integer",
+                        ));
+                    }
+                    Ok(Value::Reg(self.module_address(off, span)))
+                }
                 Some(Resolved::Param(_)) => Err(Diagnostic::error(
                     name.span,
                     format!(
@@ -855,7 +883,29 @@ impl Lowerer {
         }
     }
 
-    fn address(&self, op: &Operand, space: StateSpace) -> Result<(Space, Address), Diagnostic> {
+    /// A register holding the device address of module data offset `off`.
+    fn module_address(&mut self, off: u32, span: Span) -> RegId {
+        let base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::ModuleData }, span);
+        if off == 0 {
+            return base;
+        }
+        let r = self.temp(RegTy::Int(64), span);
+        self.push(
+            InstKind::Binary {
+                op: BinaryOp::Add,
+                ty: OpTy::U(64),
+                mode: FloatMode::default(),
+                dst: r,
+                lhs: Value::Reg(base),
+                rhs: Value::Imm(u64::from(off)),
+            },
+            span,
+        );
+        r
+    }
+
+    fn address(&mut self, op: &Operand, space: StateSpace) -> Result<(Space, Address), Diagnostic> {
         let Operand::Address(a) = op else {
             return Err(Diagnostic::error(op.span(), "expected an address `[…]`"));
         };
@@ -867,6 +917,8 @@ impl Lowerer {
             StateSpace::Shared => Space::Shared,
             StateSpace::Param => Space::Param,
             StateSpace::Local => Space::Local,
+            // `.const` addresses are device addresses into the module data.
+            StateSpace::Const => Space::Global,
             other => {
                 return Err(Diagnostic::error(
                     a.span,
@@ -901,6 +953,15 @@ impl Lowerer {
                         ));
                     }
                     (None, off as i64 + a.offset)
+                }
+                Some(Resolved::Global(off)) => {
+                    if !matches!(space, StateSpace::Global | StateSpace::Const) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a module-scope variable", name.value),
+                        ));
+                    }
+                    (Some(self.module_address(off, a.span)), a.offset)
                 }
                 Some(Resolved::Local(off)) => {
                     if space != StateSpace::Local {
@@ -1122,14 +1183,15 @@ impl Lowerer {
                 let dst = self.dst(&ops[0], ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
                 let window = match space {
-                    Some(StateSpace::Global) => None,
+                    // Generic, global and constant addresses coincide.
+                    Some(StateSpace::Global | StateSpace::Const) => None,
                     Some(StateSpace::Shared) => Some(SHARED_WINDOW),
                     Some(StateSpace::Local) => Some(LOCAL_WINDOW),
                     _ => {
                         let s = m.space.as_ref().map_or(span, |s| s.span);
                         return Err(unsupported(
                             s,
-                            "`cvta` to or from `.const` and `.param`",
+                            "`cvta` to or from `.param`",
                             "those windows are not implemented yet",
                         ));
                     }

@@ -336,6 +336,10 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
+            InstKind::Special { dst, reg: SpecialReg::ModuleData } => {
+                let v = self.push_member(crate::module::PC_CONST_ADDR, Scalar::Int(64))?;
+                self.write(*dst, v, Scalar::Int(64), false)
+            }
             InstKind::Special { dst, reg } => {
                 let v = self.special(*reg)?;
                 self.write(*dst, v, Scalar::Int(32), false)
@@ -578,6 +582,9 @@ impl<'a> FnEmitter<'a> {
                 Ok(self.b.i_add(u32_ty, None, wg, base)?)
             }
             SpecialReg::Nctaid(d) => self.push_u32(crate::module::PC_GRID + d.index() as u32),
+            SpecialReg::ModuleData => {
+                Err(Error::Internal("the module data address is 64-bit".into()))
+            }
         }
     }
 

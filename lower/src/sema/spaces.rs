@@ -95,7 +95,7 @@ fn definition(
         "cvta" => match space {
             Some(StateSpace::Shared) => Provenance::Shared,
             Some(StateSpace::Local) => Provenance::Local,
-            Some(StateSpace::Global) => Provenance::Global,
+            Some(StateSpace::Global | StateSpace::Const) => Provenance::Global,
             _ => Provenance::Unknown,
         },
         // Kernel parameters hold global pointers (or plain values).

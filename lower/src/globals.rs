@@ -1,0 +1,176 @@
+//! Module-scope `.global` and `.const` variables (PTX ISA 9.2 §5.1.2-5.1.3, §5.4):
+//! laid out in one block of module data with their initializers, which the runtime
+//! uploads once per loaded module (so `.global` values persist across launches) and
+//! whose device address every launch passes in the push constants (DESIGN §5-6).
+//! Kernels address a variable as that base plus its offset.
+
+use ptxvk_frontend::ast::{self, ExprKind, Initializer, ScalarType, StateSpace};
+use ptxvk_frontend::{Diagnostic, Span};
+
+/// One variable of the module data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalVar {
+    pub name: String,
+    pub space: StateSpace,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// The module data: every module-scope `.global`/`.const` variable, and the bytes the
+/// block starts with (zero where a variable has no initializer).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleData {
+    pub vars: Vec<GlobalVar>,
+    pub image: Vec<u8>,
+}
+
+impl ModuleData {
+    pub fn get(&self, name: &str) -> Option<&GlobalVar> {
+        self.vars.iter().find(|v| v.name == name)
+    }
+}
+
+/// Lays out the module-scope `.global` and `.const` variables of `module`.
+pub fn layout(module: &ast::Module) -> Result<ModuleData, Vec<Diagnostic>> {
+    let mut data = ModuleData::default();
+    let mut errors = Vec::new();
+    for item in &module.items {
+        let ast::Item::Variable(v) = item else { continue };
+        if !matches!(v.space, StateSpace::Global | StateSpace::Const) {
+            continue;
+        }
+        let Some(scalar) = v.ty.value.scalar() else {
+            errors.push(Diagnostic::error(
+                v.ty.span,
+                format!("`{}` variables are not supported yet", v.ty.value.directive()),
+            ));
+            continue;
+        };
+        if v.bank.is_some() {
+            errors
+                .push(Diagnostic::error(v.span, "banked `.const[n]` variables are not supported"));
+            continue;
+        }
+        if v.linkage == Some(ast::Linkage::Extern) {
+            errors.push(
+                Diagnostic::error(v.span, "`.extern` variables are not supported")
+                    .with_note("ptxvk compiles one module at a time; there is no linker"),
+            );
+            continue;
+        }
+        let elem = scalar.bytes() * v.vector.unwrap_or(1);
+        let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
+        for n in &v.names {
+            match place(&mut data, v, n, scalar, elem, align) {
+                Ok(()) => {}
+                Err(d) => errors.push(d),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(data)
+    } else {
+        Err(errors)
+    }
+}
+
+fn place(
+    data: &mut ModuleData,
+    v: &ast::VarDecl,
+    n: &ast::DeclName,
+    scalar: ScalarType,
+    elem: u32,
+    align: u32,
+) -> Result<(), Diagnostic> {
+    // Values of the initializer, flattened, as bit patterns of the element type.
+    let mut values = Vec::new();
+    if let Some(init) = &n.init {
+        flatten(init, scalar, &mut values)?;
+    }
+    let scalar_bytes = scalar.bytes() as usize;
+    // `name[]` takes its size from the initializer.
+    let known: Option<u64> = n.dims.iter().try_fold(1u64, |acc, d| d.map(|d| acc * d));
+    let count = match known {
+        Some(c) => c,
+        None => {
+            let per_elem = u64::from(v.vector.unwrap_or(1));
+            let rest: u64 = n.dims.iter().skip(1).map(|d| d.unwrap_or(1)).product();
+            (values.len() as u64).div_ceil(per_elem * rest.max(1)) * rest.max(1)
+        }
+    };
+    let size = count
+        .checked_mul(u64::from(elem))
+        .and_then(|s| u32::try_from(s).ok())
+        .filter(|&s| s <= 1 << 30)
+        .ok_or_else(|| Diagnostic::error(n.name.span, "module variable too large"))?;
+    if values.len() * scalar_bytes > size as usize {
+        return Err(Diagnostic::error(
+            init_span(n).unwrap_or(n.name.span),
+            "the initializer has more values than the variable holds",
+        ));
+    }
+    let offset = (data.image.len() as u32).next_multiple_of(align);
+    data.image.resize(offset as usize, 0);
+    let mut bytes = vec![0u8; size as usize];
+    for (k, bits) in values.iter().enumerate() {
+        let at = k * scalar_bytes;
+        bytes[at..at + scalar_bytes].copy_from_slice(&bits.to_le_bytes()[..scalar_bytes]);
+    }
+    data.image.extend_from_slice(&bytes);
+    data.vars.push(GlobalVar { name: n.name.value.to_string(), space: v.space, offset, size });
+    Ok(())
+}
+
+fn init_span(n: &ast::DeclName) -> Option<Span> {
+    match n.init.as_ref()? {
+        Initializer::Expr(e) => Some(e.span),
+        Initializer::List(_, s) | Initializer::Fields(_, s) => Some(*s),
+    }
+}
+
+/// The initializer's values in order (nested lists flattened, §5.4.4).
+fn flatten(init: &Initializer, scalar: ScalarType, out: &mut Vec<u64>) -> Result<(), Diagnostic> {
+    match init {
+        Initializer::List(items, _) => {
+            for i in items {
+                flatten(i, scalar, out)?;
+            }
+            Ok(())
+        }
+        Initializer::Fields(_, span) => {
+            Err(Diagnostic::error(*span, "field initializers belong to texture references"))
+        }
+        Initializer::Expr(e) => {
+            let bits = match (&e.kind, scalar) {
+                (ExprKind::F32Bits(b), ScalarType::F32) => u64::from(*b),
+                (ExprKind::F64Bits(b), ScalarType::F64) => *b,
+                (ExprKind::F64Bits(b), ScalarType::F32) => {
+                    u64::from((f64::from_bits(*b) as f32).to_bits())
+                }
+                (ExprKind::F32Bits(b), ScalarType::F64) => f64::from(f32::from_bits(*b)).to_bits(),
+                (ExprKind::Symbol(_) | ExprKind::Generic(_), _) => {
+                    return Err(Diagnostic::error(
+                        e.span,
+                        "address initializers are not supported yet",
+                    )
+                    .with_note(
+                        "the address of a variable is only known when the module is loaded",
+                    ));
+                }
+                (_, s) if matches!(s, ScalarType::F32 | ScalarType::F64) => {
+                    // An integer constant for a float variable: its value.
+                    let v = e.eval_int().map_err(|(sp, m)| Diagnostic::error(sp, m))?;
+                    let x = if v.unsigned { v.value as f64 } else { v.value as i64 as f64 };
+                    if s == ScalarType::F32 {
+                        u64::from((x as f32).to_bits())
+                    } else {
+                        x.to_bits()
+                    }
+                }
+                _ => e.eval_int().map_err(|(sp, m)| Diagnostic::error(sp, m))?.value,
+            };
+            out.push(bits);
+            Ok(())
+        }
+    }
+}
