@@ -1723,7 +1723,9 @@ impl Lowerer {
             ));
         }
         let ops = &i.operands;
-        if ops.len() != 2 {
+        // `.L2::cache_hint` adds a cache-policy operand, which is only a hint.
+        let hinted = m.other.iter().any(|o| o.value == ".L2::cache_hint");
+        if !(ops.len() == 2 || (hinted && ops.len() == 3)) {
             return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
         }
         let (data, addr) = if op == "st" { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
@@ -2068,7 +2070,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
     use ModCat::*;
     match op {
         "ld" | "st" | "ldu" => &[Space, Vector],
-        "cvta" | "isspacep" => &[Space],
+        "cvta" | "isspacep" | "prefetch" | "applypriority" => &[Space],
         "add" | "sub" => &[Rounding, Ftz, Sat],
         "div" | "sqrt" | "rcp" => &[Rounding, Ftz],
         "min" | "max" | "neg" | "abs" => &[Ftz],

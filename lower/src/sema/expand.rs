@@ -176,6 +176,8 @@ impl Lowerer {
                     || i.operands.len() == 4
             }
             "mad" => has(m, ".cc") || (m.sat && self.one_type(i, m).is_ok_and(|t| !t.is_float())),
+            "prefetch" | "prefetchu" | "applypriority" | "createpolicy" | "nanosleep"
+            | "pmevent" | "griddepcontrol" | "setmaxnreg" => true,
             "fns" | "mul24" | "mad24" | "sad" | "bfind" | "bmsk" | "szext" | "prmt" | "shf"
             | "lop3" | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp"
             | "set" | "slct" => true,
@@ -234,6 +236,8 @@ impl Lowerer {
                 want(4)?;
                 self.fns(i, m)
             }
+            "prefetch" | "prefetchu" | "applypriority" | "createpolicy" | "nanosleep"
+            | "pmevent" | "griddepcontrol" | "setmaxnreg" => self.hint(op, i),
             "bmsk" | "szext" => {
                 want(3)?;
                 self.mask_ops(op, i, m)
@@ -663,6 +667,20 @@ impl Lowerer {
         };
         let r = e.sel(U32, found, r, Value::Imm(0xffff_ffff));
         e.mov(U32, dst, r);
+        Ok(())
+    }
+
+    /// Performance hints with no effect on results, lowered to nothing (PTX ISA 9.2:
+    /// `prefetch`/`prefetchu` §9.7.9.15, `applypriority` §9.7.9.17, `pmevent`
+    /// §9.7.19.2, `griddepcontrol` §9.7.13.14 — without programmatic dependent launch
+    /// every grid already waits for its predecessor —, `setmaxnreg` §9.7.19.5) and
+    /// `nanosleep` (§9.7.13.11: the duration is only an upper bound, so none is a valid
+    /// sleep). `createpolicy` (§9.7.9.18) returns an opaque cache policy, here 0.
+    fn hint(&mut self, op: &str, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        if op == "createpolicy" {
+            let dst = self.dst(&i.operands[0], OpTy::U(64), false)?;
+            self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);
+        }
         Ok(())
     }
 
