@@ -12,10 +12,12 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A kernel around one probe instruction (registers as `coverage` documents them).
+/// A kernel around one probe instruction (registers as `coverage` documents them), and a
+/// device function `f` to call.
 fn probe_kernel(probe: &str) -> String {
     format!(
         ".version 8.8\n.target sm_90\n.address_size 64\n\n\
+         .func f\n{{\n    ret;\n}}\n\n\
          .visible .entry probe(.param .u64 probe_p)\n{{\n\
          \x20   .reg .pred %p<5>;\n    .reg .b16 %h<5>;\n    .reg .b32 %r<5>;\n    .reg .b64 %rd<5>;\n\
          \x20   ld.param.u64 %rd1, [probe_p];\n    cvta.to.global.u64 %rd1, %rd1;\n\

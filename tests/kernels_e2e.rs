@@ -38,6 +38,14 @@ fn block_reduce_shared_memory_and_barriers() {
     run(cases::block_reduce());
 }
 
+/// `.func` calls kept by `__noinline__`: `.param` scalars and a 24-byte struct by value
+/// and as a result, nested calls, generic pointers to shared/local/global memory as
+/// arguments, and a function with its own `__shared__` array and barriers.
+#[test]
+fn calls_device_functions_inlined() {
+    run(cases::calls());
+}
+
 #[test]
 fn dyn_shared_dynamic_shared_memory_and_sub_word_stores() {
     run(cases::dyn_shared());

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use ptxvk::spec::{ElemType, SpecArg};
+use std::collections::BTreeMap;
 
 /// The initial value of each u64 slot of `c` (slots written as 32-bit words use the
 /// low half).
@@ -300,4 +301,112 @@ fn module_scope_variables_persist_and_are_host_accessible() {
     assert_eq!(module.read_global("table").expect("table"), table_bytes);
     assert!(module.read_global("nope").is_err());
     assert!(module.write_global("scale", &[0; 8]).is_err(), "8 bytes do not fit a u32");
+}
+
+/// `.func` calls with `.reg` parameters and results, a struct result, guarded calls,
+/// label names shared by caller and callee, and a `.noreturn` function that exits
+/// (`tests/ptx/memory/reg_calls.ptx`; semantics in its header).
+#[test]
+fn reg_parameters_guarded_calls_and_noreturn() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/reg_calls.ptx"));
+    let n = 1000u32;
+    let mut rng = Rng(11);
+    let mut x: Vec<u32> = (0..n).map(|_| rng.next_u32() % 3000).collect();
+    x[..4].copy_from_slice(&[0, 1, u32::MAX, 15]);
+    let sentinel = 0x5555_5555u32;
+    let mut want = vec![sentinel; 4 * n as usize + 4];
+    for (i, &v) in x.iter().enumerate() {
+        want[4 * i] = v / 7;
+        want[4 * i + 1] = v % 7;
+        if v % 2 == 1 {
+            let below = u32::from(v < 100);
+            want[4 * i + 2] = v.clamp(100, 1000) + 1 + 2 * below;
+        }
+        let y = v.wrapping_add(5);
+        let w = (y / 3) * 10 + y % 3;
+        want[4 * i + 3] = if v % 16 == 15 { 0xdead } else { w + 1 };
+    }
+    let xb = device.buffer_from(&x).expect("x");
+    let out = device.buffer_from(&vec![sentinel; 4 * n as usize + 4]).expect("out");
+    let kernel = module.kernel("reg_calls").expect("kernel");
+    let args = [ptxvk::Arg::from(&xb), ptxvk::Arg::from(&out), ptxvk::Arg::from(n)];
+    kernel.launch(n.div_ceil(64) + 1, 64, 0, &args).expect("launch");
+    let got: Vec<u32> = out.to_vec(&device).expect("read");
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "word {k} (thread {}, x = {:?})", k / 4, x.get(k / 4));
+    }
+}
+
+/// Runs the litmus test `entry` of `tests/ptx/memory/litmus.ptx` `launches` times with
+/// `instances` instances each, and returns how often each outcome `(r0, r1)` was seen.
+fn litmus(
+    device: &ptxvk::Device,
+    module: &ptxvk::Module,
+    entry: &str,
+    launches: usize,
+) -> BTreeMap<(u32, u32), usize> {
+    const BLOCK: u32 = 256;
+    const PAIRS: u32 = 32;
+    let instances = (BLOCK * PAIRS) as usize;
+    let kernel = module.kernel(entry).expect("kernel");
+    let mut seen = BTreeMap::new();
+    for _ in 0..launches {
+        let a = device.zeroed::<u32>(instances).expect("a");
+        let b = device.zeroed::<u32>(instances).expect("b");
+        let out = device.zeroed::<u32>(2 * instances).expect("out");
+        let args = [ptxvk::Arg::from(&a), ptxvk::Arg::from(&b), ptxvk::Arg::from(&out)];
+        kernel.launch(2 * PAIRS, BLOCK, 0, &args).expect("launch");
+        for r in out.to_vec(device).expect("read").chunks(2) {
+            *seen.entry((r[0], r[1])).or_insert(0) += 1;
+        }
+    }
+    seen
+}
+
+/// The litmus tests of the PTX memory model (ISA 9.2 §8.10) never show a forbidden
+/// outcome: message passing with release/acquire, store buffering with `fence.sc`, and
+/// read-read coherence, each over 40 launches of 8192 instances whose two threads run
+/// in different workgroups.
+#[test]
+fn litmus_tests_show_no_forbidden_outcome() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/litmus.ptx"));
+    type Forbidden = fn(u32, u32) -> bool;
+    let cases: [(&str, Forbidden); 3] = [
+        ("mp", |flag, data| flag == 1 && data == 0),
+        ("sb", |r0, r1| r0 == 0 && r1 == 0),
+        ("corr", |first, second| first == 1 && second == 0),
+    ];
+    for (entry, forbidden) in cases {
+        let seen = litmus(&device, &module, entry, 40);
+        eprintln!("litmus {entry}: outcomes (r0, r1) -> count: {seen:?}");
+        let bad: usize = seen.iter().filter(|((a, b), _)| forbidden(*a, *b)).map(|(_, n)| n).sum();
+        assert_eq!(bad, 0, "litmus {entry}: {bad} forbidden outcome(s) in {seen:?}");
+    }
+}
+
+/// 256-bit `ld`/`st.global.v8.u32` and `.v4.b64` (`tests/ptx/memory/wide_vectors.ptx`).
+#[test]
+fn wide_vector_loads_and_stores() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/wide_vectors.ptx"));
+    let n = 300u32;
+    let mut rng = Rng(12);
+    let a: Vec<u32> = (0..8 * n).map(|_| rng.next_u32()).collect();
+    let c: Vec<u64> = (0..4 * n).map(|_| rng.next_u64()).collect();
+    let want_d: Vec<u64> = c.chunks(4).flat_map(|w| w.iter().rev().copied()).collect();
+    let (ab, cb) = (device.buffer_from(&a).expect("a"), device.buffer_from(&c).expect("c"));
+    let bb = device.zeroed::<u32>(a.len()).expect("b");
+    let db = device.zeroed::<u64>(c.len()).expect("d");
+    let args = [
+        ptxvk::Arg::from(&ab),
+        ptxvk::Arg::from(&bb),
+        ptxvk::Arg::from(&cb),
+        ptxvk::Arg::from(&db),
+        ptxvk::Arg::from(n),
+    ];
+    module.kernel("wide_vectors").expect("kernel").launch(3, 128, 0, &args).expect("launch");
+    assert_eq!(bb.to_vec(&device).expect("b"), a);
+    assert_eq!(db.to_vec(&device).expect("d"), want_d);
 }

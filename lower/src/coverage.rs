@@ -13,7 +13,7 @@
 //!   end-to-end test corpus (`tests/**/*.ptx`), which names where it is tested.
 //!
 //! Probes use the registers `%p1..%p4` (`.pred`), `%h1..%h4` (`.b16`), `%r1..%r4`
-//! (`.b32`) and `%rd1..%rd4` (`.b64`), the label `L` and the `.global` buffer `%rd1`.
+//! (`.b32`) and `%rd1..%rd4` (`.b64`), the label `L`, the `.global` buffer `%rd1` and a device function `f`.
 //!
 //! Semantic analysis reports an instruction it does not lower with the reason of the
 //! instruction's unsupported row ([`unsupported_reason`]).
@@ -65,6 +65,10 @@ const ASYNC: &str = "asynchronous copies, memory barriers objects and tensor map
 const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
      Vulkan equivalent; not implemented";
 const VIDEO: &str = "the legacy SIMD video instructions are not implemented yet";
+const STRONG_HOW: &str = "an `OpAtomicLoad`/`OpAtomicStore` with the scope and acquire/release \
+     semantics for 32/64-bit words of global memory and 32-bit words of shared memory; other \
+     widths and vectors are plain accesses after (loads) or before (stores) a fence of the \
+     scope; `.volatile` is `.relaxed.sys`";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";
@@ -164,7 +168,22 @@ pub static ROWS: &[Row] = &[
     row("brev", ".b32 .b64", Supported, "brev.b32 %r1, %r2;"),
     row("brkpt", "", Unsupported("a debugger breakpoint has no Vulkan equivalent"), "brkpt;"),
     row("brx", ".idx{.uni} with .branchtargets", Supported, "brx.idx %r1, T;"),
-    row("call", "direct, indirect, .uni", Unsupported(MEMORY), "call f;"),
+    row(
+        "call",
+        "direct {.uni}, .reg and .param arguments and results",
+        Emulated(
+            "inlined at the call site: the caller's `.param` variables live in its local \
+             frame and the callee's `.param` parameters name them; `ret` continues after the \
+             call. Recursion is rejected with the cycle named (SPIR-V has no recursion)",
+        ),
+        "call.uni f;",
+    ),
+    row(
+        "call",
+        "indirect through a function pointer, with a prototype or .calltargets",
+        Unsupported("indirect calls are not implemented yet; only direct calls are inlined"),
+        "call %rd1, P;",
+    ),
     row(
         "clusterlaunchcontrol",
         ".try_cancel, .query_cancel",
@@ -304,7 +323,14 @@ pub static ROWS: &[Row] = &[
         Emulated("the module data is a device buffer uploaded when the module is loaded; its address is a push constant"),
         "ld.const.f32 %r1, [%rd1];",
     ),
-    row("ld", ".b128, .v8, ordering qualifiers", Unsupported(MEMORY), "ld.global.v8.u32 {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1}, [%rd1];"),
+    row("ld", ".global.v8 (32-bit elements), .global.v4 (64-bit elements)", Supported, "ld.global.v8.u32 {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1}, [%rd1];"),
+    row(
+        "ld",
+        ".relaxed .acquire .volatile .mmio with .cta .gpu .sys",
+        Emulated(STRONG_HOW),
+        "ld.acquire.gpu.global.u32 %r1, [%rd1];",
+    ),
+    row("ld", ".b128", Unsupported("128-bit registers are not implemented yet"), "ld.global.b128 %rd1, [%rd1];"),
     row("ldmatrix", ".sync.aligned.m8n8", Unsupported(TENSOR), "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%rd1];"),
     row("ldu", ".global, as `ld.global`", Supported, "ldu.global.b64 %rd1, [%rd1];"),
     row("lg2", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "lg2.approx.f32 %r1, %r2;"),
@@ -473,7 +499,14 @@ pub static ROWS: &[Row] = &[
         Emulated("local memory is a per-thread array of 32-bit words; a generic access tests the address's window"),
         "st.local.u32 [%rd1], %r1;",
     ),
-    row("st", ".b128, .v8, ordering qualifiers", Unsupported(MEMORY), "st.global.v8.u32 [%rd1], {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1};"),
+    row("st", ".global.v8 (32-bit elements), .global.v4 (64-bit elements)", Supported, "st.global.v8.u32 [%rd1], {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1};"),
+    row(
+        "st",
+        ".relaxed .release .volatile .mmio with .cta .gpu .sys",
+        Emulated(STRONG_HOW),
+        "st.release.gpu.global.u32 [%rd1], %r1;",
+    ),
+    row("st", ".b128", Unsupported("128-bit registers are not implemented yet"), "st.global.b128 [%rd1], %rd1;"),
     row("stackrestore", ".u32 .u64", Unsupported(MEMORY), "stackrestore.u64 %rd1;"),
     row("stacksave", ".u32 .u64", Unsupported(MEMORY), "stacksave.u64 %rd1;"),
     row("stmatrix", ".sync.aligned.m8n8", Unsupported(TENSOR), "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], {%r1};"),

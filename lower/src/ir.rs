@@ -463,9 +463,14 @@ impl FloatFormat {
     }
 }
 
-/// A native atomic read-modify-write (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`).
+/// A native atomic operation (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`): a
+/// read-modify-write, or the atomic load and store that strong `ld`/`st` are (§8.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
+    /// `dst` receives the value; `src` and `cmp` are ignored. Never `Release`/`AcqRel`.
+    Load,
+    /// Stores `src`; no `dst`. Never `Acquire`/`AcqRel`.
+    Store,
     Add,
     And,
     Or,

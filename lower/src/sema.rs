@@ -19,12 +19,13 @@ use crate::ir::*;
 
 mod approx;
 mod atomic;
+mod calls;
 mod expand;
 mod formats;
 mod spaces;
 
-/// Lowers every `.entry` of `module`. Device functions with bodies and module-scope
-/// variables are rejected with a diagnostic until they are implemented.
+/// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
+/// (`sema::calls`).
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
     let mut errors = Vec::new();
     let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
@@ -60,26 +61,29 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             crate::globals::ModuleData::default()
         }
     };
+    // Device functions (defined or `.extern`), by name, for calls to inline.
+    let functions: BTreeMap<Name, &ast::Function> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f) if !f.is_entry => Some((f.name.value.clone(), f)),
+            _ => None,
+        })
+        .collect();
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
             // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
             ast::Item::Function(f) if f.is_entry => {
                 if f.body.is_some() {
-                    match lower_kernel(f, &module_shared, &data) {
+                    match lower_kernel(f, &module_shared, &data, &functions) {
                         Ok(k) => kernels.push(k),
                         Err(mut e) => errors.append(&mut e),
                     }
                 }
             }
-            ast::Item::Function(f) => {
-                if f.body.is_some() {
-                    errors.push(
-                        Diagnostic::error(f.name.span, format!("device function `{}` (`.func`) is not supported yet", f.name.value))
-                            .with_note("calls are not implemented yet; inline the function (e.g. `__forceinline__`) for now"),
-                    );
-                }
-            }
+            // Lowered where they are called.
+            ast::Item::Function(_) => {}
             ast::Item::Variable(v)
                 if matches!(
                     v.space,
@@ -92,6 +96,9 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             ast::Item::Directive(_) => {}
         }
     }
+    // A function inlined at several call sites reports its errors once.
+    let mut seen = BTreeSet::new();
+    errors.retain(|d| seen.insert((d.span, d.message.clone())));
     if errors.is_empty() {
         Ok(Module { address_size, kernels })
     } else {
@@ -124,7 +131,7 @@ enum Resolved {
     Global(u32),
 }
 
-struct Lowerer {
+struct Lowerer<'m> {
     kernel: Kernel,
     scopes: Vec<BTreeMap<Name, Symbol>>,
     labels: BTreeMap<Name, BlockId>,
@@ -144,12 +151,23 @@ struct Lowerer {
     generic_windows: bool,
     /// Where each register's generic addresses may point (`sema::spaces`).
     spaces: BTreeMap<Name, spaces::Provenance>,
+    /// The module's device functions, by name.
+    functions: &'m BTreeMap<Name, &'m ast::Function>,
+    /// The functions being inlined, outermost first (to name a recursion's cycle).
+    call_stack: Vec<Name>,
+    /// The call being inlined, if any: where its `ret` continues.
+    frame: Option<calls::Frame>,
+    /// The names every function sees: module variables (a callee sees no kernel names).
+    module_scope: BTreeMap<Name, Symbol>,
+    /// `spaces` of each device function the kernel calls, by function name.
+    function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
 }
 
-fn lower_kernel(
-    f: &ast::Function,
+fn lower_kernel<'m>(
+    f: &'m ast::Function,
     module_shared: &[&ast::VarDecl],
     data: &crate::globals::ModuleData,
+    functions: &'m BTreeMap<Name, &'m ast::Function>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut params = Vec::new();
@@ -209,6 +227,11 @@ fn lower_kernel(
         carry: None,
         generic_windows: false,
         spaces: BTreeMap::new(),
+        functions,
+        call_stack: Vec::new(),
+        frame: None,
+        module_scope: BTreeMap::new(),
+        function_spaces: BTreeMap::new(),
     };
     for g in &data.vars {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
@@ -217,8 +240,12 @@ fn lower_kernel(
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
     }
     let body = f.body.as_deref().unwrap_or(&[]);
+    let callees = calls::reachable(body, functions);
     let mut used = BTreeSet::new();
     names_used(body, &mut used);
+    for c in &callees {
+        names_used(c.body.as_deref().unwrap_or(&[]), &mut used);
+    }
     for v in module_shared {
         let names: Vec<ast::DeclName> =
             v.names.iter().filter(|n| used.contains(n.name.value.as_str())).cloned().collect();
@@ -228,10 +255,23 @@ fn lower_kernel(
             l.declare(&decl);
         }
     }
+    l.module_scope = l.scopes[0].clone();
+    for p in &abi.params {
+        l.module_scope.remove(p.name.as_str());
+    }
     l.place_all_shared(body);
-    l.generic_windows = makes_generic_windows(body);
+    // A device function's `.shared` variables are static: one per CTA, however many
+    // times the function is inlined.
+    for c in &callees {
+        l.place_all_shared(c.body.as_deref().unwrap_or(&[]));
+    }
+    l.generic_windows = makes_generic_windows(body)
+        || callees.iter().any(|c| makes_generic_windows(c.body.as_deref().unwrap_or(&[])));
     if l.generic_windows {
         l.spaces = spaces::infer(body);
+        for c in &callees {
+            l.function_spaces.insert(c.name.value.clone(), spaces::infer_function(c));
+        }
     }
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
@@ -387,7 +427,7 @@ impl Mods {
     }
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     // ----- blocks ---------------------------------------------------------------------
 
     fn new_block(&mut self, label: Option<String>, span: Span) -> BlockId {
@@ -563,7 +603,8 @@ impl Lowerer {
                     }
                 }
             }
-            StateSpace::Local => self.place_local(v),
+            // A caller's argument and result variables (`sema::calls`) live in its frame.
+            StateSpace::Local | StateSpace::Param => self.place_local(v),
             other => self.errors.push(Diagnostic::error(
                 v.span,
                 format!("`{}` variables inside functions are not supported yet", other.directive()),
@@ -964,12 +1005,14 @@ impl Lowerer {
                     (Some(self.module_address(off, a.span)), a.offset)
                 }
                 Some(Resolved::Local(off)) => {
-                    if space != StateSpace::Local {
+                    // `.param` variables of device-function calls are local memory.
+                    if !matches!(space, StateSpace::Local | StateSpace::Param) {
                         return Err(Diagnostic::error(
                             name.span,
-                            format!("`{}` is a `.local` variable", name.value),
+                            format!("`{}` is a `.local` or call `.param` variable", name.value),
                         ));
                     }
+                    ir_space = Space::Local;
                     (None, off as i64 + a.offset)
                 }
                 Some(Resolved::Shared(off)) => {
@@ -1072,7 +1115,12 @@ impl Lowerer {
             }
             "ret" | "exit" => {
                 reject_other(&m, &[".uni"])?;
-                self.terminate_guarded(Terminator::Return, guard, span);
+                let term = if op == "ret" {
+                    calls::ret_terminator(&self.frame)
+                } else {
+                    Terminator::Return
+                };
+                self.terminate_guarded(term, guard, span);
                 return Ok(());
             }
             _ => {}
@@ -1134,6 +1182,7 @@ impl Lowerer {
             }
         };
         match op {
+            "call" => return self.call(i, m),
             "mov" => {
                 let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;
@@ -1696,15 +1745,7 @@ impl Lowerer {
     fn memory(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ty = self.bits_type(i, m)?;
-        let allowed = [".volatile", ".relaxed", ".weak", ".nc", ".cta", ".gpu", ".sys"];
-        for o in &m.other {
-            if !is_cache_hint(&o.value) && !allowed.contains(&o.value.as_str()) {
-                return Err(Diagnostic::error(
-                    o.span,
-                    format!("unknown or unsupported modifier `{}` for `{op}`", o.value),
-                ));
-            }
-        }
+        let strength = memory_order(op, span, m)?;
         if ty == OpTy::Pred {
             return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));
         }
@@ -1716,10 +1757,13 @@ impl Lowerer {
             return Err(unsupported(span, "128-bit memory accesses", "not implemented yet"));
         }
         let n = m.vector.unwrap_or(1);
-        if !matches!(n, 1 | 2 | 4) {
+        // Vectors of up to 128 bits; 256-bit `.v8` (32-bit elements) and `.v4` (64-bit
+        // ones) on global memory (PTX ISA 9.2 §9.7.9.8, sm_100).
+        let wide = space == StateSpace::Global && n * ty.bits() == 256 && ty.bits() >= 32;
+        if !(matches!(n, 1 | 2 | 4) && n * ty.bits() <= 128 || wide) {
             return Err(Diagnostic::error(
                 span,
-                format!("`.v{n}` is not a valid vector size here"),
+                format!("`.v{n}` of {}-bit elements is not a valid vector here", ty.bits()),
             ));
         }
         let ops = &i.operands;
@@ -1767,9 +1811,71 @@ impl Lowerer {
                 .collect::<Result<_, _>>()?;
             Data::Load(dsts)
         };
-        let access = |space: Space, addr: Address| match &data {
-            Data::Store(srcs) => InstKind::Store { space, ty, srcs: srcs.clone(), addr },
-            Data::Load(dsts) => InstKind::Load { space, ty, dsts: dsts.clone(), addr },
+        // A strong access (PTX ISA 9.2 §8.4) is an atomic load or store where SPIR-V has
+        // one: a scalar 32/64-bit word of global memory or a 32-bit one of shared memory
+        // into a register of its width. Others (local memory has no other observer;
+        // sub-word and vector accesses) are plain accesses, after an acquiring load's
+        // fence or before a releasing store's.
+        let one_word = match &data {
+            Data::Store(srcs) => srcs.len() == 1,
+            Data::Load(dsts) => {
+                dsts.len() == 1 && dsts[0].is_none_or(|d| self.kernel.reg(d).ty.bits() == ty.bits())
+            }
+        };
+        let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
+            let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))
+                || (space == Space::Shared && ty.bits() == 32);
+            let native = strength.filter(|_| atomic_width && one_word);
+            match (&data, native) {
+                (Data::Store(srcs), Some((order, scope))) => (
+                    InstKind::Atomic {
+                        op: AtomicOp::Store,
+                        space,
+                        ty,
+                        scope,
+                        order,
+                        dst: None,
+                        addr,
+                        src: srcs[0],
+                        cmp: Value::Imm(0),
+                    },
+                    None,
+                ),
+                (Data::Load(dsts), Some((order, scope))) => (
+                    InstKind::Atomic {
+                        op: AtomicOp::Load,
+                        space,
+                        ty,
+                        scope,
+                        order,
+                        dst: dsts[0],
+                        addr,
+                        src: Value::Imm(0),
+                        cmp: Value::Imm(0),
+                    },
+                    None,
+                ),
+                (Data::Store(srcs), _) => {
+                    (InstKind::Store { space, ty, srcs: srcs.clone(), addr }, strength)
+                }
+                (Data::Load(dsts), _) => {
+                    (InstKind::Load { space, ty, dsts: dsts.clone(), addr }, strength)
+                }
+            }
+        };
+        let access = |l: &mut Self, space: Space, addr: Address| {
+            let (inst, fence) = access(space, addr);
+            let fence = fence.filter(|(o, _)| *o != Order::Relaxed && space != Space::Local);
+            let fence =
+                fence.map(|(_, scope)| InstKind::Fence { device_scope: scope != Scope::Cta });
+            if let (Some(f), InstKind::Store { .. }) = (&fence, &inst) {
+                l.push(f.clone(), span);
+            }
+            let is_load = matches!(inst, InstKind::Load { .. });
+            l.push(inst, span);
+            if let (Some(f), true) = (fence, is_load) {
+                l.push(f, span);
+            }
         };
         if ir_space == Space::Local || (generic && self.generic_windows) {
             // A local access needs a window even when the kernel declares no `.local`
@@ -1777,20 +1883,20 @@ impl Lowerer {
             self.kernel.local_bytes = self.kernel.local_bytes.max(4);
         }
         if !(generic && self.generic_windows) {
-            self.push(access(ir_space, address), span);
+            access(self, ir_space, address);
             return Ok(());
         }
         // The inference may prove the space: then a direct access, no test.
         match self.generic_provenance(addr) {
             spaces::Provenance::Plain | spaces::Provenance::Global => {
-                self.push(access(Space::Global, address), span);
+                access(self, Space::Global, address);
                 return Ok(());
             }
             p @ (spaces::Provenance::Shared | spaces::Provenance::Local) => {
                 let space =
                     if p == spaces::Provenance::Shared { Space::Shared } else { Space::Local };
                 let low = self.window_offset(address, span);
-                self.push(access(space, low), span);
+                access(self, space, low);
                 return Ok(());
             }
             spaces::Provenance::Unknown => {}
@@ -1866,12 +1972,12 @@ impl Lowerer {
             );
             self.cur = then;
             self.closed = false;
-            self.push(access(space, addr), span);
+            access(self, space, addr);
             self.terminate(Terminator::Jump(join), span);
             self.cur = next;
             self.closed = false;
         }
-        self.push(access(Space::Global, Address { base: Some(full), offset: 0 }), span);
+        access(self, Space::Global, Address { base: Some(full), offset: 0 });
         self.terminate(Terminator::Jump(join), span);
         self.cur = join;
         self.closed = false;
@@ -2029,6 +2135,44 @@ fn makes_generic_windows(stmts: &[ast::Statement]) -> bool {
         ast::Statement::Block(inner, _) => makes_generic_windows(inner),
         _ => false,
     })
+}
+
+/// The strength of an `ld`/`st` (PTX ISA 9.2 §8.4, §9.7.9.8-9): `None` for a weak
+/// access, else the order and scope of a strong one. `.volatile` is `.relaxed.sys`;
+/// `.mmio` accesses are strong too (Vulkan has no memory-mapped I/O to distinguish).
+fn memory_order(op: &str, span: Span, m: &Mods) -> Result<Option<(Order, Scope)>, Diagnostic> {
+    let mut order = None;
+    let mut scope = None;
+    for o in &m.other {
+        match o.value.as_str() {
+            ".weak" | ".nc" | ".mmio" => {}
+            ".volatile" => order = Some(Order::Relaxed),
+            ".relaxed" => order = Some(Order::Relaxed),
+            ".acquire" if op == "ld" => order = Some(Order::Acquire),
+            ".release" if op == "st" => order = Some(Order::Release),
+            ".cta" => scope = Some(Scope::Cta),
+            ".gpu" => scope = Some(Scope::Gpu),
+            ".sys" => scope = Some(Scope::Sys),
+            ".cluster" => {
+                return Err(unsupported(
+                    o.span,
+                    "the `.cluster` scope",
+                    "thread-block clusters have no Vulkan equivalent",
+                ))
+            }
+            s if is_cache_hint(s) => {}
+            s => {
+                return Err(Diagnostic::error(
+                    o.span,
+                    format!("unknown or unsupported modifier `{s}` for `{op}`"),
+                ))
+            }
+        }
+    }
+    if order.is_some() && scope.is_none() && !m.other.iter().any(|o| o.value == ".volatile") {
+        return Err(Diagnostic::error(span, format!("a `.relaxed`, `.acquire` or `.release` `{op}` needs a scope (`.cta`, `.gpu`, `.sys`)")));
+    }
+    Ok(order.map(|o| (o, scope.unwrap_or(Scope::Sys))))
 }
 
 /// The type rules of a `setp`/`set` comparison (PTX ISA 9.2 §9.7.7.1-2).

@@ -26,6 +26,7 @@ pub fn all() -> Vec<KernelCase> {
         dyn_shared(),
         matadd2d(),
         grid3d(),
+        calls(),
     ]
 }
 
@@ -333,4 +334,45 @@ pub fn dyn_shared() -> KernelCase {
         expected: vec![(1, u32_bytes(&out))],
     };
     KernelCase { kernel: "dyn_shared", entry: "dyn_shared", ty: ElemType::U32, case }
+}
+
+/// `calls.cu`: `.func` device functions with scalar, struct and pointer arguments.
+pub fn calls() -> KernelCase {
+    let mut rng = Rng(9);
+    // 48-thread blocks: `(tid + 1) % blockDim.x` wraps inside a partial 64-slot array.
+    let (blocks, block) = (6usize, 48usize);
+    let n = blocks * block;
+    let mut x: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+    x[..6].copy_from_slice(&[0, 1, u32::MAX, 0x8000_0000, 0xffff, 0x7fff_ffff]);
+    let mix = |a: u32, b: u32| a.wrapping_mul(31).wrapping_add(b ^ (a >> 3));
+    let mut out = vec![0u64; 5 * n];
+    for k in 0..blocks {
+        let xs = &x[k * block..(k + 1) * block];
+        let s: Vec<u32> = xs.iter().map(|&v| v.wrapping_add(v >> 1)).collect();
+        let max = xs.iter().copied().max().unwrap_or(0);
+        for (t, &v) in xs.iter().enumerate() {
+            let i = k * block + t;
+            let a = u64::from(v) * 1_000_003;
+            let b = v ^ 0x5a5a;
+            let c = (v & 0xffff) as f32 * 0.5;
+            let d = f64::from(v) / 3.0;
+            let score = ((a as f64 + f64::from(b.wrapping_mul(7))) + f64::from(c)) + d;
+            let acc = (i as u32).wrapping_add(v).wrapping_add(s[(t + 1) % block]);
+            out[5 * i..5 * i + 5].copy_from_slice(&[
+                u64::from(mix(v, v >> 7)),
+                u64::from(mix(v, mix(v.wrapping_add(1), v.wrapping_add(2)))),
+                score.to_bits(),
+                u64::from(acc),
+                u64::from(max),
+            ]);
+        }
+    }
+    let case = Case {
+        grid: [blocks as u32, 1, 1],
+        block: [block as u32, 1, 1],
+        shared_bytes: 0,
+        args: vec![buf(ElemType::U32, u32_bytes(&x)), buf(ElemType::U64, vec![0; 40 * n])],
+        expected: vec![(1, u64_bytes(&out))],
+    };
+    KernelCase { kernel: "calls", entry: "calls", ty: ElemType::U64, case }
 }

@@ -10,6 +10,7 @@
  *
  * What it provides:
  *   __global__ __device__ __shared__ __host__   (as clang CUDA attributes)
+ *   __forceinline__ __noinline__                (as function attributes)
  *   uint3 / dim3, threadIdx blockIdx blockDim gridDim
  *       (each read goes through the __nvvm_read_ptx_sreg_* builtins, like
  *        clang's own __clang_cuda_builtin_vars.h; unused components are
@@ -47,6 +48,7 @@
 #define __host__ __attribute__((host))
 #define __shared__ __attribute__((shared))
 #define __forceinline__ __inline__ __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
 
 struct uint3 {
     unsigned int x, y, z;

@@ -15,7 +15,7 @@ use crate::ir::{
 
 const F32: OpTy = OpTy::F(32);
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Lowers `i` if it is an approximate instruction; `None` leaves it to the others.
     pub(super) fn approx(
         &mut self,

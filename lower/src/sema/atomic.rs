@@ -21,7 +21,7 @@ enum Kind {
     FloatAdd,
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Lowers `atom` and `red`; `None` for other instructions.
     pub(super) fn atomic(
         &mut self,

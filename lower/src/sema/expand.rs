@@ -20,12 +20,12 @@ const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
 /// Emits IR for one PTX instruction into the current block.
-pub(super) struct Emit<'a> {
-    pub(super) l: &'a mut Lowerer,
+pub(super) struct Emit<'a, 'm> {
+    pub(super) l: &'a mut Lowerer<'m>,
     pub(super) span: Span,
 }
 
-impl Emit<'_> {
+impl Emit<'_, '_> {
     pub(super) fn temp(&mut self, ty: OpTy) -> RegId {
         self.l.temp(ty.storage(), self.span)
     }
@@ -154,7 +154,7 @@ pub(super) fn has(m: &Mods, modifier: &str) -> bool {
     m.other.iter().any(|o| o.value == modifier)
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
     /// core lowering.
     pub(super) fn expand(
@@ -1056,7 +1056,7 @@ impl Lowerer {
             (1 << 63, 0x7ff0_0000_0000_0000, 1 << 52)
         };
         let magnitude = e.and(bits, a, Value::Imm(sign_bit - 1));
-        let test = |e: &mut Emit<'_>, cmp, lhs, rhs, dst| {
+        let test = |e: &mut Emit<'_, '_>, cmp, lhs, rhs, dst| {
             e.push(InstKind::Setp {
                 cmp,
                 ty: bits,

@@ -80,7 +80,7 @@ fn directed(m: &Mods) -> bool {
     m.rounding.as_ref().is_some_and(|r| !r.value.1 && r.value.0 != Rounding::Nearest)
 }
 
-impl Emit<'_> {
+impl Emit<'_, '_> {
     fn widen(&mut self, from: FloatFormat, src: Value) -> Value {
         let dst = self.temp(F32);
         self.push(InstKind::Widen { from, dst, src });
@@ -192,7 +192,7 @@ impl Emit<'_> {
     }
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Lowers `i` if it needs a narrow format or a directed rounding; `None` leaves it
     /// to the other lowerings.
     pub(super) fn float_formats(
@@ -390,7 +390,7 @@ impl Lowerer {
         };
         let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
         let dst = self.dst(&i.operands[0], OpTy::U(dst_bits(to.value) as u8), int_dst)?;
-        let read = |l: &mut Lowerer, t: CvtType, k: usize| -> Result<Value, Diagnostic> {
+        let read = |l: &mut Lowerer<'_>, t: CvtType, k: usize| -> Result<Value, Diagnostic> {
             let ty = match t {
                 CvtType::Op(o) => o,
                 CvtType::Narrow(..) => OpTy::U(dst_bits(t) as u8),

@@ -3,8 +3,8 @@
 //! whose space is provable is lowered as a direct access instead of a run-time test of
 //! the address's window.
 //!
-//! The analysis is flow-insensitive and runs over the kernel's instructions until
-//! nothing changes. Each register gets a [`Provenance`]: `Plain` (an integer that is no
+//! The analysis is flow-insensitive and runs over one function's instructions until
+//! nothing changes (each device function separately: its registers are its own). Each register gets a [`Provenance`]: `Plain` (an integer that is no
 //! generic pointer: immediates, special registers, arithmetic on plain values), one
 //! space (the result of `cvta.shared`/`cvta.local`, `cvta.global`, a kernel parameter,
 //! and pointer arithmetic on such values), or `Unknown` (a loaded value, or a mix of
@@ -35,21 +35,37 @@ impl Provenance {
     }
 }
 
-/// The provenance of every register of `body` that is written at all (registers not in
-/// the map are never written: plain).
+/// The provenance of every register of the kernel `body` that is written at all
+/// (registers not in the map are never written: plain).
 pub(super) fn infer(body: &[ast::Statement]) -> BTreeMap<Name, Provenance> {
+    infer_in(body, BTreeMap::new(), false)
+}
+
+/// The same for a device function, whose `.reg` parameters and `.param` loads may hold
+/// any pointer its callers pass.
+pub(super) fn infer_function(f: &ast::Function) -> BTreeMap<Name, Provenance> {
+    let params = f.params.iter().chain(&f.returns).filter(|p| p.space == StateSpace::Reg);
+    let seeds = params.flat_map(|p| &p.names).map(|n| (n.name.value.clone(), Provenance::Unknown));
+    infer_in(f.body.as_deref().unwrap_or(&[]), seeds.collect(), true)
+}
+
+fn infer_in(
+    body: &[ast::Statement],
+    mut map: BTreeMap<Name, Provenance>,
+    in_function: bool,
+) -> BTreeMap<Name, Provenance> {
     let mut insts = Vec::new();
     collect(body, &mut insts);
-    let mut map: BTreeMap<Name, Provenance> = BTreeMap::new();
     loop {
         let mut changed = false;
         for i in &insts {
-            let Some((dst, value)) = definition(i, &map) else { continue };
-            let old = map.get(&dst).copied().unwrap_or(Provenance::Plain);
-            let new = old.join(value);
-            if new != old {
-                map.insert(dst, new);
-                changed = true;
+            for (dst, value) in definitions(i, &map, in_function) {
+                let old = map.get(&dst).copied().unwrap_or(Provenance::Plain);
+                let new = old.join(value);
+                if new != old {
+                    map.insert(dst, new);
+                    changed = true;
+                }
             }
         }
         if !changed {
@@ -75,10 +91,24 @@ fn name_of(op: &Operand) -> Option<&Name> {
     }
 }
 
+/// The registers `i` writes and the provenance of their values.
+fn definitions(
+    i: &ast::Instruction,
+    map: &BTreeMap<Name, Provenance>,
+    in_function: bool,
+) -> Vec<(Name, Provenance)> {
+    // A call's `.reg` results may be any pointer.
+    if let (Some(Operand::List(rets, _)), "call") = (i.operands.first(), i.opcode.value.as_str()) {
+        return rets.iter().filter_map(name_of).map(|n| (n.clone(), Provenance::Unknown)).collect();
+    }
+    definition(i, map, in_function).into_iter().collect()
+}
+
 /// The register `i` writes (its first operand) and the provenance of the value.
 fn definition(
     i: &ast::Instruction,
     map: &BTreeMap<Name, Provenance>,
+    in_function: bool,
 ) -> Option<(Name, Provenance)> {
     let dst = name_of(i.operands.first()?)?.clone();
     let of = |k: usize| -> Provenance {
@@ -98,8 +128,9 @@ fn definition(
             Some(StateSpace::Global | StateSpace::Const) => Provenance::Global,
             _ => Provenance::Unknown,
         },
-        // Kernel parameters hold global pointers (or plain values).
-        "ld" | "ldu" if space == Some(StateSpace::Param) => Provenance::Global,
+        // Kernel parameters hold global pointers (or plain values); a device function's
+        // `.param` parameters hold whatever its callers pass.
+        "ld" | "ldu" if space == Some(StateSpace::Param) && !in_function => Provenance::Global,
         // A value loaded from memory may be any pointer.
         "ld" | "ldu" | "atom" => Provenance::Unknown,
         // Pointer arithmetic keeps the space of its pointer operand.

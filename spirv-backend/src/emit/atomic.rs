@@ -69,6 +69,11 @@ impl FnEmitter<'_> {
         let signed = ty.is_signed();
         let b = &mut *self.b;
         Ok(match op {
+            AtomicOp::Load => b.atomic_load(vt, None, ptr, scope_id, sem)?,
+            AtomicOp::Store => {
+                b.atomic_store(ptr, scope_id, sem, v)?;
+                v
+            }
             AtomicOp::Add => b.atomic_i_add(vt, None, ptr, scope_id, sem, v)?,
             AtomicOp::And => b.atomic_and(vt, None, ptr, scope_id, sem, v)?,
             AtomicOp::Or => b.atomic_or(vt, None, ptr, scope_id, sem, v)?,
