@@ -25,6 +25,11 @@ pub enum Error {
     /// unknown kernel, block size outside `.reqntid`/`.maxntid`).
     #[error("{0}")]
     Launch(String),
+    /// A thread executed `trap` or failed an `assert`: `message` says which kernel and
+    /// thread (and the assertion, file and line); `output` is the launch's printf
+    /// output up to then.
+    #[error("{message}")]
+    KernelFailed { message: String, output: String },
 }
 
 impl Error {

@@ -27,6 +27,7 @@
 
 pub mod compile;
 mod error;
+pub mod printf;
 pub mod run;
 pub mod runtime;
 pub mod spec;

@@ -220,10 +220,20 @@ fn run(
     let (compiled, entry) = ptxvk::run::prepare(&spec, &ptx)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
     let device = Device::open(&selector)?;
-    let result = ptxvk::run::run(&device, &spec, compiled, &entry)?;
+    let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
+        // The printf output up to a trap or failed assertion still goes to stdout.
+        Err(e @ ptxvk::Error::KernelFailed { .. }) => {
+            if let ptxvk::Error::KernelFailed { output, .. } = &e {
+                print!("{output}");
+            }
+            return Err(e.into());
+        }
+        r => r?,
+    };
     if json {
         println!("{}", result.to_json());
     } else {
+        print!("{}", result.printf);
         println!("device: {}", result.device);
         println!("entry: {}", result.entry);
         println!("kernel time: {:.3} ms", result.kernel_ms);

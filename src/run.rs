@@ -23,6 +23,8 @@ pub struct RunResult {
     pub device: String,
     pub entry: String,
     pub kernel_ms: f64,
+    /// The kernel's `printf` output.
+    pub printf: String,
     pub buffers: Vec<BufferResult>,
 }
 
@@ -33,6 +35,7 @@ impl RunResult {
             "device": self.device,
             "entry": self.entry,
             "kernel_ms": self.kernel_ms,
+            "printf": self.printf,
             "buffers": self.buffers.iter().map(|b| json!({
                 "arg": b.arg,
                 "type": b.ty.name(),
@@ -91,6 +94,7 @@ pub fn run(
         device: device.info().name.clone(),
         entry: entry.to_string(),
         kernel_ms: stats.kernel_ms,
+        printf: stats.printf,
         buffers,
     })
 }

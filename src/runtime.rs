@@ -7,10 +7,24 @@ use ptxvk_frontend::ast::ScalarType;
 use ptxvk_spirv::KernelInfo;
 use ptxvk_vk::{DeviceInfo, DeviceSelector, Features, LaunchConfig};
 
+use ptxvk_lower::system;
+
 use crate::compile::{compile, Compiled};
+use crate::printf;
 use crate::Error;
 
-pub use ptxvk_vk::LaunchStats;
+/// What a finished launch reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchStats {
+    /// GPU time from before the first dispatch to after the last, in milliseconds
+    /// (0.0 when the queue cannot write timestamps).
+    pub kernel_ms: f64,
+    /// Number of `vkCmdDispatch` calls the grid was split into.
+    pub dispatches: u32,
+    /// The kernel's `printf` output, formatted as CUDA would print it (records in the
+    /// order threads wrote them; each thread's in program order).
+    pub printf: String,
+}
 
 /// A Vulkan device that runs kernels.
 #[derive(Clone, Debug)]
@@ -177,6 +191,9 @@ pub struct Module {
     /// The module data (`.global`/`.const` variables), uploaded once when the module is
     /// loaded so that `.global` values persist across launches.
     data: Option<ptxvk_vk::Buffer>,
+    /// The device heap of `malloc` (`ptxvk_lower::system`), when a kernel calls it;
+    /// like module data it persists across launches.
+    heap: Option<ptxvk_vk::Buffer>,
 }
 
 impl Module {
@@ -216,7 +233,12 @@ impl Module {
         } else {
             Some(device.buffer_from_bytes(&compiled.data.image)?)
         };
-        Ok(Module { device: device.clone(), compiled, programs, data })
+        let heap = if compiled.spirv.kernels.iter().any(|k| k.heap) {
+            Some(device.inner.alloc(system::HEAP_BYTES)?)
+        } else {
+            None
+        };
+        Ok(Module { device: device.clone(), compiled, programs, data, heap })
     }
 
     /// Reads the current bytes of module-scope variable `name` (`.global` or `.const`).
@@ -367,9 +389,24 @@ impl Kernel<'_> {
         } else {
             info.static_shared_bytes
         };
-        let params = self.param_block(args)?;
+        let mut params = self.param_block(args)?;
         let device = &self.module.device;
-        let param_buf = device.buffer_from_bytes(&params)?;
+        // The system area (traps, assertions, printf) follows the parameter block: only
+        // the block and the area's header are uploaded; the zero-filled allocation
+        // covers the printf records.
+        let system = info.system.then(|| system::offset(info.abi.size));
+        let param_buf = match system {
+            Some(off) => {
+                params.resize((off + system::HEADER) as usize, 0);
+                let heap = self.module.heap.as_ref().map_or(0, |h| h.address());
+                let at = (off + system::HEAP) as usize;
+                params[at..at + 8].copy_from_slice(&heap.to_le_bytes());
+                let buf = device.inner.alloc(u64::from(off + system::SIZE))?;
+                device.inner.upload(&buf, 0, &params)?;
+                buf
+            }
+            None => device.buffer_from_bytes(&params)?,
+        };
         let cfg = LaunchConfig {
             grid,
             block,
@@ -377,7 +414,49 @@ impl Kernel<'_> {
             param_address: param_buf.address(),
             const_address: self.module.data.as_ref().map_or(0, |b| b.address()),
         };
-        Ok(device.inner.launch(&self.module.programs[self.index], &cfg)?)
+        let stats = device.inner.launch(&self.module.programs[self.index], &cfg)?;
+        let mut stats = LaunchStats {
+            kernel_ms: stats.kernel_ms,
+            dispatches: stats.dispatches,
+            ..Default::default()
+        };
+        if let Some(off) = system {
+            self.report(&param_buf, off, &mut stats)?;
+        }
+        Ok(stats)
+    }
+
+    /// Reads the system area at `off` of `buf` after a launch: the printf output goes to
+    /// `stats`; a trap or failed assertion is an error.
+    fn report(
+        &self,
+        buf: &ptxvk_vk::Buffer,
+        off: u32,
+        stats: &mut LaunchStats,
+    ) -> Result<(), Error> {
+        let device = &self.module.device.inner;
+        let mut area = device.download(buf, u64::from(off), u64::from(system::HEADER))?;
+        let at = system::PRINTF_USED as usize;
+        let used =
+            area.get(at..at + 4).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
+        let records = used.min(system::PRINTF_CAPACITY);
+        if records > 0 {
+            let start = u64::from(off + system::HEADER);
+            area.extend(device.download(buf, start, u64::from(records))?);
+        }
+        let report = system::decode(&area);
+        let strings = printf::Strings {
+            image: &self.module.compiled.data.image,
+            base: self.module.data.as_ref().map_or(0, |b| b.address()),
+        };
+        stats.printf = printf::output(&report, &strings);
+        match report.failure {
+            Some(f) => Err(Error::KernelFailed {
+                message: printf::failure_message(&self.info().name, &f, &strings),
+                output: std::mem::take(&mut stats.printf),
+            }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -12,14 +12,15 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A kernel around one probe instruction (registers as `coverage` documents them), and a
-/// device function `f` to call.
+/// A kernel around one probe instruction (registers as `coverage` documents them), a
+/// device function `f` and the system call `free` to call (with `.param` `param0`).
 fn probe_kernel(probe: &str) -> String {
     format!(
         ".version 8.8\n.target sm_90\n.address_size 64\n\n\
-         .func f\n{{\n    ret;\n}}\n\n\
+         .func f\n{{\n    ret;\n}}\n\n.extern .func free(.param .b64 free_p);\n\n\
          .visible .entry probe(.param .u64 probe_p)\n{{\n\
          \x20   .reg .pred %p<5>;\n    .reg .b16 %h<5>;\n    .reg .b32 %r<5>;\n    .reg .b64 %rd<5>;\n\
+         \x20   .param .b64 param0;\n\
          \x20   ld.param.u64 %rd1, [probe_p];\n    cvta.to.global.u64 %rd1, %rd1;\n\
          \x20   mov.u32 %r1, 0;\n\
          T: .branchtargets L;\n\

@@ -13,7 +13,8 @@
 //!   end-to-end test corpus (`tests/**/*.ptx`), which names where it is tested.
 //!
 //! Probes use the registers `%p1..%p4` (`.pred`), `%h1..%h4` (`.b16`), `%r1..%r4`
-//! (`.b32`) and `%rd1..%rd4` (`.b64`), the label `L`, the `.global` buffer `%rd1` and a device function `f`.
+//! (`.b32`) and `%rd1..%rd4` (`.b64`), the label `L`, the `.global` buffer `%rd1`, a device function `f`, the
+//! declared system call `free` and a `.param .b64 param0`.
 //!
 //! Semantic analysis reports an instruction it does not lower with the reason of the
 //! instruction's unsupported row ([`unsupported_reason`]).
@@ -177,6 +178,18 @@ pub static ROWS: &[Row] = &[
              call. Recursion is rejected with the cycle named (SPIR-V has no recursion)",
         ),
         "call.uni f;",
+    ),
+    row(
+        "call",
+        "of the system calls vprintf, __assertfail, malloc, free (ABI guide §4)",
+        Emulated(
+            "through a system area after the parameter block: printf records (format address, \
+             thread, up to 256 bytes of the local argument buffer) formatted by the host after \
+             the launch; a failed assertion or trap records the first failing thread and the \
+             launch returns an error; malloc is a bump allocator on an 8 MiB heap per module, \
+             free does nothing",
+        ),
+        "call.uni free, (param0);",
     ),
     row(
         "call",
@@ -554,7 +567,12 @@ pub static ROWS: &[Row] = &[
     ),
     row("tex", ".1d .2d .3d .a1d .a2d .cube …", Unsupported(TEXTURE), "tex.1d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];"),
     row("tld4", ".r .g .b .a .2d …", Unsupported(TEXTURE), "tld4.r.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
-    row("trap", "", Unsupported(MEMORY), "trap;"),
+    row(
+        "trap",
+        "",
+        Emulated("the first trapping thread records itself in the kernel's system area and ends; the launch then fails with an error naming the kernel and the thread"),
+        "trap;",
+    ),
     row("txq", ".width .height .depth …", Unsupported(TEXTURE), "txq.width.b32 %r1, [%rd1];"),
     row("vabsdiff", "", Unsupported(VIDEO), "vabsdiff.u32.u32.u32 %r1, %r2, %r3;"),
     row("vabsdiff2", "", Unsupported(VIDEO), "vabsdiff2.u32.u32.u32 %r1, %r2, %r3, %r4;"),

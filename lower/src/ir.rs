@@ -68,6 +68,11 @@ pub struct Kernel {
     pub reqntid: Option<[u32; 3]>,
     /// `.maxntid` if given: the largest block size.
     pub maxntid: Option<[u32; 3]>,
+    /// The kernel reports traps, failed assertions or printf output through the
+    /// system area after its parameter block ([`crate::system`]).
+    pub system: bool,
+    /// The kernel calls `malloc`: the runtime gives the module a device heap.
+    pub heap: bool,
 }
 
 /// The kernel's shared-memory window (DESIGN §5): static variables, then the dynamic
@@ -253,9 +258,11 @@ pub enum SpecialReg {
     Ntid(Dim),
     Ctaid(Dim),
     Nctaid(Dim),
-    /// The device address of the module data (`globals`), a 64-bit value; every other
-    /// special register is 32-bit.
+    /// The device address of the module data (`globals`), a 64-bit value.
     ModuleData,
+    /// The device address of the parameter block (followed by the system area), a
+    /// 64-bit value. Every other special register is 32-bit.
+    ParamBlock,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,6 +24,7 @@ pub mod random_cfg;
 pub mod reducible;
 pub mod sema;
 pub mod structurize;
+pub mod system;
 pub mod verify;
 
 use ptxvk_frontend::{ast, Diagnostics};

@@ -99,6 +99,8 @@ pub fn kernel(seed: u64, blocks: usize) -> Kernel {
         local_bytes: 0,
         reqntid: None,
         maxntid: None,
+        system: false,
+        heap: false,
     }
 }
 

@@ -23,6 +23,7 @@ mod calls;
 mod expand;
 mod formats;
 mod spaces;
+mod system;
 
 /// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
 /// (`sema::calls`).
@@ -216,6 +217,8 @@ fn lower_kernel<'m>(
             local_bytes: 0,
             reqntid,
             maxntid,
+            system: false,
+            heap: false,
         },
         scopes: vec![BTreeMap::new()],
         labels: BTreeMap::new(),
@@ -1183,6 +1186,11 @@ impl Lowerer<'_> {
         };
         match op {
             "call" => return self.call(i, m),
+            "trap" => {
+                reject_other(m, &[])?;
+                self.trap(span);
+                return Ok(());
+            }
             "mov" => {
                 let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;

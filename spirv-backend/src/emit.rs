@@ -336,8 +336,15 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
-            InstKind::Special { dst, reg: SpecialReg::ModuleData } => {
-                let v = self.push_member(crate::module::PC_CONST_ADDR, Scalar::Int(64))?;
+            InstKind::Special {
+                dst,
+                reg: reg @ (SpecialReg::ModuleData | SpecialReg::ParamBlock),
+            } => {
+                let member = match reg {
+                    SpecialReg::ModuleData => crate::module::PC_CONST_ADDR,
+                    _ => crate::module::PC_PARAM_ADDR,
+                };
+                let v = self.push_member(member, Scalar::Int(64))?;
                 self.write(*dst, v, Scalar::Int(64), false)
             }
             InstKind::Special { dst, reg } => {
@@ -582,8 +589,8 @@ impl<'a> FnEmitter<'a> {
                 Ok(self.b.i_add(u32_ty, None, wg, base)?)
             }
             SpecialReg::Nctaid(d) => self.push_u32(crate::module::PC_GRID + d.index() as u32),
-            SpecialReg::ModuleData => {
-                Err(Error::Internal("the module data address is 64-bit".into()))
+            SpecialReg::ModuleData | SpecialReg::ParamBlock => {
+                Err(Error::Internal("a 64-bit address register read as 32 bits".into()))
             }
         }
     }

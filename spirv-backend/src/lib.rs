@@ -66,6 +66,10 @@ pub struct KernelInfo {
     pub uses_dynamic_shared: bool,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// The kernel has a system area after its parameter block (`ptxvk_lower::system`).
+    pub system: bool,
+    /// The kernel calls `malloc` and needs the module's device heap.
+    pub heap: bool,
 }
 
 /// A compiled module.
@@ -103,6 +107,8 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             uses_dynamic_shared: k.shared.dynamic_align.is_some(),
             reqntid: k.reqntid,
             maxntid: k.maxntid,
+            system: k.system,
+            heap: k.heap,
         });
     }
     module::capabilities(&mut b, &t);

@@ -35,7 +35,8 @@
  *   and __nvvm_membar_gl builtins as clang's __clang_cuda_device_functions.h;
  *   __float_as_uint, __uint_as_float, __double_as_longlong,
  *   __longlong_as_double as bit casts
- * Everything is `static` and inline: a kernel that does not use a function
+ *   printf, malloc, free (declarations) and __trap() (__builtin_trap)
+ * Everything else is `static` and inline: a kernel that does not use a function
  * gets no code from it.
  */
 #ifndef PTXVK_CUDA_SHIM_H
@@ -430,6 +431,12 @@ static __device__ __forceinline__ unsigned int atomicInc(unsigned int* p, unsign
 static __device__ __forceinline__ unsigned int atomicDec(unsigned int* p, unsigned int bound) {
     return __nvvm_atom_dec_gen_ui(p, bound);
 }
+
+/* printf (clang lowers it to vprintf, ABI guide §4) and __trap(). */
+extern "C" __device__ int printf(const char* format, ...);
+extern "C" __device__ void* malloc(unsigned long size);
+extern "C" __device__ void free(void* p);
+#define __trap() __builtin_trap()
 
 #endif /* !__CUDACC__ */
 

@@ -9,7 +9,8 @@
 //!
 //! SPIR-V forbids recursion (SPIR-V 2.16.1: "no function can call itself"), so a call
 //! cycle is rejected with a diagnostic naming it. Indirect calls through function
-//! pointers are rejected too.
+//! pointers are rejected too. Calls of declared functions without a body are system
+//! calls (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -98,15 +99,7 @@ impl Lowerer<'_> {
             ));
         };
         let Some(body) = f.body.as_deref() else {
-            let what = match name.value.as_str() {
-                "vprintf" => "`printf` (a call of `vprintf`)".to_string(),
-                other => format!("a call of the external function `{other}`"),
-            };
-            return Err(unsupported(
-                name.span,
-                &what,
-                "only functions defined in the module can be called",
-            ));
+            return self.system_call(name, args, rets, span);
         };
         if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value) {
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();

@@ -87,8 +87,16 @@ impl Emit<'_, '_> {
     }
 
     pub(super) fn pred_or(&mut self, lhs: RegId, rhs: RegId) -> RegId {
+        self.pred_logic(BoolOp::Or, lhs, rhs)
+    }
+
+    pub(super) fn pred_and(&mut self, lhs: RegId, rhs: RegId) -> RegId {
+        self.pred_logic(BoolOp::And, lhs, rhs)
+    }
+
+    fn pred_logic(&mut self, op: BoolOp, lhs: RegId, rhs: RegId) -> RegId {
         let dst = self.temp(OpTy::Pred);
-        self.push(InstKind::PredLogic { op: BoolOp::Or, dst, lhs, rhs });
+        self.push(InstKind::PredLogic { op, dst, lhs, rhs });
         dst
     }
 

@@ -1,0 +1,326 @@
+//! CUDA's system calls (ABI guide §4) and `trap`, reported to the host through the
+//! kernel's system area (`crate::system`, which gives the layout):
+//!
+//! * `trap` and `__assertfail(message, file, line, function, char_size)`: the first
+//!   failing thread records itself (a compare-and-swap of the status from 0); the
+//!   thread then ends. The host turns the status into an error naming the kernel, the
+//!   thread and, for assertions, the message, file, line and function.
+//! * `vprintf(format, arguments)`: the thread reserves a record with an atomic add and
+//!   copies the format address, its ids and up to 256 bytes of the argument buffer
+//!   (which CUDA compilers build in local memory); the host formats the records after
+//!   the launch. `vprintf` returns 0.
+//! * `malloc(size)` and `free(ptr)`: the module's bump-allocated device heap.
+
+use ptxvk_frontend::ast::Operand;
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::expand::Emit;
+use super::{unsupported, Lowerer, Resolved};
+use crate::ir::{
+    Address, AtomicOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
+    Terminator, Value, LOCAL_WINDOW,
+};
+use crate::system as sys;
+
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+
+impl Lowerer<'_> {
+    /// A call of the declared (body-less) function `name`.
+    pub(super) fn system_call(
+        &mut self,
+        name: &ptxvk_frontend::Ident,
+        args: &[Operand],
+        rets: &[Operand],
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        match name.value.as_str() {
+            "vprintf" if args.len() == 2 && rets.len() <= 1 => self.vprintf(args, rets, span),
+            "__assertfail" if args.len() == 5 && rets.is_empty() => {
+                let mut details = Vec::new();
+                for (k, ty) in [(0, U64), (1, U64), (2, U32), (3, U64)] {
+                    details.push(self.param_value(&args[k], ty)?);
+                }
+                self.fail(sys::STATUS_ASSERT, &details, span);
+                Ok(())
+            }
+            "vprintf" | "__assertfail" => Err(Diagnostic::error(
+                span,
+                format!("`{}` is called with the wrong number of arguments", name.value),
+            )),
+            "malloc" if args.len() == 1 && rets.len() == 1 => self.malloc(&args[0], &rets[0], span),
+            // The bump allocator never reuses memory (`crate::system`).
+            "free" if args.len() == 1 && rets.is_empty() => Ok(()),
+            "malloc" | "free" => Err(Diagnostic::error(
+                span,
+                format!("`{}` is called with the wrong number of arguments", name.value),
+            )),
+            other => Err(unsupported(
+                name.span,
+                &format!("a call of the external function `{other}`"),
+                "only functions defined in the module and CUDA's `vprintf`, \
+                 `__assertfail`, `malloc` and `free` can be called",
+            )),
+        }
+    }
+
+    /// `malloc(size)`: `size` bytes (rounded up to 16) from the module's heap, or 0.
+    fn malloc(&mut self, size: &Operand, ret: &Operand, span: Span) -> Result<(), Diagnostic> {
+        let size = self.param_value(size, U64)?;
+        let ret = self.param_slot(ret)?;
+        self.kernel.heap = true;
+        let area = self.system_area(span);
+        let heap = self.temp(U64.storage(), span);
+        let addr = Address { base: Some(area), offset: i64::from(sys::HEAP) };
+        self.push(
+            InstKind::Load { space: Space::Global, ty: U64, dsts: vec![Some(heap)], addr },
+            span,
+        );
+        let mut e = Emit { l: self, span };
+        let rounded = e.add(U64, size, Value::Imm(15));
+        let rounded = e.and(U64, rounded, Value::Imm(!15));
+        // A request larger than the whole heap fails without taking anything (also
+        // keeping `used + rounded` below 2^64); the others take their bytes, and fail
+        // if they pass the end, which only wastes the heap's unused tail.
+        let room = sys::HEAP_BYTES - sys::HEAP_START;
+        let small = e.cmp(CmpOp::Le, U64, rounded, Value::Imm(room));
+        let take = e.sel(U64, small, rounded, Value::Imm(0));
+        let used = e.temp(U64);
+        e.push(InstKind::Atomic {
+            op: AtomicOp::Add,
+            space: Space::Global,
+            ty: U64,
+            scope: Scope::Gpu,
+            order: Order::Relaxed,
+            dst: Some(used),
+            addr: Address { base: Some(heap), offset: 0 },
+            src: take,
+            cmp: Value::Imm(0),
+        });
+        let left = e.bin(crate::ir::BinaryOp::Sub, U64, Value::Imm(room), rounded);
+        let below = e.cmp(CmpOp::Le, U64, Value::Reg(used), left);
+        let fits = e.pred_and(small, below);
+        let start = e.add(U64, Value::Reg(heap), Value::Imm(sys::HEAP_START));
+        let ptr = e.add(U64, start, Value::Reg(used));
+        let result = e.sel(U64, fits, ptr, Value::Imm(0));
+        let addr = Address { base: None, offset: i64::from(ret) };
+        self.push(InstKind::Store { space: Space::Local, ty: U64, srcs: vec![result], addr }, span);
+        Ok(())
+    }
+
+    /// `trap`: the launch fails; this thread ends.
+    pub(super) fn trap(&mut self, span: Span) {
+        self.fail(sys::STATUS_TRAP, &[], span);
+    }
+
+    /// The local-frame offset of the caller's `.param` variable `op`.
+    fn param_slot(&self, op: &Operand) -> Result<u32, Diagnostic> {
+        match op {
+            Operand::Name { name, component: None } => match self.lookup(&name.value) {
+                Some(Resolved::Local(off)) => Ok(off),
+                _ => {
+                    Err(Diagnostic::error(name.span, "expected a `.param` variable of the caller"))
+                }
+            },
+            other => {
+                Err(Diagnostic::error(other.span(), "expected a `.param` variable of the caller"))
+            }
+        }
+    }
+
+    /// The value of the caller's `.param` variable `op` (an argument of a system call).
+    fn param_value(&mut self, op: &Operand, ty: OpTy) -> Result<Value, Diagnostic> {
+        let slot = self.param_slot(op)?;
+        let r = self.temp(ty.storage(), op.span());
+        let addr = Address { base: None, offset: i64::from(slot) };
+        self.push(InstKind::Load { space: Space::Local, ty, dsts: vec![Some(r)], addr }, op.span());
+        Ok(Value::Reg(r))
+    }
+
+    /// The device address of the system area.
+    fn system_area(&mut self, span: Span) -> RegId {
+        self.kernel.system = true;
+        let offset = sys::offset(self.kernel.abi.size);
+        let mut e = Emit { l: self, span };
+        let base = e.temp(U64);
+        e.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock });
+        let area = e.add(U64, Value::Reg(base), Value::Imm(u64::from(offset)));
+        match area {
+            Value::Reg(r) => r,
+            v => {
+                let r = e.temp(U64);
+                e.mov(U64, r, v);
+                r
+            }
+        }
+    }
+
+    /// Stores `%ctaid` and `%tid` (six u32) at `base + at`.
+    fn store_thread(&mut self, base: RegId, at: u32, span: Span) {
+        let regs = [Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Ctaid).into_iter();
+        let regs = regs.chain([Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Tid));
+        for (k, reg) in regs.enumerate() {
+            let r = self.temp(U32.storage(), span);
+            self.push(InstKind::Special { dst: r, reg }, span);
+            let addr = Address { base: Some(base), offset: i64::from(at) + 4 * k as i64 };
+            self.store_global(U32, addr, Value::Reg(r), span);
+        }
+    }
+
+    fn store_global(&mut self, ty: OpTy, addr: Address, v: Value, span: Span) {
+        self.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr }, span);
+    }
+
+    /// Records failure `status` (with the assertion's message, file, line and
+    /// function in `details`) unless another thread did first, and ends the thread.
+    fn fail(&mut self, status: u32, details: &[Value], span: Span) {
+        let area = self.system_area(span);
+        let old = self.temp(U32.storage(), span);
+        self.push(
+            InstKind::Atomic {
+                op: AtomicOp::Cas,
+                space: Space::Global,
+                ty: U32,
+                scope: Scope::Gpu,
+                order: Order::Relaxed,
+                dst: Some(old),
+                addr: Address { base: Some(area), offset: i64::from(sys::STATUS) },
+                src: Value::Imm(u64::from(status)),
+                cmp: Value::Imm(0),
+            },
+            span,
+        );
+        let first = Emit { l: self, span }.cmp(CmpOp::Eq, U32, Value::Reg(old), Value::Imm(0));
+        let record = self.new_block(None, span);
+        let end = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: first, negate: false, if_true: record, if_false: end },
+            span,
+        );
+        self.cur = record;
+        self.closed = false;
+        self.store_thread(area, sys::THREAD, span);
+        let at = [(sys::MESSAGE, U64), (sys::FILE, U64), (sys::LINE, U32), (sys::FUNCTION, U64)];
+        for (&v, (off, ty)) in details.iter().zip(at) {
+            self.store_global(ty, Address { base: Some(area), offset: i64::from(off) }, v, span);
+        }
+        self.terminate(Terminator::Jump(end), span);
+        self.cur = end;
+        self.closed = false;
+        self.terminate(Terminator::Return, span);
+    }
+
+    /// `vprintf(format, arguments)`: appends a printf record (see the module doc).
+    fn vprintf(
+        &mut self,
+        args: &[Operand],
+        rets: &[Operand],
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let format = self.param_value(&args[0], U64)?;
+        let arguments = self.param_value(&args[1], U64)?;
+        let local_bytes = self.kernel.local_bytes;
+        let area = self.system_area(span);
+        let mut e = Emit { l: self, span };
+        // The argument buffer's offset in the local window, and how many bytes of the
+        // window follow it (at most 256); nothing when it is not local memory.
+        let hi = e.bin(crate::ir::BinaryOp::Shr, U64, arguments, Value::Imm(32));
+        let is_local = e.cmp(CmpOp::Eq, U64, hi, Value::Imm(LOCAL_WINDOW >> 32));
+        let low = e.lo32(arguments);
+        let inside = e.cmp(CmpOp::Lt, U32, low, Value::Imm(u64::from(local_bytes)));
+        let rest = e.bin(crate::ir::BinaryOp::Sub, U32, Value::Imm(u64::from(local_bytes)), low);
+        let rest = e.sel(U32, inside, rest, Value::Imm(0));
+        let capped = e.cmp(CmpOp::Lt, U32, rest, Value::Imm(u64::from(sys::MAX_ARGUMENT_BYTES)));
+        let n = e.sel(U32, capped, rest, Value::Imm(u64::from(sys::MAX_ARGUMENT_BYTES)));
+        let n = e.sel(U32, is_local, n, Value::Imm(0));
+        // A null buffer (no arguments) is complete; another non-local one is missing.
+        let null = e.cmp(CmpOp::Eq, U64, arguments, Value::Imm(0));
+        let present = e.pred_or(is_local, null);
+        let flag =
+            e.sel(U32, present, Value::Imm(0), Value::Imm(u64::from(sys::ARGUMENTS_MISSING)));
+        let described = e.or(U32, n, flag);
+        let padded = e.add(U32, n, Value::Imm(7));
+        let padded = e.and(U32, padded, Value::Imm(!7u32 as u64));
+        let size = e.add(U32, padded, Value::Imm(u64::from(sys::RECORD_HEADER)));
+        let start = e.temp(U32);
+        e.push(InstKind::Atomic {
+            op: AtomicOp::Add,
+            space: Space::Global,
+            ty: U32,
+            scope: Scope::Gpu,
+            order: Order::Relaxed,
+            dst: Some(start),
+            addr: Address { base: Some(area), offset: i64::from(sys::PRINTF_USED) },
+            src: size,
+            cmp: Value::Imm(0),
+        });
+        // Only a record that fits entirely is written; `start + size` cannot wrap
+        // before the count passes 4 GiB of attempted output.
+        let end = e.add(U32, Value::Reg(start), size);
+        let fits = e.cmp(CmpOp::Le, U32, end, Value::Imm(u64::from(sys::PRINTF_CAPACITY)));
+        let start64 = e.cvt(U64, U32, Value::Reg(start));
+        let rec = e.add(U64, Value::Reg(area), start64);
+        let rec = e.add(U64, rec, Value::Imm(u64::from(sys::HEADER)));
+        let rec_reg = e.temp(U64);
+        e.mov(U64, rec_reg, rec);
+        let write = self.new_block(None, span);
+        let done = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: fits, negate: false, if_true: write, if_false: done },
+            span,
+        );
+        self.cur = write;
+        self.closed = false;
+        let at = |off: u32| Address { base: Some(rec_reg), offset: i64::from(off) };
+        self.store_global(U32, at(0), size, span);
+        self.store_global(U32, at(4), described, span);
+        self.store_global(U64, at(8), format, span);
+        self.store_thread(rec_reg, 16, span);
+        // Copy the argument buffer a word at a time: for k in (0..n).step_by(4).
+        let k = self.temp(U32.storage(), span);
+        Emit { l: self, span }.mov(U32, k, Value::Imm(0));
+        let head = self.new_block(None, span);
+        let body = self.new_block(None, span);
+        self.terminate(Terminator::Jump(head), span);
+        self.cur = head;
+        self.closed = false;
+        let more = Emit { l: self, span }.cmp(CmpOp::Lt, U32, Value::Reg(k), n);
+        self.terminate(
+            Terminator::Branch { cond: more, negate: false, if_true: body, if_false: done },
+            span,
+        );
+        self.cur = body;
+        self.closed = false;
+        let mut e = Emit { l: self, span };
+        let src = e.add(U32, low, Value::Reg(k));
+        let src_reg = e.temp(U32);
+        e.mov(U32, src_reg, src);
+        let word = e.temp(U32);
+        e.push(InstKind::Load {
+            space: Space::Local,
+            ty: U32,
+            dsts: vec![Some(word)],
+            addr: Address { base: Some(src_reg), offset: 0 },
+        });
+        let k64 = e.cvt(U64, U32, Value::Reg(k));
+        let dst = e.add(U64, Value::Reg(rec_reg), k64);
+        let dst_reg = e.temp(U64);
+        e.mov(U64, dst_reg, dst);
+        let next = e.add(U32, Value::Reg(k), Value::Imm(4));
+        e.mov(U32, k, next);
+        let addr = Address { base: Some(dst_reg), offset: i64::from(sys::RECORD_HEADER) };
+        self.store_global(U32, addr, Value::Reg(word), span);
+        self.terminate(Terminator::Jump(head), span);
+        self.cur = done;
+        self.closed = false;
+        if let Some(ret) = rets.first() {
+            let slot = self.param_slot(ret)?;
+            let addr = Address { base: None, offset: i64::from(slot) };
+            self.push(
+                InstKind::Store { space: Space::Local, ty: U32, srcs: vec![Value::Imm(0)], addr },
+                span,
+            );
+        }
+        Ok(())
+    }
+}

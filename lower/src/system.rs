@@ -1,0 +1,187 @@
+//! The system area: how a kernel reports to the host what CUDA's system calls report
+//! (ABI guide §4): `trap`, failed assertions (`__assertfail`) and `printf` (`vprintf`);
+//! and where `malloc` finds the device heap.
+//!
+//! A kernel that uses any of them ([`crate::ir::Kernel::system`]) gets a system area in
+//! the same device buffer as its parameter block, at [`offset`] (the block's size
+//! rounded up to 16), so the launch ABI needs no new push constant. The host zeroes the
+//! header before the launch and reads the area back after it. All values little-endian:
+//!
+//! | bytes | contents |
+//! |---|---|
+//! | 0..4 | status: 0, or the first [`STATUS_TRAP`] / [`STATUS_ASSERT`] (compare-and-swap from 0) |
+//! | 4..8 | bytes of printf records reserved (atomic add; may pass [`PRINTF_CAPACITY`]) |
+//! | 8..32 | the failing thread: `%ctaid.x/y/z`, `%tid.x/y/z` (u32 each) |
+//! | 32..36 | the assertion's line |
+//! | 40..64 | the assertion's message, file and function (generic addresses, u64 each) |
+//! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
+//! | 80.. | printf records, [`PRINTF_CAPACITY`] bytes |
+//!
+//! The device heap (`malloc`/`free`) is a buffer of [`HEAP_BYTES`] per loaded module
+//! that persists across launches, like CUDA's. It is a bump allocator: its first u64
+//! counts the bytes handed out (atomic add), allocations are 16-byte aligned and start
+//! at byte 16, `malloc` returns 0 when the heap is exhausted, and `free` does nothing.
+//!
+//! A printf record is [`RECORD_HEADER`] bytes: u32 record size (a multiple of 8), u32
+//! argument bytes (bit 31 set when the argument buffer was not in local memory and
+//! could not be copied), u64 format address, u32 `%ctaid.x/y/z` and `%tid.x/y/z`; then
+//! the copied argument buffer. Records are appended in the order their threads reserve
+//! them, so each thread's output is in program order. A record that does not fit is
+//! dropped (the reserved count tells the host how much was lost), as CUDA drops output
+//! past its printf FIFO.
+
+/// Status of a launch in which a thread executed `trap`.
+pub const STATUS_TRAP: u32 = 1;
+/// Status of a launch in which an assertion failed.
+pub const STATUS_ASSERT: u32 = 2;
+
+pub const STATUS: u32 = 0;
+pub const PRINTF_USED: u32 = 4;
+pub const THREAD: u32 = 8;
+pub const LINE: u32 = 32;
+pub const MESSAGE: u32 = 40;
+pub const FILE: u32 = 48;
+pub const FUNCTION: u32 = 56;
+pub const HEAP: u32 = 64;
+pub const HEADER: u32 = 80;
+
+/// Bytes of a module's device heap (CUDA's default `cudaLimitMallocHeapSize`).
+pub const HEAP_BYTES: u64 = 8 << 20;
+/// Where allocations start in the heap (after its counter).
+pub const HEAP_START: u64 = 16;
+
+/// Bytes for printf records (CUDA's default printf FIFO is 1 MiB).
+pub const PRINTF_CAPACITY: u32 = 1 << 20;
+/// Bytes before a record's arguments.
+pub const RECORD_HEADER: u32 = 40;
+/// At most this many bytes of a printf argument buffer are copied (CUDA allows 32
+/// arguments of at most 8 bytes).
+pub const MAX_ARGUMENT_BYTES: u32 = 256;
+/// Bit of a record's argument size saying the arguments were not copied.
+pub const ARGUMENTS_MISSING: u32 = 1 << 31;
+
+/// Total bytes of the area.
+pub const SIZE: u32 = HEADER + PRINTF_CAPACITY;
+
+/// Where the system area starts in the buffer of a parameter block of `param_bytes`.
+pub fn offset(param_bytes: u32) -> u32 {
+    param_bytes.next_multiple_of(16)
+}
+
+/// What a launch reported, decoded from its system area.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// `STATUS_TRAP` or `STATUS_ASSERT`, with the thread (`ctaid`, `tid`).
+    pub failure: Option<Failure>,
+    pub records: Vec<PrintfRecord>,
+    /// Bytes of printf output that did not fit.
+    pub dropped_bytes: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub status: u32,
+    pub ctaid: [u32; 3],
+    pub tid: [u32; 3],
+    pub line: u32,
+    pub message: u64,
+    pub file: u64,
+    pub function: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintfRecord {
+    pub format: u64,
+    pub ctaid: [u32; 3],
+    pub tid: [u32; 3],
+    /// The argument buffer, or `None` when it could not be copied.
+    pub arguments: Option<Vec<u8>>,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4).map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
+}
+
+fn three(b: &[u8], at: usize) -> [u32; 3] {
+    [u32_at(b, at), u32_at(b, at + 4), u32_at(b, at + 8)]
+}
+
+/// Decodes a system area read back after a launch (malformed records end the list).
+pub fn decode(area: &[u8]) -> Report {
+    let status = u32_at(area, STATUS as usize);
+    let failure = (status != 0).then(|| Failure {
+        status,
+        ctaid: three(area, THREAD as usize),
+        tid: three(area, THREAD as usize + 12),
+        line: u32_at(area, LINE as usize),
+        message: u64_at(area, MESSAGE as usize),
+        file: u64_at(area, FILE as usize),
+        function: u64_at(area, FUNCTION as usize),
+    });
+    let used = u64::from(u32_at(area, PRINTF_USED as usize));
+    let end = used.min(u64::from(PRINTF_CAPACITY)) as usize;
+    let mut records = Vec::new();
+    let mut pos = 0usize;
+    let base = HEADER as usize;
+    while pos + RECORD_HEADER as usize <= end {
+        let at = base + pos;
+        let size = u32_at(area, at) as usize;
+        let args = u32_at(area, at + 4);
+        if size < RECORD_HEADER as usize || pos + size > end {
+            break;
+        }
+        let n = (args & !ARGUMENTS_MISSING) as usize;
+        let start = at + RECORD_HEADER as usize;
+        let arguments = if args & ARGUMENTS_MISSING != 0 {
+            None
+        } else {
+            area.get(start..start + n.min(size - RECORD_HEADER as usize)).map(<[u8]>::to_vec)
+        };
+        records.push(PrintfRecord {
+            format: u64_at(area, at + 8),
+            ctaid: three(area, at + 16),
+            tid: three(area, at + 28),
+            arguments,
+        });
+        pos += size;
+    }
+    Report { failure, records, dropped_bytes: used.saturating_sub(pos as u64) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_a_failure_and_records() {
+        let mut area = vec![0u8; SIZE as usize];
+        let put =
+            |a: &mut Vec<u8>, at: usize, v: u32| a[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        put(&mut area, 0, STATUS_ASSERT);
+        put(&mut area, 8, 3);
+        put(&mut area, 20, 7);
+        put(&mut area, 32, 42);
+        // One record with 8 argument bytes, one with missing arguments, then 48 bytes
+        // that did not fit.
+        let r = HEADER as usize;
+        put(&mut area, r, 48);
+        put(&mut area, r + 4, 8);
+        put(&mut area, r + 8, 0x1000);
+        put(&mut area, r + 40, 5);
+        put(&mut area, r + 48, 40);
+        put(&mut area, r + 52, ARGUMENTS_MISSING);
+        put(&mut area, 4, 48 + 40 + 48);
+        let rep = decode(&area);
+        let f = rep.failure.expect("failure");
+        assert_eq!((f.status, f.ctaid, f.tid, f.line), (STATUS_ASSERT, [3, 0, 0], [7, 0, 0], 42));
+        assert_eq!(rep.records.len(), 2);
+        assert_eq!(rep.records[0].format, 0x1000);
+        assert_eq!(rep.records[0].arguments.as_deref(), Some(&[5, 0, 0, 0, 0, 0, 0, 0][..]));
+        assert_eq!(rep.records[1].arguments, None);
+        assert_eq!(rep.dropped_bytes, 48);
+    }
+}
