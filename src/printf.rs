@@ -9,7 +9,7 @@
 //! Format and `%s` strings are addresses of module data (string literals are
 //! module-scope `.global` arrays), read from the module's initial data image.
 
-use ptxvk_lower::system::{Failure, PrintfRecord, Report, STATUS_ASSERT};
+use ptxvk_lower::system::{Failure, PrintfRecord, Report, STATUS_ASSERT, STATUS_BARRIER};
 
 /// Strings of the module data: the image and the device address it was loaded at.
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +63,12 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
             f.tid[1],
             f.tid[2],
             text(f.message)
+        )
+    } else if f.status == STATUS_BARRIER {
+        format!(
+            "kernel `{kernel}` reached a barrier for {} threads in {thread}: only barriers \
+             that every warp of the block reaches are supported (Vulkan has no named barriers)",
+            f.line
         )
     } else {
         format!("kernel `{kernel}` executed `trap` in {thread}")

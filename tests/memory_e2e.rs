@@ -410,3 +410,66 @@ fn wide_vector_loads_and_stores() {
     assert_eq!(bb.to_vec(&device).expect("b"), a);
     assert_eq!(db.to_vec(&device).expect("d"), want_d);
 }
+
+/// `bar.red` (`.popc`, `.and`, `.or`, with and without a thread count) and barriers
+/// with a thread count covering the block, in 2-D blocks whose size is not a multiple
+/// of the warp size (`tests/ptx/memory/barriers.ptx`).
+#[test]
+fn barrier_reductions_and_counts() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/barriers.ptx"));
+    let kernel = module.kernel("bar_red").expect("kernel");
+    let mut rng = Rng(14);
+    for (block, blocks) in [([32u32, 3u32], 5u32), ([20, 3], 4), ([1, 1], 3)] {
+        let per = (block[0] * block[1]) as usize;
+        let n = per * blocks as usize;
+        let mut v: Vec<u32> = (0..n).map(|_| rng.next_u32() % 9).collect();
+        // Block 1 has no zero and no 7 (.and true, .or false); block 2 only sevens.
+        for x in &mut v[per..2 * per] {
+            *x = 1 + *x % 6;
+        }
+        if blocks > 2 {
+            v[2 * per..3 * per].fill(7);
+        }
+        let mut want = Vec::with_capacity(4 * n);
+        for b in v.chunks(per) {
+            let odd = b.iter().filter(|&&x| x & 1 == 1).count() as u32;
+            let all = u32::from(b.iter().all(|&x| x != 0));
+            let any = u32::from(b.contains(&7));
+            for _ in b {
+                want.extend([odd, all, any, per as u32 - odd]);
+            }
+        }
+        let vb = device.buffer_from(&v).expect("in");
+        let out = device.zeroed::<u32>(4 * n).expect("out");
+        kernel
+            .launch(
+                blocks,
+                (block[0], block[1]),
+                0,
+                &[ptxvk::Arg::from(&vb), ptxvk::Arg::from(&out)],
+            )
+            .expect("launch");
+        assert_eq!(out.to_vec(&device).expect("read"), want, "block {block:?}");
+    }
+    // A barrier for one warp in a block of two fails the launch instead of hanging.
+    let out = device.zeroed::<u32>(64).expect("out");
+    let err = module
+        .kernel("partial")
+        .expect("kernel")
+        .launch(1, 64, 0, &[ptxvk::Arg::from(&out)])
+        .expect_err("partial barrier");
+    assert!(
+        err.to_string()
+            .starts_with("kernel `partial` reached a barrier for 32 threads in block (0, 0, 0)"),
+        "{err}"
+    );
+    // With one warp, 32 threads are the whole block.
+    let out = device.zeroed::<u32>(32).expect("out");
+    module
+        .kernel("partial")
+        .expect("kernel")
+        .launch(1, 32, 0, &[ptxvk::Arg::from(&out)])
+        .expect("one warp");
+    assert_eq!(out.to_vec(&device).expect("read"), vec![1; 32]);
+}

@@ -70,6 +70,12 @@ const STRONG_HOW: &str = "an `OpAtomicLoad`/`OpAtomicStore` with the scope and a
      semantics for 32/64-bit words of global memory and 32-bit words of shared memory; other \
      widths and vectors are plain accesses after (loads) or before (stores) a fence of the \
      scope; `.volatile` is `.relaxed.sys`";
+const BAR_RED_HOW: &str = "a shared scratch word: thread 0 clears it, barrier, an atomic add by \
+     each thread whose predicate holds, barrier, every thread reads the count, barrier; \
+     `.and`/`.or` compare the count with the block size / zero";
+const NAMED_BARRIERS: &str = "Vulkan has one workgroup barrier that every invocation waits at: \
+     arriving without waiting and barriers for a subset of the warps (named barriers) have no \
+     equivalent; a thread count below the block's is a run-time error, not a hang";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";
@@ -142,15 +148,13 @@ pub static ROWS: &[Row] = &[
         Unsupported("not implemented yet"),
         "atom.global.add.noftz.f16 %h1, [%rd1], %h2;",
     ),
-    row("bar", ".sync / .cta.sync with all threads", Supported, "bar.sync 0;"),
-    row(
-        "bar",
-        ".sync with a thread count, .arrive, .red, .warp.sync",
-        Unsupported(MEMORY),
-        "bar.arrive 0, 64;",
-    ),
-    row("barrier", ".sync{.aligned} with all threads", Supported, "barrier.sync 0;"),
-    row("barrier", ".arrive, .red, .cluster.*", Unsupported(MEMORY), "barrier.arrive 0, 64;"),
+    row("bar", ".sync / .cta.sync, with a thread count covering every warp of the block", Supported, "bar.sync 0;"),
+    row("bar", ".red.popc.u32 .red.and.pred .red.or.pred {with a thread count}", Emulated(BAR_RED_HOW), "bar.red.popc.u32 %r1, 0, %p1;"),
+    row("bar", ".arrive; .sync with fewer threads than the block", Unsupported(NAMED_BARRIERS), "bar.arrive 0, 64;"),
+    row("bar", ".warp.sync", Unsupported(WARP), "bar.warp.sync -1;"),
+    row("barrier", "{.cta}.sync{.aligned}, with a thread count covering every warp of the block", Supported, "barrier.sync 0;"),
+    row("barrier", "{.cta}.red{.aligned} .popc .and .or", Emulated(BAR_RED_HOW), "barrier.cta.red.or.pred %p1, 2, %p2;"),
+    row("barrier", ".arrive, .cluster.*", Unsupported(NAMED_BARRIERS), "barrier.arrive 0, 64;"),
     row("bfe", ".u32 .u64 .s32 .s64", Supported, "bfe.u32 %r1, %r2, %r3, %r4;"),
     row("bfi", ".b32 .b64", Supported, "bfi.b32 %r1, %r2, %r3, %r4, 8;"),
     row(

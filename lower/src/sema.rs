@@ -19,6 +19,7 @@ use crate::ir::*;
 
 mod approx;
 mod atomic;
+mod barrier;
 mod calls;
 mod expand;
 mod formats;
@@ -160,6 +161,8 @@ struct Lowerer<'m> {
     frame: Option<calls::Frame>,
     /// The names every function sees: module variables (a callee sees no kernel names).
     module_scope: BTreeMap<Name, Symbol>,
+    /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
+    reduction_scratch: Option<u32>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
 }
@@ -234,6 +237,7 @@ fn lower_kernel<'m>(
         call_stack: Vec::new(),
         frame: None,
         module_scope: BTreeMap::new(),
+        reduction_scratch: None,
         function_spaces: BTreeMap::new(),
     };
     for g in &data.vars {
@@ -268,8 +272,16 @@ fn lower_kernel<'m>(
     for c in &callees {
         l.place_all_shared(c.body.as_deref().unwrap_or(&[]));
     }
-    l.generic_windows = makes_generic_windows(body)
-        || callees.iter().any(|c| makes_generic_windows(c.body.as_deref().unwrap_or(&[])));
+    let bodies =
+        || std::iter::once(body).chain(callees.iter().map(|c| c.body.as_deref().unwrap_or(&[])));
+    // The scratch word of `bar.red`, placed with the static variables.
+    if bodies().any(|b| contains(b, &barrier::is_reduction)) {
+        let offset = l.kernel.shared.static_bytes.next_multiple_of(4);
+        l.kernel.shared.static_bytes = offset + 4;
+        l.kernel.shared.variables.push(("$bar.red".to_string(), offset, 4));
+        l.reduction_scratch = Some(offset);
+    }
+    l.generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
     if l.generic_windows {
         l.spaces = spaces::infer(body);
         for c in &callees {
@@ -1597,30 +1609,7 @@ impl Lowerer<'_> {
                 self.push(InstKind::Select { ty, dst, a, b, cond, negate }, span);
             }
             "cvt" => self.convert(i, m)?,
-            "bar" | "barrier" => {
-                // bar.sync / bar.cta.sync / barrier.sync[.aligned] with all threads.
-                let ok_mods = [".sync", ".cta", ".aligned"];
-                reject_other(m, &ok_mods)?;
-                if !(i.has_modifier(".sync") || (op == "barrier" && i.modifiers.is_empty())) {
-                    return Err(unsupported(
-                        span,
-                        &format!("`{op}` without `.sync`"),
-                        "only bar.sync/barrier.sync are implemented",
-                    ));
-                }
-                match ops {
-                    [_] => {}
-                    [_, count] => {
-                        return Err(unsupported(
-                            count.span(),
-                            "barriers with a thread count",
-                            "only whole-block barriers are implemented",
-                        ))
-                    }
-                    _ => return Err(Diagnostic::error(span, "`bar.sync` takes a barrier number")),
-                }
-                self.push(InstKind::Barrier, span);
-            }
+            "bar" | "barrier" => self.barrier(op, i, m)?,
             "membar" | "fence" => {
                 let device =
                     i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
@@ -2133,14 +2122,18 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
 /// `cvta.local` without `.to`): the address-space inference of ptxvk in its simplest,
 /// whole-kernel form (DESIGN §5): without such a conversion no generic address can
 /// point into shared or local memory.
-fn makes_generic_windows(stmts: &[ast::Statement]) -> bool {
+/// Whether `i` makes a generic address of shared or local memory.
+fn makes_generic_window(i: &ast::Instruction) -> bool {
+    i.opcode.value == "cvta"
+        && !i.has_modifier(".to")
+        && (i.has_modifier(".shared") || i.has_modifier(".local"))
+}
+
+/// Whether some instruction of `stmts` (nested blocks included) satisfies `f`.
+fn contains(stmts: &[ast::Statement], f: &dyn Fn(&ast::Instruction) -> bool) -> bool {
     stmts.iter().any(|s| match s {
-        ast::Statement::Instruction(i) => {
-            i.opcode.value == "cvta"
-                && !i.has_modifier(".to")
-                && (i.has_modifier(".shared") || i.has_modifier(".local"))
-        }
-        ast::Statement::Block(inner, _) => makes_generic_windows(inner),
+        ast::Statement::Instruction(i) => f(i),
+        ast::Statement::Block(inner, _) => contains(inner, f),
         _ => false,
     })
 }
@@ -2233,6 +2226,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "lop3" => &[BoolOp],
         "slct" => &[Ftz],
         "atom" | "red" => &[Space, BoolOp],
+        "bar" | "barrier" => &[BoolOp],
         "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],
         _ => &[],

@@ -173,7 +173,7 @@ impl Lowerer<'_> {
 
     /// Records failure `status` (with the assertion's message, file, line and
     /// function in `details`) unless another thread did first, and ends the thread.
-    fn fail(&mut self, status: u32, details: &[Value], span: Span) {
+    pub(super) fn fail(&mut self, status: u32, details: &[Value], span: Span) {
         let area = self.system_area(span);
         let old = self.temp(U32.storage(), span);
         self.push(

@@ -1,0 +1,233 @@
+//! CTA barriers (PTX ISA 9.2 §9.7.13.1-2): `bar{.cta}.sync`, `barrier{.cta}.sync
+//! {.aligned}`, and the reductions `bar{.cta}.red` / `barrier{.cta}.red` (`.popc.u32`,
+//! `.and.pred`, `.or.pred`).
+//!
+//! Vulkan has one workgroup barrier (`OpControlBarrier`) that every invocation must
+//! reach, so a barrier is a whole-block barrier. A thread count `b` (PTX: the number of
+//! threads, a multiple of the warp size, that must arrive) is honoured when it covers
+//! every warp of the block, which is what compilers emit for `__syncthreads()`-like
+//! barriers; a smaller count (named barriers shared by a subset of warps) is checked at
+//! run time and ends the launch with an error instead of deadlocking or silently
+//! synchronizing too much. `bar.arrive` (arrival without waiting) has no Vulkan
+//! equivalent and is rejected.
+//!
+//! `bar.red` counts the threads whose predicate is true in a shared scratch word:
+//! thread 0 clears it, a barrier, an atomic add by every true thread, a barrier, every
+//! thread reads the count, and a final barrier so that no thread clears it again (in
+//! the next `bar.red`) before all have read it. `.and` is "count == threads", `.or`
+//! "count != 0".
+
+use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::expand::Emit;
+use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::ir::{
+    Address, AtomicOp, BinaryOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space,
+    SpecialReg, Terminator, Value,
+};
+use crate::system as sys;
+
+const U32: OpTy = OpTy::U(32);
+
+/// Whether `i` is a `bar.red`/`barrier.red`, which needs a shared scratch word.
+pub(super) fn is_reduction(i: &ast::Instruction) -> bool {
+    matches!(i.opcode.value.as_str(), "bar" | "barrier") && i.has_modifier(".red")
+}
+
+impl Lowerer<'_> {
+    pub(super) fn barrier(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        if i.has_modifier(".arrive") {
+            return Err(unsupported(
+                span,
+                &format!("`{op}.arrive`"),
+                "Vulkan's only workgroup barrier makes every invocation wait; arriving \
+                 without waiting (producer/consumer named barriers) has no equivalent",
+            ));
+        }
+        if i.has_modifier(".warp") {
+            return Err(unsupported(
+                span,
+                "`bar.warp.sync`",
+                "warp-level synchronization needs the warp model, which is not implemented yet",
+            ));
+        }
+        if i.has_modifier(".red") {
+            return self.barrier_reduction(op, i, m);
+        }
+        reject_other(m, &[".sync", ".cta", ".aligned"])?;
+        let ops = i.operands.as_slice();
+        match ops {
+            [_] => {}
+            [_, count] => self.check_count(count, span)?,
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{op}.sync` takes a barrier number and an optional thread count"),
+                ))
+            }
+        }
+        self.push(InstKind::Barrier, span);
+        Ok(())
+    }
+
+    /// `bar.red.popc.u32 d, a{, b}, {!}c` and `.and`/`.or.pred`.
+    fn barrier_reduction(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".red", ".cta", ".aligned", ".sync", ".popc", ".and", ".or"])?;
+        let kind = [".popc", ".and", ".or"].into_iter().find(|k| i.has_modifier(k));
+        let (Some(kind), Some(scratch)) = (kind, self.reduction_scratch) else {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{op}.red` takes `.popc.u32`, `.and.pred` or `.or.pred`"),
+            ));
+        };
+        let (want, name) = if kind == ".popc" { (U32, ".u32") } else { (OpTy::Pred, ".pred") };
+        let ty = self.one_type(i, m)?;
+        if ty != want {
+            return Err(Diagnostic::error(span, format!("`{op}.red{kind}` takes `{name}`")));
+        }
+        let ops = i.operands.as_slice();
+        let (dst, pred) = match ops {
+            [d, _, p] => (d, p),
+            [d, _, count, p] => {
+                self.check_count(count, span)?;
+                (d, p)
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!(
+                    "`{op}.red` takes a destination, a barrier, an optional count and a predicate"
+                ),
+                ))
+            }
+        };
+        let dst = self.dst(dst, ty, false)?;
+        let (cond, negate) = self.pred(pred)?;
+        let word = Address { base: None, offset: i64::from(scratch) };
+
+        // Thread 0 clears the count.
+        let first = self.is_thread_zero(span);
+        self.guarded(first, false, span, |l| {
+            l.push(
+                InstKind::Store {
+                    space: Space::Shared,
+                    ty: U32,
+                    srcs: vec![Value::Imm(0)],
+                    addr: word,
+                },
+                span,
+            );
+        });
+        self.push(InstKind::Barrier, span);
+        self.guarded(cond, negate, span, |l| {
+            l.push(
+                InstKind::Atomic {
+                    op: AtomicOp::Add,
+                    space: Space::Shared,
+                    ty: U32,
+                    scope: Scope::Cta,
+                    order: Order::Relaxed,
+                    dst: None,
+                    addr: word,
+                    src: Value::Imm(1),
+                    cmp: Value::Imm(0),
+                },
+                span,
+            );
+        });
+        self.push(InstKind::Barrier, span);
+        let count = self.temp(U32.storage(), span);
+        self.push(
+            InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(count)], addr: word },
+            span,
+        );
+        self.push(InstKind::Barrier, span);
+        let mut e = Emit { l: self, span };
+        match kind {
+            ".popc" => e.mov(U32, dst, Value::Reg(count)),
+            ".or" => {
+                let any = e.cmp(CmpOp::Ne, U32, Value::Reg(count), Value::Imm(0));
+                e.mov(OpTy::Pred, dst, Value::Reg(any));
+            }
+            _ => {
+                let threads = e.l.block_threads(span);
+                let all = e.cmp(CmpOp::Eq, U32, Value::Reg(count), threads);
+                e.mov(OpTy::Pred, dst, Value::Reg(all));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `body` only where predicate `cond` (negated if `negate`) holds.
+    fn guarded(&mut self, cond: RegId, negate: bool, span: Span, body: impl FnOnce(&mut Self)) {
+        self.open(span);
+        let then = self.new_block(None, span);
+        let join = self.new_block(None, span);
+        self.terminate(Terminator::Branch { cond, negate, if_true: then, if_false: join }, span);
+        self.cur = then;
+        self.closed = false;
+        body(self);
+        self.terminate(Terminator::Jump(join), span);
+        self.cur = join;
+        self.closed = false;
+    }
+
+    /// `%tid == (0, 0, 0)`.
+    fn is_thread_zero(&mut self, span: Span) -> RegId {
+        let mut bits = Value::Imm(0);
+        for d in [Dim::X, Dim::Y, Dim::Z] {
+            let t = self.temp(U32.storage(), span);
+            self.push(InstKind::Special { dst: t, reg: SpecialReg::Tid(d) }, span);
+            bits = Emit { l: self, span }.or(U32, bits, Value::Reg(t));
+        }
+        Emit { l: self, span }.cmp(CmpOp::Eq, U32, bits, Value::Imm(0))
+    }
+
+    /// The number of threads of the block, `%ntid.x * %ntid.y * %ntid.z`.
+    fn block_threads(&mut self, span: Span) -> Value {
+        let mut total = Value::Imm(1);
+        for d in [Dim::X, Dim::Y, Dim::Z] {
+            let n = self.temp(U32.storage(), span);
+            self.push(InstKind::Special { dst: n, reg: SpecialReg::Ntid(d) }, span);
+            total = Emit { l: self, span }.bin(BinaryOp::Mul, U32, total, Value::Reg(n));
+        }
+        total
+    }
+
+    /// A barrier's thread count must cover every warp of the block: else the launch
+    /// fails (`crate::system::STATUS_BARRIER`), in every thread alike (PTX requires the
+    /// count to be the same for all of them), so none waits at the barrier.
+    fn check_count(&mut self, count: &Operand, span: Span) -> Result<(), Diagnostic> {
+        let b = self.src(count, U32, false, span)?;
+        let threads = self.block_threads(span);
+        let mut e = Emit { l: self, span };
+        let rounded = e.add(U32, threads, Value::Imm(31));
+        let rounded = e.and(U32, rounded, Value::Imm(!31u32 as u64));
+        let short = e.cmp(CmpOp::Lt, U32, b, rounded);
+        let ok = self.new_block(None, span);
+        let fail = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: short, negate: false, if_true: fail, if_false: ok },
+            span,
+        );
+        self.cur = fail;
+        self.closed = false;
+        self.fail(sys::STATUS_BARRIER, &[Value::Imm(0), Value::Imm(0), b], span);
+        self.cur = ok;
+        self.closed = false;
+        Ok(())
+    }
+}
