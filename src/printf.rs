@@ -9,7 +9,9 @@
 //! Format and `%s` strings are addresses of module data (string literals are
 //! module-scope `.global` arrays), read from the module's initial data image.
 
-use ptxvk_lower::system::{Failure, PrintfRecord, Report, STATUS_ASSERT, STATUS_BARRIER};
+use ptxvk_lower::system::{
+    Failure, PrintfRecord, Report, STATUS_ASSERT, STATUS_BARRIER, STATUS_STACK,
+};
 
 /// Strings of the module data: the image and the device address it was loaded at.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +70,12 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
         format!(
             "kernel `{kernel}` reached a barrier for {} threads in {thread}: only barriers \
              that every warp of the block reaches are supported (Vulkan has no named barriers)",
+            f.line
+        )
+    } else if f.status == STATUS_STACK {
+        format!(
+            "kernel `{kernel}` ran out of stack in {thread}: `alloca` of {} bytes does not fit \
+             the 1 KiB per-thread stack",
             f.line
         )
     } else {

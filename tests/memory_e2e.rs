@@ -473,3 +473,68 @@ fn barrier_reductions_and_counts() {
         .expect("one warp");
     assert_eq!(out.to_vec(&device).expect("read"), vec![1; 32]);
 }
+
+/// An 8000-byte struct parameter (past the 4 KiB of old CUDA; PTX ISA 8.1 allows
+/// 32,764 bytes) read at offsets across the block (`tests/ptx/memory/big_params.ptx`).
+#[test]
+fn parameter_blocks_above_4_kib() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/big_params.ptx"));
+    let mut rng = Rng(15);
+    let s: Vec<u8> = (0..8000).map(|_| rng.next_u32() as u8).collect();
+    let word = |k: usize| u32::from_le_bytes(s[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+    let out = device.zeroed::<u32>(32).expect("out");
+    let args = [ptxvk::Arg::Bytes(s.clone()), ptxvk::Arg::from(&out)];
+    module.kernel("big_params").expect("kernel").launch(1, 1, 0, &args).expect("launch");
+    let mut want: Vec<u32> = [0, 1, 1023, 1024, 1025, 1999].map(word).to_vec();
+    want.extend([word(1998), word(1999)]);
+    assert_eq!(out.to_vec(&device).expect("read")[..8], want);
+}
+
+/// A kernel parameter's address: `.param` addresses in registers, `cvta.param` to a
+/// generic address and back, `isspacep.param` (`tests/ptx/memory/param_address.ptx`).
+#[test]
+fn kernel_parameter_addresses() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/param_address.ptx"));
+    let s: [u32; 4] = [0x1111_2222, 0x3333_4444, 0xdead_beef, 7];
+    let bytes: Vec<u8> = s.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let out = device.zeroed::<u32>(7).expect("out");
+    let args = [ptxvk::Arg::Bytes(bytes), ptxvk::Arg::from(&out)];
+    module.kernel("param_address").expect("kernel").launch(1, 1, 0, &args).expect("launch");
+    assert_eq!(out.to_vec(&device).expect("read"), vec![s[0], s[1], s[2], s[3], 1, 0, 1]);
+}
+
+/// `alloca`/`stacksave`/`stackrestore`, with a device function's allocation freed when
+/// it returns, and an allocation past the 1 KiB stack failing the launch
+/// (`tests/ptx/memory/stack.ptx`).
+#[test]
+fn stack_allocation() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/stack.ptx"));
+    let out = device.zeroed::<u32>(4 * 64).expect("out");
+    module
+        .kernel("stack")
+        .expect("kernel")
+        .launch(1, 64, 0, &[ptxvk::Arg::from(&out)])
+        .expect("launch");
+    let want: Vec<u32> = (0..64u32)
+        .flat_map(|t| {
+            let k = 1 + t % 16;
+            let s: u32 = (0..k).map(|j| t * 100 + j).sum();
+            [s, 3 * k * (k - 1) / 2, 1, 1]
+        })
+        .collect();
+    assert_eq!(out.to_vec(&device).expect("read"), want);
+    let err = module
+        .kernel("overflow")
+        .expect("kernel")
+        .launch(1, 1, 0, &[ptxvk::Arg::from(&out)])
+        .expect_err("overflow");
+    assert!(
+        err.to_string().contains(
+            "ran out of stack in block (0, 0, 0), thread (0, 0, 0): `alloca` of 2048 bytes"
+        ),
+        "{err}"
+    );
+}

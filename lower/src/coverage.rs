@@ -54,9 +54,6 @@ const fn row(
 
 const WARP: &str = "warp-level instructions (shuffles, votes, matches, reductions) are not \
      implemented yet";
-const MEMORY: &str = "atomics, calls, local and constant memory, generic addressing and the \
-     other memory instructions beyond global/shared/param loads and stores are not \
-     implemented yet";
 const TEXTURE: &str = "textures and surfaces need a binding model for `.texref`/`.surfref` \
      and texture objects; not implemented";
 const TENSOR: &str = "tensor-core matrix instructions have no portable Vulkan equivalent \
@@ -76,6 +73,9 @@ const BAR_RED_HOW: &str = "a shared scratch word: thread 0 clears it, barrier, a
 const NAMED_BARRIERS: &str = "Vulkan has one workgroup barrier that every invocation waits at: \
      arriving without waiting and barriers for a subset of the warps (named barriers) have no \
      equivalent; a thread count below the block's is a run-time error, not a hang";
+const STACK_HOW: &str = "a 1 KiB per-thread stack at the start of the local window, growing \
+     down; the stack pointer is a register, restored when an inlined function returns; an \
+     allocation that does not fit ends the launch with an error";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";
@@ -127,7 +127,7 @@ pub static ROWS: &[Row] = &[
         Emulated("the carry flag CC.CF is a 32-bit register; carries are unsigned compares"),
         "addc.u32 %r1, %r2, %r3;",
     ),
-    row("alloca", ".u32 .u64", Unsupported(MEMORY), "alloca.u64 %rd1, %rd2, 8;"),
+    row("alloca", ".u32 .u64", Emulated(STACK_HOW), "alloca.u32 %r1, %r2, 8;"),
     row("and", ".pred .b16 .b32 .b64", Supported, "and.b32 %r1, %r2, %r3;"),
     row("applypriority", ".global.L2::evict_normal", Emulated("a performance hint without effect on results: nothing is emitted"), "applypriority.global.L2::evict_normal [%rd1], 128;"),
     row(
@@ -270,8 +270,9 @@ pub static ROWS: &[Row] = &[
         "cvta.local.u64 %rd1, %rd2;",
     ),
     row("cvta", "{.to}.const.u64", Supported, "cvta.const.u64 %rd1, %rd2;"),
-    row("cvta", ".param, 32-bit generic addresses", Unsupported(MEMORY), "cvta.to.param.u64 %rd1, %rd2;"),
-    row("discard", ".global.L2", Unsupported(MEMORY), "discard.global.L2 [%rd1], 128;"),
+    row("cvta", "{.to}.param.u64", Emulated("a kernel's parameter block is global memory: its generic addresses are the block's address plus the offset; in a device function, call parameters are local memory"), "cvta.param.u64 %rd1, %rd2;"),
+    row("cvta", "32-bit generic addresses (.u32)", Unsupported("generic addresses are 64-bit in ptxvk (global memory has 64-bit device addresses)"), "cvta.shared.u32 %r1, %r2;"),
+    row("discard", ".global.L2", Emulated("nothing: a weak write of indeterminate values may leave the old ones"), "discard.global.L2 [%rd1], 128;"),
     row("div", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "div.s32 %r1, %r2, %r3;"),
     row(
         "div",
@@ -306,7 +307,8 @@ pub static ROWS: &[Row] = &[
     row("ex2", ".approx{.ftz}.f32, .approx.f16 .f16x2 .bf16 .bf16x2", Emulated(APPROX_HOW), "ex2.approx.f32 %r1, %r2;"),
     row("exit", "", Supported, "exit;"),
     row("fence", ".cta .gpu .sys {.sc .acq_rel}; membar", Supported, "fence.acq_rel.gpu;"),
-    row("fence", ".proxy.*, .mbarrier_init, .op_restrict", Unsupported(MEMORY), "fence.proxy.async;"),
+    row("fence", ".proxy.alias .proxy.async* .proxy.tensormap*", Emulated("nothing: every access is a generic-proxy access in ptxvk, so proxies need no ordering"), "fence.proxy.alias;"),
+    row("fence", ".mbarrier_init, .op_restrict", Unsupported(ASYNC), "fence.mbarrier_init.release.cluster;"),
     row(
         "fma",
         ".rn{.ftz}{.sat}.f32",
@@ -320,7 +322,8 @@ pub static ROWS: &[Row] = &[
     row("getctarank", "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "getctarank.u32 %r1, %r2;"),
     row("griddepcontrol", ".launch_dependents .wait", Emulated("no programmatic dependent launch: a grid already waits for its predecessor; nothing is emitted"), "griddepcontrol.wait;"),
     row("isspacep", ".global .shared .local", Emulated("a compare of the address's window"), "isspacep.global %p1, %rd1;"),
-    row("isspacep", ".const .param", Unsupported(MEMORY), "isspacep.const %p1, %rd1;"),
+    row("isspacep", ".param", Emulated("in a kernel, a range check against the parameter block"), "isspacep.param %p1, %rd1;"),
+    row("isspacep", ".const", Unsupported("constant memory is part of the module data in global memory, so it has no window of its own"), "isspacep.const %p1, %rd1;"),
     row("istypep", ".texref .samplerref .surfref", Unsupported(TEXTURE), "istypep.texref %p1, %rd1;"),
     row(
         "ld",
@@ -524,8 +527,8 @@ pub static ROWS: &[Row] = &[
         "st.release.gpu.global.u32 [%rd1], %r1;",
     ),
     row("st", ".b128", Unsupported("128-bit registers are not implemented yet"), "st.global.b128 [%rd1], %rd1;"),
-    row("stackrestore", ".u32 .u64", Unsupported(MEMORY), "stackrestore.u64 %rd1;"),
-    row("stacksave", ".u32 .u64", Unsupported(MEMORY), "stacksave.u64 %rd1;"),
+    row("stackrestore", ".u32 .u64", Emulated(STACK_HOW), "stackrestore.u32 %r1;"),
+    row("stacksave", ".u32 .u64", Emulated(STACK_HOW), "stacksave.u32 %r1;"),
     row("stmatrix", ".sync.aligned.m8n8", Unsupported(TENSOR), "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], {%r1};"),
     row("sub", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "sub.s32 %r1, %r2, %r3;"),
     row(

@@ -24,6 +24,7 @@ mod calls;
 mod expand;
 mod formats;
 mod spaces;
+mod stack;
 mod system;
 
 /// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
@@ -72,13 +73,14 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             _ => None,
         })
         .collect();
+    let version = module.version.as_ref().map_or((0, 0), |v| v.value);
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
             // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
             ast::Item::Function(f) if f.is_entry => {
                 if f.body.is_some() {
-                    match lower_kernel(f, &module_shared, &data, &functions) {
+                    match lower_kernel(f, &module_shared, &data, &functions, version) {
                         Ok(k) => kernels.push(k),
                         Err(mut e) => errors.append(&mut e),
                     }
@@ -163,6 +165,8 @@ struct Lowerer<'m> {
     module_scope: BTreeMap<Name, Symbol>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
+    /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
+    stack_pointer: Option<RegId>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
 }
@@ -172,6 +176,7 @@ fn lower_kernel<'m>(
     module_shared: &[&ast::VarDecl],
     data: &crate::globals::ModuleData,
     functions: &'m BTreeMap<Name, &'m ast::Function>,
+    version: (u32, u32),
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut params = Vec::new();
@@ -206,6 +211,20 @@ fn lower_kernel<'m>(
         }
     }
     let abi = KernelAbi::layout(params.iter().copied()).unwrap_or_default();
+    // PTX ISA 8.1+ allows 32,764 bytes of kernel parameters, earlier versions 4,352
+    // (ptxas's limits); ptxvk's parameter block is a buffer, but larger blocks are not
+    // PTX.
+    let (max, since) =
+        if version >= (8, 1) { (32_764, "") } else { (4_352, " before PTX ISA 8.1") };
+    if abi.size > max {
+        errors.push(Diagnostic::error(
+            f.name.span,
+            format!(
+                "kernel `{}` has {} bytes of parameters; PTX allows at most {max}{since}",
+                f.name.value, abi.size
+            ),
+        ));
+    }
     let (reqntid, maxntid) = block_size_attributes(f, &mut errors);
 
     let mut l = Lowerer {
@@ -238,6 +257,7 @@ fn lower_kernel<'m>(
         frame: None,
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
+        stack_pointer: None,
         function_spaces: BTreeMap::new(),
     };
     for g in &data.vars {
@@ -281,6 +301,11 @@ fn lower_kernel<'m>(
         l.kernel.shared.variables.push(("$bar.red".to_string(), offset, 4));
         l.reduction_scratch = Some(offset);
     }
+    // The stack is the start of the local window (`sema::stack`).
+    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack));
+    if uses_stack {
+        l.kernel.local_bytes = stack::STACK_BYTES;
+    }
     l.generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
     if l.generic_windows {
         l.spaces = spaces::infer(body);
@@ -290,6 +315,9 @@ fn lower_kernel<'m>(
     }
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
+    if uses_stack {
+        l.init_stack(f.name.span);
+    }
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {
@@ -922,13 +950,16 @@ impl Lowerer<'_> {
                     }
                     Ok(Value::Reg(self.module_address(off, span)))
                 }
-                Some(Resolved::Param(_)) => Err(Diagnostic::error(
-                    name.span,
-                    format!(
-                        "taking the address of kernel parameter `{}` is not supported yet",
-                        name.value
-                    ),
-                )),
+                // A kernel parameter's `.param` address: its offset in the block.
+                Some(Resolved::Param(off)) => {
+                    if ty.is_float() || ty.bits() < 32 {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a kernel parameter is a 32- or 64-bit integer",
+                        ));
+                    }
+                    Ok(Value::Imm(u64::from(off)))
+                }
                 None if is_special_name(&name.value) => Err(Diagnostic::error(
                     name.span,
                     format!("special register `{}` is not supported yet", name.value),
@@ -937,6 +968,22 @@ impl Lowerer<'_> {
             },
             other => Err(Diagnostic::error(other.span(), "expected a register or an immediate")),
         }
+    }
+
+    /// A register holding the device address of parameter-block offset `off` (a
+    /// 32- or 64-bit register).
+    fn param_block_address(&mut self, off: RegId, span: Span) -> RegId {
+        let base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
+        let mut e = expand::Emit { l: self, span };
+        let off = match e.l.kernel.reg(off).ty.bits() {
+            64 => Value::Reg(off),
+            _ => e.cvt(OpTy::U(64), OpTy::U(32), Value::Reg(off)),
+        };
+        let sum = e.add(OpTy::U(64), Value::Reg(base), off);
+        let r = e.temp(OpTy::U(64));
+        e.mov(OpTy::U(64), r, sum);
+        r
     }
 
     /// A register holding the device address of module data offset `off`.
@@ -994,10 +1041,16 @@ impl Lowerer<'_> {
                         ));
                     }
                     if ir_space == Space::Param {
-                        return Err(Diagnostic::error(
-                            name.span,
-                            "register-based `.param` addresses are not supported yet",
-                        ));
+                        // A `.param` address in a register: in an inlined function, a
+                        // call parameter's local offset; in the kernel, an offset in
+                        // the parameter block, which is global memory.
+                        if self.frame.is_some() {
+                            ir_space = Space::Local;
+                        } else {
+                            ir_space = Space::Global;
+                            let base = self.param_block_address(r, a.span);
+                            return Ok((ir_space, Address { base: Some(base), offset: a.offset }));
+                        }
                     }
                     (Some(r), a.offset)
                 }
@@ -1175,6 +1228,9 @@ impl Lowerer<'_> {
         if let Some(result) = self.atomic(op, i, m) {
             return result;
         }
+        if let Some(result) = self.stack(op, i, m) {
+            return result;
+        }
         if let Some(result) = self.approx(op, i, m) {
             return result;
         }
@@ -1256,12 +1312,30 @@ impl Lowerer<'_> {
                     Some(StateSpace::Global | StateSpace::Const) => None,
                     Some(StateSpace::Shared) => Some(SHARED_WINDOW),
                     Some(StateSpace::Local) => Some(LOCAL_WINDOW),
+                    // A call parameter lives in the caller's local frame.
+                    Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW),
+                    // The kernel's parameter block is global memory: its generic
+                    // address is the block's address plus the offset.
+                    Some(StateSpace::Param) => {
+                        let base = self.temp(RegTy::Int(64), span);
+                        self.push(
+                            InstKind::Special { dst: base, reg: SpecialReg::ParamBlock },
+                            span,
+                        );
+                        let op = if i.has_modifier(".to") { BinaryOp::Sub } else { BinaryOp::Add };
+                        let mode = FloatMode::default();
+                        let (lhs, rhs) = (src, Value::Reg(base));
+                        self.push(
+                            InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs },
+                            span,
+                        );
+                        return Ok(());
+                    }
                     _ => {
                         let s = m.space.as_ref().map_or(span, |s| s.span);
-                        return Err(unsupported(
+                        return Err(Diagnostic::error(
                             s,
-                            "`cvta` to or from `.param`",
-                            "those windows are not implemented yet",
+                            "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
                         ));
                     }
                 };
@@ -1328,11 +1402,27 @@ impl Lowerer<'_> {
                     Some(StateSpace::Global) => {
                         self.push(setp(CmpOp::Lt, LOCAL_WINDOW >> 32, dst), span)
                     }
+                    // In a kernel, the parameter block's addresses (in a function, call
+                    // parameters are local memory, which `isspacep.local` tells).
+                    Some(StateSpace::Param) if self.frame.is_none() => {
+                        let size = u64::from(self.kernel.abi.size);
+                        let base = self.temp(RegTy::Int(64), span);
+                        self.push(
+                            InstKind::Special { dst: base, reg: SpecialReg::ParamBlock },
+                            span,
+                        );
+                        let mut e = expand::Emit { l: self, span };
+                        let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
+                        let inside = e.cmp(CmpOp::Lt, u64t, off, Value::Imm(size));
+                        e.mov(OpTy::Pred, dst, Value::Reg(inside));
+                    }
                     _ => {
                         return Err(unsupported(
                             span,
-                            "`isspacep.const`/`.param`",
-                            "those windows are not implemented yet",
+                            "`isspacep.const` (and `.param` in a device function)",
+                            "constant memory is part of the module data in global memory, \
+                             and call parameters are local memory, so neither has a window \
+                             of its own",
                         ))
                     }
                 }
@@ -1610,6 +1700,18 @@ impl Lowerer<'_> {
             }
             "cvt" => self.convert(i, m)?,
             "bar" | "barrier" => self.barrier(op, i, m)?,
+            // Proxy fences order accesses between the generic proxy and the async,
+            // alias or tensormap proxies (PTX ISA 9.2 §8.6); every ptxvk access is a
+            // generic-proxy access, so there is nothing to order.
+            "fence" if i.modifiers.iter().any(|md| md.value.starts_with(".proxy")) => {}
+            // A weak write of indeterminate values (§9.7.9.16): keeping the old values
+            // is one of them.
+            "discard" => {
+                arity(2)?;
+                if !m.other.iter().all(|o| o.value == ".L2") {
+                    return Err(Diagnostic::error(span, "`discard` takes `.global.L2`"));
+                }
+            }
             "membar" | "fence" => {
                 let device =
                     i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
@@ -2215,7 +2317,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
     use ModCat::*;
     match op {
         "ld" | "st" | "ldu" => &[Space, Vector],
-        "cvta" | "isspacep" | "prefetch" | "applypriority" => &[Space],
+        "cvta" | "isspacep" | "prefetch" | "applypriority" | "discard" => &[Space],
         "add" | "sub" => &[Rounding, Ftz, Sat],
         "div" | "sqrt" | "rcp" => &[Rounding, Ftz],
         "min" | "max" | "neg" | "abs" => &[Ftz],

@@ -9,10 +9,10 @@
 //!
 //! | bytes | contents |
 //! |---|---|
-//! | 0..4 | status: 0, or the first [`STATUS_TRAP`] / [`STATUS_ASSERT`] / [`STATUS_BARRIER`] (compare-and-swap from 0) |
+//! | 0..4 | status: 0, or the first [`STATUS_TRAP`] / [`STATUS_ASSERT`] / [`STATUS_BARRIER`] / [`STATUS_STACK`] (compare-and-swap from 0) |
 //! | 4..8 | bytes of printf records reserved (atomic add; may pass [`PRINTF_CAPACITY`]) |
 //! | 8..32 | the failing thread: `%ctaid.x/y/z`, `%tid.x/y/z` (u32 each) |
-//! | 32..36 | the assertion's line (a partial barrier's thread count) |
+//! | 32..36 | the assertion's line (a partial barrier's thread count, an `alloca`'s size) |
 //! | 40..64 | the assertion's message, file and function (generic addresses, u64 each) |
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
 //! | 80.. | printf records, [`PRINTF_CAPACITY`] bytes |
@@ -37,6 +37,9 @@ pub const STATUS_ASSERT: u32 = 2;
 /// Status of a launch that reached a barrier for fewer threads than its block has
 /// (`sema::barrier`); the line field holds the thread count.
 pub const STATUS_BARRIER: u32 = 3;
+/// Status of a launch in which an `alloca` did not fit the thread's stack; the line
+/// field holds the requested size (truncated to 32 bits).
+pub const STATUS_STACK: u32 = 4;
 
 pub const STATUS: u32 = 0;
 pub const PRINTF_USED: u32 = 4;

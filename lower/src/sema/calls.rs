@@ -18,7 +18,7 @@ use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
 use super::{names_used, op_ty, reject_other, unsupported, Lowerer, Mods, Resolved, Symbol};
-use crate::ir::{BlockId, InstKind, Terminator, Value};
+use crate::ir::{BlockId, InstKind, OpTy, Terminator, Value};
 
 /// Calls nest at most this deep (a guard against exponential inlining).
 const MAX_DEPTH: usize = 64;
@@ -210,6 +210,12 @@ impl Lowerer<'_> {
         scope: BTreeMap<Name, Symbol>,
         span: Span,
     ) {
+        // What the function allocates on the stack is freed when it returns.
+        let saved_sp = self.stack_pointer.map(|sp| {
+            let saved = self.temp(crate::ir::RegTy::Int(32), span);
+            self.push(InstKind::Mov { ty: OpTy::U(32), dst: saved, src: Value::Reg(sp) }, span);
+            (sp, saved)
+        });
         let after = self.new_block(None, span);
         let labels = std::mem::take(&mut self.labels);
         let tables = std::mem::take(&mut self.branch_tables);
@@ -232,5 +238,8 @@ impl Lowerer<'_> {
         self.labels = labels;
         self.cur = after;
         self.closed = false;
+        if let Some((sp, saved)) = saved_sp {
+            self.push(InstKind::Mov { ty: OpTy::U(32), dst: sp, src: Value::Reg(saved) }, span);
+        }
     }
 }

@@ -1,0 +1,126 @@
+//! The thread's stack (PTX ISA 9.2 §9.7.17: `alloca`, `stacksave`, `stackrestore`):
+//! the first [`STACK_BYTES`] of the local window, growing down from its top. The stack
+//! pointer is a register set at kernel entry; an inlined call restores it when the
+//! function returns, which frees what the function allocated (§9.7.17.1). An `alloca`
+//! that does not fit ends the launch with an error (`crate::system::STATUS_STACK`)
+//! instead of corrupting other local memory.
+
+use ptxvk_frontend::ast;
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::expand::Emit;
+use super::{reject_other, Lowerer, Mods};
+use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Terminator, Value};
+use crate::system as sys;
+
+/// Bytes of stack per thread (CUDA's default stack size).
+pub(super) const STACK_BYTES: u32 = 1024;
+
+/// `alloca` aligns to at least this (the ISA's "minimum guaranteed alignment").
+const FRAME_ALIGN: u64 = 8;
+
+const U32: OpTy = OpTy::U(32);
+
+/// Whether `i` uses the stack.
+pub(super) fn uses_stack(i: &ast::Instruction) -> bool {
+    matches!(i.opcode.value.as_str(), "alloca" | "stacksave" | "stackrestore")
+}
+
+impl Lowerer<'_> {
+    /// Creates the stack pointer at the top of the stack (at kernel entry).
+    pub(super) fn init_stack(&mut self, span: Span) {
+        let sp = self.temp(U32.storage(), span);
+        Emit { l: self, span }.mov(U32, sp, Value::Imm(u64::from(STACK_BYTES)));
+        self.stack_pointer = Some(sp);
+    }
+
+    /// `alloca`, `stacksave` and `stackrestore`; `None` for other instructions.
+    pub(super) fn stack(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        if !matches!(op, "alloca" | "stacksave" | "stackrestore") {
+            return None;
+        }
+        Some(self.lower_stack(op, i, m))
+    }
+
+    fn lower_stack(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[])?;
+        let ty = self.one_type(i, m)?;
+        if !matches!(ty, OpTy::U(32 | 64)) {
+            return Err(Diagnostic::error(span, format!("`{op}` takes `.u32` or `.u64`")));
+        }
+        let Some(sp) = self.stack_pointer else {
+            return Err(Diagnostic::error(span, "internal: no stack pointer"));
+        };
+        let ops = i.operands.as_slice();
+        match (op, ops) {
+            ("stacksave", [d]) => {
+                let d = self.dst(d, ty, false)?;
+                let mut e = Emit { l: self, span };
+                let v = e.cvt(ty, U32, Value::Reg(sp));
+                e.mov(ty, d, v);
+            }
+            ("stackrestore", [a]) => {
+                let a = self.src(a, ty, false, span)?;
+                let mut e = Emit { l: self, span };
+                let v = e.cvt(U32, ty, a);
+                e.mov(U32, sp, v);
+            }
+            ("alloca", [d, size, rest @ ..]) if rest.len() <= 1 => {
+                let align = match rest {
+                    [a] => match self.src(a, U32, false, span)? {
+                        Value::Imm(v) if v.is_power_of_two() && v <= 1 << 23 => v,
+                        _ => {
+                            return Err(Diagnostic::error(
+                                a.span(),
+                                "the alignment of `alloca` is a power of 2 up to 2^23",
+                            ))
+                        }
+                    },
+                    _ => FRAME_ALIGN,
+                }
+                .max(FRAME_ALIGN);
+                let d = self.dst(d, ty, false)?;
+                let size = self.src(size, ty, false, span)?;
+                self.alloca(sp, d, ty, size, align, span);
+            }
+            _ => return Err(Diagnostic::error(span, format!("wrong operands for `{op}`"))),
+        }
+        Ok(())
+    }
+
+    /// `sp = (sp - size) & -align`, failing the launch when that passes the bottom.
+    fn alloca(&mut self, sp: RegId, d: RegId, ty: OpTy, size: Value, align: u64, span: Span) {
+        let mut e = Emit { l: self, span };
+        // In 64 bits, so that no size wraps around.
+        let u64t = OpTy::U(64);
+        let size = e.cvt(u64t, ty, size);
+        let top = e.cvt(u64t, U32, Value::Reg(sp));
+        let room = e.cmp(CmpOp::Le, u64t, size, top);
+        let lower = e.bin(BinaryOp::Sub, u64t, top, size);
+        let aligned = e.and(u64t, lower, Value::Imm(!(align - 1)));
+        let fits = self.temp(OpTy::Pred.storage(), span);
+        Emit { l: self, span }.mov(OpTy::Pred, fits, Value::Reg(room));
+        let ok = self.new_block(None, span);
+        let overflow = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: fits, negate: false, if_true: ok, if_false: overflow },
+            span,
+        );
+        self.cur = overflow;
+        self.closed = false;
+        self.fail(sys::STATUS_STACK, &[Value::Imm(0), Value::Imm(0), size], span);
+        self.cur = ok;
+        self.closed = false;
+        let mut e = Emit { l: self, span };
+        let new_sp = e.cvt(U32, u64t, aligned);
+        e.mov(U32, sp, new_sp);
+        let ptr = e.cvt(ty, U32, Value::Reg(sp));
+        e.mov(ty, d, ptr);
+    }
+}
