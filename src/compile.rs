@@ -59,7 +59,7 @@ pub fn compile(source_name: &str, text: &str, entry: Option<&str>) -> Result<Com
     let (ast, kernels) = lower(source_name, text, entry)?;
     let spirv = ptxvk_spirv::compile(&kernels)?;
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
-    let data = ptxvk_lower::globals::layout(&ast).unwrap_or_default();
+    let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
     Ok(Compiled { ast, kernels, spirv, data })
 }
 

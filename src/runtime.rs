@@ -228,10 +228,20 @@ impl Module {
             .iter()
             .map(|k| device.inner.create_program(&compiled.spirv.words, &k.name, &needs))
             .collect::<Result<Vec<_>, _>>()?;
+        // The module data, with the addresses of variables its initializers name
+        // patched in once the buffer's address is known.
         let data = if compiled.data.image.is_empty() {
             None
         } else {
-            Some(device.buffer_from_bytes(&compiled.data.image)?)
+            let buf = device.inner.alloc(compiled.data.image.len() as u64)?;
+            let mut image = compiled.data.image.clone();
+            for r in &compiled.data.relocations {
+                let at = r.at as usize;
+                let addr = buf.address() + u64::from(r.target);
+                image[at..at + 8].copy_from_slice(&addr.to_le_bytes());
+            }
+            device.inner.upload(&buf, 0, &image)?;
+            Some(buf)
         };
         let heap = if compiled.spirv.kernels.iter().any(|k| k.heap) {
             Some(device.inner.alloc(system::HEAP_BYTES)?)

@@ -24,6 +24,7 @@ fn probe_kernel(probe: &str) -> String {
          \x20   ld.param.u64 %rd1, [probe_p];\n    cvta.to.global.u64 %rd1, %rd1;\n\
          \x20   mov.u32 %r1, 0;\n\
          T: .branchtargets L;\n\
+         P: .callprototype _ ();\n\
          \x20   {probe}\n\
          L:\n    ret;\n}}\n"
     )

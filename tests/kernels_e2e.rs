@@ -46,6 +46,13 @@ fn calls_device_functions_inlined() {
     run(cases::calls());
 }
 
+/// Indirect calls through a table of function pointers (in local memory for nvcc and
+/// NVRTC, a module-scope table with function-address initializers for clang).
+#[test]
+fn fnptr_indirect_calls() {
+    run(cases::fnptr());
+}
+
 #[test]
 fn dyn_shared_dynamic_shared_memory_and_sub_word_stores() {
     run(cases::dyn_shared());

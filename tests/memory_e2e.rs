@@ -538,3 +538,18 @@ fn stack_allocation() {
         "{err}"
     );
 }
+
+/// Address initializers (`var`, `generic(var)`) in `.global` and `.const` tables,
+/// patched when the module loads (`tests/ptx/memory/address_init.ptx`).
+#[test]
+fn address_initializers() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/address_init.ptx"));
+    let out = device.zeroed::<u32>(4).expect("out");
+    module
+        .kernel("address_init")
+        .expect("kernel")
+        .launch(1, 1, 0, &[ptxvk::Arg::from(&out)])
+        .expect("launch");
+    assert_eq!(out.to_vec(&device).expect("read"), vec![30, 40, 20, 1]);
+}

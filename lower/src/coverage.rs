@@ -197,8 +197,8 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         "call",
-        "indirect through a function pointer, with a prototype or .calltargets",
-        Unsupported("indirect calls are not implemented yet; only direct calls are inlined"),
+        "indirect through a function pointer, with a .callprototype or .calltargets",
+        Emulated("the pointer is tested against each candidate (the .calltargets, or every function the kernel names that matches the prototype), each inlined; a function's address is a number in a window of its own, so pointers survive memory and module-variable tables"),
         "call %rd1, P;",
     ),
     row(

@@ -3,6 +3,11 @@
 //! uploads once per loaded module (so `.global` values persist across launches) and
 //! whose device address every launch passes in the push constants (DESIGN §5-6).
 //! Kernels address a variable as that base plus its offset.
+//!
+//! An initializer may name a variable (`var`, `generic(var)`: its address, 64-bit
+//! elements only) or a device function (its address, `sema::calls`). Variable
+//! addresses are only known once the module is loaded, so they are relocations the
+//! runtime patches into the image before uploading it.
 
 use ptxvk_frontend::ast::{self, ExprKind, Initializer, ScalarType, StateSpace};
 use ptxvk_frontend::{Diagnostic, Span};
@@ -22,6 +27,23 @@ pub struct GlobalVar {
 pub struct ModuleData {
     pub vars: Vec<GlobalVar>,
     pub image: Vec<u8>,
+    pub relocations: Vec<Relocation>,
+}
+
+/// A 64-bit word of the image that holds a module-data address: the data's device
+/// address plus `target`, written at byte `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Relocation {
+    pub at: u32,
+    pub target: u32,
+}
+
+/// A symbol in an initializer, resolved once every variable is placed.
+struct SymbolUse {
+    /// Byte of the image the address goes to.
+    at: u32,
+    name: String,
+    span: Span,
 }
 
 impl ModuleData {
@@ -30,10 +52,15 @@ impl ModuleData {
     }
 }
 
-/// Lays out the module-scope `.global` and `.const` variables of `module`.
-pub fn layout(module: &ast::Module) -> Result<ModuleData, Vec<Diagnostic>> {
+/// Lays out the module-scope `.global` and `.const` variables of `module`;
+/// `function_address` gives the address of a device function by name.
+pub fn layout(
+    module: &ast::Module,
+    function_address: &dyn Fn(&str) -> Option<u64>,
+) -> Result<ModuleData, Vec<Diagnostic>> {
     let mut data = ModuleData::default();
     let mut errors = Vec::new();
+    let mut symbols = Vec::new();
     for item in &module.items {
         let ast::Item::Variable(v) = item else { continue };
         if !matches!(v.space, StateSpace::Global | StateSpace::Const) {
@@ -61,10 +88,23 @@ pub fn layout(module: &ast::Module) -> Result<ModuleData, Vec<Diagnostic>> {
         let elem = scalar.bytes() * v.vector.unwrap_or(1);
         let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
         for n in &v.names {
-            match place(&mut data, v, n, scalar, elem, align) {
+            match place(&mut data, v, n, scalar, elem, align, &mut symbols) {
                 Ok(()) => {}
                 Err(d) => errors.push(d),
             }
+        }
+    }
+    for sym in symbols {
+        let at = sym.at as usize;
+        if let Some(addr) = function_address(&sym.name) {
+            data.image[at..at + 8].copy_from_slice(&addr.to_le_bytes());
+        } else if let Some(target) = data.get(&sym.name).map(|v| v.offset) {
+            data.relocations.push(Relocation { at: sym.at, target });
+        } else {
+            errors.push(Diagnostic::error(
+                sym.span,
+                format!("`{}` is no module-scope variable or function", sym.name),
+            ));
         }
     }
     if errors.is_empty() {
@@ -81,11 +121,14 @@ fn place(
     scalar: ScalarType,
     elem: u32,
     align: u32,
+    symbols: &mut Vec<SymbolUse>,
 ) -> Result<(), Diagnostic> {
-    // Values of the initializer, flattened, as bit patterns of the element type.
+    // Values of the initializer, flattened, as bit patterns of the element type
+    // (symbols as 0, with their positions).
     let mut values = Vec::new();
+    let mut named = Vec::new();
     if let Some(init) = &n.init {
-        flatten(init, scalar, &mut values)?;
+        flatten(init, scalar, &mut values, &mut named)?;
     }
     let scalar_bytes = scalar.bytes() as usize;
     // `name[]` takes its size from the initializer.
@@ -117,6 +160,9 @@ fn place(
         bytes[at..at + scalar_bytes].copy_from_slice(&bits.to_le_bytes()[..scalar_bytes]);
     }
     data.image.extend_from_slice(&bytes);
+    for (k, name, span) in named {
+        symbols.push(SymbolUse { at: offset + (k * scalar_bytes) as u32, name, span });
+    }
     data.vars.push(GlobalVar { name: n.name.value.to_string(), space: v.space, offset, size });
     Ok(())
 }
@@ -128,12 +174,18 @@ fn init_span(n: &ast::DeclName) -> Option<Span> {
     }
 }
 
-/// The initializer's values in order (nested lists flattened, §5.4.4).
-fn flatten(init: &Initializer, scalar: ScalarType, out: &mut Vec<u64>) -> Result<(), Diagnostic> {
+/// The initializer's values in order (nested lists flattened, §5.4.4); a symbol is a
+/// 0 whose position and name go to `named`.
+fn flatten(
+    init: &Initializer,
+    scalar: ScalarType,
+    out: &mut Vec<u64>,
+    named: &mut Vec<(usize, String, Span)>,
+) -> Result<(), Diagnostic> {
     match init {
         Initializer::List(items, _) => {
             for i in items {
-                flatten(i, scalar, out)?;
+                flatten(i, scalar, out, named)?;
             }
             Ok(())
         }
@@ -148,14 +200,15 @@ fn flatten(init: &Initializer, scalar: ScalarType, out: &mut Vec<u64>) -> Result
                     u64::from((f64::from_bits(*b) as f32).to_bits())
                 }
                 (ExprKind::F32Bits(b), ScalarType::F64) => f64::from(f32::from_bits(*b)).to_bits(),
-                (ExprKind::Symbol(_) | ExprKind::Generic(_), _) => {
-                    return Err(Diagnostic::error(
-                        e.span,
-                        "address initializers are not supported yet",
-                    )
-                    .with_note(
-                        "the address of a variable is only known when the module is loaded",
-                    ));
+                (ExprKind::Symbol(name) | ExprKind::Generic(name), s) => {
+                    if s.bytes() != 8 || matches!(s, ScalarType::F64) {
+                        return Err(Diagnostic::error(
+                            e.span,
+                            "an address initializer needs a 64-bit integer variable",
+                        ));
+                    }
+                    named.push((out.len(), name.to_string(), e.span));
+                    0
                 }
                 (_, s) if matches!(s, ScalarType::F32 | ScalarType::F64) => {
                     // An integer constant for a float variable: its value.

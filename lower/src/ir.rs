@@ -546,6 +546,9 @@ pub enum Space {
 /// generic address is global.
 pub const SHARED_WINDOW: u64 = 0xffff_ffff_0000_0000;
 pub const LOCAL_WINDOW: u64 = 0xffff_fffe_0000_0000;
+/// Device-function addresses (function pointers for indirect calls, `sema::calls`):
+/// this window plus the function's index. No memory is there.
+pub const FUNCTION_WINDOW: u64 = 0xffff_fffd_0000_0000;
 
 /// A byte address: the base register's value (or 0) plus a constant offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

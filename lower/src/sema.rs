@@ -27,6 +27,27 @@ mod spaces;
 mod stack;
 mod system;
 
+/// The module data of `module` (`crate::globals`), with function addresses as
+/// `sema::calls` assigns them.
+pub fn module_data(module: &ast::Module) -> Result<crate::globals::ModuleData, Vec<Diagnostic>> {
+    let functions = device_functions(module);
+    let function_address =
+        |n: &str| functions.contains_key(n).then(|| calls::function_address(&functions, n));
+    crate::globals::layout(module, &function_address)
+}
+
+/// Device functions (defined or `.extern`), by name.
+fn device_functions(module: &ast::Module) -> BTreeMap<Name, &ast::Function> {
+    module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f) if !f.is_entry => Some((f.name.value.clone(), f)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
 /// (`sema::calls`).
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
@@ -57,22 +78,16 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             _ => None,
         })
         .collect();
-    let data = match crate::globals::layout(module) {
+    // Device functions, for calls to inline, and those in function tables.
+    let functions = device_functions(module);
+    let table_functions = calls::named_by_initializers(module);
+    let data = match module_data(module) {
         Ok(d) => d,
         Err(mut e) => {
             errors.append(&mut e);
             crate::globals::ModuleData::default()
         }
     };
-    // Device functions (defined or `.extern`), by name, for calls to inline.
-    let functions: BTreeMap<Name, &ast::Function> = module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ast::Item::Function(f) if !f.is_entry => Some((f.name.value.clone(), f)),
-            _ => None,
-        })
-        .collect();
     let version = module.version.as_ref().map_or((0, 0), |v| v.value);
     let mut kernels = Vec::new();
     for item in &module.items {
@@ -80,7 +95,14 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
             ast::Item::Function(f) if f.is_entry => {
                 if f.body.is_some() {
-                    match lower_kernel(f, &module_shared, &data, &functions, version) {
+                    match lower_kernel(
+                        f,
+                        &module_shared,
+                        &data,
+                        &functions,
+                        &table_functions,
+                        version,
+                    ) {
                         Ok(k) => kernels.push(k),
                         Err(mut e) => errors.append(&mut e),
                     }
@@ -141,6 +163,11 @@ struct Lowerer<'m> {
     labels: BTreeMap<Name, BlockId>,
     /// `.branchtargets` tables of `brx.idx`, by their label.
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
+    /// `.calltargets` and `.callprototype` of indirect calls, by their label.
+    call_sets: BTreeMap<Name, calls::CallSet>,
+    /// Device functions the kernel names (calls or takes the address of), directly or
+    /// through the functions it calls: the candidates of `.callprototype` calls.
+    reachable_functions: BTreeSet<Name>,
     cur: BlockId,
     /// The current block has been terminated; further code goes to a fresh block.
     closed: bool,
@@ -176,6 +203,7 @@ fn lower_kernel<'m>(
     module_shared: &[&ast::VarDecl],
     data: &crate::globals::ModuleData,
     functions: &'m BTreeMap<Name, &'m ast::Function>,
+    table_functions: &BTreeSet<Name>,
     version: (u32, u32),
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let mut errors = Vec::new();
@@ -245,6 +273,8 @@ fn lower_kernel<'m>(
         scopes: vec![BTreeMap::new()],
         labels: BTreeMap::new(),
         branch_tables: BTreeMap::new(),
+        call_sets: BTreeMap::new(),
+        reachable_functions: BTreeSet::new(),
         cur: BlockId(0),
         closed: false,
         errors,
@@ -267,12 +297,13 @@ fn lower_kernel<'m>(
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
     }
     let body = f.body.as_deref().unwrap_or(&[]);
-    let callees = calls::reachable(body, functions);
+    let callees = calls::reachable(body, table_functions, functions);
     let mut used = BTreeSet::new();
     names_used(body, &mut used);
     for c in &callees {
         names_used(c.body.as_deref().unwrap_or(&[]), &mut used);
     }
+    l.reachable_functions = callees.iter().map(|c| c.name.value.clone()).collect();
     for v in module_shared {
         let names: Vec<ast::DeclName> =
             v.names.iter().filter(|n| used.contains(n.name.value.as_str())).cloned().collect();
@@ -542,11 +573,23 @@ impl Lowerer<'_> {
                     }
                 }
                 ast::Statement::Block(inner, _) => self.collect_labels(inner),
-                ast::Statement::Directive(d) => {
-                    if let ast::DirectiveKind::BranchTargets { label, targets } = &d.kind {
+                ast::Statement::Directive(d) => match &d.kind {
+                    ast::DirectiveKind::BranchTargets { label, targets } => {
                         self.branch_tables.insert(label.value.clone(), targets.clone());
                     }
-                }
+                    ast::DirectiveKind::CallTargets { label, targets } => {
+                        let set = calls::CallSet::Targets(targets.clone());
+                        self.call_sets.insert(label.value.clone(), set);
+                    }
+                    ast::DirectiveKind::CallPrototype { label, returns, params, .. } => {
+                        let set = calls::CallSet::Prototype {
+                            returns: returns.clone(),
+                            params: params.clone(),
+                        };
+                        self.call_sets.insert(label.value.clone(), set);
+                    }
+                    _ => {}
+                },
                 _ => {}
             }
         }
@@ -959,6 +1002,16 @@ impl Lowerer<'_> {
                         ));
                     }
                     Ok(Value::Imm(u64::from(off)))
+                }
+                // A device function's address (`sema::calls::function_address`).
+                None if self.functions.contains_key(&name.value) => {
+                    if ty.bits() != 64 || ty.is_float() {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a function is a 64-bit integer",
+                        ));
+                    }
+                    Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
                 }
                 None if is_special_name(&name.value) => Err(Diagnostic::error(
                     name.span,

@@ -27,6 +27,7 @@ pub fn all() -> Vec<KernelCase> {
         matadd2d(),
         grid3d(),
         calls(),
+        fnptr(),
     ]
 }
 
@@ -375,4 +376,35 @@ pub fn calls() -> KernelCase {
         expected: vec![(1, u64_bytes(&out))],
     };
     KernelCase { kernel: "calls", entry: "calls", ty: ElemType::U64, case }
+}
+
+/// `fnptr.cu`: indirect calls through a table of device function pointers.
+pub fn fnptr() -> KernelCase {
+    let mut rng = Rng(16);
+    let n = 1000usize;
+    let a: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();
+    let b: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();
+    let sel: Vec<i32> = (0..n).map(|_| (rng.next_u32() % 1000) as i32).collect();
+    let out: Vec<i32> = (0..n)
+        .map(|i| match sel[i] % 3 {
+            0 => a[i].wrapping_add(b[i]),
+            1 => a[i].wrapping_mul(b[i]),
+            _ => a[i] ^ b[i].wrapping_shl(1),
+        })
+        .collect();
+    let bytes = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let case = Case {
+        grid: [8, 1, 1],
+        block: [128, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::S32, bytes(&a)),
+            buf(ElemType::S32, bytes(&b)),
+            buf(ElemType::S32, bytes(&sel)),
+            buf(ElemType::S32, vec![0; 4 * n]),
+            val(n as i32),
+        ],
+        expected: vec![(3, bytes(&out))],
+    };
+    KernelCase { kernel: "fnptr", entry: "fnptr", ty: ElemType::S32, case }
 }

@@ -7,18 +7,22 @@
 //! fresh registers, copied in before the body and out after it. `ret` in the callee
 //! continues after the call.
 //!
+//! An indirect call through a function pointer tests the pointer against each possible
+//! callee (its `.calltargets`, or the functions matching its `.callprototype` that the
+//! kernel names anywhere) and inlines each. A function's address is
+//! `ir::FUNCTION_WINDOW` plus its index, so it survives being stored and loaded.
+//!
 //! SPIR-V forbids recursion (SPIR-V 2.16.1: "no function can call itself"), so a call
-//! cycle is rejected with a diagnostic naming it. Indirect calls through function
-//! pointers are rejected too. Calls of declared functions without a body are system
-//! calls (`sema::system`).
+//! cycle is rejected with a diagnostic naming it. Calls of declared functions without a
+//! body are system calls (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
-use super::{names_used, op_ty, reject_other, unsupported, Lowerer, Mods, Resolved, Symbol};
-use crate::ir::{BlockId, InstKind, OpTy, Terminator, Value};
+use super::{names_used, op_ty, reject_other, Lowerer, Mods, Resolved, Symbol};
+use crate::ir::{BlockId, InstKind, OpTy, Terminator, Value, FUNCTION_WINDOW};
 
 /// Calls nest at most this deep (a guard against exponential inlining).
 const MAX_DEPTH: usize = 64;
@@ -29,17 +33,45 @@ pub(super) struct Frame {
     ret_target: BlockId,
 }
 
-/// The device functions with bodies that `body` calls, directly or through other
-/// functions, in name order.
+/// The names module-scope variable initializers use (function addresses in tables).
+pub(super) fn named_by_initializers(module: &ast::Module) -> BTreeSet<Name> {
+    fn walk(init: &ast::Initializer, out: &mut BTreeSet<Name>) {
+        match init {
+            ast::Initializer::List(items, _) => items.iter().for_each(|i| walk(i, out)),
+            ast::Initializer::Expr(e) => {
+                if let ast::ExprKind::Symbol(n) | ast::ExprKind::Generic(n) = &e.kind {
+                    out.insert(n.clone());
+                }
+            }
+            ast::Initializer::Fields(..) => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    for item in &module.items {
+        if let ast::Item::Variable(v) = item {
+            v.names.iter().filter_map(|n| n.init.as_ref()).for_each(|i| walk(i, &mut out));
+        }
+    }
+    out
+}
+
+/// The device functions with bodies that `body` names (calls or takes the address of),
+/// directly or through other functions, plus those named in `roots` (function tables
+/// in module variables), in name order.
 pub(super) fn reachable<'m>(
     body: &[ast::Statement],
+    roots: &BTreeSet<Name>,
     functions: &BTreeMap<Name, &'m ast::Function>,
 ) -> Vec<&'m ast::Function> {
     let mut found: BTreeMap<&str, &'m ast::Function> = BTreeMap::new();
     let mut work = vec![body];
+    let mut first = true;
     while let Some(stmts) = work.pop() {
         let mut used = BTreeSet::new();
         names_used(stmts, &mut used);
+        if std::mem::take(&mut first) {
+            used.extend(roots.iter().map(|n| n.as_str()));
+        }
         for name in used {
             if let Some(&f) = functions.get(name) {
                 if let (Some(b), false) = (f.body.as_deref(), found.contains_key(name)) {
@@ -52,6 +84,27 @@ pub(super) fn reachable<'m>(
     found.into_values().collect()
 }
 
+/// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
+#[derive(Clone, Debug)]
+pub(super) enum CallSet {
+    Targets(Vec<ptxvk_frontend::Ident>),
+    Prototype { returns: Vec<ast::Param>, params: Vec<ast::Param> },
+}
+
+/// The address of function `name` (`mov.u64 %rd, name`): [`FUNCTION_WINDOW`] plus its
+/// position among the module's device functions, counting from 1.
+pub(super) fn function_address(functions: &BTreeMap<Name, &ast::Function>, name: &str) -> u64 {
+    let index = functions.keys().position(|k| k.as_str() == name).unwrap_or(0) as u64;
+    FUNCTION_WINDOW | (index + 1)
+}
+
+/// Whether two parameter lists have the same state spaces, types and sizes.
+fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
+    let shape =
+        |p: &ast::Param| (p.space, p.ty.value, p.vector, p.names.first().map(|n| n.dims.clone()));
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
+}
+
 /// `ret` inside an inlined function continues after its call; in a kernel it ends the
 /// thread.
 pub(super) fn ret_terminator(frame: &Option<Frame>) -> Terminator {
@@ -62,7 +115,8 @@ pub(super) fn ret_terminator(frame: &Option<Frame>) -> Terminator {
 }
 
 impl Lowerer<'_> {
-    /// `call{.uni} (results), f, (arguments);` with a direct callee.
+    /// `call{.uni} (results), f, (arguments);`, and the indirect
+    /// `call (results), %ptr, (arguments), proto_or_targets;`.
     pub(super) fn call(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         reject_other(m, &[".uni"])?;
@@ -70,34 +124,126 @@ impl Lowerer<'_> {
             [Operand::List(r, _), rest @ ..] => (r, rest),
             rest => (&[], rest),
         };
-        let (callee, args) = match rest {
-            [c, Operand::List(a, _)] => (c, a.as_slice()),
-            [c] => (c, &[][..]),
-            [c, ..] => {
-                return Err(unsupported(
-                    c.span(),
-                    "an indirect call through a function pointer",
-                    "only direct calls are inlined",
-                ))
-            }
-            [] => return Err(Diagnostic::error(span, "`call` needs a function")),
-        };
-        let name = match callee {
-            Operand::Name { name, component: None } if self.lookup(&name.value).is_none() => name,
-            other => {
-                return Err(unsupported(
-                    other.span(),
-                    "an indirect call through a function pointer",
-                    "only direct calls are inlined",
+        let (callee, args, targets) = match rest {
+            [c, Operand::List(a, _)] => (c, a.as_slice(), None),
+            [c, Operand::List(a, _), t] => (c, a.as_slice(), Some(t)),
+            [c, t @ Operand::Name { .. }] => (c, &[][..], Some(t)),
+            [c] => (c, &[][..], None),
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`call` takes (results), a function, (arguments)",
                 ))
             }
         };
-        let Some(&f) = self.functions.get(&name.value) else {
-            return Err(Diagnostic::error(
-                name.span,
-                format!("undefined function `{}`", name.value),
-            ));
+        match callee {
+            Operand::Name { name, component: None } if self.lookup(&name.value).is_none() => {
+                let Some(&f) = self.functions.get(&name.value) else {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("undefined function `{}`", name.value),
+                    ));
+                };
+                self.call_function(f, name, args, rets, span)
+            }
+            _ => self.indirect_call(callee, args, rets, targets, span),
+        }
+    }
+
+    /// An indirect call: a test of the function address against each candidate (the
+    /// `.calltargets` list, or every function the kernel names whose signature matches
+    /// the `.callprototype`), each inlined.
+    fn indirect_call(
+        &mut self,
+        callee: &Operand,
+        args: &[Operand],
+        rets: &[Operand],
+        targets: Option<&Operand>,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let set = match targets {
+            Some(Operand::Name { name, component: None }) => {
+                match self.call_sets.get(&name.value) {
+                    Some(set) => set.clone(),
+                    None => {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!(
+                                "`{}` is no `.callprototype` or `.calltargets` label",
+                                name.value
+                            ),
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    callee.span(),
+                    "an indirect call needs a `.callprototype` or `.calltargets` label",
+                ))
+            }
         };
+        let functions = self.functions;
+        let candidates: Vec<(&ast::Function, ptxvk_frontend::Ident)> = match &set {
+            CallSet::Targets(list) => list
+                .iter()
+                .map(|t| match functions.get(&t.value) {
+                    Some(&f) => Ok((f, t.clone())),
+                    None => {
+                        Err(Diagnostic::error(t.span, format!("undefined function `{}`", t.value)))
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            CallSet::Prototype { returns, params } => functions
+                .values()
+                .filter(|f| self.reachable_functions.contains(&f.name.value))
+                .filter(|f| {
+                    same_signature(&f.returns, returns) && same_signature(&f.params, params)
+                })
+                .map(|&f| (f, f.name.clone()))
+                .collect(),
+        };
+        let ptr = self.src(callee, OpTy::U(64), false, span)?;
+        let join = self.new_block(None, span);
+        for (f, name) in candidates {
+            let id = function_address(functions, &name.value);
+            let hit = super::expand::Emit { l: self, span }.cmp(
+                crate::ir::CmpOp::Eq,
+                OpTy::U(64),
+                ptr,
+                Value::Imm(id),
+            );
+            let then = self.new_block(None, span);
+            let next = self.new_block(None, span);
+            self.terminate(
+                Terminator::Branch { cond: hit, negate: false, if_true: then, if_false: next },
+                span,
+            );
+            self.cur = then;
+            self.closed = false;
+            self.call_function(f, &name, args, rets, span)?;
+            if !self.closed {
+                self.terminate(Terminator::Jump(join), span);
+            }
+            self.cur = next;
+            self.closed = false;
+        }
+        // An address that is no candidate is undefined behaviour in PTX: no call.
+        self.terminate(Terminator::Jump(join), span);
+        self.cur = join;
+        self.closed = false;
+        Ok(())
+    }
+
+    /// A call of `f` (named `name` at the call site): inlined, or a system call.
+    fn call_function(
+        &mut self,
+        f: &ast::Function,
+        name: &ptxvk_frontend::Ident,
+        args: &[Operand],
+        rets: &[Operand],
+        span: Span,
+    ) -> Result<(), Diagnostic> {
         let Some(body) = f.body.as_deref() else {
             return self.system_call(name, args, rets, span);
         };
@@ -219,6 +365,7 @@ impl Lowerer<'_> {
         let after = self.new_block(None, span);
         let labels = std::mem::take(&mut self.labels);
         let tables = std::mem::take(&mut self.branch_tables);
+        let sets = std::mem::take(&mut self.call_sets);
         let frame = self.frame.replace(Frame { ret_target: after });
         let scopes = std::mem::replace(&mut self.scopes, vec![self.module_scope.clone(), scope]);
         let spaces = self.function_spaces.get(&name).cloned().unwrap_or_default();
@@ -235,6 +382,7 @@ impl Lowerer<'_> {
         self.call_stack.pop();
         self.frame = frame;
         self.branch_tables = tables;
+        self.call_sets = sets;
         self.labels = labels;
         self.cur = after;
         self.closed = false;
