@@ -553,3 +553,32 @@ fn address_initializers() {
         .expect("launch");
     assert_eq!(out.to_vec(&device).expect("read"), vec![30, 40, 20, 1]);
 }
+
+/// `atom`/`red.add.noftz` on `.f16`, `.bf16`, `.f16x2`, `.bf16x2` and `atom.cas.b16`,
+/// 256 threads on the same words of global and shared memory; two 16-bit counters share
+/// one word, so neither may clobber the other (`tests/ptx/memory/half_atomics.ptx`).
+#[test]
+fn half_precision_atomics_under_contention() {
+    use half::{bf16, f16};
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/half_atomics.ptx"));
+    let mut init = vec![0u32; 8];
+    init[6] = 0xabcd_0000;
+    let g = device.buffer_from(&init).expect("g");
+    module
+        .kernel("half_atomics")
+        .expect("kernel")
+        .launch(1, 256, 0, &[ptxvk::Arg::from(&g)])
+        .expect("launch");
+    let got = g.to_vec(&device).expect("read");
+    let h = |x: f32| u32::from(f16::from_f32(x).to_bits());
+    let b = |x: f32| u32::from(bf16::from_f32(x).to_bits());
+    let pair = |lo: u32, hi: u32| lo | hi << 16;
+    let sums = [pair(h(256.0), b(256.0)), pair(h(256.0), h(512.0)), pair(b(256.0), b(128.0))];
+    assert_eq!(got[..3], sums, "global");
+    assert_eq!(got[3..6], sums, "shared");
+    let winner = got[6] & 0xffff;
+    assert!((1..=256).contains(&winner), "cas.b16 result {winner}");
+    assert_eq!(got[6] >> 16, 0xabcd, "the other half of the cas word");
+    assert_eq!(got[7], 1, "exactly one thread sees the initial 0");
+}

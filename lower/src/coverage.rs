@@ -144,9 +144,15 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         "atom",
-        ".f16 .bf16 .f16x2 .bf16x2, vectors, .b16/.b128 .cas/.exch, 64-bit shared",
-        Unsupported("not implemented yet"),
+        ".add.noftz .f16 .bf16 .f16x2 .bf16x2; .cas.b16",
+        Emulated("a compare-and-swap loop on the containing 32-bit word (the other half kept); each lane added exactly and rounded to nearest even with integer arithmetic"),
         "atom.global.add.noftz.f16 %h1, [%rd1], %h2;",
+    ),
+    row(
+        "atom",
+        "vectors (.v2 .v4 .v8), .b128 .cas/.exch, .min/.max on half types, 64-bit on shared memory",
+        Unsupported("not implemented yet: ptxvk has no 128-bit registers, and its shared memory is an array of 32-bit words that SPIR-V's 64-bit atomics cannot address"),
+        "atom.global.v2.f32.add {%r1, %r2}, [%rd1], {%r3, %r4};",
     ),
     row("bar", ".sync / .cta.sync, with a thread count covering every warp of the block", Supported, "bar.sync 0;"),
     row("bar", ".red.popc.u32 .red.and.pred .red.or.pred {with a thread count}", Emulated(BAR_RED_HOW), "bar.red.popc.u32 %r1, 0, %p1;"),

@@ -2380,7 +2380,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "madc" | "dp2a" => &[MulPart],
         "lop3" => &[BoolOp],
         "slct" => &[Ftz],
-        "atom" | "red" => &[Space, BoolOp],
+        "atom" | "red" => &[Space, BoolOp, Vector],
         "bar" | "barrier" => &[BoolOp],
         "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],

@@ -4,12 +4,13 @@
 //! every device (Vulkan has no wrapping increment, and f64 atomics are optional).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-use ptxvk_frontend::Diagnostic;
+use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::{has, Emit};
 use super::{is_cache_hint, Lowerer, Mods};
 use crate::ir::{
-    AtomicOp, BinaryOp, CmpOp, FloatMode, InstKind, OpTy, Order, Scope, Space, Terminator, Value,
+    Address, AtomicOp, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Order, Scope,
+    Space, Terminator, Value,
 };
 
 /// What an `atom`/`red` computes.
@@ -19,6 +20,10 @@ enum Kind {
     Inc,
     Dec,
     FloatAdd,
+    /// `.add.noftz` on `.f16`/`.bf16` (one lane, 16 bits) or `.f16x2`/`.bf16x2` (two).
+    HalfAdd(FloatFormat, u32),
+    /// `.cas.b16`: a compare-and-swap of the 16-bit half of a word.
+    Cas16,
 }
 
 impl Lowerer<'_> {
@@ -103,24 +108,36 @@ impl Lowerer<'_> {
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
+        if m.vector.is_some() {
+            return Err(super::unsupported(span, "vector atomics", "not implemented yet"));
+        }
+        // Half precision: the bits of one or two lanes, added by a compare-and-swap
+        // loop (on the containing 32-bit word for one 16-bit lane).
+        let half = super::formats::half_type(m)
+            .filter(|(f, _)| matches!(f, FloatFormat::F16 | FloatFormat::Bf16));
+        let ty = match half {
+            Some((fmt, lanes)) => {
+                if kind != Some(Kind::Native(AtomicOp::Add)) || !has(m, ".noftz") {
+                    return Err(super::unsupported(
+                        span,
+                        "half-precision atomics other than `.add.noftz`",
+                        "only the scalar `.add.noftz` forms are implemented",
+                    ));
+                }
+                kind = Some(Kind::HalfAdd(fmt, lanes));
+                OpTy::U((16 * lanes) as u8)
+            }
+            None => self.one_type(i, m)?,
+        };
         let Some(mut kind) = kind else {
             return Err(Diagnostic::error(
                 span,
                 format!("`{opname}` needs an operation such as `.add`"),
             ));
         };
-        if m.vector.is_some() {
-            return Err(super::unsupported(span, "vector atomics", "not implemented yet"));
+        if kind == Kind::Native(AtomicOp::Cas) && ty.bits() == 16 {
+            kind = Kind::Cas16;
         }
-        let ty = self.one_type(i, m).map_err(|e| {
-            if m.types.iter().any(|t| {
-                t.value.directive().starts_with(".f16") || t.value.directive().starts_with(".bf16")
-            }) {
-                super::unsupported(span, "half-precision atomics", "not implemented yet")
-            } else {
-                e
-            }
-        })?;
         if ty.is_float() {
             if kind != Kind::Native(AtomicOp::Add) {
                 return Err(Diagnostic::error(span, format!("`{opname}` on floats takes `.add`")));
@@ -130,7 +147,8 @@ impl Lowerer<'_> {
         if matches!(kind, Kind::Inc | Kind::Dec) && ty != OpTy::U(32) {
             return Err(Diagnostic::error(span, format!("`{opname}.inc`/`.dec` take `.u32`")));
         }
-        if !matches!(ty.bits(), 32 | 64) {
+        let sub_word = matches!(kind, Kind::HalfAdd(_, 1) | Kind::Cas16);
+        if !(matches!(ty.bits(), 32 | 64) || sub_word) {
             return Err(super::unsupported(
                 span,
                 &format!("{}-bit atomics", ty.bits()),
@@ -165,7 +183,7 @@ impl Lowerer<'_> {
             }
         };
         let ops = i.operands.as_slice();
-        let cas = kind == Kind::Native(AtomicOp::Cas);
+        let cas = matches!(kind, Kind::Native(AtomicOp::Cas) | Kind::Cas16);
         let (dst_op, addr_op, rest) = if red {
             match ops {
                 [a, rest @ ..] => (None, a, rest),
@@ -198,7 +216,7 @@ impl Lowerer<'_> {
         } else {
             (ir_space, addr)
         };
-        if ir_space == Space::Shared && ty.bits() != 32 {
+        if ir_space == Space::Shared && ty.bits() == 64 {
             return Err(super::unsupported(
                 span,
                 "64-bit atomics on shared memory",
@@ -214,91 +232,163 @@ impl Lowerer<'_> {
         };
         let src = self.src(&rest[0], ty, false, span)?;
         let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
-        match kind {
+        let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
+        let op = match kind {
             Kind::Native(op) => {
                 // `cas(r, s, t)`: b is the comparand and c the new value.
-                let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
                 self.push(
                     InstKind::Atomic { op, space: ir_space, ty, scope, order, dst, addr, src, cmp },
                     span,
                 );
+                return Ok(());
             }
-            _ => {
-                // old = *a; loop { new = f(old); seen = cas(a, old, new); if seen == old
-                // break; old = seen }.
-                let mut e = Emit { l: self, span };
-                let old = e.temp(bits_ty);
-                e.push(InstKind::Load {
-                    space: ir_space,
-                    ty: bits_ty,
-                    dsts: vec![Some(old)],
-                    addr,
-                });
-                let body = self.new_block(None, span);
-                let done = self.new_block(None, span);
-                self.terminate(Terminator::Jump(body), span);
-                self.cur = body;
-                self.closed = false;
-                let mut e = Emit { l: self, span };
-                let old_v = Value::Reg(old);
-                let new = match kind {
-                    Kind::Inc => {
-                        let wraps = e.cmp(CmpOp::Ge, bits_ty, old_v, src);
-                        let next = e.add(bits_ty, old_v, Value::Imm(1));
-                        e.sel(bits_ty, wraps, Value::Imm(0), next)
-                    }
-                    Kind::Dec => {
-                        let zero = e.cmp(CmpOp::Eq, bits_ty, old_v, Value::Imm(0));
-                        let above = e.cmp(CmpOp::Gt, bits_ty, old_v, src);
-                        let reset = e.pred_or(zero, above);
-                        let prev = e.bin(BinaryOp::Sub, bits_ty, old_v, Value::Imm(1));
-                        e.sel(bits_ty, reset, src, prev)
-                    }
-                    _ => {
-                        // atom.add.f32 on global memory flushes subnormal inputs and results
-                        // (§9.7.13.5, "current implementation"); on shared memory it does not.
-                        let ftz =
-                            ty == OpTy::F(32) && ir_space == Space::Global && !has(m, ".noftz");
-                        let t = e.temp(ty);
-                        let mode = FloatMode { ftz, ..FloatMode::default() };
-                        e.push(InstKind::Binary {
-                            op: BinaryOp::Add,
-                            ty,
-                            mode,
-                            dst: t,
-                            lhs: old_v,
-                            rhs: src,
-                        });
-                        Value::Reg(t)
-                    }
-                };
-                let seen = e.temp(bits_ty);
-                e.push(InstKind::Atomic {
-                    op: AtomicOp::Cas,
-                    space: ir_space,
-                    ty: bits_ty,
-                    scope,
-                    order,
-                    dst: Some(seen),
-                    addr,
-                    src: new,
-                    cmp: old_v,
-                });
-                let ok = e.cmp(CmpOp::Eq, bits_ty, Value::Reg(seen), old_v);
-                let result = e.temp(bits_ty);
-                e.mov(bits_ty, result, old_v);
-                e.mov(bits_ty, old, Value::Reg(seen));
-                self.terminate(
-                    Terminator::Branch { cond: ok, negate: false, if_true: done, if_false: body },
-                    span,
-                );
-                self.cur = done;
-                self.closed = false;
-                if let Some(d) = dst {
-                    self.push(InstKind::Mov { ty: bits_ty, dst: d, src: Value::Reg(result) }, span);
+            other => other,
+        };
+        let ftz = ty == OpTy::F(32) && ir_space == Space::Global && !has(m, ".noftz");
+        let at = CasLoop { space: ir_space, ty, scope, order, addr, span };
+        let update = |e: &mut Emit<'_, '_>, old: Value| -> Value {
+            match op {
+                Kind::Inc => {
+                    let wraps = e.cmp(CmpOp::Ge, bits_ty, old, src);
+                    let next = e.add(bits_ty, old, Value::Imm(1));
+                    e.sel(bits_ty, wraps, Value::Imm(0), next)
+                }
+                Kind::Dec => {
+                    let zero = e.cmp(CmpOp::Eq, bits_ty, old, Value::Imm(0));
+                    let above = e.cmp(CmpOp::Gt, bits_ty, old, src);
+                    let reset = e.pred_or(zero, above);
+                    let prev = e.bin(BinaryOp::Sub, bits_ty, old, Value::Imm(1));
+                    e.sel(bits_ty, reset, src, prev)
+                }
+                Kind::Cas16 => {
+                    let equal = e.cmp(CmpOp::Eq, bits_ty, old, cmp);
+                    e.sel(bits_ty, equal, src, old)
+                }
+                Kind::HalfAdd(fmt, lanes) => {
+                    let sums = (0..lanes)
+                        .map(|k| {
+                            let a = e.lane(old, lanes, k);
+                            let b = e.lane(src, lanes, k);
+                            e.half_add(fmt, a, b)
+                        })
+                        .collect();
+                    e.pack(16, sums)
+                }
+                // atom.add.f32 on global memory flushes subnormal inputs and results
+                // (§9.7.13.5, "current implementation"); on shared memory it does not.
+                _ => {
+                    let t = e.temp(ty);
+                    let mode = FloatMode { ftz, ..FloatMode::default() };
+                    e.push(InstKind::Binary {
+                        op: BinaryOp::Add,
+                        ty,
+                        mode,
+                        dst: t,
+                        lhs: old,
+                        rhs: src,
+                    });
+                    Value::Reg(t)
                 }
             }
+        };
+        let result = self.cas_loop(&at, update);
+        if let Some(d) = dst {
+            self.push(InstKind::Mov { ty: bits_ty, dst: d, src: result }, span);
         }
         Ok(())
+    }
+}
+
+/// Where a compare-and-swap loop works: an element of `ty` at `addr`.
+struct CasLoop {
+    space: Space,
+    ty: OpTy,
+    scope: Scope,
+    order: Order,
+    addr: Address,
+    span: Span,
+}
+
+impl Lowerer<'_> {
+    /// `old = *a; loop { new = update(old); seen = cas(a, old, new); if seen == old
+    /// break; old = seen }`, returning the old element. A 16-bit element is swapped as
+    /// its aligned 32-bit word, the other half kept.
+    fn cas_loop(
+        &mut self,
+        at: &CasLoop,
+        update: impl FnOnce(&mut Emit<'_, '_>, Value) -> Value,
+    ) -> Value {
+        let span = at.span;
+        let bits = at.ty.as_unsigned();
+        let u32t = OpTy::U(32);
+        let mut e = Emit { l: self, span };
+        // The word and, for a 16-bit element, the bit position of its half.
+        let (word_ty, addr, shift) = if bits.bits() == 16 {
+            let (aty, base) = match at.space {
+                Space::Global => (OpTy::U(64), at.addr.base.map_or(Value::Imm(0), Value::Reg)),
+                _ => (u32t, at.addr.base.map_or(Value::Imm(0), Value::Reg)),
+            };
+            let full = e.add(aty, base, Value::Imm(at.addr.offset as u64));
+            let word = e.and(aty, full, Value::Imm(!3u64));
+            let word_reg = e.temp(aty);
+            e.mov(aty, word_reg, word);
+            let low = e.cvt(u32t, aty, full);
+            let half = e.and(u32t, low, Value::Imm(2));
+            let shift = e.bin(BinaryOp::Shl, u32t, half, Value::Imm(3));
+            (u32t, Address { base: Some(word_reg), offset: 0 }, Some(shift))
+        } else {
+            (bits, at.addr, None)
+        };
+        let old = e.temp(word_ty);
+        e.push(InstKind::Load { space: at.space, ty: word_ty, dsts: vec![Some(old)], addr });
+        let body = self.new_block(None, span);
+        let done = self.new_block(None, span);
+        self.terminate(Terminator::Jump(body), span);
+        self.cur = body;
+        self.closed = false;
+        let mut e = Emit { l: self, span };
+        let old_word = Value::Reg(old);
+        let old_elem = match shift {
+            Some(sh) => {
+                let moved = e.bin(BinaryOp::Shr, u32t, old_word, sh);
+                e.cvt(OpTy::U(16), u32t, moved)
+            }
+            None => old_word,
+        };
+        let new_elem = update(&mut e, old_elem);
+        let new_word = match shift {
+            Some(sh) => {
+                let mask = e.bin(BinaryOp::Shl, u32t, Value::Imm(0xffff), sh);
+                let keep = e.not(u32t, mask);
+                let kept = e.and(u32t, old_word, keep);
+                let wide = e.cvt(u32t, OpTy::U(16), new_elem);
+                let placed = e.bin(BinaryOp::Shl, u32t, wide, sh);
+                e.or(u32t, kept, placed)
+            }
+            None => new_elem,
+        };
+        let seen = e.temp(word_ty);
+        e.push(InstKind::Atomic {
+            op: AtomicOp::Cas,
+            space: at.space,
+            ty: word_ty,
+            scope: at.scope,
+            order: at.order,
+            dst: Some(seen),
+            addr,
+            src: new_word,
+            cmp: old_word,
+        });
+        let ok = e.cmp(CmpOp::Eq, word_ty, Value::Reg(seen), old_word);
+        let result = e.temp(bits);
+        e.mov(bits, result, old_elem);
+        e.mov(word_ty, old, Value::Reg(seen));
+        self.terminate(
+            Terminator::Branch { cond: ok, negate: false, if_true: done, if_false: body },
+            span,
+        );
+        self.cur = done;
+        self.closed = false;
+        Value::Reg(result)
     }
 }

@@ -69,7 +69,7 @@ fn unimplemented_format(s: &str) -> bool {
 }
 
 /// The half type of an arithmetic instruction with exactly one type.
-fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
+pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
     match m.types.as_slice() {
         [t] => narrow_scalar(t.value).filter(|(f, _)| *f != FloatFormat::Tf32),
         _ => None,
@@ -132,6 +132,15 @@ impl Emit<'_, '_> {
         Value::Reg(dst)
     }
 
+    /// The sum of two `fmt` bit patterns, rounded to nearest even, subnormals kept
+    /// (`add.rn` of one half lane; `atom.add.noftz`).
+    pub(super) fn half_add(&mut self, fmt: FloatFormat, a: Value, b: Value) -> Value {
+        let x = self.widen(fmt, a);
+        let y = self.widen(fmt, b);
+        let sum = self.odd(OddOp::Add, x, y, Value::Imm(0));
+        self.narrow(fmt, F64, Rounding::Nearest, false, false, sum)
+    }
+
     /// `.ftz` on an f32 value.
     fn flush32(&mut self, v: Value) -> Value {
         self.convert(F32, F32, None, FloatMode { ftz: true, sat: false, ..FloatMode::default() }, v)
@@ -154,7 +163,7 @@ impl Emit<'_, '_> {
     }
 
     /// Lane `k` (16 bits) of a 16- or 32-bit value.
-    fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
+    pub(super) fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
         if lanes == 1 {
             return v;
         }
@@ -181,7 +190,7 @@ impl Emit<'_, '_> {
     }
 
     /// Lanes of `elem_bits` each, lane 0 in the low bits.
-    fn pack(&mut self, elem_bits: u32, lanes: Vec<Value>) -> Value {
+    pub(super) fn pack(&mut self, elem_bits: u32, lanes: Vec<Value>) -> Value {
         if lanes.len() == 1 {
             return lanes[0];
         }
