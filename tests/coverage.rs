@@ -71,7 +71,8 @@ fn tested_spellings() -> BTreeMap<String, BTreeSet<String>> {
         if !(rel.starts_with("tests/kernels/")
             || rel.starts_with("tests/ptx/ops/")
             || rel.starts_with("tests/ptx/control/")
-            || rel.starts_with("tests/ptx/memory/"))
+            || rel.starts_with("tests/ptx/memory/")
+            || rel.starts_with("tests/ptx/warp/"))
         {
             continue;
         }

@@ -52,8 +52,6 @@ const fn row(
     Row { opcode, forms, status, probe }
 }
 
-const WARP: &str = "warp-level instructions (shuffles, votes, matches, reductions) are not \
-     implemented yet";
 const TEXTURE: &str = "textures and surfaces need a binding model for `.texref`/`.surfref` \
      and texture objects; not implemented";
 const TENSOR: &str = "tensor-core matrix instructions have no portable Vulkan equivalent \
@@ -76,6 +74,10 @@ const NAMED_BARRIERS: &str = "Vulkan has one workgroup barrier that every invoca
 const STACK_HOW: &str = "a 1 KiB per-thread stack at the start of the local window, growing \
      down; the stack pointer is a register, restored when an inlined function returns; an \
      allocation that does not fit ends the launch with an error";
+const WARP_HOW: &str = "emulated warps of 32 linear thread ids on any subgroup size: each lane \
+     writes its value to a per-thread shared scratch word, a workgroup barrier, the lanes' \
+     words are read (and combined), a barrier; only in block-uniform control flow, which a \
+     uniformity analysis checks (collectives under divergent control are rejected)";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";
@@ -97,7 +99,7 @@ pub static ROWS: &[Row] = &[
     row("abs", ".f32 .f64", Supported, "abs.f32 %r1, %r2;"),
     row("abs", ".ftz.f32", Emulated("a subnormal input flushed to a zero of its sign first"), "abs.ftz.f32 %r1, %r2;"),
     row("abs", ".f16 .f16x2 .bf16 .bf16x2", Emulated("the sign bit cleared"), "abs.f16 %h1, %h2;"),
-    row("activemask", ".b32", Unsupported(WARP), "activemask.b32 %r1;"),
+    row("activemask", ".b32", Emulated("the existing lanes of the warp (collectives run in block-uniform control flow)"), "activemask.b32 %r1;"),
     row("add", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "add.s32 %r1, %r2, %r3;"),
     row(
         "add",
@@ -157,7 +159,7 @@ pub static ROWS: &[Row] = &[
     row("bar", ".sync / .cta.sync, with a thread count covering every warp of the block", Supported, "bar.sync 0;"),
     row("bar", ".red.popc.u32 .red.and.pred .red.or.pred {with a thread count}", Emulated(BAR_RED_HOW), "bar.red.popc.u32 %r1, 0, %p1;"),
     row("bar", ".arrive; .sync with fewer threads than the block", Unsupported(NAMED_BARRIERS), "bar.arrive 0, 64;"),
-    row("bar", ".warp.sync", Unsupported(WARP), "bar.warp.sync -1;"),
+    row("bar", ".warp.sync", Emulated("a workgroup barrier (the warp is converged in block-uniform code)"), "bar.warp.sync -1;"),
     row("barrier", "{.cta}.sync{.aligned}, with a thread count covering every warp of the block", Supported, "barrier.sync 0;"),
     row("barrier", "{.cta}.red{.aligned} .popc .and .or", Emulated(BAR_RED_HOW), "barrier.cta.red.or.pred %p1, 2, %p2;"),
     row("barrier", ".arrive, .cluster.*", Unsupported(NAMED_BARRIERS), "barrier.arrive 0, 64;"),
@@ -309,7 +311,7 @@ pub static ROWS: &[Row] = &[
         Emulated("products of extracted bytes, summed modulo 2^32"),
         "dp4a.u32.u32 %r1, %r2, %r3, %r4;",
     ),
-    row("elect", ".sync", Unsupported(WARP), "elect.sync %r1|%p1, 0xffffffff;"),
+    row("elect", ".sync", Emulated("the lowest lane of the member mask among the existing lanes"), "elect.sync %r1|%p1, 0xffffffff;"),
     row("ex2", ".approx{.ftz}.f32, .approx.f16 .f16x2 .bf16 .bf16x2", Emulated(APPROX_HOW), "ex2.approx.f32 %r1, %r2;"),
     row("exit", "", Supported, "exit;"),
     row("fence", ".cta .gpu .sys {.sc .acq_rel}; membar", Supported, "fence.acq_rel.gpu;"),
@@ -396,7 +398,7 @@ pub static ROWS: &[Row] = &[
         "madc.hi.u32 %r1, %r2, %r3, %r4;",
     ),
     row("mapa", "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "mapa.u64 %rd1, %rd2, %r1;"),
-    row("match", ".any .all .sync .b32 .b64", Unsupported(WARP), "match.any.sync.b32 %r1, %r2, 0xffffffff;"),
+    row("match", ".any .all .sync .b32 .b64", Emulated(WARP_HOW), "match.any.sync.b32 %r1, %r2, 0xffffffff;"),
     row("max", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "max.s32 %r1, %r2, %r3;"),
     row(
         "max",
@@ -470,7 +472,8 @@ pub static ROWS: &[Row] = &[
         Emulated("as `atom` without a result"),
         "red.global.add.u32 [%rd1], %r1;",
     ),
-    row("redux", ".sync .add .min .max .and .or .xor", Unsupported(WARP), "redux.sync.add.u32 %r1, %r2, 0xffffffff;"),
+    row("redux", ".sync .add .min .max .and .or .xor on .u32 .s32 .b32", Emulated(WARP_HOW), "redux.sync.add.s32 %r1, %r2, 0xffffffff;"),
+    row("redux", ".sync .min .max .f32 {.abs} {.NaN}", Unsupported("only the integer forms are implemented"), "redux.sync.min.f32 %r1, %r2, 0xffffffff;"),
     row("rem", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "rem.s32 %r1, %r2, %r3;"),
     row("ret", "{.uni} in a kernel", Supported, "ret;"),
     row("rsqrt", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "rsqrt.approx.f32 %r1, %r2;"),
@@ -496,7 +499,7 @@ pub static ROWS: &[Row] = &[
         Emulated("a 64-bit shift of the register pair"),
         "shf.l.wrap.b32 %r1, %r2, %r3, %r4;",
     ),
-    row("shfl", ".sync .up .down .bfly .idx", Unsupported(WARP), "shfl.sync.bfly.b32 %r1, %r2, 1, 31, 0xffffffff;"),
+    row("shfl", "{.sync} .up .down .bfly .idx .b32, with the c operand's clamp and segment mask and the p destination", Emulated(WARP_HOW), "shfl.sync.bfly.b32 %r1|%p1, %r2, %r3, %r4, %r1;"),
     row("shl", ".b16 .b32 .b64, amounts at and above the width", Supported, "shl.b32 %r1, %r2, %r3;"),
     row("shr", ".b* .u* .s*, amounts at and above the width", Supported, "shr.s32 %r1, %r2, %r3;"),
     row("sin", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "sin.approx.f32 %r1, %r2;"),
@@ -602,7 +605,7 @@ pub static ROWS: &[Row] = &[
     row("vmin", "", Unsupported(VIDEO), "vmin.u32.u32.u32 %r1, %r2, %r3;"),
     row("vmin2", "", Unsupported(VIDEO), "vmin2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
     row("vmin4", "", Unsupported(VIDEO), "vmin4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vote", ".sync .all .any .uni .ballot", Unsupported(WARP), "vote.sync.any.pred %p1, %p2, 0xffffffff;"),
+    row("vote", "{.sync} .all .any .uni .pred, .ballot.b32", Emulated(WARP_HOW), "vote.sync.any.pred %p1, %p2, 0xffffffff;"),
     row("vset", "", Unsupported(VIDEO), "vset.u32.u32.lt %r1, %r2, %r3;"),
     row("vset2", "", Unsupported(VIDEO), "vset2.u32.u32.lt %r1, %r2, %r3, %r4;"),
     row("vset4", "", Unsupported(VIDEO), "vset4.u32.u32.lt %r1, %r2, %r3, %r4;"),

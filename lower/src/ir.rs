@@ -753,6 +753,10 @@ pub enum InstKind {
     /// `bar.sync`/`barrier.sync`: every thread of the block waits; orders shared and
     /// global memory among the block.
     Barrier,
+    /// The same workgroup barrier, inserted by the emulation of a warp collective
+    /// (`sema::warp`): it must be reached in block-uniform control flow, which
+    /// `crate::uniformity` checks.
+    WarpBarrier,
     /// `membar`/`fence`: orders this thread's memory accesses at workgroup or device scope.
     Fence {
         device_scope: bool,

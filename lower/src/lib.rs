@@ -8,7 +8,9 @@
 //! 2. [`verify::run`] — invariants of the IR;
 //! 3. [`structurize::run`] — CFG → structured [`structurize::Node`] trees, after the
 //!    CFG passes [`reducible`], [`loop_exits`] and [`merges`] (which share
-//!    [`dispatch`]).
+//!    [`dispatch`]);
+//! 4. [`uniformity::check`] — emulated warp collectives are in block-uniform control
+//!    flow.
 #![forbid(unsafe_code)]
 
 pub mod abi;
@@ -25,6 +27,7 @@ pub mod reducible;
 pub mod sema;
 pub mod structurize;
 pub mod system;
+pub mod uniformity;
 pub mod verify;
 
 use ptxvk_frontend::{ast, Diagnostics};
@@ -47,7 +50,8 @@ pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
             continue;
         }
         match structurize::run(&mut kernel) {
-            Ok(body) => match verify::run(&kernel) {
+            Ok(body) => match verify::run(&kernel).and_then(|()| uniformity::check(&kernel, &body))
+            {
                 Ok(()) => out.push(LoweredKernel { kernel, body }),
                 Err(mut e) => errors.append(&mut e),
             },

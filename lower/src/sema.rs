@@ -26,6 +26,7 @@ mod formats;
 mod spaces;
 mod stack;
 mod system;
+mod warp;
 
 /// The module data of `module` (`crate::globals`), with function addresses as
 /// `sema::calls` assigns them.
@@ -194,6 +195,8 @@ struct Lowerer<'m> {
     reduction_scratch: Option<u32>,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
+    /// The shared scratch of warp collectives (`sema::warp`), when the kernel has any.
+    warp_scratch: Option<u32>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
 }
@@ -288,6 +291,7 @@ fn lower_kernel<'m>(
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
         stack_pointer: None,
+        warp_scratch: None,
         function_spaces: BTreeMap::new(),
     };
     for g in &data.vars {
@@ -331,6 +335,13 @@ fn lower_kernel<'m>(
         l.kernel.shared.static_bytes = offset + 4;
         l.kernel.shared.variables.push(("$bar.red".to_string(), offset, 4));
         l.reduction_scratch = Some(offset);
+    }
+    // One scratch word per thread for warp collectives (`sema::warp`).
+    if bodies().any(|b| contains(b, &warp::is_collective)) {
+        let offset = l.kernel.shared.static_bytes.next_multiple_of(4);
+        l.kernel.shared.static_bytes = offset + 4 * warp::SCRATCH_WORDS;
+        l.kernel.shared.variables.push(("$warp".to_string(), offset, 4 * warp::SCRATCH_WORDS));
+        l.warp_scratch = Some(offset);
     }
     // The stack is the start of the local window (`sema::stack`).
     let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack));
@@ -1013,10 +1024,19 @@ impl Lowerer<'_> {
                     }
                     Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
                 }
-                None if is_special_name(&name.value) => Err(Diagnostic::error(
-                    name.span,
-                    format!("special register `{}` is not supported yet", name.value),
-                )),
+                None if is_special_name(&name.value) => {
+                    match self.warp_register(&name.value, name.span) {
+                        Some(v) if ty.bits() == 32 && !ty.is_float() => Ok(v),
+                        Some(_) => Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a 32-bit register", name.value),
+                        )),
+                        None => Err(Diagnostic::error(
+                            name.span,
+                            format!("special register `{}` is not supported yet", name.value),
+                        )),
+                    }
+                }
                 None => Err(undeclared(name)),
             },
             other => Err(Diagnostic::error(other.span(), "expected a register or an immediate")),
@@ -1282,6 +1302,9 @@ impl Lowerer<'_> {
             return result;
         }
         if let Some(result) = self.stack(op, i, m) {
+            return result;
+        }
+        if let Some(result) = self.warp(op, i, m) {
             return result;
         }
         if let Some(result) = self.approx(op, i, m) {
@@ -2381,7 +2404,7 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "lop3" => &[BoolOp],
         "slct" => &[Ftz],
         "atom" | "red" => &[Space, BoolOp, Vector],
-        "bar" | "barrier" => &[BoolOp],
+        "bar" | "barrier" | "redux" => &[BoolOp],
         "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],
         _ => &[],

@@ -63,84 +63,97 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
 
 /// Every register an instruction mentions.
 pub fn inst_regs(kind: &InstKind, out: &mut Vec<RegId>) {
-    let v = |x: &Value, out: &mut Vec<RegId>| {
+    let mut uses = Vec::new();
+    inst_defs_uses(kind, out, &mut uses);
+    out.append(&mut uses);
+}
+
+/// The registers an instruction writes (`defs`) and reads (`uses`).
+pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<RegId>) {
+    let v = |x: &Value, uses: &mut Vec<RegId>| {
         if let Value::Reg(r) = x {
-            out.push(*r)
+            uses.push(*r)
         }
     };
     match kind {
         InstKind::Mov { dst, src, .. } => {
-            out.push(*dst);
-            v(src, out);
+            defs.push(*dst);
+            v(src, uses);
         }
         InstKind::Pack { dst, srcs, .. } => {
-            out.push(*dst);
-            srcs.iter().for_each(|s| v(s, out));
+            defs.push(*dst);
+            srcs.iter().for_each(|s| v(s, uses));
         }
         InstKind::Unpack { dsts, src, .. } => {
-            out.extend(dsts.iter().flatten());
-            v(src, out);
+            defs.extend(dsts.iter().flatten());
+            v(src, uses);
         }
-        InstKind::Special { dst, .. } => out.push(*dst),
+        InstKind::Special { dst, .. } => defs.push(*dst),
         InstKind::Unary { dst, src, .. } => {
-            out.push(*dst);
-            v(src, out);
+            defs.push(*dst);
+            v(src, uses);
         }
         InstKind::Binary { dst, lhs, rhs, .. } => {
-            out.push(*dst);
-            v(lhs, out);
-            v(rhs, out);
+            defs.push(*dst);
+            v(lhs, uses);
+            v(rhs, uses);
         }
         InstKind::Bfe { dst, a, pos: b, len: c, .. }
         | InstKind::RoundToOdd { dst, a, b, c, .. }
         | InstKind::Mad { dst, a, b, c, .. }
         | InstKind::Fma { dst, a, b, c, .. } => {
-            out.push(*dst);
-            v(a, out);
-            v(b, out);
-            v(c, out);
+            defs.push(*dst);
+            v(a, uses);
+            v(b, uses);
+            v(c, uses);
         }
         InstKind::Bfi { dst, a, b, pos, len, .. } => {
-            out.push(*dst);
-            [a, b, pos, len].into_iter().for_each(|x| v(x, out));
+            defs.push(*dst);
+            [a, b, pos, len].into_iter().for_each(|x| v(x, uses));
         }
         InstKind::Setp { dst, dst_not, lhs, rhs, combine, .. } => {
-            out.extend(dst.iter().chain(dst_not.iter()));
-            v(lhs, out);
-            v(rhs, out);
+            defs.extend(dst.iter().chain(dst_not.iter()));
+            v(lhs, uses);
+            v(rhs, uses);
             if let Some((_, r, _)) = combine {
-                out.push(*r);
+                uses.push(*r);
             }
         }
         InstKind::Select { dst, a, b, cond, .. } => {
-            out.push(*dst);
-            v(a, out);
-            v(b, out);
-            out.push(*cond);
+            defs.push(*dst);
+            v(a, uses);
+            v(b, uses);
+            uses.push(*cond);
         }
-        InstKind::PredLogic { dst, lhs, rhs, .. } => out.extend([*dst, *lhs, *rhs]),
-        InstKind::PredNot { dst, src } => out.extend([*dst, *src]),
+        InstKind::PredLogic { dst, lhs, rhs, .. } => {
+            defs.push(*dst);
+            uses.extend([*lhs, *rhs]);
+        }
+        InstKind::PredNot { dst, src } => {
+            defs.push(*dst);
+            uses.push(*src);
+        }
         InstKind::Convert { dst, src, .. }
         | InstKind::Narrow { dst, src, .. }
         | InstKind::IntToFloat { dst, src, .. }
         | InstKind::Widen { dst, src, .. } => {
-            out.push(*dst);
-            v(src, out);
+            defs.push(*dst);
+            v(src, uses);
         }
         InstKind::Load { dsts, addr, .. } => {
-            out.extend(dsts.iter().flatten());
-            out.extend(addr.base);
+            defs.extend(dsts.iter().flatten());
+            uses.extend(addr.base);
         }
         InstKind::Store { srcs, addr, .. } => {
-            srcs.iter().for_each(|s| v(s, out));
-            out.extend(addr.base);
+            srcs.iter().for_each(|s| v(s, uses));
+            uses.extend(addr.base);
         }
         InstKind::Atomic { dst, addr, src, cmp, .. } => {
-            out.extend(dst.iter());
-            out.extend(addr.base);
-            v(src, out);
-            v(cmp, out);
+            defs.extend(dst.iter());
+            uses.extend(addr.base);
+            v(src, uses);
+            v(cmp, uses);
         }
-        InstKind::Barrier | InstKind::Fence { .. } => {}
+        InstKind::Barrier | InstKind::WarpBarrier | InstKind::Fence { .. } => {}
     }
 }

@@ -555,7 +555,7 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
-            InstKind::Barrier => {
+            InstKind::Barrier | InstKind::WarpBarrier => {
                 let wg = self.t.u32(self.b, SCOPE_WORKGROUP);
                 let sem =
                     self.t.u32(self.b, SEM_ACQ_REL | SEM_WORKGROUP_MEMORY | SEM_UNIFORM_MEMORY);

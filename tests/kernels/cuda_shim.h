@@ -36,6 +36,8 @@
  *   __float_as_uint, __uint_as_float, __double_as_longlong,
  *   __longlong_as_double as bit casts
  *   printf, malloc, free (declarations) and __trap() (__builtin_trap)
+ *   warp intrinsics: __activemask, __shfl{,_xor,_up,_down}_sync, __ballot_sync,
+ *   __any_sync, __all_sync, __match_any_sync, __popc
  * Everything else is `static` and inline: a kernel that does not use a function
  * gets no code from it.
  */
@@ -437,6 +439,39 @@ extern "C" __device__ int printf(const char* format, ...);
 extern "C" __device__ void* malloc(unsigned long size);
 extern "C" __device__ void free(void* p);
 #define __trap() __builtin_trap()
+
+/* Warp intrinsics of sm_70 (CUDA's sm_30_intrinsics.h / sm_70 headers), through the
+ * same __nvvm_* builtins; c packs the segment mask (32 - width) << 8 and the clamp. */
+static __device__ __forceinline__ unsigned int __activemask(void) {
+    unsigned int m;
+    asm volatile("activemask.b32 %0;" : "=r"(m));
+    return m;
+}
+static __device__ __forceinline__ int __shfl_sync(unsigned int mask, int v, int src, int width = 32) {
+    return __nvvm_shfl_sync_idx_i32(mask, v, src, ((32 - width) << 8) | 0x1f);
+}
+static __device__ __forceinline__ int __shfl_xor_sync(unsigned int mask, int v, int lane_mask, int width = 32) {
+    return __nvvm_shfl_sync_bfly_i32(mask, v, lane_mask, ((32 - width) << 8) | 0x1f);
+}
+static __device__ __forceinline__ int __shfl_up_sync(unsigned int mask, int v, unsigned int delta, int width = 32) {
+    return __nvvm_shfl_sync_up_i32(mask, v, delta, (32 - width) << 8);
+}
+static __device__ __forceinline__ int __shfl_down_sync(unsigned int mask, int v, unsigned int delta, int width = 32) {
+    return __nvvm_shfl_sync_down_i32(mask, v, delta, ((32 - width) << 8) | 0x1f);
+}
+static __device__ __forceinline__ unsigned int __ballot_sync(unsigned int mask, int p) {
+    return __nvvm_vote_ballot_sync(mask, p);
+}
+static __device__ __forceinline__ int __any_sync(unsigned int mask, int p) {
+    return __nvvm_vote_any_sync(mask, p);
+}
+static __device__ __forceinline__ int __all_sync(unsigned int mask, int p) {
+    return __nvvm_vote_all_sync(mask, p);
+}
+static __device__ __forceinline__ unsigned int __match_any_sync(unsigned int mask, int v) {
+    return __nvvm_match_any_sync_i32(mask, v);
+}
+static __device__ __forceinline__ int __popc(unsigned int x) { return __builtin_popcount(x); }
 
 #endif /* !__CUDACC__ */
 

@@ -197,7 +197,7 @@ impl Lowerer<'_> {
     }
 
     /// The number of threads of the block, `%ntid.x * %ntid.y * %ntid.z`.
-    fn block_threads(&mut self, span: Span) -> Value {
+    pub(super) fn block_threads(&mut self, span: Span) -> Value {
         let mut total = Value::Imm(1);
         for d in [Dim::X, Dim::Y, Dim::Z] {
             let n = self.temp(U32.storage(), span);

@@ -1,0 +1,509 @@
+//! Warp-level instructions (PTX ISA 9.2 §9.7.8.6-11, §9.7.13.4-6) in *emulated* mode
+//! (DESIGN §7): a PTX warp is 32 consecutive linear thread ids of the block, whatever
+//! the device's subgroup size; lanes exchange values through a per-thread scratch word
+//! in shared memory between two workgroup barriers ([`InstKind::WarpBarrier`]):
+//!
+//! ```text
+//! scratch[linear tid] = value; barrier; read the lanes needed; barrier
+//! ```
+//!
+//! Workgroup barriers must be reached by every thread of the block, so a collective is
+//! only correct in block-uniform control flow; `crate::uniformity` rejects the others
+//! with a diagnostic (the predication that lifts this is future work). Within a warp
+//! every existing lane is active (block-uniform control flow); a partial last warp has
+//! fewer lanes, which `activemask`, ballots and reductions account for.
+//!
+//! Special registers: `%laneid` = linear tid mod 32, `%warpid` = linear tid / 32,
+//! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
+
+use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::expand::Emit;
+use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::ir::{
+    Address, BinaryOp, CmpOp, Dim, InstKind, OpTy, Space, SpecialReg, Terminator, UnaryOp, Value,
+};
+
+const U32: OpTy = OpTy::U(32);
+const S32: OpTy = OpTy::S(32);
+
+/// Scratch words reserved for warp exchanges: one per thread of the largest block.
+pub(super) const SCRATCH_WORDS: u32 = 1024;
+
+/// Whether `i` is a warp collective (it needs the scratch and barriers).
+pub(super) fn is_collective(i: &ast::Instruction) -> bool {
+    matches!(i.opcode.value.as_str(), "shfl" | "vote" | "match" | "redux")
+        || (i.opcode.value == "bar" && i.has_modifier(".warp"))
+}
+
+/// How a loop over the lanes of the warp combines their scratch words.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Combine {
+    /// Bit k set when lane k's word is non-zero.
+    Ballot,
+    /// Bit k set when lane k's word equals this thread's value.
+    Equal(Value),
+    Reduce(BinaryOp, OpTy),
+}
+
+impl Lowerer<'_> {
+    /// Warp instructions and special registers; `None` for other instructions.
+    pub(super) fn warp(
+        &mut self,
+        op: &str,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let result = match op {
+            "shfl" => self.shfl(i, m),
+            "vote" => self.vote(i, m),
+            "match" => self.match_(i, m),
+            "redux" => self.redux(i, m),
+            "activemask" => self.activemask(i, m),
+            "elect" => self.elect(i, m),
+            "bar" if i.has_modifier(".warp") => {
+                // `bar.warp.sync`: every lane of the warp is already converged in
+                // block-uniform code; a workgroup barrier orders their memory.
+                let r = reject_other(m, &[".warp", ".sync"]);
+                r.map(|()| self.push(InstKind::WarpBarrier, i.span))
+            }
+            _ => return None,
+        };
+        Some(result)
+    }
+
+    /// A special register of the warp model, when `name` is one.
+    pub(super) fn warp_register(&mut self, name: &str, span: Span) -> Option<Value> {
+        let mut e = Emit { l: self, span };
+        Some(match name {
+            "%laneid" => {
+                let t = e.l.linear_tid(span);
+                e.and(U32, t, Value::Imm(31))
+            }
+            "%warpid" => {
+                let t = e.l.linear_tid(span);
+                e.bin(BinaryOp::Shr, U32, t, Value::Imm(5))
+            }
+            "%nwarpid" => {
+                let n = e.l.block_threads(span);
+                let n = e.add(U32, n, Value::Imm(31));
+                e.bin(BinaryOp::Shr, U32, n, Value::Imm(5))
+            }
+            "%lanemask_eq" | "%lanemask_lt" | "%lanemask_le" | "%lanemask_gt" | "%lanemask_ge" => {
+                let t = e.l.linear_tid(span);
+                let lane = e.and(U32, t, Value::Imm(31));
+                let eq = e.bin(BinaryOp::Shl, U32, Value::Imm(1), lane);
+                let lt = e.bin(BinaryOp::Sub, U32, eq, Value::Imm(1));
+                let le = e.or(U32, lt, eq);
+                match name {
+                    "%lanemask_eq" => eq,
+                    "%lanemask_lt" => lt,
+                    "%lanemask_le" => le,
+                    "%lanemask_gt" => e.not(U32, le),
+                    _ => e.not(U32, lt),
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// `%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`: warps are formed from it.
+    fn linear_tid(&mut self, span: Span) -> Value {
+        let reg = |l: &mut Self, r: SpecialReg| {
+            let t = l.temp(U32.storage(), span);
+            l.push(InstKind::Special { dst: t, reg: r }, span);
+            Value::Reg(t)
+        };
+        let (tx, ty, tz) = (
+            reg(self, SpecialReg::Tid(Dim::X)),
+            reg(self, SpecialReg::Tid(Dim::Y)),
+            reg(self, SpecialReg::Tid(Dim::Z)),
+        );
+        let (nx, ny) = (reg(self, SpecialReg::Ntid(Dim::X)), reg(self, SpecialReg::Ntid(Dim::Y)));
+        let mut e = Emit { l: self, span };
+        let yz = e.bin(BinaryOp::Mul, U32, ny, tz);
+        let yz = e.add(U32, yz, ty);
+        let xyz = e.bin(BinaryOp::Mul, U32, nx, yz);
+        e.add(U32, xyz, tx)
+    }
+
+    /// The lanes of this thread's warp that exist (all 32 but in a partial last warp).
+    fn warp_lanes(&mut self, t: Value, span: Span) -> Value {
+        let total = self.block_threads(span);
+        let mut e = Emit { l: self, span };
+        let base = e.and(U32, t, Value::Imm(!31u32 as u64));
+        let left = e.bin(BinaryOp::Sub, U32, total, base);
+        let full = e.cmp(CmpOp::Ge, U32, left, Value::Imm(32));
+        let low = e.bin(BinaryOp::Shl, U32, Value::Imm(1), left);
+        let low = e.bin(BinaryOp::Sub, U32, low, Value::Imm(1));
+        e.sel(U32, full, Value::Imm(0xffff_ffff), low)
+    }
+
+    /// The byte address of scratch word `index` in the shared window.
+    fn scratch_address(&mut self, index: Value, span: Span) -> Address {
+        let base = self.warp_scratch.unwrap_or(0);
+        let mut e = Emit { l: self, span };
+        let bytes = e.bin(BinaryOp::Shl, U32, index, Value::Imm(2));
+        let r = e.temp(U32);
+        e.mov(U32, r, bytes);
+        Address { base: Some(r), offset: i64::from(base) }
+    }
+
+    /// Publishes this thread's 32-bit `value` to its scratch word, then waits for every
+    /// thread: afterwards [`Self::read_lane`] sees the warp's values.
+    fn publish(&mut self, t: Value, value: Value, span: Span) {
+        let addr = self.scratch_address(t, span);
+        self.push(InstKind::Store { space: Space::Shared, ty: U32, srcs: vec![value], addr }, span);
+        self.push(InstKind::WarpBarrier, span);
+    }
+
+    /// Lane `lane`'s published word (of this thread's warp).
+    fn read_lane(&mut self, t: Value, lane: Value, span: Span) -> Value {
+        let mut e = Emit { l: self, span };
+        let base = e.and(U32, t, Value::Imm(!31u32 as u64));
+        let index = e.add(U32, base, lane);
+        let addr = self.scratch_address(index, span);
+        let r = self.temp(U32.storage(), span);
+        self.push(
+            InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(r)], addr },
+            span,
+        );
+        Value::Reg(r)
+    }
+
+    /// Combines the published words of the lanes in `lanes` (a mask) by `how`, starting
+    /// from `init`, in a loop over the 32 lanes.
+    fn over_lanes(
+        &mut self,
+        t: Value,
+        lanes: Value,
+        how: Combine,
+        init: Value,
+        span: Span,
+    ) -> Value {
+        let acc_ty = match how {
+            Combine::Reduce(_, ty) => ty,
+            _ => U32,
+        };
+        let acc = self.temp(acc_ty.storage(), span);
+        let k = self.temp(U32.storage(), span);
+        let mut e = Emit { l: self, span };
+        e.mov(acc_ty, acc, init);
+        e.mov(U32, k, Value::Imm(0));
+        let head = self.new_block(None, span);
+        let body = self.new_block(None, span);
+        let done = self.new_block(None, span);
+        self.terminate(Terminator::Jump(head), span);
+        self.cur = head;
+        self.closed = false;
+        let more = Emit { l: self, span }.cmp(CmpOp::Lt, U32, Value::Reg(k), Value::Imm(32));
+        self.terminate(
+            Terminator::Branch { cond: more, negate: false, if_true: body, if_false: done },
+            span,
+        );
+        self.cur = body;
+        self.closed = false;
+        let word = self.read_lane(t, Value::Reg(k), span);
+        let mut e = Emit { l: self, span };
+        let bit = e.bin(BinaryOp::Shl, U32, Value::Imm(1), Value::Reg(k));
+        let member = e.and(U32, lanes, bit);
+        let take = e.cmp(CmpOp::Ne, U32, member, Value::Imm(0));
+        let next = match how {
+            Combine::Ballot => {
+                let set = e.cmp(CmpOp::Ne, U32, word, Value::Imm(0));
+                let b = e.sel(U32, set, bit, Value::Imm(0));
+                e.or(U32, Value::Reg(acc), b)
+            }
+            Combine::Equal(mine) => {
+                let same = e.cmp(CmpOp::Eq, U32, word, mine);
+                let b = e.sel(U32, same, bit, Value::Imm(0));
+                e.or(U32, Value::Reg(acc), b)
+            }
+            Combine::Reduce(op, ty) => e.bin(op, ty, Value::Reg(acc), word),
+        };
+        let next = e.sel(acc_ty, take, next, Value::Reg(acc));
+        e.mov(acc_ty, acc, next);
+        let k1 = e.add(U32, Value::Reg(k), Value::Imm(1));
+        e.mov(U32, k, k1);
+        self.terminate(Terminator::Jump(head), span);
+        self.cur = done;
+        self.closed = false;
+        Value::Reg(acc)
+    }
+
+    /// The member mask operand (`.sync` forms) intersected with the existing lanes.
+    fn participants(
+        &mut self,
+        t: Value,
+        mask: Option<&Operand>,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let lanes = self.warp_lanes(t, span);
+        Ok(match mask {
+            Some(m) => {
+                let m = self.src(m, U32, false, span)?;
+                Emit { l: self, span }.and(U32, m, lanes)
+            }
+            None => lanes,
+        })
+    }
+
+    /// `shfl{.sync}.mode.b32 d[|p], a, b, c{, membermask}` (§9.7.8.6-7).
+    fn shfl(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let sync = i.has_modifier(".sync");
+        reject_other(m, &[".sync", ".up", ".down", ".bfly", ".idx", ".aligned"])?;
+        let mode = [".up", ".down", ".bfly", ".idx"].into_iter().find(|md| i.has_modifier(md));
+        let Some(mode) = mode else {
+            return Err(Diagnostic::error(span, "`shfl` needs `.up`, `.down`, `.bfly` or `.idx`"));
+        };
+        if self.one_type(i, m)?.bits() != 32 {
+            return Err(Diagnostic::error(span, "`shfl` takes `.b32`"));
+        }
+        let ops = i.operands.as_slice();
+        let want = if sync { 5 } else { 4 };
+        if ops.len() != want {
+            return Err(Diagnostic::error(span, format!("`shfl` takes {want} operands")));
+        }
+        let (d, p) = match &ops[0] {
+            Operand::Pair(d, p, _) => {
+                (self.dst(d, U32, false)?, Some(self.dst(p, OpTy::Pred, false)?))
+            }
+            d => (self.dst(d, U32, false)?, None),
+        };
+        let a = self.src(&ops[1], U32, false, span)?;
+        let b = self.src(&ops[2], U32, false, span)?;
+        let c = self.src(&ops[3], U32, false, span)?;
+        let t = self.linear_tid(span);
+        self.publish(t, a, span);
+        let mut e = Emit { l: self, span };
+        let lane = e.and(U32, t, Value::Imm(31));
+        let bval = e.and(U32, b, Value::Imm(31));
+        let cval = e.and(U32, c, Value::Imm(31));
+        let seg = e.bin(BinaryOp::Shr, U32, c, Value::Imm(8));
+        let seg = e.and(U32, seg, Value::Imm(31));
+        let not_seg = e.not(U32, seg);
+        let min_lane = e.and(U32, lane, seg);
+        let clamp = e.and(U32, cval, not_seg);
+        let max_lane = e.or(U32, min_lane, clamp);
+        let (j, ok) = match mode {
+            ".up" => {
+                let j = e.bin(BinaryOp::Sub, S32, lane, bval);
+                (j, e.cmp(CmpOp::Ge, S32, j, max_lane))
+            }
+            ".down" => {
+                let j = e.add(U32, lane, bval);
+                (j, e.cmp(CmpOp::Le, U32, j, max_lane))
+            }
+            ".bfly" => {
+                let j = e.bin(BinaryOp::Xor, U32, lane, bval);
+                (j, e.cmp(CmpOp::Le, U32, j, max_lane))
+            }
+            _ => {
+                let off = e.and(U32, bval, not_seg);
+                let j = e.or(U32, min_lane, off);
+                (j, e.cmp(CmpOp::Le, U32, j, max_lane))
+            }
+        };
+        let src_lane = e.sel(U32, ok, j, lane);
+        let value = self.read_lane(t, src_lane, span);
+        self.push(InstKind::WarpBarrier, span);
+        let mut e = Emit { l: self, span };
+        e.mov(U32, d, value);
+        if let Some(p) = p {
+            e.mov(OpTy::Pred, p, Value::Reg(ok));
+        }
+        Ok(())
+    }
+
+    /// `vote{.sync}.{all,any,uni}.pred d, {!}a{, membermask}` and `.ballot.b32`.
+    fn vote(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let sync = i.has_modifier(".sync");
+        reject_other(m, &[".sync", ".all", ".any", ".uni", ".ballot", ".aligned"])?;
+        let ops = i.operands.as_slice();
+        let want = if sync { 3 } else { 2 };
+        if ops.len() != want {
+            return Err(Diagnostic::error(span, format!("`vote` takes {want} operands")));
+        }
+        let ballot = i.has_modifier(".ballot");
+        let d = self.dst(&ops[0], if ballot { U32 } else { OpTy::Pred }, false)?;
+        let (a, negate) = self.pred(&ops[1])?;
+        let t = self.linear_tid(span);
+        let members = self.participants(t, ops.get(2).filter(|_| sync), span)?;
+        let mut e = Emit { l: self, span };
+        let value = e.sel(U32, a, Value::Imm(u64::from(!negate)), Value::Imm(u64::from(negate)));
+        self.publish(t, value, span);
+        let votes = self.over_lanes(t, members, Combine::Ballot, Value::Imm(0), span);
+        self.push(InstKind::WarpBarrier, span);
+        let mut e = Emit { l: self, span };
+        if ballot {
+            e.mov(U32, d, votes);
+            return Ok(());
+        }
+        let all = e.cmp(CmpOp::Eq, U32, votes, members);
+        let any = e.cmp(CmpOp::Ne, U32, votes, Value::Imm(0));
+        let r = if i.has_modifier(".all") {
+            all
+        } else if i.has_modifier(".any") {
+            any
+        } else {
+            let none = e.cmp(CmpOp::Eq, U32, votes, Value::Imm(0));
+            e.pred_or(all, none)
+        };
+        e.mov(OpTy::Pred, d, Value::Reg(r));
+        Ok(())
+    }
+
+    /// `match.{any,all}.sync.b32/.b64 d[|p], a, membermask` (§9.7.13.5 of PTX 9.2).
+    fn match_(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".any", ".all", ".sync", ".aligned"])?;
+        let ty = self.one_type(i, m)?;
+        if !matches!(ty.bits(), 32 | 64) || ty == OpTy::Pred {
+            return Err(Diagnostic::error(span, "`match` takes `.b32` or `.b64`"));
+        }
+        let ops = i.operands.as_slice();
+        if ops.len() != 3 {
+            return Err(Diagnostic::error(span, "`match` takes 3 operands"));
+        }
+        let all = i.has_modifier(".all");
+        let (d, p) = match &ops[0] {
+            Operand::Pair(d, p, _) if all => {
+                (self.dst(d, U32, false)?, Some(self.dst(p, OpTy::Pred, false)?))
+            }
+            d => (self.dst(d, U32, false)?, None),
+        };
+        let wide = OpTy::U(ty.bits() as u8);
+        let a = self.src(&ops[1], wide, false, span)?;
+        let t = self.linear_tid(span);
+        let members = self.participants(t, Some(&ops[2]), span)?;
+        // One round per 32-bit half: the lanes equal in every half.
+        let halves = if ty.bits() == 64 { 2 } else { 1 };
+        let mut same = members;
+        for h in 0..halves {
+            let mut e = Emit { l: self, span };
+            let part = if ty.bits() == 64 {
+                let shifted = e.bin(BinaryOp::Shr, wide, a, Value::Imm(32 * h));
+                e.cvt(U32, wide, shifted)
+            } else {
+                a
+            };
+            self.publish(t, part, span);
+            let eq = self.over_lanes(t, members, Combine::Equal(part), Value::Imm(0), span);
+            self.push(InstKind::WarpBarrier, span);
+            same = Emit { l: self, span }.and(U32, same, eq);
+        }
+        let mut e = Emit { l: self, span };
+        if all {
+            let equal = e.cmp(CmpOp::Eq, U32, same, members);
+            let r = e.sel(U32, equal, members, Value::Imm(0));
+            e.mov(U32, d, r);
+            if let Some(p) = p {
+                e.mov(OpTy::Pred, p, Value::Reg(equal));
+            }
+        } else {
+            e.mov(U32, d, same);
+        }
+        Ok(())
+    }
+
+    /// `redux.sync.op.type d, a, membermask` for integer operations (§9.7.13.6).
+    fn redux(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let op = [".add", ".min", ".max"].into_iter().find(|o| i.has_modifier(o));
+        let bool_op = m.bool_op;
+        reject_other(m, &[".sync", ".add", ".min", ".max", ".aligned"])?;
+        let ty = self.one_type(i, m)?;
+        if ty.is_float() {
+            return Err(unsupported(
+                span,
+                "`redux.sync` on `.f32`",
+                "only the integer forms are implemented",
+            ));
+        }
+        if ty.bits() != 32 {
+            return Err(Diagnostic::error(span, "`redux.sync` takes 32-bit types"));
+        }
+        let (bop, init) = match (op, bool_op) {
+            (Some(".add"), None) => (BinaryOp::Add, 0),
+            (Some(".min"), None) => {
+                (BinaryOp::Min, if ty.is_signed() { 0x7fff_ffff } else { 0xffff_ffff })
+            }
+            (Some(".max"), None) => (BinaryOp::Max, if ty.is_signed() { 0x8000_0000 } else { 0 }),
+            (None, Some(crate::ir::BoolOp::And)) => (BinaryOp::And, 0xffff_ffff),
+            (None, Some(crate::ir::BoolOp::Or)) => (BinaryOp::Or, 0),
+            (None, Some(crate::ir::BoolOp::Xor)) => (BinaryOp::Xor, 0),
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`redux.sync` takes one of `.add .min .max .and .or .xor`",
+                ))
+            }
+        };
+        let ops = i.operands.as_slice();
+        if ops.len() != 3 {
+            return Err(Diagnostic::error(span, "`redux.sync` takes 3 operands"));
+        }
+        let d = self.dst(&ops[0], ty, false)?;
+        let a = self.src(&ops[1], ty, false, span)?;
+        let t = self.linear_tid(span);
+        let members = self.participants(t, Some(&ops[2]), span)?;
+        self.publish(t, a, span);
+        let r = self.over_lanes(t, members, Combine::Reduce(bop, ty), Value::Imm(init), span);
+        self.push(InstKind::WarpBarrier, span);
+        Emit { l: self, span }.mov(ty, d, r);
+        Ok(())
+    }
+
+    /// `activemask.b32 d`: every existing lane of the warp (block-uniform code).
+    fn activemask(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[])?;
+        let [d] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(span, "`activemask` takes 1 operand"));
+        };
+        let d = self.dst(d, U32, false)?;
+        let t = self.linear_tid(span);
+        let lanes = self.warp_lanes(t, span);
+        Emit { l: self, span }.mov(U32, d, lanes);
+        Ok(())
+    }
+
+    /// `elect.sync d|p, membermask`: the lowest participating lane is the leader.
+    fn elect(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".sync"])?;
+        let [dp, mask] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(span, "`elect.sync` takes `d|p` and a member mask"));
+        };
+        let (d, p) = match dp {
+            Operand::Pair(d, p, _) => {
+                let d = match d.as_ref() {
+                    Operand::Sink(_) => None,
+                    d => Some(self.dst(d, U32, false)?),
+                };
+                (d, self.dst(p, OpTy::Pred, false)?)
+            }
+            other => return Err(Diagnostic::error(other.span(), "expected `d|p`")),
+        };
+        let t = self.linear_tid(span);
+        let members = self.participants(t, Some(mask), span)?;
+        let mut e = Emit { l: self, span };
+        // The lowest set bit's position: the bit count below it.
+        let minus = e.bin(BinaryOp::Sub, U32, members, Value::Imm(1));
+        let not_members = e.not(U32, members);
+        let below = e.and(U32, not_members, minus);
+        let leader = e.un(UnaryOp::Popc, U32, below);
+        let lane = e.and(U32, t, Value::Imm(31));
+        let me = e.cmp(CmpOp::Eq, U32, lane, leader);
+        let some = e.cmp(CmpOp::Ne, U32, members, Value::Imm(0));
+        let is = e.pred_and(me, some);
+        e.mov(OpTy::Pred, p, Value::Reg(is));
+        if let Some(d) = d {
+            e.mov(U32, d, leader);
+        }
+        Ok(())
+    }
+}

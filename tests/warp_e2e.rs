@@ -1,0 +1,179 @@
+//! Warp-level intrinsics (`tests/kernels/warp.cu`, from nvcc 13 sm_75/80/90, NVRTC 12
+//! compute_52/70 and clang 14 sm_70) on the default Vulkan device, whose subgroups need
+//! not be 32 wide (8 on lavapipe): PTX warps are emulated. Compared bit for bit with a
+//! CPU model of 32-lane warps, for block sizes from one warp to 1024 threads and a
+//! partial last warp.
+
+mod common;
+
+use common::*;
+use ptxvk::spec::{ElemType, SpecArg};
+
+/// The eight outputs per thread that `warp.cu`'s header defines.
+fn reference(input: &[i32], n: usize, blocks: usize, block: usize) -> Vec<i32> {
+    let mut out = vec![0i32; 8 * n];
+    for b in 0..blocks {
+        for w in (0..block).step_by(32) {
+            let lanes = (block - w).min(32);
+            let active: u32 = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
+            let v: Vec<i32> = (0..lanes)
+                .map(|l| {
+                    let i = b * block + w + l;
+                    if i < n {
+                        input[i]
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let ballot = (0..lanes).filter(|&l| v[l] & 1 != 0).fold(0u32, |m, l| m | 1 << l);
+            let any = v.iter().any(|&x| x > 1000);
+            let all = v.iter().all(|&x| x >= 0);
+            let total = v.iter().fold(0i32, |a, &x| a.wrapping_add(x));
+            for l in 0..lanes {
+                let i = b * block + w + l;
+                if i >= n {
+                    continue;
+                }
+                let seg = l / 16 * 16;
+                let s16 =
+                    v[seg..(seg + 16).min(lanes)].iter().fold(0i32, |a, &x| a.wrapping_add(x));
+                let below = (1u32 << l).wrapping_sub(1);
+                let matching =
+                    (0..lanes).filter(|&k| v[k] & 3 == v[l] & 3).fold(0u32, |m, k| m | 1 << k);
+                let up = if l % 16 == 0 { v[l] } else { v[l - 1] };
+                out[8 * i..8 * i + 8].copy_from_slice(&[
+                    active as i32,
+                    s16,
+                    ballot as i32,
+                    (ballot & below).count_ones() as i32,
+                    i32::from(any) | i32::from(all) << 1,
+                    matching as i32,
+                    total,
+                    up,
+                ]);
+            }
+        }
+    }
+    out
+}
+
+fn bytes(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn warp_intrinsics_in_uniform_code_for_every_block_size() {
+    let mut rng = Rng(17);
+    for (blocks, block, n) in
+        [(3, 32, 90), (2, 48, 96), (2, 64, 100), (1, 256, 250), (1, 1024, 1000)]
+    {
+        let mut input: Vec<i32> = (0..n).map(|_| (rng.next_u32() % 2000) as i32 - 300).collect();
+        input[0] = i32::MAX;
+        let case = Case {
+            grid: [blocks as u32, 1, 1],
+            block: [block as u32, 1, 1],
+            shared_bytes: 0,
+            args: vec![
+                SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
+                SpecArg::Value((n as i32).to_le_bytes().to_vec()),
+                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 32 * n] },
+            ],
+            expected: vec![(2, bytes(&reference(&input, n, blocks, block)))],
+        };
+        run_all_variants("warp", |_| "warp_ops".to_string(), ElemType::S32, &case);
+    }
+}
+
+/// Launches `entry` of `tests/ptx/warp/FILE.ptx` with `input` and `words` u32 outputs
+/// per thread.
+fn run_ptx(
+    file: &str,
+    entry: &str,
+    input: &[i32],
+    blocks: u32,
+    block: u32,
+    words: usize,
+) -> Vec<u32> {
+    let device = device().expect("device");
+    let module = load(&device, &repo().join(format!("tests/ptx/warp/{file}.ptx")));
+    let inb = device.buffer_from(input).expect("in");
+    let out = device.zeroed::<u32>(words * input.len()).expect("out");
+    let args = [ptxvk::Arg::from(&inb), ptxvk::Arg::from(&out)];
+    module.kernel(entry).expect("kernel").launch(blocks, block, 0, &args).expect("launch");
+    out.to_vec(&device).expect("read")
+}
+
+/// redux.sync (min/max/xor), match.all.sync.b64 with its predicate, elect.sync,
+/// shfl.sync.idx, vote.sync.uni, bar.warp.sync and the warp special registers
+/// (`tests/ptx/warp/collectives.ptx`), with a partial last warp.
+#[test]
+fn warp_registers_reductions_match_and_elect() {
+    if device().is_none() {
+        return;
+    }
+    let mut rng = Rng(18);
+    // 80 threads: a partial last warp of 16 lanes (lane ^ 1 stays inside it).
+    let (blocks, block) = (2u32, 80u32);
+    let n = (blocks * block) as usize;
+    let mut input: Vec<i32> =
+        (0..n).map(|_| rng.next_u32() as i32 >> (rng.next_u32() % 24)).collect();
+    // Warp 1 of block 0 all non-negative (match.all holds there).
+    for x in &mut input[32..64] {
+        *x = x.wrapping_abs() & 0x7fff_ffff;
+    }
+    let got = run_ptx("collectives", "collectives", &input, blocks, block, 12);
+    let mut want = Vec::with_capacity(12 * n);
+    for b in 0..blocks as usize {
+        for t in 0..block as usize {
+            let (lane, w) = (t % 32, t / 32);
+            let lanes = (block as usize - 32 * w).min(32);
+            let v = |l: usize| input[b * block as usize + 32 * w + l];
+            let vs: Vec<i32> = (0..lanes).map(v).collect();
+            let members: u32 = if lanes == 32 { u32::MAX } else { (1 << lanes) - 1 };
+            let same_sign = vs.iter().all(|&x| (x < 0) == (vs[0] < 0));
+            let shfl = v(lane ^ 1) as u32;
+            let odd: Vec<bool> = vs.iter().map(|&x| x & 1 != 0).collect();
+            let uni = odd.iter().all(|&o| o) || odd.iter().all(|&o| !o);
+            want.extend([
+                lane as u32,
+                w as u32,
+                block.div_ceil(32),
+                (1u32 << lane) - 1,
+                !((1u32 << lane) - 1),
+                *vs.iter().min().expect("lanes") as u32,
+                vs.iter().map(|&x| x as u32).max().expect("lanes"),
+                vs.iter().fold(0u32, |a, &x| a ^ x as u32),
+                if same_sign { members } else { 0 },
+                u32::from(same_sign),
+                u32::from(lane == 0) << 8,
+                shfl | u32::from(uni) << 31,
+            ]);
+        }
+    }
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "thread {} word {}", k / 12, k % 12);
+    }
+}
+
+/// `shfl` and `vote` without `.sync` (PTX ISA before 6.0; `tests/ptx/warp/legacy.ptx`).
+#[test]
+fn legacy_shfl_and_vote() {
+    if device().is_none() {
+        return;
+    }
+    let mut rng = Rng(19);
+    let input: Vec<i32> = (0..128).map(|_| (rng.next_u32() % 100) as i32 - 10).collect();
+    let got = run_ptx("legacy", "legacy", &input, 2, 64, 2);
+    let mut want = Vec::new();
+    for w in input.chunks(32) {
+        let ballot = (0..32).filter(|&l| w[l] & 1 != 0).fold(0u32, |m, l| m | 1 << l);
+        let all = u32::from(w.iter().all(|&x| x >= 0));
+        for l in 0..32 {
+            // Lane l reads lane l + 1 while that is at most the clamp, 31.
+            let down = if l < 31 { w[l + 1] } else { w[l] };
+            want.extend([down as u32, (ballot & !1) | all]);
+        }
+    }
+    assert_eq!(got, want);
+}
