@@ -177,3 +177,77 @@ fn legacy_shfl_and_vote() {
     }
     assert_eq!(got, want);
 }
+
+/// `divergent` and `early` of `tests/kernels/warp_divergent.cu` (semantics in its
+/// header): collectives under branches that differ across warps, loops whose trip
+/// count differs by warp, exact member masks within warps, and an early return. With
+/// warps emulated by block-wide barriers these run through predication.
+#[test]
+fn warp_collectives_in_divergent_control_flow() {
+    let mut rng = Rng(20);
+    for (blocks, block, n) in [(2usize, 128usize, 250usize), (1, 64, 64), (3, 96, 270)] {
+        let input: Vec<i32> = (0..n).map(|_| (rng.next_u32() % 1000) as i32 - 200).collect();
+        let v = |i: usize| if i < n { input[i] } else { 0 };
+        let mut out = vec![0i32; 3 * n];
+        let mut block_out = vec![0i32; blocks];
+        for (b, sum) in block_out.iter_mut().enumerate() {
+            *sum = (0..block).fold(0i32, |a, t| a.wrapping_add(v(b * block + t)));
+            for w in 0..block / 32 {
+                let base = b * block + 32 * w;
+                let iters = (0..32).map(|l| v(base + l) & 7).max().unwrap_or(0);
+                for l in 0..32 {
+                    let i = base + l;
+                    if i >= n {
+                        continue;
+                    }
+                    let k = v(i) & 7;
+                    let mut acc2 = 0i32;
+                    for j in 0..5 {
+                        if j < l % 5 {
+                            let members: Vec<usize> = (0..32).filter(|&x| j < x % 5).collect();
+                            let odd =
+                                members.iter().filter(|&&x| (v(base + x) >> j) & 1 != 0).count();
+                            acc2 = acc2.wrapping_add(odd as i32).wrapping_add(v(base + members[0]));
+                        }
+                    }
+                    out[3 * i..3 * i + 3].copy_from_slice(&[k * (k + 1) / 2, iters, acc2]);
+                }
+            }
+        }
+        let case = Case {
+            grid: [blocks as u32, 1, 1],
+            block: [block as u32, 1, 1],
+            shared_bytes: 0,
+            args: vec![
+                SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
+                SpecArg::Value((n as i32).to_le_bytes().to_vec()),
+                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 12 * n] },
+                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 4 * blocks] },
+            ],
+            expected: vec![(2, bytes(&out)), (3, bytes(&block_out))],
+        };
+        run_all_variants("warp_divergent", |_| "divergent".to_string(), ElemType::S32, &case);
+
+        // `early`: the lanes with i < n, a prefix of each warp.
+        let mut early = vec![0i32; 2 * n];
+        for i in 0..n {
+            let base = i / 32 * 32;
+            let lanes: Vec<usize> = (base..(base + 32).min(n)).collect();
+            let odd = lanes.iter().filter(|&&x| input[x] & 1 != 0).count() as i32;
+            early[2 * i] = odd;
+            early[2 * i + 1] = input[base];
+        }
+        let case = Case {
+            grid: [blocks as u32, 1, 1],
+            block: [block as u32, 1, 1],
+            shared_bytes: 0,
+            args: vec![
+                SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
+                SpecArg::Value((n as i32).to_le_bytes().to_vec()),
+                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 8 * n] },
+            ],
+            expected: vec![(2, bytes(&early))],
+        };
+        run_all_variants("warp_divergent", |_| "early".to_string(), ElemType::S32, &case);
+    }
+}

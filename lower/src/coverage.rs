@@ -75,9 +75,10 @@ const STACK_HOW: &str = "a 1 KiB per-thread stack at the start of the local wind
      down; the stack pointer is a register, restored when an inlined function returns; an \
      allocation that does not fit ends the launch with an error";
 const WARP_HOW: &str = "emulated warps of 32 linear thread ids on any subgroup size: each lane \
-     writes its value to a per-thread shared scratch word, a workgroup barrier, the lanes' \
-     words are read (and combined), a barrier; only in block-uniform control flow, which a \
-     uniformity analysis checks (collectives under divergent control are rejected)";
+     publishes its value in a per-thread shared scratch word, a workgroup barrier, the lanes' \
+     words are read (and combined), a barrier; control flow that not every thread of the \
+     block takes around a collective is predicated (every thread runs it with an execution \
+     mask; loops run while any thread of the block iterates)";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";
@@ -99,7 +100,7 @@ pub static ROWS: &[Row] = &[
     row("abs", ".f32 .f64", Supported, "abs.f32 %r1, %r2;"),
     row("abs", ".ftz.f32", Emulated("a subnormal input flushed to a zero of its sign first"), "abs.ftz.f32 %r1, %r2;"),
     row("abs", ".f16 .f16x2 .bf16 .bf16x2", Emulated("the sign bit cleared"), "abs.f16 %h1, %h2;"),
-    row("activemask", ".b32", Emulated("the existing lanes of the warp (collectives run in block-uniform control flow)"), "activemask.b32 %r1;"),
+    row("activemask", ".b32", Emulated(WARP_HOW), "activemask.b32 %r1;"),
     row("add", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "add.s32 %r1, %r2, %r3;"),
     row(
         "add",

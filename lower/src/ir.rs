@@ -73,6 +73,9 @@ pub struct Kernel {
     pub system: bool,
     /// The kernel calls `malloc`: the runtime gives the module a device heap.
     pub heap: bool,
+    /// A shared word for block-wide votes (`crate::predicate`), reserved with the warp
+    /// scratch of kernels that have warp collectives.
+    pub block_vote: Option<u32>,
 }
 
 /// The kernel's shared-memory window (DESIGN §5): static variables, then the dynamic
@@ -754,9 +757,13 @@ pub enum InstKind {
     /// global memory among the block.
     Barrier,
     /// The same workgroup barrier, inserted by the emulation of a warp collective
-    /// (`sema::warp`): it must be reached in block-uniform control flow, which
-    /// `crate::uniformity` checks.
-    WarpBarrier,
+    /// (`sema::warp`), after storing `publish`'s 32-bit value (this thread's
+    /// contribution) at its shared address when there is one. It must be reached in
+    /// block-uniform control flow: `crate::uniformity` checks, `crate::predicate` makes
+    /// it so (an inactive thread publishes 0).
+    WarpBarrier {
+        publish: Option<(Address, Value)>,
+    },
     /// `membar`/`fence`: orders this thread's memory accesses at workgroup or device scope.
     Fence {
         device_scope: bool,

@@ -10,7 +10,7 @@
 //!    CFG passes [`reducible`], [`loop_exits`] and [`merges`] (which share
 //!    [`dispatch`]);
 //! 4. [`uniformity::check`] — emulated warp collectives are in block-uniform control
-//!    flow.
+//!    flow, or [`predicate::run`] makes them so.
 #![forbid(unsafe_code)]
 
 pub mod abi;
@@ -22,6 +22,7 @@ pub mod interp;
 pub mod ir;
 pub mod loop_exits;
 pub mod merges;
+pub mod predicate;
 pub mod random_cfg;
 pub mod reducible;
 pub mod sema;
@@ -39,6 +40,20 @@ pub struct LoweredKernel {
     pub body: Vec<structurize::Node>,
 }
 
+/// Makes every emulated warp collective block-uniform: as it is, or by predicating the
+/// divergent control flow around it (then checked again).
+fn uniform_collectives(
+    kernel: &mut ir::Kernel,
+    body: Vec<structurize::Node>,
+) -> Result<Vec<structurize::Node>, Vec<ptxvk_frontend::Diagnostic>> {
+    if uniformity::check(kernel, &body).is_ok() {
+        return Ok(body);
+    }
+    let body = predicate::run(kernel, body).map_err(|d| vec![d])?;
+    uniformity::check(kernel, &body)?;
+    Ok(body)
+}
+
 /// Runs every pass of the middle end over a parsed module.
 pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
     let ir = sema::run(module)?;
@@ -50,11 +65,12 @@ pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
             continue;
         }
         match structurize::run(&mut kernel) {
-            Ok(body) => match verify::run(&kernel).and_then(|()| uniformity::check(&kernel, &body))
-            {
-                Ok(()) => out.push(LoweredKernel { kernel, body }),
-                Err(mut e) => errors.append(&mut e),
-            },
+            Ok(body) => {
+                match verify::run(&kernel).and_then(|()| uniform_collectives(&mut kernel, body)) {
+                    Ok(body) => out.push(LoweredKernel { kernel, body }),
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
             Err(d) => errors.push(d),
         }
     }

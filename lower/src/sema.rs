@@ -272,6 +272,7 @@ fn lower_kernel<'m>(
             maxntid,
             system: false,
             heap: false,
+            block_vote: None,
         },
         scopes: vec![BTreeMap::new()],
         labels: BTreeMap::new(),
@@ -338,10 +339,13 @@ fn lower_kernel<'m>(
     }
     // One scratch word per thread for warp collectives (`sema::warp`).
     if bodies().any(|b| contains(b, &warp::is_collective)) {
+        // Plus one word for block-wide votes of predicated loops (`crate::predicate`).
         let offset = l.kernel.shared.static_bytes.next_multiple_of(4);
-        l.kernel.shared.static_bytes = offset + 4 * warp::SCRATCH_WORDS;
-        l.kernel.shared.variables.push(("$warp".to_string(), offset, 4 * warp::SCRATCH_WORDS));
+        let bytes = 4 * (warp::SCRATCH_WORDS + 1);
+        l.kernel.shared.static_bytes = offset + bytes;
+        l.kernel.shared.variables.push(("$warp".to_string(), offset, bytes));
         l.warp_scratch = Some(offset);
+        l.kernel.block_vote = Some(offset + 4 * warp::SCRATCH_WORDS);
     }
     // The stack is the start of the local window (`sema::stack`).
     let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack));

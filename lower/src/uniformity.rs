@@ -2,9 +2,9 @@
 //!
 //! `sema::warp` emulates a warp collective with workgroup barriers
 //! ([`InstKind::WarpBarrier`]), which every thread of the block must reach. This pass
-//! proves that each of them is in block-uniform control flow, or rejects it with a
-//! diagnostic at the collective. (Predicating the divergent regions, so that those
-//! collectives run too, is the next step of DESIGN §7.)
+//! proves that each of them is in block-uniform control flow; where it cannot,
+//! `crate::predicate` rewrites the kernel and this pass checks the result again (a
+//! failure then is a ptxvk bug, reported at the collective).
 //!
 //! The analysis runs over the structured body until nothing changes:
 //! * a register is *varying* when it is written from `%tid`, from local memory, by an
@@ -26,7 +26,7 @@ pub fn check(kernel: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
     let has_warp = kernel
         .blocks
         .iter()
-        .any(|b| b.insts.iter().any(|i| matches!(i.kind, InstKind::WarpBarrier)));
+        .any(|b| b.insts.iter().any(|i| matches!(i.kind, InstKind::WarpBarrier { .. })));
     if !has_warp {
         return Ok(());
     }
@@ -135,20 +135,19 @@ impl Analysis<'_> {
     }
 
     fn instruction(&mut self, kind: &InstKind, divergent: bool, span: ptxvk_frontend::Span) {
-        if matches!(kind, InstKind::WarpBarrier) {
+        if matches!(kind, InstKind::WarpBarrier { .. }) {
             // One diagnostic per collective (each has two barriers).
             let reported = self.errors.last().is_some_and(|d| d.span == span);
             if divergent && self.report && !reported {
                 self.errors.push(
                     Diagnostic::error(
                         span,
-                        "this warp collective is in control flow that not every thread of \
-                         the block reaches, which ptxvk does not support yet",
+                        "internal: this warp collective is still in control flow that not \
+                         every thread of the block reaches after predication",
                     )
                     .with_note(
-                        "on this device warps are emulated with block-wide barriers; keep \
-                         warp collectives in code that every thread of the block executes \
-                         (e.g. clamp the input instead of returning early)",
+                        "warps are emulated with block-wide barriers; please report this \
+                         kernel",
                     ),
                 );
             }

@@ -154,6 +154,12 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(src, uses);
             v(cmp, uses);
         }
-        InstKind::Barrier | InstKind::WarpBarrier | InstKind::Fence { .. } => {}
+        InstKind::WarpBarrier { publish } => {
+            if let Some((addr, value)) = publish {
+                uses.extend(addr.base);
+                v(value, uses);
+            }
+        }
+        InstKind::Barrier | InstKind::Fence { .. } => {}
     }
 }

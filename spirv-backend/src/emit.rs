@@ -555,13 +555,12 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
-            InstKind::Barrier | InstKind::WarpBarrier => {
-                let wg = self.t.u32(self.b, SCOPE_WORKGROUP);
-                let sem =
-                    self.t.u32(self.b, SEM_ACQ_REL | SEM_WORKGROUP_MEMORY | SEM_UNIFORM_MEMORY);
-                self.b.control_barrier(wg, wg, sem)?;
-                Ok(())
+            InstKind::WarpBarrier { publish: Some((addr, value)) } => {
+                let v = self.read_op(*value, OpTy::U(32))?;
+                self.store_mem(Space::Shared, OpTy::U(32), addr, 0, v)?;
+                self.barrier()
             }
+            InstKind::Barrier | InstKind::WarpBarrier { publish: None } => self.barrier(),
             InstKind::Fence { device_scope } => {
                 let scope =
                     self.t.u32(self.b, if *device_scope { SCOPE_DEVICE } else { SCOPE_WORKGROUP });
@@ -571,6 +570,14 @@ impl<'a> FnEmitter<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// A workgroup control barrier ordering shared and storage memory.
+    fn barrier(&mut self) -> R<()> {
+        let wg = self.t.u32(self.b, SCOPE_WORKGROUP);
+        let sem = self.t.u32(self.b, SEM_ACQ_REL | SEM_WORKGROUP_MEMORY | SEM_UNIFORM_MEMORY);
+        self.b.control_barrier(wg, wg, sem)?;
+        Ok(())
     }
 
     fn special(&mut self, reg: SpecialReg) -> R<Word> {

@@ -8,10 +8,10 @@
 //! ```
 //!
 //! Workgroup barriers must be reached by every thread of the block, so a collective is
-//! only correct in block-uniform control flow; `crate::uniformity` rejects the others
-//! with a diagnostic (the predication that lifts this is future work). Within a warp
-//! every existing lane is active (block-uniform control flow); a partial last warp has
-//! fewer lanes, which `activemask`, ballots and reductions account for.
+//! only correct in block-uniform control flow: `crate::uniformity` checks that,
+//! or `crate::predicate` makes them so, running every thread through them with an
+//! execution mask (an inactive thread publishes 0). A partial last warp has fewer
+//! lanes, which `activemask`, ballots and reductions account for.
 //!
 //! Special registers: `%laneid` = linear tid mod 32, `%warpid` = linear tid / 32,
 //! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
@@ -33,7 +33,7 @@ pub(super) const SCRATCH_WORDS: u32 = 1024;
 
 /// Whether `i` is a warp collective (it needs the scratch and barriers).
 pub(super) fn is_collective(i: &ast::Instruction) -> bool {
-    matches!(i.opcode.value.as_str(), "shfl" | "vote" | "match" | "redux")
+    matches!(i.opcode.value.as_str(), "shfl" | "vote" | "match" | "redux" | "activemask")
         || (i.opcode.value == "bar" && i.has_modifier(".warp"))
 }
 
@@ -66,7 +66,7 @@ impl Lowerer<'_> {
                 // `bar.warp.sync`: every lane of the warp is already converged in
                 // block-uniform code; a workgroup barrier orders their memory.
                 let r = reject_other(m, &[".warp", ".sync"]);
-                r.map(|()| self.push(InstKind::WarpBarrier, i.span))
+                r.map(|()| self.push(InstKind::WarpBarrier { publish: None }, i.span))
             }
             _ => return None,
         };
@@ -155,7 +155,7 @@ impl Lowerer<'_> {
     fn publish(&mut self, t: Value, value: Value, span: Span) {
         let addr = self.scratch_address(t, span);
         self.push(InstKind::Store { space: Space::Shared, ty: U32, srcs: vec![value], addr }, span);
-        self.push(InstKind::WarpBarrier, span);
+        self.push(InstKind::WarpBarrier { publish: None }, span);
     }
 
     /// Lane `lane`'s published word (of this thread's warp).
@@ -308,7 +308,7 @@ impl Lowerer<'_> {
         };
         let src_lane = e.sel(U32, ok, j, lane);
         let value = self.read_lane(t, src_lane, span);
-        self.push(InstKind::WarpBarrier, span);
+        self.push(InstKind::WarpBarrier { publish: None }, span);
         let mut e = Emit { l: self, span };
         e.mov(U32, d, value);
         if let Some(p) = p {
@@ -336,7 +336,7 @@ impl Lowerer<'_> {
         let value = e.sel(U32, a, Value::Imm(u64::from(!negate)), Value::Imm(u64::from(negate)));
         self.publish(t, value, span);
         let votes = self.over_lanes(t, members, Combine::Ballot, Value::Imm(0), span);
-        self.push(InstKind::WarpBarrier, span);
+        self.push(InstKind::WarpBarrier { publish: None }, span);
         let mut e = Emit { l: self, span };
         if ballot {
             e.mov(U32, d, votes);
@@ -392,7 +392,7 @@ impl Lowerer<'_> {
             };
             self.publish(t, part, span);
             let eq = self.over_lanes(t, members, Combine::Equal(part), Value::Imm(0), span);
-            self.push(InstKind::WarpBarrier, span);
+            self.push(InstKind::WarpBarrier { publish: None }, span);
             same = Emit { l: self, span }.and(U32, same, eq);
         }
         let mut e = Emit { l: self, span };
@@ -452,12 +452,12 @@ impl Lowerer<'_> {
         let members = self.participants(t, Some(&ops[2]), span)?;
         self.publish(t, a, span);
         let r = self.over_lanes(t, members, Combine::Reduce(bop, ty), Value::Imm(init), span);
-        self.push(InstKind::WarpBarrier, span);
+        self.push(InstKind::WarpBarrier { publish: None }, span);
         Emit { l: self, span }.mov(ty, d, r);
         Ok(())
     }
 
-    /// `activemask.b32 d`: every existing lane of the warp (block-uniform code).
+    /// `activemask.b32 d`: the lanes of the warp that execute it.
     fn activemask(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         reject_other(m, &[])?;
@@ -465,9 +465,14 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "`activemask` takes 1 operand"));
         };
         let d = self.dst(d, U32, false)?;
+        // A ballot of 1 over the existing lanes: under predication (`crate::predicate`)
+        // inactive lanes publish 0.
         let t = self.linear_tid(span);
         let lanes = self.warp_lanes(t, span);
-        Emit { l: self, span }.mov(U32, d, lanes);
+        self.publish(t, Value::Imm(1), span);
+        let active = self.over_lanes(t, lanes, Combine::Ballot, Value::Imm(0), span);
+        self.push(InstKind::WarpBarrier { publish: None }, span);
+        Emit { l: self, span }.mov(U32, d, active);
         Ok(())
     }
 
