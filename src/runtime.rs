@@ -43,6 +43,12 @@ impl Device {
         Ok(Device { inner: ptxvk_vk::Device::open(selector)? })
     }
 
+    /// The runtime device underneath, for launching hand-written SPIR-V under the same
+    /// launch ABI (the benchmarks' baselines).
+    pub fn vk(&self) -> &ptxvk_vk::Device {
+        &self.inner
+    }
+
     pub fn info(&self) -> &DeviceInfo {
         self.inner.info()
     }
