@@ -73,8 +73,11 @@ pub struct Kernel {
     pub system: bool,
     /// The kernel calls `malloc`: the runtime gives the module a device heap.
     pub heap: bool,
+    /// The shared byte offset of the warp scratch (one word per thread) of kernels
+    /// with warp collectives (`sema::warp`).
+    pub warp_scratch: Option<u32>,
     /// A shared word for block-wide votes (`crate::predicate`), reserved with the warp
-    /// scratch of kernels that have warp collectives.
+    /// scratch.
     pub block_vote: Option<u32>,
 }
 
@@ -757,12 +760,14 @@ pub enum InstKind {
     /// global memory among the block.
     Barrier,
     /// The same workgroup barrier, inserted by the emulation of a warp collective
-    /// (`sema::warp`), after storing `publish`'s 32-bit value (this thread's
-    /// contribution) at its shared address when there is one. It must be reached in
+    /// (`sema::warp`), after storing `publish` (this thread's 32-bit contribution), when
+    /// given, in the thread's own word of the warp scratch
+    /// ([`Kernel::warp_scratch`] + 4 × linear thread id; the address needs no register,
+    /// so a predicated-off thread stores to its own word too). It must be reached in
     /// block-uniform control flow: `crate::uniformity` checks, `crate::predicate` makes
     /// it so (an inactive thread publishes 0).
     WarpBarrier {
-        publish: Option<(Address, Value)>,
+        publish: Option<Value>,
     },
     /// `membar`/`fence`: orders this thread's memory accesses at workgroup or device scope.
     Fence {

@@ -186,7 +186,7 @@ impl Predicator<'_> {
                     }
                     // An inactive thread publishes 0.
                     let publish = match publish {
-                        Some((addr, value)) => {
+                        Some(value) => {
                             let v = self.reg(RegTy::Int(32));
                             out.push(self.code(vec![InstKind::Select {
                                 ty: OpTy::U(32),
@@ -196,7 +196,7 @@ impl Predicator<'_> {
                                 cond: ctx.mask,
                                 negate: false,
                             }]));
-                            Some((addr, Value::Reg(v)))
+                            Some(Value::Reg(v))
                         }
                         None => None,
                     };

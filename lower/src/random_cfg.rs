@@ -101,6 +101,7 @@ pub fn kernel(seed: u64, blocks: usize) -> Kernel {
         maxntid: None,
         system: false,
         heap: false,
+        warp_scratch: None,
         block_vote: None,
     }
 }

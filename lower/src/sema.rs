@@ -272,6 +272,7 @@ fn lower_kernel<'m>(
             maxntid,
             system: false,
             heap: false,
+            warp_scratch: None,
             block_vote: None,
         },
         scopes: vec![BTreeMap::new()],
@@ -345,6 +346,7 @@ fn lower_kernel<'m>(
         l.kernel.shared.static_bytes = offset + bytes;
         l.kernel.shared.variables.push(("$warp".to_string(), offset, bytes));
         l.warp_scratch = Some(offset);
+        l.kernel.warp_scratch = Some(offset);
         l.kernel.block_vote = Some(offset + 4 * warp::SCRATCH_WORDS);
     }
     // The stack is the start of the local window (`sema::stack`).

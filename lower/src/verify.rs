@@ -155,8 +155,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(cmp, uses);
         }
         InstKind::WarpBarrier { publish } => {
-            if let Some((addr, value)) = publish {
-                uses.extend(addr.base);
+            if let Some(value) = publish {
                 v(value, uses);
             }
         }

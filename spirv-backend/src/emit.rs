@@ -555,9 +555,28 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
-            InstKind::WarpBarrier { publish: Some((addr, value)) } => {
+            InstKind::WarpBarrier { publish: Some(value) } => {
+                // The thread's own word: scratch + linear id (= LocalInvocationIndex).
                 let v = self.read_op(*value, OpTy::U(32))?;
-                self.store_mem(Space::Shared, OpTy::U(32), addr, 0, v)?;
+                let Some(scratch) = self.k.warp_scratch else {
+                    return Err(Error::Internal("a warp exchange without a scratch".into()));
+                };
+                let u32t = self.ty(Scalar::Int(32));
+                let id = |s: &mut Self, d: usize| -> R<Word> {
+                    let v3 = s.g.uvec3_ty;
+                    let l = s.b.load(v3, None, s.g.local_id, None, [])?;
+                    Ok(s.b.composite_extract(u32t, None, l, [d as u32])?)
+                };
+                let (x, y, z) = (id(self, 0)?, id(self, 1)?, id(self, 2)?);
+                let (nx, ny) = (self.g.block_size[0], self.g.block_size[1]);
+                let zy = self.b.i_mul(u32t, None, z, ny)?;
+                let zy = self.b.i_add(u32t, None, zy, y)?;
+                let zyx = self.b.i_mul(u32t, None, zy, nx)?;
+                let linear = self.b.i_add(u32t, None, zyx, x)?;
+                let base = self.konst(Scalar::Int(32), u64::from(scratch / 4));
+                let index = self.b.i_add(u32t, None, linear, base)?;
+                let ptr = self.shared_word(index)?;
+                self.b.store(ptr, v, None, [])?;
                 self.barrier()
             }
             InstKind::Barrier | InstKind::WarpBarrier { publish: None } => self.barrier(),

@@ -356,6 +356,9 @@ static __device__ __forceinline__ double __longlong_as_double(long long x) {
 static __device__ __forceinline__ unsigned int atomicAdd(unsigned int* p, unsigned int v) {
     return __nvvm_atom_add_gen_i((int*)p, v);
 }
+static __device__ __forceinline__ int atomicAdd(int* p, int v) {
+    return __nvvm_atom_add_gen_i((int*)p, v);
+}
 static __device__ __forceinline__ unsigned long long atomicAdd(unsigned long long* p,
                                                                unsigned long long v) {
     return __nvvm_atom_add_gen_ll((long long*)p, v);

@@ -26,6 +26,15 @@
  *   v & 1))) and out[2i+1] = v of the warp's lane 0 (__shfl_sync(mask, v, 0)).
  *   (The lanes with i < n are a prefix of each warp, so lane 0 is in mask.)
  *   Blocks must be a multiple of 32 threads (FULL names every lane).
+ *
+ * aggregate(const int* in, int n, int* out, int* counter)
+ *   Stream compaction with warp-aggregated atomics: each thread with i < n and
+ *   in[i] > 0 (a branch that differs within warps) takes m = __activemask() (the
+ *   lanes in the branch), the lowest lane of m adds __popc(m) to *counter with one
+ *   atomicAdd, broadcasts the old value with __shfl_sync(m, ..., leader), and each
+ *   lane writes in[i] to out[old + the number of lanes of m below it]. Afterwards
+ *   *counter (initially 0) is the number of positive inputs and out[0..*counter)
+ *   holds them in some order.
  */
 #ifndef __CUDACC__
 #include "cuda_shim.h"
@@ -99,4 +108,21 @@ extern "C" __global__ void early(const int* in, int n, int* out)
     int v = in[i];
     out[2 * i] = __popc(__ballot_sync(mask, v & 1));
     out[2 * i + 1] = __shfl_sync(mask, v, 0);
+}
+
+extern "C" __global__ void aggregate(const int* in, int n, int* out, int* counter)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    int v = i < n ? in[i] : 0;
+    if (v > 0) {
+        unsigned int m = __activemask();
+        int leader = __popc((m & (0u - m)) - 1u);
+        int base = 0;
+        if (lane == leader) {
+            base = atomicAdd(counter, __popc(m));
+        }
+        base = __shfl_sync(m, base, leader);
+        out[base + __popc(m & ((1u << lane) - 1u))] = v;
+    }
 }

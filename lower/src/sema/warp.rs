@@ -152,10 +152,8 @@ impl Lowerer<'_> {
 
     /// Publishes this thread's 32-bit `value` to its scratch word, then waits for every
     /// thread: afterwards [`Self::read_lane`] sees the warp's values.
-    fn publish(&mut self, t: Value, value: Value, span: Span) {
-        let addr = self.scratch_address(t, span);
-        self.push(InstKind::Store { space: Space::Shared, ty: U32, srcs: vec![value], addr }, span);
-        self.push(InstKind::WarpBarrier { publish: None }, span);
+    fn publish(&mut self, value: Value, span: Span) {
+        self.push(InstKind::WarpBarrier { publish: Some(value) }, span);
     }
 
     /// Lane `lane`'s published word (of this thread's warp).
@@ -276,7 +274,7 @@ impl Lowerer<'_> {
         let b = self.src(&ops[2], U32, false, span)?;
         let c = self.src(&ops[3], U32, false, span)?;
         let t = self.linear_tid(span);
-        self.publish(t, a, span);
+        self.publish(a, span);
         let mut e = Emit { l: self, span };
         let lane = e.and(U32, t, Value::Imm(31));
         let bval = e.and(U32, b, Value::Imm(31));
@@ -334,7 +332,7 @@ impl Lowerer<'_> {
         let members = self.participants(t, ops.get(2).filter(|_| sync), span)?;
         let mut e = Emit { l: self, span };
         let value = e.sel(U32, a, Value::Imm(u64::from(!negate)), Value::Imm(u64::from(negate)));
-        self.publish(t, value, span);
+        self.publish(value, span);
         let votes = self.over_lanes(t, members, Combine::Ballot, Value::Imm(0), span);
         self.push(InstKind::WarpBarrier { publish: None }, span);
         let mut e = Emit { l: self, span };
@@ -390,7 +388,7 @@ impl Lowerer<'_> {
             } else {
                 a
             };
-            self.publish(t, part, span);
+            self.publish(part, span);
             let eq = self.over_lanes(t, members, Combine::Equal(part), Value::Imm(0), span);
             self.push(InstKind::WarpBarrier { publish: None }, span);
             same = Emit { l: self, span }.and(U32, same, eq);
@@ -450,7 +448,7 @@ impl Lowerer<'_> {
         let a = self.src(&ops[1], ty, false, span)?;
         let t = self.linear_tid(span);
         let members = self.participants(t, Some(&ops[2]), span)?;
-        self.publish(t, a, span);
+        self.publish(a, span);
         let r = self.over_lanes(t, members, Combine::Reduce(bop, ty), Value::Imm(init), span);
         self.push(InstKind::WarpBarrier { publish: None }, span);
         Emit { l: self, span }.mov(ty, d, r);
@@ -469,7 +467,7 @@ impl Lowerer<'_> {
         // inactive lanes publish 0.
         let t = self.linear_tid(span);
         let lanes = self.warp_lanes(t, span);
-        self.publish(t, Value::Imm(1), span);
+        self.publish(Value::Imm(1), span);
         let active = self.over_lanes(t, lanes, Combine::Ballot, Value::Imm(0), span);
         self.push(InstKind::WarpBarrier { publish: None }, span);
         Emit { l: self, span }.mov(U32, d, active);
