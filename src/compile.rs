@@ -1,6 +1,7 @@
 //! PTX text → SPIR-V, with every intermediate form available for `--emit`.
 
 use ptxvk_frontend::{ast, SourceFile};
+pub use ptxvk_lower::ir::WarpMode;
 use ptxvk_lower::LoweredKernel;
 use ptxvk_spirv::SpirvModule;
 
@@ -14,6 +15,8 @@ pub struct Compiled {
     pub spirv: SpirvModule,
     /// The module-scope `.global`/`.const` variables and their initial bytes.
     pub data: ptxvk_lower::globals::ModuleData,
+    /// How the module's warp collectives were compiled.
+    pub warp_mode: WarpMode,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -25,15 +28,26 @@ pub fn parse(source_name: &str, text: &str) -> Result<ast::Module, Error> {
     })
 }
 
-/// Parses and lowers PTX text, keeping only the kernel `entry` when given.
+/// Parses and lowers PTX text, keeping only the kernel `entry` when given (warps
+/// emulated).
 pub fn lower(
     source_name: &str,
     text: &str,
     entry: Option<&str>,
 ) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
+    lower_with(source_name, text, entry, WarpMode::Emulated)
+}
+
+/// [`lower`] with warp collectives for `warp_mode`.
+pub fn lower_with(
+    source_name: &str,
+    text: &str,
+    entry: Option<&str>,
+    warp_mode: WarpMode,
+) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
     let module = parse(source_name, text)?;
     let src = SourceFile::new(source_name, text);
-    let mut kernels = ptxvk_lower::lower(&module).map_err(|diagnostics| {
+    let mut kernels = ptxvk_lower::lower_with(&module, warp_mode).map_err(|diagnostics| {
         let rendered = src.render(&diagnostics.0);
         Error::Ptx { diagnostics, rendered }
     })?;
@@ -54,13 +68,24 @@ pub fn lower(
     Ok((module, kernels))
 }
 
-/// Compiles PTX text to a SPIR-V module with one entry point per kernel.
+/// Compiles PTX text to a SPIR-V module with one entry point per kernel (warps
+/// emulated, which works on every device).
 pub fn compile(source_name: &str, text: &str, entry: Option<&str>) -> Result<Compiled, Error> {
-    let (ast, kernels) = lower(source_name, text, entry)?;
+    compile_with(source_name, text, entry, WarpMode::Emulated)
+}
+
+/// [`compile`] with warp collectives for `warp_mode`.
+pub fn compile_with(
+    source_name: &str,
+    text: &str,
+    entry: Option<&str>,
+    warp_mode: WarpMode,
+) -> Result<Compiled, Error> {
+    let (ast, kernels) = lower_with(source_name, text, entry, warp_mode)?;
     let spirv = ptxvk_spirv::compile(&kernels)?;
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
-    Ok(Compiled { ast, kernels, spirv, data })
+    Ok(Compiled { ast, kernels, spirv, data, warp_mode })
 }
 
 fn no_such_kernel(module: &ast::Module, name: &str) -> Error {

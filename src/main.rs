@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
+use ptxvk::compile::WarpMode;
 use ptxvk::spec::{self, LaunchSpec};
 use ptxvk::vk::DeviceSelector;
 use ptxvk::{Device, Error};
@@ -40,6 +41,9 @@ enum Command {
         /// Compile only this kernel.
         #[arg(long)]
         entry: Option<String>,
+        /// How warp collectives map to subgroups (DESIGN §7).
+        #[arg(long, value_enum, default_value = "emulated")]
+        warp_mode: WarpModeArg,
     },
     /// Run a kernel: from flags, or from a launch spec (JSON).
     Run {
@@ -69,12 +73,33 @@ enum Command {
         /// Device index or name substring (default: PTXVK_DEVICE, else the best device).
         #[arg(long)]
         device: Option<String>,
+        /// Force a warp mode (default: the device's; native needs subgroups of 32,
+        /// split of 64).
+        #[arg(long, value_enum)]
+        warp_mode: Option<WarpModeArg>,
     },
     /// List Vulkan devices.
     Devices {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WarpModeArg {
+    Native,
+    Split,
+    Emulated,
+}
+
+impl From<WarpModeArg> for WarpMode {
+    fn from(m: WarpModeArg) -> WarpMode {
+        match m {
+            WarpModeArg::Native => WarpMode::Native,
+            WarpModeArg::Split => WarpMode::Split,
+            WarpModeArg::Emulated => WarpMode::Emulated,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -105,11 +130,22 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Compile { input, output, emit, entry } => {
-            compile(&input, output.as_deref(), emit, entry.as_deref())
+        Command::Compile { input, output, emit, entry, warp_mode } => {
+            compile(&input, output.as_deref(), emit, entry.as_deref(), warp_mode.into())
         }
-        Command::Run { input, spec, entry, grid, block, shared, args, json, device } => {
-            run(input, spec, entry, grid, block, shared, args, json, device)
+        Command::Run { input, spec, entry, grid, block, shared, args, json, device, warp_mode } => {
+            run(
+                input,
+                spec,
+                entry,
+                grid,
+                block,
+                shared,
+                args,
+                json,
+                device,
+                warp_mode.map(Into::into),
+            )
         }
         Command::Devices { json } => devices(json),
     };
@@ -138,13 +174,14 @@ fn compile(
     output: Option<&Path>,
     emit: Emit,
     entry: Option<&str>,
+    warp_mode: WarpMode,
 ) -> Result<(), Failure> {
     let text = read(input)?;
     let name = input.display().to_string();
     let out: Vec<u8> = match emit {
         Emit::Ast => format!("{:#?}\n", ptxvk::compile::parse(&name, &text)?).into_bytes(),
         Emit::Ir => {
-            let (_, kernels) = ptxvk::compile::lower(&name, &text, entry)?;
+            let (_, kernels) = ptxvk::compile::lower_with(&name, &text, entry, warp_mode)?;
             kernels
                 .iter()
                 .map(|k| ptxvk::lower::ir::print(&k.kernel))
@@ -152,7 +189,7 @@ fn compile(
                 .into_bytes()
         }
         Emit::Structured => {
-            let (_, kernels) = ptxvk::compile::lower(&name, &text, entry)?;
+            let (_, kernels) = ptxvk::compile::lower_with(&name, &text, entry, warp_mode)?;
             kernels
                 .iter()
                 .map(|k| ptxvk::lower::structurize::print(&k.kernel, &k.body))
@@ -161,7 +198,7 @@ fn compile(
                 .into_bytes()
         }
         Emit::Spv | Emit::Spvasm => {
-            let c = ptxvk::compile::compile(&name, &text, entry)?;
+            let c = ptxvk::compile::compile_with(&name, &text, entry, warp_mode)?;
             if matches!(emit, Emit::Spv) {
                 c.spirv.words.iter().flat_map(|w| w.to_le_bytes()).collect()
             } else {
@@ -190,6 +227,7 @@ fn run(
     args: Vec<String>,
     json: bool,
     device: Option<String>,
+    warp_mode: Option<WarpMode>,
 ) -> Result<(), Failure> {
     let spec = match spec_path {
         Some(p) => spec::load(&p).map_err(|e| usage(anyhow::anyhow!(e)))?,
@@ -220,6 +258,15 @@ fn run(
     let (compiled, entry) = ptxvk::run::prepare(&spec, &ptx)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
     let device = Device::open(&selector)?;
+    // The device's warp mode unless one is forced; compiled again when it is not the
+    // (portable) emulated mode `prepare` used.
+    let mode = warp_mode.unwrap_or_else(|| device.warp_mode());
+    let compiled = if mode == WarpMode::Emulated {
+        compiled
+    } else {
+        ptxvk::runtime::check_warp_mode(device.info(), mode)?;
+        ptxvk::compile::compile_with(&spec.ptx.display().to_string(), &ptx, None, mode)?
+    };
     let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
         // The printf output up to a trap or failed assertion still goes to stdout.
         Err(e @ ptxvk::Error::KernelFailed { .. }) => {
@@ -236,6 +283,7 @@ fn run(
         print!("{}", result.printf);
         println!("device: {}", result.device);
         println!("entry: {}", result.entry);
+        println!("warp mode: {}", result.warp_mode);
         println!("kernel time: {:.3} ms", result.kernel_ms);
         for b in &result.buffers {
             let data = spec::decode_all(b.ty, &b.bytes);
@@ -265,6 +313,7 @@ fn devices(json: bool) -> Result<(), Failure> {
                     "driver": d.driver_name,
                     "driver_info": d.driver_info,
                     "subgroup_size": d.subgroup_size,
+                    "warp_mode": ptxvk::runtime::warp_mode_of(d).name(),
                     "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
                     "max_workgroup_invocations": d.limits.max_workgroup_invocations,
                     "features": d.features.names(),
@@ -275,7 +324,7 @@ fn devices(json: bool) -> Result<(), Failure> {
     } else {
         for d in &list {
             println!(
-                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {})",
+                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {})",
                 d.index,
                 d.name,
                 d.device_type,
@@ -284,7 +333,8 @@ fn devices(json: bool) -> Result<(), Failure> {
                 d.api_version.2,
                 d.driver_name,
                 d.driver_info,
-                d.subgroup_size
+                d.subgroup_size,
+                ptxvk::runtime::warp_mode_of(d).name()
             );
         }
         if list.is_empty() {

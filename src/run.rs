@@ -23,6 +23,8 @@ pub struct RunResult {
     pub device: String,
     pub entry: String,
     pub kernel_ms: f64,
+    /// How warps were compiled (`native`, `split`, `emulated`).
+    pub warp_mode: String,
     /// The kernel's `printf` output.
     pub printf: String,
     pub buffers: Vec<BufferResult>,
@@ -35,6 +37,7 @@ impl RunResult {
             "device": self.device,
             "entry": self.entry,
             "kernel_ms": self.kernel_ms,
+            "warp_mode": self.warp_mode,
             "printf": self.printf,
             "buffers": self.buffers.iter().map(|b| json!({
                 "arg": b.arg,
@@ -71,6 +74,7 @@ pub fn run(
     compiled: Compiled,
     entry: &str,
 ) -> Result<RunResult, Error> {
+    let warp_mode = compiled.warp_mode.name().to_string();
     let module = Module::from_compiled(device, compiled)?;
     let kernel = module.kernel(entry)?;
     let mut buffers = Vec::new();
@@ -94,6 +98,7 @@ pub fn run(
         device: device.info().name.clone(),
         entry: entry.to_string(),
         kernel_ms: stats.kernel_ms,
+        warp_mode,
         printf: stats.printf,
         buffers,
     })

@@ -9,9 +9,32 @@ use ptxvk_vk::{DeviceInfo, DeviceSelector, Features, LaunchConfig};
 
 use ptxvk_lower::system;
 
-use crate::compile::{compile, Compiled};
+use crate::compile::{compile_with, Compiled, WarpMode};
 use crate::printf;
 use crate::Error;
+
+/// The warp mode for a device: native when its subgroups are always 32 wide.
+pub fn warp_mode_of(info: &DeviceInfo) -> WarpMode {
+    const NVIDIA: u32 = 0x10de;
+    if info.subgroup_size == 32 && info.vendor_id == NVIDIA {
+        WarpMode::Native
+    } else {
+        WarpMode::Emulated
+    }
+}
+
+/// Whether modules compiled for `mode` run correctly on a device described by `info`.
+pub fn check_warp_mode(info: &DeviceInfo, mode: WarpMode) -> Result<(), Error> {
+    match mode.subgroup_size() {
+        Some(size) if size != info.subgroup_size => Err(Error::Launch(format!(
+            "warp mode `{}` needs subgroups of {size} invocations; {} has {}",
+            mode.name(),
+            info.name,
+            info.subgroup_size
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// What a finished launch reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,6 +64,14 @@ impl Device {
 
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
         Ok(Device { inner: ptxvk_vk::Device::open(selector)? })
+    }
+
+    /// The warp mode (DESIGN §7) modules get on this device: native where subgroups are
+    /// always 32 wide (NVIDIA), emulated elsewhere. (Split and native on devices with
+    /// several subgroup sizes need `VK_EXT_subgroup_size_control` in pipeline creation,
+    /// which the runtime does not do yet.)
+    pub fn warp_mode(&self) -> WarpMode {
+        warp_mode_of(self.info())
     }
 
     /// The runtime device underneath, for launching hand-written SPIR-V under the same
@@ -212,11 +243,13 @@ impl Module {
 
     /// Like [`Module::from_ptx`], with the file name used in diagnostics.
     pub fn from_ptx_named(device: &Device, name: &str, ptx: &str) -> Result<Module, Error> {
-        let compiled = compile(name, ptx, None)?;
+        let compiled = compile_with(name, ptx, None, device.warp_mode())?;
         Self::from_compiled(device, compiled)
     }
 
+    /// Loads an already compiled module (its warp mode must suit the device).
     pub fn from_compiled(device: &Device, compiled: Compiled) -> Result<Module, Error> {
+        check_warp_mode(device.info(), compiled.warp_mode)?;
         let r = compiled.spirv.requirements;
         let needs = Features {
             int8: r.int8,

@@ -732,6 +732,12 @@ fn devices_lists_every_device() {
         assert!(api.starts_with("1."), "Vulkan 1.x: {api}");
         let sg = d["subgroup_size"].as_u64().unwrap_or_else(|| panic!("subgroup_size: {d}"));
         assert!(sg.is_power_of_two() && sg <= 128, "subgroup size {sg}");
+        // Native warps only where subgroups are 32 wide; emulated everywhere else.
+        let mode = d["warp_mode"].as_str().unwrap_or_else(|| panic!("warp_mode: {d}"));
+        assert!(
+            mode == "emulated" || (mode == "native" && sg == 32),
+            "warp mode {mode}, subgroups {sg}"
+        );
     }
 
     let text = expect_ok(&ptxvk(["devices"]), "devices");
@@ -740,6 +746,50 @@ fn devices_lists_every_device() {
         assert!(
             text.lines().any(|l| l.starts_with(&format!("{i}: {name}"))),
             "`ptxvk devices` does not list `{i}: {name}`:\n{text}"
+        );
+    }
+}
+
+/// `--warp-mode`: the mode a run used is in its output; a mode the device's subgroups
+/// cannot run is an error (exit 3) naming the sizes.
+#[test]
+fn warp_mode_is_reported_and_checked() {
+    let Some(devices) = vulkan("warp_mode_is_reported_and_checked") else { return };
+    let ptx = repo().join("tests/kernels/warp.nvcc.sm_80.ptx");
+    let args = |mode: Option<&str>| {
+        let mut v = vec![
+            "run".to_string(),
+            path_str(&ptx).to_string(),
+            "--grid".into(),
+            "1".into(),
+            "--block".into(),
+            "32".into(),
+            "--arg".into(),
+            "buf:s32:zeros:32".into(),
+            "--arg".into(),
+            "s32:32".into(),
+            "--arg".into(),
+            "buf:s32:zeros:256".into(),
+            "--json".into(),
+        ];
+        if let Some(m) = mode {
+            v.extend(["--warp-mode".to_string(), m.to_string()]);
+        }
+        v
+    };
+    let out = expect_ok(&ptxvk(args(None)), "run with the device's warp mode");
+    let v = parse_json_object(&out);
+    let device_mode = devices[0]["warp_mode"].as_str().expect("warp_mode");
+    assert_eq!(v["warp_mode"], device_mode, "{out}");
+    let out = expect_ok(&ptxvk(args(Some("emulated"))), "run --warp-mode emulated");
+    assert_eq!(parse_json_object(&out)["warp_mode"], "emulated");
+    let sg = devices[0]["subgroup_size"].as_u64().expect("subgroup size");
+    if sg != 32 {
+        expect_error(
+            &ptxvk(args(Some("native"))),
+            3,
+            "native warps on a device without 32-wide subgroups",
+            &["warp mode `native` needs subgroups of 32", &format!("has {sg}")],
         );
     }
 }

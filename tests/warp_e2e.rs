@@ -283,3 +283,46 @@ fn warp_aggregated_atomics_compact_a_stream() {
         assert_eq!(got, positives, "{}", path.display());
     }
 }
+
+/// The native (subgroups of 32) and split (64) forms of every warp kernel validate for
+/// Vulkan 1.3 and use subgroup operations instead of barriers; the emulated form has
+/// barriers. (lavapipe's subgroups are 8 wide, so only the emulated form runs here.)
+#[test]
+fn native_and_split_forms_validate() {
+    use ptxvk::compile::{compile_with, WarpMode};
+    // Opcodes (SPIR-V 1.6 §3.56): OpControlBarrier, OpGroupNonUniformShuffle.
+    const CONTROL_BARRIER: u32 = 224;
+    const SHUFFLE: u32 = 345;
+    let count = |words: &[u32], opcode: u32| {
+        let (mut n, mut at) = (0, 5);
+        while at < words.len() {
+            let w = words[at];
+            n += usize::from(w & 0xffff == opcode);
+            at += ((w >> 16) as usize).max(1);
+        }
+        n
+    };
+    let mut files = variants("warp");
+    files.extend(variants("warp_divergent"));
+    files.push(repo().join("tests/ptx/warp/collectives.ptx"));
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read PTX");
+        let name = path.display().to_string();
+        for mode in [WarpMode::Native, WarpMode::Split, WarpMode::Emulated] {
+            let c =
+                compile_with(&name, &text, None, mode).unwrap_or_else(|e| panic!("{name}: {e}"));
+            ptxvk::spirv::validate(&c.spirv.words)
+                .unwrap_or_else(|e| panic!("{name} {mode:?}: {e}"));
+            let (barriers, shuffles) =
+                (count(&c.spirv.words, CONTROL_BARRIER), count(&c.spirv.words, SHUFFLE));
+            if mode == WarpMode::Emulated {
+                assert!(
+                    barriers > 0 && shuffles == 0,
+                    "{name} emulated: {barriers} barriers, {shuffles} shuffles"
+                );
+            } else {
+                assert!(shuffles > 0, "{name} {mode:?}: no subgroup shuffle");
+            }
+        }
+    }
+}

@@ -74,11 +74,12 @@ const NAMED_BARRIERS: &str = "Vulkan has one workgroup barrier that every invoca
 const STACK_HOW: &str = "a 1 KiB per-thread stack at the start of the local window, growing \
      down; the stack pointer is a register, restored when an inlined function returns; an \
      allocation that does not fit ends the launch with an error";
-const WARP_HOW: &str = "emulated warps of 32 linear thread ids on any subgroup size: each lane \
-     publishes its value in a per-thread shared scratch word, a workgroup barrier, the lanes' \
-     words are read (and combined), a barrier; control flow that not every thread of the \
-     block takes around a collective is predicated (every thread runs it with an execution \
-     mask; loops run while any thread of the block iterates)";
+const WARP_HOW: &str = "three warp modes (DESIGN §7): native (subgroups of 32) and split (a \
+     warp is half of a 64-wide subgroup) use subgroup shuffles and ballots; emulated (any \
+     other size, e.g. lavapipe's 8) publishes each lane's value in a per-thread shared scratch \
+     word between two workgroup barriers, with the block-divergent control flow around \
+     collectives predicated (every thread runs them under an execution mask; loops run while \
+     any thread of the block iterates)";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";

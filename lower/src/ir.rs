@@ -257,6 +257,57 @@ impl Dim {
     }
 }
 
+/// How PTX's 32-lane warps map to the device's subgroups (DESIGN §7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WarpMode {
+    /// Subgroups of 32: a warp is a subgroup; collectives are subgroup operations.
+    Native,
+    /// Subgroups of 64: a warp is half a subgroup.
+    Split,
+    /// Any other subgroup size: warps exchange through shared memory between
+    /// workgroup barriers, with divergent control flow predicated.
+    #[default]
+    Emulated,
+}
+
+impl WarpMode {
+    /// The mode for a device whose subgroups have `subgroup_size` invocations.
+    pub fn for_subgroup_size(subgroup_size: u32) -> WarpMode {
+        match subgroup_size {
+            32 => WarpMode::Native,
+            64 => WarpMode::Split,
+            _ => WarpMode::Emulated,
+        }
+    }
+
+    /// The subgroup size the mode needs, if a particular one.
+    pub fn subgroup_size(self) -> Option<u32> {
+        match self {
+            WarpMode::Native => Some(32),
+            WarpMode::Split => Some(64),
+            WarpMode::Emulated => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WarpMode::Native => "native",
+            WarpMode::Split => "split",
+            WarpMode::Emulated => "emulated",
+        }
+    }
+}
+
+/// A subgroup operation of the native and split warp modes (`sema::warp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubgroupOp {
+    /// `value` (32-bit) of lane `lane` of this thread's warp.
+    Shuffle,
+    /// Bit k set when `value` (32-bit) is non-zero in lane k of this thread's warp
+    /// (among the invocations that execute it).
+    Ballot,
+}
+
 /// Special registers (PTX ISA 9.2 §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpecialReg {
@@ -759,6 +810,15 @@ pub enum InstKind {
     /// `bar.sync`/`barrier.sync`: every thread of the block waits; orders shared and
     /// global memory among the block.
     Barrier,
+    /// A subgroup operation (native and split warp modes): `split` when the warp is
+    /// half of a 64-wide subgroup.
+    Subgroup {
+        op: SubgroupOp,
+        split: bool,
+        dst: RegId,
+        value: Value,
+        lane: Value,
+    },
     /// The same workgroup barrier, inserted by the emulation of a warp collective
     /// (`sema::warp`), after storing `publish` (this thread's 32-bit contribution), when
     /// given, in the thread's own word of the warp scratch

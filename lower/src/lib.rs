@@ -54,9 +54,17 @@ fn uniform_collectives(
     Ok(body)
 }
 
-/// Runs every pass of the middle end over a parsed module.
+/// Runs every pass of the middle end over a parsed module (warps emulated).
 pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
-    let ir = sema::run(module)?;
+    lower_with(module, ir::WarpMode::Emulated)
+}
+
+/// [`lower`] with warp collectives for `warp_mode`.
+pub fn lower_with(
+    module: &ast::Module,
+    warp_mode: ir::WarpMode,
+) -> Result<Vec<LoweredKernel>, Diagnostics> {
+    let ir = sema::run_with(module, warp_mode)?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for mut kernel in ir.kernels {

@@ -52,6 +52,11 @@ fn device_functions(module: &ast::Module) -> BTreeMap<Name, &ast::Function> {
 /// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
 /// (`sema::calls`).
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
+    run_with(module, WarpMode::Emulated)
+}
+
+/// [`run`] with warp collectives lowered for `warp_mode`.
+pub fn run_with(module: &ast::Module, warp_mode: WarpMode) -> Result<Module, Diagnostics> {
     let mut errors = Vec::new();
     let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
     match &module.address_size {
@@ -96,14 +101,15 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
             ast::Item::Function(f) if f.is_entry => {
                 if f.body.is_some() {
-                    match lower_kernel(
-                        f,
-                        &module_shared,
-                        &data,
-                        &functions,
-                        &table_functions,
+                    let ctx = ModuleContext {
+                        module_shared: &module_shared,
+                        data: &data,
+                        functions: &functions,
+                        table_functions: &table_functions,
                         version,
-                    ) {
+                        warp_mode,
+                    };
+                    match lower_kernel(f, &ctx) {
                         Ok(k) => kernels.push(k),
                         Err(mut e) => errors.append(&mut e),
                     }
@@ -197,18 +203,30 @@ struct Lowerer<'m> {
     stack_pointer: Option<RegId>,
     /// The shared scratch of warp collectives (`sema::warp`), when the kernel has any.
     warp_scratch: Option<u32>,
+    warp_mode: WarpMode,
+    /// The value a native-mode warp exchange shuffles (`sema::warp`).
+    exchanged: Option<Value>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
 }
 
+/// What every kernel of a module shares.
+struct ModuleContext<'m> {
+    module_shared: &'m [&'m ast::VarDecl],
+    data: &'m crate::globals::ModuleData,
+    functions: &'m BTreeMap<Name, &'m ast::Function>,
+    /// Functions named in module-variable initializers (function tables).
+    table_functions: &'m BTreeSet<Name>,
+    version: (u32, u32),
+    warp_mode: WarpMode,
+}
+
 fn lower_kernel<'m>(
     f: &'m ast::Function,
-    module_shared: &[&ast::VarDecl],
-    data: &crate::globals::ModuleData,
-    functions: &'m BTreeMap<Name, &'m ast::Function>,
-    table_functions: &BTreeSet<Name>,
-    version: (u32, u32),
+    ctx: &ModuleContext<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
+    let ModuleContext { module_shared, data, functions, table_functions, version, warp_mode } =
+        *ctx;
     let mut errors = Vec::new();
     let mut params = Vec::new();
     for p in &f.params {
@@ -294,6 +312,8 @@ fn lower_kernel<'m>(
         reduction_scratch: None,
         stack_pointer: None,
         warp_scratch: None,
+        warp_mode,
+        exchanged: None,
         function_spaces: BTreeMap::new(),
     };
     for g in &data.vars {
@@ -338,8 +358,8 @@ fn lower_kernel<'m>(
         l.kernel.shared.variables.push(("$bar.red".to_string(), offset, 4));
         l.reduction_scratch = Some(offset);
     }
-    // One scratch word per thread for warp collectives (`sema::warp`).
-    if bodies().any(|b| contains(b, &warp::is_collective)) {
+    // One scratch word per thread for emulated warp collectives (`sema::warp`).
+    if warp_mode == WarpMode::Emulated && bodies().any(|b| contains(b, &warp::is_collective)) {
         // Plus one word for block-wide votes of predicated loops (`crate::predicate`).
         let offset = l.kernel.shared.static_bytes.next_multiple_of(4);
         let bytes = 4 * (warp::SCRATCH_WORDS + 1);

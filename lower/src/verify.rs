@@ -154,6 +154,11 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(src, uses);
             v(cmp, uses);
         }
+        InstKind::Subgroup { dst, value, lane, .. } => {
+            defs.push(*dst);
+            v(value, uses);
+            v(lane, uses);
+        }
         InstKind::WarpBarrier { publish } => {
             if let Some(value) = publish {
                 v(value, uses);

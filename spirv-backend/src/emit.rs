@@ -555,6 +555,10 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
+            InstKind::Subgroup { op, split, dst, value, lane } => {
+                let r = self.subgroup(*op, *split, *value, *lane)?;
+                self.write(*dst, r, Scalar::Int(32), false)
+            }
             InstKind::WarpBarrier { publish: Some(value) } => {
                 // The thread's own word: scratch + linear id (= LocalInvocationIndex).
                 let v = self.read_op(*value, OpTy::U(32))?;
@@ -587,6 +591,45 @@ impl<'a> FnEmitter<'a> {
                     self.t.u32(self.b, SEM_ACQ_REL | SEM_WORKGROUP_MEMORY | SEM_UNIFORM_MEMORY);
                 self.b.memory_barrier(scope, sem)?;
                 Ok(())
+            }
+        }
+    }
+
+    /// A subgroup operation (SPIR-V 1.6 §3.56 group non-uniform instructions) on this
+    /// thread's warp: the whole subgroup, or (`split`) the half of a 64-wide subgroup
+    /// that holds this invocation.
+    fn subgroup(&mut self, op: SubgroupOp, split: bool, value: Value, lane: Value) -> R<Word> {
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let scope = self.konst(s32, 3); // Subgroup
+        let Some(lane_var) = self.g.subgroup_lane else {
+            return Err(Error::Internal("subgroup operation without its builtin".into()));
+        };
+        let me = self.b.load(u32t, None, lane_var, None, [])?;
+        let v = self.read(value, s32)?;
+        match op {
+            SubgroupOp::Shuffle => {
+                let mut index = self.read(lane, s32)?;
+                if split {
+                    let half = self.konst(s32, 32);
+                    let base = self.b.bitwise_and(u32t, None, me, half)?;
+                    index = self.b.i_add(u32t, None, index, base)?;
+                }
+                Ok(self.b.group_non_uniform_shuffle(u32t, None, scope, v, index)?)
+            }
+            SubgroupOp::Ballot => {
+                let bool_t = self.ty(Scalar::Bool);
+                let zero = self.konst(s32, 0);
+                let p = self.b.i_not_equal(bool_t, None, v, zero)?;
+                let uvec4 = self.b.type_vector(u32t, 4);
+                let bits = self.b.group_non_uniform_ballot(uvec4, None, scope, p)?;
+                if split {
+                    let five = self.konst(s32, 5);
+                    let half = self.b.shift_right_logical(u32t, None, me, five)?;
+                    Ok(self.b.vector_extract_dynamic(u32t, None, bits, half)?)
+                } else {
+                    Ok(self.b.composite_extract(u32t, None, bits, [0])?)
+                }
             }
         }
     }

@@ -17,6 +17,7 @@ use rspirv::dr::Builder;
 use rspirv::spirv::{ExecutionMode, ExecutionModel};
 
 use ptxvk_lower::abi::KernelAbi;
+use ptxvk_lower::ir::InstKind;
 use ptxvk_lower::LoweredKernel;
 
 pub use module::PUSH_CONSTANT_SIZE;
@@ -92,7 +93,18 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         shared.static_bytes > 0 || shared.dynamic_align.is_some() || accesses_shared(&k.kernel)
     });
     let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
-    let g = module::Globals::declare(&mut b, &mut t, uses_shared.then(|| max_static.div_ceil(4)));
+    let mut g =
+        module::Globals::declare(&mut b, &mut t, uses_shared.then(|| max_static.div_ceil(4)));
+    let uses_subgroups = kernels.iter().any(|k| {
+        k.kernel
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .any(|i| matches!(i.kind, InstKind::Subgroup { .. }))
+    });
+    if uses_subgroups {
+        g.declare_subgroup(&mut b, &mut t);
+    }
     let mut infos = Vec::new();
     for lk in kernels {
         let k = &lk.kernel;

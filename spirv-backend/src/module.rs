@@ -39,6 +39,8 @@ pub struct Globals {
     pub block_size: [Word; 3],
     /// The `Workgroup` array of u32 words, when some kernel uses shared memory.
     pub shared: Option<Word>,
+    /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
+    pub subgroup_lane: Option<Word>,
 }
 
 impl Globals {
@@ -80,13 +82,38 @@ impl Globals {
             b.variable(ptr, None, StorageClass::Workgroup, None)
         });
 
-        Globals { glsl, uvec3_ty, local_id, workgroup_id, push_constants, block_size, shared }
+        Globals {
+            glsl,
+            uvec3_ty,
+            local_id,
+            workgroup_id,
+            push_constants,
+            block_size,
+            shared,
+            subgroup_lane: None,
+        }
+    }
+
+    /// Declares `SubgroupLocalInvocationId` (for the subgroup operations of the native
+    /// and split warp modes).
+    pub fn declare_subgroup(&mut self, b: &mut Builder, t: &mut TypeCache) {
+        let u32t = t.scalar(b, Scalar::Int(32));
+        let ptr = t.pointer(b, StorageClass::Input, u32t);
+        let var = b.variable(ptr, None, StorageClass::Input, None);
+        b.decorate(
+            var,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::SubgroupLocalInvocationId)],
+        );
+        self.subgroup_lane = Some(var);
+        t.used.subgroup = true;
     }
 
     /// The entry-point interface: every module-scope variable (SPIR-V 1.4+ rule).
     pub fn interface(&self) -> Vec<Word> {
         let mut v = vec![self.local_id, self.workgroup_id, self.push_constants];
         v.extend(self.shared);
+        v.extend(self.subgroup_lane);
         v
     }
 }
@@ -98,6 +125,11 @@ pub fn capabilities(b: &mut Builder, t: &TypeCache) {
     b.capability(Capability::Int64);
     b.capability(Capability::PhysicalStorageBufferAddresses);
     let u = t.used;
+    if u.subgroup {
+        b.capability(Capability::GroupNonUniform);
+        b.capability(Capability::GroupNonUniformShuffle);
+        b.capability(Capability::GroupNonUniformBallot);
+    }
     if u.int8 {
         b.capability(Capability::Int8);
     }

@@ -52,6 +52,8 @@ pub struct Used {
     pub storage8: bool,
     pub storage16: bool,
     pub int64_atomics: bool,
+    /// Subgroup operations (native and split warp modes).
+    pub subgroup: bool,
 }
 
 #[derive(Debug, Default)]

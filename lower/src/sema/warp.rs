@@ -22,7 +22,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expand::Emit;
 use super::{reject_other, unsupported, Lowerer, Mods};
 use crate::ir::{
-    Address, BinaryOp, CmpOp, Dim, InstKind, OpTy, Space, SpecialReg, Terminator, UnaryOp, Value,
+    Address, BinaryOp, CmpOp, Dim, InstKind, OpTy, Space, SpecialReg, SubgroupOp, Terminator,
+    UnaryOp, Value, WarpMode,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -66,7 +67,7 @@ impl Lowerer<'_> {
                 // `bar.warp.sync`: every lane of the warp is already converged in
                 // block-uniform code; a workgroup barrier orders their memory.
                 let r = reject_other(m, &[".warp", ".sync"]);
-                r.map(|()| self.push(InstKind::WarpBarrier { publish: None }, i.span))
+                r.map(|()| self.end_exchange(i.span))
             }
             _ => return None,
         };
@@ -150,14 +151,38 @@ impl Lowerer<'_> {
         Address { base: Some(r), offset: i64::from(base) }
     }
 
-    /// Publishes this thread's 32-bit `value` to its scratch word, then waits for every
-    /// thread: afterwards [`Self::read_lane`] sees the warp's values.
+    /// Publishes this thread's 32-bit `value`: afterwards [`Self::read_lane`] sees the
+    /// warp's values. Emulated: in the thread's scratch word, then a barrier; native and
+    /// split: read lanes shuffle it.
     fn publish(&mut self, value: Value, span: Span) {
-        self.push(InstKind::WarpBarrier { publish: Some(value) }, span);
+        if self.warp_mode == WarpMode::Emulated {
+            self.push(InstKind::WarpBarrier { publish: Some(value) }, span);
+        } else {
+            self.exchanged = Some(value);
+        }
+    }
+
+    /// Ends an exchange: emulated, a barrier before the scratch is reused.
+    fn end_exchange(&mut self, span: Span) {
+        if self.warp_mode == WarpMode::Emulated {
+            self.push(InstKind::WarpBarrier { publish: None }, span);
+        }
+    }
+
+    /// A subgroup operation of the native and split modes.
+    fn subgroup(&mut self, op: SubgroupOp, value: Value, lane: Value, span: Span) -> Value {
+        let dst = self.temp(U32.storage(), span);
+        let split = self.warp_mode == WarpMode::Split;
+        self.push(InstKind::Subgroup { op, split, dst, value, lane }, span);
+        Value::Reg(dst)
     }
 
     /// Lane `lane`'s published word (of this thread's warp).
     fn read_lane(&mut self, t: Value, lane: Value, span: Span) -> Value {
+        if self.warp_mode != WarpMode::Emulated {
+            let value = self.exchanged.unwrap_or(Value::Imm(0));
+            return self.subgroup(SubgroupOp::Shuffle, value, lane, span);
+        }
         let mut e = Emit { l: self, span };
         let base = e.and(U32, t, Value::Imm(!31u32 as u64));
         let index = e.add(U32, base, lane);
@@ -180,6 +205,11 @@ impl Lowerer<'_> {
         init: Value,
         span: Span,
     ) -> Value {
+        if self.warp_mode != WarpMode::Emulated && how == Combine::Ballot {
+            let value = self.exchanged.unwrap_or(Value::Imm(0));
+            let votes = self.subgroup(SubgroupOp::Ballot, value, Value::Imm(0), span);
+            return Emit { l: self, span }.and(U32, votes, lanes);
+        }
         let acc_ty = match how {
             Combine::Reduce(_, ty) => ty,
             _ => U32,
@@ -306,7 +336,7 @@ impl Lowerer<'_> {
         };
         let src_lane = e.sel(U32, ok, j, lane);
         let value = self.read_lane(t, src_lane, span);
-        self.push(InstKind::WarpBarrier { publish: None }, span);
+        self.end_exchange(span);
         let mut e = Emit { l: self, span };
         e.mov(U32, d, value);
         if let Some(p) = p {
@@ -334,7 +364,7 @@ impl Lowerer<'_> {
         let value = e.sel(U32, a, Value::Imm(u64::from(!negate)), Value::Imm(u64::from(negate)));
         self.publish(value, span);
         let votes = self.over_lanes(t, members, Combine::Ballot, Value::Imm(0), span);
-        self.push(InstKind::WarpBarrier { publish: None }, span);
+        self.end_exchange(span);
         let mut e = Emit { l: self, span };
         if ballot {
             e.mov(U32, d, votes);
@@ -390,7 +420,7 @@ impl Lowerer<'_> {
             };
             self.publish(part, span);
             let eq = self.over_lanes(t, members, Combine::Equal(part), Value::Imm(0), span);
-            self.push(InstKind::WarpBarrier { publish: None }, span);
+            self.end_exchange(span);
             same = Emit { l: self, span }.and(U32, same, eq);
         }
         let mut e = Emit { l: self, span };
@@ -450,7 +480,7 @@ impl Lowerer<'_> {
         let members = self.participants(t, Some(&ops[2]), span)?;
         self.publish(a, span);
         let r = self.over_lanes(t, members, Combine::Reduce(bop, ty), Value::Imm(init), span);
-        self.push(InstKind::WarpBarrier { publish: None }, span);
+        self.end_exchange(span);
         Emit { l: self, span }.mov(ty, d, r);
         Ok(())
     }
@@ -469,7 +499,7 @@ impl Lowerer<'_> {
         let lanes = self.warp_lanes(t, span);
         self.publish(Value::Imm(1), span);
         let active = self.over_lanes(t, lanes, Combine::Ballot, Value::Imm(0), span);
-        self.push(InstKind::WarpBarrier { publish: None }, span);
+        self.end_exchange(span);
         Emit { l: self, span }.mov(U32, d, active);
         Ok(())
     }
