@@ -217,17 +217,7 @@ impl Lowerer<'_> {
         let rounded = e.add(U32, threads, Value::Imm(31));
         let rounded = e.and(U32, rounded, Value::Imm(!31u32 as u64));
         let short = e.cmp(CmpOp::Lt, U32, b, rounded);
-        let ok = self.new_block(None, span);
-        let fail = self.new_block(None, span);
-        self.terminate(
-            Terminator::Branch { cond: short, negate: false, if_true: fail, if_false: ok },
-            span,
-        );
-        self.cur = fail;
-        self.closed = false;
-        self.fail(sys::STATUS_BARRIER, &[Value::Imm(0), Value::Imm(0), b], span);
-        self.cur = ok;
-        self.closed = false;
+        self.fail_if(short, false, sys::STATUS_BARRIER, &[Value::Imm(0), Value::Imm(0), b], span);
         Ok(())
     }
 }

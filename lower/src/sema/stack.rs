@@ -10,7 +10,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
 use super::{reject_other, Lowerer, Mods};
-use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Terminator, Value};
+use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Value};
 use crate::system as sys;
 
 /// Bytes of stack per thread (CUDA's default stack size).
@@ -104,19 +104,7 @@ impl Lowerer<'_> {
         let room = e.cmp(CmpOp::Le, u64t, size, top);
         let lower = e.bin(BinaryOp::Sub, u64t, top, size);
         let aligned = e.and(u64t, lower, Value::Imm(!(align - 1)));
-        let fits = self.temp(OpTy::Pred.storage(), span);
-        Emit { l: self, span }.mov(OpTy::Pred, fits, Value::Reg(room));
-        let ok = self.new_block(None, span);
-        let overflow = self.new_block(None, span);
-        self.terminate(
-            Terminator::Branch { cond: fits, negate: false, if_true: ok, if_false: overflow },
-            span,
-        );
-        self.cur = overflow;
-        self.closed = false;
-        self.fail(sys::STATUS_STACK, &[Value::Imm(0), Value::Imm(0), size], span);
-        self.cur = ok;
-        self.closed = false;
+        self.fail_if(room, true, sys::STATUS_STACK, &[Value::Imm(0), Value::Imm(0), size], span);
         let mut e = Emit { l: self, span };
         let new_sp = e.cvt(U32, u64t, aligned);
         e.mov(U32, sp, new_sp);

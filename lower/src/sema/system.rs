@@ -171,6 +171,26 @@ impl Lowerer<'_> {
         self.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr }, span);
     }
 
+    /// Fails the launch with `status` and `details` (as [`Self::fail`]) where predicate
+    /// `cond` (negated when `negate`) holds; the code after runs where it does not.
+    pub(super) fn fail_if(
+        &mut self,
+        cond: RegId,
+        negate: bool,
+        status: u32,
+        details: &[Value],
+        span: Span,
+    ) {
+        let failing = self.new_block(None, span);
+        let ok = self.new_block(None, span);
+        self.terminate(Terminator::Branch { cond, negate, if_true: failing, if_false: ok }, span);
+        self.cur = failing;
+        self.closed = false;
+        self.fail(status, details, span);
+        self.cur = ok;
+        self.closed = false;
+    }
+
     /// Records failure `status` (with the assertion's message, file, line and
     /// function in `details`) unless another thread did first, and ends the thread.
     pub(super) fn fail(&mut self, status: u32, details: &[Value], span: Span) {
