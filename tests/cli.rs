@@ -769,7 +769,7 @@ fn warp_mode_is_reported_and_checked() {
             "--arg".into(),
             "s32:32".into(),
             "--arg".into(),
-            "buf:s32:zeros:256".into(),
+            "buf:s32:zeros:288".into(),
             "--json".into(),
         ];
         if let Some(m) = mode {

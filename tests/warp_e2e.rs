@@ -9,9 +9,9 @@ mod common;
 use common::*;
 use ptxvk::spec::{ElemType, SpecArg};
 
-/// The eight outputs per thread that `warp.cu`'s header defines.
+/// The nine outputs per thread that `warp.cu`'s header defines.
 fn reference(input: &[i32], n: usize, blocks: usize, block: usize) -> Vec<i32> {
-    let mut out = vec![0i32; 8 * n];
+    let mut out = vec![0i32; 9 * n];
     for b in 0..blocks {
         for w in (0..block).step_by(32) {
             let lanes = (block - w).min(32);
@@ -42,7 +42,8 @@ fn reference(input: &[i32], n: usize, blocks: usize, block: usize) -> Vec<i32> {
                 let matching =
                     (0..lanes).filter(|&k| v[k] & 3 == v[l] & 3).fold(0u32, |m, k| m | 1 << k);
                 let up = if l % 16 == 0 { v[l] } else { v[l - 1] };
-                out[8 * i..8 * i + 8].copy_from_slice(&[
+                let scan = v[seg..=l].iter().fold(0i32, |a, &x| a.wrapping_add(x));
+                out[9 * i..9 * i + 9].copy_from_slice(&[
                     active as i32,
                     s16,
                     ballot as i32,
@@ -51,6 +52,7 @@ fn reference(input: &[i32], n: usize, blocks: usize, block: usize) -> Vec<i32> {
                     matching as i32,
                     total,
                     up,
+                    scan,
                 ]);
             }
         }
@@ -77,7 +79,7 @@ fn warp_intrinsics_in_uniform_code_for_every_block_size() {
             args: vec![
                 SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
                 SpecArg::Value((n as i32).to_le_bytes().to_vec()),
-                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 32 * n] },
+                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 36 * n] },
             ],
             expected: vec![(2, bytes(&reference(&input, n, blocks, block)))],
         };

@@ -7,7 +7,7 @@
  *   i = blockIdx.x*blockDim.x + t, v = i < n ? in[i] : 0. A warp is 32 consecutive
  *   threads of the block; its lanes are the threads that exist (a last warp may
  *   have fewer), "active" the mask of those lanes. Each thread with i < n writes
- *   8 ints at out[8i]:
+ *   9 ints at out[9i]:
  *     [0] __activemask()
  *     [1] the sum of v over the lane's 16-lane segment (xor butterfly, width 16)
  *     [2] __ballot_sync(active, v & 1)
@@ -18,6 +18,9 @@
  *         loop of __shfl_sync over the active lanes)
  *     [7] __shfl_up_sync(active, v, 1, 16): v of the lane below in the 16-lane
  *         segment, own v at a segment's first lane
+ *     [8] the inclusive prefix sum of v over the 16-lane segment (Hillis-Steele:
+ *         for d = 1, 2, 4, 8: x += __shfl_up_sync(active, x, d, 16) where
+ *         lane % 16 >= d)
  *   All int arithmetic wraps. Segments of 16 lanes lie within the existing lanes
  *   when the block size is a multiple of 16.
  */
@@ -62,8 +65,15 @@ extern "C" __global__ void warp_ops(const int* in, int n, int* out)
     }
 #endif
     int up = __shfl_up_sync(active, v, 1, 16);
+    int scan = v;
+    for (int d = 1; d < 16; d <<= 1) {
+        int x = __shfl_up_sync(active, scan, d, 16);
+        if ((lane & 15) >= d) {
+            scan += x;
+        }
+    }
     if (i < n) {
-        int* o = out + 8 * i;
+        int* o = out + 9 * i;
         o[0] = (int)active;
         o[1] = s16;
         o[2] = (int)b;
@@ -72,5 +82,6 @@ extern "C" __global__ void warp_ops(const int* in, int n, int* out)
         o[5] = (int)m;
         o[6] = total;
         o[7] = up;
+        o[8] = scan;
     }
 }
