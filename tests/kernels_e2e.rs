@@ -29,6 +29,11 @@ fn int64_arithmetic() {
 }
 
 #[test]
+fn simd_video_sums_of_absolute_differences() {
+    run(cases::simd_video());
+}
+
+#[test]
 fn collatz_data_dependent_loop() {
     run(cases::collatz());
 }

@@ -26,6 +26,8 @@ mod common;
 mod expanded;
 #[path = "ops/formats.rs"]
 mod formats;
+#[path = "ops/video.rs"]
+mod video;
 
 use common::cases::{buf, val};
 use common::float_ref::{self, Mode};

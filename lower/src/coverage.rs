@@ -60,7 +60,10 @@ const ASYNC: &str = "asynchronous copies, memory barriers objects and tensor map
      (TMA, mbarrier) have no Vulkan equivalent; not implemented";
 const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
      Vulkan equivalent; not implemented";
-const VIDEO: &str = "the legacy SIMD video instructions are not implemented yet";
+const VIDEO_HOW: &str = "the selected bytes or half words extended to 64 bits, the operation, \
+     clamp and secondary operation or merge computed exactly in core integer operations";
+const VIDEO_SIMD_HOW: &str = "each lane extracted from the pair `{b, a}`, computed in 32 bits, \
+     clamped, then accumulated into or merged with `c`";
 const STRONG_HOW: &str = "an `OpAtomicLoad`/`OpAtomicStore` with the scope and acquire/release \
      semantics for 32/64-bit words of global memory and 32-bit words of shared memory; other \
      widths and vectors are plain accesses after (loads) or before (stores) a fence of the \
@@ -592,30 +595,30 @@ pub static ROWS: &[Row] = &[
         "trap;",
     ),
     row("txq", ".width .height .depth …", Unsupported(TEXTURE), "txq.width.b32 %r1, [%rd1];"),
-    row("vabsdiff", "", Unsupported(VIDEO), "vabsdiff.u32.u32.u32 %r1, %r2, %r3;"),
-    row("vabsdiff2", "", Unsupported(VIDEO), "vabsdiff2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vabsdiff4", "", Unsupported(VIDEO), "vabsdiff4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vadd", "", Unsupported(VIDEO), "vadd.u32.u32.u32 %r1, %r2, %r3;"),
-    row("vadd2", "", Unsupported(VIDEO), "vadd2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vadd4", "", Unsupported(VIDEO), "vadd4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vavrg2", "", Unsupported(VIDEO), "vavrg2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vavrg4", "", Unsupported(VIDEO), "vavrg4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vmad", "", Unsupported(VIDEO), "vmad.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vmax", "", Unsupported(VIDEO), "vmax.u32.u32.u32 %r1, %r2, %r3;"),
-    row("vmax2", "", Unsupported(VIDEO), "vmax2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vmax4", "", Unsupported(VIDEO), "vmax4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vmin", "", Unsupported(VIDEO), "vmin.u32.u32.u32 %r1, %r2, %r3;"),
-    row("vmin2", "", Unsupported(VIDEO), "vmin2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vmin4", "", Unsupported(VIDEO), "vmin4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vabsdiff", ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vabsdiff.s32.u32.s32.sat %r1, %r2, %r3;"),
+    row("vabsdiff2", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vabsdiff4", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vadd", ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vadd.s32.u32.s32.sat %r1, %r2, %r3;"),
+    row("vadd2", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vadd2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vadd4", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vadd4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vavrg2", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vavrg2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vavrg4", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vavrg4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vmad", ".u32 .s32 (d, a, b), -a -b -c, .po, .shr7 .shr15, .sat, selectors .b0-.b3 .h0 .h1", Emulated("the product and sum exact in 128 bits (two 64-bit words), then scaled and clamped"), "vmad.s32.s32.u32.sat %r1, %r2, %r3, %r4;"),
+    row("vmax", ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vmax.s32.u32.s32.sat %r1, %r2, %r3;"),
+    row("vmax2", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vmax2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vmax4", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vmax4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vmin", ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vmin.s32.u32.s32.sat %r1, %r2, %r3;"),
+    row("vmin2", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vmin2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vmin4", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vmin4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row("vote", "{.sync} .all .any .uni .pred, .ballot.b32", Emulated(WARP_HOW), "vote.sync.any.pred %p1, %p2, 0xffffffff;"),
-    row("vset", "", Unsupported(VIDEO), "vset.u32.u32.lt %r1, %r2, %r3;"),
-    row("vset2", "", Unsupported(VIDEO), "vset2.u32.u32.lt %r1, %r2, %r3, %r4;"),
-    row("vset4", "", Unsupported(VIDEO), "vset4.u32.u32.lt %r1, %r2, %r3, %r4;"),
-    row("vshl", "", Unsupported(VIDEO), "vshl.u32.u32.u32.clamp %r1, %r2, %r3;"),
-    row("vshr", "", Unsupported(VIDEO), "vshr.u32.u32.u32.clamp %r1, %r2, %r3;"),
-    row("vsub", "", Unsupported(VIDEO), "vsub.u32.u32.u32 %r1, %r2, %r3;"),
-    row("vsub2", "", Unsupported(VIDEO), "vsub2.u32.u32.u32 %r1, %r2, %r3, %r4;"),
-    row("vsub4", "", Unsupported(VIDEO), "vsub4.u32.u32.u32 %r1, %r2, %r3, %r4;"),
+    row("vset", ".u32 .s32 (a, b), .eq .ne .lt .le .gt .ge, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vset.s32.u32.lt %r1, %r2, %r3;"),
+    row("vset2", ".u32 .s32 (a, b), .eq .ne .lt .le .gt .ge, .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vset2.s32.u32.lt %r1, %r2, %r3, %r4;"),
+    row("vset4", ".u32 .s32 (a, b), .eq .ne .lt .le .gt .ge, .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vset4.s32.u32.lt %r1, %r2, %r3, %r4;"),
+    row("vshl", ".u32 .s32 (d, a), .u32 amount, .clamp .wrap, .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vshl.s32.s32.u32.clamp %r1, %r2, %r3;"),
+    row("vshr", ".u32 .s32 (d, a), .u32 amount, .clamp .wrap, .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vshr.s32.s32.u32.clamp %r1, %r2, %r3;"),
+    row("vsub", ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vsub.s32.u32.s32.sat %r1, %r2, %r3;"),
+    row("vsub2", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vsub2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
+    row("vsub4", ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vsub4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row("wgmma", ".mma_async .fence .commit_group .wait_group", Unsupported(TENSOR), "wgmma.fence.sync.aligned;"),
     row("wmma", ".load .store .mma", Unsupported(TENSOR), "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1];"),
     row("xor", ".pred .b16 .b32 .b64", Supported, "xor.b32 %r1, %r2, %r3;"),

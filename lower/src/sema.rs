@@ -26,6 +26,7 @@ mod formats;
 mod spaces;
 mod stack;
 mod system;
+mod video;
 mod warp;
 
 /// The module data of `module` (`crate::globals`), with function addresses as
@@ -1342,6 +1343,9 @@ impl Lowerer<'_> {
         if let Some(result) = self.expand(op, i, m) {
             return result;
         }
+        if let Some(result) = self.video(op, i, m) {
+            return result;
+        }
         let span = i.span;
         let ops = i.operands.as_slice();
         let arity = |n: usize| -> Result<(), Diagnostic> {
@@ -2433,6 +2437,8 @@ fn modifier_categories(op: &str) -> &'static [ModCat] {
         "bar" | "barrier" | "redux" => &[BoolOp],
         "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
         "cvt" => &[Rounding, Ftz, Sat],
+        "vset" | "vset2" | "vset4" => &[Cmp],
+        _ if video::is_video(op) => &[Sat],
         _ => &[],
     }
 }

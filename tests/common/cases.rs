@@ -157,6 +157,72 @@ pub fn int64_ops() -> KernelCase {
     KernelCase { kernel: "int64_ops", entry: "int64_ops", ty: ElemType::U64, case }
 }
 
+/// CUDA's SIMD intrinsics (CUDA Math API, "SIMD Intrinsics"): lane `k` of `x` as an
+/// unsigned or signed `bits`-bit integer.
+fn simd_lane(x: u32, k: u32, bits: u32, signed: bool) -> i64 {
+    let v = i64::from((x >> (bits * k)) & ((1u32 << bits) - 1));
+    if signed && v >> (bits - 1) == 1 {
+        v - (1 << bits)
+    } else {
+        v
+    }
+}
+
+/// `__vabsdiff*` (per-lane `|x_k - y_k|`, modulo the lane width) and `__vsad*` (the sum
+/// of the lanes' `|x_k - y_k|`) for `bits`-bit lanes.
+fn simd_absdiff(x: u32, y: u32, bits: u32, signed: bool) -> (u32, u32) {
+    let (mut lanes, mut sum) = (0u32, 0u32);
+    for k in 0..32 / bits {
+        let d =
+            (simd_lane(x, k, bits, signed) - simd_lane(y, k, bits, signed)).unsigned_abs() as u32;
+        lanes |= (d & ((1u32 << bits) - 1)) << (bits * k);
+        sum = sum.wrapping_add(d);
+    }
+    (lanes, sum)
+}
+
+pub fn simd_video() -> KernelCase {
+    let mut rng = Rng(17);
+    let edges =
+        [0u32, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7f80_8001, 0xffff_ffff, 0x0180_ff7f];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &edges {
+        for &y in &edges {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    for _ in 0..400 {
+        a.push(rng.next_u32());
+        b.push(rng.next_u32());
+    }
+    let n = a.len();
+    let expected: Vec<u32> = a
+        .iter()
+        .zip(&b)
+        .flat_map(|(&x, &y)| {
+            let (u4, su4) = simd_absdiff(x, y, 8, false);
+            let (u2, su2) = simd_absdiff(x, y, 16, false);
+            let (s4, ss4) = simd_absdiff(x, y, 8, true);
+            let (s2, ss2) = simd_absdiff(x, y, 16, true);
+            [u4, su4, u2, su2, s4, ss4, s2, ss2]
+        })
+        .collect();
+    let case = Case {
+        grid: [n.div_ceil(64) as u32, 1, 1],
+        block: [64, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::U32, u32_bytes(&a)),
+            buf(ElemType::U32, u32_bytes(&b)),
+            buf(ElemType::U32, vec![0; 4 * 8 * n]),
+            val(n as i32),
+        ],
+        expected: vec![(2, u32_bytes(&expected))],
+    };
+    KernelCase { kernel: "simd_video", entry: "simd_video", ty: ElemType::U32, case }
+}
+
 fn collatz_reference(mut x: u32) -> u32 {
     if x == 0 {
         return u32::MAX;

@@ -38,6 +38,8 @@
  *   printf, malloc, free (declarations) and __trap() (__builtin_trap)
  *   warp intrinsics: __activemask, __shfl{,_xor,_up,_down}_sync, __ballot_sync,
  *   __any_sync, __all_sync, __match_any_sync, __popc
+ *   SIMD intrinsics: __vabsdiff{u,s}{2,4} and __vsad{u,s}{2,4}, as the
+ *                      vabsdiff2/vabsdiff4 video instructions (`.add` for sums)
  * Everything else is `static` and inline: a kernel that does not use a function
  * gets no code from it.
  */
@@ -475,6 +477,24 @@ static __device__ __forceinline__ unsigned int __match_any_sync(unsigned int mas
     return __nvvm_match_any_sync_i32(mask, v);
 }
 static __device__ __forceinline__ int __popc(unsigned int x) { return __builtin_popcount(x); }
+
+/* SIMD sums of absolute differences: one video instruction each, c = 0 in a
+ * register (ptxas rejects an immediate c with signed SIMD types). */
+#define PTXVK_VIDEO(name, inst)                                                  \
+    static __device__ __forceinline__ unsigned int name(unsigned int a, unsigned int b) { \
+        unsigned int d;                                                          \
+        asm(inst " %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));        \
+        return d;                                                                \
+    }
+PTXVK_VIDEO(__vabsdiffu4, "vabsdiff4.u32.u32.u32")
+PTXVK_VIDEO(__vsadu4, "vabsdiff4.u32.u32.u32.add")
+PTXVK_VIDEO(__vabsdiffu2, "vabsdiff2.u32.u32.u32")
+PTXVK_VIDEO(__vsadu2, "vabsdiff2.u32.u32.u32.add")
+PTXVK_VIDEO(__vabsdiffs4, "vabsdiff4.u32.s32.s32")
+PTXVK_VIDEO(__vsads4, "vabsdiff4.u32.s32.s32.add")
+PTXVK_VIDEO(__vabsdiffs2, "vabsdiff2.u32.s32.s32")
+PTXVK_VIDEO(__vsads2, "vabsdiff2.u32.s32.s32.add")
+#undef PTXVK_VIDEO
 
 #endif /* !__CUDACC__ */
 
