@@ -271,9 +271,15 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         "cvt",
-        ".ue8m0x2, the x4 forms and stochastic rounding (.rs)",
-        Unsupported("UE8M0 scale factors and the stochastically rounded x4 forms are not implemented yet"),
+        ".rz .rp {.satfinite}.ue8m0x2 from .f32 pairs and .bf16x2, .rn.bf16x2.ue8m0x2",
+        Emulated("the exponent field of |x|, rounded up by the mantissa for .rp; out of range as CUDA's cuda_fp8.hpp emulation: 2^-127 below, NaN (or 0xfe with .satfinite) above"),
         "cvt.rz.satfinite.ue8m0x2.f32 %h1, %r1, %r2;",
+    ),
+    row(
+        "cvt",
+        "stochastic rounding .rs (.f16x2 .bf16x2 and the x4 forms)",
+        Unsupported("the PTX ISA shows how .rs applies the random bits only in a figure, not in its text, so results could not be made bit-exact"),
+        "cvt.rs.satfinite.e4m3x4.f32 %r1, {%r1, %r2, %r3, %r4}, %r1;",
     ),
     row("cvta", ".to.global.u64, .global.u64", Supported, "cvta.to.global.u64 %rd1, %rd2;"),
     row(

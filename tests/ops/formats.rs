@@ -712,3 +712,92 @@ fn fp6_and_fp4_conversions() {
     ];
     generated_for("8.8", "sm_100a", "fp6_fp4_cvt", slots, conversion_cases()).run();
 }
+
+/// UE8M0 (PTX ISA 9.2 §5.2.5: 8 exponent bits, bias 127, no sign, zero or infinity;
+/// NaN is 0xff) of `|x|`, rounded toward zero or up (§9.7.9.21, `.frnd3`): values below
+/// 2^-127 give 2^-127 (0), results above 2^127 and infinities give NaN or, with
+/// `.satfinite`, 2^127 — the behaviour CUDA's `cuda_fp8.hpp` emulates on the host.
+fn ue8m0(x: f32, up: bool, satfinite: bool) -> u64 {
+    if x.is_nan() {
+        return 0xff;
+    }
+    let r = if x.is_infinite() {
+        0xff
+    } else if x == 0.0 {
+        0
+    } else {
+        // |x| = f * 2^k with 1 <= f < 2, exactly, in f64.
+        let d = f64::from(x.abs());
+        let k = ((d.to_bits() >> 52) as i64) - 1023;
+        let power = d == 2f64.powi(k as i32);
+        let e = if up && !power { k + 1 } else { k };
+        (e + 127).clamp(0, 0xff) as u64
+    };
+    if satfinite && !x.is_nan() {
+        r.min(0xfe)
+    } else {
+        r
+    }
+}
+
+/// `.ue8m0x2` conversions (PTX ISA 8.6, sm_100a): to scale factors from f32 pairs and
+/// `.bf16x2`, and back to `.bf16x2` (2^(e - 127), 0xff a NaN).
+#[test]
+fn ue8m0_scale_factor_conversions() {
+    let mut slots = Vec::new();
+    for (mode, up) in [("rz", false), ("rp", true)] {
+        for satfinite in [false, true] {
+            let sat = if satfinite { ".satfinite" } else { "" };
+            slots.push(slot(format!("cvt.{mode}{sat}.ue8m0x2.f32 %d16, %a32, %b32"), move |x| {
+                let (a, b) = (f32::from_bits(x.a as u32), f32::from_bits(x.b as u32));
+                bits(ue8m0(a, up, satfinite) << 8 | ue8m0(b, up, satfinite))
+            }));
+            slots.push(slot(format!("cvt.{mode}{sat}.ue8m0x2.bf16x2 %d16, %b32"), move |x| {
+                let bf16 = |h: u64| f32::from_bits((h as u32 & 0xffff) << 16);
+                bits(ue8m0(bf16(x.b >> 16), up, satfinite) << 8 | ue8m0(bf16(x.b), up, satfinite))
+            }));
+        }
+    }
+    slots.push(slot("cvt.rn.bf16x2.ue8m0x2 %d32, %c16", |x| {
+        let lane = |e: u64| -> u64 {
+            if e == 0xff {
+                0x7fff
+            } else {
+                // 2^(e - 127) is exact in f32 (subnormal for e = 0); bf16 is its top half.
+                u64::from(2f32.powi(e as i32 - 127).to_bits() >> 16)
+            }
+        };
+        bits(lane(x.c >> 8 & 0xff) << 16 | lane(x.c & 0xff))
+    }));
+    let p = |e: i32| 2f32.powi(e);
+    let edges = [
+        0.0,
+        p(-127),
+        p(-127) * 1.5,
+        p(-126),
+        p(-126) * (1.0 + f32::EPSILON),
+        p(-149),
+        p(-128),
+        1.0,
+        1.0 + f32::EPSILON,
+        3.0,
+        p(127),
+        p(127) * (1.0 + f32::EPSILON),
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+        f32::from_bits(0x7f80_0001),
+        0.75,
+    ];
+    let mut cases = conversion_cases();
+    for (i, &x) in edges.iter().enumerate() {
+        for s in [1.0f32, -1.0] {
+            let y = edges[(i * 5 + 2) % edges.len()];
+            // b: an f32 pattern and, read as bf16x2, the top halves of two patterns.
+            let b = u64::from((x * s).to_bits() & 0xffff_0000 | (y.to_bits() >> 16));
+            cases.push(In::new(u64::from((x * s).to_bits()), b, i as u64 * 0x0101 + 0xfe00));
+        }
+    }
+    cases.extend((0..=255).map(|e| In::new(0, 0, e << 8 | (255 - e))));
+    generated_for("8.8", "sm_100a", "ue8m0_cvt", slots, cases).run();
+}

@@ -7,6 +7,11 @@
 //!   the format (`Narrow`) — correct for every rounding mode, with no f16 support needed;
 //! * `cvt` to and from `.f16`, `.bf16`, `.tf32` and the FP8 pairs `.e4m3x2`/`.e5m2x2`
 //!   with every rounding mode, `.relu` and `.satfinite`;
+//! * `cvt` to and from the UE8M0 scale factors `.ue8m0x2` (8 exponent bits, bias 127,
+//!   no sign, no zero, no infinity, NaN 0xff): `.rz` is the exponent of `|x|`, `.rp`
+//!   rounds it up when `|x|` is not a power of two, values below 2^-127 give 2^-127
+//!   (0), overflow and infinities give NaN or, with `.satfinite`, 2^127 (0xfe) — the
+//!   behaviour of the host emulation in CUDA's `cuda_fp8.hpp`;
 //! * directed rounding (`.rz`, `.rm`, `.rp`) of f32 `add`, `sub`, `mul`, `fma`/`mad` and
 //!   of `cvt` to f32, by the same round-to-odd-then-round scheme.
 
@@ -21,6 +26,10 @@ use crate::ir::{
 
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
+
+/// Why stochastic rounding (`.rs`) and the x4 forms that need it are rejected.
+const STOCHASTIC: &str = "the PTX ISA shows how `.rs` applies the random bits `rbits` only in \
+     a figure, not in its text, so results could not be made bit-exact";
 
 /// A type in a `cvt`: an ordinary operation type, or a narrow format with 1 or 2 lanes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,9 +72,10 @@ fn lane_bits(f: FloatFormat) -> u32 {
     }
 }
 
-/// Narrow float forms that are not implemented yet (UE8M0 and the x4 forms).
+/// Narrow float forms that are not implemented: the x4 forms, which exist only with
+/// stochastic rounding (`.rs`), and `.s2f6x2`.
 fn unimplemented_format(s: &str) -> bool {
-    matches!(s, ".ue8m0x2" | ".e4m3x4" | ".e5m2x4" | ".e2m3x4" | ".e3m2x4" | ".e2m1x4" | ".s2f6x2")
+    matches!(s, ".e4m3x4" | ".e5m2x4" | ".e2m3x4" | ".e3m2x4" | ".e2m1x4" | ".s2f6x2")
 }
 
 /// The half type of an arithmetic instruction with exactly one type.
@@ -222,6 +232,11 @@ impl Lowerer<'_> {
             {
                 Some(self.half_arith(op, i, m))
             }
+            "cvt" if has(m, ".rs") => {
+                let at = m.other.iter().find(|o| o.value == ".rs").map_or(i.span, |o| o.span);
+                Some(Err(unsupported(at, "`cvt.rs` (stochastic rounding)", STOCHASTIC)))
+            }
+            "cvt" if has(m, ".ue8m0x2") => Some(self.ue8m0_cvt(i, m)),
             "cvt" if narrow_cvt() => Some(self.narrow_cvt(i, m)),
             "cvt" if directed(m) => Some(self.directed_cvt(i, m)),
             "add" | "sub" | "mul" | "fma" | "mad" if directed(m) => {
@@ -345,11 +360,7 @@ impl Lowerer<'_> {
         for md in &i.modifiers {
             let s = md.value.as_str();
             if unimplemented_format(s) {
-                return Err(unsupported(
-                    md.span,
-                    &format!("`cvt` with `{s}`"),
-                    "UE8M0 scale factors and the stochastically rounded x4 forms are not implemented yet",
-                ));
+                return Err(unsupported(md.span, &format!("`cvt` with `{s}`"), STOCHASTIC));
             }
             let t = if let Some(f) = fp8_pair(s) {
                 CvtType::Narrow(f, 2)
@@ -364,6 +375,116 @@ impl Lowerer<'_> {
             out.push(Spanned::new(t, md.span));
         }
         Ok(out)
+    }
+
+    /// `cvt` to and from `.ue8m0x2` (PTX ISA 9.2 §9.7.9.21, §5.2.5): two f32 sources or
+    /// the two halves of a `.bf16x2` to a pair of scale factors (the first source, or
+    /// the upper half, in the upper byte), or a pair back to `.bf16x2`.
+    fn ue8m0_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".ue8m0x2", ".satfinite"])?;
+        let satfinite = has(m, ".satfinite");
+        let rounding = m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0);
+        let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
+        let to_ue8m0 = i.modifiers.iter().position(|md| md.value == ".ue8m0x2")
+            < i.modifiers.iter().position(|md| ScalarType::from_directive(&md.value).is_some());
+        if m.ftz || m.sat {
+            return Err(Diagnostic::error(span, "`.ue8m0x2` conversions take no `.ftz` or `.sat`"));
+        }
+        if !to_ue8m0 {
+            // cvt.rn.bf16x2.ue8m0x2 d, a: each byte to the bf16 2^(e - 127), NaN kept.
+            if types != [ScalarType::Bf16x2] || rounding != Some(Rounding::Nearest) || satfinite {
+                return Err(Diagnostic::error(
+                    span,
+                    "`.ue8m0x2` converts to `.bf16x2` only, as `cvt.rn.bf16x2.ue8m0x2`",
+                ));
+            }
+            if i.operands.len() != 2 {
+                return Err(Diagnostic::error(span, "this `cvt` takes 1 source"));
+            }
+            let dst = self.dst(&i.operands[0], OpTy::U(32), false)?;
+            let a = self.src(&i.operands[1], OpTy::U(16), false, span)?;
+            let mut e = Emit { l: self, span };
+            let a = e.cvt(OpTy::U(32), OpTy::U(16), a);
+            let mut lanes = Vec::new();
+            for k in 0..2 {
+                let byte = e.bfe(OpTy::U(32), a, 8 * k, 8);
+                let bits = e.bin(BinaryOp::Shl, OpTy::U(32), byte, Value::Imm(7));
+                let zero = e.cmp(CmpOp::Eq, OpTy::U(32), byte, Value::Imm(0));
+                let bits = e.sel(OpTy::U(32), zero, Value::Imm(0x40), bits);
+                let nan = e.cmp(CmpOp::Eq, OpTy::U(32), byte, Value::Imm(0xff));
+                let bits = e.sel(OpTy::U(32), nan, Value::Imm(0x7fff), bits);
+                lanes.push(e.cvt(OpTy::U(16), OpTy::U(32), bits));
+            }
+            let r = e.pack(16, lanes);
+            e.mov(OpTy::U(32), dst, r);
+            return Ok(());
+        }
+        let up = match rounding {
+            Some(Rounding::Zero) => false,
+            Some(Rounding::Up) => true,
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "conversions to `.ue8m0x2` need `.rz` or `.rp`",
+                ))
+            }
+        };
+        let dst = self.dst(&i.operands[0], OpTy::U(16), false)?;
+        // Each source as the high bits of an f32 pattern: (bits, mantissa width).
+        let (sources, mantissa) = match (types.as_slice(), i.operands.len()) {
+            ([ScalarType::F32], 3) => {
+                let a = self.src(&i.operands[1], F32, false, span)?;
+                let b = self.src(&i.operands[2], F32, false, span)?;
+                ([a, b], 23)
+            }
+            ([ScalarType::Bf16x2], 2) => {
+                let a = self.src(&i.operands[1], OpTy::U(32), false, span)?;
+                let mut e = Emit { l: self, span };
+                let hi = e.bin(BinaryOp::Shr, OpTy::U(32), a, Value::Imm(16));
+                let lo = e.and(OpTy::U(32), a, Value::Imm(0xffff));
+                ([hi, lo], 7)
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`",
+                ))
+            }
+        };
+        let mut e = Emit { l: self, span };
+        let u = OpTy::U(32);
+        let mut bytes = Vec::new();
+        for v in sources {
+            // The bits of the source (an f32 register or immediate, or a bf16 lane).
+            let bits = e.temp(u);
+            e.mov(u, bits, v);
+            let v = Value::Reg(bits);
+            let abs = e.and(u, v, Value::Imm((1 << (mantissa + 8)) - 1));
+            let inf = 0xffu64 << mantissa;
+            let mut r = e.bin(BinaryOp::Shr, u, abs, Value::Imm(mantissa));
+            if up {
+                // Up one unless |x| is a power of two, 2^-127 or less, or not finite.
+                let frac = e.and(u, abs, Value::Imm((1 << mantissa) - 1));
+                let inexact = e.cmp(CmpOp::Ne, u, frac, Value::Imm(0));
+                let above = e.cmp(CmpOp::Gt, u, abs, Value::Imm(1 << (mantissa - 1)));
+                let finite = e.cmp(CmpOp::Lt, u, abs, Value::Imm(inf));
+                let step = e.pred_and(inexact, above);
+                let step = e.pred_and(step, finite);
+                let one = e.sel(u, step, Value::Imm(1), Value::Imm(0));
+                r = e.add(u, r, one);
+            }
+            if satfinite {
+                let not_nan = e.cmp(CmpOp::Le, u, abs, Value::Imm(inf));
+                let max = e.bin(BinaryOp::Min, u, r, Value::Imm(0xfe));
+                r = e.sel(u, not_nan, max, r);
+            }
+            bytes.push(e.cvt(OpTy::U(8), u, r));
+        }
+        bytes.reverse();
+        let r = e.pack(8, bytes);
+        e.mov(OpTy::U(16), dst, r);
+        Ok(())
     }
 
     /// `cvt` with a narrow format on either side (PTX ISA 9.2 §9.7.9.21).
