@@ -679,7 +679,12 @@ fn pattern_matches(pattern: &str, s: &str) -> bool {
 
 /// Checks every instruction of `module` against the table, appending diagnostics.
 pub fn check_module(module: &Module, errors: &mut Vec<Diagnostic>) {
-    for item in &module.items {
+    check_items(&module.items, errors);
+}
+
+/// [`check_module`] for some of a module's items.
+pub fn check_items(items: &[Item], errors: &mut Vec<Diagnostic>) {
+    for item in items {
         if let Item::Function(Function { body: Some(body), .. }) = item {
             check_statements(body, errors);
         }

@@ -23,6 +23,7 @@ pub mod lexer;
 pub mod parser;
 pub mod printer;
 pub mod span;
+pub mod split;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use parser::{parse, parse_syntax};

@@ -22,10 +22,11 @@ use crate::span::{Ident, Name, Span, Spanned};
 /// Parses a whole PTX module and checks its instructions against the instruction
 /// table. Returns the module, or every error found, in source order.
 pub fn parse(src: &str) -> Result<Module, Diagnostics> {
-    let (module, mut errors) = parse_syntax(src);
+    let threads = crate::split::threads_for(src);
+    let (module, mut errors) = crate::split::parse_syntax_in_chunks(src, threads);
     // Instructions that parsed are checked even when others did not.
     let syntax_errors = errors.len();
-    crate::instructions::check_module(&module, &mut errors);
+    crate::split::check_module_in_chunks(&module, threads, &mut errors);
     if errors.len() > syntax_errors && syntax_errors > 0 {
         errors.sort_by_key(|d| d.span.start);
     }
@@ -37,20 +38,30 @@ pub fn parse(src: &str) -> Result<Module, Diagnostics> {
 }
 
 /// Parses a module without checking instructions against the instruction table: the
-/// (possibly partial) module and the syntax errors found.
+/// (possibly partial) module and the syntax errors found. Large modules are parsed in
+/// parallel ([`crate::split`]), with the same result as one sequential parse.
 pub fn parse_syntax(src: &str) -> (Module, Vec<Diagnostic>) {
+    crate::split::parse_syntax_in_chunks(src, crate::split::threads_for(src))
+}
+
+/// Parses `src[start..end]`, which must begin and end between module items, on one
+/// thread. Spans are offsets into the whole of `src`.
+pub(crate) fn parse_range(src: &str, start: usize, end: usize) -> (Module, Vec<Diagnostic>) {
     if src.len() > u32::MAX as usize {
         let d = Diagnostic::error(Span::default(), "PTX file larger than 4 GiB");
         return (Module::default(), vec![d]);
     }
+    let text = &src[..end];
+    let mut lexer = Tok::lexer(text);
+    lexer.bump(start);
     let mut p = Parser {
-        lexer: Tok::lexer(src),
+        lexer,
         ahead: VecDeque::with_capacity(8),
         prev: Span::default(),
         pos: 0,
         errors: Vec::new(),
-        src_len: src.len() as u32,
-        src,
+        src_len: end as u32,
+        src: text,
         in_call: false,
         in_section: false,
         scratch_mods: Vec::new(),

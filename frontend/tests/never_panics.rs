@@ -30,7 +30,10 @@ fn cases() -> u32 {
 }
 
 /// Parses `text`; when it parses, the printed module must parse back to the same AST.
+/// Parsing in chunks on several threads gives what one sequential parse gives.
 fn check(text: &str) {
+    use ptxvk_frontend::split::parse_syntax_in_chunks;
+    assert!(parse_syntax_in_chunks(text, 3) == parse_syntax_in_chunks(text, 1));
     if let Ok(m) = ptxvk_frontend::parse(text) {
         let printed = ptxvk_frontend::print(&m);
         let (again, errors) = ptxvk_frontend::parse_syntax(&printed);
@@ -173,5 +176,39 @@ proptest! {
     #[test]
     fn arbitrary_unicode(text in "\\PC{0,300}") {
         check(&text);
+    }
+}
+
+proptest! {
+    // Larger inputs: a tenth of the cases.
+    #![proptest_config(ProptestConfig {
+        cases: cases() / 10,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Several kernels in one module, mutated: cuts between (and, after mutation,
+    /// inside) items.
+    #[test]
+    fn mutated_multi_kernel_modules(
+        parts in proptest::collection::vec(0..3usize, 2..5),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, any::<prop::sample::Index>()), 0..4),
+    ) {
+        let mut text = CORPUS[0].to_string();
+        for p in parts {
+            let body = CORPUS[p];
+            let first = body.find(".visible").unwrap_or(0);
+            text.push_str(&body[first..]);
+        }
+        let mut bytes = text.into_bytes();
+        for (at, kind, piece) in edits {
+            let i = at.index(bytes.len());
+            match kind {
+                0 => { bytes.remove(i); }
+                1 => { bytes.insert(i, b"{};\n}."[piece.index(6)]); }
+                _ => { bytes.splice(i..i, b"\n}\n.reg .b32 %x;\n".iter().copied()); }
+            }
+        }
+        check(&String::from_utf8_lossy(&bytes));
     }
 }

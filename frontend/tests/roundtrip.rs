@@ -86,3 +86,29 @@ fn every_corpus_file_parses_and_round_trips() {
 fn span_free_blanks_spans_only() {
     assert_eq!(span_free(&"x 12..34 a1..2"), "\"x <span> a1..2\"");
 }
+
+/// A module of every compiler-generated file of `tests/kernels` (over 1 MiB, so that
+/// `parse` splits it) parses in chunks on several threads exactly as in one sequential
+/// parse, and the cuts fall between the files' kernels.
+#[test]
+fn chunked_parse_of_the_kernel_corpus_equals_the_sequential_parse() {
+    use ptxvk_frontend::split::{cuts, parse_syntax_in_chunks, PARALLEL_MIN_BYTES};
+    let mut files = Vec::new();
+    ptx_files(&tests_dir().join("kernels"), &mut files);
+    let mut text = String::new();
+    while text.len() < PARALLEL_MIN_BYTES + 1 {
+        for path in &files {
+            text.push_str(&std::fs::read_to_string(path).expect("read corpus file"));
+            text.push('\n');
+        }
+    }
+    let sequential = parse_syntax_in_chunks(&text, 1);
+    assert!(sequential.1.is_empty(), "{:?}", sequential.1.first());
+    for chunks in [2, 5, 16] {
+        assert_eq!(cuts(&text, chunks).len(), chunks - 1);
+        assert!(parse_syntax_in_chunks(&text, chunks) == sequential, "{chunks} chunks differ");
+    }
+    let (module, errors) = parse_syntax(&text);
+    assert!(errors.is_empty() && module == sequential.0);
+    assert!(parse(&text).is_ok());
+}
