@@ -158,6 +158,94 @@ fn warp_registers_reductions_match_and_elect() {
     }
 }
 
+/// `redux.sync.{min,max}{.abs}{.NaN}.f32` (PTX ISA 9.2 §9.7.13.7): NaN lanes ignored (a
+/// warp of NaNs gives the canonical NaN 0x7fffffff) or, with `.NaN`, making the result
+/// the canonical NaN; -0.0 below +0.0; `.abs` reduces absolute values.
+fn redux_f32_reference(bits: &[u32], min: bool, abs: bool, nan: bool) -> u32 {
+    let xs: Vec<f32> =
+        bits.iter().map(|&b| f32::from_bits(if abs { b & 0x7fff_ffff } else { b })).collect();
+    if xs.iter().all(|x| x.is_nan()) || (nan && xs.iter().any(|x| x.is_nan())) {
+        return 0x7fff_ffff;
+    }
+    let numbers = xs.iter().filter(|x| !x.is_nan());
+    let r = if min {
+        numbers.min_by(|a, b| a.total_cmp(b))
+    } else {
+        numbers.max_by(|a, b| a.total_cmp(b))
+    };
+    r.map_or(0x7fff_ffff, |x| x.to_bits())
+}
+
+#[test]
+fn redux_f32_min_max_abs_nan() {
+    if device().is_none() {
+        return;
+    }
+    let mut rng = Rng(23);
+    let specials = [
+        0x0000_0000u32,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0001,
+        0x0000_0001,
+        0x8000_0001,
+        0x3f80_0000,
+        0xbf80_0000,
+    ];
+    let (blocks, block) = (2u32, 80u32);
+    let n = (blocks * block) as usize;
+    let mut input: Vec<u32> = (0..n)
+        .map(|_| {
+            if rng.next_u32() % 3 == 0 {
+                specials[rng.next_u32() as usize % specials.len()]
+            } else {
+                rng.next_u32()
+            }
+        })
+        .collect();
+    // Block 0: warp 0 all NaN, warp 1 only zeros of both signs and one NaN.
+    for (k, x) in input[..32].iter_mut().enumerate() {
+        *x = if k % 2 == 0 { 0x7fc0_0000 } else { 0xff80_0001 + k as u32 };
+    }
+    for (k, x) in input[32..64].iter_mut().enumerate() {
+        *x = if k == 7 {
+            0x7f80_0001
+        } else if k % 3 == 0 {
+            0x8000_0000
+        } else {
+            0
+        };
+    }
+    // Block 1, warp 0: no NaN at all.
+    for x in &mut input[80..112] {
+        if f32::from_bits(*x).is_nan() {
+            *x = 0x4000_0000;
+        }
+    }
+    let input_i32: Vec<i32> = input.iter().map(|&x| x as i32).collect();
+    let got = run_ptx("redux_f32", "redux_f32", &input_i32, blocks, block, 4);
+    let mut want = Vec::with_capacity(4 * n);
+    for b in 0..blocks as usize {
+        for t in 0..block as usize {
+            let w = t / 32;
+            let lanes = (block as usize - 32 * w).min(32);
+            let first = b * block as usize + 32 * w;
+            let vs = &input[first..first + lanes];
+            want.extend([
+                redux_f32_reference(vs, true, false, false),
+                redux_f32_reference(vs, false, false, false),
+                redux_f32_reference(vs, true, true, true),
+                redux_f32_reference(vs, false, false, true),
+            ]);
+        }
+    }
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "thread {} word {}: got {g:#x}, want {w:#x}", k / 4, k % 4);
+    }
+}
+
 /// `shfl` and `vote` without `.sync` (PTX ISA before 6.0; `tests/ptx/warp/legacy.ptx`).
 #[test]
 fn legacy_shfl_and_vote() {
@@ -307,6 +395,7 @@ fn native_and_split_forms_validate() {
     let mut files = variants("warp");
     files.extend(variants("warp_divergent"));
     files.push(repo().join("tests/ptx/warp/collectives.ptx"));
+    files.push(repo().join("tests/ptx/warp/redux_f32.ptx"));
     for path in files {
         let text = std::fs::read_to_string(&path).expect("read PTX");
         let name = path.display().to_string();

@@ -11,9 +11,9 @@
 //!
 //! Prints MB/s and lines/s for the first parse of a process (what the `ptxvk` CLI does;
 //! measured in five fresh processes), then for repeated runs of lexing alone, lexing +
-//! parsing, the instruction-table check alone, and lexing + parsing + check (what
-//! `ptxvk_frontend::parse` does): the best and the median of several runs, and the
-//! process's peak resident set size.
+//! parsing (on every core, then on one thread), the instruction-table check alone, and
+//! lexing + parsing + check (what `ptxvk_frontend::parse` does): the best and the median
+//! of several runs, and the process's peak resident set size.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -74,6 +74,15 @@ fn main() {
         m
     });
     report("lex+parse", bytes, lines, &syntax.0);
+
+    // The same on one thread (`parse_syntax` cuts modules of 1 MiB or more into one
+    // chunk per core, `ptxvk_frontend::split`).
+    let one_thread = measure(|| {
+        let (m, errors) = ptxvk_frontend::split::parse_syntax_in_chunks(&module, 1);
+        assert!(errors.is_empty(), "the benchmark module must parse");
+        m
+    });
+    report("1 thread", bytes, lines, &one_thread.0);
 
     let parsed = ptxvk_frontend::parse(&module).expect("the benchmark module parses");
     let check = measure(|| {

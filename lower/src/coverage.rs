@@ -484,7 +484,7 @@ pub static ROWS: &[Row] = &[
         "red.global.add.u32 [%rd1], %r1;",
     ),
     row("redux", ".sync .add .min .max .and .or .xor on .u32 .s32 .b32", Emulated(WARP_HOW), "redux.sync.add.s32 %r1, %r2, 0xffffffff;"),
-    row("redux", ".sync .min .max .f32 {.abs} {.NaN}", Unsupported("only the integer forms are implemented"), "redux.sync.min.f32 %r1, %r2, 0xffffffff;"),
+    row("redux", ".sync .min .max .f32 {.abs} {.NaN}", Emulated("the warp exchange of the integer forms over keys that order floats totally (-0 below +0); NaN lanes map to the identity, or with .NaN to the absorbing end, which decodes to the canonical NaN"), "redux.sync.min.abs.NaN.f32 %r1, %r2, 0xffffffff;"),
     row("rem", ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "rem.s32 %r1, %r2, %r3;"),
     row("ret", "{.uni} in a kernel", Supported, "ret;"),
     row("rsqrt", ".approx{.ftz}.f32", Emulated(APPROX_HOW), "rsqrt.approx.f32 %r1, %r2;"),

@@ -20,7 +20,7 @@ use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{reject_other, unsupported, Lowerer, Mods};
+use super::{reject_other, Lowerer, Mods};
 use crate::ir::{
     Address, BinaryOp, CmpOp, Dim, InstKind, OpTy, Space, SpecialReg, SubgroupOp, Terminator,
     UnaryOp, Value, WarpMode,
@@ -442,15 +442,11 @@ impl Lowerer<'_> {
         let span = i.span;
         let op = [".add", ".min", ".max"].into_iter().find(|o| i.has_modifier(o));
         let bool_op = m.bool_op;
-        reject_other(m, &[".sync", ".add", ".min", ".max", ".aligned"])?;
         let ty = self.one_type(i, m)?;
         if ty.is_float() {
-            return Err(unsupported(
-                span,
-                "`redux.sync` on `.f32`",
-                "only the integer forms are implemented",
-            ));
+            return self.redux_f32(i, m, op);
         }
+        reject_other(m, &[".sync", ".add", ".min", ".max", ".aligned"])?;
         if ty.bits() != 32 {
             return Err(Diagnostic::error(span, "`redux.sync` takes 32-bit types"));
         }
@@ -482,6 +478,73 @@ impl Lowerer<'_> {
         let r = self.over_lanes(t, members, Combine::Reduce(bop, ty), Value::Imm(init), span);
         self.end_exchange(span);
         Emit { l: self, span }.mov(ty, d, r);
+        Ok(())
+    }
+
+    /// `redux.sync.{min,max}{.abs}{.NaN}.f32 d, a, membermask` (PTX ISA 9.2 §9.7.13.7):
+    /// reduced as unsigned integer keys that order floats totally (-0 below +0), with a
+    /// NaN lane mapped to the identity (ignored) or, under `.NaN`, to the absorbing end;
+    /// only NaNs map to either end, so a result there is the canonical NaN 0x7fffffff
+    /// (all lanes NaN, or any under `.NaN`).
+    fn redux_f32(
+        &mut self,
+        i: &ast::Instruction,
+        m: &Mods,
+        op: Option<&str>,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".sync", ".min", ".max", ".aligned", ".abs", ".NaN"])?;
+        let ty = self.one_type(i, m)?;
+        let min = match op {
+            Some(".min") if ty == OpTy::F(32) => true,
+            Some(".max") if ty == OpTy::F(32) => false,
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`redux.sync` on floats is `.min` or `.max` on `.f32`",
+                ))
+            }
+        };
+        let (abs, nan) = (i.has_modifier(".abs"), i.has_modifier(".NaN"));
+        let [d, a, mask] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(span, "`redux.sync` takes 3 operands"));
+        };
+        let d = self.dst(d, U32, false)?;
+        let a = self.src(a, U32, false, span)?;
+        let t = self.linear_tid(span);
+        let members = self.participants(t, Some(mask), span)?;
+        let (identity, absorbing) = if min { (u32::MAX, 0) } else { (0, u32::MAX) };
+        let mut e = Emit { l: self, span };
+        let bits = if abs { e.and(U32, a, Value::Imm(0x7fff_ffff)) } else { a };
+        // key = bits ^ 0x8000_0000 for a clear sign bit, !bits for a set one.
+        let sign = e.bin(BinaryOp::Shr, S32, bits, Value::Imm(31));
+        let flip = e.or(U32, sign, Value::Imm(0x8000_0000));
+        let key = e.bin(BinaryOp::Xor, U32, bits, flip);
+        let magnitude = e.and(U32, bits, Value::Imm(0x7fff_ffff));
+        let is_nan = e.cmp(CmpOp::Gt, U32, magnitude, Value::Imm(0x7f80_0000));
+        let nan_key = if nan { absorbing } else { identity };
+        let key = e.sel(U32, is_nan, Value::Imm(u64::from(nan_key)), key);
+        self.publish(key, span);
+        let bop = if min { BinaryOp::Min } else { BinaryOp::Max };
+        let r = self.over_lanes(
+            t,
+            members,
+            Combine::Reduce(bop, U32),
+            Value::Imm(u64::from(identity)),
+            span,
+        );
+        self.end_exchange(span);
+        let mut e = Emit { l: self, span };
+        let positive = e.and(U32, r, Value::Imm(0x8000_0000));
+        let positive = e.cmp(CmpOp::Ne, U32, positive, Value::Imm(0));
+        let from_positive = e.bin(BinaryOp::Xor, U32, r, Value::Imm(0x8000_0000));
+        let from_negative = e.not(U32, r);
+        let value = e.sel(U32, positive, from_positive, from_negative);
+        let low_end = e.cmp(CmpOp::Eq, U32, r, Value::Imm(0));
+        let high_end = e.cmp(CmpOp::Eq, U32, r, Value::Imm(u64::from(u32::MAX)));
+        let ends = e.pred_or(low_end, high_end);
+        let result = e.sel(U32, ends, Value::Imm(0x7fff_ffff), value);
+        e.mov(U32, d, result);
         Ok(())
     }
 
