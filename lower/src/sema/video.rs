@@ -349,21 +349,7 @@ impl Lowerer<'_> {
             }
         } else {
             let tb = e.part64(b, bty, bpos, blen);
-            match op {
-                "vadd" => e.add(S64, ta, tb),
-                "vsub" => e.bin(BinaryOp::Sub, S64, ta, tb),
-                "vabsdiff" => {
-                    let d = e.bin(BinaryOp::Sub, S64, ta, tb);
-                    e.un(UnaryOp::Abs, S64, d)
-                }
-                "vmin" => e.bin(BinaryOp::Min, S64, ta, tb),
-                "vmax" => e.bin(BinaryOp::Max, S64, ta, tb),
-                _ => {
-                    let cmp = cmp.unwrap_or(CmpOp::Eq);
-                    let p = e.cmp(cmp, S64, ta, tb);
-                    e.sel(S64, p, Value::Imm(1), Value::Imm(0))
-                }
-            }
+            e.video_primary(op, cmp, S64, ta, tb)
         };
         // optSaturate: the range of the destination type, or of its selected part.
         if m.sat {
@@ -550,27 +536,15 @@ impl Lowerer<'_> {
         for k in (0..lanes).filter(|&k| mask[k]) {
             let va = e.pool_element([a, b], asel[k], aty, lanes);
             let vb = e.pool_element([a, b], bsel[k], bty, lanes);
-            let mut t = match base {
-                "vadd" => e.add(S32, va, vb),
-                "vsub" => e.bin(BinaryOp::Sub, S32, va, vb),
-                "vavrg" => {
-                    // Halves rounded away from zero: (s + 1) >> 1 for s >= 0, s >> 1 below.
-                    let s = e.add(S32, va, vb);
-                    let nonneg = e.cmp(CmpOp::Ge, S32, s, Value::Imm(0));
-                    let up = e.sel(S32, nonneg, Value::Imm(1), Value::Imm(0));
-                    let s = e.add(S32, s, up);
-                    e.bin(BinaryOp::Shr, S32, s, Value::Imm(1))
-                }
-                "vabsdiff" => {
-                    let d = e.bin(BinaryOp::Sub, S32, va, vb);
-                    e.un(UnaryOp::Abs, S32, d)
-                }
-                "vmin" => e.bin(BinaryOp::Min, S32, va, vb),
-                "vmax" => e.bin(BinaryOp::Max, S32, va, vb),
-                _ => {
-                    let p = e.cmp(cmp.unwrap_or(CmpOp::Eq), S32, va, vb);
-                    e.sel(S32, p, Value::Imm(1), Value::Imm(0))
-                }
+            let mut t = if base == "vavrg" {
+                // Halves rounded away from zero: (s + 1) >> 1 for s >= 0, s >> 1 below.
+                let s = e.add(S32, va, vb);
+                let nonneg = e.cmp(CmpOp::Ge, S32, s, Value::Imm(0));
+                let up = e.sel(S32, nonneg, Value::Imm(1), Value::Imm(0));
+                let s = e.add(S32, s, up);
+                e.bin(BinaryOp::Shr, S32, s, Value::Imm(1))
+            } else {
+                e.video_primary(base, cmp, S32, va, vb)
             };
             if m.sat {
                 t = e.clamp32(t, dty.is_signed(), width);
@@ -589,6 +563,32 @@ impl Lowerer<'_> {
 }
 
 impl Emit<'_, '_> {
+    /// The primary operation of `vadd vsub vabsdiff vmin vmax` and of `vset` (with
+    /// `cmp`; 1 or 0), on values already extended to `ty`, which they cannot overflow.
+    fn video_primary(
+        &mut self,
+        op: &str,
+        cmp: Option<CmpOp>,
+        ty: OpTy,
+        a: Value,
+        b: Value,
+    ) -> Value {
+        match op {
+            "vadd" => self.add(ty, a, b),
+            "vsub" => self.bin(BinaryOp::Sub, ty, a, b),
+            "vabsdiff" => {
+                let d = self.bin(BinaryOp::Sub, ty, a, b);
+                self.un(UnaryOp::Abs, ty, d)
+            }
+            "vmin" => self.bin(BinaryOp::Min, ty, a, b),
+            "vmax" => self.bin(BinaryOp::Max, ty, a, b),
+            _ => {
+                let p = self.cmp(cmp.unwrap_or(CmpOp::Eq), ty, a, b);
+                self.sel(ty, p, Value::Imm(1), Value::Imm(0))
+            }
+        }
+    }
+
     /// `len` bits of the 32-bit `v` from `pos`, extended to 64 by the sign of `ty`
     /// (partSelectSignExtend of §9.7.16.1).
     fn part64(&mut self, v: Value, ty: OpTy, pos: u64, len: u64) -> Value {
