@@ -391,6 +391,12 @@ impl Lowerer<'_> {
         if m.ftz || m.sat {
             return Err(Diagnostic::error(span, "`.ue8m0x2` conversions take no `.ftz` or `.sat`"));
         }
+        if !(2..=3).contains(&i.operands.len()) {
+            return Err(Diagnostic::error(
+                span,
+                "`cvt` takes a destination and one or two sources",
+            ));
+        }
         if !to_ue8m0 {
             // cvt.rn.bf16x2.ue8m0x2 d, a: each byte to the bf16 2^(e - 127), NaN kept.
             if types != [ScalarType::Bf16x2] || rounding != Some(Rounding::Nearest) || satfinite {
@@ -431,7 +437,7 @@ impl Lowerer<'_> {
             }
         };
         let dst = self.dst(&i.operands[0], OpTy::U(16), false)?;
-        // Each source as the high bits of an f32 pattern: (bits, mantissa width).
+        // The sources' bit patterns and their mantissa width (f32: 23, bf16: 7).
         let (sources, mantissa) = match (types.as_slice(), i.operands.len()) {
             ([ScalarType::F32], 3) => {
                 let a = self.src(&i.operands[1], F32, false, span)?;
