@@ -1,6 +1,8 @@
 //! The whole compiler (parse → lower → structurize → SPIR-V) never panics on damaged
 //! input, and whatever it accepts is valid SPIR-V: random mutations of real compiler
 //! output either produce diagnostics or a module that passes spirv-val.
+//!
+//! For a longer run: `PTXVK_FUZZ_CASES=20000 cargo test --release --test compiler_robustness`.
 
 use proptest::prelude::*;
 
@@ -9,7 +11,16 @@ const CORPUS: &[&str] = &[
     include_str!("kernels/int64_ops.clang.sm_70.ptx"),
     include_str!("kernels/collatz.nvrtc.compute_70.ptx"),
     include_str!("kernels/saxpy.nvcc.sm_90.ptx"),
+    include_str!("kernels/simd_video.nvcc.sm_90.ptx"),
+    include_str!("kernels/warp_divergent.nvcc.sm_80.ptx"),
+    include_str!("ptx/warp/redux_f32.ptx"),
+    include_str!("ptx/warp/collectives.ptx"),
 ];
+
+/// Cases per run: `PTXVK_FUZZ_CASES` (default 400), as in the front end's fuzz tests.
+fn cases() -> u32 {
+    std::env::var("PTXVK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
+}
 
 /// Line-level edits keep most of the file well formed, so mutants reach lowering and
 /// code generation instead of stopping at the parser.
@@ -46,7 +57,7 @@ fn mutate(text: &str, edits: &[(prop::sample::Index, u8, prop::sample::Index)]) 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn mutants_give_diagnostics_or_valid_spirv(
