@@ -20,6 +20,10 @@
 //! replaced by `sign(a) * 2^40`, which has the same low 32 bits (zero) and the same side
 //! of every clamp bound and of every 33-bit `c`, so saturation, `.min`, `.max`, `.add`
 //! and the merge see what the exact value would give.
+//!
+//! Other corners the ISA leaves open: `vmad` negating both the product and `c` is
+//! rejected, as ptxas rejects it; a scalar form given `c` without `.add/.min/.max` or a
+//! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
