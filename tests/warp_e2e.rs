@@ -64,6 +64,32 @@ fn bytes(v: &[i32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// A launch of `blocks` × `block` threads of a kernel `(const int* in, int n, int*
+/// out, …)` with n = `input.len()`: one zeroed `int` buffer of each size in
+/// `out_bytes`, and the expected contents of some arguments by index.
+fn int_case(
+    blocks: usize,
+    block: usize,
+    input: &[i32],
+    out_bytes: &[usize],
+    expected: Vec<(usize, Vec<u8>)>,
+) -> Case {
+    let mut args = vec![
+        SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(input) },
+        SpecArg::Value((input.len() as i32).to_le_bytes().to_vec()),
+    ];
+    args.extend(
+        out_bytes.iter().map(|&b| SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; b] }),
+    );
+    Case {
+        grid: [blocks as u32, 1, 1],
+        block: [block as u32, 1, 1],
+        shared_bytes: 0,
+        args,
+        expected,
+    }
+}
+
 #[test]
 fn warp_intrinsics_in_uniform_code_for_every_block_size() {
     let mut rng = Rng(17);
@@ -72,17 +98,8 @@ fn warp_intrinsics_in_uniform_code_for_every_block_size() {
     {
         let mut input: Vec<i32> = (0..n).map(|_| (rng.next_u32() % 2000) as i32 - 300).collect();
         input[0] = i32::MAX;
-        let case = Case {
-            grid: [blocks as u32, 1, 1],
-            block: [block as u32, 1, 1],
-            shared_bytes: 0,
-            args: vec![
-                SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
-                SpecArg::Value((n as i32).to_le_bytes().to_vec()),
-                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 36 * n] },
-            ],
-            expected: vec![(2, bytes(&reference(&input, n, blocks, block)))],
-        };
+        let expected = vec![(2, bytes(&reference(&input, n, blocks, block)))];
+        let case = int_case(blocks, block, &input, &[36 * n], expected);
         run_all_variants("warp", |_| "warp_ops".to_string(), ElemType::S32, &case);
     }
 }
@@ -304,18 +321,8 @@ fn warp_collectives_in_divergent_control_flow() {
                 }
             }
         }
-        let case = Case {
-            grid: [blocks as u32, 1, 1],
-            block: [block as u32, 1, 1],
-            shared_bytes: 0,
-            args: vec![
-                SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
-                SpecArg::Value((n as i32).to_le_bytes().to_vec()),
-                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 12 * n] },
-                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 4 * blocks] },
-            ],
-            expected: vec![(2, bytes(&out)), (3, bytes(&block_out))],
-        };
+        let expected = vec![(2, bytes(&out)), (3, bytes(&block_out))];
+        let case = int_case(blocks, block, &input, &[12 * n, 4 * blocks], expected);
         run_all_variants("warp_divergent", |_| "divergent".to_string(), ElemType::S32, &case);
 
         // `early`: the lanes with i < n, a prefix of each warp.
@@ -327,17 +334,7 @@ fn warp_collectives_in_divergent_control_flow() {
             early[2 * i] = odd;
             early[2 * i + 1] = input[base];
         }
-        let case = Case {
-            grid: [blocks as u32, 1, 1],
-            block: [block as u32, 1, 1],
-            shared_bytes: 0,
-            args: vec![
-                SpecArg::Buffer { ty: ElemType::S32, bytes: bytes(&input) },
-                SpecArg::Value((n as i32).to_le_bytes().to_vec()),
-                SpecArg::Buffer { ty: ElemType::S32, bytes: vec![0; 8 * n] },
-            ],
-            expected: vec![(2, bytes(&early))],
-        };
+        let case = int_case(blocks, block, &input, &[8 * n], vec![(2, bytes(&early))]);
         run_all_variants("warp_divergent", |_| "early".to_string(), ElemType::S32, &case);
     }
 }

@@ -40,7 +40,9 @@ pub fn parse_syntax_in_chunks(src: &str, chunks: usize) -> (Module, Vec<Diagnost
     bounds.push(0);
     bounds.extend(&cuts);
     bounds.push(src.len());
-    let parts: Vec<(Module, Vec<Diagnostic>)> = std::thread::scope(|scope| {
+    // `None` when a parser thread panicked (a bug): parse sequentially, so that the
+    // caller gets a result (or the panic) from one thread.
+    let parts: Option<Vec<(Module, Vec<Diagnostic>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = bounds[1..]
             .windows(2)
             .map(|w| {
@@ -48,20 +50,13 @@ pub fn parse_syntax_in_chunks(src: &str, chunks: usize) -> (Module, Vec<Diagnost
                 scope.spawn(move || parse_range(src, start, end))
             })
             .collect();
-        let mut parts = vec![parse_range(src, bounds[0], bounds[1])];
-        for h in handles {
-            match h.join() {
-                Ok(part) => parts.push(part),
-                // A panicking parser thread is a bug; parse sequentially so that the
-                // caller gets a result (or the panic) from one thread.
-                Err(_) => return Vec::new(),
-            }
-        }
-        parts
+        let first = parse_range(src, bounds[0], bounds[1]);
+        let rest: Option<Vec<_>> = handles.into_iter().map(|h| h.join().ok()).collect();
+        rest.map(|rest| std::iter::once(first).chain(rest).collect())
     });
-    if parts.len() != bounds.len() - 1 || parts.iter().any(|(_, errors)| !errors.is_empty()) {
+    let Some(parts) = parts.filter(|p| p.iter().all(|(_, errors)| errors.is_empty())) else {
         return parse_range(src, 0, src.len());
-    }
+    };
     let mut module = Module::default();
     for (part, _) in parts {
         // What a sequential parse does as it meets each header directive.
@@ -102,7 +97,8 @@ pub fn check_module_in_chunks(module: &Module, threads: usize, errors: &mut Vec<
         }
     }
     ranges.push(start..items.len());
-    let found: Vec<Vec<Diagnostic>> = std::thread::scope(|scope| {
+    // `None` when a thread panicked (a bug): the check then runs again on this thread.
+    let found: Option<Vec<Vec<Diagnostic>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = ranges[1..]
             .iter()
             .map(|r| {
@@ -116,14 +112,12 @@ pub fn check_module_in_chunks(module: &Module, threads: usize, errors: &mut Vec<
             .collect();
         let mut first = Vec::new();
         crate::instructions::check_items(&items[ranges[0].clone()], &mut first);
-        let mut all = vec![first];
-        all.extend(handles.into_iter().map(|h| h.join().unwrap_or_default()));
-        all
+        let rest: Option<Vec<_>> = handles.into_iter().map(|h| h.join().ok()).collect();
+        rest.map(|rest| std::iter::once(first).chain(rest).collect())
     });
-    if found.len() == ranges.len() {
-        errors.extend(found.into_iter().flatten());
-    } else {
-        crate::instructions::check_items(items, errors);
+    match found {
+        Some(found) => errors.extend(found.into_iter().flatten()),
+        None => crate::instructions::check_items(items, errors),
     }
 }
 

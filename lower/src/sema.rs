@@ -743,15 +743,9 @@ impl Lowerer<'_> {
             return;
         };
         for n in &v.names {
-            if n.init.is_some() {
-                self.errors.push(Diagnostic::error(
-                    n.name.span,
-                    "`.local` variables cannot have initializers",
-                ));
+            let Some((elem, align)) = self.element_layout(v, scalar, n, "`.local`") else {
                 continue;
-            }
-            let elem = scalar.bytes() * v.vector.unwrap_or(1);
-            let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
+            };
             let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
             let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
             let Some(size) = size.filter(|&s| s <= 1 << 20) else {
@@ -764,6 +758,26 @@ impl Lowerer<'_> {
                 scope.insert(n.name.value.clone(), Symbol::Local(offset));
             }
         }
+    }
+
+    /// The element size and alignment of name `n` of a `.local` or `.shared` declaration
+    /// `v`, or `None` when it has an initializer, which neither space allows (reported).
+    fn element_layout(
+        &mut self,
+        v: &ast::VarDecl,
+        scalar: ScalarType,
+        n: &ast::DeclName,
+        space: &str,
+    ) -> Option<(u32, u32)> {
+        if n.init.is_some() {
+            self.errors.push(Diagnostic::error(
+                n.name.span,
+                format!("{space} variables cannot have initializers"),
+            ));
+            return None;
+        }
+        let elem = scalar.bytes() * v.vector.unwrap_or(1);
+        Some((elem, v.align.as_ref().map_or(elem, |a| a.value).max(1)))
     }
 
     /// Places every `.shared` variable of `stmts` (nested blocks included) in the
@@ -789,15 +803,9 @@ impl Lowerer<'_> {
             return;
         };
         for n in &v.names {
-            if n.init.is_some() {
-                self.errors.push(Diagnostic::error(
-                    n.name.span,
-                    "`.shared` variables cannot have initializers",
-                ));
+            let Some((elem, align)) = self.element_layout(v, scalar, n, "`.shared`") else {
                 continue;
-            }
-            let elem = scalar.bytes() * v.vector.unwrap_or(1);
-            let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
+            };
             if v.linkage == Some(ast::Linkage::Extern) || n.dims.contains(&None) {
                 if n.dims.len() != 1 {
                     self.errors.push(Diagnostic::error(
@@ -1325,26 +1333,23 @@ impl Lowerer<'_> {
             return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
         }
         m.allow(op, modifier_categories(op))?;
-        if let Some(result) = self.atomic(op, i, m) {
-            return result;
-        }
-        if let Some(result) = self.stack(op, i, m) {
-            return result;
-        }
-        if let Some(result) = self.warp(op, i, m) {
-            return result;
-        }
-        if let Some(result) = self.approx(op, i, m) {
-            return result;
-        }
-        if let Some(result) = self.float_formats(op, i, m) {
-            return result;
-        }
-        if let Some(result) = self.expand(op, i, m) {
-            return result;
-        }
-        if let Some(result) = self.video(op, i, m) {
-            return result;
+        // The lowerings of the `sema` submodules, each `None` for the instructions it
+        // does not handle; the first to handle one wins.
+        type Lowering<'m> =
+            fn(&mut Lowerer<'m>, &str, &ast::Instruction, &Mods) -> Option<Result<(), Diagnostic>>;
+        let lowerings: [Lowering<'_>; 7] = [
+            Self::atomic,
+            Self::stack,
+            Self::warp,
+            Self::approx,
+            Self::float_formats,
+            Self::expand,
+            Self::video,
+        ];
+        for lower in lowerings {
+            if let Some(result) = lower(self, op, i, m) {
+                return result;
+            }
         }
         let span = i.span;
         let ops = i.operands.as_slice();

@@ -51,13 +51,6 @@ impl Lowerer<'_> {
                  without waiting (producer/consumer named barriers) has no equivalent",
             ));
         }
-        if i.has_modifier(".warp") {
-            return Err(unsupported(
-                span,
-                "`bar.warp.sync`",
-                "warp-level synchronization needs the warp model, which is not implemented yet",
-            ));
-        }
         if i.has_modifier(".red") {
             return self.barrier_reduction(op, i, m);
         }

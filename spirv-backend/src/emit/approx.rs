@@ -316,30 +316,21 @@ impl FnEmitter<'_> {
         let q = self.b.convert_f_to_s(it, None, q)?;
         let r2 = self.fmul(r, r)?;
         // sin r = r (1 - r^2/3! + r^4/5! - …), cos r = 1 - r^2/2! + r^4/4! - …
-        let sin_c: Vec<f64> = (0..9)
-            .rev()
-            .map(|j| {
-                let n = 2 * j + 1;
-                let f: f64 = (1..=n).map(|i| i as f64).product();
-                if j % 2 == 0 {
-                    1.0 / f
-                } else {
-                    -1.0 / f
-                }
-            })
-            .collect();
-        let cos_c: Vec<f64> = (0..10)
-            .rev()
-            .map(|j| {
-                let n = 2 * j;
-                let f: f64 = (1..=n).map(|i| i as f64).product();
-                if j % 2 == 0 {
-                    1.0 / f
-                } else {
-                    -1.0 / f
-                }
-            })
-            .collect();
+        // Taylor coefficients (-1)^j / (2j + first)!, highest power first for Horner.
+        let taylor = |terms: u32, first: u32| -> Vec<f64> {
+            (0..terms)
+                .rev()
+                .map(|j| {
+                    let f: f64 = (1..=2 * j + first).map(f64::from).product();
+                    if j % 2 == 0 {
+                        1.0 / f
+                    } else {
+                        -1.0 / f
+                    }
+                })
+                .collect()
+        };
+        let (sin_c, cos_c) = (taylor(9, 1), taylor(10, 0));
         let sp = self.horner(r2, &sin_c)?;
         let s = self.fmul(r, sp)?;
         let c = self.horner(r2, &cos_c)?;

@@ -14,8 +14,76 @@ const U64: Scalar = Scalar::Int(64);
 const U32: Scalar = Scalar::Int(32);
 
 impl FnEmitter<'_> {
-    fn k64(&mut self, v: u64) -> Word {
+    pub(super) fn k64(&mut self, v: u64) -> Word {
         self.konst(U64, v)
+    }
+
+    /// The increment (a 64-bit 0 or 1) that rounds a magnitude truncated to `q` by
+    /// `rounding` (IEEE 754 §4.3): `round_bit` is whether the first bit shifted out is
+    /// set, `rest` whether any bit below it is, `negative` the sign. Every rounding of
+    /// this crate decides here: narrow formats, integers to floats, and soft f64.
+    pub(super) fn round_increment(
+        &mut self,
+        rounding: Rounding,
+        q: Word,
+        round_bit: Word,
+        rest: Word,
+        negative: Word,
+    ) -> R<Word> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let (zero, one) = (self.k64(0), self.k64(1));
+        let inexact = self.b.logical_or(bt, None, round_bit, rest)?;
+        let inc = match rounding {
+            // Up from above the midpoint, and from the midpoint to an even result.
+            Rounding::Nearest => {
+                let q_low = self.b.bitwise_and(it, None, q, one)?;
+                let odd = self.b.i_equal(bt, None, q_low, one)?;
+                let above_or_odd = self.b.logical_or(bt, None, rest, odd)?;
+                self.b.logical_and(bt, None, round_bit, above_or_odd)?
+            }
+            Rounding::NearestAway => round_bit,
+            Rounding::Zero => self.b.constant_false(bt),
+            Rounding::Up => {
+                let positive = self.b.logical_not(bt, None, negative)?;
+                self.b.logical_and(bt, None, positive, inexact)?
+            }
+            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
+        };
+        Ok(self.b.select(it, None, inc, one, zero)?)
+    }
+
+    /// What a result past the largest finite value `max` becomes when nothing clamps
+    /// it: infinity (`inf`), or `max` when `rounding` goes toward zero for the sign.
+    pub(super) fn overflow_value(
+        &mut self,
+        rounding: Rounding,
+        negative: Word,
+        max: Word,
+        inf: Word,
+    ) -> R<Word> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let toward_zero = match rounding {
+            Rounding::Zero => self.b.constant_true(bt),
+            Rounding::Down => self.b.logical_not(bt, None, negative)?,
+            Rounding::Up => negative,
+            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
+        };
+        Ok(self.b.select(it, None, toward_zero, max, inf)?)
+    }
+
+    /// The round bit and the bits below it of `rem`, the bits shifted out, whose first
+    /// bit has the value `half` (at least 1): `rem >= half` and `rem & (half - 1) != 0`.
+    fn split_remainder(&mut self, rem: Word, half: Word) -> R<(Word, Word)> {
+        let it = self.ty(U64);
+        let bt = self.ty(Scalar::Bool);
+        let (zero, one) = (self.k64(0), self.k64(1));
+        let round_bit = self.b.u_greater_than_equal(bt, None, rem, half)?;
+        let below_mask = self.b.i_sub(it, None, half, one)?;
+        let below = self.b.bitwise_and(it, None, rem, below_mask)?;
+        let rest = self.b.i_not_equal(bt, None, below, zero)?;
+        Ok((round_bit, rest))
     }
 
     /// `InstKind::Narrow`: rounds the f32/f64 bit pattern `src` to `to`, with the
@@ -95,25 +163,8 @@ impl FnEmitter<'_> {
         let shift1 = self.b.i_sub(it, None, shift, one)?;
         let half = self.b.shift_left_logical(it, None, one, shift1)?;
         let negative = self.b.i_equal(bt, None, sign, one)?;
-        let inexact = self.b.i_not_equal(bt, None, rem, zero)?;
-        let inc = match rounding {
-            Rounding::Nearest => {
-                let above = self.b.u_greater_than(bt, None, rem, half)?;
-                let tie = self.b.i_equal(bt, None, rem, half)?;
-                let q_low = self.b.bitwise_and(it, None, q, one)?;
-                let odd = self.b.i_equal(bt, None, q_low, one)?;
-                let tie_odd = self.b.logical_and(bt, None, tie, odd)?;
-                self.b.logical_or(bt, None, above, tie_odd)?
-            }
-            Rounding::NearestAway => self.b.u_greater_than_equal(bt, None, rem, half)?,
-            Rounding::Zero => self.b.constant_false(bt),
-            Rounding::Up => {
-                let positive = self.b.logical_not(bt, None, negative)?;
-                self.b.logical_and(bt, None, positive, inexact)?
-            }
-            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
-        };
-        let inc = self.b.select(it, None, inc, one, zero)?;
+        let (round_bit, rest) = self.split_remainder(rem, half)?;
+        let inc = self.round_increment(rounding, q, round_bit, rest, negative)?;
         let mt_k = self.k64(u64::from(mt));
         let placed = self.b.shift_left_logical(it, None, base, mt_k)?;
         let r = self.b.i_add(it, None, placed, q)?;
@@ -125,15 +176,9 @@ impl FnEmitter<'_> {
         let max_k = self.k64(max);
         let inf_k = self.k64(max + 1);
         let overflow = self.b.u_greater_than(bt, None, r, max_k)?;
-        let toward_zero = match rounding {
-            Rounding::Zero => self.b.constant_true(bt),
-            Rounding::Down => self.b.logical_not(bt, None, negative)?,
-            Rounding::Up => negative,
-            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
-        };
         let clamps = satfinite || !to.has_infinity();
         let over_value =
-            if clamps { max_k } else { self.b.select(it, None, toward_zero, max_k, inf_k)? };
+            if clamps { max_k } else { self.overflow_value(rounding, negative, max_k, inf_k)? };
         let r = self.b.select(it, None, overflow, over_value, r)?;
         let inf_value = if clamps { max_k } else { inf_k };
         let r = self.b.select(it, None, is_inf, inf_value, r)?;
@@ -232,29 +277,8 @@ impl FnEmitter<'_> {
         let rs1 = self.b.i_sub(it, None, rshift, one)?;
         let rs1 = self.b.select(it, None, has_rem, rs1, zero)?;
         let half = self.b.shift_left_logical(it, None, one, rs1)?;
-        let inexact = self.b.i_not_equal(bt, None, rem, zero)?;
-        let inc = match rounding {
-            Rounding::Nearest => {
-                let above = self.b.u_greater_than(bt, None, rem, half)?;
-                let tie = self.b.i_equal(bt, None, rem, half)?;
-                let tie = self.b.logical_and(bt, None, tie, inexact)?;
-                let q_low = self.b.bitwise_and(it, None, q, one)?;
-                let odd = self.b.i_equal(bt, None, q_low, one)?;
-                let tie_odd = self.b.logical_and(bt, None, tie, odd)?;
-                self.b.logical_or(bt, None, above, tie_odd)?
-            }
-            Rounding::NearestAway => {
-                let ge = self.b.u_greater_than_equal(bt, None, rem, half)?;
-                self.b.logical_and(bt, None, ge, inexact)?
-            }
-            Rounding::Zero => self.b.constant_false(bt),
-            Rounding::Up => {
-                let positive = self.b.logical_not(bt, None, negative)?;
-                self.b.logical_and(bt, None, positive, inexact)?
-            }
-            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
-        };
-        let inc = self.b.select(it, None, inc, one, zero)?;
+        let (round_bit, rest) = self.split_remainder(rem, half)?;
+        let inc = self.round_increment(rounding, q, round_bit, rest, negative)?;
         // Biased exponent minus one, placed above the mantissa; q carries the hidden bit.
         let bias_m1 = self.k64((to.bias() - 1) as u64);
         let base = self.b.i_add(it, None, top, bias_m1)?;
@@ -265,13 +289,7 @@ impl FnEmitter<'_> {
         let max_k = self.k64(max);
         let inf_k = self.k64(max + 1);
         let overflow = self.b.u_greater_than(bt, None, r, max_k)?;
-        let toward_zero = match rounding {
-            Rounding::Zero => self.b.constant_true(bt),
-            Rounding::Down => self.b.logical_not(bt, None, negative)?,
-            Rounding::Up => negative,
-            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
-        };
-        let over = self.b.select(it, None, toward_zero, max_k, inf_k)?;
+        let over = self.overflow_value(rounding, negative, max_k, inf_k)?;
         let r = self.b.select(it, None, overflow, over, r)?;
         let is_zero = self.b.i_equal(bt, None, mag, zero)?;
         let r = self.b.select(it, None, is_zero, zero, r)?;

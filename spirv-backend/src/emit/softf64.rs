@@ -19,10 +19,6 @@ const U64: Scalar = Scalar::Int(64);
 const U32: Scalar = Scalar::Int(32);
 
 impl FnEmitter<'_> {
-    fn c64(&mut self, v: u64) -> Word {
-        self.konst(U64, v)
-    }
-
     fn sel(&mut self, c: Word, a: Word, b: Word) -> R<Word> {
         let it = self.ty(U64);
         Ok(self.b.select(it, None, c, a, b)?)
@@ -31,7 +27,7 @@ impl FnEmitter<'_> {
     /// min(x, limit) for unsigned 64-bit x.
     fn umin(&mut self, x: Word, limit: u64) -> R<Word> {
         let bt = self.ty(Scalar::Bool);
-        let k = self.c64(limit);
+        let k = self.k64(limit);
         let over = self.b.u_greater_than(bt, None, x, k)?;
         self.sel(over, k, x)
     }
@@ -41,7 +37,7 @@ impl FnEmitter<'_> {
         let it = self.ty(U64);
         let ut = self.ty(U32);
         let bt = self.ty(Scalar::Bool);
-        let k32 = self.c64(32);
+        let k32 = self.k64(32);
         let hi = self.b.shift_right_logical(it, None, x, k32)?;
         let hi32 = self.b.u_convert(ut, None, hi)?;
         let lo32 = self.b.u_convert(ut, None, x)?;
@@ -57,7 +53,7 @@ impl FnEmitter<'_> {
         let zh = self.b.u_convert(it, None, zh)?;
         let zl = self.b.u_convert(it, None, zl)?;
         let zl = self.b.i_add(it, None, zl, k32)?;
-        let zero = self.c64(0);
+        let zero = self.k64(0);
         let hi_zero = self.b.i_equal(bt, None, hi, zero)?;
         self.sel(hi_zero, zl, zh)
     }
@@ -67,9 +63,9 @@ impl FnEmitter<'_> {
         let bt = self.ty(Scalar::Bool);
         let zh = self.clz64(h)?;
         let zl = self.clz64(l)?;
-        let k64 = self.c64(64);
+        let k64 = self.k64(64);
         let zl = self.b.i_add(it, None, zl, k64)?;
-        let zero = self.c64(0);
+        let zero = self.k64(0);
         let h_zero = self.b.i_equal(bt, None, h, zero)?;
         self.sel(h_zero, zl, zh)
     }
@@ -78,8 +74,8 @@ impl FnEmitter<'_> {
     fn shl128(&mut self, h: Word, l: Word, n: Word) -> R<(Word, Word)> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let k64 = self.c64(64);
-        let zero = self.c64(0);
+        let k64 = self.k64(64);
+        let zero = self.k64(0);
         let small = self.b.u_less_than(bt, None, n, k64)?;
         let na = self.umin(n, 63)?;
         let inv = self.b.i_sub(it, None, k64, na)?;
@@ -100,10 +96,10 @@ impl FnEmitter<'_> {
     fn shr128_sticky(&mut self, h: Word, l: Word, n: Word) -> R<(Word, Word, Word)> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let k64 = self.c64(64);
-        let k128 = self.c64(128);
-        let zero = self.c64(0);
-        let one = self.c64(1);
+        let k64 = self.k64(64);
+        let k128 = self.k64(128);
+        let zero = self.k64(0);
+        let one = self.k64(1);
         // n < 64.
         let na = self.umin(n, 63)?;
         let inv = self.b.i_sub(it, None, k64, na)?;
@@ -142,8 +138,8 @@ impl FnEmitter<'_> {
     fn mul53(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let k32 = self.c64(32);
-        let m32 = self.c64(0xffff_ffff);
+        let k32 = self.k64(32);
+        let m32 = self.k64(0xffff_ffff);
         let ah = self.b.shift_right_logical(it, None, a, k32)?;
         let al = self.b.bitwise_and(it, None, a, m32)?;
         let bh = self.b.shift_right_logical(it, None, b, k32)?;
@@ -156,8 +152,8 @@ impl FnEmitter<'_> {
         let mid_lo = self.b.shift_left_logical(it, None, mid, k32)?;
         let lo = self.b.i_add(it, None, ll, mid_lo)?;
         let carry = self.b.u_less_than(bt, None, lo, ll)?;
-        let one = self.c64(1);
-        let zero = self.c64(0);
+        let one = self.k64(1);
+        let zero = self.k64(0);
         let carry = self.sel(carry, one, zero)?;
         let mid_hi = self.b.shift_right_logical(it, None, mid, k32)?;
         let hi = self.b.i_add(it, None, hh, mid_hi)?;
@@ -180,48 +176,32 @@ impl FnEmitter<'_> {
     ) -> R<Word> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let zero = self.c64(0);
-        let one = self.c64(1);
-        let inf = self.c64(0x7ff0_0000_0000_0000);
-        let k52 = self.c64(52);
-        let k63 = self.c64(63);
+        let zero = self.k64(0);
+        let one = self.k64(1);
+        let inf = self.k64(0x7ff0_0000_0000_0000);
+        let k52 = self.k64(52);
+        let k63 = self.k64(63);
         let lz = self.clz128(xh, xl)?;
         let lz = self.umin(lz, 127)?;
         let (xh, xl) = self.shl128(xh, xl, lz)?;
         let exp = self.b.i_sub(it, None, exp, lz)?;
         // Biased exponent of the leading bit: exp + 127 + 1023.
-        let k1150 = self.c64(1150);
+        let k1150 = self.k64(1150);
         let biased = self.b.i_add(it, None, exp, k1150)?;
         let under = self.b.i_sub(it, None, one, biased)?;
         let under_pos = self.b.s_greater_than(bt, None, under, zero)?;
         let under = self.sel(under_pos, under, zero)?;
-        let k75 = self.c64(75);
+        let k75 = self.k64(75);
         let t = self.b.i_add(it, None, k75, under)?;
-        let (_, q, lost) = self.shr128_sticky(xh, xl, t)?;
+        let (_, q, _) = self.shr128_sticky(xh, xl, t)?;
         // The rounding bit is bit t-1; the rest below it and the earlier sticky bit.
         let t1 = self.b.i_sub(it, None, t, one)?;
         let (_, rl, below) = self.shr128_sticky(xh, xl, t1)?;
         let round_bit = self.b.bitwise_and(it, None, rl, one)?;
         let round_bit = self.b.i_equal(bt, None, round_bit, one)?;
         let rest = self.b.logical_or(bt, None, below, sticky)?;
-        let inexact = self.b.logical_or(bt, None, lost, sticky)?;
         let negative = self.b.i_equal(bt, None, sign, one)?;
-        let inc = match rounding {
-            Rounding::Nearest => {
-                let lsb = self.b.bitwise_and(it, None, q, one)?;
-                let odd = self.b.i_equal(bt, None, lsb, one)?;
-                let tie_or_more = self.b.logical_or(bt, None, rest, odd)?;
-                self.b.logical_and(bt, None, round_bit, tie_or_more)?
-            }
-            Rounding::NearestAway => round_bit,
-            Rounding::Zero => self.b.constant_false(bt),
-            Rounding::Up => {
-                let pos = self.b.logical_not(bt, None, negative)?;
-                self.b.logical_and(bt, None, pos, inexact)?
-            }
-            Rounding::Down => self.b.logical_and(bt, None, negative, inexact)?,
-        };
-        let inc = self.sel(inc, one, zero)?;
+        let inc = self.round_increment(rounding, q, round_bit, rest, negative)?;
         let normal = self.b.s_greater_than(bt, None, biased, zero)?;
         let b1 = self.b.i_sub(it, None, biased, one)?;
         let field = self.sel(normal, b1, zero)?;
@@ -229,15 +209,9 @@ impl FnEmitter<'_> {
         let r = self.b.i_add(it, None, field, q)?;
         let r = self.b.i_add(it, None, r, inc)?;
         // Overflow: infinity, or the largest finite value when rounding toward zero.
-        let max = self.c64(0x7fef_ffff_ffff_ffff);
+        let max = self.k64(0x7fef_ffff_ffff_ffff);
         let huge = self.b.u_greater_than(bt, None, r, max)?;
-        let toward_zero = match rounding {
-            Rounding::Zero => self.b.constant_true(bt),
-            Rounding::Down => self.b.logical_not(bt, None, negative)?,
-            Rounding::Up => negative,
-            Rounding::Nearest | Rounding::NearestAway => self.b.constant_false(bt),
-        };
-        let over = self.sel(toward_zero, max, inf)?;
+        let over = self.overflow_value(rounding, negative, max, inf)?;
         let r = self.sel(huge, over, r)?;
         let sign_bit = self.b.shift_left_logical(it, None, sign, k63)?;
         let r = self.b.bitwise_or(it, None, r, sign_bit)?;
@@ -255,14 +229,14 @@ impl FnEmitter<'_> {
     ) -> R<Word> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let zero = self.c64(0);
-        let one = self.c64(1);
-        let abs_mask = self.c64(!(1u64 << 63));
-        let inf = self.c64(0x7ff0_0000_0000_0000);
-        let k52 = self.c64(52);
-        let k63 = self.c64(63);
-        let frac_mask = self.c64((1 << 52) - 1);
-        let hidden = self.c64(1 << 52);
+        let zero = self.k64(0);
+        let one = self.k64(1);
+        let abs_mask = self.k64(!(1u64 << 63));
+        let inf = self.k64(0x7ff0_0000_0000_0000);
+        let k52 = self.k64(52);
+        let k63 = self.k64(63);
+        let frac_mask = self.k64((1 << 52) - 1);
+        let hidden = self.k64(1 << 52);
 
         // Fields: sign, magnitude, significand (with the hidden bit when normal) and the
         // unbiased exponent of the significand's last bit (max(e, 1) - 1075).
@@ -281,7 +255,7 @@ impl FnEmitter<'_> {
             let with_hidden = e.b.bitwise_or(it, None, frac, hidden)?;
             let sig = e.sel(is_sub, frac, with_hidden)?;
             let ef = e.sel(is_sub, one, ef)?;
-            let bias = e.c64(1075);
+            let bias = e.k64(1075);
             let exp = e.b.i_sub(it, None, ef, bias)?;
             Ok(Parts { sign, mag, sig, exp })
         };
@@ -322,17 +296,17 @@ impl FnEmitter<'_> {
         let lz_c = self.umin(lz_c, 63)?;
         let ch = self.b.shift_left_logical(it, None, pc.sig, lz_c)?;
         let cl = zero;
-        let k64 = self.c64(64);
+        let k64 = self.k64(64);
         let exp_c = self.b.i_sub(it, None, pc.exp, k64)?;
         let exp_c = self.b.i_sub(it, None, exp_c, lz_c)?;
         // Two bits of headroom: the low bits are zero (at most 106 significant bits).
-        let two = self.c64(2);
+        let two = self.k64(2);
         let (ph, pl, _) = self.shr128_sticky(ph, pl, two)?;
         let (ch, cl, _) = self.shr128_sticky(ch, cl, two)?;
         let exp_p = self.b.i_add(it, None, exp_p, two)?;
         let exp_c = self.b.i_add(it, None, exp_c, two)?;
         // A zero addend (or product) contributes nothing: give it the lowest exponent.
-        let very_low = self.c64((-100_000i64) as u64);
+        let very_low = self.k64((-100_000i64) as u64);
         let exp_c = self.sel(c_zero, very_low, exp_c)?;
         let exp_p = self.sel(p_zero, very_low, exp_p)?;
         let ch = self.sel(c_zero, zero, ch)?;
@@ -394,7 +368,7 @@ impl FnEmitter<'_> {
             self.b.constant_false(bt)
         };
         let zero_neg = self.b.select(bt, None, signs_differ, differ_neg, p_neg)?;
-        let neg_zero = self.c64(1 << 63);
+        let neg_zero = self.k64(1 << 63);
         let signed_zero = self.sel(zero_neg, neg_zero, zero)?;
         let r = self.sel(exact_zero, signed_zero, r)?;
 
@@ -408,7 +382,7 @@ impl FnEmitter<'_> {
         let p_inf_bits = self.b.bitwise_or(it, None, p_sign_bit, inf)?;
         let r = self.sel(c_inf, c, r)?;
         let r = self.sel(p_inf, p_inf_bits, r)?;
-        let qnan = self.c64(0x7ff8_0000_0000_0000);
+        let qnan = self.k64(0x7ff8_0000_0000_0000);
         self.sel(nan, qnan, r)
     }
 }
@@ -419,7 +393,7 @@ impl FnEmitter<'_> {
     fn normalize53(&mut self, sig: Word) -> R<(Word, Word)> {
         let it = self.ty(U64);
         let lz = self.clz64(sig)?;
-        let k11 = self.c64(11);
+        let k11 = self.k64(11);
         let shift = self.b.i_sub(it, None, lz, k11)?;
         let shift = self.umin(shift, 63)?;
         Ok((self.b.shift_left_logical(it, None, sig, shift)?, shift))
@@ -430,22 +404,22 @@ impl FnEmitter<'_> {
     fn unpack_f64(&mut self, x: Word) -> R<(Word, Word, Word, Word)> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let k52 = self.c64(52);
-        let k63 = self.c64(63);
-        let zero = self.c64(0);
-        let one = self.c64(1);
+        let k52 = self.k64(52);
+        let k63 = self.k64(63);
+        let zero = self.k64(0);
+        let one = self.k64(1);
         let sign = self.b.shift_right_logical(it, None, x, k63)?;
-        let abs_mask = self.c64(!(1u64 << 63));
+        let abs_mask = self.k64(!(1u64 << 63));
         let mag = self.b.bitwise_and(it, None, x, abs_mask)?;
         let ef = self.b.shift_right_logical(it, None, mag, k52)?;
-        let frac_mask = self.c64((1 << 52) - 1);
+        let frac_mask = self.k64((1 << 52) - 1);
         let frac = self.b.bitwise_and(it, None, mag, frac_mask)?;
         let is_sub = self.b.i_equal(bt, None, ef, zero)?;
-        let hidden = self.c64(1 << 52);
+        let hidden = self.k64(1 << 52);
         let with_hidden = self.b.bitwise_or(it, None, frac, hidden)?;
         let sig = self.sel(is_sub, frac, with_hidden)?;
         let ef = self.sel(is_sub, one, ef)?;
-        let bias = self.c64(1075);
+        let bias = self.k64(1075);
         let exp = self.b.i_sub(it, None, ef, bias)?;
         // Zero significands stay zero (their results are selected by the callers).
         let sig_or_one = self.sel(is_sub, with_hidden, sig)?;
@@ -463,9 +437,9 @@ impl FnEmitter<'_> {
     pub(super) fn soft_div_f64(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let zero = self.c64(0);
-        let one = self.c64(1);
-        let inf = self.c64(0x7ff0_0000_0000_0000);
+        let zero = self.k64(0);
+        let one = self.k64(1);
+        let inf = self.k64(0x7ff0_0000_0000_0000);
         let (sa, ma, xa, ea) = self.unpack_f64(a)?;
         let (sb, mb, xb, eb) = self.unpack_f64(b)?;
         let sign = self.b.bitwise_xor(it, None, sa, sb)?;
@@ -488,7 +462,7 @@ impl FnEmitter<'_> {
         // a/b = q · 2^(ea - dec - eb - 54).
         let e = self.b.i_sub(it, None, ea, eb)?;
         let e = self.b.i_sub(it, None, e, dec)?;
-        let k54 = self.c64(54);
+        let k54 = self.k64(54);
         let e = self.b.i_sub(it, None, e, k54)?;
         let r = self.round_to_f64(zero, q, e, sticky, sign, rounding)?;
         // NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf; 0/y and x/inf
@@ -506,12 +480,12 @@ impl FnEmitter<'_> {
         let nan = self.b.logical_or(bt, None, nan, ii)?;
         let to_inf = self.b.logical_or(bt, None, a_inf, b_zero)?;
         let to_zero = self.b.logical_or(bt, None, a_zero, b_inf)?;
-        let k63 = self.c64(63);
+        let k63 = self.k64(63);
         let sign_bit = self.b.shift_left_logical(it, None, sign, k63)?;
         let signed_inf = self.b.bitwise_or(it, None, sign_bit, inf)?;
         let r = self.sel(to_zero, sign_bit, r)?;
         let r = self.sel(to_inf, signed_inf, r)?;
-        let qnan = self.c64(0x7ff8_0000_0000_0000);
+        let qnan = self.k64(0x7ff8_0000_0000_0000);
         self.sel(nan, qnan, r)
     }
 
@@ -521,11 +495,11 @@ impl FnEmitter<'_> {
     pub(super) fn soft_sqrt_f64(&mut self, a: Word, rounding: Rounding) -> R<Word> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
-        let zero = self.c64(0);
-        let one = self.c64(1);
-        let two = self.c64(2);
-        let three = self.c64(3);
-        let inf = self.c64(0x7ff0_0000_0000_0000);
+        let zero = self.k64(0);
+        let one = self.k64(1);
+        let two = self.k64(2);
+        let three = self.k64(3);
+        let inf = self.k64(0x7ff0_0000_0000_0000);
         let (sa, ma, xa, ea) = self.unpack_f64(a)?;
         // An even exponent: m in [2^52, 2^54).
         let odd = self.b.bitwise_and(it, None, ea, one)?;
@@ -534,8 +508,8 @@ impl FnEmitter<'_> {
         let m = self.sel(is_odd, m2, xa)?;
         let e = self.b.i_sub(it, None, ea, odd)?;
         // M = m · 2^56 (hi = m >> 8, lo = m << 56): 110 bits, consumed two at a time.
-        let k8 = self.c64(8);
-        let k56 = self.c64(56);
+        let k8 = self.k64(8);
+        let k56 = self.k64(56);
         let mh = self.b.shift_right_logical(it, None, m, k8)?;
         let ml = self.b.shift_left_logical(it, None, m, k56)?;
         let mut q = zero;
@@ -544,11 +518,11 @@ impl FnEmitter<'_> {
             // Bits 109-2·step and 108-2·step of M.
             let pos = 108 - 2 * step;
             let pair = if pos >= 64 {
-                let k = self.c64(u64::from(pos - 64));
+                let k = self.k64(u64::from(pos - 64));
                 let s = self.b.shift_right_logical(it, None, mh, k)?;
                 self.b.bitwise_and(it, None, s, three)?
             } else {
-                let k = self.c64(u64::from(pos));
+                let k = self.k64(u64::from(pos));
                 let s = self.b.shift_right_logical(it, None, ml, k)?;
                 self.b.bitwise_and(it, None, s, three)?
             };
@@ -578,7 +552,7 @@ impl FnEmitter<'_> {
         let r = self.sel(is_inf, inf, r)?;
         let r = self.sel(is_zero, a, r)?;
         let bad = self.b.logical_or(bt, None, is_nan, neg_nonzero)?;
-        let qnan = self.c64(0x7ff8_0000_0000_0000);
+        let qnan = self.k64(0x7ff8_0000_0000_0000);
         self.sel(bad, qnan, r)
     }
 }
