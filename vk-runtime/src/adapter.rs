@@ -196,6 +196,8 @@ pub(crate) struct Extensions {
     pub(crate) shader_atomic_float: bool,
     /// Must be enabled when offered (MoltenVK).
     pub(crate) portability_subset: bool,
+    /// `VK_EXT_external_memory_host`: registering existing host memory for kernels.
+    pub(crate) external_memory_host: bool,
 }
 
 /// The feature structures a device reported, with `p_next` cleared. Structures for a
@@ -214,6 +216,12 @@ pub(crate) struct SupportedFeatures {
 #[derive(Clone, Debug)]
 pub(crate) struct Adapter {
     pub(crate) raw: vk::PhysicalDevice,
+    /// Device-local memory is host-visible and coherent (CPU devices, integrated GPUs):
+    /// every allocation is mapped and host copies need no staging.
+    pub(crate) unified_memory: bool,
+    /// `minImportedHostPointerAlignment` when `VK_EXT_external_memory_host` is offered,
+    /// else 0.
+    pub(crate) host_pointer_alignment: u64,
     pub(crate) info: DeviceInfo,
     /// The largest buffer this device can create, in bytes.
     pub(crate) max_buffer_size: u64,
@@ -249,6 +257,7 @@ impl Adapter {
             shader_clock: has_extension(ash::khr::shader_clock::NAME),
             shader_atomic_float: has_extension(ash::ext::shader_atomic_float::NAME),
             portability_subset: has_extension(ash::khr::portability_subset::NAME),
+            external_memory_host: has_extension(ash::ext::external_memory_host::NAME),
         };
 
         // Properties. Version-specific structures are chained only where the device
@@ -256,7 +265,11 @@ impl Adapter {
         let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
         let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
         let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+        let mut host_import = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default();
+        if extensions.external_memory_host {
+            props2 = props2.push_next(&mut host_import);
+        }
         if at_least(1) {
             props2 = props2.push_next(&mut p11);
         }
@@ -319,6 +332,8 @@ impl Adapter {
 
         // SAFETY: `raw` is a valid physical device of this instance.
         let families = unsafe { instance.get_physical_device_queue_family_properties(raw) };
+        // SAFETY: as above.
+        let memory = unsafe { instance.get_physical_device_memory_properties(raw) };
         let queue_family = choose_queue_family(&families);
 
         let limits = &props.limits;
@@ -377,8 +392,15 @@ impl Adapter {
         let max_buffer_size =
             reported.into_iter().flatten().filter(|&n| n > 0).min().unwrap_or(1 << 30);
 
+        let host_pointer_alignment = if extensions.external_memory_host {
+            host_import.min_imported_host_pointer_alignment.max(1)
+        } else {
+            0
+        };
         Ok(Adapter {
             raw,
+            unified_memory: conv::unified_memory(info.device_type, &memory),
+            host_pointer_alignment,
             info,
             max_buffer_size,
             queue_family,
@@ -398,6 +420,9 @@ impl Adapter {
         }
         if self.supported.v12.buffer_device_address == 0 {
             reasons.push("it lacks the bufferDeviceAddress feature".to_owned());
+        }
+        if self.supported.v12.timeline_semaphore == 0 {
+            reasons.push("it lacks the timelineSemaphore feature".to_owned());
         }
         if (major, minor) >= (1, 3) && self.supported.v13.maintenance4 == 0 {
             reasons.push("it lacks the maintenance4 feature".to_owned());
@@ -430,6 +455,7 @@ impl Adapter {
             .storage_buffer16_bit_access(s.v11.storage_buffer16_bit_access != 0);
         let v12 = vk::PhysicalDeviceVulkan12Features::default()
             .buffer_device_address(true)
+            .timeline_semaphore(true)
             .shader_int8(s.v12.shader_int8 != 0)
             .shader_float16(s.v12.shader_float16 != 0)
             .storage_buffer8_bit_access(s.v12.storage_buffer8_bit_access != 0)

@@ -28,6 +28,26 @@ pub(crate) fn default_rank(ty: DeviceType) -> u8 {
     }
 }
 
+/// The pipeline stages stream operations run in: kernels and copies.
+pub(crate) const WORK_STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
+    vk::PipelineStageFlags::COMPUTE_SHADER.as_raw() | vk::PipelineStageFlags::TRANSFER.as_raw(),
+);
+
+/// Whether device memory is one with host memory for the runtime's purposes: a CPU or
+/// integrated device whose device-local memory type is also host-visible and coherent.
+/// Discrete GPUs with resizable BAR also offer such a type, but it may be small or slow
+/// to read from the host, so they keep staging copies.
+pub(crate) fn unified_memory(
+    device_type: DeviceType,
+    memory: &vk::PhysicalDeviceMemoryProperties,
+) -> bool {
+    let wanted = vk::MemoryPropertyFlags::DEVICE_LOCAL
+        | vk::MemoryPropertyFlags::HOST_VISIBLE
+        | vk::MemoryPropertyFlags::HOST_COHERENT;
+    matches!(device_type, DeviceType::Cpu | DeviceType::Integrated)
+        && memory.memory_types_as_slice().iter().any(|t| t.property_flags.contains(wanted))
+}
+
 /// Splits a packed Vulkan version into (major, minor, patch).
 pub(crate) fn api_version(v: u32) -> (u32, u32, u32) {
     (vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))

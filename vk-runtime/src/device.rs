@@ -12,7 +12,8 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use ash::vk;
@@ -23,7 +24,12 @@ use crate::adapter::{Adapter, DeviceInfo};
 use crate::conv;
 use crate::error::Error;
 use crate::instance::Instance;
-use crate::launch::Submitter;
+use crate::memory::AddressMap;
+use crate::pool::PoolInner;
+use crate::stream::{self, StreamCore, StreamKind};
+
+/// Ids for [`DeviceShared::id`].
+static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Default for how long any wait for the GPU may take (`PTXVK_TIMEOUT_MS` overrides it).
 pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
@@ -225,9 +231,16 @@ fn timeout_from_env() -> Result<u64, Error> {
 
 /// Everything one open device owns. See the module docs for the teardown order.
 pub(crate) struct DeviceShared {
+    /// Unique among the devices of this process (objects name their device by it).
+    pub(crate) id: u64,
     pub(crate) raw: ash::Device,
     pub(crate) info: DeviceInfo,
     pub(crate) max_buffer_size: u64,
+    pub(crate) queue_family: u32,
+    pub(crate) timestamp_valid_bits: u32,
+    pub(crate) unified_memory: bool,
+    pub(crate) host_pointer_alignment: u64,
+    pub(crate) external_memory_host: Option<ash::ext::external_memory_host::Device>,
     /// Shared by every program of this device; internally synchronized by Vulkan.
     pub(crate) pipeline_cache: vk::PipelineCache,
     /// Set when a pipeline was created, so the cache is worth saving.
@@ -235,12 +248,74 @@ pub(crate) struct DeviceShared {
     cache_path: Option<PathBuf>,
     pipeline_cache_uuid: [u8; vk::UUID_SIZE],
     timeout_ms: AtomicU64,
+    /// Set once any call reported `VK_ERROR_DEVICE_LOST`.
+    lost: AtomicBool,
+    /// The device, allocator and instance, which outlive every object made from them.
+    pub(crate) gpu: Arc<Gpu>,
+    /// The one queue; its lock is held only around `vkQueueSubmit`.
+    queue: Mutex<vk::Queue>,
+    /// The legacy default stream.
+    pub(crate) legacy: Arc<StreamCore>,
+    /// Blocking streams the legacy default stream synchronises with.
+    blocking: Mutex<Vec<Weak<StreamCore>>>,
+    /// Per-thread default streams, kept for the device's life.
+    per_thread: Mutex<Vec<(ThreadId, Arc<StreamCore>)>>,
+    pub(crate) default_pool: Arc<PoolInner>,
+    pub(crate) addresses: AddressMap,
+    /// The host-callback thread's inbox, started on first use.
+    callbacks: Mutex<Option<mpsc::Sender<HostCallback>>>,
+}
+
+/// The Vulkan device, its allocator and the instance: what every object needs to be
+/// destroyed. Stream cores, arena chunks and events hold it directly (not
+/// [`DeviceShared`], which owns the default streams: that would be a cycle), so it is
+/// destroyed last, when the last of them is gone.
+pub(crate) struct Gpu {
+    pub(crate) raw: ash::Device,
     /// `ManuallyDrop` so it is dropped before the device is destroyed.
     allocator: ManuallyDrop<Mutex<Allocator>>,
-    submitter: Mutex<Submitter>,
     /// `ManuallyDrop` so it is destroyed after the device (and not at all if the device
     /// has to be leaked).
     instance: ManuallyDrop<Instance>,
+    /// Set when work may still run at teardown: the device is then leaked.
+    pub(crate) leak: AtomicBool,
+}
+
+impl Gpu {
+    /// The allocator. A panic in another thread while it held the lock does not make the
+    /// allocator's bookkeeping unusable, so poisoning is ignored.
+    pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
+        self.allocator.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        if *self.leak.get_mut() {
+            // A kernel is still running after the timeout. Destroying the device under it
+            // is undefined behaviour; leaking the device, its memory and the instance is
+            // the only safe choice.
+            return;
+        }
+        // SAFETY: every object made from the device holds this structure (or the
+        // `DeviceShared` that holds it), so all of them are destroyed, and no work is
+        // pending (`leak` is false). The allocator's memory blocks go first, then the
+        // device, then the instance; nothing is used afterwards.
+        unsafe {
+            ManuallyDrop::drop(&mut self.allocator);
+            self.raw.destroy_device(None);
+            ManuallyDrop::drop(&mut self.instance);
+        }
+    }
+}
+
+/// A host function waiting for its stream (see [`DeviceShared::run_host_callback`]).
+struct HostCallback {
+    shared: Arc<DeviceShared>,
+    core: Arc<StreamCore>,
+    after: u64,
+    signal: u64,
+    f: Box<dyn FnOnce() + Send>,
 }
 
 impl DeviceShared {
@@ -260,6 +335,9 @@ impl DeviceShared {
         }
         if adapter.extensions.portability_subset {
             extensions.push(ash::khr::portability_subset::NAME.as_ptr());
+        }
+        if adapter.extensions.external_memory_host {
+            extensions.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
 
         let mut enable = adapter.features_to_enable();
@@ -287,21 +365,57 @@ impl DeviceShared {
         // everything it points to outlive the call.
         let raw = unsafe { instance.raw().create_device(adapter.raw, &create_info, None) }
             .map_err(Error::vk("vkCreateDevice"))?;
+        // SAFETY: the device was created with one queue in this family.
+        let queue = unsafe { raw.get_device_queue(family.index, 0) };
 
-        match Self::create_objects(&instance, &adapter, &raw, family) {
-            Ok((submitter, pipeline_cache, allocator, cache_path)) => Ok(DeviceShared {
-                raw,
-                info: adapter.info,
-                max_buffer_size: adapter.max_buffer_size,
-                pipeline_cache,
-                pipeline_cache_dirty: AtomicBool::new(false),
-                cache_path,
-                pipeline_cache_uuid: adapter.pipeline_cache_uuid,
-                timeout_ms: AtomicU64::new(timeout_ms),
-                allocator: ManuallyDrop::new(Mutex::new(allocator)),
-                submitter: Mutex::new(submitter),
-                instance: ManuallyDrop::new(instance),
-            }),
+        match Self::create_objects(&instance, &adapter, &raw) {
+            Ok((pipeline_cache, allocator, cache_path)) => {
+                let external_memory_host = adapter
+                    .extensions
+                    .external_memory_host
+                    .then(|| ash::ext::external_memory_host::Device::new(instance.raw(), &raw));
+                let gpu = Arc::new(Gpu {
+                    raw: raw.clone(),
+                    allocator: ManuallyDrop::new(Mutex::new(allocator)),
+                    instance: ManuallyDrop::new(instance),
+                    leak: AtomicBool::new(false),
+                });
+                // Dropping the core destroys its objects (it has no work yet), and
+                // dropping `gpu` the device.
+                let legacy = match stream::new_core(&gpu, family.index, StreamKind::Legacy) {
+                    Ok(core) => core,
+                    Err(e) => {
+                        // SAFETY: the cache was just created and is unused.
+                        unsafe { raw.destroy_pipeline_cache(pipeline_cache, None) };
+                        return Err(e);
+                    }
+                };
+                Ok(DeviceShared {
+                    id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
+                    external_memory_host,
+                    raw,
+                    info: adapter.info,
+                    max_buffer_size: adapter.max_buffer_size,
+                    queue_family: family.index,
+                    timestamp_valid_bits: family.timestamp_valid_bits,
+                    unified_memory: adapter.unified_memory,
+                    host_pointer_alignment: adapter.host_pointer_alignment,
+                    pipeline_cache,
+                    pipeline_cache_dirty: AtomicBool::new(false),
+                    cache_path,
+                    pipeline_cache_uuid: adapter.pipeline_cache_uuid,
+                    timeout_ms: AtomicU64::new(timeout_ms),
+                    lost: AtomicBool::new(false),
+                    gpu,
+                    queue: Mutex::new(queue),
+                    legacy,
+                    blocking: Mutex::new(Vec::new()),
+                    per_thread: Mutex::new(Vec::new()),
+                    default_pool: Arc::default(),
+                    addresses: AddressMap::default(),
+                    callbacks: Mutex::new(None),
+                })
+            }
             Err(e) => {
                 // SAFETY: `create_objects` destroyed everything it created before failing,
                 // so the device has no child objects and no work.
@@ -316,20 +430,9 @@ impl DeviceShared {
         instance: &Instance,
         adapter: &Adapter,
         raw: &ash::Device,
-        family: crate::adapter::QueueFamily,
-    ) -> Result<(Submitter, vk::PipelineCache, Allocator, Option<PathBuf>), Error> {
-        let mut submitter = Submitter::new(raw, family, adapter.info.timestamps)?;
-
+    ) -> Result<(vk::PipelineCache, Allocator, Option<PathBuf>), Error> {
         let cache_path = disk_cache_path(adapter);
-        let pipeline_cache = match create_pipeline_cache(raw, adapter, cache_path.as_deref()) {
-            Ok(cache) => cache,
-            Err(e) => {
-                // SAFETY: the submitter was just created and has never submitted work.
-                unsafe { submitter.destroy(raw) };
-                return Err(e);
-            }
-        };
-
+        let pipeline_cache = create_pipeline_cache(raw, adapter, cache_path.as_deref())?;
         let allocator = Allocator::new(&AllocatorCreateDesc {
             instance: instance.raw().clone(),
             device: raw.clone(),
@@ -339,13 +442,10 @@ impl DeviceShared {
             allocation_sizes: AllocationSizes::default(),
         });
         match allocator {
-            Ok(allocator) => Ok((submitter, pipeline_cache, allocator, cache_path)),
+            Ok(allocator) => Ok((pipeline_cache, allocator, cache_path)),
             Err(e) => {
-                // SAFETY: both objects were just created and are unused.
-                unsafe {
-                    raw.destroy_pipeline_cache(pipeline_cache, None);
-                    submitter.destroy(raw);
-                }
+                // SAFETY: the cache was just created and is unused.
+                unsafe { raw.destroy_pipeline_cache(pipeline_cache, None) };
                 Err(e.into())
             }
         }
@@ -355,24 +455,117 @@ impl DeviceShared {
         self.timeout_ms.load(Ordering::Relaxed)
     }
 
-    /// The allocator. A panic in another thread while it held the lock does not make the
-    /// allocator's bookkeeping unusable, so poisoning is ignored.
+    /// The allocator (see [`Gpu::allocator`]).
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
-        self.allocator.lock().unwrap_or_else(PoisonError::into_inner)
+        self.gpu.allocator()
     }
 
-    /// The queue, command buffer and fence. `Submitter` re-establishes its own invariants
-    /// at the start of every use, so poisoning is ignored.
-    pub(crate) fn submitter(&self) -> MutexGuard<'_, Submitter> {
-        self.submitter.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The queue, for the duration of one submission.
+    pub(crate) fn queue(&self) -> MutexGuard<'_, vk::Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Waits (with the timeout) for submitted work to finish before an object it may use
-    /// is destroyed. Returns false when the GPU is still busy; the caller must then leak
-    /// the object rather than destroy it under a running kernel.
-    pub(crate) fn idle_for_destroy(&self) -> bool {
-        let timeout = self.timeout_ms();
-        self.submitter().wait_for_destroy(&self.raw, timeout)
+    /// [`Error::DeviceLost`] once the device is lost.
+    pub(crate) fn check_alive(&self) -> Result<(), Error> {
+        if self.is_lost() {
+            Err(Error::DeviceLost)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Passes `error` through, remembering a device loss for every later call.
+    pub(crate) fn note(&self, error: Error) -> Error {
+        if matches!(error, Error::DeviceLost) {
+            self.lost.store(true, Ordering::Release);
+        }
+        error
+    }
+
+    /// Enters a blocking stream in the legacy stream's registry.
+    pub(crate) fn register_stream(&self, core: &Arc<StreamCore>) {
+        let mut list = self.blocking.lock().unwrap_or_else(PoisonError::into_inner);
+        list.retain(|w| w.strong_count() > 0);
+        list.push(Arc::downgrade(core));
+    }
+
+    /// Removes a stream from the registry (its handle is being dropped).
+    pub(crate) fn forget_stream(&self, core: &Arc<StreamCore>) {
+        let mut list = self.blocking.lock().unwrap_or_else(PoisonError::into_inner);
+        list.retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(core)));
+    }
+
+    /// Every live blocking stream, per-thread default streams included.
+    pub(crate) fn blocking_streams(&self) -> Vec<Arc<StreamCore>> {
+        let mut cores: Vec<Arc<StreamCore>> = self
+            .blocking
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        let per_thread = self.per_thread.lock().unwrap_or_else(PoisonError::into_inner);
+        cores.extend(per_thread.iter().map(|(_, core)| Arc::clone(core)));
+        cores
+    }
+
+    /// Every stream of the device: the legacy stream first.
+    pub(crate) fn all_streams(&self) -> Vec<Arc<StreamCore>> {
+        let mut cores = vec![Arc::clone(&self.legacy)];
+        cores.extend(self.blocking_streams());
+        cores
+    }
+
+    /// The calling thread's default stream, created on first use.
+    pub(crate) fn per_thread_core(&self) -> Result<Arc<StreamCore>, Error> {
+        self.check_alive()?;
+        let me = std::thread::current().id();
+        let mut list = self.per_thread.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, core)) = list.iter().find(|(id, _)| *id == me) {
+            return Ok(Arc::clone(core));
+        }
+        let core = stream::new_core(&self.gpu, self.queue_family, StreamKind::Blocking)?;
+        list.push((me, Arc::clone(&core)));
+        Ok(core)
+    }
+
+    /// Hands a host function to the device's callback thread: it runs `f` once `core`'s
+    /// timeline reaches `after`, then signals `signal` on it from the host.
+    pub(crate) fn run_host_callback(
+        self: &Arc<Self>,
+        core: Arc<StreamCore>,
+        after: u64,
+        signal: u64,
+        f: Box<dyn FnOnce() + Send>,
+    ) -> Result<(), Error> {
+        let job = HostCallback { shared: Arc::clone(self), core, after, signal, f };
+        let mut inbox = self.callbacks.lock().unwrap_or_else(PoisonError::into_inner);
+        let job = match inbox.as_ref() {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return Ok(()),
+                // The thread has ended (it never does while the device lives): restart it.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::channel::<HostCallback>();
+        std::thread::Builder::new()
+            .name("ptxvk host callbacks".into())
+            .spawn(move || {
+                for job in rx {
+                    job.run();
+                }
+            })
+            .map_err(|e| {
+                Error::InvalidUse(format!("cannot start the host-callback thread: {e}"))
+            })?;
+        let _ = tx.send(job);
+        *inbox = Some(tx);
+        Ok(())
     }
 
     /// Writes the pipeline cache to disk if it changed. IO errors are ignored: the disk
@@ -405,34 +598,52 @@ impl DeviceShared {
     }
 }
 
+impl HostCallback {
+    /// Waits for the stream, runs the function, and releases the stream's later work.
+    fn run(self) {
+        let HostCallback { shared, core, after, signal, f } = self;
+        loop {
+            match core.wait_for(&shared, after) {
+                Ok(()) => break,
+                // Slow work is not an error here: keep waiting.
+                Err(Error::Timeout { .. }) => continue,
+                // A lost device runs nothing; waiters see the loss themselves.
+                Err(_) => return,
+            }
+        }
+        // A panicking callback must not stall the stream forever: its later work runs.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        let info = vk::SemaphoreSignalInfo::default().semaphore(core.timeline).value(signal);
+        // SAFETY: the semaphore is alive (`core` is held); `signal` is greater than the
+        // timeline's current value (`after` was reached and nothing else signals between
+        // `after` and `signal`) and smaller than any pending signal of later batches.
+        if let Err(r) = unsafe { shared.raw.signal_semaphore(&info) } {
+            shared.note(Error::from_vk("vkSignalSemaphore", r));
+        }
+    }
+}
+
 impl Drop for DeviceShared {
     fn drop(&mut self) {
-        let timeout = self.timeout_ms();
-        let idle = self
-            .submitter
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .wait_for_destroy(&self.raw, timeout);
+        // Every user stream, buffer, program and event holds an `Arc` to this structure,
+        // so only the default streams can still have work.
+        let mut idle = stream::drain(self, &self.legacy);
+        let per_thread =
+            std::mem::take(self.per_thread.get_mut().unwrap_or_else(PoisonError::into_inner));
+        for (_, core) in &per_thread {
+            idle &= stream::drain(self, core);
+        }
         if !idle {
-            // A kernel is still running after the timeout. Destroying the device under it
-            // is undefined behaviour; leaking the device, its memory and the instance is
-            // the only safe choice.
+            self.gpu.leak.store(true, Ordering::Release);
             return;
         }
         self.save_pipeline_cache();
-        let submitter = self.submitter.get_mut().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: the GPU is idle (checked above) and every Buffer and Program holds an
-        // `Arc` to this structure, so all of them have been destroyed already. Objects are
-        // destroyed children first: the cache, the allocator's memory blocks, the
-        // submitter's pool/fence/queries, then the device, then the instance. Nothing is
-        // used after it is destroyed: this is the end of `drop`.
-        unsafe {
-            self.raw.destroy_pipeline_cache(self.pipeline_cache, None);
-            ManuallyDrop::drop(&mut self.allocator);
-            submitter.destroy(&self.raw);
-            self.raw.destroy_device(None);
-            ManuallyDrop::drop(&mut self.instance);
-        }
+        self.default_pool.close(&self.gpu);
+        // SAFETY: no work is pending (drained above) and every pipeline was destroyed with
+        // its program (each holds an `Arc` to this structure). The device itself is
+        // destroyed by `Gpu::drop` once the default streams (fields dropped after this)
+        // are gone.
+        unsafe { self.raw.destroy_pipeline_cache(self.pipeline_cache, None) };
     }
 }
 

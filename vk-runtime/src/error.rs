@@ -90,7 +90,7 @@ pub enum Error {
     /// A host<->device copy outside a buffer.
     #[error("{op} of {len} bytes at offset {offset} is out of bounds of a buffer of {size} bytes")]
     OutOfBounds {
-        /// `"upload"` or `"download"`.
+        /// What was attempted: `"upload"`, `"download"`, `"copy"`, `"memset"`, ...
         op: &'static str,
         /// Start of the requested range.
         offset: u64,
@@ -134,9 +134,32 @@ pub enum Error {
         result: vk::Result,
     },
 
-    /// Device memory could not be allocated.
+    /// Device memory could not be allocated for a reason other than exhaustion.
     #[error("device memory allocation failed: {0}")]
-    Alloc(#[from] gpu_allocator::AllocationError),
+    Alloc(gpu_allocator::AllocationError),
+
+    /// The device (or the host, for host allocations) has no memory left for the request.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+
+    /// The device was lost (a driver crash, a reset, or a kernel the driver killed). Every
+    /// later call on this device reports it; open a new [`Device`](crate::Device).
+    #[error("the Vulkan device was lost; every later call on it fails; open a new device")]
+    DeviceLost,
+
+    /// The API was used in a way it does not allow (the message says how); nothing was
+    /// done.
+    #[error("invalid use: {0}")]
+    InvalidUse(String),
+
+    /// The work an event or query refers to has not completed yet (`CUDA_ERROR_NOT_READY`).
+    #[error("the work has not completed yet")]
+    NotReady,
+
+    /// An earlier asynchronous operation on a stream failed (for example a completion
+    /// check of a kernel); reported by the next call that waits for the stream.
+    #[error("{0}")]
+    Deferred(Box<dyn std::error::Error + Send + Sync>),
 
     /// An environment variable that configures the runtime has an unusable value.
     #[error("environment variable {var}={value:?} is invalid: {reason}")]
@@ -158,9 +181,32 @@ impl Error {
         matches!(self, Error::NoVulkan(_) | Error::NoDevice | Error::NoSuitableDevice { .. })
     }
 
-    /// Maps a failed Vulkan call.
+    /// Maps a failed Vulkan call: device loss and memory exhaustion get their own
+    /// variants, everything else is [`Error::Vk`].
     pub(crate) fn vk(call: &'static str) -> impl FnOnce(vk::Result) -> Error {
-        move |result| Error::Vk { call, result }
+        move |result| Error::from_vk(call, result)
+    }
+
+    /// See [`Error::vk`].
+    pub(crate) fn from_vk(call: &'static str, result: vk::Result) -> Error {
+        match result {
+            vk::Result::ERROR_DEVICE_LOST => Error::DeviceLost,
+            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
+                Error::OutOfMemory(format!("{call} failed: {result:?}"))
+            }
+            result => Error::Vk { call, result },
+        }
+    }
+}
+
+impl From<gpu_allocator::AllocationError> for Error {
+    fn from(e: gpu_allocator::AllocationError) -> Error {
+        match e {
+            gpu_allocator::AllocationError::OutOfMemory => {
+                Error::OutOfMemory("the device has no memory block left for the request".into())
+            }
+            e => Error::Alloc(e),
+        }
     }
 }
 

@@ -57,23 +57,31 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod adapter;
-mod buffer;
 mod conv;
 mod device;
 mod error;
+mod event;
 mod instance;
 mod launch;
+mod memory;
+mod pool;
 mod program;
+mod stream;
 
 pub use adapter::{DeviceInfo, DeviceType, Features, Limits};
-pub use buffer::{Buffer, BUFFER_ALIGNMENT};
 pub use device::{
     Device, DeviceSelector, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE, ENV_TIMEOUT_MS,
 };
 pub use error::Error;
+pub use event::Event;
 pub use instance::enumerate_devices;
 pub use launch::{LaunchConfig, LaunchStats, CUDA_MAX_GRID};
+pub use memory::{Buffer, MemoryKind, Resolved, BUFFER_ALIGNMENT};
+pub use pool::MemPool;
 pub use program::{PipelineKey, Program};
+pub use stream::{
+    BufferRegion, Extent3d, Hook, HostLayout, Pattern, Stream, StreamKind, MAX_BATCH_OPS,
+};
 
 /// Size in bytes of the push-constant block every kernel receives (see "Launch ABI").
 pub const PUSH_CONSTANT_SIZE: u32 = 40;

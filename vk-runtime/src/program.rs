@@ -17,7 +17,7 @@ use ash::vk;
 
 use crate::adapter::Features;
 use crate::conv;
-use crate::device::{Device, DeviceShared};
+use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
 
 /// Identifies one specialized pipeline of a [`Program`].
@@ -31,9 +31,17 @@ pub struct PipelineKey {
 
 /// A compiled kernel ready to launch: shader module, pipeline layout and its pipelines.
 ///
-/// Destroyed on drop (after waiting for running GPU work). Keeps its device alive.
+/// Cheap to clone. Destroyed when the last handle is dropped and no pending launch uses
+/// it (launches keep a handle until they complete).
+#[derive(Clone)]
 pub struct Program {
-    pub(crate) shared: Arc<DeviceShared>,
+    pub(crate) inner: Arc<ProgramInner>,
+}
+
+/// The shared part of a [`Program`].
+pub(crate) struct ProgramInner {
+    gpu: Arc<Gpu>,
+    pub(crate) device_id: u64,
     module: vk::ShaderModule,
     pub(crate) layout: vk::PipelineLayout,
     entry: CString,
@@ -44,8 +52,8 @@ pub struct Program {
 impl fmt::Debug for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Program")
-            .field("entry", &self.entry)
-            .field("needs", &self.needs)
+            .field("entry", &self.inner.entry)
+            .field("needs", &self.inner.needs)
             .field("cached_pipelines", &self.cached_pipelines())
             .finish_non_exhaustive()
     }
@@ -101,12 +109,15 @@ impl Device {
         };
 
         Ok(Program {
-            shared: Arc::clone(&self.shared),
-            module,
-            layout,
-            entry: entry_c,
-            needs: *needs,
-            pipelines: Mutex::new(BTreeMap::new()),
+            inner: Arc::new(ProgramInner {
+                gpu: Arc::clone(&self.shared.gpu),
+                device_id: self.shared.id,
+                module,
+                layout,
+                entry: entry_c,
+                needs: *needs,
+                pipelines: Mutex::new(BTreeMap::new()),
+            }),
         })
     }
 }
@@ -115,22 +126,25 @@ impl Program {
     /// The entry point's name.
     pub fn entry(&self) -> &str {
         // Built from a `&str`, so always UTF-8.
-        self.entry.to_str().unwrap_or_default()
+        self.inner.entry.to_str().unwrap_or_default()
     }
 
     /// The features this program was created with.
     pub fn needs(&self) -> &Features {
-        &self.needs
+        &self.inner.needs
     }
 
     /// How many specialized pipelines exist so far (one per launch shape used).
     pub fn cached_pipelines(&self) -> usize {
-        self.pipelines.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.inner.pipelines.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
+}
 
+impl ProgramInner {
     /// The pipeline for a block size and shared-memory size, created on first use.
     pub(crate) fn pipeline(
         &self,
+        shared: &DeviceShared,
         block: [u32; 3],
         shared_words: u32,
     ) -> Result<vk::Pipeline, Error> {
@@ -149,12 +163,12 @@ impl Program {
             .name(&self.entry)
             .specialization_info(&spec);
         let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)];
-        let dev = &self.shared.raw;
-        // SAFETY: module, layout and pipeline cache are live objects of this device; the
+        let dev = &self.gpu.raw;
+        // SAFETY: module, layout and pipeline cache are live objects of this device (the
+        // caller's `shared` is this program's device: launches check the device id); the
         // entry point exists in the module (checked at creation); the specialization data
         // covers every map entry; everything referenced outlives the call.
-        let created =
-            unsafe { dev.create_compute_pipelines(self.shared.pipeline_cache, &info, None) };
+        let created = unsafe { dev.create_compute_pipelines(shared.pipeline_cache, &info, None) };
         let pipeline = match created {
             Ok(list) => list.first().copied(),
             Err((list, result)) => {
@@ -166,22 +180,19 @@ impl Program {
             }
         }
         .ok_or(Error::Vk { call: "vkCreateComputePipelines", result: vk::Result::ERROR_UNKNOWN })?;
-        self.shared.pipeline_cache_dirty.store(true, Ordering::Relaxed);
+        shared.pipeline_cache_dirty.store(true, Ordering::Relaxed);
         pipelines.insert(key, pipeline);
         Ok(pipeline)
     }
 }
 
-impl Drop for Program {
+impl Drop for ProgramInner {
     fn drop(&mut self) {
-        if !self.shared.idle_for_destroy() {
-            // A launch of this program may still be running: leak its objects.
-            return;
-        }
-        let dev = &self.shared.raw;
+        let dev = &self.gpu.raw;
         let pipelines = self.pipelines.get_mut().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: the GPU is idle, so no command buffer using these objects is pending;
-        // each object is destroyed exactly once (the map is emptied).
+        // SAFETY: every pending launch holds a handle to this structure, so no command
+        // buffer using these objects is pending; each object is destroyed exactly once
+        // (the map is emptied).
         unsafe {
             for (_, pipeline) in std::mem::take(pipelines) {
                 dev.destroy_pipeline(pipeline, None);

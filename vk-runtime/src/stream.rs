@@ -1,0 +1,1451 @@
+//! Streams: in-order queues of launches, copies, memsets, event records, waits on other
+//! streams' events and host callbacks. Enqueueing returns at once.
+//!
+//! # Model
+//!
+//! Each stream owns a command pool, a timeline semaphore and a ring of host-visible memory
+//! for parameter blocks and staged uploads (the *arena*). Operations are recorded into the
+//! stream's open *batch* (one command buffer); a batch is submitted when the GPU has
+//! finished the stream's earlier batches (so an idle device starts work at once), when it
+//! holds [`MAX_BATCH_OPS`] operations, or when anything waits for the stream. Each batch
+//! signals the next value of the stream's timeline; it waits for the stream's previous
+//! value (in-order execution), for the values of other streams' events it was told to wait
+//! for, and for the value a preceding host callback signals from the host.
+//!
+//! Consecutive operations inside a batch are separated by a full compute/transfer memory
+//! barrier, so each sees the writes of the ones before it. Every batch ends with a barrier
+//! that makes its writes visible to the host.
+//!
+//! A batch holds a handle to everything its commands use (buffers, programs, arena chunks,
+//! events, other streams' semaphores) until the timeline passes its value; the stream
+//! *reclaims* completed batches (dropping those handles and running their completion
+//! hooks) whenever it is used.
+//!
+//! # Locks
+//!
+//! Each stream has its own mutex; the only device-wide lock on the enqueue path is the
+//! queue's, held for the `vkQueueSubmit` call alone. A stream never holds its own lock
+//! while taking another stream's.
+//!
+//! # Default streams
+//!
+//! The legacy default stream ([`Device::default_stream`]) follows CUDA's legacy semantics:
+//! an operation on it waits for all work enqueued before it on every *blocking* stream, and
+//! an operation on a blocking stream waits for all work enqueued before it on the legacy
+//! stream. Non-blocking streams ([`StreamKind::NonBlocking`]) take part in neither.
+//! [`Device::per_thread_stream`] gives each thread its own blocking stream
+//! (`CU_STREAM_PER_THREAD`).
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+use crate::conv;
+use crate::device::{Device, DeviceShared, Gpu};
+use crate::error::Error;
+use crate::event::Event;
+use crate::launch::{validate, LaunchConfig};
+use crate::memory::{Buffer, Memory, MemoryKind};
+use crate::pool::MemPool;
+use crate::program::Program;
+
+/// Operations a batch collects before it is submitted even though the GPU is busy.
+pub const MAX_BATCH_OPS: u32 = 64;
+
+/// Size of one arena chunk (parameter blocks and staged uploads).
+const ARENA_CHUNK: u64 = 1 << 20;
+
+/// Parameter blocks start on this alignment in the arena (covers every `.param` alignment
+/// and matches [`crate::BUFFER_ALIGNMENT`]).
+const PARAM_ALIGN: u64 = crate::BUFFER_ALIGNMENT;
+
+/// Uploads larger than this get a staging buffer of their own instead of arena space.
+const ARENA_MAX_PIECE: u64 = ARENA_CHUNK / 4;
+
+/// How a stream orders itself against the legacy default stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    /// The legacy default stream itself.
+    Legacy,
+    /// A stream that synchronises with the legacy default stream (`CU_STREAM_DEFAULT`).
+    Blocking,
+    /// A stream that does not (`CU_STREAM_NON_BLOCKING`).
+    NonBlocking,
+}
+
+/// The repeated value of a memset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// `cuMemsetD8`: every byte.
+    U8(u8),
+    /// `cuMemsetD16`: every 2-byte element (offset and length multiples of 2).
+    U16(u16),
+    /// `cuMemsetD32`: every 4-byte element (offset and length multiples of 4).
+    U32(u32),
+}
+
+impl Pattern {
+    /// Element size in bytes.
+    pub fn size(self) -> u64 {
+        match self {
+            Pattern::U8(_) => 1,
+            Pattern::U16(_) => 2,
+            Pattern::U32(_) => 4,
+        }
+    }
+
+    /// The pattern's little-endian bytes, repeated to 4 bytes (a whole number of
+    /// elements).
+    fn word_bytes(self) -> [u8; 4] {
+        match self {
+            Pattern::U8(b) => [b; 4],
+            Pattern::U16(h) => {
+                let [a, b] = h.to_le_bytes();
+                [a, b, a, b]
+            }
+            Pattern::U32(w) => w.to_le_bytes(),
+        }
+    }
+}
+
+/// A pitched 3-D region in a buffer: rows of `pitch` bytes, `rows_per_slice` rows per
+/// slice, starting `offset` bytes into the buffer (`CUDA_MEMCPY3D`).
+#[derive(Clone, Copy, Debug)]
+pub struct BufferRegion<'a> {
+    /// The buffer.
+    pub buffer: &'a Buffer,
+    /// Byte offset of the region's first byte.
+    pub offset: u64,
+    /// Bytes from one row to the next.
+    pub pitch: u64,
+    /// Rows from one slice to the next.
+    pub rows_per_slice: u64,
+}
+
+/// The layout of a pitched region in host memory (as [`BufferRegion`], for host slices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostLayout {
+    /// Byte offset of the region's first byte.
+    pub offset: u64,
+    /// Bytes from one row to the next.
+    pub pitch: u64,
+    /// Rows from one slice to the next.
+    pub rows_per_slice: u64,
+}
+
+/// The size of a 3-D copy: `width` bytes per row, `height` rows, `depth` slices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent3d {
+    /// Bytes per row.
+    pub width: u64,
+    /// Rows per slice.
+    pub height: u64,
+    /// Slices.
+    pub depth: u64,
+}
+
+impl Extent3d {
+    /// A 2-D extent (one slice).
+    pub fn rows(width: u64, height: u64) -> Extent3d {
+        Extent3d { width, height, depth: 1 }
+    }
+
+    fn rows_total(&self) -> u64 {
+        self.height.saturating_mul(self.depth)
+    }
+
+    /// Byte offsets of every row of a region with this layout, in (slice, row) order;
+    /// checks that rows fit their pitch and the region fits `size` bytes.
+    fn row_offsets(
+        &self,
+        what: &'static str,
+        offset: u64,
+        pitch: u64,
+        rows_per_slice: u64,
+        size: u64,
+    ) -> Result<Vec<u64>, Error> {
+        if self.width == 0 || self.height == 0 || self.depth == 0 {
+            return Ok(Vec::new());
+        }
+        if self.width > pitch || (self.depth > 1 && self.height > rows_per_slice) {
+            return Err(Error::InvalidUse(format!(
+                "the {what} rows of {} bytes x {} rows do not fit a pitch of {pitch} bytes and \
+                 {rows_per_slice} rows per slice",
+                self.width, self.height
+            )));
+        }
+        let slice = pitch.checked_mul(rows_per_slice);
+        let last = slice
+            .and_then(|s| s.checked_mul(self.depth - 1))
+            .and_then(|z| z.checked_add(pitch.checked_mul(self.height - 1)?))
+            .and_then(|o| o.checked_add(offset)?.checked_add(self.width));
+        match last {
+            Some(end) if end <= size => {}
+            _ => return Err(Error::OutOfBounds { op: what, offset, len: self.width, size }),
+        }
+        let slice = slice.unwrap_or(0);
+        let mut rows = Vec::with_capacity(self.rows_total() as usize);
+        for z in 0..self.depth {
+            for y in 0..self.height {
+                rows.push(offset + z * slice + y * pitch);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Completion work of a batch, run on the host once the GPU has finished it; an error is
+/// reported by the stream's next synchronisation.
+pub type Hook = Box<dyn FnOnce() -> Result<(), Error> + Send>;
+
+/// One command buffer's worth of stream operations.
+struct Batch {
+    cmd: vk::CommandBuffer,
+    /// The timeline value its submission signals.
+    value: u64,
+    /// Semaphore values it waits for, with the streams that own them (kept alive).
+    waits: Vec<(Arc<StreamCore>, u64)>,
+    /// Everything its commands use.
+    keep: Vec<Arc<dyn Any + Send + Sync>>,
+    hooks: Vec<Hook>,
+    ops: u32,
+    /// An operation was recorded since the last barrier.
+    dirty: bool,
+    bound: vk::Pipeline,
+}
+
+/// A piece of host-visible memory of the arena (or a one-off staging buffer). Holds the
+/// [`Gpu`] rather than the device, so the default streams' arenas do not keep their
+/// device alive.
+pub(crate) struct Chunk {
+    gpu: Arc<Gpu>,
+    memory: Option<Memory>,
+}
+
+impl Chunk {
+    fn new(
+        gpu: &Arc<Gpu>,
+        shared: &DeviceShared,
+        len: u64,
+        location: MemoryLocation,
+    ) -> Result<Arc<Chunk>, Error> {
+        let memory = Memory::allocate(shared, len, location, MemoryKind::Host, "ptxvk staging")?;
+        Ok(Arc::new(Chunk { gpu: Arc::clone(gpu), memory: Some(memory) }))
+    }
+
+    fn memory(&self) -> &Memory {
+        // Only `drop` takes the memory out.
+        self.memory.as_ref().unwrap_or_else(|| unreachable!("chunk memory taken"))
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        if let Some(memory) = self.memory.take() {
+            // The last handle is gone: no pending batch uses the chunk.
+            memory.destroy(&self.gpu);
+        }
+    }
+}
+
+/// Host-visible memory for parameter blocks and staged uploads, bump-allocated in chunks.
+/// A full chunk is reused once no pending batch holds it.
+#[derive(Default)]
+struct Arena {
+    current: Option<(Arc<Chunk>, u64)>,
+    retired: Vec<Arc<Chunk>>,
+}
+
+impl Arena {
+    /// Space for `data` aligned to `align`, filled with it: the chunk and the offset.
+    fn put(
+        &mut self,
+        gpu: &Arc<Gpu>,
+        shared: &DeviceShared,
+        data: &[u8],
+        align: u64,
+    ) -> Result<(Arc<Chunk>, u64), Error> {
+        let (chunk, at) = self.place(gpu, shared, data.len() as u64, align)?;
+        chunk.memory().write_mapped(at, data)?;
+        Ok((chunk, at))
+    }
+
+    fn place(
+        &mut self,
+        gpu: &Arc<Gpu>,
+        shared: &DeviceShared,
+        len: u64,
+        align: u64,
+    ) -> Result<(Arc<Chunk>, u64), Error> {
+        if len > ARENA_MAX_PIECE {
+            return Ok((Chunk::new(gpu, shared, len, MemoryLocation::CpuToGpu)?, 0));
+        }
+        if let Some((chunk, used)) = &mut self.current {
+            let at = used.next_multiple_of(align);
+            if at + len <= ARENA_CHUNK {
+                *used = at + len;
+                return Ok((Arc::clone(chunk), at));
+            }
+        }
+        // The current chunk is full: retire it and take one no batch holds any more.
+        if let Some((chunk, _)) = self.current.take() {
+            self.retired.push(chunk);
+        }
+        let reusable = self.retired.iter().position(|c| Arc::strong_count(c) == 1);
+        let chunk = match reusable {
+            Some(i) => self.retired.swap_remove(i),
+            None => Chunk::new(gpu, shared, ARENA_CHUNK, MemoryLocation::CpuToGpu)?,
+        };
+        self.current = Some((Arc::clone(&chunk), len));
+        Ok((chunk, 0))
+    }
+}
+
+struct StreamState {
+    pool: vk::CommandPool,
+    spare: Vec<vk::CommandBuffer>,
+    open: Option<Batch>,
+    in_flight: VecDeque<Batch>,
+    /// The value a host callback signals, which the next batch must wait for.
+    host_wait: Option<u64>,
+    /// The first error of a completion hook since the last synchronisation.
+    error: Option<Error>,
+    arena: Arena,
+    /// The pool and semaphore are destroyed (device teardown).
+    destroyed: bool,
+}
+
+/// The shared part of a stream.
+pub(crate) struct StreamCore {
+    gpu: Arc<Gpu>,
+    pub(crate) kind: StreamKind,
+    pub(crate) priority: i32,
+    pub(crate) timeline: vk::Semaphore,
+    /// The highest value anything scheduled on this stream signals (open batch included).
+    last: AtomicU64,
+    /// For blocking streams: the legacy stream's value this stream already waits for.
+    /// For the legacy stream: unused.
+    legacy_seen: AtomicU64,
+    /// For blocking streams: this stream's value the legacy stream already waits for.
+    seen_by_legacy: AtomicU64,
+    state: Mutex<StreamState>,
+}
+
+impl fmt::Debug for StreamCore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream").field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+impl StreamCore {
+    pub(crate) fn new(
+        gpu: &Arc<Gpu>,
+        queue_family: u32,
+        kind: StreamKind,
+        priority: i32,
+    ) -> Result<StreamCore, Error> {
+        let mut timeline_info = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut timeline_info);
+        // SAFETY: the device is alive and has timelineSemaphore enabled.
+        let timeline = unsafe { gpu.raw.create_semaphore(&info, None) }
+            .map_err(Error::vk("vkCreateSemaphore"))?;
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: the device is alive; the family index is the one the queue came from.
+        let pool = match unsafe { gpu.raw.create_command_pool(&pool_info, None) } {
+            Ok(pool) => pool,
+            Err(result) => {
+                // SAFETY: the semaphore was just created and is unused.
+                unsafe { gpu.raw.destroy_semaphore(timeline, None) };
+                return Err(Error::from_vk("vkCreateCommandPool", result));
+            }
+        };
+        Ok(StreamCore {
+            gpu: Arc::clone(gpu),
+            kind,
+            priority,
+            timeline,
+            last: AtomicU64::new(0),
+            legacy_seen: AtomicU64::new(0),
+            seen_by_legacy: AtomicU64::new(0),
+            state: Mutex::new(StreamState {
+                pool,
+                spare: Vec::new(),
+                open: None,
+                in_flight: VecDeque::new(),
+                host_wait: None,
+                error: None,
+                arena: Arena::default(),
+                destroyed: false,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, StreamState> {
+        // Every method re-establishes the state's invariants before it can panic (none of
+        // them panics on input), so a poisoned lock is still consistent.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The highest value this stream's scheduled work will signal.
+    pub(crate) fn last(&self) -> u64 {
+        self.last.load(Ordering::Acquire)
+    }
+
+    /// The value the timeline has reached.
+    fn completed(&self, shared: &DeviceShared) -> Result<u64, Error> {
+        // SAFETY: the semaphore is a live timeline semaphore of this device.
+        unsafe { self.gpu.raw.get_semaphore_counter_value(self.timeline) }
+            .map_err(|r| shared.note(Error::from_vk("vkGetSemaphoreCounterValue", r)))
+    }
+
+    /// Waits until the timeline reaches `value`, with the device timeout.
+    pub(crate) fn wait_for(&self, shared: &DeviceShared, value: u64) -> Result<(), Error> {
+        shared.check_alive()?;
+        let semaphores = [self.timeline];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
+        let ms = shared.timeout_ms();
+        // SAFETY: the semaphore is alive (this core is borrowed) and a timeline semaphore.
+        match unsafe { self.gpu.raw.wait_semaphores(&info, ms.saturating_mul(1_000_000)) } {
+            Ok(()) => Ok(()),
+            Err(vk::Result::TIMEOUT) => Err(Error::Timeout { ms }),
+            Err(r) => Err(shared.note(Error::from_vk("vkWaitSemaphores", r))),
+        }
+    }
+
+    /// Submits the open batch if its value is at most `value` (so that a wait for `value`
+    /// can be submitted behind it).
+    pub(crate) fn flush_through(&self, shared: &DeviceShared, value: u64) -> Result<(), Error> {
+        let mut st = self.lock();
+        if st.open.as_ref().is_some_and(|b| b.value <= value) {
+            self.submit(shared, &mut st)?;
+        }
+        Ok(())
+    }
+
+    /// Submits the open batch, if any.
+    fn submit(&self, shared: &DeviceShared, st: &mut StreamState) -> Result<(), Error> {
+        let Some(batch) = st.open.take() else { return Ok(()) };
+        let dev = &self.gpu.raw;
+        let host = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
+        // SAFETY: `batch.cmd` is in the recording state (begun in `open_batch`, only
+        // commands appended since).
+        let ended = unsafe {
+            dev.cmd_pipeline_barrier(
+                batch.cmd,
+                conv::WORK_STAGES,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[host],
+                &[],
+                &[],
+            );
+            dev.end_command_buffer(batch.cmd)
+        };
+        if let Err(r) = ended {
+            st.spare.push(batch.cmd);
+            return Err(shared.note(Error::from_vk("vkEndCommandBuffer", r)));
+        }
+        let mut wait_semaphores = Vec::with_capacity(batch.waits.len() + 2);
+        let mut wait_values = Vec::with_capacity(batch.waits.len() + 2);
+        // In order after this stream's previous batch or host callback.
+        let previous = st.host_wait.take().unwrap_or(batch.value - 1);
+        if previous > 0 {
+            wait_semaphores.push(self.timeline);
+            wait_values.push(previous);
+        }
+        for (core, value) in &batch.waits {
+            wait_semaphores.push(core.timeline);
+            wait_values.push(*value);
+        }
+        let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; wait_semaphores.len()];
+        let signal = [self.timeline];
+        let signal_values = [batch.value];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let cmds = [batch.cmd];
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&wait_semaphores)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cmds)
+            .signal_semaphores(&signal)
+            .push_next(&mut timeline);
+        let submitted = {
+            let queue = shared.queue();
+            // SAFETY: the command buffer is executable; every semaphore is alive (this
+            // stream's, or owned by a core the batch keeps); the signal value is greater
+            // than every value signalled or waited for on this timeline before (values
+            // are handed out in increasing order); the queue is externally synchronised
+            // by its mutex.
+            unsafe { dev.queue_submit(*queue, &[submit], vk::Fence::null()) }
+        };
+        match submitted {
+            Ok(()) => {
+                st.in_flight.push_back(batch);
+                Ok(())
+            }
+            Err(r) => {
+                st.spare.push(batch.cmd);
+                Err(shared.note(Error::from_vk("vkQueueSubmit", r)))
+            }
+        }
+    }
+
+    /// Drops the resources of completed batches and runs their hooks.
+    fn reclaim(&self, shared: &DeviceShared, st: &mut StreamState) -> Result<(), Error> {
+        if st.in_flight.is_empty() {
+            return Ok(());
+        }
+        let done = self.completed(shared)?;
+        while st.in_flight.front().is_some_and(|b| b.value <= done) {
+            let Some(batch) = st.in_flight.pop_front() else { break };
+            st.spare.push(batch.cmd);
+            for hook in batch.hooks {
+                if let Err(e) = hook() {
+                    st.error.get_or_insert(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The open batch, beginning one if there is none.
+    fn open_batch<'s>(
+        &self,
+        shared: &DeviceShared,
+        st: &'s mut StreamState,
+    ) -> Result<&'s mut Batch, Error> {
+        if st.open.is_none() {
+            let cmd = match st.spare.pop() {
+                Some(cmd) => cmd,
+                None => {
+                    let info = vk::CommandBufferAllocateInfo::default()
+                        .command_pool(st.pool)
+                        .level(vk::CommandBufferLevel::PRIMARY)
+                        .command_buffer_count(1);
+                    // SAFETY: the pool is alive and only used under this stream's lock.
+                    let list = unsafe { self.gpu.raw.allocate_command_buffers(&info) }
+                        .map_err(|r| shared.note(Error::from_vk("vkAllocateCommandBuffers", r)))?;
+                    list.first().copied().ok_or(Error::Vk {
+                        call: "vkAllocateCommandBuffers",
+                        result: vk::Result::ERROR_UNKNOWN,
+                    })?
+                }
+            };
+            let begin = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            // SAFETY: `cmd` is new or was reclaimed after its submission completed; the
+            // pool allows resetting single buffers and is used under this stream's lock.
+            let begun = unsafe {
+                self.gpu
+                    .raw
+                    .reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
+                    .and_then(|()| self.gpu.raw.begin_command_buffer(cmd, &begin))
+            };
+            if let Err(r) = begun {
+                st.spare.push(cmd);
+                return Err(shared.note(Error::from_vk("vkBeginCommandBuffer", r)));
+            }
+            let value = self.last.fetch_add(1, Ordering::AcqRel) + 1;
+            st.open = Some(Batch {
+                cmd,
+                value,
+                waits: Vec::new(),
+                keep: Vec::new(),
+                hooks: Vec::new(),
+                ops: 0,
+                dirty: false,
+                bound: vk::Pipeline::null(),
+            });
+        }
+        st.open.as_mut().ok_or(Error::Vk { call: "internal", result: vk::Result::ERROR_UNKNOWN })
+    }
+
+    /// Submits the open batch when the stream's earlier work is done (so the GPU does not
+    /// idle) or the batch is full.
+    fn maybe_submit(&self, shared: &DeviceShared, st: &mut StreamState) -> Result<(), Error> {
+        self.reclaim(shared, st)?;
+        let full = st.open.as_ref().is_some_and(|b| b.ops >= MAX_BATCH_OPS);
+        if full || (st.in_flight.is_empty() && st.host_wait.is_none()) {
+            self.submit(shared, st)?;
+        }
+        Ok(())
+    }
+
+    /// Destroys the Vulkan objects once nothing is pending; leaks them otherwise. Later
+    /// calls do nothing.
+    pub(crate) fn destroy(&self) {
+        let mut st = self.lock();
+        if st.destroyed || st.open.is_some() || !st.in_flight.is_empty() {
+            // Work may still run (the stream's owner timed out waiting for it): leaking
+            // the pool and semaphore is the only safe choice.
+            return;
+        }
+        st.arena = Arena::default();
+        st.destroyed = true;
+        // SAFETY: no batch of this stream is open or pending, so no command buffer of the
+        // pool is in use and no submission waits for or signals the semaphore; other
+        // streams' batches that wait for it keep this core alive, so none exists.
+        unsafe {
+            self.gpu.raw.destroy_command_pool(st.pool, None);
+            self.gpu.raw.destroy_semaphore(self.timeline, None);
+        }
+    }
+}
+
+impl Drop for StreamCore {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
+/// A recorded dependency on another stream: wait for `value` on its timeline.
+type Dependency = (Arc<StreamCore>, u64);
+
+/// An in-order queue of GPU work on one device. See the module docs.
+///
+/// Streams made by [`Device::create_stream`] are synchronised when dropped (their work
+/// completes first). The default streams belong to the device.
+pub struct Stream {
+    pub(crate) shared: Arc<DeviceShared>,
+    pub(crate) core: Arc<StreamCore>,
+    owned: bool,
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("kind", &self.core.kind)
+            .field("priority", &self.core.priority)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.owned {
+            // Errors cannot be reported from a destructor; a timed-out stream is leaked by
+            // `StreamCore::destroy`.
+            let _ = self.flush_and_wait();
+            self.shared.forget_stream(&self.core);
+        }
+    }
+}
+
+impl Device {
+    /// A new stream (`cuStreamCreateWithPriority`). `priority` is recorded and reported;
+    /// all streams share the device's one compute queue.
+    pub fn create_stream(&self, kind: StreamKind, priority: i32) -> Result<Stream, Error> {
+        self.shared.check_alive()?;
+        if kind == StreamKind::Legacy {
+            return Err(Error::InvalidUse(
+                "the legacy default stream exists once per device: use Device::default_stream"
+                    .into(),
+            ));
+        }
+        let core =
+            Arc::new(StreamCore::new(&self.shared.gpu, self.shared.queue_family, kind, priority)?);
+        if kind == StreamKind::Blocking {
+            self.shared.register_stream(&core);
+        }
+        Ok(Stream { shared: Arc::clone(&self.shared), core, owned: true })
+    }
+
+    /// The legacy default stream (CUDA's stream 0 / `CU_STREAM_LEGACY`).
+    pub fn default_stream(&self) -> Stream {
+        Stream {
+            shared: Arc::clone(&self.shared),
+            core: Arc::clone(&self.shared.legacy),
+            owned: false,
+        }
+    }
+
+    /// The calling thread's default stream (`CU_STREAM_PER_THREAD`): a blocking stream of
+    /// its own, created on first use and kept for the device's life.
+    pub fn per_thread_stream(&self) -> Result<Stream, Error> {
+        let core = self.shared.per_thread_core()?;
+        Ok(Stream { shared: Arc::clone(&self.shared), core, owned: false })
+    }
+
+    /// Waits for all work on every stream of the device (`cuCtxSynchronize`), then reports
+    /// the first deferred error of any of them.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        let mut first = None;
+        for core in self.shared.all_streams() {
+            let stream = Stream { shared: Arc::clone(&self.shared), core, owned: false };
+            if let Err(e) = stream.synchronize() {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Stream {
+    /// Which kind of stream this is.
+    pub fn kind(&self) -> StreamKind {
+        self.core.kind
+    }
+
+    /// The priority it was created with (0 for default streams).
+    pub fn priority(&self) -> i32 {
+        self.core.priority
+    }
+
+    /// The device this stream belongs to.
+    pub fn device(&self) -> Device {
+        Device { shared: Arc::clone(&self.shared) }
+    }
+
+    /// Whether `self` and `other` are the same stream.
+    pub fn same_stream(&self, other: &Stream) -> bool {
+        Arc::ptr_eq(&self.core, &other.core)
+    }
+
+    fn check_device(&self, device_id: u64, what: &'static str) -> Result<(), Error> {
+        if self.shared.id == device_id {
+            Ok(())
+        } else {
+            Err(Error::ForeignObject(what))
+        }
+    }
+
+    /// The other streams' work this stream's next operation must wait for under the legacy
+    /// default stream's rules; their open batches are submitted first.
+    fn legacy_dependencies(&self) -> Result<Vec<Dependency>, Error> {
+        let shared = &self.shared;
+        let mut deps = Vec::new();
+        match self.core.kind {
+            StreamKind::NonBlocking => {}
+            StreamKind::Blocking => {
+                let legacy = &shared.legacy;
+                let value = legacy.last();
+                if value > self.core.legacy_seen.load(Ordering::Acquire) {
+                    legacy.flush_through(shared, value)?;
+                    deps.push((Arc::clone(legacy), value));
+                }
+            }
+            StreamKind::Legacy => {
+                for core in shared.blocking_streams() {
+                    let value = core.last();
+                    if value > core.seen_by_legacy.load(Ordering::Acquire) {
+                        core.flush_through(shared, value)?;
+                        deps.push((core, value));
+                    }
+                }
+            }
+        }
+        Ok(deps)
+    }
+
+    /// Notes that `deps` are now waited for, so later operations need not wait again.
+    fn note_dependencies(&self, deps: &[Dependency]) {
+        for (core, value) in deps {
+            match self.core.kind {
+                StreamKind::Blocking => self.core.legacy_seen.fetch_max(*value, Ordering::AcqRel),
+                _ => core.seen_by_legacy.fetch_max(*value, Ordering::AcqRel),
+            };
+        }
+    }
+
+    /// Records one operation: opens a batch, adds the legacy dependencies, a barrier after
+    /// earlier operations, then `record`, then maybe submits.
+    fn enqueue(
+        &self,
+        record: impl FnOnce(&ash::Device, &mut Batch, &mut Arena) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.shared.check_alive()?;
+        let deps = self.legacy_dependencies()?;
+        let shared = &self.shared;
+        let mut guard = self.core.lock();
+        let st = &mut *guard;
+        self.core.open_batch(shared, st)?;
+        let StreamState { open: Some(batch), arena, .. } = st else {
+            return Err(Error::InvalidUse("internal: no open batch".into()));
+        };
+        batch.waits.extend(deps.iter().cloned());
+        if batch.dirty {
+            barrier(&self.core.gpu.raw, batch.cmd);
+            batch.dirty = false;
+        }
+        let recorded = record(&self.core.gpu.raw, batch, arena);
+        batch.ops += 1;
+        batch.dirty = true;
+        self.note_dependencies(&deps);
+        // A failed `record` has recorded nothing harmful: the batch stays valid.
+        recorded?;
+        self.core.maybe_submit(shared, st)
+    }
+
+    /// Launches `program` with its parameter block at `cfg.param_address`. Nothing in the
+    /// parameter block is kept alive: pass the buffers it points to in `keep`.
+    pub fn launch(
+        &self,
+        program: &Program,
+        cfg: &LaunchConfig,
+        keep: &[&Buffer],
+    ) -> Result<(), Error> {
+        self.launch_inner(program, cfg, None, keep)
+    }
+
+    /// Launches `program` with `params` as its parameter block: the bytes are copied into
+    /// the stream's arena now (`cfg.param_address` is ignored), so the caller may reuse
+    /// them at once. The buffers in `keep` stay alive until the launch completes.
+    pub fn launch_with_params(
+        &self,
+        program: &Program,
+        cfg: &LaunchConfig,
+        params: &[u8],
+        keep: &[&Buffer],
+    ) -> Result<(), Error> {
+        self.launch_inner(program, cfg, Some(params), keep)
+    }
+
+    fn launch_inner(
+        &self,
+        program: &Program,
+        cfg: &LaunchConfig,
+        params: Option<&[u8]>,
+        keep: &[&Buffer],
+    ) -> Result<(), Error> {
+        self.check_device(program.inner.device_id, "program")?;
+        for b in keep {
+            self.check_device(b.device_id(), "buffer")?;
+        }
+        let limits = &self.shared.info.limits;
+        validate(cfg, limits)?;
+        let pipeline = program.inner.pipeline(
+            &self.shared,
+            cfg.block,
+            conv::shared_words(cfg.shared_bytes),
+        )?;
+        let chunks = conv::split_grid(cfg.grid, limits.max_workgroup_count);
+        let layout = program.inner.layout;
+        let (shared, gpu) = (&self.shared, &self.shared.gpu);
+        self.enqueue(|dev, batch, arena| {
+            let param_address = match params {
+                Some(bytes) => {
+                    let (chunk, offset) = arena.put(gpu, shared, bytes, PARAM_ALIGN)?;
+                    let address = chunk.memory().address + offset;
+                    batch.keep.push(chunk);
+                    address
+                }
+                None => cfg.param_address,
+            };
+            // SAFETY: `batch.cmd` is recording; pipeline and layout belong to this device
+            // and stay alive while the batch keeps the program; the push-constant range
+            // [0, 40) and stage match the layout; every dispatch count is within
+            // maxComputeWorkGroupCount (`split_grid`).
+            unsafe {
+                if batch.bound != pipeline {
+                    dev.cmd_bind_pipeline(batch.cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
+                    batch.bound = pipeline;
+                }
+                for chunk in &chunks {
+                    let constants = conv::push_constants(
+                        param_address,
+                        cfg.const_address,
+                        chunk.base,
+                        cfg.grid,
+                    );
+                    dev.cmd_push_constants(
+                        batch.cmd,
+                        layout,
+                        vk::ShaderStageFlags::COMPUTE,
+                        0,
+                        &constants,
+                    );
+                    dev.cmd_dispatch(batch.cmd, chunk.count[0], chunk.count[1], chunk.count[2]);
+                }
+            }
+            batch.keep.push(Arc::clone(&program.inner) as Arc<dyn Any + Send + Sync>);
+            for buffer in keep {
+                self::keep(batch, buffer);
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `hook` on the host once everything enqueued so far has completed, without
+    /// blocking the stream (used to read a launch's results, e.g. its `printf` area). An
+    /// error it returns is reported by the next synchronisation.
+    pub fn on_complete(&self, hook: Hook) -> Result<(), Error> {
+        self.shared.check_alive()?;
+        let mut st = self.core.lock();
+        match st.open.as_mut() {
+            Some(batch) => batch.hooks.push(hook),
+            None => match st.in_flight.back_mut() {
+                Some(batch) => batch.hooks.push(hook),
+                // Nothing pending: the work before it is complete.
+                None => {
+                    drop(st);
+                    return hook();
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// Keeps `buffer` alive until the stream has passed everything enqueued so far.
+    pub fn keep_alive(&self, buffer: &Buffer) -> Result<(), Error> {
+        let inner = Arc::clone(&buffer.inner);
+        self.on_complete(Box::new(move || {
+            drop(inner);
+            Ok(())
+        }))
+    }
+
+    /// Copies `data` to `dst` at `offset` in stream order. The bytes are staged now, so the
+    /// caller may reuse `data` at once (`cuMemcpyHtoDAsync`).
+    pub fn copy_to_buffer(&self, dst: &Buffer, offset: u64, data: &[u8]) -> Result<(), Error> {
+        self.check_device(dst.device_id(), "buffer")?;
+        dst.check_range("upload", offset, data.len() as u64)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        let (shared, gpu) = (&self.shared, &self.shared.gpu);
+        self.enqueue(|dev, batch, arena| {
+            let (staging, at) = arena.put(gpu, shared, data, 16)?;
+            let region = vk::BufferCopy {
+                src_offset: at,
+                dst_offset: dst.memory().raw_offset + offset,
+                size: data.len() as u64,
+            };
+            copy(dev, batch, staging.memory().raw, dst.memory().raw, &[region]);
+            batch.keep.push(staging);
+            keep(batch, dst);
+            Ok(())
+        })
+    }
+
+    /// Copies `len` bytes from `src` at `src_offset` to `dst` at `dst_offset` in stream
+    /// order (`cuMemcpyDtoDAsync`). Overlapping ranges of one allocation are an error.
+    pub fn copy_buffer(
+        &self,
+        src: &Buffer,
+        src_offset: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) -> Result<(), Error> {
+        self.check_device(src.device_id(), "buffer")?;
+        self.check_device(dst.device_id(), "buffer")?;
+        src.check_range("copy", src_offset, len)?;
+        dst.check_range("upload", dst_offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        if src.same_allocation(dst)
+            && src_offset < dst_offset + len
+            && dst_offset < src_offset + len
+        {
+            return Err(Error::InvalidUse("the source and destination ranges overlap".into()));
+        }
+        let region = vk::BufferCopy {
+            src_offset: src.memory().raw_offset + src_offset,
+            dst_offset: dst.memory().raw_offset + dst_offset,
+            size: len,
+        };
+        self.enqueue(|dev, batch, _| {
+            copy(dev, batch, src.memory().raw, dst.memory().raw, &[region]);
+            keep(batch, src);
+            keep(batch, dst);
+            Ok(())
+        })
+    }
+
+    /// Sets `len` bytes of `dst` from `offset` to repetitions of `pattern`, in stream order
+    /// (`cuMemsetD8/16/32Async`). `offset` and `len` must be multiples of the pattern size.
+    pub fn memset(
+        &self,
+        dst: &Buffer,
+        offset: u64,
+        len: u64,
+        pattern: Pattern,
+    ) -> Result<(), Error> {
+        self.check_device(dst.device_id(), "buffer")?;
+        dst.check_range("memset", offset, len)?;
+        let size = pattern.size();
+        if offset % size != 0 || len % size != 0 {
+            return Err(Error::InvalidUse(format!(
+                "a {}-bit memset needs an offset and length that are multiples of {size} bytes \
+                 (got offset {offset}, length {len})",
+                size * 8
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // vkCmdFillBuffer needs 4-byte aligned offsets and sizes (Vulkan §20.4): the
+        // aligned middle is filled, the up to 3 bytes at either end are copied from staged
+        // pattern bytes (vkCmdCopyBuffer has no alignment rule).
+        let base = dst.memory().raw_offset;
+        let (start, end) = (base + offset, base + offset + len);
+        let middle_start = start.next_multiple_of(4).min(end);
+        let middle_end = (end / 4 * 4).max(middle_start);
+        let word = pattern.word_bytes();
+        // Byte `a` of the buffer holds pattern byte `(a - start) % size`; `start` is a
+        // multiple of the size, so the word at a 4-aligned address is `word` itself.
+        let byte_at = |a: u64| word[((a - start) % size) as usize];
+        let edges: Vec<(u64, Vec<u8>)> = [(start, middle_start), (middle_end, end)]
+            .into_iter()
+            .filter(|(a, b)| b > a)
+            .map(|(a, b)| (a, (a..b).map(byte_at).collect()))
+            .collect();
+        let (shared, gpu) = (&self.shared, &self.shared.gpu);
+        self.enqueue(|dev, batch, arena| {
+            if middle_end > middle_start {
+                // SAFETY: `batch.cmd` is recording; the buffer is alive (kept below), has
+                // TRANSFER_DST usage, and the range is 4-byte aligned inside it.
+                unsafe {
+                    dev.cmd_fill_buffer(
+                        batch.cmd,
+                        dst.memory().raw,
+                        middle_start,
+                        middle_end - middle_start,
+                        u32::from_le_bytes(word),
+                    )
+                };
+            }
+            for (at, bytes) in &edges {
+                let (staging, from) = arena.put(gpu, shared, bytes, 4)?;
+                let region =
+                    vk::BufferCopy { src_offset: from, dst_offset: *at, size: bytes.len() as u64 };
+                copy(dev, batch, staging.memory().raw, dst.memory().raw, &[region]);
+                batch.keep.push(staging);
+            }
+            keep(batch, dst);
+            Ok(())
+        })
+    }
+
+    /// Copies a pitched 3-D region between buffers in stream order (`cuMemcpy3DAsync`
+    /// between device or host-registered memory).
+    pub fn copy_3d(
+        &self,
+        src: BufferRegion<'_>,
+        dst: BufferRegion<'_>,
+        extent: Extent3d,
+    ) -> Result<(), Error> {
+        self.check_device(src.buffer.device_id(), "buffer")?;
+        self.check_device(dst.buffer.device_id(), "buffer")?;
+        let from = extent.row_offsets(
+            "3-D copy source",
+            src.offset,
+            src.pitch,
+            src.rows_per_slice,
+            src.buffer.size(),
+        )?;
+        let to = extent.row_offsets(
+            "3-D copy destination",
+            dst.offset,
+            dst.pitch,
+            dst.rows_per_slice,
+            dst.buffer.size(),
+        )?;
+        if from.is_empty() {
+            return Ok(());
+        }
+        let (sb, db) = (src.buffer.memory().raw_offset, dst.buffer.memory().raw_offset);
+        let regions: Vec<vk::BufferCopy> = from
+            .iter()
+            .zip(&to)
+            .map(|(&s, &d)| vk::BufferCopy {
+                src_offset: sb + s,
+                dst_offset: db + d,
+                size: extent.width,
+            })
+            .collect();
+        self.enqueue(|dev, batch, _| {
+            copy(dev, batch, src.buffer.memory().raw, dst.buffer.memory().raw, &regions);
+            keep(batch, src.buffer);
+            keep(batch, dst.buffer);
+            Ok(())
+        })
+    }
+
+    /// Copies a pitched 3-D region of host memory into a buffer in stream order; the rows
+    /// are staged now, so `data` may be reused at once.
+    pub fn copy_3d_from_host(
+        &self,
+        data: &[u8],
+        layout: HostLayout,
+        dst: BufferRegion<'_>,
+        extent: Extent3d,
+    ) -> Result<(), Error> {
+        self.check_device(dst.buffer.device_id(), "buffer")?;
+        let from = extent.row_offsets(
+            "3-D copy source",
+            layout.offset,
+            layout.pitch,
+            layout.rows_per_slice,
+            data.len() as u64,
+        )?;
+        let to = extent.row_offsets(
+            "3-D copy destination",
+            dst.offset,
+            dst.pitch,
+            dst.rows_per_slice,
+            dst.buffer.size(),
+        )?;
+        if from.is_empty() {
+            return Ok(());
+        }
+        let packed: Vec<u8> = from
+            .iter()
+            .flat_map(|&s| &data[s as usize..(s + extent.width) as usize])
+            .copied()
+            .collect();
+        let (shared, gpu) = (&self.shared, &self.shared.gpu);
+        let db = dst.buffer.memory().raw_offset;
+        self.enqueue(|dev, batch, arena| {
+            let (staging, sb) = arena.put(gpu, shared, &packed, 16)?;
+            let regions: Vec<vk::BufferCopy> = to
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| vk::BufferCopy {
+                    src_offset: sb + i as u64 * extent.width,
+                    dst_offset: db + d,
+                    size: extent.width,
+                })
+                .collect();
+            copy(dev, batch, staging.memory().raw, dst.buffer.memory().raw, &regions);
+            batch.keep.push(staging);
+            keep(batch, dst.buffer);
+            Ok(())
+        })
+    }
+
+    /// Copies a pitched 3-D region of a buffer into host memory once the stream reaches
+    /// this point, and waits for it (`cuMemcpy3D` to host).
+    pub fn copy_3d_to_host(
+        &self,
+        src: BufferRegion<'_>,
+        out: &mut [u8],
+        layout: HostLayout,
+        extent: Extent3d,
+    ) -> Result<(), Error> {
+        self.check_device(src.buffer.device_id(), "buffer")?;
+        let from = extent.row_offsets(
+            "3-D copy source",
+            src.offset,
+            src.pitch,
+            src.rows_per_slice,
+            src.buffer.size(),
+        )?;
+        let to = extent.row_offsets(
+            "3-D copy destination",
+            layout.offset,
+            layout.pitch,
+            layout.rows_per_slice,
+            out.len() as u64,
+        )?;
+        if from.is_empty() {
+            return Ok(());
+        }
+        let width = extent.width as usize;
+        if src.buffer.is_host_visible() {
+            self.wait_all_before()?;
+            for (&s, &d) in from.iter().zip(&to) {
+                src.buffer.read_mapped(s, &mut out[d as usize..d as usize + width])?;
+            }
+            return Ok(());
+        }
+        let regions: Vec<vk::BufferCopy> = from
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| vk::BufferCopy {
+                src_offset: src.buffer.memory().raw_offset + s,
+                dst_offset: i as u64 * extent.width,
+                size: extent.width,
+            })
+            .collect();
+        let staging = self.stage_out(src.buffer, extent.width * from.len() as u64, &regions)?;
+        for (i, &d) in to.iter().enumerate() {
+            staging
+                .memory()
+                .read_mapped(i as u64 * extent.width, &mut out[d as usize..d as usize + width])?;
+        }
+        Ok(())
+    }
+
+    /// Records copies from `src` (`regions`' destinations are offsets in a new
+    /// host-readable staging buffer of `len` bytes), waits for them, and returns the
+    /// staging memory.
+    fn stage_out(
+        &self,
+        src: &Buffer,
+        len: u64,
+        regions: &[vk::BufferCopy],
+    ) -> Result<Arc<Chunk>, Error> {
+        let staging = Chunk::new(&self.shared.gpu, &self.shared, len, MemoryLocation::GpuToCpu)?;
+        self.enqueue(|dev, batch, _| {
+            copy(dev, batch, src.memory().raw, staging.memory().raw, regions);
+            batch.keep.push(Arc::clone(&staging) as Arc<dyn Any + Send + Sync>);
+            keep(batch, src);
+            Ok(())
+        })?;
+        self.flush_and_wait()?;
+        Ok(staging)
+    }
+
+    /// Copies `out.len()` bytes of `src` from `offset` to the host once the stream reaches
+    /// this point, and waits (`cuMemcpyDtoH`): straight from the mapping when the memory
+    /// is host-visible, else through a staging buffer.
+    pub fn copy_from_buffer(&self, src: &Buffer, offset: u64, out: &mut [u8]) -> Result<(), Error> {
+        self.check_device(src.device_id(), "buffer")?;
+        src.check_range("download", offset, out.len() as u64)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        if src.is_host_visible() {
+            self.wait_all_before()?;
+            return src.read_mapped(offset, out);
+        }
+        let len = out.len() as u64;
+        let region = vk::BufferCopy {
+            src_offset: src.memory().raw_offset + offset,
+            dst_offset: 0,
+            size: len,
+        };
+        let staging = self.stage_out(src, len, &[region])?;
+        staging.memory().read_mapped(0, out)
+    }
+
+    /// Copies `data` into `dst` at `offset` once the stream reaches this point, and waits
+    /// (`cuMemcpyHtoD`): straight into the mapping when the memory is host-visible.
+    pub fn copy_to_buffer_sync(&self, dst: &Buffer, offset: u64, data: &[u8]) -> Result<(), Error> {
+        self.check_device(dst.device_id(), "buffer")?;
+        dst.check_range("upload", offset, data.len() as u64)?;
+        if dst.is_host_visible() {
+            self.wait_all_before()?;
+            return dst.write_mapped(offset, data);
+        }
+        self.copy_to_buffer(dst, offset, data)?;
+        self.flush_and_wait()
+    }
+
+    /// Waits for everything this stream's next operation would wait for: its own work and
+    /// its legacy-stream dependencies.
+    fn wait_all_before(&self) -> Result<(), Error> {
+        for (core, value) in self.legacy_dependencies()? {
+            core.wait_for(&self.shared, value)?;
+        }
+        self.flush_and_wait()
+    }
+
+    /// Records `event` at this point of the stream (`cuEventRecord`): it completes when
+    /// everything enqueued before it has, and with timing, takes a GPU timestamp.
+    pub fn record(&self, event: &Event) -> Result<(), Error> {
+        self.check_device(event.shared.id, "event")?;
+        let inner = &event.inner;
+        let mut value = 0;
+        self.enqueue(|dev, batch, _| {
+            if inner.queries != vk::QueryPool::null() {
+                // SAFETY: `batch.cmd` is recording outside a render pass; the pool has
+                // one timestamp query, reset before it is written; the batch keeps it.
+                unsafe {
+                    dev.cmd_reset_query_pool(batch.cmd, inner.queries, 0, 1);
+                    dev.cmd_write_timestamp(
+                        batch.cmd,
+                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                        inner.queries,
+                        0,
+                    );
+                }
+            }
+            value = batch.value;
+            batch.keep.push(Arc::clone(inner) as Arc<dyn Any + Send + Sync>);
+            Ok(())
+        })?;
+        inner.set_recorded(Arc::clone(&self.core), value);
+        Ok(())
+    }
+
+    /// Makes all later work of this stream wait until `event` completes
+    /// (`cuStreamWaitEvent`). An event never recorded is complete.
+    pub fn wait_event(&self, event: &Event) -> Result<(), Error> {
+        self.check_device(event.shared.id, "event")?;
+        let Some((core, value)) = event.inner.recorded() else { return Ok(()) };
+        if Arc::ptr_eq(&core, &self.core) {
+            // In-order already.
+            return Ok(());
+        }
+        // Submit the event's batch first: a batch may only wait for submitted signals.
+        core.flush_through(&self.shared, value)?;
+        let shared = &self.shared;
+        let mut guard = self.core.lock();
+        let st = &mut *guard;
+        let batch = self.core.open_batch(shared, st)?;
+        batch.waits.push((core, value));
+        self.core.maybe_submit(shared, st)
+    }
+
+    /// Runs `f` on a host thread once everything enqueued so far has completed; work
+    /// enqueued after it waits until `f` returns (`cuLaunchHostFunc`). `f` must not wait
+    /// for this stream.
+    pub fn launch_host_func(&self, f: Box<dyn FnOnce() + Send>) -> Result<(), Error> {
+        self.shared.check_alive()?;
+        let deps = self.legacy_dependencies()?;
+        let shared = &self.shared;
+        let (after, signal) = {
+            let mut guard = self.core.lock();
+            let st = &mut *guard;
+            if !deps.is_empty() {
+                self.core.open_batch(shared, st)?.waits.extend(deps.iter().cloned());
+            }
+            self.core.submit(shared, st)?;
+            let after = self.core.last();
+            let signal = self.core.last.fetch_add(1, Ordering::AcqRel) + 1;
+            st.host_wait = Some(signal);
+            (after, signal)
+        };
+        self.note_dependencies(&deps);
+        shared.run_host_callback(Arc::clone(&self.core), after, signal, f)
+    }
+
+    /// Whether everything enqueued has completed (`cuStreamQuery`); submits pending work.
+    pub fn query(&self) -> Result<bool, Error> {
+        self.shared.check_alive()?;
+        let mut st = self.core.lock();
+        self.core.submit(&self.shared, &mut st)?;
+        self.core.reclaim(&self.shared, &mut st)?;
+        Ok(self.core.completed(&self.shared)? >= self.core.last())
+    }
+
+    /// Submits what is recorded so far, without waiting.
+    pub fn flush(&self) -> Result<(), Error> {
+        self.shared.check_alive()?;
+        let mut st = self.core.lock();
+        self.core.submit(&self.shared, &mut st)
+    }
+
+    /// Submits and waits for everything enqueued so far, then reclaims.
+    fn flush_and_wait(&self) -> Result<(), Error> {
+        let target = {
+            let mut st = self.core.lock();
+            self.core.submit(&self.shared, &mut st)?;
+            self.core.last()
+        };
+        self.core.wait_for(&self.shared, target)?;
+        let mut st = self.core.lock();
+        self.core.reclaim(&self.shared, &mut st)
+    }
+
+    /// Waits for everything enqueued so far (`cuStreamSynchronize`), then reports the
+    /// first error a completion check reported since the last synchronisation (a failed
+    /// `assert` or `trap`, for example).
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.flush_and_wait()?;
+        self.shared.default_pool.trim_to_threshold(&self.shared.gpu);
+        match self.core.lock().error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Allocates `size` bytes from `pool` (the device's default pool when `None`) for use
+    /// in stream order (`cuMemAllocFromPoolAsync`). The memory is not zeroed.
+    pub fn alloc_async(&self, size: u64, pool: Option<&MemPool>) -> Result<Buffer, Error> {
+        match pool {
+            Some(pool) => {
+                self.check_device(pool.shared.id, "memory pool")?;
+                pool.allocate(size)
+            }
+            None => self.device().default_pool().allocate(size),
+        }
+    }
+
+    /// Frees `buffer` in stream order (`cuMemFreeAsync`): its memory returns to its pool
+    /// (or the device) once the stream has passed everything enqueued so far and no other
+    /// pending work uses it.
+    pub fn free_async(&self, buffer: Buffer) -> Result<(), Error> {
+        self.check_device(buffer.device_id(), "buffer")?;
+        self.keep_alive(&buffer)
+    }
+}
+
+/// A full memory dependency between consecutive operations of a batch.
+fn barrier(dev: &ash::Device, cmd: vk::CommandBuffer) {
+    let all = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(
+            vk::AccessFlags::SHADER_READ
+                | vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::TRANSFER_READ
+                | vk::AccessFlags::TRANSFER_WRITE,
+        );
+    // SAFETY: `cmd` is recording outside a render pass (the caller's batch).
+    unsafe {
+        dev.cmd_pipeline_barrier(
+            cmd,
+            conv::WORK_STAGES,
+            conv::WORK_STAGES,
+            vk::DependencyFlags::empty(),
+            &[all],
+            &[],
+            &[],
+        )
+    };
+}
+
+/// Records a buffer copy; the caller keeps both buffers alive with the batch.
+fn copy(
+    dev: &ash::Device,
+    batch: &Batch,
+    src: vk::Buffer,
+    dst: vk::Buffer,
+    regions: &[vk::BufferCopy],
+) {
+    // SAFETY: `batch.cmd` is recording; both buffers are alive (the caller makes the batch
+    // keep them) with TRANSFER usage; every region was bounds-checked by the caller.
+    unsafe { dev.cmd_copy_buffer(batch.cmd, src, dst, regions) };
+}
+
+/// Keeps `buffer` alive until `batch` completes.
+fn keep(batch: &mut Batch, buffer: &Buffer) {
+    batch.keep.push(Arc::clone(&buffer.inner) as Arc<dyn Any + Send + Sync>);
+}
+
+/// The core of a default stream, for [`DeviceShared`]'s registry.
+pub(crate) fn new_core(
+    gpu: &Arc<Gpu>,
+    queue_family: u32,
+    kind: StreamKind,
+) -> Result<Arc<StreamCore>, Error> {
+    StreamCore::new(gpu, queue_family, kind, 0).map(Arc::new)
+}
+
+/// Waits for a default stream's work during device teardown; false if it timed out.
+pub(crate) fn drain(shared: &DeviceShared, core: &StreamCore) -> bool {
+    let target = {
+        let mut st = core.lock();
+        if core.submit(shared, &mut st).is_err() {
+            return st.in_flight.is_empty();
+        }
+        core.last()
+    };
+    let waited = core.wait_for(shared, target);
+    let mut st = core.lock();
+    match waited {
+        Ok(()) => core.reclaim(shared, &mut st).is_ok() || shared.is_lost(),
+        Err(Error::DeviceLost) => {
+            // A lost device executes nothing any more.
+            st.in_flight.clear();
+            true
+        }
+        Err(_) => false,
+    }
+}
