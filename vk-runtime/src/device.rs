@@ -138,6 +138,18 @@ impl Device {
         Duration::from_millis(self.shared.timeout_ms())
     }
 
+    /// Whether the device was lost ([`Error::DeviceLost`]).
+    pub fn is_lost(&self) -> bool {
+        self.shared.is_lost()
+    }
+
+    /// Makes the device behave as if the driver had reported `VK_ERROR_DEVICE_LOST`: every
+    /// later call fails with [`Error::DeviceLost`]. For testing clients' handling of device
+    /// loss, which real drivers cannot be made to produce on demand.
+    pub fn simulate_device_loss(&self) {
+        self.shared.note(Error::DeviceLost);
+    }
+
     /// Changes the timeout of [`Device::timeout`] for every clone of this device (whole
     /// milliseconds, at least 1 ms).
     pub fn set_timeout(&self, timeout: Duration) {
@@ -252,8 +264,6 @@ pub(crate) struct DeviceShared {
     lost: AtomicBool,
     /// The device, allocator and instance, which outlive every object made from them.
     pub(crate) gpu: Arc<Gpu>,
-    /// The one queue; its lock is held only around `vkQueueSubmit`.
-    queue: Mutex<vk::Queue>,
     /// The legacy default stream.
     pub(crate) legacy: Arc<StreamCore>,
     /// Blocking streams the legacy default stream synchronises with.
@@ -279,9 +289,17 @@ pub(crate) struct Gpu {
     instance: ManuallyDrop<Instance>,
     /// Set when work may still run at teardown: the device is then leaked.
     pub(crate) leak: AtomicBool,
+    /// The one queue; its lock is held only around `vkQueueSubmit` (and the idle wait
+    /// before a stream's objects are destroyed).
+    queue: Mutex<vk::Queue>,
 }
 
 impl Gpu {
+    /// The queue, for the duration of one submission.
+    pub(crate) fn queue(&self) -> MutexGuard<'_, vk::Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The allocator. A panic in another thread while it held the lock does not make the
     /// allocator's bookkeeping unusable, so poisoning is ignored.
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
@@ -302,6 +320,9 @@ impl Drop for Gpu {
         // pending (`leak` is false). The allocator's memory blocks go first, then the
         // device, then the instance; nothing is used afterwards.
         unsafe {
+            // All work is complete; an idle device has also let go of its semaphores
+            // (see `StreamCore::destroy`).
+            let _ = self.raw.device_wait_idle();
             ManuallyDrop::drop(&mut self.allocator);
             self.raw.destroy_device(None);
             ManuallyDrop::drop(&mut self.instance);
@@ -379,6 +400,7 @@ impl DeviceShared {
                     allocator: ManuallyDrop::new(Mutex::new(allocator)),
                     instance: ManuallyDrop::new(instance),
                     leak: AtomicBool::new(false),
+                    queue: Mutex::new(queue),
                 });
                 // Dropping the core destroys its objects (it has no work yet), and
                 // dropping `gpu` the device.
@@ -407,7 +429,6 @@ impl DeviceShared {
                     timeout_ms: AtomicU64::new(timeout_ms),
                     lost: AtomicBool::new(false),
                     gpu,
-                    queue: Mutex::new(queue),
                     legacy,
                     blocking: Mutex::new(Vec::new()),
                     per_thread: Mutex::new(Vec::new()),
@@ -458,11 +479,6 @@ impl DeviceShared {
     /// The allocator (see [`Gpu::allocator`]).
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
         self.gpu.allocator()
-    }
-
-    /// The queue, for the duration of one submission.
-    pub(crate) fn queue(&self) -> MutexGuard<'_, vk::Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// [`Error::DeviceLost`] once the device is lost.

@@ -15,6 +15,45 @@ pub(crate) struct Instance {
     /// Keeps the loader library loaded for as long as `raw` lives (dropped after it).
     _entry: ash::Entry,
     raw: ash::Instance,
+    /// The validation-message collector, when validation layers are enabled.
+    messenger: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+}
+
+/// Warnings and errors the validation layers reported, in order (see
+/// [`validation_messages`]).
+static VALIDATION_MESSAGES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Every warning and error the Vulkan validation layers reported so far in this process,
+/// when they are enabled (`VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation`); the tests
+/// fail on any.
+pub fn validation_messages() -> Vec<String> {
+    VALIDATION_MESSAGES.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+}
+
+/// Whether the user asked the loader for the validation layer.
+fn validation_requested() -> bool {
+    std::env::var("VK_INSTANCE_LAYERS").is_ok_and(|v| v.contains("validation"))
+}
+
+/// Collects validation warnings and errors (and prints them).
+unsafe extern "system" fn on_validation_message(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    _user: *mut std::ffi::c_void,
+) -> vk::Bool32 {
+    // SAFETY: the layer passes a valid callback-data structure for the duration of the
+    // call, whose message is a NUL-terminated string or null.
+    let message = unsafe { data.as_ref() }
+        .and_then(|d| unsafe { d.message_as_c_str() })
+        .map(|m| m.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    eprintln!("Vulkan validation {severity:?}: {message}");
+    VALIDATION_MESSAGES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(format!("{severity:?}: {message}"));
+    vk::FALSE
 }
 
 impl std::fmt::Debug for Instance {
@@ -50,6 +89,13 @@ impl Instance {
             e.extension_name_as_c_str().is_ok_and(|n| n == ash::khr::portability_enumeration::NAME)
         });
         let mut extensions = Vec::new();
+        let debug_utils = validation_requested()
+            && available.iter().any(|e| {
+                e.extension_name_as_c_str().is_ok_and(|n| n == ash::ext::debug_utils::NAME)
+            });
+        if debug_utils {
+            extensions.push(ash::ext::debug_utils::NAME.as_ptr());
+        }
         let mut flags = vk::InstanceCreateFlags::empty();
         if portability {
             extensions.push(ash::khr::portability_enumeration::NAME.as_ptr());
@@ -79,7 +125,24 @@ impl Instance {
                     result => Error::Vk { call: "vkCreateInstance", result },
                 },
             )?;
-        Ok(Instance { _entry: entry, raw })
+        let messenger = debug_utils.then(|| {
+            let loader = ash::ext::debug_utils::Instance::new(&entry, &raw);
+            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+                .message_severity(
+                    vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                        | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+                )
+                .message_type(
+                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+                )
+                .pfn_user_callback(Some(on_validation_message));
+            // SAFETY: the instance is alive with VK_EXT_debug_utils enabled; the callback is
+            // a 'static function that only touches a static collector.
+            unsafe { loader.create_debug_utils_messenger(&info, None) }.ok().map(|m| (loader, m))
+        });
+        Ok(Instance { _entry: entry, raw, messenger: messenger.flatten() })
     }
 
     /// The ash instance (function table and handle).
@@ -108,8 +171,14 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         // SAFETY: every object created from this instance (devices) is owned by structures
-        // that hold the instance and destroy those objects first (`DeviceShared::drop`).
-        unsafe { self.raw.destroy_instance(None) };
+        // that hold the instance and destroy those objects first (`Gpu::drop`); the
+        // messenger belongs to this instance and is destroyed before it.
+        unsafe {
+            if let Some((loader, messenger)) = self.messenger.take() {
+                loader.destroy_debug_utils_messenger(messenger, None);
+            }
+            self.raw.destroy_instance(None);
+        }
     }
 }
 

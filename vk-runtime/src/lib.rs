@@ -74,7 +74,7 @@ pub use device::{
 };
 pub use error::Error;
 pub use event::Event;
-pub use instance::enumerate_devices;
+pub use instance::{enumerate_devices, validation_messages};
 pub use launch::{LaunchConfig, LaunchStats, CUDA_MAX_GRID};
 pub use memory::{Buffer, MemoryKind, Resolved, BUFFER_ALIGNMENT};
 pub use pool::MemPool;

@@ -483,7 +483,7 @@ impl StreamCore {
             .signal_semaphores(&signal)
             .push_next(&mut timeline);
         let submitted = {
-            let queue = shared.queue();
+            let queue = self.gpu.queue();
             // SAFETY: the command buffer is executable; every semaphore is alive (this
             // stream's, or owned by a core the batch keeps); the signal value is greater
             // than every value signalled or waited for on this timeline before (values
@@ -595,6 +595,15 @@ impl StreamCore {
         }
         st.arena = Arena::default();
         st.destroyed = true;
+        {
+            // Lavapipe's queue thread may still touch a semaphore for a moment after its
+            // last signal was observed; an idle queue has let go of it. Every batch that
+            // uses these objects has completed (checked above), so this returns promptly
+            // unless other streams' work is running.
+            let queue = self.gpu.queue();
+            // SAFETY: the queue is externally synchronised by its mutex.
+            let _ = unsafe { self.gpu.raw.queue_wait_idle(*queue) };
+        }
         // SAFETY: no batch of this stream is open or pending, so no command buffer of the
         // pool is in use and no submission waits for or signals the semaphore; other
         // streams' batches that wait for it keep this core alive, so none exists.

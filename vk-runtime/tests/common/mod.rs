@@ -182,6 +182,13 @@ impl Abi {
             .expect("load u64")
     }
 
+    /// Loads a `u32` from global memory at `address`.
+    fn load_u32(&self, b: &mut Builder, address: Word) -> Word {
+        let ptr = b.convert_u_to_ptr(self.psb_u32, None, address).expect("to ptr");
+        b.load(self.u32_t, None, ptr, Some(MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])
+            .expect("load u32")
+    }
+
     /// `address + offset` for a u64 address and a u32 offset.
     fn offset(&self, b: &mut Builder, address: Word, offset: u64) -> Word {
         let c = b.constant_bit64(self.u64_t, offset);
@@ -330,4 +337,60 @@ pub fn spin_kernel() -> Vec<u32> {
 /// Decodes little-endian `u32`s.
 pub fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// A kernel over a parameter block `{ u64 src; u64 dst; u32 a; u32 b; }` in which thread
+/// `i = ctaid.x * ntid.x + tid.x` computes `dst[i] = src[i] * a + b` on `u32`s (wrapping).
+/// Launch exactly one thread per element.
+pub fn affine_kernel() -> Vec<u32> {
+    let mut builder = Builder::new();
+    let abi = begin(&mut builder);
+    let b = &mut builder;
+
+    let param = abi.push(b, 0);
+    let base_x = abi.push(b, 2);
+    let workgroup = abi.builtin(b, abi.workgroup_id);
+    let tid = abi.builtin(b, abi.local_id);
+    let ctaid = abi.add32(b, workgroup[0], base_x);
+    let i = abi.mul32(b, ctaid, abi.block[0]);
+    let i = abi.add32(b, i, tid[0]);
+    let i64 = b.u_convert(abi.u64_t, None, i).expect("uconvert");
+    let four = b.constant_bit64(abi.u64_t, 4);
+    let byte = b.i_mul(abi.u64_t, None, i64, four).expect("imul");
+
+    let src = abi.load_u64(b, param);
+    let dst_address = abi.offset(b, param, 8);
+    let dst = abi.load_u64(b, dst_address);
+    let a_address = abi.offset(b, param, 16);
+    let a = abi.load_u32(b, a_address);
+    let b_address = abi.offset(b, param, 20);
+    let add = abi.load_u32(b, b_address);
+
+    let from = b.i_add(abi.u64_t, None, src, byte).expect("iadd");
+    let x = abi.load_u32(b, from);
+    let y = abi.mul32(b, x, a);
+    let y = abi.add32(b, y, add);
+    let to = b.i_add(abi.u64_t, None, dst, byte).expect("iadd");
+    abi.store_u32(b, to, y, false);
+    finish(builder)
+}
+
+/// The parameter block of [`affine_kernel`].
+pub fn affine_params(src: u64, dst: u64, a: u32, b: u32) -> Vec<u8> {
+    let mut bytes = src.to_le_bytes().to_vec();
+    bytes.extend(dst.to_le_bytes());
+    bytes.extend(a.to_le_bytes());
+    bytes.extend(b.to_le_bytes());
+    bytes
+}
+
+/// Encodes little-endian `u32`s.
+pub fn bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Fails the test when the validation layers (if enabled) reported anything.
+pub fn assert_no_validation_messages() {
+    let messages = ptxvk_vk::validation_messages();
+    assert!(messages.is_empty(), "Vulkan validation reported:\n{}", messages.join("\n"));
 }
