@@ -39,7 +39,7 @@ fn main() {
     let kernel = module.kernel("warp_reduce").expect("kernel");
     let args = [Arg::from(&inb), Arg::from(n), Arg::from(&out)];
     let ptx_ms = time(|| kernel.launch(grid, BLOCK, 0, &args).expect("launch").kernel_ms);
-    assert_eq!(out.to_vec(&device).expect("read"), expected, "ptxvk's warp sums");
+    assert_eq!(out.to_vec().expect("read"), expected, "ptxvk's warp sums");
 
     // The hand-written subgroup shader, through the same runtime and launch ABI.
     let words = spirv_words(include_bytes!("../shaders/warp_reduce.spv"));
@@ -61,7 +61,7 @@ fn main() {
         const_address: 0,
     };
     let native_ms = time(|| vk.launch(&program, &cfg).expect("launch").kernel_ms);
-    assert_eq!(out2.to_vec(&device).expect("read"), expected, "the subgroup shader's sums");
+    assert_eq!(out2.to_vec().expect("read"), expected, "the subgroup shader's sums");
 
     println!("{} M elements, blocks of {BLOCK}, best of {RUNS} (median):", millions);
     println!("  ptxvk, emulated warps:     {:8.2} ms ({:.2})", ptx_ms.0, ptx_ms.1);

@@ -6,8 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ptxvk::spec::SpecArg;
-use ptxvk::{Arg, Device, Module};
+use ptxvk::{Device, Module};
 
 // The kernels, launches and CPU references of the end-to-end tests.
 #[allow(dead_code)]
@@ -85,24 +84,16 @@ fn run(
         .map_err(|e| ptxvk::Error::Launch(format!("{}: {e}", path.display())))?;
     let module = Module::from_ptx_named(device, &path.display().to_string(), &text)?;
     let kernel = module.kernel(entry)?;
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for (i, a) in case.args.iter().enumerate() {
-        match a {
-            SpecArg::Buffer { bytes, .. } => {
-                let b = device.buffer_from_bytes(bytes)?;
-                args.push(Arg::from(&b));
-                buffers.push((i, b));
-            }
-            SpecArg::Value(v) => args.push(Arg::Bytes(v.clone())),
-        }
-    }
-    let stats = kernel.launch(case.grid, case.block, case.shared_bytes, &args)?;
-    let mut ok = true;
-    for (arg, want) in &case.expected {
-        if let Some((_, b)) = buffers.iter().find(|(i, _)| i == arg) {
-            ok &= device.read_bytes(b)? == *want;
-        }
-    }
+    let (stats, outputs) = ptxvk::run::launch_with_args(
+        device,
+        &kernel,
+        case.grid,
+        case.block,
+        case.shared_bytes,
+        &case.args,
+    )?;
+    let ok = case.expected.iter().all(|(arg, want)| {
+        outputs.iter().find(|(i, _)| i == arg).is_none_or(|(_, got)| got == want)
+    });
     Ok((stats.kernel_ms, ok))
 }

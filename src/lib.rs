@@ -16,7 +16,7 @@
 //!     n.div_ceil(256), 256, 0,
 //!     &[Arg::from(&a), Arg::from(&b), Arg::from(&c), Arg::from(n)],
 //! )?;
-//! assert!(c.to_vec(&device)?.iter().all(|&x| x == 3.0));
+//! assert!(c.to_vec()?.iter().all(|&x| x == 3.0));
 //! # Ok(())
 //! # }
 //! ```
@@ -32,8 +32,11 @@ pub mod run;
 pub mod runtime;
 pub mod spec;
 
+pub use bytemuck::{self, Pod};
 pub use error::Error;
-pub use runtime::{Arg, Device, DeviceBuffer, Dim3, Element, Kernel, LaunchStats, Module};
+pub use half;
+pub use ptxvk_vk::{Event, Stream, StreamKind};
+pub use runtime::{Arg, Device, DeviceBuffer, DeviceSlice, Dim3, Kernel, LaunchStats, Module};
 
 /// The README's Rust example is compiled as a doctest.
 #[doc = include_str!("../README.md")]

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::compile::{compile, Compiled};
-use crate::runtime::{Arg, Device, Module};
+use crate::runtime::{Arg, Device, Kernel, LaunchStats, Module};
 use crate::spec::{decode_all, hex_encode, ElemType, LaunchSpec, SpecArg};
 use crate::Error;
 
@@ -66,6 +66,38 @@ pub fn prepare(spec: &LaunchSpec, ptx: &str) -> Result<(Compiled, String), Error
     Ok((compiled, entry))
 }
 
+/// Uploads every buffer argument of `args`, launches `kernel` and waits, then reads the
+/// buffers back: the launch statistics and `(argument index, bytes)` of each buffer.
+pub fn launch_with_args(
+    device: &Device,
+    kernel: &Kernel<'_>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    args: &[SpecArg],
+) -> Result<(LaunchStats, Vec<(usize, Vec<u8>)>), Error> {
+    let mut buffers = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        if let SpecArg::Buffer { bytes, .. } = a {
+            buffers.push((i, device.buffer_from_bytes(bytes)?));
+        }
+    }
+    let mut owned = buffers.iter();
+    let launch_args: Vec<Arg<'_>> = args
+        .iter()
+        .filter_map(|a| match a {
+            SpecArg::Buffer { .. } => owned.next().map(|(_, b)| Arg::from(b)),
+            SpecArg::Value(b) => Some(Arg::Bytes(b.clone())),
+        })
+        .collect();
+    let stats = kernel.launch(grid, block, shared_bytes, &launch_args)?;
+    let outputs = buffers
+        .iter()
+        .map(|(i, b)| Ok((*i, device.read_bytes(b)?)))
+        .collect::<Result<_, Error>>()?;
+    Ok((stats, outputs))
+}
+
 /// Uploads the spec's buffers, launches `entry` of `compiled` and reads every buffer
 /// back.
 pub fn run(
@@ -77,23 +109,15 @@ pub fn run(
     let warp_mode = compiled.warp_mode.name().to_string();
     let module = Module::from_compiled(device, compiled)?;
     let kernel = module.kernel(entry)?;
-    let mut buffers = Vec::new();
-    let mut args = Vec::new();
-    for a in &spec.args {
-        match a {
-            SpecArg::Buffer { ty, bytes } => {
-                let buf = device.buffer_from_bytes(bytes)?;
-                args.push(Arg::from(&buf));
-                buffers.push((args.len() - 1, *ty, buf));
-            }
-            SpecArg::Value(b) => args.push(Arg::Bytes(b.clone())),
-        }
-    }
-    let stats = kernel.launch(spec.grid, spec.block, spec.shared_bytes, &args)?;
-    let buffers = buffers
+    let (stats, outputs) =
+        launch_with_args(device, &kernel, spec.grid, spec.block, spec.shared_bytes, &spec.args)?;
+    let buffers = outputs
         .into_iter()
-        .map(|(arg, ty, buf)| Ok(BufferResult { arg, ty, bytes: device.read_bytes(&buf)? }))
-        .collect::<Result<_, Error>>()?;
+        .filter_map(|(arg, bytes)| match spec.args.get(arg) {
+            Some(SpecArg::Buffer { ty, .. }) => Some(BufferResult { arg, ty: *ty, bytes }),
+            _ => None,
+        })
+        .collect();
     Ok(RunResult {
         device: device.info().name.clone(),
         entry: entry.to_string(),

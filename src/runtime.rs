@@ -2,10 +2,13 @@
 //! [`Device`] → [`Module::from_ptx`] → [`Kernel::launch`] with [`DeviceBuffer`]s.
 
 use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytemuck::Pod;
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_spirv::KernelInfo;
-use ptxvk_vk::{DeviceInfo, DeviceSelector, Features, LaunchConfig};
+use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, Features, LaunchConfig, Stream, StreamKind};
 
 use ptxvk_lower::system;
 
@@ -49,7 +52,7 @@ pub struct LaunchStats {
     pub printf: String,
 }
 
-/// A Vulkan device that runs kernels.
+/// A Vulkan device that runs kernels. Cheap to clone; clones share the device.
 #[derive(Clone, Debug)]
 pub struct Device {
     inner: ptxvk_vk::Device,
@@ -74,8 +77,8 @@ impl Device {
         warp_mode_of(self.info())
     }
 
-    /// The runtime device underneath, for launching hand-written SPIR-V under the same
-    /// launch ABI (the benchmarks' baselines).
+    /// The runtime device underneath: streams, events, pools, host memory, and launches
+    /// of hand-written SPIR-V under the same launch ABI (the benchmarks' baselines).
     pub fn vk(&self) -> &ptxvk_vk::Device {
         &self.inner
     }
@@ -84,20 +87,41 @@ impl Device {
         self.inner.info()
     }
 
+    /// The legacy default stream (CUDA's stream 0): synchronous launches and copies use
+    /// it.
+    pub fn default_stream(&self) -> Stream {
+        self.inner.default_stream()
+    }
+
+    /// A new stream; `NonBlocking` ones do not synchronise with the default stream.
+    pub fn create_stream(&self, kind: StreamKind) -> Result<Stream, Error> {
+        Ok(self.inner.create_stream(kind, 0)?)
+    }
+
+    /// A new event; with `timing`, records take GPU timestamps.
+    pub fn create_event(&self, timing: bool) -> Result<Event, Error> {
+        Ok(self.inner.create_event(timing)?)
+    }
+
+    /// Waits for all work on every stream, then reports the first deferred error (a
+    /// failed `assert` or `trap` of an asynchronous launch, for example).
+    pub fn synchronize(&self) -> Result<(), Error> {
+        Ok(self.inner.synchronize()?)
+    }
+
     /// A device buffer holding a copy of `data`.
-    pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<DeviceBuffer<T>, Error> {
-        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes_vec()).collect();
-        let buf = self.buffer_from_bytes(&bytes)?;
-        Ok(DeviceBuffer { buf, len: data.len(), _t: PhantomData })
+    pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>, Error> {
+        let buf = self.buffer_from_bytes(bytemuck::cast_slice(data))?;
+        Ok(DeviceBuffer { buf, device: self.clone(), len: data.len(), _t: PhantomData })
     }
 
     /// A zero-filled device buffer of `len` elements.
-    pub fn zeroed<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
+    pub fn zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
         let size = (len as u64)
-            .checked_mul(T::SIZE as u64)
+            .checked_mul(std::mem::size_of::<T>() as u64)
             .ok_or_else(|| Error::Launch("buffer size overflows".into()))?;
         let buf = self.inner.alloc(size)?;
-        Ok(DeviceBuffer { buf, len, _t: PhantomData })
+        Ok(DeviceBuffer { buf, device: self.clone(), len, _t: PhantomData })
     }
 
     /// An untyped device buffer holding `bytes`.
@@ -109,50 +133,25 @@ impl Device {
         Ok(buf)
     }
 
-    /// Reads a whole untyped buffer back.
+    /// Reads a whole untyped buffer back (after the default stream's work).
     pub fn read_bytes(&self, buf: &ptxvk_vk::Buffer) -> Result<Vec<u8>, Error> {
         Ok(self.inner.download(buf, 0, buf.size())?)
     }
 }
 
-/// Element types of typed device buffers and scalar kernel arguments.
-pub trait Element: Copy + 'static {
-    const SIZE: usize;
-    fn to_le_bytes_vec(&self) -> Vec<u8>;
-    fn from_le_slice(b: &[u8]) -> Self;
-}
-
-macro_rules! element {
-    ($($t:ty),*) => {$(
-        impl Element for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            fn to_le_bytes_vec(&self) -> Vec<u8> {
-                self.to_le_bytes().to_vec()
-            }
-            fn from_le_slice(b: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(&b[..std::mem::size_of::<$t>()]);
-                <$t>::from_le_bytes(a)
-            }
-        }
-        impl From<$t> for Arg {
-            fn from(v: $t) -> Arg {
-                Arg::Bytes(v.to_le_bytes().to_vec())
-            }
-        }
-    )*};
-}
-element!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
-
-/// A typed device buffer of `len` elements of `T`.
+/// A typed device buffer of `len` elements of `T` (any [`Pod`] type: integers, floats,
+/// [`half::f16`], [`half::bf16`], arrays and `#[repr(C)]` structs of them). It carries its
+/// device, and launches keep its memory alive until they complete, so dropping it while a
+/// launch is pending is safe.
 #[derive(Debug)]
 pub struct DeviceBuffer<T> {
     buf: ptxvk_vk::Buffer,
+    device: Device,
     len: usize,
     _t: PhantomData<T>,
 }
 
-impl<T: Element> DeviceBuffer<T> {
+impl<T: Pod> DeviceBuffer<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -166,33 +165,185 @@ impl<T: Element> DeviceBuffer<T> {
         self.buf.address()
     }
 
-    /// Copies the buffer back to the host.
-    pub fn to_vec(&self, device: &Device) -> Result<Vec<T>, Error> {
-        let bytes = device.inner.download(&self.buf, 0, (self.len * T::SIZE) as u64)?;
-        Ok(bytes.chunks_exact(T::SIZE).map(T::from_le_slice).collect())
+    /// The untyped buffer underneath.
+    pub fn raw(&self) -> &ptxvk_vk::Buffer {
+        &self.buf
+    }
+
+    /// The device the buffer lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Elements `range` of the buffer, for kernel arguments and copies.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Result<DeviceSlice<'_, T>, Error> {
+        if range.start > range.end || range.end > self.len {
+            return Err(Error::Launch(format!(
+                "slice {}..{} of a buffer of {} elements",
+                range.start, range.end, self.len
+            )));
+        }
+        Ok(DeviceSlice { buffer: self, start: range.start, len: range.end - range.start })
+    }
+
+    /// The whole buffer as a slice.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice { buffer: self, start: 0, len: self.len }
+    }
+
+    /// Copies the buffer back to the host after the default stream's work.
+    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.as_slice().copy_to(&mut out)?;
+        Ok(out)
+    }
+
+    /// Overwrites the buffer's first `data.len()` elements, after the default stream's
+    /// work.
+    pub fn copy_from(&self, data: &[T]) -> Result<(), Error> {
+        self.as_slice().copy_from(data)
     }
 }
 
-/// One kernel argument: a pointer (a buffer's device address) or raw by-value bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Arg {
-    /// A device address, for `.u64` pointer parameters.
-    Ptr(u64),
+/// A range of elements of a [`DeviceBuffer`].
+#[derive(Debug)]
+pub struct DeviceSlice<'a, T> {
+    buffer: &'a DeviceBuffer<T>,
+    start: usize,
+    len: usize,
+}
+
+impl<T> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DeviceSlice<'_, T> {}
+
+impl<T: Pod> DeviceSlice<'_, T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn byte_offset(&self) -> u64 {
+        (self.start * std::mem::size_of::<T>()) as u64
+    }
+
+    fn check_len(&self, n: usize) -> Result<(), Error> {
+        if n > self.len {
+            return Err(Error::Launch(format!(
+                "{n} elements do not fit a slice of {} elements",
+                self.len
+            )));
+        }
+        Ok(())
+    }
+
+    /// The device address of the slice's first element.
+    pub fn address(&self) -> u64 {
+        self.buffer.address() + self.byte_offset()
+    }
+
+    /// Copies the slice's first `out.len()` elements to the host after the default
+    /// stream's work.
+    pub fn copy_to(&self, out: &mut [T]) -> Result<(), Error> {
+        self.check_len(out.len())?;
+        let stream = self.buffer.device.default_stream();
+        let bytes = bytemuck::cast_slice_mut(out);
+        Ok(stream.copy_from_buffer(&self.buffer.buf, self.byte_offset(), bytes)?)
+    }
+
+    /// Overwrites the slice's first `data.len()` elements after the default stream's
+    /// work, and waits.
+    pub fn copy_from(&self, data: &[T]) -> Result<(), Error> {
+        self.check_len(data.len())?;
+        let stream = self.buffer.device.default_stream();
+        let bytes = bytemuck::cast_slice(data);
+        Ok(stream.copy_to_buffer_sync(&self.buffer.buf, self.byte_offset(), bytes)?)
+    }
+
+    /// Enqueues a copy of `data` into the slice on `stream`; the data is staged at once,
+    /// so it may be reused when this returns.
+    pub fn copy_from_async(&self, stream: &Stream, data: &[T]) -> Result<(), Error> {
+        self.check_len(data.len())?;
+        Ok(stream.copy_to_buffer(
+            &self.buffer.buf,
+            self.byte_offset(),
+            bytemuck::cast_slice(data),
+        )?)
+    }
+
+    /// Enqueues a device-to-device copy of the slice into `dst` (of the same length) on
+    /// `stream`.
+    pub fn copy_to_device(&self, stream: &Stream, dst: &DeviceSlice<'_, T>) -> Result<(), Error> {
+        if dst.len != self.len {
+            return Err(Error::Launch(format!(
+                "copy of {} elements into a slice of {}",
+                self.len, dst.len
+            )));
+        }
+        let bytes = (self.len * std::mem::size_of::<T>()) as u64;
+        Ok(stream.copy_buffer(
+            &self.buffer.buf,
+            self.byte_offset(),
+            &dst.buffer.buf,
+            dst.byte_offset(),
+            bytes,
+        )?)
+    }
+}
+
+/// One kernel argument: a pointer into a buffer, or raw by-value bytes. A pointer
+/// argument borrows its buffer for the call only; the launch keeps the memory alive until
+/// the kernel has run, so the buffer may be dropped at once.
+#[derive(Clone, Debug)]
+pub enum Arg<'a> {
+    /// The device address `offset` bytes into `buffer`, for `.u64` pointer parameters.
+    Pointer { buffer: &'a ptxvk_vk::Buffer, offset: u64 },
     /// By-value bytes: a scalar, or a struct or array parameter.
     Bytes(Vec<u8>),
 }
 
-impl<T: Element> From<&DeviceBuffer<T>> for Arg {
-    fn from(b: &DeviceBuffer<T>) -> Arg {
-        Arg::Ptr(b.address())
+impl Arg<'_> {
+    /// A by-value argument from any plain-old-data value (little-endian hosts, as every
+    /// Vulkan host ptxvk supports).
+    pub fn value<T: Pod>(v: T) -> Arg<'static> {
+        Arg::Bytes(bytemuck::bytes_of(&v).to_vec())
     }
 }
 
-impl From<&ptxvk_vk::Buffer> for Arg {
-    fn from(b: &ptxvk_vk::Buffer) -> Arg {
-        Arg::Ptr(b.address())
+impl<'a, T: Pod> From<&'a DeviceBuffer<T>> for Arg<'a> {
+    fn from(b: &'a DeviceBuffer<T>) -> Arg<'a> {
+        Arg::Pointer { buffer: &b.buf, offset: 0 }
     }
 }
+
+impl<'a, T: Pod> From<DeviceSlice<'a, T>> for Arg<'a> {
+    fn from(s: DeviceSlice<'a, T>) -> Arg<'a> {
+        Arg::Pointer { buffer: &s.buffer.buf, offset: s.byte_offset() }
+    }
+}
+
+impl<'a> From<&'a ptxvk_vk::Buffer> for Arg<'a> {
+    fn from(b: &'a ptxvk_vk::Buffer) -> Arg<'a> {
+        Arg::Pointer { buffer: b, offset: 0 }
+    }
+}
+
+macro_rules! value_arg {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Arg<'_> {
+            fn from(v: $t) -> Self {
+                Arg::value(v)
+            }
+        }
+    )*};
+}
+value_arg!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 /// Grid and block dimensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +382,13 @@ pub struct Module {
     /// The device heap of `malloc` (`ptxvk_lower::system`), when a kernel calls it;
     /// like module data it persists across launches.
     heap: Option<ptxvk_vk::Buffer>,
+    /// System areas (parameter block + trap/assert/printf area) of kernels that have one,
+    /// in host memory so the host reads them without a copy; reused once a launch's
+    /// completion check has read its area.
+    system_areas: Arc<Mutex<Vec<ptxvk_vk::Buffer>>>,
+    /// The module's data image, for formatting `printf` strings after launches that
+    /// complete asynchronously.
+    strings: Arc<Vec<u8>>,
 }
 
 impl Module {
@@ -287,7 +445,16 @@ impl Module {
         } else {
             None
         };
-        Ok(Module { device: device.clone(), compiled, programs, data, heap })
+        let strings = Arc::new(compiled.data.image.clone());
+        Ok(Module {
+            device: device.clone(),
+            compiled,
+            programs,
+            data,
+            heap,
+            system_areas: Arc::default(),
+            strings,
+        })
     }
 
     /// Reads the current bytes of module-scope variable `name` (`.global` or `.const`).
@@ -357,7 +524,7 @@ impl Kernel<'_> {
 
     /// Lays out `args` in the kernel's parameter block, checking each against its
     /// parameter's size.
-    pub fn param_block(&self, args: &[Arg]) -> Result<Vec<u8>, Error> {
+    pub fn param_block(&self, args: &[Arg<'_>]) -> Result<Vec<u8>, Error> {
         let info = self.info();
         let params = &info.abi.params;
         if args.len() != params.len() {
@@ -370,8 +537,9 @@ impl Kernel<'_> {
         }
         let mut block = vec![0u8; info.abi.size as usize];
         for (i, (arg, p)) in args.iter().zip(params).enumerate() {
-            let bytes = match arg {
-                Arg::Ptr(a) => {
+            let pointer;
+            let bytes: &[u8] = match arg {
+                Arg::Pointer { buffer, offset } => {
                     if p.size != 8 || p.count != 1 {
                         return Err(Error::Launch(format!(
                             "argument {i} of `{}` is a buffer, but parameter `{}` is {} ({} bytes), not a 64-bit pointer",
@@ -381,9 +549,10 @@ impl Kernel<'_> {
                             p.size
                         )));
                     }
-                    a.to_le_bytes().to_vec()
+                    pointer = (buffer.address() + offset).to_le_bytes();
+                    &pointer
                 }
-                Arg::Bytes(b) => b.clone(),
+                Arg::Bytes(b) => b,
             };
             if bytes.len() != p.size as usize {
                 return Err(Error::Launch(format!(
@@ -396,21 +565,102 @@ impl Kernel<'_> {
                 )));
             }
             let off = p.offset as usize;
-            block[off..off + bytes.len()].copy_from_slice(&bytes);
+            block[off..off + bytes.len()].copy_from_slice(bytes);
         }
         Ok(block)
     }
 
-    /// Launches the kernel and waits for it: `grid` blocks of `block` threads, with
-    /// `shared_bytes` of dynamic (`extern .shared`) memory.
+    /// Launches the kernel on the default stream and waits for it: `grid` blocks of
+    /// `block` threads, with `shared_bytes` of dynamic (`extern .shared`) memory.
     pub fn launch(
         &self,
         grid: impl Into<Dim3>,
         block: impl Into<Dim3>,
         shared_bytes: u32,
-        args: &[Arg],
+        args: &[Arg<'_>],
     ) -> Result<LaunchStats, Error> {
-        let (grid, block) = (grid.into().0, block.into().0);
+        let stream = self.module.device.default_stream();
+        let prepared = self.prepare(grid.into().0, block.into().0, shared_bytes, args)?;
+        let keep = prepared.keep(args);
+        let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
+        // Kernels with a system area find their parameters in it.
+        let params = prepared.system.is_none().then_some(prepared.params.as_slice());
+        let stats = stream.launch_timed(self.program(), &prepared.cfg, params, &keep)?;
+        let mut stats = LaunchStats {
+            kernel_ms: stats.kernel_ms,
+            dispatches: stats.dispatches,
+            ..Default::default()
+        };
+        if let Some(area) = prepared.system {
+            let report = area.read()?;
+            stats.printf = report.printf;
+            self.module.system_areas_return(area.buffer);
+            if let Some(message) = report.failure {
+                return Err(Error::KernelFailed {
+                    message,
+                    output: std::mem::take(&mut stats.printf),
+                });
+            }
+        }
+        Ok(stats)
+    }
+
+    /// Enqueues the kernel on `stream` and returns at once. The buffers named by `args`
+    /// stay alive until the kernel has run. A kernel's `printf` output is printed to
+    /// standard output when it completes, and a failed `assert` or `trap` is reported by
+    /// the stream's (or the device's) next `synchronize` as [`Error::KernelFailed`], as
+    /// CUDA does.
+    pub fn launch_on(
+        &self,
+        stream: &Stream,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
+        let prepared = self.prepare(grid.into().0, block.into().0, shared_bytes, args)?;
+        let keep = prepared.keep(args);
+        let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
+        match prepared.system {
+            None => {
+                stream.launch_with_params(self.program(), &prepared.cfg, &prepared.params, &keep)?
+            }
+            Some(area) => {
+                stream.launch(self.program(), &prepared.cfg, &keep)?;
+                let areas = Arc::clone(&self.module.system_areas);
+                stream.on_complete(Box::new(move || {
+                    let report = area.read();
+                    areas.lock().unwrap_or_else(PoisonError::into_inner).push(area.buffer);
+                    let report = report.map_err(|e| ptxvk_vk::Error::Deferred(Box::new(e)))?;
+                    print!("{}", report.printf);
+                    match report.failure {
+                        Some(message) => {
+                            Err(ptxvk_vk::Error::Deferred(Box::new(Error::KernelFailed {
+                                message,
+                                output: report.printf,
+                            })))
+                        }
+                        None => Ok(()),
+                    }
+                }))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn program(&self) -> &ptxvk_vk::Program {
+        &self.module.programs[self.index]
+    }
+
+    /// Checks the launch shape against the kernel and lays out its parameters (and, for
+    /// kernels with a system area, fills one).
+    fn prepare(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+    ) -> Result<Prepared<'_>, Error> {
         let info = self.info();
         if let Some(req) = info.reqntid {
             if block != req {
@@ -438,74 +688,122 @@ impl Kernel<'_> {
         } else {
             info.static_shared_bytes
         };
-        let mut params = self.param_block(args)?;
-        let device = &self.module.device;
-        // The system area (traps, assertions, printf) follows the parameter block: only
-        // the block and the area's header are uploaded; the zero-filled allocation
-        // covers the printf records.
-        let system = info.system.then(|| system::offset(info.abi.size));
-        let param_buf = match system {
-            Some(off) => {
-                params.resize((off + system::HEADER) as usize, 0);
-                let heap = self.module.heap.as_ref().map_or(0, |h| h.address());
-                let at = (off + system::HEAP) as usize;
-                params[at..at + 8].copy_from_slice(&heap.to_le_bytes());
-                let buf = device.inner.alloc(u64::from(off + system::SIZE))?;
-                device.inner.upload(&buf, 0, &params)?;
-                buf
-            }
-            None => device.buffer_from_bytes(&params)?,
-        };
-        let cfg = LaunchConfig {
+        let params = self.param_block(args)?;
+        let module = self.module;
+        let mut cfg = LaunchConfig {
             grid,
             block,
             shared_bytes: total_shared,
-            param_address: param_buf.address(),
-            const_address: self.module.data.as_ref().map_or(0, |b| b.address()),
+            param_address: 0,
+            const_address: module.data.as_ref().map_or(0, |b| b.address()),
         };
-        let stats = device.inner.launch(&self.module.programs[self.index], &cfg)?;
-        let mut stats = LaunchStats {
-            kernel_ms: stats.kernel_ms,
-            dispatches: stats.dispatches,
-            ..Default::default()
+        let system = if info.system {
+            let area = module.system_area(&info.name, &params)?;
+            cfg.param_address = area.buffer.address();
+            Some(area)
+        } else {
+            None
         };
-        if let Some(off) = system {
-            self.report(&param_buf, off, &mut stats)?;
-        }
-        Ok(stats)
+        Ok(Prepared { module, cfg, params, system })
     }
+}
 
-    /// Reads the system area at `off` of `buf` after a launch: the printf output goes to
-    /// `stats`; a trap or failed assertion is an error.
-    fn report(
-        &self,
-        buf: &ptxvk_vk::Buffer,
-        off: u32,
-        stats: &mut LaunchStats,
-    ) -> Result<(), Error> {
-        let device = &self.module.device.inner;
-        let mut area = device.download(buf, u64::from(off), u64::from(system::HEADER))?;
+/// A launch ready to enqueue.
+struct Prepared<'m> {
+    module: &'m Module,
+    cfg: LaunchConfig,
+    params: Vec<u8>,
+    system: Option<SystemArea>,
+}
+
+impl Prepared<'_> {
+    /// The buffers the launch uses: its arguments', the module data and heap, and the
+    /// system area.
+    fn keep(&self, args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
+        let mut keep: Vec<ptxvk_vk::Buffer> = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Pointer { buffer, .. } => Some((*buffer).clone()),
+                Arg::Bytes(_) => None,
+            })
+            .collect();
+        keep.extend(self.module.data.iter().chain(&self.module.heap).cloned());
+        keep.extend(self.system.as_ref().map(|s| s.buffer.clone()));
+        keep
+    }
+}
+
+/// A launch's parameter block followed by its system area (traps, assertions, printf),
+/// in host memory.
+struct SystemArea {
+    buffer: ptxvk_vk::Buffer,
+    /// Offset of the system area (after the parameter block).
+    offset: u32,
+    kernel: String,
+    strings: Arc<Vec<u8>>,
+    data_base: u64,
+}
+
+/// What a system area reported.
+struct SystemReport {
+    printf: String,
+    failure: Option<String>,
+}
+
+impl SystemArea {
+    /// Decodes the area after the launch completed.
+    fn read(&self) -> Result<SystemReport, Error> {
+        let mut area = vec![0u8; system::HEADER as usize];
+        self.buffer.read_mapped(u64::from(self.offset), &mut area)?;
         let at = system::PRINTF_USED as usize;
         let used =
             area.get(at..at + 4).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
-        let records = used.min(system::PRINTF_CAPACITY);
+        let records = used.min(system::PRINTF_CAPACITY) as usize;
         if records > 0 {
-            let start = u64::from(off + system::HEADER);
-            area.extend(device.download(buf, start, u64::from(records))?);
+            let start = area.len();
+            area.resize(start + records, 0);
+            self.buffer.read_mapped(u64::from(self.offset + system::HEADER), &mut area[start..])?;
         }
         let report = system::decode(&area);
-        let strings = printf::Strings {
-            image: &self.module.compiled.data.image,
-            base: self.module.data.as_ref().map_or(0, |b| b.address()),
+        let strings = printf::Strings { image: &self.strings, base: self.data_base };
+        Ok(SystemReport {
+            printf: printf::output(&report, &strings),
+            failure: report.failure.map(|f| printf::failure_message(&self.kernel, &f, &strings)),
+        })
+    }
+}
+
+impl Module {
+    /// A system area holding `params`, its header zeroed but for the heap address.
+    fn system_area(&self, kernel: &str, params: &[u8]) -> Result<SystemArea, Error> {
+        let offset = system::offset(params.len() as u32);
+        let size = u64::from(offset + system::SIZE);
+        let reused = {
+            let mut areas = self.system_areas.lock().unwrap_or_else(PoisonError::into_inner);
+            areas.iter().position(|b| b.size() >= size).map(|i| areas.swap_remove(i))
         };
-        stats.printf = printf::output(&report, &strings);
-        match report.failure {
-            Some(f) => Err(Error::KernelFailed {
-                message: printf::failure_message(&self.info().name, &f, &strings),
-                output: std::mem::take(&mut stats.printf),
-            }),
-            None => Ok(()),
-        }
+        let buffer = match reused {
+            Some(b) => b,
+            None => self.device.inner.alloc_host(size)?,
+        };
+        let mut head = params.to_vec();
+        head.resize((offset + system::HEADER) as usize, 0);
+        let heap = self.heap.as_ref().map_or(0, |h| h.address());
+        let at = (offset + system::HEAP) as usize;
+        head[at..at + 8].copy_from_slice(&heap.to_le_bytes());
+        // The buffer is ours alone: fresh, or returned after its launch completed.
+        buffer.write_mapped(0, &head)?;
+        Ok(SystemArea {
+            buffer,
+            offset,
+            kernel: kernel.to_owned(),
+            strings: Arc::clone(&self.strings),
+            data_base: self.data.as_ref().map_or(0, |b| b.address()),
+        })
+    }
+
+    fn system_areas_return(&self, buffer: ptxvk_vk::Buffer) {
+        self.system_areas.lock().unwrap_or_else(PoisonError::into_inner).push(buffer);
     }
 }
 

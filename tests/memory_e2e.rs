@@ -259,7 +259,7 @@ $LOOP:
         .launch(1, 64, 0, &[ptxvk::Arg::from(&out)])
         .expect("launch");
     let want: u32 = (0..64u32).map(|t| t * t).sum();
-    assert!(out.to_vec(&device).expect("read").iter().all(|&v| v == want));
+    assert!(out.to_vec().expect("read").iter().all(|&v| v == want));
 }
 
 /// Module-scope `.global`/`.const` variables (`tests/ptx/memory/module_vars.ptx`):
@@ -290,12 +290,12 @@ fn module_scope_variables_persist_and_are_host_accessible() {
     let args = [ptxvk::Arg::from(&xb), ptxvk::Arg::from(&out), ptxvk::Arg::from(n)];
     assert_eq!(module.read_global("scale").expect("scale"), 42u32.to_le_bytes());
     kernel.launch(n.div_ceil(128), 128, 0, &args).expect("launch");
-    assert_eq!(out.to_vec(&device).expect("read"), expect(42));
+    assert_eq!(out.to_vec().expect("read"), expect(42));
     assert_eq!(module.read_global("counter").expect("counter"), n.to_le_bytes());
     // The host changes `scale`; the counter keeps counting across launches.
     module.write_global("scale", &7u32.to_le_bytes()).expect("write");
     kernel.launch(n.div_ceil(128), 128, 0, &args).expect("launch");
-    assert_eq!(out.to_vec(&device).expect("read"), expect(7));
+    assert_eq!(out.to_vec().expect("read"), expect(7));
     assert_eq!(module.read_global("counter").expect("counter"), (2 * n).to_le_bytes());
     let table_bytes: Vec<u8> = [100u64, 200, 300].iter().flat_map(|v| v.to_le_bytes()).collect();
     assert_eq!(module.read_global("table").expect("table"), table_bytes);
@@ -332,7 +332,7 @@ fn reg_parameters_guarded_calls_and_noreturn() {
     let kernel = module.kernel("reg_calls").expect("kernel");
     let args = [ptxvk::Arg::from(&xb), ptxvk::Arg::from(&out), ptxvk::Arg::from(n)];
     kernel.launch(n.div_ceil(64) + 1, 64, 0, &args).expect("launch");
-    let got: Vec<u32> = out.to_vec(&device).expect("read");
+    let got: Vec<u32> = out.to_vec().expect("read");
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "word {k} (thread {}, x = {:?})", k / 4, x.get(k / 4));
     }
@@ -357,7 +357,7 @@ fn litmus(
         let out = device.zeroed::<u32>(2 * instances).expect("out");
         let args = [ptxvk::Arg::from(&a), ptxvk::Arg::from(&b), ptxvk::Arg::from(&out)];
         kernel.launch(2 * PAIRS, BLOCK, 0, &args).expect("launch");
-        for r in out.to_vec(device).expect("read").chunks(2) {
+        for r in out.to_vec().expect("read").chunks(2) {
             *seen.entry((r[0], r[1])).or_insert(0) += 1;
         }
     }
@@ -407,8 +407,8 @@ fn wide_vector_loads_and_stores() {
         ptxvk::Arg::from(n),
     ];
     module.kernel("wide_vectors").expect("kernel").launch(3, 128, 0, &args).expect("launch");
-    assert_eq!(bb.to_vec(&device).expect("b"), a);
-    assert_eq!(db.to_vec(&device).expect("d"), want_d);
+    assert_eq!(bb.to_vec().expect("b"), a);
+    assert_eq!(db.to_vec().expect("d"), want_d);
 }
 
 /// `bar.red` (`.popc`, `.and`, `.or`, with and without a thread count) and barriers
@@ -450,7 +450,7 @@ fn barrier_reductions_and_counts() {
                 &[ptxvk::Arg::from(&vb), ptxvk::Arg::from(&out)],
             )
             .expect("launch");
-        assert_eq!(out.to_vec(&device).expect("read"), want, "block {block:?}");
+        assert_eq!(out.to_vec().expect("read"), want, "block {block:?}");
     }
     // A barrier for one warp in a block of two fails the launch instead of hanging.
     let out = device.zeroed::<u32>(64).expect("out");
@@ -471,7 +471,7 @@ fn barrier_reductions_and_counts() {
         .expect("kernel")
         .launch(1, 32, 0, &[ptxvk::Arg::from(&out)])
         .expect("one warp");
-    assert_eq!(out.to_vec(&device).expect("read"), vec![1; 32]);
+    assert_eq!(out.to_vec().expect("read"), vec![1; 32]);
 }
 
 /// An 8000-byte struct parameter (past the 4 KiB of old CUDA; PTX ISA 8.1 allows
@@ -488,7 +488,7 @@ fn parameter_blocks_above_4_kib() {
     module.kernel("big_params").expect("kernel").launch(1, 1, 0, &args).expect("launch");
     let mut want: Vec<u32> = [0, 1, 1023, 1024, 1025, 1999].map(word).to_vec();
     want.extend([word(1998), word(1999)]);
-    assert_eq!(out.to_vec(&device).expect("read")[..8], want);
+    assert_eq!(out.to_vec().expect("read")[..8], want);
 }
 
 /// A kernel parameter's address: `.param` addresses in registers, `cvta.param` to a
@@ -502,7 +502,7 @@ fn kernel_parameter_addresses() {
     let out = device.zeroed::<u32>(7).expect("out");
     let args = [ptxvk::Arg::Bytes(bytes), ptxvk::Arg::from(&out)];
     module.kernel("param_address").expect("kernel").launch(1, 1, 0, &args).expect("launch");
-    assert_eq!(out.to_vec(&device).expect("read"), vec![s[0], s[1], s[2], s[3], 1, 0, 1]);
+    assert_eq!(out.to_vec().expect("read"), vec![s[0], s[1], s[2], s[3], 1, 0, 1]);
 }
 
 /// `alloca`/`stacksave`/`stackrestore`, with a device function's allocation freed when
@@ -525,7 +525,7 @@ fn stack_allocation() {
             [s, 3 * k * (k - 1) / 2, 1, 1]
         })
         .collect();
-    assert_eq!(out.to_vec(&device).expect("read"), want);
+    assert_eq!(out.to_vec().expect("read"), want);
     let err = module
         .kernel("overflow")
         .expect("kernel")
@@ -551,7 +551,7 @@ fn address_initializers() {
         .expect("kernel")
         .launch(1, 1, 0, &[ptxvk::Arg::from(&out)])
         .expect("launch");
-    assert_eq!(out.to_vec(&device).expect("read"), vec![30, 40, 20, 1]);
+    assert_eq!(out.to_vec().expect("read"), vec![30, 40, 20, 1]);
 }
 
 /// `atom`/`red.add.noftz` on `.f16`, `.bf16`, `.f16x2`, `.bf16x2` and `atom.cas.b16`,
@@ -570,7 +570,7 @@ fn half_precision_atomics_under_contention() {
         .expect("kernel")
         .launch(1, 256, 0, &[ptxvk::Arg::from(&g)])
         .expect("launch");
-    let got = g.to_vec(&device).expect("read");
+    let got = g.to_vec().expect("read");
     let h = |x: f32| u32::from(f16::from_f32(x).to_bits());
     let b = |x: f32| u32::from(bf16::from_f32(x).to_bits());
     let pair = |lo: u32, hi: u32| lo | hi << 16;

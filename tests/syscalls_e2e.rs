@@ -159,7 +159,7 @@ fn trap_fails_the_launch_and_names_the_thread() {
         let out = device.zeroed::<i32>(values.len()).expect("out");
         launch(&device, &path, "trap_on", &values, Some(&out)).expect("no trap");
         let want: Vec<i32> = values.iter().map(|v| v + 1).collect();
-        assert_eq!(out.to_vec(&device).expect("read"), want);
+        assert_eq!(out.to_vec().expect("read"), want);
         values[20] = 13;
         let err = launch(&device, &path, "trap_on", &values, Some(&out)).expect_err("trap");
         assert_eq!(
@@ -197,7 +197,7 @@ fn malloc_and_free_on_the_device_heap() {
             let out = device.zeroed::<i64>(2 * n + 1).expect("out");
             let args = [Arg::from(&buf), Arg::from(n as i32), Arg::from(&out)];
             kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
-            assert_eq!(out.to_vec(&device).expect("read"), want, "{}", path.display());
+            assert_eq!(out.to_vec().expect("read"), want, "{}", path.display());
         }
     }
 }

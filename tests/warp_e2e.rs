@@ -120,7 +120,7 @@ fn run_ptx(
     let out = device.zeroed::<u32>(words * input.len()).expect("out");
     let args = [ptxvk::Arg::from(&inb), ptxvk::Arg::from(&out)];
     module.kernel(entry).expect("kernel").launch(blocks, block, 0, &args).expect("launch");
-    out.to_vec(&device).expect("read")
+    out.to_vec().expect("read")
 }
 
 /// redux.sync (min/max/xor), match.all.sync.b64 with its predicate, elect.sync,
@@ -363,9 +363,9 @@ fn warp_aggregated_atomics_compact_a_stream() {
             ptxvk::Arg::from(&counter),
         ];
         module.kernel("aggregate").expect("kernel").launch(8, 128, 0, &args).expect("launch");
-        let count = counter.to_vec(&device).expect("counter")[0] as usize;
+        let count = counter.to_vec().expect("counter")[0] as usize;
         assert_eq!(count, positives.len(), "{}", path.display());
-        let mut got = out.to_vec(&device).expect("out")[..count].to_vec();
+        let mut got = out.to_vec().expect("out")[..count].to_vec();
         got.sort_unstable();
         assert_eq!(got, positives, "{}", path.display());
     }

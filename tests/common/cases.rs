@@ -35,8 +35,8 @@ pub fn buf(ty: ElemType, bytes: Vec<u8>) -> SpecArg {
     SpecArg::Buffer { ty, bytes }
 }
 
-pub fn val<T: ptxvk::Element>(v: T) -> SpecArg {
-    SpecArg::Value(v.to_le_bytes_vec())
+pub fn val<T: ptxvk::Pod>(v: T) -> SpecArg {
+    SpecArg::Value(ptxvk::bytemuck::bytes_of(&v).to_vec())
 }
 
 pub fn vector_add() -> KernelCase {

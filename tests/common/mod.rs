@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ptxvk::spec::{hex_encode, ElemType, SpecArg};
-use ptxvk::{Arg, Device, Module};
+use ptxvk::{Device, Module};
 
 /// The default device, or `None` (after a loud message) when the machine has no Vulkan
 /// device. Under CI (`CI` set) a missing device is a failure: CI installs lavapipe.
@@ -82,23 +82,15 @@ pub fn run_api(
 ) -> (ptxvk::LaunchStats, Vec<(usize, Vec<u8>)>) {
     let module = load(device, path);
     let kernel = module.kernel(entry).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut args = Vec::new();
-    let mut bufs = Vec::new();
-    for (i, a) in case.args.iter().enumerate() {
-        match a {
-            SpecArg::Buffer { bytes, .. } => {
-                let b = device.buffer_from_bytes(bytes).expect("alloc");
-                args.push(Arg::from(&b));
-                bufs.push((i, b));
-            }
-            SpecArg::Value(v) => args.push(Arg::Bytes(v.clone())),
-        }
-    }
-    let stats = kernel
-        .launch(case.grid, case.block, case.shared_bytes, &args)
-        .unwrap_or_else(|e| panic!("{}: launch failed: {e}", path.display()));
-    let out = bufs.iter().map(|(i, b)| (*i, device.read_bytes(b).expect("read back"))).collect();
-    (stats, out)
+    ptxvk::run::launch_with_args(
+        device,
+        &kernel,
+        case.grid,
+        case.block,
+        case.shared_bytes,
+        &case.args,
+    )
+    .unwrap_or_else(|e| panic!("{}: launch failed: {e}", path.display()))
 }
 
 /// The launch as a spec JSON document.
