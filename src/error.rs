@@ -14,7 +14,7 @@ pub enum Error {
     Backend(#[from] ptxvk_spirv::Error),
     /// The Vulkan device or driver failed, or a launch exceeded its limits.
     #[error(transparent)]
-    Runtime(#[from] ptxvk_vk::Error),
+    Runtime(ptxvk_vk::Error),
     /// The module has no kernel of that name.
     #[error("no kernel named `{name}`; the module has: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     NoSuchKernel { name: String, available: Vec<String> },
@@ -30,6 +30,20 @@ pub enum Error {
     /// output up to then.
     #[error("{message}")]
     KernelFailed { message: String, output: String },
+}
+
+impl From<ptxvk_vk::Error> for Error {
+    /// Runtime errors, except that an error of this crate that a stream deferred (a failed
+    /// `assert` of an asynchronous launch) comes back as itself.
+    fn from(e: ptxvk_vk::Error) -> Error {
+        match e {
+            ptxvk_vk::Error::Deferred(inner) => match inner.downcast::<Error>() {
+                Ok(own) => *own,
+                Err(other) => Error::Runtime(ptxvk_vk::Error::Deferred(other)),
+            },
+            e => Error::Runtime(e),
+        }
+    }
 }
 
 impl Error {
