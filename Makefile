@@ -12,7 +12,13 @@ demo: setup
 
 # Formatting, lints with warnings as errors, and the whole test suite (unit,
 # end-to-end on the Vulkan device, doctests).
+#
+# The runtime's tests run a second time under the Khronos validation layers, and any
+# validation warning or error aborts them (PTXVK_VALIDATION_ABORT).
 test: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace
+	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk
+	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \
+		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e

@@ -38,7 +38,7 @@ fn main() {
     let out = device.zeroed::<i32>((n / 32) as usize).expect("out");
     let kernel = module.kernel("warp_reduce").expect("kernel");
     let args = [Arg::from(&inb), Arg::from(n), Arg::from(&out)];
-    let ptx_ms = time(|| kernel.launch(grid, BLOCK, 0, &args).expect("launch").kernel_ms);
+    let ptx_ms = time(|| kernel.launch_timed(grid, BLOCK, 0, &args).expect("launch").kernel_ms);
     assert_eq!(out.to_vec().expect("read"), expected, "ptxvk's warp sums");
 
     // The hand-written subgroup shader, through the same runtime and launch ABI.

@@ -66,8 +66,12 @@ pub fn prepare(spec: &LaunchSpec, ptx: &str) -> Result<(Compiled, String), Error
     Ok((compiled, entry))
 }
 
-/// Uploads every buffer argument of `args`, launches `kernel` and waits, then reads the
-/// buffers back: the launch statistics and `(argument index, bytes)` of each buffer.
+/// A buffer argument's index and its bytes after a launch.
+pub type BufferBytes = (usize, Vec<u8>);
+
+/// Uploads every buffer argument of `args`, launches `kernel` (timed) and waits, then
+/// reads the buffers back: the launch statistics and `(argument index, bytes)` of each
+/// buffer.
 pub fn launch_with_args(
     device: &Device,
     kernel: &Kernel<'_>,
@@ -75,7 +79,7 @@ pub fn launch_with_args(
     block: [u32; 3],
     shared_bytes: u32,
     args: &[SpecArg],
-) -> Result<(LaunchStats, Vec<(usize, Vec<u8>)>), Error> {
+) -> Result<(LaunchStats, Vec<BufferBytes>), Error> {
     let mut buffers = Vec::new();
     for (i, a) in args.iter().enumerate() {
         if let SpecArg::Buffer { bytes, .. } = a {
@@ -90,7 +94,7 @@ pub fn launch_with_args(
             SpecArg::Value(b) => Some(Arg::Bytes(b.clone())),
         })
         .collect();
-    let stats = kernel.launch(grid, block, shared_bytes, &launch_args)?;
+    let stats = kernel.launch_timed(grid, block, shared_bytes, &launch_args)?;
     let outputs = buffers
         .iter()
         .map(|(i, b)| Ok((*i, device.read_bytes(b)?)))

@@ -572,6 +572,7 @@ impl Kernel<'_> {
 
     /// Launches the kernel on the default stream and waits for it: `grid` blocks of
     /// `block` threads, with `shared_bytes` of dynamic (`extern .shared`) memory.
+    /// `kernel_ms` of the result is 0: [`Kernel::launch_timed`] measures it.
     pub fn launch(
         &self,
         grid: impl Into<Dim3>,
@@ -579,13 +580,36 @@ impl Kernel<'_> {
         shared_bytes: u32,
         args: &[Arg<'_>],
     ) -> Result<LaunchStats, Error> {
+        self.launch_and_wait(grid.into().0, block.into().0, shared_bytes, args, false)
+    }
+
+    /// [`Kernel::launch`], also measuring the kernel's GPU time with timestamps (slower:
+    /// on lavapipe a timestamp waits for all earlier work).
+    pub fn launch_timed(
+        &self,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+    ) -> Result<LaunchStats, Error> {
+        self.launch_and_wait(grid.into().0, block.into().0, shared_bytes, args, true)
+    }
+
+    fn launch_and_wait(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+        timed: bool,
+    ) -> Result<LaunchStats, Error> {
         let stream = self.module.device.default_stream();
-        let prepared = self.prepare(grid.into().0, block.into().0, shared_bytes, args)?;
+        let prepared = self.prepare(grid, block, shared_bytes, args)?;
         let keep = prepared.keep(args);
         let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
         // Kernels with a system area find their parameters in it.
         let params = prepared.system.is_none().then_some(prepared.params.as_slice());
-        let stats = stream.launch_timed(self.program(), &prepared.cfg, params, &keep)?;
+        let stats = stream.launch_and_wait(self.program(), &prepared.cfg, params, &keep, timed)?;
         let mut stats = LaunchStats {
             kernel_ms: stats.kernel_ms,
             dispatches: stats.dispatches,

@@ -23,6 +23,7 @@ use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 use crate::adapter::{Adapter, DeviceInfo};
 use crate::conv;
 use crate::error::Error;
+use crate::event::{Event, EventInner};
 use crate::instance::Instance;
 use crate::memory::AddressMap;
 use crate::pool::PoolInner;
@@ -38,6 +39,12 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 pub const ENV_DEVICE: &str = "PTXVK_DEVICE";
 /// Environment variable overriding [`DEFAULT_TIMEOUT_MS`].
 pub const ENV_TIMEOUT_MS: &str = "PTXVK_TIMEOUT_MS";
+/// Environment variable setting how long a wait for the GPU spins (yielding) before it
+/// blocks, in microseconds ([`DEFAULT_SPIN_US`] by default; 0 blocks at once).
+pub const ENV_SPIN_US: &str = "PTXVK_SPIN_US";
+/// Default of [`ENV_SPIN_US`].
+pub const DEFAULT_SPIN_US: u64 = 100;
+
 /// Environment variable that, set to `1`, disables the on-disk pipeline cache.
 pub const ENV_NO_DISK_CACHE: &str = "PTXVK_NO_DISK_CACHE";
 
@@ -118,13 +125,14 @@ impl Device {
     /// `PTXVK_NO_DISK_CACHE`.
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
         let timeout_ms = timeout_from_env()?;
+        let spin_us = spin_from_env()?;
         let instance = Instance::new()?;
         let mut adapters = instance.adapters()?;
         let candidates: Vec<(&DeviceInfo, Option<String>)> =
             adapters.iter().map(|a| (&a.info, a.unsuitable_reason())).collect();
         let index = select(&candidates, selector)?;
         let adapter = adapters.swap_remove(index);
-        let shared = DeviceShared::new(instance, adapter, timeout_ms)?;
+        let shared = DeviceShared::new(instance, adapter, timeout_ms, spin_us)?;
         Ok(Device { shared: Arc::new(shared) })
     }
 
@@ -225,6 +233,19 @@ fn select(
     }
 }
 
+/// `PTXVK_SPIN_US`, or the default when it is unset or empty.
+fn spin_from_env() -> Result<u64, Error> {
+    match std::env::var(ENV_SPIN_US) {
+        Err(_) => Ok(DEFAULT_SPIN_US),
+        Ok(value) if value.trim().is_empty() => Ok(DEFAULT_SPIN_US),
+        Ok(value) => value.trim().parse::<u64>().map_err(|_| Error::Env {
+            var: ENV_SPIN_US,
+            value,
+            reason: "expected a whole number of microseconds".into(),
+        }),
+    }
+}
+
 /// `PTXVK_TIMEOUT_MS`, or the default when it is unset or empty.
 fn timeout_from_env() -> Result<u64, Error> {
     match std::env::var(ENV_TIMEOUT_MS) {
@@ -260,6 +281,8 @@ pub(crate) struct DeviceShared {
     cache_path: Option<PathBuf>,
     pipeline_cache_uuid: [u8; vk::UUID_SIZE],
     timeout_ms: AtomicU64,
+    /// How long waits spin before blocking (`PTXVK_SPIN_US`).
+    pub(crate) spin_us: u64,
     /// Set once any call reported `VK_ERROR_DEVICE_LOST`.
     lost: AtomicBool,
     /// The device, allocator and instance, which outlive every object made from them.
@@ -272,6 +295,9 @@ pub(crate) struct DeviceShared {
     per_thread: Mutex<Vec<(ThreadId, Arc<StreamCore>)>>,
     pub(crate) default_pool: Arc<PoolInner>,
     pub(crate) addresses: AddressMap,
+    /// Timing events of synchronous launches, for reuse (creating a query pool per launch
+    /// costs more than the launch).
+    timers: Mutex<Vec<Arc<EventInner>>>,
     /// The host-callback thread's inbox, started on first use.
     callbacks: Mutex<Option<mpsc::Sender<HostCallback>>>,
 }
@@ -340,7 +366,12 @@ struct HostCallback {
 }
 
 impl DeviceShared {
-    fn new(instance: Instance, adapter: Adapter, timeout_ms: u64) -> Result<DeviceShared, Error> {
+    fn new(
+        instance: Instance,
+        adapter: Adapter,
+        timeout_ms: u64,
+        spin_us: u64,
+    ) -> Result<DeviceShared, Error> {
         // `select` only returns adapters without an unsuitable reason, which have a queue.
         let family = adapter.queue_family.ok_or_else(|| Error::Unsuitable {
             device: adapter.info.name.clone(),
@@ -427,6 +458,7 @@ impl DeviceShared {
                     cache_path,
                     pipeline_cache_uuid: adapter.pipeline_cache_uuid,
                     timeout_ms: AtomicU64::new(timeout_ms),
+                    spin_us,
                     lost: AtomicBool::new(false),
                     gpu,
                     legacy,
@@ -434,6 +466,7 @@ impl DeviceShared {
                     per_thread: Mutex::new(Vec::new()),
                     default_pool: Arc::default(),
                     addresses: AddressMap::default(),
+                    timers: Mutex::new(Vec::new()),
                     callbacks: Mutex::new(None),
                 })
             }
@@ -547,6 +580,23 @@ impl DeviceShared {
         let core = stream::new_core(&self.gpu, self.queue_family, StreamKind::Blocking)?;
         list.push((me, Arc::clone(&core)));
         Ok(core)
+    }
+
+    /// Two timing events for a timed launch, reused when possible.
+    pub(crate) fn take_timers(self: &Arc<Self>) -> Result<(Event, Event), Error> {
+        let device = Device { shared: Arc::clone(self) };
+        let mut pool = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut take = || match pool.pop() {
+            Some(inner) => Ok(Event { shared: Arc::clone(self), inner }),
+            None => device.create_event(true),
+        };
+        Ok((take()?, take()?))
+    }
+
+    /// Returns the events of [`DeviceShared::take_timers`].
+    pub(crate) fn give_back_timers(&self, (start, end): (Event, Event)) {
+        let mut pool = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
+        pool.extend([start.inner, end.inner]);
     }
 
     /// Hands a host function to the device's callback thread: it runs `f` once `core`'s

@@ -30,6 +30,10 @@ pub fn validation_messages() -> Vec<String> {
     VALIDATION_MESSAGES.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
 }
 
+/// Environment variable that, set to `1`, aborts the process on any validation warning or
+/// error (after printing it): `make test` runs the runtime tests this way.
+pub const ENV_VALIDATION_ABORT: &str = "PTXVK_VALIDATION_ABORT";
+
 /// Whether the user asked the loader for the validation layer.
 fn validation_requested() -> bool {
     std::env::var("VK_INSTANCE_LAYERS").is_ok_and(|v| v.contains("validation"))
@@ -49,6 +53,11 @@ unsafe extern "system" fn on_validation_message(
         .map(|m| m.to_string_lossy().into_owned())
         .unwrap_or_default();
     eprintln!("Vulkan validation {severity:?}: {message}");
+    if std::env::var_os(ENV_VALIDATION_ABORT).is_some_and(|v| v == "1") {
+        // The test runs of `make test`: any message fails the run, loudly.
+        eprintln!("{ENV_VALIDATION_ABORT}=1: aborting on this validation message");
+        std::process::abort();
+    }
     VALIDATION_MESSAGES
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::memory::Buffer;
 use crate::program::Program;
-use crate::stream::Stream;
+use crate::stream::{Stream, Submit};
 
 /// CUDA's grid limits: x up to 2^31 - 1, y and z up to 65535.
 pub const CUDA_MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
@@ -118,42 +118,43 @@ impl Device {
         keep: &[&Buffer],
     ) -> Result<LaunchStats, Error> {
         let stream = self.default_stream();
-        stream.launch_timed(program, cfg, None, keep)
+        stream.launch_and_wait(program, cfg, None, keep, true)
     }
 }
 
 impl Stream {
-    /// Launches and waits, measuring the kernel's GPU time. `params` as in
-    /// [`Stream::launch_with_params`] (`None`: `cfg.param_address`).
-    pub fn launch_timed(
+    /// Launches and waits; with `timed`, measures the kernel's GPU time between two
+    /// timestamps (which costs about 100 µs on lavapipe, whose timestamp writes wait for
+    /// all earlier work). `params` as in [`Stream::launch_with_params`] (`None`:
+    /// `cfg.param_address`).
+    pub fn launch_and_wait(
         &self,
         program: &Program,
         cfg: &LaunchConfig,
         params: Option<&[u8]>,
         keep: &[&Buffer],
+        timed: bool,
     ) -> Result<LaunchStats, Error> {
         let device = self.device();
-        let timed = device.info().timestamps;
-        let events = if timed {
-            Some((device.create_event(true)?, device.create_event(true)?))
-        } else {
-            None
+        // Everything in one submission: start event, launch, end event.
+        let timers =
+            (timed && device.info().timestamps).then(|| self.shared.take_timers()).transpose()?;
+        if let Some((start, _)) = &timers {
+            self.record_with(start, Submit::Later)?;
+        }
+        self.launch_inner(program, cfg, params, keep, Submit::Later)?;
+        if let Some((_, end)) = &timers {
+            self.record_with(end, Submit::Later)?;
+        }
+        let waited = self.synchronize();
+        let kernel_ms = match &timers {
+            Some((start, end)) if waited.is_ok() => Event::elapsed_ms(start, end)?.max(0.0),
+            _ => 0.0,
         };
-        if let Some((start, _)) = &events {
-            self.record(start)?;
+        if let Some(timers) = timers {
+            self.shared.give_back_timers(timers);
         }
-        match params {
-            Some(bytes) => self.launch_with_params(program, cfg, bytes, keep)?,
-            None => self.launch(program, cfg, keep)?,
-        }
-        if let Some((_, end)) = &events {
-            self.record(end)?;
-        }
-        self.synchronize()?;
-        let kernel_ms = match &events {
-            Some((start, end)) => Event::elapsed_ms(start, end)?.max(0.0),
-            None => 0.0,
-        };
+        waited?;
         let dispatches = conv::split_grid(cfg.grid, device.info().limits.max_workgroup_count).len();
         Ok(LaunchStats { kernel_ms, dispatches: u32::try_from(dispatches).unwrap_or(u32::MAX) })
     }

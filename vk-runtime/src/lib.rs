@@ -70,11 +70,12 @@ mod stream;
 
 pub use adapter::{DeviceInfo, DeviceType, Features, Limits};
 pub use device::{
-    Device, DeviceSelector, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE, ENV_TIMEOUT_MS,
+    Device, DeviceSelector, DEFAULT_SPIN_US, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE,
+    ENV_SPIN_US, ENV_TIMEOUT_MS,
 };
 pub use error::Error;
 pub use event::Event;
-pub use instance::{enumerate_devices, validation_messages};
+pub use instance::{enumerate_devices, validation_messages, ENV_VALIDATION_ABORT};
 pub use launch::{LaunchConfig, LaunchStats, CUDA_MAX_GRID};
 pub use memory::{Buffer, MemoryKind, Resolved, BUFFER_ALIGNMENT};
 pub use pool::MemPool;

@@ -78,6 +78,15 @@ pub enum StreamKind {
     NonBlocking,
 }
 
+/// When an enqueued operation's batch is submitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Submit {
+    /// Once the stream's earlier batches are done, or the batch is full.
+    WhenIdle,
+    /// Not now: more operations follow at once.
+    Later,
+}
+
 /// The repeated value of a memset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -410,6 +419,17 @@ impl StreamCore {
     /// Waits until the timeline reaches `value`, with the device timeout.
     pub(crate) fn wait_for(&self, shared: &DeviceShared, value: u64) -> Result<(), Error> {
         shared.check_alive()?;
+        // Spin, yielding, before blocking: a blocked thread takes tens of microseconds to
+        // wake, as long as a short kernel runs (CUDA's default scheduling does the same;
+        // `PTXVK_SPIN_US` sets the time, 0 blocks at once).
+        let spin = std::time::Duration::from_micros(shared.spin_us);
+        let start = std::time::Instant::now();
+        while start.elapsed() < spin {
+            if self.completed(shared)? >= value {
+                return Ok(());
+            }
+            std::thread::yield_now();
+        }
         let semaphores = [self.timeline];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
@@ -775,6 +795,16 @@ impl Stream {
         &self,
         record: impl FnOnce(&ash::Device, &mut Batch, &mut Arena) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        self.enqueue_with(Submit::WhenIdle, record)
+    }
+
+    /// [`Stream::enqueue`], with `Submit::Later` leaving the batch open for operations that
+    /// follow at once (a timed launch's events), so they share one submission.
+    fn enqueue_with(
+        &self,
+        submit: Submit,
+        record: impl FnOnce(&ash::Device, &mut Batch, &mut Arena) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.shared.check_alive()?;
         let deps = self.legacy_dependencies()?;
         let shared = &self.shared;
@@ -795,7 +825,10 @@ impl Stream {
         self.note_dependencies(&deps);
         // A failed `record` has recorded nothing harmful: the batch stays valid.
         recorded?;
-        self.core.maybe_submit(shared, st)
+        match submit {
+            Submit::WhenIdle => self.core.maybe_submit(shared, st),
+            Submit::Later => Ok(()),
+        }
     }
 
     /// Launches `program` with its parameter block at `cfg.param_address`. Nothing in the
@@ -806,7 +839,7 @@ impl Stream {
         cfg: &LaunchConfig,
         keep: &[&Buffer],
     ) -> Result<(), Error> {
-        self.launch_inner(program, cfg, None, keep)
+        self.launch_inner(program, cfg, None, keep, Submit::WhenIdle)
     }
 
     /// Launches `program` with `params` as its parameter block: the bytes are copied into
@@ -819,15 +852,16 @@ impl Stream {
         params: &[u8],
         keep: &[&Buffer],
     ) -> Result<(), Error> {
-        self.launch_inner(program, cfg, Some(params), keep)
+        self.launch_inner(program, cfg, Some(params), keep, Submit::WhenIdle)
     }
 
-    fn launch_inner(
+    pub(crate) fn launch_inner(
         &self,
         program: &Program,
         cfg: &LaunchConfig,
         params: Option<&[u8]>,
         keep: &[&Buffer],
+        submit: Submit,
     ) -> Result<(), Error> {
         self.check_device(program.inner.device_id, "program")?;
         for b in keep {
@@ -843,7 +877,7 @@ impl Stream {
         let chunks = conv::split_grid(cfg.grid, limits.max_workgroup_count);
         let layout = program.inner.layout;
         let (shared, gpu) = (&self.shared, &self.shared.gpu);
-        self.enqueue(|dev, batch, arena| {
+        self.enqueue_with(submit, |dev, batch, arena| {
             let param_address = match params {
                 Some(bytes) => {
                     let (chunk, offset) = arena.put(gpu, shared, bytes, PARAM_ALIGN)?;
@@ -1258,10 +1292,14 @@ impl Stream {
     /// Records `event` at this point of the stream (`cuEventRecord`): it completes when
     /// everything enqueued before it has, and with timing, takes a GPU timestamp.
     pub fn record(&self, event: &Event) -> Result<(), Error> {
+        self.record_with(event, Submit::WhenIdle)
+    }
+
+    pub(crate) fn record_with(&self, event: &Event, submit: Submit) -> Result<(), Error> {
         self.check_device(event.shared.id, "event")?;
         let inner = &event.inner;
         let mut value = 0;
-        self.enqueue(|dev, batch, _| {
+        self.enqueue_with(submit, |dev, batch, _| {
             if inner.queries != vk::QueryPool::null() {
                 // SAFETY: `batch.cmd` is recording outside a render pass; the pool has
                 // one timestamp query, reset before it is written; the batch keeps it.
