@@ -315,12 +315,71 @@ pub(crate) struct Gpu {
     instance: ManuallyDrop<Instance>,
     /// Set when work may still run at teardown: the device is then leaked.
     pub(crate) leak: AtomicBool,
-    /// The one queue; its lock is held only around `vkQueueSubmit` (and the idle wait
-    /// before a stream's objects are destroyed).
+    /// The one queue; its lock is held only around `vkQueueSubmit`.
     queue: Mutex<vk::Queue>,
+    /// Objects of dropped streams waiting to be destroyed (see [`Gpu::bury`]).
+    graveyard: Mutex<Vec<Grave>>,
+}
+
+/// A dropped stream's command pool and semaphore, and a fence signalled by an empty
+/// submission made after the stream's last batch.
+struct Grave {
+    fence: vk::Fence,
+    pool: vk::CommandPool,
+    semaphore: vk::Semaphore,
 }
 
 impl Gpu {
+    /// Destroys a dropped stream's pool and semaphore once the queue has moved past them.
+    ///
+    /// Every batch that used them has completed, but lavapipe's queue thread still touches
+    /// a semaphore for a moment after the host observed its signal (destroying it at once
+    /// crashed about one run in ten). An empty submission with a fence, made now, completes
+    /// only after the queue thread is done with everything submitted before it; the objects
+    /// are destroyed when a later call finds that fence signalled, or at teardown.
+    pub(crate) fn bury(&self, pool: vk::CommandPool, semaphore: vk::Semaphore) {
+        // SAFETY: the device is alive.
+        let fence = unsafe { self.raw.create_fence(&vk::FenceCreateInfo::default(), None) };
+        let Ok(fence) = fence else {
+            // Without a fence the objects cannot be destroyed safely: leak them.
+            return;
+        };
+        let submitted = {
+            let queue = self.queue();
+            // SAFETY: an empty submission with an unsignalled fence; the queue is
+            // externally synchronised by its mutex.
+            unsafe { self.raw.queue_submit(*queue, &[], fence) }
+        };
+        let mut graves = self.graveyard.lock().unwrap_or_else(PoisonError::into_inner);
+        if submitted.is_err() {
+            // SAFETY: the fence was never submitted.
+            unsafe { self.raw.destroy_fence(fence, None) };
+            return;
+        }
+        graves.push(Grave { fence, pool, semaphore });
+        graves.retain(|grave| {
+            // SAFETY: the fence is alive.
+            let done = unsafe { self.raw.get_fence_status(grave.fence) }.unwrap_or(false);
+            if done {
+                // SAFETY: the fence signalled, so the queue has finished everything
+                // submitted before it, which includes every use of the pool and semaphore.
+                unsafe { self.destroy_grave(grave) };
+            }
+            !done
+        });
+    }
+
+    /// # Safety
+    /// Nothing may use the grave's objects any more.
+    unsafe fn destroy_grave(&self, grave: &Grave) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            self.raw.destroy_command_pool(grave.pool, None);
+            self.raw.destroy_semaphore(grave.semaphore, None);
+            self.raw.destroy_fence(grave.fence, None);
+        }
+    }
+
     /// The queue, for the duration of one submission.
     pub(crate) fn queue(&self) -> MutexGuard<'_, vk::Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
@@ -347,8 +406,13 @@ impl Drop for Gpu {
         // device, then the instance; nothing is used afterwards.
         unsafe {
             // All work is complete; an idle device has also let go of its semaphores
-            // (see `StreamCore::destroy`).
+            // (see `Gpu::bury`).
             let _ = self.raw.device_wait_idle();
+            let graves =
+                std::mem::take(self.graveyard.get_mut().unwrap_or_else(PoisonError::into_inner));
+            for grave in &graves {
+                self.destroy_grave(grave);
+            }
             ManuallyDrop::drop(&mut self.allocator);
             self.raw.destroy_device(None);
             ManuallyDrop::drop(&mut self.instance);
@@ -432,6 +496,7 @@ impl DeviceShared {
                     instance: ManuallyDrop::new(instance),
                     leak: AtomicBool::new(false),
                     queue: Mutex::new(queue),
+                    graveyard: Mutex::new(Vec::new()),
                 });
                 // Dropping the core destroys its objects (it has no work yet), and
                 // dropping `gpu` the device.

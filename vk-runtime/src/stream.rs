@@ -136,6 +136,14 @@ pub struct BufferRegion<'a> {
     pub rows_per_slice: u64,
 }
 
+impl BufferRegion<'_> {
+    /// The byte offset of every row of `extent` in the buffer (see
+    /// [`Extent3d::row_offsets`]).
+    fn rows(&self, what: &'static str, extent: Extent3d) -> Result<Vec<u64>, Error> {
+        extent.row_offsets(what, self.offset, self.pitch, self.rows_per_slice, self.buffer.size())
+    }
+}
+
 /// The layout of a pitched region in host memory (as [`BufferRegion`], for host slices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostLayout {
@@ -145,6 +153,13 @@ pub struct HostLayout {
     pub pitch: u64,
     /// Rows from one slice to the next.
     pub rows_per_slice: u64,
+}
+
+impl HostLayout {
+    /// The byte offset of every row of `extent` in host memory of `len` bytes.
+    fn rows(&self, what: &'static str, extent: Extent3d, len: u64) -> Result<Vec<u64>, Error> {
+        extent.row_offsets(what, self.offset, self.pitch, self.rows_per_slice, len)
+    }
 }
 
 /// The size of a 3-D copy: `width` bytes per row, `height` rows, `depth` slices.
@@ -615,22 +630,7 @@ impl StreamCore {
         }
         st.arena = Arena::default();
         st.destroyed = true;
-        {
-            // Lavapipe's queue thread may still touch a semaphore for a moment after its
-            // last signal was observed; an idle queue has let go of it. Every batch that
-            // uses these objects has completed (checked above), so this returns promptly
-            // unless other streams' work is running.
-            let queue = self.gpu.queue();
-            // SAFETY: the queue is externally synchronised by its mutex.
-            let _ = unsafe { self.gpu.raw.queue_wait_idle(*queue) };
-        }
-        // SAFETY: no batch of this stream is open or pending, so no command buffer of the
-        // pool is in use and no submission waits for or signals the semaphore; other
-        // streams' batches that wait for it keep this core alive, so none exists.
-        unsafe {
-            self.gpu.raw.destroy_command_pool(st.pool, None);
-            self.gpu.raw.destroy_semaphore(self.timeline, None);
-        }
+        self.gpu.bury(st.pool, self.timeline);
     }
 }
 
@@ -1084,20 +1084,8 @@ impl Stream {
     ) -> Result<(), Error> {
         self.check_device(src.buffer.device_id(), "buffer")?;
         self.check_device(dst.buffer.device_id(), "buffer")?;
-        let from = extent.row_offsets(
-            "3-D copy source",
-            src.offset,
-            src.pitch,
-            src.rows_per_slice,
-            src.buffer.size(),
-        )?;
-        let to = extent.row_offsets(
-            "3-D copy destination",
-            dst.offset,
-            dst.pitch,
-            dst.rows_per_slice,
-            dst.buffer.size(),
-        )?;
+        let from = src.rows("3-D copy source", extent)?;
+        let to = dst.rows("3-D copy destination", extent)?;
         if from.is_empty() {
             return Ok(());
         }
@@ -1129,20 +1117,8 @@ impl Stream {
         extent: Extent3d,
     ) -> Result<(), Error> {
         self.check_device(dst.buffer.device_id(), "buffer")?;
-        let from = extent.row_offsets(
-            "3-D copy source",
-            layout.offset,
-            layout.pitch,
-            layout.rows_per_slice,
-            data.len() as u64,
-        )?;
-        let to = extent.row_offsets(
-            "3-D copy destination",
-            dst.offset,
-            dst.pitch,
-            dst.rows_per_slice,
-            dst.buffer.size(),
-        )?;
+        let from = layout.rows("3-D copy source", extent, data.len() as u64)?;
+        let to = dst.rows("3-D copy destination", extent)?;
         if from.is_empty() {
             return Ok(());
         }
@@ -1181,20 +1157,8 @@ impl Stream {
         extent: Extent3d,
     ) -> Result<(), Error> {
         self.check_device(src.buffer.device_id(), "buffer")?;
-        let from = extent.row_offsets(
-            "3-D copy source",
-            src.offset,
-            src.pitch,
-            src.rows_per_slice,
-            src.buffer.size(),
-        )?;
-        let to = extent.row_offsets(
-            "3-D copy destination",
-            layout.offset,
-            layout.pitch,
-            layout.rows_per_slice,
-            out.len() as u64,
-        )?;
+        let from = src.rows("3-D copy source", extent)?;
+        let to = layout.rows("3-D copy destination", extent, out.len() as u64)?;
         if from.is_empty() {
             return Ok(());
         }
