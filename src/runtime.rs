@@ -508,6 +508,18 @@ impl Module {
             })?;
         Ok(Kernel { module: self, index })
     }
+
+    /// The kernel at `index` of [`Module::kernel_names`].
+    pub fn kernel_at(&self, index: usize) -> Option<Kernel<'_>> {
+        (index < self.compiled.spirv.kernels.len()).then_some(Kernel { module: self, index })
+    }
+
+    /// The device address and size in bytes of module-scope variable `name` (`.global`
+    /// or `.const`), as `cuModuleGetGlobal` reports them.
+    pub fn global_address(&self, name: &str) -> Result<(u64, u32), Error> {
+        let (var, buf) = self.global(name)?;
+        Ok((buf.address() + u64::from(var.offset), var.size))
+    }
 }
 
 /// One kernel of a [`Module`].
@@ -604,7 +616,7 @@ impl Kernel<'_> {
         timed: bool,
     ) -> Result<LaunchStats, Error> {
         let stream = self.module.device.default_stream();
-        let prepared = self.prepare(grid, block, shared_bytes, args)?;
+        let prepared = self.prepare(grid, block, shared_bytes, self.param_block(args)?)?;
         let keep = prepared.keep(args);
         let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
         // Kernels with a system area find their parameters in it.
@@ -642,8 +654,45 @@ impl Kernel<'_> {
         shared_bytes: u32,
         args: &[Arg<'_>],
     ) -> Result<(), Error> {
-        let prepared = self.prepare(grid.into().0, block.into().0, shared_bytes, args)?;
+        let prepared =
+            self.prepare(grid.into().0, block.into().0, shared_bytes, self.param_block(args)?)?;
         let keep = prepared.keep(args);
+        self.enqueue(stream, prepared, &keep)
+    }
+
+    /// [`Kernel::launch_on`] with a parameter block laid out by the caller (CUDA's
+    /// `kernelParams` or `extra` forms): `params` must be exactly the kernel's
+    /// parameter-block size. Buffers the block points to are not known to the launch: pass
+    /// them in `keep` to keep them alive until it has run.
+    pub fn launch_params_on(
+        &self,
+        stream: &Stream,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        params: Vec<u8>,
+        keep: &[ptxvk_vk::Buffer],
+    ) -> Result<(), Error> {
+        let size = self.info().abi.size as usize;
+        if params.len() != size {
+            return Err(Error::Launch(format!(
+                "kernel `{}` has a parameter block of {size} bytes, {} given",
+                self.info().name,
+                params.len()
+            )));
+        }
+        let prepared = self.prepare(grid.into().0, block.into().0, shared_bytes, params)?;
+        let mut all = prepared.keep(&[]);
+        all.extend(keep.iter().cloned());
+        self.enqueue(stream, prepared, &all)
+    }
+
+    fn enqueue(
+        &self,
+        stream: &Stream,
+        prepared: Prepared<'_>,
+        keep: &[ptxvk_vk::Buffer],
+    ) -> Result<(), Error> {
         let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
         match prepared.system {
             None => {
@@ -683,7 +732,7 @@ impl Kernel<'_> {
         grid: [u32; 3],
         block: [u32; 3],
         shared_bytes: u32,
-        args: &[Arg<'_>],
+        params: Vec<u8>,
     ) -> Result<Prepared<'_>, Error> {
         let info = self.info();
         if let Some(req) = info.reqntid {
@@ -712,7 +761,6 @@ impl Kernel<'_> {
         } else {
             info.static_shared_bytes
         };
-        let params = self.param_block(args)?;
         let module = self.module;
         let mut cfg = LaunchConfig {
             grid,

@@ -176,6 +176,8 @@ pub struct DeviceInfo {
     pub timestamp_period_ns: f32,
     /// Whether the compute queue ptxvk uses can write timestamps (kernel timing).
     pub timestamps: bool,
+    /// Bytes of device-local memory (the largest device-local heap).
+    pub memory_bytes: u64,
     /// Compute limits.
     pub limits: Limits,
     /// Optional capabilities the device offers.
@@ -358,6 +360,13 @@ impl Adapter {
             timestamp_period_ns: limits.timestamp_period,
             timestamps: queue_family.is_some_and(|q| q.timestamp_valid_bits > 0)
                 && limits.timestamp_period > 0.0,
+            memory_bytes: memory
+                .memory_heaps_as_slice()
+                .iter()
+                .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+                .map(|h| h.size)
+                .max()
+                .unwrap_or(0),
             limits: Limits {
                 max_workgroup_count: limits.max_compute_work_group_count,
                 max_workgroup_size: limits.max_compute_work_group_size,

@@ -859,6 +859,7 @@ mod tests {
             subgroup_size: 32,
             timestamp_period_ns: 1.0,
             timestamps: true,
+            memory_bytes: 1 << 30,
             limits: Limits {
                 max_workgroup_count: [65535; 3],
                 max_workgroup_size: [1024, 1024, 64],

@@ -421,6 +421,13 @@ impl Buffer {
         self.memory().mapped.is_some()
     }
 
+    /// The host address of the buffer's first byte when the host can reach the memory
+    /// directly ([`Buffer::is_host_visible`]): for pinned and managed memory what
+    /// `cuMemHostAlloc` and `cuMemAllocManaged` hand out. Using it is up to the caller.
+    pub fn host_ptr(&self) -> Option<*mut u8> {
+        self.memory().mapped.map(|Mapped(p)| p.as_ptr())
+    }
+
     /// Whether `self` and `other` are handles to the same allocation.
     pub fn same_allocation(&self, other: &Buffer) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

@@ -1,0 +1,454 @@
+//! Devices and contexts.
+//!
+//! There is one device (ordinal 0), ptxvk's default Vulkan device. Contexts are tokens:
+//! every context shares the device's memory and streams (CUDA would give each its own
+//! address space); the primary context is reference-counted as CUDA's. Each thread has a
+//! stack of current contexts.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_uint};
+
+use cudarc::driver::sys::CUresult;
+
+use crate::state::{driver, Driver};
+use crate::{entry, out};
+
+/// A context handle's object.
+#[derive(Debug)]
+pub(crate) struct Context {
+    pub(crate) flags: c_uint,
+    pub(crate) primary: bool,
+}
+
+/// The primary context's state.
+#[derive(Debug, Default)]
+pub(crate) struct Primary {
+    pub(crate) handle: Option<usize>,
+    pub(crate) refs: u32,
+    pub(crate) flags: c_uint,
+}
+
+thread_local! {
+    /// The calling thread's context stack; the last is current.
+    static CURRENT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The compute capability reported (`PTXVK_CUDA_CC=MAJOR.MINOR`, default 8.0: what the
+/// PTX that clients generate for it can use is what ptxvk compiles).
+pub(crate) fn compute_capability() -> (c_int, c_int) {
+    std::env::var("PTXVK_CUDA_CC")
+        .ok()
+        .and_then(|v| {
+            let (major, minor) = v.trim().split_once('.')?;
+            Some((major.parse().ok()?, minor.parse().ok()?))
+        })
+        .unwrap_or((8, 0))
+}
+
+fn check_device(dev: c_int) -> Result<&'static Driver, CUresult> {
+    let d = driver()?;
+    if dev != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+    }
+    Ok(d)
+}
+
+/// The current context's handle, or `CUDA_ERROR_INVALID_CONTEXT` when none is current
+/// (calls that need a context).
+pub(crate) fn current() -> Result<usize, CUresult> {
+    let d = driver()?;
+    let handle = CURRENT.with(|c| c.borrow().last().copied());
+    match handle {
+        Some(h) if d.contexts.get(h).is_some() => Ok(h),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_CONTEXT),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
+    // SAFETY: `count` is null or writable (CUDA's contract).
+    entry(|| unsafe { out(count, driver().map(|_| 1)?) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGet(device: *mut c_int, ordinal: c_int) -> CUresult {
+    entry(|| {
+        check_device(ordinal)?;
+        // SAFETY: `device` is null or writable (CUDA's contract).
+        unsafe { out(device, 0) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        let len = usize::try_from(len).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if name.is_null() || len == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let text = format!("ptxvk on {}", d.device.info().name);
+        let bytes = text.as_bytes();
+        let n = bytes.len().min(len - 1);
+        // SAFETY: `name` is writable for `len` bytes (CUDA's contract); n + 1 <= len.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), name.cast::<u8>(), n);
+            name.add(n).write(0);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        // SAFETY: `bytes` is null or writable (CUDA's contract).
+        unsafe { out(bytes, d.device.info().memory_bytes as usize) }
+    })
+}
+
+/// A UUID for the device: stable for one device and driver, made from its PCI ids and
+/// name (Vulkan's `deviceUUID` is not queried).
+fn uuid(d: &Driver) -> [u8; 16] {
+    let info = d.device.info();
+    let mut bytes = [0u8; 16];
+    bytes[..4].copy_from_slice(&info.vendor_id.to_le_bytes());
+    bytes[4..8].copy_from_slice(&info.device_id.to_le_bytes());
+    // FNV-1a of the name.
+    let hash = info
+        .name
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    bytes[8..].copy_from_slice(&hash.to_le_bytes());
+    bytes
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetUuid(id: *mut [u8; 16], dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        // SAFETY: `id` is null or writable for 16 bytes (CUDA's contract).
+        unsafe { out(id, uuid(d)) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetUuid_v2(id: *mut [u8; 16], dev: c_int) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuDeviceGetUuid(id, dev) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceComputeCapability(
+    major: *mut c_int,
+    minor: *mut c_int,
+    dev: c_int,
+) -> CUresult {
+    entry(|| {
+        check_device(dev)?;
+        let (ma, mi) = compute_capability();
+        // SAFETY: both are null or writable (CUDA's contract).
+        unsafe {
+            out(major, ma)?;
+            out(minor, mi)
+        }
+    })
+}
+
+/// `cuDeviceGetAttribute`: Vulkan limits where they correspond, else the documented
+/// constants of a CUDA 8.0 device with one multiprocessor per Vulkan device.
+pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    let info = d.device.info();
+    let limits = &info.limits;
+    let clamp = |v: u64| c_int::try_from(v).unwrap_or(c_int::MAX);
+    let (major, minor) = compute_capability();
+    let value = match attrib {
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK as c_int => {
+            clamp(limits.max_workgroup_invocations.into())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X as c_int => {
+            clamp(limits.max_workgroup_size[0].into())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y as c_int => {
+            clamp(limits.max_workgroup_size[1].into())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z as c_int => {
+            clamp(limits.max_workgroup_size[2].into())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X as c_int => c_int::MAX,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y as c_int => 65535,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z as c_int => 65535,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK as c_int
+            || a == A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN as c_int
+            || a == A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR as c_int =>
+        {
+            clamp(limits.max_shared_memory_bytes.into())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY as c_int => 65536,
+        a if a == A::CU_DEVICE_ATTRIBUTE_WARP_SIZE as c_int => 32,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_PITCH as c_int => c_int::MAX,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK as c_int
+            || a == A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR as c_int =>
+        {
+            65536
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE as c_int => 1_000_000,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE as c_int => 1_000_000,
+        a if a == A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH as c_int => 64,
+        a if a == A::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT as c_int => 512,
+        a if a == A::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT as c_int => 32,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR as c_int => 2048,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR as c_int => 32,
+        a if a == A::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_INTEGRATED as c_int => {
+            c_int::from(d.device.vk().unified_memory())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR as c_int => major,
+        a if a == A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR as c_int => minor,
+        a if a == A::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO as c_int => 2,
+        a if a == A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH as c_int => 0,
+        a if a == A::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED as c_int => {
+            c_int::from(d.device.vk().can_register_host())
+        }
+        a if a == A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE as c_int => 4 << 20,
+        a if a == A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK as c_int => 0,
+        a if (0..A::CU_DEVICE_ATTRIBUTE_MAX as c_int).contains(&a) => 0,
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    Ok(value)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    dev: c_int,
+) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        // SAFETY: `value` is null or writable (CUDA's contract).
+        unsafe { out(value, attribute(d, attrib)?) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        let mut p = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let handle = match p.handle {
+            Some(h) => h,
+            None => {
+                let h = d.contexts.insert(Context { flags: p.flags, primary: true });
+                p.handle = Some(h);
+                h
+            }
+        };
+        p.refs += 1;
+        // SAFETY: `ctx` is null or writable (CUDA's contract).
+        unsafe { out(ctx, handle) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        let mut p = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if p.refs == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        }
+        // The primary context stays usable (its handle valid) after the last release, as
+        // numba and cuda-python release and re-retain it; its resources are the device's.
+        p.refs -= 1;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: c_int, flags: c_uint) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner).flags = flags;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
+    dev: c_int,
+    flags: *mut c_uint,
+    active: *mut c_int,
+) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        let p = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // SAFETY: both are null or writable (CUDA's contract).
+        unsafe {
+            out(flags, p.flags)?;
+            out(active, c_int::from(p.refs > 0))
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        d.device.synchronize().map_err(crate::code)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxCreate_v2(ctx: *mut usize, flags: c_uint, dev: c_int) -> CUresult {
+    entry(|| {
+        let d = check_device(dev)?;
+        let handle = d.contexts.insert(Context { flags, primary: false });
+        CURRENT.with(|c| c.borrow_mut().push(handle));
+        // SAFETY: `ctx` is null or writable (CUDA's contract).
+        unsafe { out(ctx, handle) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        match d.contexts.get(ctx) {
+            Some(c) if !c.primary => {
+                d.device.synchronize().map_err(crate::code)?;
+                d.contexts.remove(ctx);
+                CURRENT.with(|c| c.borrow_mut().retain(|&h| h != ctx));
+                Ok(())
+            }
+            _ => Err(CUresult::CUDA_ERROR_INVALID_CONTEXT),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut usize) -> CUresult {
+    entry(|| {
+        driver()?;
+        let handle = CURRENT.with(|c| c.borrow().last().copied()).unwrap_or(0);
+        // SAFETY: `ctx` is null or writable (CUDA's contract).
+        unsafe { out(ctx, handle) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSetCurrent(ctx: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if ctx != 0 && d.contexts.get(ctx).is_none() {
+            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        }
+        CURRENT.with(|c| {
+            let mut stack = c.borrow_mut();
+            stack.pop();
+            if ctx != 0 {
+                stack.push(ctx);
+            }
+        });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxPushCurrent_v2(ctx: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if d.contexts.get(ctx).is_none() {
+            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        }
+        CURRENT.with(|c| c.borrow_mut().push(ctx));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxPopCurrent_v2(ctx: *mut usize) -> CUresult {
+    entry(|| {
+        driver()?;
+        let popped =
+            CURRENT.with(|c| c.borrow_mut().pop()).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        if !ctx.is_null() {
+            // SAFETY: `ctx` is writable (CUDA's contract).
+            unsafe { out(ctx, popped)? };
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetDevice(dev: *mut c_int) -> CUresult {
+    entry(|| {
+        current()?;
+        // SAFETY: `dev` is null or writable (CUDA's contract).
+        unsafe { out(dev, 0) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
+    entry(|| {
+        let h = current()?;
+        let f = driver()?.contexts.get(h).map_or(0, |c| c.flags);
+        // SAFETY: `flags` is null or writable (CUDA's contract).
+        unsafe { out(flags, f) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: usize, version: *mut c_uint) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if ctx != 0 && d.contexts.get(ctx).is_none() {
+            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        }
+        // SAFETY: `version` is null or writable (CUDA's contract).
+        unsafe { out(version, crate::DRIVER_VERSION as c_uint) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
+    entry(|| {
+        current()?;
+        driver()?.device.synchronize().map_err(crate::code)
+    })
+}
+
+/// Priorities are accepted but not honoured (one queue): the range is `[0, 0]`.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(
+    least: *mut c_int,
+    greatest: *mut c_int,
+) -> CUresult {
+    entry(|| {
+        driver()?;
+        // Either may be null (CUDA's documentation).
+        for p in [least, greatest] {
+            if !p.is_null() {
+                // SAFETY: non-null and writable (CUDA's contract).
+                unsafe { out(p, 0)? };
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,233 @@
+//! Launches (`cuLaunchKernel`, `cuLaunchKernelEx`) and occupancy queries.
+//!
+//! The parameter block is assembled from `kernelParams` (one pointer per parameter, each
+//! parameter's bytes copied to its ABI offset) or taken whole from `extra`
+//! (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`). Every 8-byte-aligned word of the block that
+//! is the address of a live allocation keeps that allocation alive until the launch has
+//! run, so freeing memory right after enqueueing a launch that uses it is safe.
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use cudarc::driver::sys::{CUlaunchConfig, CUresult};
+
+use crate::module::Function;
+use crate::state::{driver, Driver};
+use crate::stream::stream_of;
+use crate::{entry, out};
+
+const CU_LAUNCH_PARAM_END: usize = 0;
+const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+
+/// The parameter block of a launch of `f`.
+///
+/// # Safety
+/// `params` is null or holds one readable pointer per kernel parameter, each readable for
+/// the parameter's size; `extra` is null or a `CU_LAUNCH_PARAM_END`-terminated list as
+/// CUDA documents.
+unsafe fn param_block(
+    f: &Function,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<Vec<u8>, CUresult> {
+    let kernel = f.kernel();
+    let abi = &kernel.info().abi;
+    let mut block = vec![0u8; abi.size as usize];
+    if !params.is_null() {
+        for (i, p) in abi.params.iter().enumerate() {
+            // SAFETY: one pointer per parameter (function contract).
+            let src = unsafe { *params.add(i) };
+            // SAFETY: readable for the parameter's size (function contract).
+            let bytes = unsafe { crate::host_bytes(src, p.size as usize) }?;
+            block[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(bytes);
+        }
+        return Ok(block);
+    }
+    if extra.is_null() {
+        return if abi.params.is_empty() {
+            Ok(block)
+        } else {
+            Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+        };
+    }
+    let (mut buffer, mut size) = (std::ptr::null::<c_void>(), None);
+    for i in (0..).step_by(2) {
+        // SAFETY: key/value pairs until CU_LAUNCH_PARAM_END (function contract).
+        let key = unsafe { *extra.add(i) } as usize;
+        match key {
+            CU_LAUNCH_PARAM_END => break,
+            CU_LAUNCH_PARAM_BUFFER_POINTER => {
+                // SAFETY: as above: the value follows its key.
+                buffer = unsafe { *extra.add(i + 1) };
+            }
+            CU_LAUNCH_PARAM_BUFFER_SIZE => {
+                // SAFETY: the value points to a size_t (CUDA's documentation).
+                size = Some(unsafe { *(*extra.add(i + 1)).cast::<usize>() });
+            }
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+    match size {
+        Some(n) if n == block.len() => {
+            // SAFETY: the buffer is readable for its stated size (function contract).
+            block.copy_from_slice(unsafe { crate::host_bytes(buffer, n) }?);
+            Ok(block)
+        }
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// The allocations the parameter block points at.
+fn pointed_at(d: &Driver, block: &[u8]) -> Vec<ptxvk::vk::Buffer> {
+    block
+        .chunks_exact(8)
+        .filter_map(|w| {
+            let value = u64::from_le_bytes(w.try_into().ok()?);
+            (value != 0).then(|| d.device.vk().resolve(value)).flatten().map(|r| r.buffer)
+        })
+        .collect()
+}
+
+/// One launch, whichever entry point it came through.
+///
+/// # Safety
+/// As [`param_block`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch(
+    f: usize,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: usize,
+    per_thread: bool,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // SAFETY: forwarded (function contract).
+    let bytes = unsafe { param_block(&func, params, extra) }?;
+    let keep = pointed_at(d, &bytes);
+    let s = stream_of(d, stream, per_thread)?;
+    func.kernel().launch_params_on(s.get(), grid, block, shared, bytes, &keep).map_err(crate::code)
+}
+
+macro_rules! launch_kernel {
+    ($($name:ident, $pt:expr;)*) => {$(
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            f: usize,
+            gx: c_uint, gy: c_uint, gz: c_uint,
+            bx: c_uint, by: c_uint, bz: c_uint,
+            shared: c_uint,
+            stream: usize,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> CUresult {
+            // SAFETY: `params`/`extra` as CUDA documents.
+            entry(|| unsafe { launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, $pt, params, extra) })
+        }
+    )*};
+}
+
+launch_kernel! {
+    cuLaunchKernel, false;
+    cuLaunchKernel_ptsz, true;
+}
+
+/// `cuLaunchKernelEx`; launch attributes are accepted and ignored.
+unsafe fn launch_ex(
+    config: *const CUlaunchConfig,
+    f: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    if config.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: non-null and readable (CUDA's contract).
+    let c = unsafe { &*config };
+    let grid = [c.gridDimX, c.gridDimY, c.gridDimZ];
+    let block = [c.blockDimX, c.blockDimY, c.blockDimZ];
+    // SAFETY: forwarded.
+    unsafe {
+        launch(f, grid, block, c.sharedMemBytes, c.hStream as usize, per_thread, params, extra)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchKernelEx(
+    config: *const CUlaunchConfig,
+    f: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    // SAFETY: CUDA's contract.
+    entry(|| unsafe { launch_ex(config, f, params, extra, false) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
+    config: *const CUlaunchConfig,
+    f: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    // SAFETY: CUDA's contract.
+    entry(|| unsafe { launch_ex(config, f, params, extra, true) })
+}
+
+/// Cooperative launches need every block resident at once, which Vulkan cannot promise
+/// (`CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchCooperativeKernel() -> CUresult {
+    CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// Blocks of `block_size` threads that fit one "multiprocessor" (2,048 threads, 32
+/// blocks, the device's shared memory).
+fn occupancy(
+    d: &Driver,
+    f: &Function,
+    block_size: c_int,
+    dynamic_shared: usize,
+) -> Result<c_int, CUresult> {
+    let block = u32::try_from(block_size)
+        .ok()
+        .filter(|&b| b > 0)
+        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let shared = u64::from(f.kernel().info().static_shared_bytes) + dynamic_shared as u64;
+    let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
+    let by_threads = 2048 / u64::from(block);
+    let by_shared = limit.checked_div(shared).unwrap_or(u64::MAX);
+    Ok(by_threads.min(by_shared).min(32) as c_int)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+    blocks: *mut c_int,
+    f: usize,
+    block_size: c_int,
+    dynamic_shared: usize,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: `blocks` is null or writable (CUDA's contract).
+        unsafe { out(blocks, occupancy(d, &func, block_size, dynamic_shared)?) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    blocks: *mut c_int,
+    f: usize,
+    block_size: c_int,
+    dynamic_shared: usize,
+    _flags: c_uint,
+) -> CUresult {
+    // SAFETY: forwarded.
+    unsafe { cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, block_size, dynamic_shared) }
+}

@@ -1,0 +1,282 @@
+//! `libcuda.so.1` on ptxvk: the CUDA driver API on any Vulkan device, so that unmodified
+//! clients (numba-cuda, cuda-python's `cuda.bindings`/`cuda.core`, programs that call the
+//! driver API) run their kernels through ptxvk's compiler and runtime.
+//!
+//! # Shape
+//!
+//! One file per area of the API, as in ZLUDA: `device.rs` (devices, contexts),
+//! `memory.rs` (allocations, copies, memsets, pointers, pools), `module.rs` (modules,
+//! libraries, functions, globals, the JIT linker), `stream.rs` (streams, events, host
+//! functions), `launch.rs` (launches, occupancy) and `proc.rs` (`cuGetProcAddress` and
+//! the export table). Every exported function is a thin `extern "C"` shim over a Rust
+//! function returning `Result<T, CUresult>`; [`entry`] turns that (and any panic) into the
+//! C result code.
+//!
+//! # Safety
+//!
+//! Every exported function is `unsafe extern "C"`: its caller must pass pointers as the
+//! CUDA driver API documents (out-pointers writable, strings NUL-terminated, host ranges
+//! readable or writable for their length). Within that contract nothing here is undefined
+//! behaviour: null pointers, unknown handles, freed memory and wrong sizes are error codes.
+//! Handles are numbers checked against tables, never dereferenced.
+//!
+//! # Model
+//!
+//! There is one CUDA device, ptxvk's default Vulkan device (`PTXVK_DEVICE` selects
+//! another). Every context of it shares one address space and one set of streams.
+#![allow(non_snake_case)]
+#![allow(clippy::missing_safety_doc)] // The contract is CUDA's, stated once above.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+mod device;
+mod handles;
+mod launch;
+mod memory;
+mod module;
+mod proc;
+mod proc_table;
+mod state;
+mod stream;
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+pub use cudarc::driver::sys::CUresult;
+
+/// The driver version reported by `cuDriverGetVersion`: CUDA 12.9, so that NVRTC 12.9's
+/// PTX (ISA 8.8) is accepted by clients that compare versions.
+pub const DRIVER_VERSION: c_int = 12090;
+
+/// Runs an API function: its error, or a panic (a ptxvk bug), becomes the result code.
+pub(crate) fn entry(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(())) => CUresult::CUDA_SUCCESS,
+        Ok(Err(e)) => e,
+        Err(_) => {
+            eprintln!("ptxvk libcuda: internal error (a panic) in a driver API call");
+            CUresult::CUDA_ERROR_UNKNOWN
+        }
+    }
+}
+
+/// Writes `value` through an out-pointer; null is `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `p` is null or valid for a write of `T`.
+pub(crate) unsafe fn out<T>(p: *mut T, value: T) -> Result<(), CUresult> {
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: non-null and writable by the caller's contract.
+    unsafe { p.write(value) };
+    Ok(())
+}
+
+/// A NUL-terminated string argument; null or non-UTF-8 is `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn c_str<'a>(p: *const c_char) -> Result<&'a str, CUresult> {
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+/// `len` bytes of host memory at `p` (empty when `len` is 0, even for null).
+///
+/// # Safety
+/// `p` is readable for `len` bytes for `'a`.
+pub(crate) unsafe fn host_bytes<'a>(p: *const c_void, len: usize) -> Result<&'a [u8], CUresult> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: readable for `len` bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) })
+}
+
+/// `len` writable bytes of host memory at `p`.
+///
+/// # Safety
+/// `p` is writable for `len` bytes for `'a` and not otherwise referenced meanwhile.
+pub(crate) unsafe fn host_bytes_mut<'a>(
+    p: *mut c_void,
+    len: usize,
+) -> Result<&'a mut [u8], CUresult> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: writable for `len` bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), len) })
+}
+
+/// The CUDA result code for a ptxvk error, printing the message to standard error so the
+/// user sees why (the driver API has no other channel for most calls).
+pub(crate) fn code(e: ptxvk::Error) -> CUresult {
+    use ptxvk::vk::Error as Vk;
+    let result = match &e {
+        ptxvk::Error::Ptx { .. } => CUresult::CUDA_ERROR_INVALID_PTX,
+        ptxvk::Error::Backend(_) => CUresult::CUDA_ERROR_INVALID_PTX,
+        ptxvk::Error::NoSuchKernel { .. } => CUresult::CUDA_ERROR_NOT_FOUND,
+        ptxvk::Error::KernelNotNamed { .. } | ptxvk::Error::Launch(_) => {
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        }
+        ptxvk::Error::KernelFailed { message, .. } if message.contains("Assertion") => {
+            CUresult::CUDA_ERROR_ASSERT
+        }
+        ptxvk::Error::KernelFailed { .. } => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+        ptxvk::Error::Runtime(r) => match r {
+            Vk::OutOfMemory(_) | Vk::BufferTooLarge { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+            Vk::DeviceLost => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+            Vk::Timeout { .. } => CUresult::CUDA_ERROR_LAUNCH_TIMEOUT,
+            Vk::NotReady => return CUresult::CUDA_ERROR_NOT_READY,
+            Vk::MissingFeatures { .. } => CUresult::CUDA_ERROR_NOT_SUPPORTED,
+            Vk::Launch(_) => CUresult::CUDA_ERROR_INVALID_VALUE,
+            Vk::OutOfBounds { .. } | Vk::InvalidUse(_) | Vk::ForeignObject(_) => {
+                CUresult::CUDA_ERROR_INVALID_VALUE
+            }
+            Vk::NoVulkan(_) | Vk::NoDevice | Vk::NoSuitableDevice { .. } => {
+                CUresult::CUDA_ERROR_NO_DEVICE
+            }
+            _ => CUresult::CUDA_ERROR_UNKNOWN,
+        },
+    };
+    eprintln!("ptxvk libcuda: {e}");
+    result
+}
+
+/// [`code`] for runtime errors.
+pub(crate) fn vk_code(e: ptxvk::vk::Error) -> CUresult {
+    code(ptxvk::Error::from(e))
+}
+
+/// `cuInit`: opens the Vulkan device. Later calls return the first call's result.
+#[no_mangle]
+pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
+    entry(|| {
+        if flags != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        state::init().map(|_| ())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
+    // SAFETY: `version` is null or writable (CUDA's contract).
+    entry(|| unsafe { out(version, DRIVER_VERSION) })
+}
+
+/// Name and description of every result code this library returns (and the common
+/// others), for `cuGetErrorName` and `cuGetErrorString`.
+const ERRORS: &[(CUresult, &CStr, &CStr)] = {
+    use CUresult::*;
+    &[
+        (CUDA_SUCCESS, c"CUDA_SUCCESS", c"no error"),
+        (CUDA_ERROR_INVALID_VALUE, c"CUDA_ERROR_INVALID_VALUE", c"invalid argument"),
+        (CUDA_ERROR_OUT_OF_MEMORY, c"CUDA_ERROR_OUT_OF_MEMORY", c"out of memory"),
+        (CUDA_ERROR_NOT_INITIALIZED, c"CUDA_ERROR_NOT_INITIALIZED", c"initialization error"),
+        (CUDA_ERROR_DEINITIALIZED, c"CUDA_ERROR_DEINITIALIZED", c"driver shutting down"),
+        (CUDA_ERROR_NO_DEVICE, c"CUDA_ERROR_NO_DEVICE", c"no CUDA-capable device is detected"),
+        (CUDA_ERROR_INVALID_DEVICE, c"CUDA_ERROR_INVALID_DEVICE", c"invalid device ordinal"),
+        (CUDA_ERROR_INVALID_IMAGE, c"CUDA_ERROR_INVALID_IMAGE", c"device kernel image is invalid"),
+        (CUDA_ERROR_INVALID_CONTEXT, c"CUDA_ERROR_INVALID_CONTEXT", c"invalid device context"),
+        (
+            CUDA_ERROR_CONTEXT_ALREADY_CURRENT,
+            c"CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
+            c"context already current",
+        ),
+        (
+            CUDA_ERROR_NO_BINARY_FOR_GPU,
+            c"CUDA_ERROR_NO_BINARY_FOR_GPU",
+            c"no kernel image is available for execution on the device",
+        ),
+        (CUDA_ERROR_INVALID_PTX, c"CUDA_ERROR_INVALID_PTX", c"a PTX JIT compilation failed"),
+        (
+            CUDA_ERROR_INVALID_SOURCE,
+            c"CUDA_ERROR_INVALID_SOURCE",
+            c"device kernel image is invalid",
+        ),
+        (CUDA_ERROR_FILE_NOT_FOUND, c"CUDA_ERROR_FILE_NOT_FOUND", c"file not found"),
+        (CUDA_ERROR_INVALID_HANDLE, c"CUDA_ERROR_INVALID_HANDLE", c"invalid resource handle"),
+        (CUDA_ERROR_NOT_FOUND, c"CUDA_ERROR_NOT_FOUND", c"named symbol not found"),
+        (CUDA_ERROR_NOT_READY, c"CUDA_ERROR_NOT_READY", c"device not ready"),
+        (
+            CUDA_ERROR_ILLEGAL_ADDRESS,
+            c"CUDA_ERROR_ILLEGAL_ADDRESS",
+            c"an illegal memory access was encountered",
+        ),
+        (
+            CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+            c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            c"too many resources requested for launch",
+        ),
+        (
+            CUDA_ERROR_LAUNCH_TIMEOUT,
+            c"CUDA_ERROR_LAUNCH_TIMEOUT",
+            c"the launch timed out and was terminated",
+        ),
+        (CUDA_ERROR_ASSERT, c"CUDA_ERROR_ASSERT", c"device-side assert triggered"),
+        (CUDA_ERROR_LAUNCH_FAILED, c"CUDA_ERROR_LAUNCH_FAILED", c"unspecified launch failure"),
+        (
+            CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+            c"CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+            c"too many blocks in cooperative launch",
+        ),
+        (CUDA_ERROR_NOT_PERMITTED, c"CUDA_ERROR_NOT_PERMITTED", c"operation not permitted"),
+        (CUDA_ERROR_NOT_SUPPORTED, c"CUDA_ERROR_NOT_SUPPORTED", c"operation not supported"),
+        (
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+            c"CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+            c"operation not permitted when stream is capturing",
+        ),
+        (
+            CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+            c"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+            c"part or all of the requested memory range is already mapped",
+        ),
+        (
+            CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+            c"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+            c"pointer does not correspond to a registered memory region",
+        ),
+        (CUDA_ERROR_UNKNOWN, c"CUDA_ERROR_UNKNOWN", c"unknown error"),
+    ]
+};
+
+fn error_entry(error: c_int) -> Option<&'static (CUresult, &'static CStr, &'static CStr)> {
+    ERRORS.iter().find(|(code, _, _)| *code as c_int == error)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuGetErrorName(error: c_int, name: *mut *const c_char) -> CUresult {
+    entry(|| {
+        let (_, n, _) = error_entry(error).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        // SAFETY: `name` is null or writable (CUDA's contract).
+        unsafe { out(name, n.as_ptr()) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuGetErrorString(error: c_int, text: *mut *const c_char) -> CUresult {
+    entry(|| {
+        let (_, _, s) = error_entry(error).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        // SAFETY: `text` is null or writable (CUDA's contract).
+        unsafe { out(text, s.as_ptr()) }
+    })
+}
+
+/// NVIDIA's private interfaces are not offered (NVRTC and nvJitLink accept this).
+#[no_mangle]
+pub unsafe extern "C" fn cuGetExportTable(
+    _table: *mut *const c_void,
+    _id: *const c_void,
+) -> CUresult {
+    CUresult::CUDA_ERROR_INVALID_VALUE
+}

@@ -1,0 +1,715 @@
+//! Memory: device, pinned, registered and managed allocations; copies and memsets;
+//! pointer queries; stream-ordered pools.
+//!
+//! Device pointers are Vulkan buffer device addresses. Every allocation made here is kept
+//! in the driver's table until freed; `cuMemFree` waits for the device first (as CUDA's
+//! does in practice), since a launch's parameters may point at the memory in ways the
+//! runtime cannot see.
+
+use std::ffi::{c_uint, c_void};
+
+use cudarc::driver::sys::CUresult;
+use ptxvk::vk::{Buffer, Pattern};
+
+use crate::state::{driver, Allocation, Driver};
+use crate::stream::{stream_of, StreamRef};
+use crate::{entry, host_bytes, host_bytes_mut, out, vk_code};
+
+/// The allocation holding device address `ptr` and the offset into it; any live
+/// allocation counts (module globals too). Unknown addresses are
+/// `CUDA_ERROR_INVALID_VALUE`.
+pub(crate) fn resolve(d: &Driver, ptr: u64) -> Result<(Buffer, u64), CUresult> {
+    d.device
+        .vk()
+        .resolve(ptr)
+        .map(|r| (r.buffer, r.offset))
+        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+/// Like [`resolve`], checking that `len` bytes from `ptr` lie inside the allocation.
+fn resolve_range(d: &Driver, ptr: u64, len: usize) -> Result<(Buffer, u64), CUresult> {
+    let (buffer, offset) = resolve(d, ptr)?;
+    if offset + len as u64 > buffer.size() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok((buffer, offset))
+}
+
+fn remember(d: &Driver, buffer: Buffer, managed: bool) -> u64 {
+    let address = buffer.address();
+    d.allocations().insert(address, Allocation { buffer, managed });
+    address
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut u64, size: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if size == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let buffer = d.device.vk().alloc(size as u64).map_err(vk_code)?;
+        // SAFETY: `dptr` is null or writable (CUDA's contract).
+        unsafe { out(dptr, remember(d, buffer, false)) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemFree_v2(dptr: u64) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if dptr == 0 {
+            return Ok(());
+        }
+        if !d.allocations().contains_key(&dptr) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        d.device.synchronize().map_err(crate::code)?;
+        d.allocations().remove(&dptr);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let total_bytes = d.device.info().memory_bytes;
+        let used: u64 = d.allocations().values().map(|a| a.buffer.size()).sum();
+        // SAFETY: both are null or writable (CUDA's contract).
+        unsafe {
+            out(free, total_bytes.saturating_sub(used) as usize)?;
+            out(total, total_bytes as usize)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetAddressRange_v2(
+    base: *mut u64,
+    size: *mut usize,
+    dptr: u64,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let (buffer, _) = resolve(d, dptr)?;
+        // Either may be null (CUDA's documentation).
+        if !base.is_null() {
+            // SAFETY: non-null and writable (CUDA's contract).
+            unsafe { out(base, buffer.address())? };
+        }
+        if !size.is_null() {
+            // SAFETY: as above.
+            unsafe { out(size, buffer.size() as usize)? };
+        }
+        Ok(())
+    })
+}
+
+/// Pinned host memory: its host pointer is what the client sees.
+fn alloc_host(d: &Driver, size: usize) -> Result<*mut c_void, CUresult> {
+    let buffer = d.device.vk().alloc_host(size as u64).map_err(vk_code)?;
+    let ptr = buffer.host_ptr().ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+    d.host().insert(ptr as usize, buffer);
+    Ok(ptr.cast())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: `pp` is null or writable (CUDA's contract).
+        unsafe { out(pp, alloc_host(d, size)?) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostAlloc(
+    pp: *mut *mut c_void,
+    size: usize,
+    _flags: c_uint,
+) -> CUresult {
+    // SAFETY: forwarded under the same contract; every flag's memory is mapped.
+    unsafe { cuMemAllocHost_v2(pp, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if !d.host().contains_key(&(p as usize)) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        d.device.synchronize().map_err(crate::code)?;
+        d.host().remove(&(p as usize));
+        Ok(())
+    })
+}
+
+/// The pinned or registered host allocation holding `p`, and the offset into it.
+fn host_allocation(d: &Driver, p: usize) -> Option<(Buffer, u64)> {
+    let host = d.host();
+    let (&base, buffer) = host.range(..=p).next_back()?;
+    let offset = (p - base) as u64;
+    (offset < buffer.size().max(1)).then(|| (buffer.clone(), offset))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
+    dptr: *mut u64,
+    p: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if flags != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let (buffer, offset) =
+            host_allocation(d, p as usize).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        // SAFETY: `dptr` is null or writable (CUDA's contract).
+        unsafe { out(dptr, buffer.address() + offset) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostRegister_v2(
+    p: *mut c_void,
+    size: usize,
+    _flags: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if p.is_null() || size == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        if host_allocation(d, p as usize).is_some() {
+            return Err(CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+        }
+        // SAFETY: the client keeps the memory allocated until cuMemHostUnregister (CUDA's
+        // contract), which waits for the device before the registration is dropped.
+        let buffer = unsafe { d.device.vk().register_host(p.cast(), size) }.map_err(vk_code)?;
+        d.host().insert(p as usize, buffer);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if !d.host().contains_key(&(p as usize)) {
+            return Err(CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+        }
+        d.device.synchronize().map_err(crate::code)?;
+        d.host().remove(&(p as usize));
+        Ok(())
+    })
+}
+
+/// Managed memory needs one address for the host and the device: available where the
+/// device's addresses of host-visible memory are host pointers (lavapipe), else
+/// `CUDA_ERROR_NOT_SUPPORTED`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocManaged(
+    dptr: *mut u64,
+    size: usize,
+    _flags: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if size == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let buffer = d.device.vk().alloc_managed(size as u64).map_err(vk_code)?;
+        if buffer.host_ptr().map(|p| p as u64) != Some(buffer.address()) {
+            eprintln!(
+                "ptxvk libcuda: managed memory needs device addresses that are host pointers; \
+                 this device's are not"
+            );
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        // SAFETY: `dptr` is null or writable (CUDA's contract).
+        unsafe { out(dptr, remember(d, buffer, true)) }
+    })
+}
+
+/// Where a pointer of a copy lives.
+enum Place {
+    Device(Buffer, u64),
+    Host(usize),
+}
+
+/// Classifies a unified-addressing pointer (`cuMemcpy`): an allocation of the device, or
+/// host memory.
+fn place(d: &Driver, ptr: u64) -> Place {
+    match resolve(d, ptr) {
+        Ok((buffer, offset)) => Place::Device(buffer, offset),
+        Err(_) => Place::Host(ptr as usize),
+    }
+}
+
+/// Copies `len` bytes between any two places in `stream`'s order. Copies to or from host
+/// memory wait for the stream (host data is staged at once for uploads).
+///
+/// # Safety
+/// Host places are readable (source) or writable (destination) for `len` bytes.
+unsafe fn copy(
+    dst: Place,
+    src: Place,
+    len: usize,
+    stream: &StreamRef,
+    wait: bool,
+) -> Result<(), CUresult> {
+    let s = stream.get();
+    match (dst, src) {
+        (Place::Device(db, doff), Place::Device(sb, soff)) => {
+            if doff + len as u64 > db.size() || soff + len as u64 > sb.size() {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            s.copy_buffer(&sb, soff, &db, doff, len as u64).map_err(vk_code)?;
+            if wait {
+                s.synchronize().map_err(vk_code)?;
+            }
+            Ok(())
+        }
+        (Place::Device(db, doff), Place::Host(h)) => {
+            // SAFETY: readable for `len` bytes (function contract).
+            let data = unsafe { host_bytes(h as *const c_void, len) }?;
+            let result = if wait {
+                s.copy_to_buffer_sync(&db, doff, data)
+            } else {
+                s.copy_to_buffer(&db, doff, data)
+            };
+            result.map_err(vk_code)
+        }
+        (Place::Host(h), Place::Device(sb, soff)) => {
+            // SAFETY: writable for `len` bytes (function contract).
+            let data = unsafe { host_bytes_mut(h as *mut c_void, len) }?;
+            s.copy_from_buffer(&sb, soff, data).map_err(vk_code)
+        }
+        (Place::Host(dh), Place::Host(sh)) => {
+            s.synchronize().map_err(vk_code)?;
+            // SAFETY: both ranges valid for `len` bytes (function contract); `copy`
+            // allows overlap.
+            unsafe { std::ptr::copy(sh as *const u8, dh as *mut u8, len) };
+            Ok(())
+        }
+    }
+}
+
+/// One copy entry point: `dst`/`src` classified by `kind`, on `stream`.
+///
+/// # Safety
+/// As [`copy`].
+unsafe fn memcpy(
+    dst: u64,
+    src: u64,
+    len: usize,
+    kind: (bool, bool),
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    if len == 0 {
+        return Ok(());
+    }
+    let s = stream_of(d, stream, per_thread)?;
+    let side = |ptr: u64, device: bool| -> Result<Place, CUresult> {
+        if device {
+            let (b, o) = resolve_range(d, ptr, len)?;
+            Ok(Place::Device(b, o))
+        } else {
+            Ok(Place::Host(ptr as usize))
+        }
+    };
+    let (dst, src) = (side(dst, kind.0)?, side(src, kind.1)?);
+    // SAFETY: forwarded (function contract).
+    unsafe { copy(dst, src, len, &s, wait) }
+}
+
+macro_rules! copies {
+    ($($name:ident($dst:ident: $dt:ty, $src:ident: $st:ty) => ($dd:expr, $sd:expr), $wait:expr, $pt:expr;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($dst: $dt, $src: $st, len: usize) -> CUresult {
+            // SAFETY: host ranges valid for `len` bytes (CUDA's contract).
+            entry(|| unsafe { memcpy($dst as u64, $src as u64, len, ($dd, $sd), 0, $pt, $wait) })
+        }
+    )*};
+}
+
+macro_rules! async_copies {
+    ($($name:ident($dst:ident: $dt:ty, $src:ident: $st:ty) => ($dd:expr, $sd:expr), $pt:expr;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($dst: $dt, $src: $st, len: usize, stream: usize) -> CUresult {
+            // SAFETY: host ranges valid for `len` bytes (CUDA's contract).
+            entry(|| unsafe { memcpy($dst as u64, $src as u64, len, ($dd, $sd), stream, $pt, false) })
+        }
+    )*};
+}
+
+copies! {
+    cuMemcpyHtoD_v2(dst: u64, src: *const c_void) => (true, false), true, false;
+    cuMemcpyDtoH_v2(dst: *mut c_void, src: u64) => (false, true), true, false;
+    cuMemcpyDtoD_v2(dst: u64, src: u64) => (true, true), false, false;
+    cuMemcpyHtoD_v2_ptds(dst: u64, src: *const c_void) => (true, false), true, true;
+    cuMemcpyDtoH_v2_ptds(dst: *mut c_void, src: u64) => (false, true), true, true;
+    cuMemcpyDtoD_v2_ptds(dst: u64, src: u64) => (true, true), false, true;
+}
+
+async_copies! {
+    cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void) => (true, false), false;
+    cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: u64) => (false, true), false;
+    cuMemcpyDtoDAsync_v2(dst: u64, src: u64) => (true, true), false;
+    cuMemcpyHtoDAsync_v2_ptsz(dst: u64, src: *const c_void) => (true, false), true;
+    cuMemcpyDtoHAsync_v2_ptsz(dst: *mut c_void, src: u64) => (false, true), true;
+    cuMemcpyDtoDAsync_v2_ptsz(dst: u64, src: u64) => (true, true), true;
+}
+
+/// `cuMemcpy` with unified addressing: each side is device memory if it is an allocation.
+unsafe fn memcpy_unified(
+    dst: u64,
+    src: u64,
+    len: usize,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    if len == 0 {
+        return Ok(());
+    }
+    let s = stream_of(d, stream, per_thread)?;
+    // SAFETY: host sides valid for `len` bytes (CUDA's contract).
+    unsafe { copy(place(d, dst), place(d, src), len, &s, wait) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy(dst: u64, src: u64, len: usize) -> CUresult {
+    // SAFETY: CUDA's contract.
+    entry(|| unsafe { memcpy_unified(dst, src, len, 0, false, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy_ptds(dst: u64, src: u64, len: usize) -> CUresult {
+    // SAFETY: CUDA's contract.
+    entry(|| unsafe { memcpy_unified(dst, src, len, 0, true, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyAsync(dst: u64, src: u64, len: usize, stream: usize) -> CUresult {
+    // SAFETY: CUDA's contract.
+    entry(|| unsafe { memcpy_unified(dst, src, len, stream, false, false) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyAsync_ptsz(
+    dst: u64,
+    src: u64,
+    len: usize,
+    stream: usize,
+) -> CUresult {
+    // SAFETY: CUDA's contract.
+    entry(|| unsafe { memcpy_unified(dst, src, len, stream, true, false) })
+}
+
+fn memset(
+    dptr: u64,
+    pattern: Pattern,
+    count: usize,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    let bytes =
+        count.checked_mul(pattern.size() as usize).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if bytes == 0 {
+        return Ok(());
+    }
+    let (buffer, offset) = resolve_range(d, dptr, bytes)?;
+    let s = stream_of(d, stream, per_thread)?;
+    s.get().memset(&buffer, offset, bytes as u64, pattern).map_err(vk_code)
+}
+
+macro_rules! memsets {
+    ($($name:ident($t:ty) => $pattern:ident, $async:tt, $pt:expr;)*) => {$(
+        memsets!(@one $name [$t] $pattern $async $pt);
+    )*};
+    (@one $name:ident [$t:ty] $pattern:ident sync $pt:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(dptr: u64, value: $t, count: usize) -> CUresult {
+            entry(|| memset(dptr, Pattern::$pattern(value), count, 0, $pt))
+        }
+    };
+    (@one $name:ident [$t:ty] $pattern:ident async $pt:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(dptr: u64, value: $t, count: usize, stream: usize) -> CUresult {
+            entry(|| memset(dptr, Pattern::$pattern(value), count, stream, $pt))
+        }
+    };
+}
+
+memsets! {
+    cuMemsetD8_v2(u8) => U8, sync, false;
+    cuMemsetD16_v2(u16) => U16, sync, false;
+    cuMemsetD32_v2(u32) => U32, sync, false;
+    cuMemsetD8Async(u8) => U8, async, false;
+    cuMemsetD16Async(u16) => U16, async, false;
+    cuMemsetD32Async(u32) => U32, async, false;
+    cuMemsetD8_v2_ptds(u8) => U8, sync, true;
+    cuMemsetD16_v2_ptds(u16) => U16, sync, true;
+    cuMemsetD32_v2_ptds(u32) => U32, sync, true;
+    cuMemsetD8Async_ptsz(u8) => U8, async, true;
+    cuMemsetD16Async_ptsz(u16) => U16, async, true;
+    cuMemsetD32Async_ptsz(u32) => U32, async, true;
+}
+
+/// `cuPointerGetAttribute` for device, managed, pinned and registered memory.
+#[no_mangle]
+pub unsafe extern "C" fn cuPointerGetAttribute(
+    data: *mut c_void,
+    attribute: i32,
+    ptr: u64,
+) -> CUresult {
+    use cudarc::driver::sys::CUmemorytype as M;
+    use cudarc::driver::sys::CUpointer_attribute as P;
+    entry(|| {
+        let d = driver()?;
+        let (buffer, offset) = match resolve(d, ptr) {
+            Ok(found) => found,
+            Err(_) => host_allocation(d, ptr as usize).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?,
+        };
+        let managed = d.allocations().get(&buffer.address()).is_some_and(|a| a.managed);
+        let host = buffer.kind() != ptxvk::vk::MemoryKind::Device && !managed;
+        let primary = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner).handle;
+        // SAFETY: in every arm, `data` is null or writable for the attribute's type
+        // (CUDA's contract).
+        unsafe {
+            match attribute {
+                a if a == P::CU_POINTER_ATTRIBUTE_CONTEXT as i32 => out(
+                    data.cast::<usize>(),
+                    crate::device::current().ok().or(primary).unwrap_or(0),
+                ),
+                a if a == P::CU_POINTER_ATTRIBUTE_MEMORY_TYPE as i32 => {
+                    let t = if managed {
+                        M::CU_MEMORYTYPE_UNIFIED
+                    } else if host {
+                        M::CU_MEMORYTYPE_HOST
+                    } else {
+                        M::CU_MEMORYTYPE_DEVICE
+                    };
+                    out(data.cast::<c_uint>(), t as c_uint)
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_DEVICE_POINTER as i32 => {
+                    out(data.cast::<u64>(), buffer.address() + offset)
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_HOST_POINTER as i32 => {
+                    let p = buffer.host_ptr().ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+                    out(data.cast::<*mut c_void>(), p.wrapping_add(offset as usize).cast())
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_IS_MANAGED as i32 => {
+                    out(data.cast::<c_uint>(), c_uint::from(managed))
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL as i32 => {
+                    out(data.cast::<i32>(), 0)
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_BUFFER_ID as i32 => {
+                    out(data.cast::<u64>(), buffer.address())
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR as i32 => {
+                    out(data.cast::<u64>(), buffer.address())
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_RANGE_SIZE as i32 => {
+                    out(data.cast::<usize>(), buffer.size() as usize)
+                }
+                a if a == P::CU_POINTER_ATTRIBUTE_MAPPED as i32 => out(data.cast::<c_uint>(), 1),
+                _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetDefaultMemPool(pool: *mut usize, dev: i32) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if dev != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+        }
+        // SAFETY: `pool` is null or writable (CUDA's contract).
+        unsafe { out(pool, d.default_pool) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetMemPool(pool: *mut usize, dev: i32) -> CUresult {
+    // SAFETY: forwarded; the current pool is always the default one.
+    unsafe { cuDeviceGetDefaultMemPool(pool, dev) }
+}
+
+fn pool(d: &Driver, handle: usize) -> Result<std::sync::Arc<ptxvk::vk::MemPool>, CUresult> {
+    d.pools.get(handle).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolCreate(handle: *mut usize, _props: *const c_void) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let p = d.device.vk().create_pool().map_err(vk_code)?;
+        // SAFETY: `handle` is null or writable (CUDA's contract).
+        unsafe { out(handle, d.pools.insert(p)) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolDestroy(handle: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if handle == d.default_pool || d.pools.remove(handle).is_none() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolTrimTo(handle: usize, keep: usize) -> CUresult {
+    entry(|| {
+        pool(driver()?, handle)?.trim_to(keep as u64);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolGetAttribute(
+    handle: usize,
+    attr: i32,
+    value: *mut c_void,
+) -> CUresult {
+    use cudarc::driver::sys::CUmemPool_attribute as A;
+    entry(|| {
+        let p = pool(driver()?, handle)?;
+        let v64 = match attr {
+            a if a == A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD as i32 => p.release_threshold(),
+            a if a == A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT as i32 => p.reserved_bytes(),
+            a if a == A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH as i32 => p.reserved_high_bytes(),
+            a if a == A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT as i32 => p.used_bytes(),
+            a if a == A::CU_MEMPOOL_ATTR_USED_MEM_HIGH as i32 => p.used_high_bytes(),
+            a if (1..=3).contains(&a) => {
+                // The reuse policies: int attributes, all behave as enabled.
+                // SAFETY: `value` is null or writable for an int (CUDA's contract).
+                return unsafe { out(value.cast::<i32>(), 1) };
+            }
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        // SAFETY: `value` is null or writable for a cuuint64_t (CUDA's contract).
+        unsafe { out(value.cast::<u64>(), v64) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolSetAttribute(
+    handle: usize,
+    attr: i32,
+    value: *mut c_void,
+) -> CUresult {
+    use cudarc::driver::sys::CUmemPool_attribute as A;
+    entry(|| {
+        let p = pool(driver()?, handle)?;
+        if value.is_null() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        match attr {
+            a if a == A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD as i32 => {
+                // SAFETY: non-null and readable as a cuuint64_t (CUDA's contract).
+                p.set_release_threshold(unsafe { value.cast::<u64>().read() });
+                Ok(())
+            }
+            // Reuse policies (accepted; the pool always reuses memory only in stream
+            // order) and the resettable high-water marks.
+            a if (1..=3).contains(&a)
+                || a == A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH as i32
+                || a == A::CU_MEMPOOL_ATTR_USED_MEM_HIGH as i32 =>
+            {
+                Ok(())
+            }
+            _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        }
+    })
+}
+
+fn alloc_async(
+    dptr: *mut u64,
+    size: usize,
+    pool_handle: Option<usize>,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    if size == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let s = stream_of(d, stream, per_thread)?;
+    let p = pool(d, pool_handle.unwrap_or(d.default_pool))?;
+    let buffer = s.get().alloc_async(size as u64, Some(&p)).map_err(vk_code)?;
+    // SAFETY: `dptr` is null or writable (CUDA's contract).
+    unsafe { out(dptr, remember(d, buffer, false)) }
+}
+
+fn free_async(dptr: u64, stream: usize, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    let s = stream_of(d, stream, per_thread)?;
+    let allocation = d.allocations().remove(&dptr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    s.get().free_async(allocation.buffer).map_err(vk_code)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocAsync(dptr: *mut u64, size: usize, stream: usize) -> CUresult {
+    entry(|| alloc_async(dptr, size, None, stream, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocAsync_ptsz(
+    dptr: *mut u64,
+    size: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| alloc_async(dptr, size, None, stream, true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocFromPoolAsync(
+    dptr: *mut u64,
+    size: usize,
+    pool: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| alloc_async(dptr, size, Some(pool), stream, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocFromPoolAsync_ptsz(
+    dptr: *mut u64,
+    size: usize,
+    pool: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| alloc_async(dptr, size, Some(pool), stream, true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemFreeAsync(dptr: u64, stream: usize) -> CUresult {
+    entry(|| free_async(dptr, stream, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemFreeAsync_ptsz(dptr: u64, stream: usize) -> CUresult {
+    entry(|| free_async(dptr, stream, true))
+}
+
+/// Not supported: IPC between processes (each process has its own Vulkan device).
+#[no_mangle]
+pub unsafe extern "C" fn cuIpcGetMemHandle(_handle: *mut c_void, _dptr: u64) -> CUresult {
+    CUresult::CUDA_ERROR_NOT_SUPPORTED
+}

@@ -1,0 +1,601 @@
+//! Modules, libraries, functions, globals and the JIT linker.
+//!
+//! Code arrives as PTX text; ptxvk compiles it when it is loaded. A `CUlibrary` is the
+//! same object as a `CUmodule`, and a `CUkernel` the same as a `CUfunction` (CUDA lets
+//! clients use one where the other is expected). Cubins (ELF) are
+//! `CUDA_ERROR_NO_BINARY_FOR_GPU`; fatbin containers are not read yet.
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUresult;
+
+use crate::state::{driver, Driver};
+use crate::{c_str, entry, out};
+
+/// A module handle's object: the compiled module (shared with its functions) and the
+/// handles of its functions.
+pub(crate) struct LoadedModule {
+    pub(crate) module: Arc<ptxvk::Module>,
+    pub(crate) functions: Vec<(String, usize)>,
+}
+
+/// A function handle's object.
+pub(crate) struct Function {
+    pub(crate) module: Arc<ptxvk::Module>,
+    pub(crate) index: usize,
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` as set by the client.
+    pub(crate) max_dynamic_shared: AtomicU32,
+}
+
+impl Function {
+    pub(crate) fn kernel(&self) -> ptxvk::Kernel<'_> {
+        // `index` comes from the module's own kernel list.
+        self.module.kernel_at(self.index).unwrap_or_else(|| unreachable!("kernel index"))
+    }
+}
+
+/// What a module image is.
+enum Image<'a> {
+    Ptx(&'a str),
+    Cubin,
+    Fatbin,
+}
+
+const ELF_MAGIC: &[u8] = b"\x7fELF";
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+const FATBIN_WRAPPER_MAGIC: u32 = 0x4662_43B1;
+
+/// Classifies a module image: ELF, a fatbin (or its wrapper), else NUL-terminated PTX.
+///
+/// # Safety
+/// `image` points to a module image as `cuModuleLoadData` documents: ELF or fatbin
+/// headers, or NUL-terminated text.
+unsafe fn classify<'a>(image: *const c_void) -> Result<Image<'a>, CUresult> {
+    if image.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: every image kind starts with at least 4 readable bytes (ELF and fatbin
+    // headers are longer; the shortest PTX text is longer than that).
+    let head = unsafe { std::slice::from_raw_parts(image.cast::<u8>(), 4) };
+    let word = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    if head == ELF_MAGIC {
+        return Ok(Image::Cubin);
+    }
+    if word == FATBIN_MAGIC || word == FATBIN_WRAPPER_MAGIC {
+        return Ok(Image::Fatbin);
+    }
+    // SAFETY: not ELF or fatbin, so NUL-terminated PTX (function contract).
+    let text =
+        unsafe { c_str(image.cast::<c_char>()) }.map_err(|_| CUresult::CUDA_ERROR_INVALID_IMAGE)?;
+    Ok(Image::Ptx(text))
+}
+
+/// Where to write a JIT error log (`CU_JIT_ERROR_LOG_BUFFER` and its size).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct ErrorLog {
+    buffer: usize,
+    size: usize,
+}
+
+const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
+const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+
+impl ErrorLog {
+    /// Reads the error-log options of a JIT option list.
+    ///
+    /// # Safety
+    /// `options` and `values` hold `n` entries each (or are null when `n` is 0).
+    unsafe fn from_options(
+        n: c_uint,
+        options: *const c_int,
+        values: *const *mut c_void,
+    ) -> ErrorLog {
+        let mut log = ErrorLog::default();
+        if n == 0 || options.is_null() || values.is_null() {
+            return log;
+        }
+        for i in 0..n as usize {
+            // SAFETY: both arrays have `n` entries (function contract).
+            let (option, value) = unsafe { (*options.add(i), *values.add(i)) };
+            match option {
+                CU_JIT_ERROR_LOG_BUFFER => log.buffer = value as usize,
+                // The size is passed in the pointer-sized slot itself.
+                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => log.size = value as usize,
+                _ => {}
+            }
+        }
+        log
+    }
+
+    /// Writes `text` (truncated, NUL-terminated) to the log buffer, if there is one.
+    ///
+    /// # Safety
+    /// The buffer named by the options is writable for its size.
+    unsafe fn write(&self, text: &str) {
+        if self.buffer == 0 || self.size == 0 {
+            return;
+        }
+        let n = text.len().min(self.size - 1);
+        // SAFETY: writable for `size` bytes (function contract); n + 1 <= size.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), self.buffer as *mut u8, n);
+            (self.buffer as *mut u8).add(n).write(0);
+        }
+    }
+}
+
+/// Compiles and loads PTX, registering the module and its functions.
+fn load_ptx(d: &Driver, text: &str, log: ErrorLog) -> Result<usize, CUresult> {
+    let module = ptxvk::Module::from_ptx(&d.device, text).map_err(|e| {
+        // SAFETY: the client's log buffer, writable for its size (CUDA's contract).
+        unsafe { log.write(&e.to_string()) };
+        crate::code(e)
+    })?;
+    let names: Vec<String> = module.kernel_names().iter().map(|s| s.to_string()).collect();
+    let module = Arc::new(module);
+    let functions = names
+        .into_iter()
+        .enumerate()
+        .map(|(index, name)| {
+            let f = Function {
+                module: Arc::clone(&module),
+                index,
+                max_dynamic_shared: AtomicU32::new(0),
+            };
+            (name, d.functions.insert(f))
+        })
+        .collect();
+    Ok(d.modules.insert(LoadedModule { module, functions }))
+}
+
+/// Loads a module image of any kind.
+///
+/// # Safety
+/// As [`classify`]; `log` as [`ErrorLog::write`].
+unsafe fn load(d: &Driver, image: *const c_void, log: ErrorLog) -> Result<usize, CUresult> {
+    crate::device::current()?;
+    // SAFETY: forwarded (function contract).
+    match unsafe { classify(image) }? {
+        Image::Ptx(text) => load_ptx(d, text, log),
+        Image::Cubin => {
+            let message = "the module is a cubin (SASS for NVIDIA GPUs): ptxvk needs PTX; build \
+                           with -gencode arch=compute_XX,code=compute_XX to embed it";
+            eprintln!("ptxvk libcuda: {message}");
+            // SAFETY: as above.
+            unsafe { log.write(message) };
+            Err(CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU)
+        }
+        Image::Fatbin => {
+            let message = "fatbin containers are not read yet: load the PTX itself";
+            eprintln!("ptxvk libcuda: {message}");
+            // SAFETY: as above.
+            unsafe { log.write(message) };
+            Err(CUresult::CUDA_ERROR_NOT_SUPPORTED)
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadData(module: *mut usize, image: *const c_void) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: `image` is a module image and `module` null or writable (CUDA's contract).
+        unsafe { out(module, load(d, image, ErrorLog::default())?) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadDataEx(
+    module: *mut usize,
+    image: *const c_void,
+    n: c_uint,
+    options: *const c_int,
+    values: *const *mut c_void,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: CUDA's contract for the image, the option arrays and the out-pointer.
+        unsafe {
+            let log = ErrorLog::from_options(n, options, values);
+            out(module, load(d, image, log)?)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoad(module: *mut usize, path: *const c_char) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: `path` is a NUL-terminated string (CUDA's contract).
+        let path = unsafe { c_str(path) }?;
+        let mut bytes = std::fs::read(path).map_err(|_| CUresult::CUDA_ERROR_FILE_NOT_FOUND)?;
+        bytes.push(0);
+        // SAFETY: `bytes` is a NUL-terminated image we own; `module` null or writable.
+        unsafe { out(module, load(d, bytes.as_ptr().cast(), ErrorLog::default())?) }
+    })
+}
+
+fn unload(d: &Driver, handle: usize) -> Result<(), CUresult> {
+    let m = d.modules.remove(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // Launches keep what they use alive; the handles go now.
+    for (_, f) in &m.functions {
+        d.functions.remove(*f);
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleUnload(module: usize) -> CUresult {
+    entry(|| unload(driver()?, module))
+}
+
+fn function(d: &Driver, module: usize, name: *const c_char) -> Result<usize, CUresult> {
+    let m = d.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // SAFETY: `name` is a NUL-terminated string (CUDA's contract).
+    let name = unsafe { c_str(name) }?;
+    m.functions
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, h)| *h)
+        .ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetFunction(
+    f: *mut usize,
+    module: usize,
+    name: *const c_char,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: `f` is null or writable (CUDA's contract).
+        unsafe { out(f, function(d, module, name)?) }
+    })
+}
+
+fn global(
+    d: &Driver,
+    module: usize,
+    dptr: *mut u64,
+    bytes: *mut usize,
+    name: *const c_char,
+) -> Result<(), CUresult> {
+    let m = d.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // SAFETY: `name` is a NUL-terminated string (CUDA's contract).
+    let name = unsafe { c_str(name) }?;
+    let (address, size) =
+        m.module.global_address(name).map_err(|_| CUresult::CUDA_ERROR_NOT_FOUND)?;
+    // Either may be null (CUDA's documentation).
+    if !dptr.is_null() {
+        // SAFETY: non-null and writable (CUDA's contract).
+        unsafe { out(dptr, address)? };
+    }
+    if !bytes.is_null() {
+        // SAFETY: as above.
+        unsafe { out(bytes, size as usize)? };
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetGlobal_v2(
+    dptr: *mut u64,
+    bytes: *mut usize,
+    module: usize,
+    name: *const c_char,
+) -> CUresult {
+    entry(|| global(driver()?, module, dptr, bytes, name))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryLoadData(
+    library: *mut usize,
+    code: *const c_void,
+    jit_options: *const c_int,
+    jit_values: *const *mut c_void,
+    n_jit: c_uint,
+    _library_options: *const c_int,
+    _library_values: *const *mut c_void,
+    _n_library: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: CUDA's contract for the image, the option arrays and the out-pointer.
+        unsafe {
+            let log = ErrorLog::from_options(n_jit, jit_options, jit_values);
+            out(library, load(d, code, log)?)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryUnload(library: usize) -> CUresult {
+    entry(|| unload(driver()?, library))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetKernel(
+    kernel: *mut usize,
+    library: usize,
+    name: *const c_char,
+) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuModuleGetFunction(kernel, library, name) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetModule(module: *mut usize, library: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        d.modules.get(library).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: `module` is null or writable (CUDA's contract).
+        unsafe { out(module, library) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetGlobal(
+    dptr: *mut u64,
+    bytes: *mut usize,
+    library: usize,
+    name: *const c_char,
+) -> CUresult {
+    entry(|| global(driver()?, library, dptr, bytes, name))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetFunction(f: *mut usize, kernel: usize) -> CUresult {
+    entry(|| {
+        driver()?.functions.get(kernel).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: `f` is null or writable (CUDA's contract).
+        unsafe { out(f, kernel) }
+    })
+}
+
+/// `cuFuncGetAttribute`'s values from what the compiler knows of the kernel.
+fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, CUresult> {
+    use cudarc::driver::sys::CUfunction_attribute as A;
+    let info = f.kernel().info().clone();
+    let limits = &d.device.info().limits;
+    let threads = |b: [u32; 3]| b.iter().map(|&x| u64::from(x)).product::<u64>();
+    let max_threads = info
+        .maxntid
+        .or(info.reqntid)
+        .map_or(u64::from(limits.max_workgroup_invocations), threads)
+        .min(u64::from(limits.max_workgroup_invocations));
+    let value = match attrib {
+        a if a == A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as c_int => max_threads as c_int,
+        a if a == A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as c_int => {
+            info.static_shared_bytes as c_int
+        }
+        a if a == A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES as c_int => 0,
+        a if a == A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES as c_int => 0,
+        // Vulkan does not report register use; a typical count.
+        a if a == A::CU_FUNC_ATTRIBUTE_NUM_REGS as c_int => 32,
+        a if a == A::CU_FUNC_ATTRIBUTE_PTX_VERSION as c_int
+            || a == A::CU_FUNC_ATTRIBUTE_BINARY_VERSION as c_int =>
+        {
+            let (major, minor) = crate::device::compute_capability();
+            major * 10 + minor
+        }
+        a if a == A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA as c_int => 0,
+        a if a == A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int => {
+            let set = f.max_dynamic_shared.load(Ordering::Relaxed);
+            let available = limits.max_shared_memory_bytes.saturating_sub(info.static_shared_bytes);
+            (if set == 0 { available } else { set }) as c_int
+        }
+        a if a == A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT as c_int => -1,
+        a if (0..A::CU_FUNC_ATTRIBUTE_MAX as c_int).contains(&a) => 0,
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    Ok(value)
+}
+
+fn get_attribute(value: *mut c_int, attrib: c_int, f: usize) -> Result<(), CUresult> {
+    let d = driver()?;
+    let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // SAFETY: `value` is null or writable (CUDA's contract).
+    unsafe { out(value, function_attribute(d, &func, attrib)?) }
+}
+
+fn set_attribute(attrib: c_int, value: c_int, f: usize) -> Result<(), CUresult> {
+    use cudarc::driver::sys::CUfunction_attribute as A;
+    let d = driver()?;
+    let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    match attrib {
+        a if a == A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int => {
+            let limit = d.device.info().limits.max_shared_memory_bytes;
+            let total = u32::try_from(value)
+                .ok()
+                .and_then(|v| v.checked_add(func.kernel().info().static_shared_bytes));
+            match total {
+                Some(t) if t <= limit => {
+                    func.max_dynamic_shared.store(value as u32, Ordering::Relaxed);
+                    Ok(())
+                }
+                _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            }
+        }
+        // A preference only.
+        a if a == A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT as c_int => Ok(()),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    f: usize,
+) -> CUresult {
+    entry(|| get_attribute(value, attrib, f))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncSetAttribute(f: usize, attrib: c_int, value: c_int) -> CUresult {
+    entry(|| set_attribute(attrib, value, f))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    kernel: usize,
+    dev: c_int,
+) -> CUresult {
+    entry(|| {
+        if dev != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+        }
+        get_attribute(value, attrib, kernel)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelSetAttribute(
+    attrib: c_int,
+    value: c_int,
+    kernel: usize,
+    dev: c_int,
+) -> CUresult {
+    entry(|| {
+        if dev != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+        }
+        set_attribute(attrib, value, kernel)
+    })
+}
+
+/// Cache configuration is a preference; every setting is accepted.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncSetCacheConfig(f: usize, _config: c_int) -> CUresult {
+    entry(|| driver()?.functions.get(f).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelSetCacheConfig(
+    kernel: usize,
+    config: c_int,
+    _dev: c_int,
+) -> CUresult {
+    // SAFETY: forwarded.
+    unsafe { cuFuncSetCacheConfig(kernel, config) }
+}
+
+/// A JIT link in progress: the PTX added so far and the linked result.
+#[derive(Default)]
+pub(crate) struct Link {
+    ptx: Vec<String>,
+    output: Vec<u8>,
+    log: ErrorLog,
+}
+
+const CU_JIT_INPUT_PTX: c_int = 1;
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLinkCreate_v2(
+    n: c_uint,
+    options: *const c_int,
+    values: *const *mut c_void,
+    state: *mut usize,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: the option arrays hold `n` entries (CUDA's contract).
+        let log = unsafe { ErrorLog::from_options(n, options, values) };
+        let h = d.links.insert(std::sync::Mutex::new(Link { log, ..Link::default() }));
+        // SAFETY: `state` is null or writable (CUDA's contract).
+        unsafe { out(state, h) }
+    })
+}
+
+fn add_input(state: usize, kind: c_int, bytes: &[u8], name: &str) -> Result<(), CUresult> {
+    let d = driver()?;
+    let link = d.links.get(state).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    if kind != CU_JIT_INPUT_PTX {
+        eprintln!("ptxvk libcuda: cuLinkAddData of `{name}`: only PTX inputs are supported (input kind {kind})");
+        return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| CUresult::CUDA_ERROR_INVALID_PTX)?;
+    let text = text.trim_end_matches('\0').to_owned();
+    link.lock().unwrap_or_else(std::sync::PoisonError::into_inner).ptx.push(text);
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLinkAddData_v2(
+    state: usize,
+    kind: c_int,
+    data: *mut c_void,
+    size: usize,
+    name: *const c_char,
+    _n: c_uint,
+    _options: *const c_int,
+    _values: *const *mut c_void,
+) -> CUresult {
+    entry(|| {
+        // SAFETY: `data` is readable for `size` bytes; `name` is null or a string.
+        let (bytes, name) = unsafe { (crate::host_bytes(data, size)?, c_str(name).unwrap_or("")) };
+        add_input(state, kind, bytes, name)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLinkAddFile_v2(
+    state: usize,
+    kind: c_int,
+    path: *const c_char,
+    _n: c_uint,
+    _options: *const c_int,
+    _values: *const *mut c_void,
+) -> CUresult {
+    entry(|| {
+        // SAFETY: `path` is a NUL-terminated string (CUDA's contract).
+        let path = unsafe { c_str(path) }?;
+        let bytes = std::fs::read(path).map_err(|_| CUresult::CUDA_ERROR_FILE_NOT_FOUND)?;
+        add_input(state, kind, &bytes, path)
+    })
+}
+
+/// Completes the link: one PTX input is the result itself (loaded later by
+/// `cuModuleLoadData`); several need cross-module linking, which is not supported yet.
+#[no_mangle]
+pub unsafe extern "C" fn cuLinkComplete(
+    state: usize,
+    out_image: *mut *mut c_void,
+    out_size: *mut usize,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let link = d.links.get(state).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let mut l = link.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match l.ptx.as_slice() {
+            [one] => {
+                let mut image = one.clone().into_bytes();
+                image.push(0);
+                l.output = image;
+            }
+            inputs => {
+                let message =
+                    format!("linking {} PTX modules into one is not supported yet", inputs.len());
+                eprintln!("ptxvk libcuda: {message}");
+                // SAFETY: the client's log buffer (CUDA's contract).
+                unsafe { l.log.write(&message) };
+                return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+            }
+        }
+        // SAFETY: both are null or writable (CUDA's contract); the image lives until
+        // cuLinkDestroy, as CUDA documents.
+        unsafe {
+            out(out_image, l.output.as_mut_ptr().cast())?;
+            out(out_size, l.output.len())
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLinkDestroy(state: usize) -> CUresult {
+    entry(|| driver()?.links.remove(state).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE))
+}

@@ -1,0 +1,290 @@
+//! `cuGetProcAddress`: clients look up only this by name and resolve everything else
+//! through it, by base name, the CUDA version they were built for and the per-thread
+//! default-stream flag. `proc_table.rs` (generated from measured client requests) maps
+//! those to the versioned export; [`export`] maps an export to its address when this
+//! library implements it. What it does not implement is `CUDA_ERROR_NOT_FOUND`, never a
+//! crash.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use cudarc::driver::sys::CUresult;
+
+use crate::proc_table::PROC_TABLE;
+use crate::{c_str, entry, out};
+
+const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 2;
+const SYMBOL_FOUND: c_int = 0;
+const SYMBOL_NOT_FOUND: c_int = 1;
+const VERSION_NOT_SUFFICIENT: c_int = 2;
+
+/// The versioned export for `symbol` at `version`: the newest variant introduced at or
+/// before it, the per-thread one when asked for and present.
+pub(crate) fn resolve(symbol: &str, version: u32, per_thread: bool) -> Option<&'static str> {
+    let pick = |ptds: bool| {
+        PROC_TABLE
+            .iter()
+            .filter(|(s, v, p, _)| *s == symbol && *p == ptds && *v <= version)
+            .max_by_key(|(_, v, _, _)| *v)
+            .map(|(_, _, _, export)| *export)
+    };
+    if per_thread {
+        pick(true).or_else(|| pick(false))
+    } else {
+        pick(false)
+    }
+}
+
+/// Whether `symbol` exists in a later version only.
+fn needs_newer(symbol: &str, version: u32) -> bool {
+    PROC_TABLE.iter().any(|(s, v, _, _)| *s == symbol && *v > version)
+}
+
+macro_rules! exports {
+    ($($name:ident),* $(,)?) => {
+        /// The address of export `name` if this library implements it.
+        pub(crate) fn export(name: &str) -> Option<*const c_void> {
+            match name {
+                $(stringify!($name) => Some($name as *const c_void),)*
+                "cuGetProcAddress" => Some(cuGetProcAddress as *const c_void),
+                "cuGetProcAddress_v2" => Some(cuGetProcAddress_v2 as *const c_void),
+                _ => None,
+            }
+        }
+
+        /// Every export listed for `cuGetProcAddress`.
+        #[cfg(test)]
+        pub(crate) const EXPORTS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+use crate::device::*;
+use crate::launch::*;
+use crate::memory::*;
+use crate::module::*;
+use crate::stream::*;
+use crate::{cuDriverGetVersion, cuGetErrorName, cuGetErrorString, cuGetExportTable, cuInit};
+
+exports!(
+    cuInit,
+    cuDriverGetVersion,
+    cuGetErrorName,
+    cuGetErrorString,
+    cuGetExportTable,
+    cuDeviceGetCount,
+    cuDeviceGet,
+    cuDeviceGetName,
+    cuDeviceTotalMem_v2,
+    cuDeviceGetUuid,
+    cuDeviceGetUuid_v2,
+    cuDeviceComputeCapability,
+    cuDeviceGetAttribute,
+    cuDevicePrimaryCtxRetain,
+    cuDevicePrimaryCtxRelease_v2,
+    cuDevicePrimaryCtxSetFlags_v2,
+    cuDevicePrimaryCtxGetState,
+    cuDevicePrimaryCtxReset_v2,
+    cuCtxCreate_v2,
+    cuCtxDestroy_v2,
+    cuCtxGetCurrent,
+    cuCtxSetCurrent,
+    cuCtxPushCurrent_v2,
+    cuCtxPopCurrent_v2,
+    cuCtxGetDevice,
+    cuCtxGetFlags,
+    cuCtxGetApiVersion,
+    cuCtxSynchronize,
+    cuCtxGetStreamPriorityRange,
+    cuMemAlloc_v2,
+    cuMemFree_v2,
+    cuMemGetInfo_v2,
+    cuMemGetAddressRange_v2,
+    cuMemAllocHost_v2,
+    cuMemHostAlloc,
+    cuMemFreeHost,
+    cuMemHostGetDevicePointer_v2,
+    cuMemHostRegister_v2,
+    cuMemHostUnregister,
+    cuMemAllocManaged,
+    cuMemcpyHtoD_v2,
+    cuMemcpyDtoH_v2,
+    cuMemcpyDtoD_v2,
+    cuMemcpyHtoD_v2_ptds,
+    cuMemcpyDtoH_v2_ptds,
+    cuMemcpyDtoD_v2_ptds,
+    cuMemcpyHtoDAsync_v2,
+    cuMemcpyDtoHAsync_v2,
+    cuMemcpyDtoDAsync_v2,
+    cuMemcpyHtoDAsync_v2_ptsz,
+    cuMemcpyDtoHAsync_v2_ptsz,
+    cuMemcpyDtoDAsync_v2_ptsz,
+    cuMemcpy,
+    cuMemcpy_ptds,
+    cuMemcpyAsync,
+    cuMemcpyAsync_ptsz,
+    cuMemsetD8_v2,
+    cuMemsetD16_v2,
+    cuMemsetD32_v2,
+    cuMemsetD8Async,
+    cuMemsetD16Async,
+    cuMemsetD32Async,
+    cuMemsetD8_v2_ptds,
+    cuMemsetD16_v2_ptds,
+    cuMemsetD32_v2_ptds,
+    cuMemsetD8Async_ptsz,
+    cuMemsetD16Async_ptsz,
+    cuMemsetD32Async_ptsz,
+    cuPointerGetAttribute,
+    cuDeviceGetDefaultMemPool,
+    cuDeviceGetMemPool,
+    cuMemPoolCreate,
+    cuMemPoolDestroy,
+    cuMemPoolTrimTo,
+    cuMemPoolGetAttribute,
+    cuMemPoolSetAttribute,
+    cuMemAllocAsync,
+    cuMemAllocAsync_ptsz,
+    cuMemAllocFromPoolAsync,
+    cuMemAllocFromPoolAsync_ptsz,
+    cuMemFreeAsync,
+    cuMemFreeAsync_ptsz,
+    cuIpcGetMemHandle,
+    cuModuleLoadData,
+    cuModuleLoadDataEx,
+    cuModuleLoad,
+    cuModuleUnload,
+    cuModuleGetFunction,
+    cuModuleGetGlobal_v2,
+    cuLibraryLoadData,
+    cuLibraryUnload,
+    cuLibraryGetKernel,
+    cuLibraryGetModule,
+    cuLibraryGetGlobal,
+    cuKernelGetFunction,
+    cuFuncGetAttribute,
+    cuFuncSetAttribute,
+    cuKernelGetAttribute,
+    cuKernelSetAttribute,
+    cuFuncSetCacheConfig,
+    cuKernelSetCacheConfig,
+    cuLinkCreate_v2,
+    cuLinkAddData_v2,
+    cuLinkAddFile_v2,
+    cuLinkComplete,
+    cuLinkDestroy,
+    cuLaunchKernel,
+    cuLaunchKernel_ptsz,
+    cuLaunchKernelEx,
+    cuLaunchKernelEx_ptsz,
+    cuLaunchCooperativeKernel,
+    cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    cuStreamCreate,
+    cuStreamCreateWithPriority,
+    cuStreamDestroy_v2,
+    cuStreamSynchronize,
+    cuStreamSynchronize_ptsz,
+    cuStreamQuery,
+    cuStreamQuery_ptsz,
+    cuStreamWaitEvent,
+    cuStreamWaitEvent_ptsz,
+    cuStreamGetCtx,
+    cuStreamGetFlags,
+    cuStreamGetPriority,
+    cuStreamIsCapturing,
+    cuStreamBeginCapture_v2,
+    cuLaunchHostFunc,
+    cuLaunchHostFunc_ptsz,
+    cuStreamAddCallback,
+    cuEventCreate,
+    cuEventDestroy_v2,
+    cuEventRecord,
+    cuEventRecord_ptsz,
+    cuEventQuery,
+    cuEventSynchronize,
+    cuEventElapsedTime,
+    cuEventElapsedTime_v2,
+);
+
+fn lookup(
+    symbol: *const c_char,
+    pfn: *mut *const c_void,
+    version: c_int,
+    flags: u64,
+    status: *mut c_int,
+) -> Result<(), CUresult> {
+    // SAFETY: `symbol` is a NUL-terminated string (CUDA's contract).
+    let name = unsafe { c_str(symbol) }?;
+    let version = u32::try_from(version).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0;
+    let found = resolve(name, version, per_thread).and_then(export);
+    let report = |s: c_int| {
+        if !status.is_null() {
+            // SAFETY: non-null and writable (CUDA's contract).
+            let _ = unsafe { out(status, s) };
+        }
+    };
+    match found {
+        Some(address) => {
+            report(SYMBOL_FOUND);
+            // SAFETY: `pfn` is null or writable (CUDA's contract).
+            unsafe { out(pfn, address) }
+        }
+        None => {
+            report(if needs_newer(name, version) {
+                VERSION_NOT_SUFFICIENT
+            } else {
+                SYMBOL_NOT_FOUND
+            });
+            if !pfn.is_null() {
+                // SAFETY: non-null and writable.
+                let _ = unsafe { out(pfn, std::ptr::null()) };
+            }
+            Err(CUresult::CUDA_ERROR_NOT_FOUND)
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut *const c_void,
+    version: c_int,
+    flags: u64,
+) -> CUresult {
+    entry(|| lookup(symbol, pfn, version, flags, std::ptr::null_mut()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuGetProcAddress_v2(
+    symbol: *const c_char,
+    pfn: *mut *const c_void,
+    version: c_int,
+    flags: u64,
+    status: *mut c_int,
+) -> CUresult {
+    entry(|| lookup(symbol, pfn, version, flags, status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_variant_at_or_before_the_version() {
+        assert_eq!(resolve("cuCtxCreate", 3020, false), Some("cuCtxCreate_v2"));
+        assert_eq!(resolve("cuCtxCreate", 12000, false), Some("cuCtxCreate_v3"));
+        assert_eq!(resolve("cuMemcpyHtoDAsync", 12090, true), Some("cuMemcpyHtoDAsync_v2_ptsz"));
+        assert_eq!(resolve("cuMemcpyHtoDAsync", 12090, false), Some("cuMemcpyHtoDAsync_v2"));
+        // No per-thread variant: the ordinary one.
+        assert_eq!(resolve("cuInit", 12090, true), Some("cuInit"));
+        assert_eq!(resolve("cuNoSuchThing", 12090, false), None);
+        assert!(needs_newer("cuCtxCreate", 3010));
+    }
+
+    #[test]
+    fn every_listed_export_resolves_to_itself() {
+        for name in EXPORTS {
+            assert!(export(name).is_some(), "{name}");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The driver's global state: the device, opened by `cuInit`, and the handle tables.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use cudarc::driver::sys::CUresult;
+
+use crate::handles::Table;
+
+/// One allocation made through the API, by its device address.
+#[derive(Debug)]
+pub(crate) struct Allocation {
+    pub(crate) buffer: ptxvk::vk::Buffer,
+    /// Made by `cuMemAllocManaged`.
+    pub(crate) managed: bool,
+}
+
+/// Everything the driver owns.
+pub(crate) struct Driver {
+    pub(crate) device: ptxvk::Device,
+    pub(crate) contexts: Table<crate::device::Context>,
+    pub(crate) primary: Mutex<crate::device::Primary>,
+    pub(crate) modules: Table<crate::module::LoadedModule>,
+    pub(crate) functions: Table<crate::module::Function>,
+    pub(crate) streams: Table<crate::stream::StreamEntry>,
+    pub(crate) events: Table<ptxvk::Event>,
+    pub(crate) links: Table<Mutex<crate::module::Link>>,
+    pub(crate) pools: Table<ptxvk::vk::MemPool>,
+    /// Device, managed and pool allocations by device address.
+    pub(crate) allocations: Mutex<BTreeMap<u64, Allocation>>,
+    /// Pinned (`cuMemHostAlloc`) and registered host memory by host address.
+    pub(crate) host: Mutex<BTreeMap<usize, ptxvk::vk::Buffer>>,
+    /// The default pool's handle (`cuDeviceGetDefaultMemPool`).
+    pub(crate) default_pool: usize,
+}
+
+static DRIVER: OnceLock<Result<Driver, CUresult>> = OnceLock::new();
+
+/// Opens the device on the first call (`cuInit`).
+pub(crate) fn init() -> Result<&'static Driver, CUresult> {
+    DRIVER
+        .get_or_init(|| {
+            let device = ptxvk::Device::default_device().map_err(|e| {
+                eprintln!("ptxvk libcuda: cuInit found no usable Vulkan device: {e}");
+                CUresult::CUDA_ERROR_NO_DEVICE
+            })?;
+            let pools = Table::default();
+            let default_pool = pools.insert(device.vk().default_pool());
+            Ok(Driver {
+                device,
+                contexts: Table::default(),
+                primary: Mutex::default(),
+                modules: Table::default(),
+                functions: Table::default(),
+                streams: Table::default(),
+                events: Table::default(),
+                links: Table::default(),
+                pools,
+                allocations: Mutex::default(),
+                host: Mutex::default(),
+                default_pool,
+            })
+        })
+        .as_ref()
+        .map_err(|e| *e)
+}
+
+/// The driver, or `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
+    match DRIVER.get() {
+        Some(Ok(d)) => Ok(d),
+        Some(Err(e)) => Err(*e),
+        None => Err(CUresult::CUDA_ERROR_NOT_INITIALIZED),
+    }
+}
+
+impl Driver {
+    pub(crate) fn allocations(&self) -> MutexGuard<'_, BTreeMap<u64, Allocation>> {
+        self.allocations.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn host(&self) -> MutexGuard<'_, BTreeMap<usize, ptxvk::vk::Buffer>> {
+        self.host.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,365 @@
+//! Streams, events and host functions.
+//!
+//! `CUstream` 0 is the default stream: the legacy stream, or the calling thread's own
+//! stream in the `_ptsz`/`_ptds` entry points; `CU_STREAM_LEGACY` (1) and
+//! `CU_STREAM_PER_THREAD` (2) name them explicitly.
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUresult;
+use ptxvk::{Event, Stream, StreamKind};
+
+use crate::state::{driver, Driver};
+use crate::{entry, out, vk_code};
+
+/// A stream handle's object.
+pub(crate) struct StreamEntry {
+    pub(crate) stream: Stream,
+    pub(crate) flags: c_uint,
+    pub(crate) priority: c_int,
+}
+
+/// A stream an API call works on.
+pub(crate) enum StreamRef {
+    Created(Arc<StreamEntry>),
+    Default(Stream),
+}
+
+impl StreamRef {
+    pub(crate) fn get(&self) -> &Stream {
+        match self {
+            StreamRef::Created(e) => &e.stream,
+            StreamRef::Default(s) => s,
+        }
+    }
+}
+
+const CU_STREAM_LEGACY: usize = 1;
+const CU_STREAM_PER_THREAD: usize = 2;
+const CU_STREAM_NON_BLOCKING: c_uint = 1;
+
+/// The stream `handle` names; `per_thread` makes 0 the thread's own stream.
+pub(crate) fn stream_of(
+    d: &Driver,
+    handle: usize,
+    per_thread: bool,
+) -> Result<StreamRef, CUresult> {
+    let vk = d.device.vk();
+    match handle {
+        0 if per_thread => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
+        0 | CU_STREAM_LEGACY => Ok(StreamRef::Default(vk.default_stream())),
+        CU_STREAM_PER_THREAD => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
+        h => d.streams.get(h).map(StreamRef::Created).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE),
+    }
+}
+
+fn create(handle: *mut usize, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
+    let d = driver()?;
+    crate::device::current()?;
+    if flags & !CU_STREAM_NON_BLOCKING != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let kind = if flags & CU_STREAM_NON_BLOCKING != 0 {
+        StreamKind::NonBlocking
+    } else {
+        StreamKind::Blocking
+    };
+    let stream = d.device.vk().create_stream(kind, priority).map_err(vk_code)?;
+    let h = d.streams.insert(StreamEntry { stream, flags, priority });
+    // SAFETY: `handle` is null or writable (CUDA's contract).
+    unsafe { out(handle, h) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamCreate(handle: *mut usize, flags: c_uint) -> CUresult {
+    entry(|| create(handle, flags, 0))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamCreateWithPriority(
+    handle: *mut usize,
+    flags: c_uint,
+    priority: c_int,
+) -> CUresult {
+    entry(|| create(handle, flags, priority))
+}
+
+/// Destroying a stream with pending work lets the work finish first (CUDA's semantics).
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamDestroy_v2(handle: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        d.streams.remove(handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+    })
+}
+
+macro_rules! stream_fns {
+    ($($name:ident, $pt:expr;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(handle: usize) -> CUresult {
+            entry(|| stream_fns!(@body $name handle $pt))
+        }
+    )*};
+    (@body cuStreamSynchronize $h:ident $pt:expr) => { synchronize($h, $pt) };
+    (@body cuStreamSynchronize_ptsz $h:ident $pt:expr) => { synchronize($h, $pt) };
+    (@body cuStreamQuery $h:ident $pt:expr) => { query($h, $pt) };
+    (@body cuStreamQuery_ptsz $h:ident $pt:expr) => { query($h, $pt) };
+}
+
+fn synchronize(handle: usize, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    stream_of(d, handle, per_thread)?.get().synchronize().map_err(vk_code)
+}
+
+fn query(handle: usize, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    match stream_of(d, handle, per_thread)?.get().query().map_err(vk_code)? {
+        true => Ok(()),
+        false => Err(CUresult::CUDA_ERROR_NOT_READY),
+    }
+}
+
+stream_fns! {
+    cuStreamSynchronize, false;
+    cuStreamSynchronize_ptsz, true;
+    cuStreamQuery, false;
+    cuStreamQuery_ptsz, true;
+}
+
+fn wait_event(handle: usize, event: usize, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    let e = d.events.get(event).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    stream_of(d, handle, per_thread)?.get().wait_event(&e).map_err(vk_code)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWaitEvent(
+    handle: usize,
+    event: usize,
+    _flags: c_uint,
+) -> CUresult {
+    entry(|| wait_event(handle, event, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWaitEvent_ptsz(
+    handle: usize,
+    event: usize,
+    _flags: c_uint,
+) -> CUresult {
+    entry(|| wait_event(handle, event, true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCtx(handle: usize, ctx: *mut usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        stream_of(d, handle, false)?;
+        let primary = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner).handle;
+        let c = crate::device::current()
+            .ok()
+            .or(primary)
+            .ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        // SAFETY: `ctx` is null or writable (CUDA's contract).
+        unsafe { out(ctx, c) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetFlags(handle: usize, flags: *mut c_uint) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let f = match stream_of(d, handle, false)? {
+            StreamRef::Created(e) => e.flags,
+            StreamRef::Default(_) => 0,
+        };
+        // SAFETY: `flags` is null or writable (CUDA's contract).
+        unsafe { out(flags, f) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetPriority(handle: usize, priority: *mut c_int) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let p = match stream_of(d, handle, false)? {
+            StreamRef::Created(e) => e.priority,
+            StreamRef::Default(_) => 0,
+        };
+        // SAFETY: `priority` is null or writable (CUDA's contract).
+        unsafe { out(priority, p) }
+    })
+}
+
+/// No stream is ever capturing: graphs are not supported.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamIsCapturing(handle: usize, status: *mut c_int) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        stream_of(d, handle, false)?;
+        // SAFETY: `status` is null or writable (CUDA's contract).
+        unsafe { out(status, 0) }
+    })
+}
+
+/// Stream capture (CUDA graphs) is not supported yet.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamBeginCapture_v2(_handle: usize, _mode: c_int) -> CUresult {
+    CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// A host function pointer and its argument, movable to the callback thread.
+struct HostFn {
+    f: unsafe extern "C" fn(*mut c_void),
+    data: usize,
+}
+
+fn host_func(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let call = HostFn { f, data: data as usize };
+    stream_of(d, handle, per_thread)?
+        .get()
+        .launch_host_func(Box::new(move || {
+            let HostFn { f, data } = call;
+            // SAFETY: the client's function with its own argument, called once on a thread
+            // of the driver, as `cuLaunchHostFunc` documents.
+            unsafe { f(data as *mut c_void) }
+        }))
+        .map_err(vk_code)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+) -> CUresult {
+    entry(|| host_func(handle, f, data, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc_ptsz(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+) -> CUresult {
+    entry(|| host_func(handle, f, data, true))
+}
+
+/// A stream callback and its arguments.
+struct Callback {
+    f: unsafe extern "C" fn(usize, CUresult, *mut c_void),
+    stream: usize,
+    data: usize,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamAddCallback(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(usize, CUresult, *mut c_void)>,
+    data: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if flags != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let call = Callback { f, stream: handle, data: data as usize };
+        stream_of(d, handle, false)?
+            .get()
+            .launch_host_func(Box::new(move || {
+                let Callback { f, stream, data } = call;
+                // SAFETY: the client's callback with its stream, a status and its argument,
+                // as `cuStreamAddCallback` documents.
+                unsafe { f(stream, CUresult::CUDA_SUCCESS, data as *mut c_void) }
+            }))
+            .map_err(vk_code)
+    })
+}
+
+// Events.
+
+const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventCreate(handle: *mut usize, flags: c_uint) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let timing = flags & CU_EVENT_DISABLE_TIMING == 0;
+        let e = d.device.create_event(timing).map_err(crate::code)?;
+        // SAFETY: `handle` is null or writable (CUDA's contract).
+        unsafe { out(handle, d.events.insert(e)) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventDestroy_v2(handle: usize) -> CUresult {
+    entry(|| driver()?.events.remove(handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE))
+}
+
+fn event(d: &Driver, handle: usize) -> Result<Arc<Event>, CUresult> {
+    d.events.get(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+}
+
+fn record(handle: usize, stream: usize, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    let e = event(d, handle)?;
+    stream_of(d, stream, per_thread)?.get().record(&e).map_err(vk_code)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventRecord(handle: usize, stream: usize) -> CUresult {
+    entry(|| record(handle, stream, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventRecord_ptsz(handle: usize, stream: usize) -> CUresult {
+    entry(|| record(handle, stream, true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventQuery(handle: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        match event(d, handle)?.query().map_err(vk_code)? {
+            true => Ok(()),
+            false => Err(CUresult::CUDA_ERROR_NOT_READY),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventSynchronize(handle: usize) -> CUresult {
+    entry(|| event(driver()?, handle)?.synchronize().map_err(vk_code))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: usize, end: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let (s, e) = (event(d, start)?, event(d, end)?);
+        let t = Event::elapsed_ms(&s, &e).map_err(|err| match err {
+            ptxvk::vk::Error::NotReady => CUresult::CUDA_ERROR_NOT_READY,
+            ptxvk::vk::Error::InvalidUse(_) => CUresult::CUDA_ERROR_INVALID_HANDLE,
+            err => vk_code(err),
+        })?;
+        // SAFETY: `ms` is null or writable (CUDA's contract).
+        unsafe { out(ms, t as f32) }
+    })
+}
+
+/// The CUDA 12.8 variant of [`cuEventElapsedTime`], with the same meaning here.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventElapsedTime_v2(ms: *mut f32, start: usize, end: usize) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuEventElapsedTime(ms, start, end) }
+}

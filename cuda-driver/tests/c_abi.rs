@@ -1,0 +1,259 @@
+//! The library's C ABI, loaded with `libloading` as a client would load `libcuda.so.1`:
+//! lookup through `cuGetProcAddress_v2`, a kernel from the bundled PTX run through
+//! modules, memory and launches (both parameter forms), streams and events, and the error
+//! codes of bad handles, null pointers, freed memory and wrong sizes. Expected values come
+//! from a CPU model of the kernel (`c[i] = a[i] + b[i]`).
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::path::PathBuf;
+
+use libloading::{Library, Symbol};
+
+type R = c_int;
+const SUCCESS: R = 0;
+const INVALID_VALUE: R = 1;
+const INVALID_IMAGE_OR_PTX: [R; 2] = [200, 218];
+const NO_BINARY_FOR_GPU: R = 209;
+const INVALID_HANDLE: R = 400;
+const NOT_FOUND: R = 500;
+
+fn library() -> Library {
+    // Cargo builds the library next to this test (target/<profile>/deps/) and copies it to
+    // target/<profile>/ only on `cargo build`.
+    let exe = std::env::current_exe().expect("test executable");
+    let deps: PathBuf = exe.parent().expect("deps dir").into();
+    let path = deps.join("libcuda.so");
+    // SAFETY: loading ptxvk's own driver library, whose initialisers are Rust's.
+    unsafe { Library::new(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+/// Looks `name` up as clients do: `cuGetProcAddress_v2(name, &pfn, 12090, 0, &status)`.
+fn proc<T: Copy>(lib: &Library, name: &str) -> T {
+    type GetProc =
+        unsafe extern "C" fn(*const c_char, *mut *const c_void, c_int, u64, *mut c_int) -> R;
+    // SAFETY: the symbol has this signature.
+    let get: Symbol<'_, GetProc> =
+        unsafe { lib.get(b"cuGetProcAddress_v2") }.expect("cuGetProcAddress_v2");
+    let cname = std::ffi::CString::new(name).expect("name");
+    let mut pfn = std::ptr::null();
+    let mut status = -1;
+    // SAFETY: valid string and out-pointers.
+    let r = unsafe { get(cname.as_ptr(), &mut pfn, 12090, 0, &mut status) };
+    assert_eq!((r, status), (SUCCESS, 0), "cuGetProcAddress_v2({name})");
+    assert!(!pfn.is_null());
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*const c_void>());
+    // SAFETY: a function pointer of the type the caller names for this entry point.
+    unsafe { std::mem::transmute_copy(&pfn) }
+}
+
+fn ptx() -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/vector_add.nvcc.sm_80.ptx");
+    let mut text = std::fs::read(path).expect("the bundled kernel");
+    text.push(0);
+    text
+}
+
+#[test]
+fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
+    let lib = library();
+    let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
+    // SAFETY (this test): every call passes valid pointers, or deliberately bad ones
+    // that the library must reject with an error code.
+    unsafe {
+        let r = init(0);
+        if r == 100 {
+            eprintln!("SKIPPED: no Vulkan device: cuInit returned CUDA_ERROR_NO_DEVICE");
+            return;
+        }
+        assert_eq!(r, SUCCESS);
+        let get_error_name: unsafe extern "C" fn(c_int, *mut *const c_char) -> R =
+            proc(&lib, "cuGetErrorName");
+        let mut name = std::ptr::null();
+        assert_eq!(get_error_name(INVALID_HANDLE, &mut name), SUCCESS);
+        assert_eq!(CStr::from_ptr(name).to_str(), Ok("CUDA_ERROR_INVALID_HANDLE"));
+        assert_eq!(get_error_name(12345, &mut name), INVALID_VALUE);
+
+        let version: unsafe extern "C" fn(*mut c_int) -> R = proc(&lib, "cuDriverGetVersion");
+        let mut v = 0;
+        assert_eq!(version(&mut v), SUCCESS);
+        assert!(v >= 12090);
+        assert_eq!(version(std::ptr::null_mut()), INVALID_VALUE);
+
+        let count: unsafe extern "C" fn(*mut c_int) -> R = proc(&lib, "cuDeviceGetCount");
+        let mut n = 0;
+        assert_eq!(count(&mut n), SUCCESS);
+        assert_eq!(n, 1);
+        let attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
+            proc(&lib, "cuDeviceGetAttribute");
+        let mut warp = 0;
+        assert_eq!(attribute(&mut warp, 10, 0), SUCCESS);
+        assert_eq!(warp, 32);
+        let mut major = 0;
+        assert_eq!(attribute(&mut major, 75, 0), SUCCESS);
+        assert_eq!(major, 8);
+        assert_eq!(attribute(&mut warp, 10, 1), 101, "device 1 does not exist");
+
+        let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
+            proc(&lib, "cuDevicePrimaryCtxRetain");
+        let set_current: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuCtxSetCurrent");
+        let mut ctx = 0;
+        assert_eq!(retain(&mut ctx, 0), SUCCESS);
+        assert_eq!(set_current(ctx), SUCCESS);
+        assert_eq!(set_current(0xdead_0000), 201, "an unknown context");
+        assert_eq!(set_current(ctx), SUCCESS);
+
+        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
+            proc(&lib, "cuModuleLoadData");
+        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
+            proc(&lib, "cuModuleGetFunction");
+        let text = ptx();
+        let mut module = 0;
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        let mut f = 0;
+        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"nope".as_ptr()), NOT_FOUND);
+        assert_eq!(get_function(&mut f, 0x1234, c"vector_add".as_ptr()), INVALID_HANDLE);
+        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
+        let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0";
+        assert_eq!(load(&mut module, elf.as_ptr().cast()), NO_BINARY_FOR_GPU);
+        let bad =
+            b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { frobnicate; }\0";
+        let mut bad_module = 0;
+        assert!(INVALID_IMAGE_OR_PTX.contains(&load(&mut bad_module, bad.as_ptr().cast())));
+
+        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
+        let free: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuMemFree");
+        let htod: unsafe extern "C" fn(u64, *const c_void, usize) -> R = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> R = proc(&lib, "cuMemcpyDtoH");
+        let n = 1000usize;
+        let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+        let b: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
+        let (mut da, mut db, mut dc) = (0u64, 0u64, 0u64);
+        for d in [&mut da, &mut db, &mut dc] {
+            assert_eq!(alloc(d, n * 4), SUCCESS);
+        }
+        assert_eq!(htod(da, a.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(db, b.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(da, a.as_ptr().cast(), n * 4 + 4), INVALID_VALUE, "past the end");
+        assert_eq!(htod(0x10, a.as_ptr().cast(), 4), INVALID_VALUE, "not an allocation");
+
+        // kernelParams form.
+        let launch: unsafe extern "C" fn(
+            usize,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            usize,
+            *mut *mut c_void,
+            *mut *mut c_void,
+        ) -> R = proc(&lib, "cuLaunchKernel");
+        let count_arg = n as c_int;
+        let mut params: [*mut c_void; 4] = [
+            (&da as *const u64).cast_mut().cast(),
+            (&db as *const u64).cast_mut().cast(),
+            (&dc as *const u64).cast_mut().cast(),
+            (&count_arg as *const c_int).cast_mut().cast(),
+        ];
+        assert_eq!(
+            launch(f, 4, 1, 1, 256, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        let mut c = vec![0f32; n];
+        assert_eq!(dtoh(c.as_mut_ptr().cast(), dc, n * 4), SUCCESS);
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        assert_eq!(c, want);
+        assert_eq!(
+            launch(0x4321, 1, 1, 1, 1, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            INVALID_HANDLE
+        );
+
+        // `extra` form (a packed parameter block: three pointers, an int), on a stream,
+        // timed with events; a = c + b.
+        let mut block = Vec::new();
+        for p in [dc, db, da] {
+            block.extend(p.to_le_bytes());
+        }
+        block.extend(count_arg.to_le_bytes());
+        block.extend([0u8; 4]);
+        let mut size = block.len();
+        let mut extra: [*mut c_void; 5] = [
+            std::ptr::without_provenance_mut(1), // CU_LAUNCH_PARAM_BUFFER_POINTER
+            block.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(2), // CU_LAUNCH_PARAM_BUFFER_SIZE
+            (&mut size as *mut usize).cast(),
+            std::ptr::null_mut(),
+        ];
+        let stream_create: unsafe extern "C" fn(*mut usize, c_uint) -> R =
+            proc(&lib, "cuStreamCreate");
+        let stream_sync: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuStreamSynchronize");
+        let stream_destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuStreamDestroy");
+        let event_create: unsafe extern "C" fn(*mut usize, c_uint) -> R =
+            proc(&lib, "cuEventCreate");
+        let event_record: unsafe extern "C" fn(usize, usize) -> R = proc(&lib, "cuEventRecord");
+        let event_elapsed: unsafe extern "C" fn(*mut f32, usize, usize) -> R =
+            proc(&lib, "cuEventElapsedTime");
+        let mut stream = 0;
+        assert_eq!(stream_create(&mut stream, 1), SUCCESS);
+        let (mut e0, mut e1) = (0, 0);
+        assert_eq!(event_create(&mut e0, 0), SUCCESS);
+        assert_eq!(event_create(&mut e1, 0), SUCCESS);
+        assert_eq!(event_record(e0, stream), SUCCESS);
+        assert_eq!(
+            launch(f, 4, 1, 1, 256, 1, 1, 0, stream, std::ptr::null_mut(), extra.as_mut_ptr()),
+            SUCCESS
+        );
+        assert_eq!(event_record(e1, stream), SUCCESS);
+        assert_eq!(stream_sync(stream), SUCCESS);
+        let mut ms = -1.0f32;
+        assert_eq!(event_elapsed(&mut ms, e0, e1), SUCCESS);
+        assert!(ms >= 0.0, "{ms}");
+        let mut back = vec![0f32; n];
+        assert_eq!(dtoh(back.as_mut_ptr().cast(), da, n * 4), SUCCESS);
+        let want_a: Vec<f32> = want.iter().zip(&b).map(|(x, y)| x + y).collect();
+        assert_eq!(back, want_a);
+        size -= 4;
+        std::hint::black_box(&mut size);
+        assert_eq!(
+            launch(f, 4, 1, 1, 256, 1, 1, 0, stream, std::ptr::null_mut(), extra.as_mut_ptr()),
+            INVALID_VALUE,
+            "wrong size"
+        );
+        assert_eq!(stream_sync(0x5555), INVALID_HANDLE);
+        assert_eq!(stream_destroy(stream), SUCCESS);
+        assert_eq!(stream_destroy(stream), INVALID_HANDLE, "destroyed twice");
+
+        // Memsets through the generic pointer, and freed memory.
+        let memset8: unsafe extern "C" fn(u64, u8, usize) -> R = proc(&lib, "cuMemsetD8");
+        assert_eq!(memset8(dc + 1, 0x7f, 6), SUCCESS);
+        let mut bytes = [0u8; 8];
+        assert_eq!(dtoh(bytes.as_mut_ptr().cast(), dc, 8), SUCCESS);
+        let first = want[0].to_le_bytes();
+        assert_eq!(bytes, [first[0], 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, want[1].to_le_bytes()[3]]);
+        assert_eq!(free(dc), SUCCESS);
+        assert_eq!(free(dc), INVALID_VALUE, "freed twice");
+        assert_eq!(dtoh(bytes.as_mut_ptr().cast(), dc, 8), INVALID_VALUE, "freed memory");
+        for d in [da, db] {
+            assert_eq!(free(d), SUCCESS);
+        }
+
+        // Lookup misses.
+        type GetProc =
+            unsafe extern "C" fn(*const c_char, *mut *const c_void, c_int, u64, *mut c_int) -> R;
+        let get: Symbol<'_, GetProc> = lib.get(b"cuGetProcAddress_v2").expect("symbol");
+        let mut pfn = std::ptr::null();
+        let mut status = -1;
+        assert_eq!(get(c"cuGraphCreate".as_ptr(), &mut pfn, 12090, 0, &mut status), NOT_FOUND);
+        assert_eq!(get(c"cuNoSuchFunction".as_ptr(), &mut pfn, 12090, 0, &mut status), NOT_FOUND);
+        assert_eq!(status, 1);
+        assert_eq!(get(c"cuCtxCreate".as_ptr(), &mut pfn, 3000, 0, &mut status), NOT_FOUND);
+        assert_eq!(status, 2, "cuCtxCreate needs CUDA 3.2");
+        assert_eq!(get(c"cuMemcpyHtoDAsync".as_ptr(), &mut pfn, 12090, 2, &mut status), SUCCESS);
+        let ptsz: Symbol<'_, *const c_void> =
+            lib.get(b"cuMemcpyHtoDAsync_v2_ptsz").expect("ptsz export");
+        assert_eq!(pfn, *ptsz);
+    }
+}
