@@ -14,7 +14,8 @@ demo: setup
 # end-to-end on the Vulkan device, doctests).
 #
 # The runtime's tests run a second time under the Khronos validation layers, and any
-# validation warning or error aborts them (PTXVK_VALIDATION_ABORT).
+# validation warning or error aborts them (PTXVK_VALIDATION_ABORT). scripts/python-tests
+# runs cuda.core and numba-cuda kernels through the driver library (pip, into a venv).
 test: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
@@ -22,3 +23,4 @@ test: setup
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \
 		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e
+	scripts/python-tests

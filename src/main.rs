@@ -78,6 +78,16 @@ enum Command {
         #[arg(long, value_enum)]
         warp_mode: Option<WarpModeArg>,
     },
+    /// Run a program with ptxvk's libcuda.so.1 first on the loader path, so its CUDA
+    /// driver API calls (numba-cuda, cuda-python, CUDA programs) run on Vulkan.
+    Exec {
+        /// Print the folder holding libcuda.so.1 (for LD_LIBRARY_PATH) and exit.
+        #[arg(long)]
+        print_path: bool,
+        /// The program and its arguments.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
     /// List Vulkan devices.
     Devices {
         #[arg(long)]
@@ -148,6 +158,7 @@ fn main() -> ExitCode {
             )
         }
         Command::Devices { json } => devices(json),
+        Command::Exec { print_path, command } => exec(print_path, &command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -161,6 +172,57 @@ fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// The folder with `libcuda.so.1` and `libcuda.so` links to the driver library built next
+/// to this executable (`PTXVK_LIBCUDA` names another library file).
+fn libcuda_dir() -> anyhow::Result<PathBuf> {
+    let library = match std::env::var_os("PTXVK_LIBCUDA") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let exe = std::env::current_exe().context("cannot find the ptxvk executable")?;
+            let dir = exe.parent().context("the ptxvk executable has no folder")?;
+            dir.join("libcuda.so")
+        }
+    };
+    let library = library.canonicalize().with_context(|| {
+        format!(
+            "ptxvk's driver library is not at {}; build it with `cargo build -p ptxvk-cuda-driver` \
+             (same profile as ptxvk) or set PTXVK_LIBCUDA to its path",
+            library.display()
+        )
+    })?;
+    let dir = library.parent().context("the library has no folder")?.join("ptxvk-libcuda");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for name in ["libcuda.so.1", "libcuda.so"] {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() != Some(library.as_path()) {
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&library, &link)
+                .with_context(|| format!("cannot create {}", link.display()))?;
+        }
+    }
+    Ok(dir)
+}
+
+fn exec(print_path: bool, command: &[String]) -> Result<(), Failure> {
+    let dir = libcuda_dir().map_err(|error| Failure { code: 3, error })?;
+    if print_path {
+        println!("{}", dir.display());
+        return Ok(());
+    }
+    let Some((program, args)) = command.split_first() else {
+        return Err(usage(anyhow::anyhow!("nothing to run: ptxvk exec -- COMMAND [ARGS...]")));
+    };
+    let mut path = std::ffi::OsString::from(&dir);
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(old);
+    }
+    use std::os::unix::process::CommandExt;
+    // `exec` returns only on failure.
+    let error = std::process::Command::new(program).args(args).env("LD_LIBRARY_PATH", path).exec();
+    Err(Failure { code: 2, error: anyhow::Error::new(error).context(format!("cannot run `{program}`")) })
 }
 
 fn read(path: &Path) -> Result<String, Failure> {
