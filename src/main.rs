@@ -222,7 +222,10 @@ fn exec(print_path: bool, command: &[String]) -> Result<(), Failure> {
     use std::os::unix::process::CommandExt;
     // `exec` returns only on failure.
     let error = std::process::Command::new(program).args(args).env("LD_LIBRARY_PATH", path).exec();
-    Err(Failure { code: 2, error: anyhow::Error::new(error).context(format!("cannot run `{program}`")) })
+    Err(Failure {
+        code: 2,
+        error: anyhow::Error::new(error).context(format!("cannot run `{program}`")),
+    })
 }
 
 fn read(path: &Path) -> Result<String, Failure> {

@@ -414,12 +414,15 @@ pub unsafe extern "C" fn cuMemcpyAsync_ptsz(
     entry(|| unsafe { memcpy_unified(dst, src, len, stream, true, false) })
 }
 
+/// A memset in stream order. The synchronous forms (`wait`) return once it is done when the
+/// target is host memory (pinned, registered or managed), as CUDA's do.
 fn memset(
     dptr: u64,
     pattern: Pattern,
     count: usize,
     stream: usize,
     per_thread: bool,
+    wait: bool,
 ) -> Result<(), CUresult> {
     let d = driver()?;
     let bytes =
@@ -429,7 +432,11 @@ fn memset(
     }
     let (buffer, offset) = resolve_range(d, dptr, bytes)?;
     let s = stream_of(d, stream, per_thread)?;
-    s.get().memset(&buffer, offset, bytes as u64, pattern).map_err(vk_code)
+    s.get().memset(&buffer, offset, bytes as u64, pattern).map_err(vk_code)?;
+    if wait && buffer.kind() != ptxvk::vk::MemoryKind::Device {
+        s.get().synchronize().map_err(vk_code)?;
+    }
+    Ok(())
 }
 
 macro_rules! memsets {
@@ -439,13 +446,13 @@ macro_rules! memsets {
     (@one $name:ident [$t:ty] $pattern:ident sync $pt:expr) => {
         #[no_mangle]
         pub unsafe extern "C" fn $name(dptr: u64, value: $t, count: usize) -> CUresult {
-            entry(|| memset(dptr, Pattern::$pattern(value), count, 0, $pt))
+            entry(|| memset(dptr, Pattern::$pattern(value), count, 0, $pt, true))
         }
     };
     (@one $name:ident [$t:ty] $pattern:ident async $pt:expr) => {
         #[no_mangle]
         pub unsafe extern "C" fn $name(dptr: u64, value: $t, count: usize, stream: usize) -> CUresult {
-            entry(|| memset(dptr, Pattern::$pattern(value), count, stream, $pt))
+            entry(|| memset(dptr, Pattern::$pattern(value), count, stream, $pt, false))
         }
     };
 }
