@@ -133,17 +133,21 @@ pub unsafe extern "C" fn cuMemHostAlloc(
     unsafe { cuMemAllocHost_v2(pp, size) }
 }
 
+/// Drops the pinned or registered host memory at `p` once the device is idle; `missing`
+/// when there is none.
+fn release_host(p: *mut c_void, missing: CUresult) -> Result<(), CUresult> {
+    let d = driver()?;
+    if !d.host().contains_key(&(p as usize)) {
+        return Err(missing);
+    }
+    d.device.synchronize().map_err(crate::code)?;
+    d.host().remove(&(p as usize));
+    Ok(())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
-    entry(|| {
-        let d = driver()?;
-        if !d.host().contains_key(&(p as usize)) {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        d.device.synchronize().map_err(crate::code)?;
-        d.host().remove(&(p as usize));
-        Ok(())
-    })
+    entry(|| release_host(p, CUresult::CUDA_ERROR_INVALID_VALUE))
 }
 
 /// The pinned or registered host allocation holding `p`, and the offset into it.
@@ -196,15 +200,7 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
-    entry(|| {
-        let d = driver()?;
-        if !d.host().contains_key(&(p as usize)) {
-            return Err(CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
-        }
-        d.device.synchronize().map_err(crate::code)?;
-        d.host().remove(&(p as usize));
-        Ok(())
-    })
+    entry(|| release_host(p, CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED))
 }
 
 /// Managed memory needs one address for the host and the device: available where the

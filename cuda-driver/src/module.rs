@@ -300,14 +300,8 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     _library_values: *const *mut c_void,
     _n_library: c_uint,
 ) -> CUresult {
-    entry(|| {
-        let d = driver()?;
-        // SAFETY: CUDA's contract for the image, the option arrays and the out-pointer.
-        unsafe {
-            let log = ErrorLog::from_options(n_jit, jit_options, jit_values);
-            out(library, load(d, code, log)?)
-        }
-    })
+    // SAFETY: forwarded under the same contract; library options have no effect here.
+    unsafe { cuModuleLoadDataEx(library, code, n_jit, jit_options, jit_values) }
 }
 
 #[no_mangle]
