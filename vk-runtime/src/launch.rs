@@ -104,13 +104,13 @@ impl Device {
     /// The configuration is validated before anything is recorded. A grid larger than the
     /// device's `maxComputeWorkGroupCount` is split into several dispatches, each told its
     /// block-index offset through the push constants. Writes of the kernel are visible to
-    /// later work and to the host when this returns. `keep` are the buffers the parameter
-    /// block points to (kept alive should the wait time out).
+    /// later work and to the host when this returns.
     pub fn launch(&self, program: &Program, cfg: &LaunchConfig) -> Result<LaunchStats, Error> {
         self.launch_keeping(program, cfg, &[])
     }
 
-    /// [`Device::launch`] keeping `keep` alive until the launch completes.
+    /// [`Device::launch`] keeping `keep` (the buffers the parameter block points to) alive
+    /// until the launch completes, should the wait time out.
     pub fn launch_keeping(
         &self,
         program: &Program,

@@ -1,14 +1,21 @@
-//! ptxvk's Vulkan runtime: devices, device memory, programs and kernel launches.
+//! ptxvk's Vulkan runtime: devices, memory, streams, events, programs and launches.
 //!
-//! Built on `ash` and `gpu-allocator`. This is the only ptxvk crate with `unsafe` code;
-//! every `unsafe` block states why it is sound in a `// SAFETY:` comment.
+//! Built on `ash` and `gpu-allocator`. With the driver library it is the only ptxvk crate
+//! with `unsafe` code; every `unsafe` block states why it is sound in a `// SAFETY:`
+//! comment.
 //!
 //! ```text
 //! enumerate_devices() ─► Vec<DeviceInfo>
-//! Device::open(&DeviceSelector) ─► Device ─┬─ alloc / upload / download ─► Buffer
+//! Device::open(&DeviceSelector) ─► Device ─┬─ alloc / alloc_host / alloc_managed / register_host ─► Buffer
+//!                                          ├─ create_pool ─► MemPool, create_event ─► Event
 //!                                          ├─ create_program(spirv, entry, needs) ─► Program
-//!                                          └─ launch(&Program, &LaunchConfig) ─► LaunchStats
+//!                                          ├─ create_stream / default_stream / per_thread_stream ─► Stream
+//!                                          │     launch, copies, memset, record, wait_event,
+//!                                          │     launch_host_func, alloc_async, synchronize
+//!                                          └─ launch(&Program, &LaunchConfig) ─► LaunchStats (synchronous)
 //! ```
+//!
+//! The stream model is specified in `stream.rs`'s module documentation.
 //!
 //! # Launch ABI
 //!
@@ -42,16 +49,20 @@
 //! # Environment
 //!
 //! - `PTXVK_DEVICE`: device index or name substring ([`DeviceSelector::from_env`]).
-//! - `PTXVK_TIMEOUT_MS`: fence-wait timeout in milliseconds.
+//! - `PTXVK_TIMEOUT_MS`: timeout of every wait for the GPU, in milliseconds.
+//! - `PTXVK_SPIN_US`: how long a wait spins (yielding) before it blocks (default 100).
+//! - `PTXVK_VALIDATION_ABORT=1`: abort on any validation-layer message (tests).
 //! - `PTXVK_NO_DISK_CACHE=1`: do not load or save the pipeline cache under
 //!   `$XDG_CACHE_HOME/ptxvk/` (or `~/.cache/ptxvk/`).
 //!
 //! # Modules
 //!
-//! `instance` (loader, enumeration), `adapter` (feature and limit probing), `device`
-//! (selection, creation, pipeline cache, teardown), `buffer` (memory and copies), `program`
-//! (shader module, layout, specialized pipelines), `launch` (recording, grid splitting,
-//! timestamps, fence waits), `conv` (pure mapping helpers), `error`.
+//! `instance` (loader, enumeration, validation messages), `adapter` (feature and limit
+//! probing), `device` (selection, creation, pipeline cache, teardown, host callbacks),
+//! `memory` (allocations, host memory, the address map), `pool` (stream-ordered pools),
+//! `stream` (streams, copies, memsets), `event`, `program` (shader module, layout,
+//! specialized pipelines), `launch` (validation, timed launches), `conv` (pure mapping
+//! helpers), `error`.
 
 // Every `unsafe` block must say why it is sound (DESIGN.md §1).
 #![deny(clippy::undocumented_unsafe_blocks)]
