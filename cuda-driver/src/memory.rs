@@ -294,7 +294,15 @@ unsafe fn copy(
     }
 }
 
-/// One copy entry point: `dst`/`src` classified by `kind`, on `stream`.
+/// Which side of a copy is device memory: as the entry point says (`cuMemcpyHtoD`, …), or
+/// found from the address (`cuMemcpy`, unified addressing).
+#[derive(Clone, Copy)]
+enum Kinds {
+    Given { dst_device: bool, src_device: bool },
+    Unified,
+}
+
+/// One copy entry point: `dst`/`src` classified by `kinds`, on `stream`.
 ///
 /// # Safety
 /// As [`copy`].
@@ -302,7 +310,7 @@ unsafe fn memcpy(
     dst: u64,
     src: u64,
     len: usize,
-    kind: (bool, bool),
+    kinds: Kinds,
     stream: usize,
     per_thread: bool,
     wait: bool,
@@ -312,15 +320,21 @@ unsafe fn memcpy(
         return Ok(());
     }
     let s = stream_of(d, stream, per_thread)?;
-    let side = |ptr: u64, device: bool| -> Result<Place, CUresult> {
-        if device {
-            let (b, o) = resolve_range(d, ptr, len)?;
-            Ok(Place::Device(b, o))
-        } else {
-            Ok(Place::Host(ptr as usize))
+    let side = |ptr: u64, device: Option<bool>| -> Result<Place, CUresult> {
+        match device {
+            Some(true) => {
+                let (b, o) = resolve_range(d, ptr, len)?;
+                Ok(Place::Device(b, o))
+            }
+            Some(false) => Ok(Place::Host(ptr as usize)),
+            None => Ok(place(d, ptr)),
         }
     };
-    let (dst, src) = (side(dst, kind.0)?, side(src, kind.1)?);
+    let (dst_device, src_device) = match kinds {
+        Kinds::Given { dst_device, src_device } => (Some(dst_device), Some(src_device)),
+        Kinds::Unified => (None, None),
+    };
+    let (dst, src) = (side(dst, dst_device)?, side(src, src_device)?);
     // SAFETY: forwarded (function contract).
     unsafe { copy(dst, src, len, &s, wait) }
 }
@@ -330,7 +344,9 @@ macro_rules! copies {
         #[no_mangle]
         pub unsafe extern "C" fn $name($dst: $dt, $src: $st, len: usize) -> CUresult {
             // SAFETY: host ranges valid for `len` bytes (CUDA's contract).
-            entry(|| unsafe { memcpy($dst as u64, $src as u64, len, ($dd, $sd), 0, $pt, $wait) })
+            entry(|| unsafe {
+                memcpy($dst as u64, $src as u64, len, Kinds::Given { dst_device: $dd, src_device: $sd }, 0, $pt, $wait)
+            })
         }
     )*};
 }
@@ -340,7 +356,9 @@ macro_rules! async_copies {
         #[no_mangle]
         pub unsafe extern "C" fn $name($dst: $dt, $src: $st, len: usize, stream: usize) -> CUresult {
             // SAFETY: host ranges valid for `len` bytes (CUDA's contract).
-            entry(|| unsafe { memcpy($dst as u64, $src as u64, len, ($dd, $sd), stream, $pt, false) })
+            entry(|| unsafe {
+                memcpy($dst as u64, $src as u64, len, Kinds::Given { dst_device: $dd, src_device: $sd }, stream, $pt, false)
+            })
         }
     )*};
 }
@@ -363,40 +381,22 @@ async_copies! {
     cuMemcpyDtoDAsync_v2_ptsz(dst: u64, src: u64) => (true, true), true;
 }
 
-/// `cuMemcpy` with unified addressing: each side is device memory if it is an allocation.
-unsafe fn memcpy_unified(
-    dst: u64,
-    src: u64,
-    len: usize,
-    stream: usize,
-    per_thread: bool,
-    wait: bool,
-) -> Result<(), CUresult> {
-    let d = driver()?;
-    if len == 0 {
-        return Ok(());
-    }
-    let s = stream_of(d, stream, per_thread)?;
-    // SAFETY: host sides valid for `len` bytes (CUDA's contract).
-    unsafe { copy(place(d, dst), place(d, src), len, &s, wait) }
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpy(dst: u64, src: u64, len: usize) -> CUresult {
     // SAFETY: CUDA's contract.
-    entry(|| unsafe { memcpy_unified(dst, src, len, 0, false, true) })
+    entry(|| unsafe { memcpy(dst, src, len, Kinds::Unified, 0, false, true) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpy_ptds(dst: u64, src: u64, len: usize) -> CUresult {
     // SAFETY: CUDA's contract.
-    entry(|| unsafe { memcpy_unified(dst, src, len, 0, true, true) })
+    entry(|| unsafe { memcpy(dst, src, len, Kinds::Unified, 0, true, true) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpyAsync(dst: u64, src: u64, len: usize, stream: usize) -> CUresult {
     // SAFETY: CUDA's contract.
-    entry(|| unsafe { memcpy_unified(dst, src, len, stream, false, false) })
+    entry(|| unsafe { memcpy(dst, src, len, Kinds::Unified, stream, false, false) })
 }
 
 #[no_mangle]
@@ -407,7 +407,7 @@ pub unsafe extern "C" fn cuMemcpyAsync_ptsz(
     stream: usize,
 ) -> CUresult {
     // SAFETY: CUDA's contract.
-    entry(|| unsafe { memcpy_unified(dst, src, len, stream, true, false) })
+    entry(|| unsafe { memcpy(dst, src, len, Kinds::Unified, stream, true, false) })
 }
 
 /// A memset in stream order. The synchronous forms (`wait`) return once it is done when the
