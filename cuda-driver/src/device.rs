@@ -45,7 +45,8 @@ pub(crate) fn compute_capability() -> (c_int, c_int) {
         .unwrap_or((8, 0))
 }
 
-fn check_device(dev: c_int) -> Result<&'static Driver, CUresult> {
+/// The driver, checking that `dev` is the one device.
+pub(crate) fn check_device(dev: c_int) -> Result<&'static Driver, CUresult> {
     let d = driver()?;
     if dev != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);

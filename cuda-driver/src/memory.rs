@@ -536,10 +536,7 @@ pub unsafe extern "C" fn cuPointerGetAttribute(
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetDefaultMemPool(pool: *mut usize, dev: i32) -> CUresult {
     entry(|| {
-        let d = driver()?;
-        if dev != 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
-        }
+        let d = crate::device::check_device(dev)?;
         // SAFETY: `pool` is null or writable (CUDA's contract).
         unsafe { out(pool, d.default_pool) }
     })

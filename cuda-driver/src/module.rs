@@ -440,9 +440,7 @@ pub unsafe extern "C" fn cuKernelGetAttribute(
     dev: c_int,
 ) -> CUresult {
     entry(|| {
-        if dev != 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
-        }
+        crate::device::check_device(dev)?;
         get_attribute(value, attrib, kernel)
     })
 }
@@ -455,9 +453,7 @@ pub unsafe extern "C" fn cuKernelSetAttribute(
     dev: c_int,
 ) -> CUresult {
     entry(|| {
-        if dev != 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
-        }
+        crate::device::check_device(dev)?;
         set_attribute(attrib, value, kernel)
     })
 }

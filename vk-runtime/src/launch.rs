@@ -106,19 +106,7 @@ impl Device {
     /// block-index offset through the push constants. Writes of the kernel are visible to
     /// later work and to the host when this returns.
     pub fn launch(&self, program: &Program, cfg: &LaunchConfig) -> Result<LaunchStats, Error> {
-        self.launch_keeping(program, cfg, &[])
-    }
-
-    /// [`Device::launch`] keeping `keep` (the buffers the parameter block points to) alive
-    /// until the launch completes, should the wait time out.
-    pub fn launch_keeping(
-        &self,
-        program: &Program,
-        cfg: &LaunchConfig,
-        keep: &[&Buffer],
-    ) -> Result<LaunchStats, Error> {
-        let stream = self.default_stream();
-        stream.launch_and_wait(program, cfg, None, keep, true)
+        self.default_stream().launch_and_wait(program, cfg, None, &[], true)
     }
 }
 

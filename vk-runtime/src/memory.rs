@@ -381,7 +381,7 @@ impl Buffer {
         size: u64,
         pool: Option<Arc<PoolInner>>,
     ) -> Buffer {
-        let (address, kind) = (memory.address, memory.kind);
+        let address = memory.address;
         let inner = Arc::new(BufferInner {
             gpu: Arc::clone(&shared.gpu),
             device: Arc::downgrade(shared),
@@ -390,7 +390,7 @@ impl Buffer {
             size,
             pool,
         });
-        shared.addresses.insert(address, size, kind, Arc::downgrade(&inner));
+        shared.addresses.insert(address, size, Arc::downgrade(&inner));
         Buffer { inner }
     }
 
@@ -483,7 +483,7 @@ pub(crate) struct AddressMap {
 }
 
 impl AddressMap {
-    fn insert(&self, address: u64, size: u64, _kind: MemoryKind, inner: Weak<BufferInner>) {
+    fn insert(&self, address: u64, size: u64, inner: Weak<BufferInner>) {
         let mut map = self.map.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         map.insert(address, (size, inner));
     }
