@@ -1,6 +1,6 @@
 //! PTX text → SPIR-V, with every intermediate form available for `--emit`.
 
-use ptxvk_frontend::{ast, SourceFile};
+use ptxvk_frontend::{ast, Diagnostics, SourceMap};
 pub use ptxvk_lower::ir::WarpMode;
 use ptxvk_lower::LoweredKernel;
 use ptxvk_spirv::SpirvModule;
@@ -21,11 +21,30 @@ pub struct Compiled {
 
 /// Parses PTX text; errors are rendered against `source_name`.
 pub fn parse(source_name: &str, text: &str) -> Result<ast::Module, Error> {
-    let src = SourceFile::new(source_name, text);
-    ptxvk_frontend::parse(text).map_err(|diagnostics| {
-        let rendered = src.render(&diagnostics.0);
-        Error::Ptx { diagnostics, rendered }
-    })
+    parse_linked(&SourceMap::new([(source_name, text)]))
+}
+
+/// Rejected PTX as an error, its diagnostics rendered against `sources`.
+fn rejected(sources: &SourceMap, diagnostics: Diagnostics) -> Error {
+    let rendered = sources.render(&diagnostics.0);
+    Error::Ptx { diagnostics, rendered }
+}
+
+/// Parses every file of `sources` and links them into one module
+/// ([`ptxvk_frontend::link()`]); the errors of every file are reported together.
+pub fn parse_linked(sources: &SourceMap) -> Result<ast::Module, Error> {
+    let mut modules = Vec::with_capacity(sources.len());
+    let mut errors = Vec::new();
+    for i in 0..sources.len() {
+        match ptxvk_frontend::parse_file(sources, i) {
+            Ok(m) => modules.push(m),
+            Err(mut d) => errors.append(&mut d.0),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(rejected(sources, Diagnostics(errors)));
+    }
+    ptxvk_frontend::link(modules).map_err(|d| rejected(sources, d))
 }
 
 /// Parses and lowers PTX text, keeping only the kernel `entry` when given (warps
@@ -45,25 +64,39 @@ pub fn lower_with(
     entry: Option<&str>,
     warp_mode: WarpMode,
 ) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
-    let module = parse(source_name, text)?;
-    let src = SourceFile::new(source_name, text);
-    let mut kernels = ptxvk_lower::lower_with(&module, warp_mode).map_err(|diagnostics| {
-        let rendered = src.render(&diagnostics.0);
-        Error::Ptx { diagnostics, rendered }
-    })?;
+    let sources = SourceMap::new([(source_name, text)]);
+    let (module, kernels) = lower_linked(&sources, entry, warp_mode)?;
+    if kernels.is_empty() {
+        return Err(no_kernels(&sources));
+    }
+    Ok((module, kernels))
+}
+
+/// The error for a program that has no kernel where one is needed.
+pub fn no_kernels(sources: &SourceMap) -> Error {
+    let d = ptxvk_frontend::Diagnostic::error(
+        ptxvk_frontend::Span::default(),
+        "the module has no kernel (`.entry`) to compile",
+    );
+    rejected(sources, d.into())
+}
+
+/// Parses, links and lowers the files of `sources`, keeping only the kernel `entry`
+/// when given. A program without kernels (device functions and variables only) is
+/// not an error here.
+pub fn lower_linked(
+    sources: &SourceMap,
+    entry: Option<&str>,
+    warp_mode: WarpMode,
+) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
+    let module = parse_linked(sources)?;
+    let mut kernels =
+        ptxvk_lower::lower_with(&module, warp_mode).map_err(|d| rejected(sources, d))?;
     if let Some(name) = entry {
         kernels.retain(|k| k.kernel.name == name);
         if kernels.is_empty() {
             return Err(no_such_kernel(&module, name));
         }
-    }
-    if kernels.is_empty() {
-        let d = ptxvk_frontend::Diagnostic::error(
-            ptxvk_frontend::Span::default(),
-            "the module has no kernel (`.entry`) to compile",
-        );
-        let rendered = src.render(std::slice::from_ref(&d));
-        return Err(Error::Ptx { diagnostics: d.into(), rendered });
     }
     Ok((module, kernels))
 }
@@ -82,10 +115,37 @@ pub fn compile_with(
     warp_mode: WarpMode,
 ) -> Result<Compiled, Error> {
     let (ast, kernels) = lower_with(source_name, text, entry, warp_mode)?;
-    let spirv = ptxvk_spirv::compile(&kernels)?;
+    finish(ast, kernels, warp_mode)
+}
+
+/// Compiles the PTX files of `sources`, linked into one program, to a SPIR-V module
+/// with one entry point per kernel. A program without kernels compiles to no code
+/// (its variables can still be loaded and read).
+pub fn compile_linked(
+    sources: &SourceMap,
+    entry: Option<&str>,
+    warp_mode: WarpMode,
+) -> Result<Compiled, Error> {
+    let (ast, kernels) = lower_linked(sources, entry, warp_mode)?;
+    finish(ast, kernels, warp_mode)
+}
+
+fn finish(
+    ast: ast::Module,
+    kernels: Vec<LoweredKernel>,
+    warp_mode: WarpMode,
+) -> Result<Compiled, Error> {
+    let spirv =
+        if kernels.is_empty() { SpirvModule::default() } else { ptxvk_spirv::compile(&kernels)? };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
     Ok(Compiled { ast, kernels, spirv, data, warp_mode })
+}
+
+/// Links the PTX files of `sources` into one PTX module, as text (what
+/// `cuLinkComplete` hands back to be loaded later).
+pub fn link_to_ptx(sources: &SourceMap) -> Result<String, Error> {
+    Ok(ptxvk_frontend::print(&parse_linked(sources)?))
 }
 
 fn no_such_kernel(module: &ast::Module, name: &str) -> Error {

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use ptxvk::compile::WarpMode;
 use ptxvk::spec::{self, LaunchSpec};
 use ptxvk::vk::DeviceSelector;
-use ptxvk::{Device, Error};
+use ptxvk::{Device, Error, SourceMap};
 
 #[derive(Parser)]
 #[command(
@@ -30,8 +30,9 @@ struct Cli {
 enum Command {
     /// Compile PTX to SPIR-V (or print an intermediate form).
     Compile {
-        /// The PTX file.
-        input: PathBuf,
+        /// The PTX files; several are linked into one program.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
         /// Output file; defaults to IN.spv for `--emit spv` and standard output otherwise.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -47,10 +48,10 @@ enum Command {
     },
     /// Run a kernel: from flags, or from a launch spec (JSON).
     Run {
-        /// The PTX file (not with --spec).
-        input: Option<PathBuf>,
+        /// The PTX files, linked into one program (not with --spec).
+        inputs: Vec<PathBuf>,
         /// Launch spec file; see the README for the format.
-        #[arg(long, conflicts_with_all = ["input", "grid", "block", "shared", "args", "entry"])]
+        #[arg(long, conflicts_with_all = ["inputs", "grid", "block", "shared", "args", "entry"])]
         spec: Option<PathBuf>,
         /// Kernel name; optional when the module has one kernel.
         #[arg(long)]
@@ -117,6 +118,8 @@ enum Emit {
     Spv,
     Spvasm,
     Ast,
+    /// The linked program as PTX.
+    Ptx,
     Ir,
     Structured,
 }
@@ -140,23 +143,32 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Compile { input, output, emit, entry, warp_mode } => {
-            compile(&input, output.as_deref(), emit, entry.as_deref(), warp_mode.into())
+        Command::Compile { inputs, output, emit, entry, warp_mode } => {
+            compile(&inputs, output.as_deref(), emit, entry.as_deref(), warp_mode.into())
         }
-        Command::Run { input, spec, entry, grid, block, shared, args, json, device, warp_mode } => {
-            run(
-                input,
-                spec,
-                entry,
-                grid,
-                block,
-                shared,
-                args,
-                json,
-                device,
-                warp_mode.map(Into::into),
-            )
-        }
+        Command::Run {
+            inputs,
+            spec,
+            entry,
+            grid,
+            block,
+            shared,
+            args,
+            json,
+            device,
+            warp_mode,
+        } => run(
+            inputs,
+            spec,
+            entry,
+            grid,
+            block,
+            shared,
+            args,
+            json,
+            device,
+            warp_mode.map(Into::into),
+        ),
         Command::Devices { json } => devices(json),
         Command::Exec { print_path, command } => exec(print_path, &command),
     };
@@ -234,36 +246,49 @@ fn read(path: &Path) -> Result<String, Failure> {
         .map_err(usage)
 }
 
+/// Reads PTX files into one source map, in order.
+fn read_all(paths: &[PathBuf]) -> Result<SourceMap, Failure> {
+    let mut sources = SourceMap::default();
+    for p in paths {
+        sources.add(p.display().to_string(), &read(p)?);
+    }
+    Ok(sources)
+}
+
 fn compile(
-    input: &Path,
+    inputs: &[PathBuf],
     output: Option<&Path>,
     emit: Emit,
     entry: Option<&str>,
     warp_mode: WarpMode,
 ) -> Result<(), Failure> {
-    let text = read(input)?;
-    let name = input.display().to_string();
+    let sources = read_all(inputs)?;
+    let lower = || -> Result<_, Failure> {
+        let (_, kernels) = ptxvk::compile::lower_linked(&sources, entry, warp_mode)?;
+        if kernels.is_empty() {
+            return Err(ptxvk::compile::no_kernels(&sources).into());
+        }
+        Ok(kernels)
+    };
     let out: Vec<u8> = match emit {
-        Emit::Ast => format!("{:#?}\n", ptxvk::compile::parse(&name, &text)?).into_bytes(),
-        Emit::Ir => {
-            let (_, kernels) = ptxvk::compile::lower_with(&name, &text, entry, warp_mode)?;
-            kernels
-                .iter()
-                .map(|k| ptxvk::lower::ir::print(&k.kernel))
-                .collect::<String>()
-                .into_bytes()
-        }
-        Emit::Structured => {
-            let (_, kernels) = ptxvk::compile::lower_with(&name, &text, entry, warp_mode)?;
-            kernels
-                .iter()
-                .map(|k| ptxvk::lower::structurize::print(&k.kernel, &k.body))
-                .collect::<Vec<_>>()
-                .join("\n")
-                .into_bytes()
-        }
+        Emit::Ast => format!("{:#?}\n", ptxvk::compile::parse_linked(&sources)?).into_bytes(),
+        Emit::Ptx => ptxvk::compile::link_to_ptx(&sources)?.into_bytes(),
+        Emit::Ir => lower()?
+            .iter()
+            .map(|k| ptxvk::lower::ir::print(&k.kernel))
+            .collect::<String>()
+            .into_bytes(),
+        Emit::Structured => lower()?
+            .iter()
+            .map(|k| ptxvk::lower::structurize::print(&k.kernel, &k.body))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes(),
         Emit::Spv | Emit::Spvasm => {
-            let c = ptxvk::compile::compile_with(&name, &text, entry, warp_mode)?;
+            let c = ptxvk::compile::compile_linked(&sources, entry, warp_mode)?;
+            if c.kernels.is_empty() {
+                return Err(ptxvk::compile::no_kernels(&sources).into());
+            }
             if matches!(emit, Emit::Spv) {
                 c.spirv.words.iter().flat_map(|w| w.to_le_bytes()).collect()
             } else {
@@ -271,7 +296,9 @@ fn compile(
             }
         }
     };
-    let default_out = matches!(emit, Emit::Spv).then(|| input.with_extension("spv"));
+    // `IN.spv` next to the first input.
+    let default_out =
+        inputs.first().filter(|_| matches!(emit, Emit::Spv)).map(|i| i.with_extension("spv"));
     match output.map(Path::to_path_buf).or(default_out) {
         Some(p) if p.as_os_str() != "-" => std::fs::write(&p, &out)
             .with_context(|| format!("cannot write {}", p.display()))
@@ -283,7 +310,7 @@ fn compile(
 
 #[allow(clippy::too_many_arguments)]
 fn run(
-    input: Option<PathBuf>,
+    inputs: Vec<PathBuf>,
     spec_path: Option<PathBuf>,
     entry: Option<String>,
     grid: Option<String>,
@@ -297,8 +324,10 @@ fn run(
     let spec = match spec_path {
         Some(p) => spec::load(&p).map_err(|e| usage(anyhow::anyhow!(e)))?,
         None => {
-            let ptx = input
-                .ok_or_else(|| usage(anyhow::anyhow!("give a PTX file, or --spec LAUNCH.json")))?;
+            if inputs.is_empty() {
+                return Err(usage(anyhow::anyhow!("give a PTX file, or --spec LAUNCH.json")));
+            }
+            let ptx = inputs;
             let grid = grid.ok_or_else(|| usage(anyhow::anyhow!("--grid X[,Y,Z] is required")))?;
             let block =
                 block.ok_or_else(|| usage(anyhow::anyhow!("--block X[,Y,Z] is required")))?;
@@ -317,10 +346,10 @@ fn run(
             }
         }
     };
-    let ptx = read(&spec.ptx)?;
+    let sources = read_all(&spec.ptx)?;
     // Compile first: rejected PTX (exit 1) and unknown kernels (exit 2) do not depend
     // on the device.
-    let (compiled, entry) = ptxvk::run::prepare(&spec, &ptx)?;
+    let (compiled, entry) = ptxvk::run::prepare(&spec, &sources)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
     let device = Device::open(&selector)?;
     // The device's warp mode unless one is forced; compiled again when it is not the
@@ -330,7 +359,7 @@ fn run(
         compiled
     } else {
         ptxvk::runtime::check_warp_mode(device.info(), mode)?;
-        ptxvk::compile::compile_with(&spec.ptx.display().to_string(), &ptx, None, mode)?
+        ptxvk::compile::compile_linked(&sources, None, mode)?
     };
     let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
         // The printf output up to a trap or failed assertion still goes to stdout.

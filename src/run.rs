@@ -3,10 +3,11 @@
 
 use serde_json::{json, Value};
 
-use crate::compile::{compile, Compiled};
+use crate::compile::{compile_linked, Compiled, WarpMode};
 use crate::runtime::{Arg, Device, Kernel, LaunchStats, Module};
 use crate::spec::{decode_all, hex_encode, ElemType, LaunchSpec, SpecArg};
 use crate::Error;
+use crate::SourceMap;
 
 /// One buffer argument after the kernel ran.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,11 +50,14 @@ impl RunResult {
     }
 }
 
-/// Compiles the spec's PTX (already read into `ptx`) and picks its kernel, without a
+/// Compiles the spec's PTX files (already read into `sources`) and picks its kernel, without a
 /// device: rejected PTX and unknown kernel names are reported before any device is
 /// opened.
-pub fn prepare(spec: &LaunchSpec, ptx: &str) -> Result<(Compiled, String), Error> {
-    let compiled = compile(&spec.ptx.display().to_string(), ptx, None)?;
+pub fn prepare(spec: &LaunchSpec, sources: &SourceMap) -> Result<(Compiled, String), Error> {
+    let compiled = compile_linked(sources, None, WarpMode::Emulated)?;
+    if compiled.kernels.is_empty() {
+        return Err(crate::compile::no_kernels(sources));
+    }
     let names: Vec<String> = compiled.spirv.kernels.iter().map(|k| k.name.clone()).collect();
     let entry = match &spec.entry {
         Some(e) if names.contains(e) => e.clone(),

@@ -12,9 +12,10 @@ use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, Features, LaunchConfig, Stream
 
 use ptxvk_lower::system;
 
-use crate::compile::{compile_with, Compiled, WarpMode};
+use crate::compile::{compile_linked, Compiled, WarpMode};
 use crate::printf;
 use crate::Error;
+use ptxvk_frontend::SourceMap;
 
 /// The warp mode for a device: native when its subgroups are always 32 wide.
 pub fn warp_mode_of(info: &DeviceInfo) -> WarpMode {
@@ -401,7 +402,26 @@ impl Module {
 
     /// Like [`Module::from_ptx`], with the file name used in diagnostics.
     pub fn from_ptx_named(device: &Device, name: &str, ptx: &str) -> Result<Module, Error> {
-        let compiled = compile_with(name, ptx, None, device.warp_mode())?;
+        Self::link(device, &SourceMap::new([(name, ptx)]))
+    }
+
+    /// Compiles several PTX files linked into one program (the linker: `.extern`,
+    /// `.weak` and `.common` symbols resolve across files, see
+    /// [`ptxvk_frontend::link()`]) and creates its programs on `device`. A program may
+    /// have no kernels (only device functions and variables).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), ptxvk::Error> {
+    /// let device = ptxvk::Device::default_device()?;
+    /// let main = std::fs::read_to_string("main.ptx").unwrap();
+    /// let lib = std::fs::read_to_string("lib.ptx").unwrap();
+    /// let sources = ptxvk::SourceMap::new([("main.ptx", &main), ("lib.ptx", &lib)]);
+    /// let module = ptxvk::Module::link(&device, &sources)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn link(device: &Device, sources: &SourceMap) -> Result<Module, Error> {
+        let compiled = compile_linked(sources, None, device.warp_mode())?;
         Self::from_compiled(device, compiled)
     }
 

@@ -195,7 +195,8 @@ pub enum SpecArg {
 /// A complete launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaunchSpec {
-    pub ptx: PathBuf,
+    /// The PTX files, linked into one program (usually one file).
+    pub ptx: Vec<PathBuf>,
     pub entry: Option<String>,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -215,8 +216,14 @@ pub fn load(path: &Path) -> Result<LaunchSpec, String> {
 pub fn parse(text: &str, base: &Path) -> Result<LaunchSpec, String> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
     let obj = v.as_object().ok_or("a launch spec must be a JSON object")?;
-    let ptx =
-        obj.get("ptx").and_then(Value::as_str).ok_or("missing \"ptx\": the PTX file's path")?;
+    let ptx: Vec<&str> = match obj.get("ptx") {
+        Some(Value::String(one)) => vec![one],
+        Some(Value::Array(all)) if !all.is_empty() => all
+            .iter()
+            .map(|p| p.as_str().ok_or("\"ptx\" must be a path or a list of paths"))
+            .collect::<Result<_, _>>()?,
+        _ => return Err("missing \"ptx\": the PTX file's path (or a list of files to link)".into()),
+    };
     let entry = match obj.get("entry") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -240,7 +247,14 @@ pub fn parse(text: &str, base: &Path) -> Result<LaunchSpec, String> {
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("\"args\" must be an array".into()),
     };
-    Ok(LaunchSpec { ptx: base.join(ptx), entry, grid, block, shared_bytes, args })
+    Ok(LaunchSpec {
+        ptx: ptx.iter().map(|p| base.join(p)).collect(),
+        entry,
+        grid,
+        block,
+        shared_bytes,
+        args,
+    })
 }
 
 fn dims(v: &Value, what: &str) -> Result<[u32; 3], String> {

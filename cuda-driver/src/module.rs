@@ -474,15 +474,18 @@ pub unsafe extern "C" fn cuKernelSetCacheConfig(
     unsafe { cuFuncSetCacheConfig(kernel, config) }
 }
 
-/// A JIT link in progress: the PTX added so far and the linked result.
+/// A JIT link in progress: the PTX files added so far (name and text) and the linked
+/// result.
 #[derive(Default)]
 pub(crate) struct Link {
-    ptx: Vec<String>,
+    ptx: Vec<(String, String)>,
     output: Vec<u8>,
     log: ErrorLog,
 }
 
+/// `CUjitInputType` values (CUDA driver API, `cuLinkAddData`).
 const CU_JIT_INPUT_PTX: c_int = 1;
+const CU_JIT_INPUT_LIBRARY: c_int = 4;
 
 #[no_mangle]
 pub unsafe extern "C" fn cuLinkCreate_v2(
@@ -504,13 +507,21 @@ pub unsafe extern "C" fn cuLinkCreate_v2(
 fn add_input(state: usize, kind: c_int, bytes: &[u8], name: &str) -> Result<(), CUresult> {
     let d = driver()?;
     let link = d.links.get(state).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // libcudadevrt provides the cooperative-groups grid functions, which ptxvk builds
+    // in (`cudaCGGetIntrinsicHandle`, `cudaCGSynchronize`): nothing to add.
+    let file = name.rsplit('/').next().unwrap_or(name);
+    if kind == CU_JIT_INPUT_LIBRARY && file.starts_with("libcudadevrt") {
+        return Ok(());
+    }
     if kind != CU_JIT_INPUT_PTX {
         eprintln!("ptxvk libcuda: cuLinkAddData of `{name}`: only PTX inputs are supported (input kind {kind})");
         return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
     }
     let text = std::str::from_utf8(bytes).map_err(|_| CUresult::CUDA_ERROR_INVALID_PTX)?;
     let text = text.trim_end_matches('\0').to_owned();
-    link.lock().unwrap_or_else(std::sync::PoisonError::into_inner).ptx.push(text);
+    let mut l = link.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = if name.is_empty() { format!("<link input {}>", l.ptx.len()) } else { name.to_owned() };
+    l.ptx.push((name, text));
     Ok(())
 }
 
@@ -549,8 +560,10 @@ pub unsafe extern "C" fn cuLinkAddFile_v2(
     })
 }
 
-/// Completes the link: one PTX input is the result itself (loaded later by
-/// `cuModuleLoadData`); several need cross-module linking, which is not supported yet.
+/// Completes the link: the PTX inputs linked into one PTX module
+/// ([`ptxvk::compile::link_to_ptx`]: `.extern`/`.weak`/`.common` symbols resolved,
+/// internal names kept apart), which `cuModuleLoadData` compiles later. Link errors
+/// (duplicate or undefined symbols) go to the error log.
 #[no_mangle]
 pub unsafe extern "C" fn cuLinkComplete(
     state: usize,
@@ -561,21 +574,22 @@ pub unsafe extern "C" fn cuLinkComplete(
         let d = driver()?;
         let link = d.links.get(state).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
         let mut l = link.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match l.ptx.as_slice() {
-            [one] => {
-                let mut image = one.clone().into_bytes();
-                image.push(0);
-                l.output = image;
-            }
+        let linked = match l.ptx.as_slice() {
+            [] => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            [(_, one)] => one.clone(),
             inputs => {
-                let message =
-                    format!("linking {} PTX modules into one is not supported yet", inputs.len());
-                eprintln!("ptxvk libcuda: {message}");
-                // SAFETY: the client's log buffer (CUDA's contract).
-                unsafe { l.log.write(&message) };
-                return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+                let sources = ptxvk::SourceMap::new(inputs.iter().map(|(n, t)| (n.as_str(), t)));
+                ptxvk::compile::link_to_ptx(&sources).map_err(|e| {
+                    eprintln!("ptxvk libcuda: cuLinkComplete: {e}");
+                    // SAFETY: the client's log buffer (CUDA's contract).
+                    unsafe { l.log.write(&e.to_string()) };
+                    crate::code(e)
+                })?
             }
-        }
+        };
+        let mut image = linked.into_bytes();
+        image.push(0);
+        l.output = image;
         // SAFETY: both are null or writable (CUDA's contract); the image lives until
         // cuLinkDestroy, as CUDA documents.
         unsafe {

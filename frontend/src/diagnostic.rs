@@ -1,10 +1,12 @@
 //! Diagnostics with spans, rendered as `file:line:column` with a caret.
 //!
 //! Every stage of ptxvk reports problems in the PTX as [`Diagnostic`]s against the
-//! [`SourceFile`] they came from; one renderer (codespan-reporting) prints them all.
+//! [`SourceFile`] they came from, or, for several files linked into one program,
+//! against the [`SourceMap`] that lays them out in one span space; one renderer
+//! (codespan-reporting) prints them all.
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity as CsSeverity};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 
 use crate::span::Span;
@@ -23,6 +25,9 @@ pub struct Diagnostic {
     pub span: Span,
     /// Text printed under the caret; empty for none.
     pub label: String,
+    /// Other places the problem involves (the first definition of a duplicate symbol),
+    /// each with its label; they may be in other files of a [`SourceMap`].
+    pub secondary: Vec<(Span, String)>,
     pub notes: Vec<String>,
 }
 
@@ -33,8 +38,15 @@ impl Diagnostic {
             message: message.into(),
             span,
             label: String::new(),
+            secondary: Vec::new(),
             notes: Vec::new(),
         }
+    }
+
+    /// Adds another place the problem involves, with its label.
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.secondary.push((span, label.into()));
+        self
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
@@ -73,8 +85,12 @@ impl SourceFile {
 
     /// 1-based line and column of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
-        let offset = (offset as usize).min(self.text.len());
-        let before = &self.text[..floor_char_boundary(&self.text, offset)];
+        Self::line_col_in(&self.text, offset)
+    }
+
+    fn line_col_in(text: &str, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(text.len());
+        let before = &text[..floor_char_boundary(text, offset)];
         let line = before.matches('\n').count() + 1;
         let col = before
             .rfind('\n')
@@ -93,22 +109,121 @@ impl SourceFile {
     ///   │     ^^^^
     /// ```
     pub fn render(&self, diagnostics: &[Diagnostic]) -> String {
-        let file = SimpleFile::new(self.name.as_str(), self.text.as_str());
+        let mut map = SourceMap::default();
+        map.add(self.name.clone(), &self.text);
+        map.render(diagnostics)
+    }
+}
+
+/// Several PTX files laid out one after another in one span space, so that the
+/// modules parsed from them can be linked into one program and every span still
+/// names its file. File `i` occupies `start(i)..start(i) + len`, followed by one
+/// newline that no span covers.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    /// The files' texts, each followed by `\n`.
+    text: String,
+    /// Name, start and end offset of each file, in order.
+    files: Vec<(String, u32, u32)>,
+}
+
+impl SourceMap {
+    /// A map of the given files, in order.
+    pub fn new<N: Into<String>, T: AsRef<str>>(files: impl IntoIterator<Item = (N, T)>) -> Self {
+        let mut map = SourceMap::default();
+        for (name, text) in files {
+            map.add(name, text.as_ref());
+        }
+        map
+    }
+
+    /// Appends a file; returns its index.
+    pub fn add(&mut self, name: impl Into<String>, text: &str) -> usize {
+        let start = self.text.len();
+        self.text.push_str(text);
+        let end = self.text.len();
+        self.text.push('\n');
+        // Offsets past 4 GiB are clamped; the parser rejects such files with a
+        // diagnostic before any span is used.
+        let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        self.files.push((name.into(), clamp(start), clamp(end)));
+        self.files.len() - 1
+    }
+
+    /// The number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The name of file `i`.
+    pub fn name(&self, i: usize) -> &str {
+        self.files.get(i).map_or("", |f| f.0.as_str())
+    }
+
+    /// The texts of all files, as laid out (what spans index).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// File `i`'s byte range in [`SourceMap::text`].
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        self.files.get(i).map_or(0..0, |&(_, s, e)| s as usize..e as usize)
+    }
+
+    /// The file holding `offset` (the last file for offsets past the end).
+    pub fn file_of(&self, offset: u32) -> usize {
+        self.files.partition_point(|&(_, start, _)| start <= offset).saturating_sub(1)
+    }
+
+    /// File name, 1-based line and column of an offset.
+    pub fn location(&self, offset: u32) -> (&str, usize, usize) {
+        let i = self.file_of(offset);
+        let r = self.range(i);
+        let file =
+            SourceFile::line_col_in(&self.text[r.clone()], offset.saturating_sub(r.start as u32));
+        (self.name(i), file.0, file.1)
+    }
+
+    /// Renders diagnostics as plain text, each label in its own file (see
+    /// [`SourceFile::render`]).
+    pub fn render(&self, diagnostics: &[Diagnostic]) -> String {
+        let mut files = SimpleFiles::new();
+        let ids: Vec<usize> = (0..self.files.len())
+            .map(|i| files.add(self.name(i), &self.text[self.range(i)]))
+            .collect();
         let config =
             Config { chars: codespan_reporting::term::Chars::ascii(), ..Config::default() };
+        // A label's file and its range inside that file.
+        let place = |span: Span| {
+            let i = self.file_of(span.start);
+            let r = self.range(i);
+            let local = |o: u32| (o as usize).clamp(r.start, r.end) - r.start;
+            (ids.get(i).copied().unwrap_or(0), local(span.start)..local(span.end.max(span.start)))
+        };
         let mut out = String::new();
         for d in diagnostics {
             let severity = match d.severity {
                 Severity::Error => CsSeverity::Error,
                 Severity::Warning => CsSeverity::Warning,
             };
-            let len = self.text.len();
-            let range = (d.span.start as usize).min(len)..(d.span.end as usize).min(len);
+            let mut labels = Vec::new();
+            if !self.files.is_empty() {
+                let (file, range) = place(d.span);
+                labels.push(Label::primary(file, range).with_message(&d.label));
+                for (span, label) in &d.secondary {
+                    let (file, range) = place(*span);
+                    labels.push(Label::secondary(file, range).with_message(label));
+                }
+            }
             let cs = CsDiagnostic::new(severity)
                 .with_message(&d.message)
-                .with_labels(vec![Label::primary((), range).with_message(&d.label)])
+                .with_labels(labels)
                 .with_notes(d.notes.clone());
-            match term::emit_into_string(&config, &file, &cs) {
+            match term::emit_into_string(&config, &files, &cs) {
                 Ok(s) => out.push_str(&s),
                 // A span outside the file cannot happen for our own spans; fall back to
                 // the plain message rather than losing the diagnostic.

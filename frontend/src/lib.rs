@@ -5,6 +5,8 @@
 //!   every instruction against the [`instructions`] table, and returns the module or
 //!   every error found, each with a span ([`SourceFile::render`] prints them with
 //!   `file:line:column` and a caret).
+//! - [`link()`] joins modules parsed from the files of one [`SourceMap`]
+//!   ([`parse_file`]) into one, resolving `.extern`/`.weak`/`.common` symbols.
 //! - [`print()`] writes an AST back as PTX that `ptxas` accepts; parsing the output gives
 //!   the same AST up to spans.
 //!
@@ -20,12 +22,14 @@ pub mod ast;
 pub mod diagnostic;
 pub mod instructions;
 pub mod lexer;
+pub mod link;
 pub mod parser;
 pub mod printer;
 pub mod span;
 pub mod split;
 
-pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
-pub use parser::{parse, parse_syntax};
+pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile, SourceMap};
+pub use link::link;
+pub use parser::{parse, parse_file, parse_syntax};
 pub use printer::print;
 pub use span::{Ident, Name, Span, Spanned};

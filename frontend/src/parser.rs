@@ -15,15 +15,25 @@ use std::collections::VecDeque;
 use logos::Logos;
 
 use crate::ast::*;
-use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
 use crate::lexer::Tok;
 use crate::span::{Ident, Name, Span, Spanned};
 
 /// Parses a whole PTX module and checks its instructions against the instruction
 /// table. Returns the module, or every error found, in source order.
 pub fn parse(src: &str) -> Result<Module, Diagnostics> {
-    let threads = crate::split::threads_for(src);
-    let (module, mut errors) = crate::split::parse_syntax_in_chunks(src, threads);
+    parse_in(src, 0..src.len())
+}
+
+/// Parses file `i` of a [`SourceMap`] like [`parse`]; spans are offsets into the map,
+/// so diagnostics of modules linked together name their own files.
+pub fn parse_file(map: &SourceMap, i: usize) -> Result<Module, Diagnostics> {
+    parse_in(map.text(), map.range(i))
+}
+
+fn parse_in(src: &str, range: std::ops::Range<usize>) -> Result<Module, Diagnostics> {
+    let threads = crate::split::threads_for(&src[range.clone()]);
+    let (module, mut errors) = crate::split::parse_range_in_chunks(src, range, threads);
     // Instructions that parsed are checked even when others did not.
     let syntax_errors = errors.len();
     crate::split::check_module_in_chunks(&module, threads, &mut errors);

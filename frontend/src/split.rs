@@ -32,14 +32,25 @@ pub fn threads_for(src: &str) -> usize {
 /// Parses `src` in up to `chunks` pieces on as many threads; the result equals
 /// `parse_syntax_in_chunks(src, 1)`, the sequential parse.
 pub fn parse_syntax_in_chunks(src: &str, chunks: usize) -> (Module, Vec<Diagnostic>) {
-    let cuts = cuts(src, chunks);
+    parse_range_in_chunks(src, 0..src.len(), chunks)
+}
+
+/// [`parse_syntax_in_chunks`] of `src[range]` (one file of a
+/// [`crate::SourceMap`]), with spans that are offsets into the whole of `src`.
+pub fn parse_range_in_chunks(
+    src: &str,
+    range: std::ops::Range<usize>,
+    chunks: usize,
+) -> (Module, Vec<Diagnostic>) {
+    let (first, last) = (range.start, range.end);
+    let cuts: Vec<usize> = cuts(&src[range], chunks).into_iter().map(|c| c + first).collect();
     if cuts.is_empty() {
-        return parse_range(src, 0, src.len());
+        return parse_range(src, first, last);
     }
     let mut bounds = Vec::with_capacity(cuts.len() + 2);
-    bounds.push(0);
+    bounds.push(first);
     bounds.extend(&cuts);
-    bounds.push(src.len());
+    bounds.push(last);
     // `None` when a parser thread panicked (a bug): parse sequentially, so that the
     // caller gets a result (or the panic) from one thread.
     let parts: Option<Vec<(Module, Vec<Diagnostic>)>> = std::thread::scope(|scope| {
@@ -55,7 +66,7 @@ pub fn parse_syntax_in_chunks(src: &str, chunks: usize) -> (Module, Vec<Diagnost
         rest.map(|rest| std::iter::once(first).chain(rest).collect())
     });
     let Some(parts) = parts.filter(|p| p.iter().all(|(_, errors)| errors.is_empty())) else {
-        return parse_range(src, 0, src.len());
+        return parse_range(src, first, last);
     };
     let mut module = Module::default();
     for (part, _) in parts {

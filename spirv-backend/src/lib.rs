@@ -73,8 +73,8 @@ pub struct KernelInfo {
     pub heap: bool,
 }
 
-/// A compiled module.
-#[derive(Clone, Debug)]
+/// A compiled module (the default: no code, for a program without kernels).
+#[derive(Clone, Debug, Default)]
 pub struct SpirvModule {
     pub words: Vec<u32>,
     pub kernels: Vec<KernelInfo>,

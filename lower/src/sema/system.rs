@@ -25,6 +25,9 @@ use crate::system as sys;
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
+/// What `cudaCGGetIntrinsicHandle` returns: an opaque nonzero grid handle.
+const GRID_HANDLE: u64 = 1;
+
 impl Lowerer<'_> {
     /// A call of the declared (body-less) function `name`.
     pub(super) fn system_call(
@@ -55,11 +58,28 @@ impl Lowerer<'_> {
                 span,
                 format!("`{}` is called with the wrong number of arguments", name.value),
             )),
+            // libcudadevrt's cooperative-groups entry points (CUDA Programming Guide,
+            // "Grid Synchronization"). The handle only names the grid; any nonzero
+            // value does.
+            "cudaCGGetIntrinsicHandle" if args.len() == 1 && rets.len() == 1 => {
+                let ret = self.param_slot(&rets[0])?;
+                let addr = Address { base: None, offset: i64::from(ret) };
+                let srcs = vec![Value::Imm(GRID_HANDLE)];
+                self.push(InstKind::Store { space: Space::Local, ty: U64, srcs, addr }, span);
+                Ok(())
+            }
+            "cudaCGSynchronize" => Err(unsupported(
+                name.span,
+                "grid synchronization (`cudaCGSynchronize`, `this_grid().sync()`)",
+                "it needs every block of the grid resident at once, which Vulkan does not \
+                 guarantee (no forward progress between workgroups), so ptxvk offers no \
+                 cooperative launch",
+            )),
             other => Err(unsupported(
                 name.span,
-                &format!("a call of the external function `{other}`"),
-                "only functions defined in the module and CUDA's `vprintf`, \
-                 `__assertfail`, `malloc` and `free` can be called",
+                &format!("a call of `{other}`, which no module being linked defines"),
+                "only functions defined in the program and CUDA's `vprintf`, \
+                 `__assertfail`, `malloc`, `free` and `cudaCGGetIntrinsicHandle` can be called",
             )),
         }
     }
