@@ -29,6 +29,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod device;
+mod fatbin;
 mod handles;
 mod launch;
 mod memory;

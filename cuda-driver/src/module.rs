@@ -2,8 +2,10 @@
 //!
 //! Code arrives as PTX text; ptxvk compiles it when it is loaded. A `CUlibrary` is the
 //! same object as a `CUmodule`, and a `CUkernel` the same as a `CUfunction` (CUDA lets
-//! clients use one where the other is expected). Cubins (ELF) are
-//! `CUDA_ERROR_NO_BINARY_FOR_GPU`; fatbin containers are not read yet.
+//! clients use one where the other is expected). A fatbin container (or its
+//! `__fatBinC_Wrapper_t`) loads its PTX entry of the highest architecture not above the
+//! reported compute capability, as CUDA picks what to JIT ([`crate::fatbin`]); cubins
+//! (ELF), and fatbins without such PTX, are `CUDA_ERROR_NO_BINARY_FOR_GPU`.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -40,12 +42,11 @@ impl Function {
 enum Image<'a> {
     Ptx(&'a str),
     Cubin,
+    /// A fatbin container, or the wrapper that points at one.
     Fatbin,
 }
 
 const ELF_MAGIC: &[u8] = b"\x7fELF";
-const FATBIN_MAGIC: u32 = 0xBA55_ED50;
-const FATBIN_WRAPPER_MAGIC: u32 = 0x4662_43B1;
 
 /// Classifies a module image: ELF, a fatbin (or its wrapper), else NUL-terminated PTX.
 ///
@@ -63,7 +64,7 @@ unsafe fn classify<'a>(image: *const c_void) -> Result<Image<'a>, CUresult> {
     if head == ELF_MAGIC {
         return Ok(Image::Cubin);
     }
-    if word == FATBIN_MAGIC || word == FATBIN_WRAPPER_MAGIC {
+    if word == crate::fatbin::MAGIC || word == crate::fatbin::WRAPPER_MAGIC {
         return Ok(Image::Fatbin);
     }
     // SAFETY: not ELF or fatbin, so NUL-terminated PTX (function contract).
@@ -168,13 +169,68 @@ unsafe fn load(d: &Driver, image: *const c_void, log: ErrorLog) -> Result<usize,
             Err(CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU)
         }
         Image::Fatbin => {
-            let message = "fatbin containers are not read yet: load the PTX itself";
-            eprintln!("ptxvk libcuda: {message}");
-            // SAFETY: as above.
-            unsafe { log.write(message) };
-            Err(CUresult::CUDA_ERROR_NOT_SUPPORTED)
+            // SAFETY: `classify` found a fatbin header or wrapper; the fatbin is readable
+            // for the length its header gives (CUDA's contract for module images).
+            let bytes = unsafe { crate::fatbin::image_bytes(image.cast()) };
+            let ptx = bytes
+                .map_err(|e| (CUresult::CUDA_ERROR_INVALID_IMAGE, format!("malformed fatbin: {e}")))
+                .and_then(|bytes| ptx_of_fatbin(bytes, compute_capability()));
+            match ptx {
+                Ok(text) => load_ptx(d, &text, log),
+                Err((code, message)) => {
+                    eprintln!("ptxvk libcuda: {message}");
+                    // SAFETY: as above.
+                    unsafe { log.write(&message) };
+                    Err(code)
+                }
+            }
         }
     }
+}
+
+/// The device's compute capability as one number (8.6 is 86), for picking fatbin PTX.
+fn compute_capability() -> u32 {
+    let (major, minor) = crate::device::compute_capability();
+    major
+        .checked_mul(10)
+        .and_then(|m| m.checked_add(minor))
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// The PTX that CUDA would JIT from a fatbin for a device of compute capability `cc`
+/// (86 for 8.6): the PTX entry of the highest architecture not above it. Otherwise the
+/// error code (`CUDA_ERROR_INVALID_IMAGE` for a malformed fatbin,
+/// `CUDA_ERROR_NO_BINARY_FOR_GPU` when no PTX fits) and a message saying why.
+pub(crate) fn ptx_of_fatbin(bytes: &[u8], cc: u32) -> Result<String, (CUresult, String)> {
+    use crate::fatbin::Kind;
+    let malformed = |e| (CUresult::CUDA_ERROR_INVALID_IMAGE, format!("malformed fatbin: {e}"));
+    let entries = crate::fatbin::parse(bytes).map_err(malformed)?;
+    if let Some(entry) = crate::fatbin::select_ptx(&entries, cc) {
+        return entry.ptx().map_err(malformed);
+    }
+    let found: Vec<String> = entries
+        .iter()
+        .map(|e| match e.kind {
+            Kind::Ptx => format!("compute_{} PTX", e.arch),
+            Kind::Elf => format!("sm_{} SASS", e.arch),
+            Kind::Other(kind) => format!("an entry of kind {kind:#x} for arch {}", e.arch),
+        })
+        .collect();
+    let found = if found.is_empty() { "no entries".to_owned() } else { found.join(", ") };
+    let lowest_ptx = entries.iter().filter(|e| e.kind == Kind::Ptx).map(|e| e.arch).min();
+    let hint = match lowest_ptx {
+        Some(arch) => format!("; or set PTXVK_CUDA_CC={}.{} to report that", arch / 10, arch % 10),
+        None => String::new(),
+    };
+    let message = format!(
+        "the fatbin has no PTX that a compute capability {}.{} device can use (it holds {found}): \
+         ptxvk needs PTX; build with -gencode arch=compute_XX,code=compute_XX (XX at most \
+         {cc}) to embed it{hint}",
+        cc / 10,
+        cc % 10
+    );
+    Err((CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU, message))
 }
 
 #[no_mangle]
