@@ -576,7 +576,8 @@ fn add_input(state: usize, kind: c_int, bytes: &[u8], name: &str) -> Result<(), 
     let text = std::str::from_utf8(bytes).map_err(|_| CUresult::CUDA_ERROR_INVALID_PTX)?;
     let text = text.trim_end_matches('\0').to_owned();
     let mut l = link.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let name = if name.is_empty() { format!("<link input {}>", l.ptx.len()) } else { name.to_owned() };
+    let name =
+        if name.is_empty() { format!("<link input {}>", l.ptx.len()) } else { name.to_owned() };
     l.ptx.push((name, text));
     Ok(())
 }
