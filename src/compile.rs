@@ -143,9 +143,14 @@ fn finish(
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what
-/// `cuLinkComplete` hands back to be loaded later).
-pub fn link_to_ptx(sources: &SourceMap) -> Result<String, Error> {
-    Ok(ptxvk_frontend::print(&parse_linked(sources)?))
+/// `cuLinkComplete` hands back to be loaded later), giving every kernel a `.maxnreg`
+/// of at most `max_registers` when set.
+pub fn link_to_ptx(sources: &SourceMap, max_registers: Option<u32>) -> Result<String, Error> {
+    let mut module = parse_linked(sources)?;
+    if let Some(n) = max_registers {
+        ptxvk_frontend::link::cap_registers(&mut module, n);
+    }
+    Ok(ptxvk_frontend::print(&module))
 }
 
 fn no_such_kernel(module: &ast::Module, name: &str) -> Error {

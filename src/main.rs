@@ -272,7 +272,7 @@ fn compile(
     };
     let out: Vec<u8> = match emit {
         Emit::Ast => format!("{:#?}\n", ptxvk::compile::parse_linked(&sources)?).into_bytes(),
-        Emit::Ptx => ptxvk::compile::link_to_ptx(&sources)?.into_bytes(),
+        Emit::Ptx => ptxvk::compile::link_to_ptx(&sources, None)?.into_bytes(),
         Emit::Ir => lower()?
             .iter()
             .map(|k| ptxvk::lower::ir::print(&k.kernel))

@@ -474,8 +474,12 @@ mod tests {
             Path::new("dir"),
         )
         .unwrap();
-        assert_eq!(s.ptx, Path::new("dir").join("k.ptx"));
+        assert_eq!(s.ptx, [Path::new("dir").join("k.ptx")]);
         assert_eq!(s.grid, [2, 3, 1]);
+        let linked =
+            parse(r#"{"ptx": ["a.ptx", "b.ptx"], "grid": 1, "block": 1}"#, Path::new("d")).unwrap();
+        assert_eq!(linked.ptx, [Path::new("d").join("a.ptx"), Path::new("d").join("b.ptx")]);
+        assert!(parse(r#"{"ptx": [], "grid": 1, "block": 1}"#, Path::new("d")).is_err());
         assert_eq!(s.block, [64, 1, 1]);
         assert_eq!(s.args.len(), 5);
         assert_eq!(s.args[1], SpecArg::Buffer { ty: ElemType::U32, bytes: vec![0; 16] });

@@ -75,7 +75,7 @@ fn the_library_alone_loads_without_kernels_and_the_kernel_alone_is_missing_symbo
     assert_eq!(module.read_global("factor").expect("factor"), 3u32.to_le_bytes());
 
     let main = SourceMap::new([("main.ptx", &map.text()[map.range(0)])]);
-    let err = Module::link(&device, &main).err().expect("undefined symbols");
+    let Err(err) = Module::link(&device, &main) else { panic!("undefined symbols must fail") };
     let text = err.to_string();
     assert!(text.contains("`factor` is never defined"), "{text}");
     assert!(text.contains("main.ptx:9:"), "{text}");

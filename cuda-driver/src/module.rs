@@ -29,6 +29,8 @@ pub(crate) struct Function {
     pub(crate) index: usize,
     /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` as set by the client.
     pub(crate) max_dynamic_shared: AtomicU32,
+    /// `CU_JIT_MAX_REGISTERS` of the load, which caps the reported register count.
+    pub(crate) max_registers: Option<u32>,
 }
 
 impl Function {
@@ -73,18 +75,22 @@ unsafe fn classify<'a>(image: *const c_void) -> Result<Image<'a>, CUresult> {
     Ok(Image::Ptx(text))
 }
 
-/// Where to write a JIT error log (`CU_JIT_ERROR_LOG_BUFFER` and its size).
+/// The JIT options ptxvk acts on: where to write the error log
+/// (`CU_JIT_ERROR_LOG_BUFFER` and its size) and `CU_JIT_MAX_REGISTERS`.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct ErrorLog {
+pub(crate) struct JitOptions {
     buffer: usize,
     size: usize,
+    max_registers: Option<u32>,
 }
 
+/// `CUjit_option` values (CUDA driver API).
+const CU_JIT_MAX_REGISTERS: c_int = 0;
 const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
 const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 
-impl ErrorLog {
-    /// Reads the error-log options of a JIT option list.
+impl JitOptions {
+    /// Reads a JIT option list.
     ///
     /// # Safety
     /// `options` and `values` hold `n` entries each (or are null when `n` is 0).
@@ -92,22 +98,23 @@ impl ErrorLog {
         n: c_uint,
         options: *const c_int,
         values: *const *mut c_void,
-    ) -> ErrorLog {
-        let mut log = ErrorLog::default();
+    ) -> JitOptions {
+        let mut o = JitOptions::default();
         if n == 0 || options.is_null() || values.is_null() {
-            return log;
+            return o;
         }
         for i in 0..n as usize {
             // SAFETY: both arrays have `n` entries (function contract).
             let (option, value) = unsafe { (*options.add(i), *values.add(i)) };
+            // Scalar options are passed in the pointer-sized slot itself.
             match option {
-                CU_JIT_ERROR_LOG_BUFFER => log.buffer = value as usize,
-                // The size is passed in the pointer-sized slot itself.
-                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => log.size = value as usize,
+                CU_JIT_ERROR_LOG_BUFFER => o.buffer = value as usize,
+                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => o.size = value as usize,
+                CU_JIT_MAX_REGISTERS => o.max_registers = Some(value as usize as u32),
                 _ => {}
             }
         }
-        log
+        o
     }
 
     /// Writes `text` (truncated, NUL-terminated) to the log buffer, if there is one.
@@ -128,7 +135,8 @@ impl ErrorLog {
 }
 
 /// Compiles and loads PTX, registering the module and its functions.
-fn load_ptx(d: &Driver, text: &str, log: ErrorLog) -> Result<usize, CUresult> {
+fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresult> {
+    let log = options;
     let module = ptxvk::Module::from_ptx(&d.device, text).map_err(|e| {
         // SAFETY: the client's log buffer, writable for its size (CUDA's contract).
         unsafe { log.write(&e.to_string()) };
@@ -144,6 +152,7 @@ fn load_ptx(d: &Driver, text: &str, log: ErrorLog) -> Result<usize, CUresult> {
                 module: Arc::clone(&module),
                 index,
                 max_dynamic_shared: AtomicU32::new(0),
+                max_registers: options.max_registers,
             };
             (name, d.functions.insert(f))
         })
@@ -154,8 +163,8 @@ fn load_ptx(d: &Driver, text: &str, log: ErrorLog) -> Result<usize, CUresult> {
 /// Loads a module image of any kind.
 ///
 /// # Safety
-/// As [`classify`]; `log` as [`ErrorLog::write`].
-unsafe fn load(d: &Driver, image: *const c_void, log: ErrorLog) -> Result<usize, CUresult> {
+/// As [`classify`]; `log` as [`JitOptions::write`].
+unsafe fn load(d: &Driver, image: *const c_void, log: JitOptions) -> Result<usize, CUresult> {
     crate::device::current()?;
     // SAFETY: forwarded (function contract).
     match unsafe { classify(image) }? {
@@ -238,7 +247,7 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut usize, image: *const c_vo
     entry(|| {
         let d = driver()?;
         // SAFETY: `image` is a module image and `module` null or writable (CUDA's contract).
-        unsafe { out(module, load(d, image, ErrorLog::default())?) }
+        unsafe { out(module, load(d, image, JitOptions::default())?) }
     })
 }
 
@@ -254,7 +263,7 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
         let d = driver()?;
         // SAFETY: CUDA's contract for the image, the option arrays and the out-pointer.
         unsafe {
-            let log = ErrorLog::from_options(n, options, values);
+            let log = JitOptions::from_options(n, options, values);
             out(module, load(d, image, log)?)
         }
     })
@@ -269,7 +278,7 @@ pub unsafe extern "C" fn cuModuleLoad(module: *mut usize, path: *const c_char) -
         let mut bytes = std::fs::read(path).map_err(|_| CUresult::CUDA_ERROR_FILE_NOT_FOUND)?;
         bytes.push(0);
         // SAFETY: `bytes` is a NUL-terminated image we own; `module` null or writable.
-        unsafe { out(module, load(d, bytes.as_ptr().cast(), ErrorLog::default())?) }
+        unsafe { out(module, load(d, bytes.as_ptr().cast(), JitOptions::default())?) }
     })
 }
 
@@ -420,10 +429,23 @@ fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, 
         a if a == A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as c_int => {
             info.static_shared_bytes as c_int
         }
-        a if a == A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES as c_int => 0,
-        a if a == A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES as c_int => 0,
-        // Vulkan does not report register use; a typical count.
-        a if a == A::CU_FUNC_ATTRIBUTE_NUM_REGS as c_int => 32,
+        // The module's `.const` variables (CUDA counts the module's, not the kernel's).
+        a if a == A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES as c_int => {
+            let vars = &f.module.compiled().data.vars;
+            let bytes: u64 = vars
+                .iter()
+                .filter(|v| v.space == ptxvk::frontend::ast::StateSpace::Const)
+                .map(|v| u64::from(v.size))
+                .sum();
+            bytes.min(c_int::MAX as u64) as c_int
+        }
+        a if a == A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES as c_int => info.local_bytes as c_int,
+        // Vulkan does not report register use: the compiler's estimate of the most
+        // 32-bit registers live at once, capped by CU_JIT_MAX_REGISTERS.
+        a if a == A::CU_FUNC_ATTRIBUTE_NUM_REGS as c_int => {
+            let regs = f.max_registers.map_or(info.registers, |cap| info.registers.min(cap.max(1)));
+            regs.min(255) as c_int
+        }
         a if a == A::CU_FUNC_ATTRIBUTE_PTX_VERSION as c_int
             || a == A::CU_FUNC_ATTRIBUTE_BINARY_VERSION as c_int =>
         {
@@ -536,7 +558,7 @@ pub unsafe extern "C" fn cuKernelSetCacheConfig(
 pub(crate) struct Link {
     ptx: Vec<(String, String)>,
     output: Vec<u8>,
-    log: ErrorLog,
+    options: JitOptions,
 }
 
 /// `CUjitInputType` values (CUDA driver API, `cuLinkAddData`).
@@ -553,8 +575,8 @@ pub unsafe extern "C" fn cuLinkCreate_v2(
     entry(|| {
         let d = driver()?;
         // SAFETY: the option arrays hold `n` entries (CUDA's contract).
-        let log = unsafe { ErrorLog::from_options(n, options, values) };
-        let h = d.links.insert(std::sync::Mutex::new(Link { log, ..Link::default() }));
+        let options = unsafe { JitOptions::from_options(n, options, values) };
+        let h = d.links.insert(std::sync::Mutex::new(Link { options, ..Link::default() }));
         // SAFETY: `state` is null or writable (CUDA's contract).
         unsafe { out(state, h) }
     })
@@ -631,15 +653,17 @@ pub unsafe extern "C" fn cuLinkComplete(
         let d = driver()?;
         let link = d.links.get(state).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
         let mut l = link.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let max_registers = l.options.max_registers;
         let linked = match l.ptx.as_slice() {
             [] => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
-            [(_, one)] => one.clone(),
+            [(_, one)] if max_registers.is_none() => one.clone(),
             inputs => {
                 let sources = ptxvk::SourceMap::new(inputs.iter().map(|(n, t)| (n.as_str(), t)));
-                ptxvk::compile::link_to_ptx(&sources).map_err(|e| {
+                // CU_JIT_MAX_REGISTERS becomes each kernel's `.maxnreg`.
+                ptxvk::compile::link_to_ptx(&sources, max_registers).map_err(|e| {
                     eprintln!("ptxvk libcuda: cuLinkComplete: {e}");
                     // SAFETY: the client's log buffer (CUDA's contract).
-                    unsafe { l.log.write(&e.to_string()) };
+                    unsafe { l.options.write(&e.to_string()) };
                     crate::code(e)
                 })?
             }

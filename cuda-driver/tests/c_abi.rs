@@ -257,3 +257,147 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         assert_eq!(pfn, *ptsz);
     }
 }
+
+/// A PTX file of `tests/ptx/link/`, NUL-terminated.
+fn link_input(name: &str) -> Vec<u8> {
+    let path = format!("{}/../tests/ptx/link/{name}", env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read(path).expect("the bundled PTX");
+    text.push(0);
+    text
+}
+
+type LinkCreate = unsafe extern "C" fn(c_uint, *const c_int, *const *mut c_void, *mut usize) -> R;
+type LinkAdd = unsafe extern "C" fn(
+    usize,
+    c_int,
+    *mut c_void,
+    usize,
+    *const c_char,
+    c_uint,
+    *const c_int,
+    *const *mut c_void,
+) -> R;
+type LinkComplete = unsafe extern "C" fn(usize, *mut *mut c_void, *mut usize) -> R;
+
+#[test]
+fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
+    let lib = library();
+    let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
+    // SAFETY (this test): valid pointers throughout; the option arrays have `n` entries.
+    unsafe {
+        if init(0) == 100 {
+            eprintln!("SKIPPED: no Vulkan device: cuInit returned CUDA_ERROR_NO_DEVICE");
+            return;
+        }
+        let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
+            proc(&lib, "cuDevicePrimaryCtxRetain");
+        let set_current: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuCtxSetCurrent");
+        let mut ctx = 0;
+        assert_eq!(retain(&mut ctx, 0), SUCCESS);
+        assert_eq!(set_current(ctx), SUCCESS);
+        let create: LinkCreate = proc(&lib, "cuLinkCreate");
+        let add: LinkAdd = proc(&lib, "cuLinkAddData");
+        let complete: LinkComplete = proc(&lib, "cuLinkComplete");
+        let destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuLinkDestroy");
+        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
+            proc(&lib, "cuModuleLoadData");
+        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
+            proc(&lib, "cuModuleGetFunction");
+        let attribute: unsafe extern "C" fn(*mut c_int, c_int, usize) -> R =
+            proc(&lib, "cuFuncGetAttribute");
+
+        // CU_JIT_MAX_REGISTERS = 0 (value in the pointer slot), CU_JIT_ERROR_LOG_BUFFER
+        // = 5 and its size = 6.
+        let mut log = vec![0u8; 4096];
+        let options = [0 as c_int, 5, 6];
+        let values: [*mut c_void; 3] = [
+            std::ptr::without_provenance_mut(3),
+            log.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(log.len()),
+        ];
+        let mut state = 0;
+        assert_eq!(create(3, options.as_ptr(), values.as_ptr(), &mut state), SUCCESS);
+        let (mut main, mut library) = (link_input("main.ptx"), link_input("lib.ptx"));
+        let ptx_kind = 1;
+        let none = (0, std::ptr::null(), std::ptr::null());
+        for (text, name) in [(&mut main, c"main.ptx"), (&mut library, c"lib.ptx")] {
+            let r = add(
+                state,
+                ptx_kind,
+                text.as_mut_ptr().cast(),
+                text.len(),
+                name.as_ptr(),
+                none.0,
+                none.1,
+                none.2,
+            );
+            assert_eq!(r, SUCCESS);
+        }
+        let (mut image, mut size) = (std::ptr::null_mut(), 0usize);
+        assert_eq!(complete(state, &mut image, &mut size), SUCCESS);
+        assert!(size > 0);
+        let mut module = 0;
+        assert_eq!(load(&mut module, image), SUCCESS);
+        assert_eq!(destroy(state), SUCCESS);
+        let mut f = 0;
+        assert_eq!(get_function(&mut f, module, c"k".as_ptr()), SUCCESS);
+        // CU_FUNC_ATTRIBUTE_NUM_REGS = 4: capped by CU_JIT_MAX_REGISTERS.
+        let mut regs = 0;
+        assert_eq!(attribute(&mut regs, 4, f), SUCCESS);
+        assert_eq!(regs, 3, "the kernel keeps more than 3 words live; capped at 3");
+
+        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
+        let dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> R = proc(&lib, "cuMemcpyDtoH");
+        let launch: unsafe extern "C" fn(
+            usize,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            usize,
+            *mut *mut c_void,
+            *mut *mut c_void,
+        ) -> R = proc(&lib, "cuLaunchKernel");
+        let n = 200u32;
+        let mut out = 0u64;
+        assert_eq!(alloc(&mut out, n as usize * 4), SUCCESS);
+        let mut params: [*mut c_void; 2] =
+            [(&mut out as *mut u64).cast(), (&n as *const u32).cast_mut().cast()];
+        let r = launch(f, 2, 1, 1, 128, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut());
+        assert_eq!(r, SUCCESS);
+        let mut got = vec![0u32; n as usize];
+        assert_eq!(dtoh(got.as_mut_ptr().cast(), out, n as usize * 4), SUCCESS);
+        // The CPU model of tests/ptx/link (see tests/link_e2e.rs): lib's scale (×5×3),
+        // lib's strong offset (+100), main's own helper (×2), plus lib's factor (3).
+        let want: Vec<u32> = (0..n).map(|i| i * 15 + (i + 100) + 2 * i + 3).collect();
+        assert_eq!(got, want);
+
+        // A symbol defined twice: the link fails and the log names both files.
+        let mut state = 0;
+        assert_eq!(create(3, options.as_ptr(), values.as_ptr(), &mut state), SUCCESS);
+        for name in [c"lib.ptx", c"again.ptx"] {
+            let mut text = link_input("lib.ptx");
+            let r = add(
+                state,
+                ptx_kind,
+                text.as_mut_ptr().cast(),
+                text.len(),
+                name.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
+            assert_eq!(r, SUCCESS);
+        }
+        assert!(INVALID_IMAGE_OR_PTX.contains(&complete(state, &mut image, &mut size)));
+        let text = CStr::from_bytes_until_nul(&log).expect("NUL").to_string_lossy();
+        assert!(text.contains("is defined more than once"), "{text}");
+        assert!(text.contains("again.ptx:") && text.contains("lib.ptx:"), "{text}");
+        assert_eq!(destroy(state), SUCCESS);
+        assert_eq!(destroy(state), INVALID_HANDLE);
+        assert_eq!(complete(state, &mut image, &mut size), INVALID_HANDLE);
+    }
+}

@@ -38,7 +38,7 @@ use crate::ast::{
     StateSpace, Statement, VarDecl,
 };
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::span::{Name, Span};
+use crate::span::{Ident, Name, Span};
 
 /// Links `modules` (in the order given) into one module.
 ///
@@ -90,6 +90,31 @@ pub fn link(modules: Vec<Module>) -> Result<Module, Diagnostics> {
         file_base += last_file;
     }
     Ok(out)
+}
+
+/// Gives every kernel of `module` a `.maxnreg` of at most `n` (§11.4.4), as a JIT's
+/// `CU_JIT_MAX_REGISTERS` option asks.
+pub fn cap_registers(module: &mut Module, n: u32) {
+    for item in &mut module.items {
+        let Item::Function(f) = item else { continue };
+        if !f.is_entry || f.body.is_none() {
+            continue;
+        }
+        let existing = f.attributes.iter_mut().find_map(|d| match &mut d.kind {
+            DirectiveKind::Tuning { name, values } if name.value == ".maxnreg" => Some(values),
+            _ => None,
+        });
+        match existing {
+            Some(values) => values.iter_mut().for_each(|v| v.value = v.value.min(n)),
+            None => f.attributes.push(crate::ast::Directive {
+                kind: DirectiveKind::Tuning {
+                    name: Ident::new(Name::from(".maxnreg"), f.name.span),
+                    values: vec![crate::span::Spanned::new(n, f.name.span)],
+                },
+                span: f.name.span,
+            }),
+        }
+    }
 }
 
 /// What a symbol occurrence is (§11.6).

@@ -79,9 +79,11 @@ pub fn layout(
             continue;
         }
         if v.linkage == Some(ast::Linkage::Extern) {
+            // The linker (`ptxvk_frontend::link`) replaces every `.extern` variable
+            // by its definition or rejects it; one left here was never linked.
             errors.push(
-                Diagnostic::error(v.span, "`.extern` variables are not supported")
-                    .with_note("ptxvk compiles one module at a time; there is no linker"),
+                Diagnostic::error(v.span, "`.extern` variable without a definition")
+                    .with_note("link the module that defines it (`ptxvk_frontend::link`)"),
             );
             continue;
         }

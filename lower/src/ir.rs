@@ -68,6 +68,8 @@ pub struct Kernel {
     pub reqntid: Option<[u32; 3]>,
     /// `.maxntid` if given: the largest block size.
     pub maxntid: Option<[u32; 3]>,
+    /// `.maxnreg` if given: the most registers per thread the kernel may use.
+    pub maxnreg: Option<u32>,
     /// The kernel reports traps, failed assertions or printf output through the
     /// system area after its parameter block ([`crate::system`]).
     pub system: bool,

@@ -23,6 +23,7 @@ pub mod ir;
 pub mod loop_exits;
 pub mod merges;
 pub mod predicate;
+pub mod pressure;
 pub mod random_cfg;
 pub mod reducible;
 pub mod sema;

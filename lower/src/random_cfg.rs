@@ -99,6 +99,7 @@ pub fn kernel(seed: u64, blocks: usize) -> Kernel {
         local_bytes: 0,
         reqntid: None,
         maxntid: None,
+        maxnreg: None,
         system: false,
         heap: false,
         warp_scratch: None,

@@ -276,6 +276,12 @@ fn lower_kernel<'m>(
         ));
     }
     let (reqntid, maxntid) = block_size_attributes(f, &mut errors);
+    let maxnreg = f.attributes.iter().find_map(|a| match &a.kind {
+        ast::DirectiveKind::Tuning { name, values } if name.value == ".maxnreg" => {
+            values.first().map(|v| v.value)
+        }
+        _ => None,
+    });
 
     let mut l = Lowerer {
         kernel: Kernel {
@@ -289,6 +295,7 @@ fn lower_kernel<'m>(
             local_bytes: 0,
             reqntid,
             maxntid,
+            maxnreg,
             system: false,
             heap: false,
             warp_scratch: None,

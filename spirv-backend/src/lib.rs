@@ -71,6 +71,10 @@ pub struct KernelInfo {
     pub system: bool,
     /// The kernel calls `malloc` and needs the module's device heap.
     pub heap: bool,
+    /// Bytes of the thread's local window (`.local` variables, call frames, stack).
+    pub local_bytes: u32,
+    /// Estimated registers per thread ([`ptxvk_lower::pressure`]).
+    pub registers: u32,
 }
 
 /// A compiled module (the default: no code, for a program without kernels).
@@ -121,6 +125,8 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             maxntid: k.maxntid,
             system: k.system,
             heap: k.heap,
+            local_bytes: k.local_bytes,
+            registers: ptxvk_lower::pressure::max_live_words(k),
         });
     }
     module::capabilities(&mut b, &t);

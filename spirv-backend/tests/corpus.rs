@@ -1,15 +1,18 @@
 //! Every PTX file of the corpus (real-compiler kernels and hand-written PTX) compiles to
 //! SPIR-V that passes `spirv-val --target-env vulkan1.3`, except files named
-//! `reject_*.ptx`, which hold shapes ptxvk must reject with diagnostics.
+//! `reject_*.ptx`, which hold shapes ptxvk must reject with diagnostics. The files of a
+//! folder named `link` are one program: they are linked together first.
 
 use std::path::{Path, PathBuf};
 
-fn corpus() -> Vec<PathBuf> {
+/// The programs of the corpus, each one file or (a `link` folder) several, sorted.
+fn corpus() -> Vec<Vec<PathBuf>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("tests");
-    let mut files = Vec::new();
+    let mut programs = Vec::new();
     let mut dirs = vec![root.join("kernels"), root.join("ptx")];
     while let Some(d) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let mut files = Vec::new();
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -18,24 +21,35 @@ fn corpus() -> Vec<PathBuf> {
                 files.push(p);
             }
         }
+        files.sort();
+        if d.file_name().is_some_and(|n| n == "link") {
+            programs.push(files);
+        } else {
+            programs.extend(files.into_iter().map(|f| vec![f]));
+        }
     }
-    files.sort();
-    files
+    programs.sort();
+    programs
 }
 
 #[test]
 fn every_corpus_file_compiles_to_valid_spirv() {
     let files = corpus();
-    assert!(files.len() >= 42, "corpus missing: found {} files", files.len());
+    assert!(files.len() >= 42, "corpus missing: found {} programs", files.len());
     let mut failures = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("read corpus file");
-        let src = ptxvk_frontend::SourceFile::new(f.display().to_string(), text);
-        let result = ptxvk_frontend::parse(&src.text)
+    for program in &files {
+        let sources = ptxvk_frontend::SourceMap::new(program.iter().map(|f| {
+            (f.display().to_string(), std::fs::read_to_string(f).expect("read corpus file"))
+        }));
+        let result = (0..sources.len())
+            .map(|i| ptxvk_frontend::parse_file(&sources, i))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(ptxvk_frontend::link)
             .and_then(|m| ptxvk_lower::lower(&m))
-            .map_err(|d| src.render(&d.0))
+            .map_err(|d| sources.render(&d.0))
             .and_then(|ks| ptxvk_spirv::compile(&ks).map_err(|e| e.to_string()))
             .and_then(|m| ptxvk_spirv::validate(&m.words).map_err(|e| e.to_string()));
+        let f = &program[0];
         let expect_reject =
             f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("reject_"));
         match (result, expect_reject) {
@@ -48,10 +62,10 @@ fn every_corpus_file_compiles_to_valid_spirv() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} files failed:\n{}",
+        "{} of {} programs failed:\n{}",
         failures.len(),
         files.len(),
         failures.join("\n")
     );
-    eprintln!("{} corpus files compiled and validated", files.len());
+    eprintln!("{} corpus programs compiled and validated", files.len());
 }

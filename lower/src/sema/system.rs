@@ -75,11 +75,14 @@ impl Lowerer<'_> {
                  guarantee (no forward progress between workgroups), so ptxvk offers no \
                  cooperative launch",
             )),
-            other => Err(unsupported(
+            other => Err(Diagnostic::error(
                 name.span,
-                &format!("a call of `{other}`, which no module being linked defines"),
-                "only functions defined in the program and CUDA's `vprintf`, \
-                 `__assertfail`, `malloc`, `free` and `cudaCGGetIntrinsicHandle` can be called",
+                format!("`{other}` is called but never defined"),
+            )
+            .with_note(
+                "only functions defined in the program (its modules, linked) and CUDA's \
+                 `vprintf`, `__assertfail`, `malloc`, `free` and `cudaCGGetIntrinsicHandle` \
+                 can be called",
             )),
         }
     }
