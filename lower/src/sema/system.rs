@@ -75,15 +75,14 @@ impl Lowerer<'_> {
                  guarantee (no forward progress between workgroups), so ptxvk offers no \
                  cooperative launch",
             )),
-            other => Err(Diagnostic::error(
-                name.span,
-                format!("`{other}` is called but never defined"),
-            )
-            .with_note(
-                "only functions defined in the program (its modules, linked) and CUDA's \
+            other => {
+                Err(Diagnostic::error(name.span, format!("`{other}` is called but never defined"))
+                    .with_note(
+                        "only functions defined in the program (its modules, linked) and CUDA's \
                  `vprintf`, `__assertfail`, `malloc`, `free` and `cudaCGGetIntrinsicHandle` \
                  can be called",
-            )),
+                    ))
+            }
         }
     }
 
