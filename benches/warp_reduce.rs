@@ -58,7 +58,7 @@ fn main() {
         block: [BLOCK, 1, 1],
         shared_bytes: 4096,
         param_address: param_buf.address(),
-        const_address: 0,
+        ..LaunchConfig::default()
     };
     let native_ms = time(|| vk.launch(&program, &cfg).expect("launch").kernel_ms);
     assert_eq!(out2.to_vec().expect("read"), expected, "the subgroup shader's sums");

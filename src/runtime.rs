@@ -786,6 +786,7 @@ impl Kernel<'_> {
             grid,
             block,
             shared_bytes: total_shared,
+            dynamic_shared_bytes: shared_bytes,
             param_address: 0,
             const_address: module.data.as_ref().map_or(0, |b| b.address()),
         };

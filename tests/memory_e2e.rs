@@ -582,3 +582,17 @@ fn half_precision_atomics_under_contention() {
     assert_eq!(got[6] >> 16, 0xabcd, "the other half of the cas word");
     assert_eq!(got[7], 1, "exactly one thread sees the initial 0");
 }
+
+#[test]
+fn shared_memory_size_registers_report_the_launch() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/smem_size.ptx"));
+    let kernel = module.kernel("smem_size").expect("kernel");
+    // The module declares 20 static bytes; each launch adds its own dynamic bytes, and
+    // two sizes must not share one pipeline's answer.
+    for dynamic in [100u32, 64, 4] {
+        let out = device.zeroed::<u32>(3).expect("buffer");
+        kernel.launch(1, 32, dynamic, &[ptxvk::Arg::from(&out)]).expect("launch");
+        assert_eq!(out.to_vec().expect("read"), [dynamic, 20 + dynamic, 20 + dynamic]);
+    }
+}

@@ -322,6 +322,11 @@ pub enum SpecialReg {
     /// The device address of the parameter block (followed by the system area), a
     /// 64-bit value. Every other special register is 32-bit.
     ParamBlock,
+    /// Bytes of dynamic shared memory the launch gave (`%dynamic_smem_size`).
+    DynamicSharedBytes,
+    /// The kernel's static shared bytes plus the launch's dynamic ones
+    /// (`%total_smem_size`, `%aggr_smem_size`: ptxvk reserves no shared memory).
+    TotalSharedBytes,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1066,6 +1066,27 @@ impl Lowerer<'_> {
                     }
                     Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
                 }
+                // PTX ISA 9.2 §10.31-10.33: shared memory sizes of the launch.
+                None if matches!(
+                    name.value.as_str(),
+                    "%dynamic_smem_size" | "%total_smem_size" | "%aggr_smem_size"
+                ) =>
+                {
+                    if ty.bits() != 32 || ty.is_float() {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a 32-bit register", name.value),
+                        ));
+                    }
+                    let reg = if name.value == "%dynamic_smem_size" {
+                        SpecialReg::DynamicSharedBytes
+                    } else {
+                        SpecialReg::TotalSharedBytes
+                    };
+                    let t = self.temp(OpTy::U(32).storage(), span);
+                    self.push(InstKind::Special { dst: t, reg }, span);
+                    Ok(Value::Reg(t))
+                }
                 None if is_special_name(&name.value) => {
                     match self.warp_register(&name.value, name.span) {
                         Some(v) if ty.bits() == 32 && !ty.is_float() => Ok(v),

@@ -658,6 +658,11 @@ impl<'a> FnEmitter<'a> {
                 Ok(self.b.i_add(u32_ty, None, wg, base)?)
             }
             SpecialReg::Nctaid(d) => self.push_u32(crate::module::PC_GRID + d.index() as u32),
+            SpecialReg::DynamicSharedBytes => Ok(self.g.dynamic_shared_bytes),
+            SpecialReg::TotalSharedBytes => {
+                let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
+                Ok(self.b.i_add(u32_ty, None, fixed, self.g.dynamic_shared_bytes)?)
+            }
             SpecialReg::ModuleData | SpecialReg::ParamBlock => {
                 Err(Error::Internal("a 64-bit address register read as 32 bits".into()))
             }

@@ -5,7 +5,7 @@
 //! * push constants (40 bytes): `u64 param_address` @0, `u64 const_address` @8,
 //!   `u32 ctaid_base[3]` @16, `u32 grid[3]` @28;
 //! * specialization constants: ids 0, 1, 2 = block size x, y, z (`LocalSizeId`), id 3 =
-//!   shared memory size in 32-bit words.
+//!   shared memory size in 32-bit words, id 4 = the launch's dynamic shared bytes.
 
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
@@ -26,6 +26,7 @@ pub const PUSH_CONSTANT_SIZE: u32 = 40;
 /// Specialization constant ids.
 pub const SPEC_BLOCK_X: u32 = 0;
 pub const SPEC_SHARED_WORDS: u32 = 3;
+pub const SPEC_DYNAMIC_SHARED_BYTES: u32 = 4;
 
 /// Ids of module-level objects every kernel function uses.
 #[derive(Debug)]
@@ -39,6 +40,8 @@ pub struct Globals {
     pub block_size: [Word; 3],
     /// The `Workgroup` array of u32 words, when some kernel uses shared memory.
     pub shared: Option<Word>,
+    /// The launch's dynamic shared bytes (specialization constant 4).
+    pub dynamic_shared_bytes: Word,
     /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
     pub subgroup_lane: Option<Word>,
 }
@@ -74,6 +77,13 @@ impl Globals {
             b.decorate(*id, Decoration::SpecId, [Operand::LiteralBit32(SPEC_BLOCK_X + i as u32)]);
         }
 
+        let dynamic_shared_bytes = b.spec_constant_bit32(u32t, 0);
+        b.decorate(
+            dynamic_shared_bytes,
+            Decoration::SpecId,
+            [Operand::LiteralBit32(SPEC_DYNAMIC_SHARED_BYTES)],
+        );
+
         let shared = shared_words.map(|words| {
             let len = b.spec_constant_bit32(u32t, words.max(1));
             b.decorate(len, Decoration::SpecId, [Operand::LiteralBit32(SPEC_SHARED_WORDS)]);
@@ -90,6 +100,7 @@ impl Globals {
             push_constants,
             block_size,
             shared,
+            dynamic_shared_bytes,
             subgroup_lane: None,
         }
     }

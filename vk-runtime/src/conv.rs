@@ -5,6 +5,7 @@
 use ash::vk;
 
 use crate::adapter::DeviceType;
+use crate::program::PipelineKey;
 
 /// Maps `VkPhysicalDeviceType` (all five core values; unknown values become `Other`).
 pub(crate) fn device_type(ty: vk::PhysicalDeviceType) -> DeviceType {
@@ -81,18 +82,22 @@ pub(crate) fn push_constants(
     bytes
 }
 
-/// The specialization map: constant ids 0, 1, 2 = block size x, y, z; 3 = shared words.
-pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 4] = [
+/// The specialization map: constant ids 0, 1, 2 = block size x, y, z; 3 = shared words;
+/// 4 = dynamic shared bytes.
+pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 5] = [
     vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 },
     vk::SpecializationMapEntry { constant_id: 1, offset: 4, size: 4 },
     vk::SpecializationMapEntry { constant_id: 2, offset: 8, size: 4 },
     vk::SpecializationMapEntry { constant_id: 3, offset: 12, size: 4 },
+    vk::SpecializationMapEntry { constant_id: 4, offset: 16, size: 4 },
 ];
 
 /// The specialization data matching [`SPEC_MAP`] (native endianness, as Vulkan reads it).
-pub(crate) fn spec_data(block: [u32; 3], shared_words: u32) -> [u8; 16] {
-    let mut bytes = [0u8; 16];
-    for (i, v) in [block[0], block[1], block[2], shared_words].into_iter().enumerate() {
+pub(crate) fn spec_data(key: &PipelineKey) -> [u8; 20] {
+    let mut bytes = [0u8; 20];
+    let values =
+        [key.block[0], key.block[1], key.block[2], key.shared_words, key.dynamic_shared_bytes];
+    for (i, v) in values.into_iter().enumerate() {
         bytes[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
     }
     bytes
@@ -202,8 +207,10 @@ mod tests {
 
     #[test]
     fn spec_data_matches_map() {
-        let data = spec_data([64, 2, 3], 9);
-        for (entry, want) in SPEC_MAP.iter().zip([64u32, 2, 3, 9]) {
+        let key = PipelineKey { block: [64, 2, 3], shared_words: 9, dynamic_shared_bytes: 17 };
+        let data = spec_data(&key);
+        assert_eq!(SPEC_MAP.len(), 5);
+        for (entry, want) in SPEC_MAP.iter().zip([64u32, 2, 3, 9, 17]) {
             let o = entry.offset as usize;
             assert_eq!(entry.size, 4);
             assert_eq!(u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]), want);

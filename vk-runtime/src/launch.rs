@@ -23,6 +23,8 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Total shared memory per block in bytes: static plus dynamic (`extern .shared`).
     pub shared_bytes: u32,
+    /// The dynamic part the launch asked for (`%dynamic_smem_size`).
+    pub dynamic_shared_bytes: u32,
     /// Device address of the kernel's parameter block (push constant offset 0).
     pub param_address: u64,
     /// Device address of the module's constant block (push constant offset 8).
@@ -36,6 +38,7 @@ impl Default for LaunchConfig {
             grid: [1; 3],
             block: [1; 3],
             shared_bytes: 0,
+            dynamic_shared_bytes: 0,
             param_address: 0,
             const_address: 0,
         }

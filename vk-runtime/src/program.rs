@@ -27,6 +27,8 @@ pub struct PipelineKey {
     pub block: [u32; 3],
     /// Shared memory in 32-bit words (specialization constant 3).
     pub shared_words: u32,
+    /// The launch's dynamic shared bytes (specialization constant 4).
+    pub dynamic_shared_bytes: u32,
 }
 
 /// A compiled kernel ready to launch: shader module, pipeline layout and its pipelines.
@@ -145,17 +147,15 @@ impl ProgramInner {
     pub(crate) fn pipeline(
         &self,
         shared: &DeviceShared,
-        block: [u32; 3],
-        shared_words: u32,
+        key: PipelineKey,
     ) -> Result<vk::Pipeline, Error> {
-        let key = PipelineKey { block, shared_words };
         // A poisoned map is still consistent: entries are inserted only after creation
         // succeeded.
         let mut pipelines = self.pipelines.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(&pipeline) = pipelines.get(&key) {
             return Ok(pipeline);
         }
-        let data = conv::spec_data(block, shared_words);
+        let data = conv::spec_data(&key);
         let spec = vk::SpecializationInfo::default().map_entries(&conv::SPEC_MAP).data(&data);
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)

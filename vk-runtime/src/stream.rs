@@ -52,6 +52,7 @@ use crate::event::Event;
 use crate::launch::{validate, LaunchConfig};
 use crate::memory::{Buffer, Memory, MemoryKind};
 use crate::pool::MemPool;
+use crate::program::PipelineKey;
 use crate::program::Program;
 
 /// Operations a batch collects before it is submitted even though the GPU is busy.
@@ -869,11 +870,12 @@ impl Stream {
         }
         let limits = &self.shared.info.limits;
         validate(cfg, limits)?;
-        let pipeline = program.inner.pipeline(
-            &self.shared,
-            cfg.block,
-            conv::shared_words(cfg.shared_bytes),
-        )?;
+        let key = PipelineKey {
+            block: cfg.block,
+            shared_words: conv::shared_words(cfg.shared_bytes),
+            dynamic_shared_bytes: cfg.dynamic_shared_bytes,
+        };
+        let pipeline = program.inner.pipeline(&self.shared, key)?;
         let chunks = conv::split_grid(cfg.grid, limits.max_workgroup_count);
         let layout = program.inner.layout;
         let (shared, gpu) = (&self.shared, &self.shared.gpu);
