@@ -10,7 +10,7 @@
 //! module-scope `.global` arrays), read from the module's initial data image.
 
 use ptxvk_lower::system::{
-    Failure, PrintfRecord, Report, STATUS_ASSERT, STATUS_BARRIER, STATUS_STACK,
+    Failure, PrintfRecord, Report, STATUS_ASSERT, STATUS_BARRIER, STATUS_GRID_SYNC, STATUS_STACK,
 };
 
 /// Strings of the module data: the image and the device address it was loaded at.
@@ -77,6 +77,11 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
             "kernel `{kernel}` ran out of stack in {thread}: `alloca` of {} bytes does not fit \
              the 1 KiB per-thread stack",
             f.line
+        )
+    } else if f.status == STATUS_GRID_SYNC {
+        format!(
+            "kernel `{kernel}` waited at a grid synchronization in {thread} and not every \
+             block of the grid arrived: the device was not running them all at once"
         )
     } else {
         format!("kernel `{kernel}` executed `trap` in {thread}")

@@ -774,6 +774,18 @@ impl Kernel<'_> {
                 )));
             }
         }
+        if info.grid_sync {
+            let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
+            let resident = self.module.device.info().resident_workgroups;
+            if blocks > u64::from(resident) {
+                return Err(Error::Launch(format!(
+                    "kernel `{}` synchronizes its grid (`cudaCGSynchronize`), so all {blocks} \
+                     blocks must run at once; this device guarantees {resident} \
+                     (DeviceInfo::resident_workgroups)",
+                    info.name
+                )));
+            }
+        }
         let total_shared = if shared_bytes > 0 {
             info.dynamic_shared_offset
                 .checked_add(shared_bytes)

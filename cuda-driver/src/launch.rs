@@ -136,7 +136,23 @@ launch_kernel! {
     cuLaunchKernel_ptsz, true;
 }
 
-/// `cuLaunchKernelEx`; launch attributes are accepted and ignored.
+/// `CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
+const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
+
+/// A cooperative launch: every block must be resident at once. ptxvk guarantees that
+/// for [`ptxvk::vk::DeviceInfo::resident_workgroups`] blocks (CUDA's
+/// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` beyond).
+fn check_cooperative(grid: [c_uint; 3]) -> Result<(), CUresult> {
+    let d = driver()?;
+    let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
+    if blocks > u64::from(d.device.info().resident_workgroups) {
+        return Err(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    }
+    Ok(())
+}
+
+/// `cuLaunchKernelEx`; the cooperative attribute is checked, others are accepted and
+/// ignored.
 unsafe fn launch_ex(
     config: *const CUlaunchConfig,
     f: usize,
@@ -151,6 +167,21 @@ unsafe fn launch_ex(
     let c = unsafe { &*config };
     let grid = [c.gridDimX, c.gridDimY, c.gridDimZ];
     let block = [c.blockDimX, c.blockDimY, c.blockDimZ];
+    if c.numAttrs > 0 && c.attrs.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    for i in 0..c.numAttrs as usize {
+        // SAFETY: `attrs` holds `numAttrs` entries (CUDA's contract).
+        let attr = unsafe { &*c.attrs.add(i) };
+        if attr.id as u32 != CU_LAUNCH_ATTRIBUTE_COOPERATIVE {
+            continue;
+        }
+        // SAFETY: the value of a COOPERATIVE attribute is its `cooperative` int.
+        let cooperative = unsafe { attr.value.cooperative };
+        if cooperative != 0 {
+            check_cooperative(grid)?;
+        }
+    }
     // SAFETY: forwarded.
     unsafe {
         launch(f, grid, block, c.sharedMemBytes, c.hStream as usize, per_thread, params, extra)
@@ -179,15 +210,39 @@ pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
     entry(|| unsafe { launch_ex(config, f, params, extra, true) })
 }
 
-/// Cooperative launches need every block resident at once, which Vulkan cannot promise
-/// (`CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH` is 0).
-#[no_mangle]
-pub unsafe extern "C" fn cuLaunchCooperativeKernel() -> CUresult {
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
+macro_rules! launch_cooperative {
+    ($($name:ident, $pt:expr;)*) => {$(
+        /// `cuLaunchKernel` of a grid whose blocks must all be resident at once
+        /// ([`check_cooperative`]).
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            f: usize,
+            gx: c_uint, gy: c_uint, gz: c_uint,
+            bx: c_uint, by: c_uint, bz: c_uint,
+            shared: c_uint,
+            stream: usize,
+            params: *mut *mut c_void,
+        ) -> CUresult {
+            entry(|| {
+                check_cooperative([gx, gy, gz])?;
+                // SAFETY: `params` as CUDA documents.
+                unsafe {
+                    launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, $pt, params, std::ptr::null_mut())
+                }
+            })
+        }
+    )*};
+}
+
+launch_cooperative! {
+    cuLaunchCooperativeKernel, false;
+    cuLaunchCooperativeKernel_ptsz, true;
 }
 
 /// Blocks of `block_size` threads that fit one "multiprocessor" (2,048 threads, 32
-/// blocks, the device's shared memory).
+/// blocks, the device's shared memory). A cooperative launch may use fewer
+/// ([`check_cooperative`]).
 fn occupancy(
     d: &Driver,
     f: &Function,

@@ -176,6 +176,7 @@ exports!(
     cuLaunchKernelEx,
     cuLaunchKernelEx_ptsz,
     cuLaunchCooperativeKernel,
+    cuLaunchCooperativeKernel_ptsz,
     cuOccupancyMaxActiveBlocksPerMultiprocessor,
     cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
     cuStreamCreate,

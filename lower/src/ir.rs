@@ -70,6 +70,9 @@ pub struct Kernel {
     pub maxntid: Option<[u32; 3]>,
     /// `.maxnreg` if given: the most registers per thread the kernel may use.
     pub maxnreg: Option<u32>,
+    /// The kernel synchronizes its whole grid (`cudaCGSynchronize`): every block must
+    /// be resident at once.
+    pub grid_sync: bool,
     /// The kernel reports traps, failed assertions or printf output through the
     /// system area after its parameter block ([`crate::system`]).
     pub system: bool,

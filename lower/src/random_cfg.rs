@@ -100,6 +100,7 @@ pub fn kernel(seed: u64, blocks: usize) -> Kernel {
         reqntid: None,
         maxntid: None,
         maxnreg: None,
+        grid_sync: false,
         system: false,
         heap: false,
         warp_scratch: None,

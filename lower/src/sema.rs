@@ -296,6 +296,7 @@ fn lower_kernel<'m>(
             reqntid,
             maxntid,
             maxnreg,
+            grid_sync: false,
             system: false,
             heap: false,
             warp_scratch: None,

@@ -15,6 +15,8 @@
 //! | 32..36 | the assertion's line (a partial barrier's thread count, an `alloca`'s size) |
 //! | 40..64 | the assertion's message, file and function (generic addresses, u64 each) |
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
+//! | 72..76 | grid barrier: blocks arrived at the current `cudaCGSynchronize` |
+//! | 76..80 | grid barrier: generation (incremented when the last block arrives) |
 //! | 80.. | printf records, [`PRINTF_CAPACITY`] bytes |
 //!
 //! The device heap (`malloc`/`free`) is a buffer of [`HEAP_BYTES`] per loaded module
@@ -40,6 +42,9 @@ pub const STATUS_BARRIER: u32 = 3;
 /// Status of a launch in which an `alloca` did not fit the thread's stack; the line
 /// field holds the requested size (truncated to 32 bits).
 pub const STATUS_STACK: u32 = 4;
+/// Status of a launch in which a block waited at a grid synchronization for longer
+/// than any resident grid needs: not every block of the grid was running.
+pub const STATUS_GRID_SYNC: u32 = 6;
 
 pub const STATUS: u32 = 0;
 pub const PRINTF_USED: u32 = 4;
@@ -49,6 +54,8 @@ pub const MESSAGE: u32 = 40;
 pub const FILE: u32 = 48;
 pub const FUNCTION: u32 = 56;
 pub const HEAP: u32 = 64;
+pub const GRID_ARRIVED: u32 = 72;
+pub const GRID_GENERATION: u32 = 76;
 pub const HEADER: u32 = 80;
 
 /// Bytes of a module's device heap (CUDA's default `cudaLimitMallocHeapSize`).

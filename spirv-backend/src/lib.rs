@@ -75,6 +75,8 @@ pub struct KernelInfo {
     pub local_bytes: u32,
     /// Estimated registers per thread ([`ptxvk_lower::pressure`]).
     pub registers: u32,
+    /// The kernel synchronizes its grid: every block must be resident at once.
+    pub grid_sync: bool,
 }
 
 /// A compiled module (the default: no code, for a program without kernels).
@@ -127,6 +129,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             heap: k.heap,
             local_bytes: k.local_bytes,
             registers: ptxvk_lower::pressure::max_live_words(k),
+            grid_sync: k.grid_sync,
         });
     }
     module::capabilities(&mut b, &t);

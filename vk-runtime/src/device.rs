@@ -868,6 +868,7 @@ mod tests {
                 max_push_constants_size: 128,
             },
             features: Features::default(),
+            resident_workgroups: 1,
         }
     }
 

@@ -15,7 +15,7 @@ use ptxvk_frontend::ast::Operand;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{unsupported, Lowerer, Resolved};
+use super::{Lowerer, Resolved};
 use crate::ir::{
     Address, AtomicOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
     Terminator, Value, LOCAL_WINDOW,
@@ -68,13 +68,17 @@ impl Lowerer<'_> {
                 self.push(InstKind::Store { space: Space::Local, ty: U64, srcs, addr }, span);
                 Ok(())
             }
-            "cudaCGSynchronize" => Err(unsupported(
-                name.span,
-                "grid synchronization (`cudaCGSynchronize`, `this_grid().sync()`)",
-                "it needs every block of the grid resident at once, which Vulkan does not \
-                 guarantee (no forward progress between workgroups), so ptxvk offers no \
-                 cooperative launch",
-            )),
+            "cudaCGSynchronize" if args.len() == 2 && rets.len() <= 1 => {
+                self.grid_sync(span);
+                // cudaError_t: success.
+                if let Some(r) = rets.first() {
+                    let ret = self.param_slot(r)?;
+                    let addr = Address { base: None, offset: i64::from(ret) };
+                    let srcs = vec![Value::Imm(0)];
+                    self.push(InstKind::Store { space: Space::Local, ty: U32, srcs, addr }, span);
+                }
+                Ok(())
+            }
             other => {
                 Err(Diagnostic::error(name.span, format!("`{other}` is called but never defined"))
                     .with_note(
@@ -128,6 +132,136 @@ impl Lowerer<'_> {
         let addr = Address { base: None, offset: i64::from(ret) };
         self.push(InstKind::Store { space: Space::Local, ty: U64, srcs: vec![result], addr }, span);
         Ok(())
+    }
+
+    /// `cudaCGSynchronize`: a barrier across the whole grid (CUDA Programming Guide,
+    /// "Grid Synchronization"). A block barrier, then thread 0 of each block arrives at
+    /// the launch's counter in the system area; the last to arrive resets it and bumps
+    /// the generation, the others spin until the generation changes; a block barrier
+    /// again. Correct only when every block is resident at once, which the runtime
+    /// checks before launching ([`crate::ir::Kernel::grid_sync`]). The wait is two nested
+    /// loops of 65,535 rounds (lavapipe ends any one loop after 65,535 iterations);
+    /// running out of both fails the launch instead of going on unsynchronized.
+    fn grid_sync(&mut self, span: Span) {
+        const ROUNDS: u64 = 65_535;
+        self.kernel.grid_sync = true;
+        let area = self.system_area(span);
+        let at = |offset: u32| Address { base: Some(area), offset: i64::from(offset) };
+        self.push(InstKind::Barrier, span);
+        self.push(InstKind::Fence { device_scope: true }, span);
+        let t = self.linear_tid(span);
+        let mut e = Emit { l: self, span };
+        let leader = e.cmp(CmpOp::Eq, U32, t, Value::Imm(0));
+        let lead = self.new_block(None, span);
+        let join = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: leader, negate: false, if_true: lead, if_false: join },
+            span,
+        );
+        self.cur = lead;
+        self.closed = false;
+        let mut blocks = Value::Imm(1);
+        for d in [Dim::X, Dim::Y, Dim::Z] {
+            let n = self.temp(U32.storage(), span);
+            self.push(InstKind::Special { dst: n, reg: SpecialReg::Nctaid(d) }, span);
+            blocks =
+                Emit { l: self, span }.bin(crate::ir::BinaryOp::Mul, U32, blocks, Value::Reg(n));
+        }
+        let atomic = |l: &mut Self, op, order, offset, src| {
+            let dst = l.temp(U32.storage(), span);
+            let kind = InstKind::Atomic {
+                op,
+                space: Space::Global,
+                ty: U32,
+                scope: Scope::Gpu,
+                order,
+                dst: Some(dst),
+                addr: at(offset),
+                src,
+                cmp: Value::Imm(0),
+            };
+            l.push(kind, span);
+            Value::Reg(dst)
+        };
+        let generation =
+            atomic(self, AtomicOp::Load, Order::Acquire, sys::GRID_GENERATION, Value::Imm(0));
+        let arrived = atomic(self, AtomicOp::Add, Order::AcqRel, sys::GRID_ARRIVED, Value::Imm(1));
+        let mut e = Emit { l: self, span };
+        let all_but_one = e.bin(crate::ir::BinaryOp::Sub, U32, blocks, Value::Imm(1));
+        let last = e.cmp(CmpOp::Eq, U32, arrived, all_but_one);
+        let release = self.new_block(None, span);
+        let wait = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: last, negate: false, if_true: release, if_false: wait },
+            span,
+        );
+        // The last block: reset the count for the next synchronization, then release.
+        self.cur = release;
+        self.closed = false;
+        atomic(self, AtomicOp::Exch, Order::Relaxed, sys::GRID_ARRIVED, Value::Imm(0));
+        atomic(self, AtomicOp::Add, Order::Release, sys::GRID_GENERATION, Value::Imm(1));
+        self.terminate(Terminator::Jump(join), span);
+        // The others: spin (outer × inner rounds) until the generation moves on.
+        let (outer, inner) = (self.temp(U32.storage(), span), self.temp(U32.storage(), span));
+        self.cur = wait;
+        self.closed = false;
+        Emit { l: self, span }.mov(U32, outer, Value::Imm(0));
+        let outer_head = self.new_block(None, span);
+        self.terminate(Terminator::Jump(outer_head), span);
+        self.cur = outer_head;
+        self.closed = false;
+        Emit { l: self, span }.mov(U32, inner, Value::Imm(0));
+        let inner_head = self.new_block(None, span);
+        self.terminate(Terminator::Jump(inner_head), span);
+        self.cur = inner_head;
+        self.closed = false;
+        let now = atomic(self, AtomicOp::Load, Order::Acquire, sys::GRID_GENERATION, Value::Imm(0));
+        let moved = Emit { l: self, span }.cmp(CmpOp::Ne, U32, now, generation);
+        let inner_latch = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch { cond: moved, negate: false, if_true: join, if_false: inner_latch },
+            span,
+        );
+        self.cur = inner_latch;
+        self.closed = false;
+        let mut e = Emit { l: self, span };
+        let i = e.add(U32, Value::Reg(inner), Value::Imm(1));
+        e.mov(U32, inner, i);
+        let more = e.cmp(CmpOp::Lt, U32, Value::Reg(inner), Value::Imm(ROUNDS));
+        let outer_latch = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch {
+                cond: more,
+                negate: false,
+                if_true: inner_head,
+                if_false: outer_latch,
+            },
+            span,
+        );
+        self.cur = outer_latch;
+        self.closed = false;
+        let mut e = Emit { l: self, span };
+        let o = e.add(U32, Value::Reg(outer), Value::Imm(1));
+        e.mov(U32, outer, o);
+        let more = e.cmp(CmpOp::Lt, U32, Value::Reg(outer), Value::Imm(ROUNDS));
+        let timed_out = self.new_block(None, span);
+        self.terminate(
+            Terminator::Branch {
+                cond: more,
+                negate: false,
+                if_true: outer_head,
+                if_false: timed_out,
+            },
+            span,
+        );
+        self.cur = timed_out;
+        self.closed = false;
+        self.record_failure(sys::STATUS_GRID_SYNC, &[], span);
+        self.terminate(Terminator::Jump(join), span);
+        self.cur = join;
+        self.closed = false;
+        self.push(InstKind::Fence { device_scope: true }, span);
+        self.push(InstKind::Barrier, span);
     }
 
     /// `trap`: the launch fails; this thread ends.
@@ -216,6 +350,13 @@ impl Lowerer<'_> {
     /// Records failure `status` (with the assertion's message, file, line and
     /// function in `details`) unless another thread did first, and ends the thread.
     pub(super) fn fail(&mut self, status: u32, details: &[Value], span: Span) {
+        self.record_failure(status, details, span);
+        self.terminate(Terminator::Return, span);
+    }
+
+    /// Records `status` and `details` as the launch's failure if it is the first; the
+    /// thread goes on.
+    fn record_failure(&mut self, status: u32, details: &[Value], span: Span) {
         let area = self.system_area(span);
         let old = self.temp(U32.storage(), span);
         self.push(
@@ -249,7 +390,6 @@ impl Lowerer<'_> {
         self.terminate(Terminator::Jump(end), span);
         self.cur = end;
         self.closed = false;
-        self.terminate(Terminator::Return, span);
     }
 
     /// `vprintf(format, arguments)`: appends a printf record (see the module doc).

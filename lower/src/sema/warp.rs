@@ -110,7 +110,7 @@ impl Lowerer<'_> {
     }
 
     /// `%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`: warps are formed from it.
-    fn linear_tid(&mut self, span: Span) -> Value {
+    pub(super) fn linear_tid(&mut self, span: Span) -> Value {
         let reg = |l: &mut Self, r: SpecialReg| {
             let t = l.temp(U32.storage(), span);
             l.push(InstKind::Special { dst: t, reg: r }, span);
