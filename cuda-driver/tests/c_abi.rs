@@ -401,3 +401,75 @@ fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
         assert_eq!(complete(state, &mut image, &mut size), INVALID_HANDLE);
     }
 }
+
+#[test]
+fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
+    let lib = library();
+    let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
+    // SAFETY (this test): valid pointers and handles throughout.
+    unsafe {
+        if init(0) == 100 {
+            eprintln!("SKIPPED: no Vulkan device: cuInit returned CUDA_ERROR_NO_DEVICE");
+            return;
+        }
+        let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
+            proc(&lib, "cuDevicePrimaryCtxRetain");
+        let set_current: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuCtxSetCurrent");
+        let mut ctx = 0;
+        assert_eq!(retain(&mut ctx, 0), SUCCESS);
+        assert_eq!(set_current(ctx), SUCCESS);
+        let attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
+            proc(&lib, "cuDeviceGetAttribute");
+        // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95.
+        let mut cooperative = 0;
+        assert_eq!(attribute(&mut cooperative, 95, 0), SUCCESS);
+        assert_eq!(cooperative, 1);
+        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
+            proc(&lib, "cuModuleLoadData");
+        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
+            proc(&lib, "cuModuleGetFunction");
+        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
+        let dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> R = proc(&lib, "cuMemcpyDtoH");
+        let launch: unsafe extern "C" fn(
+            usize,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            usize,
+            *mut *mut c_void,
+        ) -> R = proc(&lib, "cuLaunchCooperativeKernel");
+        let text = ptx();
+        let (mut module, mut f) = (0, 0);
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
+        let n = 64usize;
+        let (mut da, mut db, mut dc) = (0u64, 0u64, 0u64);
+        for d in [&mut da, &mut db, &mut dc] {
+            assert_eq!(alloc(d, n * 4), SUCCESS);
+        }
+        let htod: unsafe extern "C" fn(u64, *const c_void, usize) -> R = proc(&lib, "cuMemcpyHtoD");
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
+        assert_eq!(htod(da, a.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(db, b.as_ptr().cast(), n * 4), SUCCESS);
+        let count = n as c_int;
+        let mut params: [*mut c_void; 4] = [
+            (&mut da as *mut u64).cast(),
+            (&mut db as *mut u64).cast(),
+            (&mut dc as *mut u64).cast(),
+            (&count as *const c_int).cast_mut().cast(),
+        ];
+        // One block is always resident; two are not promised by any Vulkan device
+        // (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720).
+        assert_eq!(launch(f, 1, 1, 1, 64, 1, 1, 0, 0, params.as_mut_ptr()), SUCCESS);
+        assert_eq!(launch(f, 2, 1, 1, 32, 1, 1, 0, 0, params.as_mut_ptr()), 720);
+        let mut c = vec![0f32; n];
+        assert_eq!(dtoh(c.as_mut_ptr().cast(), dc, n * 4), SUCCESS);
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        assert_eq!(c, want);
+    }
+}
