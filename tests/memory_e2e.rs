@@ -596,3 +596,28 @@ fn shared_memory_size_registers_report_the_launch() {
         assert_eq!(out.to_vec().expect("read"), [dynamic, 20 + dynamic, 20 + dynamic]);
     }
 }
+
+#[test]
+fn generic_atomics_dispatch_on_the_address_window() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/memory/generic_atomics.ptx"));
+    let kernel = module.kernel("generic_atomics").expect("kernel");
+    for threads in [1u32, 2, 37, 64] {
+        // Words 0..3: the global counters (even threads); 3..6: the shared ones (odd).
+        let out = device.zeroed::<u32>(6).expect("buffer");
+        kernel.launch(1, threads, 0, &[ptxvk::Arg::from(&out)]).expect("launch");
+        let got = out.to_vec().expect("read");
+        let (even, odd): (Vec<u32>, Vec<u32>) = (0..threads).partition(|t| t % 2 == 0);
+        // Whole numbers below 2^24: exact in any order of addition.
+        let sum = |v: &[u32]| v.iter().fold(0.0f32, |s, &t| s + t as f32);
+        let want = [
+            even.len() as u32,
+            even.iter().copied().max().unwrap_or(0),
+            sum(&even).to_bits(),
+            odd.len() as u32,
+            odd.iter().copied().max().unwrap_or(0),
+            sum(&odd).to_bits(),
+        ];
+        assert_eq!(got, want, "{threads} threads");
+    }
+}

@@ -23,6 +23,7 @@ mod barrier;
 mod calls;
 mod expand;
 mod formats;
+mod recursion;
 mod spaces;
 mod stack;
 mod system;
@@ -151,6 +152,10 @@ enum Symbol {
     DynamicShared,
     /// A `.local` variable: its offset in the thread's local window.
     Local(u32),
+    /// A `.local` or `.param` variable of a recursive function's activation, or a
+    /// parameter bound to one (`sema::recursion`): a register holding a local-window
+    /// offset, plus a constant offset.
+    Framed(RegId, u32),
     /// A module-scope `.global`/`.const` variable: its offset in the module data.
     Global(u32),
 }
@@ -162,6 +167,7 @@ enum Resolved {
     Param(u32),
     Shared(u32),
     Local(u32),
+    Framed(RegId, u32),
     Global(u32),
 }
 
@@ -209,6 +215,8 @@ struct Lowerer<'m> {
     exchanged: Option<Value>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
+    /// The kernel's call cycles (`sema::recursion`).
+    recursion: recursion::Recursion,
 }
 
 /// What every kernel of a module shares.
@@ -324,6 +332,7 @@ fn lower_kernel<'m>(
         warp_mode,
         exchanged: None,
         function_spaces: BTreeMap::new(),
+        recursion: recursion::Recursion::default(),
     };
     for g in &data.vars {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
@@ -378,10 +387,12 @@ fn lower_kernel<'m>(
         l.kernel.warp_scratch = Some(offset);
         l.kernel.block_vote = Some(offset + 4 * warp::SCRATCH_WORDS);
     }
-    // The stack is the start of the local window (`sema::stack`).
-    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack));
+    // The stack is the start of the local window (`sema::stack`); recursion keeps its
+    // frames there too (`sema::recursion`).
+    l.recursion = recursion::Recursion::find(&callees);
+    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack)) || l.recursion.any();
     if uses_stack {
-        l.kernel.local_bytes = stack::STACK_BYTES;
+        l.kernel.local_bytes = l.recursion.stack_bytes();
     }
     l.generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
     if l.generic_windows {
@@ -760,10 +771,14 @@ impl Lowerer<'_> {
                 self.errors.push(Diagnostic::error(n.name.span, "local variable too large"));
                 continue;
             };
-            let offset = self.kernel.local_bytes.next_multiple_of(align);
-            self.kernel.local_bytes = offset.saturating_add(size);
+            // A recursive function's variables are in its activation's frame.
+            let sym = self.frame_slot(size, align).unwrap_or_else(|| {
+                let offset = self.kernel.local_bytes.next_multiple_of(align);
+                self.kernel.local_bytes = offset.saturating_add(size);
+                Symbol::Local(offset)
+            });
             if let Some(scope) = self.scopes.last_mut() {
-                scope.insert(n.name.value.clone(), Symbol::Local(offset));
+                scope.insert(n.name.value.clone(), sym);
             }
         }
     }
@@ -864,6 +879,7 @@ impl Lowerer<'_> {
             Symbol::Shared(off) => Resolved::Shared(off),
             Symbol::DynamicShared => Resolved::Shared(self.kernel.shared.dynamic_offset()),
             Symbol::Local(off) => Resolved::Local(off),
+            Symbol::Framed(base, off) => Resolved::Framed(base, off),
             Symbol::Global(off) => Resolved::Global(off),
         })
     }
@@ -1037,6 +1053,15 @@ impl Lowerer<'_> {
                         ));
                     }
                     Ok(Value::Imm(off as u64))
+                }
+                Some(Resolved::Framed(base, off)) => {
+                    if ty.is_float() || ty.bits() < 32 {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a local variable is a 32- or 64-bit integer",
+                        ));
+                    }
+                    Ok(self.framed_address(base, off, ty, span))
                 }
                 Some(Resolved::Global(off)) => {
                     if ty.bits() != 64 || ty.is_float() {
@@ -1219,6 +1244,16 @@ impl Lowerer<'_> {
                     }
                     ir_space = Space::Local;
                     (None, off as i64 + a.offset)
+                }
+                Some(Resolved::Framed(base, off)) => {
+                    if !matches!(space, StateSpace::Local | StateSpace::Param) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a `.local` or call `.param` variable", name.value),
+                        ));
+                    }
+                    ir_space = Space::Local;
+                    (Some(base), off as i64 + a.offset)
                 }
                 Some(Resolved::Shared(off)) => {
                     if space != StateSpace::Shared {
@@ -2140,8 +2175,21 @@ impl Lowerer<'_> {
             }
             spaces::Provenance::Unknown => {}
         }
-        // A generic access: global unless the address's upper half names the shared or
-        // local window, whose offset is the lower half.
+        self.dispatch_generic(address, span, |l, space, addr| {
+            access(l, space, addr);
+            Ok(())
+        })
+    }
+
+    /// A generic access whose space is known only at run time: `access` for the shared
+    /// window, the local window, or global memory, chosen by the address's upper half
+    /// (the windows' offsets are the lower half).
+    fn dispatch_generic(
+        &mut self,
+        address: Address,
+        span: Span,
+        mut access: impl FnMut(&mut Self, Space, Address) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
         let u64t = OpTy::U(64);
         let full = self.temp(RegTy::Int(64), span);
         let base = address.base.map_or(Value::Imm(0), Value::Reg);
@@ -2211,13 +2259,17 @@ impl Lowerer<'_> {
             );
             self.cur = then;
             self.closed = false;
-            access(self, space, addr);
-            self.terminate(Terminator::Jump(join), span);
+            access(self, space, addr)?;
+            if !self.closed {
+                self.terminate(Terminator::Jump(join), span);
+            }
             self.cur = next;
             self.closed = false;
         }
-        access(self, Space::Global, Address { base: Some(full), offset: 0 });
-        self.terminate(Terminator::Jump(join), span);
+        access(self, Space::Global, Address { base: Some(full), offset: 0 })?;
+        if !self.closed {
+            self.terminate(Terminator::Jump(join), span);
+        }
         self.cur = join;
         self.closed = false;
         Ok(())

@@ -156,19 +156,15 @@ impl Lowerer<'_> {
             ));
         }
         // A generic atomic in a kernel with generic shared/local addresses: direct when
-        // the inference proves the space (`sema::spaces`), else rejected.
+        // the inference proves the space (`sema::spaces`), else a run-time test of the
+        // address's window (`Lowerer::dispatch_generic`).
         let mut generic_shared = false;
+        let mut dispatch = false;
         if m.space.is_none() && self.generic_windows {
             match i.operands.get(usize::from(!red)).map(|a| self.generic_provenance(a)) {
                 Some(super::spaces::Provenance::Shared) => generic_shared = true,
                 Some(super::spaces::Provenance::Global | super::spaces::Provenance::Plain) => {}
-                _ => {
-                    return Err(super::unsupported(
-                        span,
-                        "a generic atomic whose address may be shared, local or global",
-                        "atomics do not dispatch on the address window yet",
-                    ))
-                }
+                _ => dispatch = true,
             }
         }
         let space = match m.space.as_ref().map(|s| s.value) {
@@ -216,7 +212,7 @@ impl Lowerer<'_> {
         } else {
             (ir_space, addr)
         };
-        if ir_space == Space::Shared && ty.bits() == 64 {
+        if ir_space == Space::Shared && ty.bits() == 64 && !dispatch {
             return Err(super::unsupported(
                 span,
                 "64-bit atomics on shared memory",
@@ -233,6 +229,26 @@ impl Lowerer<'_> {
         let src = self.src(&rest[0], ty, false, span)?;
         let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
         let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
+        let emit = Emission { kind, ty, bits_ty, scope, order, dst, src, cmp, m, span };
+        if !dispatch {
+            return self.emit_atomic(&Placed { e: &emit, space: ir_space, addr });
+        }
+        // PTX ISA 9.2 §9.7.13.4: a generic `atom` must address global or shared memory;
+        // local memory is undefined, and so is a 64-bit shared atomic here (ptxvk's
+        // shared words are 32-bit): both end the launch as `trap` does.
+        self.dispatch_generic(addr, span, |l, space, at| {
+            if space == Space::Local || (space == Space::Shared && ty.bits() == 64) {
+                l.trap(span);
+                return Ok(());
+            }
+            l.emit_atomic(&Placed { e: &emit, space, addr: at })
+        })
+    }
+
+    /// The instructions of one atomic in one space.
+    fn emit_atomic(&mut self, a: &Placed<'_>) -> Result<(), Diagnostic> {
+        let Placed { e, space: ir_space, addr } = *a;
+        let Emission { kind, ty, bits_ty, scope, order, dst, src, cmp, m, span } = *e;
         let op = match kind {
             Kind::Native(op) => {
                 // `cas(r, s, t)`: b is the comparand and c the new value.
@@ -297,6 +313,29 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
+}
+
+/// An atomic's operation and operands, before its space is known.
+#[derive(Clone, Copy)]
+struct Emission<'m> {
+    kind: Kind,
+    ty: OpTy,
+    bits_ty: OpTy,
+    scope: Scope,
+    order: Order,
+    dst: Option<crate::ir::RegId>,
+    src: Value,
+    cmp: Value,
+    m: &'m Mods,
+    span: Span,
+}
+
+/// An [`Emission`] at an address of one space.
+#[derive(Clone, Copy)]
+struct Placed<'a> {
+    e: &'a Emission<'a>,
+    space: Space,
+    addr: Address,
 }
 
 /// Where a compare-and-swap loop works: an element of `ty` at `addr`.
