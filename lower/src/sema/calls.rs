@@ -30,7 +30,7 @@ const MAX_DEPTH: usize = 64;
 /// The call being inlined.
 pub(super) struct Frame {
     /// Where the callee's `ret` goes.
-    ret_target: BlockId,
+    pub(super) ret_target: BlockId,
 }
 
 /// The names module-scope variable initializers use (function addresses in tables).
@@ -99,7 +99,7 @@ pub(super) fn function_address(functions: &BTreeMap<Name, &ast::Function>, name:
 }
 
 /// Whether two parameter lists have the same state spaces, types and sizes.
-fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
+pub(super) fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     let shape =
         |p: &ast::Param| (p.space, p.ty.value, p.vector, p.names.first().map(|n| n.dims.clone()));
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
@@ -247,23 +247,6 @@ impl Lowerer<'_> {
         let Some(body) = f.body.as_deref() else {
             return self.system_call(name, args, rets, span);
         };
-        if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value) {
-            let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
-            cycle.push(name.value.as_str());
-            return Err(Diagnostic::error(
-                name.span,
-                format!("recursive call: {}", cycle.join(" → ")),
-            )
-            .with_note(
-                "SPIR-V has no recursion; ptxvk inlines every call and rejects call cycles",
-            ));
-        }
-        if self.call_stack.len() >= MAX_DEPTH {
-            return Err(Diagnostic::error(
-                span,
-                format!("calls nested more than {MAX_DEPTH} deep"),
-            ));
-        }
         if args.len() != f.params.len() || rets.len() != f.returns.len() {
             return Err(Diagnostic::error(
                 span,
@@ -275,6 +258,27 @@ impl Lowerer<'_> {
                     args.len(),
                     rets.len()
                 ),
+            ));
+        }
+        if let Some(done) = self.recursive_call(f, args, rets, span) {
+            return done;
+        }
+        // Every call cycle is lowered by `sema::recursion`, so this is a guard.
+        if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value) {
+            let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
+            cycle.push(name.value.as_str());
+            return Err(Diagnostic::error(
+                name.span,
+                format!(
+                    "internal: recursive call not found as a call cycle: {}",
+                    cycle.join(" → ")
+                ),
+            ));
+        }
+        if self.call_stack.len() >= MAX_DEPTH {
+            return Err(Diagnostic::error(
+                span,
+                format!("calls nested more than {MAX_DEPTH} deep"),
             ));
         }
         let mut scope = BTreeMap::new();
@@ -315,7 +319,8 @@ impl Lowerer<'_> {
             StateSpace::Param => {
                 let slot = match actual {
                     Operand::Name { name, component: None } => match self.lookup(&name.value) {
-                        Some(Resolved::Local(off)) => Some(off),
+                        Some(Resolved::Local(off)) => Some(Symbol::Local(off)),
+                        Some(Resolved::Framed(base, off)) => Some(Symbol::Framed(base, off)),
                         _ => None,
                     },
                     _ => None,
@@ -326,7 +331,7 @@ impl Lowerer<'_> {
                         "a `.param` parameter takes a `.param` variable of the caller",
                     ));
                 };
-                scope.insert(param.name.value.clone(), Symbol::Local(slot));
+                scope.insert(param.name.value.clone(), slot);
                 Ok(None)
             }
             StateSpace::Reg => {
@@ -366,6 +371,8 @@ impl Lowerer<'_> {
         let labels = std::mem::take(&mut self.labels);
         let tables = std::mem::take(&mut self.branch_tables);
         let sets = std::mem::take(&mut self.call_sets);
+        // The inlined function's variables are not in a recursive caller's frame.
+        let member = self.recursion.suspend_member();
         let frame = self.frame.replace(Frame { ret_target: after });
         let scopes = std::mem::replace(&mut self.scopes, vec![self.module_scope.clone(), scope]);
         let spaces = self.function_spaces.get(&name).cloned().unwrap_or_default();
@@ -380,6 +387,7 @@ impl Lowerer<'_> {
         self.scopes = scopes;
         self.spaces = spaces;
         self.call_stack.pop();
+        self.recursion.resume_member(member);
         self.frame = frame;
         self.branch_tables = tables;
         self.call_sets = sets;

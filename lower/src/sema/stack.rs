@@ -1,6 +1,7 @@
 //! The thread's stack (PTX ISA 9.2 §9.7.17: `alloca`, `stacksave`, `stackrestore`):
-//! the first [`STACK_BYTES`] of the local window, growing down from its top. The stack
-//! pointer is a register set at kernel entry; an inlined call restores it when the
+//! the first [`STACK_BYTES`] of the local window (`sema::recursion`'s larger stack in a
+//! kernel with recursion, whose frames live there too), growing down from its top. The
+//! stack pointer is a register set at kernel entry; an inlined call restores it when the
 //! function returns, which frees what the function allocated (§9.7.17.1). An `alloca`
 //! that does not fit ends the launch with an error (`crate::system::STATUS_STACK`)
 //! instead of corrupting other local memory.
@@ -13,7 +14,8 @@ use super::{reject_other, Lowerer, Mods};
 use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Value};
 use crate::system as sys;
 
-/// Bytes of stack per thread (CUDA's default stack size).
+/// Bytes of stack per thread (CUDA's default stack size), in a kernel without recursion
+/// (`sema::recursion::RECURSION_STACK_BYTES` with).
 pub(super) const STACK_BYTES: u32 = 1024;
 
 /// `alloca` aligns to at least this (the ISA's "minimum guaranteed alignment").
@@ -30,7 +32,8 @@ impl Lowerer<'_> {
     /// Creates the stack pointer at the top of the stack (at kernel entry).
     pub(super) fn init_stack(&mut self, span: Span) {
         let sp = self.temp(U32.storage(), span);
-        Emit { l: self, span }.mov(U32, sp, Value::Imm(u64::from(STACK_BYTES)));
+        let top = u64::from(self.recursion.stack_bytes());
+        Emit { l: self, span }.mov(U32, sp, Value::Imm(top));
         self.stack_pointer = Some(sp);
     }
 
@@ -104,7 +107,8 @@ impl Lowerer<'_> {
         let room = e.cmp(CmpOp::Le, u64t, size, top);
         let lower = e.bin(BinaryOp::Sub, u64t, top, size);
         let aligned = e.and(u64t, lower, Value::Imm(!(align - 1)));
-        self.fail_if(room, true, sys::STATUS_STACK, &[Value::Imm(0), Value::Imm(0), size], span);
+        let stack = Value::Imm(u64::from(self.recursion.stack_bytes()));
+        self.fail_if(room, true, sys::STATUS_STACK, &[Value::Imm(0), stack, size], span);
         let mut e = Emit { l: self, span };
         let new_sp = e.cvt(U32, u64t, aligned);
         e.mov(U32, sp, new_sp);

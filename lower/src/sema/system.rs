@@ -62,8 +62,7 @@ impl Lowerer<'_> {
             // "Grid Synchronization"). The handle only names the grid; any nonzero
             // value does.
             "cudaCGGetIntrinsicHandle" if args.len() == 1 && rets.len() == 1 => {
-                let ret = self.param_slot(&rets[0])?;
-                let addr = Address { base: None, offset: i64::from(ret) };
+                let addr = self.param_slot(&rets[0])?;
                 let srcs = vec![Value::Imm(GRID_HANDLE)];
                 self.push(InstKind::Store { space: Space::Local, ty: U64, srcs, addr }, span);
                 Ok(())
@@ -72,8 +71,7 @@ impl Lowerer<'_> {
                 self.grid_sync(span);
                 // cudaError_t: success.
                 if let Some(r) = rets.first() {
-                    let ret = self.param_slot(r)?;
-                    let addr = Address { base: None, offset: i64::from(ret) };
+                    let addr = self.param_slot(r)?;
                     let srcs = vec![Value::Imm(0)];
                     self.push(InstKind::Store { space: Space::Local, ty: U32, srcs, addr }, span);
                 }
@@ -129,8 +127,10 @@ impl Lowerer<'_> {
         let start = e.add(U64, Value::Reg(heap), Value::Imm(sys::HEAP_START));
         let ptr = e.add(U64, start, Value::Reg(used));
         let result = e.sel(U64, fits, ptr, Value::Imm(0));
-        let addr = Address { base: None, offset: i64::from(ret) };
-        self.push(InstKind::Store { space: Space::Local, ty: U64, srcs: vec![result], addr }, span);
+        self.push(
+            InstKind::Store { space: Space::Local, ty: U64, srcs: vec![result], addr: ret },
+            span,
+        );
         Ok(())
     }
 
@@ -269,11 +269,15 @@ impl Lowerer<'_> {
         self.fail(sys::STATUS_TRAP, &[], span);
     }
 
-    /// The local-frame offset of the caller's `.param` variable `op`.
-    fn param_slot(&self, op: &Operand) -> Result<u32, Diagnostic> {
+    /// The local-window address of the caller's `.param` variable `op` (in a recursive
+    /// function's frame, `sema::recursion`, relative to its frame pointer).
+    fn param_slot(&self, op: &Operand) -> Result<Address, Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
-                Some(Resolved::Local(off)) => Ok(off),
+                Some(Resolved::Local(off)) => Ok(Address { base: None, offset: i64::from(off) }),
+                Some(Resolved::Framed(base, off)) => {
+                    Ok(Address { base: Some(base), offset: i64::from(off) })
+                }
                 _ => {
                     Err(Diagnostic::error(name.span, "expected a `.param` variable of the caller"))
                 }
@@ -286,9 +290,8 @@ impl Lowerer<'_> {
 
     /// The value of the caller's `.param` variable `op` (an argument of a system call).
     fn param_value(&mut self, op: &Operand, ty: OpTy) -> Result<Value, Diagnostic> {
-        let slot = self.param_slot(op)?;
+        let addr = self.param_slot(op)?;
         let r = self.temp(ty.storage(), op.span());
-        let addr = Address { base: None, offset: i64::from(slot) };
         self.push(InstKind::Load { space: Space::Local, ty, dsts: vec![Some(r)], addr }, op.span());
         Ok(Value::Reg(r))
     }
@@ -496,8 +499,7 @@ impl Lowerer<'_> {
         self.cur = done;
         self.closed = false;
         if let Some(ret) = rets.first() {
-            let slot = self.param_slot(ret)?;
-            let addr = Address { base: None, offset: i64::from(slot) };
+            let addr = self.param_slot(ret)?;
             self.push(
                 InstKind::Store { space: Space::Local, ty: U32, srcs: vec![Value::Imm(0)], addr },
                 span,
