@@ -73,11 +73,26 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
             f.line
         )
     } else if f.status == STATUS_STACK {
-        format!(
-            "kernel `{kernel}` ran out of stack in {thread}: `alloca` of {} bytes does not fit \
-             the 1 KiB per-thread stack",
-            f.line
-        )
+        // The file field holds the stack size (0 from kernels compiled before it did).
+        let stack = if f.file == 0 { 1024 } else { f.file };
+        let stack = if stack % 1024 == 0 {
+            format!("{} KiB", stack / 1024)
+        } else {
+            format!("{stack}-byte")
+        };
+        if f.function == 1 {
+            format!(
+                "kernel `{kernel}` ran out of stack in {thread}: recursion too deep for the \
+                 {stack} per-thread stack (a call frame of {} bytes did not fit)",
+                f.line
+            )
+        } else {
+            format!(
+                "kernel `{kernel}` ran out of stack in {thread}: `alloca` of {} bytes does not \
+                 fit the {stack} per-thread stack",
+                f.line
+            )
+        }
     } else if f.status == STATUS_GRID_SYNC {
         format!(
             "kernel `{kernel}` waited at a grid synchronization in {thread} and not every \

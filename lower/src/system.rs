@@ -12,7 +12,7 @@
 //! | 0..4 | status: 0, or the first [`STATUS_TRAP`] / [`STATUS_ASSERT`] / [`STATUS_BARRIER`] / [`STATUS_STACK`] (compare-and-swap from 0) |
 //! | 4..8 | bytes of printf records reserved (atomic add; may pass [`PRINTF_CAPACITY`]) |
 //! | 8..32 | the failing thread: `%ctaid.x/y/z`, `%tid.x/y/z` (u32 each) |
-//! | 32..36 | the assertion's line (a partial barrier's thread count, an `alloca`'s size) |
+//! | 32..36 | the assertion's line (a partial barrier's thread count, the bytes that did not fit the stack) |
 //! | 40..64 | the assertion's message, file and function (generic addresses, u64 each) |
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
 //! | 72..76 | grid barrier: blocks arrived at the current `cudaCGSynchronize` |
@@ -39,8 +39,9 @@ pub const STATUS_ASSERT: u32 = 2;
 /// Status of a launch that reached a barrier for fewer threads than its block has
 /// (`sema::barrier`); the line field holds the thread count.
 pub const STATUS_BARRIER: u32 = 3;
-/// Status of a launch in which an `alloca` did not fit the thread's stack; the line
-/// field holds the requested size (truncated to 32 bits).
+/// Status of a launch in which an `alloca`, or a recursive call's frame or save area
+/// (the function field is then 1), did not fit the thread's stack; the line field
+/// holds the requested size (truncated to 32 bits), the file field the stack's size.
 pub const STATUS_STACK: u32 = 4;
 /// Status of a launch in which a block waited at a grid synchronization for longer
 /// than any resident grid needs: not every block of the grid was running.
