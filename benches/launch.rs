@@ -14,31 +14,11 @@
 //! cargo bench --bench launch [-- LAUNCHES]
 //! ```
 
-use std::time::Instant;
+mod common;
 
+use common::{micros_per, RUNS};
 use ptxvk::{Arg, Device, Module, StreamKind};
 use ptxvk_vk::LaunchConfig;
-
-const RUNS: usize = 7;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median over `RUNS` of `f()`'s seconds divided by `per`, in microseconds.
-fn micros_per(per: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    median(
-        (0..RUNS)
-            .map(|_| {
-                let start = Instant::now();
-                f();
-                start.elapsed().as_secs_f64() * 1e6 / per as f64
-            })
-            .collect(),
-    )
-}
 
 fn main() {
     let launches: usize =

@@ -13,62 +13,16 @@
 //! cargo bench -p ptxvk-cuda-driver --bench driver_launch [-- LAUNCHES]
 //! ```
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
-use std::time::Instant;
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[path = "../../benches/common/mod.rs"]
+mod timing;
 
-use libloading::{Library, Symbol};
+use std::ffi::{c_int, c_void};
+
+use common::*;
 use ptxvk::{Arg, Device, Module, StreamKind};
-
-const RUNS: usize = 7;
-
-type R = c_int;
-type Launch = unsafe extern "C" fn(
-    usize,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    usize,
-    *mut *mut c_void,
-    *mut *mut c_void,
-) -> R;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median over `RUNS` of `f()`'s seconds divided by `per`, in microseconds.
-fn micros_per(per: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    median(
-        (0..RUNS)
-            .map(|_| {
-                let start = Instant::now();
-                f();
-                start.elapsed().as_secs_f64() * 1e6 / per as f64
-            })
-            .collect(),
-    )
-}
-
-fn proc<T: Copy>(lib: &Library, name: &str) -> T {
-    type GetProc =
-        unsafe extern "C" fn(*const c_char, *mut *const c_void, c_int, u64, *mut c_int) -> R;
-    // SAFETY: the symbol has this signature.
-    let get: Symbol<'_, GetProc> =
-        unsafe { lib.get(b"cuGetProcAddress_v2") }.expect("cuGetProcAddress_v2");
-    let cname = std::ffi::CString::new(name).expect("name");
-    let (mut pfn, mut status) = (std::ptr::null(), -1);
-    // SAFETY: valid string and out-pointers.
-    let r = unsafe { get(cname.as_ptr(), &mut pfn, 12090, 0, &mut status) };
-    assert_eq!((r, status), (0, 0), "{name}");
-    // SAFETY: a function pointer of the type the caller names for this entry point.
-    unsafe { std::mem::transmute_copy(&pfn) }
-}
+use timing::{micros_per, RUNS};
 
 fn check(r: R, what: &str) {
     assert_eq!(r, 0, "{what}");
@@ -108,28 +62,16 @@ fn main() {
     assert!(c.to_vec().expect("read").iter().all(|&v| v == 3.0), "vector_add's result");
 
     // The driver library, as a client loads it.
-    let exe = std::env::current_exe().expect("bench executable");
-    let path = exe.parent().expect("deps dir").join("libcuda.so");
-    // SAFETY: ptxvk's own driver library, whose initialisers are Rust's.
-    let lib = unsafe { Library::new(&path) }.expect("libcuda.so next to the bench");
+    let lib = library();
+    assert!(init_context(&lib), "a Vulkan device");
     let mut text = ptx.into_bytes();
     text.push(0);
     // SAFETY (the calls below): valid pointers and handles, as the CUDA API documents.
     let (driver_enqueued, driver_sync) = unsafe {
-        let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
-        check(init(0), "cuInit");
-        let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
-            proc(&lib, "cuDevicePrimaryCtxRetain");
-        let set_current: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuCtxSetCurrent");
-        let mut ctx = 0;
-        check(retain(&mut ctx, 0), "retain");
-        check(set_current(ctx), "set current");
-        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
-            proc(&lib, "cuModuleLoadData");
-        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
-            proc(&lib, "cuModuleGetFunction");
-        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
-        let stream_create: unsafe extern "C" fn(*mut usize, c_uint) -> R =
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let stream_create: unsafe extern "C" fn(*mut usize, std::ffi::c_uint) -> R =
             proc(&lib, "cuStreamCreate");
         let stream_sync: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuStreamSynchronize");
         let launch: Launch = proc(&lib, "cuLaunchKernel");

@@ -4,47 +4,12 @@
 //! codes of bad handles, null pointers, freed memory and wrong sizes. Expected values come
 //! from a CPU model of the kernel (`c[i] = a[i] + b[i]`).
 
+mod common;
+
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::path::PathBuf;
 
-use libloading::{Library, Symbol};
-
-type R = c_int;
-const SUCCESS: R = 0;
-const INVALID_VALUE: R = 1;
-const INVALID_IMAGE_OR_PTX: [R; 2] = [200, 218];
-const NO_BINARY_FOR_GPU: R = 209;
-const INVALID_HANDLE: R = 400;
-const NOT_FOUND: R = 500;
-
-fn library() -> Library {
-    // Cargo builds the library next to this test (target/<profile>/deps/) and copies it to
-    // target/<profile>/ only on `cargo build`.
-    let exe = std::env::current_exe().expect("test executable");
-    let deps: PathBuf = exe.parent().expect("deps dir").into();
-    let path = deps.join("libcuda.so");
-    // SAFETY: loading ptxvk's own driver library, whose initialisers are Rust's.
-    unsafe { Library::new(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
-}
-
-/// Looks `name` up as clients do: `cuGetProcAddress_v2(name, &pfn, 12090, 0, &status)`.
-fn proc<T: Copy>(lib: &Library, name: &str) -> T {
-    type GetProc =
-        unsafe extern "C" fn(*const c_char, *mut *const c_void, c_int, u64, *mut c_int) -> R;
-    // SAFETY: the symbol has this signature.
-    let get: Symbol<'_, GetProc> =
-        unsafe { lib.get(b"cuGetProcAddress_v2") }.expect("cuGetProcAddress_v2");
-    let cname = std::ffi::CString::new(name).expect("name");
-    let mut pfn = std::ptr::null();
-    let mut status = -1;
-    // SAFETY: valid string and out-pointers.
-    let r = unsafe { get(cname.as_ptr(), &mut pfn, 12090, 0, &mut status) };
-    assert_eq!((r, status), (SUCCESS, 0), "cuGetProcAddress_v2({name})");
-    assert!(!pfn.is_null());
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*const c_void>());
-    // SAFETY: a function pointer of the type the caller names for this entry point.
-    unsafe { std::mem::transmute_copy(&pfn) }
-}
+use common::*;
+use libloading::Symbol;
 
 fn ptx() -> Vec<u8> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/vector_add.nvcc.sm_80.ptx");
@@ -102,10 +67,8 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         assert_eq!(set_current(0xdead_0000), 201, "an unknown context");
         assert_eq!(set_current(ctx), SUCCESS);
 
-        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
-            proc(&lib, "cuModuleLoadData");
-        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
-            proc(&lib, "cuModuleGetFunction");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
         let text = ptx();
         let mut module = 0;
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
@@ -121,10 +84,10 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         let mut bad_module = 0;
         assert!(INVALID_IMAGE_OR_PTX.contains(&load(&mut bad_module, bad.as_ptr().cast())));
 
-        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
         let free: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuMemFree");
-        let htod: unsafe extern "C" fn(u64, *const c_void, usize) -> R = proc(&lib, "cuMemcpyHtoD");
-        let dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> R = proc(&lib, "cuMemcpyDtoH");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
         let n = 1000usize;
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
         let b: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
@@ -138,19 +101,7 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         assert_eq!(htod(0x10, a.as_ptr().cast(), 4), INVALID_VALUE, "not an allocation");
 
         // kernelParams form.
-        let launch: unsafe extern "C" fn(
-            usize,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            usize,
-            *mut *mut c_void,
-            *mut *mut c_void,
-        ) -> R = proc(&lib, "cuLaunchKernel");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
         let count_arg = n as c_int;
         let mut params: [*mut c_void; 4] = [
             (&da as *const u64).cast_mut().cast(),
@@ -282,27 +233,17 @@ type LinkComplete = unsafe extern "C" fn(usize, *mut *mut c_void, *mut usize) ->
 #[test]
 fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
     let lib = library();
-    let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
+    if !init_context(&lib) {
+        return;
+    }
     // SAFETY (this test): valid pointers throughout; the option arrays have `n` entries.
     unsafe {
-        if init(0) == 100 {
-            eprintln!("SKIPPED: no Vulkan device: cuInit returned CUDA_ERROR_NO_DEVICE");
-            return;
-        }
-        let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
-            proc(&lib, "cuDevicePrimaryCtxRetain");
-        let set_current: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuCtxSetCurrent");
-        let mut ctx = 0;
-        assert_eq!(retain(&mut ctx, 0), SUCCESS);
-        assert_eq!(set_current(ctx), SUCCESS);
         let create: LinkCreate = proc(&lib, "cuLinkCreate");
         let add: LinkAdd = proc(&lib, "cuLinkAddData");
         let complete: LinkComplete = proc(&lib, "cuLinkComplete");
         let destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuLinkDestroy");
-        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
-            proc(&lib, "cuModuleLoadData");
-        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
-            proc(&lib, "cuModuleGetFunction");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
         let attribute: unsafe extern "C" fn(*mut c_int, c_int, usize) -> R =
             proc(&lib, "cuFuncGetAttribute");
 
@@ -346,21 +287,9 @@ fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
         assert_eq!(attribute(&mut regs, 4, f), SUCCESS);
         assert_eq!(regs, 3, "the kernel keeps more than 3 words live; capped at 3");
 
-        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
-        let dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> R = proc(&lib, "cuMemcpyDtoH");
-        let launch: unsafe extern "C" fn(
-            usize,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            usize,
-            *mut *mut c_void,
-            *mut *mut c_void,
-        ) -> R = proc(&lib, "cuLaunchKernel");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
         let n = 200u32;
         let mut out = 0u64;
         assert_eq!(alloc(&mut out, n as usize * 4), SUCCESS);
@@ -405,31 +334,21 @@ fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
 #[test]
 fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
     let lib = library();
-    let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
+    if !init_context(&lib) {
+        return;
+    }
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
-        if init(0) == 100 {
-            eprintln!("SKIPPED: no Vulkan device: cuInit returned CUDA_ERROR_NO_DEVICE");
-            return;
-        }
-        let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
-            proc(&lib, "cuDevicePrimaryCtxRetain");
-        let set_current: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuCtxSetCurrent");
-        let mut ctx = 0;
-        assert_eq!(retain(&mut ctx, 0), SUCCESS);
-        assert_eq!(set_current(ctx), SUCCESS);
         let attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
             proc(&lib, "cuDeviceGetAttribute");
         // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95.
         let mut cooperative = 0;
         assert_eq!(attribute(&mut cooperative, 95, 0), SUCCESS);
         assert_eq!(cooperative, 1);
-        let load: unsafe extern "C" fn(*mut usize, *const c_void) -> R =
-            proc(&lib, "cuModuleLoadData");
-        let get_function: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
-            proc(&lib, "cuModuleGetFunction");
-        let alloc: unsafe extern "C" fn(*mut u64, usize) -> R = proc(&lib, "cuMemAlloc");
-        let dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> R = proc(&lib, "cuMemcpyDtoH");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
         let launch: unsafe extern "C" fn(
             usize,
             c_uint,
@@ -451,7 +370,7 @@ fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
         for d in [&mut da, &mut db, &mut dc] {
             assert_eq!(alloc(d, n * 4), SUCCESS);
         }
-        let htod: unsafe extern "C" fn(u64, *const c_void, usize) -> R = proc(&lib, "cuMemcpyHtoD");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
         let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
         assert_eq!(htod(da, a.as_ptr().cast(), n * 4), SUCCESS);

@@ -1,0 +1,27 @@
+//! Timing shared by the launch benchmarks (`benches/launch.rs` and the driver library's
+//! `cuda-driver/benches/driver_launch.rs`): medians of repeated runs after a warm-up.
+
+use std::time::Instant;
+
+/// Runs timed per figure.
+pub const RUNS: usize = 7;
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median over [`RUNS`] of `f()`'s seconds divided by `per`, in microseconds (one
+/// untimed run first).
+pub fn micros_per(per: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    median(
+        (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed().as_secs_f64() * 1e6 / per as f64
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,94 @@
+//! What the driver library's tests and benches share: loading `libcuda.so` as a client
+//! does (with `libloading`, entry points through `cuGetProcAddress_v2`), the entry-point
+//! types they use, and a current context.
+#![allow(dead_code)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::path::PathBuf;
+
+use libloading::{Library, Symbol};
+
+pub type R = c_int;
+pub const SUCCESS: R = 0;
+pub const INVALID_VALUE: R = 1;
+pub const NO_DEVICE: R = 100;
+pub const INVALID_IMAGE: R = 200;
+pub const NO_BINARY_FOR_GPU: R = 209;
+pub const INVALID_IMAGE_OR_PTX: [R; 2] = [INVALID_IMAGE, 218];
+pub const INVALID_HANDLE: R = 400;
+pub const NOT_FOUND: R = 500;
+
+pub type Load = unsafe extern "C" fn(*mut usize, *const c_void) -> R;
+pub type GetFunction = unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R;
+pub type Alloc = unsafe extern "C" fn(*mut u64, usize) -> R;
+pub type CopyToDevice = unsafe extern "C" fn(u64, *const c_void, usize) -> R;
+pub type CopyToHost = unsafe extern "C" fn(*mut c_void, u64, usize) -> R;
+/// `cuLaunchKernel`.
+pub type Launch = unsafe extern "C" fn(
+    usize,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    usize,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> R;
+
+/// The library Cargo built next to the test or bench (target/<profile>/deps/; it is
+/// copied to target/<profile>/ only by `cargo build`).
+pub fn library() -> Library {
+    let exe = std::env::current_exe().expect("test executable");
+    let deps: PathBuf = exe.parent().expect("deps dir").into();
+    let path = deps.join("libcuda.so");
+    // SAFETY: loading ptxvk's own driver library, whose initialisers are Rust's.
+    unsafe { Library::new(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+/// Looks `name` up as clients do: `cuGetProcAddress_v2(name, &pfn, 12090, 0, &status)`.
+pub fn proc<T: Copy>(lib: &Library, name: &str) -> T {
+    type GetProc =
+        unsafe extern "C" fn(*const c_char, *mut *const c_void, c_int, u64, *mut c_int) -> R;
+    // SAFETY: the symbol has this signature.
+    let get: Symbol<'_, GetProc> =
+        unsafe { lib.get(b"cuGetProcAddress_v2") }.expect("cuGetProcAddress_v2");
+    let cname = std::ffi::CString::new(name).expect("name");
+    let mut pfn = std::ptr::null();
+    let mut status = -1;
+    // SAFETY: valid string and out-pointers.
+    let r = unsafe { get(cname.as_ptr(), &mut pfn, 12090, 0, &mut status) };
+    assert_eq!((r, status), (SUCCESS, 0), "cuGetProcAddress_v2({name})");
+    assert!(!pfn.is_null());
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*const c_void>());
+    // SAFETY: a function pointer of the type the caller names for this entry point.
+    unsafe { std::mem::transmute_copy(&pfn) }
+}
+
+/// `cuInit` and the primary context made current; `false` (after a loud message) when
+/// the machine has no Vulkan device.
+pub fn init_context(lib: &Library) -> bool {
+    let init: unsafe extern "C" fn(c_uint) -> R = proc(lib, "cuInit");
+    let retain: unsafe extern "C" fn(*mut usize, c_int) -> R =
+        proc(lib, "cuDevicePrimaryCtxRetain");
+    let set_current: unsafe extern "C" fn(usize) -> R = proc(lib, "cuCtxSetCurrent");
+    // SAFETY: valid arguments and out-pointers.
+    unsafe {
+        if init(0) == NO_DEVICE {
+            assert!(std::env::var_os("CI").is_none(), "CI must have a Vulkan device (lavapipe)");
+            // Straight to the stderr handle: libtest hides a passing test's eprintln!.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: no Vulkan device: cuInit returned CUDA_ERROR_NO_DEVICE"
+            );
+            return false;
+        }
+        let mut ctx = 0;
+        assert_eq!(retain(&mut ctx, 0), SUCCESS);
+        assert_eq!(set_current(ctx), SUCCESS);
+    }
+    true
+}
