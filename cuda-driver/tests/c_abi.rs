@@ -349,18 +349,7 @@ fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
         let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
         let alloc: Alloc = proc(&lib, "cuMemAlloc");
         let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
-        let launch: unsafe extern "C" fn(
-            usize,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            usize,
-            *mut *mut c_void,
-        ) -> R = proc(&lib, "cuLaunchCooperativeKernel");
+        let launch: LaunchCooperative = proc(&lib, "cuLaunchCooperativeKernel");
         let text = ptx();
         let (mut module, mut f) = (0, 0);
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);

@@ -38,6 +38,20 @@ pub type Launch = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> R;
 
+/// `cuLaunchCooperativeKernel` (`cuLaunchKernel` without `extra`).
+pub type LaunchCooperative = unsafe extern "C" fn(
+    usize,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    usize,
+    *mut *mut c_void,
+) -> R;
+
 /// The library Cargo built next to the test or bench (target/<profile>/deps/; it is
 /// copied to target/<profile>/ only by `cargo build`).
 pub fn library() -> Library {
