@@ -673,7 +673,10 @@ impl Lowerer<'_> {
                 }
                 ast::Statement::Block(inner, _) => {
                     self.scopes.push(BTreeMap::new());
+                    // A recursive function's frame reuses a block's slots after it.
+                    let frame = self.frame_mark();
                     self.statements(inner);
+                    self.release_frame(frame);
                     self.scopes.pop();
                 }
                 ast::Statement::Directive(_) => {}

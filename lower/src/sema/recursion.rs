@@ -59,11 +59,13 @@ use crate::ir::{
 use crate::system as sys;
 use crate::verify::inst_defs_uses;
 
-/// Bytes of stack per thread in a kernel with recursion: 8 KiB, eight times CUDA's
-/// default 1 KiB (`cudaLimitStackSize`), since ptxvk's save areas hold every live
-/// register where ptxas saves only callee-saved ones. A `fib(n)` activation of numba's
-/// PTX takes about 150 bytes, so this holds about 50 levels of it.
-pub(super) const RECURSION_STACK_BYTES: u32 = 8 * 1024;
+/// Bytes of stack per thread in a kernel with recursion: 4 KiB, four times CUDA's
+/// default 1 KiB (`cudaLimitStackSize`), since ptxvk's save areas hold every register
+/// live across a call where ptxas saves only callee-saved ones. An activation of
+/// nvcc's `fib` takes 32 bytes (about 120 levels fit), one of numba-cuda's about 100
+/// (about 40 levels). The stack is a per-invocation array, which Vulkan drivers keep
+/// in scratch memory: its size times the invocations in flight.
+pub(super) const RECURSION_STACK_BYTES: u32 = 4 * 1024;
 
 const U32: OpTy = OpTy::U(32);
 
@@ -305,8 +307,12 @@ struct Activation {
     osp: RegId,
     params: Vec<Bound>,
     returns: Vec<Bound>,
+    /// The frame's size (the most its variables take at once), its alignment, and
+    /// where the next variable goes (the variables of a `{ }` block are freed after
+    /// it, as ptxas reuses call sequences' `.param` space).
     frame_bytes: u32,
     frame_align: u32,
+    frame_top: u32,
 }
 
 /// How a parameter of a cycle's function is bound.
@@ -358,10 +364,26 @@ impl Lowerer<'_> {
     pub(super) fn frame_slot(&mut self, size: u32, align: u32) -> Option<Symbol> {
         let m = self.recursion.machine.as_mut()?;
         let act = m.acts.get_mut(m.current.as_ref()?)?;
-        let offset = act.frame_bytes.next_multiple_of(align);
-        act.frame_bytes = offset.saturating_add(size);
+        let offset = act.frame_top.next_multiple_of(align);
+        act.frame_top = offset.saturating_add(size);
+        act.frame_bytes = act.frame_bytes.max(act.frame_top);
         act.frame_align = act.frame_align.max(align);
         Some(Symbol::Framed(act.fp, offset))
+    }
+
+    /// Where the frame of the cycle's function being lowered is filled to, before a
+    /// `{ }` block; [`Self::release_frame`] frees the block's variables after it.
+    pub(super) fn frame_mark(&self) -> Option<u32> {
+        let m = self.recursion.machine.as_ref()?;
+        Some(m.acts.get(m.current.as_ref()?)?.frame_top)
+    }
+
+    pub(super) fn release_frame(&mut self, mark: Option<u32>) {
+        let Some(m) = self.recursion.machine.as_mut() else { return };
+        let (Some(mark), Some(current)) = (mark, m.current.as_ref()) else { return };
+        if let Some(act) = m.acts.get_mut(current) {
+            act.frame_top = mark;
+        }
     }
 
     /// The address `base + offset` in the local window, as a `ty` (32 or 64 bits).
@@ -496,6 +518,7 @@ impl Lowerer<'_> {
                 returns,
                 frame_bytes: 0,
                 frame_align: 8,
+                frame_top: 0,
             };
             acts.insert(name.clone(), act);
         }
