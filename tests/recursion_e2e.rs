@@ -7,22 +7,19 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::cases::{buf, val};
 use common::*;
 use ptxvk::spec::ElemType;
 
 const BLOCK: u32 = 64;
-/// What every output element holds before the kernel runs: threads past `n` must not
-/// store.
-const SENTINEL: u32 = 0xdead_beef;
 
 fn ptx(name: &str) -> PathBuf {
     repo().join("tests").join("ptx").join("recursion").join(format!("{name}.ptx"))
 }
 
-fn run_case(path: &PathBuf, entry: &str, ty: ElemType, case: &Case) {
+fn run_case(path: &Path, entry: &str, ty: ElemType, case: &Case) {
     let Some(device) = device() else { return };
     let what = path.file_name().and_then(|f| f.to_str()).unwrap_or("?").to_string();
     let (_, got) = run_api(&device, path, entry, case);
@@ -31,19 +28,42 @@ fn run_case(path: &PathBuf, entry: &str, ty: ElemType, case: &Case) {
     check(&format!("{what} `{entry}` (ptxvk run --spec)"), ty, &got, &case.expected);
 }
 
+/// An element type of the kernels' outputs.
+trait Elem: Copy {
+    const TY: ElemType;
+    /// What every output element holds before the kernel runs: threads past `n` must
+    /// not store.
+    const SENTINEL: Self;
+    fn bytes(v: &[Self]) -> Vec<u8>;
+}
+
+impl Elem for u32 {
+    const TY: ElemType = ElemType::U32;
+    const SENTINEL: u32 = 0xdead_beef;
+    fn bytes(v: &[u32]) -> Vec<u8> {
+        u32_bytes(v)
+    }
+}
+
+impl Elem for u64 {
+    const TY: ElemType = ElemType::U64;
+    const SENTINEL: u64 = 0xdead_beef_dead_beef;
+    fn bytes(v: &[u64]) -> Vec<u8> {
+        u64_bytes(v)
+    }
+}
+
 /// A per-thread kernel `entry(in, out, n)`: thread i < n reads in[i] and writes
-/// `per_thread` words of `out`, `reference(i, in[i])`; the grid has one more block of
-/// threads than elements need, whose words keep SENTINEL.
-fn per_thread<T: Copy>(
-    path: &PathBuf,
+/// `per_thread` elements of `out`, `reference(i, in[i])`; the grid has one more block
+/// of threads than elements need, whose elements keep the sentinel.
+fn per_thread<T: Elem>(
+    path: &Path,
     entry: &str,
     input: &[u32],
     per_thread: usize,
-    sentinel: T,
-    bytes: fn(&[T]) -> Vec<u8>,
-    ty: ElemType,
     reference: impl Fn(u32, u32) -> Vec<T>,
 ) {
+    let (sentinel, bytes, ty) = (T::SENTINEL, T::bytes, T::TY);
     let n = input.len();
     let threads = (n as u32).div_ceil(BLOCK) * BLOCK + BLOCK;
     let len = threads as usize * per_thread;
@@ -75,10 +95,8 @@ fn depths(count: u32, modulus: u32) -> Vec<u32> {
     (0..count).map(|i| i.wrapping_mul(2_654_435_761).rotate_left(7) % modulus).collect()
 }
 
-fn per_thread_u32(path: &PathBuf, entry: &str, input: &[u32], reference: impl Fn(u32, u32) -> u32) {
-    per_thread(path, entry, input, 1, SENTINEL, u32_bytes, ElemType::U32, |i, x| {
-        vec![reference(i, x)]
-    });
+fn per_thread_u32(path: &Path, entry: &str, input: &[u32], reference: impl Fn(u32, u32) -> u32) {
+    per_thread(path, entry, input, 1, |i, x| vec![reference(i, x)]);
 }
 
 // ----- hand-written PTX ---------------------------------------------------------------
@@ -95,9 +113,7 @@ fn fibx(n: u32) -> u64 {
 #[test]
 fn fib_with_values_live_across_calls() {
     let input = depths(300, 17);
-    per_thread(&ptx("fib"), "fib", &input, 1, 0xdead_beef_u64, u64_bytes, ElemType::U64, |_, x| {
-        vec![fibx(x)]
-    });
+    per_thread(&ptx("fib"), "fib", &input, 1, |_, x| vec![fibx(x)]);
 }
 
 fn is_even(n: u32) -> u32 {
@@ -249,6 +265,6 @@ fn recursion_cu(i: u32, x: u32) -> Vec<u32> {
 fn real_compiler_recursion() {
     let input = depths(200, 64);
     for path in variants("recursion") {
-        per_thread(&path, "recursion", &input, 4, SENTINEL, u32_bytes, ElemType::U32, recursion_cu);
+        per_thread(&path, "recursion", &input, 4, recursion_cu);
     }
 }

@@ -74,9 +74,9 @@ const BAR_RED_HOW: &str = "a shared scratch word: thread 0 clears it, barrier, a
 const NAMED_BARRIERS: &str = "Vulkan has one workgroup barrier that every invocation waits at: \
      arriving without waiting and barriers for a subset of the warps (named barriers) have no \
      equivalent; a thread count below the block's is a run-time error, not a hang";
-const STACK_HOW: &str = "a 1 KiB per-thread stack at the start of the local window, growing \
-     down; the stack pointer is a register, restored when an inlined function returns; an \
-     allocation that does not fit ends the launch with an error";
+const STACK_HOW: &str = "a 1 KiB per-thread stack (4 KiB in a kernel with recursion) at the \
+     start of the local window, growing down; the stack pointer is a register, restored when \
+     a function returns; an allocation that does not fit ends the launch with an error";
 const WARP_HOW: &str = "three warp modes (DESIGN §7): native (subgroups of 32) and split (a \
      warp is half of a 64-wide subgroup) use subgroup shuffles and ballots; emulated (any \
      other size, e.g. lavapipe's 8) publishes each lane's value in a per-thread shared scratch \
@@ -192,7 +192,8 @@ pub static ROWS: &[Row] = &[
         Emulated(
             "inlined at the call site: the caller's `.param` variables live in its local \
              frame and the callee's `.param` parameters name them; `ret` continues after the \
-             call. Recursion is rejected with the cycle named (SPIR-V has no recursion)",
+             call. Recursion (SPIR-V has none): the functions of a call cycle run as a state \
+             machine over an explicit 4 KiB per-thread stack of frames and saved registers",
         ),
         "call.uni f;",
     ),

@@ -12,9 +12,11 @@
 //! kernel names anywhere) and inlines each. A function's address is
 //! `ir::FUNCTION_WINDOW` plus its index, so it survives being stored and loaded.
 //!
-//! SPIR-V forbids recursion (SPIR-V 2.16.1: "no function can call itself"), so a call
-//! cycle is rejected with a diagnostic naming it. Calls of declared functions without a
-//! body are system calls (`sema::system`).
+//! SPIR-V forbids recursion (SPIR-V 2.16.1: "no function can call itself"): a call into
+//! a call cycle (recursion, direct or mutual, through function pointers too) is not
+//! inlined but lowered by `sema::recursion`, as a machine over an explicit per-thread
+//! stack; calls from the cycle's functions out of the cycle are inlined as usual. Calls
+//! of declared functions without a body are system calls (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -973,3 +973,136 @@ fn save_layout(k: &Kernel, regs: Vec<RegId>) -> SaveLayout {
     }
     SaveLayout { slots, bytes: at.next_multiple_of(8) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Kernel;
+
+    const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+    /// The call cycles `Recursion::find` sees among the functions of `ptx`.
+    fn cycles(ptx: &str) -> Vec<Vec<String>> {
+        let module = ptxvk_frontend::parse(&format!("{HEADER}{ptx}")).expect("parses");
+        let functions: Vec<&ast::Function> = module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Function(f) if !f.is_entry && f.body.is_some() => Some(f),
+                _ => None,
+            })
+            .collect();
+        let r = Recursion::find(&functions);
+        r.cycles.iter().map(|c| c.iter().map(|n| n.to_string()).collect()).collect()
+    }
+
+    #[test]
+    fn finds_direct_mutual_and_indirect_cycles_only() {
+        let found = cycles(
+            ".func a() { call.uni a; ret; }\n\
+             .func b() { call.uni c; ret; }\n\
+             .func c() { call.uni b; ret; }\n\
+             .func d() { call.uni e; ret; }\n\
+             .func e() { ret; }\n\
+             .func g() { call.uni a; call.uni d; ret; }\n\
+             .func (.param .b32 r) h(.param .b32 x)\n\
+             { .reg .b64 %rd1; .param .b32 p; .param .b32 q;\n\
+               mov.u64 %rd1, h;\n\
+               P: .callprototype (.param .b32 _) _ (.param .b32 _);\n\
+               call (q), %rd1, (p), P; ret; }\n\
+             .func k() { .reg .b64 %rd1; T: .calltargets m; call %rd1, T; ret; }\n\
+             .func m() { call.uni k; ret; }\n",
+        );
+        let want: Vec<Vec<&str>> = vec![vec!["a"], vec!["b", "c"], vec!["h"], vec!["k", "m"]];
+        let mut found = found;
+        found.sort();
+        assert_eq!(found, want);
+    }
+
+    fn kernel(ptx: &str) -> Kernel {
+        let module = ptxvk_frontend::parse(&format!("{HEADER}{ptx}")).expect("parses");
+        crate::sema::run(&module).expect("lowers").kernels.remove(0)
+    }
+
+    /// The registers a kernel stores into save areas: stores of a register to the
+    /// stack pointer plus 4 or more (the continuation id is at +0).
+    fn saved(k: &Kernel) -> Vec<String> {
+        // The stack pointer is the first register the entry block sets to the stack size.
+        let sp = k.blocks[k.entry.index()]
+            .insts
+            .iter()
+            .find_map(|i| match i.kind {
+                InstKind::Mov { dst, src: Value::Imm(v), .. } if v == 4096 => Some(dst),
+                _ => None,
+            })
+            .expect("a stack pointer");
+        let mut out = Vec::new();
+        for b in &k.blocks {
+            for i in &b.insts {
+                if let InstKind::Store { space: Space::Local, srcs, addr, .. } = &i.kind {
+                    if addr.base == Some(sp) && addr.offset >= 4 {
+                        if let [Value::Reg(r)] = srcs.as_slice() {
+                            out.push(k.reg(*r).name.clone());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_call_saves_only_the_registers_live_after_it() {
+        // Ten values are computed before the recursive call; only %r10 (and the frame
+        // pointer the return pops to) is read after it.
+        let k = kernel(
+            ".func (.reg .b32 r) f(.reg .b32 n)\n{\n .reg .pred %p1;\n .reg .b32 %r<12>;\n\
+             mov.u32 r, 0;\n setp.eq.u32 %p1, n, 0;\n @%p1 ret;\n\
+             add.u32 %r1, n, 1;\n mul.lo.u32 %r2, %r1, %r1;\n add.u32 %r3, %r2, %r1;\n\
+             mul.lo.u32 %r4, %r3, %r2;\n add.u32 %r5, %r4, %r3;\n mul.lo.u32 %r6, %r5, %r4;\n\
+             add.u32 %r7, %r6, %r5;\n mul.lo.u32 %r8, %r7, %r6;\n add.u32 %r9, %r8, %r7;\n\
+             add.u32 %r10, %r9, %r1;\n add.u32 %r11, n, -1;\n\
+             call.uni (%r0), f, (%r11);\n add.u32 r, %r0, %r10;\n ret;\n}\n\
+             .entry k(.param .u32 p)\n{\n .reg .b32 %r<3>;\n ld.param.u32 %r1, [p];\n\
+             call.uni (%r2), f, (%r1);\n ret;\n}\n",
+        );
+        crate::verify::run(&k).expect("valid IR");
+        let saved = saved(&k);
+        assert_eq!(saved.len(), 2, "saved: {saved:?}");
+        assert!(saved.contains(&"%r10".to_string()), "saved: {saved:?}");
+    }
+
+    #[test]
+    fn activations_address_their_variables_from_a_frame_pointer() {
+        // `buf` of the recursive function is frame-relative; the kernel's `keep` is not.
+        let k = kernel(
+            ".func f(.param .b32 n)\n{\n .local .align 4 .b8 buf[8];\n .reg .pred %p1;\n\
+             .reg .b32 %r<3>;\n ld.param.u32 %r1, [n];\n st.local.u32 [buf+4], %r1;\n\
+             setp.eq.u32 %p1, %r1, 0;\n @%p1 ret;\n add.u32 %r2, %r1, -1;\n\
+             { .param .b32 a;\n st.param.b32 [a], %r2;\n call.uni f, (a); }\n ret;\n}\n\
+             .entry k(.param .u32 p)\n{\n .local .align 4 .b8 keep[4];\n .reg .b32 %r<2>;\n\
+             ld.param.u32 %r1, [p];\n st.local.u32 [keep], %r1;\n\
+             { .param .b32 a;\n st.param.b32 [a], %r1;\n call.uni f, (a); }\n ret;\n}\n",
+        );
+        let stores: Vec<(Option<RegId>, i64)> = k
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter_map(|i| match &i.kind {
+                InstKind::Store { space: Space::Local, srcs, addr, .. }
+                    if srcs
+                        .iter()
+                        .any(|s| matches!(s, Value::Reg(r) if k.reg(*r).name == "%r1")) =>
+                {
+                    Some((addr.base, addr.offset))
+                }
+                _ => None,
+            })
+            .collect();
+        // The kernel's `keep` and its argument `a` after the 4 KiB stack; the function's
+        // `buf+4` from its frame pointer.
+        assert!(stores.contains(&(None, 4096)), "{stores:?}");
+        assert!(stores.iter().any(|&(b, off)| b.is_some() && off == 4), "{stores:?}");
+        assert_eq!(k.local_bytes, 4096 + 8);
+    }
+}
