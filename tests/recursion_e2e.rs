@@ -243,7 +243,15 @@ fn mix_down(v: u32, d: i32) -> u32 {
     r.wrapping_add(buf[(v.wrapping_add(d as u32) & 7) as usize])
 }
 
-/// The four results of `recursion.cu` for thread `i` with input `x`.
+fn outer(k: u32) -> u32 {
+    if k == 0 {
+        1
+    } else {
+        outer(k - 1).wrapping_mul(3).wrapping_add(fib(k) ^ (k << 4))
+    }
+}
+
+/// The five results of `recursion.cu` for thread `i` with input `x`.
 fn recursion_cu(i: u32, x: u32) -> Vec<u32> {
     let mut a: Vec<u32> = (0..12u32)
         .map(|j| x.wrapping_mul(2_654_435_761).wrapping_add(j.wrapping_mul(40503)) >> 7)
@@ -255,16 +263,18 @@ fn recursion_cu(i: u32, x: u32) -> Vec<u32> {
         is_even(x) * 1000 + is_odd(x / 2),
         s,
         mix_down(x.wrapping_mul(77).wrapping_add(i), (x % 16) as i32),
+        outer(x % 13),
     ]
 }
 
 /// nvcc, NVRTC and clang output of `tests/kernels/recursion.cu`: recursive `fib`,
 /// mutual `is_even`/`is_odd`, a recursive quicksort of a local array through a
-/// pointer, and a recursive function with a dynamically indexed local array.
+/// pointer, a recursive function with a dynamically indexed local array, and a
+/// recursion calling another one (two machines, one inside the other).
 #[test]
 fn real_compiler_recursion() {
     let input = depths(200, 64);
     for path in variants("recursion") {
-        per_thread(&path, "recursion", &input, 4, recursion_cu);
+        per_thread(&path, "recursion", &input, 5, recursion_cu);
     }
 }
