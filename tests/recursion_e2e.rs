@@ -116,6 +116,43 @@ fn fib_with_values_live_across_calls() {
     per_thread(&ptx("fib"), "fib", &input, 1, |_, x| vec![fibx(x)]);
 }
 
+fn fx(x: f32, n: u32) -> f32 {
+    if n == 0 {
+        x
+    } else {
+        fx(x * 0.5 + 1.0, n - 1) * 1.5 + x
+    }
+}
+
+fn fy(y: f64, n: u32) -> f64 {
+    if n == 0 {
+        y
+    } else {
+        fy(y * 0.25 + 2.0, n - 1) * 1.25 - y
+    }
+}
+
+fn fh(h: u16, n: u32) -> u16 {
+    if n == 0 {
+        h
+    } else {
+        fh(h.wrapping_mul(3).wrapping_add(1), n - 1).wrapping_add(h)
+    }
+}
+
+/// `.f32`, `.f64` and `.b16` registers live across recursive calls.
+#[test]
+fn registers_of_every_kind_live_across_calls() {
+    let input = depths(300, 30);
+    per_thread(&ptx("types"), "types", &input, 3, |i, d| {
+        vec![
+            u64::from(fx(i as f32, d).to_bits()),
+            fy(f64::from(i), d).to_bits(),
+            u64::from(fh(i.wrapping_mul(1000) as u16, d)),
+        ]
+    });
+}
+
 fn is_even(n: u32) -> u32 {
     if n == 0 {
         1

@@ -325,6 +325,11 @@ enum Bound {
     Reg(RegId, OpTy),
 }
 
+/// A parameter binding: (callee register, value, type).
+type Move = (RegId, Value, OpTy);
+/// A `.reg` result to copy out: (destination, callee register, type).
+type CopyOut = (RegId, RegId, OpTy);
+
 /// A call from the cycle into the cycle.
 struct Site {
     callee: Name,
@@ -333,8 +338,7 @@ struct Site {
     save: BlockId,
     /// Takes the results and restores the saved registers (filled last).
     resume: BlockId,
-    /// Parameter bindings: (callee register, value, type).
-    moves: Vec<(RegId, Value, OpTy)>,
+    moves: Vec<Move>,
     /// `.reg` results: (temporary of the caller, callee register, type).
     results: Vec<(RegId, RegId, OpTy)>,
     span: Span,
@@ -448,14 +452,13 @@ impl Lowerer<'_> {
     /// Binds `actuals` (the call's operands) to `bounds`: the moves into the callee's
     /// registers (their values read now, so that the moves may come later), and the
     /// `.reg` results to copy out as (destination, callee register, type).
-    #[allow(clippy::type_complexity)]
     fn bind_actuals(
         &mut self,
         act: &Activation,
         args: &[Operand],
         rets: &[Operand],
         span: Span,
-    ) -> Result<(Vec<(RegId, Value, OpTy)>, Vec<(RegId, RegId, OpTy)>), Diagnostic> {
+    ) -> Result<(Vec<Move>, Vec<CopyOut>), Diagnostic> {
         let mut moves = Vec::new();
         let mut copy_out = Vec::new();
         for (actual, bound) in args.iter().zip(&act.params) {
@@ -660,7 +663,10 @@ impl Lowerer<'_> {
             self.closed = false;
             let size = act.frame_bytes.next_multiple_of(8);
             let align = act.frame_align.max(8);
-            self.push(InstKind::Mov { ty: U32, dst: act.osp, src: sp_v }, span);
+            if align > 8 {
+                // `pop_frame` cannot compute it from the frame pointer.
+                self.push(InstKind::Mov { ty: U32, dst: act.osp, src: sp_v }, span);
+            }
             if size > 0 {
                 let mut e = Emit { l: self, span };
                 let need = Value::Imm(u64::from(size + align - 8));
