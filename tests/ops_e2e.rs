@@ -1889,3 +1889,29 @@ fn generate_ptx(version: &str, target: &str, name: &str, slots: &[Slot]) -> Stri
     let _ = writeln!(w, "\n$L__done:\n    ret;\n}}");
     s
 }
+
+/// Signed zeros survive arithmetic the Vulkan compiler could fold (the shader declares
+/// `SignedZeroInfNanPreserve`): every result of `tests/ptx/ops/signed_zero.ptx` has the
+/// bits Rust's IEEE f32 arithmetic gives.
+#[test]
+fn signed_zeros_survive_constant_operands() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/ops/signed_zero.ptx"));
+    let out = device.zeroed::<u32>(9).expect("buffer");
+    let kernel = module.kernel("signed_zero").expect("kernel");
+    kernel.launch(1, 1, 0, &[ptxvk::Arg::from(&out)]).expect("launch");
+    let (nz, pz, c) = (-0.0f32, 0.0f32, f32::from_bits(0xBE2A_AAA8));
+    let want = [
+        c.mul_add(pz, nz),
+        pz.mul_add(nz, pz),
+        nz * pz,
+        nz + nz,
+        nz * 1.0,
+        pz.mul_add(nz, nz),
+        -pz,
+        nz * 1.0,
+        c.mul_add(pz, nz),
+    ]
+    .map(f32::to_bits);
+    assert_eq!(out.to_vec().expect("read"), want);
+}

@@ -112,11 +112,13 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         g.declare_subgroup(&mut b, &mut t);
     }
     let mut infos = Vec::new();
+    let mut entries = Vec::new();
     for lk in kernels {
         let k = &lk.kernel;
         let f = emit::FnEmitter::new(&mut b, &mut t, &g, k).function(&lk.body)?;
         b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface());
         b.execution_mode_id(f, ExecutionMode::LocalSizeId, g.block_size);
+        entries.push(f);
         infos.push(KernelInfo {
             name: k.name.clone(),
             abi: k.abi.clone(),
@@ -134,6 +136,16 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     }
     module::capabilities(&mut b, &t);
     let u = t.used;
+    // PTX arithmetic keeps the sign of zero, infinities and NaNs (IEEE 754); without
+    // this mode a Vulkan compiler may fold `-0 * x` or `x * 0` to +0 (SPIR-V 3.31,
+    // `SignedZeroInfNanPreserve`). The runtime removes it where the device lacks it.
+    b.capability(rspirv::spirv::Capability::SignedZeroInfNanPreserve);
+    for &f in &entries {
+        b.execution_mode(f, ExecutionMode::SignedZeroInfNanPreserve, [32]);
+        if u.float64 {
+            b.execution_mode(f, ExecutionMode::SignedZeroInfNanPreserve, [64]);
+        }
+    }
     let requirements = Requirements {
         int8: u.int8,
         int16: u.int16,

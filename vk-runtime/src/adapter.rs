@@ -90,11 +90,15 @@ pub struct Features {
     pub denorm_preserve_f64: bool,
     /// `subgroupSizeControl`.
     pub subgroup_size_control: bool,
+    /// The `shaderSignedZeroInfNanPreserveFloat32` property.
+    pub signed_zero_preserve_f32: bool,
+    /// The `shaderSignedZeroInfNanPreserveFloat64` property.
+    pub signed_zero_preserve_f64: bool,
 }
 
 impl Features {
     /// Every flag with its Vulkan name, in declaration order.
-    fn flags(&self) -> [(bool, &'static str); 14] {
+    fn flags(&self) -> [(bool, &'static str); 16] {
         [
             (self.int8, "shaderInt8"),
             (self.int16, "shaderInt16"),
@@ -110,6 +114,8 @@ impl Features {
             (self.denorm_preserve_f32, "shaderDenormPreserveFloat32"),
             (self.denorm_preserve_f64, "shaderDenormPreserveFloat64"),
             (self.subgroup_size_control, "subgroupSizeControl"),
+            (self.signed_zero_preserve_f32, "shaderSignedZeroInfNanPreserveFloat32"),
+            (self.signed_zero_preserve_f64, "shaderSignedZeroInfNanPreserveFloat64"),
         ]
     }
 
@@ -147,6 +153,10 @@ impl Features {
             denorm_preserve_f32: self.denorm_preserve_f32 || other.denorm_preserve_f32,
             denorm_preserve_f64: self.denorm_preserve_f64 || other.denorm_preserve_f64,
             subgroup_size_control: self.subgroup_size_control || other.subgroup_size_control,
+            signed_zero_preserve_f32: self.signed_zero_preserve_f32
+                || other.signed_zero_preserve_f32,
+            signed_zero_preserve_f64: self.signed_zero_preserve_f64
+                || other.signed_zero_preserve_f64,
         }
     }
 }
@@ -186,10 +196,11 @@ pub struct DeviceInfo {
     /// many blocks can synchronize (`cudaCGSynchronize`) without deadlock. Vulkan
     /// promises no forward progress between workgroups (Vulkan 1.3 §3.6 leaves
     /// workgroup scheduling to the implementation), so this is 1 on every device. On
-    /// lavapipe, whose worker threads each run one workgroup, two blocks of 16 threads
-    /// synchronizing through a global counter still read each other's data wrong in
-    /// about half the runs (measured with 2, 4 and 8 `LP_NUM_THREADS`), so no device
-    /// is an exception yet.
+    /// lavapipe, whose worker threads each run one workgroup, two blocks do synchronize
+    /// when both run, but its per-invocation loop limit ends a block's wait after about
+    /// 65,535 rounds, before the other block's thread has always started: of 12 launches
+    /// of 2 blocks, 4 completed and 8 failed with the grid-synchronization status. So no
+    /// device is an exception yet.
     pub resident_workgroups: u32,
 }
 
@@ -399,6 +410,10 @@ impl Adapter {
                 denorm_preserve_f32: at_least(2) && p12.shader_denorm_preserve_float32 != 0,
                 denorm_preserve_f64: at_least(2) && p12.shader_denorm_preserve_float64 != 0,
                 subgroup_size_control: supported.v13.subgroup_size_control != 0,
+                signed_zero_preserve_f32: at_least(2)
+                    && p12.shader_signed_zero_inf_nan_preserve_float32 != 0,
+                signed_zero_preserve_f64: at_least(2)
+                    && p12.shader_signed_zero_inf_nan_preserve_float64 != 0,
             },
         };
 

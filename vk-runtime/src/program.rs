@@ -87,8 +87,9 @@ impl Device {
         let entry_c = CString::new(entry)
             .map_err(|_| Error::InvalidSpirv("entry point name contains a NUL byte".into()))?;
 
+        let spirv = without_unsupported_float_controls(spirv, &info.features);
         let dev = &self.shared.raw;
-        let module_info = vk::ShaderModuleCreateInfo::default().code(spirv);
+        let module_info = vk::ShaderModuleCreateInfo::default().code(&spirv);
         // SAFETY: the device is alive; `spirv` is a SPIR-V module (magic number and
         // instruction framing checked above) that outlives the call.
         let module = unsafe { dev.create_shader_module(&module_info, None) }
@@ -209,6 +210,54 @@ const EXECUTION_MODEL_GLCOMPUTE: u32 = 5;
 
 /// Checks the SPIR-V header and instruction framing, and returns the names of the
 /// module's `GLCompute` entry points (SPIR-V §2.3, §2.4).
+/// `spirv` without the `SignedZeroInfNanPreserve` execution modes of the float widths
+/// the device does not offer the mode for (and without the capability when none is
+/// left): such a device keeps no promise about signed zeros, which is its limit, not an
+/// invalid module. The module's framing was checked by [`compute_entry_points`].
+fn without_unsupported_float_controls<'a>(
+    spirv: &'a [u32],
+    features: &Features,
+) -> std::borrow::Cow<'a, [u32]> {
+    const OP_CAPABILITY: u32 = 17;
+    const OP_EXECUTION_MODE: u32 = 16;
+    const SIGNED_ZERO_INF_NAN_PRESERVE_MODE: u32 = 4461;
+    const SIGNED_ZERO_INF_NAN_PRESERVE_CAPABILITY: u32 = 4466;
+    let offered = |width: u32| match width {
+        32 => features.signed_zero_preserve_f32,
+        64 => features.signed_zero_preserve_f64,
+        _ => false,
+    };
+    let mut out = spirv[..5.min(spirv.len())].to_vec();
+    let (mut kept_modes, mut removed) = (0, 0);
+    let mut i = 5;
+    while i < spirv.len() {
+        let count = ((spirv[i] >> 16) as usize).max(1);
+        let inst = &spirv[i..(i + count).min(spirv.len())];
+        let opcode = spirv[i] & 0xffff;
+        if opcode == OP_EXECUTION_MODE && inst.get(2) == Some(&SIGNED_ZERO_INF_NAN_PRESERVE_MODE) {
+            if inst.get(3).is_some_and(|&w| offered(w)) {
+                kept_modes += 1;
+            } else {
+                removed += 1;
+                i += count;
+                continue;
+            }
+        }
+        out.extend_from_slice(inst);
+        i += count;
+    }
+    if removed == 0 {
+        return std::borrow::Cow::Borrowed(spirv);
+    }
+    if kept_modes == 0 {
+        let capability = [(2 << 16) | OP_CAPABILITY, SIGNED_ZERO_INF_NAN_PRESERVE_CAPABILITY];
+        if let Some(at) = out.windows(2).position(|w| w == capability) {
+            out.drain(at..at + 2);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 pub(crate) fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
     match words.first() {
         None => return Err("the module is empty".into()),
@@ -253,6 +302,34 @@ pub(crate) fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn float_controls_the_device_lacks_are_removed() {
+        let header = [SPIRV_MAGIC, 0x0001_0600, 0, 100, 0];
+        let capability = [(2 << 16) | 17, 4466];
+        let mode = |width: u32| [(4 << 16) | 16, 7, 4461, width];
+        let shader_capability = [(2 << 16) | 17, 1];
+        let words: Vec<u32> = header
+            .iter()
+            .chain(&shader_capability)
+            .chain(&capability)
+            .chain(&mode(32))
+            .chain(&mode(64))
+            .copied()
+            .collect();
+        let both = Features {
+            signed_zero_preserve_f32: true,
+            signed_zero_preserve_f64: true,
+            ..Default::default()
+        };
+        assert_eq!(&*without_unsupported_float_controls(&words, &both), &words[..]);
+        let f32_only = Features { signed_zero_preserve_f32: true, ..Default::default() };
+        let kept = without_unsupported_float_controls(&words, &f32_only);
+        assert_eq!(&kept[..], &words[..words.len() - 4], "the 64-bit mode goes");
+        let none = without_unsupported_float_controls(&words, &Features::default());
+        let bare: Vec<u32> = header.iter().chain(&shader_capability).copied().collect();
+        assert_eq!(&none[..], &bare[..], "modes and capability go");
+    }
 
     fn string_words(s: &str) -> Vec<u32> {
         let mut bytes = s.as_bytes().to_vec();

@@ -215,7 +215,10 @@ impl Lowerer<'_> {
         self.terminate(Terminator::Jump(inner_head), span);
         self.cur = inner_head;
         self.closed = false;
-        let now = atomic(self, AtomicOp::Load, Order::Acquire, sys::GRID_GENERATION, Value::Imm(0));
+        // Relaxed: on lavapipe an acquire in the loop is a suspension point that lets the
+        // block's other subgroups past the closing barrier (docs/status.md, *Devices*);
+        // the fence after the loop orders what the other blocks wrote.
+        let now = atomic(self, AtomicOp::Load, Order::Relaxed, sys::GRID_GENERATION, Value::Imm(0));
         let moved = Emit { l: self, span }.cmp(CmpOp::Ne, U32, now, generation);
         let inner_latch = self.new_block(None, span);
         self.terminate(
