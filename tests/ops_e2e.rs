@@ -1915,3 +1915,88 @@ fn signed_zeros_survive_constant_operands() {
     .map(f32::to_bits);
     assert_eq!(out.to_vec().expect("read"), want);
 }
+
+/// Every `setp` comparison on `.f16` (with and without `.ftz`) and `.bf16`, and
+/// `set.lt.u32.f16`, over pairs of interesting bit patterns (`tests/ptx/ops/half_compare.ptx`),
+/// against IEEE comparisons of the exact values: ordered comparisons are false and
+/// unordered ones true when either operand is NaN; `.ftz` compares f16 subnormals as
+/// zeros of their sign.
+#[test]
+fn half_comparisons_match_ieee_on_the_exact_values() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/ops/half_compare.ptx"));
+    let kernel = module.kernel("half_compare").expect("kernel");
+    let values: [u16; 14] = [
+        0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x3c00, 0xbc00, 0x7bff, 0x7c00, 0xfc00, 0x7e00,
+        0x3f80, 0x4000, 0x0400,
+    ];
+    let (a, b): (Vec<u16>, Vec<u16>) =
+        values.iter().flat_map(|&x| values.iter().map(move |&y| (x, y))).unzip();
+    let n = a.len();
+    let (da, db) = (device.buffer_from(&a).expect("a"), device.buffer_from(&b).expect("b"));
+    let out = device.zeroed::<u32>(3 * n).expect("out");
+    let args = [
+        ptxvk::Arg::from(&da),
+        ptxvk::Arg::from(&db),
+        ptxvk::Arg::from(&out),
+        ptxvk::Arg::from(n as u32),
+    ];
+    kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
+    let got = out.to_vec().expect("read");
+    // The 14 comparisons in the kernel's bit order.
+    let mask = |x: f32, y: f32| -> u32 {
+        let un = x.is_nan() || y.is_nan();
+        [
+            x == y,
+            !un && x != y,
+            x < y,
+            x <= y,
+            x > y,
+            x >= y,
+            un || x == y,
+            x != y,
+            un || x < y,
+            un || x <= y,
+            un || x > y,
+            un || x >= y,
+            !un,
+            un,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| u32::from(c) << k)
+        .sum()
+    };
+    let f16 = |v: u16| half::f16::from_bits(v).to_f32();
+    let ftz = |v: u16| if v & 0x7c00 == 0 { f16(v & 0x8000) } else { f16(v) };
+    let bf16 = |v: u16| half::bf16::from_bits(v).to_f32();
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        let want = [
+            mask(f16(x), f16(y)) | mask(ftz(x), ftz(y)) << 16,
+            mask(bf16(x), bf16(y)),
+            if f16(x) < f16(y) { u32::MAX } else { 0 },
+        ];
+        assert_eq!(got[3 * i..3 * i + 3], want, "a = {x:#06x}, b = {y:#06x}");
+    }
+}
+
+/// `cvt.rn.f16.s8`/`.u8` of the low byte of a 16-bit register (PTX ISA §5.2.2).
+#[test]
+fn cvt_converts_the_low_bits_of_a_wider_source_register() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &repo().join("tests/ptx/ops/cvt_wide_source.ptx"));
+    let input: Vec<u16> = (0..64u16).map(|k| k.wrapping_mul(0x9e37) ^ 0x5a00).collect();
+    let din = device.buffer_from(&input).expect("in");
+    let out = device.zeroed::<u16>(2 * input.len()).expect("out");
+    let kernel = module.kernel("cvt_wide_source").expect("kernel");
+    kernel.launch(1, 64, 0, &[ptxvk::Arg::from(&din), ptxvk::Arg::from(&out)]).expect("launch");
+    let want: Vec<u16> = input
+        .iter()
+        .flat_map(|&v| {
+            let low = v as u8;
+            [f32::from(low as i8), f32::from(low)].map(|x| half::f16::from_f32(x).to_bits())
+        })
+        .collect();
+    assert_eq!(out.to_vec().expect("read"), want);
+}

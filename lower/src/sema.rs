@@ -1838,7 +1838,25 @@ impl Lowerer<'_> {
                 );
             }
             "setp" => {
-                let ty = self.one_type(i, m)?;
+                // Half types compare as their exact f32 values (§9.7.4.6).
+                let half = match m.types.as_slice() {
+                    [t] => formats::half_source(t.value).map(|h| (h, t.span)),
+                    _ => None,
+                };
+                let ty = match half {
+                    Some(((_, 2), at)) => {
+                        return Err(unsupported(
+                            at,
+                            "`setp` on `.f16x2`/`.bf16x2`",
+                            "scalar half comparisons are implemented",
+                        ))
+                    }
+                    Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
+                        return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
+                    }
+                    Some(_) => OpTy::F(32),
+                    None => self.one_type(i, m)?,
+                };
                 reject_other(m, &[])?;
                 let cmp = m.cmp.ok_or_else(|| {
                     Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
@@ -1852,8 +1870,18 @@ impl Lowerer<'_> {
                     }
                     d => (self.opt_dst(d, OpTy::Pred)?, None),
                 };
-                let lhs = self.src(&ops[1], ty, false, span)?;
-                let rhs = self.src(&ops[2], ty, false, span)?;
+                let (lhs, rhs, ftz) = match half {
+                    Some(((fmt, _), _)) => {
+                        let a = self.src(&ops[1], OpTy::U(16), false, span)?;
+                        let b = self.src(&ops[2], OpTy::U(16), false, span)?;
+                        let mut e = expand::Emit { l: self, span };
+                        (e.half_operand(fmt, m.ftz, a), e.half_operand(fmt, m.ftz, b), false)
+                    }
+                    None => {
+                        let a = self.src(&ops[1], ty, false, span)?;
+                        (a, self.src(&ops[2], ty, false, span)?, m.ftz)
+                    }
+                };
                 let combine = match m.bool_op {
                     Some(b) => {
                         let (r, neg) = self.pred(&ops[3])?;
@@ -1861,10 +1889,7 @@ impl Lowerer<'_> {
                     }
                     None => None,
                 };
-                self.push(
-                    InstKind::Setp { cmp, ty, ftz: m.ftz, dst, dst_not, lhs, rhs, combine },
-                    span,
-                );
+                self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
             }
             "selp" => {
                 let ty = self.bits_type(i, m)?;

@@ -1102,8 +1102,10 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}` (§9.7.7.1): `setp`, then
-    /// all ones (`.u32`/`.s32`) or 1.0 (`.f32`) when true, else 0.
+    /// `set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}` (§9.7.7.1, and §9.7.4.7
+    /// for half types): `setp`, then all ones (`.u32`/`.s32`, `.u16`/`.s16`) or 1.0
+    /// (`.f32`, `.f16`, `.bf16`) when true, else 0. Half sources compare as their exact
+    /// f32 values.
     fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         reject_other(m, &[])?;
         let span = i.span;
@@ -1116,13 +1118,36 @@ impl Lowerer<'_> {
                 ))
             }
         };
-        let dty = match dt.value {
-            ScalarType::U32 => U32,
-            ScalarType::S32 => OpTy::S(32),
-            ScalarType::F32 => OpTy::F(32),
-            _ => return Err(Diagnostic::error(dt.span, "`set` writes `.u32`, `.s32` or `.f32`")),
+        let half = super::formats::half_source(st.value);
+        // The destination type and what it holds when the comparison is true.
+        let (dty, one) = match (dt.value, half) {
+            (ScalarType::U32 | ScalarType::S32, _) => (U32, 0xffff_ffff),
+            (ScalarType::F32, _) => (U32, 0x3f80_0000),
+            (ScalarType::U16 | ScalarType::S16, Some(_)) => (OpTy::U(16), 0xffff),
+            (ScalarType::F16, Some(_)) => (OpTy::U(16), 0x3c00),
+            (ScalarType::Bf16, Some(_)) => (OpTy::U(16), 0x3f80),
+            _ => {
+                return Err(Diagnostic::error(
+                    dt.span,
+                    "`set` writes `.u32`, `.s32` or `.f32` (and `.u16`, `.s16`, `.f16` or \
+                     `.bf16` from half sources)",
+                ))
+            }
         };
-        let sty = super::op_ty(st)?;
+        let sty = match half {
+            Some((_, 2)) => {
+                return Err(super::unsupported(
+                    st.span,
+                    "`set` on `.f16x2`/`.bf16x2`",
+                    "scalar half comparisons are implemented",
+                ))
+            }
+            Some((crate::ir::FloatFormat::Bf16, _)) if m.ftz => {
+                return Err(Diagnostic::error(st.span, "`.bf16` comparisons take no `.ftz`"))
+            }
+            Some(_) => OpTy::F(32),
+            None => super::op_ty(st)?,
+        };
         let cmp = m
             .cmp
             .ok_or_else(|| Diagnostic::error(span, "`set` needs a comparison such as `.lt`"))?;
@@ -1135,7 +1160,17 @@ impl Lowerer<'_> {
             ));
         }
         let dst = self.dst(&i.operands[0], dty, false)?;
-        let [a, b] = self.srcs(i, 1, [sty, sty])?;
+        let (a, b, ftz) = match half {
+            Some((fmt, _)) => {
+                let [a, b] = self.srcs(i, 1, [OpTy::U(16), OpTy::U(16)])?;
+                let mut e = Emit { l: self, span };
+                (e.half_operand(fmt, m.ftz, a), e.half_operand(fmt, m.ftz, b), false)
+            }
+            None => {
+                let [a, b] = self.srcs(i, 1, [sty, sty])?;
+                (a, b, m.ftz)
+            }
+        };
         let combine = match m.bool_op {
             Some(op) => {
                 let (r, negate) = self.pred(&i.operands[3])?;
@@ -1148,16 +1183,15 @@ impl Lowerer<'_> {
         e.push(InstKind::Setp {
             cmp,
             ty: sty,
-            ftz: m.ftz,
+            ftz,
             dst: Some(p),
             dst_not: None,
             lhs: a,
             rhs: b,
             combine,
         });
-        let one = if dty.is_float() { 0x3f80_0000 } else { 0xffff_ffff };
-        let r = e.sel(U32, p, Value::Imm(one), Value::Imm(0));
-        e.mov(U32, dst, r);
+        let r = e.sel(dty, p, Value::Imm(one), Value::Imm(0));
+        e.mov(dty, dst, r);
         Ok(())
     }
 

@@ -49,6 +49,12 @@ fn narrow_scalar(t: ScalarType) -> Option<(FloatFormat, u32)> {
     })
 }
 
+/// The half type (format) of a comparison's source type, when it is one: `setp` and `set`
+/// on `.f16`/`.bf16` (PTX ISA 9.2 §9.7.4.6-7). `None` for other types.
+pub(super) fn half_source(t: ScalarType) -> Option<(FloatFormat, u32)> {
+    narrow_scalar(t).filter(|(f, _)| *f != FloatFormat::Tf32)
+}
+
 /// The FP8, FP6 and FP4 pair types of `cvt`, which the front end leaves as plain
 /// modifiers.
 fn fp8_pair(s: &str) -> Option<FloatFormat> {
@@ -170,6 +176,13 @@ impl Emit<'_, '_> {
         let sub = self.cmp(CmpOp::Eq, ty, exp, Value::Imm(0));
         let sign = self.and(ty, v, Value::Imm(1 << (e + m)));
         self.sel(ty, sub, sign, v)
+    }
+
+    /// A half comparison's operand as an f32 (exact: every f16 and bf16 is one), after
+    /// `.ftz` flushes a subnormal to a zero of its sign.
+    pub(super) fn half_operand(&mut self, fmt: FloatFormat, ftz: bool, v: Value) -> Value {
+        let v = if ftz { self.flush_bits(fmt, v) } else { v };
+        self.widen(fmt, v)
     }
 
     /// Lane `k` (16 bits) of a 16- or 32-bit value.
@@ -533,7 +546,9 @@ impl Lowerer<'_> {
             };
             let op =
                 srcs.get(k).ok_or_else(|| Diagnostic::error(span, "`cvt` is missing a source"))?;
-            l.src(op, ty, false, span)
+            // PTX ISA 9.2 §5.2.2: `cvt` sources may be wider than the instruction type
+            // (an 8-bit value in a 16-bit register); the low bits are converted.
+            l.src(op, ty, matches!(t, CvtType::Op(o) if !o.is_float()), span)
         };
         let ftz = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
         match (to.value, from.value) {
