@@ -81,3 +81,18 @@ fn the_library_alone_loads_without_kernels_and_the_kernel_alone_is_missing_symbo
     assert!(text.contains("main.ptx:9:"), "{text}");
     assert_eq!(err.exit_code(), 1);
 }
+
+#[test]
+fn a_call_expecting_a_result_of_a_void_function_links_by_name() {
+    let Some(device) = device() else { return };
+    let dir = repo().join("tests/ptx/link_void");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("test PTX");
+    let sources =
+        SourceMap::new([("caller.ptx", read("caller.ptx")), ("callee.ptx", read("callee.ptx"))]);
+    let module = Module::link(&device, &sources).expect("links by name");
+    let out = device.zeroed::<u64>(2).expect("buffer");
+    module.kernel("k").expect("kernel").launch(1, 1, 0, &[Arg::from(&out)]).expect("launch");
+    // The callee wrote 42 through the pointer; the result variable kept the 7 the
+    // caller stored, since a `void` function writes no result.
+    assert_eq!(out.to_vec().expect("read"), [42, 7]);
+}

@@ -1,7 +1,7 @@
 //! Every PTX file of the corpus (real-compiler kernels and hand-written PTX) compiles to
 //! SPIR-V that passes `spirv-val --target-env vulkan1.3`, except files named
 //! `reject_*.ptx`, which hold shapes ptxvk must reject with diagnostics. The files of a
-//! folder named `link` are one program: they are linked together first.
+//! folder whose name starts with `link` are one program: they are linked together first.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ fn corpus() -> Vec<Vec<PathBuf>> {
             }
         }
         files.sort();
-        if d.file_name().is_some_and(|n| n == "link") {
+        if d.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("link")) {
             programs.push(files);
         } else {
             programs.extend(files.into_iter().map(|f| vec![f]));
