@@ -22,5 +22,6 @@ test: setup
 	cargo test --workspace
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \
-		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e
+		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e \
+			--test grid_sync_e2e --test link_e2e
 	scripts/python-tests
