@@ -1916,8 +1916,9 @@ fn signed_zeros_survive_constant_operands() {
     assert_eq!(out.to_vec().expect("read"), want);
 }
 
-/// Every `setp` comparison on `.f16` (with and without `.ftz`) and `.bf16`, and
-/// `set.lt.u32.f16`, over pairs of interesting bit patterns (`tests/ptx/ops/half_compare.ptx`),
+/// Every `setp` comparison on `.f16` (with and without `.ftz`) and `.bf16`,
+/// `set.lt.u32.f16`, and the x2 forms (lane 0 in bits 0-15, `p` for lane 0 and `q` for
+/// lane 1), over pairs of interesting bit patterns (`tests/ptx/ops/half_compare.ptx`),
 /// against IEEE comparisons of the exact values: ordered comparisons are false and
 /// unordered ones true when either operand is NaN; `.ftz` compares f16 subnormals as
 /// zeros of their sign.
@@ -1934,7 +1935,7 @@ fn half_comparisons_match_ieee_on_the_exact_values() {
         values.iter().flat_map(|&x| values.iter().map(move |&y| (x, y))).unzip();
     let n = a.len();
     let (da, db) = (device.buffer_from(&a).expect("a"), device.buffer_from(&b).expect("b"));
-    let out = device.zeroed::<u32>(3 * n).expect("out");
+    let out = device.zeroed::<u32>(7 * n).expect("out");
     let args = [
         ptxvk::Arg::from(&da),
         ptxvk::Arg::from(&db),
@@ -1972,12 +1973,18 @@ fn half_comparisons_match_ieee_on_the_exact_values() {
     let bf16 = |v: u16| half::bf16::from_bits(v).to_f32();
     for i in 0..n {
         let (x, y) = (a[i], b[i]);
+        let (lt, gt) = (f16(x) < f16(y), f16(y) < f16(x));
+        let lanes = |t: u32| (u32::from(lt) * t) | ((u32::from(gt) * t) << 16);
         let want = [
             mask(f16(x), f16(y)) | mask(ftz(x), ftz(y)) << 16,
             mask(bf16(x), bf16(y)),
-            if f16(x) < f16(y) { u32::MAX } else { 0 },
+            if lt { u32::MAX } else { 0 },
+            u32::from(lt) | u32::from(gt) << 1,
+            lanes(0x3c00),
+            lanes(0xffff),
+            if lt { 0x3c00 } else { 0 },
         ];
-        assert_eq!(got[3 * i..3 * i + 3], want, "a = {x:#06x}, b = {y:#06x}");
+        assert_eq!(got[7 * i..7 * i + 7], want, "a = {x:#06x}, b = {y:#06x}");
     }
 }
 

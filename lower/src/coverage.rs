@@ -499,12 +499,12 @@ pub static ROWS: &[Row] = &[
     row("selp", ".b16 .b32 .b64 .u* .s* .f32 .f64", Supported, "selp.b32 %r1, %r2, %r3, %p1;"),
     row(
         "set",
-        "every comparison and combine; .u32 .s32 .f32 results; scalar .f16/.bf16 sources (also .u16 .s16 .f16 .bf16 results)",
+        "every comparison and combine; .u32 .s32 .f32 .f16 .bf16 results; .f16 .bf16 .f16x2 .bf16x2 sources (also .u16 .s16 .f16x2 .bf16x2 results)",
         Emulated("`setp`, then a select of all ones or 1.0"),
         "set.lt.u32.f32 %r1, %r2, %r3;",
     ),
     row("setmaxnreg", ".inc .dec .sync.aligned.u32", Emulated("a register allocation hint: nothing is emitted"), "setmaxnreg.inc.sync.aligned.u32 64;"),
-    row("setp", "every comparison and combine, p|q; scalar .f16 (with .ftz) and .bf16 as their exact f32 values (not .f16x2/.bf16x2)", Supported, "setp.lt.s32 %p1, %r1, %r2;"),
+    row("setp", "every comparison and combine, p|q; .f16 (with .ftz), .bf16 and their x2 forms as their exact f32 values", Supported, "setp.lt.s32 %p1, %r1, %r2;"),
     row(
         "shf",
         ".l .r with .clamp .wrap on .b32",

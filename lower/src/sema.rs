@@ -1844,13 +1844,6 @@ impl Lowerer<'_> {
                     _ => None,
                 };
                 let ty = match half {
-                    Some(((_, 2), at)) => {
-                        return Err(unsupported(
-                            at,
-                            "`setp` on `.f16x2`/`.bf16x2`",
-                            "scalar half comparisons are implemented",
-                        ))
-                    }
                     Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
                         return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
                     }
@@ -1870,24 +1863,36 @@ impl Lowerer<'_> {
                     }
                     d => (self.opt_dst(d, OpTy::Pred)?, None),
                 };
-                let (lhs, rhs, ftz) = match half {
-                    Some(((fmt, _), _)) => {
-                        let a = self.src(&ops[1], OpTy::U(16), false, span)?;
-                        let b = self.src(&ops[2], OpTy::U(16), false, span)?;
-                        let mut e = expand::Emit { l: self, span };
-                        (e.half_operand(fmt, m.ftz, a), e.half_operand(fmt, m.ftz, b), false)
-                    }
-                    None => {
-                        let a = self.src(&ops[1], ty, false, span)?;
-                        (a, self.src(&ops[2], ty, false, span)?, m.ftz)
-                    }
-                };
                 let combine = match m.bool_op {
                     Some(b) => {
                         let (r, neg) = self.pred(&ops[3])?;
                         Some((b, r, neg))
                     }
                     None => None,
+                };
+                // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
+                // x2 comparison; a scalar one writes `p` (and `q` is its negation).
+                if let Some(((fmt, lanes), at)) = half {
+                    let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
+                    let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
+                    if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
+                        return Err(Diagnostic::error(
+                            at,
+                            "an x2 `setp` writes two predicates `p|q`",
+                        ));
+                    }
+                    let dsts = if lanes == 2 {
+                        vec![(dst, None), (dst_not, None)]
+                    } else {
+                        vec![(dst, dst_not)]
+                    };
+                    let mut e = expand::Emit { l: self, span };
+                    e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
+                    return Ok(());
+                }
+                let (lhs, rhs, ftz) = {
+                    let a = self.src(&ops[1], ty, false, span)?;
+                    (a, self.src(&ops[2], ty, false, span)?, m.ftz)
                 };
                 self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
             }

@@ -1119,29 +1119,25 @@ impl Lowerer<'_> {
             }
         };
         let half = super::formats::half_source(st.value);
-        // The destination type and what it holds when the comparison is true.
-        let (dty, one) = match (dt.value, half) {
-            (ScalarType::U32 | ScalarType::S32, _) => (U32, 0xffff_ffff),
-            (ScalarType::F32, _) => (U32, 0x3f80_0000),
-            (ScalarType::U16 | ScalarType::S16, Some(_)) => (OpTy::U(16), 0xffff),
-            (ScalarType::F16, Some(_)) => (OpTy::U(16), 0x3c00),
-            (ScalarType::Bf16, Some(_)) => (OpTy::U(16), 0x3f80),
-            _ => {
-                return Err(Diagnostic::error(
+        let lanes = half.map_or(1, |(_, n)| n);
+        // What one lane holds when the comparison is true (§9.7.7.1: all ones for
+        // integers, 1.0 for floats), and the destination's lane width.
+        let (one, lane_bits) =
+            match (dt.value, lanes) {
+                (ScalarType::U32 | ScalarType::S32, 1) => (0xffff_ffff, 32),
+                (ScalarType::F32, 1) if half.is_none() => (0x3f80_0000, 32),
+                (ScalarType::U16 | ScalarType::S16, 1) if half.is_some() => (0xffff, 16),
+                (ScalarType::U32 | ScalarType::S32, 2) => (0xffff, 16),
+                (ScalarType::F16, 1) | (ScalarType::F16x2, 2) => (0x3c00, 16),
+                (ScalarType::Bf16, 1) | (ScalarType::Bf16x2, 2) => (0x3f80, 16),
+                _ => return Err(Diagnostic::error(
                     dt.span,
-                    "`set` writes `.u32`, `.s32` or `.f32` (and `.u16`, `.s16`, `.f16` or \
-                     `.bf16` from half sources)",
-                ))
-            }
-        };
+                    "`set` writes `.u32`, `.s32` or `.f32`; `.f16` or `.bf16`; `.u16` or `.s16` \
+                     from half sources; `.f16x2`, `.bf16x2`, `.u32` or `.s32` from x2 sources",
+                )),
+            };
+        let dty = OpTy::U((lane_bits * lanes) as u8);
         let sty = match half {
-            Some((_, 2)) => {
-                return Err(super::unsupported(
-                    st.span,
-                    "`set` on `.f16x2`/`.bf16x2`",
-                    "scalar half comparisons are implemented",
-                ))
-            }
             Some((crate::ir::FloatFormat::Bf16, _)) if m.ftz => {
                 return Err(Diagnostic::error(st.span, "`.bf16` comparisons take no `.ftz`"))
             }
@@ -1160,17 +1156,6 @@ impl Lowerer<'_> {
             ));
         }
         let dst = self.dst(&i.operands[0], dty, false)?;
-        let (a, b, ftz) = match half {
-            Some((fmt, _)) => {
-                let [a, b] = self.srcs(i, 1, [OpTy::U(16), OpTy::U(16)])?;
-                let mut e = Emit { l: self, span };
-                (e.half_operand(fmt, m.ftz, a), e.half_operand(fmt, m.ftz, b), false)
-            }
-            None => {
-                let [a, b] = self.srcs(i, 1, [sty, sty])?;
-                (a, b, m.ftz)
-            }
-        };
         let combine = match m.bool_op {
             Some(op) => {
                 let (r, negate) = self.pred(&i.operands[3])?;
@@ -1178,19 +1163,30 @@ impl Lowerer<'_> {
             }
             None => None,
         };
+        let src_ty = if half.is_some() { OpTy::U((16 * lanes) as u8) } else { sty };
+        let [a, b] = self.srcs(i, 1, [src_ty, src_ty])?;
         let mut e = Emit { l: self, span };
-        let p = e.temp(OpTy::Pred);
-        e.push(InstKind::Setp {
-            cmp,
-            ty: sty,
-            ftz,
-            dst: Some(p),
-            dst_not: None,
-            lhs: a,
-            rhs: b,
-            combine,
-        });
-        let r = e.sel(dty, p, Value::Imm(one), Value::Imm(0));
+        let preds: Vec<_> = (0..lanes).map(|_| e.temp(OpTy::Pred)).collect();
+        match half {
+            Some((fmt, _)) => {
+                let dsts: Vec<_> = preds.iter().map(|&p| (Some(p), None)).collect();
+                e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
+            }
+            None => e.push(InstKind::Setp {
+                cmp,
+                ty: sty,
+                ftz: m.ftz,
+                dst: Some(preds[0]),
+                dst_not: None,
+                lhs: a,
+                rhs: b,
+                combine,
+            }),
+        }
+        let lane_ty = OpTy::U(lane_bits as u8);
+        let values: Vec<Value> =
+            preds.iter().map(|&p| e.sel(lane_ty, p, Value::Imm(one), Value::Imm(0))).collect();
+        let r = e.pack(16, values);
         e.mov(dty, dst, r);
         Ok(())
     }

@@ -185,6 +185,38 @@ impl Emit<'_, '_> {
         self.widen(fmt, v)
     }
 
+    /// The comparison of each lane of `a` and `b` (`lanes` 16-bit halves of `fmt`; lane
+    /// 0 is bits 0-15, §9.7.7), combined with `combine`, into the predicate pair
+    /// `dsts[k]` (`setp`'s `p` and `q`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn half_compare(
+        &mut self,
+        fmt: FloatFormat,
+        lanes: u32,
+        cmp: CmpOp,
+        ftz: bool,
+        a: Value,
+        b: Value,
+        combine: Option<(crate::ir::BoolOp, crate::ir::RegId, bool)>,
+        dsts: &[(Option<crate::ir::RegId>, Option<crate::ir::RegId>)],
+    ) {
+        for (k, &(dst, dst_not)) in dsts.iter().enumerate().take(lanes as usize) {
+            let x = self.lane(a, lanes, k as u32);
+            let y = self.lane(b, lanes, k as u32);
+            let (x, y) = (self.half_operand(fmt, ftz, x), self.half_operand(fmt, ftz, y));
+            self.push(InstKind::Setp {
+                cmp,
+                ty: F32,
+                ftz: false,
+                dst,
+                dst_not,
+                lhs: x,
+                rhs: y,
+                combine,
+            });
+        }
+    }
+
     /// Lane `k` (16 bits) of a 16- or 32-bit value.
     pub(super) fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
         if lanes == 1 {
