@@ -32,8 +32,14 @@ fn run_records(
     let threads: u64 = grid.iter().chain(&block).map(|&n| u64::from(n)).product();
     let out = dev.alloc(threads * (RECORD_WORDS as u64) * 4).expect("alloc records");
     let param = param_block(dev, &out, &[]);
-    let cfg =
-        LaunchConfig { grid, block, shared_bytes, param_address: param.address(), const_address };
+    let cfg = LaunchConfig {
+        grid,
+        block,
+        shared_bytes,
+        param_address: param.address(),
+        const_address,
+        ..LaunchConfig::default()
+    };
     let stats = dev.launch(program, &cfg).expect("launch");
     let data = dev.download(&out, 0, out.size()).expect("download records");
     (words(&data), stats)
@@ -344,6 +350,8 @@ fn missing_features_are_listed_by_vulkan_name() {
         denorm_preserve_f32: true,
         denorm_preserve_f64: true,
         subgroup_size_control: true,
+        signed_zero_preserve_f32: true,
+        signed_zero_preserve_f64: true,
     };
     let lacking = everything.missing_from(&info.features);
     if lacking.is_empty() {

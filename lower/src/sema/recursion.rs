@@ -1038,7 +1038,7 @@ mod tests {
             .insts
             .iter()
             .find_map(|i| match i.kind {
-                InstKind::Mov { dst, src: Value::Imm(v), .. } if v == 4096 => Some(dst),
+                InstKind::Mov { dst, src: Value::Imm(4096), .. } => Some(dst),
                 _ => None,
             })
             .expect("a stack pointer");

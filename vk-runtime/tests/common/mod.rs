@@ -43,6 +43,8 @@ pub const NEEDS: Features = Features {
     denorm_preserve_f32: false,
     denorm_preserve_f64: false,
     subgroup_size_control: false,
+    signed_zero_preserve_f32: false,
+    signed_zero_preserve_f64: false,
 };
 
 /// Runs `spirv-val --target-env vulkan1.3` on `words`; panics with its output on failure.
