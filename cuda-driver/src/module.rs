@@ -251,6 +251,16 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut usize, image: *const c_vo
     })
 }
 
+/// A fatbin (or its wrapper), as `cuModuleLoadData` loads any image.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadFatBinary(
+    module: *mut usize,
+    fat_cubin: *const c_void,
+) -> CUresult {
+    // SAFETY: forwarded (CUDA's contract for the image and the out-pointer).
+    unsafe { cuModuleLoadData(module, fat_cubin) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleLoadDataEx(
     module: *mut usize,

@@ -149,6 +149,7 @@ exports!(
     cuMemFreeAsync_ptsz,
     cuIpcGetMemHandle,
     cuModuleLoadData,
+    cuModuleLoadFatBinary,
     cuModuleLoadDataEx,
     cuModuleLoad,
     cuModuleUnload,

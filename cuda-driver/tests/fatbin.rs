@@ -186,6 +186,14 @@ fn fatbins_load_their_ptx_and_run_and_bad_ones_are_error_codes() {
         api.check_scale(module, "cuModuleLoad");
         assert_eq!((api.unload)(module), SUCCESS);
 
+        // Through `cuModuleLoadFatBinary`, the older entry point for the same images.
+        let load_fat: Load = proc(&lib, "cuModuleLoadFatBinary");
+        let image = fixture("scale.ptx75.fatbin");
+        let mut module = 0;
+        assert_eq!(load_fat(&mut module, image.as_ptr().cast()), SUCCESS);
+        api.check_scale(module, "cuModuleLoadFatBinary");
+        assert_eq!((api.unload)(module), SUCCESS);
+
         // SASS only: nothing ptxvk can run, and the log says what to do.
         let sass = fixture("scale.sass75.fatbin");
         let (r, log) = api.load_logged(sass.as_ptr().cast());
