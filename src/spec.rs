@@ -403,7 +403,7 @@ pub fn parse_dims(s: &str) -> Result<[u32; 3], String> {
 
 pub fn hex_decode(s: &str) -> Result<Vec<u8>, String> {
     let s = s.trim();
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("hex string has an odd number of digits ({})", s.len()));
     }
     (0..s.len())

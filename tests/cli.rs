@@ -178,7 +178,7 @@ fn copy_into(dir: &Path, repo_file: &str, name: &str) -> PathBuf {
 #[track_caller]
 fn spirv_words(bytes: &[u8]) -> Vec<u32> {
     assert!(
-        bytes.len() >= 20 && bytes.len() % 4 == 0,
+        bytes.len() >= 20 && bytes.len().is_multiple_of(4),
         "not a SPIR-V binary: {} bytes",
         bytes.len()
     );
@@ -228,7 +228,7 @@ fn spirv_val(path: &Path) {
 }
 
 fn hex_decode(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd-length hex `{s}`");
+    assert!(s.len().is_multiple_of(2), "odd-length hex `{s}`");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))

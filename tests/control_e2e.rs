@@ -218,7 +218,7 @@ fn predicated(x: u32, out: &mut u32, aux: &mut u32) {
     if !q {
         *aux = y;
     }
-    if x % 7 == 0 {
+    if x.is_multiple_of(7) {
         return;
     }
     if p {

@@ -389,7 +389,7 @@ fn random(seed: u64, count: usize, mut f: impl FnMut(&mut Rng) -> In) -> Vec<In>
 /// division and shifts), in `bits` bits, sign-extended half of the time.
 fn random_int(rng: &mut Rng, bits: u32) -> u64 {
     let v = rng.next_u64() >> (rng.next_u32() % 64);
-    let v = if rng.next_u32() % 2 == 0 { v } else { !v };
+    let v = if rng.next_u32().is_multiple_of(2) { v } else { !v };
     v & mask(bits)
 }
 

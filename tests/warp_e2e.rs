@@ -215,7 +215,7 @@ fn redux_f32_min_max_abs_nan() {
     let n = (blocks * block) as usize;
     let mut input: Vec<u32> = (0..n)
         .map(|_| {
-            if rng.next_u32() % 3 == 0 {
+            if rng.next_u32().is_multiple_of(3) {
                 specials[rng.next_u32() as usize % specials.len()]
             } else {
                 rng.next_u32()

@@ -132,9 +132,9 @@ pub fn int64_ops() -> KernelCase {
     for _ in 0..300 {
         // Mix full-width values with small ones so both division paths compilers emit
         // (32-bit fast path and 64-bit) are taken.
-        let small = rng.next_u64() % 4 == 0;
+        let small = rng.next_u64().is_multiple_of(4);
         a.push(if small { rng.next_u64() >> 40 } else { rng.next_u64() });
-        b.push(if rng.next_u64() % 3 == 0 {
+        b.push(if rng.next_u64().is_multiple_of(3) {
             (rng.next_u64() >> 44) as i64
         } else {
             rng.next_u64() as i64

@@ -843,7 +843,7 @@ fn convert_inputs() -> (Vec<f32>, Vec<f64>, Vec<i32>, Vec<i64>) {
     let n = 1200;
     while f.len() < n {
         let r = rng.next_u32();
-        f.push(if r % 3 == 0 {
+        f.push(if r.is_multiple_of(3) {
             uniform(&mut rng, -5e9, 5e9) as f32
         } else if r % 3 == 1 {
             (uniform(&mut rng, -40.0, 40.0) * 4.0).round() as f32 / 4.0 // halves and quarters

@@ -559,7 +559,7 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
         let e = |r: &mut Rng| (r.next_u32() % 60) as i32 - 30;
         let f = |r: &mut Rng, e: i32| {
             let m = 1.0 + f64::from(r.next_u32() >> 8) / 2f64.powi(24);
-            let s = if r.next_u32() % 2 == 0 { 1.0 } else { -1.0 };
+            let s = if r.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
             u64::from(((s * m * 2f64.powi(e)) as f32).to_bits())
         };
         let ea = e(r);
@@ -659,7 +659,7 @@ fn exact_f64_fma_and_directed_rounding() {
     cases.extend(random(76, 3000, |r| {
         let f = |r: &mut Rng, e: i32| {
             let m = 1.0 + (r.next_u64() >> 12) as f64 / 2f64.powi(52);
-            let s = if r.next_u32() % 2 == 0 { 1.0 } else { -1.0 };
+            let s = if r.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
             (s * m * 2f64.powi(e)).to_bits()
         };
         let (ea, eb) = ((r.next_u32() % 1200) as i32 - 600, (r.next_u32() % 1200) as i32 - 600);

@@ -1023,7 +1023,7 @@ impl Stream {
         self.check_device(dst.device_id(), "buffer")?;
         dst.check_range("memset", offset, len)?;
         let size = pattern.size();
-        if offset % size != 0 || len % size != 0 {
+        if !offset.is_multiple_of(size) || !len.is_multiple_of(size) {
             return Err(Error::InvalidUse(format!(
                 "a {}-bit memset needs an offset and length that are multiples of {size} bytes \
                  (got offset {offset}, length {len})",
