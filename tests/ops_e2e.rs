@@ -1897,7 +1897,7 @@ fn generate_ptx(version: &str, target: &str, name: &str, slots: &[Slot]) -> Stri
 fn signed_zeros_survive_constant_operands() {
     let Some(device) = device() else { return };
     let module = load(&device, &repo().join("tests/ptx/ops/signed_zero.ptx"));
-    let out = device.zeroed::<u32>(9).expect("buffer");
+    let out = device.zeroed::<u32>(13).expect("buffer");
     let kernel = module.kernel("signed_zero").expect("kernel");
     kernel.launch(1, 1, 0, &[ptxvk::Arg::from(&out)]).expect("launch");
     let (nz, pz, c) = (-0.0f32, 0.0f32, f32::from_bits(0xBE2A_AAA8));
@@ -1911,6 +1911,10 @@ fn signed_zeros_survive_constant_operands() {
         -pz,
         nz * 1.0,
         c.mul_add(pz, nz),
+        nz + 0.0,
+        nz - 0.0,
+        pz - 0.0,
+        -0.0 + nz,
     ]
     .map(f32::to_bits);
     assert_eq!(out.to_vec().expect("read"), want);

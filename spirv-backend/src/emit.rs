@@ -403,7 +403,11 @@ impl<'a> FnEmitter<'a> {
                     if matches!(op, BinaryOp::Shl | BinaryOp::Shr) { OpTy::U(32) } else { *ty };
                 let a = self.read_op(*lhs, *ty)?;
                 let c = self.read_op(*rhs, rhs_ty)?;
-                let (r, rt) = self.binary(*op, *ty, *mode, a, c)?;
+                let (mut r, rt) = self.binary(*op, *ty, *mode, a, c)?;
+                let constant = matches!(lhs, Value::Imm(_)) || matches!(rhs, Value::Imm(_));
+                if constant && ty.is_float() && matches!(op, BinaryOp::Add | BinaryOp::Sub) {
+                    r = self.zero_sign_of_sum(*op == BinaryOp::Sub, *ty, a, c, r)?;
+                }
                 self.write_op(*dst, r, rt)
             }
             InstKind::Mad { part, ty, dst, a, b, c } => {
@@ -1072,6 +1076,39 @@ impl<'a> FnEmitter<'a> {
         };
         self.b.decorate(r, Decoration::NoContraction, []);
         Ok(r)
+    }
+
+    /// The sum `r` of `a` and `c` (or their difference, `sub`) with the sign of a zero
+    /// result set as IEEE 754 §6.3 says for round-to-nearest: -0 only when both addends
+    /// are -0 (`a` and `-c` for a difference). Decided on the bit patterns: lavapipe
+    /// folds `x + 0.0` to `x` even under `SignedZeroInfNanPreserve`, which turns
+    /// `-0 + 0` into -0; only sums with a constant operand can be folded, so only those
+    /// get this repair.
+    fn zero_sign_of_sum(&mut self, sub: bool, ty: OpTy, a: Word, c: Word, r: Word) -> R<Word> {
+        let bits = ty.bits();
+        let is = Scalar::Int(bits as u8);
+        let it = self.ty(is);
+        let ft = self.ty(Scalar::of_op(ty));
+        let bt = self.ty(Scalar::Bool);
+        let sign = 1u64 << (bits - 1);
+        let (ab, cb, rb) = (
+            self.b.bitcast(it, None, a)?,
+            self.b.bitcast(it, None, c)?,
+            self.b.bitcast(it, None, r)?,
+        );
+        let neg_zero = self.konst(is, sign);
+        let zero = self.konst(is, 0);
+        let magnitude = self.konst(is, sign - 1);
+        let r_mag = self.b.bitwise_and(it, None, rb, magnitude)?;
+        let r_zero = self.b.i_equal(bt, None, r_mag, zero)?;
+        // The second addend of the sum: `c`, or `-c` for a difference.
+        let cb = if sub { self.b.bitwise_xor(it, None, cb, neg_zero)? } else { cb };
+        let a_neg_zero = self.b.i_equal(bt, None, ab, neg_zero)?;
+        let c_neg_zero = self.b.i_equal(bt, None, cb, neg_zero)?;
+        let both = self.b.logical_and(bt, None, a_neg_zero, c_neg_zero)?;
+        let zero_bits = self.b.select(it, None, both, neg_zero, zero)?;
+        let fixed = self.b.select(it, None, r_zero, zero_bits, rb)?;
+        Ok(self.b.bitcast(ft, None, fixed)?)
     }
 
     /// Applies `.ftz` and `.sat` to a float result.
