@@ -1897,7 +1897,9 @@ fn generate_ptx(version: &str, target: &str, name: &str, slots: &[Slot]) -> Stri
 fn signed_zeros_survive_constant_operands() {
     let Some(device) = device() else { return };
     let module = load(&device, &repo().join("tests/ptx/ops/signed_zero.ptx"));
-    let out = device.zeroed::<u32>(13).expect("buffer");
+    let mut init = [0u32; 15];
+    init[0] = 0x8000_0000;
+    let out = device.buffer_from(&init).expect("buffer");
     let kernel = module.kernel("signed_zero").expect("kernel");
     kernel.launch(1, 1, 0, &[ptxvk::Arg::from(&out)]).expect("launch");
     let (nz, pz, c) = (-0.0f32, 0.0f32, f32::from_bits(0xBE2A_AAA8));
@@ -1915,6 +1917,8 @@ fn signed_zeros_survive_constant_operands() {
         nz - 0.0,
         pz - 0.0,
         -0.0 + nz,
+        pz.mul_add(nz, 0.0),
+        c.mul_add((nz * nz).mul_add(nz, 0.0), nz),
     ]
     .map(f32::to_bits);
     assert_eq!(out.to_vec().expect("read"), want);

@@ -1388,6 +1388,8 @@ impl<'a> FnEmitter<'a> {
         let i64s = Scalar::Int(64);
         let it = self.ty(i64s);
         let s = self.exact(BinaryOp::Add, dt, p, c)?;
+        // A constant addend (an fma's `+ 0.0`) may be folded away by the driver.
+        let s = self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)?;
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
         let bb = self.exact(BinaryOp::Sub, dt, s, p)?;
         let sbb = self.exact(BinaryOp::Sub, dt, s, bb)?;
