@@ -437,6 +437,7 @@ impl Module {
             storage_buffer_8bit: r.storage_buffer_8bit,
             storage_buffer_16bit: r.storage_buffer_16bit,
             int64_atomics: r.int64_atomics,
+            shared_int64_atomics: r.shared_int64_atomics,
             ..Features::default()
         };
         let programs = compiled

@@ -96,6 +96,12 @@ pub struct SharedLayout {
     pub dynamic_align: Option<u32>,
     /// Static variables in the window: name, offset, size in bytes.
     pub variables: Vec<(String, u32, u32)>,
+    /// The window is an array of 64-bit words rather than 32-bit ones: the kernel has
+    /// 64-bit shared atomics, which SPIR-V performs on 64-bit elements only (Vulkan 1.3
+    /// devices need `VK_KHR_workgroup_memory_explicit_layout` to alias element types,
+    /// which lavapipe and many others lack). Narrower atomics on such a window are
+    /// compare-and-swap loops on the containing 64-bit word (`sema::atomic`).
+    pub wide: bool,
 }
 
 impl SharedLayout {

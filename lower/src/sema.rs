@@ -369,11 +369,16 @@ fn lower_kernel<'m>(
     }
     let bodies =
         || std::iter::once(body).chain(callees.iter().map(|c| c.body.as_deref().unwrap_or(&[])));
-    // The scratch word of `bar.red`, placed with the static variables.
+    let generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
+    l.kernel.shared.wide =
+        bodies().any(|b| contains(b, &|i| atomic::may_be_wide_shared(i, generic_windows)));
+    // The scratch word of `bar.red`, placed with the static variables (a whole 64-bit
+    // word of a wide window, which it counts in with 64-bit atomics).
     if bodies().any(|b| contains(b, &barrier::is_reduction)) {
-        let offset = l.kernel.shared.static_bytes.next_multiple_of(4);
-        l.kernel.shared.static_bytes = offset + 4;
-        l.kernel.shared.variables.push(("$bar.red".to_string(), offset, 4));
+        let size = if l.kernel.shared.wide { 8 } else { 4 };
+        let offset = l.kernel.shared.static_bytes.next_multiple_of(size);
+        l.kernel.shared.static_bytes = offset + size;
+        l.kernel.shared.variables.push(("$bar.red".to_string(), offset, size));
         l.reduction_scratch = Some(offset);
     }
     // One scratch word per thread for emulated warp collectives (`sema::warp`).
@@ -394,7 +399,7 @@ fn lower_kernel<'m>(
     if uses_stack {
         l.kernel.local_bytes = l.recursion.stack_bytes();
     }
-    l.generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
+    l.generic_windows = generic_windows;
     if l.generic_windows {
         l.spaces = spaces::infer(body);
         for c in &callees {
@@ -2129,9 +2134,12 @@ impl Lowerer<'_> {
                 dsts.len() == 1 && dsts[0].is_none_or(|d| self.kernel.reg(d).ty.bits() == ty.bits())
             }
         };
+        // A wide shared window (`SharedLayout::wide`) has atomics of 64 bits only; a
+        // strong narrower store there is a compare-and-swap loop (`store_in_wide_word`).
+        let shared_atomic_bits = if self.kernel.shared.wide { 64 } else { 32 };
         let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
             let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))
-                || (space == Space::Shared && ty.bits() == 32);
+                || (space == Space::Shared && ty.bits() == shared_atomic_bits);
             let native = strength.filter(|_| atomic_width && one_word);
             match (&data, native) {
                 (Data::Store(srcs), Some((order, scope))) => (
@@ -2171,6 +2179,14 @@ impl Lowerer<'_> {
             }
         };
         let access = |l: &mut Self, space: Space, addr: Address| {
+            if let (Data::Store(srcs), Some((order, scope)), Space::Shared, true) =
+                (&data, strength, space, l.kernel.shared.wide && ty.bits() < 64)
+            {
+                if let [src] = srcs.as_slice() {
+                    l.store_in_wide_word(ty, order, scope, addr, *src, span);
+                    return;
+                }
+            }
             let (inst, fence) = access(space, addr);
             let fence = fence.filter(|(o, _)| *o != Order::Relaxed && space != Space::Local);
             let fence =

@@ -583,8 +583,14 @@ impl<'a> FnEmitter<'a> {
                 let linear = self.b.i_add(u32t, None, zyx, x)?;
                 let base = self.konst(Scalar::Int(32), u64::from(scratch / 4));
                 let index = self.b.i_add(u32t, None, linear, base)?;
-                let ptr = self.shared_word(index)?;
-                self.b.store(ptr, v, None, [])?;
+                if self.k.shared.wide {
+                    let two = self.konst(Scalar::Int(32), 2);
+                    let byte = self.b.shift_left_logical(u32t, None, index, two)?;
+                    self.store_wide(OpTy::U(32), byte, v)?;
+                } else {
+                    let ptr = self.shared_word(index)?;
+                    self.b.store(ptr, v, None, [])?;
+                }
                 self.barrier()
             }
             InstKind::Barrier | InstKind::WarpBarrier { publish: None } => self.barrier(),
@@ -1763,16 +1769,92 @@ impl<'a> FnEmitter<'a> {
     fn shared_word(&mut self, index: Word) -> R<Word> {
         let u32t = self.ty(Scalar::Int(32));
         let pt = self.t.pointer(self.b, StorageClass::Workgroup, u32t);
-        let Some(shared) = self.g.shared else {
-            return Err(Error::Internal("shared access without a shared window".into()));
+        let Some(shared) = self.g.shared.filter(|_| !self.k.shared.wide) else {
+            return Err(Error::Internal("a 32-bit shared word without a 32-bit window".into()));
         };
         Ok(self.b.access_chain(pt, None, shared, [index])?)
+    }
+
+    /// Pointer to the 64-bit word of a wide shared window (`SharedLayout::wide`) that
+    /// holds byte `byte`.
+    pub(super) fn shared_wide_word(&mut self, byte: Word) -> R<Word> {
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let u64t = self.ty(Scalar::Int(64));
+        let pt = self.t.pointer(self.b, StorageClass::Workgroup, u64t);
+        let Some(shared) = self.g.shared_wide.filter(|_| self.k.shared.wide) else {
+            return Err(Error::Internal("a 64-bit shared word without a 64-bit window".into()));
+        };
+        let three = self.konst(s32, 3);
+        let index = self.b.shift_right_logical(u32t, None, byte, three)?;
+        Ok(self.b.access_chain(pt, None, shared, [index])?)
+    }
+
+    /// The bit position of byte `byte` in its 64-bit word.
+    fn wide_shift(&mut self, byte: Word) -> R<Word> {
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let seven = self.konst(s32, 7);
+        let three = self.konst(s32, 3);
+        let lane = self.b.bitwise_and(u32t, None, byte, seven)?;
+        Ok(self.b.shift_left_logical(u32t, None, lane, three)?)
+    }
+
+    /// A load of `ty` from a wide shared window: its bytes of one 64-bit word (PTX
+    /// accesses are naturally aligned, so an element never straddles two).
+    fn load_wide(&mut self, ty: OpTy, byte: Word) -> R<Word> {
+        let s64 = Scalar::Int(64);
+        let u64t = self.ty(s64);
+        let want = Scalar::of_op(ty);
+        let p = self.shared_wide_word(byte)?;
+        let w = self.b.load(u64t, None, p, None, [])?;
+        if ty.bits() == 64 {
+            return self.coerce(w, s64, want);
+        }
+        let sh = self.wide_shift(byte)?;
+        let v = self.b.shift_right_logical(u64t, None, w, sh)?;
+        let narrow = Scalar::Int(ty.bits() as u8);
+        let nt = self.ty(narrow);
+        let n = self.b.u_convert(nt, None, v)?;
+        self.coerce(n, narrow, want)
+    }
+
+    /// A store of `ty` into a wide shared window. A narrower element must not disturb
+    /// the rest of its word, which other threads may write concurrently: its bits are
+    /// cleared and set with two 64-bit atomics.
+    fn store_wide(&mut self, ty: OpTy, byte: Word, v: Word) -> R<()> {
+        let s64 = Scalar::Int(64);
+        let u64t = self.ty(s64);
+        let have = Scalar::of_op(ty);
+        let p = self.shared_wide_word(byte)?;
+        if ty.bits() == 64 {
+            let x = self.coerce(v, have, s64)?;
+            self.b.store(p, x, None, [])?;
+            return Ok(());
+        }
+        let narrow = Scalar::Int(ty.bits() as u8);
+        let n = self.coerce(v, have, narrow)?;
+        let w = self.b.u_convert(u64t, None, n)?;
+        let sh = self.wide_shift(byte)?;
+        let ones = self.konst(s64, u64::MAX >> (64 - ty.bits()));
+        let mask = self.b.shift_left_logical(u64t, None, ones, sh)?;
+        let not_mask = self.b.not(u64t, None, mask)?;
+        let val = self.b.shift_left_logical(u64t, None, w, sh)?;
+        self.t.used.int64_atomics = true;
+        let scope = self.t.u32(self.b, SCOPE_WORKGROUP);
+        let sem = self.t.u32(self.b, 0);
+        self.b.atomic_and(u64t, None, p, scope, sem, not_mask)?;
+        self.b.atomic_or(u64t, None, p, scope, sem, val)?;
+        Ok(())
     }
 
     fn load_window(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
         let s32 = Scalar::Int(32);
         let u32t = self.ty(s32);
         let byte = self.address32(addr, extra)?;
+        if space == Space::Shared && self.k.shared.wide {
+            return self.load_wide(ty, byte);
+        }
         let two = self.konst(s32, 2);
         let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
         let want = Scalar::of_op(ty);
@@ -1826,6 +1908,9 @@ impl<'a> FnEmitter<'a> {
         let s32 = Scalar::Int(32);
         let u32t = self.ty(s32);
         let byte = self.address32(addr, extra)?;
+        if space == Space::Shared && self.k.shared.wide {
+            return self.store_wide(ty, byte, v);
+        }
         let two = self.konst(s32, 2);
         let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
         let have = Scalar::of_op(ty);

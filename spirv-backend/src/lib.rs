@@ -53,6 +53,9 @@ pub struct Requirements {
     pub storage_buffer_16bit: bool,
     /// 64-bit atomics on global memory (`shaderBufferInt64Atomics`).
     pub int64_atomics: bool,
+    /// 64-bit atomics on shared memory (`shaderSharedInt64Atomics`): a kernel has a wide
+    /// shared window (`SharedLayout::wide`).
+    pub shared_int64_atomics: bool,
 }
 
 /// What the host needs to launch one kernel of the module.
@@ -94,13 +97,17 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     }
     let mut b = Builder::new();
     let mut t = types::TypeCache::default();
-    let uses_shared = kernels.iter().any(|k| {
-        let shared = &k.kernel.shared;
-        shared.static_bytes > 0 || shared.dynamic_align.is_some() || accesses_shared(&k.kernel)
-    });
+    let uses_shared = |k: &ptxvk_lower::ir::Kernel| {
+        let shared = &k.shared;
+        shared.static_bytes > 0 || shared.dynamic_align.is_some() || accesses_shared(k)
+    };
     let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
-    let mut g =
-        module::Globals::declare(&mut b, &mut t, uses_shared.then(|| max_static.div_ceil(4)));
+    let windows = module::SharedWindows {
+        narrow: kernels.iter().any(|k| uses_shared(&k.kernel) && !k.kernel.shared.wide),
+        wide: kernels.iter().any(|k| uses_shared(&k.kernel) && k.kernel.shared.wide),
+        static_words: max_static.div_ceil(4),
+    };
+    let mut g = module::Globals::declare(&mut b, &mut t, windows);
     let uses_subgroups = kernels.iter().any(|k| {
         k.kernel
             .blocks
@@ -116,7 +123,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     for lk in kernels {
         let k = &lk.kernel;
         let f = emit::FnEmitter::new(&mut b, &mut t, &g, k).function(&lk.body)?;
-        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface());
+        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface(k.shared.wide));
         b.execution_mode_id(f, ExecutionMode::LocalSizeId, g.block_size);
         entries.push(f);
         infos.push(KernelInfo {
@@ -153,6 +160,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         storage_buffer_8bit: u.storage8,
         storage_buffer_16bit: u.storage16,
         int64_atomics: u.int64_atomics,
+        shared_int64_atomics: windows.wide,
     };
     let words = b.module().assemble();
     Ok(SpirvModule { words, kernels: infos, requirements })
@@ -167,6 +175,7 @@ fn accesses_shared(k: &ptxvk_lower::ir::Kernel) -> bool {
             i.kind,
             InstKind::Load { space: Space::Shared, .. }
                 | InstKind::Store { space: Space::Shared, .. }
+                | InstKind::Atomic { space: Space::Shared, .. }
         )
     })
 }

@@ -9,7 +9,7 @@
 
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
-    AddressingModel, BuiltIn, Capability, Decoration, MemoryModel, StorageClass, Word,
+    AddressingModel, BuiltIn, Capability, Decoration, MemoryModel, Op, StorageClass, Word,
 };
 
 use crate::types::{Scalar, TypeCache};
@@ -28,6 +28,18 @@ pub const SPEC_BLOCK_X: u32 = 0;
 pub const SPEC_SHARED_WORDS: u32 = 3;
 pub const SPEC_DYNAMIC_SHARED_BYTES: u32 = 4;
 
+/// Which shared windows a module's kernels need.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SharedWindows {
+    /// Some kernel uses a window of 32-bit words.
+    pub narrow: bool,
+    /// Some kernel uses a window of 64-bit words (`SharedLayout::wide`).
+    pub wide: bool,
+    /// The largest static window in bytes, rounded up to 32-bit words: the default of
+    /// specialization constant 3.
+    pub static_words: u32,
+}
+
 /// Ids of module-level objects every kernel function uses.
 #[derive(Debug)]
 pub struct Globals {
@@ -40,6 +52,9 @@ pub struct Globals {
     pub block_size: [Word; 3],
     /// The `Workgroup` array of u32 words, when some kernel uses shared memory.
     pub shared: Option<Word>,
+    /// The `Workgroup` array of u64 words, when some kernel has 64-bit shared atomics
+    /// (`SharedLayout::wide`): as many bytes as `shared`, rounded up to 8.
+    pub shared_wide: Option<Word>,
     /// The launch's dynamic shared bytes (specialization constant 4).
     pub dynamic_shared_bytes: Word,
     /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
@@ -48,7 +63,7 @@ pub struct Globals {
 
 impl Globals {
     /// Declares everything but capabilities (which depend on what the code used).
-    pub fn declare(b: &mut Builder, t: &mut TypeCache, shared_words: Option<u32>) -> Globals {
+    pub fn declare(b: &mut Builder, t: &mut TypeCache, shared: SharedWindows) -> Globals {
         b.set_version(1, 6);
         let glsl = b.ext_inst_import("GLSL.std.450");
         b.memory_model(AddressingModel::PhysicalStorageBuffer64, MemoryModel::GLSL450);
@@ -84,12 +99,24 @@ impl Globals {
             [Operand::LiteralBit32(SPEC_DYNAMIC_SHARED_BYTES)],
         );
 
-        let shared = shared_words.map(|words| {
-            let len = b.spec_constant_bit32(u32t, words.max(1));
+        // Both windows take their length from specialization constant 3 (32-bit words);
+        // the wide one has (words + 1) / 2 elements, computed by OpSpecConstantOp.
+        let words = (shared.narrow || shared.wide).then(|| {
+            let len = b.spec_constant_bit32(u32t, shared.static_words.max(1));
             b.decorate(len, Decoration::SpecId, [Operand::LiteralBit32(SPEC_SHARED_WORDS)]);
-            let arr = b.type_array(u32t, len);
+            len
+        });
+        let window = |b: &mut Builder, t: &mut TypeCache, elem: Word, len: Word| {
+            let arr = b.type_array(elem, len);
             let ptr = t.pointer(b, StorageClass::Workgroup, arr);
             b.variable(ptr, None, StorageClass::Workgroup, None)
+        };
+        let shared_narrow = words.filter(|_| shared.narrow).map(|len| window(b, t, u32t, len));
+        let shared_wide = words.filter(|_| shared.wide).map(|len| {
+            let one = b.constant_bit32(u32t, 1);
+            let plus_one = spec_constant_op(b, u32t, Op::IAdd, len, one);
+            let halves = spec_constant_op(b, u32t, Op::ShiftRightLogical, plus_one, one);
+            window(b, t, u64t, halves)
         });
 
         Globals {
@@ -99,7 +126,8 @@ impl Globals {
             workgroup_id,
             push_constants,
             block_size,
-            shared,
+            shared: shared_narrow,
+            shared_wide,
             dynamic_shared_bytes,
             subgroup_lane: None,
         }
@@ -120,13 +148,24 @@ impl Globals {
         t.used.subgroup = true;
     }
 
-    /// The entry-point interface: every module-scope variable (SPIR-V 1.4+ rule).
-    pub fn interface(&self) -> Vec<Word> {
+    /// The entry-point interface (SPIR-V 1.4+: every module-scope variable the entry
+    /// point uses), with the shared window of the kernel's kind.
+    pub fn interface(&self, wide_shared: bool) -> Vec<Word> {
         let mut v = vec![self.local_id, self.workgroup_id, self.push_constants];
-        v.extend(self.shared);
+        v.extend(if wide_shared { self.shared_wide } else { self.shared });
         v.extend(self.subgroup_lane);
         v
     }
+}
+
+/// `OpSpecConstantOp` of a binary operation (rspirv's builder method takes no operands).
+fn spec_constant_op(b: &mut Builder, ty: Word, op: Op, lhs: Word, rhs: Word) -> Word {
+    let id = b.id();
+    let operands =
+        vec![Operand::LiteralSpecConstantOpInteger(op), Operand::IdRef(lhs), Operand::IdRef(rhs)];
+    let inst = rspirv::dr::Instruction::new(Op::SpecConstantOp, Some(ty), Some(id), operands);
+    b.module_mut().types_global_values.push(inst);
+    id
 }
 
 /// Capabilities for what the code used; always Shader, Int64 (addresses) and

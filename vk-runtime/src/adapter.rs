@@ -78,8 +78,10 @@ pub struct Features {
     pub storage_buffer_16bit: bool,
     /// `vulkanMemoryModel`.
     pub vulkan_memory_model: bool,
-    /// `shaderBufferInt64Atomics` (the workgroup variant is enabled too when offered).
+    /// `shaderBufferInt64Atomics`.
     pub int64_atomics: bool,
+    /// `shaderSharedInt64Atomics` (64-bit atomics on shared memory).
+    pub shared_int64_atomics: bool,
     /// `shaderBufferFloat32AtomicAdd` from `VK_EXT_shader_atomic_float`.
     pub float32_atomic_add: bool,
     /// `shaderSubgroupClock` from `VK_KHR_shader_clock` (device clock enabled when offered).
@@ -98,7 +100,7 @@ pub struct Features {
 
 impl Features {
     /// Every flag with its Vulkan name, in declaration order.
-    fn flags(&self) -> [(bool, &'static str); 16] {
+    fn flags(&self) -> [(bool, &'static str); 17] {
         [
             (self.int8, "shaderInt8"),
             (self.int16, "shaderInt16"),
@@ -109,6 +111,7 @@ impl Features {
             (self.storage_buffer_16bit, "storageBuffer16BitAccess"),
             (self.vulkan_memory_model, "vulkanMemoryModel"),
             (self.int64_atomics, "shaderBufferInt64Atomics"),
+            (self.shared_int64_atomics, "shaderSharedInt64Atomics"),
             (self.float32_atomic_add, "shaderBufferFloat32AtomicAdd"),
             (self.shader_clock, "shaderSubgroupClock"),
             (self.denorm_preserve_f32, "shaderDenormPreserveFloat32"),
@@ -148,6 +151,7 @@ impl Features {
             storage_buffer_16bit: self.storage_buffer_16bit || other.storage_buffer_16bit,
             vulkan_memory_model: self.vulkan_memory_model || other.vulkan_memory_model,
             int64_atomics: self.int64_atomics || other.int64_atomics,
+            shared_int64_atomics: self.shared_int64_atomics || other.shared_int64_atomics,
             float32_atomic_add: self.float32_atomic_add || other.float32_atomic_add,
             shader_clock: self.shader_clock || other.shader_clock,
             denorm_preserve_f32: self.denorm_preserve_f32 || other.denorm_preserve_f32,
@@ -405,6 +409,7 @@ impl Adapter {
                 storage_buffer_16bit: supported.v11.storage_buffer16_bit_access != 0,
                 vulkan_memory_model: supported.v12.vulkan_memory_model != 0,
                 int64_atomics: supported.v12.shader_buffer_int64_atomics != 0,
+                shared_int64_atomics: supported.v12.shader_shared_int64_atomics != 0,
                 float32_atomic_add: supported.atomic_float.shader_buffer_float32_atomic_add != 0,
                 shader_clock: supported.clock.shader_subgroup_clock != 0,
                 denorm_preserve_f32: at_least(2) && p12.shader_denorm_preserve_float32 != 0,

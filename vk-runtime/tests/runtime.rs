@@ -345,6 +345,7 @@ fn missing_features_are_listed_by_vulkan_name() {
         storage_buffer_16bit: true,
         vulkan_memory_model: true,
         int64_atomics: true,
+        shared_int64_atomics: true,
         float32_atomic_add: true,
         shader_clock: true,
         denorm_preserve_f32: true,

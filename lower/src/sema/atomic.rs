@@ -26,6 +26,24 @@ enum Kind {
     Cas16,
 }
 
+/// Whether `i` is a 64-bit `atom`/`red` that may reach shared memory: on `.shared`, or
+/// on a generic address in a kernel that makes generic shared addresses. Such a kernel
+/// gets a window of 64-bit words (`SharedLayout::wide`).
+pub(super) fn may_be_wide_shared(i: &ast::Instruction, generic_windows: bool) -> bool {
+    if !matches!(i.opcode.value.as_str(), "atom" | "red") {
+        return false;
+    }
+    let bits64 =
+        i.modifiers.iter().any(|m| matches!(m.value.as_str(), ".b64" | ".u64" | ".s64" | ".f64"));
+    let space = i.modifiers.iter().find_map(|m| StateSpace::from_directive(&m.value));
+    bits64
+        && match space {
+            Some(StateSpace::Shared) => true,
+            None => generic_windows,
+            Some(_) => false,
+        }
+}
+
 impl Lowerer<'_> {
     /// Lowers `atom` and `red`; `None` for other instructions.
     pub(super) fn atomic(
@@ -212,11 +230,11 @@ impl Lowerer<'_> {
         } else {
             (ir_space, addr)
         };
-        if ir_space == Space::Shared && ty.bits() == 64 && !dispatch {
-            return Err(super::unsupported(
+        let wide_window = self.kernel.shared.wide;
+        if ir_space == Space::Shared && ty.bits() == 64 && !wide_window {
+            return Err(Diagnostic::error(
                 span,
-                "64-bit atomics on shared memory",
-                "shared memory is an array of 32-bit words in ptxvk's layout",
+                "internal error: a 64-bit shared atomic in a kernel without a 64-bit window",
             ));
         }
         if ir_space == Space::Param {
@@ -234,10 +252,9 @@ impl Lowerer<'_> {
             return self.emit_atomic(&Placed { e: &emit, space: ir_space, addr });
         }
         // PTX ISA 9.2 §9.7.13.4: a generic `atom` must address global or shared memory;
-        // local memory is undefined, and so is a 64-bit shared atomic here (ptxvk's
-        // shared words are 32-bit): both end the launch as `trap` does.
+        // on local memory it is undefined, and ends the launch as `trap` does.
         self.dispatch_generic(addr, span, |l, space, at| {
-            if space == Space::Local || (space == Space::Shared && ty.bits() == 64) {
+            if space == Space::Local {
                 l.trap(span);
                 return Ok(());
             }
@@ -249,8 +266,11 @@ impl Lowerer<'_> {
     fn emit_atomic(&mut self, a: &Placed<'_>) -> Result<(), Diagnostic> {
         let Placed { e, space: ir_space, addr } = *a;
         let Emission { kind, ty, bits_ty, scope, order, dst, src, cmp, m, span } = *e;
+        // A window of 64-bit words has 64-bit atomics only: narrower ones become
+        // compare-and-swap loops on the containing word.
+        let narrow_on_wide = ir_space == Space::Shared && self.kernel.shared.wide && ty.bits() < 64;
         let op = match kind {
-            Kind::Native(op) => {
+            Kind::Native(op) if !narrow_on_wide => {
                 // `cas(r, s, t)`: b is the comparand and c the new value.
                 self.push(
                     InstKind::Atomic { op, space: ir_space, ty, scope, order, dst, addr, src, cmp },
@@ -276,9 +296,24 @@ impl Lowerer<'_> {
                     let prev = e.bin(BinaryOp::Sub, bits_ty, old, Value::Imm(1));
                     e.sel(bits_ty, reset, src, prev)
                 }
-                Kind::Cas16 => {
+                Kind::Cas16 | Kind::Native(AtomicOp::Cas) => {
                     let equal = e.cmp(CmpOp::Eq, bits_ty, old, cmp);
                     e.sel(bits_ty, equal, src, old)
+                }
+                Kind::Native(AtomicOp::Exch | AtomicOp::Store) => src,
+                Kind::Native(AtomicOp::Load) => old,
+                Kind::Native(op) => {
+                    let binary = match op {
+                        AtomicOp::Add => BinaryOp::Add,
+                        AtomicOp::And => BinaryOp::And,
+                        AtomicOp::Or => BinaryOp::Or,
+                        AtomicOp::Xor => BinaryOp::Xor,
+                        AtomicOp::Min => BinaryOp::Min,
+                        // `Max`; the others are handled above.
+                        _ => BinaryOp::Max,
+                    };
+                    // `ty` keeps the signedness `.min`/`.max` compare with.
+                    e.bin(binary, ty, old, src)
                 }
                 Kind::HalfAdd(fmt, lanes) => {
                     let sums = (0..lanes)
@@ -312,6 +347,24 @@ impl Lowerer<'_> {
             self.push(InstKind::Mov { ty: bits_ty, dst: d, src: result }, span);
         }
         Ok(())
+    }
+}
+
+impl Lowerer<'_> {
+    /// A strong store of fewer than 64 bits into a wide shared window: a
+    /// compare-and-swap loop on the containing word, so that no observer sees the other
+    /// bytes of the word, or this element, change but to their written values.
+    pub(super) fn store_in_wide_word(
+        &mut self,
+        ty: OpTy,
+        order: Order,
+        scope: Scope,
+        addr: Address,
+        src: Value,
+        span: Span,
+    ) {
+        let at = CasLoop { space: Space::Shared, ty, scope, order, addr, span };
+        self.cas_loop(&at, |_, _| src);
     }
 }
 
@@ -350,8 +403,9 @@ struct CasLoop {
 
 impl Lowerer<'_> {
     /// `old = *a; loop { new = update(old); seen = cas(a, old, new); if seen == old
-    /// break; old = seen }`, returning the old element. A 16-bit element is swapped as
-    /// its aligned 32-bit word, the other half kept.
+    /// break; old = seen }`, returning the old element. An element narrower than the
+    /// word the space has atomics for (32 bits; 64 in a wide shared window) is swapped
+    /// as its aligned containing word, the rest of the word kept.
     fn cas_loop(
         &mut self,
         at: &CasLoop,
@@ -360,23 +414,28 @@ impl Lowerer<'_> {
         let span = at.span;
         let bits = at.ty.as_unsigned();
         let u32t = OpTy::U(32);
+        let word_bits = if at.space == Space::Shared && self.kernel.shared.wide {
+            64
+        } else {
+            bits.bits().max(32)
+        };
+        let word_ty = OpTy::U(word_bits as u8);
         let mut e = Emit { l: self, span };
-        // The word and, for a 16-bit element, the bit position of its half.
-        let (word_ty, addr, shift) = if bits.bits() == 16 {
-            let (aty, base) = match at.space {
-                Space::Global => (OpTy::U(64), at.addr.base.map_or(Value::Imm(0), Value::Reg)),
-                _ => (u32t, at.addr.base.map_or(Value::Imm(0), Value::Reg)),
-            };
+        // The word and, for a narrower element, the bit position of the element in it.
+        let (addr, shift) = if bits.bits() < word_bits {
+            let aty = if at.space == Space::Global { OpTy::U(64) } else { u32t };
+            let base = at.addr.base.map_or(Value::Imm(0), Value::Reg);
             let full = e.add(aty, base, Value::Imm(at.addr.offset as u64));
-            let word = e.and(aty, full, Value::Imm(!3u64));
+            let (word_bytes, elem_bytes) = (u64::from(word_bits / 8), u64::from(bits.bits() / 8));
+            let word = e.and(aty, full, Value::Imm(!(word_bytes - 1)));
             let word_reg = e.temp(aty);
             e.mov(aty, word_reg, word);
             let low = e.cvt(u32t, aty, full);
-            let half = e.and(u32t, low, Value::Imm(2));
-            let shift = e.bin(BinaryOp::Shl, u32t, half, Value::Imm(3));
-            (u32t, Address { base: Some(word_reg), offset: 0 }, Some(shift))
+            let lane = e.and(u32t, low, Value::Imm(word_bytes - elem_bytes));
+            let shift = e.bin(BinaryOp::Shl, u32t, lane, Value::Imm(3));
+            (Address { base: Some(word_reg), offset: 0 }, Some(shift))
         } else {
-            (bits, at.addr, None)
+            (at.addr, None)
         };
         let old = e.temp(word_ty);
         e.push(InstKind::Load { space: at.space, ty: word_ty, dsts: vec![Some(old)], addr });
@@ -389,20 +448,21 @@ impl Lowerer<'_> {
         let old_word = Value::Reg(old);
         let old_elem = match shift {
             Some(sh) => {
-                let moved = e.bin(BinaryOp::Shr, u32t, old_word, sh);
-                e.cvt(OpTy::U(16), u32t, moved)
+                let moved = e.bin(BinaryOp::Shr, word_ty, old_word, sh);
+                e.cvt(bits, word_ty, moved)
             }
             None => old_word,
         };
         let new_elem = update(&mut e, old_elem);
         let new_word = match shift {
             Some(sh) => {
-                let mask = e.bin(BinaryOp::Shl, u32t, Value::Imm(0xffff), sh);
-                let keep = e.not(u32t, mask);
-                let kept = e.and(u32t, old_word, keep);
-                let wide = e.cvt(u32t, OpTy::U(16), new_elem);
-                let placed = e.bin(BinaryOp::Shl, u32t, wide, sh);
-                e.or(u32t, kept, placed)
+                let ones = Value::Imm(u64::MAX >> (64 - bits.bits()));
+                let mask = e.bin(BinaryOp::Shl, word_ty, ones, sh);
+                let keep = e.not(word_ty, mask);
+                let kept = e.and(word_ty, old_word, keep);
+                let widened = e.cvt(word_ty, bits, new_elem);
+                let placed = e.bin(BinaryOp::Shl, word_ty, widened, sh);
+                e.or(word_ty, kept, placed)
             }
             None => new_elem,
         };

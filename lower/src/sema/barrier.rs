@@ -111,13 +111,15 @@ impl Lowerer<'_> {
         let (cond, negate) = self.pred(pred)?;
         let word = Address { base: None, offset: i64::from(scratch) };
 
-        // Thread 0 clears the count.
+        // Thread 0 clears the count: a 64-bit word of a wide window (`SharedLayout::wide`),
+        // whose low half (little-endian) is then read.
+        let counter = if self.kernel.shared.wide { OpTy::U(64) } else { U32 };
         let first = self.is_thread_zero(span);
         self.guarded(first, false, span, |l| {
             l.push(
                 InstKind::Store {
                     space: Space::Shared,
-                    ty: U32,
+                    ty: counter,
                     srcs: vec![Value::Imm(0)],
                     addr: word,
                 },
@@ -130,7 +132,7 @@ impl Lowerer<'_> {
                 InstKind::Atomic {
                     op: AtomicOp::Add,
                     space: Space::Shared,
-                    ty: U32,
+                    ty: counter,
                     scope: Scope::Cta,
                     order: Order::Relaxed,
                     dst: None,

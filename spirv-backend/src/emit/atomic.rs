@@ -40,9 +40,20 @@ impl FnEmitter<'_> {
                 let pt = self.t.pointer(self.b, StorageClass::PhysicalStorageBuffer, vt);
                 (self.b.convert_u_to_ptr(pt, None, a)?, SEM_UNIFORM_MEMORY)
             }
+            // A wide window (`SharedLayout::wide`) has 64-bit atomics, a narrow one
+            // 32-bit ones; `ptxvk_lower::sema::atomic` makes the others CAS loops.
+            Space::Shared if self.k.shared.wide => {
+                if ty.bits() != 64 {
+                    return Err(Error::Internal("a narrow atomic on a wide shared window".into()));
+                }
+                let off = self.address32(addr, 0)?;
+                (self.shared_wide_word(off)?, SEM_WORKGROUP_MEMORY)
+            }
             Space::Shared => {
                 if ty.bits() != 32 {
-                    return Err(Error::Internal("64-bit shared atomic".into()));
+                    return Err(Error::Internal(
+                        "a 64-bit atomic on a narrow shared window".into(),
+                    ));
                 }
                 let off = self.address32(addr, 0)?;
                 let u32t = self.ty(Scalar::Int(32));

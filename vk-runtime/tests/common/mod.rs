@@ -38,6 +38,7 @@ pub const NEEDS: Features = Features {
     storage_buffer_16bit: false,
     vulkan_memory_model: false,
     int64_atomics: false,
+    shared_int64_atomics: false,
     float32_atomic_add: false,
     shader_clock: false,
     denorm_preserve_f32: false,
