@@ -25,3 +25,13 @@ fn atomic_ops_every_operation_under_contention() {
         atomics_cases::run(&case);
     }
 }
+
+/// 64-bit atomics on shared memory (add, max, signed min, xor, and, exch, f64 add)
+/// next to 32-bit atomics and 16-bit stores on the halves and quarters of the same
+/// 64-bit words, with `__syncthreads_count` and `__shfl_sync` in the same kernel.
+#[test]
+fn shared_64_bit_atomics_next_to_narrower_accesses() {
+    for case in atomics_cases::shared_atomics64() {
+        atomics_cases::run(&case);
+    }
+}

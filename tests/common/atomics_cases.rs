@@ -450,3 +450,122 @@ fn atomic_ops_case(seed: u64, n: usize, block: u32) -> AtomicsCase {
         check: Box::new(check),
     }
 }
+
+// ---------------------------------------------------------------- shared_atomics64
+
+const SHARED64: [&str; 12] = [
+    "add.u64",
+    "max.u64",
+    "min.s64",
+    "xor.b64",
+    "and.b64",
+    "exch.b64 (final)",
+    "f64 add (add.f64 or cas.b64 loop)",
+    "add.u32 on the low half",
+    "max.u32 on the high half",
+    "four u16 stores",
+    "__syncthreads_count",
+    "__shfl_sync",
+];
+
+/// The `shared_atomics64` launches: many threads of one block on each shared word (a
+/// 16 x 256 grid over 60,000 values), an odd shape (blocks of 96 threads), and blocks
+/// without elements (only the initial values, the u16 stores and the collectives).
+pub fn shared_atomics64() -> Vec<AtomicsCase> {
+    vec![
+        shared_atomics64_case(1, 60_000, 16, 256),
+        shared_atomics64_case(2, 1000, 5, 96),
+        shared_atomics64_case(3, 40, 3, 64),
+    ]
+}
+
+fn shared_atomics64_case(seed: u64, n: usize, blocks: u32, block: u32) -> AtomicsCase {
+    let mut rng = Rng(0xa72_0000 + seed);
+    let q: Vec<u64> = (0..n)
+        .map(|_| {
+            let x = rng.next_u64();
+            // Some small values, so that the low half's additions carry and the
+            // signed minimum meets positive and negative values.
+            if rng.next_u32() % 4 == 0 {
+                x & 0xffff_ffff
+            } else {
+                x
+            }
+        })
+        .collect();
+    const EXCH0: u64 = 0xa5a5_a5a5_a5a5_a5a5;
+    // The elements of block b: grid-stride, so element i is block (i / block) % blocks.
+    let of_block = move |b: u32| -> Vec<usize> {
+        (0..n).filter(|&i| (i as u32 / block) % blocks == b).collect()
+    };
+    let want: Vec<Vec<u64>> = (0..blocks)
+        .map(|b| {
+            let xs: Vec<u64> = of_block(b).iter().map(|&i| q[i]).collect();
+            let halves: u64 = xs.iter().map(|&x| x & 0xffff).sum();
+            let h = (0..4u64).fold(0u64, |h, t| h | (t * 0x1111 + u64::from(b)) << (16 * t));
+            vec![
+                xs.iter().fold(0u64, |s, &x| s.wrapping_add(x)),
+                xs.iter().copied().fold(0, u64::max),
+                xs.iter().map(|&x| x as i64).fold(i64::MAX, i64::min) as u64,
+                xs.iter().fold(0, |s, &x| s ^ x),
+                xs.iter().fold(!0, |s, &x| s & (x | 0x00ff_00ff_00ff_00ff)),
+                0, // exch: checked with the old values
+                (halves as f64 * 0.5).to_bits(),
+                u64::from(xs.iter().fold(0u32, |s, &x| s.wrapping_add(x as u32))),
+                xs.iter().map(|&x| x >> 32).max().unwrap_or(0),
+                h,
+                u64::from(block.div_ceil(3)),
+                35,
+            ]
+        })
+        .collect();
+    let case = Case {
+        grid: [blocks, 1, 1],
+        block: [block, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            // One more value past n, which no block may use.
+            buf(ElemType::U64, u64_bytes(&[q.as_slice(), &[u64::MAX]].concat())),
+            val(n as i32),
+            buf(ElemType::U64, u64_bytes(&vec![0; 12 * blocks as usize])),
+            buf(ElemType::U64, u64_bytes(&[vec![0; n], vec![SENTINEL64]].concat())),
+        ],
+        expected: vec![],
+    };
+    let check = move |got: &Buffers| {
+        let mut errs = Vec::new();
+        let out = words64(got, 2);
+        let olds = words64(got, 3);
+        if out.len() != 12 * blocks as usize || olds.len() != n + 1 {
+            return vec!["a buffer has the wrong size".to_string()];
+        }
+        if olds[n] != SENTINEL64 {
+            errs.push("an element past n was used".to_string());
+        }
+        for b in 0..blocks {
+            let mut got = out[12 * b as usize..][..12].to_vec();
+            let fin = got[5];
+            got[5] = 0;
+            compare(&mut errs, &format!("block {b}"), &SHARED64, &got, &want[b as usize]);
+            // exch: the old values and the final value are the initial value and every
+            // value the block wrote.
+            let mine = of_block(b);
+            let mut seen: Vec<u64> = mine.iter().map(|&i| olds[i]).collect();
+            seen.push(fin);
+            let mut written: Vec<u64> = mine.iter().map(|&i| q[i]).collect();
+            written.push(EXCH0);
+            if !same_multiset(&seen, &written) {
+                errs.push(format!(
+                    "block {b}: exch.b64 old values + final value are not {{initial}} + {{q[i]}}"
+                ));
+            }
+        }
+        errs
+    };
+    AtomicsCase {
+        entry: "shared_atomics64",
+        what: format!("n = {n}, grid {blocks}, block {block}"),
+        case,
+        check: Box::new(check),
+    }
+}

@@ -67,7 +67,35 @@
  *   the same n operations applied one after another. The float maxima assume
  *   no NaN and no zero inputs (-0.0 and +0.0 compare equal).
  *
- * Only 32-bit atomics on __shared__ memory; 64-bit ones on global memory.
+ * shared_atomics64(const unsigned long long* q, int n,
+ *                  unsigned long long* out, unsigned long long* olds)
+ *   Launch: 1-D grid of 1-D blocks whose size is a multiple of 32, any grid
+ *   (grid-stride loop, stride blockDim.x*gridDim.x). 64-bit atomics on
+ *   __shared__ memory next to 32- and 16-bit accesses of the same 64-bit
+ *   words. Thread 0 of each block sets s[0..6] = {0, 0, INT64_MAX, 0, ~0,
+ *   0xA5A5...A5}, d = 0.0, the u64 word p = 0 (seen as two u32 halves p0, p1)
+ *   and h = 0 (four u16 halves); then for every element x = q[i] of the block:
+ *       atomicAdd(&s[0], x); atomicMax(&s[1], x)
+ *       atomicMin((long long*)&s[2], (long long)x); atomicXor(&s[3], x)
+ *       atomicAnd(&s[4], x | 0x00FF00FF00FF00FF)
+ *       olds[i] = atomicExch(&s[5], x)
+ *       atomicAdd(&d, (double)(x & 0xFFFF) * 0.5)   (exact sums; a 64-bit
+ *           atomicCAS loop before sm_60)
+ *       atomicAdd(&p0, (unsigned)x); atomicMax(&p1, (unsigned)(x >> 32))
+ *   and thread t < 4 writes h[t] = t * 0x1111 + blockIdx.x (plain u16 stores
+ *   into one 64-bit word). After a barrier, every thread takes part in
+ *   c = __syncthreads_count(t % 3 == 0) and w = __shfl_sync(~0, t * 7, 5),
+ *   and thread 0 of block b writes out[12b .. 12b+12] = {s[0..6], bits of d,
+ *   p0, p1, h as one u64, c, w}. So, for the elements E of block b (those
+ *   with (i / blockDim.x) % gridDim.x == b): sum, max, signed min, xor and
+ *   and-fold of E from the initial values; the exchange chain (olds of E
+ *   plus the final s[5] are 0xA5A5...A5 plus every x of E, each once);
+ *   d = sum of (x & 0xFFFF) / 2; p0 = sum of (u32)x mod 2^32; p1 = max of
+ *   x >> 32 (or 0); h = the four halves; c = #{t < blockDim.x : t % 3 == 0};
+ *   w = 35 (lane 5 of the first warp).
+ *
+ * The first two kernels have only 32-bit atomics on __shared__ memory;
+ * shared_atomics64 has 64-bit ones.
  */
 #ifndef __CUDACC__
 #include "cuda_shim.h"
@@ -229,4 +257,62 @@ extern "C" __global__ void atomic_ops(const unsigned int* a, const float* f,
     o64[0] = atomicAdd(&c64[7], 0xC0000001ull);
     o64[1] = atomicExch(&c64[8], x);
     atomic_max_double((double*)&c64[9], (double)(int)u * 0.25);
+}
+
+extern "C" __global__ void shared_atomics64(const unsigned long long* q, int n,
+                                            unsigned long long* out,
+                                            unsigned long long* olds)
+{
+    __shared__ unsigned long long s[6];
+    __shared__ double d;
+    __shared__ unsigned long long pair;
+    __shared__ unsigned long long quad;
+    unsigned int* p = (unsigned int*)&pair;
+    unsigned short* h = (unsigned short*)&quad;
+
+    unsigned int t = threadIdx.x;
+    if (t == 0) {
+        s[0] = 0;
+        s[1] = 0;
+        s[2] = 0x7FFFFFFFFFFFFFFFull;
+        s[3] = 0;
+        s[4] = ~0ull;
+        s[5] = 0xA5A5A5A5A5A5A5A5ull;
+        d = 0.0;
+        pair = 0;
+        quad = 0;
+    }
+    __syncthreads();
+
+    int stride = blockDim.x * gridDim.x;
+    for (int i = blockIdx.x * blockDim.x + t; i < n; i += stride) {
+        unsigned long long x = q[i];
+        atomicAdd(&s[0], x);
+        atomicMax(&s[1], x);
+        atomicMin((long long*)&s[2], (long long)x);
+        atomicXor(&s[3], x);
+        atomicAnd(&s[4], x | 0x00FF00FF00FF00FFull);
+        olds[i] = atomicExch(&s[5], x);
+        atomic_add_double(&d, (double)(x & 0xFFFFull) * 0.5);
+        atomicAdd(&p[0], (unsigned int)x);
+        atomicMax(&p[1], (unsigned int)(x >> 32));
+    }
+    if (t < 4) {
+        h[t] = (unsigned short)(t * 0x1111u + blockIdx.x);
+    }
+    __syncthreads();
+    int c = __syncthreads_count(t % 3u == 0);
+    int w = __shfl_sync(0xFFFFFFFFu, (int)(t * 7u), 5);
+    if (t == 0) {
+        unsigned long long* o = out + 12 * (long long)blockIdx.x;
+        for (int k = 0; k < 6; ++k) {
+            o[k] = s[k];
+        }
+        o[6] = (unsigned long long)__double_as_longlong(d);
+        o[7] = p[0];
+        o[8] = p[1];
+        o[9] = quad;
+        o[10] = (unsigned long long)c;
+        o[11] = (unsigned long long)w;
+    }
 }

@@ -36,6 +36,7 @@
  *   __float_as_uint, __uint_as_float, __double_as_longlong,
  *   __longlong_as_double as bit casts
  *   printf, malloc, free (declarations) and __trap() (__builtin_trap)
+ *   __syncthreads_count (bar.red.popc, through __nvvm_bar0_popc)
  *   warp intrinsics: __activemask, __shfl{,_xor,_up,_down}_sync, __ballot_sync,
  *   __any_sync, __all_sync, __match_any_sync, __popc
  *   SIMD intrinsics: __vabsdiff{u,s}{2,4} and __vsad{u,s}{2,4}, as the
@@ -451,6 +452,9 @@ static __device__ __forceinline__ unsigned int __activemask(void) {
     unsigned int m;
     asm volatile("activemask.b32 %0;" : "=r"(m));
     return m;
+}
+static __device__ __forceinline__ int __syncthreads_count(int predicate) {
+    return __nvvm_bar0_popc(predicate);
 }
 static __device__ __forceinline__ int __shfl_sync(unsigned int mask, int v, int src, int width = 32) {
     return __nvvm_shfl_sync_idx_i32(mask, v, src, ((32 - width) << 8) | 0x1f);
