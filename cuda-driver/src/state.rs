@@ -32,6 +32,11 @@ pub(crate) struct Driver {
     pub(crate) host: Mutex<BTreeMap<usize, ptxvk::vk::Buffer>>,
     /// The default pool's handle (`cuDeviceGetDefaultMemPool`).
     pub(crate) default_pool: usize,
+    /// The process that called `cuInit`. A child forked after it shares none of the
+    /// Vulkan device, so every call there fails, as CUDA's do (CUDA C++ Programming
+    /// Guide, "CUDA is not fork-safe"): with CUDA_ERROR_NOT_INITIALIZED, which is how
+    /// numba-cuda detects the fork.
+    pid: u32,
 }
 
 static DRIVER: OnceLock<Result<Driver, CUresult>> = OnceLock::new();
@@ -59,16 +64,27 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 allocations: Mutex::default(),
                 host: Mutex::default(),
                 default_pool,
+                pid: std::process::id(),
             })
         })
         .as_ref()
         .map_err(|e| *e)
+        .and_then(same_process)
+}
+
+/// `d`, unless this is a child forked after `cuInit`.
+fn same_process(d: &'static Driver) -> Result<&'static Driver, CUresult> {
+    if d.pid == std::process::id() {
+        Ok(d)
+    } else {
+        Err(CUresult::CUDA_ERROR_NOT_INITIALIZED)
+    }
 }
 
 /// The driver, or `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
 pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
     match DRIVER.get() {
-        Some(Ok(d)) => Ok(d),
+        Some(Ok(d)) => same_process(d),
         Some(Err(e)) => Err(*e),
         None => Err(CUresult::CUDA_ERROR_NOT_INITIALIZED),
     }
