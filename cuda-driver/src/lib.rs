@@ -174,6 +174,20 @@ pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     entry(|| unsafe { out(version, DRIVER_VERSION) })
 }
 
+/// `cuProfilerStart`: enables collection by an attached profiling tool. None can attach
+/// to this library, so, as CUDA's does without a profiler, it succeeds and does
+/// nothing (it still needs `cuInit`).
+#[no_mangle]
+pub unsafe extern "C" fn cuProfilerStart() -> CUresult {
+    entry(|| state::driver().map(|_| ()))
+}
+
+/// `cuProfilerStop`: see [`cuProfilerStart`].
+#[no_mangle]
+pub unsafe extern "C" fn cuProfilerStop() -> CUresult {
+    entry(|| state::driver().map(|_| ()))
+}
+
 /// Name and description of every result code this library returns (and the common
 /// others), for `cuGetErrorName` and `cuGetErrorString`.
 const ERRORS: &[(CUresult, &CStr, &CStr)] = {

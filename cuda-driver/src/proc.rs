@@ -62,10 +62,15 @@ use crate::launch::*;
 use crate::memory::*;
 use crate::module::*;
 use crate::stream::*;
-use crate::{cuDriverGetVersion, cuGetErrorName, cuGetErrorString, cuGetExportTable, cuInit};
+use crate::{
+    cuDriverGetVersion, cuGetErrorName, cuGetErrorString, cuGetExportTable, cuInit,
+    cuProfilerStart, cuProfilerStop,
+};
 
 exports!(
     cuInit,
+    cuProfilerStart,
+    cuProfilerStop,
     cuDriverGetVersion,
     cuGetErrorName,
     cuGetErrorString,
@@ -281,6 +286,9 @@ mod tests {
         assert_eq!(resolve("cuInit", 12090, true), Some("cuInit"));
         assert_eq!(resolve("cuNoSuchThing", 12090, false), None);
         assert!(needs_newer("cuCtxCreate", 3010));
+        // Asked for by clients: the profiler is here, graphics interop is not.
+        assert!(resolve("cuProfilerStart", 12090, false).and_then(export).is_some());
+        assert!(resolve("cuGLInit", 12090, false).is_some_and(|e| export(e).is_none()));
     }
 
     #[test]
