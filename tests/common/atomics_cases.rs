@@ -486,7 +486,7 @@ fn shared_atomics64_case(seed: u64, n: usize, blocks: u32, block: u32) -> Atomic
             let x = rng.next_u64();
             // Some small values, so that the low half's additions carry and the
             // signed minimum meets positive and negative values.
-            if rng.next_u32() % 4 == 0 {
+            if rng.next_u32().is_multiple_of(4) {
                 x & 0xffff_ffff
             } else {
                 x
