@@ -139,9 +139,15 @@ pub static ROWS: &[Row] = &[
     row("applypriority", ".global.L2::evict_normal", Emulated("a performance hint without effect on results: nothing is emitted"), "applypriority.global.L2::evict_normal [%rd1], 128;"),
     row(
         "atom",
-        ".add .and .or .xor .exch .cas .min .max on .b32 .u32 .s32 .b64 .u64 .s64, .global .shared generic, every scope and order",
+        ".add .and .or .xor .exch .cas .min .max on .b32 .u32 .s32 .b64 .u64 .s64, .global .shared generic, every scope and order (64-bit on shared memory: the next row)",
         Supported,
         "atom.global.add.u32 %r1, [%rd1], %r2;",
+    ),
+    row(
+        "atom",
+        "64-bit on .shared, or on generic addresses that may reach it",
+        Emulated("the kernel's shared window becomes an array of 64-bit words (SPIR-V atomics act on whole elements, and aliased views need VK_KHR_workgroup_memory_explicit_layout): 64-bit atomics are native; narrower atomics and strong stores there are compare-and-swap loops on the containing word, narrower stores clear and set their bytes with two atomics; needs shaderSharedInt64Atomics"),
+        "atom.shared.add.u64 %rd1, [%r1], %rd2;",
     ),
     row(
         "atom",
@@ -157,8 +163,8 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         "atom",
-        "vectors (.v2 .v4 .v8), .b128 .cas/.exch, .min/.max on half types, 64-bit on shared memory",
-        Unsupported("not implemented yet: ptxvk has no 128-bit registers, and its shared memory is an array of 32-bit words that SPIR-V's 64-bit atomics cannot address"),
+        "vectors (.v2 .v4 .v8), .b128 .cas/.exch, .min/.max on half types",
+        Unsupported("not implemented yet: ptxvk has no 128-bit registers"),
         "atom.global.v2.f32.add {%r1, %r2}, [%rd1], {%r3, %r4};",
     ),
     row("bar", ".sync / .cta.sync, with a thread count covering every warp of the block", Supported, "bar.sync 0;"),
