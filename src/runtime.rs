@@ -8,7 +8,7 @@ use bytemuck::Pod;
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_spirv::KernelInfo;
-use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, Features, LaunchConfig, Stream, StreamKind};
+use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, LaunchConfig, Stream, StreamKind};
 
 use ptxvk_lower::system;
 
@@ -429,17 +429,7 @@ impl Module {
     pub fn from_compiled(device: &Device, compiled: Compiled) -> Result<Module, Error> {
         check_warp_mode(device.info(), compiled.warp_mode)?;
         let r = compiled.spirv.requirements;
-        let needs = Features {
-            int8: r.int8,
-            int16: r.int16,
-            int64: true,
-            float64: r.float64,
-            storage_buffer_8bit: r.storage_buffer_8bit,
-            storage_buffer_16bit: r.storage_buffer_16bit,
-            int64_atomics: r.int64_atomics,
-            shared_int64_atomics: r.shared_int64_atomics,
-            ..Features::default()
-        };
+        let needs = r.features();
         let programs = compiled
             .spirv
             .kernels

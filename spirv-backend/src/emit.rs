@@ -341,8 +341,8 @@ impl<'a> FnEmitter<'a> {
                 reg: reg @ (SpecialReg::ModuleData | SpecialReg::ParamBlock),
             } => {
                 let member = match reg {
-                    SpecialReg::ModuleData => crate::module::PC_CONST_ADDR,
-                    _ => crate::module::PC_PARAM_ADDR,
+                    SpecialReg::ModuleData => ptxvk_abi::member::CONST_ADDRESS,
+                    _ => ptxvk_abi::member::PARAM_ADDRESS,
                 };
                 let v = self.push_member(member, Scalar::Int(64))?;
                 self.write(*dst, v, Scalar::Int(64), false)
@@ -664,10 +664,10 @@ impl<'a> FnEmitter<'a> {
             SpecialReg::Ntid(d) => Ok(self.g.block_size[d.index()]),
             SpecialReg::Ctaid(d) => {
                 let wg = vec3(self, self.g.workgroup_id, d)?;
-                let base = self.push_u32(crate::module::PC_CTAID_BASE + d.index() as u32)?;
+                let base = self.push_u32(ptxvk_abi::member::CTAID_BASE + d.index() as u32)?;
                 Ok(self.b.i_add(u32_ty, None, wg, base)?)
             }
-            SpecialReg::Nctaid(d) => self.push_u32(crate::module::PC_GRID + d.index() as u32),
+            SpecialReg::Nctaid(d) => self.push_u32(ptxvk_abi::member::GRID + d.index() as u32),
             SpecialReg::DynamicSharedBytes => Ok(self.g.dynamic_shared_bytes),
             SpecialReg::TotalSharedBytes => {
                 let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
@@ -1682,7 +1682,7 @@ impl<'a> FnEmitter<'a> {
         let s64 = Scalar::Int(64);
         let t64 = self.ty(s64);
         let base = match (space, addr.base) {
-            (Space::Param, _) => Some(self.push_member(crate::module::PC_PARAM_ADDR, s64)?),
+            (Space::Param, _) => Some(self.push_member(ptxvk_abi::member::PARAM_ADDRESS, s64)?),
             (_, Some(r)) => {
                 let (v, have) = self.load_reg(r)?;
                 Some(if have.bits() == 32 { self.b.u_convert(t64, None, v)? } else { v })

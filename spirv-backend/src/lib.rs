@@ -20,7 +20,7 @@ use ptxvk_lower::abi::KernelAbi;
 use ptxvk_lower::ir::InstKind;
 use ptxvk_lower::LoweredKernel;
 
-pub use module::PUSH_CONSTANT_SIZE;
+pub use ptxvk_abi::Requirements;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -41,21 +41,6 @@ impl From<rspirv::dr::Error> for Error {
     fn from(e: rspirv::dr::Error) -> Self {
         Error::Build(e)
     }
-}
-
-/// Optional device capabilities a module needs; the runtime checks them before launch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Requirements {
-    pub int8: bool,
-    pub int16: bool,
-    pub float64: bool,
-    pub storage_buffer_8bit: bool,
-    pub storage_buffer_16bit: bool,
-    /// 64-bit atomics on global memory (`shaderBufferInt64Atomics`).
-    pub int64_atomics: bool,
-    /// 64-bit atomics on shared memory (`shaderSharedInt64Atomics`): a kernel has a wide
-    /// shared window (`SharedLayout::wide`).
-    pub shared_int64_atomics: bool,
 }
 
 /// What the host needs to launch one kernel of the module.

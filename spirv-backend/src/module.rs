@@ -1,11 +1,7 @@
 //! Module-level SPIR-V: capabilities, the memory model, the launch ABI's push-constant
-//! block, builtins, specialization constants and the shared-memory window.
-//!
-//! The launch ABI (DESIGN §6), shared with `ptxvk-vk`:
-//! * push constants (40 bytes): `u64 param_address` @0, `u64 const_address` @8,
-//!   `u32 ctaid_base[3]` @16, `u32 grid[3]` @28;
-//! * specialization constants: ids 0, 1, 2 = block size x, y, z (`LocalSizeId`), id 3 =
-//!   shared memory size in 32-bit words, id 4 = the launch's dynamic shared bytes.
+//! block, builtins, specialization constants and the shared-memory window. The launch
+//! ABI itself (member offsets, specialization ids) is the `ptxvk-abi` crate, which the
+//! runtime reads too.
 
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
@@ -14,19 +10,7 @@ use rspirv::spirv::{
 
 use crate::types::{Scalar, TypeCache};
 
-/// Push-constant member indices.
-pub const PC_PARAM_ADDR: u32 = 0;
-pub const PC_CONST_ADDR: u32 = 1;
-pub const PC_CTAID_BASE: u32 = 2;
-pub const PC_GRID: u32 = 5;
-
-/// Byte size of the push-constant block.
-pub const PUSH_CONSTANT_SIZE: u32 = 40;
-
-/// Specialization constant ids.
-pub const SPEC_BLOCK_X: u32 = 0;
-pub const SPEC_SHARED_WORDS: u32 = 3;
-pub const SPEC_DYNAMIC_SHARED_BYTES: u32 = 4;
+use ptxvk_abi::{spec_ids, PUSH_CONSTANT_MEMBERS};
 
 /// Which shared windows a module's kernels need.
 #[derive(Clone, Copy, Debug, Default)]
@@ -77,11 +61,14 @@ impl Globals {
         let workgroup_id = b.variable(in_ptr, None, StorageClass::Input, None);
         b.decorate(workgroup_id, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::WorkgroupId)]);
 
-        let pc_ty = b.type_struct([u64t, u64t, u32t, u32t, u32t, u32t, u32t, u32t]);
+        let pc_ty =
+            b.type_struct(
+                PUSH_CONSTANT_MEMBERS.iter().map(|m| if m.bits == 64 { u64t } else { u32t }),
+            );
         b.decorate(pc_ty, Decoration::Block, []);
-        let offsets = [0u32, 8, 16, 20, 24, 28, 32, 36];
-        for (i, off) in offsets.iter().enumerate() {
-            b.member_decorate(pc_ty, i as u32, Decoration::Offset, [Operand::LiteralBit32(*off)]);
+        for (i, m) in PUSH_CONSTANT_MEMBERS.iter().enumerate() {
+            let offset = [Operand::LiteralBit32(m.offset)];
+            b.member_decorate(pc_ty, i as u32, Decoration::Offset, offset);
         }
         let pc_ptr = t.pointer(b, StorageClass::PushConstant, pc_ty);
         let push_constants = b.variable(pc_ptr, None, StorageClass::PushConstant, None);
@@ -89,21 +76,25 @@ impl Globals {
         let mut block_size = [0; 3];
         for (i, id) in block_size.iter_mut().enumerate() {
             *id = b.spec_constant_bit32(u32t, 1);
-            b.decorate(*id, Decoration::SpecId, [Operand::LiteralBit32(SPEC_BLOCK_X + i as u32)]);
+            b.decorate(
+                *id,
+                Decoration::SpecId,
+                [Operand::LiteralBit32(spec_ids::BLOCK_X + i as u32)],
+            );
         }
 
         let dynamic_shared_bytes = b.spec_constant_bit32(u32t, 0);
         b.decorate(
             dynamic_shared_bytes,
             Decoration::SpecId,
-            [Operand::LiteralBit32(SPEC_DYNAMIC_SHARED_BYTES)],
+            [Operand::LiteralBit32(spec_ids::DYNAMIC_SHARED_BYTES)],
         );
 
         // Both windows take their length from specialization constant 3 (32-bit words);
         // the wide one has (words + 1) / 2 elements, computed by OpSpecConstantOp.
         let words = (shared.narrow || shared.wide).then(|| {
             let len = b.spec_constant_bit32(u32t, shared.static_words.max(1));
-            b.decorate(len, Decoration::SpecId, [Operand::LiteralBit32(SPEC_SHARED_WORDS)]);
+            b.decorate(len, Decoration::SpecId, [Operand::LiteralBit32(spec_ids::SHARED_WORDS)]);
             len
         });
         let window = |b: &mut Builder, t: &mut TypeCache, elem: Word, len: Word| {

@@ -54,11 +54,8 @@ pub(crate) fn api_version(v: u32) -> (u32, u32, u32) {
     (vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
 }
 
-/// Specialization constant 3: the shared-memory size in 32-bit words, at least 1 (a
-/// zero-length array is not valid SPIR-V).
-pub(crate) fn shared_words(shared_bytes: u32) -> u32 {
-    shared_bytes.div_ceil(4).max(1)
-}
+/// Specialization constant 3: the shared-memory size in 32-bit words, at least 1.
+pub(crate) use ptxvk_abi::shared_words;
 
 /// The 40 push-constant bytes of one dispatch, little endian.
 pub(crate) fn push_constants(
@@ -67,40 +64,27 @@ pub(crate) fn push_constants(
     ctaid_base: [u32; 3],
     grid: [u32; 3],
 ) -> [u8; crate::PUSH_CONSTANT_SIZE as usize] {
-    use crate::push_offsets::{CONST_ADDRESS, CTAID_BASE, GRID, PARAM_ADDRESS};
-    let mut bytes = [0u8; crate::PUSH_CONSTANT_SIZE as usize];
-    let mut put = |offset: u32, value: &[u8]| {
-        let at = offset as usize;
-        bytes[at..at + value.len()].copy_from_slice(value);
-    };
-    put(PARAM_ADDRESS, &param_address.to_le_bytes());
-    put(CONST_ADDRESS, &const_address.to_le_bytes());
-    for i in 0..3 {
-        put(CTAID_BASE + 4 * i as u32, &ctaid_base[i].to_le_bytes());
-        put(GRID + 4 * i as u32, &grid[i].to_le_bytes());
-    }
-    bytes
+    ptxvk_abi::PushConstants { param_address, const_address, ctaid_base, grid }.to_bytes()
 }
 
-/// The specialization map: constant ids 0, 1, 2 = block size x, y, z; 3 = shared words;
-/// 4 = dynamic shared bytes.
-pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 5] = [
-    vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 },
-    vk::SpecializationMapEntry { constant_id: 1, offset: 4, size: 4 },
-    vk::SpecializationMapEntry { constant_id: 2, offset: 8, size: 4 },
-    vk::SpecializationMapEntry { constant_id: 3, offset: 12, size: 4 },
-    vk::SpecializationMapEntry { constant_id: 4, offset: 16, size: 4 },
-];
+/// The specialization map of [`ptxvk_abi::SpecValues`].
+pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 5] = {
+    let e = ptxvk_abi::SpecValues::ENTRIES;
+    [map_entry(e[0]), map_entry(e[1]), map_entry(e[2]), map_entry(e[3]), map_entry(e[4])]
+};
 
-/// The specialization data matching [`SPEC_MAP`] (native endianness, as Vulkan reads it).
+const fn map_entry((constant_id, offset, size): (u32, u32, u32)) -> vk::SpecializationMapEntry {
+    vk::SpecializationMapEntry { constant_id, offset, size: size as usize }
+}
+
+/// The specialization data matching [`SPEC_MAP`].
 pub(crate) fn spec_data(key: &PipelineKey) -> [u8; 20] {
-    let mut bytes = [0u8; 20];
-    let values =
-        [key.block[0], key.block[1], key.block[2], key.shared_words, key.dynamic_shared_bytes];
-    for (i, v) in values.into_iter().enumerate() {
-        bytes[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
+    ptxvk_abi::SpecValues {
+        block: key.block,
+        shared_words: key.shared_words,
+        dynamic_shared_bytes: key.dynamic_shared_bytes,
     }
-    bytes
+    .to_bytes()
 }
 
 /// One `vkCmdDispatch` of a split grid.
@@ -182,40 +166,6 @@ pub(crate) fn cache_header_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shared_words_rounds_up_and_is_never_zero() {
-        assert_eq!(shared_words(0), 1);
-        assert_eq!(shared_words(1), 1);
-        assert_eq!(shared_words(4), 1);
-        assert_eq!(shared_words(5), 2);
-        assert_eq!(shared_words(32768), 8192);
-        assert_eq!(shared_words(u32::MAX), 1 << 30);
-    }
-
-    #[test]
-    fn push_constant_layout() {
-        let pc = push_constants(0x1122_3344_5566_7788, 0x99aa_bbcc_ddee_ff00, [1, 2, 3], [4, 5, 6]);
-        assert_eq!(&pc[0..8], &0x1122_3344_5566_7788u64.to_le_bytes());
-        assert_eq!(&pc[8..16], &0x99aa_bbcc_ddee_ff00u64.to_le_bytes());
-        let words: Vec<u32> = pc[16..40]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        assert_eq!(words, [1, 2, 3, 4, 5, 6]);
-    }
-
-    #[test]
-    fn spec_data_matches_map() {
-        let key = PipelineKey { block: [64, 2, 3], shared_words: 9, dynamic_shared_bytes: 17 };
-        let data = spec_data(&key);
-        assert_eq!(SPEC_MAP.len(), 5);
-        for (entry, want) in SPEC_MAP.iter().zip([64u32, 2, 3, 9, 17]) {
-            let o = entry.offset as usize;
-            assert_eq!(entry.size, 4);
-            assert_eq!(u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]), want);
-        }
-    }
 
     #[test]
     fn split_small_grid_is_one_dispatch() {

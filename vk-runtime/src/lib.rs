@@ -19,24 +19,12 @@
 //!
 //! # Launch ABI
 //!
-//! The contract with the SPIR-V backend; every kernel module follows it.
-//!
-//! **Push constants**, [`PUSH_CONSTANT_SIZE`] = 40 bytes, little endian, one range for the
-//! compute stage, no descriptor sets:
-//!
-//! | offset | type | value |
-//! |---|---|---|
-//! | 0 | `u64` | `param_address`: device address of the kernel's `.param` block |
-//! | 8 | `u64` | `const_address`: device address of the module's `.const` block |
-//! | 16, 20, 24 | `u32` ×3 | `ctaid_base` x, y, z: block index of this dispatch's first block |
-//! | 28, 32, 36 | `u32` ×3 | `grid` x, y, z: the whole CUDA grid (`%nctaid`) |
-//!
-//! `%ctaid = WorkgroupId + ctaid_base`; `%nctaid = grid` (not `NumWorkgroups`, which
-//! describes one dispatch of a split grid).
-//!
-//! **Specialization constants** (32-bit, always all four provided): ids 0, 1, 2 = block size
-//! x, y, z (used through `LocalSizeId`); id 3 = shared memory in 32-bit words,
-//! `max(1, ceil(shared_bytes / 4))`.
+//! The contract with the SPIR-V backend is the `ptxvk-abi` crate (re-exported as
+//! [`abi`]): the 40-byte push-constant block ([`abi::PushConstants`]: the parameter and
+//! constant-data addresses, the dispatch's first block index `ctaid_base`, CUDA's `grid`;
+//! `%ctaid = WorkgroupId + ctaid_base`, `%nctaid = grid`, not `NumWorkgroups`, which
+//! describes one dispatch of a split grid) and the specialization constants
+//! ([`abi::spec_ids`]: block size, shared words, dynamic shared bytes).
 //!
 //! **Launch**: grid and block components are at least 1; blocks fit
 //! `maxComputeWorkGroupSize` and `maxComputeWorkGroupInvocations`; shared memory fits
@@ -95,33 +83,10 @@ pub use stream::{
     BufferRegion, Extent3d, Hook, HostLayout, Pattern, Stream, StreamKind, MAX_BATCH_OPS,
 };
 
-/// Size in bytes of the push-constant block every kernel receives (see "Launch ABI").
-pub const PUSH_CONSTANT_SIZE: u32 = 40;
+pub use ptxvk_abi as abi;
 
-/// Push-constant byte offsets of the launch ABI, for the SPIR-V backend's `Offset`
-/// decorations.
-pub mod push_offsets {
-    /// `u64` device address of the parameter block.
-    pub const PARAM_ADDRESS: u32 = 0;
-    /// `u64` device address of the constant block.
-    pub const CONST_ADDRESS: u32 = 8;
-    /// `u32[3]` block-index offset of the dispatch.
-    pub const CTAID_BASE: u32 = 16;
-    /// `u32[3]` CUDA grid size.
-    pub const GRID: u32 = 28;
-}
-
-/// Specialization constant ids of the launch ABI.
-pub mod spec_ids {
-    /// Block size x; y and z are `BLOCK_X + 1` and `BLOCK_X + 2`.
-    pub const BLOCK_X: u32 = 0;
-    /// Block size y.
-    pub const BLOCK_Y: u32 = 1;
-    /// Block size z.
-    pub const BLOCK_Z: u32 = 2;
-    /// Shared memory size in 32-bit words.
-    pub const SHARED_WORDS: u32 = 3;
-}
+/// Size in bytes of the push-constant block every kernel receives.
+pub const PUSH_CONSTANT_SIZE: u32 = abi::PushConstants::SIZE;
 
 #[cfg(test)]
 mod tests {
