@@ -24,10 +24,15 @@ pub fn parse(source_name: &str, text: &str) -> Result<ast::Module, Error> {
     parse_linked(&SourceMap::new([(source_name, text)]))
 }
 
-/// Rejected PTX as an error, its diagnostics rendered against `sources`.
+/// Rejected PTX as an error, its diagnostics rendered against `sources`; an internal
+/// error when one of them is a ptxvk bug.
 fn rejected(sources: &SourceMap, diagnostics: Diagnostics) -> Error {
     let rendered = sources.render(&diagnostics.0);
-    Error::Ptx { diagnostics, rendered }
+    if diagnostics.is_internal() {
+        Error::Internal { diagnostics, rendered }
+    } else {
+        Error::Ptx { diagnostics, rendered }
+    }
 }
 
 /// Parses every file of `sources` and links them into one module

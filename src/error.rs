@@ -9,7 +9,13 @@ pub enum Error {
     /// carets, ready to print.
     #[error("{rendered}")]
     Ptx { diagnostics: Diagnostics, rendered: String },
-    /// Code generation failed (a ptxvk bug, never the user's input).
+    /// A ptxvk bug found while compiling (an IR verifier or structurizer failure, a
+    /// broken invariant): never a fault of the PTX. `rendered` names the construct, as
+    /// `file:line:column` with a caret.
+    #[error("{rendered}")]
+    Internal { diagnostics: Diagnostics, rendered: String },
+    /// Code generation failed: a ptxvk bug, or SPIRV-Tools missing
+    /// ([`ptxvk_spirv::Error::is_internal`] tells which).
     #[error(transparent)]
     Backend(#[from] ptxvk_spirv::Error),
     /// The Vulkan device or driver failed, or a launch exceeded its limits.
@@ -47,13 +53,47 @@ impl From<ptxvk_vk::Error> for Error {
 }
 
 impl Error {
-    /// The CLI exit code for this error (DESIGN §10): 1 for rejected PTX, 2 for a missing or unknown kernel name, 3 for device
-    /// and runtime errors (launch mismatches included).
+    /// The CLI exit code for this error (DESIGN §10): 1 for rejected PTX, 2 for a
+    /// missing or unknown kernel name, 3 for device and runtime errors (launch
+    /// mismatches included), 4 for internal compiler errors (ptxvk bugs).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Ptx { .. } => 1,
+            Error::Ptx { .. } | Error::Backend(ptxvk_spirv::Error::NoKernels) => 1,
             Error::NoSuchKernel { .. } | Error::KernelNotNamed { .. } => 2,
+            _ if self.is_internal() => 4,
             _ => 3,
         }
+    }
+
+    /// Whether this is a ptxvk bug rather than a fault of the input or the device.
+    pub fn is_internal(&self) -> bool {
+        match self {
+            Error::Internal { .. } => true,
+            Error::Backend(e) => e.is_internal(),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptxvk_frontend::{Diagnostic, Span};
+
+    #[test]
+    fn internal_compiler_errors_exit_with_4_and_are_not_rejected_ptx() {
+        let bug = Diagnostic::internal(Span::new(0, 1), "IR verifier: register out of range");
+        let internal = Error::Internal { diagnostics: bug.into(), rendered: String::new() };
+        assert_eq!((internal.exit_code(), internal.is_internal()), (4, true));
+        let rejected = Error::Ptx {
+            diagnostics: Diagnostic::error(Span::new(0, 1), "unknown instruction").into(),
+            rendered: String::new(),
+        };
+        assert_eq!((rejected.exit_code(), rejected.is_internal()), (1, false));
+        let backend = Error::Backend(ptxvk_spirv::Error::Invalid("bad id".into()));
+        assert_eq!(backend.exit_code(), 4);
+        let tool = Error::Backend(ptxvk_spirv::Error::Tool("spirv-val missing".into()));
+        assert_eq!(tool.exit_code(), 3);
+        assert_eq!(Error::Backend(ptxvk_spirv::Error::NoKernels).exit_code(), 1);
     }
 }

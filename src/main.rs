@@ -1,7 +1,8 @@
 //! The `ptxvk` command line (DESIGN §10).
 //!
 //! Exit codes: 0 success; 1 the PTX was rejected (diagnostics on stderr); 2 usage error;
-//! 3 device or runtime error.
+//! 3 device or runtime error; 4 internal compiler error (a ptxvk bug: "internal error",
+//! naming the construct).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -176,8 +177,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // PTX diagnostics are already rendered; everything else gets a prefix.
-            if f.code == 1 {
+            let rendered = f
+                .error
+                .downcast_ref::<Error>()
+                .is_some_and(|e| matches!(e, Error::Ptx { .. } | Error::Internal { .. }));
+            if rendered {
                 eprint!("{:#}", f.error);
+            } else if f.code == 4 {
+                eprintln!("error: {:#}\nnote: this is a bug in ptxvk, not in the PTX; please report it with the PTX", f.error);
             } else {
                 eprintln!("error: {:#}", f.error);
             }

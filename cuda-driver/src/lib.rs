@@ -122,7 +122,11 @@ pub(crate) unsafe fn host_bytes_mut<'a>(
 pub(crate) fn code(e: ptxvk::Error) -> CUresult {
     use ptxvk::vk::Error as Vk;
     let result = match &e {
-        ptxvk::Error::Ptx { .. } => CUresult::CUDA_ERROR_INVALID_PTX,
+        // CUDA's meaning of INVALID_PTX is "a PTX JIT compilation failed", which an
+        // internal compiler error is too; the message says which.
+        ptxvk::Error::Ptx { .. } | ptxvk::Error::Internal { .. } => {
+            CUresult::CUDA_ERROR_INVALID_PTX
+        }
         ptxvk::Error::Backend(_) => CUresult::CUDA_ERROR_INVALID_PTX,
         ptxvk::Error::NoSuchKernel { .. } => CUresult::CUDA_ERROR_NOT_FOUND,
         ptxvk::Error::KernelNotNamed { .. } | ptxvk::Error::Launch(_) => {

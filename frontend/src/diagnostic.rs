@@ -15,6 +15,9 @@ use crate::span::Span;
 pub enum Severity {
     Error,
     Warning,
+    /// A ptxvk bug found while compiling (an IR verifier or structurizer failure, a
+    /// broken invariant), never a fault of the PTX; rendered as `bug`.
+    Internal,
 }
 
 /// One problem in a PTX file.
@@ -43,6 +46,17 @@ impl Diagnostic {
         }
     }
 
+    /// A ptxvk bug at `span`: what broke, for the message "internal error: {what}".
+    pub fn internal(span: Span, what: impl std::fmt::Display) -> Self {
+        Diagnostic {
+            severity: Severity::Internal,
+            notes: vec![
+                "this is a bug in ptxvk, not in the PTX; please report it with the PTX".to_string()
+            ],
+            ..Diagnostic::error(span, format!("internal error: {what}"))
+        }
+    }
+
     /// Adds another place the problem involves, with its label.
     pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
         self.secondary.push((span, label.into()));
@@ -64,6 +78,14 @@ impl Diagnostic {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{} error(s) in PTX input; first: {}", .0.len(), .0.first().map_or("", |d| d.message.as_str()))]
 pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// Whether one of them is a ptxvk bug ([`Severity::Internal`]) rather than a fault
+    /// of the PTX.
+    pub fn is_internal(&self) -> bool {
+        self.0.iter().any(|d| d.severity == Severity::Internal)
+    }
+}
 
 impl From<Diagnostic> for Diagnostics {
     fn from(d: Diagnostic) -> Self {
@@ -209,6 +231,7 @@ impl SourceMap {
             let severity = match d.severity {
                 Severity::Error => CsSeverity::Error,
                 Severity::Warning => CsSeverity::Warning,
+                Severity::Internal => CsSeverity::Bug,
             };
             let mut labels = Vec::new();
             if !self.files.is_empty() {
@@ -254,5 +277,18 @@ mod tests {
         assert!(text.contains("k.ptx:2:3"), "{text}");
         assert!(text.contains("^^^^ here"), "{text}");
         assert_eq!(src.line_col(15), (2, 3));
+    }
+
+    #[test]
+    fn internal_errors_render_as_bugs_naming_the_construct() {
+        let src = SourceFile::new("k.ptx", ".version 7.0\n  bra.uni L;\n");
+        let d = Diagnostic::internal(Span::new(15, 22), "structurizer: bb3 emitted twice");
+        assert_eq!(d.severity, Severity::Internal);
+        let text = src.render(std::slice::from_ref(&d));
+        assert!(text.starts_with("bug: internal error: structurizer"), "{text}");
+        assert!(text.contains("k.ptx:2:3"), "{text}");
+        assert!(text.contains("a bug in ptxvk"), "{text}");
+        assert!(Diagnostics(vec![Diagnostic::error(Span::new(0, 1), "x"), d]).is_internal());
+        assert!(!Diagnostics(vec![Diagnostic::error(Span::new(0, 1), "x")]).is_internal());
     }
 }

@@ -34,7 +34,7 @@ use crate::structurize::{Node, SwitchCase};
 pub fn run(kernel: &mut Kernel, body: Vec<Node>) -> Result<Vec<Node>, Diagnostic> {
     let span = kernel.span;
     let Some(vote) = kernel.block_vote else {
-        return Err(Diagnostic::error(span, "internal: no block-vote word for predication"));
+        return Err(Diagnostic::internal(span, "no block-vote word for predication"));
     };
     let mut p = Predicator { kernel, vote, span };
     let alive = p.reg(RegTy::Pred);

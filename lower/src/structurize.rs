@@ -105,7 +105,7 @@ impl Ctx<'_> {
     }
 
     fn internal(&self, b: usize, what: &str) -> Diagnostic {
-        Diagnostic::error(self.span(b), format!("internal error in the structurizer: {what}"))
+        Diagnostic::internal(self.span(b), format!("structurizer: {what}"))
     }
 
     /// Emits the region starting at `b` into `out` until it reaches `r.stop` or ends.

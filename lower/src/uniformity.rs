@@ -140,9 +140,9 @@ impl Analysis<'_> {
             let reported = self.errors.last().is_some_and(|d| d.span == span);
             if divergent && self.report && !reported {
                 self.errors.push(
-                    Diagnostic::error(
+                    Diagnostic::internal(
                         span,
-                        "internal: this warp collective is still in control flow that not \
+                        "this warp collective is still in control flow that not \
                          every thread of the block reaches after predication",
                     )
                     .with_note(

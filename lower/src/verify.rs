@@ -12,9 +12,7 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let nregs = k.regs.len();
     let nblocks = k.blocks.len();
-    let bug = |span, what: String| {
-        Diagnostic::error(span, format!("internal error: IR verifier: {what}"))
-    };
+    let bug = |span, what: String| Diagnostic::internal(span, format!("IR verifier: {what}"));
     if k.entry.index() >= nblocks {
         errors.push(bug(k.span, "entry block out of range".into()));
     }

@@ -37,6 +37,14 @@ pub enum Error {
     NoKernels,
 }
 
+impl Error {
+    /// Whether this is a ptxvk bug (as opposed to a missing tool or a module without
+    /// kernels).
+    pub fn is_internal(&self) -> bool {
+        matches!(self, Error::Internal(_) | Error::Build(_) | Error::Invalid(_))
+    }
+}
+
 impl From<rspirv::dr::Error> for Error {
     fn from(e: rspirv::dr::Error) -> Self {
         Error::Build(e)

@@ -232,9 +232,9 @@ impl Lowerer<'_> {
         };
         let wide_window = self.kernel.shared.wide;
         if ir_space == Space::Shared && ty.bits() == 64 && !wide_window {
-            return Err(Diagnostic::error(
+            return Err(Diagnostic::internal(
                 span,
-                "internal error: a 64-bit shared atomic in a kernel without a 64-bit window",
+                "a 64-bit shared atomic in a kernel without a 64-bit window",
             ));
         }
         if ir_space == Space::Param {

@@ -274,12 +274,9 @@ impl Lowerer<'_> {
         if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value) {
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
             cycle.push(name.value.as_str());
-            return Err(Diagnostic::error(
+            return Err(Diagnostic::internal(
                 name.span,
-                format!(
-                    "internal: recursive call not found as a call cycle: {}",
-                    cycle.join(" → ")
-                ),
+                format!("recursive call not found as a call cycle: {}", cycle.join(" → ")),
             ));
         }
         if self.call_stack.len() >= MAX_DEPTH {

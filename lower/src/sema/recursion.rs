@@ -491,7 +491,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Result<(), Diagnostic> {
         let Some(sp) = self.stack_pointer else {
-            return Err(Diagnostic::error(span, "internal: recursion without a stack pointer"));
+            return Err(Diagnostic::internal(span, "recursion without a stack pointer"));
         };
         let functions = self.functions;
         let members = self.recursion.cycles[cycle].clone();
@@ -614,7 +614,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let Some(act) = self.recursion.machine.as_ref().map(|m| m.acts[&f.name.value].clone())
         else {
-            return Err(Diagnostic::error(span, "internal: a call site outside its cycle"));
+            return Err(Diagnostic::internal(span, "a call site outside its cycle"));
         };
         let (moves, copy_out) = self.bind_actuals(&act, args, rets, span)?;
         let mut results = Vec::new();

@@ -58,7 +58,7 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, format!("`{op}` takes `.u32` or `.u64`")));
         }
         let Some(sp) = self.stack_pointer else {
-            return Err(Diagnostic::error(span, "internal: no stack pointer"));
+            return Err(Diagnostic::internal(span, "no stack pointer"));
         };
         let ops = i.operands.as_slice();
         match (op, ops) {
