@@ -338,7 +338,7 @@ pub enum SpecialReg {
     TotalSharedBytes,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum UnaryOp {
     /// Bitwise not.
     Not,
@@ -430,7 +430,7 @@ pub enum BoolOp {
 }
 
 /// Rounding of float results and float→int conversions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rounding {
     /// Round to nearest even (`.rn`, `.rni`).
     #[default]
@@ -448,7 +448,7 @@ pub enum Rounding {
 /// Floating-point formats ptxvk keeps as bit patterns in integer registers and converts
 /// with exact integer arithmetic, so that no device support for them is needed
 /// (PTX ISA 9.2 §5.2.5, §9.7.9.21): every format is sign, exponent and mantissa bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FloatFormat {
     /// IEEE binary32, as the target of directed rounding from f64.
     F32,

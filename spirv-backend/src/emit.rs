@@ -17,11 +17,13 @@ use ptxvk_lower::structurize::Node;
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
 use crate::Error;
+use helpers::Helper;
 
 type R<T> = Result<T, Error>;
 
 mod approx;
 mod atomic;
+pub(crate) mod helpers;
 mod narrow;
 mod softf64;
 
@@ -356,20 +358,20 @@ impl<'a> FnEmitter<'a> {
                     let it = Scalar::Int(64);
                     let v = self.read(*src, it)?;
                     let r = if *op == UnaryOp::Sqrt {
-                        self.soft_sqrt_f64(v, mode.rounding)?
+                        self.call(Helper::SqrtF64(mode.rounding), &[v])?
                     } else {
                         let one = self.konst(it, 1f64.to_bits());
-                        self.soft_div_f64(one, v, mode.rounding)?
+                        self.call(Helper::DivF64(mode.rounding), &[one, v])?
                     };
                     return self.write(*dst, r, it, false);
                 }
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let r = if *op == UnaryOp::Sqrt {
-                    self.sqrt_f32(v, mode.rounding)?
+                    self.call(Helper::SqrtF32(mode.rounding), &[v])?
                 } else {
                     let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                    self.div_f32(one, v, mode.rounding)?
+                    self.call(Helper::DivF32(mode.rounding), &[one, v])?
                 };
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
@@ -389,7 +391,7 @@ impl<'a> FnEmitter<'a> {
             } => {
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
-                let r = self.approx(*op, v)?;
+                let r = self.call(Helper::ApproxF32(*op), &[v])?;
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
@@ -439,7 +441,7 @@ impl<'a> FnEmitter<'a> {
                 let av = self.read(*a, it)?;
                 let bv = self.read(*b, it)?;
                 let cv = self.read(*c, it)?;
-                let r = self.soft_fma_f64(av, bv, cv, mode.rounding)?;
+                let r = self.call(Helper::FmaF64(mode.rounding), &[av, bv, cv])?;
                 self.write(*dst, r, it, false)?;
                 let _ = ty;
                 Ok(())
@@ -453,7 +455,7 @@ impl<'a> FnEmitter<'a> {
                     bv = self.flush_f32(bv)?;
                     cv = self.flush_f32(cv)?;
                 }
-                let r = self.fma_f32(av, bv, cv)?;
+                let r = self.call(Helper::FmaF32, &[av, bv, cv])?;
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
@@ -853,13 +855,15 @@ impl<'a> FnEmitter<'a> {
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
-                BinaryOp::Div if ty.bits() == 32 => self.div_f32(a, c, mode.rounding)?,
+                BinaryOp::Div if ty.bits() == 32 => {
+                    self.call(Helper::DivF32(mode.rounding), &[a, c])?
+                }
                 BinaryOp::Div => {
                     let i64t = self.ty(Scalar::Int(64));
                     let f64t = self.ty(Scalar::Float(64));
                     let ai = self.b.bitcast(i64t, None, a)?;
                     let ci = self.b.bitcast(i64t, None, c)?;
-                    let r = self.soft_div_f64(ai, ci, mode.rounding)?;
+                    let r = self.call(Helper::DivF64(mode.rounding), &[ai, ci])?;
                     self.b.bitcast(f64t, None, r)?
                 }
                 other => return Err(Error::Internal(format!("float {other:?}"))),

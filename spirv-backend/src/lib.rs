@@ -134,6 +134,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             grid_sync: k.grid_sync,
         });
     }
+    emit::helpers::emit_helpers(&mut b, &mut t, &g, &kernels[0].kernel)?;
     module::capabilities(&mut b, &t);
     let u = t.used;
     // PTX arithmetic keeps the sign of zero, infinities and NaNs (IEEE 754); without

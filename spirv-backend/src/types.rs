@@ -62,6 +62,8 @@ pub struct TypeCache {
     pointers: BTreeMap<(u32, Word), Word>,
     constants: BTreeMap<(Scalar, u64), Word>,
     pub used: Used,
+    /// The module's emulation routines, by the id of their function (`emit::helpers`).
+    pub(crate) helpers: BTreeMap<crate::emit::helpers::Helper, Word>,
 }
 
 impl TypeCache {

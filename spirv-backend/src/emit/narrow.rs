@@ -7,6 +7,7 @@ use rspirv::spirv::Word;
 
 use ptxvk_lower::ir::{FloatFormat, OddOp, OpTy, Rounding, Value};
 
+use super::helpers::Helper;
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
 
@@ -102,7 +103,8 @@ impl FnEmitter<'_> {
         let it = self.ty(U64);
         let raw = self.read(src, Scalar::Int(from.bits() as u8))?;
         let x = if from.bits() == 32 { self.b.u_convert(it, None, raw)? } else { raw };
-        self.narrow_bits(to, from.bits(), rounding, satfinite, relu, x)
+        let from_bits = from.bits() as u8;
+        self.call(Helper::Narrow { to, from_bits, rounding, satfinite, relu }, &[x])
     }
 
     /// [`Self::narrow`] of the bit pattern `x` (an f32 pattern zero-extended, or an f64
@@ -211,10 +213,21 @@ impl FnEmitter<'_> {
         rounding: Rounding,
         src: Value,
     ) -> R<Word> {
+        let raw = self.read(src, Scalar::Int(from.bits() as u8))?;
+        self.call(Helper::IntToFloat { to, from, rounding }, &[raw])
+    }
+
+    /// [`Self::int_to_float`] of the `from`-wide integer `raw`.
+    pub(super) fn int_to_float_bits(
+        &mut self,
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        raw: Word,
+    ) -> R<Word> {
         let it = self.ty(U64);
         let ut = self.ty(U32);
         let bt = self.ty(Scalar::Bool);
-        let raw = self.read(src, Scalar::Int(from.bits() as u8))?;
         // Sign- or zero-extend to 64 bits, then take the magnitude.
         let x = if from.bits() == 64 {
             raw

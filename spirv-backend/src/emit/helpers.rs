@@ -1,0 +1,166 @@
+//! Emulation routines as SPIR-V functions, emitted once per module and called from
+//! every use, as naga emits its polyfills: exact f64 fma, division and square root in
+//! integer arithmetic, exactly rounded f32 fma, division and square root in every
+//! rounding mode, the `.approx` functions, and conversions to and from the narrow float
+//! formats. Inline, each use of one of them copied
+//! hundreds of instructions (one `div.rn.f64` about 3,700 words); as a call it costs a
+//! few words per use.
+//!
+//! A use asks for its routine with [`FnEmitter::call`], which names the function by an
+//! id reserved on first use; [`emit_helpers`] writes the bodies after the kernels (a
+//! body may ask for other routines; they are written too). The routines are pure
+//! functions of their arguments: they read no register, memory or kernel state, so one
+//! body serves every kernel of the module. Drivers inline them again when they compile
+//! the module (Mesa does so for every call); what shrinks is the SPIR-V to store,
+//! validate and parse.
+
+use std::collections::BTreeSet;
+
+use rspirv::dr::Builder;
+use rspirv::spirv::{FunctionControl, Word};
+
+use ptxvk_lower::ir::{FloatFormat, Kernel, OpTy, Rounding, UnaryOp};
+
+use super::{FnEmitter, R};
+use crate::module::Globals;
+use crate::types::{Scalar, TypeCache};
+
+/// A routine and the variant of it a use needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Helper {
+    /// `fma.f64` on the bit patterns (`soft_fma_f64`).
+    FmaF64(Rounding),
+    /// `div.f64` on the bit patterns (`soft_div_f64`).
+    DivF64(Rounding),
+    /// `sqrt.f64` on the bit patterns (`soft_sqrt_f64`).
+    SqrtF64(Rounding),
+    /// `fma.rn.f32`, exactly rounded (`fma_f32`).
+    FmaF32,
+    /// `div.f32` with a rounding (`div_f32`).
+    DivF32(Rounding),
+    /// `sqrt.f32` with a rounding (`sqrt_f32`).
+    SqrtF32(Rounding),
+    /// One `.approx.f32` function (`approx`).
+    ApproxF32(UnaryOp),
+    /// An f32/f64 bit pattern (as 64 bits) rounded to a narrow format (`narrow_bits`).
+    Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
+    /// An integer converted to a float format (`int_to_float_bits`).
+    IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
+}
+
+impl Helper {
+    /// Parameter types and result type.
+    fn signature(self) -> (Vec<Scalar>, Scalar) {
+        let (i64s, f32s) = (Scalar::Int(64), Scalar::Float(32));
+        match self {
+            Helper::FmaF64(_) => (vec![i64s; 3], i64s),
+            Helper::DivF64(_) => (vec![i64s; 2], i64s),
+            Helper::SqrtF64(_) => (vec![i64s], i64s),
+            Helper::FmaF32 => (vec![f32s; 3], f32s),
+            Helper::DivF32(_) => (vec![f32s; 2], f32s),
+            Helper::SqrtF32(_) | Helper::ApproxF32(_) => (vec![f32s], f32s),
+            Helper::Narrow { to, .. } => (vec![i64s], Scalar::Int(to.bits() as u8)),
+            Helper::IntToFloat { to, from, .. } => {
+                (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
+            }
+        }
+    }
+
+    /// The function's name in disassembly, e.g. `ptxvk.div.f64.rn`.
+    fn name(self) -> String {
+        let r = |r: Rounding| match r {
+            Rounding::Nearest => "rn",
+            Rounding::Zero => "rz",
+            Rounding::Down => "rm",
+            Rounding::Up => "rp",
+            Rounding::NearestAway => "rna",
+        };
+        match self {
+            Helper::FmaF64(x) => format!("ptxvk.fma.f64.{}", r(x)),
+            Helper::DivF64(x) => format!("ptxvk.div.f64.{}", r(x)),
+            Helper::SqrtF64(x) => format!("ptxvk.sqrt.f64.{}", r(x)),
+            Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
+            Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
+            Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
+            Helper::ApproxF32(op) => format!("ptxvk.{op:?}.approx.f32").to_lowercase(),
+            Helper::Narrow { to, from_bits, rounding, satfinite, relu } => format!(
+                "ptxvk.cvt.{}.f{from_bits}.{}{}{}",
+                format!("{to:?}").to_lowercase(),
+                r(rounding),
+                if satfinite { ".satfinite" } else { "" },
+                if relu { ".relu" } else { "" }
+            ),
+            Helper::IntToFloat { to, from, rounding } => format!(
+                "ptxvk.cvt.{}.{}.{}",
+                format!("{to:?}").to_lowercase(),
+                format!("{from:?}").to_lowercase().replace(['(', ')'], ""),
+                r(rounding)
+            ),
+        }
+    }
+}
+
+impl FnEmitter<'_> {
+    /// A call of `h` with `args`; its function is written by [`emit_helpers`].
+    pub(super) fn call(&mut self, h: Helper, args: &[Word]) -> R<Word> {
+        let b = &mut *self.b;
+        let id = *self.t.helpers.entry(h).or_insert_with(|| b.id());
+        let result = self.ty(h.signature().1);
+        Ok(self.b.function_call(result, None, id, args.iter().copied())?)
+    }
+
+    /// The body of `h`, from its parameters.
+    fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
+        match h {
+            Helper::FmaF64(r) => self.soft_fma_f64(p[0], p[1], p[2], r),
+            Helper::DivF64(r) => self.soft_div_f64(p[0], p[1], r),
+            Helper::SqrtF64(r) => self.soft_sqrt_f64(p[0], r),
+            Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
+            Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
+            Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
+            Helper::ApproxF32(op) => self.approx(op, p[0]),
+            Helper::Narrow { to, from_bits, rounding, satfinite, relu } => {
+                self.narrow_bits(to, u32::from(from_bits), rounding, satfinite, relu, p[0])
+            }
+            Helper::IntToFloat { to, from, rounding } => {
+                self.int_to_float_bits(to, from, rounding, p[0])
+            }
+        }
+    }
+}
+
+/// Writes the function of every routine asked for so far, and of those their bodies
+/// ask for, in a fixed order. `k` is any kernel of the module: the bodies read nothing
+/// of it (an emitter needs one).
+pub(crate) fn emit_helpers(b: &mut Builder, t: &mut TypeCache, g: &Globals, k: &Kernel) -> R<()> {
+    let mut written = BTreeSet::new();
+    loop {
+        let pending: Vec<(Helper, Word)> = t
+            .helpers
+            .iter()
+            .filter(|(h, _)| !written.contains(*h))
+            .map(|(h, id)| (*h, *id))
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for (h, id) in pending {
+            written.insert(h);
+            let (params, result) = h.signature();
+            let result = t.scalar(b, result);
+            let param_types: Vec<Word> = params.iter().map(|&s| t.scalar(b, s)).collect();
+            let fn_ty = b.type_function(result, param_types.clone());
+            b.begin_function(result, Some(id), FunctionControl::NONE, fn_ty)?;
+            b.name(id, h.name());
+            let args = param_types
+                .iter()
+                .map(|&pt| b.function_parameter(pt))
+                .collect::<Result<Vec<_>, _>>()?;
+            b.begin_block(None)?;
+            let mut e = FnEmitter::new(b, t, g, k);
+            let r = e.helper_body(h, &args)?;
+            e.b.ret_value(r)?;
+            e.b.end_function()?;
+        }
+    }
+}
