@@ -811,7 +811,8 @@ pub enum InstKind {
     },
     /// An atomic read-modify-write of the `ty`-sized value at `addr`: `dst` receives
     /// the old value; `cmp` is the comparand of `Cas` (ignored otherwise). Global
-    /// atomics may be 32 or 64 bits wide, shared ones 32.
+    /// atomics may be 32 or 64 bits wide, shared ones 32, or 64 in a wide window
+    /// ([`SharedLayout::wide`]).
     Atomic {
         op: AtomicOp,
         space: Space,

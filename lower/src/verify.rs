@@ -7,7 +7,9 @@ use ptxvk_frontend::Diagnostic;
 use crate::ir::*;
 
 /// Checks that every register and block handle is in range, that registers written as
-/// predicates are predicates, and that the entry block exists.
+/// predicates are predicates, that the register operands of the width-preserving
+/// instructions have their operation type's width (the equal-width rule of
+/// [`crate::ir`]), and that the entry block exists.
 pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let nregs = k.regs.len();
@@ -23,6 +25,19 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
             for r in regs {
                 if r.index() >= nregs {
                     errors.push(bug(inst.span, format!("register %{} out of range", r.0)));
+                }
+            }
+            for (r, want) in operand_widths(&inst.kind) {
+                let have = k.regs.get(r.index()).map(|reg| reg.ty.bits());
+                if have.is_some_and(|have| have != want) {
+                    errors.push(bug(
+                        inst.span,
+                        format!(
+                            "%{} ({} bits) used as a {want}-bit operand (the equal-width rule)",
+                            r.0,
+                            have.unwrap_or(0)
+                        ),
+                    ));
                 }
             }
             if let InstKind::Setp { dst, dst_not, .. } = &inst.kind {
@@ -163,5 +178,93 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             }
         }
         InstKind::Barrier | InstKind::Fence { .. } => {}
+    }
+}
+
+/// The register operands of `kind` that the equal-width rule constrains, each with the
+/// width it must have: moves, two-operand arithmetic (a shift's amount is 32-bit, a
+/// widening product's result twice as wide), fma, selects and comparisons.
+fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
+    let reg = |v: &Value| match v {
+        Value::Reg(r) => Some(*r),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let mut at = |v: Option<RegId>, bits: u32| out.extend(v.map(|r| (r, bits)));
+    match kind {
+        InstKind::Mov { ty, dst, src } => {
+            at(Some(*dst), ty.bits());
+            at(reg(src), ty.bits());
+        }
+        InstKind::Binary { op, ty, dst, lhs, rhs, .. } => {
+            let w = ty.bits();
+            at(reg(lhs), w);
+            let shift = matches!(op, BinaryOp::Shl | BinaryOp::Shr);
+            at(reg(rhs), if shift { 32 } else { w });
+            at(Some(*dst), if *op == BinaryOp::MulWide { 2 * w } else { w });
+        }
+        InstKind::Fma { ty, dst, a, b, c, .. } => {
+            for v in [a, b, c] {
+                at(reg(v), ty.bits());
+            }
+            at(Some(*dst), ty.bits());
+        }
+        InstKind::Select { ty, dst, a, b, cond, .. } => {
+            at(reg(a), ty.bits());
+            at(reg(b), ty.bits());
+            at(Some(*dst), ty.bits());
+            at(Some(*cond), 1);
+        }
+        InstKind::Setp { ty, lhs, rhs, .. } => {
+            at(reg(lhs), ty.bits());
+            at(reg(rhs), ty.bits());
+        }
+        _ => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use ptxvk_frontend::Span;
+
+    use super::*;
+
+    fn with_insts(kinds: Vec<InstKind>) -> Kernel {
+        let mut k = crate::random_cfg::kernel(7, 1);
+        let span = Span::default();
+        k.regs.push(RegInfo { name: "%w".into(), ty: RegTy::Int(64), span });
+        k.blocks[0].insts = kinds.into_iter().map(|kind| Inst { kind, span }).collect();
+        k
+    }
+
+    #[test]
+    fn operands_must_have_their_operation_width() {
+        let k = crate::random_cfg::kernel(7, 1);
+        let (r32, r64) = (RegId(k.regs.len() as u32 - 1), RegId(k.regs.len() as u32));
+        let ok = with_insts(vec![
+            // A 64-bit shift by a 32-bit amount, and a widening product.
+            InstKind::Binary {
+                op: BinaryOp::Shl,
+                ty: OpTy::U(64),
+                mode: FloatMode::default(),
+                dst: r64,
+                lhs: Value::Reg(r64),
+                rhs: Value::Reg(r32),
+            },
+            InstKind::Binary {
+                op: BinaryOp::MulWide,
+                ty: OpTy::U(32),
+                mode: FloatMode::default(),
+                dst: r64,
+                lhs: Value::Reg(r32),
+                rhs: Value::Imm(3),
+            },
+        ]);
+        assert_eq!(run(&ok), Ok(()));
+        let bad = with_insts(vec![InstKind::Mov { ty: OpTy::U(64), dst: r32, src: Value::Imm(1) }]);
+        let errors = run(&bad).expect_err("a 32-bit register moved at 64 bits");
+        assert!(errors[0].message.contains("used as a 64-bit operand"), "{}", errors[0].message);
+        assert_eq!(errors[0].severity, ptxvk_frontend::Severity::Internal);
     }
 }

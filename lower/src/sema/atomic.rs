@@ -423,7 +423,10 @@ impl Lowerer<'_> {
         let mut e = Emit { l: self, span };
         // The word and, for a narrower element, the bit position of the element in it.
         let (addr, shift) = if bits.bits() < word_bits {
-            let aty = if at.space == Space::Global { OpTy::U(64) } else { u32t };
+            // The address at its register's width: shared addresses may be held in
+            // 64-bit registers (clang, NVRTC) or 32-bit ones (nvcc).
+            let wide_base = at.addr.base.is_some_and(|r| e.l.kernel.reg(r).ty.bits() == 64);
+            let aty = if at.space == Space::Global || wide_base { OpTy::U(64) } else { u32t };
             let base = at.addr.base.map_or(Value::Imm(0), Value::Reg);
             let full = e.add(aty, base, Value::Imm(at.addr.offset as u64));
             let (word_bytes, elem_bytes) = (u64::from(word_bits / 8), u64::from(bits.bits() / 8));

@@ -689,7 +689,13 @@ impl Lowerer<'_> {
                 let w = e.widen(g, v);
                 let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
                 let out = e.convert(int_ty, F32, Some(r), mode, w);
-                e.mov(int_ty, dst, out);
+                // PTX ISA 9.2 §5.2.2: a wider destination register receives the result
+                // sign- or zero-extended.
+                let reg_bits = e.l.kernel.reg(dst).ty.bits() as u8;
+                let reg_ty = if int_ty.is_signed() { OpTy::S(reg_bits) } else { OpTy::U(reg_bits) };
+                let out =
+                    if reg_bits as u32 > int_ty.bits() { e.cvt(reg_ty, int_ty, out) } else { out };
+                e.mov(reg_ty, dst, out);
             }
             // An integer to a narrow format: rounded once, with integer arithmetic.
             (CvtType::Narrow(f, 1), CvtType::Op(int_ty)) if !int_ty.is_float() => {
