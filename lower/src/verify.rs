@@ -182,8 +182,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
 }
 
 /// The register operands of `kind` that the equal-width rule constrains, each with the
-/// width it must have: moves, two-operand arithmetic (a shift's amount is 32-bit, a
-/// widening product's result twice as wide), fma, selects and comparisons.
+/// width it must have: moves, arithmetic (a shift's amount and bit-field positions are
+/// 32-bit, a widening product's result twice as wide, counts 32-bit), fma, selects,
+/// comparisons, packs and atomics. `Convert`, `Load` and `Store` may change widths
+/// (PTX's `cvt`, `ld` and `st` take wider registers, PTX ISA 9.2 §5.2.2).
 fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
     let reg = |v: &Value| match v {
         Value::Reg(r) => Some(*r),
@@ -218,6 +220,49 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         InstKind::Setp { ty, lhs, rhs, .. } => {
             at(reg(lhs), ty.bits());
             at(reg(rhs), ty.bits());
+        }
+        InstKind::Unary { op, ty, dst, src, .. } => {
+            at(reg(src), ty.bits());
+            let counts = matches!(op, UnaryOp::Popc | UnaryOp::Clz);
+            at(Some(*dst), if counts { 32 } else { ty.bits() });
+        }
+        InstKind::Mad { part, ty, dst, a, b, c } => {
+            let w = ty.bits();
+            let wide = if *part == BinaryOp::MulWide { 2 * w } else { w };
+            at(reg(a), w);
+            at(reg(b), w);
+            at(reg(c), wide);
+            at(Some(*dst), wide);
+        }
+        InstKind::Bfe { ty, dst, a, pos, len } => {
+            at(reg(a), ty.bits());
+            at(reg(pos), 32);
+            at(reg(len), 32);
+            at(Some(*dst), ty.bits());
+        }
+        InstKind::Bfi { ty, dst, a, b, pos, len } => {
+            at(reg(a), ty.bits());
+            at(reg(b), ty.bits());
+            at(reg(pos), 32);
+            at(reg(len), 32);
+            at(Some(*dst), ty.bits());
+        }
+        InstKind::Pack { elem, dst, srcs } => {
+            for v in srcs {
+                at(reg(v), elem.bits());
+            }
+            at(Some(*dst), elem.bits() * srcs.len() as u32);
+        }
+        InstKind::Unpack { elem, dsts, src } => {
+            for d in dsts {
+                at(*d, elem.bits());
+            }
+            at(reg(src), elem.bits() * dsts.len() as u32);
+        }
+        InstKind::Atomic { ty, dst, src, cmp, .. } => {
+            at(*dst, ty.bits());
+            at(reg(src), ty.bits());
+            at(reg(cmp), ty.bits());
         }
         _ => {}
     }
