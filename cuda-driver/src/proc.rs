@@ -139,6 +139,7 @@ exports!(
     cuMemsetD16Async_ptsz,
     cuMemsetD32Async_ptsz,
     cuPointerGetAttribute,
+    cuPointerGetAttributes,
     cuDeviceGetDefaultMemPool,
     cuDeviceGetMemPool,
     cuMemPoolCreate,

@@ -381,3 +381,61 @@ fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
         assert_eq!(c, want);
     }
 }
+
+#[test]
+fn pointer_attributes_one_at_a_time_and_together() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // CUpointer_attribute values (cuda.h): context 1, memory type 2, device pointer 3,
+    // host pointer 4, is managed 8, device ordinal 9, range start 11, range size 12.
+    const MEMORY_TYPE: c_int = 2;
+    const DEVICE_POINTER: c_int = 3;
+    const IS_MANAGED: c_int = 8;
+    const DEVICE_ORDINAL: c_int = 9;
+    const RANGE_START: c_int = 11;
+    const RANGE_SIZE: c_int = 12;
+    const DEVICE: c_uint = 2; // CU_MEMORYTYPE_DEVICE
+                              // SAFETY (this test): every pointer is valid for the attribute written through it.
+    unsafe {
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let one: unsafe extern "C" fn(*mut c_void, c_int, u64) -> R =
+            proc(&lib, "cuPointerGetAttribute");
+        let many: unsafe extern "C" fn(c_uint, *const c_int, *mut *mut c_void, u64) -> R =
+            proc(&lib, "cuPointerGetAttributes");
+        let mut base = 0u64;
+        assert_eq!(alloc(&mut base, 4096), SUCCESS);
+        let inner = base + 100;
+
+        let mut kind: c_uint = 0;
+        assert_eq!(one((&mut kind as *mut c_uint).cast(), MEMORY_TYPE, inner), SUCCESS);
+        assert_eq!(kind, DEVICE);
+        let mut start = 0u64;
+        assert_eq!(one((&mut start as *mut u64).cast(), RANGE_START, inner), SUCCESS);
+        assert_eq!(start, base);
+
+        let (mut kind, mut dptr, mut managed, mut ordinal, mut size) =
+            (0 as c_uint, 0u64, 7 as c_uint, 7 as c_int, 0usize);
+        let attributes = [MEMORY_TYPE, DEVICE_POINTER, IS_MANAGED, DEVICE_ORDINAL, RANGE_SIZE];
+        let mut data: [*mut c_void; 5] = [
+            (&mut kind as *mut c_uint).cast(),
+            (&mut dptr as *mut u64).cast(),
+            (&mut managed as *mut c_uint).cast(),
+            (&mut ordinal as *mut c_int).cast(),
+            (&mut size as *mut usize).cast(),
+        ];
+        assert_eq!(many(5, attributes.as_ptr(), data.as_mut_ptr(), inner), SUCCESS);
+        assert_eq!((kind, dptr, managed, ordinal, size), (DEVICE, inner, 0, 0, 4096));
+
+        // An address this driver did not make: an error alone, CUDA's defaults together.
+        let stranger = 0x10u64;
+        assert_eq!(one((&mut kind as *mut c_uint).cast(), MEMORY_TYPE, stranger), INVALID_VALUE);
+        assert_eq!(many(5, attributes.as_ptr(), data.as_mut_ptr(), stranger), SUCCESS);
+        assert_eq!((kind, dptr, managed, ordinal, size), (0, 0, 0, -2, 0));
+        // An unknown attribute, and missing arrays.
+        let bad = [12345];
+        assert_eq!(many(1, bad.as_ptr(), data.as_mut_ptr(), inner), INVALID_VALUE);
+        assert_eq!(many(1, std::ptr::null(), data.as_mut_ptr(), inner), INVALID_VALUE);
+    }
+}
