@@ -13,6 +13,11 @@ use cudarc::driver::sys::CUresult;
 use crate::state::{driver, Driver};
 use crate::{entry, out};
 
+/// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`: a Vulkan device is one multiprocessor
+/// here (the occupancy model's unit; Vulkan does not say how many workgroups run at
+/// once).
+pub(crate) const MULTIPROCESSORS: c_int = 1;
+
 /// A context handle's object.
 #[derive(Debug)]
 pub(crate) struct Context {
@@ -200,7 +205,7 @@ pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
         a if a == A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH as c_int => 64,
         a if a == A::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT as c_int => 512,
         a if a == A::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT as c_int => 32,
-        a if a == A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT as c_int => 1,
+        a if a == A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT as c_int => MULTIPROCESSORS,
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR as c_int => 2048,
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR as c_int => 32,
         a if a == A::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT as c_int => 0,

@@ -275,6 +275,69 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     })
 }
 
+/// `cuOccupancyMaxPotentialBlockSize`: the block size (a multiple of the warp size, up
+/// to the kernel's limit and `block_limit` when non-zero) with the most resident
+/// threads by [`occupancy`], the largest such on ties, and the grid that fills the
+/// device with it. The dynamic shared memory of a block size comes from `smem_of`
+/// when given, else is `dynamic_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
+    min_grid: *mut c_int,
+    block: *mut c_int,
+    f: usize,
+    smem_of: Option<unsafe extern "C" fn(c_int) -> usize>,
+    dynamic_shared: usize,
+    block_limit: c_int,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let max = crate::module::max_threads_per_block(d, &func);
+        let limit = if block_limit > 0 { max.min(block_limit as u32) } else { max };
+        let mut best = (0i64, 0 as c_int, 0 as c_int);
+        for size in (1..=limit / 32).rev().map(|w| (w * 32) as c_int) {
+            // SAFETY: the callback takes a block size and returns bytes (CUDA's contract).
+            let smem = smem_of.map_or(dynamic_shared, |cb| unsafe { cb(size) });
+            let blocks = occupancy(d, &func, size, smem)?;
+            let threads = i64::from(blocks) * i64::from(size);
+            if threads > best.0 {
+                best = (threads, size, blocks);
+            }
+        }
+        if best.1 == 0 {
+            // A limit below one warp: the limit itself.
+            let size = limit.max(1) as c_int;
+            // SAFETY: as above.
+            let smem = smem_of.map_or(dynamic_shared, |cb| unsafe { cb(size) });
+            best = (0, size, occupancy(d, &func, size, smem)?);
+        }
+        let sms = crate::device::MULTIPROCESSORS;
+        // SAFETY: both are null or writable (CUDA's contract).
+        unsafe {
+            out(min_grid, best.2 * sms)?;
+            out(block, best.1)
+        }
+    })
+}
+
+/// `cuOccupancyMaxPotentialBlockSizeWithFlags`: the flags only concern caching
+/// preferences on NVIDIA hardware.
+#[no_mangle]
+pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags(
+    min_grid: *mut c_int,
+    block: *mut c_int,
+    f: usize,
+    smem_of: Option<unsafe extern "C" fn(c_int) -> usize>,
+    dynamic_shared: usize,
+    block_limit: c_int,
+    _flags: c_uint,
+) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe {
+        cuOccupancyMaxPotentialBlockSize(min_grid, block, f, smem_of, dynamic_shared, block_limit)
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     blocks: *mut c_int,

@@ -7,8 +7,8 @@
 //! reported compute capability, as CUDA picks what to JIT ([`crate::fatbin`]); cubins
 //! (ELF), and fatbins without such PTX, are `CUDA_ERROR_NO_BINARY_FOR_GPU`.
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUresult;
@@ -31,6 +31,10 @@ pub(crate) struct Function {
     pub(crate) max_dynamic_shared: AtomicU32,
     /// `CU_JIT_MAX_REGISTERS` of the load, which caps the reported register count.
     pub(crate) max_registers: Option<u32>,
+    /// The kernel's name, NUL-terminated (`cuFuncGetName` hands out a pointer to it).
+    pub(crate) name: CString,
+    /// The handle of the module (library) it belongs to, set once that is inserted.
+    pub(crate) module_handle: AtomicUsize,
 }
 
 impl Function {
@@ -153,11 +157,21 @@ fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresu
                 index,
                 max_dynamic_shared: AtomicU32::new(0),
                 max_registers: options.max_registers,
+                // PTX names have no NUL.
+                name: CString::new(name.as_str()).unwrap_or_default(),
+                module_handle: AtomicUsize::new(0),
             };
             (name, d.functions.insert(f))
         })
-        .collect();
-    Ok(d.modules.insert(LoadedModule { module, functions }))
+        .collect::<Vec<_>>();
+    let handles: Vec<usize> = functions.iter().map(|(_, h)| *h).collect();
+    let module = d.modules.insert(LoadedModule { module, functions });
+    for h in handles {
+        if let Some(f) = d.functions.get(h) {
+            f.module_handle.store(module, Ordering::Relaxed);
+        }
+    }
+    Ok(module)
 }
 
 /// Loads a module image of any kind.
@@ -423,17 +437,21 @@ pub unsafe extern "C" fn cuKernelGetFunction(f: *mut usize, kernel: usize) -> CU
     })
 }
 
+/// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: the device's limit, or the kernel's
+/// `.maxntid`/`.reqntid` when smaller.
+pub(crate) fn max_threads_per_block(d: &Driver, f: &Function) -> u32 {
+    let info = f.kernel().info().clone();
+    let limit = d.device.info().limits.max_workgroup_invocations;
+    let threads = |b: [u32; 3]| b.iter().map(|&x| u64::from(x)).product::<u64>();
+    info.maxntid.or(info.reqntid).map_or(u64::from(limit), threads).min(u64::from(limit)) as u32
+}
+
 /// `cuFuncGetAttribute`'s values from what the compiler knows of the kernel.
 fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, CUresult> {
     use cudarc::driver::sys::CUfunction_attribute as A;
     let info = f.kernel().info().clone();
     let limits = &d.device.info().limits;
-    let threads = |b: [u32; 3]| b.iter().map(|&x| u64::from(x)).product::<u64>();
-    let max_threads = info
-        .maxntid
-        .or(info.reqntid)
-        .map_or(u64::from(limits.max_workgroup_invocations), threads)
-        .min(u64::from(limits.max_workgroup_invocations));
+    let max_threads = max_threads_per_block(d, f);
     let value = match attrib {
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as c_int => max_threads as c_int,
         a if a == A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as c_int => {
@@ -693,4 +711,177 @@ pub unsafe extern "C" fn cuLinkComplete(
 #[no_mangle]
 pub unsafe extern "C" fn cuLinkDestroy(state: usize) -> CUresult {
     entry(|| driver()?.links.remove(state).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE))
+}
+
+/// The function (kernel) behind handle `f`.
+fn function_of(d: &Driver, f: usize) -> Result<Arc<Function>, CUresult> {
+    d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+}
+
+/// `cuFuncGetName`: the kernel's name, valid while its module is loaded.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, f: usize) -> CUresult {
+    entry(|| {
+        let func = function_of(driver()?, f)?;
+        // SAFETY: `name` is null or writable (CUDA's contract); the string lives in the
+        // function object, which the handle table keeps until the module is unloaded.
+        unsafe { out(name, func.name.as_ptr()) }
+    })
+}
+
+/// `cuKernelGetName`: as [`cuFuncGetName`] (kernel and function handles are one here).
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetName(name: *mut *const c_char, kernel: usize) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuFuncGetName(name, kernel) }
+}
+
+/// `cuFuncGetModule`: the module the function was loaded from.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetModule(module: *mut usize, f: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let handle = function_of(d, f)?.module_handle.load(Ordering::Relaxed);
+        d.modules.get(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: `module` is null or writable (CUDA's contract).
+        unsafe { out(module, handle) }
+    })
+}
+
+/// `cuKernelGetLibrary`: as [`cuFuncGetModule`] (libraries and modules are one here).
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetLibrary(library: *mut usize, kernel: usize) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuFuncGetModule(library, kernel) }
+}
+
+/// `cuModuleGetFunctionCount`: how many kernels the module has.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetFunctionCount(count: *mut c_uint, module: usize) -> CUresult {
+    entry(|| {
+        let m = driver()?.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: `count` is null or writable (CUDA's contract).
+        unsafe { out(count, m.functions.len() as c_uint) }
+    })
+}
+
+/// `cuLibraryGetKernelCount`: as [`cuModuleGetFunctionCount`].
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetKernelCount(count: *mut c_uint, library: usize) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuModuleGetFunctionCount(count, library) }
+}
+
+/// `cuModuleEnumerateFunctions`: up to `n` of the module's kernel handles, in source
+/// order.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleEnumerateFunctions(
+    functions: *mut usize,
+    n: c_uint,
+    module: usize,
+) -> CUresult {
+    entry(|| {
+        let m = driver()?.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        if functions.is_null() && n > 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        for (i, (_, h)) in m.functions.iter().take(n as usize).enumerate() {
+            // SAFETY: `functions` holds `n` handles (CUDA's contract).
+            unsafe { functions.add(i).write(*h) };
+        }
+        Ok(())
+    })
+}
+
+/// `cuLibraryEnumerateKernels`: as [`cuModuleEnumerateFunctions`].
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryEnumerateKernels(
+    kernels: *mut usize,
+    n: c_uint,
+    library: usize,
+) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuModuleEnumerateFunctions(kernels, n, library) }
+}
+
+/// `cuLibraryLoadFromFile`: [`cuLibraryLoadData`] of a file's contents.
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryLoadFromFile(
+    library: *mut usize,
+    path: *const c_char,
+    jit_options: *const c_int,
+    jit_values: *const *mut c_void,
+    n_jit: c_uint,
+    _library_options: *const c_int,
+    _library_values: *const *mut c_void,
+    _n_library: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: `path` is a NUL-terminated string (CUDA's contract).
+        let path = unsafe { c_str(path) }?;
+        let mut bytes = std::fs::read(path).map_err(|_| CUresult::CUDA_ERROR_FILE_NOT_FOUND)?;
+        bytes.push(0);
+        // SAFETY: the option arrays hold `n_jit` entries (CUDA's contract).
+        let options = unsafe { JitOptions::from_options(n_jit, jit_options, jit_values) };
+        // SAFETY: `bytes` is a NUL-terminated image we own; `library` null or writable.
+        unsafe { out(library, load(d, bytes.as_ptr().cast(), options)?) }
+    })
+}
+
+/// `cuFuncIsLoaded`: every kernel is compiled when its module loads.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncIsLoaded(state: *mut c_int, f: usize) -> CUresult {
+    // CU_FUNCTION_LOADING_STATE_LOADED.
+    const LOADED: c_int = 1;
+    entry(|| {
+        function_of(driver()?, f)?;
+        // SAFETY: `state` is null or writable (CUDA's contract).
+        unsafe { out(state, LOADED) }
+    })
+}
+
+/// `cuFuncLoad`: nothing to do (see [`cuFuncIsLoaded`]).
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncLoad(f: usize) -> CUresult {
+    entry(|| function_of(driver()?, f).map(|_| ()))
+}
+
+/// `cuFuncGetParamInfo`: offset and size of parameter `index` in the kernel's parameter
+/// block (the CUDA ABI layout of its `.param` list); past the last one,
+/// CUDA_ERROR_INVALID_VALUE.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetParamInfo(
+    f: usize,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> CUresult {
+    entry(|| {
+        let func = function_of(driver()?, f)?;
+        let kernel = func.kernel();
+        let slot = kernel.info().abi.params.get(index).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        // Either may be null (CUDA's documentation).
+        if !offset.is_null() {
+            // SAFETY: non-null and writable (CUDA's contract).
+            unsafe { offset.write(slot.offset as usize) };
+        }
+        if !size.is_null() {
+            // SAFETY: as above.
+            unsafe { size.write(slot.size as usize) };
+        }
+        Ok(())
+    })
+}
+
+/// `cuKernelGetParamInfo`: as [`cuFuncGetParamInfo`].
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetParamInfo(
+    kernel: usize,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> CUresult {
+    // SAFETY: forwarded under the same contract.
+    unsafe { cuFuncGetParamInfo(kernel, index, offset, size) }
 }

@@ -326,6 +326,34 @@ pub unsafe extern "C" fn cuEventRecord_ptsz(handle: usize, stream: usize) -> CUr
     entry(|| record(handle, stream, true))
 }
 
+/// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_DEFAULT` (0) records as
+/// [`cuEventRecord`]; `CU_EVENT_RECORD_EXTERNAL` (1) only differs inside stream capture,
+/// which is not supported.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventRecordWithFlags(
+    handle: usize,
+    stream: usize,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| match flags {
+        0 | 1 => record(handle, stream, false),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
+/// `cuEventRecordWithFlags` on the per-thread default stream.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventRecordWithFlags_ptsz(
+    handle: usize,
+    stream: usize,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| match flags {
+        0 | 1 => record(handle, stream, true),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuEventQuery(handle: usize) -> CUresult {
     entry(|| {

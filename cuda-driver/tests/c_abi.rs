@@ -439,3 +439,92 @@ fn pointer_attributes_one_at_a_time_and_together() {
         assert_eq!(many(1, std::ptr::null(), data.as_mut_ptr(), inner), INVALID_VALUE);
     }
 }
+
+#[test]
+fn kernels_are_introspected_by_name_module_parameters_and_occupancy() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles, or deliberately bad ones.
+    unsafe {
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let mut module = 0usize;
+        assert_eq!(load(&mut module, ptx().as_ptr().cast()), SUCCESS);
+        let count: unsafe extern "C" fn(*mut c_uint, usize) -> R =
+            proc(&lib, "cuModuleGetFunctionCount");
+        let mut n = 0;
+        assert_eq!(count(&mut n, module), SUCCESS);
+        assert_eq!(n, 1);
+        let enumerate: unsafe extern "C" fn(*mut usize, c_uint, usize) -> R =
+            proc(&lib, "cuLibraryEnumerateKernels");
+        let mut f = 0usize;
+        assert_eq!(enumerate(&mut f, 1, module), SUCCESS);
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let mut by_name = 0usize;
+        assert_eq!(get_function(&mut by_name, module, c"vector_add".as_ptr()), SUCCESS);
+        assert_eq!(f, by_name);
+
+        let name: unsafe extern "C" fn(*mut *const c_char, usize) -> R =
+            proc(&lib, "cuFuncGetName");
+        let mut p = std::ptr::null();
+        assert_eq!(name(&mut p, f), SUCCESS);
+        assert_eq!(CStr::from_ptr(p).to_str(), Ok("vector_add"));
+        assert_eq!(name(&mut p, 0xdead), INVALID_HANDLE);
+        let owner: unsafe extern "C" fn(*mut usize, usize) -> R = proc(&lib, "cuFuncGetModule");
+        let mut m = 0usize;
+        assert_eq!(owner(&mut m, f), SUCCESS);
+        assert_eq!(m, module);
+
+        // vector_add(u64, u64, u64, u32): the CUDA ABI puts them at 0, 8, 16 and 24.
+        let param: unsafe extern "C" fn(usize, usize, *mut usize, *mut usize) -> R =
+            proc(&lib, "cuFuncGetParamInfo");
+        let layout: Vec<(usize, usize)> = (0..4)
+            .map(|i| {
+                let (mut offset, mut size) = (0, 0);
+                assert_eq!(param(f, i, &mut offset, &mut size), SUCCESS);
+                (offset, size)
+            })
+            .collect();
+        assert_eq!(layout, [(0, 8), (8, 8), (16, 8), (24, 4)]);
+        let (mut offset, mut size) = (0, 0);
+        assert_eq!(param(f, 4, &mut offset, &mut size), INVALID_VALUE);
+
+        // The block size with the most resident threads, by the occupancy model the
+        // library documents (2,048 threads and 32 blocks per multiprocessor, one
+        // multiprocessor), the largest on ties.
+        let attribute: unsafe extern "C" fn(*mut c_int, c_int, usize) -> R =
+            proc(&lib, "cuFuncGetAttribute");
+        let mut max = 0;
+        assert_eq!(attribute(&mut max, 0, f), SUCCESS); // MAX_THREADS_PER_BLOCK
+        let resident = |b: c_int| (2048 / b).min(32);
+        let best = |limit: c_int| {
+            let sizes = (1..=limit / 32).map(|w| w * 32);
+            sizes.max_by_key(|&b| (resident(b) * b, b)).expect("a block size")
+        };
+        let want = best(max);
+        let potential: unsafe extern "C" fn(
+            *mut c_int,
+            *mut c_int,
+            usize,
+            Option<unsafe extern "C" fn(c_int) -> usize>,
+            usize,
+            c_int,
+        ) -> R = proc(&lib, "cuOccupancyMaxPotentialBlockSize");
+        let (mut grid, mut block) = (0, 0);
+        assert_eq!(potential(&mut grid, &mut block, f, None, 0, 0), SUCCESS);
+        assert_eq!((grid, block), (resident(want), want));
+        assert_eq!(potential(&mut grid, &mut block, f, None, 0, 96), SUCCESS);
+        // At most 96 threads: 64 (32 blocks, 2,048 threads) beats 96 (21 blocks, 2,016).
+        assert_eq!((grid, block), (resident(best(96)), best(96)));
+        assert_eq!(block, 64);
+
+        let record: unsafe extern "C" fn(usize, usize, c_uint) -> R =
+            proc(&lib, "cuEventRecordWithFlags");
+        let create: unsafe extern "C" fn(*mut usize, c_uint) -> R = proc(&lib, "cuEventCreate");
+        let mut event = 0usize;
+        assert_eq!(create(&mut event, 0), SUCCESS);
+        assert_eq!(record(event, 0, 0), SUCCESS);
+        assert_eq!(record(event, 0, 7), INVALID_VALUE);
+    }
+}
