@@ -41,6 +41,9 @@ pub(crate) struct Driver {
 
 static DRIVER: OnceLock<Result<Driver, CUresult>> = OnceLock::new();
 
+/// How long a wait for the GPU may take in the driver library by default.
+const DRIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
 /// Opens the device on the first call (`cuInit`).
 pub(crate) fn init() -> Result<&'static Driver, CUresult> {
     DRIVER
@@ -49,6 +52,12 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 eprintln!("ptxvk libcuda: cuInit found no usable Vulkan device: {e}");
                 CUresult::CUDA_ERROR_NO_DEVICE
             })?;
+            // CUDA kernels have no run-time limit (KERNEL_EXEC_TIMEOUT reports 0), so the
+            // library waits far longer than the runtime's default minute: a day, unless
+            // PTXVK_TIMEOUT_MS says otherwise.
+            if std::env::var_os(ptxvk::vk::ENV_TIMEOUT_MS).is_none() {
+                device.vk().set_timeout(DRIVER_TIMEOUT);
+            }
             let pools = Table::default();
             let default_pool = pools.insert(device.vk().default_pool());
             Ok(Driver {
