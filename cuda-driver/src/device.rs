@@ -459,3 +459,76 @@ pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(
         Ok(())
     })
 }
+
+/// `cuCtxGetId`: a number unique to the context for the process's lifetime (its handle;
+/// handles are never reused). `ctx` 0 is the current context.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetId(ctx: usize, id: *mut u64) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let h = if ctx == 0 { current()? } else { ctx };
+        d.contexts.get(h).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        // SAFETY: `id` is null or writable (CUDA's contract).
+        unsafe { out(id, h as u64) }
+    })
+}
+
+/// `cuCtxGetCacheConfig`: no preference (`CU_FUNC_CACHE_PREFER_NONE`); Vulkan exposes
+/// no split between L1 and shared memory.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetCacheConfig(config: *mut c_int) -> CUresult {
+    entry(|| {
+        current()?;
+        // SAFETY: `config` is null or writable (CUDA's contract).
+        unsafe { out(config, 0) }
+    })
+}
+
+/// `cuCtxSetCacheConfig`: accepted and without effect (see [`cuCtxGetCacheConfig`]), as
+/// CUDA documents for devices with a fixed split.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSetCacheConfig(config: c_int) -> CUresult {
+    entry(|| {
+        current()?;
+        // CU_FUNC_CACHE_PREFER_NONE, _SHARED, _L1, _EQUAL.
+        if (0..=3).contains(&config) {
+            Ok(())
+        } else {
+            Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+        }
+    })
+}
+
+/// `cuDeviceGetPCIBusId`: `domain:bus:device.function` from the PCI attributes, as
+/// CUDA formats it (`0000:00:00.0` where Vulkan reports no PCI location).
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetPCIBusId(
+    buffer: *mut c_char,
+    len: c_int,
+    dev: c_int,
+) -> CUresult {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    entry(|| {
+        let d = check_device(dev)?;
+        let get = |a: A| attribute(d, a as c_int);
+        let id = format!(
+            "{:04x}:{:02x}:{:02x}.0",
+            get(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+            get(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+            get(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
+        );
+        let len = usize::try_from(len).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if buffer.is_null() || len == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // Truncated to `len` bytes with its NUL, as strncpy-like CUDA calls do.
+        let bytes = id.as_bytes();
+        let n = bytes.len().min(len - 1);
+        // SAFETY: `buffer` holds `len` bytes (CUDA's contract), and `n + 1 <= len`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), buffer, n);
+            buffer.add(n).write(0);
+        }
+        Ok(())
+    })
+}

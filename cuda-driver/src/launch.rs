@@ -275,6 +275,32 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     })
 }
 
+/// `cuOccupancyAvailableDynamicSMemPerBlock`: the dynamic shared memory each of
+/// `blocks` blocks of `block_size` threads can have with all of them resident, by the
+/// occupancy model of [`occupancy`] (0 when that many blocks cannot be resident).
+#[no_mangle]
+pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
+    bytes: *mut usize,
+    f: usize,
+    blocks: c_int,
+    block_size: c_int,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        if blocks <= 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let by_threads = occupancy(d, &func, block_size, 0)?;
+        let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
+        let fixed = u64::from(func.kernel().info().static_shared_bytes);
+        let available =
+            if blocks > by_threads { 0 } else { (limit / blocks as u64).saturating_sub(fixed) };
+        // SAFETY: `bytes` is null or writable (CUDA's contract).
+        unsafe { out(bytes, available as usize) }
+    })
+}
+
 /// `cuOccupancyMaxPotentialBlockSize`: the block size (a multiple of the warp size, up
 /// to the kernel's limit and `block_limit` when non-zero) with the most resident
 /// threads by [`occupancy`], the largest such on ties, and the grid that fills the

@@ -391,3 +391,45 @@ pub unsafe extern "C" fn cuEventElapsedTime_v2(ms: *mut f32, start: usize, end: 
     // SAFETY: forwarded under the same contract.
     unsafe { cuEventElapsedTime(ms, start, end) }
 }
+
+/// `cuStreamGetId`: a number unique to the stream (its handle; the legacy and
+/// per-thread default streams are 1 and 2, their `CU_STREAM_LEGACY`/`_PER_THREAD`
+/// handles).
+fn stream_id(handle: usize, id: *mut u64, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    stream_of(d, handle, per_thread)?;
+    let value = match handle {
+        0 if per_thread => CU_STREAM_PER_THREAD,
+        0 => CU_STREAM_LEGACY,
+        h => h,
+    };
+    // SAFETY: `id` is null or writable (CUDA's contract).
+    unsafe { out(id, value as u64) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetId(stream: usize, id: *mut u64) -> CUresult {
+    entry(|| stream_id(stream, id, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetId_ptsz(stream: usize, id: *mut u64) -> CUresult {
+    entry(|| stream_id(stream, id, true))
+}
+
+/// `cuStreamGetDevice`: device 0, the only one.
+fn stream_device(handle: usize, dev: *mut c_int, per_thread: bool) -> Result<(), CUresult> {
+    stream_of(driver()?, handle, per_thread)?;
+    // SAFETY: `dev` is null or writable (CUDA's contract).
+    unsafe { out(dev, 0) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetDevice(stream: usize, dev: *mut c_int) -> CUresult {
+    entry(|| stream_device(stream, dev, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetDevice_ptsz(stream: usize, dev: *mut c_int) -> CUresult {
+    entry(|| stream_device(stream, dev, true))
+}

@@ -528,3 +528,94 @@ fn kernels_are_introspected_by_name_module_parameters_and_occupancy() {
         assert_eq!(record(event, 0, 7), INVALID_VALUE);
     }
 }
+
+#[test]
+fn context_stream_and_managed_memory_queries() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles, or deliberately bad ones.
+    unsafe {
+        let ctx_id: unsafe extern "C" fn(usize, *mut u64) -> R = proc(&lib, "cuCtxGetId");
+        let (mut a, mut b) = (0u64, 0u64);
+        assert_eq!(ctx_id(0, &mut a), SUCCESS);
+        assert_eq!(ctx_id(0, &mut b), SUCCESS);
+        assert!(a != 0 && a == b, "{a} {b}");
+        let set_cache: unsafe extern "C" fn(c_int) -> R = proc(&lib, "cuCtxSetCacheConfig");
+        assert_eq!(set_cache(1), SUCCESS);
+        assert_eq!(set_cache(9), INVALID_VALUE);
+
+        let bus_id: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> R =
+            proc(&lib, "cuDeviceGetPCIBusId");
+        let attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
+            proc(&lib, "cuDeviceGetAttribute");
+        // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID 33, _PCI_DEVICE_ID 34, _PCI_DOMAIN_ID 50.
+        let mut pci = [0; 3];
+        for (v, a) in pci.iter_mut().zip([50, 33, 34]) {
+            assert_eq!(attribute(v, a, 0), SUCCESS);
+        }
+        let want = format!("{:04x}:{:02x}:{:02x}.0", pci[0], pci[1], pci[2]);
+        let mut buffer = [1 as c_char; 32];
+        assert_eq!(bus_id(buffer.as_mut_ptr(), 32, 0), SUCCESS);
+        assert_eq!(CStr::from_ptr(buffer.as_ptr()).to_str(), Ok(want.as_str()));
+        assert_eq!(bus_id(buffer.as_mut_ptr(), 5, 0), SUCCESS);
+        assert_eq!(CStr::from_ptr(buffer.as_ptr()).to_str(), Ok(&want[..4]));
+        assert_eq!(bus_id(buffer.as_mut_ptr(), 32, 3), 101, "no device 3");
+
+        let create: unsafe extern "C" fn(*mut usize, c_uint) -> R = proc(&lib, "cuStreamCreate");
+        let stream_id: unsafe extern "C" fn(usize, *mut u64) -> R = proc(&lib, "cuStreamGetId");
+        let mut stream = 0usize;
+        assert_eq!(create(&mut stream, 0), SUCCESS);
+        let mut id = 0u64;
+        assert_eq!(stream_id(0, &mut id), SUCCESS);
+        assert_eq!(id, 1, "the legacy default stream");
+        assert_eq!(stream_id(stream, &mut id), SUCCESS);
+        assert!(id > 2);
+        assert_eq!(stream_id(0xdead, &mut id), INVALID_HANDLE);
+
+        let managed: unsafe extern "C" fn(*mut u64, usize, c_uint) -> R =
+            proc(&lib, "cuMemAllocManaged");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        // CUDA 12.2+ clients get the `_v2` forms, which take a `CUmemLocation`.
+        #[repr(C)]
+        struct Location {
+            kind: c_int,
+            id: c_int,
+        }
+        let device = || Location { kind: 1, id: 0 }; // CU_MEM_LOCATION_TYPE_DEVICE
+        let advise_v2: unsafe extern "C" fn(u64, usize, c_int, Location) -> R =
+            proc(&lib, "cuMemAdvise");
+        let advise = |p: u64, n: usize, advice: c_int| advise_v2(p, n, advice, device());
+        let prefetch_v2: unsafe extern "C" fn(u64, usize, Location, c_uint, usize) -> R =
+            proc(&lib, "cuMemPrefetchAsync");
+        let prefetch = |p: u64, n: usize, s: usize| prefetch_v2(p, n, device(), 0, s);
+        let (mut m, mut plain) = (0u64, 0u64);
+        assert_eq!(managed(&mut m, 4096, 1), SUCCESS);
+        assert_eq!(alloc(&mut plain, 4096), SUCCESS);
+        assert_eq!(advise(m, 4096, 1), SUCCESS);
+        assert_eq!(advise(m, 4096, 99), INVALID_VALUE, "no such advice");
+        assert_eq!(advise(m, 8192, 1), INVALID_VALUE, "past the allocation");
+        assert_eq!(advise(plain, 4096, 1), INVALID_VALUE, "not managed memory");
+        assert_eq!(prefetch(m + 64, 1024, stream), SUCCESS);
+        assert_eq!(prefetch(m, 1024, 0xdead), INVALID_HANDLE);
+
+        // Dynamic shared memory per block with `n` blocks resident: the per-block limit
+        // split between them (the kernel has no static shared memory), or 0 when the
+        // occupancy model (2,048 threads per multiprocessor) cannot keep them resident.
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let (mut module, mut f) = (0usize, 0usize);
+        assert_eq!(load(&mut module, ptx().as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
+        let available: unsafe extern "C" fn(*mut usize, usize, c_int, c_int) -> R =
+            proc(&lib, "cuOccupancyAvailableDynamicSMemPerBlock");
+        let mut limit = 0;
+        assert_eq!(attribute(&mut limit, 8, 0), SUCCESS); // MAX_SHARED_MEMORY_PER_BLOCK
+        let mut bytes = 0usize;
+        assert_eq!(available(&mut bytes, f, 2, 128), SUCCESS);
+        assert_eq!(bytes, limit as usize / 2);
+        assert_eq!(available(&mut bytes, f, 4, 1024), SUCCESS);
+        assert_eq!(bytes, 0, "four blocks of 1,024 threads are not resident together");
+    }
+}
