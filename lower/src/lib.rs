@@ -47,10 +47,13 @@ fn uniform_collectives(
     kernel: &mut ir::Kernel,
     body: Vec<structurize::Node>,
 ) -> Result<Vec<structurize::Node>, Vec<ptxvk_frontend::Diagnostic>> {
+    verify::structured(kernel, &body)?;
     if uniformity::check(kernel, &body).is_ok() {
         return Ok(body);
     }
     let body = predicate::run(kernel, body).map_err(|d| vec![d])?;
+    verify::run(kernel)?;
+    verify::structured(kernel, &body)?;
     uniformity::check(kernel, &body)?;
     Ok(body)
 }

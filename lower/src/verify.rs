@@ -2,9 +2,10 @@
 //! rely on. Runs after semantic analysis in debug builds and in tests; a failure is a
 //! bug in ptxvk, reported with the offending instruction's span.
 
-use ptxvk_frontend::Diagnostic;
+use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::ir::*;
+use crate::structurize::Node;
 
 /// Checks that every register and block handle is in range, that registers written as
 /// predicates are predicates, that the register operands of the width-preserving
@@ -181,6 +182,84 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
     }
 }
 
+/// Checks the structured tree of `k` (what `crate::structurize` and
+/// `crate::predicate` produce, and the emitter assumes): every block is emitted at most
+/// once, `Break` and `Continue` stand inside a loop, nothing follows a `Break`,
+/// `Continue` or `Return` in its sequence, `If` tests a predicate, and a `Switch` tests
+/// a 32-bit register with exactly one default case and no value in two cases.
+pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
+    struct Walk<'k> {
+        k: &'k Kernel,
+        seen: Vec<bool>,
+        errors: Vec<Diagnostic>,
+    }
+    impl Walk<'_> {
+        fn bug(&mut self, span: Span, what: &str) {
+            self.errors.push(Diagnostic::internal(span, format!("structured tree: {what}")));
+        }
+        fn reg_is(&self, r: RegId, ty: RegTy) -> bool {
+            self.k.regs.get(r.index()).is_some_and(|info| info.ty == ty)
+        }
+        fn seq(&mut self, nodes: &[Node], loops: usize, span: Span) {
+            for (i, n) in nodes.iter().enumerate() {
+                let last = i + 1 == nodes.len();
+                match n {
+                    Node::Code(b) => match self.seen.get_mut(b.index()) {
+                        Some(seen) if *seen => {
+                            let at = self.k.blocks[b.index()].span;
+                            self.bug(at, &format!("block bb{} emitted twice", b.0));
+                        }
+                        Some(seen) => *seen = true,
+                        None => self.bug(span, &format!("block bb{} out of range", b.0)),
+                    },
+                    Node::If { cond, then, otherwise, span, .. } => {
+                        if !self.reg_is(*cond, RegTy::Pred) {
+                            self.bug(*span, "`if` on a non-predicate");
+                        }
+                        self.seq(then, loops, *span);
+                        self.seq(otherwise, loops, *span);
+                    }
+                    Node::Switch { selector, cases, span } => {
+                        if !self.reg_is(*selector, RegTy::Int(32)) {
+                            self.bug(*span, "switch on a register that is not 32-bit");
+                        }
+                        if cases.iter().filter(|c| c.is_default).count() != 1 {
+                            self.bug(*span, "a switch without exactly one default case");
+                        }
+                        let mut values: Vec<u32> =
+                            cases.iter().flat_map(|c| c.values.iter().copied()).collect();
+                        let n = values.len();
+                        values.sort_unstable();
+                        values.dedup();
+                        if values.len() != n {
+                            self.bug(*span, "a value in two cases of a switch");
+                        }
+                        for c in cases {
+                            self.seq(&c.body, loops, *span);
+                        }
+                    }
+                    Node::Loop { body, span } => self.seq(body, loops + 1, *span),
+                    Node::Break | Node::Continue | Node::Return => {
+                        if loops == 0 && !matches!(n, Node::Return) {
+                            self.bug(span, "`break` or `continue` outside a loop");
+                        }
+                        if !last {
+                            self.bug(span, "statements after a `break`, `continue` or `return`");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut w = Walk { k, seen: vec![false; k.blocks.len()], errors: Vec::new() };
+    w.seq(body, 0, k.span);
+    if w.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(w.errors)
+    }
+}
+
 /// The register operands of `kind` that the equal-width rule constrains, each with the
 /// width it must have: moves, arithmetic (a shift's amount and bit-field positions are
 /// 32-bit, a widening product's result twice as wide, counts 32-bit), fma, selects,
@@ -311,5 +390,51 @@ mod tests {
         let errors = run(&bad).expect_err("a 32-bit register moved at 64 bits");
         assert!(errors[0].message.contains("used as a 64-bit operand"), "{}", errors[0].message);
         assert_eq!(errors[0].severity, ptxvk_frontend::Severity::Internal);
+    }
+
+    #[test]
+    fn structured_trees_are_checked() {
+        use crate::structurize::SwitchCase;
+        let k = crate::random_cfg::kernel(7, 3);
+        let (p, s) = (RegId(0), RegId(1)); // %p0 (a predicate), %s0 (32-bit)
+        let (b0, b1) = (Node::Code(BlockId(0)), Node::Code(BlockId(1)));
+        let span = Span::default();
+        let fine = vec![
+            b0.clone(),
+            Node::Loop {
+                body: vec![Node::If {
+                    cond: p,
+                    negate: false,
+                    then: vec![b1.clone(), Node::Break],
+                    otherwise: vec![Node::Continue],
+                    span,
+                }],
+                span,
+            },
+            Node::Return,
+        ];
+        assert_eq!(structured(&k, &fine), Ok(()));
+        let message = |body: Vec<Node>| {
+            let errors = structured(&k, &body).expect_err("a broken tree");
+            errors.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")
+        };
+        assert!(message(vec![b0.clone(), b0.clone()]).contains("emitted twice"));
+        assert!(message(vec![Node::Break]).contains("outside a loop"));
+        assert!(message(vec![Node::Return, b1.clone()]).contains("after a"));
+        let if_on_int = Node::If { cond: s, negate: false, then: vec![], otherwise: vec![], span };
+        assert!(message(vec![if_on_int]).contains("non-predicate"));
+        let case = |values: Vec<u32>, is_default| SwitchCase { values, is_default, body: vec![] };
+        let two_defaults = Node::Switch {
+            selector: s,
+            cases: vec![case(vec![1], true), case(vec![2], true)],
+            span,
+        };
+        assert!(message(vec![two_defaults]).contains("exactly one default"));
+        let shared_value = Node::Switch {
+            selector: s,
+            cases: vec![case(vec![1], true), case(vec![1], false)],
+            span,
+        };
+        assert!(message(vec![shared_value]).contains("two cases"));
     }
 }
