@@ -5,12 +5,16 @@
 //! The pipeline is a short list of passes, one file each:
 //!
 //! 1. [`sema::run`] — AST → CFG IR ([`ir`], whose module doc is the IR specification);
-//! 2. [`verify::run`] — invariants of the IR;
+//! 2. [`verify::run`] — invariants of the IR (handles, predicates, the equal-width
+//!    rule);
 //! 3. [`structurize::run`] — CFG → structured [`structurize::Node`] trees, after the
 //!    CFG passes [`reducible`], [`loop_exits`] and [`merges`] (which share
-//!    [`dispatch`]);
+//!    [`dispatch`]); then [`verify::run`] and [`verify::structured`] again;
 //! 4. [`uniformity::check`] — emulated warp collectives are in block-uniform control
-//!    flow, or [`predicate::run`] makes them so.
+//!    flow, or [`predicate::run`] makes them so (verified again after it).
+//!
+//! A verifier failure is a ptxvk bug: an internal error at the offending construct
+//! (`Diagnostic::internal`), never a rejection of the PTX.
 #![forbid(unsafe_code)]
 
 pub mod abi;
