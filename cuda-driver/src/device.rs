@@ -532,3 +532,56 @@ pub unsafe extern "C" fn cuDeviceGetPCIBusId(
         Ok(())
     })
 }
+
+/// `CUlimit` values (cuda.h).
+const CU_LIMIT_STACK_SIZE: c_int = 0;
+const CU_LIMIT_PRINTF_FIFO_SIZE: c_int = 1;
+const CU_LIMIT_MALLOC_HEAP_SIZE: c_int = 2;
+const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: c_int = 5;
+const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: c_int = 6;
+
+/// The size behind a limit: ptxvk's are fixed at compile time (the recursion stack per
+/// thread, the printf buffer and the device heap of `malloc`); the L2 limits are hints
+/// without an equivalent (0). Device-side launches have no limits to give.
+fn limit_value(limit: c_int) -> Result<usize, CUresult> {
+    use ptxvk::lower::{sema::RECURSION_STACK_BYTES, system};
+    Ok(match limit {
+        CU_LIMIT_STACK_SIZE => RECURSION_STACK_BYTES as usize,
+        CU_LIMIT_PRINTF_FIFO_SIZE => system::PRINTF_CAPACITY as usize,
+        CU_LIMIT_MALLOC_HEAP_SIZE => system::HEAP_BYTES as usize,
+        CU_LIMIT_MAX_L2_FETCH_GRANULARITY | CU_LIMIT_PERSISTING_L2_CACHE_SIZE => 0,
+        _ => return Err(CUresult::CUDA_ERROR_UNSUPPORTED_LIMIT),
+    })
+}
+
+/// `cuCtxGetLimit`: see [`limit_value`].
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> CUresult {
+    entry(|| {
+        current()?;
+        // SAFETY: `value` is null or writable (CUDA's contract).
+        unsafe { out(value, limit_value(limit)?) }
+    })
+}
+
+/// `cuCtxSetLimit`: ptxvk's sizes are fixed, so a request up to the fixed size is met
+/// (kernels get at least what was asked for) and a larger one is
+/// CUDA_ERROR_NOT_SUPPORTED, with a message naming the size there is. The L2 hints are
+/// accepted.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
+    entry(|| {
+        current()?;
+        let have = limit_value(limit)?;
+        let hint =
+            matches!(limit, CU_LIMIT_MAX_L2_FETCH_GRANULARITY | CU_LIMIT_PERSISTING_L2_CACHE_SIZE);
+        if hint || value <= have {
+            return Ok(());
+        }
+        eprintln!(
+            "ptxvk libcuda: cuCtxSetLimit asked for {value} bytes of limit {limit}; ptxvk's is \
+             fixed at {have} bytes"
+        );
+        Err(CUresult::CUDA_ERROR_NOT_SUPPORTED)
+    })
+}

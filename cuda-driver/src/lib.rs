@@ -251,6 +251,11 @@ const ERRORS: &[(CUresult, &CStr, &CStr)] = {
         (CUDA_ERROR_NOT_PERMITTED, c"CUDA_ERROR_NOT_PERMITTED", c"operation not permitted"),
         (CUDA_ERROR_NOT_SUPPORTED, c"CUDA_ERROR_NOT_SUPPORTED", c"operation not supported"),
         (
+            CUDA_ERROR_UNSUPPORTED_LIMIT,
+            c"CUDA_ERROR_UNSUPPORTED_LIMIT",
+            c"limit is not supported on this architecture",
+        ),
+        (
             CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
             c"CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
             c"operation not permitted when stream is capturing",

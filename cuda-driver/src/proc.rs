@@ -98,6 +98,8 @@ exports!(
     cuCtxGetDevice,
     cuCtxGetId,
     cuCtxGetCacheConfig,
+    cuCtxGetLimit,
+    cuCtxSetLimit,
     cuCtxSetCacheConfig,
     cuCtxGetFlags,
     cuCtxGetApiVersion,

@@ -619,3 +619,34 @@ fn context_stream_and_managed_memory_queries() {
         assert_eq!(bytes, 0, "four blocks of 1,024 threads are not resident together");
     }
 }
+
+#[test]
+fn context_limits_are_the_fixed_sizes() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    const NOT_SUPPORTED: R = 801;
+    const UNSUPPORTED_LIMIT: R = 215;
+    // SAFETY (this test): valid pointers throughout.
+    unsafe {
+        let get: unsafe extern "C" fn(*mut usize, c_int) -> R = proc(&lib, "cuCtxGetLimit");
+        let set: unsafe extern "C" fn(c_int, usize) -> R = proc(&lib, "cuCtxSetLimit");
+        // Stack per thread, printf buffer, malloc heap: ptxvk's documented sizes.
+        let want = [
+            (0, ptxvk::lower::sema::RECURSION_STACK_BYTES as usize),
+            (1, ptxvk::lower::system::PRINTF_CAPACITY as usize),
+            (2, ptxvk::lower::system::HEAP_BYTES as usize),
+        ];
+        for (limit, size) in want {
+            let mut v = 0usize;
+            assert_eq!(get(&mut v, limit), SUCCESS);
+            assert_eq!(v, size, "limit {limit}");
+            assert_eq!(set(limit, size / 2), SUCCESS, "less than there is");
+            assert_eq!(set(limit, size + 1), NOT_SUPPORTED, "more than there is");
+        }
+        let mut v = 0usize;
+        assert_eq!(get(&mut v, 3), UNSUPPORTED_LIMIT, "device-runtime sync depth");
+        assert_eq!(set(6, 1 << 20), SUCCESS, "persisting-L2 size is a hint");
+    }
+}

@@ -27,6 +27,9 @@ mod recursion;
 mod spaces;
 mod stack;
 mod system;
+
+/// Bytes of stack per thread in a kernel that recurses (`sema::recursion`).
+pub use recursion::RECURSION_STACK_BYTES;
 mod video;
 mod warp;
 

@@ -65,7 +65,7 @@ use crate::verify::inst_defs_uses;
 /// nvcc's `fib` takes 32 bytes (about 120 levels fit), one of numba-cuda's about 100
 /// (about 40 levels). The stack is a per-invocation array, which Vulkan drivers keep
 /// in scratch memory: its size times the invocations in flight.
-pub(super) const RECURSION_STACK_BYTES: u32 = 4 * 1024;
+pub const RECURSION_STACK_BYTES: u32 = 4 * 1024;
 
 const U32: OpTy = OpTy::U(32);
 
