@@ -868,3 +868,204 @@ pub unsafe extern "C" fn cuMemPrefetchAsync_v2_ptsz(
 ) -> CUresult {
     entry(|| prefetch(ptr, count, stream, true))
 }
+
+/// `CUDA_MEMCPY2D` (cuda.h), with the memory types read as plain integers: a client's
+/// out-of-range value must be an error, not an invalid Rust enum.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy2d {
+    src_x_bytes: usize,
+    src_y: usize,
+    src_type: c_uint,
+    src_host: *const c_void,
+    src_device: u64,
+    src_array: usize,
+    src_pitch: usize,
+    dst_x_bytes: usize,
+    dst_y: usize,
+    dst_type: c_uint,
+    dst_host: *mut c_void,
+    dst_device: u64,
+    dst_array: usize,
+    dst_pitch: usize,
+    width_bytes: usize,
+    height: usize,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Memcpy2d>() == std::mem::size_of::<cudarc::driver::sys::CUDA_MEMCPY2D>()
+);
+
+/// `CUmemorytype` values.
+const CU_MEMORYTYPE_HOST: c_uint = 1;
+const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+const CU_MEMORYTYPE_ARRAY: c_uint = 3;
+const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
+
+/// The first byte of one side of a 2-D copy, and whether it is device memory (`None`:
+/// unified, found from the address).
+fn side_2d(
+    kind: c_uint,
+    host: usize,
+    device: u64,
+    x: usize,
+    y: usize,
+    pitch: usize,
+) -> Result<(u64, Option<bool>), CUresult> {
+    let (base, is_device) = match kind {
+        CU_MEMORYTYPE_HOST => (host as u64, Some(false)),
+        CU_MEMORYTYPE_DEVICE => (device, Some(true)),
+        CU_MEMORYTYPE_UNIFIED => (device, None),
+        // CUDA arrays come with textures (not supported yet).
+        CU_MEMORYTYPE_ARRAY => return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    let offset = y
+        .checked_mul(pitch)
+        .and_then(|o| o.checked_add(x))
+        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    Ok((base.wrapping_add(offset as u64), is_device))
+}
+
+/// A 2-D copy: `height` rows of `width_bytes`, each a copy in stream order; the
+/// synchronous forms wait for the last.
+///
+/// # Safety
+/// `p` is null or a readable `CUDA_MEMCPY2D` whose host sides are valid for the rows
+/// it describes (CUDA's contract).
+unsafe fn memcpy_2d(
+    p: *const Memcpy2d,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: non-null and readable (function contract).
+    let c = unsafe { p.read() };
+    if c.height > 1 && (c.src_pitch < c.width_bytes || c.dst_pitch < c.width_bytes) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let (src, src_device) = side_2d(
+        c.src_type,
+        c.src_host as usize,
+        c.src_device,
+        c.src_x_bytes,
+        c.src_y,
+        c.src_pitch,
+    )?;
+    let (dst, dst_device) = side_2d(
+        c.dst_type,
+        c.dst_host as usize,
+        c.dst_device,
+        c.dst_x_bytes,
+        c.dst_y,
+        c.dst_pitch,
+    )?;
+    let kinds = match (dst_device, src_device) {
+        (Some(dst_device), Some(src_device)) => Kinds::Given { dst_device, src_device },
+        _ => Kinds::Unified,
+    };
+    for row in 0..c.height {
+        let (s_at, d_at) = ((row * c.src_pitch) as u64, (row * c.dst_pitch) as u64);
+        let last = row + 1 == c.height;
+        // SAFETY: the rows lie in the ranges the caller vouches for.
+        unsafe {
+            memcpy(
+                dst.wrapping_add(d_at),
+                src.wrapping_add(s_at),
+                c.width_bytes,
+                kinds,
+                stream,
+                per_thread,
+                wait && last,
+            )
+        }?;
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2D_v2(p: *const Memcpy2d) -> CUresult {
+    // SAFETY: CUDA's contract for the descriptor.
+    entry(|| unsafe { memcpy_2d(p, 0, false, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(p: *const Memcpy2d) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_2d(p, 0, false, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2_ptds(p: *const Memcpy2d) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_2d(p, 0, true, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2DAsync_v2(p: *const Memcpy2d, stream: usize) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_2d(p, stream, false, false) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2DAsync_v2_ptsz(p: *const Memcpy2d, stream: usize) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_2d(p, stream, true, false) })
+}
+
+/// A 2-D memset: `height` rows of `width` elements, `pitch` bytes apart.
+#[allow(clippy::too_many_arguments)]
+fn memset_2d(
+    dptr: u64,
+    pitch: usize,
+    pattern: Pattern,
+    width: usize,
+    height: usize,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    let row_bytes = width.checked_mul(pattern.size() as usize);
+    if height > 1 && row_bytes.is_none_or(|b| pitch < b) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    for row in 0..height {
+        let at = dptr.wrapping_add((row * pitch) as u64);
+        memset(at, pattern, width, stream, per_thread, wait && row + 1 == height)?;
+    }
+    Ok(())
+}
+
+macro_rules! memsets_2d {
+    ($($name:ident($t:ty) => $pattern:ident, $async:tt, $pt:expr;)*) => {$(
+        memsets_2d!(@one $name [$t] $pattern $async $pt);
+    )*};
+    (@one $name:ident [$t:ty] $pattern:ident sync $pt:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(dptr: u64, pitch: usize, value: $t, width: usize, height: usize) -> CUresult {
+            entry(|| memset_2d(dptr, pitch, Pattern::$pattern(value), width, height, 0, $pt, true))
+        }
+    };
+    (@one $name:ident [$t:ty] $pattern:ident async $pt:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            dptr: u64, pitch: usize, value: $t, width: usize, height: usize, stream: usize,
+        ) -> CUresult {
+            entry(|| memset_2d(dptr, pitch, Pattern::$pattern(value), width, height, stream, $pt, false))
+        }
+    };
+}
+
+memsets_2d! {
+    cuMemsetD2D8_v2(u8) => U8, sync, false;
+    cuMemsetD2D16_v2(u16) => U16, sync, false;
+    cuMemsetD2D32_v2(u32) => U32, sync, false;
+    cuMemsetD2D8Async(u8) => U8, async, false;
+    cuMemsetD2D16Async(u16) => U16, async, false;
+    cuMemsetD2D32Async(u32) => U32, async, false;
+    cuMemsetD2D8_v2_ptds(u8) => U8, sync, true;
+    cuMemsetD2D8Async_ptsz(u8) => U8, async, true;
+}

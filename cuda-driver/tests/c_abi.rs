@@ -650,3 +650,116 @@ fn context_limits_are_the_fixed_sizes() {
         assert_eq!(set(6, 1 << 20), SUCCESS, "persisting-L2 size is a hint");
     }
 }
+
+/// `CUDA_MEMCPY2D` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Memcpy2d {
+    src_x_bytes: usize,
+    src_y: usize,
+    src_type: c_uint,
+    src_host: *const c_void,
+    src_device: u64,
+    src_array: usize,
+    src_pitch: usize,
+    dst_x_bytes: usize,
+    dst_y: usize,
+    dst_type: c_uint,
+    dst_host: *mut c_void,
+    dst_device: u64,
+    dst_array: usize,
+    dst_pitch: usize,
+    width_bytes: usize,
+    height: usize,
+}
+
+#[test]
+fn two_dimensional_copies_and_memsets_follow_a_model_of_pitched_rows() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    const HOST: c_uint = 1;
+    const DEVICE: c_uint = 2;
+    // A 7-row pitched image on the device (pitch 64), a 5 x 24-byte window of it at
+    // (x 8, y 1) copied from a host image of pitch 40 at (x 4, y 2), then a 16-bit
+    // memset of 3 x 6 elements at row 4, then the whole image copied back.
+    let (dev_pitch, rows, host_pitch) = (64usize, 7usize, 40usize);
+    let host: Vec<u8> = (0..host_pitch * 8).map(|i| (i * 7 % 251) as u8).collect();
+    let mut model = vec![0xeeu8; dev_pitch * rows];
+    for r in 0..5 {
+        for x in 0..24 {
+            model[(1 + r) * dev_pitch + 8 + x] = host[(2 + r) * host_pitch + 4 + x];
+        }
+    }
+    for r in 0..3 {
+        for e in 0..6 {
+            let at = (4 + r) * dev_pitch + 2 * e;
+            model[at..at + 2].copy_from_slice(&0xbeefu16.to_le_bytes());
+        }
+    }
+    // SAFETY (this test): the descriptors describe memory the test owns.
+    unsafe {
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let memset8: unsafe extern "C" fn(u64, u8, usize) -> R = proc(&lib, "cuMemsetD8");
+        let copy2d: unsafe extern "C" fn(*const Memcpy2d) -> R = proc(&lib, "cuMemcpy2D");
+        let copy2d_async: unsafe extern "C" fn(*const Memcpy2d, usize) -> R =
+            proc(&lib, "cuMemcpy2DAsync");
+        let memset2d16: unsafe extern "C" fn(u64, usize, u16, usize, usize) -> R =
+            proc(&lib, "cuMemsetD2D16");
+        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
+        let mut image = 0u64;
+        assert_eq!(alloc(&mut image, dev_pitch * rows), SUCCESS);
+        assert_eq!(memset8(image, 0xee, dev_pitch * rows), SUCCESS);
+        let up = Memcpy2d {
+            src_x_bytes: 4,
+            src_y: 2,
+            src_type: HOST,
+            src_host: host.as_ptr().cast(),
+            src_device: 0,
+            src_array: 0,
+            src_pitch: host_pitch,
+            dst_x_bytes: 8,
+            dst_y: 1,
+            dst_type: DEVICE,
+            dst_host: std::ptr::null_mut(),
+            dst_device: image,
+            dst_array: 0,
+            dst_pitch: dev_pitch,
+            width_bytes: 24,
+            height: 5,
+        };
+        assert_eq!(copy2d_async(&up, 0), SUCCESS);
+        assert_eq!(memset2d16(image + 4 * dev_pitch as u64, dev_pitch, 0xbeef, 6, 3), SUCCESS);
+        let mut back = vec![0u8; dev_pitch * rows];
+        let down = Memcpy2d {
+            src_x_bytes: 0,
+            src_y: 0,
+            src_type: DEVICE,
+            src_host: std::ptr::null(),
+            src_device: image,
+            src_array: 0,
+            src_pitch: dev_pitch,
+            dst_x_bytes: 0,
+            dst_y: 0,
+            dst_type: HOST,
+            dst_host: back.as_mut_ptr().cast(),
+            dst_device: 0,
+            dst_array: 0,
+            dst_pitch: dev_pitch,
+            width_bytes: dev_pitch,
+            height: rows,
+        };
+        assert_eq!(copy2d(&down), SUCCESS);
+        assert_eq!(sync(), SUCCESS);
+        assert_eq!(back, model);
+
+        // A pitch below the width, an unknown memory type, an array (no arrays yet),
+        // rows past the allocation, and no descriptor.
+        assert_eq!(copy2d(&Memcpy2d { src_pitch: 8, ..down }), INVALID_VALUE);
+        assert_eq!(copy2d(&Memcpy2d { src_type: 9, ..down }), INVALID_VALUE);
+        assert_eq!(copy2d(&Memcpy2d { src_type: 3, ..down }), 801, "NOT_SUPPORTED");
+        assert_eq!(copy2d(&Memcpy2d { height: rows + 1, ..down }), INVALID_VALUE);
+        assert_eq!(copy2d(std::ptr::null()), INVALID_VALUE);
+    }
+}
