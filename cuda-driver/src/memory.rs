@@ -902,33 +902,81 @@ const CU_MEMORYTYPE_DEVICE: c_uint = 2;
 const CU_MEMORYTYPE_ARRAY: c_uint = 3;
 const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
 
-/// The first byte of one side of a 2-D copy, and whether it is device memory (`None`:
-/// unified, found from the address).
-fn side_2d(
+/// One side of a pitched (2-D or 3-D) copy: where its memory is and the position and
+/// layout of the region in it.
+#[derive(Clone, Copy)]
+struct Side {
     kind: c_uint,
     host: usize,
     device: u64,
-    x: usize,
+    x_bytes: usize,
     y: usize,
+    z: usize,
     pitch: usize,
-) -> Result<(u64, Option<bool>), CUresult> {
-    let (base, is_device) = match kind {
-        CU_MEMORYTYPE_HOST => (host as u64, Some(false)),
-        CU_MEMORYTYPE_DEVICE => (device, Some(true)),
-        CU_MEMORYTYPE_UNIFIED => (device, None),
-        // CUDA arrays come with textures (not supported yet).
-        CU_MEMORYTYPE_ARRAY => return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
-        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
-    };
-    let offset = y
-        .checked_mul(pitch)
-        .and_then(|o| o.checked_add(x))
-        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    Ok((base.wrapping_add(offset as u64), is_device))
+    /// Rows from one slice to the next (3-D copies).
+    slice_rows: usize,
 }
 
-/// A 2-D copy: `height` rows of `width_bytes`, each a copy in stream order; the
-/// synchronous forms wait for the last.
+impl Side {
+    /// The address of row `row` of slice `slice` of the region, and whether it is
+    /// device memory (`None`: unified, found from the address).
+    fn row(&self, slice: usize, row: usize) -> Result<(u64, Option<bool>), CUresult> {
+        let (base, is_device) = match self.kind {
+            CU_MEMORYTYPE_HOST => (self.host as u64, Some(false)),
+            CU_MEMORYTYPE_DEVICE => (self.device, Some(true)),
+            CU_MEMORYTYPE_UNIFIED => (self.device, None),
+            // CUDA arrays come with textures (not supported yet).
+            CU_MEMORYTYPE_ARRAY => return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        let offset = (self.z + slice)
+            .checked_mul(self.slice_rows)
+            .and_then(|r| r.checked_add(self.y + row))
+            .and_then(|r| r.checked_mul(self.pitch))
+            .and_then(|o| o.checked_add(self.x_bytes))
+            .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        Ok((base.wrapping_add(offset as u64), is_device))
+    }
+}
+
+/// A pitched copy of `depth` slices of `height` rows of `width` bytes: each row a copy
+/// in stream order; the synchronous forms wait for the last.
+///
+/// # Safety
+/// The host sides are valid for the rows they describe (CUDA's contract).
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_pitched(
+    src: Side,
+    dst: Side,
+    [width, height, depth]: [usize; 3],
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    let spans_rows = height > 1 || depth > 1;
+    if spans_rows && (src.pitch < width || dst.pitch < width) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    if depth > 1 && (src.slice_rows < height || dst.slice_rows < height) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    for slice in 0..depth {
+        for row in 0..height {
+            let (from, src_device) = src.row(slice, row)?;
+            let (to, dst_device) = dst.row(slice, row)?;
+            let kinds = match (dst_device, src_device) {
+                (Some(dst_device), Some(src_device)) => Kinds::Given { dst_device, src_device },
+                _ => Kinds::Unified,
+            };
+            let last = slice + 1 == depth && row + 1 == height;
+            // SAFETY: the rows lie in the ranges the caller vouches for.
+            unsafe { memcpy(to, from, width, kinds, stream, per_thread, wait && last) }?;
+        }
+    }
+    Ok(())
+}
+
+/// A 2-D copy ([`copy_pitched`] of one slice).
 ///
 /// # Safety
 /// `p` is null or a readable `CUDA_MEMCPY2D` whose host sides are valid for the rows
@@ -944,46 +992,121 @@ unsafe fn memcpy_2d(
     }
     // SAFETY: non-null and readable (function contract).
     let c = unsafe { p.read() };
-    if c.height > 1 && (c.src_pitch < c.width_bytes || c.dst_pitch < c.width_bytes) {
+    let side = |kind, host, device, x_bytes, y, pitch| Side {
+        kind,
+        host,
+        device,
+        x_bytes,
+        y,
+        z: 0,
+        pitch,
+        slice_rows: 0,
+    };
+    let src =
+        side(c.src_type, c.src_host as usize, c.src_device, c.src_x_bytes, c.src_y, c.src_pitch);
+    let dst =
+        side(c.dst_type, c.dst_host as usize, c.dst_device, c.dst_x_bytes, c.dst_y, c.dst_pitch);
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_pitched(src, dst, [c.width_bytes, c.height, 1], stream, per_thread, wait) }
+}
+
+/// `CUDA_MEMCPY3D` (cuda.h), memory types as plain integers (see [`Memcpy2d`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3d {
+    src_x_bytes: usize,
+    src_y: usize,
+    src_z: usize,
+    src_lod: usize,
+    src_type: c_uint,
+    src_host: *const c_void,
+    src_device: u64,
+    src_array: usize,
+    reserved0: *mut c_void,
+    src_pitch: usize,
+    src_height: usize,
+    dst_x_bytes: usize,
+    dst_y: usize,
+    dst_z: usize,
+    dst_lod: usize,
+    dst_type: c_uint,
+    dst_host: *mut c_void,
+    dst_device: u64,
+    dst_array: usize,
+    reserved1: *mut c_void,
+    dst_pitch: usize,
+    dst_height: usize,
+    width_bytes: usize,
+    height: usize,
+    depth: usize,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Memcpy3d>() == std::mem::size_of::<cudarc::driver::sys::CUDA_MEMCPY3D>()
+);
+
+/// A 3-D copy.
+///
+/// # Safety
+/// As [`memcpy_2d`], for a `CUDA_MEMCPY3D`.
+unsafe fn memcpy_3d(
+    p: *const Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    if p.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let (src, src_device) = side_2d(
-        c.src_type,
-        c.src_host as usize,
-        c.src_device,
-        c.src_x_bytes,
-        c.src_y,
-        c.src_pitch,
-    )?;
-    let (dst, dst_device) = side_2d(
-        c.dst_type,
-        c.dst_host as usize,
-        c.dst_device,
-        c.dst_x_bytes,
-        c.dst_y,
-        c.dst_pitch,
-    )?;
-    let kinds = match (dst_device, src_device) {
-        (Some(dst_device), Some(src_device)) => Kinds::Given { dst_device, src_device },
-        _ => Kinds::Unified,
+    // SAFETY: non-null and readable (function contract).
+    let c = unsafe { p.read() };
+    let src = Side {
+        kind: c.src_type,
+        host: c.src_host as usize,
+        device: c.src_device,
+        x_bytes: c.src_x_bytes,
+        y: c.src_y,
+        z: c.src_z,
+        pitch: c.src_pitch,
+        slice_rows: c.src_height,
     };
-    for row in 0..c.height {
-        let (s_at, d_at) = ((row * c.src_pitch) as u64, (row * c.dst_pitch) as u64);
-        let last = row + 1 == c.height;
-        // SAFETY: the rows lie in the ranges the caller vouches for.
-        unsafe {
-            memcpy(
-                dst.wrapping_add(d_at),
-                src.wrapping_add(s_at),
-                c.width_bytes,
-                kinds,
-                stream,
-                per_thread,
-                wait && last,
-            )
-        }?;
-    }
-    Ok(())
+    let dst = Side {
+        kind: c.dst_type,
+        host: c.dst_host as usize,
+        device: c.dst_device,
+        x_bytes: c.dst_x_bytes,
+        y: c.dst_y,
+        z: c.dst_z,
+        pitch: c.dst_pitch,
+        slice_rows: c.dst_height,
+    };
+    let extent = [c.width_bytes, c.height, c.depth];
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_pitched(src, dst, extent, stream, per_thread, wait) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy3D_v2(p: *const Memcpy3d) -> CUresult {
+    // SAFETY: CUDA's contract for the descriptor.
+    entry(|| unsafe { memcpy_3d(p, 0, false, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy3D_v2_ptds(p: *const Memcpy3d) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_3d(p, 0, true, true) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy3DAsync_v2(p: *const Memcpy3d, stream: usize) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_3d(p, stream, false, false) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy3DAsync_v2_ptsz(p: *const Memcpy3d, stream: usize) -> CUresult {
+    // SAFETY: as above.
+    entry(|| unsafe { memcpy_3d(p, stream, true, false) })
 }
 
 #[no_mangle]

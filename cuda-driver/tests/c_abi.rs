@@ -673,8 +673,39 @@ struct Memcpy2d {
     height: usize,
 }
 
+/// `CUDA_MEMCPY3D` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Memcpy3d {
+    src_x_bytes: usize,
+    src_y: usize,
+    src_z: usize,
+    src_lod: usize,
+    src_type: c_uint,
+    src_host: *const c_void,
+    src_device: u64,
+    src_array: usize,
+    reserved0: *mut c_void,
+    src_pitch: usize,
+    src_height: usize,
+    dst_x_bytes: usize,
+    dst_y: usize,
+    dst_z: usize,
+    dst_lod: usize,
+    dst_type: c_uint,
+    dst_host: *mut c_void,
+    dst_device: u64,
+    dst_array: usize,
+    reserved1: *mut c_void,
+    dst_pitch: usize,
+    dst_height: usize,
+    width_bytes: usize,
+    height: usize,
+    depth: usize,
+}
+
 #[test]
-fn two_dimensional_copies_and_memsets_follow_a_model_of_pitched_rows() {
+fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
     let lib = library();
     if !init_context(&lib) {
         return;
@@ -753,6 +784,56 @@ fn two_dimensional_copies_and_memsets_follow_a_model_of_pitched_rows() {
         assert_eq!(copy2d(&down), SUCCESS);
         assert_eq!(sync(), SUCCESS);
         assert_eq!(back, model);
+
+        // 3-D: slices 1..3 of a 2 x 3-row x 16-byte box of the image seen as slices of
+        // 2 rows (slice pitch 128 bytes), into a packed device buffer, then back to the
+        // host through a 2-D copy of its 4 rows.
+        let copy3d: unsafe extern "C" fn(*const Memcpy3d) -> R = proc(&lib, "cuMemcpy3D");
+        let mut packed = 0u64;
+        assert_eq!(alloc(&mut packed, 16 * 4), SUCCESS);
+        let box3d = Memcpy3d {
+            src_x_bytes: 8,
+            src_y: 0,
+            src_z: 1,
+            src_lod: 0,
+            src_type: DEVICE,
+            src_host: std::ptr::null(),
+            src_device: image,
+            src_array: 0,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: dev_pitch,
+            src_height: 2,
+            dst_x_bytes: 0,
+            dst_y: 0,
+            dst_z: 0,
+            dst_lod: 0,
+            dst_type: DEVICE,
+            dst_host: std::ptr::null_mut(),
+            dst_device: packed,
+            dst_array: 0,
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: 16,
+            dst_height: 2,
+            width_bytes: 16,
+            height: 2,
+            depth: 2,
+        };
+        assert_eq!(copy3d(&box3d), SUCCESS);
+        let mut got = vec![0u8; 64];
+        let packed_down = Memcpy2d {
+            src_device: packed,
+            src_pitch: 16,
+            dst_host: got.as_mut_ptr().cast(),
+            dst_pitch: 16,
+            width_bytes: 16,
+            height: 4,
+            ..down
+        };
+        assert_eq!(copy2d(&packed_down), SUCCESS);
+        let want: Vec<u8> =
+            (2..6).flat_map(|row| model[row * dev_pitch + 8..][..16].to_vec()).collect();
+        assert_eq!(got, want);
+        assert_eq!(copy3d(&Memcpy3d { src_height: 1, ..box3d }), INVALID_VALUE, "slices overlap");
 
         // A pitch below the width, an unknown memory type, an array (no arrays yet),
         // rows past the allocation, and no descriptor.
