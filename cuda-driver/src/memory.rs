@@ -1192,3 +1192,49 @@ memsets_2d! {
     cuMemsetD2D8_v2_ptds(u8) => U8, sync, true;
     cuMemsetD2D8Async_ptsz(u8) => U8, async, true;
 }
+
+/// `cuStreamWriteValue32`: writes `value` to the 4-byte word at `addr` in stream order
+/// (a one-word fill, which Vulkan writes as a whole dword). Flag 1
+/// (`CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`) only relaxes ordering, so it is accepted.
+fn write_value32(
+    stream: usize,
+    addr: u64,
+    value: u32,
+    flags: c_uint,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    if flags > 1 || addr % 4 != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    memset(addr, Pattern::U32(value), 1, stream, per_thread, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWriteValue32(
+    stream: usize,
+    addr: u64,
+    value: u32,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| write_value32(stream, addr, value, flags, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWriteValue32_v2(
+    stream: usize,
+    addr: u64,
+    value: u32,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| write_value32(stream, addr, value, flags, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWriteValue32_ptsz(
+    stream: usize,
+    addr: u64,
+    value: u32,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| write_value32(stream, addr, value, flags, true))
+}

@@ -835,6 +835,16 @@ fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
         assert_eq!(got, want);
         assert_eq!(copy3d(&Memcpy3d { src_height: 1, ..box3d }), INVALID_VALUE, "slices overlap");
 
+        // A stream-ordered 32-bit write, seen by the copy after it.
+        let write32: unsafe extern "C" fn(usize, u64, u32, c_uint) -> R =
+            proc(&lib, "cuStreamWriteValue32");
+        assert_eq!(write32(0, packed + 4, 0xfeed_f00d, 0), SUCCESS);
+        assert_eq!(write32(0, packed + 2, 1, 0), INVALID_VALUE, "unaligned");
+        assert_eq!(copy2d(&packed_down), SUCCESS);
+        let mut want = want;
+        want[4..8].copy_from_slice(&0xfeed_f00du32.to_le_bytes());
+        assert_eq!(got, want);
+
         // A pitch below the width, an unknown memory type, an array (no arrays yet),
         // rows past the allocation, and no descriptor.
         assert_eq!(copy2d(&Memcpy2d { src_pitch: 8, ..down }), INVALID_VALUE);
