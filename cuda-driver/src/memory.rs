@@ -1203,7 +1203,7 @@ fn write_value32(
     flags: c_uint,
     per_thread: bool,
 ) -> Result<(), CUresult> {
-    if flags > 1 || addr % 4 != 0 {
+    if flags > 1 || !addr.is_multiple_of(4) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     memset(addr, Pattern::U32(value), 1, stream, per_thread, false)
