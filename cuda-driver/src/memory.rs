@@ -1085,58 +1085,36 @@ unsafe fn memcpy_3d(
     unsafe { copy_pitched(src, dst, extent, stream, per_thread, wait) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy3D_v2(p: *const Memcpy3d) -> CUresult {
-    // SAFETY: CUDA's contract for the descriptor.
-    entry(|| unsafe { memcpy_3d(p, 0, false, true) })
+macro_rules! pitched_copies {
+    ($($name:ident($desc:ty) => $copy:ident, $form:tt, $pt:expr;)*) => {$(
+        pitched_copies!(@one $name [$desc] $copy $form $pt);
+    )*};
+    (@one $name:ident [$desc:ty] $copy:ident sync $pt:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(p: *const $desc) -> CUresult {
+            // SAFETY: CUDA's contract for the descriptor and the memory it describes.
+            entry(|| unsafe { $copy(p, 0, $pt, true) })
+        }
+    };
+    (@one $name:ident [$desc:ty] $copy:ident async $pt:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(p: *const $desc, stream: usize) -> CUresult {
+            // SAFETY: as above.
+            entry(|| unsafe { $copy(p, stream, $pt, false) })
+        }
+    };
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy3D_v2_ptds(p: *const Memcpy3d) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_3d(p, 0, true, true) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy3DAsync_v2(p: *const Memcpy3d, stream: usize) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_3d(p, stream, false, false) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy3DAsync_v2_ptsz(p: *const Memcpy3d, stream: usize) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_3d(p, stream, true, false) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy2D_v2(p: *const Memcpy2d) -> CUresult {
-    // SAFETY: CUDA's contract for the descriptor.
-    entry(|| unsafe { memcpy_2d(p, 0, false, true) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(p: *const Memcpy2d) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_2d(p, 0, false, true) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2_ptds(p: *const Memcpy2d) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_2d(p, 0, true, true) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy2DAsync_v2(p: *const Memcpy2d, stream: usize) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_2d(p, stream, false, false) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpy2DAsync_v2_ptsz(p: *const Memcpy2d, stream: usize) -> CUresult {
-    // SAFETY: as above.
-    entry(|| unsafe { memcpy_2d(p, stream, true, false) })
+pitched_copies! {
+    cuMemcpy2D_v2(Memcpy2d) => memcpy_2d, sync, false;
+    cuMemcpy2DUnaligned_v2(Memcpy2d) => memcpy_2d, sync, false;
+    cuMemcpy2DUnaligned_v2_ptds(Memcpy2d) => memcpy_2d, sync, true;
+    cuMemcpy2DAsync_v2(Memcpy2d) => memcpy_2d, async, false;
+    cuMemcpy2DAsync_v2_ptsz(Memcpy2d) => memcpy_2d, async, true;
+    cuMemcpy3D_v2(Memcpy3d) => memcpy_3d, sync, false;
+    cuMemcpy3D_v2_ptds(Memcpy3d) => memcpy_3d, sync, true;
+    cuMemcpy3DAsync_v2(Memcpy3d) => memcpy_3d, async, false;
+    cuMemcpy3DAsync_v2_ptsz(Memcpy3d) => memcpy_3d, async, true;
 }
 
 /// A 2-D memset: `height` rows of `width` elements, `pitch` bytes apart.
