@@ -104,7 +104,7 @@ unsafe fn launch(
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     let d = driver()?;
-    let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    let func = crate::module::function_of(d, f)?;
     // SAFETY: forwarded (function contract).
     let bytes = unsafe { param_block(&func, params, extra) }?;
     let keep = pointed_at(d, &bytes);
@@ -269,7 +269,7 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
 ) -> CUresult {
     entry(|| {
         let d = driver()?;
-        let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let func = crate::module::function_of(d, f)?;
         // SAFETY: `blocks` is null or writable (CUDA's contract).
         unsafe { out(blocks, occupancy(d, &func, block_size, dynamic_shared)?) }
     })
@@ -287,7 +287,7 @@ pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
 ) -> CUresult {
     entry(|| {
         let d = driver()?;
-        let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let func = crate::module::function_of(d, f)?;
         if blocks <= 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
@@ -317,30 +317,31 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
 ) -> CUresult {
     entry(|| {
         let d = driver()?;
-        let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let func = crate::module::function_of(d, f)?;
         let max = crate::module::max_threads_per_block(d, &func);
         let limit = if block_limit > 0 { max.min(block_limit as u32) } else { max };
-        let mut best = (0i64, 0 as c_int, 0 as c_int);
-        for size in (1..=limit / 32).rev().map(|w| (w * 32) as c_int) {
+        // Resident blocks at one block size, with its dynamic shared memory.
+        let resident = |size: c_int| {
             // SAFETY: the callback takes a block size and returns bytes (CUDA's contract).
             let smem = smem_of.map_or(dynamic_shared, |cb| unsafe { cb(size) });
-            let blocks = occupancy(d, &func, size, smem)?;
-            let threads = i64::from(blocks) * i64::from(size);
-            if threads > best.0 {
-                best = (threads, size, blocks);
+            occupancy(d, &func, size, smem).map(|blocks| (blocks, size))
+        };
+        // Whole warps, largest first, so that ties keep the larger block.
+        let mut best = (0 as c_int, 0 as c_int);
+        for size in (1..=limit / 32).rev().map(|w| (w * 32) as c_int) {
+            let (blocks, size) = resident(size)?;
+            if i64::from(blocks) * i64::from(size) > i64::from(best.0) * i64::from(best.1) {
+                best = (blocks, size);
             }
         }
         if best.1 == 0 {
-            // A limit below one warp: the limit itself.
-            let size = limit.max(1) as c_int;
-            // SAFETY: as above.
-            let smem = smem_of.map_or(dynamic_shared, |cb| unsafe { cb(size) });
-            best = (0, size, occupancy(d, &func, size, smem)?);
+            // No whole warp fits (a limit below one warp): the limit itself.
+            best = resident(limit.max(1) as c_int)?;
         }
         let sms = crate::device::MULTIPROCESSORS;
         // SAFETY: both are null or writable (CUDA's contract).
         unsafe {
-            out(min_grid, best.2 * sms)?;
+            out(min_grid, best.0 * sms)?;
             out(block, best.1)
         }
     })

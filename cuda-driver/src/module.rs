@@ -431,7 +431,7 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
 #[no_mangle]
 pub unsafe extern "C" fn cuKernelGetFunction(f: *mut usize, kernel: usize) -> CUresult {
     entry(|| {
-        driver()?.functions.get(kernel).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        function_of(driver()?, kernel)?;
         // SAFETY: `f` is null or writable (CUDA's contract).
         unsafe { out(f, kernel) }
     })
@@ -495,7 +495,7 @@ fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, 
 
 fn get_attribute(value: *mut c_int, attrib: c_int, f: usize) -> Result<(), CUresult> {
     let d = driver()?;
-    let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    let func = function_of(d, f)?;
     // SAFETY: `value` is null or writable (CUDA's contract).
     unsafe { out(value, function_attribute(d, &func, attrib)?) }
 }
@@ -503,7 +503,7 @@ fn get_attribute(value: *mut c_int, attrib: c_int, f: usize) -> Result<(), CUres
 fn set_attribute(attrib: c_int, value: c_int, f: usize) -> Result<(), CUresult> {
     use cudarc::driver::sys::CUfunction_attribute as A;
     let d = driver()?;
-    let func = d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    let func = function_of(d, f)?;
     match attrib {
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int => {
             let limit = d.device.info().limits.max_shared_memory_bytes;
@@ -567,7 +567,7 @@ pub unsafe extern "C" fn cuKernelSetAttribute(
 /// Cache configuration is a preference; every setting is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn cuFuncSetCacheConfig(f: usize, _config: c_int) -> CUresult {
-    entry(|| driver()?.functions.get(f).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE))
+    entry(|| function_of(driver()?, f).map(drop))
 }
 
 #[no_mangle]
@@ -714,7 +714,7 @@ pub unsafe extern "C" fn cuLinkDestroy(state: usize) -> CUresult {
 }
 
 /// The function (kernel) behind handle `f`.
-fn function_of(d: &Driver, f: usize) -> Result<Arc<Function>, CUresult> {
+pub(crate) fn function_of(d: &Driver, f: usize) -> Result<Arc<Function>, CUresult> {
     d.functions.get(f).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
 }
 

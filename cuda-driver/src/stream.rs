@@ -329,29 +329,34 @@ pub unsafe extern "C" fn cuEventRecord_ptsz(handle: usize, stream: usize) -> CUr
 /// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_DEFAULT` (0) records as
 /// [`cuEventRecord`]; `CU_EVENT_RECORD_EXTERNAL` (1) only differs inside stream capture,
 /// which is not supported.
+fn record_with_flags(
+    handle: usize,
+    stream: usize,
+    flags: c_uint,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    match flags {
+        0 | 1 => record(handle, stream, per_thread),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuEventRecordWithFlags(
     handle: usize,
     stream: usize,
     flags: c_uint,
 ) -> CUresult {
-    entry(|| match flags {
-        0 | 1 => record(handle, stream, false),
-        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
-    })
+    entry(|| record_with_flags(handle, stream, flags, false))
 }
 
-/// `cuEventRecordWithFlags` on the per-thread default stream.
 #[no_mangle]
 pub unsafe extern "C" fn cuEventRecordWithFlags_ptsz(
     handle: usize,
     stream: usize,
     flags: c_uint,
 ) -> CUresult {
-    entry(|| match flags {
-        0 | 1 => record(handle, stream, true),
-        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
-    })
+    entry(|| record_with_flags(handle, stream, flags, true))
 }
 
 #[no_mangle]
