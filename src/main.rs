@@ -282,12 +282,12 @@ fn compile(
         Emit::Ptx => ptxvk::compile::link_to_ptx(&sources, None)?.into_bytes(),
         Emit::Ir => lower()?
             .iter()
-            .map(|k| ptxvk::lower::ir::print(&k.kernel))
+            .map(|k| ptxvk::lower::text::print(&k.kernel))
             .collect::<String>()
             .into_bytes(),
         Emit::Structured => lower()?
             .iter()
-            .map(|k| ptxvk::lower::structurize::print(&k.kernel, &k.body))
+            .map(|k| ptxvk::lower::text::print_structured(&k.kernel, &k.body))
             .collect::<Vec<_>>()
             .join("\n")
             .into_bytes(),

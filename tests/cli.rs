@@ -402,14 +402,15 @@ fn emit_ast_ir_and_structured() {
     }
 
     let ir = expect_ok(&ptxvk(["compile", VECTOR_ADD, "--emit", "ir"]), "--emit ir");
-    assert!(ir.starts_with(".entry vector_add"), "--emit ir:\n{ir}");
-    for needle in ["param vector_add_param_0", "param vector_add_param_3", "bb0:"] {
+    assert!(ir.starts_with("kernel vector_add {"), "--emit ir:\n{ir}");
+    for needle in ["param vector_add_param_0", "param vector_add_param_3", "bb0:", " = mad.lo.s32 "]
+    {
         assert!(ir.contains(needle), "--emit ir does not mention `{needle}`:\n{ir}");
     }
 
     let s = expect_ok(&ptxvk(["compile", COLLATZ, "--emit", "structured"]), "--emit structured");
-    assert!(s.starts_with(".entry collatz"), "--emit structured:\n{s}");
-    for needle in ["loop {", "if %p", "break", "return"] {
+    assert!(s.starts_with("kernel collatz {"), "--emit structured:\n{s}");
+    for needle in ["loop {", "if %p", "break", "return", "block bb0:"] {
         assert!(s.contains(needle), "structured collatz lacks `{needle}`:\n{s}");
     }
     // vector_add has a bounds check but no loop.

@@ -13,6 +13,9 @@
 //! 4. [`uniformity::check`] — emulated warp collectives are in block-uniform control
 //!    flow, or [`predicate::run`] makes them so (verified again after it).
 //!
+//! [`text`] prints the IR (and the structured tree) and parses it back, for `--emit`
+//! and for pass and snapshot tests.
+//!
 //! A verifier failure is a ptxvk bug: an internal error at the offending construct
 //! (`Diagnostic::internal`), never a rejection of the PTX.
 #![forbid(unsafe_code)]
@@ -33,10 +36,11 @@ pub mod reducible;
 pub mod sema;
 pub mod structurize;
 pub mod system;
+pub mod text;
 pub mod uniformity;
 pub mod verify;
 
-use ptxvk_frontend::{ast, Diagnostics};
+use ptxvk_frontend::{ast, Diagnostic, Diagnostics};
 
 /// A kernel ready for code generation: its CFG IR and its structured form.
 #[derive(Clone, Debug)]
@@ -50,7 +54,7 @@ pub struct LoweredKernel {
 fn uniform_collectives(
     kernel: &mut ir::Kernel,
     body: Vec<structurize::Node>,
-) -> Result<Vec<structurize::Node>, Vec<ptxvk_frontend::Diagnostic>> {
+) -> Result<Vec<structurize::Node>, Vec<Diagnostic>> {
     verify::structured(kernel, &body)?;
     if uniformity::check(kernel, &body).is_ok() {
         return Ok(body);
@@ -75,19 +79,10 @@ pub fn lower_with(
     let ir = sema::run_with(module, warp_mode)?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for mut kernel in ir.kernels {
-        if let Err(mut e) = verify::run(&kernel) {
-            errors.append(&mut e);
-            continue;
-        }
-        match structurize::run(&mut kernel) {
-            Ok(body) => {
-                match verify::run(&kernel).and_then(|()| uniform_collectives(&mut kernel, body)) {
-                    Ok(body) => out.push(LoweredKernel { kernel, body }),
-                    Err(mut e) => errors.append(&mut e),
-                }
-            }
-            Err(d) => errors.push(d),
+    for kernel in ir.kernels {
+        match lower_kernel(kernel) {
+            Ok(k) => out.push(k),
+            Err(mut e) => errors.append(&mut e),
         }
     }
     if errors.is_empty() {
@@ -95,4 +90,14 @@ pub fn lower_with(
     } else {
         Err(Diagnostics(errors))
     }
+}
+
+/// Runs the passes after semantic analysis over one kernel of CFG IR (from sema, or
+/// parsed from [`text`]): verify, structurize, verify, make collectives uniform.
+pub fn lower_kernel(mut kernel: ir::Kernel) -> Result<LoweredKernel, Vec<Diagnostic>> {
+    verify::run(&kernel)?;
+    let body = structurize::run(&mut kernel).map_err(|d| vec![d])?;
+    verify::run(&kernel)?;
+    let body = uniform_collectives(&mut kernel, body)?;
+    Ok(LoweredKernel { kernel, body })
 }
