@@ -10,9 +10,12 @@
 //!
 //! and read every changed `.stderr` before committing it.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "common/snapshot.rs"]
+mod snapshot;
+use snapshot::{bless, line_diff};
 
 /// The suite must keep covering the breadth of diagnostics; losing cases is a failure.
 const MIN_CASES: usize = 10;
@@ -23,10 +26,6 @@ fn repo() -> PathBuf {
 
 fn errors_dir() -> PathBuf {
     repo().join("tests").join("errors")
-}
-
-fn bless() -> bool {
-    std::env::var_os("BLESS").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// Every `tests/errors/*.ptx`, sorted by name.
@@ -44,40 +43,6 @@ fn cases() -> Vec<PathBuf> {
 fn relative(path: &Path) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).expect("UTF-8 file name");
     format!("tests/errors/{name}")
-}
-
-/// A line diff of `expected` → `actual` (longest common subsequence): unchanged lines
-/// start with two spaces, removed lines with `-`, added lines with `+`.
-fn line_diff(expected: &str, actual: &str) -> String {
-    let a: Vec<&str> = expected.lines().collect();
-    let b: Vec<&str> = actual.lines().collect();
-    // lcs[i][j] = length of the LCS of a[i..] and b[j..].
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] =
-                if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut out = String::new();
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            let _ = writeln!(out, "  {}", a[i]);
-            i += 1;
-            j += 1;
-        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            let _ = writeln!(out, "- {}", a[i]);
-            i += 1;
-        } else {
-            let _ = writeln!(out, "+ {}", b[j]);
-            j += 1;
-        }
-    }
-    if expected.ends_with('\n') != actual.ends_with('\n') {
-        out.push_str("(the snapshots differ in the final newline)\n");
-    }
-    out
 }
 
 /// Runs one case; returns a description of what went wrong, if anything.

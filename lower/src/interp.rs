@@ -128,6 +128,7 @@ impl Structured<'_> {
 
     fn code(&mut self, b: usize) -> Flow {
         // Empty `ret` blocks are not listed, as in `run_cfg`.
+        let mut decided = None;
         if b < self.original.len() && !crate::cfg::is_plain_return(self.k, b) {
             if self.trace.len() >= self.limit {
                 return Flow::Stop;
@@ -137,19 +138,25 @@ impl Structured<'_> {
             if let Some((r, v)) = decided_value(&self.original[b], (self.decide)(b, self.visits[b]))
             {
                 self.regs[r.index()] = v;
+                decided = Some(r);
             }
         }
+        // The decision stands for however the block computed its condition: writes to
+        // that register are skipped.
         for inst in &self.k.blocks[b].insts {
-            match &inst.kind {
-                InstKind::Mov { dst, src, .. } => self.regs[dst.index()] = self.value(*src),
+            let (dst, v) = match &inst.kind {
+                InstKind::Mov { dst, src, .. } => (*dst, self.value(*src)),
                 InstKind::Select { dst, a, b, cond, negate, .. } => {
                     let c = (self.regs[cond.index()] != 0) != *negate;
-                    self.regs[dst.index()] = if c { self.value(*a) } else { self.value(*b) };
+                    (*dst, if c { self.value(*a) } else { self.value(*b) })
                 }
                 InstKind::Setp { cmp: CmpOp::Eq, dst: Some(d), lhs, rhs, .. } => {
-                    self.regs[d.index()] = (self.value(*lhs) == self.value(*rhs)) as u64;
+                    (*d, (self.value(*lhs) == self.value(*rhs)) as u64)
                 }
-                _ => {}
+                _ => continue,
+            };
+            if Some(dst) != decided {
+                self.regs[dst.index()] = v;
             }
         }
         Flow::Normal

@@ -1,0 +1,164 @@
+//! Pass file tests: each `tests/passes/NAME.ir` is IR text ([`ptxvk_lower::text`])
+//! whose first line names the passes to run, in order:
+//!
+//! ```text
+//! ; passes: reducible loop_exits
+//! ```
+//!
+//! The result is compared with `tests/passes/NAME.out`: the CFG IR, or the structured
+//! IR once `structurize` has run. `BLESS=1 cargo test -p ptxvk-lower --test passes`
+//! rewrites the expectations; read the diff before committing it.
+//!
+//! Besides the snapshot, every pass is checked against its contract, independently of
+//! its output text: the verifier accepts the IR after it; `reducible` leaves every
+//! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
+//! visits the original blocks in the same order as the input CFG under any branch
+//! decisions (the interpreters of `ptxvk_lower::interp`); `predicate` leaves every
+//! collective in block-uniform control flow, where the input had one in divergent flow.
+
+use std::path::{Path, PathBuf};
+
+use ptxvk_lower::interp::{run_cfg, run_structured};
+use ptxvk_lower::ir::{Kernel, Terminator};
+use ptxvk_lower::structurize::Node;
+use ptxvk_lower::{cfg, loop_exits, predicate, reducible, structurize, text, uniformity, verify};
+
+#[path = "../../tests/common/snapshot.rs"]
+mod snapshot;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/passes")
+}
+
+/// The IR between passes: a CFG, or a CFG with its structured tree.
+struct State {
+    kernel: Kernel,
+    body: Option<Vec<Node>>,
+}
+
+fn messages(d: &[ptxvk_frontend::Diagnostic]) -> String {
+    d.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("; ")
+}
+
+/// Whether every cycle of the CFG has one entry block (a back edge's target dominates
+/// its source, for every retreating edge of a depth-first search).
+fn reducible_cfg(k: &Kernel) -> bool {
+    let c = cfg::Cfg::new(k);
+    c.retreating_edges().iter().all(|&(from, to)| c.dominates(to, from))
+}
+
+/// Whether every natural loop's exits (ignoring jumps to empty `ret` blocks) go to one
+/// block.
+fn single_exit_loops(k: &Kernel) -> bool {
+    let c = cfg::Cfg::new(k);
+    c.loops().values().all(|body| {
+        let mut exits: Vec<usize> = body
+            .iter()
+            .flat_map(|&b| k.blocks[b].term.successors())
+            .map(|t| t.index())
+            .filter(|t| body.binary_search(t).is_err() && !cfg::is_plain_return(k, *t))
+            .collect();
+        exits.sort_unstable();
+        exits.dedup();
+        exits.len() <= 1
+    })
+}
+
+/// Runs `pass`, checking its contract. Returns what went wrong.
+fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
+    match (pass, &mut s.body) {
+        ("reducible", None) => {
+            reducible::run(&mut s.kernel);
+            if !reducible_cfg(&s.kernel) {
+                return Err("a cycle still has several entries".into());
+            }
+        }
+        ("loop_exits", None) => {
+            loop_exits::run(&mut s.kernel);
+            if !single_exit_loops(&s.kernel) {
+                return Err("a loop still has several exit targets".into());
+            }
+        }
+        ("structurize", None) => {
+            let original = s.kernel.clone();
+            let body = structurize::run(&mut s.kernel).map_err(|d| d.message)?;
+            let terms: Vec<Terminator> = original.blocks.iter().map(|b| b.term.clone()).collect();
+            for seed in 0..16u64 {
+                let decide = move |b: usize, visit: u32| {
+                    (seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ((b as u64) << 17) ^ visit as u64)
+                        .wrapping_mul(0xbf58_476d_1ce4_e5b9)
+                        >> 29
+                };
+                let want = run_cfg(&original, &decide, 100);
+                let got = run_structured(&s.kernel, &terms, &body, &decide, 100)?;
+                if got != want {
+                    return Err(format!("decisions {seed}: CFG path {want:?}, structured {got:?}"));
+                }
+            }
+            verify::structured(&s.kernel, &body).map_err(|d| messages(&d))?;
+            s.body = Some(body);
+        }
+        ("predicate", Some(body)) => {
+            if uniformity::check(&s.kernel, body).is_ok() {
+                return Err("the input has no divergent collective to predicate".into());
+            }
+            let out = predicate::run(&mut s.kernel, std::mem::take(body)).map_err(|d| d.message)?;
+            uniformity::check(&s.kernel, &out).map_err(|d| messages(&d))?;
+            verify::structured(&s.kernel, &out).map_err(|d| messages(&d))?;
+            *body = out;
+        }
+        (other, _) => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    verify::run(&s.kernel).map_err(|d| messages(&d))
+}
+
+fn check(path: &Path) -> Option<String> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+    let input = std::fs::read_to_string(path).expect("reading the case");
+    let Some(passes) = input.lines().next().and_then(|l| l.strip_prefix("; passes:")) else {
+        return Some(format!("{name}: the first line must be `; passes: NAME ...`"));
+    };
+    let kernel = match text::parse(&input) {
+        Ok(mut ks) if ks.len() == 1 => ks.remove(0),
+        Ok(ks) => return Some(format!("{name}: {} kernels, expected one", ks.len())),
+        Err(d) => {
+            let line = input[..d.span.start as usize].lines().count();
+            return Some(format!("{name}:{line}: {}", d.message));
+        }
+    };
+    if let Err(d) = verify::run(&kernel) {
+        return Some(format!("{name}: the input does not verify: {}", messages(&d)));
+    }
+    let mut state = State { kernel, body: None };
+    for pass in passes.split_whitespace() {
+        if let Err(e) = run_pass(pass, &mut state) {
+            return Some(format!("{name}: {pass}: {e}"));
+        }
+    }
+    let out = match &state.body {
+        Some(body) => text::print_structured(&state.kernel, body),
+        None => text::print(&state.kernel),
+    };
+    let expected = path.with_extension("out");
+    snapshot::check(&expected, &format!("tests/passes/{name}"), &out)
+}
+
+#[test]
+fn pass_files() {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("tests/passes exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 6, "only {} pass file tests", cases.len());
+    let failures: Vec<String> = cases.iter().filter_map(|c| check(c)).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} pass file tests failed:\n\n{}\n\nIf the new output is intended, rerun with \
+         BLESS=1 and review the diff.",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}

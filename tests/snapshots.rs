@@ -1,0 +1,254 @@
+//! Snapshots of every stage for the PTX corpus `tests/ptx`: for each case,
+//! `tests/out/ir/CASE.ir` (`ptxvk compile --emit ir`), `tests/out/structured/CASE.ir`
+//! (`--emit structured`) and `tests/out/spvasm/CASE.spvasm` (`--emit spvasm`). Every
+//! SPIR-V module is validated for Vulkan 1.3 as well.
+//!
+//! After an intended change to the compiler's output, regenerate them with
+//!
+//! ```text
+//! BLESS=1 cargo test --test snapshots
+//! ```
+//!
+//! and read the diff before committing it: a snapshot shows what a change did to the
+//! code of every kernel.
+//!
+//! A case is one PTX file, or one directory `tests/ptx/link*` whose files are linked
+//! into one program. Files named `reject_*` are expected to fail and have no output;
+//! the few files in [`TOO_LARGE`] are left out.
+//!
+//! The same corpus checks the IR text format: every kernel from semantic analysis,
+//! printed and parsed back, prints the same, and lowers to the same structured IR.
+
+use std::path::{Path, PathBuf};
+
+use ptxvk::compile::WarpMode;
+use ptxvk::lower::text;
+use ptxvk::SourceMap;
+
+#[path = "common/snapshot.rs"]
+mod snapshot;
+
+/// Exhaustive operation tables (all 256 `lop3` functions, every video-instruction form,
+/// every extended-precision chain): 130,000 lines of SPIR-V together, too large to
+/// review as snapshots. `ops_e2e` runs them against CPU models.
+const TOO_LARGE: &[&str] =
+    &["ops/int_extended", "ops/lop3", "ops/video_scalar", "ops/video_simd", "ops/video_vmad"];
+
+/// The suite must keep covering the corpus; losing cases is a failure.
+const MIN_CASES: usize = 70;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Case {
+    /// `DIR/NAME`, the snapshots' path under each stage directory.
+    name: String,
+    files: Vec<PathBuf>,
+    /// Whether the case has snapshots (not [`TOO_LARGE`]).
+    snapshot: bool,
+}
+
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("readable directory entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn file_stem(p: &Path) -> String {
+    p.file_stem().and_then(|s| s.to_str()).expect("UTF-8 file name").to_string()
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for dir in sorted_entries(&repo().join("tests/ptx")) {
+        let dir_name = file_stem(&dir);
+        let files: Vec<PathBuf> = sorted_entries(&dir)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+            .collect();
+        if dir_name.starts_with("link") {
+            cases.push(Case { name: format!("{dir_name}/{dir_name}"), files, snapshot: true });
+            continue;
+        }
+        for f in files {
+            let name = format!("{dir_name}/{}", file_stem(&f));
+            if !file_stem(&f).starts_with("reject_") {
+                let snapshot = !TOO_LARGE.contains(&name.as_str());
+                cases.push(Case { name, files: vec![f], snapshot });
+            }
+        }
+    }
+    cases
+}
+
+fn sources(case: &Case) -> SourceMap {
+    let mut sources = SourceMap::default();
+    for f in &case.files {
+        let text = std::fs::read_to_string(f).expect("reading the PTX");
+        let shown = f.strip_prefix(repo()).unwrap_or(f).display().to_string();
+        sources.add(shown, &text);
+    }
+    sources
+}
+
+/// The three stages of a case, as `ptxvk compile --emit` prints them.
+struct Stages {
+    ir: String,
+    structured: String,
+    spvasm: String,
+    words: Vec<u32>,
+}
+
+fn stages(case: &Case) -> Result<Stages, String> {
+    let sources = sources(case);
+    let c = ptxvk::compile::compile_linked(&sources, None, WarpMode::Emulated)
+        .map_err(|e| format!("{}: does not compile: {e}", case.name))?;
+    let ir = c.kernels.iter().map(|k| text::print(&k.kernel)).collect::<String>();
+    let structured = c
+        .kernels
+        .iter()
+        .map(|k| text::print_structured(&k.kernel, &k.body))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let spvasm = ptxvk::spirv::disassemble(&c.spirv.words)
+        .map_err(|e| format!("{}: cannot disassemble: {e}", case.name))?;
+    Ok(Stages { ir, structured, spvasm, words: c.spirv.words })
+}
+
+fn stage_path(stage: &str, case: &Case, ext: &str) -> PathBuf {
+    repo().join("tests/out").join(stage).join(format!("{}.{ext}", case.name))
+}
+
+#[test]
+fn snapshots_match_and_spirv_validates() {
+    let cases: Vec<Case> = cases().into_iter().filter(|c| c.snapshot).collect();
+    assert!(cases.len() >= MIN_CASES, "only {} snapshot cases, expected {MIN_CASES}", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let s = match stages(case) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
+        if let Err(e) = ptxvk::spirv::validate(&s.words) {
+            failures
+                .push(format!("{}: spirv-val --target-env vulkan1.3 rejects it: {e}", case.name));
+        }
+        for (stage, ext, actual) in [
+            ("ir", "ir", &s.ir),
+            ("structured", "ir", &s.structured),
+            ("spvasm", "spvasm", &s.spvasm),
+        ] {
+            let path = stage_path(stage, case, ext);
+            let shown = format!("tests/out/{stage}/{}.{ext}", case.name);
+            failures.extend(snapshot::check(&path, &shown, actual));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} snapshot checks failed:\n\n{}\n\
+         If the new output is intended, rerun with BLESS=1 (`BLESS=1 cargo test --test \
+         snapshots`) and review the diff.",
+        failures.len(),
+        cases.len() * 4,
+        failures.join("\n")
+    );
+}
+
+/// A snapshot without its case is a deleted case whose expectation lingers.
+#[test]
+fn every_snapshot_has_a_case() {
+    let names: Vec<String> = cases().into_iter().filter(|c| c.snapshot).map(|c| c.name).collect();
+    let mut orphans = Vec::new();
+    for stage in ["ir", "structured", "spvasm"] {
+        let root = repo().join("tests/out").join(stage);
+        if !root.exists() {
+            continue;
+        }
+        for dir in sorted_entries(&root) {
+            for f in sorted_entries(&dir) {
+                let name = format!("{}/{}", file_stem(&dir), file_stem(&f));
+                if !names.contains(&name) {
+                    orphans.push(f.strip_prefix(repo()).unwrap_or(&f).display().to_string());
+                }
+            }
+        }
+    }
+    if snapshot::bless() {
+        for o in &orphans {
+            std::fs::remove_file(repo().join(o)).expect("removing an orphaned snapshot");
+        }
+        return;
+    }
+    assert!(orphans.is_empty(), "snapshots without a case (BLESS=1 removes them): {orphans:?}");
+}
+
+/// The IR text format is faithful: every kernel semantic analysis makes from the
+/// corpus ([`TOO_LARGE`] included) prints, parses back and prints the same, and the parsed kernel lowers to the
+/// same structured IR as the original, with warps emulated and native.
+#[test]
+fn ir_text_round_trips_over_the_corpus() {
+    let mut kernels = 0;
+    let mut failures = Vec::new();
+    for case in cases() {
+        let sources = sources(&case);
+        let module = ptxvk::compile::parse_linked(&sources).expect("the case parses");
+        let mut sema_kernels = Vec::new();
+        // Native warps make subgroup operations; emulated ones warp barriers.
+        for mode in [WarpMode::Emulated, WarpMode::Native] {
+            match ptxvk::lower::sema::run_with(&module, mode) {
+                Ok(ir) => sema_kernels.extend(ir.kernels),
+                Err(d) => failures.push(format!("{}: sema failed: {:?}", case.name, d.0)),
+            }
+        }
+        for k in sema_kernels {
+            kernels += 1;
+            let printed = text::print(&k);
+            let parsed = match text::parse(&printed) {
+                Ok(mut v) if v.len() == 1 => v.remove(0),
+                Ok(v) => {
+                    failures.push(format!("{} {}: parsed {} kernels", case.name, k.name, v.len()));
+                    continue;
+                }
+                Err(d) => {
+                    let line = printed[..d.span.start as usize].lines().count() + 1;
+                    failures.push(format!(
+                        "{} {}: line {line}: {}\n{}",
+                        case.name,
+                        k.name,
+                        d.message,
+                        printed.lines().nth(line - 1).unwrap_or("")
+                    ));
+                    continue;
+                }
+            };
+            let reprinted = text::print(&parsed);
+            if reprinted != printed {
+                failures.push(format!(
+                    "{} {}: print(parse(text)) differs:\n{}",
+                    case.name,
+                    k.name,
+                    snapshot::line_diff(&printed, &reprinted)
+                ));
+                continue;
+            }
+            let lowered = |k| {
+                ptxvk::lower::lower_kernel(k)
+                    .map(|l| text::print_structured(&l.kernel, &l.body))
+                    .map_err(|d| format!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()))
+            };
+            let (a, b) = (lowered(k.clone()), lowered(parsed));
+            if a != b {
+                failures.push(format!("{} {}: lowering the parsed IR differs", case.name, k.name));
+            }
+        }
+    }
+    assert!(kernels >= 160, "only {kernels} kernels in the corpus");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+}
