@@ -43,9 +43,9 @@ fn ptxvk_compile(name: &str, args: &[&str]) -> Output {
 
 // ----- the structured form ------------------------------------------------------------
 
-/// `ptxvk compile NAME.ptx --emit structured`, condensed to one line: comments dropped,
-/// labelled blocks shown as their label and unlabelled ones as `_`, so that
-/// `loop { $WHILE if %p2 { break } _ continue }` reads as the tree it is.
+/// The tree of `ptxvk compile NAME.ptx --emit structured`, condensed to one line:
+/// instructions dropped, labelled blocks shown as their label and unlabelled ones as
+/// `_`, so that `loop { $WHILE if %p2 { break } _ continue }` reads as the tree it is.
 fn structured(name: &str) -> String {
     let out = ptxvk_compile(name, &["--emit", "structured"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -55,17 +55,29 @@ fn structured(name: &str) -> String {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    let tree =
+        ["if ", "}", "loop {", "switch ", "case ", "default:", "break", "continue", "return"];
     let mut words = Vec::new();
+    let mut in_body = false;
     for line in stdout.lines() {
-        let line = line.split("//").next().unwrap_or("").trim();
-        match line.strip_prefix("block ") {
-            Some(b) => {
-                let label = b.split(':').next().unwrap_or("");
-                words.push(if label.starts_with('$') { label } else { "_" });
-            }
-            None => words.extend(line.split_whitespace()),
+        let line = line.trim();
+        if line == "body {" {
+            in_body = true;
+            continue;
+        }
+        if !in_body {
+            continue;
+        }
+        // `block bb3 ($LABEL):`
+        if let Some(b) = line.strip_prefix("block ") {
+            let label = b.split_once('(').and_then(|(_, l)| l.split_once(')')).map(|(l, _)| l);
+            words.push(label.filter(|l| l.starts_with('$')).unwrap_or("_"));
+        } else if tree.iter().any(|t| line.starts_with(t)) {
+            words.extend(line.split_whitespace());
         }
     }
+    // The body's and the kernel's closing braces.
+    words.truncate(words.len().saturating_sub(2));
     words.join(" ")
 }
 

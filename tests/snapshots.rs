@@ -13,7 +13,8 @@
 //! code of every kernel.
 //!
 //! A case is one PTX file, or one directory `tests/ptx/link*` whose files are linked
-//! into one program. Files named `reject_*` are expected to fail and have no output;
+//! into one program, compiled with warps emulated; `tests/ptx/warp` files are also
+//! compiled for native warps (subgroups of 32), as `NAME.native`. Files named `reject_*` are expected to fail and have no output;
 //! the few files in [`TOO_LARGE`] are left out.
 //!
 //! The same corpus checks the IR text format: every kernel from semantic analysis,
@@ -47,6 +48,7 @@ struct Case {
     files: Vec<PathBuf>,
     /// Whether the case has snapshots (not [`TOO_LARGE`]).
     snapshot: bool,
+    mode: WarpMode,
 }
 
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
@@ -71,14 +73,21 @@ fn cases() -> Vec<Case> {
             .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
             .collect();
         if dir_name.starts_with("link") {
-            cases.push(Case { name: format!("{dir_name}/{dir_name}"), files, snapshot: true });
+            let name = format!("{dir_name}/{dir_name}");
+            cases.push(Case { name, files, snapshot: true, mode: WarpMode::Emulated });
             continue;
         }
         for f in files {
             let name = format!("{dir_name}/{}", file_stem(&f));
             if !file_stem(&f).starts_with("reject_") {
                 let snapshot = !TOO_LARGE.contains(&name.as_str());
-                cases.push(Case { name, files: vec![f], snapshot });
+                // Warp collectives also as native subgroup operations.
+                if dir_name == "warp" {
+                    let native = format!("{name}.native");
+                    let files = vec![f.clone()];
+                    cases.push(Case { name: native, files, snapshot, mode: WarpMode::Native });
+                }
+                cases.push(Case { name, files: vec![f], snapshot, mode: WarpMode::Emulated });
             }
         }
     }
@@ -105,7 +114,7 @@ struct Stages {
 
 fn stages(case: &Case) -> Result<Stages, String> {
     let sources = sources(case);
-    let c = ptxvk::compile::compile_linked(&sources, None, WarpMode::Emulated)
+    let c = ptxvk::compile::compile_linked(&sources, None, case.mode)
         .map_err(|e| format!("{}: does not compile: {e}", case.name))?;
     let ir = c.kernels.iter().map(|k| text::print(&k.kernel)).collect::<String>();
     let structured = c
@@ -196,17 +205,16 @@ fn every_snapshot_has_a_case() {
 fn ir_text_round_trips_over_the_corpus() {
     let mut kernels = 0;
     let mut failures = Vec::new();
-    for case in cases() {
+    for case in cases().into_iter().filter(|c| c.mode == WarpMode::Emulated) {
         let sources = sources(&case);
         let module = ptxvk::compile::parse_linked(&sources).expect("the case parses");
-        let mut sema_kernels = Vec::new();
-        // Native warps make subgroup operations; emulated ones warp barriers.
-        for mode in [WarpMode::Emulated, WarpMode::Native] {
-            match ptxvk::lower::sema::run_with(&module, mode) {
-                Ok(ir) => sema_kernels.extend(ir.kernels),
-                Err(d) => failures.push(format!("{}: sema failed: {:?}", case.name, d.0)),
+        let sema_kernels = match ptxvk::lower::sema::run(&module) {
+            Ok(ir) => ir.kernels,
+            Err(d) => {
+                failures.push(format!("{}: sema failed: {:?}", case.name, d.0));
+                continue;
             }
-        }
+        };
         for k in sema_kernels {
             kernels += 1;
             let printed = text::print(&k);
@@ -238,17 +246,28 @@ fn ir_text_round_trips_over_the_corpus() {
                 ));
                 continue;
             }
-            let lowered = |k| {
-                ptxvk::lower::lower_kernel(k)
-                    .map(|l| text::print_structured(&l.kernel, &l.body))
-                    .map_err(|d| format!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()))
-            };
-            let (a, b) = (lowered(k.clone()), lowered(parsed));
-            if a != b {
-                failures.push(format!("{} {}: lowering the parsed IR differs", case.name, k.name));
+            // Native warps make subgroup operations of the exchanges; emulated ones
+            // warp barriers and scratch loads.
+            for mode in [WarpMode::Emulated, WarpMode::Native] {
+                let target = ptxvk::lower::pass::Target::with_warp_mode(mode);
+                let lowered = |k| {
+                    ptxvk::lower::pass::run(k, &target)
+                        .map(|l| text::print_structured(&l.kernel, &l.body))
+                        .map_err(|d| {
+                            format!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>())
+                        })
+                };
+                if lowered(k.clone()) != lowered(parsed.clone()) {
+                    failures.push(format!(
+                        "{} {}: lowering the parsed IR ({}) differs",
+                        case.name,
+                        k.name,
+                        mode.name()
+                    ));
+                }
             }
         }
     }
-    assert!(kernels >= 160, "only {kernels} kernels in the corpus");
+    assert!(kernels >= 80, "only {kernels} kernels in the corpus");
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
 }

@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use ptxvk_lower::ir::Kernel;
+use ptxvk_lower::pass::structurize;
 use ptxvk_lower::random_cfg::{kernel, structured_kernel, Rng};
-use ptxvk_lower::structurize;
 
 fn median_time(k: &Kernel) -> (Duration, usize) {
     let mut times = Vec::new();
@@ -71,8 +71,8 @@ fn main() {
     );
 }
 
-fn count_code(nodes: &[structurize::Node]) -> usize {
-    use structurize::Node;
+fn count_code(nodes: &[ptxvk_lower::ir::Node]) -> usize {
+    use ptxvk_lower::ir::Node;
     nodes
         .iter()
         .map(|n| match n {

@@ -8,8 +8,8 @@
 //! register when the block's code starts, then runs the instructions the
 //! structurizer's passes added (`mov`, `selp`, `setp.eq`) for real.
 
+use crate::ir::Node;
 use crate::ir::*;
-use crate::structurize::Node;
 
 /// What a block's terminator is told to do on its `visit`-th execution.
 pub type Decide<'a> = &'a dyn Fn(usize, u32) -> u64;

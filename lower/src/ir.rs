@@ -81,7 +81,7 @@ pub struct Kernel {
     /// The shared byte offset of the warp scratch (one word per thread) of kernels
     /// with warp collectives (`sema::warp`).
     pub warp_scratch: Option<u32>,
-    /// A shared word for block-wide votes (`crate::predicate`), reserved with the warp
+    /// A shared word for block-wide votes (`crate::pass::predicate`), reserved with the warp
     /// scratch.
     pub block_vote: Option<u32>,
 }
@@ -336,6 +336,9 @@ pub enum SpecialReg {
     /// The kernel's static shared bytes plus the launch's dynamic ones
     /// (`%total_smem_size`, `%aggr_smem_size`: ptxvk reserves no shared memory).
     TotalSharedBytes,
+    /// The shared offset of the dynamic (`extern .shared`) region: a constant of the
+    /// final layout ([`SharedLayout::dynamic_offset`]), which passes may still grow.
+    DynamicSharedBase,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -841,7 +844,7 @@ pub enum InstKind {
     /// given, in the thread's own word of the warp scratch
     /// ([`Kernel::warp_scratch`] + 4 × linear thread id; the address needs no register,
     /// so a predicated-off thread stores to its own word too). It must be reached in
-    /// block-uniform control flow: `crate::uniformity` checks, `crate::predicate` makes
+    /// block-uniform control flow: `crate::uniformity` checks, `crate::pass::predicate` makes
     /// it so (an inactive thread publishes 0).
     WarpBarrier {
         publish: Option<Value>,
@@ -850,6 +853,69 @@ pub enum InstKind {
     Fence {
         device_scope: bool,
     },
+    /// Warp exchange, before `pass::legalize_warps`: this thread's 32-bit `value` is
+    /// what the next [`InstKind::WarpRead`]s and [`InstKind::WarpBallot`]s of its warp see
+    /// for its lane. Semantic analysis makes every warp collective of a publish, reads
+    /// and a [`InstKind::WarpSync`], whatever the device's warp mode.
+    WarpPublish {
+        value: Value,
+    },
+    /// The published value of lane `lane` (0–31) of this thread's warp, whose lane 0 is
+    /// linear thread `warp_base`; `value` is this thread's own published value.
+    WarpRead {
+        dst: RegId,
+        value: Value,
+        lane: Value,
+        warp_base: Value,
+    },
+    /// Bit k set when lane k of this thread's warp is in the mask `lanes` and published a
+    /// non-zero value (`value` is this thread's, lane 0 is linear thread `warp_base`).
+    WarpBallot {
+        dst: RegId,
+        value: Value,
+        lanes: Value,
+        warp_base: Value,
+    },
+    /// Ends an exchange (before the next publish may overwrite it) and orders the
+    /// warp's memory accesses (`bar.warp.sync`).
+    WarpSync,
+}
+
+/// A statement of the structured IR, which `pass::structurize` makes from the CFG:
+/// SPIR-V's structured control flow (SPIR-V §2.11), over the CFG's blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    /// The instructions of a CFG block (its terminator is expressed by the tree).
+    Code(BlockId),
+    If {
+        cond: RegId,
+        negate: bool,
+        then: Vec<Node>,
+        otherwise: Vec<Node>,
+        span: Span,
+    },
+    /// Runs the case whose values contain the 32-bit `selector`, else the default case.
+    Switch {
+        selector: RegId,
+        cases: Vec<SwitchCase>,
+        span: Span,
+    },
+    /// Runs `body` until a `Break` (or `Return`); `Continue` starts the next iteration.
+    Loop {
+        body: Vec<Node>,
+        span: Span,
+    },
+    Break,
+    Continue,
+    Return,
+}
+
+/// One arm of a [`Node::Switch`]. Exactly one case of a switch is the default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchCase {
+    pub values: Vec<u32>,
+    pub is_default: bool,
+    pub body: Vec<Node>,
 }
 
 impl Kernel {

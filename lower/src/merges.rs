@@ -21,7 +21,7 @@ use crate::ir::{BlockId, Kernel};
 
 /// The loop nesting of a reducible CFG: for each block its innermost loop header, for
 /// each loop its enclosing loop and its exit (the one target outside it that is not an
-/// empty `ret` block, after [`crate::loop_exits`]). Membership is answered by walking
+/// empty `ret` block, after [`crate::pass::loop_exits`]). Membership is answered by walking
 /// up the loop tree, so the forest takes memory proportional to the blocks.
 #[derive(Debug)]
 pub struct LoopForest {

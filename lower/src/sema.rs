@@ -57,11 +57,6 @@ fn device_functions(module: &ast::Module) -> BTreeMap<Name, &ast::Function> {
 /// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
 /// (`sema::calls`).
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
-    run_with(module, WarpMode::Emulated)
-}
-
-/// [`run`] with warp collectives lowered for `warp_mode`.
-pub fn run_with(module: &ast::Module, warp_mode: WarpMode) -> Result<Module, Diagnostics> {
     let mut errors = Vec::new();
     let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
     match &module.address_size {
@@ -112,7 +107,6 @@ pub fn run_with(module: &ast::Module, warp_mode: WarpMode) -> Result<Module, Dia
                         functions: &functions,
                         table_functions: &table_functions,
                         version,
-                        warp_mode,
                     };
                     match lower_kernel(f, &ctx) {
                         Ok(k) => kernels.push(k),
@@ -168,7 +162,9 @@ enum Symbol {
 enum Resolved {
     Reg(RegId),
     Param(u32),
-    Shared(u32),
+    /// A static shared variable's offset, or `None` for the dynamic region, whose
+    /// offset is `SpecialReg::DynamicSharedBase` (passes may still grow the static part).
+    Shared(Option<u32>),
     Local(u32),
     Framed(RegId, u32),
     Global(u32),
@@ -211,10 +207,7 @@ struct Lowerer<'m> {
     reduction_scratch: Option<u32>,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
-    /// The shared scratch of warp collectives (`sema::warp`), when the kernel has any.
-    warp_scratch: Option<u32>,
-    warp_mode: WarpMode,
-    /// The value a native-mode warp exchange shuffles (`sema::warp`).
+    /// This thread's value in the current warp exchange (`sema::warp`).
     exchanged: Option<Value>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
@@ -230,15 +223,13 @@ struct ModuleContext<'m> {
     /// Functions named in module-variable initializers (function tables).
     table_functions: &'m BTreeSet<Name>,
     version: (u32, u32),
-    warp_mode: WarpMode,
 }
 
 fn lower_kernel<'m>(
     f: &'m ast::Function,
     ctx: &ModuleContext<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
-    let ModuleContext { module_shared, data, functions, table_functions, version, warp_mode } =
-        *ctx;
+    let ModuleContext { module_shared, data, functions, table_functions, version } = *ctx;
     let mut errors = Vec::new();
     let mut params = Vec::new();
     for p in &f.params {
@@ -331,8 +322,6 @@ fn lower_kernel<'m>(
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
         stack_pointer: None,
-        warp_scratch: None,
-        warp_mode,
         exchanged: None,
         function_spaces: BTreeMap::new(),
         recursion: recursion::Recursion::default(),
@@ -383,17 +372,6 @@ fn lower_kernel<'m>(
         l.kernel.shared.static_bytes = offset + size;
         l.kernel.shared.variables.push(("$bar.red".to_string(), offset, size));
         l.reduction_scratch = Some(offset);
-    }
-    // One scratch word per thread for emulated warp collectives (`sema::warp`).
-    if warp_mode == WarpMode::Emulated && bodies().any(|b| contains(b, &warp::is_collective)) {
-        // Plus one word for block-wide votes of predicated loops (`crate::predicate`).
-        let offset = l.kernel.shared.static_bytes.next_multiple_of(4);
-        let bytes = 4 * (warp::SCRATCH_WORDS + 1);
-        l.kernel.shared.static_bytes = offset + bytes;
-        l.kernel.shared.variables.push(("$warp".to_string(), offset, bytes));
-        l.warp_scratch = Some(offset);
-        l.kernel.warp_scratch = Some(offset);
-        l.kernel.block_vote = Some(offset + 4 * warp::SCRATCH_WORDS);
     }
     // The stack is the start of the local window (`sema::stack`); recursion keeps its
     // frames there too (`sema::recursion`).
@@ -880,15 +858,21 @@ impl Lowerer<'_> {
         id
     }
 
-    /// Resolves a name in the innermost scope that declares it; a dynamic shared array
-    /// resolves to the (final) start of the dynamic region.
+    /// A register holding the offset of the dynamic shared region.
+    fn dynamic_shared_base(&mut self, span: Span) -> RegId {
+        let t = self.temp(RegTy::Int(32), span);
+        self.push(InstKind::Special { dst: t, reg: SpecialReg::DynamicSharedBase }, span);
+        t
+    }
+
+    /// Resolves a name in the innermost scope that declares it.
     fn lookup(&self, name: &str) -> Option<Resolved> {
         let sym = self.scopes.iter().rev().find_map(|s| s.get(name).copied())?;
         Some(match sym {
             Symbol::Reg(r) => Resolved::Reg(r),
             Symbol::Param(off) => Resolved::Param(off),
-            Symbol::Shared(off) => Resolved::Shared(off),
-            Symbol::DynamicShared => Resolved::Shared(self.kernel.shared.dynamic_offset()),
+            Symbol::Shared(off) => Resolved::Shared(Some(off)),
+            Symbol::DynamicShared => Resolved::Shared(None),
             Symbol::Local(off) => Resolved::Local(off),
             Symbol::Framed(base, off) => Resolved::Framed(base, off),
             Symbol::Global(off) => Resolved::Global(off),
@@ -1054,7 +1038,28 @@ impl Lowerer<'_> {
                             "the address of a shared variable is a 32- or 64-bit integer",
                         ));
                     }
-                    Ok(Value::Imm(off as u64))
+                    match off {
+                        Some(off) => Ok(Value::Imm(off as u64)),
+                        None => {
+                            let base = Value::Reg(self.dynamic_shared_base(span));
+                            if ty.bits() == 32 {
+                                return Ok(base);
+                            }
+                            let t = self.temp(RegTy::Int(64), span);
+                            let (to, from) = (OpTy::U(64), OpTy::U(32));
+                            let mode = FloatMode::default();
+                            let kind = InstKind::Convert {
+                                to,
+                                from,
+                                rounding: None,
+                                mode,
+                                dst: t,
+                                src: base,
+                            };
+                            self.push(kind, span);
+                            Ok(Value::Reg(t))
+                        }
+                    }
                 }
                 Some(Resolved::Local(off)) => {
                     if ty.is_float() || ty.bits() < 32 {
@@ -1276,7 +1281,10 @@ impl Lowerer<'_> {
                         }
                         ir_space = Space::Shared;
                     }
-                    (None, off as i64 + a.offset)
+                    match off {
+                        Some(off) => (None, off as i64 + a.offset),
+                        None => (Some(self.dynamic_shared_base(name.span)), a.offset),
+                    }
                 }
                 None => return Err(undeclared(name)),
             },

@@ -48,8 +48,8 @@ use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::abi::{KernelAbi, ParamSlot};
+use crate::ir::Node;
 use crate::ir::*;
-use crate::structurize::Node;
 
 /// A two-way table between an enum and its spelling in the text.
 trait Spelled: Copy + PartialEq + 'static {
@@ -218,6 +218,7 @@ impl Spelled for SpecialReg {
         (SpecialReg::ParamBlock, "param_block"),
         (SpecialReg::DynamicSharedBytes, "dynamic_shared_bytes"),
         (SpecialReg::TotalSharedBytes, "total_shared_bytes"),
+        (SpecialReg::DynamicSharedBase, "dynamic_shared_base"),
     ];
 }
 
@@ -621,6 +622,14 @@ impl<'a> Printer<'a> {
             InstKind::Fence { device_scope } => {
                 format!("fence.{}", if *device_scope { "gpu" } else { "cta" })
             }
+            InstKind::WarpPublish { value } => format!("warp_publish {}", v(*value)),
+            InstKind::WarpRead { dst, value, lane, warp_base } => {
+                format!("{} = warp_read {}", r(*dst), self.list(&[*value, *lane, *warp_base]))
+            }
+            InstKind::WarpBallot { dst, value, lanes, warp_base } => {
+                format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
+            }
+            InstKind::WarpSync => "warp_sync".into(),
         }
     }
 
@@ -1462,6 +1471,32 @@ impl KernelParser {
                     _ => return Err(missing("a scope (.cta or .gpu)")),
                 };
                 InstKind::Fence { device_scope }
+            }
+            "warp_publish" => {
+                shape(0, 1)?;
+                InstKind::WarpPublish { value: val(ops[0])? }
+            }
+            "warp_read" => {
+                shape(1, 3)?;
+                InstKind::WarpRead {
+                    dst: reg(dsts[0])?,
+                    value: val(ops[0])?,
+                    lane: val(ops[1])?,
+                    warp_base: val(ops[2])?,
+                }
+            }
+            "warp_ballot" => {
+                shape(1, 3)?;
+                InstKind::WarpBallot {
+                    dst: reg(dsts[0])?,
+                    value: val(ops[0])?,
+                    lanes: val(ops[1])?,
+                    warp_base: val(ops[2])?,
+                }
+            }
+            "warp_sync" => {
+                shape(0, 0)?;
+                InstKind::WarpSync
             }
             other => return Err(line.error(format!("unknown IR instruction `{other}`"))),
         })

@@ -3,7 +3,7 @@
 //! `sema::warp` emulates a warp collective with workgroup barriers
 //! ([`InstKind::WarpBarrier`]), which every thread of the block must reach. This pass
 //! proves that each of them is in block-uniform control flow; where it cannot,
-//! `crate::predicate` rewrites the kernel and this pass checks the result again (a
+//! `crate::pass::predicate` rewrites the kernel and this pass checks the result again (a
 //! failure then is a ptxvk bug, reported at the collective).
 //!
 //! The analysis runs over the structured body until nothing changes:
@@ -17,8 +17,8 @@
 
 use ptxvk_frontend::Diagnostic;
 
+use crate::ir::Node;
 use crate::ir::{InstKind, Kernel, RegId, Space, SpecialReg};
-use crate::structurize::Node;
 use crate::verify::inst_defs_uses;
 
 /// Checks that every warp barrier of `kernel` is in block-uniform control flow.

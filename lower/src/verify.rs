@@ -4,8 +4,8 @@
 
 use ptxvk_frontend::{Diagnostic, Span};
 
+use crate::ir::Node;
 use crate::ir::*;
-use crate::structurize::Node;
 
 /// Checks that every register and block handle is in range, that registers written as
 /// predicates are predicates, that the register operands of the width-preserving
@@ -178,12 +178,21 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
                 v(value, uses);
             }
         }
-        InstKind::Barrier | InstKind::Fence { .. } => {}
+        InstKind::WarpPublish { value } => v(value, uses),
+        InstKind::WarpRead { dst, value, lane, warp_base } => {
+            defs.push(*dst);
+            [value, lane, warp_base].into_iter().for_each(|x| v(x, uses));
+        }
+        InstKind::WarpBallot { dst, value, lanes, warp_base } => {
+            defs.push(*dst);
+            [value, lanes, warp_base].into_iter().for_each(|x| v(x, uses));
+        }
+        InstKind::Barrier | InstKind::Fence { .. } | InstKind::WarpSync => {}
     }
 }
 
-/// Checks the structured tree of `k` (what `crate::structurize` and
-/// `crate::predicate` produce, and the emitter assumes): every block is emitted at most
+/// Checks the structured tree of `k` (what `crate::pass::structurize` and
+/// `crate::pass::predicate` produce, and the emitter assumes): every block is emitted at most
 /// once, `Break` and `Continue` stand inside a loop, nothing follows a `Break`,
 /// `Continue` or `Return` in its sequence, `If` tests a predicate, and a `Switch` tests
 /// a 32-bit register with exactly one default case and no value in two cases.
@@ -263,7 +272,7 @@ pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
 /// The register operands of `kind` that the equal-width rule constrains, each with the
 /// width it must have: moves, arithmetic (a shift's amount and bit-field positions are
 /// 32-bit, a widening product's result twice as wide, counts 32-bit), fma, selects,
-/// comparisons, packs and atomics. `Convert`, `Load` and `Store` may change widths
+/// comparisons, packs, atomics and warp exchanges (32-bit words). `Convert`, `Load` and `Store` may change widths
 /// (PTX's `cvt`, `ld` and `st` take wider registers, PTX ISA 9.2 §5.2.2).
 fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
     let reg = |v: &Value| match v {
@@ -343,6 +352,22 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(reg(src), ty.bits());
             at(reg(cmp), ty.bits());
         }
+        // Warp exchanges move 32-bit words.
+        InstKind::Subgroup { dst, value, lane, .. } => {
+            at(Some(*dst), 32);
+            at(reg(value), 32);
+            at(reg(lane), 32);
+        }
+        InstKind::WarpPublish { value } | InstKind::WarpBarrier { publish: Some(value) } => {
+            at(reg(value), 32)
+        }
+        InstKind::WarpRead { dst, value, lane: a, warp_base }
+        | InstKind::WarpBallot { dst, value, lanes: a, warp_base } => {
+            at(Some(*dst), 32);
+            for x in [value, a, warp_base] {
+                at(reg(x), 32);
+            }
+        }
         _ => {}
     }
     out
@@ -394,7 +419,7 @@ mod tests {
 
     #[test]
     fn structured_trees_are_checked() {
-        use crate::structurize::SwitchCase;
+        use crate::ir::SwitchCase;
         let k = crate::random_cfg::kernel(7, 3);
         let (p, s) = (RegId(0), RegId(1)); // %p0 (a predicate), %s0 (32-bit)
         let (b0, b1) = (Node::Code(BlockId(0)), Node::Code(BlockId(1)));

@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `reducible` leaves every
+//! its output text: the verifier accepts the IR after it; `legalize_warps:MODE` leaves
+//! no warp exchange, only subgroup operations (native, split) or warp barriers and a
+//! scratch (emulated); `reducible` leaves every
 //! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
 //! visits the original blocks in the same order as the input CFG under any branch
 //! decisions (the interpreters of `ptxvk_lower::interp`); `predicate` leaves every
@@ -19,9 +21,10 @@
 use std::path::{Path, PathBuf};
 
 use ptxvk_lower::interp::{run_cfg, run_structured};
-use ptxvk_lower::ir::{Kernel, Terminator};
-use ptxvk_lower::structurize::Node;
-use ptxvk_lower::{cfg, loop_exits, predicate, reducible, structurize, text, uniformity, verify};
+use ptxvk_lower::ir::Node;
+use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
+use ptxvk_lower::pass::{legalize_warps, loop_exits, predicate, reducible, structurize, Target};
+use ptxvk_lower::{cfg, text, uniformity, verify};
 
 #[path = "../../tests/common/snapshot.rs"]
 mod snapshot;
@@ -64,9 +67,53 @@ fn single_exit_loops(k: &Kernel) -> bool {
     })
 }
 
+fn is_exchange(i: &InstKind) -> bool {
+    matches!(
+        i,
+        InstKind::WarpPublish { .. }
+            | InstKind::WarpRead { .. }
+            | InstKind::WarpBallot { .. }
+            | InstKind::WarpSync
+    )
+}
+
+fn count(k: &Kernel, f: impl Fn(&InstKind) -> bool) -> usize {
+    k.blocks.iter().flat_map(|b| &b.insts).filter(|i| f(&i.kind)).count()
+}
+
 /// Runs `pass`, checking its contract. Returns what went wrong.
 fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
+        (warps, None) if warps.starts_with("legalize_warps:") => {
+            let mode = match &warps["legalize_warps:".len()..] {
+                "native" => WarpMode::Native,
+                "split" => WarpMode::Split,
+                "emulated" => WarpMode::Emulated,
+                other => return Err(format!("unknown warp mode `{other}`")),
+            };
+            let exchanges = count(&s.kernel, is_exchange);
+            if exchanges == 0 {
+                return Err("the input has no warp exchange".into());
+            }
+            legalize_warps::run(&mut s.kernel, &Target::with_warp_mode(mode))
+                .map_err(|d| d.message)?;
+            if count(&s.kernel, is_exchange) != 0 {
+                return Err("an exchange is left".into());
+            }
+            let subgroup = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { .. }));
+            let barriers = count(&s.kernel, |i| matches!(i, InstKind::WarpBarrier { .. }));
+            let emulated = mode == WarpMode::Emulated;
+            if emulated != (barriers > 0) || emulated == (subgroup > 0) {
+                return Err(format!("{subgroup} subgroup operations and {barriers} warp barriers"));
+            }
+            if emulated != s.kernel.warp_scratch.is_some() {
+                return Err("the warp scratch is reserved exactly in emulated mode".into());
+            }
+            let split = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { split: true, .. }));
+            if (mode == WarpMode::Split) != (split > 0) {
+                return Err("split subgroup operations exactly in split mode".into());
+            }
+        }
         ("reducible", None) => {
             reducible::run(&mut s.kernel);
             if !reducible_cfg(&s.kernel) {

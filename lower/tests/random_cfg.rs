@@ -5,8 +5,9 @@
 
 use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Kernel;
+use ptxvk_lower::ir::Node;
+use ptxvk_lower::pass::structurize;
 use ptxvk_lower::random_cfg::{kernel, structured_kernel, Rng};
-use ptxvk_lower::structurize::{self, Node};
 
 fn code_blocks(nodes: &[Node], out: &mut Vec<u32>) {
     for n in nodes {

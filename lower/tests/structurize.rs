@@ -11,7 +11,7 @@ fn structure(body: &str) -> Result<String, String> {
         .map_err(|d| d.0.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; "))?;
     let k = &lowered[0];
     // Keep only the shape: drop instruction counts.
-    Ok(ptxvk_lower::structurize::print(&k.kernel, &k.body)
+    Ok(ptxvk_lower::pass::structurize::print(&k.kernel, &k.body)
         .lines()
         .map(|l| match l.find(": ") {
             Some(i) if l.trim_start().starts_with("block") => l[..i].to_string(),

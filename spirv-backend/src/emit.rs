@@ -11,8 +11,8 @@ use rspirv::spirv::{
     self, Decoration, FunctionControl, MemoryAccess, SelectionControl, StorageClass, Word,
 };
 
+use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::*;
-use ptxvk_lower::structurize::Node;
 
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
@@ -596,6 +596,12 @@ impl<'a> FnEmitter<'a> {
                 self.barrier()
             }
             InstKind::Barrier | InstKind::WarpBarrier { publish: None } => self.barrier(),
+            InstKind::WarpPublish { .. }
+            | InstKind::WarpRead { .. }
+            | InstKind::WarpBallot { .. }
+            | InstKind::WarpSync => {
+                Err(Error::Internal("a warp exchange left for the emitter (legalize_warps)".into()))
+            }
             InstKind::Fence { device_scope } => {
                 let scope =
                     self.t.u32(self.b, if *device_scope { SCOPE_DEVICE } else { SCOPE_WORKGROUP });
@@ -671,6 +677,7 @@ impl<'a> FnEmitter<'a> {
             }
             SpecialReg::Nctaid(d) => self.push_u32(ptxvk_abi::member::GRID + d.index() as u32),
             SpecialReg::DynamicSharedBytes => Ok(self.g.dynamic_shared_bytes),
+            SpecialReg::DynamicSharedBase => Ok(self.t.u32(self.b, self.k.shared.dynamic_offset())),
             SpecialReg::TotalSharedBytes => {
                 let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
                 Ok(self.b.i_add(u32_ty, None, fixed, self.g.dynamic_shared_bytes)?)

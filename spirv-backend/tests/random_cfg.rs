@@ -2,8 +2,9 @@
 //! irreducible cycles made reducible) compile to SPIR-V that passes
 //! `spirv-val --target-env vulkan1.3`.
 
+use ptxvk_lower::pass::structurize;
 use ptxvk_lower::random_cfg::{kernel, Rng};
-use ptxvk_lower::{structurize, LoweredKernel};
+use ptxvk_lower::LoweredKernel;
 
 #[test]
 fn structured_random_cfgs_are_valid_spirv() {

@@ -1,17 +1,16 @@
-//! Warp-level instructions (PTX ISA 9.2 §9.7.8.6-11, §9.7.13.4-6) in *emulated* mode
-//! (DESIGN §7): a PTX warp is 32 consecutive linear thread ids of the block, whatever
-//! the device's subgroup size; lanes exchange values through a per-thread scratch word
-//! in shared memory between two workgroup barriers ([`InstKind::WarpBarrier`]):
+//! Warp-level instructions (PTX ISA 9.2 §9.7.8.6-11, §9.7.13.4-6), independent of the
+//! device's warp mode (DESIGN §7). A PTX warp is 32 consecutive linear thread ids of
+//! the block, whatever the device's subgroup size. Every collective is an *exchange*:
 //!
 //! ```text
-//! scratch[linear tid] = value; barrier; read the lanes needed; barrier
+//! warp_publish value; warp_read / warp_ballot of the lanes needed; warp_sync
 //! ```
 //!
-//! Workgroup barriers must be reached by every thread of the block, so a collective is
-//! only correct in block-uniform control flow: `crate::uniformity` checks that,
-//! or `crate::predicate` makes them so, running every thread through them with an
-//! execution mask (an inactive thread publishes 0). A partial last warp has fewer
-//! lanes, which `activemask`, ballots and reductions account for.
+//! `pass::legalize_warps` makes the exchange subgroup operations (native and split
+//! modes) or scratch words in shared memory between workgroup barriers (emulated
+//! mode). Reductions and `match` read the 32 lanes in a loop; ballots are one
+//! instruction. A partial last warp has fewer lanes, which `activemask`, ballots and
+//! reductions account for.
 //!
 //! Special registers: `%laneid` = linear tid mod 32, `%warpid` = linear tid / 32,
 //! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
@@ -21,28 +20,14 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
 use super::{reject_other, Lowerer, Mods};
-use crate::ir::{
-    Address, BinaryOp, CmpOp, Dim, InstKind, OpTy, Space, SpecialReg, SubgroupOp, Terminator,
-    UnaryOp, Value, WarpMode,
-};
+use crate::ir::{BinaryOp, CmpOp, Dim, InstKind, OpTy, SpecialReg, Terminator, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
 
-/// Scratch words reserved for warp exchanges: one per thread of the largest block.
-pub(super) const SCRATCH_WORDS: u32 = 1024;
-
-/// Whether `i` is a warp collective (it needs the scratch and barriers).
-pub(super) fn is_collective(i: &ast::Instruction) -> bool {
-    matches!(i.opcode.value.as_str(), "shfl" | "vote" | "match" | "redux" | "activemask")
-        || (i.opcode.value == "bar" && i.has_modifier(".warp"))
-}
-
-/// How a loop over the lanes of the warp combines their scratch words.
+/// How a loop over the lanes of the warp combines their published words.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Combine {
-    /// Bit k set when lane k's word is non-zero.
-    Ballot,
     /// Bit k set when lane k's word equals this thread's value.
     Equal(Value),
     Reduce(BinaryOp, OpTy),
@@ -141,58 +126,39 @@ impl Lowerer<'_> {
         e.sel(U32, full, Value::Imm(0xffff_ffff), low)
     }
 
-    /// The byte address of scratch word `index` in the shared window.
-    fn scratch_address(&mut self, index: Value, span: Span) -> Address {
-        let base = self.warp_scratch.unwrap_or(0);
-        let mut e = Emit { l: self, span };
-        let bytes = e.bin(BinaryOp::Shl, U32, index, Value::Imm(2));
-        let r = e.temp(U32);
-        e.mov(U32, r, bytes);
-        Address { base: Some(r), offset: i64::from(base) }
-    }
-
     /// Publishes this thread's 32-bit `value`: afterwards [`Self::read_lane`] sees the
-    /// warp's values. Emulated: in the thread's scratch word, then a barrier; native and
-    /// split: read lanes shuffle it.
+    /// warp's values. How is the warp mode's business (`pass::legalize_warps`).
     fn publish(&mut self, value: Value, span: Span) {
-        if self.warp_mode == WarpMode::Emulated {
-            self.push(InstKind::WarpBarrier { publish: Some(value) }, span);
-        } else {
-            self.exchanged = Some(value);
-        }
+        self.push(InstKind::WarpPublish { value }, span);
+        self.exchanged = Some(value);
     }
 
-    /// Ends an exchange: emulated, a barrier before the scratch is reused.
+    /// Ends an exchange, before the next one may overwrite it.
     fn end_exchange(&mut self, span: Span) {
-        if self.warp_mode == WarpMode::Emulated {
-            self.push(InstKind::WarpBarrier { publish: None }, span);
-        }
+        self.push(InstKind::WarpSync, span);
     }
 
-    /// A subgroup operation of the native and split modes.
-    fn subgroup(&mut self, op: SubgroupOp, value: Value, lane: Value, span: Span) -> Value {
-        let dst = self.temp(U32.storage(), span);
-        let split = self.warp_mode == WarpMode::Split;
-        self.push(InstKind::Subgroup { op, split, dst, value, lane }, span);
-        Value::Reg(dst)
+    /// The linear thread id of lane 0 of this thread's warp.
+    fn warp_base(&mut self, t: Value, span: Span) -> Value {
+        Emit { l: self, span }.and(U32, t, Value::Imm(!31u32 as u64))
     }
 
     /// Lane `lane`'s published word (of this thread's warp).
     fn read_lane(&mut self, t: Value, lane: Value, span: Span) -> Value {
-        if self.warp_mode != WarpMode::Emulated {
-            let value = self.exchanged.unwrap_or(Value::Imm(0));
-            return self.subgroup(SubgroupOp::Shuffle, value, lane, span);
-        }
-        let mut e = Emit { l: self, span };
-        let base = e.and(U32, t, Value::Imm(!31u32 as u64));
-        let index = e.add(U32, base, lane);
-        let addr = self.scratch_address(index, span);
-        let r = self.temp(U32.storage(), span);
-        self.push(
-            InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(r)], addr },
-            span,
-        );
-        Value::Reg(r)
+        let warp_base = self.warp_base(t, span);
+        let value = self.exchanged.unwrap_or(Value::Imm(0));
+        let dst = self.temp(U32.storage(), span);
+        self.push(InstKind::WarpRead { dst, value, lane, warp_base }, span);
+        Value::Reg(dst)
+    }
+
+    /// Bit k set when lane k is in `lanes` (a mask) and published a non-zero word.
+    fn ballot(&mut self, t: Value, lanes: Value, span: Span) -> Value {
+        let warp_base = self.warp_base(t, span);
+        let value = self.exchanged.unwrap_or(Value::Imm(0));
+        let dst = self.temp(U32.storage(), span);
+        self.push(InstKind::WarpBallot { dst, value, lanes, warp_base }, span);
+        Value::Reg(dst)
     }
 
     /// Combines the published words of the lanes in `lanes` (a mask) by `how`, starting
@@ -205,14 +171,9 @@ impl Lowerer<'_> {
         init: Value,
         span: Span,
     ) -> Value {
-        if self.warp_mode != WarpMode::Emulated && how == Combine::Ballot {
-            let value = self.exchanged.unwrap_or(Value::Imm(0));
-            let votes = self.subgroup(SubgroupOp::Ballot, value, Value::Imm(0), span);
-            return Emit { l: self, span }.and(U32, votes, lanes);
-        }
         let acc_ty = match how {
             Combine::Reduce(_, ty) => ty,
-            _ => U32,
+            Combine::Equal(_) => U32,
         };
         let acc = self.temp(acc_ty.storage(), span);
         let k = self.temp(U32.storage(), span);
@@ -238,11 +199,6 @@ impl Lowerer<'_> {
         let member = e.and(U32, lanes, bit);
         let take = e.cmp(CmpOp::Ne, U32, member, Value::Imm(0));
         let next = match how {
-            Combine::Ballot => {
-                let set = e.cmp(CmpOp::Ne, U32, word, Value::Imm(0));
-                let b = e.sel(U32, set, bit, Value::Imm(0));
-                e.or(U32, Value::Reg(acc), b)
-            }
             Combine::Equal(mine) => {
                 let same = e.cmp(CmpOp::Eq, U32, word, mine);
                 let b = e.sel(U32, same, bit, Value::Imm(0));
@@ -363,7 +319,7 @@ impl Lowerer<'_> {
         let mut e = Emit { l: self, span };
         let value = e.sel(U32, a, Value::Imm(u64::from(!negate)), Value::Imm(u64::from(negate)));
         self.publish(value, span);
-        let votes = self.over_lanes(t, members, Combine::Ballot, Value::Imm(0), span);
+        let votes = self.ballot(t, members, span);
         self.end_exchange(span);
         let mut e = Emit { l: self, span };
         if ballot {
@@ -556,12 +512,12 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "`activemask` takes 1 operand"));
         };
         let d = self.dst(d, U32, false)?;
-        // A ballot of 1 over the existing lanes: under predication (`crate::predicate`)
+        // A ballot of 1 over the existing lanes: under predication (`crate::pass::predicate`)
         // inactive lanes publish 0.
         let t = self.linear_tid(span);
         let lanes = self.warp_lanes(t, span);
         self.publish(Value::Imm(1), span);
-        let active = self.over_lanes(t, lanes, Combine::Ballot, Value::Imm(0), span);
+        let active = self.ballot(t, lanes, span);
         self.end_exchange(span);
         Emit { l: self, span }.mov(U32, d, active);
         Ok(())

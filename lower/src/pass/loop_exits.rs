@@ -1,6 +1,6 @@
 //! Pass: give every loop at most one exit target, its merge block in SPIR-V.
 //!
-//! Pre: the CFG is reducible ([`crate::reducible`]). Post: for every natural loop, all
+//! Pre: the CFG is reducible ([`crate::pass::reducible`]). Post: for every natural loop, all
 //! edges leaving it go to one block, except jumps to an empty `ret` block, which the
 //! structurizer turns into `Return` in place. A loop with several exit targets (a
 //! `break` out of two loops, a `goto found`, an early exit with code) gets a dispatcher

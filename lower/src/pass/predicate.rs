@@ -28,7 +28,7 @@ use crate::ir::{
     Address, BoolOp, CmpOp, Dim, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, RegTy, Space,
     SpecialReg, Terminator, Value,
 };
-use crate::structurize::{Node, SwitchCase};
+use crate::ir::{Node, SwitchCase};
 
 /// Rewrites `body` as the module doc describes.
 pub fn run(kernel: &mut Kernel, body: Vec<Node>) -> Result<Vec<Node>, Diagnostic> {

@@ -6,9 +6,9 @@
 //! inserting dispatchers (a switch over a selector register, [`crate::dispatch`])
 //! rather than by copying code:
 //!
-//! 1. [`crate::reducible`]: every cycle gets a single entry (irreducible cycles get a
+//! 1. [`super::reducible`]: every cycle gets a single entry (irreducible cycles get a
 //!    dispatcher as their header);
-//! 2. [`crate::loop_exits`]: every loop gets a single exit, its merge (multi-level
+//! 2. [`super::loop_exits`]: every loop gets a single exit, its merge (multi-level
 //!    `break`s and exits to different places go through a dispatcher after the loop);
 //!    jumps to an empty `ret` block are `Return` anywhere and are not exits;
 //! 3. [`crate::merges`]: the code that a branch's arms share gets a single entry, which
@@ -26,44 +26,8 @@
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::cfg::Cfg;
-use crate::ir::{BlockId, Kernel, RegId, Terminator};
+use crate::ir::{BlockId, Kernel, Node, SwitchCase, Terminator};
 use crate::merges::{continuations, join, LoopForest};
-
-/// A structured statement.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Node {
-    /// The instructions of a CFG block (its terminator is expressed by the tree).
-    Code(BlockId),
-    If {
-        cond: RegId,
-        negate: bool,
-        then: Vec<Node>,
-        otherwise: Vec<Node>,
-        span: Span,
-    },
-    /// Runs the case whose values contain the 32-bit `selector`, else the default case.
-    Switch {
-        selector: RegId,
-        cases: Vec<SwitchCase>,
-        span: Span,
-    },
-    /// Runs `body` until a `Break` (or `Return`); `Continue` starts the next iteration.
-    Loop {
-        body: Vec<Node>,
-        span: Span,
-    },
-    Break,
-    Continue,
-    Return,
-}
-
-/// One arm of a [`Node::Switch`]. Exactly one case of a switch is the default.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SwitchCase {
-    pub values: Vec<u32>,
-    pub is_default: bool,
-    pub body: Vec<Node>,
-}
 
 /// Upper bound on nesting, so that hostile input cannot exhaust the stack.
 const MAX_DEPTH: usize = 2048;
@@ -87,8 +51,8 @@ struct Region {
 
 /// Structures the kernel's control flow, first rewriting its CFG as described above.
 pub fn run(k: &mut Kernel) -> Result<Vec<Node>, Diagnostic> {
-    crate::reducible::run(k);
-    crate::loop_exits::run(k);
+    super::reducible::run(k);
+    super::loop_exits::run(k);
     let cfg = Cfg::new(k);
     let forest = LoopForest::new(k, &cfg);
     let entry = k.entry.index();

@@ -1,0 +1,73 @@
+//! The passes after semantic analysis, one file each, in the order [`run`] applies them:
+//!
+//! 1. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
+//!    (CFG → CFG);
+//! 2. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//!    [`loop_exits`] (and the analysis `crate::merges`);
+//! 3. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//!    divergent control flow, the tree is predicated so that every thread reaches it.
+//!
+//! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
+//! decision that depends on one is a pass here, reading the [`Target`]. Each pass
+//! states its pre- and postconditions in its module doc. `crate::verify` checks the IR
+//! before the first pass and after the last, and after every pass in debug builds (so
+//! in every test): a failure is a ptxvk bug, reported as an internal error.
+
+pub mod legalize_warps;
+pub mod loop_exits;
+pub mod predicate;
+pub mod reducible;
+pub mod structurize;
+
+use ptxvk_frontend::Diagnostic;
+
+use crate::ir::{Kernel, Node, WarpMode};
+use crate::{uniformity, verify, LoweredKernel};
+
+/// What lowering needs to know about the device a module is compiled for.
+///
+/// Only the warp mode changes the code today; the float strategy (fused fma, f64) and
+/// memory legalization join it as those passes move out of semantic analysis and the
+/// emitter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    /// How PTX warps map to the device's subgroups.
+    pub warp_mode: WarpMode,
+}
+
+impl Target {
+    /// A target whose warps are `warp_mode`.
+    pub fn with_warp_mode(warp_mode: WarpMode) -> Target {
+        Target { warp_mode }
+    }
+}
+
+/// The verifier after a pass, in debug builds.
+fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
+    if cfg!(debug_assertions) {
+        verify::run(k)?;
+        if let Some(body) = body {
+            verify::structured(k, body)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs every pass over one kernel from semantic analysis (or parsed from
+/// `crate::text`).
+pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
+    verify::run(&kernel)?;
+    legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
+    let mut body = structurize::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, Some(&body))?;
+    if uniformity::check(&kernel, &body).is_err() {
+        body = predicate::run(&mut kernel, body).map_err(|d| vec![d])?;
+        checked(&kernel, Some(&body))?;
+        uniformity::check(&kernel, &body)?;
+    }
+    verify::run(&kernel)?;
+    verify::structured(&kernel, &body)?;
+    Ok(LoweredKernel { kernel, body })
+}
