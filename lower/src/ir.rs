@@ -601,8 +601,10 @@ pub struct FloatMode {
     pub ftz: bool,
     /// `.sat`: clamp the result to [0.0, 1.0], NaN to 0.0.
     pub sat: bool,
-    /// The rounding of `div`, `rcp` and `sqrt` on f32 (the other operations round to
-    /// nearest; `sema::formats` lowers their directed forms to `RoundToOdd` + `Narrow`).
+    /// The rounding of `div`, `rcp` and `sqrt` (f32 and f64) and of f64 `fma`, which
+    /// the emitter implements in every direction; and of `add`, `sub`, `mul` (f32,
+    /// f64) and f32 `fma` until `pass::legalize_floats` rewrites those (to
+    /// `RoundToOdd` + `Narrow`, or an f64 `fma`). Other operations round to nearest.
     pub rounding: Rounding,
 }
 

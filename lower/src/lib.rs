@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod abi;
+pub mod build;
 pub mod cfg;
 pub mod coverage;
 pub mod dispatch;

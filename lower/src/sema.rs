@@ -15,6 +15,7 @@ use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
 use ptxvk_frontend::{Diagnostic, Diagnostics, Name, Span, Spanned};
 
 use crate::abi::KernelAbi;
+use crate::build::Build;
 use crate::ir::*;
 
 mod approx;

@@ -10,7 +10,8 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `legalize_warps:MODE` leaves
+//! its output text: the verifier accepts the IR after it; `legalize_floats` leaves no
+//! directed rounding but in f64 `fma`; `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
 //! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
@@ -23,7 +24,9 @@ use std::path::{Path, PathBuf};
 use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
-use ptxvk_lower::pass::{legalize_warps, loop_exits, predicate, reducible, structurize, Target};
+use ptxvk_lower::pass::{
+    legalize_floats, legalize_warps, loop_exits, predicate, reducible, structurize, Target,
+};
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
 #[path = "../../tests/common/snapshot.rs"]
@@ -84,6 +87,16 @@ fn count(k: &Kernel, f: impl Fn(&InstKind) -> bool) -> usize {
 /// Runs `pass`, checking its contract. Returns what went wrong.
 fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
+        ("legalize_floats", None) => {
+            let directed = |k: &Kernel| count(k, legalize_floats::is_directed);
+            if directed(&s.kernel) == 0 {
+                return Err("the input has no directed rounding".into());
+            }
+            legalize_floats::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
+            if directed(&s.kernel) != 0 {
+                return Err("directed rounding is left".into());
+            }
+        }
         (warps, None) if warps.starts_with("legalize_warps:") => {
             let mode = match &warps["legalize_warps:".len()..] {
                 "native" => WarpMode::Native,

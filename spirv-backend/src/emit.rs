@@ -303,6 +303,12 @@ impl<'a> FnEmitter<'a> {
     // ----- instructions -----------------------------------------------------------------
 
     fn inst(&mut self, inst: &Inst) -> R<()> {
+        if ptxvk_lower::pass::legalize_floats::is_directed(&inst.kind) {
+            return Err(Error::Internal(
+                "float arithmetic with directed rounding left for the emitter (legalize_floats)"
+                    .into(),
+            ));
+        }
         match &inst.kind {
             InstKind::Mov { ty, dst, src } => {
                 let v = self.read_op(*src, *ty)?;

@@ -24,9 +24,10 @@
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::Target;
+use crate::build::{Build, Builder};
 use crate::ir::{
     Address, BinaryOp, Block, BlockId, CmpOp, FloatMode, Inst, InstKind, Kernel, OpTy, RegId,
-    RegInfo, RegTy, Space, SubgroupOp, Terminator, Value, WarpMode,
+    Space, SubgroupOp, Terminator, Value, WarpMode,
 };
 
 /// Scratch words reserved for emulated warp exchanges: one per thread of the largest
@@ -54,58 +55,58 @@ pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     if mode == WarpMode::Emulated {
         reserve_scratch(k);
     }
+    let split = mode == WarpMode::Split;
     // Blocks split by a ballot loop are appended, so they are visited too.
     let mut b = 0;
     while b < k.blocks.len() {
+        if !k.blocks[b].insts.iter().any(|i| is_exchange(&i.kind)) {
+            b += 1;
+            continue;
+        }
         let insts = std::mem::take(&mut k.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len());
         let mut rest = insts.into_iter();
         while let Some(inst) = rest.next() {
-            let span = inst.span;
+            if !is_exchange(&inst.kind) {
+                out.push(inst);
+                continue;
+            }
+            let mut e = Builder::new(k, inst.span);
+            let mut ballot_loop_at = None;
             match (mode, inst.kind) {
                 (WarpMode::Native | WarpMode::Split, InstKind::WarpPublish { .. })
                 | (WarpMode::Native | WarpMode::Split, InstKind::WarpSync) => {}
-                (
-                    WarpMode::Native | WarpMode::Split,
-                    InstKind::WarpRead { dst, value, lane, .. },
-                ) => {
-                    let split = mode == WarpMode::Split;
+                (_, InstKind::WarpRead { dst, value, lane, .. }) if mode != WarpMode::Emulated => {
                     let op = SubgroupOp::Shuffle;
-                    out.push(Inst {
-                        kind: InstKind::Subgroup { op, split, dst, value, lane },
-                        span,
-                    });
+                    e.push(InstKind::Subgroup { op, split, dst, value, lane });
                 }
-                (
-                    WarpMode::Native | WarpMode::Split,
-                    InstKind::WarpBallot { dst, value, lanes, .. },
-                ) => {
-                    let votes = temp(k, span);
-                    let (op, split, lane) =
-                        (SubgroupOp::Ballot, mode == WarpMode::Split, Value::Imm(0));
-                    out.push(Inst {
-                        kind: InstKind::Subgroup { op, split, dst: votes, value, lane },
-                        span,
-                    });
-                    out.push(Inst { kind: and(dst, Value::Reg(votes), lanes), span });
+                (_, InstKind::WarpBallot { dst, value, lanes, .. })
+                    if mode != WarpMode::Emulated =>
+                {
+                    let votes = e.temp(U32);
+                    let (op, lane) = (SubgroupOp::Ballot, Value::Imm(0));
+                    e.push(InstKind::Subgroup { op, split, dst: votes, value, lane });
+                    e.push(binary(BinaryOp::And, dst, Value::Reg(votes), lanes));
                 }
-                (WarpMode::Emulated, InstKind::WarpPublish { value }) => {
-                    out.push(Inst { kind: InstKind::WarpBarrier { publish: Some(value) }, span });
+                (_, InstKind::WarpPublish { value }) => {
+                    e.push(InstKind::WarpBarrier { publish: Some(value) });
                 }
-                (WarpMode::Emulated, InstKind::WarpSync) => {
-                    out.push(Inst { kind: InstKind::WarpBarrier { publish: None }, span });
+                (_, InstKind::WarpSync) => e.push(InstKind::WarpBarrier { publish: None }),
+                (_, InstKind::WarpRead { dst, lane, warp_base, .. }) => {
+                    scratch_load(&mut e, dst, warp_base, lane);
                 }
-                (WarpMode::Emulated, InstKind::WarpRead { dst, lane, warp_base, .. }) => {
-                    let load = scratch_load(k, dst, warp_base, lane, span, &mut out);
-                    out.push(load);
+                (_, InstKind::WarpBallot { dst, lanes, warp_base, .. }) => {
+                    ballot_loop_at = Some((dst, lanes, warp_base));
                 }
-                (WarpMode::Emulated, InstKind::WarpBallot { dst, lanes, warp_base, .. }) => {
-                    // The rest of the block runs after the loop.
-                    let done = ballot_loop(k, b, dst, lanes, warp_base, span, &mut out);
-                    k.blocks[done.index()].insts.extend(rest.by_ref());
-                    break;
-                }
-                (_, kind) => out.push(Inst { kind, span }),
+                (_, kind) => e.push(kind),
+            }
+            let span = e.span;
+            out.append(&mut e.insts);
+            if let Some((dst, lanes, warp_base)) = ballot_loop_at {
+                // The rest of the block runs after the loop.
+                let done = ballot_loop(k, b, dst, lanes, warp_base, span, &mut out);
+                k.blocks[done.index()].insts.extend(rest.by_ref());
+                break;
             }
         }
         k.blocks[b].insts = out;
@@ -124,41 +125,18 @@ fn reserve_scratch(k: &mut Kernel) {
     k.block_vote = Some(offset + 4 * SCRATCH_WORDS);
 }
 
-fn temp(k: &mut Kernel, span: Span) -> RegId {
-    let id = RegId(k.regs.len() as u32);
-    k.regs.push(RegInfo { name: format!("$w{}", id.0), ty: RegTy::Int(32), span });
-    id
-}
-
-fn and(dst: RegId, a: Value, b: Value) -> InstKind {
-    let mode = FloatMode::default();
-    InstKind::Binary { op: BinaryOp::And, ty: U32, mode, dst, lhs: a, rhs: b }
-}
-
 fn binary(op: BinaryOp, dst: RegId, lhs: Value, rhs: Value) -> InstKind {
     InstKind::Binary { op, ty: U32, mode: FloatMode::default(), dst, lhs, rhs }
 }
 
-/// Appends the address arithmetic of scratch word `warp_base + lane` to `out` and
-/// returns the load of it into `dst`.
-fn scratch_load(
-    k: &mut Kernel,
-    dst: RegId,
-    warp_base: Value,
-    lane: Value,
-    span: Span,
-    out: &mut Vec<Inst>,
-) -> Inst {
-    let scratch = k.warp_scratch.unwrap_or(0);
-    let index = temp(k, span);
-    let bytes = temp(k, span);
-    out.push(Inst { kind: binary(BinaryOp::Add, index, warp_base, lane), span });
-    out.push(Inst { kind: binary(BinaryOp::Shl, bytes, Value::Reg(index), Value::Imm(2)), span });
+/// Loads scratch word `warp_base + lane` into `dst`.
+fn scratch_load(e: &mut Builder<'_>, dst: RegId, warp_base: Value, lane: Value) {
+    let scratch = e.kernel.warp_scratch.unwrap_or(0);
+    let index = e.add(U32, warp_base, lane);
+    let bytes = e.temp(U32);
+    e.push(binary(BinaryOp::Shl, bytes, index, Value::Imm(2)));
     let addr = Address { base: Some(bytes), offset: i64::from(scratch) };
-    Inst {
-        kind: InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(dst)], addr },
-        span,
-    }
+    e.push(InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(dst)], addr });
 }
 
 /// Ends block `b` with a loop over the 32 lanes that sets bit k of `dst` when lane k is
@@ -173,67 +151,45 @@ fn ballot_loop(
     span: Span,
     out: &mut Vec<Inst>,
 ) -> BlockId {
-    let reg = |k: &mut Kernel, ty: RegTy| {
-        let r = temp(k, span);
-        k.regs[r.index()].ty = ty;
-        r
+    let (acc, lane) = {
+        let mut e = Builder::new(k, span);
+        let (acc, lane) = (e.temp(U32), e.temp(U32));
+        e.mov(U32, acc, Value::Imm(0));
+        e.mov(U32, lane, Value::Imm(0));
+        out.append(&mut e.insts);
+        (acc, lane)
     };
-    let (acc, lane) = (reg(k, RegTy::Int(32)), reg(k, RegTy::Int(32)));
-    let (word, bit, member, vote, next) = (
-        reg(k, RegTy::Int(32)),
-        reg(k, RegTy::Int(32)),
-        reg(k, RegTy::Int(32)),
-        reg(k, RegTy::Int(32)),
-        reg(k, RegTy::Int(32)),
-    );
-    let (more, take, set) = (reg(k, RegTy::Pred), reg(k, RegTy::Pred), reg(k, RegTy::Pred));
-    let setp = |cmp, dst, lhs, rhs| InstKind::Setp {
-        cmp,
-        ty: U32,
-        ftz: false,
-        dst: Some(dst),
-        dst_not: None,
-        lhs,
-        rhs,
-        combine: None,
-    };
-    let mov = |dst, src| InstKind::Mov { ty: U32, dst, src };
-    let select = |dst, a, b, cond| InstKind::Select { ty: U32, dst, a, b, cond, negate: false };
-    let push_block = |k: &mut Kernel, insts: Vec<Inst>, term: Terminator| {
-        let id = BlockId(k.blocks.len() as u32);
-        k.blocks.push(Block { label: None, span, insts, term, term_span: span });
-        id
-    };
-    let inst = |kind| Inst { kind, span };
-
-    let term = std::mem::replace(&mut k.blocks[b].term, Terminator::Return);
-    let done = push_block(k, vec![inst(mov(dst, Value::Reg(acc)))], term);
-    let head = BlockId(k.blocks.len() as u32);
-    let body_id = BlockId(head.0 + 1);
-    let test = vec![inst(setp(CmpOp::Lt, more, Value::Reg(lane), Value::Imm(32)))];
-    let branch = Terminator::Branch { cond: more, negate: false, if_true: body_id, if_false: done };
-    push_block(k, test, branch);
-    let mut body = Vec::new();
-    let load = scratch_load(k, word, warp_base, Value::Reg(lane), span, &mut body);
-    body.push(load);
-    let (acc_v, lane_v) = (Value::Reg(acc), Value::Reg(lane));
-    body.extend(
-        [
-            binary(BinaryOp::Shl, bit, Value::Imm(1), lane_v),
-            and(member, lanes, Value::Reg(bit)),
-            setp(CmpOp::Ne, take, Value::Reg(member), Value::Imm(0)),
-            setp(CmpOp::Ne, set, Value::Reg(word), Value::Imm(0)),
-            select(vote, Value::Reg(bit), Value::Imm(0), set),
-            binary(BinaryOp::Or, next, acc_v, Value::Reg(vote)),
-            select(acc, Value::Reg(next), acc_v, take),
-            binary(BinaryOp::Add, lane, lane_v, Value::Imm(1)),
-        ]
-        .into_iter()
-        .map(inst),
-    );
-    push_block(k, body, Terminator::Jump(head));
-    out.push(inst(mov(acc, Value::Imm(0))));
-    out.push(inst(mov(lane, Value::Imm(0))));
+    let term = std::mem::replace(&mut k.blocks[b].term, Terminator::Jump(BlockId(0)));
+    // done: dst = acc, then the rest of `b`; head: lane < 32 ? body : done;
+    // body: fold lane's word into acc, lane += 1, back to head.
+    let done = BlockId(k.blocks.len() as u32);
+    let (head, body) = (BlockId(done.0 + 1), BlockId(done.0 + 2));
+    let mov = InstKind::Mov { ty: U32, dst, src: Value::Reg(acc) };
+    let block = |insts: Vec<Inst>, term| Block { label: None, span, insts, term, term_span: span };
+    k.blocks.push(block(vec![Inst { kind: mov, span }], term));
     k.blocks[b].term = Terminator::Jump(head);
+
+    let mut e = Builder::new(k, span);
+    let more = e.cmp(CmpOp::Lt, U32, Value::Reg(lane), Value::Imm(32));
+    let test = std::mem::take(&mut e.insts);
+    let (acc_v, lane_v) = (Value::Reg(acc), Value::Reg(lane));
+    let word = e.temp(U32);
+    scratch_load(&mut e, word, warp_base, lane_v);
+    let bit = e.bin(BinaryOp::Shl, U32, Value::Imm(1), lane_v);
+    let member = e.and(U32, lanes, bit);
+    let take = e.cmp(CmpOp::Ne, U32, member, Value::Imm(0));
+    let set = e.cmp(CmpOp::Ne, U32, Value::Reg(word), Value::Imm(0));
+    let vote = e.sel(U32, set, bit, Value::Imm(0));
+    let next = e.or(U32, acc_v, vote);
+    let folded = e.sel(U32, take, next, acc_v);
+    e.mov(U32, acc, folded);
+    let next_lane = e.add(U32, lane_v, Value::Imm(1));
+    e.mov(U32, lane, next_lane);
+    let fold = std::mem::take(&mut e.insts);
+    k.blocks.push(block(
+        test,
+        Terminator::Branch { cond: more, negate: false, if_true: body, if_false: done },
+    ));
+    k.blocks.push(block(fold, Terminator::Jump(head)));
     done
 }

@@ -1,11 +1,13 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 1. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//! 1. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
+//!    round-to-odd arithmetic and one final rounding (CFG → CFG);
+//! 2. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
-//! 2. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//! 3. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
-//! 3. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//! 4. [`predicate`] — when `crate::uniformity` finds an emulated collective in
 //!    divergent control flow, the tree is predicated so that every thread reaches it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
@@ -14,6 +16,7 @@
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test): a failure is a ptxvk bug, reported as an internal error.
 
+pub mod legalize_floats;
 pub mod legalize_warps;
 pub mod loop_exits;
 pub mod predicate;
@@ -58,6 +61,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    legalize_floats::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     let mut body = structurize::run(&mut kernel).map_err(|d| vec![d])?;

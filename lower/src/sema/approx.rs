@@ -9,6 +9,7 @@ use ptxvk_frontend::Diagnostic;
 
 use super::expand::{has, Emit};
 use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{
     BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Rounding, UnaryOp, Value,
 };

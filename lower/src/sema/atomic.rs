@@ -8,6 +8,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::{has, Emit};
 use super::{is_cache_hint, Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{
     Address, AtomicOp, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Order, Scope,
     Space, Terminator, Value,

@@ -22,6 +22,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
 use super::{reject_other, unsupported, Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{
     Address, AtomicOp, BinaryOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space,
     SpecialReg, Terminator, Value,

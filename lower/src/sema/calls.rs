@@ -24,6 +24,7 @@ use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
 use super::{names_used, op_ty, reject_other, Lowerer, Mods, Resolved, Symbol};
+use crate::build::Build;
 use crate::ir::{BlockId, InstKind, OpTy, Terminator, Value, FUNCTION_WINDOW};
 
 /// Calls nest at most this deep (a guard against exponential inlining).

@@ -14,6 +14,7 @@ use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{reject_other, Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);
@@ -25,123 +26,13 @@ pub(super) struct Emit<'a, 'm> {
     pub(super) span: Span,
 }
 
-impl Emit<'_, '_> {
-    pub(super) fn temp(&mut self, ty: OpTy) -> RegId {
+impl Build for Emit<'_, '_> {
+    fn temp(&mut self, ty: OpTy) -> RegId {
         self.l.temp(ty.storage(), self.span)
     }
 
-    pub(super) fn push(&mut self, kind: InstKind) {
+    fn push(&mut self, kind: InstKind) {
         self.l.push(kind, self.span);
-    }
-
-    pub(super) fn bin(&mut self, op: BinaryOp, ty: OpTy, lhs: Value, rhs: Value) -> Value {
-        let dst_ty = if op == BinaryOp::MulWide { wide(ty) } else { ty };
-        let dst = self.temp(dst_ty);
-        self.push(InstKind::Binary { op, ty, mode: FloatMode::default(), dst, lhs, rhs });
-        Value::Reg(dst)
-    }
-
-    pub(super) fn un(&mut self, op: UnaryOp, ty: OpTy, src: Value) -> Value {
-        let dst_ty = if matches!(op, UnaryOp::Clz | UnaryOp::Popc) { U32 } else { ty };
-        let dst = self.temp(dst_ty);
-        self.push(InstKind::Unary { op, ty, mode: FloatMode::default(), dst, src });
-        Value::Reg(dst)
-    }
-
-    pub(super) fn add(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
-        self.bin(BinaryOp::Add, ty, a, b)
-    }
-
-    pub(super) fn and(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
-        self.bin(BinaryOp::And, ty, a, b)
-    }
-
-    pub(super) fn or(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
-        self.bin(BinaryOp::Or, ty, a, b)
-    }
-
-    pub(super) fn not(&mut self, ty: OpTy, a: Value) -> Value {
-        self.un(UnaryOp::Not, ty, a)
-    }
-
-    pub(super) fn cmp(&mut self, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) -> RegId {
-        let dst = self.temp(OpTy::Pred);
-        self.push(InstKind::Setp {
-            cmp,
-            ty,
-            ftz: false,
-            dst: Some(dst),
-            dst_not: None,
-            lhs,
-            rhs,
-            combine: None,
-        });
-        dst
-    }
-
-    /// `cond ? a : b`.
-    pub(super) fn sel(&mut self, ty: OpTy, cond: RegId, a: Value, b: Value) -> Value {
-        let dst = self.temp(ty);
-        self.push(InstKind::Select { ty, dst, a, b, cond, negate: false });
-        Value::Reg(dst)
-    }
-
-    pub(super) fn pred_or(&mut self, lhs: RegId, rhs: RegId) -> RegId {
-        self.pred_logic(BoolOp::Or, lhs, rhs)
-    }
-
-    pub(super) fn pred_and(&mut self, lhs: RegId, rhs: RegId) -> RegId {
-        self.pred_logic(BoolOp::And, lhs, rhs)
-    }
-
-    fn pred_logic(&mut self, op: BoolOp, lhs: RegId, rhs: RegId) -> RegId {
-        let dst = self.temp(OpTy::Pred);
-        self.push(InstKind::PredLogic { op, dst, lhs, rhs });
-        dst
-    }
-
-    /// Integer conversion (truncation, or extension by the signedness of `from`).
-    pub(super) fn cvt(&mut self, to: OpTy, from: OpTy, src: Value) -> Value {
-        let dst = self.temp(to);
-        self.push(InstKind::Convert {
-            to,
-            from,
-            rounding: None,
-            mode: FloatMode::default(),
-            dst,
-            src,
-        });
-        Value::Reg(dst)
-    }
-
-    /// `len` bits of `a` from `pos`, zero- or sign-extended by `ty` (`bfe`).
-    pub(super) fn bfe(&mut self, ty: OpTy, a: Value, pos: u64, len: u64) -> Value {
-        let dst = self.temp(ty);
-        self.push(InstKind::Bfe { ty, dst, a, pos: Value::Imm(pos), len: Value::Imm(len) });
-        Value::Reg(dst)
-    }
-
-    /// `{hi, lo}` as one 64-bit value.
-    pub(super) fn pack64(&mut self, lo: Value, hi: Value) -> Value {
-        let dst = self.temp(U64);
-        self.push(InstKind::Pack { elem: U32, dst, srcs: vec![lo, hi] });
-        Value::Reg(dst)
-    }
-
-    /// The low 32 bits of a 64-bit value.
-    pub(super) fn lo32(&mut self, v: Value) -> Value {
-        self.cvt(U32, U64, v)
-    }
-
-    pub(super) fn mov(&mut self, ty: OpTy, dst: RegId, src: Value) {
-        self.push(InstKind::Mov { ty, dst, src });
-    }
-}
-
-pub(super) fn wide(ty: OpTy) -> OpTy {
-    match ty {
-        OpTy::S(b) => OpTy::S(b * 2),
-        other => OpTy::U(other.bits() as u8 * 2),
     }
 }
 

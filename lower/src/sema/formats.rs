@@ -12,17 +12,17 @@
 //!   rounds it up when `|x|` is not a power of two, values below 2^-127 give 2^-127
 //!   (0), overflow and infinities give NaN or, with `.satfinite`, 2^127 (0xfe) — the
 //!   behaviour of the host emulation in CUDA's `cuda_fp8.hpp`;
-//! * directed rounding (`.rz`, `.rm`, `.rp`) of f32 `add`, `sub`, `mul`, `fma`/`mad` and
-//!   of `cvt` to f32, by the same round-to-odd-then-round scheme.
+//! * directed rounding (`.rz`, `.rm`, `.rp`) of `cvt` to f32, by the same
+//!   round-to-odd-then-round scheme; `add`, `sub`, `mul`, `fma`/`mad` with one keep it
+//!   in the IR for `pass::legalize_floats`.
 
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::{Diagnostic, Spanned};
 
 use super::expand::{has, Emit};
 use super::{reject_other, unsupported, Lowerer, Mods};
-use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OddOp, OpTy, Rounding, UnaryOp, Value,
-};
+use crate::build::Build;
+use crate::ir::{BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OddOp, OpTy, Rounding, Value};
 
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
@@ -97,57 +97,6 @@ fn directed(m: &Mods) -> bool {
 }
 
 impl Emit<'_, '_> {
-    fn widen(&mut self, from: FloatFormat, src: Value) -> Value {
-        let dst = self.temp(F32);
-        self.push(InstKind::Widen { from, dst, src });
-        Value::Reg(dst)
-    }
-
-    fn narrow(
-        &mut self,
-        to: FloatFormat,
-        from: OpTy,
-        rounding: Rounding,
-        satfinite: bool,
-        relu: bool,
-        src: Value,
-    ) -> Value {
-        let dst = self.temp(OpTy::U(to.bits() as u8));
-        self.push(InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src });
-        Value::Reg(dst)
-    }
-
-    fn int_to_float(
-        &mut self,
-        to: FloatFormat,
-        from: OpTy,
-        rounding: Rounding,
-        src: Value,
-    ) -> Value {
-        let dst = self.temp(OpTy::U(to.bits() as u8));
-        self.push(InstKind::IntToFloat { to, from, rounding, dst, src });
-        Value::Reg(dst)
-    }
-
-    fn odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> Value {
-        let dst = self.temp(F64);
-        self.push(InstKind::RoundToOdd { op, dst, a, b, c });
-        Value::Reg(dst)
-    }
-
-    fn convert(
-        &mut self,
-        to: OpTy,
-        from: OpTy,
-        rounding: Option<Rounding>,
-        mode: FloatMode,
-        src: Value,
-    ) -> Value {
-        let dst = self.temp(to);
-        self.push(InstKind::Convert { to, from, rounding, mode, dst, src });
-        Value::Reg(dst)
-    }
-
     /// The sum of two `fmt` bit patterns, rounded to nearest even, subnormals kept
     /// (`add.rn` of one half lane; `atom.add.noftz`).
     pub(super) fn half_add(&mut self, fmt: FloatFormat, a: Value, b: Value) -> Value {
@@ -155,17 +104,6 @@ impl Emit<'_, '_> {
         let y = self.widen(fmt, b);
         let sum = self.odd(OddOp::Add, x, y, Value::Imm(0));
         self.narrow(fmt, F64, Rounding::Nearest, false, false, sum)
-    }
-
-    /// `.ftz` on an f32 value.
-    fn flush32(&mut self, v: Value) -> Value {
-        self.convert(F32, F32, None, FloatMode { ftz: true, sat: false, ..FloatMode::default() }, v)
-    }
-
-    /// `.sat` on an f64 value: clamped to [0, 1], NaN to +0 (PTX ISA 9.2 §9.7.3).
-    fn saturate64(&mut self, v: Value) -> Value {
-        let low = self.bin(BinaryOp::Max, F64, v, Value::Imm(0));
-        self.bin(BinaryOp::Min, F64, low, Value::Imm(1f64.to_bits()))
     }
 
     /// `.ftz` on a narrow bit pattern: a subnormal becomes a zero of its sign.
@@ -777,7 +715,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32`.
+    /// `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32` or
+    /// `.f64`: the operation with its rounding, for `pass::legalize_floats`.
     fn directed_arith(
         &mut self,
         op: &str,
@@ -788,105 +727,37 @@ impl Lowerer<'_> {
         reject_other(m, &[])?;
         let ty = self.one_type(i, m)?;
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        if ty == F64 {
-            return self.directed_f64(op, i, m, rounding);
-        }
-        if ty != F32 {
+        if ty != F32 && ty != F64 {
             return Err(Diagnostic::error(
                 span,
                 format!("`{op}` with a rounding takes `.f32` or `.f64`"),
             ));
         }
-        let arity = if matches!(op, "fma" | "mad") { 4 } else { 3 };
-        if i.operands.len() != arity {
-            return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
-        }
-        let dst = self.dst(&i.operands[0], F32, false)?;
-        let mut x = Vec::new();
-        for o in &i.operands[1..] {
-            x.push(self.src(o, F32, false, span)?);
-        }
-        let mut e = Emit { l: self, span };
-        if m.ftz {
-            x = x.into_iter().map(|v| e.flush32(v)).collect();
-        }
-        let (odd_op, c) = match op {
-            "add" => (OddOp::Add, Value::Imm(0)),
-            "sub" => (OddOp::Sub, Value::Imm(0)),
-            "mul" => (OddOp::Mul, Value::Imm(0)),
-            _ => (OddOp::Fma, x[2]),
-        };
-        let mut v = e.odd(odd_op, x[0], x[1], c);
-        if m.sat {
-            v = e.saturate64(v);
-        }
-        let mut r = e.narrow(FloatFormat::F32, F64, rounding, false, false, v);
-        if rounding == Rounding::Down && odd_op != OddOp::Mul && !m.sat {
-            // An exact zero sum rounds to -0 downward unless both addends are +0 (IEEE
-            // 754 §6.3); the f64 sum above was rounded to nearest, which gives +0.
-            let (p, q) = match odd_op {
-                OddOp::Fma => (
-                    e.odd(OddOp::Mul, x[0], x[1], Value::Imm(0)),
-                    e.convert(F64, F32, None, FloatMode::default(), x[2]),
-                ),
-                _ => {
-                    let p = e.convert(F64, F32, None, FloatMode::default(), x[0]);
-                    let q = e.convert(F64, F32, None, FloatMode::default(), x[1]);
-                    let q = if odd_op == OddOp::Sub { e.un(UnaryOp::Neg, F64, q) } else { q };
-                    (p, q)
-                }
-            };
-            let u64t = OpTy::U(64);
-            let both = e.or(u64t, p, q);
-            let both_plus_zero = e.cmp(CmpOp::Eq, u64t, both, Value::Imm(0));
-            let zero_sum = e.cmp(CmpOp::Eq, F64, v, Value::Imm(0));
-            let minus_zero = e.sel(OpTy::U(32), both_plus_zero, r, Value::Imm(0x8000_0000));
-            r = e.sel(OpTy::U(32), zero_sum, minus_zero, r);
-        }
-        let r = if m.ftz { e.flush32(r) } else { r };
-        e.mov(F32, dst, r);
-        Ok(())
-    }
-
-    /// `add`, `sub`, `mul` and `fma`/`mad` on `.f64` with `.rz`, `.rm` or `.rp`: the exact
-    /// fused multiply-add of the backend (`a·1 + b`, `a·1 + (-b)`, `a·b + 0` with the
-    /// zero's sign chosen so that a zero product keeps its own sign).
-    fn directed_f64(
-        &mut self,
-        op: &str,
-        i: &ast::Instruction,
-        m: &Mods,
-        rounding: Rounding,
-    ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        if m.ftz || m.sat {
+        if ty == F64 && (m.ftz || m.sat) {
             return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
         }
         let arity = if matches!(op, "fma" | "mad") { 4 } else { 3 };
         if i.operands.len() != arity {
             return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
         }
-        let dst = self.dst(&i.operands[0], F64, false)?;
+        let dst = self.dst(&i.operands[0], ty, false)?;
         let mut x = Vec::new();
         for o in &i.operands[1..] {
-            x.push(self.src(o, F64, false, span)?);
+            x.push(self.src(o, ty, false, span)?);
         }
-        let mut e = Emit { l: self, span };
-        let one = Value::Imm(1f64.to_bits());
-        let (a, b, c) = match op {
-            "add" => (x[0], one, x[1]),
-            "sub" => (x[0], one, e.un(UnaryOp::Neg, F64, x[1])),
-            // x·y + (-0) is x·y for every rounding but toward -inf, where +0 is neutral.
-            "mul" => {
-                let zero = if rounding == Rounding::Down { 0 } else { 1 << 63 };
-                (x[0], x[1], Value::Imm(zero))
+        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding };
+        let kind = match op {
+            "add" | "sub" | "mul" => {
+                let op = match op {
+                    "add" => BinaryOp::Add,
+                    "sub" => BinaryOp::Sub,
+                    _ => BinaryOp::Mul,
+                };
+                InstKind::Binary { op, ty, mode, dst, lhs: x[0], rhs: x[1] }
             }
-            _ => (x[0], x[1], x[2]),
+            _ => InstKind::Fma { ty, mode, dst, a: x[0], b: x[1], c: x[2] },
         };
-        let t = e.temp(F64);
-        let mode = FloatMode { rounding, ..FloatMode::default() };
-        e.push(InstKind::Fma { ty: F64, mode, dst: t, a, b, c });
-        e.mov(F64, dst, Value::Reg(t));
+        self.push(kind, span);
         Ok(())
     }
 }

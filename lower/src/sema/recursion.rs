@@ -52,6 +52,7 @@ use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 use super::calls::{same_signature, CallSet, Frame};
 use super::expand::Emit;
 use super::{op_ty, Lowerer, Resolved, Symbol};
+use crate::build::Build;
 use crate::ir::{
     Address, BinaryOp, BlockId, CmpOp, InstKind, Kernel, OpTy, RegId, RegTy, Space, Terminator,
     Value,

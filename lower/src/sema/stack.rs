@@ -11,6 +11,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
 use super::{reject_other, Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Value};
 use crate::system as sys;
 

@@ -16,6 +16,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
 use super::{Lowerer, Resolved};
+use crate::build::Build;
 use crate::ir::{
     Address, AtomicOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
     Terminator, Value, LOCAL_WINDOW,

@@ -30,6 +30,7 @@ use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
 use super::expand::{has, Emit};
 use super::{Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{BinaryOp, CmpOp, OpTy, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);

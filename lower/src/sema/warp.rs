@@ -20,6 +20,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
 use super::{reject_other, Lowerer, Mods};
+use crate::build::Build;
 use crate::ir::{BinaryOp, CmpOp, Dim, InstKind, OpTy, SpecialReg, Terminator, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);

@@ -1,0 +1,227 @@
+//! Building IR: the instruction helpers that semantic analysis and the passes share.
+//!
+//! [`Build`] needs a way to make a temporary register and to append an instruction;
+//! every other method is written once on top of those two. Semantic analysis builds
+//! into the current block (`sema::expand::Emit`), passes into an instruction list with
+//! a [`Builder`].
+
+use ptxvk_frontend::Span;
+
+use crate::ir::{
+    BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, Inst, InstKind, Kernel, OddOp, OpTy, RegId,
+    RegInfo, Rounding, UnaryOp, Value,
+};
+
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+const F32: OpTy = OpTy::F(32);
+const F64: OpTy = OpTy::F(64);
+
+/// The operation type twice as wide (`mul.wide`'s result).
+pub fn wide(ty: OpTy) -> OpTy {
+    match ty {
+        OpTy::S(b) => OpTy::S(b * 2),
+        other => OpTy::U(other.bits() as u8 * 2),
+    }
+}
+
+pub trait Build {
+    /// A new register for values of type `ty`.
+    fn temp(&mut self, ty: OpTy) -> RegId;
+
+    /// Appends an instruction.
+    fn push(&mut self, kind: InstKind);
+
+    fn bin(&mut self, op: BinaryOp, ty: OpTy, lhs: Value, rhs: Value) -> Value {
+        let dst_ty = if op == BinaryOp::MulWide { wide(ty) } else { ty };
+        let dst = self.temp(dst_ty);
+        self.push(InstKind::Binary { op, ty, mode: FloatMode::default(), dst, lhs, rhs });
+        Value::Reg(dst)
+    }
+
+    fn un(&mut self, op: UnaryOp, ty: OpTy, src: Value) -> Value {
+        let dst_ty = if matches!(op, UnaryOp::Clz | UnaryOp::Popc) { U32 } else { ty };
+        let dst = self.temp(dst_ty);
+        self.push(InstKind::Unary { op, ty, mode: FloatMode::default(), dst, src });
+        Value::Reg(dst)
+    }
+
+    fn add(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+        self.bin(BinaryOp::Add, ty, a, b)
+    }
+
+    fn and(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+        self.bin(BinaryOp::And, ty, a, b)
+    }
+
+    fn or(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
+        self.bin(BinaryOp::Or, ty, a, b)
+    }
+
+    fn not(&mut self, ty: OpTy, a: Value) -> Value {
+        self.un(UnaryOp::Not, ty, a)
+    }
+
+    fn cmp(&mut self, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) -> RegId {
+        let dst = self.temp(OpTy::Pred);
+        self.push(InstKind::Setp {
+            cmp,
+            ty,
+            ftz: false,
+            dst: Some(dst),
+            dst_not: None,
+            lhs,
+            rhs,
+            combine: None,
+        });
+        dst
+    }
+
+    /// `cond ? a : b`.
+    fn sel(&mut self, ty: OpTy, cond: RegId, a: Value, b: Value) -> Value {
+        let dst = self.temp(ty);
+        self.push(InstKind::Select { ty, dst, a, b, cond, negate: false });
+        Value::Reg(dst)
+    }
+
+    fn pred_or(&mut self, lhs: RegId, rhs: RegId) -> RegId {
+        self.pred_logic(BoolOp::Or, lhs, rhs)
+    }
+
+    fn pred_and(&mut self, lhs: RegId, rhs: RegId) -> RegId {
+        self.pred_logic(BoolOp::And, lhs, rhs)
+    }
+
+    fn pred_logic(&mut self, op: BoolOp, lhs: RegId, rhs: RegId) -> RegId {
+        let dst = self.temp(OpTy::Pred);
+        self.push(InstKind::PredLogic { op, dst, lhs, rhs });
+        dst
+    }
+
+    /// Integer conversion (truncation, or extension by the signedness of `from`).
+    fn cvt(&mut self, to: OpTy, from: OpTy, src: Value) -> Value {
+        let dst = self.temp(to);
+        self.push(InstKind::Convert {
+            to,
+            from,
+            rounding: None,
+            mode: FloatMode::default(),
+            dst,
+            src,
+        });
+        Value::Reg(dst)
+    }
+
+    /// `len` bits of `a` from `pos`, zero- or sign-extended by `ty` (`bfe`).
+    fn bfe(&mut self, ty: OpTy, a: Value, pos: u64, len: u64) -> Value {
+        let dst = self.temp(ty);
+        self.push(InstKind::Bfe { ty, dst, a, pos: Value::Imm(pos), len: Value::Imm(len) });
+        Value::Reg(dst)
+    }
+
+    /// `{hi, lo}` as one 64-bit value.
+    fn pack64(&mut self, lo: Value, hi: Value) -> Value {
+        let dst = self.temp(U64);
+        self.push(InstKind::Pack { elem: U32, dst, srcs: vec![lo, hi] });
+        Value::Reg(dst)
+    }
+
+    /// The low 32 bits of a 64-bit value.
+    fn lo32(&mut self, v: Value) -> Value {
+        self.cvt(U32, U64, v)
+    }
+
+    fn mov(&mut self, ty: OpTy, dst: RegId, src: Value) {
+        self.push(InstKind::Mov { ty, dst, src });
+    }
+
+    fn widen(&mut self, from: FloatFormat, src: Value) -> Value {
+        let dst = self.temp(F32);
+        self.push(InstKind::Widen { from, dst, src });
+        Value::Reg(dst)
+    }
+
+    fn narrow(
+        &mut self,
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        satfinite: bool,
+        relu: bool,
+        src: Value,
+    ) -> Value {
+        let dst = self.temp(OpTy::U(to.bits() as u8));
+        self.push(InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src });
+        Value::Reg(dst)
+    }
+
+    fn int_to_float(
+        &mut self,
+        to: FloatFormat,
+        from: OpTy,
+        rounding: Rounding,
+        src: Value,
+    ) -> Value {
+        let dst = self.temp(OpTy::U(to.bits() as u8));
+        self.push(InstKind::IntToFloat { to, from, rounding, dst, src });
+        Value::Reg(dst)
+    }
+
+    fn odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> Value {
+        let dst = self.temp(F64);
+        self.push(InstKind::RoundToOdd { op, dst, a, b, c });
+        Value::Reg(dst)
+    }
+
+    fn convert(
+        &mut self,
+        to: OpTy,
+        from: OpTy,
+        rounding: Option<Rounding>,
+        mode: FloatMode,
+        src: Value,
+    ) -> Value {
+        let dst = self.temp(to);
+        self.push(InstKind::Convert { to, from, rounding, mode, dst, src });
+        Value::Reg(dst)
+    }
+
+    /// `.ftz` on an f32 value.
+    fn flush32(&mut self, v: Value) -> Value {
+        self.convert(F32, F32, None, FloatMode { ftz: true, sat: false, ..FloatMode::default() }, v)
+    }
+
+    /// `.sat` on an f64 value: clamped to [0, 1], NaN to +0 (PTX ISA 9.2 §9.7.3).
+    fn saturate64(&mut self, v: Value) -> Value {
+        let low = self.bin(BinaryOp::Max, F64, v, Value::Imm(0));
+        self.bin(BinaryOp::Min, F64, low, Value::Imm(1f64.to_bits()))
+    }
+}
+
+/// Builds instructions for a pass: temporaries go into `kernel`, instructions into
+/// `insts`, each with `span`.
+#[derive(Debug)]
+pub struct Builder<'k> {
+    pub kernel: &'k mut Kernel,
+    pub insts: Vec<Inst>,
+    pub span: Span,
+}
+
+impl<'k> Builder<'k> {
+    pub fn new(kernel: &'k mut Kernel, span: Span) -> Self {
+        Builder { kernel, insts: Vec::new(), span }
+    }
+}
+
+impl Build for Builder<'_> {
+    fn temp(&mut self, ty: OpTy) -> RegId {
+        let id = RegId(self.kernel.regs.len() as u32);
+        let (ty, span) = (ty.storage(), self.span);
+        self.kernel.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
+        id
+    }
+
+    fn push(&mut self, kind: InstKind) {
+        self.insts.push(Inst { kind, span: self.span });
+    }
+}

@@ -1,0 +1,146 @@
+//! Pass: float arithmetic with directed rounding, which SPIR-V cannot express per
+//! instruction (PTX ISA 9.2 §9.7.3: `.rz`, `.rm`, `.rp` on `add`, `sub`, `mul`, `fma`,
+//! `mad`).
+//!
+//! Pre: CFG IR; `Binary` `add`/`sub`/`mul` and `Fma` on `.f32` or `.f64` may carry a
+//! directed [`FloatMode::rounding`].
+//!
+//! Post: only `.f64` `Fma` carries one (the emitter's exact fused multiply-add rounds
+//! in every direction), and `div`/`rcp`/`sqrt`, which the emitter rounds itself.
+//! * **f32**: the operation is computed exactly and rounded to odd in f64
+//!   ([`InstKind::RoundToOdd`]), then rounded once to f32 in the wanted direction
+//!   ([`InstKind::Narrow`]); correct by Boldo and Melquiond's round-to-odd theorem.
+//!   `.ftz` flushes the inputs and the result, `.sat` clamps the f64 value (which
+//!   commutes with the final rounding, the bounds being f32 values).
+//! * **f64**: `a + b` is `fma(a, 1, b)`, `a - b` is `fma(a, 1, -b)`, `a * b` is
+//!   `fma(a, b, ∓0)` with the zero that keeps the sign of a zero product.
+//!
+//! The target does not matter yet: Vulkan's float controls set rounding per shader,
+//! not per instruction, so every device needs this.
+
+use ptxvk_frontend::Diagnostic;
+
+use super::Target;
+use crate::build::{Build, Builder};
+use crate::ir::{
+    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, OddOp, OpTy, RegId, Rounding,
+    UnaryOp, Value,
+};
+
+const F32: OpTy = OpTy::F(32);
+const F64: OpTy = OpTy::F(64);
+
+/// The operation of a directed-rounding instruction, with its operands.
+fn directed(kind: &InstKind) -> Option<(OddOp, OpTy, FloatMode, RegId, [Value; 3])> {
+    let zero = Value::Imm(0);
+    match *kind {
+        InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+            if ty.is_float() && mode.rounding != Rounding::Nearest =>
+        {
+            let op = match op {
+                BinaryOp::Add => OddOp::Add,
+                BinaryOp::Sub => OddOp::Sub,
+                BinaryOp::Mul => OddOp::Mul,
+                _ => return None,
+            };
+            Some((op, ty, mode, dst, [lhs, rhs, zero]))
+        }
+        InstKind::Fma { ty: F32, mode, dst, a, b, c } if mode.rounding != Rounding::Nearest => {
+            Some((OddOp::Fma, F32, mode, dst, [a, b, c]))
+        }
+        _ => None,
+    }
+}
+
+/// Rewrites every directed-rounding instruction as the module doc describes.
+pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
+    for b in 0..k.blocks.len() {
+        if !k.blocks[b].insts.iter().any(|i| directed(&i.kind).is_some()) {
+            continue;
+        }
+        let insts = std::mem::take(&mut k.blocks[b].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            let Some((op, ty, mode, dst, x)) = directed(&inst.kind) else {
+                out.push(inst);
+                continue;
+            };
+            let mut e = Builder::new(k, inst.span);
+            if ty == F32 {
+                f32_directed(&mut e, op, mode, dst, x);
+            } else {
+                f64_directed(&mut e, op, mode.rounding, dst, x);
+            }
+            out.append(&mut e.insts);
+        }
+        k.blocks[b].insts = out;
+    }
+    Ok(())
+}
+
+/// `op` on f32 `x` rounded by `mode.rounding`, into `dst`.
+fn f32_directed(e: &mut Builder<'_>, op: OddOp, mode: FloatMode, dst: RegId, x: [Value; 3]) {
+    // Only `fma` reads the third operand.
+    let used = if op == OddOp::Fma { 3 } else { 2 };
+    let mut x = x;
+    if mode.ftz {
+        for v in &mut x[..used] {
+            *v = e.flush32(*v);
+        }
+    }
+    let c = if op == OddOp::Fma { x[2] } else { Value::Imm(0) };
+    let mut v = e.odd(op, x[0], x[1], c);
+    if mode.sat {
+        v = e.saturate64(v);
+    }
+    let rounding = mode.rounding;
+    let mut r = e.narrow(FloatFormat::F32, F64, rounding, false, false, v);
+    if rounding == Rounding::Down && op != OddOp::Mul && !mode.sat {
+        // An exact zero sum rounds to -0 downward unless both addends are +0 (IEEE 754
+        // §6.3); the f64 sum above was rounded to nearest, which gives +0.
+        let (p, q) = match op {
+            OddOp::Fma => (
+                e.odd(OddOp::Mul, x[0], x[1], Value::Imm(0)),
+                e.convert(F64, F32, None, FloatMode::default(), x[2]),
+            ),
+            _ => {
+                let p = e.convert(F64, F32, None, FloatMode::default(), x[0]);
+                let q = e.convert(F64, F32, None, FloatMode::default(), x[1]);
+                let q = if op == OddOp::Sub { e.un(UnaryOp::Neg, F64, q) } else { q };
+                (p, q)
+            }
+        };
+        let u64t = OpTy::U(64);
+        let both = e.or(u64t, p, q);
+        let both_plus_zero = e.cmp(CmpOp::Eq, u64t, both, Value::Imm(0));
+        let zero_sum = e.cmp(CmpOp::Eq, F64, v, Value::Imm(0));
+        let minus_zero = e.sel(OpTy::U(32), both_plus_zero, r, Value::Imm(0x8000_0000));
+        r = e.sel(OpTy::U(32), zero_sum, minus_zero, r);
+    }
+    let r = if mode.ftz { e.flush32(r) } else { r };
+    e.mov(F32, dst, r);
+}
+
+/// `add`, `sub`, `mul` on f64 as the exact fused multiply-add of the backend.
+fn f64_directed(e: &mut Builder<'_>, op: OddOp, rounding: Rounding, dst: RegId, x: [Value; 3]) {
+    let one = Value::Imm(1f64.to_bits());
+    let (a, b, c) = match op {
+        OddOp::Add => (x[0], one, x[1]),
+        OddOp::Sub => (x[0], one, e.un(UnaryOp::Neg, F64, x[1])),
+        // x·y + (-0) is x·y for every rounding but toward -inf, where +0 is neutral.
+        OddOp::Mul => {
+            let zero = if rounding == Rounding::Down { 0 } else { 1 << 63 };
+            (x[0], x[1], Value::Imm(zero))
+        }
+        OddOp::Fma => (x[0], x[1], x[2]),
+    };
+    let t = e.temp(F64);
+    let mode = FloatMode { rounding, ..FloatMode::default() };
+    e.push(InstKind::Fma { ty: F64, mode, dst: t, a, b, c });
+    e.mov(F64, dst, Value::Reg(t));
+}
+
+/// Whether an instruction is one this pass removes (the emitter's check).
+pub fn is_directed(kind: &InstKind) -> bool {
+    directed(kind).is_some()
+}
