@@ -196,6 +196,39 @@ pub trait Build {
         let low = self.bin(BinaryOp::Max, F64, v, Value::Imm(0));
         self.bin(BinaryOp::Min, F64, low, Value::Imm(1f64.to_bits()))
     }
+
+    /// The sum of two `fmt` bit patterns, rounded to nearest even, subnormals kept
+    /// (`add.rn` of one half lane; `atom.add.noftz`).
+    fn half_add(&mut self, fmt: FloatFormat, a: Value, b: Value) -> Value {
+        let x = self.widen(fmt, a);
+        let y = self.widen(fmt, b);
+        let sum = self.odd(OddOp::Add, x, y, Value::Imm(0));
+        self.narrow(fmt, F64, Rounding::Nearest, false, false, sum)
+    }
+
+    /// Lane `k` (16 bits) of a 16- or 32-bit value.
+    fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
+        if lanes == 1 {
+            return v;
+        }
+        let shifted = if k == 0 {
+            v
+        } else {
+            self.bin(BinaryOp::Shr, OpTy::U(32), v, Value::Imm(16 * u64::from(k)))
+        };
+        self.cvt(OpTy::U(16), OpTy::U(32), shifted)
+    }
+
+    /// Lanes of `elem_bits` each, lane 0 in the low bits.
+    fn pack(&mut self, elem_bits: u32, lanes: Vec<Value>) -> Value {
+        if lanes.len() == 1 {
+            return lanes[0];
+        }
+        let total = elem_bits * lanes.len() as u32;
+        let dst = self.temp(OpTy::U(total as u8));
+        self.push(InstKind::Pack { elem: OpTy::U(elem_bits as u8), dst, srcs: lanes });
+        Value::Reg(dst)
+    }
 }
 
 /// Builds instructions for a pass: temporaries go into `kernel`, instructions into

@@ -546,8 +546,13 @@ impl FloatFormat {
     }
 }
 
-/// A native atomic operation (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`): a
-/// read-modify-write, or the atomic load and store that strong `ld`/`st` are (§8.4).
+/// An atomic operation (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`): a read-modify-write,
+/// or the atomic load and store that strong `ld`/`st` are (§8.4).
+///
+/// `Load` to `Cas` on integers as wide as the space's atomic word (32 or 64 bits; 64 in
+/// a wide shared window) are native SPIR-V atomics. `Inc`, `Dec`, `FloatAdd`, `HalfAdd`
+/// and narrower elements are not: `pass::legalize_atomics` makes them compare-and-swap
+/// loops on the containing word, and the emitter never sees them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
     /// `dst` receives the value; `src` and `cmp` are ignored. Never `Release`/`AcqRel`.
@@ -564,6 +569,31 @@ pub enum AtomicOp {
     Max,
     /// Compare and swap: `*a = (*a == cmp) ? src : *a`.
     Cas,
+    /// `atom.inc`: `*a = (*a >= src) ? 0 : *a + 1` (unsigned).
+    Inc,
+    /// `atom.dec`: `*a = (*a == 0 || *a > src) ? src : *a - 1` (unsigned).
+    Dec,
+    /// Float addition rounded to nearest, at the operation type (f32, f64); `ftz`
+    /// flushes subnormal inputs and results (global `atom.add.f32`, §9.7.13.5).
+    FloatAdd {
+        ftz: bool,
+    },
+    /// `.add.noftz` of `lanes` 16-bit lanes of `format` (`.f16`, `.bf16`, `x2` forms),
+    /// each rounded to nearest with subnormals kept.
+    HalfAdd {
+        format: FloatFormat,
+        lanes: u32,
+    },
+}
+
+impl AtomicOp {
+    /// Whether SPIR-V has the operation (on a whole atomic word).
+    pub fn is_native(self) -> bool {
+        !matches!(
+            self,
+            AtomicOp::Inc | AtomicOp::Dec | AtomicOp::FloatAdd { .. } | AtomicOp::HalfAdd { .. }
+        )
+    }
 }
 
 /// The scope of an atomic or fence (PTX `.cta`, `.gpu`, `.sys`).
@@ -815,9 +845,10 @@ pub enum InstKind {
         c: Value,
     },
     /// An atomic read-modify-write of the `ty`-sized value at `addr`: `dst` receives
-    /// the old value; `cmp` is the comparand of `Cas` (ignored otherwise). Global
-    /// atomics may be 32 or 64 bits wide, shared ones 32, or 64 in a wide window
-    /// ([`SharedLayout::wide`]).
+    /// the old value; `cmp` is the comparand of `Cas` (ignored otherwise). After
+    /// `pass::legalize_atomics` every atomic is native ([`AtomicOp::is_native`]) and
+    /// as wide as its space's atomic word: global atomics 32 or 64 bits, shared ones
+    /// 32, or 64 in a wide window ([`SharedLayout::wide`]).
     Atomic {
         op: AtomicOp,
         space: Space,

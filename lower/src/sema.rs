@@ -2147,7 +2147,8 @@ impl Lowerer<'_> {
             }
         };
         // A wide shared window (`SharedLayout::wide`) has atomics of 64 bits only; a
-        // strong narrower store there is a compare-and-swap loop (`store_in_wide_word`).
+        // strong narrower store there is an atomic store that `pass::legalize_atomics`
+        // makes a compare-and-swap loop (`store_in_wide_word`).
         let shared_atomic_bits = if self.kernel.shared.wide { 64 } else { 32 };
         let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
             let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))

@@ -164,6 +164,14 @@ impl Spelled for AtomicOp {
         (AtomicOp::Min, "min"),
         (AtomicOp::Max, "max"),
         (AtomicOp::Cas, "cas"),
+        (AtomicOp::Inc, "inc"),
+        (AtomicOp::Dec, "dec"),
+        (AtomicOp::FloatAdd { ftz: false }, "fadd"),
+        (AtomicOp::FloatAdd { ftz: true }, "fadd_ftz"),
+        (AtomicOp::HalfAdd { format: FloatFormat::F16, lanes: 1 }, "hadd_f16"),
+        (AtomicOp::HalfAdd { format: FloatFormat::F16, lanes: 2 }, "hadd_f16x2"),
+        (AtomicOp::HalfAdd { format: FloatFormat::Bf16, lanes: 1 }, "hadd_bf16"),
+        (AtomicOp::HalfAdd { format: FloatFormat::Bf16, lanes: 2 }, "hadd_bf16x2"),
     ];
 }
 

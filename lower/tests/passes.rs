@@ -10,7 +10,8 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `legalize_floats` leaves no
+//! its output text: the verifier accepts the IR after it; `legalize_atomics` leaves
+//! only native atomics as wide as their space's word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma`; `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
@@ -25,7 +26,8 @@ use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
 use ptxvk_lower::pass::{
-    legalize_floats, legalize_warps, loop_exits, predicate, reducible, structurize, Target,
+    legalize_atomics, legalize_floats, legalize_warps, loop_exits, predicate, reducible,
+    structurize, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -87,6 +89,16 @@ fn count(k: &Kernel, f: impl Fn(&InstKind) -> bool) -> usize {
 /// Runs `pass`, checking its contract. Returns what went wrong.
 fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
+        ("legalize_atomics", None) => {
+            let loops = |k: &Kernel| count(k, |i| legalize_atomics::needs_loop(k, i));
+            if loops(&s.kernel) == 0 {
+                return Err("the input has no atomic that needs a loop".into());
+            }
+            legalize_atomics::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
+            if loops(&s.kernel) != 0 {
+                return Err("an atomic that needs a loop is left".into());
+            }
+        }
         ("legalize_floats", None) => {
             let directed = |k: &Kernel| count(k, legalize_floats::is_directed);
             if directed(&s.kernel) == 0 {

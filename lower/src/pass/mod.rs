@@ -2,12 +2,15 @@
 //!
 //! 1. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
 //!    round-to-odd arithmetic and one final rounding (CFG → CFG);
-//! 2. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//! 2. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
+//!    ones, elements narrower than the atomic word) become compare-and-swap loops
+//!    (CFG → CFG);
+//! 3. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
-//! 3. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//! 4. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
-//! 4. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//! 5. [`predicate`] — when `crate::uniformity` finds an emulated collective in
 //!    divergent control flow, the tree is predicated so that every thread reaches it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
@@ -16,6 +19,7 @@
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test): a failure is a ptxvk bug, reported as an internal error.
 
+pub mod legalize_atomics;
 pub mod legalize_floats;
 pub mod legalize_warps;
 pub mod loop_exits;
@@ -62,6 +66,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
     legalize_floats::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
+    legalize_atomics::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;

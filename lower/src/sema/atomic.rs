@@ -1,18 +1,15 @@
-//! `atom` and `red` (PTX ISA 9.2 §9.7.13.5-6): the integer and bit operations map to
-//! native atomics (`InstKind::Atomic`); `.inc`, `.dec` and the float additions are
-//! compare-and-swap loops built here from a native `cas`, so that they are exact on
-//! every device (Vulkan has no wrapping increment, and f64 atomics are optional).
+//! `atom` and `red` (PTX ISA 9.2 §9.7.13.5-6) as `InstKind::Atomic`: the integer and
+//! bit operations are native atomics; `.inc`, `.dec`, the float additions and 16-bit
+//! elements become compare-and-swap loops in `pass::legalize_atomics`, so that they
+//! are exact on every device (Vulkan has no wrapping increment, and f64 atomics are
+//! optional).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::{has, Emit};
+use super::expand::has;
 use super::{is_cache_hint, Lowerer, Mods};
-use crate::build::Build;
-use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Order, Scope,
-    Space, Terminator, Value,
-};
+use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value};
 
 /// What an `atom`/`red` computes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -224,7 +221,6 @@ impl Lowerer<'_> {
                 format!("`{opname}` takes {want} value operand(s)"),
             ));
         }
-        let bits_ty = ty.as_unsigned();
         let (ir_space, addr) = self.address(addr_op, space)?;
         let (ir_space, addr) = if generic_shared {
             (Space::Shared, self.window_offset(addr, span))
@@ -248,7 +244,7 @@ impl Lowerer<'_> {
         let src = self.src(&rest[0], ty, false, span)?;
         let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
         let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
-        let emit = Emission { kind, ty, bits_ty, scope, order, dst, src, cmp, m, span };
+        let emit = Emission { kind, ty, scope, order, dst, src, cmp, m, span };
         if !dispatch {
             return self.emit_atomic(&Placed { e: &emit, space: ir_space, addr });
         }
@@ -265,96 +261,32 @@ impl Lowerer<'_> {
 
     /// The instructions of one atomic in one space.
     fn emit_atomic(&mut self, a: &Placed<'_>) -> Result<(), Diagnostic> {
-        let Placed { e, space: ir_space, addr } = *a;
-        let Emission { kind, ty, bits_ty, scope, order, dst, src, cmp, m, span } = *e;
-        // A window of 64-bit words has 64-bit atomics only: narrower ones become
-        // compare-and-swap loops on the containing word.
-        let narrow_on_wide = ir_space == Space::Shared && self.kernel.shared.wide && ty.bits() < 64;
+        let Placed { e, space, addr } = *a;
+        let Emission { kind, ty, scope, order, dst, src, cmp, m, span, .. } = *e;
         let op = match kind {
-            Kind::Native(op) if !narrow_on_wide => {
-                // `cas(r, s, t)`: b is the comparand and c the new value.
-                self.push(
-                    InstKind::Atomic { op, space: ir_space, ty, scope, order, dst, addr, src, cmp },
-                    span,
-                );
-                return Ok(());
-            }
-            other => other,
+            Kind::Native(op) => op,
+            // A 16-bit `cas`: `pass::legalize_atomics` swaps the containing word.
+            Kind::Cas16 => AtomicOp::Cas,
+            Kind::Inc => AtomicOp::Inc,
+            Kind::Dec => AtomicOp::Dec,
+            // atom.add.f32 on global memory flushes subnormal inputs and results
+            // (§9.7.13.5, "current implementation"); on shared memory it does not.
+            Kind::FloatAdd => AtomicOp::FloatAdd {
+                ftz: ty == OpTy::F(32) && space == Space::Global && !has(m, ".noftz"),
+            },
+            Kind::HalfAdd(format, lanes) => AtomicOp::HalfAdd { format, lanes },
         };
-        let ftz = ty == OpTy::F(32) && ir_space == Space::Global && !has(m, ".noftz");
-        let at = CasLoop { space: ir_space, ty, scope, order, addr, span };
-        let update = |e: &mut Emit<'_, '_>, old: Value| -> Value {
-            match op {
-                Kind::Inc => {
-                    let wraps = e.cmp(CmpOp::Ge, bits_ty, old, src);
-                    let next = e.add(bits_ty, old, Value::Imm(1));
-                    e.sel(bits_ty, wraps, Value::Imm(0), next)
-                }
-                Kind::Dec => {
-                    let zero = e.cmp(CmpOp::Eq, bits_ty, old, Value::Imm(0));
-                    let above = e.cmp(CmpOp::Gt, bits_ty, old, src);
-                    let reset = e.pred_or(zero, above);
-                    let prev = e.bin(BinaryOp::Sub, bits_ty, old, Value::Imm(1));
-                    e.sel(bits_ty, reset, src, prev)
-                }
-                Kind::Cas16 | Kind::Native(AtomicOp::Cas) => {
-                    let equal = e.cmp(CmpOp::Eq, bits_ty, old, cmp);
-                    e.sel(bits_ty, equal, src, old)
-                }
-                Kind::Native(AtomicOp::Exch | AtomicOp::Store) => src,
-                Kind::Native(AtomicOp::Load) => old,
-                Kind::Native(op) => {
-                    let binary = match op {
-                        AtomicOp::Add => BinaryOp::Add,
-                        AtomicOp::And => BinaryOp::And,
-                        AtomicOp::Or => BinaryOp::Or,
-                        AtomicOp::Xor => BinaryOp::Xor,
-                        AtomicOp::Min => BinaryOp::Min,
-                        // `Max`; the others are handled above.
-                        _ => BinaryOp::Max,
-                    };
-                    // `ty` keeps the signedness `.min`/`.max` compare with.
-                    e.bin(binary, ty, old, src)
-                }
-                Kind::HalfAdd(fmt, lanes) => {
-                    let sums = (0..lanes)
-                        .map(|k| {
-                            let a = e.lane(old, lanes, k);
-                            let b = e.lane(src, lanes, k);
-                            e.half_add(fmt, a, b)
-                        })
-                        .collect();
-                    e.pack(16, sums)
-                }
-                // atom.add.f32 on global memory flushes subnormal inputs and results
-                // (§9.7.13.5, "current implementation"); on shared memory it does not.
-                _ => {
-                    let t = e.temp(ty);
-                    let mode = FloatMode { ftz, ..FloatMode::default() };
-                    e.push(InstKind::Binary {
-                        op: BinaryOp::Add,
-                        ty,
-                        mode,
-                        dst: t,
-                        lhs: old,
-                        rhs: src,
-                    });
-                    Value::Reg(t)
-                }
-            }
-        };
-        let result = self.cas_loop(&at, update);
-        if let Some(d) = dst {
-            self.push(InstKind::Mov { ty: bits_ty, dst: d, src: result }, span);
-        }
+        // `cas(r, s, t)`: b is the comparand and c the new value.
+        self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);
         Ok(())
     }
 }
 
 impl Lowerer<'_> {
-    /// A strong store of fewer than 64 bits into a wide shared window: a
-    /// compare-and-swap loop on the containing word, so that no observer sees the other
-    /// bytes of the word, or this element, change but to their written values.
+    /// A strong store of fewer than 64 bits into a wide shared window: an atomic store
+    /// that `pass::legalize_atomics` makes a compare-and-swap loop on the containing
+    /// word, so that no observer sees the other bytes of the word, or this element,
+    /// change but to their written values.
     pub(super) fn store_in_wide_word(
         &mut self,
         ty: OpTy,
@@ -364,8 +296,8 @@ impl Lowerer<'_> {
         src: Value,
         span: Span,
     ) {
-        let at = CasLoop { space: Space::Shared, ty, scope, order, addr, span };
-        self.cas_loop(&at, |_, _| src);
+        let (op, space, dst, cmp) = (AtomicOp::Store, Space::Shared, None, Value::Imm(0));
+        self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);
     }
 }
 
@@ -374,7 +306,6 @@ impl Lowerer<'_> {
 struct Emission<'m> {
     kind: Kind,
     ty: OpTy,
-    bits_ty: OpTy,
     scope: Scope,
     order: Order,
     dst: Option<crate::ir::RegId>,
@@ -390,108 +321,4 @@ struct Placed<'a> {
     e: &'a Emission<'a>,
     space: Space,
     addr: Address,
-}
-
-/// Where a compare-and-swap loop works: an element of `ty` at `addr`.
-struct CasLoop {
-    space: Space,
-    ty: OpTy,
-    scope: Scope,
-    order: Order,
-    addr: Address,
-    span: Span,
-}
-
-impl Lowerer<'_> {
-    /// `old = *a; loop { new = update(old); seen = cas(a, old, new); if seen == old
-    /// break; old = seen }`, returning the old element. An element narrower than the
-    /// word the space has atomics for (32 bits; 64 in a wide shared window) is swapped
-    /// as its aligned containing word, the rest of the word kept.
-    fn cas_loop(
-        &mut self,
-        at: &CasLoop,
-        update: impl FnOnce(&mut Emit<'_, '_>, Value) -> Value,
-    ) -> Value {
-        let span = at.span;
-        let bits = at.ty.as_unsigned();
-        let u32t = OpTy::U(32);
-        let word_bits = if at.space == Space::Shared && self.kernel.shared.wide {
-            64
-        } else {
-            bits.bits().max(32)
-        };
-        let word_ty = OpTy::U(word_bits as u8);
-        let mut e = Emit { l: self, span };
-        // The word and, for a narrower element, the bit position of the element in it.
-        let (addr, shift) = if bits.bits() < word_bits {
-            // The address at its register's width: shared addresses may be held in
-            // 64-bit registers (clang, NVRTC) or 32-bit ones (nvcc).
-            let wide_base = at.addr.base.is_some_and(|r| e.l.kernel.reg(r).ty.bits() == 64);
-            let aty = if at.space == Space::Global || wide_base { OpTy::U(64) } else { u32t };
-            let base = at.addr.base.map_or(Value::Imm(0), Value::Reg);
-            let full = e.add(aty, base, Value::Imm(at.addr.offset as u64));
-            let (word_bytes, elem_bytes) = (u64::from(word_bits / 8), u64::from(bits.bits() / 8));
-            let word = e.and(aty, full, Value::Imm(!(word_bytes - 1)));
-            let word_reg = e.temp(aty);
-            e.mov(aty, word_reg, word);
-            let low = e.cvt(u32t, aty, full);
-            let lane = e.and(u32t, low, Value::Imm(word_bytes - elem_bytes));
-            let shift = e.bin(BinaryOp::Shl, u32t, lane, Value::Imm(3));
-            (Address { base: Some(word_reg), offset: 0 }, Some(shift))
-        } else {
-            (at.addr, None)
-        };
-        let old = e.temp(word_ty);
-        e.push(InstKind::Load { space: at.space, ty: word_ty, dsts: vec![Some(old)], addr });
-        let body = self.new_block(None, span);
-        let done = self.new_block(None, span);
-        self.terminate(Terminator::Jump(body), span);
-        self.cur = body;
-        self.closed = false;
-        let mut e = Emit { l: self, span };
-        let old_word = Value::Reg(old);
-        let old_elem = match shift {
-            Some(sh) => {
-                let moved = e.bin(BinaryOp::Shr, word_ty, old_word, sh);
-                e.cvt(bits, word_ty, moved)
-            }
-            None => old_word,
-        };
-        let new_elem = update(&mut e, old_elem);
-        let new_word = match shift {
-            Some(sh) => {
-                let ones = Value::Imm(u64::MAX >> (64 - bits.bits()));
-                let mask = e.bin(BinaryOp::Shl, word_ty, ones, sh);
-                let keep = e.not(word_ty, mask);
-                let kept = e.and(word_ty, old_word, keep);
-                let widened = e.cvt(word_ty, bits, new_elem);
-                let placed = e.bin(BinaryOp::Shl, word_ty, widened, sh);
-                e.or(word_ty, kept, placed)
-            }
-            None => new_elem,
-        };
-        let seen = e.temp(word_ty);
-        e.push(InstKind::Atomic {
-            op: AtomicOp::Cas,
-            space: at.space,
-            ty: word_ty,
-            scope: at.scope,
-            order: at.order,
-            dst: Some(seen),
-            addr,
-            src: new_word,
-            cmp: old_word,
-        });
-        let ok = e.cmp(CmpOp::Eq, word_ty, Value::Reg(seen), old_word);
-        let result = e.temp(bits);
-        e.mov(bits, result, old_elem);
-        e.mov(word_ty, old, Value::Reg(seen));
-        self.terminate(
-            Terminator::Branch { cond: ok, negate: false, if_true: done, if_false: body },
-            span,
-        );
-        self.cur = done;
-        self.closed = false;
-        Value::Reg(result)
-    }
 }

@@ -97,15 +97,6 @@ fn directed(m: &Mods) -> bool {
 }
 
 impl Emit<'_, '_> {
-    /// The sum of two `fmt` bit patterns, rounded to nearest even, subnormals kept
-    /// (`add.rn` of one half lane; `atom.add.noftz`).
-    pub(super) fn half_add(&mut self, fmt: FloatFormat, a: Value, b: Value) -> Value {
-        let x = self.widen(fmt, a);
-        let y = self.widen(fmt, b);
-        let sum = self.odd(OddOp::Add, x, y, Value::Imm(0));
-        self.narrow(fmt, F64, Rounding::Nearest, false, false, sum)
-    }
-
     /// `.ftz` on a narrow bit pattern: a subnormal becomes a zero of its sign.
     pub(super) fn flush_bits(&mut self, fmt: FloatFormat, v: Value) -> Value {
         let ty = OpTy::U(fmt.bits() as u8);
@@ -155,19 +146,6 @@ impl Emit<'_, '_> {
         }
     }
 
-    /// Lane `k` (16 bits) of a 16- or 32-bit value.
-    pub(super) fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
-        if lanes == 1 {
-            return v;
-        }
-        let shifted = if k == 0 {
-            v
-        } else {
-            self.bin(BinaryOp::Shr, OpTy::U(32), v, Value::Imm(16 * u64::from(k)))
-        };
-        self.cvt(OpTy::U(16), OpTy::U(32), shifted)
-    }
-
     /// Narrowed lanes of `f` (lane 0 first) packed as a pair: FP4 nibbles into a byte,
     /// everything else by [`Self::pack`].
     fn pack_lanes(&mut self, f: FloatFormat, lanes: Vec<Value>) -> Value {
@@ -180,17 +158,6 @@ impl Emit<'_, '_> {
         let hi = self.bin(BinaryOp::Shl, u16t, hi, Value::Imm(u64::from(lane_bits(f))));
         let both = self.or(u16t, hi, lo);
         self.cvt(OpTy::U(8), u16t, both)
-    }
-
-    /// Lanes of `elem_bits` each, lane 0 in the low bits.
-    pub(super) fn pack(&mut self, elem_bits: u32, lanes: Vec<Value>) -> Value {
-        if lanes.len() == 1 {
-            return lanes[0];
-        }
-        let total = elem_bits * lanes.len() as u32;
-        let dst = self.temp(OpTy::U(total as u8));
-        self.push(InstKind::Pack { elem: OpTy::U(elem_bits as u8), dst, srcs: lanes });
-        Value::Reg(dst)
     }
 }
 

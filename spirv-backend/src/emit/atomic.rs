@@ -29,6 +29,11 @@ impl FnEmitter<'_> {
         src: Value,
         cmp: Value,
     ) -> R<Word> {
+        if !op.is_native() {
+            return Err(Error::Internal(format!(
+                "atomic {op:?} left for the emitter (pass::legalize_atomics)"
+            )));
+        }
         let s = Scalar::Int(ty.bits() as u8);
         let vt = self.ty(s);
         if ty.bits() == 64 {
@@ -41,7 +46,7 @@ impl FnEmitter<'_> {
                 (self.b.convert_u_to_ptr(pt, None, a)?, SEM_UNIFORM_MEMORY)
             }
             // A wide window (`SharedLayout::wide`) has 64-bit atomics, a narrow one
-            // 32-bit ones; `ptxvk_lower::sema::atomic` makes the others CAS loops.
+            // 32-bit ones; `pass::legalize_atomics` makes the others CAS loops.
             Space::Shared if self.k.shared.wide => {
                 if ty.bits() != 64 {
                     return Err(Error::Internal("a narrow atomic on a wide shared window".into()));
@@ -103,6 +108,12 @@ impl FnEmitter<'_> {
                 let unequal = self.konst(Scalar::Int(32), u64::from(sem_bits(unequal)));
                 let c = self.read(cmp, s)?;
                 self.b.atomic_compare_exchange(vt, None, ptr, scope_id, sem, unequal, v, c)?
+            }
+            AtomicOp::Inc
+            | AtomicOp::Dec
+            | AtomicOp::FloatAdd { .. }
+            | AtomicOp::HalfAdd { .. } => {
+                return Err(Error::Internal("a non-native atomic".into()));
             }
         })
     }
