@@ -11,7 +11,8 @@
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `legalize_atomics` leaves
-//! only native atomics as wide as their space's word; `legalize_floats` leaves no
+//! only native atomics as wide as their space's word; `legalize_memory` leaves no store
+//! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma`; `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
@@ -26,8 +27,8 @@ use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
 use ptxvk_lower::pass::{
-    legalize_atomics, legalize_floats, legalize_warps, loop_exits, predicate, reducible,
-    structurize, Target,
+    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, predicate,
+    reducible, structurize, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -97,6 +98,16 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             legalize_atomics::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
             if loops(&s.kernel) != 0 {
                 return Err("an atomic that needs a loop is left".into());
+            }
+        }
+        ("legalize_memory", None) => {
+            let partial = |k: &Kernel| count(k, |i| legalize_memory::is_partial_store(k, i));
+            if partial(&s.kernel) == 0 {
+                return Err("the input has no partial window store".into());
+            }
+            legalize_memory::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
+            if partial(&s.kernel) != 0 {
+                return Err("a partial window store is left".into());
             }
         }
         ("legalize_floats", None) => {

@@ -303,6 +303,11 @@ impl<'a> FnEmitter<'a> {
     // ----- instructions -----------------------------------------------------------------
 
     fn inst(&mut self, inst: &Inst) -> R<()> {
+        if ptxvk_lower::pass::legalize_memory::is_partial_store(self.k, &inst.kind) {
+            return Err(Error::Internal(
+                "a store of part of a window word left for the emitter (legalize_memory)".into(),
+            ));
+        }
         if ptxvk_lower::pass::legalize_floats::is_directed(&inst.kind) {
             return Err(Error::Internal(
                 "float arithmetic with directed rounding left for the emitter (legalize_floats)"
@@ -1947,29 +1952,10 @@ impl<'a> FnEmitter<'a> {
                 let p1 = self.window_word(space, idx1)?;
                 self.b.store(p1, hi, None, [])?;
             }
-            bits => {
-                // Sub-word stores must not disturb neighbouring bytes that other threads
-                // may write concurrently: clear and set the lane with two atomics.
-                let n = self.coerce(v, have, Scalar::Int(bits as u8))?;
-                let w = self.b.u_convert(u32t, None, n)?;
-                let sh = self.byte_shift(byte)?;
-                let lane_mask = self.konst(s32, (1u64 << bits) - 1);
-                let m = self.b.shift_left_logical(u32t, None, lane_mask, sh)?;
-                let not_m = self.b.not(u32t, None, m)?;
-                let val = self.b.shift_left_logical(u32t, None, w, sh)?;
-                let p = self.window_word(space, idx)?;
-                if space == Space::Local {
-                    // The local window is the thread's own: a plain read-modify-write.
-                    let w0 = self.b.load(u32t, None, p, None, [])?;
-                    let kept = self.b.bitwise_and(u32t, None, w0, not_m)?;
-                    let w1 = self.b.bitwise_or(u32t, None, kept, val)?;
-                    self.b.store(p, w1, None, [])?;
-                } else {
-                    let scope = self.t.u32(self.b, SCOPE_WORKGROUP);
-                    let sem = self.t.u32(self.b, 0);
-                    self.b.atomic_and(u32t, None, p, scope, sem, not_m)?;
-                    self.b.atomic_or(u32t, None, p, scope, sem, val)?;
-                }
+            _ => {
+                return Err(Error::Internal(
+                    "a sub-word window store (pass::legalize_memory makes them words)".into(),
+                ))
             }
         }
         Ok(())

@@ -5,12 +5,14 @@
 //! 2. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
-//! 3. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//! 3. [`legalize_memory`] — stores narrower than a word of the shared or local window
+//!    become masked word updates (CFG → CFG);
+//! 4. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
-//! 4. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//! 5. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
-//! 5. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//! 6. [`predicate`] — when `crate::uniformity` finds an emulated collective in
 //!    divergent control flow, the tree is predicated so that every thread reaches it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
@@ -21,6 +23,7 @@
 
 pub mod legalize_atomics;
 pub mod legalize_floats;
+pub mod legalize_memory;
 pub mod legalize_warps;
 pub mod loop_exits;
 pub mod predicate;
@@ -68,6 +71,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     legalize_floats::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     legalize_atomics::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
+    legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
