@@ -952,6 +952,29 @@ pub struct SwitchCase {
 }
 
 impl Kernel {
+    /// A kernel with no registers, no blocks (its entry is to be made `bb0`), an empty
+    /// shared layout and no attributes.
+    pub fn new(name: String, span: Span, abi: KernelAbi) -> Kernel {
+        Kernel {
+            name,
+            span,
+            abi,
+            regs: Vec::new(),
+            blocks: Vec::new(),
+            entry: BlockId(0),
+            shared: SharedLayout::default(),
+            local_bytes: 0,
+            reqntid: None,
+            maxntid: None,
+            maxnreg: None,
+            grid_sync: false,
+            system: false,
+            heap: false,
+            warp_scratch: None,
+            block_vote: None,
+        }
+    }
+
     pub fn reg(&self, r: RegId) -> &RegInfo {
         &self.regs[r.index()]
     }

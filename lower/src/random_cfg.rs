@@ -89,22 +89,9 @@ pub fn kernel(seed: u64, blocks: usize) -> Kernel {
         out.push(Block { label: Some(format!("B{i}")), span, insts, term, term_span: span });
     }
     Kernel {
-        name: format!("random_{seed}"),
-        span,
-        abi: KernelAbi::default(),
         regs,
         blocks: out,
-        entry: BlockId(0),
-        shared: SharedLayout::default(),
-        local_bytes: 0,
-        reqntid: None,
-        maxntid: None,
-        maxnreg: None,
-        grid_sync: false,
-        system: false,
-        heap: false,
-        warp_scratch: None,
-        block_vote: None,
+        ..Kernel::new(format!("random_{seed}"), span, KernelAbi::default())
     }
 }
 

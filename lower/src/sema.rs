@@ -288,22 +288,10 @@ fn lower_kernel<'m>(
 
     let mut l = Lowerer {
         kernel: Kernel {
-            name: f.name.value.to_string(),
-            span: f.span,
-            abi: abi.clone(),
-            regs: Vec::new(),
-            blocks: Vec::new(),
-            entry: BlockId(0),
-            shared: SharedLayout::default(),
-            local_bytes: 0,
             reqntid,
             maxntid,
             maxnreg,
-            grid_sync: false,
-            system: false,
-            heap: false,
-            warp_scratch: None,
-            block_vote: None,
+            ..Kernel::new(f.name.value.to_string(), f.span, abi.clone())
         },
         scopes: vec![BTreeMap::new()],
         labels: BTreeMap::new(),

@@ -858,24 +858,11 @@ impl<'a> Modifiers<'a> {
 impl KernelParser {
     fn new(name: &str, span: Span) -> Self {
         KernelParser {
-            k: Kernel {
-                name: name.to_string(),
+            k: Kernel::new(
+                name.to_string(),
                 span,
-                abi: KernelAbi { params: Vec::new(), size: 0, align: 1 },
-                regs: Vec::new(),
-                blocks: Vec::new(),
-                entry: BlockId(0),
-                shared: SharedLayout::default(),
-                local_bytes: 0,
-                reqntid: None,
-                maxntid: None,
-                maxnreg: None,
-                grid_sync: false,
-                system: false,
-                heap: false,
-                warp_scratch: None,
-                block_vote: None,
-            },
+                KernelAbi { params: Vec::new(), size: 0, align: 1 },
+            ),
             names: BTreeMap::new(),
             block_refs: Vec::new(),
         }

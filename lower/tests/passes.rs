@@ -87,39 +87,46 @@ fn count(k: &Kernel, f: impl Fn(&InstKind) -> bool) -> usize {
     k.blocks.iter().flat_map(|b| &b.insts).filter(|i| f(&i.kind)).count()
 }
 
+/// Runs a legalization whose contract is that the input has something of `what` and
+/// the output nothing.
+fn legalizes(
+    k: &mut Kernel,
+    what: &str,
+    is: impl Fn(&Kernel, &InstKind) -> bool,
+    pass: impl FnOnce(&mut Kernel, &Target) -> Result<(), ptxvk_frontend::Diagnostic>,
+) -> Result<(), String> {
+    let left = |k: &Kernel| count(k, |i| is(k, i));
+    if left(k) == 0 {
+        return Err(format!("the input has no {what}"));
+    }
+    pass(k, &Target::default()).map_err(|d| d.message)?;
+    match left(k) {
+        0 => Ok(()),
+        n => Err(format!("{n} of {what} left")),
+    }
+}
+
 /// Runs `pass`, checking its contract. Returns what went wrong.
 fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
-        ("legalize_atomics", None) => {
-            let loops = |k: &Kernel| count(k, |i| legalize_atomics::needs_loop(k, i));
-            if loops(&s.kernel) == 0 {
-                return Err("the input has no atomic that needs a loop".into());
-            }
-            legalize_atomics::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
-            if loops(&s.kernel) != 0 {
-                return Err("an atomic that needs a loop is left".into());
-            }
-        }
-        ("legalize_memory", None) => {
-            let partial = |k: &Kernel| count(k, |i| legalize_memory::is_partial_store(k, i));
-            if partial(&s.kernel) == 0 {
-                return Err("the input has no partial window store".into());
-            }
-            legalize_memory::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
-            if partial(&s.kernel) != 0 {
-                return Err("a partial window store is left".into());
-            }
-        }
-        ("legalize_floats", None) => {
-            let directed = |k: &Kernel| count(k, legalize_floats::is_directed);
-            if directed(&s.kernel) == 0 {
-                return Err("the input has no directed rounding".into());
-            }
-            legalize_floats::run(&mut s.kernel, &Target::default()).map_err(|d| d.message)?;
-            if directed(&s.kernel) != 0 {
-                return Err("directed rounding is left".into());
-            }
-        }
+        ("legalize_atomics", None) => legalizes(
+            &mut s.kernel,
+            "an atomic that needs a loop",
+            legalize_atomics::needs_loop,
+            legalize_atomics::run,
+        )?,
+        ("legalize_memory", None) => legalizes(
+            &mut s.kernel,
+            "a store of part of a window word",
+            legalize_memory::is_partial_store,
+            legalize_memory::run,
+        )?,
+        ("legalize_floats", None) => legalizes(
+            &mut s.kernel,
+            "directed rounding",
+            |_, i| legalize_floats::is_directed(i),
+            legalize_floats::run,
+        )?,
         (warps, None) if warps.starts_with("legalize_warps:") => {
             let mode = match &warps["legalize_warps:".len()..] {
                 "native" => WarpMode::Native,
