@@ -106,6 +106,24 @@ pub fn lower_linked(
     Ok((module, kernels))
 }
 
+/// Parses and links the files of `sources` and runs semantic analysis only: the IR the
+/// passes receive, the same for every device (`ptxvk compile --emit ir`), keeping only
+/// the kernel `entry` when given.
+pub fn analyze_linked(
+    sources: &SourceMap,
+    entry: Option<&str>,
+) -> Result<Vec<ptxvk_lower::ir::Kernel>, Error> {
+    let module = parse_linked(sources)?;
+    let mut kernels = ptxvk_lower::sema::run(&module).map_err(|d| rejected(sources, d))?.kernels;
+    if let Some(name) = entry {
+        kernels.retain(|k| k.name == name);
+        if kernels.is_empty() {
+            return Err(no_such_kernel(&module, name));
+        }
+    }
+    Ok(kernels)
+}
+
 /// Compiles PTX text to a SPIR-V module with one entry point per kernel (warps
 /// emulated, which works on every device).
 pub fn compile(source_name: &str, text: &str, entry: Option<&str>) -> Result<Compiled, Error> {

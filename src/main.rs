@@ -121,7 +121,9 @@ enum Emit {
     Ast,
     /// The linked program as PTX.
     Ptx,
+    /// The IR from semantic analysis, before the passes: the same for every device.
     Ir,
+    /// The structured IR after every pass, for the warp mode given.
     Structured,
 }
 
@@ -280,11 +282,13 @@ fn compile(
     let out: Vec<u8> = match emit {
         Emit::Ast => format!("{:#?}\n", ptxvk::compile::parse_linked(&sources)?).into_bytes(),
         Emit::Ptx => ptxvk::compile::link_to_ptx(&sources, None)?.into_bytes(),
-        Emit::Ir => lower()?
-            .iter()
-            .map(|k| ptxvk::lower::text::print(&k.kernel))
-            .collect::<String>()
-            .into_bytes(),
+        Emit::Ir => {
+            let kernels = ptxvk::compile::analyze_linked(&sources, entry)?;
+            if kernels.is_empty() {
+                return Err(ptxvk::compile::no_kernels(&sources).into());
+            }
+            kernels.iter().map(ptxvk::lower::text::print).collect::<String>().into_bytes()
+        }
         Emit::Structured => lower()?
             .iter()
             .map(|k| ptxvk::lower::text::print_structured(&k.kernel, &k.body))
