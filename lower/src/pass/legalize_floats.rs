@@ -1,12 +1,14 @@
-//! Pass: float arithmetic with directed rounding, which SPIR-V cannot express per
-//! instruction (PTX ISA 9.2 §9.7.3: `.rz`, `.rm`, `.rp` on `add`, `sub`, `mul`, `fma`,
-//! `mad`).
+//! Pass: float arithmetic and conversions with directed rounding, which SPIR-V cannot
+//! express per instruction (PTX ISA 9.2 §9.7.3: `.rz`, `.rm`, `.rp` on `add`, `sub`,
+//! `mul`, `fma`, `mad`; §9.7.9.21 on `cvt` to a float).
 //!
 //! Pre: CFG IR; `Binary` `add`/`sub`/`mul` and `Fma` on `.f32` or `.f64` may carry a
-//! directed [`FloatMode::rounding`].
+//! directed [`FloatMode::rounding`], and `Convert` to `.f32` from `.f64` or an integer,
+//! or to `.f64` from an integer, a directed `rounding`.
 //!
 //! Post: only `.f64` `Fma` carries one (the emitter's exact fused multiply-add rounds
 //! in every direction), and `div`/`rcp`/`sqrt`, which the emitter rounds itself.
+//! Conversions become `Narrow` (from f64, after `.sat`'s clamp) or `IntToFloat`.
 //! * **f32**: the operation is computed exactly and rounded to odd in f64
 //!   ([`InstKind::RoundToOdd`]), then rounded once to f32 in the wanted direction
 //!   ([`InstKind::Narrow`]); correct by Boldo and Melquiond's round-to-odd theorem.
@@ -30,8 +32,19 @@ use crate::ir::{
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
 
-/// The operation of a directed-rounding instruction, with its operands.
-fn directed(kind: &InstKind) -> Option<(OddOp, OpTy, FloatMode, RegId, [Value; 3])> {
+/// A directed-rounding instruction, taken apart.
+enum Directed {
+    /// `op` on `ty` operands (`c` only for `fma`).
+    Arith { op: OddOp, ty: OpTy, mode: FloatMode, dst: RegId, x: [Value; 3] },
+    /// A conversion to f32 (from f64 or an integer) or to f64 (from an integer).
+    Convert { to: OpTy, from: OpTy, rounding: Rounding, mode: FloatMode, dst: RegId, src: Value },
+}
+
+fn is_directed_rounding(r: Rounding) -> bool {
+    matches!(r, Rounding::Zero | Rounding::Down | Rounding::Up)
+}
+
+fn directed(kind: &InstKind) -> Option<Directed> {
     let zero = Value::Imm(0);
     match *kind {
         InstKind::Binary { op, ty, mode, dst, lhs, rhs }
@@ -43,10 +56,17 @@ fn directed(kind: &InstKind) -> Option<(OddOp, OpTy, FloatMode, RegId, [Value; 3
                 BinaryOp::Mul => OddOp::Mul,
                 _ => return None,
             };
-            Some((op, ty, mode, dst, [lhs, rhs, zero]))
+            Some(Directed::Arith { op, ty, mode, dst, x: [lhs, rhs, zero] })
         }
         InstKind::Fma { ty: F32, mode, dst, a, b, c } if mode.rounding != Rounding::Nearest => {
-            Some((OddOp::Fma, F32, mode, dst, [a, b, c]))
+            Some(Directed::Arith { op: OddOp::Fma, ty: F32, mode, dst, x: [a, b, c] })
+        }
+        InstKind::Convert { to, from, rounding: Some(rounding), mode, dst, src }
+            if is_directed_rounding(rounding)
+                && ((to == F32 && (from == F64 || !from.is_float()))
+                    || (to == F64 && !from.is_float())) =>
+        {
+            Some(Directed::Convert { to, from, rounding, mode, dst, src })
         }
         _ => None,
     }
@@ -61,21 +81,55 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
         let insts = std::mem::take(&mut k.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len());
         for inst in insts {
-            let Some((op, ty, mode, dst, x)) = directed(&inst.kind) else {
+            let Some(d) = directed(&inst.kind) else {
                 out.push(inst);
                 continue;
             };
             let mut e = Builder::new(k, inst.span);
-            if ty == F32 {
-                f32_directed(&mut e, op, mode, dst, x);
-            } else {
-                f64_directed(&mut e, op, mode.rounding, dst, x);
+            match d {
+                Directed::Arith { op, ty: F32, mode, dst, x } => {
+                    f32_directed(&mut e, op, mode, dst, x)
+                }
+                Directed::Arith { op, mode, dst, x, .. } => {
+                    f64_directed(&mut e, op, mode.rounding, dst, x)
+                }
+                Directed::Convert { to, from, rounding, mode, dst, src } => {
+                    convert_directed(&mut e, to, from, rounding, mode, dst, src)
+                }
             }
             out.append(&mut e.insts);
         }
         k.blocks[b].insts = out;
     }
     Ok(())
+}
+
+/// A conversion rounded by `rounding`: from f64 by `Narrow` (after `.sat`'s clamp),
+/// from an integer by `IntToFloat` (then `.sat`); `.ftz` flushes an f32 result.
+fn convert_directed(
+    e: &mut Builder<'_>,
+    to: OpTy,
+    from: OpTy,
+    rounding: Rounding,
+    mode: FloatMode,
+    dst: RegId,
+    src: Value,
+) {
+    let format = if to == F32 { FloatFormat::F32 } else { FloatFormat::F64 };
+    let r = if from.is_float() {
+        let d = if mode.sat { e.saturate64(src) } else { src };
+        e.narrow(format, F64, rounding, false, false, d)
+    } else {
+        let r = e.int_to_float(format, from, rounding, src);
+        if mode.sat {
+            // `.sat` on an integer source: clamp the (exactly rounded) result.
+            e.convert(to, to, None, FloatMode { sat: true, ..FloatMode::default() }, r)
+        } else {
+            r
+        }
+    };
+    let r = if mode.ftz && to == F32 { e.flush32(r) } else { r };
+    e.mov(to, dst, r);
 }
 
 /// `op` on f32 `x` rounded by `mode.rounding`, into `dst`.

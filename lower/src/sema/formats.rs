@@ -12,9 +12,8 @@
 //!   rounds it up when `|x|` is not a power of two, values below 2^-127 give 2^-127
 //!   (0), overflow and infinities give NaN or, with `.satfinite`, 2^127 (0xfe) — the
 //!   behaviour of the host emulation in CUDA's `cuda_fp8.hpp`;
-//! * directed rounding (`.rz`, `.rm`, `.rp`) of `cvt` to f32, by the same
-//!   round-to-odd-then-round scheme; `add`, `sub`, `mul`, `fma`/`mad` with one keep it
-//!   in the IR for `pass::legalize_floats`.
+//! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` and of
+//!   `cvt` to a float is checked here and kept in the IR for `pass::legalize_floats`.
 
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::{Diagnostic, Spanned};
@@ -636,17 +635,13 @@ impl Lowerer<'_> {
         };
         let (to_t, from_t) = (super::op_ty(to)?, super::op_ty(from)?);
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        let fmt = match to_t {
-            F32 => FloatFormat::F32,
-            F64 if !from_t.is_float() => FloatFormat::F64,
-            _ => {
-                return Err(unsupported(
-                    span,
-                    "`cvt` with directed rounding to this type",
-                    "implemented: to `.f32` from `.f64`, and to `.f32`/`.f64` from integers",
-                ))
-            }
-        };
+        if !(to_t == F32 || (to_t == F64 && !from_t.is_float())) {
+            return Err(unsupported(
+                span,
+                "`cvt` with directed rounding to this type",
+                "implemented: to `.f32` from `.f64`, and to `.f32`/`.f64` from integers",
+            ));
+        }
         if from_t.is_float() && from_t != F64 {
             return Err(Diagnostic::error(span, "this conversion does not round"));
         }
@@ -654,31 +649,11 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
         }
         let dst = self.dst(&i.operands[0], to_t, false)?;
-        let v = self.src(&i.operands[1], from_t, false, span)?;
-        let mut e = Emit { l: self, span };
-        let r = if from_t.is_float() {
-            let d = if m.sat { e.saturate64(v) } else { v };
-            e.narrow(fmt, F64, rounding, false, false, d)
-        } else {
-            let r = e.int_to_float(fmt, from_t, rounding, v);
-            if m.sat {
-                // `.sat` on an integer source: clamp the (exactly rounded) result.
-                let f = e.temp(to_t);
-                e.push(InstKind::Convert {
-                    to: to_t,
-                    from: to_t,
-                    rounding: None,
-                    mode: FloatMode { sat: true, ..FloatMode::default() },
-                    dst: f,
-                    src: r,
-                });
-                Value::Reg(f)
-            } else {
-                r
-            }
-        };
-        let r = if m.ftz && to_t == F32 { e.flush32(r) } else { r };
-        e.mov(to_t, dst, r);
+        let src = self.src(&i.operands[1], from_t, false, span)?;
+        // `pass::legalize_floats` rounds it.
+        let mode = FloatMode { ftz: m.ftz, sat: m.sat, ..FloatMode::default() };
+        let (to, from, rounding) = (to_t, from_t, Some(rounding));
+        self.push(InstKind::Convert { to, from, rounding, mode, dst, src }, span);
         Ok(())
     }
 
