@@ -15,6 +15,12 @@ const CORPUS: &[&str] = &[
     include_str!("kernels/warp_divergent.nvcc.sm_80.ptx"),
     include_str!("ptx/warp/redux_f32.ptx"),
     include_str!("ptx/warp/collectives.ptx"),
+    // Inputs of the legalization passes: atomics, sub-word window stores, directed
+    // rounding.
+    include_str!("kernels/atomics.nvcc.sm_75.ptx"),
+    include_str!("ptx/memory/half_atomics.ptx"),
+    include_str!("ptx/memory/local_generic.ptx"),
+    include_str!("ptx/ops/directed_f32.ptx"),
 ];
 
 /// Cases per run: `PTXVK_FUZZ_CASES` (default 400), as in the front end's fuzz tests.

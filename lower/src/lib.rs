@@ -5,7 +5,8 @@
 //! * [`sema::run`] — AST → CFG IR ([`ir`], whose module doc is the IR specification),
 //!   the same for every device;
 //! * [`pass::run`] — the passes, one file each under [`pass`], for a [`pass::Target`]:
-//!   legalize warps, structurize (with its CFG passes), predicate;
+//!   legalize floats, atomics and warps, structurize (with its CFG passes), predicate,
+//!   legalize memory;
 //! * [`verify`] checks the IR's invariants (handles, predicates, the equal-width rule,
 //!   the structured tree) between passes; [`text`] prints the IR and parses it back,
 //!   for `--emit` and for pass and snapshot tests.

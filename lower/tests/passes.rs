@@ -115,7 +115,8 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             legalize_atomics::needs_loop,
             legalize_atomics::run,
         )?,
-        ("legalize_memory", None) => legalizes(
+        // It rewrites instructions inside blocks, so it also runs on structured IR.
+        ("legalize_memory", _) => legalizes(
             &mut s.kernel,
             "a store of part of a window word",
             legalize_memory::is_partial_store,

@@ -5,7 +5,9 @@
 //! (DESIGN §5). SPIR-V cannot store part of an element, and aliasing a byte view needs
 //! `VK_KHR_workgroup_memory_explicit_layout`, which many devices lack.
 //!
-//! Pre: CFG IR; `Store`s of any width to any space.
+//! Pre: CFG or structured IR (the pass rewrites instructions inside blocks and makes no
+//! blocks, so it runs last, after `predicate` has added its stores); `Store`s of any
+//! width to any space.
 //!
 //! Post: every `Store` to the shared window is at least as wide as its words, and
 //! every `Store` to the local window at least 32 bits wide:

@@ -5,15 +5,16 @@
 //! 2. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
-//! 3. [`legalize_memory`] — stores narrower than a word of the shared or local window
-//!    become masked word updates (CFG → CFG);
-//! 4. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//! 3. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
-//! 5. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//! 4. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
-//! 6. [`predicate`] — when `crate::uniformity` finds an emulated collective in
-//!    divergent control flow, the tree is predicated so that every thread reaches it.
+//! 5. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//!    divergent control flow, the tree is predicated so that every thread reaches it;
+//! 6. [`legalize_memory`] — stores narrower than a word of the shared or local window
+//!    become masked word updates; it rewrites instructions inside blocks only, so it
+//!    runs last and also sees the stores predication adds.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
 //! decision that depends on one is a pass here, reading the [`Target`]. Each pass
@@ -72,8 +73,6 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     legalize_atomics::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
-    legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;
-    checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     let mut body = structurize::run(&mut kernel).map_err(|d| vec![d])?;
@@ -83,6 +82,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
         checked(&kernel, Some(&body))?;
         uniformity::check(&kernel, &body)?;
     }
+    // Last: predication stores its vote word too, a partial word in a wide window.
+    legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;
     verify::run(&kernel)?;
     verify::structured(&kernel, &body)?;
     Ok(LoweredKernel { kernel, body })
