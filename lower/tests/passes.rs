@@ -73,16 +73,6 @@ fn single_exit_loops(k: &Kernel) -> bool {
     })
 }
 
-fn is_exchange(i: &InstKind) -> bool {
-    matches!(
-        i,
-        InstKind::WarpPublish { .. }
-            | InstKind::WarpRead { .. }
-            | InstKind::WarpBallot { .. }
-            | InstKind::WarpSync
-    )
-}
-
 fn count(k: &Kernel, f: impl Fn(&InstKind) -> bool) -> usize {
     k.blocks.iter().flat_map(|b| &b.insts).filter(|i| f(&i.kind)).count()
 }
@@ -135,13 +125,13 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 "emulated" => WarpMode::Emulated,
                 other => return Err(format!("unknown warp mode `{other}`")),
             };
-            let exchanges = count(&s.kernel, is_exchange);
+            let exchanges = count(&s.kernel, legalize_warps::is_exchange);
             if exchanges == 0 {
                 return Err("the input has no warp exchange".into());
             }
             legalize_warps::run(&mut s.kernel, &Target::with_warp_mode(mode))
                 .map_err(|d| d.message)?;
-            if count(&s.kernel, is_exchange) != 0 {
+            if count(&s.kernel, legalize_warps::is_exchange) != 0 {
                 return Err("an exchange is left".into());
             }
             let subgroup = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { .. }));

@@ -36,7 +36,8 @@ pub const SCRATCH_WORDS: u32 = 1024;
 
 const U32: OpTy = OpTy::U(32);
 
-fn is_exchange(kind: &InstKind) -> bool {
+/// Whether `kind` is a warp exchange, which this pass removes.
+pub fn is_exchange(kind: &InstKind) -> bool {
     matches!(
         kind,
         InstKind::WarpPublish { .. }

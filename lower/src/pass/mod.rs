@@ -20,7 +20,8 @@
 //! decision that depends on one is a pass here, reading the [`Target`]. Each pass
 //! states its pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
-//! in every test): a failure is a ptxvk bug, reported as an internal error.
+//! in every test); after the last, the legalizations' postconditions are checked
+//! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod legalize_atomics;
 pub mod legalize_floats;
@@ -33,7 +34,7 @@ pub mod structurize;
 
 use ptxvk_frontend::Diagnostic;
 
-use crate::ir::{Kernel, Node, WarpMode};
+use crate::ir::{InstKind, Kernel, Node, WarpMode};
 use crate::{uniformity, verify, LoweredKernel};
 
 /// What lowering needs to know about the device a module is compiled for.
@@ -86,5 +87,77 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;
     verify::run(&kernel)?;
     verify::structured(&kernel, &body)?;
+    legalized(&kernel)?;
     Ok(LoweredKernel { kernel, body })
+}
+
+/// The postconditions of the legalizations together, which the emitter relies on: an
+/// instruction one of them should have rewritten is a ptxvk bug, reported at its span
+/// here rather than later by the emitter.
+fn legalized(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
+    let left = |kind: &InstKind| -> Option<&'static str> {
+        if legalize_floats::is_directed(kind) {
+            Some("directed rounding left by legalize_floats")
+        } else if legalize_atomics::needs_loop(k, kind) {
+            Some("an atomic left by legalize_atomics")
+        } else if legalize_memory::is_partial_store(k, kind) {
+            Some("a partial window store left by legalize_memory")
+        } else if legalize_warps::is_exchange(kind) {
+            Some("a warp exchange left by legalize_warps")
+        } else {
+            None
+        }
+    };
+    let errors: Vec<Diagnostic> = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| left(&i.kind).map(|what| Diagnostic::internal(i.span, what)))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEFTOVERS: &str = "\
+kernel leftovers {
+    params size 8 align 8
+    param p .u64 x1 @0 size 8 align 8
+    shared 4
+    local 0
+    entry bb0
+    reg i64 %rd1
+    reg i32 %r1
+    reg i16 %h1
+bb0:
+    %rd1 = load.param.u64 [0]
+    %r1 = atom.inc.global.gpu.relaxed.u32 [%rd1], 9, 0
+    store.shared.u16 [2], %h1
+    warp_publish %r1
+    warp_sync
+    return
+}
+";
+
+    #[test]
+    fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
+        let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
+        let errors = legalized(&k).expect_err("four leftovers");
+        let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(errors.len(), 4, "{messages:?}");
+        assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
+        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps"] {
+            assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
+        }
+        for mode in [WarpMode::Emulated, WarpMode::Native] {
+            let lowered = run(k.clone(), &Target::with_warp_mode(mode)).expect("lowers");
+            assert!(legalized(&lowered.kernel).is_ok());
+        }
+    }
 }
