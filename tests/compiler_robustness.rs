@@ -2,6 +2,8 @@
 //! input, and whatever it accepts is valid SPIR-V: random mutations of real compiler
 //! output either produce diagnostics or a module that passes spirv-val.
 //!
+//! The IR text parser gets the same treatment: damaged IR is an error, never a panic.
+//!
 //! For a longer run: `PTXVK_FUZZ_CASES=20000 cargo test --release --test compiler_robustness`.
 
 use proptest::prelude::*;
@@ -80,6 +82,43 @@ proptest! {
             Err(ptxvk::Error::Ptx { rendered, .. }) => prop_assert!(rendered.contains("mutant.ptx:")),
             Err(ptxvk::Error::NoSuchKernel { .. }) => {}
             Err(e) => panic!("unexpected error kind: {e}\n--- PTX ---\n{text}"),
+        }
+    }
+}
+
+/// The IR of the corpus kernels, as text (`ptxvk compile --emit ir`).
+fn corpus_ir() -> &'static [String] {
+    static IR: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    IR.get_or_init(|| {
+        CORPUS
+            .iter()
+            .flat_map(|text| {
+                let sources = ptxvk::SourceMap::new([("corpus.ptx", *text)]);
+                ptxvk::compile::analyze_linked(&sources, None).expect("the corpus lowers")
+            })
+            .map(|k| ptxvk::lower::text::print(&k))
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// The IR parser never panics on damaged text, and what it accepts either fails the
+    /// verifier or lowers (an error, never a panic).
+    #[test]
+    fn damaged_ir_text_is_an_error_not_a_panic(
+        which in any::<prop::sample::Index>(),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4, any::<prop::sample::Index>()), 1..4),
+    ) {
+        let ir = corpus_ir();
+        let text = mutate(&ir[which.index(ir.len())], &edits);
+        if let Ok(kernels) = ptxvk::lower::text::parse(&text) {
+            for k in kernels {
+                if ptxvk::lower::verify::run(&k).is_ok() {
+                    let _ = ptxvk::lower::pass::run(k, &ptxvk::lower::pass::Target::default());
+                }
+            }
         }
     }
 }
