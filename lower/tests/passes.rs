@@ -108,8 +108,8 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         // It rewrites instructions inside blocks, so it also runs on structured IR.
         ("legalize_memory", _) => legalizes(
             &mut s.kernel,
-            "a store of part of a window word",
-            legalize_memory::is_partial_store,
+            "a window access that is not one word",
+            legalize_memory::is_partial_access,
             legalize_memory::run,
         )?,
         ("legalize_floats", None) => legalizes(

@@ -303,9 +303,10 @@ impl<'a> FnEmitter<'a> {
     // ----- instructions -----------------------------------------------------------------
 
     fn inst(&mut self, inst: &Inst) -> R<()> {
-        if ptxvk_lower::pass::legalize_memory::is_partial_store(self.k, &inst.kind) {
+        if ptxvk_lower::pass::legalize_memory::is_partial_access(self.k, &inst.kind) {
             return Err(Error::Internal(
-                "a store of part of a window word left for the emitter (legalize_memory)".into(),
+                "a window access that is not one word left for the emitter (legalize_memory)"
+                    .into(),
             ));
         }
         if ptxvk_lower::pass::legalize_floats::is_directed(&inst.kind) {
@@ -1822,23 +1823,16 @@ impl<'a> FnEmitter<'a> {
         Ok(self.b.shift_left_logical(u32t, None, lane, three)?)
     }
 
-    /// A load of `ty` from a wide shared window: its bytes of one 64-bit word (PTX
-    /// accesses are naturally aligned, so an element never straddles two).
+    /// A load of one 64-bit word of a wide shared window.
     fn load_wide(&mut self, ty: OpTy, byte: Word) -> R<Word> {
         let s64 = Scalar::Int(64);
         let u64t = self.ty(s64);
-        let want = Scalar::of_op(ty);
+        if ty.bits() != 64 {
+            return Err(Error::Internal("a wide-window load that is not one word".into()));
+        }
         let p = self.shared_wide_word(byte)?;
         let w = self.b.load(u64t, None, p, None, [])?;
-        if ty.bits() == 64 {
-            return self.coerce(w, s64, want);
-        }
-        let sh = self.wide_shift(byte)?;
-        let v = self.b.shift_right_logical(u64t, None, w, sh)?;
-        let narrow = Scalar::Int(ty.bits() as u8);
-        let nt = self.ty(narrow);
-        let n = self.b.u_convert(nt, None, v)?;
-        self.coerce(n, narrow, want)
+        self.coerce(w, s64, Scalar::of_op(ty))
     }
 
     /// A store of `ty` into a wide shared window. A narrower element must not disturb
@@ -1870,6 +1864,8 @@ impl<'a> FnEmitter<'a> {
         Ok(())
     }
 
+    /// A load of one window word (`pass::legalize_memory` makes every window access
+    /// one).
     fn load_window(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
         let s32 = Scalar::Int(32);
         let u32t = self.ty(s32);
@@ -1877,48 +1873,18 @@ impl<'a> FnEmitter<'a> {
         if space == Space::Shared && self.k.shared.wide {
             return self.load_wide(ty, byte);
         }
+        if ty.bits() != 32 {
+            return Err(Error::Internal("a window load that is not one word".into()));
+        }
         let two = self.konst(s32, 2);
         let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
-        let want = Scalar::of_op(ty);
-        let wt = self.ty(want);
-        match ty.bits() {
-            32 => {
-                let p = self.window_word(space, idx)?;
-                let w = self.b.load(u32t, None, p, None, [])?;
-                self.coerce(w, s32, want)
-            }
-            64 => {
-                let p0 = self.window_word(space, idx)?;
-                let lo = self.b.load(u32t, None, p0, None, [])?;
-                let one = self.konst(s32, 1);
-                let idx1 = self.b.i_add(u32t, None, idx, one)?;
-                let p1 = self.window_word(space, idx1)?;
-                let hi = self.b.load(u32t, None, p1, None, [])?;
-                let v = self.join64(lo, hi)?;
-                self.coerce(v, Scalar::Int(64), want)
-            }
-            bits => {
-                // Sub-word: extract the byte lane of the containing word.
-                let p = self.window_word(space, idx)?;
-                let w = self.b.load(u32t, None, p, None, [])?;
-                let sh = self.byte_shift(byte)?;
-                let v = self.b.shift_right_logical(u32t, None, w, sh)?;
-                let _ = wt;
-                let nt = self.ty(Scalar::Int(bits as u8));
-                let n = self.b.u_convert(nt, None, v)?;
-                self.coerce(n, Scalar::Int(bits as u8), want)
-            }
-        }
+        let p = self.window_word(space, idx)?;
+        let w = self.b.load(u32t, None, p, None, [])?;
+        self.coerce(w, s32, Scalar::of_op(ty))
     }
 
-    fn byte_shift(&mut self, byte: Word) -> R<Word> {
-        let s32 = Scalar::Int(32);
-        let u32t = self.ty(s32);
-        let three = self.konst(s32, 3);
-        let lane = self.b.bitwise_and(u32t, None, byte, three)?;
-        Ok(self.b.shift_left_logical(u32t, None, lane, three)?)
-    }
-
+    /// A store of one window word (`pass::legalize_memory` makes every window access
+    /// one).
     fn store_window(
         &mut self,
         space: Space,
@@ -1933,31 +1899,14 @@ impl<'a> FnEmitter<'a> {
         if space == Space::Shared && self.k.shared.wide {
             return self.store_wide(ty, byte, v);
         }
+        if ty.bits() != 32 {
+            return Err(Error::Internal("a window store that is not one word".into()));
+        }
         let two = self.konst(s32, 2);
         let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
-        let have = Scalar::of_op(ty);
-        match ty.bits() {
-            32 => {
-                let w = self.coerce(v, have, s32)?;
-                let p = self.window_word(space, idx)?;
-                self.b.store(p, w, None, [])?;
-            }
-            64 => {
-                let x = self.coerce(v, have, Scalar::Int(64))?;
-                let (lo, hi) = self.split64(x)?;
-                let p0 = self.window_word(space, idx)?;
-                self.b.store(p0, lo, None, [])?;
-                let one = self.konst(s32, 1);
-                let idx1 = self.b.i_add(u32t, None, idx, one)?;
-                let p1 = self.window_word(space, idx1)?;
-                self.b.store(p1, hi, None, [])?;
-            }
-            _ => {
-                return Err(Error::Internal(
-                    "a sub-word window store (pass::legalize_memory makes them words)".into(),
-                ))
-            }
-        }
+        let w = self.coerce(v, Scalar::of_op(ty), s32)?;
+        let p = self.window_word(space, idx)?;
+        self.b.store(p, w, None, [])?;
         Ok(())
     }
 }

@@ -1,23 +1,27 @@
-//! Pass: stores narrower than a word of the shared or local window.
+//! Pass: loads and stores of the shared and local windows become accesses of whole
+//! words.
 //!
 //! The shared window is an array of 32-bit words, or of 64-bit words when it is wide
 //! ([`crate::ir::SharedLayout::wide`]); the local window is an array of 32-bit words
-//! (DESIGN §5). SPIR-V cannot store part of an element, and aliasing a byte view needs
+//! (DESIGN §5). SPIR-V accesses whole elements only, and aliasing a byte view needs
 //! `VK_KHR_workgroup_memory_explicit_layout`, which many devices lack.
 //!
 //! Pre: CFG or structured IR (the pass rewrites instructions inside blocks and makes no
-//! blocks, so it runs last, after `predicate` has added its stores); `Store`s of any
-//! width to any space.
+//! blocks, so it runs last, after `predicate` has added its accesses); `Load`s and
+//! `Store`s of any width to any space.
 //!
-//! Post: every `Store` to the shared window is at least as wide as its words, and
-//! every `Store` to the local window at least 32 bits wide:
-//! * **shared**: an element is cleared and set in its word with two atomics
-//!   (`and` with the inverted lane mask, then `or` with the shifted value), so that
-//!   bytes of the same word that other threads store at the same time are never lost;
-//! * **local**: the window is the thread's own, so a plain read, mask and write of
-//!   the word.
+//! Post: every `Load` and `Store` of a window has the width of the window's words.
+//! * **Narrower stores**, to shared memory: the element is cleared and set in its word
+//!   with two atomics (`and` with the inverted lane mask, then `or` with the shifted
+//!   value), so that bytes of the same word that other threads store at the same time
+//!   are never lost. To the local window, which is the thread's own: a plain read, mask
+//!   and write of the word.
+//! * **Narrower loads**: the word, shifted and truncated, then widened to the
+//!   destination register as `ld` does (sign-extended for signed types).
+//! * **64-bit accesses of a 32-bit window**: two words, low first (PTX accesses are
+//!   naturally aligned, so an element never straddles a wide window's word).
 //!
-//! A vector store becomes one store per element.
+//! A vector access becomes one access per element.
 
 use ptxvk_frontend::Diagnostic;
 
@@ -39,33 +43,48 @@ fn word_bits(k: &Kernel, space: Space) -> Option<u32> {
     }
 }
 
-/// Whether `kind` stores part of a window word (the emitter's check).
-pub fn is_partial_store(k: &Kernel, kind: &InstKind) -> bool {
+/// Whether `kind` loads or stores a window element that is not one word (the emitter's
+/// check).
+pub fn is_partial_access(k: &Kernel, kind: &InstKind) -> bool {
     match kind {
-        InstKind::Store { space, ty, .. } => word_bits(k, *space).is_some_and(|w| ty.bits() < w),
+        InstKind::Store { space, ty, .. } | InstKind::Load { space, ty, .. } => {
+            word_bits(k, *space).is_some_and(|w| ty.bits() != w)
+        }
         _ => false,
     }
 }
 
-/// Rewrites every partial store as the module doc describes.
+/// Rewrites every partial access as the module doc describes.
 pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
     for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| is_partial_store(k, &i.kind)) {
+        if !k.blocks[b].insts.iter().any(|i| is_partial_access(k, &i.kind)) {
             continue;
         }
         let insts = std::mem::take(&mut k.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len());
         for inst in insts {
-            if !is_partial_store(k, &inst.kind) {
+            if !is_partial_access(k, &inst.kind) {
                 out.push(inst);
                 continue;
             }
-            let InstKind::Store { space, ty, srcs, addr } = inst.kind else { continue };
-            let word = word_bits(k, space).unwrap_or(32);
             let mut e = Builder::new(k, inst.span);
-            for (i, src) in srcs.into_iter().enumerate() {
-                let extra = i as i64 * i64::from(ty.bits() / 8);
-                store_element(&mut e, space, word, ty, addr, extra, src);
+            match inst.kind {
+                InstKind::Store { space, ty, srcs, addr } => {
+                    for (i, src) in srcs.into_iter().enumerate() {
+                        let at = Element { space, ty, addr, extra: i as i64 * bytes(ty) };
+                        store_element(&mut e, &at, src);
+                    }
+                }
+                InstKind::Load { space, ty, dsts, addr } => {
+                    for (i, dst) in dsts.into_iter().enumerate() {
+                        let at = Element { space, ty, addr, extra: i as i64 * bytes(ty) };
+                        // A `_` sink reads nothing another thread could observe.
+                        if let Some(dst) = dst {
+                            load_element(&mut e, &at, dst);
+                        }
+                    }
+                }
+                kind => e.push(kind),
             }
             out.append(&mut e.insts);
         }
@@ -74,60 +93,128 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Stores one `ty` element at byte `addr + extra` into its `word_bits` word.
-fn store_element(
-    e: &mut Builder<'_>,
+fn bytes(ty: OpTy) -> i64 {
+    i64::from(ty.bits() / 8)
+}
+
+/// One element of a window access: `ty` at byte `addr + extra` of `space`.
+struct Element {
     space: Space,
-    word_bits: u32,
     ty: OpTy,
     addr: Address,
     extra: i64,
-    src: Value,
-) {
-    let wty = OpTy::U(word_bits as u8);
-    let word_bytes = u64::from(word_bits / 8);
-    let lane_mask = u64::MAX >> (64 - ty.bits());
-    let width_mask = u64::MAX >> (64 - word_bits);
-    // The word's address, the element's bit position in it and the mask that keeps the
-    // rest of the word: constants for a constant address, else computed from the byte
-    // offset (addresses in 64-bit registers are window offsets too).
-    let (word_addr, shift, keep) = match addr.base {
-        None => {
-            let byte = (addr.offset + extra) as u64 & 0xffff_ffff;
-            let shift = (byte & (word_bytes - 1)) * 8;
-            let word = Address { base: None, offset: (byte & !(word_bytes - 1)) as i64 };
-            (word, Value::Imm(shift), Value::Imm(!(lane_mask << shift) & width_mask))
+}
+
+impl Element {
+    fn word_bits(&self, e: &Builder<'_>) -> u32 {
+        word_bits(e.kernel, self.space).unwrap_or(32)
+    }
+
+    /// The address of the element plus `more` bytes.
+    fn at(&self, more: i64) -> Address {
+        Address { base: self.addr.base, offset: self.addr.offset + self.extra + more }
+    }
+
+    /// The element's word and its bit position in it: constants for a constant address,
+    /// else computed from the byte offset (addresses in 64-bit registers are window
+    /// offsets too).
+    fn word(&self, e: &mut Builder<'_>) -> (Address, Value) {
+        let word_bytes = u64::from(self.word_bits(e) / 8);
+        let offset = (self.addr.offset + self.extra) as u64 & 0xffff_ffff;
+        match self.addr.base {
+            None => {
+                let word = Address { base: None, offset: (offset & !(word_bytes - 1)) as i64 };
+                (word, Value::Imm((offset & (word_bytes - 1)) * 8))
+            }
+            Some(r) => {
+                let base = if e.kernel.reg(r).ty.bits() == 64 {
+                    e.cvt(U32, U64, Value::Reg(r))
+                } else {
+                    Value::Reg(r)
+                };
+                let byte = e.add(U32, base, Value::Imm(offset));
+                let aligned = e.and(U32, byte, Value::Imm(!(word_bytes - 1) & 0xffff_ffff));
+                let word = e.temp(U32);
+                e.mov(U32, word, aligned);
+                let lane = e.and(U32, byte, Value::Imm(word_bytes - 1));
+                let shift = e.bin(BinaryOp::Shl, U32, lane, Value::Imm(3));
+                (Address { base: Some(word), offset: 0 }, shift)
+            }
         }
-        Some(r) => {
-            let base = if e.kernel.reg(r).ty.bits() == 64 {
-                e.cvt(U32, U64, Value::Reg(r))
-            } else {
-                Value::Reg(r)
-            };
-            let byte = e.add(U32, base, Value::Imm((addr.offset + extra) as u64 & 0xffff_ffff));
-            let aligned = e.and(U32, byte, Value::Imm(!(word_bytes - 1) & 0xffff_ffff));
-            let word = e.temp(U32);
-            e.mov(U32, word, aligned);
-            let lane = e.and(U32, byte, Value::Imm(word_bytes - 1));
-            let shift = e.bin(BinaryOp::Shl, U32, lane, Value::Imm(3));
+    }
+}
+
+/// Stores `src` as [`Element`] `at` says, by whole words.
+fn store_element(e: &mut Builder<'_>, at: &Element, src: Value) {
+    let word_bits = at.word_bits(e);
+    if at.ty.bits() > word_bits {
+        // A 64-bit element of a 32-bit window: two words, low first.
+        let (lo, hi) = (e.temp(U32), e.temp(U32));
+        e.push(InstKind::Unpack { elem: U32, dsts: vec![Some(lo), Some(hi)], src });
+        for (half, v) in [(0, lo), (4, hi)] {
+            let addr = at.at(half);
+            e.push(InstKind::Store { space: at.space, ty: U32, srcs: vec![Value::Reg(v)], addr });
+        }
+        return;
+    }
+    let wty = OpTy::U(word_bits as u8);
+    let lane_mask = u64::MAX >> (64 - at.ty.bits());
+    let (word, shift) = at.word(e);
+    let keep = match shift {
+        Value::Imm(s) => Value::Imm(!(lane_mask << s) & (u64::MAX >> (64 - word_bits))),
+        shift => {
             let mask = e.bin(BinaryOp::Shl, wty, Value::Imm(lane_mask), shift);
-            let keep = e.not(wty, mask);
-            (Address { base: Some(word), offset: 0 }, shift, keep)
+            e.not(wty, mask)
         }
     };
-    let element = e.cvt(wty, ty.as_unsigned(), src);
+    let element = e.cvt(wty, at.ty.as_unsigned(), src);
     let value = e.bin(BinaryOp::Shl, wty, element, shift);
-    if space == Space::Local {
+    if at.space == Space::Local {
         let old = e.temp(wty);
-        let load = InstKind::Load { space, ty: wty, dsts: vec![Some(old)], addr: word_addr };
-        e.push(load);
+        e.push(InstKind::Load { space: at.space, ty: wty, dsts: vec![Some(old)], addr: word });
         let kept = e.and(wty, Value::Reg(old), keep);
         let new = e.or(wty, kept, value);
-        e.push(InstKind::Store { space, ty: wty, srcs: vec![new], addr: word_addr });
+        e.push(InstKind::Store { space: at.space, ty: wty, srcs: vec![new], addr: word });
     } else {
         for (op, src) in [(AtomicOp::And, keep), (AtomicOp::Or, value)] {
-            e.push(atomic(op, wty, word_addr, src));
+            e.push(atomic(op, wty, word, src));
         }
+    }
+}
+
+/// Loads [`Element`] `at` into `dst` by whole words, widened to `dst`'s width by `ty`'s
+/// signedness.
+fn load_element(e: &mut Builder<'_>, at: &Element, dst: RegId) {
+    let word_bits = at.word_bits(e);
+    let bits = at.ty.bits();
+    if bits > word_bits {
+        // A 64-bit element of a 32-bit window: two words, low first.
+        let (lo, hi) = (e.temp(U32), e.temp(U32));
+        for (half, v) in [(0, lo), (4, hi)] {
+            let addr = at.at(half);
+            e.push(InstKind::Load { space: at.space, ty: U32, dsts: vec![Some(v)], addr });
+        }
+        e.push(InstKind::Pack { elem: U32, dst, srcs: vec![Value::Reg(lo), Value::Reg(hi)] });
+        return;
+    }
+    let wty = OpTy::U(word_bits as u8);
+    let (word, shift) = at.word(e);
+    let whole = e.temp(wty);
+    e.push(InstKind::Load { space: at.space, ty: wty, dsts: vec![Some(whole)], addr: word });
+    let moved = e.bin(BinaryOp::Shr, wty, Value::Reg(whole), shift);
+    let element = e.cvt(OpTy::U(bits as u8), wty, moved);
+    let dst_bits = e.kernel.reg(dst).ty.bits();
+    if dst_bits == bits {
+        e.mov(at.ty, dst, element);
+    } else {
+        // `ld` into a wider register extends by the type's signedness (PTX ISA §6.4.1).
+        let (from, to) = if at.ty.is_signed() {
+            (OpTy::S(bits as u8), OpTy::S(dst_bits as u8))
+        } else {
+            (OpTy::U(bits as u8), OpTy::U(dst_bits as u8))
+        };
+        let wide = e.cvt(to, from, element);
+        e.mov(to, dst, wide);
     }
 }
 

@@ -100,8 +100,8 @@ fn legalized(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
             Some("directed rounding left by legalize_floats")
         } else if legalize_atomics::needs_loop(k, kind) {
             Some("an atomic left by legalize_atomics")
-        } else if legalize_memory::is_partial_store(k, kind) {
-            Some("a partial window store left by legalize_memory")
+        } else if legalize_memory::is_partial_access(k, kind) {
+            Some("a window access that is not one word left by legalize_memory")
         } else if legalize_warps::is_exchange(kind) {
             Some("a warp exchange left by legalize_warps")
         } else {
