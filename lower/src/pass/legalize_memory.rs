@@ -28,7 +28,8 @@ use ptxvk_frontend::Diagnostic;
 use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, InstKind, Kernel, OpTy, Order, RegId, Scope, Space, Value,
+    Address, AtomicOp, BinaryOp, FloatMode, InstKind, Kernel, OpTy, Order, RegId, Scope, Space,
+    Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -133,9 +134,9 @@ impl Element {
                     Value::Reg(r)
                 };
                 let byte = e.add(U32, base, Value::Imm(offset));
-                let aligned = e.and(U32, byte, Value::Imm(!(word_bytes - 1) & 0xffff_ffff));
                 let word = e.temp(U32);
-                e.mov(U32, word, aligned);
+                let align = Value::Imm(!(word_bytes - 1) & 0xffff_ffff);
+                e.push(binary(BinaryOp::And, U32, word, byte, align));
                 let lane = e.and(U32, byte, Value::Imm(word_bytes - 1));
                 let shift = e.bin(BinaryOp::Shl, U32, lane, Value::Imm(3));
                 (Address { base: Some(word), offset: 0 }, shift)
@@ -168,7 +169,10 @@ fn store_element(e: &mut Builder<'_>, at: &Element, src: Value) {
         }
     };
     let element = e.cvt(wty, at.ty.as_unsigned(), src);
-    let value = e.bin(BinaryOp::Shl, wty, element, shift);
+    let value = match shift {
+        Value::Imm(0) => element,
+        shift => e.bin(BinaryOp::Shl, wty, element, shift),
+    };
     if at.space == Space::Local {
         let old = e.temp(wty);
         e.push(InstKind::Load { space: at.space, ty: wty, dsts: vec![Some(old)], addr: word });
@@ -201,21 +205,32 @@ fn load_element(e: &mut Builder<'_>, at: &Element, dst: RegId) {
     let (word, shift) = at.word(e);
     let whole = e.temp(wty);
     e.push(InstKind::Load { space: at.space, ty: wty, dsts: vec![Some(whole)], addr: word });
-    let moved = e.bin(BinaryOp::Shr, wty, Value::Reg(whole), shift);
-    let element = e.cvt(OpTy::U(bits as u8), wty, moved);
+    let moved = match shift {
+        Value::Imm(0) => Value::Reg(whole),
+        shift => e.bin(BinaryOp::Shr, wty, Value::Reg(whole), shift),
+    };
     let dst_bits = e.kernel.reg(dst).ty.bits();
+    let narrow = OpTy::U(bits as u8);
     if dst_bits == bits {
-        e.mov(at.ty, dst, element);
+        e.push(convert(narrow, wty, dst, moved));
     } else {
         // `ld` into a wider register extends by the type's signedness (PTX ISA §6.4.1).
+        let element = e.cvt(narrow, wty, moved);
         let (from, to) = if at.ty.is_signed() {
             (OpTy::S(bits as u8), OpTy::S(dst_bits as u8))
         } else {
-            (OpTy::U(bits as u8), OpTy::U(dst_bits as u8))
+            (narrow, OpTy::U(dst_bits as u8))
         };
-        let wide = e.cvt(to, from, element);
-        e.mov(to, dst, wide);
+        e.push(convert(to, from, dst, element));
     }
+}
+
+fn convert(to: OpTy, from: OpTy, dst: RegId, src: Value) -> InstKind {
+    InstKind::Convert { to, from, rounding: None, mode: FloatMode::default(), dst, src }
+}
+
+fn binary(op: BinaryOp, ty: OpTy, dst: RegId, lhs: Value, rhs: Value) -> InstKind {
+    InstKind::Binary { op, ty, mode: FloatMode::default(), dst, lhs, rhs }
 }
 
 /// A relaxed workgroup-scope atomic without a result.
