@@ -72,6 +72,19 @@ pub(crate) unsafe fn out<T>(p: *mut T, value: T) -> Result<(), CUresult> {
     Ok(())
 }
 
+/// Reads an argument passed by pointer (a copy descriptor); null is
+/// `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `p` is null or valid for a read of `T`.
+pub(crate) unsafe fn arg<T: Copy>(p: *const T) -> Result<T, CUresult> {
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: non-null and readable by the caller's contract.
+    Ok(unsafe { p.read() })
+}
+
 /// A NUL-terminated string argument; null or non-UTF-8 is `CUDA_ERROR_INVALID_VALUE`.
 ///
 /// # Safety

@@ -987,11 +987,8 @@ unsafe fn memcpy_2d(
     per_thread: bool,
     wait: bool,
 ) -> Result<(), CUresult> {
-    if p.is_null() {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-    }
-    // SAFETY: non-null and readable (function contract).
-    let c = unsafe { p.read() };
+    // SAFETY: null or readable (function contract).
+    let c = unsafe { crate::arg(p) }?;
     let side = |kind, host, device, x_bytes, y, pitch| Side {
         kind,
         host,
@@ -1055,11 +1052,8 @@ unsafe fn memcpy_3d(
     per_thread: bool,
     wait: bool,
 ) -> Result<(), CUresult> {
-    if p.is_null() {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-    }
-    // SAFETY: non-null and readable (function contract).
-    let c = unsafe { p.read() };
+    // SAFETY: null or readable (function contract).
+    let c = unsafe { crate::arg(p) }?;
     let src = Side {
         kind: c.src_type,
         host: c.src_host as usize,

@@ -64,17 +64,14 @@ pub trait Build {
 
     fn cmp(&mut self, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) -> RegId {
         let dst = self.temp(OpTy::Pred);
-        self.push(InstKind::Setp {
-            cmp,
-            ty,
-            ftz: false,
-            dst: Some(dst),
-            dst_not: None,
-            lhs,
-            rhs,
-            combine: None,
-        });
+        self.cmp_into(dst, cmp, ty, lhs, rhs);
         dst
+    }
+
+    /// `dst = lhs cmp rhs` into an existing predicate.
+    fn cmp_into(&mut self, dst: RegId, cmp: CmpOp, ty: OpTy, lhs: Value, rhs: Value) {
+        let (ftz, dst, dst_not, combine) = (false, Some(dst), None, None);
+        self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine });
     }
 
     /// `cond ? a : b`.

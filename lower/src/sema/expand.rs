@@ -955,18 +955,7 @@ impl Lowerer<'_> {
             (1 << 63, 0x7ff0_0000_0000_0000, 1 << 52)
         };
         let magnitude = e.and(bits, a, Value::Imm(sign_bit - 1));
-        let test = |e: &mut Emit<'_, '_>, cmp, lhs, rhs, dst| {
-            e.push(InstKind::Setp {
-                cmp,
-                ty: bits,
-                ftz: false,
-                dst: Some(dst),
-                dst_not: None,
-                lhs,
-                rhs,
-                combine: None,
-            })
-        };
+        let test = |e: &mut Emit<'_, '_>, cmp, lhs, rhs, dst| e.cmp_into(dst, cmp, bits, lhs, rhs);
         match which {
             ".finite" => test(&mut e, CmpOp::Lt, magnitude, Value::Imm(inf), dst),
             ".infinite" => test(&mut e, CmpOp::Eq, magnitude, Value::Imm(inf), dst),
