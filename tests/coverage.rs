@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use ptxvk::frontend::instructions::INSTRUCTIONS;
+use ptxvk::frontend::instructions::{Opcode, INSTRUCTIONS};
 use ptxvk::lower::coverage::{Row, Status, ROWS};
 
 fn repo() -> PathBuf {
@@ -107,12 +107,12 @@ fn spelling(probe: &str) -> &str {
 
 #[test]
 fn coverage_table_matches_the_compiler_and_the_tests() {
-    let opcodes: BTreeSet<&str> = INSTRUCTIONS.iter().map(|s| s.opcode).collect();
-    let rows: BTreeSet<&str> = ROWS.iter().map(|r| r.opcode).collect();
-    let missing: Vec<_> = opcodes.difference(&rows).collect();
+    // Rows name opcodes by `Opcode`, so a row for an instruction the table does not
+    // have does not compile; every instruction of the table needs a row.
+    let rows: BTreeSet<Opcode> = ROWS.iter().map(|r| r.opcode).collect();
+    let missing: Vec<&str> =
+        INSTRUCTIONS.iter().filter(|s| !rows.contains(&s.opcode)).map(|s| s.name).collect();
     assert!(missing.is_empty(), "instructions without a coverage row: {missing:?}");
-    let unknown: Vec<_> = rows.difference(&opcodes).collect();
-    assert!(unknown.is_empty(), "coverage rows for unknown instructions: {unknown:?}");
 
     let tested = tested_spellings();
     let mut problems = Vec::new();

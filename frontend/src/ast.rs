@@ -5,6 +5,7 @@
 //! checked against the instruction table during lowering, so that a construct later stages
 //! do not implement still parses and is rejected with a diagnostic at its own span.
 
+use crate::instructions::Opcode;
 use crate::span::{Ident, Name, Span, Spanned};
 
 /// One PTX file.
@@ -412,6 +413,9 @@ pub struct Instruction {
     pub span: Span,
     pub guard: Option<Guard>,
     pub opcode: Ident,
+    /// The opcode decoded against the instruction table; `None` for a name PTX has no
+    /// instruction for, which semantic analysis reports.
+    pub op: Option<Opcode>,
     /// Modifiers with their leading dot, in source order (`.global`, `.v4`, `.f32`).
     pub modifiers: Vec<Ident>,
     pub operands: Vec<Operand>,

@@ -1,5 +1,11 @@
 //! The instruction table: for every opcode of PTX ISA 9.2 Table 2, the modifiers it
-//! accepts and the shape of its operands, and the check that runs after parsing.
+//! accepts, the shape of its operands and the classes of modifiers its semantics use,
+//! and the check that runs after parsing.
+//!
+//! The table is written once (`instruction_table!`) and generates the [`Opcode`] enum,
+//! which the parser stores in each instruction ([`Instruction::op`]): everything after
+//! parsing matches `Opcode` variants, not opcode text. [`crate::decode`] turns the
+//! modifiers into typed values by the row's [`ModifierClass`]es.
 //!
 //! An instruction parses generically (opcode, modifiers, operands); [`check_module`]
 //! then holds each instruction against its [`InstrSpec`], so that a misspelled modifier
@@ -26,7 +32,9 @@ use crate::diagnostic::Diagnostic;
 /// What one opcode accepts.
 #[derive(Debug)]
 pub struct InstrSpec {
-    pub opcode: &'static str,
+    pub opcode: Opcode,
+    /// The opcode as PTX spells it.
+    pub name: &'static str,
     /// Groups of modifier patterns; a modifier is valid if any group has a pattern
     /// that matches it.
     pub modifiers: &'static [&'static [&'static str]],
@@ -37,6 +45,26 @@ pub struct InstrSpec {
     /// `L` a label or function name, `X` any one operand, `*` any number of operands of
     /// any shape.
     pub operands: &'static str,
+    /// The classes of decoded modifiers ([`crate::decode`]) the instruction's
+    /// semantics give a meaning to, besides types. A modifier of another class parses
+    /// (it is in `modifiers`) but is rejected when the instruction is decoded
+    /// (`.sat` on `max`, which the syntax of `max.f16` allows).
+    pub classes: &'static [ModifierClass],
+}
+
+/// The classes of modifiers that [`crate::decode`] turns into typed values (PTX ISA
+/// 9.2 §9.7: state spaces, vector sizes, rounding, `.ftz`, `.sat`, comparisons,
+/// predicate combines, `.lo/.hi/.wide`). Types are a class every instruction takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModifierClass {
+    Space,
+    Vector,
+    Rounding,
+    Ftz,
+    Sat,
+    Cmp,
+    Combine,
+    MulPart,
 }
 
 // ----- modifier groups ---------------------------------------------------------------
@@ -207,34 +235,54 @@ const TEXTURE_QUERIES: &[&str] = &[
     ".memory_layout",
 ];
 
-macro_rules! spec {
-    ($op:literal, [$($g:expr),* $(,)?], $operands:literal) => {
-        InstrSpec { opcode: $op, modifiers: &[$($g),*], operands: $operands }
+/// Writes the table once and derives from it the [`Opcode`] enum (one variant per
+/// row, in the table's order) and [`INSTRUCTIONS`], indexed by `Opcode as usize`.
+macro_rules! instruction_table {
+    ($(($variant:ident, $name:literal, [$($group:expr),* $(,)?], $operands:literal,
+        [$($class:ident),* $(,)?])),* $(,)?) => {
+        /// A PTX instruction: one row of [`INSTRUCTIONS`], decoded by the parser
+        /// ([`crate::ast::Instruction::op`]) so that nothing after it matches opcode text.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Opcode {
+            $($variant),*
+        }
+
+        impl Opcode {
+            /// Every opcode, in the table's (alphabetical) order.
+            pub const ALL: &'static [Opcode] = &[$(Opcode::$variant),*];
+
+            /// The opcode as PTX spells it.
+            pub fn name(self) -> &'static str {
+                INSTRUCTIONS[self as usize].name
+            }
+        }
+
+        /// The table, sorted by opcode name.
+        pub static INSTRUCTIONS: &[InstrSpec] = &[$(
+            InstrSpec {
+                opcode: Opcode::$variant,
+                name: $name,
+                modifiers: &[$($group),*],
+                operands: $operands,
+                classes: &[$(ModifierClass::$class),*],
+            }
+        ),*];
     };
 }
 
-/// The table, sorted by opcode.
-pub static INSTRUCTIONS: &[InstrSpec] = &[
-    spec!("abs", [TYPES, FLOAT_MODES], "V V"),
-    spec!("activemask", [TYPES], "V"),
-    spec!("add", [TYPES, ROUND, FLOAT_MODES, INT_MODES], "V V V"),
-    spec!("addc", [TYPES, INT_MODES], "V V V"),
-    spec!("alloca", [TYPES, &[".local"]], "V V V?"),
-    spec!("and", [TYPES], "V V V"),
-    spec!("applypriority", [SPACES, CACHE, &[".L2"]], "M V"),
-    spec!(
-        "atom",
-        [TYPES, SPACES, MEMORY_ORDER, SCOPES, ATOMIC_OPS, CACHE, VECTOR, FLOAT_MODES],
-        "V M V V? V?"
-    ),
-    spec!(
-        "bar",
-        [SYNC, &[".arrive", ".red", ".warp", ".cta", ".popc", ".and", ".or"], TYPES],
-        "V? V? V? V?"
-    ),
-    spec!(
-        "barrier",
-        [
+instruction_table! {
+    (Abs, "abs", [TYPES, FLOAT_MODES], "V V", [Ftz]),
+    (Activemask, "activemask", [TYPES], "V", []),
+    (Add, "add", [TYPES, ROUND, FLOAT_MODES, INT_MODES], "V V V", [Rounding, Ftz, Sat]),
+    (Addc, "addc", [TYPES, INT_MODES], "V V V", []),
+    (Alloca, "alloca", [TYPES, &[".local"]], "V V V?", []),
+    (And, "and", [TYPES], "V V V", []),
+    (Applypriority, "applypriority", [SPACES, CACHE, &[".L2"]], "M V", [Space]),
+    (Atom, "atom", [TYPES, SPACES, MEMORY_ORDER, SCOPES, ATOMIC_OPS, CACHE, VECTOR, FLOAT_MODES],
+        "V M V V? V?", [Space, Combine, Vector]),
+    (Bar, "bar", [SYNC, &[".arrive", ".red", ".warp", ".cta", ".popc", ".and", ".or"], TYPES],
+        "V? V? V? V?", [Combine]),
+    (Barrier, "barrier", [
             SYNC,
             &[
                 ".arrive", ".red", ".cluster", ".wait", ".cta", ".popc", ".and", ".or", ".relaxed",
@@ -242,20 +290,17 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
             ],
             TYPES
         ],
-        "V? V? V? V?"
-    ),
-    spec!("bfe", [TYPES], "V V V V"),
-    spec!("bfi", [TYPES], "V V V V V"),
-    spec!("bfind", [TYPES, &[".shiftamt"]], "V V"),
-    spec!("bmsk", [TYPES, &[".clamp", ".wrap"]], "V V V"),
-    spec!("bra", [UNI], "L"),
-    spec!("brev", [TYPES], "V V"),
-    spec!("brkpt", [], ""),
-    spec!("brx", [UNI, &[".idx"]], "V L"),
-    spec!("call", [UNI], "*"),
-    spec!(
-        "clusterlaunchcontrol",
-        [
+        "V? V? V? V?", [Combine]),
+    (Bfe, "bfe", [TYPES], "V V V V", []),
+    (Bfi, "bfi", [TYPES], "V V V V V", []),
+    (Bfind, "bfind", [TYPES, &[".shiftamt"]], "V V", []),
+    (Bmsk, "bmsk", [TYPES, &[".clamp", ".wrap"]], "V V V", []),
+    (Bra, "bra", [UNI], "L", []),
+    (Brev, "brev", [TYPES], "V V", []),
+    (Brkpt, "brkpt", [], "", []),
+    (Brx, "brx", [UNI, &[".idx"]], "V L", []),
+    (Call, "call", [UNI], "*", []),
+    (Clusterlaunchcontrol, "clusterlaunchcontrol", [
             TYPES,
             &[
                 ".try_cancel",
@@ -269,30 +314,24 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
                 ".get_first_ctaid::*"
             ]
         ],
-        "*"
-    ),
-    spec!("clz", [TYPES], "V V"),
-    spec!("cnot", [TYPES], "V V"),
-    spec!("copysign", [TYPES], "V V V"),
-    spec!("cos", [TYPES, APPROX], "V V"),
-    spec!("cp", [TYPES, ASYNC_COPY, SPACES, ATOMIC_OPS, FLOAT_MODES], "*"),
-    spec!(
-        "createpolicy",
-        [TYPES, &[".fractional", ".range", ".cvt", ".global", ".L2::*"]],
-        "V X X? X? X?"
-    ),
-    spec!("cvt", [TYPES, ROUND, ROUND_INT, FLOAT_MODES, &[".pack", ".scaled::*"]], "V V V? V? V?"),
-    spec!("cvta", [TYPES, SPACES, &[".to"]], "V V"),
-    spec!("discard", [SPACES, &[".L2"]], "M V"),
-    spec!("div", [TYPES, ROUND, APPROX, FLOAT_MODES], "V V V"),
-    spec!("dp2a", [TYPES, &[".lo", ".hi"]], "V V V V"),
-    spec!("dp4a", [TYPES], "V V V V"),
-    spec!("elect", [&[".sync"]], "V V"),
-    spec!("ex2", [TYPES, APPROX], "V V"),
-    spec!("exit", [], ""),
-    spec!(
-        "fence",
-        [
+        "*", []),
+    (Clz, "clz", [TYPES], "V V", []),
+    (Cnot, "cnot", [TYPES], "V V", []),
+    (Copysign, "copysign", [TYPES], "V V V", []),
+    (Cos, "cos", [TYPES, APPROX], "V V", [Ftz]),
+    (Cp, "cp", [TYPES, ASYNC_COPY, SPACES, ATOMIC_OPS, FLOAT_MODES], "*", []),
+    (Createpolicy, "createpolicy", [TYPES, &[".fractional", ".range", ".cvt", ".global", ".L2::*"]],
+        "V X X? X? X?", []),
+    (Cvt, "cvt", [TYPES, ROUND, ROUND_INT, FLOAT_MODES, &[".pack", ".scaled::*"]], "V V V? V? V?", [Rounding, Ftz, Sat]),
+    (Cvta, "cvta", [TYPES, SPACES, &[".to"]], "V V", [Space]),
+    (Discard, "discard", [SPACES, &[".L2"]], "M V", [Space]),
+    (Div, "div", [TYPES, ROUND, APPROX, FLOAT_MODES], "V V V", [Rounding, Ftz]),
+    (Dp2a, "dp2a", [TYPES, &[".lo", ".hi"]], "V V V V", [MulPart]),
+    (Dp4a, "dp4a", [TYPES], "V V V V", []),
+    (Elect, "elect", [&[".sync"]], "V V", []),
+    (Ex2, "ex2", [TYPES, APPROX], "V V", [Ftz]),
+    (Exit, "exit", [], "", []),
+    (Fence, "fence", [
             MEMORY_ORDER,
             SCOPES,
             SYNC,
@@ -310,28 +349,25 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
                 ".sync_restrict::*"
             ]
         ],
-        "M? V?"
-    ),
-    spec!("fma", [TYPES, ROUND, FLOAT_MODES], "V V V V"),
-    spec!("fns", [TYPES], "V V V V"),
-    spec!("getctarank", [TYPES, SPACES], "V V"),
-    spec!("griddepcontrol", [&[".launch_dependents", ".wait"]], ""),
-    spec!("isspacep", [SPACES], "V V"),
-    spec!("istypep", [&[".texref", ".samplerref", ".surfref"]], "V V"),
-    spec!("ld", [TYPES, SPACES, VECTOR, CACHE, MEMORY_ORDER, SCOPES], "V M V?"),
-    spec!("ldmatrix", [TYPES, SYNC, SPACES, MATRIX], "V M"),
-    spec!("ldu", [TYPES, SPACES, VECTOR], "V M"),
-    spec!("lg2", [TYPES, APPROX], "V V"),
-    spec!("lop3", [TYPES, BOOL_OPS], "V V V V V V?"),
-    spec!("mad", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V V"),
-    spec!("mad24", [TYPES, INT_MODES], "V V V V"),
-    spec!("madc", [TYPES, INT_MODES], "V V V V"),
-    spec!("mapa", [TYPES, SPACES], "V V V"),
-    spec!("match", [TYPES, &[".any", ".all", ".sync"]], "V V V"),
-    spec!("max", [TYPES, FLOAT_MODES], "V V V V?"),
-    spec!(
-        "mbarrier",
-        [
+        "M? V?", []),
+    (Fma, "fma", [TYPES, ROUND, FLOAT_MODES], "V V V V", [MulPart, Rounding, Ftz, Sat]),
+    (Fns, "fns", [TYPES], "V V V V", []),
+    (Getctarank, "getctarank", [TYPES, SPACES], "V V", []),
+    (Griddepcontrol, "griddepcontrol", [&[".launch_dependents", ".wait"]], "", []),
+    (Isspacep, "isspacep", [SPACES], "V V", [Space]),
+    (Istypep, "istypep", [&[".texref", ".samplerref", ".surfref"]], "V V", []),
+    (Ld, "ld", [TYPES, SPACES, VECTOR, CACHE, MEMORY_ORDER, SCOPES], "V M V?", [Space, Vector]),
+    (Ldmatrix, "ldmatrix", [TYPES, SYNC, SPACES, MATRIX], "V M", []),
+    (Ldu, "ldu", [TYPES, SPACES, VECTOR], "V M", [Space, Vector]),
+    (Lg2, "lg2", [TYPES, APPROX], "V V", [Ftz]),
+    (Lop3, "lop3", [TYPES, BOOL_OPS], "V V V V V V?", [Combine]),
+    (Mad, "mad", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V V", [MulPart, Rounding, Ftz, Sat]),
+    (Mad24, "mad24", [TYPES, INT_MODES], "V V V V", [MulPart, Sat]),
+    (Madc, "madc", [TYPES, INT_MODES], "V V V V", [MulPart]),
+    (Mapa, "mapa", [TYPES, SPACES], "V V V", []),
+    (Match, "match", [TYPES, &[".any", ".all", ".sync"]], "V V V", []),
+    (Max, "max", [TYPES, FLOAT_MODES], "V V V V?", [Ftz]),
+    (Mbarrier, "mbarrier", [
             TYPES,
             SPACES,
             MEMORY_ORDER,
@@ -350,22 +386,16 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
                 ".noComplete"
             ]
         ],
-        "*"
-    ),
-    spec!(
-        "membar",
-        [SCOPES, &[".proxy", ".alias", ".async", ".global", ".shared::cta", ".shared::cluster"]],
-        ""
-    ),
-    spec!("min", [TYPES, FLOAT_MODES], "V V V V?"),
-    spec!("mma", [TYPES, SYNC, MATRIX], "*"),
-    spec!("mov", [TYPES, VECTOR], "V V"),
-    spec!("movmatrix", [TYPES, SYNC, MATRIX], "V V"),
-    spec!("mul", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V"),
-    spec!("mul24", [TYPES, INT_MODES], "V V V"),
-    spec!(
-        "multimem",
-        [
+        "*", []),
+    (Membar, "membar", [SCOPES, &[".proxy", ".alias", ".async", ".global", ".shared::cta", ".shared::cluster"]],
+        "", []),
+    (Min, "min", [TYPES, FLOAT_MODES], "V V V V?", [Ftz]),
+    (Mma, "mma", [TYPES, SYNC, MATRIX], "*", []),
+    (Mov, "mov", [TYPES, VECTOR], "V V", []),
+    (Movmatrix, "movmatrix", [TYPES, SYNC, MATRIX], "V V", []),
+    (Mul, "mul", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V", [MulPart, Rounding, Ftz, Sat]),
+    (Mul24, "mul24", [TYPES, INT_MODES], "V V V", [MulPart, Sat]),
+    (Multimem, "multimem", [
             TYPES,
             SPACES,
             MEMORY_ORDER,
@@ -375,21 +405,18 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
             FLOAT_MODES,
             &[".ld_reduce", ".st", ".red", ".cp", ".acc::*"]
         ],
-        "*"
-    ),
-    spec!("nanosleep", [TYPES], "V"),
-    spec!("neg", [TYPES, FLOAT_MODES], "V V"),
-    spec!("not", [TYPES], "V V"),
-    spec!("or", [TYPES], "V V V"),
-    spec!("pmevent", [&[".mask"]], "V"),
-    spec!("popc", [TYPES], "V V"),
-    spec!("prefetch", [SPACES, &[".L1", ".L2", ".L2::*", ".tensormap"]], "M"),
-    spec!("prefetchu", [&[".L1"]], "M"),
-    spec!("prmt", [TYPES, &[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"]], "V V V V"),
-    spec!("rcp", [TYPES, ROUND, APPROX], "V V"),
-    spec!(
-        "red",
-        [
+        "*", []),
+    (Nanosleep, "nanosleep", [TYPES], "V", []),
+    (Neg, "neg", [TYPES, FLOAT_MODES], "V V", [Ftz]),
+    (Not, "not", [TYPES], "V V", []),
+    (Or, "or", [TYPES], "V V V", []),
+    (Pmevent, "pmevent", [&[".mask"]], "V", []),
+    (Popc, "popc", [TYPES], "V V", []),
+    (Prefetch, "prefetch", [SPACES, &[".L1", ".L2", ".L2::*", ".tensormap"]], "M", [Space]),
+    (Prefetchu, "prefetchu", [&[".L1"]], "M", []),
+    (Prmt, "prmt", [TYPES, &[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"]], "V V V V", []),
+    (Rcp, "rcp", [TYPES, ROUND, APPROX], "V V", [Rounding, Ftz]),
+    (Red, "red", [
             TYPES,
             SPACES,
             MEMORY_ORDER,
@@ -400,47 +427,38 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
             FLOAT_MODES,
             &[".async", ".mbarrier::*"]
         ],
-        "M V X?"
-    ),
-    spec!(
-        "redux",
-        [TYPES, &[".sync", ".add", ".min", ".max", ".and", ".or", ".xor", ".abs", ".NaN"]],
-        "V V V"
-    ),
-    spec!("rem", [TYPES], "V V V"),
-    spec!("ret", [UNI], ""),
-    spec!("rsqrt", [TYPES, APPROX], "V V"),
-    spec!("sad", [TYPES], "V V V V"),
-    spec!("selp", [TYPES], "V V V V"),
-    spec!("set", [TYPES, COMPARISONS, BOOL_OPS, &[".ftz"]], "V V V V?"),
-    spec!("setmaxnreg", [TYPES, SYNC, &[".inc", ".dec"]], "V"),
-    spec!("setp", [TYPES, COMPARISONS, BOOL_OPS, &[".ftz"]], "V V V V?"),
-    spec!("shf", [TYPES, &[".l", ".r", ".clamp", ".wrap"]], "V V V V"),
-    spec!("shfl", [TYPES, &[".sync", ".up", ".down", ".bfly", ".idx"]], "V V V V V?"),
-    spec!("shl", [TYPES], "V V V"),
-    spec!("shr", [TYPES], "V V V"),
-    spec!("sin", [TYPES, APPROX], "V V"),
-    spec!("slct", [TYPES, &[".ftz"]], "V V V V"),
-    spec!("sqrt", [TYPES, ROUND, APPROX], "V V"),
-    spec!(
-        "st",
-        [TYPES, SPACES, VECTOR, CACHE, MEMORY_ORDER, SCOPES, &[".async", ".mbarrier::*", ".bulk"]],
-        "M V X?"
-    ),
-    spec!("stackrestore", [TYPES], "V"),
-    spec!("stacksave", [TYPES], "V"),
-    spec!("stmatrix", [TYPES, SYNC, SPACES, MATRIX], "M V"),
-    spec!("sub", [TYPES, ROUND, FLOAT_MODES, INT_MODES], "V V V"),
-    spec!("subc", [TYPES, INT_MODES], "V V V"),
-    spec!("suld", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "V M"),
-    spec!("suq", [TYPES, TEXTURE_QUERIES], "V M"),
-    spec!("sured", [TYPES, SURFACE, TEX_GEOMETRY, &[".add", ".min", ".max", ".and", ".or"]], "M V"),
-    spec!("sust", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "M V"),
-    spec!("szext", [TYPES, &[".clamp", ".wrap"]], "V V V"),
-    spec!("tanh", [TYPES, APPROX], "V V"),
-    spec!(
-        "tcgen05",
-        [
+        "M V X?", [Space, Combine, Vector]),
+    (Redux, "redux", [TYPES, &[".sync", ".add", ".min", ".max", ".and", ".or", ".xor", ".abs", ".NaN"]],
+        "V V V", [Combine]),
+    (Rem, "rem", [TYPES], "V V V", []),
+    (Ret, "ret", [UNI], "", []),
+    (Rsqrt, "rsqrt", [TYPES, APPROX], "V V", [Ftz]),
+    (Sad, "sad", [TYPES], "V V V V", []),
+    (Selp, "selp", [TYPES], "V V V V", []),
+    (Set, "set", [TYPES, COMPARISONS, BOOL_OPS, &[".ftz"]], "V V V V?", [Cmp, Combine, Ftz]),
+    (Setmaxnreg, "setmaxnreg", [TYPES, SYNC, &[".inc", ".dec"]], "V", []),
+    (Setp, "setp", [TYPES, COMPARISONS, BOOL_OPS, &[".ftz"]], "V V V V?", [Cmp, Combine, Ftz]),
+    (Shf, "shf", [TYPES, &[".l", ".r", ".clamp", ".wrap"]], "V V V V", []),
+    (Shfl, "shfl", [TYPES, &[".sync", ".up", ".down", ".bfly", ".idx"]], "V V V V V?", []),
+    (Shl, "shl", [TYPES], "V V V", []),
+    (Shr, "shr", [TYPES], "V V V", []),
+    (Sin, "sin", [TYPES, APPROX], "V V", [Ftz]),
+    (Slct, "slct", [TYPES, &[".ftz"]], "V V V V", [Ftz]),
+    (Sqrt, "sqrt", [TYPES, ROUND, APPROX], "V V", [Rounding, Ftz]),
+    (St, "st", [TYPES, SPACES, VECTOR, CACHE, MEMORY_ORDER, SCOPES, &[".async", ".mbarrier::*", ".bulk"]],
+        "M V X?", [Space, Vector]),
+    (Stackrestore, "stackrestore", [TYPES], "V", []),
+    (Stacksave, "stacksave", [TYPES], "V", []),
+    (Stmatrix, "stmatrix", [TYPES, SYNC, SPACES, MATRIX], "M V", []),
+    (Sub, "sub", [TYPES, ROUND, FLOAT_MODES, INT_MODES], "V V V", [Rounding, Ftz, Sat]),
+    (Subc, "subc", [TYPES, INT_MODES], "V V V", []),
+    (Suld, "suld", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "V M", []),
+    (Suq, "suq", [TYPES, TEXTURE_QUERIES], "V M", []),
+    (Sured, "sured", [TYPES, SURFACE, TEX_GEOMETRY, &[".add", ".min", ".max", ".and", ".or"]], "M V", []),
+    (Sust, "sust", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "M V", []),
+    (Szext, "szext", [TYPES, &[".clamp", ".wrap"]], "V V V", []),
+    (Tanh, "tanh", [TYPES, APPROX], "V V", [Ftz]),
+    (Tcgen05, "tcgen05", [
             TYPES,
             SYNC,
             SPACES,
@@ -483,11 +501,8 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
                 ".NaN"
             ]
         ],
-        "*"
-    ),
-    spec!(
-        "tensormap",
-        [
+        "*", []),
+    (Tensormap, "tensormap", [
             TYPES,
             SPACES,
             SYNC,
@@ -511,61 +526,61 @@ pub static INSTRUCTIONS: &[InstrSpec] = &[
                 ".tensormap::*"
             ]
         ],
-        "*"
-    ),
-    spec!(
-        "testp",
-        [TYPES, &[".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"]],
-        "V V"
-    ),
-    spec!("tex", [TYPES, TEX_GEOMETRY, VECTOR, &[".level", ".grad", ".base"]], "V M V? V? V? V?"),
-    spec!("tld4", [TYPES, TEX_GEOMETRY, VECTOR, &[".r", ".g", ".b", ".a"]], "V M V? V?"),
-    spec!("trap", [], ""),
-    spec!("txq", [TYPES, TEXTURE_QUERIES], "V M V?"),
-    spec!("vabsdiff", [TYPES, VIDEO], "V V V V?"),
-    spec!("vabsdiff2", [TYPES, VIDEO], "V V V V"),
-    spec!("vabsdiff4", [TYPES, VIDEO], "V V V V"),
-    spec!("vadd", [TYPES, VIDEO], "V V V V?"),
-    spec!("vadd2", [TYPES, VIDEO], "V V V V"),
-    spec!("vadd4", [TYPES, VIDEO], "V V V V"),
-    spec!("vavrg2", [TYPES, VIDEO], "V V V V"),
-    spec!("vavrg4", [TYPES, VIDEO], "V V V V"),
-    spec!("vmad", [TYPES, VIDEO], "V V V V"),
-    spec!("vmax", [TYPES, VIDEO], "V V V V?"),
-    spec!("vmax2", [TYPES, VIDEO], "V V V V"),
-    spec!("vmax4", [TYPES, VIDEO], "V V V V"),
-    spec!("vmin", [TYPES, VIDEO], "V V V V?"),
-    spec!("vmin2", [TYPES, VIDEO], "V V V V"),
-    spec!("vmin4", [TYPES, VIDEO], "V V V V"),
-    spec!("vote", [TYPES, &[".sync", ".all", ".any", ".uni", ".ballot"]], "V V V?"),
-    spec!("vset", [TYPES, VIDEO], "V V V V?"),
-    spec!("vset2", [TYPES, VIDEO], "V V V V"),
-    spec!("vset4", [TYPES, VIDEO], "V V V V"),
-    spec!("vshl", [TYPES, VIDEO], "V V V V?"),
-    spec!("vshr", [TYPES, VIDEO], "V V V V?"),
-    spec!("vsub", [TYPES, VIDEO], "V V V V?"),
-    spec!("vsub2", [TYPES, VIDEO], "V V V V"),
-    spec!("vsub4", [TYPES, VIDEO], "V V V V"),
-    spec!(
-        "wgmma",
-        [TYPES, SYNC, MATRIX, &[".fence", ".commit_group", ".wait_group", ".mma_async"]],
-        "*"
-    ),
-    spec!(
-        "wmma",
-        [TYPES, SYNC, SPACES, MATRIX, &[".load", ".store", ".mma", ".a", ".b", ".c", ".d"]],
-        "*"
-    ),
-    spec!("xor", [TYPES], "V V V"),
-];
-
-/// The table entry of `opcode`, if it is a PTX instruction.
-pub fn lookup(opcode: &str) -> Option<&'static InstrSpec> {
-    lookup_index(opcode).map(|i| &INSTRUCTIONS[i])
+        "*", []),
+    (Testp, "testp", [TYPES, &[".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"]],
+        "V V", []),
+    (Tex, "tex", [TYPES, TEX_GEOMETRY, VECTOR, &[".level", ".grad", ".base"]], "V M V? V? V? V?", []),
+    (Tld4, "tld4", [TYPES, TEX_GEOMETRY, VECTOR, &[".r", ".g", ".b", ".a"]], "V M V? V?", []),
+    (Trap, "trap", [], "", []),
+    (Txq, "txq", [TYPES, TEXTURE_QUERIES], "V M V?", []),
+    (Vabsdiff, "vabsdiff", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vabsdiff2, "vabsdiff2", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vabsdiff4, "vabsdiff4", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vadd, "vadd", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vadd2, "vadd2", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vadd4, "vadd4", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vavrg2, "vavrg2", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vavrg4, "vavrg4", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vmad, "vmad", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vmax, "vmax", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vmax2, "vmax2", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vmax4, "vmax4", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vmin, "vmin", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vmin2, "vmin2", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vmin4, "vmin4", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vote, "vote", [TYPES, &[".sync", ".all", ".any", ".uni", ".ballot"]], "V V V?", []),
+    (Vset, "vset", [TYPES, VIDEO], "V V V V?", [Cmp]),
+    (Vset2, "vset2", [TYPES, VIDEO], "V V V V", [Cmp]),
+    (Vset4, "vset4", [TYPES, VIDEO], "V V V V", [Cmp]),
+    (Vshl, "vshl", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vshr, "vshr", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vsub, "vsub", [TYPES, VIDEO], "V V V V?", [Sat]),
+    (Vsub2, "vsub2", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Vsub4, "vsub4", [TYPES, VIDEO], "V V V V", [Sat]),
+    (Wgmma, "wgmma", [TYPES, SYNC, MATRIX, &[".fence", ".commit_group", ".wait_group", ".mma_async"]],
+        "*", []),
+    (Wmma, "wmma", [TYPES, SYNC, SPACES, MATRIX, &[".load", ".store", ".mma", ".a", ".b", ".c", ".d"]],
+        "*", []),
+    (Xor, "xor", [TYPES], "V V V", []),
 }
 
-fn lookup_index(opcode: &str) -> Option<usize> {
-    INSTRUCTIONS.binary_search_by(|s| s.opcode.cmp(opcode)).ok()
+impl Opcode {
+    /// The opcode spelled `name`, if PTX has one.
+    pub fn from_name(name: &str) -> Option<Opcode> {
+        let index = INSTRUCTIONS.binary_search_by(|s| s.name.cmp(name)).ok()?;
+        Some(INSTRUCTIONS[index].opcode)
+    }
+
+    /// The opcode's row of the table.
+    pub fn spec(self) -> &'static InstrSpec {
+        &INSTRUCTIONS[self as usize]
+    }
+}
+
+impl std::fmt::Display for Opcode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl InstrSpec {
@@ -703,15 +718,15 @@ fn check_statements(stmts: &[Statement], errors: &mut Vec<Diagnostic>) {
 
 /// Checks one instruction; unknown opcodes are left to semantic analysis.
 pub fn check_instruction(i: &Instruction, errors: &mut Vec<Diagnostic>) {
-    let Some(index) = lookup_index(&i.opcode.value) else { return };
-    let (Some(spec), Some(c)) = (INSTRUCTIONS.get(index), compiled().get(index)) else { return };
+    let Some(op) = i.op else { return };
+    let (spec, Some(c)) = (op.spec(), compiled().get(op as usize)) else { return };
     for m in &i.modifiers {
         let accepted = c.literals.contains(m.value.as_str())
             || c.patterns.iter().any(|p| pattern_matches(p, &m.value));
         if !accepted {
             let mut d = Diagnostic::error(
                 m.span,
-                format!("unknown modifier `{}` for `{}`", m.value, spec.opcode),
+                format!("unknown modifier `{}` for `{}`", m.value, spec.name),
             );
             if let Some(s) = suggestion(spec, &m.value) {
                 d = d.with_label(format!("did you mean `{s}`?"));
@@ -773,7 +788,7 @@ fn accepted_note(spec: &InstrSpec) -> String {
     }
     // Patterns read as placeholders: `.const[#]` → `.const[N]`, `.L2::*` → `.L2::…`.
     let names: Vec<String> = names.iter().map(|p| p.replace('#', "N").replace('*', "…")).collect();
-    let mut note = format!("`{}` takes", spec.opcode);
+    let mut note = format!("`{}` takes", spec.name);
     if types {
         note.push_str(" a type such as `.u32`, `.s64` or `.f32`");
         if !names.is_empty() {
@@ -849,19 +864,8 @@ fn check_operands(
     required: usize,
     errors: &mut Vec<Diagnostic>,
 ) {
-    let n = i.operands.len();
-    if n < required || n > shapes.len() {
-        let counts = if required == shapes.len() {
-            format!("{required}")
-        } else {
-            format!("{required} to {}", shapes.len())
-        };
-        let span = i.operands.get(shapes.len()).map_or(i.span, Operand::span);
-        let plural = if shapes.len() == 1 && required == 1 { "" } else { "s" };
-        errors.push(Diagnostic::error(
-            span,
-            format!("`{}` takes {counts} operand{plural}, found {n}", spec.opcode),
-        ));
+    if let Some(d) = count_error(i, spec, required, shapes.len()) {
+        errors.push(d);
         return;
     }
     for (k, (op, &shape)) in i.operands.iter().zip(shapes).enumerate() {
@@ -872,13 +876,48 @@ fn check_operands(
                     format!(
                         "operand {} of `{}` must be {}, found {}",
                         k + 1,
-                        spec.opcode,
+                        spec.name,
                         expected_shape(shape),
                         describe_operand(op)
                     ),
                 )
                 .with_label(format!("expected {}", expected_shape(shape))),
             );
+        }
+    }
+}
+
+/// "`add` takes 3 operands, found 2", when `i` has fewer than `required` or more than
+/// `max` operands.
+fn count_error(
+    i: &Instruction,
+    spec: &InstrSpec,
+    required: usize,
+    max: usize,
+) -> Option<Diagnostic> {
+    let n = i.operands.len();
+    if (required..=max).contains(&n) {
+        return None;
+    }
+    let counts =
+        if required == max { format!("{required}") } else { format!("{required} to {max}") };
+    let span = i.operands.get(max).map_or(i.span, Operand::span);
+    let plural = if max == 1 && required == 1 { "" } else { "s" };
+    Some(Diagnostic::error(
+        span,
+        format!("`{}` takes {counts} operand{plural}, found {n}", spec.name),
+    ))
+}
+
+impl InstrSpec {
+    /// The operand count check of [`check_instruction`] alone, for consumers of the AST
+    /// that rely on it ([`crate::decode`]): after it, an instruction has at least as
+    /// many operands as its shape requires and no more than it allows.
+    pub fn check_operand_count(&self, i: &Instruction) -> Result<(), Diagnostic> {
+        let Some(c) = compiled().get(self.opcode as usize) else { return Ok(()) };
+        match &c.shapes {
+            Some(shapes) => count_error(i, self, c.required, shapes.len()).map_or(Ok(()), Err),
+            None => Ok(()),
         }
     }
 }
@@ -890,7 +929,11 @@ mod tests {
     #[test]
     fn table_is_sorted_and_unique() {
         for w in INSTRUCTIONS.windows(2) {
-            assert!(w[0].opcode < w[1].opcode, "{} before {}", w[0].opcode, w[1].opcode);
+            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        }
+        for (k, spec) in INSTRUCTIONS.iter().enumerate() {
+            assert_eq!(spec.opcode as usize, k, "`{}` is not at its index", spec.name);
+            assert_eq!(Opcode::from_name(spec.name), Some(spec.opcode));
         }
     }
 

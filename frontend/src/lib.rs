@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ast;
+pub mod decode;
 pub mod diagnostic;
 pub mod instructions;
 pub mod lexer;
@@ -29,6 +30,7 @@ pub mod span;
 pub mod split;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile, SourceMap};
+pub use instructions::Opcode;
 pub use link::link;
 pub use parser::{parse, parse_file, parse_syntax};
 pub use printer::print;

@@ -16,6 +16,7 @@ use logos::Logos;
 
 use crate::ast::*;
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
+use crate::instructions::Opcode;
 use crate::lexer::Tok;
 use crate::span::{Ident, Name, Span, Spanned};
 
@@ -1090,7 +1091,8 @@ impl<'s> Parser<'s> {
         self.in_call = false;
         let operands: Vec<Operand> = self.scratch_ops.drain(base..).collect();
         result?;
-        Ok(Instruction { span: start.to(self.prev_span()), guard, opcode, modifiers, operands })
+        let op = Opcode::from_name(&opcode.value);
+        Ok(Instruction { span: start.to(self.prev_span()), guard, opcode, op, modifiers, operands })
     }
 
     /// Operands separated by commas up to `close`.

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
-use ptxvk_frontend::{Diagnostic, Diagnostics, Name, Span, Spanned};
+use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanned};
 
 use crate::abi::KernelAbi;
 use crate::build::Build;
@@ -487,9 +487,10 @@ fn is_cache_hint(m: &str) -> bool {
         || m.starts_with(".L2::")
 }
 
-/// The classified modifiers of one instruction.
-#[derive(Default)]
+/// The decoded modifiers of one instruction ([`ptxvk_frontend::decode`]), with
+/// rounding, comparisons, combines and product halves as IR values.
 struct Mods {
+    opcode: Opcode,
     types: Vec<Spanned<ScalarType>>,
     space: Option<Spanned<StateSpace>>,
     vector: Option<u32>,
@@ -500,35 +501,60 @@ struct Mods {
     bool_op: Option<BoolOp>,
     mul_part: Option<Spanned<BinaryOp>>,
     other: Vec<Spanned<String>>,
-    /// Every classified modifier in source order, for `allow`.
-    seen: Vec<(ModCat, Spanned<String>)>,
-    /// The instruction, for messages.
-    opcode: String,
 }
 
-/// Kinds of modifiers (PTX ISA 9.2 §9.7: types, state spaces, vector sizes, rounding,
-/// `.ftz`, `.sat`, comparisons, predicate combines, `.lo/.hi/.wide`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ModCat {
-    Type,
-    Space,
-    Vector,
-    Rounding,
-    Ftz,
-    Sat,
-    Cmp,
-    BoolOp,
-    MulPart,
-}
-
-impl Mods {
-    /// Rejects every classified modifier whose category `opcode` does not take.
-    fn allow(&self, opcode: &str, cats: &[ModCat]) -> Result<(), Diagnostic> {
-        match self.seen.iter().find(|(c, _)| *c != ModCat::Type && !cats.contains(c)) {
-            Some((_, m)) => {
-                Err(Diagnostic::error(m.span, format!("`{opcode}` does not take `{}`", m.value)))
-            }
-            None => Ok(()),
+impl From<decode::Modifiers> for Mods {
+    fn from(m: decode::Modifiers) -> Mods {
+        let rounding = m.rounding.map(|r| {
+            let direction = match r.value.direction {
+                decode::Direction::Nearest => Rounding::Nearest,
+                decode::Direction::Zero => Rounding::Zero,
+                decode::Direction::Down => Rounding::Down,
+                decode::Direction::Up => Rounding::Up,
+            };
+            Spanned::new((direction, r.value.integer), r.span)
+        });
+        let cmp = m.cmp.map(|c| match c {
+            decode::Comparison::Eq => CmpOp::Eq,
+            decode::Comparison::Ne => CmpOp::Ne,
+            decode::Comparison::Lt => CmpOp::Lt,
+            decode::Comparison::Le => CmpOp::Le,
+            decode::Comparison::Gt => CmpOp::Gt,
+            decode::Comparison::Ge => CmpOp::Ge,
+            decode::Comparison::Equ => CmpOp::Equ,
+            decode::Comparison::Neu => CmpOp::Neu,
+            decode::Comparison::Ltu => CmpOp::Ltu,
+            decode::Comparison::Leu => CmpOp::Leu,
+            decode::Comparison::Gtu => CmpOp::Gtu,
+            decode::Comparison::Geu => CmpOp::Geu,
+            decode::Comparison::Num => CmpOp::Num,
+            decode::Comparison::Nan => CmpOp::Nan,
+        });
+        let bool_op = m.combine.map(|c| match c {
+            decode::Combine::And => BoolOp::And,
+            decode::Combine::Or => BoolOp::Or,
+            decode::Combine::Xor => BoolOp::Xor,
+        });
+        let mul_part = m.mul_part.map(|p| {
+            let op = match p.value {
+                decode::MulPart::Lo => BinaryOp::Mul,
+                decode::MulPart::Hi => BinaryOp::MulHi,
+                decode::MulPart::Wide => BinaryOp::MulWide,
+            };
+            Spanned::new(op, p.span)
+        });
+        Mods {
+            opcode: m.opcode,
+            types: m.types,
+            space: m.space,
+            vector: m.vector,
+            rounding,
+            ftz: m.ftz,
+            sat: m.sat,
+            cmp,
+            bool_op,
+            mul_part,
+            other: m.other,
         }
     }
 }
@@ -866,64 +892,6 @@ impl Lowerer<'_> {
             Symbol::Framed(base, off) => Resolved::Framed(base, off),
             Symbol::Global(off) => Resolved::Global(off),
         })
-    }
-
-    // ----- modifiers ----------------------------------------------------------------------
-
-    /// Classifies the modifiers of `i`. A category given twice (`add.rz.rn`,
-    /// `mul.lo.hi`) is an error at the second one; whether the instruction accepts each
-    /// category is checked by [`Mods::allow`].
-    fn mods(&self, i: &ast::Instruction) -> Result<Mods, Diagnostic> {
-        let mut m = Mods { opcode: i.opcode.value.to_string(), ..Mods::default() };
-        for md in &i.modifiers {
-            let s = md.value.as_str();
-            let cat = if let Some(t) = ScalarType::from_directive(s) {
-                m.types.push(Spanned::new(t, md.span));
-                ModCat::Type
-            } else if let Some(sp_) = StateSpace::from_directive(s) {
-                m.space = Some(Spanned::new(sp_, md.span));
-                ModCat::Space
-            } else if let Some(n) = s.strip_prefix(".v").and_then(|n| n.parse().ok()) {
-                m.vector = Some(n);
-                ModCat::Vector
-            } else if let Some(r) = rounding(s) {
-                m.rounding = Some(Spanned::new(r, md.span));
-                ModCat::Rounding
-            } else if s == ".ftz" {
-                m.ftz = true;
-                ModCat::Ftz
-            } else if s == ".sat" {
-                m.sat = true;
-                ModCat::Sat
-            } else if let Some(p) =
-                mul_part(s).filter(|_| !matches!(i.opcode.value.as_str(), "setp" | "set"))
-            {
-                // `.lo`/`.hi` are halves for mul/mad and unsigned comparisons for setp.
-                m.mul_part = Some(Spanned::new(p, md.span));
-                ModCat::MulPart
-            } else if let Some(c) = cmp_op(s) {
-                m.cmp = Some(c);
-                ModCat::Cmp
-            } else if let Some(b) = bool_op(s) {
-                m.bool_op = Some(b);
-                ModCat::BoolOp
-            } else {
-                m.other.push(Spanned::new(s.to_string(), md.span));
-                continue;
-            };
-            // Types may repeat (`cvt.f32.s32`); `one_type` and `convert` count them.
-            if cat != ModCat::Type {
-                if let Some((_, first)) = m.seen.iter().find(|(c, _)| *c == cat) {
-                    let first = first.clone();
-                    return Err(Diagnostic::error(
-                        md.span,
-                        format!("`{s}` conflicts with `{}` on `{}`", first.value, i.opcode.value),
-                    ));
-                }
-            }
-            m.seen.push((cat, Spanned::new(s.to_string(), md.span)));
-        }
-        Ok(m)
     }
 
     // ----- operands -------------------------------------------------------------------------
@@ -1285,8 +1253,16 @@ impl Lowerer<'_> {
 
     fn instruction(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
-        let op = i.opcode.value.as_str();
-        let m = self.mods(i)?;
+        let unknown = || {
+            Diagnostic::error(i.opcode.span, format!("unknown instruction `{}`", i.opcode.value))
+        };
+        let op = i.op.ok_or_else(unknown)?;
+        // Instructions ptxvk does not lower in any form are reported as such before
+        // their modifiers are looked at.
+        if let Some(why) = crate::coverage::unsupported_reason(op) {
+            return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
+        }
+        let m = Mods::from(decode::decode(i)?.ok_or_else(unknown)?);
         let guard = match &i.guard {
             Some(g) => {
                 let (r, span) = match self.lookup(&g.pred.value) {
@@ -1301,7 +1277,7 @@ impl Lowerer<'_> {
 
         // Control flow first: it ends blocks instead of adding to them.
         match op {
-            "bra" => {
+            Opcode::Bra => {
                 reject_other(&m, &[".uni"])?;
                 let [Operand::Name { name, component: None }] = i.operands.as_slice() else {
                     return Err(Diagnostic::error(span, "`bra` takes one label"));
@@ -1315,7 +1291,7 @@ impl Lowerer<'_> {
                 self.terminate_guarded(Terminator::Jump(target), guard, span);
                 return Ok(());
             }
-            "brx" => {
+            Opcode::Brx => {
                 // `brx.idx index, table;` (PTX ISA 9.2 §9.7.13.3): a jump table, which
                 // becomes a switch. An index past the table is undefined in PTX; it
                 // goes to the first target here.
@@ -1361,9 +1337,9 @@ impl Lowerer<'_> {
                 self.terminate_guarded(switch, guard, span);
                 return Ok(());
             }
-            "ret" | "exit" => {
+            Opcode::Ret | Opcode::Exit => {
                 reject_other(&m, &[".uni"])?;
-                let term = if op == "ret" {
+                let term = if op == Opcode::Ret {
                     calls::ret_terminator(&self.frame)
                 } else {
                     Terminator::Return
@@ -1398,17 +1374,15 @@ impl Lowerer<'_> {
         result
     }
 
-    fn operation(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        // Instructions ptxvk does not lower in any form are reported as such before
-        // their modifiers are looked at.
-        if let Some(why) = crate::coverage::unsupported_reason(op) {
-            return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
-        }
-        m.allow(op, modifier_categories(op))?;
+    fn operation(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         // The lowerings of the `sema` submodules, each `None` for the instructions it
         // does not handle; the first to handle one wins.
-        type Lowering<'m> =
-            fn(&mut Lowerer<'m>, &str, &ast::Instruction, &Mods) -> Option<Result<(), Diagnostic>>;
+        type Lowering<'m> = fn(
+            &mut Lowerer<'m>,
+            Opcode,
+            &ast::Instruction,
+            &Mods,
+        ) -> Option<Result<(), Diagnostic>>;
         let lowerings: [Lowering<'_>; 7] = [
             Self::atomic,
             Self::stack,
@@ -1436,16 +1410,15 @@ impl Lowerer<'_> {
             }
         };
         match op {
-            "call" => return self.call(i, m),
-            "trap" => {
+            Opcode::Call => return self.call(i, m),
+            Opcode::Trap => {
                 reject_other(m, &[])?;
                 self.trap(span);
                 return Ok(());
             }
-            "mov" => {
+            Opcode::Mov => {
                 let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(2)?;
                 match (&ops[0], &ops[1]) {
                     (Operand::Vector(elems, vs), src) => {
                         let elem = self.pack_elem(ty, elems.len(), *vs)?;
@@ -1472,8 +1445,8 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            "ld" | "st" | "ldu" => self.memory(op, i, m)?,
-            "cvta" => {
+            Opcode::Ld | Opcode::St | Opcode::Ldu => self.memory(op, i, m)?,
+            Opcode::Cvta => {
                 // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
                 // shared and local addresses move in and out of their generic windows
                 // (DESIGN §5, `ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`).
@@ -1487,7 +1460,6 @@ impl Lowerer<'_> {
                         "generic addresses are 64-bit in ptxvk",
                     ));
                 }
-                arity(2)?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
                 let window = match space {
@@ -1544,10 +1516,9 @@ impl Lowerer<'_> {
                 };
                 self.push(kind, span);
             }
-            "isspacep" => {
+            Opcode::Isspacep => {
                 // `isspacep.{global,shared,local} p, a`: the window of a generic address.
                 reject_other(m, &[])?;
-                arity(2)?;
                 let space = m.space.as_ref().map(|s| s.value);
                 let dst = self.dst(&ops[0], OpTy::Pred, false)?;
                 let a = self.src(&ops[1], OpTy::U(64), false, span)?;
@@ -1610,19 +1581,27 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "div" | "rem" => {
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Div
+            | Opcode::Rem => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
                 arity(3)?;
                 let bop = match op {
-                    "add" => BinaryOp::Add,
-                    "sub" => BinaryOp::Sub,
-                    "min" => BinaryOp::Min,
-                    "max" => BinaryOp::Max,
-                    "and" => BinaryOp::And,
-                    "or" => BinaryOp::Or,
-                    "xor" => BinaryOp::Xor,
-                    "div" => BinaryOp::Div,
+                    Opcode::Add => BinaryOp::Add,
+                    Opcode::Sub => BinaryOp::Sub,
+                    Opcode::Min => BinaryOp::Min,
+                    Opcode::Max => BinaryOp::Max,
+                    Opcode::And => BinaryOp::And,
+                    Opcode::Or => BinaryOp::Or,
+                    Opcode::Xor => BinaryOp::Xor,
+                    Opcode::Div => BinaryOp::Div,
                     _ => BinaryOp::Rem,
                 };
                 if ty == OpTy::Pred {
@@ -1681,10 +1660,9 @@ impl Lowerer<'_> {
                 let rhs = self.src(&ops[2], ty, false, span)?;
                 self.push(InstKind::Binary { op: bop, ty, mode, dst, lhs, rhs }, span);
             }
-            "mul" => {
+            Opcode::Mul => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(3)?;
                 let part = if ty.is_float() {
                     if let Some(p) = &m.mul_part {
                         return Err(Diagnostic::error(
@@ -1705,12 +1683,11 @@ impl Lowerer<'_> {
                 let rhs = self.src(&ops[2], ty, false, span)?;
                 self.push(InstKind::Binary { op: part, ty, mode, dst, lhs, rhs }, span);
             }
-            "mad" | "fma" => {
+            Opcode::Mad | Opcode::Fma => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(4)?;
                 if ty.is_float() {
-                    if op == "mad" && m.rounding.is_none() {
+                    if op == Opcode::Mad && m.rounding.is_none() {
                         return Err(Diagnostic::error(
                             span,
                             "`mad.f32` needs a rounding modifier (`.rn`) since PTX ISA 2.0",
@@ -1726,7 +1703,7 @@ impl Lowerer<'_> {
                     let c = self.src(&ops[3], ty, false, span)?;
                     self.push(InstKind::Fma { ty, mode, dst, a, b, c }, span);
                 } else {
-                    if op == "fma" {
+                    if op == Opcode::Fma {
                         return Err(Diagnostic::error(span, "`fma` takes floating-point types"));
                     }
                     if m.sat {
@@ -1743,33 +1720,31 @@ impl Lowerer<'_> {
                     self.push(InstKind::Mad { part, ty, dst, a, b, c }, span);
                 }
             }
-            "shl" | "shr" => {
+            Opcode::Shl | Opcode::Shr => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(3)?;
-                if ty.is_float() || ty == OpTy::Pred || (op == "shl" && ty.is_signed()) {
+                if ty.is_float() || ty == OpTy::Pred || (op == Opcode::Shl && ty.is_signed()) {
                     return Err(Diagnostic::error(
                         span,
                         format!(
                             "`{op}` takes {} types",
-                            if op == "shl" { "`.bN`" } else { "integer" }
+                            if op == Opcode::Shl { "`.bN`" } else { "integer" }
                         ),
                     ));
                 }
                 let dst = self.dst(&ops[0], ty, false)?;
                 let lhs = self.src(&ops[1], ty, false, span)?;
                 let rhs = self.src(&ops[2], OpTy::U(32), false, span)?;
-                let bop = if op == "shl" { BinaryOp::Shl } else { BinaryOp::Shr };
+                let bop = if op == Opcode::Shl { BinaryOp::Shl } else { BinaryOp::Shr };
                 self.push(
                     InstKind::Binary { op: bop, ty, mode: FloatMode::default(), dst, lhs, rhs },
                     span,
                 );
             }
-            "sqrt" | "rcp" => {
+            Opcode::Sqrt | Opcode::Rcp => {
                 // `.rn` forms are exact (emulated); `.approx` is an unsupported modifier.
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(2)?;
                 if !ty.is_float() {
                     return Err(Diagnostic::error(span, format!("`{op}` takes `.f32` or `.f64`")));
                 }
@@ -1782,15 +1757,20 @@ impl Lowerer<'_> {
                 let mode = self.float_mode(span, ty, m, true)?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
-                let uop = if op == "sqrt" { UnaryOp::Sqrt } else { UnaryOp::Rcp };
+                let uop = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
                 self.push(InstKind::Unary { op: uop, ty, dst, src, mode }, span);
             }
-            "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" => {
+            Opcode::Not
+            | Opcode::Cnot
+            | Opcode::Neg
+            | Opcode::Abs
+            | Opcode::Popc
+            | Opcode::Clz
+            | Opcode::Brev => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(2)?;
                 if ty == OpTy::Pred {
-                    if op != "not" {
+                    if op != Opcode::Not {
                         return Err(Diagnostic::error(
                             span,
                             format!("`{op}` does not take `.pred`"),
@@ -1803,12 +1783,12 @@ impl Lowerer<'_> {
                     return Ok(());
                 }
                 let uop = match op {
-                    "not" => UnaryOp::Not,
-                    "cnot" => UnaryOp::Cnot,
-                    "neg" => UnaryOp::Neg,
-                    "abs" => UnaryOp::Abs,
-                    "popc" => UnaryOp::Popc,
-                    "clz" => UnaryOp::Clz,
+                    Opcode::Not => UnaryOp::Not,
+                    Opcode::Cnot => UnaryOp::Cnot,
+                    Opcode::Neg => UnaryOp::Neg,
+                    Opcode::Abs => UnaryOp::Abs,
+                    Opcode::Popc => UnaryOp::Popc,
+                    Opcode::Clz => UnaryOp::Clz,
                     _ => UnaryOp::Brev,
                 };
                 if ty.is_float() && !matches!(uop, UnaryOp::Neg | UnaryOp::Abs) {
@@ -1842,7 +1822,7 @@ impl Lowerer<'_> {
                     span,
                 );
             }
-            "setp" => {
+            Opcode::Setp => {
                 // Half types compare as their exact f32 values (§9.7.4.6).
                 let half = match m.types.as_slice() {
                     [t] => formats::half_source(t.value).map(|h| (h, t.span)),
@@ -1901,31 +1881,29 @@ impl Lowerer<'_> {
                 };
                 self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
             }
-            "selp" => {
+            Opcode::Selp => {
                 let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;
-                arity(4)?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let a = self.src(&ops[1], ty, false, span)?;
                 let b = self.src(&ops[2], ty, false, span)?;
                 let (cond, negate) = self.pred(&ops[3])?;
                 self.push(InstKind::Select { ty, dst, a, b, cond, negate }, span);
             }
-            "cvt" => self.convert(i, m)?,
-            "bar" | "barrier" => self.barrier(op, i, m)?,
+            Opcode::Cvt => self.convert(i, m)?,
+            Opcode::Bar | Opcode::Barrier => self.barrier(op, i, m)?,
             // Proxy fences order accesses between the generic proxy and the async,
             // alias or tensormap proxies (PTX ISA 9.2 §8.6); every ptxvk access is a
             // generic-proxy access, so there is nothing to order.
-            "fence" if i.modifiers.iter().any(|md| md.value.starts_with(".proxy")) => {}
+            Opcode::Fence if i.modifiers.iter().any(|md| md.value.starts_with(".proxy")) => {}
             // A weak write of indeterminate values (§9.7.9.16): keeping the old values
             // is one of them.
-            "discard" => {
-                arity(2)?;
+            Opcode::Discard => {
                 if !m.other.iter().all(|o| o.value == ".L2") {
                     return Err(Diagnostic::error(span, "`discard` takes `.global.L2`"));
                 }
             }
-            "membar" | "fence" => {
+            Opcode::Membar | Opcode::Fence => {
                 let device =
                     i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
                 let ok = [".cta", ".gl", ".gpu", ".sys", ".sc", ".acq_rel"];
@@ -1933,23 +1911,22 @@ impl Lowerer<'_> {
                 arity(0)?;
                 self.push(InstKind::Fence { device_scope: device }, span);
             }
-            "bfe" | "bfi" => {
+            Opcode::Bfe | Opcode::Bfi => {
                 let ty = self.one_type(i, m)?;
                 reject_other(m, &[])?;
                 if ty.is_float()
                     || ty == OpTy::Pred
                     || ty.bits() < 32
-                    || (op == "bfi" && ty.is_signed())
+                    || (op == Opcode::Bfi && ty.is_signed())
                 {
                     return Err(Diagnostic::error(
                         span,
                         format!("`{op}` takes 32- or 64-bit integer types"),
                     ));
                 }
-                arity(if op == "bfe" { 4 } else { 5 })?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let a = self.src(&ops[1], ty, false, span)?;
-                if op == "bfe" {
+                if op == Opcode::Bfe {
                     let pos = self.src(&ops[2], OpTy::U(32), false, span)?;
                     let len = self.src(&ops[3], OpTy::U(32), false, span)?;
                     self.push(InstKind::Bfe { ty, dst, a, pos, len }, span);
@@ -1962,15 +1939,12 @@ impl Lowerer<'_> {
             }
             // Every other opcode of the PTX ISA parses (the front end's instruction
             // table knows it) but is not lowered yet.
-            _ if ptxvk_frontend::instructions::lookup(op).is_some() => {
+            _ => {
                 return Err(unsupported(
                     i.opcode.span,
                     &format!("instruction `{op}`"),
                     "it parses, but ptxvk does not lower it yet",
                 ));
-            }
-            _ => {
-                return Err(Diagnostic::error(i.opcode.span, format!("unknown instruction `{op}`")))
             }
         }
         Ok(())
@@ -2038,7 +2012,7 @@ impl Lowerer<'_> {
             }
             // Directed `div`/`rcp`/`sqrt` on f32 are exact in the backend (the other
             // directed forms never get here: `sema::formats` lowers them).
-            let exact_directed = matches!(m.opcode.as_str(), "div" | "rcp" | "sqrt");
+            let exact_directed = matches!(m.opcode, Opcode::Div | Opcode::Rcp | Opcode::Sqrt);
             if r.value.0 != Rounding::Nearest && !exact_directed {
                 return Err(unsupported(
                     r.span,
@@ -2054,7 +2028,7 @@ impl Lowerer<'_> {
         Ok(FloatMode { ftz: m.ftz, sat: m.sat, rounding })
     }
 
-    fn memory(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn memory(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ty = self.bits_type(i, m)?;
         let strength = memory_order(op, span, m)?;
@@ -2084,9 +2058,9 @@ impl Lowerer<'_> {
         if !(ops.len() == 2 || (hinted && ops.len() == 3)) {
             return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
         }
-        let (data, addr) = if op == "st" { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
+        let (data, addr) = if op == Opcode::St { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
         let (ir_space, address) = self.address(addr, space)?;
-        if op == "st" && ir_space == Space::Param {
+        if op == Opcode::St && ir_space == Space::Param {
             return Err(Diagnostic::error(span, "kernel parameters are read-only"));
         }
         let elems: Vec<&Operand> = match (data, n) {
@@ -2109,7 +2083,7 @@ impl Lowerer<'_> {
             Store(Vec<Value>),
             Load(Vec<Option<RegId>>),
         }
-        let data = if op == "st" {
+        let data = if op == Opcode::St {
             let srcs: Vec<Value> =
                 elems.iter().map(|e| self.src(e, ty, true, span)).collect::<Result<_, _>>()?;
             Data::Store(srcs)
@@ -2468,7 +2442,7 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
 /// point into shared or local memory.
 /// Whether `i` makes a generic address of shared or local memory.
 fn makes_generic_window(i: &ast::Instruction) -> bool {
-    i.opcode.value == "cvta"
+    i.op == Some(Opcode::Cvta)
         && !i.has_modifier(".to")
         && (i.has_modifier(".shared") || i.has_modifier(".local"))
 }
@@ -2485,7 +2459,7 @@ fn contains(stmts: &[ast::Statement], f: &dyn Fn(&ast::Instruction) -> bool) -> 
 /// The strength of an `ld`/`st` (PTX ISA 9.2 §8.4, §9.7.9.8-9): `None` for a weak
 /// access, else the order and scope of a strong one. `.volatile` is `.relaxed.sys`;
 /// `.mmio` accesses are strong too (Vulkan has no memory-mapped I/O to distinguish).
-fn memory_order(op: &str, span: Span, m: &Mods) -> Result<Option<(Order, Scope)>, Diagnostic> {
+fn memory_order(op: Opcode, span: Span, m: &Mods) -> Result<Option<(Order, Scope)>, Diagnostic> {
     let mut order = None;
     let mut scope = None;
     for o in &m.other {
@@ -2493,8 +2467,8 @@ fn memory_order(op: &str, span: Span, m: &Mods) -> Result<Option<(Order, Scope)>
             ".weak" | ".nc" | ".mmio" => {}
             ".volatile" => order = Some(Order::Relaxed),
             ".relaxed" => order = Some(Order::Relaxed),
-            ".acquire" if op == "ld" => order = Some(Order::Acquire),
-            ".release" if op == "st" => order = Some(Order::Release),
+            ".acquire" if op == Opcode::Ld => order = Some(Order::Acquire),
+            ".release" if op == Opcode::St => order = Some(Order::Release),
             ".cta" => scope = Some(Scope::Cta),
             ".gpu" => scope = Some(Scope::Gpu),
             ".sys" => scope = Some(Scope::Sys),
@@ -2554,31 +2528,6 @@ fn reject_other(m: &Mods, allowed: &[&str]) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// The modifier categories (besides types) each instruction takes.
-fn modifier_categories(op: &str) -> &'static [ModCat] {
-    use ModCat::*;
-    match op {
-        "ld" | "st" | "ldu" => &[Space, Vector],
-        "cvta" | "isspacep" | "prefetch" | "applypriority" | "discard" => &[Space],
-        "add" | "sub" => &[Rounding, Ftz, Sat],
-        "div" | "sqrt" | "rcp" => &[Rounding, Ftz],
-        "min" | "max" | "neg" | "abs" => &[Ftz],
-        "mul" | "mad" | "fma" => &[MulPart, Rounding, Ftz, Sat],
-        "setp" | "set" => &[Cmp, BoolOp, Ftz],
-        "mul24" | "mad24" => &[MulPart, Sat],
-        "madc" | "dp2a" => &[MulPart],
-        "lop3" => &[BoolOp],
-        "slct" => &[Ftz],
-        "atom" | "red" => &[Space, BoolOp, Vector],
-        "bar" | "barrier" | "redux" => &[BoolOp],
-        "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => &[Ftz],
-        "cvt" => &[Rounding, Ftz, Sat],
-        "vset" | "vset2" | "vset4" => &[Cmp],
-        _ if video::is_video(op) => &[Sat],
-        _ => &[],
-    }
-}
-
 fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
     use ScalarType::*;
     Ok(match t.value {
@@ -2609,58 +2558,6 @@ fn widen(ty: OpTy, span: Span) -> Result<OpTy, Diagnostic> {
         OpTy::S(b) if b <= 32 => Ok(OpTy::S(b * 2)),
         _ => Err(Diagnostic::error(span, "`.wide` takes 16- or 32-bit integer types")),
     }
-}
-
-fn rounding(s: &str) -> Option<(Rounding, bool)> {
-    Some(match s {
-        ".rn" => (Rounding::Nearest, false),
-        ".rz" => (Rounding::Zero, false),
-        ".rm" => (Rounding::Down, false),
-        ".rp" => (Rounding::Up, false),
-        ".rni" => (Rounding::Nearest, true),
-        ".rzi" => (Rounding::Zero, true),
-        ".rmi" => (Rounding::Down, true),
-        ".rpi" => (Rounding::Up, true),
-        _ => return None,
-    })
-}
-
-fn cmp_op(s: &str) -> Option<CmpOp> {
-    Some(match s {
-        ".eq" => CmpOp::Eq,
-        ".ne" => CmpOp::Ne,
-        ".lt" | ".lo" => CmpOp::Lt,
-        ".le" | ".ls" => CmpOp::Le,
-        ".gt" | ".hi" => CmpOp::Gt,
-        ".ge" | ".hs" => CmpOp::Ge,
-        ".equ" => CmpOp::Equ,
-        ".neu" => CmpOp::Neu,
-        ".ltu" => CmpOp::Ltu,
-        ".leu" => CmpOp::Leu,
-        ".gtu" => CmpOp::Gtu,
-        ".geu" => CmpOp::Geu,
-        ".num" => CmpOp::Num,
-        ".nan" => CmpOp::Nan,
-        _ => return None,
-    })
-}
-
-fn bool_op(s: &str) -> Option<BoolOp> {
-    Some(match s {
-        ".and" => BoolOp::And,
-        ".or" => BoolOp::Or,
-        ".xor" => BoolOp::Xor,
-        _ => return None,
-    })
-}
-
-fn mul_part(s: &str) -> Option<BinaryOp> {
-    Some(match s {
-        ".lo" => BinaryOp::Mul,
-        ".hi" => BinaryOp::MulHi,
-        ".wide" => BinaryOp::MulWide,
-        _ => return None,
-    })
 }
 
 fn special_reg(name: &ptxvk_frontend::Ident, c: &Spanned<Name>) -> Result<SpecialReg, Diagnostic> {

@@ -6,6 +6,7 @@
 
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::Diagnostic;
+use ptxvk_frontend::Opcode;
 
 use super::expand::{has, Emit};
 use super::{reject_other, unsupported, Lowerer, Mods};
@@ -20,22 +21,27 @@ impl Lowerer<'_> {
     /// Lowers `i` if it is an approximate instruction; `None` leaves it to the others.
     pub(super) fn approx(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         let approx = has(m, ".approx");
         match op {
-            "ex2" | "lg2" | "sin" | "cos" | "rsqrt" | "tanh" => Some(self.transcendental(op, i, m)),
-            "sqrt" | "rcp" if approx => Some(self.approx_unary(op, i, m)),
-            "div" if approx || has(m, ".full") => Some(self.approx_div(i, m)),
+            Opcode::Ex2
+            | Opcode::Lg2
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Rsqrt
+            | Opcode::Tanh => Some(self.transcendental(op, i, m)),
+            Opcode::Sqrt | Opcode::Rcp if approx => Some(self.approx_unary(op, i, m)),
+            Opcode::Div if approx || has(m, ".full") => Some(self.approx_div(i, m)),
             _ => None,
         }
     }
 
     fn transcendental(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
@@ -50,20 +56,17 @@ impl Lowerer<'_> {
                 format!("`{op}.approx` takes no rounding or `.sat`"),
             ));
         }
-        if i.operands.len() != 2 {
-            return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
-        }
         let uop = match op {
-            "ex2" => UnaryOp::Ex2,
-            "lg2" => UnaryOp::Lg2,
-            "sin" => UnaryOp::Sin,
-            "cos" => UnaryOp::Cos,
-            "rsqrt" => UnaryOp::Rsqrt,
+            Opcode::Ex2 => UnaryOp::Ex2,
+            Opcode::Lg2 => UnaryOp::Lg2,
+            Opcode::Sin => UnaryOp::Sin,
+            Opcode::Cos => UnaryOp::Cos,
+            Opcode::Rsqrt => UnaryOp::Rsqrt,
             _ => UnaryOp::Tanh,
         };
         // `ex2` and `tanh` also take half types (§9.7.4.8-9).
         let half = match m.types.as_slice() {
-            [t] if matches!(op, "ex2" | "tanh") => match t.value {
+            [t] if matches!(op, Opcode::Ex2 | Opcode::Tanh) => match t.value {
                 ScalarType::F16 => Some((FloatFormat::F16, 1u32)),
                 ScalarType::F16x2 => Some((FloatFormat::F16, 2)),
                 ScalarType::Bf16 => Some((FloatFormat::Bf16, 1)),
@@ -113,7 +116,7 @@ impl Lowerer<'_> {
             return Ok(());
         }
         let ty = self.one_type(i, m)?;
-        if ty == OpTy::F(64) && op == "rsqrt" {
+        if ty == OpTy::F(64) && op == Opcode::Rsqrt {
             // `rsqrt.approx{.ftz}.f64`: the exact square root and reciprocal (two
             // roundings, within one ulp).
             return self.approx_f64(UnaryOp::Rsqrt, i, m);
@@ -134,11 +137,16 @@ impl Lowerer<'_> {
 
     /// `sqrt.approx.f32` and `rcp.approx.f32` are lowered as their correctly rounded
     /// forms, which meet the documented bounds (relative error 2^-23, 1 ulp).
-    fn approx_unary(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn approx_unary(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         let span = i.span;
         reject_other(m, &[".approx"])?;
         let ty = self.one_type(i, m)?;
-        if ty == OpTy::F(64) && op == "rcp" {
+        if ty == OpTy::F(64) && op == Opcode::Rcp {
             if !m.ftz {
                 return Err(Diagnostic::error(span, "`rcp.approx.f64` needs `.ftz`"));
             }
@@ -151,12 +159,12 @@ impl Lowerer<'_> {
                 "only `.f32` and `rcp.approx.ftz.f64` are implemented",
             ));
         }
-        if m.rounding.is_some() || m.sat || i.operands.len() != 2 {
+        if m.rounding.is_some() || m.sat {
             return Err(Diagnostic::error(span, format!("`{op}.approx{{.ftz}}.f32 d, a`")));
         }
         let dst = self.dst(&i.operands[0], F32, false)?;
         let src = self.src(&i.operands[1], F32, false, span)?;
-        let uop = if op == "sqrt" { UnaryOp::Sqrt } else { UnaryOp::Rcp };
+        let uop = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
         let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
         self.push(InstKind::Unary { op: uop, ty: F32, mode, dst, src }, span);
         Ok(())
@@ -172,7 +180,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        if m.rounding.is_some() || m.sat || i.operands.len() != 2 {
+        if m.rounding.is_some() || m.sat {
             return Err(Diagnostic::error(span, "expected `.approx{.ftz}.f64 d, a`"));
         }
         let f64t = OpTy::F(64);
@@ -206,7 +214,7 @@ impl Lowerer<'_> {
         if ty != F32 {
             return Err(Diagnostic::error(span, "`div.approx` and `div.full` take `.f32`"));
         }
-        if m.rounding.is_some() || m.sat || i.operands.len() != 3 {
+        if m.rounding.is_some() || m.sat {
             return Err(Diagnostic::error(
                 span,
                 "`div.approx{.ftz}.f32 d, a, b` / `div.full{.ftz}.f32 d, a, b`",

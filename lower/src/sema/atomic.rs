@@ -5,6 +5,7 @@
 //! optional).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::has;
@@ -28,7 +29,7 @@ enum Kind {
 /// on a generic address in a kernel that makes generic shared addresses. Such a kernel
 /// gets a window of 64-bit words (`SharedLayout::wide`).
 pub(super) fn may_be_wide_shared(i: &ast::Instruction, generic_windows: bool) -> bool {
-    if !matches!(i.opcode.value.as_str(), "atom" | "red") {
+    if !matches!(i.op, Some(Opcode::Atom | Opcode::Red)) {
         return false;
     }
     let bits64 =
@@ -46,12 +47,12 @@ impl Lowerer<'_> {
     /// Lowers `atom` and `red`; `None` for other instructions.
     pub(super) fn atomic(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         match op {
-            "atom" | "red" => Some(self.lower_atomic(op == "red", i, m)),
+            Opcode::Atom | Opcode::Red => Some(self.lower_atomic(op == Opcode::Red, i, m)),
             _ => None,
         }
     }
@@ -63,7 +64,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let opname = i.opcode.value.as_str();
+        let opname = m.opcode;
         let mut kind = None;
         let mut scope = Scope::Gpu;
         let mut order = Order::Relaxed;

@@ -18,6 +18,7 @@
 //! "count != 0".
 
 use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
@@ -33,13 +34,13 @@ const U32: OpTy = OpTy::U(32);
 
 /// Whether `i` is a `bar.red`/`barrier.red`, which needs a shared scratch word.
 pub(super) fn is_reduction(i: &ast::Instruction) -> bool {
-    matches!(i.opcode.value.as_str(), "bar" | "barrier") && i.has_modifier(".red")
+    matches!(i.op, Some(Opcode::Bar | Opcode::Barrier)) && i.has_modifier(".red")
 }
 
 impl Lowerer<'_> {
     pub(super) fn barrier(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
@@ -74,7 +75,7 @@ impl Lowerer<'_> {
     /// `bar.red.popc.u32 d, a{, b}, {!}c` and `.and`/`.or.pred`.
     fn barrier_reduction(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {

@@ -11,6 +11,7 @@
 //! ISA's pseudocode, cited beside each one.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{reject_other, Lowerer, Mods};
@@ -58,116 +59,68 @@ impl Lowerer<'_> {
     /// core lowering.
     pub(super) fn expand(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        let handled = match op {
+        let result = match op {
             // Packed half words exist for `add`, `min` and `max` only (§9.7.1.1-2).
-            "add" => has(m, ".cc") || packed_elem(m).is_some() || self.int_sat(i, m),
-            "sub" => has(m, ".cc") || self.int_sat(i, m),
-            "min" | "max" => {
-                has(m, ".relu")
-                    || packed_elem(m).is_some()
-                    || has(m, ".NaN")
-                    || has(m, ".xorsign")
-                    || has(m, ".abs")
-                    || i.operands.len() == 4
-            }
-            "mad" => has(m, ".cc") || (m.sat && self.one_type(i, m).is_ok_and(|t| !t.is_float())),
-            "prefetch" | "prefetchu" | "applypriority" | "createpolicy" | "nanosleep"
-            | "pmevent" | "griddepcontrol" | "setmaxnreg" => true,
-            "fns" | "mul24" | "mad24" | "sad" | "bfind" | "bmsk" | "szext" | "prmt" | "shf"
-            | "lop3" | "dp4a" | "dp2a" | "addc" | "subc" | "madc" | "copysign" | "testp"
-            | "set" | "slct" => true,
-            _ => false,
-        };
-        if !handled {
-            return None;
-        }
-        let ops = i.operands.as_slice();
-        let span = i.span;
-        let want = |n: usize| -> Result<(), Diagnostic> {
-            if ops.len() == n {
-                Ok(())
-            } else {
-                Err(Diagnostic::error(
-                    span,
-                    format!("`{op}` takes {n} operands, found {}", ops.len()),
-                ))
-            }
-        };
-        Some((|| match op {
-            "add" | "sub" if packed_elem(m).is_some() || !has(m, ".cc") => {
-                want(3)?;
-                self.packed_or_sat(op, i, m)
-            }
-            "mad" if !has(m, ".cc") => {
-                want(4)?;
-                self.mad_hi_sat(i, m)
-            }
-            "add" | "sub" | "mad" | "addc" | "subc" | "madc" => {
-                want(if matches!(op, "mad" | "madc") { 4 } else { 3 })?;
+            Opcode::Add | Opcode::Sub if has(m, ".cc") && packed_elem(m).is_none() => {
                 self.carry_chain(op, i, m)
             }
-            "min" | "max" if has(m, ".relu") || packed_elem(m).is_some() => {
-                want(3)?;
+            Opcode::Add | Opcode::Sub
+                if has(m, ".cc")
+                    || self.int_sat(i, m)
+                    || (op == Opcode::Add && packed_elem(m).is_some()) =>
+            {
                 self.packed_or_sat(op, i, m)
             }
-            "min" | "max" => self.float_min_max(op, i, m),
-            "mul24" | "mad24" if m.sat => {
-                want(4)?;
-                self.mad_hi_sat(i, m)
+            Opcode::Mad if has(m, ".cc") => self.carry_chain(op, i, m),
+            Opcode::Mad if self.int_sat(i, m) => self.mad_hi_sat(i, m),
+            Opcode::Addc | Opcode::Subc | Opcode::Madc => self.carry_chain(op, i, m),
+            Opcode::Min | Opcode::Max if has(m, ".relu") || packed_elem(m).is_some() => {
+                // The three-input form (§9.7.3.10) has neither.
+                match i.operands.len() {
+                    3 => self.packed_or_sat(op, i, m),
+                    n => Err(Diagnostic::error(
+                        i.span,
+                        format!("`{op}` takes 3 operands here, found {n}"),
+                    )),
+                }
             }
-            "mul24" | "mad24" => {
-                want(if op == "mad24" { 4 } else { 3 })?;
-                self.mul24(op, i, m)
+            Opcode::Min | Opcode::Max
+                if has(m, ".NaN")
+                    || has(m, ".xorsign")
+                    || has(m, ".abs")
+                    || i.operands.len() == 4 =>
+            {
+                self.float_min_max(op, i, m)
             }
-            "sad" => {
-                want(4)?;
-                self.sad(i, m)
-            }
-            "bfind" => {
-                want(2)?;
-                self.bfind(i, m)
-            }
-            "fns" => {
-                want(4)?;
-                self.fns(i, m)
-            }
-            "prefetch" | "prefetchu" | "applypriority" | "createpolicy" | "nanosleep"
-            | "pmevent" | "griddepcontrol" | "setmaxnreg" => self.hint(op, i),
-            "bmsk" | "szext" => {
-                want(3)?;
-                self.mask_ops(op, i, m)
-            }
-            "prmt" => {
-                want(4)?;
-                self.prmt(i, m)
-            }
-            "shf" => {
-                want(4)?;
-                self.shf(i, m)
-            }
-            "lop3" => self.lop3(i, m),
-            "dp4a" | "dp2a" => {
-                want(4)?;
-                self.dot(op, i, m)
-            }
-            "copysign" => {
-                want(3)?;
-                self.copysign(i, m)
-            }
-            "testp" => {
-                want(2)?;
-                self.testp(i, m)
-            }
-            "set" => self.set(i, m),
-            _ => {
-                want(4)?;
-                self.slct(i, m)
-            }
-        })())
+            Opcode::Mul24 | Opcode::Mad24 if m.sat => self.mad_hi_sat(i, m),
+            Opcode::Mul24 | Opcode::Mad24 => self.mul24(op, i, m),
+            Opcode::Sad => self.sad(i, m),
+            Opcode::Bfind => self.bfind(i, m),
+            Opcode::Fns => self.fns(i, m),
+            Opcode::Prefetch
+            | Opcode::Prefetchu
+            | Opcode::Applypriority
+            | Opcode::Createpolicy
+            | Opcode::Nanosleep
+            | Opcode::Pmevent
+            | Opcode::Griddepcontrol
+            | Opcode::Setmaxnreg => self.hint(op, i),
+            Opcode::Bmsk | Opcode::Szext => self.mask_ops(op, i, m),
+            Opcode::Prmt => self.prmt(i, m),
+            Opcode::Shf => self.shf(i, m),
+            Opcode::Lop3 => self.lop3(i, m),
+            Opcode::Dp4a | Opcode::Dp2a => self.dot(op, i, m),
+            Opcode::Copysign => self.copysign(i, m),
+            Opcode::Testp => self.testp(i, m),
+            Opcode::Set => self.set(i, m),
+            Opcode::Slct => self.slct(i, m),
+            _ => return None,
+        };
+        Some(result)
     }
 
     /// `add.sat.s32`/`sub.sat.s32`: the only saturating integer forms (§9.7.1.1-2).
@@ -206,16 +159,16 @@ impl Lowerer<'_> {
     /// (computed exactly in 64 bits and clamped to the s32 range).
     fn packed_or_sat(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         reject_other(m, &[".relu", ".u16x2", ".s16x2"])?;
         let relu = has(m, ".relu");
         let bop = match op {
-            "add" => BinaryOp::Add,
-            "sub" => BinaryOp::Sub,
-            "min" => BinaryOp::Min,
+            Opcode::Add => BinaryOp::Add,
+            Opcode::Sub => BinaryOp::Sub,
+            Opcode::Min => BinaryOp::Min,
             _ => BinaryOp::Max,
         };
         let span = i.span;
@@ -313,10 +266,15 @@ impl Lowerer<'_> {
     /// with the carry (or borrow) out of the full-width unsigned sum written to `CF`
     /// when `.cc` is given. The carry out of `x + y + c` is `(x+y <u x) | (x+y+c <u x+y)`;
     /// the borrow out of `x - y - c` is `(x <u y) | (x-y <u c)`.
-    fn carry_chain(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn carry_chain(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         reject_other(m, &[".cc"])?;
         let cc_out = has(m, ".cc");
-        let carry_in = matches!(op, "addc" | "subc" | "madc");
+        let carry_in = matches!(op, Opcode::Addc | Opcode::Subc | Opcode::Madc);
         let ty = self.typed(i, m, &[U32, OpTy::S(32), U64, OpTy::S(64)])?;
         if m.sat {
             return Err(Diagnostic::error(i.span, format!("`{op}` with `.cc` takes no `.sat`")));
@@ -324,7 +282,7 @@ impl Lowerer<'_> {
         let span = i.span;
         let uty = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], ty, false)?;
-        let (x, y) = if matches!(op, "mad" | "madc") {
+        let (x, y) = if matches!(op, Opcode::Mad | Opcode::Madc) {
             let part = match m.mul_part.as_ref().map(|p| p.value) {
                 Some(p @ (BinaryOp::Mul | BinaryOp::MulHi)) => p,
                 _ => return Err(Diagnostic::error(span, format!("`{op}` needs `.lo` or `.hi`"))),
@@ -341,7 +299,7 @@ impl Lowerer<'_> {
         };
         let cf = if carry_in || cc_out { Some(self.carry_flag(span)) } else { None };
         let mut e = Emit { l: self, span };
-        let subtract = op.starts_with("sub");
+        let subtract = matches!(op, Opcode::Sub | Opcode::Subc);
         let cin = match (carry_in, cf) {
             (true, Some(cf)) => {
                 Some(if uty == U64 { e.cvt(U64, U32, Value::Reg(cf)) } else { Value::Reg(cf) })
@@ -390,7 +348,7 @@ impl Lowerer<'_> {
     /// `.abs` and three operands (§9.7.3.11-12): through the core float `Min`/`Max`.
     fn float_min_max(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
@@ -421,7 +379,7 @@ impl Lowerer<'_> {
             x.push(self.src(o, ty, false, span)?);
         }
         let mode = FloatMode { ftz: m.ftz, ..FloatMode::default() };
-        let bop = if op == "min" { BinaryOp::Min } else { BinaryOp::Max };
+        let bop = if op == Opcode::Min { BinaryOp::Min } else { BinaryOp::Max };
         let mut e = Emit { l: self, span };
         let vals: Vec<Value> = if abs {
             x.iter().map(|&v| e.and(bits, v, Value::Imm(sign - 1))).collect()
@@ -461,7 +419,7 @@ impl Lowerer<'_> {
     fn mad_hi_sat(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         reject_other(m, &[])?;
         let span = i.span;
-        let op = i.opcode.value.as_str();
+        let op = m.opcode;
         let ty = self.one_type(i, m)?;
         if ty != OpTy::S(32)
             || !matches!(m.mul_part.as_ref().map(|p| p.value), Some(BinaryOp::MulHi))
@@ -473,9 +431,9 @@ impl Lowerer<'_> {
         let mut e = Emit { l: self, span };
         let s64 = OpTy::S(64);
         let (a, b) =
-            if op == "mad24" { (e.bfe(ty, a, 0, 24), e.bfe(ty, b, 0, 24)) } else { (a, b) };
+            if op == Opcode::Mad24 { (e.bfe(ty, a, 0, 24), e.bfe(ty, b, 0, 24)) } else { (a, b) };
         let p = e.bin(BinaryOp::MulWide, ty, a, b);
-        let shift = if op == "mad24" { 16 } else { 32 };
+        let shift = if op == Opcode::Mad24 { 16 } else { 32 };
         let hi = e.bin(BinaryOp::Shr, s64, p, Value::Imm(shift));
         // The high part as an s32 (for mad24, bits 47..16 of the 48-bit product).
         let hi = e.cvt(ty, s64, hi);
@@ -498,7 +456,7 @@ impl Lowerer<'_> {
     /// `mul24.{lo,hi}` and `mad24.{lo,hi}` on `.u32`/`.s32` (§9.7.1.5-6): the 48-bit
     /// product of the low 24 bits of `a` and `b` (sign-extended for `.s32`); `.lo` is
     /// bits 31..0, `.hi` bits 47..16; `mad24` adds `c` modulo 2^32.
-    fn mul24(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn mul24(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         reject_other(m, &[])?;
         let ty = self.typed(i, m, &[U32, OpTy::S(32)])?;
         let hi = match m.mul_part.as_ref().map(|p| p.value) {
@@ -508,8 +466,11 @@ impl Lowerer<'_> {
         };
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [ty, ty])?;
-        let c =
-            if op == "mad24" { Some(self.src(&i.operands[3], ty, false, i.span)?) } else { None };
+        let c = if op == Opcode::Mad24 {
+            Some(self.src(&i.operands[3], ty, false, i.span)?)
+        } else {
+            None
+        };
         let mut e = Emit { l: self, span: i.span };
         let a24 = e.bfe(ty, a, 0, 24);
         let b24 = e.bfe(ty, b, 0, 24);
@@ -575,8 +536,8 @@ impl Lowerer<'_> {
     /// every grid already waits for its predecessor —, `setmaxnreg` §9.7.19.5) and
     /// `nanosleep` (§9.7.13.11: the duration is only an upper bound, so none is a valid
     /// sleep). `createpolicy` (§9.7.9.18) returns an opaque cache policy, here 0.
-    fn hint(&mut self, op: &str, i: &ast::Instruction) -> Result<(), Diagnostic> {
-        if op == "createpolicy" {
+    fn hint(&mut self, op: Opcode, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        if op == Opcode::Createpolicy {
             let dst = self.dst(&i.operands[0], OpTy::U(64), false)?;
             self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);
         }
@@ -643,7 +604,7 @@ impl Lowerer<'_> {
     /// `bmsk.{clamp,wrap}.b32 d, a, b` (§9.7.1.24): a mask of `b` ones from bit `a`;
     /// `szext.{clamp,wrap}.{u32,s32} d, a, b` (§9.7.1.25): the low `b` bits of `a`,
     /// zero- or sign-extended. Both follow the ISA pseudocode step by step.
-    fn mask_ops(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn mask_ops(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         reject_other(m, &[".clamp", ".wrap"])?;
         let clamp = match (has(m, ".clamp"), has(m, ".wrap")) {
             (true, false) => true,
@@ -652,7 +613,7 @@ impl Lowerer<'_> {
                 return Err(Diagnostic::error(i.span, format!("`{op}` needs `.clamp` or `.wrap`")))
             }
         };
-        let ty = if op == "bmsk" {
+        let ty = if op == Opcode::Bmsk {
             self.typed(i, m, &[U32])?
         } else {
             self.typed(i, m, &[U32, OpTy::S(32)])?
@@ -663,7 +624,7 @@ impl Lowerer<'_> {
         let ones = Value::Imm(0xffff_ffff);
         let b1 = e.and(U32, b, Value::Imm(31));
         let b_big = e.cmp(CmpOp::Ge, U32, b, Value::Imm(32));
-        let r = if op == "bmsk" {
+        let r = if op == Opcode::Bmsk {
             let a1 = e.and(U32, a, Value::Imm(31));
             let a_big = e.cmp(CmpOp::Ge, U32, a, Value::Imm(32));
             let mut mask0 = e.bin(BinaryOp::Shl, U32, ones, a1);
@@ -874,7 +835,7 @@ impl Lowerer<'_> {
     /// bytes of `a` and `b`; `dp2a.{lo,hi}.atype.btype` (§9.7.1.22): `c` plus the two
     /// products of the half words of `a` and bytes 0-1 (`.lo`) or 2-3 (`.hi`) of `b`.
     /// Elements are sign-extended for `.s32`; the sum wraps modulo 2^32.
-    fn dot(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn dot(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         reject_other(m, &[])?;
         let [at, bt] = match m.types.as_slice() {
             [x, y] => [x, y].map(|t| match t.value {
@@ -891,10 +852,10 @@ impl Lowerer<'_> {
         };
         let (at, bt) = (at?, bt?);
         let hi = match (op, m.mul_part.as_ref().map(|p| p.value)) {
-            ("dp4a", None) => false,
-            ("dp2a", Some(BinaryOp::Mul)) => false,
-            ("dp2a", Some(BinaryOp::MulHi)) => true,
-            ("dp2a", _) => {
+            (Opcode::Dp4a, None) => false,
+            (Opcode::Dp2a, Some(BinaryOp::Mul)) => false,
+            (Opcode::Dp2a, Some(BinaryOp::MulHi)) => true,
+            (Opcode::Dp2a, _) => {
                 return Err(Diagnostic::error(i.span, "`dp2a` needs `.lo` or `.hi`"));
             }
             _ => return Err(Diagnostic::error(i.span, "`dp4a` takes no `.lo/.hi/.wide`")),
@@ -904,7 +865,7 @@ impl Lowerer<'_> {
         let dst = self.dst(&i.operands[0], dty, false)?;
         let [a, b, c] = self.srcs(i, 1, [at, bt, dty])?;
         let mut e = Emit { l: self, span: i.span };
-        let (count, a_bits) = if op == "dp4a" { (4, 8) } else { (2, 16) };
+        let (count, a_bits) = if op == Opcode::Dp4a { (4, 8) } else { (2, 16) };
         let b_first = if hi { 2 } else { 0 };
         let mut r = c;
         for k in 0..count {

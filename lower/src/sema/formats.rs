@@ -16,6 +16,7 @@
 //!   `cvt` to a float is checked here and kept in the IR for `pass::legalize_floats`.
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Spanned};
 
 use super::expand::{has, Emit};
@@ -165,7 +166,7 @@ impl Lowerer<'_> {
     /// to the other lowerings.
     pub(super) fn float_formats(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
@@ -176,19 +177,26 @@ impl Lowerer<'_> {
                     .any(|o| fp8_pair(&o.value).is_some() || unimplemented_format(&o.value))
         };
         match op {
-            "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max"
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Fma
+            | Opcode::Neg
+            | Opcode::Abs
+            | Opcode::Min
+            | Opcode::Max
                 if half_type(m).is_some() =>
             {
                 Some(self.half_arith(op, i, m))
             }
-            "cvt" if has(m, ".rs") => {
+            Opcode::Cvt if has(m, ".rs") => {
                 let at = m.other.iter().find(|o| o.value == ".rs").map_or(i.span, |o| o.span);
                 Some(Err(unsupported(at, "`cvt.rs` (stochastic rounding)", STOCHASTIC)))
             }
-            "cvt" if has(m, ".ue8m0x2") => Some(self.ue8m0_cvt(i, m)),
-            "cvt" if narrow_cvt() => Some(self.narrow_cvt(i, m)),
-            "cvt" if directed(m) => Some(self.directed_cvt(i, m)),
-            "add" | "sub" | "mul" | "fma" | "mad" if directed(m) => {
+            Opcode::Cvt if has(m, ".ue8m0x2") => Some(self.ue8m0_cvt(i, m)),
+            Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
+            Opcode::Cvt if directed(m) => Some(self.directed_cvt(i, m)),
+            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma | Opcode::Mad if directed(m) => {
                 Some(self.directed_arith(op, i, m))
             }
             _ => None,
@@ -196,17 +204,17 @@ impl Lowerer<'_> {
     }
 
     /// `.f16`/`.bf16`/`.f16x2`/`.bf16x2` arithmetic, lane by lane.
-    fn half_arith(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn half_arith(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let Some((fmt, lanes)) = half_type(m) else {
             return Err(Diagnostic::error(span, "expected a half-precision type"));
         };
-        let rounded = matches!(op, "add" | "sub" | "mul" | "fma");
+        let rounded = matches!(op, Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma);
         reject_other(
             m,
-            if op == "fma" {
+            if op == Opcode::Fma {
                 &[".relu"]
-            } else if matches!(op, "min" | "max") {
+            } else if matches!(op, Opcode::Min | Opcode::Max) {
                 &[".NaN"]
             } else {
                 &[]
@@ -225,7 +233,7 @@ impl Lowerer<'_> {
                 return Err(Diagnostic::error(r.span, "this rounding modifier is not valid here"))
             }
             Some(r) => r.value.0,
-            None if op == "fma" => {
+            None if op == Opcode::Fma => {
                 return Err(Diagnostic::error(
                     span,
                     "`fma` needs a rounding modifier such as `.rn`",
@@ -234,8 +242,8 @@ impl Lowerer<'_> {
             None => Rounding::Nearest,
         };
         let arity = match op {
-            "fma" => 4,
-            "neg" | "abs" => 2,
+            Opcode::Fma => 4,
+            Opcode::Neg | Opcode::Abs => 2,
             _ => 3,
         };
         if i.operands.len() != arity {
@@ -260,12 +268,12 @@ impl Lowerer<'_> {
             }
             let h16 = OpTy::U(16);
             let r = match op {
-                "neg" => e.bin(BinaryOp::Xor, h16, x[0], Value::Imm(sign)),
-                "abs" => e.and(h16, x[0], Value::Imm(sign - 1)),
-                "min" | "max" => {
+                Opcode::Neg => e.bin(BinaryOp::Xor, h16, x[0], Value::Imm(sign)),
+                Opcode::Abs => e.and(h16, x[0], Value::Imm(sign - 1)),
+                Opcode::Min | Opcode::Max => {
                     let a = e.widen(fmt, x[0]);
                     let b = e.widen(fmt, x[1]);
-                    let bop = if op == "min" { BinaryOp::Min } else { BinaryOp::Max };
+                    let bop = if op == Opcode::Min { BinaryOp::Min } else { BinaryOp::Max };
                     let r = e.bin(bop, F32, a, b);
                     // Exact: the result is one of the operands.
                     let r = e.narrow(fmt, F32, Rounding::Nearest, false, false, r);
@@ -279,9 +287,9 @@ impl Lowerer<'_> {
                 _ => {
                     let w: Vec<Value> = x.iter().map(|&v| e.widen(fmt, v)).collect();
                     let (odd_op, c) = match op {
-                        "add" => (OddOp::Add, Value::Imm(0)),
-                        "sub" => (OddOp::Sub, Value::Imm(0)),
-                        "mul" => (OddOp::Mul, Value::Imm(0)),
+                        Opcode::Add => (OddOp::Add, Value::Imm(0)),
+                        Opcode::Sub => (OddOp::Sub, Value::Imm(0)),
+                        Opcode::Mul => (OddOp::Mul, Value::Imm(0)),
                         _ => (OddOp::Fma, w[2]),
                     };
                     let mut v = e.odd(odd_op, w[0], w[1], c);
@@ -661,7 +669,7 @@ impl Lowerer<'_> {
     /// `.f64`: the operation with its rounding, for `pass::legalize_floats`.
     fn directed_arith(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
@@ -678,7 +686,7 @@ impl Lowerer<'_> {
         if ty == F64 && (m.ftz || m.sat) {
             return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
         }
-        let arity = if matches!(op, "fma" | "mad") { 4 } else { 3 };
+        let arity = if matches!(op, Opcode::Fma | Opcode::Mad) { 4 } else { 3 };
         if i.operands.len() != arity {
             return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
         }
@@ -689,10 +697,10 @@ impl Lowerer<'_> {
         }
         let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding };
         let kind = match op {
-            "add" | "sub" | "mul" => {
+            Opcode::Add | Opcode::Sub | Opcode::Mul => {
                 let op = match op {
-                    "add" => BinaryOp::Add,
-                    "sub" => BinaryOp::Sub,
+                    Opcode::Add => BinaryOp::Add,
+                    Opcode::Sub => BinaryOp::Sub,
                     _ => BinaryOp::Mul,
                 };
                 InstKind::Binary { op, ty, mode, dst, lhs: x[0], rhs: x[1] }

@@ -44,6 +44,7 @@
 //! Not saved across a recursive call: the `.cc` carry flag (not preserved across calls
 //! by the CUDA ABI either).
 
+use ptxvk_frontend::Opcode;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
@@ -170,7 +171,7 @@ fn calls_in<'a>(
                     walk(inner, sets, functions, out);
                     continue;
                 }
-                ast::Statement::Instruction(i) if i.opcode.value == "call" => i,
+                ast::Statement::Instruction(i) if i.op == Some(Opcode::Call) => i,
                 _ => continue,
             };
             let rest = match i.operands.as_slice() {

@@ -10,6 +10,7 @@
 //! and pointer arithmetic on such values), or `Unknown` (a loaded value, or a mix of
 //! spaces). A plain value used as an address is a global address.
 
+use ptxvk_frontend::Opcode;
 use std::collections::BTreeMap;
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
@@ -98,7 +99,7 @@ fn definitions(
     in_function: bool,
 ) -> Vec<(Name, Provenance)> {
     // A call's `.reg` results may be any pointer.
-    if let (Some(Operand::List(rets, _)), "call") = (i.operands.first(), i.opcode.value.as_str()) {
+    if let (Some(Operand::List(rets, _)), Some(Opcode::Call)) = (i.operands.first(), i.op) {
         return rets.iter().filter_map(name_of).map(|n| (n.clone(), Provenance::Unknown)).collect();
     }
     definition(i, map, in_function).into_iter().collect()
@@ -119,10 +120,10 @@ fn definition(
             .unwrap_or(Provenance::Plain)
     };
     let space = i.modifiers.iter().find_map(|m| StateSpace::from_directive(&m.value));
-    let op = i.opcode.value.as_str();
+    let Some(op) = i.op else { return Some((dst, Provenance::Plain)) };
     let value = match op {
-        "cvta" if i.has_modifier(".to") => Provenance::Plain,
-        "cvta" => match space {
+        Opcode::Cvta if i.has_modifier(".to") => Provenance::Plain,
+        Opcode::Cvta => match space {
             Some(StateSpace::Shared) => Provenance::Shared,
             Some(StateSpace::Local) => Provenance::Local,
             Some(StateSpace::Global | StateSpace::Const) => Provenance::Global,
@@ -130,13 +131,20 @@ fn definition(
         },
         // Kernel parameters hold global pointers (or plain values); a device function's
         // `.param` parameters hold whatever its callers pass.
-        "ld" | "ldu" if space == Some(StateSpace::Param) && !in_function => Provenance::Global,
-        // A value loaded from memory may be any pointer.
-        "ld" | "ldu" | "atom" => Provenance::Unknown,
-        // Pointer arithmetic keeps the space of its pointer operand.
-        "mov" | "add" | "sub" | "mad" | "selp" | "and" | "or" | "cvt" => {
-            (1..i.operands.len()).map(of).fold(Provenance::Plain, Provenance::join)
+        Opcode::Ld | Opcode::Ldu if space == Some(StateSpace::Param) && !in_function => {
+            Provenance::Global
         }
+        // A value loaded from memory may be any pointer.
+        Opcode::Ld | Opcode::Ldu | Opcode::Atom => Provenance::Unknown,
+        // Pointer arithmetic keeps the space of its pointer operand.
+        Opcode::Mov
+        | Opcode::Add
+        | Opcode::Sub
+        | Opcode::Mad
+        | Opcode::Selp
+        | Opcode::And
+        | Opcode::Or
+        | Opcode::Cvt => (1..i.operands.len()).map(of).fold(Provenance::Plain, Provenance::join),
         _ => Provenance::Plain,
     };
     Some((dst, value))

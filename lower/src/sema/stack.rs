@@ -7,6 +7,7 @@
 //! instead of corrupting other local memory.
 
 use ptxvk_frontend::ast;
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
@@ -26,7 +27,7 @@ const U32: OpTy = OpTy::U(32);
 
 /// Whether `i` uses the stack.
 pub(super) fn uses_stack(i: &ast::Instruction) -> bool {
-    matches!(i.opcode.value.as_str(), "alloca" | "stacksave" | "stackrestore")
+    matches!(i.op, Some(Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore))
 }
 
 impl Lowerer<'_> {
@@ -41,17 +42,22 @@ impl Lowerer<'_> {
     /// `alloca`, `stacksave` and `stackrestore`; `None` for other instructions.
     pub(super) fn stack(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        if !matches!(op, "alloca" | "stacksave" | "stackrestore") {
+        if !matches!(op, Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore) {
             return None;
         }
         Some(self.lower_stack(op, i, m))
     }
 
-    fn lower_stack(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn lower_stack(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         let span = i.span;
         reject_other(m, &[])?;
         let ty = self.one_type(i, m)?;
@@ -63,19 +69,19 @@ impl Lowerer<'_> {
         };
         let ops = i.operands.as_slice();
         match (op, ops) {
-            ("stacksave", [d]) => {
+            (Opcode::Stacksave, [d]) => {
                 let d = self.dst(d, ty, false)?;
                 let mut e = Emit { l: self, span };
                 let v = e.cvt(ty, U32, Value::Reg(sp));
                 e.mov(ty, d, v);
             }
-            ("stackrestore", [a]) => {
+            (Opcode::Stackrestore, [a]) => {
                 let a = self.src(a, ty, false, span)?;
                 let mut e = Emit { l: self, span };
                 let v = e.cvt(U32, ty, a);
                 e.mov(U32, sp, v);
             }
-            ("alloca", [d, size, rest @ ..]) if rest.len() <= 1 => {
+            (Opcode::Alloca, [d, size, rest @ ..]) if rest.len() <= 1 => {
                 let align = match rest {
                     [a] => match self.src(a, U32, false, span)? {
                         Value::Imm(v) if v.is_power_of_two() && v <= 1 << 23 => v,

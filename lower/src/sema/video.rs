@@ -26,6 +26,7 @@
 //! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
 use super::expand::{has, Emit};
@@ -38,27 +39,43 @@ const S32: OpTy = OpTy::S(32);
 const U64: OpTy = OpTy::U(64);
 const S64: OpTy = OpTy::S(64);
 
-const SCALAR: &[&str] = &["vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset"];
-const SIMD: &[&str] = &[
-    "vadd2",
-    "vsub2",
-    "vavrg2",
-    "vabsdiff2",
-    "vmin2",
-    "vmax2",
-    "vset2",
-    "vadd4",
-    "vsub4",
-    "vavrg4",
-    "vabsdiff4",
-    "vmin4",
-    "vmax4",
-    "vset4",
+const SCALAR: &[Opcode] = &[
+    Opcode::Vadd,
+    Opcode::Vsub,
+    Opcode::Vabsdiff,
+    Opcode::Vmin,
+    Opcode::Vmax,
+    Opcode::Vshl,
+    Opcode::Vshr,
+    Opcode::Vset,
 ];
 
+/// The SIMD instructions: each with its lane count and the scalar instruction whose
+/// primary operation it applies per lane (`None` for `vavrg`, which has none).
+const SIMD: &[(Opcode, usize, Option<Opcode>)] = &[
+    (Opcode::Vadd2, 2, Some(Opcode::Vadd)),
+    (Opcode::Vsub2, 2, Some(Opcode::Vsub)),
+    (Opcode::Vavrg2, 2, None),
+    (Opcode::Vabsdiff2, 2, Some(Opcode::Vabsdiff)),
+    (Opcode::Vmin2, 2, Some(Opcode::Vmin)),
+    (Opcode::Vmax2, 2, Some(Opcode::Vmax)),
+    (Opcode::Vset2, 2, Some(Opcode::Vset)),
+    (Opcode::Vadd4, 4, Some(Opcode::Vadd)),
+    (Opcode::Vsub4, 4, Some(Opcode::Vsub)),
+    (Opcode::Vavrg4, 4, None),
+    (Opcode::Vabsdiff4, 4, Some(Opcode::Vabsdiff)),
+    (Opcode::Vmin4, 4, Some(Opcode::Vmin)),
+    (Opcode::Vmax4, 4, Some(Opcode::Vmax)),
+    (Opcode::Vset4, 4, Some(Opcode::Vset)),
+];
+
+fn simd(op: Opcode) -> Option<(usize, Option<Opcode>)> {
+    SIMD.iter().find(|s| s.0 == op).map(|&(_, lanes, base)| (lanes, base))
+}
+
 /// Whether `op` is a video instruction.
-pub(super) fn is_video(op: &str) -> bool {
-    op == "vmad" || SCALAR.contains(&op) || SIMD.contains(&op)
+pub(super) fn is_video(op: Opcode) -> bool {
+    op == Opcode::Vmad || SCALAR.contains(&op) || simd(op).is_some()
 }
 
 /// A source of a video instruction: the operand without its selector, the selector
@@ -143,7 +160,7 @@ fn simd_mask(s: &Option<Spanned<String>>, lanes: usize) -> Result<Vec<bool>, Dia
 }
 
 /// `.u32` or `.s32`.
-fn video_type(t: &Spanned<ScalarType>, op: &str) -> Result<OpTy, Diagnostic> {
+fn video_type(t: &Spanned<ScalarType>, op: Opcode) -> Result<OpTy, Diagnostic> {
     match t.value {
         ScalarType::U32 => Ok(U32),
         ScalarType::S32 => Ok(S32),
@@ -160,7 +177,7 @@ enum Secondary {
     Max,
 }
 
-fn secondary(m: &Mods, op: &str, allowed: &[&str]) -> Result<Secondary, Diagnostic> {
+fn secondary(m: &Mods, op: Opcode, allowed: &[&str]) -> Result<Secondary, Diagnostic> {
     let mut found = Secondary::None;
     for o in &m.other {
         let s = match o.value.as_str() {
@@ -199,17 +216,17 @@ impl Lowerer<'_> {
     /// The video instructions; `None` for other instructions.
     pub(super) fn video(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         if !is_video(op) {
             return None;
         }
-        Some(if op == "vmad" {
+        Some(if op == Opcode::Vmad {
             self.vmad(i, m)
-        } else if SIMD.contains(&op) {
-            self.video_simd(op, i, m)
+        } else if let Some((lanes, base)) = simd(op) {
+            self.video_simd(op, lanes, base, i, m)
         } else {
             self.video_scalar(op, i, m)
         })
@@ -222,7 +239,7 @@ impl Lowerer<'_> {
         m: &Mods,
         count: usize,
     ) -> Result<Vec<OpTy>, Diagnostic> {
-        let op = i.opcode.value.as_str();
+        let op = m.opcode;
         if m.types.len() != count {
             let example = if count == 2 { ".u32.s32" } else { ".s32.u32.s32" };
             return Err(Diagnostic::error(
@@ -252,7 +269,7 @@ impl Lowerer<'_> {
             ));
         }
         let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
-        if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| i.opcode.value != "vmad") {
+        if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| i.op != Some(Opcode::Vmad)) {
             return Err(Diagnostic::error(
                 neg.operand.span(),
                 "only `vmad` takes negated operands",
@@ -262,10 +279,15 @@ impl Lowerer<'_> {
     }
 
     /// `vadd vsub vabsdiff vmin vmax vshl vshr vset` (§9.7.16.1).
-    fn video_scalar(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn video_scalar(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let shift = matches!(op, "vshl" | "vshr");
-        let (dty, aty, bty, cmp) = if op == "vset" {
+        let shift = matches!(op, Opcode::Vshl | Opcode::Vshr);
+        let (dty, aty, bty, cmp) = if op == Opcode::Vset {
             let t = self.video_types(i, m, 2)?;
             if m.sat {
                 return Err(Diagnostic::error(i.opcode.span, "`vset` takes no `.sat`"));
@@ -333,7 +355,7 @@ impl Lowerer<'_> {
             } else {
                 e.and(U32, tb, Value::Imm(31))
             };
-            if op == "vshr" {
+            if op == Opcode::Vshr {
                 e.bin(BinaryOp::Shr, S64, ta, tb)
             } else {
                 let shifted = e.bin(BinaryOp::Shl, S64, ta, tb);
@@ -488,12 +510,17 @@ impl Lowerer<'_> {
     }
 
     /// `vadd2 … vset4` (§9.7.16.2).
-    fn video_simd(&mut self, op: &str, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn video_simd(
+        &mut self,
+        op: Opcode,
+        lanes: usize,
+        base: Option<Opcode>,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let lanes: usize = if op.ends_with('2') { 2 } else { 4 };
         let width = 32 / lanes as u64;
-        let base = &op[..op.len() - 1];
-        let (dty, aty, bty, cmp) = if base == "vset" {
+        let (dty, aty, bty, cmp) = if base == Some(Opcode::Vset) {
             let t = self.video_types(i, m, 2)?;
             if m.sat {
                 return Err(Diagnostic::error(i.opcode.span, format!("`{op}` takes no `.sat`")));
@@ -541,15 +568,15 @@ impl Lowerer<'_> {
         for k in (0..lanes).filter(|&k| mask[k]) {
             let va = e.pool_element([a, b], asel[k], aty, lanes);
             let vb = e.pool_element([a, b], bsel[k], bty, lanes);
-            let mut t = if base == "vavrg" {
+            let mut t = if let Some(base) = base {
+                e.video_primary(base, cmp, S32, va, vb)
+            } else {
                 // Halves rounded away from zero: (s + 1) >> 1 for s >= 0, s >> 1 below.
                 let s = e.add(S32, va, vb);
                 let nonneg = e.cmp(CmpOp::Ge, S32, s, Value::Imm(0));
                 let up = e.sel(S32, nonneg, Value::Imm(1), Value::Imm(0));
                 let s = e.add(S32, s, up);
                 e.bin(BinaryOp::Shr, S32, s, Value::Imm(1))
-            } else {
-                e.video_primary(base, cmp, S32, va, vb)
             };
             if m.sat {
                 t = e.clamp32(t, dty.is_signed(), width);
@@ -572,21 +599,21 @@ impl Emit<'_, '_> {
     /// `cmp`; 1 or 0), on values already extended to `ty`, which they cannot overflow.
     fn video_primary(
         &mut self,
-        op: &str,
+        op: Opcode,
         cmp: Option<CmpOp>,
         ty: OpTy,
         a: Value,
         b: Value,
     ) -> Value {
         match op {
-            "vadd" => self.add(ty, a, b),
-            "vsub" => self.bin(BinaryOp::Sub, ty, a, b),
-            "vabsdiff" => {
+            Opcode::Vadd => self.add(ty, a, b),
+            Opcode::Vsub => self.bin(BinaryOp::Sub, ty, a, b),
+            Opcode::Vabsdiff => {
                 let d = self.bin(BinaryOp::Sub, ty, a, b);
                 self.un(UnaryOp::Abs, ty, d)
             }
-            "vmin" => self.bin(BinaryOp::Min, ty, a, b),
-            "vmax" => self.bin(BinaryOp::Max, ty, a, b),
+            Opcode::Vmin => self.bin(BinaryOp::Min, ty, a, b),
+            Opcode::Vmax => self.bin(BinaryOp::Max, ty, a, b),
             _ => {
                 let p = self.cmp(cmp.unwrap_or(CmpOp::Eq), ty, a, b);
                 self.sel(ty, p, Value::Imm(1), Value::Imm(0))

@@ -16,6 +16,7 @@
 //! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
 
 use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
@@ -38,18 +39,18 @@ impl Lowerer<'_> {
     /// Warp instructions and special registers; `None` for other instructions.
     pub(super) fn warp(
         &mut self,
-        op: &str,
+        op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         let result = match op {
-            "shfl" => self.shfl(i, m),
-            "vote" => self.vote(i, m),
-            "match" => self.match_(i, m),
-            "redux" => self.redux(i, m),
-            "activemask" => self.activemask(i, m),
-            "elect" => self.elect(i, m),
-            "bar" if i.has_modifier(".warp") => {
+            Opcode::Shfl => self.shfl(i, m),
+            Opcode::Vote => self.vote(i, m),
+            Opcode::Match => self.match_(i, m),
+            Opcode::Redux => self.redux(i, m),
+            Opcode::Activemask => self.activemask(i, m),
+            Opcode::Elect => self.elect(i, m),
+            Opcode::Bar if i.has_modifier(".warp") => {
                 // `bar.warp.sync`: every lane of the warp is already converged in
                 // block-uniform code; a workgroup barrier orders their memory.
                 let r = reject_other(m, &[".warp", ".sync"]);
@@ -350,9 +351,6 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "`match` takes `.b32` or `.b64`"));
         }
         let ops = i.operands.as_slice();
-        if ops.len() != 3 {
-            return Err(Diagnostic::error(span, "`match` takes 3 operands"));
-        }
         let all = i.has_modifier(".all");
         let (d, p) = match &ops[0] {
             Operand::Pair(d, p, _) if all => {
@@ -424,9 +422,6 @@ impl Lowerer<'_> {
             }
         };
         let ops = i.operands.as_slice();
-        if ops.len() != 3 {
-            return Err(Diagnostic::error(span, "`redux.sync` takes 3 operands"));
-        }
         let d = self.dst(&ops[0], ty, false)?;
         let a = self.src(&ops[1], ty, false, span)?;
         let t = self.linear_tid(span);

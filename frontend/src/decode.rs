@@ -1,0 +1,274 @@
+//! Decoding an instruction's modifiers into typed values, once, against its row of the
+//! instruction table ([`crate::instructions`]).
+//!
+//! The parser has already decoded the opcode ([`Instruction::op`]) and checked every
+//! modifier's spelling and the operands against the row. [`decode`] checks the operand
+//! count once more, so that its callers may index the operands the row requires
+//! whatever produced the AST. [`decode`] sorts the modifiers into their
+//! classes ([`ModifierClass`]): types, a state space, a vector size, a rounding mode,
+//! `.ftz`, `.sat`, a comparison, a predicate combine and a half of a product. A modifier
+//! whose class the row does not list is an error at its span (`` `max` does not take
+//! `.sat` ``), and so is a second modifier of one class (`.rn.rz`). What is left is
+//! specific to one instruction (`.cc`, `.uni`, cache hints, memory orders) and is kept
+//! as spelled, for that instruction's lowering to accept or reject.
+//!
+//! `.lo` and `.hi` are halves of a product for instructions that take
+//! [`ModifierClass::MulPart`] and unsigned comparisons for the others (`setp.lo.u32`).
+
+use crate::ast::{Instruction, ScalarType, StateSpace};
+use crate::diagnostic::Diagnostic;
+use crate::instructions::{ModifierClass, Opcode};
+use crate::span::Spanned;
+
+/// A rounding modifier (PTX ISA 9.2 §9.7.9.21): the direction, and whether it is the
+/// integer form (`.rni`, `.rzi`, `.rmi`, `.rpi`) that rounds to an integral value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rounding {
+    pub direction: Direction,
+    pub integer: bool,
+}
+
+/// The direction of a [`Rounding`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `.rn`, `.rni`: to nearest, ties to even.
+    Nearest,
+    /// `.rz`, `.rzi`.
+    Zero,
+    /// `.rm`, `.rmi`: toward negative infinity.
+    Down,
+    /// `.rp`, `.rpi`: toward positive infinity.
+    Up,
+}
+
+/// A comparison (PTX ISA 9.2 §9.7.7.1, Tables 21-22). `.lo`, `.ls`, `.hi` and `.hs`
+/// are the unsigned spellings of `.lt`, `.le`, `.gt` and `.ge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// A predicate combine (`setp.lt.and`, `lop3.or`) or bitwise atomic (`atom.and`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    And,
+    Or,
+    Xor,
+}
+
+/// Which part of a product `mul`/`mad` keep (PTX ISA 9.2 §9.7.1.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MulPart {
+    Lo,
+    Hi,
+    Wide,
+}
+
+/// The decoded modifiers of one instruction.
+#[derive(Clone, Debug)]
+pub struct Modifiers {
+    pub opcode: Opcode,
+    /// Types in source order; they may repeat (`cvt.f32.s32`).
+    pub types: Vec<Spanned<ScalarType>>,
+    pub space: Option<Spanned<StateSpace>>,
+    pub vector: Option<u32>,
+    pub rounding: Option<Spanned<Rounding>>,
+    pub ftz: bool,
+    pub sat: bool,
+    pub cmp: Option<Comparison>,
+    pub combine: Option<Combine>,
+    pub mul_part: Option<Spanned<MulPart>>,
+    /// The modifiers of no class, as spelled, in source order.
+    pub other: Vec<Spanned<String>>,
+}
+
+/// Decodes the modifiers of `i`; `None` when the opcode is not a PTX instruction.
+pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
+    let Some(opcode) = i.op else { return Ok(None) };
+    opcode.spec().check_operand_count(i)?;
+    let classes = opcode.spec().classes;
+    let mut m = Modifiers {
+        opcode,
+        types: Vec::new(),
+        space: None,
+        vector: None,
+        rounding: None,
+        ftz: false,
+        sat: false,
+        cmp: None,
+        combine: None,
+        mul_part: None,
+        other: Vec::new(),
+    };
+    let mut seen: Vec<(ModifierClass, &Spanned<crate::span::Name>)> = Vec::new();
+    for md in &i.modifiers {
+        let s = md.value.as_str();
+        let class = if let Some(t) = ScalarType::from_directive(s) {
+            m.types.push(Spanned::new(t, md.span));
+            continue;
+        } else if let Some(space) = StateSpace::from_directive(s) {
+            m.space = Some(Spanned::new(space, md.span));
+            ModifierClass::Space
+        } else if let Some(n) = s.strip_prefix(".v").and_then(|n| n.parse().ok()) {
+            m.vector = Some(n);
+            ModifierClass::Vector
+        } else if let Some(r) = rounding(s) {
+            m.rounding = Some(Spanned::new(r, md.span));
+            ModifierClass::Rounding
+        } else if s == ".ftz" {
+            m.ftz = true;
+            ModifierClass::Ftz
+        } else if s == ".sat" {
+            m.sat = true;
+            ModifierClass::Sat
+        } else if let Some(p) = mul_part(s).filter(|_| {
+            classes.contains(&ModifierClass::MulPart) || !classes.contains(&ModifierClass::Cmp)
+        }) {
+            m.mul_part = Some(Spanned::new(p, md.span));
+            ModifierClass::MulPart
+        } else if let Some(c) = comparison(s) {
+            m.cmp = Some(c);
+            ModifierClass::Cmp
+        } else if let Some(b) = combine(s) {
+            m.combine = Some(b);
+            ModifierClass::Combine
+        } else {
+            m.other.push(Spanned::new(s.to_string(), md.span));
+            continue;
+        };
+        if !classes.contains(&class) {
+            return Err(Diagnostic::error(md.span, format!("`{opcode}` does not take `{s}`")));
+        }
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == class) {
+            return Err(Diagnostic::error(
+                md.span,
+                format!("`{s}` conflicts with `{}` on `{opcode}`", first.value),
+            ));
+        }
+        seen.push((class, md));
+    }
+    Ok(Some(m))
+}
+
+fn rounding(s: &str) -> Option<Rounding> {
+    let (direction, integer) = match s {
+        ".rn" => (Direction::Nearest, false),
+        ".rz" => (Direction::Zero, false),
+        ".rm" => (Direction::Down, false),
+        ".rp" => (Direction::Up, false),
+        ".rni" => (Direction::Nearest, true),
+        ".rzi" => (Direction::Zero, true),
+        ".rmi" => (Direction::Down, true),
+        ".rpi" => (Direction::Up, true),
+        _ => return None,
+    };
+    Some(Rounding { direction, integer })
+}
+
+fn comparison(s: &str) -> Option<Comparison> {
+    Some(match s {
+        ".eq" => Comparison::Eq,
+        ".ne" => Comparison::Ne,
+        ".lt" | ".lo" => Comparison::Lt,
+        ".le" | ".ls" => Comparison::Le,
+        ".gt" | ".hi" => Comparison::Gt,
+        ".ge" | ".hs" => Comparison::Ge,
+        ".equ" => Comparison::Equ,
+        ".neu" => Comparison::Neu,
+        ".ltu" => Comparison::Ltu,
+        ".leu" => Comparison::Leu,
+        ".gtu" => Comparison::Gtu,
+        ".geu" => Comparison::Geu,
+        ".num" => Comparison::Num,
+        ".nan" => Comparison::Nan,
+        _ => return None,
+    })
+}
+
+fn combine(s: &str) -> Option<Combine> {
+    Some(match s {
+        ".and" => Combine::And,
+        ".or" => Combine::Or,
+        ".xor" => Combine::Xor,
+        _ => return None,
+    })
+}
+
+fn mul_part(s: &str) -> Option<MulPart> {
+    Some(match s {
+        ".lo" => MulPart::Lo,
+        ".hi" => MulPart::Hi,
+        ".wide" => MulPart::Wide,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(line: &str) -> Result<Modifiers, String> {
+        let src = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
+        );
+        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0))?;
+        let crate::ast::Item::Function(f) = &module.items[0] else { unreachable!() };
+        let Some(body) = &f.body else { unreachable!() };
+        let crate::ast::Statement::Instruction(i) = &body[0] else { unreachable!() };
+        decode(i).map_err(|d| d.message).map(|m| m.expect("a PTX instruction"))
+    }
+
+    #[test]
+    fn classes_follow_the_table() {
+        let m = decoded("mul.hi.u32 %r1, %r2, %r3;").expect("decodes");
+        assert_eq!(m.opcode, Opcode::Mul);
+        assert_eq!(m.mul_part.map(|p| p.value), Some(MulPart::Hi));
+        // `.hi` is an unsigned comparison for setp, which takes no product half.
+        let m = decoded("setp.hi.u32 %p1, %r2, %r3;").expect("decodes");
+        assert_eq!((m.cmp, m.mul_part), (Some(Comparison::Gt), None));
+        let m = decoded("cvt.rzi.f32.f32 %r1, %r2;").expect("decodes");
+        let r = m.rounding.map(|r| r.value);
+        assert_eq!(r, Some(Rounding { direction: Direction::Zero, integer: true }));
+        assert_eq!(m.types.len(), 2);
+        let m = decoded("ld.global.nc.v2.u32 {%r1, %r2}, [%rd1];").expect("decodes");
+        assert_eq!((m.vector, m.other.len()), (Some(2), 1));
+    }
+
+    #[test]
+    fn an_unchecked_ast_gets_its_operand_count_checked() {
+        // `parse_syntax` skips the table check; decoding must not trust the count.
+        let src = ".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{\n\tadd.s32 %r1, %r2;\n}\n";
+        let (module, errors) = crate::parse_syntax(src);
+        assert!(errors.is_empty(), "{errors:?}");
+        let crate::ast::Item::Function(f) = &module.items[0] else { unreachable!() };
+        let Some(body) = &f.body else { unreachable!() };
+        let crate::ast::Statement::Instruction(i) = &body[0] else { unreachable!() };
+        let message = decode(i).err().map(|d| d.message);
+        assert_eq!(message.as_deref(), Some("`add` takes 3 operands, found 2"));
+    }
+
+    #[test]
+    fn modifiers_of_other_classes_and_repeats_are_rejected() {
+        assert_eq!(
+            decoded("max.sat.f32 %r1, %r2, %r3;").err().as_deref(),
+            Some("`max` does not take `.sat`")
+        );
+        assert_eq!(
+            decoded("add.rn.rz.f32 %r1, %r2, %r3;").err().as_deref(),
+            Some("`.rz` conflicts with `.rn` on `add`")
+        );
+    }
+}
