@@ -67,6 +67,44 @@ impl Features {
         ]
     }
 
+    /// Clears the features named in `list`, a comma-separated list of Vulkan names
+    /// (`PTXVK_MASK_FEATURES=shaderFloat64,shaderInt64Atomics`), so that a device looks
+    /// as if it lacked them. An unknown name is an error that lists the known ones.
+    pub fn mask(&mut self, list: &str) -> Result<(), String> {
+        let known: Vec<&'static str> = self.flags().iter().map(|(_, n)| *n).collect();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let Some(k) = known.iter().position(|n| *n == name) else {
+                return Err(format!(
+                    "unknown feature `{name}`; known features: {}",
+                    known.join(", ")
+                ));
+            };
+            let flags: [&mut bool; 17] = [
+                &mut self.int8,
+                &mut self.int16,
+                &mut self.int64,
+                &mut self.float16,
+                &mut self.float64,
+                &mut self.storage_buffer_8bit,
+                &mut self.storage_buffer_16bit,
+                &mut self.vulkan_memory_model,
+                &mut self.int64_atomics,
+                &mut self.shared_int64_atomics,
+                &mut self.float32_atomic_add,
+                &mut self.shader_clock,
+                &mut self.denorm_preserve_f32,
+                &mut self.denorm_preserve_f64,
+                &mut self.subgroup_size_control,
+                &mut self.signed_zero_preserve_f32,
+                &mut self.signed_zero_preserve_f64,
+            ];
+            if let Some(flag) = flags.into_iter().nth(k) {
+                *flag = false;
+            }
+        }
+        Ok(())
+    }
+
     /// Names of the features in `self` that `offered` lacks, e.g. `["shaderFloat64"]`
     /// (Vulkan feature names, in declaration order).
     pub fn missing_from(&self, offered: &Features) -> Vec<&'static str> {
@@ -145,5 +183,30 @@ impl Requirements {
             shared_int64_atomics: self.shared_int64_atomics,
             ..Features::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Features;
+
+    #[test]
+    fn mask_clears_the_named_features_and_rejects_unknown_names() {
+        let all = Features {
+            int64: true,
+            float64: true,
+            int64_atomics: true,
+            signed_zero_preserve_f64: true,
+            ..Features::default()
+        };
+        let mut f = all;
+        f.mask("shaderFloat64, shaderBufferInt64Atomics").expect("known names");
+        assert_eq!(f.names(), ["shaderInt64", "shaderSignedZeroInfNanPreserveFloat64"]);
+        let mut g = all;
+        f.mask("").expect("an empty list masks nothing");
+        g.mask("shaderSignedZeroInfNanPreserveFloat64").expect("the last flag");
+        assert_eq!(g.names(), ["shaderInt64", "shaderFloat64", "shaderBufferInt64Atomics"]);
+        let err = g.mask("shaderFloat65").expect_err("unknown");
+        assert!(err.starts_with("unknown feature `shaderFloat65`; known features: shaderInt8"));
     }
 }

@@ -258,7 +258,7 @@ impl Adapter {
         let queue_family = choose_queue_family(&families);
 
         let limits = &props.limits;
-        let info = DeviceInfo {
+        let mut info = DeviceInfo {
             resident_workgroups: 1,
             index,
             name: c_name(props.device_name_as_c_str()),
@@ -331,6 +331,9 @@ impl Adapter {
         } else {
             0
         };
+        if let Ok(list) = std::env::var("PTXVK_MASK_FEATURES") {
+            info.features.mask(&list).map_err(Error::BadFeatureMask)?;
+        }
         Ok(Adapter {
             raw,
             unified_memory: conv::unified_memory(info.device_type, &memory),
@@ -381,22 +384,26 @@ impl Adapter {
     /// is enabled.
     pub(crate) fn features_to_enable(&self) -> SupportedFeatures {
         let s = &self.supported;
+        // Features masked by `PTXVK_MASK_FEATURES` are not enabled either.
+        let f = &self.info.features;
         let core = vk::PhysicalDeviceFeatures::default()
-            .shader_int16(s.core.shader_int16 != 0)
-            .shader_int64(s.core.shader_int64 != 0)
-            .shader_float64(s.core.shader_float64 != 0);
+            .shader_int16(s.core.shader_int16 != 0 && f.int16)
+            .shader_int64(s.core.shader_int64 != 0 && f.int64)
+            .shader_float64(s.core.shader_float64 != 0 && f.float64);
         let v11 = vk::PhysicalDeviceVulkan11Features::default()
             .storage_buffer16_bit_access(s.v11.storage_buffer16_bit_access != 0);
         let v12 = vk::PhysicalDeviceVulkan12Features::default()
             .buffer_device_address(true)
             .timeline_semaphore(true)
-            .shader_int8(s.v12.shader_int8 != 0)
-            .shader_float16(s.v12.shader_float16 != 0)
+            .shader_int8(s.v12.shader_int8 != 0 && f.int8)
+            .shader_float16(s.v12.shader_float16 != 0 && f.float16)
             .storage_buffer8_bit_access(s.v12.storage_buffer8_bit_access != 0)
             .vulkan_memory_model(s.v12.vulkan_memory_model != 0)
             .vulkan_memory_model_device_scope(s.v12.vulkan_memory_model_device_scope != 0)
-            .shader_buffer_int64_atomics(s.v12.shader_buffer_int64_atomics != 0)
-            .shader_shared_int64_atomics(s.v12.shader_shared_int64_atomics != 0)
+            .shader_buffer_int64_atomics(s.v12.shader_buffer_int64_atomics != 0 && f.int64_atomics)
+            .shader_shared_int64_atomics(
+                s.v12.shader_shared_int64_atomics != 0 && f.shared_int64_atomics,
+            )
             .scalar_block_layout(s.v12.scalar_block_layout != 0)
             .shader_subgroup_extended_types(s.v12.shader_subgroup_extended_types != 0)
             .subgroup_broadcast_dynamic_id(s.v12.subgroup_broadcast_dynamic_id != 0);

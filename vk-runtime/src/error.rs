@@ -18,6 +18,10 @@ pub enum Error {
     )]
     NoVulkan(String),
 
+    /// `PTXVK_MASK_FEATURES` names a feature ptxvk does not know.
+    #[error("PTXVK_MASK_FEATURES: {0}")]
+    BadFeatureMask(String),
+
     /// The loader works but reports no physical device at all.
     #[error(
         "no Vulkan device found: the Vulkan loader reports no physical device. Install a \
