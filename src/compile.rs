@@ -2,6 +2,7 @@
 
 use ptxvk_frontend::{ast, Diagnostics, SourceMap};
 pub use ptxvk_lower::ir::WarpMode;
+pub use ptxvk_lower::pass::Target;
 use ptxvk_lower::LoweredKernel;
 use ptxvk_spirv::SpirvModule;
 
@@ -15,8 +16,9 @@ pub struct Compiled {
     pub spirv: SpirvModule,
     /// The module-scope `.global`/`.const` variables and their initial bytes.
     pub data: ptxvk_lower::globals::ModuleData,
-    /// How the module's warp collectives were compiled.
-    pub warp_mode: WarpMode,
+    /// The device capabilities the module was compiled for (its warp mode and float
+    /// strategy).
+    pub target: Target,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -59,18 +61,18 @@ pub fn lower(
     text: &str,
     entry: Option<&str>,
 ) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
-    lower_with(source_name, text, entry, WarpMode::Emulated)
+    lower_with(source_name, text, entry, Target::portable())
 }
 
-/// [`lower`] with warp collectives for `warp_mode`.
+/// [`lower`] for `target`.
 pub fn lower_with(
     source_name: &str,
     text: &str,
     entry: Option<&str>,
-    warp_mode: WarpMode,
+    target: Target,
 ) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
     let sources = SourceMap::new([(source_name, text)]);
-    let (module, kernels) = lower_linked(&sources, entry, warp_mode)?;
+    let (module, kernels) = lower_linked(&sources, entry, target)?;
     if kernels.is_empty() {
         return Err(no_kernels(&sources));
     }
@@ -92,11 +94,11 @@ pub fn no_kernels(sources: &SourceMap) -> Error {
 pub fn lower_linked(
     sources: &SourceMap,
     entry: Option<&str>,
-    warp_mode: WarpMode,
+    target: Target,
 ) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
     let module = parse_linked(sources)?;
     let mut kernels =
-        ptxvk_lower::lower_with(&module, warp_mode).map_err(|d| rejected(sources, d))?;
+        ptxvk_lower::lower_with(&module, &target).map_err(|d| rejected(sources, d))?;
     if let Some(name) = entry {
         kernels.retain(|k| k.kernel.name == name);
         if kernels.is_empty() {
@@ -124,21 +126,22 @@ pub fn analyze_linked(
     Ok(kernels)
 }
 
-/// Compiles PTX text to a SPIR-V module with one entry point per kernel (warps
-/// emulated, which works on every device).
+/// Compiles PTX text to a SPIR-V module with one entry point per kernel, for
+/// [`Target::portable`] (warps emulated and no f64 for f32 code, which works on every
+/// device).
 pub fn compile(source_name: &str, text: &str, entry: Option<&str>) -> Result<Compiled, Error> {
-    compile_with(source_name, text, entry, WarpMode::Emulated)
+    compile_with(source_name, text, entry, Target::portable())
 }
 
-/// [`compile`] with warp collectives for `warp_mode`.
+/// [`compile`] for `target`.
 pub fn compile_with(
     source_name: &str,
     text: &str,
     entry: Option<&str>,
-    warp_mode: WarpMode,
+    target: Target,
 ) -> Result<Compiled, Error> {
-    let (ast, kernels) = lower_with(source_name, text, entry, warp_mode)?;
-    finish(ast, kernels, warp_mode)
+    let (ast, kernels) = lower_with(source_name, text, entry, target)?;
+    finish(ast, kernels, target)
 }
 
 /// Compiles the PTX files of `sources`, linked into one program, to a SPIR-V module
@@ -147,22 +150,22 @@ pub fn compile_with(
 pub fn compile_linked(
     sources: &SourceMap,
     entry: Option<&str>,
-    warp_mode: WarpMode,
+    target: Target,
 ) -> Result<Compiled, Error> {
-    let (ast, kernels) = lower_linked(sources, entry, warp_mode)?;
-    finish(ast, kernels, warp_mode)
+    let (ast, kernels) = lower_linked(sources, entry, target)?;
+    finish(ast, kernels, target)
 }
 
 fn finish(
     ast: ast::Module,
     kernels: Vec<LoweredKernel>,
-    warp_mode: WarpMode,
+    target: Target,
 ) -> Result<Compiled, Error> {
     let spirv =
         if kernels.is_empty() { SpirvModule::default() } else { ptxvk_spirv::compile(&kernels)? };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
-    Ok(Compiled { ast, kernels, spirv, data, warp_mode })
+    Ok(Compiled { ast, kernels, spirv, data, target })
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what

@@ -272,8 +272,10 @@ fn compile(
     warp_mode: WarpMode,
 ) -> Result<(), Failure> {
     let sources = read_all(inputs)?;
+    // Without a device: code for every device, in the warp mode asked for.
+    let target = ptxvk::compile::Target { warp_mode, ..ptxvk::compile::Target::portable() };
     let lower = || -> Result<_, Failure> {
-        let (_, kernels) = ptxvk::compile::lower_linked(&sources, entry, warp_mode)?;
+        let (_, kernels) = ptxvk::compile::lower_linked(&sources, entry, target)?;
         if kernels.is_empty() {
             return Err(ptxvk::compile::no_kernels(&sources).into());
         }
@@ -296,7 +298,7 @@ fn compile(
             .join("\n")
             .into_bytes(),
         Emit::Spv | Emit::Spvasm => {
-            let c = ptxvk::compile::compile_linked(&sources, entry, warp_mode)?;
+            let c = ptxvk::compile::compile_linked(&sources, entry, target)?;
             if c.kernels.is_empty() {
                 return Err(ptxvk::compile::no_kernels(&sources).into());
             }
@@ -363,14 +365,17 @@ fn run(
     let (compiled, entry) = ptxvk::run::prepare(&spec, &sources)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
     let device = Device::open(&selector)?;
-    // The device's warp mode unless one is forced; compiled again when it is not the
-    // (portable) emulated mode `prepare` used.
-    let mode = warp_mode.unwrap_or_else(|| device.warp_mode());
-    let compiled = if mode == WarpMode::Emulated {
+    // The device's target (its warp mode unless one is forced); compiled again when it
+    // is not the portable target `prepare` used.
+    let mut target = device.target();
+    if let Some(mode) = warp_mode {
+        target.warp_mode = mode;
+    }
+    let compiled = if target == compiled.target {
         compiled
     } else {
-        ptxvk::runtime::check_warp_mode(device.info(), mode)?;
-        ptxvk::compile::compile_linked(&sources, None, mode)?
+        ptxvk::runtime::check_warp_mode(device.info(), target.warp_mode)?;
+        ptxvk::compile::compile_linked(&sources, None, target)?
     };
     let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
         // The printf output up to a trap or failed assertion still goes to stdout.
@@ -389,6 +394,7 @@ fn run(
         println!("device: {}", result.device);
         println!("entry: {}", result.entry);
         println!("warp mode: {}", result.warp_mode);
+        println!("float: {}", result.float);
         println!("kernel time: {:.3} ms", result.kernel_ms);
         for b in &result.buffers {
             let data = spec::decode_all(b.ty, &b.bytes);
@@ -419,6 +425,7 @@ fn devices(json: bool) -> Result<(), Failure> {
                     "driver_info": d.driver_info,
                     "subgroup_size": d.subgroup_size,
                     "warp_mode": ptxvk::runtime::warp_mode_of(d).name(),
+                    "float": ptxvk::runtime::target_of(d).float_strategy(),
                     "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
                     "max_workgroup_invocations": d.limits.max_workgroup_invocations,
                     "features": d.features.names(),
@@ -429,7 +436,7 @@ fn devices(json: bool) -> Result<(), Failure> {
     } else {
         for d in &list {
             println!(
-                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {})",
+                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {}, float {})",
                 d.index,
                 d.name,
                 d.device_type,
@@ -439,7 +446,8 @@ fn devices(json: bool) -> Result<(), Failure> {
                 d.driver_name,
                 d.driver_info,
                 d.subgroup_size,
-                ptxvk::runtime::warp_mode_of(d).name()
+                ptxvk::runtime::warp_mode_of(d).name(),
+                ptxvk::runtime::target_of(d).float_strategy()
             );
         }
         if list.is_empty() {

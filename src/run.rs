@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::compile::{compile_linked, Compiled, WarpMode};
+use crate::compile::{compile_linked, Compiled, Target};
 use crate::runtime::{Arg, Device, Kernel, LaunchStats, Module};
 use crate::spec::{decode_all, hex_encode, ElemType, LaunchSpec, SpecArg};
 use crate::Error;
@@ -26,6 +26,8 @@ pub struct RunResult {
     pub kernel_ms: f64,
     /// How warps were compiled (`native`, `split`, `emulated`).
     pub warp_mode: String,
+    /// How exact f32 arithmetic was computed (`Target::float_strategy`).
+    pub float: String,
     /// The kernel's `printf` output.
     pub printf: String,
     pub buffers: Vec<BufferResult>,
@@ -39,6 +41,7 @@ impl RunResult {
             "entry": self.entry,
             "kernel_ms": self.kernel_ms,
             "warp_mode": self.warp_mode,
+            "float": self.float,
             "printf": self.printf,
             "buffers": self.buffers.iter().map(|b| json!({
                 "arg": b.arg,
@@ -54,7 +57,7 @@ impl RunResult {
 /// device: rejected PTX and unknown kernel names are reported before any device is
 /// opened.
 pub fn prepare(spec: &LaunchSpec, sources: &SourceMap) -> Result<(Compiled, String), Error> {
-    let compiled = compile_linked(sources, None, WarpMode::Emulated)?;
+    let compiled = compile_linked(sources, None, Target::portable())?;
     if compiled.kernels.is_empty() {
         return Err(crate::compile::no_kernels(sources));
     }
@@ -114,7 +117,8 @@ pub fn run(
     compiled: Compiled,
     entry: &str,
 ) -> Result<RunResult, Error> {
-    let warp_mode = compiled.warp_mode.name().to_string();
+    let warp_mode = compiled.target.warp_mode.name().to_string();
+    let float = compiled.target.float_strategy().to_string();
     let module = Module::from_compiled(device, compiled)?;
     let kernel = module.kernel(entry)?;
     let (stats, outputs) =
@@ -131,6 +135,7 @@ pub fn run(
         entry: entry.to_string(),
         kernel_ms: stats.kernel_ms,
         warp_mode,
+        float,
         printf: stats.printf,
         buffers,
     })

@@ -12,7 +12,7 @@ use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, LaunchConfig, Stream, StreamKi
 
 use ptxvk_lower::system;
 
-use crate::compile::{compile_linked, Compiled, WarpMode};
+use crate::compile::{compile_linked, Compiled, Target, WarpMode};
 use crate::printf;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
@@ -25,6 +25,12 @@ pub fn warp_mode_of(info: &DeviceInfo) -> WarpMode {
     } else {
         WarpMode::Emulated
     }
+}
+
+/// What modules are compiled for on a device described by `info`: its warp mode, and f64
+/// for f32 arithmetic only where it has `shaderFloat64` (after `PTXVK_MASK_FEATURES`).
+pub fn target_of(info: &DeviceInfo) -> Target {
+    Target { warp_mode: warp_mode_of(info), float64: info.features.float64 }
 }
 
 /// Whether modules compiled for `mode` run correctly on a device described by `info`.
@@ -76,6 +82,11 @@ impl Device {
     /// which the runtime does not do yet.)
     pub fn warp_mode(&self) -> WarpMode {
         warp_mode_of(self.info())
+    }
+
+    /// What modules are compiled for on this device ([`target_of`]).
+    pub fn target(&self) -> Target {
+        target_of(self.info())
     }
 
     /// The runtime device underneath: streams, events, pools, host memory, and launches
@@ -421,13 +432,13 @@ impl Module {
     /// # }
     /// ```
     pub fn link(device: &Device, sources: &SourceMap) -> Result<Module, Error> {
-        let compiled = compile_linked(sources, None, device.warp_mode())?;
+        let compiled = compile_linked(sources, None, device.target())?;
         Self::from_compiled(device, compiled)
     }
 
     /// Loads an already compiled module (its warp mode must suit the device).
     pub fn from_compiled(device: &Device, compiled: Compiled) -> Result<Module, Error> {
-        check_warp_mode(device.info(), compiled.warp_mode)?;
+        check_warp_mode(device.info(), compiled.target.warp_mode)?;
         let r = compiled.spirv.requirements;
         let needs = r.features();
         let programs = compiled

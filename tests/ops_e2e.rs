@@ -232,6 +232,9 @@ struct OpsKernel {
     slots: Vec<Slot>,
     cases: Vec<In>,
     pending: Vec<Pending>,
+    /// The target to compile for instead of the device's own (then only through the
+    /// Rust API: `ptxvk run` compiles for the device).
+    target: Option<ptxvk::compile::Target>,
 }
 
 /// Bytes every output slot starts with; the row past `n` must keep them.
@@ -356,10 +359,16 @@ impl OpsKernel {
         let path = self.path();
         let expected = self.expected();
         let case = self.launch(&expected);
-        let (_, got) = run_api(&device, &path, self.name, &case);
-        let unchecked = self.compare("Rust API", &case, &expected, &got);
-        let got = run_cli(&path, self.name, &case);
-        self.compare("ptxvk run --spec", &case, &expected, &got);
+        let unchecked = if let Some(target) = self.target {
+            let (_, got) = run_api_for(&device, &path, self.name, &case, target);
+            self.compare("Rust API (fixed target)", &case, &expected, &got)
+        } else {
+            let (_, got) = run_api(&device, &path, self.name, &case);
+            let unchecked = self.compare("Rust API", &case, &expected, &got);
+            let got = run_cli(&path, self.name, &case);
+            self.compare("ptxvk run --spec", &case, &expected, &got);
+            unchecked
+        };
         for (p, n) in self.pending.iter().zip(unchecked) {
             assert!(n > 0, "{}: a pending entry matches no result: {}", self.name, p.why);
             eprintln!("note: {}: {n} results not checked yet: {}", self.name, p.why);
@@ -734,6 +743,7 @@ fn integer_arithmetic_32_bit() {
         slots,
         cases: int_cases(32, 32),
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -766,6 +776,7 @@ fn integer_arithmetic_64_bit_and_wide_multiplies() {
         slots,
         cases: int_cases(64, 64),
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -816,6 +827,7 @@ fn integer_arithmetic_16_bit() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -854,6 +866,7 @@ fn shifts_clamp_amounts_to_the_width() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -905,6 +918,7 @@ fn bit_field_extract_and_insert() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -992,6 +1006,7 @@ fn integer_setp_combine_and_predicate_logic() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1033,6 +1048,7 @@ fn cvt_between_integer_types() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1277,6 +1293,7 @@ fn f32_arithmetic_fma_min_max_and_setp() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1335,6 +1352,7 @@ fn f64_arithmetic_min_max_and_setp() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1475,6 +1493,7 @@ fn cvt_f32_to_narrow_integers() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1508,6 +1527,7 @@ fn cvt_f32_to_64_bit_and_f64_to_integers() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1564,6 +1584,7 @@ fn cvt_integers_to_floats() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1653,6 +1674,7 @@ fn cvt_between_f32_and_f64_and_to_integral_values() {
         slots,
         cases,
         pending: vec![],
+        target: None,
     }
     .run();
 }
@@ -1789,6 +1811,7 @@ fn generated_for(
         slots,
         cases,
         pending: vec![],
+        target: None,
     };
     let text = generate_ptx(version, target, name, &kernel.slots);
     let path = kernel.path();

@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ptxvk::compile::WarpMode;
+use ptxvk::compile::{Target, WarpMode};
 use ptxvk::lower::text;
 use ptxvk::SourceMap;
 
@@ -49,7 +49,7 @@ struct Case {
     files: Vec<PathBuf>,
     /// Whether the case has snapshots (not [`TOO_LARGE`]).
     snapshot: bool,
-    mode: WarpMode,
+    target: Target,
 }
 
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
@@ -75,7 +75,8 @@ fn cases() -> Vec<Case> {
             .collect();
         if dir_name.starts_with("link") {
             let name = format!("{dir_name}/{dir_name}");
-            cases.push(Case { name, files, snapshot: true, mode: WarpMode::Emulated });
+            let target = Target::with_warp_mode(WarpMode::Emulated);
+            cases.push(Case { name, files, snapshot: true, target });
             continue;
         }
         for f in files {
@@ -86,9 +87,17 @@ fn cases() -> Vec<Case> {
                 if dir_name == "warp" {
                     let native = format!("{name}.native");
                     let files = vec![f.clone()];
-                    cases.push(Case { name: native, files, snapshot, mode: WarpMode::Native });
+                    let target = Target::with_warp_mode(WarpMode::Native);
+                    cases.push(Case { name: native, files, snapshot, target });
                 }
-                cases.push(Case { name, files: vec![f], snapshot, mode: WarpMode::Emulated });
+                // f32 arithmetic also for a device without f64 (`.soft`, integer code).
+                if name == "ops/soft_f32" {
+                    let int = format!("{name}.int");
+                    let files = vec![f.clone()];
+                    cases.push(Case { name: int, files, snapshot, target: Target::portable() });
+                }
+                let target = Target::with_warp_mode(WarpMode::Emulated);
+                cases.push(Case { name, files: vec![f], snapshot, target });
             }
         }
     }
@@ -115,7 +124,7 @@ struct Stages {
 
 fn stages(case: &Case) -> Result<Stages, String> {
     let sources = sources(case);
-    let c = ptxvk::compile::compile_linked(&sources, None, case.mode)
+    let c = ptxvk::compile::compile_linked(&sources, None, case.target)
         .map_err(|e| format!("{}: does not compile: {e}", case.name))?;
     let ir = ptxvk::compile::analyze_linked(&sources, None)
         .map_err(|e| format!("{}: semantic analysis fails: {e}", case.name))?
@@ -155,7 +164,7 @@ fn snapshots_match_and_spirv_validates() {
                 .push(format!("{}: spirv-val --target-env vulkan1.3 rejects it: {e}", case.name));
         }
         // The IR from semantic analysis does not depend on the warp mode: one snapshot.
-        let ir = (case.mode == WarpMode::Emulated).then_some(("ir", "ir", &s.ir));
+        let ir = (case.target == Target::default()).then_some(("ir", "ir", &s.ir));
         let later = [("structured", "ir", &s.structured), ("spvasm", "spvasm", &s.spvasm)];
         for (stage, ext, actual) in ir.into_iter().chain(later) {
             let path = stage_path(stage, case, ext);
@@ -183,7 +192,7 @@ fn every_snapshot_has_a_case() {
         // Only the emulated cases have an `ir` snapshot (it does not depend on the mode).
         let names: Vec<&str> = cases
             .iter()
-            .filter(|c| stage != "ir" || c.mode == WarpMode::Emulated)
+            .filter(|c| stage != "ir" || c.target == Target::default())
             .map(|c| c.name.as_str())
             .collect();
         let root = repo().join("tests/out").join(stage);
@@ -215,7 +224,7 @@ fn every_snapshot_has_a_case() {
 fn ir_text_round_trips_over_the_corpus() {
     let mut kernels = 0;
     let mut failures = Vec::new();
-    for case in cases().into_iter().filter(|c| c.mode == WarpMode::Emulated) {
+    for case in cases().into_iter().filter(|c| c.target == Target::default()) {
         let sources = sources(&case);
         let module = ptxvk::compile::parse_linked(&sources).expect("the case parses");
         let sema_kernels = match ptxvk::lower::sema::run(&module) {
@@ -257,9 +266,13 @@ fn ir_text_round_trips_over_the_corpus() {
                 continue;
             }
             // Native warps make subgroup operations of the exchanges; emulated ones
-            // warp barriers and scratch loads.
-            for mode in [WarpMode::Emulated, WarpMode::Native] {
-                let target = ptxvk::lower::pass::Target::with_warp_mode(mode);
+            // warp barriers and scratch loads; a target without f64 `.soft` arithmetic.
+            let targets = [
+                Target::with_warp_mode(WarpMode::Emulated),
+                Target::with_warp_mode(WarpMode::Native),
+                Target::portable(),
+            ];
+            for target in targets {
                 let lowered = |k| {
                     ptxvk::lower::pass::run(k, &target)
                         .map(|l| text::print_structured(&l.kernel, &l.body))
@@ -269,10 +282,8 @@ fn ir_text_round_trips_over_the_corpus() {
                 };
                 if lowered(k.clone()) != lowered(parsed.clone()) {
                     failures.push(format!(
-                        "{} {}: lowering the parsed IR ({}) differs",
-                        case.name,
-                        k.name,
-                        mode.name()
+                        "{} {}: lowering the parsed IR ({target:?}) differs",
+                        case.name, k.name,
                     ));
                 }
             }

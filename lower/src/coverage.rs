@@ -83,7 +83,8 @@ const HALF_HOW: &str = "each half widened exactly to f32, the operation computed
      rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
      float support needed)";
 const DIRECTED_HOW: &str = "the exact result rounded to odd in f64 (f32 products are exact, sums \
-     get their TwoSum error), then rounded in the wanted direction with integer arithmetic";
+     get their TwoSum error), then rounded in the wanted direction with integer arithmetic; \
+     without f64, an exact fma in integer arithmetic";
 const SOFT_FMA: &str = "an exact fused multiply-add in integer arithmetic (128-bit product \
      of the significands, aligned addend with a sticky bit, one rounding in the wanted \
      mode); Vulkan's `Fma` need not be fused";
@@ -299,7 +300,8 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Div,
         ".rn{.ftz}.f32",
-        Emulated("an f64 quotient corrected by exact residuals at the f32 midpoints"),
+        Emulated("an f64 quotient corrected by exact residuals at the f32 midpoints; without \
+             f64, the quotient computed exactly in integer arithmetic"),
         "div.rn.f32 %r1, %r2, %r3;",
     ),
     row(
@@ -310,7 +312,7 @@ pub static ROWS: &[Row] = &[
     ),
     row(Opcode::Div, ".rz .rm .rp{.ftz}.f32", Emulated(
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
-             the exact residual",
+             the exact residual; without f64, computed exactly in integer arithmetic",
         ), "div.rz.f32 %r1, %r2, %r3;"),
     row(Opcode::Div, ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "div.rn.f64 %rd1, %rd2, %rd3;"),
     row(
@@ -334,7 +336,8 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Fma,
         ".rn{.ftz}{.sat}.f32",
-        Emulated("the product and sum in f64, rounded to odd, then to f32 (needs shaderFloat64)"),
+        Emulated("the product and sum in f64, rounded to odd, then to f32; without f64, an \
+             exact fma in integer arithmetic rounded to odd, then to f32"),
         "fma.rn.f32 %r1, %r2, %r3, %r4;",
     ),
     row(Opcode::Fma, ".rz .rm .rp .f32", Emulated(DIRECTED_HOW), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
@@ -470,14 +473,15 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Rcp,
         ".rn{.ftz}.f32",
-        Emulated("an f64 reciprocal corrected by exact residuals at the f32 midpoints"),
+        Emulated("an f64 reciprocal corrected by exact residuals at the f32 midpoints; without \
+             f64, computed exactly in integer arithmetic"),
         "rcp.rn.f32 %r1, %r2;",
     ),
     row(Opcode::Rcp, ".approx{.ftz}.f32", Emulated("the correctly rounded reciprocal (within 1 ulp)"), "rcp.approx.f32 %r1, %r2;"),
     row(Opcode::Rcp, ".approx.ftz.f64", Emulated("the correctly rounded reciprocal, subnormals flushed"), "rcp.approx.ftz.f64 %rd1, %rd2;"),
     row(Opcode::Rcp, ".rz .rm .rp{.ftz}.f32", Emulated(
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
-             the exact residual",
+             the exact residual; without f64, computed exactly in integer arithmetic",
         ), "rcp.rz.f32 %r1, %r2;"),
     row(Opcode::Rcp, ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "rcp.rn.f64 %rd1, %rd2;"),
     row(
@@ -526,13 +530,14 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Sqrt,
         ".rn{.ftz}.f32",
-        Emulated("an f64 square root corrected by exact residuals at the f32 midpoints"),
+        Emulated("an f64 square root corrected by exact residuals at the f32 midpoints; \
+             without f64, computed exactly in integer arithmetic"),
         "sqrt.rn.f32 %r1, %r2;",
     ),
     row(Opcode::Sqrt, ".approx{.ftz}.f32", Emulated("the correctly rounded square root"), "sqrt.approx.f32 %r1, %r2;"),
     row(Opcode::Sqrt, ".rz .rm .rp{.ftz}.f32", Emulated(
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
-             the exact residual",
+             the exact residual; without f64, computed exactly in integer arithmetic",
         ), "sqrt.rz.f32 %r1, %r2;"),
     row(Opcode::Sqrt, ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "sqrt.rn.f64 %rd1, %rd2;"),
     row(Opcode::St, ".global .shared, scalar and .v2 .v4, 8 to 64 bits", Supported, "st.global.u32 [%rd1], %r1;"),

@@ -634,8 +634,12 @@ pub struct FloatMode {
     /// The rounding of `div`, `rcp` and `sqrt` (f32 and f64) and of f64 `fma`, which
     /// the emitter implements in every direction; and of `add`, `sub`, `mul` (f32,
     /// f64) and f32 `fma` until `pass::legalize_floats` rewrites those (to
-    /// `RoundToOdd` + `Narrow`, or an f64 `fma`). Other operations round to nearest.
+    /// `RoundToOdd` + `Narrow`, or an `fma`). Other operations round to nearest.
     pub rounding: Rounding,
+    /// `.soft` (set by `pass::legalize_floats` for a target without f64, on f32 `fma`,
+    /// `div`, `rcp` and `sqrt` only): computed exactly with integer arithmetic, rounded
+    /// by `rounding`, instead of with the exact f64 residuals that need `shaderFloat64`.
+    pub soft: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -42,22 +42,22 @@ pub struct LoweredKernel {
     pub body: Vec<ir::Node>,
 }
 
-/// Runs every pass of the middle end over a parsed module (warps emulated).
+/// Runs every pass of the middle end over a parsed module, for
+/// [`pass::Target::portable`].
 pub fn lower(module: &ast::Module) -> Result<Vec<LoweredKernel>, Diagnostics> {
-    lower_with(module, ir::WarpMode::Emulated)
+    lower_with(module, &pass::Target::portable())
 }
 
-/// [`lower`] with warp collectives for `warp_mode`.
+/// [`lower`] for `target`.
 pub fn lower_with(
     module: &ast::Module,
-    warp_mode: ir::WarpMode,
+    target: &pass::Target,
 ) -> Result<Vec<LoweredKernel>, Diagnostics> {
-    let target = pass::Target::with_warp_mode(warp_mode);
     let ir = sema::run(module)?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for kernel in ir.kernels {
-        match pass::run(kernel, &target) {
+        match pass::run(kernel, target) {
             Ok(k) => out.push(k),
             Err(mut e) => errors.append(&mut e),
         }

@@ -289,7 +289,8 @@ fn parse_reg_ty(s: &str) -> Option<RegTy> {
     }
 }
 
-/// Float-mode modifiers: `.ftz`, `.sat` and the rounding when it is not to nearest
+/// Float-mode modifiers: `.ftz`, `.sat`, the rounding when it is not to nearest and
+/// `.soft`
 /// (`prefix` distinguishes `cvt`'s mode rounding from its conversion rounding).
 fn float_mode(m: FloatMode, prefix: &str) -> String {
     let mut s = String::new();
@@ -301,6 +302,9 @@ fn float_mode(m: FloatMode, prefix: &str) -> String {
     }
     if m.rounding != Rounding::Nearest {
         let _ = write!(s, ".{prefix}{}", m.rounding.spelling());
+    }
+    if m.soft {
+        s.push_str(".soft");
     }
     s
 }
@@ -851,7 +855,8 @@ impl<'a> Modifiers<'a> {
         let rounding = self
             .take(|w| w.strip_prefix(prefix).and_then(Rounding::from_spelling))
             .unwrap_or_default();
-        FloatMode { ftz, sat, rounding }
+        let soft = self.flag("soft");
+        FloatMode { ftz, sat, rounding, soft }
     }
 }
 

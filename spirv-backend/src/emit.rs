@@ -17,7 +17,7 @@ use ptxvk_lower::ir::*;
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
 use crate::Error;
-use helpers::Helper;
+use helpers::{Helper, SoftOp};
 
 type R<T> = Result<T, Error>;
 
@@ -379,11 +379,20 @@ impl<'a> FnEmitter<'a> {
                 }
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
-                let r = if *op == UnaryOp::Sqrt {
-                    self.call(Helper::SqrtF32(mode.rounding), &[v])?
-                } else {
-                    let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                    self.call(Helper::DivF32(mode.rounding), &[one, v])?
+                let r = match (*op, mode.soft) {
+                    (UnaryOp::Sqrt, false) => self.call(Helper::SqrtF32(mode.rounding), &[v])?,
+                    (UnaryOp::Sqrt, true) => {
+                        self.call(Helper::SoftF32(SoftOp::Sqrt, mode.rounding), &[v])?
+                    }
+                    (_, soft) => {
+                        let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
+                        let div = if soft {
+                            Helper::SoftF32(SoftOp::Div, mode.rounding)
+                        } else {
+                            Helper::DivF32(mode.rounding)
+                        };
+                        self.call(div, &[one, v])?
+                    }
                 };
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
@@ -467,7 +476,12 @@ impl<'a> FnEmitter<'a> {
                     bv = self.flush_f32(bv)?;
                     cv = self.flush_f32(cv)?;
                 }
-                let r = self.call(Helper::FmaF32, &[av, bv, cv])?;
+                let fma = if mode.soft {
+                    Helper::SoftF32(SoftOp::Fma, mode.rounding)
+                } else {
+                    Helper::FmaF32
+                };
+                let r = self.call(fma, &[av, bv, cv])?;
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
@@ -873,6 +887,9 @@ impl<'a> FnEmitter<'a> {
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => self.exact(op, t, a, c)?,
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
+                }
+                BinaryOp::Div if ty.bits() == 32 && mode.soft => {
+                    self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
                 }
                 BinaryOp::Div if ty.bits() == 32 => {
                     self.call(Helper::DivF32(mode.rounding), &[a, c])?

@@ -65,9 +65,20 @@ pub fn variants(name: &str) -> Vec<PathBuf> {
 
 /// Compiles `ptx` (validating the SPIR-V with spirv-val) and loads it on `device`.
 pub fn load(device: &Device, path: &Path) -> Module {
+    load_for(device, path, device.target())
+}
+
+/// [`load`], compiled for `target` instead of the device's own.
+pub fn load_for(device: &Device, path: &Path, target: ptxvk::compile::Target) -> Module {
     let text = std::fs::read_to_string(path).expect("read PTX");
-    let compiled = ptxvk::compile::compile(&path.display().to_string(), &text, None)
+    let compiled = ptxvk::compile::compile_with(&path.display().to_string(), &text, None, target)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // Compiled without f64, nothing of the kernel may need it.
+    assert!(
+        target.float64 || !compiled.spirv.requirements.float64,
+        "{}: compiled without f64 but needs shaderFloat64",
+        path.display()
+    );
     ptxvk::spirv::validate(&compiled.spirv.words)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Module::from_compiled(device, compiled).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -80,7 +91,18 @@ pub fn run_api(
     entry: &str,
     case: &Case,
 ) -> (ptxvk::LaunchStats, Vec<(usize, Vec<u8>)>) {
-    let module = load(device, path);
+    run_api_for(device, path, entry, case, device.target())
+}
+
+/// [`run_api`] with the module compiled for `target`.
+pub fn run_api_for(
+    device: &Device,
+    path: &Path,
+    entry: &str,
+    case: &Case,
+    target: ptxvk::compile::Target,
+) -> (ptxvk::LaunchStats, Vec<(usize, Vec<u8>)>) {
+    let module = load_for(device, path, target);
     let kernel = module.kernel(entry).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     ptxvk::run::launch_with_args(
         device,

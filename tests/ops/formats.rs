@@ -585,6 +585,113 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
     generated("directed_f32", slots, cases).run();
 }
 
+/// f32 `add`, `sub`, `mul`, `fma`, `div`, `rcp` and `sqrt` in every rounding, with
+/// `.ftz` and `.sat`, compiled for a device without f64 (`Target::float64` false): the
+/// SPIR-V needs no `shaderFloat64` (checked when loading) and every result is exactly
+/// the model's (`pass::legalize_floats`, `emit/softf64.rs`'s `soft_f32`).
+#[test]
+fn f32_arithmetic_without_f64() {
+    // `.ftz`: a subnormal operand or result becomes a zero of its sign.
+    fn flush(c: Class) -> Class {
+        match c {
+            Class::Finite(e) if e.mant != 0 && e.mant < 1 << 23 => {
+                Class::Finite(fr::Exact { mant: 0, ..e })
+            }
+            other => other,
+        }
+    }
+    fn flushed(r: Option<u64>) -> Option<u64> {
+        r.map(|b| if b & 0x7f80_0000 == 0 { b & 0x8000_0000 } else { b })
+    }
+    let mut slots = Vec::new();
+    for rnd in ["rn", "rz", "rm", "rp"] {
+        let mode = mode_of(rnd);
+        for op in ["add", "sub", "mul"] {
+            slots.push(slot(format!("{op}.{rnd}.f32 %d32, %a32, %b32"), move |x| {
+                want(
+                    fr::F32,
+                    arith(op, fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), Class::Nan]),
+                )
+            }));
+        }
+        slots.push(slot(format!("fma.{rnd}.f32 %d32, %a32, %b32, %c32"), move |x| {
+            want(
+                fr::F32,
+                arith("fma", fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), f32c(x.c)]),
+            )
+        }));
+        slots.push(slot(format!("div.{rnd}.f32 %d32, %a32, %b32"), move |x| {
+            want(fr::F32, fr::div_class(f32c(x.a), f32c(x.b), fr::F32, mode))
+        }));
+        slots.push(slot(format!("rcp.{rnd}.f32 %d32, %b32"), move |x| {
+            want(fr::F32, fr::div_class(f32c(0x3f80_0000), f32c(x.b), fr::F32, mode))
+        }));
+        slots.push(slot(format!("sqrt.{rnd}.f32 %d32, %b32"), move |x| {
+            want(fr::F32, fr::sqrt_class(f32c(x.b), fr::F32, mode))
+        }));
+    }
+    slots.extend([
+        slot("fma.rn.ftz.f32 %d32, %a32, %b32, %c32", |x| {
+            let (a, b, c) = (flush(f32c(x.a)), flush(f32c(x.b)), flush(f32c(x.c)));
+            want(fr::F32, flushed(arith("fma", fr::F32, Mode::Rn, false, false, [a, b, c])))
+        }),
+        slot("div.rn.ftz.f32 %d32, %a32, %b32", |x| {
+            let r = fr::div_class(flush(f32c(x.a)), flush(f32c(x.b)), fr::F32, Mode::Rn);
+            want(fr::F32, flushed(r))
+        }),
+        slot("sqrt.rz.ftz.f32 %d32, %b32", |x| {
+            want(fr::F32, flushed(fr::sqrt_class(flush(f32c(x.b)), fr::F32, Mode::Rz)))
+        }),
+        slot("mul.rp.ftz.f32 %d32, %a32, %b32", |x| {
+            let (a, b) = (flush(f32c(x.a)), flush(f32c(x.b)));
+            want(
+                fr::F32,
+                flushed(arith("mul", fr::F32, Mode::Rp, false, false, [a, b, Class::Nan])),
+            )
+        }),
+        slot("fma.rm.sat.f32 %d32, %a32, %b32, %c32", |x| {
+            let r = arith("fma", fr::F32, Mode::Rm, true, false, [f32c(x.a), f32c(x.b), f32c(x.c)]);
+            // `.sat` may leave a zero of either sign (see `Want::ZeroF32`).
+            match r {
+                Some(0) | Some(0x8000_0000) => Want::ZeroF32,
+                other => want(fr::F32, other),
+            }
+        }),
+    ]);
+    let mut cases = conversion_cases();
+    // Operands whose sums, products and quotients are inexact in every interesting way,
+    // across the whole exponent range (subnormal results and overflow included).
+    cases.extend(random(76, 3000, |r| {
+        let e = |r: &mut Rng| (r.next_u32() % 300) as i32 - 150;
+        let f = |r: &mut Rng, e: i32| {
+            let m = 1.0 + f64::from(r.next_u32() >> 8) / 2f64.powi(24);
+            let s = if r.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
+            u64::from(((s * m * 2f64.powi(e)) as f32).to_bits())
+        };
+        let ea = e(r);
+        let eb = (ea + (r.next_u32() % 40) as i32 - 20).clamp(-149, 127);
+        let ec = (ea + eb + (r.next_u32() % 60) as i32 - 30).clamp(-149, 127);
+        let b = f(r, eb);
+        In::new(f(r, ea.clamp(-149, 127)) | b << 32, b, f(r, ec))
+    }));
+    cases.extend(random(77, 1000, |r| In::new(r.next_u64(), r.next_u64(), r.next_u64())));
+    // Products exactly halfway between two f32 (a = 1 + m/2^12, b = 1 + n/2^12 with m, n
+    // odd: bit 2^-24 set) plus a tiny c that decides the rounding: an fma that rounded
+    // to nearest in f64 first would lose c and round the tie to even.
+    cases.extend(random(78, 400, |r| {
+        let m = u64::from(r.next_u32() % 2048) * 2 + 1;
+        let n = u64::from(r.next_u32() % 2048) * 2 + 1;
+        let (a, b) = (0x3f80_0000 | m << 11, 0x3f80_0000 | n << 11);
+        let sign = if r.next_u32().is_multiple_of(2) { 0 } else { 0x8000_0000 };
+        let tiny = u64::from(27 + r.next_u32() % 60) << 23 | sign;
+        In::new(a | b << 32, b, tiny)
+    }));
+    cases.extend(fma_edges());
+    let mut kernel = generated("soft_f32", slots, cases);
+    kernel.target = Some(ptxvk::compile::Target { float64: false, ..Default::default() });
+    kernel.run();
+}
+
 fn f64c(x: u64) -> Class {
     fr::decode(fr::F64, x)
 }

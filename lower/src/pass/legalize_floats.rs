@@ -17,8 +17,17 @@
 //! * **f64**: `a + b` is `fma(a, 1, b)`, `a - b` is `fma(a, 1, -b)`, `a * b` is
 //!   `fma(a, b, ∓0)` with the zero that keeps the sign of a zero product.
 //!
-//! The target does not matter yet: Vulkan's float controls set rounding per shader,
-//! not per instruction, so every device needs this.
+//! Vulkan's float controls set rounding per shader, not per instruction, so every
+//! device needs this.
+//!
+//! **A target without f64** ([`Target::float64`] false) gets no f64 for f32 code:
+//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding get [`FloatMode::soft`]: the
+//!   emitter computes them exactly in integer arithmetic instead of correcting an f64
+//!   candidate with exact f64 residuals;
+//! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
+//!   (`a + b` = `fma(a, 1, b)`, …), instead of round-to-odd f64 arithmetic.
+//!
+//! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt` is `.soft`.
 
 use ptxvk_frontend::Diagnostic;
 
@@ -58,7 +67,9 @@ fn directed(kind: &InstKind) -> Option<Directed> {
             };
             Some(Directed::Arith { op, ty, mode, dst, x: [lhs, rhs, zero] })
         }
-        InstKind::Fma { ty: F32, mode, dst, a, b, c } if mode.rounding != Rounding::Nearest => {
+        InstKind::Fma { ty: F32, mode, dst, a, b, c }
+            if mode.rounding != Rounding::Nearest && !mode.soft =>
+        {
             Some(Directed::Arith { op: OddOp::Fma, ty: F32, mode, dst, x: [a, b, c] })
         }
         InstKind::Convert { to, from, rounding: Some(rounding), mode, dst, src }
@@ -72,9 +83,26 @@ fn directed(kind: &InstKind) -> Option<Directed> {
     }
 }
 
+/// The float mode of an f32 operation that needs f64 unless computed in integers.
+fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
+    match kind {
+        InstKind::Fma { ty: F32, mode, .. }
+        | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
+        | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => Some(mode),
+        _ => None,
+    }
+}
+
 /// Rewrites every directed-rounding instruction as the module doc describes.
-pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
+pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     for b in 0..k.blocks.len() {
+        if !target.float64 {
+            for inst in &mut k.blocks[b].insts {
+                if let Some(mode) = f64_assisted(&mut inst.kind) {
+                    mode.soft = true;
+                }
+            }
+        }
         if !k.blocks[b].insts.iter().any(|i| directed(&i.kind).is_some()) {
             continue;
         }
@@ -87,11 +115,11 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
             };
             let mut e = Builder::new(k, inst.span);
             match d {
-                Directed::Arith { op, ty: F32, mode, dst, x } => {
+                Directed::Arith { op, ty: F32, mode, dst, x } if target.float64 => {
                     f32_directed(&mut e, op, mode, dst, x)
                 }
-                Directed::Arith { op, mode, dst, x, .. } => {
-                    f64_directed(&mut e, op, mode.rounding, dst, x)
+                Directed::Arith { op, ty, mode, dst, x } => {
+                    as_fma(&mut e, op, ty, FloatMode { soft: ty == F32, ..mode }, dst, x)
                 }
                 Directed::Convert { to, from, rounding, mode, dst, src } => {
                     convert_directed(&mut e, to, from, rounding, mode, dst, src)
@@ -175,23 +203,25 @@ fn f32_directed(e: &mut Builder<'_>, op: OddOp, mode: FloatMode, dst: RegId, x: 
     e.mov(F32, dst, r);
 }
 
-/// `add`, `sub`, `mul` on f64 as the exact fused multiply-add of the backend.
-fn f64_directed(e: &mut Builder<'_>, op: OddOp, rounding: Rounding, dst: RegId, x: [Value; 3]) {
-    let one = Value::Imm(1f64.to_bits());
+/// `add`, `sub`, `mul` (and `fma`) on `ty` as the exact fused multiply-add of the
+/// backend, rounded by `mode` (f64 always; f32 on a target without f64, `.soft`, where
+/// the backend also applies `.ftz` and `.sat`).
+fn as_fma(e: &mut Builder<'_>, op: OddOp, ty: OpTy, mode: FloatMode, dst: RegId, x: [Value; 3]) {
+    let (one, sign) =
+        if ty == F32 { (1f32.to_bits().into(), 1 << 31) } else { (1f64.to_bits(), 1 << 63) };
     let (a, b, c) = match op {
-        OddOp::Add => (x[0], one, x[1]),
-        OddOp::Sub => (x[0], one, e.un(UnaryOp::Neg, F64, x[1])),
+        OddOp::Add => (x[0], Value::Imm(one), x[1]),
+        OddOp::Sub => (x[0], Value::Imm(one), e.un(UnaryOp::Neg, ty, x[1])),
         // x·y + (-0) is x·y for every rounding but toward -inf, where +0 is neutral.
         OddOp::Mul => {
-            let zero = if rounding == Rounding::Down { 0 } else { 1 << 63 };
+            let zero = if mode.rounding == Rounding::Down { 0 } else { sign };
             (x[0], x[1], Value::Imm(zero))
         }
         OddOp::Fma => (x[0], x[1], x[2]),
     };
-    let t = e.temp(F64);
-    let mode = FloatMode { rounding, ..FloatMode::default() };
-    e.push(InstKind::Fma { ty: F64, mode, dst: t, a, b, c });
-    e.mov(F64, dst, Value::Reg(t));
+    let t = e.temp(ty);
+    e.push(InstKind::Fma { ty, mode, dst: t, a, b, c });
+    e.mov(ty, dst, Value::Reg(t));
 }
 
 /// Whether an instruction is one this pass removes (the emitter's check).

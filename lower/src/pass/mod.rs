@@ -1,7 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
 //! 1. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
-//!    round-to-odd arithmetic and one final rounding (CFG → CFG);
+//!    round-to-odd arithmetic and one final rounding, and on a target without f64,
+//!    f32 arithmetic that needs it is marked to be computed in integers (CFG → CFG);
 //! 2. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
@@ -38,20 +39,44 @@ use crate::ir::{InstKind, Kernel, Node, WarpMode};
 use crate::{uniformity, verify, LoweredKernel};
 
 /// What lowering needs to know about the device a module is compiled for.
-///
-/// Only the warp mode changes the code today; the float strategy (fused fma, f64) and
-/// memory legalization join it as those passes move out of semantic analysis and the
-/// emitter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
     /// How PTX warps map to the device's subgroups.
     pub warp_mode: WarpMode,
+    /// Whether the device has `shaderFloat64`. Without it, f32 code gets no f64:
+    /// [`legalize_floats`] marks f32 `fma`, `div`, `rcp` and `sqrt` (and turns f32
+    /// directed `add`/`sub`/`mul` into such an `fma`) to be computed with integer
+    /// arithmetic. With it, they use exact f64 residuals, which are faster.
+    pub float64: bool,
 }
 
 impl Target {
-    /// A target whose warps are `warp_mode`.
+    /// A device with f64 whose warps are `warp_mode`.
     pub fn with_warp_mode(warp_mode: WarpMode) -> Target {
-        Target { warp_mode }
+        Target { warp_mode, float64: true }
+    }
+
+    /// How exact f32 `fma`, `div`, `rcp` and `sqrt` are computed, as `ptxvk devices`
+    /// and `ptxvk run --json` report it: `f64-residuals` (an f64 candidate corrected
+    /// with exact f64 residuals) or `integer` (integer arithmetic only).
+    pub fn float_strategy(&self) -> &'static str {
+        if self.float64 {
+            "f64-residuals"
+        } else {
+            "integer"
+        }
+    }
+
+    /// What `ptxvk compile` targets without a device: code that runs on every Vulkan
+    /// device ptxvk supports (emulated warps, no f64 for f32 code).
+    pub fn portable() -> Target {
+        Target { warp_mode: WarpMode::Emulated, float64: false }
+    }
+}
+
+impl Default for Target {
+    fn default() -> Target {
+        Target::with_warp_mode(WarpMode::default())
     }
 }
 

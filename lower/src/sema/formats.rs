@@ -695,7 +695,7 @@ impl Lowerer<'_> {
         for o in &i.operands[1..] {
             x.push(self.src(o, ty, false, span)?);
         }
-        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding };
+        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding, soft: false };
         let kind = match op {
             Opcode::Add | Opcode::Sub | Opcode::Mul => {
                 let op = match op {

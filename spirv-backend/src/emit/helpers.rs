@@ -25,6 +25,14 @@ use super::{FnEmitter, R};
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
 
+/// The operations [`Helper::SoftF32`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SoftOp {
+    Fma,
+    Div,
+    Sqrt,
+}
+
 /// A routine and the variant of it a use needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
@@ -40,6 +48,12 @@ pub(crate) enum Helper {
     DivF32(Rounding),
     /// `sqrt.f32` with a rounding (`sqrt_f32`).
     SqrtF32(Rounding),
+    /// `fma.f64` on the bit patterns rounded to odd (`soft_fma_f64` with `odd`), the
+    /// first rounding of [`Helper::SoftF32`]'s `fma.rn`.
+    FmaF64Odd,
+    /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
+    /// devices without f64.
+    SoftF32(SoftOp, Rounding),
     /// One `.approx.f32` function (`approx`).
     ApproxF32(UnaryOp),
     /// An f32/f64 bit pattern (as 64 bits) rounded to a narrow format (`narrow_bits`).
@@ -56,6 +70,15 @@ impl Helper {
             Helper::FmaF64(_) => (vec![i64s; 3], i64s),
             Helper::DivF64(_) => (vec![i64s; 2], i64s),
             Helper::SqrtF64(_) => (vec![i64s], i64s),
+            Helper::FmaF64Odd => (vec![i64s; 3], i64s),
+            Helper::SoftF32(op, _) => {
+                let n = match op {
+                    SoftOp::Fma => 3,
+                    SoftOp::Div => 2,
+                    SoftOp::Sqrt => 1,
+                };
+                (vec![f32s; n], f32s)
+            }
             Helper::FmaF32 => (vec![f32s; 3], f32s),
             Helper::DivF32(_) => (vec![f32s; 2], f32s),
             Helper::SqrtF32(_) | Helper::ApproxF32(_) => (vec![f32s], f32s),
@@ -79,6 +102,10 @@ impl Helper {
             Helper::FmaF64(x) => format!("ptxvk.fma.f64.{}", r(x)),
             Helper::DivF64(x) => format!("ptxvk.div.f64.{}", r(x)),
             Helper::SqrtF64(x) => format!("ptxvk.sqrt.f64.{}", r(x)),
+            Helper::FmaF64Odd => "ptxvk.fma.f64.ro".to_string(),
+            Helper::SoftF32(op, x) => {
+                format!("ptxvk.{}.f32.{}.int", format!("{op:?}").to_lowercase(), r(x))
+            }
             Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
             Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
@@ -112,7 +139,9 @@ impl FnEmitter<'_> {
     /// The body of `h`, from its parameters.
     fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
         match h {
-            Helper::FmaF64(r) => self.soft_fma_f64(p[0], p[1], p[2], r),
+            Helper::FmaF64(r) => self.soft_fma_f64(p[0], p[1], p[2], r, false),
+            Helper::FmaF64Odd => self.soft_fma_f64(p[0], p[1], p[2], Rounding::Zero, true),
+            Helper::SoftF32(op, r) => self.soft_f32(op, r, p),
             Helper::DivF64(r) => self.soft_div_f64(p[0], p[1], r),
             Helper::SqrtF64(r) => self.soft_sqrt_f64(p[0], r),
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),

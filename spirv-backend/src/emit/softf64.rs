@@ -10,8 +10,9 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::Word;
 
-use ptxvk_lower::ir::Rounding;
+use ptxvk_lower::ir::{FloatFormat, Rounding};
 
+use super::helpers::{Helper, SoftOp};
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
 
@@ -164,7 +165,10 @@ impl FnEmitter<'_> {
     /// Rounds `(xh, xl) · 2^exp` (nonzero, or zero with only the sticky bit) plus a
     /// sticky fraction below its last bit to an f64 of sign `sign` (0 or 1) by
     /// `rounding`: normalized to bit 127, rounded at 53 bits (or fewer, for subnormal
-    /// results), overflowing to infinity or the largest finite value.
+    /// results), overflowing to infinity or the largest finite value. With `odd` (and
+    /// `rounding` toward zero) it rounds to odd: truncated, the last bit set when
+    /// anything was cut off (Boldo & Melquiond 2008).
+    #[allow(clippy::too_many_arguments)]
     fn round_to_f64(
         &mut self,
         xh: Word,
@@ -173,6 +177,7 @@ impl FnEmitter<'_> {
         sticky: Word,
         sign: Word,
         rounding: Rounding,
+        odd: bool,
     ) -> R<Word> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
@@ -208,6 +213,13 @@ impl FnEmitter<'_> {
         let field = self.b.shift_left_logical(it, None, field, k52)?;
         let r = self.b.i_add(it, None, field, q)?;
         let r = self.b.i_add(it, None, r, inc)?;
+        let r = if odd {
+            let inexact = self.b.logical_or(bt, None, round_bit, rest)?;
+            let low = self.sel(inexact, one, zero)?;
+            self.b.bitwise_or(it, None, r, low)?
+        } else {
+            r
+        };
         // Overflow: infinity, or the largest finite value when rounding toward zero.
         let max = self.k64(0x7fef_ffff_ffff_ffff);
         let huge = self.b.u_greater_than(bt, None, r, max)?;
@@ -219,13 +231,15 @@ impl FnEmitter<'_> {
         Ok(r)
     }
 
-    /// `a * b + c` on f64 bit patterns (64-bit integers), rounded once by `rounding`.
+    /// `a * b + c` on f64 bit patterns (64-bit integers), rounded once by `rounding`
+    /// (to odd with `odd`, see [`Self::round_to_f64`]).
     pub(super) fn soft_fma_f64(
         &mut self,
         a: Word,
         b: Word,
         c: Word,
         rounding: Rounding,
+        odd: bool,
     ) -> R<Word> {
         let it = self.ty(U64);
         let bt = self.ty(Scalar::Bool);
@@ -357,7 +371,7 @@ impl FnEmitter<'_> {
         let exact_zero = self.b.logical_and(bt, None, is_zero_h, is_zero_l)?;
         let not_sticky = self.b.logical_not(bt, None, sticky)?;
         let exact_zero = self.b.logical_and(bt, None, exact_zero, not_sticky)?;
-        let r = self.round_to_f64(xh, xl, exp_big, sticky, sign, rounding)?;
+        let r = self.round_to_f64(xh, xl, exp_big, sticky, sign, rounding, odd)?;
 
         // An exact zero: the sign of the addends when they agree, else +0 (-0 when
         // rounding down) (IEEE 754 §6.3).
@@ -464,7 +478,7 @@ impl FnEmitter<'_> {
         let e = self.b.i_sub(it, None, e, dec)?;
         let k54 = self.k64(54);
         let e = self.b.i_sub(it, None, e, k54)?;
-        let r = self.round_to_f64(zero, q, e, sticky, sign, rounding)?;
+        let r = self.round_to_f64(zero, q, e, sticky, sign, rounding, false)?;
         // NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf; 0/y and x/inf
         // give 0 (with the sign of the quotient).
         let a_nan = self.b.u_greater_than(bt, None, ma, inf)?;
@@ -541,7 +555,7 @@ impl FnEmitter<'_> {
         // sqrt(m · 2^e) = sqrt(M) · 2^((e - 56) / 2).
         let e = self.b.i_sub(it, None, e, k56)?;
         let e = self.b.shift_right_arithmetic(it, None, e, one)?;
-        let r = self.round_to_f64(zero, q, e, sticky, zero, rounding)?;
+        let r = self.round_to_f64(zero, q, e, sticky, zero, rounding, false)?;
         // sqrt(±0) = ±0, sqrt(+inf) = +inf, negative and NaN give NaN.
         let is_zero = self.b.i_equal(bt, None, ma, zero)?;
         let is_inf = self.b.i_equal(bt, None, ma, inf)?;
@@ -554,5 +568,99 @@ impl FnEmitter<'_> {
         let bad = self.b.logical_or(bt, None, is_nan, neg_nonzero)?;
         let qnan = self.k64(0x7ff8_0000_0000_0000);
         self.sel(bad, qnan, r)
+    }
+}
+
+impl FnEmitter<'_> {
+    /// The f64 bit pattern (a 64-bit integer) of the f32 whose bits are `x`, exactly,
+    /// in integer arithmetic: normal numbers rebias their exponent, subnormals (normal
+    /// in f64) are normalized, infinities and NaNs keep their payload.
+    fn f32_bits_to_f64_bits(&mut self, x: Word) -> R<Word> {
+        let it = self.ty(U64);
+        let ut = self.ty(U32);
+        let bt = self.ty(Scalar::Bool);
+        let x = self.b.u_convert(it, None, x)?;
+        let (k23, k29, k31, k52, k63) =
+            (self.k64(23), self.k64(29), self.k64(31), self.k64(52), self.k64(63));
+        let zero = self.k64(0);
+        let sign = self.b.shift_right_logical(it, None, x, k31)?;
+        let sign = self.b.shift_left_logical(it, None, sign, k63)?;
+        let ef = self.b.shift_right_logical(it, None, x, k23)?;
+        let exp_mask = self.k64(0xff);
+        let ef = self.b.bitwise_and(it, None, ef, exp_mask)?;
+        let frac_mask = self.k64((1 << 23) - 1);
+        let frac = self.b.bitwise_and(it, None, x, frac_mask)?;
+        let frac52 = self.b.shift_left_logical(it, None, frac, k29)?;
+        // Normal: the exponent rebiased by 1023 - 127.
+        let rebias = self.k64(1023 - 127);
+        let e64 = self.b.i_add(it, None, ef, rebias)?;
+        let e64 = self.b.shift_left_logical(it, None, e64, k52)?;
+        let normal = self.b.bitwise_or(it, None, e64, frac52)?;
+        // Subnormal: frac · 2^-149 with its leading bit at p is 2^(p - 149) · 1.f, so
+        // the exponent field is p + 874 and the fraction is frac shifted to bit 52.
+        let frac32 = self.b.u_convert(ut, None, frac)?;
+        let glsl_set = self.g.glsl;
+        let msb = self.b.ext_inst(ut, None, glsl_set, glsl::FIND_UMSB, [Operand::IdRef(frac32)])?;
+        let msb = self.b.u_convert(it, None, msb)?;
+        let k874 = self.k64(874);
+        let se = self.b.i_add(it, None, msb, k874)?;
+        let se = self.b.shift_left_logical(it, None, se, k52)?;
+        let shift = self.b.i_sub(it, None, k52, msb)?;
+        // Only meaningful for a nonzero fraction; keep the shift in range otherwise.
+        let k63_mask = self.k64(63);
+        let shift = self.b.bitwise_and(it, None, shift, k63_mask)?;
+        let sf = self.b.shift_left_logical(it, None, frac, shift)?;
+        let fmask52 = self.k64((1 << 52) - 1);
+        let sf = self.b.bitwise_and(it, None, sf, fmask52)?;
+        let subnormal = self.b.bitwise_or(it, None, se, sf)?;
+        let exp_zero = self.b.i_equal(bt, None, ef, zero)?;
+        let frac_zero = self.b.i_equal(bt, None, frac, zero)?;
+        let frac_nonzero = self.b.logical_not(bt, None, frac_zero)?;
+        let is_sub = self.b.logical_and(bt, None, exp_zero, frac_nonzero)?;
+        let r = self.sel(is_sub, subnormal, normal)?;
+        let is_zero = self.b.logical_and(bt, None, exp_zero, frac_zero)?;
+        let r = self.sel(is_zero, zero, r)?;
+        // Infinities and NaNs: the all-ones exponent, the payload moved up.
+        let all_ones = self.k64(0xff);
+        let special = self.b.i_equal(bt, None, ef, all_ones)?;
+        let inf = self.k64(0x7ff0_0000_0000_0000);
+        let inf_nan = self.b.bitwise_or(it, None, inf, frac52)?;
+        let r = self.sel(special, inf_nan, r)?;
+        Ok(self.b.bitwise_or(it, None, r, sign)?)
+    }
+
+    /// `Helper::SoftF32`: an f32 `fma`, `div` or `sqrt` exactly rounded by `rounding`,
+    /// with integer arithmetic only. The operands widen exactly to f64 bit patterns and
+    /// the soft f64 routine rounds once; rounding that to f32 is then exact:
+    /// * `div`, `sqrt`: a second rounding to nearest is innocuous for 53 ≥ 2·24 + 2
+    ///   bits (Figueroa 1995), and two directed roundings the same way equal one (the
+    ///   f32 values are f64 values);
+    /// * `fma` to nearest: the f64 result is rounded to odd first, which makes the
+    ///   second rounding exact for 53 ≥ 24 + 2 (Boldo & Melquiond 2008); directed
+    ///   `fma` as above.
+    pub(super) fn soft_f32(&mut self, op: SoftOp, rounding: Rounding, p: &[Word]) -> R<Word> {
+        let ut = self.ty(U32);
+        let ft = self.ty(Scalar::Float(32));
+        let mut wide = Vec::with_capacity(p.len());
+        for &x in p {
+            let bits = self.b.bitcast(ut, None, x)?;
+            wide.push(self.f32_bits_to_f64_bits(bits)?);
+        }
+        let nearest = rounding == Rounding::Nearest;
+        let r = match op {
+            SoftOp::Fma if nearest => self.call(Helper::FmaF64Odd, &wide)?,
+            SoftOp::Fma => self.call(Helper::FmaF64(rounding), &wide)?,
+            SoftOp::Div => self.call(Helper::DivF64(rounding), &wide)?,
+            SoftOp::Sqrt => self.call(Helper::SqrtF64(rounding), &wide)?,
+        };
+        let narrow = Helper::Narrow {
+            to: FloatFormat::F32,
+            from_bits: 64,
+            rounding,
+            satfinite: false,
+            relu: false,
+        };
+        let bits = self.call(narrow, &[r])?;
+        Ok(self.b.bitcast(ft, None, bits)?)
     }
 }
