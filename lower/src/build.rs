@@ -166,7 +166,7 @@ pub trait Build {
 
     fn odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> Value {
         let dst = self.temp(F64);
-        self.push(InstKind::RoundToOdd { op, dst, a, b, c });
+        self.push(InstKind::RoundToOdd { op, soft: false, dst, a, b, c });
         Value::Reg(dst)
     }
 

@@ -80,8 +80,8 @@ const WARP_HOW: &str = "three warp modes (DESIGN §7): native (subgroups of 32) 
      collectives predicated (every thread runs them under an execution mask; loops run while \
      any thread of the block iterates)";
 const HALF_HOW: &str = "each half widened exactly to f32, the operation computed exactly and \
-     rounded to odd in f64, then rounded to the format with integer arithmetic (no 16-bit \
-     float support needed)";
+     rounded to odd in f64 (without f64, in integer arithmetic), then rounded to the format \
+     with integer arithmetic (no 16-bit float support needed)";
 const DIRECTED_HOW: &str = "the exact result rounded to odd in f64 (f32 products are exact, sums \
      get their TwoSum error), then rounded in the wanted direction with integer arithmetic; \
      without f64, an exact fma in integer arithmetic";

@@ -841,8 +841,11 @@ pub enum InstKind {
     /// into an f64 `dst`: rounding that once more to any narrower format and in any
     /// direction gives the correctly rounded result (Boldo & Melquiond, "Emulation of
     /// FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
+    /// `soft` (`.soft`, from `pass::legalize_floats` for a target without f64): computed
+    /// with integer arithmetic into a 64-bit integer `dst` holding the f64 bit pattern.
     RoundToOdd {
         op: OddOp,
+        soft: bool,
         dst: RegId,
         a: Value,
         b: Value,

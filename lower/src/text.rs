@@ -601,9 +601,13 @@ impl<'a> Printer<'a> {
             InstKind::Widen { from, dst, src } => {
                 format!("{} = widen.{} {}", r(*dst), from.spelling(), v(*src))
             }
-            InstKind::RoundToOdd { op, dst, a, b, c } => {
-                format!("{} = round_odd.{} {}", r(*dst), op.spelling(), self.list(&[*a, *b, *c]))
-            }
+            InstKind::RoundToOdd { op, soft, dst, a, b, c } => format!(
+                "{} = round_odd.{}{} {}",
+                r(*dst),
+                op.spelling(),
+                if *soft { ".soft" } else { "" },
+                self.list(&[*a, *b, *c])
+            ),
             InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp } => {
                 let lhs = dst.map(|d| format!("{} = ", r(d))).unwrap_or_default();
                 format!(
@@ -1414,6 +1418,7 @@ impl KernelParser {
                 let op = m.take(OddOp::from_spelling).ok_or_else(|| missing("an operation"))?;
                 InstKind::RoundToOdd {
                     op,
+                    soft: m.flag("soft"),
                     dst: reg(dsts[0])?,
                     a: val(ops[0])?,
                     b: val(ops[1])?,

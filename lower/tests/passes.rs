@@ -13,7 +13,8 @@
 //! its output text: the verifier accepts the IR after it; `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
-//! directed rounding but in f64 `fma`; `legalize_warps:MODE` leaves
+//! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
+//! arithmetic that needs f64); `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
 //! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
@@ -118,6 +119,20 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| legalize_floats::is_directed(i),
             legalize_floats::run,
         )?,
+        // For a device without f64: no directed rounding and nothing that needs f64.
+        ("legalize_floats:no_f64", None) => {
+            let k = &mut s.kernel;
+            let needs = |k: &Kernel| {
+                count(k, |i| legalize_floats::is_directed(i) || legalize_floats::needs_f64(i))
+            };
+            if needs(k) == 0 {
+                return Err("the input has nothing that needs f64".into());
+            }
+            legalize_floats::run(k, &Target::portable()).map_err(|d| d.message)?;
+            if needs(k) != 0 {
+                return Err(format!("{} instructions still need f64", needs(k)));
+            }
+        }
         (warps, None) if warps.starts_with("legalize_warps:") => {
             let mode = match &warps["legalize_warps:".len()..] {
                 "native" => WarpMode::Native,

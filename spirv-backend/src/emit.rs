@@ -504,9 +504,13 @@ impl<'a> FnEmitter<'a> {
                 let r = self.widen(*from, *src)?;
                 self.write(*dst, r, Scalar::Float(32), false)
             }
-            InstKind::RoundToOdd { op, dst, a, b, c } => {
+            InstKind::RoundToOdd { op, soft: false, dst, a, b, c } => {
                 let r = self.round_to_odd(*op, *a, *b, *c)?;
                 self.write(*dst, r, Scalar::Float(64), false)
+            }
+            InstKind::RoundToOdd { op, soft: true, dst, a, b, c } => {
+                let r = self.soft_round_to_odd(*op, *a, *b, *c)?;
+                self.write(*dst, r, Scalar::Int(64), false)
             }
             InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
                 let mut a = self.read_op(*lhs, *ty)?;

@@ -27,14 +27,18 @@
 //! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
 //!   (`a + b` = `fma(a, 1, b)`, …), instead of round-to-odd f64 arithmetic.
 //!
-//! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt` is `.soft`.
+//! * `RoundToOdd` (half-precision arithmetic) becomes `.soft`, its result register a
+//!   64-bit integer holding the f64 bit pattern, which `Narrow` reads.
+//!
+//! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt`, and every `RoundToOdd`,
+//! is `.soft`.
 
 use ptxvk_frontend::Diagnostic;
 
 use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, OddOp, OpTy, RegId, Rounding,
+    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, OddOp, OpTy, RegId, RegTy, Rounding,
     UnaryOp, Value,
 };
 
@@ -97,10 +101,19 @@ fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     for b in 0..k.blocks.len() {
         if !target.float64 {
+            let mut odd_results = Vec::new();
             for inst in &mut k.blocks[b].insts {
                 if let Some(mode) = f64_assisted(&mut inst.kind) {
                     mode.soft = true;
                 }
+                if let InstKind::RoundToOdd { soft, dst, .. } = &mut inst.kind {
+                    *soft = true;
+                    odd_results.push(*dst);
+                }
+            }
+            // The f64 bit pattern lives in an integer register: `Narrow` reads bits.
+            for r in odd_results {
+                k.regs[r.index()].ty = RegTy::Int(64);
             }
         }
         if !k.blocks[b].insts.iter().any(|i| directed(&i.kind).is_some()) {
@@ -227,4 +240,17 @@ fn as_fma(e: &mut Builder<'_>, op: OddOp, ty: OpTy, mode: FloatMode, dst: RegId,
 /// Whether an instruction is one this pass removes (the emitter's check).
 pub fn is_directed(kind: &InstKind) -> bool {
     directed(kind).is_some()
+}
+
+/// Whether an instruction of f32 (or half) arithmetic would need f64, which this pass
+/// removes for a target without it: f32 `fma`, `div`, `rcp`, `sqrt` and `RoundToOdd`
+/// that are not `.soft`.
+pub fn needs_f64(kind: &InstKind) -> bool {
+    match kind {
+        InstKind::RoundToOdd { soft, .. } => !soft,
+        InstKind::Fma { ty: F32, mode, .. }
+        | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
+        | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => !mode.soft,
+        _ => false,
+    }
 }

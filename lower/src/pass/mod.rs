@@ -112,17 +112,19 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;
     verify::run(&kernel)?;
     verify::structured(&kernel, &body)?;
-    legalized(&kernel)?;
+    legalized(&kernel, target)?;
     Ok(LoweredKernel { kernel, body })
 }
 
 /// The postconditions of the legalizations together, which the emitter relies on: an
 /// instruction one of them should have rewritten is a ptxvk bug, reported at its span
 /// here rather than later by the emitter.
-fn legalized(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
+fn legalized(k: &Kernel, target: &Target) -> Result<(), Vec<Diagnostic>> {
     let left = |kind: &InstKind| -> Option<&'static str> {
         if legalize_floats::is_directed(kind) {
             Some("directed rounding left by legalize_floats")
+        } else if !target.float64 && legalize_floats::needs_f64(kind) {
+            Some("f32 arithmetic needing f64 left by legalize_floats on a target without it")
         } else if legalize_atomics::needs_loop(k, kind) {
             Some("an atomic left by legalize_atomics")
         } else if legalize_memory::is_partial_access(k, kind) {
@@ -173,7 +175,7 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k).expect_err("four leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("four leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(errors.len(), 4, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
@@ -182,7 +184,7 @@ bb0:
         }
         for mode in [WarpMode::Emulated, WarpMode::Native] {
             let lowered = run(k.clone(), &Target::with_warp_mode(mode)).expect("lowers");
-            assert!(legalized(&lowered.kernel).is_ok());
+            assert!(legalized(&lowered.kernel, &Target::default()).is_ok());
         }
     }
 }

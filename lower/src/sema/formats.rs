@@ -292,11 +292,19 @@ impl Lowerer<'_> {
                         Opcode::Mul => (OddOp::Mul, Value::Imm(0)),
                         _ => (OddOp::Fma, w[2]),
                     };
-                    let mut v = e.odd(odd_op, w[0], w[1], c);
+                    let v = e.odd(odd_op, w[0], w[1], c);
+                    let mut r = e.narrow(fmt, F64, rounding, false, relu, v);
                     if m.sat {
-                        v = e.saturate64(v);
+                        // `.sat` (f16 only) commutes with the rounding, 0 and 1 being f16
+                        // values, so it clamps the f16 bits, without f64: negative values
+                        // (-0 too) and NaN give +0, values above 1 (and +inf) give 1.
+                        let h16 = OpTy::U(16);
+                        let one = Value::Imm(0x3c00);
+                        let above_one = e.cmp(CmpOp::Gt, h16, r, one);
+                        let clamped = e.sel(h16, above_one, one, r);
+                        let negative_or_nan = e.cmp(CmpOp::Gt, h16, r, Value::Imm(0x7c00));
+                        r = e.sel(h16, negative_or_nan, Value::Imm(0), clamped);
                     }
-                    let r = e.narrow(fmt, F64, rounding, false, relu, v);
                     if m.ftz {
                         e.flush_bits(fmt, r)
                     } else {

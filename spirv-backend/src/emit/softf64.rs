@@ -10,7 +10,7 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::Word;
 
-use ptxvk_lower::ir::{FloatFormat, Rounding};
+use ptxvk_lower::ir::{FloatFormat, OddOp, Rounding, Value};
 
 use super::helpers::{Helper, SoftOp};
 use super::{glsl, FnEmitter, R};
@@ -662,5 +662,28 @@ impl FnEmitter<'_> {
         };
         let bits = self.call(narrow, &[r])?;
         Ok(self.b.bitcast(ft, None, bits)?)
+    }
+
+    /// `InstKind::RoundToOdd` with `soft`: the f32 operands widened exactly to f64 bit
+    /// patterns and the integer fused multiply-add rounded to odd, `a + b` as
+    /// `fma(a, 1, b)` and `a · b` as `fma(a, b, -0)` (which keeps the sign of a zero
+    /// product). The result is the f64 bit pattern, as a 64-bit integer.
+    pub(super) fn soft_round_to_odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> R<Word> {
+        let it = self.ty(U64);
+        let wide = |e: &mut Self, v: Value| -> R<Word> {
+            let bits = e.read(v, U32)?;
+            e.f32_bits_to_f64_bits(bits)
+        };
+        let wa = wide(self, a)?;
+        let wb = wide(self, b)?;
+        let one = self.k64(1f64.to_bits());
+        let sign = self.k64(1 << 63);
+        let (x, y, z) = match op {
+            OddOp::Add => (wa, one, wb),
+            OddOp::Sub => (wa, one, self.b.bitwise_xor(it, None, wb, sign)?),
+            OddOp::Mul => (wa, wb, sign),
+            OddOp::Fma => (wa, wb, wide(self, c)?),
+        };
+        self.call(Helper::FmaF64Odd, &[x, y, z])
     }
 }
