@@ -1,11 +1,12 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 1. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
-//!    round-to-odd arithmetic and one final rounding, and on a target without f64,
-//!    f32 arithmetic that needs it is marked to be computed in integers (CFG → CFG);
-//! 2. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
+//! 1. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
+//! 2. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
+//!    round-to-odd arithmetic and one final rounding, and on a target without f64,
+//!    f32 and half arithmetic that needs it (the atomics' loops included) is marked to
+//!    be computed in integers (CFG → CFG);
 //! 3. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
@@ -95,9 +96,11 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
-    legalize_floats::run(&mut kernel, target).map_err(|d| vec![d])?;
-    checked(&kernel, None)?;
+    // Atomics first: their loops for half-precision adds contain float arithmetic that
+    // legalize_floats must see.
     legalize_atomics::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
+    legalize_floats::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
