@@ -28,8 +28,8 @@ use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
 use ptxvk_lower::pass::{
-    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, predicate,
-    reducible, structurize, Target,
+    hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits,
+    predicate, reducible, structurize, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -119,6 +119,26 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| legalize_floats::is_directed(i),
             legalize_floats::run,
         )?,
+        ("hoist_params", None) => {
+            let k = &mut s.kernel;
+            let entry = k.entry.index();
+            let outside = |k: &Kernel| {
+                k.blocks
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| *b != entry)
+                    .flat_map(|(_, b)| &b.insts)
+                    .filter(|i| hoist_params::is_param_load(&i.kind))
+                    .count()
+            };
+            if outside(k) == 0 {
+                return Err("the input has no parameter load outside the entry block".into());
+            }
+            hoist_params::run(k, &Target::default()).map_err(|d| d.message)?;
+            if outside(k) != 0 {
+                return Err(format!("{} parameter loads left outside the entry", outside(k)));
+            }
+        }
         // For a device without f64: no directed rounding and nothing that needs f64.
         ("legalize_floats:no_f64", None) => {
             let k = &mut s.kernel;

@@ -1,5 +1,7 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
+//! 0. [`hoist_params`] — parameter loads move to the start of the entry block, out of
+//!    branches and loops (CFG → CFG);
 //! 1. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
@@ -25,6 +27,7 @@
 //! in every test); after the last, the legalizations' postconditions are checked
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
+pub mod hoist_params;
 pub mod legalize_atomics;
 pub mod legalize_floats;
 pub mod legalize_memory;
@@ -96,6 +99,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     // Atomics first: their loops for half-precision adds contain float arithmetic that
     // legalize_floats must see.
     legalize_atomics::run(&mut kernel, target).map_err(|d| vec![d])?;
