@@ -425,6 +425,8 @@ fn devices(json: bool) -> Result<(), Failure> {
                     "driver_info": d.driver_info,
                     "subgroup_size": d.subgroup_size,
                     "warp_mode": ptxvk::runtime::warp_mode_of(d).name(),
+                    "warp_reason": ptxvk::runtime::warp_choice(d).1,
+                    "required_subgroup_sizes": d.required_subgroup_sizes.map(|s| [s.min, s.max]),
                     "float": ptxvk::runtime::target_of(d).float_strategy(),
                     "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
                     "max_workgroup_invocations": d.limits.max_workgroup_invocations,
@@ -449,6 +451,8 @@ fn devices(json: bool) -> Result<(), Failure> {
                 ptxvk::runtime::warp_mode_of(d).name(),
                 ptxvk::runtime::target_of(d).float_strategy()
             );
+            let (mode, why) = ptxvk::runtime::warp_choice(d);
+            println!("   warp mode {}: {why}", mode.name());
         }
         if list.is_empty() {
             println!("no Vulkan devices");

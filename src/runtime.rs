@@ -17,14 +17,60 @@ use crate::printf;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
 
-/// The warp mode for a device: native when its subgroups are always 32 wide.
-pub fn warp_mode_of(info: &DeviceInfo) -> WarpMode {
+/// The warp mode for a device described by `info` (DESIGN §7), and why:
+/// * native where subgroups are always 32 wide (NVIDIA), or where compute pipelines
+///   can require subgroups of 32 (Vulkan 1.3 subgroup size control: AMD RDNA, Intel);
+/// * split where they can require 64 but not 32 (AMD GCN): a warp is half a subgroup;
+/// * emulated elsewhere.
+///
+/// A required size is confirmed when the device opens, by a probe kernel
+/// ([`Device::open`]); this function does not run it.
+pub fn warp_choice(info: &DeviceInfo) -> (WarpMode, String) {
     const NVIDIA: u32 = 0x10de;
     if info.subgroup_size == 32 && info.vendor_id == NVIDIA {
-        WarpMode::Native
-    } else {
-        WarpMode::Emulated
+        return (WarpMode::Native, "NVIDIA subgroups are always 32 wide".to_string());
     }
+    match info.required_subgroup_sizes {
+        Some(s) if s.allows(32) => (
+            WarpMode::Native,
+            format!("pipelines require subgroups of 32 (the device runs {} to {})", s.min, s.max),
+        ),
+        Some(s) if s.allows(64) => (
+            WarpMode::Split,
+            format!(
+                "pipelines require subgroups of 64, two warps each (the device runs {} to {})",
+                s.min, s.max
+            ),
+        ),
+        Some(s) if s.min == s.max => (
+            WarpMode::Emulated,
+            format!("its subgroups have {} invocations, neither 32 nor 64", s.min),
+        ),
+        Some(s) => (
+            WarpMode::Emulated,
+            format!("its subgroups have {} to {} invocations, neither 32 nor 64", s.min, s.max),
+        ),
+        None => (
+            WarpMode::Emulated,
+            format!(
+                "its subgroups have {} invocations and it has no subgroup size control",
+                info.subgroup_size
+            ),
+        ),
+    }
+}
+
+/// The warp mode of [`warp_choice`].
+pub fn warp_mode_of(info: &DeviceInfo) -> WarpMode {
+    warp_choice(info).0
+}
+
+/// The subgroup size pipelines must require for `mode` on a device described by
+/// `info`: the mode's size where the device can require it, else none (the device's
+/// own size, which [`check_warp_mode`] checked).
+fn required_subgroup_size(info: &DeviceInfo, mode: WarpMode) -> Option<u32> {
+    let size = mode.subgroup_size()?;
+    info.required_subgroup_sizes.filter(|s| s.allows(size)).map(|_| size)
 }
 
 /// What modules are compiled for on a device described by `info`: its warp mode, and f64
@@ -35,13 +81,16 @@ pub fn target_of(info: &DeviceInfo) -> Target {
 
 /// Whether modules compiled for `mode` run correctly on a device described by `info`.
 pub fn check_warp_mode(info: &DeviceInfo, mode: WarpMode) -> Result<(), Error> {
+    let can_require = |size| info.required_subgroup_sizes.is_some_and(|s| s.allows(size));
     match mode.subgroup_size() {
-        Some(size) if size != info.subgroup_size => Err(Error::Launch(format!(
-            "warp mode `{}` needs subgroups of {size} invocations; {} has {}",
-            mode.name(),
-            info.name,
-            info.subgroup_size
-        ))),
+        Some(size) if size != info.subgroup_size && !can_require(size) => {
+            Err(Error::Launch(format!(
+                "warp mode `{}` needs subgroups of {size} invocations; {} has {}",
+                mode.name(),
+                info.name,
+                info.subgroup_size
+            )))
+        }
         _ => Ok(()),
     }
 }
@@ -63,6 +112,8 @@ pub struct LaunchStats {
 #[derive(Clone, Debug)]
 pub struct Device {
     inner: ptxvk_vk::Device,
+    /// The warp mode modules get, and why (after the probe of [`Device::open`]).
+    warp: (WarpMode, Arc<str>),
 }
 
 impl Device {
@@ -72,21 +123,38 @@ impl Device {
         Self::open(&DeviceSelector::from_env())
     }
 
+    /// Opens the device. Where [`warp_choice`] relies on a required subgroup size, a
+    /// probe kernel first checks that warps come out as CUDA numbers them (lane = thread
+    /// index mod 32, full and partial warps, shuffles within the warp); if they do not,
+    /// the device gets emulated warps and [`Self::warp_reason`] says what the probe saw.
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
-        Ok(Device { inner: ptxvk_vk::Device::open(selector)? })
+        let inner = ptxvk_vk::Device::open(selector)?;
+        let (mode, why) = warp_choice(inner.info());
+        let mut device = Device { inner, warp: (mode, why.into()) };
+        if required_subgroup_size(device.info(), mode).is_some() {
+            if let Err(seen) = probe_warps(&device) {
+                let why = format!("the warp probe failed with required subgroups: {seen}");
+                device.warp = (WarpMode::Emulated, why.into());
+            }
+        }
+        Ok(device)
     }
 
-    /// The warp mode (DESIGN §7) modules get on this device: native where subgroups are
-    /// always 32 wide (NVIDIA), emulated elsewhere. (Split and native on devices with
-    /// several subgroup sizes need `VK_EXT_subgroup_size_control` in pipeline creation,
-    /// which the runtime does not do yet.)
+    /// The warp mode (DESIGN §7) modules get on this device ([`warp_choice`], confirmed
+    /// by the probe of [`Self::open`]).
     pub fn warp_mode(&self) -> WarpMode {
-        warp_mode_of(self.info())
+        self.warp.0
     }
 
-    /// What modules are compiled for on this device ([`target_of`]).
+    /// Why the device has its [`Self::warp_mode`], in words.
+    pub fn warp_reason(&self) -> &str {
+        &self.warp.1
+    }
+
+    /// What modules are compiled for on this device: its [`Self::warp_mode`], and f64
+    /// for f32 arithmetic where it has `shaderFloat64` ([`target_of`]).
     pub fn target(&self) -> Target {
-        target_of(self.info())
+        Target { warp_mode: self.warp_mode(), ..target_of(self.info()) }
     }
 
     /// The runtime device underneath: streams, events, pools, host memory, and launches
@@ -445,7 +513,14 @@ impl Module {
             .spirv
             .kernels
             .iter()
-            .map(|k| device.inner.create_program(&compiled.spirv.words, &k.name, &needs))
+            .map(|k| {
+                device.inner.create_program_with_subgroup_size(
+                    &compiled.spirv.words,
+                    &k.name,
+                    &needs,
+                    required_subgroup_size(device.info(), compiled.target.warp_mode),
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
         // The module data, with the addresses of variables its initializers name
         // patched in once the buffer's address is known.
@@ -919,5 +994,130 @@ fn describe(elem: ScalarType, count: u32) -> String {
         format!("`{}`", elem.directive())
     } else {
         format!("`{}[{count}]`", elem.directive())
+    }
+}
+
+/// The probe kernel of [`Device::open`]: each thread writes its index, `%laneid`,
+/// `activemask` and lane 0's index from `shfl.sync.idx`.
+const WARP_PROBE: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry warp_probe(.param .u64 out)
+{
+    .reg .b32 %r<5>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %laneid;
+    activemask.b32 %r3;
+    shfl.sync.idx.b32 %r4, %r1, 0, 31, %r3;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r4};
+    ret;
+}
+"#;
+
+/// Runs [`WARP_PROBE`] for `device`'s warp mode in blocks of 64 and 48 threads (full
+/// warps, and a partial last warp) and checks what each thread saw against CUDA's
+/// numbering; the first difference is the error.
+pub fn probe_warps(device: &Device) -> Result<(), String> {
+    let compiled =
+        crate::compile::compile_with("warp_probe.ptx", WARP_PROBE, None, device.target())
+            .map_err(|e| e.to_string())?;
+    let module = Module::from_compiled(device, compiled).map_err(|e| e.to_string())?;
+    let kernel = module.kernel("warp_probe").map_err(|e| e.to_string())?;
+    for block in [64u32, 48] {
+        let out = device.zeroed::<u32>(4 * block as usize).map_err(|e| e.to_string())?;
+        kernel.launch(1, block, 0, &[Arg::from(&out)]).map_err(|e| e.to_string())?;
+        let seen = out.to_vec().map_err(|e| e.to_string())?;
+        for t in 0..block {
+            let warp_start = t - t % 32;
+            let in_warp = (block - warp_start).min(32);
+            let mask = if in_warp == 32 { u32::MAX } else { (1 << in_warp) - 1 };
+            let want = [t, t % 32, mask, warp_start];
+            let got = &seen[4 * t as usize..4 * t as usize + 4];
+            if got != want {
+                return Err(format!(
+                    "in a block of {block}, thread {t} saw (tid, laneid, activemask, lane 0) \
+                     = {got:?}, not {want:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptxvk_vk::{DeviceType, Features, Limits, SubgroupSizes};
+
+    /// A device with `subgroup_size`, and subgroup size control over `range`.
+    fn info(vendor_id: u32, subgroup_size: u32, range: Option<(u32, u32)>) -> DeviceInfo {
+        DeviceInfo {
+            index: 0,
+            name: "gpu".into(),
+            device_type: DeviceType::Discrete,
+            api_version: (1, 3, 0),
+            driver_name: String::new(),
+            driver_info: String::new(),
+            vendor_id,
+            device_id: 0,
+            subgroup_size,
+            required_subgroup_sizes: range.map(|(min, max)| SubgroupSizes {
+                min,
+                max,
+                max_per_workgroup: 1024 / min,
+                full_subgroups: true,
+            }),
+            timestamp_period_ns: 1.0,
+            timestamps: true,
+            memory_bytes: 1 << 30,
+            limits: Limits {
+                max_workgroup_count: [65535; 3],
+                max_workgroup_size: [1024, 1024, 64],
+                max_workgroup_invocations: 1024,
+                max_shared_memory_bytes: 49152,
+                max_push_constants_size: 128,
+            },
+            features: Features::default(),
+            resident_workgroups: 1,
+        }
+    }
+
+    #[test]
+    fn warp_modes_follow_the_subgroup_sizes_a_device_can_require() {
+        const NVIDIA: u32 = 0x10de;
+        const AMD: u32 = 0x1002;
+        const INTEL: u32 = 0x8086;
+        let cases = [
+            // NVIDIA: always 32, with or without size control.
+            (info(NVIDIA, 32, None), WarpMode::Native, None),
+            (info(NVIDIA, 32, Some((32, 32))), WarpMode::Native, Some(32)),
+            // AMD RDNA (32 or 64, 64 by default for compute on some drivers).
+            (info(AMD, 64, Some((32, 64))), WarpMode::Native, Some(32)),
+            // AMD GCN: 64 only.
+            (info(AMD, 64, Some((64, 64))), WarpMode::Split, Some(64)),
+            // Intel: 8 to 32.
+            (info(INTEL, 16, Some((8, 32))), WarpMode::Native, Some(32)),
+            // Mali-like 16 only, lavapipe 8 only: neither size.
+            (info(0x13b5, 16, Some((16, 16))), WarpMode::Emulated, None),
+            (info(0x10005, 8, Some((8, 8))), WarpMode::Emulated, None),
+            // 32 by default but no control: the driver may pick another size.
+            (info(INTEL, 32, None), WarpMode::Emulated, None),
+        ];
+        for (i, (device, mode, required)) in cases.iter().enumerate() {
+            let (got, why) = warp_choice(device);
+            assert_eq!(got, *mode, "case {i}: {why}");
+            assert!(!why.is_empty());
+            assert_eq!(required_subgroup_size(device, got), *required, "case {i}");
+            assert!(check_warp_mode(device, got).is_ok(), "case {i}");
+        }
+        // Forcing a mode the device cannot run is an error, not a wrong result.
+        let gcn = info(AMD, 64, Some((64, 64)));
+        assert!(check_warp_mode(&gcn, WarpMode::Native).is_err());
+        assert!(check_warp_mode(&gcn, WarpMode::Split).is_ok());
     }
 }

@@ -414,3 +414,12 @@ fn native_and_split_forms_validate() {
         }
     }
 }
+
+/// The warp probe that `Device::open` runs before trusting a required subgroup size
+/// passes for the device's own warp mode (emulated on lavapipe): the probe's CPU model
+/// of CUDA's numbering agrees with warps that are right.
+#[test]
+fn the_warp_probe_accepts_the_devices_warps() {
+    let Some(device) = common::device() else { return };
+    ptxvk::runtime::probe_warps(&device).expect("the probe sees CUDA's warp numbering");
+}

@@ -60,6 +60,28 @@ pub struct Limits {
 /// with the launch ABI, which maps a module's requirements to them).
 pub use ptxvk_abi::Features;
 
+/// The subgroup sizes a compute pipeline may require (Vulkan 1.3
+/// `VkPhysicalDeviceSubgroupSizeControlProperties`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubgroupSizes {
+    /// `minSubgroupSize`.
+    pub min: u32,
+    /// `maxSubgroupSize`.
+    pub max: u32,
+    /// `maxComputeWorkgroupSubgroups`: a workgroup has at most this many subgroups of
+    /// a required size.
+    pub max_per_workgroup: u32,
+    /// `computeFullSubgroups`: pipelines may require every subgroup to be full.
+    pub full_subgroups: bool,
+}
+
+impl SubgroupSizes {
+    /// Whether a pipeline may require subgroups of `size` (a power of two in range).
+    pub fn allows(&self, size: u32) -> bool {
+        size.is_power_of_two() && (self.min..=self.max).contains(&size)
+    }
+}
+
 /// Everything ptxvk reports about one physical device.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceInfo {
@@ -81,6 +103,10 @@ pub struct DeviceInfo {
     pub device_id: u32,
     /// The default subgroup size (`VkPhysicalDeviceSubgroupProperties::subgroupSize`).
     pub subgroup_size: u32,
+    /// The subgroup sizes a compute pipeline may require, where the device has
+    /// subgroup size control for compute shaders (Vulkan 1.3 `subgroupSizeControl` and
+    /// `requiredSubgroupSizeStages`); `None` without it, or when it is masked.
+    pub required_subgroup_sizes: Option<SubgroupSizes>,
     /// Nanoseconds per timestamp tick.
     pub timestamp_period_ns: f32,
     /// Whether the compute queue ptxvk uses can write timestamps (kernel timing).
@@ -277,6 +303,15 @@ impl Adapter {
             vendor_id: props.vendor_id,
             device_id: props.device_id,
             subgroup_size: if at_least(1) { p11.subgroup_size } else { 1 },
+            required_subgroup_sizes: (at_least(3)
+                && supported.v13.subgroup_size_control != 0
+                && p13.required_subgroup_size_stages.contains(vk::ShaderStageFlags::COMPUTE))
+            .then_some(SubgroupSizes {
+                min: p13.min_subgroup_size,
+                max: p13.max_subgroup_size,
+                max_per_workgroup: p13.max_compute_workgroup_subgroups,
+                full_subgroups: supported.v13.compute_full_subgroups != 0,
+            }),
             timestamp_period_ns: limits.timestamp_period,
             timestamps: queue_family.is_some_and(|q| q.timestamp_valid_bits > 0)
                 && limits.timestamp_period > 0.0,
@@ -333,6 +368,9 @@ impl Adapter {
         };
         if let Ok(list) = std::env::var("PTXVK_MASK_FEATURES") {
             info.features.mask(&list).map_err(Error::BadFeatureMask)?;
+            if !info.features.subgroup_size_control {
+                info.required_subgroup_sizes = None;
+            }
         }
         Ok(Adapter {
             raw,
@@ -409,7 +447,7 @@ impl Adapter {
             .subgroup_broadcast_dynamic_id(s.v12.subgroup_broadcast_dynamic_id != 0);
         let v13 = vk::PhysicalDeviceVulkan13Features::default()
             .maintenance4(true)
-            .subgroup_size_control(s.v13.subgroup_size_control != 0)
+            .subgroup_size_control(s.v13.subgroup_size_control != 0 && f.subgroup_size_control)
             .compute_full_subgroups(s.v13.compute_full_subgroups != 0)
             .shader_integer_dot_product(s.v13.shader_integer_dot_product != 0);
         let clock = vk::PhysicalDeviceShaderClockFeaturesKHR::default()

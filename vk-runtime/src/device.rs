@@ -857,6 +857,7 @@ mod tests {
             vendor_id: 0,
             device_id: 0,
             subgroup_size: 32,
+            required_subgroup_sizes: None,
             timestamp_period_ns: 1.0,
             timestamps: true,
             memory_bytes: 1 << 30,

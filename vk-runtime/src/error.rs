@@ -70,6 +70,34 @@ pub enum Error {
         missing: Vec<&'static str>,
     },
 
+    /// A program asks for a subgroup size the device cannot run compute shaders with.
+    #[error(
+        "Vulkan device `{device}` cannot run compute subgroups of {size} invocations \
+         ({available})"
+    )]
+    SubgroupSize {
+        /// Device name.
+        device: String,
+        /// The size asked for.
+        size: u32,
+        /// What the device offers, in words.
+        available: String,
+    },
+
+    /// A launch's block has more subgroups of the program's required size than the
+    /// device allows in one workgroup (`maxComputeWorkgroupSubgroups`).
+    #[error(
+        "a block of {threads} threads has more than the {max} subgroups of {size} \
+         invocations that `{device}` allows in a workgroup"
+    )]
+    TooManySubgroups {
+        /// Device name.
+        device: String,
+        threads: u32,
+        size: u32,
+        max: u32,
+    },
+
     /// The SPIR-V words handed to [`Device::create_program`](crate::Device::create_program)
     /// are not a SPIR-V module.
     #[error("invalid SPIR-V module: {0}")]

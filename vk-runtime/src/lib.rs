@@ -67,7 +67,7 @@ mod pool;
 mod program;
 mod stream;
 
-pub use adapter::{DeviceInfo, DeviceType, Features, Limits};
+pub use adapter::{DeviceInfo, DeviceType, Features, Limits, SubgroupSizes};
 pub use device::{
     Device, DeviceSelector, DEFAULT_SPIN_US, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE,
     ENV_SPIN_US, ENV_TIMEOUT_MS,

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ash::vk;
 
-use crate::adapter::Features;
+use crate::adapter::{Features, SubgroupSizes};
 use crate::conv;
 use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
@@ -48,6 +48,9 @@ pub(crate) struct ProgramInner {
     pub(crate) layout: vk::PipelineLayout,
     entry: CString,
     needs: Features,
+    /// The subgroup size every pipeline requires, with what the device allows.
+    subgroups: Option<(u32, SubgroupSizes)>,
+    device_name: String,
     pipelines: Mutex<BTreeMap<PipelineKey, vk::Pipeline>>,
 }
 
@@ -74,11 +77,41 @@ impl Device {
         entry: &str,
         needs: &Features,
     ) -> Result<Program, Error> {
+        self.create_program_with_subgroup_size(spirv, entry, needs, None)
+    }
+
+    /// [`Self::create_program`] whose pipelines run in subgroups of `subgroup_size`
+    /// invocations (`VkPipelineShaderStageRequiredSubgroupSizeCreateInfo`, Vulkan 1.3),
+    /// full ones where the block's x size is a multiple of it and the device allows
+    /// `computeFullSubgroups`: how PTX warps become subgroups of 32 (or 64, two warps
+    /// each) on devices that run several sizes. A size the device cannot require is
+    /// [`Error::SubgroupSize`].
+    pub fn create_program_with_subgroup_size(
+        &self,
+        spirv: &[u32],
+        entry: &str,
+        needs: &Features,
+        subgroup_size: Option<u32>,
+    ) -> Result<Program, Error> {
         let info = &self.shared.info;
         let missing = needs.missing_from(&info.features);
         if !missing.is_empty() {
             return Err(Error::MissingFeatures { device: info.name.clone(), missing });
         }
+        let subgroups = match (subgroup_size, info.required_subgroup_sizes) {
+            (None, _) => None,
+            (Some(size), Some(sizes)) if sizes.allows(size) => Some((size, sizes)),
+            (Some(size), sizes) => {
+                let available = match sizes {
+                    Some(s) => format!("it can require {} to {}", s.min, s.max),
+                    None => format!(
+                        "it has no subgroup size control; its subgroups have {}",
+                        info.subgroup_size
+                    ),
+                };
+                return Err(Error::SubgroupSize { device: info.name.clone(), size, available });
+            }
+        };
         let available = compute_entry_points(spirv).map_err(Error::InvalidSpirv)?;
         if !available.iter().any(|name| name == entry) {
             return Err(Error::EntryPointNotFound { entry: entry.to_owned(), available });
@@ -119,6 +152,8 @@ impl Device {
                 layout,
                 entry: entry_c,
                 needs: *needs,
+                subgroups,
+                device_name: info.name.clone(),
                 pipelines: Mutex::new(BTreeMap::new()),
             }),
         })
@@ -158,11 +193,31 @@ impl ProgramInner {
         }
         let data = conv::spec_data(&key);
         let spec = vk::SpecializationInfo::default().map_entries(&conv::SPEC_MAP).data(&data);
-        let stage = vk::PipelineShaderStageCreateInfo::default()
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(self.module)
             .name(&self.entry)
             .specialization_info(&spec);
+        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default();
+        if let Some((size, sizes)) = self.subgroups {
+            let threads = key.block.iter().product::<u32>();
+            // VUID-VkPipelineShaderStageCreateInfo-pNext-02756.
+            if threads > size.saturating_mul(sizes.max_per_workgroup) {
+                return Err(Error::TooManySubgroups {
+                    device: self.device_name.clone(),
+                    threads,
+                    size,
+                    max: sizes.max_per_workgroup,
+                });
+            }
+            required = required.required_subgroup_size(size);
+            stage = stage.push_next(&mut required);
+            // Full subgroups make the invocation-to-subgroup mapping linear; they need
+            // an x size that is a multiple of the subgroup size (VUID-02758).
+            if sizes.full_subgroups && key.block[0].is_multiple_of(size) {
+                stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
+            }
+        }
         let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)];
         let dev = &self.gpu.raw;
         // SAFETY: module, layout and pipeline cache are live objects of this device (the

@@ -460,3 +460,42 @@ fn timeout_is_an_error_not_a_hang() {
     let stats = dev.launch(&program, &cfg).expect("launch with a generous timeout");
     assert!(stats.kernel_ms >= 0.0);
 }
+
+/// `create_program_with_subgroup_size`: a size the device can require reaches the
+/// pipeline (the validation-layer run of `make test` checks the chained structure and
+/// the full-subgroups flag) and the kernel still sees its whole block; any other size
+/// is an error that says what the device offers.
+#[test]
+fn a_required_subgroup_size_reaches_the_pipeline() {
+    let Some(dev) = open_or_skip() else { return };
+    let outside = match dev.info().required_subgroup_sizes {
+        Some(sizes) => {
+            let program = dev
+                .create_program_with_subgroup_size(
+                    &record_kernel(),
+                    "main",
+                    &NEEDS,
+                    Some(sizes.max),
+                )
+                .expect("program");
+            let const_address = 0x0123_4567_89ab_cdef;
+            for block in [[64, 1, 1], [48, 2, 1]] {
+                let (data, _) = run_records(&dev, &program, [3, 2, 1], block, 100, const_address);
+                check_records(&data, [3, 2, 1], block, 25, const_address);
+            }
+            sizes.max * 2
+        }
+        None => {
+            eprintln!("note: {} has no subgroup size control", dev.info().name);
+            64
+        }
+    };
+    let err = dev
+        .create_program_with_subgroup_size(&record_kernel(), "main", &NEEDS, Some(outside))
+        .expect_err("a size the device cannot require");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("cannot run compute subgroups of {outside} invocations")),
+        "{message}"
+    );
+}
