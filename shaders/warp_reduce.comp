@@ -31,10 +31,13 @@ layout(push_constant) uniform Launch {
 shared int partial[1024];
 
 void main() {
+    // The parameters first, outside any branch (as a hand-writer would).
     Params p = Params(pc.param_address);
+    Ints src = p.src, dst = p.dst;
+    uint n = p.n;
     uint t = gl_LocalInvocationID.x;
     uint i = (gl_WorkGroupID.x + pc.ctaid_base_x) * gl_WorkGroupSize.x + t;
-    int v = i < p.n ? p.src.v[i] : 0;
+    int v = i < n ? src.v[i] : 0;
     int s = subgroupAdd(v);
     if (subgroupElect()) {
         partial[gl_SubgroupID] = s;
@@ -47,6 +50,6 @@ void main() {
         for (uint k = 0u; k < per; ++k) {
             sum += partial[first + k];
         }
-        p.dst.v[i >> 5] = sum;
+        dst.v[i >> 5] = sum;
     }
 }
