@@ -410,12 +410,28 @@ fn run(
     Ok(())
 }
 
+/// What a device gets: its warp mode and why, and its float strategy. Opening the
+/// device runs the warp and fused-fma probes (`Device::open`); a device that does not
+/// open is described from its properties alone.
+fn profile(d: &ptxvk::vk::DeviceInfo) -> (&'static str, String, &'static str) {
+    match ptxvk::Device::open(&DeviceSelector::Index(d.index)) {
+        Ok(dev) => {
+            (dev.warp_mode().name(), dev.warp_reason().to_string(), dev.target().float_strategy())
+        }
+        Err(_) => {
+            let (mode, why) = ptxvk::runtime::warp_choice(d);
+            (mode.name(), why, ptxvk::runtime::target_of(d).float_strategy())
+        }
+    }
+}
+
 fn devices(json: bool) -> Result<(), Failure> {
     let list = ptxvk::vk::enumerate_devices().map_err(|e| Failure { code: 3, error: e.into() })?;
     if json {
         let v: Vec<serde_json::Value> = list
             .iter()
             .map(|d| {
+                let (mode, why, float) = profile(d);
                 serde_json::json!({
                     "index": d.index,
                     "name": d.name,
@@ -424,10 +440,10 @@ fn devices(json: bool) -> Result<(), Failure> {
                     "driver": d.driver_name,
                     "driver_info": d.driver_info,
                     "subgroup_size": d.subgroup_size,
-                    "warp_mode": ptxvk::runtime::warp_mode_of(d).name(),
-                    "warp_reason": ptxvk::runtime::warp_choice(d).1,
+                    "warp_mode": mode,
+                    "warp_reason": why,
                     "required_subgroup_sizes": d.required_subgroup_sizes.map(|s| [s.min, s.max]),
-                    "float": ptxvk::runtime::target_of(d).float_strategy(),
+                    "float": float,
                     "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
                     "max_workgroup_invocations": d.limits.max_workgroup_invocations,
                     "features": d.features.names(),
@@ -437,8 +453,9 @@ fn devices(json: bool) -> Result<(), Failure> {
         println!("{}", serde_json::Value::Array(v));
     } else {
         for d in &list {
+            let (mode, why, float) = profile(d);
             println!(
-                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {}, float {})",
+                "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {mode}, float {float})",
                 d.index,
                 d.name,
                 d.device_type,
@@ -448,11 +465,8 @@ fn devices(json: bool) -> Result<(), Failure> {
                 d.driver_name,
                 d.driver_info,
                 d.subgroup_size,
-                ptxvk::runtime::warp_mode_of(d).name(),
-                ptxvk::runtime::target_of(d).float_strategy()
             );
-            let (mode, why) = ptxvk::runtime::warp_choice(d);
-            println!("   warp mode {}: {why}", mode.name());
+            println!("   warp mode {mode}: {why}");
         }
         if list.is_empty() {
             println!("no Vulkan devices");

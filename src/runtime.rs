@@ -16,6 +16,7 @@ use crate::compile::{compile_linked, Compiled, Target, WarpMode};
 use crate::printf;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
+use ptxvk_lower::pass::FusedFma;
 
 /// The warp mode for a device described by `info` (DESIGN §7), and why:
 /// * native where subgroups are always 32 wide (NVIDIA), or where compute pipelines
@@ -76,7 +77,11 @@ fn required_subgroup_size(info: &DeviceInfo, mode: WarpMode) -> Option<u32> {
 /// What modules are compiled for on a device described by `info`: its warp mode, and f64
 /// for f32 arithmetic only where it has `shaderFloat64` (after `PTXVK_MASK_FEATURES`).
 pub fn target_of(info: &DeviceInfo) -> Target {
-    Target { warp_mode: warp_mode_of(info), float64: info.features.float64 }
+    Target {
+        warp_mode: warp_mode_of(info),
+        float64: info.features.float64,
+        fused_fma: FusedFma::default(),
+    }
 }
 
 /// Whether modules compiled for `mode` run correctly on a device described by `info`.
@@ -114,6 +119,8 @@ pub struct Device {
     inner: ptxvk_vk::Device,
     /// The warp mode modules get, and why (after the probe of [`Device::open`]).
     warp: (WarpMode, Arc<str>),
+    /// Which widths of the device's `Fma` its probe found fused.
+    fused_fma: FusedFma,
 }
 
 impl Device {
@@ -130,13 +137,15 @@ impl Device {
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
         let inner = ptxvk_vk::Device::open(selector)?;
         let (mode, why) = warp_choice(inner.info());
-        let mut device = Device { inner, warp: (mode, why.into()) };
+        let mut device = Device { inner, warp: (mode, why.into()), fused_fma: FusedFma::default() };
         if required_subgroup_size(device.info(), mode).is_some() {
             if let Err(seen) = probe_warps(&device) {
                 let why = format!("the warp probe failed with required subgroups: {seen}");
                 device.warp = (WarpMode::Emulated, why.into());
             }
         }
+        // A probe that cannot run leaves the exact emulation, which needs no answer.
+        device.fused_fma = fused_fma_of(&device).unwrap_or_default();
         Ok(device)
     }
 
@@ -154,7 +163,7 @@ impl Device {
     /// What modules are compiled for on this device: its [`Self::warp_mode`], and f64
     /// for f32 arithmetic where it has `shaderFloat64` ([`target_of`]).
     pub fn target(&self) -> Target {
-        Target { warp_mode: self.warp_mode(), ..target_of(self.info()) }
+        Target { warp_mode: self.warp_mode(), fused_fma: self.fused_fma, ..target_of(self.info()) }
     }
 
     /// The runtime device underneath: streams, events, pools, host memory, and launches
@@ -995,6 +1004,107 @@ fn describe(elem: ScalarType, count: u32) -> String {
     } else {
         format!("`{}[{count}]`", elem.directive())
     }
+}
+
+/// The fused-fma probe of [`Device::open`]: `fma.rn` of operands whose product is an
+/// exact tie, so that a fused `Fma` gives the tiny remainder and an unfused one 0:
+/// (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 in f32, (1 + 2^-27)^2 - (1 + 2^-26) = 2^-54 in
+/// f64. The operands come from memory so that no compiler folds them.
+const FMA_PROBE: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry fma_probe_f32(.param .u64 io)
+{
+    .reg .f32 %f<5>;
+    .reg .b64 %rd1;
+    ld.param.u64 %rd1, [io];
+    ld.global.f32 %f1, [%rd1];
+    ld.global.f32 %f2, [%rd1+4];
+    ld.global.f32 %f3, [%rd1+8];
+    fma.rn.f32 %f4, %f1, %f2, %f3;
+    st.global.f32 [%rd1+12], %f4;
+    ret;
+}
+.visible .entry fma_probe_f64(.param .u64 io)
+{
+    .reg .f64 %fd<5>;
+    .reg .b64 %rd1;
+    ld.param.u64 %rd1, [io];
+    ld.global.f64 %fd1, [%rd1];
+    ld.global.f64 %fd2, [%rd1+8];
+    ld.global.f64 %fd3, [%rd1+16];
+    fma.rn.f64 %fd4, %fd1, %fd2, %fd3;
+    st.global.f64 [%rd1+24], %fd4;
+    ret;
+}
+"#;
+
+/// Whether `device`'s `Fma` is fused for f32 and f64: from the cache file of this
+/// device and driver (`fused-fma`) when there is one, else by running [`FMA_PROBE`]
+/// compiled to the device's `Fma`, and then remembered there. Vulkan lets `Fma` round
+/// twice (GLSL.std.450), so only a measured answer lets ptxvk use it for `fma.rn`.
+fn fused_fma_of(device: &Device) -> Result<FusedFma, Error> {
+    let file = device.inner.cache_file("fused-fma");
+    let cached = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok());
+    if let Some(text) = cached {
+        let flag = |k: &str| text.lines().any(|l| l.trim() == format!("{k}=1"));
+        if text.lines().count() == 2 {
+            return Ok(FusedFma { f32: flag("f32"), f64: flag("f64") });
+        }
+    }
+    let fused = probe_fused_fma(device)?;
+    if let Some(f) = file {
+        // A cache that cannot be written only costs a probe next time.
+        let _ = std::fs::create_dir_all(f.parent().unwrap_or(&f));
+        let _ = std::fs::write(
+            &f,
+            format!("f32={}\nf64={}\n", u8::from(fused.f32), u8::from(fused.f64)),
+        );
+    }
+    Ok(fused)
+}
+
+/// Runs [`FMA_PROBE`] with `fma.rn` mapped to the device's `Fma` (f64 only where the
+/// device has it) and compares with the exact results.
+pub fn probe_fused_fma(device: &Device) -> Result<FusedFma, Error> {
+    let has_f64 = device.info().features.float64;
+    let target =
+        Target { fused_fma: FusedFma { f32: true, f64: has_f64 }, ..target_of(device.info()) };
+    let mut fused = FusedFma::default();
+    let t32 = 1.0f32 + 2f32.powi(-12);
+    let t64 = 1.0f64 + 2f64.powi(-27);
+    let cases: [(&str, Vec<u8>, Vec<u8>); 2] = [
+        (
+            "fma_probe_f32",
+            [t32, t32, -(1.0 + 2f32.powi(-11)), 0.0].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            2f32.powi(-24).to_le_bytes().to_vec(),
+        ),
+        (
+            "fma_probe_f64",
+            [t64, t64, -(1.0 + 2f64.powi(-26)), 0.0].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            2f64.powi(-54).to_le_bytes().to_vec(),
+        ),
+    ];
+    for (entry, input, want) in cases {
+        let is_f64 = entry.ends_with("f64");
+        if is_f64 && !has_f64 {
+            continue;
+        }
+        let compiled =
+            crate::compile::compile_with("fma_probe.ptx", FMA_PROBE, Some(entry), target)?;
+        let module = Module::from_compiled(device, compiled)?;
+        let io = device.buffer_from(&input)?;
+        module.kernel(entry)?.launch(1, 1, 0, &[Arg::from(&io)])?;
+        let out = io.to_vec()?;
+        let got = &out[out.len() - want.len()..];
+        if is_f64 {
+            fused.f64 = got == want.as_slice();
+        } else {
+            fused.f32 = got == want.as_slice();
+        }
+    }
+    Ok(fused)
 }
 
 /// The probe kernel of [`Device::open`]: each thread writes its index, `%laneid`,

@@ -24,6 +24,7 @@
 use std::path::{Path, PathBuf};
 
 use ptxvk::compile::{Target, WarpMode};
+use ptxvk::lower::pass::FusedFma;
 use ptxvk::lower::text;
 use ptxvk::SourceMap;
 
@@ -91,10 +92,15 @@ fn cases() -> Vec<Case> {
                     cases.push(Case { name: native, files, snapshot, target });
                 }
                 // f32 arithmetic also for a device without f64 (`.soft`, integer code).
+                // And for a device whose `Fma` a probe found fused (`.fused`).
                 if name == "ops/soft_f32" {
                     let int = format!("{name}.int");
                     let files = vec![f.clone()];
                     cases.push(Case { name: int, files, snapshot, target: Target::portable() });
+                    let fused = FusedFma { f32: true, f64: true };
+                    let target = Target { fused_fma: fused, ..Target::default() };
+                    let name = format!("{name}.fused");
+                    cases.push(Case { name, files: vec![f.clone()], snapshot, target });
                 }
                 let target = Target::with_warp_mode(WarpMode::Emulated);
                 cases.push(Case { name, files: vec![f], snapshot, target });

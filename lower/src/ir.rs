@@ -636,10 +636,23 @@ pub struct FloatMode {
     /// f64) and f32 `fma` until `pass::legalize_floats` rewrites those (to
     /// `RoundToOdd` + `Narrow`, or an `fma`). Other operations round to nearest.
     pub rounding: Rounding,
-    /// `.soft` (set by `pass::legalize_floats` for a target without f64, on f32 `fma`,
-    /// `div`, `rcp` and `sqrt` only): computed exactly with integer arithmetic, rounded
-    /// by `rounding`, instead of with the exact f64 residuals that need `shaderFloat64`.
-    pub soft: bool,
+    /// How an exact f32 `fma`, `div`, `rcp` or `sqrt` or an f64 `fma` is computed
+    /// (`pass::legalize_floats` chooses by the target; the default for all else).
+    pub path: FloatPath,
+}
+
+/// How [`FloatMode`]'s operation is computed exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FloatPath {
+    /// The default: f32 through f64 (exact residuals, round to odd), f64 `fma` in
+    /// integer arithmetic.
+    #[default]
+    F64,
+    /// `.soft`: with integer arithmetic only, for a target without f64 (f32 `fma`,
+    /// `div`, `rcp`, `sqrt`).
+    Integer,
+    /// `.fused`: the device's `Fma`, which a probe found fused (`fma` to nearest).
+    Fused,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

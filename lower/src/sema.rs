@@ -2025,7 +2025,7 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "`.ftz` applies to `.f32` only"));
         }
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        Ok(FloatMode { ftz: m.ftz, sat: m.sat, rounding, soft: false })
+        Ok(FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 })
     }
 
     fn memory(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {

@@ -290,7 +290,7 @@ fn parse_reg_ty(s: &str) -> Option<RegTy> {
 }
 
 /// Float-mode modifiers: `.ftz`, `.sat`, the rounding when it is not to nearest and
-/// `.soft`
+/// the path when it is not the default (`.soft`, `.fused`)
 /// (`prefix` distinguishes `cvt`'s mode rounding from its conversion rounding).
 fn float_mode(m: FloatMode, prefix: &str) -> String {
     let mut s = String::new();
@@ -303,8 +303,10 @@ fn float_mode(m: FloatMode, prefix: &str) -> String {
     if m.rounding != Rounding::Nearest {
         let _ = write!(s, ".{prefix}{}", m.rounding.spelling());
     }
-    if m.soft {
-        s.push_str(".soft");
+    match m.path {
+        FloatPath::F64 => {}
+        FloatPath::Integer => s.push_str(".soft"),
+        FloatPath::Fused => s.push_str(".fused"),
     }
     s
 }
@@ -859,8 +861,14 @@ impl<'a> Modifiers<'a> {
         let rounding = self
             .take(|w| w.strip_prefix(prefix).and_then(Rounding::from_spelling))
             .unwrap_or_default();
-        let soft = self.flag("soft");
-        FloatMode { ftz, sat, rounding, soft }
+        let path = if self.flag("soft") {
+            FloatPath::Integer
+        } else if self.flag("fused") {
+            FloatPath::Fused
+        } else {
+            FloatPath::F64
+        };
+        FloatMode { ftz, sat, rounding, path }
     }
 }
 

@@ -38,6 +38,9 @@ mod glsl {
     pub const FIND_UMSB: u32 = 75;
     pub const SQRT: u32 = 31;
     pub const FABS: u32 = 4;
+    /// GLSL.std.450 `Fma` (§ "Fma": "the result may be computed as if the operations
+    /// were separate"; used only where a probe found it fused).
+    pub const FMA: u32 = 50;
 }
 
 /// Memory semantics bits (SPIR-V §3.25).
@@ -379,7 +382,7 @@ impl<'a> FnEmitter<'a> {
                 }
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
-                let r = match (*op, mode.soft) {
+                let r = match (*op, mode.path == FloatPath::Integer) {
                     (UnaryOp::Sqrt, false) => self.call(Helper::SqrtF32(mode.rounding), &[v])?,
                     (UnaryOp::Sqrt, true) => {
                         self.call(Helper::SoftF32(SoftOp::Sqrt, mode.rounding), &[v])?
@@ -457,6 +460,22 @@ impl<'a> FnEmitter<'a> {
                 let r = self.bit_field_insert(*ty, av, bv, p, l)?;
                 self.write_op(*dst, r, *ty)
             }
+            // The device's `Fma`, which its probe found fused: exact (PTX ISA 9.2
+            // §9.7.3.6, one rounding) in one instruction.
+            InstKind::Fma { ty, mode, dst, a, b, c } if mode.path == FloatPath::Fused => {
+                let mut x =
+                    [self.read_op(*a, *ty)?, self.read_op(*b, *ty)?, self.read_op(*c, *ty)?];
+                if mode.ftz {
+                    for v in &mut x {
+                        *v = self.flush_f32(*v)?;
+                    }
+                }
+                let t = self.ty(Scalar::of_op(*ty));
+                let ops = x.map(Operand::IdRef);
+                let r = self.b.ext_inst(t, None, self.g.glsl, glsl::FMA, ops)?;
+                let r = self.float_result(r, *ty, *mode)?;
+                self.write_op(*dst, r, *ty)
+            }
             InstKind::Fma { ty: ty @ OpTy::F(64), mode, dst, a, b, c } => {
                 let it = Scalar::Int(64);
                 let av = self.read(*a, it)?;
@@ -476,7 +495,7 @@ impl<'a> FnEmitter<'a> {
                     bv = self.flush_f32(bv)?;
                     cv = self.flush_f32(cv)?;
                 }
-                let fma = if mode.soft {
+                let fma = if mode.path == FloatPath::Integer {
                     Helper::SoftF32(SoftOp::Fma, mode.rounding)
                 } else {
                     Helper::FmaF32
@@ -892,7 +911,7 @@ impl<'a> FnEmitter<'a> {
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
-                BinaryOp::Div if ty.bits() == 32 && mode.soft => {
+                BinaryOp::Div if ty.bits() == 32 && mode.path == FloatPath::Integer => {
                     self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
                 }
                 BinaryOp::Div if ty.bits() == 32 => {

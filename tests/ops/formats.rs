@@ -908,3 +908,56 @@ fn ue8m0_scale_factor_conversions() {
     cases.extend((0..=255).map(|e| In::new(0, 0, e << 8 | (255 - e))));
     generated_for("8.8", "sm_100a", "ue8m0_cvt", slots, cases).run();
 }
+
+/// The fused-fma probe of `Device::open` against the behaviour it predicts: `fma.rn.f32`
+/// compiled to the device's `Fma` (`.fused`) on products exactly halfway between two
+/// f32 plus a tiny addend is exactly the model's for every case if and only if the
+/// probe found the device's `Fma` fused (on lavapipe it is not, and the forced path
+/// then rounds some ties the wrong way, which is why ptxvk does not trust `Fma`).
+#[test]
+fn the_fused_fma_path_is_exact_exactly_when_the_probe_says_fused() {
+    let Some(device) = device() else { return };
+    let probe = ptxvk::runtime::probe_fused_fma(&device).expect("probe runs");
+    const PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
+        .visible .entry fmas(.param .u64 io, .param .u32 n)\n{\n\
+        .reg .pred %p1;\n.reg .b32 %r<4>;\n.reg .f32 %f<5>;\n.reg .b64 %rd<4>;\n\
+        mov.u32 %r1, %tid.x;\nld.param.u32 %r2, [n];\nsetp.ge.u32 %p1, %r1, %r2;\n\
+        @%p1 bra DONE;\nld.param.u64 %rd1, [io];\nmul.wide.u32 %rd2, %r1, 16;\n\
+        add.s64 %rd3, %rd1, %rd2;\nld.global.f32 %f1, [%rd3];\nld.global.f32 %f2, [%rd3+4];\n\
+        ld.global.f32 %f3, [%rd3+8];\nfma.rn.f32 %f4, %f1, %f2, %f3;\n\
+        st.global.f32 [%rd3+12], %f4;\nDONE:\nret;\n}\n";
+    let mut rng = Rng(79);
+    let mut io = Vec::new();
+    let mut want = Vec::new();
+    for _ in 0..256 {
+        let m = (rng.next_u32() % 2048) * 2 + 1;
+        let n = (rng.next_u32() % 2048) * 2 + 1;
+        let a = f32::from_bits(0x3f80_0000 | m << 11);
+        let b = f32::from_bits(0x3f80_0000 | n << 11);
+        let sign = if rng.next_u32().is_multiple_of(2) { 0 } else { 0x8000_0000 };
+        let c = f32::from_bits((27 + rng.next_u32() % 60) << 23 | sign);
+        io.extend([a, b, c, 0.0]);
+        want.push(a.mul_add(b, c));
+    }
+    let target = ptxvk::compile::Target {
+        fused_fma: ptxvk::lower::pass::FusedFma { f32: true, f64: false },
+        ..device.target()
+    };
+    let compiled = ptxvk::compile::compile_with("fmas.ptx", PTX, None, target).expect("compiles");
+    ptxvk::spirv::validate(&compiled.spirv.words).expect("valid SPIR-V");
+    let module = ptxvk::Module::from_compiled(&device, compiled).expect("module");
+    let buf = device.buffer_from(&io).expect("buffer");
+    let n = want.len() as u32;
+    module
+        .kernel("fmas")
+        .expect("kernel")
+        .launch(1, n, 0, &[ptxvk::Arg::from(&buf), ptxvk::Arg::from(n)])
+        .expect("launch");
+    let got = buf.to_vec().expect("read");
+    let exact = (0..want.len()).all(|k| got[4 * k + 3].to_bits() == want[k].to_bits());
+    assert_eq!(
+        exact, probe.f32,
+        "the probe says fused = {}, the forced `Fma` path is exact on every tie: {exact}",
+        probe.f32
+    );
+}

@@ -141,6 +141,17 @@ impl Device {
         &self.shared.info
     }
 
+    /// A file for facts about this device and driver that ptxvk measures once (the
+    /// result of a probe kernel), beside the pipeline cache and named like it with
+    /// `.NAME` appended; `None` when the disk cache is off (`PTXVK_NO_DISK_CACHE`).
+    pub fn cache_file(&self, name: &str) -> Option<PathBuf> {
+        let path = self.shared.cache_path.as_ref()?;
+        let mut file = path.file_name()?.to_os_string();
+        file.push(".");
+        file.push(name);
+        Some(path.with_file_name(file))
+    }
+
     /// How long a wait for the GPU may take before it fails with [`Error::Timeout`].
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.shared.timeout_ms())

@@ -31,15 +31,18 @@
 //!   64-bit integer holding the f64 bit pattern, which `Narrow` reads.
 //!
 //! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt`, and every `RoundToOdd`,
-//! is `.soft`.
+//! is `.soft`, but `fma.rn` that is `.fused`.
+//!
+//! **A device whose `Fma` is fused** ([`Target::fused_fma`], found by a probe): `fma.rn`
+//! of that width becomes `.fused`, the device's `Fma`, which is then exact.
 
 use ptxvk_frontend::Diagnostic;
 
 use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, OddOp, OpTy, RegId, RegTy, Rounding,
-    UnaryOp, Value,
+    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, Kernel, OddOp, OpTy, RegId,
+    RegTy, Rounding, UnaryOp, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -72,7 +75,7 @@ fn directed(kind: &InstKind) -> Option<Directed> {
             Some(Directed::Arith { op, ty, mode, dst, x: [lhs, rhs, zero] })
         }
         InstKind::Fma { ty: F32, mode, dst, a, b, c }
-            if mode.rounding != Rounding::Nearest && !mode.soft =>
+            if mode.rounding != Rounding::Nearest && mode.path == FloatPath::F64 =>
         {
             Some(Directed::Arith { op: OddOp::Fma, ty: F32, mode, dst, x: [a, b, c] })
         }
@@ -99,12 +102,24 @@ fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
 
 /// Rewrites every directed-rounding instruction as the module doc describes.
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
+    let fused = target.fused_fma;
     for b in 0..k.blocks.len() {
+        // `fma.rn` where the device's `Fma` is fused: one instruction, exact.
+        for inst in &mut k.blocks[b].insts {
+            if let InstKind::Fma { ty, mode, .. } = &mut inst.kind {
+                let width_fused = if *ty == F32 { fused.f32 } else { fused.f64 };
+                if width_fused && mode.rounding == Rounding::Nearest {
+                    mode.path = FloatPath::Fused;
+                }
+            }
+        }
         if !target.float64 {
             let mut odd_results = Vec::new();
             for inst in &mut k.blocks[b].insts {
                 if let Some(mode) = f64_assisted(&mut inst.kind) {
-                    mode.soft = true;
+                    if mode.path != FloatPath::Fused {
+                        mode.path = FloatPath::Integer;
+                    }
                 }
                 if let InstKind::RoundToOdd { soft, dst, .. } = &mut inst.kind {
                     *soft = true;
@@ -132,7 +147,8 @@ pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
                     f32_directed(&mut e, op, mode, dst, x)
                 }
                 Directed::Arith { op, ty, mode, dst, x } => {
-                    as_fma(&mut e, op, ty, FloatMode { soft: ty == F32, ..mode }, dst, x)
+                    let path = if ty == F32 { FloatPath::Integer } else { mode.path };
+                    as_fma(&mut e, op, ty, FloatMode { path, ..mode }, dst, x)
                 }
                 Directed::Convert { to, from, rounding, mode, dst, src } => {
                     convert_directed(&mut e, to, from, rounding, mode, dst, src)
@@ -250,7 +266,9 @@ pub fn needs_f64(kind: &InstKind) -> bool {
         InstKind::RoundToOdd { soft, .. } => !soft,
         InstKind::Fma { ty: F32, mode, .. }
         | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
-        | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => !mode.soft,
+        | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => {
+            mode.path == FloatPath::F64
+        }
         _ => false,
     }
 }

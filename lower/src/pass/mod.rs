@@ -52,29 +52,41 @@ pub struct Target {
     /// directed `add`/`sub`/`mul` into such an `fma`) to be computed with integer
     /// arithmetic. With it, they use exact f64 residuals, which are faster.
     pub float64: bool,
+    /// Whether the device's `Fma` is fused (one rounding) for f32 and for f64, as a
+    /// known-answer probe found when the device opened (Vulkan does not promise it).
+    /// Where it is, `fma.rn` of that width is the device's `Fma` (`.fused`).
+    pub fused_fma: FusedFma,
+}
+
+/// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FusedFma {
+    pub f32: bool,
+    pub f64: bool,
 }
 
 impl Target {
     /// A device with f64 whose warps are `warp_mode`.
     pub fn with_warp_mode(warp_mode: WarpMode) -> Target {
-        Target { warp_mode, float64: true }
+        Target { warp_mode, float64: true, fused_fma: FusedFma::default() }
     }
 
     /// How exact f32 `fma`, `div`, `rcp` and `sqrt` are computed, as `ptxvk devices`
     /// and `ptxvk run --json` report it: `f64-residuals` (an f64 candidate corrected
     /// with exact f64 residuals) or `integer` (integer arithmetic only).
     pub fn float_strategy(&self) -> &'static str {
-        if self.float64 {
-            "f64-residuals"
-        } else {
-            "integer"
+        match (self.float64, self.fused_fma.f32) {
+            (true, false) => "f64-residuals",
+            (true, true) => "f64-residuals, fused f32 fma",
+            (false, false) => "integer",
+            (false, true) => "integer, fused f32 fma",
         }
     }
 
     /// What `ptxvk compile` targets without a device: code that runs on every Vulkan
     /// device ptxvk supports (emulated warps, no f64 for f32 code).
     pub fn portable() -> Target {
-        Target { warp_mode: WarpMode::Emulated, float64: false }
+        Target { warp_mode: WarpMode::Emulated, float64: false, fused_fma: FusedFma::default() }
     }
 }
 

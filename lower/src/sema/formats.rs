@@ -22,7 +22,9 @@ use ptxvk_frontend::{Diagnostic, Spanned};
 use super::expand::{has, Emit};
 use super::{reject_other, unsupported, Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OddOp, OpTy, Rounding, Value};
+use crate::ir::{
+    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, OddOp, OpTy, Rounding, Value,
+};
 
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
@@ -703,7 +705,7 @@ impl Lowerer<'_> {
         for o in &i.operands[1..] {
             x.push(self.src(o, ty, false, span)?);
         }
-        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding, soft: false };
+        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 };
         let kind = match op {
             Opcode::Add | Opcode::Sub | Opcode::Mul => {
                 let op = match op {
