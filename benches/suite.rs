@@ -42,6 +42,11 @@ struct Case<'a> {
     grid: [u32; 3],
     block: [u32; 3],
     params: Params<'a>,
+    outputs: Outputs<'a>,
+}
+
+/// How to restore a case's inputs and outputs before a checked run, and the check.
+struct Outputs<'a> {
     reset: Box<dyn Fn() + 'a>,
     check: Check<'a>,
 }
@@ -175,12 +180,12 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     let ptx_launch = || kernel.launch_timed(c.grid, c.block, 0, &c.params.args).expect("launch");
     let glsl_launch = || vk.launch(&program, &cfg).expect("GLSL launch");
 
-    (c.reset)();
+    (c.outputs.reset)();
     ptx_launch();
-    (c.check)("ptxvk").unwrap_or_else(|e| panic!("{}: ptxvk: {e}", c.name));
-    (c.reset)();
+    (c.outputs.check)("ptxvk").unwrap_or_else(|e| panic!("{}: ptxvk: {e}", c.name));
+    (c.outputs.reset)();
     glsl_launch();
-    (c.check)("GLSL").unwrap_or_else(|e| panic!("{}: GLSL: {e}", c.name));
+    (c.outputs.check)("GLSL").unwrap_or_else(|e| panic!("{}: GLSL: {e}", c.name));
 
     ptx_launch();
     glsl_launch();
@@ -204,6 +209,19 @@ fn run(d: &Device, c: Case<'_>) -> Row {
         row.glsl_ms / row.ptx_ms
     );
     row
+}
+
+/// The parts of a case whose output is one buffer compared exactly: it is set to
+/// `initial` before each checked run.
+fn exact_output<T: Pod + PartialEq + std::fmt::Debug>(
+    out: &'static DeviceBuffer<T>,
+    initial: Vec<T>,
+    want: Vec<T>,
+) -> Outputs<'static> {
+    Outputs {
+        reset: Box::new(move || out.copy_from(&initial).expect("reset")),
+        check: Box::new(move |_| expect_eq(&out.to_vec().expect("read"), &want)),
+    }
 }
 
 /// Small integers as f32, from a seed: sums and products of them are exact.
@@ -264,8 +282,7 @@ fn vector_add(d: &Device) -> Case<'static> {
         grid: [(N / 256) as u32, 1, 1],
         block: [256, 1, 1],
         params: Params::default().buf(ab).buf(bb).buf(cb).i32(N as i32),
-        reset: Box::new(move || cb.copy_from(&vec![0.0; N]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&cb.to_vec().expect("read"), &want)),
+        outputs: exact_output(cb, vec![0.0; N], want),
     }
 }
 
@@ -285,8 +302,7 @@ fn saxpy(d: &Device) -> Case<'static> {
         grid: [1024, 1, 1],
         block: [256, 1, 1],
         params: Params::default().i32(N as i32).f32(a).buf(xb).buf(yb),
-        reset: Box::new(move || yb.copy_from(&y0).expect("reset")),
-        check: Box::new(move |_| expect_eq(&yb.to_vec().expect("read"), &want)),
+        outputs: exact_output(yb, y0, want),
     }
 }
 
@@ -316,8 +332,7 @@ fn matmul(d: &Device, tiled: bool) -> Case<'static> {
         grid: [(n / 16) as u32, (n / 16) as u32, 1],
         block: [16, 16, 1],
         params: Params::default().buf(ab).buf(bb).buf(cb).i32(n as i32),
-        reset: Box::new(move || cb.copy_from(&vec![0.0; n * n]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&cb.to_vec().expect("read"), &want)),
+        outputs: exact_output(cb, vec![0.0; n * n], want),
     }
 }
 
@@ -336,8 +351,7 @@ fn block_reduce(d: &Device) -> Case<'static> {
         grid: [blocks as u32, 1, 1],
         block: [256, 1, 1],
         params: Params::default().buf(xb).buf(ob).i32(N as i32),
-        reset: Box::new(move || ob.copy_from(&vec![0.0; blocks]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&ob.to_vec().expect("read"), &want)),
+        outputs: exact_output(ob, vec![0.0; blocks], want),
     }
 }
 
@@ -363,8 +377,7 @@ fn histogram(d: &Device) -> Case<'static> {
         grid: [256, 1, 1],
         block: [256, 1, 1],
         params: Params::default().buf(db).buf(hb).i32(N as i32),
-        reset: Box::new(move || hb.copy_from(&[0; 256]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&hb.to_vec().expect("read"), &want)),
+        outputs: exact_output(hb, vec![0; 256], want),
     }
 }
 
@@ -389,8 +402,7 @@ fn stencil(d: &Device) -> Case<'static> {
         grid: [(w / 16) as u32, (h / 16) as u32, 1],
         block: [16, 16, 1],
         params: Params::default().buf(xb).buf(ob).i32(w as i32).i32(h as i32),
-        reset: Box::new(move || ob.copy_from(&vec![0.0; w * h]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&ob.to_vec().expect("read"), &want)),
+        outputs: exact_output(ob, vec![0.0; w * h], want),
     }
 }
 
@@ -422,8 +434,7 @@ fn subword(d: &Device) -> Case<'static> {
         grid: [(N / 256) as u32, 1, 1],
         block: [256, 1, 1],
         params: Params::default().buf(xb).buf(ob).i32(N as i32),
-        reset: Box::new(move || ob.copy_from(&vec![0; N]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&ob.to_vec().expect("read"), &want)),
+        outputs: exact_output(ob, vec![0; N], want),
     }
 }
 
@@ -449,24 +460,26 @@ fn normalize(d: &Device) -> Case<'static> {
         grid: [(n / 256) as u32, 1, 1],
         block: [256, 1, 1],
         params: params.i32(n as i32),
-        reset: Box::new(move || {
-            for o in outs {
-                o.copy_from(&vec![0.0; n]).expect("reset");
-            }
-        }),
-        check: Box::new(move |side| {
-            for (k, o) in outs.iter().enumerate() {
-                let got: Vec<f64> =
-                    o.to_vec().expect("read").iter().map(|&v| f64::from(v)).collect();
-                let want: Vec<f64> = want.iter().map(|w| f64::from(w[k])).collect();
-                // Zero vectors give NaN on both sides; compare the rest.
-                let keep: Vec<usize> = (0..n).filter(|&i| !want[i].is_nan()).collect();
-                let g: Vec<f64> = keep.iter().map(|&i| got[i]).collect();
-                let w: Vec<f64> = keep.iter().map(|&i| want[i]).collect();
-                expect_close(side, &g, &w, 1e-6)?;
-            }
-            Ok(())
-        }),
+        outputs: Outputs {
+            reset: Box::new(move || {
+                for o in outs {
+                    o.copy_from(&vec![0.0; n]).expect("reset");
+                }
+            }),
+            check: Box::new(move |side| {
+                for (k, o) in outs.iter().enumerate() {
+                    let got: Vec<f64> =
+                        o.to_vec().expect("read").iter().map(|&v| f64::from(v)).collect();
+                    let want: Vec<f64> = want.iter().map(|w| f64::from(w[k])).collect();
+                    // Zero vectors give NaN on both sides; compare the rest.
+                    let keep: Vec<usize> = (0..n).filter(|&i| !want[i].is_nan()).collect();
+                    let g: Vec<f64> = keep.iter().map(|&i| got[i]).collect();
+                    let w: Vec<f64> = keep.iter().map(|&i| want[i]).collect();
+                    expect_close(side, &g, &w, 1e-6)?;
+                }
+                Ok(())
+            }),
+        },
     }
 }
 
@@ -490,8 +503,12 @@ fn f64_fma_div(d: &Device) -> Case<'static> {
         grid: [(n / 256) as u32, 1, 1],
         block: [256, 1, 1],
         params: params.i32(n as i32),
-        reset: Box::new(move || yb.copy_from(&vec![0.0; n]).expect("reset")),
-        check: Box::new(move |side| expect_close(side, &yb.to_vec().expect("read"), &want, 1e-12)),
+        outputs: Outputs {
+            reset: Box::new(move || yb.copy_from(&vec![0.0; n]).expect("reset")),
+            check: Box::new(move |side| {
+                expect_close(side, &yb.to_vec().expect("read"), &want, 1e-12)
+            }),
+        },
     }
 }
 
@@ -512,8 +529,7 @@ fn warp_reduce(d: &Device) -> Case<'static> {
         grid: [(N / 256) as u32, 1, 1],
         block: [256, 1, 1],
         params: params.buf(ob),
-        reset: Box::new(move || ob.copy_from(&vec![0; N / 32]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&ob.to_vec().expect("read"), &want)),
+        outputs: exact_output(ob, vec![0; N / 32], want),
     }
 }
 
@@ -538,8 +554,7 @@ fn scan(d: &Device) -> Case<'static> {
         grid: [(N / 256) as u32, 1, 1],
         block: [256, 1, 1],
         params: Params::default().buf(xb).buf(ob).i32(N as i32),
-        reset: Box::new(move || ob.copy_from(&vec![0; N]).expect("reset")),
-        check: Box::new(move |_| expect_eq(&ob.to_vec().expect("read"), &want)),
+        outputs: exact_output(ob, vec![0; N], want),
     }
 }
 

@@ -233,6 +233,58 @@ fn half_precision_arithmetic() {
     generated("half", slots, half_cases()).run();
 }
 
+/// `add`, `sub`, `mul` and `fma` on f32 rounded by `rnd`, against the model.
+fn f32_arith_slots(rnd: &'static str) -> Vec<Slot> {
+    let mode = mode_of(rnd);
+    let mut slots: Vec<Slot> = ["add", "sub", "mul"]
+        .into_iter()
+        .map(|op| {
+            slot(format!("{op}.{rnd}.f32 %d32, %a32, %b32"), move |x| {
+                want(
+                    fr::F32,
+                    arith(op, fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), Class::Nan]),
+                )
+            })
+        })
+        .collect();
+    slots.push(slot(format!("fma.{rnd}.f32 %d32, %a32, %b32, %c32"), move |x| {
+        want(fr::F32, arith("fma", fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), f32c(x.c)]))
+    }));
+    slots
+}
+
+/// `div`, `rcp` and `sqrt` on f32 rounded by `rnd`, against the model.
+fn f32_quotient_slots(rnd: &'static str) -> Vec<Slot> {
+    let mode = mode_of(rnd);
+    vec![
+        slot(format!("div.{rnd}.f32 %d32, %a32, %b32"), move |x| {
+            want(fr::F32, fr::div_class(f32c(x.a), f32c(x.b), fr::F32, mode))
+        }),
+        slot(format!("rcp.{rnd}.f32 %d32, %b32"), move |x| {
+            want(fr::F32, fr::div_class(f32c(0x3f80_0000), f32c(x.b), fr::F32, mode))
+        }),
+        slot(format!("sqrt.{rnd}.f32 %d32, %b32"), move |x| {
+            want(fr::F32, fr::sqrt_class(f32c(x.b), fr::F32, mode))
+        }),
+    ]
+}
+
+/// An f32 (as bits) with a random 24-bit significand and sign and exponent `e`.
+fn random_f32(r: &mut Rng, e: i32) -> u64 {
+    let m = 1.0 + f64::from(r.next_u32() >> 8) / 2f64.powi(24);
+    let s = if r.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
+    u64::from(((s * m * 2f64.powi(e)) as f32).to_bits())
+}
+
+/// The expected result of a `.sat` f32 operation: `.sat` may leave a zero of either
+/// sign (see `Want::ZeroF32`).
+fn saturated_f32(r: Option<u64>) -> Want {
+    match r {
+        Some(0) | Some(0x8000_0000) => Want::ZeroF32,
+        other => want(fr::F32, other),
+    }
+}
+
 fn mode_of(s: &str) -> Mode {
     match s {
         "rn" => Mode::Rn,
@@ -444,20 +496,7 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
     let mut slots = Vec::new();
     for rnd in ["rz", "rm", "rp"] {
         let mode = mode_of(rnd);
-        for op in ["add", "sub", "mul"] {
-            slots.push(slot(format!("{op}.{rnd}.f32 %d32, %a32, %b32"), move |x| {
-                want(
-                    fr::F32,
-                    arith(op, fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), Class::Nan]),
-                )
-            }));
-        }
-        slots.push(slot(format!("fma.{rnd}.f32 %d32, %a32, %b32, %c32"), move |x| {
-            want(
-                fr::F32,
-                arith("fma", fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), f32c(x.c)]),
-            )
-        }));
+        slots.extend(f32_arith_slots(rnd));
         slots.push(slot(format!("cvt.{rnd}.f32.f64 %d32, %a64"), move |x| {
             want(
                 fr::F32,
@@ -476,15 +515,7 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
     }
     for rnd in ["rz", "rm", "rp"] {
         let mode = mode_of(rnd);
-        slots.push(slot(format!("div.{rnd}.f32 %d32, %a32, %b32"), move |x| {
-            want(fr::F32, fr::div_class(f32c(x.a), f32c(x.b), fr::F32, mode))
-        }));
-        slots.push(slot(format!("rcp.{rnd}.f32 %d32, %b32"), move |x| {
-            want(fr::F32, fr::div_class(f32c(0x3f80_0000), f32c(x.b), fr::F32, mode))
-        }));
-        slots.push(slot(format!("sqrt.{rnd}.f32 %d32, %b32"), move |x| {
-            want(fr::F32, fr::sqrt_class(f32c(x.b), fr::F32, mode))
-        }));
+        slots.extend(f32_quotient_slots(rnd));
         // 64-bit integers, rounded once.
         slots.push(slot(format!("cvt.{rnd}.f32.s64 %d32, %c64"), move |x| {
             let v = x.c as i64;
@@ -546,22 +577,14 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
         slot("mul.rm.sat.f32 %d32, %a32, %b32", |x| {
             let r =
                 arith("mul", fr::F32, Mode::Rm, true, false, [f32c(x.a), f32c(x.b), Class::Nan]);
-            // `.sat` may leave a zero of either sign (see `Want::ZeroF32`).
-            match r {
-                Some(0) | Some(0x8000_0000) => Want::ZeroF32,
-                other => want(fr::F32, other),
-            }
+            saturated_f32(r)
         }),
     ]);
     let mut cases = conversion_cases();
     // f32 operands whose sums and products are inexact in every interesting way.
     cases.extend(random(74, 2000, |r| {
         let e = |r: &mut Rng| (r.next_u32() % 60) as i32 - 30;
-        let f = |r: &mut Rng, e: i32| {
-            let m = 1.0 + f64::from(r.next_u32() >> 8) / 2f64.powi(24);
-            let s = if r.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
-            u64::from(((s * m * 2f64.powi(e)) as f32).to_bits())
-        };
+        let f = random_f32;
         let ea = e(r);
         let eb = ea + (r.next_u32() % 30) as i32 - 15;
         let ec = ea + eb + (r.next_u32() % 50) as i32 - 25;
@@ -605,30 +628,8 @@ fn f32_arithmetic_without_f64() {
     }
     let mut slots = Vec::new();
     for rnd in ["rn", "rz", "rm", "rp"] {
-        let mode = mode_of(rnd);
-        for op in ["add", "sub", "mul"] {
-            slots.push(slot(format!("{op}.{rnd}.f32 %d32, %a32, %b32"), move |x| {
-                want(
-                    fr::F32,
-                    arith(op, fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), Class::Nan]),
-                )
-            }));
-        }
-        slots.push(slot(format!("fma.{rnd}.f32 %d32, %a32, %b32, %c32"), move |x| {
-            want(
-                fr::F32,
-                arith("fma", fr::F32, mode, false, false, [f32c(x.a), f32c(x.b), f32c(x.c)]),
-            )
-        }));
-        slots.push(slot(format!("div.{rnd}.f32 %d32, %a32, %b32"), move |x| {
-            want(fr::F32, fr::div_class(f32c(x.a), f32c(x.b), fr::F32, mode))
-        }));
-        slots.push(slot(format!("rcp.{rnd}.f32 %d32, %b32"), move |x| {
-            want(fr::F32, fr::div_class(f32c(0x3f80_0000), f32c(x.b), fr::F32, mode))
-        }));
-        slots.push(slot(format!("sqrt.{rnd}.f32 %d32, %b32"), move |x| {
-            want(fr::F32, fr::sqrt_class(f32c(x.b), fr::F32, mode))
-        }));
+        slots.extend(f32_arith_slots(rnd));
+        slots.extend(f32_quotient_slots(rnd));
     }
     slots.extend([
         slot("fma.rn.ftz.f32 %d32, %a32, %b32, %c32", |x| {
@@ -651,11 +652,7 @@ fn f32_arithmetic_without_f64() {
         }),
         slot("fma.rm.sat.f32 %d32, %a32, %b32, %c32", |x| {
             let r = arith("fma", fr::F32, Mode::Rm, true, false, [f32c(x.a), f32c(x.b), f32c(x.c)]);
-            // `.sat` may leave a zero of either sign (see `Want::ZeroF32`).
-            match r {
-                Some(0) | Some(0x8000_0000) => Want::ZeroF32,
-                other => want(fr::F32, other),
-            }
+            saturated_f32(r)
         }),
     ]);
     let mut cases = conversion_cases();
@@ -663,11 +660,7 @@ fn f32_arithmetic_without_f64() {
     // across the whole exponent range (subnormal results and overflow included).
     cases.extend(random(76, 3000, |r| {
         let e = |r: &mut Rng| (r.next_u32() % 300) as i32 - 150;
-        let f = |r: &mut Rng, e: i32| {
-            let m = 1.0 + f64::from(r.next_u32() >> 8) / 2f64.powi(24);
-            let s = if r.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
-            u64::from(((s * m * 2f64.powi(e)) as f32).to_bits())
-        };
+        let f = random_f32;
         let ea = e(r);
         let eb = (ea + (r.next_u32() % 40) as i32 - 20).clamp(-149, 127);
         let ec = (ea + eb + (r.next_u32() % 60) as i32 - 30).clamp(-149, 127);
