@@ -15,13 +15,22 @@
 //! mean over the kernels.
 //!
 //! ```text
-//! cargo bench --bench suite [-- NAME...]
+//! cargo bench --bench suite [-- [--float-native] NAME...]
 //! ```
+//!
+//! `--float-native` compiles the PTX with `--float native` (Vulkan's own `fma`, `div`
+//! and `sqrt`, not exact), which the GLSL uses: the ratio without the cost of
+//! exactness. ptxvk's outputs are then checked within the GLSL's tolerance.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ptxvk::{Arg, Device, DeviceBuffer, Pod};
 use ptxvk_vk::{Features, LaunchConfig};
 
 const RUNS: usize = 11;
+
+/// `--float-native`: compile the PTX with Vulkan's own float operations.
+static NATIVE_FLOAT: AtomicBool = AtomicBool::new(false);
 
 /// The GLSL baseline of each kernel, as SPIR-V (`scripts/gen-shaders`).
 macro_rules! spv {
@@ -103,6 +112,7 @@ struct Row {
 
 fn main() {
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    NATIVE_FLOAT.store(std::env::args().any(|a| a == "--float-native"), Ordering::Relaxed);
     let device = Device::default_device().expect("a Vulkan device");
     let info = device.info();
     println!(
@@ -110,7 +120,7 @@ fn main() {
         info.name,
         info.subgroup_size,
         device.warp_mode().name(),
-        device.target().float_strategy()
+        target(&device).float_strategy()
     );
     let d = &device;
     let cases: Vec<Entry> = vec![
@@ -149,6 +159,11 @@ fn main() {
     }
 }
 
+/// What the PTX is compiled for: the device's target, with `--float-native`'s choice.
+fn target(d: &Device) -> ptxvk::compile::Target {
+    ptxvk::compile::Target { native_float: NATIVE_FLOAT.load(Ordering::Relaxed), ..d.target() }
+}
+
 fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
@@ -162,7 +177,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn run(d: &Device, c: Case<'_>) -> Row {
     let path = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), c.ptx);
     let ptx = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), d.target())
+    let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), target(d))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
     let ptx_words = compiled.spirv.words.len();
     let module = ptxvk::Module::from_compiled(d, compiled).expect("module");
@@ -248,9 +263,9 @@ fn expect_eq<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T]) -> Result<()
     }
 }
 
-/// Exact for ptxvk; within `tol` (relative) for the GLSL.
+/// Exact for ptxvk (unless `--float-native`); within `tol` (relative) for the GLSL.
 fn expect_close(side: &str, got: &[f64], want: &[f64], tol: f64) -> Result<(), String> {
-    if side == "ptxvk" {
+    if side == "ptxvk" && !NATIVE_FLOAT.load(Ordering::Relaxed) {
         return expect_eq(got, want);
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {

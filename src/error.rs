@@ -21,6 +21,10 @@ pub enum Error {
     /// The Vulkan device or driver failed, or a launch exceeded its limits.
     #[error(transparent)]
     Runtime(ptxvk_vk::Error),
+    /// A setting (an environment variable such as `PTXVK_FLOAT`) has a value ptxvk does
+    /// not know.
+    #[error("{0}")]
+    Config(String),
     /// The module has no kernel of that name.
     #[error("no kernel named `{name}`; the module has: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     NoSuchKernel { name: String, available: Vec<String> },
@@ -59,7 +63,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Ptx { .. } | Error::Backend(ptxvk_spirv::Error::NoKernels) => 1,
-            Error::NoSuchKernel { .. } | Error::KernelNotNamed { .. } => 2,
+            Error::NoSuchKernel { .. } | Error::KernelNotNamed { .. } | Error::Config(_) => 2,
             _ if self.is_internal() => 4,
             _ => 3,
         }

@@ -46,6 +46,10 @@ enum Command {
         /// How warp collectives map to subgroups (DESIGN §7).
         #[arg(long, value_enum, default_value = "emulated")]
         warp_mode: WarpModeArg,
+        /// Float arithmetic: `exact` (PTX's results), or `native`: Vulkan's own `fma`,
+        /// `div` and `sqrt` to nearest, faster but with Vulkan's precision.
+        #[arg(long, value_enum, default_value = "exact")]
+        float: FloatArg,
     },
     /// Run a kernel: from flags, or from a launch spec (JSON).
     Run {
@@ -79,6 +83,9 @@ enum Command {
         /// split of 64).
         #[arg(long, value_enum)]
         warp_mode: Option<WarpModeArg>,
+        /// Float arithmetic (default: PTXVK_FLOAT, else exact); see `compile --float`.
+        #[arg(long, value_enum)]
+        float: Option<FloatArg>,
     },
     /// Run a program with ptxvk's libcuda.so.1 first on the loader path, so its CUDA
     /// driver API calls (numba-cuda, cuda-python, CUDA programs) run on Vulkan.
@@ -114,6 +121,15 @@ impl From<WarpModeArg> for WarpMode {
     }
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FloatArg {
+    /// PTX's results, bit for bit.
+    Exact,
+    /// Vulkan's `Fma`, `OpFDiv` and `Sqrt` for `fma`, `div`, `rcp` and `sqrt` to nearest:
+    /// not exact (Vulkan allows unfused `fma` and inexact division and square root).
+    Native,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Emit {
     Spv,
@@ -146,8 +162,13 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Compile { inputs, output, emit, entry, warp_mode } => {
-            compile(&inputs, output.as_deref(), emit, entry.as_deref(), warp_mode.into())
+        Command::Compile { inputs, output, emit, entry, warp_mode, float } => {
+            let target = ptxvk::compile::Target {
+                warp_mode: warp_mode.into(),
+                native_float: float == FloatArg::Native,
+                ..ptxvk::compile::Target::portable()
+            };
+            compile(&inputs, output.as_deref(), emit, entry.as_deref(), target)
         }
         Command::Run {
             inputs,
@@ -160,6 +181,7 @@ fn main() -> ExitCode {
             json,
             device,
             warp_mode,
+            float,
         } => run(
             inputs,
             spec,
@@ -171,6 +193,7 @@ fn main() -> ExitCode {
             json,
             device,
             warp_mode.map(Into::into),
+            float.map(|f| f == FloatArg::Native),
         ),
         Command::Devices { json } => devices(json),
         Command::Exec { print_path, command } => exec(print_path, &command),
@@ -269,11 +292,9 @@ fn compile(
     output: Option<&Path>,
     emit: Emit,
     entry: Option<&str>,
-    warp_mode: WarpMode,
+    target: ptxvk::compile::Target,
 ) -> Result<(), Failure> {
     let sources = read_all(inputs)?;
-    // Without a device: code for every device, in the warp mode asked for.
-    let target = ptxvk::compile::Target { warp_mode, ..ptxvk::compile::Target::portable() };
     let lower = || -> Result<_, Failure> {
         let (_, kernels) = ptxvk::compile::lower_linked(&sources, entry, target)?;
         if kernels.is_empty() {
@@ -333,6 +354,7 @@ fn run(
     json: bool,
     device: Option<String>,
     warp_mode: Option<WarpMode>,
+    native_float: Option<bool>,
 ) -> Result<(), Failure> {
     let spec = match spec_path {
         Some(p) => spec::load(&p).map_err(|e| usage(anyhow::anyhow!(e)))?,
@@ -370,6 +392,9 @@ fn run(
     let mut target = device.target();
     if let Some(mode) = warp_mode {
         target.warp_mode = mode;
+    }
+    if let Some(native) = native_float {
+        target.native_float = native;
     }
     let compiled = if target == compiled.target {
         compiled
@@ -413,16 +438,18 @@ fn run(
 /// What a device gets: its warp mode and why, and its float strategy. Opening the
 /// device runs the warp and fused-fma probes (`Device::open`); a device that does not
 /// open is described from its properties alone.
-fn profile(d: &ptxvk::vk::DeviceInfo) -> (&'static str, String, &'static str) {
-    match ptxvk::Device::open(&DeviceSelector::Index(d.index)) {
+fn profile(d: &ptxvk::vk::DeviceInfo) -> Result<(&'static str, String, &'static str), Failure> {
+    Ok(match ptxvk::Device::open(&DeviceSelector::Index(d.index)) {
         Ok(dev) => {
             (dev.warp_mode().name(), dev.warp_reason().to_string(), dev.target().float_strategy())
         }
+        // A bad setting is the user's to fix, not a device to describe otherwise.
+        Err(e @ Error::Config(_)) => return Err(e.into()),
         Err(_) => {
             let (mode, why) = ptxvk::runtime::warp_choice(d);
             (mode.name(), why, ptxvk::runtime::target_of(d).float_strategy())
         }
-    }
+    })
 }
 
 fn devices(json: bool) -> Result<(), Failure> {
@@ -431,8 +458,8 @@ fn devices(json: bool) -> Result<(), Failure> {
         let v: Vec<serde_json::Value> = list
             .iter()
             .map(|d| {
-                let (mode, why, float) = profile(d);
-                serde_json::json!({
+                let (mode, why, float) = profile(d)?;
+                Ok(serde_json::json!({
                     "index": d.index,
                     "name": d.name,
                     "type": format!("{:?}", d.device_type),
@@ -447,13 +474,13 @@ fn devices(json: bool) -> Result<(), Failure> {
                     "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
                     "max_workgroup_invocations": d.limits.max_workgroup_invocations,
                     "features": d.features.names(),
-                })
+                }))
             })
-            .collect();
+            .collect::<Result<_, Failure>>()?;
         println!("{}", serde_json::Value::Array(v));
     } else {
         for d in &list {
-            let (mode, why, float) = profile(d);
+            let (mode, why, float) = profile(d)?;
             println!(
                 "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {mode}, float {float})",
                 d.index,

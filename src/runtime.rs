@@ -81,6 +81,7 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         warp_mode: warp_mode_of(info),
         float64: info.features.float64,
         fused_fma: FusedFma::default(),
+        native_float: false,
     }
 }
 
@@ -121,6 +122,24 @@ pub struct Device {
     warp: (WarpMode, Arc<str>),
     /// Which widths of the device's `Fma` its probe found fused.
     fused_fma: FusedFma,
+    /// `PTXVK_FLOAT=native`: Vulkan's own `fma`, `div` and `sqrt` ([`Target::native_float`]).
+    native_float: bool,
+}
+
+/// The environment variable that chooses exact (`exact`, the default) or Vulkan's own
+/// (`native`) float arithmetic for every module of a device, the driver library's
+/// included.
+pub const ENV_FLOAT: &str = "PTXVK_FLOAT";
+
+/// `PTXVK_FLOAT`: whether it asks for native float arithmetic.
+fn native_float_from_env() -> Result<bool, Error> {
+    match std::env::var(ENV_FLOAT).as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("exact") => Ok(false),
+        Ok("native") => Ok(true),
+        Ok(other) => Err(Error::Config(format!(
+            "{ENV_FLOAT}={other}: expected `exact` (the default) or `native`"
+        ))),
+    }
 }
 
 impl Device {
@@ -137,7 +156,13 @@ impl Device {
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
         let inner = ptxvk_vk::Device::open(selector)?;
         let (mode, why) = warp_choice(inner.info());
-        let mut device = Device { inner, warp: (mode, why.into()), fused_fma: FusedFma::default() };
+        let native_float = native_float_from_env()?;
+        let mut device = Device {
+            inner,
+            warp: (mode, why.into()),
+            fused_fma: FusedFma::default(),
+            native_float,
+        };
         if required_subgroup_size(device.info(), mode).is_some() {
             if let Err(seen) = probe_warps(&device) {
                 let why = format!("the warp probe failed with required subgroups: {seen}");
@@ -163,7 +188,12 @@ impl Device {
     /// What modules are compiled for on this device: its [`Self::warp_mode`], and f64
     /// for f32 arithmetic where it has `shaderFloat64` ([`target_of`]).
     pub fn target(&self) -> Target {
-        Target { warp_mode: self.warp_mode(), fused_fma: self.fused_fma, ..target_of(self.info()) }
+        Target {
+            warp_mode: self.warp_mode(),
+            fused_fma: self.fused_fma,
+            native_float: self.native_float,
+            ..target_of(self.info())
+        }
     }
 
     /// The runtime device underneath: streams, events, pools, host memory, and launches

@@ -794,3 +794,60 @@ fn warp_mode_is_reported_and_checked() {
         );
     }
 }
+
+/// `--float native` (and `PTXVK_FLOAT=native`) gives `fma`, `div` and `sqrt` to Vulkan:
+/// the run says so, the results are within Vulkan's precision of the exact ones, and
+/// the compiled module has the device's `Fma` and `OpFDiv` where the exact one has
+/// neither; a `PTXVK_FLOAT` value ptxvk does not know is a usage error (exit 2).
+#[test]
+fn float_native_is_opt_in_reported_and_close() {
+    let ptx = repo().join("benches/ptx/normalize.ptx");
+    let dir = temp_dir();
+    for (float, fdiv) in [("exact", false), ("native", true)] {
+        let spvasm = dir.path().join(format!("{float}.spvasm"));
+        let out = ptxvk([
+            "compile",
+            path_str(&ptx),
+            "--emit",
+            "spvasm",
+            "--float",
+            float,
+            "-o",
+            path_str(&spvasm),
+        ]);
+        expect_ok(&out, "compile --float");
+        let text = std::fs::read_to_string(&spvasm).expect("spvasm");
+        assert_eq!(text.contains("OpFDiv %float"), fdiv, "{float}: OpFDiv on f32");
+    }
+    let Some(_) = vulkan("float_native_is_opt_in_reported_and_close") else { return };
+    let (x, y, z) = ([3.0f32, 1.0, 0.5], [4.0f32, 2.0, 0.25], [12.0f32, 2.0, 1e-3]);
+    let list = |v: &[f32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+    let mut args = vec!["run".to_string(), path_str(&ptx).into(), "--grid".into(), "1".into()];
+    args.extend(["--block".into(), "32".into(), "--json".into(), "--float".into()]);
+    args.push("native".into());
+    for v in [&x[..], &y, &z] {
+        args.extend(["--arg".into(), format!("buf:f32:{}", list(v))]);
+    }
+    for _ in 0..3 {
+        args.extend(["--arg".into(), "buf:f32:zeros:3".into()]);
+    }
+    args.extend(["--arg".into(), "s32:3".into()]);
+    let out = expect_ok(&ptxvk(&args), "run --float native");
+    let v = parse_json_object(&out);
+    assert_eq!(v["float"], "native (Vulkan precision, not exact)", "{out}");
+    for (k, comp) in [&x, &y, &z].into_iter().enumerate() {
+        let got = f32s_of_hex(v["buffers"][3 + k]["hex"].as_str().expect("hex"));
+        for i in 0..3 {
+            let len = f64::from(x[i]).hypot(f64::from(y[i])).hypot(f64::from(z[i]));
+            let want = f64::from(comp[i]) / len;
+            assert!((f64::from(got[i]) - want).abs() <= 1e-6 * want.abs(), "{got:?} vs {want}");
+        }
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .current_dir(repo())
+        .env("PTXVK_FLOAT", "fast")
+        .arg("devices")
+        .output()
+        .expect("the ptxvk binary runs");
+    expect_error(&bad, 2, "PTXVK_FLOAT=fast", &["PTXVK_FLOAT=fast", "`exact`", "`native`"]);
+}

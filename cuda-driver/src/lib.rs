@@ -145,6 +145,9 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
         ptxvk::Error::KernelNotNamed { .. } | ptxvk::Error::Launch(_) => {
             CUresult::CUDA_ERROR_INVALID_VALUE
         }
+        // A bad setting (`PTXVK_FLOAT`) stops the device from opening, as a missing
+        // driver would.
+        ptxvk::Error::Config(_) => CUresult::CUDA_ERROR_NOT_INITIALIZED,
         ptxvk::Error::KernelFailed { message, .. } if message.contains("Assertion") => {
             CUresult::CUDA_ERROR_ASSERT
         }

@@ -653,6 +653,9 @@ pub enum FloatPath {
     Integer,
     /// `.fused`: the device's `Fma`, which a probe found fused (`fma` to nearest).
     Fused,
+    /// `.native`: Vulkan's own `Fma`, `OpFDiv` and `Sqrt`, with Vulkan's precision (not
+    /// exact: `--float native`, to nearest only).
+    Native,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

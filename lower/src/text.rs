@@ -307,6 +307,7 @@ fn float_mode(m: FloatMode, prefix: &str) -> String {
         FloatPath::F64 => {}
         FloatPath::Integer => s.push_str(".soft"),
         FloatPath::Fused => s.push_str(".fused"),
+        FloatPath::Native => s.push_str(".native"),
     }
     s
 }
@@ -865,6 +866,8 @@ impl<'a> Modifiers<'a> {
             FloatPath::Integer
         } else if self.flag("fused") {
             FloatPath::Fused
+        } else if self.flag("native") {
+            FloatPath::Native
         } else {
             FloatPath::F64
         };

@@ -368,6 +368,25 @@ impl<'a> FnEmitter<'a> {
                 let v = self.special(*reg)?;
                 self.write(*dst, v, Scalar::Int(32), false)
             }
+            // `--float native`: Vulkan's square root and division (not exact).
+            InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src }
+                if mode.path == FloatPath::Native =>
+            {
+                let v = self.read_op(*src, *ty)?;
+                let v = if mode.ftz { self.flush_f32(v)? } else { v };
+                let s = Scalar::of_op(*ty);
+                let t = self.ty(s);
+                let r = if *op == UnaryOp::Sqrt {
+                    self.glsl1(t, glsl::SQRT, v)?
+                } else {
+                    let one_bits =
+                        if ty.bits() == 32 { 1f32.to_bits().into() } else { 1f64.to_bits() };
+                    let one = self.konst(s, one_bits);
+                    self.b.f_div(t, None, one, v)?
+                };
+                let r = self.float_result(r, *ty, *mode)?;
+                self.write_op(*dst, r, *ty)
+            }
             InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src } => {
                 if *ty == OpTy::F(64) {
                     let it = Scalar::Int(64);
@@ -461,8 +480,11 @@ impl<'a> FnEmitter<'a> {
                 self.write_op(*dst, r, *ty)
             }
             // The device's `Fma`, which its probe found fused: exact (PTX ISA 9.2
-            // §9.7.3.6, one rounding) in one instruction.
-            InstKind::Fma { ty, mode, dst, a, b, c } if mode.path == FloatPath::Fused => {
+            // §9.7.3.6, one rounding) in one instruction; or, with `--float native`,
+            // whatever the device's `Fma` does.
+            InstKind::Fma { ty, mode, dst, a, b, c }
+                if matches!(mode.path, FloatPath::Fused | FloatPath::Native) =>
+            {
                 let mut x =
                     [self.read_op(*a, *ty)?, self.read_op(*b, *ty)?, self.read_op(*c, *ty)?];
                 if mode.ftz {
@@ -911,6 +933,8 @@ impl<'a> FnEmitter<'a> {
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
+                // `--float native`: Vulkan's division (not exact).
+                BinaryOp::Div if mode.path == FloatPath::Native => self.b.f_div(t, None, a, c)?,
                 BinaryOp::Div if ty.bits() == 32 && mode.path == FloatPath::Integer => {
                     self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
                 }

@@ -33,6 +33,10 @@
 //! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt`, and every `RoundToOdd`,
 //! is `.soft`, but `fma.rn` that is `.fused`.
 //!
+//! **`--float native`** ([`Target::native_float`]): `fma`, `div`, `rcp` and `sqrt` to
+//! nearest become `.native`, Vulkan's own operations (not exact); directed roundings
+//! stay exact.
+//!
 //! **A device whose `Fma` is fused** ([`Target::fused_fma`], found by a probe): `fma.rn`
 //! of that width becomes `.fused`, the device's `Fma`, which is then exact.
 
@@ -90,6 +94,18 @@ fn directed(kind: &InstKind) -> Option<Directed> {
     }
 }
 
+/// The float mode of an `fma`, `div`, `rcp` or `sqrt` to nearest, f32 or f64, which
+/// `--float native` gives to Vulkan.
+fn native_candidate(kind: &mut InstKind) -> Option<&mut FloatMode> {
+    let mode = match kind {
+        InstKind::Fma { mode, .. }
+        | InstKind::Binary { op: BinaryOp::Div, ty: F32 | F64, mode, .. }
+        | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32 | F64, mode, .. } => mode,
+        _ => return None,
+    };
+    (mode.rounding == Rounding::Nearest).then_some(mode)
+}
+
 /// The float mode of an f32 operation that needs f64 unless computed in integers.
 fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
     match kind {
@@ -104,11 +120,19 @@ fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     let fused = target.fused_fma;
     for b in 0..k.blocks.len() {
+        if target.native_float {
+            for inst in &mut k.blocks[b].insts {
+                if let Some(mode) = native_candidate(&mut inst.kind) {
+                    mode.path = FloatPath::Native;
+                }
+            }
+        }
         // `fma.rn` where the device's `Fma` is fused: one instruction, exact.
         for inst in &mut k.blocks[b].insts {
             if let InstKind::Fma { ty, mode, .. } = &mut inst.kind {
                 let width_fused = if *ty == F32 { fused.f32 } else { fused.f64 };
-                if width_fused && mode.rounding == Rounding::Nearest {
+                let native = mode.path == FloatPath::Native;
+                if width_fused && mode.rounding == Rounding::Nearest && !native {
                     mode.path = FloatPath::Fused;
                 }
             }
@@ -117,7 +141,7 @@ pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
             let mut odd_results = Vec::new();
             for inst in &mut k.blocks[b].insts {
                 if let Some(mode) = f64_assisted(&mut inst.kind) {
-                    if mode.path != FloatPath::Fused {
+                    if mode.path == FloatPath::F64 {
                         mode.path = FloatPath::Integer;
                     }
                 }

@@ -56,6 +56,10 @@ pub struct Target {
     /// known-answer probe found when the device opened (Vulkan does not promise it).
     /// Where it is, `fma.rn` of that width is the device's `Fma` (`.fused`).
     pub fused_fma: FusedFma,
+    /// `--float native`: `fma`, `div`, `rcp` and `sqrt` to nearest (f32 and f64) are
+    /// Vulkan's own operations, with Vulkan's precision, which is not PTX's. Off by
+    /// default: exactness is ptxvk's contract; this trades it for speed.
+    pub native_float: bool,
 }
 
 /// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
@@ -68,13 +72,16 @@ pub struct FusedFma {
 impl Target {
     /// A device with f64 whose warps are `warp_mode`.
     pub fn with_warp_mode(warp_mode: WarpMode) -> Target {
-        Target { warp_mode, float64: true, fused_fma: FusedFma::default() }
+        Target { warp_mode, float64: true, fused_fma: FusedFma::default(), native_float: false }
     }
 
     /// How exact f32 `fma`, `div`, `rcp` and `sqrt` are computed, as `ptxvk devices`
     /// and `ptxvk run --json` report it: `f64-residuals` (an f64 candidate corrected
     /// with exact f64 residuals) or `integer` (integer arithmetic only).
     pub fn float_strategy(&self) -> &'static str {
+        if self.native_float {
+            return "native (Vulkan precision, not exact)";
+        }
         match (self.float64, self.fused_fma.f32) {
             (true, false) => "f64-residuals",
             (true, true) => "f64-residuals, fused f32 fma",
@@ -86,7 +93,12 @@ impl Target {
     /// What `ptxvk compile` targets without a device: code that runs on every Vulkan
     /// device ptxvk supports (emulated warps, no f64 for f32 code).
     pub fn portable() -> Target {
-        Target { warp_mode: WarpMode::Emulated, float64: false, fused_fma: FusedFma::default() }
+        Target {
+            warp_mode: WarpMode::Emulated,
+            float64: false,
+            fused_fma: FusedFma::default(),
+            native_float: false,
+        }
     }
 }
 
