@@ -21,12 +21,11 @@
 //! device needs this.
 //!
 //! **A target without f64** ([`Target::float64`] false) gets no f64 for f32 code:
-//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding get [`FloatMode::soft`]: the
-//!   emitter computes them exactly in integer arithmetic instead of correcting an f64
-//!   candidate with exact f64 residuals;
+//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding become `.soft`
+//!   ([`FloatPath::Integer`]): the emitter computes them exactly in integer arithmetic
+//!   instead of correcting an f64 candidate with exact f64 residuals;
 //! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
-//!   (`a + b` = `fma(a, 1, b)`, …), instead of round-to-odd f64 arithmetic.
-//!
+//!   (`a + b` = `fma(a, 1, b)`, …), instead of round-to-odd f64 arithmetic;
 //! * `RoundToOdd` (half-precision arithmetic) becomes `.soft`, its result register a
 //!   64-bit integer holding the f64 bit pattern, which `Narrow` reads.
 //!
