@@ -90,7 +90,7 @@ const SOFT_FMA: &str = "an exact fused multiply-add in integer arithmetic (128-b
      mode); Vulkan's `Fma` need not be fused";
 const APPROX_HOW: &str = "computed in f64 (argument reduction and polynomials, no device \
      transcendental functions) and rounded once to f32: within one ulp, far inside the ISA's \
-     bound";
+     bound; without f64, the same f64 arithmetic on bit patterns in integers";
 const SOFT_DIV: &str = "exact in integer arithmetic (Vulkan allows f64 division and square \
      root 2.5 ulp): a 55-bit quotient or root by restoring division or digit-by-digit \
      square root, the remainder as a sticky bit, one rounding in the wanted mode";

@@ -23,6 +23,7 @@ type R<T> = Result<T, Error>;
 
 mod approx;
 mod atomic;
+mod f64ops;
 pub(crate) mod helpers;
 mod narrow;
 mod softf64;
@@ -61,11 +62,14 @@ pub struct FnEmitter<'a> {
     local: Option<Word>,
     /// Innermost loop's (merge, continue) labels, and whether it was broken out of.
     loops: Vec<(Word, Word, bool)>,
+    /// Whether the f64 arithmetic of the `.approx` routines is soft (bit patterns in
+    /// integers, for devices without f64; `emit/f64ops.rs`).
+    soft_f64: bool,
 }
 
 impl<'a> FnEmitter<'a> {
     pub fn new(b: &'a mut Builder, t: &'a mut TypeCache, g: &'a Globals, k: &'a Kernel) -> Self {
-        FnEmitter { b, t, g, k, vars: Vec::new(), local: None, loops: Vec::new() }
+        FnEmitter { b, t, g, k, vars: Vec::new(), local: None, loops: Vec::new(), soft_f64: false }
     }
 
     /// Emits the kernel function and returns its id.
@@ -434,7 +438,12 @@ impl<'a> FnEmitter<'a> {
             } => {
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
-                let r = self.call(Helper::ApproxF32(*op), &[v])?;
+                let routine = if mode.path == FloatPath::Integer {
+                    Helper::ApproxF32Int(*op)
+                } else {
+                    Helper::ApproxF32(*op)
+                };
+                let r = self.call(routine, &[v])?;
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }

@@ -21,7 +21,8 @@
 //! device needs this.
 //!
 //! **A target without f64** ([`Target::float64`] false) gets no f64 for f32 code:
-//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding become `.soft`
+//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding, and the `.approx` functions
+//!   (`ex2`, `lg2`, `sin`, `cos`, `rsqrt`, `tanh`), become `.soft`
 //!   ([`FloatPath::Integer`]): the emitter computes them exactly in integer arithmetic
 //!   instead of correcting an f64 candidate with exact f64 residuals;
 //! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
@@ -105,12 +106,17 @@ fn native_candidate(kind: &mut InstKind) -> Option<&mut FloatMode> {
     (mode.rounding == Rounding::Nearest).then_some(mode)
 }
 
+/// The `.approx` functions, which the emitter computes in f64 (or soft f64).
+const APPROX: [UnaryOp; 6] =
+    [UnaryOp::Ex2, UnaryOp::Lg2, UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Rsqrt, UnaryOp::Tanh];
+
 /// The float mode of an f32 operation that needs f64 unless computed in integers.
 fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
     match kind {
         InstKind::Fma { ty: F32, mode, .. }
         | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
         | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => Some(mode),
+        InstKind::Unary { op, ty: F32, mode, .. } if APPROX.contains(op) => Some(mode),
         _ => None,
     }
 }
@@ -282,14 +288,17 @@ pub fn is_directed(kind: &InstKind) -> bool {
 }
 
 /// Whether an instruction of f32 (or half) arithmetic would need f64, which this pass
-/// removes for a target without it: f32 `fma`, `div`, `rcp`, `sqrt` and `RoundToOdd`
-/// that are not `.soft`.
+/// removes for a target without it: f32 `fma`, `div`, `rcp`, `sqrt`, the `.approx`
+/// functions and `RoundToOdd` that are not `.soft`.
 pub fn needs_f64(kind: &InstKind) -> bool {
     match kind {
         InstKind::RoundToOdd { soft, .. } => !soft,
         InstKind::Fma { ty: F32, mode, .. }
         | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
         | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => {
+            mode.path == FloatPath::F64
+        }
+        InstKind::Unary { op, ty: F32, mode, .. } if APPROX.contains(op) => {
             mode.path == FloatPath::F64
         }
         _ => false,

@@ -9,16 +9,13 @@
 //! within one ulp of the exact value, for every input (`sin`/`cos` reduce their argument
 //! exactly). Special values follow the PTX ISA tables (§9.7.3.14-22).
 
-use rspirv::dr::Operand;
 use rspirv::spirv::Word;
 
 use ptxvk_lower::ir::{FloatFormat, Rounding, UnaryOp};
 
-use super::{glsl, FnEmitter, R};
+use super::{FnEmitter, R};
 use crate::types::Scalar;
 use crate::Error;
-
-const F64: Scalar = Scalar::Float(64);
 
 /// 2/π in 24-bit pieces: 2/π = Σ TWO_OVER_PI_24[i] · 2^(-24(i+1)) to 288 bits (the
 /// table of fdlibm's `k_rem_pio2.c`, recomputed from π).
@@ -47,61 +44,28 @@ const EXP_TAYLOR: [f64; 14] = [
 ];
 
 impl FnEmitter<'_> {
-    fn kf(&mut self, v: f64) -> Word {
-        self.konst(F64, v.to_bits())
-    }
-
     /// `c[0] x^(n-1) + … + c[n-1]` by Horner's rule, with the contraction of
     /// multiply-adds forbidden so that the result does not depend on the device.
     fn horner(&mut self, x: Word, coeffs: &[f64]) -> R<Word> {
-        let dt = self.ty(F64);
         let mut acc = self.kf(coeffs[0]);
         for &c in &coeffs[1..] {
-            let p = self.exact(ptxvk_lower::ir::BinaryOp::Mul, dt, acc, x)?;
+            let p = self.fmul(acc, x)?;
             let k = self.kf(c);
-            acc = self.exact(ptxvk_lower::ir::BinaryOp::Add, dt, p, k)?;
+            acc = self.fadd(p, k)?;
         }
         Ok(acc)
-    }
-
-    fn fmul(&mut self, a: Word, b: Word) -> R<Word> {
-        let dt = self.ty(F64);
-        self.exact(ptxvk_lower::ir::BinaryOp::Mul, dt, a, b)
-    }
-
-    fn fadd(&mut self, a: Word, b: Word) -> R<Word> {
-        let dt = self.ty(F64);
-        self.exact(ptxvk_lower::ir::BinaryOp::Add, dt, a, b)
-    }
-
-    fn fsub(&mut self, a: Word, b: Word) -> R<Word> {
-        let dt = self.ty(F64);
-        self.exact(ptxvk_lower::ir::BinaryOp::Sub, dt, a, b)
-    }
-
-    fn floor64(&mut self, x: Word) -> R<Word> {
-        let dt = self.ty(F64);
-        Ok(self.b.ext_inst(dt, None, self.g.glsl, glsl::FLOOR, [Operand::IdRef(x)])?)
-    }
-
-    /// `cond ? a : b` on f64 values.
-    fn sel64(&mut self, cond: Word, a: Word, b: Word) -> R<Word> {
-        let dt = self.ty(F64);
-        Ok(self.b.select(dt, None, cond, a, b)?)
     }
 
     /// 2^t for an f64 `t`, clamped to [-1000, 1000] (NaN stays NaN): t = n + f with n
     /// an integer and |f| ≤ 1/2, 2^f = e^(f ln 2) by its Taylor series, 2^n exactly by
     /// building the f64 exponent.
     fn exp2_f64(&mut self, t: Word) -> R<Word> {
-        let bt = self.ty(Scalar::Bool);
         let it = self.ty(I64);
-        let dt = self.ty(F64);
         let hi = self.kf(1000.0);
         let lo = self.kf(-1000.0);
-        let over = self.b.f_ord_greater_than(bt, None, t, hi)?;
+        let over = self.fgt(t, hi)?;
         let t = self.sel64(over, hi, t)?;
-        let under = self.b.f_ord_less_than(bt, None, t, lo)?;
+        let under = self.flt(t, lo)?;
         let t = self.sel64(under, lo, t)?;
         let half = self.kf(0.5);
         let th = self.fadd(t, half)?;
@@ -111,25 +75,24 @@ impl FnEmitter<'_> {
         let y = self.fmul(f, ln2)?;
         let p = self.horner(y, &EXP_TAYLOR)?;
         // A NaN `n` would make the conversion undefined: use 0 instead (p is NaN then).
-        let is_nan = self.b.is_nan(bt, None, n)?;
+        let is_nan = self.fisnan(n)?;
         let zero = self.kf(0.0);
         let n = self.sel64(is_nan, zero, n)?;
-        let ni = self.b.convert_f_to_s(it, None, n)?;
+        let ni = self.f64_to_i64(n)?;
         let bias = self.konst(I64, 1023);
         let biased = self.b.i_add(it, None, ni, bias)?;
         let s52 = self.konst(I64, 52);
         let bits = self.b.shift_left_logical(it, None, biased, s52)?;
         // 2^n for n in [-1000, 1000] is normal; the two factors keep it in range.
-        let scale = self.b.bitcast(dt, None, bits)?;
+        let scale = self.f64_from_bits(bits)?;
         self.fmul(p, scale)
     }
 
     /// Rounds an f64 to f32 to nearest, overflowing to infinity and into subnormals
     /// exactly (integer arithmetic, not the device's conversion).
     fn round_f64_to_f32(&mut self, v: Word) -> R<Word> {
-        let it = self.ty(I64);
         let ft = self.ty(Scalar::Float(32));
-        let bits = self.b.bitcast(it, None, v)?;
+        let bits = self.f64_bits(v)?;
         let r = self.narrow_bits(FloatFormat::F32, 64, Rounding::Nearest, false, false, bits)?;
         Ok(self.b.bitcast(ft, None, r)?)
     }
@@ -137,9 +100,8 @@ impl FnEmitter<'_> {
     /// One of the `.approx` functions of an f32 `x`.
     pub(super) fn approx(&mut self, op: UnaryOp, x: Word) -> R<Word> {
         let bt = self.ty(Scalar::Bool);
-        let dt = self.ty(F64);
         let ft = self.ty(Scalar::Float(32));
-        let xd = self.b.f_convert(dt, None, x)?;
+        let xd = self.f64_from_f32(x)?;
         let zero = self.kf(0.0);
         let one = self.kf(1.0);
         let f32c = |e: &mut Self, v: f32| e.konst(Scalar::Float(32), u64::from(v.to_bits()));
@@ -152,7 +114,7 @@ impl FnEmitter<'_> {
                 // x = m · 2^e with m in [sqrt(1/2), sqrt(2)); log2 m = 2 atanh(s) / ln 2
                 // with s = (m - 1)/(m + 1), |s| ≤ 0.172, by its odd series.
                 let it = self.ty(I64);
-                let bits = self.b.bitcast(it, None, xd)?;
+                let bits = self.f64_bits(xd)?;
                 let s52 = self.konst(I64, 52);
                 let exp_field = self.b.shift_right_logical(it, None, bits, s52)?;
                 let e_mask = self.konst(I64, 0x7ff);
@@ -163,9 +125,9 @@ impl FnEmitter<'_> {
                 let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
                 let one_bits = self.konst(I64, 1f64.to_bits());
                 let m_bits = self.b.bitwise_or(it, None, frac, one_bits)?;
-                let m = self.b.bitcast(dt, None, m_bits)?;
+                let m = self.f64_from_bits(m_bits)?;
                 let sqrt2 = self.kf(std::f64::consts::SQRT_2);
-                let big = self.b.f_ord_greater_than(bt, None, m, sqrt2)?;
+                let big = self.fgt(m, sqrt2)?;
                 let half = self.kf(0.5);
                 let m_half = self.fmul(m, half)?;
                 let m = self.sel64(big, m_half, m)?;
@@ -174,22 +136,22 @@ impl FnEmitter<'_> {
                 let e = self.b.select(it, None, big, e1, e)?;
                 let num = self.fsub(m, one)?;
                 let den = self.fadd(m, one)?;
-                let s = self.b.f_div(dt, None, num, den)?;
+                let s = self.fdiv(num, den)?;
                 let s2 = self.fmul(s, s)?;
                 let series: Vec<f64> = (0..12).rev().map(|k| 1.0 / (2 * k + 1) as f64).collect();
                 let p = self.horner(s2, &series)?;
                 let atanh = self.fmul(s, p)?;
                 let k = self.kf(2.0 / std::f64::consts::LN_2);
                 let frac_log = self.fmul(atanh, k)?;
-                let ef = self.b.convert_s_to_f(dt, None, e)?;
+                let ef = self.f64_from_i64(e)?;
                 let r = self.fadd(ef, frac_log)?;
                 let r = self.round_f64_to_f32(r)?;
                 // log2(±0) = -inf, log2(x < 0) = NaN, log2(+inf) = +inf, NaN stays NaN.
-                let is_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
-                let neg = self.b.f_ord_less_than(bt, None, xd, zero)?;
+                let is_zero = self.feq(xd, zero)?;
+                let neg = self.flt(xd, zero)?;
                 let inf = self.kf(f64::INFINITY);
-                let is_inf = self.b.f_ord_equal(bt, None, xd, inf)?;
-                let is_nan = self.b.is_nan(bt, None, xd)?;
+                let is_inf = self.feq(xd, inf)?;
+                let is_nan = self.fisnan(xd)?;
                 let ninf = f32c(self, f32::NEG_INFINITY);
                 let nan = f32c(self, f32::NAN);
                 let pinf = f32c(self, f32::INFINITY);
@@ -200,15 +162,15 @@ impl FnEmitter<'_> {
             }
             UnaryOp::Sin | UnaryOp::Cos => self.sin_cos(op == UnaryOp::Sin, xd)?,
             UnaryOp::Rsqrt => {
-                let s = self.glsl1(dt, glsl::SQRT, xd)?;
-                let r = self.b.f_div(dt, None, one, s)?;
+                let s = self.fsqrt(xd)?;
+                let r = self.fdiv(one, s)?;
                 let r = self.round_f64_to_f32(r)?;
                 // rsqrt(±0) = ±inf, rsqrt(+inf) = +0, rsqrt(x < 0) = NaN.
-                let is_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
+                let is_zero = self.feq(xd, zero)?;
                 let inf = self.kf(f64::INFINITY);
-                let is_inf = self.b.f_ord_equal(bt, None, xd, inf)?;
-                let neg = self.b.f_ord_less_than(bt, None, xd, zero)?;
-                let is_nan = self.b.is_nan(bt, None, xd)?;
+                let is_inf = self.feq(xd, inf)?;
+                let neg = self.flt(xd, zero)?;
+                let is_nan = self.fisnan(xd)?;
                 let it = self.ty(Scalar::Int(32));
                 let xb = self.b.bitcast(it, None, x)?;
                 let sign_mask = self.konst(Scalar::Int(32), 0x8000_0000);
@@ -225,16 +187,16 @@ impl FnEmitter<'_> {
             }
             UnaryOp::Tanh => {
                 // tanh |x| = 1 - 2/(e^(2|x|) + 1); below 2^-20 tanh x = x to 2^-40.
-                let ax = self.glsl1(dt, glsl::FABS, xd)?;
+                let ax = self.fabs(xd)?;
                 let k = self.kf(2.0 * std::f64::consts::LOG2_E);
                 let t = self.fmul(ax, k)?;
                 let e = self.exp2_f64(t)?;
                 let e1 = self.fadd(e, one)?;
                 let two = self.kf(2.0);
-                let q = self.b.f_div(dt, None, two, e1)?;
+                let q = self.fdiv(two, e1)?;
                 let th = self.fsub(one, q)?;
                 let tiny = self.kf(2f64.powi(-20));
-                let small = self.b.f_ord_less_than(bt, None, ax, tiny)?;
+                let small = self.flt(ax, tiny)?;
                 let th = self.sel64(small, ax, th)?;
                 let r = self.round_f64_to_f32(th)?;
                 // The sign of x (tanh is odd; ±0 stays ±0); NaN stays NaN.
@@ -310,10 +272,11 @@ impl FnEmitter<'_> {
         let kq = self.floor64(kq)?;
         let k4 = self.fmul(kq, four)?;
         let q = self.fsub(k, k4)?;
-        let q_nan = self.b.is_nan(bt, None, q)?;
+        let q_nan = self.fisnan(q)?;
         let zero = self.kf(0.0);
         let q = self.sel64(q_nan, zero, q)?;
-        let q = self.b.convert_f_to_s(it, None, q)?;
+        let q = self.f64_to_i64(q)?;
+        let q = self.b.u_convert(it, None, q)?;
         let r2 = self.fmul(r, r)?;
         // sin r = r (1 - r^2/3! + r^4/5! - …), cos r = 1 - r^2/2! + r^4/4! - …
         // Taylor coefficients (-1)^j / (2j + first)!, highest power first for Horner.
@@ -334,9 +297,8 @@ impl FnEmitter<'_> {
         let sp = self.horner(r2, &sin_c)?;
         let s = self.fmul(r, sp)?;
         let c = self.horner(r2, &cos_c)?;
-        let dt = self.ty(F64);
-        let ns = self.b.f_negate(dt, None, s)?;
-        let nc = self.b.f_negate(dt, None, c)?;
+        let ns = self.fneg(s)?;
+        let nc = self.fneg(c)?;
         // sin: [s, c, -s, -c][q]; cos: [c, -s, -c, s][q].
         let table = if is_sin { [s, c, ns, nc] } else { [c, ns, nc, s] };
         let mut v = table[3];
@@ -347,17 +309,18 @@ impl FnEmitter<'_> {
         }
         let r = self.round_f64_to_f32(v)?;
         // sin(±0) = ±0 (the reduction above loses the sign of zero).
-        let is_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
+        let is_zero = self.feq(xd, zero)?;
         let r = if is_sin {
-            let x32 = self.b.f_convert(ft, None, xd)?;
+            // The f32 of ±0 itself (exact).
+            let x32 = self.round_f64_to_f32(xd)?;
             self.b.select(ft, None, is_zero, x32, r)?
         } else {
             r
         };
         // sin/cos of ±inf or NaN is NaN.
-        let ax = self.glsl1(dt, glsl::FABS, xd)?;
+        let ax = self.fabs(xd)?;
         let inf = self.kf(f64::INFINITY);
-        let finite = self.b.f_ord_less_than(bt, None, ax, inf)?;
+        let finite = self.flt(ax, inf)?;
         let nan = self.konst(Scalar::Float(32), u64::from(f32::NAN.to_bits()));
         Ok(self.b.select(ft, None, finite, r, nan)?)
     }

@@ -575,7 +575,7 @@ impl FnEmitter<'_> {
     /// The f64 bit pattern (a 64-bit integer) of the f32 whose bits are `x`, exactly,
     /// in integer arithmetic: normal numbers rebias their exponent, subnormals (normal
     /// in f64) are normalized, infinities and NaNs keep their payload.
-    fn f32_bits_to_f64_bits(&mut self, x: Word) -> R<Word> {
+    pub(super) fn f32_bits_to_f64_bits(&mut self, x: Word) -> R<Word> {
         let it = self.ty(U64);
         let ut = self.ty(U32);
         let bt = self.ty(Scalar::Bool);
