@@ -24,13 +24,13 @@ test: setup
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \
 		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e \
 			--test grid_sync_e2e --test link_e2e
-	# Once more on a device without shaderFloat64: kernels without f64 values need no f64
-	# (the two skipped tests use f64 kernels; math_fast's `.approx` functions still need
-	# f64), and f32 and half arithmetic stay exact.
+	# Once more on a device without shaderFloat64: every kernel without f64 values runs
+	# (the two skipped tests use f64 kernels), and f32, half and `.approx` arithmetic
+	# stay exact.
 	PTXVK_MASK_FEATURES=shaderFloat64 cargo test -p ptxvk --test kernels_e2e \
 		--test recursion_e2e --test warp_e2e -- --skip calls_device_functions_inlined \
 		--skip registers_of_every_kind_live_across_calls
 	PTXVK_MASK_FEATURES=shaderFloat64 cargo test -p ptxvk --test math_kernels_e2e \
 		--test ops_e2e -- half_math_f16_and_bf16 half_precision_arithmetic \
-		f32_arithmetic_fma_min_max div_sqrt_rcp_rn_f32 half_comparisons
+		f32_arithmetic_fma_min_max div_sqrt_rcp_rn_f32 half_comparisons math_fast_approx
 	scripts/python-tests

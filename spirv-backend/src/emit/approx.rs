@@ -43,6 +43,11 @@ const EXP_TAYLOR: [f64; 14] = [
     1.0,
 ];
 
+/// Piece `i` of 2/π: `TWO_OVER_PI_24[i] · 2^(-24(i+1))`, exact in f64.
+fn two_over_pi_piece(i: usize) -> f64 {
+    f64::from(TWO_OVER_PI_24[i]) * 2f64.powi(-24 * (i as i32 + 1))
+}
+
 impl FnEmitter<'_> {
     /// `c[0] x^(n-1) + … + c[n-1]` by Horner's rule, with the contraction of
     /// multiply-adds forbidden so that the result does not depend on the device.
@@ -213,6 +218,73 @@ impl FnEmitter<'_> {
         Ok(r)
     }
 
+    /// `x·c - 4·round(x·c/4)`, in [-2, 2]: exact (a multiple of the product's ulp of at
+    /// most 47 bits, or 0), and small remainders stay small.
+    fn remainder_mod4(&mut self, xd: Word, c: Word) -> R<Word> {
+        let quarter = self.kf(0.25);
+        let four = self.kf(4.0);
+        let half = self.kf(0.5);
+        let p = self.fmul(xd, c)?;
+        let pq = self.fmul(p, quarter)?;
+        let pq = self.fadd(pq, half)?;
+        let fl = self.floor64(pq)?;
+        let whole = self.fmul(fl, four)?;
+        self.fsub(p, whole)
+    }
+
+    /// `(s, e) + m` in double-double arithmetic.
+    fn accumulate(&mut self, s: Word, e: Word, m: Word) -> R<(Word, Word)> {
+        let (s, t) = self.two_sum(s, m)?;
+        Ok((s, self.fadd(e, t)?))
+    }
+
+    /// The sum of [`Self::remainder_mod4`] over the pieces of 2/π as a SPIR-V loop
+    /// (soft f64 only): unrolled, the eleven steps after the first are over a thousand
+    /// inlined soft operations, which drivers that inline every call (Mesa) compile for
+    /// about a minute. Piece i is selected from the constants by comparisons.
+    fn reduce_loop(&mut self, xd: Word) -> R<(Word, Word)> {
+        let (it, bt) = (self.ty(Scalar::Int(32)), self.ty(Scalar::Bool));
+        let dt = self.f64_ty();
+        let c0 = self.kf(two_over_pi_piece(0));
+        let s0 = self.remainder_mod4(xd, c0)?;
+        let e0 = self.kf(0.0);
+        let (pre, header, body, cont, merge) =
+            (self.b.id(), self.b.id(), self.b.id(), self.b.id(), self.b.id());
+        let (i_phi, s_phi, e_phi) = (self.b.id(), self.b.id(), self.b.id());
+        let (i_next, s_next, e_next) = (self.b.id(), self.b.id(), self.b.id());
+        let one = self.konst(Scalar::Int(32), 1);
+        let count = self.konst(Scalar::Int(32), TWO_OVER_PI_24.len() as u64);
+        self.b.branch(pre)?;
+        self.b.begin_block(Some(pre))?;
+        self.b.branch(header)?;
+        self.b.begin_block(Some(header))?;
+        self.b.phi(it, Some(i_phi), [(one, pre), (i_next, cont)])?;
+        self.b.phi(dt, Some(s_phi), [(s0, pre), (s_next, cont)])?;
+        self.b.phi(dt, Some(e_phi), [(e0, pre), (e_next, cont)])?;
+        self.b.loop_merge(merge, cont, rspirv::spirv::LoopControl::NONE, [])?;
+        self.b.branch(body)?;
+        self.b.begin_block(Some(body))?;
+        let mut c = self.kf(two_over_pi_piece(1));
+        for k in 2..TWO_OVER_PI_24.len() {
+            let kk = self.konst(Scalar::Int(32), k as u64);
+            let is_k = self.b.i_equal(bt, None, i_phi, kk)?;
+            let ck = self.kf(two_over_pi_piece(k));
+            c = self.sel64(is_k, ck, c)?;
+        }
+        let m = self.remainder_mod4(xd, c)?;
+        let (s, e) = self.accumulate(s_phi, e_phi, m)?;
+        self.b.branch(cont)?;
+        self.b.begin_block(Some(cont))?;
+        let dt2 = self.f64_ty();
+        self.b.copy_object(dt2, Some(s_next), s)?;
+        self.b.copy_object(dt2, Some(e_next), e)?;
+        self.b.i_add(it, Some(i_next), i_phi, one)?;
+        let more = self.b.u_less_than(bt, None, i_next, count)?;
+        self.b.branch_conditional(more, header, merge, [])?;
+        self.b.begin_block(Some(merge))?;
+        Ok((s_next, e_next))
+    }
+
     /// `(s, e)` with `s + e = a + b` exactly (Knuth's TwoSum).
     fn two_sum(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
         let s = self.fadd(a, b)?;
@@ -236,26 +308,20 @@ impl FnEmitter<'_> {
         let quarter = self.kf(0.25);
         let four = self.kf(4.0);
         let half = self.kf(0.5);
-        let mut acc: Option<(Word, Word)> = None;
-        for (i, chunk) in TWO_OVER_PI_24.iter().enumerate() {
-            let c = self.kf(f64::from(*chunk) * 2f64.powi(-24 * (i as i32 + 1)));
-            // p - 4·round(p/4), in [-2, 2]: exact (a multiple of p's ulp of at most 47
-            // bits, or 0), and small remainders stay small.
-            let p = self.fmul(xd, c)?;
-            let pq = self.fmul(p, quarter)?;
-            let pq = self.fadd(pq, half)?;
-            let fl = self.floor64(pq)?;
-            let whole = self.fmul(fl, four)?;
-            let m = self.fsub(p, whole)?;
-            acc = Some(match acc {
-                None => (m, self.kf(0.0)),
-                Some((s, e)) => {
-                    let (s, t) = self.two_sum(s, m)?;
-                    (s, self.fadd(e, t)?)
-                }
-            });
-        }
-        let (s, e) = acc.ok_or_else(|| Error::Internal("empty 2/pi table".into()))?;
+        let (s, e) = if self.soft_f64 {
+            self.reduce_loop(xd)?
+        } else {
+            let mut acc: Option<(Word, Word)> = None;
+            for i in 0..TWO_OVER_PI_24.len() {
+                let c = self.kf(two_over_pi_piece(i));
+                let m = self.remainder_mod4(xd, c)?;
+                acc = Some(match acc {
+                    None => (m, self.kf(0.0)),
+                    Some((s, e)) => self.accumulate(s, e, m)?,
+                });
+            }
+            acc.ok_or_else(|| Error::Internal("empty 2/pi table".into()))?
+        };
         let sh = self.fadd(s, half)?;
         let k = self.floor64(sh)?;
         let f = self.fsub(s, k)?;
