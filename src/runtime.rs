@@ -1095,8 +1095,8 @@ fn fused_fma_of(device: &Device) -> Result<FusedFma, Error> {
     Ok(fused)
 }
 
-/// Runs [`FMA_PROBE`] with `fma.rn` mapped to the device's `Fma` (f64 only where the
-/// device has it) and compares with the exact results.
+/// Runs the fused-fma probe kernel (`FMA_PROBE`) with `fma.rn` mapped to the device's
+/// `Fma` (f64 only where the device has it) and compares with the exact results.
 pub fn probe_fused_fma(device: &Device) -> Result<FusedFma, Error> {
     let has_f64 = device.info().features.float64;
     let target =
@@ -1159,9 +1159,9 @@ const WARP_PROBE: &str = r#"
 }
 "#;
 
-/// Runs [`WARP_PROBE`] for `device`'s warp mode in blocks of 64 and 48 threads (full
-/// warps, and a partial last warp) and checks what each thread saw against CUDA's
-/// numbering; the first difference is the error.
+/// Runs the warp probe kernel (`WARP_PROBE`) for `device`'s warp mode in blocks of 64
+/// and 48 threads (full warps, and a partial last warp) and checks what each thread saw
+/// against CUDA's numbering; the first difference is the error.
 pub fn probe_warps(device: &Device) -> Result<(), String> {
     let compiled =
         crate::compile::compile_with("warp_probe.ptx", WARP_PROBE, None, device.target())
