@@ -87,9 +87,10 @@ pub fn target_of(info: &DeviceInfo) -> Target {
 
 /// Whether modules compiled for `mode` run correctly on a device described by `info`.
 pub fn check_warp_mode(info: &DeviceInfo, mode: WarpMode) -> Result<(), Error> {
-    let can_require = |size| info.required_subgroup_sizes.is_some_and(|s| s.allows(size));
     match mode.subgroup_size() {
-        Some(size) if size != info.subgroup_size && !can_require(size) => {
+        Some(size)
+            if size != info.subgroup_size && required_subgroup_size(info, mode).is_none() =>
+        {
             Err(Error::Launch(format!(
                 "warp mode `{}` needs subgroups of {size} invocations; {} has {}",
                 mode.name(),

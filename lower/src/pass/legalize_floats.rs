@@ -121,44 +121,49 @@ fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
     }
 }
 
+/// Chooses how `kind` is computed for `target` (module doc), in this order:
+/// `--float native`, a fused `Fma`, integer arithmetic without f64. Returns the result
+/// register of a `RoundToOdd` made `.soft`, which must become a 64-bit integer.
+fn choose_path(kind: &mut InstKind, target: &Target) -> Option<RegId> {
+    if let InstKind::RoundToOdd { soft, dst, .. } = kind {
+        if target.float64 {
+            return None;
+        }
+        *soft = true;
+        return Some(*dst);
+    }
+    if target.native_float {
+        if let Some(mode) = native_candidate(kind) {
+            mode.path = FloatPath::Native;
+            return None;
+        }
+    }
+    // `fma.rn` where the device's `Fma` is fused: one instruction, exact.
+    if let InstKind::Fma { ty, mode, .. } = kind {
+        let fused = if *ty == F32 { target.fused_fma.f32 } else { target.fused_fma.f64 };
+        if fused && mode.rounding == Rounding::Nearest {
+            mode.path = FloatPath::Fused;
+            return None;
+        }
+    }
+    if !target.float64 {
+        if let Some(mode) = f64_assisted(kind).filter(|m| m.path == FloatPath::F64) {
+            mode.path = FloatPath::Integer;
+        }
+    }
+    None
+}
+
 /// Rewrites every directed-rounding instruction as the module doc describes.
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
-    let fused = target.fused_fma;
     for b in 0..k.blocks.len() {
-        if target.native_float {
-            for inst in &mut k.blocks[b].insts {
-                if let Some(mode) = native_candidate(&mut inst.kind) {
-                    mode.path = FloatPath::Native;
-                }
-            }
-        }
-        // `fma.rn` where the device's `Fma` is fused: one instruction, exact.
+        let mut odd_results = Vec::new();
         for inst in &mut k.blocks[b].insts {
-            if let InstKind::Fma { ty, mode, .. } = &mut inst.kind {
-                let width_fused = if *ty == F32 { fused.f32 } else { fused.f64 };
-                let native = mode.path == FloatPath::Native;
-                if width_fused && mode.rounding == Rounding::Nearest && !native {
-                    mode.path = FloatPath::Fused;
-                }
-            }
+            odd_results.extend(choose_path(&mut inst.kind, target));
         }
-        if !target.float64 {
-            let mut odd_results = Vec::new();
-            for inst in &mut k.blocks[b].insts {
-                if let Some(mode) = f64_assisted(&mut inst.kind) {
-                    if mode.path == FloatPath::F64 {
-                        mode.path = FloatPath::Integer;
-                    }
-                }
-                if let InstKind::RoundToOdd { soft, dst, .. } = &mut inst.kind {
-                    *soft = true;
-                    odd_results.push(*dst);
-                }
-            }
-            // The f64 bit pattern lives in an integer register: `Narrow` reads bits.
-            for r in odd_results {
-                k.regs[r.index()].ty = RegTy::Int(64);
-            }
+        // The f64 bit pattern lives in an integer register: `Narrow` reads bits.
+        for r in odd_results {
+            k.regs[r.index()].ty = RegTy::Int(64);
         }
         if !k.blocks[b].insts.iter().any(|i| directed(&i.kind).is_some()) {
             continue;
