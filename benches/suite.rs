@@ -32,6 +32,10 @@ const RUNS: usize = 11;
 /// `--float-native`: compile the PTX with Vulkan's own float operations.
 static NATIVE_FLOAT: AtomicBool = AtomicBool::new(false);
 
+/// `--float-integer`: compile the PTX as for a device without f64 (exact f32 `fma`,
+/// `div`, `rcp` and `sqrt` in integer arithmetic), to compare with the f64 scheme.
+static INTEGER_FLOAT: AtomicBool = AtomicBool::new(false);
+
 /// The GLSL baseline of each kernel, as SPIR-V (`scripts/gen-shaders`).
 macro_rules! spv {
     ($name:literal) => {
@@ -113,6 +117,7 @@ struct Row {
 fn main() {
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     NATIVE_FLOAT.store(std::env::args().any(|a| a == "--float-native"), Ordering::Relaxed);
+    INTEGER_FLOAT.store(std::env::args().any(|a| a == "--float-integer"), Ordering::Relaxed);
     let device = Device::default_device().expect("a Vulkan device");
     let info = device.info();
     println!(
@@ -159,9 +164,15 @@ fn main() {
     }
 }
 
-/// What the PTX is compiled for: the device's target, with `--float-native`'s choice.
+/// What the PTX is compiled for: the device's target, with `--float-native`'s choice,
+/// and with `--float-integer` the exact scheme of a device without f64.
 fn target(d: &Device) -> ptxvk::compile::Target {
-    ptxvk::compile::Target { native_float: NATIVE_FLOAT.load(Ordering::Relaxed), ..d.target() }
+    let own = d.target();
+    ptxvk::compile::Target {
+        native_float: NATIVE_FLOAT.load(Ordering::Relaxed),
+        float64: own.float64 && !INTEGER_FLOAT.load(Ordering::Relaxed),
+        ..own
+    }
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {

@@ -82,6 +82,8 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         float64: info.features.float64,
         fused_fma: FusedFma::default(),
         native_float: false,
+        int8: info.features.int8,
+        int16: info.features.int16,
     }
 }
 

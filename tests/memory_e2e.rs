@@ -269,6 +269,49 @@ $LOOP:
     assert!(out.to_vec().expect("read").iter().all(|&v| v == want));
 }
 
+/// Sub-word shared stores (`pass::legalize_memory`): nvcc's byte transposition through
+/// a `u8` shared array (`benches/cuda/subword_shared.cu`) gets a byte window and plain
+/// typed stores on a device with 8-bit integers, and two atomics per store without
+/// them; both are checked against a CPU model of the transposition, in a block that is
+/// only partly inside `n`.
+#[test]
+fn sub_word_shared_stores_are_typed_where_the_device_has_8_bit_integers() {
+    let path = repo().join("benches/ptx/subword_shared.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("read PTX");
+    let n = 700usize;
+    let input: Vec<u32> =
+        (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x0102_0304).collect();
+    // Thread t of block b reads bytes 4t..4t+3 of the block's shared array, where byte
+    // j*256 + u holds byte j of the word of thread u (0 past `n`).
+    let model = |i: usize| {
+        let (block, t) = (i / 256, i % 256);
+        (0..4).fold(0u32, |w, m| {
+            let k = 4 * t + m;
+            let u = block * 256 + k % 256;
+            let word = input.get(u).copied().unwrap_or(0);
+            w | ((word >> (8 * (k / 256))) & 0xff) << (8 * m)
+        })
+    };
+    let want: Vec<u32> = (0..n).map(model).collect();
+    let device = device();
+    for (int8, atomics) in [(true, false), (false, true)] {
+        let target = ptxvk::compile::Target { int8, ..ptxvk::compile::Target::portable() };
+        let compiled = ptxvk::compile::compile_with("subword_shared.ptx", &ptx, None, target)
+            .expect("compiles");
+        ptxvk::spirv::validate(&compiled.spirv.words).expect("valid SPIR-V");
+        let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+        assert_eq!(text.contains("OpAtomicAnd"), atomics, "int8 {int8}: atomics");
+        let Some(device) = &device else { continue };
+        let module = ptxvk::Module::from_compiled(device, compiled).expect("module");
+        let src = device.buffer_from(&input).expect("input");
+        let out = device.zeroed::<u32>(n).expect("output");
+        let args = [ptxvk::Arg::from(&src), ptxvk::Arg::from(&out), ptxvk::Arg::from(n as i32)];
+        let kernel = module.kernel("subword_shared").expect("kernel");
+        kernel.launch(n.div_ceil(256) as u32, 256, 0, &args).expect("launch");
+        assert_eq!(out.to_vec().expect("read"), want, "int8 {int8}");
+    }
+}
+
 /// Module-scope `.global`/`.const` variables (`tests/ptx/memory/module_vars.ptx`):
 /// initializers, persistence across launches, and host access through
 /// `Module::read_global`/`write_global`.

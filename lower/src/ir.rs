@@ -96,15 +96,54 @@ pub struct SharedLayout {
     pub dynamic_align: Option<u32>,
     /// Static variables in the window: name, offset, size in bytes.
     pub variables: Vec<(String, u32, u32)>,
-    /// The window is an array of 64-bit words rather than 32-bit ones: the kernel has
+    /// The window's element. 32-bit words by default. 64-bit words when the kernel has
     /// 64-bit shared atomics, which SPIR-V performs on 64-bit elements only (Vulkan 1.3
     /// devices need `VK_KHR_workgroup_memory_explicit_layout` to alias element types,
-    /// which lavapipe and many others lack). Narrower atomics on such a window are
-    /// compare-and-swap loops on the containing 64-bit word (`sema::atomic`).
-    pub wide: bool,
+    /// which lavapipe and many others lack); narrower atomics on such a window are
+    /// compare-and-swap loops on the containing 64-bit word (`sema::atomic`). Bytes or
+    /// halves when `pass::legalize_memory` finds that typed sub-word stores beat the
+    /// atomics a word window needs for them.
+    pub word: SharedWord,
+}
+
+/// The element type of the shared window ([`SharedLayout::word`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SharedWord {
+    U8,
+    U16,
+    #[default]
+    U32,
+    U64,
+}
+
+impl SharedWord {
+    pub fn bits(self) -> u32 {
+        match self {
+            SharedWord::U8 => 8,
+            SharedWord::U16 => 16,
+            SharedWord::U32 => 32,
+            SharedWord::U64 => 64,
+        }
+    }
+
+    /// The element of `bits` bits, if a window can have it.
+    pub fn of_bits(bits: u32) -> Option<SharedWord> {
+        match bits {
+            8 => Some(SharedWord::U8),
+            16 => Some(SharedWord::U16),
+            32 => Some(SharedWord::U32),
+            64 => Some(SharedWord::U64),
+            _ => None,
+        }
+    }
 }
 
 impl SharedLayout {
+    /// Whether the window is of 64-bit words (the kernel has 64-bit shared atomics).
+    pub fn wide(&self) -> bool {
+        self.word == SharedWord::U64
+    }
+
     /// Offset of dynamic shared memory.
     pub fn dynamic_offset(&self) -> u32 {
         let align = self.dynamic_align.unwrap_or(1).max(1);
@@ -871,7 +910,7 @@ pub enum InstKind {
     /// the old value; `cmp` is the comparand of `Cas` (ignored otherwise). After
     /// `pass::legalize_atomics` every atomic is native ([`AtomicOp::is_native`]) and
     /// as wide as its space's atomic word: global atomics 32 or 64 bits, shared ones
-    /// 32, or 64 in a wide window ([`SharedLayout::wide`]).
+    /// 32, or 64 in a wide window ([`SharedLayout::word`]).
     Atomic {
         op: AtomicOp,
         space: Space,

@@ -351,12 +351,13 @@ fn lower_kernel<'m>(
     let bodies =
         || std::iter::once(body).chain(callees.iter().map(|c| c.body.as_deref().unwrap_or(&[])));
     let generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
-    l.kernel.shared.wide =
-        bodies().any(|b| contains(b, &|i| atomic::may_be_wide_shared(i, generic_windows)));
+    if bodies().any(|b| contains(b, &|i| atomic::may_be_wide_shared(i, generic_windows))) {
+        l.kernel.shared.word = SharedWord::U64;
+    }
     // The scratch word of `bar.red`, placed with the static variables (a whole 64-bit
     // word of a wide window, which it counts in with 64-bit atomics).
     if bodies().any(|b| contains(b, &barrier::is_reduction)) {
-        let size = if l.kernel.shared.wide { 8 } else { 4 };
+        let size = if l.kernel.shared.wide() { 8 } else { 4 };
         let offset = l.kernel.shared.static_bytes.next_multiple_of(size);
         l.kernel.shared.static_bytes = offset + size;
         l.kernel.shared.variables.push(("$bar.red".to_string(), offset, size));
@@ -2111,7 +2112,7 @@ impl Lowerer<'_> {
         // A wide shared window (`SharedLayout::wide`) has atomics of 64 bits only; a
         // strong narrower store there is an atomic store that `pass::legalize_atomics`
         // makes a compare-and-swap loop (`store_in_wide_word`).
-        let shared_atomic_bits = if self.kernel.shared.wide { 64 } else { 32 };
+        let shared_atomic_bits = if self.kernel.shared.wide() { 64 } else { 32 };
         let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
             let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))
                 || (space == Space::Shared && ty.bits() == shared_atomic_bits);
@@ -2155,7 +2156,7 @@ impl Lowerer<'_> {
         };
         let access = |l: &mut Self, space: Space, addr: Address| {
             if let (Data::Store(srcs), Some((order, scope)), Space::Shared, true) =
-                (&data, strength, space, l.kernel.shared.wide && ty.bits() < 64)
+                (&data, strength, space, l.kernel.shared.wide() && ty.bits() < 64)
             {
                 if let [src] = srcs.as_slice() {
                     l.store_in_wide_word(ty, order, scope, addr, *src, span);

@@ -10,7 +10,7 @@
 //! kernel NAME {
 //!     params size 16 align 8                     ; the parameter block (crate::abi)
 //!     param a .u64 x1 @0 size 8 align 8          ; one per parameter, in order
-//!     shared 256 align 16 wide                   ; static bytes, dynamic align, wide window
+//!     shared 256 align 16 word 64                ; static bytes, dynamic align, element bits
 //!     shared_var tile @0 256                     ; static shared variables
 //!     local 32                                   ; bytes of the local window
 //!     reqntid 32 1 1 | maxntid 256 1 1 | maxnreg 64
@@ -426,8 +426,8 @@ impl<'a> Printer<'a> {
         if let Some(a) = k.shared.dynamic_align {
             let _ = write!(shared, " align {a}");
         }
-        if k.shared.wide {
-            shared.push_str(" wide");
+        if k.shared.word != SharedWord::default() {
+            let _ = write!(shared, " word {}", k.shared.word.bits());
         }
         let _ = writeln!(s, "{shared}");
         for (name, offset, size) in &k.shared.variables {
@@ -1010,9 +1010,9 @@ impl KernelParser {
                     self.k.shared.dynamic_align = Some(num(i + 1)?);
                     i += 2;
                 }
-                if words.get(i) == Some(&"wide") {
-                    self.k.shared.wide = true;
-                    i += 1;
+                if words.get(i) == Some(&"word") {
+                    self.k.shared.word = SharedWord::of_bits(num(i + 1)?).ok_or_else(bad)?;
+                    i += 2;
                 }
                 if i != words.len() {
                     return Err(bad());

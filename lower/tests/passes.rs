@@ -113,6 +113,21 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             legalize_memory::is_partial_access,
             legalize_memory::run,
         )?,
+        // On a device with 8- and 16-bit integers: a window of typed elements, no atomics.
+        ("legalize_memory:typed", _) => {
+            let k = &mut s.kernel;
+            let target = Target { int8: true, int16: true, ..Target::default() };
+            legalize_memory::run(k, &target).map_err(|d| d.message)?;
+            if k.shared.word.bits() >= 32 {
+                return Err("the shared window kept its 32-bit words".into());
+            }
+            let k = &*k;
+            let left = count(k, |i| legalize_memory::is_partial_access(k, i));
+            let atomics = count(k, |i| matches!(i, InstKind::Atomic { .. }));
+            if left + atomics != 0 {
+                return Err(format!("{left} partial accesses and {atomics} atomics left"));
+            }
+        }
         ("legalize_floats", None) => legalizes(
             &mut s.kernel,
             "directed rounding",

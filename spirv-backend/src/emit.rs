@@ -665,7 +665,7 @@ impl<'a> FnEmitter<'a> {
                 let linear = self.b.i_add(u32t, None, zyx, x)?;
                 let base = self.konst(Scalar::Int(32), u64::from(scratch / 4));
                 let index = self.b.i_add(u32t, None, linear, base)?;
-                if self.k.shared.wide {
+                if self.k.shared.wide() {
                     let two = self.konst(Scalar::Int(32), 2);
                     let byte = self.b.shift_left_logical(u32t, None, index, two)?;
                     self.store_wide(OpTy::U(32), byte, v)?;
@@ -1863,10 +1863,21 @@ impl<'a> FnEmitter<'a> {
 
     /// Pointer to 32-bit word `index` of the shared window.
     fn shared_word(&mut self, index: Word) -> R<Word> {
-        let u32t = self.ty(Scalar::Int(32));
-        let pt = self.t.pointer(self.b, StorageClass::Workgroup, u32t);
-        let Some(shared) = self.g.shared.filter(|_| !self.k.shared.wide) else {
-            return Err(Error::Internal("a 32-bit shared word without a 32-bit window".into()));
+        self.shared_element(SharedWord::U32, index)
+    }
+
+    /// Pointer to element `index` of the kernel's shared window, whose elements must be
+    /// `word`.
+    fn shared_element(&mut self, word: SharedWord, index: Word) -> R<Word> {
+        let elem = self.ty(Scalar::Int(word.bits() as u8));
+        let pt = self.t.pointer(self.b, StorageClass::Workgroup, elem);
+        let window = self.g.shared_window(word).filter(|_| self.k.shared.word == word);
+        let Some(shared) = window else {
+            return Err(Error::Internal(format!(
+                "a {}-bit shared element in a window of {}-bit elements",
+                word.bits(),
+                self.k.shared.word.bits()
+            )));
         };
         Ok(self.b.access_chain(pt, None, shared, [index])?)
     }
@@ -1876,14 +1887,9 @@ impl<'a> FnEmitter<'a> {
     pub(super) fn shared_wide_word(&mut self, byte: Word) -> R<Word> {
         let s32 = Scalar::Int(32);
         let u32t = self.ty(s32);
-        let u64t = self.ty(Scalar::Int(64));
-        let pt = self.t.pointer(self.b, StorageClass::Workgroup, u64t);
-        let Some(shared) = self.g.shared_wide.filter(|_| self.k.shared.wide) else {
-            return Err(Error::Internal("a 64-bit shared word without a 64-bit window".into()));
-        };
         let three = self.konst(s32, 3);
         let index = self.b.shift_right_logical(u32t, None, byte, three)?;
-        Ok(self.b.access_chain(pt, None, shared, [index])?)
+        self.shared_element(SharedWord::U64, index)
     }
 
     /// The bit position of byte `byte` in its 64-bit word.
@@ -1937,27 +1943,59 @@ impl<'a> FnEmitter<'a> {
         Ok(())
     }
 
-    /// A load of one window word (`pass::legalize_memory` makes every window access
-    /// one).
-    fn load_window(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
-        let s32 = Scalar::Int(32);
-        let u32t = self.ty(s32);
-        let byte = self.address32(addr, extra)?;
-        if space == Space::Shared && self.k.shared.wide {
-            return self.load_wide(ty, byte);
+    /// The element of `space`'s window: the shared window's own, 32-bit words for the
+    /// local window.
+    fn window_word_of(&self, space: Space) -> SharedWord {
+        if space == Space::Shared {
+            self.k.shared.word
+        } else {
+            SharedWord::U32
         }
-        if ty.bits() != 32 {
-            return Err(Error::Internal("a window load that is not one word".into()));
-        }
-        let two = self.konst(s32, 2);
-        let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
-        let p = self.window_word(space, idx)?;
-        let w = self.b.load(u32t, None, p, None, [])?;
-        self.coerce(w, s32, Scalar::of_op(ty))
     }
 
-    /// A store of one window word (`pass::legalize_memory` makes every window access
-    /// one).
+    /// The index of the element holding byte `byte` of a window of `word`s, whose
+    /// access must be of the element's width.
+    fn window_index(&mut self, word: SharedWord, ty: OpTy, byte: Word) -> R<Word> {
+        if ty.bits() != word.bits() {
+            return Err(Error::Internal("a window access that is not one element".into()));
+        }
+        let s32 = Scalar::Int(32);
+        let u32t = self.ty(s32);
+        let shift = (word.bits() / 8).trailing_zeros();
+        if shift == 0 {
+            return Ok(byte);
+        }
+        let shift = self.konst(s32, u64::from(shift));
+        Ok(self.b.shift_right_logical(u32t, None, byte, shift)?)
+    }
+
+    /// Pointer to element `index` of `space`'s window.
+    fn window_element(&mut self, space: Space, word: SharedWord, index: Word) -> R<Word> {
+        if space == Space::Shared {
+            self.shared_element(word, index)
+        } else {
+            self.window_word(space, index)
+        }
+    }
+
+    /// A load of one window element (`pass::legalize_memory` makes every window
+    /// access one).
+    fn load_window(&mut self, space: Space, ty: OpTy, addr: &Address, extra: i64) -> R<Word> {
+        let byte = self.address32(addr, extra)?;
+        let word = self.window_word_of(space);
+        if word == SharedWord::U64 {
+            return self.load_wide(ty, byte);
+        }
+        let idx = self.window_index(word, ty, byte)?;
+        let p = self.window_element(space, word, idx)?;
+        let elem = Scalar::Int(word.bits() as u8);
+        let elem_ty = self.ty(elem);
+        let w = self.b.load(elem_ty, None, p, None, [])?;
+        self.coerce(w, elem, Scalar::of_op(ty))
+    }
+
+    /// A store of one window element (`pass::legalize_memory` makes every window
+    /// access one).
     fn store_window(
         &mut self,
         space: Space,
@@ -1966,19 +2004,14 @@ impl<'a> FnEmitter<'a> {
         extra: i64,
         v: Word,
     ) -> R<()> {
-        let s32 = Scalar::Int(32);
-        let u32t = self.ty(s32);
         let byte = self.address32(addr, extra)?;
-        if space == Space::Shared && self.k.shared.wide {
+        let word = self.window_word_of(space);
+        if word == SharedWord::U64 {
             return self.store_wide(ty, byte, v);
         }
-        if ty.bits() != 32 {
-            return Err(Error::Internal("a window store that is not one word".into()));
-        }
-        let two = self.konst(s32, 2);
-        let idx = self.b.shift_right_logical(u32t, None, byte, two)?;
-        let w = self.coerce(v, Scalar::of_op(ty), s32)?;
-        let p = self.window_word(space, idx)?;
+        let idx = self.window_index(word, ty, byte)?;
+        let w = self.coerce(v, Scalar::of_op(ty), Scalar::Int(word.bits() as u8))?;
+        let p = self.window_element(space, word, idx)?;
         self.b.store(p, w, None, [])?;
         Ok(())
     }

@@ -95,12 +95,13 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         shared.static_bytes > 0 || shared.dynamic_align.is_some() || accesses_shared(k)
     };
     let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
+    let words: std::collections::BTreeSet<_> =
+        kernels.iter().filter(|k| uses_shared(&k.kernel)).map(|k| k.kernel.shared.word).collect();
     let windows = module::SharedWindows {
-        narrow: kernels.iter().any(|k| uses_shared(&k.kernel) && !k.kernel.shared.wide),
-        wide: kernels.iter().any(|k| uses_shared(&k.kernel) && k.kernel.shared.wide),
+        words: words.into_iter().collect(),
         static_words: max_static.div_ceil(4),
     };
-    let mut g = module::Globals::declare(&mut b, &mut t, windows);
+    let mut g = module::Globals::declare(&mut b, &mut t, &windows);
     let uses_subgroups = kernels.iter().any(|k| {
         k.kernel
             .blocks
@@ -116,7 +117,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     for lk in kernels {
         let k = &lk.kernel;
         let f = emit::FnEmitter::new(&mut b, &mut t, &g, k).function(&lk.body)?;
-        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface(k.shared.wide));
+        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface(k.shared.word));
         b.execution_mode_id(f, ExecutionMode::LocalSizeId, g.block_size);
         entries.push(f);
         infos.push(KernelInfo {
@@ -154,7 +155,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         storage_buffer_8bit: u.storage8,
         storage_buffer_16bit: u.storage16,
         int64_atomics: u.int64_atomics,
-        shared_int64_atomics: windows.wide,
+        shared_int64_atomics: windows.words.contains(&ptxvk_lower::ir::SharedWord::U64),
     };
     let words = b.module().assemble();
     Ok(SpirvModule { words, kernels: infos, requirements })

@@ -9,16 +9,16 @@ use rspirv::spirv::{
 };
 
 use crate::types::{Scalar, TypeCache};
+use ptxvk_lower::ir::SharedWord;
 
 use ptxvk_abi::{spec_ids, PUSH_CONSTANT_MEMBERS};
 
 /// Which shared windows a module's kernels need.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SharedWindows {
-    /// Some kernel uses a window of 32-bit words.
-    pub narrow: bool,
-    /// Some kernel uses a window of 64-bit words (`SharedLayout::wide`).
-    pub wide: bool,
+    /// The elements of the windows some kernel uses (`SharedLayout::word`), each once,
+    /// in order.
+    pub words: Vec<SharedWord>,
     /// The largest static window in bytes, rounded up to 32-bit words: the default of
     /// specialization constant 3.
     pub static_words: u32,
@@ -34,11 +34,9 @@ pub struct Globals {
     pub push_constants: Word,
     /// Block-size specialization constants x, y, z.
     pub block_size: [Word; 3],
-    /// The `Workgroup` array of u32 words, when some kernel uses shared memory.
-    pub shared: Option<Word>,
-    /// The `Workgroup` array of u64 words, when some kernel has 64-bit shared atomics
-    /// (`SharedLayout::wide`): as many bytes as `shared`, rounded up to 8.
-    pub shared_wide: Option<Word>,
+    /// The `Workgroup` arrays of the shared windows, by element (`SharedLayout::word`),
+    /// each of the same bytes (a 64-bit one rounded up to 8).
+    pub shared: Vec<(SharedWord, Word)>,
     /// The launch's dynamic shared bytes (specialization constant 4).
     pub dynamic_shared_bytes: Word,
     /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
@@ -47,7 +45,7 @@ pub struct Globals {
 
 impl Globals {
     /// Declares everything but capabilities (which depend on what the code used).
-    pub fn declare(b: &mut Builder, t: &mut TypeCache, shared: SharedWindows) -> Globals {
+    pub fn declare(b: &mut Builder, t: &mut TypeCache, shared: &SharedWindows) -> Globals {
         b.set_version(1, 6);
         let glsl = b.ext_inst_import("GLSL.std.450");
         b.memory_model(AddressingModel::PhysicalStorageBuffer64, MemoryModel::GLSL450);
@@ -90,25 +88,32 @@ impl Globals {
             [Operand::LiteralBit32(spec_ids::DYNAMIC_SHARED_BYTES)],
         );
 
-        // Both windows take their length from specialization constant 3 (32-bit words);
-        // the wide one has (words + 1) / 2 elements, computed by OpSpecConstantOp.
-        let words = (shared.narrow || shared.wide).then(|| {
-            let len = b.spec_constant_bit32(u32t, shared.static_words.max(1));
-            b.decorate(len, Decoration::SpecId, [Operand::LiteralBit32(spec_ids::SHARED_WORDS)]);
-            len
-        });
-        let window = |b: &mut Builder, t: &mut TypeCache, elem: Word, len: Word| {
-            let arr = b.type_array(elem, len);
-            let ptr = t.pointer(b, StorageClass::Workgroup, arr);
-            b.variable(ptr, None, StorageClass::Workgroup, None)
-        };
-        let shared_narrow = words.filter(|_| shared.narrow).map(|len| window(b, t, u32t, len));
-        let shared_wide = words.filter(|_| shared.wide).map(|len| {
-            let one = b.constant_bit32(u32t, 1);
-            let plus_one = spec_constant_op(b, u32t, Op::IAdd, len, one);
-            let halves = spec_constant_op(b, u32t, Op::ShiftRightLogical, plus_one, one);
-            window(b, t, u64t, halves)
-        });
+        // Every window takes its length from specialization constant 3 (32-bit words),
+        // scaled by OpSpecConstantOp: a 64-bit window has (words + 1) / 2 elements, a
+        // byte window 4 × words.
+        let mut windows = Vec::new();
+        if !shared.words.is_empty() {
+            let words = b.spec_constant_bit32(u32t, shared.static_words.max(1));
+            b.decorate(words, Decoration::SpecId, [Operand::LiteralBit32(spec_ids::SHARED_WORDS)]);
+            for &word in &shared.words {
+                let elem = t.scalar(b, Scalar::Int(word.bits() as u8));
+                let len = match word {
+                    SharedWord::U32 => words,
+                    SharedWord::U64 => {
+                        let one = b.constant_bit32(u32t, 1);
+                        let plus_one = spec_constant_op(b, u32t, Op::IAdd, words, one);
+                        spec_constant_op(b, u32t, Op::ShiftRightLogical, plus_one, one)
+                    }
+                    SharedWord::U8 | SharedWord::U16 => {
+                        let per_word = b.constant_bit32(u32t, 32 / word.bits());
+                        spec_constant_op(b, u32t, Op::IMul, words, per_word)
+                    }
+                };
+                let arr = b.type_array(elem, len);
+                let ptr = t.pointer(b, StorageClass::Workgroup, arr);
+                windows.push((word, b.variable(ptr, None, StorageClass::Workgroup, None)));
+            }
+        }
 
         Globals {
             glsl,
@@ -117,8 +122,7 @@ impl Globals {
             workgroup_id,
             push_constants,
             block_size,
-            shared: shared_narrow,
-            shared_wide,
+            shared: windows,
             dynamic_shared_bytes,
             subgroup_lane: None,
         }
@@ -139,11 +143,16 @@ impl Globals {
         t.used.subgroup = true;
     }
 
+    /// The shared window of elements `word`, if the module declares one.
+    pub fn shared_window(&self, word: SharedWord) -> Option<Word> {
+        self.shared.iter().find(|w| w.0 == word).map(|w| w.1)
+    }
+
     /// The entry-point interface (SPIR-V 1.4+: every module-scope variable the entry
-    /// point uses), with the shared window of the kernel's kind.
-    pub fn interface(&self, wide_shared: bool) -> Vec<Word> {
+    /// point uses), with the shared window of the kernel's element.
+    pub fn interface(&self, word: SharedWord) -> Vec<Word> {
         let mut v = vec![self.local_id, self.workgroup_id, self.push_constants];
-        v.extend(if wide_shared { self.shared_wide } else { self.shared });
+        v.extend(self.shared_window(word));
         v.extend(self.subgroup_lane);
         v
     }

@@ -33,7 +33,7 @@ const U32: OpTy = OpTy::U(32);
 
 /// The bits of the atomic word at `space`.
 fn word_bits(k: &Kernel, space: Space, ty: OpTy) -> u32 {
-    if space == Space::Shared && k.shared.wide {
+    if space == Space::Shared && k.shared.wide() {
         64
     } else {
         ty.bits().max(32)

@@ -1,10 +1,13 @@
 //! Pass: loads and stores of the shared and local windows become accesses of whole
 //! words.
 //!
-//! The shared window is an array of 32-bit words, or of 64-bit words when it is wide
-//! ([`crate::ir::SharedLayout::wide`]); the local window is an array of 32-bit words
-//! (DESIGN §5). SPIR-V accesses whole elements only, and aliasing a byte view needs
-//! `VK_KHR_workgroup_memory_explicit_layout`, which many devices lack.
+//! The shared window is an array of 32-bit words, of 64-bit words when the kernel has
+//! 64-bit shared atomics, or of bytes or halves when this pass finds that better
+//! ([`crate::ir::SharedLayout::word`], chosen first: see `typed_shared_word`); the
+//! local window is an array of 32-bit words (DESIGN §5). SPIR-V accesses whole
+//! elements only, and aliasing a byte view needs
+//! `VK_KHR_workgroup_memory_explicit_layout`, which many devices (lavapipe among
+//! them) lack.
 //!
 //! Pre: CFG or structured IR (the pass rewrites instructions inside blocks and makes no
 //! blocks, so it runs last, after `predicate` has added its accesses); `Load`s and
@@ -18,8 +21,9 @@
 //!   and write of the word.
 //! * **Narrower loads**: the word, shifted and truncated, then widened to the
 //!   destination register as `ld` does (sign-extended for signed types).
-//! * **64-bit accesses of a 32-bit window**: two words, low first (PTX accesses are
-//!   naturally aligned, so an element never straddles a wide window's word).
+//! * **Wider accesses** (64 bits in a 32-bit window, anything wider than a byte window's
+//!   bytes): the words, lowest first (PTX accesses are naturally aligned, so an
+//!   element never straddles a word of a wider window).
 //!
 //! A vector access becomes one access per element.
 
@@ -28,8 +32,8 @@ use ptxvk_frontend::Diagnostic;
 use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, FloatMode, InstKind, Kernel, OpTy, Order, RegId, Scope, Space,
-    Value,
+    Address, AtomicOp, BinaryOp, FloatMode, InstKind, Kernel, OpTy, Order, RegId, Scope,
+    SharedWord, Space, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -38,8 +42,8 @@ const U64: OpTy = OpTy::U(64);
 /// The bits of the words of `space`'s window.
 fn word_bits(k: &Kernel, space: Space) -> Option<u32> {
     match space {
-        Space::Shared if k.shared.wide => Some(64),
-        Space::Shared | Space::Local => Some(32),
+        Space::Shared => Some(k.shared.word.bits()),
+        Space::Local => Some(32),
         Space::Global | Space::Param => None,
     }
 }
@@ -56,7 +60,10 @@ pub fn is_partial_access(k: &Kernel, kind: &InstKind) -> bool {
 }
 
 /// Rewrites every partial access as the module doc describes.
-pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
+pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
+    if let Some(word) = typed_shared_word(k, target) {
+        k.shared.word = word;
+    }
     for b in 0..k.blocks.len() {
         if !k.blocks[b].insts.iter().any(|i| is_partial_access(k, &i.kind)) {
             continue;
@@ -92,6 +99,38 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
         k.blocks[b].insts = out;
     }
     Ok(())
+}
+
+/// The element of a byte or half-word shared window, where typed stores beat the
+/// atomics a 32-bit window needs: the device has that integer width in workgroup
+/// memory (`shaderInt8`, `shaderInt16`: Vulkan 1.3 §15.7 allows such types in the
+/// Workgroup storage class without the explicit-layout extension); nothing but plain
+/// loads and stores touches the window (no atomics, which need 32-bit elements, no
+/// warp scratch, which the emitter writes as words); its narrowest access has that
+/// width; and accesses wider than it, which the window splits into elements, are no
+/// more than the narrow stores, which it saves two atomics each.
+fn typed_shared_word(k: &Kernel, target: &Target) -> Option<SharedWord> {
+    if k.shared.word != SharedWord::U32 || k.warp_scratch.is_some() || k.block_vote.is_some() {
+        return None;
+    }
+    let mut widths = Vec::new();
+    for kind in k.blocks.iter().flat_map(|b| &b.insts).map(|i| &i.kind) {
+        match kind {
+            InstKind::Atomic { space: Space::Shared, .. } => return None,
+            InstKind::Load { space: Space::Shared, ty, .. } => widths.push((ty.bits(), false)),
+            InstKind::Store { space: Space::Shared, ty, .. } => widths.push((ty.bits(), true)),
+            _ => {}
+        }
+    }
+    let narrowest = widths.iter().map(|w| w.0).min()?;
+    let available = match narrowest {
+        8 => target.int8,
+        16 => target.int16,
+        _ => false,
+    };
+    let narrow_stores = widths.iter().filter(|&&(bits, store)| store && bits == narrowest).count();
+    let split = widths.iter().filter(|w| w.0 > narrowest).count();
+    (available && split <= narrow_stores).then(|| SharedWord::of_bits(narrowest)).flatten()
 }
 
 fn bytes(ty: OpTy) -> i64 {
@@ -149,12 +188,15 @@ impl Element {
 fn store_element(e: &mut Builder<'_>, at: &Element, src: Value) {
     let word_bits = at.word_bits(e);
     if at.ty.bits() > word_bits {
-        // A 64-bit element of a 32-bit window: two words, low first.
-        let (lo, hi) = (e.temp(U32), e.temp(U32));
-        e.push(InstKind::Unpack { elem: U32, dsts: vec![Some(lo), Some(hi)], src });
-        for (half, v) in [(0, lo), (4, hi)] {
-            let addr = at.at(half);
-            e.push(InstKind::Store { space: at.space, ty: U32, srcs: vec![Value::Reg(v)], addr });
+        // An element wider than a word (PTX accesses are naturally aligned, so it is
+        // whole words): the words, lowest first.
+        let wty = OpTy::U(word_bits as u8);
+        let words: Vec<RegId> = (0..at.ty.bits() / word_bits).map(|_| e.temp(wty)).collect();
+        let dsts = words.iter().map(|&w| Some(w)).collect();
+        e.push(InstKind::Unpack { elem: wty, dsts, src });
+        for (i, w) in words.into_iter().enumerate() {
+            let addr = at.at(i as i64 * i64::from(word_bits / 8));
+            e.push(InstKind::Store { space: at.space, ty: wty, srcs: vec![Value::Reg(w)], addr });
         }
         return;
     }
@@ -192,13 +234,23 @@ fn load_element(e: &mut Builder<'_>, at: &Element, dst: RegId) {
     let word_bits = at.word_bits(e);
     let bits = at.ty.bits();
     if bits > word_bits {
-        // A 64-bit element of a 32-bit window: two words, low first.
-        let (lo, hi) = (e.temp(U32), e.temp(U32));
-        for (half, v) in [(0, lo), (4, hi)] {
-            let addr = at.at(half);
-            e.push(InstKind::Load { space: at.space, ty: U32, dsts: vec![Some(v)], addr });
+        // An element wider than a word: its words, lowest first, packed.
+        let wty = OpTy::U(word_bits as u8);
+        let mut srcs = Vec::new();
+        for i in 0..bits / word_bits {
+            let w = e.temp(wty);
+            let addr = at.at(i64::from(i * word_bits / 8));
+            e.push(InstKind::Load { space: at.space, ty: wty, dsts: vec![Some(w)], addr });
+            srcs.push(Value::Reg(w));
         }
-        e.push(InstKind::Pack { elem: U32, dst, srcs: vec![Value::Reg(lo), Value::Reg(hi)] });
+        let dst_bits = e.kernel.reg(dst).ty.bits();
+        if dst_bits == bits {
+            e.push(InstKind::Pack { elem: wty, dst, srcs });
+        } else {
+            let packed = e.temp(OpTy::U(bits as u8));
+            e.push(InstKind::Pack { elem: wty, dst: packed, srcs });
+            e.push(extend(at.ty, dst_bits, dst, Value::Reg(packed)));
+        }
         return;
     }
     let wty = OpTy::U(word_bits as u8);
@@ -214,14 +266,19 @@ fn load_element(e: &mut Builder<'_>, at: &Element, dst: RegId) {
     if dst_bits == bits {
         e.push(convert(narrow, wty, dst, moved));
     } else {
-        // `ld` into a wider register extends by the type's signedness (PTX ISA §6.4.1).
         let element = e.cvt(narrow, wty, moved);
-        let (from, to) = if at.ty.is_signed() {
-            (OpTy::S(bits as u8), OpTy::S(dst_bits as u8))
-        } else {
-            (narrow, OpTy::U(dst_bits as u8))
-        };
-        e.push(convert(to, from, dst, element));
+        e.push(extend(at.ty, dst_bits, dst, element));
+    }
+}
+
+/// `dst = src`, an element of type `ty`, widened to `dst_bits` as `ld` into a wider
+/// register does: by the type's signedness (PTX ISA §6.4.1).
+fn extend(ty: OpTy, dst_bits: u32, dst: RegId, src: Value) -> InstKind {
+    let bits = ty.bits() as u8;
+    if ty.is_signed() {
+        convert(OpTy::S(dst_bits as u8), OpTy::S(bits), dst, src)
+    } else {
+        convert(OpTy::U(dst_bits as u8), OpTy::U(bits), dst, src)
     }
 }
 

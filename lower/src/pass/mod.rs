@@ -60,6 +60,11 @@ pub struct Target {
     /// Vulkan's own operations, with Vulkan's precision, which is not PTX's. Off by
     /// default: exactness is ptxvk's contract; this trades it for speed.
     pub native_float: bool,
+    /// Whether the device has 8-bit and 16-bit integers in shaders (`shaderInt8`,
+    /// `shaderInt16`), which [`legalize_memory`] uses for shared windows of bytes or
+    /// halves, whose stores are then typed stores instead of two atomics each.
+    pub int8: bool,
+    pub int16: bool,
 }
 
 /// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
@@ -70,9 +75,16 @@ pub struct FusedFma {
 }
 
 impl Target {
-    /// A device with f64 whose warps are `warp_mode`.
+    /// A device with f64, without 8- and 16-bit integers, whose warps are `warp_mode`.
     pub fn with_warp_mode(warp_mode: WarpMode) -> Target {
-        Target { warp_mode, float64: true, fused_fma: FusedFma::default(), native_float: false }
+        Target {
+            warp_mode,
+            float64: true,
+            fused_fma: FusedFma::default(),
+            native_float: false,
+            int8: false,
+            int16: false,
+        }
     }
 
     /// How exact f32 `fma`, `div`, `rcp` and `sqrt` are computed, as `ptxvk devices`
@@ -98,6 +110,8 @@ impl Target {
             float64: false,
             fused_fma: FusedFma::default(),
             native_float: false,
+            int8: false,
+            int16: false,
         }
     }
 }

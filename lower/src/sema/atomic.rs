@@ -228,7 +228,7 @@ impl Lowerer<'_> {
         } else {
             (ir_space, addr)
         };
-        let wide_window = self.kernel.shared.wide;
+        let wide_window = self.kernel.shared.wide();
         if ir_space == Space::Shared && ty.bits() == 64 && !wide_window {
             return Err(Diagnostic::internal(
                 span,

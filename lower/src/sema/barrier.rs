@@ -115,7 +115,7 @@ impl Lowerer<'_> {
 
         // Thread 0 clears the count: a 64-bit word of a wide window (`SharedLayout::wide`),
         // whose low half (little-endian) is then read.
-        let counter = if self.kernel.shared.wide { OpTy::U(64) } else { U32 };
+        let counter = if self.kernel.shared.wide() { OpTy::U(64) } else { U32 };
         let first = self.is_thread_zero(span);
         self.guarded(first, false, span, |l| {
             l.push(

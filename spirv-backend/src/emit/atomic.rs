@@ -47,7 +47,7 @@ impl FnEmitter<'_> {
             }
             // A wide window (`SharedLayout::wide`) has 64-bit atomics, a narrow one
             // 32-bit ones; `pass::legalize_atomics` makes the others CAS loops.
-            Space::Shared if self.k.shared.wide => {
+            Space::Shared if self.k.shared.wide() => {
                 if ty.bits() != 64 {
                     return Err(Error::Internal("a narrow atomic on a wide shared window".into()));
                 }
