@@ -690,8 +690,13 @@ pub enum FloatPath {
     /// `.soft`: with integer arithmetic only, for a target without f64 (f32 `fma`,
     /// `div`, `rcp`, `sqrt`).
     Integer,
-    /// `.fused`: the device's `Fma`, which a probe found fused (`fma` to nearest).
-    Fused,
+    /// `.fused`: the device's `Fma`, which a probe found fused. `fma` to nearest is that
+    /// one instruction. f32 `div`, `rcp` and `sqrt` to nearest are Newton steps on it,
+    /// whose last candidate an exact residual test rounds correctly; operands outside
+    /// the range where every step is exact (zeros, subnormals, infinities, NaNs, extreme
+    /// exponents) take the [`FloatPath::F64`] path, or with `soft` (`.fused.soft`, a
+    /// target without f64) the [`FloatPath::Integer`] one.
+    Fused { soft: bool },
     /// `.native`: Vulkan's own `Fma`, `OpFDiv` and `Sqrt`, with Vulkan's precision (not
     /// exact: `--float native`, to nearest only).
     Native,

@@ -306,7 +306,8 @@ fn float_mode(m: FloatMode, prefix: &str) -> String {
     match m.path {
         FloatPath::F64 => {}
         FloatPath::Integer => s.push_str(".soft"),
-        FloatPath::Fused => s.push_str(".fused"),
+        FloatPath::Fused { soft: false } => s.push_str(".fused"),
+        FloatPath::Fused { soft: true } => s.push_str(".fused.soft"),
         FloatPath::Native => s.push_str(".native"),
     }
     s
@@ -862,10 +863,10 @@ impl<'a> Modifiers<'a> {
         let rounding = self
             .take(|w| w.strip_prefix(prefix).and_then(Rounding::from_spelling))
             .unwrap_or_default();
-        let path = if self.flag("soft") {
+        let path = if self.flag("fused") {
+            FloatPath::Fused { soft: self.flag("soft") }
+        } else if self.flag("soft") {
             FloatPath::Integer
-        } else if self.flag("fused") {
-            FloatPath::Fused
         } else if self.flag("native") {
             FloatPath::Native
         } else {

@@ -26,6 +26,7 @@ mod atomic;
 mod f64ops;
 pub(crate) mod helpers;
 mod narrow;
+mod newton;
 mod softf64;
 
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
@@ -405,14 +406,23 @@ impl<'a> FnEmitter<'a> {
                 }
                 let v = self.read_op(*src, *ty)?;
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
-                let r = match (*op, mode.path == FloatPath::Integer) {
-                    (UnaryOp::Sqrt, false) => self.call(Helper::SqrtF32(mode.rounding), &[v])?,
-                    (UnaryOp::Sqrt, true) => {
+                let r = match (*op, mode.path) {
+                    (UnaryOp::Sqrt, FloatPath::Fused { soft }) => {
+                        self.call(Helper::FusedF32 { op: SoftOp::Sqrt, soft }, &[v])?
+                    }
+                    (_, FloatPath::Fused { soft }) => {
+                        let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
+                        self.call(Helper::FusedF32 { op: SoftOp::Div, soft }, &[one, v])?
+                    }
+                    (UnaryOp::Sqrt, path) if path != FloatPath::Integer => {
+                        self.call(Helper::SqrtF32(mode.rounding), &[v])?
+                    }
+                    (UnaryOp::Sqrt, _) => {
                         self.call(Helper::SoftF32(SoftOp::Sqrt, mode.rounding), &[v])?
                     }
-                    (_, soft) => {
+                    (_, path) => {
                         let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                        let div = if soft {
+                        let div = if path == FloatPath::Integer {
                             Helper::SoftF32(SoftOp::Div, mode.rounding)
                         } else {
                             Helper::DivF32(mode.rounding)
@@ -492,7 +502,7 @@ impl<'a> FnEmitter<'a> {
             // §9.7.3.6, one rounding) in one instruction; or, with `--float native`,
             // whatever the device's `Fma` does.
             InstKind::Fma { ty, mode, dst, a, b, c }
-                if matches!(mode.path, FloatPath::Fused | FloatPath::Native) =>
+                if matches!(mode.path, FloatPath::Fused { .. } | FloatPath::Native) =>
             {
                 let mut x =
                     [self.read_op(*a, *ty)?, self.read_op(*b, *ty)?, self.read_op(*c, *ty)?];
@@ -944,6 +954,12 @@ impl<'a> FnEmitter<'a> {
                 }
                 // `--float native`: Vulkan's division (not exact).
                 BinaryOp::Div if mode.path == FloatPath::Native => self.b.f_div(t, None, a, c)?,
+                BinaryOp::Div
+                    if ty.bits() == 32 && matches!(mode.path, FloatPath::Fused { .. }) =>
+                {
+                    let soft = mode.path == FloatPath::Fused { soft: true };
+                    self.call(Helper::FusedF32 { op: SoftOp::Div, soft }, &[a, c])?
+                }
                 BinaryOp::Div if ty.bits() == 32 && mode.path == FloatPath::Integer => {
                     self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
                 }

@@ -31,14 +31,17 @@
 //!   64-bit integer holding the f64 bit pattern, which `Narrow` reads.
 //!
 //! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt`, and every `RoundToOdd`,
-//! is `.soft`, but `fma.rn` that is `.fused`.
+//! is `.soft` or `.fused.soft`, but `fma.rn` that is `.fused`.
 //!
 //! **`--float native`** ([`Target::native_float`]): `fma`, `div`, `rcp` and `sqrt` to
 //! nearest become `.native`, Vulkan's own operations (not exact); directed roundings
 //! stay exact.
 //!
 //! **A device whose `Fma` is fused** ([`Target::fused_fma`], found by a probe): `fma.rn`
-//! of that width becomes `.fused`, the device's `Fma`, which is then exact.
+//! of that width becomes `.fused`, the device's `Fma`, which is then exact; f32
+//! `div.rn`, `rcp.rn` and `sqrt.rn` become `.fused` too (`.fused.soft` without f64):
+//! Newton steps on that `Fma` with an exact final rounding, and a fallback to the exact
+//! f64 (or integer) path for operands outside the steps' range ([`FloatPath::Fused`]).
 
 use ptxvk_frontend::Diagnostic;
 
@@ -106,6 +109,15 @@ fn native_candidate(kind: &mut InstKind) -> Option<&mut FloatMode> {
     (mode.rounding == Rounding::Nearest).then_some(mode)
 }
 
+/// Whether `kind` is f32 `div`, `rcp` or `sqrt` (Newton steps where `Fma` is fused).
+fn is_f32_newton(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Binary { op: BinaryOp::Div, ty: F32, .. }
+            | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, .. }
+    )
+}
+
 /// The `.approx` functions, which the emitter computes in f64 (or soft f64).
 const APPROX: [UnaryOp; 6] =
     [UnaryOp::Ex2, UnaryOp::Lg2, UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Rsqrt, UnaryOp::Tanh];
@@ -138,11 +150,18 @@ fn choose_path(kind: &mut InstKind, target: &Target) -> Option<RegId> {
             return None;
         }
     }
-    // `fma.rn` where the device's `Fma` is fused: one instruction, exact.
+    // `fma.rn` where the device's `Fma` is fused: one instruction, exact; f32 `div`,
+    // `rcp` and `sqrt` to nearest: Newton steps on it, with a fallback.
     if let InstKind::Fma { ty, mode, .. } = kind {
         let fused = if *ty == F32 { target.fused_fma.f32 } else { target.fused_fma.f64 };
         if fused && mode.rounding == Rounding::Nearest {
-            mode.path = FloatPath::Fused;
+            mode.path = FloatPath::Fused { soft: false };
+            return None;
+        }
+    }
+    if target.fused_fma.f32 && is_f32_newton(kind) {
+        if let Some(mode) = native_candidate(kind).filter(|m| m.path == FloatPath::F64) {
+            mode.path = FloatPath::Fused { soft: !target.float64 };
             return None;
         }
     }
@@ -301,7 +320,9 @@ pub fn needs_f64(kind: &InstKind) -> bool {
         InstKind::Fma { ty: F32, mode, .. }
         | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
         | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => {
+            // A fused `fma` needs nothing; Newton steps fall back to f64 unless `soft`.
             mode.path == FloatPath::F64
+                || mode.path == FloatPath::Fused { soft: false } && is_f32_newton(kind)
         }
         InstKind::Unary { op, ty: F32, mode, .. } if APPROX.contains(op) => {
             mode.path == FloatPath::F64

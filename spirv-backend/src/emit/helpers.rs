@@ -54,6 +54,10 @@ pub(crate) enum Helper {
     /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
     /// devices without f64.
     SoftF32(SoftOp, Rounding),
+    /// f32 `div.rn` or `sqrt.rn` by Newton steps on the device's fused `Fma`, with the
+    /// exact f64 path (or with `soft` the integer one) for other operands
+    /// (`fused_f32`).
+    FusedF32 { op: SoftOp, soft: bool },
     /// One `.approx.f32` function (`approx`).
     ApproxF32(UnaryOp),
     /// The same in soft f64 arithmetic (`f64ops.rs`), for devices without f64.
@@ -73,7 +77,7 @@ impl Helper {
             Helper::DivF64(_) => (vec![i64s; 2], i64s),
             Helper::SqrtF64(_) => (vec![i64s], i64s),
             Helper::FmaF64Odd => (vec![i64s; 3], i64s),
-            Helper::SoftF32(op, _) => {
+            Helper::SoftF32(op, _) | Helper::FusedF32 { op, .. } => {
                 let n = match op {
                     SoftOp::Fma => 3,
                     SoftOp::Div => 2,
@@ -110,6 +114,11 @@ impl Helper {
             Helper::SoftF32(op, x) => {
                 format!("ptxvk.{}.f32.{}.int", format!("{op:?}").to_lowercase(), r(x))
             }
+            Helper::FusedF32 { op, soft } => format!(
+                "ptxvk.{}.f32.rn.fused{}",
+                format!("{op:?}").to_lowercase(),
+                if soft { ".int" } else { "" }
+            ),
             Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
             Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
@@ -147,6 +156,7 @@ impl FnEmitter<'_> {
             Helper::FmaF64(r) => self.soft_fma_f64(p[0], p[1], p[2], r, false),
             Helper::FmaF64Odd => self.soft_fma_f64(p[0], p[1], p[2], Rounding::Zero, true),
             Helper::SoftF32(op, r) => self.soft_f32(op, r, p),
+            Helper::FusedF32 { op, soft } => self.fused_f32(op, soft, p),
             Helper::DivF64(r) => self.soft_div_f64(p[0], p[1], r),
             Helper::SqrtF64(r) => self.soft_sqrt_f64(p[0], r),
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
