@@ -396,11 +396,18 @@ impl<'a> FnEmitter<'a> {
                 if *ty == OpTy::F(64) {
                     let it = Scalar::Int(64);
                     let v = self.read(*src, it)?;
+                    let fused = matches!(mode.path, FloatPath::Fused { .. });
+                    let (sqrt, div) = if fused {
+                        let newton = |op| Helper::Newton { op, bits: 64, soft: false };
+                        (newton(SoftOp::Sqrt), newton(SoftOp::Div))
+                    } else {
+                        (Helper::SqrtF64(mode.rounding), Helper::DivF64(mode.rounding))
+                    };
                     let r = if *op == UnaryOp::Sqrt {
-                        self.call(Helper::SqrtF64(mode.rounding), &[v])?
+                        self.call(sqrt, &[v])?
                     } else {
                         let one = self.konst(it, 1f64.to_bits());
-                        self.call(Helper::DivF64(mode.rounding), &[one, v])?
+                        self.call(div, &[one, v])?
                     };
                     return self.write(*dst, r, it, false);
                 }
@@ -408,11 +415,11 @@ impl<'a> FnEmitter<'a> {
                 let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let r = match (*op, mode.path) {
                     (UnaryOp::Sqrt, FloatPath::Fused { soft }) => {
-                        self.call(Helper::FusedF32 { op: SoftOp::Sqrt, soft }, &[v])?
+                        self.call(Helper::Newton { op: SoftOp::Sqrt, bits: 32, soft }, &[v])?
                     }
                     (_, FloatPath::Fused { soft }) => {
                         let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                        self.call(Helper::FusedF32 { op: SoftOp::Div, soft }, &[one, v])?
+                        self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[one, v])?
                     }
                     (UnaryOp::Sqrt, path) if path != FloatPath::Integer => {
                         self.call(Helper::SqrtF32(mode.rounding), &[v])?
@@ -958,7 +965,7 @@ impl<'a> FnEmitter<'a> {
                     if ty.bits() == 32 && matches!(mode.path, FloatPath::Fused { .. }) =>
                 {
                     let soft = mode.path == FloatPath::Fused { soft: true };
-                    self.call(Helper::FusedF32 { op: SoftOp::Div, soft }, &[a, c])?
+                    self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[a, c])?
                 }
                 BinaryOp::Div if ty.bits() == 32 && mode.path == FloatPath::Integer => {
                     self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
@@ -971,7 +978,12 @@ impl<'a> FnEmitter<'a> {
                     let f64t = self.ty(Scalar::Float(64));
                     let ai = self.b.bitcast(i64t, None, a)?;
                     let ci = self.b.bitcast(i64t, None, c)?;
-                    let r = self.call(Helper::DivF64(mode.rounding), &[ai, ci])?;
+                    let div = if matches!(mode.path, FloatPath::Fused { .. }) {
+                        Helper::Newton { op: SoftOp::Div, bits: 64, soft: false }
+                    } else {
+                        Helper::DivF64(mode.rounding)
+                    };
+                    let r = self.call(div, &[ai, ci])?;
                     self.b.bitcast(f64t, None, r)?
                 }
                 other => return Err(Error::Internal(format!("float {other:?}"))),

@@ -955,9 +955,9 @@ fn the_fused_fma_path_is_exact_exactly_when_the_probe_says_fused() {
     );
 }
 
-/// f32 `div.rn`, `rcp.rn` and `sqrt.rn` compiled for a fused `Fma` (`.fused`: Newton
-/// steps, `spirv-backend/src/emit/newton.rs`, whose CPU model has its own unit test),
-/// forced on this device: operands outside the steps' range (zeros, subnormals,
+/// `div.rn`, `rcp.rn` and `sqrt.rn` (f32 and f64) compiled for a fused `Fma` (`.fused`:
+/// Newton steps, `spirv-backend/src/emit/newton.rs`, whose CPU model has its own unit
+/// test), forced on this device: operands outside the steps' range (zeros, subnormals,
 /// infinities, NaNs, extreme exponents) take the exact path and match the correctly
 /// rounded results bit for bit; inside it, the results are exact if the probe found the
 /// device's `Fma` fused and within one ulp otherwise (lavapipe's is not fused, so this
@@ -965,96 +965,126 @@ fn the_fused_fma_path_is_exact_exactly_when_the_probe_says_fused() {
 #[test]
 fn newton_division_and_square_root_on_a_fused_fma() {
     let Some(device) = device() else { return };
-    let fused = ptxvk::runtime::probe_fused_fma(&device).expect("probe runs").f32;
-    const PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
-        .visible .entry quotients(.param .u64 io, .param .u32 n)\n{\n\
-        .reg .pred %p1;\n.reg .b32 %r<4>;\n.reg .f32 %f<6>;\n.reg .b64 %rd<4>;\n\
+    let probe = ptxvk::runtime::probe_fused_fma(&device).expect("probe runs");
+    newton_case(&device, 32, probe.f32);
+    if device.info().features.float64 {
+        newton_case(&device, 64, probe.f64);
+    }
+}
+
+/// One width of [`newton_division_and_square_root_on_a_fused_fma`].
+fn newton_case(device: &ptxvk::Device, bits: u32, fused: bool) {
+    let size = bits / 8;
+    let ptx = format!(
+        ".version 7.0\n.target sm_70\n.address_size 64\n\
+        .visible .entry quotients(.param .u64 io, .param .u32 n)\n{{\n\
+        .reg .pred %p1;\n.reg .b32 %r<4>;\n.reg .f{bits} %f<6>;\n.reg .b64 %rd<4>;\n\
         mov.u32 %r1, %tid.x;\nld.param.u32 %r2, [n];\nsetp.ge.u32 %p1, %r1, %r2;\n\
-        @%p1 bra DONE;\nld.param.u64 %rd1, [io];\nmul.wide.u32 %rd2, %r1, 20;\n\
-        add.s64 %rd3, %rd1, %rd2;\nld.global.f32 %f1, [%rd3];\nld.global.f32 %f2, [%rd3+4];\n\
-        div.rn.f32 %f3, %f1, %f2;\nrcp.rn.f32 %f4, %f2;\nsqrt.rn.f32 %f5, %f1;\n\
-        st.global.f32 [%rd3+8], %f3;\nst.global.f32 [%rd3+12], %f4;\n\
-        st.global.f32 [%rd3+16], %f5;\nDONE:\nret;\n}\n";
-    let mut rng = Rng(0x5eed);
-    let edges: [u32; 12] = [
+        @%p1 bra DONE;\nld.param.u64 %rd1, [io];\nmul.wide.u32 %rd2, %r1, {stride};\n\
+        add.s64 %rd3, %rd1, %rd2;\nld.global.f{bits} %f1, [%rd3];\n\
+        ld.global.f{bits} %f2, [%rd3+{s1}];\ndiv.rn.f{bits} %f3, %f1, %f2;\n\
+        rcp.rn.f{bits} %f4, %f2;\nsqrt.rn.f{bits} %f5, %f1;\n\
+        st.global.f{bits} [%rd3+{s2}], %f3;\nst.global.f{bits} [%rd3+{s3}], %f4;\n\
+        st.global.f{bits} [%rd3+{s4}], %f5;\nDONE:\nret;\n}}\n",
+        stride = 5 * size,
+        s1 = size,
+        s2 = 2 * size,
+        s3 = 3 * size,
+        s4 = 4 * size,
+    );
+    // The format: significand bits, exponent mask, bias; the Newton steps' range
+    // (newton.rs): normal operands, a dividend of biased exponent at least `min`, the
+    // quotient's exponent in [2, max - 4] (biased), or a zero dividend; the same bound
+    // for a square root.
+    let (m, mask, min): (u32, u64, i64) = if bits == 32 { (23, 0xff, 32) } else { (52, 0x7ff, 64) };
+    let (bias, max) = ((mask >> 1) as i64, mask as i64 - 1);
+    let exp = |v: u64| (v >> m & mask) as i64;
+    let magnitude = |v: u64| v & (u64::MAX >> (65 - bits));
+    let div_steps = |a: u64, b: u64| {
+        let (ea, eb) = (exp(a), exp(b));
+        let dividend =
+            (min..=max).contains(&ea) && (2 - bias..=max - 4 - bias).contains(&(ea - eb));
+        (dividend || magnitude(a) == 0) && (1..=max - 2).contains(&eb)
+    };
+    let sqrt_steps = |x: u64| ((min as u64) << m..mask << m).contains(&x);
+    let one = if bits == 32 { 1f32.to_bits().into() } else { 1f64.to_bits() };
+    let sign = 1u64 << (bits - 1);
+    let edges = [
         0,
-        0x8000_0000,
+        sign,
         1,
-        0x007f_ffff,
-        0x0080_0000,
-        0x7f80_0000,
-        0xff80_0000,
-        0x7fc0_0000,
-        0x7f7f_ffff,
-        0x0100_0001,
-        0x3f80_0000,
-        0xbf80_0000,
+        (1 << m) - 1,
+        1 << m,
+        mask << m,
+        sign | mask << m,
+        (mask << m) | 1 << (m - 1),
+        (max as u64) << m | ((1 << m) - 1),
+        2 << m | 1,
+        one,
+        sign | one,
     ];
-    let mut pairs: Vec<(f32, f32)> = Vec::new();
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
     for &a in &edges {
         for &b in &edges {
-            pairs.push((f32::from_bits(a), f32::from_bits(b)));
+            pairs.push((a, b));
         }
     }
     // One block of 1024 threads: the 144 edge pairs and 880 random ones.
-    for i in 0..880 {
-        let a = random_f32(&mut rng, (i % 64) - 32);
-        let b = random_f32(&mut rng, (i / 64) * 4 - 32);
-        pairs.push((f32::from_bits(a as u32), f32::from_bits(b as u32)));
-    }
-    // The Newton steps' range (newton.rs): normal operands, |a| ≥ 2^-95, the quotient's
-    // exponent in [-125, 123], or a = ±0; x ≥ 2^-95 for the square root.
-    let exp = |v: f32| (v.to_bits() >> 23 & 0xff) as i32;
-    let div_steps = |a: f32, b: f32| {
-        let dividend = (32..=254).contains(&exp(a)) && (-125..=123).contains(&(exp(a) - exp(b)));
-        (dividend || a == 0.0) && (1..=252).contains(&exp(b))
+    let mut rng = Rng(0x5eed);
+    let mut random = |e: i64| {
+        let x = (rng.next_u32() as u64) << 32 | rng.next_u32() as u64;
+        (x & sign) | ((bias + e) as u64) << m | (x & ((1 << m) - 1))
     };
-    let sqrt_steps = |x: f32| (32 << 23..0x7f80_0000).contains(&x.to_bits());
-    let io: Vec<f32> = pairs.iter().flat_map(|&(a, b)| [a, b, 0.0, 0.0, 0.0]).collect();
+    for i in 0..880 {
+        pairs.push((random((i % 64) - 32), random((i / 64) * 4 - 32)));
+    }
+    let as_f64 =
+        |v: u64| if bits == 32 { f64::from(f32::from_bits(v as u32)) } else { f64::from_bits(v) };
+    let round = |v: f64| if bits == 32 { u64::from((v as f32).to_bits()) } else { v.to_bits() };
     let target = ptxvk::compile::Target {
-        fused_fma: ptxvk::lower::pass::FusedFma { f32: true, f64: false },
+        fused_fma: ptxvk::lower::pass::FusedFma { f32: bits == 32, f64: bits == 64 },
         ..device.target()
     };
     let compiled =
-        ptxvk::compile::compile_with("quotients.ptx", PTX, None, target).expect("compiles");
+        ptxvk::compile::compile_with("quotients.ptx", &ptx, None, target).expect("compiles");
     ptxvk::spirv::validate(&compiled.spirv.words).expect("valid SPIR-V");
     let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
-    for helper in ["ptxvk.div.f32.rn.fused", "ptxvk.sqrt.f32.rn.fused"] {
-        assert!(text.contains(helper), "{helper} is called");
+    for op in ["div", "sqrt"] {
+        let helper = format!("ptxvk.{op}.f{bits}.rn.fused");
+        assert!(text.contains(&helper), "{helper} is called");
     }
-    let module = ptxvk::Module::from_compiled(&device, compiled).expect("module");
-    let buf = device.buffer_from(&io).expect("buffer");
+    let module = ptxvk::Module::from_compiled(device, compiled).expect("module");
+    let io: Vec<u64> = pairs.iter().flat_map(|&(a, b)| [a, b, 0, 0, 0]).collect();
+    let bytes: Vec<u8> = if bits == 32 {
+        io.iter().flat_map(|&v| (v as u32).to_le_bytes()).collect()
+    } else {
+        io.iter().flat_map(|&v| v.to_le_bytes()).collect()
+    };
+    let buf = device.buffer_from(&bytes).expect("buffer");
     let n = pairs.len() as u32;
     let args = [ptxvk::Arg::from(&buf), ptxvk::Arg::from(n)];
     module.kernel("quotients").expect("kernel").launch(1, n, 0, &args).expect("launch");
-    let got = buf.to_vec().expect("read");
-    let ulps = |x: f32, y: f32| {
-        let key = |v: f32| {
-            let b = v.to_bits() as i64;
-            if b < 0x8000_0000 {
-                b
-            } else {
-                0x8000_0000 - b
-            }
-        };
-        (key(x) - key(y)).unsigned_abs()
-    };
+    let out = buf.to_vec().expect("read");
+    let got: Vec<u64> = out
+        .chunks_exact(size as usize)
+        .map(|c| c.iter().rev().fold(0u64, |v, &b| v << 8 | u64::from(b)))
+        .collect();
+    // Distance in ulps, on the sign-magnitude order.
+    let key = |v: u64| if v & sign == 0 { v as i128 } else { -(magnitude(v) as i128) };
     for (k, &(a, b)) in pairs.iter().enumerate() {
-        let steps = [div_steps(a, b), div_steps(1.0, b), sqrt_steps(a)];
-        let want = [
-            (f64::from(a) / f64::from(b)) as f32,
-            (1.0 / f64::from(b)) as f32,
-            f64::from(a).sqrt() as f32,
-        ];
+        let (x, y) = (as_f64(a), as_f64(b));
+        let steps = [div_steps(a, b), div_steps(one, b), sqrt_steps(a)];
+        let want = [round(x / y), round(1.0 / y), round(x.sqrt())];
         for (j, w) in want.into_iter().enumerate() {
             let g = got[5 * k + 2 + j];
-            let what = ["div", "rcp", "sqrt"][j];
-            if w.is_nan() {
-                assert!(g.is_nan(), "{what} {a:e} {b:e}: {g:e}, want NaN");
+            let what =
+                format!("{} f{bits} {a:#x} {b:#x}: {g:#x}, want {w:#x}", ["div", "rcp", "sqrt"][j]);
+            if as_f64(w).is_nan() {
+                assert!(as_f64(g).is_nan(), "{what}");
             } else if steps[j] && !fused {
-                assert!(ulps(g, w) <= 1, "{what} {a:e} {b:e}: {g:e}, want {w:e}");
+                assert!((key(g) - key(w)).abs() <= 1, "{what}");
             } else {
-                assert_eq!(g.to_bits(), w.to_bits(), "{what} {a:e} {b:e}: {g:e}, want {w:e}");
+                assert_eq!(g, w, "{what}");
             }
         }
     }

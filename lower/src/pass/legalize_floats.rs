@@ -38,8 +38,9 @@
 //! stay exact.
 //!
 //! **A device whose `Fma` is fused** ([`Target::fused_fma`], found by a probe): `fma.rn`
-//! of that width becomes `.fused`, the device's `Fma`, which is then exact; f32
-//! `div.rn`, `rcp.rn` and `sqrt.rn` become `.fused` too (`.fused.soft` without f64):
+//! of that width becomes `.fused`, the device's `Fma`, which is then exact; `div.rn`,
+//! `rcp.rn` and `sqrt.rn` of that width become `.fused` too (f32 ones `.fused.soft`
+//! without f64):
 //! Newton steps on that `Fma` with an exact final rounding, and a fallback to the exact
 //! f64 (or integer) path for operands outside the steps' range ([`FloatPath::Fused`]).
 
@@ -109,13 +110,15 @@ fn native_candidate(kind: &mut InstKind) -> Option<&mut FloatMode> {
     (mode.rounding == Rounding::Nearest).then_some(mode)
 }
 
-/// Whether `kind` is f32 `div`, `rcp` or `sqrt` (Newton steps where `Fma` is fused).
-fn is_f32_newton(kind: &InstKind) -> bool {
-    matches!(
-        kind,
-        InstKind::Binary { op: BinaryOp::Div, ty: F32, .. }
-            | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, .. }
-    )
+/// The width of a float `div`, `rcp` or `sqrt` (Newton steps where `Fma` is fused).
+fn newton_width(kind: &InstKind) -> Option<u32> {
+    match kind {
+        InstKind::Binary { op: BinaryOp::Div, ty: ty @ (F32 | F64), .. }
+        | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: ty @ (F32 | F64), .. } => {
+            Some(ty.bits())
+        }
+        _ => None,
+    }
 }
 
 /// The `.approx` functions, which the emitter computes in f64 (or soft f64).
@@ -159,7 +162,12 @@ fn choose_path(kind: &mut InstKind, target: &Target) -> Option<RegId> {
             return None;
         }
     }
-    if target.fused_fma.f32 && is_f32_newton(kind) {
+    let newton = match newton_width(kind) {
+        Some(32) => target.fused_fma.f32,
+        Some(_) => target.fused_fma.f64,
+        None => false,
+    };
+    if newton {
         if let Some(mode) = native_candidate(kind).filter(|m| m.path == FloatPath::F64) {
             mode.path = FloatPath::Fused { soft: !target.float64 };
             return None;
@@ -322,7 +330,7 @@ pub fn needs_f64(kind: &InstKind) -> bool {
         | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => {
             // A fused `fma` needs nothing; Newton steps fall back to f64 unless `soft`.
             mode.path == FloatPath::F64
-                || mode.path == FloatPath::Fused { soft: false } && is_f32_newton(kind)
+                || mode.path == FloatPath::Fused { soft: false } && newton_width(kind).is_some()
         }
         InstKind::Unary { op, ty: F32, mode, .. } if APPROX.contains(op) => {
             mode.path == FloatPath::F64

@@ -33,6 +33,17 @@ pub(crate) enum SoftOp {
     Sqrt,
 }
 
+impl SoftOp {
+    /// How many operands the operation takes.
+    fn operands(self) -> usize {
+        match self {
+            SoftOp::Fma => 3,
+            SoftOp::Div => 2,
+            SoftOp::Sqrt => 1,
+        }
+    }
+}
+
 /// A routine and the variant of it a use needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
@@ -54,10 +65,10 @@ pub(crate) enum Helper {
     /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
     /// devices without f64.
     SoftF32(SoftOp, Rounding),
-    /// f32 `div.rn` or `sqrt.rn` by Newton steps on the device's fused `Fma`, with the
-    /// exact f64 path (or with `soft` the integer one) for other operands
-    /// (`fused_f32`).
-    FusedF32 { op: SoftOp, soft: bool },
+    /// `div.rn` or `sqrt.rn` on f32 (`bits` 32) or f64 bit patterns (64) by Newton steps
+    /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
+    /// one) for other operands (`newton`).
+    Newton { op: SoftOp, bits: u8, soft: bool },
     /// One `.approx.f32` function (`approx`).
     ApproxF32(UnaryOp),
     /// The same in soft f64 arithmetic (`f64ops.rs`), for devices without f64.
@@ -77,14 +88,10 @@ impl Helper {
             Helper::DivF64(_) => (vec![i64s; 2], i64s),
             Helper::SqrtF64(_) => (vec![i64s], i64s),
             Helper::FmaF64Odd => (vec![i64s; 3], i64s),
-            Helper::SoftF32(op, _) | Helper::FusedF32 { op, .. } => {
-                let n = match op {
-                    SoftOp::Fma => 3,
-                    SoftOp::Div => 2,
-                    SoftOp::Sqrt => 1,
-                };
-                (vec![f32s; n], f32s)
+            Helper::SoftF32(op, _) | Helper::Newton { op, bits: 32, .. } => {
+                (vec![f32s; op.operands()], f32s)
             }
+            Helper::Newton { op, .. } => (vec![i64s; op.operands()], i64s),
             Helper::FmaF32 => (vec![f32s; 3], f32s),
             Helper::DivF32(_) => (vec![f32s; 2], f32s),
             Helper::SqrtF32(_) | Helper::ApproxF32(_) | Helper::ApproxF32Int(_) => {
@@ -114,8 +121,8 @@ impl Helper {
             Helper::SoftF32(op, x) => {
                 format!("ptxvk.{}.f32.{}.int", format!("{op:?}").to_lowercase(), r(x))
             }
-            Helper::FusedF32 { op, soft } => format!(
-                "ptxvk.{}.f32.rn.fused{}",
+            Helper::Newton { op, bits, soft } => format!(
+                "ptxvk.{}.f{bits}.rn.fused{}",
                 format!("{op:?}").to_lowercase(),
                 if soft { ".int" } else { "" }
             ),
@@ -156,7 +163,9 @@ impl FnEmitter<'_> {
             Helper::FmaF64(r) => self.soft_fma_f64(p[0], p[1], p[2], r, false),
             Helper::FmaF64Odd => self.soft_fma_f64(p[0], p[1], p[2], Rounding::Zero, true),
             Helper::SoftF32(op, r) => self.soft_f32(op, r, p),
-            Helper::FusedF32 { op, soft } => self.fused_f32(op, soft, p),
+            Helper::Newton { op, bits, soft } => {
+                self.newton(op, super::newton::Format { bits: bits.into() }, soft, p)
+            }
             Helper::DivF64(r) => self.soft_div_f64(p[0], p[1], r),
             Helper::SqrtF64(r) => self.soft_sqrt_f64(p[0], r),
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
