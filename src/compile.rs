@@ -28,7 +28,8 @@ pub fn parse(source_name: &str, text: &str) -> Result<ast::Module, Error> {
 
 /// Rejected PTX as an error, its diagnostics rendered against `sources`; an internal
 /// error when one of them is a ptxvk bug.
-fn rejected(sources: &SourceMap, diagnostics: Diagnostics) -> Error {
+/// The error for `diagnostics` about `sources`, rendered.
+pub fn rejected(sources: &SourceMap, diagnostics: Diagnostics) -> Error {
     let rendered = sources.render(&diagnostics.0);
     if diagnostics.is_internal() {
         Error::Internal { diagnostics, rendered }

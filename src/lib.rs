@@ -35,7 +35,8 @@ pub mod spec;
 pub use bytemuck::{self, Pod};
 pub use error::Error;
 pub use half;
-pub use ptxvk_frontend::SourceMap;
+pub use ptxvk_frontend::source::decode as decode_ptx;
+pub use ptxvk_frontend::{Diagnostics, SourceMap};
 pub use ptxvk_vk::{Event, Stream, StreamKind};
 pub use runtime::{Arg, Device, DeviceBuffer, DeviceSlice, Dim3, Kernel, LaunchStats, Module};
 

@@ -272,17 +272,19 @@ fn exec(print_path: bool, command: &[String]) -> Result<(), Failure> {
     })
 }
 
-fn read(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))
-        .map_err(usage)
-}
-
-/// Reads PTX files into one source map, in order.
+/// Reads PTX files into one source map, in order. Bytes that are not UTF-8 are allowed
+/// in comments and strings; anywhere else they are a PTX error (exit 1).
 fn read_all(paths: &[PathBuf]) -> Result<SourceMap, Failure> {
     let mut sources = SourceMap::default();
+    let mut errors = Vec::new();
     for p in paths {
-        sources.add(p.display().to_string(), &read(p)?);
+        let bytes = std::fs::read(p)
+            .with_context(|| format!("cannot read {}", p.display()))
+            .map_err(usage)?;
+        errors.extend(sources.add_bytes(p.display().to_string(), &bytes).1);
+    }
+    if !errors.is_empty() {
+        return Err(ptxvk::compile::rejected(&sources, ptxvk::Diagnostics(errors)).into());
     }
     Ok(sources)
 }

@@ -851,3 +851,31 @@ fn float_native_is_opt_in_reported_and_close() {
         .expect("the ptxvk binary runs");
     expect_error(&bad, 2, "PTXVK_FLOAT=fast", &["PTXVK_FLOAT=fast", "`exact`", "`native`"]);
 }
+
+/// Legacy PTX with Latin-1 text in a comment and a `.file` string compiles (ptxas reads
+/// bytes); the same byte in an instruction is a PTX error at its line (exit 1).
+#[test]
+fn bytes_that_are_not_utf8_are_allowed_in_comments_and_strings() {
+    let dir = temp_dir();
+    let kernel = |extra: &[u8]| -> Vec<u8> {
+        let mut v =
+            b"// Auteur: Ren\xe9 M\xfcller\n.version 7.0\n.target sm_70\n.address_size 64\n\
+            .file 1 \"/home/ren\xe9/k.cu\"\n.visible .entry k(.param .u64 p)\n{\n\
+            .reg .b64 %rd<2>;\nld.param.u64 %rd1, [p];\n"
+                .to_vec();
+        v.extend_from_slice(extra);
+        v.extend_from_slice(b"ret;\n}\n");
+        v
+    };
+    let good = dir.path().join("good.ptx");
+    std::fs::write(&good, kernel(b"/* \xff */\n")).expect("write");
+    expect_ok(&ptxvk(["compile", path_str(&good), "--emit", "spvasm"]), "compile Latin-1 comments");
+
+    let bad = dir.path().join("bad.ptx");
+    let text = kernel(b"mov.b64 %rd1, \xe9;\n");
+    std::fs::write(&bad, &text).expect("write");
+    let out = ptxvk(["compile", path_str(&bad)]);
+    let offset = text.iter().rposition(|&b| b == 0xe9).expect("the byte").to_string();
+    let err = expect_error(&out, 1, "a byte that is not UTF-8 in code", &["0xe9", &offset]);
+    assert!(err.contains("bad.ptx:10:15"), "the line and column: {err}");
+}

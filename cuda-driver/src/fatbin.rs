@@ -97,7 +97,7 @@ pub(crate) enum FatbinError {
     Entry { offset: usize, reason: String },
     #[error("fatbin entry for arch {arch}: {reason}")]
     Decompress { arch: u32, reason: String },
-    #[error("the PTX for arch {arch} is not UTF-8 text")]
+    #[error("the PTX for arch {arch} has bytes that are not UTF-8 outside comments and strings")]
     NotUtf8 { arch: u32 },
 }
 
@@ -159,9 +159,11 @@ impl<'a> Entry<'a> {
     pub(crate) fn ptx(&self) -> Result<String, FatbinError> {
         let bytes = self.contents()?;
         let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-        let text = std::str::from_utf8(&bytes[..end])
-            .map_err(|_| FatbinError::NotUtf8 { arch: self.arch })?;
-        Ok(text.to_owned())
+        // Bytes that are not UTF-8 are allowed in comments and strings, as ptxas allows.
+        match ptxvk::decode_ptx(&bytes[..end]) {
+            (text, None) => Ok(text),
+            (_, Some(_)) => Err(FatbinError::NotUtf8 { arch: self.arch }),
+        }
     }
 }
 

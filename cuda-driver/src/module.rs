@@ -45,8 +45,10 @@ impl Function {
 }
 
 /// What a module image is.
-enum Image<'a> {
-    Ptx(&'a str),
+enum Image {
+    /// The text ([`ptxvk::decode_ptx`]: bytes that are not UTF-8 in comments and
+    /// strings are `?`).
+    Ptx(String),
     Cubin,
     /// A fatbin container, or the wrapper that points at one.
     Fatbin,
@@ -59,7 +61,7 @@ const ELF_MAGIC: &[u8] = b"\x7fELF";
 /// # Safety
 /// `image` points to a module image as `cuModuleLoadData` documents: ELF or fatbin
 /// headers, or NUL-terminated text.
-unsafe fn classify<'a>(image: *const c_void) -> Result<Image<'a>, CUresult> {
+unsafe fn classify(image: *const c_void) -> Result<Image, CUresult> {
     if image.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
@@ -74,9 +76,20 @@ unsafe fn classify<'a>(image: *const c_void) -> Result<Image<'a>, CUresult> {
         return Ok(Image::Fatbin);
     }
     // SAFETY: not ELF or fatbin, so NUL-terminated PTX (function contract).
-    let text =
-        unsafe { c_str(image.cast::<c_char>()) }.map_err(|_| CUresult::CUDA_ERROR_INVALID_IMAGE)?;
-    Ok(Image::Ptx(text))
+    let bytes = unsafe { std::ffi::CStr::from_ptr(image.cast::<c_char>()) }.to_bytes();
+    ptx_text("the module image", bytes).map(Image::Ptx)
+}
+
+/// PTX source bytes as text; bytes that are not UTF-8 outside comments and strings are
+/// `CUDA_ERROR_INVALID_PTX`, reported on stderr with their offset.
+fn ptx_text(what: &str, bytes: &[u8]) -> Result<String, CUresult> {
+    match ptxvk::decode_ptx(bytes) {
+        (text, None) => Ok(text),
+        (_, Some(error)) => {
+            eprintln!("ptxvk libcuda: {what}: {}", error.message);
+            Err(CUresult::CUDA_ERROR_INVALID_PTX)
+        }
+    }
 }
 
 /// The JIT options ptxvk acts on: where to write the error log
@@ -182,7 +195,7 @@ unsafe fn load(d: &Driver, image: *const c_void, log: JitOptions) -> Result<usiz
     crate::device::current()?;
     // SAFETY: forwarded (function contract).
     match unsafe { classify(image) }? {
-        Image::Ptx(text) => load_ptx(d, text, log),
+        Image::Ptx(text) => load_ptx(d, &text, log),
         Image::Cubin => {
             let message = "the module is a cubin (SASS for NVIDIA GPUs): ptxvk needs PTX; build \
                            with -gencode arch=compute_XX,code=compute_XX to embed it";
@@ -623,7 +636,7 @@ fn add_input(state: usize, kind: c_int, bytes: &[u8], name: &str) -> Result<(), 
         eprintln!("ptxvk libcuda: cuLinkAddData of `{name}`: only PTX inputs are supported (input kind {kind})");
         return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| CUresult::CUDA_ERROR_INVALID_PTX)?;
+    let text = ptx_text(name, bytes)?;
     let text = text.trim_end_matches('\0').to_owned();
     let mut l = link.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let name =

@@ -26,6 +26,7 @@ pub mod lexer;
 pub mod link;
 pub mod parser;
 pub mod printer;
+pub mod source;
 pub mod span;
 pub mod split;
 
