@@ -568,7 +568,7 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Sub,
         ".cc.u32 .cc.s32 .cc.u64 .cc.s64",
-        Emulated("the borrow flag CC.CF is a 32-bit register; the borrow is an unsigned compare"),
+        Emulated("`a + ~b + 1`; CC.CF (a 32-bit register) is its carry, as on NVIDIA hardware"),
         "sub.cc.u32 %r1, %r2, %r3;",
     ),
     row(Opcode::Sub, "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "sub.rn.f32 %r1, %r2, %r3;"),
@@ -578,7 +578,7 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Subc,
         "{.cc}.u32 .s32 .u64 .s64",
-        Emulated("the borrow flag CC.CF is a 32-bit register; borrows are unsigned compares"),
+        Emulated("`a + ~b + CF`; CC.CF (a 32-bit register) is its carry, as on NVIDIA hardware"),
         "subc.u32 %r1, %r2, %r3;",
     ),
     row(Opcode::Suld, ".b .1d .2d .3d …", Unsupported(TEXTURE), "suld.b.1d.b32.trap {%r1}, [%rd1, {%r2}];"),

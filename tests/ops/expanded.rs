@@ -244,7 +244,9 @@ fn extended_integer_instructions() {
         slot("xor.b64 %d64, %u64, %b64", move |x| bits(first_a ^ x.b)),
         slot("sub.sat.s32 %d32, %a32, %b32", |x| sat_s32(i32v(x.a) - i32v(x.b))),
         // Carry chains (§9.7.2): `add.cc` sets CF to the carry out of the unsigned sum,
-        // `addc` adds it; `sub.cc`/`subc` use it as a borrow.
+        // `addc` adds it. As on NVIDIA hardware, `sub.cc` is `a + ~b + 1` and `subc`
+        // `a + ~b + CF`, CF being that addition's carry (1 when nothing was borrowed):
+        // the same results in pure subtraction chains, and in mixed chains below.
         slot("add.cc.u32 %t32, %a32, %b32; addc.u32 %d32, %c32, 0", |x| {
             bits(b32(b32(x.c) + ((b32(x.a) + b32(x.b)) >> 32)))
         }),
@@ -259,6 +261,18 @@ fn extended_integer_instructions() {
             let borrow1 = u64::from(b32(x.a) < b32(x.b));
             let borrow2 = u64::from(u128::from(b32(x.c)) < u128::from(b32(x.a)) + u128::from(borrow1));
             bits(b32(0u64.wrapping_sub(borrow2)))
+        }),
+        slot("add.cc.u32 %t32, %a32, %b32; subc.u32 %d32, %c32, %a32", |x| {
+            let carry = (b32(x.a) + b32(x.b)) >> 32;
+            bits(b32(b32(x.c) + (!b32(x.a) & 0xffff_ffff) + carry))
+        }),
+        slot("sub.cc.u32 %t32, %a32, %b32; addc.cc.u32 %e32, %c32, %b32; addc.u32 %d32, %e32, 0", |x| {
+            let no_borrow = u64::from(b32(x.a) >= b32(x.b));
+            let e = b32(x.c) + b32(x.b) + no_borrow;
+            bits(b32(b32(e) + (e >> 32)))
+        }),
+        slot("sub.cc.u64 %t64, %a64, %b64; addc.u64 %d64, %c64, %b64", |x| {
+            bits(x.c.wrapping_add(x.b).wrapping_add(u64::from(x.a >= x.b)))
         }),
         slot("add.cc.u64 %t64, %a64, %b64; addc.u64 %d64, %c64, 0", |x| {
             bits(x.c.wrapping_add(u64::from(x.a.checked_add(x.b).is_none())))

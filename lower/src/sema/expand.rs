@@ -262,10 +262,10 @@ impl Lowerer<'_> {
     }
 
     /// `add.cc`, `addc{.cc}`, `sub.cc`, `subc{.cc}` (§9.7.2.1-4) and `mad{.lo,.hi}.cc`,
-    /// `madc{.lo,.hi}{.cc}` (§9.7.2.5-6) on `.u32 .s32 .u64 .s64`: `d = a ± b ± CF`
-    /// with the carry (or borrow) out of the full-width unsigned sum written to `CF`
-    /// when `.cc` is given. The carry out of `x + y + c` is `(x+y <u x) | (x+y+c <u x+y)`;
-    /// the borrow out of `x - y - c` is `(x <u y) | (x-y <u c)`.
+    /// `madc{.lo,.hi}{.cc}` (§9.7.2.5-6) on `.u32 .s32 .u64 .s64`: `d = a + b (+ CF)`,
+    /// or for subtraction `d = a + ~b + (1 or CF)`, with the carry out of the
+    /// full-width unsigned sum written to `CF` when `.cc` is given, as NVIDIA hardware
+    /// does. The carry out of `x + y + c` is `(x+y <u x) | (x+y+c <u x+y)`.
     fn carry_chain(
         &mut self,
         op: Opcode,
@@ -306,28 +306,21 @@ impl Lowerer<'_> {
             }
             _ => None,
         };
-        let (result, out1, out2) = if subtract {
-            let d1 = e.bin(BinaryOp::Sub, uty, x, y);
-            let b1 = e.cmp(CmpOp::Lt, uty, x, y);
-            match cin {
-                Some(c) => {
-                    let d2 = e.bin(BinaryOp::Sub, uty, d1, c);
-                    let b2 = e.cmp(CmpOp::Lt, uty, d1, c);
-                    (d2, b1, Some(b2))
-                }
-                None => (d1, b1, None),
+        // NVIDIA hardware computes a subtraction as an addition of the complement
+        // (`a - b` = `a + ~b + 1`, `subc` = `a + ~b + CF`), and `CF` is always that
+        // addition's carry: 1 after `sub.cc` when nothing was borrowed. Mixed chains
+        // (`add.cc` then `subc`, `sub.cc` then `addc`) depend on it.
+        let (y, cin) =
+            if subtract { (e.not(uty, y), Some(cin.unwrap_or(Value::Imm(1)))) } else { (y, cin) };
+        let s1 = e.add(uty, x, y);
+        let c1 = e.cmp(CmpOp::Lt, uty, s1, x);
+        let (result, out1, out2) = match cin {
+            Some(c) => {
+                let s2 = e.add(uty, s1, c);
+                let c2 = e.cmp(CmpOp::Lt, uty, s2, s1);
+                (s2, c1, Some(c2))
             }
-        } else {
-            let s1 = e.add(uty, x, y);
-            let c1 = e.cmp(CmpOp::Lt, uty, s1, x);
-            match cin {
-                Some(c) => {
-                    let s2 = e.add(uty, s1, c);
-                    let c2 = e.cmp(CmpOp::Lt, uty, s2, s1);
-                    (s2, c1, Some(c2))
-                }
-                None => (s1, c1, None),
-            }
+            None => (s1, c1, None),
         };
         if let (true, Some(cf)) = (cc_out, cf) {
             let out = match out2 {
