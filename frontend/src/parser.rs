@@ -635,6 +635,9 @@ impl<'s> Parser<'s> {
                 self.advance();
                 Some(self.block_body()?)
             }
+            // The ptxas of ISA 1.x-2.x ended a prototype at the next declaration, and
+            // modules of that era omit the `;`.
+            Some(Tok::Dot(_)) | None => None,
             _ => return Err(self.unexpected("`{` starting the function body or `;`")),
         };
         Ok(Function {
@@ -1571,6 +1574,28 @@ $L__BB0_2:
         assert!(instrs[3].guard.is_some());
         let Operand::Address(a) = &instrs[4].operands[0] else { panic!("address") };
         assert_eq!(a.offset, 8);
+    }
+
+    /// ISA 1.x-2.x modules end a prototype at the next declaration, without `;`.
+    #[test]
+    fn legacy_prototypes_without_a_semicolon() {
+        let src = ".version 2.0\n.target sm_20\n\
+            .extern .func (.param .s32 r) f (.param .u64 p)\n\
+            .visible .func g (.param .u32 x)\n\
+            .entry k\n{\nret;\n}\n\
+            .extern .func h ()";
+        let m = parse(src).expect("parses");
+        let names: Vec<(&str, bool)> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Function(f) => Some((f.name.value.as_str(), f.body.is_some())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, [("f", false), ("g", false), ("k", true), ("h", false)]);
+        // Anything else after a signature is still an error.
+        assert!(parse(".version 2.0\n.target sm_20\n.func f (.param .u32 x) ret;").is_err());
     }
 
     #[test]
