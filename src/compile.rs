@@ -19,6 +19,9 @@ pub struct Compiled {
     /// The device capabilities the module was compiled for (its warp mode and float
     /// strategy).
     pub target: Target,
+    /// The kernels that could not be compiled ([`compile_module`]), each with its
+    /// diagnostics; empty from the other compile functions, which fail instead.
+    pub failed: Vec<FailedKernel>,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -97,16 +100,63 @@ pub fn lower_linked(
     entry: Option<&str>,
     target: Target,
 ) -> Result<(ast::Module, Vec<LoweredKernel>), Error> {
+    let (module, kernels, failed) = lower_each_linked(sources, entry, target)?;
+    if failed.is_empty() {
+        return Ok((module, kernels));
+    }
+    let all = failed.into_iter().flat_map(|k| k.diagnostics.0).collect();
+    Err(rejected(sources, Diagnostics(all).once()))
+}
+
+/// A kernel that failed to compile while the rest of its module did not.
+#[derive(Clone, Debug)]
+pub struct FailedKernel {
+    pub name: String,
+    pub diagnostics: Diagnostics,
+    /// The diagnostics as `file:line:column` with carets.
+    pub rendered: String,
+}
+
+impl FailedKernel {
+    /// The error a lookup or launch of this kernel reports.
+    pub fn error(&self) -> Error {
+        let (diagnostics, rendered) = (self.diagnostics.clone(), self.rendered.clone());
+        if self.diagnostics.is_internal() {
+            Error::Internal { diagnostics, rendered }
+        } else {
+            Error::Ptx { diagnostics, rendered }
+        }
+    }
+}
+
+/// Like [`lower_linked`], but each kernel compiles or fails alone: the kernels that
+/// lowered, and the diagnostics of those that did not. With `entry`, only that kernel
+/// is lowered (the others' failures do not matter).
+pub fn lower_each_linked(
+    sources: &SourceMap,
+    entry: Option<&str>,
+    target: Target,
+) -> Result<(ast::Module, Vec<LoweredKernel>, Vec<FailedKernel>), Error> {
     let module = parse_linked(sources)?;
-    let mut kernels =
-        ptxvk_lower::lower_with(&module, &target).map_err(|d| rejected(sources, d))?;
+    let mut outcomes =
+        ptxvk_lower::lower_each(&module, &target).map_err(|d| rejected(sources, d))?;
     if let Some(name) = entry {
-        kernels.retain(|k| k.kernel.name == name);
-        if kernels.is_empty() {
+        outcomes.retain(|k| k.name == name);
+        if outcomes.is_empty() {
             return Err(no_such_kernel(&module, name));
         }
     }
-    Ok((module, kernels))
+    let (mut kernels, mut failed) = (Vec::new(), Vec::new());
+    for k in outcomes {
+        match k.result {
+            Ok(lowered) => kernels.push(lowered),
+            Err(diagnostics) => {
+                let rendered = sources.render(&diagnostics.0);
+                failed.push(FailedKernel { name: k.name, diagnostics, rendered });
+            }
+        }
+    }
+    Ok((module, kernels, failed))
 }
 
 /// Parses and links the files of `sources` and runs semantic analysis only: the IR the
@@ -142,7 +192,7 @@ pub fn compile_with(
     target: Target,
 ) -> Result<Compiled, Error> {
     let (ast, kernels) = lower_with(source_name, text, entry, target)?;
-    finish(ast, kernels, target)
+    finish(ast, kernels, Vec::new(), target)
 }
 
 /// Compiles the PTX files of `sources`, linked into one program, to a SPIR-V module
@@ -154,19 +204,34 @@ pub fn compile_linked(
     target: Target,
 ) -> Result<Compiled, Error> {
     let (ast, kernels) = lower_linked(sources, entry, target)?;
-    finish(ast, kernels, target)
+    finish(ast, kernels, Vec::new(), target)
+}
+
+/// Compiles the PTX files of `sources` as a module to load: a kernel that cannot be
+/// compiled does not take the others down but is listed in [`Compiled::failed`], and
+/// reports its diagnostics when it is looked up. The module fails as a whole only for
+/// errors every kernel shares (syntax, module-scope variables), or when no kernel
+/// compiled and some failed.
+pub fn compile_module(sources: &SourceMap, target: Target) -> Result<Compiled, Error> {
+    let (ast, kernels, failed) = lower_each_linked(sources, None, target)?;
+    if kernels.is_empty() && !failed.is_empty() {
+        let all = failed.into_iter().flat_map(|k| k.diagnostics.0).collect();
+        return Err(rejected(sources, Diagnostics(all).once()));
+    }
+    finish(ast, kernels, failed, target)
 }
 
 fn finish(
     ast: ast::Module,
     kernels: Vec<LoweredKernel>,
+    failed: Vec<FailedKernel>,
     target: Target,
 ) -> Result<Compiled, Error> {
     let spirv =
         if kernels.is_empty() { SpirvModule::default() } else { ptxvk_spirv::compile(&kernels)? };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
-    Ok(Compiled { ast, kernels, spirv, data, target })
+    Ok(Compiled { ast, kernels, spirv, data, target, failed })
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what

@@ -402,7 +402,7 @@ fn run(
         compiled
     } else {
         ptxvk::runtime::check_warp_mode(device.info(), target.warp_mode)?;
-        ptxvk::compile::compile_linked(&sources, None, target)?
+        ptxvk::compile::compile_linked(&sources, Some(&entry), target)?
     };
     let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
         // The printf output up to a trap or failed assertion still goes to stdout.

@@ -56,8 +56,10 @@ impl RunResult {
 /// Compiles the spec's PTX files (already read into `sources`) and picks its kernel, without a
 /// device: rejected PTX and unknown kernel names are reported before any device is
 /// opened.
+/// With an entry named, only that kernel is compiled: the module's other kernels may
+/// be ones ptxvk rejects.
 pub fn prepare(spec: &LaunchSpec, sources: &SourceMap) -> Result<(Compiled, String), Error> {
-    let compiled = compile_linked(sources, None, Target::portable())?;
+    let compiled = compile_linked(sources, spec.entry.as_deref(), Target::portable())?;
     if compiled.kernels.is_empty() {
         return Err(crate::compile::no_kernels(sources));
     }

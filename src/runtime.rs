@@ -12,7 +12,7 @@ use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, LaunchConfig, Stream, StreamKi
 
 use ptxvk_lower::system;
 
-use crate::compile::{compile_linked, Compiled, Target, WarpMode};
+use crate::compile::{compile_module, Compiled, Target, WarpMode};
 use crate::printf;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
@@ -516,7 +516,8 @@ pub struct Module {
 impl Module {
     /// Compiles `ptx` and creates its programs on `device`. Rejected PTX is
     /// [`Error::Ptx`] with rendered diagnostics; missing device features are
-    /// [`Error::Runtime`] naming them.
+    /// [`Error::Runtime`] naming them. A kernel that cannot be compiled does not fail
+    /// the module: looking it up ([`Module::kernel`]) returns its diagnostics.
     pub fn from_ptx(device: &Device, ptx: &str) -> Result<Module, Error> {
         Self::from_ptx_named(device, "<ptx>", ptx)
     }
@@ -542,7 +543,7 @@ impl Module {
     /// # }
     /// ```
     pub fn link(device: &Device, sources: &SourceMap) -> Result<Module, Error> {
-        let compiled = compile_linked(sources, None, device.target())?;
+        let compiled = compile_module(sources, device.target())?;
         Self::from_compiled(device, compiled)
     }
 
@@ -637,15 +638,24 @@ impl Module {
         self.compiled.spirv.kernels.iter().map(|k| k.name.as_str()).collect()
     }
 
+    /// The kernel `name`; a kernel of the module that could not be compiled is its
+    /// diagnostics ([`Error::Ptx`]).
     pub fn kernel(&self, name: &str) -> Result<Kernel<'_>, Error> {
-        let index =
-            self.compiled.spirv.kernels.iter().position(|k| k.name == name).ok_or_else(|| {
-                Error::NoSuchKernel {
-                    name: name.to_string(),
-                    available: self.kernel_names().iter().map(|s| s.to_string()).collect(),
-                }
-            })?;
-        Ok(Kernel { module: self, index })
+        if let Some(index) = self.compiled.spirv.kernels.iter().position(|k| k.name == name) {
+            return Ok(Kernel { module: self, index });
+        }
+        if let Some(failed) = self.compiled.failed.iter().find(|k| k.name == name) {
+            return Err(failed.error());
+        }
+        Err(Error::NoSuchKernel {
+            name: name.to_string(),
+            available: self.kernel_names().iter().map(|s| s.to_string()).collect(),
+        })
+    }
+
+    /// The kernels of the module that could not be compiled, with their diagnostics.
+    pub fn failed_kernels(&self) -> &[crate::compile::FailedKernel] {
+        &self.compiled.failed
     }
 
     /// The kernel at `index` of [`Module::kernel_names`].

@@ -879,3 +879,67 @@ fn bytes_that_are_not_utf8_are_allowed_in_comments_and_strings() {
     let err = expect_error(&out, 1, "a byte that is not UTF-8 in code", &["0xe9", &offset]);
     assert!(err.contains("bad.ptx:10:15"), "the line and column: {err}");
 }
+
+/// A module with a kernel ptxvk rejects (`bad`, a tensor-core instruction) and one it
+/// compiles (`good`): `compile` of the module reports the bad one (exit 1), `compile
+/// --entry good` and `run --entry good` succeed, `--entry bad` reports it; through the
+/// API the module loads, `good` runs, and looking up `bad` returns its diagnostic.
+#[test]
+fn one_rejected_kernel_does_not_take_down_its_module() {
+    const PTX: &str = ".version 7.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry good(.param .u64 out)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<4>;\n\
+        ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\n\
+        add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r1;\nret;\n}\n\
+        .visible .entry bad(.param .u64 out)\n{\n.reg .b32 %r<3>;\n\
+        ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];\nret;\n}\n";
+    let dir = temp_dir();
+    let ptx = dir.path().join("two.ptx");
+    std::fs::write(&ptx, PTX).expect("write");
+    let spv = dir.path().join("k.spv");
+    let compile = |entry: Option<&str>| {
+        let mut args = vec!["compile", path_str(&ptx), "-o", path_str(&spv)];
+        args.extend(entry.map(|e| ["--entry", e]).into_iter().flatten());
+        ptxvk(args)
+    };
+    expect_error(&compile(None), 1, "compile of the module", &["ldmatrix"]);
+    expect_error(&compile(Some("bad")), 1, "compile --entry bad", &["ldmatrix"]);
+    expect_ok(&compile(Some("good")), "compile --entry good");
+
+    let Some(_) = vulkan("one_rejected_kernel_does_not_take_down_its_module") else {
+        return;
+    };
+    let device = ptxvk::Device::default_device().expect("the device");
+    let run = ptxvk([
+        "run",
+        path_str(&ptx),
+        "--entry",
+        "good",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        "buf:u32:zeros:4",
+        "--json",
+    ]);
+    let json: serde_json::Value =
+        serde_json::from_str(&expect_ok(&run, "run --entry good")).expect("JSON");
+    assert_eq!(json["buffers"][0]["data"], serde_json::json!([0, 1, 2, 3]));
+
+    let module = ptxvk::Module::from_ptx(&device, PTX).expect("the module loads");
+    assert_eq!(module.kernel_names(), ["good"]);
+    match module.kernel("bad") {
+        Err(ptxvk::Error::Ptx { rendered, .. }) => {
+            assert!(rendered.contains("ldmatrix") && rendered.contains(":18:1"), "{rendered}")
+        }
+        Err(e) => panic!("expected the kernel's diagnostic, got {e}"),
+        Ok(_) => panic!("the rejected kernel was found"),
+    }
+    let out = device.zeroed::<u32>(4).expect("alloc");
+    module
+        .kernel("good")
+        .expect("good")
+        .launch(1, 4, 0, &[ptxvk::Arg::from(&out)])
+        .expect("launch");
+    assert_eq!(out.to_vec().expect("read"), [0, 1, 2, 3]);
+}

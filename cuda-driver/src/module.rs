@@ -337,11 +337,16 @@ fn function(d: &Driver, module: usize, name: *const c_char) -> Result<usize, CUr
     let m = d.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
     // SAFETY: `name` is a NUL-terminated string (CUDA's contract).
     let name = unsafe { c_str(name) }?;
-    m.functions
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, h)| *h)
-        .ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
+    if let Some((_, h)) = m.functions.iter().find(|(n, _)| n == name) {
+        return Ok(*h);
+    }
+    // A kernel of the module that ptxvk could not compile: the module loaded without
+    // it, and its lookup reports why (CUDA would have failed the whole module).
+    if let Some(failed) = m.module.failed_kernels().iter().find(|k| k.name == name) {
+        eprintln!("ptxvk libcuda: kernel `{name}` could not be compiled:\n{}", failed.rendered);
+        return Err(CUresult::CUDA_ERROR_INVALID_PTX);
+    }
+    Err(CUresult::CUDA_ERROR_NOT_FOUND)
 }
 
 #[no_mangle]

@@ -85,6 +85,14 @@ impl Diagnostics {
     pub fn is_internal(&self) -> bool {
         self.0.iter().any(|d| d.severity == Severity::Internal)
     }
+
+    /// The same, each (place, message) once, in order: a device function inlined at
+    /// several call sites, or into several kernels, reports its errors once.
+    pub fn once(mut self) -> Self {
+        let mut seen = std::collections::BTreeSet::new();
+        self.0.retain(|d| seen.insert((d.span, d.message.clone())));
+        self
+    }
 }
 
 impl From<Diagnostic> for Diagnostics {

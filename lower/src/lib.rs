@@ -53,18 +53,41 @@ pub fn lower_with(
     module: &ast::Module,
     target: &pass::Target,
 ) -> Result<Vec<LoweredKernel>, Diagnostics> {
-    let ir = sema::run(module)?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for kernel in ir.kernels {
-        match pass::run(kernel, target) {
+    for k in lower_each(module, target)? {
+        match k.result {
             Ok(k) => out.push(k),
-            Err(mut e) => errors.append(&mut e),
+            Err(mut e) => errors.append(&mut e.0),
         }
     }
     if errors.is_empty() {
         Ok(out)
     } else {
-        Err(Diagnostics(errors))
+        Err(Diagnostics(errors).once())
     }
+}
+
+/// One kernel through the middle end: lowered, or its own diagnostics.
+#[derive(Clone, Debug)]
+pub struct KernelOutcome {
+    pub name: String,
+    pub result: Result<LoweredKernel, Diagnostics>,
+}
+
+/// Like [`lower_with`], but each kernel succeeds or fails alone; the error is the
+/// module's only for what its kernels share ([`sema::run_each`]).
+pub fn lower_each(
+    module: &ast::Module,
+    target: &pass::Target,
+) -> Result<Vec<KernelOutcome>, Diagnostics> {
+    let each = sema::run_each(module)?;
+    Ok(each
+        .kernels
+        .into_iter()
+        .map(|k| KernelOutcome {
+            name: k.name,
+            result: k.result.and_then(|kernel| pass::run(kernel, target).map_err(Diagnostics)),
+        })
+        .collect())
 }

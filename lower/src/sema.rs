@@ -56,8 +56,44 @@ fn device_functions(module: &ast::Module) -> BTreeMap<Name, &ast::Function> {
 }
 
 /// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
-/// (`sema::calls`).
+/// (`sema::calls`). Any error, of the module or of one kernel, fails the whole module;
+/// [`run_each`] keeps the kernels apart.
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
+    let each = run_each(module)?;
+    let mut kernels = Vec::new();
+    let mut errors = Vec::new();
+    for k in each.kernels {
+        match k.result {
+            Ok(kernel) => kernels.push(kernel),
+            Err(mut e) => errors.append(&mut e.0),
+        }
+    }
+    if errors.is_empty() {
+        Ok(Module { address_size: each.address_size, kernels })
+    } else {
+        Err(Diagnostics(errors).once())
+    }
+}
+
+/// The kernels of a module, each lowered or failed on its own ([`run_each`]).
+#[derive(Clone, Debug)]
+pub struct EachKernel {
+    pub address_size: u32,
+    /// Every kernel with a body, in source order.
+    pub kernels: Vec<KernelResult>,
+}
+
+/// One kernel's semantic analysis: its IR, or its own diagnostics.
+#[derive(Clone, Debug)]
+pub struct KernelResult {
+    pub name: String,
+    pub result: Result<Kernel, Diagnostics>,
+}
+
+/// Like [`run`], but a kernel that cannot be lowered fails alone: the error is the
+/// module's only for what every kernel shares (the address size, module-scope
+/// variables and their initializers).
+pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
     let mut errors = Vec::new();
     let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
     match &module.address_size {
@@ -109,10 +145,8 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
                         table_functions: &table_functions,
                         version,
                     };
-                    match lower_kernel(f, &ctx) {
-                        Ok(k) => kernels.push(k),
-                        Err(mut e) => errors.append(&mut e),
-                    }
+                    let result = lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once());
+                    kernels.push(KernelResult { name: f.name.value.to_string(), result });
                 }
             }
             // Lowered where they are called.
@@ -129,11 +163,8 @@ pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
             ast::Item::Directive(_) => {}
         }
     }
-    // A function inlined at several call sites reports its errors once.
-    let mut seen = BTreeSet::new();
-    errors.retain(|d| seen.insert((d.span, d.message.clone())));
     if errors.is_empty() {
-        Ok(Module { address_size, kernels })
+        Ok(EachKernel { address_size, kernels })
     } else {
         Err(Diagnostics(errors))
     }
