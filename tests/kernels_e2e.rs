@@ -1,5 +1,6 @@
 //! Every real-compiler kernel of `tests/kernels/` (nvcc 13 sm_75/80/90, NVRTC 12
-//! compute_52/70, clang 14 sm_70) runs on the default Vulkan device through the Rust API
+//! compute_52/70, clang 14 sm_70, or for kernels that need CUDA's own headers nvcc -G
+//! sm_80 instead of clang) runs on the default Vulkan device through the Rust API
 //! and through `ptxvk run --spec`, and matches a CPU reference bit for bit
 //! (`common/cases.rs`).
 
@@ -90,4 +91,13 @@ fn grid_of_200000_blocks_is_split_into_dispatches() {
         stats.dispatches
     );
     check("grid3d 200000x1x1", ElemType::U32, &got, &case.expected);
+}
+
+/// Cooperative groups (`this_thread_block`, `tiled_partition<16/32>`, `cg::reduce`, a
+/// tile's `shfl_down`, `coalesced_threads`), from nvcc -O3 and -G, and NVRTC; the -G
+/// build reads the reserved shared memory (`%reserved_smem_offset_1`) and passes
+/// generic pointers to local memory through out-of-line functions.
+#[test]
+fn cooperative_groups() {
+    run(cases::coop_groups());
 }

@@ -372,8 +372,8 @@ pub enum SpecialReg {
     ParamBlock,
     /// Bytes of dynamic shared memory the launch gave (`%dynamic_smem_size`).
     DynamicSharedBytes,
-    /// The kernel's static shared bytes plus the launch's dynamic ones
-    /// (`%total_smem_size`, `%aggr_smem_size`: ptxvk reserves no shared memory).
+    /// The kernel's static shared bytes (the reserved area of `sema::reserved`
+    /// included) plus the launch's dynamic ones (`%total_smem_size`, `%aggr_smem_size`).
     TotalSharedBytes,
     /// The shared offset of the dynamic (`extern .shared`) region: a constant of the
     /// final layout ([`SharedLayout::dynamic_offset`]), which passes may still grow.

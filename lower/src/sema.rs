@@ -25,6 +25,7 @@ mod calls;
 mod expand;
 mod formats;
 mod recursion;
+mod reserved;
 mod spaces;
 mod stack;
 mod system;
@@ -237,6 +238,9 @@ struct Lowerer<'m> {
     module_scope: BTreeMap<Name, Symbol>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
+    /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
+    /// one of its registers.
+    reserved_smem: Option<u32>,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
     /// This thread's value in the current warp exchange (`sema::warp`).
@@ -341,6 +345,7 @@ fn lower_kernel<'m>(
         frame: None,
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
+        reserved_smem: None,
         stack_pointer: None,
         exchanged: None,
         function_spaces: BTreeMap::new(),
@@ -394,6 +399,11 @@ fn lower_kernel<'m>(
         l.kernel.shared.variables.push(("$bar.red".to_string(), offset, size));
         l.reduction_scratch = Some(offset);
     }
+    let mut names = BTreeSet::new();
+    bodies().for_each(|b| names_used(b, &mut names));
+    if names.iter().any(|n| reserved::is_reserved_register(n)) {
+        l.place_reserved();
+    }
     // The stack is the start of the local window (`sema::stack`); recursion keeps its
     // frames there too (`sema::recursion`).
     l.recursion = recursion::Recursion::find(&callees);
@@ -403,7 +413,7 @@ fn lower_kernel<'m>(
     }
     l.generic_windows = generic_windows;
     if l.generic_windows {
-        l.spaces = spaces::infer(body);
+        l.spaces = spaces::infer(f);
         for c in &callees {
             l.function_spaces.insert(c.name.value.clone(), spaces::infer_function(c));
         }
@@ -413,6 +423,7 @@ fn lower_kernel<'m>(
     if uses_stack {
         l.init_stack(f.name.span);
     }
+    l.init_reserved(f.name.span);
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {
@@ -1117,6 +1128,9 @@ impl Lowerer<'_> {
                     let t = self.temp(OpTy::U(32).storage(), span);
                     self.push(InstKind::Special { dst: t, reg }, span);
                     Ok(Value::Reg(t))
+                }
+                None if reserved::is_reserved_register(&name.value) => {
+                    self.reserved_register(&name.value, ty, name.span)
                 }
                 None if is_special_name(&name.value) => {
                     match self.warp_register(&name.value, name.span) {
@@ -2657,9 +2671,6 @@ fn is_special_name(s: &str) -> bool {
         "%cluster_nctaid",
         "%cluster_ctarank",
         "%cluster_nctarank",
-        "%reserved_smem_offset_begin",
-        "%reserved_smem_offset_end",
-        "%reserved_smem_offset_cap",
         "%current_graph_exec",
     ];
     SREGS.contains(&s) || s.starts_with("%pm") || s.starts_with("%envreg")

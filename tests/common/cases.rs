@@ -474,3 +474,47 @@ pub fn fnptr() -> KernelCase {
     };
     KernelCase { kernel: "fnptr", entry: "fnptr", ty: ElemType::S32, case }
 }
+
+/// `coop_groups.cu` (cooperative groups): its header comment defines the five results
+/// per element; blocks of 128, the last one partly past `n`.
+pub fn coop_groups() -> KernelCase {
+    let mut rng = Rng(23);
+    let (blocks, block) = (4usize, 128usize);
+    let n = blocks * block - 45;
+    let input: Vec<i32> = (0..n).map(|_| (rng.next_u32() % 1000) as i32).collect();
+    let v = |i: usize| input.get(i).copied().unwrap_or(0);
+    let mut out = vec![0i32; 5 * n];
+    for i in 0..n {
+        let tile = |size: usize| (i / size * size..i / size * size + size).map(v);
+        let lane = i % 32;
+        let warp = i - lane;
+        let next = if lane < 31 { v(i + 1) } else { v(i) };
+        let odd = if v(i) & 1 == 1 {
+            let odds: Vec<usize> = (warp..warp + 32).filter(|&j| v(j) & 1 == 1).collect();
+            let sum: i32 = odds.iter().map(|&j| v(j)).sum();
+            64 * sum + odds.iter().filter(|&&j| j < i).count() as i32
+        } else {
+            -1
+        };
+        out[5 * i..5 * i + 5].copy_from_slice(&[
+            tile(16).sum(),
+            tile(32).max().unwrap_or(0),
+            tile(32).sum(),
+            next + lane as i32,
+            odd,
+        ]);
+    }
+    let bytes = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let case = Case {
+        grid: [blocks as u32, 1, 1],
+        block: [block as u32, 1, 1],
+        shared_bytes: 0,
+        args: vec![
+            buf(ElemType::S32, bytes(&input)),
+            buf(ElemType::S32, vec![0; 4 * 5 * n]),
+            val(n as i32),
+        ],
+        expected: vec![(1, bytes(&out))],
+    };
+    KernelCase { kernel: "coop_groups", entry: "coop_groups", ty: ElemType::S32, case }
+}

@@ -169,7 +169,13 @@ impl Lowerer<'_> {
     }
 
     /// Runs `body` only where predicate `cond` (negated if `negate`) holds.
-    fn guarded(&mut self, cond: RegId, negate: bool, span: Span, body: impl FnOnce(&mut Self)) {
+    pub(super) fn guarded(
+        &mut self,
+        cond: RegId,
+        negate: bool,
+        span: Span,
+        body: impl FnOnce(&mut Self),
+    ) {
         self.open(span);
         let then = self.new_block(None, span);
         let join = self.new_block(None, span);
@@ -183,7 +189,7 @@ impl Lowerer<'_> {
     }
 
     /// `%tid == (0, 0, 0)`.
-    fn is_thread_zero(&mut self, span: Span) -> RegId {
+    pub(super) fn is_thread_zero(&mut self, span: Span) -> RegId {
         let mut bits = Value::Imm(0);
         for d in [Dim::X, Dim::Y, Dim::Z] {
             let t = self.temp(U32.storage(), span);

@@ -11,7 +11,7 @@
 //! spaces). A plain value used as an address is a global address.
 
 use ptxvk_frontend::Opcode;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::Name;
@@ -36,10 +36,12 @@ impl Provenance {
     }
 }
 
-/// The provenance of every register of the kernel `body` that is written at all
+/// The provenance of every register of the kernel `f` that is written at all
 /// (registers not in the map are never written: plain).
-pub(super) fn infer(body: &[ast::Statement]) -> BTreeMap<Name, Provenance> {
-    infer_in(body, BTreeMap::new(), false)
+pub(super) fn infer(f: &ast::Function) -> BTreeMap<Name, Provenance> {
+    let params = f.params.iter().flat_map(|p| &p.names).map(|n| n.name.value.clone());
+    let kernel = Some(params.collect());
+    infer_in(f.body.as_deref().unwrap_or(&[]), BTreeMap::new(), kernel.as_ref())
 }
 
 /// The same for a device function, whose `.reg` parameters and `.param` loads may hold
@@ -47,20 +49,22 @@ pub(super) fn infer(body: &[ast::Statement]) -> BTreeMap<Name, Provenance> {
 pub(super) fn infer_function(f: &ast::Function) -> BTreeMap<Name, Provenance> {
     let params = f.params.iter().chain(&f.returns).filter(|p| p.space == StateSpace::Reg);
     let seeds = params.flat_map(|p| &p.names).map(|n| (n.name.value.clone(), Provenance::Unknown));
-    infer_in(f.body.as_deref().unwrap_or(&[]), seeds.collect(), true)
+    infer_in(f.body.as_deref().unwrap_or(&[]), seeds.collect(), None)
 }
 
+/// `kernel_params`: the kernel's parameters, whose loads give global pointers; `None`
+/// in a device function, whose `.param` parameters hold whatever its callers pass.
 fn infer_in(
     body: &[ast::Statement],
     mut map: BTreeMap<Name, Provenance>,
-    in_function: bool,
+    kernel_params: Option<&BTreeSet<Name>>,
 ) -> BTreeMap<Name, Provenance> {
     let mut insts = Vec::new();
     collect(body, &mut insts);
     loop {
         let mut changed = false;
         for i in &insts {
-            for (dst, value) in definitions(i, &map, in_function) {
+            for (dst, value) in definitions(i, &map, kernel_params) {
                 let old = map.get(&dst).copied().unwrap_or(Provenance::Plain);
                 let new = old.join(value);
                 if new != old {
@@ -85,6 +89,14 @@ fn collect<'a>(stmts: &'a [ast::Statement], out: &mut Vec<&'a ast::Instruction>)
     }
 }
 
+/// The variable an `ld` reads (the base of its address).
+fn loads_from(i: &ast::Instruction) -> Option<&Name> {
+    match i.operands.get(1)? {
+        Operand::Address(a) => a.base.as_ref().map(|b| &b.value),
+        _ => None,
+    }
+}
+
 fn name_of(op: &Operand) -> Option<&Name> {
     match op {
         Operand::Name { name, component: None } => Some(&name.value),
@@ -96,20 +108,20 @@ fn name_of(op: &Operand) -> Option<&Name> {
 fn definitions(
     i: &ast::Instruction,
     map: &BTreeMap<Name, Provenance>,
-    in_function: bool,
+    kernel_params: Option<&BTreeSet<Name>>,
 ) -> Vec<(Name, Provenance)> {
     // A call's `.reg` results may be any pointer.
     if let (Some(Operand::List(rets, _)), Some(Opcode::Call)) = (i.operands.first(), i.op) {
         return rets.iter().filter_map(name_of).map(|n| (n.clone(), Provenance::Unknown)).collect();
     }
-    definition(i, map, in_function).into_iter().collect()
+    definition(i, map, kernel_params).into_iter().collect()
 }
 
 /// The register `i` writes (its first operand) and the provenance of the value.
 fn definition(
     i: &ast::Instruction,
     map: &BTreeMap<Name, Provenance>,
-    in_function: bool,
+    kernel_params: Option<&BTreeSet<Name>>,
 ) -> Option<(Name, Provenance)> {
     let dst = name_of(i.operands.first()?)?.clone();
     let of = |k: usize| -> Provenance {
@@ -129,9 +141,14 @@ fn definition(
             Some(StateSpace::Global | StateSpace::Const) => Provenance::Global,
             _ => Provenance::Unknown,
         },
-        // Kernel parameters hold global pointers (or plain values); a device function's
-        // `.param` parameters hold whatever its callers pass.
-        Opcode::Ld | Opcode::Ldu if space == Some(StateSpace::Param) && !in_function => {
+        // Kernel parameters hold global pointers (or plain values). A device function's
+        // `.param` parameters hold whatever its callers pass, and so do the `.param`
+        // results of a call (`ld.param [retval0]`, which may return a generic pointer to
+        // local memory, as nvcc -G's `std::forward` does).
+        Opcode::Ld | Opcode::Ldu
+            if space == Some(StateSpace::Param)
+                && kernel_params.is_some_and(|k| loads_from(i).is_some_and(|n| k.contains(n))) =>
+        {
             Provenance::Global
         }
         // A value loaded from memory may be any pointer.

@@ -1,0 +1,90 @@
+//! The reserved shared-memory area of a CTA (PTX ISA 9.2 §10.34-10.37:
+//! `%reserved_smem_offset_begin`, `_end`, `_cap` and `_<2>`).
+//!
+//! On sm_80 and later CUDA reserves 1 KiB of every block's shared memory
+//! (`cudaDevAttrReservedSharedMemoryPerBlock`) for the system, and cooperative groups
+//! keep their multi-warp scratch there: five barrier words, then one 64-bit slot per
+//! warp, found through `%reserved_smem_offset_1` (`cooperative_groups/details/
+//! memory.h`, which relies on the barrier words starting at zero). A kernel that names
+//! one of these registers gets such an area in its shared window, after its static
+//! variables (so it counts against the device's limit like them), and thread 0 zeroes
+//! its first words before anything else runs, as the hardware does.
+//!
+//! ptxvk's layout: `_begin` is the area's offset in the window, `_cap` its size (1,024
+//! bytes), `_end` = `_begin + _cap`; `_0` is `_begin` and `_1` is `_begin + 512`, two
+//! halves of 512 bytes (cooperative groups need 288).
+
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::Lowerer;
+use crate::ir::{Address, InstKind, OpTy, Space, Value};
+
+/// The size of the area, as CUDA reserves on sm_80 and later.
+pub(super) const RESERVED_BYTES: u32 = 1024;
+
+/// The bytes zeroed at the start: cooperative groups' barrier words and the 12 bytes
+/// after them.
+const ZEROED_WORDS: u32 = 8;
+
+/// Whether `name` is one of the registers of the reserved area.
+pub(super) fn is_reserved_register(name: &str) -> bool {
+    name.starts_with("%reserved_smem_offset_")
+}
+
+impl Lowerer<'_> {
+    /// Places the area after the static variables (16-byte aligned).
+    pub(super) fn place_reserved(&mut self) {
+        let offset = self.kernel.shared.static_bytes.next_multiple_of(16);
+        self.kernel.shared.static_bytes = offset + RESERVED_BYTES;
+        self.kernel.shared.variables.push(("$reserved".to_string(), offset, RESERVED_BYTES));
+        self.reserved_smem = Some(offset);
+    }
+
+    /// Thread 0 zeroes the area's first words, then the block waits for it: the code at
+    /// the kernel's entry, where every thread is.
+    pub(super) fn init_reserved(&mut self, span: Span) {
+        let Some(offset) = self.reserved_smem else { return };
+        let first = self.is_thread_zero(span);
+        self.guarded(first, false, span, |l| {
+            for w in 0..ZEROED_WORDS {
+                let addr = Address { base: None, offset: i64::from(offset + 4 * w) };
+                let kind = InstKind::Store {
+                    space: Space::Shared,
+                    ty: OpTy::U(32),
+                    srcs: vec![Value::Imm(0)],
+                    addr,
+                };
+                l.push(kind, span);
+            }
+        });
+        self.push(InstKind::Barrier, span);
+    }
+
+    /// The value of register `name` of the area, read as `ty`.
+    pub(super) fn reserved_register(
+        &self,
+        name: &str,
+        ty: OpTy,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        if ty.bits() != 32 || ty.is_float() {
+            return Err(Diagnostic::error(span, format!("`{name}` is a 32-bit register")));
+        }
+        let Some(begin) = self.reserved_smem else {
+            return Err(Diagnostic::internal(span, "the reserved shared area was not placed"));
+        };
+        let value = match &name["%reserved_smem_offset_".len()..] {
+            "begin" | "0" => begin,
+            "1" => begin + RESERVED_BYTES / 2,
+            "end" => begin + RESERVED_BYTES,
+            "cap" => RESERVED_BYTES,
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("unknown special register `{name}` (PTX has `_begin`, `_end`, `_cap`, `_0`, `_1`)"),
+                ))
+            }
+        };
+        Ok(Value::Imm(u64::from(value)))
+    }
+}
