@@ -970,3 +970,27 @@ fn jump_tables_become_switches() {
     let expected: Vec<u32> = input.iter().map(|&x| jump_table(x)).collect();
     run_single_block("jump_table", &input, &expected);
 }
+
+/// Immediate predicate operands (PTX ISA 9.2 §4.5: an integer constant may stand for a
+/// predicate, nonzero being true): `selp` with 0 and 7, and `vote.sync` of constant
+/// predicates, as compilers emit them after constant folding.
+#[test]
+fn immediate_predicate_operands() {
+    const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry imm_preds(.param .u64 out)\n{\n.reg .pred %p<4>;\n\
+        .reg .b32 %r<8>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\n\
+        mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 16;\nadd.s64 %rd3, %rd1, %rd2;\n\
+        selp.b32 %r2, 5, 7, 0;\nselp.b32 %r3, 5, 7, 7;\n\
+        vote.sync.all.pred %p1, 1, 0xffffffff;\nvote.sync.any.pred %p2, 0, 0xffffffff;\n\
+        selp.u32 %r4, 1, 0, %p1;\nselp.u32 %r5, 1, 0, %p2;\n\
+        st.global.v4.u32 [%rd3], {%r2, %r3, %r4, %r5};\nret;\n}\n";
+    let (_, kernels) = ptxvk::compile::lower("imm.ptx", PTX, None).expect("lowers");
+    assert_eq!(kernels.len(), 1);
+    let Some(device) = device() else { return };
+    let module = ptxvk::Module::from_ptx(&device, PTX).expect("module");
+    let out = device.zeroed::<u32>(4 * 64).expect("alloc");
+    let kernel = module.kernel("imm_preds").expect("kernel");
+    kernel.launch(1, 64, 0, &[ptxvk::Arg::from(&out)]).expect("launch");
+    let want: Vec<u32> = (0..64).flat_map(|_| [7, 5, 1, 0]).collect();
+    assert_eq!(out.to_vec().expect("read"), want);
+}

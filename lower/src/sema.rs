@@ -993,11 +993,21 @@ impl Lowerer<'_> {
         }
     }
 
-    fn pred(&self, op: &Operand) -> Result<(RegId, bool), Diagnostic> {
+    fn pred(&mut self, op: &Operand) -> Result<(RegId, bool), Diagnostic> {
         let (inner, negate) = match op {
             Operand::Not(inner, _) => (inner.as_ref(), true),
             other => (other, false),
         };
+        // An immediate predicate (`selp.b32 d, a, b, 0;`, `vote.all.pred p, 1, m`):
+        // PTX ISA 9.2 §4.5 lets any integer constant stand for a predicate, nonzero
+        // being true. It becomes a predicate register of that value.
+        if let Operand::Imm(e) = inner {
+            let value = imm_bits(e, OpTy::U(64))? != 0;
+            let r = self.temp(OpTy::Pred.storage(), e.span);
+            let src = Value::Imm(u64::from(value));
+            self.push(InstKind::Mov { ty: OpTy::Pred, dst: r, src }, e.span);
+            return Ok((r, negate));
+        }
         let (r, span) = self.reg_operand(inner)?;
         self.check_width(r, span, OpTy::Pred, false)?;
         Ok((r, negate))
