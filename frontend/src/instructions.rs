@@ -322,7 +322,7 @@ instruction_table! {
     (Cp, "cp", [TYPES, ASYNC_COPY, SPACES, ATOMIC_OPS, FLOAT_MODES], "*", []),
     (Createpolicy, "createpolicy", [TYPES, &[".fractional", ".range", ".cvt", ".global", ".L2::*"]],
         "V X X? X? X?", []),
-    (Cvt, "cvt", [TYPES, ROUND, ROUND_INT, FLOAT_MODES, &[".pack", ".scaled::*"]], "V V V? V? V?", [Rounding, Ftz, Sat]),
+    (Cvt, "cvt", [TYPES, ROUND, ROUND_INT, FLOAT_MODES, &[".pack", ".u2", ".s2", ".scaled::*"]], "V V V? V? V?", [Rounding, Ftz, Sat]),
     (Cvta, "cvta", [TYPES, SPACES, &[".to"]], "V V", [Space]),
     (Discard, "discard", [SPACES, &[".L2"]], "M V", [Space]),
     (Div, "div", [TYPES, ROUND, APPROX, FLOAT_MODES], "V V V", [Rounding, Ftz]),

@@ -238,6 +238,12 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Cvt, "between integer types {.sat}", Supported, "cvt.s32.s64 %r1, %rd1;"),
     row(
         Opcode::Cvt,
+        ".pack.sat .u16 .s16 .u8 .s8 .u4 .s4 .u2 .s2 from .s32",
+        Emulated("each operand clamped with min/max, masked, shifted into place and or-ed with the low bits of c"),
+        "cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;",
+    ),
+    row(
+        Opcode::Cvt,
         "float to integer .rni .rzi .rmi .rpi {.ftz}{.sat}",
         Supported,
         "cvt.rni.s32.f32 %r1, %r2;",

@@ -302,6 +302,32 @@ fn extended_integer_instructions() {
         sat_s32(hi + i32v(x.c))
     }));
     slots.push(slot("fns.b32 %d32, %a32, %b32, %c32", |x| bits(fns(x.a, x.b, x.c))));
+    // `cvt.pack.sat` (§9.7.9.22): a and b clamped to the narrow type, b lowest, a above
+    // it, the rest of d from the low bits of c.
+    for (ty, width, signed) in [
+        ("u16", 16, false),
+        ("s16", 16, true),
+        ("u8", 8, false),
+        ("s8", 8, true),
+        ("s4", 4, true),
+        ("u2", 2, false),
+    ] {
+        let ptx: &'static str = if width == 16 {
+            Box::leak(format!("cvt.pack.sat.{ty}.s32 %d32, %a32, %b32").into_boxed_str())
+        } else {
+            Box::leak(format!("cvt.pack.sat.{ty}.s32.b32 %d32, %a32, %b32, %c32").into_boxed_str())
+        };
+        slots.push(slot(ptx, move |x| {
+            let (lo, hi) = if signed {
+                (-(1i64 << (width - 1)), (1i64 << (width - 1)) - 1)
+            } else {
+                (0, (1i64 << width) - 1)
+            };
+            let narrow = |v: u64| (i32v(v).clamp(lo, hi) as u64) & ((1 << width) - 1);
+            let c = if width == 16 { 0 } else { b32(x.c) << (2 * width) };
+            bits(b32((narrow(x.a) << width) | narrow(x.b) | c))
+        }));
+    }
     slots.push(slot("and.b32 %t32, %c32, 31; fns.b32 %d32, %a32, %t32, %b32", |x| {
         bits(fns(x.a, x.c & 31, x.b))
     }));

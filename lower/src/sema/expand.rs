@@ -118,9 +118,72 @@ impl Lowerer<'_> {
             Opcode::Testp => self.testp(i, m),
             Opcode::Set => self.set(i, m),
             Opcode::Slct => self.slct(i, m),
+            Opcode::Cvt if has(m, ".pack") => self.convert_pack(i, m),
             _ => return None,
         };
         Some(result)
+    }
+
+    /// `cvt.pack.sat.{u16,s16}.s32 d, a, b` and `cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32
+    /// d, a, b, c` (§9.7.9.22): `a` and `b` clamped to the narrow type's range, `b` in
+    /// the lowest bits of `d`, `a` above it, and with `c` the remaining bits of `d` from
+    /// the low bits of `c`.
+    fn convert_pack(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        const NARROW: [(&str, u32, bool); 8] = [
+            (".u16", 16, false),
+            (".s16", 16, true),
+            (".u8", 8, false),
+            (".s8", 8, true),
+            (".u4", 4, false),
+            (".s4", 4, true),
+            (".u2", 2, false),
+            (".s2", 2, true),
+        ];
+        let Some(&(_, bits, signed)) =
+            i.modifiers.iter().find_map(|d| NARROW.iter().find(|n| n.0 == d.value.as_str()))
+        else {
+            return Err(Diagnostic::error(
+                span,
+                "`cvt.pack` converts to `.u16`, `.s16`, `.u8`, `.s8`, `.u4`, `.s4`, `.u2` or `.s2`",
+            ));
+        };
+        reject_other(m, &[".pack", ".u4", ".s4", ".u2", ".s2"])?;
+        if !m.sat || !i.has_modifier(".s32") {
+            return Err(Diagnostic::error(span, "`cvt.pack` is `cvt.pack.sat` from `.s32`"));
+        }
+        let with_c = bits < 16;
+        if i.operands.len() != 3 + usize::from(with_c) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`cvt.pack` to {bits} bits takes {} operands", 3 + usize::from(with_c)),
+            ));
+        }
+        let s32 = OpTy::S(32);
+        let dst = self.dst(&i.operands[0], U32, false)?;
+        let [a, b] = self.srcs(i, 1, [s32, s32])?;
+        let c = if with_c { Some(self.src(&i.operands[3], U32, false, span)?) } else { None };
+        let (lo, hi) = if signed {
+            (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        } else {
+            (0, (1i64 << bits) - 1)
+        };
+        let mut e = Emit { l: self, span };
+        let mask = Value::Imm((1u64 << bits) - 1);
+        let mut clamp = |v: Value| {
+            let above = e.bin(BinaryOp::Max, s32, v, Value::Imm(lo as u64 & 0xffff_ffff));
+            let within = e.bin(BinaryOp::Min, s32, above, Value::Imm(hi as u64 & 0xffff_ffff));
+            e.and(U32, within, mask)
+        };
+        let (ta, tb) = (clamp(a), clamp(b));
+        let high = e.bin(BinaryOp::Shl, U32, ta, Value::Imm(u64::from(bits)));
+        let mut d = e.or(U32, high, tb);
+        if let Some(c) = c {
+            let rest = e.bin(BinaryOp::Shl, U32, c, Value::Imm(u64::from(2 * bits)));
+            d = e.or(U32, d, rest);
+        }
+        e.mov(U32, dst, d);
+        Ok(())
     }
 
     /// `add.sat.s32`/`sub.sat.s32`: the only saturating integer forms (§9.7.1.1-2).
