@@ -312,6 +312,56 @@ fn sub_word_shared_stores_are_typed_where_the_device_has_8_bit_integers() {
     }
 }
 
+/// `.global` and `.const` variables declared inside functions (PTX ISA 9.2 §5.1.2:
+/// static storage, visible in their scope): a kernel's counter persists across
+/// launches and the host reads it as `kernel::name`; a device function's constant
+/// table with an initializer; and two functions' variables of the same name stay apart.
+#[test]
+fn variables_declared_inside_functions_have_static_storage() {
+    const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .func (.reg .u32 r) lookup(.reg .u32 i)\n{\n\
+        .const .align 4 .u32 table[4] = {10, 20, 30, 40};\n\
+        .global .u32 same;\n.reg .u64 %a, %b;\n.reg .u32 %t;\n\
+        cvt.u64.u32 %a, i;\nshl.b64 %a, %a, 2;\nmov.u64 %b, table;\n\
+        add.u64 %a, %a, %b;\nld.const.u32 r, [%a];\n\
+        atom.global.add.u32 %t, [same], 100;\nret;\n}\n\
+        .visible .entry counting(.param .u64 out)\n{\n\
+        .global .u32 same;\n.global .align 4 .u32 counter;\n\
+        .reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n\
+        ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\n\
+        atom.global.add.u32 %r2, [counter], 1;\natom.global.add.u32 %r5, [same], 1;\n\
+        and.b32 %r3, %r1, 3;\ncall (%r4), lookup, (%r3);\n\
+        mul.wide.u32 %rd2, %r1, 8;\nadd.s64 %rd3, %rd1, %rd2;\n\
+        st.global.v2.u32 [%rd3], {%r2, %r4};\nret;\n}\n";
+    let Some(device) = device() else {
+        ptxvk::compile::lower("scoped.ptx", PTX, None).expect("lowers");
+        return;
+    };
+    let module = ptxvk::Module::from_ptx(&device, PTX).expect("module");
+    let kernel = module.kernel("counting").expect("kernel");
+    let threads = 32u32;
+    for launch in 0..2u32 {
+        let out = device.zeroed::<u32>(2 * threads as usize).expect("alloc");
+        kernel.launch(1, threads, 0, &[ptxvk::Arg::from(&out)]).expect("launch");
+        let got = out.to_vec().expect("read");
+        // Each launch's old values of the counter are a permutation of its range.
+        let mut olds: Vec<u32> = got.iter().step_by(2).copied().collect();
+        olds.sort_unstable();
+        let first = launch * threads;
+        assert_eq!(olds, (first..first + threads).collect::<Vec<_>>(), "launch {launch}");
+        for t in 0..threads as usize {
+            assert_eq!(got[2 * t + 1], [10, 20, 30, 40][t % 4], "table entry of thread {t}");
+        }
+    }
+    let read = |name: &str| {
+        let bytes = module.read_global(name).expect(name);
+        u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+    };
+    assert_eq!(read("counting::counter"), 2 * threads);
+    assert_eq!(read("counting::same"), 2 * threads, "the kernel's `same`");
+    assert_eq!(read("lookup::same"), 2 * threads * 100, "the function's `same`");
+}
+
 /// Module-scope `.global`/`.const` variables (`tests/ptx/memory/module_vars.ptx`):
 /// initializers, persistence across launches, and host access through
 /// `Module::read_global`/`write_global`.

@@ -19,6 +19,10 @@ pub struct GlobalVar {
     pub space: StateSpace,
     pub offset: u32,
     pub size: u32,
+    /// For a variable declared inside a function (static storage all the same, PTX ISA
+    /// 9.2 §5.1.2): the span of its name in the declaration, by which the function's
+    /// code finds it. Such a variable is named `function::name` here.
+    pub decl: Option<Span>,
 }
 
 /// The module data: every module-scope `.global`/`.const` variable, and the bytes the
@@ -52,8 +56,9 @@ impl ModuleData {
     }
 }
 
-/// Lays out the module-scope `.global` and `.const` variables of `module`;
-/// `function_address` gives the address of a device function by name.
+/// Lays out the module-scope `.global` and `.const` variables of `module`, then those
+/// declared inside its functions; `function_address` gives the address of a device
+/// function by name.
 pub fn layout(
     module: &ast::Module,
     function_address: &dyn Fn(&str) -> Option<u64>,
@@ -61,8 +66,20 @@ pub fn layout(
     let mut data = ModuleData::default();
     let mut errors = Vec::new();
     let mut symbols = Vec::new();
+    // (the declaration, its function for a function-scope one)
+    let mut decls: Vec<(&ast::VarDecl, Option<&str>)> = Vec::new();
     for item in &module.items {
-        let ast::Item::Variable(v) = item else { continue };
+        if let ast::Item::Variable(v) = item {
+            decls.push((v, None));
+        }
+    }
+    for item in &module.items {
+        if let ast::Item::Function(f) = item {
+            let name = f.name.value.as_str();
+            in_function(f.body.as_deref().unwrap_or(&[]), &mut |v| decls.push((v, Some(name))));
+        }
+    }
+    for (v, function) in decls {
         if !matches!(v.space, StateSpace::Global | StateSpace::Const) {
             continue;
         }
@@ -90,7 +107,12 @@ pub fn layout(
         let elem = scalar.bytes() * v.vector.unwrap_or(1);
         let align = v.align.as_ref().map_or(elem, |a| a.value).max(1);
         for n in &v.names {
-            match place(&mut data, v, n, scalar, elem, align, &mut symbols) {
+            let name = match function {
+                Some(f) => format!("{f}::{}", n.name.value),
+                None => n.name.value.to_string(),
+            };
+            let decl = function.map(|_| n.name.span);
+            match place(&mut data, v, n, (name, decl), scalar, (elem, align), &mut symbols) {
                 Ok(()) => {}
                 Err(d) => errors.push(d),
             }
@@ -116,13 +138,26 @@ pub fn layout(
     }
 }
 
+/// Calls `f` on every variable declared in `stmts`, nested scopes included.
+fn in_function<'a>(stmts: &'a [ast::Statement], f: &mut dyn FnMut(&'a ast::VarDecl)) {
+    for s in stmts {
+        match s {
+            ast::Statement::Variable(v) => f(v),
+            ast::Statement::Block(inner, _) => in_function(inner, f),
+            _ => {}
+        }
+    }
+}
+
+/// Places `n` of declaration `v` under `name` (and `decl`, [`GlobalVar::decl`]), its
+/// elements of `elem` bytes aligned to `align`.
 fn place(
     data: &mut ModuleData,
     v: &ast::VarDecl,
     n: &ast::DeclName,
+    (name, decl): (String, Option<Span>),
     scalar: ScalarType,
-    elem: u32,
-    align: u32,
+    (elem, align): (u32, u32),
     symbols: &mut Vec<SymbolUse>,
 ) -> Result<(), Diagnostic> {
     // Values of the initializer, flattened, as bit patterns of the element type
@@ -165,7 +200,7 @@ fn place(
     for (k, name, span) in named {
         symbols.push(SymbolUse { at: offset + (k * scalar_bytes) as u32, name, span });
     }
-    data.vars.push(GlobalVar { name: n.name.value.to_string(), space: v.space, offset, size });
+    data.vars.push(GlobalVar { name, space: v.space, offset, size, decl });
     Ok(())
 }
 

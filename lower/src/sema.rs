@@ -241,6 +241,9 @@ struct Lowerer<'m> {
     /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
     reserved_smem: Option<u32>,
+    /// The module-data offsets of `.global`/`.const` variables declared inside functions,
+    /// by the span of the declared name (`globals::GlobalVar::decl`).
+    scoped_globals: BTreeMap<Span, u32>,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
     /// This thread's value in the current warp exchange (`sema::warp`).
@@ -346,12 +349,13 @@ fn lower_kernel<'m>(
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
         reserved_smem: None,
+        scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         stack_pointer: None,
         exchanged: None,
         function_spaces: BTreeMap::new(),
         recursion: recursion::Recursion::default(),
     };
-    for g in &data.vars {
+    for g in data.vars.iter().filter(|g| g.decl.is_none()) {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
     }
     for p in &abi.params {
@@ -795,6 +799,22 @@ impl Lowerer<'_> {
             }
             // A caller's argument and result variables (`sema::calls`) live in its frame.
             StateSpace::Local | StateSpace::Param => self.place_local(v),
+            // Static storage like module-scope variables, laid out with them
+            // (`globals::layout`), visible in this scope only.
+            StateSpace::Global | StateSpace::Const => {
+                for n in &v.names {
+                    let Some(&offset) = self.scoped_globals.get(&n.name.span) else {
+                        self.errors.push(Diagnostic::internal(
+                            n.name.span,
+                            "a function-scope variable missing from the module data",
+                        ));
+                        continue;
+                    };
+                    if let Some(scope) = self.scopes.last_mut() {
+                        scope.insert(n.name.value.clone(), Symbol::Global(offset));
+                    }
+                }
+            }
             other => self.errors.push(Diagnostic::error(
                 v.span,
                 format!("`{}` variables inside functions are not supported yet", other.directive()),
