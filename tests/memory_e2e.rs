@@ -312,6 +312,36 @@ fn sub_word_shared_stores_are_typed_where_the_device_has_8_bit_integers() {
     }
 }
 
+/// Vector registers (`tests/ptx/memory/vector_registers.ptx`): each component its own
+/// register, the whole register a vector operand of `ld`, `st` and `mov.v2`.
+#[test]
+fn vector_registers() {
+    let path = repo().join("tests/ptx/memory/vector_registers.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("read PTX");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("vector_registers.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let n = 64usize;
+    let a: Vec<f32> = (0..4 * n).map(|k| (k as f32) * 0.75 - 20.0).collect();
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let ab = device.buffer_from(&a).expect("a");
+    let bb = device.zeroed::<u32>(8 * n).expect("b");
+    let args = [ptxvk::Arg::from(&ab), ptxvk::Arg::from(&bb)];
+    module.kernel("vregs").expect("kernel").launch(1, n as u32, 0, &args).expect("launch");
+    let got = bb.to_vec().expect("read");
+    for t in 0..n {
+        let v = &a[4 * t..4 * t + 4];
+        // The third component is the new x (x + w) minus w: `sub` reads `%v.r` after
+        // `add` wrote it.
+        let x = v[0] + v[3];
+        let want_f = [x, v[1] * 2.0, x - v[3], v[3]];
+        let got_f: Vec<f32> = got[8 * t..8 * t + 4].iter().map(|&b| f32::from_bits(b)).collect();
+        assert_eq!(got_f, want_f, "thread {t}");
+        assert_eq!(&got[8 * t + 4..8 * t + 6], &[t as u32, t as u32 + 7], "thread {t}");
+    }
+}
+
 /// `.global` and `.const` variables declared inside functions (PTX ISA 9.2 §5.1.2:
 /// static storage, visible in their scope): a kernel's counter persists across
 /// launches and the host reads it as `kernel::name`; a device function's constant

@@ -29,6 +29,7 @@ mod reserved;
 mod spaces;
 mod stack;
 mod system;
+mod vectors;
 
 /// Bytes of stack per thread in a kernel that recurses (`sema::recursion`).
 pub use recursion::RECURSION_STACK_BYTES;
@@ -95,6 +96,8 @@ pub struct KernelResult {
 /// module's only for what every kernel shares (the address size, module-scope
 /// variables and their initializers).
 pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
+    let split = vectors::split(module).map_err(Diagnostics)?;
+    let module: &ast::Module = &split;
     let mut errors = Vec::new();
     let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
     match &module.address_size {
@@ -736,8 +739,8 @@ impl Lowerer<'_> {
         match v.space {
             StateSpace::Reg => {
                 if v.vector.is_some() {
-                    self.errors
-                        .push(Diagnostic::error(v.span, "vector registers are not supported yet"));
+                    // `sema::vectors` splits them before analysis.
+                    self.errors.push(Diagnostic::internal(v.span, "a vector register left"));
                     return;
                 }
                 let Some(scalar) = v.ty.value.scalar() else {
@@ -1495,6 +1498,34 @@ impl Lowerer<'_> {
             Opcode::Mov => {
                 let ty = self.bits_type(i, m)?;
                 reject_other(m, &[])?;
+                // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
+                // registers (a vector register is one, `sema::vectors`).
+                if let Some(n) = m.vector {
+                    let (Operand::Vector(d, _), Operand::Vector(s, _)) = (&ops[0], &ops[1]) else {
+                        return Err(Diagnostic::error(span, format!("`mov.v{n}` moves vectors")));
+                    };
+                    if d.len() != n as usize || s.len() != n as usize {
+                        return Err(Diagnostic::error(
+                            span,
+                            format!("`mov.v{n}` moves vectors of {n} elements"),
+                        ));
+                    }
+                    // Every source is read before any destination is written (`mov.v2
+                    // {a, b}, {b, a}` swaps).
+                    let mut srcs = Vec::new();
+                    for e in s {
+                        let v = self.src(e, ty, false, span)?;
+                        let t = self.temp(ty.storage(), span);
+                        self.push(InstKind::Mov { ty, dst: t, src: v }, span);
+                        srcs.push(Value::Reg(t));
+                    }
+                    for (d, src) in d.iter().zip(srcs) {
+                        if let Some(dst) = self.opt_dst(d, ty)? {
+                            self.push(InstKind::Mov { ty, dst, src }, span);
+                        }
+                    }
+                    return Ok(());
+                }
                 match (&ops[0], &ops[1]) {
                     (Operand::Vector(elems, vs), src) => {
                         let elem = self.pack_elem(ty, elems.len(), *vs)?;

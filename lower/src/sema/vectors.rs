@@ -1,0 +1,162 @@
+//! Vector registers (PTX ISA 9.2 §5.4.2: `.reg .v2 .f32 %v;`, `.v4`), which old
+//! compilers emit: each becomes one scalar register per component before semantic
+//! analysis, named `%v.x`, `%v.y`, `%v.z`, `%v.w`. A component operand (`%v.x`, or
+//! `%v.r`/`.g`/`.b`/`.a`, §6.4.2) names its register; the whole register as an
+//! operand (`ld.global.v4.f32 %v, [a]`) is the vector of its components
+//! (`{%v.x, %v.y, %v.z, %v.w}`).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use ptxvk_frontend::ast::{self, Operand, StateSpace, Statement};
+use ptxvk_frontend::{Diagnostic, Name, Spanned};
+
+const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// `module` with its vector registers split, or itself when it declares none.
+pub(super) fn split(module: &ast::Module) -> Result<Cow<'_, ast::Module>, Vec<Diagnostic>> {
+    let has_vectors = |f: &ast::Function| declares_vectors(f.body.as_deref().unwrap_or(&[]));
+    if !module.items.iter().any(|i| matches!(i, ast::Item::Function(f) if has_vectors(f))) {
+        return Ok(Cow::Borrowed(module));
+    }
+    let mut module = module.clone();
+    let mut errors = Vec::new();
+    for item in &mut module.items {
+        if let ast::Item::Function(f) = item {
+            if let Some(body) = &mut f.body {
+                let mut scopes = vec![BTreeMap::new()];
+                rewrite(body, &mut scopes, &mut errors);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(Cow::Owned(module))
+    } else {
+        Err(errors)
+    }
+}
+
+fn declares_vectors(stmts: &[Statement]) -> bool {
+    stmts.iter().any(|s| match s {
+        Statement::Variable(v) => v.space == StateSpace::Reg && v.vector.is_some(),
+        Statement::Block(inner, _) => declares_vectors(inner),
+        _ => false,
+    })
+}
+
+/// The vector registers in scope: name → number of components.
+type Scopes = Vec<BTreeMap<Name, u32>>;
+
+fn lookup(scopes: &Scopes, name: &str) -> Option<u32> {
+    scopes.iter().rev().find_map(|s| s.get(name).copied())
+}
+
+fn component_name(base: &str, c: usize) -> Name {
+    Name::from(format!("{base}.{}", COMPONENTS[c]))
+}
+
+fn rewrite(stmts: &mut [Statement], scopes: &mut Scopes, errors: &mut Vec<Diagnostic>) {
+    for s in stmts.iter_mut() {
+        match s {
+            Statement::Variable(v) if v.space == StateSpace::Reg && v.vector.is_some() => {
+                let n = v.vector.unwrap_or(1);
+                if !matches!(n, 2 | 4) {
+                    errors.push(Diagnostic::error(v.span, "vector registers are `.v2` or `.v4`"));
+                    continue;
+                }
+                let mut names = Vec::new();
+                for d in &v.names {
+                    if !d.dims.is_empty() || d.init.is_some() {
+                        errors.push(Diagnostic::error(
+                            d.name.span,
+                            "a vector register has no array dimensions or initializer",
+                        ));
+                        continue;
+                    }
+                    let bases: Vec<Name> = match d.count {
+                        Some(count) => {
+                            (0..count).map(|k| Name::from(format!("{}{k}", d.name.value))).collect()
+                        }
+                        None => vec![d.name.value.clone()],
+                    };
+                    for base in bases {
+                        if let Some(scope) = scopes.last_mut() {
+                            scope.insert(base.clone(), n);
+                        }
+                        for c in 0..n as usize {
+                            names.push(ast::DeclName {
+                                name: Spanned::new(component_name(&base, c), d.name.span),
+                                count: None,
+                                dims: Vec::new(),
+                                init: None,
+                            });
+                        }
+                    }
+                }
+                v.vector = None;
+                v.names = names;
+            }
+            Statement::Instruction(i) => {
+                for op in &mut i.operands {
+                    operand(op, scopes, errors);
+                }
+            }
+            Statement::Block(inner, _) => {
+                scopes.push(BTreeMap::new());
+                rewrite(inner, scopes, errors);
+                scopes.pop();
+            }
+            _ => {}
+        }
+    }
+}
+
+fn operand(op: &mut Operand, scopes: &Scopes, errors: &mut Vec<Diagnostic>) {
+    match op {
+        Operand::Name { name, component } => {
+            let Some(n) = lookup(scopes, &name.value) else { return };
+            match component {
+                Some(c) => {
+                    let k = match c.value.as_str() {
+                        ".x" | ".r" => 0,
+                        ".y" | ".g" => 1,
+                        ".z" | ".b" => 2,
+                        ".w" | ".a" => 3,
+                        _ => usize::MAX,
+                    };
+                    if k >= n as usize {
+                        errors.push(Diagnostic::error(
+                            c.span,
+                            format!("`{}` has no component `{}`", name.value, c.value),
+                        ));
+                        return;
+                    }
+                    let span = name.span.to(c.span);
+                    *op = Operand::Name {
+                        name: Spanned::new(component_name(&name.value, k), span),
+                        component: None,
+                    };
+                }
+                None => {
+                    let span = name.span;
+                    let elems = (0..n as usize)
+                        .map(|c| Operand::Name {
+                            name: Spanned::new(component_name(&name.value, c), span),
+                            component: None,
+                        })
+                        .collect();
+                    *op = Operand::Vector(elems, span);
+                }
+            }
+        }
+        Operand::Not(inner, _) | Operand::Neg(inner, _) => operand(inner, scopes, errors),
+        Operand::Pair(a, b, _) => {
+            operand(a, scopes, errors);
+            operand(b, scopes, errors);
+        }
+        Operand::Vector(v, _) | Operand::List(v, _) | Operand::Tuple(v, _) => {
+            v.iter_mut().for_each(|o| operand(o, scopes, errors))
+        }
+        Operand::Imm(_) | Operand::Address(_) | Operand::Sink(_) => {}
+    }
+}
