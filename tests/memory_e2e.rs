@@ -312,6 +312,39 @@ fn sub_word_shared_stores_are_typed_where_the_device_has_8_bit_integers() {
     }
 }
 
+/// Vector atomics (`tests/ptx/memory/vector_atomics.ptx`): 256 threads add (1, 2, 3, 4)
+/// to four f32 with one `atom.v4` each and (1, 2) to two f16 with `red.v2`; every
+/// element ends at 256 times its addend, and each element's old values are exactly the
+/// multiples 0, c, …, 255 c in some order.
+#[test]
+fn vector_atomics_are_atomic_per_element() {
+    let path = repo().join("tests/ptx/memory/vector_atomics.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("read PTX");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("vector_atomics.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let threads = 256usize;
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let acc = device.zeroed::<u32>(5).expect("acc");
+    let olds = device.zeroed::<f32>(4 * threads).expect("olds");
+    let args = [ptxvk::Arg::from(&acc), ptxvk::Arg::from(&olds)];
+    let kernel = module.kernel("vector_atomics").expect("kernel");
+    kernel.launch(1, threads as u32, 0, &args).expect("launch");
+    let acc = acc.to_vec().expect("read");
+    let sums: Vec<f32> = acc[..4].iter().map(|&b| f32::from_bits(b)).collect();
+    assert_eq!(sums, [256.0, 512.0, 768.0, 1024.0]);
+    // 256.0 and 512.0 in f16, low half first.
+    assert_eq!(acc[4], 0x6000_5c00, "{:#x}", acc[4]);
+    let olds = olds.to_vec().expect("read");
+    for j in 0..4 {
+        let mut got: Vec<f32> = (0..threads).map(|t| olds[4 * t + j]).collect();
+        got.sort_by(f32::total_cmp);
+        let want: Vec<f32> = (0..threads).map(|k| (k * (j + 1)) as f32).collect();
+        assert_eq!(got, want, "element {j}");
+    }
+}
+
 /// Vector registers (`tests/ptx/memory/vector_registers.ptx`): each component its own
 /// register, the whole register a vector operand of `ld`, `st` and `mov.v2`.
 #[test]

@@ -160,9 +160,15 @@ pub static ROWS: &[Row] = &[
     ),
     row(
         Opcode::Atom,
-        "vectors (.v2 .v4 .v8), .b128 .cas/.exch, .min/.max on half types",
-        Unsupported("not implemented yet: ptxvk has no 128-bit registers"),
-        "atom.global.v2.f32.add {%r1, %r2}, [%rd1], {%r3, %r4};",
+        "vectors: .v2 .v4 .f32 .add; .v2 .v4 .v8 .f16 .bf16 and .v2 .v4 .f16x2 .bf16x2 .add.noftz (.global, sm_90)",
+        Emulated("one atomic per element at consecutive addresses: the ISA makes each element atomic on its own, not the vector"),
+        "atom.global.v4.f32.add {%r1, %r2, %r3, %r4}, [%rd1], {%r1, %r2, %r3, %r4};",
+    ),
+    row(
+        Opcode::Atom,
+        ".b128 .cas/.exch, .min/.max on half types",
+        Unsupported("not implemented yet: ptxvk has no 128-bit registers, and half-precision min/max atomics have no compare-and-swap loop yet"),
+        "atom.global.cas.b128 %rd1, [%rd1], %rd2, %rd3;",
     ),
     row(Opcode::Bar, ".sync / .cta.sync, with a thread count covering every warp of the block", Supported, "bar.sync 0;"),
     row(Opcode::Bar, ".red.popc.u32 .red.and.pred .red.or.pred {with a thread count}", Emulated(BAR_RED_HOW), "bar.red.popc.u32 %r1, 0, %p1;"),

@@ -539,6 +539,7 @@ fn is_cache_hint(m: &str) -> bool {
 
 /// The decoded modifiers of one instruction ([`ptxvk_frontend::decode`]), with
 /// rounding, comparisons, combines and product halves as IR values.
+#[derive(Clone)]
 struct Mods {
     opcode: Opcode,
     types: Vec<Spanned<ScalarType>>,

@@ -125,8 +125,8 @@ impl Lowerer<'_> {
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
-        if m.vector.is_some() {
-            return Err(super::unsupported(span, "vector atomics", "not implemented yet"));
+        if let Some(n) = m.vector {
+            return self.vector_atomic(red, i, m, n);
         }
         // Half precision: the bits of one or two lanes, added by a compare-and-swap
         // loop (on the containing 32-bit word for one 16-bit lane).
@@ -258,6 +258,57 @@ impl Lowerer<'_> {
             }
             l.emit_atomic(&Placed { e: &emit, space, addr: at })
         })
+    }
+
+    /// `atom`/`red` on a vector (sm_90; PTX ISA 9.2 §9.7.13.5: `.v2`/`.v4` `.f32` `.add`,
+    /// `.v2`/`.v4`/`.v8` `.f16`/`.bf16` and `.v2`/`.v4` `.f16x2`/`.bf16x2` `.add.noftz`,
+    /// on global memory): one atomic per element, since the ISA makes each element
+    /// atomic separately and not the vector as a whole.
+    fn vector_atomic(
+        &mut self,
+        red: bool,
+        i: &ast::Instruction,
+        m: &Mods,
+        n: u32,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        if m.space.as_ref().is_some_and(|s| s.value != StateSpace::Global) {
+            return Err(Diagnostic::error(span, "vector atomics address global memory"));
+        }
+        let bytes = match super::formats::half_type(m) {
+            Some((_, lanes)) => 2 * lanes as i64,
+            None => i64::from(self.one_type(i, m)?.bits() / 8),
+        };
+        let ops = i.operands.as_slice();
+        let (d, a, rest) = match (red, ops) {
+            (true, [a, rest @ ..]) => (None, a, rest),
+            (false, [d, a, rest @ ..]) => (Some(d), a, rest),
+            _ => return Err(Diagnostic::error(span, "`atom` takes a destination and an address")),
+        };
+        let elems = |o: &ast::Operand| match o {
+            Operand::Vector(v, _) if v.len() == n as usize => Ok(v.clone()),
+            other => Err(Diagnostic::error(
+                other.span(),
+                format!("a `.v{n}` atomic takes vectors of {n} elements in braces"),
+            )),
+        };
+        let (Operand::Address(addr), Some(b)) = (a, rest.first()) else {
+            return Err(Diagnostic::error(span, "`atom` takes an address and a value"));
+        };
+        let ds = d.map(elems).transpose()?;
+        let bs = elems(b)?;
+        let scalar = Mods { vector: None, ..m.clone() };
+        for k in 0..n as usize {
+            let mut element = i.clone();
+            let at = ast::Address { offset: addr.offset + k as i64 * bytes, ..addr.clone() };
+            let mut operands: Vec<Operand> = ds.iter().map(|d| d[k].clone()).collect();
+            operands.push(Operand::Address(at));
+            operands.push(bs[k].clone());
+            operands.extend(rest[1..].iter().cloned());
+            element.operands = operands;
+            self.lower_atomic(red, &element, &scalar)?;
+        }
+        Ok(())
     }
 
     /// The instructions of one atomic in one space.
