@@ -19,7 +19,7 @@ fn probe_kernel(probe: &str) -> String {
         ".version 8.8\n.target sm_90\n.address_size 64\n\n\
          .func f\n{{\n    ret;\n}}\n\n.extern .func free(.param .b64 free_p);\n\n\
          .visible .entry probe(.param .u64 probe_p)\n{{\n\
-         \x20   .reg .pred %p<5>;\n    .reg .b16 %h<5>;\n    .reg .b32 %r<5>;\n    .reg .b64 %rd<5>;\n\
+         \x20   .reg .pred %p<5>;\n    .reg .b16 %h<5>;\n    .reg .b32 %r<5>;\n    .reg .b64 %rd<5>;\n    .reg .b128 %q<2>;\n\
          \x20   .param .b64 param0;\n\
          \x20   ld.param.u64 %rd1, [probe_p];\n    cvta.to.global.u64 %rd1, %rd1;\n\
          \x20   mov.u32 %r1, 0;\n\

@@ -345,6 +345,27 @@ fn vector_atomics_are_atomic_per_element() {
     }
 }
 
+/// 128-bit registers (`tests/ptx/memory/b128.ptx`): `ld`/`st.b128` and `mov.b128`
+/// packing and unpacking 64-bit halves, low half first.
+#[test]
+fn b128_registers() {
+    let path = repo().join("tests/ptx/memory/b128.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("read PTX");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("b128.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let n = 32usize;
+    let a: Vec<u64> = (0..2 * n as u64).map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let ab = device.buffer_from(&a).expect("a");
+    let bb = device.zeroed::<u64>(2 * n).expect("b");
+    let args = [ptxvk::Arg::from(&ab), ptxvk::Arg::from(&bb)];
+    module.kernel("swap_halves").expect("kernel").launch(1, n as u32, 0, &args).expect("launch");
+    let want: Vec<u64> = (0..n).flat_map(|t| [a[2 * t + 1], a[2 * t].wrapping_add(1)]).collect();
+    assert_eq!(bb.to_vec().expect("read"), want);
+}
+
 /// Vector registers (`tests/ptx/memory/vector_registers.ptx`): each component its own
 /// register, the whole register a vector operand of `ld`, `st` and `mov.v2`.
 #[test]

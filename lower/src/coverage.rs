@@ -13,7 +13,7 @@
 //!   end-to-end test corpus (`tests/**/*.ptx`), which names where it is tested.
 //!
 //! Probes use the registers `%p1..%p4` (`.pred`), `%h1..%h4` (`.b16`), `%r1..%r4`
-//! (`.b32`) and `%rd1..%rd4` (`.b64`), the label `L`, the `.global` buffer `%rd1`, a device function `f`, the
+//! (`.b32`), `%rd1..%rd4` (`.b64`) and `%q1` (`.b128`), the label `L`, the `.global` buffer `%rd1`, a device function `f`, the
 //! declared system call `free` and a `.param .b64 param0`.
 //!
 //! Semantic analysis reports an instruction it does not lower with the reason of the
@@ -387,7 +387,7 @@ pub static ROWS: &[Row] = &[
         Emulated(STRONG_HOW),
         "ld.acquire.gpu.global.u32 %r1, [%rd1];",
     ),
-    row(Opcode::Ld, ".b128", Unsupported("128-bit registers are not implemented yet"), "ld.global.b128 %rd1, [%rd1];"),
+    row(Opcode::Ld, ".b128", Emulated(B128_HOW), "ld.global.b128 %q1, [%rd1];"),
     row(Opcode::Ldmatrix, ".sync.aligned.m8n8", Unsupported(TENSOR), "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%rd1];"),
     row(Opcode::Ldu, ".global, as `ld.global`", Supported, "ldu.global.b64 %rd1, [%rd1];"),
     row(Opcode::Lg2, ".approx{.ftz}.f32", Emulated(APPROX_HOW), "lg2.approx.f32 %r1, %r2;"),
@@ -566,7 +566,7 @@ pub static ROWS: &[Row] = &[
         Emulated(STRONG_HOW),
         "st.release.gpu.global.u32 [%rd1], %r1;",
     ),
-    row(Opcode::St, ".b128", Unsupported("128-bit registers are not implemented yet"), "st.global.b128 [%rd1], %rd1;"),
+    row(Opcode::St, ".b128", Emulated(B128_HOW), "st.global.b128 [%rd1], %q1;"),
     row(Opcode::Stackrestore, ".u32 .u64", Emulated(STACK_HOW), "stackrestore.u32 %r1;"),
     row(Opcode::Stacksave, ".u32 .u64", Emulated(STACK_HOW), "stacksave.u32 %r1;"),
     row(Opcode::Stmatrix, ".sync.aligned.m8n8", Unsupported(TENSOR), "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], {%r1};"),
@@ -649,6 +649,10 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Wmma, ".load .store .mma", Unsupported(TENSOR), "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1];"),
     row(Opcode::Xor, ".pred .b16 .b32 .b64", Supported, "xor.b32 %r1, %r2, %r3;"),
 ];
+
+/// How `.b128` registers and accesses are lowered.
+const B128_HOW: &str = "a .b128 register is a pair of 64-bit registers, low half first, and its \
+    ld/st/mov are .v2.b64 ones (the same bytes in the same order)";
 
 /// Why ptxvk does not lower `opcode` at all, when every row of it is unsupported.
 pub fn unsupported_reason(opcode: Opcode) -> Option<&'static str> {

@@ -4,6 +4,11 @@
 //! `%v.r`/`.g`/`.b`/`.a`, §6.4.2) names its register; the whole register as an
 //! operand (`ld.global.v4.f32 %v, [a]`) is the vector of its components
 //! (`{%v.x, %v.y, %v.z, %v.w}`).
+//!
+//! `.b128` registers (§5.2.1) are pairs the same way, `.reg .v2 .b64`, low half first,
+//! and the `.b128` moves and memory accesses that use them (`ld`, `ldu`, `st`, `mov`,
+//! whose 128-bit values are such pairs, §9.7.9.1) become `.v2.b64` ones: the same
+//! bytes, in the same order (little-endian).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -38,10 +43,31 @@ pub(super) fn split(module: &ast::Module) -> Result<Cow<'_, ast::Module>, Vec<Di
 
 fn declares_vectors(stmts: &[Statement]) -> bool {
     stmts.iter().any(|s| match s {
-        Statement::Variable(v) => v.space == StateSpace::Reg && v.vector.is_some(),
+        Statement::Variable(v) => v.space == StateSpace::Reg && (v.vector.is_some() || is_b128(v)),
         Statement::Block(inner, _) => declares_vectors(inner),
         _ => false,
     })
+}
+
+fn is_b128(v: &ast::VarDecl) -> bool {
+    v.vector.is_none() && v.ty.value == ast::VarType::Scalar(ast::ScalarType::B128)
+}
+
+/// `.b128` on `ld`, `ldu`, `st` and `mov` becomes `.v2.b64`; on anything else it is
+/// an error (its registers are pairs now).
+fn split_b128(i: &mut ast::Instruction, errors: &mut Vec<Diagnostic>) {
+    let Some(k) = i.modifiers.iter().position(|m| m.value == ".b128") else { return };
+    use ptxvk_frontend::Opcode;
+    if !matches!(i.op, Some(Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Mov)) {
+        errors.push(Diagnostic::error(
+            i.modifiers[k].span,
+            format!("`.b128` operands of `{}` are not supported yet", i.opcode.value),
+        ));
+        return;
+    }
+    let span = i.modifiers[k].span;
+    i.modifiers[k] = Spanned::new(Name::from(".b64"), span);
+    i.modifiers.insert(k, Spanned::new(Name::from(".v2"), span));
 }
 
 /// The vector registers in scope: name → number of components.
@@ -58,45 +84,16 @@ fn component_name(base: &str, c: usize) -> Name {
 fn rewrite(stmts: &mut [Statement], scopes: &mut Scopes, errors: &mut Vec<Diagnostic>) {
     for s in stmts.iter_mut() {
         match s {
+            Statement::Variable(v) if v.space == StateSpace::Reg && is_b128(v) => {
+                v.vector = Some(2);
+                v.ty.value = ast::VarType::Scalar(ast::ScalarType::B64);
+                declare(v, scopes, errors);
+            }
             Statement::Variable(v) if v.space == StateSpace::Reg && v.vector.is_some() => {
-                let n = v.vector.unwrap_or(1);
-                if !matches!(n, 2 | 4) {
-                    errors.push(Diagnostic::error(v.span, "vector registers are `.v2` or `.v4`"));
-                    continue;
-                }
-                let mut names = Vec::new();
-                for d in &v.names {
-                    if !d.dims.is_empty() || d.init.is_some() {
-                        errors.push(Diagnostic::error(
-                            d.name.span,
-                            "a vector register has no array dimensions or initializer",
-                        ));
-                        continue;
-                    }
-                    let bases: Vec<Name> = match d.count {
-                        Some(count) => {
-                            (0..count).map(|k| Name::from(format!("{}{k}", d.name.value))).collect()
-                        }
-                        None => vec![d.name.value.clone()],
-                    };
-                    for base in bases {
-                        if let Some(scope) = scopes.last_mut() {
-                            scope.insert(base.clone(), n);
-                        }
-                        for c in 0..n as usize {
-                            names.push(ast::DeclName {
-                                name: Spanned::new(component_name(&base, c), d.name.span),
-                                count: None,
-                                dims: Vec::new(),
-                                init: None,
-                            });
-                        }
-                    }
-                }
-                v.vector = None;
-                v.names = names;
+                declare(v, scopes, errors);
             }
             Statement::Instruction(i) => {
+                split_b128(i, errors);
                 for op in &mut i.operands {
                     operand(op, scopes, errors);
                 }
@@ -109,6 +106,45 @@ fn rewrite(stmts: &mut [Statement], scopes: &mut Scopes, errors: &mut Vec<Diagno
             _ => {}
         }
     }
+}
+
+/// Replaces vector declaration `v` by one register per component, and puts its
+/// registers in the innermost scope.
+fn declare(v: &mut ast::VarDecl, scopes: &mut Scopes, errors: &mut Vec<Diagnostic>) {
+    let n = v.vector.unwrap_or(1);
+    if !matches!(n, 2 | 4) {
+        errors.push(Diagnostic::error(v.span, "vector registers are `.v2` or `.v4`"));
+        return;
+    }
+    let mut names = Vec::new();
+    for d in &v.names {
+        if !d.dims.is_empty() || d.init.is_some() {
+            errors.push(Diagnostic::error(
+                d.name.span,
+                "a vector register has no array dimensions or initializer",
+            ));
+            continue;
+        }
+        let bases: Vec<Name> = match d.count {
+            Some(count) => (0..count).map(|k| Name::from(format!("{}{k}", d.name.value))).collect(),
+            None => vec![d.name.value.clone()],
+        };
+        for base in bases {
+            if let Some(scope) = scopes.last_mut() {
+                scope.insert(base.clone(), n);
+            }
+            for c in 0..n as usize {
+                names.push(ast::DeclName {
+                    name: Spanned::new(component_name(&base, c), d.name.span),
+                    count: None,
+                    dims: Vec::new(),
+                    init: None,
+                });
+            }
+        }
+    }
+    v.vector = None;
+    v.names = names;
 }
 
 fn operand(op: &mut Operand, scopes: &Scopes, errors: &mut Vec<Diagnostic>) {
