@@ -127,7 +127,14 @@ pub struct Device {
     fused_fma: FusedFma,
     /// `PTXVK_FLOAT=native`: Vulkan's own `fma`, `div` and `sqrt` ([`Target::native_float`]).
     native_float: bool,
+    /// The 32-bit address window ([`Device::address_window`]), once a module with 32-bit
+    /// addresses has been loaded: every buffer allocated after that lies inside it.
+    window: Arc<Mutex<Option<ptxvk_vk::Window>>>,
 }
+
+/// The environment variable that sets the size of the 32-bit address window in MiB
+/// (default 256, at most 4096).
+pub const ENV_WINDOW_MB: &str = "PTXVK_WINDOW_MB";
 
 /// The environment variable that chooses exact (`exact`, the default) or Vulkan's own
 /// (`native`) float arithmetic for every module of a device, the driver library's
@@ -165,6 +172,7 @@ impl Device {
             warp: (mode, why.into()),
             fused_fma: FusedFma::default(),
             native_float,
+            window: Arc::default(),
         };
         if required_subgroup_size(device.info(), mode).is_some() {
             if let Err(seen) = probe_warps(&device) {
@@ -242,13 +250,44 @@ impl Device {
         let size = (len as u64)
             .checked_mul(std::mem::size_of::<T>() as u64)
             .ok_or_else(|| Error::Launch("buffer size overflows".into()))?;
-        let buf = self.inner.alloc(size)?;
+        let buf = self.alloc(size)?;
         Ok(DeviceBuffer { buf, device: self.clone(), len, _t: PhantomData })
+    }
+
+    /// A zero-filled untyped buffer of `size` bytes: in the 32-bit address window once a
+    /// module with 32-bit addresses has been loaded on this device, else anywhere.
+    pub fn alloc(&self, size: u64) -> Result<ptxvk_vk::Buffer, Error> {
+        let window = self.window.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Ok(match window {
+            Some(w) => self.inner.alloc_in(&w, size)?,
+            None => self.inner.alloc(size)?,
+        })
+    }
+
+    /// The 32-bit address window of this device, created on first use with the size
+    /// `PTXVK_WINDOW_MB` gives (256 MiB by default). Modules with 32-bit addresses
+    /// (`.address_size 32`, or none) see global memory as offsets into it, so from the
+    /// first such module on, every buffer is allocated inside it ([`Device::alloc`]);
+    /// buffers allocated before cannot be their arguments.
+    pub fn address_window(&self) -> Result<ptxvk_vk::Window, Error> {
+        let mut slot = self.window.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(w) = slot.as_ref() {
+            return Ok(w.clone());
+        }
+        let mib = match std::env::var(ENV_WINDOW_MB) {
+            Err(_) => 256,
+            Ok(v) => v.trim().parse::<u64>().ok().filter(|&m| (1..=4096).contains(&m)).ok_or_else(
+                || Error::Config(format!("{ENV_WINDOW_MB}={v}: expected MiB from 1 to 4096")),
+            )?,
+        };
+        let w = self.inner.create_window((mib << 20).min(ptxvk_vk::MAX_WINDOW_BYTES))?;
+        *slot = Some(w.clone());
+        Ok(w)
     }
 
     /// An untyped device buffer holding `bytes`.
     pub fn buffer_from_bytes(&self, bytes: &[u8]) -> Result<ptxvk_vk::Buffer, Error> {
-        let buf = self.inner.alloc(bytes.len() as u64)?;
+        let buf = self.alloc(bytes.len() as u64)?;
         if !bytes.is_empty() {
             self.inner.upload(&buf, 0, bytes)?;
         }
@@ -501,6 +540,8 @@ pub struct Module {
     /// The module data (`.global`/`.const` variables), uploaded once when the module is
     /// loaded so that `.global` values persist across launches.
     data: Option<ptxvk_vk::Buffer>,
+    /// The device's 32-bit address window, when the module has 32-bit addresses.
+    window: Option<ptxvk_vk::Window>,
     /// The device heap of `malloc` (`ptxvk_lower::system`), when a kernel calls it;
     /// like module data it persists across launches.
     heap: Option<ptxvk_vk::Buffer>,
@@ -550,6 +591,13 @@ impl Module {
     /// Loads an already compiled module (its warp mode must suit the device).
     pub fn from_compiled(device: &Device, compiled: Compiled) -> Result<Module, Error> {
         check_warp_mode(device.info(), compiled.target.warp_mode)?;
+        // 32-bit addresses are offsets into the device's address window, where the
+        // module's data and every later buffer go.
+        let window = if compiled.spirv.kernels.iter().any(|k| k.address_size == 32) {
+            Some(device.address_window()?)
+        } else {
+            None
+        };
         let r = compiled.spirv.requirements;
         let needs = r.features();
         let programs = compiled
@@ -570,7 +618,7 @@ impl Module {
         let data = if compiled.data.image.is_empty() {
             None
         } else {
-            let buf = device.inner.alloc(compiled.data.image.len() as u64)?;
+            let buf = device.alloc(compiled.data.image.len() as u64)?;
             let mut image = compiled.data.image.clone();
             for r in &compiled.data.relocations {
                 let at = r.at as usize;
@@ -581,7 +629,7 @@ impl Module {
             Some(buf)
         };
         let heap = if compiled.spirv.kernels.iter().any(|k| k.heap) {
-            Some(device.inner.alloc(system::HEAP_BYTES)?)
+            Some(device.alloc(system::HEAP_BYTES)?)
         } else {
             None
         };
@@ -592,6 +640,7 @@ impl Module {
             programs,
             data,
             heap,
+            window,
             system_areas: Arc::default(),
             strings,
         })
@@ -699,7 +748,33 @@ impl Kernel<'_> {
         let mut block = vec![0u8; info.abi.size as usize];
         for (i, (arg, p)) in args.iter().zip(params).enumerate() {
             let pointer;
+            let pointer32;
             let bytes: &[u8] = match arg {
+                // A module with 32-bit addresses takes the buffer's offset in the
+                // address window (`Device::address_window`).
+                Arg::Pointer { buffer, offset } if info.address_size == 32 => {
+                    let address = buffer.address() + offset;
+                    let window = self.module.window.as_ref();
+                    let Some(w) = window.filter(|w| w.contains(address, 0)) else {
+                        return Err(Error::Launch(format!(
+                            "argument {i} of `{}` is a buffer outside the 32-bit address window: \
+                             a module with 32-bit addresses takes buffers allocated after it \
+                             was loaded",
+                            info.name
+                        )));
+                    };
+                    if p.size != 4 || p.count != 1 {
+                        return Err(Error::Launch(format!(
+                            "argument {i} of `{}` is a buffer, but parameter `{}` is {} ({} bytes), not a 32-bit pointer",
+                            info.name,
+                            p.name,
+                            describe(p.elem, p.count),
+                            p.size
+                        )));
+                    }
+                    pointer32 = ((address - w.base()) as u32).to_le_bytes();
+                    &pointer32
+                }
                 Arg::Pointer { buffer, offset } => {
                     if p.size != 8 || p.count != 1 {
                         return Err(Error::Launch(format!(
@@ -930,6 +1005,7 @@ impl Kernel<'_> {
             dynamic_shared_bytes: shared_bytes,
             param_address: 0,
             const_address: module.data.as_ref().map_or(0, |b| b.address()),
+            window_base: module.window.as_ref().map_or(0, |w| w.base()),
         };
         let system = if info.system {
             let area = module.system_area(&info.name, &params)?;

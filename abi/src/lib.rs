@@ -28,6 +28,9 @@ pub struct PushConstants {
     pub ctaid_base: [u32; 3],
     /// CUDA's grid size (`%nctaid`).
     pub grid: [u32; 3],
+    /// Device address of the 32-bit address window, for modules with 32-bit addresses:
+    /// their global addresses are offsets from it (0 for 64-bit modules).
+    pub window_base: u64,
 }
 
 impl PushConstants {
@@ -47,6 +50,7 @@ impl PushConstants {
             put(offset_of!(PushConstants, ctaid_base) + 4 * i, &self.ctaid_base[i].to_le_bytes());
             put(offset_of!(PushConstants, grid) + 4 * i, &self.grid[i].to_le_bytes());
         }
+        put(offset_of!(PushConstants, window_base), &self.window_base.to_le_bytes());
         bytes
     }
 }
@@ -66,7 +70,7 @@ const fn member(offset: usize, bits: u32) -> Member {
 
 /// The push-constant struct's members, in order: [`PushConstants`] with its arrays
 /// flattened into scalars.
-pub const PUSH_CONSTANT_MEMBERS: [Member; 8] = [
+pub const PUSH_CONSTANT_MEMBERS: [Member; 9] = [
     member(offset_of!(PushConstants, param_address), 64),
     member(offset_of!(PushConstants, const_address), 64),
     member(offset_of!(PushConstants, ctaid_base), 32),
@@ -75,6 +79,7 @@ pub const PUSH_CONSTANT_MEMBERS: [Member; 8] = [
     member(offset_of!(PushConstants, grid), 32),
     member(offset_of!(PushConstants, grid) + 4, 32),
     member(offset_of!(PushConstants, grid) + 8, 32),
+    member(offset_of!(PushConstants, window_base), 64),
 ];
 
 /// Indices into [`PUSH_CONSTANT_MEMBERS`] (the operands of `OpAccessChain`).
@@ -87,6 +92,8 @@ pub mod member {
     pub const CTAID_BASE: u32 = 2;
     /// `grid.x`; y and z follow.
     pub const GRID: u32 = 5;
+    /// `window_base`.
+    pub const WINDOW_BASE: u32 = 8;
 }
 
 /// Specialization constant ids.
@@ -157,7 +164,7 @@ mod tests {
 
     #[test]
     fn push_constants_are_forty_bytes_without_padding() {
-        assert_eq!(PushConstants::SIZE, 40);
+        assert_eq!(PushConstants::SIZE, 48);
         let members: u32 = PUSH_CONSTANT_MEMBERS.iter().map(|m| m.bits / 8).sum();
         assert_eq!(members, PushConstants::SIZE);
         for pair in PUSH_CONSTANT_MEMBERS.windows(2) {
@@ -172,6 +179,7 @@ mod tests {
             const_address: 0x99aa_bbcc_ddee_ff00,
             ctaid_base: [1, 2, 3],
             grid: [4, 5, 6],
+            window_base: 0x0102_0304_0506_0708,
         };
         let bytes = pc.to_bytes();
         let read = |m: &Member| {
@@ -181,12 +189,16 @@ mod tests {
             u64::from_le_bytes(v)
         };
         let got: Vec<u64> = PUSH_CONSTANT_MEMBERS.iter().map(read).collect();
-        assert_eq!(got, [0x1122_3344_5566_7788, 0x99aa_bbcc_ddee_ff00, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(
+            got,
+            [0x1122_3344_5566_7788, 0x99aa_bbcc_ddee_ff00, 1, 2, 3, 4, 5, 6, 0x0102_0304_0506_0708]
+        );
         let m = |i: u32| PUSH_CONSTANT_MEMBERS[i as usize].offset as usize;
         assert_eq!(m(member::PARAM_ADDRESS), offset_of!(PushConstants, param_address));
         assert_eq!(m(member::CONST_ADDRESS), offset_of!(PushConstants, const_address));
         assert_eq!(m(member::CTAID_BASE), offset_of!(PushConstants, ctaid_base));
         assert_eq!(m(member::GRID), offset_of!(PushConstants, grid));
+        assert_eq!(m(member::WINDOW_BASE), offset_of!(PushConstants, window_base));
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub struct Kernel {
     /// The kernel reports traps, failed assertions or printf output through the
     /// system area after its parameter block ([`crate::system`]).
     pub system: bool,
+    /// The module's address size: 64, or 32 (`.address_size 32`, or none), where global
+    /// addresses are 32-bit offsets into the address window ([`SpecialReg::WindowBase`]).
+    pub address_size: u32,
     /// The kernel calls `malloc`: the runtime gives the module a device heap.
     pub heap: bool,
     /// The shared byte offset of the warp scratch (one word per thread) of kernels
@@ -368,8 +371,12 @@ pub enum SpecialReg {
     /// The device address of the module data (`globals`), a 64-bit value.
     ModuleData,
     /// The device address of the parameter block (followed by the system area), a
-    /// 64-bit value. Every other special register is 32-bit.
+    /// 64-bit value.
     ParamBlock,
+    /// The device address of the 32-bit address window (a 64-bit value), whose offsets
+    /// are the global addresses of a module with `.address_size 32`. Every special
+    /// register but these three is 32-bit.
+    WindowBase,
     /// Bytes of dynamic shared memory the launch gave (`%dynamic_smem_size`).
     DynamicSharedBytes,
     /// The kernel's static shared bytes (the reserved area of `sema::reserved`
@@ -1036,6 +1043,7 @@ impl Kernel {
             maxnreg: None,
             grid_sync: false,
             system: false,
+            address_size: 64,
             heap: false,
             warp_scratch: None,
             block_vote: None,

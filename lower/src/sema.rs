@@ -100,20 +100,9 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
     let module: &ast::Module = &split;
     let mut errors = Vec::new();
     let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
-    match &module.address_size {
-        Some(a) if a.value == 64 => {}
-        Some(a) => errors.push(
-            Diagnostic::error(a.span, "`.address_size 32` modules are not supported yet")
-                .with_note("ptxvk implements 64-bit addressing; recompile with a 64-bit target"),
-        ),
-        None => {
-            let span = module.version.as_ref().map_or(Span::default(), |v| v.span);
-            errors.push(
-                Diagnostic::error(span, "the module has no `.address_size 64`").with_note(
-                    "PTX defaults to 32-bit addresses, which ptxvk does not support yet",
-                ),
-            )
-        }
+    // PTX ISA 9.2 §11.1.4: without `.address_size`, addresses are 32-bit.
+    if let Some(a) = module.address_size.as_ref().filter(|a| !matches!(a.value, 32 | 64)) {
+        errors.push(Diagnostic::error(a.span, "`.address_size` is 32 or 64"));
     }
     // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
     // every kernel that names one gets its own instance in its shared window.
@@ -148,6 +137,7 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
                         functions: &functions,
                         table_functions: &table_functions,
                         version,
+                        address_size,
                     };
                     let result = lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once());
                     kernels.push(KernelResult { name: f.name.value.to_string(), result });
@@ -265,13 +255,15 @@ struct ModuleContext<'m> {
     /// Functions named in module-variable initializers (function tables).
     table_functions: &'m BTreeSet<Name>,
     version: (u32, u32),
+    address_size: u32,
 }
 
 fn lower_kernel<'m>(
     f: &'m ast::Function,
     ctx: &ModuleContext<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
-    let ModuleContext { module_shared, data, functions, table_functions, version } = *ctx;
+    let ModuleContext { module_shared, data, functions, table_functions, version, address_size } =
+        *ctx;
     let mut errors = Vec::new();
     let mut params = Vec::new();
     for p in &f.params {
@@ -332,6 +324,7 @@ fn lower_kernel<'m>(
             reqntid,
             maxntid,
             maxnreg,
+            address_size,
             ..Kernel::new(f.name.value.to_string(), f.span, abi.clone())
         },
         scopes: vec![BTreeMap::new()],
@@ -419,6 +412,16 @@ fn lower_kernel<'m>(
         l.kernel.local_bytes = l.recursion.stack_bytes();
     }
     l.generic_windows = generic_windows;
+    if generic_windows && l.kernel.address_size == 32 {
+        return Err(vec![Diagnostic::error(
+            f.name.span,
+            "generic addresses of shared or local memory in a module with 32-bit addresses \
+             are not supported yet",
+        )
+        .with_note(
+            "such modules may address global memory generically; use `.shared`/`.local` accesses",
+        )]);
+    }
     if l.generic_windows {
         l.spaces = spaces::infer(f);
         for c in &callees {
@@ -1058,6 +1061,16 @@ impl Lowerer<'_> {
                 }
                 let t = self.temp(RegTy::Int(32), span);
                 self.push(InstKind::Special { dst: t, reg }, span);
+                if ty.bits() < 32 {
+                    // PTX ISA 1.x's special registers were 16-bit (`mov.u16 %rh, %tid.x`,
+                    // still accepted): the low bits.
+                    let narrow = OpTy::U(ty.bits() as u8);
+                    return Ok(expand::Emit { l: self, span }.cvt(
+                        narrow,
+                        OpTy::U(32),
+                        Value::Reg(t),
+                    ));
+                }
                 Ok(Value::Reg(t))
             }
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
@@ -1112,6 +1125,12 @@ impl Lowerer<'_> {
                         ));
                     }
                     Ok(self.framed_address(base, off, ty, span))
+                }
+                // In a module with 32-bit addresses, its offset in the address window.
+                Some(Resolved::Global(off))
+                    if self.kernel.address_size == 32 && ty.bits() == 32 && !ty.is_float() =>
+                {
+                    Ok(self.window_offset_of_module_data(off, span))
                 }
                 Some(Resolved::Global(off)) => {
                     if ty.bits() != 64 || ty.is_float() {
@@ -1202,6 +1221,17 @@ impl Lowerer<'_> {
     }
 
     /// A register holding the device address of module data offset `off`.
+    /// The 32-bit window offset of module-data byte `off`: its address minus the
+    /// window's base, truncated (the module data lies in the window).
+    fn window_offset_of_module_data(&mut self, off: u32, span: Span) -> Value {
+        let address = self.module_address(off, span);
+        let base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
+        let mut e = expand::Emit { l: self, span };
+        let offset = e.bin(BinaryOp::Sub, OpTy::U(64), Value::Reg(address), Value::Reg(base));
+        e.cvt(OpTy::U(32), OpTy::U(64), offset)
+    }
+
     fn module_address(&mut self, off: u32, span: Span) -> RegId {
         let base = self.temp(RegTy::Int(64), span);
         self.push(InstKind::Special { dst: base, reg: SpecialReg::ModuleData }, span);
@@ -1561,11 +1591,21 @@ impl Lowerer<'_> {
                 let ty = self.one_type(i, m)?;
                 let space = m.space.as_ref().map(|s| s.value);
                 reject_other(m, &[".to"])?;
+                // In a module with 32-bit addresses, generic and global addresses are the
+                // same window offsets; shared and local ones have no 32-bit generic window
+                // yet.
+                let global = matches!(space, Some(StateSpace::Global | StateSpace::Const));
+                if ty.bits() == 32 && self.kernel.address_size == 32 && global {
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let src = self.src(&ops[1], ty, false, span)?;
+                    self.push(InstKind::Mov { ty, dst, src }, span);
+                    return Ok(());
+                }
                 if ty.bits() != 64 {
                     return Err(unsupported(
                         span,
-                        "`cvta` with 32-bit generic addresses",
-                        "generic addresses are 64-bit in ptxvk",
+                        "`cvta` with 32-bit generic addresses of shared, local or parameter memory",
+                        "32-bit modules have generic addresses of global memory only",
                     ));
                 }
                 let dst = self.dst(&ops[0], ty, false)?;

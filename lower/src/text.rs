@@ -15,6 +15,7 @@
 //!     local 32                                   ; bytes of the local window
 //!     reqntid 32 1 1 | maxntid 256 1 1 | maxnreg 64
 //!     grid_sync | system | heap                  ; flags, when set
+//!     address_size 32                            ; when not 64
 //!     warp_scratch 512 | block_vote 1536         ; reserved shared words
 //!     entry bb0
 //!     reg i32 %r1 %r2                            ; registers, in id order
@@ -224,6 +225,7 @@ impl Spelled for SpecialReg {
         (SpecialReg::Nctaid(Dim::Z), "nctaid.z"),
         (SpecialReg::ModuleData, "module_data"),
         (SpecialReg::ParamBlock, "param_block"),
+        (SpecialReg::WindowBase, "window_base"),
         (SpecialReg::DynamicSharedBytes, "dynamic_shared_bytes"),
         (SpecialReg::TotalSharedBytes, "total_shared_bytes"),
         (SpecialReg::DynamicSharedBase, "dynamic_shared_base"),
@@ -442,6 +444,9 @@ impl<'a> Printer<'a> {
         }
         if let Some(n) = k.maxnreg {
             let _ = writeln!(s, "    maxnreg {n}");
+        }
+        if k.address_size != 64 {
+            let _ = writeln!(s, "    address_size {}", k.address_size);
         }
         for (flag, set) in [("grid_sync", k.grid_sync), ("system", k.system), ("heap", k.heap)] {
             if set {
@@ -1027,6 +1032,7 @@ impl KernelParser {
             "maxntid" => self.k.maxntid = dims()?,
             "maxnreg" => self.k.maxnreg = Some(num(1)?),
             "grid_sync" => self.k.grid_sync = true,
+            "address_size" => self.k.address_size = num(1)?,
             "system" => self.k.system = true,
             "heap" => self.k.heap = true,
             "warp_scratch" => self.k.warp_scratch = Some(num(1)?),

@@ -360,10 +360,12 @@ impl<'a> FnEmitter<'a> {
             }
             InstKind::Special {
                 dst,
-                reg: reg @ (SpecialReg::ModuleData | SpecialReg::ParamBlock),
+                reg:
+                    reg @ (SpecialReg::ModuleData | SpecialReg::ParamBlock | SpecialReg::WindowBase),
             } => {
                 let member = match reg {
                     SpecialReg::ModuleData => ptxvk_abi::member::CONST_ADDRESS,
+                    SpecialReg::WindowBase => ptxvk_abi::member::WINDOW_BASE,
                     _ => ptxvk_abi::member::PARAM_ADDRESS,
                 };
                 let v = self.push_member(member, Scalar::Int(64))?;
@@ -779,7 +781,7 @@ impl<'a> FnEmitter<'a> {
                 let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
                 Ok(self.b.i_add(u32_ty, None, fixed, self.g.dynamic_shared_bytes)?)
             }
-            SpecialReg::ModuleData | SpecialReg::ParamBlock => {
+            SpecialReg::ModuleData | SpecialReg::ParamBlock | SpecialReg::WindowBase => {
                 Err(Error::Internal("a 64-bit address register read as 32 bits".into()))
             }
         }
@@ -1805,6 +1807,11 @@ impl<'a> FnEmitter<'a> {
     fn address64(&mut self, space: Space, addr: &Address, extra: i64) -> R<Word> {
         let s64 = Scalar::Int(64);
         let t64 = self.ty(s64);
+        if self.k.address_size == 32 && space == Space::Global {
+            if let Some(a) = self.window_address(addr, extra)? {
+                return Ok(a);
+            }
+        }
         let base = match (space, addr.base) {
             (Space::Param, _) => Some(self.push_member(ptxvk_abi::member::PARAM_ADDRESS, s64)?),
             (_, Some(r)) => {
@@ -1820,6 +1827,29 @@ impl<'a> FnEmitter<'a> {
             Some(b) => b,
             None => k,
         })
+    }
+
+    /// A global address of a module with 32-bit addresses (`Kernel::address_size`): the
+    /// 32-bit offset `addr + extra`, wrapping as PTX's 32-bit arithmetic does, plus the
+    /// address window's base. `None` for an address in a 64-bit register (the module
+    /// data's, which sema forms from its 64-bit device address).
+    fn window_address(&mut self, addr: &Address, extra: i64) -> R<Option<Word>> {
+        let (s32, s64) = (Scalar::Int(32), Scalar::Int(64));
+        let (t32, t64) = (self.ty(s32), self.ty(s64));
+        let off = self.konst(s32, addr.offset.wrapping_add(extra) as u64 & 0xffff_ffff);
+        let offset = match addr.base {
+            None => off,
+            Some(r) => {
+                let (v, have) = self.load_reg(r)?;
+                if have.bits() != 32 {
+                    return Ok(None);
+                }
+                self.b.i_add(t32, None, v, off)?
+            }
+        };
+        let wide = self.b.u_convert(t64, None, offset)?;
+        let base = self.push_member(ptxvk_abi::member::WINDOW_BASE, s64)?;
+        Ok(Some(self.b.i_add(t64, None, base, wide)?))
     }
 
     /// The 32-bit byte offset `addr + extra` into the shared window.

@@ -73,6 +73,8 @@ pub struct KernelInfo {
     pub registers: u32,
     /// The kernel synchronizes its grid: every block must be resident at once.
     pub grid_sync: bool,
+    /// The module's address size (32: pointers are offsets in the address window).
+    pub address_size: u32,
 }
 
 /// A compiled module (the default: no code, for a program without kernels).
@@ -133,6 +135,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             local_bytes: k.local_bytes,
             registers: ptxvk_lower::pressure::max_live_words(k),
             grid_sync: k.grid_sync,
+            address_size: k.address_size,
         });
     }
     emit::helpers::emit_helpers(&mut b, &mut t, &g, &kernels[0].kernel)?;

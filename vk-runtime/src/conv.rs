@@ -57,14 +57,20 @@ pub(crate) fn api_version(v: u32) -> (u32, u32, u32) {
 /// Specialization constant 3: the shared-memory size in 32-bit words, at least 1.
 pub(crate) use ptxvk_abi::shared_words;
 
-/// The 40 push-constant bytes of one dispatch, little endian.
+/// The push-constant bytes of one dispatch, little endian.
 pub(crate) fn push_constants(
     param_address: u64,
-    const_address: u64,
+    cfg: &crate::LaunchConfig,
     ctaid_base: [u32; 3],
-    grid: [u32; 3],
 ) -> [u8; crate::PUSH_CONSTANT_SIZE as usize] {
-    ptxvk_abi::PushConstants { param_address, const_address, ctaid_base, grid }.to_bytes()
+    ptxvk_abi::PushConstants {
+        param_address,
+        const_address: cfg.const_address,
+        ctaid_base,
+        grid: cfg.grid,
+        window_base: cfg.window_base,
+    }
+    .to_bytes()
 }
 
 /// The specialization map of [`ptxvk_abi::SpecValues`].

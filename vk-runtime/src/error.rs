@@ -142,6 +142,18 @@ pub enum Error {
         max: u64,
     },
 
+    /// A 32-bit address window ([`crate::Window`]) has no free range large enough.
+    #[error(
+        "the 32-bit address window ({window} bytes) has no room for {size} more bytes \
+         (PTXVK_WINDOW_MB sets its size)"
+    )]
+    WindowFull {
+        /// Requested size.
+        size: u64,
+        /// The window's size.
+        window: u64,
+    },
+
     /// A buffer or program created by one [`Device`](crate::Device) was used with another.
     #[error("the {0} was created on a different Device")]
     ForeignObject(&'static str),

@@ -29,6 +29,9 @@ pub struct LaunchConfig {
     pub param_address: u64,
     /// Device address of the module's constant block (push constant offset 8).
     pub const_address: u64,
+    /// Device address of the 32-bit address window, for modules with 32-bit addresses
+    /// (push constant offset 40; 0 otherwise).
+    pub window_base: u64,
 }
 
 impl Default for LaunchConfig {
@@ -41,6 +44,7 @@ impl Default for LaunchConfig {
             dynamic_shared_bytes: 0,
             param_address: 0,
             const_address: 0,
+            window_base: 0,
         }
     }
 }

@@ -66,6 +66,7 @@ mod memory;
 mod pool;
 mod program;
 mod stream;
+mod window;
 
 pub use adapter::{DeviceInfo, DeviceType, Features, Limits, SubgroupSizes};
 pub use device::{
@@ -82,6 +83,7 @@ pub use program::{PipelineKey, Program};
 pub use stream::{
     BufferRegion, Extent3d, Hook, HostLayout, Pattern, Stream, StreamKind, MAX_BATCH_OPS,
 };
+pub use window::{Window, MAX_WINDOW_BYTES};
 
 pub use ptxvk_abi as abi;
 

@@ -58,6 +58,9 @@ enum Backing {
     Allocated(Allocation),
     /// A dedicated `VkDeviceMemory` importing host memory the caller owns.
     Imported(vk::DeviceMemory),
+    /// Bytes `offset..offset + len` of a [`crate::Window`]'s buffer, whose `VkBuffer`
+    /// this memory shares.
+    Window { window: Arc<crate::window::WindowInner>, offset: u64, len: u64 },
 }
 
 /// A host pointer to mapped memory.
@@ -86,6 +89,28 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
+    /// Bytes `offset..offset + len` of this memory as memory of their own, sharing its
+    /// `VkBuffer` (a [`crate::Window`]'s sub-allocation).
+    pub(crate) fn window_range(
+        &self,
+        window: Arc<crate::window::WindowInner>,
+        offset: u64,
+        len: u64,
+    ) -> Memory {
+        Memory {
+            raw: self.raw,
+            backing: Backing::Window { window, offset, len },
+            raw_offset: self.raw_offset + offset,
+            capacity: len,
+            address: self.address + offset,
+            // SAFETY: `offset + len` is within this memory's capacity (the window's
+            // allocator hands out ranges of it only), so the pointer stays inside the
+            // mapping.
+            mapped: self.mapped.map(|Mapped(p)| Mapped(unsafe { p.add(offset as usize) })),
+            kind: self.kind,
+        }
+    }
+
     /// Creates a buffer of at least `size` bytes (rounded up to a multiple of 4 so it can
     /// be filled as a whole) in `location`.
     pub(crate) fn allocate(
@@ -254,10 +279,16 @@ impl Memory {
 
     /// Destroys the buffer and releases its memory. The GPU must not use it any more.
     pub(crate) fn destroy(self, gpu: &Gpu) {
+        if let Backing::Window { window, offset, len } = self.backing {
+            // The window's buffer stays; its range becomes free again.
+            window.release(offset, len);
+            return;
+        }
         // SAFETY: the caller guarantees no pending work uses the buffer (every recorded use
         // holds a handle, see the module docs); it is destroyed once, its memory after it.
         unsafe { gpu.raw.destroy_buffer(self.raw, None) };
         match self.backing {
+            Backing::Window { .. } => {}
             // A failure here only means the allocator's bookkeeping is off; nothing to
             // report from a destructor.
             Backing::Allocated(a) => drop(gpu.allocator().free(a)),

@@ -899,12 +899,7 @@ impl Stream {
                     batch.bound = pipeline;
                 }
                 for chunk in &chunks {
-                    let constants = conv::push_constants(
-                        param_address,
-                        cfg.const_address,
-                        chunk.base,
-                        cfg.grid,
-                    );
+                    let constants = conv::push_constants(param_address, cfg, chunk.base);
                     dev.cmd_push_constants(
                         batch.cmd,
                         layout,

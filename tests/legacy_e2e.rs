@@ -1,0 +1,115 @@
+//! Legacy PTX (ISA 1.x-2.x, the CUDA 2-3 era) with 32-bit addresses, end to end
+//! (`tests/ptx/legacy/`): modules without `.address_size`, whose global addresses are
+//! 32-bit offsets into the device's address window (`Device::address_window`), with the
+//! syntax of that era (16-bit special registers, prototypes without `;`). Each is checked
+//! against a CPU reference; ptxas no longer accepts 32-bit modules, so the files follow
+//! the ISA text.
+
+mod common;
+
+use common::*;
+
+fn legacy(name: &str) -> String {
+    std::fs::read_to_string(repo().join("tests/ptx/legacy").join(name)).expect("read PTX")
+}
+
+/// `vecadd_isa14.ptx`: c[i] = a[i] + b[i], in two blocks of which the second is partly
+/// past n; the sentinel after c stays.
+#[test]
+fn vector_add_in_isa_1_4() {
+    let ptx = legacy("vecadd_isa14.ptx");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("vecadd_isa14.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let n = 100usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let b: Vec<f32> = (0..n).map(|i| (i * i) as f32).collect();
+    let (ab, bb) = (device.buffer_from(&a).expect("a"), device.buffer_from(&b).expect("b"));
+    let cb = device.buffer_from(&vec![-1.0f32; n + 1]).expect("c");
+    let args = [
+        ptxvk::Arg::from(&ab),
+        ptxvk::Arg::from(&bb),
+        ptxvk::Arg::from(&cb),
+        ptxvk::Arg::from(n as i32),
+    ];
+    let kernel = module.kernel("_Z6vecAddPKfS0_Pfi").expect("kernel");
+    kernel.launch(2, 64, 0, &args).expect("launch");
+    let mut want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    want.push(-1.0);
+    assert_eq!(cb.to_vec().expect("read"), want);
+}
+
+/// `block_sum_isa14.ptx`: the shared-memory tree sum of each block of 256, in the
+/// tree's order (small integers, so any order gives the same sums anyway).
+#[test]
+fn shared_memory_block_sum_in_isa_1_4() {
+    let ptx = legacy("block_sum_isa14.ptx");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("block_sum_isa14.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let blocks = 3usize;
+    let input: Vec<f32> = (0..256 * blocks).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+    let ib = device.buffer_from(&input).expect("in");
+    let ob = device.zeroed::<f32>(blocks).expect("out");
+    let args = [ptxvk::Arg::from(&ib), ptxvk::Arg::from(&ob)];
+    module
+        .kernel("block_sum")
+        .expect("kernel")
+        .launch(blocks as u32, 256, 0, &args)
+        .expect("launch");
+    let want: Vec<f32> = input.chunks(256).map(|c| c.iter().sum()).collect();
+    assert_eq!(ob.to_vec().expect("read"), want);
+}
+
+/// `calls_isa20.ptx`: a device function, a `.const` table and a `.global` counter
+/// addressed as 32-bit values, a 32-bit atomic; the counter's old values are a
+/// permutation and it ends at n, also as the host reads it.
+#[test]
+fn calls_tables_and_atomics_in_isa_2_0() {
+    let ptx = legacy("calls_isa20.ptx");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("calls_isa20.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let n = 150usize;
+    let out = device.zeroed::<u32>(2 * n).expect("out");
+    let args = [ptxvk::Arg::from(&out), ptxvk::Arg::from(n as u32)];
+    module.kernel("legacy_calls").expect("kernel").launch(3, 64, 0, &args).expect("launch");
+    let got = out.to_vec().expect("read");
+    let table = [5u32, 7, 11, 13];
+    let mut olds = Vec::new();
+    for i in 0..n {
+        assert_eq!(got[2 * i], table[i % 4] * (3 * i as u32 + 1), "element {i}");
+        olds.push(got[2 * i + 1]);
+    }
+    olds.sort_unstable();
+    assert_eq!(olds, (0..n as u32).collect::<Vec<_>>());
+    let counter = module.read_global("counter").expect("counter");
+    assert_eq!(u32::from_le_bytes([counter[0], counter[1], counter[2], counter[3]]), n as u32);
+}
+
+/// A buffer allocated before the first 32-bit module was loaded lies outside the
+/// address window: passing it is a clear error, not a wrong address.
+#[test]
+fn a_buffer_outside_the_window_is_refused() {
+    let Some(_) = device() else { return };
+    // A device of its own, so that no other test has opened its window yet.
+    let device = ptxvk::Device::default_device().expect("device");
+    let early = device.zeroed::<f32>(4).expect("alloc");
+    let module = ptxvk::Module::from_ptx(&device, &legacy("vecadd_isa14.ptx")).expect("module");
+    let late = device.zeroed::<f32>(4).expect("alloc");
+    let args = [
+        ptxvk::Arg::from(&early),
+        ptxvk::Arg::from(&late),
+        ptxvk::Arg::from(&late),
+        ptxvk::Arg::from(4i32),
+    ];
+    let err = module.kernel("_Z6vecAddPKfS0_Pfi").expect("kernel").launch(1, 4, 0, &args);
+    let message = err.expect_err("refused").to_string();
+    assert!(message.contains("outside the 32-bit address window"), "{message}");
+}

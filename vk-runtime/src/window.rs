@@ -1,0 +1,136 @@
+//! A window of device memory for 32-bit PTX modules (`.address_size 32`): one buffer
+//! of at most 4 GiB whose sub-allocations are ordinary [`Buffer`]s, so that every
+//! pointer into them is a 32-bit offset from the window's base address. The compiler
+//! adds that base to every 32-bit global address (the `window_base` push constant).
+//!
+//! Sub-allocations are first-fit in a free list of ranges (`BUFFER_ALIGNMENT`-aligned,
+//! coalesced when freed); a window does not grow, so an allocation that does not fit
+//! fails with [`Error::WindowFull`].
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gpu_allocator::MemoryLocation;
+
+use crate::device::{Device, Gpu};
+use crate::error::Error;
+use crate::memory::{Buffer, Memory, MemoryKind, BUFFER_ALIGNMENT};
+
+/// The largest window: its offsets are 32-bit.
+pub const MAX_WINDOW_BYTES: u64 = 1 << 32;
+
+/// A window of device memory ([module docs](self)); cloning shares it.
+#[derive(Clone)]
+pub struct Window {
+    inner: Arc<WindowInner>,
+}
+
+pub(crate) struct WindowInner {
+    gpu: Arc<Gpu>,
+    /// The window's own buffer; `None` only during drop.
+    memory: Option<Memory>,
+    /// Free ranges: offset → length.
+    free: Mutex<BTreeMap<u64, u64>>,
+}
+
+impl WindowInner {
+    /// Returns `offset..offset + len` to the free list, merged with its neighbours.
+    pub(crate) fn release(&self, offset: u64, len: u64) {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut start, mut end) = (offset, offset + len);
+        if let Some((&o, &l)) = free.range(..start).next_back() {
+            if o + l == start {
+                start = o;
+                free.remove(&o);
+            }
+        }
+        if let Some(l) = free.remove(&end) {
+            end += l;
+        }
+        free.insert(start, end - start);
+    }
+
+    /// First fit of `len` bytes: the offset, removed from the free list.
+    fn take(&self, len: u64) -> Option<u64> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        let (&offset, &have) = free.iter().find(|(_, &l)| l >= len)?;
+        free.remove(&offset);
+        if have > len {
+            free.insert(offset + len, have - len);
+        }
+        Some(offset)
+    }
+}
+
+impl Drop for WindowInner {
+    fn drop(&mut self) {
+        if let Some(memory) = self.memory.take() {
+            memory.destroy(&self.gpu);
+        }
+    }
+}
+
+impl std::fmt::Debug for Window {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Window")
+            .field("base", &format_args!("{:#x}", self.base()))
+            .field("size", &self.size())
+            .finish()
+    }
+}
+
+impl Window {
+    /// The device address of the window's byte 0.
+    pub fn base(&self) -> u64 {
+        self.inner.memory.as_ref().map_or(0, |m| m.address)
+    }
+
+    /// The window's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.inner.memory.as_ref().map_or(0, |m| m.capacity)
+    }
+
+    /// Whether `address..address + len` lies inside the window.
+    pub fn contains(&self, address: u64, len: u64) -> bool {
+        address >= self.base()
+            && address.checked_add(len).is_some_and(|end| end <= self.base() + self.size())
+    }
+}
+
+impl Device {
+    /// Creates a window of `size` bytes (at most 4 GiB) of device memory.
+    pub fn create_window(&self, size: u64) -> Result<Window, Error> {
+        if size == 0 || size > MAX_WINDOW_BYTES {
+            return Err(Error::BufferTooLarge { size, max: MAX_WINDOW_BYTES });
+        }
+        self.shared.check_alive()?;
+        let location = if self.shared.unified_memory {
+            MemoryLocation::CpuToGpu
+        } else {
+            MemoryLocation::GpuOnly
+        };
+        let memory =
+            Memory::allocate(&self.shared, size, location, MemoryKind::Device, "ptxvk window")?;
+        let usable = memory.capacity / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+        let inner = WindowInner {
+            gpu: Arc::clone(&self.shared.gpu),
+            memory: Some(memory),
+            free: Mutex::new(BTreeMap::from([(0, usable)])),
+        };
+        Ok(Window { inner: Arc::new(inner) })
+    }
+
+    /// A zero-filled buffer of `size` bytes inside `window`.
+    pub fn alloc_in(&self, window: &Window, size: u64) -> Result<Buffer, Error> {
+        let len = size.max(1).next_multiple_of(BUFFER_ALIGNMENT);
+        let offset =
+            window.inner.take(len).ok_or(Error::WindowFull { size, window: window.size() })?;
+        let Some(parent) = window.inner.memory.as_ref() else {
+            return Err(Error::WindowFull { size, window: 0 });
+        };
+        let memory = parent.window_range(Arc::clone(&window.inner), offset, len);
+        let buffer = Buffer::wrap(&self.shared, memory, size, None);
+        self.zero(&buffer)?;
+        Ok(buffer)
+    }
+}
