@@ -746,6 +746,16 @@ impl Kernel<'_> {
             )));
         }
         let mut block = vec![0u8; info.abi.size as usize];
+        let not_a_pointer = |i: usize, bits: u32| {
+            let p = &params[i];
+            Error::Launch(format!(
+                "argument {i} of `{}` is a buffer, but parameter `{}` is {} ({} bytes), not a {bits}-bit pointer",
+                info.name,
+                p.name,
+                describe(p.elem, p.count),
+                p.size
+            ))
+        };
         for (i, (arg, p)) in args.iter().zip(params).enumerate() {
             let pointer;
             let pointer32;
@@ -764,26 +774,14 @@ impl Kernel<'_> {
                         )));
                     };
                     if p.size != 4 || p.count != 1 {
-                        return Err(Error::Launch(format!(
-                            "argument {i} of `{}` is a buffer, but parameter `{}` is {} ({} bytes), not a 32-bit pointer",
-                            info.name,
-                            p.name,
-                            describe(p.elem, p.count),
-                            p.size
-                        )));
+                        return Err(not_a_pointer(i, 32));
                     }
                     pointer32 = ((address - w.base()) as u32).to_le_bytes();
                     &pointer32
                 }
                 Arg::Pointer { buffer, offset } => {
                     if p.size != 8 || p.count != 1 {
-                        return Err(Error::Launch(format!(
-                            "argument {i} of `{}` is a buffer, but parameter `{}` is {} ({} bytes), not a 64-bit pointer",
-                            info.name,
-                            p.name,
-                            describe(p.elem, p.count),
-                            p.size
-                        )));
+                        return Err(not_a_pointer(i, 64));
                     }
                     pointer = (buffer.address() + offset).to_le_bytes();
                     &pointer
