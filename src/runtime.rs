@@ -133,8 +133,12 @@ pub struct Device {
 }
 
 /// The environment variable that sets the size of the 32-bit address window in MiB
-/// (default 256, at most 4096).
+/// (default 256, at most [`MAX_WINDOW_MB`]).
 pub const ENV_WINDOW_MB: &str = "PTXVK_WINDOW_MB";
+
+/// The largest address window: 32-bit generic addresses above it are the shared and
+/// local windows (`ptxvk_lower::ir::LOCAL_WINDOW_32`).
+pub const MAX_WINDOW_MB: u64 = (ptxvk_lower::ir::LOCAL_WINDOW_32 as u64) >> 20;
 
 /// The environment variable that chooses exact (`exact`, the default) or Vulkan's own
 /// (`native`) float arithmetic for every module of a device, the driver library's
@@ -276,11 +280,18 @@ impl Device {
         }
         let mib = match std::env::var(ENV_WINDOW_MB) {
             Err(_) => 256,
-            Ok(v) => v.trim().parse::<u64>().ok().filter(|&m| (1..=4096).contains(&m)).ok_or_else(
-                || Error::Config(format!("{ENV_WINDOW_MB}={v}: expected MiB from 1 to 4096")),
-            )?,
+            Ok(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|&m| (1..=MAX_WINDOW_MB).contains(&m))
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "{ENV_WINDOW_MB}={v}: expected MiB from 1 to {MAX_WINDOW_MB}"
+                    ))
+                })?,
         };
-        let w = self.inner.create_window((mib << 20).min(ptxvk_vk::MAX_WINDOW_BYTES))?;
+        let w = self.inner.create_window(mib << 20)?;
         *slot = Some(w.clone());
         Ok(w)
     }

@@ -113,3 +113,35 @@ fn a_buffer_outside_the_window_is_refused() {
     let message = err.expect_err("refused").to_string();
     assert!(message.contains("outside the 32-bit address window"), "{message}");
 }
+
+/// `generic_isa20.ptx`: 32-bit generic addresses of shared, local and global memory
+/// (`cvta.shared.u32`, `cvta.local.u32`, `isspacep`, generic loads, stores and atomics,
+/// `cvta.to.shared.u32`), as its header defines.
+#[test]
+fn generic_addressing_with_32_bit_addresses() {
+    let ptx = legacy("generic_isa20.ptx");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("generic_isa20.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let input: Vec<u32> = (0..64u32).map(|t| t * 1000 + 7).collect();
+    let ib = device.buffer_from(&input).expect("in");
+    let ob = device.zeroed::<u32>(257).expect("out");
+    let args = [ptxvk::Arg::from(&ib), ptxvk::Arg::from(&ob)];
+    module.kernel("generic32").expect("kernel").launch(1, 64, 0, &args).expect("launch");
+    let got = ob.to_vec().expect("read");
+    // shared: isspacep.shared only (1); local: isspacep.local only (2 << 4); global:
+    // isspacep.global only (4 << 8).
+    let spaces = 1 | (2 << 4) | (4 << 8);
+    let mut olds = Vec::new();
+    for t in 0..64usize {
+        assert_eq!(got[4 * t], input[63 - t], "thread {t}: the shared value");
+        assert_eq!(got[4 * t + 1], spaces, "thread {t}: isspacep");
+        assert_eq!(got[4 * t + 2], 3 * t as u32, "thread {t}: the local value");
+        olds.push(got[4 * t + 3]);
+    }
+    olds.sort_unstable();
+    assert_eq!(olds, (0..64).collect::<Vec<u32>>());
+    assert_eq!(got[256], 64, "the counter");
+}

@@ -412,16 +412,6 @@ fn lower_kernel<'m>(
         l.kernel.local_bytes = l.recursion.stack_bytes();
     }
     l.generic_windows = generic_windows;
-    if generic_windows && l.kernel.address_size == 32 {
-        return Err(vec![Diagnostic::error(
-            f.name.span,
-            "generic addresses of shared or local memory in a module with 32-bit addresses \
-             are not supported yet",
-        )
-        .with_note(
-            "such modules may address global memory generically; use `.shared`/`.local` accesses",
-        )]);
-    }
     if l.generic_windows {
         l.spaces = spaces::infer(f);
         for c in &callees {
@@ -1592,20 +1582,41 @@ impl Lowerer<'_> {
                 let space = m.space.as_ref().map(|s| s.value);
                 reject_other(m, &[".to"])?;
                 // In a module with 32-bit addresses, generic and global addresses are the
-                // same window offsets; shared and local ones have no 32-bit generic window
-                // yet.
-                let global = matches!(space, Some(StateSpace::Global | StateSpace::Const));
-                if ty.bits() == 32 && self.kernel.address_size == 32 && global {
+                // same window offsets, and shared and local ones move in and out of the
+                // top windows of the 32-bit range (`ir::SHARED_WINDOW_32`).
+                if ty.bits() == 32 && self.kernel.address_size == 32 {
+                    let window = match space {
+                        Some(StateSpace::Global | StateSpace::Const) => None,
+                        Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
+                        Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
+                        Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW_32),
+                        _ => {
+                            return Err(unsupported(
+                                span,
+                                "a 32-bit generic address of a kernel parameter",
+                                "the parameter block lies outside the 32-bit address window",
+                            ))
+                        }
+                    };
                     let dst = self.dst(&ops[0], ty, false)?;
                     let src = self.src(&ops[1], ty, false, span)?;
-                    self.push(InstKind::Mov { ty, dst, src }, span);
+                    let kind = match window {
+                        None => InstKind::Mov { ty, dst, src },
+                        Some(w) => {
+                            let op =
+                                if i.has_modifier(".to") { BinaryOp::Sub } else { BinaryOp::Add };
+                            let (mode, rhs) = (FloatMode::default(), Value::Imm(u64::from(w)));
+                            InstKind::Binary { op, ty: OpTy::U(32), mode, dst, lhs: src, rhs }
+                        }
+                    };
+                    self.push(kind, span);
                     return Ok(());
                 }
                 if ty.bits() != 64 {
                     return Err(unsupported(
                         span,
-                        "`cvta` with 32-bit generic addresses of shared, local or parameter memory",
-                        "32-bit modules have generic addresses of global memory only",
+                        "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
+                        "generic addresses are 64-bit there",
                     ));
                 }
                 let dst = self.dst(&ops[0], ty, false)?;
@@ -1663,6 +1674,31 @@ impl Lowerer<'_> {
                     },
                 };
                 self.push(kind, span);
+            }
+            Opcode::Isspacep if self.kernel.address_size == 32 => {
+                // A 32-bit generic address: its range (`ir::SHARED_WINDOW_32`).
+                reject_other(m, &[])?;
+                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
+                let a = self.src(&ops[1], OpTy::U(32), false, span)?;
+                let u32t = OpTy::U(32);
+                let (lo, hi) = match m.space.as_ref().map(|s| s.value) {
+                    Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
+                    Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
+                    Some(StateSpace::Global) => (0, LOCAL_WINDOW_32 - 1),
+                    _ => {
+                        let s = m.space.as_ref().map_or(span, |s| s.span);
+                        return Err(Diagnostic::error(
+                            s,
+                            "`isspacep` in a module with 32-bit addresses takes `.global`, \
+                             `.shared` or `.local`",
+                        ));
+                    }
+                };
+                let mut e = expand::Emit { l: self, span };
+                let above = e.cmp(CmpOp::Ge, u32t, a, Value::Imm(u64::from(lo)));
+                let below = e.cmp(CmpOp::Le, u32t, a, Value::Imm(u64::from(hi)));
+                let both = e.pred_and(above, below);
+                e.mov(OpTy::Pred, dst, Value::Reg(both));
             }
             Opcode::Isspacep => {
                 // `isspacep.{global,shared,local} p, a`: the window of a generic address.
@@ -2332,6 +2368,7 @@ impl Lowerer<'_> {
             access(self, ir_space, address);
             return Ok(());
         }
+        let address = self.widen_generic(address, span);
         // The inference may prove the space: then a direct access, no test.
         match self.generic_provenance(addr) {
             spaces::Provenance::Plain | spaces::Provenance::Global => {
@@ -2460,6 +2497,41 @@ impl Lowerer<'_> {
 
     /// A generic shared or local address as an address in its space: the low 32 bits
     /// of the base register (the window's offset), plus the constant offset.
+    /// A generic address of a module with 32-bit addresses, in the 64-bit form every
+    /// generic access works with: `SHARED_WINDOW | offset` or `LOCAL_WINDOW | offset`
+    /// for the top windows of the 32-bit range (`ir::SHARED_WINDOW_32`,
+    /// `ir::LOCAL_WINDOW_32`), else the global address (the address window's base plus
+    /// the offset). Addresses of 64-bit modules are returned as they are.
+    pub(super) fn widen_generic(&mut self, address: Address, span: Span) -> Address {
+        let narrow = address.base.is_none_or(|b| self.kernel.reg(b).ty.bits() == 32);
+        if self.kernel.address_size != 32 || !narrow {
+            return address;
+        }
+        let (u32t, u64t) = (OpTy::U(32), OpTy::U(64));
+        let base = address.base.map_or(Value::Imm(0), Value::Reg);
+        let window_base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: window_base, reg: SpecialReg::WindowBase }, span);
+        let mut e = expand::Emit { l: self, span };
+        // The 32-bit sum wraps, as PTX's 32-bit address arithmetic does.
+        let x = e.add(u32t, base, Value::Imm(address.offset as u64 & 0xffff_ffff));
+        let wide = e.cvt(u64t, u32t, x);
+        let global = e.add(u64t, Value::Reg(window_base), wide);
+        let in_window = |e: &mut expand::Emit<'_, '_>, start: u32, tag: u64| {
+            let off = e.bin(BinaryOp::Sub, u32t, x, Value::Imm(u64::from(start)));
+            let off = e.cvt(u64t, u32t, off);
+            e.or(u64t, off, Value::Imm(tag))
+        };
+        let shared = in_window(&mut e, SHARED_WINDOW_32, SHARED_WINDOW);
+        let local = in_window(&mut e, LOCAL_WINDOW_32, LOCAL_WINDOW);
+        let is_shared = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(SHARED_WINDOW_32)));
+        let is_local = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(LOCAL_WINDOW_32)));
+        let not_shared = e.sel(u64t, is_local, local, global);
+        let g = e.sel(u64t, is_shared, shared, not_shared);
+        let r = e.temp(u64t);
+        e.mov(u64t, r, g);
+        Address { base: Some(r), offset: 0 }
+    }
+
     fn window_offset(&mut self, address: Address, span: Span) -> Address {
         let Some(base) = address.base else { return address };
         let low = self.temp(RegTy::Int(32), span);

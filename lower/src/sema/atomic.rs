@@ -223,6 +223,7 @@ impl Lowerer<'_> {
             ));
         }
         let (ir_space, addr) = self.address(addr_op, space)?;
+        let addr = if generic_shared || dispatch { self.widen_generic(addr, span) } else { addr };
         let (ir_space, addr) = if generic_shared {
             (Space::Shared, self.window_offset(addr, span))
         } else {
