@@ -366,6 +366,68 @@ fn b128_registers() {
     assert_eq!(bb.to_vec().expect("read"), want);
 }
 
+/// Half-precision min/max atomics (`tests/ptx/memory/half_min_max_atomics.ptx`): 128
+/// threads' f16 and bf16 values, negative zeros and infinities among them, end as their
+/// minimum and maximum (with -0 below +0), as `min.f16`/`max.f16` order them.
+#[test]
+fn half_precision_min_max_atomics() {
+    use ptxvk::half::{bf16, f16};
+    let path = repo().join("tests/ptx/memory/half_min_max_atomics.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("read PTX");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("half_min_max_atomics.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let threads = 128usize;
+    let value = |k: usize| match k % 37 {
+        0 => -0.0,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        _ => ((k * 7919) % 2001) as f32 * 0.25 - 250.0,
+    };
+    let v: Vec<u16> = (0..2 * threads).map(|k| f16::from_f32(value(k)).to_bits()).collect();
+    let w: Vec<u32> = (0..threads)
+        .map(|t| {
+            let lo = bf16::from_f32(value(3 * t + 5)).to_bits();
+            let hi = bf16::from_f32(value(5 * t + 1)).to_bits();
+            u32::from(lo) | u32::from(hi) << 16
+        })
+        .collect();
+    // The initial values: +0 for the minimum (so every negative wins), and for the
+    // maxima the bits of -inf.
+    let init: Vec<u16> = vec![0, 0, 0xfc00, 0xfc00, 0xff80, 0xff80, 0xff80, 0xff80];
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let acc = device.buffer_from(&init).expect("acc");
+    let (vb, wb) = (device.buffer_from(&v).expect("v"), device.buffer_from(&w).expect("w"));
+    let args = [ptxvk::Arg::from(&acc), ptxvk::Arg::from(&vb), ptxvk::Arg::from(&wb)];
+    module
+        .kernel("half_min_max")
+        .expect("kernel")
+        .launch(1, threads as u32, 0, &args)
+        .expect("launch");
+    let got = acc.to_vec().expect("read");
+    // Total orders on the bit patterns: -0 below +0.
+    let key16 =
+        |b: u16| f16::from_bits(b).to_f32() + if b == 0x8000 { -f32::MIN_POSITIVE } else { 0.0 };
+    let keyb =
+        |b: u16| bf16::from_bits(b).to_f32() + if b == 0x8000 { -f32::MIN_POSITIVE } else { 0.0 };
+    let pick = |vals: &mut dyn Iterator<Item = u16>, key: &dyn Fn(u16) -> f32, max: bool| {
+        vals.reduce(|a, b| if (key(b) > key(a)) == max && key(b) != key(a) { b } else { a })
+            .expect("values")
+    };
+    for lane in 0..2 {
+        let lane_vals: Vec<u16> = (0..threads).map(|t| v[2 * t + lane]).collect();
+        let min = pick(&mut std::iter::once(0).chain(lane_vals.iter().copied()), &key16, false);
+        let max = pick(&mut std::iter::once(0xfc00).chain(lane_vals.iter().copied()), &key16, true);
+        assert_eq!(got[lane], min, "f16 min, lane {lane}");
+        assert_eq!(got[2 + lane], max, "f16 max, lane {lane}");
+        let b_vals = (0..threads).map(|t| (w[t] >> (16 * lane)) as u16);
+        let bmax = pick(&mut std::iter::once(0xff80).chain(b_vals), &keyb, true);
+        assert_eq!(got[4 + lane], bmax, "bf16 max, lane {lane}");
+        assert_eq!(got[6 + lane], bmax, "bf16 max, second word, lane {lane}");
+    }
+}
+
 /// Vector registers (`tests/ptx/memory/vector_registers.ptx`): each component its own
 /// register, the whole register a vector operand of `ld`, `st` and `mov.v2`.
 #[test]

@@ -203,6 +203,18 @@ pub trait Build {
         self.narrow(fmt, F64, Rounding::Nearest, false, false, sum)
     }
 
+    /// `min` or (`max`) `max` of two 16-bit values of `fmt` as `min.f16` computes it
+    /// (PTX ISA 9.2 §9.7.4: a NaN operand gives the other, -0 is below +0): widened to
+    /// f32 exactly, the f32 operation, narrowed back, which is exact since the result is
+    /// one of the operands.
+    fn half_min_max(&mut self, fmt: FloatFormat, max: bool, a: Value, b: Value) -> Value {
+        let x = self.widen(fmt, a);
+        let y = self.widen(fmt, b);
+        let op = if max { BinaryOp::Max } else { BinaryOp::Min };
+        let r = self.bin(op, F32, x, y);
+        self.narrow(fmt, F32, Rounding::Nearest, false, false, r)
+    }
+
     /// Lane `k` (16 bits) of a 16- or 32-bit value.
     fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
         if lanes == 1 {

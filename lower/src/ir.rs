@@ -596,8 +596,8 @@ impl FloatFormat {
 /// or the atomic load and store that strong `ld`/`st` are (§8.4).
 ///
 /// `Load` to `Cas` on integers as wide as the space's atomic word (32 or 64 bits; 64 in
-/// a wide shared window) are native SPIR-V atomics. `Inc`, `Dec`, `FloatAdd`, `HalfAdd`
-/// and narrower elements are not: `pass::legalize_atomics` makes them compare-and-swap
+/// a wide shared window) are native SPIR-V atomics. `Inc`, `Dec`, `FloatAdd`, `HalfAdd`,
+/// `HalfMinMax` and narrower elements are not: `pass::legalize_atomics` makes them compare-and-swap
 /// loops on the containing word, and the emitter never sees them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
@@ -630,6 +630,13 @@ pub enum AtomicOp {
         format: FloatFormat,
         lanes: u32,
     },
+    /// `.min.noftz`/`.max.noftz` (`max`) of `lanes` 16-bit lanes of `format`, each as
+    /// `min.f16`/`max.f16` computes it.
+    HalfMinMax {
+        max: bool,
+        format: FloatFormat,
+        lanes: u32,
+    },
 }
 
 impl AtomicOp {
@@ -637,7 +644,11 @@ impl AtomicOp {
     pub fn is_native(self) -> bool {
         !matches!(
             self,
-            AtomicOp::Inc | AtomicOp::Dec | AtomicOp::FloatAdd { .. } | AtomicOp::HalfAdd { .. }
+            AtomicOp::Inc
+                | AtomicOp::Dec
+                | AtomicOp::FloatAdd { .. }
+                | AtomicOp::HalfAdd { .. }
+                | AtomicOp::HalfMinMax { .. }
         )
     }
 }

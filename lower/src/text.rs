@@ -173,6 +173,14 @@ impl Spelled for AtomicOp {
         (AtomicOp::HalfAdd { format: FloatFormat::F16, lanes: 2 }, "hadd_f16x2"),
         (AtomicOp::HalfAdd { format: FloatFormat::Bf16, lanes: 1 }, "hadd_bf16"),
         (AtomicOp::HalfAdd { format: FloatFormat::Bf16, lanes: 2 }, "hadd_bf16x2"),
+        (AtomicOp::HalfMinMax { max: false, format: FloatFormat::F16, lanes: 1 }, "hmin_f16"),
+        (AtomicOp::HalfMinMax { max: false, format: FloatFormat::F16, lanes: 2 }, "hmin_f16x2"),
+        (AtomicOp::HalfMinMax { max: false, format: FloatFormat::Bf16, lanes: 1 }, "hmin_bf16"),
+        (AtomicOp::HalfMinMax { max: false, format: FloatFormat::Bf16, lanes: 2 }, "hmin_bf16x2"),
+        (AtomicOp::HalfMinMax { max: true, format: FloatFormat::F16, lanes: 1 }, "hmax_f16"),
+        (AtomicOp::HalfMinMax { max: true, format: FloatFormat::F16, lanes: 2 }, "hmax_f16x2"),
+        (AtomicOp::HalfMinMax { max: true, format: FloatFormat::Bf16, lanes: 1 }, "hmax_bf16"),
+        (AtomicOp::HalfMinMax { max: true, format: FloatFormat::Bf16, lanes: 2 }, "hmax_bf16x2"),
     ];
 }
 

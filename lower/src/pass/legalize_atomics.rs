@@ -127,6 +127,16 @@ fn update(e: &mut Builder<'_>, a: &Rmw, old: Value) -> Value {
                 .collect();
             e.pack(16, sums)
         }
+        AtomicOp::HalfMinMax { max, format, lanes } => {
+            let results = (0..lanes)
+                .map(|k| {
+                    let x = e.lane(old, lanes, k);
+                    let y = e.lane(a.src, lanes, k);
+                    e.half_min_max(format, max, x, y)
+                })
+                .collect();
+            e.pack(16, results)
+        }
         AtomicOp::FloatAdd { ftz } => {
             let t = e.temp(a.ty);
             let mode = FloatMode { ftz, ..FloatMode::default() };

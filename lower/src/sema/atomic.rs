@@ -21,6 +21,8 @@ enum Kind {
     FloatAdd,
     /// `.add.noftz` on `.f16`/`.bf16` (one lane, 16 bits) or `.f16x2`/`.bf16x2` (two).
     HalfAdd(FloatFormat, u32),
+    /// `.min`/`.max` (`true`) `.noftz` on half lanes.
+    HalfMinMax(bool, FloatFormat, u32),
     /// `.cas.b16`: a compare-and-swap of the 16-bit half of a word.
     Cas16,
 }
@@ -125,7 +127,8 @@ impl Lowerer<'_> {
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
-        if let Some(n) = m.vector {
+        // (`vector_atomic` lowers each element as `.v1`.)
+        if let Some(n) = m.vector.filter(|&n| n > 1) {
             return self.vector_atomic(red, i, m, n);
         }
         // Half precision: the bits of one or two lanes, added by a compare-and-swap
@@ -134,14 +137,26 @@ impl Lowerer<'_> {
             .filter(|(f, _)| matches!(f, FloatFormat::F16 | FloatFormat::Bf16));
         let ty = match half {
             Some((fmt, lanes)) => {
-                if kind != Some(Kind::Native(AtomicOp::Add)) || !has(m, ".noftz") {
-                    return Err(super::unsupported(
+                if !has(m, ".noftz") {
+                    return Err(Diagnostic::error(
                         span,
-                        "half-precision atomics other than `.add.noftz`",
-                        "only the scalar `.add.noftz` forms are implemented",
+                        "half-precision atomics are `.add`, `.min` or `.max` with `.noftz`",
                     ));
                 }
-                kind = Some(Kind::HalfAdd(fmt, lanes));
+                kind =
+                    Some(match kind {
+                        Some(Kind::Native(AtomicOp::Add)) => Kind::HalfAdd(fmt, lanes),
+                        // PTX has these in vector forms only (`atom.v2.min.noftz.f16`).
+                        Some(Kind::Native(op @ (AtomicOp::Min | AtomicOp::Max)))
+                            if m.vector.is_some() =>
+                        {
+                            Kind::HalfMinMax(op == AtomicOp::Max, fmt, lanes)
+                        }
+                        _ => return Err(Diagnostic::error(
+                            span,
+                            "half-precision atomics are `.add`, or `.min`/`.max` in vector forms",
+                        )),
+                    });
                 OpTy::U((16 * lanes) as u8)
             }
             None => self.one_type(i, m)?,
@@ -164,7 +179,8 @@ impl Lowerer<'_> {
         if matches!(kind, Kind::Inc | Kind::Dec) && ty != OpTy::U(32) {
             return Err(Diagnostic::error(span, format!("`{opname}.inc`/`.dec` take `.u32`")));
         }
-        let sub_word = matches!(kind, Kind::HalfAdd(_, 1) | Kind::Cas16);
+        let sub_word =
+            matches!(kind, Kind::HalfAdd(_, 1) | Kind::HalfMinMax(_, _, 1) | Kind::Cas16);
         if !(matches!(ty.bits(), 32 | 64) || sub_word) {
             return Err(super::unsupported(
                 span,
@@ -298,7 +314,7 @@ impl Lowerer<'_> {
         };
         let ds = d.map(elems).transpose()?;
         let bs = elems(b)?;
-        let scalar = Mods { vector: None, ..m.clone() };
+        let scalar = Mods { vector: Some(1), ..m.clone() };
         for k in 0..n as usize {
             let mut element = i.clone();
             let at = ast::Address { offset: addr.offset + k as i64 * bytes, ..addr.clone() };
@@ -328,6 +344,7 @@ impl Lowerer<'_> {
                 ftz: ty == OpTy::F(32) && space == Space::Global && !has(m, ".noftz"),
             },
             Kind::HalfAdd(format, lanes) => AtomicOp::HalfAdd { format, lanes },
+            Kind::HalfMinMax(max, format, lanes) => AtomicOp::HalfMinMax { max, format, lanes },
         };
         // `cas(r, s, t)`: b is the comparand and c the new value.
         self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);

@@ -273,13 +273,9 @@ impl Lowerer<'_> {
                 Opcode::Neg => e.bin(BinaryOp::Xor, h16, x[0], Value::Imm(sign)),
                 Opcode::Abs => e.and(h16, x[0], Value::Imm(sign - 1)),
                 Opcode::Min | Opcode::Max => {
-                    let a = e.widen(fmt, x[0]);
-                    let b = e.widen(fmt, x[1]);
-                    let bop = if op == Opcode::Min { BinaryOp::Min } else { BinaryOp::Max };
-                    let r = e.bin(bop, F32, a, b);
-                    // Exact: the result is one of the operands.
-                    let r = e.narrow(fmt, F32, Rounding::Nearest, false, false, r);
+                    let r = e.half_min_max(fmt, op == Opcode::Max, x[0], x[1]);
                     if nan_mode {
+                        let (a, b) = (e.widen(fmt, x[0]), e.widen(fmt, x[1]));
                         let nan = e.cmp(CmpOp::Nan, F32, a, b);
                         e.sel(h16, nan, Value::Imm(fmt.nan()), r)
                     } else {

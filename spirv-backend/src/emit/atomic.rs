@@ -112,7 +112,8 @@ impl FnEmitter<'_> {
             AtomicOp::Inc
             | AtomicOp::Dec
             | AtomicOp::FloatAdd { .. }
-            | AtomicOp::HalfAdd { .. } => {
+            | AtomicOp::HalfAdd { .. }
+            | AtomicOp::HalfMinMax { .. } => {
                 return Err(Error::Internal("a non-native atomic".into()));
             }
         })
