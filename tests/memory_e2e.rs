@@ -428,6 +428,27 @@ fn half_precision_min_max_atomics() {
     }
 }
 
+/// `isspacep.const`/`.global`/`.shared` (`tests/ptx/memory/isspacep_const.ptx`): a
+/// `.const` variable's generic address is constant memory only, a `.global` variable's
+/// and a buffer's global only, a shared variable's shared only.
+#[test]
+fn isspacep_tells_constant_memory_apart() {
+    let path = repo().join("tests/ptx/memory/isspacep_const.ptx");
+    let ptx = std::fs::read_to_string(&path).expect("read PTX");
+    let Some(device) = device() else {
+        ptxvk::compile::lower("isspacep_const.ptx", &ptx, None).expect("lowers");
+        return;
+    };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let out = device.zeroed::<u32>(4).expect("out");
+    module
+        .kernel("spaces")
+        .expect("kernel")
+        .launch(1, 1, 0, &[ptxvk::Arg::from(&out)])
+        .expect("launch");
+    assert_eq!(out.to_vec().expect("read"), [1, 2, 2, 4]);
+}
+
 /// Vector registers (`tests/ptx/memory/vector_registers.ptx`): each component its own
 /// register, the whole register a vector operand of `ld`, `st` and `mov.v2`.
 #[test]

@@ -360,7 +360,7 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Griddepcontrol, ".launch_dependents .wait", Emulated("no programmatic dependent launch: a grid already waits for its predecessor; nothing is emitted"), "griddepcontrol.wait;"),
     row(Opcode::Isspacep, ".global .shared .local", Emulated("a compare of the address's window"), "isspacep.global %p1, %rd1;"),
     row(Opcode::Isspacep, ".param", Emulated("in a kernel, a range check against the parameter block"), "isspacep.param %p1, %rd1;"),
-    row(Opcode::Isspacep, ".const", Unsupported("constant memory is part of the module data in global memory, so it has no window of its own"), "isspacep.const %p1, %rd1;"),
+    row(Opcode::Isspacep, ".const", Emulated("the .const variables come first in the module data: an address in that range is constant memory (and not global)"), "isspacep.const %p1, %rd1;"),
     row(Opcode::Istypep, ".texref .samplerref .surfref", Unsupported(TEXTURE), "istypep.texref %p1, %rd1;"),
     row(
         Opcode::Ld,

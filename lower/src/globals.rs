@@ -30,6 +30,9 @@ pub struct GlobalVar {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModuleData {
     pub vars: Vec<GlobalVar>,
+    /// The image starts with the `.const` variables, these many bytes, so that
+    /// `isspacep.const` can tell their addresses by range.
+    pub const_bytes: u32,
     pub image: Vec<u8>,
     pub relocations: Vec<Relocation>,
 }
@@ -79,9 +82,16 @@ pub fn layout(
             in_function(f.body.as_deref().unwrap_or(&[]), &mut |v| decls.push((v, Some(name))));
         }
     }
+    // `.const` variables first, then `.global` ones (`ModuleData::const_bytes`).
+    decls.sort_by_key(|(v, _)| v.space != StateSpace::Const);
+    let mut placed_const = false;
     for (v, function) in decls {
         if !matches!(v.space, StateSpace::Global | StateSpace::Const) {
             continue;
+        }
+        if v.space == StateSpace::Global && !placed_const {
+            placed_const = true;
+            data.const_bytes = data.image.len() as u32;
         }
         let Some(scalar) = v.ty.value.scalar() else {
             errors.push(Diagnostic::error(
@@ -117,6 +127,9 @@ pub fn layout(
                 Err(d) => errors.push(d),
             }
         }
+    }
+    if !placed_const {
+        data.const_bytes = data.image.len() as u32;
     }
     for sym in symbols {
         let at = sym.at as usize;

@@ -237,6 +237,9 @@ struct Lowerer<'m> {
     /// The module-data offsets of `.global`/`.const` variables declared inside functions,
     /// by the span of the declared name (`globals::GlobalVar::decl`).
     scoped_globals: BTreeMap<Span, u32>,
+    /// The bytes of `.const` variables at the start of the module data
+    /// (`globals::ModuleData::const_bytes`).
+    const_bytes: u32,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
     /// This thread's value in the current warp exchange (`sema::warp`).
@@ -346,6 +349,7 @@ fn lower_kernel<'m>(
         reduction_scratch: None,
         reserved_smem: None,
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
+        const_bytes: data.const_bytes,
         stack_pointer: None,
         exchanged: None,
         function_spaces: BTreeMap::new(),
@@ -1681,10 +1685,25 @@ impl Lowerer<'_> {
                 let dst = self.dst(&ops[0], OpTy::Pred, false)?;
                 let a = self.src(&ops[1], OpTy::U(32), false, span)?;
                 let u32t = OpTy::U(32);
-                let (lo, hi) = match m.space.as_ref().map(|s| s.value) {
+                let space = m.space.as_ref().map(|s| s.value);
+                if matches!(space, Some(StateSpace::Const | StateSpace::Global)) {
+                    // The global address of the offset (the window's base plus it).
+                    let base = self.temp(RegTy::Int(64), span);
+                    self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
+                    let mut e = expand::Emit { l: self, span };
+                    let wide = e.cvt(OpTy::U(64), u32t, a);
+                    let global = e.add(OpTy::U(64), Value::Reg(base), wide);
+                    let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(LOCAL_WINDOW_32)));
+                    let is_const = space == Some(StateSpace::Const);
+                    let c = self.const_test(global, is_const, span);
+                    let mut e = expand::Emit { l: self, span };
+                    let r = if is_const { c } else { e.pred_and(below, c) };
+                    e.mov(OpTy::Pred, dst, Value::Reg(r));
+                    return Ok(());
+                }
+                let (lo, hi) = match space {
                     Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
                     Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
-                    Some(StateSpace::Global) => (0, LOCAL_WINDOW_32 - 1),
                     _ => {
                         let s = m.space.as_ref().map_or(span, |s| s.span);
                         return Err(Diagnostic::error(
@@ -1736,9 +1755,20 @@ impl Lowerer<'_> {
                     Some(StateSpace::Local) => {
                         self.push(setp(CmpOp::Eq, LOCAL_WINDOW >> 32, dst), span)
                     }
-                    // Global: below both windows.
+                    // Global: below both windows, and not the `.const` variables.
                     Some(StateSpace::Global) => {
-                        self.push(setp(CmpOp::Lt, LOCAL_WINDOW >> 32, dst), span)
+                        let below = self.temp(RegTy::Pred, span);
+                        self.push(setp(CmpOp::Lt, LOCAL_WINDOW >> 32, below), span);
+                        let not_const = self.const_test(a, false, span);
+                        let mut e = expand::Emit { l: self, span };
+                        let r = e.pred_and(below, not_const);
+                        e.mov(OpTy::Pred, dst, Value::Reg(r));
+                    }
+                    // Constant memory: the `.const` variables at the start of the module
+                    // data.
+                    Some(StateSpace::Const) => {
+                        let r = self.const_test(a, true, span);
+                        self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
                     }
                     // In a kernel, the parameter block's addresses (in a function, call
                     // parameters are local memory, which `isspacep.local` tells).
@@ -1757,10 +1787,9 @@ impl Lowerer<'_> {
                     _ => {
                         return Err(unsupported(
                             span,
-                            "`isspacep.const` (and `.param` in a device function)",
-                            "constant memory is part of the module data in global memory, \
-                             and call parameters are local memory, so neither has a window \
-                             of its own",
+                            "`isspacep.param` in a device function",
+                            "call parameters are local memory, so they have no window of \
+                             their own",
                         ))
                     }
                 }
@@ -2530,6 +2559,18 @@ impl Lowerer<'_> {
         let r = e.temp(u64t);
         e.mov(u64t, r, g);
         Address { base: Some(r), offset: 0 }
+    }
+
+    /// Whether 64-bit generic address `a` points at a `.const` variable (the first
+    /// `const_bytes` of the module data), or with `inside` false whether it does not.
+    fn const_test(&mut self, a: Value, inside: bool, span: Span) -> RegId {
+        let u64t = OpTy::U(64);
+        let base = self.module_address(0, span);
+        let mut e = expand::Emit { l: self, span };
+        let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
+        let bytes = u64::from(e.l.const_bytes);
+        let cmp = if inside { CmpOp::Lt } else { CmpOp::Ge };
+        e.cmp(cmp, u64t, off, Value::Imm(bytes))
     }
 
     fn window_offset(&mut self, address: Address, span: Span) -> Address {
