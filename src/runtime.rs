@@ -136,9 +136,9 @@ pub struct Device {
 /// (default 256, at most [`MAX_WINDOW_MB`]).
 pub const ENV_WINDOW_MB: &str = "PTXVK_WINDOW_MB";
 
-/// The largest address window: 32-bit generic addresses above it are the shared and
-/// local windows (`ptxvk_lower::ir::LOCAL_WINDOW_32`).
-pub const MAX_WINDOW_MB: u64 = (ptxvk_lower::ir::LOCAL_WINDOW_32 as u64) >> 20;
+/// The largest address window: 32-bit generic addresses above it are the parameter,
+/// local and shared windows (`ptxvk_lower::ir::PARAM_WINDOW_32`).
+pub const MAX_WINDOW_MB: u64 = (ptxvk_lower::ir::PARAM_WINDOW_32 as u64) >> 20;
 
 /// The environment variable that chooses exact (`exact`, the default) or Vulkan's own
 /// (`native`) float arithmetic for every module of a device, the driver library's

@@ -145,3 +145,17 @@ fn generic_addressing_with_32_bit_addresses() {
     assert_eq!(olds, (0..64).collect::<Vec<u32>>());
     assert_eq!(got[256], 64, "the counter");
 }
+
+/// `generic_isa20.ptx`, `param32`: a kernel parameter read through its 32-bit generic
+/// address (`cvta.param.u32`), and `isspacep.param` of it.
+#[test]
+fn generic_address_of_a_kernel_parameter_with_32_bit_addresses() {
+    let ptx = legacy("generic_isa20.ptx");
+    let Some(device) = device() else { return };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let ib = device.buffer_from(&[0x1234_5678u32, 9]).expect("in");
+    let ob = device.zeroed::<u32>(2).expect("out");
+    let args = [ptxvk::Arg::from(&ib), ptxvk::Arg::from(&ob)];
+    module.kernel("param32").expect("kernel").launch(1, 1, 0, &args).expect("launch");
+    assert_eq!(ob.to_vec().expect("read"), [0x1234_5678, 1]);
+}

@@ -306,7 +306,7 @@ pub static ROWS: &[Row] = &[
     ),
     row(Opcode::Cvta, "{.to}.const.u64", Supported, "cvta.const.u64 %rd1, %rd2;"),
     row(Opcode::Cvta, "{.to}.param.u64", Emulated("a kernel's parameter block is global memory: its generic addresses are the block's address plus the offset; in a device function, call parameters are local memory"), "cvta.param.u64 %rd1, %rd2;"),
-    row(Opcode::Cvta, ".u32 in a module with 64-bit addresses; .param.u32 of a kernel parameter", Unsupported("64-bit modules have 64-bit generic addresses; in a 32-bit module the kernel's parameter block lies outside the 32-bit address window (32-bit generic addresses of global, shared and local memory are supported)"), "cvta.shared.u32 %r1, %r2;"),
+    row(Opcode::Cvta, ".u32 in a module with 64-bit addresses", Unsupported("generic addresses are 64-bit there, as PTX requires (.u32 generic addresses of every space are supported in modules with 32-bit addresses)"), "cvta.shared.u32 %r1, %r2;"),
     row(Opcode::Discard, ".global.L2", Emulated("nothing: a weak write of indeterminate values may leave the old ones"), "discard.global.L2 [%rd1], 128;"),
     row(Opcode::Div, ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "div.s32 %r1, %r2, %r3;"),
     row(

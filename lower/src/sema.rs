@@ -1594,12 +1594,13 @@ impl Lowerer<'_> {
                         Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
                         Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
                         Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW_32),
+                        Some(StateSpace::Param) => Some(PARAM_WINDOW_32),
                         _ => {
-                            return Err(unsupported(
-                                span,
-                                "a 32-bit generic address of a kernel parameter",
-                                "the parameter block lies outside the 32-bit address window",
-                            ))
+                            let s = m.space.as_ref().map_or(span, |s| s.span);
+                            return Err(Diagnostic::error(
+                                s,
+                                "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
+                            ));
                         }
                     };
                     let dst = self.dst(&ops[0], ty, false)?;
@@ -1693,7 +1694,7 @@ impl Lowerer<'_> {
                     let mut e = expand::Emit { l: self, span };
                     let wide = e.cvt(OpTy::U(64), u32t, a);
                     let global = e.add(OpTy::U(64), Value::Reg(base), wide);
-                    let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(LOCAL_WINDOW_32)));
+                    let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(PARAM_WINDOW_32)));
                     let is_const = space == Some(StateSpace::Const);
                     let c = self.const_test(global, is_const, span);
                     let mut e = expand::Emit { l: self, span };
@@ -1704,12 +1705,16 @@ impl Lowerer<'_> {
                 let (lo, hi) = match space {
                     Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
                     Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
+                    // In a kernel; a device function's parameters are local memory.
+                    Some(StateSpace::Param) if self.frame.is_none() => {
+                        (PARAM_WINDOW_32, LOCAL_WINDOW_32 - 1)
+                    }
                     _ => {
                         let s = m.space.as_ref().map_or(span, |s| s.span);
                         return Err(Diagnostic::error(
                             s,
                             "`isspacep` in a module with 32-bit addresses takes `.global`, \
-                             `.shared` or `.local`",
+                             `.const`, `.shared`, `.local` or (in a kernel) `.param`",
                         ));
                     }
                 };
@@ -2524,13 +2529,13 @@ impl Lowerer<'_> {
         }
     }
 
-    /// A generic shared or local address as an address in its space: the low 32 bits
-    /// of the base register (the window's offset), plus the constant offset.
     /// A generic address of a module with 32-bit addresses, in the 64-bit form every
     /// generic access works with: `SHARED_WINDOW | offset` or `LOCAL_WINDOW | offset`
     /// for the top windows of the 32-bit range (`ir::SHARED_WINDOW_32`,
-    /// `ir::LOCAL_WINDOW_32`), else the global address (the address window's base plus
-    /// the offset). Addresses of 64-bit modules are returned as they are.
+    /// `ir::LOCAL_WINDOW_32`), the parameter block's address plus the offset for the
+    /// window below them (`ir::PARAM_WINDOW_32`), else the global address (the address
+    /// window's base plus the offset). Addresses of 64-bit modules are returned as they
+    /// are.
     pub(super) fn widen_generic(&mut self, address: Address, span: Span) -> Address {
         let narrow = address.base.is_none_or(|b| self.kernel.reg(b).ty.bits() == 32);
         if self.kernel.address_size != 32 || !narrow {
@@ -2554,7 +2559,14 @@ impl Lowerer<'_> {
         let local = in_window(&mut e, LOCAL_WINDOW_32, LOCAL_WINDOW);
         let is_shared = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(SHARED_WINDOW_32)));
         let is_local = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(LOCAL_WINDOW_32)));
-        let not_shared = e.sel(u64t, is_local, local, global);
+        let is_param = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(PARAM_WINDOW_32)));
+        let param_off = e.bin(BinaryOp::Sub, u32t, x, Value::Imm(u64::from(PARAM_WINDOW_32)));
+        let param_off = e.cvt(u64t, u32t, param_off);
+        let block = e.temp(u64t);
+        e.push(InstKind::Special { dst: block, reg: SpecialReg::ParamBlock });
+        let param = e.add(u64t, Value::Reg(block), param_off);
+        let not_local = e.sel(u64t, is_param, param, global);
+        let not_shared = e.sel(u64t, is_local, local, not_local);
         let g = e.sel(u64t, is_shared, shared, not_shared);
         let r = e.temp(u64t);
         e.mov(u64t, r, g);
@@ -2573,6 +2585,8 @@ impl Lowerer<'_> {
         e.cmp(cmp, u64t, off, Value::Imm(bytes))
     }
 
+    /// A generic shared or local address as an address in its space: the low 32 bits
+    /// of the base register (the window's offset), plus the constant offset.
     fn window_offset(&mut self, address: Address, span: Span) -> Address {
         let Some(base) = address.base else { return address };
         let low = self.temp(RegTy::Int(32), span);
@@ -2703,9 +2717,12 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
 /// point into shared or local memory.
 /// Whether `i` makes a generic address of shared or local memory.
 fn makes_generic_window(i: &ast::Instruction) -> bool {
+    // A 32-bit generic address of a kernel parameter is in a window too (in 64-bit
+    // modules it is the parameter block's global address).
+    let param32 = i.has_modifier(".param") && i.has_modifier(".u32");
     i.op == Some(Opcode::Cvta)
         && !i.has_modifier(".to")
-        && (i.has_modifier(".shared") || i.has_modifier(".local"))
+        && (i.has_modifier(".shared") || i.has_modifier(".local") || param32)
 }
 
 /// Whether some instruction of `stmts` (nested blocks included) satisfies `f`.
