@@ -125,6 +125,10 @@ pub struct Device {
     warp: (WarpMode, Arc<str>),
     /// Which widths of the device's `Fma` its probe found fused.
     fused_fma: FusedFma,
+    /// The exact f32 `fma`/`div`/`sqrt` in integer arithmetic measured faster than the
+    /// f64 scheme on this device ([`probe_float_scheme`]), which then does not use f64
+    /// for f32 code although it has it.
+    integer_float: bool,
     /// `PTXVK_FLOAT=native`: Vulkan's own `fma`, `div` and `sqrt` ([`Target::native_float`]).
     native_float: bool,
     /// The 32-bit address window ([`Device::address_window`]), once a module with 32-bit
@@ -175,6 +179,7 @@ impl Device {
             inner,
             warp: (mode, why.into()),
             fused_fma: FusedFma::default(),
+            integer_float: false,
             native_float,
             window: Arc::default(),
         };
@@ -186,6 +191,8 @@ impl Device {
         }
         // A probe that cannot run leaves the exact emulation, which needs no answer.
         device.fused_fma = fused_fma_of(&device).unwrap_or_default();
+        // Without a measurement, the f64 scheme where the device has f64.
+        device.integer_float = float_scheme_of(&device).unwrap_or(false);
         Ok(device)
     }
 
@@ -207,6 +214,7 @@ impl Device {
             warp_mode: self.warp_mode(),
             fused_fma: self.fused_fma,
             native_float: self.native_float,
+            float64: self.info().features.float64 && !self.integer_float,
             ..target_of(self.info())
         }
     }
@@ -1192,6 +1200,102 @@ fn fused_fma_of(device: &Device) -> Result<FusedFma, Error> {
     }
     Ok(fused)
 }
+
+/// Whether the integer scheme for exact f32 arithmetic is faster than the f64 one on
+/// `device` (false without f64, where only the integer one runs), measured once per
+/// device and driver ([`probe_float_scheme`]) and cached beside the pipeline cache.
+fn float_scheme_of(device: &Device) -> Result<bool, Error> {
+    if !device.info().features.float64 {
+        return Ok(false);
+    }
+    let file = device.inner.cache_file("float-scheme");
+    match file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()).as_deref().map(str::trim) {
+        Some("integer") => return Ok(true),
+        Some("f64") => return Ok(false),
+        _ => {}
+    }
+    let (f64_ms, integer_ms) = probe_float_scheme(device)?;
+    let integer = integer_ms < f64_ms;
+    if let Some(f) = file {
+        // A cache that cannot be written only costs a measurement next time.
+        let _ = std::fs::create_dir_all(f.parent().unwrap_or(&f));
+        let _ = std::fs::write(&f, if integer { "integer\n" } else { "f64\n" });
+    }
+    Ok(integer)
+}
+
+/// A kernel of exact f32 `fma`, `div` and `sqrt` (`FLOAT_SCHEME_PROBE`), timed with the
+/// f64 scheme and with the integer one: the median GPU milliseconds of each, from five
+/// alternating launches of 4,096 threads.
+pub fn probe_float_scheme(device: &Device) -> Result<(f64, f64), Error> {
+    let own = Target { fused_fma: device.fused_fma, ..target_of(device.info()) };
+    let n = 4096u32;
+    let mut modules = Vec::new();
+    for float64 in [true, false] {
+        let target = Target { float64, ..own };
+        let compiled =
+            crate::compile::compile_with("float_scheme.ptx", FLOAT_SCHEME_PROBE, None, target)?;
+        modules.push(Module::from_compiled(device, compiled)?);
+    }
+    let input: Vec<f32> = (0..n).map(|k| k as f32 * 0.37 + 1.0).collect();
+    let buf = device.buffer_from(&input)?;
+    let mut times = [Vec::new(), Vec::new()];
+    for round in 0..6 {
+        for (m, t) in modules.iter().zip(times.iter_mut()) {
+            let args = [Arg::from(&buf), Arg::from(n)];
+            let stats = m.kernel("float_scheme")?.launch_timed(n / 64, 64, 0, &args)?;
+            // The first round warms the pipelines up.
+            if round > 0 {
+                t.push(stats.kernel_ms);
+            }
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [f, i] = times;
+    Ok((median(f), median(i)))
+}
+
+/// The kernel [`probe_float_scheme`] times: a loop of `fma.rn`, `div.rn` and `sqrt.rn`
+/// on f32.
+const FLOAT_SCHEME_PROBE: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry float_scheme(.param .u64 io, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .f32 %f<8>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.s32 %r1, %r2, %r3, %r1;
+    ld.param.u32 %r4, [n];
+    setp.ge.u32 %p1, %r1, %r4;
+    @%p1 bra DONE;
+    ld.param.u64 %rd1, [io];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.f32 %f1, [%rd3];
+    mov.u32 %r5, 0;
+LOOP:
+    fma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;
+    add.f32 %f2, %f1, 0f3F800000;
+    div.rn.f32 %f3, %f1, %f2;
+    sqrt.rn.f32 %f4, %f3;
+    add.f32 %f1, %f1, %f4;
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p1, %r5, 16;
+    @%p1 bra LOOP;
+    st.global.f32 [%rd3], %f1;
+DONE:
+    ret;
+}
+"#;
 
 /// Runs the fused-fma probe kernel (`FMA_PROBE`) with `fma.rn` mapped to the device's
 /// `Fma` (f64 only where the device has it) and compares with the exact results.

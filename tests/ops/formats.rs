@@ -1089,3 +1089,27 @@ fn newton_case(device: &ptxvk::Device, bits: u32, fused: bool) {
         }
     }
 }
+
+/// The measurement behind the exact-f32 scheme of a device with f64
+/// (`runtime::probe_float_scheme`): the same kernel of `fma.rn`, `div.rn` and `sqrt.rn`
+/// compiled with the f64 scheme and with the integer one, both timed, and the device's
+/// target uses f64 for f32 code exactly when the cached choice says so.
+#[test]
+fn the_float_scheme_is_chosen_by_measurement() {
+    let Some(device) = device() else { return };
+    if !device.info().features.float64 {
+        assert!(!device.target().float64, "no f64 device uses f64");
+        return;
+    }
+    let (f64_ms, integer_ms) = ptxvk::runtime::probe_float_scheme(&device).expect("probe runs");
+    eprintln!("float scheme probe: f64 {f64_ms:.3} ms, integer {integer_ms:.3} ms");
+    assert!(f64_ms > 0.0 && integer_ms > 0.0, "both timed: {f64_ms} {integer_ms}");
+    let cached = device
+        .vk()
+        .cache_file("float-scheme")
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    if !cached.is_empty() {
+        assert_eq!(device.target().float64, cached.trim() == "f64", "cache says {cached:?}");
+    }
+}
