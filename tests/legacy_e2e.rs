@@ -13,16 +13,23 @@ fn legacy(name: &str) -> String {
     std::fs::read_to_string(repo().join("tests/ptx/legacy").join(name)).expect("read PTX")
 }
 
+/// `tests/ptx/legacy/NAME` loaded on the default device; without one (the test then
+/// says so loudly), it is only lowered.
+fn load(name: &str) -> Option<(ptxvk::Device, ptxvk::Module)> {
+    let ptx = legacy(name);
+    let Some(device) = device() else {
+        ptxvk::compile::lower(name, &ptx, None).expect("lowers");
+        return None;
+    };
+    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    Some((device, module))
+}
+
 /// `vecadd_isa14.ptx`: c[i] = a[i] + b[i], in two blocks of which the second is partly
 /// past n; the sentinel after c stays.
 #[test]
 fn vector_add_in_isa_1_4() {
-    let ptx = legacy("vecadd_isa14.ptx");
-    let Some(device) = device() else {
-        ptxvk::compile::lower("vecadd_isa14.ptx", &ptx, None).expect("lowers");
-        return;
-    };
-    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let Some((device, module)) = load("vecadd_isa14.ptx") else { return };
     let n = 100usize;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
     let b: Vec<f32> = (0..n).map(|i| (i * i) as f32).collect();
@@ -45,12 +52,7 @@ fn vector_add_in_isa_1_4() {
 /// tree's order (small integers, so any order gives the same sums anyway).
 #[test]
 fn shared_memory_block_sum_in_isa_1_4() {
-    let ptx = legacy("block_sum_isa14.ptx");
-    let Some(device) = device() else {
-        ptxvk::compile::lower("block_sum_isa14.ptx", &ptx, None).expect("lowers");
-        return;
-    };
-    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let Some((device, module)) = load("block_sum_isa14.ptx") else { return };
     let blocks = 3usize;
     let input: Vec<f32> = (0..256 * blocks).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
     let ib = device.buffer_from(&input).expect("in");
@@ -70,12 +72,7 @@ fn shared_memory_block_sum_in_isa_1_4() {
 /// permutation and it ends at n, also as the host reads it.
 #[test]
 fn calls_tables_and_atomics_in_isa_2_0() {
-    let ptx = legacy("calls_isa20.ptx");
-    let Some(device) = device() else {
-        ptxvk::compile::lower("calls_isa20.ptx", &ptx, None).expect("lowers");
-        return;
-    };
-    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let Some((device, module)) = load("calls_isa20.ptx") else { return };
     let n = 150usize;
     let out = device.zeroed::<u32>(2 * n).expect("out");
     let args = [ptxvk::Arg::from(&out), ptxvk::Arg::from(n as u32)];
@@ -119,12 +116,7 @@ fn a_buffer_outside_the_window_is_refused() {
 /// `cvta.to.shared.u32`), as its header defines.
 #[test]
 fn generic_addressing_with_32_bit_addresses() {
-    let ptx = legacy("generic_isa20.ptx");
-    let Some(device) = device() else {
-        ptxvk::compile::lower("generic_isa20.ptx", &ptx, None).expect("lowers");
-        return;
-    };
-    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let Some((device, module)) = load("generic_isa20.ptx") else { return };
     let input: Vec<u32> = (0..64u32).map(|t| t * 1000 + 7).collect();
     let ib = device.buffer_from(&input).expect("in");
     let ob = device.zeroed::<u32>(257).expect("out");
@@ -150,9 +142,7 @@ fn generic_addressing_with_32_bit_addresses() {
 /// address (`cvta.param.u32`), and `isspacep.param` of it.
 #[test]
 fn generic_address_of_a_kernel_parameter_with_32_bit_addresses() {
-    let ptx = legacy("generic_isa20.ptx");
-    let Some(device) = device() else { return };
-    let module = ptxvk::Module::from_ptx(&device, &ptx).expect("module");
+    let Some((device, module)) = load("generic_isa20.ptx") else { return };
     let ib = device.buffer_from(&[0x1234_5678u32, 9]).expect("in");
     let ob = device.zeroed::<u32>(2).expect("out");
     let args = [ptxvk::Arg::from(&ib), ptxvk::Arg::from(&ob)];

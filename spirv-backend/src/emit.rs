@@ -1834,16 +1834,16 @@ impl<'a> FnEmitter<'a> {
     /// address window's base. `None` for an address in a 64-bit register (the module
     /// data's, which sema forms from its 64-bit device address).
     fn window_address(&mut self, addr: &Address, extra: i64) -> R<Option<Word>> {
+        if addr.base.is_some_and(|r| self.k.reg(r).ty.bits() != 32) {
+            return Ok(None);
+        }
         let (s32, s64) = (Scalar::Int(32), Scalar::Int(64));
         let (t32, t64) = (self.ty(s32), self.ty(s64));
         let off = self.konst(s32, addr.offset.wrapping_add(extra) as u64 & 0xffff_ffff);
         let offset = match addr.base {
             None => off,
             Some(r) => {
-                let (v, have) = self.load_reg(r)?;
-                if have.bits() != 32 {
-                    return Ok(None);
-                }
+                let (v, _) = self.load_reg(r)?;
                 self.b.i_add(t32, None, v, off)?
             }
         };
