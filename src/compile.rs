@@ -22,6 +22,9 @@ pub struct Compiled {
     /// The kernels that could not be compiled ([`compile_module`]), each with its
     /// diagnostics; empty from the other compile functions, which fail instead.
     pub failed: Vec<FailedKernel>,
+    /// Where each checked access of each kernel (in `spirv.kernels` order) is in the
+    /// source, for checked launches' reports; empty lists when not checked.
+    pub check_sources: Vec<Vec<crate::check::SiteSource>>,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -192,7 +195,8 @@ pub fn compile_with(
     target: Target,
 ) -> Result<Compiled, Error> {
     let (ast, kernels) = lower_with(source_name, text, entry, target)?;
-    finish(ast, kernels, Vec::new(), target)
+    let sources = SourceMap::new([(source_name, text)]);
+    finish(&sources, ast, kernels, Vec::new(), target)
 }
 
 /// Compiles the PTX files of `sources`, linked into one program, to a SPIR-V module
@@ -204,7 +208,7 @@ pub fn compile_linked(
     target: Target,
 ) -> Result<Compiled, Error> {
     let (ast, kernels) = lower_linked(sources, entry, target)?;
-    finish(ast, kernels, Vec::new(), target)
+    finish(sources, ast, kernels, Vec::new(), target)
 }
 
 /// Compiles the PTX files of `sources` as a module to load: a kernel that cannot be
@@ -218,10 +222,11 @@ pub fn compile_module(sources: &SourceMap, target: Target) -> Result<Compiled, E
         let all = failed.into_iter().flat_map(|k| k.diagnostics.0).collect();
         return Err(rejected(sources, Diagnostics(all).once()));
     }
-    finish(ast, kernels, failed, target)
+    finish(sources, ast, kernels, failed, target)
 }
 
 fn finish(
+    sources: &SourceMap,
     ast: ast::Module,
     kernels: Vec<LoweredKernel>,
     failed: Vec<FailedKernel>,
@@ -231,7 +236,11 @@ fn finish(
         if kernels.is_empty() { SpirvModule::default() } else { ptxvk_spirv::compile(&kernels)? };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
-    Ok(Compiled { ast, kernels, spirv, data, target, failed })
+    let check_sources = kernels
+        .iter()
+        .map(|k| crate::check::site_sources(&ast, sources, &k.kernel.check_sites))
+        .collect();
+    Ok(Compiled { ast, kernels, spirv, data, target, failed, check_sources })
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what

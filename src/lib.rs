@@ -25,6 +25,7 @@
 //! (AST → IR → structured IR), `ptxvk-spirv` (→ SPIR-V) and `ptxvk-vk` (Vulkan).
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod compile;
 mod error;
 pub mod printf;

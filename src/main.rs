@@ -86,6 +86,11 @@ enum Command {
         /// Float arithmetic (default: PTXVK_FLOAT, else exact); see `compile --float`.
         #[arg(long, value_enum)]
         float: Option<FloatArg>,
+        /// Check every memory access (memcheck, as PTXVK_CHECK=memcheck does): invalid
+        /// ones do not happen and are reported (exit code 3); PTXVK_CHECK_LIMIT sets how
+        /// many are listed.
+        #[arg(long)]
+        check: bool,
     },
     /// Run a program with ptxvk's libcuda.so.1 first on the loader path, so its CUDA
     /// driver API calls (numba-cuda, cuda-python, CUDA programs) run on Vulkan.
@@ -182,6 +187,7 @@ fn main() -> ExitCode {
             device,
             warp_mode,
             float,
+            check,
         } => run(
             inputs,
             spec,
@@ -194,6 +200,7 @@ fn main() -> ExitCode {
             device,
             warp_mode.map(Into::into),
             float.map(|f| f == FloatArg::Native),
+            check,
         ),
         Command::Devices { json } => devices(json),
         Command::Exec { print_path, command } => exec(print_path, &command),
@@ -357,6 +364,7 @@ fn run(
     device: Option<String>,
     warp_mode: Option<WarpMode>,
     native_float: Option<bool>,
+    check: bool,
 ) -> Result<(), Failure> {
     let spec = match spec_path {
         Some(p) => spec::load(&p).map_err(|e| usage(anyhow::anyhow!(e)))?,
@@ -388,7 +396,10 @@ fn run(
     // on the device.
     let (compiled, entry) = ptxvk::run::prepare(&spec, &sources)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
-    let device = Device::open(&selector)?;
+    let mut device = Device::open(&selector)?;
+    if check {
+        device.set_check(ptxvk::check::CheckConfig { memcheck: true, ..device.check() });
+    }
     // The device's target (its warp mode unless one is forced); compiled again when it
     // is not the portable target `prepare` used.
     let mut target = device.target();
@@ -405,9 +416,12 @@ fn run(
         ptxvk::compile::compile_linked(&sources, Some(&entry), target)?
     };
     let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
-        // The printf output up to a trap or failed assertion still goes to stdout.
-        Err(e @ ptxvk::Error::KernelFailed { .. }) => {
-            if let ptxvk::Error::KernelFailed { output, .. } = &e {
+        // The printf output up to a trap, failed assertion or refused access still goes
+        // to stdout.
+        Err(e @ (ptxvk::Error::KernelFailed { .. } | ptxvk::Error::CheckFailed { .. })) => {
+            if let ptxvk::Error::KernelFailed { output, .. }
+            | ptxvk::Error::CheckFailed { output, .. } = &e
+            {
                 print!("{output}");
             }
             return Err(e.into());

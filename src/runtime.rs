@@ -12,6 +12,7 @@ use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, LaunchConfig, Stream, StreamKi
 
 use ptxvk_lower::system;
 
+use crate::check::{CheckConfig, CheckContext, Region};
 use crate::compile::{compile_module, Compiled, Target, WarpMode};
 use crate::printf;
 use crate::Error;
@@ -84,6 +85,7 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         native_float: false,
         int8: info.features.int8,
         int16: info.features.int16,
+        check: false,
     }
 }
 
@@ -134,6 +136,9 @@ pub struct Device {
     /// The 32-bit address window ([`Device::address_window`]), once a module with 32-bit
     /// addresses has been loaded: every buffer allocated after that lies inside it.
     window: Arc<Mutex<Option<ptxvk_vk::Window>>>,
+    /// Which checks launches of modules loaded from now on get (`PTXVK_CHECK`,
+    /// [`Device::set_check`]).
+    check: CheckConfig,
 }
 
 /// The environment variable that sets the size of the 32-bit address window in MiB
@@ -175,6 +180,7 @@ impl Device {
         let inner = ptxvk_vk::Device::open(selector)?;
         let (mode, why) = warp_choice(inner.info());
         let native_float = native_float_from_env()?;
+        let check = CheckConfig::from_env()?;
         let mut device = Device {
             inner,
             warp: (mode, why.into()),
@@ -182,6 +188,7 @@ impl Device {
             integer_float: false,
             native_float,
             window: Arc::default(),
+            check: CheckConfig::default(),
         };
         if required_subgroup_size(device.info(), mode).is_some() {
             if let Err(seen) = probe_warps(&device) {
@@ -193,7 +200,22 @@ impl Device {
         device.fused_fma = fused_fma_of(&device).unwrap_or_default();
         // Without a measurement, the f64 scheme where the device has f64.
         device.integer_float = float_scheme_of(&device).unwrap_or(false);
+        // The probes above run unchecked.
+        device.check = check;
         Ok(device)
+    }
+
+    /// Checks the launches of modules loaded on this handle from now on (as
+    /// `PTXVK_CHECK` does for a whole process): with memcheck, every access of the
+    /// program's memory instructions is tested, one that fails does not happen, and the
+    /// launch fails with [`Error::CheckFailed`] listing the first `config.limit`.
+    pub fn set_check(&mut self, config: CheckConfig) {
+        self.check = config;
+    }
+
+    /// The checks launches get ([`Device::set_check`]).
+    pub fn check(&self) -> CheckConfig {
+        self.check
     }
 
     /// The warp mode (DESIGN §7) modules get on this device ([`warp_choice`], confirmed
@@ -215,6 +237,7 @@ impl Device {
             fused_fma: self.fused_fma,
             native_float: self.native_float,
             float64: self.info().features.float64 && !self.integer_float,
+            check: self.check.memcheck,
             ..target_of(self.info())
         }
     }
@@ -870,13 +893,10 @@ impl Kernel<'_> {
         };
         if let Some(area) = prepared.system {
             let report = area.read()?;
-            stats.printf = report.printf;
             self.module.system_areas_return(area.buffer);
-            if let Some(message) = report.failure {
-                return Err(Error::KernelFailed {
-                    message,
-                    output: std::mem::take(&mut stats.printf),
-                });
+            stats.printf.clone_from(&report.printf);
+            if let Some(error) = report.error() {
+                return Err(error);
             }
         }
         Ok(stats)
@@ -947,13 +967,8 @@ impl Kernel<'_> {
                     areas.lock().unwrap_or_else(PoisonError::into_inner).push(area.buffer);
                     let report = report.map_err(|e| ptxvk_vk::Error::Deferred(Box::new(e)))?;
                     print!("{}", report.printf);
-                    match report.failure {
-                        Some(message) => {
-                            Err(ptxvk_vk::Error::Deferred(Box::new(Error::KernelFailed {
-                                message,
-                                output: report.printf,
-                            })))
-                        }
+                    match report.error() {
+                        Some(error) => Err(ptxvk_vk::Error::Deferred(Box::new(error))),
                         None => Ok(()),
                     }
                 }))?;
@@ -1024,14 +1039,74 @@ impl Kernel<'_> {
             const_address: module.data.as_ref().map_or(0, |b| b.address()),
             window_base: module.window.as_ref().map_or(0, |w| w.base()),
         };
+        let check = (!info.check_sites.is_empty()).then(|| {
+            let dynamic =
+                if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
+            Box::new(CheckContext {
+                kernel: info.name.clone(),
+                sites: info.check_sites.clone(),
+                sources: module.compiled.check_sources.get(self.index).cloned().unwrap_or_default(),
+                regions: self.regions(&params),
+                freed: module.device.inner.freed_allocations(),
+                shared: (total_shared - dynamic, dynamic),
+                local_bytes: info.local_bytes,
+                param_bytes: info.abi.size,
+                limit: module.device.check.limit,
+            })
+        });
         let system = if info.system {
-            let area = module.system_area(&info.name, &params)?;
+            let area = module.system_area(&info.name, &params, check)?;
             cfg.param_address = area.buffer.address();
             Some(area)
         } else {
             None
         };
         Ok(Prepared { module, cfg, params, system })
+    }
+
+    /// What a checked launch with parameter block `params` may access, named for its
+    /// report: every live allocation (the parameter block is added with its buffer).
+    fn regions(&self, params: &[u8]) -> Vec<Region> {
+        let module = self.module;
+        let info = self.info();
+        let pointer_bytes = if info.address_size == 32 { 4 } else { 8 };
+        let window = module.window.as_ref().map_or(0, |w| w.base());
+        let arguments: Vec<(usize, u64)> = info
+            .abi
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.size == pointer_bytes && p.count == 1)
+            .filter_map(|(i, p)| {
+                let at = p.offset as usize;
+                let bytes = params.get(at..at + pointer_bytes as usize)?;
+                let mut value = [0u8; 8];
+                value[..bytes.len()].copy_from_slice(bytes);
+                let value = u64::from_le_bytes(value);
+                Some((i, if pointer_bytes == 4 { window + value } else { value }))
+            })
+            .collect();
+        let data = module.data.as_ref().map(|b| b.address());
+        let heap = module.heap.as_ref().map(|b| b.address());
+        module
+            .device
+            .inner
+            .live_allocations()
+            .into_iter()
+            .map(|range| {
+                let inside = |a: u64| (range.start..range.start + range.size.max(1)).contains(&a);
+                let name = if let Some((i, _)) = arguments.iter().find(|(_, a)| inside(*a)) {
+                    format!("passed as argument {i}")
+                } else if data == Some(range.start) {
+                    "of the module's `.global`/`.const` variables".to_string()
+                } else if heap == Some(range.start) {
+                    "of the device heap (`malloc`)".to_string()
+                } else {
+                    "not passed to this launch".to_string()
+                };
+                Region { range, name, internal: false }
+            })
+            .collect()
     }
 }
 
@@ -1069,12 +1144,29 @@ struct SystemArea {
     kernel: String,
     strings: Arc<Vec<u8>>,
     data_base: u64,
+    /// A checked launch's context for its report.
+    check: Option<Box<CheckContext>>,
 }
 
 /// What a system area reported.
 struct SystemReport {
     printf: String,
     failure: Option<String>,
+    /// A checked launch's report of the accesses it refused.
+    violations: Option<crate::check::CheckReport>,
+}
+
+impl SystemReport {
+    /// The error the launch fails with, if any: a refused access comes first, since
+    /// what follows it (a trap, say) may be its consequence.
+    fn error(self) -> Option<Error> {
+        let output = self.printf;
+        match (self.violations, self.failure) {
+            (Some(report), _) => Some(Error::CheckFailed { report: Box::new(report), output }),
+            (None, Some(message)) => Some(Error::KernelFailed { message, output }),
+            (None, None) => None,
+        }
+    }
 }
 
 impl SystemArea {
@@ -1093,31 +1185,82 @@ impl SystemArea {
         }
         let report = system::decode(&area);
         let strings = printf::Strings { image: &self.strings, base: self.data_base };
+        let violations = match &self.check {
+            Some(check) => self.violations(check)?,
+            None => None,
+        };
         Ok(SystemReport {
             printf: printf::output(&report, &strings),
             failure: report.failure.map(|f| printf::failure_message(&self.kernel, &f, &strings)),
+            violations,
         })
+    }
+
+    /// The report of the accesses a checked launch refused, if it refused any.
+    fn violations(&self, check: &CheckContext) -> Result<Option<crate::check::CheckReport>, Error> {
+        let mut count = [0u8; 4];
+        self.buffer.read_mapped(u64::from(self.offset + system::CHECK_COUNT), &mut count)?;
+        let count = u32::from_le_bytes(count);
+        if count == 0 {
+            return Ok(None);
+        }
+        let kept = count.min(system::CHECK_CAPACITY);
+        let end = system::CHECK_RECORDS + kept * system::CHECK_RECORD;
+        let mut area = vec![0u8; end as usize];
+        self.buffer.read_mapped(u64::from(self.offset), &mut area)?;
+        let (count, records) = system::decode_violations(&area);
+        Ok(crate::check::report(check, count, &records))
     }
 }
 
 impl Module {
-    /// A system area holding `params`, its header zeroed but for the heap address.
-    fn system_area(&self, kernel: &str, params: &[u8]) -> Result<SystemArea, Error> {
+    /// A system area holding `params`, its header zeroed but for the heap address; for
+    /// a checked launch, with its allocation table (the parameter block added).
+    fn system_area(
+        &self,
+        kernel: &str,
+        params: &[u8],
+        mut check: Option<Box<CheckContext>>,
+    ) -> Result<SystemArea, Error> {
         let offset = system::offset(params.len() as u32);
-        let size = u64::from(offset + system::SIZE);
+        // A checked launch's table goes after its records; it lists the regions and
+        // the parameter block (one more entry).
+        let table_at = offset + system::CHECKED_SIZE;
+        let table_bytes = check.as_ref().map_or(0, |c| 16 * (c.regions.len() as u64 + 2) + 16);
+        let size = if check.is_some() {
+            u64::from(table_at) + table_bytes
+        } else {
+            u64::from(offset + system::SIZE)
+        };
         let reused = {
             let mut areas = self.system_areas.lock().unwrap_or_else(PoisonError::into_inner);
             areas.iter().position(|b| b.size() >= size).map(|i| areas.swap_remove(i))
         };
         let buffer = match reused {
             Some(b) => b,
-            None => self.device.inner.alloc_host(size)?,
+            None => {
+                let b = self.device.inner.alloc_host(size)?;
+                b.set_internal();
+                b
+            }
         };
         let mut head = params.to_vec();
         head.resize((offset + system::HEADER) as usize, 0);
         let heap = self.heap.as_ref().map_or(0, |h| h.address());
         let at = (offset + system::HEAP) as usize;
         head[at..at + 8].copy_from_slice(&heap.to_le_bytes());
+        if let Some(check) = check.as_mut() {
+            check.regions.push(Region {
+                range: ptxvk_vk::Range { start: buffer.address(), size: params.len() as u64 },
+                name: "holding the kernel's parameters".to_string(),
+                internal: true,
+            });
+            let table = crate::check::table(&check.regions);
+            buffer.write_mapped(u64::from(table_at), &table)?;
+            let at = (offset + system::CHECK_TABLE) as usize;
+            let address = buffer.address() + u64::from(table_at);
+            head[at..at + 8].copy_from_slice(&address.to_le_bytes());
+        }
         // The buffer is ours alone: fresh, or returned after its launch completed.
         buffer.write_mapped(0, &head)?;
         Ok(SystemArea {
@@ -1126,6 +1269,7 @@ impl Module {
             kernel: kernel.to_owned(),
             strings: Arc::clone(&self.strings),
             data_base: self.data.as_ref().map_or(0, |b| b.address()),
+            check,
         })
     }
 

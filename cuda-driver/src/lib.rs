@@ -152,6 +152,13 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
             CUresult::CUDA_ERROR_ASSERT
         }
         ptxvk::Error::KernelFailed { .. } => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+        // What CUDA reports for the same faults (a checked launch's report says which).
+        ptxvk::Error::CheckFailed { report, .. }
+            if report.violations.first().is_some_and(|v| v.misaligned) =>
+        {
+            CUresult::CUDA_ERROR_MISALIGNED_ADDRESS
+        }
+        ptxvk::Error::CheckFailed { .. } => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
         ptxvk::Error::Runtime(r) => match r {
             Vk::OutOfMemory(_) | Vk::BufferTooLarge { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,
             Vk::DeviceLost => CUresult::CUDA_ERROR_LAUNCH_FAILED,

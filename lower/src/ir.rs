@@ -87,6 +87,44 @@ pub struct Kernel {
     /// A shared word for block-wide votes (`crate::pass::predicate`), reserved with the warp
     /// scratch.
     pub block_vote: Option<u32>,
+    /// The spans of the PTX memory instructions (`ld`, `ldu`, `st`, `atom`, `red`) in
+    /// source order, each once: the instructions whose accesses are the program's own, as
+    /// opposed to those semantic analysis adds (system calls, call frames, warp scratch).
+    /// `pass::check` instruments exactly the accesses with these spans.
+    pub memory_instructions: Vec<Span>,
+    /// The accesses `pass::check` instrumented; a violation record names its site by
+    /// index here (`crate::system`).
+    pub check_sites: Vec<CheckSite>,
+}
+
+/// One instrumented access of a checked kernel (`pass::check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckSite {
+    /// The PTX instruction.
+    pub span: Span,
+    pub space: Space,
+    pub access: AccessKind,
+    /// Bytes accessed (a vector's total).
+    pub size: u32,
+}
+
+/// What an access does, as a checked launch reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// A read-modify-write (`atom`, `red`).
+    Atomic,
+}
+
+impl AccessKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+            AccessKind::Atomic => "atomic",
+        }
+    }
 }
 
 /// The kernel's shared-memory window (DESIGN §5): static variables, then the dynamic
@@ -1008,6 +1046,16 @@ pub enum InstKind {
     /// Ends an exchange (before the next publish may overwrite it) and orders the
     /// warp's memory accesses (`bar.warp.sync`).
     WarpSync,
+    /// `dst` (a predicate) holds when the `size` bytes at the 64-bit device address
+    /// `addr` lie inside one allocation of the table at `table` (`pass::check`; the
+    /// table's layout is `crate::system`'s: a u32 count n ≥ 1 at byte 0, then from byte
+    /// 16 n entries of (u64 start, u64 end) sorted by start, the first (0, 0)).
+    InAllocation {
+        dst: RegId,
+        table: Value,
+        addr: Value,
+        size: u32,
+    },
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:
@@ -1069,10 +1117,23 @@ impl Kernel {
             heap: false,
             warp_scratch: None,
             block_vote: None,
+            memory_instructions: Vec::new(),
+            check_sites: Vec::new(),
         }
     }
 
     pub fn reg(&self, r: RegId) -> &RegInfo {
         &self.regs[r.index()]
+    }
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Param => "param",
+            Space::Local => "local",
+        }
     }
 }

@@ -1468,6 +1468,11 @@ impl Lowerer<'_> {
             join
         });
         let result = self.operation(op, i, &m);
+        if result.is_ok()
+            && matches!(op, Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Atom | Opcode::Red)
+        {
+            self.kernel.memory_instructions.push(span);
+        }
         if let Some(join) = join {
             if !self.closed {
                 self.terminate(Terminator::Jump(join), span);

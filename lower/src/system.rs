@@ -17,7 +17,10 @@
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
 //! | 72..76 | grid barrier: blocks arrived at the current `cudaCGSynchronize` |
 //! | 76..80 | grid barrier: generation (incremented when the last block arrives) |
-//! | 80.. | printf records, [`PRINTF_CAPACITY`] bytes |
+//! | 80..84 | checked launches: violations found (atomic add; may pass [`CHECK_CAPACITY`]) |
+//! | 88..96 | checked launches: the allocation table's address (written by the host) |
+//! | 96.. | printf records, [`PRINTF_CAPACITY`] bytes |
+//! | [`CHECK_RECORDS`].. | checked launches: [`CHECK_CAPACITY`] + 1 violation records |
 //!
 //! The device heap (`malloc`/`free`) is a buffer of [`HEAP_BYTES`] per loaded module
 //! that persists across launches, like CUDA's. It is a bump allocator: its first u64
@@ -31,6 +34,17 @@
 //! them, so each thread's output is in program order. A record that does not fit is
 //! dropped (the reserved count tells the host how much was lost), as CUDA drops output
 //! past its printf FIFO.
+//!
+//! A checked kernel (`pass::check`) records each access it refuses in a
+//! [`CHECK_RECORD`]-byte record: u32 violation ([`VIOLATION_BOUNDS`],
+//! [`VIOLATION_MISALIGNED`]), u32 site (an index into the kernel's
+//! [`crate::ir::Kernel::check_sites`]), u64 address (a device address for global
+//! memory, an offset for the other spaces), u32 `%ctaid.x/y/z` and `%tid.x/y/z`. The
+//! record index is the counter's old value, capped at [`CHECK_CAPACITY`]: records past
+//! the capacity overwrite the last slot, which the host ignores. The allocation table
+//! the host writes (anywhere in host-visible memory) is a u32 entry count n ≥ 1, then
+//! from byte 16 n entries of u64 start and u64 end, sorted by start, the first (0, 0)
+//! so that every address has an entry at or below it.
 
 /// Status of a launch in which a thread executed `trap`.
 pub const STATUS_TRAP: u32 = 1;
@@ -57,7 +71,9 @@ pub const FUNCTION: u32 = 56;
 pub const HEAP: u32 = 64;
 pub const GRID_ARRIVED: u32 = 72;
 pub const GRID_GENERATION: u32 = 76;
-pub const HEADER: u32 = 80;
+pub const CHECK_COUNT: u32 = 80;
+pub const CHECK_TABLE: u32 = 88;
+pub const HEADER: u32 = 96;
 
 /// Bytes of a module's device heap (CUDA's default `cudaLimitMallocHeapSize`).
 pub const HEAP_BYTES: u64 = 8 << 20;
@@ -76,6 +92,53 @@ pub const ARGUMENTS_MISSING: u32 = 1 << 31;
 
 /// Total bytes of the area.
 pub const SIZE: u32 = HEADER + PRINTF_CAPACITY;
+
+/// A checked access outside every allocation (or the space's window).
+pub const VIOLATION_BOUNDS: u32 = 1;
+/// A checked access whose address is not a multiple of its size.
+pub const VIOLATION_MISALIGNED: u32 = 2;
+/// Where a checked launch's violation records start.
+pub const CHECK_RECORDS: u32 = SIZE;
+/// Bytes of a violation record.
+pub const CHECK_RECORD: u32 = 48;
+/// Violation records a launch keeps; the count goes on past it.
+pub const CHECK_CAPACITY: u32 = 4096;
+/// Total bytes of the area of a checked kernel (the allocation table aside).
+pub const CHECKED_SIZE: u32 = CHECK_RECORDS + (CHECK_CAPACITY + 1) * CHECK_RECORD;
+/// Where entries start in the allocation table.
+pub const TABLE_ENTRIES: u32 = 16;
+
+/// One violation a checked launch recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// [`VIOLATION_BOUNDS`] or [`VIOLATION_MISALIGNED`].
+    pub kind: u32,
+    /// Index into the kernel's check sites.
+    pub site: u32,
+    pub address: u64,
+    pub ctaid: [u32; 3],
+    pub tid: [u32; 3],
+}
+
+/// The violations of a checked launch from its area (`area` starts at the system area's
+/// header and holds at least its records): how many there were, and the records kept.
+pub fn decode_violations(area: &[u8]) -> (u32, Vec<Violation>) {
+    let count = u32_at(area, CHECK_COUNT as usize);
+    let kept = count.min(CHECK_CAPACITY) as usize;
+    let records = (0..kept)
+        .map(|i| {
+            let at = CHECK_RECORDS as usize + i * CHECK_RECORD as usize;
+            Violation {
+                kind: u32_at(area, at),
+                site: u32_at(area, at + 4),
+                address: u64_at(area, at + 8),
+                ctaid: three(area, at + 16),
+                tid: three(area, at + 28),
+            }
+        })
+        .collect();
+    (count, records)
+}
 
 /// Where the system area starts in the buffer of a parameter block of `param_bytes`.
 pub fn offset(param_bytes: u32) -> u32 {

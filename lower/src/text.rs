@@ -663,6 +663,11 @@ impl<'a> Printer<'a> {
                 format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
             }
             InstKind::WarpSync => "warp_sync".into(),
+            InstKind::InAllocation { dst, table, addr, size } => format!(
+                "{} = in_allocation {}",
+                r(*dst),
+                self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
+            ),
         }
     }
 
@@ -1528,6 +1533,18 @@ impl KernelParser {
             "warp_sync" => {
                 shape(0, 0)?;
                 InstKind::WarpSync
+            }
+            "in_allocation" => {
+                shape(1, 3)?;
+                let Value::Imm(size) = val(ops[2])? else {
+                    return Err(line.error("`in_allocation` takes a constant size"));
+                };
+                InstKind::InAllocation {
+                    dst: reg(dsts[0])?,
+                    table: val(ops[0])?,
+                    addr: val(ops[1])?,
+                    size: u32::try_from(size).map_err(|_| line.error("size out of range"))?,
+                }
             }
             other => return Err(line.error(format!("unknown IR instruction `{other}`"))),
         })

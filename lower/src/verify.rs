@@ -187,6 +187,11 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.push(*dst);
             [value, lanes, warp_base].into_iter().for_each(|x| v(x, uses));
         }
+        InstKind::InAllocation { dst, table, addr, .. } => {
+            defs.push(*dst);
+            v(table, uses);
+            v(addr, uses);
+        }
         InstKind::Barrier | InstKind::Fence { .. } | InstKind::WarpSync => {}
     }
 }
@@ -367,6 +372,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             for x in [value, a, warp_base] {
                 at(reg(x), 32);
             }
+        }
+        InstKind::InAllocation { dst, table, addr, .. } => {
+            at(Some(*dst), 1);
+            at(reg(table), 64);
+            at(reg(addr), 64);
         }
         _ => {}
     }

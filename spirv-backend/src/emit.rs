@@ -23,6 +23,7 @@ type R<T> = Result<T, Error>;
 
 mod approx;
 mod atomic;
+mod check;
 mod f64ops;
 pub(crate) mod helpers;
 mod narrow;
@@ -700,6 +701,14 @@ impl<'a> FnEmitter<'a> {
             | InstKind::WarpBallot { .. }
             | InstKind::WarpSync => {
                 Err(Error::Internal("a warp exchange left for the emitter (legalize_warps)".into()))
+            }
+            InstKind::InAllocation { dst, table, addr, size } => {
+                let s64 = Scalar::Int(64);
+                let table = self.read(*table, s64)?;
+                let addr = self.read(*addr, s64)?;
+                let size = self.konst(s64, u64::from(*size));
+                let r = self.call(Helper::InAllocation, &[table, addr, size])?;
+                self.write(*dst, r, Scalar::Bool, false)
             }
             InstKind::Fence { device_scope } => {
                 let scope =

@@ -75,6 +75,9 @@ pub struct KernelInfo {
     pub grid_sync: bool,
     /// The module's address size (32: pointers are offsets in the address window).
     pub address_size: u32,
+    /// The accesses a checked kernel tests (`ptxvk_lower::pass::check`), which its
+    /// violation records name by index; empty when the kernel is not checked.
+    pub check_sites: Vec<ptxvk_lower::ir::CheckSite>,
 }
 
 /// A compiled module (the default: no code, for a program without kernels).
@@ -136,6 +139,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             registers: ptxvk_lower::pressure::max_live_words(k),
             grid_sync: k.grid_sync,
             address_size: k.address_size,
+            check_sites: k.check_sites.clone(),
         });
     }
     emit::helpers::emit_helpers(&mut b, &mut t, &g, &kernels[0].kernel)?;

@@ -17,10 +17,10 @@
 //! `conv::unified_memory`) device allocations are host-visible and mapped, and host copies
 //! read and write them directly instead of going through staging buffers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
@@ -460,6 +460,14 @@ impl Buffer {
     }
 
     /// Whether `self` and `other` are handles to the same allocation.
+    /// Marks the buffer as the runtime's own memory (a launch's system area, for
+    /// example), which [`Device::live_allocations`] leaves out.
+    pub fn set_internal(&self) {
+        if let Some(device) = self.inner.device.upgrade() {
+            device.addresses.set_internal(self.address());
+        }
+    }
+
     pub fn same_allocation(&self, other: &Buffer) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
@@ -507,26 +515,75 @@ pub struct Resolved {
 }
 
 /// Every live allocation by address, for [`Device::resolve`] (`cuMemGetAddressRange`,
-/// `cuPointerGetAttribute`). Taken on allocation and free only, never on the launch path.
+/// `cuPointerGetAttribute`), and the last allocations freed. Taken on allocation and free
+/// only, and on the launch path only by checked launches, which copy the live ranges
+/// into their allocation table.
 #[derive(Default)]
 pub(crate) struct AddressMap {
-    map: std::sync::RwLock<BTreeMap<u64, (u64, Weak<BufferInner>)>>,
+    map: std::sync::RwLock<BTreeMap<u64, Entry>>,
+    freed: Mutex<VecDeque<Range>>,
 }
+
+struct Entry {
+    size: u64,
+    inner: Weak<BufferInner>,
+    /// The runtime's own memory ([`Buffer::set_internal`]), which checked launches do
+    /// not count as the program's.
+    internal: bool,
+}
+
+/// A range of device addresses: an allocation's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Range {
+    pub start: u64,
+    pub size: u64,
+}
+
+/// How many freed allocations [`Device::freed_allocations`] remembers.
+const FREED_REMEMBERED: usize = 256;
 
 impl AddressMap {
     fn insert(&self, address: u64, size: u64, inner: Weak<BufferInner>) {
         let mut map = self.map.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.insert(address, (size, inner));
+        map.insert(address, Entry { size, inner, internal: false });
     }
 
     fn remove(&self, address: u64) {
         let mut map = self.map.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.remove(&address);
+        if let Some(e) = map.remove(&address).filter(|e| !e.internal) {
+            let mut freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if freed.len() == FREED_REMEMBERED {
+                freed.pop_front();
+            }
+            freed.push_back(Range { start: address, size: e.size });
+        }
+    }
+
+    fn set_internal(&self, address: u64) {
+        let mut map = self.map.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(e) = map.get_mut(&address) {
+            e.internal = true;
+        }
+    }
+
+    fn live(&self) -> Vec<Range> {
+        let map = self.map.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.iter()
+            .filter(|(_, e)| !e.internal)
+            .map(|(&start, e)| Range { start, size: e.size })
+            .collect()
+    }
+
+    fn freed(&self) -> Vec<Range> {
+        let freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A range reused since it was freed is live again, not freed.
+        let live = self.live();
+        freed.iter().filter(|f| !live.iter().any(|l| l.start == f.start)).copied().collect()
     }
 
     fn find(&self, address: u64) -> Option<Resolved> {
         let map = self.map.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (&base, (size, inner)) = map.range(..=address).next_back()?;
+        let (&base, Entry { size, inner, .. }) = map.range(..=address).next_back()?;
         // A zero-sized allocation still owns its first byte's address.
         let offset = address - base;
         (offset < (*size).max(1))
@@ -629,6 +686,18 @@ impl Device {
     /// (`cuMemGetAddressRange`, `cuPointerGetAttribute`).
     pub fn resolve(&self, address: u64) -> Option<Resolved> {
         self.shared.addresses.find(address)
+    }
+
+    /// Every live allocation but the runtime's own ([`Buffer::set_internal`]), by
+    /// address: what a checked launch may access.
+    pub fn live_allocations(&self) -> Vec<Range> {
+        self.shared.addresses.live()
+    }
+
+    /// The last allocations freed (up to 256) whose addresses are not live again, oldest
+    /// first: what a checked launch's report names as freed memory.
+    pub fn freed_allocations(&self) -> Vec<Range> {
+        self.shared.addresses.freed()
     }
 
     /// Copies `data` into `buf` at byte `offset` and waits for it, ordered after all work

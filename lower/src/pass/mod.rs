@@ -20,6 +20,11 @@
 //!    become masked word updates; it rewrites instructions inside blocks only, so it
 //!    runs last and also sees the stores predication adds.
 //!
+//!
+//! Before them all, on a target with [`Target::check`], [`check`] guards every access
+//! of the program's memory instructions with a bounds and alignment test (CFG → CFG):
+//! it runs first, so that it sees each access once, as the program wrote it.
+//!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
 //! decision that depends on one is a pass here, reading the [`Target`]. Each pass
 //! states its pre- and postconditions in its module doc. `crate::verify` checks the IR
@@ -27,6 +32,7 @@
 //! in every test); after the last, the legalizations' postconditions are checked
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
+pub mod check;
 pub mod hoist_params;
 pub mod legalize_atomics;
 pub mod legalize_floats;
@@ -65,6 +71,9 @@ pub struct Target {
     /// halves, whose stores are then typed stores instead of two atomics each.
     pub int8: bool,
     pub int16: bool,
+    /// Checked launches (`PTXVK_CHECK=memcheck`, `ptxvk run --check`): [`check`]
+    /// instruments every access of the program's own memory instructions.
+    pub check: bool,
 }
 
 /// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
@@ -84,6 +93,7 @@ impl Target {
             native_float: false,
             int8: false,
             int16: false,
+            check: false,
         }
     }
 
@@ -112,6 +122,7 @@ impl Target {
             native_float: false,
             int8: false,
             int16: false,
+            check: false,
         }
     }
 }
@@ -137,6 +148,10 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    if target.check {
+        check::run(&mut kernel);
+        checked(&kernel, None)?;
+    }
     hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     // Atomics first: their loops for half-precision adds contain float arithmetic that

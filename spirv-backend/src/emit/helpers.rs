@@ -9,7 +9,8 @@
 //! A use asks for its routine with [`FnEmitter::call`], which names the function by an
 //! id reserved on first use; [`emit_helpers`] writes the bodies after the kernels (a
 //! body may ask for other routines; they are written too). The routines are pure
-//! functions of their arguments: they read no register, memory or kernel state, so one
+//! functions of their arguments: they read no register, memory (but the allocation
+//! table of [`Helper::InAllocation`], at an address passed in) or kernel state, so one
 //! body serves every kernel of the module. Drivers inline them again when they compile
 //! the module (Mesa does so for every call); what shrinks is the SPIR-V to store,
 //! validate and parse.
@@ -77,6 +78,9 @@ pub(crate) enum Helper {
     Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
     /// An integer converted to a float format (`int_to_float_bits`).
     IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
+    /// The allocation test of checked launches (`in_allocation`): the only routine that
+    /// reads memory, the table its first argument points to.
+    InAllocation,
 }
 
 impl Helper {
@@ -101,6 +105,7 @@ impl Helper {
             Helper::IntToFloat { to, from, .. } => {
                 (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
             }
+            Helper::InAllocation => (vec![i64s; 3], Scalar::Bool),
         }
     }
 
@@ -144,6 +149,7 @@ impl Helper {
                 format!("{from:?}").to_lowercase().replace(['(', ')'], ""),
                 r(rounding)
             ),
+            Helper::InAllocation => "ptxvk.check.in_allocation".to_string(),
         }
     }
 }
@@ -184,6 +190,7 @@ impl FnEmitter<'_> {
             Helper::IntToFloat { to, from, rounding } => {
                 self.int_to_float_bits(to, from, rounding, p[0])
             }
+            Helper::InAllocation => self.in_allocation(p[0], p[1], p[2]),
         }
     }
 }

@@ -1,0 +1,306 @@
+//! Pass: memcheck. Every access of the program's own memory instructions is tested
+//! before it happens, and one that fails the test does not happen but is recorded
+//! (DESIGN §14, `ptxvk run --check`, `PTXVK_CHECK=memcheck`).
+//!
+//! Pre: CFG IR from semantic analysis, before every other pass (so that an access is
+//! seen once, as the program wrote it, before `legalize_atomics` makes loops of some);
+//! [`Kernel::memory_instructions`] lists the spans of the PTX `ld`, `ldu`, `st`, `atom`
+//! and `red` instructions.
+//!
+//! Post: each `Load`, `Store` and `Atomic` with one of those spans (the program's
+//! accesses, not those semantic analysis adds for system calls, call frames or the
+//! warp scratch) runs only where its test holds. Its block is split before it, and the
+//! test branches either to a block holding only the access, or to one that records a
+//! violation in the system area ([`crate::system`]) and sets the access's destinations
+//! to 0; both continue with the rest of the block. The tests, by space:
+//! * every space: the address is a multiple of the access size, the total of a vector
+//!   (PTX ISA 9.2 §6.4.1: "the address must be naturally aligned to a multiple of the
+//!   access size"); a misaligned access is recorded as such;
+//! * global: the bytes lie inside one allocation of the launch's table
+//!   ([`InstKind::InAllocation`]): device and host memory, module data, the device
+//!   heap and the parameter block, as the host lists them;
+//! * shared: inside the launch's static plus dynamic shared size;
+//! * local: inside the thread's local window as semantic analysis sized it;
+//! * param (constant offsets): inside the parameter block, decided here; an access
+//!   inside needs no test.
+//!
+//! [`Kernel::check_sites`] gets an entry per instrumented access, which the records
+//! name; the kernel gets a system area ([`Kernel::system`]).
+
+use ptxvk_frontend::Span;
+
+use crate::build::{Build, Builder};
+use crate::ir::*;
+use crate::system;
+
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+
+/// Instruments `k` as the module doc says.
+pub fn run(k: &mut Kernel) {
+    let mut spans = k.memory_instructions.clone();
+    spans.sort_unstable();
+    spans.dedup();
+    if spans.is_empty() {
+        return;
+    }
+    k.system = true;
+    let (area, table) = prologue(k);
+    let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
+    while let Some(b) = work.pop() {
+        let found = k.blocks[b.index()]
+            .insts
+            .iter()
+            .position(|i| spans.binary_search(&i.span).is_ok() && access_of(k, &i.kind).is_some());
+        let Some(at) = found else { continue };
+        if let Some(rest) = guard(k, b, at, area, table) {
+            work.push(rest);
+        }
+    }
+}
+
+/// What [`guard`] needs of an access.
+struct Access {
+    space: Space,
+    kind: AccessKind,
+    addr: Address,
+    /// Bytes accessed.
+    size: u32,
+    /// Registers the access writes, which are 0 when it is refused.
+    dsts: Vec<RegId>,
+}
+
+/// The access `kind` makes, if it is one the pass checks.
+fn access_of(k: &Kernel, kind: &InstKind) -> Option<Access> {
+    let bytes = |ty: OpTy| (ty.bits() / 8).max(1);
+    let (space, access, addr, size, dsts) = match kind {
+        InstKind::Load { space, ty, dsts, addr } => (
+            *space,
+            AccessKind::Read,
+            *addr,
+            bytes(*ty) * dsts.len() as u32,
+            dsts.iter().flatten().copied().collect(),
+        ),
+        InstKind::Store { space, ty, srcs, addr } => {
+            (*space, AccessKind::Write, *addr, bytes(*ty) * srcs.len() as u32, Vec::new())
+        }
+        InstKind::Atomic { op, space, ty, dst, addr, .. } => {
+            let access = match op {
+                AtomicOp::Load => AccessKind::Read,
+                AtomicOp::Store => AccessKind::Write,
+                _ => AccessKind::Atomic,
+            };
+            (*space, access, *addr, bytes(*ty), dst.iter().copied().collect())
+        }
+        _ => return None,
+    };
+    // A constant parameter offset inside the block is always valid.
+    let inside_params = space == Space::Param
+        && addr.base.is_none()
+        && addr.offset >= 0
+        && addr.offset as u64 + u64::from(size) <= u64::from(k.abi.size)
+        && (addr.offset as u64).is_multiple_of(u64::from(size));
+    (!inside_params).then_some(Access { space, kind: access, addr, size, dsts })
+}
+
+/// Registers with the system area's address and the allocation table's, set at the
+/// start of the entry block.
+fn prologue(k: &mut Kernel) -> (RegId, RegId) {
+    let span = k.span;
+    let offset = system::offset(k.abi.size);
+    let mut b = Builder::new(k, span);
+    let block = b.temp(U64);
+    b.push(InstKind::Special { dst: block, reg: SpecialReg::ParamBlock });
+    let area = sum(&mut b, Value::Reg(block), Value::Imm(u64::from(offset)));
+    let table = b.temp(U64);
+    b.push(InstKind::Load {
+        space: Space::Global,
+        ty: U64,
+        dsts: vec![Some(table)],
+        addr: Address { base: Some(area), offset: i64::from(system::CHECK_TABLE) },
+    });
+    let insts = b.insts;
+    let entry = k.entry.index();
+    k.blocks[entry].insts.splice(0..0, insts);
+    (area, table)
+}
+
+/// A register holding the 64-bit `lhs + rhs`, to be an address's base.
+fn sum(b: &mut Builder<'_>, lhs: Value, rhs: Value) -> RegId {
+    let dst = b.temp(U64);
+    let (op, mode) = (BinaryOp::Add, FloatMode::default());
+    b.push(InstKind::Binary { op, ty: U64, mode, dst, lhs, rhs });
+    dst
+}
+
+/// Splits block `b` around its instruction `at` (an access [`access_of`] accepts) as
+/// the module doc says, and returns the block with the instructions after it.
+fn guard(k: &mut Kernel, b: BlockId, at: usize, area: RegId, table: RegId) -> Option<BlockId> {
+    let inst = k.blocks[b.index()].insts[at].clone();
+    let access = access_of(k, &inst.kind)?;
+    let span = inst.span;
+    let site = k.check_sites.len() as u32;
+    k.check_sites.push(CheckSite {
+        span,
+        space: access.space,
+        access: access.kind,
+        size: access.size,
+    });
+
+    let mut t = Builder::new(k, span);
+    let (address, ok, violation) = test(&mut t, &access, table);
+    let test_insts = t.insts;
+
+    let mut r = Builder::new(k, span);
+    record(&mut r, area, violation, site, address);
+    for &d in &access.dsts {
+        let ty = match r.kernel.reg(d).ty {
+            RegTy::Pred => OpTy::Pred,
+            other => OpTy::U(other.bits() as u8),
+        };
+        r.mov(ty, d, Value::Imm(0));
+    }
+    let record_insts = r.insts;
+
+    let block = &mut k.blocks[b.index()];
+    let rest_insts = block.insts.split_off(at + 1);
+    block.insts.truncate(at);
+    block.insts.extend(test_insts);
+    let term = std::mem::replace(&mut block.term, Terminator::Return);
+    let term_span = std::mem::replace(&mut block.term_span, span);
+
+    let rest = new_block(k, span, rest_insts, term, term_span);
+    let refused = new_block(k, span, record_insts, Terminator::Jump(rest), span);
+    let allowed = new_block(k, span, vec![inst], Terminator::Jump(rest), span);
+    k.blocks[b.index()].term =
+        Terminator::Branch { cond: ok, negate: false, if_true: allowed, if_false: refused };
+    Some(rest)
+}
+
+fn new_block(
+    k: &mut Kernel,
+    span: Span,
+    insts: Vec<Inst>,
+    term: Terminator,
+    term_span: Span,
+) -> BlockId {
+    let id = BlockId(k.blocks.len() as u32);
+    k.blocks.push(Block { label: None, span, insts, term, term_span });
+    id
+}
+
+/// The test of `a`: the address it records (64-bit), the predicate that lets it
+/// happen, and the violation recorded where it does not.
+fn test(b: &mut Builder<'_>, a: &Access, table: RegId) -> (Value, RegId, Value) {
+    let size = u64::from(a.size);
+    let (address, inside) = match a.space {
+        Space::Global => {
+            let address = global_address(b, a.addr);
+            let dst = b.temp(OpTy::Pred);
+            b.push(InstKind::InAllocation {
+                dst,
+                table: Value::Reg(table),
+                addr: address,
+                size: a.size,
+            });
+            (address, dst)
+        }
+        Space::Shared | Space::Local | Space::Param => {
+            let offset = match a.addr.base {
+                None => Value::Imm(a.addr.offset as u64 & 0xffff_ffff),
+                Some(r) => {
+                    let base = match b.kernel.reg(r).ty.bits() {
+                        64 => b.lo32(Value::Reg(r)),
+                        _ => Value::Reg(r),
+                    };
+                    b.add(U32, base, Value::Imm(a.addr.offset as u64 & 0xffff_ffff))
+                }
+            };
+            let address = b.cvt(U64, U32, offset);
+            let end = b.add(U64, address, Value::Imm(size));
+            let limit = match a.space {
+                Space::Shared => {
+                    let total = b.temp(U32);
+                    b.push(InstKind::Special { dst: total, reg: SpecialReg::TotalSharedBytes });
+                    b.cvt(U64, U32, Value::Reg(total))
+                }
+                Space::Local => Value::Imm(u64::from(b.kernel.local_bytes)),
+                _ => Value::Imm(u64::from(b.kernel.abi.size)),
+            };
+            (address, b.cmp(CmpOp::Le, U64, end, limit))
+        }
+    };
+    let low = b.and(U64, address, Value::Imm(size.next_power_of_two() - 1));
+    let aligned = b.cmp(CmpOp::Eq, U64, low, Value::Imm(0));
+    let ok = b.pred_and(aligned, inside);
+    let violation = b.sel(
+        U32,
+        aligned,
+        Value::Imm(u64::from(system::VIOLATION_BOUNDS)),
+        Value::Imm(u64::from(system::VIOLATION_MISALIGNED)),
+    );
+    (address, ok, violation)
+}
+
+/// The device address a global access reaches, as the emitter forms it: in a module
+/// with 32-bit addresses, a 32-bit offset (wrapping) into the address window.
+fn global_address(b: &mut Builder<'_>, addr: Address) -> Value {
+    let base_bits = addr.base.map(|r| b.kernel.reg(r).ty.bits());
+    if b.kernel.address_size == 32 && base_bits != Some(64) {
+        let offset = Value::Imm(addr.offset as u64 & 0xffff_ffff);
+        let low = match addr.base {
+            None => offset,
+            Some(r) => b.add(U32, Value::Reg(r), offset),
+        };
+        let wide = b.cvt(U64, U32, low);
+        let window = b.temp(U64);
+        b.push(InstKind::Special { dst: window, reg: SpecialReg::WindowBase });
+        return b.add(U64, Value::Reg(window), wide);
+    }
+    let offset = Value::Imm(addr.offset as u64);
+    match (addr.base, base_bits) {
+        (None, _) => offset,
+        (Some(r), Some(32)) => {
+            let wide = b.cvt(U64, U32, Value::Reg(r));
+            b.add(U64, wide, offset)
+        }
+        (Some(r), _) => b.add(U64, Value::Reg(r), offset),
+    }
+}
+
+/// Appends a violation record (`crate::system`): the counter's old value, capped at
+/// the capacity, picks the slot.
+fn record(b: &mut Builder<'_>, area: RegId, violation: Value, site: u32, address: Value) {
+    let index = b.temp(U32);
+    b.push(InstKind::Atomic {
+        op: AtomicOp::Add,
+        space: Space::Global,
+        ty: U32,
+        scope: Scope::Gpu,
+        order: Order::Relaxed,
+        dst: Some(index),
+        addr: Address { base: Some(area), offset: i64::from(system::CHECK_COUNT) },
+        src: Value::Imm(1),
+        cmp: Value::Imm(0),
+    });
+    let capped =
+        b.bin(BinaryOp::Min, U32, Value::Reg(index), Value::Imm(u64::from(system::CHECK_CAPACITY)));
+    let wide = b.cvt(U64, U32, capped);
+    let offset = b.bin(BinaryOp::Mul, U64, wide, Value::Imm(u64::from(system::CHECK_RECORD)));
+    let slot = sum(b, Value::Reg(area), offset);
+    let at =
+        |field: u32| Address { base: Some(slot), offset: i64::from(system::CHECK_RECORDS + field) };
+    let store = |b: &mut Builder<'_>, ty: OpTy, field: u32, v: Value| {
+        b.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr: at(field) });
+    };
+    store(b, U32, 0, violation);
+    store(b, U32, 4, Value::Imm(u64::from(site)));
+    store(b, U64, 8, address);
+    let dims = [Dim::X, Dim::Y, Dim::Z];
+    let regs = dims.map(SpecialReg::Ctaid).into_iter().chain(dims.map(SpecialReg::Tid));
+    for (i, reg) in regs.enumerate() {
+        let r = b.temp(U32);
+        b.push(InstKind::Special { dst: r, reg });
+        store(b, U32, 16 + 4 * i as u32, Value::Reg(r));
+    }
+}

@@ -1,0 +1,423 @@
+//! Checked launches, the host side (DESIGN §14): which launches are checked, the
+//! allocation table a checked kernel searches, and the report of what it refused, in
+//! the style of NVIDIA's compute-sanitizer. The instrumentation itself is the compiler
+//! pass `ptxvk_lower::pass::check`; the records' layout is `ptxvk_lower::system`'s.
+
+use ptxvk_frontend::{ast, SourceMap};
+use ptxvk_lower::ir::{AccessKind, CheckSite, Space};
+use ptxvk_lower::system::{self, Violation};
+use ptxvk_vk::Range;
+
+use crate::Error;
+
+/// The environment variable that checks every launch of a device, the driver
+/// library's included: `memcheck`, or `off` (the default).
+pub const ENV_CHECK: &str = "PTXVK_CHECK";
+/// The environment variable with the number of violations a checked launch's report
+/// lists (default [`DEFAULT_LIMIT`]); the count of all is always given.
+pub const ENV_CHECK_LIMIT: &str = "PTXVK_CHECK_LIMIT";
+/// Violations listed by default.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// Which checks a device's launches get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckConfig {
+    /// Every access of the program's memory instructions is tested against what the
+    /// launch may access; one that fails does not happen and is reported.
+    pub memcheck: bool,
+    /// How many violations a report lists.
+    pub limit: usize,
+}
+
+impl Default for CheckConfig {
+    fn default() -> CheckConfig {
+        CheckConfig { memcheck: false, limit: DEFAULT_LIMIT }
+    }
+}
+
+impl CheckConfig {
+    /// memcheck, listing [`DEFAULT_LIMIT`] violations.
+    pub fn memcheck() -> CheckConfig {
+        CheckConfig { memcheck: true, ..CheckConfig::default() }
+    }
+
+    /// The configuration `PTXVK_CHECK` and `PTXVK_CHECK_LIMIT` ask for.
+    pub fn from_env() -> Result<CheckConfig, Error> {
+        let memcheck = match std::env::var(ENV_CHECK).as_deref().map(str::trim) {
+            Err(_) | Ok("" | "off" | "none") => false,
+            Ok("memcheck") => true,
+            Ok(other @ ("initcheck" | "racecheck")) => {
+                return Err(Error::Config(format!(
+                    "{ENV_CHECK}={other}: only `memcheck` is available so far"
+                )))
+            }
+            Ok(other) => {
+                return Err(Error::Config(format!(
+                    "{ENV_CHECK}={other}: expected `memcheck` or `off`"
+                )))
+            }
+        };
+        let limit = match std::env::var(ENV_CHECK_LIMIT) {
+            Err(_) => DEFAULT_LIMIT,
+            Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+                Error::Config(format!("{ENV_CHECK_LIMIT}={v}: expected a number of violations"))
+            })?,
+        };
+        Ok(CheckConfig { memcheck, limit })
+    }
+}
+
+/// Where a checked access is in the program's source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteSource {
+    /// `file.ptx:line`.
+    pub ptx: String,
+    /// The PTX instruction as written.
+    pub instruction: String,
+    /// `file.cu:line` from the `.loc` directive before the instruction, when the PTX
+    /// has line information.
+    pub source: Option<String>,
+}
+
+/// Where each of `sites` is in `sources` (whose parse is `module`).
+pub fn site_sources(
+    module: &ast::Module,
+    sources: &SourceMap,
+    sites: &[CheckSite],
+) -> Vec<SiteSource> {
+    let lines = LineTable::new(module);
+    sites
+        .iter()
+        .map(|site| {
+            let (file, line, _) = sources.location(site.span.start);
+            let text = sources.text();
+            let range = site.span.start as usize..site.span.end as usize;
+            let instruction = text.get(range).unwrap_or("").split_whitespace();
+            SiteSource {
+                ptx: format!("{file}:{line}"),
+                instruction: instruction.collect::<Vec<_>>().join(" "),
+                source: lines.source_line(site.span.start),
+            }
+        })
+        .collect()
+}
+
+/// The `.loc` directives of a module's functions and its `.file` names, for
+/// [`SiteSource::source`].
+struct LineTable {
+    /// (function start, function end, directive offset, file index, line), by offset.
+    locs: Vec<(u32, u32, u32, u32, u32)>,
+    files: Vec<(u32, String)>,
+}
+
+impl LineTable {
+    fn new(module: &ast::Module) -> LineTable {
+        fn walk(stmts: &[ast::Statement], f: (u32, u32), out: &mut Vec<(u32, u32, u32, u32, u32)>) {
+            for s in stmts {
+                match s {
+                    ast::Statement::Directive(d) => {
+                        if let ast::DirectiveKind::Loc(loc) = &d.kind {
+                            out.push((f.0, f.1, d.span.start, loc.file, loc.line));
+                        }
+                    }
+                    ast::Statement::Block(inner, _) => walk(inner, f, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut locs = Vec::new();
+        let mut files = Vec::new();
+        for item in &module.items {
+            match item {
+                ast::Item::Function(func) => {
+                    if let Some(body) = &func.body {
+                        walk(body, (func.span.start, func.span.end), &mut locs);
+                    }
+                }
+                ast::Item::Directive(ast::Directive {
+                    kind: ast::DirectiveKind::File { index, path, .. },
+                    ..
+                }) => files.push((*index, path.value.clone())),
+                _ => {}
+            }
+        }
+        locs.sort_unstable_by_key(|l| l.2);
+        LineTable { locs, files }
+    }
+
+    /// `file:line` of the last `.loc` before `offset` in the same function.
+    fn source_line(&self, offset: u32) -> Option<String> {
+        let before = self.locs.partition_point(|l| l.2 < offset);
+        let &(start, end, _, file, line) = self.locs.get(before.checked_sub(1)?)?;
+        if !(start..end).contains(&offset) {
+            return None;
+        }
+        let name = self.files.iter().find(|f| f.0 == file).map_or("?", |f| f.1.as_str());
+        Some(format!("{name}:{line}"))
+    }
+}
+
+/// An allocation a checked launch may access, with the name its report gives it.
+#[derive(Clone, Debug)]
+pub(crate) struct Region {
+    pub range: Range,
+    /// How the report names it: "passed as argument 0", "of the module's
+    /// `.global`/`.const` variables", ….
+    pub name: String,
+    /// Memory of the runtime's that the program may read (the parameter block): the
+    /// nearest allocation of a report only when the address is inside it or no other
+    /// allocation is live, since a stray pointer is rarely meant for it.
+    pub internal: bool,
+}
+
+/// The allocation table of a checked launch (`ptxvk_lower::system`): a count, then
+/// (start, end) entries sorted by start after a (0, 0) entry.
+pub(crate) fn table(regions: &[Region]) -> Vec<u8> {
+    let mut ranges: Vec<Range> = regions.iter().map(|r| r.range).collect();
+    ranges.sort_unstable();
+    let mut out = vec![0u8; system::TABLE_ENTRIES as usize + 16 * (ranges.len() + 1)];
+    out[..4].copy_from_slice(&(ranges.len() as u32 + 1).to_le_bytes());
+    for (i, r) in ranges.iter().enumerate() {
+        let at = system::TABLE_ENTRIES as usize + 16 * (i + 1);
+        out[at..at + 8].copy_from_slice(&r.start.to_le_bytes());
+        out[at + 8..at + 16].copy_from_slice(&(r.start + r.size).to_le_bytes());
+    }
+    out
+}
+
+/// What a checked launch's report needs besides its records.
+#[derive(Debug)]
+pub(crate) struct CheckContext {
+    pub kernel: String,
+    pub sites: Vec<CheckSite>,
+    pub sources: Vec<SiteSource>,
+    pub regions: Vec<Region>,
+    pub freed: Vec<Range>,
+    /// Static and dynamic shared bytes of the launch.
+    pub shared: (u32, u32),
+    pub local_bytes: u32,
+    pub param_bytes: u32,
+    pub limit: usize,
+}
+
+/// What a checked launch refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckReport {
+    /// How many accesses were refused.
+    pub count: usize,
+    /// The first of them (at most the configured limit), in the order threads made them.
+    pub violations: Vec<ViolationInfo>,
+    /// The report as text, in compute-sanitizer's style.
+    pub text: String,
+}
+
+/// One refused access.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViolationInfo {
+    /// Misaligned (its address is not a multiple of its size), rather than outside what
+    /// the launch may access.
+    pub misaligned: bool,
+    pub space: Space,
+    pub access: AccessKind,
+    /// Bytes accessed.
+    pub size: u32,
+    /// A device address for global memory; an offset in the space for the others.
+    pub address: u64,
+    pub ctaid: [u32; 3],
+    pub tid: [u32; 3],
+    /// Where the instruction is.
+    pub site: SiteSource,
+    /// Where the address is, in words ("is out of bounds: 4,096 bytes after the end of
+    /// the 16-byte allocation passed as argument 0 (0x…)").
+    pub place: String,
+}
+
+/// The report of a checked launch with `count` violations, of which `records` were
+/// kept; `None` when there were none.
+pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> Option<CheckReport> {
+    if count == 0 {
+        return None;
+    }
+    // One record per access: an instruction that sema expanded into several accesses
+    // of the same address by the same thread (a compare-and-swap loop) is one.
+    let mut seen = Vec::new();
+    let mut listed = Vec::new();
+    for v in records {
+        let span = ctx.sites.get(v.site as usize).map(|s| s.span);
+        let key = (span, v.address, v.ctaid, v.tid, v.kind);
+        if !seen.contains(&key) {
+            seen.push(key);
+            listed.push(v);
+        }
+    }
+    let total = count as usize - (records.len() - listed.len());
+    let mut out = format!(
+        "memcheck: kernel `{}` made {} invalid access{}; {} refused{}:\n",
+        ctx.kernel,
+        total,
+        if total == 1 { "" } else { "es" },
+        if total == 1 { "it was" } else { "they were" },
+        if total > ctx.limit { format!(", the first {} listed", ctx.limit) } else { String::new() },
+    );
+    let violations: Vec<ViolationInfo> =
+        listed.iter().take(ctx.limit).filter_map(|v| info(ctx, v)).collect();
+    for v in &violations {
+        out.push_str(&describe(&ctx.kernel, v));
+    }
+    Some(CheckReport { count: total, violations, text: out })
+}
+
+/// A record made readable; `None` for a site the kernel does not have (a ptxvk bug).
+fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
+    let site = ctx.sites.get(v.site as usize)?;
+    let misaligned = v.kind == system::VIOLATION_MISALIGNED;
+    let place = if misaligned {
+        format!("is not a multiple of {} (PTX ISA §6.4.1)", site.size)
+    } else {
+        match site.space {
+            Space::Global => nearest(ctx, v.address, site.size),
+            Space::Shared => {
+                let (s, d) = ctx.shared;
+                format!(
+                    "is out of bounds: the block has {} bytes of shared memory ({} static, {} dynamic)",
+                    thousands(u64::from(s) + u64::from(d)),
+                    thousands(u64::from(s)),
+                    thousands(u64::from(d))
+                )
+            }
+            Space::Local => format!(
+                "is out of bounds: the thread's local memory has {} bytes",
+                thousands(u64::from(ctx.local_bytes))
+            ),
+            Space::Param => format!(
+                "is out of bounds: the parameter block has {} bytes",
+                thousands(u64::from(ctx.param_bytes))
+            ),
+        }
+    };
+    Some(ViolationInfo {
+        misaligned,
+        space: site.space,
+        access: site.access,
+        size: site.size,
+        address: v.address,
+        ctaid: v.ctaid,
+        tid: v.tid,
+        site: ctx.sources.get(v.site as usize).cloned().unwrap_or_else(|| SiteSource {
+            ptx: "?".to_string(),
+            instruction: String::new(),
+            source: None,
+        }),
+        place,
+    })
+}
+
+/// One violation of kernel `kernel`, as compute-sanitizer words it.
+fn describe(kernel: &str, v: &ViolationInfo) -> String {
+    let space = match v.space {
+        Space::Global => "__global__",
+        Space::Shared => "__shared__",
+        Space::Local => "__local__",
+        Space::Param => "__param__",
+    };
+    let kind = if v.misaligned { "Misaligned" } else { "Invalid" };
+    let what = v.access.name();
+    let mut out = format!("========= {kind} {space} {what} of size {} bytes\n", v.size);
+    let src = &v.site;
+    let at = match &src.source {
+        Some(s) => format!("{s} ({})", src.ptx),
+        None => src.ptx.clone(),
+    };
+    out.push_str(&format!("=========     at {at} in {kernel}: {}\n", src.instruction));
+    let [bx, by, bz] = v.ctaid;
+    let [tx, ty, tz] = v.tid;
+    out.push_str(&format!("=========     by thread ({tx},{ty},{tz}) in block ({bx},{by},{bz})\n"));
+    let address = if v.space == Space::Global {
+        format!("{:#x}", v.address)
+    } else {
+        format!("{:#x} ({} offset)", v.address, v.space.name())
+    };
+    out.push_str(&format!("=========     Address {address} {}\n", v.place));
+    out
+}
+
+/// Where a global `address` is relative to the allocations: inside a freed one, or the
+/// distance to the nearest live one.
+fn nearest(ctx: &CheckContext, address: u64, size: u32) -> String {
+    if let Some(f) = ctx.freed.iter().rev().find(|f| (f.start..f.start + f.size).contains(&address))
+    {
+        return format!(
+            "is {} bytes inside a {}-byte allocation that was freed before the launch",
+            thousands(address - f.start),
+            thousands(f.size)
+        );
+    }
+    let distance = |r: &Region| {
+        let end = r.range.start + r.range.size;
+        if address >= end {
+            address - end
+        } else {
+            r.range.start.saturating_sub(address)
+        }
+    };
+    let Some(r) = ctx.regions.iter().min_by_key(|r| {
+        let d = distance(r);
+        (r.internal && d > 0, d)
+    }) else {
+        return "is not inside any allocation (none is live)".to_string();
+    };
+    let (start, len) = (r.range.start, r.range.size);
+    let end = start + len;
+    let alloc = format!("the {}-byte allocation {} ({start:#x})", thousands(len), r.name);
+    if address >= end {
+        format!("is out of bounds: {} bytes after the end of {alloc}", thousands(address - end))
+    } else if address < start {
+        format!("is out of bounds: {} bytes before {alloc}", thousands(start - address))
+    } else {
+        let past = (address + u64::from(size)).saturating_sub(end);
+        format!("is {} bytes into {alloc}, but {past} of the access's bytes are past its end", {
+            thousands(address - start)
+        })
+    }
+}
+
+/// `4096` as `4,096`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_have_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(4096), "4,096");
+        assert_eq!(thousands(1_048_576), "1,048,576");
+    }
+
+    #[test]
+    fn the_table_is_sorted_after_its_zero_entry() {
+        let region = |start, size| Region {
+            range: Range { start, size },
+            name: String::new(),
+            internal: false,
+        };
+        let t = table(&[region(0x2000, 16), region(0x1000, 8)]);
+        let u64_at = |at: usize| u64::from_le_bytes(t[at..at + 8].try_into().expect("8 bytes"));
+        assert_eq!(u32::from_le_bytes(t[..4].try_into().expect("4 bytes")), 3);
+        assert_eq!((u64_at(16), u64_at(24)), (0, 0));
+        assert_eq!((u64_at(32), u64_at(40)), (0x1000, 0x1008));
+        assert_eq!((u64_at(48), u64_at(56)), (0x2000, 0x2010));
+    }
+}
