@@ -21,6 +21,10 @@
 //! `--float-native` compiles the PTX with `--float native` (Vulkan's own `fma`, `div`
 //! and `sqrt`, not exact), which the GLSL uses: the ratio without the cost of
 //! exactness. ptxvk's outputs are then checked within the GLSL's tolerance.
+//!
+//! `--check` also times each kernel as a checked launch (memcheck, `PTXVK_CHECK`),
+//! interleaved with the others, checks that it refuses nothing and computes the same,
+//! and adds the overhead (checked ÷ unchecked time) with its geometric mean.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -40,6 +44,9 @@ static INTEGER_FLOAT: AtomicBool = AtomicBool::new(false);
 /// and Newton `div`/`rcp`/`sqrt` paths), to time them on a device whose probe says
 /// otherwise; the results are then only checked within the GLSL's tolerance.
 static ASSUME_FUSED: AtomicBool = AtomicBool::new(false);
+
+/// `--check`: time checked launches too.
+static CHECK: AtomicBool = AtomicBool::new(false);
 
 /// The GLSL baseline of each kernel, as SPIR-V (`scripts/gen-shaders`).
 macro_rules! spv {
@@ -117,6 +124,8 @@ struct Row {
     glsl_ms: f64,
     ptx_words: usize,
     glsl_words: usize,
+    /// The checked launch's time (`--check`).
+    checked_ms: Option<f64>,
 }
 
 fn main() {
@@ -124,6 +133,7 @@ fn main() {
     NATIVE_FLOAT.store(std::env::args().any(|a| a == "--float-native"), Ordering::Relaxed);
     INTEGER_FLOAT.store(std::env::args().any(|a| a == "--float-integer"), Ordering::Relaxed);
     ASSUME_FUSED.store(std::env::args().any(|a| a == "--assume-fused"), Ordering::Relaxed);
+    CHECK.store(std::env::args().any(|a| a == "--check"), Ordering::Relaxed);
     let device = Device::default_device().expect("a Vulkan device");
     let info = device.info();
     println!(
@@ -167,6 +177,16 @@ fn main() {
     }
     if !rows.is_empty() {
         println!("\ngeometric mean of GLSL ÷ ptxvk: {:.2}", (log_sum / rows.len() as f64).exp());
+    }
+    let checked: Vec<(&str, f64)> =
+        rows.iter().filter_map(|r| r.checked_ms.map(|c| (r.name, c / r.ptx_ms))).collect();
+    if !checked.is_empty() {
+        println!("\n| kernel | memcheck ÷ unchecked |\n|---|---|");
+        for (name, overhead) in &checked {
+            println!("| {name} | {overhead:.2} |");
+        }
+        let mean = checked.iter().map(|c| c.1.ln()).sum::<f64>() / checked.len() as f64;
+        println!("\ngeometric mean of memcheck ÷ unchecked: {:.2}", mean.exp());
     }
 }
 
@@ -214,6 +234,20 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     };
     let ptx_launch = || kernel.launch_timed(c.grid, c.block, 0, &c.params.args).expect("launch");
     let glsl_launch = || vk.launch(&program, &cfg).expect("GLSL launch");
+    // The same PTX compiled for checked launches (`--check`).
+    let checked = CHECK.load(Ordering::Relaxed).then(|| {
+        let target = ptxvk::compile::Target { check: true, ..target(d) };
+        let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), target)
+            .unwrap_or_else(|e| panic!("{path}: checked: {e}"));
+        ptxvk::Module::from_compiled(d, compiled).expect("checked module")
+    });
+    let checked_kernel = checked.as_ref().map(|m| m.kernel(c.entry).expect("checked kernel"));
+    let checked_launch = || {
+        checked_kernel.map(|k| {
+            let stats = k.launch_timed(c.grid, c.block, 0, &c.params.args);
+            stats.unwrap_or_else(|e| panic!("{}: checked launch: {e}", c.name)).kernel_ms
+        })
+    };
 
     (c.outputs.reset)();
     ptx_launch();
@@ -221,13 +255,20 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     (c.outputs.reset)();
     glsl_launch();
     (c.outputs.check)("GLSL").unwrap_or_else(|e| panic!("{}: GLSL: {e}", c.name));
+    if checked_kernel.is_some() {
+        (c.outputs.reset)();
+        checked_launch();
+        (c.outputs.check)("ptxvk").unwrap_or_else(|e| panic!("{}: checked: {e}", c.name));
+    }
 
     ptx_launch();
     glsl_launch();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    checked_launch();
+    let (mut a, mut b, mut m) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..RUNS {
         a.push(ptx_launch().kernel_ms);
         b.push(glsl_launch().kernel_ms);
+        m.extend(checked_launch());
     }
     let row = Row {
         name: c.name,
@@ -235,6 +276,7 @@ fn run(d: &Device, c: Case<'_>) -> Row {
         glsl_ms: median(b),
         ptx_words,
         glsl_words: spv.len(),
+        checked_ms: (!m.is_empty()).then(|| median(m)),
     };
     println!(
         "{:16} ptxvk {:8.2} ms   GLSL {:8.2} ms   ratio {:.2}",

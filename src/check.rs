@@ -164,23 +164,26 @@ pub(crate) struct Region {
     /// How the report names it: "passed as argument 0", "of the module's
     /// `.global`/`.const` variables", ….
     pub name: String,
-    /// Memory of the runtime's that the program may read (the parameter block): the
-    /// nearest allocation of a report only when the address is inside it or no other
-    /// allocation is live, since a stray pointer is rarely meant for it.
+    /// Memory of the runtime's that the program may only read (the parameter block):
+    /// read-only in the table, and the nearest allocation of a report only when the
+    /// address is inside it or no other allocation is live, since a stray pointer is
+    /// rarely meant for it.
     pub internal: bool,
 }
 
 /// The allocation table of a checked launch (`ptxvk_lower::system`): a count, then
 /// (start, end) entries sorted by start after a (0, 0) entry.
 pub(crate) fn table(regions: &[Region]) -> Vec<u8> {
-    let mut ranges: Vec<Range> = regions.iter().map(|r| r.range).collect();
+    // The runtime's own memory the kernel may read (its parameter block) is read-only.
+    let mut ranges: Vec<(Range, bool)> = regions.iter().map(|r| (r.range, r.internal)).collect();
     ranges.sort_unstable();
     let mut out = vec![0u8; system::TABLE_ENTRIES as usize + 16 * (ranges.len() + 1)];
     out[..4].copy_from_slice(&(ranges.len() as u32 + 1).to_le_bytes());
-    for (i, r) in ranges.iter().enumerate() {
+    for (i, (r, read_only)) in ranges.iter().enumerate() {
         let at = system::TABLE_ENTRIES as usize + 16 * (i + 1);
+        let end = (r.start + r.size) | if *read_only { system::TABLE_READ_ONLY } else { 0 };
         out[at..at + 8].copy_from_slice(&r.start.to_le_bytes());
-        out[at + 8..at + 16].copy_from_slice(&(r.start + r.size).to_le_bytes());
+        out[at + 8..at + 16].copy_from_slice(&end.to_le_bytes());
     }
     out
 }
@@ -198,6 +201,9 @@ pub(crate) struct CheckContext {
     pub local_bytes: u32,
     pub param_bytes: u32,
     pub limit: usize,
+    /// The launch's grid and block sizes, which the records' linear indices unravel.
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
 }
 
 /// What a checked launch refused.
@@ -275,7 +281,7 @@ fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
         format!("is not a multiple of {} (PTX ISA §6.4.1)", site.size)
     } else {
         match site.space {
-            Space::Global => nearest(ctx, v.address, site.size),
+            Space::Global => nearest(ctx, v.address, site.size, site.access),
             Space::Shared => {
                 let (s, d) = ctx.shared;
                 format!(
@@ -343,7 +349,7 @@ fn describe(kernel: &str, v: &ViolationInfo) -> String {
 
 /// Where a global `address` is relative to the allocations: inside a freed one, or the
 /// distance to the nearest live one.
-fn nearest(ctx: &CheckContext, address: u64, size: u32) -> String {
+fn nearest(ctx: &CheckContext, address: u64, size: u32, access: AccessKind) -> String {
     if let Some(f) = ctx.freed.iter().rev().find(|f| (f.start..f.start + f.size).contains(&address))
     {
         return format!(
@@ -360,9 +366,11 @@ fn nearest(ctx: &CheckContext, address: u64, size: u32) -> String {
             r.range.start.saturating_sub(address)
         }
     };
+    // A region holding the address first, then the nearest of the program's.
     let Some(r) = ctx.regions.iter().min_by_key(|r| {
         let d = distance(r);
-        (r.internal && d > 0, d)
+        let holds = (r.range.start..r.range.start + r.range.size).contains(&address);
+        (!holds, r.internal, d)
     }) else {
         return "is not inside any allocation (none is live)".to_string();
     };
@@ -373,6 +381,10 @@ fn nearest(ctx: &CheckContext, address: u64, size: u32) -> String {
         format!("is out of bounds: {} bytes after the end of {alloc}", thousands(address - end))
     } else if address < start {
         format!("is out of bounds: {} bytes before {alloc}", thousands(start - address))
+    } else if address + u64::from(size) <= end && access != AccessKind::Read {
+        format!("is {} bytes into {alloc}, which the kernel may only read", {
+            thousands(address - start)
+        })
     } else {
         let past = (address + u64::from(size)).saturating_sub(end);
         format!("is {} bytes into {alloc}, but {past} of the access's bytes are past its end", {
@@ -408,16 +420,16 @@ mod tests {
 
     #[test]
     fn the_table_is_sorted_after_its_zero_entry() {
-        let region = |start, size| Region {
+        let region = |start, size, internal| Region {
             range: Range { start, size },
             name: String::new(),
-            internal: false,
+            internal,
         };
-        let t = table(&[region(0x2000, 16), region(0x1000, 8)]);
+        let t = table(&[region(0x2000, 16, true), region(0x1000, 8, false)]);
         let u64_at = |at: usize| u64::from_le_bytes(t[at..at + 8].try_into().expect("8 bytes"));
         assert_eq!(u32::from_le_bytes(t[..4].try_into().expect("4 bytes")), 3);
         assert_eq!((u64_at(16), u64_at(24)), (0, 0));
         assert_eq!((u64_at(32), u64_at(40)), (0x1000, 0x1008));
-        assert_eq!((u64_at(48), u64_at(56)), (0x2000, 0x2010));
+        assert_eq!((u64_at(48), u64_at(56)), (0x2000, 0x2010 | system::TABLE_READ_ONLY));
     }
 }

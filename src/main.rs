@@ -50,6 +50,9 @@ enum Command {
         /// `div` and `sqrt` to nearest, faster but with Vulkan's precision.
         #[arg(long, value_enum, default_value = "exact")]
         float: FloatArg,
+        /// Compile for checked launches (memcheck: every memory access tested first).
+        #[arg(long)]
+        check: bool,
     },
     /// Run a kernel: from flags, or from a launch spec (JSON).
     Run {
@@ -167,10 +170,11 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Compile { inputs, output, emit, entry, warp_mode, float } => {
+        Command::Compile { inputs, output, emit, entry, warp_mode, float, check } => {
             let target = ptxvk::compile::Target {
                 warp_mode: warp_mode.into(),
                 native_float: float == FloatArg::Native,
+                check,
                 ..ptxvk::compile::Target::portable()
             };
             compile(&inputs, output.as_deref(), emit, entry.as_deref(), target)

@@ -1052,6 +1052,8 @@ impl Kernel<'_> {
                 local_bytes: info.local_bytes,
                 param_bytes: info.abi.size,
                 limit: module.device.check.limit,
+                grid,
+                block,
             })
         });
         let system = if info.system {
@@ -1208,7 +1210,7 @@ impl SystemArea {
         let end = system::CHECK_RECORDS + kept * system::CHECK_RECORD;
         let mut area = vec![0u8; end as usize];
         self.buffer.read_mapped(u64::from(self.offset), &mut area)?;
-        let (count, records) = system::decode_violations(&area);
+        let (count, records) = system::decode_violations(&area, check.grid, check.block);
         Ok(crate::check::report(check, count, &records))
     }
 }

@@ -102,6 +102,12 @@ fn cases() -> Vec<Case> {
                     let name = format!("{name}.fused");
                     cases.push(Case { name, files: vec![f.clone()], snapshot, target });
                 }
+                // The injected faults also as checked launches compile them.
+                if dir_name == "check" {
+                    let checked = format!("{name}.checked");
+                    let target = Target { check: true, ..Target::default() };
+                    cases.push(Case { name: checked, files: vec![f.clone()], snapshot, target });
+                }
                 let target = Target::with_warp_mode(WarpMode::Emulated);
                 cases.push(Case { name, files: vec![f], snapshot, target });
             }
@@ -187,6 +193,30 @@ fn snapshots_match_and_spirv_validates() {
         cases.len() * 4,
         failures.join("\n")
     );
+}
+
+/// Every module of the corpus compiles for checked launches (memcheck instruments each
+/// access), and the SPIR-V validates.
+#[test]
+fn the_corpus_compiles_checked_and_validates() {
+    let mut failures = Vec::new();
+    let mut instrumented = 0;
+    for case in cases() {
+        let target = Target { check: true, ..case.target };
+        let c = match ptxvk::compile::compile_linked(&sources(&case), None, target) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("{}: does not compile checked: {e}", case.name));
+                continue;
+            }
+        };
+        instrumented += c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>();
+        if let Err(e) = ptxvk::spirv::validate(&c.spirv.words) {
+            failures.push(format!("{}: spirv-val rejects the checked module: {e}", case.name));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(instrumented > 1000, "only {instrumented} accesses instrumented");
 }
 
 /// A snapshot without its case is a deleted case whose expectation lingers.

@@ -1047,14 +1047,15 @@ pub enum InstKind {
     /// warp's memory accesses (`bar.warp.sync`).
     WarpSync,
     /// `dst` (a predicate) holds when the `size` bytes at the 64-bit device address
-    /// `addr` lie inside one allocation of the table at `table` (`pass::check`; the
-    /// table's layout is `crate::system`'s: a u32 count n ≥ 1 at byte 0, then from byte
-    /// 16 n entries of (u64 start, u64 end) sorted by start, the first (0, 0)).
+    /// `addr` lie inside one allocation of the table at `table`, and, for a `write`
+    /// (or atomic), one that is not read-only (`pass::check`; the table's layout is
+    /// `crate::system`'s).
     InAllocation {
         dst: RegId,
         table: Value,
         addr: Value,
         size: u32,
+        write: bool,
     },
 }
 

@@ -36,15 +36,18 @@
 //! past its printf FIFO.
 //!
 //! A checked kernel (`pass::check`) records each access it refuses in a
-//! [`CHECK_RECORD`]-byte record: u32 violation ([`VIOLATION_BOUNDS`],
-//! [`VIOLATION_MISALIGNED`]), u32 site (an index into the kernel's
-//! [`crate::ir::Kernel::check_sites`]), u64 address (a device address for global
-//! memory, an offset for the other spaces), u32 `%ctaid.x/y/z` and `%tid.x/y/z`. The
-//! record index is the counter's old value, capped at [`CHECK_CAPACITY`]: records past
+//! [`CHECK_RECORD`]-byte record, small so that each access's code is: u32 violation
+//! ([`VIOLATION_BOUNDS`], [`VIOLATION_MISALIGNED`]) in bits 30-31 and site (an index
+//! into the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread index in the
+//! block (`%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`); u64 address (a device
+//! address for global memory, an offset for the other spaces); u64 block index in the
+//! grid (`%ctaid.x + %nctaid.x * (%ctaid.y + %nctaid.y * %ctaid.z)`). The record index is the counter's old value, capped at [`CHECK_CAPACITY`]: records past
 //! the capacity overwrite the last slot, which the host ignores. The allocation table
 //! the host writes (anywhere in host-visible memory) is a u32 entry count n ≥ 1, then
 //! from byte 16 n entries of u64 start and u64 end, sorted by start, the first (0, 0)
-//! so that every address has an entry at or below it.
+//! so that every address has an entry at or below it. Bit 63 of an end
+//! ([`TABLE_READ_ONLY`]) marks memory the kernel may only read (its parameter block),
+//! which no device address reaches.
 
 /// Status of a launch in which a thread executed `trap`.
 pub const STATUS_TRAP: u32 = 1;
@@ -100,13 +103,17 @@ pub const VIOLATION_MISALIGNED: u32 = 2;
 /// Where a checked launch's violation records start.
 pub const CHECK_RECORDS: u32 = SIZE;
 /// Bytes of a violation record.
-pub const CHECK_RECORD: u32 = 48;
+pub const CHECK_RECORD: u32 = 24;
+/// Where a record's packed violation and site has its violation.
+pub const VIOLATION_SHIFT: u32 = 30;
 /// Violation records a launch keeps; the count goes on past it.
 pub const CHECK_CAPACITY: u32 = 4096;
 /// Total bytes of the area of a checked kernel (the allocation table aside).
 pub const CHECKED_SIZE: u32 = CHECK_RECORDS + (CHECK_CAPACITY + 1) * CHECK_RECORD;
 /// Where entries start in the allocation table.
 pub const TABLE_ENTRIES: u32 = 16;
+/// The bit of an allocation table entry's end that makes the range read-only.
+pub const TABLE_READ_ONLY: u64 = 1 << 63;
 
 /// One violation a checked launch recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,20 +127,32 @@ pub struct Violation {
     pub tid: [u32; 3],
 }
 
-/// The violations of a checked launch from its area (`area` starts at the system area's
-/// header and holds at least its records): how many there were, and the records kept.
-pub fn decode_violations(area: &[u8]) -> (u32, Vec<Violation>) {
+/// The violations of a checked launch of `grid` blocks of `block` threads from its area
+/// (`area` starts at the system area's header and holds at least its records): how
+/// many there were, and the records kept.
+pub fn decode_violations(area: &[u8], grid: [u32; 3], block: [u32; 3]) -> (u32, Vec<Violation>) {
     let count = u32_at(area, CHECK_COUNT as usize);
     let kept = count.min(CHECK_CAPACITY) as usize;
+    // Linear indices back to x, y, z.
+    let unravel = |mut linear: u64, dims: [u32; 3]| {
+        let mut out = [0u32; 3];
+        for (o, d) in out.iter_mut().zip(dims) {
+            let d = u64::from(d.max(1));
+            *o = (linear % d) as u32;
+            linear /= d;
+        }
+        out
+    };
     let records = (0..kept)
         .map(|i| {
             let at = CHECK_RECORDS as usize + i * CHECK_RECORD as usize;
+            let packed = u32_at(area, at);
             Violation {
-                kind: u32_at(area, at),
-                site: u32_at(area, at + 4),
+                kind: packed >> VIOLATION_SHIFT,
+                site: packed & ((1 << VIOLATION_SHIFT) - 1),
                 address: u64_at(area, at + 8),
-                ctaid: three(area, at + 16),
-                tid: three(area, at + 28),
+                ctaid: unravel(u64_at(area, at + 16), grid),
+                tid: unravel(u64::from(u32_at(area, at + 4)), block),
             }
         })
         .collect();

@@ -663,9 +663,10 @@ impl<'a> Printer<'a> {
                 format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
             }
             InstKind::WarpSync => "warp_sync".into(),
-            InstKind::InAllocation { dst, table, addr, size } => format!(
-                "{} = in_allocation {}",
+            InstKind::InAllocation { dst, table, addr, size, write } => format!(
+                "{} = in_allocation{} {}",
                 r(*dst),
+                if *write { ".write" } else { "" },
                 self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
             ),
         }
@@ -1540,6 +1541,7 @@ impl KernelParser {
                     return Err(line.error("`in_allocation` takes a constant size"));
                 };
                 InstKind::InAllocation {
+                    write: m.flag("write"),
                     dst: reg(dsts[0])?,
                     table: val(ops[0])?,
                     addr: val(ops[1])?,

@@ -28,8 +28,8 @@ use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
 use ptxvk_lower::pass::{
-    hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits,
-    predicate, reducible, structurize, Target,
+    check, hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
+    loop_exits, predicate, reducible, structurize, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -134,6 +134,50 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| legalize_floats::is_directed(i),
             legalize_floats::run,
         )?,
+        // Every access of the input is the program's; each ends up alone in a block that
+        // only a branch on its test reaches, and gets a site.
+        ("check", None) => {
+            let k = &mut s.kernel;
+            let is_access = |i: &InstKind| {
+                matches!(
+                    i,
+                    InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. }
+                )
+            };
+            let accesses: Vec<_> = k
+                .blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .filter(|i| is_access(&i.kind))
+                .cloned()
+                .collect();
+            k.memory_instructions = accesses.iter().map(|i| i.span).collect();
+            check::run(k);
+            let k = &*k;
+            let guarded = |b: usize| {
+                let block = &k.blocks[b];
+                let preds: Vec<&Terminator> = k
+                    .blocks
+                    .iter()
+                    .map(|p| &p.term)
+                    .filter(|t| t.successors().iter().any(|s| s.index() == b))
+                    .collect();
+                block.insts.len() == 1
+                    && matches!(preds.as_slice(), [Terminator::Branch { negate: false, if_true, .. }] if if_true.index() == b)
+            };
+            for a in &accesses {
+                let place = k.blocks.iter().position(|b| b.insts.iter().any(|i| i == a));
+                match place {
+                    Some(b) if guarded(b) => {}
+                    // Statically valid parameter reads need no test.
+                    Some(_) if hoist_params::is_param_load(&a.kind) => {}
+                    _ => return Err(format!("{:?} is not alone behind its test", a.kind)),
+                }
+            }
+            if !k.system || k.check_sites.is_empty() {
+                return Err("no system area or no check sites".into());
+            }
+        }
         ("hoist_params", None) => {
             let k = &mut s.kernel;
             let entry = k.entry.index();

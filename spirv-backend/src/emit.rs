@@ -702,12 +702,12 @@ impl<'a> FnEmitter<'a> {
             | InstKind::WarpSync => {
                 Err(Error::Internal("a warp exchange left for the emitter (legalize_warps)".into()))
             }
-            InstKind::InAllocation { dst, table, addr, size } => {
+            InstKind::InAllocation { dst, table, addr, size, write } => {
                 let s64 = Scalar::Int(64);
                 let table = self.read(*table, s64)?;
                 let addr = self.read(*addr, s64)?;
                 let size = self.konst(s64, u64::from(*size));
-                let r = self.call(Helper::InAllocation, &[table, addr, size])?;
+                let r = self.call(Helper::InAllocation { write: *write }, &[table, addr, size])?;
                 self.write(*dst, r, Scalar::Bool, false)
             }
             InstKind::Fence { device_scope } => {

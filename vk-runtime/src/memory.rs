@@ -575,9 +575,10 @@ impl AddressMap {
     }
 
     fn freed(&self) -> Vec<Range> {
-        let freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A range reused since it was freed is live again, not freed.
+        // A range reused since it was freed is live again, not freed. The map's lock is
+        // released before the list's is taken: `remove` takes them in the other order.
         let live = self.live();
+        let freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         freed.iter().filter(|f| !live.iter().any(|l| l.start == f.start)).copied().collect()
     }
 

@@ -18,8 +18,9 @@
 //!   access size"); a misaligned access is recorded as such;
 //! * global: the bytes lie inside one allocation of the launch's table
 //!   ([`InstKind::InAllocation`]): device and host memory, module data, the device
-//!   heap and the parameter block, as the host lists them;
-//! * shared: inside the launch's static plus dynamic shared size;
+//!   heap, and for reads the parameter block, as the host lists them;
+//! * shared: inside the launch's shared window, its static part (aligned for the
+//!   dynamic region) plus its dynamic bytes;
 //! * local: inside the thread's local window as semantic analysis sized it;
 //! * param (constant offsets): inside the parameter block, decided here; an access
 //!   inside needs no test.
@@ -45,7 +46,7 @@ pub fn run(k: &mut Kernel) {
         return;
     }
     k.system = true;
-    let (area, table) = prologue(k);
+    let shared = prologue(k);
     let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
     while let Some(b) = work.pop() {
         let found = k.blocks[b.index()]
@@ -53,7 +54,7 @@ pub fn run(k: &mut Kernel) {
             .iter()
             .position(|i| spans.binary_search(&i.span).is_ok() && access_of(k, &i.kind).is_some());
         let Some(at) = found else { continue };
-        if let Some(rest) = guard(k, b, at, area, table) {
+        if let Some(rest) = guard(k, b, at, shared) {
             work.push(rest);
         }
     }
@@ -103,15 +104,27 @@ fn access_of(k: &Kernel, kind: &InstKind) -> Option<Access> {
     (!inside_params).then_some(Access { space, kind: access, addr, size, dsts })
 }
 
-/// Registers with the system area's address and the allocation table's, set at the
-/// start of the entry block.
-fn prologue(k: &mut Kernel) -> (RegId, RegId) {
+/// What every test and record of a kernel shares, computed once at the start of the
+/// entry block.
+#[derive(Clone, Copy)]
+struct Prologue {
+    /// The system area's address.
+    area: RegId,
+    /// The allocation table's address.
+    table: RegId,
+    /// The thread's index in its block and the block's in the grid, linear
+    /// (`crate::system`).
+    thread: Value,
+    block: Value,
+}
+
+fn prologue(k: &mut Kernel) -> Prologue {
     let span = k.span;
     let offset = system::offset(k.abi.size);
     let mut b = Builder::new(k, span);
-    let block = b.temp(U64);
-    b.push(InstKind::Special { dst: block, reg: SpecialReg::ParamBlock });
-    let area = sum(&mut b, Value::Reg(block), Value::Imm(u64::from(offset)));
+    let params = b.temp(U64);
+    b.push(InstKind::Special { dst: params, reg: SpecialReg::ParamBlock });
+    let area = sum(&mut b, Value::Reg(params), Value::Imm(u64::from(offset)));
     let table = b.temp(U64);
     b.push(InstKind::Load {
         space: Space::Global,
@@ -119,10 +132,36 @@ fn prologue(k: &mut Kernel) -> (RegId, RegId) {
         dsts: vec![Some(table)],
         addr: Address { base: Some(area), offset: i64::from(system::CHECK_TABLE) },
     });
+    let thread = linear(&mut b, SpecialReg::Tid, SpecialReg::Ntid, U32);
+    let block = linear(&mut b, SpecialReg::Ctaid, SpecialReg::Nctaid, U64);
     let insts = b.insts;
     let entry = k.entry.index();
     k.blocks[entry].insts.splice(0..0, insts);
-    (area, table)
+    Prologue { area, table, thread, block }
+}
+
+/// `x + nx * (y + ny * z)` of `index` in a space of `size`, at type `ty`.
+fn linear(
+    b: &mut Builder<'_>,
+    index: fn(Dim) -> SpecialReg,
+    size: fn(Dim) -> SpecialReg,
+    ty: OpTy,
+) -> Value {
+    let mut read = |reg: SpecialReg| {
+        let r = b.temp(U32);
+        b.push(InstKind::Special { dst: r, reg });
+        if ty == U32 {
+            Value::Reg(r)
+        } else {
+            b.cvt(ty, U32, Value::Reg(r))
+        }
+    };
+    let [x, y, z] = [Dim::X, Dim::Y, Dim::Z].map(index).map(&mut read);
+    let [nx, ny] = [Dim::X, Dim::Y].map(size).map(&mut read);
+    let yz = b.bin(BinaryOp::Mul, ty, ny, z);
+    let yz = b.add(ty, y, yz);
+    let xyz = b.bin(BinaryOp::Mul, ty, nx, yz);
+    b.add(ty, x, xyz)
 }
 
 /// A register holding the 64-bit `lhs + rhs`, to be an address's base.
@@ -135,7 +174,7 @@ fn sum(b: &mut Builder<'_>, lhs: Value, rhs: Value) -> RegId {
 
 /// Splits block `b` around its instruction `at` (an access [`access_of`] accepts) as
 /// the module doc says, and returns the block with the instructions after it.
-fn guard(k: &mut Kernel, b: BlockId, at: usize, area: RegId, table: RegId) -> Option<BlockId> {
+fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: Prologue) -> Option<BlockId> {
     let inst = k.blocks[b.index()].insts[at].clone();
     let access = access_of(k, &inst.kind)?;
     let span = inst.span;
@@ -148,11 +187,11 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, area: RegId, table: RegId) -> Op
     });
 
     let mut t = Builder::new(k, span);
-    let (address, ok, violation) = test(&mut t, &access, table);
+    let (address, ok, violation) = test(&mut t, &access, shared.table, site);
     let test_insts = t.insts;
 
     let mut r = Builder::new(k, span);
-    record(&mut r, area, violation, site, address);
+    record(&mut r, shared, violation, address);
     for &d in &access.dsts {
         let ty = match r.kernel.reg(d).ty {
             RegTy::Pred => OpTy::Pred,
@@ -189,9 +228,9 @@ fn new_block(
     id
 }
 
-/// The test of `a`: the address it records (64-bit), the predicate that lets it
-/// happen, and the violation recorded where it does not.
-fn test(b: &mut Builder<'_>, a: &Access, table: RegId) -> (Value, RegId, Value) {
+/// The test of `a`, site `site`: the address it records (64-bit), the predicate that
+/// lets it happen, and the violation and site recorded where it does not.
+fn test(b: &mut Builder<'_>, a: &Access, table: RegId, site: u32) -> (Value, RegId, Value) {
     let size = u64::from(a.size);
     let (address, inside) = match a.space {
         Space::Global => {
@@ -202,6 +241,7 @@ fn test(b: &mut Builder<'_>, a: &Access, table: RegId) -> (Value, RegId, Value) 
                 table: Value::Reg(table),
                 addr: address,
                 size: a.size,
+                write: a.kind != AccessKind::Read,
             });
             (address, dst)
         }
@@ -219,10 +259,16 @@ fn test(b: &mut Builder<'_>, a: &Access, table: RegId) -> (Value, RegId, Value) 
             let address = b.cvt(U64, U32, offset);
             let end = b.add(U64, address, Value::Imm(size));
             let limit = match a.space {
+                // The window's end: the dynamic region's offset in the final layout
+                // plus the launch's dynamic bytes.
                 Space::Shared => {
-                    let total = b.temp(U32);
-                    b.push(InstKind::Special { dst: total, reg: SpecialReg::TotalSharedBytes });
-                    b.cvt(U64, U32, Value::Reg(total))
+                    let base = b.temp(U32);
+                    b.push(InstKind::Special { dst: base, reg: SpecialReg::DynamicSharedBase });
+                    let dynamic = b.temp(U32);
+                    b.push(InstKind::Special { dst: dynamic, reg: SpecialReg::DynamicSharedBytes });
+                    let base = b.cvt(U64, U32, Value::Reg(base));
+                    let dynamic = b.cvt(U64, U32, Value::Reg(dynamic));
+                    b.add(U64, base, dynamic)
                 }
                 Space::Local => Value::Imm(u64::from(b.kernel.local_bytes)),
                 _ => Value::Imm(u64::from(b.kernel.abi.size)),
@@ -233,12 +279,9 @@ fn test(b: &mut Builder<'_>, a: &Access, table: RegId) -> (Value, RegId, Value) 
     let low = b.and(U64, address, Value::Imm(size.next_power_of_two() - 1));
     let aligned = b.cmp(CmpOp::Eq, U64, low, Value::Imm(0));
     let ok = b.pred_and(aligned, inside);
-    let violation = b.sel(
-        U32,
-        aligned,
-        Value::Imm(u64::from(system::VIOLATION_BOUNDS)),
-        Value::Imm(u64::from(system::VIOLATION_MISALIGNED)),
-    );
+    let packed = |v: u32| Value::Imm(u64::from(v << system::VIOLATION_SHIFT | site));
+    let violation =
+        b.sel(U32, aligned, packed(system::VIOLATION_BOUNDS), packed(system::VIOLATION_MISALIGNED));
     (address, ok, violation)
 }
 
@@ -270,7 +313,7 @@ fn global_address(b: &mut Builder<'_>, addr: Address) -> Value {
 
 /// Appends a violation record (`crate::system`): the counter's old value, capped at
 /// the capacity, picks the slot.
-fn record(b: &mut Builder<'_>, area: RegId, violation: Value, site: u32, address: Value) {
+fn record(b: &mut Builder<'_>, shared: Prologue, violation: Value, address: Value) {
     let index = b.temp(U32);
     b.push(InstKind::Atomic {
         op: AtomicOp::Add,
@@ -279,7 +322,7 @@ fn record(b: &mut Builder<'_>, area: RegId, violation: Value, site: u32, address
         scope: Scope::Gpu,
         order: Order::Relaxed,
         dst: Some(index),
-        addr: Address { base: Some(area), offset: i64::from(system::CHECK_COUNT) },
+        addr: Address { base: Some(shared.area), offset: i64::from(system::CHECK_COUNT) },
         src: Value::Imm(1),
         cmp: Value::Imm(0),
     });
@@ -287,20 +330,12 @@ fn record(b: &mut Builder<'_>, area: RegId, violation: Value, site: u32, address
         b.bin(BinaryOp::Min, U32, Value::Reg(index), Value::Imm(u64::from(system::CHECK_CAPACITY)));
     let wide = b.cvt(U64, U32, capped);
     let offset = b.bin(BinaryOp::Mul, U64, wide, Value::Imm(u64::from(system::CHECK_RECORD)));
-    let slot = sum(b, Value::Reg(area), offset);
+    let slot = sum(b, Value::Reg(shared.area), offset);
     let at =
         |field: u32| Address { base: Some(slot), offset: i64::from(system::CHECK_RECORDS + field) };
-    let store = |b: &mut Builder<'_>, ty: OpTy, field: u32, v: Value| {
+    for (ty, field, v) in
+        [(U32, 0, violation), (U32, 4, shared.thread), (U64, 8, address), (U64, 16, shared.block)]
+    {
         b.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr: at(field) });
-    };
-    store(b, U32, 0, violation);
-    store(b, U32, 4, Value::Imm(u64::from(site)));
-    store(b, U64, 8, address);
-    let dims = [Dim::X, Dim::Y, Dim::Z];
-    let regs = dims.map(SpecialReg::Ctaid).into_iter().chain(dims.map(SpecialReg::Tid));
-    for (i, reg) in regs.enumerate() {
-        let r = b.temp(U32);
-        b.push(InstKind::Special { dst: r, reg });
-        store(b, U32, 16 + 4 * i as u32, Value::Reg(r));
     }
 }

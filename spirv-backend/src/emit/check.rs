@@ -8,17 +8,23 @@ use rspirv::dr::Operand;
 use rspirv::spirv::{LoopControl, MemoryAccess, Word};
 
 use ptxvk_lower::ir::OpTy;
-use ptxvk_lower::system::TABLE_ENTRIES;
+use ptxvk_lower::system::{TABLE_ENTRIES, TABLE_READ_ONLY};
 
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
 
 impl FnEmitter<'_> {
     /// Whether the `size` bytes at `addr` lie inside one entry of the table at `table`
-    /// (all three 64-bit; the layout is `ptxvk_lower::system`'s). Entry 0 is (0, 0), so
-    /// the last entry whose start is at or below `addr` exists; binary lifting finds
-    /// it in ⌈log2 n⌉ steps, then its end decides.
-    pub(super) fn in_allocation(&mut self, table: Word, addr: Word, size: Word) -> R<Word> {
+    /// (all three 64-bit; the layout is `ptxvk_lower::system`'s), one not read-only for
+    /// a `write`. Entry 0 is (0, 0), so the last entry whose start is at or below `addr`
+    /// exists; binary lifting finds it in ⌈log2 n⌉ steps, then its end decides.
+    pub(super) fn in_allocation(
+        &mut self,
+        table: Word,
+        addr: Word,
+        size: Word,
+        write: bool,
+    ) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Int(64));
         let (t32, t64, bt) = (self.ty(s32), self.ty(s64), self.ty(Scalar::Bool));
         let count_ptr = self.psb_pointer(OpTy::U(32), table)?.0;
@@ -54,14 +60,21 @@ impl FnEmitter<'_> {
         self.b.branch_conditional(more, header, merge, [])?;
         self.b.begin_block(Some(merge))?;
         let index = self.b.i_sub(t32, None, pos_next, one)?;
-        let (start, end) = self.entry(table, index)?;
+        let (start, raw_end) = self.entry(table, index)?;
+        let mask = self.konst(s64, !TABLE_READ_ONLY);
+        let end = self.b.bitwise_and(t64, None, raw_end, mask)?;
         // start ≤ addr; inside when addr - start + size ≤ end - start, without overflow.
         let length = self.b.i_sub(t64, None, end, start)?;
         let offset = self.b.i_sub(t64, None, addr, start)?;
         let within = self.b.u_less_than_equal(bt, None, offset, length)?;
         let left = self.b.i_sub(t64, None, length, offset)?;
         let fits = self.b.u_less_than_equal(bt, None, size, left)?;
-        Ok(self.b.logical_and(bt, None, within, fits)?)
+        let inside = self.b.logical_and(bt, None, within, fits)?;
+        if !write {
+            return Ok(inside);
+        }
+        let writable = self.b.u_less_than_equal(bt, None, raw_end, mask)?;
+        Ok(self.b.logical_and(bt, None, inside, writable)?)
     }
 
     /// The start and end of entry `index` (32-bit) of the table at `table`.

@@ -78,9 +78,10 @@ pub(crate) enum Helper {
     Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
     /// An integer converted to a float format (`int_to_float_bits`).
     IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
-    /// The allocation test of checked launches (`in_allocation`): the only routine that
-    /// reads memory, the table its first argument points to.
-    InAllocation,
+    /// The allocation test of checked launches (`in_allocation`), for a write (or
+    /// atomic) or a read: the only routine that reads memory, the table its first
+    /// argument points to.
+    InAllocation { write: bool },
 }
 
 impl Helper {
@@ -105,7 +106,7 @@ impl Helper {
             Helper::IntToFloat { to, from, .. } => {
                 (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
             }
-            Helper::InAllocation => (vec![i64s; 3], Scalar::Bool),
+            Helper::InAllocation { .. } => (vec![i64s; 3], Scalar::Bool),
         }
     }
 
@@ -149,7 +150,9 @@ impl Helper {
                 format!("{from:?}").to_lowercase().replace(['(', ')'], ""),
                 r(rounding)
             ),
-            Helper::InAllocation => "ptxvk.check.in_allocation".to_string(),
+            Helper::InAllocation { write } => {
+                format!("ptxvk.check.in_allocation{}", if write { ".write" } else { "" })
+            }
         }
     }
 }
@@ -190,7 +193,7 @@ impl FnEmitter<'_> {
             Helper::IntToFloat { to, from, rounding } => {
                 self.int_to_float_bits(to, from, rounding, p[0])
             }
-            Helper::InAllocation => self.in_allocation(p[0], p[1], p[2]),
+            Helper::InAllocation { write } => self.in_allocation(p[0], p[1], p[2], write),
         }
     }
 }

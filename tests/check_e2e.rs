@@ -1,0 +1,401 @@
+//! Checked launches (memcheck) end to end: kernels with one injected fault each
+//! (`tests/ptx/check/`), at every kind of location: after and before device
+//! allocations, straddling an end, freed memory, module data, a terabyte away,
+//! misaligned, atomics and reductions, shared memory past the static plus dynamic size,
+//! local memory past the frame, the parameter block, and a module with 32-bit
+//! addresses.
+//!
+//! What a report must say comes from outside the checker: the faulting thread from the
+//! launch arguments, the line from the `// FAULT name` marker in the PTX, the address
+//! from the arguments, and whether an address is outside every allocation from the
+//! runtime's list of live allocations (a model the kernel's binary search must agree
+//! with). Each fault is reported exactly once; the refused access did not happen (its
+//! destination reads 0, its memory is unchanged), every other thread's did; and no
+//! fault crashes the process.
+
+mod common;
+
+use std::sync::Mutex;
+
+use common::*;
+use ptxvk::check::{CheckConfig, CheckReport, ViolationInfo};
+use ptxvk::lower::ir::{AccessKind, Space};
+use ptxvk::{Arg, Device, DeviceBuffer, Error, Module};
+
+/// The launch: 2 blocks of 30 threads; global thread `WHO` (block 1, thread 7) faults.
+const GRID: u32 = 2;
+const BLOCK: u32 = 30;
+const THREADS: usize = (GRID * BLOCK) as usize;
+const WHO: u32 = 37;
+
+/// The tests allocate and free memory and look for gaps between allocations; run one
+/// at a time so that another test's allocation cannot fill a gap a test relies on.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn source(file: &str) -> String {
+    std::fs::read_to_string(repo().join("tests/ptx/check").join(file)).expect("read PTX")
+}
+
+/// The 1-based line of the `// FAULT name` marker.
+fn fault_line(file: &str, name: &str) -> usize {
+    let marker = format!("// FAULT {name}");
+    source(file).lines().position(|l| l.trim_end().ends_with(&marker)).expect("marker") + 1
+}
+
+/// A device whose launches are checked, listing up to `limit` violations.
+fn checked(limit: usize) -> Option<Device> {
+    let mut d = device()?;
+    d.set_check(CheckConfig { limit, ..CheckConfig::memcheck() });
+    Some(d)
+}
+
+fn module(device: &Device, file: &str) -> Module {
+    Module::from_ptx_named(device, file, &source(file)).expect("module")
+}
+
+/// Whether `[address, address + size)` lies inside one live allocation: the model.
+fn inside_some_allocation(device: &Device, address: u64, size: u64) -> bool {
+    device
+        .vk()
+        .live_allocations()
+        .iter()
+        .any(|r| r.start <= address && address + size <= r.start + r.size)
+}
+
+/// The report of a launch that must have failed its check.
+fn report(result: Result<ptxvk::LaunchStats, Error>) -> CheckReport {
+    match result {
+        Err(Error::CheckFailed { report, .. }) => *report,
+        other => panic!("expected a checked launch to refuse an access, got {other:?}"),
+    }
+}
+
+/// The one violation of `report`, checked to be thread `WHO`'s at the marked line.
+fn one(report: &CheckReport, file: &str, kernel: &str) -> ViolationInfo {
+    assert_eq!(report.count, 1, "{}", report.text);
+    let v = report.violations[0].clone();
+    assert_eq!((v.ctaid, v.tid), ([WHO / BLOCK, 0, 0], [WHO % BLOCK, 0, 0]), "{}", report.text);
+    assert_eq!(v.site.ptx, format!("{file}:{}", fault_line(file, kernel)), "{}", report.text);
+    assert!(report.text.contains(&format!("in {kernel}:")), "{}", report.text);
+    v
+}
+
+fn launch(module: &Module, kernel: &str, shared: u32, args: &[Arg<'_>]) -> CheckReport {
+    report(module.kernel(kernel).expect("kernel").launch(GRID, BLOCK, shared, args))
+}
+
+/// `out[i] == i` for every thread but `WHO`, whose slot is `who_value`.
+fn assert_others_stored(out: &DeviceBuffer<u32>, who_value: u32) {
+    let got = out.to_vec().expect("read");
+    for (i, &g) in got.iter().enumerate().take(THREADS) {
+        let want = if i == WHO as usize { who_value } else { i as u32 };
+        assert_eq!(g, want, "out[{i}]");
+    }
+}
+
+#[test]
+fn a_store_past_the_end_of_an_allocation_is_refused_and_named() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    // 60 words: 240 bytes, so the 16 bytes after them (allocations start at multiples
+    // of 256) belong to no allocation.
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let idx = THREADS as i32;
+    let address = out.address() + 4 * idx as u64;
+    assert!(!inside_some_allocation(&device, address, 4));
+    let r = launch(&m, "global_store", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(idx)]);
+    let v = one(&r, "faults.ptx", "global_store");
+    assert_eq!(
+        (v.space, v.access, v.size, v.misaligned),
+        (Space::Global, AccessKind::Write, 4, false)
+    );
+    assert_eq!(v.address, address);
+    assert!(
+        v.place.contains("0 bytes after the end of the 240-byte allocation passed as argument 0"),
+        "{}",
+        r.text
+    );
+    assert_others_stored(&out, 0);
+}
+
+#[test]
+fn a_load_before_the_start_of_an_allocation_reads_zero() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let input: Vec<u32> = (0..THREADS as u32).map(|i| 1000 + i).collect();
+    let inb = device.buffer_from(&input).expect("in");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    // The first word below the buffer that no allocation holds.
+    let idx = (1..1 << 20)
+        .map(|k| -k)
+        .find(|&i| {
+            !inside_some_allocation(&device, inb.address().wrapping_add_signed(4 * i64::from(i)), 4)
+        })
+        .expect("a gap below the buffer");
+    let r = launch(
+        &m,
+        "global_load",
+        0,
+        &[Arg::from(&inb), Arg::from(&out), Arg::from(WHO), Arg::from(idx)],
+    );
+    let v = one(&r, "faults.ptx", "global_load");
+    assert_eq!((v.space, v.access, v.size), (Space::Global, AccessKind::Read, 4));
+    assert_eq!(v.address, inb.address().wrapping_add_signed(4 * i64::from(idx)));
+    assert!(v.place.contains("is out of bounds"), "{}", r.text);
+    let got = out.to_vec().expect("read");
+    for (i, &g) in got.iter().enumerate() {
+        // The refused load gives 0, so its thread stores 0 + 1.
+        let want = if i == WHO as usize { 1 } else { input[i] + 1 };
+        assert_eq!(g, want, "out[{i}]");
+    }
+}
+
+#[test]
+fn a_vector_load_straddling_the_end_is_refused_with_its_whole_size() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    // 58 words: the vector at word 56 has two words inside and two past the end.
+    let input: Vec<u32> = (0..58).map(|i| i * 3 + 1).collect();
+    let inb = device.buffer_from(&input).expect("in");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let r = launch(
+        &m,
+        "global_vector",
+        0,
+        &[Arg::from(&inb), Arg::from(&out), Arg::from(WHO), Arg::from(14i32)],
+    );
+    let v = one(&r, "faults.ptx", "global_vector");
+    assert_eq!((v.access, v.size), (AccessKind::Read, 16));
+    assert_eq!(v.address, inb.address() + 224);
+    assert!(v.place.contains("8 of the access's bytes are past its end"), "{}", r.text);
+    let got = out.to_vec().expect("read");
+    for (i, &g) in got.iter().enumerate() {
+        let k = (i % 4) * 4;
+        let want = if i == WHO as usize { 0 } else { input[k..k + 4].iter().sum() };
+        assert_eq!(g, want, "out[{i}]");
+    }
+}
+
+#[test]
+fn atomics_and_reductions_outside_allocations_are_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let idx = THREADS as i32;
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let old = device.zeroed::<u32>(THREADS).expect("old");
+    let r = launch(
+        &m,
+        "global_atomic",
+        0,
+        &[Arg::from(&out), Arg::from(&old), Arg::from(WHO), Arg::from(idx)],
+    );
+    let v = one(&r, "faults.ptx", "global_atomic");
+    assert_eq!((v.access, v.size), (AccessKind::Atomic, 4));
+    assert_eq!(v.address, out.address() + 4 * idx as u64);
+    // The refused atomic returns 0 and adds nothing.
+    let (got, olds) = (out.to_vec().expect("out"), old.to_vec().expect("old"));
+    for i in 0..THREADS {
+        assert_eq!(got[i], u32::from(i != WHO as usize), "out[{i}]");
+        assert_eq!(olds[i], 100, "old[{i}]");
+    }
+
+    let sums = device.zeroed::<u32>(THREADS).expect("sums");
+    let r = launch(&m, "global_reduction", 0, &[Arg::from(&sums), Arg::from(WHO), Arg::from(idx)]);
+    let v = one(&r, "faults.ptx", "global_reduction");
+    assert_eq!((v.access, v.address), (AccessKind::Atomic, sums.address() + 4 * idx as u64));
+    let got = sums.to_vec().expect("sums");
+    for (i, &g) in got.iter().enumerate() {
+        assert_eq!(g, if i == WHO as usize { 0 } else { 5 }, "sums[{i}]");
+    }
+}
+
+#[test]
+fn a_misaligned_store_is_refused_as_misaligned() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u64>(THREADS).expect("out");
+    let r = launch(&m, "global_misaligned", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(4i32)]);
+    let v = one(&r, "faults.ptx", "global_misaligned");
+    assert!(v.misaligned, "{}", r.text);
+    assert_eq!((v.access, v.size), (AccessKind::Write, 8));
+    assert_eq!(v.address, out.address() + 8 * u64::from(WHO) + 4);
+    assert!(r.text.contains("Misaligned __global__ write of size 8 bytes"), "{}", r.text);
+    let got = out.to_vec().expect("read");
+    for (i, &g) in got.iter().enumerate() {
+        assert_eq!(g, if i == WHO as usize { 0 } else { i as u64 }, "out[{i}]");
+    }
+}
+
+#[test]
+fn a_store_a_terabyte_away_is_refused_without_a_crash() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let r = launch(&m, "global_far", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(0i32)]);
+    let v = one(&r, "faults.ptx", "global_far");
+    assert_eq!(v.address, out.address() + (1 << 40));
+    assert!(
+        v.place.contains("1,099,511,627,536 bytes after the end of the 240-byte"),
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn freed_memory_is_named_and_each_thread_reported_once() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(THREADS) else { return };
+    let m = module(&device, "faults.ptx");
+    let freed = device.zeroed::<u32>(THREADS).expect("buffer");
+    let address = freed.address();
+    drop(freed);
+    assert!(!inside_some_allocation(&device, address, 4 * THREADS as u64));
+    let r = launch(
+        &m,
+        "global_store",
+        0,
+        &[Arg::Bytes(address.to_le_bytes().to_vec()), Arg::from(u32::MAX), Arg::from(0i32)],
+    );
+    // Every thread stores into the freed memory: each is reported once.
+    assert_eq!(r.count, THREADS, "{}", r.text);
+    let mut threads: Vec<u32> =
+        r.violations.iter().map(|v| v.ctaid[0] * BLOCK + v.tid[0]).collect();
+    threads.sort_unstable();
+    assert_eq!(threads, (0..THREADS as u32).collect::<Vec<_>>());
+    for v in &r.violations {
+        let offset = u64::from(v.ctaid[0] * BLOCK + v.tid[0]) * 4;
+        assert_eq!(v.address, address + offset);
+        assert!(
+            v.place.contains(&format!(
+                "is {offset} bytes inside a 240-byte allocation that was freed"
+            )),
+            "{}",
+            r.text
+        );
+    }
+}
+
+#[test]
+fn a_module_variable_is_checked_against_the_module_data() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let (table, size) = m.global_address("table").expect("table");
+    assert_eq!(size, 16);
+    assert!(!inside_some_allocation(&device, table + 16, 4));
+    let r = launch(&m, "module_global", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(4i32)]);
+    let v = one(&r, "faults.ptx", "module_global");
+    assert_eq!(v.address, table + 16);
+    assert!(
+        v.place.contains("after the end of the 16-byte allocation of the module's"),
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn shared_memory_is_checked_against_the_static_and_dynamic_size() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    // 32 static words and 16 dynamic ones: word 47 is the last.
+    let k = m.kernel("shared_store").expect("kernel");
+    let args = |idx: i32| [Arg::from(&out), Arg::from(WHO), Arg::from(idx)];
+    k.launch(GRID, BLOCK, 64, &args(47)).expect("word 47 is inside the dynamic region");
+    let r = launch(&m, "shared_store", 64, &args(48));
+    let v = one(&r, "faults.ptx", "shared_store");
+    assert_eq!((v.space, v.access, v.address), (Space::Shared, AccessKind::Write, 192));
+    assert!(v.place.contains("192 bytes of shared memory (128 static, 64 dynamic)"), "{}", r.text);
+    let got = out.to_vec().expect("read");
+    for (i, &g) in got.iter().enumerate() {
+        if i != WHO as usize {
+            assert_eq!(g, i as u32, "out[{i}]");
+        }
+    }
+
+    let counts = device.zeroed::<u32>(THREADS).expect("counts");
+    let r = launch(&m, "shared_atomic", 0, &[Arg::from(&counts), Arg::from(WHO), Arg::from(32i32)]);
+    let v = one(&r, "faults.ptx", "shared_atomic");
+    assert_eq!((v.space, v.access, v.address), (Space::Shared, AccessKind::Atomic, 128));
+    let got = counts.to_vec().expect("read");
+    for (i, &g) in got.iter().enumerate() {
+        assert_eq!(g, u32::from(i != WHO as usize), "counts[{i}]");
+    }
+}
+
+#[test]
+fn local_memory_is_checked_against_the_frame() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let local_bytes = m.kernel("local_store").expect("kernel").info().local_bytes;
+    assert_eq!(local_bytes, 16);
+    let r = launch(&m, "local_store", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(4i32)]);
+    let v = one(&r, "faults.ptx", "local_store");
+    assert_eq!((v.space, v.access, v.address), (Space::Local, AccessKind::Write, 16));
+    assert!(v.place.contains("local memory has 16 bytes"), "{}", r.text);
+    // Thread i stores i at word i % 4, then reads word 0: i either way.
+    assert_others_stored(&out, WHO);
+}
+
+#[test]
+fn a_parameter_read_past_the_block_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let r = launch(&m, "param_load", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(0i32)]);
+    let v = one(&r, "faults.ptx", "param_load");
+    assert_eq!((v.space, v.access, v.address, v.size), (Space::Param, AccessKind::Read, 76, 4));
+    assert!(v.place.contains("the parameter block has 16 bytes"), "{}", r.text);
+    assert_others_stored(&out, 0);
+}
+
+#[test]
+fn a_module_with_32_bit_addresses_is_checked_in_its_window() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults32.ptx");
+    // Allocated after the module: inside the address window.
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let idx = THREADS as i32;
+    let r = launch(&m, "global_store32", 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(idx)]);
+    let v = one(&r, "faults32.ptx", "global_store32");
+    assert_eq!(v.address, out.address() + 4 * idx as u64);
+    assert!(
+        v.place.contains("after the end of the 240-byte allocation passed as argument 0"),
+        "{}",
+        r.text
+    );
+    assert_others_stored(&out, 0);
+}
+
+#[test]
+fn an_asynchronous_launch_reports_at_synchronize_and_valid_launches_pass() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let k = m.kernel("global_store").expect("kernel");
+    // No thread faults: nothing to report.
+    k.launch(GRID, BLOCK, 0, &[Arg::from(&out), Arg::from(u32::MAX), Arg::from(0i32)])
+        .expect("a valid launch passes its check");
+    assert_others_stored(&out, WHO);
+    let stream = device.create_stream(ptxvk::StreamKind::NonBlocking).expect("stream");
+    let args = [Arg::from(&out), Arg::from(WHO), Arg::from(THREADS as i32)];
+    k.launch_on(&stream, GRID, BLOCK, 0, &args).expect("enqueued");
+    let r = match stream.synchronize().map_err(Error::from) {
+        Err(Error::CheckFailed { report, .. }) => *report,
+        other => panic!("expected the refused access at synchronize, got {other:?}"),
+    };
+    one(&r, "faults.ptx", "global_store");
+}
