@@ -204,6 +204,9 @@ pub(crate) struct CheckContext {
     /// The launch's grid and block sizes, which the records' linear indices unravel.
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// Per kernel parameter, the allocation (start, end) its pointer value points into,
+    /// or (0, 0) (`ptxvk_lower::system`'s parameter ranges).
+    pub param_ranges: Vec<(u64, u64)>,
 }
 
 /// What a checked launch refused.

@@ -1047,6 +1047,7 @@ impl Kernel<'_> {
                 sites: info.check_sites.clone(),
                 sources: module.compiled.check_sources.get(self.index).cloned().unwrap_or_default(),
                 regions: self.regions(&params),
+                param_ranges: Vec::new(),
                 freed: module.device.inner.freed_allocations(),
                 shared: (total_shared - dynamic, dynamic),
                 local_bytes: info.local_bytes,
@@ -1055,6 +1056,10 @@ impl Kernel<'_> {
                 grid,
                 block,
             })
+        });
+        let check = check.map(|mut c| {
+            c.param_ranges = self.param_ranges(&params, &c.regions);
+            c
         });
         let system = if info.system {
             let area = module.system_area(&info.name, &params, check)?;
@@ -1066,15 +1071,13 @@ impl Kernel<'_> {
         Ok(Prepared { module, cfg, params, system })
     }
 
-    /// What a checked launch with parameter block `params` may access, named for its
-    /// report: every live allocation (the parameter block is added with its buffer).
-    fn regions(&self, params: &[u8]) -> Vec<Region> {
-        let module = self.module;
+    /// The pointer-sized parameters of the launch with parameter block `params`: their
+    /// index and value as a device address (a window offset made one).
+    fn pointer_arguments(&self, params: &[u8]) -> Vec<(usize, u64)> {
         let info = self.info();
         let pointer_bytes = if info.address_size == 32 { 4 } else { 8 };
-        let window = module.window.as_ref().map_or(0, |w| w.base());
-        let arguments: Vec<(usize, u64)> = info
-            .abi
+        let window = self.module.window.as_ref().map_or(0, |w| w.base());
+        info.abi
             .params
             .iter()
             .enumerate()
@@ -1087,7 +1090,28 @@ impl Kernel<'_> {
                 let value = u64::from_le_bytes(value);
                 Some((i, if pointer_bytes == 4 { window + value } else { value }))
             })
-            .collect();
+            .collect()
+    }
+
+    /// Per parameter, the allocation its pointer value points into, or (0, 0).
+    fn param_ranges(&self, params: &[u8], regions: &[Region]) -> Vec<(u64, u64)> {
+        let mut ranges = vec![(0, 0); self.info().abi.params.len()];
+        for (i, value) in self.pointer_arguments(params) {
+            let holder = regions
+                .iter()
+                .find(|r| (r.range.start..r.range.start + r.range.size).contains(&value));
+            if let Some(r) = holder {
+                ranges[i] = (r.range.start, r.range.start + r.range.size);
+            }
+        }
+        ranges
+    }
+
+    /// What a checked launch with parameter block `params` may access, named for its
+    /// report: every live allocation (the parameter block is added with its buffer).
+    fn regions(&self, params: &[u8]) -> Vec<Region> {
+        let module = self.module;
+        let arguments = self.pointer_arguments(params);
         let data = module.data.as_ref().map(|b| b.address());
         let heap = module.heap.as_ref().map(|b| b.address());
         module
@@ -1228,7 +1252,9 @@ impl Module {
         // A checked launch's table goes after its records; it lists the regions and
         // the parameter block (one more entry).
         let table_at = offset + system::CHECKED_SIZE;
-        let table_bytes = check.as_ref().map_or(0, |c| 16 * (c.regions.len() as u64 + 2) + 16);
+        let table_bytes = check.as_ref().map_or(0, |c| {
+            16 * (c.regions.len() as u64 + 2) + 16 + 16 * c.param_ranges.len() as u64
+        });
         let size = if check.is_some() {
             u64::from(table_at) + table_bytes
         } else {
@@ -1261,6 +1287,17 @@ impl Module {
             buffer.write_mapped(u64::from(table_at), &table)?;
             let at = (offset + system::CHECK_TABLE) as usize;
             let address = buffer.address() + u64::from(table_at);
+            head[at..at + 8].copy_from_slice(&address.to_le_bytes());
+            // The parameter ranges follow the table.
+            let ranges_at = u64::from(table_at) + table.len() as u64;
+            let ranges: Vec<u8> = check
+                .param_ranges
+                .iter()
+                .flat_map(|(s, e)| s.to_le_bytes().into_iter().chain(e.to_le_bytes()))
+                .collect();
+            buffer.write_mapped(ranges_at, &ranges)?;
+            let at = (offset + system::CHECK_PARAMS) as usize;
+            let address = buffer.address() + ranges_at;
             head[at..at + 8].copy_from_slice(&address.to_le_bytes());
         }
         // The buffer is ours alone: fresh, or returned after its launch completed.

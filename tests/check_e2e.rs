@@ -399,3 +399,21 @@ fn an_asynchronous_launch_reports_at_synchronize_and_valid_launches_pass() {
     };
     one(&r, "faults.ptx", "global_store");
 }
+
+#[test]
+fn a_pointer_into_another_live_allocation_is_valid_as_compute_sanitizer_sees_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(10) else { return };
+    let m = module(&device, "faults.ptx");
+    let out = device.zeroed::<u32>(THREADS).expect("out");
+    let other = device.zeroed::<u32>(4).expect("other");
+    // Thread WHO's index reaches the other buffer from `out`: outside the argument's
+    // allocation (the fast test fails) but inside a live one (the table's search holds).
+    let distance = other.address() as i64 - out.address() as i64;
+    let idx = i32::try_from(distance / 4).expect("two fresh buffers within 8 GiB of each other");
+    let k = m.kernel("global_store").expect("kernel");
+    k.launch(GRID, BLOCK, 0, &[Arg::from(&out), Arg::from(WHO), Arg::from(idx)])
+        .expect("an access inside a live allocation is valid");
+    assert_eq!(other.to_vec().expect("other")[0], WHO);
+    assert_others_stored(&out, 0);
+}

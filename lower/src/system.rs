@@ -19,7 +19,8 @@
 //! | 76..80 | grid barrier: generation (incremented when the last block arrives) |
 //! | 80..84 | checked launches: violations found (atomic add; may pass [`CHECK_CAPACITY`]) |
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
-//! | 96.. | printf records, [`PRINTF_CAPACITY`] bytes |
+//! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
+//! | 112.. | printf records, [`PRINTF_CAPACITY`] bytes |
 //! | [`CHECK_RECORDS`].. | checked launches: [`CHECK_CAPACITY`] + 1 violation records |
 //!
 //! The device heap (`malloc`/`free`) is a buffer of [`HEAP_BYTES`] per loaded module
@@ -47,7 +48,10 @@
 //! from byte 16 n entries of u64 start and u64 end, sorted by start, the first (0, 0)
 //! so that every address has an entry at or below it. Bit 63 of an end
 //! ([`TABLE_READ_ONLY`]) marks memory the kernel may only read (its parameter block),
-//! which no device address reaches.
+//! which no device address reaches. The parameter ranges are one (u64 start, u64 end)
+//! per kernel parameter: for a pointer-sized one, the allocation its value points into
+//! (empty when none), which `pass::check` tests accesses derived from it against
+//! first.
 
 /// Status of a launch in which a thread executed `trap`.
 pub const STATUS_TRAP: u32 = 1;
@@ -76,7 +80,8 @@ pub const GRID_ARRIVED: u32 = 72;
 pub const GRID_GENERATION: u32 = 76;
 pub const CHECK_COUNT: u32 = 80;
 pub const CHECK_TABLE: u32 = 88;
-pub const HEADER: u32 = 96;
+pub const CHECK_PARAMS: u32 = 96;
+pub const HEADER: u32 = 112;
 
 /// Bytes of a module's device heap (CUDA's default `cudaLimitMallocHeapSize`).
 pub const HEAP_BYTES: u64 = 8 << 20;

@@ -135,7 +135,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             legalize_floats::run,
         )?,
         // Every access of the input is the program's; each ends up alone in a block that
-        // only a branch on its test reaches, and gets a site.
+        // only branches on its tests reach, and gets a site.
         ("check", None) => {
             let k = &mut s.kernel;
             let is_access = |i: &InstKind| {
@@ -162,8 +162,14 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                     .map(|p| &p.term)
                     .filter(|t| t.successors().iter().any(|s| s.index() == b))
                     .collect();
+                // Reached only where a test holds: from the test, or from the table's
+                // search after a pointer parameter's allocation did not hold it.
                 block.insts.len() == 1
-                    && matches!(preds.as_slice(), [Terminator::Branch { negate: false, if_true, .. }] if if_true.index() == b)
+                    && !preds.is_empty()
+                    && preds.iter().all(|t| {
+                        matches!(t, Terminator::Branch { negate: false, if_true, if_false, .. }
+                            if if_true.index() == b && if_false.index() != b)
+                    })
             };
             for a in &accesses {
                 let place = k.blocks.iter().position(|b| b.insts.iter().any(|i| i == a));

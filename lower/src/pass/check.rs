@@ -12,7 +12,11 @@
 //! warp scratch) runs only where its test holds. Its block is split before it, and the
 //! test branches either to a block holding only the access, or to one that records a
 //! violation in the system area ([`crate::system`]) and sets the access's destinations
-//! to 0; both continue with the rest of the block. The tests, by space:
+//! to 0; both continue with the rest of the block. A global access through a register
+//! derived from a pointer parameter ([`provenance`]) is first tested against the
+//! allocation that parameter points into (two compares), and only outside it against
+//! the table, with a copy of the access in its own block on each path. The tests, by
+//! space:
 //! * every space: the address is a multiple of the access size, the total of a vector
 //!   (PTX ISA 9.2 §6.4.1: "the address must be naturally aligned to a multiple of the
 //!   access size"); a misaligned access is recorded as such;
@@ -46,7 +50,7 @@ pub fn run(k: &mut Kernel) {
         return;
     }
     k.system = true;
-    let shared = prologue(k);
+    let shared = prologue(k, &spans);
     let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
     while let Some(b) = work.pop() {
         let found = k.blocks[b.index()]
@@ -54,7 +58,7 @@ pub fn run(k: &mut Kernel) {
             .iter()
             .position(|i| spans.binary_search(&i.span).is_ok() && access_of(k, &i.kind).is_some());
         let Some(at) = found else { continue };
-        if let Some(rest) = guard(k, b, at, shared) {
+        if let Some(rest) = guard(k, b, at, &shared) {
             work.push(rest);
         }
     }
@@ -106,7 +110,6 @@ fn access_of(k: &Kernel, kind: &InstKind) -> Option<Access> {
 
 /// What every test and record of a kernel shares, computed once at the start of the
 /// entry block.
-#[derive(Clone, Copy)]
 struct Prologue {
     /// The system area's address.
     area: RegId,
@@ -116,9 +119,40 @@ struct Prologue {
     /// (`crate::system`).
     thread: Value,
     block: Value,
+    /// The pointer parameter each register's value derives from ([`provenance`]).
+    provenance: Vec<Option<usize>>,
+    /// The allocations of the pointer parameters accesses derive from.
+    params: Vec<ParamRange>,
+    /// The end of the launch's shared window (64-bit), when the kernel has shared
+    /// accesses to test.
+    shared_end: Value,
 }
 
-fn prologue(k: &mut Kernel) -> Prologue {
+/// The allocation a pointer parameter points into, as the host found it at launch
+/// (`crate::system`'s parameter ranges; empty when it points into none).
+struct ParamRange {
+    param: usize,
+    start: RegId,
+    length: RegId,
+}
+
+fn prologue(k: &mut Kernel, spans: &[Span]) -> Prologue {
+    let provenance = provenance(k);
+    let accesses: Vec<Access> = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| spans.binary_search(&i.span).is_ok())
+        .filter_map(|i| access_of(k, &i.kind))
+        .collect();
+    let mut derived: Vec<usize> = accesses
+        .iter()
+        .filter(|a| a.space == Space::Global)
+        .filter_map(|a| provenance[a.addr.base?.index()])
+        .collect();
+    let has_shared = accesses.iter().any(|a| a.space == Space::Shared);
+    derived.sort_unstable();
+    derived.dedup();
     let span = k.span;
     let offset = system::offset(k.abi.size);
     let mut b = Builder::new(k, span);
@@ -134,10 +168,133 @@ fn prologue(k: &mut Kernel) -> Prologue {
     });
     let thread = linear(&mut b, SpecialReg::Tid, SpecialReg::Ntid, U32);
     let block = linear(&mut b, SpecialReg::Ctaid, SpecialReg::Nctaid, U64);
+    let mut params = Vec::new();
+    if !derived.is_empty() {
+        let ranges = b.temp(U64);
+        let at = Address { base: Some(area), offset: i64::from(system::CHECK_PARAMS) };
+        b.push(InstKind::Load {
+            space: Space::Global,
+            ty: U64,
+            dsts: vec![Some(ranges)],
+            addr: at,
+        });
+        for param in derived {
+            let (start, end) = (b.temp(U64), b.temp(U64));
+            let offset = 16 * param as i64;
+            b.push(InstKind::Load {
+                space: Space::Global,
+                ty: U64,
+                dsts: vec![Some(start), Some(end)],
+                addr: Address { base: Some(ranges), offset },
+            });
+            let length = b.temp(U64);
+            b.push(InstKind::Binary {
+                op: BinaryOp::Sub,
+                ty: U64,
+                mode: FloatMode::default(),
+                dst: length,
+                lhs: Value::Reg(end),
+                rhs: Value::Reg(start),
+            });
+            params.push(ParamRange { param, start, length });
+        }
+    }
+    // The window's end: the dynamic region's offset in the final layout plus the
+    // launch's dynamic bytes.
+    let shared_end = if has_shared {
+        let base = b.temp(U32);
+        b.push(InstKind::Special { dst: base, reg: SpecialReg::DynamicSharedBase });
+        let dynamic = b.temp(U32);
+        b.push(InstKind::Special { dst: dynamic, reg: SpecialReg::DynamicSharedBytes });
+        let base = b.cvt(U64, U32, Value::Reg(base));
+        let dynamic = b.cvt(U64, U32, Value::Reg(dynamic));
+        b.add(U64, base, dynamic)
+    } else {
+        Value::Imm(0)
+    };
     let insts = b.insts;
     let entry = k.entry.index();
     k.blocks[entry].insts.splice(0..0, insts);
-    Prologue { area, table, thread, block }
+    Prologue { area, table, thread, block, provenance, params, shared_end }
+}
+
+/// Which pointer-sized kernel parameter each register's value derives from: loaded
+/// from it, moved, or with a value added or subtracted that does not derive from a
+/// parameter; `None` for a register with any other definition, or definitions that
+/// disagree. Flow-insensitive, so a register is tagged only if every definition is
+/// derived from the same parameter.
+fn provenance(k: &Kernel) -> Vec<Option<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Origin {
+        /// No definition seen yet.
+        Unseen,
+        Param(usize),
+        Other,
+    }
+    let pointer_bits = if k.address_size == 32 { 32 } else { 64 };
+    let param_at = |offset: i64| {
+        k.abi.params.iter().position(|p| {
+            p.size * 8 == pointer_bits && p.count == 1 && i64::from(p.offset) == offset
+        })
+    };
+    let mut origin = vec![Origin::Unseen; k.regs.len()];
+    let of = |origin: &[Origin], v: &Value| match v {
+        Value::Reg(r) => origin[r.index()],
+        Value::Imm(_) => Origin::Other,
+    };
+    loop {
+        let mut changed = false;
+        for inst in k.blocks.iter().flat_map(|b| &b.insts) {
+            let (dst, from) = match &inst.kind {
+                InstKind::Load { space: Space::Param, ty, dsts, addr }
+                    if dsts.len() == 1 && addr.base.is_none() && ty.bits() == pointer_bits =>
+                {
+                    let from = param_at(addr.offset).map_or(Origin::Other, Origin::Param);
+                    (dsts[0], from)
+                }
+                InstKind::Mov { dst, src, .. } => (Some(*dst), of(&origin, src)),
+                InstKind::Binary {
+                    op: op @ (BinaryOp::Add | BinaryOp::Sub),
+                    dst,
+                    lhs,
+                    rhs,
+                    ..
+                } => {
+                    let from = match (of(&origin, lhs), of(&origin, rhs)) {
+                        (Origin::Unseen, _) | (_, Origin::Unseen) => Origin::Unseen,
+                        (Origin::Param(p), Origin::Other) => Origin::Param(p),
+                        (Origin::Other, Origin::Param(p)) if *op == BinaryOp::Add => {
+                            Origin::Param(p)
+                        }
+                        _ => Origin::Other,
+                    };
+                    (Some(*dst), from)
+                }
+                other => {
+                    let (mut defs, mut uses) = (Vec::new(), Vec::new());
+                    crate::verify::inst_defs_uses(other, &mut defs, &mut uses);
+                    for d in defs {
+                        changed |= origin[d.index()] != Origin::Other;
+                        origin[d.index()] = Origin::Other;
+                    }
+                    continue;
+                }
+            };
+            let Some(dst) = dst else { continue };
+            let met = match (origin[dst.index()], from) {
+                (old, Origin::Unseen) => old,
+                (Origin::Unseen, new) => new,
+                (old, new) if old == new => old,
+                _ => Origin::Other,
+            };
+            changed |= met != origin[dst.index()];
+            origin[dst.index()] = met;
+        }
+        if !changed {
+            break;
+        }
+    }
+    origin.into_iter().map(|o| if let Origin::Param(p) = o { Some(p) } else { None }).collect()
 }
 
 /// `x + nx * (y + ny * z)` of `index` in a space of `size`, at type `ty`.
@@ -174,7 +331,7 @@ fn sum(b: &mut Builder<'_>, lhs: Value, rhs: Value) -> RegId {
 
 /// Splits block `b` around its instruction `at` (an access [`access_of`] accepts) as
 /// the module doc says, and returns the block with the instructions after it.
-fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: Prologue) -> Option<BlockId> {
+fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: &Prologue) -> Option<BlockId> {
     let inst = k.blocks[b.index()].insts[at].clone();
     let access = access_of(k, &inst.kind)?;
     let span = inst.span;
@@ -185,9 +342,36 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: Prologue) -> Option<Bloc
         access: access.kind,
         size: access.size,
     });
+    // A global access through a pointer parameter's register: inside that parameter's
+    // allocation, two compares decide; the table is searched only outside it.
+    let range = match (access.space, access.addr.base) {
+        (Space::Global, Some(r)) => {
+            shared.params.iter().find(|p| Some(p.param) == shared.provenance[r.index()])
+        }
+        _ => None,
+    };
 
     let mut t = Builder::new(k, span);
-    let (address, ok, violation) = test(&mut t, &access, shared.table, site);
+    let address = address_of(&mut t, &access);
+    let aligned = is_aligned(&mut t, address, access.size);
+    let (first, slow, violation) = match range {
+        Some(range) => {
+            let inside = in_range(&mut t, address, access.size, range);
+            let ok = t.pred_and(aligned, inside);
+            let mut s = Builder::new(t.kernel, span);
+            let inside = in_table(&mut s, &access, address, shared.table);
+            let (slow_ok, violation) = verdict(&mut s, aligned, inside, site);
+            (ok, Some((s.insts, slow_ok)), violation)
+        }
+        None => {
+            let inside = match access.space {
+                Space::Global => in_table(&mut t, &access, address, shared.table),
+                _ => in_window(&mut t, &access, address, shared.shared_end),
+            };
+            let (ok, violation) = verdict(&mut t, aligned, inside, site);
+            (ok, None, violation)
+        }
+    };
     let test_insts = t.insts;
 
     let mut r = Builder::new(k, span);
@@ -210,9 +394,20 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: Prologue) -> Option<Bloc
 
     let rest = new_block(k, span, rest_insts, term, term_span);
     let refused = new_block(k, span, record_insts, Terminator::Jump(rest), span);
-    let allowed = new_block(k, span, vec![inst], Terminator::Jump(rest), span);
-    k.blocks[b.index()].term =
-        Terminator::Branch { cond: ok, negate: false, if_true: allowed, if_false: refused };
+    let branch = |k: &mut Kernel, cond, otherwise| {
+        let allowed = new_block(k, span, vec![inst.clone()], Terminator::Jump(rest), span);
+        Terminator::Branch { cond, negate: false, if_true: allowed, if_false: otherwise }
+    };
+    // The access has a block of its own on each path that allows it, so that the
+    // structured form is two nested `if`s rather than a shared join.
+    let otherwise = match slow {
+        Some((insts, ok)) => {
+            let term = branch(k, ok, refused);
+            new_block(k, span, insts, term, span)
+        }
+        None => refused,
+    };
+    k.blocks[b.index()].term = branch(k, first, otherwise);
     Some(rest)
 }
 
@@ -228,61 +423,75 @@ fn new_block(
     id
 }
 
-/// The test of `a`, site `site`: the address it records (64-bit), the predicate that
-/// lets it happen, and the violation and site recorded where it does not.
-fn test(b: &mut Builder<'_>, a: &Access, table: RegId, site: u32) -> (Value, RegId, Value) {
-    let size = u64::from(a.size);
-    let (address, inside) = match a.space {
-        Space::Global => {
-            let address = global_address(b, a.addr);
-            let dst = b.temp(OpTy::Pred);
-            b.push(InstKind::InAllocation {
-                dst,
-                table: Value::Reg(table),
-                addr: address,
-                size: a.size,
-                write: a.kind != AccessKind::Read,
-            });
-            (address, dst)
-        }
-        Space::Shared | Space::Local | Space::Param => {
-            let offset = match a.addr.base {
-                None => Value::Imm(a.addr.offset as u64 & 0xffff_ffff),
-                Some(r) => {
-                    let base = match b.kernel.reg(r).ty.bits() {
-                        64 => b.lo32(Value::Reg(r)),
-                        _ => Value::Reg(r),
-                    };
-                    b.add(U32, base, Value::Imm(a.addr.offset as u64 & 0xffff_ffff))
-                }
+/// The address `a` reaches: a 64-bit device address for global memory, else the
+/// offset in its space (widened to 64 bits).
+fn address_of(b: &mut Builder<'_>, a: &Access) -> Value {
+    if a.space == Space::Global {
+        return global_address(b, a.addr);
+    }
+    let offset = match a.addr.base {
+        None => Value::Imm(a.addr.offset as u64 & 0xffff_ffff),
+        Some(r) => {
+            let base = match b.kernel.reg(r).ty.bits() {
+                64 => b.lo32(Value::Reg(r)),
+                _ => Value::Reg(r),
             };
-            let address = b.cvt(U64, U32, offset);
-            let end = b.add(U64, address, Value::Imm(size));
-            let limit = match a.space {
-                // The window's end: the dynamic region's offset in the final layout
-                // plus the launch's dynamic bytes.
-                Space::Shared => {
-                    let base = b.temp(U32);
-                    b.push(InstKind::Special { dst: base, reg: SpecialReg::DynamicSharedBase });
-                    let dynamic = b.temp(U32);
-                    b.push(InstKind::Special { dst: dynamic, reg: SpecialReg::DynamicSharedBytes });
-                    let base = b.cvt(U64, U32, Value::Reg(base));
-                    let dynamic = b.cvt(U64, U32, Value::Reg(dynamic));
-                    b.add(U64, base, dynamic)
-                }
-                Space::Local => Value::Imm(u64::from(b.kernel.local_bytes)),
-                _ => Value::Imm(u64::from(b.kernel.abi.size)),
-            };
-            (address, b.cmp(CmpOp::Le, U64, end, limit))
+            b.add(U32, base, Value::Imm(a.addr.offset as u64 & 0xffff_ffff))
         }
     };
-    let low = b.and(U64, address, Value::Imm(size.next_power_of_two() - 1));
-    let aligned = b.cmp(CmpOp::Eq, U64, low, Value::Imm(0));
+    b.cvt(U64, U32, offset)
+}
+
+/// Whether `address` is a multiple of `size` (PTX ISA 9.2 §6.4.1).
+fn is_aligned(b: &mut Builder<'_>, address: Value, size: u32) -> RegId {
+    let mask = u64::from(size).next_power_of_two() - 1;
+    let low = b.and(U64, address, Value::Imm(mask));
+    b.cmp(CmpOp::Eq, U64, low, Value::Imm(0))
+}
+
+/// Whether the `size` bytes at `address` lie inside the parameter's allocation.
+fn in_range(b: &mut Builder<'_>, address: Value, size: u32, range: &ParamRange) -> RegId {
+    let offset = b.bin(BinaryOp::Sub, U64, address, Value::Reg(range.start));
+    let within = b.cmp(CmpOp::Le, U64, offset, Value::Reg(range.length));
+    let left = b.bin(BinaryOp::Sub, U64, Value::Reg(range.length), offset);
+    let fits = b.cmp(CmpOp::Le, U64, Value::Imm(u64::from(size)), left);
+    b.pred_and(within, fits)
+}
+
+/// Whether the global access lies inside one allocation of the table (and a writable
+/// one for a write or atomic).
+fn in_table(b: &mut Builder<'_>, a: &Access, address: Value, table: RegId) -> RegId {
+    let dst = b.temp(OpTy::Pred);
+    b.push(InstKind::InAllocation {
+        dst,
+        table: Value::Reg(table),
+        addr: address,
+        size: a.size,
+        write: a.kind != AccessKind::Read,
+    });
+    dst
+}
+
+/// Whether a shared, local or parameter access at `offset` lies inside its window
+/// (the shared one ends at `shared_end`).
+fn in_window(b: &mut Builder<'_>, a: &Access, offset: Value, shared_end: Value) -> RegId {
+    let end = b.add(U64, offset, Value::Imm(u64::from(a.size)));
+    let limit = match a.space {
+        Space::Shared => shared_end,
+        Space::Local => Value::Imm(u64::from(b.kernel.local_bytes)),
+        _ => Value::Imm(u64::from(b.kernel.abi.size)),
+    };
+    b.cmp(CmpOp::Le, U64, end, limit)
+}
+
+/// The predicate that lets an access happen, and the packed violation and site its
+/// record gets where it does not.
+fn verdict(b: &mut Builder<'_>, aligned: RegId, inside: RegId, site: u32) -> (RegId, Value) {
     let ok = b.pred_and(aligned, inside);
     let packed = |v: u32| Value::Imm(u64::from(v << system::VIOLATION_SHIFT | site));
     let violation =
         b.sel(U32, aligned, packed(system::VIOLATION_BOUNDS), packed(system::VIOLATION_MISALIGNED));
-    (address, ok, violation)
+    (ok, violation)
 }
 
 /// The device address a global access reaches, as the emitter forms it: in a module
@@ -313,7 +522,7 @@ fn global_address(b: &mut Builder<'_>, addr: Address) -> Value {
 
 /// Appends a violation record (`crate::system`): the counter's old value, capped at
 /// the capacity, picks the slot.
-fn record(b: &mut Builder<'_>, shared: Prologue, violation: Value, address: Value) {
+fn record(b: &mut Builder<'_>, shared: &Prologue, violation: Value, address: Value) {
     let index = b.temp(U32);
     b.push(InstKind::Atomic {
         op: AtomicOp::Add,
