@@ -249,13 +249,11 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     }
     // One record per access: an instruction that sema expanded into several accesses
     // of the same address by the same thread (a compare-and-swap loop) is one.
-    let mut seen = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     let mut listed = Vec::new();
     for v in records {
         let span = ctx.sites.get(v.site as usize).map(|s| s.span);
-        let key = (span, v.address, v.ctaid, v.tid, v.kind);
-        if !seen.contains(&key) {
-            seen.push(key);
+        if seen.insert((span, v.address, v.ctaid, v.tid, v.kind)) {
             listed.push(v);
         }
     }

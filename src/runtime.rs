@@ -1042,12 +1042,13 @@ impl Kernel<'_> {
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
+            let regions = self.regions(&params);
             Box::new(CheckContext {
                 kernel: info.name.clone(),
                 sites: info.check_sites.clone(),
                 sources: module.compiled.check_sources.get(self.index).cloned().unwrap_or_default(),
-                regions: self.regions(&params),
-                param_ranges: Vec::new(),
+                param_ranges: self.param_ranges(&params, &regions),
+                regions,
                 freed: module.device.inner.freed_allocations(),
                 shared: (total_shared - dynamic, dynamic),
                 local_bytes: info.local_bytes,
@@ -1056,10 +1057,6 @@ impl Kernel<'_> {
                 grid,
                 block,
             })
-        });
-        let check = check.map(|mut c| {
-            c.param_ranges = self.param_ranges(&params, &c.regions);
-            c
         });
         let system = if info.system {
             let area = module.system_area(&info.name, &params, check)?;

@@ -8,8 +8,8 @@
 use ptxvk_frontend::Span;
 
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, Inst, InstKind, Kernel, OddOp, OpTy, RegId,
-    RegInfo, Rounding, UnaryOp, Value,
+    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, Inst, InstKind, Kernel,
+    OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, UnaryOp, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -56,6 +56,16 @@ pub trait Build {
 
     fn or(&mut self, ty: OpTy, a: Value, b: Value) -> Value {
         self.bin(BinaryOp::Or, ty, a, b)
+    }
+
+    /// A relaxed device-scope atomic add of `src` to the `ty` value at global `addr`:
+    /// the old value (counters of the system area and the device heap).
+    fn atomic_add_global(&mut self, ty: OpTy, addr: Address, src: Value) -> RegId {
+        let dst = self.temp(ty);
+        let (op, space, scope, order) = (AtomicOp::Add, Space::Global, Scope::Gpu, Order::Relaxed);
+        let cmp = Value::Imm(0);
+        self.push(InstKind::Atomic { op, space, ty, scope, order, dst: Some(dst), addr, src, cmp });
+        dst
     }
 
     fn not(&mut self, ty: OpTy, a: Value) -> Value {

@@ -523,18 +523,8 @@ fn global_address(b: &mut Builder<'_>, addr: Address) -> Value {
 /// Appends a violation record (`crate::system`): the counter's old value, capped at
 /// the capacity, picks the slot.
 fn record(b: &mut Builder<'_>, shared: &Prologue, violation: Value, address: Value) {
-    let index = b.temp(U32);
-    b.push(InstKind::Atomic {
-        op: AtomicOp::Add,
-        space: Space::Global,
-        ty: U32,
-        scope: Scope::Gpu,
-        order: Order::Relaxed,
-        dst: Some(index),
-        addr: Address { base: Some(shared.area), offset: i64::from(system::CHECK_COUNT) },
-        src: Value::Imm(1),
-        cmp: Value::Imm(0),
-    });
+    let count = Address { base: Some(shared.area), offset: i64::from(system::CHECK_COUNT) };
+    let index = b.atomic_add_global(U32, count, Value::Imm(1));
     let capped =
         b.bin(BinaryOp::Min, U32, Value::Reg(index), Value::Imm(u64::from(system::CHECK_CAPACITY)));
     let wide = b.cvt(U64, U32, capped);

@@ -110,18 +110,7 @@ impl Lowerer<'_> {
         let room = sys::HEAP_BYTES - sys::HEAP_START;
         let small = e.cmp(CmpOp::Le, U64, rounded, Value::Imm(room));
         let take = e.sel(U64, small, rounded, Value::Imm(0));
-        let used = e.temp(U64);
-        e.push(InstKind::Atomic {
-            op: AtomicOp::Add,
-            space: Space::Global,
-            ty: U64,
-            scope: Scope::Gpu,
-            order: Order::Relaxed,
-            dst: Some(used),
-            addr: Address { base: Some(heap), offset: 0 },
-            src: take,
-            cmp: Value::Imm(0),
-        });
+        let used = e.atomic_add_global(U64, Address { base: Some(heap), offset: 0 }, take);
         let left = e.bin(crate::ir::BinaryOp::Sub, U64, Value::Imm(room), rounded);
         let below = e.cmp(CmpOp::Le, U64, Value::Reg(used), left);
         let fits = e.pred_and(small, below);
