@@ -23,7 +23,7 @@ test: setup
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \
 		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e \
-			--test grid_sync_e2e --test link_e2e
+			--test grid_sync_e2e --test link_e2e --test check_e2e
 	# Once more on a device without shaderFloat64: every kernel without f64 values runs
 	# (the two skipped tests use f64 kernels), and f32, half and `.approx` arithmetic
 	# stay exact.

@@ -546,6 +546,9 @@ impl AddressMap {
     fn insert(&self, address: u64, size: u64, inner: Weak<BufferInner>) {
         let mut map = self.map.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         map.insert(address, Entry { size, inner, internal: false });
+        // A range reused is live again, not freed.
+        let mut freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        freed.retain(|f| f.start != address);
     }
 
     fn remove(&self, address: u64) {
@@ -575,11 +578,8 @@ impl AddressMap {
     }
 
     fn freed(&self) -> Vec<Range> {
-        // A range reused since it was freed is live again, not freed. The map's lock is
-        // released before the list's is taken: `remove` takes them in the other order.
-        let live = self.live();
         let freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        freed.iter().filter(|f| !live.iter().any(|l| l.start == f.start)).copied().collect()
+        freed.iter().copied().collect()
     }
 
     fn find(&self, address: u64) -> Option<Resolved> {

@@ -53,13 +53,12 @@ pub fn run(k: &mut Kernel) {
     let shared = prologue(k, &spans);
     let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
     while let Some(b) = work.pop() {
-        let found = k.blocks[b.index()]
-            .insts
-            .iter()
-            .position(|i| spans.binary_search(&i.span).is_ok() && access_of(k, &i.kind).is_some());
-        let Some(at) = found else { continue };
-        if let Some(rest) = guard(k, b, at, &shared) {
-            work.push(rest);
+        let found = k.blocks[b.index()].insts.iter().enumerate().find_map(|(at, i)| {
+            let access = access_of(k, &i.kind).filter(|_| spans.binary_search(&i.span).is_ok());
+            access.map(|a| (at, a))
+        });
+        if let Some((at, access)) = found {
+            work.push(guard(k, b, at, access, &shared));
         }
     }
 }
@@ -329,11 +328,10 @@ fn sum(b: &mut Builder<'_>, lhs: Value, rhs: Value) -> RegId {
     dst
 }
 
-/// Splits block `b` around its instruction `at` (an access [`access_of`] accepts) as
-/// the module doc says, and returns the block with the instructions after it.
-fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: &Prologue) -> Option<BlockId> {
+/// Splits block `b` around its instruction `at`, which makes `access`, as the module
+/// doc says, and returns the block with the instructions after it.
+fn guard(k: &mut Kernel, b: BlockId, at: usize, access: Access, shared: &Prologue) -> BlockId {
     let inst = k.blocks[b.index()].insts[at].clone();
-    let access = access_of(k, &inst.kind)?;
     let span = inst.span;
     let site = k.check_sites.len() as u32;
     k.check_sites.push(CheckSite {
@@ -408,7 +406,7 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, shared: &Prologue) -> Option<Blo
         None => refused,
     };
     k.blocks[b.index()].term = branch(k, first, otherwise);
-    Some(rest)
+    rest
 }
 
 fn new_block(
