@@ -11,7 +11,8 @@ use ptxvk_vk::Range;
 use crate::Error;
 
 /// The environment variable that checks every launch of a device, the driver
-/// library's included: `memcheck`, or `off` (the default).
+/// library's included: `memcheck`, `racecheck` (which includes memcheck), or `off`
+/// (the default).
 pub const ENV_CHECK: &str = "PTXVK_CHECK";
 /// The environment variable with the number of violations a checked launch's report
 /// lists (default [`DEFAULT_LIMIT`]); the count of all is always given.
@@ -25,13 +26,17 @@ pub struct CheckConfig {
     /// Every access of the program's memory instructions is tested against what the
     /// launch may access; one that fails does not happen and is reported.
     pub memcheck: bool,
+    /// With memcheck: each shared access that is not an atomic is tested against the
+    /// other accesses of its block since the last barrier, and one that races with
+    /// another thread's is reported (it still happens).
+    pub racecheck: bool,
     /// How many violations a report lists.
     pub limit: usize,
 }
 
 impl Default for CheckConfig {
     fn default() -> CheckConfig {
-        CheckConfig { memcheck: false, limit: DEFAULT_LIMIT }
+        CheckConfig { memcheck: false, racecheck: false, limit: DEFAULT_LIMIT }
     }
 }
 
@@ -41,29 +46,44 @@ impl CheckConfig {
         CheckConfig { memcheck: true, ..CheckConfig::default() }
     }
 
+    /// memcheck and racecheck.
+    pub fn racecheck() -> CheckConfig {
+        CheckConfig { racecheck: true, ..CheckConfig::memcheck() }
+    }
+
+    /// The checks a comma-separated list of tools names (`memcheck`, `racecheck`,
+    /// `off`), as `PTXVK_CHECK` and `ptxvk run --check=` take it; racecheck includes
+    /// memcheck, whose bounds test keeps its shadow in range.
+    pub fn parse_tools(tools: &str) -> Result<CheckConfig, String> {
+        let mut config = CheckConfig::default();
+        for tool in tools.split(',').map(str::trim) {
+            match tool {
+                "" | "off" | "none" => {}
+                "memcheck" => config.memcheck = true,
+                "racecheck" => config = CheckConfig { racecheck: true, memcheck: true, ..config },
+                "initcheck" => return Err("`initcheck` is not available yet".to_string()),
+                other => {
+                    return Err(format!(
+                        "unknown tool `{other}`: expected `memcheck`, `racecheck` or `off`"
+                    ))
+                }
+            }
+        }
+        Ok(config)
+    }
+
     /// The configuration `PTXVK_CHECK` and `PTXVK_CHECK_LIMIT` ask for.
     pub fn from_env() -> Result<CheckConfig, Error> {
-        let memcheck = match std::env::var(ENV_CHECK).as_deref().map(str::trim) {
-            Err(_) | Ok("" | "off" | "none") => false,
-            Ok("memcheck") => true,
-            Ok(other @ ("initcheck" | "racecheck")) => {
-                return Err(Error::Config(format!(
-                    "{ENV_CHECK}={other}: only `memcheck` is available so far"
-                )))
-            }
-            Ok(other) => {
-                return Err(Error::Config(format!(
-                    "{ENV_CHECK}={other}: expected `memcheck` or `off`"
-                )))
-            }
-        };
+        let tools = std::env::var(ENV_CHECK).unwrap_or_default();
+        let tools = CheckConfig::parse_tools(&tools)
+            .map_err(|e| Error::Config(format!("{ENV_CHECK}={tools}: {e}")))?;
         let limit = match std::env::var(ENV_CHECK_LIMIT) {
             Err(_) => DEFAULT_LIMIT,
             Ok(v) => v.trim().parse::<usize>().map_err(|_| {
                 Error::Config(format!("{ENV_CHECK_LIMIT}={v}: expected a number of violations"))
             })?,
         };
-        Ok(CheckConfig { memcheck, limit })
+        Ok(CheckConfig { limit, ..tools })
     }
 }
 
@@ -209,15 +229,43 @@ pub(crate) struct CheckContext {
     pub param_ranges: Vec<(u64, u64)>,
 }
 
-/// What a checked launch refused.
+/// What a checked launch refused, and the races racecheck found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckReport {
     /// How many accesses were refused.
     pub count: usize,
     /// The first of them (at most the configured limit), in the order threads made them.
     pub violations: Vec<ViolationInfo>,
+    /// The shared-memory races, one per pair of instructions (at most the configured
+    /// limit), in the order they were first seen.
+    pub races: Vec<RaceInfo>,
     /// The report as text, in compute-sanitizer's style.
     pub text: String,
+}
+
+/// Two instructions whose accesses to the same shared bytes raced: between the same two
+/// barriers, from two threads of a block, at least one a write, neither an atomic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceInfo {
+    /// The access seen first (in the shadow), and the one that found it there.
+    pub first: RaceAccess,
+    pub second: RaceAccess,
+    /// The byte offset in the shared window of the first hazard seen, and its block.
+    pub offset: u64,
+    pub ctaid: [u32; 3],
+    /// Whether the two threads of that hazard are in the same warp: code written for
+    /// NVIDIA's lockstep warps, missing a `__syncwarp()`.
+    pub same_warp: bool,
+    /// How many accesses found this race (each thread's each time).
+    pub hazards: usize,
+}
+
+/// One side of a [`RaceInfo`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceAccess {
+    pub access: AccessKind,
+    pub tid: [u32; 3],
+    pub site: SiteSource,
 }
 
 /// One refused access.
@@ -247,31 +295,140 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     if count == 0 {
         return None;
     }
+    let (race_records, access_records): (Vec<&Violation>, Vec<&Violation>) =
+        records.iter().partition(|v| v.kind == system::VIOLATION_RACE);
     // One record per access: an instruction that sema expanded into several accesses
     // of the same address by the same thread (a compare-and-swap loop) is one.
     let mut seen = std::collections::BTreeSet::new();
     let mut listed = Vec::new();
-    for v in records {
+    for v in &access_records {
         let span = ctx.sites.get(v.site as usize).map(|s| s.span);
         if seen.insert((span, v.address, v.ctaid, v.tid, v.kind)) {
-            listed.push(v);
+            listed.push(*v);
         }
     }
-    let total = count as usize - (records.len() - listed.len());
-    let mut out = format!(
-        "memcheck: kernel `{}` made {} invalid access{}; {} refused{}:\n",
-        ctx.kernel,
-        total,
-        if total == 1 { "" } else { "es" },
-        if total == 1 { "it was" } else { "they were" },
-        if total > ctx.limit { format!(", the first {} listed", ctx.limit) } else { String::new() },
-    );
+    // Records past the capacity were not kept; they count as refused accesses.
+    let total = listed.len() + (count as usize).saturating_sub(records.len());
+    let mut out = String::new();
+    if total > 0 {
+        out = format!(
+            "memcheck: kernel `{}` made {} invalid access{}; {} refused{}:\n",
+            ctx.kernel,
+            total,
+            if total == 1 { "" } else { "es" },
+            if total == 1 { "it was" } else { "they were" },
+            if total > ctx.limit {
+                format!(", the first {} listed", ctx.limit)
+            } else {
+                String::new()
+            },
+        );
+    }
     let violations: Vec<ViolationInfo> =
         listed.iter().take(ctx.limit).filter_map(|v| info(ctx, v)).collect();
     for v in &violations {
         out.push_str(&describe(&ctx.kernel, v));
     }
-    Some(CheckReport { count: total, violations, text: out })
+    let races = races(ctx, &race_records);
+    if !races.is_empty() {
+        let hazards: usize = races.iter().map(|r| r.hazards).sum();
+        out.push_str(&format!(
+            "racecheck: kernel `{}` has {} data race{} on shared memory ({} hazard{}){}:\n",
+            ctx.kernel,
+            races.len(),
+            if races.len() == 1 { "" } else { "s" },
+            hazards,
+            if hazards == 1 { "" } else { "s" },
+            if races.len() > ctx.limit {
+                format!(", the first {} listed", ctx.limit)
+            } else {
+                String::new()
+            },
+        ));
+    }
+    let races: Vec<RaceInfo> = races.into_iter().take(ctx.limit).collect();
+    for r in &races {
+        out.push_str(&describe_race(&ctx.kernel, r));
+    }
+    Some(CheckReport { count: total, violations, races, text: out })
+}
+
+/// The races of `records` (all [`system::VIOLATION_RACE`]), one per pair of sites.
+fn races(ctx: &CheckContext, records: &[&Violation]) -> Vec<RaceInfo> {
+    let mut races: Vec<((u32, u32), RaceInfo)> = Vec::new();
+    for v in records {
+        let other_thread = (v.address >> system::RACE_OTHER_THREAD) & 0x3ff;
+        let other_site = ((v.address >> system::RACE_OTHER_SITE) & 0x1f_ffff) as u32;
+        let other_wrote = v.address >> system::RACE_OTHER_WROTE != 0;
+        let pair = (v.site.min(other_site), v.site.max(other_site));
+        if let Some((_, r)) = races.iter_mut().find(|(p, _)| *p == pair) {
+            r.hazards += 1;
+            continue;
+        }
+        let known = (other_site as usize) < ctx.sites.len();
+        let Some(site) = ctx.sites.get(v.site as usize).filter(|_| known) else {
+            continue;
+        };
+        let source = |i: u32| ctx.sources.get(i as usize).cloned().unwrap_or_else(unknown_site);
+        let [x, y, _] = ctx.block.map(|d| u64::from(d.max(1)));
+        let other_tid =
+            [other_thread % x, other_thread / x % y, other_thread / (x * y)].map(|i| i as u32);
+        let linear = |t: [u32; 3]| u64::from(t[0]) + x * (u64::from(t[1]) + y * u64::from(t[2]));
+        let first = RaceAccess {
+            access: if other_wrote { AccessKind::Write } else { AccessKind::Read },
+            tid: other_tid,
+            site: source(other_site),
+        };
+        let second = RaceAccess { access: site.access, tid: v.tid, site: source(v.site) };
+        races.push((
+            pair,
+            RaceInfo {
+                offset: v.address & 0xffff_ffff,
+                ctaid: v.ctaid,
+                same_warp: linear(first.tid) / 32 == linear(second.tid) / 32,
+                first,
+                second,
+                hazards: 1,
+            },
+        ));
+    }
+    races.into_iter().map(|(_, r)| r).collect()
+}
+
+/// One race of kernel `kernel`, as compute-sanitizer's racecheck words it, and what
+/// orders the two accesses.
+fn describe_race(kernel: &str, r: &RaceInfo) -> String {
+    let side = |a: &RaceAccess| {
+        let at = match &a.site.source {
+            Some(s) => format!("{s} ({})", a.site.ptx),
+            None => a.site.ptx.clone(),
+        };
+        let [x, y, z] = a.tid;
+        let kind = if a.access == AccessKind::Read { "Read" } else { "Write" };
+        format!("{kind} access at {at} in {kernel}: {} by thread ({x},{y},{z})", a.site.instruction)
+    };
+    let [bx, by, bz] = r.ctaid;
+    let mut out = format!("========= Error: Race reported between {}\n", side(&r.first));
+    out.push_str(&format!("=========     and {}\n", side(&r.second)));
+    out.push_str(&format!(
+        "=========     at shared offset {:#x} in block ({bx},{by},{bz}) [{} hazard{}]\n",
+        r.offset,
+        r.hazards,
+        if r.hazards == 1 { "" } else { "s" }
+    ));
+    out.push_str(if r.same_warp {
+        "=========     Both threads are in one warp: missing __syncwarp() between the accesses. \
+         NVIDIA GPUs before Volta ran a warp in lockstep, which hid this race; other GPUs \
+         (and independent thread scheduling) run a warp's threads in any order.\n"
+    } else {
+        "=========     The threads are in different warps: missing __syncthreads() between \
+         the accesses.\n"
+    });
+    out
+}
+
+fn unknown_site() -> SiteSource {
+    SiteSource { ptx: "?".to_string(), instruction: String::new(), source: None }
 }
 
 /// A record made readable; `None` for a site the kernel does not have (a ptxvk bug).
@@ -310,11 +467,7 @@ fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
         address: v.address,
         ctaid: v.ctaid,
         tid: v.tid,
-        site: ctx.sources.get(v.site as usize).cloned().unwrap_or_else(|| SiteSource {
-            ptx: "?".to_string(),
-            instruction: String::new(),
-            source: None,
-        }),
+        site: ctx.sources.get(v.site as usize).cloned().unwrap_or_else(unknown_site),
         place,
     })
 }

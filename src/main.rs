@@ -50,9 +50,11 @@ enum Command {
         /// `div` and `sqrt` to nearest, faster but with Vulkan's precision.
         #[arg(long, value_enum, default_value = "exact")]
         float: FloatArg,
-        /// Compile for checked launches (memcheck: every memory access tested first).
-        #[arg(long)]
-        check: bool,
+        /// Compile for checked launches: `--check` or `--check=memcheck` (every memory
+        /// access tested first), `--check=racecheck` (shared-memory races too).
+        #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "memcheck",
+              value_name = "TOOLS", value_parser = ptxvk::check::CheckConfig::parse_tools)]
+        check: Option<ptxvk::check::CheckConfig>,
     },
     /// Run a kernel: from flags, or from a launch spec (JSON).
     Run {
@@ -89,11 +91,13 @@ enum Command {
         /// Float arithmetic (default: PTXVK_FLOAT, else exact); see `compile --float`.
         #[arg(long, value_enum)]
         float: Option<FloatArg>,
-        /// Check every memory access (memcheck, as PTXVK_CHECK=memcheck does): invalid
-        /// ones do not happen and are reported (exit code 3); PTXVK_CHECK_LIMIT sets how
-        /// many are listed.
-        #[arg(long)]
-        check: bool,
+        /// Check every memory access (`--check` or `--check=memcheck`, as
+        /// PTXVK_CHECK=memcheck does): invalid ones do not happen and are reported (exit
+        /// code 3). `--check=racecheck` reports shared-memory races between a block's
+        /// threads too. PTXVK_CHECK_LIMIT sets how many are listed.
+        #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "memcheck",
+              value_name = "TOOLS", value_parser = ptxvk::check::CheckConfig::parse_tools)]
+        check: Option<ptxvk::check::CheckConfig>,
     },
     /// Run a program with ptxvk's libcuda.so.1 first on the loader path, so its CUDA
     /// driver API calls (numba-cuda, cuda-python, CUDA programs) run on Vulkan.
@@ -174,7 +178,8 @@ fn main() -> ExitCode {
             let target = ptxvk::compile::Target {
                 warp_mode: warp_mode.into(),
                 native_float: float == FloatArg::Native,
-                check,
+                check: check.is_some_and(|c| c.memcheck || c.racecheck),
+                racecheck: check.is_some_and(|c| c.racecheck),
                 ..ptxvk::compile::Target::portable()
             };
             compile(&inputs, output.as_deref(), emit, entry.as_deref(), target)
@@ -368,7 +373,7 @@ fn run(
     device: Option<String>,
     warp_mode: Option<WarpMode>,
     native_float: Option<bool>,
-    check: bool,
+    check: Option<ptxvk::check::CheckConfig>,
 ) -> Result<(), Failure> {
     let spec = match spec_path {
         Some(p) => spec::load(&p).map_err(|e| usage(anyhow::anyhow!(e)))?,
@@ -401,8 +406,8 @@ fn run(
     let (compiled, entry) = ptxvk::run::prepare(&spec, &sources)?;
     let selector = device.map_or_else(DeviceSelector::from_env, |d| DeviceSelector::parse(&d));
     let mut device = Device::open(&selector)?;
-    if check {
-        device.set_check(ptxvk::check::CheckConfig { memcheck: true, ..device.check() });
+    if let Some(check) = check {
+        device.set_check(ptxvk::check::CheckConfig { limit: device.check().limit, ..check });
     }
     // The device's target (its warp mode unless one is forced); compiled again when it
     // is not the portable target `prepare` used.

@@ -86,6 +86,7 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         int8: info.features.int8,
         int16: info.features.int16,
         check: false,
+        racecheck: false,
     }
 }
 
@@ -237,7 +238,8 @@ impl Device {
             fused_fma: self.fused_fma,
             native_float: self.native_float,
             float64: self.info().features.float64 && !self.integer_float,
-            check: self.check.memcheck,
+            check: self.check.memcheck || self.check.racecheck,
+            racecheck: self.check.racecheck,
             ..target_of(self.info())
         }
     }
@@ -1029,6 +1031,9 @@ impl Kernel<'_> {
         } else {
             info.static_shared_bytes
         };
+        if info.race_shadow {
+            self.racecheck_fits(total_shared)?;
+        }
         let module = self.module;
         let mut cfg = LaunchConfig {
             grid,
@@ -1066,6 +1071,24 @@ impl Kernel<'_> {
             None
         };
         Ok(Prepared { module, cfg, params, system })
+    }
+
+    /// Whether a racechecked launch with `total_shared` bytes of shared memory can keep
+    /// its shadow (four words per word) in shared memory too.
+    fn racecheck_fits(&self, total_shared: u32) -> Result<(), Error> {
+        let info = self.module.device.info();
+        let words = u64::from(total_shared.div_ceil(4).max(1));
+        let needed = u64::from(total_shared) + 16 * words;
+        let max = u64::from(info.limits.max_shared_memory_bytes);
+        if needed > max {
+            return Err(Error::Launch(format!(
+                "racecheck keeps a shadow of 16 bytes per 4 bytes of shared memory: kernel \
+                 `{}`'s {total_shared} bytes need {needed} bytes in all, more than the \
+                 device's {max} (maxComputeSharedMemorySize); run it with memcheck only",
+                self.info().name
+            )));
+        }
+        Ok(())
     }
 
     /// The pointer-sized parameters of the launch with parameter block `params`: their

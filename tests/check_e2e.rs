@@ -417,3 +417,133 @@ fn a_pointer_into_another_live_allocation_is_valid_as_compute_sanitizer_sees_it(
     assert_eq!(other.to_vec().expect("other")[0], WHO);
     assert_others_stored(&out, 0);
 }
+
+// Racecheck, on `tests/kernels/races.cu` as each of the six compilers built it: the
+// races come from the kernels' design (which threads touch which words between which
+// barriers), the lines from the PTX text, and the correct kernels' results from a
+// CPU model.
+
+/// The compilers' builds of `races.cu`.
+const RACE_BUILDS: [&str; 6] = [
+    "races.nvcc.sm_75.ptx",
+    "races.nvcc.sm_80.ptx",
+    "races.nvcc.sm_90.ptx",
+    "races.nvrtc.compute_52.ptx",
+    "races.nvrtc.compute_70.ptx",
+    "races.clang.sm_70.ptx",
+];
+
+/// A device whose launches get racecheck (and memcheck).
+fn racechecked() -> Option<Device> {
+    let mut d = device()?;
+    d.set_check(CheckConfig::racecheck());
+    Some(d)
+}
+
+fn race_module(device: &Device, file: &str) -> (Module, String) {
+    let ptx = std::fs::read_to_string(repo().join("tests/kernels").join(file)).expect("PTX");
+    (Module::from_ptx_named(device, file, &ptx).expect("module"), ptx)
+}
+
+/// The `file:line`s of the lines of entry `kernel`'s body that contain `needle`.
+fn lines_of(ptx: &str, file: &str, kernel: &str, needle: &str) -> Vec<String> {
+    let start = ptx.find(&format!(".entry {kernel}(")).expect("entry");
+    let end = ptx[start..].find("\n}").map_or(ptx.len(), |e| start + e);
+    let first = ptx[..start].lines().count();
+    ptx[start..end]
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| format!("{file}:{}", first + i))
+        .collect()
+}
+
+fn race_report(result: Result<ptxvk::LaunchStats, Error>) -> CheckReport {
+    let r = report(result);
+    assert_eq!(r.count, 0, "no invalid access, only races: {}", r.text);
+    r
+}
+
+#[test]
+fn a_missing_syncthreads_is_one_race_between_warps_naming_both_lines() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = racechecked() else { return };
+    for file in RACE_BUILDS {
+        let (m, ptx) = race_module(&device, file);
+        let out = device.zeroed::<u32>(128).expect("out");
+        let k = m.kernel("missing_syncthreads").expect("kernel");
+        let r = race_report(k.launch(2, 64, 0, &[Arg::from(&out)]));
+        assert_eq!(r.races.len(), 1, "{file}: one pair of instructions races:\n{}", r.text);
+        let race = &r.races[0];
+        let store = lines_of(&ptx, file, "missing_syncthreads", "st.shared");
+        let load = lines_of(&ptx, file, "missing_syncthreads", "ld.shared");
+        assert_eq!((store.len(), load.len()), (1, 1), "{file}");
+        let mut sites = [race.first.site.ptx.clone(), race.second.site.ptx.clone()];
+        sites.sort();
+        let mut want = [store[0].clone(), load[0].clone()];
+        want.sort();
+        assert_eq!(sites, want, "{file}:\n{}", r.text);
+        // Thread t reads the word thread 63 - t writes: a pair in different warps.
+        let (a, b) = (race.first.tid[0], race.second.tid[0]);
+        assert_eq!(a + b, 63, "{file}: threads {a} and {b}:\n{}", r.text);
+        let writer = if race.first.access == AccessKind::Write { a } else { b };
+        assert_eq!(race.offset, 4 * u64::from(writer), "{file}");
+        assert!(!race.same_warp && r.text.contains("missing __syncthreads()"), "{}", r.text);
+        assert!(race.hazards >= 1);
+    }
+}
+
+#[test]
+fn a_warp_synchronous_reduction_without_syncwarp_is_reported_as_such() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = racechecked() else { return };
+    for file in RACE_BUILDS {
+        let (m, ptx) = race_module(&device, file);
+        let input = device.buffer_from(&(0..64u32).collect::<Vec<_>>()).expect("in");
+        let out = device.zeroed::<u32>(2).expect("out");
+        let k = m.kernel("warp_sum_unsynced").expect("kernel");
+        let r = race_report(k.launch(2, 32, 0, &[Arg::from(&input), Arg::from(&out)]));
+        assert!(!r.races.is_empty(), "{file}");
+        let volatile = lines_of(&ptx, file, "warp_sum_unsynced", ".volatile.shared");
+        for race in &r.races {
+            // Both accesses are the reduction's, by two of its 16 threads, in warp 0.
+            for side in [&race.first, &race.second] {
+                assert!(volatile.contains(&side.site.ptx), "{file}: {}\n{}", side.site.ptx, r.text);
+                assert!(side.tid[0] < 16, "{file}:\n{}", r.text);
+            }
+            assert_ne!(race.first.tid, race.second.tid);
+            assert!(race.same_warp, "{file}:\n{}", r.text);
+        }
+        assert!(r.text.contains("missing __syncwarp()"), "{}", r.text);
+    }
+}
+
+#[test]
+fn correct_barriers_syncwarps_byte_neighbours_and_atomics_report_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = racechecked() else { return };
+    for file in RACE_BUILDS {
+        let (m, _) = race_module(&device, file);
+        let out = device.zeroed::<u32>(128).expect("out");
+        let run = |name: &str, block: u32, args: &[Arg<'_>]| {
+            let k = m.kernel(name).expect("kernel");
+            if let Err(e) = k.launch(2, block, 0, args) {
+                panic!("{file}: `{name}` is race-free, got: {e}");
+            }
+        };
+        run("with_syncthreads", 64, &[Arg::from(&out)]);
+        let want: Vec<u32> = (0..128).map(|i| 3 * (63 - i % 64) + 1).collect();
+        assert_eq!(out.to_vec().expect("out"), want, "{file}: with_syncthreads");
+
+        let values: Vec<u32> = (0..64).map(|i| i * 7 + 3).collect();
+        let input = device.buffer_from(&values).expect("in");
+        let sums = device.zeroed::<u32>(2).expect("sums");
+        run("warp_sum_synced", 32, &[Arg::from(&input), Arg::from(&sums)]);
+        let want: Vec<u32> = values.chunks(32).map(|c| c.iter().sum()).collect();
+        assert_eq!(sums.to_vec().expect("sums"), want, "{file}: warp_sum_synced");
+
+        run("bytes_and_atomics", 64, &[Arg::from(&out)]);
+        let want: Vec<u32> = (0..128).map(|i| ((i % 64) ^ 1) + 64).collect();
+        assert_eq!(out.to_vec().expect("out"), want, "{file}: bytes_and_atomics");
+    }
+}

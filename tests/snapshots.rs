@@ -196,27 +196,36 @@ fn snapshots_match_and_spirv_validates() {
 }
 
 /// Every module of the corpus compiles for checked launches (memcheck instruments each
-/// access), and the SPIR-V validates.
+/// access; racecheck each plain shared access too), and the SPIR-V validates.
 #[test]
 fn the_corpus_compiles_checked_and_validates() {
     let mut failures = Vec::new();
     let mut instrumented = 0;
+    let mut racechecked = 0;
     for case in cases() {
-        let target = Target { check: true, ..case.target };
-        let c = match ptxvk::compile::compile_linked(&sources(&case), None, target) {
-            Ok(c) => c,
-            Err(e) => {
-                failures.push(format!("{}: does not compile checked: {e}", case.name));
-                continue;
+        for racecheck in [false, true] {
+            let target = Target { check: true, racecheck, ..case.target };
+            let tool = if racecheck { "racecheck" } else { "memcheck" };
+            let c = match ptxvk::compile::compile_linked(&sources(&case), None, target) {
+                Ok(c) => c,
+                Err(e) => {
+                    failures.push(format!("{}: does not compile with {tool}: {e}", case.name));
+                    continue;
+                }
+            };
+            if racecheck {
+                racechecked += c.spirv.kernels.iter().filter(|k| k.race_shadow).count();
+            } else {
+                instrumented += c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>();
             }
-        };
-        instrumented += c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>();
-        if let Err(e) = ptxvk::spirv::validate(&c.spirv.words) {
-            failures.push(format!("{}: spirv-val rejects the checked module: {e}", case.name));
+            if let Err(e) = ptxvk::spirv::validate(&c.spirv.words) {
+                failures.push(format!("{}: spirv-val rejects the {tool} module: {e}", case.name));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(instrumented > 1000, "only {instrumented} accesses instrumented");
+    assert!(racechecked >= 15, "only {racechecked} kernels keep a race shadow");
 }
 
 /// A snapshot without its case is a deleted case whose expectation lingers.

@@ -41,11 +41,14 @@ pub struct Features {
     pub signed_zero_preserve_f32: bool,
     /// The `shaderSignedZeroInfNanPreserveFloat64` property.
     pub signed_zero_preserve_f64: bool,
+    /// `shaderZeroInitializeWorkgroupMemory` (Vulkan 1.3): zero-initialized shared
+    /// variables, which racecheck's shadow is.
+    pub zero_initialize_workgroup_memory: bool,
 }
 
 impl Features {
     /// Every flag with its Vulkan name, in declaration order.
-    fn flags(&self) -> [(bool, &'static str); 17] {
+    fn flags(&self) -> [(bool, &'static str); 18] {
         [
             (self.int8, "shaderInt8"),
             (self.int16, "shaderInt16"),
@@ -64,6 +67,7 @@ impl Features {
             (self.subgroup_size_control, "subgroupSizeControl"),
             (self.signed_zero_preserve_f32, "shaderSignedZeroInfNanPreserveFloat32"),
             (self.signed_zero_preserve_f64, "shaderSignedZeroInfNanPreserveFloat64"),
+            (self.zero_initialize_workgroup_memory, "shaderZeroInitializeWorkgroupMemory"),
         ]
     }
 
@@ -79,7 +83,7 @@ impl Features {
                     known.join(", ")
                 ));
             };
-            let flags: [&mut bool; 17] = [
+            let flags: [&mut bool; 18] = [
                 &mut self.int8,
                 &mut self.int16,
                 &mut self.int64,
@@ -97,6 +101,7 @@ impl Features {
                 &mut self.subgroup_size_control,
                 &mut self.signed_zero_preserve_f32,
                 &mut self.signed_zero_preserve_f64,
+                &mut self.zero_initialize_workgroup_memory,
             ];
             if let Some(flag) = flags.into_iter().nth(k) {
                 *flag = false;
@@ -144,6 +149,8 @@ impl Features {
                 || other.signed_zero_preserve_f32,
             signed_zero_preserve_f64: self.signed_zero_preserve_f64
                 || other.signed_zero_preserve_f64,
+            zero_initialize_workgroup_memory: self.zero_initialize_workgroup_memory
+                || other.zero_initialize_workgroup_memory,
         }
     }
 }
@@ -166,6 +173,8 @@ pub struct Requirements {
     pub int64_atomics: bool,
     /// 64-bit atomics on shared memory: a kernel has a window of 64-bit words.
     pub shared_int64_atomics: bool,
+    /// Zero-initialized shared variables: a kernel keeps racecheck's shadow.
+    pub zero_initialize_workgroup_memory: bool,
 }
 
 impl Requirements {
@@ -181,6 +190,7 @@ impl Requirements {
             storage_buffer_16bit: self.storage_buffer_16bit,
             int64_atomics: self.int64_atomics,
             shared_int64_atomics: self.shared_int64_atomics,
+            zero_initialize_workgroup_memory: self.zero_initialize_workgroup_memory,
             ..Features::default()
         }
     }

@@ -158,6 +158,10 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
         {
             CUresult::CUDA_ERROR_MISALIGNED_ADDRESS
         }
+        // Races alone (racecheck): the accesses happened, the results are suspect.
+        ptxvk::Error::CheckFailed { report, .. } if report.count == 0 => {
+            CUresult::CUDA_ERROR_LAUNCH_FAILED
+        }
         ptxvk::Error::CheckFailed { .. } => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
         ptxvk::Error::Runtime(r) => match r {
             Vk::OutOfMemory(_) | Vk::BufferTooLarge { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,

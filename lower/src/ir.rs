@@ -92,6 +92,10 @@ pub struct Kernel {
     /// opposed to those semantic analysis adds (system calls, call frames, warp scratch).
     /// `pass::check` instruments exactly the accesses with these spans.
     pub memory_instructions: Vec<Span>,
+    /// The spans of the `ld.volatile`/`st.volatile` among them, which are strong
+    /// (`.relaxed.sys`) accesses to the memory model but, unlike atomics, may race: CUDA
+    /// C++'s `volatile` does not order threads (racecheck, `pass::check`).
+    pub volatile_accesses: Vec<Span>,
     /// The accesses `pass::check` instrumented; a violation record names its site by
     /// index here (`crate::system`).
     pub check_sites: Vec<CheckSite>,
@@ -1057,6 +1061,14 @@ pub enum InstKind {
         size: u32,
         write: bool,
     },
+    /// Racecheck's shadow of the shared window (`pass::check`; four 32-bit words per
+    /// 32-bit word of the window, zero when the block starts): `dst` gets word `word`
+    /// of it, which `swap`, when given, replaces in the same atomic step.
+    RaceShadow {
+        dst: RegId,
+        word: Value,
+        swap: Option<Value>,
+    },
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:
@@ -1119,6 +1131,7 @@ impl Kernel {
             warp_scratch: None,
             block_vote: None,
             memory_instructions: Vec::new(),
+            volatile_accesses: Vec::new(),
             check_sites: Vec::new(),
         }
     }

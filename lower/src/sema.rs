@@ -2255,6 +2255,9 @@ impl Lowerer<'_> {
         let span = i.span;
         let ty = self.bits_type(i, m)?;
         let strength = memory_order(op, span, m)?;
+        if m.other.iter().any(|o| o.value == ".volatile") {
+            self.kernel.volatile_accesses.push(span);
+        }
         if ty == OpTy::Pred {
             return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));
         }

@@ -36,13 +36,16 @@
 //! dropped (the reserved count tells the host how much was lost), as CUDA drops output
 //! past its printf FIFO.
 //!
-//! A checked kernel (`pass::check`) records each access it refuses in a
-//! [`CHECK_RECORD`]-byte record, small so that each access's code is: u32 violation
-//! ([`VIOLATION_BOUNDS`], [`VIOLATION_MISALIGNED`]) in bits 30-31 and site (an index
-//! into the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread index in the
+//! A checked kernel (`pass::check`) records each access it refuses, and under
+//! racecheck each shared access that races, in a [`CHECK_RECORD`]-byte record, small
+//! so that each access's code is: u32 violation ([`VIOLATION_BOUNDS`],
+//! [`VIOLATION_MISALIGNED`], [`VIOLATION_RACE`]) in bits 30-31 and site (an index into
+//! the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread index in the
 //! block (`%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`); u64 address (a device
-//! address for global memory, an offset for the other spaces); u64 block index in the
-//! grid (`%ctaid.x + %nctaid.x * (%ctaid.y + %nctaid.y * %ctaid.z)`). The record index is the counter's old value, capped at [`CHECK_CAPACITY`]: records past
+//! address for global memory, an offset for the other spaces; for a race, the offset
+//! and the other access, as [`VIOLATION_RACE`] says); u64 block index in the grid
+//! (`%ctaid.x + %nctaid.x * (%ctaid.y + %nctaid.y * %ctaid.z)`). The record index is
+//! the counter's old value, capped at [`CHECK_CAPACITY`]: records past
 //! the capacity overwrite the last slot, which the host ignores. The allocation table
 //! the host writes (anywhere in host-visible memory) is a u32 entry count n ≥ 1, then
 //! from byte 16 n entries of u64 start and u64 end, sorted by start, the first (0, 0)
@@ -105,6 +108,14 @@ pub const SIZE: u32 = HEADER + PRINTF_CAPACITY;
 pub const VIOLATION_BOUNDS: u32 = 1;
 /// A checked access whose address is not a multiple of its size.
 pub const VIOLATION_MISALIGNED: u32 = 2;
+/// A shared access that races with another thread's (racecheck). The record's address
+/// field then holds the shared offset in bits 0-31, and the other access's linear
+/// thread from bit [`RACE_OTHER_THREAD`], its site from bit [`RACE_OTHER_SITE`], and
+/// in bit [`RACE_OTHER_WROTE`] whether it was a write.
+pub const VIOLATION_RACE: u32 = 3;
+pub const RACE_OTHER_THREAD: u32 = 32;
+pub const RACE_OTHER_SITE: u32 = 42;
+pub const RACE_OTHER_WROTE: u32 = 63;
 /// Where a checked launch's violation records start.
 pub const CHECK_RECORDS: u32 = SIZE;
 /// Bytes of a violation record.

@@ -669,6 +669,12 @@ impl<'a> Printer<'a> {
                 if *write { ".write" } else { "" },
                 self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
             ),
+            InstKind::RaceShadow { dst, word, swap: None } => {
+                format!("{} = race_shadow {}", r(*dst), self.list(&[*word]))
+            }
+            InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
+                format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
+            }
         }
     }
 
@@ -1546,6 +1552,15 @@ impl KernelParser {
                     table: val(ops[0])?,
                     addr: val(ops[1])?,
                     size: u32::try_from(size).map_err(|_| line.error("size out of range"))?,
+                }
+            }
+            "race_shadow" => {
+                let swap = m.flag("swap");
+                shape(1, 1 + usize::from(swap))?;
+                InstKind::RaceShadow {
+                    dst: reg(dsts[0])?,
+                    word: val(ops[0])?,
+                    swap: if swap { Some(val(ops[1])?) } else { None },
                 }
             }
             other => return Err(line.error(format!("unknown IR instruction `{other}`"))),

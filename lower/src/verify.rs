@@ -192,6 +192,11 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(table, uses);
             v(addr, uses);
         }
+        InstKind::RaceShadow { dst, word, swap } => {
+            defs.push(*dst);
+            v(word, uses);
+            swap.iter().for_each(|x| v(x, uses));
+        }
         InstKind::Barrier | InstKind::Fence { .. } | InstKind::WarpSync => {}
     }
 }
@@ -377,6 +382,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(Some(*dst), 1);
             at(reg(table), 64);
             at(reg(addr), 64);
+        }
+        InstKind::RaceShadow { dst, word, swap } => {
+            at(Some(*dst), 32);
+            at(reg(word), 32);
+            at(swap.as_ref().and_then(reg), 32);
         }
         _ => {}
     }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
-use ptxvk_lower::ir::{InstKind, Kernel, Terminator, WarpMode};
+use ptxvk_lower::ir::{BinaryOp, Inst, InstKind, Kernel, Space, Terminator, WarpMode};
 use ptxvk_lower::pass::{
     check, hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
     loop_exits, predicate, reducible, structurize, Target,
@@ -152,7 +152,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 .cloned()
                 .collect();
             k.memory_instructions = accesses.iter().map(|i| i.span).collect();
-            check::run(k);
+            check::run(k, false);
             let k = &*k;
             let guarded = |b: usize| {
                 let block = &k.blocks[b];
@@ -182,6 +182,74 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             }
             if !k.system || k.check_sites.is_empty() {
                 return Err("no system area or no check sites".into());
+            }
+        }
+        // Racecheck: each plain shared access is tested against the shadow on its way
+        // (the test's block or the race record's), atomics are not, and the epoch is
+        // counted after every barrier.
+        ("check:racecheck", None) => {
+            let k = &mut s.kernel;
+            let shared = |i: &Inst| match &i.kind {
+                InstKind::Load { space, .. } | InstKind::Store { space, .. } => {
+                    *space == Space::Shared
+                }
+                _ => false,
+            };
+            let plain: Vec<Inst> =
+                k.blocks.iter().flat_map(|b| &b.insts).filter(|i| shared(i)).cloned().collect();
+            let atomics = count(k, |i| matches!(i, InstKind::Atomic { space: Space::Shared, .. }));
+            let barriers = count(k, |i| matches!(i, InstKind::Barrier));
+            if plain.len() < 2 || atomics == 0 || barriers == 0 {
+                return Err("the input needs shared loads, stores, an atomic and a barrier".into());
+            }
+            k.memory_instructions = k
+                .blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .filter(|i| {
+                    matches!(
+                        i.kind,
+                        InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. }
+                    )
+                })
+                .map(|i| i.span)
+                .collect();
+            check::run(k, true);
+            let k = &*k;
+            let shadows = |b: usize| {
+                k.blocks[b].insts.iter().any(|i| matches!(i.kind, InstKind::RaceShadow { .. }))
+            };
+            let preds = |b: usize| -> Vec<usize> {
+                (0..k.blocks.len())
+                    .filter(|&p| k.blocks[p].term.successors().iter().any(|s| s.index() == b))
+                    .collect()
+            };
+            for a in &plain {
+                let Some(b) = k.blocks.iter().position(|b| b.insts.iter().any(|i| i == a)) else {
+                    return Err(format!("{:?} is gone", a.kind));
+                };
+                // From the race test, directly or through the record of a race.
+                let tested = preds(b)
+                    .iter()
+                    .all(|&p| shadows(p) || (preds(p).len() == 1 && shadows(preds(p)[0])));
+                if preds(b).is_empty() || !tested {
+                    return Err(format!("{:?} is not behind its race test", a.kind));
+                }
+            }
+            let swaps = count(k, |i| matches!(i, InstKind::RaceShadow { swap: Some(_), .. }));
+            if swaps < 2 * plain.len() {
+                return Err(format!("{swaps} shadow swaps for {} accesses", plain.len()));
+            }
+            // The epoch (one register) is written after each barrier.
+            for b in &k.blocks {
+                for (at, i) in b.insts.iter().enumerate() {
+                    let next = b.insts.get(at + 1).map(|n| &n.kind);
+                    if matches!(i.kind, InstKind::Barrier)
+                        && !matches!(next, Some(InstKind::Binary { op: BinaryOp::Add, .. }))
+                    {
+                        return Err("a barrier without its epoch count".into());
+                    }
+                }
             }
         }
         ("hoist_params", None) => {

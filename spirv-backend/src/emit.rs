@@ -710,6 +710,28 @@ impl<'a> FnEmitter<'a> {
                 let r = self.call(Helper::InAllocation { write: *write }, &[table, addr, size])?;
                 self.write(*dst, r, Scalar::Bool, false)
             }
+            InstKind::RaceShadow { dst, word, swap } => {
+                let s32 = Scalar::Int(32);
+                let u32t = self.ty(s32);
+                let Some(shadow) = self.g.race_shadow else {
+                    return Err(Error::Internal("a race shadow access without a shadow".into()));
+                };
+                let index = self.read(*word, s32)?;
+                let pt = self.t.pointer(self.b, StorageClass::Workgroup, u32t);
+                let ptr = self.b.access_chain(pt, None, shadow, [index])?;
+                // Relaxed workgroup-scope atomics: the shadow words are shared by the
+                // block's threads, and only their own values are ordered.
+                let scope = self.t.u32(self.b, SCOPE_WORKGROUP);
+                let relaxed = self.t.u32(self.b, 0);
+                let r = match swap {
+                    Some(v) => {
+                        let v = self.read(*v, s32)?;
+                        self.b.atomic_exchange(u32t, None, ptr, scope, relaxed, v)?
+                    }
+                    None => self.b.atomic_load(u32t, None, ptr, scope, relaxed)?,
+                };
+                self.write(*dst, r, s32, false)
+            }
             InstKind::Fence { device_scope } => {
                 let scope =
                     self.t.u32(self.b, if *device_scope { SCOPE_DEVICE } else { SCOPE_WORKGROUP });

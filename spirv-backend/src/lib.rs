@@ -78,6 +78,9 @@ pub struct KernelInfo {
     /// The accesses a checked kernel tests (`ptxvk_lower::pass::check`), which its
     /// violation records name by index; empty when the kernel is not checked.
     pub check_sites: Vec<ptxvk_lower::ir::CheckSite>,
+    /// Whether the kernel keeps racecheck's shadow of its shared window (four words per
+    /// word, in shared memory too).
+    pub race_shadow: bool,
 }
 
 /// A compiled module (the default: no code, for a program without kernels).
@@ -102,9 +105,11 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
     let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
     let words: std::collections::BTreeSet<_> =
         kernels.iter().filter(|k| uses_shared(&k.kernel)).map(|k| k.kernel.shared.word).collect();
+    let race_shadow = kernels.iter().any(|k| has_race_shadow(&k.kernel));
     let windows = module::SharedWindows {
         words: words.into_iter().collect(),
         static_words: max_static.div_ceil(4),
+        race_shadow,
     };
     let mut g = module::Globals::declare(&mut b, &mut t, &windows);
     let uses_subgroups = kernels.iter().any(|k| {
@@ -140,6 +145,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
             grid_sync: k.grid_sync,
             address_size: k.address_size,
             check_sites: k.check_sites.clone(),
+            race_shadow: has_race_shadow(k),
         });
     }
     emit::helpers::emit_helpers(&mut b, &mut t, &g, &kernels[0].kernel)?;
@@ -163,9 +169,15 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         storage_buffer_16bit: u.storage16,
         int64_atomics: u.int64_atomics,
         shared_int64_atomics: windows.words.contains(&ptxvk_lower::ir::SharedWord::U64),
+        zero_initialize_workgroup_memory: windows.race_shadow,
     };
     let words = b.module().assemble();
     Ok(SpirvModule { words, kernels: infos, requirements })
+}
+
+/// Whether the kernel accesses racecheck's shadow.
+fn has_race_shadow(k: &ptxvk_lower::ir::Kernel) -> bool {
+    k.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.kind, InstKind::RaceShadow { .. }))
 }
 
 /// Whether the kernel loads or stores `.shared` memory (possibly without declaring any

@@ -22,6 +22,9 @@ pub struct SharedWindows {
     /// The largest static window in bytes, rounded up to 32-bit words: the default of
     /// specialization constant 3.
     pub static_words: u32,
+    /// Whether some kernel has racecheck's shadow of the window
+    /// ([`InstKind::RaceShadow`](ptxvk_lower::ir::InstKind::RaceShadow)).
+    pub race_shadow: bool,
 }
 
 /// Ids of module-level objects every kernel function uses.
@@ -39,6 +42,10 @@ pub struct Globals {
     pub shared: Vec<(SharedWord, Word)>,
     /// The launch's dynamic shared bytes (specialization constant 4).
     pub dynamic_shared_bytes: Word,
+    /// Racecheck's shadow of the shared window: four 32-bit words per word of it,
+    /// zero-initialized (Vulkan 1.3 `shaderZeroInitializeWorkgroupMemory`), when some
+    /// kernel has one.
+    pub race_shadow: Option<Word>,
     /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
     pub subgroup_lane: Option<Word>,
 }
@@ -92,6 +99,7 @@ impl Globals {
         // scaled by OpSpecConstantOp: a 64-bit window has (words + 1) / 2 elements, a
         // byte window 4 × words.
         let mut windows = Vec::new();
+        let mut race_shadow = None;
         if !shared.words.is_empty() {
             let words = b.spec_constant_bit32(u32t, shared.static_words.max(1));
             b.decorate(words, Decoration::SpecId, [Operand::LiteralBit32(spec_ids::SHARED_WORDS)]);
@@ -113,6 +121,14 @@ impl Globals {
                 let ptr = t.pointer(b, StorageClass::Workgroup, arr);
                 windows.push((word, b.variable(ptr, None, StorageClass::Workgroup, None)));
             }
+            if shared.race_shadow {
+                let four = b.constant_bit32(u32t, 4);
+                let len = spec_constant_op(b, u32t, Op::IMul, words, four);
+                let arr = b.type_array(u32t, len);
+                let ptr = t.pointer(b, StorageClass::Workgroup, arr);
+                let zero = b.constant_null(arr);
+                race_shadow = Some(b.variable(ptr, None, StorageClass::Workgroup, Some(zero)));
+            }
         }
 
         Globals {
@@ -124,6 +140,7 @@ impl Globals {
             block_size,
             shared: windows,
             dynamic_shared_bytes,
+            race_shadow,
             subgroup_lane: None,
         }
     }
@@ -153,6 +170,7 @@ impl Globals {
     pub fn interface(&self, word: SharedWord) -> Vec<Word> {
         let mut v = vec![self.local_id, self.workgroup_id, self.push_constants];
         v.extend(self.shared_window(word));
+        v.extend(self.race_shadow);
         v.extend(self.subgroup_lane);
         v
     }

@@ -37,7 +37,7 @@
  *   __longlong_as_double as bit casts
  *   printf, malloc, free (declarations) and __trap() (__builtin_trap)
  *   __syncthreads_count (bar.red.popc, through __nvvm_bar0_popc)
- *   warp intrinsics: __activemask, __shfl{,_xor,_up,_down}_sync, __ballot_sync,
+ *   warp intrinsics: __activemask, __syncwarp, __shfl{,_xor,_up,_down}_sync, __ballot_sync,
  *   __any_sync, __all_sync, __match_any_sync, __popc
  *   SIMD intrinsics: __vabsdiff{u,s}{2,4} and __vsad{u,s}{2,4}, as the
  *                      vabsdiff2/vabsdiff4 video instructions (`.add` for sums)
@@ -452,6 +452,9 @@ static __device__ __forceinline__ unsigned int __activemask(void) {
     unsigned int m;
     asm volatile("activemask.b32 %0;" : "=r"(m));
     return m;
+}
+static __device__ __forceinline__ void __syncwarp(unsigned int mask = 0xffffffffu) {
+    __nvvm_bar_warp_sync(mask);
 }
 static __device__ __forceinline__ int __syncthreads_count(int predicate) {
     return __nvvm_bar0_popc(predicate);

@@ -345,6 +345,8 @@ impl Adapter {
                 denorm_preserve_f32: at_least(2) && p12.shader_denorm_preserve_float32 != 0,
                 denorm_preserve_f64: at_least(2) && p12.shader_denorm_preserve_float64 != 0,
                 subgroup_size_control: supported.v13.subgroup_size_control != 0,
+                zero_initialize_workgroup_memory: at_least(3)
+                    && supported.v13.shader_zero_initialize_workgroup_memory != 0,
                 signed_zero_preserve_f32: at_least(2)
                     && p12.shader_signed_zero_inf_nan_preserve_float32 != 0,
                 signed_zero_preserve_f64: at_least(2)
@@ -449,7 +451,11 @@ impl Adapter {
             .maintenance4(true)
             .subgroup_size_control(s.v13.subgroup_size_control != 0 && f.subgroup_size_control)
             .compute_full_subgroups(s.v13.compute_full_subgroups != 0)
-            .shader_integer_dot_product(s.v13.shader_integer_dot_product != 0);
+            .shader_integer_dot_product(s.v13.shader_integer_dot_product != 0)
+            .shader_zero_initialize_workgroup_memory(
+                s.v13.shader_zero_initialize_workgroup_memory != 0
+                    && f.zero_initialize_workgroup_memory,
+            );
         let clock = vk::PhysicalDeviceShaderClockFeaturesKHR::default()
             .shader_subgroup_clock(s.clock.shader_subgroup_clock != 0)
             .shader_device_clock(s.clock.shader_device_clock != 0);

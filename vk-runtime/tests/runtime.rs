@@ -353,6 +353,7 @@ fn missing_features_are_listed_by_vulkan_name() {
         subgroup_size_control: true,
         signed_zero_preserve_f32: true,
         signed_zero_preserve_f64: true,
+        zero_initialize_workgroup_memory: true,
     };
     let lacking = everything.missing_from(&info.features);
     if lacking.is_empty() {

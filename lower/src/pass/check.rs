@@ -29,6 +29,12 @@
 //! * param (constant offsets): inside the parameter block, decided here; an access
 //!   inside needs no test.
 //!
+//!
+//! With racecheck ([`race`]), each plain shared access (not an atomic; `ld.volatile`
+//! and `st.volatile` are plain here) that the test allows is first tested against the
+//! block's shadow of the window and recorded in it; one that races with another
+//! thread's is recorded as a violation, and happens.
+//!
 //! [`Kernel::check_sites`] gets an entry per instrumented access, which the records
 //! name; the kernel gets a system area ([`Kernel::system`]).
 
@@ -38,11 +44,13 @@ use crate::build::{Build, Builder};
 use crate::ir::*;
 use crate::system;
 
+mod race;
+
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
-/// Instruments `k` as the module doc says.
-pub fn run(k: &mut Kernel) {
+/// Instruments `k` as the module doc says, with racecheck when `racecheck`.
+pub fn run(k: &mut Kernel, racecheck: bool) {
     let mut spans = k.memory_instructions.clone();
     spans.sort_unstable();
     spans.dedup();
@@ -50,11 +58,11 @@ pub fn run(k: &mut Kernel) {
         return;
     }
     k.system = true;
-    let shared = prologue(k, &spans);
+    let shared = prologue(k, &spans, racecheck);
     let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
     while let Some(b) = work.pop() {
         let found = k.blocks[b.index()].insts.iter().enumerate().find_map(|(at, i)| {
-            let access = access_of(k, &i.kind).filter(|_| spans.binary_search(&i.span).is_ok());
+            let access = access_of(k, i).filter(|_| spans.binary_search(&i.span).is_ok());
             access.map(|a| (at, a))
         });
         if let Some((at, access)) = found {
@@ -72,12 +80,16 @@ struct Access {
     size: u32,
     /// Registers the access writes, which are 0 when it is refused.
     dsts: Vec<RegId>,
+    /// A shared access that is not an atomic to the memory model, which racecheck
+    /// tests.
+    plain_shared: bool,
 }
 
-/// The access `kind` makes, if it is one the pass checks.
-fn access_of(k: &Kernel, kind: &InstKind) -> Option<Access> {
+/// The access `inst` makes, if it is one the pass checks.
+fn access_of(k: &Kernel, inst: &Inst) -> Option<Access> {
     let bytes = |ty: OpTy| (ty.bits() / 8).max(1);
-    let (space, access, addr, size, dsts) = match kind {
+    let mut plain = true;
+    let (space, access, addr, size, dsts) = match &inst.kind {
         InstKind::Load { space, ty, dsts, addr } => (
             *space,
             AccessKind::Read,
@@ -94,6 +106,7 @@ fn access_of(k: &Kernel, kind: &InstKind) -> Option<Access> {
                 AtomicOp::Store => AccessKind::Write,
                 _ => AccessKind::Atomic,
             };
+            plain = access != AccessKind::Atomic && k.volatile_accesses.contains(&inst.span);
             (*space, access, *addr, bytes(*ty), dst.iter().copied().collect())
         }
         _ => return None,
@@ -104,7 +117,8 @@ fn access_of(k: &Kernel, kind: &InstKind) -> Option<Access> {
         && addr.offset >= 0
         && addr.offset as u64 + u64::from(size) <= u64::from(k.abi.size)
         && (addr.offset as u64).is_multiple_of(u64::from(size));
-    (!inside_params).then_some(Access { space, kind: access, addr, size, dsts })
+    let plain_shared = plain && space == Space::Shared;
+    (!inside_params).then_some(Access { space, kind: access, addr, size, dsts, plain_shared })
 }
 
 /// What every test and record of a kernel shares, computed once at the start of the
@@ -125,6 +139,9 @@ struct Prologue {
     /// The end of the launch's shared window (64-bit), when the kernel has shared
     /// accesses to test.
     shared_end: Value,
+    /// This thread's racecheck epoch, under racecheck when the kernel has plain shared
+    /// accesses.
+    epoch: Option<race::Epoch>,
 }
 
 /// The allocation a pointer parameter points into, as the host found it at launch
@@ -135,14 +152,14 @@ struct ParamRange {
     length: RegId,
 }
 
-fn prologue(k: &mut Kernel, spans: &[Span]) -> Prologue {
+fn prologue(k: &mut Kernel, spans: &[Span], racecheck: bool) -> Prologue {
     let provenance = provenance(k);
     let accesses: Vec<Access> = k
         .blocks
         .iter()
         .flat_map(|b| &b.insts)
         .filter(|i| spans.binary_search(&i.span).is_ok())
-        .filter_map(|i| access_of(k, &i.kind))
+        .filter_map(|i| access_of(k, i))
         .collect();
     let mut derived: Vec<usize> = accesses
         .iter()
@@ -150,6 +167,7 @@ fn prologue(k: &mut Kernel, spans: &[Span]) -> Prologue {
         .filter_map(|a| provenance[a.addr.base?.index()])
         .collect();
     let has_shared = accesses.iter().any(|a| a.space == Space::Shared);
+    let races = racecheck && accesses.iter().any(|a| a.plain_shared);
     derived.sort_unstable();
     derived.dedup();
     let span = k.span;
@@ -211,10 +229,15 @@ fn prologue(k: &mut Kernel, spans: &[Span]) -> Prologue {
     } else {
         Value::Imm(0)
     };
-    let insts = b.insts;
+    let mut insts = b.insts;
+    let epoch = races.then(|| {
+        let (epoch, init) = race::epochs(k, thread);
+        insts.extend(init);
+        epoch
+    });
     let entry = k.entry.index();
     k.blocks[entry].insts.splice(0..0, insts);
-    Prologue { area, table, thread, block, provenance, params, shared_end }
+    Prologue { area, table, thread, block, provenance, params, shared_end, epoch }
 }
 
 /// Which pointer-sized kernel parameter each register's value derives from: loaded
@@ -393,7 +416,27 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, access: Access, shared: &Prologu
     let rest = new_block(k, span, rest_insts, term, term_span);
     let refused = new_block(k, span, record_insts, Terminator::Jump(rest), span);
     let branch = |k: &mut Kernel, cond, otherwise| {
-        let allowed = new_block(k, span, vec![inst.clone()], Terminator::Jump(rest), span);
+        let mut allowed = new_block(k, span, vec![inst.clone()], Terminator::Jump(rest), span);
+        if let Some(epoch) = shared.epoch.filter(|_| access.plain_shared) {
+            // Racecheck: the access is tested against the shadow first, and a race is
+            // recorded before it happens.
+            let mut t = Builder::new(k, span);
+            let write = access.kind == AccessKind::Write;
+            let race = race::test(&mut t, epoch, address, access.size, write, site);
+            let test = t.insts;
+            let mut r = Builder::new(k, span);
+            let packed = system::VIOLATION_RACE << system::VIOLATION_SHIFT | site;
+            record(&mut r, shared, Value::Imm(u64::from(packed)), race.record);
+            let insts = r.insts;
+            let recorded = new_block(k, span, insts, Terminator::Jump(allowed), span);
+            let term = Terminator::Branch {
+                cond: race.races,
+                negate: false,
+                if_true: recorded,
+                if_false: allowed,
+            };
+            allowed = new_block(k, span, test, term, span);
+        }
         Terminator::Branch { cond, negate: false, if_true: allowed, if_false: otherwise }
     };
     // The access has a block of its own on each path that allows it, so that the

@@ -74,6 +74,9 @@ pub struct Target {
     /// Checked launches (`PTXVK_CHECK=memcheck`, `ptxvk run --check`): [`check`]
     /// instruments every access of the program's own memory instructions.
     pub check: bool,
+    /// Racecheck too (`PTXVK_CHECK=racecheck`), with `check`: [`check`] tracks the
+    /// shared accesses of each block between barriers in a shadow of the window.
+    pub racecheck: bool,
 }
 
 /// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
@@ -94,6 +97,7 @@ impl Target {
             int8: false,
             int16: false,
             check: false,
+            racecheck: false,
         }
     }
 
@@ -123,6 +127,7 @@ impl Target {
             int8: false,
             int16: false,
             check: false,
+            racecheck: false,
         }
     }
 }
@@ -149,7 +154,7 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
     if target.check {
-        check::run(&mut kernel);
+        check::run(&mut kernel, target.racecheck);
         checked(&kernel, None)?;
     }
     hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;

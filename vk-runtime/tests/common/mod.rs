@@ -46,6 +46,7 @@ pub const NEEDS: Features = Features {
     subgroup_size_control: false,
     signed_zero_preserve_f32: false,
     signed_zero_preserve_f64: false,
+    zero_initialize_workgroup_memory: false,
 };
 
 /// Runs `spirv-val --target-env vulkan1.3` on `words`; panics with its output on failure.
