@@ -25,6 +25,7 @@
 //! `--check` also times each kernel as a checked launch (memcheck, `PTXVK_CHECK`),
 //! interleaved with the others, checks that it refuses nothing and computes the same,
 //! and adds the overhead (checked ÷ unchecked time) with its geometric mean.
+//! `--racecheck` does the same with racecheck (which includes memcheck).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -45,8 +46,9 @@ static INTEGER_FLOAT: AtomicBool = AtomicBool::new(false);
 /// otherwise; the results are then only checked within the GLSL's tolerance.
 static ASSUME_FUSED: AtomicBool = AtomicBool::new(false);
 
-/// `--check`: time checked launches too.
+/// `--check`: time checked launches too; `--racecheck`: with racecheck.
 static CHECK: AtomicBool = AtomicBool::new(false);
+static RACECHECK: AtomicBool = AtomicBool::new(false);
 
 /// The GLSL baseline of each kernel, as SPIR-V (`scripts/gen-shaders`).
 macro_rules! spv {
@@ -133,7 +135,9 @@ fn main() {
     NATIVE_FLOAT.store(std::env::args().any(|a| a == "--float-native"), Ordering::Relaxed);
     INTEGER_FLOAT.store(std::env::args().any(|a| a == "--float-integer"), Ordering::Relaxed);
     ASSUME_FUSED.store(std::env::args().any(|a| a == "--assume-fused"), Ordering::Relaxed);
-    CHECK.store(std::env::args().any(|a| a == "--check"), Ordering::Relaxed);
+    RACECHECK.store(std::env::args().any(|a| a == "--racecheck"), Ordering::Relaxed);
+    let check = std::env::args().any(|a| a == "--check") || RACECHECK.load(Ordering::Relaxed);
+    CHECK.store(check, Ordering::Relaxed);
     let device = Device::default_device().expect("a Vulkan device");
     let info = device.info();
     println!(
@@ -180,13 +184,14 @@ fn main() {
     }
     let checked: Vec<(&str, f64)> =
         rows.iter().filter_map(|r| r.checked_ms.map(|c| (r.name, c / r.ptx_ms))).collect();
+    let tool = if RACECHECK.load(Ordering::Relaxed) { "racecheck" } else { "memcheck" };
     if !checked.is_empty() {
-        println!("\n| kernel | memcheck ÷ unchecked |\n|---|---|");
+        println!("\n| kernel | {tool} ÷ unchecked |\n|---|---|");
         for (name, overhead) in &checked {
             println!("| {name} | {overhead:.2} |");
         }
         let mean = checked.iter().map(|c| c.1.ln()).sum::<f64>() / checked.len() as f64;
-        println!("\ngeometric mean of memcheck ÷ unchecked: {:.2}", mean.exp());
+        println!("\ngeometric mean of {tool} ÷ unchecked: {:.2}", mean.exp());
     }
 }
 
@@ -236,7 +241,8 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     let glsl_launch = || vk.launch(&program, &cfg).expect("GLSL launch");
     // The same PTX compiled for checked launches (`--check`).
     let checked = CHECK.load(Ordering::Relaxed).then(|| {
-        let target = ptxvk::compile::Target { check: true, ..target(d) };
+        let racecheck = RACECHECK.load(Ordering::Relaxed);
+        let target = ptxvk::compile::Target { check: true, racecheck, ..target(d) };
         let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), target)
             .unwrap_or_else(|e| panic!("{path}: checked: {e}"));
         ptxvk::Module::from_compiled(d, compiled).expect("checked module")

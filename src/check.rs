@@ -232,8 +232,11 @@ pub(crate) struct CheckContext {
 /// What a checked launch refused, and the races racecheck found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckReport {
-    /// How many accesses were refused.
+    /// How many accesses were refused (of those recorded).
     pub count: usize,
+    /// Records past the capacity of the launch's record area ([`system::CHECK_CAPACITY`]),
+    /// refused accesses or races, which were counted but not kept.
+    pub unrecorded: usize,
     /// The first of them (at most the configured limit), in the order threads made them.
     pub violations: Vec<ViolationInfo>,
     /// The shared-memory races, one per pair of instructions (at most the configured
@@ -253,8 +256,8 @@ pub struct RaceInfo {
     /// The byte offset in the shared window of the first hazard seen, and its block.
     pub offset: u64,
     pub ctaid: [u32; 3],
-    /// Whether the two threads of that hazard are in the same warp: code written for
-    /// NVIDIA's lockstep warps, missing a `__syncwarp()`.
+    /// Whether the two threads of every hazard were in the same warp: code written
+    /// for NVIDIA's lockstep warps, missing a `__syncwarp()` (else a `__syncthreads()`).
     pub same_warp: bool,
     /// How many accesses found this race (each thread's each time).
     pub hazards: usize,
@@ -307,8 +310,8 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
             listed.push(*v);
         }
     }
-    // Records past the capacity were not kept; they count as refused accesses.
-    let total = listed.len() + (count as usize).saturating_sub(records.len());
+    let total = listed.len();
+    let unrecorded = (count as usize).saturating_sub(records.len());
     let mut out = String::new();
     if total > 0 {
         out = format!(
@@ -350,19 +353,30 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     for r in &races {
         out.push_str(&describe_race(&ctx.kernel, r));
     }
-    Some(CheckReport { count: total, violations, races, text: out })
+    if unrecorded > 0 {
+        out.push_str(&format!(
+            "========= {} more violation records past the first {} were counted, not kept\n",
+            thousands(unrecorded as u64),
+            thousands(u64::from(system::CHECK_CAPACITY))
+        ));
+    }
+    Some(CheckReport { count: total, unrecorded, violations, races, text: out })
 }
 
 /// The races of `records` (all [`system::VIOLATION_RACE`]), one per pair of sites.
 fn races(ctx: &CheckContext, records: &[&Violation]) -> Vec<RaceInfo> {
     let mut races: Vec<((u32, u32), RaceInfo)> = Vec::new();
+    let [x, y, _] = ctx.block.map(|d| u64::from(d.max(1)));
+    let linear = |t: [u32; 3]| u64::from(t[0]) + x * (u64::from(t[1]) + y * u64::from(t[2]));
     for v in records {
         let other_thread = (v.address >> system::RACE_OTHER_THREAD) & 0x3ff;
         let other_site = ((v.address >> system::RACE_OTHER_SITE) & 0x1f_ffff) as u32;
         let other_wrote = v.address >> system::RACE_OTHER_WROTE != 0;
         let pair = (v.site.min(other_site), v.site.max(other_site));
+        let same_warp = other_thread / 32 == linear(v.tid) / 32;
         if let Some((_, r)) = races.iter_mut().find(|(p, _)| *p == pair) {
             r.hazards += 1;
+            r.same_warp &= same_warp;
             continue;
         }
         let known = (other_site as usize) < ctx.sites.len();
@@ -370,10 +384,8 @@ fn races(ctx: &CheckContext, records: &[&Violation]) -> Vec<RaceInfo> {
             continue;
         };
         let source = |i: u32| ctx.sources.get(i as usize).cloned().unwrap_or_else(unknown_site);
-        let [x, y, _] = ctx.block.map(|d| u64::from(d.max(1)));
         let other_tid =
             [other_thread % x, other_thread / x % y, other_thread / (x * y)].map(|i| i as u32);
-        let linear = |t: [u32; 3]| u64::from(t[0]) + x * (u64::from(t[1]) + y * u64::from(t[2]));
         let first = RaceAccess {
             access: if other_wrote { AccessKind::Write } else { AccessKind::Read },
             tid: other_tid,
@@ -385,7 +397,7 @@ fn races(ctx: &CheckContext, records: &[&Violation]) -> Vec<RaceInfo> {
             RaceInfo {
                 offset: v.address & 0xffff_ffff,
                 ctaid: v.ctaid,
-                same_warp: linear(first.tid) / 32 == linear(second.tid) / 32,
+                same_warp,
                 first,
                 second,
                 hazards: 1,
@@ -421,8 +433,8 @@ fn describe_race(kernel: &str, r: &RaceInfo) -> String {
          NVIDIA GPUs before Volta ran a warp in lockstep, which hid this race; other GPUs \
          (and independent thread scheduling) run a warp's threads in any order.\n"
     } else {
-        "=========     The threads are in different warps: missing __syncthreads() between \
-         the accesses.\n"
+        "=========     Threads of different warps race here: missing __syncthreads() \
+         between the accesses.\n"
     });
     out
 }

@@ -547,3 +547,58 @@ fn correct_barriers_syncwarps_byte_neighbours_and_atomics_report_nothing() {
         assert_eq!(out.to_vec().expect("out"), want, "{file}: bytes_and_atomics");
     }
 }
+
+/// A real race in real compiler output: clang 14 moves the load of `histogram`'s
+/// `__shared__ is_last` above the `__syncthreads()` that orders it after thread 0's
+/// store (`tests/kernels/atomics.cu`; the load's alias analysis does not see the
+/// barrier touch the variable). NVIDIA's compilers keep the load after the barrier.
+#[test]
+fn racecheck_finds_clangs_shared_load_hoisted_above_syncthreads_and_nothing_in_nvcc_builds() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = racechecked() else { return };
+    let builds = [
+        "atomics.clang.sm_70.ptx",
+        "atomics.nvcc.sm_75.ptx",
+        "atomics.nvcc.sm_80.ptx",
+        "atomics.nvcc.sm_90.ptx",
+        "atomics.nvrtc.compute_52.ptx",
+        "atomics.nvrtc.compute_70.ptx",
+    ];
+    for file in builds {
+        let (m, ptx) = race_module(&device, file);
+        let data = device.buffer_from(&(0..500u32).collect::<Vec<_>>()).expect("data");
+        let hist = device.zeroed::<u32>(256).expect("hist");
+        let stats = device.zeroed::<u32>(8).expect("stats");
+        let args = [Arg::from(&data), Arg::from(500i32), Arg::from(&hist), Arg::from(&stats)];
+        let result = m.kernel("histogram").expect("kernel").launch(3, 64, 0, &args);
+        // The PTX says which build has the load before the barrier that follows the store.
+        let load = lines_of(&ptx, file, "histogram", "ld.shared.u32");
+        let store = lines_of(&ptx, file, "histogram", "st.shared.u32");
+        let line = |l: &String| l.rsplit(':').next().and_then(|n| n.parse::<usize>().ok());
+        let is_last = |l: &&String| {
+            let n = line(l).expect("line");
+            ptx.lines().nth(n - 1).is_some_and(|t| t.contains("is_last"))
+        };
+        let load: Vec<&String> = load.iter().filter(is_last).collect();
+        let store: Vec<&String> = store.iter().filter(is_last).collect();
+        let hoisted = load.iter().zip(&store).any(|(l, s)| line(l) < line(s));
+        if !hoisted {
+            result.unwrap_or_else(|e| panic!("{file}: race-free, got: {e}"));
+            continue;
+        }
+        assert_eq!(file, "atomics.clang.sm_70.ptx");
+        let r = race_report(result);
+        assert_eq!(r.races.len(), 1, "{}", r.text);
+        let race = &r.races[0];
+        let mut sites = [race.first.site.ptx.clone(), race.second.site.ptx.clone()];
+        sites.sort();
+        let mut want = [load[0].clone(), store[0].clone()];
+        want.sort();
+        assert_eq!(sites, want, "{}", r.text);
+        // Thread 0 stores; the others of every warp load: a missing __syncthreads().
+        let writer =
+            if race.first.access == AccessKind::Write { &race.first } else { &race.second };
+        assert_eq!(writer.tid, [0, 0, 0]);
+        assert!(!race.same_warp && r.text.contains("missing __syncthreads()"), "{}", r.text);
+    }
+}
