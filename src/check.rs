@@ -11,8 +11,8 @@ use ptxvk_vk::Range;
 use crate::Error;
 
 /// The environment variable that checks every launch of a device, the driver
-/// library's included: `memcheck`, `racecheck` (which includes memcheck), or `off`
-/// (the default).
+/// library's included: a comma-separated list of `memcheck`, `racecheck` and
+/// `initcheck` (each of the last two includes memcheck), or `off` (the default).
 pub const ENV_CHECK: &str = "PTXVK_CHECK";
 /// The environment variable with the number of violations a checked launch's report
 /// lists (default [`DEFAULT_LIMIT`]); the count of all is always given.
@@ -30,13 +30,18 @@ pub struct CheckConfig {
     /// other accesses of its block since the last barrier, and one that races with
     /// another thread's is reported (it still happens).
     pub racecheck: bool,
+    /// With memcheck: each global read (and atomic) of device memory is tested against
+    /// what the host and kernels have written, and one of words nothing wrote is
+    /// reported (it still happens). Device allocations made while it is on get write
+    /// shadows (`ptxvk_vk`'s `shadow` module).
+    pub initcheck: bool,
     /// How many violations a report lists.
     pub limit: usize,
 }
 
 impl Default for CheckConfig {
     fn default() -> CheckConfig {
-        CheckConfig { memcheck: false, racecheck: false, limit: DEFAULT_LIMIT }
+        CheckConfig { memcheck: false, racecheck: false, initcheck: false, limit: DEFAULT_LIMIT }
     }
 }
 
@@ -51,9 +56,19 @@ impl CheckConfig {
         CheckConfig { racecheck: true, ..CheckConfig::memcheck() }
     }
 
+    /// memcheck and initcheck.
+    pub fn initcheck() -> CheckConfig {
+        CheckConfig { initcheck: true, ..CheckConfig::memcheck() }
+    }
+
+    /// Whether any check is on.
+    pub fn any(&self) -> bool {
+        self.memcheck || self.racecheck || self.initcheck
+    }
+
     /// The checks a comma-separated list of tools names (`memcheck`, `racecheck`,
-    /// `off`), as `PTXVK_CHECK` and `ptxvk run --check=` take it; racecheck includes
-    /// memcheck, whose bounds test keeps its shadow in range.
+    /// `initcheck`, `off`), as `PTXVK_CHECK` and `ptxvk run --check=` take it; racecheck
+    /// and initcheck include memcheck, whose bounds test keeps their shadows in range.
     pub fn parse_tools(tools: &str) -> Result<CheckConfig, String> {
         let mut config = CheckConfig::default();
         for tool in tools.split(',').map(str::trim) {
@@ -61,10 +76,11 @@ impl CheckConfig {
                 "" | "off" | "none" => {}
                 "memcheck" => config.memcheck = true,
                 "racecheck" => config = CheckConfig { racecheck: true, memcheck: true, ..config },
-                "initcheck" => return Err("`initcheck` is not available yet".to_string()),
+                "initcheck" => config = CheckConfig { initcheck: true, memcheck: true, ..config },
                 other => {
                     return Err(format!(
-                        "unknown tool `{other}`: expected `memcheck`, `racecheck` or `off`"
+                        "unknown tool `{other}`: expected `memcheck`, `racecheck`, `initcheck` \
+                         or `off`"
                     ))
                 }
             }
@@ -189,21 +205,28 @@ pub(crate) struct Region {
     /// address is inside it or no other allocation is live, since a stray pointer is
     /// rarely meant for it.
     pub internal: bool,
+    /// Under initcheck, the device address of its write shadow (0 for none).
+    pub shadow: u64,
 }
 
 /// The allocation table of a checked launch (`ptxvk_lower::system`): a count, then
-/// (start, end) entries sorted by start after a (0, 0) entry.
+/// (start, end) entries sorted by start after a (0, 0) entry, then each entry's write
+/// shadow.
 pub(crate) fn table(regions: &[Region]) -> Vec<u8> {
     // The runtime's own memory the kernel may read (its parameter block) is read-only.
-    let mut ranges: Vec<(Range, bool)> = regions.iter().map(|r| (r.range, r.internal)).collect();
+    let mut ranges: Vec<(Range, bool, u64)> =
+        regions.iter().map(|r| (r.range, r.internal, r.shadow)).collect();
     ranges.sort_unstable();
-    let mut out = vec![0u8; system::TABLE_ENTRIES as usize + 16 * (ranges.len() + 1)];
-    out[..4].copy_from_slice(&(ranges.len() as u32 + 1).to_le_bytes());
-    for (i, (r, read_only)) in ranges.iter().enumerate() {
+    let n = ranges.len() + 1;
+    let mut out = vec![0u8; system::TABLE_ENTRIES as usize + 24 * n];
+    out[..4].copy_from_slice(&(n as u32).to_le_bytes());
+    for (i, (r, read_only, shadow)) in ranges.iter().enumerate() {
         let at = system::TABLE_ENTRIES as usize + 16 * (i + 1);
         let end = (r.start + r.size) | if *read_only { system::TABLE_READ_ONLY } else { 0 };
         out[at..at + 8].copy_from_slice(&r.start.to_le_bytes());
         out[at + 8..at + 16].copy_from_slice(&end.to_le_bytes());
+        let at = system::TABLE_ENTRIES as usize + 16 * n + 8 * (i + 1);
+        out[at..at + 8].copy_from_slice(&shadow.to_le_bytes());
     }
     out
 }
@@ -225,8 +248,8 @@ pub(crate) struct CheckContext {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     /// Per kernel parameter, the allocation (start, end) its pointer value points into,
-    /// or (0, 0) (`ptxvk_lower::system`'s parameter ranges).
-    pub param_ranges: Vec<(u64, u64)>,
+    /// or (0, 0) (`ptxvk_lower::system`'s parameter ranges), and its write shadow.
+    pub param_ranges: Vec<(u64, u64, u64)>,
 }
 
 /// What a checked launch refused, and the races racecheck found.
@@ -234,10 +257,14 @@ pub(crate) struct CheckContext {
 pub struct CheckReport {
     /// How many accesses were refused (of those recorded).
     pub count: usize,
+    /// How many reads of memory nothing had written were made (initcheck; they
+    /// happened).
+    pub uninitialized: usize,
     /// Records past the capacity of the launch's record area ([`system::CHECK_CAPACITY`]),
     /// refused accesses or races, which were counted but not kept.
     pub unrecorded: usize,
-    /// The first of them (at most the configured limit), in the order threads made them.
+    /// The first of them (at most the configured limit), in the order threads made them,
+    /// then the first reads of unwritten memory.
     pub violations: Vec<ViolationInfo>,
     /// The shared-memory races, one per pair of instructions (at most the configured
     /// limit), in the order they were first seen.
@@ -271,12 +298,15 @@ pub struct RaceAccess {
     pub site: SiteSource,
 }
 
-/// One refused access.
+/// One refused access, or a read of unwritten memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ViolationInfo {
     /// Misaligned (its address is not a multiple of its size), rather than outside what
     /// the launch may access.
     pub misaligned: bool,
+    /// A read (or atomic) of device memory that neither the host nor a kernel has
+    /// written (initcheck), which was not refused.
+    pub uninitialized: bool,
     pub space: Space,
     pub access: AccessKind,
     /// Bytes accessed.
@@ -310,9 +340,19 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
             listed.push(*v);
         }
     }
-    let total = listed.len();
+    let (unwritten, refused): (Vec<&Violation>, Vec<&Violation>) =
+        listed.into_iter().partition(|v| v.kind == system::VIOLATION_UNINITIALIZED);
+    let total = refused.len();
     let unrecorded = (count as usize).saturating_sub(records.len());
+    let limited = |n: usize| {
+        if n > ctx.limit {
+            format!(", the first {} listed", ctx.limit)
+        } else {
+            String::new()
+        }
+    };
     let mut out = String::new();
+    let mut violations = Vec::new();
     if total > 0 {
         out = format!(
             "memcheck: kernel `{}` made {} invalid access{}; {} refused{}:\n",
@@ -320,17 +360,29 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
             total,
             if total == 1 { "" } else { "es" },
             if total == 1 { "it was" } else { "they were" },
-            if total > ctx.limit {
-                format!(", the first {} listed", ctx.limit)
-            } else {
-                String::new()
-            },
+            limited(total),
         );
+        let listed: Vec<ViolationInfo> =
+            refused.iter().take(ctx.limit).filter_map(|v| info(ctx, v)).collect();
+        for v in &listed {
+            out.push_str(&describe(&ctx.kernel, v));
+        }
+        violations.extend(listed);
     }
-    let violations: Vec<ViolationInfo> =
-        listed.iter().take(ctx.limit).filter_map(|v| info(ctx, v)).collect();
-    for v in &violations {
-        out.push_str(&describe(&ctx.kernel, v));
+    if !unwritten.is_empty() {
+        let n = unwritten.len();
+        out.push_str(&format!(
+            "initcheck: kernel `{}` made {n} read{} of device memory nothing has written{}:\n",
+            ctx.kernel,
+            if n == 1 { "" } else { "s" },
+            limited(n),
+        ));
+        let listed: Vec<ViolationInfo> =
+            unwritten.iter().take(ctx.limit).filter_map(|v| info(ctx, v)).collect();
+        for v in &listed {
+            out.push_str(&describe(&ctx.kernel, v));
+        }
+        violations.extend(listed);
     }
     let races = races(ctx, &race_records);
     if !races.is_empty() {
@@ -360,7 +412,8 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
             thousands(u64::from(system::CHECK_CAPACITY))
         ));
     }
-    Some(CheckReport { count: total, unrecorded, violations, races, text: out })
+    let uninitialized = unwritten.len();
+    Some(CheckReport { count: total, uninitialized, unrecorded, violations, races, text: out })
 }
 
 /// The races of `records` (all [`system::VIOLATION_RACE`]), one per pair of sites.
@@ -447,8 +500,11 @@ fn unknown_site() -> SiteSource {
 fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
     let site = ctx.sites.get(v.site as usize)?;
     let misaligned = v.kind == system::VIOLATION_MISALIGNED;
+    let uninitialized = v.kind == system::VIOLATION_UNINITIALIZED;
     let place = if misaligned {
         format!("is not a multiple of {} (PTX ISA §6.4.1)", site.size)
+    } else if uninitialized {
+        unwritten_place(ctx, v.address)
     } else {
         match site.space {
             Space::Global => nearest(ctx, v.address, site.size, site.access),
@@ -473,6 +529,7 @@ fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
     };
     Some(ViolationInfo {
         misaligned,
+        uninitialized,
         space: site.space,
         access: site.access,
         size: site.size,
@@ -492,9 +549,12 @@ fn describe(kernel: &str, v: &ViolationInfo) -> String {
         Space::Local => "__local__",
         Space::Param => "__param__",
     };
-    let kind = if v.misaligned { "Misaligned" } else { "Invalid" };
-    let what = v.access.name();
-    let mut out = format!("========= {kind} {space} {what} of size {} bytes\n", v.size);
+    let mut out = if v.uninitialized {
+        format!("========= Uninitialized {space} memory read of size {} bytes\n", v.size)
+    } else {
+        let kind = if v.misaligned { "Misaligned" } else { "Invalid" };
+        format!("========= {kind} {space} {} of size {} bytes\n", v.access.name(), v.size)
+    };
     let src = &v.site;
     let at = match &src.source {
         Some(s) => format!("{s} ({})", src.ptx),
@@ -559,6 +619,25 @@ fn nearest(ctx: &CheckContext, address: u64, size: u32, access: AccessKind) -> S
     }
 }
 
+/// Where an address nothing has written is: in which allocation, how far in.
+fn unwritten_place(ctx: &CheckContext, address: u64) -> String {
+    let holder = ctx
+        .regions
+        .iter()
+        .find(|r| (r.range.start..r.range.start + r.range.size).contains(&address));
+    match holder {
+        Some(r) => format!(
+            "is {} bytes into the {}-byte allocation {} ({:#x}), where neither the host nor \
+             a kernel has written",
+            thousands(address - r.range.start),
+            thousands(r.range.size),
+            r.name,
+            r.range.start
+        ),
+        None => "is memory neither the host nor a kernel has written".to_string(),
+    }
+}
+
 /// `4096` as `4,096`.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -585,17 +664,20 @@ mod tests {
     }
 
     #[test]
-    fn the_table_is_sorted_after_its_zero_entry() {
-        let region = |start, size, internal| Region {
+    fn the_table_is_sorted_after_its_zero_entry_and_its_shadows_follow() {
+        let region = |start, size, internal, shadow| Region {
             range: Range { start, size },
             name: String::new(),
             internal,
+            shadow,
         };
-        let t = table(&[region(0x2000, 16, true), region(0x1000, 8, false)]);
+        let t = table(&[region(0x2000, 16, true, 0), region(0x1000, 8, false, 0x9000)]);
         let u64_at = |at: usize| u64::from_le_bytes(t[at..at + 8].try_into().expect("8 bytes"));
         assert_eq!(u32::from_le_bytes(t[..4].try_into().expect("4 bytes")), 3);
         assert_eq!((u64_at(16), u64_at(24)), (0, 0));
         assert_eq!((u64_at(32), u64_at(40)), (0x1000, 0x1008));
         assert_eq!((u64_at(48), u64_at(56)), (0x2000, 0x2010 | system::TABLE_READ_ONLY));
+        assert_eq!([u64_at(64), u64_at(72), u64_at(80)], [0, 0x9000, 0]);
+        assert_eq!(t.len(), 88);
     }
 }

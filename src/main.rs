@@ -51,7 +51,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "exact")]
         float: FloatArg,
         /// Compile for checked launches: `--check` or `--check=memcheck` (every memory
-        /// access tested first), `--check=racecheck` (shared-memory races too).
+        /// access tested first), `--check=racecheck` (shared-memory races too),
+        /// `--check=initcheck` (reads of unwritten device memory too); or a list.
         #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "memcheck",
               value_name = "TOOLS", value_parser = ptxvk::check::CheckConfig::parse_tools)]
         check: Option<ptxvk::check::CheckConfig>,
@@ -94,7 +95,7 @@ enum Command {
         /// Check every memory access (`--check` or `--check=memcheck`, as
         /// PTXVK_CHECK=memcheck does): invalid ones do not happen and are reported (exit
         /// code 3). `--check=racecheck` reports shared-memory races between a block's
-        /// threads too. PTXVK_CHECK_LIMIT sets how many are listed.
+        /// threads too, `--check=initcheck` reads of device memory nothing wrote. PTXVK_CHECK_LIMIT sets how many are listed.
         #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "memcheck",
               value_name = "TOOLS", value_parser = ptxvk::check::CheckConfig::parse_tools)]
         check: Option<ptxvk::check::CheckConfig>,
@@ -178,8 +179,9 @@ fn main() -> ExitCode {
             let target = ptxvk::compile::Target {
                 warp_mode: warp_mode.into(),
                 native_float: float == FloatArg::Native,
-                check: check.is_some_and(|c| c.memcheck || c.racecheck),
+                check: check.is_some_and(|c| c.any()),
                 racecheck: check.is_some_and(|c| c.racecheck),
+                initcheck: check.is_some_and(|c| c.initcheck),
                 ..ptxvk::compile::Target::portable()
             };
             compile(&inputs, output.as_deref(), emit, entry.as_deref(), target)

@@ -87,6 +87,7 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         int16: info.features.int16,
         check: false,
         racecheck: false,
+        initcheck: false,
     }
 }
 
@@ -202,7 +203,7 @@ impl Device {
         // Without a measurement, the f64 scheme where the device has f64.
         device.integer_float = float_scheme_of(&device).unwrap_or(false);
         // The probes above run unchecked.
-        device.check = check;
+        device.set_check(check);
         Ok(device)
     }
 
@@ -212,6 +213,8 @@ impl Device {
     /// launch fails with [`Error::CheckFailed`] listing the first `config.limit`.
     pub fn set_check(&mut self, config: CheckConfig) {
         self.check = config;
+        // Initcheck needs the write shadows of the allocations made from now on.
+        self.inner.set_track_writes(config.initcheck);
     }
 
     /// The checks launches get ([`Device::set_check`]).
@@ -238,8 +241,9 @@ impl Device {
             fused_fma: self.fused_fma,
             native_float: self.native_float,
             float64: self.info().features.float64 && !self.integer_float,
-            check: self.check.memcheck || self.check.racecheck,
+            check: self.check.any(),
             racecheck: self.check.racecheck,
+            initcheck: self.check.initcheck,
             ..target_of(self.info())
         }
     }
@@ -293,7 +297,17 @@ impl Device {
 
     /// A zero-filled untyped buffer of `size` bytes: in the 32-bit address window once a
     /// module with 32-bit addresses has been loaded on this device, else anywhere.
+    /// Initcheck counts its zeros as written.
     pub fn alloc(&self, size: u64) -> Result<ptxvk_vk::Buffer, Error> {
+        let buffer = self.alloc_uninitialized(size)?;
+        buffer.mark_written(0, size);
+        Ok(buffer)
+    }
+
+    /// A buffer of `size` bytes as `cudaMalloc` gives one: its contents are undefined to
+    /// the program (zeros here), so that initcheck reports reads of what neither the host
+    /// nor a kernel has written since. Placed as [`Device::alloc`]'s.
+    pub fn alloc_uninitialized(&self, size: u64) -> Result<ptxvk_vk::Buffer, Error> {
         let window = self.window.lock().unwrap_or_else(PoisonError::into_inner).clone();
         Ok(match window {
             Some(w) => self.inner.alloc_in(&w, size)?,
@@ -1114,14 +1128,14 @@ impl Kernel<'_> {
     }
 
     /// Per parameter, the allocation its pointer value points into, or (0, 0).
-    fn param_ranges(&self, params: &[u8], regions: &[Region]) -> Vec<(u64, u64)> {
-        let mut ranges = vec![(0, 0); self.info().abi.params.len()];
+    fn param_ranges(&self, params: &[u8], regions: &[Region]) -> Vec<(u64, u64, u64)> {
+        let mut ranges = vec![(0, 0, 0); self.info().abi.params.len()];
         for (i, value) in self.pointer_arguments(params) {
             let holder = regions
                 .iter()
                 .find(|r| (r.range.start..r.range.start + r.range.size).contains(&value));
             if let Some(r) = holder {
-                ranges[i] = (r.range.start, r.range.start + r.range.size);
+                ranges[i] = (r.range.start, r.range.start + r.range.size, r.shadow);
             }
         }
         ranges
@@ -1134,10 +1148,9 @@ impl Kernel<'_> {
         let arguments = self.pointer_arguments(params);
         let data = module.data.as_ref().map(|b| b.address());
         let heap = module.heap.as_ref().map(|b| b.address());
-        module
-            .device
-            .inner
-            .live_allocations()
+        let vk = &module.device.inner;
+        let initcheck = module.device.check.initcheck;
+        vk.live_allocations()
             .into_iter()
             .map(|range| {
                 let inside = |a: u64| (range.start..range.start + range.size.max(1)).contains(&a);
@@ -1150,7 +1163,8 @@ impl Kernel<'_> {
                 } else {
                     "not passed to this launch".to_string()
                 };
-                Region { range, name, internal: false }
+                let shadow = if initcheck { vk.shadow_of(range.start) } else { 0 };
+                Region { range, name, internal: false, shadow }
             })
             .collect()
     }
@@ -1273,7 +1287,7 @@ impl Module {
         // the parameter block (one more entry).
         let table_at = offset + system::CHECKED_SIZE;
         let table_bytes = check.as_ref().map_or(0, |c| {
-            16 * (c.regions.len() as u64 + 2) + 16 + 16 * c.param_ranges.len() as u64
+            16 + 24 * (c.regions.len() as u64 + 2) + 24 * c.param_ranges.len() as u64
         });
         let size = if check.is_some() {
             u64::from(table_at) + table_bytes
@@ -1302,6 +1316,7 @@ impl Module {
                 range: ptxvk_vk::Range { start: buffer.address(), size: params.len() as u64 },
                 name: "holding the kernel's parameters".to_string(),
                 internal: true,
+                shadow: 0,
             });
             let table = crate::check::table(&check.regions);
             buffer.write_mapped(u64::from(table_at), &table)?;
@@ -1310,11 +1325,15 @@ impl Module {
             head[at..at + 8].copy_from_slice(&address.to_le_bytes());
             // The parameter ranges follow the table.
             let ranges_at = u64::from(table_at) + table.len() as u64;
+            // The parameter ranges, then their shadows (`ptxvk_lower::system`).
             let ranges: Vec<u8> = check
                 .param_ranges
                 .iter()
-                .flat_map(|(s, e)| s.to_le_bytes().into_iter().chain(e.to_le_bytes()))
+                .flat_map(|(s, e, _)| s.to_le_bytes().into_iter().chain(e.to_le_bytes()))
+                .chain(check.param_ranges.iter().flat_map(|(_, _, shadow)| shadow.to_le_bytes()))
                 .collect();
+            let at = (offset + system::ALL_WRITTEN) as usize;
+            head[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
             buffer.write_mapped(ranges_at, &ranges)?;
             let at = (offset + system::CHECK_PARAMS) as usize;
             let address = buffer.address() + ranges_at;

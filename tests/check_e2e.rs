@@ -602,3 +602,82 @@ fn racecheck_finds_clangs_shared_load_hoisted_above_syncthreads_and_nothing_in_n
         assert!(!race.same_warp && r.text.contains("missing __syncthreads()"), "{}", r.text);
     }
 }
+
+// Initcheck, on `tests/kernels/vector_add.cu` as each compiler built it
+// (`c[i] = a[i] + b[i]` for `i < n`): which reads are of unwritten words follows from
+// which bytes the test wrote with the host, which the kernel wrote, and the launch.
+
+const VECTOR_ADD_BUILDS: [&str; 6] = [
+    "vector_add.nvcc.sm_75.ptx",
+    "vector_add.nvcc.sm_80.ptx",
+    "vector_add.nvcc.sm_90.ptx",
+    "vector_add.nvrtc.compute_52.ptx",
+    "vector_add.nvrtc.compute_70.ptx",
+    "vector_add.clang.sm_70.ptx",
+];
+
+/// A device whose launches get initcheck (and memcheck), listing up to 1,000 findings.
+fn initchecked() -> Option<Device> {
+    let mut d = device()?;
+    d.set_check(CheckConfig { limit: 1000, ..CheckConfig::initcheck() });
+    Some(d)
+}
+
+#[test]
+fn initcheck_reports_exactly_the_reads_of_words_nothing_wrote() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = initchecked() else { return };
+    const N: usize = 100;
+    const WRITTEN: usize = 37;
+    let floats = |n: usize| -> Vec<u8> {
+        (0..n).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect::<Vec<u8>>()
+    };
+    for file in VECTOR_ADD_BUILDS {
+        let (m, _) = race_module(&device, file);
+        let k = m.kernel("vector_add").expect("kernel");
+        let bytes = 4 * N as u64;
+        let [a, b, c, d] = [0; 4].map(|_| device.alloc_uninitialized(bytes).expect("buffer"));
+        // All of a, the first WRITTEN elements of b, none of c.
+        device.vk().upload(&a, 0, &floats(N)).expect("a");
+        device.vk().upload(&b, 0, &floats(WRITTEN)).expect("b");
+        let args = |x, y, z| [Arg::from(x), Arg::from(y), Arg::from(z), Arg::from(N as i32)];
+        let r = race_report(k.launch(2, 64, 0, &args(&a, &b, &c)));
+        assert_eq!((r.uninitialized, r.races.len()), (N - WRITTEN, 0), "{file}:\n{}", r.text);
+        // Records come in the order threads made them; one per unwritten element.
+        let mut found = r.violations.clone();
+        found.sort_by_key(|v| v.address);
+        for (v, i) in found.iter().zip(WRITTEN..) {
+            assert!(v.uninitialized && v.space == Space::Global, "{file}: {v:?}");
+            assert_eq!(v.address, b.address() + 4 * i as u64, "{file}:\n{}", r.text);
+            let i = i as u32;
+            assert_eq!((v.ctaid, v.tid), ([i / 64, 0, 0], [i % 64, 0, 0]), "{file}");
+            assert!(v.place.contains("passed as argument 1"), "{}", v.place);
+        }
+        assert!(r.text.contains("Uninitialized __global__ memory read of size 4 bytes"));
+        // The kernel wrote all of c (its stores mark it); reading it back is clean.
+        k.launch(2, 64, 0, &args(&c, &a, &d)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        // A memset and a device-to-device copy write too.
+        let stream = device.vk().default_stream();
+        stream.memset(&b, 4 * WRITTEN as u64, 4 * 40, ptxvk_vk::Pattern::U32(0)).expect("set");
+        stream.copy_buffer(&a, 0, &b, 4 * 77, 4 * 23).expect("copy");
+        k.launch(2, 64, 0, &args(&a, &b, &d)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}
+
+#[test]
+fn initcheck_counts_zeroed_buffers_host_memory_and_earlier_allocations_as_written() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut device) = device() else { return };
+    // Made before initcheck: no shadow.
+    let early = device.alloc_uninitialized(400).expect("early");
+    device.set_check(CheckConfig::initcheck());
+    let (m, _) = race_module(&device, VECTOR_ADD_BUILDS[0]);
+    let k = m.kernel("vector_add").expect("kernel");
+    let zeroed = device.zeroed::<f32>(100).expect("zeroed");
+    let host = device.vk().alloc_host(400).expect("pinned");
+    let out = device.alloc_uninitialized(400).expect("out");
+    let args = [Arg::from(&early), Arg::from(&host), Arg::from(&out), Arg::from(100i32)];
+    k.launch(2, 64, 0, &args).expect("nothing unwritten is read");
+    let args = [Arg::from(&zeroed), Arg::from(&out), Arg::from(&early), Arg::from(100i32)];
+    k.launch(2, 64, 0, &args).expect("nothing unwritten is read");
+}

@@ -24,6 +24,7 @@
 use std::path::{Path, PathBuf};
 
 use ptxvk::compile::{Target, WarpMode};
+use ptxvk::lower::ir::InstKind;
 use ptxvk::lower::pass::FusedFma;
 use ptxvk::lower::text;
 use ptxvk::SourceMap;
@@ -196,16 +197,18 @@ fn snapshots_match_and_spirv_validates() {
 }
 
 /// Every module of the corpus compiles for checked launches (memcheck instruments each
-/// access; racecheck each plain shared access too), and the SPIR-V validates.
+/// access; racecheck each plain shared access too; initcheck each global one), and the
+/// SPIR-V validates.
 #[test]
 fn the_corpus_compiles_checked_and_validates() {
     let mut failures = Vec::new();
     let mut instrumented = 0;
     let mut racechecked = 0;
+    let mut initchecked = 0;
     for case in cases() {
-        for racecheck in [false, true] {
-            let target = Target { check: true, racecheck, ..case.target };
-            let tool = if racecheck { "racecheck" } else { "memcheck" };
+        for tool in ["memcheck", "racecheck", "initcheck"] {
+            let (racecheck, initcheck) = (tool == "racecheck", tool == "initcheck");
+            let target = Target { check: true, racecheck, initcheck, ..case.target };
             let c = match ptxvk::compile::compile_linked(&sources(&case), None, target) {
                 Ok(c) => c,
                 Err(e) => {
@@ -213,10 +216,24 @@ fn the_corpus_compiles_checked_and_validates() {
                     continue;
                 }
             };
-            if racecheck {
-                racechecked += c.spirv.kernels.iter().filter(|k| k.race_shadow).count();
-            } else {
-                instrumented += c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>();
+            let has = |f: &dyn Fn(&InstKind) -> bool| {
+                c.kernels
+                    .iter()
+                    .flat_map(|k| &k.kernel.blocks)
+                    .flat_map(|b| &b.insts)
+                    .any(|i| f(&i.kind))
+            };
+            match tool {
+                "racecheck" => {
+                    racechecked += c.spirv.kernels.iter().filter(|k| k.race_shadow).count()
+                }
+                "initcheck" => {
+                    initchecked += usize::from(has(&|i| matches!(i, InstKind::ShadowWord { .. })))
+                }
+                _ => {
+                    instrumented +=
+                        c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>()
+                }
             }
             if let Err(e) = ptxvk::spirv::validate(&c.spirv.words) {
                 failures.push(format!("{}: spirv-val rejects the {tool} module: {e}", case.name));
@@ -226,6 +243,7 @@ fn the_corpus_compiles_checked_and_validates() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(instrumented > 1000, "only {instrumented} accesses instrumented");
     assert!(racechecked >= 15, "only {racechecked} kernels keep a race shadow");
+    assert!(initchecked >= 90, "only {initchecked} modules look up write shadows");
 }
 
 /// A snapshot without its case is a deleted case whose expectation lingers.

@@ -1061,6 +1061,15 @@ pub enum InstKind {
         size: u32,
         write: bool,
     },
+    /// Initcheck (`pass::check`): `dst` (64-bit) gets the device address of the write
+    /// shadow word that covers the 64-bit device address `addr`, in the shadow of the
+    /// allocation of the table at `table` that holds `addr`, or 0 when that allocation
+    /// has no shadow or there is none (`crate::system` has the table's layout).
+    ShadowWord {
+        dst: RegId,
+        table: Value,
+        addr: Value,
+    },
     /// Racecheck's shadow of the shared window (`pass::check`; four 32-bit words per
     /// 32-bit word of the window, zero when the block starts): `dst` gets word `word`
     /// of it, which `swap`, when given, replaces in the same atomic step.

@@ -20,6 +20,7 @@
 //! | 80..84 | checked launches: violations found (atomic add; may pass [`CHECK_CAPACITY`]) |
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
 //! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
+//! | 104..108 | initcheck: all ones (written by the host), the shadow word of memory without a shadow |
 //! | 112.. | printf records, [`PRINTF_CAPACITY`] bytes |
 //! | [`CHECK_RECORDS`].. | checked launches: [`CHECK_CAPACITY`] + 1 violation records |
 //!
@@ -39,7 +40,8 @@
 //! A checked kernel (`pass::check`) records each access it refuses, and under
 //! racecheck each shared access that races, in a [`CHECK_RECORD`]-byte record, small
 //! so that each access's code is: u32 violation ([`VIOLATION_BOUNDS`],
-//! [`VIOLATION_MISALIGNED`], [`VIOLATION_RACE`]) in bits 30-31 and site (an index into
+//! [`VIOLATION_MISALIGNED`], [`VIOLATION_RACE`], [`VIOLATION_UNINITIALIZED`]) in bits
+//! 29-31 and site (an index into
 //! the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread index in the
 //! block (`%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`); u64 address (a device
 //! address for global memory, an offset for the other spaces; for a race, the offset
@@ -51,10 +53,14 @@
 //! from byte 16 n entries of u64 start and u64 end, sorted by start, the first (0, 0)
 //! so that every address has an entry at or below it. Bit 63 of an end
 //! ([`TABLE_READ_ONLY`]) marks memory the kernel may only read (its parameter block),
-//! which no device address reaches. The parameter ranges are one (u64 start, u64 end)
-//! per kernel parameter: for a pointer-sized one, the allocation its value points into
-//! (empty when none), which `pass::check` tests accesses derived from it against
-//! first.
+//! which no device address reaches. After the n entries come n u64 shadow addresses,
+//! one per entry: the device address of the allocation's write shadow (`ptxvk_vk`'s
+//! `shadow` module: bit `w % 32` of u32 word `w / 32` set once 4-byte word `w` was
+//! written), or 0 for memory without one, which counts as written. The parameter
+//! ranges are one (u64 start, u64 end) per kernel parameter: for a pointer-sized one,
+//! the allocation its value points into (empty when none), which `pass::check` tests
+//! accesses derived from it against first; then one u64 shadow address per parameter,
+//! that allocation's.
 
 /// Status of a launch in which a thread executed `trap`.
 pub const STATUS_TRAP: u32 = 1;
@@ -84,6 +90,7 @@ pub const GRID_GENERATION: u32 = 76;
 pub const CHECK_COUNT: u32 = 80;
 pub const CHECK_TABLE: u32 = 88;
 pub const CHECK_PARAMS: u32 = 96;
+pub const ALL_WRITTEN: u32 = 104;
 pub const HEADER: u32 = 112;
 
 /// Bytes of a module's device heap (CUDA's default `cudaLimitMallocHeapSize`).
@@ -116,12 +123,14 @@ pub const VIOLATION_RACE: u32 = 3;
 pub const RACE_OTHER_THREAD: u32 = 32;
 pub const RACE_OTHER_SITE: u32 = 42;
 pub const RACE_OTHER_WROTE: u32 = 63;
+/// A global read (or atomic) of words no one has written (initcheck); it happened.
+pub const VIOLATION_UNINITIALIZED: u32 = 4;
 /// Where a checked launch's violation records start.
 pub const CHECK_RECORDS: u32 = SIZE;
 /// Bytes of a violation record.
 pub const CHECK_RECORD: u32 = 24;
 /// Where a record's packed violation and site has its violation.
-pub const VIOLATION_SHIFT: u32 = 30;
+pub const VIOLATION_SHIFT: u32 = 29;
 /// Violation records a launch keeps; the count goes on past it.
 pub const CHECK_CAPACITY: u32 = 4096;
 /// Total bytes of the area of a checked kernel (the allocation table aside).

@@ -669,6 +669,9 @@ impl<'a> Printer<'a> {
                 if *write { ".write" } else { "" },
                 self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
             ),
+            InstKind::ShadowWord { dst, table, addr } => {
+                format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
+            }
             InstKind::RaceShadow { dst, word, swap: None } => {
                 format!("{} = race_shadow {}", r(*dst), self.list(&[*word]))
             }
@@ -1553,6 +1556,10 @@ impl KernelParser {
                     addr: val(ops[1])?,
                     size: u32::try_from(size).map_err(|_| line.error("size out of range"))?,
                 }
+            }
+            "shadow_word" => {
+                shape(1, 2)?;
+                InstKind::ShadowWord { dst: reg(dsts[0])?, table: val(ops[0])?, addr: val(ops[1])? }
             }
             "race_shadow" => {
                 let swap = m.flag("swap");

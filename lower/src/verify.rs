@@ -192,6 +192,11 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(table, uses);
             v(addr, uses);
         }
+        InstKind::ShadowWord { dst, table, addr } => {
+            defs.push(*dst);
+            v(table, uses);
+            v(addr, uses);
+        }
         InstKind::RaceShadow { dst, word, swap } => {
             defs.push(*dst);
             v(word, uses);
@@ -380,6 +385,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         }
         InstKind::InAllocation { dst, table, addr, .. } => {
             at(Some(*dst), 1);
+            at(reg(table), 64);
+            at(reg(addr), 64);
+        }
+        InstKind::ShadowWord { dst, table, addr } => {
+            at(Some(*dst), 64);
             at(reg(table), 64);
             at(reg(addr), 64);
         }

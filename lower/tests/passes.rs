@@ -152,7 +152,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 .cloned()
                 .collect();
             k.memory_instructions = accesses.iter().map(|i| i.span).collect();
-            check::run(k, false);
+            check::run(k, &Target { check: true, ..Target::default() });
             let k = &*k;
             let guarded = |b: usize| {
                 let block = &k.blocks[b];
@@ -214,7 +214,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 })
                 .map(|i| i.span)
                 .collect();
-            check::run(k, true);
+            check::run(k, &Target { check: true, racecheck: true, ..Target::default() });
             let k = &*k;
             let shadows = |b: usize| {
                 k.blocks[b].insts.iter().any(|i| matches!(i.kind, InstKind::RaceShadow { .. }))

@@ -710,6 +710,13 @@ impl<'a> FnEmitter<'a> {
                 let r = self.call(Helper::InAllocation { write: *write }, &[table, addr, size])?;
                 self.write(*dst, r, Scalar::Bool, false)
             }
+            InstKind::ShadowWord { dst, table, addr } => {
+                let s64 = Scalar::Int(64);
+                let table = self.read(*table, s64)?;
+                let addr = self.read(*addr, s64)?;
+                let r = self.call(Helper::ShadowWord, &[table, addr])?;
+                self.write(*dst, r, s64, false)
+            }
             InstKind::RaceShadow { dst, word, swap } => {
                 let s32 = Scalar::Int(32);
                 let u32t = self.ty(s32);

@@ -296,6 +296,8 @@ pub(crate) struct DeviceShared {
     pub(crate) spin_us: u64,
     /// Set once any call reported `VK_ERROR_DEVICE_LOST`.
     lost: AtomicBool,
+    /// Whether new device allocations get write shadows (`crate::shadow`).
+    pub(crate) track_writes: AtomicBool,
     /// The device, allocator and instance, which outlive every object made from them.
     pub(crate) gpu: Arc<Gpu>,
     /// The legacy default stream.
@@ -536,6 +538,7 @@ impl DeviceShared {
                     timeout_ms: AtomicU64::new(timeout_ms),
                     spin_us,
                     lost: AtomicBool::new(false),
+                    track_writes: AtomicBool::new(false),
                     gpu,
                     legacy,
                     blocking: Mutex::new(Vec::new()),

@@ -65,6 +65,7 @@ mod launch;
 mod memory;
 mod pool;
 mod program;
+mod shadow;
 mod stream;
 mod window;
 

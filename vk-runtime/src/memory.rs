@@ -299,7 +299,7 @@ impl Memory {
 
     /// The host pointer of byte `offset` for `len` bytes, or `None` when the memory is
     /// not host-visible. Errors when the range is outside `capacity`.
-    fn mapped_range(
+    pub(crate) fn mapped_range(
         &self,
         op: &'static str,
         offset: u64,
@@ -371,10 +371,15 @@ pub(crate) struct BufferInner {
     memory: Option<Memory>,
     size: u64,
     pool: Option<Arc<PoolInner>>,
+    /// Which words have been written, when the device tracks writes (`crate::shadow`).
+    pub(crate) shadow: std::sync::OnceLock<crate::shadow::Shadow>,
 }
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
+        if let Some(shadow) = self.shadow.take() {
+            shadow.memory.destroy(&self.gpu);
+        }
         let Some(memory) = self.memory.take() else { return };
         if let Some(device) = self.device.upgrade() {
             device.addresses.remove(memory.address);
@@ -420,6 +425,7 @@ impl Buffer {
             memory: Some(memory),
             size,
             pool,
+            shadow: std::sync::OnceLock::new(),
         });
         shared.addresses.insert(address, size, Arc::downgrade(&inner));
         Buffer { inner }
@@ -497,7 +503,9 @@ impl Buffer {
     /// synchronisation (see [`Buffer::read_mapped`]).
     pub fn write_mapped(&self, offset: u64, data: &[u8]) -> Result<(), Error> {
         self.check_range("write", offset, data.len() as u64)?;
-        self.memory().write_mapped(offset, data)
+        self.memory().write_mapped(offset, data)?;
+        self.mark_written(offset, data.len() as u64);
+        Ok(())
     }
 }
 
@@ -602,6 +610,8 @@ impl Device {
         let memory = self.allocate_device_memory(size)?;
         let buffer = Buffer::wrap(&self.shared, memory, size, None);
         self.zero(&buffer)?;
+        // After the zero fill, which is not the program's write.
+        self.maybe_track(&buffer)?;
         Ok(buffer)
     }
 

@@ -134,7 +134,9 @@ impl MemPool {
             }
         };
         self.inner.note_used(memory.capacity, fresh);
-        Ok(Buffer::wrap(&self.shared, memory, size, Some(Arc::clone(&self.inner))))
+        let buffer = Buffer::wrap(&self.shared, memory, size, Some(Arc::clone(&self.inner)));
+        Device { shared: Arc::clone(&self.shared) }.maybe_track(&buffer)?;
+        Ok(buffer)
     }
 
     /// Bytes held free beyond which memory is released at synchronisation.

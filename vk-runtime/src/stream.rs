@@ -967,7 +967,9 @@ impl Stream {
             batch.keep.push(staging);
             keep(batch, dst);
             Ok(())
-        })
+        })?;
+        dst.mark_written(offset, data.len() as u64);
+        Ok(())
     }
 
     /// Copies `len` bytes from `src` at `src_offset` to `dst` at `dst_offset` in stream
@@ -1003,7 +1005,9 @@ impl Stream {
             keep(batch, src);
             keep(batch, dst);
             Ok(())
-        })
+        })?;
+        dst.mark_written(dst_offset, len);
+        Ok(())
     }
 
     /// Sets `len` bytes of `dst` from `offset` to repetitions of `pattern`, in stream order
@@ -1068,7 +1072,9 @@ impl Stream {
             }
             keep(batch, dst);
             Ok(())
-        })
+        })?;
+        dst.mark_written(offset, len);
+        Ok(())
     }
 
     /// Copies a pitched 3-D region between buffers in stream order (`cuMemcpy3DAsync`
@@ -1101,7 +1107,9 @@ impl Stream {
             keep(batch, src.buffer);
             keep(batch, dst.buffer);
             Ok(())
-        })
+        })?;
+        to.iter().for_each(|&row| dst.buffer.mark_written(row, extent.width));
+        Ok(())
     }
 
     /// Copies a pitched 3-D region of host memory into a buffer in stream order; the rows
@@ -1141,7 +1149,9 @@ impl Stream {
             batch.keep.push(staging);
             keep(batch, dst.buffer);
             Ok(())
-        })
+        })?;
+        to.iter().for_each(|&row| dst.buffer.mark_written(row, extent.width));
+        Ok(())
     }
 
     /// Copies a pitched 3-D region of a buffer into host memory once the stream reaches

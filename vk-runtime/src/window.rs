@@ -131,6 +131,7 @@ impl Device {
         let memory = parent.window_range(Arc::clone(&window.inner), offset, len);
         let buffer = Buffer::wrap(&self.shared, memory, size, None);
         self.zero(&buffer)?;
+        self.maybe_track(&buffer)?;
         Ok(buffer)
     }
 }

@@ -42,15 +42,18 @@ use ptxvk_frontend::Span;
 
 use crate::build::{Build, Builder};
 use crate::ir::*;
+use crate::pass::Target;
 use crate::system;
 
+mod init;
 mod race;
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
-/// Instruments `k` as the module doc says, with racecheck when `racecheck`.
-pub fn run(k: &mut Kernel, racecheck: bool) {
+/// Instruments `k` as the module doc says, with racecheck and initcheck as `target`
+/// asks.
+pub fn run(k: &mut Kernel, target: &Target) {
     let mut spans = k.memory_instructions.clone();
     spans.sort_unstable();
     spans.dedup();
@@ -58,7 +61,7 @@ pub fn run(k: &mut Kernel, racecheck: bool) {
         return;
     }
     k.system = true;
-    let shared = prologue(k, &spans, racecheck);
+    let shared = prologue(k, &spans, target);
     let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
     while let Some(b) = work.pop() {
         let found = k.blocks[b.index()].insts.iter().enumerate().find_map(|(at, i)| {
@@ -142,6 +145,9 @@ struct Prologue {
     /// This thread's racecheck epoch, under racecheck when the kernel has plain shared
     /// accesses.
     epoch: Option<race::Epoch>,
+    /// Under initcheck, when the kernel has global accesses: the address of the system
+    /// area's all-ones word ([`system::ALL_WRITTEN`]).
+    all_written: Option<RegId>,
 }
 
 /// The allocation a pointer parameter points into, as the host found it at launch
@@ -150,9 +156,11 @@ struct ParamRange {
     param: usize,
     start: RegId,
     length: RegId,
+    /// Under initcheck, that allocation's write shadow (0 for none).
+    shadow: Option<RegId>,
 }
 
-fn prologue(k: &mut Kernel, spans: &[Span], racecheck: bool) -> Prologue {
+fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
     let provenance = provenance(k);
     let accesses: Vec<Access> = k
         .blocks
@@ -167,7 +175,9 @@ fn prologue(k: &mut Kernel, spans: &[Span], racecheck: bool) -> Prologue {
         .filter_map(|a| provenance[a.addr.base?.index()])
         .collect();
     let has_shared = accesses.iter().any(|a| a.space == Space::Shared);
-    let races = racecheck && accesses.iter().any(|a| a.plain_shared);
+    let races = target.racecheck && accesses.iter().any(|a| a.plain_shared);
+    let initcheck = target.initcheck && accesses.iter().any(|a| a.space == Space::Global);
+    let param_count = k.abi.params.len() as i64;
     derived.sort_unstable();
     derived.dedup();
     let span = k.span;
@@ -213,7 +223,21 @@ fn prologue(k: &mut Kernel, spans: &[Span], racecheck: bool) -> Prologue {
                 lhs: Value::Reg(end),
                 rhs: Value::Reg(start),
             });
-            params.push(ParamRange { param, start, length });
+            // The shadows follow the ranges (`crate::system`).
+            let shadow = initcheck.then(|| {
+                let shadow = b.temp(U64);
+                b.push(InstKind::Load {
+                    space: Space::Global,
+                    ty: U64,
+                    dsts: vec![Some(shadow)],
+                    addr: Address {
+                        base: Some(ranges),
+                        offset: 16 * param_count + 8 * param as i64,
+                    },
+                });
+                shadow
+            });
+            params.push(ParamRange { param, start, length, shadow });
         }
     }
     // The window's end: the dynamic region's offset in the final layout plus the
@@ -229,6 +253,8 @@ fn prologue(k: &mut Kernel, spans: &[Span], racecheck: bool) -> Prologue {
     } else {
         Value::Imm(0)
     };
+    let all_written = initcheck
+        .then(|| sum(&mut b, Value::Reg(area), Value::Imm(u64::from(system::ALL_WRITTEN))));
     let mut insts = b.insts;
     let epoch = races.then(|| {
         let (epoch, init) = race::epochs(k, thread);
@@ -237,7 +263,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], racecheck: bool) -> Prologue {
     });
     let entry = k.entry.index();
     k.blocks[entry].insts.splice(0..0, insts);
-    Prologue { area, table, thread, block, provenance, params, shared_end, epoch }
+    Prologue { area, table, thread, block, provenance, params, shared_end, epoch, all_written }
 }
 
 /// Which pointer-sized kernel parameter each register's value derives from: loaded
@@ -415,40 +441,72 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, access: Access, shared: &Prologu
 
     let rest = new_block(k, span, rest_insts, term, term_span);
     let refused = new_block(k, span, record_insts, Terminator::Jump(rest), span);
-    let branch = |k: &mut Kernel, cond, otherwise| {
-        let mut allowed = new_block(k, span, vec![inst.clone()], Terminator::Jump(rest), span);
+    // The block that makes the access where its test allows it, reached through `via`'s
+    // allocation test (the fast path) or the table's; with racecheck or initcheck, what
+    // they test comes first (a finding is recorded, and the access still happens), and
+    // initcheck's marking of written words after.
+    let allowed = |k: &mut Kernel, via: Option<&ParamRange>| {
+        let mut t = Builder::new(k, span);
+        let mut finding: Option<(RegId, u32, Value)> = None;
+        let mut mark = None;
+        if let Some(all_written) = shared.all_written.filter(|_| access.space == Space::Global) {
+            let word = match via.and_then(|r| r.shadow.map(|s| (r.start, s))) {
+                Some((start, shadow)) => init::param_word(&mut t, shadow, start, address),
+                None => init::table_word(&mut t, shared.table, address),
+            };
+            let (at, mask) = init::locate(&mut t, word, all_written, address, access.size);
+            if access.kind != AccessKind::Write {
+                let unwritten = init::unwritten(&mut t, at, mask);
+                finding = Some((unwritten, system::VIOLATION_UNINITIALIZED, address));
+            }
+            if access.kind != AccessKind::Read {
+                mark = Some((at, mask));
+            }
+        }
         if let Some(epoch) = shared.epoch.filter(|_| access.plain_shared) {
-            // Racecheck: the access is tested against the shadow first, and a race is
-            // recorded before it happens.
-            let mut t = Builder::new(k, span);
             let write = access.kind == AccessKind::Write;
             let race = race::test(&mut t, epoch, address, access.size, write, site);
-            let test = t.insts;
-            let mut r = Builder::new(k, span);
-            let packed = system::VIOLATION_RACE << system::VIOLATION_SHIFT | site;
-            record(&mut r, shared, Value::Imm(u64::from(packed)), race.record);
-            let insts = r.insts;
-            let recorded = new_block(k, span, insts, Terminator::Jump(allowed), span);
-            let term = Terminator::Branch {
-                cond: race.races,
-                negate: false,
-                if_true: recorded,
-                if_false: allowed,
-            };
-            allowed = new_block(k, span, test, term, span);
+            finding = Some((race.races, system::VIOLATION_RACE, race.record));
         }
-        Terminator::Branch { cond, negate: false, if_true: allowed, if_false: otherwise }
+        let test = t.insts;
+        let mut insts = vec![inst.clone()];
+        if let Some((at, mask)) = mark {
+            let mut m = Builder::new(k, span);
+            init::mark(&mut m, at, mask);
+            insts.extend(m.insts);
+        }
+        let Some((found, violation, recorded_address)) = finding else {
+            let mut all = test;
+            all.extend(insts);
+            return new_block(k, span, all, Terminator::Jump(rest), span);
+        };
+        let access_block = new_block(k, span, insts, Terminator::Jump(rest), span);
+        let mut r = Builder::new(k, span);
+        let packed = violation << system::VIOLATION_SHIFT | site;
+        record(&mut r, shared, Value::Imm(u64::from(packed)), recorded_address);
+        let insts = r.insts;
+        let recorded = new_block(k, span, insts, Terminator::Jump(access_block), span);
+        let term = Terminator::Branch {
+            cond: found,
+            negate: false,
+            if_true: recorded,
+            if_false: access_block,
+        };
+        new_block(k, span, test, term, span)
     };
     // The access has a block of its own on each path that allows it, so that the
     // structured form is two nested `if`s rather than a shared join.
     let otherwise = match slow {
         Some((insts, ok)) => {
-            let term = branch(k, ok, refused);
+            let if_true = allowed(k, None);
+            let term = Terminator::Branch { cond: ok, negate: false, if_true, if_false: refused };
             new_block(k, span, insts, term, span)
         }
         None => refused,
     };
-    k.blocks[b.index()].term = branch(k, first, otherwise);
+    let if_true = allowed(k, range);
+    k.blocks[b.index()].term =
+        Terminator::Branch { cond: first, negate: false, if_true, if_false: otherwise };
     rest
 }
 

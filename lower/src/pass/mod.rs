@@ -77,6 +77,9 @@ pub struct Target {
     /// Racecheck too (`PTXVK_CHECK=racecheck`), with `check`: [`check`] tracks the
     /// shared accesses of each block between barriers in a shadow of the window.
     pub racecheck: bool,
+    /// Initcheck too (`PTXVK_CHECK=initcheck`), with `check`: [`check`] tests global
+    /// reads against the write shadows of device allocations and marks writes there.
+    pub initcheck: bool,
 }
 
 /// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
@@ -98,6 +101,7 @@ impl Target {
             int16: false,
             check: false,
             racecheck: false,
+            initcheck: false,
         }
     }
 
@@ -128,6 +132,7 @@ impl Target {
             int16: false,
             check: false,
             racecheck: false,
+            initcheck: false,
         }
     }
 }
@@ -154,7 +159,7 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
     if target.check {
-        check::run(&mut kernel, target.racecheck);
+        check::run(&mut kernel, target);
         checked(&kernel, None)?;
     }
     hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;

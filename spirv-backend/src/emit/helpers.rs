@@ -82,6 +82,8 @@ pub(crate) enum Helper {
     /// atomic) or a read: the only routine that reads memory, the table its first
     /// argument points to.
     InAllocation { write: bool },
+    /// Initcheck's shadow word of an address (`shadow_word`), from the same table.
+    ShadowWord,
 }
 
 impl Helper {
@@ -107,6 +109,7 @@ impl Helper {
                 (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
             }
             Helper::InAllocation { .. } => (vec![i64s; 3], Scalar::Bool),
+            Helper::ShadowWord => (vec![i64s; 2], i64s),
         }
     }
 
@@ -153,6 +156,7 @@ impl Helper {
             Helper::InAllocation { write } => {
                 format!("ptxvk.check.in_allocation{}", if write { ".write" } else { "" })
             }
+            Helper::ShadowWord => "ptxvk.check.shadow_word".to_string(),
         }
     }
 }
@@ -194,6 +198,7 @@ impl FnEmitter<'_> {
                 self.int_to_float_bits(to, from, rounding, p[0])
             }
             Helper::InAllocation { write } => self.in_allocation(p[0], p[1], p[2], write),
+            Helper::ShadowWord => self.shadow_word(p[0], p[1]),
         }
     }
 }
