@@ -25,7 +25,8 @@
 //! `--check` also times each kernel as a checked launch (memcheck, `PTXVK_CHECK`),
 //! interleaved with the others, checks that it refuses nothing and computes the same,
 //! and adds the overhead (checked ÷ unchecked time) with its geometric mean.
-//! `--racecheck` does the same with racecheck (which includes memcheck).
+//! `--racecheck` and `--initcheck` do the same with those tools (each includes
+//! memcheck).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -46,9 +47,10 @@ static INTEGER_FLOAT: AtomicBool = AtomicBool::new(false);
 /// otherwise; the results are then only checked within the GLSL's tolerance.
 static ASSUME_FUSED: AtomicBool = AtomicBool::new(false);
 
-/// `--check`: time checked launches too; `--racecheck`: with racecheck.
+/// `--check`: time checked launches too; `--racecheck`, `--initcheck`: with that tool.
 static CHECK: AtomicBool = AtomicBool::new(false);
 static RACECHECK: AtomicBool = AtomicBool::new(false);
+static INITCHECK: AtomicBool = AtomicBool::new(false);
 
 /// The GLSL baseline of each kernel, as SPIR-V (`scripts/gen-shaders`).
 macro_rules! spv {
@@ -136,9 +138,15 @@ fn main() {
     INTEGER_FLOAT.store(std::env::args().any(|a| a == "--float-integer"), Ordering::Relaxed);
     ASSUME_FUSED.store(std::env::args().any(|a| a == "--assume-fused"), Ordering::Relaxed);
     RACECHECK.store(std::env::args().any(|a| a == "--racecheck"), Ordering::Relaxed);
-    let check = std::env::args().any(|a| a == "--check") || RACECHECK.load(Ordering::Relaxed);
+    INITCHECK.store(std::env::args().any(|a| a == "--initcheck"), Ordering::Relaxed);
+    let check = std::env::args().any(|a| a == "--check")
+        || RACECHECK.load(Ordering::Relaxed)
+        || INITCHECK.load(Ordering::Relaxed);
     CHECK.store(check, Ordering::Relaxed);
     let device = Device::default_device().expect("a Vulkan device");
+    // Initcheck's write shadows for the buffers made from here on, as under
+    // `PTXVK_CHECK=initcheck` (the unchecked launches do not look at them).
+    device.vk().set_track_writes(INITCHECK.load(Ordering::Relaxed));
     let info = device.info();
     println!(
         "device: {} (subgroup size {}, warp mode {}, float {})",
@@ -184,7 +192,11 @@ fn main() {
     }
     let checked: Vec<(&str, f64)> =
         rows.iter().filter_map(|r| r.checked_ms.map(|c| (r.name, c / r.ptx_ms))).collect();
-    let tool = if RACECHECK.load(Ordering::Relaxed) { "racecheck" } else { "memcheck" };
+    let tool = match (RACECHECK.load(Ordering::Relaxed), INITCHECK.load(Ordering::Relaxed)) {
+        (true, _) => "racecheck",
+        (_, true) => "initcheck",
+        _ => "memcheck",
+    };
     if !checked.is_empty() {
         println!("\n| kernel | {tool} ÷ unchecked |\n|---|---|");
         for (name, overhead) in &checked {
@@ -242,7 +254,8 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     // The same PTX compiled for checked launches (`--check`).
     let checked = CHECK.load(Ordering::Relaxed).then(|| {
         let racecheck = RACECHECK.load(Ordering::Relaxed);
-        let target = ptxvk::compile::Target { check: true, racecheck, ..target(d) };
+        let initcheck = INITCHECK.load(Ordering::Relaxed);
+        let target = ptxvk::compile::Target { check: true, racecheck, initcheck, ..target(d) };
         let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), target)
             .unwrap_or_else(|e| panic!("{path}: checked: {e}"));
         ptxvk::Module::from_compiled(d, compiled).expect("checked module")

@@ -40,10 +40,11 @@ pub enum Error {
     /// output up to then.
     #[error("{message}")]
     KernelFailed { message: String, output: String },
-    /// A checked launch (`PTXVK_CHECK=memcheck`, `ptxvk run --check`) refused accesses
-    /// outside what it may access, or misaligned ones, which did not happen: `report`
-    /// lists them (its text in compute-sanitizer's style); `output` is the launch's
-    /// printf output.
+    /// A checked launch (`PTXVK_CHECK`, `ptxvk run --check`) refused accesses outside
+    /// what it may access, or misaligned ones, which did not happen; or, under racecheck
+    /// and initcheck, made shared-memory races or reads of unwritten device memory, which
+    /// did: `report` lists them (its text in compute-sanitizer's style); `output` is the
+    /// launch's printf output.
     #[error("{}", report.text)]
     CheckFailed { report: Box<crate::check::CheckReport>, output: String },
 }

@@ -91,15 +91,21 @@ pub fn launch_with_args(
 ) -> Result<(LaunchStats, Vec<BufferBytes>), Error> {
     let mut buffers = Vec::new();
     for (i, a) in args.iter().enumerate() {
-        if let SpecArg::Buffer { bytes, .. } = a {
-            buffers.push((i, device.buffer_from_bytes(bytes)?));
+        match a {
+            SpecArg::Buffer { bytes, .. } => buffers.push((i, device.buffer_from_bytes(bytes)?)),
+            SpecArg::Uninitialized { ty, len } => {
+                buffers.push((i, device.alloc_uninitialized(len * ty.size() as u64)?));
+            }
+            SpecArg::Value(_) => {}
         }
     }
     let mut owned = buffers.iter();
     let launch_args: Vec<Arg<'_>> = args
         .iter()
         .filter_map(|a| match a {
-            SpecArg::Buffer { .. } => owned.next().map(|(_, b)| Arg::from(b)),
+            SpecArg::Buffer { .. } | SpecArg::Uninitialized { .. } => {
+                owned.next().map(|(_, b)| Arg::from(b))
+            }
             SpecArg::Value(b) => Some(Arg::Bytes(b.clone())),
         })
         .collect();
@@ -128,7 +134,9 @@ pub fn run(
     let buffers = outputs
         .into_iter()
         .filter_map(|(arg, bytes)| match spec.args.get(arg) {
-            Some(SpecArg::Buffer { ty, .. }) => Some(BufferResult { arg, ty: *ty, bytes }),
+            Some(SpecArg::Buffer { ty, .. } | SpecArg::Uninitialized { ty, .. }) => {
+                Some(BufferResult { arg, ty: *ty, bytes })
+            }
             _ => None,
         })
         .collect();

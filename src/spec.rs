@@ -188,6 +188,9 @@ impl ElemType {
 pub enum SpecArg {
     /// A device buffer with these bytes; the parameter receives its address.
     Buffer { ty: ElemType, bytes: Vec<u8> },
+    /// A device buffer of `len` elements as `cudaMalloc` gives one, which initcheck
+    /// reports reads of until something writes it (zeros on this runtime).
+    Uninitialized { ty: ElemType, len: u64 },
     /// By-value bytes.
     Value(Vec<u8>),
 }
@@ -299,6 +302,16 @@ fn arg(v: &Value) -> Result<SpecArg, String> {
         if forms != 1 {
             return Err("a buffer needs exactly one of \"data\", \"len\" or \"hex\"".into());
         }
+        if obj.get("uninitialized").and_then(Value::as_bool) == Some(true) {
+            let n = obj
+                .get("len")
+                .and_then(Value::as_u64)
+                .ok_or("an uninitialized buffer needs \"len\"")?;
+            n.checked_mul(ty.size() as u64)
+                .filter(|&s| s <= (1 << 34))
+                .ok_or("\"len\" is too large")?;
+            return Ok(SpecArg::Uninitialized { ty, len: n });
+        }
         let bytes = if let Some(d) = obj.get("data") {
             let items = d.as_array().ok_or("\"data\" must be an array")?;
             let mut bytes = Vec::with_capacity(items.len() * ty.size());
@@ -340,7 +353,7 @@ fn arg(v: &Value) -> Result<SpecArg, String> {
 }
 
 /// Parses the short `--arg` forms: `buf:f32:1,2,3`, `buf:u32:zeros:1024`,
-/// `buf:u8:hex:0a0b`, `u32:7`, `f32:1.5`, `bytes:0a0b`.
+/// `buf:u32:uninit:1024`, `buf:u8:hex:0a0b`, `u32:7`, `f32:1.5`, `bytes:0a0b`.
 pub fn parse_short_arg(s: &str) -> Result<SpecArg, String> {
     let mut parts = s.splitn(2, ':');
     let head = parts.next().unwrap_or("");
@@ -354,6 +367,14 @@ pub fn parse_short_arg(s: &str) -> Result<SpecArg, String> {
                 rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:TYPE:VALUES"))?;
             let ty =
                 ElemType::parse(t).ok_or_else(|| format!("`{s}`: unknown element type `{t}`"))?;
+            if let Some(n) = data.strip_prefix("uninit:") {
+                let len: u64 =
+                    n.parse().map_err(|_| format!("`{s}`: `{n}` is not an element count"))?;
+                len.checked_mul(ty.size() as u64)
+                    .filter(|&s| s <= (1 << 34))
+                    .ok_or("buffer too large")?;
+                return Ok(SpecArg::Uninitialized { ty, len });
+            }
             let bytes = if let Some(n) = data.strip_prefix("zeros:") {
                 let n: u64 =
                     n.parse().map_err(|_| format!("`{s}`: `{n}` is not an element count"))?;
@@ -470,7 +491,8 @@ mod tests {
             r#"{"ptx": "k.ptx", "comment": "ignored", "grid": [2, 3], "block": 64,
                "args": [{"buffer": "f32", "data": [1, "nan", "0x3f800000"], "note": 1},
                         {"buffer": "u32", "len": 4}, {"buffer": "u8", "hex": "0a0b"},
-                        {"scalar": "s32", "value": -2}, {"bytes": "0102"}]}"#,
+                        {"scalar": "s32", "value": -2}, {"bytes": "0102"},
+                        {"buffer": "f32", "len": 2, "uninitialized": true}]}"#,
             Path::new("dir"),
         )
         .unwrap();
@@ -481,7 +503,8 @@ mod tests {
         assert_eq!(linked.ptx, [Path::new("d").join("a.ptx"), Path::new("d").join("b.ptx")]);
         assert!(parse(r#"{"ptx": [], "grid": 1, "block": 1}"#, Path::new("d")).is_err());
         assert_eq!(s.block, [64, 1, 1]);
-        assert_eq!(s.args.len(), 5);
+        assert_eq!(s.args.len(), 6);
+        assert_eq!(s.args[5], SpecArg::Uninitialized { ty: ElemType::F32, len: 2 });
         assert_eq!(s.args[1], SpecArg::Buffer { ty: ElemType::U32, bytes: vec![0; 16] });
         assert_eq!(s.args[2], SpecArg::Buffer { ty: ElemType::U8, bytes: vec![10, 11] });
         assert_eq!(s.args[3], SpecArg::Value((-2i32).to_le_bytes().to_vec()));
@@ -498,6 +521,7 @@ mod tests {
             r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"buffer": "f33", "len": 1}]}"#,
             r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"buffer": "f32", "len": 1, "data": []}]}"#,
             r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"bytes": "0"}]}"#,
+            r#"{"ptx": "a", "grid": [1], "block": [1], "args": [{"buffer": "f32", "data": [1], "uninitialized": true}]}"#,
         ] {
             assert!(parse(bad, Path::new(".")).is_err(), "{bad}");
         }
@@ -520,6 +544,11 @@ mod tests {
             parse_short_arg("buf:u8:hex:0a0b").unwrap(),
             SpecArg::Buffer { ty: ElemType::U8, bytes: vec![10, 11] }
         );
+        assert_eq!(
+            parse_short_arg("buf:f32:uninit:5").unwrap(),
+            SpecArg::Uninitialized { ty: ElemType::F32, len: 5 }
+        );
+        assert!(parse_short_arg("buf:f32:uninit:x").is_err());
         assert_eq!(parse_short_arg("u32:7").unwrap(), SpecArg::Value(7u32.to_le_bytes().to_vec()));
         assert_eq!(
             parse_short_arg("f32:1.5").unwrap(),

@@ -125,6 +125,9 @@ pub fn spec_json(path: &Path, entry: &str, case: &Case) -> serde_json::Value {
                 serde_json::json!({"buffer": ty.name(), "hex": hex_encode(bytes)})
             }
             SpecArg::Value(v) => serde_json::json!({"bytes": hex_encode(v)}),
+            SpecArg::Uninitialized { ty, len } => {
+                serde_json::json!({"buffer": ty.name(), "len": len, "uninitialized": true})
+            }
         })
         .collect();
     serde_json::json!({

@@ -33,7 +33,10 @@
 //! With racecheck ([`race`]), each plain shared access (not an atomic; `ld.volatile`
 //! and `st.volatile` are plain here) that the test allows is first tested against the
 //! block's shadow of the window and recorded in it; one that races with another
-//! thread's is recorded as a violation, and happens.
+//! thread's is recorded as a violation, and happens. With initcheck ([`init`]), each
+//! allowed global read or atomic first tests the write shadow of the words it reads,
+//! and one of words nothing wrote is recorded and happens; each allowed global write
+//! or atomic marks its words written after it.
 //!
 //! [`Kernel::check_sites`] gets an entry per instrumented access, which the records
 //! name; the kernel gets a system area ([`Kernel::system`]).
