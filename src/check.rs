@@ -244,8 +244,7 @@ pub(crate) struct CheckContext {
     pub local_bytes: u32,
     pub param_bytes: u32,
     pub limit: usize,
-    /// The launch's grid and block sizes, which the records' linear indices unravel.
-    pub grid: [u32; 3],
+    /// The launch's block size, which racecheck's linear thread indices unravel.
     pub block: [u32; 3],
     /// Per kernel parameter, the allocation (start, end) its pointer value points into,
     /// or (0, 0) (`ptxvk_lower::system`'s parameter ranges), and its write shadow.
@@ -255,13 +254,14 @@ pub(crate) struct CheckContext {
 /// What a checked launch refused, and the races racecheck found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckReport {
-    /// How many accesses were refused (of those recorded).
+    /// How many accesses were refused.
     pub count: usize,
     /// How many reads of memory nothing had written were made (initcheck; they
     /// happened).
     pub uninitialized: usize,
-    /// Records past the capacity of the launch's record area ([`system::CHECK_CAPACITY`]),
-    /// refused accesses or races, which were counted but not kept.
+    /// Violations counted but not recorded, when the report has races or unwritten
+    /// reads too (else they count as refused accesses): a thread records only its first
+    /// refused global access, and the area keeps at most [`system::CHECK_CAPACITY`].
     pub unrecorded: usize,
     /// The first of them (at most the configured limit), in the order threads made them,
     /// then the first reads of unwritten memory.
@@ -342,8 +342,15 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     }
     let (unwritten, refused): (Vec<&Violation>, Vec<&Violation>) =
         listed.into_iter().partition(|v| v.kind == system::VIOLATION_UNINITIALIZED);
-    let total = refused.len();
-    let unrecorded = (count as usize).saturating_sub(records.len());
+    // Violations counted but not recorded: a thread records only its first refused
+    // global access (`pass::check`'s deferred records), and the area keeps at most
+    // CHECK_CAPACITY. Without races or unwritten reads, they are all refused accesses.
+    let mut unrecorded = (count as usize).saturating_sub(records.len());
+    let mut total = refused.len();
+    if race_records.is_empty() && unwritten.is_empty() {
+        total += unrecorded;
+        unrecorded = 0;
+    }
     let limited = |n: usize| {
         if n > ctx.limit {
             format!(", the first {} listed", ctx.limit)
@@ -360,7 +367,11 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
             total,
             if total == 1 { "" } else { "es" },
             if total == 1 { "it was" } else { "they were" },
-            limited(total),
+            if refused.len() < total && refused.len() <= ctx.limit {
+                format!(", {} listed (each thread's first)", refused.len())
+            } else {
+                limited(total)
+            },
         );
         let listed: Vec<ViolationInfo> =
             refused.iter().take(ctx.limit).filter_map(|v| info(ctx, v)).collect();
@@ -407,7 +418,8 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     }
     if unrecorded > 0 {
         out.push_str(&format!(
-            "========= {} more violation records past the first {} were counted, not kept\n",
+            "========= {} more violations were counted but not recorded (a thread records its \
+             first refused global access; at most {} records are kept)\n",
             thousands(unrecorded as u64),
             thousands(u64::from(system::CHECK_CAPACITY))
         ));

@@ -1073,7 +1073,6 @@ impl Kernel<'_> {
                 local_bytes: info.local_bytes,
                 param_bytes: info.abi.size,
                 limit: module.device.check.limit,
-                grid,
                 block,
             })
         });
@@ -1268,7 +1267,7 @@ impl SystemArea {
         let end = system::CHECK_RECORDS + kept * system::CHECK_RECORD;
         let mut area = vec![0u8; end as usize];
         self.buffer.read_mapped(u64::from(self.offset), &mut area)?;
-        let (count, records) = system::decode_violations(&area, check.grid, check.block);
+        let (count, records) = system::decode_violations(&area);
         Ok(crate::check::report(check, count, &records))
     }
 }

@@ -681,3 +681,45 @@ fn initcheck_counts_zeroed_buffers_host_memory_and_earlier_allocations_as_writte
     let args = [Arg::from(&zeroed), Arg::from(&out), Arg::from(&early), Arg::from(100i32)];
     k.launch(2, 64, 0, &args).expect("nothing unwritten is read");
 }
+
+/// A thread that makes several refused global accesses records the first and counts
+/// them all: in `vector_add` with one-element `a` and `b`, every thread but 0 reads
+/// both past their end. Which of those reads are refused is the model's: the ones that
+/// land outside every live allocation (compute-sanitizer's rule too).
+#[test]
+fn a_threads_refused_accesses_are_all_counted_and_its_first_is_listed() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(device) = checked(1000) else { return };
+    for file in VECTOR_ADD_BUILDS {
+        let (m, _) = race_module(&device, file);
+        let k = m.kernel("vector_add").expect("kernel");
+        let a = device.buffer_from(&[1.5f32]).expect("a");
+        let b = device.buffer_from(&[2.0f32]).expect("b");
+        let c = device.buffer_from(&[7.0f32; 64]).expect("c");
+        let refused = |i: u64| {
+            [a.address() + 4 * i, b.address() + 4 * i]
+                .into_iter()
+                .filter(|&at| !inside_some_allocation(&device, at, 4))
+                .collect::<Vec<u64>>()
+        };
+        let total: usize = (0..64).map(|i| refused(i).len()).sum();
+        let threads: Vec<u32> = (0..64u32).filter(|&i| !refused(u64::from(i)).is_empty()).collect();
+        assert!(total > threads.len(), "the model has threads refused twice");
+        let args = [Arg::from(&a), Arg::from(&b), Arg::from(&c), Arg::from(64i32)];
+        let r = report(k.launch(1, 64, 0, &args));
+        assert_eq!(r.count, total, "{file}:\n{}", r.text);
+        assert_eq!(r.violations.len(), threads.len(), "{file}: one per thread:\n{}", r.text);
+        let mut listed: Vec<u32> = r.violations.iter().map(|v| v.tid[0]).collect();
+        listed.sort_unstable();
+        assert_eq!(listed, threads, "{file}");
+        for v in &r.violations {
+            assert!(refused(u64::from(v.tid[0])).contains(&v.address), "{file}: {v:?}");
+        }
+        // Thread 0's reads were valid; a thread whose reads were both refused read 0s.
+        let got = c.to_vec().expect("c");
+        assert_eq!(got[0], 3.5, "{file}");
+        for i in (1..64).filter(|&i| refused(i).len() == 2) {
+            assert_eq!(got[i as usize], 0.0, "{file}: c[{i}]");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //!
 //! A kernel that uses any of them ([`crate::ir::Kernel::system`]) gets a system area in
 //! the same device buffer as its parameter block, at [`offset`] (the block's size
-//! rounded up to 16), so the launch ABI needs no new push constant. The host zeroes the
+//! rounded up to 32), so the launch ABI needs no new push constant. The host zeroes the
 //! header before the launch and reads the area back after it. All values little-endian:
 //!
 //! | bytes | contents |
@@ -17,11 +17,13 @@
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
 //! | 72..76 | grid barrier: blocks arrived at the current `cudaCGSynchronize` |
 //! | 76..80 | grid barrier: generation (incremented when the last block arrives) |
-//! | 80..84 | checked launches: violations found (atomic add; may pass [`CHECK_CAPACITY`]) |
+//! | 80..84 | checked launches: violations found (atomic add) |
+//! | 84..88 | checked launches: violation records made (atomic add; picks the slot, may pass [`CHECK_CAPACITY`]) |
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
 //! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
 //! | 104..108 | initcheck: all ones (written by the host), the shadow word of memory without a shadow |
-//! | 112.. | printf records, [`PRINTF_CAPACITY`] bytes |
+//! | 128..160 | checked launches: the sink, where a refused global access goes instead |
+//! | 160.. | printf records, [`PRINTF_CAPACITY`] bytes |
 //! | [`CHECK_RECORDS`].. | checked launches: [`CHECK_CAPACITY`] + 1 violation records |
 //!
 //! The device heap (`malloc`/`free`) is a buffer of [`HEAP_BYTES`] per loaded module
@@ -42,12 +44,13 @@
 //! so that each access's code is: u32 violation ([`VIOLATION_BOUNDS`],
 //! [`VIOLATION_MISALIGNED`], [`VIOLATION_RACE`], [`VIOLATION_UNINITIALIZED`]) in bits
 //! 29-31 and site (an index into
-//! the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread index in the
-//! block (`%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`); u64 address (a device
-//! address for global memory, an offset for the other spaces; for a race, the offset
-//! and the other access, as [`VIOLATION_RACE`] says); u64 block index in the grid
-//! (`%ctaid.x + %nctaid.x * (%ctaid.y + %nctaid.y * %ctaid.z)`). The record index is
-//! the counter's old value, capped at [`CHECK_CAPACITY`]: records past
+//! the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread
+//! (`%tid.x | %tid.y << 10 | %tid.z << 20`); u64 address (a device address for global
+//! memory, an offset for the other spaces; for a race, the offset and the other
+//! access, as [`VIOLATION_RACE`] says); u64 block
+//! (`%ctaid.x | %ctaid.y << 32 | %ctaid.z << 48`). The record index is
+//! the record counter's old value ([`CHECK_SLOTS`]; a record may stand for several
+//! violations, which [`CHECK_COUNT`] counts), capped at [`CHECK_CAPACITY`]: records past
 //! the capacity overwrite the last slot, which the host ignores. The allocation table
 //! the host writes (anywhere in host-visible memory) is a u32 entry count n ≥ 1, then
 //! from byte 16 n entries of u64 start and u64 end, sorted by start, the first (0, 0)
@@ -88,10 +91,13 @@ pub const HEAP: u32 = 64;
 pub const GRID_ARRIVED: u32 = 72;
 pub const GRID_GENERATION: u32 = 76;
 pub const CHECK_COUNT: u32 = 80;
+pub const CHECK_SLOTS: u32 = 84;
 pub const CHECK_TABLE: u32 = 88;
 pub const CHECK_PARAMS: u32 = 96;
 pub const ALL_WRITTEN: u32 = 104;
-pub const HEADER: u32 = 112;
+/// 32 bytes, 32-byte aligned (the area is), for the widest access (`.v8.b32`).
+pub const SINK: u32 = 128;
+pub const HEADER: u32 = 160;
 
 /// Bytes of a module's device heap (CUDA's default `cudaLimitMallocHeapSize`).
 pub const HEAP_BYTES: u64 = 8 << 20;
@@ -152,21 +158,14 @@ pub struct Violation {
     pub tid: [u32; 3],
 }
 
-/// The violations of a checked launch of `grid` blocks of `block` threads from its area
-/// (`area` starts at the system area's header and holds at least its records): how
-/// many there were, and the records kept.
-pub fn decode_violations(area: &[u8], grid: [u32; 3], block: [u32; 3]) -> (u32, Vec<Violation>) {
+/// The violations of a checked launch from its area (`area` starts at the system
+/// area's header and holds at least its records): how many there were, and the records
+/// kept.
+pub fn decode_violations(area: &[u8]) -> (u32, Vec<Violation>) {
     let count = u32_at(area, CHECK_COUNT as usize);
-    let kept = count.min(CHECK_CAPACITY) as usize;
-    // Linear indices back to x, y, z.
-    let unravel = |mut linear: u64, dims: [u32; 3]| {
-        let mut out = [0u32; 3];
-        for (o, d) in out.iter_mut().zip(dims) {
-            let d = u64::from(d.max(1));
-            *o = (linear % d) as u32;
-            linear /= d;
-        }
-        out
+    let kept = u32_at(area, CHECK_SLOTS as usize).min(CHECK_CAPACITY) as usize;
+    let fields = |packed: u64, shifts: [u32; 3], widths: [u32; 3]| {
+        [0, 1, 2].map(|i| ((packed >> shifts[i]) & ((1 << widths[i]) - 1)) as u32)
     };
     let records = (0..kept)
         .map(|i| {
@@ -176,8 +175,8 @@ pub fn decode_violations(area: &[u8], grid: [u32; 3], block: [u32; 3]) -> (u32, 
                 kind: packed >> VIOLATION_SHIFT,
                 site: packed & ((1 << VIOLATION_SHIFT) - 1),
                 address: u64_at(area, at + 8),
-                ctaid: unravel(u64_at(area, at + 16), grid),
-                tid: unravel(u64::from(u32_at(area, at + 4)), block),
+                ctaid: fields(u64_at(area, at + 16), [0, 32, 48], [32, 16, 16]),
+                tid: fields(u64::from(u32_at(area, at + 4)), [0, 10, 20], [10, 10, 10]),
             }
         })
         .collect();
@@ -186,7 +185,7 @@ pub fn decode_violations(area: &[u8], grid: [u32; 3], block: [u32; 3]) -> (u32, 
 
 /// Where the system area starts in the buffer of a parameter block of `param_bytes`.
 pub fn offset(param_bytes: u32) -> u32 {
-    param_bytes.next_multiple_of(16)
+    param_bytes.next_multiple_of(32)
 }
 
 /// What a launch reported, decoded from its system area.

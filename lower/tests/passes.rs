@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
-use ptxvk_lower::ir::{BinaryOp, Inst, InstKind, Kernel, Space, Terminator, WarpMode};
+use ptxvk_lower::ir::{BinaryOp, Inst, InstKind, Kernel, Space, Terminator, Value, WarpMode};
 use ptxvk_lower::pass::{
     check, hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
     loop_exits, predicate, reducible, structurize, Target,
@@ -171,12 +171,33 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                             if if_true.index() == b && if_false.index() != b)
                     })
             };
+            // A global access with a 64-bit base instead goes to an address chosen by
+            // its test: its base is a select of the original base and the sink.
+            let base_of = |i: &InstKind| match i {
+                InstKind::Load { addr, .. }
+                | InstKind::Store { addr, .. }
+                | InstKind::Atomic { addr, .. } => addr.base,
+                _ => None,
+            };
+            let redirected = |a: &Inst| {
+                let Some(original) = base_of(&a.kind) else { return false };
+                k.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+                    let chosen = base_of(&i.kind).filter(|_| i.span == a.span && i != a);
+                    chosen.is_some_and(|t| {
+                        k.blocks.iter().flat_map(|b| &b.insts).any(|d| {
+                            matches!(d.kind, InstKind::Select { dst, a: Value::Reg(r), .. }
+                                if dst == t && r == original)
+                        })
+                    })
+                })
+            };
             for a in &accesses {
                 let place = k.blocks.iter().position(|b| b.insts.iter().any(|i| i == a));
                 match place {
                     Some(b) if guarded(b) => {}
                     // Statically valid parameter reads need no test.
                     Some(_) if hoist_params::is_param_load(&a.kind) => {}
+                    None if redirected(a) => {}
                     _ => return Err(format!("{:?} is not alone behind its test", a.kind)),
                 }
             }

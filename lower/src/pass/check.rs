@@ -9,13 +9,18 @@
 //!
 //! Post: each `Load`, `Store` and `Atomic` with one of those spans (the program's
 //! accesses, not those semantic analysis adds for system calls, call frames or the
-//! warp scratch) runs only where its test holds. Its block is split before it, and the
-//! test branches either to a block holding only the access, or to one that records a
-//! violation in the system area ([`crate::system`]) and sets the access's destinations
-//! to 0; both continue with the rest of the block. A global access through a register
-//! derived from a pointer parameter ([`provenance`]) is first tested against the
-//! allocation that parameter points into (two compares), and only outside it against
-//! the table, with a copy of the access in its own block on each path. The tests, by
+//! warp scratch) touches the program's memory only where its test holds. A global
+//! access with a 64-bit base ([`guard_redirected`]) stays where it is, with its base
+//! replaced by a select: its own where the test holds, else the system area's sink
+//! ([`system::SINK`]); what it read is then replaced by 0, and the thread counts the
+//! refusal and keeps the first, which it records in the system area
+//! ([`crate::system`]) when it ends ([`flush`]), so that no branch surrounds the
+//! access. Every other access ([`guard`]) has its block split before it, and the test
+//! branches either to a block holding only the access, or to one that records a
+//! violation and sets the access's destinations to 0; both continue with the rest of
+//! the block. A global access through a register derived from a pointer parameter
+//! ([`provenance`]) is first tested against the allocation that parameter points into
+//! (a subtraction and a compare), and only outside it against the table. The tests, by
 //! space:
 //! * every space: the address is a multiple of the access size, the total of a vector
 //!   (PTX ISA 9.2 §6.4.1: "the address must be naturally aligned to a multiple of the
@@ -28,7 +33,6 @@
 //! * local: inside the thread's local window as semantic analysis sized it;
 //! * param (constant offsets): inside the parameter block, decided here; an access
 //!   inside needs no test.
-//!
 //!
 //! With racecheck ([`race`]), each plain shared access (not an atomic; `ld.volatile`
 //! and `st.volatile` are plain here) that the test allows is first tested against the
@@ -65,15 +69,47 @@ pub fn run(k: &mut Kernel, target: &Target) {
     }
     k.system = true;
     let shared = prologue(k, &spans, target);
-    let mut work: Vec<BlockId> = (0..k.blocks.len() as u32).map(BlockId).collect();
-    while let Some(b) = work.pop() {
-        let found = k.blocks[b.index()].insts.iter().enumerate().find_map(|(at, i)| {
+    // Blocks to scan, each from an instruction on (past the accesses already guarded).
+    let mut work: Vec<(BlockId, usize)> =
+        (0..k.blocks.len() as u32).map(|b| (BlockId(b), 0)).collect();
+    // Whether some access defers its record to the thread's end.
+    let mut deferred = false;
+    while let Some((b, from)) = work.pop() {
+        let found = k.blocks[b.index()].insts.iter().enumerate().skip(from).find_map(|(at, i)| {
             let access = access_of(k, i).filter(|_| spans.binary_search(&i.span).is_ok());
             access.map(|a| (at, a))
         });
         if let Some((at, access)) = found {
-            work.push(guard(k, b, at, access, &shared));
+            let (rest, guarded) = guard(k, b, at, access, &shared);
+            deferred |= guarded > 0;
+            work.push((rest, guarded));
         }
+    }
+    if deferred {
+        flush(k, &shared);
+    }
+}
+
+/// Records each thread's deferred refused accesses ([`Deferred`]) where it ends: before
+/// every `return` (which `exit`, `trap` and failed assertions end in too).
+fn flush(k: &mut Kernel, shared: &Prologue) {
+    let d = shared.deferred;
+    let ends: Vec<usize> =
+        (0..k.blocks.len()).filter(|&b| matches!(k.blocks[b].term, Terminator::Return)).collect();
+    let (first, address, count) = (Value::Reg(d.first), Value::Reg(d.address), Value::Reg(d.count));
+    for b in ends {
+        let span = k.blocks[b].term_span;
+        let end = new_block(k, span, Vec::new(), Terminator::Return, span);
+        let mut r = Builder::new(k, span);
+        record_counting(&mut r, shared, first, address, count);
+        let insts = r.insts;
+        let recorded = new_block(k, span, insts, Terminator::Jump(end), span);
+        let mut c = Builder::new(k, span);
+        let any = c.cmp(CmpOp::Ne, U32, count, Value::Imm(0));
+        let test = c.insts;
+        k.blocks[b].insts.extend(test);
+        k.blocks[b].term =
+            Terminator::Branch { cond: any, negate: false, if_true: recorded, if_false: end };
     }
 }
 
@@ -134,10 +170,6 @@ struct Prologue {
     area: RegId,
     /// The allocation table's address.
     table: RegId,
-    /// The thread's index in its block and the block's in the grid, linear
-    /// (`crate::system`).
-    thread: Value,
-    block: Value,
     /// The pointer parameter each register's value derives from ([`provenance`]).
     provenance: Vec<Option<usize>>,
     /// The allocations of the pointer parameters accesses derive from.
@@ -151,6 +183,18 @@ struct Prologue {
     /// Under initcheck, when the kernel has global accesses: the address of the system
     /// area's all-ones word ([`system::ALL_WRITTEN`]).
     all_written: Option<RegId>,
+    /// The thread's refused global accesses so far ([`guard_redirected`]), recorded
+    /// when it ends ([`flush`]).
+    deferred: Deferred,
+}
+
+/// A thread's refused global accesses, counted as they happen and recorded once, when
+/// the thread ends: how many, and the first's packed violation and address.
+#[derive(Clone, Copy)]
+struct Deferred {
+    count: RegId,
+    first: RegId,
+    address: RegId,
 }
 
 /// The allocation a pointer parameter points into, as the host found it at launch
@@ -158,7 +202,9 @@ struct Prologue {
 struct ParamRange {
     param: usize,
     start: RegId,
-    length: RegId,
+    /// Per access size, the bound an access's offset from `start` must be below to fit:
+    /// the allocation's length + 1 - size, or 0 when no access of that size fits.
+    limits: Vec<(u32, RegId)>,
     /// Under initcheck, that allocation's write shadow (0 for none).
     shadow: Option<RegId>,
 }
@@ -172,10 +218,12 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
         .filter(|i| spans.binary_search(&i.span).is_ok())
         .filter_map(|i| access_of(k, i))
         .collect();
-    let mut derived: Vec<usize> = accesses
+    // The pointer parameters global accesses derive from, with the sizes of those
+    // accesses.
+    let mut derived: Vec<(usize, u32)> = accesses
         .iter()
         .filter(|a| a.space == Space::Global)
-        .filter_map(|a| provenance[a.addr.base?.index()])
+        .filter_map(|a| Some((provenance[a.addr.base?.index()]?, a.size)))
         .collect();
     let has_shared = accesses.iter().any(|a| a.space == Space::Shared);
     let races = target.racecheck && accesses.iter().any(|a| a.plain_shared);
@@ -196,8 +244,8 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
         dsts: vec![Some(table)],
         addr: Address { base: Some(area), offset: i64::from(system::CHECK_TABLE) },
     });
-    let thread = linear(&mut b, SpecialReg::Tid, SpecialReg::Ntid, U32);
-    let block = linear(&mut b, SpecialReg::Ctaid, SpecialReg::Nctaid, U64);
+    // Racecheck's epochs carry the linear thread index.
+    let thread = races.then(|| linear(&mut b, SpecialReg::Tid, SpecialReg::Ntid, U32));
     let mut params = Vec::new();
     if !derived.is_empty() {
         let ranges = b.temp(U64);
@@ -208,7 +256,9 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
             dsts: vec![Some(ranges)],
             addr: at,
         });
-        for param in derived {
+        let mut params_used: Vec<usize> = derived.iter().map(|d| d.0).collect();
+        params_used.dedup();
+        for param in params_used {
             let (start, end) = (b.temp(U64), b.temp(U64));
             let offset = 16 * param as i64;
             b.push(InstKind::Load {
@@ -217,15 +267,28 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
                 dsts: vec![Some(start), Some(end)],
                 addr: Address { base: Some(ranges), offset },
             });
-            let length = b.temp(U64);
-            b.push(InstKind::Binary {
-                op: BinaryOp::Sub,
-                ty: U64,
-                mode: FloatMode::default(),
-                dst: length,
-                lhs: Value::Reg(end),
-                rhs: Value::Reg(start),
-            });
+            // Once per access size, so that each access's test is a subtraction and
+            // one compare: offset < length + 1 - size (0 when nothing that size fits).
+            let length = b.bin(BinaryOp::Sub, U64, Value::Reg(end), Value::Reg(start));
+            let room = b.add(U64, length, Value::Imm(1));
+            let sizes = derived.iter().filter(|d| d.0 == param).map(|d| d.1);
+            let limits = sizes
+                .map(|size| {
+                    let size64 = Value::Imm(u64::from(size));
+                    let fits = b.cmp(CmpOp::Le, U64, size64, room);
+                    let left = b.bin(BinaryOp::Sub, U64, room, size64);
+                    let limit = b.temp(U64);
+                    b.push(InstKind::Select {
+                        ty: U64,
+                        dst: limit,
+                        a: left,
+                        b: Value::Imm(0),
+                        cond: fits,
+                        negate: false,
+                    });
+                    (size, limit)
+                })
+                .collect();
             // The shadows follow the ranges (`crate::system`).
             let shadow = initcheck.then(|| {
                 let shadow = b.temp(U64);
@@ -240,7 +303,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
                 });
                 shadow
             });
-            params.push(ParamRange { param, start, length, shadow });
+            params.push(ParamRange { param, start, limits, shadow });
         }
     }
     // The window's end: the dynamic region's offset in the final layout plus the
@@ -258,15 +321,19 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
     };
     let all_written = initcheck
         .then(|| sum(&mut b, Value::Reg(area), Value::Imm(u64::from(system::ALL_WRITTEN))));
+    let deferred = Deferred { count: b.temp(U32), first: b.temp(U32), address: b.temp(U64) };
+    b.mov(U32, deferred.count, Value::Imm(0));
+    b.mov(U32, deferred.first, Value::Imm(0));
+    b.mov(U64, deferred.address, Value::Imm(0));
     let mut insts = b.insts;
-    let epoch = races.then(|| {
+    let epoch = thread.map(|thread| {
         let (epoch, init) = race::epochs(k, thread);
         insts.extend(init);
         epoch
     });
     let entry = k.entry.index();
     k.blocks[entry].insts.splice(0..0, insts);
-    Prologue { area, table, thread, block, provenance, params, shared_end, epoch, all_written }
+    Prologue { area, table, provenance, params, shared_end, epoch, all_written, deferred }
 }
 
 /// Which pointer-sized kernel parameter each register's value derives from: loaded
@@ -372,6 +439,19 @@ fn linear(
     b.add(ty, x, xyz)
 }
 
+/// `x << shifts[0] | y << shifts[1] | z << shifts[2]` of `reg`'s components, at `ty`.
+fn packed(b: &mut Builder<'_>, reg: fn(Dim) -> SpecialReg, ty: OpTy, shifts: [u64; 3]) -> Value {
+    let mut out = Value::Imm(0);
+    for (dim, shift) in [Dim::X, Dim::Y, Dim::Z].into_iter().zip(shifts) {
+        let r = b.temp(U32);
+        b.push(InstKind::Special { dst: r, reg: reg(dim) });
+        let v = if ty == U32 { Value::Reg(r) } else { b.cvt(ty, U32, Value::Reg(r)) };
+        let v = if shift == 0 { v } else { b.bin(BinaryOp::Shl, ty, v, Value::Imm(shift)) };
+        out = if out == Value::Imm(0) { v } else { b.or(ty, out, v) };
+    }
+    out
+}
+
 /// A register holding the 64-bit `lhs + rhs`, to be an address's base.
 fn sum(b: &mut Builder<'_>, lhs: Value, rhs: Value) -> RegId {
     let dst = b.temp(U64);
@@ -381,8 +461,15 @@ fn sum(b: &mut Builder<'_>, lhs: Value, rhs: Value) -> RegId {
 }
 
 /// Splits block `b` around its instruction `at`, which makes `access`, as the module
-/// doc says, and returns the block with the instructions after it.
-fn guard(k: &mut Kernel, b: BlockId, at: usize, access: Access, shared: &Prologue) -> BlockId {
+/// doc says, and returns the block with the instructions after it, and where in it they
+/// start.
+fn guard(
+    k: &mut Kernel,
+    b: BlockId,
+    at: usize,
+    access: Access,
+    shared: &Prologue,
+) -> (BlockId, usize) {
     let inst = k.blocks[b.index()].insts[at].clone();
     let span = inst.span;
     let site = k.check_sites.len() as u32;
@@ -401,6 +488,9 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, access: Access, shared: &Prologu
         _ => None,
     };
 
+    if let Some(base) = redirectable(k, &access, shared) {
+        return guard_redirected(k, b, at, access, shared, site, base, range);
+    }
     let mut t = Builder::new(k, span);
     let address = address_of(&mut t, &access);
     let aligned = is_aligned(&mut t, address, access.size);
@@ -510,7 +600,128 @@ fn guard(k: &mut Kernel, b: BlockId, at: usize, access: Access, shared: &Prologu
     let if_true = allowed(k, range);
     k.blocks[b.index()].term =
         Terminator::Branch { cond: first, negate: false, if_true, if_false: otherwise };
-    rest
+    (rest, 0)
+}
+
+/// The base register of a global access that [`guard_redirected`] can test: one with
+/// a 64-bit base in a module with 64-bit addresses, in a kernel without initcheck
+/// (whose tests need the access's own path).
+fn redirectable(k: &Kernel, access: &Access, shared: &Prologue) -> Option<RegId> {
+    let base = access.addr.base?;
+    let wide = k.address_size != 32 && k.reg(base).ty.bits() == 64;
+    (access.space == Space::Global && wide && shared.all_written.is_none()).then_some(base)
+}
+
+/// [`guard`] for a global access with a 64-bit base, with no branch around the access
+/// nor to a record. Where the test fails, the access goes to the system area's sink
+/// ([`system::SINK`]) instead of its address, so it does not happen where the program
+/// aimed it, what it reads is replaced by 0, and the thread counts it ([`Deferred`]) for
+/// the record it makes when it ends. Only the table's search (when the pointer
+/// parameter's allocation does not hold the address) is branched to. On llvmpipe the
+/// branches cost more than the tests.
+#[allow(clippy::too_many_arguments)]
+fn guard_redirected(
+    k: &mut Kernel,
+    b: BlockId,
+    at: usize,
+    access: Access,
+    shared: &Prologue,
+    site: u32,
+    base: RegId,
+    range: Option<&ParamRange>,
+) -> (BlockId, usize) {
+    let inst = k.blocks[b.index()].insts[at].clone();
+    let span = inst.span;
+    let mut t = Builder::new(k, span);
+    let address = address_of(&mut t, &access);
+    let aligned = is_aligned(&mut t, address, access.size);
+    let ok = t.temp(OpTy::Pred);
+    let first = match range {
+        Some(range) => in_range(&mut t, address, access.size, range),
+        None => in_table(&mut t, &access, address, shared.table),
+    };
+    let first = t.pred_and(aligned, first);
+    t.mov(OpTy::Pred, ok, Value::Reg(first));
+    let test_insts = t.insts;
+
+    // Outside the parameter's allocation: the table decides.
+    let slow_insts = range.map(|_| {
+        let mut s = Builder::new(k, span);
+        let inside = in_table(&mut s, &access, address, shared.table);
+        let allowed = s.pred_and(aligned, inside);
+        s.mov(OpTy::Pred, ok, Value::Reg(allowed));
+        s.insts
+    });
+
+    // Where the test failed: counted, and the first kept, for the record at the end.
+    let mut a = Builder::new(k, span);
+    let packed = |v: u32| Value::Imm(u64::from(v << system::VIOLATION_SHIFT | site));
+    let violation =
+        a.sel(U32, aligned, packed(system::VIOLATION_BOUNDS), packed(system::VIOLATION_MISALIGNED));
+    let d = shared.deferred;
+    let none_yet = a.cmp(CmpOp::Eq, U32, Value::Reg(d.count), Value::Imm(0));
+    let first = a.sel(U32, none_yet, violation, Value::Reg(d.first));
+    let first_address = a.sel(U64, none_yet, address, Value::Reg(d.address));
+    let refused = a.sel(U32, ok, Value::Imm(0), Value::Imm(1));
+    for (ty, dst, refused_value) in [(U32, d.first, first), (U64, d.address, first_address)] {
+        let (kept, taken) = (Value::Reg(dst), refused_value);
+        a.push(InstKind::Select { ty, dst, a: kept, b: taken, cond: ok, negate: false });
+    }
+    a.push(InstKind::Binary {
+        op: BinaryOp::Add,
+        ty: U32,
+        mode: FloatMode::default(),
+        dst: d.count,
+        lhs: Value::Reg(d.count),
+        rhs: refused,
+    });
+    // The access, at its base or at the sink (minus its offset).
+    let sink = sum(&mut a, Value::Reg(shared.area), Value::Imm(u64::from(system::SINK)));
+    let sink = a.add(U64, Value::Reg(sink), Value::Imm(access.addr.offset.wrapping_neg() as u64));
+    let target = a.temp(U64);
+    let to_base = Value::Reg(base);
+    a.push(InstKind::Select { ty: U64, dst: target, a: to_base, b: sink, cond: ok, negate: false });
+    let mut moved = inst.clone();
+    retarget(&mut moved.kind, target);
+    a.insts.push(moved);
+    for &d in &access.dsts {
+        let ty = match a.kernel.reg(d).ty {
+            RegTy::Pred => OpTy::Pred,
+            other => OpTy::U(other.bits() as u8),
+        };
+        let (kept, zero) = (Value::Reg(d), Value::Imm(0));
+        a.push(InstKind::Select { ty, dst: d, a: kept, b: zero, cond: ok, negate: false });
+    }
+    let access_insts = a.insts;
+    let guarded = access_insts.len();
+
+    let block = &mut k.blocks[b.index()];
+    let mut rest_insts = block.insts.split_off(at + 1);
+    block.insts.truncate(at);
+    block.insts.extend(test_insts);
+    let term = std::mem::replace(&mut block.term, Terminator::Return);
+    let term_span = std::mem::replace(&mut block.term_span, span);
+    let mut insts = access_insts;
+    insts.append(&mut rest_insts);
+    let rest = new_block(k, span, insts, term, term_span);
+    k.blocks[b.index()].term = match slow_insts {
+        Some(insts) => {
+            let slow = new_block(k, span, insts, Terminator::Jump(rest), span);
+            Terminator::Branch { cond: ok, negate: false, if_true: rest, if_false: slow }
+        }
+        None => Terminator::Jump(rest),
+    };
+    (rest, guarded)
+}
+
+/// Points the access `kind` makes at base register `base` (its offset unchanged).
+fn retarget(kind: &mut InstKind, base: RegId) {
+    if let InstKind::Load { addr, .. }
+    | InstKind::Store { addr, .. }
+    | InstKind::Atomic { addr, .. } = kind
+    {
+        addr.base = Some(base);
+    }
 }
 
 fn new_block(
@@ -554,10 +765,9 @@ fn is_aligned(b: &mut Builder<'_>, address: Value, size: u32) -> RegId {
 /// Whether the `size` bytes at `address` lie inside the parameter's allocation.
 fn in_range(b: &mut Builder<'_>, address: Value, size: u32, range: &ParamRange) -> RegId {
     let offset = b.bin(BinaryOp::Sub, U64, address, Value::Reg(range.start));
-    let within = b.cmp(CmpOp::Le, U64, offset, Value::Reg(range.length));
-    let left = b.bin(BinaryOp::Sub, U64, Value::Reg(range.length), offset);
-    let fits = b.cmp(CmpOp::Le, U64, Value::Imm(u64::from(size)), left);
-    b.pred_and(within, fits)
+    let limit =
+        range.limits.iter().find(|l| l.0 == size).map_or(Value::Imm(0), |l| Value::Reg(l.1));
+    b.cmp(CmpOp::Lt, U64, offset, limit)
 }
 
 /// Whether the global access lies inside one allocation of the table (and a writable
@@ -623,10 +833,25 @@ fn global_address(b: &mut Builder<'_>, addr: Address) -> Value {
 }
 
 /// Appends a violation record (`crate::system`): the counter's old value, capped at
-/// the capacity, picks the slot.
+/// the capacity, picks the slot. The thread and block are read here, off the path of
+/// accesses that pass.
 fn record(b: &mut Builder<'_>, shared: &Prologue, violation: Value, address: Value) {
-    let count = Address { base: Some(shared.area), offset: i64::from(system::CHECK_COUNT) };
-    let index = b.atomic_add_global(U32, count, Value::Imm(1));
+    record_counting(b, shared, violation, address, Value::Imm(1));
+}
+
+/// [`record`] of the first of `violations` violations (a thread's deferred ones).
+fn record_counting(
+    b: &mut Builder<'_>,
+    shared: &Prologue,
+    violation: Value,
+    address: Value,
+    violations: Value,
+) {
+    let thread = packed(b, SpecialReg::Tid, U32, [0, 10, 20]);
+    let block = packed(b, SpecialReg::Ctaid, U64, [0, 32, 48]);
+    let at = |field: u32| Address { base: Some(shared.area), offset: i64::from(field) };
+    b.atomic_add_global(U32, at(system::CHECK_COUNT), violations);
+    let index = b.atomic_add_global(U32, at(system::CHECK_SLOTS), Value::Imm(1));
     let capped =
         b.bin(BinaryOp::Min, U32, Value::Reg(index), Value::Imm(u64::from(system::CHECK_CAPACITY)));
     let wide = b.cvt(U64, U32, capped);
@@ -635,7 +860,7 @@ fn record(b: &mut Builder<'_>, shared: &Prologue, violation: Value, address: Val
     let at =
         |field: u32| Address { base: Some(slot), offset: i64::from(system::CHECK_RECORDS + field) };
     for (ty, field, v) in
-        [(U32, 0, violation), (U32, 4, shared.thread), (U64, 8, address), (U64, 16, shared.block)]
+        [(U32, 0, violation), (U32, 4, thread), (U64, 8, address), (U64, 16, block)]
     {
         b.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr: at(field) });
     }
