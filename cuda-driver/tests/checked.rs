@@ -15,26 +15,15 @@ const MISALIGNED_ADDRESS: R = 716;
 
 #[test]
 fn checked_launches_fail_with_cuda_s_error_codes() {
-    // SAFETY: set before anything in this process reads the environment concurrently
-    // (this is the binary's only test, and the library is loaded below).
-    unsafe { std::env::set_var("PTXVK_CHECK", "memcheck") };
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
-    let load: Load = proc(&lib, "cuModuleLoadData");
+    let Some(lib) = checked_library("memcheck") else { return };
     let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
     let alloc: Alloc = proc(&lib, "cuMemAlloc");
     let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
     let launch: Launch = proc(&lib, "cuLaunchKernel");
     let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ptx/check/faults.ptx");
-    let mut text = std::fs::read(path).expect("the fault kernels");
-    text.push(0);
+    let module = fault_module(&lib);
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
-        let mut module = 0;
-        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
         let n = 60usize;
         let mut out = 0u64;
         assert_eq!(alloc(&mut out, n * 4), SUCCESS);

@@ -15,27 +15,16 @@ const LAUNCH_FAILED: R = 719;
 
 #[test]
 fn reads_of_memory_nothing_wrote_fail_and_writes_from_the_host_count() {
-    // SAFETY: set before anything in this process reads the environment concurrently
-    // (this is the binary's only test, and the library is loaded below).
-    unsafe { std::env::set_var("PTXVK_CHECK", "initcheck") };
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
-    let load: Load = proc(&lib, "cuModuleLoadData");
+    let Some(lib) = checked_library("initcheck") else { return };
     let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
     let alloc: Alloc = proc(&lib, "cuMemAlloc");
     let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
     let memset: unsafe extern "C" fn(u64, u32, usize) -> R = proc(&lib, "cuMemsetD32");
     let launch: Launch = proc(&lib, "cuLaunchKernel");
     let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ptx/check/faults.ptx");
-    let mut text = std::fs::read(path).expect("the fault kernels");
-    text.push(0);
+    let module = fault_module(&lib);
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
-        let mut module = 0;
-        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
         let mut f = 0;
         assert_eq!(get_function(&mut f, module, c"global_load".as_ptr()), SUCCESS);
         let n = 60usize;

@@ -61,8 +61,14 @@ pub trait Build {
     /// A relaxed device-scope atomic add of `src` to the `ty` value at global `addr`:
     /// the old value (counters of the system area and the device heap).
     fn atomic_add_global(&mut self, ty: OpTy, addr: Address, src: Value) -> RegId {
+        self.atomic_global(AtomicOp::Add, ty, addr, src)
+    }
+
+    /// A relaxed device-scope atomic `op` (not a compare-and-swap) on global memory;
+    /// the old value.
+    fn atomic_global(&mut self, op: AtomicOp, ty: OpTy, addr: Address, src: Value) -> RegId {
         let dst = self.temp(ty);
-        let (op, space, scope, order) = (AtomicOp::Add, Space::Global, Scope::Gpu, Order::Relaxed);
+        let (space, scope, order) = (Space::Global, Scope::Gpu, Order::Relaxed);
         let cmp = Value::Imm(0);
         self.push(InstKind::Atomic { op, space, ty, scope, order, dst: Some(dst), addr, src, cmp });
         dst

@@ -62,6 +62,29 @@ pub fn library() -> Library {
     unsafe { Library::new(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
 
+/// The library with `PTXVK_CHECK=tools` and a current context, for a checked-launch
+/// test binary (the setting is read once, when the library's device opens); `None`
+/// without a Vulkan device.
+pub fn checked_library(tools: &str) -> Option<Library> {
+    // SAFETY: set before anything in this process reads the environment concurrently
+    // (each checked test binary has one test, and the library is loaded below).
+    unsafe { std::env::set_var("PTXVK_CHECK", tools) };
+    let lib = library();
+    init_context(&lib).then_some(lib)
+}
+
+/// The fault kernels of `tests/ptx/check/faults.ptx` as a module (`cuModuleLoadData`).
+pub fn fault_module(lib: &Library) -> usize {
+    let load: Load = proc(lib, "cuModuleLoadData");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ptx/check/faults.ptx");
+    let mut text = std::fs::read(path).expect("the fault kernels");
+    text.push(0);
+    let mut module = 0;
+    // SAFETY: a NUL-terminated image and a valid out-pointer.
+    assert_eq!(unsafe { load(&mut module, text.as_ptr().cast()) }, SUCCESS);
+    module
+}
+
 /// Looks `name` up as clients do: `cuGetProcAddress_v2(name, &pfn, 12090, 0, &status)`.
 pub fn proc<T: Copy>(lib: &Library, name: &str) -> T {
     type GetProc =

@@ -420,18 +420,8 @@ impl Lowerer<'_> {
         let padded = e.add(U32, n, Value::Imm(7));
         let padded = e.and(U32, padded, Value::Imm(!7u32 as u64));
         let size = e.add(U32, padded, Value::Imm(u64::from(sys::RECORD_HEADER)));
-        let start = e.temp(U32);
-        e.push(InstKind::Atomic {
-            op: AtomicOp::Add,
-            space: Space::Global,
-            ty: U32,
-            scope: Scope::Gpu,
-            order: Order::Relaxed,
-            dst: Some(start),
-            addr: Address { base: Some(area), offset: i64::from(sys::PRINTF_USED) },
-            src: size,
-            cmp: Value::Imm(0),
-        });
+        let used = Address { base: Some(area), offset: i64::from(sys::PRINTF_USED) };
+        let start = e.atomic_add_global(U32, used, size);
         // Only a record that fits entirely is written; `start + size` cannot wrap
         // before the count passes 4 GiB of attempted output.
         let end = e.add(U32, Value::Reg(start), size);

@@ -66,33 +66,13 @@ pub(super) fn locate(
 
 /// Whether a bit of `mask` is clear in the shadow word at `at`.
 pub(super) fn unwritten(b: &mut Builder<'_>, at: RegId, mask: Value) -> RegId {
-    let bits = b.temp(U32);
-    b.push(InstKind::Atomic {
-        op: AtomicOp::Load,
-        space: Space::Global,
-        ty: U32,
-        scope: Scope::Gpu,
-        order: Order::Relaxed,
-        dst: Some(bits),
-        addr: Address { base: Some(at), offset: 0 },
-        src: Value::Imm(0),
-        cmp: Value::Imm(0),
-    });
+    let word = Address { base: Some(at), offset: 0 };
+    let bits = b.atomic_global(AtomicOp::Load, U32, word, Value::Imm(0));
     let set = b.and(U32, Value::Reg(bits), mask);
     b.cmp(CmpOp::Ne, U32, set, mask)
 }
 
 /// Sets the bits of `mask` in the shadow word at `at`.
 pub(super) fn mark(b: &mut Builder<'_>, at: RegId, mask: Value) {
-    b.push(InstKind::Atomic {
-        op: AtomicOp::Or,
-        space: Space::Global,
-        ty: U32,
-        scope: Scope::Gpu,
-        order: Order::Relaxed,
-        dst: None,
-        addr: Address { base: Some(at), offset: 0 },
-        src: mask,
-        cmp: Value::Imm(0),
-    });
+    b.atomic_global(AtomicOp::Or, U32, Address { base: Some(at), offset: 0 }, mask);
 }
