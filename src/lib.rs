@@ -26,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod compare;
 pub mod compile;
 mod error;
 pub mod printf;

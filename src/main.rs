@@ -110,6 +110,36 @@ enum Command {
         #[arg(last = true)]
         command: Vec<String>,
     },
+    /// Run a launch spec on several devices, or against golden outputs recorded
+    /// earlier, and report how its output buffers differ: exit code 0 when they agree
+    /// within the tolerance, 5 when they do not.
+    Compare {
+        /// The launch spec (JSON, as `run --spec` takes it; `"tolerance": {"ulp": N}`
+        /// sets the float tolerance).
+        spec: PathBuf,
+        /// The devices, commas between: a selector (index or name, as `--device`) with
+        /// options after `+`: `warp=native|split|emulated`, `float=native`,
+        /// `mask=FEATURE:FEATURE` (Vulkan feature names masked on that device only).
+        /// Default: the default device.
+        #[arg(long, value_delimiter = ',')]
+        on: Vec<String>,
+        /// Compare every device's outputs with these, recorded earlier by `--record`.
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        /// Write the first device's outputs, and what computed them, to this file.
+        #[arg(long)]
+        record: Option<PathBuf>,
+        /// Float buffers may differ by this many ULP (default: the spec's tolerance,
+        /// else 0: the same bits).
+        #[arg(long)]
+        ulp: Option<u64>,
+        /// Differing elements listed per buffer.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// List Vulkan devices.
     Devices {
         #[arg(long)]
@@ -213,6 +243,9 @@ fn main() -> ExitCode {
             float.map(|f| f == FloatArg::Native),
             check,
         ),
+        Command::Compare { spec, on, golden, record, ulp, limit, json } => {
+            compare(&spec, &on, golden.as_deref(), record.as_deref(), ulp, limit, json)
+        }
         Command::Devices { json } => devices(json),
         Command::Exec { print_path, command } => exec(print_path, &command),
     };
@@ -460,6 +493,150 @@ fn run(
         }
     }
     Ok(())
+}
+
+/// `ptxvk compare`: the spec on each device of `on`, each compared with the golden
+/// outputs, or with the first device.
+fn compare(
+    spec_path: &Path,
+    on: &[String],
+    golden: Option<&Path>,
+    record: Option<&Path>,
+    ulp: Option<u64>,
+    limit: usize,
+    json: bool,
+) -> Result<(), Failure> {
+    use ptxvk::compare::{compare_runs, spec_tolerance, DeviceChoice, Golden, Tolerance};
+    let text = std::fs::read_to_string(spec_path)
+        .with_context(|| format!("cannot read {}", spec_path.display()))
+        .map_err(usage)?;
+    let spec = spec::load(spec_path).map_err(|e| usage(anyhow::anyhow!(e)))?;
+    let tolerance = match ulp {
+        Some(ulp) => Tolerance { ulp },
+        None => spec_tolerance(&text)
+            .map_err(|e| usage(anyhow::anyhow!("{}: {e}", spec_path.display())))?,
+    };
+    let listed: Vec<&str> =
+        if on.is_empty() { vec![""] } else { on.iter().map(String::as_str).collect() };
+    let choices = listed
+        .iter()
+        .map(|d| DeviceChoice::parse(d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| usage(anyhow::anyhow!("--on {e}")))?;
+    let golden = match golden {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))
+                .map_err(usage)?;
+            let g = Golden::from_json(&text)
+                .map_err(|e| usage(anyhow::anyhow!("{}: {e}", path.display())))?;
+            Some((format!("golden {} ({})", path.display(), g.device), g))
+        }
+        None => None,
+    };
+    if golden.is_none() && choices.len() < 2 && record.is_none() {
+        return Err(usage(anyhow::anyhow!(
+            "nothing to compare: give two devices (--on A,B), golden outputs (--golden FILE), \
+             or --record FILE"
+        )));
+    }
+    let sources = read_all(&spec.ptx)?;
+    let mut runs = Vec::new();
+    for choice in &choices {
+        let label =
+            if choice.label.is_empty() { "default".to_string() } else { choice.label.clone() };
+        let run = choice.run(&spec, &sources)?;
+        let named =
+            format!("{label}: {} (warps {}, float {})", run.device, run.warp_mode, run.float);
+        runs.push((named, run));
+    }
+    if let Some(path) = record {
+        let recorded = Golden::from_run(&runs[0].1).to_json();
+        let pretty =
+            serde_json::to_string_pretty(&recorded).map_err(|e| usage(anyhow::anyhow!(e)))?;
+        std::fs::write(path, pretty + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(|error| Failure { code: 3, error })?;
+    }
+    let (reference, reference_buffers, others) = match &golden {
+        Some((label, g)) => (label.clone(), g.buffers.clone(), &runs[..]),
+        None => (runs[0].0.clone(), runs[0].1.buffers.clone(), &runs[1..]),
+    };
+    let comparisons: Vec<(String, ptxvk::compare::RunComparison)> = others
+        .iter()
+        .map(|(label, run)| {
+            (label.clone(), compare_runs(&reference_buffers, &run.buffers, tolerance, limit))
+        })
+        .collect();
+    let agrees = comparisons.iter().all(|(_, c)| c.agrees);
+    if json {
+        let list: Vec<serde_json::Value> = comparisons
+            .iter()
+            .map(|(label, c)| serde_json::json!({"device": label, "comparison": c}))
+            .collect();
+        let out = serde_json::json!({
+            "reference": reference, "tolerance": tolerance, "comparisons": list, "agrees": agrees,
+        });
+        println!("{out}");
+    } else {
+        println!("reference: {reference}");
+        for (label, c) in &comparisons {
+            println!("{label}:");
+            for ptxvk::compare::ArgComparison { arg, buffer: b } in &c.buffers {
+                println!(
+                    "  arg {arg} ({}, {} elements): {}",
+                    b.ty,
+                    b.elements,
+                    buffer_verdict(b, tolerance)
+                );
+                for d in &b.first {
+                    let distance = match d.distance {
+                        ptxvk::compare::Distance::Ulp(u) => format!("{u} ULP"),
+                        ptxvk::compare::Distance::Incomparable => "NaN against a number".into(),
+                        ptxvk::compare::Distance::Xor(x) => format!("XOR {x:#x}"),
+                    };
+                    println!(
+                        "    [{}] {} vs {} ({:#x} vs {:#x}): {distance}",
+                        d.index, d.right, d.left, d.right_bits, d.left_bits
+                    );
+                }
+            }
+            for arg in &c.unmatched {
+                println!("  arg {arg}: only one side has this buffer");
+            }
+        }
+        println!("verdict: {}", if agrees { "agree" } else { "differ" });
+    }
+    if agrees {
+        Ok(())
+    } else {
+        Err(Failure { code: 5, error: anyhow::anyhow!("the outputs differ beyond the tolerance") })
+    }
+}
+
+/// One buffer's comparison in words.
+fn buffer_verdict(
+    b: &ptxvk::compare::BufferComparison,
+    tolerance: ptxvk::compare::Tolerance,
+) -> String {
+    if b.exact() {
+        return "exact match".to_string();
+    }
+    let mut out = String::new();
+    if let Some((l, r)) = b.lengths {
+        out.push_str(&format!("lengths differ ({r} against {l} elements); "));
+    }
+    out.push_str(&format!("{} differ", b.differing));
+    if let (Some(max), Some(mean)) = (b.max_ulp, b.mean_ulp) {
+        out.push_str(&format!(", max {max} ULP, mean {mean:.3} ULP"));
+    }
+    let bound = if tolerance.ulp == 0 {
+        "the same bits".to_string()
+    } else {
+        format!("{} ULP", tolerance.ulp)
+    };
+    out.push_str(&format!(": {} tolerance ({bound})", if b.agrees { "within" } else { "beyond" }));
+    out
 }
 
 /// What a device gets: its warp mode and why, and its float strategy. Opening the

@@ -179,7 +179,14 @@ impl Device {
     /// index mod 32, full and partial warps, shuffles within the warp); if they do not,
     /// the device gets emulated warps and [`Self::warp_reason`] says what the probe saw.
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
-        let inner = ptxvk_vk::Device::open(selector)?;
+        Device::open_masked(selector, "")
+    }
+
+    /// [`Device::open`] with the Vulkan features named in `mask` (commas between)
+    /// masked on this device only, as `PTXVK_MASK_FEATURES` masks them on every device
+    /// (`ptxvk compare --on 0+mask=shaderFloat64`).
+    pub fn open_masked(selector: &DeviceSelector, mask: &str) -> Result<Device, Error> {
+        let inner = ptxvk_vk::Device::open_masked(selector, mask)?;
         let (mode, why) = warp_choice(inner.info());
         let native_float = native_float_from_env()?;
         let check = CheckConfig::from_env()?;

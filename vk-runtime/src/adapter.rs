@@ -369,10 +369,7 @@ impl Adapter {
             0
         };
         if let Ok(list) = std::env::var("PTXVK_MASK_FEATURES") {
-            info.features.mask(&list).map_err(Error::BadFeatureMask)?;
-            if !info.features.subgroup_size_control {
-                info.required_subgroup_sizes = None;
-            }
+            mask_features(&mut info, &list)?;
         }
         Ok(Adapter {
             raw,
@@ -415,6 +412,11 @@ impl Adapter {
             ));
         }
         (!reasons.is_empty()).then(|| reasons.join(", "))
+    }
+
+    /// Masks the features named in `list` (as `PTXVK_MASK_FEATURES` does).
+    pub(crate) fn mask(&mut self, list: &str) -> Result<(), Error> {
+        mask_features(&mut self.info, list)
     }
 
     /// The features to enable at device creation: bufferDeviceAddress and maintenance4
@@ -520,6 +522,15 @@ impl_clear_next!(
     PhysicalDeviceShaderClockFeaturesKHR,
     PhysicalDeviceShaderAtomicFloatFeaturesEXT
 );
+
+/// Clears the features named in `list` from `info`, and what depends on them.
+fn mask_features(info: &mut DeviceInfo, list: &str) -> Result<(), Error> {
+    info.features.mask(list).map_err(Error::BadFeatureMask)?;
+    if !info.features.subgroup_size_control {
+        info.required_subgroup_sizes = None;
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

@@ -124,6 +124,13 @@ impl Device {
     /// Reads `PTXVK_TIMEOUT_MS` (fence-wait timeout, default 60 s) and
     /// `PTXVK_NO_DISK_CACHE`.
     pub fn open(selector: &DeviceSelector) -> Result<Device, Error> {
+        Device::open_masked(selector, "")
+    }
+
+    /// [`Device::open`], with the features named in `mask` (Vulkan names, commas
+    /// between) masked too, as `PTXVK_MASK_FEATURES` masks them for every device: the
+    /// device looks as if it lacked them, and they are not enabled.
+    pub fn open_masked(selector: &DeviceSelector, mask: &str) -> Result<Device, Error> {
         let timeout_ms = timeout_from_env()?;
         let spin_us = spin_from_env()?;
         let instance = Instance::new()?;
@@ -131,7 +138,8 @@ impl Device {
         let candidates: Vec<(&DeviceInfo, Option<String>)> =
             adapters.iter().map(|a| (&a.info, a.unsuitable_reason())).collect();
         let index = select(&candidates, selector)?;
-        let adapter = adapters.swap_remove(index);
+        let mut adapter = adapters.swap_remove(index);
+        adapter.mask(mask)?;
         let shared = DeviceShared::new(instance, adapter, timeout_ms, spin_us)?;
         Ok(Device { shared: Arc::new(shared) })
     }
