@@ -353,6 +353,76 @@ impl Golden {
     }
 }
 
+/// One device's comparison with the reference.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceComparison {
+    /// The device as `--on` named it, what it is, and how the spec was compiled for it.
+    pub device: String,
+    pub comparison: RunComparison,
+}
+
+/// What [`compare_spec`] found: the reference (golden outputs, else the first device)
+/// and each other device's comparison with it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompareReport {
+    pub reference: String,
+    pub tolerance: Tolerance,
+    pub comparisons: Vec<DeviceComparison>,
+    pub agrees: bool,
+}
+
+/// `ptxvk compare` as a library call: runs `spec` (whose PTX is `sources`) on each of
+/// `devices`, and compares every run with `golden` (its label and outputs) when given,
+/// else every later run with the first. Returns the report and the runs, in order.
+pub fn compare_spec(
+    spec: &LaunchSpec,
+    sources: &SourceMap,
+    devices: &[DeviceChoice],
+    golden: Option<(&str, &Golden)>,
+    tolerance: Tolerance,
+    limit: usize,
+) -> Result<(CompareReport, Vec<RunResult>), Error> {
+    let mut runs = Vec::new();
+    let mut labels = Vec::new();
+    for choice in devices {
+        let label = if choice.label.is_empty() { "default" } else { choice.label.as_str() };
+        let run = choice.run(spec, sources)?;
+        labels.push(format!(
+            "{label}: {} (warps {}, float {})",
+            run.device, run.warp_mode, run.float
+        ));
+        runs.push(run);
+    }
+    let (reference, reference_buffers, skip) = match golden {
+        Some((label, g)) => (label.to_string(), g.buffers.clone(), 0),
+        None => match (labels.first(), runs.first()) {
+            (Some(label), Some(run)) => (label.clone(), run.buffers.clone(), 1),
+            _ => {
+                return Ok((
+                    CompareReport {
+                        reference: String::new(),
+                        tolerance,
+                        comparisons: Vec::new(),
+                        agrees: true,
+                    },
+                    runs,
+                ))
+            }
+        },
+    };
+    let comparisons: Vec<DeviceComparison> = labels
+        .iter()
+        .zip(&runs)
+        .skip(skip)
+        .map(|(device, run)| DeviceComparison {
+            device: device.clone(),
+            comparison: compare_runs(&reference_buffers, &run.buffers, tolerance, limit),
+        })
+        .collect();
+    let agrees = comparisons.iter().all(|c| c.comparison.agrees);
+    Ok((CompareReport { reference, tolerance, comparisons, agrees }, runs))
+}
+
 /// The tolerance a launch spec asks for: `"tolerance": {"ulp": N}`, else bit-exact.
 pub fn spec_tolerance(spec_text: &str) -> Result<Tolerance, String> {
     let v: Value = serde_json::from_str(spec_text).map_err(|e| format!("not JSON: {e}"))?;

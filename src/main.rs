@@ -506,7 +506,7 @@ fn compare(
     limit: usize,
     json: bool,
 ) -> Result<(), Failure> {
-    use ptxvk::compare::{compare_runs, spec_tolerance, DeviceChoice, Golden, Tolerance};
+    use ptxvk::compare::{spec_tolerance, DeviceChoice, Golden, Tolerance};
     let text = std::fs::read_to_string(spec_path)
         .with_context(|| format!("cannot read {}", spec_path.display()))
         .map_err(usage)?;
@@ -541,47 +541,23 @@ fn compare(
         )));
     }
     let sources = read_all(&spec.ptx)?;
-    let mut runs = Vec::new();
-    for choice in &choices {
-        let label =
-            if choice.label.is_empty() { "default".to_string() } else { choice.label.clone() };
-        let run = choice.run(&spec, &sources)?;
-        let named =
-            format!("{label}: {} (warps {}, float {})", run.device, run.warp_mode, run.float);
-        runs.push((named, run));
-    }
-    if let Some(path) = record {
-        let recorded = Golden::from_run(&runs[0].1).to_json();
+    let reference = golden.as_ref().map(|(label, g)| (label.as_str(), g));
+    let (report, runs) =
+        ptxvk::compare::compare_spec(&spec, &sources, &choices, reference, tolerance, limit)?;
+    if let (Some(path), Some(first)) = (record, runs.first()) {
+        let recorded = Golden::from_run(first).to_json();
         let pretty =
             serde_json::to_string_pretty(&recorded).map_err(|e| usage(anyhow::anyhow!(e)))?;
         std::fs::write(path, pretty + "\n")
             .with_context(|| format!("cannot write {}", path.display()))
             .map_err(|error| Failure { code: 3, error })?;
     }
-    let (reference, reference_buffers, others) = match &golden {
-        Some((label, g)) => (label.clone(), g.buffers.clone(), &runs[..]),
-        None => (runs[0].0.clone(), runs[0].1.buffers.clone(), &runs[1..]),
-    };
-    let comparisons: Vec<(String, ptxvk::compare::RunComparison)> = others
-        .iter()
-        .map(|(label, run)| {
-            (label.clone(), compare_runs(&reference_buffers, &run.buffers, tolerance, limit))
-        })
-        .collect();
-    let agrees = comparisons.iter().all(|(_, c)| c.agrees);
     if json {
-        let list: Vec<serde_json::Value> = comparisons
-            .iter()
-            .map(|(label, c)| serde_json::json!({"device": label, "comparison": c}))
-            .collect();
-        let out = serde_json::json!({
-            "reference": reference, "tolerance": tolerance, "comparisons": list, "agrees": agrees,
-        });
-        println!("{out}");
+        println!("{}", serde_json::to_value(&report).map_err(|e| usage(anyhow::anyhow!(e)))?);
     } else {
-        println!("reference: {reference}");
-        for (label, c) in &comparisons {
-            println!("{label}:");
+        println!("reference: {}", report.reference);
+        for ptxvk::compare::DeviceComparison { device, comparison: c } in &report.comparisons {
+            println!("{device}:");
             for ptxvk::compare::ArgComparison { arg, buffer: b } in &c.buffers {
                 println!(
                     "  arg {arg} ({}, {} elements): {}",
@@ -605,9 +581,9 @@ fn compare(
                 println!("  arg {arg}: only one side has this buffer");
             }
         }
-        println!("verdict: {}", if agrees { "agree" } else { "differ" });
+        println!("verdict: {}", if report.agrees { "agree" } else { "differ" });
     }
-    if agrees {
+    if report.agrees {
         Ok(())
     } else {
         Err(Failure { code: 5, error: anyhow::anyhow!("the outputs differ beyond the tolerance") })
