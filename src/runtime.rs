@@ -1097,7 +1097,7 @@ impl Kernel<'_> {
     /// its shadow (four words per word) in shared memory too.
     fn racecheck_fits(&self, total_shared: u32) -> Result<(), Error> {
         let info = self.module.device.info();
-        let words = u64::from(total_shared.div_ceil(4).max(1));
+        let words = u64::from(ptxvk_vk::abi::shared_words(total_shared));
         let needed = u64::from(total_shared) + 16 * words;
         let max = u64::from(info.limits.max_shared_memory_bytes);
         if needed > max {
@@ -1264,13 +1264,15 @@ impl SystemArea {
 
     /// The report of the accesses a checked launch refused, if it refused any.
     fn violations(&self, check: &CheckContext) -> Result<Option<crate::check::CheckReport>, Error> {
-        let mut count = [0u8; 4];
-        self.buffer.read_mapped(u64::from(self.offset + system::CHECK_COUNT), &mut count)?;
-        let count = u32::from_le_bytes(count);
-        if count == 0 {
+        // The violation count, then the record count (`ptxvk_lower::system`).
+        const _: () = assert!(system::CHECK_SLOTS == system::CHECK_COUNT + 4);
+        let mut counts = [0u8; 8];
+        self.buffer.read_mapped(u64::from(self.offset + system::CHECK_COUNT), &mut counts)?;
+        let [c0, c1, c2, c3, s0, s1, s2, s3] = counts;
+        if u32::from_le_bytes([c0, c1, c2, c3]) == 0 {
             return Ok(None);
         }
-        let kept = count.min(system::CHECK_CAPACITY);
+        let kept = u32::from_le_bytes([s0, s1, s2, s3]).min(system::CHECK_CAPACITY);
         let end = system::CHECK_RECORDS + kept * system::CHECK_RECORD;
         let mut area = vec![0u8; end as usize];
         self.buffer.read_mapped(u64::from(self.offset), &mut area)?;

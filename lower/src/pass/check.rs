@@ -72,28 +72,23 @@ pub fn run(k: &mut Kernel, target: &Target) {
     // Blocks to scan, each from an instruction on (past the accesses already guarded).
     let mut work: Vec<(BlockId, usize)> =
         (0..k.blocks.len() as u32).map(|b| (BlockId(b), 0)).collect();
-    // Whether some access defers its record to the thread's end.
-    let mut deferred = false;
     while let Some((b, from)) = work.pop() {
         let found = k.blocks[b.index()].insts.iter().enumerate().skip(from).find_map(|(at, i)| {
             let access = access_of(k, i).filter(|_| spans.binary_search(&i.span).is_ok());
             access.map(|a| (at, a))
         });
         if let Some((at, access)) = found {
-            let (rest, guarded) = guard(k, b, at, access, &shared);
-            deferred |= guarded > 0;
-            work.push((rest, guarded));
+            work.push(guard(k, b, at, access, &shared));
         }
     }
-    if deferred {
-        flush(k, &shared);
+    if let Some(deferred) = shared.deferred {
+        flush(k, &shared, deferred);
     }
 }
 
 /// Records each thread's deferred refused accesses ([`Deferred`]) where it ends: before
 /// every `return` (which `exit`, `trap` and failed assertions end in too).
-fn flush(k: &mut Kernel, shared: &Prologue) {
-    let d = shared.deferred;
+fn flush(k: &mut Kernel, shared: &Prologue, d: Deferred) {
     let ends: Vec<usize> =
         (0..k.blocks.len()).filter(|&b| matches!(k.blocks[b].term, Terminator::Return)).collect();
     let (first, address, count) = (Value::Reg(d.first), Value::Reg(d.address), Value::Reg(d.count));
@@ -183,18 +178,20 @@ struct Prologue {
     /// Under initcheck, when the kernel has global accesses: the address of the system
     /// area's all-ones word ([`system::ALL_WRITTEN`]).
     all_written: Option<RegId>,
-    /// The thread's refused global accesses so far ([`guard_redirected`]), recorded
-    /// when it ends ([`flush`]).
-    deferred: Deferred,
+    /// The thread's refused global accesses so far, when some access is
+    /// [`redirectable`] ([`guard_redirected`]), recorded when it ends ([`flush`]).
+    deferred: Option<Deferred>,
 }
 
 /// A thread's refused global accesses, counted as they happen and recorded once, when
-/// the thread ends: how many, and the first's packed violation and address.
+/// the thread ends: how many, and the first's packed violation and address; and the
+/// sink they go to instead ([`system::SINK`]).
 #[derive(Clone, Copy)]
 struct Deferred {
     count: RegId,
     first: RegId,
     address: RegId,
+    sink: RegId,
 }
 
 /// The allocation a pointer parameter points into, as the host found it at launch
@@ -321,10 +318,19 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
     };
     let all_written = initcheck
         .then(|| sum(&mut b, Value::Reg(area), Value::Imm(u64::from(system::ALL_WRITTEN))));
-    let deferred = Deferred { count: b.temp(U32), first: b.temp(U32), address: b.temp(U64) };
-    b.mov(U32, deferred.count, Value::Imm(0));
-    b.mov(U32, deferred.first, Value::Imm(0));
-    b.mov(U64, deferred.address, Value::Imm(0));
+    let defers = accesses.iter().any(|a| redirectable(b.kernel, a, initcheck).is_some());
+    let deferred = defers.then(|| {
+        let d = Deferred {
+            count: b.temp(U32),
+            first: b.temp(U32),
+            address: b.temp(U64),
+            sink: sum(&mut b, Value::Reg(area), Value::Imm(u64::from(system::SINK))),
+        };
+        b.mov(U32, d.count, Value::Imm(0));
+        b.mov(U32, d.first, Value::Imm(0));
+        b.mov(U64, d.address, Value::Imm(0));
+        d
+    });
     let mut insts = b.insts;
     let epoch = thread.map(|thread| {
         let (epoch, init) = race::epochs(k, thread);
@@ -488,8 +494,9 @@ fn guard(
         _ => None,
     };
 
-    if let Some(base) = redirectable(k, &access, shared) {
-        return guard_redirected(k, b, at, access, shared, site, base, range);
+    let redirect = redirectable(k, &access, shared.all_written.is_some());
+    if let (Some(base), Some(deferred)) = (redirect, shared.deferred) {
+        return guard_redirected(k, b, at, access, shared, site, (base, deferred), range);
     }
     let mut t = Builder::new(k, span);
     let address = address_of(&mut t, &access);
@@ -517,22 +524,12 @@ fn guard(
     let mut r = Builder::new(k, span);
     record(&mut r, shared, violation, address);
     for &d in &access.dsts {
-        let ty = match r.kernel.reg(d).ty {
-            RegTy::Pred => OpTy::Pred,
-            other => OpTy::U(other.bits() as u8),
-        };
+        let ty = bits_ty(r.kernel, d);
         r.mov(ty, d, Value::Imm(0));
     }
     let record_insts = r.insts;
 
-    let block = &mut k.blocks[b.index()];
-    let rest_insts = block.insts.split_off(at + 1);
-    block.insts.truncate(at);
-    block.insts.extend(test_insts);
-    let term = std::mem::replace(&mut block.term, Terminator::Return);
-    let term_span = std::mem::replace(&mut block.term_span, span);
-
-    let rest = new_block(k, span, rest_insts, term, term_span);
+    let rest = split(k, b, at, test_insts, Vec::new());
     let refused = new_block(k, span, record_insts, Terminator::Jump(rest), span);
     // The block that makes the access where its test allows it, reached through `via`'s
     // allocation test (the fast path) or the table's; with racecheck or initcheck, what
@@ -606,10 +603,10 @@ fn guard(
 /// The base register of a global access that [`guard_redirected`] can test: one with
 /// a 64-bit base in a module with 64-bit addresses, in a kernel without initcheck
 /// (whose tests need the access's own path).
-fn redirectable(k: &Kernel, access: &Access, shared: &Prologue) -> Option<RegId> {
+fn redirectable(k: &Kernel, access: &Access, initcheck: bool) -> Option<RegId> {
     let base = access.addr.base?;
     let wide = k.address_size != 32 && k.reg(base).ty.bits() == 64;
-    (access.space == Space::Global && wide && shared.all_written.is_none()).then_some(base)
+    (access.space == Space::Global && wide && !initcheck).then_some(base)
 }
 
 /// [`guard`] for a global access with a 64-bit base, with no branch around the access
@@ -627,7 +624,7 @@ fn guard_redirected(
     access: Access,
     shared: &Prologue,
     site: u32,
-    base: RegId,
+    (base, d): (RegId, Deferred),
     range: Option<&ParamRange>,
 ) -> (BlockId, usize) {
     let inst = k.blocks[b.index()].insts[at].clone();
@@ -640,7 +637,7 @@ fn guard_redirected(
         Some(range) => in_range(&mut t, address, access.size, range),
         None => in_table(&mut t, &access, address, shared.table),
     };
-    let first = t.pred_and(aligned, first);
+    let (first, violation) = verdict(&mut t, aligned, first, site);
     t.mov(OpTy::Pred, ok, Value::Reg(first));
     let test_insts = t.insts;
 
@@ -655,10 +652,6 @@ fn guard_redirected(
 
     // Where the test failed: counted, and the first kept, for the record at the end.
     let mut a = Builder::new(k, span);
-    let packed = |v: u32| Value::Imm(u64::from(v << system::VIOLATION_SHIFT | site));
-    let violation =
-        a.sel(U32, aligned, packed(system::VIOLATION_BOUNDS), packed(system::VIOLATION_MISALIGNED));
-    let d = shared.deferred;
     let none_yet = a.cmp(CmpOp::Eq, U32, Value::Reg(d.count), Value::Imm(0));
     let first = a.sel(U32, none_yet, violation, Value::Reg(d.first));
     let first_address = a.sel(U64, none_yet, address, Value::Reg(d.address));
@@ -676,34 +669,22 @@ fn guard_redirected(
         rhs: refused,
     });
     // The access, at its base or at the sink (minus its offset).
-    let sink = sum(&mut a, Value::Reg(shared.area), Value::Imm(u64::from(system::SINK)));
-    let sink = a.add(U64, Value::Reg(sink), Value::Imm(access.addr.offset.wrapping_neg() as u64));
+    let sink = a.add(U64, Value::Reg(d.sink), Value::Imm(access.addr.offset.wrapping_neg() as u64));
     let target = a.temp(U64);
     let to_base = Value::Reg(base);
     a.push(InstKind::Select { ty: U64, dst: target, a: to_base, b: sink, cond: ok, negate: false });
     let mut moved = inst.clone();
     retarget(&mut moved.kind, target);
     a.insts.push(moved);
-    for &d in &access.dsts {
-        let ty = match a.kernel.reg(d).ty {
-            RegTy::Pred => OpTy::Pred,
-            other => OpTy::U(other.bits() as u8),
-        };
-        let (kept, zero) = (Value::Reg(d), Value::Imm(0));
-        a.push(InstKind::Select { ty, dst: d, a: kept, b: zero, cond: ok, negate: false });
+    for &dst in &access.dsts {
+        let ty = bits_ty(a.kernel, dst);
+        let (kept, zero) = (Value::Reg(dst), Value::Imm(0));
+        a.push(InstKind::Select { ty, dst, a: kept, b: zero, cond: ok, negate: false });
     }
     let access_insts = a.insts;
     let guarded = access_insts.len();
 
-    let block = &mut k.blocks[b.index()];
-    let mut rest_insts = block.insts.split_off(at + 1);
-    block.insts.truncate(at);
-    block.insts.extend(test_insts);
-    let term = std::mem::replace(&mut block.term, Terminator::Return);
-    let term_span = std::mem::replace(&mut block.term_span, span);
-    let mut insts = access_insts;
-    insts.append(&mut rest_insts);
-    let rest = new_block(k, span, insts, term, term_span);
+    let rest = split(k, b, at, test_insts, access_insts);
     k.blocks[b.index()].term = match slow_insts {
         Some(insts) => {
             let slow = new_block(k, span, insts, Terminator::Jump(rest), span);
@@ -721,6 +702,29 @@ fn retarget(kind: &mut InstKind, base: RegId) {
     | InstKind::Atomic { addr, .. } = kind
     {
         addr.base = Some(base);
+    }
+}
+
+/// Splits block `b` at its instruction `at`: the block keeps what comes before it,
+/// then `test`; a new block, returned, gets `head` and what comes after it, and the
+/// block's terminator. The caller gives `b` its new terminator.
+fn split(k: &mut Kernel, b: BlockId, at: usize, test: Vec<Inst>, mut head: Vec<Inst>) -> BlockId {
+    let block = &mut k.blocks[b.index()];
+    let span = block.insts[at].span;
+    let rest = block.insts.split_off(at + 1);
+    block.insts.truncate(at);
+    block.insts.extend(test);
+    let term = std::mem::replace(&mut block.term, Terminator::Return);
+    let term_span = std::mem::replace(&mut block.term_span, span);
+    head.extend(rest);
+    new_block(k, span, head, term, term_span)
+}
+
+/// The integer type of register `r`'s width (a predicate's own), to zero or select it.
+fn bits_ty(k: &Kernel, r: RegId) -> OpTy {
+    match k.reg(r).ty {
+        RegTy::Pred => OpTy::Pred,
+        other => OpTy::U(other.bits() as u8),
     }
 }
 
