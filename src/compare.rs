@@ -1,5 +1,7 @@
 //! Comparing the outputs of one launch made twice (issue #18, `ptxvk compare`): on two
-//! devices, or on a device and in a golden file recorded earlier. The unit is one
+//! Vulkan devices, on NVIDIA's CUDA driver and a device ([`Platform::NativeCuda`], whose
+//! client is `ptxvk_vk::native_cuda`), or on a device and in a golden file recorded
+//! earlier. The unit is one
 //! buffer of a launch spec's element type: how many elements differ, the first few with
 //! both values, their distance (units in the last place for floats, the XOR of the bits
 //! for integers), the largest and the mean distance, and a verdict against a tolerance.
@@ -17,7 +19,8 @@ use serde_json::{json, Value};
 use crate::compile::WarpMode;
 use crate::run::{BufferResult, RunResult};
 use crate::runtime::Device;
-use crate::spec::{ElemType, LaunchSpec};
+use crate::spec::{ElemType, LaunchSpec, SpecArg};
+use crate::vk::native_cuda::{CudaLibrary, DriverInfo, NativeArg, NativeCuda};
 use crate::{Error, SourceMap};
 
 /// How far apart two buffers may be and still agree.
@@ -302,12 +305,131 @@ impl DeviceChoice {
     }
 }
 
+/// Where [`compare_spec`] runs a launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Platform {
+    /// A Vulkan device, through ptxvk's compiler and runtime.
+    Vulkan(DeviceChoice),
+    /// A CUDA driver (`ptxvk compare --cuda`: NVIDIA's, [`CudaLibrary::System`]) running
+    /// the spec's PTX as it is, JIT-compiled by the driver, on its first GPU.
+    NativeCuda(CudaLibrary),
+}
+
+impl Platform {
+    /// Runs `spec` (whose PTX is `sources`) here.
+    pub fn run(&self, spec: &LaunchSpec, sources: &SourceMap) -> Result<RunResult, Error> {
+        match self {
+            Platform::Vulkan(choice) => choice.run(spec, sources),
+            Platform::NativeCuda(library) => run_native(library, spec, sources),
+        }
+    }
+
+    /// How a report names this platform before it ran.
+    fn label(&self) -> &str {
+        match self {
+            Platform::Vulkan(c) if c.label.is_empty() => "default",
+            Platform::Vulkan(c) => &c.label,
+            Platform::NativeCuda(_) => "cuda",
+        }
+    }
+}
+
+/// `spec` on a CUDA driver: the kernel is the spec's entry, or the module's only one
+/// (found by parsing, so that PTX ptxvk's compiler rejects still runs there).
+fn run_native(
+    library: &CudaLibrary,
+    spec: &LaunchSpec,
+    sources: &SourceMap,
+) -> Result<RunResult, Error> {
+    let module = crate::compile::parse_linked(sources)?;
+    let entry = crate::run::pick_entry(spec, crate::compile::entry_names(&module))?;
+    let texts: Vec<&str> = (0..sources.len()).map(|i| &sources.text()[sources.range(i)]).collect();
+    let args: Vec<NativeArg<'_>> = spec
+        .args
+        .iter()
+        .map(|a| match a {
+            SpecArg::Buffer { bytes, .. } => NativeArg::Buffer(bytes),
+            SpecArg::Uninitialized { ty, len } => NativeArg::Uninitialized(len * ty.size() as u64),
+            SpecArg::Value(v) => NativeArg::Value(v),
+        })
+        .collect();
+    let cuda = NativeCuda::open(library, 0)?;
+    let ran = cuda.run(&texts, &entry, spec.grid, spec.block, spec.shared_bytes, &args)?;
+    let buffers = spec
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(arg, a)| match a {
+            SpecArg::Buffer { ty, .. } | SpecArg::Uninitialized { ty, .. } => Some((arg, *ty)),
+            SpecArg::Value(_) => None,
+        })
+        .zip(ran.buffers)
+        .map(|((arg, ty), bytes)| BufferResult { arg, ty, bytes })
+        .collect();
+    let info = cuda.info().clone();
+    Ok(RunResult {
+        device: native_device_name(&info),
+        entry,
+        kernel_ms: ran.kernel_ms,
+        warp_mode: "native".into(),
+        float: "native".into(),
+        printf: String::new(),
+        buffers,
+        driver: Some(info),
+    })
+}
+
+/// `NVIDIA GeForce RTX 4090 (sm_89, CUDA driver 12.4)`.
+fn native_device_name(info: &DriverInfo) -> String {
+    let (major, minor) = info.compute_capability;
+    format!("{} (sm_{major}{minor}, CUDA driver {})", info.device, info.version_text())
+}
+
+/// A driver's description in a golden file or a `--json` report.
+pub fn driver_json(info: &DriverInfo) -> Value {
+    let (major, minor) = info.compute_capability;
+    json!({
+        "library": info.library,
+        "ptxvk": info.ptxvk,
+        "version": info.version_text(),
+        "version_number": info.version,
+        "device": info.device,
+        "compute_capability": format!("{major}.{minor}"),
+    })
+}
+
+/// [`driver_json`] read back.
+fn driver_from_json(v: &Value) -> Result<DriverInfo, String> {
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or(format!("\"driver\" needs \"{k}\""))
+    };
+    let capability = text("compute_capability")?;
+    let compute_capability = capability
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .ok_or(format!("\"compute_capability\" `{capability}` is not MAJOR.MINOR"))?;
+    let version =
+        v.get("version_number").and_then(Value::as_i64).and_then(|n| i32::try_from(n).ok());
+    Ok(DriverInfo {
+        library: text("library")?,
+        ptxvk: v.get("ptxvk").and_then(Value::as_bool).unwrap_or(false),
+        version: version.ok_or("\"driver\" needs \"version_number\"")?,
+        device: text("device")?,
+        compute_capability,
+    })
+}
+
 /// Outputs recorded once (`ptxvk compare --record`), to compare later runs with
 /// (`--golden`): the spec's buffers after the launch, and where they were computed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Golden {
-    /// The device (and for native CUDA, the driver) that computed them.
+    /// The device that computed them.
     pub device: String,
+    /// On a CUDA driver (`--cuda --record`): which.
+    pub driver: Option<DriverInfo>,
     pub entry: String,
     pub buffers: Vec<BufferResult>,
 }
@@ -316,6 +438,7 @@ impl Golden {
     pub fn from_run(run: &RunResult) -> Golden {
         Golden {
             device: run.device.clone(),
+            driver: run.driver.clone(),
             entry: run.entry.clone(),
             buffers: run.buffers.clone(),
         }
@@ -327,7 +450,13 @@ impl Golden {
             .iter()
             .map(|b| json!({"arg": b.arg, "type": b.ty.name(), "hex": crate::spec::hex_encode(&b.bytes)}))
             .collect();
-        json!({"golden": 1, "device": self.device, "entry": self.entry, "buffers": buffers})
+        let mut v = json!({"golden": 1, "device": self.device});
+        if let Some(driver) = &self.driver {
+            v["driver"] = driver_json(driver);
+        }
+        v["entry"] = json!(self.entry);
+        v["buffers"] = json!(buffers);
+        v
     }
 
     pub fn from_json(text: &str) -> Result<Golden, String> {
@@ -349,7 +478,8 @@ impl Golden {
             let bytes = crate::spec::hex_decode(hex).map_err(|e| format!("buffers[{i}]: {e}"))?;
             buffers.push(BufferResult { arg: arg as usize, ty, bytes });
         }
-        Ok(Golden { device, entry, buffers })
+        let driver = v.get("driver").map(driver_from_json).transpose()?;
+        Ok(Golden { device, driver, entry, buffers })
     }
 }
 
@@ -372,25 +502,27 @@ pub struct CompareReport {
 }
 
 /// `ptxvk compare` as a library call: runs `spec` (whose PTX is `sources`) on each of
-/// `devices`, and compares every run with `golden` (its label and outputs) when given,
+/// `platforms`, and compares every run with `golden` (its label and outputs) when given,
 /// else every later run with the first. Returns the report and the runs, in order.
 pub fn compare_spec(
     spec: &LaunchSpec,
     sources: &SourceMap,
-    devices: &[DeviceChoice],
+    platforms: &[Platform],
     golden: Option<(&str, &Golden)>,
     tolerance: Tolerance,
     limit: usize,
 ) -> Result<(CompareReport, Vec<RunResult>), Error> {
     let mut runs = Vec::new();
     let mut labels = Vec::new();
-    for choice in devices {
-        let label = if choice.label.is_empty() { "default" } else { choice.label.as_str() };
-        let run = choice.run(spec, sources)?;
-        labels.push(format!(
-            "{label}: {} (warps {}, float {})",
-            run.device, run.warp_mode, run.float
-        ));
+    for platform in platforms {
+        let run = platform.run(spec, sources)?;
+        let label = platform.label();
+        labels.push(match &run.driver {
+            Some(d) => format!("{label}: {} from {}", run.device, d.library),
+            None => {
+                format!("{label}: {} (warps {}, float {})", run.device, run.warp_mode, run.float)
+            }
+        });
         runs.push(run);
     }
     let (reference, reference_buffers, skip) = match golden {
@@ -535,6 +667,13 @@ mod tests {
         assert!(DeviceChoice::parse("llvmpipe+fast").is_err());
         let g = Golden {
             device: "gpu".into(),
+            driver: Some(DriverInfo {
+                library: "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14".into(),
+                ptxvk: false,
+                version: 12040,
+                device: "NVIDIA L4".into(),
+                compute_capability: (8, 9),
+            }),
             entry: "k".into(),
             buffers: vec![BufferResult { arg: 2, ty: ElemType::F32, bytes: vec![0, 0, 128, 63] }],
         };

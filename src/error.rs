@@ -21,6 +21,10 @@ pub enum Error {
     /// The Vulkan device or driver failed, or a launch exceeded its limits.
     #[error(transparent)]
     Runtime(ptxvk_vk::Error),
+    /// NVIDIA's CUDA driver (`ptxvk compare --cuda`) is missing, is ptxvk's own, or
+    /// failed.
+    #[error(transparent)]
+    NativeCuda(#[from] ptxvk_vk::native_cuda::CudaError),
     /// A setting (an environment variable such as `PTXVK_FLOAT`) has a value ptxvk does
     /// not know.
     #[error("{0}")]

@@ -113,38 +113,46 @@ enum Command {
     /// Run a launch spec on several devices, or against golden outputs recorded
     /// earlier, and report how its output buffers differ: exit code 0 when they agree
     /// within the tolerance, 5 when they do not.
-    Compare {
-        /// The launch spec (JSON, as `run --spec` takes it; `"tolerance": {"ulp": N}`
-        /// sets the float tolerance).
-        spec: PathBuf,
-        /// The devices, commas between: a selector (index or name, as `--device`) with
-        /// options after `+`: `warp=native|split|emulated`, `float=native`,
-        /// `mask=FEATURE:FEATURE` (Vulkan feature names masked on that device only).
-        /// Default: the default device.
-        #[arg(long, value_delimiter = ',')]
-        on: Vec<String>,
-        /// Compare every device's outputs with these, recorded earlier by `--record`.
-        #[arg(long)]
-        golden: Option<PathBuf>,
-        /// Write the first device's outputs, and what computed them, to this file.
-        #[arg(long)]
-        record: Option<PathBuf>,
-        /// Float buffers may differ by this many ULP (default: the spec's tolerance,
-        /// else 0: the same bits).
-        #[arg(long)]
-        ulp: Option<u64>,
-        /// Differing elements listed per buffer.
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
-        /// The report as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Compare(CompareOptions),
     /// List Vulkan devices.
     Devices {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct CompareOptions {
+    /// The launch spec (JSON, as `run --spec` takes it; `"tolerance": {"ulp": N}`
+    /// sets the float tolerance).
+    spec: PathBuf,
+    /// The devices, commas between: a selector (index or name, as `--device`) with
+    /// options after `+`: `warp=native|split|emulated`, `float=native`,
+    /// `mask=FEATURE:FEATURE` (Vulkan feature names masked on that device only).
+    /// Default: the default device.
+    #[arg(long, value_delimiter = ',')]
+    on: Vec<String>,
+    /// Also run the spec's PTX on NVIDIA's CUDA driver (the system's libcuda.so.1,
+    /// never ptxvk's own), as the reference the devices are compared with.
+    #[arg(long)]
+    cuda: bool,
+    /// Compare every device's outputs with these, recorded earlier by `--record`.
+    #[arg(long)]
+    golden: Option<PathBuf>,
+    /// Write the first platform's outputs (NVIDIA's with `--cuda`), and what computed
+    /// them, to this file.
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Float buffers may differ by this many ULP (default: the spec's tolerance,
+    /// else 0: the same bits).
+    #[arg(long)]
+    ulp: Option<u64>,
+    /// Differing elements listed per buffer.
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    /// The report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -243,9 +251,7 @@ fn main() -> ExitCode {
             float.map(|f| f == FloatArg::Native),
             check,
         ),
-        Command::Compare { spec, on, golden, record, ulp, limit, json } => {
-            compare(&spec, &on, golden.as_deref(), record.as_deref(), ulp, limit, json)
-        }
+        Command::Compare(options) => compare(&options),
         Command::Devices { json } => devices(json),
         Command::Exec { print_path, command } => exec(print_path, &command),
     };
@@ -497,32 +503,31 @@ fn run(
 
 /// `ptxvk compare`: the spec on each device of `on`, each compared with the golden
 /// outputs, or with the first device.
-fn compare(
-    spec_path: &Path,
-    on: &[String],
-    golden: Option<&Path>,
-    record: Option<&Path>,
-    ulp: Option<u64>,
-    limit: usize,
-    json: bool,
-) -> Result<(), Failure> {
-    use ptxvk::compare::{spec_tolerance, DeviceChoice, Golden, Tolerance};
+fn compare(options: &CompareOptions) -> Result<(), Failure> {
+    use ptxvk::compare::{spec_tolerance, DeviceChoice, Golden, Platform, Tolerance};
+    let CompareOptions { spec: spec_path, on, cuda, golden, record, ulp, limit, json } = options;
+    let (limit, json) = (*limit, *json);
     let text = std::fs::read_to_string(spec_path)
         .with_context(|| format!("cannot read {}", spec_path.display()))
         .map_err(usage)?;
     let spec = spec::load(spec_path).map_err(|e| usage(anyhow::anyhow!(e)))?;
     let tolerance = match ulp {
-        Some(ulp) => Tolerance { ulp },
+        Some(ulp) => Tolerance { ulp: *ulp },
         None => spec_tolerance(&text)
             .map_err(|e| usage(anyhow::anyhow!("{}: {e}", spec_path.display())))?,
     };
     let listed: Vec<&str> =
         if on.is_empty() { vec![""] } else { on.iter().map(String::as_str).collect() };
-    let choices = listed
-        .iter()
-        .map(|d| DeviceChoice::parse(d))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| usage(anyhow::anyhow!("--on {e}")))?;
+    let mut platforms = Vec::new();
+    if *cuda {
+        // NVIDIA's driver first: the reference the devices are compared with (and what
+        // --record writes).
+        platforms.push(Platform::NativeCuda(ptxvk::vk::native_cuda::CudaLibrary::System));
+    }
+    for d in listed {
+        let choice = DeviceChoice::parse(d).map_err(|e| usage(anyhow::anyhow!("--on {e}")))?;
+        platforms.push(Platform::Vulkan(choice));
+    }
     let golden = match golden {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -534,16 +539,16 @@ fn compare(
         }
         None => None,
     };
-    if golden.is_none() && choices.len() < 2 && record.is_none() {
+    if golden.is_none() && platforms.len() < 2 && record.is_none() {
         return Err(usage(anyhow::anyhow!(
-            "nothing to compare: give two devices (--on A,B), golden outputs (--golden FILE), \
-             or --record FILE"
+            "nothing to compare: give two devices (--on A,B), --cuda, golden outputs \
+             (--golden FILE), or --record FILE"
         )));
     }
     let sources = read_all(&spec.ptx)?;
     let reference = golden.as_ref().map(|(label, g)| (label.as_str(), g));
     let (report, runs) =
-        ptxvk::compare::compare_spec(&spec, &sources, &choices, reference, tolerance, limit)?;
+        ptxvk::compare::compare_spec(&spec, &sources, &platforms, reference, tolerance, limit)?;
     if let (Some(path), Some(first)) = (record, runs.first()) {
         let recorded = Golden::from_run(first).to_json();
         let pretty =

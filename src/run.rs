@@ -28,9 +28,12 @@ pub struct RunResult {
     pub warp_mode: String,
     /// How exact f32 arithmetic was computed (`Target::float_strategy`).
     pub float: String,
-    /// The kernel's `printf` output.
+    /// The kernel's `printf` output (empty from NVIDIA's driver, which prints it to
+    /// standard output itself).
     pub printf: String,
     pub buffers: Vec<BufferResult>,
+    /// On NVIDIA's driver (`ptxvk compare --cuda`): which driver and GPU.
+    pub driver: Option<crate::vk::native_cuda::DriverInfo>,
 }
 
 impl RunResult {
@@ -64,15 +67,21 @@ pub fn prepare(spec: &LaunchSpec, sources: &SourceMap) -> Result<(Compiled, Stri
         return Err(crate::compile::no_kernels(sources));
     }
     let names: Vec<String> = compiled.spirv.kernels.iter().map(|k| k.name.clone()).collect();
-    let entry = match &spec.entry {
-        Some(e) if names.contains(e) => e.clone(),
-        Some(e) => return Err(Error::NoSuchKernel { name: e.clone(), available: names }),
-        None => match names.as_slice() {
-            [one] => one.clone(),
-            _ => return Err(Error::KernelNotNamed { available: names }),
-        },
-    };
+    let entry = pick_entry(spec, names)?;
     Ok((compiled, entry))
+}
+
+/// The kernel a spec launches among the module's `names`: the one it names, else the
+/// only one.
+pub fn pick_entry(spec: &LaunchSpec, names: Vec<String>) -> Result<String, Error> {
+    match &spec.entry {
+        Some(e) if names.contains(e) => Ok(e.clone()),
+        Some(e) => Err(Error::NoSuchKernel { name: e.clone(), available: names }),
+        None => match names.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err(Error::KernelNotNamed { available: names }),
+        },
+    }
 }
 
 /// A buffer argument's index and its bytes after a launch.
@@ -148,5 +157,6 @@ pub fn run(
         float,
         printf: stats.printf,
         buffers,
+        driver: None,
     })
 }

@@ -131,3 +131,30 @@ fn compare_usage_errors_are_exit_code_2() {
     assert!(text(&out.stderr).contains("warp mode `wide`"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--cuda` loads the system's libcuda.so.1. Where there is none (CI), that is a
+/// device error naming the library; where NVIDIA's driver is installed, its run is the
+/// reference and the report names the library file it came from.
+#[test]
+fn compare_cuda_uses_the_systems_driver_or_says_it_has_none() {
+    if device().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ptxvk-compare-cuda-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let spec = write_spec(&dir);
+    let out = compare(&[spec.to_str().expect("UTF-8 path"), "--cuda"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    match out.status.code() {
+        Some(3) => {
+            assert!(stderr.contains("cannot load libcuda.so.1 (NVIDIA's CUDA driver)"), "{stderr}")
+        }
+        Some(0 | 5) => {
+            let reference = stdout.lines().next().unwrap_or_default();
+            assert!(reference.starts_with("reference: cuda: "), "{stdout}");
+            assert!(reference.contains(" from /"), "the library's path: {stdout}");
+        }
+        other => panic!("exit {other:?}: {stdout}{stderr}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

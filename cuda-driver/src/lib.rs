@@ -152,6 +152,8 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
             CUresult::CUDA_ERROR_ASSERT
         }
         ptxvk::Error::KernelFailed { .. } => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+        // The library's calls never run another CUDA driver.
+        ptxvk::Error::NativeCuda(_) => CUresult::CUDA_ERROR_UNKNOWN,
         // What CUDA reports for the same faults (a checked launch's report says which).
         ptxvk::Error::CheckFailed { report, .. }
             if report.violations.first().is_some_and(|v| v.misaligned) =>
@@ -203,6 +205,14 @@ pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     // SAFETY: `version` is null or writable (CUDA's contract).
     entry(|| unsafe { out(version, DRIVER_VERSION) })
+}
+
+/// Not CUDA's: marks this library as ptxvk's, so that a client wanting NVIDIA's driver
+/// (`ptxvk compare --cuda`, `ptxvk_vk::native_cuda`) can tell it apart. Returns
+/// ptxvk's version.
+#[no_mangle]
+pub extern "C" fn ptxvk_driver_library() -> *const std::ffi::c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
 /// `cuProfilerStart`: enables collection by an attached profiling tool. None can attach

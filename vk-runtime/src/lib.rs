@@ -50,7 +50,7 @@
 //! `memory` (allocations, host memory, the address map), `pool` (stream-ordered pools),
 //! `stream` (streams, copies, memsets), `event`, `program` (shader module, layout,
 //! specialized pipelines), `launch` (validation, timed launches), `conv` (pure mapping
-//! helpers), `error`.
+//! helpers), `error`; `native_cuda`, a client of NVIDIA's CUDA driver for comparisons.
 
 // Every `unsafe` block must say why it is sound (DESIGN.md §1).
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -63,6 +63,7 @@ mod event;
 mod instance;
 mod launch;
 mod memory;
+pub mod native_cuda;
 mod pool;
 mod program;
 mod shadow;

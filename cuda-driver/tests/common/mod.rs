@@ -52,12 +52,16 @@ pub type LaunchCooperative = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> R;
 
+/// The path of the library Cargo built next to the test or bench.
+pub fn library_path() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    exe.parent().expect("deps dir").join("libcuda.so")
+}
+
 /// The library Cargo built next to the test or bench (target/<profile>/deps/; it is
 /// copied to target/<profile>/ only by `cargo build`).
 pub fn library() -> Library {
-    let exe = std::env::current_exe().expect("test executable");
-    let deps: PathBuf = exe.parent().expect("deps dir").into();
-    let path = deps.join("libcuda.so");
+    let path = library_path();
     // SAFETY: loading ptxvk's own driver library, whose initialisers are Rust's.
     unsafe { Library::new(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
