@@ -42,7 +42,8 @@ test: setup
 	PTXVK_CHECK=racecheck cargo test -p ptxvk --test kernels_e2e --test math_kernels_e2e \
 		--test atomics_e2e --test memory_e2e --test warp_e2e --test control_e2e \
 		--test recursion_e2e --test syscalls_e2e --test legacy_e2e --test link_e2e \
-		--test grid_sync_e2e --test streams_e2e -- --skip histogram_shared_then_global_atomics
+		--test grid_sync_e2e --test streams_e2e --test tensor_e2e \
+		-- --skip histogram_shared_then_global_atomics
 	# And under initcheck: the corpus's kernels read only what the host or a kernel
 	# wrote (a few suites; atomics_e2e alone would take three minutes).
 	PTXVK_CHECK=initcheck cargo test -p ptxvk --test kernels_e2e --test memory_e2e \

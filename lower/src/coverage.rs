@@ -50,8 +50,20 @@ const fn row(opcode: Opcode, forms: &'static str, status: Status, probe: &'stati
 
 const TEXTURE: &str = "textures and surfaces need a binding model for `.texref`/`.surfref` \
      and texture objects; not implemented";
-const TENSOR: &str = "tensor-core matrix instructions have no portable Vulkan equivalent \
-     (VK_KHR_cooperative_matrix covers only part of them); not implemented";
+const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
+     `mma` of sm_80–sm_90, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated through the \
+     warp model)";
+pub(crate) const TENSOR_SM100: &str =
+    "the sm_100 `.m16n16` and `.m8n16` forms of 8-bit and packed 6/4-bit \
+     elements are not implemented";
+const MMA_HOW: &str = "through the warp model (any subgroup size, every warp mode): each thread \
+     gathers the rows of A and columns of B its D elements need from the lanes holding them \
+     (one exchange per 32-bit register word), then accumulates in k order from C with exact \
+     products and one rounding per k step (f32; fused f64 steps; `.f16` accumulators rounded \
+     once at the end; integers summed exactly, `.satfinite` clamping)";
+const MATRIX_MOVE_HOW: &str = "through the warp model: the row addresses (or fragment words) \
+     are exchanged across the warp, then each lane loads, stores or keeps the elements the \
+     ISA's fragment layout gives it";
 const ASYNC: &str = "asynchronous copies, memory barriers objects and tensor maps of sm_80+ \
      (TMA, mbarrier) have no Vulkan equivalent; not implemented";
 const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
@@ -388,7 +400,8 @@ pub static ROWS: &[Row] = &[
         "ld.acquire.gpu.global.u32 %r1, [%rd1];",
     ),
     row(Opcode::Ld, ".b128", Emulated(B128_HOW), "ld.global.b128 %q1, [%rd1];"),
-    row(Opcode::Ldmatrix, ".sync.aligned.m8n8", Unsupported(TENSOR), "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%rd1];"),
+    row(Opcode::Ldmatrix, ".sync.aligned.m8n8 .x1 .x2 .x4 {.trans} {.shared}.b16", Emulated(MATRIX_MOVE_HOW), "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r1, %r2, %r3, %r4}, [%r1];"),
+    row(Opcode::Ldmatrix, ".m16n16 .m8n16 (.b8, sm_100)", Unsupported(TENSOR_SM100), "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1, %r2}, [%r1];"),
     row(Opcode::Ldu, ".global, as `ld.global`", Supported, "ldu.global.b64 %rd1, [%rd1];"),
     row(Opcode::Lg2, ".approx{.ftz}.f32", Emulated(APPROX_HOW), "lg2.approx.f32 %r1, %r2;"),
     row(
@@ -450,9 +463,12 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Min, "{.ftz}.f32 .f64", Supported, "min.f32 %r1, %r2, %r3;"),
     row(Opcode::Min, "{.ftz}{.NaN}{.xorsign.abs}{.abs}.f32, three inputs", Emulated("the core float min on magnitudes, then the NaN and sign rules"), "min.NaN.f32 %r1, %r2, %r3;"),
     row(Opcode::Min, "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "min.f16 %h1, %h2, %h3;"),
-    row(Opcode::Mma, ".sync.aligned.m*n*k*", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1}, {%r2}, {%r3}, {%r4};"),
+    row(Opcode::Mma, ".sync.aligned .m16n8k8 .m16n8k16 .row.col .f16/.f32 accumulators, .f16 and .bf16 (f32 only) inputs", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
+    row(Opcode::Mma, ".m16n8k4 .m16n8k8 .tf32; .m8n8k4 .m16n8k4 .m16n8k8 .m16n8k16 .f64; .m16n8k16 .m16n8k32 .e4m3 .e5m2", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
+    row(Opcode::Mma, ".m8n8k16 .m16n8k16 .m16n8k32 .s8 .u8; .m8n8k32 .m16n8k32 .m16n8k64 .s4 .u4; {.satfinite} .s32", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
+    row(Opcode::Mma, ".m8n8k4 .f16 (sm_70 quad pairs); .b1 .xor/.and.popc; .sp; .kind; .block_scale", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, {%r1, %r2}, {%r3, %r4}, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4};"),
     row(Opcode::Mov, ".pred .b16 .b32 .b64 .u* .s* .f32 .f64, vector pack/unpack", Supported, "mov.b64 %rd1, %rd2;"),
-    row(Opcode::Movmatrix, ".sync.aligned.m8n8.trans.b16", Unsupported(TENSOR), "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;"),
+    row(Opcode::Movmatrix, ".sync.aligned.m8n8.trans.b16", Emulated(MATRIX_MOVE_HOW), "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;"),
     row(Opcode::Mul, ".lo .hi .wide on .u16 .u32 .u64 .s16 .s32 .s64", Supported, "mul.lo.s32 %r1, %r2, %r3;"),
     row(Opcode::Mul, "{.rn}{.ftz}{.sat}.f32, {.rn}.f64", Supported, "mul.rn.f32 %r1, %r2, %r3;"),
     row(Opcode::Mul, ".rz .rm .rp {.ftz}{.sat}.f32", Emulated(DIRECTED_HOW), "mul.rz.f32 %r1, %r2, %r3;"),
@@ -569,7 +585,7 @@ pub static ROWS: &[Row] = &[
     row(Opcode::St, ".b128", Emulated(B128_HOW), "st.global.b128 [%rd1], %q1;"),
     row(Opcode::Stackrestore, ".u32 .u64", Emulated(STACK_HOW), "stackrestore.u32 %r1;"),
     row(Opcode::Stacksave, ".u32 .u64", Emulated(STACK_HOW), "stacksave.u32 %r1;"),
-    row(Opcode::Stmatrix, ".sync.aligned.m8n8", Unsupported(TENSOR), "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], {%r1};"),
+    row(Opcode::Stmatrix, ".sync.aligned.m8n8 .x1 .x2 .x4 {.trans} {.shared}.b16", Emulated(MATRIX_MOVE_HOW), "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r1], {%r1, %r2, %r3, %r4};"),
     row(Opcode::Sub, ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "sub.s32 %r1, %r2, %r3;"),
     row(
         Opcode::Sub,

@@ -24,6 +24,7 @@ mod barrier;
 mod calls;
 mod expand;
 mod formats;
+mod matrix;
 mod recursion;
 mod reserved;
 mod spaces;
@@ -1492,10 +1493,11 @@ impl Lowerer<'_> {
             &ast::Instruction,
             &Mods,
         ) -> Option<Result<(), Diagnostic>>;
-        let lowerings: [Lowering<'_>; 7] = [
+        let lowerings: [Lowering<'_>; 8] = [
             Self::atomic,
             Self::stack,
             Self::warp,
+            Self::matrix,
             Self::approx,
             Self::float_formats,
             Self::expand,

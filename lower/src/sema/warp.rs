@@ -130,13 +130,13 @@ impl Lowerer<'_> {
 
     /// Publishes this thread's 32-bit `value`: afterwards [`Self::read_lane`] sees the
     /// warp's values. How is the warp mode's business (`pass::legalize_warps`).
-    fn publish(&mut self, value: Value, span: Span) {
+    pub(super) fn publish(&mut self, value: Value, span: Span) {
         self.push(InstKind::WarpPublish { value }, span);
         self.exchanged = Some(value);
     }
 
     /// Ends an exchange, before the next one may overwrite it.
-    fn end_exchange(&mut self, span: Span) {
+    pub(super) fn end_exchange(&mut self, span: Span) {
         self.push(InstKind::WarpSync, span);
     }
 
@@ -146,7 +146,7 @@ impl Lowerer<'_> {
     }
 
     /// Lane `lane`'s published word (of this thread's warp).
-    fn read_lane(&mut self, t: Value, lane: Value, span: Span) -> Value {
+    pub(super) fn read_lane(&mut self, t: Value, lane: Value, span: Span) -> Value {
         let warp_base = self.warp_base(t, span);
         let value = self.exchanged.unwrap_or(Value::Imm(0));
         let dst = self.temp(U32.storage(), span);

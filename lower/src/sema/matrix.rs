@@ -1,0 +1,792 @@
+//! Warp-level matrix instructions (PTX ISA 9.2 §9.7.14): `mma.sync`, `ldmatrix`,
+//! `stmatrix` and `movmatrix`, emulated through the warp model's exchanges
+//! (`sema::warp`), so they run on every subgroup size and in every warp mode.
+//!
+//! # Fragments
+//!
+//! A warp's 32 lanes hold the matrices in registers, laid out as the ISA's figures
+//! give (§9.7.14.5.x, "Matrix Fragments for mma.m16n8k*"). With `g = %laneid >> 2` and
+//! `t = %laneid % 4`, every `mma` shape of sm_80–sm_90 has the same structure:
+//!
+//! - a 32-bit register of A or B holds `p` consecutive elements of one row of A (one
+//!   column of B): `p` = 2 for 16-bit types, 4 for 8-bit ones, 8 for 4-bit ones, 1 for
+//!   `.tf32` (and one `.f64` register);
+//! - a *chunk* of `4p` consecutive k is spread over the 4 lanes of a group: lane `t` holds
+//!   k = `chunk·4p + t·p … + p − 1`;
+//! - A row `r` is held by group `g = r % 8`, in register `r / 8 + (M / 8) · chunk`;
+//!   B column `c` by group `g = c`, in register `chunk`;
+//! - C and D element `i` is at row `g + 8·(i / 2)`, column `2t + i % 2` (the `.f16`
+//!   forms pack elements 2j and 2j + 1 in register j).
+//!
+//! Each thread gathers the rows of A and columns of B its D elements need: one exchange
+//! per 32-bit word of an A or B register, reading the 4 lanes of the group that holds
+//! them (8 for B: two columns). `m16n8k16` with f16 inputs is 6 exchanges and 32 reads.
+//!
+//! # Accumulation
+//!
+//! `d = c + Σ_k a_k·b_k` is computed in k order, starting from `c`, with exact products
+//! and one rounding per k step: every product of two 16-bit, 8-bit or `.tf32` floats is
+//! exact in f32 (at most 22 significant bits), so each step is an f32 addition rounded
+//! to nearest even; `.f64` steps are fused multiply-adds rounded once. `.f16`
+//! accumulators accumulate in f32 and round to f16 once, at the end. `.tf32` operands
+//! are truncated to their 19 bits (the low 13 mantissa bits are ignored). Integer forms
+//! sum exactly in 64 bits; `.satfinite` clamps the sum to the s32 range, and without
+//! it the low 32 bits are kept. NVIDIA's tensor cores add several products at a time
+//! in a wider internal format (and truncate), so float results may differ from this
+//! order by a few ULP there; integer results are the same.
+//!
+//! # Matrix loads and stores
+//!
+//! `ldmatrix` (§9.7.14.5.15): lanes `8i … 8i + 7` give the row addresses of matrix `i`;
+//! each thread receives, for matrix `i`, row `g`, columns `2t` and `2t + 1` (with
+//! `.trans`, the transpose: rows `2t` and `2t + 1` of column `g`). One exchange of the
+//! addresses, then loads from shared memory. `stmatrix` is its inverse: the lane with a
+//! row's address gathers the row from the 4 lanes holding it and stores 16 bytes.
+//! `movmatrix` transposes one fragment by exchange.
+
+use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::Opcode;
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::expand::Emit;
+use super::{reject_other, Lowerer, Mods};
+use crate::build::Build;
+use crate::ir::{
+    Address, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegTy, Rounding, Space, Value,
+};
+
+const U16: OpTy = OpTy::U(16);
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+const S64: OpTy = OpTy::S(64);
+const F32: OpTy = OpTy::F(32);
+const F64: OpTy = OpTy::F(64);
+
+/// The element type of `mma`'s A and B operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Elem {
+    Float(FloatFormat),
+    F64,
+    Int { bits: u32, signed: bool },
+}
+
+impl Elem {
+    fn parse(s: &str) -> Option<Elem> {
+        Some(match s {
+            ".f16" => Elem::Float(FloatFormat::F16),
+            ".bf16" => Elem::Float(FloatFormat::Bf16),
+            ".tf32" => Elem::Float(FloatFormat::Tf32),
+            ".e4m3" => Elem::Float(FloatFormat::E4m3),
+            ".e5m2" => Elem::Float(FloatFormat::E5m2),
+            ".f64" => Elem::F64,
+            ".s8" => Elem::Int { bits: 8, signed: true },
+            ".u8" => Elem::Int { bits: 8, signed: false },
+            ".s4" => Elem::Int { bits: 4, signed: true },
+            ".u4" => Elem::Int { bits: 4, signed: false },
+            _ => return None,
+        })
+    }
+
+    fn bits(self) -> u32 {
+        match self {
+            Elem::Float(f) => f.bits(),
+            Elem::F64 => 64,
+            Elem::Int { bits, .. } => bits,
+        }
+    }
+
+    /// Elements per register: `p` of the module documentation.
+    fn per_register(self) -> u32 {
+        (32 / self.bits()).max(1)
+    }
+}
+
+/// The type of `mma`'s C and D operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Accum {
+    F16,
+    F32,
+    F64,
+    S32,
+}
+
+impl Accum {
+    fn parse(s: &str) -> Option<Accum> {
+        Some(match s {
+            ".f16" => Accum::F16,
+            ".f32" => Accum::F32,
+            ".f64" => Accum::F64,
+            ".s32" => Accum::S32,
+            _ => return None,
+        })
+    }
+
+    /// The type of one C or D register.
+    fn reg_ty(self) -> OpTy {
+        match self {
+            Accum::F16 => U32,
+            Accum::F32 => F32,
+            Accum::F64 => F64,
+            Accum::S32 => OpTy::S(32),
+        }
+    }
+}
+
+/// One `mma` form: its shape and types.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    m: u32,
+    n: u32,
+    k: u32,
+    a: Elem,
+    d: Accum,
+    c: Accum,
+}
+
+impl Shape {
+    /// Whether sm_80–sm_90 have this form (PTX ISA 9.2 §9.7.14.5.14, the `mma` syntax).
+    fn exists(&self) -> bool {
+        use FloatFormat as F;
+        let float_acc =
+            matches!((self.d, self.c), (Accum::F32 | Accum::F16, Accum::F32 | Accum::F16));
+        let f32_acc = self.d == Accum::F32 && self.c == Accum::F32;
+        match (self.a, self.m, self.n, self.k) {
+            (Elem::Float(F::F16), 16, 8, 8 | 16) => float_acc,
+            (Elem::Float(F::Bf16), 16, 8, 8 | 16) => f32_acc,
+            (Elem::Float(F::Tf32), 16, 8, 4 | 8) => f32_acc,
+            (Elem::Float(F::E4m3 | F::E5m2), 16, 8, 16 | 32) => float_acc,
+            (Elem::F64, 8, 8, 4) | (Elem::F64, 16, 8, 4 | 8 | 16) => {
+                self.d == Accum::F64 && self.c == Accum::F64
+            }
+            (Elem::Int { bits: 8, .. }, 8, 8, 16) | (Elem::Int { bits: 8, .. }, 16, 8, 16 | 32) => {
+                self.d == Accum::S32 && self.c == Accum::S32
+            }
+            (Elem::Int { bits: 4, .. }, 8, 8, 32) | (Elem::Int { bits: 4, .. }, 16, 8, 32 | 64) => {
+                self.d == Accum::S32 && self.c == Accum::S32
+            }
+            _ => false,
+        }
+    }
+
+    /// k per chunk (`4p`).
+    fn chunk(&self) -> u32 {
+        4 * self.a.per_register()
+    }
+
+    fn a_regs(&self) -> u32 {
+        self.m / 8 * (self.k / self.chunk())
+    }
+
+    fn b_regs(&self) -> u32 {
+        self.k / self.chunk()
+    }
+
+    /// C and D elements per thread.
+    fn elements(&self) -> u32 {
+        self.m * self.n / 32
+    }
+
+    /// C or D registers per thread.
+    fn acc_regs(&self, acc: Accum) -> u32 {
+        if acc == Accum::F16 {
+            self.elements() / 2
+        } else {
+            self.elements()
+        }
+    }
+}
+
+/// The 32-bit words this thread gathered of one operand: `words[reg][source][lane q]`,
+/// with source the row half (A) or column (B), and for `.f64` the high word after the
+/// low one in `high`.
+struct Gathered {
+    low: Vec<Vec<[Value; 4]>>,
+    high: Vec<Vec<[Value; 4]>>,
+}
+
+impl Lowerer<'_> {
+    /// Matrix instructions; `None` for other instructions.
+    pub(super) fn matrix(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        Some(match op {
+            // The types and shape are read in order from the modifiers themselves.
+            Opcode::Mma => self.mma(i),
+            Opcode::Ldmatrix => self.ldmatrix(i, m, false),
+            Opcode::Stmatrix => self.ldmatrix(i, m, true),
+            Opcode::Movmatrix => self.movmatrix(i, m),
+            _ => return None,
+        })
+    }
+
+    /// The registers of a `{…}` operand (a single register counts as one).
+    fn vector_operand<'o>(
+        &self,
+        op: &'o Operand,
+        count: u32,
+        what: &str,
+    ) -> Result<Vec<&'o Operand>, Diagnostic> {
+        let items: Vec<&Operand> = match op {
+            Operand::Vector(v, _) => v.iter().collect(),
+            one => vec![one],
+        };
+        if items.len() as u32 != count {
+            return Err(Diagnostic::error(
+                op.span(),
+                format!("{what} takes {count} register(s) here, found {}", items.len()),
+            ));
+        }
+        Ok(items)
+    }
+
+    /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c`.
+    fn mma(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let mut shape = None;
+        let mut types = Vec::new();
+        let mut layouts = Vec::new();
+        let mut satfinite = false;
+        for md in &i.modifiers {
+            let v = md.value.as_str();
+            match v {
+                ".sync" | ".aligned" => {}
+                ".row" | ".col" => layouts.push(v),
+                ".satfinite" => satfinite = true,
+                _ if v.starts_with(".m") && v.contains('n') && v.contains('k') => {
+                    shape = parse_shape(v);
+                    if shape.is_none() {
+                        return Err(Diagnostic::error(
+                            md.span,
+                            format!("unknown `mma` shape `{v}`"),
+                        ));
+                    }
+                }
+                _ => types.push((v, md.span)),
+            }
+        }
+        let Some((mm, nn, kk)) = shape else {
+            return Err(Diagnostic::error(span, "`mma` needs a shape such as `.m16n8k16`"));
+        };
+        let [(d_name, _), (a_name, a_span), (b_name, _), (c_name, _)] = types.as_slice() else {
+            let unknown =
+                types.iter().find(|(t, _)| Elem::parse(t).is_none() && Accum::parse(t).is_none());
+            if let Some((t, s)) = unknown {
+                return Err(super::unsupported(
+                    *s,
+                    &format!("`mma` with `{t}`"),
+                    "sparse (`.sp`), block-scaled (`.kind`, `.block_scale`), single-bit (`.b1`) \
+                     and sm_100 forms are not implemented",
+                ));
+            }
+            return Err(Diagnostic::error(
+                span,
+                "`mma` needs four types: `.dtype.atype.btype.ctype`",
+            ));
+        };
+        let types_text = format!("{d_name}{a_name}{b_name}{c_name}");
+        let (Some(d), Some(c)) = (Accum::parse(d_name), Accum::parse(c_name)) else {
+            return Err(Diagnostic::error(
+                span,
+                format!("`mma{types_text}`: the accumulators are not .f16, .f32, .f64 or .s32"),
+            ));
+        };
+        let (Some(ae), Some(be)) = (Elem::parse(a_name), Elem::parse(b_name)) else {
+            return Err(super::unsupported(
+                *a_span,
+                &format!("`mma` with `{a_name}{b_name}` inputs"),
+                "single-bit (`.b1`) and sm_100 (`.e2m1`, `.e3m2`, `.e2m3`) inputs are not \
+                 implemented",
+            ));
+        };
+        // A and B may differ only in signedness or FP8 encoding.
+        let fp8 = |e: Elem| matches!(e, Elem::Float(FloatFormat::E4m3 | FloatFormat::E5m2));
+        let int = |e: Elem| matches!(e, Elem::Int { .. });
+        if ae != be && !(fp8(ae) && fp8(be)) && !(int(ae) && int(be) && ae.bits() == be.bits()) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`mma`: A type `{a_name}` and B type `{b_name}` do not go together"),
+            ));
+        }
+        let form = Shape { m: mm, n: nn, k: kk, a: ae, d, c };
+        if !form.exists() {
+            return Err(super::unsupported(
+                span,
+                &format!("`mma.m{mm}n{nn}k{kk}` with `{types_text}`"),
+                "not an sm_80–sm_90 shape and type combination (`m8n8k4` with f16 is the sm_70 \
+                 quad-pair layout, which is not implemented)",
+            ));
+        }
+        if layouts != [".row", ".col"] {
+            return Err(Diagnostic::error(span, "this `mma` shape needs `.row.col`"));
+        }
+        if satfinite && d != Accum::S32 {
+            return Err(Diagnostic::error(span, "`.satfinite` applies to the integer `mma` forms"));
+        }
+        let ops = i.operands.as_slice();
+        let [d_op, a_op, b_op, c_op] = ops else {
+            return Err(Diagnostic::error(span, "`mma` takes 4 operands: d, a, b, c"));
+        };
+        // `.f64` registers are split into words for the exchanges.
+        let reg_ty = |e: Elem| if e == Elem::F64 { U64 } else { U32 };
+        let d_items = self.vector_operand(d_op, form.acc_regs(d), "`mma`'s d")?;
+        let a_items = self.vector_operand(a_op, form.a_regs(), "`mma`'s a")?;
+        let b_items = self.vector_operand(b_op, form.b_regs(), "`mma`'s b")?;
+        let c_items = self.vector_operand(c_op, form.acc_regs(c), "`mma`'s c")?;
+        let d_regs = d_items
+            .iter()
+            .map(|o| self.dst(o, d.reg_ty(), false))
+            .collect::<Result<Vec<_>, _>>()?;
+        let a_vals = a_items
+            .iter()
+            .map(|o| self.src(o, reg_ty(ae), false, span))
+            .collect::<Result<Vec<_>, _>>()?;
+        let b_vals = b_items
+            .iter()
+            .map(|o| self.src(o, reg_ty(be), false, span))
+            .collect::<Result<Vec<_>, _>>()?;
+        let c_vals = c_items
+            .iter()
+            .map(|o| self.src(o, c.reg_ty(), false, span))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let (t, group, in_group) = self.lane_coordinates(span);
+        let mut e = Emit { l: self, span };
+        // A's rows g and g + 8 are held by this group (lanes 4g …); B's columns 2t and
+        // 2t + 1 by groups 2t and 2t + 1.
+        let group_base = e.bin(BinaryOp::Shl, U32, group, Value::Imm(2));
+        let col0 = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(3));
+        let col1 = e.add(U32, col0, Value::Imm(4));
+        let rows = form.m / 8;
+        let a_words = self.gather(t, &a_vals, ae, &[group_base], span);
+        let b_words = self.gather(t, &b_vals, be, &[col0, col1], span);
+        let element = |l: &mut Self,
+                       g: &Gathered,
+                       elem: Elem,
+                       reg: u32,
+                       source: usize,
+                       k_in_chunk: u32|
+         -> Value {
+            let p = elem.per_register();
+            let (q, e_idx) = ((k_in_chunk / p) as usize, k_in_chunk % p);
+            let low = g.low[reg as usize][source][q];
+            let mut em = Emit { l, span };
+            if elem == Elem::F64 {
+                let high = g.high[reg as usize][source][q];
+                return em.pack64(low, high);
+            }
+            if p == 1 {
+                return low;
+            }
+            em.bfe(U32, low, u64::from(e_idx * elem.bits()), u64::from(elem.bits()))
+        };
+        let chunk = form.chunk();
+        let mut results = Vec::new();
+        for idx in 0..form.elements() {
+            let half = (idx / 2) as usize;
+            let column = (idx % 2) as usize;
+            // The accumulator's start: element idx of C.
+            let mut acc = self.accumulator_start(c, &c_vals, idx, span);
+            let mut wide = Value::Imm(0);
+            for k in 0..form.k {
+                let ch = k / chunk;
+                let a_reg = half as u32 + rows * ch;
+                let a = element(self, &a_words, ae, a_reg, 0, k % chunk);
+                let b = element(self, &b_words, be, ch, column, k % chunk);
+                let mut e = Emit { l: self, span };
+                match (ae, be) {
+                    (Elem::Float(fa), Elem::Float(fb)) => {
+                        // Widen reads the format's low bits; `.tf32` keeps its 19.
+                        let (a, b) = if fa == FloatFormat::Tf32 {
+                            let keep = Value::Imm(0xffff_e000);
+                            (e.and(U32, a, keep), e.and(U32, b, keep))
+                        } else {
+                            (a, b)
+                        };
+                        let x = e.widen(fa, a);
+                        let y = e.widen(fb, b);
+                        let product = e.bin(BinaryOp::Mul, F32, x, y);
+                        acc = e.bin(BinaryOp::Add, F32, acc, product);
+                    }
+                    (Elem::F64, _) => {
+                        let dst = e.temp(F64);
+                        e.push(InstKind::Fma {
+                            ty: F64,
+                            mode: FloatMode::default(),
+                            dst,
+                            a,
+                            b,
+                            c: acc,
+                        });
+                        acc = Value::Reg(dst);
+                    }
+                    (Elem::Int { bits, signed: sa }, Elem::Int { signed: sb, .. }) => {
+                        let x = extend(&mut e, a, bits, sa);
+                        let y = extend(&mut e, b, bits, sb);
+                        let product = e.bin(BinaryOp::Mul, S64, x, y);
+                        wide = e.add(S64, wide, product);
+                    }
+                    _ => return Err(Diagnostic::internal(span, "mma: mixed element kinds")),
+                }
+            }
+            if let Elem::Int { .. } = ae {
+                let mut e = Emit { l: self, span };
+                let start = e.cvt(S64, OpTy::S(32), acc);
+                let sum = e.add(S64, wide, start);
+                acc = if satfinite {
+                    let low =
+                        e.bin(BinaryOp::Max, S64, sum, Value::Imm(i64::from(i32::MIN) as u64));
+                    let clamped = e.bin(BinaryOp::Min, S64, low, Value::Imm(i32::MAX as u64));
+                    e.cvt(U32, U64, clamped)
+                } else {
+                    e.cvt(U32, U64, sum)
+                };
+            }
+            results.push(acc);
+        }
+        // Write D only now: D may name C's registers.
+        let mut e = Emit { l: self, span };
+        match d {
+            Accum::F16 => {
+                for (j, &dst) in d_regs.iter().enumerate() {
+                    let lo = e.narrow(
+                        FloatFormat::F16,
+                        F32,
+                        Rounding::Nearest,
+                        false,
+                        false,
+                        results[2 * j],
+                    );
+                    let hi = e.narrow(
+                        FloatFormat::F16,
+                        F32,
+                        Rounding::Nearest,
+                        false,
+                        false,
+                        results[2 * j + 1],
+                    );
+                    let packed = e.pack(16, vec![lo, hi]);
+                    e.mov(U32, dst, packed);
+                }
+            }
+            _ => {
+                for (&dst, &v) in d_regs.iter().zip(&results) {
+                    e.mov(d.reg_ty(), dst, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Element `idx` of C as the accumulation starts it: f32 for float forms (an
+    /// `.f16` C widened exactly), f64, or the s32 value.
+    fn accumulator_start(&mut self, c: Accum, c_vals: &[Value], idx: u32, span: Span) -> Value {
+        let mut e = Emit { l: self, span };
+        match c {
+            Accum::F16 => {
+                let word = c_vals[(idx / 2) as usize];
+                let half = e.lane(word, 2, idx % 2);
+                e.widen(FloatFormat::F16, half)
+            }
+            Accum::F32 | Accum::F64 | Accum::S32 => c_vals[idx as usize],
+        }
+    }
+
+    /// `(linear tid, g, t)`: the thread's group `%laneid >> 2` and its place in it,
+    /// `%laneid % 4`.
+    fn lane_coordinates(&mut self, span: Span) -> (Value, Value, Value) {
+        let t = self.linear_tid(span);
+        let mut e = Emit { l: self, span };
+        let lane = e.and(U32, t, Value::Imm(31));
+        let group = e.bin(BinaryOp::Shr, U32, lane, Value::Imm(2));
+        let in_group = e.and(U32, lane, Value::Imm(3));
+        (t, group, in_group)
+    }
+
+    /// Exchanges each register of `regs` (an A or B operand of element type `elem`)
+    /// across the warp and reads, for each lane base of `bases`, the 4 lanes
+    /// `base + q`.
+    fn gather(
+        &mut self,
+        t: Value,
+        regs: &[Value],
+        elem: Elem,
+        bases: &[Value],
+        span: Span,
+    ) -> Gathered {
+        let mut low = Vec::new();
+        let mut high = Vec::new();
+        for &value in regs {
+            let words: Vec<Value> = if elem == Elem::F64 {
+                let mut e = Emit { l: self, span };
+                let lo = e.temp(U32);
+                let hi = e.temp(U32);
+                e.push(InstKind::Unpack { elem: U32, dsts: vec![Some(lo), Some(hi)], src: value });
+                vec![Value::Reg(lo), Value::Reg(hi)]
+            } else {
+                vec![value]
+            };
+            for (w, &word) in words.iter().enumerate() {
+                self.publish(word, span);
+                let mut per_source = Vec::new();
+                for &base in bases {
+                    let mut lanes = [Value::Imm(0); 4];
+                    for (q, slot) in lanes.iter_mut().enumerate() {
+                        let lane = Emit { l: self, span }.add(U32, base, Value::Imm(q as u64));
+                        *slot = self.read_lane(t, lane, span);
+                    }
+                    per_source.push(lanes);
+                }
+                self.end_exchange(span);
+                if w == 0 {
+                    low.push(per_source);
+                } else {
+                    high.push(per_source);
+                }
+            }
+        }
+        Gathered { low, high }
+    }
+
+    /// The shared-memory offset an `ldmatrix`/`stmatrix` address operand names.
+    fn shared_offset(&mut self, op: &Operand, m: &Mods, span: Span) -> Result<Value, Diagnostic> {
+        use ptxvk_frontend::ast::StateSpace;
+        let space = match &m.space {
+            Some(s) if s.value == StateSpace::Shared => StateSpace::Shared,
+            Some(s) => {
+                return Err(Diagnostic::error(
+                    s.span,
+                    "matrix loads and stores take `.shared` addresses",
+                ))
+            }
+            None => StateSpace::Global,
+        };
+        let (_, Address { base, offset }) = self.address(op, space)?;
+        let mut e = Emit { l: self, span };
+        let Some(base) = base else {
+            return Ok(Value::Imm(offset as u64 & 0xffff_ffff));
+        };
+        let wide = e.l.kernel.reg(base).ty == RegTy::Int(64);
+        let low = if wide { e.lo32(Value::Reg(base)) } else { Value::Reg(base) };
+        let at = e.add(U32, low, Value::Imm(offset as u64 & 0xffff_ffff));
+        // A generic 32-bit address of shared memory is the offset plus the window's
+        // base (`ir::SHARED_WINDOW_32`); a 64-bit one has the offset in its low half.
+        if space == StateSpace::Global && !wide {
+            return Ok(e.bin(
+                BinaryOp::Sub,
+                U32,
+                at,
+                Value::Imm(u64::from(crate::ir::SHARED_WINDOW_32)),
+            ));
+        }
+        Ok(at)
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 r, [p]` and, with `store`,
+    /// `stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 [p], r`.
+    fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let name = if store { "stmatrix" } else { "ldmatrix" };
+        if i.has_modifier(".m16n16") || i.has_modifier(".m8n16") {
+            return Err(super::unsupported(
+                span,
+                &format!("`{name}` shapes other than `.m8n8`"),
+                crate::coverage::TENSOR_SM100,
+            ));
+        }
+        reject_other(m, &[".sync", ".aligned", ".m8n8", ".x1", ".x2", ".x4", ".trans"])?;
+        if !i.has_modifier(".m8n8") {
+            return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
+        }
+        if !m.types.iter().all(|t| t.value == ast::ScalarType::B16) || m.types.is_empty() {
+            return Err(Diagnostic::error(span, format!("`{name}.m8n8` takes `.b16`")));
+        }
+        let count = [(".x1", 1u32), (".x2", 2), (".x4", 4)]
+            .into_iter()
+            .find(|(x, _)| i.has_modifier(x))
+            .map(|(_, n)| n);
+        let Some(count) = count else {
+            return Err(Diagnostic::error(span, format!("`{name}` needs `.x1`, `.x2` or `.x4`")));
+        };
+        let trans = i.has_modifier(".trans");
+        let [first, second] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
+        };
+        let (data, addr) = if store { (second, first) } else { (first, second) };
+        let items = self.vector_operand(data, count, &format!("`{name}`"))?;
+        let at = self.shared_offset(addr, m, span)?;
+        let (t, group, in_group) = self.lane_coordinates(span);
+        if !store {
+            let dsts =
+                items.iter().map(|o| self.dst(o, U32, false)).collect::<Result<Vec<_>, _>>()?;
+            self.publish(at, span);
+            let mut words = Vec::new();
+            for matrix in 0..count {
+                let mut e = Emit { l: self, span };
+                let word = if !trans {
+                    // Row g of the matrix, columns 2t and 2t + 1: 4 bytes at 4t.
+                    let source = e.add(U32, group, Value::Imm(u64::from(8 * matrix)));
+                    let row = self.read_lane(t, source, span);
+                    let mut e = Emit { l: self, span };
+                    let column = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(2));
+                    let at = e.add(U32, row, column);
+                    self.load_shared(U32, at, span)
+                } else {
+                    // Rows 2t and 2t + 1, column g: 2 bytes at 2g of each.
+                    let twice = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(1));
+                    let mut halves = Vec::new();
+                    for j in 0..2u64 {
+                        let mut e = Emit { l: self, span };
+                        let source = e.add(U32, twice, Value::Imm(u64::from(8 * matrix) + j));
+                        let row = self.read_lane(t, source, span);
+                        let mut e = Emit { l: self, span };
+                        let column = e.bin(BinaryOp::Shl, U32, group, Value::Imm(1));
+                        let at = e.add(U32, row, column);
+                        halves.push(self.load_shared(U16, at, span));
+                    }
+                    Emit { l: self, span }.pack(16, halves)
+                };
+                words.push(word);
+            }
+            self.end_exchange(span);
+            let mut e = Emit { l: self, span };
+            for (dst, word) in dsts.into_iter().zip(words) {
+                e.mov(U32, dst, word);
+            }
+            return Ok(());
+        }
+        // stmatrix: this lane stores row `lane % 8` of matrix `lane / 8` (when it has
+        // one), gathered from the 4 lanes of that row's group (or, with `.trans`, from
+        // column `lane % 8`'s 8 holders).
+        let srcs =
+            items.iter().map(|o| self.src(o, U32, false, span)).collect::<Result<Vec<_>, _>>()?;
+        let mut e = Emit { l: self, span };
+        let lane = e.and(U32, t, Value::Imm(31));
+        let row = e.and(U32, lane, Value::Imm(7));
+        let matrix_of_lane = e.bin(BinaryOp::Shr, U32, lane, Value::Imm(3));
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        for &src in &srcs {
+            self.publish(src, span);
+            let mut words = Vec::new();
+            if !trans {
+                for q in 0..4u64 {
+                    let mut e = Emit { l: self, span };
+                    let base = e.bin(BinaryOp::Shl, U32, row, Value::Imm(2));
+                    let source = e.add(U32, base, Value::Imm(q));
+                    words.push(self.read_lane(t, source, span));
+                }
+            } else {
+                // Element c of the stored row is element (row, c) of the transpose:
+                // the fragment's (c, row), half `row % 2` of lane 4c + row / 2.
+                let mut halves = Vec::new();
+                for c in 0..8u64 {
+                    let mut e = Emit { l: self, span };
+                    let pair = e.bin(BinaryOp::Shr, U32, row, Value::Imm(1));
+                    let source = e.add(U32, pair, Value::Imm(4 * c));
+                    let word = self.read_lane(t, source, span);
+                    let mut e = Emit { l: self, span };
+                    let odd = e.and(U32, row, Value::Imm(1));
+                    let shift = e.bin(BinaryOp::Shl, U32, odd, Value::Imm(4));
+                    let shifted = e.bin(BinaryOp::Shr, U32, word, shift);
+                    halves.push(e.cvt(U16, U32, shifted));
+                }
+                for pair in halves.chunks(2) {
+                    words.push(Emit { l: self, span }.pack(16, pair.to_vec()));
+                }
+            }
+            self.end_exchange(span);
+            rows.push(words);
+        }
+        for (matrix, words) in rows.into_iter().enumerate() {
+            // Only the lanes giving an address of this matrix store.
+            let mut e = Emit { l: self, span };
+            let mine = e.cmp(CmpOp::Eq, U32, matrix_of_lane, Value::Imm(matrix as u64));
+            self.guarded(mine, false, span, |l| {
+                let address = l.temp(U32.storage(), span);
+                Emit { l, span }.mov(U32, address, at);
+                l.push(
+                    InstKind::Store {
+                        space: Space::Shared,
+                        ty: U32,
+                        srcs: words,
+                        addr: Address { base: Some(address), offset: 0 },
+                    },
+                    span,
+                );
+            });
+        }
+        Ok(())
+    }
+
+    /// A `ty` load from shared-memory offset `at`.
+    fn load_shared(&mut self, ty: OpTy, at: Value, span: Span) -> Value {
+        let address = self.temp(U32.storage(), span);
+        Emit { l: self, span }.mov(U32, address, at);
+        let dst = self.temp(ty.storage(), span);
+        self.push(
+            InstKind::Load {
+                space: Space::Shared,
+                ty,
+                dsts: vec![Some(dst)],
+                addr: Address { base: Some(address), offset: 0 },
+            },
+            span,
+        );
+        Value::Reg(dst)
+    }
+
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the transpose of one fragment.
+    fn movmatrix(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[".sync", ".aligned", ".m8n8", ".trans"])?;
+        if !i.has_modifier(".trans") || !i.has_modifier(".m8n8") {
+            return Err(Diagnostic::error(span, "`movmatrix` is `.m8n8.trans`"));
+        }
+        let [d, a] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(span, "`movmatrix` takes 2 operands"));
+        };
+        let d = self.dst(d, U32, false)?;
+        let a = self.src(a, U32, false, span)?;
+        let (t, group, in_group) = self.lane_coordinates(span);
+        self.publish(a, span);
+        let mut e = Emit { l: self, span };
+        // Element (g, 2t + j) of the result is (2t + j, g) of the source: half g % 2
+        // of lane 4(2t + j) + g / 2.
+        let pair = e.bin(BinaryOp::Shr, U32, group, Value::Imm(1));
+        let odd = e.and(U32, group, Value::Imm(1));
+        let shift = e.bin(BinaryOp::Shl, U32, odd, Value::Imm(4));
+        let column = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(3));
+        let mut halves = Vec::new();
+        for j in 0..2u64 {
+            let mut e = Emit { l: self, span };
+            let holder = e.add(U32, column, Value::Imm(4 * j));
+            let source = e.add(U32, holder, pair);
+            let word = self.read_lane(t, source, span);
+            let mut e = Emit { l: self, span };
+            let shifted = e.bin(BinaryOp::Shr, U32, word, shift);
+            halves.push(e.cvt(U16, U32, shifted));
+        }
+        self.end_exchange(span);
+        let mut e = Emit { l: self, span };
+        let packed = e.pack(16, halves);
+        e.mov(U32, d, packed);
+        Ok(())
+    }
+}
+
+/// A `bits`-bit integer element (in the low bits of `v`) sign- or zero-extended to 64.
+fn extend(e: &mut Emit<'_, '_>, v: Value, bits: u32, signed: bool) -> Value {
+    let ty = if signed { OpTy::S(32) } else { U32 };
+    let x = e.bfe(ty, v, 0, u64::from(bits));
+    e.cvt(S64, ty, x)
+}
+
+/// `.m16n8k16` → (16, 8, 16).
+fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
+    let rest = s.strip_prefix(".m")?;
+    let (m, rest) = rest.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+}

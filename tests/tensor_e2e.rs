@@ -1,0 +1,393 @@
+//! Warp-level matrix instructions end to end (issue #19): the kernels of
+//! `tests/kernels/mma.cu`, built by nvcc for sm_80, sm_89 and sm_90, against CPU
+//! models written from the PTX ISA: fragments by the ISA's layout formulas, products
+//! exact, one rounding per k step in k order (`lower/src/sema/matrix.rs` defines the
+//! accumulation), `.f16` accumulators rounded once at the end, integer sums exact with
+//! `.satfinite` clamping.
+
+mod common;
+
+use std::path::Path;
+
+use half::{bf16, f16};
+use ptxvk::{Arg, Device, Module, Pod};
+
+/// A deterministic generator (64-bit LCG, high bits).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+
+    /// Finite f16 bit patterns over the whole exponent range, subnormals included.
+    fn f16_bits(&mut self) -> u16 {
+        loop {
+            let b = self.next() as u16;
+            if b & 0x7c00 != 0x7c00 {
+                return b;
+            }
+        }
+    }
+
+    /// bf16 bit patterns with unbiased exponents in -27..=27 (no overflow in f32 sums).
+    fn bf16_bits(&mut self) -> u16 {
+        let sign = (self.next() & 1) as u16;
+        let exponent = 100 + (self.next() % 55) as u16;
+        (sign << 15) | (exponent << 7) | (self.next() as u16 & 0x7f)
+    }
+
+    /// f32 bit patterns with unbiased exponents in -20..=20 and arbitrary low bits.
+    fn f32_bits(&mut self) -> u32 {
+        let exponent = 107 + self.next() % 41;
+        ((self.next() & 1) << 31) | (exponent << 23) | (self.next() & 0x7f_ffff)
+    }
+
+    fn f64(&mut self) -> f64 {
+        let mantissa = (u64::from(self.next()) << 20) ^ u64::from(self.next());
+        let exponent = 1023 - 30 + u64::from(self.next() % 61);
+        f64::from_bits(
+            (u64::from(self.next() & 1) << 63) | (exponent << 52) | (mantissa & ((1 << 52) - 1)),
+        )
+    }
+}
+
+/// The one-warp kernels' element type, read back as raw values.
+fn run<T: Pod + Default>(
+    device: &Device,
+    module: &Module,
+    entry: &str,
+    grid: [u32; 3],
+    block: u32,
+    inputs: &[Vec<u8>],
+    out_len: usize,
+) -> Vec<T> {
+    let kernel = module.kernel(entry).unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let buffers: Vec<_> =
+        inputs.iter().map(|b| device.buffer_from(b).expect("input buffer")).collect();
+    let out = device.zeroed::<T>(out_len).expect("output buffer");
+    let mut args: Vec<Arg<'_>> = buffers.iter().map(Arg::from).collect();
+    args.push(Arg::from(&out));
+    kernel.launch(grid, [block, 1, 1], 0, &args).unwrap_or_else(|e| panic!("{entry}: {e}"));
+    out.to_vec().expect("read back")
+}
+
+fn bytes<T: Pod>(v: &[T]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+/// `acc + Σ a_k b_k` in f32, one rounding per k step (the products are exact in f32).
+fn dot_f32(acc: f32, a: impl Iterator<Item = f32>, b: impl Iterator<Item = f32>) -> f32 {
+    a.zip(b).fold(acc, |acc, (x, y)| {
+        let p = x * y;
+        assert_eq!(f64::from(p), f64::from(x) * f64::from(y), "an inexact product");
+        acc + p
+    })
+}
+
+/// Same bits, or both NaN.
+fn same_f32(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// The e4m3 value of `b` (OCP FP8: bias 7, no infinities, S.1111.111 is NaN), written
+/// from the format's definition.
+fn e4m3(b: u8) -> f32 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let (e, m) = (i32::from((b >> 3) & 0xf), f32::from(b & 7));
+    if e == 15 && m == 7.0 {
+        return f32::NAN;
+    }
+    sign * if e == 0 { m * 2f32.powi(-9) } else { (1.0 + m / 8.0) * 2f32.powi(e - 7) }
+}
+
+fn mma_kernels(device: &Device, path: &Path) {
+    let module = common::load(device, path);
+    let name = path.display();
+    let sm: u32 = path
+        .to_str()
+        .and_then(|p| p.rsplit("sm_").next())
+        .and_then(|s| s[..2].parse().ok())
+        .expect("sm_XY");
+    let mut rng = Lcg(0x5eed_0019 + u64::from(sm));
+
+    // m16n8k16 f16 and bf16 into f32.
+    for (entry, wide) in [("mma_f16_f32", false), ("mma_bf16_f32", true)] {
+        let gen = |r: &mut Lcg| if wide { r.bf16_bits() } else { r.f16_bits() };
+        let val =
+            |b: u16| if wide { bf16::from_bits(b).to_f32() } else { f16::from_bits(b).to_f32() };
+        let a: Vec<u16> = (0..16 * 16).map(|_| gen(&mut rng)).collect();
+        let b: Vec<u16> = (0..16 * 8).map(|_| gen(&mut rng)).collect();
+        let c: Vec<f32> = (0..16 * 8).map(|_| f32::from_bits(rng.f32_bits())).collect();
+        let d: Vec<f32> =
+            run(device, &module, entry, [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 128);
+        for (i, j) in (0..16).flat_map(|i| (0..8).map(move |j| (i, j))) {
+            let want = dot_f32(
+                c[i * 8 + j],
+                (0..16).map(|k| val(a[i * 16 + k])),
+                (0..16).map(|k| val(b[k * 8 + j])),
+            );
+            assert!(
+                same_f32(d[i * 8 + j], want),
+                "{name} {entry} D[{i}][{j}] = {} want {want}",
+                d[i * 8 + j]
+            );
+        }
+    }
+
+    // m16n8k8 f16 into f16: f32 steps, one rounding to f16 at the end.
+    let a: Vec<u16> = (0..16 * 8).map(|_| rng.f16_bits()).collect();
+    let b: Vec<u16> = (0..8 * 8).map(|_| rng.f16_bits()).collect();
+    let c: Vec<u16> = (0..16 * 8).map(|_| rng.f16_bits()).collect();
+    let d: Vec<u16> =
+        run(device, &module, "mma_f16_f16", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 128);
+    let h = |b: u16| f16::from_bits(b).to_f32();
+    for (i, j) in (0..16).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let sum = dot_f32(
+            h(c[i * 8 + j]),
+            (0..8).map(|k| h(a[i * 8 + k])),
+            (0..8).map(|k| h(b[k * 8 + j])),
+        );
+        let want = f16::from_f32(sum);
+        let got = f16::from_bits(d[i * 8 + j]);
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{name} mma_f16_f16 D[{i}][{j}] = {got} want {want}"
+        );
+    }
+
+    // m16n8k8 tf32: the low 13 mantissa bits are ignored.
+    let a: Vec<u32> = (0..16 * 8).map(|_| rng.f32_bits()).collect();
+    let b: Vec<u32> = (0..8 * 8).map(|_| rng.f32_bits()).collect();
+    let c: Vec<f32> = (0..16 * 8).map(|_| f32::from_bits(rng.f32_bits())).collect();
+    let d: Vec<f32> =
+        run(device, &module, "mma_tf32", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 128);
+    let tf = |b: u32| f32::from_bits(b & 0xffff_e000);
+    for (i, j) in (0..16).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let want = dot_f32(
+            c[i * 8 + j],
+            (0..8).map(|k| tf(a[i * 8 + k])),
+            (0..8).map(|k| tf(b[k * 8 + j])),
+        );
+        assert!(
+            same_f32(d[i * 8 + j], want),
+            "{name} mma_tf32 D[{i}][{j}] = {} want {want}",
+            d[i * 8 + j]
+        );
+    }
+
+    // m8n8k4 f64: fused multiply-adds in k order.
+    let a: Vec<f64> = (0..8 * 4).map(|_| rng.f64()).collect();
+    let b: Vec<f64> = (0..4 * 8).map(|_| rng.f64()).collect();
+    let c: Vec<f64> = (0..8 * 8).map(|_| rng.f64()).collect();
+    let d: Vec<f64> =
+        run(device, &module, "mma_f64", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 64);
+    for (i, j) in (0..8).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let want = (0..4).fold(c[i * 8 + j], |acc, k| a[i * 4 + k].mul_add(b[k * 8 + j], acc));
+        assert_eq!(d[i * 8 + j].to_bits(), want.to_bits(), "{name} mma_f64 D[{i}][{j}]");
+    }
+
+    // m16n8k32 s8 with .satfinite: C near the s32 limits saturates some sums.
+    let a: Vec<u8> = (0..16 * 32).map(|_| rng.next() as u8).collect();
+    let b: Vec<u8> = (0..32 * 8).map(|_| rng.next() as u8).collect();
+    let c: Vec<i32> = (0..16 * 8)
+        .map(|n| match n % 4 {
+            0 => i32::MAX - (rng.next() % 100_000) as i32,
+            1 => i32::MIN + (rng.next() % 100_000) as i32,
+            _ => rng.next() as i32 >> 8,
+        })
+        .collect();
+    let d: Vec<i32> =
+        run(device, &module, "mma_s8", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 128);
+    let mut saturated = 0;
+    for (i, j) in (0..16).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let sum: i64 = i64::from(c[i * 8 + j])
+            + (0..32)
+                .map(|k| i64::from(a[i * 32 + k] as i8) * i64::from(b[k * 8 + j] as i8))
+                .sum::<i64>();
+        let want = sum.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+        saturated += usize::from(i64::from(want) != sum);
+        assert_eq!(d[i * 8 + j], want, "{name} mma_s8 D[{i}][{j}]");
+    }
+    assert!(saturated > 0, "the inputs exercise .satfinite");
+
+    // m8n8k32 s4 without .satfinite: the sum's low 32 bits.
+    let a: Vec<u8> = (0..8 * 32).map(|_| rng.next() as u8 & 15).collect();
+    let b: Vec<u8> = (0..32 * 8).map(|_| rng.next() as u8 & 15).collect();
+    let c: Vec<i32> =
+        (0..8 * 8).map(|n| if n % 3 == 0 { i32::MAX - 5 } else { rng.next() as i32 }).collect();
+    let d: Vec<i32> =
+        run(device, &module, "mma_s4", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 64);
+    let s4 = |v: u8| i64::from(((v << 4) as i8) >> 4);
+    for (i, j) in (0..8).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let sum = i64::from(c[i * 8 + j])
+            + (0..32).map(|k| s4(a[i * 32 + k]) * s4(b[k * 8 + j])).sum::<i64>();
+        assert_eq!(d[i * 8 + j], sum as i32, "{name} mma_s4 D[{i}][{j}]");
+    }
+
+    // m16n8k32 e4m3 (sm_89 and later; the sm_80 build copies C).
+    // Any byte but the NaNs (S.1111.111).
+    let fp8 = |r: &mut Lcg| match r.next() as u8 {
+        b if b & 0x7f == 0x7f => b ^ 1,
+        b => b,
+    };
+    let a: Vec<u8> = (0..16 * 32).map(|_| fp8(&mut rng)).collect();
+    let b: Vec<u8> = (0..32 * 8).map(|_| fp8(&mut rng)).collect();
+    let c: Vec<f32> = (0..16 * 8).map(|_| f32::from_bits(rng.f32_bits())).collect();
+    let d: Vec<f32> =
+        run(device, &module, "mma_e4m3", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 128);
+    for (i, j) in (0..16).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let want = if sm >= 89 {
+            dot_f32(
+                c[i * 8 + j],
+                (0..32).map(|k| e4m3(a[i * 32 + k])),
+                (0..32).map(|k| e4m3(b[k * 8 + j])),
+            )
+        } else {
+            c[i * 8 + j]
+        };
+        assert!(
+            same_f32(d[i * 8 + j], want),
+            "{name} mma_e4m3 D[{i}][{j}] = {} want {want}",
+            d[i * 8 + j]
+        );
+    }
+}
+
+/// Fragment element `(row, col)` pairs of lane `lane`: (g, 2t) and (g, 2t + 1).
+fn fragment_word(m: &[u16], lane: usize, transposed: bool) -> u32 {
+    let (g, t) = (lane / 4, lane % 4);
+    let at = |r: usize, c: usize| u32::from(if transposed { m[c * 8 + r] } else { m[r * 8 + c] });
+    at(g, 2 * t) | at(g, 2 * t + 1) << 16
+}
+
+fn matrix_loads(device: &Device, path: &Path) {
+    let module = common::load(device, path);
+    let name = path.display();
+    let sm: u32 = path
+        .to_str()
+        .and_then(|p| p.rsplit("sm_").next())
+        .and_then(|s| s[..2].parse().ok())
+        .expect("sm_XY");
+    let mut rng = Lcg(0x1d5a + u64::from(sm));
+    let m: Vec<u16> = (0..4 * 64).map(|_| rng.next() as u16).collect();
+    let matrix = |i: usize| &m[64 * i..64 * (i + 1)];
+
+    let out: Vec<u32> = run(device, &module, "ldsm", [1; 3], 32, &[bytes(&m)], 32 * 12);
+    for lane in 0..32 {
+        let got = &out[lane * 12..lane * 12 + 12];
+        let mut want = Vec::new();
+        want.extend((0..4).map(|i| fragment_word(matrix(i), lane, false)));
+        want.extend((0..4).map(|i| fragment_word(matrix(i), lane, true)));
+        want.extend((0..2).map(|i| fragment_word(matrix(i), lane, false)));
+        want.push(fragment_word(matrix(0), lane, true));
+        want.push(0);
+        assert_eq!(got, want.as_slice(), "{name} ldsm lane {lane}");
+    }
+
+    let out: Vec<u32> = run(device, &module, "movm", [1; 3], 32, &[bytes(matrix(0))], 32);
+    for (lane, &word) in out.iter().enumerate() {
+        assert_eq!(word, fragment_word(matrix(0), lane, true), "{name} movm lane {lane}");
+    }
+
+    let out: Vec<u16> = run(device, &module, "stsm", [1; 3], 32, &[bytes(&m)], 2 * 4 * 64);
+    if sm >= 90 {
+        assert_eq!(&out[..256], m.as_slice(), "{name} stmatrix.x4 rebuilds the matrices");
+        for i in 0..4 {
+            for (r, c) in (0..8).flat_map(|r| (0..8).map(move |c| (r, c))) {
+                assert_eq!(
+                    out[256 + 64 * i + 8 * r + c],
+                    m[64 * i + 8 * c + r],
+                    "{name} stmatrix.trans {i} ({r}, {c})"
+                );
+            }
+        }
+    } else {
+        assert!(out.iter().all(|&x| x == 0), "{name}: stsm is empty before sm_90");
+    }
+}
+
+/// The CUTLASS-style GEMM: ldmatrix fragments of shared tiles, one mma per k step.
+fn gemm(device: &Device, path: &Path) {
+    let module = common::load(device, path);
+    let (m, n, k) = (64usize, 16usize, 48usize);
+    let mut rng = Lcg(0x6e44);
+    let a: Vec<u16> = (0..m * k)
+        .map(|_| f16::from_f32((rng.next() % 2001) as f32 / 256.0 - 3.9).to_bits())
+        .collect();
+    let b: Vec<u16> = (0..n * k)
+        .map(|_| f16::from_f32((rng.next() % 2001) as f32 / 512.0 - 1.7).to_bits())
+        .collect();
+    let kernel = module.kernel("gemm_f16").expect("gemm_f16");
+    let (ab, bb) = (device.buffer_from(&a).expect("A"), device.buffer_from(&b).expect("B"));
+    let c = device.zeroed::<f32>(m * n).expect("C");
+    let args = [
+        Arg::from(&ab),
+        Arg::from(&bb),
+        Arg::from(&c),
+        Arg::from(m as i32),
+        Arg::from(n as i32),
+        Arg::from(k as i32),
+    ];
+    kernel.launch([(n / 8) as u32, (m / 32) as u32, 1], [64, 1, 1], 0, &args).expect("gemm");
+    let got = c.to_vec().expect("C");
+    let h = |b: u16| f16::from_bits(b).to_f32();
+    for (i, j) in (0..m).flat_map(|i| (0..n).map(move |j| (i, j))) {
+        let want = dot_f32(0.0, (0..k).map(|x| h(a[i * k + x])), (0..k).map(|x| h(b[j * k + x])));
+        assert!(
+            same_f32(got[i * n + j], want),
+            "{} C[{i}][{j}] = {} want {want}",
+            path.display(),
+            got[i * n + j]
+        );
+    }
+}
+
+fn variants() -> Vec<std::path::PathBuf> {
+    ["sm_80", "sm_89", "sm_90"]
+        .iter()
+        .map(|a| common::repo().join(format!("tests/kernels/mma.nvcc.{a}.ptx")))
+        .collect()
+}
+
+#[test]
+fn mma_of_every_type_matches_the_cpu_model() {
+    let Some(device) = common::device() else { return };
+    for path in variants() {
+        mma_kernels(&device, &path);
+    }
+}
+
+#[test]
+fn ldmatrix_stmatrix_and_movmatrix_move_fragments_as_the_isa_draws_them() {
+    let Some(device) = common::device() else { return };
+    for path in variants() {
+        matrix_loads(&device, &path);
+    }
+}
+
+#[test]
+fn a_cutlass_style_gemm_with_ldmatrix_and_mma() {
+    let Some(device) = common::device() else { return };
+    for path in variants() {
+        gemm(&device, &path);
+    }
+}
+
+/// Every warp mode's form of the kernels validates (lavapipe runs only the emulated
+/// one: its subgroups are 8 wide).
+#[test]
+fn every_warp_mode_compiles_the_matrix_kernels() {
+    use ptxvk::compile::{compile_with, Target, WarpMode};
+    for path in variants() {
+        let text = std::fs::read_to_string(&path).expect("read PTX");
+        let name = path.display().to_string();
+        for mode in [WarpMode::Native, WarpMode::Split, WarpMode::Emulated] {
+            let c = compile_with(&name, &text, None, Target::with_warp_mode(mode))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            ptxvk::spirv::validate(&c.spirv.words)
+                .unwrap_or_else(|e| panic!("{name} {mode:?}: {e}"));
+        }
+    }
+}
