@@ -255,6 +255,227 @@ fn mma_kernels(device: &Device, path: &Path) {
     }
 }
 
+/// The input types of the generic kernels (one element's bits per u32).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum In {
+    F16,
+    Bf16,
+    Tf32,
+    E4m3,
+    E5m2,
+    U8,
+    S8,
+    U4,
+}
+
+/// A float's value or an integer's.
+enum Val {
+    F(f32),
+    I(i64),
+}
+
+impl In {
+    fn random(self, r: &mut Lcg) -> u32 {
+        match self {
+            In::F16 => u32::from(r.f16_bits()),
+            In::Bf16 => u32::from(r.bf16_bits()),
+            In::Tf32 => r.f32_bits(),
+            // Any byte but the NaNs (and, for e5m2, the infinities).
+            In::E4m3 => match r.next() & 0xff {
+                b if b & 0x7f == 0x7f => b ^ 1,
+                b => b,
+            },
+            In::E5m2 => match r.next() & 0xff {
+                b if b & 0x7c == 0x7c => b & !0x40,
+                b => b,
+            },
+            In::U8 | In::S8 => r.next() & 0xff,
+            In::U4 => r.next() & 15,
+        }
+    }
+
+    fn value(self, bits: u32) -> Val {
+        match self {
+            In::F16 => Val::F(f16::from_bits(bits as u16).to_f32()),
+            In::Bf16 => Val::F(bf16::from_bits(bits as u16).to_f32()),
+            In::Tf32 => Val::F(f32::from_bits(bits & 0xffff_e000)),
+            In::E4m3 => Val::F(e4m3(bits as u8)),
+            // E5M2 is the high byte of an f16.
+            In::E5m2 => Val::F(f16::from_bits((bits as u16) << 8).to_f32()),
+            In::U8 | In::U4 => Val::I(i64::from(bits)),
+            In::S8 => Val::I(i64::from(bits as u8 as i8)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Acc {
+    F32,
+    F16,
+    S32 { satfinite: bool },
+}
+
+/// One generic kernel: `entry` computes `m x 8 x k` with these types from sm `since`
+/// (below it, D = C).
+struct Form {
+    entry: &'static str,
+    m: usize,
+    k: usize,
+    a: In,
+    b: In,
+    acc: Acc,
+    since: u32,
+}
+
+const FORMS: [Form; 7] = [
+    Form { entry: "mma_bf16_k8", m: 16, k: 8, a: In::Bf16, b: In::Bf16, acc: Acc::F32, since: 80 },
+    Form { entry: "mma_f16_k16", m: 16, k: 16, a: In::F16, b: In::F16, acc: Acc::F16, since: 80 },
+    Form { entry: "mma_tf32_k4", m: 16, k: 4, a: In::Tf32, b: In::Tf32, acc: Acc::F32, since: 80 },
+    Form {
+        entry: "mma_u8s8",
+        m: 16,
+        k: 16,
+        a: In::U8,
+        b: In::S8,
+        acc: Acc::S32 { satfinite: false },
+        since: 80,
+    },
+    Form {
+        entry: "mma_s8_m8",
+        m: 8,
+        k: 16,
+        a: In::S8,
+        b: In::S8,
+        acc: Acc::S32 { satfinite: false },
+        since: 80,
+    },
+    Form {
+        entry: "mma_u4_k64",
+        m: 16,
+        k: 64,
+        a: In::U4,
+        b: In::U4,
+        acc: Acc::S32 { satfinite: true },
+        since: 80,
+    },
+    Form { entry: "mma_fp8_k16", m: 16, k: 16, a: In::E5m2, b: In::E4m3, acc: Acc::F16, since: 89 },
+];
+
+/// D of `form` by the accumulation's definition.
+fn model(form: &Form, a: &[u32], b: &[u32], c: &[u32], sm: u32) -> Vec<u32> {
+    let (m, k) = (form.m, form.k);
+    (0..m * 8)
+        .map(|at| {
+            let (i, j) = (at / 8, at % 8);
+            if sm < form.since {
+                return if form.acc == Acc::F16 { c[at] & 0xffff } else { c[at] };
+            }
+            let (va, vb) = (|x| form.a.value(a[i * k + x]), |x| form.b.value(b[x * 8 + j]));
+            match form.acc {
+                Acc::F32 | Acc::F16 => {
+                    let start = if form.acc == Acc::F16 {
+                        f16::from_bits(c[at] as u16).to_f32()
+                    } else {
+                        f32::from_bits(c[at])
+                    };
+                    let float = |v| match v {
+                        Val::F(x) => x,
+                        Val::I(_) => unreachable!("a float form"),
+                    };
+                    let sum =
+                        dot_f32(start, (0..k).map(|x| float(va(x))), (0..k).map(|x| float(vb(x))));
+                    if form.acc == Acc::F16 {
+                        u32::from(f16::from_f32(sum).to_bits())
+                    } else {
+                        sum.to_bits()
+                    }
+                }
+                Acc::S32 { satfinite } => {
+                    let int = |v| match v {
+                        Val::I(x) => x,
+                        Val::F(_) => unreachable!("an integer form"),
+                    };
+                    let sum = i64::from(c[at] as i32)
+                        + (0..k).map(|x| int(va(x)) * int(vb(x))).sum::<i64>();
+                    let sum = if satfinite {
+                        sum.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
+                    } else {
+                        sum
+                    };
+                    sum as i32 as u32
+                }
+            }
+        })
+        .collect()
+}
+
+fn generic_forms(device: &Device, path: &Path) {
+    let module = common::load(device, path);
+    let sm = sm_of(path);
+    let mut rng = Lcg(0x9e41 + u64::from(sm));
+    for form in &FORMS {
+        let a: Vec<u32> = (0..form.m * form.k).map(|_| form.a.random(&mut rng)).collect();
+        let b: Vec<u32> = (0..form.k * 8).map(|_| form.b.random(&mut rng)).collect();
+        let c: Vec<u32> = (0..form.m * 8)
+            .map(|n| match form.acc {
+                Acc::F32 => rng.f32_bits(),
+                Acc::F16 => u32::from(rng.f16_bits()),
+                Acc::S32 { .. } if n % 4 == 0 => (i32::MAX - (rng.next() % 1000) as i32) as u32,
+                Acc::S32 { .. } => rng.next(),
+            })
+            .collect();
+        let d: Vec<u32> = run(
+            device,
+            &module,
+            form.entry,
+            [1; 3],
+            32,
+            &[bytes(&a), bytes(&b), bytes(&c)],
+            form.m * 8,
+        );
+        let want = model(form, &a, &b, &c, sm);
+        for (at, (&got, &want)) in d.iter().zip(&want).enumerate() {
+            let nan = |x: u32| match form.acc {
+                Acc::F32 => f32::from_bits(x).is_nan(),
+                Acc::F16 => f16::from_bits(x as u16).is_nan(),
+                Acc::S32 { .. } => false,
+            };
+            assert!(
+                got == want || (nan(got) && nan(want)),
+                "{} {} D[{at}] = {got:#x} want {want:#x}",
+                path.display(),
+                form.entry
+            );
+        }
+    }
+
+    // m16n8k16 f64 (sm_90): fused steps in k order.
+    let a: Vec<f64> = (0..16 * 16).map(|_| rng.f64()).collect();
+    let b: Vec<f64> = (0..16 * 8).map(|_| rng.f64()).collect();
+    let c: Vec<f64> = (0..16 * 8).map(|_| rng.f64()).collect();
+    let d: Vec<f64> =
+        run(device, &module, "mma_f64_k16", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 128);
+    for (i, j) in (0..16).flat_map(|i| (0..8).map(move |j| (i, j))) {
+        let want = if sm >= 90 {
+            (0..16).fold(c[i * 8 + j], |acc, k| a[i * 16 + k].mul_add(b[k * 8 + j], acc))
+        } else {
+            c[i * 8 + j]
+        };
+        assert_eq!(
+            d[i * 8 + j].to_bits(),
+            want.to_bits(),
+            "{} mma_f64_k16 D[{i}][{j}]",
+            path.display()
+        );
+    }
+}
+
+/// The `sm_XY` of a variant's file name.
+fn sm_of(path: &Path) -> u32 {
+    let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    name.rsplit("sm_").next().and_then(|s| s.get(..2)).and_then(|s| s.parse().ok()).expect("sm_XY")
+}
+
 /// Fragment element `(row, col)` pairs of lane `lane`: (g, 2t) and (g, 2t + 1).
 fn fragment_word(m: &[u16], lane: usize, transposed: bool) -> u32 {
     let (g, t) = (lane / 4, lane % 4);
@@ -356,6 +577,14 @@ fn mma_of_every_type_matches_the_cpu_model() {
     let Some(device) = common::device() else { return };
     for path in variants() {
         mma_kernels(&device, &path);
+    }
+}
+
+#[test]
+fn mma_of_the_other_shapes_and_type_pairs_matches_the_cpu_model() {
+    let Some(device) = common::device() else { return };
+    for path in variants() {
+        generic_forms(&device, &path);
     }
 }
 

@@ -15,6 +15,21 @@
 //               nibble), B u8[32*8] likewise, C, D s32[8*8]
 // mma_e4m3      m16n8k32 .f32.e4m3.e4m3.f32 (sm_89 and later; elsewhere D = C)
 //               A u8[16*32], B u8[32*8], C, D f32[16*8]
+// The forms below use one generic fragment loader (the ISA's formulas in general
+// form: a register holds p = 32/bits elements, chunk c of 4p k values is spread over
+// the group's lanes, lane t holding k = 4pc + pt ... + p - 1; A's register r holds row
+// g + 8 (r % (M/8)) of chunk r / (M/8), B's register r column g of chunk r). Their A
+// is u32[M*K] and B u32[K*8], one element's bits per word; C and D are u32[M*8] (f32
+// or s32 bits, or f16 bits in the low half).
+// mma_bf16_k8    m16n8k8  .f32.bf16.bf16.f32
+// mma_f16_k16    m16n8k16 .f16.f16.f16.f16   (D as f16 bits in the low half)
+// mma_tf32_k4    m16n8k4  .f32.tf32.tf32.f32
+// mma_u8s8       m16n8k16 .s32.u8.s8.s32
+// mma_s8_m8      m8n8k16  .s32.s8.s8.s32
+// mma_u4_k64     m16n8k64 .satfinite.s32.u4.u4.s32
+// mma_fp8_k16    m16n8k16 .f16.e5m2.e4m3.f16 (sm_89 and later; elsewhere D = C)
+// mma_f64_k16    m16n8k16 .f64 (sm_90; elsewhere D = C): A f64[16*16], B f64[16*8],
+//                C, D f64[16*8]
 // ldsm          M u16[4*64]: four 8x8 matrices. out u32[32*12]: per lane, the 4
 //               registers of ldmatrix .x4, then of .x4.trans, then .x2, then .x1.trans
 //               (rows of matrix i at shared &M[64 i + 8 r]).
@@ -192,6 +207,139 @@ extern "C" __global__ void mma_e4m3(const unsigned char* A, const unsigned char*
     for (int i = 0; i < 4; i++) d[i] = c[i];
 #endif
     for (int i = 0; i < 4; i++) D[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2] = d[i];
+}
+
+// Register r of this lane's A fragment (M x K, `bits`-bit elements).
+__device__ unsigned frag_a(const unsigned* A, unsigned M, unsigned K, unsigned bits, unsigned r) {
+    unsigned g = LANE >> 2, t = LANE % 4, p = bits >= 32 ? 1 : 32 / bits;
+    unsigned row = g + 8 * (r % (M / 8)), k = 4 * p * (r / (M / 8)) + p * t, w = 0;
+    for (unsigned i = 0; i < p; i++)
+        w |= (A[row * K + k + i] & (bits >= 32 ? ~0u : (1u << bits) - 1)) << (bits * i);
+    return w;
+}
+
+// Register r of this lane's B fragment (K x 8).
+__device__ unsigned frag_b(const unsigned* B, unsigned bits, unsigned r) {
+    unsigned g = LANE >> 2, t = LANE % 4, p = bits >= 32 ? 1 : 32 / bits;
+    unsigned k = 4 * p * r + p * t, w = 0;
+    for (unsigned i = 0; i < p; i++)
+        w |= (B[(k + i) * 8 + g] & (bits >= 32 ? ~0u : (1u << bits) - 1)) << (bits * i);
+    return w;
+}
+
+// Element i of this lane's C or D fragment: its index in a row-major M x 8 matrix.
+__device__ unsigned frag_c(unsigned i) {
+    return ((LANE >> 2) + 8 * (i / 2)) * 8 + 2 * (LANE % 4) + i % 2;
+}
+
+#define A4(bits, M, K) "r"(frag_a(A, M, K, bits, 0)), "r"(frag_a(A, M, K, bits, 1)), \
+    "r"(frag_a(A, M, K, bits, 2)), "r"(frag_a(A, M, K, bits, 3))
+#define C4 "r"(C[frag_c(0)]), "r"(C[frag_c(1)]), "r"(C[frag_c(2)]), "r"(C[frag_c(3)])
+#define D4 "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+#define STORE_D4 for (int i = 0; i < 4; i++) D[frag_c(i)] = d[i];
+
+extern "C" __global__ void mma_bf16_k8(const unsigned* A, const unsigned* B, const unsigned* C,
+                                       unsigned* D) {
+    unsigned d[4];
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, "
+                 "{%6}, {%7,%8,%9,%10};"
+                 : D4
+                 : "r"(frag_a(A, 16, 8, 16, 0)), "r"(frag_a(A, 16, 8, 16, 1)),
+                   "r"(frag_b(B, 16, 0)), C4);
+    STORE_D4
+}
+
+extern "C" __global__ void mma_f16_k16(const unsigned* A, const unsigned* B, const unsigned* C,
+                                       unsigned* D) {
+    unsigned c0 = (C[frag_c(0)] & 0xffff) | (C[frag_c(1)] << 16);
+    unsigned c1 = (C[frag_c(2)] & 0xffff) | (C[frag_c(3)] << 16), d0, d1;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, "
+                 "{%6,%7}, {%8,%9};"
+                 : "=r"(d0), "=r"(d1)
+                 : A4(16, 16, 16), "r"(frag_b(B, 16, 0)), "r"(frag_b(B, 16, 1)), "r"(c0),
+                   "r"(c1));
+    D[frag_c(0)] = d0 & 0xffff;
+    D[frag_c(1)] = d0 >> 16;
+    D[frag_c(2)] = d1 & 0xffff;
+    D[frag_c(3)] = d1 >> 16;
+}
+
+extern "C" __global__ void mma_tf32_k4(const unsigned* A, const unsigned* B, const unsigned* C,
+                                       unsigned* D) {
+    unsigned d[4];
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5}, "
+                 "{%6}, {%7,%8,%9,%10};"
+                 : D4
+                 : "r"(frag_a(A, 16, 4, 32, 0)), "r"(frag_a(A, 16, 4, 32, 1)),
+                   "r"(frag_b(B, 32, 0)), C4);
+    STORE_D4
+}
+
+extern "C" __global__ void mma_u8s8(const unsigned* A, const unsigned* B, const unsigned* C,
+                                    unsigned* D) {
+    unsigned d[4];
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, "
+                 "{%6}, {%7,%8,%9,%10};"
+                 : D4
+                 : "r"(frag_a(A, 16, 16, 8, 0)), "r"(frag_a(A, 16, 16, 8, 1)),
+                   "r"(frag_b(B, 8, 0)), C4);
+    STORE_D4
+}
+
+extern "C" __global__ void mma_s8_m8(const unsigned* A, const unsigned* B, const unsigned* C,
+                                     unsigned* D) {
+    unsigned d0, d1;
+    asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+                 : "=r"(d0), "=r"(d1)
+                 : "r"(frag_a(A, 8, 16, 8, 0)), "r"(frag_b(B, 8, 0)), "r"(C[frag_c(0)]),
+                   "r"(C[frag_c(1)]));
+    D[frag_c(0)] = d0;
+    D[frag_c(1)] = d1;
+}
+
+extern "C" __global__ void mma_u4_k64(const unsigned* A, const unsigned* B, const unsigned* C,
+                                      unsigned* D) {
+    unsigned d[4];
+    asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+                 : D4
+                 : A4(4, 16, 64), "r"(frag_b(B, 4, 0)), "r"(frag_b(B, 4, 1)), C4);
+    STORE_D4
+}
+
+extern "C" __global__ void mma_fp8_k16(const unsigned* A, const unsigned* B, const unsigned* C,
+                                       unsigned* D) {
+    unsigned c0 = (C[frag_c(0)] & 0xffff) | (C[frag_c(1)] << 16);
+    unsigned c1 = (C[frag_c(2)] & 0xffff) | (C[frag_c(3)] << 16), d0 = c0, d1 = c1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 {%0,%1}, {%2,%3}, {%4}, "
+                 "{%5,%6};"
+                 : "=r"(d0), "=r"(d1)
+                 : "r"(frag_a(A, 16, 16, 8, 0)), "r"(frag_a(A, 16, 16, 8, 1)),
+                   "r"(frag_b(B, 8, 0)), "r"(c0), "r"(c1));
+#endif
+    D[frag_c(0)] = d0 & 0xffff;
+    D[frag_c(1)] = d0 >> 16;
+    D[frag_c(2)] = d1 & 0xffff;
+    D[frag_c(3)] = d1 >> 16;
+}
+
+extern "C" __global__ void mma_f64_k16(const double* A, const double* B, const double* C,
+                                       double* D) {
+    double d[4];
+    for (int i = 0; i < 4; i++) d[i] = C[frag_c(i)];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned g = LANE >> 2, t = LANE % 4;
+    double a[8], b[4];
+    for (int r = 0; r < 8; r++) a[r] = A[(g + 8 * (r % 2)) * 16 + t + 4 * (r / 2)];
+    for (int r = 0; r < 4; r++) b[r] = B[(t + 4 * r) * 8 + g];
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+                   "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
+    for (int i = 0; i < 4; i++) D[frag_c(i)] = d[i];
 }
 
 extern "C" __global__ void ldsm(const unsigned short* M, unsigned* out) {

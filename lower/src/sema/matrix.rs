@@ -147,8 +147,8 @@ impl Shape {
     /// Whether sm_80–sm_90 have this form (PTX ISA 9.2 §9.7.14.5.14, the `mma` syntax).
     fn exists(&self) -> bool {
         use FloatFormat as F;
-        let float_acc =
-            matches!((self.d, self.c), (Accum::F32 | Accum::F16, Accum::F32 | Accum::F16));
+        // D and C have the same type (ptxas: ".dtype must be '.f16' when .ctype is '.f16'").
+        let float_acc = self.d == self.c && matches!(self.d, Accum::F32 | Accum::F16);
         let f32_acc = self.d == Accum::F32 && self.c == Accum::F32;
         match (self.a, self.m, self.n, self.k) {
             (Elem::Float(F::F16), 16, 8, 8 | 16) => float_acc,
