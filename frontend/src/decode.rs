@@ -116,6 +116,12 @@ pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
     let mut seen: Vec<(ModifierClass, &Spanned<crate::span::Name>)> = Vec::new();
     for md in &i.modifiers {
         let s = md.value.as_str();
+        // `cp` names two state spaces, the destination's then the source's
+        // (`cp.async.ca.shared.global`): they stay in order among the other modifiers.
+        if opcode == Opcode::Cp && StateSpace::from_directive(s).is_some() {
+            m.other.push(Spanned::new(s.to_string(), md.span));
+            continue;
+        }
         let class = if let Some(t) = ScalarType::from_directive(s) {
             m.types.push(Spanned::new(t, md.span));
             continue;

@@ -64,8 +64,12 @@ const MMA_HOW: &str = "through the warp model (any subgroup size, every warp mod
 const MATRIX_MOVE_HOW: &str = "through the warp model: the row addresses (or fragment words) \
      are exchanged across the warp, then each lane loads, stores or keeps the elements the \
      ISA's fragment layout gives it";
-const ASYNC: &str = "asynchronous copies, memory barriers objects and tensor maps of sm_80+ \
-     (TMA, mbarrier) have no Vulkan equivalent; not implemented";
+const CP_ASYNC_HOW: &str = "performed when issued, by the issuing thread (a load and a store, \
+     which checked launches test): the ISA orders an asynchronous copy only with the wait \
+     that completes it, so this is one of the executions it allows, and committing and \
+     waiting emit nothing; a partial `src-size` reads only its bytes and zero-fills";
+pub(crate) const ASYNC: &str = "not implemented yet: bulk and tensor copies (TMA), mbarrier \
+     objects and tensor maps (`cp.async` of sm_80 and its groups are)";
 const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
      Vulkan equivalent; not implemented";
 const VIDEO_HOW: &str = "the selected bytes or half words extended to 64 bits, the operation, \
@@ -251,7 +255,9 @@ pub static ROWS: &[Row] = &[
         "copysign.f32 %r1, %r2, %r3;",
     ),
     row(Opcode::Cos, ".approx{.ftz}.f32", Emulated(APPROX_HOW), "cos.approx.f32 %r1, %r2;"),
-    row(Opcode::Cp, ".async.*, .reduce.async.bulk.*", Unsupported(ASYNC), "cp.async.commit_group;"),
+    row(Opcode::Cp, ".async .ca .cg .shared{::cta}.global, cp-size 4 8 16, src-size, ignore-src, cache hints", Emulated(CP_ASYNC_HOW), "cp.async.ca.shared.global [%r1], [%rd1], 16, %r2;"),
+    row(Opcode::Cp, ".async.commit_group .async.wait_group .async.wait_all", Emulated(CP_ASYNC_HOW), "cp.async.wait_group 0;"),
+    row(Opcode::Cp, ".async.bulk.*, .async.bulk.tensor.*, .reduce.async.bulk.*, .async.mbarrier.arrive", Unsupported(ASYNC), "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];"),
     row(Opcode::Createpolicy, ".fractional.L2::* .range", Emulated("an opaque cache policy: 0"), "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;"),
     row(Opcode::Cvt, "between integer types {.sat}", Supported, "cvt.s32.s64 %r1, %rd1;"),
     row(

@@ -19,6 +19,7 @@ use crate::build::Build;
 use crate::ir::*;
 
 mod approx;
+mod async_copy;
 mod atomic;
 mod barrier;
 mod calls;
@@ -1470,7 +1471,17 @@ impl Lowerer<'_> {
         });
         let result = self.operation(op, i, &m);
         if result.is_ok()
-            && matches!(op, Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Atom | Opcode::Red)
+            && matches!(
+                op,
+                Opcode::Ld
+                    | Opcode::Ldu
+                    | Opcode::St
+                    | Opcode::Atom
+                    | Opcode::Red
+                    | Opcode::Cp
+                    | Opcode::Ldmatrix
+                    | Opcode::Stmatrix
+            )
         {
             self.kernel.memory_instructions.push(span);
         }
@@ -1493,8 +1504,9 @@ impl Lowerer<'_> {
             &ast::Instruction,
             &Mods,
         ) -> Option<Result<(), Diagnostic>>;
-        let lowerings: [Lowering<'_>; 8] = [
+        let lowerings: [Lowering<'_>; 9] = [
             Self::atomic,
+            Self::async_copy,
             Self::stack,
             Self::warp,
             Self::matrix,

@@ -41,6 +41,9 @@
 //               block 64: warp w of a block computes rows 16 w … of its 32-row tile, one
 //               m16n8k16 per 16-wide k step over tiles staged in shared memory and
 //               loaded with ldmatrix.
+// gemm_f16_async as gemm_f16, with the tiles copied by cp.async (16 bytes per thread)
+//               into two shared stages: the next k step's copy is in flight while
+//               this one's mma runs (cp.async.commit_group / wait_group 1).
 
 #ifndef __CUDACC__
 #include "cuda_shim.h"
@@ -417,6 +420,64 @@ extern "C" __global__ void gemm_f16(const unsigned short* A, const unsigned shor
         // B column-major is B^T row-major: two 8x8 matrices (k 0-7, k 8-15) whose rows
         // are B's columns; lanes 0-15 give column l % 8, k 8 (l / 8).
         unsigned b_row = (unsigned)__cvta_generic_to_shared(&bs[(lane % 8) * 16 + 8 * ((lane / 8) % 2)]);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                     : "=r"(b[0]), "=r"(b[1])
+                     : "r"(b_row));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        C[(row0 + 16 * warp + g + 8 * (i / 2)) * N + col0 + 2 * t + i % 2] = acc[i];
+}
+
+// One k step's tiles of gemm_f16_async into stage `st`: 16-byte cp.async copies, one
+// group.
+__device__ void load_tiles(unsigned short (*as)[32 * 16], unsigned short (*bs)[8 * 16], int st,
+                           const unsigned short* A, const unsigned short* B, unsigned row0,
+                           unsigned col0, int K, int k0) {
+    unsigned t = threadIdx.x, part = t % 2;
+    unsigned a_dst = (unsigned)__cvta_generic_to_shared(&as[st][(t / 2) * 16 + 8 * part]);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(a_dst),
+                 "l"(&A[(row0 + t / 2) * K + k0 + 8 * part])
+                 : "memory");
+    if (t < 16) {
+        unsigned b_dst = (unsigned)__cvta_generic_to_shared(&bs[st][(t / 2) * 16 + 8 * part]);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(b_dst),
+                     "l"(&B[(col0 + t / 2) * K + k0 + 8 * part])
+                     : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+extern "C" __global__ void gemm_f16_async(const unsigned short* A, const unsigned short* B,
+                                          float* C, int M, int N, int K) {
+    __shared__ __align__(16) unsigned short as[2][32 * 16];
+    __shared__ __align__(16) unsigned short bs[2][8 * 16];
+    unsigned lane = LANE, warp = threadIdx.x / 32, g = lane >> 2, t = lane % 4;
+    unsigned row0 = blockIdx.y * 32, col0 = blockIdx.x * 8;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    load_tiles(as, bs, 0, A, B, row0, col0, K, 0);
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        int st = (k0 / 16) % 2;
+        if (k0 + 16 < K) {
+            load_tiles(as, bs, st ^ 1, A, B, row0, col0, K, k0 + 16);
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+        } else {
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+        }
+        __syncthreads();
+        unsigned a[4], b[2];
+        unsigned a_row = (unsigned)__cvta_generic_to_shared(
+            &as[st][(16 * warp + lane % 16) * 16 + 8 * (lane / 16)]);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "r"(a_row));
+        unsigned b_row = (unsigned)__cvta_generic_to_shared(
+            &bs[st][(lane % 8) * 16 + 8 * ((lane / 8) % 2)]);
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                      : "=r"(b[0]), "=r"(b[1])
                      : "r"(b_row));

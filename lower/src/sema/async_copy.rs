@@ -1,0 +1,225 @@
+//! Asynchronous copies of sm_80 (PTX ISA 9.2 §9.7.9.25.3): `cp.async` from global to
+//! shared memory and its groups, `cp.async.commit_group`, `cp.async.wait_group` and
+//! `cp.async.wait_all`.
+//!
+//! A `cp.async` is performed when it is issued, by the issuing thread: a load of the
+//! source and a store to the destination. The ISA orders an asynchronous copy with
+//! nothing but the `wait_group`/`wait_all` (and barriers after it) that completes it,
+//! so copying at once is one of the executions it allows, and every wait finds its
+//! group complete: committing and waiting emit nothing. With `src-size` below the
+//! copy size only that many source bytes are read (byte by byte, so that a source at
+//! the end of an allocation is not read past) and the rest of the destination is
+//! zeroed; with the `ignore-src` predicate true nothing is read and the destination is
+//! zeroed. The loads and stores are the program's own accesses, which checked launches
+//! test like those of `ld` and `st`.
+
+use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::{Diagnostic, Opcode};
+
+use super::expand::Emit;
+use super::{Lowerer, Mods};
+use crate::build::Build;
+use crate::ir::{Address, CmpOp, InstKind, OpTy, RegId, Space, Value};
+
+const U8: OpTy = OpTy::U(8);
+const U32: OpTy = OpTy::U(32);
+
+impl Lowerer<'_> {
+    /// `cp.async…`; `None` for other instructions.
+    pub(super) fn async_copy(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        _: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        if op != Opcode::Cp {
+            return None;
+        }
+        Some(self.cp(i))
+    }
+
+    fn cp(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
+        let unsupported =
+            |what: &str| super::unsupported(span, &format!("`{what}`"), crate::coverage::ASYNC);
+        match names.as_slice() {
+            [".async", ".commit_group"] | [".async", ".wait_all"] => {
+                return self.no_operands(i, 0);
+            }
+            [".async", ".wait_group"] => return self.no_operands(i, 1),
+            [".async", ..] => {}
+            _ => return Err(unsupported(&format!("cp{}", names.concat()))),
+        }
+        let mut cache = None;
+        let mut spaces = Vec::new();
+        let mut hinted = false;
+        for m in &i.modifiers[1..] {
+            match m.value.as_str() {
+                ".ca" | ".cg" if cache.is_none() => cache = Some(m.value.as_str()),
+                ".shared" | ".shared::cta" | ".global" => spaces.push(m.value.as_str()),
+                // Cache hints: `.L2::cache_hint` adds a cache-policy operand.
+                ".L2::cache_hint" => hinted = true,
+                ".L2::64B" | ".L2::128B" | ".L2::256B" => {}
+                other => return Err(unsupported(&format!("cp.async with `{other}`"))),
+            }
+        }
+        let Some(cache) = cache else {
+            return Err(unsupported(&format!("cp{}", names.concat())));
+        };
+        if !matches!(spaces.as_slice(), [".shared" | ".shared::cta", ".global"]) {
+            return Err(Diagnostic::error(
+                span,
+                "`cp.async` copies from `.global` to `.shared` (`cp.async.ca.shared.global`)",
+            ));
+        }
+        let ops = i.operands.as_slice();
+        let ops = if hinted {
+            match ops.split_last() {
+                Some((_, rest)) => rest,
+                None => ops,
+            }
+        } else {
+            ops
+        };
+        let (dst, src, size, extra) = match ops {
+            [d, s, n] => (d, s, n, None),
+            [d, s, n, x] => (d, s, n, Some(x)),
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "`cp.async` takes [dst], [src], cp-size and an optional src-size or \
+                     ignore-src predicate",
+                ))
+            }
+        };
+        let size = match self.src(size, U32, false, span)? {
+            Value::Imm(n @ (4 | 8 | 16)) if cache == ".ca" || n == 16 => n as u32,
+            _ => {
+                return Err(Diagnostic::error(
+                    size.span(),
+                    "cp-size is 4, 8 or 16 (`.cg`: 16), a constant",
+                ))
+            }
+        };
+        // How many source bytes to read: all, a count, or none where a predicate holds.
+        enum Read {
+            All,
+            Count(Value),
+            Unless(RegId, bool),
+        }
+        let read = match extra {
+            None => Read::All,
+            Some(x) => {
+                let predicate = match x {
+                    Operand::Not(..) => true,
+                    Operand::Name { name, .. } => matches!(
+                        self.lookup(&name.value),
+                        Some(super::Resolved::Reg(r)) if self.kernel.reg(r).ty == crate::ir::RegTy::Pred
+                    ),
+                    _ => false,
+                };
+                if predicate {
+                    let (p, negate) = self.pred(x)?;
+                    Read::Unless(p, negate)
+                } else {
+                    match self.src(x, U32, false, span)? {
+                        // A constant that covers the copy (`cp.async … 4, 4`).
+                        Value::Imm(n) if n >= u64::from(size) => Read::All,
+                        count => Read::Count(count),
+                    }
+                }
+            }
+        };
+        let (_, to) = self.address(dst, StateSpace::Shared)?;
+        let (_, from) = self.address(src, StateSpace::Global)?;
+        let words = size / 4;
+        let regs: Vec<RegId> = (0..words).map(|_| self.temp(U32.storage(), span)).collect();
+        let zero = |l: &mut Self| {
+            let mut e = Emit { l, span };
+            for &r in &regs {
+                e.mov(U32, r, Value::Imm(0));
+            }
+        };
+        let load_all = |l: &mut Self| {
+            l.push(
+                InstKind::Load {
+                    space: Space::Global,
+                    ty: U32,
+                    dsts: regs.iter().map(|&r| Some(r)).collect(),
+                    addr: from,
+                },
+                span,
+            );
+        };
+        match read {
+            Read::All => load_all(self),
+            Read::Unless(p, negate) => {
+                zero(self);
+                // Read where the ignore-src predicate is false.
+                self.guarded(p, !negate, span, load_all);
+            }
+            Read::Count(count) => {
+                zero(self);
+                let full =
+                    Emit { l: self, span }.cmp(CmpOp::Ge, U32, count, Value::Imm(size.into()));
+                self.guarded(full, false, span, load_all);
+                // Fewer bytes: each one below the count, into its word.
+                self.guarded(full, true, span, |l| {
+                    for byte in 0..size {
+                        let inside =
+                            Emit { l, span }.cmp(CmpOp::Lt, U32, Value::Imm(byte.into()), count);
+                        let word = regs[(byte / 4) as usize];
+                        l.guarded(inside, false, span, |l| {
+                            let b = l.temp(U32.storage(), span);
+                            let at =
+                                Address { base: from.base, offset: from.offset + i64::from(byte) };
+                            l.push(
+                                InstKind::Load {
+                                    space: Space::Global,
+                                    ty: U8,
+                                    dsts: vec![Some(b)],
+                                    addr: at,
+                                },
+                                span,
+                            );
+                            let mut e = Emit { l, span };
+                            let shifted = e.bin(
+                                crate::ir::BinaryOp::Shl,
+                                U32,
+                                Value::Reg(b),
+                                Value::Imm(u64::from(8 * (byte % 4))),
+                            );
+                            let merged = e.or(U32, Value::Reg(word), shifted);
+                            e.mov(U32, word, merged);
+                        });
+                    }
+                });
+            }
+        }
+        self.push(
+            InstKind::Store {
+                space: Space::Shared,
+                ty: U32,
+                srcs: regs.iter().map(|&r| Value::Reg(r)).collect(),
+                addr: to,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// `cp.async.commit_group`, `wait_group N`, `wait_all`: nothing to do (module doc).
+    fn no_operands(&mut self, i: &ast::Instruction, count: usize) -> Result<(), Diagnostic> {
+        if i.operands.len() != count {
+            return Err(Diagnostic::error(
+                i.span,
+                format!(
+                    "`cp{}` takes {count} operand(s)",
+                    i.modifiers.iter().map(|m| m.value.as_str()).collect::<String>()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
