@@ -624,12 +624,18 @@ fn a_cutlass_style_gemm_with_cp_async_double_buffering() {
     }
 }
 
-/// Every warp mode's form of the kernels validates (lavapipe runs only the emulated
+/// Every warp mode's form of the matrix and asynchronous-copy kernels validates (lavapipe runs only the emulated
 /// one: its subgroups are 8 wide).
 #[test]
 fn every_warp_mode_compiles_the_matrix_kernels() {
     use ptxvk::compile::{compile_with, Target, WarpMode};
-    for path in variants() {
+    let mut files = variants();
+    for kernel in ["wmma", "async_copy"] {
+        for arch in ["sm_80", "sm_89", "sm_90"] {
+            files.push(common::repo().join(format!("tests/kernels/{kernel}.nvcc.{arch}.ptx")));
+        }
+    }
+    for path in files {
         let text = std::fs::read_to_string(&path).expect("read PTX");
         let name = path.display().to_string();
         for mode in [WarpMode::Native, WarpMode::Split, WarpMode::Emulated] {
@@ -638,5 +644,107 @@ fn every_warp_mode_compiles_the_matrix_kernels() {
             ptxvk::spirv::validate(&c.spirv.words)
                 .unwrap_or_else(|e| panic!("{name} {mode:?}: {e}"));
         }
+    }
+}
+
+/// `cvt.rna.tf32.f32` (what `wmma::__float_to_tf32` compiles to) of a finite value:
+/// to the nearest 19-bit value, ties away from zero.
+fn tf32_rna(x: f32) -> f32 {
+    f32::from_bits((x.to_bits() + 0x1000) & 0xffff_e000)
+}
+
+/// nvcuda::wmma, whose fragments ptxvk lays out as `mma` tiles: each kernel against the
+/// product of its matrices (the kernels' header comment gives their layouts).
+fn wmma_kernels(device: &Device, path: &Path) {
+    let module = common::load(device, path);
+    let name = path.display();
+    let mut rng = Rng(0x3a3a + u64::from(sm_of(path)));
+    let h = |b: u16| f16::from_bits(b).to_f32();
+
+    let a: Vec<u16> = (0..256).map(|_| rng.f16_bits()).collect();
+    let b: Vec<u16> = (0..256).map(|_| rng.f16_bits()).collect();
+    let c: Vec<f32> = (0..256).map(|_| f32::from_bits(rng.f32_bits())).collect();
+    let d: Vec<f32> =
+        run(device, &module, "wmma_f16", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 256);
+    for (m, n) in (0..16).flat_map(|m| (0..16).map(move |n| (m, n))) {
+        let want = dot_f32(
+            c[m * 16 + n],
+            (0..16).map(|k| h(a[m * 16 + k])),
+            (0..16).map(|k| h(b[n * 16 + k])),
+        );
+        assert!(same_f32(d[m * 16 + n], want), "{name} wmma_f16 D[{m}][{n}]");
+    }
+
+    let a: Vec<u16> = (0..16 * 40).map(|_| rng.f16_bits()).collect();
+    let b: Vec<u16> = (0..16 * 8).map(|_| rng.f16_bits()).collect();
+    let c: Vec<u16> = (0..32 * 8).map(|_| rng.f16_bits()).collect();
+    let d: Vec<u16> =
+        run(device, &module, "wmma_f16_acc", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 256);
+    for (m, n) in (0..32).flat_map(|m| (0..8).map(move |n| (m, n))) {
+        let sum = dot_f32(
+            h(c[n * 32 + m]),
+            (0..16).map(|k| h(a[k * 40 + m])),
+            (0..16).map(|k| h(b[k * 8 + n])),
+        );
+        let (got, want) = (f16::from_bits(d[n * 32 + m]), f16::from_f32(sum));
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{name} wmma_f16_acc D[{m}][{n}] = {got} want {want}"
+        );
+    }
+
+    let a: Vec<u16> = (0..8 * 16).map(|_| rng.bf16_bits()).collect();
+    let b: Vec<u16> = (0..16 * 32).map(|_| rng.bf16_bits()).collect();
+    let d: Vec<f32> = run(device, &module, "wmma_bf16", [1; 3], 32, &[bytes(&a), bytes(&b)], 256);
+    let bf = |b: u16| bf16::from_bits(b).to_f32();
+    for (m, n) in (0..8).flat_map(|m| (0..32).map(move |n| (m, n))) {
+        let want =
+            dot_f32(0.0, (0..16).map(|k| bf(a[m * 16 + k])), (0..16).map(|k| bf(b[k * 32 + n])));
+        assert!(same_f32(d[m * 32 + n], want), "{name} wmma_bf16 D[{m}][{n}]");
+    }
+
+    let a: Vec<f32> = (0..16 * 8).map(|_| f32::from_bits(rng.f32_bits())).collect();
+    let b: Vec<f32> = (0..8 * 16).map(|_| f32::from_bits(rng.f32_bits())).collect();
+    let c: Vec<f32> = (0..256).map(|_| f32::from_bits(rng.f32_bits())).collect();
+    let d: Vec<f32> =
+        run(device, &module, "wmma_tf32", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 256);
+    for (m, n) in (0..16).flat_map(|m| (0..16).map(move |n| (m, n))) {
+        let sum = dot_f32(
+            c[m * 16 + n],
+            (0..8).map(|k| tf32_rna(a[m * 8 + k])),
+            (0..8).map(|k| tf32_rna(b[n * 8 + k])),
+        );
+        assert!(same_f32(d[m * 16 + n], 2.0 * sum), "{name} wmma_tf32 D[{m}][{n}]");
+    }
+
+    let a: Vec<u8> = (0..256).map(|_| rng.next() as u8).collect();
+    let b: Vec<u8> = (0..256).map(|_| rng.next() as u8).collect();
+    let c: Vec<i32> = (0..256).map(|_| rng.next() as i32).collect();
+    let d: Vec<i32> =
+        run(device, &module, "wmma_s8", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 256);
+    for (m, n) in (0..16).flat_map(|m| (0..16).map(move |n| (m, n))) {
+        let sum = i64::from(c[m * 16 + n])
+            + (0..16)
+                .map(|k| i64::from(a[m * 16 + k] as i8) * i64::from(b[n * 16 + k] as i8))
+                .sum::<i64>();
+        assert_eq!(d[m * 16 + n], sum as i32, "{name} wmma_s8 D[{m}][{n}]");
+    }
+
+    let a: Vec<f64> = (0..32).map(|_| rng.f64()).collect();
+    let b: Vec<f64> = (0..32).map(|_| rng.f64()).collect();
+    let c: Vec<f64> = (0..64).map(|_| rng.f64()).collect();
+    let d: Vec<f64> =
+        run(device, &module, "wmma_f64", [1; 3], 32, &[bytes(&a), bytes(&b), bytes(&c)], 64);
+    for (m, n) in (0..8).flat_map(|m| (0..8).map(move |n| (m, n))) {
+        let want = (0..4).fold(c[m * 8 + n], |acc, k| a[m * 4 + k].mul_add(b[k * 8 + n], acc));
+        assert_eq!(d[m * 8 + n].to_bits(), want.to_bits(), "{name} wmma_f64 D[{m}][{n}]");
+    }
+}
+
+#[test]
+fn nvcuda_wmma_matches_the_cpu_model() {
+    let Some(device) = common::device() else { return };
+    for arch in ["sm_80", "sm_89", "sm_90"] {
+        wmma_kernels(&device, &common::repo().join(format!("tests/kernels/wmma.nvcc.{arch}.ptx")));
     }
 }

@@ -560,7 +560,7 @@ instruction_table! {
     (Wgmma, "wgmma", [TYPES, SYNC, MATRIX, &[".fence", ".commit_group", ".wait_group", ".mma_async"]],
         "*", []),
     (Wmma, "wmma", [TYPES, SYNC, SPACES, MATRIX, &[".load", ".store", ".mma", ".a", ".b", ".c", ".d"]],
-        "*", []),
+        "*", [Space, Rounding]),
     (Xor, "xor", [TYPES], "V V V", []),
 }
 

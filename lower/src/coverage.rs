@@ -51,8 +51,8 @@ const fn row(opcode: Opcode, forms: &'static str, status: Status, probe: &'stati
 const TEXTURE: &str = "textures and surfaces need a binding model for `.texref`/`.surfref` \
      and texture objects; not implemented";
 const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
-     `mma` of sm_80–sm_90, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated through the \
-     warp model)";
+     `mma` of sm_80–sm_90, `wmma`, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated \
+     through the warp model)";
 pub(crate) const TENSOR_SM100: &str =
     "the sm_100 `.m16n16` and `.m8n16` forms of 8-bit and packed 6/4-bit \
      elements are not implemented";
@@ -64,6 +64,12 @@ const MMA_HOW: &str = "through the warp model (any subgroup size, every warp mod
 const MATRIX_MOVE_HOW: &str = "through the warp model: the row addresses (or fragment words) \
      are exchanged across the warp, then each lane loads, stores or keeps the elements the \
      ISA's fragment layout gives it";
+const WMMA_HOW: &str = "WMMA fragments, whose layout the ISA leaves unspecified, are laid out as \
+     the `mma` tiles of the product (min(M, 16) x 8 x K each; `.f16` A and B fragments repeat \
+     their 4 registers): loads and stores move each element by the layout and stride, and \
+     `wmma.mma` is those tiles' `mma` (see `mma`)";
+const WMMA_SUB_BYTE: &str = "the sub-byte WMMA forms (4-bit and single-bit elements) are not \
+     implemented";
 const CP_ASYNC_HOW: &str = "performed when issued, by the issuing thread (a load and a store, \
      which checked launches test): the ISA orders an asynchronous copy only with the wait \
      that completes it, so this is one of the executions it allows, and committing and \
@@ -668,7 +674,8 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Vsub2, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vsub2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row(Opcode::Vsub4, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vsub4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row(Opcode::Wgmma, ".mma_async .fence .commit_group .wait_group", Unsupported(TENSOR), "wgmma.fence.sync.aligned;"),
-    row(Opcode::Wmma, ".load .store .mma", Unsupported(TENSOR), "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1];"),
+    row(Opcode::Wmma, ".load .store .mma; .m16n16k16 .m32n8k16 .m8n32k16 .f16 .bf16 .s8 .u8; .m16n16k8 .tf32; .m8n8k4 .f64; .row .col, any stride, .global .shared generic", Emulated(WMMA_HOW), "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4};"),
+    row(Opcode::Wmma, ".m8n8k32 .s4 .u4; .m8n8k128 .b1", Unsupported(WMMA_SUB_BYTE), "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r1}, [%rd1], %r2;"),
     row(Opcode::Xor, ".pred .b16 .b32 .b64", Supported, "xor.b32 %r1, %r2, %r3;"),
 ];
 

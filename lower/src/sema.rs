@@ -37,6 +37,7 @@ mod vectors;
 pub use recursion::RECURSION_STACK_BYTES;
 mod video;
 mod warp;
+mod wmma;
 
 /// The module data of `module` (`crate::globals`), with function addresses as
 /// `sema::calls` assigns them.
@@ -1481,6 +1482,7 @@ impl Lowerer<'_> {
                     | Opcode::Cp
                     | Opcode::Ldmatrix
                     | Opcode::Stmatrix
+                    | Opcode::Wmma
             )
         {
             self.kernel.memory_instructions.push(span);
@@ -1504,12 +1506,13 @@ impl Lowerer<'_> {
             &ast::Instruction,
             &Mods,
         ) -> Option<Result<(), Diagnostic>>;
-        let lowerings: [Lowering<'_>; 9] = [
+        let lowerings: [Lowering<'_>; 10] = [
             Self::atomic,
             Self::async_copy,
             Self::stack,
             Self::warp,
             Self::matrix,
+            Self::wmma,
             Self::approx,
             Self::float_formats,
             Self::expand,

@@ -52,7 +52,8 @@ use super::expand::Emit;
 use super::{reject_other, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegTy, Rounding, Space, Value,
+    Address, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegId, RegTy, Rounding,
+    Space, Value,
 };
 
 const U16: OpTy = OpTy::U(16);
@@ -64,14 +65,14 @@ const F64: OpTy = OpTy::F(64);
 
 /// The element type of `mma`'s A and B operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Elem {
+pub(super) enum Elem {
     Float(FloatFormat),
     F64,
     Int { bits: u32, signed: bool },
 }
 
 impl Elem {
-    fn parse(s: &str) -> Option<Elem> {
+    pub(super) fn parse(s: &str) -> Option<Elem> {
         Some(match s {
             ".f16" => Elem::Float(FloatFormat::F16),
             ".bf16" => Elem::Float(FloatFormat::Bf16),
@@ -87,7 +88,7 @@ impl Elem {
         })
     }
 
-    fn bits(self) -> u32 {
+    pub(super) fn bits(self) -> u32 {
         match self {
             Elem::Float(f) => f.bits(),
             Elem::F64 => 64,
@@ -96,14 +97,14 @@ impl Elem {
     }
 
     /// Elements per register: `p` of the module documentation.
-    fn per_register(self) -> u32 {
+    pub(super) fn per_register(self) -> u32 {
         (32 / self.bits()).max(1)
     }
 }
 
 /// The type of `mma`'s C and D operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Accum {
+pub(super) enum Accum {
     F16,
     F32,
     F64,
@@ -111,7 +112,7 @@ enum Accum {
 }
 
 impl Accum {
-    fn parse(s: &str) -> Option<Accum> {
+    pub(super) fn parse(s: &str) -> Option<Accum> {
         Some(match s {
             ".f16" => Accum::F16,
             ".f32" => Accum::F32,
@@ -122,7 +123,7 @@ impl Accum {
     }
 
     /// The type of one C or D register.
-    fn reg_ty(self) -> OpTy {
+    pub(super) fn reg_ty(self) -> OpTy {
         match self {
             Accum::F16 => U32,
             Accum::F32 => F32,
@@ -134,13 +135,15 @@ impl Accum {
 
 /// One `mma` form: its shape and types.
 #[derive(Clone, Copy, Debug)]
-struct Shape {
-    m: u32,
-    n: u32,
-    k: u32,
-    a: Elem,
-    d: Accum,
-    c: Accum,
+pub(super) struct Shape {
+    pub(super) m: u32,
+    pub(super) n: u32,
+    pub(super) k: u32,
+    pub(super) a: Elem,
+    pub(super) b: Elem,
+    pub(super) d: Accum,
+    pub(super) c: Accum,
+    pub(super) satfinite: bool,
 }
 
 impl Shape {
@@ -169,25 +172,25 @@ impl Shape {
     }
 
     /// k per chunk (`4p`).
-    fn chunk(&self) -> u32 {
+    pub(super) fn chunk(&self) -> u32 {
         4 * self.a.per_register()
     }
 
-    fn a_regs(&self) -> u32 {
+    pub(super) fn a_regs(&self) -> u32 {
         self.m / 8 * (self.k / self.chunk())
     }
 
-    fn b_regs(&self) -> u32 {
+    pub(super) fn b_regs(&self) -> u32 {
         self.k / self.chunk()
     }
 
     /// C and D elements per thread.
-    fn elements(&self) -> u32 {
+    pub(super) fn elements(&self) -> u32 {
         self.m * self.n / 32
     }
 
     /// C or D registers per thread.
-    fn acc_regs(&self, acc: Accum) -> u32 {
+    pub(super) fn acc_regs(&self, acc: Accum) -> u32 {
         if acc == Accum::F16 {
             self.elements() / 2
         } else {
@@ -223,7 +226,7 @@ impl Lowerer<'_> {
     }
 
     /// The registers of a `{…}` operand (a single register counts as one).
-    fn vector_operand<'o>(
+    pub(super) fn vector_operand<'o>(
         &self,
         op: &'o Operand,
         count: u32,
@@ -310,7 +313,7 @@ impl Lowerer<'_> {
                 format!("`mma`: A type `{a_name}` and B type `{b_name}` do not go together"),
             ));
         }
-        let form = Shape { m: mm, n: nn, k: kk, a: ae, d, c };
+        let form = Shape { m: mm, n: nn, k: kk, a: ae, b: be, d, c, satfinite };
         if !form.exists() {
             return Err(super::unsupported(
                 span,
@@ -352,6 +355,23 @@ impl Lowerer<'_> {
             .map(|o| self.src(o, c.reg_ty(), false, span))
             .collect::<Result<Vec<_>, _>>()?;
 
+        let results = self.multiply(&form, &a_vals, &b_vals, &c_vals, span)?;
+        // Write D only now: D may name C's registers.
+        self.write_accumulators(d, &d_regs, &results, span);
+        Ok(())
+    }
+
+    /// `form`'s D elements of this thread, computed as the module doc defines: A's and
+    /// B's registers `a` and `b` gathered across the warp, C's `c` the start. Before
+    /// they are written (to f32, f64 or s32 registers, or rounded to f16).
+    pub(super) fn multiply(
+        &mut self,
+        form: &Shape,
+        a_vals: &[Value],
+        b_vals: &[Value],
+        c_vals: &[Value],
+        span: Span,
+    ) -> Result<Vec<Value>, Diagnostic> {
         let (t, group, in_group) = self.lane_coordinates(span);
         let mut e = Emit { l: self, span };
         // A's rows g and g + 8 are held by this group (lanes 4g …); B's columns 2t and
@@ -360,8 +380,8 @@ impl Lowerer<'_> {
         let col0 = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(3));
         let col1 = e.add(U32, col0, Value::Imm(4));
         let rows = form.m / 8;
-        let a_words = self.gather(t, &a_vals, ae, &[group_base], span);
-        let b_words = self.gather(t, &b_vals, be, &[col0, col1], span);
+        let a_words = self.gather(t, a_vals, form.a, &[group_base], span);
+        let b_words = self.gather(t, b_vals, form.b, &[col0, col1], span);
         let element = |l: &mut Self,
                        g: &Gathered,
                        elem: Elem,
@@ -388,15 +408,15 @@ impl Lowerer<'_> {
             let half = (idx / 2) as usize;
             let column = (idx % 2) as usize;
             // The accumulator's start: element idx of C.
-            let mut acc = self.accumulator_start(c, &c_vals, idx, span);
+            let mut acc = self.accumulator_start(form.c, c_vals, idx, span);
             let mut wide = Value::Imm(0);
             for k in 0..form.k {
                 let ch = k / chunk;
                 let a_reg = half as u32 + rows * ch;
-                let a = element(self, &a_words, ae, a_reg, 0, k % chunk);
-                let b = element(self, &b_words, be, ch, column, k % chunk);
+                let a = element(self, &a_words, form.a, a_reg, 0, k % chunk);
+                let b = element(self, &b_words, form.b, ch, column, k % chunk);
                 let mut e = Emit { l: self, span };
-                match (ae, be) {
+                match (form.a, form.b) {
                     (Elem::Float(fa), Elem::Float(fb)) => {
                         // Widen reads the format's low bits; `.tf32` keeps its 19.
                         let (a, b) = if fa == FloatFormat::Tf32 {
@@ -431,11 +451,11 @@ impl Lowerer<'_> {
                     _ => return Err(Diagnostic::internal(span, "mma: mixed element kinds")),
                 }
             }
-            if let Elem::Int { .. } = ae {
+            if let Elem::Int { .. } = form.a {
                 let mut e = Emit { l: self, span };
                 let start = e.cvt(S64, OpTy::S(32), acc);
                 let sum = e.add(S64, wide, start);
-                acc = if satfinite {
+                acc = if form.satfinite {
                     let low =
                         e.bin(BinaryOp::Max, S64, sum, Value::Imm(i64::from(i32::MIN) as u64));
                     let clamped = e.bin(BinaryOp::Min, S64, low, Value::Imm(i32::MAX as u64));
@@ -446,7 +466,18 @@ impl Lowerer<'_> {
             }
             results.push(acc);
         }
-        // Write D only now: D may name C's registers.
+        Ok(results)
+    }
+
+    /// Writes D's registers from [`Self::multiply`]'s elements (pairs of `.f16`
+    /// elements rounded and packed).
+    pub(super) fn write_accumulators(
+        &mut self,
+        d: Accum,
+        d_regs: &[RegId],
+        results: &[Value],
+        span: Span,
+    ) {
         let mut e = Emit { l: self, span };
         match d {
             Accum::F16 => {
@@ -472,12 +503,11 @@ impl Lowerer<'_> {
                 }
             }
             _ => {
-                for (&dst, &v) in d_regs.iter().zip(&results) {
+                for (&dst, &v) in d_regs.iter().zip(results) {
                     e.mov(d.reg_ty(), dst, v);
                 }
             }
         }
-        Ok(())
     }
 
     /// Element `idx` of C as the accumulation starts it: f32 for float forms (an
@@ -496,7 +526,7 @@ impl Lowerer<'_> {
 
     /// `(linear tid, g, t)`: the thread's group `%laneid >> 2` and its place in it,
     /// `%laneid % 4`.
-    fn lane_coordinates(&mut self, span: Span) -> (Value, Value, Value) {
+    pub(super) fn lane_coordinates(&mut self, span: Span) -> (Value, Value, Value) {
         let t = self.linear_tid(span);
         let mut e = Emit { l: self, span };
         let lane = e.and(U32, t, Value::Imm(31));
