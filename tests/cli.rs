@@ -891,7 +891,7 @@ fn one_rejected_kernel_does_not_take_down_its_module() {
         ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\n\
         add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r1;\nret;\n}\n\
         .visible .entry bad(.param .u64 out)\n{\n.reg .b32 %r<3>;\n\
-        ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];\nret;\n}\n";
+        wgmma.fence.sync.aligned;\nret;\n}\n";
     let dir = temp_dir();
     let ptx = dir.path().join("two.ptx");
     std::fs::write(&ptx, PTX).expect("write");
@@ -901,8 +901,8 @@ fn one_rejected_kernel_does_not_take_down_its_module() {
         args.extend(entry.map(|e| ["--entry", e]).into_iter().flatten());
         ptxvk(args)
     };
-    expect_error(&compile(None), 1, "compile of the module", &["ldmatrix"]);
-    expect_error(&compile(Some("bad")), 1, "compile --entry bad", &["ldmatrix"]);
+    expect_error(&compile(None), 1, "compile of the module", &["wgmma"]);
+    expect_error(&compile(Some("bad")), 1, "compile --entry bad", &["wgmma"]);
     expect_ok(&compile(Some("good")), "compile --entry good");
 
     let Some(_) = vulkan("one_rejected_kernel_does_not_take_down_its_module") else {
@@ -930,7 +930,7 @@ fn one_rejected_kernel_does_not_take_down_its_module() {
     assert_eq!(module.kernel_names(), ["good"]);
     match module.kernel("bad") {
         Err(ptxvk::Error::Ptx { rendered, .. }) => {
-            assert!(rendered.contains("ldmatrix") && rendered.contains(":18:1"), "{rendered}")
+            assert!(rendered.contains("wgmma") && rendered.contains(":18:1"), "{rendered}")
         }
         Err(e) => panic!("expected the kernel's diagnostic, got {e}"),
         Ok(_) => panic!("the rejected kernel was found"),

@@ -376,7 +376,7 @@ fn warp_aggregated_atomics_compact_a_stream() {
 /// barriers. (lavapipe's subgroups are 8 wide, so only the emulated form runs here.)
 #[test]
 fn native_and_split_forms_validate() {
-    use ptxvk::compile::{compile_with, Target, WarpMode};
+    use ptxvk::compile::WarpMode;
     // Opcodes (SPIR-V 1.6 §3.56): OpControlBarrier, OpGroupNonUniformShuffle.
     const CONTROL_BARRIER: u32 = 224;
     const SHUFFLE: u32 = 345;
@@ -394,15 +394,9 @@ fn native_and_split_forms_validate() {
     files.push(repo().join("tests/ptx/warp/collectives.ptx"));
     files.push(repo().join("tests/ptx/warp/redux_f32.ptx"));
     for path in files {
-        let text = std::fs::read_to_string(&path).expect("read PTX");
         let name = path.display().to_string();
-        for mode in [WarpMode::Native, WarpMode::Split, WarpMode::Emulated] {
-            let c = compile_with(&name, &text, None, Target::with_warp_mode(mode))
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            ptxvk::spirv::validate(&c.spirv.words)
-                .unwrap_or_else(|e| panic!("{name} {mode:?}: {e}"));
-            let (barriers, shuffles) =
-                (count(&c.spirv.words, CONTROL_BARRIER), count(&c.spirv.words, SHUFFLE));
+        for (mode, words) in common::compile_every_warp_mode(&path) {
+            let (barriers, shuffles) = (count(&words, CONTROL_BARRIER), count(&words, SHUFFLE));
             if mode == WarpMode::Emulated {
                 assert!(
                     barriers > 0 && shuffles == 0,

@@ -84,6 +84,24 @@ pub fn load_for(device: &Device, path: &Path, target: ptxvk::compile::Target) ->
     Module::from_compiled(device, compiled).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// `path` compiled in every warp mode (native, split, emulated), each validated with
+/// spirv-val: the modes and their SPIR-V words.
+pub fn compile_every_warp_mode(path: &Path) -> Vec<(ptxvk::compile::WarpMode, Vec<u32>)> {
+    use ptxvk::compile::{compile_with, Target, WarpMode};
+    let text = std::fs::read_to_string(path).expect("read PTX");
+    let name = path.display().to_string();
+    [WarpMode::Native, WarpMode::Split, WarpMode::Emulated]
+        .into_iter()
+        .map(|mode| {
+            let c = compile_with(&name, &text, None, Target::with_warp_mode(mode))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            ptxvk::spirv::validate(&c.spirv.words)
+                .unwrap_or_else(|e| panic!("{name} {mode:?}: {e}"));
+            (mode, c.spirv.words)
+        })
+        .collect()
+}
+
 /// Runs `case` through the Rust API and returns (launch stats, buffer bytes by arg).
 pub fn run_api(
     device: &Device,

@@ -51,11 +51,10 @@
 
 #define LANE (threadIdx.x % 32)
 
-extern "C" __global__ void mma_f16_f32(const unsigned short* A, const unsigned short* B,
-                                       const float* C, float* D) {
+// The m16n8k16 fragments of 16-bit A (16 x 16) and B (16 x 8, K x N) and f32 C.
+__device__ void fragments_16bit(const unsigned short* A, const unsigned short* B,
+                                const float* C, unsigned a[4], unsigned b[2], float c[4]) {
     unsigned g = LANE >> 2, t = LANE % 4;
-    unsigned a[4], b[2];
-    float c[4], d[4];
     for (int r = 0; r < 4; r++) {
         unsigned row = g + 8 * (r % 2), col = 2 * t + 8 * (r / 2);
         a[r] = A[row * 16 + col] | ((unsigned)A[row * 16 + col + 1] << 16);
@@ -65,37 +64,26 @@ extern "C" __global__ void mma_f16_f32(const unsigned short* A, const unsigned s
         b[r] = B[k * 8 + g] | ((unsigned)B[(k + 1) * 8 + g] << 16);
     }
     for (int i = 0; i < 4; i++) c[i] = C[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2];
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%10,%11,%12,%13};"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]),
-          "f"(c[1]), "f"(c[2]), "f"(c[3]));
-    for (int i = 0; i < 4; i++) D[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2] = d[i];
 }
 
-extern "C" __global__ void mma_bf16_f32(const unsigned short* A, const unsigned short* B,
-                                        const float* C, float* D) {
-    unsigned g = LANE >> 2, t = LANE % 4;
-    unsigned a[4], b[2];
-    float c[4], d[4];
-    for (int r = 0; r < 4; r++) {
-        unsigned row = g + 8 * (r % 2), col = 2 * t + 8 * (r / 2);
-        a[r] = A[row * 16 + col] | ((unsigned)A[row * 16 + col + 1] << 16);
+// D = A B + C of m16n8k16 with 16-bit inputs of PTX type TYPE, f32 C and D.
+#define MMA_16BIT_F32(NAME, TYPE)                                                              \
+    extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B,          \
+                                    const float* C, float* D) {                                \
+        unsigned a[4], b[2];                                                                   \
+        float c[4], d[4];                                                                      \
+        fragments_16bit(A, B, C, a, b, c);                                                     \
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE                    \
+                     ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"          \
+                     : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                          \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),       \
+                       "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));                            \
+        unsigned g = LANE >> 2, t = LANE % 4;                                                  \
+        for (int i = 0; i < 4; i++) D[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2] = d[i];          \
     }
-    for (int r = 0; r < 2; r++) {
-        unsigned k = 2 * t + 8 * r;
-        b[r] = B[k * 8 + g] | ((unsigned)B[(k + 1) * 8 + g] << 16);
-    }
-    for (int i = 0; i < 4; i++) c[i] = C[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2];
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%10,%11,%12,%13};"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]),
-          "f"(c[1]), "f"(c[2]), "f"(c[3]));
-    for (int i = 0; i < 4; i++) D[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2] = d[i];
-}
+
+MMA_16BIT_F32(mma_f16_f32, "f16")
+MMA_16BIT_F32(mma_bf16_f32, "bf16")
 
 extern "C" __global__ void mma_f16_f16(const unsigned short* A, const unsigned short* B,
                                        const unsigned short* C, unsigned short* D) {

@@ -328,37 +328,51 @@ impl Lowerer<'_> {
         if satfinite && d != Accum::S32 {
             return Err(Diagnostic::error(span, "`.satfinite` applies to the integer `mma` forms"));
         }
-        let ops = i.operands.as_slice();
-        let [d_op, a_op, b_op, c_op] = ops else {
-            return Err(Diagnostic::error(span, "`mma` takes 4 operands: d, a, b, c"));
-        };
-        // `.f64` registers are split into words for the exchanges.
-        let reg_ty = |e: Elem| if e == Elem::F64 { U64 } else { U32 };
-        let d_items = self.vector_operand(d_op, form.acc_regs(d), "`mma`'s d")?;
-        let a_items = self.vector_operand(a_op, form.a_regs(), "`mma`'s a")?;
-        let b_items = self.vector_operand(b_op, form.b_regs(), "`mma`'s b")?;
-        let c_items = self.vector_operand(c_op, form.acc_regs(c), "`mma`'s c")?;
-        let d_regs = d_items
-            .iter()
-            .map(|o| self.dst(o, d.reg_ty(), false))
-            .collect::<Result<Vec<_>, _>>()?;
-        let a_vals = a_items
-            .iter()
-            .map(|o| self.src(o, reg_ty(ae), false, span))
-            .collect::<Result<Vec<_>, _>>()?;
-        let b_vals = b_items
-            .iter()
-            .map(|o| self.src(o, reg_ty(be), false, span))
-            .collect::<Result<Vec<_>, _>>()?;
-        let c_vals = c_items
-            .iter()
-            .map(|o| self.src(o, c.reg_ty(), false, span))
-            .collect::<Result<Vec<_>, _>>()?;
-
+        let counts = [form.acc_regs(d), form.a_regs(), form.b_regs(), form.acc_regs(c)];
+        let (d_regs, [a_vals, b_vals, c_vals]) = self.mma_operands(i, &form, counts, "`mma`")?;
         let results = self.multiply(&form, &a_vals, &b_vals, &c_vals, span)?;
         // Write D only now: D may name C's registers.
         self.write_accumulators(d, &d_regs, &results, span);
         Ok(())
+    }
+
+    /// The operands `d, a, b, c` of `mma` or `wmma.mma` (`what`) with `form`'s types and
+    /// `counts` registers each: D's destinations and the others' values (`.f64`
+    /// registers as 64-bit words, to split for the exchanges).
+    pub(super) fn mma_operands(
+        &mut self,
+        i: &ast::Instruction,
+        form: &Shape,
+        counts: [u32; 4],
+        what: &str,
+    ) -> Result<(Vec<RegId>, [Vec<Value>; 3]), Diagnostic> {
+        let span = i.span;
+        let [d_op, a_op, b_op, c_op] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(span, format!("{what} takes 4 operands: d, a, b, c")));
+        };
+        let input = |e: Elem| if e == Elem::F64 { U64 } else { U32 };
+        let d_items = self.vector_operand(d_op, counts[0], &format!("{what}'s d"))?;
+        let d_regs = d_items
+            .iter()
+            .map(|o| self.dst(o, form.d.reg_ty(), false))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut values = Vec::new();
+        for (op, (count, ty, name)) in [a_op, b_op, c_op].into_iter().zip([
+            (counts[1], input(form.a), "a"),
+            (counts[2], input(form.b), "b"),
+            (counts[3], form.c.reg_ty(), "c"),
+        ]) {
+            let items = self.vector_operand(op, count, &format!("{what}'s {name}"))?;
+            let vals = items
+                .iter()
+                .map(|o| self.src(o, ty, false, span))
+                .collect::<Result<Vec<_>, _>>()?;
+            values.push(vals);
+        }
+        let [a, b, c]: [Vec<Value>; 3] = values
+            .try_into()
+            .map_err(|_| Diagnostic::internal(span, "mma: three source operands"))?;
+        Ok((d_regs, [a, b, c]))
     }
 
     /// `form`'s D elements of this thread, computed as the module doc defines: A's and

@@ -422,35 +422,14 @@ impl Lowerer<'_> {
             ));
         };
         let tile = wmma_tile(shape, (a, b, d, c), satfinite, span)?;
-        let [d_op, a_op, b_op, c_op] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, "`wmma.mma` takes 4 operands: d, a, b, c"));
-        };
-        let input_ty = |e: Elem| if e == Elem::F64 { U64 } else { U32 };
-        let counts = |w| Self::fragment_regs(&tile, shape, w);
-        let d_items = self.vector_operand(
-            d_op,
+        let counts = [
             Self::fragment_regs(&Shape { c: d, ..tile }, shape, Which::C).1,
-            "`wmma.mma`'s d",
-        )?;
-        let a_items = self.vector_operand(a_op, counts(Which::A).1, "`wmma.mma`'s a")?;
-        let b_items = self.vector_operand(b_op, counts(Which::B).1, "`wmma.mma`'s b")?;
-        let c_items = self.vector_operand(c_op, counts(Which::C).1, "`wmma.mma`'s c")?;
-        let d_regs = d_items
-            .iter()
-            .map(|o| self.dst(o, d.reg_ty(), false))
-            .collect::<Result<Vec<_>, _>>()?;
-        let a_vals = a_items
-            .iter()
-            .map(|o| self.src(o, input_ty(a), false, span))
-            .collect::<Result<Vec<_>, _>>()?;
-        let b_vals = b_items
-            .iter()
-            .map(|o| self.src(o, input_ty(b), false, span))
-            .collect::<Result<Vec<_>, _>>()?;
-        let c_vals = c_items
-            .iter()
-            .map(|o| self.src(o, c.reg_ty(), false, span))
-            .collect::<Result<Vec<_>, _>>()?;
+            Self::fragment_regs(&tile, shape, Which::A).1,
+            Self::fragment_regs(&tile, shape, Which::B).1,
+            Self::fragment_regs(&tile, shape, Which::C).1,
+        ];
+        let (d_regs, [a_vals, b_vals, c_vals]) =
+            self.mma_operands(i, &tile, counts, "`wmma.mma`")?;
         let (row_tiles, col_tiles) = (shape.0 / tile.m, shape.1 / 8);
         let (ar, br) = (tile.a_regs() as usize, tile.b_regs() as usize);
         let (cr, dr) = (tile.acc_regs(c) as usize, tile.acc_regs(d) as usize);
