@@ -1,5 +1,8 @@
-//! Timing shared by the launch benchmarks (`benches/launch.rs` and the driver library's
-//! `cuda-driver/benches/driver_launch.rs`): medians of repeated runs after a warm-up.
+//! Timing shared by the benchmarks (`benches/launch.rs`, `benches/tensor.rs` and the
+//! driver library's `cuda-driver/benches/driver_launch.rs`): medians of repeated runs
+//! after a warm-up.
+// Each bench uses the part it needs.
+#![allow(dead_code)]
 
 use std::time::Instant;
 
