@@ -44,6 +44,7 @@ test: setup
 		--test atomics_e2e --test memory_e2e --test warp_e2e --test control_e2e \
 		--test recursion_e2e --test syscalls_e2e --test legacy_e2e --test link_e2e \
 		--test grid_sync_e2e --test streams_e2e --test tensor_e2e --test async_copy_e2e \
+		--test cluster_e2e \
 		-- --skip histogram_shared_then_global_atomics \
 		--skip a_cutlass_style_gemm_with_cp_async_double_buffering
 	# And under initcheck: the corpus's kernels read only what the host or a kernel

@@ -151,7 +151,12 @@ fn check_cooperative(grid: [c_uint; 3]) -> Result<(), CUresult> {
     Ok(())
 }
 
-/// `cuLaunchKernelEx`; the cooperative attribute is checked, others are accepted and
+/// `CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
+const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+
+/// `cuLaunchKernelEx`; the cooperative attribute is checked, and a cluster shape of
+/// more than one CTA is refused (ptxvk runs every cluster as one CTA, which the
+/// compiler makes exact: `lower::sema::cluster`); other attributes are accepted and
 /// ignored.
 unsafe fn launch_ex(
     config: *const CUlaunchConfig,
@@ -173,6 +178,19 @@ unsafe fn launch_ex(
     for i in 0..c.numAttrs as usize {
         // SAFETY: `attrs` holds `numAttrs` entries (CUDA's contract).
         let attr = unsafe { &*c.attrs.add(i) };
+        if attr.id as u32 == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION {
+            // SAFETY: the value of a CLUSTER_DIMENSION attribute is its `clusterDim`.
+            let dims = unsafe { attr.value.clusterDim };
+            let ctas = u64::from(dims.x) * u64::from(dims.y) * u64::from(dims.z);
+            if ctas > 1 {
+                eprintln!(
+                    "ptxvk libcuda: clusters of {ctas} CTAs are not supported (ptxvk runs \
+                     every thread-block cluster as one CTA)"
+                );
+                return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+            }
+            continue;
+        }
         if attr.id as u32 != CU_LAUNCH_ATTRIBUTE_COOPERATIVE {
             continue;
         }

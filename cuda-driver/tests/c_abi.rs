@@ -332,7 +332,7 @@ fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
 }
 
 #[test]
-fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
+fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
     let lib = library();
     if !init_context(&lib) {
         return;
@@ -375,6 +375,29 @@ fn cooperative_launches_fit_the_blocks_the_device_keeps_resident() {
         // (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720).
         assert_eq!(launch(f, 1, 1, 1, 64, 1, 1, 0, 0, params.as_mut_ptr()), SUCCESS);
         assert_eq!(launch(f, 2, 1, 1, 32, 1, 1, 0, 0, params.as_mut_ptr()), 720);
+        // cuLaunchKernelEx with a cluster shape: one CTA per cluster runs (ptxvk's own
+        // clusters), two are refused (CUDA_ERROR_NOT_SUPPORTED = 801).
+        use cudarc::driver::sys::{CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
+        let launch_ex: unsafe extern "C" fn(
+            *const CUlaunchConfig,
+            usize,
+            *mut *mut c_void,
+            *mut *mut c_void,
+        ) -> R = proc(&lib, "cuLaunchKernelEx");
+        for (x, want) in [(1, SUCCESS), (2, 801)] {
+            let mut attr: CUlaunchAttribute = std::mem::zeroed();
+            attr.id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr.value.clusterDim.x = x;
+            attr.value.clusterDim.y = 1;
+            attr.value.clusterDim.z = 1;
+            let mut config: CUlaunchConfig = std::mem::zeroed();
+            (config.gridDimX, config.gridDimY, config.gridDimZ) = (2, 1, 1);
+            (config.blockDimX, config.blockDimY, config.blockDimZ) = (32, 1, 1);
+            config.attrs = &mut attr;
+            config.numAttrs = 1;
+            let got = launch_ex(&config, f, params.as_mut_ptr(), std::ptr::null_mut());
+            assert_eq!(got, want, "a cluster of {x} CTAs");
+        }
         let mut c = vec![0f32; n];
         assert_eq!(dtoh(c.as_mut_ptr().cast(), dc, n * 4), SUCCESS);
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();

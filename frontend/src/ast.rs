@@ -80,7 +80,9 @@ impl StateSpace {
             ".global" => StateSpace::Global,
             ".local" => StateSpace::Local,
             ".param" => StateSpace::Param,
-            ".shared" | ".shared::cta" => StateSpace::Shared,
+            // ptxvk runs every thread-block cluster as one CTA, whose `.shared::cluster`
+            // window is its `.shared` one (`lower::sema::cluster`).
+            ".shared" | ".shared::cta" | ".shared::cluster" => StateSpace::Shared,
             ".tex" => StateSpace::Tex,
             _ => return None,
         })

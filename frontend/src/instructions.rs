@@ -352,7 +352,7 @@ instruction_table! {
         "M? V?", []),
     (Fma, "fma", [TYPES, ROUND, FLOAT_MODES], "V V V V", [MulPart, Rounding, Ftz, Sat]),
     (Fns, "fns", [TYPES], "V V V V", []),
-    (Getctarank, "getctarank", [TYPES, SPACES], "V V", []),
+    (Getctarank, "getctarank", [TYPES, SPACES], "V V", [Space]),
     (Griddepcontrol, "griddepcontrol", [&[".launch_dependents", ".wait"]], "", []),
     (Isspacep, "isspacep", [SPACES], "V V", [Space]),
     (Istypep, "istypep", [&[".texref", ".samplerref", ".surfref"]], "V V", []),
@@ -364,7 +364,7 @@ instruction_table! {
     (Mad, "mad", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V V", [MulPart, Rounding, Ftz, Sat]),
     (Mad24, "mad24", [TYPES, INT_MODES], "V V V V", [MulPart, Sat]),
     (Madc, "madc", [TYPES, INT_MODES], "V V V V", [MulPart]),
-    (Mapa, "mapa", [TYPES, SPACES], "V V V", []),
+    (Mapa, "mapa", [TYPES, SPACES], "V V V", [Space]),
     (Match, "match", [TYPES, &[".any", ".all", ".sync"]], "V V V", []),
     (Max, "max", [TYPES, FLOAT_MODES], "V V V V?", [Ftz]),
     (Mbarrier, "mbarrier", [

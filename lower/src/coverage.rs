@@ -76,8 +76,12 @@ const CP_ASYNC_HOW: &str = "performed when issued, by the issuing thread (a load
      waiting emit nothing; a partial `src-size` reads only its bytes and zero-fills";
 pub(crate) const ASYNC: &str = "not implemented yet: bulk and tensor copies (TMA), mbarrier \
      objects and tensor maps (`cp.async` of sm_80 and its groups are)";
-const CLUSTER: &str = "thread-block clusters and distributed shared memory (sm_90) have no \
-     Vulkan equivalent; not implemented";
+const CLUSTER: &str = "ptxvk runs every thread-block cluster as one CTA (Vulkan has no \
+     clusters); this instruction has no meaning there and is not implemented";
+const CLUSTER_HOW: &str = "every cluster is one CTA, where it is exact: `barrier.cluster.wait` \
+     is the block's barrier (`.arrive` does nothing), `mapa` maps an address to itself, \
+     `getctarank` is 0, `.shared::cluster` is `.shared` and the `.cluster` scope `.cta`; \
+     a kernel requiring larger clusters is rejected";
 const VIDEO_HOW: &str = "the selected bytes or half words extended to 64 bits, the operation, \
      clamp and secondary operation or merge computed exactly in core integer operations";
 const VIDEO_SIMD_HOW: &str = "each lane extracted from the pair `{b, a}`, computed in 32 bits, \
@@ -198,7 +202,8 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Bar, ".warp.sync", Emulated("a workgroup barrier (the warp is converged in block-uniform code)"), "bar.warp.sync -1;"),
     row(Opcode::Barrier, "{.cta}.sync{.aligned}, with a thread count covering every warp of the block", Supported, "barrier.sync 0;"),
     row(Opcode::Barrier, "{.cta}.red{.aligned} .popc .and .or", Emulated(BAR_RED_HOW), "barrier.cta.red.or.pred %p1, 2, %p2;"),
-    row(Opcode::Barrier, ".arrive, .cluster.*", Unsupported(NAMED_BARRIERS), "barrier.arrive 0, 64;"),
+    row(Opcode::Barrier, ".cluster.arrive .cluster.wait {.aligned}", Emulated(CLUSTER_HOW), "barrier.cluster.wait;"),
+    row(Opcode::Barrier, ".arrive", Unsupported(NAMED_BARRIERS), "barrier.arrive 0, 64;"),
     row(Opcode::Bfe, ".u32 .u64 .s32 .s64", Supported, "bfe.u32 %r1, %r2, %r3, %r4;"),
     row(Opcode::Bfi, ".b32 .b64", Supported, "bfi.b32 %r1, %r2, %r3, %r4, 8;"),
     row(
@@ -380,7 +385,7 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Fma, ".rn .rz .rm .rp .f64", Emulated(SOFT_FMA), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
     row(Opcode::Fma, ".rn{.ftz}{.sat}{.relu}.f16 .f16x2, .rn{.relu}.bf16 .bf16x2", Emulated(HALF_HOW), "fma.rn.f16 %h1, %h2, %h3, %h4;"),
     row(Opcode::Fns, ".b32", Emulated("a binary search on population counts of the masked (or bit-reversed) mask"), "fns.b32 %r1, %r2, %r3, %r4;"),
-    row(Opcode::Getctarank, "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "getctarank.u32 %r1, %r2;"),
+    row(Opcode::Getctarank, "{.shared::cluster}.u32 .u64", Emulated(CLUSTER_HOW), "getctarank.shared::cluster.u32 %r1, %r2;"),
     row(Opcode::Griddepcontrol, ".launch_dependents .wait", Emulated("no programmatic dependent launch: a grid already waits for its predecessor; nothing is emitted"), "griddepcontrol.wait;"),
     row(Opcode::Isspacep, ".global .shared .local", Emulated("a compare of the address's window"), "isspacep.global %p1, %rd1;"),
     row(Opcode::Isspacep, ".param", Emulated("in a kernel, a range check against the parameter block"), "isspacep.param %p1, %rd1;"),
@@ -451,7 +456,7 @@ pub static ROWS: &[Row] = &[
         Emulated("the carry flag CC.CF is a 32-bit register; carries are unsigned compares"),
         "madc.hi.u32 %r1, %r2, %r3, %r4;",
     ),
-    row(Opcode::Mapa, "{.shared::cluster}.u32 .u64", Unsupported(CLUSTER), "mapa.u64 %rd1, %rd2, %r1;"),
+    row(Opcode::Mapa, "{.shared::cluster}.u32 .u64", Emulated(CLUSTER_HOW), "mapa.shared::cluster.u32 %r1, %r2, 0;"),
     row(Opcode::Match, ".any .all .sync .b32 .b64", Emulated(WARP_HOW), "match.any.sync.b32 %r1, %r2, 0xffffffff;"),
     row(Opcode::Max, ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "max.s32 %r1, %r2, %r3;"),
     row(

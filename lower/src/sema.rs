@@ -23,6 +23,7 @@ mod async_copy;
 mod atomic;
 mod barrier;
 mod calls;
+mod cluster;
 mod expand;
 mod formats;
 mod matrix;
@@ -224,6 +225,8 @@ struct Lowerer<'m> {
     generic_windows: bool,
     /// Where each register's generic addresses may point (`sema::spaces`).
     spaces: BTreeMap<Name, spaces::Provenance>,
+    /// The kernel declares its cluster shape (`%is_explicit_cluster`, `sema::cluster`).
+    explicit_cluster: bool,
     /// The module's device functions, by name.
     functions: &'m BTreeMap<Name, &'m ast::Function>,
     /// The functions being inlined, outermost first (to name a recursion's cycle).
@@ -318,6 +321,10 @@ fn lower_kernel<'m>(
         ));
     }
     let (reqntid, maxntid) = block_size_attributes(f, &mut errors);
+    let explicit_cluster = cluster::cluster_attributes(f).unwrap_or_else(|e| {
+        errors.push(e);
+        false
+    });
     let maxnreg = f.attributes.iter().find_map(|a| match &a.kind {
         ast::DirectiveKind::Tuning { name, values } if name.value == ".maxnreg" => {
             values.first().map(|v| v.value)
@@ -345,6 +352,7 @@ fn lower_kernel<'m>(
         carry: None,
         generic_windows: false,
         spaces: BTreeMap::new(),
+        explicit_cluster,
         functions,
         call_stack: Vec::new(),
         frame: None,
@@ -1049,13 +1057,23 @@ impl Lowerer<'_> {
         match op {
             Operand::Imm(e) => Ok(Value::Imm(imm_bits(e, ty)?)),
             Operand::Name { name, component: Some(c) } => {
-                let reg = special_reg(name, c.as_ref())?;
                 if ty.bits() != 32 && !(allow_wider && ty.bits() < 32) {
                     return Err(Diagnostic::error(
                         op.span(),
                         format!("`{}{}` is a 32-bit special register", name.value, c.value),
                     ));
                 }
+                let dim = match c.value.as_str() {
+                    ".x" => Some(Dim::X),
+                    ".y" => Some(Dim::Y),
+                    ".z" => Some(Dim::Z),
+                    _ => None,
+                };
+                if let Some(v) = dim.and_then(|d| self.cluster_register(&name.value, Some(d), span))
+                {
+                    return Ok(v);
+                }
+                let reg = special_reg(name, c.as_ref())?;
                 let t = self.temp(RegTy::Int(32), span);
                 self.push(InstKind::Special { dst: t, reg }, span);
                 if ty.bits() < 32 {
@@ -1182,8 +1200,23 @@ impl Lowerer<'_> {
                 None if reserved::is_reserved_register(&name.value) => {
                     self.reserved_register(&name.value, ty, name.span)
                 }
+                // A predicate (PTX ISA 9.2 §10.41); every cluster is one CTA, declared
+                // or not (`sema::cluster`).
+                None if name.value == "%is_explicit_cluster" => {
+                    if ty != OpTy::Pred {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "`%is_explicit_cluster` is a `.pred` register",
+                        ));
+                    }
+                    Ok(Value::Imm(u64::from(self.explicit_cluster)))
+                }
                 None if is_special_name(&name.value) => {
-                    match self.warp_register(&name.value, name.span) {
+                    let value = match self.warp_register(&name.value, name.span) {
+                        Some(v) => Some(v),
+                        None => self.cluster_register(&name.value, None, name.span),
+                    };
+                    match value {
                         Some(v) if ty.bits() == 32 && !ty.is_float() => Ok(v),
                         Some(_) => Err(Diagnostic::error(
                             name.span,
@@ -1506,8 +1539,9 @@ impl Lowerer<'_> {
             &ast::Instruction,
             &Mods,
         ) -> Option<Result<(), Diagnostic>>;
-        let lowerings: [Lowering<'_>; 10] = [
+        let lowerings: [Lowering<'_>; 11] = [
             Self::atomic,
+            Self::cluster,
             Self::async_copy,
             Self::stack,
             Self::warp,
@@ -2146,7 +2180,8 @@ impl Lowerer<'_> {
             Opcode::Membar | Opcode::Fence => {
                 let device =
                     i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
-                let ok = [".cta", ".gl", ".gpu", ".sys", ".sc", ".acq_rel"];
+                // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`).
+                let ok = [".cta", ".cluster", ".gl", ".gpu", ".sys", ".sc", ".acq_rel"];
                 reject_other(m, &ok)?;
                 arity(0)?;
                 self.push(InstKind::Fence { device_scope: device }, span);
@@ -2775,13 +2810,8 @@ fn memory_order(op: Opcode, span: Span, m: &Mods) -> Result<Option<(Order, Scope
             ".cta" => scope = Some(Scope::Cta),
             ".gpu" => scope = Some(Scope::Gpu),
             ".sys" => scope = Some(Scope::Sys),
-            ".cluster" => {
-                return Err(unsupported(
-                    o.span,
-                    "the `.cluster` scope",
-                    "thread-block clusters have no Vulkan equivalent",
-                ))
-            }
+            // Every cluster is one CTA (`sema::cluster`).
+            ".cluster" => scope = Some(Scope::Cta),
             s if is_cache_hint(s) => {}
             s => {
                 return Err(Diagnostic::error(

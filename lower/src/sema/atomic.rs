@@ -107,13 +107,8 @@ impl Lowerer<'_> {
                 ".acquire" => order = Order::Acquire,
                 ".release" => order = Order::Release,
                 ".acq_rel" => order = Order::AcqRel,
-                ".cluster" => {
-                    return Err(super::unsupported(
-                        o.span,
-                        "the `.cluster` scope",
-                        "thread-block clusters have no Vulkan equivalent",
-                    ))
-                }
+                // Every cluster is one CTA (`sema::cluster`).
+                ".cluster" => scope = Scope::Cta,
                 ".noftz" => {}
                 _ if is_cache_hint(s) => {}
                 _ => {

@@ -1,0 +1,142 @@
+//! Thread-block clusters of sm_90 (PTX ISA 9.2 §2.2.2, §9.7.13.8, §9.7.9.23), for the
+//! clusters ptxvk launches: one CTA each. Vulkan has no clusters, but a grid of
+//! one-CTA clusters is exactly a grid of CTAs, so the cluster instructions are exact
+//! there:
+//!
+//! - `%clusterid` is `%ctaid`, `%nclusterid` is `%nctaid`, `%cluster_ctaid` is 0,
+//!   `%cluster_nctaid` 1, `%cluster_ctarank` 0, `%cluster_nctarank` 1, and the
+//!   predicate `%is_explicit_cluster` says whether the kernel declares its cluster
+//!   shape (`.explicitcluster` or `.reqnctapercluster`; read in `Lowerer::src`);
+//! - `barrier.cluster.arrive` does nothing and `barrier.cluster.wait` is the block's
+//!   barrier: every thread of the cluster has arrived once every thread of the CTA
+//!   reaches the wait, and the barrier orders their memory as the pair's release and
+//!   acquire do;
+//! - `mapa` maps an address to itself (rank 0 is the only CTA; other ranks are outside
+//!   the cluster, which PTX leaves undefined) and `getctarank` is 0;
+//! - `.shared::cluster` addresses are the CTA's `.shared` ones (the front end reads the
+//!   state space as `.shared`), and the `.cluster` scope is the `.cta` scope.
+//!
+//! A kernel that requires clusters of more CTAs (`.reqnctapercluster` with a product
+//! above 1) is rejected with a diagnostic, as is a launch asking for them (the driver
+//! library's `cuLaunchKernelEx`).
+
+use ptxvk_frontend::ast;
+use ptxvk_frontend::{Diagnostic, Opcode, Span};
+
+use super::{reject_other, Lowerer, Mods};
+use crate::ir::{Dim, InstKind, OpTy, SpecialReg, Value};
+
+/// The cluster shape a kernel requires with `.reqnctapercluster`, if any, and whether it
+/// declares its cluster (`%is_explicit_cluster`); an error for clusters of several CTAs.
+pub(super) fn cluster_attributes(f: &ast::Function) -> Result<bool, Diagnostic> {
+    let mut explicit = false;
+    for a in &f.attributes {
+        let ast::DirectiveKind::Tuning { name, values } = &a.kind else { continue };
+        match name.value.as_str() {
+            ".explicitcluster" => explicit = true,
+            ".reqnctapercluster" => {
+                explicit = true;
+                let ctas: u64 = values.iter().map(|v| u64::from(v.value)).product();
+                if ctas > 1 {
+                    return Err(super::unsupported(
+                        a.span,
+                        &format!("a cluster of {ctas} CTAs (`.reqnctapercluster`)"),
+                        "ptxvk runs every cluster as one CTA (Vulkan has no thread-block \
+                         clusters or distributed shared memory)",
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(explicit)
+}
+
+impl Lowerer<'_> {
+    /// A cluster special register (module doc); `None` for other names.
+    pub(super) fn cluster_register(
+        &mut self,
+        name: &str,
+        dim: Option<Dim>,
+        span: Span,
+    ) -> Option<Value> {
+        let special = |l: &mut Self, reg: SpecialReg| {
+            let t = l.temp(OpTy::U(32).storage(), span);
+            l.push(InstKind::Special { dst: t, reg }, span);
+            Value::Reg(t)
+        };
+        Some(match (name, dim) {
+            ("%clusterid", Some(d)) => special(self, SpecialReg::Ctaid(d)),
+            ("%nclusterid", Some(d)) => special(self, SpecialReg::Nctaid(d)),
+            ("%cluster_ctaid", Some(_)) | ("%cluster_ctarank", None) => Value::Imm(0),
+            ("%cluster_nctaid", Some(_)) | ("%cluster_nctarank", None) => Value::Imm(1),
+            _ => return None,
+        })
+    }
+
+    /// `mapa`, `getctarank` and `barrier.cluster`; `None` for other instructions.
+    pub(super) fn cluster(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        Some(match op {
+            Opcode::Mapa => self.mapa(i, m, true),
+            Opcode::Getctarank => self.mapa(i, m, false),
+            Opcode::Barrier if i.has_modifier(".cluster") => self.barrier_cluster(i, m),
+            _ => return None,
+        })
+    }
+
+    /// `mapa{.shared::cluster}.type d, a, rank` (`d = a`) and
+    /// `getctarank{.shared::cluster}.type d, a` (`d = 0`).
+    fn mapa(&mut self, i: &ast::Instruction, m: &Mods, map: bool) -> Result<(), Diagnostic> {
+        let span = i.span;
+        reject_other(m, &[])?;
+        let ty = self.one_type(i, m)?;
+        if !matches!(ty, OpTy::U(32 | 64)) {
+            return Err(Diagnostic::error(span, "takes `.u32` or `.u64`"));
+        }
+        let ops = i.operands.as_slice();
+        let (d, value) = match (map, ops) {
+            (true, [d, a, rank]) => {
+                // The rank is read (it is an operand) but only rank 0 exists.
+                self.src(rank, OpTy::U(32), false, span)?;
+                (d, self.src(a, ty, false, span)?)
+            }
+            (false, [d, a]) => {
+                self.src(a, ty, false, span)?;
+                (d, Value::Imm(0))
+            }
+            _ => {
+                let n = if map { 3 } else { 2 };
+                return Err(Diagnostic::error(span, format!("takes {n} operands")));
+            }
+        };
+        let ty = if map { ty } else { OpTy::U(32) };
+        let d = self.dst(d, ty, false)?;
+        self.push(InstKind::Mov { ty, dst: d, src: value }, span);
+        Ok(())
+    }
+
+    /// `barrier.cluster.arrive{.release|.relaxed}{.aligned}` and
+    /// `barrier.cluster.wait{.acquire}{.aligned}`.
+    fn barrier_cluster(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let allowed =
+            [".cluster", ".arrive", ".wait", ".release", ".relaxed", ".acquire", ".aligned"];
+        reject_other(m, &allowed)?;
+        if !i.operands.is_empty() {
+            return Err(Diagnostic::error(span, "`barrier.cluster` takes no operands"));
+        }
+        match (i.has_modifier(".arrive"), i.has_modifier(".wait")) {
+            (true, false) => Ok(()),
+            (false, true) => {
+                self.push(InstKind::Barrier, span);
+                Ok(())
+            }
+            _ => Err(Diagnostic::error(span, "`barrier.cluster` is `.arrive` or `.wait`")),
+        }
+    }
+}
