@@ -41,15 +41,16 @@ fn clusters_of_one_cta_run_and_larger_ones_are_refused() {
     kernel.launch([2, 1, 1], [32, 1, 1], 0, &[Arg::from(&out)]).expect("cluster_implicit");
     assert_eq!(out.to_vec().expect("read"), vec![1; 64], "not explicit, one CTA");
 
-    match module.kernel("cluster_of_two") {
-        Err(ptxvk::Error::Ptx { rendered, .. }) => {
-            assert!(
-                rendered
-                    .contains("a cluster of 2 CTAs (`.reqnctapercluster`) is not supported yet"),
-                "{rendered}"
-            )
-        }
-        Err(e) => panic!("cluster_of_two: {e}"),
-        Ok(_) => panic!("cluster_of_two must be refused"),
+    // The same kernel requiring clusters of two CTAs: refused, with the reason.
+    let two = text.replacen(".reqnctapercluster 1, 1, 1", ".reqnctapercluster 2, 1, 1", 1);
+    assert_ne!(two, text, "cluster_one declares its cluster shape");
+    let module = Module::from_ptx(&device, &two).expect("the rest of the module loads");
+    match module.kernel("cluster_one") {
+        Err(ptxvk::Error::Ptx { rendered, .. }) => assert!(
+            rendered.contains("a cluster of 2 CTAs (`.reqnctapercluster`) is not supported yet"),
+            "{rendered}"
+        ),
+        Err(e) => panic!("cluster_one with clusters of two: {e}"),
+        Ok(_) => panic!("clusters of two CTAs must be refused"),
     }
 }

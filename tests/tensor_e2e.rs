@@ -479,7 +479,7 @@ fn a_cutlass_style_gemm_with_cp_async_double_buffering() {
     }
 }
 
-/// Every warp mode's form of the matrix and asynchronous-copy kernels validates (lavapipe runs only the emulated
+/// Every warp mode's form of the matrix, asynchronous-copy and cluster kernels validates (lavapipe runs only the emulated
 /// one: its subgroups are 8 wide).
 #[test]
 fn every_warp_mode_compiles_the_matrix_kernels() {
@@ -489,6 +489,7 @@ fn every_warp_mode_compiles_the_matrix_kernels() {
             files.push(common::repo().join(format!("tests/kernels/{kernel}.nvcc.{arch}.ptx")));
         }
     }
+    files.push(common::repo().join("tests/kernels/cluster.nvcc.sm_90.ptx"));
     for path in files {
         assert_eq!(common::compile_every_warp_mode(&path).len(), 3);
     }

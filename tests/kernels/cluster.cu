@@ -17,8 +17,8 @@
 //               counter u32[gridDim.x], zeroed.
 // cluster_implicit  no cluster shape: out[b blockDim.x + t] = %is_explicit_cluster
 //               * 100 + %cluster_nctarank (so 1).
-// cluster_of_two    __cluster_dims__(2, 1, 1): rejected by ptxvk (clusters of one CTA
-//               only).
+// (tests/cluster_e2e.rs also asks for clusters of two, in a copy of cluster_one's PTX
+// with `.reqnctapercluster 2, 1, 1`, which ptxvk must refuse.)
 
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -70,10 +70,4 @@ extern "C" __global__ void cluster_implicit(unsigned* out) {
                  : "=r"(explicit_cluster));
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(ranks));
     out[blockIdx.x * blockDim.x + threadIdx.x] = explicit_cluster * 100 + ranks;
-}
-
-extern "C" __global__ void __cluster_dims__(2, 1, 1) cluster_of_two(unsigned* out) {
-    cg::cluster_group cluster = cg::this_cluster();
-    out[blockIdx.x] = cluster.block_rank();
-    cluster.sync();
 }
