@@ -479,8 +479,8 @@ fn a_cutlass_style_gemm_with_cp_async_double_buffering() {
     }
 }
 
-/// Every warp mode's form of the matrix, asynchronous-copy and cluster kernels validates (lavapipe runs only the emulated
-/// one: its subgroups are 8 wide).
+/// Every warp mode's form of the matrix, asynchronous-copy and cluster kernels
+/// validates (lavapipe runs only the emulated one: its subgroups are 8 wide).
 #[test]
 fn every_warp_mode_compiles_the_matrix_kernels() {
     let mut files = variants();

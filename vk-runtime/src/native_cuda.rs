@@ -345,12 +345,12 @@ impl NativeCuda {
             .map_err(|_| CudaError::Launch(format!("kernel name `{entry}` has a NUL")))?;
         // SAFETY: the primary context retained in `open` stays alive until drop.
         self.check("cuCtxSetCurrent", unsafe { (api.ctx_set_current)(self.context) })?;
-        let mut module = Resources::new(self);
-        module.module = self.load(ptx)?;
+        let mut resources = Resources::new(self);
+        resources.module = self.load(ptx)?;
         let mut function: CUfunction = std::ptr::null_mut();
         // SAFETY: a module this client loaded and a NUL-terminated name.
         self.check("cuModuleGetFunction", unsafe {
-            (api.module_get_function)(&mut function, module.module, entry_c.as_ptr())
+            (api.module_get_function)(&mut function, resources.module, entry_c.as_ptr())
         })?;
         let params = self.parameters(function, entry)?;
         if params.len() != args.len() {
@@ -381,7 +381,7 @@ impl NativeCuda {
                     let mut address: CUdeviceptr = 0;
                     // SAFETY: `address` is writable; CUDA refuses zero bytes, hence max(1).
                     self.check("cuMemAlloc", unsafe { (api.mem_alloc)(&mut address, len.max(1)) })?;
-                    module.allocations.push(address);
+                    resources.allocations.push(address);
                     if let NativeArg::Buffer(b) = *arg {
                         // SAFETY: the allocation holds at least `b.len()` bytes.
                         self.check("cuMemcpyHtoD", unsafe {
@@ -414,7 +414,7 @@ impl NativeCuda {
                 )
             })?;
         }
-        let (start, end) = (module.event()?, module.event()?);
+        let (start, end) = (resources.event()?, resources.event()?);
         let stream: CUstream = std::ptr::null_mut();
         // SAFETY: `pointers` holds one pointer per parameter to at least its size in
         // bytes (checked above with cuFuncGetParamInfo), alive until the launch returns
