@@ -120,6 +120,8 @@ enum In {
     S8,
     U4,
     S4,
+    /// `.b1`: one bit.
+    B1,
 }
 
 /// A float's value or an integer's.
@@ -145,6 +147,7 @@ impl In {
             },
             In::U8 | In::S8 => r.next() & 0xff,
             In::U4 | In::S4 => r.next() & 15,
+            In::B1 => r.next() & 1,
         }
     }
 
@@ -157,7 +160,7 @@ impl In {
             In::E4m3 => Val::F(e4m3(bits as u8)),
             // E5M2 is the high byte of an f16.
             In::E5m2 => Val::F(f16::from_bits((bits as u16) << 8).to_f32()),
-            In::U8 | In::U4 => Val::I(i64::from(bits)),
+            In::U8 | In::U4 | In::B1 => Val::I(i64::from(bits)),
             In::S8 => Val::I(i64::from(bits as u8 as i8)),
             In::S4 => Val::I(i64::from(((bits as u8) << 4) as i8 >> 4)),
         }
@@ -168,7 +171,13 @@ impl In {
 enum Acc {
     F32,
     F16,
-    S32 { satfinite: bool },
+    S32 {
+        satfinite: bool,
+    },
+    /// `.b1`: the bits ANDed or XORed (`xor`), counted, added to C (wrapping).
+    Popc {
+        xor: bool,
+    },
 }
 
 /// One `mma` kernel: `entry` computes `m x 8 x k` with these types from sm `since`
@@ -194,7 +203,7 @@ const SAT: Acc = Acc::S32 { satfinite: true };
 const WRAP: Acc = Acc::S32 { satfinite: false };
 
 /// Every `mma` kernel of `mma.cu` but the f64 ones.
-const FORMS: [Form; 14] = [
+const FORMS: [Form; 16] = [
     Form { in_bytes: 2, ..form("mma_f16_f32", (16, 16), (In::F16, In::F16), Acc::F32) },
     Form { in_bytes: 2, ..form("mma_bf16_f32", (16, 16), (In::Bf16, In::Bf16), Acc::F32) },
     Form {
@@ -213,6 +222,8 @@ const FORMS: [Form; 14] = [
     form("mma_s8_m8", (8, 16), (In::S8, In::S8), WRAP),
     form("mma_u4_k64", (16, 64), (In::U4, In::U4), SAT),
     Form { since: 89, ..form("mma_fp8_k16", (16, 16), (In::E5m2, In::E4m3), Acc::F16) },
+    form("mma_b1_and", (16, 256), (In::B1, In::B1), Acc::Popc { xor: false }),
+    form("mma_b1_xor", (8, 128), (In::B1, In::B1), Acc::Popc { xor: true }),
 ];
 
 /// D of `form` by the accumulation's definition, and how many sums `.satfinite` clamped.
@@ -244,6 +255,23 @@ fn model(form: &Form, a: &[u32], b: &[u32], c: &[u32], sm: u32) -> (Vec<u32>, us
                     } else {
                         sum.to_bits()
                     }
+                }
+                Acc::Popc { xor } => {
+                    let bit = |v| match v {
+                        Val::I(x) => x,
+                        Val::F(_) => unreachable!("a bit form"),
+                    };
+                    let ones = (0..k)
+                        .filter(|&x| {
+                            let (p, q) = (bit(va(x)), bit(vb(x)));
+                            if xor {
+                                p != q
+                            } else {
+                                p == 1 && q == 1
+                            }
+                        })
+                        .count() as u32;
+                    c[at].wrapping_add(ones)
                 }
                 Acc::S32 { satfinite } => {
                     let int = |v| match v {
@@ -285,7 +313,7 @@ fn mma_kernels(device: &Device, path: &Path) {
                 Acc::F16 => u32::from(rng.f16_bits()),
                 Acc::S32 { .. } if n % 4 == 0 => (i32::MAX - (rng.next() % 1000) as i32) as u32,
                 Acc::S32 { .. } if n % 4 == 1 => (i32::MIN + (rng.next() % 1000) as i32) as u32,
-                Acc::S32 { .. } => rng.next(),
+                Acc::S32 { .. } | Acc::Popc { .. } => rng.next(),
             })
             .collect();
         let inputs =
@@ -303,7 +331,7 @@ fn mma_kernels(device: &Device, path: &Path) {
             let nan = |x: u32| match form.acc {
                 Acc::F32 => f32::from_bits(x).is_nan(),
                 Acc::F16 => f16::from_bits(x as u16).is_nan(),
-                Acc::S32 { .. } => false,
+                Acc::S32 { .. } | Acc::Popc { .. } => false,
             };
             assert!(
                 got == want || (nan(got) && nan(want)),

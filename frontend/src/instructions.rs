@@ -390,7 +390,7 @@ instruction_table! {
     (Membar, "membar", [SCOPES, &[".proxy", ".alias", ".async", ".global", ".shared::cta", ".shared::cluster"]],
         "", []),
     (Min, "min", [TYPES, FLOAT_MODES], "V V V V?", [Ftz]),
-    (Mma, "mma", [TYPES, SYNC, MATRIX], "*", []),
+    (Mma, "mma", [TYPES, SYNC, MATRIX], "*", [Combine]),
     (Mov, "mov", [TYPES, VECTOR], "V V", [Vector]),
     (Movmatrix, "movmatrix", [TYPES, SYNC, MATRIX], "V V", []),
     (Mul, "mul", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V", [MulPart, Rounding, Ftz, Sat]),

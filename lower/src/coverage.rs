@@ -60,7 +60,8 @@ const MMA_HOW: &str = "through the warp model (any subgroup size, every warp mod
      gathers the rows of A and columns of B its D elements need from the lanes holding them \
      (one exchange per 32-bit register word), then accumulates in k order from C with exact \
      products and one rounding per k step (f32; fused f64 steps; `.f16` accumulators rounded \
-     once at the end; integers summed exactly, `.satfinite` clamping)";
+     once at the end; integers summed exactly, `.satfinite` clamping; `.b1` bits combined and \
+     counted a word at a time)";
 const MATRIX_MOVE_HOW: &str = "through the warp model: the row addresses (or fragment words) \
      are exchanged across the warp, then each lane loads, stores or keeps the elements the \
      ISA's fragment layout gives it";
@@ -483,7 +484,8 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Mma, ".sync.aligned .m16n8k8 .m16n8k16 .row.col .f16/.f32 accumulators, .f16 and .bf16 (f32 only) inputs", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
     row(Opcode::Mma, ".m16n8k4 .m16n8k8 .tf32; .m8n8k4 .m16n8k4 .m16n8k8 .m16n8k16 .f64; .m16n8k16 .m16n8k32 .e4m3 .e5m2", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
     row(Opcode::Mma, ".m8n8k16 .m16n8k16 .m16n8k32 .s8 .u8; .m8n8k32 .m16n8k32 .m16n8k64 .s4 .u4; {.satfinite} .s32", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
-    row(Opcode::Mma, ".m8n8k4 .f16 (sm_70 quad pairs); .b1 .xor/.and.popc; .sp; .kind; .block_scale", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, {%r1, %r2}, {%r3, %r4}, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4};"),
+    row(Opcode::Mma, ".m8n8k128 .m16n8k128 .m16n8k256 .b1 .and.popc .xor.popc", Emulated(MMA_HOW), "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, {%r1, %r2, %r3, %r4};"),
+    row(Opcode::Mma, ".m8n8k4 .f16 (sm_70 quad pairs); .sp; .kind; .block_scale", Unsupported(TENSOR), "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, {%r1, %r2}, {%r3, %r4}, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4};"),
     row(Opcode::Mov, ".pred .b16 .b32 .b64 .u* .s* .f32 .f64, vector pack/unpack", Supported, "mov.b64 %rd1, %rd2;"),
     row(Opcode::Movmatrix, ".sync.aligned.m8n8.trans.b16", Emulated(MATRIX_MOVE_HOW), "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;"),
     row(Opcode::Mul, ".lo .hi .wide on .u16 .u32 .u64 .s16 .s32 .s64", Supported, "mul.lo.s32 %r1, %r2, %r3;"),

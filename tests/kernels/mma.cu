@@ -28,6 +28,8 @@
 // mma_s8_m8      m8n8k16  .s32.s8.s8.s32
 // mma_u4_k64     m16n8k64 .satfinite.s32.u4.u4.s32
 // mma_fp8_k16    m16n8k16 .f16.e5m2.e4m3.f16 (sm_89 and later; elsewhere D = C)
+// mma_b1_and     m16n8k256 .s32.b1.b1.s32.and.popc (one bit per word)
+// mma_b1_xor     m8n8k128  .s32.b1.b1.s32.xor.popc
 // mma_f64_k16    m16n8k16 .f64 (sm_90; elsewhere D = C): A f64[16*16], B f64[16*8],
 //                C, D f64[16*8]
 // ldsm          M u16[4*64]: four 8x8 matrices. out u32[32*12]: per lane, the 4
@@ -313,6 +315,28 @@ extern "C" __global__ void mma_fp8_k16(const unsigned* A, const unsigned* B, con
     D[frag_c(1)] = d0 >> 16;
     D[frag_c(2)] = d1 & 0xffff;
     D[frag_c(3)] = d1 >> 16;
+}
+
+extern "C" __global__ void mma_b1_and(const unsigned* A, const unsigned* B, const unsigned* C,
+                                      unsigned* D) {
+    unsigned d[4];
+    asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+                 : D4
+                 : A4(1, 16, 256), "r"(frag_b(B, 1, 0)), "r"(frag_b(B, 1, 1)), C4);
+    STORE_D4
+}
+
+extern "C" __global__ void mma_b1_xor(const unsigned* A, const unsigned* B, const unsigned* C,
+                                      unsigned* D) {
+    unsigned d0, d1;
+    asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%0,%1}, {%2}, {%3}, "
+                 "{%4,%5};"
+                 : "=r"(d0), "=r"(d1)
+                 : "r"(frag_a(A, 8, 128, 1, 0)), "r"(frag_b(B, 1, 0)), "r"(C[frag_c(0)]),
+                   "r"(C[frag_c(1)]));
+    D[frag_c(0)] = d0;
+    D[frag_c(1)] = d1;
 }
 
 extern "C" __global__ void mma_f64_k16(const double* A, const double* B, const double* C,

@@ -30,7 +30,8 @@
 //! to nearest even; `.f64` steps are fused multiply-adds rounded once. `.f16`
 //! accumulators accumulate in f32 and round to f16 once, at the end. `.tf32` operands
 //! are truncated to their 19 bits (the low 13 mantissa bits are ignored). Integer forms
-//! sum exactly in 64 bits; `.satfinite` clamps the sum to the s32 range, and without
+//! sum exactly in 64 bits (`.b1`: the bits ANDed or XORed and counted, a word at a
+//! time); `.satfinite` clamps the sum to the s32 range, and without
 //! it the low 32 bits are kept. NVIDIA's tensor cores add several products at a time
 //! in a wider internal format (and truncate), so float results may differ from this
 //! order by a few ULP there; integer results are the same.
@@ -68,7 +69,12 @@ const F64: OpTy = OpTy::F(64);
 pub(super) enum Elem {
     Float(FloatFormat),
     F64,
-    Int { bits: u32, signed: bool },
+    Int {
+        bits: u32,
+        signed: bool,
+    },
+    /// `.b1`: single bits, combined by `.and`/`.xor` and counted (`.popc`).
+    Bit,
 }
 
 impl Elem {
@@ -84,6 +90,7 @@ impl Elem {
             ".u8" => Elem::Int { bits: 8, signed: false },
             ".s4" => Elem::Int { bits: 4, signed: true },
             ".u4" => Elem::Int { bits: 4, signed: false },
+            ".b1" => Elem::Bit,
             _ => return None,
         })
     }
@@ -93,6 +100,7 @@ impl Elem {
             Elem::Float(f) => f.bits(),
             Elem::F64 => 64,
             Elem::Int { bits, .. } => bits,
+            Elem::Bit => 1,
         }
     }
 
@@ -144,6 +152,8 @@ pub(super) struct Shape {
     pub(super) d: Accum,
     pub(super) c: Accum,
     pub(super) satfinite: bool,
+    /// `.b1` forms: how bits combine before they are counted (`.and`, `.xor`).
+    pub(super) popc: Option<BinaryOp>,
 }
 
 impl Shape {
@@ -166,6 +176,9 @@ impl Shape {
             }
             (Elem::Int { bits: 4, .. }, 8, 8, 32) | (Elem::Int { bits: 4, .. }, 16, 8, 32 | 64) => {
                 self.d == Accum::S32 && self.c == Accum::S32
+            }
+            (Elem::Bit, 8, 8, 128) | (Elem::Bit, 16, 8, 128 | 256) => {
+                self.d == Accum::S32 && self.c == Accum::S32 && self.popc.is_some()
             }
             _ => false,
         }
@@ -252,12 +265,16 @@ impl Lowerer<'_> {
         let mut types = Vec::new();
         let mut layouts = Vec::new();
         let mut satfinite = false;
+        let (mut combine, mut counted) = (None, false);
         for md in &i.modifiers {
             let v = md.value.as_str();
             match v {
                 ".sync" | ".aligned" => {}
                 ".row" | ".col" => layouts.push(v),
                 ".satfinite" => satfinite = true,
+                ".and" => combine = Some(BinaryOp::And),
+                ".xor" => combine = Some(BinaryOp::Xor),
+                ".popc" => counted = true,
                 _ if v.starts_with(".m") && v.contains('n') && v.contains('k') => {
                     shape = parse_shape(v);
                     if shape.is_none() {
@@ -280,8 +297,8 @@ impl Lowerer<'_> {
                 return Err(super::unsupported(
                     *s,
                     &format!("`mma` with `{t}`"),
-                    "sparse (`.sp`), block-scaled (`.kind`, `.block_scale`), single-bit (`.b1`) \
-                     and sm_100 forms are not implemented",
+                    "sparse (`.sp`), block-scaled (`.kind`, `.block_scale`) and sm_100 forms \
+                     are not implemented",
                 ));
             }
             return Err(Diagnostic::error(
@@ -300,8 +317,7 @@ impl Lowerer<'_> {
             return Err(super::unsupported(
                 *a_span,
                 &format!("`mma` with `{a_name}{b_name}` inputs"),
-                "single-bit (`.b1`) and sm_100 (`.e2m1`, `.e3m2`, `.e2m3`) inputs are not \
-                 implemented",
+                "the sm_100 inputs (`.e2m1`, `.e3m2`, `.e2m3`) are not implemented",
             ));
         };
         // A and B may differ only in signedness or FP8 encoding.
@@ -313,7 +329,14 @@ impl Lowerer<'_> {
                 format!("`mma`: A type `{a_name}` and B type `{b_name}` do not go together"),
             ));
         }
-        let form = Shape { m: mm, n: nn, k: kk, a: ae, b: be, d, c, satfinite };
+        if (ae == Elem::Bit) != (combine.is_some() && counted) {
+            return Err(Diagnostic::error(
+                span,
+                "`.b1` `mma` is `.and.popc` or `.xor.popc`, and only it takes them",
+            ));
+        }
+        let popc = combine.filter(|_| counted);
+        let form = Shape { m: mm, n: nn, k: kk, a: ae, b: be, d, c, satfinite, popc };
         if !form.exists() {
             return Err(super::unsupported(
                 span,
@@ -418,6 +441,26 @@ impl Lowerer<'_> {
         };
         let chunk = form.chunk();
         let mut results = Vec::new();
+        if let Some(op) = form.popc {
+            // `.b1`: each lane's word holds 32 consecutive k; the bits combined and
+            // counted a word at a time are the sum of the per-bit products.
+            for idx in 0..form.elements() {
+                let (half, column) = ((idx / 2) as usize, (idx % 2) as usize);
+                let mut acc = c_vals[idx as usize];
+                for ch in 0..form.k / chunk {
+                    for q in 0..4 {
+                        let a = a_words.low[half + (rows * ch) as usize][0][q];
+                        let b = b_words.low[ch as usize][column][q];
+                        let mut e = Emit { l: self, span };
+                        let both = e.bin(op, U32, a, b);
+                        let count = e.un(crate::ir::UnaryOp::Popc, U32, both);
+                        acc = e.add(U32, acc, count);
+                    }
+                }
+                results.push(acc);
+            }
+            return Ok(results);
+        }
         for idx in 0..form.elements() {
             let half = (idx / 2) as usize;
             let column = (idx % 2) as usize;

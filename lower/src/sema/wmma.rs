@@ -78,7 +78,7 @@ fn wmma_tile(
              with k4)",
         ));
     }
-    Ok(Shape { m: m.min(16), n: 8, k, a, b, d, c, satfinite })
+    Ok(Shape { m: m.min(16), n: 8, k, a, b, d, c, satfinite, popc: None })
 }
 
 /// Where element `e` of register `reg` of a fragment of `which` lies in its matrix:
