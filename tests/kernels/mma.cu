@@ -408,6 +408,29 @@ extern "C" __global__ void stsm(const unsigned short* M, unsigned short* out) {
 #endif
 }
 
+// One k step of the GEMMs: this warp's A fragments (four 8x8 matrices: rows 0-7 k 0-7,
+// rows 8-15 k 0-7, rows 0-7 k 8-15, rows 8-15 k 8-15 of its 16 rows; lane l gives row
+// l % 16, k 8 (l / 16)) and B's (column-major B is B^T row-major: two 8x8 matrices, k
+// 0-7 and k 8-15, whose rows are B's columns; lanes 0-15 give column l % 8, k 8 (l / 8))
+// by ldmatrix from the shared tiles `as` (32 x 16) and `bs` (8 x 16), then one mma.
+__device__ void gemm_step(const unsigned short* as, const unsigned short* bs, float acc[4]) {
+    unsigned lane = LANE, warp = threadIdx.x / 32, a[4], b[2];
+    unsigned a_row =
+        (unsigned)__cvta_generic_to_shared(&as[(16 * warp + lane % 16) * 16 + 8 * (lane / 16)]);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "r"(a_row));
+    unsigned b_row = (unsigned)__cvta_generic_to_shared(&bs[(lane % 8) * 16 + 8 * ((lane / 8) % 2)]);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(b[0]), "=r"(b[1])
+                 : "r"(b_row));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 extern "C" __global__ void gemm_f16(const unsigned short* A, const unsigned short* B, float* C,
                                     int M, int N, int K) {
     __shared__ unsigned short as[32 * 16];  // the block's 32 rows of A, 16 k
@@ -421,25 +444,7 @@ extern "C" __global__ void gemm_f16(const unsigned short* A, const unsigned shor
         for (int i = threadIdx.x; i < 8 * 16; i += blockDim.x)
             bs[i] = B[(col0 + i / 16) * K + k0 + i % 16];
         __syncthreads();
-        unsigned a[4], b[2];
-        // A: four 8x8 matrices (rows 0-7 k 0-7, rows 8-15 k 0-7, rows 0-7 k 8-15,
-        // rows 8-15 k 8-15) of this warp's 16 rows: lane l gives row l % 16, k 8 (l / 16).
-        unsigned a_row = (unsigned)__cvta_generic_to_shared(
-            &as[(16 * warp + lane % 16) * 16 + 8 * (lane / 16)]);
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                     : "r"(a_row));
-        // B column-major is B^T row-major: two 8x8 matrices (k 0-7, k 8-15) whose rows
-        // are B's columns; lanes 0-15 give column l % 8, k 8 (l / 8).
-        unsigned b_row = (unsigned)__cvta_generic_to_shared(&bs[(lane % 8) * 16 + 8 * ((lane / 8) % 2)]);
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                     : "=r"(b[0]), "=r"(b[1])
-                     : "r"(b_row));
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        gemm_step(as, bs, acc);
         __syncthreads();
     }
     for (int i = 0; i < 4; i++)
@@ -482,22 +487,7 @@ extern "C" __global__ void gemm_f16_async(const unsigned short* A, const unsigne
             asm volatile("cp.async.wait_group 0;" ::: "memory");
         }
         __syncthreads();
-        unsigned a[4], b[2];
-        unsigned a_row = (unsigned)__cvta_generic_to_shared(
-            &as[st][(16 * warp + lane % 16) * 16 + 8 * (lane / 16)]);
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                     : "r"(a_row));
-        unsigned b_row = (unsigned)__cvta_generic_to_shared(
-            &bs[st][(lane % 8) * 16 + 8 * ((lane / 8) % 2)]);
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                     : "=r"(b[0]), "=r"(b[1])
-                     : "r"(b_row));
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        gemm_step(as[st], bs[st], acc);
         __syncthreads();
     }
     for (int i = 0; i < 4; i++)
