@@ -19,7 +19,7 @@ use ptxvk_frontend::{Diagnostic, Opcode};
 use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{Address, CmpOp, InstKind, OpTy, RegId, Space, Value};
+use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Value};
 
 const U8: OpTy = OpTy::U(8);
 const U32: OpTy = OpTy::U(32);
@@ -115,7 +115,7 @@ impl Lowerer<'_> {
                     Operand::Not(..) => true,
                     Operand::Name { name, .. } => matches!(
                         self.lookup(&name.value),
-                        Some(super::Resolved::Reg(r)) if self.kernel.reg(r).ty == crate::ir::RegTy::Pred
+                        Some(super::Resolved::Reg(r)) if self.kernel.reg(r).ty == RegTy::Pred
                     ),
                     _ => false,
                 };
@@ -185,7 +185,7 @@ impl Lowerer<'_> {
                             );
                             let mut e = Emit { l, span };
                             let shifted = e.bin(
-                                crate::ir::BinaryOp::Shl,
+                                BinaryOp::Shl,
                                 U32,
                                 Value::Reg(b),
                                 Value::Imm(u64::from(8 * (byte % 4))),

@@ -26,8 +26,8 @@ use ptxvk_frontend::{Diagnostic, Opcode, Span};
 use super::{reject_other, Lowerer, Mods};
 use crate::ir::{Dim, InstKind, OpTy, SpecialReg, Value};
 
-/// The cluster shape a kernel requires with `.reqnctapercluster`, if any, and whether it
-/// declares its cluster (`%is_explicit_cluster`); an error for clusters of several CTAs.
+/// Whether kernel `f` declares its cluster (`.explicitcluster`, `.reqnctapercluster`:
+/// `%is_explicit_cluster`); an error when it requires clusters of several CTAs.
 pub(super) fn cluster_attributes(f: &ast::Function) -> Result<bool, Diagnostic> {
     let mut explicit = false;
     for a in &f.attributes {
@@ -96,7 +96,10 @@ impl Lowerer<'_> {
         reject_other(m, &[])?;
         let ty = self.one_type(i, m)?;
         if !matches!(ty, OpTy::U(32 | 64)) {
-            return Err(Diagnostic::error(span, "takes `.u32` or `.u64`"));
+            return Err(Diagnostic::error(
+                span,
+                format!("`{}` takes `.u32` or `.u64`", i.opcode.value),
+            ));
         }
         let ops = i.operands.as_slice();
         let (d, value) = match (map, ops) {
@@ -111,7 +114,8 @@ impl Lowerer<'_> {
             }
             _ => {
                 let n = if map { 3 } else { 2 };
-                return Err(Diagnostic::error(span, format!("takes {n} operands")));
+                let name = &i.opcode.value;
+                return Err(Diagnostic::error(span, format!("`{name}` takes {n} operands")));
             }
         };
         let ty = if map { ty } else { OpTy::U(32) };
