@@ -215,7 +215,7 @@ impl Shape {
 /// The 32-bit words this thread gathered of one operand: `words[reg][source][lane q]`,
 /// with source the row half (A) or column (B), and for `.f64` the high word after the
 /// low one in `high`.
-struct Gathered {
+pub(super) struct Gathered {
     low: Vec<Vec<[Value; 4]>>,
     high: Vec<Vec<[Value; 4]>>,
 }
@@ -353,7 +353,9 @@ impl Lowerer<'_> {
         }
         let counts = [form.acc_regs(d), form.a_regs(), form.b_regs(), form.acc_regs(c)];
         let (d_regs, [a_vals, b_vals, c_vals]) = self.mma_operands(i, &form, counts, "`mma`")?;
-        let results = self.multiply(&form, &a_vals, &b_vals, &c_vals, span)?;
+        let a_words = self.gather_a(&form, &a_vals, span);
+        let b_words = self.gather_b(&form, &b_vals, span);
+        let results = self.multiply(&form, &a_words, &b_words, &c_vals, span)?;
         // Write D only now: D may name C's registers.
         self.write_accumulators(d, &d_regs, &results, span);
         Ok(())
@@ -398,27 +400,37 @@ impl Lowerer<'_> {
         Ok((d_regs, [a, b, c]))
     }
 
-    /// `form`'s D elements of this thread, computed as the module doc defines: A's and
-    /// B's registers `a` and `b` gathered across the warp, C's `c` the start. Before
-    /// they are written (to f32, f64 or s32 registers, or rounded to f16).
+    /// The words of A's registers `a_vals` (one row tile of `form`) this thread's D
+    /// elements need: rows g and g + 8, held by its own group (lanes 4g …).
+    pub(super) fn gather_a(&mut self, form: &Shape, a_vals: &[Value], span: Span) -> Gathered {
+        let (t, group, _) = self.lane_coordinates(span);
+        let group_base = Emit { l: self, span }.bin(BinaryOp::Shl, U32, group, Value::Imm(2));
+        self.gather(t, a_vals, form.a, &[group_base], span)
+    }
+
+    /// The words of B's registers `b_vals` (one column tile) this thread's D elements
+    /// need: columns 2t and 2t + 1, held by groups 2t and 2t + 1.
+    pub(super) fn gather_b(&mut self, form: &Shape, b_vals: &[Value], span: Span) -> Gathered {
+        let (t, _, in_group) = self.lane_coordinates(span);
+        let mut e = Emit { l: self, span };
+        let col0 = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(3));
+        let col1 = e.add(U32, col0, Value::Imm(4));
+        self.gather(t, b_vals, form.b, &[col0, col1], span)
+    }
+
+    /// `form`'s D elements of this thread, computed as the module doc defines from A's
+    /// and B's words gathered across the warp ([`Self::gather_a`], [`Self::gather_b`])
+    /// and C's registers `c_vals`, before they are written (to f32, f64 or s32
+    /// registers, or rounded to f16).
     pub(super) fn multiply(
         &mut self,
         form: &Shape,
-        a_vals: &[Value],
-        b_vals: &[Value],
+        a_words: &Gathered,
+        b_words: &Gathered,
         c_vals: &[Value],
         span: Span,
     ) -> Result<Vec<Value>, Diagnostic> {
-        let (t, group, in_group) = self.lane_coordinates(span);
-        let mut e = Emit { l: self, span };
-        // A's rows g and g + 8 are held by this group (lanes 4g …); B's columns 2t and
-        // 2t + 1 by groups 2t and 2t + 1.
-        let group_base = e.bin(BinaryOp::Shl, U32, group, Value::Imm(2));
-        let col0 = e.bin(BinaryOp::Shl, U32, in_group, Value::Imm(3));
-        let col1 = e.add(U32, col0, Value::Imm(4));
         let rows = form.m / 8;
-        let a_words = self.gather(t, a_vals, form.a, &[group_base], span);
-        let b_words = self.gather(t, b_vals, form.b, &[col0, col1], span);
         let element = |l: &mut Self,
                        g: &Gathered,
                        elem: Elem,
@@ -470,8 +482,8 @@ impl Lowerer<'_> {
             for k in 0..form.k {
                 let ch = k / chunk;
                 let a_reg = half as u32 + rows * ch;
-                let a = element(self, &a_words, form.a, a_reg, 0, k % chunk);
-                let b = element(self, &b_words, form.b, ch, column, k % chunk);
+                let a = element(self, a_words, form.a, a_reg, 0, k % chunk);
+                let b = element(self, b_words, form.b, ch, column, k % chunk);
                 let mut e = Emit { l: self, span };
                 match (form.a, form.b) {
                     (Elem::Float(fa), Elem::Float(fb)) => {

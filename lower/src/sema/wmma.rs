@@ -22,7 +22,7 @@ use ptxvk_frontend::ast::{self, StateSpace};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::expand::Emit;
-use super::matrix::{Accum, Elem, Shape};
+use super::matrix::{Accum, Elem, Gathered, Shape};
 use super::{spaces, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{Address, BinaryOp, FloatFormat, InstKind, OpTy, RegTy, Space, Value};
@@ -433,18 +433,19 @@ impl Lowerer<'_> {
         let (row_tiles, col_tiles) = (shape.0 / tile.m, shape.1 / 8);
         let (ar, br) = (tile.a_regs() as usize, tile.b_regs() as usize);
         let (cr, dr) = (tile.acc_regs(c) as usize, tile.acc_regs(d) as usize);
+        // Each row tile of A and column tile of B is gathered once, for every tile of D
+        // that needs it.
+        let a_words: Vec<Gathered> = (0..row_tiles as usize)
+            .map(|rt| self.gather_a(&tile, &a_vals[rt * ar..(rt + 1) * ar], span))
+            .collect();
+        let b_words: Vec<Gathered> = (0..col_tiles as usize)
+            .map(|ct| self.gather_b(&tile, &b_vals[ct * br..(ct + 1) * br], span))
+            .collect();
         let mut results = Vec::new();
-        for rt in 0..row_tiles as usize {
-            for ct in 0..col_tiles as usize {
+        for (rt, a) in a_words.iter().enumerate() {
+            for (ct, b) in b_words.iter().enumerate() {
                 let n = rt * col_tiles as usize + ct;
-                let r = self.multiply(
-                    &tile,
-                    &a_vals[rt * ar..(rt + 1) * ar],
-                    &b_vals[ct * br..(ct + 1) * br],
-                    &c_vals[n * cr..(n + 1) * cr],
-                    span,
-                )?;
-                results.push(r);
+                results.push(self.multiply(&tile, a, b, &c_vals[n * cr..(n + 1) * cr], span)?);
             }
         }
         // D only now: it may name C's registers.
