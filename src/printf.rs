@@ -10,7 +10,8 @@
 //! module-scope `.global` arrays), read from the module's initial data image.
 
 use ptxvk_lower::system::{
-    Failure, PrintfRecord, Report, STATUS_ASSERT, STATUS_BARRIER, STATUS_GRID_SYNC, STATUS_STACK,
+    Failure, PrintfRecord, Report, MBARRIER_MAX_COUNT, MBARRIER_STALL_LIMIT, STATUS_ASSERT,
+    STATUS_BARRIER, STATUS_GRID_SYNC, STATUS_MBARRIER, STATUS_STACK,
 };
 
 /// Strings of the module data: the image and the device address it was loaded at.
@@ -97,6 +98,21 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
         format!(
             "kernel `{kernel}` waited at a grid synchronization in {thread} and not every \
              block of the grid arrived: the device was not running them all at once"
+        )
+    } else if f.status == STATUS_MBARRIER && f.line == 0 {
+        format!(
+            "kernel `{kernel}` waited on an mbarrier in {thread} that did not change for {} \
+             tests: no thread of the block could complete its phase. ptxvk runs a block's \
+             threads in step through a loop that waits, so arrivals that come later in \
+             program order (a producer warp in another branch than its consumers) never \
+             happen; see docs/status.md",
+            MBARRIER_STALL_LIMIT
+        )
+    } else if f.status == STATUS_MBARRIER {
+        format!(
+            "kernel `{kernel}` initialized an mbarrier for {} arrivals in {thread}: ptxvk's \
+             mbarriers count at most {}",
+            f.line, MBARRIER_MAX_COUNT
         )
     } else {
         format!("kernel `{kernel}` executed `trap` in {thread}")

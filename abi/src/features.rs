@@ -31,6 +31,8 @@ pub struct Features {
     pub float32_atomic_add: bool,
     /// `shaderSubgroupClock` from `VK_KHR_shader_clock` (device clock enabled when offered).
     pub shader_clock: bool,
+    /// `shaderDeviceClock` from `VK_KHR_shader_clock`: `%clock`, `%globaltimer`.
+    pub device_clock: bool,
     /// The `shaderDenormPreserveFloat32` property.
     pub denorm_preserve_f32: bool,
     /// The `shaderDenormPreserveFloat64` property.
@@ -48,7 +50,7 @@ pub struct Features {
 
 impl Features {
     /// Every flag with its Vulkan name, in declaration order.
-    fn flags(&self) -> [(bool, &'static str); 18] {
+    fn flags(&self) -> [(bool, &'static str); 19] {
         [
             (self.int8, "shaderInt8"),
             (self.int16, "shaderInt16"),
@@ -62,6 +64,7 @@ impl Features {
             (self.shared_int64_atomics, "shaderSharedInt64Atomics"),
             (self.float32_atomic_add, "shaderBufferFloat32AtomicAdd"),
             (self.shader_clock, "shaderSubgroupClock"),
+            (self.device_clock, "shaderDeviceClock"),
             (self.denorm_preserve_f32, "shaderDenormPreserveFloat32"),
             (self.denorm_preserve_f64, "shaderDenormPreserveFloat64"),
             (self.subgroup_size_control, "subgroupSizeControl"),
@@ -83,7 +86,7 @@ impl Features {
                     known.join(", ")
                 ));
             };
-            let flags: [&mut bool; 18] = [
+            let flags: [&mut bool; 19] = [
                 &mut self.int8,
                 &mut self.int16,
                 &mut self.int64,
@@ -96,6 +99,7 @@ impl Features {
                 &mut self.shared_int64_atomics,
                 &mut self.float32_atomic_add,
                 &mut self.shader_clock,
+                &mut self.device_clock,
                 &mut self.denorm_preserve_f32,
                 &mut self.denorm_preserve_f64,
                 &mut self.subgroup_size_control,
@@ -142,6 +146,7 @@ impl Features {
             shared_int64_atomics: self.shared_int64_atomics || other.shared_int64_atomics,
             float32_atomic_add: self.float32_atomic_add || other.float32_atomic_add,
             shader_clock: self.shader_clock || other.shader_clock,
+            device_clock: self.device_clock || other.device_clock,
             denorm_preserve_f32: self.denorm_preserve_f32 || other.denorm_preserve_f32,
             denorm_preserve_f64: self.denorm_preserve_f64 || other.denorm_preserve_f64,
             subgroup_size_control: self.subgroup_size_control || other.subgroup_size_control,
@@ -175,6 +180,8 @@ pub struct Requirements {
     pub shared_int64_atomics: bool,
     /// Zero-initialized shared variables: a kernel keeps racecheck's shadow.
     pub zero_initialize_workgroup_memory: bool,
+    /// The device clock: a kernel reads `%clock`, `%clock64` or `%globaltimer`.
+    pub device_clock: bool,
 }
 
 impl Requirements {
@@ -191,6 +198,7 @@ impl Requirements {
             int64_atomics: self.int64_atomics,
             shared_int64_atomics: self.shared_int64_atomics,
             zero_initialize_workgroup_memory: self.zero_initialize_workgroup_memory,
+            device_clock: self.device_clock,
             ..Features::default()
         }
     }

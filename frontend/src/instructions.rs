@@ -386,7 +386,7 @@ instruction_table! {
                 ".noComplete"
             ]
         ],
-        "*", []),
+        "*", [Space]),
     (Membar, "membar", [SCOPES, &[".proxy", ".alias", ".async", ".global", ".shared::cta", ".shared::cluster"]],
         "", []),
     (Min, "min", [TYPES, FLOAT_MODES], "V V V V?", [Ftz]),

@@ -75,8 +75,18 @@ const CP_ASYNC_HOW: &str = "performed when issued, by the issuing thread (a load
      which checked launches test): the ISA orders an asynchronous copy only with the wait \
      that completes it, so this is one of the executions it allows, and committing and \
      waiting emit nothing; a partial `src-size` reads only its bytes and zero-fills";
-pub(crate) const ASYNC: &str = "not implemented yet: bulk and tensor copies (TMA), mbarrier \
-     objects and tensor maps (`cp.async` of sm_80 and its groups are)";
+pub(crate) const ASYNC: &str = "not implemented yet: bulk and tensor copies (TMA) and tensor \
+     maps (`cp.async` of sm_80, its groups and mbarrier objects are)";
+const MBARRIER_HOW: &str = "two 32-bit words of the object's shared memory: pending and expected \
+     arrivals (at most 2,047) and the phase in one, the tx-count in the other; arrivals and tx \
+     updates are atomic additions, and the update that leaves both counts zero moves the \
+     phase on with a compare-and-swap; the state is the first word before the arrive";
+const MBARRIER_WAIT_HOW: &str = "a block collective: a workgroup barrier (every thread of the \
+     block reaches it; a wait loop runs while any thread waits), then the phase is compared; \
+     a wait whose barrier stays unchanged for 4,096 tests ends the launch with an error \
+     (its arrivals come later in program order, which runs the block in step)";
+const CP_ASYNC_ARRIVE_HOW: &str = "copies complete when issued, so `.noinc` is an arrive-on \
+     of count 1, and the plain form (pending count raised, then an arrive-on) changes nothing";
 const CLUSTER: &str = "ptxvk runs every thread-block cluster as one CTA (Vulkan has no \
      clusters); this instruction has no meaning there and is not implemented";
 const CLUSTER_HOW: &str = "every cluster is one CTA, where it is exact: `barrier.cluster.wait` \
@@ -269,7 +279,8 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Cos, ".approx{.ftz}.f32", Emulated(APPROX_HOW), "cos.approx.f32 %r1, %r2;"),
     row(Opcode::Cp, ".async .ca .cg .shared{::cta}.global, cp-size 4 8 16, src-size, ignore-src, cache hints", Emulated(CP_ASYNC_HOW), "cp.async.ca.shared.global [%r1], [%rd1], 16, %r2;"),
     row(Opcode::Cp, ".async.commit_group .async.wait_group .async.wait_all", Emulated(CP_ASYNC_HOW), "cp.async.wait_group 0;"),
-    row(Opcode::Cp, ".async.bulk.*, .async.bulk.tensor.*, .reduce.async.bulk.*, .async.mbarrier.arrive", Unsupported(ASYNC), "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];"),
+    row(Opcode::Cp, ".async.mbarrier.arrive{.noinc}.shared{::cta}.b64", Emulated(CP_ASYNC_ARRIVE_HOW), "cp.async.mbarrier.arrive.noinc.shared.b64 [%r1];"),
+    row(Opcode::Cp, ".async.bulk.*, .async.bulk.tensor.*, .reduce.async.bulk.*", Unsupported(ASYNC), "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];"),
     row(Opcode::Createpolicy, ".fractional.L2::* .range", Emulated("an opaque cache policy: 0"), "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;"),
     row(Opcode::Cvt, "between integer types {.sat}", Supported, "cvt.s32.s64 %r1, %rd1;"),
     row(
@@ -374,7 +385,8 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Exit, "", Supported, "exit;"),
     row(Opcode::Fence, ".cta .gpu .sys {.sc .acq_rel}; membar", Supported, "fence.acq_rel.gpu;"),
     row(Opcode::Fence, ".proxy.alias .proxy.async* .proxy.tensormap*", Emulated("nothing: every access is a generic-proxy access in ptxvk, so proxies need no ordering"), "fence.proxy.alias;"),
-    row(Opcode::Fence, ".mbarrier_init, .op_restrict", Unsupported(ASYNC), "fence.mbarrier_init.release.cluster;"),
+    row(Opcode::Fence, ".mbarrier_init.release.cluster", Emulated("a CTA-scope fence: every cluster is one CTA"), "fence.mbarrier_init.release.cluster;"),
+    row(Opcode::Fence, ".op_restrict", Unsupported(ASYNC), "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster;"),
     row(
         Opcode::Fma,
         ".rn{.ftz}{.sat}.f32",
@@ -469,7 +481,8 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Max, "{.ftz}.f32 .f64", Supported, "max.f32 %r1, %r2, %r3;"),
     row(Opcode::Max, "{.ftz}{.NaN}{.xorsign.abs}{.abs}.f32, three inputs", Emulated("the core float max on magnitudes, then the NaN and sign rules"), "max.xorsign.abs.f32 %r1, %r2, %r3;"),
     row(Opcode::Max, "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "max.f16 %h1, %h2, %h3;"),
-    row(Opcode::Mbarrier, ".init .arrive .test_wait .try_wait …", Unsupported(ASYNC), "mbarrier.init.b64 [%rd1], %r1;"),
+    row(Opcode::Mbarrier, ".init .inval .arrive{.expect_tx}{.noComplete} .arrive_drop .expect_tx .complete_tx .pending_count", Emulated(MBARRIER_HOW), "mbarrier.init.b64 [%rd1], %r1;"),
+    row(Opcode::Mbarrier, ".test_wait{.parity} .try_wait{.parity}", Emulated(MBARRIER_WAIT_HOW), "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;"),
     row(Opcode::Membar, ".cta .gl .sys", Supported, "membar.gl;"),
     row(Opcode::Min, ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "min.s32 %r1, %r2, %r3;"),
     row(

@@ -417,7 +417,7 @@ pub enum SpecialReg {
     ParamBlock,
     /// The device address of the 32-bit address window (a 64-bit value), whose offsets
     /// are the global addresses of a module with `.address_size 32`. Every special
-    /// register but these three is 32-bit.
+    /// register but these three and [`SpecialReg::DeviceClock`] is 32-bit.
     WindowBase,
     /// Bytes of dynamic shared memory the launch gave (`%dynamic_smem_size`).
     DynamicSharedBytes,
@@ -427,6 +427,11 @@ pub enum SpecialReg {
     /// The shared offset of the dynamic (`extern .shared`) region: a constant of the
     /// final layout ([`SharedLayout::dynamic_offset`]), which passes may still grow.
     DynamicSharedBase,
+    /// VK_KHR_shader_clock's device clock (`OpReadClockKHR` at device scope), a 64-bit
+    /// value: `%clock`, `%clock64` and `%globaltimer`. It only increases, but counts in
+    /// the device's unit, which Vulkan does not report (PTX's `%globaltimer` counts
+    /// nanoseconds).
+    DeviceClock,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -22,11 +22,13 @@ mod approx;
 mod async_copy;
 mod atomic;
 mod barrier;
+mod bulk_copy;
 mod calls;
 mod cluster;
 mod expand;
 mod formats;
 mod matrix;
+mod mbarrier;
 mod recursion;
 mod reserved;
 mod spaces;
@@ -237,6 +239,8 @@ struct Lowerer<'m> {
     module_scope: BTreeMap<Name, Symbol>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
+    /// The registers with which mbarrier waits notice they cannot complete.
+    mbarrier_watch: Option<mbarrier::Watch>,
     /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
     reserved_smem: Option<u32>,
@@ -358,6 +362,7 @@ fn lower_kernel<'m>(
         frame: None,
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
+        mbarrier_watch: None,
         reserved_smem: None,
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
@@ -439,6 +444,9 @@ fn lower_kernel<'m>(
         l.init_stack(f.name.span);
     }
     l.init_reserved(f.name.span);
+    if bodies().any(|b| contains(b, &mbarrier::is_wait)) {
+        l.init_mbarrier_watch(f.name.span);
+    }
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {
@@ -1197,6 +1205,40 @@ impl Lowerer<'_> {
                     self.push(InstKind::Special { dst: t, reg }, span);
                     Ok(Value::Reg(t))
                 }
+                // PTX ISA 9.2 §10.22-10.25: the clocks read VK_KHR_shader_clock's device
+                // clock, a 64-bit counter in the device's own unit (module doc of
+                // `SpecialReg::DeviceClock`).
+                None if matches!(
+                    name.value.as_str(),
+                    "%clock"
+                        | "%clock_hi"
+                        | "%clock64"
+                        | "%globaltimer"
+                        | "%globaltimer_lo"
+                        | "%globaltimer_hi"
+                ) =>
+                {
+                    let wide = matches!(name.value.as_str(), "%clock64" | "%globaltimer");
+                    if ty.is_float() || ty.bits() != if wide { 64 } else { 32 } {
+                        let bits = if wide { 64 } else { 32 };
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a {bits}-bit register", name.value),
+                        ));
+                    }
+                    let t = self.temp(RegTy::Int(64), span);
+                    self.push(InstKind::Special { dst: t, reg: SpecialReg::DeviceClock }, span);
+                    let mut e = expand::Emit { l: self, span };
+                    Ok(match name.value.as_str() {
+                        "%clock64" | "%globaltimer" => Value::Reg(t),
+                        "%clock_hi" | "%globaltimer_hi" => {
+                            let hi =
+                                e.bin(BinaryOp::Shr, OpTy::U(64), Value::Reg(t), Value::Imm(32));
+                            e.cvt(OpTy::U(32), OpTy::U(64), hi)
+                        }
+                        _ => e.cvt(OpTy::U(32), OpTy::U(64), Value::Reg(t)),
+                    })
+                }
                 None if reserved::is_reserved_register(&name.value) => {
                     self.reserved_register(&name.value, ty, name.span)
                 }
@@ -1516,6 +1558,7 @@ impl Lowerer<'_> {
                     | Opcode::Ldmatrix
                     | Opcode::Stmatrix
                     | Opcode::Wmma
+                    | Opcode::Mbarrier
             )
         {
             self.kernel.memory_instructions.push(span);
@@ -1539,8 +1582,9 @@ impl Lowerer<'_> {
             &ast::Instruction,
             &Mods,
         ) -> Option<Result<(), Diagnostic>>;
-        let lowerings: [Lowering<'_>; 11] = [
+        let lowerings: [Lowering<'_>; 12] = [
             Self::atomic,
+            Self::mbarrier,
             Self::cluster,
             Self::async_copy,
             Self::stack,
@@ -2180,8 +2224,19 @@ impl Lowerer<'_> {
             Opcode::Membar | Opcode::Fence => {
                 let device =
                     i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
-                // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`).
-                let ok = [".cta", ".cluster", ".gl", ".gpu", ".sys", ".sc", ".acq_rel"];
+                // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`), so
+                // `fence.mbarrier_init.release.cluster` (§9.7.13.4) is a CTA fence.
+                let ok = [
+                    ".cta",
+                    ".cluster",
+                    ".gl",
+                    ".gpu",
+                    ".sys",
+                    ".sc",
+                    ".acq_rel",
+                    ".mbarrier_init",
+                    ".release",
+                ];
                 reject_other(m, &ok)?;
                 arity(0)?;
                 self.push(InstKind::Fence { device_scope: device }, span);

@@ -79,6 +79,15 @@ pub const STATUS_STACK: u32 = 4;
 /// Status of a launch in which a block waited at a grid synchronization for longer
 /// than any resident grid needs: not every block of the grid was running.
 pub const STATUS_GRID_SYNC: u32 = 6;
+/// Status of a launch in which an mbarrier could not work (`sema::mbarrier`): the line
+/// field holds 0 when a wait found its barrier unchanged for [`MBARRIER_STALL_LIMIT`]
+/// tests in a row, else the count of an `mbarrier.init` above
+/// [`MBARRIER_MAX_COUNT`].
+pub const STATUS_MBARRIER: u32 = 7;
+/// The largest arrival count of ptxvk's mbarrier layout (`sema::mbarrier`).
+pub const MBARRIER_MAX_COUNT: u32 = 0x7ff;
+/// Failing tests of an unchanged mbarrier after which a wait ends the launch.
+pub const MBARRIER_STALL_LIMIT: u32 = 4096;
 
 pub const STATUS: u32 = 0;
 pub const PRINTF_USED: u32 = 4;

@@ -237,6 +237,7 @@ impl Spelled for SpecialReg {
         (SpecialReg::DynamicSharedBytes, "dynamic_shared_bytes"),
         (SpecialReg::TotalSharedBytes, "total_shared_bytes"),
         (SpecialReg::DynamicSharedBase, "dynamic_shared_base"),
+        (SpecialReg::DeviceClock, "device_clock"),
     ];
 }
 

@@ -157,7 +157,9 @@ impl Analysis<'_> {
         let mut uses = Vec::new();
         inst_defs_uses(kind, &mut defs, &mut uses);
         let source = match kind {
-            InstKind::Special { reg, .. } => matches!(reg, SpecialReg::Tid(_)),
+            InstKind::Special { reg, .. } => {
+                matches!(reg, SpecialReg::Tid(_) | SpecialReg::DeviceClock)
+            }
             InstKind::Atomic { .. } => true,
             InstKind::Load { space, .. } => *space == Space::Local,
             _ => false,

@@ -372,6 +372,13 @@ impl<'a> FnEmitter<'a> {
                 let v = self.push_member(member, Scalar::Int(64))?;
                 self.write(*dst, v, Scalar::Int(64), false)
             }
+            InstKind::Special { dst, reg: SpecialReg::DeviceClock } => {
+                self.t.used.device_clock = true;
+                let u64_ty = self.ty(Scalar::Int(64));
+                let scope = self.t.u32(self.b, SCOPE_DEVICE);
+                let v = self.b.read_clock_khr(u64_ty, None, scope)?;
+                self.write(*dst, v, Scalar::Int(64), false)
+            }
             InstKind::Special { dst, reg } => {
                 let v = self.special(*reg)?;
                 self.write(*dst, v, Scalar::Int(32), false)
@@ -819,8 +826,11 @@ impl<'a> FnEmitter<'a> {
                 let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
                 Ok(self.b.i_add(u32_ty, None, fixed, self.g.dynamic_shared_bytes)?)
             }
-            SpecialReg::ModuleData | SpecialReg::ParamBlock | SpecialReg::WindowBase => {
-                Err(Error::Internal("a 64-bit address register read as 32 bits".into()))
+            SpecialReg::ModuleData
+            | SpecialReg::ParamBlock
+            | SpecialReg::WindowBase
+            | SpecialReg::DeviceClock => {
+                Err(Error::Internal("a 64-bit special register read as 32 bits".into()))
             }
         }
     }

@@ -170,6 +170,7 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         int64_atomics: u.int64_atomics,
         shared_int64_atomics: windows.words.contains(&ptxvk_lower::ir::SharedWord::U64),
         zero_initialize_workgroup_memory: windows.race_shadow,
+        device_clock: u.device_clock,
     };
     let words = b.module().assemble();
     Ok(SpirvModule { words, kernels: infos, requirements })

@@ -216,4 +216,8 @@ pub fn capabilities(b: &mut Builder, t: &TypeCache) {
     if u.storage16 {
         b.capability(Capability::StorageBuffer16BitAccess);
     }
+    if u.device_clock {
+        b.capability(Capability::ShaderClockKHR);
+        b.extension("SPV_KHR_shader_clock");
+    }
 }

@@ -54,6 +54,8 @@ pub struct Used {
     pub int64_atomics: bool,
     /// Subgroup operations (native and split warp modes).
     pub subgroup: bool,
+    /// The device clock (`OpReadClockKHR`).
+    pub device_clock: bool,
 }
 
 #[derive(Debug, Default)]

@@ -342,6 +342,7 @@ impl Adapter {
                 shared_int64_atomics: supported.v12.shader_shared_int64_atomics != 0,
                 float32_atomic_add: supported.atomic_float.shader_buffer_float32_atomic_add != 0,
                 shader_clock: supported.clock.shader_subgroup_clock != 0,
+                device_clock: supported.clock.shader_device_clock != 0,
                 denorm_preserve_f32: at_least(2) && p12.shader_denorm_preserve_float32 != 0,
                 denorm_preserve_f64: at_least(2) && p12.shader_denorm_preserve_float64 != 0,
                 subgroup_size_control: supported.v13.subgroup_size_control != 0,

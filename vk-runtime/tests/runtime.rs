@@ -348,6 +348,7 @@ fn missing_features_are_listed_by_vulkan_name() {
         shared_int64_atomics: true,
         float32_atomic_add: true,
         shader_clock: true,
+        device_clock: true,
         denorm_preserve_f32: true,
         denorm_preserve_f64: true,
         subgroup_size_control: true,

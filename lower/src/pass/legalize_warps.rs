@@ -3,7 +3,9 @@
 //! Pre: CFG IR from semantic analysis, whose warp collectives are exchanges
 //! ([`InstKind::WarpPublish`], [`InstKind::WarpRead`], [`InstKind::WarpBallot`],
 //! [`InstKind::WarpSync`]; `crate::sema::warp`) and which has no
-//! [`InstKind::Subgroup`] or [`InstKind::WarpBarrier`].
+//! [`InstKind::Subgroup`], and no [`InstKind::WarpBarrier`] but the block collectives
+//! of `crate::sema::mbarrier` (its waits), for which the kernel gets the vote word of
+//! `predicate` in every mode.
 //!
 //! Post: no exchange instruction is left.
 //! * **Native and split** (subgroups of 32, or 64 holding two warps): a read is a
@@ -50,11 +52,18 @@ pub fn is_exchange(kind: &InstKind) -> bool {
 /// Rewrites the kernel's warp exchanges as the module doc describes.
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     if !k.blocks.iter().any(|b| b.insts.iter().any(|i| is_exchange(&i.kind))) {
+        // Block collectives of semantic analysis (mbarrier waits) need the vote word
+        // where `predicate` runs their loops.
+        if k.block_vote.is_none() && has_block_collective(k) {
+            reserve_vote(k);
+        }
         return Ok(());
     }
     let mode = target.warp_mode;
     if mode == WarpMode::Emulated {
         reserve_scratch(k);
+    } else if has_block_collective(k) {
+        reserve_vote(k);
     }
     let split = mode == WarpMode::Split;
     // Blocks split by a ballot loop are appended, so they are visited too.
@@ -114,6 +123,20 @@ pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
         b += 1;
     }
     Ok(())
+}
+
+/// Whether semantic analysis made block collectives ([`InstKind::WarpBarrier`]s: the
+/// waits of `sema::mbarrier`).
+fn has_block_collective(k: &Kernel) -> bool {
+    k.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.kind, InstKind::WarpBarrier { .. })))
+}
+
+/// Places the vote word of `predicate` after the static variables.
+fn reserve_vote(k: &mut Kernel) {
+    let offset = k.shared.static_bytes.next_multiple_of(4);
+    k.shared.static_bytes = offset + 4;
+    k.shared.variables.push(("$vote".to_string(), offset, 4));
+    k.block_vote = Some(offset);
 }
 
 /// Places the scratch (and the vote word after it) after the static variables.

@@ -48,6 +48,8 @@ impl Lowerer<'_> {
                 return self.no_operands(i, 0);
             }
             [".async", ".wait_group"] => return self.no_operands(i, 1),
+            [".async", ".mbarrier", ".arrive", ..] => return self.async_copy_arrive(i),
+            [".async", ".bulk", ..] => return self.bulk_copy(i, &names),
             [".async", ..] => {}
             _ => return Err(unsupported(&format!("cp{}", names.concat()))),
         }

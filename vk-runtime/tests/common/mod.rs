@@ -41,6 +41,7 @@ pub const NEEDS: Features = Features {
     shared_int64_atomics: false,
     float32_atomic_add: false,
     shader_clock: false,
+    device_clock: false,
     denorm_preserve_f32: false,
     denorm_preserve_f64: false,
     subgroup_size_control: false,

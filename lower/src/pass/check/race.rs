@@ -13,7 +13,7 @@
 //! | 0..4 | the bytes of the 32-bit word accessed |
 //! | 4..14 | the thread's linear index in its block (at most 1,024 threads) |
 //! | 14..18 | warp epoch: `bar.warp.sync`s since the last `bar.sync`, modulo 16 |
-//! | 18..32 | block epoch: `bar.sync`s since the start plus 1, modulo 2^14 |
+//! | 18..32 | block epoch: `bar.sync`s (and mbarrier waits) since the start plus 1, modulo 2^14 |
 //!
 //! An access conflicts with a recorded one when the block epochs are equal, the
 //! threads differ, the bytes overlap, and the threads are in different warps or their
@@ -66,7 +66,12 @@ pub(super) fn epochs(k: &mut Kernel, thread: Value) -> (Epoch, Vec<Inst>) {
             let inst = &k.blocks[block].insts[at];
             let span = inst.span;
             let next: Vec<Inst> = match inst.kind {
-                InstKind::Barrier => {
+                // An mbarrier wait's block barrier (`sema::mbarrier`; the only
+                // `WarpBarrier`s before `legalize_warps`) orders the whole block as
+                // ptxvk runs it, so it starts an epoch too. NVIDIA's mbarrier orders
+                // only the arrivals with the wait: racecheck misses races between
+                // threads that it would not order there.
+                InstKind::Barrier | InstKind::WarpBarrier { .. } => {
                     // A new block epoch, the warp epoch back to 0.
                     let mut b = Builder::new(k, span);
                     let e = Value::Reg(epoch);

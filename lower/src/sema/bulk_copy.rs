@@ -1,0 +1,202 @@
+//! Bulk asynchronous copies of sm_90 (PTX ISA 9.2 §9.7.9.25.4): `cp.async.bulk` from
+//! global to shared memory completing on an mbarrier, from shared memory to global
+//! memory in bulk groups, and between shared memory of the cluster; the groups'
+//! `cp.async.bulk.commit_group`/`wait_group{.read}`; `cp.async.bulk.prefetch.L2`.
+//!
+//! As with `cp.async` (`sema::async_copy`), a copy is performed when it is issued, by
+//! the issuing thread: 16 bytes at a time (sizes and addresses are multiples of 16), in
+//! a loop when the size is a register. A copy that completes on an mbarrier then does
+//! the `complete_tx` of its size on it (`sema::mbarrier`); bulk groups complete at once,
+//! so committing and waiting emit nothing, and prefetching does nothing. The accesses
+//! are the program's own, which checked launches test. `.multicast::cluster` copies
+//! into the one CTA of the cluster when its bit is in the mask (`sema::cluster`).
+
+use ptxvk_frontend::ast::{self, StateSpace};
+use ptxvk_frontend::{Diagnostic, Span};
+
+use super::expand::Emit;
+use super::Lowerer;
+use crate::build::Build;
+use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value};
+
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+
+impl Lowerer<'_> {
+    /// `cp.async.bulk…` and `cp.async.bulk.tensor…` (`sema::tensor_copy`).
+    pub(super) fn bulk_copy(
+        &mut self,
+        i: &ast::Instruction,
+        names: &[&str],
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        let unsupported =
+            |what: &str| super::unsupported(span, &format!("`{what}`"), crate::coverage::ASYNC);
+        match names {
+            [".async", ".bulk", ".commit_group"] => return self.copy_group_operands(i, 0),
+            [".async", ".bulk", ".wait_group"] | [".async", ".bulk", ".wait_group", ".read"] => {
+                return self.copy_group_operands(i, 1)
+            }
+            [".async", ".bulk", ".prefetch", ".L2", ".global", rest @ ..] => {
+                // `[src], size {, cache-policy}`: nothing to do but read the operands.
+                if rest.iter().any(|r| *r != ".L2::cache_hint") || !(2..=3).contains(&ops.len()) {
+                    return Err(unsupported(&format!("cp{}", names.concat())));
+                }
+                return Ok(());
+            }
+            [".async", ".bulk", ".tensor", ..] => {
+                return Err(unsupported(&format!("cp{}", names.concat())))
+            }
+            _ => {}
+        }
+        let mut dst_space = None;
+        let mut src_space = None;
+        let mut mbarrier = false;
+        let mut multicast = false;
+        let mut hinted = false;
+        for n in &names[2..] {
+            let space = match *n {
+                ".shared" | ".shared::cta" | ".shared::cluster" => Some(Space::Shared),
+                ".global" => Some(Space::Global),
+                _ => None,
+            };
+            match (space, *n) {
+                (Some(s), _) if dst_space.is_none() => dst_space = Some(s),
+                (Some(s), _) if src_space.is_none() => src_space = Some(s),
+                (None, ".mbarrier::complete_tx::bytes") => mbarrier = true,
+                (None, ".bulk_group") => {}
+                (None, ".multicast::cluster") => multicast = true,
+                (None, ".L2::cache_hint") => hinted = true,
+                _ => return Err(unsupported(&format!("cp.async.bulk with `{n}`"))),
+            }
+        }
+        let (Some(to), Some(from)) = (dst_space, src_space) else {
+            return Err(Diagnostic::error(
+                span,
+                "`cp.async.bulk` names a destination and a source state space",
+            ));
+        };
+        // Copies into shared memory complete on an mbarrier, copies out of it in bulk groups.
+        if (to == Space::Shared) != mbarrier || (to == Space::Global && from != Space::Shared) {
+            return Err(Diagnostic::error(
+                span,
+                "`cp.async.bulk` copies into `.shared` on an mbarrier \
+                 (`.mbarrier::complete_tx::bytes`) or from `.shared::cta` to `.global` in a \
+                 bulk group (`.bulk_group`)",
+            ));
+        }
+        let expected = 3 + usize::from(mbarrier) + usize::from(multicast) + usize::from(hinted);
+        if ops.len() != expected {
+            return Err(Diagnostic::error(
+                span,
+                format!("`cp{}` takes {expected} operands, found {}", names.concat(), ops.len()),
+            ));
+        }
+        let (_, dst) = self.address(&ops[0], space_of(to))?;
+        let (_, src) = self.address(&ops[1], space_of(from))?;
+        let size = self.src(&ops[2], U32, false, span)?;
+        let copy = |l: &mut Self| {
+            l.counted_loop(size, 16, span, |l, offset| {
+                let at = |l: &mut Self, a: Address| l.offset_address(a, offset, span);
+                let (from_at, to_at) = (at(l, src), at(l, dst));
+                let words: Vec<RegId> = (0..4).map(|_| l.temp(U32.storage(), span)).collect();
+                let dsts = words.iter().map(|&w| Some(w)).collect();
+                l.push(InstKind::Load { space: from, ty: U32, dsts, addr: from_at }, span);
+                let srcs = words.iter().map(|&w| Value::Reg(w)).collect();
+                l.push(InstKind::Store { space: to, ty: U32, srcs, addr: to_at }, span);
+            });
+        };
+        if multicast {
+            // Bit 0 of the 16-bit mask is the CTA of rank 0, the only one.
+            let mask = self.src(&ops[4], OpTy::U(16), false, span)?;
+            let mut e = Emit { l: self, span };
+            let mask = e.cvt(U32, OpTy::U(16), mask);
+            let bit = e.and(U32, mask, Value::Imm(1));
+            let mine = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
+            self.guarded(mine, false, span, copy);
+        } else {
+            copy(self);
+        }
+        if mbarrier {
+            let at = self.mbarrier_operand(&ops[3])?;
+            self.complete_tx(at, size, span);
+        }
+        Ok(())
+    }
+
+    /// `cp.async.bulk.commit_group` / `wait_group{.read} N` (module doc).
+    fn copy_group_operands(
+        &mut self,
+        i: &ast::Instruction,
+        count: usize,
+    ) -> Result<(), Diagnostic> {
+        if i.operands.len() != count {
+            return Err(Diagnostic::error(
+                i.span,
+                format!("this instruction takes {count} operand(s)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `a` plus the byte offset `offset` (a u32 value).
+    pub(super) fn offset_address(&mut self, a: Address, offset: Value, span: Span) -> Address {
+        let base_ty = match a.base {
+            Some(b) => self.kernel.reg(b).ty,
+            None => RegTy::Int(32),
+        };
+        let base = a.base.map_or(Value::Imm(0), Value::Reg);
+        let mut e = Emit { l: self, span };
+        let sum = if base_ty.bits() == 64 {
+            let wide = e.cvt(U64, U32, offset);
+            e.add(U64, base, wide)
+        } else {
+            e.add(U32, base, offset)
+        };
+        let r = self.temp(base_ty, span);
+        Emit { l: self, span }.mov(if base_ty.bits() == 64 { U64 } else { U32 }, r, sum);
+        Address { base: Some(r), offset: a.offset }
+    }
+
+    /// Runs `body` with offsets 0, `step`, 2 `step`, … below `count` (u32 values).
+    pub(super) fn counted_loop(
+        &mut self,
+        count: Value,
+        step: u64,
+        span: Span,
+        body: impl FnOnce(&mut Self, Value),
+    ) {
+        let offset = self.temp(U32.storage(), span);
+        Emit { l: self, span }.mov(U32, offset, Value::Imm(0));
+        let head = self.new_block(None, span);
+        let inside = self.new_block(None, span);
+        let done = self.new_block(None, span);
+        self.terminate(Terminator::Jump(head), span);
+        self.cur = head;
+        self.closed = false;
+        let more = Emit { l: self, span }.cmp(CmpOp::Lt, U32, Value::Reg(offset), count);
+        self.terminate(
+            Terminator::Branch { cond: more, negate: false, if_true: inside, if_false: done },
+            span,
+        );
+        self.cur = inside;
+        self.closed = false;
+        body(self, Value::Reg(offset));
+        let mut e = Emit { l: self, span };
+        let next = e.bin(BinaryOp::Add, U32, Value::Reg(offset), Value::Imm(step));
+        e.mov(U32, offset, next);
+        self.terminate(Terminator::Jump(head), span);
+        self.cur = done;
+        self.closed = false;
+    }
+}
+
+/// The PTX state space of an IR space of a bulk copy.
+fn space_of(space: Space) -> StateSpace {
+    if space == Space::Shared {
+        StateSpace::Shared
+    } else {
+        StateSpace::Global
+    }
+}
