@@ -37,6 +37,7 @@ pub mod spec;
 pub use bytemuck::{self, Pod};
 pub use error::Error;
 pub use half;
+pub use ptxvk_abi::tensor_map::{TensorMap, TensorMapError};
 pub use ptxvk_frontend::source::decode as decode_ptx;
 pub use ptxvk_frontend::{Diagnostics, SourceMap};
 pub use ptxvk_vk::{Event, Stream, StreamKind};

@@ -155,6 +155,7 @@ pub fn shared_words(shared_bytes: u32) -> u32 {
 }
 
 mod features;
+pub mod tensor_map;
 
 pub use features::{Features, Requirements};
 

@@ -7,8 +7,8 @@
 //! One file per area of the API, as in ZLUDA: `device.rs` (devices, contexts),
 //! `memory.rs` (allocations, copies, memsets, pointers, pools), `module.rs` (modules,
 //! libraries, functions, globals, the JIT linker), `stream.rs` (streams, events, host
-//! functions), `launch.rs` (launches, occupancy) and `proc.rs` (`cuGetProcAddress` and
-//! the export table). Every exported function is a thin `extern "C"` shim over a Rust
+//! functions), `launch.rs` (launches, occupancy), `tensor_map.rs` (tensor maps) and `proc.rs`
+//! (`cuGetProcAddress` and the export table). Every exported function is a thin `extern "C"` shim over a Rust
 //! function returning `Result<T, CUresult>`; [`entry`] turns that (and any panic) into the
 //! C result code.
 //!
@@ -38,6 +38,7 @@ mod proc;
 mod proc_table;
 mod state;
 mod stream;
+mod tensor_map;
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 

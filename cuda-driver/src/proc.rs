@@ -62,6 +62,7 @@ use crate::launch::*;
 use crate::memory::*;
 use crate::module::*;
 use crate::stream::*;
+use crate::tensor_map::*;
 use crate::{
     cuDriverGetVersion, cuGetErrorName, cuGetErrorString, cuGetExportTable, cuInit,
     cuProfilerStart, cuProfilerStop,
@@ -265,6 +266,10 @@ exports!(
     cuEventSynchronize,
     cuEventElapsedTime,
     cuEventElapsedTime_v2,
+    cuTensorMapEncodeTiled,
+    cuTensorMapReplaceAddress,
+    cuTensorMapEncodeIm2col,
+    cuTensorMapEncodeIm2colWide,
 );
 
 fn lookup(

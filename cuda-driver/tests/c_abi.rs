@@ -877,3 +877,104 @@ fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
         assert_eq!(copy2d(std::ptr::null()), INVALID_VALUE);
     }
 }
+
+type EncodeTiled = unsafe extern "C" fn(
+    *mut u8,
+    c_uint,
+    c_uint,
+    u64,
+    *const u64,
+    *const u64,
+    *const c_uint,
+    *const c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+) -> R;
+
+#[test]
+fn a_tensor_map_from_cu_tensor_map_encode_tiled_drives_a_bulk_tensor_copy() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles throughout.
+    unsafe {
+        let encode: EncodeTiled = proc(&lib, "cuTensorMapEncodeTiled");
+        let replace: unsafe extern "C" fn(*mut u8, u64) -> R =
+            proc(&lib, "cuTensorMapReplaceAddress");
+        let im2col: unsafe extern "C" fn() -> R = proc(&lib, "cuTensorMapEncodeIm2col");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
+        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
+        let path =
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/tensor_copy.nvcc.sm_90.ptx");
+        let mut text = std::fs::read(path).expect("the bundled kernel");
+        text.push(0);
+        let (mut module, mut f) = (0, 0);
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"tma_load_2d".as_ptr()), SUCCESS);
+
+        // An f32 tensor of 32 x 16 and the 16 x 8 box at (16 bx - 4, 8 by - 3).
+        let (w, h) = (32usize, 16usize);
+        let tensor: Vec<f32> = (0..w * h).map(|i| i as f32 + 0.25).collect();
+        let (mut dt, mut dout) = (0u64, 0u64);
+        assert_eq!(alloc(&mut dt, w * h * 4), SUCCESS);
+        assert_eq!(alloc(&mut dout, 4 * 128 * 4), SUCCESS);
+        assert_eq!(htod(dt, tensor.as_ptr().cast(), w * h * 4), SUCCESS);
+        let dims = [w as u64, h as u64];
+        let strides = [4 * w as u64];
+        let (boxes, steps) = ([16u32, 8], [1u32, 1]);
+        #[repr(C, align(64))]
+        struct Map([u8; 128]);
+        let mut map = Map([0; 128]);
+        let encode_with = |map: &mut Map, stride: u64, data_type: c_uint| {
+            let strides = [stride];
+            encode(
+                map.0.as_mut_ptr(),
+                data_type,
+                2,
+                dt,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                steps.as_ptr(),
+                0,
+                0,
+                0,
+                0,
+            )
+        };
+        // CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7; a stride that is no multiple of 16 is
+        // invalid; a 4-bit type is not supported (CUDA_ERROR_NOT_SUPPORTED = 801).
+        assert_eq!(encode_with(&mut map, 4 * w as u64 + 4, 7), INVALID_VALUE);
+        assert_eq!(encode_with(&mut map, strides[0], 13), 801);
+        assert_eq!(im2col(), 801);
+        assert_eq!(encode_with(&mut map, strides[0], 7), SUCCESS);
+        // Encoded for another address first, then pointed at the tensor.
+        assert_eq!(replace(map.0.as_mut_ptr(), dt + 4), INVALID_VALUE);
+        assert_eq!(replace(map.0.as_mut_ptr(), dt), SUCCESS);
+        let mut params: [*mut c_void; 2] =
+            [map.0.as_mut_ptr().cast(), (&mut dout as *mut u64).cast()];
+        assert_eq!(
+            launch(f, 2, 2, 1, 128, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        assert_eq!(sync(), SUCCESS);
+        let mut got = vec![0f32; 4 * 128];
+        assert_eq!(dtoh(got.as_mut_ptr().cast(), dout, got.len() * 4), SUCCESS);
+        for (g, &v) in got.iter().enumerate() {
+            let (block, t) = (g / 128, g % 128);
+            let (bx, by) = ((block % 2) as i64, (block / 2) as i64);
+            let (x, y) = (16 * bx - 4 + (t % 16) as i64, 8 * by - 3 + (t / 16) as i64);
+            let inside = (0..w as i64).contains(&x) && (0..h as i64).contains(&y);
+            let want = if inside { tensor[y as usize * w + x as usize] } else { 0.0 };
+            assert_eq!(v.to_bits(), want.to_bits(), "({x}, {y})");
+        }
+    }
+}

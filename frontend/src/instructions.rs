@@ -349,7 +349,7 @@ instruction_table! {
                 ".sync_restrict::*"
             ]
         ],
-        "M? V?", []),
+        "M? V?", [Space]),
     (Fma, "fma", [TYPES, ROUND, FLOAT_MODES], "V V V V", [MulPart, Rounding, Ftz, Sat]),
     (Fns, "fns", [TYPES], "V V V V", []),
     (Getctarank, "getctarank", [TYPES, SPACES], "V V", [Space]),

@@ -75,8 +75,16 @@ const CP_ASYNC_HOW: &str = "performed when issued, by the issuing thread (a load
      which checked launches test): the ISA orders an asynchronous copy only with the wait \
      that completes it, so this is one of the executions it allows, and committing and \
      waiting emit nothing; a partial `src-size` reads only its bytes and zero-fills";
-pub(crate) const ASYNC: &str = "not implemented yet: bulk and tensor copies (TMA) and tensor \
-     maps (`cp.async` of sm_80, its groups and mbarrier objects are)";
+pub(crate) const ASYNC: &str = "not implemented yet: im2col tensor copies and bulk reductions \
+     (`cp.async`, mbarrier objects, bulk copies and tiled tensor copies are)";
+const BULK_HOW: &str = "performed when issued, by the issuing thread, 16 bytes at a time \
+     (a loop for a size in a register), then the copy's `complete_tx` on its mbarrier; bulk \
+     groups complete at once, so committing and waiting emit nothing";
+const TENSOR_COPY_HOW: &str = "performed when issued, by the issuing thread, element by \
+     element through ptxvk's tensor map (`cuTensorMapEncodeTiled` of its driver library, or \
+     `ptxvk::TensorMap`), read at run time: out-of-bounds elements load as zero or NaN and \
+     are not stored, element strides and the 32/64/128-byte swizzles apply, and a map \
+     another driver encoded traps";
 const MBARRIER_HOW: &str = "two 32-bit words of the object's shared memory: pending and expected \
      arrivals (at most 2,047) and the phase in one, the tx-count in the other; arrivals and tx \
      updates are atomic additions, and the update that leaves both counts zero moves the \
@@ -279,8 +287,10 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Cos, ".approx{.ftz}.f32", Emulated(APPROX_HOW), "cos.approx.f32 %r1, %r2;"),
     row(Opcode::Cp, ".async .ca .cg .shared{::cta}.global, cp-size 4 8 16, src-size, ignore-src, cache hints", Emulated(CP_ASYNC_HOW), "cp.async.ca.shared.global [%r1], [%rd1], 16, %r2;"),
     row(Opcode::Cp, ".async.commit_group .async.wait_group .async.wait_all", Emulated(CP_ASYNC_HOW), "cp.async.wait_group 0;"),
-    row(Opcode::Cp, ".async.mbarrier.arrive{.noinc}.shared{::cta}.b64", Emulated(CP_ASYNC_ARRIVE_HOW), "cp.async.mbarrier.arrive.noinc.shared.b64 [%r1];"),
-    row(Opcode::Cp, ".async.bulk.*, .async.bulk.tensor.*, .reduce.async.bulk.*", Unsupported(ASYNC), "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];"),
+    row(Opcode::Cp, ".async.mbarrier.arrive{.noinc}.shared{::cta}.b64", Emulated(CP_ASYNC_ARRIVE_HOW), "cp.async.mbarrier.arrive.shared.b64 [%r1];"),
+    row(Opcode::Cp, ".async.bulk .shared::cluster.global.mbarrier::complete_tx::bytes .global.shared::cta.bulk_group{.multicast::cluster}{.L2::cache_hint}, .commit_group, .wait_group{.read}, .prefetch.L2", Emulated(BULK_HOW), "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];"),
+    row(Opcode::Cp, ".async.bulk.tensor.1d-.5d .tile (loads on an mbarrier, stores in bulk groups)", Emulated(TENSOR_COPY_HOW), "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];"),
+    row(Opcode::Cp, ".async.bulk.tensor .im2col*, .reduce.async.bulk*", Unsupported(ASYNC), "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 16;"),
     row(Opcode::Createpolicy, ".fractional.L2::* .range", Emulated("an opaque cache policy: 0"), "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;"),
     row(Opcode::Cvt, "between integer types {.sat}", Supported, "cvt.s32.s64 %r1, %rd1;"),
     row(
@@ -386,7 +396,7 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Fence, ".cta .gpu .sys {.sc .acq_rel}; membar", Supported, "fence.acq_rel.gpu;"),
     row(Opcode::Fence, ".proxy.alias .proxy.async* .proxy.tensormap*", Emulated("nothing: every access is a generic-proxy access in ptxvk, so proxies need no ordering"), "fence.proxy.alias;"),
     row(Opcode::Fence, ".mbarrier_init.release.cluster", Emulated("a CTA-scope fence: every cluster is one CTA"), "fence.mbarrier_init.release.cluster;"),
-    row(Opcode::Fence, ".op_restrict", Unsupported(ASYNC), "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster;"),
+    row(Opcode::Fence, ".acquire/.release .sync_restrict::shared::{cta,cluster} .cluster", Emulated("a CTA-scope fence: every cluster is one CTA"), "fence.acquire.sync_restrict::shared::cluster.cluster;"),
     row(
         Opcode::Fma,
         ".rn{.ftz}{.sat}.f32",
@@ -481,7 +491,7 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Max, "{.ftz}.f32 .f64", Supported, "max.f32 %r1, %r2, %r3;"),
     row(Opcode::Max, "{.ftz}{.NaN}{.xorsign.abs}{.abs}.f32, three inputs", Emulated("the core float max on magnitudes, then the NaN and sign rules"), "max.xorsign.abs.f32 %r1, %r2, %r3;"),
     row(Opcode::Max, "{.NaN}.f16 .f16x2 .bf16 .bf16x2", Emulated("compared as exact f32 values"), "max.f16 %h1, %h2, %h3;"),
-    row(Opcode::Mbarrier, ".init .inval .arrive{.expect_tx}{.noComplete} .arrive_drop .expect_tx .complete_tx .pending_count", Emulated(MBARRIER_HOW), "mbarrier.init.b64 [%rd1], %r1;"),
+    row(Opcode::Mbarrier, ".init .inval .arrive{.expect_tx}{.noComplete} .arrive_drop .expect_tx .complete_tx .pending_count", Emulated(MBARRIER_HOW), "mbarrier.init.shared.b64 [%r1], %r2;"),
     row(Opcode::Mbarrier, ".test_wait{.parity} .try_wait{.parity}", Emulated(MBARRIER_WAIT_HOW), "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;"),
     row(Opcode::Membar, ".cta .gl .sys", Supported, "membar.gl;"),
     row(Opcode::Min, ".u16 .u32 .u64 .s16 .s32 .s64", Supported, "min.s32 %r1, %r2, %r3;"),

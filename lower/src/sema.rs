@@ -34,6 +34,7 @@ mod reserved;
 mod spaces;
 mod stack;
 mod system;
+mod tensor_copy;
 mod vectors;
 
 /// Bytes of stack per thread in a kernel that recurses (`sema::recursion`).
@@ -2225,7 +2226,8 @@ impl Lowerer<'_> {
                 let device =
                     i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
                 // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`), so
-                // `fence.mbarrier_init.release.cluster` (§9.7.13.4) is a CTA fence.
+                // `fence.mbarrier_init.release.cluster` and the `.sync_restrict` fences
+                // (§9.7.13.4) are CTA fences.
                 let ok = [
                     ".cta",
                     ".cluster",
@@ -2236,6 +2238,9 @@ impl Lowerer<'_> {
                     ".acq_rel",
                     ".mbarrier_init",
                     ".release",
+                    ".acquire",
+                    ".sync_restrict::shared::cta",
+                    ".sync_restrict::shared::cluster",
                 ];
                 reject_other(m, &ok)?;
                 arity(0)?;

@@ -45,9 +45,7 @@ impl Lowerer<'_> {
                 }
                 return Ok(());
             }
-            [".async", ".bulk", ".tensor", ..] => {
-                return Err(unsupported(&format!("cp{}", names.concat())))
-            }
+            [".async", ".bulk", ".tensor", ..] => return self.tensor_copy(i, names),
             _ => {}
         }
         let mut dst_space = None;

@@ -353,6 +353,10 @@ impl Lowerer<'_> {
     /// Records `status` and `details` as the launch's failure if it is the first; the
     /// thread goes on.
     fn record_failure(&mut self, status: u32, details: &[Value], span: Span) {
+        // A zero-width span at the instruction: memcheck (`pass::check`) tests the
+        // accesses whose span is a memory instruction's, and these are the system
+        // area's, not the program's (an `mbarrier` or tensor copy may fail).
+        let span = Span::new(span.start, span.start);
         let area = self.system_area(span);
         let old = self.temp(U32.storage(), span);
         self.push(
