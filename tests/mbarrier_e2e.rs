@@ -346,3 +346,56 @@ fn every_warp_mode_validates_the_mbarrier_kernels() {
         common::compile_every_warp_mode(&path);
     }
 }
+
+/// The clocks libcu++'s waits back off on: `%globaltimer` and `%clock64` read the
+/// device clock, which never goes back; `%clock` and `%globaltimer_lo` are its low
+/// halves. The module says it needs `shaderDeviceClock`.
+const CLOCKS: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry clocks(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+
+    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, %globaltimer;
+    mov.u64 %rd3, %clock64;
+    mov.u32 %r1, %clock;
+    mov.u32 %r2, %globaltimer_hi;
+    mov.u64 %rd4, %globaltimer;
+    setp.ge.u64 %p1, %rd4, %rd2;
+    selp.u32 %r3, 1, 0, %p1;
+    setp.ge.u64 %p2, %rd4, %rd3;
+    selp.u32 %r4, 1, 0, %p2;
+    cvt.u32.u64 %r5, %rd2;
+    shr.u64 %rd5, %rd4, 32;
+    cvt.u32.u64 %r6, %rd5;
+    setp.ge.u32 %p3, %r6, %r2;
+    selp.u32 %r7, 1, 0, %p3;
+    st.global.v4.u32 [%rd1], {%r3, %r4, %r7, %r1};
+    st.global.u64 [%rd1+16], %rd4;
+    ret;
+}
+"#;
+
+#[test]
+fn clocks_read_the_device_clock_which_only_increases() {
+    let compiled = ptxvk::compile::compile_with("clocks.ptx", CLOCKS, None, Default::default())
+        .expect("compiles");
+    assert!(compiled.spirv.requirements.device_clock, "the module needs shaderDeviceClock");
+    let Some(device) = common::device() else { return };
+    let module = Module::from_ptx(&device, CLOCKS).expect("the module loads");
+    let out = device.zeroed::<u32>(6).expect("out");
+    module
+        .kernel("clocks")
+        .expect("kernel")
+        .launch([1, 1, 1], [1, 1, 1], 0, &[Arg::from(&out)])
+        .expect("clocks");
+    let got = out.to_vec().expect("read");
+    assert_eq!(&got[..3], &[1, 1, 1], "later reads are not smaller");
+    assert_ne!(u64::from(got[4]) | (u64::from(got[5]) << 32), 0, "the clock runs");
+}

@@ -143,13 +143,13 @@ impl TensorMap {
         if self.oob_fill > 1 || (self.oob_fill == 1 && !float) {
             return invalid("NaN fill is for floating-point types".into());
         }
-        if self.address % 16 != 0 {
+        if !self.address.is_multiple_of(16) {
             return invalid(format!("address {:#x} is not 16-byte aligned", self.address));
         }
         if let Some(d) = self.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
             return invalid(format!("dimension size {d} is not 1 to 2^32"));
         }
-        if let Some(s) = self.strides.iter().find(|&&s| s % 16 != 0 || s >= 1 << 40) {
+        if let Some(s) = self.strides.iter().find(|&&s| !s.is_multiple_of(16) || s >= 1 << 40) {
             return invalid(format!("stride {s} is not a multiple of 16 below 2^40"));
         }
         if let Some(b) = self.box_dims.iter().find(|&&b| b == 0 || b > 256) {
@@ -159,7 +159,7 @@ impl TensorMap {
             return invalid(format!("element stride {e} is not 1 to 8"));
         }
         let inner = u64::from(self.box_dims[0]) * u64::from(bytes);
-        if inner % 16 != 0 {
+        if !inner.is_multiple_of(16) {
             return invalid(format!(
                 "the box's inner dimension is {inner} bytes, not a multiple of 16"
             ));
@@ -234,21 +234,23 @@ mod tests {
 
     #[test]
     fn refuses_what_cuda_refuses_and_names_what_ptxvk_lacks() {
-        let cases: [(fn(&mut TensorMap), bool); 7] = [
-            (|m| m.address = 0x1008, false),
-            (|m| m.strides = vec![404], false),
-            (|m| m.box_dims = vec![16, 257], false),
-            (|m| m.box_dims = vec![3, 8], false),
-            (|m| m.data_type = 3, true), // NaN fill of an integer type, set below
-            (|m| m.interleave = 1, true),
-            (|m| m.data_type = 13, true),
+        // The first five are invalid, the last two unsupported.
+        let cases: [fn(&mut TensorMap); 7] = [
+            |m| m.address = 0x1008,
+            |m| m.strides = vec![404],
+            |m| m.box_dims = vec![16, 257],
+            |m| m.box_dims = vec![3, 8],
+            // NaN fill of an integer type.
+            |m| {
+                m.data_type = 3;
+                m.oob_fill = 1;
+            },
+            |m| m.interleave = 1,
+            |m| m.data_type = 13,
         ];
-        for (i, (mutate, _)) in cases.iter().enumerate() {
+        for (i, mutate) in cases.iter().enumerate() {
             let mut m = f32_2d();
             mutate(&mut m);
-            if i == 4 {
-                m.oob_fill = 1;
-            }
             let e = m.encode().expect_err("refused");
             let unsupported = matches!(e, TensorMapError::NotSupported(_));
             assert_eq!(unsupported, i >= 5, "case {i}: {e}");

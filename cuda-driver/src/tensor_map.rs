@@ -80,7 +80,7 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
 #[no_mangle]
 pub unsafe extern "C" fn cuTensorMapReplaceAddress(tensor_map: *mut u8, address: u64) -> CUresult {
     entry(|| {
-        if tensor_map.is_null() || address % 16 != 0 {
+        if tensor_map.is_null() || !address.is_multiple_of(16) {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         let mut bytes = [0u8; SIZE];

@@ -105,21 +105,32 @@ impl Lowerer<'_> {
                 l.push(InstKind::Store { space: to, ty: U32, srcs, addr: to_at }, span);
             });
         };
-        if multicast {
-            // Bit 0 of the 16-bit mask is the CTA of rank 0, the only one.
-            let mask = self.src(&ops[4], OpTy::U(16), false, span)?;
-            let mut e = Emit { l: self, span };
-            let mask = e.cvt(U32, OpTy::U(16), mask);
-            let bit = e.and(U32, mask, Value::Imm(1));
-            let mine = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
-            self.guarded(mine, false, span, copy);
-        } else {
-            copy(self);
-        }
+        self.copy_to_cluster(multicast.then(|| &ops[4]), span, copy)?;
         if mbarrier {
             let at = self.mbarrier_operand(&ops[3])?;
             self.complete_tx(at, size, span);
         }
+        Ok(())
+    }
+
+    /// Runs `copy`; with `.multicast::cluster` (`mask` the CTA-mask operand) only where
+    /// bit 0 of the 16-bit mask, the cluster's only CTA (rank 0), is set.
+    pub(super) fn copy_to_cluster(
+        &mut self,
+        mask: Option<&ast::Operand>,
+        span: Span,
+        copy: impl FnOnce(&mut Self),
+    ) -> Result<(), Diagnostic> {
+        let Some(mask) = mask else {
+            copy(self);
+            return Ok(());
+        };
+        let mask = self.src(mask, OpTy::U(16), false, span)?;
+        let mut e = Emit { l: self, span };
+        let mask = e.cvt(U32, OpTy::U(16), mask);
+        let bit = e.and(U32, mask, Value::Imm(1));
+        let mine = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
+        self.guarded(mine, false, span, copy);
         Ok(())
     }
 

@@ -122,32 +122,6 @@ impl Lowerer<'_> {
                 Err(Diagnostic::error(span, format!("`mbarrier` {what}")))
             }
         };
-        for o in &m.other {
-            let known = [
-                ".init",
-                ".inval",
-                ".arrive",
-                ".arrive_drop",
-                ".expect_tx",
-                ".complete_tx",
-                ".test_wait",
-                ".try_wait",
-                ".pending_count",
-                ".parity",
-                ".noComplete",
-                ".release",
-                ".acquire",
-                ".relaxed",
-                ".cta",
-                ".cluster",
-            ];
-            if !known.contains(&o.value.as_str()) {
-                return Err(Diagnostic::error(
-                    o.span,
-                    format!("`mbarrier` does not take `{}`", o.value),
-                ));
-            }
-        }
         if form(".pending_count") {
             arity(&[2], "`.pending_count` takes a destination and a state")?;
             let dst = self.dst(&ops[0], U32, false)?;
@@ -162,7 +136,8 @@ impl Lowerer<'_> {
             arity(&[2], "`.init` takes [addr] and a count")?;
             let at = self.mbarrier_address(&ops[0], m)?;
             let count = self.src(&ops[1], U32, false, span)?;
-            return Ok(self.init_mbarrier(at, count, span));
+            self.init_mbarrier(at, count, span);
+            return Ok(());
         }
         if form(".inval") {
             arity(&[1], "`.inval` takes [addr]")?;

@@ -136,16 +136,7 @@ impl Lowerer<'_> {
         let map = self.read_map(map_address, rank, span);
         let total = self.box_bytes(&map, span);
         let copy = |l: &mut Self| l.copy_box(&map, &coords, shared, load, span);
-        if multicast {
-            let mask = self.src(&ops[3], OpTy::U(16), false, span)?;
-            let mut e = Emit { l: self, span };
-            let mask = e.cvt(U32, OpTy::U(16), mask);
-            let bit = e.and(U32, mask, Value::Imm(1));
-            let mine = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
-            self.guarded(mine, false, span, copy);
-        } else {
-            copy(self);
-        }
+        self.copy_to_cluster(multicast.then(|| &ops[3]), span, copy)?;
         if load {
             let at = self.mbarrier_operand(&ops[2])?;
             self.complete_tx(at, total, span);
