@@ -41,6 +41,12 @@
  *   __any_sync, __all_sync, __match_any_sync, __popc
  *   SIMD intrinsics: __vabsdiff{u,s}{2,4} and __vsad{u,s}{2,4}, as the
  *                      vabsdiff2/vabsdiff4 video instructions (`.add` for sums)
+ *   texture and surface objects: cudaTextureObject_t / cudaSurfaceObject_t
+ *                      (64-bit handles), float4 / int4 / uint4, the
+ *                      cudaSurfaceBoundaryMode enum, and the instantiations
+ *                      texture.cu uses of tex1D, tex2D, tex3D, tex2DLayered,
+ *                      tex1Dfetch, surf2Dread and surf2Dwrite, as the same
+ *                      inline `tex.*` / `suld.b.*` / `sust.b.*` PTX nvcc emits
  * Everything else is `static` and inline: a kernel that does not use a function
  * gets no code from it.
  */
@@ -502,6 +508,134 @@ PTXVK_VIDEO(__vsads4, "vabsdiff4.u32.s32.s32.add")
 PTXVK_VIDEO(__vabsdiffs2, "vabsdiff2.u32.s32.s32")
 PTXVK_VIDEO(__vsads2, "vabsdiff2.u32.s32.s32.add")
 #undef PTXVK_VIDEO
+
+/* Texture and surface objects (CUDA's texture_indirect_functions.h and
+ * surface_indirect_functions.h). The handles are plain 64-bit integers passed
+ * as `.param .u64`. Every texture fetch returns four components; the scalar
+ * forms keep the first. The instruction forms are nvcc's: tex3D repeats z as
+ * the (ignored) fourth coordinate, tex2DLayered passes the layer as the first
+ * element of the coordinate vector (and repeats y), tex1Dfetch takes an s32
+ * element index. Texture fetches are pure (textures are read-only while a
+ * kernel runs); surface reads are `volatile` so they stay ordered with surface
+ * writes. The surface x coordinate is in bytes. */
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+
+enum cudaSurfaceBoundaryMode {
+    cudaBoundaryModeZero = 0,
+    cudaBoundaryModeClamp = 1,
+    cudaBoundaryModeTrap = 2
+};
+
+struct __attribute__((aligned(16))) float4 {
+    float x, y, z, w;
+};
+struct __attribute__((aligned(16))) int4 {
+    int x, y, z, w;
+};
+struct __attribute__((aligned(16))) uint4 {
+    unsigned int x, y, z, w;
+};
+
+/* Only the instantiations the kernels use are defined; any other is a link
+ * error rather than wrong code. */
+template <class T> static __device__ T tex1D(cudaTextureObject_t tex, float x);
+template <class T> static __device__ T tex2D(cudaTextureObject_t tex, float x, float y);
+template <class T> static __device__ T tex3D(cudaTextureObject_t tex, float x, float y, float z);
+template <class T>
+static __device__ T tex2DLayered(cudaTextureObject_t tex, float x, float y, int layer);
+template <class T> static __device__ T tex1Dfetch(cudaTextureObject_t tex, int x);
+template <class T>
+static __device__ T surf2Dread(cudaSurfaceObject_t surf, int x, int y,
+                               cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T>
+static __device__ void surf2Dwrite(T data, cudaSurfaceObject_t surf, int x, int y,
+                                   cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+
+template <> __device__ __forceinline__ float tex1D<float>(cudaTextureObject_t tex, float x) {
+    float r, g, b, a;
+    asm("tex.1d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5}];"
+        : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+        : "l"(tex), "f"(x));
+    return r;
+}
+template <> __device__ __forceinline__ float4 tex2D<float4>(cudaTextureObject_t tex, float x,
+                                                            float y) {
+    float4 v;
+    asm("tex.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(tex), "f"(x), "f"(y));
+    return v;
+}
+template <> __device__ __forceinline__ float tex2D<float>(cudaTextureObject_t tex, float x,
+                                                          float y) {
+    return tex2D<float4>(tex, x, y).x;
+}
+template <> __device__ __forceinline__ int4 tex2D<int4>(cudaTextureObject_t tex, float x,
+                                                        float y) {
+    int4 v;
+    asm("tex.2d.v4.s32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(tex), "f"(x), "f"(y));
+    return v;
+}
+template <> __device__ __forceinline__ float tex3D<float>(cudaTextureObject_t tex, float x,
+                                                          float y, float z) {
+    float r, g, b, a;
+    asm("tex.3d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"
+        : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+        : "l"(tex), "f"(x), "f"(y), "f"(z));
+    return r;
+}
+template <> __device__ __forceinline__ float tex2DLayered<float>(cudaTextureObject_t tex, float x,
+                                                                 float y, int layer) {
+    float r, g, b, a;
+    asm("tex.a2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"
+        : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+        : "l"(tex), "r"(layer), "f"(x), "f"(y));
+    return r;
+}
+template <> __device__ __forceinline__ int tex1Dfetch<int>(cudaTextureObject_t tex, int x) {
+    int r, g, b, a;
+    asm("tex.1d.v4.s32.s32 \t{%0, %1, %2, %3}, [%4, {%5}];"
+        : "=r"(r), "=r"(g), "=r"(b), "=r"(a)
+        : "l"(tex), "r"(x));
+    return r;
+}
+template <>
+__device__ __forceinline__ float surf2Dread<float>(cudaSurfaceObject_t surf, int x, int y,
+                                                   cudaSurfaceBoundaryMode mode) {
+    unsigned int r;
+    /* mode is a constant at every call: the switch folds away. */
+    switch (mode) {
+    case cudaBoundaryModeZero:
+        asm volatile("suld.b.2d.b32.zero {%0}, [%1, {%2, %3}];" : "=r"(r) : "l"(surf), "r"(x), "r"(y));
+        break;
+    case cudaBoundaryModeClamp:
+        asm volatile("suld.b.2d.b32.clamp {%0}, [%1, {%2, %3}];" : "=r"(r) : "l"(surf), "r"(x), "r"(y));
+        break;
+    default:
+        asm volatile("suld.b.2d.b32.trap {%0}, [%1, {%2, %3}];" : "=r"(r) : "l"(surf), "r"(x), "r"(y));
+        break;
+    }
+    return __uint_as_float(r);
+}
+template <>
+__device__ __forceinline__ void surf2Dwrite<float>(float data, cudaSurfaceObject_t surf, int x,
+                                                   int y, cudaSurfaceBoundaryMode mode) {
+    unsigned int v = __float_as_uint(data);
+    switch (mode) {
+    case cudaBoundaryModeZero:
+        asm volatile("sust.b.2d.b32.zero \t[%0, {%1, %2}], {%3};" :: "l"(surf), "r"(x), "r"(y), "r"(v) : "memory");
+        break;
+    case cudaBoundaryModeClamp:
+        asm volatile("sust.b.2d.b32.clamp \t[%0, {%1, %2}], {%3};" :: "l"(surf), "r"(x), "r"(y), "r"(v) : "memory");
+        break;
+    default:
+        asm volatile("sust.b.2d.b32.trap \t[%0, {%1, %2}], {%3};" :: "l"(surf), "r"(x), "r"(y), "r"(v) : "memory");
+        break;
+    }
+}
 
 #endif /* !__CUDACC__ */
 
