@@ -41,7 +41,10 @@ pub use ptxvk_abi::tensor_map::{TensorMap, TensorMapError};
 pub use ptxvk_frontend::source::decode as decode_ptx;
 pub use ptxvk_frontend::{Diagnostics, SourceMap};
 pub use ptxvk_vk::{Event, Stream, StreamKind};
-pub use runtime::{Arg, Device, DeviceBuffer, DeviceSlice, Dim3, Kernel, LaunchStats, Module};
+pub use runtime::{
+    AddressMode, Arg, ChannelKind, Device, DeviceBuffer, DeviceSlice, Dim3, Kernel, LaunchStats,
+    Module, TextureDesc, TextureObject,
+};
 
 /// The README's Rust example is compiled as a doctest.
 #[doc = include_str!("../README.md")]

@@ -560,6 +560,46 @@ impl<'a> From<&'a ptxvk_vk::Buffer> for Arg<'a> {
     }
 }
 
+/// A texture or surface object (`cudaTextureObject_t`/`cudaSurfaceObject_t`): ptxvk's
+/// descriptor ([`ptxvk_abi::texture`]) in device memory, whose address is the 64-bit
+/// handle a kernel receives (`Arg::from(&object)`). The texels stay where
+/// [`TextureDesc::address`] points: keep that memory alive while kernels use the object.
+pub struct TextureObject {
+    descriptor: DeviceBuffer<u8>,
+}
+
+/// The description of a texture or surface: ptxvk's [`ptxvk_abi::texture::Texture`].
+pub use ptxvk_abi::texture::Texture as TextureDesc;
+pub use ptxvk_abi::texture::{AddressMode, ChannelKind};
+
+impl std::fmt::Debug for TextureObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TextureObject({:#x})", self.handle())
+    }
+}
+
+impl TextureObject {
+    /// The 64-bit handle kernels receive.
+    pub fn handle(&self) -> u64 {
+        self.descriptor.address()
+    }
+}
+
+impl Device {
+    /// A texture or surface object for `desc`, which must describe texels this device
+    /// can read (the CUDA driver API's rules for texture objects, [`TextureDesc::encode`]).
+    pub fn texture_object(&self, desc: &TextureDesc) -> Result<TextureObject, Error> {
+        let bytes = desc.encode().map_err(Error::Launch)?;
+        Ok(TextureObject { descriptor: self.buffer_from(&bytes)? })
+    }
+}
+
+impl From<&TextureObject> for Arg<'_> {
+    fn from(t: &TextureObject) -> Self {
+        Arg::value(t.handle())
+    }
+}
+
 macro_rules! value_arg {
     ($($t:ty),*) => {$(
         impl From<$t> for Arg<'_> {

@@ -156,6 +156,7 @@ pub fn shared_words(shared_bytes: u32) -> u32 {
 
 mod features;
 pub mod tensor_map;
+pub mod texture;
 
 pub use features::{Features, Requirements};
 

@@ -48,8 +48,18 @@ const fn row(opcode: Opcode, forms: &'static str, status: Status, probe: &'stati
     Row { opcode, forms, status, probe }
 }
 
-const TEXTURE: &str = "textures and surfaces need a binding model for `.texref`/`.surfref` \
-     and texture objects; not implemented";
+const TEXTURE_HOW: &str = "the handle is the address of ptxvk's texture descriptor (the \
+     driver library's `cuTexObjectCreate`, or `ptxvk::TextureDesc`); the kernel reads it, \
+     applies the address modes, fetches the texels from device memory, converts their \
+     channels and filters them as NVIDIA's hardware does (linear weights in 1.8 fixed point)";
+const SURFACE_HOW: &str = "the handle is the address of ptxvk's descriptor; the byte address \
+     of the element is computed from the pitches, and an access outside traps, is clamped or \
+     reads zero (writes nothing) as its mode says";
+const QUERY_HOW: &str = "the field read from ptxvk's descriptor (textures have one mipmap \
+     level and no samples)";
+pub(crate) const TEXTURE: &str = "not implemented yet: of the texture and surface \
+     instructions, `tex` (1-D, 2-D, 3-D, layered), `txq`, `suld.b`, `sust.b` and `suq` on \
+     texture and surface objects are";
 const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
      `mma` of sm_80–sm_90, `wmma`, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated \
      through the warp model)";
@@ -651,10 +661,11 @@ pub static ROWS: &[Row] = &[
         Emulated("`a + ~b + CF`; CC.CF (a 32-bit register) is its carry, as on NVIDIA hardware"),
         "subc.u32 %r1, %r2, %r3;",
     ),
-    row(Opcode::Suld, ".b .1d .2d .3d …", Unsupported(TEXTURE), "suld.b.1d.b32.trap {%r1}, [%rd1, {%r2}];"),
-    row(Opcode::Suq, ".width .height .depth …", Unsupported(TEXTURE), "suq.width.b32 %r1, [%rd1];"),
+    row(Opcode::Suld, ".b .1d .2d .3d .a1d .a2d {.v2 .v4} .b8 .b16 .b32 .b64 .trap .clamp .zero", Emulated(SURFACE_HOW), "suld.b.2d.b32.zero {%r1}, [%rd1, {%r2, %r3}];"),
+    row(Opcode::Suq, ".width .height .depth .array_size", Emulated(QUERY_HOW), "suq.width.b32 %r1, [%rd1];"),
     row(Opcode::Sured, ".b .p .add .min .max …", Unsupported(TEXTURE), "sured.b.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
-    row(Opcode::Sust, ".b .p .1d .2d .3d …", Unsupported(TEXTURE), "sust.b.1d.b32.trap [%rd1, {%r1}], {%r2};"),
+    row(Opcode::Sust, ".b .1d .2d .3d .a1d .a2d {.v2 .v4} .b8 .b16 .b32 .b64 .trap .clamp .zero", Emulated(SURFACE_HOW), "sust.b.2d.b32.trap [%rd1, {%r1, %r2}], {%r3};"),
+    row(Opcode::Sust, ".p (formatted stores)", Unsupported(TEXTURE), "sust.p.2d.b32.trap [%rd1, {%r1, %r2}], {%r3};"),
     row(
         Opcode::Szext,
         ".clamp .wrap on .u32 .s32",
@@ -670,7 +681,8 @@ pub static ROWS: &[Row] = &[
         Emulated("integer compares of the magnitude bits"),
         "testp.finite.f32 %p1, %r1;",
     ),
-    row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .cube …", Unsupported(TEXTURE), "tex.1d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];"),
+    row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .v4 .f32/.s32/.u32 results, .f32/.s32 coordinates, .level .grad (one level)", Emulated(TEXTURE_HOW), "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];"),
+    row(Opcode::Tex, ".cube .acube .2dms .a2dms, .f16 results, texel offsets, depth compare, separate samplers", Unsupported(TEXTURE), "tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f8}];"),
     row(Opcode::Tld4, ".r .g .b .a .2d …", Unsupported(TEXTURE), "tld4.r.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(
         Opcode::Trap,
@@ -678,7 +690,7 @@ pub static ROWS: &[Row] = &[
         Emulated("the first trapping thread records itself in the kernel's system area and ends; the launch then fails with an error naming the kernel and the thread"),
         "trap;",
     ),
-    row(Opcode::Txq, ".width .height .depth …", Unsupported(TEXTURE), "txq.width.b32 %r1, [%rd1];"),
+    row(Opcode::Txq, ".width .height .depth .array_size .normalized_coords .filter_mode .addr_mode_0-2 .num_mipmap_levels .num_samples", Emulated(QUERY_HOW), "txq.width.b32 %r1, [%rd1];"),
     row(Opcode::Vabsdiff, ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vabsdiff.s32.u32.s32.sat %r1, %r2, %r3;"),
     row(Opcode::Vabsdiff2, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row(Opcode::Vabsdiff4, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),

@@ -35,6 +35,7 @@ mod spaces;
 mod stack;
 mod system;
 mod tensor_copy;
+mod texture;
 mod vectors;
 
 /// Bytes of stack per thread in a kernel that recurses (`sema::recursion`).
@@ -1583,8 +1584,9 @@ impl Lowerer<'_> {
             &ast::Instruction,
             &Mods,
         ) -> Option<Result<(), Diagnostic>>;
-        let lowerings: [Lowering<'_>; 12] = [
+        let lowerings: [Lowering<'_>; 13] = [
             Self::atomic,
+            Self::texture,
             Self::mbarrier,
             Self::cluster,
             Self::async_copy,
@@ -2921,7 +2923,7 @@ fn reject_other(m: &Mods, allowed: &[&str]) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
+pub(super) fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
     use ScalarType::*;
     Ok(match t.value {
         Pred => OpTy::Pred,

@@ -1,0 +1,804 @@
+//! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D and
+//! layered 1-D/2-D geometries; `.f32` and `.s32` coordinates; `.level` and `.grad` on
+//! textures of one level), `txq`, `suld.b`, `sust.b` and `suq`, on texture and surface
+//! objects: 64-bit handles that are the device address of a descriptor in ptxvk's layout
+//! ([`ptxvk_abi::texture`]).
+//!
+//! Every fetch is the kernel's own code, so the result is NVIDIA's on any device
+//! (CUDA Programming Guide, "Texture Fetching"):
+//!
+//! - a float coordinate `x` of a dimension of `n` texels is, with normalized
+//!   coordinates, first wrapped (`x - floor(x)`) or mirrored (`frac(x)`, or `1 -
+//!   frac(x)` where `floor(x)` is odd) when that is its address mode, then scaled by
+//!   `n`; integer coordinates (`.s32`) are texel indices;
+//! - point sampling takes texel `floor(x)`; linear filtering takes texels `i = floor(x
+//!   - 0.5)` and `i + 1` with weight `a = frac(x - 0.5)` held, as NVIDIA's hardware holds
+//!   it, in 9-bit fixed point with 8 fraction bits (rounded to the nearest 1/256, ties
+//!   to even): `(1 - a) T[i] + a T[i + 1]`, and in 2-D and 3-D the products of the
+//!   dimensions' weights (exact) times the texels, summed in f32 in the order of
+//!   corners `x + 2y + 4z`;
+//! - a texel index outside the texture is wrapped (`.wrap`, normalized coordinates),
+//!   clamped (`.clamp`, and `.wrap`/`.mirror` with unnormalized coordinates, as CUDA
+//!   does), or reads the border colour (`.border`; 0 for integer results);
+//! - channels convert to the result: floats as they are (halves widened), 8- and 16-bit
+//!   integers read as normalized floats divided by 255/65535 (unsigned) or 127/32767
+//!   (signed, at least -1), integers to `.s32`/`.u32` extended; absent channels read as
+//!   (0, 0, 0, 1).
+//!
+//! Surfaces (`suld.b`/`sust.b`) address bytes in x and rows, slices or layers in the
+//! other coordinates; an access outside the surface traps (`.trap`), is clamped to the
+//! nearest inside (`.clamp`), or reads zero and writes nothing (`.zero`). A descriptor
+//! without ptxvk's magic word (not made by its driver library or API) traps.
+//!
+//! Not implemented (diagnostics): cube maps, multisample textures, `tld4`, formatted
+//! surface stores (`sust.p`), surface reductions, `.texref`/`.surfref` variables, depth
+//! compare and texel offsets; mipmapped textures are refused by the driver library.
+
+use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC};
+use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::{Diagnostic, Opcode, Span};
+
+use super::expand::Emit;
+use super::{Lowerer, Mods};
+use crate::build::Build;
+use crate::ir::{
+    Address, BinaryOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding, Space, Value,
+};
+use crate::system as sys;
+
+const U32: OpTy = OpTy::U(32);
+const S32: OpTy = OpTy::S(32);
+const U64: OpTy = OpTy::U(64);
+const F32: OpTy = OpTy::F(32);
+
+/// The geometries ptxvk fetches from: dimensions, and whether the first coordinate is
+/// a layer.
+fn geometry(name: &str) -> Option<(usize, bool)> {
+    Some(match name {
+        ".1d" => (1, false),
+        ".2d" => (2, false),
+        ".3d" => (3, false),
+        ".a1d" => (1, true),
+        ".a2d" => (2, true),
+        _ => return None,
+    })
+}
+
+/// The descriptor's fields, read at run time.
+struct Desc {
+    address: Value,
+    sizes: [Value; 3],
+    layers: Value,
+    row_pitch: Value,
+    slice_pitch: Value,
+    kind: Value,
+    channel_bytes: Value,
+    channels: Value,
+    flags: Value,
+    border: [Value; 4],
+}
+
+/// What a fetch returns: floats, or integers.
+#[derive(Clone, Copy, PartialEq)]
+enum Result4 {
+    Float,
+    Int,
+}
+
+impl Lowerer<'_> {
+    /// The texture and surface instructions; `None` for others.
+    pub(super) fn texture(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let result = match op {
+            Opcode::Tex => self.tex(i, m),
+            Opcode::Txq | Opcode::Suq => self.query(op, i),
+            Opcode::Suld | Opcode::Sust => self.surface(op, i, m),
+            _ => return None,
+        };
+        Some(result)
+    }
+
+    fn geometry_of(&self, i: &ast::Instruction) -> Result<(usize, bool), Diagnostic> {
+        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
+        for n in &names {
+            if let Some(g) = geometry(n) {
+                return Ok(g);
+            }
+            if [".cube", ".acube", ".2dms", ".a2dms"].contains(n) {
+                return Err(super::unsupported(
+                    i.span,
+                    &format!("`{}` with `{n}`", i.opcode.value),
+                    crate::coverage::TEXTURE,
+                ));
+            }
+        }
+        Err(Diagnostic::error(
+            i.span,
+            format!("`{}` names its geometry (`.1d`, `.2d`, …)", i.opcode.value),
+        ))
+    }
+
+    /// The handle operand: a 64-bit register or immediate holding the descriptor's address.
+    fn handle(&mut self, op: &Operand, span: Span) -> Result<Value, Diagnostic> {
+        self.src(op, U64, false, span)
+    }
+
+    /// Loads the descriptor at `handle`, trapping when it is not ptxvk's.
+    fn descriptor(&mut self, handle: Value, span: Span) -> Desc {
+        let base = self.temp(U64.storage(), span);
+        Emit { l: self, span }.mov(U64, base, handle);
+        let field = |l: &mut Self, ty: OpTy, off: u32| -> Value {
+            let r = l.temp(ty.storage(), span);
+            let addr = Address { base: Some(base), offset: i64::from(off) };
+            l.push(InstKind::Load { space: Space::Global, ty, dsts: vec![Some(r)], addr }, span);
+            Value::Reg(r)
+        };
+        let magic = field(self, U32, offset::MAGIC);
+        let foreign =
+            Emit { l: self, span }.cmp(CmpOp::Ne, U32, magic, Value::Imm(u64::from(MAGIC)));
+        self.fail_if(foreign, false, sys::STATUS_TRAP, &[], span);
+        let address = field(self, U64, offset::ADDRESS);
+        let sizes = [offset::WIDTH, offset::HEIGHT, offset::DEPTH].map(|o| field(self, U32, o));
+        let layers = field(self, U32, offset::LAYERS);
+        let row_pitch = field(self, U64, offset::ROW_PITCH);
+        let slice_pitch = field(self, U64, offset::SLICE_PITCH);
+        let word = field(self, U32, offset::FORMAT);
+        let flags = field(self, U32, offset::FLAGS);
+        let border = [0, 1, 2, 3].map(|c| field(self, U32, offset::BORDER + 4 * c));
+        let mut e = Emit { l: self, span };
+        let kind = e.and(U32, word, Value::Imm(u64::from(format::KIND_MASK)));
+        let channel_bytes =
+            e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::BYTES_SHIFT)));
+        let channel_bytes = e.and(U32, channel_bytes, Value::Imm(0xf));
+        let channels =
+            e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::CHANNELS_SHIFT)));
+        let channels = e.and(U32, channels, Value::Imm(0xf));
+        Desc {
+            address,
+            sizes,
+            layers,
+            row_pitch,
+            slice_pitch,
+            kind,
+            channel_bytes,
+            channels,
+            flags,
+            border,
+        }
+    }
+
+    /// Whether flag bits `mask` are set.
+    fn flag(&mut self, d: &Desc, mask: u32, span: Span) -> RegId {
+        let mut e = Emit { l: self, span };
+        let bits = e.and(U32, d.flags, Value::Imm(u64::from(mask)));
+        e.cmp(CmpOp::Ne, U32, bits, Value::Imm(0))
+    }
+
+    /// Whether dimension `dim`'s address mode is `mode`.
+    fn address_mode_is(&mut self, d: &Desc, dim: usize, mode: AddressMode, span: Span) -> RegId {
+        let mut e = Emit { l: self, span };
+        let shift = flags::ADDRESS_SHIFT + 2 * dim as u32;
+        let bits = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(u64::from(shift)));
+        let bits = e.and(U32, bits, Value::Imm(3));
+        e.cmp(CmpOp::Eq, U32, bits, Value::Imm(mode as u64))
+    }
+
+    /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.
+    fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let (dims, layered) = self.geometry_of(i)?;
+        for o in &m.other {
+            if !matches!(o.value.as_str(), ".level" | ".grad" | ".base")
+                && geometry(&o.value).is_none()
+            {
+                return Err(super::unsupported(
+                    o.span,
+                    &format!("`tex` with `{}`", o.value),
+                    crate::coverage::TEXTURE,
+                ));
+            }
+        }
+        let [dtype, ctype] = m.types.as_slice() else {
+            return Err(Diagnostic::error(
+                span,
+                "`tex` takes a result and a coordinate type (`.f32.f32`)",
+            ));
+        };
+        let result = match dtype.value {
+            ScalarType::F32 => Result4::Float,
+            ScalarType::S32 | ScalarType::U32 => Result4::Int,
+            _ => {
+                return Err(super::unsupported(
+                    dtype.span,
+                    &format!("`tex` results of `{}`", dtype.value.directive()),
+                    crate::coverage::TEXTURE,
+                ))
+            }
+        };
+        let integer_coords = match ctype.value {
+            ScalarType::F32 => false,
+            ScalarType::S32 => true,
+            _ => {
+                return Err(Diagnostic::error(ctype.span, "`tex` coordinates are `.f32` or `.s32`"))
+            }
+        };
+        if m.vector != Some(4) {
+            return Err(Diagnostic::error(span, "`tex` returns a `.v4` vector"));
+        }
+        let ops = i.operands.as_slice();
+        let extra = if i.has_modifier(".grad") { 2 } else { usize::from(i.has_modifier(".level")) };
+        if ops.len() != 2 + extra {
+            return Err(super::unsupported(
+                span,
+                "`tex` with texel offsets or depth compare",
+                crate::coverage::TEXTURE,
+            ));
+        }
+        let Operand::Vector(dsts, _) = &ops[0] else {
+            return Err(Diagnostic::error(ops[0].span(), "`tex` writes a vector `{a, b, c, d}`"));
+        };
+        let Operand::Tuple(parts, _) = &ops[1] else {
+            return Err(Diagnostic::error(ops[1].span(), "expected `[texture, {coordinates}]`"));
+        };
+        let [handle, Operand::Vector(coords, _)] = parts.as_slice() else {
+            return Err(super::unsupported(
+                ops[1].span(),
+                "`tex` with a separate sampler",
+                crate::coverage::TEXTURE,
+            ));
+        };
+        // Layered: {layer, x, …}; 3-D and layered 2-D take four coordinates.
+        let wanted = match (dims, layered) {
+            (3, _) | (2, true) => 4,
+            (d, l) => d + usize::from(l),
+        };
+        if coords.len() != wanted || dsts.len() != 4 {
+            return Err(Diagnostic::error(
+                ops[1].span(),
+                format!("this `tex` takes {wanted} coordinates and writes 4 values"),
+            ));
+        }
+        // Textures have one level, which `.level` and `.grad` then read (the operands
+        // are still evaluated).
+        for o in &ops[2..] {
+            match o {
+                Operand::Vector(v, _) => {
+                    for x in v {
+                        self.src(x, F32, false, span)?;
+                    }
+                }
+                other => {
+                    self.src(other, F32, false, span)?;
+                }
+            }
+        }
+        let handle = self.handle(handle, span)?;
+        let first = usize::from(layered);
+        let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
+        let cty = if integer_coords { S32 } else { F32 };
+        let xs: Vec<Value> = coords[first..first + dims]
+            .iter()
+            .map(|c| self.src(c, cty, false, span))
+            .collect::<Result<_, _>>()?;
+        let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
+        let dregs: Vec<Option<RegId>> = dsts
+            .iter()
+            .map(|d| match d {
+                Operand::Sink(_) => Ok(None),
+                d => self.dst(d, dst_ty, false).map(Some),
+            })
+            .collect::<Result<_, _>>()?;
+        let d = self.descriptor(handle, span);
+        let values = self.fetch(&d, &xs, layer, integer_coords, result, span);
+        for (reg, v) in dregs.iter().zip(values) {
+            if let Some(r) = reg {
+                Emit { l: self, span }.mov(U32, *r, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// The four result words of a fetch at coordinates `xs` (module doc).
+    fn fetch(
+        &mut self,
+        d: &Desc,
+        xs: &[Value],
+        layer: Option<Value>,
+        integer_coords: bool,
+        result: Result4,
+        span: Span,
+    ) -> [Value; 4] {
+        let dims = xs.len();
+        let layer = layer.map(|l| {
+            let mut e = Emit { l: self, span };
+            let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
+            let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
+            e.bin(BinaryOp::Min, S32, low, last)
+        });
+        if integer_coords {
+            let corners: Vec<(Value, RegId)> =
+                (0..dims).map(|k| self.texel_index(d, k, xs[k], span)).collect();
+            let idx: Vec<Value> = corners.iter().map(|c| c.0).collect();
+            let outside: Vec<RegId> = corners.iter().map(|c| c.1).collect();
+            return self.read_texel(d, &idx, layer, &outside, result, span);
+        }
+        let normalized = self.flag(d, flags::NORMALIZED_COORDS, span);
+        let linear = self.flag(d, flags::LINEAR, span);
+        // Each dimension's coordinate in texels.
+        let coords: Vec<Value> =
+            (0..dims).map(|k| self.texel_coordinate(d, k, xs[k], normalized, span)).collect();
+        let out: [RegId; 4] = [(); 4].map(|()| self.temp(U32.storage(), span));
+        self.guarded(linear, true, span, |l| {
+            let mut idx = Vec::new();
+            let mut outside = Vec::new();
+            for (k, &c) in coords.iter().enumerate() {
+                let i =
+                    Emit { l, span }.convert(S32, F32, Some(Rounding::Down), Default::default(), c);
+                let (at, out) = l.texel_index(d, k, i, span);
+                idx.push(at);
+                outside.push(out);
+            }
+            let v = l.read_texel(d, &idx, layer, &outside, result, span);
+            for (r, v) in out.iter().zip(v) {
+                Emit { l, span }.mov(U32, *r, v);
+            }
+        });
+        self.guarded(linear, false, span, |l| {
+            // Per dimension: the lower texel and the 1.8 fixed-point weight.
+            let mut lower = Vec::new();
+            let mut weight = Vec::new();
+            for &c in &coords {
+                let mut e = Emit { l, span };
+                let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
+                let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), b);
+                let frac = e.bin(BinaryOp::Sub, F32, b, floor);
+                let scaled = e.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
+                let steps =
+                    e.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
+                let a =
+                    e.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
+                let i = e.convert(S32, F32, Some(Rounding::Down), Default::default(), b);
+                lower.push(i);
+                weight.push(a);
+            }
+            let mut sum: Option<[Value; 4]> = None;
+            for corner in 0..(1usize << dims) {
+                let mut idx = Vec::new();
+                let mut outside = Vec::new();
+                let mut w = Value::Imm(1f32.to_bits().into());
+                for k in 0..dims {
+                    let up = corner >> k & 1 == 1;
+                    let mut e = Emit { l, span };
+                    let i = if up { e.add(S32, lower[k], Value::Imm(1)) } else { lower[k] };
+                    let wk = if up {
+                        weight[k]
+                    } else {
+                        e.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), weight[k])
+                    };
+                    w = e.bin(BinaryOp::Mul, F32, w, wk);
+                    let (at, out) = l.texel_index(d, k, i, span);
+                    idx.push(at);
+                    outside.push(out);
+                }
+                let t = l.read_texel(d, &idx, layer, &outside, result, span);
+                let mut e = Emit { l, span };
+                let term = t.map(|c| e.bin(BinaryOp::Mul, F32, w, c));
+                sum = Some(match sum {
+                    None => term,
+                    Some(s) => [0, 1, 2, 3].map(|c| e.bin(BinaryOp::Add, F32, s[c], term[c])),
+                });
+            }
+            if let Some(sum) = sum {
+                for (r, v) in out.iter().zip(sum) {
+                    Emit { l, span }.mov(U32, *r, v);
+                }
+            }
+        });
+        out.map(Value::Reg)
+    }
+
+    /// Coordinate `x` of dimension `k` in texels: normalized coordinates wrapped or
+    /// mirrored by the address mode, then scaled by the size.
+    fn texel_coordinate(
+        &mut self,
+        d: &Desc,
+        k: usize,
+        x: Value,
+        normalized: RegId,
+        span: Span,
+    ) -> Value {
+        let wrap = self.address_mode_is(d, k, AddressMode::Wrap, span);
+        let mirror = self.address_mode_is(d, k, AddressMode::Mirror, span);
+        let mut e = Emit { l: self, span };
+        let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), x);
+        let frac = e.bin(BinaryOp::Sub, F32, x, floor);
+        // floor(x) odd: its half is not an integer.
+        let half = e.bin(BinaryOp::Mul, F32, floor, Value::Imm(0.5f32.to_bits().into()));
+        let half_floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), half);
+        let odd = e.cmp(CmpOp::Ne, F32, half, half_floor);
+        let flipped = e.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), frac);
+        let mirrored = e.sel(F32, odd, flipped, frac);
+        let x1 = e.sel(F32, mirror, mirrored, x);
+        let x1 = e.sel(F32, wrap, frac, x1);
+        let x1 = e.sel(F32, normalized, x1, x);
+        let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
+        let scaled = e.bin(BinaryOp::Mul, F32, x1, n);
+        e.sel(F32, normalized, scaled, x)
+    }
+
+    /// Texel index `i` (s32) of dimension `k` by its address mode: the index to read
+    /// (u32, inside) and whether the texel is outside (border mode).
+    fn texel_index(&mut self, d: &Desc, k: usize, i: Value, span: Span) -> (Value, RegId) {
+        let normalized = self.flag(d, flags::NORMALIZED_COORDS, span);
+        let wrap = self.address_mode_is(d, k, AddressMode::Wrap, span);
+        let border = self.address_mode_is(d, k, AddressMode::Border, span);
+        let mut e = Emit { l: self, span };
+        let n = d.sizes[k];
+        let last = e.bin(BinaryOp::Sub, S32, n, Value::Imm(1));
+        let low = e.bin(BinaryOp::Max, S32, i, Value::Imm(0));
+        let clamped = e.bin(BinaryOp::Min, S32, low, last);
+        let rem = e.bin(BinaryOp::Rem, S32, i, n);
+        let rem = e.add(S32, rem, n);
+        let wrapped = e.bin(BinaryOp::Rem, S32, rem, n);
+        let wraps = e.pred_and(wrap, normalized);
+        let at = e.sel(U32, wraps, wrapped, clamped);
+        let below = e.cmp(CmpOp::Lt, S32, i, Value::Imm(0));
+        let above = e.cmp(CmpOp::Gt, S32, i, last);
+        let out = e.pred_or(below, above);
+        let outside = e.pred_and(out, border);
+        (at, outside)
+    }
+
+    /// The four result words of the texel at `idx` (indices inside the texture) of
+    /// layer `layer`, or the border colour where a dimension is `outside`.
+    fn read_texel(
+        &mut self,
+        d: &Desc,
+        idx: &[Value],
+        layer: Option<Value>,
+        outside: &[RegId],
+        result: Result4,
+        span: Span,
+    ) -> [Value; 4] {
+        let mut e = Emit { l: self, span };
+        let texel_bytes = e.bin(BinaryOp::Mul, U32, d.channel_bytes, d.channels);
+        let x = e.bin(BinaryOp::Mul, U32, idx[0], texel_bytes);
+        let base =
+            self.element_address(d, x, idx.get(1).copied(), idx.get(2).copied().or(layer), span);
+        let mut e = Emit { l: self, span };
+        let out: [RegId; 4] = [(); 4].map(|()| e.temp(U32));
+        // Absent channels: (0, 0, 0, 1).
+        let one = if result == Result4::Float { 1f32.to_bits() } else { 1 };
+        for (c, r) in out.iter().enumerate() {
+            e.mov(U32, *r, Value::Imm(if c == 3 { u64::from(one) } else { 0 }));
+        }
+        let read_normalized = self.flag(d, flags::READ_NORMALIZED, span);
+        for (c, &r) in out.iter().enumerate() {
+            let present =
+                Emit { l: self, span }.cmp(CmpOp::Gt, U32, d.channels, Value::Imm(c as u64));
+            self.guarded(present, false, span, |l| {
+                for bytes in [1u32, 2, 4] {
+                    let this = Emit { l, span }.cmp(
+                        CmpOp::Eq,
+                        U32,
+                        d.channel_bytes,
+                        Value::Imm(bytes.into()),
+                    );
+                    l.guarded(this, false, span, |l| {
+                        let ty = OpTy::U((8 * bytes) as u8);
+                        let raw = l.temp(U32.storage(), span);
+                        let addr =
+                            Address { base: Some(base), offset: i64::from(c as u32 * bytes) };
+                        l.push(
+                            InstKind::Load {
+                                space: Space::Global,
+                                ty,
+                                dsts: vec![Some(raw)],
+                                addr,
+                            },
+                            span,
+                        );
+                        let v = l.convert_channel(
+                            d,
+                            Value::Reg(raw),
+                            bytes,
+                            read_normalized,
+                            result,
+                            span,
+                        );
+                        Emit { l, span }.mov(U32, r, v);
+                    });
+                }
+            });
+        }
+        // The border colour replaces a texel outside in border mode.
+        let mut e = Emit { l: self, span };
+        let mut any = None;
+        for &o in outside {
+            any = Some(match any {
+                None => o,
+                Some(a) => e.pred_or(a, o),
+            });
+        }
+        let Some(any) = any else { return out.map(Value::Reg) };
+        out.iter()
+            .enumerate()
+            .map(|(c, &r)| {
+                let colour = if result == Result4::Float { d.border[c] } else { Value::Imm(0) };
+                e.sel(U32, any, colour, Value::Reg(r))
+            })
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap_or([Value::Imm(0); 4])
+    }
+
+    /// The address of byte `x` of row `y` of slice or layer `z` (u32 values).
+    fn element_address(
+        &mut self,
+        d: &Desc,
+        x: Value,
+        y: Option<Value>,
+        z: Option<Value>,
+        span: Span,
+    ) -> RegId {
+        let mut e = Emit { l: self, span };
+        let x = e.cvt(U64, U32, x);
+        let mut at = e.add(U64, d.address, x);
+        for (i, pitch) in [(y, d.row_pitch), (z, d.slice_pitch)] {
+            if let Some(i) = i {
+                let i = e.cvt(U64, U32, i);
+                let offset = e.bin(BinaryOp::Mul, U64, i, pitch);
+                at = e.add(U64, at, offset);
+            }
+        }
+        let base = e.temp(U64);
+        e.mov(U64, base, at);
+        base
+    }
+
+    /// Channel bits `raw` (zero-extended, `bytes` wide) as a result word (module doc).
+    fn convert_channel(
+        &mut self,
+        d: &Desc,
+        raw: Value,
+        bytes: u32,
+        read_normalized: RegId,
+        result: Result4,
+        span: Span,
+    ) -> Value {
+        let bits = 8 * bytes;
+        let mut e = Emit { l: self, span };
+        let signed = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64));
+        let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
+        let extended = if bits < 32 {
+            let shift = Value::Imm(u64::from(32 - bits));
+            let up = e.bin(BinaryOp::Shl, U32, raw, shift);
+            let s = e.bin(BinaryOp::Shr, S32, up, shift);
+            e.sel(U32, signed, s, raw)
+        } else {
+            raw
+        };
+        if result == Result4::Int {
+            return extended;
+        }
+        // Float channels: as they are, halves widened.
+        let as_float = match bits {
+            16 => e.widen(FloatFormat::F16, raw),
+            _ => raw,
+        };
+        // Integers: normalized (8, 16 bits) or converted.
+        let int_float_s =
+            e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), extended);
+        let int_float_u =
+            e.convert(F32, U32, Some(Rounding::Nearest), Default::default(), extended);
+        let int_float = e.sel(F32, signed, int_float_s, int_float_u);
+        let (umax, smax) = ((1u64 << bits) - 1, (1u64 << (bits - 1)) - 1);
+        let unorm =
+            e.bin(BinaryOp::Div, F32, int_float, Value::Imm(u64::from((umax as f32).to_bits())));
+        let snorm =
+            e.bin(BinaryOp::Div, F32, int_float, Value::Imm(u64::from((smax as f32).to_bits())));
+        let snorm = e.bin(BinaryOp::Max, F32, snorm, Value::Imm(u64::from((-1f32).to_bits())));
+        let norm = e.sel(F32, signed, snorm, unorm);
+        let int_value =
+            if bits < 32 { e.sel(F32, read_normalized, norm, int_float) } else { int_float };
+        e.sel(U32, float, as_float, int_value)
+    }
+
+    /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
+    fn query(&mut self, op: Opcode, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let field = i
+            .modifiers
+            .iter()
+            .map(|m| m.value.as_str())
+            .find(|m| *m != ".b32" && *m != ".level")
+            .unwrap_or("");
+        let [dst, handle] = i.operands.as_slice() else {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{op}` takes a destination and [handle]"),
+            ));
+        };
+        let Operand::Address(a) = handle else {
+            return Err(Diagnostic::error(handle.span(), "expected `[handle]`"));
+        };
+        let Some(base) = &a.base else {
+            return Err(Diagnostic::error(handle.span(), "expected `[handle]`"));
+        };
+        let handle = Operand::Name { name: base.clone(), component: None };
+        let dst = self.dst(dst, U32, false)?;
+        let h = self.handle(&handle, span)?;
+        let d = self.descriptor(h, span);
+        let mut e = Emit { l: self, span };
+        let mode = |e: &mut Emit<'_, '_>, k: u32| {
+            let b = e.bin(
+                BinaryOp::Shr,
+                U32,
+                d.flags,
+                Value::Imm(u64::from(flags::ADDRESS_SHIFT + 2 * k)),
+            );
+            e.and(U32, b, Value::Imm(3))
+        };
+        let value = match field {
+            ".width" => d.sizes[0],
+            ".height" => d.sizes[1],
+            ".depth" => d.sizes[2],
+            ".array_size" => d.layers,
+            ".num_mipmap_levels" => Value::Imm(1),
+            ".num_samples" => Value::Imm(0),
+            ".normalized_coords" if op == Opcode::Txq => {
+                e.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
+            }
+            ".filter_mode" if op == Opcode::Txq => {
+                let b = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
+                e.and(U32, b, Value::Imm(1))
+            }
+            ".addr_mode_0" if op == Opcode::Txq => mode(&mut e, 0),
+            ".addr_mode_1" if op == Opcode::Txq => mode(&mut e, 1),
+            ".addr_mode_2" if op == Opcode::Txq => mode(&mut e, 2),
+            other => {
+                return Err(super::unsupported(
+                    span,
+                    &format!("`{op}{other}`"),
+                    crate::coverage::TEXTURE,
+                ))
+            }
+        };
+        e.mov(U32, dst, value);
+        Ok(())
+    }
+
+    /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]` and `sust.b…` (module doc).
+    fn surface(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let (dims, layered) = self.geometry_of(i)?;
+        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
+        if !names.contains(&".b") {
+            return Err(super::unsupported(
+                span,
+                &format!("`{op}` without `.b` (formatted `.p` accesses)"),
+                crate::coverage::TEXTURE,
+            ));
+        }
+        let mode =
+            [".trap", ".clamp", ".zero"].into_iter().find(|n| names.contains(n)).unwrap_or(".trap");
+        let [ty] = m.types.as_slice() else {
+            return Err(Diagnostic::error(span, format!("`{op}` takes one type (`.b32`)")));
+        };
+        let ty = super::op_ty(ty)?;
+        let bytes = ty.bits() / 8;
+        let count = m.vector.unwrap_or(1) as usize;
+        let ops = i.operands.as_slice();
+        let load = op == Opcode::Suld;
+        let (values, target) = if load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
+        let Operand::Tuple(parts, _) = target else {
+            return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
+        };
+        let [handle, coords] = parts.as_slice() else {
+            return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
+        };
+        let coords: Vec<&Operand> = match coords {
+            Operand::Vector(v, _) => v.iter().collect(),
+            one => vec![one],
+        };
+        let items: Vec<&Operand> = match values {
+            Operand::Vector(v, _) => v.iter().collect(),
+            one => vec![one],
+        };
+        let wanted = match (dims, layered) {
+            (3, _) | (2, true) => 4,
+            (d, l) => d + usize::from(l),
+        };
+        if coords.len() != wanted || items.len() != count {
+            return Err(Diagnostic::error(
+                span,
+                format!("this `{op}` takes {wanted} coordinates and {count} values"),
+            ));
+        }
+        let h = self.handle(handle, span)?;
+        let first = usize::from(layered);
+        let layer = if layered { Some(self.src(coords[0], S32, false, span)?) } else { None };
+        let xs: Vec<Value> = coords[first..first + dims]
+            .iter()
+            .map(|c| self.src(c, S32, false, span))
+            .collect::<Result<_, _>>()?;
+        let d = self.descriptor(h, span);
+        // Inside: 0 <= x (bytes) <= row bytes - access bytes, 0 <= y, z < size.
+        let access = u64::from(bytes) * count as u64;
+        let mut e = Emit { l: self, span };
+        let texel_bytes = e.bin(BinaryOp::Mul, U32, d.channel_bytes, d.channels);
+        let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], texel_bytes);
+        let limits = [
+            e.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access)),
+            e.bin(BinaryOp::Sub, S32, d.sizes[1], Value::Imm(1)),
+            e.bin(BinaryOp::Sub, S32, d.sizes[2], Value::Imm(1)),
+        ];
+        let mut outside = None;
+        let mut at = Vec::new();
+        for (k, &x) in xs.iter().enumerate() {
+            let below = e.cmp(CmpOp::Lt, S32, x, Value::Imm(0));
+            let above = e.cmp(CmpOp::Gt, S32, x, limits[k]);
+            let out = e.pred_or(below, above);
+            outside = Some(match outside {
+                None => out,
+                Some(o) => e.pred_or(o, out),
+            });
+            let low = e.bin(BinaryOp::Max, S32, x, Value::Imm(0));
+            at.push(e.bin(BinaryOp::Min, S32, low, limits[k]));
+        }
+        let layer = layer.map(|l| {
+            let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
+            let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
+            e.bin(BinaryOp::Min, S32, low, last)
+        });
+        let Some(outside) = outside else {
+            return Err(Diagnostic::internal(span, "a surface access without coordinates"));
+        };
+        let base =
+            self.element_address(&d, at[0], at.get(1).copied(), at.get(2).copied().or(layer), span);
+        if mode == ".trap" {
+            self.fail_if(outside, false, sys::STATUS_TRAP, &[], span);
+        }
+        let address = Address { base: Some(base), offset: 0 };
+        if load {
+            let dsts: Vec<RegId> =
+                items.iter().map(|o| self.dst(o, ty, true)).collect::<Result<_, _>>()?;
+            let words: Vec<RegId> = dsts.iter().map(|_| self.temp(ty.storage(), span)).collect();
+            let mut e = Emit { l: self, span };
+            for &w in &words {
+                e.mov(ty, w, Value::Imm(0));
+            }
+            let read = |l: &mut Self| {
+                let dsts = words.iter().map(|&w| Some(w)).collect();
+                l.push(InstKind::Load { space: Space::Global, ty, dsts, addr: address }, span);
+            };
+            // `.zero` reads nothing outside; `.trap` ended the thread there, and `.clamp`
+            // reads the clamped address.
+            if mode == ".zero" {
+                self.guarded(outside, true, span, read);
+            } else {
+                read(self);
+            }
+            let mut e = Emit { l: self, span };
+            for (&dst, &w) in dsts.iter().zip(&words) {
+                e.mov(ty, dst, Value::Reg(w));
+            }
+        } else {
+            let srcs: Vec<Value> =
+                items.iter().map(|o| self.src(o, ty, true, span)).collect::<Result<_, _>>()?;
+            let store = |l: &mut Self| {
+                l.push(InstKind::Store { space: Space::Global, ty, srcs, addr: address }, span);
+            };
+            if mode == ".zero" {
+                self.guarded(outside, true, span, store);
+            } else {
+                store(self);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,552 @@
+//! Textures and surfaces end to end (issue #20): `tests/kernels/texture.cu`, built by
+//! nvcc, NVRTC and clang, reads texture objects of every geometry ptxvk implements
+//! (1-D, 2-D, 3-D, layered 2-D, linear memory), formats (f32, f16, u8 read as normalized
+//! floats, s8 and s32 integers) and sampler states (point and linear filtering, wrap,
+//! clamp, mirror and border addressing, normalized and unnormalized coordinates), and
+//! surfaces with their out-of-range modes; every value is checked bit for bit against a
+//! CPU model of NVIDIA's texture fetching written from the CUDA Programming Guide's
+//! appendix (linear filtering with weights in 9-bit fixed point, 8 fraction bits).
+
+mod common;
+
+use ptxvk::{AddressMode, Arg, ChannelKind, Device, Module, TextureDesc};
+
+fn variants() -> Vec<std::path::PathBuf> {
+    let names = [
+        "nvcc.sm_75",
+        "nvcc.sm_80",
+        "nvcc.sm_90",
+        "nvrtc.compute_52",
+        "nvrtc.compute_70",
+        "clang.sm_70",
+    ];
+    names.iter().map(|n| common::repo().join(format!("tests/kernels/texture.{n}.ptx"))).collect()
+}
+
+/// A texture as the model sees it: texels already converted to the fetch's result (f32
+/// values, or integer bits), and the sampler state.
+struct Model {
+    sizes: [usize; 3],
+    layers: usize,
+    channels: usize,
+    texels: Vec<[u32; 4]>,
+    float: bool,
+    normalized: bool,
+    linear: bool,
+    modes: [AddressMode; 3],
+    border: [f32; 4],
+}
+
+impl Model {
+    /// Coordinate `x` of dimension `k` in texels (normalized: wrapped or mirrored first).
+    fn coordinate(&self, k: usize, x: f32) -> f32 {
+        if !self.normalized {
+            return x;
+        }
+        let floor = x.floor();
+        let frac = x - floor;
+        let x1 = match self.modes[k] {
+            AddressMode::Wrap => frac,
+            AddressMode::Mirror => {
+                let odd = (floor * 0.5) != (floor * 0.5).floor();
+                if odd {
+                    1.0 - frac
+                } else {
+                    frac
+                }
+            }
+            _ => x,
+        };
+        x1 * self.sizes[k] as f32
+    }
+
+    /// The texel index `i` of dimension `k` reads, or `None` for the border colour.
+    fn index(&self, k: usize, i: i64) -> Option<usize> {
+        let n = self.sizes[k] as i64;
+        match self.modes[k] {
+            AddressMode::Border if !(0..n).contains(&i) => None,
+            AddressMode::Wrap if self.normalized => Some(i.rem_euclid(n) as usize),
+            _ => Some(i.clamp(0, n - 1) as usize),
+        }
+    }
+
+    fn texel(&self, idx: &[Option<usize>], layer: usize) -> [u32; 4] {
+        if idx.iter().any(Option::is_none) {
+            return if self.float { self.border.map(f32::to_bits) } else { [0; 4] };
+        }
+        let i = |k: usize| idx.get(k).copied().flatten().unwrap_or(0);
+        let slice = if self.layers > 0 { layer } else { i(2) };
+        let at = (slice * self.sizes[1] + i(1)) * self.sizes[0] + i(0);
+        let mut t = self.texels[at];
+        let one = if self.float { 1f32.to_bits() } else { 1 };
+        for (c, v) in t.iter_mut().enumerate().skip(self.channels) {
+            *v = if c == 3 { one } else { 0 };
+        }
+        t
+    }
+
+    /// The fetch at float coordinates `xs` of layer `layer` (clamped to the layers).
+    fn sample(&self, xs: &[f32], layer: i32) -> [u32; 4] {
+        let layer = layer.clamp(0, self.layers.max(1) as i32 - 1) as usize;
+        let coords: Vec<f32> = xs.iter().enumerate().map(|(k, &x)| self.coordinate(k, x)).collect();
+        if !self.linear {
+            let idx: Vec<Option<usize>> =
+                coords.iter().enumerate().map(|(k, c)| self.index(k, c.floor() as i64)).collect();
+            return self.texel(&idx, layer);
+        }
+        let mut lower = Vec::new();
+        let mut weight = Vec::new();
+        for &c in &coords {
+            let b = c - 0.5;
+            let floor = b.floor();
+            // 9-bit fixed point, 8 fraction bits, to the nearest (ties to even).
+            let a = ((b - floor) * 256.0).round_ties_even() * (1.0 / 256.0);
+            lower.push(floor as i64);
+            weight.push(a);
+        }
+        let mut sum: Option<[f32; 4]> = None;
+        for corner in 0..1usize << coords.len() {
+            let mut w = 1.0f32;
+            let mut idx = Vec::new();
+            for k in 0..coords.len() {
+                let up = corner >> k & 1 == 1;
+                w *= if up { weight[k] } else { 1.0 - weight[k] };
+                idx.push(self.index(k, lower[k] + i64::from(up)));
+            }
+            let t = self.texel(&idx, layer).map(f32::from_bits);
+            let term = t.map(|v| w * v);
+            sum = Some(match sum {
+                None => term,
+                Some(s) => [s[0] + term[0], s[1] + term[1], s[2] + term[2], s[3] + term[3]],
+            });
+        }
+        sum.unwrap_or([0.0; 4]).map(f32::to_bits)
+    }
+}
+
+/// A texture of `channels` f32 channels of random values in [-8, 8), uploaded.
+struct Texels {
+    buffer: ptxvk::DeviceBuffer<u8>,
+    desc: TextureDesc,
+    model: Model,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn upload(
+    device: &Device,
+    kind: ChannelKind,
+    channel_bytes: u32,
+    channels: usize,
+    sizes: [usize; 3],
+    layers: usize,
+    raw: &[u32],
+    read_normalized: bool,
+) -> Texels {
+    let count = sizes[0] * sizes[1] * sizes[2].max(layers);
+    let bytes: Vec<u8> =
+        raw.iter().flat_map(|v| v.to_le_bytes()[..channel_bytes as usize].to_vec()).collect();
+    assert_eq!(bytes.len(), count * channels * channel_bytes as usize);
+    let buffer = device.buffer_from(&bytes).expect("texels");
+    let texel_bytes = u64::from(channel_bytes) * channels as u64;
+    let row_pitch = texel_bytes * sizes[0] as u64;
+    let desc = TextureDesc {
+        address: buffer.address(),
+        width: sizes[0] as u32,
+        height: sizes[1] as u32,
+        depth: sizes[2] as u32,
+        layers: layers as u32,
+        row_pitch,
+        slice_pitch: row_pitch * sizes[1] as u64,
+        kind,
+        channel_bytes,
+        channels: channels as u32,
+        read_normalized,
+        ..TextureDesc::default()
+    };
+    // The model's texels: the conversion `sema::texture` documents.
+    let float = kind == ChannelKind::Float || read_normalized;
+    let convert = |v: u32| -> u32 {
+        let bits = 8 * channel_bytes;
+        let signed = |v: u32| ((v << (32 - bits)) as i32) >> (32 - bits);
+        match kind {
+            ChannelKind::Float if channel_bytes == 2 => {
+                half::f16::from_bits(v as u16).to_f32().to_bits()
+            }
+            ChannelKind::Float => v,
+            ChannelKind::Unsigned if read_normalized => {
+                (v as f32 / ((1u64 << bits) - 1) as f32).to_bits()
+            }
+            ChannelKind::Signed if read_normalized => {
+                (signed(v) as f32 / ((1u64 << (bits - 1)) - 1) as f32).max(-1.0).to_bits()
+            }
+            ChannelKind::Signed if bits < 32 => signed(v) as u32,
+            _ => v,
+        }
+    };
+    let texels = raw
+        .chunks(channels)
+        .map(|c| {
+            let mut t = [0u32; 4];
+            for (k, &v) in c.iter().enumerate() {
+                t[k] = convert(v);
+            }
+            t
+        })
+        .collect();
+    let model = Model {
+        sizes,
+        layers,
+        channels,
+        texels,
+        float,
+        normalized: false,
+        linear: false,
+        modes: [AddressMode::Clamp; 3],
+        border: [0.0; 4],
+    };
+    Texels { buffer, desc, model }
+}
+
+/// Random f32 texel values (multiples of 1/64 in [-8, 8)).
+fn float_values(rng: &mut common::Rng, n: usize) -> Vec<u32> {
+    (0..n).map(|_| ((rng.below(1024) as f32 - 512.0) / 64.0).to_bits()).collect()
+}
+
+/// Coordinates: random in [lo, hi), plus texel centres and edges of dimension size `n`
+/// (unnormalized) or their normalized equivalents.
+fn coordinates(rng: &mut common::Rng, count: usize, lo: f32, hi: f32) -> Vec<f32> {
+    (0..count)
+        .map(|i| match i % 4 {
+            // Quarter-texel steps hit exact weights, ties included.
+            0 => lo + (rng.below(((hi - lo) * 8.0) as u64) as f32) / 8.0,
+            _ => lo + (hi - lo) * (rng.next_u32() as f32 / 4_294_967_296.0),
+        })
+        .collect()
+}
+
+/// Every sampler state to try: filter, normalized coordinates and the address mode of
+/// every dimension.
+fn sampler_states() -> Vec<(bool, bool, AddressMode)> {
+    let mut out = Vec::new();
+    for linear in [false, true] {
+        for mode in [AddressMode::Clamp, AddressMode::Border] {
+            out.push((linear, false, mode));
+        }
+        for mode in
+            [AddressMode::Wrap, AddressMode::Clamp, AddressMode::Mirror, AddressMode::Border]
+        {
+            out.push((linear, true, mode));
+        }
+    }
+    out
+}
+
+fn set_state(t: &mut Texels, linear: bool, normalized: bool, mode: AddressMode, border: [f32; 4]) {
+    t.desc.linear_filter = linear;
+    t.desc.normalized_coords = normalized;
+    t.desc.address_modes = [mode; 3];
+    t.desc.border = border;
+    t.model.linear = linear;
+    t.model.normalized = normalized;
+    t.model.modes = [mode; 3];
+    t.model.border = border;
+}
+
+/// Runs `kernel` over `n` coordinates per dimension (`xs` for each) and returns its
+/// output of `words` u32 per element.
+fn launch(
+    module: &Module,
+    device: &Device,
+    kernel: &str,
+    handle: &ptxvk::TextureObject,
+    inputs: &[Vec<u32>],
+    words: usize,
+    n: usize,
+) -> Vec<u32> {
+    let buffers: Vec<ptxvk::DeviceBuffer<u32>> =
+        inputs.iter().map(|v| device.buffer_from(v).expect("input")).collect();
+    let out = device.zeroed::<u32>(n * words).expect("out");
+    let mut args = vec![Arg::from(handle)];
+    args.extend(buffers.iter().map(Arg::from));
+    args.push(Arg::from(&out));
+    args.push(Arg::from(n as i32));
+    module
+        .kernel(kernel)
+        .expect("kernel")
+        .launch([n.div_ceil(64) as u32, 1, 1], [64, 1, 1], 0, &args)
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"));
+    out.to_vec().expect("read")
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
+    let module = common::load(device, path);
+    let name = path.display();
+    let mut rng = common::Rng(0x7e57);
+    let n = 256;
+    let border = [0.25, -1.5, 3.0, 0.75];
+
+    // 2-D f32, one channel: every sampler state.
+    let (w, h) = (13, 7);
+    let mut t = upload(
+        device,
+        ChannelKind::Float,
+        4,
+        1,
+        [w, h, 1],
+        0,
+        &float_values(&mut rng, w * h),
+        false,
+    );
+    let states = if every_state {
+        sampler_states()
+    } else {
+        vec![(true, true, AddressMode::Wrap), (true, false, AddressMode::Border)]
+    };
+    for (linear, normalized, mode) in states {
+        set_state(&mut t, linear, normalized, mode, border);
+        let obj = device.texture_object(&t.desc).expect("texture");
+        let (xs, ys) = if normalized {
+            (coordinates(&mut rng, n, -1.5, 2.5), coordinates(&mut rng, n, -1.5, 2.5))
+        } else {
+            (
+                coordinates(&mut rng, n, -3.0, w as f32 + 3.0),
+                coordinates(&mut rng, n, -3.0, h as f32 + 3.0),
+            )
+        };
+        let got = launch(&module, device, "tex2d_float", &obj, &[bits(&xs), bits(&ys)], 1, n);
+        for i in 0..n {
+            let want = t.model.sample(&[xs[i], ys[i]], 0)[0];
+            assert_eq!(got[i], want, "{name} tex2d_float linear {linear} normalized {normalized} {mode:?} at ({}, {}): {} want {}", xs[i], ys[i], f32::from_bits(got[i]), f32::from_bits(want));
+        }
+    }
+
+    // 2-D float4 (linear, normalized, wrap) and uchar4 read as normalized floats (linear,
+    // clamp, unnormalized).
+    let mut t = upload(
+        device,
+        ChannelKind::Float,
+        4,
+        4,
+        [5, 6, 1],
+        0,
+        &float_values(&mut rng, 5 * 6 * 4),
+        false,
+    );
+    set_state(&mut t, true, true, AddressMode::Wrap, border);
+    let mut u = upload(
+        device,
+        ChannelKind::Unsigned,
+        1,
+        4,
+        [9, 4, 1],
+        0,
+        &(0..9 * 4 * 4).map(|_| rng.below(256) as u32).collect::<Vec<_>>(),
+        true,
+    );
+    set_state(&mut u, true, false, AddressMode::Clamp, border);
+    for (t, lo, hi) in [(&t, -2.0, 3.0), (&u, -2.0, 11.0)] {
+        let obj = device.texture_object(&t.desc).expect("texture");
+        let (xs, ys) = (coordinates(&mut rng, n, lo, hi), coordinates(&mut rng, n, lo, hi));
+        let got = launch(&module, device, "tex2d_float4", &obj, &[bits(&xs), bits(&ys)], 4, n);
+        for i in 0..n {
+            let want = t.model.sample(&[xs[i], ys[i]], 0);
+            assert_eq!(
+                &got[4 * i..4 * i + 4],
+                &want,
+                "{name} tex2d_float4 at ({}, {})",
+                xs[i],
+                ys[i]
+            );
+        }
+    }
+
+    // 1-D halves: linear, border, unnormalized.
+    let halves: Vec<u32> =
+        (0..17).map(|i| u32::from(half::f16::from_f32(i as f32 * 0.375 - 3.0).to_bits())).collect();
+    let mut t = upload(device, ChannelKind::Float, 2, 1, [17, 1, 1], 0, &halves, false);
+    set_state(&mut t, true, false, AddressMode::Border, border);
+    let obj = device.texture_object(&t.desc).expect("texture");
+    let xs = coordinates(&mut rng, n, -2.0, 19.0);
+    let got = launch(&module, device, "tex1d_float", &obj, &[bits(&xs)], 1, n);
+    for i in 0..n {
+        assert_eq!(got[i], t.model.sample(&[xs[i]], 0)[0], "{name} tex1d_float f16 at {}", xs[i]);
+    }
+
+    // 3-D f32: linear, normalized; wrap and clamp.
+    let (x, y, z) = (5, 4, 3);
+    let mut t = upload(
+        device,
+        ChannelKind::Float,
+        4,
+        1,
+        [x, y, z],
+        0,
+        &float_values(&mut rng, x * y * z),
+        false,
+    );
+    for mode in [AddressMode::Wrap, AddressMode::Clamp] {
+        set_state(&mut t, true, true, mode, border);
+        let obj = device.texture_object(&t.desc).expect("texture");
+        let c: Vec<Vec<f32>> = (0..3).map(|_| coordinates(&mut rng, n, -0.5, 1.5)).collect();
+        let got = launch(
+            &module,
+            device,
+            "tex3d_float",
+            &obj,
+            &[bits(&c[0]), bits(&c[1]), bits(&c[2])],
+            1,
+            n,
+        );
+        for i in 0..n {
+            let want = t.model.sample(&[c[0][i], c[1][i], c[2][i]], 0)[0];
+            assert_eq!(
+                got[i], want,
+                "{name} tex3d_float {mode:?} at ({}, {}, {})",
+                c[0][i], c[1][i], c[2][i]
+            );
+        }
+    }
+
+    // Layered 2-D f32: linear, border, unnormalized; layers -1..=3 of 3 (clamped).
+    let mut t = upload(
+        device,
+        ChannelKind::Float,
+        4,
+        1,
+        [6, 5, 1],
+        3,
+        &float_values(&mut rng, 6 * 5 * 3),
+        false,
+    );
+    set_state(&mut t, true, false, AddressMode::Border, border);
+    let obj = device.texture_object(&t.desc).expect("texture");
+    let (xs, ys) = (coordinates(&mut rng, n, -2.0, 8.0), coordinates(&mut rng, n, -2.0, 7.0));
+    let layers: Vec<u32> = (0..n).map(|_| (rng.below(5) as i32 - 1) as u32).collect();
+    let got = launch(
+        &module,
+        device,
+        "tex2d_layered_float",
+        &obj,
+        &[bits(&xs), bits(&ys), layers.clone()],
+        1,
+        n,
+    );
+    for i in 0..n {
+        let want = t.model.sample(&[xs[i], ys[i]], layers[i] as i32)[0];
+        assert_eq!(
+            got[i], want,
+            "{name} tex2d_layered_float layer {} at ({}, {})",
+            layers[i] as i32, xs[i], ys[i]
+        );
+    }
+
+    // tex1Dfetch over linear memory: s32, border (0 outside).
+    let values: Vec<u32> = (0..40).map(|_| rng.next_u32()).collect();
+    let mut t = upload(device, ChannelKind::Signed, 4, 1, [40, 1, 1], 0, &values, false);
+    set_state(&mut t, false, false, AddressMode::Border, [0.0; 4]);
+    let obj = device.texture_object(&t.desc).expect("texture");
+    let idx: Vec<u32> = (0..n).map(|_| (rng.below(50) as i32 - 5) as u32).collect();
+    let got = launch(&module, device, "tex1d_fetch_int", &obj, &[idx.clone()], 1, n);
+    for i in 0..n {
+        let k = idx[i] as i32;
+        let want = if (0..40).contains(&k) { values[k as usize] } else { 0 };
+        assert_eq!(got[i], want, "{name} tex1d_fetch_int [{k}]");
+    }
+
+    // Integer s8 x 4, point sampling, clamp: sign-extended channels.
+    let raw: Vec<u32> = (0..7 * 3 * 4).map(|_| rng.below(256) as u32).collect();
+    let mut t = upload(device, ChannelKind::Signed, 1, 4, [7, 3, 1], 0, &raw, false);
+    set_state(&mut t, false, false, AddressMode::Clamp, [0.0; 4]);
+    let obj = device.texture_object(&t.desc).expect("texture");
+    let (xs, ys) = (coordinates(&mut rng, n, -2.0, 9.0), coordinates(&mut rng, n, -2.0, 5.0));
+    let got = launch(&module, device, "tex2d_int4", &obj, &[bits(&xs), bits(&ys)], 4, n);
+    for i in 0..n {
+        let want = t.model.sample(&[xs[i], ys[i]], 0);
+        assert_eq!(&got[4 * i..4 * i + 4], &want, "{name} tex2d_int4 at ({}, {})", xs[i], ys[i]);
+    }
+
+    // Surfaces: out = in * 2 + 1 over 11 x 6 f32, then reads in and out of range.
+    let (w, h) = (11usize, 6usize);
+    let values = float_values(&mut rng, w * h);
+    let input = upload(device, ChannelKind::Float, 4, 1, [w, h, 1], 0, &values, false);
+    let output = upload(device, ChannelKind::Float, 4, 1, [w, h, 1], 0, &vec![0; w * h], false);
+    let (sin, sout) = (
+        device.texture_object(&input.desc).expect("surface"),
+        device.texture_object(&output.desc).expect("surface"),
+    );
+    module
+        .kernel("surf2d_scale")
+        .expect("kernel")
+        .launch(
+            [2, 2, 1],
+            [8, 4, 1],
+            0,
+            &[Arg::from(&sin), Arg::from(&sout), Arg::from(w as i32), Arg::from(h as i32)],
+        )
+        .expect("surf2d_scale");
+    let got: Vec<u32> = output
+        .buffer
+        .to_vec()
+        .expect("read")
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for (k, &v) in got.iter().enumerate() {
+        let want = f32::from_bits(values[k]) * 2.0 + 1.0;
+        assert_eq!(v, want.to_bits(), "{name} surf2d_scale [{k}]");
+    }
+    let xs: Vec<u32> = (0..n).map(|_| (rng.below(w as u64 + 6) as i32 - 3) as u32).collect();
+    let ys: Vec<u32> = (0..n).map(|_| (rng.below(h as u64 + 6) as i32 - 3) as u32).collect();
+    let (bx, by) = (device.buffer_from(&xs).expect("xs"), device.buffer_from(&ys).expect("ys"));
+    let (zero, clamp) =
+        (device.zeroed::<u32>(n).expect("out"), device.zeroed::<u32>(n).expect("out"));
+    module
+        .kernel("surf2d_boundary")
+        .expect("kernel")
+        .launch(
+            [4, 1, 1],
+            [64, 1, 1],
+            0,
+            &[
+                Arg::from(&sin),
+                Arg::from(&bx),
+                Arg::from(&by),
+                Arg::from(&zero),
+                Arg::from(&clamp),
+                Arg::from(n as i32),
+            ],
+        )
+        .expect("surf2d_boundary");
+    let (zero, clamp) = (zero.to_vec().expect("read"), clamp.to_vec().expect("read"));
+    for i in 0..n {
+        let (x, y) = (xs[i] as i32, ys[i] as i32);
+        let inside = (0..w as i32).contains(&x) && (0..h as i32).contains(&y);
+        let at = |x: i32, y: i32| values[y as usize * w + x as usize];
+        assert_eq!(
+            zero[i],
+            if inside { at(x, y) } else { 0 },
+            "{name} surf2d_boundary zero ({x}, {y})"
+        );
+        let clamped = at(x.clamp(0, w as i32 - 1), y.clamp(0, h as i32 - 1));
+        assert_eq!(clamp[i], clamped, "{name} surf2d_boundary clamp ({x}, {y})");
+    }
+}
+
+#[test]
+fn texture_objects_fetch_and_filter_as_nvidia_documents() {
+    let Some(device) = common::device() else { return };
+    let paths = variants();
+    // Every sampler state on nvcc's sm_80 build; two on the others.
+    for (k, path) in paths.iter().enumerate() {
+        run_variant(&device, path, k == 1);
+    }
+}
+
+#[test]
+fn every_warp_mode_validates_the_texture_kernels() {
+    common::compile_every_warp_mode(&variants()[1]);
+}
