@@ -550,3 +550,87 @@ fn texture_objects_fetch_and_filter_as_nvidia_documents() {
 fn every_warp_mode_validates_the_texture_kernels() {
     common::compile_every_warp_mode(&variants()[1]);
 }
+
+/// `tests/ptx/memory/texture_queries.ptx`: `txq`/`suq` read the descriptor's fields,
+/// and a 3-D surface of two-word elements is written and read with `.zero` and `.clamp`
+/// (its header comment is the contract).
+#[test]
+fn queries_and_a_three_dimensional_surface_of_pairs() {
+    let Some(device) = common::device() else { return };
+    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texture_queries.ptx"))
+        .expect("read");
+    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let texels = device.zeroed::<u32>(7 * 5 * 3).expect("texels");
+    let tex = TextureDesc {
+        address: texels.address(),
+        width: 7,
+        height: 5,
+        depth: 1,
+        layers: 3,
+        row_pitch: 28,
+        slice_pitch: 140,
+        kind: ChannelKind::Float,
+        channel_bytes: 4,
+        channels: 1,
+        normalized_coords: true,
+        linear_filter: true,
+        address_modes: [AddressMode::Mirror, AddressMode::Border, AddressMode::Wrap],
+        ..TextureDesc::default()
+    };
+    let (w, h, d) = (4usize, 3usize, 2usize);
+    let pairs = device.zeroed::<u32>(2 * w * h * d).expect("surface");
+    let surf = TextureDesc {
+        address: pairs.address(),
+        width: w as u32,
+        height: h as u32,
+        depth: d as u32,
+        row_pitch: 8 * w as u64,
+        slice_pitch: (8 * w * h) as u64,
+        kind: ChannelKind::Unsigned,
+        channel_bytes: 4,
+        channels: 2,
+        ..TextureDesc::default()
+    };
+    let (tex, surf) =
+        (device.texture_object(&tex).expect("tex"), device.texture_object(&surf).expect("surf"));
+    let out = device.zeroed::<u32>(12).expect("out");
+    module
+        .kernel("queries")
+        .expect("kernel")
+        .launch([1, 1, 1], [1, 1, 1], 0, &[Arg::from(&tex), Arg::from(&surf), Arg::from(&out)])
+        .expect("queries");
+    // CUaddress_mode numbering: wrap 0, clamp 1, mirror 2, border 3.
+    assert_eq!(out.to_vec().expect("read"), vec![7, 5, 1, 3, 1, 1, 2, 3, 1, 4, 3, 2]);
+
+    let out = device.zeroed::<u32>(4 * w * h * d).expect("out");
+    module
+        .kernel("volume")
+        .expect("kernel")
+        .launch([1, 1, 1], [w as u32, h as u32, d as u32], 0, &[Arg::from(&surf), Arg::from(&out)])
+        .expect("volume");
+    let got = out.to_vec().expect("read");
+    let pair = |x: usize, y: usize, z: usize| [(x + 16 * y) as u32, z as u32];
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                let t = x + w * (y + h * z);
+                let clamped = pair((x + 1).min(w - 1), y, z);
+                let zero = if x == 0 { [0, 0] } else { pair(x - 1, y, z) };
+                assert_eq!(
+                    &got[4 * t..4 * t + 4],
+                    &[clamped[0], clamped[1], zero[0], zero[1]],
+                    "({x}, {y}, {z})"
+                );
+            }
+        }
+    }
+    let stored = pairs.to_vec().expect("read");
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                let at = 2 * (x + w * (y + h * z));
+                assert_eq!(&stored[at..at + 2], &pair(x, y, z), "stored ({x}, {y}, {z})");
+            }
+        }
+    }
+}
