@@ -450,7 +450,7 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
     set_state(&mut t, false, false, AddressMode::Border, [0.0; 4]);
     let obj = device.texture_object(&t.desc).expect("texture");
     let idx: Vec<u32> = (0..n).map(|_| (rng.below(50) as i32 - 5) as u32).collect();
-    let got = launch(&module, device, "tex1d_fetch_int", &obj, &[idx.clone()], 1, n);
+    let got = launch(&module, device, "tex1d_fetch_int", &obj, std::slice::from_ref(&idx), 1, n);
     for i in 0..n {
         let k = idx[i] as i32;
         let want = if (0..40).contains(&k) { values[k as usize] } else { 0 };

@@ -915,18 +915,30 @@ struct Side {
     pitch: usize,
     /// Rows from one slice to the next (3-D copies).
     slice_rows: usize,
+    /// The `CUarray` of an array side, whose own layout replaces the pitches.
+    array: usize,
 }
 
 impl Side {
+    /// An array side with its array's memory, pitch and rows per slice (CUDA ignores
+    /// the pitches given for arrays); other sides as they are.
+    fn resolved(self) -> Result<Side, CUresult> {
+        if self.kind != CU_MEMORYTYPE_ARRAY {
+            return Ok(self);
+        }
+        let a = crate::texture::array(driver()?, self.array)?;
+        let (device, pitch, slice_rows) = a.layout();
+        Ok(Side { device, pitch, slice_rows, ..self })
+    }
+
     /// The address of row `row` of slice `slice` of the region, and whether it is
     /// device memory (`None`: unified, found from the address).
     fn row(&self, slice: usize, row: usize) -> Result<(u64, Option<bool>), CUresult> {
         let (base, is_device) = match self.kind {
             CU_MEMORYTYPE_HOST => (self.host as u64, Some(false)),
-            CU_MEMORYTYPE_DEVICE => (self.device, Some(true)),
+            // An array side has its memory and layout after `resolved`.
+            CU_MEMORYTYPE_DEVICE | CU_MEMORYTYPE_ARRAY => (self.device, Some(true)),
             CU_MEMORYTYPE_UNIFIED => (self.device, None),
-            // CUDA arrays come with textures (not supported yet).
-            CU_MEMORYTYPE_ARRAY => return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
             _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         };
         let offset = (self.z + slice)
@@ -953,6 +965,7 @@ unsafe fn copy_pitched(
     per_thread: bool,
     wait: bool,
 ) -> Result<(), CUresult> {
+    let (src, dst) = (src.resolved()?, dst.resolved()?);
     let spans_rows = height > 1 || depth > 1;
     if spans_rows && (src.pitch < width || dst.pitch < width) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -989,7 +1002,7 @@ unsafe fn memcpy_2d(
 ) -> Result<(), CUresult> {
     // SAFETY: null or readable (function contract).
     let c = unsafe { crate::arg(p) }?;
-    let side = |kind, host, device, x_bytes, y, pitch| Side {
+    let side = |kind, host, device, x_bytes, y, pitch, array| Side {
         kind,
         host,
         device,
@@ -998,11 +1011,26 @@ unsafe fn memcpy_2d(
         z: 0,
         pitch,
         slice_rows: 0,
+        array,
     };
-    let src =
-        side(c.src_type, c.src_host as usize, c.src_device, c.src_x_bytes, c.src_y, c.src_pitch);
-    let dst =
-        side(c.dst_type, c.dst_host as usize, c.dst_device, c.dst_x_bytes, c.dst_y, c.dst_pitch);
+    let src = side(
+        c.src_type,
+        c.src_host as usize,
+        c.src_device,
+        c.src_x_bytes,
+        c.src_y,
+        c.src_pitch,
+        c.src_array,
+    );
+    let dst = side(
+        c.dst_type,
+        c.dst_host as usize,
+        c.dst_device,
+        c.dst_x_bytes,
+        c.dst_y,
+        c.dst_pitch,
+        c.dst_array,
+    );
     // SAFETY: forwarded (function contract).
     unsafe { copy_pitched(src, dst, [c.width_bytes, c.height, 1], stream, per_thread, wait) }
 }
@@ -1063,6 +1091,7 @@ unsafe fn memcpy_3d(
         z: c.src_z,
         pitch: c.src_pitch,
         slice_rows: c.src_height,
+        array: c.src_array,
     };
     let dst = Side {
         kind: c.dst_type,
@@ -1073,6 +1102,7 @@ unsafe fn memcpy_3d(
         z: c.dst_z,
         pitch: c.dst_pitch,
         slice_rows: c.dst_height,
+        array: c.dst_array,
     };
     let extent = [c.width_bytes, c.height, c.depth];
     // SAFETY: forwarded (function contract).

@@ -63,6 +63,7 @@ use crate::memory::*;
 use crate::module::*;
 use crate::stream::*;
 use crate::tensor_map::*;
+use crate::texture::*;
 use crate::{
     cuDriverGetVersion, cuGetErrorName, cuGetErrorString, cuGetExportTable, cuInit,
     cuProfilerStart, cuProfilerStop,
@@ -270,6 +271,16 @@ exports!(
     cuTensorMapReplaceAddress,
     cuTensorMapEncodeIm2col,
     cuTensorMapEncodeIm2colWide,
+    cuArrayCreate_v2,
+    cuArray3DCreate_v2,
+    cuArrayDestroy,
+    cuArrayGetDescriptor_v2,
+    cuArray3DGetDescriptor_v2,
+    cuMipmappedArrayCreate,
+    cuTexObjectCreate,
+    cuTexObjectDestroy,
+    cuSurfObjectCreate,
+    cuSurfObjectDestroy,
 );
 
 fn lookup(

@@ -26,6 +26,9 @@ pub(crate) struct Driver {
     pub(crate) events: Table<ptxvk::Event>,
     pub(crate) links: Table<Mutex<crate::module::Link>>,
     pub(crate) pools: Table<ptxvk::vk::MemPool>,
+    pub(crate) arrays: Table<crate::texture::Array>,
+    /// Texture and surface objects by handle (their descriptor's device address).
+    pub(crate) texture_objects: Mutex<BTreeMap<u64, ptxvk::TextureObject>>,
     /// Device, managed and pool allocations by device address.
     pub(crate) allocations: Mutex<BTreeMap<u64, Allocation>>,
     /// Pinned (`cuMemHostAlloc`) and registered host memory by host address.
@@ -70,6 +73,8 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 events: Table::default(),
                 links: Table::default(),
                 pools,
+                arrays: Table::default(),
+                texture_objects: Mutex::default(),
                 allocations: Mutex::default(),
                 host: Mutex::default(),
                 default_pool,
@@ -102,6 +107,10 @@ pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
 impl Driver {
     pub(crate) fn allocations(&self) -> MutexGuard<'_, BTreeMap<u64, Allocation>> {
         self.allocations.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn texture_objects(&self) -> MutexGuard<'_, BTreeMap<u64, ptxvk::TextureObject>> {
+        self.texture_objects.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn host(&self) -> MutexGuard<'_, BTreeMap<usize, ptxvk::vk::Buffer>> {

@@ -978,3 +978,213 @@ fn a_tensor_map_from_cu_tensor_map_encode_tiled_drives_a_bulk_tensor_copy() {
         }
     }
 }
+
+/// `CUDA_ARRAY3D_DESCRIPTOR`, `CUDA_MEMCPY2D`, `CUDA_RESOURCE_DESC` (array form) and
+/// `CUDA_TEXTURE_DESC`, as cuda.h lays them out.
+#[repr(C)]
+struct Array3d {
+    width: usize,
+    height: usize,
+    depth: usize,
+    format: c_uint,
+    channels: c_uint,
+    flags: c_uint,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Copy2d {
+    src_x: usize,
+    src_y: usize,
+    src_type: c_uint,
+    src_host: usize,
+    src_device: u64,
+    src_array: usize,
+    src_pitch: usize,
+    dst_x: usize,
+    dst_y: usize,
+    dst_type: c_uint,
+    dst_host: usize,
+    dst_device: u64,
+    dst_array: usize,
+    dst_pitch: usize,
+    width: usize,
+    height: usize,
+}
+
+#[repr(C)]
+struct Resource {
+    kind: c_uint,
+    res: [u64; 16],
+    flags: c_uint,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct TexDesc {
+    address_mode: [c_uint; 3],
+    filter_mode: c_uint,
+    flags: c_uint,
+    max_anisotropy: c_uint,
+    mipmap_filter_mode: c_uint,
+    bias: f32,
+    min_clamp: f32,
+    max_clamp: f32,
+    border: [f32; 4],
+    reserved: [i32; 12],
+}
+
+#[test]
+fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles throughout.
+    unsafe {
+        let create: unsafe extern "C" fn(*mut usize, *const Array3d) -> R =
+            proc(&lib, "cuArray3DCreate");
+        let describe: unsafe extern "C" fn(*mut Array3d, usize) -> R =
+            proc(&lib, "cuArray3DGetDescriptor");
+        let destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuArrayDestroy");
+        let copy: unsafe extern "C" fn(*const Copy2d) -> R = proc(&lib, "cuMemcpy2D");
+        let tex_create: unsafe extern "C" fn(
+            *mut u64,
+            *const Resource,
+            *const TexDesc,
+            *const u8,
+        ) -> R = proc(&lib, "cuTexObjectCreate");
+        let tex_destroy: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuTexObjectDestroy");
+        let surf_create: unsafe extern "C" fn(*mut u64, *const Resource) -> R =
+            proc(&lib, "cuSurfObjectCreate");
+        let surf_destroy: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuSurfObjectDestroy");
+        let mipmapped: unsafe extern "C" fn() -> R = proc(&lib, "cuMipmappedArrayCreate");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
+        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/texture.nvcc.sm_80.ptx");
+        let mut text = std::fs::read(path).expect("the bundled kernel");
+        text.push(0);
+        let mut module = 0;
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+
+        // An 8 x 4 float array usable as a surface (CU_AD_FORMAT_FLOAT = 0x20).
+        let (w, h) = (8usize, 4usize);
+        let desc = Array3d { width: w, height: h, depth: 0, format: 0x20, channels: 1, flags: 2 };
+        let (mut array, mut out_array) = (0usize, 0usize);
+        assert_eq!(create(&mut array, &desc), SUCCESS);
+        assert_eq!(create(&mut out_array, &desc), SUCCESS);
+        let bad = Array3d { format: 0xb0, ..desc };
+        assert_eq!(create(&mut 0, &bad), 801, "NV12 is not supported");
+        assert_eq!(mipmapped(), 801);
+        let mut back = Array3d { width: 0, height: 0, depth: 9, format: 0, channels: 0, flags: 0 };
+        assert_eq!(describe(&mut back, array), SUCCESS);
+        assert_eq!(
+            (back.width, back.height, back.depth, back.format, back.channels, back.flags),
+            (8, 4, 0, 0x20, 1, 2)
+        );
+        // Rows of 8 floats from a host buffer with a 40-byte pitch (CU_MEMORYTYPE_HOST = 1,
+        // CU_MEMORYTYPE_ARRAY = 3).
+        let values: Vec<f32> =
+            (0..10 * h).map(|i| (i % 10) as f32 * 0.5 + (i / 10) as f32 * 8.0).collect();
+        let up = Copy2d {
+            src_type: 1,
+            src_host: values.as_ptr() as usize,
+            src_pitch: 40,
+            dst_type: 3,
+            dst_array: array,
+            width: 4 * w,
+            height: h,
+            ..Copy2d::default()
+        };
+        assert_eq!(copy(&up), SUCCESS);
+        let texel = |x: usize, y: usize| values[10 * y + x];
+
+        // Linear filtering, clamp, unnormalized: at x = i + 0.75 (weights 1/4, 3/4 of
+        // texels i and i + 1) and a texel centre in y.
+        let mut res = Resource { kind: 0, res: [0; 16], flags: 0 };
+        res.res[0] = array as u64;
+        let tdesc = TexDesc { address_mode: [1, 1, 1], filter_mode: 1, ..TexDesc::default() };
+        let mut tex = 0u64;
+        assert_eq!(tex_create(&mut tex, &res, &tdesc, std::ptr::null()), SUCCESS);
+        let n = 7usize;
+        let xs: Vec<f32> = (0..n).map(|i| i as f32 + 0.75).collect();
+        let ys: Vec<f32> = (0..n).map(|i| (i % h) as f32 + 0.5).collect();
+        let (mut dx, mut dy, mut dout) = (0u64, 0u64, 0u64);
+        for d in [&mut dx, &mut dy, &mut dout] {
+            assert_eq!(alloc(d, n * 4), SUCCESS);
+        }
+        assert_eq!(htod(dx, xs.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(dy, ys.as_ptr().cast(), n * 4), SUCCESS);
+        let mut f = 0;
+        assert_eq!(get_function(&mut f, module, c"tex2d_float".as_ptr()), SUCCESS);
+        let count = n as c_int;
+        let mut params: [*mut c_void; 5] = [
+            (&mut tex as *mut u64).cast(),
+            (&mut dx as *mut u64).cast(),
+            (&mut dy as *mut u64).cast(),
+            (&mut dout as *mut u64).cast(),
+            (&count as *const c_int).cast_mut().cast(),
+        ];
+        assert_eq!(
+            launch(f, 1, 1, 1, 32, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        assert_eq!(sync(), SUCCESS);
+        let mut got = vec![0f32; n];
+        assert_eq!(dtoh(got.as_mut_ptr().cast(), dout, n * 4), SUCCESS);
+        for (i, &g) in got.iter().enumerate() {
+            // x - 0.5 = i + 0.25: texels i and i + 1 (clamped), weight 1/4 on the second.
+            let y = i % h;
+            let want = 0.75 * texel(i, y) + 0.25 * texel((i + 1).min(w - 1), y);
+            assert_eq!(g, want, "texel {i}");
+        }
+        assert_eq!(tex_destroy(tex), SUCCESS);
+        assert_eq!(tex_destroy(tex), INVALID_VALUE, "destroyed twice");
+
+        // Surfaces: out = in * 2 + 1, then copied back from the array.
+        let (mut sin, mut sout) = (0u64, 0u64);
+        assert_eq!(surf_create(&mut sin, &res), SUCCESS);
+        let mut res_out = Resource { kind: 0, res: [0; 16], flags: 0 };
+        res_out.res[0] = out_array as u64;
+        assert_eq!(surf_create(&mut sout, &res_out), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"surf2d_scale".as_ptr()), SUCCESS);
+        let (wi, hi) = (w as c_int, h as c_int);
+        let mut params: [*mut c_void; 4] = [
+            (&mut sin as *mut u64).cast(),
+            (&mut sout as *mut u64).cast(),
+            (&wi as *const c_int).cast_mut().cast(),
+            (&hi as *const c_int).cast_mut().cast(),
+        ];
+        assert_eq!(
+            launch(f, 1, 1, 1, 8, 4, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        let mut scaled = vec![0f32; w * h];
+        let down = Copy2d {
+            src_type: 3,
+            src_array: out_array,
+            dst_type: 1,
+            dst_host: scaled.as_mut_ptr() as usize,
+            dst_pitch: 4 * w,
+            width: 4 * w,
+            height: h,
+            ..Copy2d::default()
+        };
+        assert_eq!(copy(&down), SUCCESS);
+        for y in 0..h {
+            for x in 0..w {
+                assert_eq!(scaled[y * w + x], texel(x, y) * 2.0 + 1.0, "surface ({x}, {y})");
+            }
+        }
+        assert_eq!(surf_destroy(sin), SUCCESS);
+        assert_eq!(surf_destroy(sout), SUCCESS);
+        assert_eq!(destroy(array), SUCCESS);
+        assert_eq!(destroy(out_array), SUCCESS);
+        assert_eq!(destroy(array), INVALID_HANDLE);
+    }
+}

@@ -1,0 +1,415 @@
+//! CUDA arrays, texture objects and surface objects (CUDA Driver API §6.22, §6.27-28).
+//!
+//! A `CUarray` is device memory holding its texels row after row (the pitch is a row's
+//! bytes), then slice after slice or layer after layer, with its format; `cuMemcpy2D`/
+//! `cuMemcpy3D` copy to and from it through that layout (`memory.rs`). A `CUtexObject`
+//! or `CUsurfObject` is the device address of ptxvk's descriptor (`ptxvk_abi::texture`)
+//! for an array, linear memory or pitched 2-D memory, which the kernels read at run
+//! time (`ptxvk_lower`'s `sema::texture`). Not implemented (`CUDA_ERROR_NOT_SUPPORTED`):
+//! mipmapped arrays, cube maps, resource views, sRGB reads, and the newer array formats.
+
+use std::ffi::c_uint;
+
+use cudarc::driver::sys::CUresult;
+use ptxvk::{AddressMode, ChannelKind, TextureDesc};
+
+use crate::state::{driver, Driver};
+use crate::{arg, entry, out, vk_code};
+
+/// A CUDA array: its memory and layout.
+pub(crate) struct Array {
+    buffer: ptxvk::vk::Buffer,
+    width: usize,
+    height: usize,
+    /// Slices (3-D) or layers; 0 for 1-D and 2-D arrays.
+    depth: usize,
+    format: c_uint,
+    channels: c_uint,
+    flags: c_uint,
+    kind: ChannelKind,
+    channel_bytes: u32,
+}
+
+impl Array {
+    fn pitch(&self) -> usize {
+        self.width * self.channel_bytes as usize * self.channels as usize
+    }
+
+    /// The device address, row pitch and rows per slice of the array's memory, for
+    /// pitched copies.
+    pub(crate) fn layout(&self) -> (u64, usize, usize) {
+        (self.buffer.address(), self.pitch(), self.height.max(1))
+    }
+}
+
+/// `CUDA_ARRAY3D_LAYERED`, `CUDA_ARRAY3D_SURFACE_LDST`, `CUDA_ARRAY3D_CUBEMAP`.
+const LAYERED: c_uint = 1;
+const SURFACE_LDST: c_uint = 2;
+const CUBEMAP: c_uint = 4;
+const TEXTURE_GATHER: c_uint = 8;
+
+/// The channel kind and bytes of `CUarray_format` value `f`.
+fn channel_format(f: c_uint) -> Result<(ChannelKind, u32), CUresult> {
+    Ok(match f {
+        0x01 => (ChannelKind::Unsigned, 1),
+        0x02 => (ChannelKind::Unsigned, 2),
+        0x03 => (ChannelKind::Unsigned, 4),
+        0x08 => (ChannelKind::Signed, 1),
+        0x09 => (ChannelKind::Signed, 2),
+        0x0a => (ChannelKind::Signed, 4),
+        0x10 => (ChannelKind::Float, 2),
+        0x20 => (ChannelKind::Float, 4),
+        // The block-compressed, NV12 and packed UNORM/SNORM formats of CUDA 11.5+.
+        _ => return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+    })
+}
+
+/// `CUDA_ARRAY_DESCRIPTOR`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ArrayDescriptor {
+    width: usize,
+    height: usize,
+    format: c_uint,
+    channels: c_uint,
+}
+
+/// `CUDA_ARRAY3D_DESCRIPTOR`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Array3dDescriptor {
+    width: usize,
+    height: usize,
+    depth: usize,
+    format: c_uint,
+    channels: c_uint,
+    flags: c_uint,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Array3dDescriptor>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_ARRAY3D_DESCRIPTOR>()
+);
+
+fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
+    let (kind, channel_bytes) = channel_format(a.format)?;
+    if ![1, 2, 4].contains(&a.channels) || a.width == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    if a.flags & (CUBEMAP | TEXTURE_GATHER) != 0
+        || a.flags & !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER) != 0
+    {
+        return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+    }
+    if a.height == 0 && a.depth != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let texel = channel_bytes as usize * a.channels as usize;
+    let bytes = a
+        .width
+        .checked_mul(texel)
+        .and_then(|b| b.checked_mul(a.height.max(1)))
+        .and_then(|b| b.checked_mul(a.depth.max(1)))
+        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let buffer = d.device.vk().alloc(bytes as u64).map_err(vk_code)?;
+    let array = Array {
+        buffer,
+        width: a.width,
+        height: a.height,
+        depth: a.depth,
+        format: a.format,
+        channels: a.channels,
+        flags: a.flags,
+        kind,
+        channel_bytes,
+    };
+    Ok(d.arrays.insert(array))
+}
+
+/// The array of handle `h`.
+pub(crate) fn array(d: &Driver, h: usize) -> Result<std::sync::Arc<Array>, CUresult> {
+    d.arrays.get(h).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuArrayCreate_v2(
+    handle: *mut usize,
+    desc: *const ArrayDescriptor,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: null or readable (CUDA's contract).
+        let a = unsafe { arg(desc) }?;
+        let three = Array3dDescriptor {
+            width: a.width,
+            height: a.height,
+            depth: 0,
+            format: a.format,
+            channels: a.channels,
+            flags: 0,
+        };
+        let h = create_array(d, three)?;
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(handle, h) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuArray3DCreate_v2(
+    handle: *mut usize,
+    desc: *const Array3dDescriptor,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: null or readable (CUDA's contract).
+        let a = unsafe { arg(desc) }?;
+        let h = create_array(d, a)?;
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(handle, h) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuArrayDestroy(handle: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        d.device.synchronize().map_err(crate::code)?;
+        d.arrays.remove(handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuArrayGetDescriptor_v2(
+    desc: *mut ArrayDescriptor,
+    handle: usize,
+) -> CUresult {
+    entry(|| {
+        let a = array(driver()?, handle)?;
+        if a.depth != 0 || a.flags != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let v = ArrayDescriptor {
+            width: a.width,
+            height: a.height,
+            format: a.format,
+            channels: a.channels,
+        };
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(desc, v) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuArray3DGetDescriptor_v2(
+    desc: *mut Array3dDescriptor,
+    handle: usize,
+) -> CUresult {
+    entry(|| {
+        let a = array(driver()?, handle)?;
+        let v = Array3dDescriptor {
+            width: a.width,
+            height: a.height,
+            depth: a.depth,
+            format: a.format,
+            channels: a.channels,
+            flags: a.flags,
+        };
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(desc, v) }
+    })
+}
+
+/// `cuMipmappedArrayCreate`: not implemented (module doc).
+#[no_mangle]
+pub unsafe extern "C" fn cuMipmappedArrayCreate() -> CUresult {
+    eprintln!("ptxvk libcuda: mipmapped arrays are not supported (CUDA arrays are)");
+    CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// `CUDA_RESOURCE_DESC`: the resource type, a 128-byte union, flags.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ResourceDesc {
+    kind: c_uint,
+    res: [u64; 16],
+    flags: c_uint,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<ResourceDesc>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_RESOURCE_DESC>()
+);
+
+/// `CUDA_TEXTURE_DESC`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct TextureDescriptor {
+    address_mode: [c_uint; 3],
+    filter_mode: c_uint,
+    flags: c_uint,
+    max_anisotropy: c_uint,
+    mipmap_filter_mode: c_uint,
+    mipmap_level_bias: f32,
+    min_mipmap_level_clamp: f32,
+    max_mipmap_level_clamp: f32,
+    border_color: [f32; 4],
+    reserved: [i32; 12],
+}
+
+const _: () = assert!(
+    std::mem::size_of::<TextureDescriptor>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_TEXTURE_DESC>()
+);
+
+/// `CU_TRSF_READ_AS_INTEGER`, `CU_TRSF_NORMALIZED_COORDINATES`, `CU_TRSF_SRGB`.
+const READ_AS_INTEGER: c_uint = 1;
+const NORMALIZED_COORDINATES: c_uint = 2;
+const SRGB: c_uint = 0x10;
+
+/// The texels a resource description names, as a texture description without sampler
+/// state; `surface` requires an array made for surface access.
+fn resource(d: &Driver, r: &ResourceDesc, surface: bool) -> Result<TextureDesc, CUresult> {
+    let word = |i: usize| r.res[i];
+    let layout = |address: u64, format: u64, channels: u64, w: u64, h: u64, pitch: u64| {
+        let (kind, channel_bytes) = channel_format(format as c_uint)?;
+        Ok(TextureDesc {
+            address,
+            width: u32::try_from(w).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?,
+            height: h as u32,
+            depth: 1,
+            row_pitch: pitch,
+            slice_pitch: pitch * h,
+            kind,
+            channel_bytes,
+            channels: channels as u32,
+            ..TextureDesc::default()
+        })
+    };
+    match r.kind {
+        // CU_RESOURCE_TYPE_ARRAY
+        0 => {
+            let a = array(d, word(0) as usize)?;
+            if surface && a.flags & SURFACE_LDST == 0 {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            let layered = a.flags & LAYERED != 0;
+            let (address, pitch, rows) = a.layout();
+            Ok(TextureDesc {
+                address,
+                width: a.width as u32,
+                height: a.height.max(1) as u32,
+                depth: if layered { 1 } else { a.depth.max(1) as u32 },
+                layers: if layered { a.depth as u32 } else { 0 },
+                row_pitch: pitch as u64,
+                slice_pitch: (pitch * rows) as u64,
+                kind: a.kind,
+                channel_bytes: a.channel_bytes,
+                channels: a.channels,
+                ..TextureDesc::default()
+            })
+        }
+        // CU_RESOURCE_TYPE_LINEAR: devPtr, format (c_uint) and channels, size in bytes.
+        2 if !surface => {
+            let (format, channels) = (word(1) & 0xffff_ffff, word(1) >> 32);
+            let (_, channel_bytes) = channel_format(format as c_uint)?;
+            let texel = u64::from(channel_bytes) * channels;
+            if texel == 0 {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            let width = word(2) / texel;
+            layout(word(0), format, channels, width, 1, word(2))
+        }
+        // CU_RESOURCE_TYPE_PITCH2D: devPtr, format, channels, width, height, pitch.
+        3 if !surface => {
+            let (format, channels) = (word(1) & 0xffff_ffff, word(1) >> 32);
+            layout(word(0), format, channels, word(2), word(3), word(4))
+        }
+        1 => Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// Writes the descriptor to device memory and returns its address, the object's handle.
+fn create_object(d: &Driver, desc: &TextureDesc) -> Result<u64, CUresult> {
+    let object = d.device.texture_object(desc).map_err(|e| {
+        eprintln!("ptxvk libcuda: {e}");
+        CUresult::CUDA_ERROR_INVALID_VALUE
+    })?;
+    let handle = object.handle();
+    d.texture_objects().insert(handle, object);
+    Ok(handle)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexObjectCreate(
+    object: *mut u64,
+    res: *const ResourceDesc,
+    tex: *const TextureDescriptor,
+    view: *const u8,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if !view.is_null() {
+            eprintln!("ptxvk libcuda: resource views are not supported");
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        // SAFETY: null or readable (CUDA's contract).
+        let (r, t) = unsafe { (arg(res)?, arg(tex)?) };
+        let mut desc = resource(d, &r, false)?;
+        if t.flags & SRGB != 0 {
+            eprintln!("ptxvk libcuda: sRGB textures are not supported");
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        for (k, &m) in t.address_mode.iter().enumerate() {
+            desc.address_modes[k] =
+                AddressMode::from_cuda(m).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        }
+        desc.linear_filter = match t.filter_mode {
+            0 => false,
+            1 => true,
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        desc.normalized_coords = t.flags & NORMALIZED_COORDINATES != 0;
+        // The driver API reads 8- and 16-bit integers as normalized floats unless asked
+        // for integers.
+        desc.read_normalized = t.flags & READ_AS_INTEGER == 0
+            && desc.kind != ChannelKind::Float
+            && desc.channel_bytes < 4;
+        desc.border = t.border_color;
+        let handle = create_object(d, &desc)?;
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(object, handle) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuSurfObjectCreate(
+    object: *mut u64,
+    res: *const ResourceDesc,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: null or readable (CUDA's contract).
+        let r = unsafe { arg(res) }?;
+        let desc = resource(d, &r, true)?;
+        let handle = create_object(d, &desc)?;
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(object, handle) }
+    })
+}
+
+fn destroy_object(handle: u64) -> Result<(), CUresult> {
+    let d = driver()?;
+    d.device.synchronize().map_err(crate::code)?;
+    d.texture_objects().remove(&handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexObjectDestroy(object: u64) -> CUresult {
+    entry(|| destroy_object(object))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuSurfObjectDestroy(object: u64) -> CUresult {
+    entry(|| destroy_object(object))
+}
