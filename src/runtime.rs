@@ -771,6 +771,13 @@ impl Module {
         Ok(self.device.inner.upload(buf, u64::from(var.offset), bytes)?)
     }
 
+    /// Binds a module's texture or surface reference (`.texref`, `.surfref`, or a
+    /// variable of the deprecated `.tex` space) to `object`: the 8-byte variable of that
+    /// name gets its handle, which later launches read (`sema::texture`).
+    pub fn bind_texture(&self, name: &str, object: &TextureObject) -> Result<(), Error> {
+        self.write_global(name, &object.handle().to_le_bytes())
+    }
+
     fn global(
         &self,
         name: &str,

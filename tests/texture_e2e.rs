@@ -634,3 +634,64 @@ fn queries_and_a_three_dimensional_surface_of_pairs() {
         }
     }
 }
+
+/// `tests/ptx/memory/texref_legacy.ptx`: a `.global .texref` and a `.tex` variable,
+/// bound by the host (`Module::bind_texture`) before each launch; rebinding changes what
+/// the next launch reads.
+#[test]
+fn legacy_texture_references_bound_by_the_host() {
+    let Some(device) = common::device() else { return };
+    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texref_legacy.ptx"))
+        .expect("read");
+    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let mut rng = common::Rng(0x1e6a);
+    let (w, h) = (9usize, 5usize);
+    let mut image = upload(
+        &device,
+        ChannelKind::Float,
+        4,
+        1,
+        [w, h, 1],
+        0,
+        &float_values(&mut rng, w * h),
+        false,
+    );
+    let lut_values = float_values(&mut rng, 64);
+    let mut lut = upload(&device, ChannelKind::Float, 4, 1, [64, 1, 1], 0, &lut_values, false);
+    set_state(&mut lut, false, false, AddressMode::Clamp, [0.0; 4]);
+    let lut_obj = device.texture_object(&lut.desc).expect("lut");
+    module.bind_texture("lut", &lut_obj).expect("bind lut");
+    let n = 64;
+    let xs = coordinates(&mut rng, n, -1.5, 1.5);
+    let ys = coordinates(&mut rng, n, -1.5, 1.5);
+    let (bx, by) = (device.buffer_from(&xs).expect("xs"), device.buffer_from(&ys).expect("ys"));
+    for (linear, mode) in [(true, AddressMode::Mirror), (false, AddressMode::Wrap)] {
+        set_state(&mut image, linear, true, mode, [0.0; 4]);
+        let obj = device.texture_object(&image.desc).expect("image");
+        module.bind_texture("image", &obj).expect("bind image");
+        let out = device.zeroed::<u32>(2 * n).expect("out");
+        module
+            .kernel("legacy_sample")
+            .expect("kernel")
+            .launch(
+                [2, 1, 1],
+                [32, 1, 1],
+                0,
+                &[Arg::from(&bx), Arg::from(&by), Arg::from(&out), Arg::from(n as i32)],
+            )
+            .expect("legacy_sample");
+        let got = out.to_vec().expect("read");
+        for i in 0..n {
+            let want = image.model.sample(&[xs[i], ys[i]], 0)[0];
+            assert_eq!(
+                got[2 * i],
+                want,
+                "image linear {linear} {mode:?} at ({}, {})",
+                xs[i],
+                ys[i]
+            );
+            assert_eq!(got[2 * i + 1], lut_values[i], "lut [{i}]");
+        }
+    }
+    assert!(module.bind_texture("no_such_reference", &lut_obj).is_err());
+}

@@ -281,6 +281,17 @@ exports!(
     cuTexObjectDestroy,
     cuSurfObjectCreate,
     cuSurfObjectDestroy,
+    cuModuleGetTexRef,
+    cuModuleGetSurfRef,
+    cuTexRefSetArray,
+    cuSurfRefSetArray,
+    cuTexRefSetAddress_v2,
+    cuTexRefSetAddress2D_v3,
+    cuTexRefSetFormat,
+    cuTexRefSetAddressMode,
+    cuTexRefSetFilterMode,
+    cuTexRefSetFlags,
+    cuTexRefSetBorderColor,
 );
 
 fn lookup(

@@ -27,6 +27,8 @@ pub(crate) struct Driver {
     pub(crate) links: Table<Mutex<crate::module::Link>>,
     pub(crate) pools: Table<ptxvk::vk::MemPool>,
     pub(crate) arrays: Table<crate::texture::Array>,
+    /// Texture and surface references (`cuModuleGetTexRef`).
+    pub(crate) references: Table<crate::texture::Reference>,
     /// Texture and surface objects by handle (their descriptor's device address).
     pub(crate) texture_objects: Mutex<BTreeMap<u64, ptxvk::TextureObject>>,
     /// Device, managed and pool allocations by device address.
@@ -74,6 +76,7 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 links: Table::default(),
                 pools,
                 arrays: Table::default(),
+                references: Table::default(),
                 texture_objects: Mutex::default(),
                 allocations: Mutex::default(),
                 host: Mutex::default(),

@@ -8,7 +8,7 @@
 //! time (`ptxvk_lower`'s `sema::texture`). Not implemented (`CUDA_ERROR_NOT_SUPPORTED`):
 //! mipmapped arrays, cube maps, resource views, sRGB reads, and the newer array formats.
 
-use std::ffi::c_uint;
+use std::ffi::{c_int, c_uint};
 
 use cudarc::driver::sys::CUresult;
 use ptxvk::{AddressMode, ChannelKind, TextureDesc};
@@ -412,4 +412,243 @@ pub unsafe extern "C" fn cuTexObjectDestroy(object: u64) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuSurfObjectDestroy(object: u64) -> CUresult {
     entry(|| destroy_object(object))
+}
+
+/// A texture or surface reference of a module (`cuModuleGetTexRef`): the sampler state
+/// and memory the host sets, bound by writing a texture object's handle into the
+/// module's 8-byte variable of that name (`ptxvk::Module::bind_texture`).
+pub(crate) struct Reference {
+    module: std::sync::Arc<ptxvk::Module>,
+    name: String,
+    state: std::sync::Mutex<(TextureDesc, c_uint, Option<ptxvk::TextureObject>)>,
+}
+
+impl Reference {
+    /// Applies `change` to the state (with the `CU_TRSF_*` flags) and, once memory is
+    /// bound, rebinds the reference to a new object.
+    fn update(
+        &self,
+        d: &Driver,
+        change: impl FnOnce(&mut TextureDesc, &mut c_uint),
+    ) -> Result<(), CUresult> {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (desc, flags, object) = &mut *state;
+        change(desc, flags);
+        desc.normalized_coords = *flags & NORMALIZED_COORDINATES != 0;
+        desc.read_normalized = *flags & READ_AS_INTEGER == 0
+            && desc.kind != ChannelKind::Float
+            && desc.channel_bytes < 4;
+        if desc.address == 0 {
+            return Ok(());
+        }
+        let new = d.device.texture_object(desc).map_err(|e| {
+            eprintln!("ptxvk libcuda: texture reference `{}`: {e}", self.name);
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        })?;
+        // Launches already queued read the old descriptor: wait for them first.
+        d.device.synchronize().map_err(crate::code)?;
+        self.module.bind_texture(&self.name, &new).map_err(crate::code)?;
+        *object = Some(new);
+        Ok(())
+    }
+}
+
+fn reference(handle: usize) -> Result<(&'static Driver, std::sync::Arc<Reference>), CUresult> {
+    let d = driver()?;
+    let r = d.references.get(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    Ok((d, r))
+}
+
+fn get_reference(
+    out_ref: *mut usize,
+    module: usize,
+    name: *const std::ffi::c_char,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    let m = d.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    // SAFETY: a NUL-terminated string (CUDA's contract).
+    let name = unsafe { crate::c_str(name) }?;
+    let (_, size) = m.module.global_address(name).map_err(|_| CUresult::CUDA_ERROR_NOT_FOUND)?;
+    if size != 8 {
+        return Err(CUresult::CUDA_ERROR_NOT_FOUND);
+    }
+    let desc = TextureDesc { height: 1, depth: 1, ..TextureDesc::default() };
+    let r = Reference {
+        module: m.module.clone(),
+        name: name.to_string(),
+        state: std::sync::Mutex::new((desc, 0, None)),
+    };
+    let h = d.references.insert(r);
+    // SAFETY: null or writable (CUDA's contract).
+    unsafe { out(out_ref, h) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetTexRef(
+    r: *mut usize,
+    module: usize,
+    name: *const std::ffi::c_char,
+) -> CUresult {
+    entry(|| get_reference(r, module, name))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetSurfRef(
+    r: *mut usize,
+    module: usize,
+    name: *const std::ffi::c_char,
+) -> CUresult {
+    entry(|| get_reference(r, module, name))
+}
+
+/// Binds a reference to array `array` (its layout and format); a surface reference
+/// needs an array made for surface access.
+fn set_array(handle: usize, array_handle: usize, surface: bool) -> Result<(), CUresult> {
+    let (d, r) = reference(handle)?;
+    let mut res = ResourceDesc { kind: 0, res: [0; 16], flags: 0 };
+    res.res[0] = array_handle as u64;
+    let bound = resource(d, &res, surface)?;
+    r.update(d, |desc, _| {
+        let sampler = (desc.address_modes, desc.linear_filter, desc.border);
+        *desc = bound;
+        (desc.address_modes, desc.linear_filter, desc.border) = sampler;
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetArray(handle: usize, array: usize, _flags: c_uint) -> CUresult {
+    entry(|| set_array(handle, array, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuSurfRefSetArray(
+    handle: usize,
+    array: usize,
+    _flags: c_uint,
+) -> CUresult {
+    entry(|| set_array(handle, array, true))
+}
+
+/// `cuTexRefSetAddress`: linear memory of `bytes` bytes, in the reference's format
+/// (`cuTexRefSetFormat`); the offset to apply is 0 (any 16-byte aligned address works).
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetAddress_v2(
+    offset: *mut usize,
+    handle: usize,
+    dptr: u64,
+    bytes: usize,
+) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        r.update(d, |desc, _| {
+            let texel = u64::from(desc.channel_bytes.max(1)) * u64::from(desc.channels.max(1));
+            desc.address = dptr;
+            desc.width = (bytes as u64 / texel) as u32;
+            desc.height = 1;
+            desc.depth = 1;
+            desc.layers = 0;
+            desc.row_pitch = bytes as u64;
+            desc.slice_pitch = bytes as u64;
+        })?;
+        if !offset.is_null() {
+            // SAFETY: non-null and writable (CUDA's contract).
+            unsafe { out(offset, 0)? };
+        }
+        Ok(())
+    })
+}
+
+/// `CUDA_ARRAY_DESCRIPTOR` of a pitched 2-D binding.
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetAddress2D_v3(
+    handle: usize,
+    layout: *const ArrayDescriptor,
+    dptr: u64,
+    pitch: usize,
+) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        // SAFETY: null or readable (CUDA's contract).
+        let a = unsafe { arg(layout) }?;
+        let (kind, channel_bytes) = channel_format(a.format)?;
+        r.update(d, |desc, _| {
+            desc.address = dptr;
+            desc.width = a.width as u32;
+            desc.height = a.height as u32;
+            desc.depth = 1;
+            desc.layers = 0;
+            desc.row_pitch = pitch as u64;
+            desc.slice_pitch = (pitch * a.height) as u64;
+            desc.kind = kind;
+            desc.channel_bytes = channel_bytes;
+            desc.channels = a.channels;
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetFormat(
+    handle: usize,
+    format: c_uint,
+    channels: c_int,
+) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        let (kind, channel_bytes) = channel_format(format)?;
+        let channels = u32::try_from(channels).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        r.update(d, |desc, _| {
+            desc.kind = kind;
+            desc.channel_bytes = channel_bytes;
+            desc.channels = channels;
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetAddressMode(
+    handle: usize,
+    dim: c_int,
+    mode: c_uint,
+) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        let mode = AddressMode::from_cuda(mode).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let dim = usize::try_from(dim)
+            .ok()
+            .filter(|&k| k < 3)
+            .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        r.update(d, |desc, _| desc.address_modes[dim] = mode)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetFilterMode(handle: usize, mode: c_uint) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        if mode > 1 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        r.update(d, |desc, _| desc.linear_filter = mode == 1)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetFlags(handle: usize, flags: c_uint) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        if flags & SRGB != 0 {
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        r.update(d, |_, f| *f = flags)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuTexRefSetBorderColor(handle: usize, color: *const f32) -> CUresult {
+    entry(|| {
+        let (d, r) = reference(handle)?;
+        // SAFETY: null or four readable floats (CUDA's contract).
+        let color = unsafe { arg(color.cast::<[f32; 4]>()) }?;
+        r.update(d, |desc, _| desc.border = color)
+    })
 }

@@ -1188,3 +1188,110 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
         assert_eq!(destroy(array), INVALID_HANDLE);
     }
 }
+
+#[test]
+fn texture_references_of_legacy_ptx_are_bound_with_cu_tex_ref_calls() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles throughout.
+    unsafe {
+        let create: unsafe extern "C" fn(*mut usize, *const Array3d) -> R =
+            proc(&lib, "cuArray3DCreate");
+        let copy: unsafe extern "C" fn(*const Copy2d) -> R = proc(&lib, "cuMemcpy2D");
+        let get_ref: unsafe extern "C" fn(*mut usize, usize, *const c_char) -> R =
+            proc(&lib, "cuModuleGetTexRef");
+        let set_array: unsafe extern "C" fn(usize, usize, c_uint) -> R =
+            proc(&lib, "cuTexRefSetArray");
+        let set_address: unsafe extern "C" fn(*mut usize, usize, u64, usize) -> R =
+            proc(&lib, "cuTexRefSetAddress");
+        let set_format: unsafe extern "C" fn(usize, c_uint, c_int) -> R =
+            proc(&lib, "cuTexRefSetFormat");
+        let set_filter: unsafe extern "C" fn(usize, c_uint) -> R =
+            proc(&lib, "cuTexRefSetFilterMode");
+        let set_mode: unsafe extern "C" fn(usize, c_int, c_uint) -> R =
+            proc(&lib, "cuTexRefSetAddressMode");
+        let set_flags: unsafe extern "C" fn(usize, c_uint) -> R = proc(&lib, "cuTexRefSetFlags");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
+        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ptx/memory/texref_legacy.ptx");
+        let mut text = std::fs::read(path).expect("the bundled kernel");
+        text.push(0);
+        let (mut module, mut f) = (0, 0);
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"legacy_sample".as_ptr()), SUCCESS);
+        let (mut image, mut lut) = (0usize, 0usize);
+        assert_eq!(get_ref(&mut image, module, c"image".as_ptr()), SUCCESS);
+        assert_eq!(get_ref(&mut lut, module, c"lut".as_ptr()), SUCCESS);
+        assert_eq!(get_ref(&mut 0, module, c"missing".as_ptr()), NOT_FOUND);
+
+        // `image`: a 4 x 3 float array, point sampling, clamp, normalized coordinates.
+        let (w, h) = (4usize, 3usize);
+        let mut array = 0usize;
+        let desc = Array3d { width: w, height: h, depth: 0, format: 0x20, channels: 1, flags: 0 };
+        assert_eq!(create(&mut array, &desc), SUCCESS);
+        let texels: Vec<f32> = (0..w * h).map(|i| i as f32 * 1.5 - 4.0).collect();
+        let up = Copy2d {
+            src_type: 1,
+            src_host: texels.as_ptr() as usize,
+            src_pitch: 4 * w,
+            dst_type: 3,
+            dst_array: array,
+            width: 4 * w,
+            height: h,
+            ..Copy2d::default()
+        };
+        assert_eq!(copy(&up), SUCCESS);
+        assert_eq!(set_filter(image, 0), SUCCESS);
+        assert_eq!(set_mode(image, 0, 1), SUCCESS);
+        assert_eq!(set_mode(image, 1, 1), SUCCESS);
+        assert_eq!(set_flags(image, 2), SUCCESS, "CU_TRSF_NORMALIZED_COORDINATES");
+        assert_eq!(set_array(image, array, 0), SUCCESS);
+        // `lut`: 16 floats of linear memory (CU_AD_FORMAT_FLOAT, one channel).
+        let lut_values: Vec<f32> = (0..16).map(|i| 100.0 + i as f32).collect();
+        let mut dlut = 0u64;
+        assert_eq!(alloc(&mut dlut, 64), SUCCESS);
+        assert_eq!(htod(dlut, lut_values.as_ptr().cast(), 64), SUCCESS);
+        assert_eq!(set_format(lut, 0x20, 1), SUCCESS);
+        let mut offset = 99usize;
+        assert_eq!(set_address(&mut offset, lut, dlut, 64), SUCCESS);
+        assert_eq!(offset, 0);
+
+        // Texel centres in normalized coordinates, and outside (clamped).
+        let n = 16usize;
+        let xs: Vec<f32> = (0..n).map(|i| ((i % (w + 2)) as f32 - 0.5) / w as f32).collect();
+        let ys: Vec<f32> = (0..n).map(|i| ((i % h) as f32 + 0.5) / h as f32).collect();
+        let (mut dx, mut dy, mut dout) = (0u64, 0u64, 0u64);
+        assert_eq!(alloc(&mut dx, n * 4), SUCCESS);
+        assert_eq!(alloc(&mut dy, n * 4), SUCCESS);
+        assert_eq!(alloc(&mut dout, n * 8), SUCCESS);
+        assert_eq!(htod(dx, xs.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(dy, ys.as_ptr().cast(), n * 4), SUCCESS);
+        let count = n as c_int;
+        let mut params: [*mut c_void; 4] = [
+            (&mut dx as *mut u64).cast(),
+            (&mut dy as *mut u64).cast(),
+            (&mut dout as *mut u64).cast(),
+            (&count as *const c_int).cast_mut().cast(),
+        ];
+        assert_eq!(
+            launch(f, 1, 1, 1, 32, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        assert_eq!(sync(), SUCCESS);
+        let mut got = vec![0f32; 2 * n];
+        assert_eq!(dtoh(got.as_mut_ptr().cast(), dout, n * 8), SUCCESS);
+        for i in 0..n {
+            let x = ((i % (w + 2)) as i64 - 1).clamp(0, w as i64 - 1) as usize;
+            let y = i % h;
+            assert_eq!(got[2 * i], texels[y * w + x], "image [{i}]");
+            assert_eq!(got[2 * i + 1], lut_values[i], "lut [{i}]");
+        }
+    }
+}

@@ -86,19 +86,29 @@ pub fn layout(
     decls.sort_by_key(|(v, _)| v.space != StateSpace::Const);
     let mut placed_const = false;
     for (v, function) in decls {
-        if !matches!(v.space, StateSpace::Global | StateSpace::Const) {
+        if !matches!(v.space, StateSpace::Global | StateSpace::Const | StateSpace::Tex) {
             continue;
         }
-        if v.space == StateSpace::Global && !placed_const {
+        if v.space != StateSpace::Const && !placed_const {
             placed_const = true;
             data.const_bytes = data.image.len() as u32;
         }
-        let Some(scalar) = v.ty.value.scalar() else {
-            errors.push(Diagnostic::error(
-                v.ty.span,
-                format!("`{}` variables are not supported yet", v.ty.value.directive()),
-            ));
-            continue;
+        let scalar = match v.ty.value {
+            ast::VarType::Scalar(s) if v.space != StateSpace::Tex => s,
+            // A texture, sampler or surface reference (`.texref`, or a variable of the
+            // deprecated `.tex` space) is an 8-byte variable holding the handle the host
+            // binds: the device address of a descriptor (`sema::texture`).
+            _ => {
+                if v.names.iter().any(|n| n.init.is_some()) {
+                    errors.push(Diagnostic::error(
+                        v.span,
+                        "initializers of texture, sampler and surface references are not \
+                         supported (the host sets their state)",
+                    ));
+                    continue;
+                }
+                ScalarType::U64
+            }
         };
         if v.bank.is_some() {
             errors

@@ -156,7 +156,7 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
             ast::Item::Variable(v)
                 if matches!(
                     v.space,
-                    StateSpace::Shared | StateSpace::Global | StateSpace::Const
+                    StateSpace::Shared | StateSpace::Global | StateSpace::Const | StateSpace::Tex
                 ) => {}
             ast::Item::Variable(v) => errors.push(Diagnostic::error(
                 v.span,

@@ -124,6 +124,19 @@ impl Lowerer<'_> {
 
     /// The handle operand: a 64-bit register or immediate holding the descriptor's address.
     fn handle(&mut self, op: &Operand, span: Span) -> Result<Value, Diagnostic> {
+        // A `.texref`/`.surfref` (or `.tex`) variable holds the handle the host bound.
+        if let Operand::Name { name, component: None } = op {
+            if let Some(super::Resolved::Global(off)) = self.lookup(&name.value) {
+                let at = self.module_address(off, span);
+                let r = self.temp(U64.storage(), span);
+                let addr = Address { base: Some(at), offset: 0 };
+                self.push(
+                    InstKind::Load { space: Space::Global, ty: U64, dsts: vec![Some(r)], addr },
+                    span,
+                );
+                return Ok(Value::Reg(r));
+            }
+        }
         self.src(op, U64, false, span)
     }
 
