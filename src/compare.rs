@@ -348,11 +348,18 @@ fn run_native(
         .args
         .iter()
         .map(|a| match a {
-            SpecArg::Buffer { bytes, .. } => NativeArg::Buffer(bytes),
-            SpecArg::Uninitialized { ty, len } => NativeArg::Uninitialized(len * ty.size() as u64),
-            SpecArg::Value(v) => NativeArg::Value(v),
+            SpecArg::Buffer { bytes, .. } => Ok(NativeArg::Buffer(bytes)),
+            SpecArg::Uninitialized { ty, len } => {
+                Ok(NativeArg::Uninitialized(len * ty.size() as u64))
+            }
+            SpecArg::Value(v) => Ok(NativeArg::Value(v)),
+            SpecArg::Texture { .. } => Err(Error::Launch(
+                "texture arguments are not supported on NVIDIA's driver yet (`--cuda`): \
+                 the reference run would need CUDA arrays and texture objects"
+                    .into(),
+            )),
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let cuda = NativeCuda::open(library, 0)?;
     let ran = cuda.run(&texts, &entry, spec.grid, spec.block, spec.shared_bytes, &args)?;
     let buffers = spec
@@ -361,7 +368,7 @@ fn run_native(
         .enumerate()
         .filter_map(|(arg, a)| match a {
             SpecArg::Buffer { ty, .. } | SpecArg::Uninitialized { ty, .. } => Some((arg, *ty)),
-            SpecArg::Value(_) => None,
+            SpecArg::Value(_) | SpecArg::Texture { .. } => None,
         })
         .zip(ran.buffers)
         .map(|((arg, ty), bytes)| BufferResult { arg, ty, bytes })

@@ -76,7 +76,7 @@ enum Command {
         /// Dynamic (extern) shared memory in bytes.
         #[arg(long, default_value_t = 0)]
         shared: u32,
-        /// Kernel arguments in order: buf:f32:1,2,3  buf:u32:zeros:1024  buf:u8:hex:0a0b  u32:7  f32:1.5  bytes:0a0b
+        /// Kernel arguments in order: buf:f32:1,2,3  buf:u32:zeros:1024  buf:u8:hex:0a0b  u32:7  f32:1.5  bytes:0a0b  tex:f32x1:4x2:linear,wrap,normalized:1,2,3,4,5,6,7,8 (a texture or surface object; its texels are read back)
         #[arg(long = "arg", allow_hyphen_values = true)]
         args: Vec<String>,
         /// Print one JSON object with every buffer's bytes.

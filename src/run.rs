@@ -99,21 +99,34 @@ pub fn launch_with_args(
     args: &[SpecArg],
 ) -> Result<(LaunchStats, Vec<BufferBytes>), Error> {
     let mut buffers = Vec::new();
+    let mut textures = Vec::new();
     for (i, a) in args.iter().enumerate() {
         match a {
             SpecArg::Buffer { bytes, .. } => buffers.push((i, device.buffer_from_bytes(bytes)?)),
             SpecArg::Uninitialized { ty, len } => {
                 buffers.push((i, device.alloc_uninitialized(len * ty.size() as u64)?));
             }
+            SpecArg::Texture { ty, bytes, sampler } => {
+                let texels = device.buffer_from_bytes(bytes)?;
+                let desc = sampler.desc(*ty, texels.address()).map_err(Error::Launch)?;
+                textures.push(device.texture_object(&desc)?);
+                buffers.push((i, texels));
+            }
             SpecArg::Value(_) => {}
         }
     }
     let mut owned = buffers.iter();
+    let mut objects = textures.iter();
     let launch_args: Vec<Arg<'_>> = args
         .iter()
         .filter_map(|a| match a {
             SpecArg::Buffer { .. } | SpecArg::Uninitialized { .. } => {
                 owned.next().map(|(_, b)| Arg::from(b))
+            }
+            // The texels stay in `buffers`, to be read back; the kernel gets the handle.
+            SpecArg::Texture { .. } => {
+                owned.next();
+                objects.next().map(Arg::from)
             }
             SpecArg::Value(b) => Some(Arg::Bytes(b.clone())),
         })
@@ -143,9 +156,11 @@ pub fn run(
     let buffers = outputs
         .into_iter()
         .filter_map(|(arg, bytes)| match spec.args.get(arg) {
-            Some(SpecArg::Buffer { ty, .. } | SpecArg::Uninitialized { ty, .. }) => {
-                Some(BufferResult { arg, ty: *ty, bytes })
-            }
+            Some(
+                SpecArg::Buffer { ty, .. }
+                | SpecArg::Uninitialized { ty, .. }
+                | SpecArg::Texture { ty, .. },
+            ) => Some(BufferResult { arg, ty: *ty, bytes }),
             _ => None,
         })
         .collect();

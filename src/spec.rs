@@ -193,6 +193,80 @@ pub enum SpecArg {
     Uninitialized { ty: ElemType, len: u64 },
     /// By-value bytes.
     Value(Vec<u8>),
+    /// A texture or surface object over texels of `ty` with these bytes (innermost
+    /// dimension first, channels interleaved); the parameter receives its handle, and
+    /// the texels are read back as a buffer (surface writes included).
+    Texture { ty: ElemType, bytes: Vec<u8>, sampler: TextureSpec },
+}
+
+/// The layout and sampler state of a texture argument.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureSpec {
+    /// 1, 2 or 4 channels per texel.
+    pub channels: u32,
+    /// Width, height, depth (1 for absent dimensions).
+    pub size: [u32; 3],
+    /// Layers of a layered texture (0: not layered).
+    pub layers: u32,
+    pub linear: bool,
+    pub normalized_coords: bool,
+    /// 8- and 16-bit integers read as normalized floats.
+    pub read_normalized: bool,
+    pub address: [crate::AddressMode; 3],
+    pub border: [f32; 4],
+}
+
+impl TextureSpec {
+    /// The texture description of texels at device address `address`.
+    pub fn desc(&self, ty: ElemType, address: u64) -> Result<crate::TextureDesc, String> {
+        use crate::ChannelKind::*;
+        let (kind, channel_bytes) = match ty {
+            ElemType::U8 => (Unsigned, 1),
+            ElemType::U16 => (Unsigned, 2),
+            ElemType::U32 => (Unsigned, 4),
+            ElemType::S8 => (Signed, 1),
+            ElemType::S16 => (Signed, 2),
+            ElemType::S32 => (Signed, 4),
+            ElemType::F16 => (Float, 2),
+            ElemType::F32 => (Float, 4),
+            other => return Err(format!("textures have no `{}` texels", other.name())),
+        };
+        let row_pitch =
+            u64::from(self.size[0]) * u64::from(channel_bytes) * u64::from(self.channels);
+        Ok(crate::TextureDesc {
+            address,
+            width: self.size[0],
+            height: self.size[1],
+            depth: self.size[2],
+            layers: self.layers,
+            row_pitch,
+            slice_pitch: row_pitch * u64::from(self.size[1]),
+            kind,
+            channel_bytes,
+            channels: self.channels,
+            normalized_coords: self.normalized_coords,
+            read_normalized: self.read_normalized,
+            linear_filter: self.linear,
+            address_modes: self.address,
+            border: self.border,
+        })
+    }
+
+    /// Texels the layout holds.
+    fn texels(&self) -> u64 {
+        self.size.iter().map(|&s| u64::from(s)).product::<u64>() * u64::from(self.layers.max(1))
+    }
+}
+
+/// `wrap`, `clamp`, `mirror` or `border`.
+fn address_mode(s: &str) -> Option<crate::AddressMode> {
+    Some(match s {
+        "wrap" => crate::AddressMode::Wrap,
+        "clamp" => crate::AddressMode::Clamp,
+        "mirror" => crate::AddressMode::Mirror,
+        "border" => crate::AddressMode::Border,
+        _ => return None,
+    })
 }
 
 /// A complete launch.
@@ -349,7 +423,153 @@ fn arg(v: &Value) -> Result<SpecArg, String> {
         let h = h.as_str().ok_or("\"bytes\" must be a hex string")?;
         return Ok(SpecArg::Value(hex_decode(h)?));
     }
-    Err("an argument must have \"buffer\", \"scalar\" or \"bytes\"".into())
+    if let Some(t) = obj.get("texture") {
+        return texture_arg(t, obj);
+    }
+    Err("an argument must have \"buffer\", \"scalar\", \"bytes\" or \"texture\"".into())
+}
+
+/// `{"texture": TYPE, "size": [W, H, D], "channels": C, "layers": L, "filter": "point" |
+/// "linear", "address": MODE or [MODE, MODE, MODE], "normalized_coords": bool,
+/// "read_normalized": bool, "border": [4 floats], "data": [...] | "hex": "..."}`.
+fn texture_arg(t: &Value, obj: &serde_json::Map<String, Value>) -> Result<SpecArg, String> {
+    let ty = elem_type(t)?;
+    let size = dims(obj.get("size").ok_or("a texture needs \"size\"")?, "size")?;
+    let count = |key: &str, default: u64| -> Result<u32, String> {
+        match obj.get(key) {
+            None => Ok(default as u32),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| format!("\"{key}\" must be a non-negative integer")),
+        }
+    };
+    let flag = |key: &str| obj.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let linear = match obj.get("filter").and_then(Value::as_str) {
+        None | Some("point") => false,
+        Some("linear") => true,
+        Some(other) => return Err(format!("unknown filter `{other}` (point or linear)")),
+    };
+    let modes: Vec<&str> = match obj.get("address") {
+        None => vec!["clamp"],
+        Some(Value::String(m)) => vec![m.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(_) => return Err("\"address\" is a mode or a list of modes".into()),
+    };
+    let mut address = [crate::AddressMode::Clamp; 3];
+    for (k, slot) in address.iter_mut().enumerate() {
+        let m = modes.get(k).or(modes.last()).copied().unwrap_or("clamp");
+        *slot = address_mode(m)
+            .ok_or_else(|| format!("unknown address mode `{m}` (wrap, clamp, mirror, border)"))?;
+    }
+    let mut border = [0f32; 4];
+    if let Some(b) = obj.get("border").and_then(Value::as_array) {
+        for (k, v) in b.iter().take(4).enumerate() {
+            border[k] = v.as_f64().ok_or("\"border\" holds numbers")? as f32;
+        }
+    }
+    let sampler = TextureSpec {
+        channels: count("channels", 1)?,
+        size,
+        layers: count("layers", 0)?,
+        linear,
+        normalized_coords: flag("normalized_coords"),
+        read_normalized: flag("read_normalized"),
+        address,
+        border,
+    };
+    let bytes = if let Some(d) = obj.get("data") {
+        let items = d.as_array().ok_or("\"data\" must be an array")?;
+        let mut bytes = Vec::new();
+        for (i, x) in items.iter().enumerate() {
+            bytes.extend(ty.encode(x).map_err(|e| format!("data[{i}]: {e}"))?);
+        }
+        bytes
+    } else if let Some(h) = obj.get("hex").and_then(Value::as_str) {
+        hex_decode(h)?
+    } else {
+        Vec::new()
+    };
+    texture(ty, bytes, sampler)
+}
+
+/// A texture argument, its bytes checked against its layout (none: zeros).
+fn texture(ty: ElemType, mut bytes: Vec<u8>, sampler: TextureSpec) -> Result<SpecArg, String> {
+    let want = sampler.texels() * u64::from(sampler.channels) * ty.size() as u64;
+    if bytes.is_empty() {
+        bytes = vec![0; want as usize];
+    }
+    if bytes.len() as u64 != want {
+        return Err(format!(
+            "a texture of {} texels of {} {} channels holds {want} bytes, not {}",
+            sampler.texels(),
+            sampler.channels,
+            ty.name(),
+            bytes.len()
+        ));
+    }
+    sampler.desc(ty, 0)?;
+    Ok(SpecArg::Texture { ty, bytes, sampler })
+}
+
+/// `tex:TYPE[xC]:W[xH[xD]]:OPTIONS:VALUES`: OPTIONS a comma list of `point`/`linear`,
+/// an address mode (`wrap`, `clamp`, `mirror`, `border`), `normalized`, `readnorm`,
+/// `layers=N`; VALUES as a buffer's (`zeros` for none).
+fn parse_texture_arg(s: &str, rest: &str) -> Result<SpecArg, String> {
+    let fields: Vec<&str> = rest.splitn(4, ':').collect();
+    let [ty, size, options, values] = fields.as_slice() else {
+        return Err(format!("`{s}`: expected tex:TYPE[xC]:WxHxD:OPTIONS:VALUES"));
+    };
+    let (t, channels) = match ty.split_once('x') {
+        Some((t, c)) => {
+            (t, c.parse::<u32>().map_err(|_| format!("`{s}`: `{c}` is no channel count"))?)
+        }
+        None => (*ty, 1),
+    };
+    let ty = ElemType::parse(t).ok_or_else(|| format!("`{s}`: unknown element type `{t}`"))?;
+    let list: Vec<u32> = size
+        .split('x')
+        .map(|n| n.parse::<u32>().ok().filter(|&n| n > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("`{s}`: `{size}` is not W[xH[xD]]"))?;
+    let size = to_dim3(&list).ok_or_else(|| format!("`{s}`: `{size}` has 1 to 3 sizes"))?;
+    let mut sampler = TextureSpec {
+        channels,
+        size,
+        layers: 0,
+        linear: false,
+        normalized_coords: false,
+        read_normalized: false,
+        address: [crate::AddressMode::Clamp; 3],
+        border: [0.0; 4],
+    };
+    for o in options.split(',').filter(|o| !o.is_empty()) {
+        match o {
+            "point" => sampler.linear = false,
+            "linear" => sampler.linear = true,
+            "normalized" => sampler.normalized_coords = true,
+            "readnorm" => sampler.read_normalized = true,
+            o if o.starts_with("layers=") => {
+                sampler.layers =
+                    o[7..].parse().map_err(|_| format!("`{s}`: `{o}` is no layer count"))?;
+            }
+            o => {
+                let m = address_mode(o)
+                    .ok_or_else(|| format!("`{s}`: unknown texture option `{o}`"))?;
+                sampler.address = [m; 3];
+            }
+        }
+    }
+    let bytes = if *values == "zeros" {
+        Vec::new()
+    } else {
+        let mut b = Vec::new();
+        for x in values.split(',') {
+            b.extend(ty.encode_str(x).map_err(|e| format!("`{s}`: {e}"))?);
+        }
+        b
+    };
+    texture(ty, bytes, sampler).map_err(|e| format!("`{s}`: {e}"))
 }
 
 /// Parses the short `--arg` forms: `buf:f32:1,2,3`, `buf:u32:zeros:1024`,
@@ -362,6 +582,7 @@ pub fn parse_short_arg(s: &str) -> Result<SpecArg, String> {
         .ok_or_else(|| format!("`{s}`: expected TYPE:VALUE, buf:TYPE:…, or bytes:HEX"))?;
     match head {
         "bytes" => Ok(SpecArg::Value(hex_decode(rest).map_err(|e| format!("`{s}`: {e}"))?)),
+        "tex" => parse_texture_arg(s, rest),
         "buf" => {
             let (t, data) =
                 rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:TYPE:VALUES"))?;

@@ -695,3 +695,75 @@ fn legacy_texture_references_bound_by_the_host() {
     }
     assert!(module.bind_texture("no_such_reference", &lut_obj).is_err());
 }
+
+/// The CLI: `--arg tex:…` and a launch spec's `"texture"` argument make texture and
+/// surface objects; the kernel reads them and the texels come back as buffers.
+#[test]
+fn textures_from_the_command_line_and_launch_specs() {
+    let Some(_) = common::device() else { return };
+    let ptx = common::repo().join("tests/kernels/texture.nvcc.sm_80.ptx");
+    let ptx = ptx.to_str().expect("utf-8 path");
+    // tex2d_float over a 4 x 2 f32 texture, linear, clamp: at (1.5, 0.5) texel (1, 0)
+    // exactly, at (1.75, 1.0) the mean of four texels' quarters.
+    let texels = [1.0f32, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+    let list = texels.map(|t| t.to_string()).join(",");
+    let tex = format!("tex:f32:4x2:linear,clamp:{list}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .args(["run", ptx, "--entry", "tex2d_float", "--grid", "1", "--block", "32"])
+        .args(["--arg", &tex, "--arg", "buf:f32:1.5,1.75", "--arg", "buf:f32:0.5,1.0"])
+        .args(["--arg", "buf:f32:zeros:2", "--arg", "s32:2", "--json"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let result =
+        v["buffers"].as_array().and_then(|b| b.iter().find(|b| b["arg"] == 3)).expect("arg 3");
+    // (1.75, 1.0) - 0.5 = (1.25, 0.5): weights 1/4 in x and 1/2 in y over texels
+    // (1, 0), (2, 0), (1, 1), (2, 1).
+    let corner = 0.75 * 0.5 * 2.0 + 0.25 * 0.5 * 4.0 + 0.75 * 0.5 * 32.0 + 0.25 * 0.5 * 64.0;
+    assert_eq!(result["data"], serde_json::json!([2.0, corner]), "{v}");
+    let texels_back =
+        v["buffers"].as_array().and_then(|b| b.iter().find(|b| b["arg"] == 0)).expect("arg 0");
+    assert_eq!(texels_back["data"], serde_json::json!(texels), "the texels read back");
+
+    // A spec: surf2d_scale between two 3 x 2 surfaces.
+    let dir = std::env::temp_dir().join(format!("ptxvk-texture-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let spec = serde_json::json!({
+        "ptx": ptx,
+        "entry": "surf2d_scale",
+        "grid": [1, 1],
+        "block": [4, 4],
+        "args": [
+            {"texture": "f32", "size": [3, 2], "data": [1, 2, 3, 4, 5, 6]},
+            {"texture": "f32", "size": [3, 2]},
+            {"scalar": "s32", "value": 3},
+            {"scalar": "s32", "value": 2}
+        ]
+    });
+    let path = dir.join("surface.json");
+    std::fs::write(&path, spec.to_string()).expect("write spec");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .args(["run", "--spec", path.to_str().expect("utf-8"), "--json"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let scaled =
+        v["buffers"].as_array().and_then(|b| b.iter().find(|b| b["arg"] == 1)).expect("arg 1");
+    assert_eq!(scaled["data"], serde_json::json!([3.0, 5.0, 7.0, 9.0, 11.0, 13.0]), "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // A texture whose data does not fill it is an error that says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .args(["run", ptx, "--entry", "tex2d_float", "--grid", "1", "--block", "32"])
+        .args(["--arg", "tex:f32:4x2:point:1,2,3"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds 32 bytes, not 12"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

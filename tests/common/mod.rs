@@ -146,6 +146,17 @@ pub fn spec_json(path: &Path, entry: &str, case: &Case) -> serde_json::Value {
             SpecArg::Uninitialized { ty, len } => {
                 serde_json::json!({"buffer": ty.name(), "len": len, "uninitialized": true})
             }
+            SpecArg::Texture { ty, bytes, sampler } => {
+                let mode = |m: &ptxvk::AddressMode| format!("{m:?}").to_lowercase();
+                serde_json::json!({
+                    "texture": ty.name(), "hex": hex_encode(bytes), "size": sampler.size,
+                    "channels": sampler.channels, "layers": sampler.layers,
+                    "filter": if sampler.linear { "linear" } else { "point" },
+                    "address": sampler.address.iter().map(mode).collect::<Vec<_>>(),
+                    "normalized_coords": sampler.normalized_coords,
+                    "read_normalized": sampler.read_normalized, "border": sampler.border,
+                })
+            }
         })
         .collect();
     serde_json::json!({
