@@ -364,6 +364,40 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         }
     }
 
+    // tld4.g: the second channel of the four texels of the bilinear footprint, in the
+    // order (i, j+1), (i+1, j+1), (i+1, j), (i, j); float4 texels, border, unnormalized.
+    let mut g = upload(
+        device,
+        ChannelKind::Float,
+        4,
+        4,
+        [6, 5, 1],
+        0,
+        &float_values(&mut rng, 6 * 5 * 4),
+        false,
+    );
+    set_state(&mut g, false, false, AddressMode::Border, border);
+    let obj = device.texture_object(&g.desc).expect("texture");
+    let (xs, ys) = (coordinates(&mut rng, n, -2.0, 8.0), coordinates(&mut rng, n, -2.0, 7.0));
+    let got = launch(&module, device, "tex2d_gather", &obj, &[bits(&xs), bits(&ys)], 4, n);
+    for i in 0..n {
+        let (x0, y0) = ((xs[i] - 0.5).floor() as i64, (ys[i] - 0.5).floor() as i64);
+        let want: Vec<u32> = [(0, 1), (1, 1), (1, 0), (0, 0)]
+            .iter()
+            .map(|&(dx, dy)| {
+                let idx = [g.model.index(0, x0 + dx), g.model.index(1, y0 + dy)];
+                g.model.texel(&idx, 0)[1]
+            })
+            .collect();
+        assert_eq!(
+            &got[4 * i..4 * i + 4],
+            want.as_slice(),
+            "{name} tex2d_gather at ({}, {})",
+            xs[i],
+            ys[i]
+        );
+    }
+
     // 1-D halves: linear, border, unnormalized.
     let halves: Vec<u32> =
         (0..17).map(|i| u32::from(half::f16::from_f32(i as f32 * 0.375 - 3.0).to_bits())).collect();

@@ -683,7 +683,7 @@ pub static ROWS: &[Row] = &[
     ),
     row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .v4 .f32/.s32/.u32 results, .f32/.s32 coordinates, .level .grad (one level)", Emulated(TEXTURE_HOW), "tex.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(Opcode::Tex, ".cube .acube .2dms .a2dms, .f16 results, texel offsets, depth compare, separate samplers", Unsupported(TEXTURE), "tex.cube.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
-    row(Opcode::Tld4, ".r .g .b .a .2d …", Unsupported(TEXTURE), "tld4.r.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
+    row(Opcode::Tld4, ".r .g .b .a .2d .a2d .v4 .f32/.s32/.u32 results", Emulated("the texels of the bilinear footprint fetched as `tex` fetches them (ptxvk's descriptor, address modes), returned counter-clockwise from the lower left"), "tld4.g.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(
         Opcode::Trap,
         "",

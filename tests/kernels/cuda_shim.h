@@ -546,6 +546,8 @@ template <class T>
 static __device__ T tex2DLayered(cudaTextureObject_t tex, float x, float y, int layer);
 template <class T> static __device__ T tex1Dfetch(cudaTextureObject_t tex, int x);
 template <class T>
+static __device__ T tex2Dgather(cudaTextureObject_t tex, float x, float y, int comp = 0);
+template <class T>
 static __device__ T surf2Dread(cudaSurfaceObject_t surf, int x, int y,
                                cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
 template <class T>
@@ -565,6 +567,34 @@ template <> __device__ __forceinline__ float4 tex2D<float4>(cudaTextureObject_t 
     asm("tex.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
         : "l"(tex), "f"(x), "f"(y));
+    return v;
+}
+/* tex2Dgather: tld4 of the component asked for (a constant after inlining). */
+template <> __device__ __forceinline__ float4 tex2Dgather<float4>(cudaTextureObject_t tex,
+                                                                  float x, float y, int comp) {
+    float4 v;
+    switch (comp) {
+    case 0:
+        asm("tld4.r.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(tex), "f"(x), "f"(y));
+        break;
+    case 1:
+        asm("tld4.g.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(tex), "f"(x), "f"(y));
+        break;
+    case 2:
+        asm("tld4.b.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(tex), "f"(x), "f"(y));
+        break;
+    default:
+        asm("tld4.a.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(tex), "f"(x), "f"(y));
+        break;
+    }
     return v;
 }
 template <> __device__ __forceinline__ float tex2D<float>(cudaTextureObject_t tex, float x,

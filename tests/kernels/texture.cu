@@ -1,7 +1,7 @@
 /*
  * texture: reads through CUDA texture objects and reads/writes through CUDA
  * surface objects (the bindless API: cudaTextureObject_t and
- * cudaSurfaceObject_t are 64-bit handles passed as kernel parameters). Nine
+ * cudaSurfaceObject_t are 64-bit handles passed as kernel parameters). Ten
  * kernels.
  *
  * Unless said otherwise: launch is a 1-D grid of 1-D blocks, any sizes;
@@ -27,6 +27,11 @@
  * tex1d_fetch_int(cudaTextureObject_t tex, const int* idx, int* out, int n)
  *     out[i] = tex1Dfetch<int>(tex, idx[i])
  *     (a texture over linear memory: integer element index, no filtering)
+ * tex2d_gather(cudaTextureObject_t tex, const float* xs, const float* ys,
+ *              float4* out, int n)
+ *     out[i] = tex2Dgather<float4>(tex, xs[i], ys[i], 1)
+ *     (tld4.g: the second channel of the four texels bilinear filtering would
+ *     use, in the order (i, j+1), (i+1, j+1), (i+1, j), (i, j))
  * tex2d_int4(cudaTextureObject_t tex, const float* xs, const float* ys,
  *            int4* out, int n)
  *     out[i] = tex2D<int4>(tex, xs[i], ys[i])
@@ -148,5 +153,14 @@ extern "C" __global__ void surf2d_boundary(cudaSurfaceObject_t in, const int* xs
     if (i < n) {
         zero_out[i] = surf2Dread<float>(in, xs[i] * 4, ys[i], cudaBoundaryModeZero);
         clamp_out[i] = surf2Dread<float>(in, xs[i] * 4, ys[i], cudaBoundaryModeClamp);
+    }
+}
+
+extern "C" __global__ void tex2d_gather(cudaTextureObject_t tex, const float* xs,
+                                        const float* ys, float4* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = tex2Dgather<float4>(tex, xs[i], ys[i], 1);
     }
 }

@@ -95,6 +95,7 @@ impl Lowerer<'_> {
     ) -> Option<Result<(), Diagnostic>> {
         let result = match op {
             Opcode::Tex => self.tex(i, m),
+            Opcode::Tld4 => self.tld4(i, m),
             Opcode::Txq | Opcode::Suq => self.query(op, i),
             Opcode::Suld | Opcode::Sust => self.surface(op, i, m),
             _ => return None,
@@ -315,6 +316,109 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`: component `comp` of the
+    /// four texels linear filtering would use, in the order (i, j+1), (i+1, j+1),
+    /// (i+1, j), (i, j) (counter-clockwise from the lower left, as the ISA says).
+    fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let (dims, layered) = self.geometry_of(i)?;
+        if dims != 2 {
+            return Err(Diagnostic::error(span, "`tld4` gathers from `.2d` and `.a2d` textures"));
+        }
+        let comp =
+            [".r", ".g", ".b", ".a"].iter().position(|c| i.has_modifier(c)).ok_or_else(|| {
+                Diagnostic::error(span, "`tld4` names a component (`.r`, `.g`, `.b`, `.a`)")
+            })?;
+        let [dtype, ctype] = m.types.as_slice() else {
+            return Err(Diagnostic::error(span, "`tld4` takes a result and a coordinate type"));
+        };
+        if ctype.value != ScalarType::F32 {
+            return Err(Diagnostic::error(ctype.span, "`tld4` coordinates are `.f32`"));
+        }
+        let result = match dtype.value {
+            ScalarType::F32 => Result4::Float,
+            ScalarType::S32 | ScalarType::U32 => Result4::Int,
+            _ => {
+                return Err(Diagnostic::error(
+                    dtype.span,
+                    "`tld4` returns `.f32`, `.s32` or `.u32`",
+                ))
+            }
+        };
+        let ops = i.operands.as_slice();
+        let (Some(Operand::Vector(dsts, _)), Some(Operand::Tuple(parts, _)), 2) =
+            (ops.first(), ops.get(1), ops.len())
+        else {
+            return Err(super::unsupported(
+                span,
+                "`tld4` with texel offsets or depth compare",
+                crate::coverage::TEXTURE,
+            ));
+        };
+        let [handle, Operand::Vector(coords, _)] = parts.as_slice() else {
+            return Err(super::unsupported(
+                span,
+                "`tld4` with a separate sampler",
+                crate::coverage::TEXTURE,
+            ));
+        };
+        let wanted = if layered { 4 } else { 2 };
+        if coords.len() != wanted || dsts.len() != 4 {
+            return Err(Diagnostic::error(
+                span,
+                format!("this `tld4` takes {wanted} coordinates and writes 4 values"),
+            ));
+        }
+        let handle = self.handle(handle, span)?;
+        let first = usize::from(layered);
+        let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
+        let xs: Vec<Value> = coords[first..first + 2]
+            .iter()
+            .map(|c| self.src(c, F32, false, span))
+            .collect::<Result<_, _>>()?;
+        let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
+        let dregs: Vec<Option<RegId>> = dsts
+            .iter()
+            .map(|d| match d {
+                Operand::Sink(_) => Ok(None),
+                d => self.dst(d, dst_ty, false).map(Some),
+            })
+            .collect::<Result<_, _>>()?;
+        let d = self.descriptor(handle, span);
+        let layer = layer.map(|l| self.clamp_layer(&d, l, span));
+        let normalized = self.flag(&d, flags::NORMALIZED_COORDS, span);
+        let mut lower = Vec::new();
+        for (k, &x) in xs.iter().enumerate() {
+            let c = self.texel_coordinate(&d, k, x, normalized, span);
+            let mut e = Emit { l: self, span };
+            let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
+            lower.push(e.convert(S32, F32, Some(Rounding::Down), Default::default(), b));
+        }
+        for (slot, (dx, dy)) in [(0, 1), (1, 1), (1, 0), (0, 0)].into_iter().enumerate() {
+            let mut idx = Vec::new();
+            let mut outside = Vec::new();
+            for (k, up) in [dx, dy].into_iter().enumerate() {
+                let i = Emit { l: self, span }.add(S32, lower[k], Value::Imm(up));
+                let (at, out) = self.texel_index(&d, k, i, span);
+                idx.push(at);
+                outside.push(out);
+            }
+            let texel = self.read_texel(&d, &idx, layer, &outside, result, span);
+            if let Some(r) = dregs[slot] {
+                Emit { l: self, span }.mov(U32, r, texel[comp]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Layer `l` clamped to the texture's layers.
+    fn clamp_layer(&mut self, d: &Desc, l: Value, span: Span) -> Value {
+        let mut e = Emit { l: self, span };
+        let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
+        let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
+        e.bin(BinaryOp::Min, S32, low, last)
+    }
+
     /// The four result words of a fetch at coordinates `xs` (module doc).
     fn fetch(
         &mut self,
@@ -326,12 +430,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> [Value; 4] {
         let dims = xs.len();
-        let layer = layer.map(|l| {
-            let mut e = Emit { l: self, span };
-            let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
-            let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
-            e.bin(BinaryOp::Min, S32, low, last)
-        });
+        let layer = layer.map(|l| self.clamp_layer(d, l, span));
         if integer_coords {
             let corners: Vec<(Value, RegId)> =
                 (0..dims).map(|k| self.texel_index(d, k, xs[k], span)).collect();
@@ -763,14 +862,10 @@ impl Lowerer<'_> {
             let low = e.bin(BinaryOp::Max, S32, x, Value::Imm(0));
             at.push(e.bin(BinaryOp::Min, S32, low, limits[k]));
         }
-        let layer = layer.map(|l| {
-            let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
-            let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
-            e.bin(BinaryOp::Min, S32, low, last)
-        });
         let Some(outside) = outside else {
             return Err(Diagnostic::internal(span, "a surface access without coordinates"));
         };
+        let layer = layer.map(|l| self.clamp_layer(&d, l, span));
         let base =
             self.element_address(&d, at[0], at.get(1).copied(), at.get(2).copied().or(layer), span);
         if mode == ".trap" {
