@@ -124,6 +124,30 @@ impl Model {
     }
 }
 
+/// The face of a cube map direction `(x, y, z)` points at and the normalized coordinates
+/// in it (CUDA Programming Guide, "Cubemap Textures"; ties go to x, then y).
+fn cube_face(x: f32, y: f32, z: f32) -> ((f32, f32), i32) {
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let (face, sc, tc, m) = if ax >= ay && ax >= az {
+        if x >= 0.0 {
+            (0, -z, -y, ax)
+        } else {
+            (1, z, -y, ax)
+        }
+    } else if ay >= az {
+        if y >= 0.0 {
+            (2, x, z, ay)
+        } else {
+            (3, x, -z, ay)
+        }
+    } else if z >= 0.0 {
+        (4, x, -y, az)
+    } else {
+        (5, -x, -y, az)
+    };
+    (((sc / m + 1.0) * 0.5, (tc / m + 1.0) * 0.5), face)
+}
+
 /// A texture of `channels` f32 channels of random values in [-8, 8), uploaded.
 struct Texels {
     buffer: ptxvk::DeviceBuffer<u8>,
@@ -396,6 +420,46 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
             xs[i],
             ys[i]
         );
+    }
+
+    // A cube map of 4 x 4 faces (six layers), linear, clamp: directions of every face,
+    // ties between axes included.
+    let mut c = upload(
+        device,
+        ChannelKind::Float,
+        4,
+        1,
+        [4, 4, 1],
+        6,
+        &float_values(&mut rng, 4 * 4 * 6),
+        false,
+    );
+    set_state(&mut c, true, true, AddressMode::Clamp, border);
+    let obj = device.texture_object(&c.desc).expect("texture");
+    let dirs: Vec<Vec<f32>> = (0..3)
+        .map(|_| {
+            (0..n)
+                .map(|k| if k % 7 == 0 { 1.0 } else { (rng.below(17) as f32 - 8.0) / 4.0 })
+                .collect()
+        })
+        .collect();
+    let got = launch(
+        &module,
+        device,
+        "texcube_float",
+        &obj,
+        &[bits(&dirs[0]), bits(&dirs[1]), bits(&dirs[2])],
+        1,
+        n,
+    );
+    for i in 0..n {
+        let (x, y, z) = (dirs[0][i], dirs[1][i], dirs[2][i]);
+        if x == 0.0 && y == 0.0 && z == 0.0 {
+            continue;
+        }
+        let ((s, t), face) = cube_face(x, y, z);
+        let want = c.model.sample(&[s, t], face)[0];
+        assert_eq!(got[i], want, "{name} texcube_float ({x}, {y}, {z}) face {face}");
     }
 
     // 1-D halves: linear, border, unnormalized.
@@ -800,4 +864,43 @@ fn textures_from_the_command_line_and_launch_specs() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `reductions` of `tests/ptx/memory/texture_queries.ptx`: `sured` adds and maxima on
+/// surface elements, `.zero` dropping those outside.
+#[test]
+fn surface_reductions_are_atomic_and_drop_what_is_outside() {
+    let Some(device) = common::device() else { return };
+    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texture_queries.ptx"))
+        .expect("read");
+    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let counts = device.zeroed::<u32>(8).expect("counts");
+    let maxima = device.buffer_from(&[-100i32; 4]).expect("maxima");
+    let surface = |address: u64, width: u32, kind: ChannelKind| TextureDesc {
+        address,
+        width,
+        height: 1,
+        depth: 1,
+        row_pitch: 4 * u64::from(width),
+        slice_pitch: 4 * u64::from(width),
+        kind,
+        channel_bytes: 4,
+        channels: 1,
+        ..TextureDesc::default()
+    };
+    let c = device
+        .texture_object(&surface(counts.address(), 8, ChannelKind::Unsigned))
+        .expect("surface");
+    let m =
+        device.texture_object(&surface(maxima.address(), 4, ChannelKind::Signed)).expect("surface");
+    module
+        .kernel("reductions")
+        .expect("kernel")
+        .launch([1, 1, 1], [64, 1, 1], 0, &[Arg::from(&c), Arg::from(&m)])
+        .expect("reductions");
+    assert_eq!(counts.to_vec().expect("read"), vec![8u32; 8]);
+    let want: Vec<i32> = (0..4)
+        .map(|k| (0..64).filter(|t| t % 6 == k).map(|t| t - 32).max().unwrap_or(-100))
+        .collect();
+    assert_eq!(maxima.to_vec().expect("read"), want);
 }

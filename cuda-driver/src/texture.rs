@@ -96,10 +96,13 @@ fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
     if ![1, 2, 4].contains(&a.channels) || a.width == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    if a.flags & (CUBEMAP | TEXTURE_GATHER) != 0
-        || a.flags & !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER) != 0
-    {
+    if a.flags & !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER) != 0 {
         return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+    }
+    // A cube map is six square layers (a layered one, six per cube).
+    if a.flags & CUBEMAP != 0 && (a.width != a.height || a.depth == 0 || !a.depth.is_multiple_of(6))
+    {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     if a.height == 0 && a.depth != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -292,7 +295,7 @@ fn resource(d: &Driver, r: &ResourceDesc, surface: bool) -> Result<TextureDesc, 
             if surface && a.flags & SURFACE_LDST == 0 {
                 return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
             }
-            let layered = a.flags & LAYERED != 0;
+            let layered = a.flags & (LAYERED | CUBEMAP) != 0;
             let (address, pitch, rows) = a.layout();
             Ok(TextureDesc {
                 address,

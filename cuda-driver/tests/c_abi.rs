@@ -868,11 +868,11 @@ fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
         want[4..8].copy_from_slice(&0xfeed_f00du32.to_le_bytes());
         assert_eq!(got, want);
 
-        // A pitch below the width, an unknown memory type, an array (no arrays yet),
-        // rows past the allocation, and no descriptor.
+        // A pitch below the width, an unknown memory type, an array side without an
+        // array, rows past the allocation, and no descriptor.
         assert_eq!(copy2d(&Memcpy2d { src_pitch: 8, ..down }), INVALID_VALUE);
         assert_eq!(copy2d(&Memcpy2d { src_type: 9, ..down }), INVALID_VALUE);
-        assert_eq!(copy2d(&Memcpy2d { src_type: 3, ..down }), 801, "NOT_SUPPORTED");
+        assert_eq!(copy2d(&Memcpy2d { src_type: 3, ..down }), INVALID_HANDLE);
         assert_eq!(copy2d(&Memcpy2d { height: rows + 1, ..down }), INVALID_VALUE);
         assert_eq!(copy2d(std::ptr::null()), INVALID_VALUE);
     }

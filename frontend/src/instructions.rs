@@ -454,7 +454,7 @@ instruction_table! {
     (Subc, "subc", [TYPES, INT_MODES], "V V V", []),
     (Suld, "suld", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "V M", [Vector]),
     (Suq, "suq", [TYPES, TEXTURE_QUERIES], "V M", []),
-    (Sured, "sured", [TYPES, SURFACE, TEX_GEOMETRY, &[".add", ".min", ".max", ".and", ".or"]], "M V", []),
+    (Sured, "sured", [TYPES, SURFACE, TEX_GEOMETRY, &[".add", ".min", ".max", ".and", ".or"]], "M V", [Combine]),
     (Sust, "sust", [TYPES, SURFACE, TEX_GEOMETRY, VECTOR, CACHE], "M V", [Vector]),
     (Szext, "szext", [TYPES, &[".clamp", ".wrap"]], "V V V", []),
     (Tanh, "tanh", [TYPES, APPROX], "V V", [Ftz]),

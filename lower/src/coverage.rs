@@ -58,8 +58,8 @@ const SURFACE_HOW: &str = "the handle is the address of ptxvk's descriptor; the 
 const QUERY_HOW: &str = "the field read from ptxvk's descriptor (textures have one mipmap \
      level and no samples)";
 pub(crate) const TEXTURE: &str = "not implemented yet: of the texture and surface \
-     instructions, `tex` (1-D, 2-D, 3-D, layered), `txq`, `suld.b`, `sust.b` and `suq` on \
-     texture and surface objects are";
+     instructions, `tex` (1-D, 2-D, 3-D, layered, cube), `tld4`, `txq`, `suld.b`, `sust.b`, \
+     `sured.b` and `suq` on texture and surface objects and references are";
 const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
      `mma` of sm_80–sm_90, `wmma`, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated \
      through the warp model)";
@@ -663,7 +663,8 @@ pub static ROWS: &[Row] = &[
     ),
     row(Opcode::Suld, ".b .1d .2d .3d .a1d .a2d {.v2 .v4} .b8 .b16 .b32 .b64 .trap .clamp .zero", Emulated(SURFACE_HOW), "suld.b.2d.b32.zero {%r1}, [%rd1, {%r2, %r3}];"),
     row(Opcode::Suq, ".width .height .depth .array_size", Emulated(QUERY_HOW), "suq.width.b32 %r1, [%rd1];"),
-    row(Opcode::Sured, ".b .p .add .min .max …", Unsupported(TEXTURE), "sured.b.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
+    row(Opcode::Sured, ".b .add .min .max .and .or .1d .2d .3d .a1d .a2d .u32 .s32 .b32 .u64 .s64 .b64 .trap .clamp .zero", Emulated("a global atomic on the element's address in ptxvk's surface descriptor, with the out-of-range mode of `suld`/`sust`"), "sured.b.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
+    row(Opcode::Sured, ".p (formatted)", Unsupported(TEXTURE), "sured.p.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
     row(Opcode::Sust, ".b .1d .2d .3d .a1d .a2d {.v2 .v4} .b8 .b16 .b32 .b64 .trap .clamp .zero", Emulated(SURFACE_HOW), "sust.b.2d.b32.trap [%rd1, {%r1, %r2}], {%r3};"),
     row(Opcode::Sust, ".p (formatted stores)", Unsupported(TEXTURE), "sust.p.2d.b32.trap [%rd1, {%r1, %r2}], {%r3};"),
     row(
@@ -682,7 +683,8 @@ pub static ROWS: &[Row] = &[
         "testp.finite.f32 %p1, %r1;",
     ),
     row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .v4 .f32/.s32/.u32 results, .f32/.s32 coordinates, .level .grad (one level)", Emulated(TEXTURE_HOW), "tex.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
-    row(Opcode::Tex, ".cube .acube .2dms .a2dms, .f16 results, texel offsets, depth compare, separate samplers", Unsupported(TEXTURE), "tex.cube.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
+    row(Opcode::Tex, ".cube .acube", Emulated("the direction's major axis picks the face (a layer of six), whose normalized coordinates are fetched as a 2-D texture's (CUDA Programming Guide, \"Cubemap Textures\"; ties go to x, then y)"), "tex.cube.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
+    row(Opcode::Tex, ".2dms .a2dms, .f16 results, texel offsets, depth compare, separate samplers", Unsupported(TEXTURE), "tex.2dms.v4.f32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
     row(Opcode::Tld4, ".r .g .b .a .2d .a2d .v4 .f32/.s32/.u32 results", Emulated("the texels of the bilinear footprint fetched as `tex` fetches them (ptxvk's descriptor, address modes), returned counter-clockwise from the lower left"), "tld4.g.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(
         Opcode::Trap,

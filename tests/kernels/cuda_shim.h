@@ -548,6 +548,8 @@ template <class T> static __device__ T tex1Dfetch(cudaTextureObject_t tex, int x
 template <class T>
 static __device__ T tex2Dgather(cudaTextureObject_t tex, float x, float y, int comp = 0);
 template <class T>
+static __device__ T texCubemap(cudaTextureObject_t tex, float x, float y, float z);
+template <class T>
 static __device__ T surf2Dread(cudaSurfaceObject_t surf, int x, int y,
                                cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
 template <class T>
@@ -568,6 +570,14 @@ template <> __device__ __forceinline__ float4 tex2D<float4>(cudaTextureObject_t 
         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
         : "l"(tex), "f"(x), "f"(y));
     return v;
+}
+template <> __device__ __forceinline__ float texCubemap<float>(cudaTextureObject_t tex, float x,
+                                                               float y, float z) {
+    float r, g, b, a;
+    asm("tex.cube.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"
+        : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+        : "l"(tex), "f"(x), "f"(y), "f"(z));
+    return r;
 }
 /* tex2Dgather: tld4 of the component asked for (a constant after inlining). */
 template <> __device__ __forceinline__ float4 tex2Dgather<float4>(cudaTextureObject_t tex,

@@ -1,8 +1,9 @@
-//! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D and
-//! layered 1-D/2-D geometries; `.f32` and `.s32` coordinates; `.level` and `.grad` on
-//! textures of one level), `txq`, `suld.b`, `sust.b` and `suq`, on texture and surface
-//! objects: 64-bit handles that are the device address of a descriptor in ptxvk's layout
-//! ([`ptxvk_abi::texture`]).
+//! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D,
+//! layered 1-D/2-D and cube-map geometries; `.f32` and `.s32` coordinates; `.level` and
+//! `.grad` on textures of one level), `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b` and
+//! `suq`, on texture and surface objects: 64-bit handles that are the device address of
+//! a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a parameter, in
+//! memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
 //!
 //! Every fetch is the kernel's own code, so the result is NVIDIA's on any device
 //! (CUDA Programming Guide, "Texture Fetching"):
@@ -30,9 +31,9 @@
 //! nearest inside (`.clamp`), or reads zero and writes nothing (`.zero`). A descriptor
 //! without ptxvk's magic word (not made by its driver library or API) traps.
 //!
-//! Not implemented (diagnostics): cube maps, multisample textures, `tld4`, formatted
-//! surface stores (`sust.p`), surface reductions, `.texref`/`.surfref` variables, depth
-//! compare and texel offsets; mipmapped textures are refused by the driver library.
+//! Not implemented (diagnostics): multisample textures, formatted surface accesses
+//! (`sust.p`, `sured.p`), depth compare, texel offsets, separate samplers; mipmapped
+//! textures are refused by the driver library.
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
@@ -42,7 +43,7 @@ use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding, Space, Value,
+    Address, AtomicOp, BinaryOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding, Space, Value,
 };
 use crate::system as sys;
 
@@ -97,7 +98,7 @@ impl Lowerer<'_> {
             Opcode::Tex => self.tex(i, m),
             Opcode::Tld4 => self.tld4(i, m),
             Opcode::Txq | Opcode::Suq => self.query(op, i),
-            Opcode::Suld | Opcode::Sust => self.surface(op, i, m),
+            Opcode::Suld | Opcode::Sust | Opcode::Sured => self.surface(op, i, m),
             _ => return None,
         };
         Some(result)
@@ -204,9 +205,12 @@ impl Lowerer<'_> {
     /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.
     fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let (dims, layered) = self.geometry_of(i)?;
+        // Cube maps: a direction {x, y, z} (after the layer of `.acube`).
+        let cube = i.has_modifier(".cube") || i.has_modifier(".acube");
+        let (dims, layered) =
+            if cube { (3, i.has_modifier(".acube")) } else { self.geometry_of(i)? };
         for o in &m.other {
-            if !matches!(o.value.as_str(), ".level" | ".grad" | ".base")
+            if !matches!(o.value.as_str(), ".level" | ".grad" | ".base" | ".cube" | ".acube")
                 && geometry(&o.value).is_none()
             {
                 return Err(super::unsupported(
@@ -306,8 +310,26 @@ impl Lowerer<'_> {
                 d => self.dst(d, dst_ty, false).map(Some),
             })
             .collect::<Result<_, _>>()?;
+        if cube && integer_coords {
+            return Err(Diagnostic::error(span, "cube-map coordinates are `.f32`"));
+        }
         let d = self.descriptor(handle, span);
-        let values = self.fetch(&d, &xs, layer, integer_coords, result, span);
+        let (xs, layer) = if cube {
+            let (st, face) = self.cube_face(&xs, span);
+            // Layered cube maps: six layers per cube.
+            let layer = match layer {
+                Some(l) => {
+                    let mut e = Emit { l: self, span };
+                    let first = e.bin(BinaryOp::Mul, S32, l, Value::Imm(6));
+                    e.add(S32, first, face)
+                }
+                None => face,
+            };
+            (st.to_vec(), Some(layer))
+        } else {
+            (xs, layer)
+        };
+        let values = self.fetch(&d, &xs, layer, integer_coords, result, cube, span);
         for (reg, v) in dregs.iter().zip(values) {
             if let Some(r) = reg {
                 Emit { l: self, span }.mov(U32, *r, v);
@@ -411,6 +433,52 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The face of a cube map a direction `{x, y, z}` points at, and the normalized
+    /// coordinates in it (CUDA Programming Guide, "Cubemap Textures"): the major axis
+    /// (x before y before z on ties) and its sign pick the face and `(sc, tc)`, and the
+    /// face coordinates are `((sc / |m| + 1) / 2, (tc / |m| + 1) / 2)`.
+    fn cube_face(&mut self, v: &[Value], span: Span) -> ([Value; 2], Value) {
+        let mut e = Emit { l: self, span };
+        let zero = Value::Imm(0);
+        let [x, y, z] = [v[0], v[1], v[2]];
+        let abs = |e: &mut Emit<'_, '_>, a: Value| e.un(crate::ir::UnaryOp::Abs, F32, a);
+        let (ax, ay, az) = (abs(&mut e, x), abs(&mut e, y), abs(&mut e, z));
+        let neg = |e: &mut Emit<'_, '_>, a: Value| e.un(crate::ir::UnaryOp::Neg, F32, a);
+        let (nx, ny, nz) = (neg(&mut e, x), neg(&mut e, y), neg(&mut e, z));
+        let x_over_y = e.cmp(CmpOp::Ge, F32, ax, ay);
+        let x_over_z = e.cmp(CmpOp::Ge, F32, ax, az);
+        let x_major = e.pred_and(x_over_y, x_over_z);
+        let y_major = e.cmp(CmpOp::Ge, F32, ay, az);
+        let (px, py, pz) = (
+            e.cmp(CmpOp::Ge, F32, x, zero),
+            e.cmp(CmpOp::Ge, F32, y, zero),
+            e.cmp(CmpOp::Ge, F32, z, zero),
+        );
+        // Per axis: face (positive, negative), sc (positive, negative), tc (both).
+        let x_face = e.sel(U32, px, Value::Imm(0), Value::Imm(1));
+        let x_sc = e.sel(F32, px, nz, z);
+        let y_face = e.sel(U32, py, Value::Imm(2), Value::Imm(3));
+        let y_tc = e.sel(F32, py, z, nz);
+        let z_face = e.sel(U32, pz, Value::Imm(4), Value::Imm(5));
+        let z_sc = e.sel(F32, pz, x, nx);
+        let pick = |e: &mut Emit<'_, '_>, ty: OpTy, [xv, yv, zv]: [Value; 3]| {
+            let yz = e.sel(ty, y_major, yv, zv);
+            e.sel(ty, x_major, xv, yz)
+        };
+        let face = pick(&mut e, U32, [x_face, y_face, z_face]);
+        let sc = pick(&mut e, F32, [x_sc, x, z_sc]);
+        let tc = pick(&mut e, F32, [ny, y_tc, ny]);
+        let m = pick(&mut e, F32, [ax, ay, az]);
+        let one = Value::Imm(1f32.to_bits().into());
+        let half = Value::Imm(0.5f32.to_bits().into());
+        let st = [sc, tc].map(|c| {
+            let q = e.bin(BinaryOp::Div, F32, c, m);
+            let q = e.bin(BinaryOp::Add, F32, q, one);
+            e.bin(BinaryOp::Mul, F32, q, half)
+        });
+        (st, face)
+    }
+
     /// Layer `l` clamped to the texture's layers.
     fn clamp_layer(&mut self, d: &Desc, l: Value, span: Span) -> Value {
         let mut e = Emit { l: self, span };
@@ -420,6 +488,7 @@ impl Lowerer<'_> {
     }
 
     /// The four result words of a fetch at coordinates `xs` (module doc).
+    #[allow(clippy::too_many_arguments)]
     fn fetch(
         &mut self,
         d: &Desc,
@@ -427,6 +496,7 @@ impl Lowerer<'_> {
         layer: Option<Value>,
         integer_coords: bool,
         result: Result4,
+        normalized_always: bool,
         span: Span,
     ) -> [Value; 4] {
         let dims = xs.len();
@@ -438,7 +508,11 @@ impl Lowerer<'_> {
             let outside: Vec<RegId> = corners.iter().map(|c| c.1).collect();
             return self.read_texel(d, &idx, layer, &outside, result, span);
         }
-        let normalized = self.flag(d, flags::NORMALIZED_COORDS, span);
+        let normalized = if normalized_always {
+            Emit { l: self, span }.cmp(CmpOp::Eq, U32, Value::Imm(0), Value::Imm(0))
+        } else {
+            self.flag(d, flags::NORMALIZED_COORDS, span)
+        };
         let linear = self.flag(d, flags::LINEAR, span);
         // Each dimension's coordinate in texels.
         let coords: Vec<Value> =
@@ -806,6 +880,33 @@ impl Lowerer<'_> {
         let count = m.vector.unwrap_or(1) as usize;
         let ops = i.operands.as_slice();
         let load = op == Opcode::Suld;
+        // `sured.b.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
+        let reduction = if op == Opcode::Sured {
+            let found = [
+                (".add", AtomicOp::Add),
+                (".min", AtomicOp::Min),
+                (".max", AtomicOp::Max),
+                (".and", AtomicOp::And),
+                (".or", AtomicOp::Or),
+            ]
+            .into_iter()
+            .find(|(n, _)| names.contains(n));
+            let Some((_, a)) = found else {
+                return Err(Diagnostic::error(
+                    span,
+                    "`sured` names its operation (`.add`, `.min`, …)",
+                ));
+            };
+            if ops.len() != 2 || !matches!(ty.bits(), 32 | 64) {
+                return Err(Diagnostic::error(
+                    span,
+                    "`sured` takes [surface, {coordinates}] and a 32- or 64-bit value",
+                ));
+            }
+            Some(a)
+        } else {
+            None
+        };
         let (values, target) = if load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
         let Operand::Tuple(parts, _) = target else {
             return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
@@ -899,7 +1000,21 @@ impl Lowerer<'_> {
             let srcs: Vec<Value> =
                 items.iter().map(|o| self.src(o, ty, true, span)).collect::<Result<_, _>>()?;
             let store = |l: &mut Self| {
-                l.push(InstKind::Store { space: Space::Global, ty, srcs, addr: address }, span);
+                let kind = match reduction {
+                    Some(op) => InstKind::Atomic {
+                        op,
+                        space: Space::Global,
+                        ty,
+                        scope: crate::ir::Scope::Gpu,
+                        order: crate::ir::Order::Relaxed,
+                        dst: None,
+                        addr: address,
+                        src: srcs[0],
+                        cmp: Value::Imm(0),
+                    },
+                    None => InstKind::Store { space: Space::Global, ty, srcs, addr: address },
+                };
+                l.push(kind, span);
             };
             if mode == ".zero" {
                 self.guarded(outside, true, span, store);
