@@ -758,11 +758,17 @@ fn legacy_texture_references_bound_by_the_host() {
     let mut lut = upload(&device, ChannelKind::Float, 4, 1, [64, 1, 1], 0, &lut_values, false);
     set_state(&mut lut, false, false, AddressMode::Clamp, [0.0; 4]);
     let lut_obj = device.texture_object(&lut.desc).expect("lut");
-    module.bind_texture("lut", &lut_obj).expect("bind lut");
     let n = 64;
     let xs = coordinates(&mut rng, n, -1.5, 1.5);
     let ys = coordinates(&mut rng, n, -1.5, 1.5);
     let (bx, by) = (device.buffer_from(&xs).expect("xs"), device.buffer_from(&ys).expect("ys"));
+    // Unbound references hold no descriptor: the launch traps instead of reading address 0.
+    let out = device.zeroed::<u32>(2 * n).expect("out");
+    let args = [Arg::from(&bx), Arg::from(&by), Arg::from(&out), Arg::from(n as i32)];
+    let unbound =
+        module.kernel("legacy_sample").expect("kernel").launch([2, 1, 1], [32, 1, 1], 0, &args);
+    assert!(unbound.expect_err("unbound").to_string().contains("trap"));
+    module.bind_texture("lut", &lut_obj).expect("bind lut");
     for (linear, mode) in [(true, AddressMode::Mirror), (false, AddressMode::Wrap)] {
         set_state(&mut image, linear, true, mode, [0.0; 4]);
         let obj = device.texture_object(&image.desc).expect("image");

@@ -1561,6 +1561,13 @@ impl Lowerer<'_> {
                     | Opcode::Stmatrix
                     | Opcode::Wmma
                     | Opcode::Mbarrier
+                    | Opcode::Tex
+                    | Opcode::Tld4
+                    | Opcode::Txq
+                    | Opcode::Suld
+                    | Opcode::Sust
+                    | Opcode::Sured
+                    | Opcode::Suq
             )
         {
             self.kernel.memory_instructions.push(span);

@@ -145,8 +145,13 @@ impl Lowerer<'_> {
     }
 
     /// Loads the fields of the tensor map at `at` (global memory), trapping when it is
-    /// not ptxvk's.
+    /// null or not ptxvk's.
     fn read_map(&mut self, at: Address, rank: usize, span: Span) -> Map {
+        let mut e = Emit { l: self, span };
+        let start =
+            e.add(U64, at.base.map_or(Value::Imm(0), Value::Reg), Value::Imm(at.offset as u64));
+        let null = e.cmp(CmpOp::Eq, U64, start, Value::Imm(0));
+        self.fail_if(null, false, crate::system::STATUS_TRAP, &[], span);
         let field = |l: &mut Self, ty: OpTy, off: u32| -> Value {
             let r = l.temp(ty.storage(), span);
             let addr = Address { base: at.base, offset: at.offset + i64::from(off) };

@@ -142,10 +142,13 @@ impl Lowerer<'_> {
         self.src(op, U64, false, span)
     }
 
-    /// Loads the descriptor at `handle`, trapping when it is not ptxvk's.
+    /// Loads the descriptor at `handle`, trapping when it is null (an unbound reference)
+    /// or not ptxvk's.
     fn descriptor(&mut self, handle: Value, span: Span) -> Desc {
         let base = self.temp(U64.storage(), span);
         Emit { l: self, span }.mov(U64, base, handle);
+        let null = Emit { l: self, span }.cmp(CmpOp::Eq, U64, Value::Reg(base), Value::Imm(0));
+        self.fail_if(null, false, sys::STATUS_TRAP, &[], span);
         let field = |l: &mut Self, ty: OpTy, off: u32| -> Value {
             let r = l.temp(ty.storage(), span);
             let addr = Address { base: Some(base), offset: i64::from(off) };
