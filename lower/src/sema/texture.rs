@@ -298,21 +298,10 @@ impl Lowerer<'_> {
             }
         }
         let handle = self.handle(handle, span)?;
-        let first = usize::from(layered);
-        let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
         let cty = if integer_coords { S32 } else { F32 };
-        let xs: Vec<Value> = coords[first..first + dims]
-            .iter()
-            .map(|c| self.src(c, cty, false, span))
-            .collect::<Result<_, _>>()?;
         let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
-        let dregs: Vec<Option<RegId>> = dsts
-            .iter()
-            .map(|d| match d {
-                Operand::Sink(_) => Ok(None),
-                d => self.dst(d, dst_ty, false).map(Some),
-            })
-            .collect::<Result<_, _>>()?;
+        let (layer, xs, dregs) =
+            self.fetch_operands(coords, dsts, layered, dims, cty, dst_ty, span)?;
         if cube && integer_coords {
             return Err(Diagnostic::error(span, "cube-map coordinates are `.f32`"));
         }
@@ -395,20 +384,9 @@ impl Lowerer<'_> {
             ));
         }
         let handle = self.handle(handle, span)?;
-        let first = usize::from(layered);
-        let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
-        let xs: Vec<Value> = coords[first..first + 2]
-            .iter()
-            .map(|c| self.src(c, F32, false, span))
-            .collect::<Result<_, _>>()?;
         let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
-        let dregs: Vec<Option<RegId>> = dsts
-            .iter()
-            .map(|d| match d {
-                Operand::Sink(_) => Ok(None),
-                d => self.dst(d, dst_ty, false).map(Some),
-            })
-            .collect::<Result<_, _>>()?;
+        let (layer, xs, dregs) =
+            self.fetch_operands(coords, dsts, layered, 2, F32, dst_ty, span)?;
         let d = self.descriptor(handle, span);
         let layer = layer.map(|l| self.clamp_layer(&d, l, span));
         let normalized = self.flag(&d, flags::NORMALIZED_COORDS, span);
@@ -480,6 +458,35 @@ impl Lowerer<'_> {
             e.bin(BinaryOp::Mul, F32, q, half)
         });
         (st, face)
+    }
+
+    /// The operands of a fetch: the layer (the first coordinate of a layered geometry),
+    /// `dims` coordinates of type `cty`, and the destinations (`None` for `_`).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn fetch_operands(
+        &mut self,
+        coords: &[Operand],
+        dsts: &[Operand],
+        layered: bool,
+        dims: usize,
+        cty: OpTy,
+        dst_ty: OpTy,
+        span: Span,
+    ) -> Result<(Option<Value>, Vec<Value>, Vec<Option<RegId>>), Diagnostic> {
+        let first = usize::from(layered);
+        let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
+        let xs = coords[first..first + dims]
+            .iter()
+            .map(|c| self.src(c, cty, false, span))
+            .collect::<Result<_, _>>()?;
+        let dregs = dsts
+            .iter()
+            .map(|d| match d {
+                Operand::Sink(_) => Ok(None),
+                d => self.dst(d, dst_ty, false).map(Some),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((layer, xs, dregs))
     }
 
     /// Layer `l` clamped to the texture's layers.
