@@ -249,6 +249,7 @@ impl TextureSpec {
             linear_filter: self.linear,
             address_modes: self.address,
             border: self.border,
+            ..crate::TextureDesc::default()
         })
     }
 

@@ -422,6 +422,66 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         );
     }
 
+    // A mipmapped 8 x 4 f32 texture of 3 levels (8 x 4, 4 x 2, 2 x 1), linear, clamp,
+    // normalized; nearest and linear mipmap filtering, a bias and a level clamp.
+    let sizes = [(8usize, 4usize), (4, 2), (2, 1)];
+    let level_values: Vec<Vec<u32>> =
+        sizes.iter().map(|&(w, h)| float_values(&mut rng, w * h)).collect();
+    let all: Vec<u32> = level_values.concat();
+    let mut mip = upload(device, ChannelKind::Float, 4, 1, [all.len(), 1, 1], 0, &all, false);
+    let levels: Vec<Model> = sizes
+        .iter()
+        .zip(&level_values)
+        .map(|(&(w, h), v)| Model {
+            sizes: [w, h, 1],
+            layers: 0,
+            channels: 1,
+            texels: v.iter().map(|&x| [x, 0, 0, 0]).collect(),
+            float: true,
+            normalized: true,
+            linear: true,
+            modes: [AddressMode::Clamp; 3],
+            border,
+        })
+        .collect();
+    mip.desc.width = 8;
+    mip.desc.height = 4;
+    mip.desc.row_pitch = 32;
+    mip.desc.slice_pitch = 128;
+    mip.desc.levels = 3;
+    mip.desc.linear_filter = true;
+    mip.desc.normalized_coords = true;
+    for (mip_linear, bias, max) in [(false, 0.0f32, 2.0f32), (true, 0.25, 2.0), (true, 0.0, 1.5)] {
+        mip.desc.mip_linear = mip_linear;
+        mip.desc.level_bias = bias;
+        mip.desc.max_level = max;
+        let obj = device.texture_object(&mip.desc).expect("texture");
+        let (xs, ys) =
+            (coordinates(&mut rng, n, -0.25, 1.25), coordinates(&mut rng, n, -0.25, 1.25));
+        let lods = coordinates(&mut rng, n, -1.0, 3.5);
+        let got =
+            launch(&module, device, "tex2d_lod", &obj, &[bits(&xs), bits(&ys), bits(&lods)], 1, n);
+        for i in 0..n {
+            let l = (lods[i] + bias).max(0.0).min(max).clamp(0.0, 2.0);
+            let at = |k: usize| levels[k].sample(&[xs[i], ys[i]], 0)[0];
+            let want = if mip_linear {
+                let below = l.floor();
+                let w = ((l - below) * 256.0).round_ties_even() * (1.0 / 256.0);
+                let k = below as usize;
+                let a = f32::from_bits(at(k));
+                let b = f32::from_bits(at((k + 1).min(2)));
+                ((1.0 - w) * a + w * b).to_bits()
+            } else {
+                at((l + 0.5).floor() as usize)
+            };
+            assert_eq!(
+                got[i], want,
+                "{name} tex2d_lod mip linear {mip_linear} bias {bias} max {max} lod {} at ({}, {})",
+                lods[i], xs[i], ys[i]
+            );
+        }
+    }
+
     // A cube map of 4 x 4 faces (six layers), linear, clamp: directions of every face,
     // ties between axes included.
     let mut c = upload(

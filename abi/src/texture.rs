@@ -17,6 +17,12 @@
 //! | 44..48 | u32 [`flags`]: geometry, coordinates, read mode, filter, address modes |
 //! | 48..64 | f32 border colour (4 channels) |
 //! | 64..68 | [`MAGIC`] |
+//! | 68..72 | u32 mipmap levels (0 or 1: one level) |
+//! | 72..84 | f32 mipmap level bias, minimum and maximum level |
+//!
+//! Level k of a mipmapped texture has `max(1, size >> k)` texels in each dimension
+//! (layers stay), packed: rows of its texels, slices (or layers) of its rows, level
+//! after level from the texel address.
 
 /// Bytes of a descriptor.
 pub const SIZE: usize = 128;
@@ -36,6 +42,10 @@ pub mod offset {
     pub const FLAGS: u32 = 44;
     pub const BORDER: u32 = 48;
     pub const MAGIC: u32 = 64;
+    pub const LEVELS: u32 = 68;
+    pub const LEVEL_BIAS: u32 = 72;
+    pub const MIN_LEVEL: u32 = 76;
+    pub const MAX_LEVEL: u32 = 80;
 }
 
 /// The format word: bits 0..4 the [`ChannelKind`], 4..8 bytes per channel (1, 2, 4),
@@ -54,6 +64,8 @@ pub mod flags {
     pub const READ_NORMALIZED: u32 = 1 << 1;
     /// Linear filtering (else point sampling).
     pub const LINEAR: u32 = 1 << 2;
+    /// Linear filtering between mipmap levels (else the nearest level).
+    pub const MIP_LINEAR: u32 = 1 << 3;
     /// Bits 8 + 2d..10 + 2d: the [`super::AddressMode`] of dimension d.
     pub const ADDRESS_SHIFT: u32 = 8;
 }
@@ -112,6 +124,12 @@ pub struct Texture {
     pub linear_filter: bool,
     pub address_modes: [AddressMode; 3],
     pub border: [f32; 4],
+    /// Mipmap levels (0 or 1: none), packed after level 0 (module doc).
+    pub levels: u32,
+    pub mip_linear: bool,
+    pub level_bias: f32,
+    pub min_level: f32,
+    pub max_level: f32,
 }
 
 impl Texture {
@@ -147,6 +165,15 @@ impl Texture {
             // CUDA's cudaErrorInvalidFilterSetting.
             return Err("linear filtering needs a float result (a float format, or integers read as normalized floats)".into());
         }
+        let packed = u64::from(self.width) * self.texel_bytes();
+        if self.levels > 1
+            && (self.row_pitch != packed || self.slice_pitch != packed * u64::from(self.height))
+        {
+            return Err("a mipmapped texture's levels are packed: its pitches are a row's and a slice's bytes".into());
+        }
+        if self.levels > 16 {
+            return Err(format!("{} mipmap levels: at most 16", self.levels));
+        }
         let mut out = [0u8; SIZE];
         let mut put = |at: u32, bytes: &[u8]| {
             out[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
@@ -172,6 +199,9 @@ impl Texture {
         if self.linear_filter {
             f |= flags::LINEAR;
         }
+        if self.mip_linear {
+            f |= flags::MIP_LINEAR;
+        }
         for (d, m) in self.address_modes.iter().enumerate() {
             f |= (*m as u32) << (flags::ADDRESS_SHIFT + 2 * d as u32);
         }
@@ -180,6 +210,10 @@ impl Texture {
             put(offset::BORDER + 4 * c as u32, &v.to_le_bytes());
         }
         put(offset::MAGIC, &MAGIC.to_le_bytes());
+        put(offset::LEVELS, &self.levels.to_le_bytes());
+        put(offset::LEVEL_BIAS, &self.level_bias.to_le_bytes());
+        put(offset::MIN_LEVEL, &self.min_level.to_le_bytes());
+        put(offset::MAX_LEVEL, &self.max_level.to_le_bytes());
         Ok(out)
     }
 }

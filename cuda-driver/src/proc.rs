@@ -277,6 +277,8 @@ exports!(
     cuArrayGetDescriptor_v2,
     cuArray3DGetDescriptor_v2,
     cuMipmappedArrayCreate,
+    cuMipmappedArrayGetLevel,
+    cuMipmappedArrayDestroy,
     cuTexObjectCreate,
     cuTexObjectDestroy,
     cuSurfObjectCreate,

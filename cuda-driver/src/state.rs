@@ -27,6 +27,7 @@ pub(crate) struct Driver {
     pub(crate) links: Table<Mutex<crate::module::Link>>,
     pub(crate) pools: Table<ptxvk::vk::MemPool>,
     pub(crate) arrays: Table<crate::texture::Array>,
+    pub(crate) mipmapped: Table<crate::texture::Mipmapped>,
     /// Texture and surface references (`cuModuleGetTexRef`).
     pub(crate) references: Table<crate::texture::Reference>,
     /// Texture and surface objects by handle (their descriptor's device address).
@@ -76,6 +77,7 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 links: Table::default(),
                 pools,
                 arrays: Table::default(),
+                mipmapped: Table::default(),
                 references: Table::default(),
                 texture_objects: Mutex::default(),
                 allocations: Mutex::default(),

@@ -5,8 +5,9 @@
 //! `cuMemcpy3D` copy to and from it through that layout (`memory.rs`). A `CUtexObject`
 //! or `CUsurfObject` is the device address of ptxvk's descriptor (`ptxvk_abi::texture`)
 //! for an array, linear memory or pitched 2-D memory, which the kernels read at run
-//! time (`ptxvk_lower`'s `sema::texture`). Not implemented (`CUDA_ERROR_NOT_SUPPORTED`):
-//! mipmapped arrays, cube maps, resource views, sRGB reads, and the newer array formats.
+//! time (`ptxvk_lower`'s `sema::texture`). A mipmapped array keeps its levels packed in
+//! one allocation, level after level. Not implemented (`CUDA_ERROR_NOT_SUPPORTED`):
+//! resource views, sRGB reads, and the newer array formats.
 
 use std::ffi::{c_int, c_uint};
 
@@ -18,7 +19,10 @@ use crate::{arg, entry, out, vk_code};
 
 /// A CUDA array: its memory and layout.
 pub(crate) struct Array {
-    buffer: ptxvk::vk::Buffer,
+    /// The memory (shared by the levels of a mipmapped array) and where this array's
+    /// texels start in it.
+    buffer: std::sync::Arc<ptxvk::vk::Buffer>,
+    offset: u64,
     width: usize,
     height: usize,
     /// Slices (3-D) or layers; 0 for 1-D and 2-D arrays.
@@ -38,7 +42,7 @@ impl Array {
     /// The device address, row pitch and rows per slice of the array's memory, for
     /// pitched copies.
     pub(crate) fn layout(&self) -> (u64, usize, usize) {
-        (self.buffer.address(), self.pitch(), self.height.max(1))
+        (self.buffer.address() + self.offset, self.pitch(), self.height.max(1))
     }
 }
 
@@ -91,7 +95,8 @@ const _: () = assert!(
         == std::mem::size_of::<cudarc::driver::sys::CUDA_ARRAY3D_DESCRIPTOR>()
 );
 
-fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
+/// The channel kind and bytes of a valid array description.
+fn checked(a: &Array3dDescriptor) -> Result<(ChannelKind, u32), CUresult> {
     let (kind, channel_bytes) = channel_format(a.format)?;
     if ![1, 2, 4].contains(&a.channels) || a.width == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -107,16 +112,42 @@ fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
     if a.height == 0 && a.depth != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
+    Ok((kind, channel_bytes))
+}
+
+/// Level `k` of an array description: sizes halved (at least 1), layers kept.
+fn level_of(a: &Array3dDescriptor, k: u32) -> Array3dDescriptor {
+    let half = |n: usize| if n == 0 { 0 } else { (n >> k).max(1) };
+    let layered = a.flags & (LAYERED | CUBEMAP) != 0;
+    Array3dDescriptor {
+        width: half(a.width),
+        height: half(a.height),
+        depth: if layered { a.depth } else { half(a.depth) },
+        ..*a
+    }
+}
+
+/// The bytes of an array's texels.
+fn bytes_of(a: &Array3dDescriptor, channel_bytes: u32) -> Result<usize, CUresult> {
     let texel = channel_bytes as usize * a.channels as usize;
-    let bytes = a
-        .width
+    a.width
         .checked_mul(texel)
         .and_then(|b| b.checked_mul(a.height.max(1)))
         .and_then(|b| b.checked_mul(a.depth.max(1)))
-        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let buffer = d.device.vk().alloc(bytes as u64).map_err(vk_code)?;
-    let array = Array {
+        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+/// The array for `a` at `offset` in `buffer`.
+fn array_in(
+    buffer: std::sync::Arc<ptxvk::vk::Buffer>,
+    offset: u64,
+    a: &Array3dDescriptor,
+    kind: ChannelKind,
+    channel_bytes: u32,
+) -> Array {
+    Array {
         buffer,
+        offset,
         width: a.width,
         height: a.height,
         depth: a.depth,
@@ -125,8 +156,34 @@ fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
         flags: a.flags,
         kind,
         channel_bytes,
-    };
-    Ok(d.arrays.insert(array))
+    }
+}
+
+fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
+    let (kind, channel_bytes) = checked(&a)?;
+    let bytes = bytes_of(&a, channel_bytes)?;
+    let buffer = std::sync::Arc::new(d.device.vk().alloc(bytes as u64).map_err(vk_code)?);
+    Ok(d.arrays.insert(array_in(buffer, 0, &a, kind, channel_bytes)))
+}
+
+/// A mipmapped array: its levels packed level after level in one allocation, and the
+/// level arrays handed out (`cuMipmappedArrayGetLevel`), freed with it.
+pub(crate) struct Mipmapped {
+    buffer: std::sync::Arc<ptxvk::vk::Buffer>,
+    desc: Array3dDescriptor,
+    levels: u32,
+    kind: ChannelKind,
+    channel_bytes: u32,
+    level_arrays: std::sync::Mutex<Vec<usize>>,
+}
+
+impl Mipmapped {
+    /// The byte offset of level `k`.
+    fn offset(&self, k: u32) -> Result<u64, CUresult> {
+        (0..k).try_fold(0u64, |at, j| {
+            Ok(at + bytes_of(&level_of(&self.desc, j), self.channel_bytes)? as u64)
+        })
+    }
 }
 
 /// The array of handle `h`.
@@ -222,11 +279,71 @@ pub unsafe extern "C" fn cuArray3DGetDescriptor_v2(
     })
 }
 
-/// `cuMipmappedArrayCreate`: not implemented (module doc).
 #[no_mangle]
-pub unsafe extern "C" fn cuMipmappedArrayCreate() -> CUresult {
-    eprintln!("ptxvk libcuda: mipmapped arrays are not supported (CUDA arrays are)");
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
+pub unsafe extern "C" fn cuMipmappedArrayCreate(
+    handle: *mut usize,
+    desc: *const Array3dDescriptor,
+    levels: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        // SAFETY: null or readable (CUDA's contract).
+        let a = unsafe { arg(desc) }?;
+        let (kind, channel_bytes) = checked(&a)?;
+        if !(1..=16).contains(&levels) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut total = 0u64;
+        for k in 0..levels {
+            total += bytes_of(&level_of(&a, k), channel_bytes)? as u64;
+        }
+        let buffer = std::sync::Arc::new(d.device.vk().alloc(total).map_err(vk_code)?);
+        let m = Mipmapped {
+            buffer,
+            desc: a,
+            levels,
+            kind,
+            channel_bytes,
+            level_arrays: std::sync::Mutex::default(),
+        };
+        let h = d.mipmapped.insert(m);
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(handle, h) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMipmappedArrayGetLevel(
+    level_array: *mut usize,
+    handle: usize,
+    level: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let m = d.mipmapped.get(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        if level >= m.levels {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let a = level_of(&m.desc, level);
+        let view = array_in(m.buffer.clone(), m.offset(level)?, &a, m.kind, m.channel_bytes);
+        let h = d.arrays.insert(view);
+        m.level_arrays.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(h);
+        // SAFETY: null or writable (CUDA's contract).
+        unsafe { out(level_array, h) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMipmappedArrayDestroy(handle: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        d.device.synchronize().map_err(crate::code)?;
+        let m = d.mipmapped.remove(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        for h in m.level_arrays.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
+            d.arrays.remove(*h);
+        }
+        Ok(())
+    })
 }
 
 /// `CUDA_RESOURCE_DESC`: the resource type, a 128-byte union, flags.
@@ -327,7 +444,27 @@ fn resource(d: &Driver, r: &ResourceDesc, surface: bool) -> Result<TextureDesc, 
             let (format, channels) = (word(1) & 0xffff_ffff, word(1) >> 32);
             layout(word(0), format, channels, word(2), word(3), word(4))
         }
-        1 => Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+        // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+        1 if !surface => {
+            let m = d.mipmapped.get(word(0) as usize).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+            let a = &m.desc;
+            let layered = a.flags & (LAYERED | CUBEMAP) != 0;
+            let pitch = (a.width * m.channel_bytes as usize * a.channels as usize) as u64;
+            Ok(TextureDesc {
+                address: m.buffer.address(),
+                width: a.width as u32,
+                height: a.height.max(1) as u32,
+                depth: if layered { 1 } else { a.depth.max(1) as u32 },
+                layers: if layered { a.depth as u32 } else { 0 },
+                row_pitch: pitch,
+                slice_pitch: pitch * a.height.max(1) as u64,
+                kind: m.kind,
+                channel_bytes: m.channel_bytes,
+                channels: a.channels,
+                levels: m.levels,
+                ..TextureDesc::default()
+            })
+        }
         _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     }
 }
@@ -379,6 +516,14 @@ pub unsafe extern "C" fn cuTexObjectCreate(
             && desc.kind != ChannelKind::Float
             && desc.channel_bytes < 4;
         desc.border = t.border_color;
+        desc.mip_linear = match t.mipmap_filter_mode {
+            0 => false,
+            1 => true,
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        desc.level_bias = t.mipmap_level_bias;
+        desc.min_level = t.min_mipmap_level_clamp;
+        desc.max_level = t.max_mipmap_level_clamp;
         let handle = create_object(d, &desc)?;
         // SAFETY: null or writable (CUDA's contract).
         unsafe { out(object, handle) }

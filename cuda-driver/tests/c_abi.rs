@@ -1295,3 +1295,103 @@ fn texture_references_of_legacy_ptx_are_bound_with_cu_tex_ref_calls() {
         }
     }
 }
+
+#[test]
+fn mipmapped_arrays_hold_their_levels_and_tex2d_lod_reads_them() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles throughout.
+    unsafe {
+        let create: unsafe extern "C" fn(*mut usize, *const Array3d, c_uint) -> R =
+            proc(&lib, "cuMipmappedArrayCreate");
+        let get_level: unsafe extern "C" fn(*mut usize, usize, c_uint) -> R =
+            proc(&lib, "cuMipmappedArrayGetLevel");
+        let destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuMipmappedArrayDestroy");
+        let copy: unsafe extern "C" fn(*const Copy2d) -> R = proc(&lib, "cuMemcpy2D");
+        let tex_create: unsafe extern "C" fn(
+            *mut u64,
+            *const Resource,
+            *const TexDesc,
+            *const u8,
+        ) -> R = proc(&lib, "cuTexObjectCreate");
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
+        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/texture.nvcc.sm_80.ptx");
+        let mut text = std::fs::read(path).expect("the bundled kernel");
+        text.push(0);
+        let (mut module, mut f) = (0, 0);
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"tex2d_lod".as_ptr()), SUCCESS);
+
+        // 8 x 4 floats, 3 levels (8 x 4, 4 x 2, 2 x 1); texel value = 100 level + index.
+        let desc = Array3d { width: 8, height: 4, depth: 0, format: 0x20, channels: 1, flags: 0 };
+        let mut mip = 0usize;
+        assert_eq!(create(&mut mip, &desc, 3), SUCCESS);
+        assert_eq!(create(&mut 0, &desc, 0), INVALID_VALUE, "no levels");
+        let sizes = [(8usize, 4usize), (4, 2), (2, 1)];
+        for (k, &(w, h)) in sizes.iter().enumerate() {
+            let mut level = 0usize;
+            assert_eq!(get_level(&mut level, mip, k as c_uint), SUCCESS);
+            let values: Vec<f32> = (0..w * h).map(|i| (100 * k + i) as f32).collect();
+            let up = Copy2d {
+                src_type: 1,
+                src_host: values.as_ptr() as usize,
+                src_pitch: 4 * w,
+                dst_type: 3,
+                dst_array: level,
+                width: 4 * w,
+                height: h,
+                ..Copy2d::default()
+            };
+            assert_eq!(copy(&up), SUCCESS, "level {k}");
+        }
+        assert_eq!(get_level(&mut 0, mip, 3), INVALID_VALUE);
+
+        // Point sampling, nearest level, normalized coordinates, levels 0 to 2.
+        let mut res = Resource { kind: 1, res: [0; 16], flags: 0 };
+        res.res[0] = mip as u64;
+        let tdesc =
+            TexDesc { address_mode: [1, 1, 1], flags: 2, max_clamp: 2.0, ..TexDesc::default() };
+        let mut tex = 0u64;
+        assert_eq!(tex_create(&mut tex, &res, &tdesc, std::ptr::null()), SUCCESS);
+        // Texel (1, 0) of each level: x at its centre in that level.
+        let n = 3usize;
+        let xs: Vec<f32> = sizes.iter().map(|&(w, _)| 1.5 / w as f32).collect();
+        let ys: Vec<f32> = sizes.iter().map(|&(_, h)| 0.5 / h as f32).collect();
+        let lods: Vec<f32> = vec![0.2, 1.4, 7.0];
+        let (mut dx, mut dy, mut dl, mut dout) = (0u64, 0u64, 0u64, 0u64);
+        for d in [&mut dx, &mut dy, &mut dl, &mut dout] {
+            assert_eq!(alloc(d, n * 4), SUCCESS);
+        }
+        assert_eq!(htod(dx, xs.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(dy, ys.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(dl, lods.as_ptr().cast(), n * 4), SUCCESS);
+        let count = n as c_int;
+        let mut params: [*mut c_void; 6] = [
+            (&mut tex as *mut u64).cast(),
+            (&mut dx as *mut u64).cast(),
+            (&mut dy as *mut u64).cast(),
+            (&mut dl as *mut u64).cast(),
+            (&mut dout as *mut u64).cast(),
+            (&count as *const c_int).cast_mut().cast(),
+        ];
+        assert_eq!(
+            launch(f, 1, 1, 1, 32, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        assert_eq!(sync(), SUCCESS);
+        let mut got = vec![0f32; n];
+        assert_eq!(dtoh(got.as_mut_ptr().cast(), dout, n * 4), SUCCESS);
+        // lod 0.2 -> level 0, 1.4 -> level 1, 7 -> level 2 (the last).
+        assert_eq!(got, vec![1.0, 101.0, 201.0]);
+        assert_eq!(destroy(mip), SUCCESS);
+        assert_eq!(destroy(mip), INVALID_HANDLE);
+    }
+}

@@ -682,7 +682,7 @@ pub static ROWS: &[Row] = &[
         Emulated("integer compares of the magnitude bits"),
         "testp.finite.f32 %p1, %r1;",
     ),
-    row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .v4 .f32/.s32/.u32 results, .f32/.s32 coordinates, .level .grad (one level)", Emulated(TEXTURE_HOW), "tex.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
+    row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .v4 .f32/.s32/.u32 results, .f32/.s32 coordinates, .level .grad (mipmaps)", Emulated(TEXTURE_HOW), "tex.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(Opcode::Tex, ".cube .acube", Emulated("the direction's major axis picks the face (a layer of six), whose normalized coordinates are fetched as a 2-D texture's (CUDA Programming Guide, \"Cubemap Textures\"; ties go to x, then y)"), "tex.cube.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
     row(Opcode::Tex, ".2dms .a2dms, .f16 results, texel offsets, depth compare, separate samplers", Unsupported(TEXTURE), "tex.2dms.v4.f32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
     row(Opcode::Tld4, ".r .g .b .a .2d .a2d .v4 .f32/.s32/.u32 results", Emulated("the texels of the bilinear footprint fetched as `tex` fetches them (ptxvk's descriptor, address modes), returned counter-clockwise from the lower left"), "tld4.g.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),

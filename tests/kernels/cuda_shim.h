@@ -550,6 +550,8 @@ static __device__ T tex2Dgather(cudaTextureObject_t tex, float x, float y, int c
 template <class T>
 static __device__ T texCubemap(cudaTextureObject_t tex, float x, float y, float z);
 template <class T>
+static __device__ T tex2DLod(cudaTextureObject_t tex, float x, float y, float level);
+template <class T>
 static __device__ T surf2Dread(cudaSurfaceObject_t surf, int x, int y,
                                cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
 template <class T>
@@ -577,6 +579,14 @@ template <> __device__ __forceinline__ float texCubemap<float>(cudaTextureObject
     asm("tex.cube.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"
         : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
         : "l"(tex), "f"(x), "f"(y), "f"(z));
+    return r;
+}
+template <> __device__ __forceinline__ float tex2DLod<float>(cudaTextureObject_t tex, float x,
+                                                             float y, float level) {
+    float r, g, b, a;
+    asm("tex.level.2d.v4.f32.f32 \t{%0, %1, %2, %3}, [%4, {%5, %6}], %7;"
+        : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+        : "l"(tex), "f"(x), "f"(y), "f"(level));
     return r;
 }
 /* tex2Dgather: tld4 of the component asked for (a constant after inlining). */

@@ -1,7 +1,7 @@
 /*
  * texture: reads through CUDA texture objects and reads/writes through CUDA
  * surface objects (the bindless API: cudaTextureObject_t and
- * cudaSurfaceObject_t are 64-bit handles passed as kernel parameters). Eleven
+ * cudaSurfaceObject_t are 64-bit handles passed as kernel parameters). Twelve
  * kernels.
  *
  * Unless said otherwise: launch is a 1-D grid of 1-D blocks, any sizes;
@@ -27,6 +27,10 @@
  * tex1d_fetch_int(cudaTextureObject_t tex, const int* idx, int* out, int n)
  *     out[i] = tex1Dfetch<int>(tex, idx[i])
  *     (a texture over linear memory: integer element index, no filtering)
+ * tex2d_lod(cudaTextureObject_t tex, const float* xs, const float* ys,
+ *           const float* lods, float* out, int n)
+ *     out[i] = tex2DLod<float>(tex, xs[i], ys[i], lods[i])
+ *     (a mipmapped texture at an explicit level of detail)
  * texcube_float(cudaTextureObject_t tex, const float* xs, const float* ys,
  *               const float* zs, float* out, int n)
  *     out[i] = texCubemap<float>(tex, xs[i], ys[i], zs[i])
@@ -175,5 +179,14 @@ extern "C" __global__ void texcube_float(cudaTextureObject_t tex, const float* x
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         out[i] = texCubemap<float>(tex, xs[i], ys[i], zs[i]);
+    }
+}
+
+extern "C" __global__ void tex2d_lod(cudaTextureObject_t tex, const float* xs, const float* ys,
+                                     const float* lods, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = tex2DLod<float>(tex, xs[i], ys[i], lods[i]);
     }
 }

@@ -1,6 +1,6 @@
 //! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D,
 //! layered 1-D/2-D and cube-map geometries; `.f32` and `.s32` coordinates; `.level` and
-//! `.grad` on textures of one level), `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b` and
+//! `.grad` on mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b` and
 //! `suq`, on texture and surface objects: 64-bit handles that are the device address of
 //! a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a parameter, in
 //! memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
@@ -32,8 +32,7 @@
 //! without ptxvk's magic word (not made by its driver library or API) traps.
 //!
 //! Not implemented (diagnostics): multisample textures, formatted surface accesses
-//! (`sust.p`, `sured.p`), depth compare, texel offsets, separate samplers; mipmapped
-//! textures are refused by the driver library.
+//! (`sust.p`, `sured.p`), depth compare, texel offsets, separate samplers.
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
@@ -65,7 +64,8 @@ fn geometry(name: &str) -> Option<(usize, bool)> {
     })
 }
 
-/// The descriptor's fields, read at run time.
+/// The descriptor's fields, read at run time (of one mipmap level: [`Lowerer::level`]).
+#[derive(Clone, Copy)]
 struct Desc {
     address: Value,
     sizes: [Value; 3],
@@ -77,6 +77,11 @@ struct Desc {
     channels: Value,
     flags: Value,
     border: [Value; 4],
+    /// Mipmap levels (0 or 1: one), bias, minimum and maximum level.
+    levels: Value,
+    lod_bias: Value,
+    lod_min: Value,
+    lod_max: Value,
 }
 
 /// What a fetch returns: floats, or integers.
@@ -167,6 +172,10 @@ impl Lowerer<'_> {
         let word = field(self, U32, offset::FORMAT);
         let flags = field(self, U32, offset::FLAGS);
         let border = [0, 1, 2, 3].map(|c| field(self, U32, offset::BORDER + 4 * c));
+        let levels = field(self, U32, offset::LEVELS);
+        let lod_bias = field(self, U32, offset::LEVEL_BIAS);
+        let lod_min = field(self, U32, offset::MIN_LEVEL);
+        let lod_max = field(self, U32, offset::MAX_LEVEL);
         let mut e = Emit { l: self, span };
         let kind = e.and(U32, word, Value::Imm(u64::from(format::KIND_MASK)));
         let channel_bytes =
@@ -186,6 +195,10 @@ impl Lowerer<'_> {
             channels,
             flags,
             border,
+            levels,
+            lod_bias,
+            lod_min,
+            lod_max,
         }
     }
 
@@ -283,19 +296,16 @@ impl Lowerer<'_> {
                 format!("this `tex` takes {wanted} coordinates and writes 4 values"),
             ));
         }
-        // Textures have one level, which `.level` and `.grad` then read (the operands
-        // are still evaluated).
+        // `.level`: an explicit level of detail; `.grad`: the coordinates' gradients.
+        let mut lod_operands = Vec::new();
         for o in &ops[2..] {
-            match o {
-                Operand::Vector(v, _) => {
-                    for x in v {
-                        self.src(x, F32, false, span)?;
-                    }
-                }
-                other => {
-                    self.src(other, F32, false, span)?;
-                }
-            }
+            let items: Vec<&Operand> = match o {
+                Operand::Vector(v, _) => v.iter().collect(),
+                other => vec![other],
+            };
+            let values: Vec<Value> =
+                items.iter().map(|x| self.src(x, F32, false, span)).collect::<Result<_, _>>()?;
+            lod_operands.push(values);
         }
         let handle = self.handle(handle, span)?;
         let cty = if integer_coords { S32 } else { F32 };
@@ -321,7 +331,15 @@ impl Lowerer<'_> {
         } else {
             (xs, layer)
         };
-        let values = self.fetch(&d, &xs, layer, integer_coords, result, cube, span);
+        let lod = match lod_operands.as_slice() {
+            [level] => level.first().copied(),
+            [dx, dy] if !cube => Some(self.gradient_lod(&d, dx, dy, span)),
+            _ => None,
+        };
+        let values = match lod {
+            Some(lod) if !integer_coords => self.mip_fetch(&d, &xs, layer, result, cube, lod, span),
+            _ => self.fetch(&d, &xs, layer, integer_coords, result, cube, span),
+        };
         for (reg, v) in dregs.iter().zip(values) {
             if let Some(r) = reg {
                 Emit { l: self, span }.mov(U32, *r, v);
@@ -487,6 +505,133 @@ impl Lowerer<'_> {
             })
             .collect::<Result<_, _>>()?;
         Ok((layer, xs, dregs))
+    }
+
+    /// The level of detail of gradients `dx`, `dy` (of the coordinates, per dimension):
+    /// `log2` of the longer gradient in texels (ptxvk's definition: NVIDIA documents no
+    /// precision for it), computed with `lg2.approx`.
+    fn gradient_lod(&mut self, d: &Desc, dx: &[Value], dy: &[Value], span: Span) -> Value {
+        let mut e = Emit { l: self, span };
+        let mut longest = Value::Imm(0);
+        for g in [dx, dy] {
+            let mut sum = Value::Imm(0);
+            for (k, &v) in g.iter().enumerate().take(3) {
+                let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
+                let t = e.bin(BinaryOp::Mul, F32, v, n);
+                let sq = e.bin(BinaryOp::Mul, F32, t, t);
+                sum = e.bin(BinaryOp::Add, F32, sum, sq);
+            }
+            let length = e.un(crate::ir::UnaryOp::Sqrt, F32, sum);
+            longest = e.bin(BinaryOp::Max, F32, longest, length);
+        }
+        e.un(crate::ir::UnaryOp::Lg2, F32, longest)
+    }
+
+    /// A fetch at level of detail `lod` (f32): plus the bias, clamped to the minimum and
+    /// maximum level and the levels there are; the nearest level (`floor(lod + 0.5)`), or
+    /// with linear mipmap filtering the two around it, weighted in 1.8 fixed point as
+    /// the texels are.
+    #[allow(clippy::too_many_arguments)]
+    fn mip_fetch(
+        &mut self,
+        d: &Desc,
+        xs: &[Value],
+        layer: Option<Value>,
+        result: Result4,
+        cube: bool,
+        lod: Value,
+        span: Span,
+    ) -> [Value; 4] {
+        let mip_linear = self.flag(d, flags::MIP_LINEAR, span);
+        let mut e = Emit { l: self, span };
+        let levels = e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1));
+        let top = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
+        let top = e.convert(F32, U32, None, Default::default(), top);
+        let lodc = e.bin(BinaryOp::Add, F32, lod, d.lod_bias);
+        let lodc = e.bin(BinaryOp::Max, F32, lodc, d.lod_min);
+        let lodc = e.bin(BinaryOp::Min, F32, lodc, d.lod_max);
+        let lodc = e.bin(BinaryOp::Max, F32, lodc, Value::Imm(0));
+        let lodc = e.bin(BinaryOp::Min, F32, lodc, top);
+        let half = Value::Imm(0.5f32.to_bits().into());
+        let rounded = e.bin(BinaryOp::Add, F32, lodc, half);
+        let nearest = e.convert(U32, F32, Some(Rounding::Down), Default::default(), rounded);
+        let below = e.convert(U32, F32, Some(Rounding::Down), Default::default(), lodc);
+        let first = e.sel(U32, mip_linear, below, nearest);
+        let last = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
+        let d0 = self.level(d, first, span);
+        let t0 = self.fetch(&d0, xs, layer, false, result, cube, span);
+        if result == Result4::Int {
+            return t0;
+        }
+        let out: [RegId; 4] = [(); 4].map(|()| self.temp(U32.storage(), span));
+        for (r, v) in out.iter().zip(t0) {
+            Emit { l: self, span }.mov(U32, *r, v);
+        }
+        self.guarded(mip_linear, false, span, |l| {
+            let mut e = Emit { l, span };
+            let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), lodc);
+            let frac = e.bin(BinaryOp::Sub, F32, lodc, floor);
+            let scaled = e.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
+            let steps = e.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
+            let w = e.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
+            let one = Value::Imm(1f32.to_bits().into());
+            let w0 = e.bin(BinaryOp::Sub, F32, one, w);
+            let next = e.add(U32, first, Value::Imm(1));
+            let next = e.bin(BinaryOp::Min, U32, next, last);
+            let d1 = l.level(d, next, span);
+            let t1 = l.fetch(&d1, xs, layer, false, result, cube, span);
+            let mut e = Emit { l, span };
+            for (r, (a, b)) in out.iter().zip(t0.iter().zip(t1)) {
+                let a = e.bin(BinaryOp::Mul, F32, w0, *a);
+                let b = e.bin(BinaryOp::Mul, F32, w, b);
+                let sum = e.bin(BinaryOp::Add, F32, a, b);
+                e.mov(U32, *r, sum);
+            }
+        });
+        out.map(Value::Reg)
+    }
+
+    /// Level `level` (u32, below the levels there are) of a mipmapped texture: its sizes
+    /// (`max(1, size >> level)`), packed pitches and address (module doc of
+    /// [`ptxvk_abi::texture`]); level 0 keeps the descriptor's pitches.
+    fn level(&mut self, d: &Desc, level: Value, span: Span) -> Desc {
+        let mut e = Emit { l: self, span };
+        let three_d = e.cmp(CmpOp::Eq, U32, d.layers, Value::Imm(0));
+        let shrink = |e: &mut Emit<'_, '_>, size: Value, level: Value| {
+            let s = e.bin(BinaryOp::Shr, U32, size, level);
+            e.bin(BinaryOp::Max, U32, s, Value::Imm(1))
+        };
+        let texel = e.bin(BinaryOp::Mul, U32, d.channel_bytes, d.channels);
+        let texel64 = e.cvt(U64, U32, texel);
+        // The bytes of level j: rows x height x (depth or layers).
+        let slab = |e: &mut Emit<'_, '_>, j: Value| -> (Value, Value, Value, [Value; 3]) {
+            let sizes =
+                [shrink(e, d.sizes[0], j), shrink(e, d.sizes[1], j), shrink(e, d.sizes[2], j)];
+            let w = e.cvt(U64, U32, sizes[0]);
+            let row = e.bin(BinaryOp::Mul, U64, w, texel64);
+            let h = e.cvt(U64, U32, sizes[1]);
+            let slice = e.bin(BinaryOp::Mul, U64, row, h);
+            let layers = e.bin(BinaryOp::Max, U32, d.layers, Value::Imm(1));
+            let count = e.sel(U32, three_d, sizes[2], layers);
+            let count = e.cvt(U64, U32, count);
+            let bytes = e.bin(BinaryOp::Mul, U64, slice, count);
+            (row, slice, bytes, sizes)
+        };
+        let offset = e.temp(U64);
+        e.mov(U64, offset, Value::Imm(0));
+        self.counted_loop(level, 1, span, |l, j| {
+            let mut e = Emit { l, span };
+            let (_, _, bytes, _) = slab(&mut e, j);
+            let next = e.add(U64, Value::Reg(offset), bytes);
+            e.mov(U64, offset, next);
+        });
+        let mut e = Emit { l: self, span };
+        let (row, slice, _, sizes) = slab(&mut e, level);
+        let base = e.cmp(CmpOp::Eq, U32, level, Value::Imm(0));
+        let row_pitch = e.sel(U64, base, d.row_pitch, row);
+        let slice_pitch = e.sel(U64, base, d.slice_pitch, slice);
+        let address = e.add(U64, d.address, Value::Reg(offset));
+        Desc { address, sizes, row_pitch, slice_pitch, ..*d }
     }
 
     /// Layer `l` clamped to the texture's layers.
@@ -844,7 +989,7 @@ impl Lowerer<'_> {
             ".height" => d.sizes[1],
             ".depth" => d.sizes[2],
             ".array_size" => d.layers,
-            ".num_mipmap_levels" => Value::Imm(1),
+            ".num_mipmap_levels" => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
             ".num_samples" => Value::Imm(0),
             ".normalized_coords" if op == Opcode::Txq => {
                 e.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
