@@ -589,7 +589,7 @@ impl Device {
     /// A texture or surface object for `desc`, which must describe texels this device
     /// can read (the CUDA driver API's rules for texture objects, [`TextureDesc::encode`]).
     pub fn texture_object(&self, desc: &TextureDesc) -> Result<TextureObject, Error> {
-        let bytes = desc.encode().map_err(Error::Launch)?;
+        let bytes = desc.encode_object().map_err(Error::Launch)?;
         Ok(TextureObject { descriptor: self.buffer_from(&bytes)? })
     }
 }

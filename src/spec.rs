@@ -214,6 +214,8 @@ pub struct TextureSpec {
     pub read_normalized: bool,
     pub address: [crate::AddressMode; 3],
     pub border: [f32; 4],
+    /// sRGB decode of 8-bit R, G, B channels.
+    pub srgb: bool,
 }
 
 impl TextureSpec {
@@ -249,6 +251,7 @@ impl TextureSpec {
             linear_filter: self.linear,
             address_modes: self.address,
             border: self.border,
+            srgb: self.srgb,
             ..crate::TextureDesc::default()
         })
     }
@@ -478,6 +481,7 @@ fn texture_arg(t: &Value, obj: &serde_json::Map<String, Value>) -> Result<SpecAr
         read_normalized: flag("read_normalized"),
         address,
         border,
+        srgb: flag("srgb"),
     };
     let bytes = if let Some(d) = obj.get("data") {
         let items = d.as_array().ok_or("\"data\" must be an array")?;
@@ -515,7 +519,7 @@ fn texture(ty: ElemType, mut bytes: Vec<u8>, sampler: TextureSpec) -> Result<Spe
 
 /// `tex:TYPE[xC]:W[xH[xD]]:OPTIONS:VALUES`: OPTIONS a comma list of `point`/`linear`,
 /// an address mode (`wrap`, `clamp`, `mirror`, `border`), `normalized`, `readnorm`,
-/// `layers=N`; VALUES as a buffer's (`zeros` for none).
+/// `srgb`, `layers=N`; VALUES as a buffer's (`zeros` for none).
 fn parse_texture_arg(s: &str, rest: &str) -> Result<SpecArg, String> {
     let fields: Vec<&str> = rest.splitn(4, ':').collect();
     let [ty, size, options, values] = fields.as_slice() else {
@@ -543,9 +547,11 @@ fn parse_texture_arg(s: &str, rest: &str) -> Result<SpecArg, String> {
         read_normalized: false,
         address: [crate::AddressMode::Clamp; 3],
         border: [0.0; 4],
+        srgb: false,
     };
     for o in options.split(',').filter(|o| !o.is_empty()) {
         match o {
+            "srgb" => sampler.srgb = true,
             "point" => sampler.linear = false,
             "linear" => sampler.linear = true,
             "normalized" => sampler.normalized_coords = true,

@@ -372,7 +372,25 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         true,
     );
     set_state(&mut u, true, false, AddressMode::Clamp, border);
-    for (t, lo, hi) in [(&t, -2.0, 3.0), (&u, -2.0, 11.0)] {
+    // The same bytes as sRGB: R, G, B decoded (IEC 61966-2-1) before filtering.
+    let codes: Vec<u32> = u
+        .model
+        .texels
+        .iter()
+        .flat_map(|t| t.map(|v| (f32::from_bits(v) * 255.0).round() as u32))
+        .collect();
+    let mut srgb = upload(device, ChannelKind::Unsigned, 1, 4, [9, 4, 1], 0, &codes, true);
+    set_state(&mut srgb, true, false, AddressMode::Clamp, border);
+    srgb.desc.srgb = true;
+    for t in srgb.model.texels.iter_mut() {
+        for v in t.iter_mut().take(3) {
+            let code = (f32::from_bits(*v) * 255.0).round() as u32;
+            let c = f64::from(code) / 255.0;
+            let linear = if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) };
+            *v = (linear as f32).to_bits();
+        }
+    }
+    for (t, lo, hi) in [(&t, -2.0, 3.0), (&u, -2.0, 11.0), (&srgb, -2.0, 11.0)] {
         let obj = device.texture_object(&t.desc).expect("texture");
         let (xs, ys) = (coordinates(&mut rng, n, lo, hi), coordinates(&mut rng, n, lo, hi));
         let got = launch(&module, device, "tex2d_float4", &obj, &[bits(&xs), bits(&ys)], 4, n);

@@ -20,12 +20,17 @@
 //! | 68..72 | u32 mipmap levels (0 or 1: one level) |
 //! | 72..84 | f32 mipmap level bias, minimum and maximum level |
 //!
+//! An sRGB texture's descriptor is followed by [`SRGB_TABLE`] bytes: the f32 value of each
+//! 8-bit sRGB code, which its fetches read for the R, G and B channels.
+//!
 //! Level k of a mipmapped texture has `max(1, size >> k)` texels in each dimension
 //! (layers stay), packed: rows of its texels, slices (or layers) of its rows, level
 //! after level from the texel address.
 
 /// Bytes of a descriptor.
 pub const SIZE: usize = 128;
+/// Bytes of the sRGB table after an sRGB texture's descriptor (256 f32).
+pub const SRGB_TABLE: usize = 1024;
 /// Bytes 64..68 of every ptxvk texture descriptor ("PTXX").
 pub const MAGIC: u32 = u32::from_le_bytes(*b"PTXX");
 
@@ -66,6 +71,8 @@ pub mod flags {
     pub const LINEAR: u32 = 1 << 2;
     /// Linear filtering between mipmap levels (else the nearest level).
     pub const MIP_LINEAR: u32 = 1 << 3;
+    /// 8-bit R, G, B channels read through the sRGB table after the descriptor.
+    pub const SRGB: u32 = 1 << 4;
     /// Bits 8 + 2d..10 + 2d: the [`super::AddressMode`] of dimension d.
     pub const ADDRESS_SHIFT: u32 = 8;
 }
@@ -127,6 +134,8 @@ pub struct Texture {
     /// Mipmap levels (0 or 1: none), packed after level 0 (module doc).
     pub levels: u32,
     pub mip_linear: bool,
+    /// sRGB decode of the R, G, B channels (8-bit unsigned, read as normalized floats).
+    pub srgb: bool,
     pub level_bias: f32,
     pub min_level: f32,
     pub max_level: f32,
@@ -165,6 +174,15 @@ impl Texture {
             // CUDA's cudaErrorInvalidFilterSetting.
             return Err("linear filtering needs a float result (a float format, or integers read as normalized floats)".into());
         }
+        if self.srgb
+            && !(self.read_normalized
+                && self.channel_bytes == 1
+                && self.kind == ChannelKind::Unsigned)
+        {
+            return Err(
+                "sRGB textures have 8-bit unsigned channels read as normalized floats".into()
+            );
+        }
         let packed = u64::from(self.width) * self.texel_bytes();
         if self.levels > 1
             && (self.row_pitch != packed || self.slice_pitch != packed * u64::from(self.height))
@@ -202,6 +220,9 @@ impl Texture {
         if self.mip_linear {
             f |= flags::MIP_LINEAR;
         }
+        if self.srgb {
+            f |= flags::SRGB;
+        }
         for (d, m) in self.address_modes.iter().enumerate() {
             f |= (*m as u32) << (flags::ADDRESS_SHIFT + 2 * d as u32);
         }
@@ -215,6 +236,28 @@ impl Texture {
         put(offset::MIN_LEVEL, &self.min_level.to_le_bytes());
         put(offset::MAX_LEVEL, &self.max_level.to_le_bytes());
         Ok(out)
+    }
+}
+
+/// The linear value of each 8-bit sRGB code (IEC 61966-2-1: `c / 12.92` up to 0.04045,
+/// else `((c + 0.055) / 1.055)^2.4`, with `c = code / 255`), computed in f64 and rounded
+/// once to f32.
+pub fn srgb_table() -> [f32; 256] {
+    std::array::from_fn(|code| {
+        let c = code as f64 / 255.0;
+        let linear = if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) };
+        linear as f32
+    })
+}
+
+impl Texture {
+    /// The device bytes of the object: the descriptor, and for sRGB textures the table.
+    pub fn encode_object(&self) -> Result<Vec<u8>, String> {
+        let mut bytes = self.encode()?.to_vec();
+        if self.srgb {
+            bytes.extend(srgb_table().iter().flat_map(|v| v.to_le_bytes()));
+        }
+        Ok(bytes)
     }
 }
 

@@ -7,7 +7,7 @@
 //! for an array, linear memory or pitched 2-D memory, which the kernels read at run
 //! time (`ptxvk_lower`'s `sema::texture`). A mipmapped array keeps its levels packed in
 //! one allocation, level after level. Not implemented (`CUDA_ERROR_NOT_SUPPORTED`):
-//! resource views, sRGB reads, and the newer array formats.
+//! resource views and the newer array formats.
 
 use std::ffi::{c_int, c_uint};
 
@@ -496,10 +496,6 @@ pub unsafe extern "C" fn cuTexObjectCreate(
         // SAFETY: null or readable (CUDA's contract).
         let (r, t) = unsafe { (arg(res)?, arg(tex)?) };
         let mut desc = resource(d, &r, false)?;
-        if t.flags & SRGB != 0 {
-            eprintln!("ptxvk libcuda: sRGB textures are not supported");
-            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
-        }
         for (k, &m) in t.address_mode.iter().enumerate() {
             desc.address_modes[k] =
                 AddressMode::from_cuda(m).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
@@ -516,6 +512,7 @@ pub unsafe extern "C" fn cuTexObjectCreate(
             && desc.kind != ChannelKind::Float
             && desc.channel_bytes < 4;
         desc.border = t.border_color;
+        desc.srgb = t.flags & SRGB != 0;
         desc.mip_linear = match t.mipmap_filter_mode {
             0 => false,
             1 => true,
@@ -586,6 +583,7 @@ impl Reference {
         desc.read_normalized = *flags & READ_AS_INTEGER == 0
             && desc.kind != ChannelKind::Float
             && desc.channel_bytes < 4;
+        desc.srgb = *flags & SRGB != 0;
         if desc.address == 0 {
             return Ok(());
         }
@@ -784,9 +782,6 @@ pub unsafe extern "C" fn cuTexRefSetFilterMode(handle: usize, mode: c_uint) -> C
 pub unsafe extern "C" fn cuTexRefSetFlags(handle: usize, flags: c_uint) -> CUresult {
     entry(|| {
         let (d, r) = reference(handle)?;
-        if flags & SRGB != 0 {
-            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
-        }
         r.update(d, |_, f| *f = flags)
     })
 }

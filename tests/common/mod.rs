@@ -155,6 +155,7 @@ pub fn spec_json(path: &Path, entry: &str, case: &Case) -> serde_json::Value {
                     "address": sampler.address.iter().map(mode).collect::<Vec<_>>(),
                     "normalized_coords": sampler.normalized_coords,
                     "read_normalized": sampler.read_normalized, "border": sampler.border,
+                    "srgb": sampler.srgb,
                 })
             }
         })

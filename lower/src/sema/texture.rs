@@ -34,7 +34,7 @@
 //! Not implemented (diagnostics): multisample textures, formatted surface accesses
 //! (`sust.p`, `sured.p`), depth compare, texel offsets, separate samplers.
 
-use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC};
+use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
@@ -67,6 +67,8 @@ fn geometry(name: &str) -> Option<(usize, bool)> {
 /// The descriptor's fields, read at run time (of one mipmap level: [`Lowerer::level`]).
 #[derive(Clone, Copy)]
 struct Desc {
+    /// The descriptor's own address (an sRGB table follows it).
+    base: Value,
     address: Value,
     sizes: [Value; 3],
     layers: Value,
@@ -185,6 +187,7 @@ impl Lowerer<'_> {
             e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::CHANNELS_SHIFT)));
         let channels = e.and(U32, channels, Value::Imm(0xf));
         Desc {
+            base: Value::Reg(base),
             address,
             sizes,
             layers,
@@ -851,6 +854,12 @@ impl Lowerer<'_> {
                             result,
                             span,
                         );
+                        // sRGB: R, G and B through the table after the descriptor.
+                        let v = if bytes == 1 && c < 3 && result == Result4::Float {
+                            l.srgb_decode(d, Value::Reg(raw), v, span)
+                        } else {
+                            v
+                        };
                         Emit { l, span }.mov(U32, r, v);
                     });
                 }
@@ -947,6 +956,27 @@ impl Lowerer<'_> {
         let int_value =
             if bits < 32 { e.sel(F32, read_normalized, norm, int_float) } else { int_float };
         e.sel(U32, float, as_float, int_value)
+    }
+
+    /// `value`, or with the sRGB flag the table entry of 8-bit code `raw`.
+    fn srgb_decode(&mut self, d: &Desc, raw: Value, value: Value, span: Span) -> Value {
+        let srgb = self.flag(d, flags::SRGB, span);
+        let out = self.temp(U32.storage(), span);
+        Emit { l: self, span }.mov(U32, out, value);
+        self.guarded(srgb, false, span, |l| {
+            let mut e = Emit { l, span };
+            let index = e.bin(BinaryOp::Shl, U32, raw, Value::Imm(2));
+            let index = e.cvt(U64, U32, index);
+            let at = e.add(U64, d.base, index);
+            let at_reg = e.temp(U64);
+            e.mov(U64, at_reg, at);
+            let addr = Address { base: Some(at_reg), offset: SIZE as i64 };
+            l.push(
+                InstKind::Load { space: Space::Global, ty: U32, dsts: vec![Some(out)], addr },
+                span,
+            );
+        });
+        Value::Reg(out)
     }
 
     /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
