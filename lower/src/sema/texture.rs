@@ -24,7 +24,10 @@
 //! - channels convert to the result: floats as they are (halves widened), 8- and 16-bit
 //!   integers read as normalized floats divided by 255/65535 (unsigned) or 127/32767
 //!   (signed, at least -1), integers to `.s32`/`.u32` extended; absent channels read as
-//!   (0, 0, 0, 1).
+//!   (0, 0, 0, 1); sRGB textures decode R, G and B through the table after the
+//!   descriptor ([`Lowerer::srgb_decode`]);
+//! - cube maps pick a face, a layer ([`Lowerer::cube_face`]); mipmapped textures a level
+//!   of detail and one or two levels ([`Lowerer::mip_fetch`], [`Lowerer::level`]).
 //!
 //! Surfaces (`suld.b`/`sust.b`) address bytes in x and rows, slices or layers in the
 //! other coordinates; an access outside the surface traps (`.trap`), is clamped to the
