@@ -1034,6 +1034,19 @@ struct TexDesc {
     reserved: [i32; 12],
 }
 
+/// Device memory holding `values` (`cuMemAlloc`, `cuMemcpyHtoD`), in the current context.
+fn device_floats(lib: &libloading::Library, values: &[f32]) -> u64 {
+    let alloc: Alloc = proc(lib, "cuMemAlloc");
+    let htod: CopyToDevice = proc(lib, "cuMemcpyHtoD");
+    let (mut d, bytes) = (0u64, values.len() * 4);
+    // SAFETY: a writable out-pointer, and `bytes` readable bytes at `values`.
+    unsafe {
+        assert_eq!(alloc(&mut d, bytes), SUCCESS);
+        assert_eq!(htod(d, values.as_ptr().cast(), bytes), SUCCESS);
+    }
+    d
+}
+
 #[test]
 fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
     let lib = library();
@@ -1061,8 +1074,6 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
         let mipmapped: unsafe extern "C" fn() -> R = proc(&lib, "cuMipmappedArrayCreate");
         let load: Load = proc(&lib, "cuModuleLoadData");
         let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let alloc: Alloc = proc(&lib, "cuMemAlloc");
-        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
         let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
         let launch: Launch = proc(&lib, "cuLaunchKernel");
         let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
@@ -1114,12 +1125,8 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
         let n = 7usize;
         let xs: Vec<f32> = (0..n).map(|i| i as f32 + 0.75).collect();
         let ys: Vec<f32> = (0..n).map(|i| (i % h) as f32 + 0.5).collect();
-        let (mut dx, mut dy, mut dout) = (0u64, 0u64, 0u64);
-        for d in [&mut dx, &mut dy, &mut dout] {
-            assert_eq!(alloc(d, n * 4), SUCCESS);
-        }
-        assert_eq!(htod(dx, xs.as_ptr().cast(), n * 4), SUCCESS);
-        assert_eq!(htod(dy, ys.as_ptr().cast(), n * 4), SUCCESS);
+        let (mut dx, mut dy) = (device_floats(&lib, &xs), device_floats(&lib, &ys));
+        let mut dout = device_floats(&lib, &vec![0.0; n]);
         let mut f = 0;
         assert_eq!(get_function(&mut f, module, c"tex2d_float".as_ptr()), SUCCESS);
         let count = n as c_int;
@@ -1267,12 +1274,8 @@ fn texture_references_of_legacy_ptx_are_bound_with_cu_tex_ref_calls() {
         let n = 16usize;
         let xs: Vec<f32> = (0..n).map(|i| ((i % (w + 2)) as f32 - 0.5) / w as f32).collect();
         let ys: Vec<f32> = (0..n).map(|i| ((i % h) as f32 + 0.5) / h as f32).collect();
-        let (mut dx, mut dy, mut dout) = (0u64, 0u64, 0u64);
-        assert_eq!(alloc(&mut dx, n * 4), SUCCESS);
-        assert_eq!(alloc(&mut dy, n * 4), SUCCESS);
-        assert_eq!(alloc(&mut dout, n * 8), SUCCESS);
-        assert_eq!(htod(dx, xs.as_ptr().cast(), n * 4), SUCCESS);
-        assert_eq!(htod(dy, ys.as_ptr().cast(), n * 4), SUCCESS);
+        let (mut dx, mut dy) = (device_floats(&lib, &xs), device_floats(&lib, &ys));
+        let mut dout = device_floats(&lib, &vec![0.0; 2 * n]);
         let count = n as c_int;
         let mut params: [*mut c_void; 4] = [
             (&mut dx as *mut u64).cast(),
@@ -1318,8 +1321,6 @@ fn mipmapped_arrays_hold_their_levels_and_tex2d_lod_reads_them() {
         ) -> R = proc(&lib, "cuTexObjectCreate");
         let load: Load = proc(&lib, "cuModuleLoadData");
         let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let alloc: Alloc = proc(&lib, "cuMemAlloc");
-        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
         let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
         let launch: Launch = proc(&lib, "cuLaunchKernel");
         let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
@@ -1366,13 +1367,8 @@ fn mipmapped_arrays_hold_their_levels_and_tex2d_lod_reads_them() {
         let xs: Vec<f32> = sizes.iter().map(|&(w, _)| 1.5 / w as f32).collect();
         let ys: Vec<f32> = sizes.iter().map(|&(_, h)| 0.5 / h as f32).collect();
         let lods: Vec<f32> = vec![0.2, 1.4, 7.0];
-        let (mut dx, mut dy, mut dl, mut dout) = (0u64, 0u64, 0u64, 0u64);
-        for d in [&mut dx, &mut dy, &mut dl, &mut dout] {
-            assert_eq!(alloc(d, n * 4), SUCCESS);
-        }
-        assert_eq!(htod(dx, xs.as_ptr().cast(), n * 4), SUCCESS);
-        assert_eq!(htod(dy, ys.as_ptr().cast(), n * 4), SUCCESS);
-        assert_eq!(htod(dl, lods.as_ptr().cast(), n * 4), SUCCESS);
+        let (mut dx, mut dy) = (device_floats(&lib, &xs), device_floats(&lib, &ys));
+        let (mut dl, mut dout) = (device_floats(&lib, &lods), device_floats(&lib, &vec![0.0; n]));
         let count = n as c_int;
         let mut params: [*mut c_void; 6] = [
             (&mut tex as *mut u64).cast(),
