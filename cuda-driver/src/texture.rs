@@ -23,26 +23,41 @@ pub(crate) struct Array {
     /// texels start in it.
     buffer: std::sync::Arc<ptxvk::vk::Buffer>,
     offset: u64,
-    width: usize,
-    height: usize,
-    /// Slices (3-D) or layers; 0 for 1-D and 2-D arrays.
-    depth: usize,
-    format: c_uint,
-    channels: c_uint,
-    flags: c_uint,
+    /// Its description (`depth`: slices of a 3-D array or layers; 0 for 1-D and 2-D).
+    desc: Array3dDescriptor,
     kind: ChannelKind,
     channel_bytes: u32,
 }
 
 impl Array {
     fn pitch(&self) -> usize {
-        self.width * self.channel_bytes as usize * self.channels as usize
+        self.desc.width * self.channel_bytes as usize * self.desc.channels as usize
     }
 
     /// The device address, row pitch and rows per slice of the array's memory, for
     /// pitched copies.
     pub(crate) fn layout(&self) -> (u64, usize, usize) {
-        (self.buffer.address() + self.offset, self.pitch(), self.height.max(1))
+        (self.buffer.address() + self.offset, self.pitch(), self.desc.height.max(1))
+    }
+
+    /// The texture over the array's texels (no sampler state).
+    fn texture(&self) -> TextureDesc {
+        let a = &self.desc;
+        let layered = a.flags & (LAYERED | CUBEMAP) != 0;
+        let (address, pitch, rows) = self.layout();
+        TextureDesc {
+            address,
+            width: a.width as u32,
+            height: a.height.max(1) as u32,
+            depth: if layered { 1 } else { a.depth.max(1) as u32 },
+            layers: if layered { a.depth as u32 } else { 0 },
+            row_pitch: pitch as u64,
+            slice_pitch: (pitch * rows) as u64,
+            kind: self.kind,
+            channel_bytes: self.channel_bytes,
+            channels: a.channels,
+            ..TextureDesc::default()
+        }
     }
 }
 
@@ -145,18 +160,7 @@ fn array_in(
     kind: ChannelKind,
     channel_bytes: u32,
 ) -> Array {
-    Array {
-        buffer,
-        offset,
-        width: a.width,
-        height: a.height,
-        depth: a.depth,
-        format: a.format,
-        channels: a.channels,
-        flags: a.flags,
-        kind,
-        channel_bytes,
-    }
+    Array { buffer, offset, desc: *a, kind, channel_bytes }
 }
 
 fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
@@ -169,19 +173,18 @@ fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
 /// A mipmapped array: its levels packed level after level in one allocation, and the
 /// level arrays handed out (`cuMipmappedArrayGetLevel`), freed with it.
 pub(crate) struct Mipmapped {
-    buffer: std::sync::Arc<ptxvk::vk::Buffer>,
-    desc: Array3dDescriptor,
+    /// Level 0, at the start of the allocation.
+    base: Array,
     levels: u32,
-    kind: ChannelKind,
-    channel_bytes: u32,
     level_arrays: std::sync::Mutex<Vec<usize>>,
 }
 
 impl Mipmapped {
     /// The byte offset of level `k`.
     fn offset(&self, k: u32) -> Result<u64, CUresult> {
+        let a = &self.base;
         (0..k).try_fold(0u64, |at, j| {
-            Ok(at + bytes_of(&level_of(&self.desc, j), self.channel_bytes)? as u64)
+            Ok(at + bytes_of(&level_of(&a.desc, j), a.channel_bytes)? as u64)
         })
     }
 }
@@ -244,7 +247,7 @@ pub unsafe extern "C" fn cuArrayGetDescriptor_v2(
     handle: usize,
 ) -> CUresult {
     entry(|| {
-        let a = array(driver()?, handle)?;
+        let a = array(driver()?, handle)?.desc;
         if a.depth != 0 || a.flags != 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
@@ -265,15 +268,7 @@ pub unsafe extern "C" fn cuArray3DGetDescriptor_v2(
     handle: usize,
 ) -> CUresult {
     entry(|| {
-        let a = array(driver()?, handle)?;
-        let v = Array3dDescriptor {
-            width: a.width,
-            height: a.height,
-            depth: a.depth,
-            format: a.format,
-            channels: a.channels,
-            flags: a.flags,
-        };
+        let v = array(driver()?, handle)?.desc;
         // SAFETY: null or writable (CUDA's contract).
         unsafe { out(desc, v) }
     })
@@ -299,11 +294,8 @@ pub unsafe extern "C" fn cuMipmappedArrayCreate(
         }
         let buffer = std::sync::Arc::new(d.device.vk().alloc(total).map_err(vk_code)?);
         let m = Mipmapped {
-            buffer,
-            desc: a,
+            base: array_in(buffer, 0, &a, kind, channel_bytes),
             levels,
-            kind,
-            channel_bytes,
             level_arrays: std::sync::Mutex::default(),
         };
         let h = d.mipmapped.insert(m);
@@ -324,8 +316,9 @@ pub unsafe extern "C" fn cuMipmappedArrayGetLevel(
         if level >= m.levels {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let a = level_of(&m.desc, level);
-        let view = array_in(m.buffer.clone(), m.offset(level)?, &a, m.kind, m.channel_bytes);
+        let b = &m.base;
+        let a = level_of(&b.desc, level);
+        let view = array_in(b.buffer.clone(), m.offset(level)?, &a, b.kind, b.channel_bytes);
         let h = d.arrays.insert(view);
         m.level_arrays.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(h);
         // SAFETY: null or writable (CUDA's contract).
@@ -409,24 +402,10 @@ fn resource(d: &Driver, r: &ResourceDesc, surface: bool) -> Result<TextureDesc, 
         // CU_RESOURCE_TYPE_ARRAY
         0 => {
             let a = array(d, word(0) as usize)?;
-            if surface && a.flags & SURFACE_LDST == 0 {
+            if surface && a.desc.flags & SURFACE_LDST == 0 {
                 return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
             }
-            let layered = a.flags & (LAYERED | CUBEMAP) != 0;
-            let (address, pitch, rows) = a.layout();
-            Ok(TextureDesc {
-                address,
-                width: a.width as u32,
-                height: a.height.max(1) as u32,
-                depth: if layered { 1 } else { a.depth.max(1) as u32 },
-                layers: if layered { a.depth as u32 } else { 0 },
-                row_pitch: pitch as u64,
-                slice_pitch: (pitch * rows) as u64,
-                kind: a.kind,
-                channel_bytes: a.channel_bytes,
-                channels: a.channels,
-                ..TextureDesc::default()
-            })
+            Ok(a.texture())
         }
         // CU_RESOURCE_TYPE_LINEAR: devPtr, format (c_uint) and channels, size in bytes.
         2 if !surface => {
@@ -447,23 +426,7 @@ fn resource(d: &Driver, r: &ResourceDesc, surface: bool) -> Result<TextureDesc, 
         // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
         1 if !surface => {
             let m = d.mipmapped.get(word(0) as usize).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
-            let a = &m.desc;
-            let layered = a.flags & (LAYERED | CUBEMAP) != 0;
-            let pitch = (a.width * m.channel_bytes as usize * a.channels as usize) as u64;
-            Ok(TextureDesc {
-                address: m.buffer.address(),
-                width: a.width as u32,
-                height: a.height.max(1) as u32,
-                depth: if layered { 1 } else { a.depth.max(1) as u32 },
-                layers: if layered { a.depth as u32 } else { 0 },
-                row_pitch: pitch,
-                slice_pitch: pitch * a.height.max(1) as u64,
-                kind: m.kind,
-                channel_bytes: m.channel_bytes,
-                channels: a.channels,
-                levels: m.levels,
-                ..TextureDesc::default()
-            })
+            Ok(TextureDesc { levels: m.levels, ..m.base.texture() })
         }
         _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     }

@@ -385,7 +385,6 @@ impl Lowerer<'_> {
     fn wait(&mut self, dst: RegId, at: Address, waited: Waited, span: Span) {
         self.push(InstKind::WarpBarrier { publish: None }, span);
         let word = self.barrier_atomic(AtomicOp::Load, at, 0, Value::Imm(0), Value::Imm(0), span);
-        let tx = self.barrier_atomic(AtomicOp::Load, at, 1, Value::Imm(0), Value::Imm(0), span);
         let mut e = Emit { l: self, span };
         let phase = e.bin(BinaryOp::Shr, U32, word, Value::Imm(PHASE_SHIFT));
         let done = match waited {
@@ -402,6 +401,7 @@ impl Lowerer<'_> {
         };
         e.mov(OpTy::Pred, dst, Value::Reg(done));
         let Some(w) = self.mbarrier_watch else { return };
+        let tx = self.barrier_atomic(AtomicOp::Load, at, 1, Value::Imm(0), Value::Imm(0), span);
         // Failing tests of an unchanged barrier in a row (1 after a change).
         let mut e = Emit { l: self, span };
         let same_word = e.cmp(CmpOp::Eq, U32, word, Value::Reg(w.seen));

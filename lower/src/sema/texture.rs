@@ -80,6 +80,8 @@ struct Desc {
     kind: Value,
     channel_bytes: Value,
     channels: Value,
+    /// `channel_bytes * channels`.
+    texel_bytes: Value,
     flags: Value,
     border: [Value; 4],
     /// Mipmap levels (0 or 1: one), bias, minimum and maximum level.
@@ -189,6 +191,7 @@ impl Lowerer<'_> {
         let channels =
             e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::CHANNELS_SHIFT)));
         let channels = e.and(U32, channels, Value::Imm(0xf));
+        let texel_bytes = e.bin(BinaryOp::Mul, U32, channel_bytes, channels);
         Desc {
             base: Value::Reg(base),
             address,
@@ -199,6 +202,7 @@ impl Lowerer<'_> {
             kind,
             channel_bytes,
             channels,
+            texel_bytes,
             flags,
             border,
             levels,
@@ -607,8 +611,7 @@ impl Lowerer<'_> {
             let s = e.bin(BinaryOp::Shr, U32, size, level);
             e.bin(BinaryOp::Max, U32, s, Value::Imm(1))
         };
-        let texel = e.bin(BinaryOp::Mul, U32, d.channel_bytes, d.channels);
-        let texel64 = e.cvt(U64, U32, texel);
+        let texel64 = e.cvt(U64, U32, d.texel_bytes);
         // The bytes of level j: rows x height x (depth or layers).
         let slab = |e: &mut Emit<'_, '_>, j: Value| -> (Value, Value, Value, [Value; 3]) {
             let sizes =
@@ -812,8 +815,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> [Value; 4] {
         let mut e = Emit { l: self, span };
-        let texel_bytes = e.bin(BinaryOp::Mul, U32, d.channel_bytes, d.channels);
-        let x = e.bin(BinaryOp::Mul, U32, idx[0], texel_bytes);
+        let x = e.bin(BinaryOp::Mul, U32, idx[0], d.texel_bytes);
         let base =
             self.element_address(d, x, idx.get(1).copied(), idx.get(2).copied().or(layer), span);
         let mut e = Emit { l: self, span };
@@ -1131,8 +1133,7 @@ impl Lowerer<'_> {
         // Inside: 0 <= x (bytes) <= row bytes - access bytes, 0 <= y, z < size.
         let access = u64::from(bytes) * count as u64;
         let mut e = Emit { l: self, span };
-        let texel_bytes = e.bin(BinaryOp::Mul, U32, d.channel_bytes, d.channels);
-        let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], texel_bytes);
+        let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], d.texel_bytes);
         let limits = [
             e.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access)),
             e.bin(BinaryOp::Sub, S32, d.sizes[1], Value::Imm(1)),
