@@ -59,7 +59,7 @@ const QUERY_HOW: &str = "the field read from ptxvk's descriptor (textures have o
      level and no samples)";
 pub(crate) const TEXTURE: &str = "not implemented yet: of the texture and surface \
      instructions, `tex` (1-D, 2-D, 3-D, layered, cube), `tld4`, `txq`, `suld.b`, `sust.b`, \
-     `sured.b` and `suq` on texture and surface objects and references are";
+     `sust.p`, `sured.b`, `sured.p` and `suq` on texture and surface objects and references are";
 const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
      `mma` of sm_80–sm_90, `wmma`, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated \
      through the warp model)";
@@ -664,9 +664,9 @@ pub static ROWS: &[Row] = &[
     row(Opcode::Suld, ".b .1d .2d .3d .a1d .a2d {.v2 .v4} .b8 .b16 .b32 .b64 .trap .clamp .zero", Emulated(SURFACE_HOW), "suld.b.2d.b32.zero {%r1}, [%rd1, {%r2, %r3}];"),
     row(Opcode::Suq, ".width .height .depth .array_size", Emulated(QUERY_HOW), "suq.width.b32 %r1, [%rd1];"),
     row(Opcode::Sured, ".b .add .min .max .and .or .1d .2d .3d .a1d .a2d .u32 .s32 .b32 .u64 .s64 .b64 .trap .clamp .zero", Emulated("a global atomic on the element's address in ptxvk's surface descriptor, with the out-of-range mode of `suld`/`sust`"), "sured.b.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
-    row(Opcode::Sured, ".p (formatted)", Unsupported(TEXTURE), "sured.p.add.1d.trap.u32 [%rd1, {%r1}], %r2;"),
+    row(Opcode::Sured, ".p .add .min .max .and .or .1d .2d .3d .b32, .p .min .max .b64", Emulated("a global atomic on the sample, as the surface format's integers (signed or unsigned; `.b64`: two 32-bit channels); other formats trap"), "sured.p.add.1d.trap.b32 [%rd1, {%r1}], %r2;"),
     row(Opcode::Sust, ".b .1d .2d .3d .a1d .a2d {.v2 .v4} .b8 .b16 .b32 .b64 .trap .clamp .zero", Emulated(SURFACE_HOW), "sust.b.2d.b32.trap [%rd1, {%r1, %r2}], {%r3};"),
-    row(Opcode::Sust, ".p (formatted stores)", Unsupported(TEXTURE), "sust.p.2d.b32.trap [%rd1, {%r1, %r2}], {%r3};"),
+    row(Opcode::Sust, ".p .1d .2d .3d .a1d .a2d {.v2 .v4} .b32 .trap .clamp .zero", Emulated("x counts samples; each value (`.f32` for float formats, `.u32`/`.s32` for integer ones) converted to its channel: f32 to f16 rounded to nearest even, integers saturated (ptxvk's rules: NVIDIA documents none); channels the surface lacks are ignored, and those the values lack keep their bits"), "sust.p.2d.b32.zero [%rd1, {%r1, %r2}], {%r3};"),
     row(
         Opcode::Szext,
         ".clamp .wrap on .u32 .s32",

@@ -1,7 +1,7 @@
 //! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D,
 //! layered 1-D/2-D and cube-map geometries; `.f32` and `.s32` coordinates; `.level` and
-//! `.grad` on mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b` and
-//! `suq`, on texture and surface objects: 64-bit handles that are the device address of
+//! `.grad` on mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`/`sust.p`,
+//! `sured.b`/`sured.p` and `suq`, on texture and surface objects: 64-bit handles that are the device address of
 //! a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a parameter, in
 //! memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
 //!
@@ -29,13 +29,16 @@
 //! - cube maps pick a face, a layer ([`Lowerer::cube_face`]); mipmapped textures a level
 //!   of detail and one or two levels ([`Lowerer::mip_fetch`], [`Lowerer::level`]).
 //!
-//! Surfaces (`suld.b`/`sust.b`) address bytes in x and rows, slices or layers in the
-//! other coordinates; an access outside the surface traps (`.trap`), is clamped to the
-//! nearest inside (`.clamp`), or reads zero and writes nothing (`.zero`). A descriptor
-//! without ptxvk's magic word (not made by its driver library or API) traps.
+//! Surfaces address bytes in x (`.b`) or samples (`.p`), and rows, slices or layers in
+//! the other coordinates; an access outside the surface traps (`.trap`), is clamped to
+//! the nearest inside (`.clamp`), or reads zero and writes nothing (`.zero`). `sust.p`
+//! converts its values to the surface's channels ([`Lowerer::store_channel`]); `sured.p`
+//! reduces 32-bit integer samples (64-bit: two 32-bit channels) as signed or unsigned
+//! by the format, and traps on any other format. A descriptor without ptxvk's magic
+//! word (not made by its driver library or API) traps.
 //!
-//! Not implemented (diagnostics): multisample textures, formatted surface accesses
-//! (`sust.p`, `sured.p`), depth compare, texel offsets, separate samplers.
+//! Not implemented (diagnostics): multisample textures, depth compare, texel offsets,
+//! separate samplers.
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
@@ -1048,16 +1051,26 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]` and `sust.b…` (module doc).
+    /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
+    /// `sured.b…`/`sured.p…` (module doc).
     fn surface(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let (dims, layered) = self.geometry_of(i)?;
         let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
-        if !names.contains(&".b") {
-            return Err(super::unsupported(
+        // `.b` addresses bytes and moves bits; `.p` addresses samples and converts to the
+        // surface's format (PTX ISA 9.2 §9.7.11.2-3). There is no `suld.p`.
+        let formatted = names.contains(&".p");
+        if !formatted && !names.contains(&".b") {
+            return Err(Diagnostic::error(
                 span,
-                &format!("`{op}` without `.b` (formatted `.p` accesses)"),
-                crate::coverage::TEXTURE,
+                format!("`{op}` is either `.b` (unformatted) or `.p` (formatted)"),
+            ));
+        }
+        let load = op == Opcode::Suld;
+        if formatted && load {
+            return Err(Diagnostic::error(
+                span,
+                "`suld.p` is not a PTX instruction: surfaces load with `suld.b`",
             ));
         }
         let mode =
@@ -1065,12 +1078,12 @@ impl Lowerer<'_> {
         let [ty] = m.types.as_slice() else {
             return Err(Diagnostic::error(span, format!("`{op}` takes one type (`.b32`)")));
         };
+        let raw_type = ty.value;
         let ty = super::op_ty(ty)?;
         let bytes = ty.bits() / 8;
         let count = m.vector.unwrap_or(1) as usize;
         let ops = i.operands.as_slice();
-        let load = op == Opcode::Suld;
-        // `sured.b.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
+        // `sured.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
         let reduction = if op == Opcode::Sured {
             let found = [
                 (".add", AtomicOp::Add),
@@ -1093,10 +1106,25 @@ impl Lowerer<'_> {
                     "`sured` takes [surface, {coordinates}] and a 32- or 64-bit value",
                 ));
             }
+            // `sured.p` is `.b32`, or `.b64` for `.min`/`.max` only.
+            let formatted_type = match raw_type {
+                ScalarType::B32 => true,
+                ScalarType::B64 => matches!(a, AtomicOp::Min | AtomicOp::Max),
+                _ => false,
+            };
+            if formatted && !formatted_type {
+                return Err(Diagnostic::error(
+                    span,
+                    "`sured.p` is `.b32`, or `.b64` with `.min` and `.max`",
+                ));
+            }
             Some(a)
         } else {
             None
         };
+        if formatted && op == Opcode::Sust && raw_type != ScalarType::B32 {
+            return Err(Diagnostic::error(span, "`sust.p` stores `.b32` values"));
+        }
         let (values, target) = if load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
         let Operand::Tuple(parts, _) = target else {
             return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
@@ -1130,12 +1158,18 @@ impl Lowerer<'_> {
             .map(|c| self.src(c, S32, false, span))
             .collect::<Result<_, _>>()?;
         let d = self.descriptor(h, span);
-        // Inside: 0 <= x (bytes) <= row bytes - access bytes, 0 <= y, z < size.
+        // Inside: 0 <= x <= the last sample (`.p`) or row bytes - access bytes (`.b`),
+        // 0 <= y, z < size.
         let access = u64::from(bytes) * count as u64;
         let mut e = Emit { l: self, span };
-        let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], d.texel_bytes);
+        let last_x = if formatted {
+            e.bin(BinaryOp::Sub, S32, d.sizes[0], Value::Imm(1))
+        } else {
+            let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], d.texel_bytes);
+            e.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access))
+        };
         let limits = [
-            e.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access)),
+            last_x,
             e.bin(BinaryOp::Sub, S32, d.sizes[1], Value::Imm(1)),
             e.bin(BinaryOp::Sub, S32, d.sizes[2], Value::Imm(1)),
         ];
@@ -1155,11 +1189,27 @@ impl Lowerer<'_> {
         let Some(outside) = outside else {
             return Err(Diagnostic::internal(span, "a surface access without coordinates"));
         };
+        if formatted {
+            at[0] = e.bin(BinaryOp::Mul, U32, at[0], d.texel_bytes);
+        }
         let layer = layer.map(|l| self.clamp_layer(&d, l, span));
         let base =
             self.element_address(&d, at[0], at.get(1).copied(), at.get(2).copied().or(layer), span);
         if mode == ".trap" {
             self.fail_if(outside, false, sys::STATUS_TRAP, &[], span);
+        }
+        // `sured.p` reduces integer samples of 32 bits (`.b32`: the first channel) or 64
+        // (`.b64`: two 32-bit channels, low first); other formats trap.
+        let mut signed = None;
+        if formatted && reduction.is_some() {
+            let mut e = Emit { l: self, span };
+            signed = Some(e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64)));
+            let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
+            let narrow = e.cmp(CmpOp::Ne, U32, d.channel_bytes, Value::Imm(4));
+            let size = e.cmp(CmpOp::Lt, U32, d.texel_bytes, Value::Imm(u64::from(bytes)));
+            let bad = e.pred_or(float, narrow);
+            let bad = e.pred_or(bad, size);
+            self.fail_if(bad, false, sys::STATUS_TRAP, &[], span);
         }
         let address = Address { base: Some(base), offset: 0 };
         if load {
@@ -1185,12 +1235,14 @@ impl Lowerer<'_> {
             for (&dst, &w) in dsts.iter().zip(&words) {
                 e.mov(ty, dst, Value::Reg(w));
             }
-        } else {
-            let srcs: Vec<Value> =
-                items.iter().map(|o| self.src(o, ty, true, span)).collect::<Result<_, _>>()?;
-            let store = |l: &mut Self| {
-                let kind = match reduction {
-                    Some(op) => InstKind::Atomic {
+            return Ok(());
+        }
+        let srcs: Vec<Value> =
+            items.iter().map(|o| self.src(o, ty, true, span)).collect::<Result<_, _>>()?;
+        let store = |l: &mut Self| match reduction {
+            Some(op) => {
+                let atomic = |l: &mut Self, ty: OpTy| {
+                    let kind = InstKind::Atomic {
                         op,
                         space: Space::Global,
                         ty,
@@ -1200,17 +1252,79 @@ impl Lowerer<'_> {
                         addr: address,
                         src: srcs[0],
                         cmp: Value::Imm(0),
-                    },
-                    None => InstKind::Store { space: Space::Global, ty, srcs, addr: address },
+                    };
+                    l.push(kind, span);
                 };
-                l.push(kind, span);
-            };
-            if mode == ".zero" {
-                self.guarded(outside, true, span, store);
-            } else {
-                store(self);
+                // `sured.p` compares as the format's integers (`.u32` or `.s32`).
+                if let (Some(signed), AtomicOp::Min | AtomicOp::Max) = (signed, op) {
+                    let bits = ty.bits() as u8;
+                    l.guarded(signed, false, span, |l| atomic(l, OpTy::S(bits)));
+                    l.guarded(signed, true, span, |l| atomic(l, OpTy::U(bits)));
+                } else {
+                    atomic(l, ty);
+                }
             }
+            None if formatted => {
+                for (c, &v) in srcs.iter().enumerate() {
+                    l.store_channel(&d, base, c, v, span);
+                }
+            }
+            None => l.push(InstKind::Store { space: Space::Global, ty, srcs, addr: address }, span),
+        };
+        if mode == ".zero" {
+            self.guarded(outside, true, span, store);
+        } else {
+            store(self);
         }
         Ok(())
+    }
+
+    /// `sust.p`: 32-bit value `v` of channel `c` (R, G, B, A) converted to the surface's
+    /// format and stored in the sample at `base`, when the format has that channel
+    /// (PTX ISA 9.2 §9.7.11.2: `.f32` for float formats, `.u32`/`.s32` for integers).
+    /// NVIDIA documents no conversion; ptxvk's, as Direct3D's data conversion rules:
+    /// f32 to f16 rounds to nearest even, integers saturate to the channel's range.
+    fn store_channel(&mut self, d: &Desc, base: RegId, c: usize, v: Value, span: Span) {
+        let present = Emit { l: self, span }.cmp(CmpOp::Gt, U32, d.channels, Value::Imm(c as u64));
+        self.guarded(present, false, span, |l| {
+            for bytes in [1u32, 2, 4] {
+                let this =
+                    Emit { l, span }.cmp(CmpOp::Eq, U32, d.channel_bytes, Value::Imm(bytes.into()));
+                l.guarded(this, false, span, |l| {
+                    let mut e = Emit { l, span };
+                    let bits = value_bits(&mut e, d, v, bytes);
+                    let addr = Address { base: Some(base), offset: i64::from(c as u32 * bytes) };
+                    let ty = OpTy::U((8 * bytes) as u8);
+                    l.push(
+                        InstKind::Store { space: Space::Global, ty, srcs: vec![bits], addr },
+                        span,
+                    );
+                });
+            }
+        });
+    }
+}
+
+/// The bits of `bytes`-wide channel value of 32-bit `v` (an f32, u32 or s32 by the
+/// format's kind) as [`Lowerer::store_channel`] converts it.
+fn value_bits(e: &mut Emit<'_, '_>, d: &Desc, v: Value, bytes: u32) -> Value {
+    if bytes == 4 {
+        return v;
+    }
+    let bits = 8 * bytes;
+    let signed = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64));
+    let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
+    let umax = (1u64 << bits) - 1;
+    let smax = (1i64 << (bits - 1)) - 1;
+    let unsigned = e.bin(BinaryOp::Min, U32, v, Value::Imm(umax));
+    let low = e.bin(BinaryOp::Max, S32, v, Value::Imm(u64::from((-smax - 1) as i32 as u32)));
+    let signed_value = e.bin(BinaryOp::Min, S32, low, Value::Imm(smax as u64));
+    let int = e.sel(U32, signed, signed_value, unsigned);
+    if bytes == 2 {
+        let half = e.narrow(FloatFormat::F16, F32, Rounding::Nearest, false, false, v);
+        let half = e.cvt(U32, OpTy::U(16), half);
+        e.sel(U32, float, half, int)
+    } else {
+        int
     }
 }
