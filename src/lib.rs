@@ -43,7 +43,7 @@ pub use ptxvk_frontend::{Diagnostics, SourceMap};
 pub use ptxvk_vk::{Event, Stream, StreamKind};
 pub use runtime::{
     AddressMode, Arg, ChannelKind, Device, DeviceBuffer, DeviceSlice, Dim3, Kernel, LaunchStats,
-    Module, TextureDesc, TextureObject,
+    Module, SamplerDesc, TextureDesc, TextureObject,
 };
 
 /// The README's Rust example is compiled as a doctest.

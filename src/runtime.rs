@@ -568,6 +568,8 @@ pub struct TextureObject {
     descriptor: DeviceBuffer<u8>,
 }
 
+/// A separate sampler (`.samplerref`, PTX's independent texture mode).
+pub use ptxvk_abi::texture::Sampler as SamplerDesc;
 /// The description of a texture or surface: ptxvk's [`ptxvk_abi::texture::Texture`].
 pub use ptxvk_abi::texture::Texture as TextureDesc;
 pub use ptxvk_abi::texture::{AddressMode, ChannelKind};
@@ -591,6 +593,12 @@ impl Device {
     pub fn texture_object(&self, desc: &TextureDesc) -> Result<TextureObject, Error> {
         let bytes = desc.encode_object().map_err(Error::Launch)?;
         Ok(TextureObject { descriptor: self.buffer_from(&bytes)? })
+    }
+
+    /// A separate sampler: a handle for `.samplerref` parameters and variables
+    /// (`tex` of the form `[texture, sampler, coordinates]`), which has no texels.
+    pub fn sampler_object(&self, desc: &SamplerDesc) -> Result<TextureObject, Error> {
+        Ok(TextureObject { descriptor: self.buffer_from(&desc.encode())? })
     }
 }
 

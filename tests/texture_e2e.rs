@@ -9,7 +9,7 @@
 
 mod common;
 
-use ptxvk::{AddressMode, Arg, ChannelKind, Device, Module, TextureDesc};
+use ptxvk::{AddressMode, Arg, ChannelKind, Device, Module, SamplerDesc, TextureDesc};
 
 fn variants() -> Vec<std::path::PathBuf> {
     let names = [
@@ -987,4 +987,126 @@ fn surface_reductions_are_atomic_and_drop_what_is_outside() {
         .map(|k| (0..64).filter(|t| t % 6 == k).map(|t| t - 32).max().unwrap_or(-100))
         .collect();
     assert_eq!(maxima.to_vec().expect("read"), want);
+}
+
+/// `tests/ptx/memory/independent_samplers.ptx`: separate samplers (PTX's independent
+/// texture mode) passed as `.samplerref` parameters, bound by the host, or initialized
+/// in the module, override the texture's filter and address modes; the texture keeps
+/// its normalized coordinates unless the sampler forces unnormalized ones.
+#[test]
+fn separate_samplers_override_the_texture_state() {
+    let Some(device) = common::device() else { return };
+    let text =
+        std::fs::read_to_string(common::repo().join("tests/ptx/memory/independent_samplers.ptx"))
+            .expect("read");
+    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let mut rng = common::Rng(0x5a3b);
+    let (w, h) = (7usize, 5usize);
+    let mut image = upload(
+        &device,
+        ChannelKind::Float,
+        4,
+        4,
+        [w, h, 1],
+        0,
+        &float_values(&mut rng, 4 * w * h),
+        false,
+    );
+    // The texture's own state, which no fetch through a sampler uses but its
+    // normalized coordinates.
+    set_state(&mut image, false, true, AddressMode::Clamp, [0.0; 4]);
+    let texture = device.texture_object(&image.desc).expect("texture");
+    let border = [0.25, -1.5, 2.0, 0.5];
+    let param_sampler = SamplerDesc {
+        linear_filter: true,
+        address_modes: [AddressMode::Mirror, AddressMode::Border, AddressMode::Clamp],
+        border,
+        ..SamplerDesc::default()
+    };
+    let bound_sampler =
+        SamplerDesc { address_modes: [AddressMode::Wrap; 3], ..SamplerDesc::default() };
+    let smp = device.sampler_object(&param_sampler).expect("sampler");
+    let bound = device.sampler_object(&bound_sampler).expect("sampler");
+    module.bind_texture("bound", &bound).expect("bind");
+    let n = 96;
+    let xs = coordinates(&mut rng, n, -1.5, 1.5);
+    let ys = coordinates(&mut rng, n, -1.5, 1.5);
+    let (bx, by) = (device.buffer_from(&xs).expect("xs"), device.buffer_from(&ys).expect("ys"));
+    let out = device.zeroed::<u32>(16 * n).expect("out");
+    module
+        .kernel("sample")
+        .expect("kernel")
+        .launch(
+            [n.div_ceil(32) as u32, 1, 1],
+            [32, 1, 1],
+            0,
+            &[
+                Arg::from(&bx),
+                Arg::from(&by),
+                Arg::from(&out),
+                Arg::from(n as u32),
+                Arg::from(&texture),
+                Arg::from(&smp),
+            ],
+        )
+        .expect("sample");
+    let got = out.to_vec().expect("read");
+    // The model of each sampler: the texture's texels under the sampler's state.
+    let with = |linear: bool, normalized: bool, modes: [AddressMode; 3], border: [f32; 4]| Model {
+        linear,
+        normalized,
+        modes,
+        border,
+        texels: image.model.texels.clone(),
+        ..image.model
+    };
+    let models = [
+        with(true, true, param_sampler.address_modes, border),
+        with(true, true, [AddressMode::Border, AddressMode::Wrap, AddressMode::Clamp], [0.0; 4]),
+        with(false, true, [AddressMode::Wrap; 3], [0.0; 4]),
+        with(false, false, [AddressMode::Clamp, AddressMode::Mirror, AddressMode::Clamp], [0.0; 4]),
+    ];
+    for i in 0..n {
+        for (k, model) in models.iter().enumerate() {
+            let at = if k == 3 { [xs[i] * w as f32, ys[i] * h as f32] } else { [xs[i], ys[i]] };
+            let want = model.sample(&at, 0);
+            assert_eq!(
+                got[16 * i + 4 * k..16 * i + 4 * k + 4],
+                want,
+                "sampler {k} at ({}, {})",
+                xs[i],
+                ys[i]
+            );
+        }
+    }
+    let q = device.zeroed::<u32>(8).expect("queries");
+    module
+        .kernel("queries")
+        .expect("kernel")
+        .launch([1, 1, 1], [1, 1, 1], 0, &[Arg::from(&q), Arg::from(&smp)])
+        .expect("queries");
+    let (linear, border_mode, wrap, mirror) = (1, AddressMode::Border as u32, 0, 2);
+    assert_eq!(
+        q.to_vec().expect("read"),
+        [linear, mirror, border_mode, 0, linear, border_mode, wrap, 0]
+    );
+    // A sampler is no texture: fetching from one traps.
+    let err = module
+        .kernel("sample")
+        .expect("kernel")
+        .launch(
+            [1, 1, 1],
+            [1, 1, 1],
+            0,
+            &[
+                Arg::from(&bx),
+                Arg::from(&by),
+                Arg::from(&out),
+                Arg::from(1u32),
+                Arg::from(&smp),
+                Arg::from(&smp),
+            ],
+        )
+        .expect_err("a sampler as the texture");
+    assert!(err.to_string().contains("trap"), "{err}");
 }

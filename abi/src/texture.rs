@@ -20,6 +20,11 @@
 //! | 68..72 | u32 mipmap levels (0 or 1: one level) |
 //! | 72..84 | f32 mipmap level bias, minimum and maximum level |
 //!
+//! A separate sampler (`.samplerref`, PTX ISA 9.2 §5.3: the "independent" texture mode)
+//! is a descriptor of the same layout with only its sampler state set ([`Sampler`]): a
+//! `tex` that names one takes the filter, mipmap filter, address modes, border colour
+//! and level-of-detail fields from it, and the rest from the texture.
+//!
 //! An sRGB texture's descriptor is followed by [`SRGB_TABLE`] bytes: the f32 value of each
 //! 8-bit sRGB code, which its fetches read for the R, G and B channels.
 //!
@@ -73,6 +78,11 @@ pub mod flags {
     pub const MIP_LINEAR: u32 = 1 << 3;
     /// 8-bit R, G, B channels read through the sRGB table after the descriptor.
     pub const SRGB: u32 = 1 << 4;
+    /// A sampler's `force_unnormalized_coords` (PTX ISA 9.2 §5.3.2): unnormalized
+    /// coordinates whatever the texture says.
+    pub const FORCE_UNNORMALIZED: u32 = 1 << 5;
+    /// The bits a separate sampler ([`super::Sampler`]) sets instead of the texture.
+    pub const SAMPLER_STATE: u32 = LINEAR | MIP_LINEAR | (0x3f << ADDRESS_SHIFT);
     /// Bits 8 + 2d..10 + 2d: the [`super::AddressMode`] of dimension d.
     pub const ADDRESS_SHIFT: u32 = 8;
 }
@@ -142,6 +152,20 @@ pub struct Texture {
 }
 
 impl Texture {
+    /// The sampler state of the texture.
+    pub fn sampler(&self) -> Sampler {
+        Sampler {
+            force_unnormalized_coords: false,
+            linear_filter: self.linear_filter,
+            address_modes: self.address_modes,
+            border: self.border,
+            mip_linear: self.mip_linear,
+            level_bias: self.level_bias,
+            min_level: self.min_level,
+            max_level: self.max_level,
+        }
+    }
+
     /// Bytes of one texel.
     pub fn texel_bytes(&self) -> u64 {
         u64::from(self.channel_bytes) * u64::from(self.channels)
@@ -192,7 +216,11 @@ impl Texture {
         if self.levels > 16 {
             return Err(format!("{} mipmap levels: at most 16", self.levels));
         }
-        let mut out = [0u8; SIZE];
+        // The sampler state, magic word included, then the texture's own fields.
+        let mut out = self.sampler().encode();
+        let sampler_flags = u32::from_le_bytes(
+            out[offset::FLAGS as usize..offset::FLAGS as usize + 4].try_into().unwrap_or([0; 4]),
+        );
         let mut put = |at: u32, bytes: &[u8]| {
             out[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
         };
@@ -207,21 +235,54 @@ impl Texture {
             | (self.channel_bytes << format::BYTES_SHIFT)
             | (self.channels << format::CHANNELS_SHIFT);
         put(offset::FORMAT, &word.to_le_bytes());
-        let mut f = 0;
+        let mut f = sampler_flags;
         if self.normalized_coords {
             f |= flags::NORMALIZED_COORDS;
         }
         if self.read_normalized {
             f |= flags::READ_NORMALIZED;
         }
+        if self.srgb {
+            f |= flags::SRGB;
+        }
+        put(offset::FLAGS, &f.to_le_bytes());
+        put(offset::LEVELS, &self.levels.to_le_bytes());
+        Ok(out)
+    }
+}
+
+/// A separate sampler: the sampler state of [`Texture`] on its own, for `tex` and `tld4`
+/// of the form `[texture, sampler, coordinates]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sampler {
+    /// Unnormalized coordinates even where the texture has normalized ones.
+    pub force_unnormalized_coords: bool,
+    pub linear_filter: bool,
+    pub address_modes: [AddressMode; 3],
+    pub border: [f32; 4],
+    pub mip_linear: bool,
+    pub level_bias: f32,
+    pub min_level: f32,
+    pub max_level: f32,
+}
+
+impl Sampler {
+    /// The descriptor's 128 bytes: no texels (width 0, which fetches refuse), the
+    /// sampler state, the magic word.
+    pub fn encode(&self) -> [u8; SIZE] {
+        let mut out = [0u8; SIZE];
+        let mut put = |at: u32, bytes: &[u8]| {
+            out[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+        };
+        let mut f = 0;
+        if self.force_unnormalized_coords {
+            f |= flags::FORCE_UNNORMALIZED;
+        }
         if self.linear_filter {
             f |= flags::LINEAR;
         }
         if self.mip_linear {
             f |= flags::MIP_LINEAR;
-        }
-        if self.srgb {
-            f |= flags::SRGB;
         }
         for (d, m) in self.address_modes.iter().enumerate() {
             f |= (*m as u32) << (flags::ADDRESS_SHIFT + 2 * d as u32);
@@ -231,11 +292,10 @@ impl Texture {
             put(offset::BORDER + 4 * c as u32, &v.to_le_bytes());
         }
         put(offset::MAGIC, &MAGIC.to_le_bytes());
-        put(offset::LEVELS, &self.levels.to_le_bytes());
         put(offset::LEVEL_BIAS, &self.level_bias.to_le_bytes());
         put(offset::MIN_LEVEL, &self.min_level.to_le_bytes());
         put(offset::MAX_LEVEL, &self.max_level.to_le_bytes());
-        Ok(out)
+        out
     }
 }
 

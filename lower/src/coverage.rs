@@ -684,7 +684,8 @@ pub static ROWS: &[Row] = &[
     ),
     row(Opcode::Tex, ".1d .2d .3d .a1d .a2d .v4 .f32/.s32/.u32 results, .f32/.s32 coordinates, .level .grad (mipmaps)", Emulated(TEXTURE_HOW), "tex.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(Opcode::Tex, ".cube .acube", Emulated("the direction's major axis picks the face (a layer of six), whose normalized coordinates are fetched as a 2-D texture's (CUDA Programming Guide, \"Cubemap Textures\"; ties go to x, then y)"), "tex.cube.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
-    row(Opcode::Tex, ".2dms .a2dms, .f16 results, texel offsets, depth compare, separate samplers", Unsupported(TEXTURE), "tex.2dms.v4.f32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
+    row(Opcode::Tex, "[texture, sampler, coordinates] (separate samplers, the independent texture mode)", Emulated("the sampler is a descriptor of ptxvk's layout with only sampler state (`.samplerref` parameters, host-bound variables, or module variables with static state); its filters, address modes, border colour and level of detail replace the texture's"), "tex.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, %rd2, {%r1, %r2}];"),
+    row(Opcode::Tex, ".2dms .a2dms, .f16 results, texel offsets, depth compare", Unsupported(TEXTURE), "tex.2dms.v4.f32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2, %r3, %r4}];"),
     row(Opcode::Tld4, ".r .g .b .a .2d .a2d .v4 .f32/.s32/.u32 results", Emulated("the texels of the bilinear footprint fetched as `tex` fetches them (ptxvk's descriptor, address modes), returned counter-clockwise from the lower left"), "tld4.g.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1, %r2}];"),
     row(
         Opcode::Trap,
@@ -692,7 +693,7 @@ pub static ROWS: &[Row] = &[
         Emulated("the first trapping thread records itself in the kernel's system area and ends; the launch then fails with an error naming the kernel and the thread"),
         "trap;",
     ),
-    row(Opcode::Txq, ".width .height .depth .array_size .normalized_coords .filter_mode .addr_mode_0-2 .num_mipmap_levels .num_samples", Emulated(QUERY_HOW), "txq.width.b32 %r1, [%rd1];"),
+    row(Opcode::Txq, ".width .height .depth .array_size .normalized_coords .force_unnormalized_coords .filter_mode .addr_mode_0-2 .num_mipmap_levels .num_samples", Emulated(QUERY_HOW), "txq.width.b32 %r1, [%rd1];"),
     row(Opcode::Vabsdiff, ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vabsdiff.s32.u32.s32.sat %r1, %r2, %r3;"),
     row(Opcode::Vabsdiff2, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row(Opcode::Vabsdiff4, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),

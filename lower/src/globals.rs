@@ -9,8 +9,9 @@
 //! addresses are only known once the module is loaded, so they are relocations the
 //! runtime patches into the image before uploading it.
 
+use ptxvk_abi::texture::{AddressMode, Sampler};
 use ptxvk_frontend::ast::{self, ExprKind, Initializer, ScalarType, StateSpace};
-use ptxvk_frontend::{Diagnostic, Span};
+use ptxvk_frontend::{Diagnostic, Ident, Span};
 
 /// One variable of the module data.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,12 +99,15 @@ pub fn layout(
             // A texture, sampler or surface reference (`.texref`, or a variable of the
             // deprecated `.tex` space) is an 8-byte variable holding the handle the host
             // binds: the device address of a descriptor (`sema::texture`).
+            // A `.samplerref` may be initialized with its state (§5.3.2): the variable
+            // then holds the address of a sampler descriptor in the module data.
             _ => {
-                if v.names.iter().any(|n| n.init.is_some()) {
+                let sampler = v.ty.value == ast::VarType::SamplerRef;
+                if v.names.iter().any(|n| n.init.is_some() && !sampler) {
                     errors.push(Diagnostic::error(
                         v.span,
-                        "initializers of texture, sampler and surface references are not \
-                         supported (the host sets their state)",
+                        "initializers of texture and surface references are not supported \
+                         (the host binds them)",
                     ));
                     continue;
                 }
@@ -132,7 +136,13 @@ pub fn layout(
                 None => n.name.value.to_string(),
             };
             let decl = function.map(|_| n.name.span);
-            match place(&mut data, v, n, (name, decl), scalar, (elem, align), &mut symbols) {
+            let placed = match &n.init {
+                Some(Initializer::Fields(fields, _)) if v.ty.value == ast::VarType::SamplerRef => {
+                    place_sampler(&mut data, v, fields, (name, decl))
+                }
+                _ => place(&mut data, v, n, (name, decl), scalar, (elem, align), &mut symbols),
+            };
+            match placed {
                 Ok(()) => {}
                 Err(d) => errors.push(d),
             }
@@ -225,6 +235,82 @@ fn place(
     }
     data.vars.push(GlobalVar { name, space: v.space, offset, size, decl });
     Ok(())
+}
+
+/// Places an initialized `.samplerref`: the sampler's descriptor, then the 8-byte
+/// variable holding its address (a relocation).
+fn place_sampler(
+    data: &mut ModuleData,
+    v: &ast::VarDecl,
+    fields: &[(Ident, ast::Expr)],
+    (name, decl): (String, Option<Span>),
+) -> Result<(), Diagnostic> {
+    let descriptor = sampler_state(fields)?.encode();
+    let at = data.image.len().next_multiple_of(8);
+    data.image.resize(at, 0);
+    data.image.extend_from_slice(&descriptor);
+    let offset = data.image.len() as u32;
+    data.image.extend_from_slice(&[0; 8]);
+    data.relocations.push(Relocation { at: offset, target: at as u32 });
+    data.vars.push(GlobalVar { name, space: v.space, offset, size: 8, decl });
+    Ok(())
+}
+
+/// The sampler a `.samplerref` initializer describes (PTX ISA 9.2 §5.3, Table 11):
+/// `addr_mode_0`..`2` (`wrap`, `mirror`, `clamp_to_edge`, `clamp_to_border`),
+/// `filter_mode` (`nearest`, `linear`) and `force_unnormalized_coords` (0, 1). Fields
+/// left out are clamp-to-edge, nearest and 0 (ptxvk's choice; the ISA names no
+/// defaults).
+fn sampler_state(fields: &[(Ident, ast::Expr)]) -> Result<Sampler, Diagnostic> {
+    let mut sampler = Sampler::default();
+    for (field, value) in fields {
+        let symbol = match &value.kind {
+            ExprKind::Symbol(name) => Some(name.as_str()),
+            _ => None,
+        };
+        let bad_value =
+            || Diagnostic::error(value.span, format!("this is no value of `{}`", field.value));
+        match field.value.as_str() {
+            f @ ("addr_mode_0" | "addr_mode_1" | "addr_mode_2") => {
+                let dim = usize::from(f.as_bytes()[10] - b'0');
+                sampler.address_modes[dim] =
+                    match symbol {
+                        Some("wrap") => AddressMode::Wrap,
+                        Some("mirror") => AddressMode::Mirror,
+                        Some("clamp_to_edge") => AddressMode::Clamp,
+                        Some("clamp_to_border") => AddressMode::Border,
+                        Some("clamp_ogl") => return Err(Diagnostic::error(
+                            value.span,
+                            "`clamp_ogl` (OpenGL's GL_CLAMP) is not supported: CUDA has no such \
+                             address mode",
+                        )),
+                        _ => return Err(bad_value()),
+                    }
+            }
+            "filter_mode" => {
+                sampler.linear_filter = match symbol {
+                    Some("nearest") => false,
+                    Some("linear") => true,
+                    _ => return Err(bad_value()),
+                }
+            }
+            "force_unnormalized_coords" => {
+                let v = value.eval_int().map_err(|(sp, m)| Diagnostic::error(sp, m))?;
+                sampler.force_unnormalized_coords = match v.value {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(bad_value()),
+                }
+            }
+            other => {
+                return Err(Diagnostic::error(
+                    field.span,
+                    format!("`{other}` is no field of a `.samplerref`"),
+                ))
+            }
+        }
+    }
+    Ok(sampler)
 }
 
 fn init_span(n: &ast::DeclName) -> Option<Span> {

@@ -293,10 +293,9 @@ fn lower_kernel<'m>(
             errors
                 .push(Diagnostic::error(p.span, "vector kernel parameters are not supported yet"));
         }
-        let Some(ty) = p.ty.value.scalar() else {
-            errors.push(opaque_unsupported(p));
-            continue;
-        };
+        // A `.texref`/`.samplerref`/`.surfref` parameter (§5.3) holds a 64-bit handle,
+        // as a texture or surface object parameter does (`sema::texture`).
+        let ty = p.ty.value.scalar().unwrap_or(ScalarType::U64);
         for n in &p.names {
             let count: u64 = n.dims.iter().map(|d| d.unwrap_or(0)).product();
             let count = if n.dims.is_empty() { 1 } else { count };

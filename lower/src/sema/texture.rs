@@ -37,8 +37,11 @@
 //! by the format, and traps on any other format. A descriptor without ptxvk's magic
 //! word (not made by its driver library or API) traps.
 //!
-//! Not implemented (diagnostics): multisample textures, depth compare, texel offsets,
-//! separate samplers.
+//! A fetch of the form `[texture, sampler, coordinates]` (PTX's independent texture
+//! mode) takes the sampler state from the separate sampler's descriptor
+//! ([`Lowerer::with_sampler`]); a sampler has no texels, and fetching from one traps.
+//!
+//! Not implemented (diagnostics): multisample textures, depth compare, texel offsets.
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
@@ -142,17 +145,21 @@ impl Lowerer<'_> {
     /// The handle operand: a 64-bit register or immediate holding the descriptor's address.
     fn handle(&mut self, op: &Operand, span: Span) -> Result<Value, Diagnostic> {
         // A `.texref`/`.surfref` (or `.tex`) variable holds the handle the host bound.
+        // So does a `.texref`/`.samplerref`/`.surfref` kernel parameter (§5.3).
         if let Operand::Name { name, component: None } = op {
-            if let Some(super::Resolved::Global(off)) = self.lookup(&name.value) {
-                let at = self.module_address(off, span);
-                let r = self.temp(U64.storage(), span);
-                let addr = Address { base: Some(at), offset: 0 };
-                self.push(
-                    InstKind::Load { space: Space::Global, ty: U64, dsts: vec![Some(r)], addr },
-                    span,
-                );
-                return Ok(Value::Reg(r));
-            }
+            let (space, addr) = match self.lookup(&name.value) {
+                Some(super::Resolved::Global(off)) => {
+                    let at = self.module_address(off, span);
+                    (Space::Global, Address { base: Some(at), offset: 0 })
+                }
+                Some(super::Resolved::Param(off)) => {
+                    (Space::Param, Address { base: None, offset: i64::from(off) })
+                }
+                _ => return self.src(op, U64, false, span),
+            };
+            let r = self.temp(U64.storage(), span);
+            self.push(InstKind::Load { space, ty: U64, dsts: vec![Some(r)], addr }, span);
+            return Ok(Value::Reg(r));
         }
         self.src(op, U64, false, span)
     }
@@ -212,6 +219,51 @@ impl Lowerer<'_> {
             lod_bias,
             lod_min,
             lod_max,
+        }
+    }
+
+    /// `d` with the sampler state of the separate sampler at `handle` (module doc of
+    /// [`ptxvk_abi::texture`]): its filters, address modes, border colour and level of
+    /// detail; coordinates stay the texture's unless it forces unnormalized ones.
+    fn with_sampler(&mut self, d: Desc, handle: Value, span: Span) -> Desc {
+        let s = self.descriptor(handle, span);
+        let mut e = Emit { l: self, span };
+        let kept = e.and(U32, d.flags, Value::Imm(u64::from(!flags::SAMPLER_STATE)));
+        let taken = e.and(U32, s.flags, Value::Imm(u64::from(flags::SAMPLER_STATE)));
+        let merged = e.bin(BinaryOp::Or, U32, kept, taken);
+        let force = e.bin(
+            BinaryOp::Shr,
+            U32,
+            s.flags,
+            Value::Imm(u64::from(flags::FORCE_UNNORMALIZED.trailing_zeros())),
+        );
+        let force = e.and(U32, force, Value::Imm(u64::from(flags::NORMALIZED_COORDS)));
+        let not_force = e.bin(BinaryOp::Xor, U32, force, Value::Imm(u64::from(u32::MAX)));
+        let flags = e.and(U32, merged, not_force);
+        Desc {
+            flags,
+            border: s.border,
+            lod_bias: s.lod_bias,
+            lod_min: s.lod_min,
+            lod_max: s.lod_max,
+            ..d
+        }
+    }
+
+    /// Traps unless `d` has texels: a sampler's descriptor has none (width 0).
+    fn require_texels(&mut self, d: &Desc, span: Span) {
+        let none = Emit { l: self, span }.cmp(CmpOp::Eq, U32, d.sizes[0], Value::Imm(0));
+        self.fail_if(none, false, sys::STATUS_TRAP, &[], span);
+    }
+
+    /// The texture's descriptor, with a separate sampler's state when there is one
+    /// (`[texture, sampler, coordinates]`).
+    fn texture_descriptor(&mut self, handle: Value, sampler: Option<Value>, span: Span) -> Desc {
+        let d = self.descriptor(handle, span);
+        self.require_texels(&d, span);
+        match sampler {
+            Some(s) => self.with_sampler(d, s, span),
+            None => d,
         }
     }
 
@@ -291,11 +343,10 @@ impl Lowerer<'_> {
         let Operand::Tuple(parts, _) = &ops[1] else {
             return Err(Diagnostic::error(ops[1].span(), "expected `[texture, {coordinates}]`"));
         };
-        let [handle, Operand::Vector(coords, _)] = parts.as_slice() else {
-            return Err(super::unsupported(
+        let Some((handle, sampler, coords)) = texture_operands(parts) else {
+            return Err(Diagnostic::error(
                 ops[1].span(),
-                "`tex` with a separate sampler",
-                crate::coverage::TEXTURE,
+                "expected `[texture, {coordinates}]` or `[texture, sampler, {coordinates}]`",
             ));
         };
         // Layered: {layer, x, …}; 3-D and layered 2-D take four coordinates.
@@ -321,6 +372,7 @@ impl Lowerer<'_> {
             lod_operands.push(values);
         }
         let handle = self.handle(handle, span)?;
+        let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
         let cty = if integer_coords { S32 } else { F32 };
         let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
         let (layer, xs, dregs) =
@@ -328,7 +380,7 @@ impl Lowerer<'_> {
         if cube && integer_coords {
             return Err(Diagnostic::error(span, "cube-map coordinates are `.f32`"));
         }
-        let d = self.descriptor(handle, span);
+        let d = self.texture_descriptor(handle, sampler, span);
         let (xs, layer) = if cube {
             let (st, face) = self.cube_face(&xs, span);
             // Layered cube maps: six layers per cube.
@@ -400,11 +452,10 @@ impl Lowerer<'_> {
                 crate::coverage::TEXTURE,
             ));
         };
-        let [handle, Operand::Vector(coords, _)] = parts.as_slice() else {
-            return Err(super::unsupported(
+        let Some((handle, sampler, coords)) = texture_operands(parts) else {
+            return Err(Diagnostic::error(
                 span,
-                "`tld4` with a separate sampler",
-                crate::coverage::TEXTURE,
+                "expected `[texture, {coordinates}]` or `[texture, sampler, {coordinates}]`",
             ));
         };
         let wanted = if layered { 4 } else { 2 };
@@ -415,10 +466,11 @@ impl Lowerer<'_> {
             ));
         }
         let handle = self.handle(handle, span)?;
+        let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
         let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
         let (layer, xs, dregs) =
             self.fetch_operands(coords, dsts, layered, 2, F32, dst_ty, span)?;
-        let d = self.descriptor(handle, span);
+        let d = self.texture_descriptor(handle, sampler, span);
         let layer = layer.map(|l| self.clamp_layer(&d, l, span));
         let normalized = self.flag(&d, flags::NORMALIZED_COORDS, span);
         let mut lower = Vec::new();
@@ -1036,6 +1088,15 @@ impl Lowerer<'_> {
                 let b = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
                 e.and(U32, b, Value::Imm(1))
             }
+            ".force_unnormalized_coords" if op == Opcode::Txq => {
+                let b = e.bin(
+                    BinaryOp::Shr,
+                    U32,
+                    d.flags,
+                    Value::Imm(u64::from(flags::FORCE_UNNORMALIZED.trailing_zeros())),
+                );
+                e.and(U32, b, Value::Imm(1))
+            }
             ".addr_mode_0" if op == Opcode::Txq => mode(&mut e, 0),
             ".addr_mode_1" if op == Opcode::Txq => mode(&mut e, 1),
             ".addr_mode_2" if op == Opcode::Txq => mode(&mut e, 2),
@@ -1158,6 +1219,7 @@ impl Lowerer<'_> {
             .map(|c| self.src(c, S32, false, span))
             .collect::<Result<_, _>>()?;
         let d = self.descriptor(h, span);
+        self.require_texels(&d, span);
         // Inside: 0 <= x <= the last sample (`.p`) or row bytes - access bytes (`.b`),
         // 0 <= y, z < size.
         let access = u64::from(bytes) * count as u64;
@@ -1326,5 +1388,15 @@ fn value_bits(e: &mut Emit<'_, '_>, d: &Desc, v: Value, bytes: u32) -> Value {
         e.sel(U32, float, half, int)
     } else {
         int
+    }
+}
+
+/// The operands inside `[…]` of a fetch: the texture, a separate sampler if there is
+/// one, and the coordinates.
+fn texture_operands(parts: &[Operand]) -> Option<(&Operand, Option<&Operand>, &[Operand])> {
+    match parts {
+        [t, Operand::Vector(c, _)] => Some((t, None, c)),
+        [t, s, Operand::Vector(c, _)] => Some((t, Some(s), c)),
+        _ => None,
     }
 }
