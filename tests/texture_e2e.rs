@@ -87,8 +87,18 @@ impl Model {
 
     /// The fetch at float coordinates `xs` of layer `layer` (clamped to the layers).
     fn sample(&self, xs: &[f32], layer: i32) -> [u32; 4] {
+        self.sample_offset(xs, &[], layer)
+    }
+
+    /// The fetch at float coordinates `xs` with texel offsets (added to the coordinates
+    /// in texels, PTX ISA 9.2 §9.7.10.3).
+    fn sample_offset(&self, xs: &[f32], offsets: &[i32], layer: i32) -> [u32; 4] {
         let layer = layer.clamp(0, self.layers.max(1) as i32 - 1) as usize;
-        let coords: Vec<f32> = xs.iter().enumerate().map(|(k, &x)| self.coordinate(k, x)).collect();
+        let coords: Vec<f32> = xs
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| self.coordinate(k, x) + offsets.get(k).map_or(0.0, |&o| o as f32))
+            .collect();
         if !self.linear {
             let idx: Vec<Option<usize>> =
                 coords.iter().enumerate().map(|(k, c)| self.index(k, c.floor() as i64)).collect();
@@ -1109,4 +1119,95 @@ fn separate_samplers_override_the_texture_state() {
         )
         .expect_err("a sampler as the texture");
     assert!(err.to_string().contains("trap"), "{err}");
+}
+
+/// `tests/ptx/memory/texture_offsets.ptx`: texel offsets on float and integer
+/// coordinates, `tld4` and `.level` fetches; `.f16x2` results (each float result
+/// rounded to the nearest half); the residency predicate.
+#[test]
+fn texel_offsets_half_results_and_residency() {
+    let Some(device) = common::device() else { return };
+    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texture_offsets.ptx"))
+        .expect("read");
+    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let mut rng = common::Rng(0x0ff5);
+    let (w, h) = (9usize, 6usize);
+    let mut t = upload(
+        &device,
+        ChannelKind::Float,
+        4,
+        4,
+        [w, h, 1],
+        0,
+        &float_values(&mut rng, 4 * w * h),
+        false,
+    );
+    let n = 128;
+    for (linear, normalized, mode) in [
+        (true, false, AddressMode::Border),
+        (true, true, AddressMode::Wrap),
+        (false, true, AddressMode::Mirror),
+        (false, false, AddressMode::Clamp),
+    ] {
+        set_state(&mut t, linear, normalized, mode, [0.5, -2.0, 1.25, 3.0]);
+        let obj = device.texture_object(&t.desc).expect("texture");
+        let (xs, ys) = if normalized {
+            (coordinates(&mut rng, n, -1.5, 1.5), coordinates(&mut rng, n, -1.5, 1.5))
+        } else {
+            (coordinates(&mut rng, n, -3.0, 12.0), coordinates(&mut rng, n, -3.0, 9.0))
+        };
+        let (bx, by) = (device.buffer_from(&xs).expect("xs"), device.buffer_from(&ys).expect("ys"));
+        let out = device.zeroed::<u32>(20 * n).expect("out");
+        module
+            .kernel("offsets")
+            .expect("kernel")
+            .launch(
+                [n.div_ceil(64) as u32, 1, 1],
+                [64, 1, 1],
+                0,
+                &[
+                    Arg::from(&obj),
+                    Arg::from(&bx),
+                    Arg::from(&by),
+                    Arg::from(&out),
+                    Arg::from(n as u32),
+                ],
+            )
+            .expect("offsets");
+        let got = out.to_vec().expect("read");
+        let state = format!("linear {linear} normalized {normalized} {mode:?}");
+        for i in 0..n {
+            let (x, y) = (xs[i], ys[i]);
+            let o = &got[20 * i..20 * i + 20];
+            assert_eq!(
+                o[0..4],
+                t.model.sample_offset(&[x, y], &[-1, 2], 0),
+                "{state} offsets at ({x}, {y})"
+            );
+            let plain = t.model.sample(&[x, y], 0).map(f32::from_bits);
+            let half = |v: f32| u32::from(half::f16::from_f32(v).to_bits());
+            let packed =
+                [half(plain[0]) | half(plain[1]) << 16, half(plain[2]) | half(plain[3]) << 16];
+            assert_eq!(o[4..6], packed, "{state} f16x2 at ({x}, {y})");
+            let idx =
+                [t.model.index(0, x.floor() as i64 + 3), t.model.index(1, y.floor() as i64 - 2)];
+            assert_eq!(o[6..10], t.model.texel(&idx, 0), "{state} integer offsets at ({x}, {y})");
+            let cx = t.model.coordinate(0, x) + 1.0;
+            let cy = t.model.coordinate(1, y) - 1.0;
+            let (x0, y0) = ((cx - 0.5).floor() as i64, (cy - 0.5).floor() as i64);
+            let gathered: Vec<u32> = [(0, 1), (1, 1), (1, 0), (0, 0)]
+                .iter()
+                .map(|&(dx, dy)| {
+                    t.model.texel(&[t.model.index(0, x0 + dx), t.model.index(1, y0 + dy)], 0)[0]
+                })
+                .collect();
+            assert_eq!(o[10..14], gathered[..], "{state} tld4 offsets at ({x}, {y})");
+            assert_eq!(o[14], 1, "resident");
+            assert_eq!(
+                o[15..19],
+                t.model.sample_offset(&[x, y], &[2, 1], 0),
+                "{state} level 0 offsets at ({x}, {y})"
+            );
+        }
+    }
 }

@@ -1,9 +1,10 @@
 //! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D,
-//! layered 1-D/2-D and cube-map geometries; `.f32` and `.s32` coordinates; `.level` and
-//! `.grad` on mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`/`sust.p`,
-//! `sured.b`/`sured.p` and `suq`, on texture and surface objects: 64-bit handles that are the device address of
-//! a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a parameter, in
-//! memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
+//! layered 1-D/2-D and cube-map geometries; `.f32` and `.s32` coordinates; `.f32`,
+//! `.f16x2`, `.s32` and `.u32` results; texel offsets; `.level` and `.grad` on
+//! mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p`
+//! and `suq`, on texture and surface objects: 64-bit handles that are the device
+//! address of a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a
+//! parameter, in memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
 //!
 //! Every fetch is the kernel's own code, so the result is NVIDIA's on any device
 //! (CUDA Programming Guide, "Texture Fetching"):
@@ -41,7 +42,10 @@
 //! mode) takes the sampler state from the separate sampler's descriptor
 //! ([`Lowerer::with_sampler`]); a sampler has no texels, and fetching from one traps.
 //!
-//! Not implemented (diagnostics): multisample textures, depth compare, texel offsets.
+//! Texel offsets (`{, e}`) are added to the coordinates in texels; `.f16x2` results are
+//! the float results rounded to halves; the residency predicate of `d|p` is true.
+//!
+//! Not implemented (diagnostics): multisample textures, depth compare.
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
@@ -102,6 +106,15 @@ struct Desc {
 enum Result4 {
     Float,
     Int,
+}
+
+/// Where a fetch reads: coordinates (f32 or s32), texel offsets (s32 per dimension, or
+/// none) and the layer.
+#[derive(Clone, Copy)]
+struct Coords<'a> {
+    xs: &'a [Value],
+    offsets: &'a [Value],
+    layer: Option<Value>,
 }
 
 impl Lowerer<'_> {
@@ -307,14 +320,16 @@ impl Lowerer<'_> {
                 "`tex` takes a result and a coordinate type (`.f32.f32`)",
             ));
         };
+        // `.f16x2`: the four float results as halves, R and G in the first register, B
+        // and A in the second, the first of each pair in the low half.
+        let halves = dtype.value == ScalarType::F16x2;
         let result = match dtype.value {
-            ScalarType::F32 => Result4::Float,
+            ScalarType::F32 | ScalarType::F16x2 => Result4::Float,
             ScalarType::S32 | ScalarType::U32 => Result4::Int,
             _ => {
-                return Err(super::unsupported(
+                return Err(Diagnostic::error(
                     dtype.span,
-                    &format!("`tex` results of `{}`", dtype.value.directive()),
-                    crate::coverage::TEXTURE,
+                    "`tex` returns `.f32`, `.f16x2`, `.s32` or `.u32`",
                 ))
             }
         };
@@ -325,27 +340,42 @@ impl Lowerer<'_> {
                 return Err(Diagnostic::error(ctype.span, "`tex` coordinates are `.f32` or `.s32`"))
             }
         };
-        if m.vector != Some(4) {
-            return Err(Diagnostic::error(span, "`tex` returns a `.v4` vector"));
+        let words = if halves { 2 } else { 4 };
+        if m.vector != Some(words as u32) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`tex` returns a `.v{words}` vector of `{}`", dtype.value.directive()),
+            ));
         }
         let ops = i.operands.as_slice();
         let extra = if i.has_modifier(".grad") { 2 } else { usize::from(i.has_modifier(".level")) };
-        if ops.len() != 2 + extra {
+        let (Some(first), Some(tuple)) = (ops.first(), ops.get(1)) else {
+            return Err(Diagnostic::error(span, "`tex` takes d, [texture, {coordinates}]"));
+        };
+        if ops.len() < 2 + extra {
+            return Err(Diagnostic::error(span, "`tex` is missing its level or gradients"));
+        }
+        let (offsets, rest) = texel_offsets(&ops[2 + extra..]);
+        if !rest.is_empty() {
             return Err(super::unsupported(
-                span,
-                "`tex` with texel offsets or depth compare",
+                rest[0].span(),
+                "`tex` with depth compare",
                 crate::coverage::TEXTURE,
             ));
         }
-        let Operand::Vector(dsts, _) = &ops[0] else {
-            return Err(Diagnostic::error(ops[0].span(), "`tex` writes a vector `{a, b, c, d}`"));
+        let (dst_vector, resident) = match first {
+            Operand::Pair(d, p, _) => (&**d, Some(&**p)),
+            d => (d, None),
         };
-        let Operand::Tuple(parts, _) = &ops[1] else {
-            return Err(Diagnostic::error(ops[1].span(), "expected `[texture, {coordinates}]`"));
+        let Operand::Vector(dsts, _) = dst_vector else {
+            return Err(Diagnostic::error(first.span(), "`tex` writes a vector `{a, b, c, d}`"));
+        };
+        let Operand::Tuple(parts, _) = tuple else {
+            return Err(Diagnostic::error(tuple.span(), "expected `[texture, {coordinates}]`"));
         };
         let Some((handle, sampler, coords)) = texture_operands(parts) else {
             return Err(Diagnostic::error(
-                ops[1].span(),
+                tuple.span(),
                 "expected `[texture, {coordinates}]` or `[texture, sampler, {coordinates}]`",
             ));
         };
@@ -354,15 +384,22 @@ impl Lowerer<'_> {
             (3, _) | (2, true) => 4,
             (d, l) => d + usize::from(l),
         };
-        if coords.len() != wanted || dsts.len() != 4 {
+        if coords.len() != wanted || dsts.len() != words {
             return Err(Diagnostic::error(
-                ops[1].span(),
-                format!("this `tex` takes {wanted} coordinates and writes 4 values"),
+                tuple.span(),
+                format!("this `tex` takes {wanted} coordinates and writes {words} values"),
             ));
+        }
+        if cube && offsets.is_some() {
+            return Err(Diagnostic::error(span, "cube-map fetches take no texel offsets"));
+        }
+        let offsets = self.offset_values(offsets, dims, span)?;
+        if let Some(p) = resident {
+            self.set_resident(p, span)?;
         }
         // `.level`: an explicit level of detail; `.grad`: the coordinates' gradients.
         let mut lod_operands = Vec::new();
-        for o in &ops[2..] {
+        for o in &ops[2..2 + extra] {
             let items: Vec<&Operand> = match o {
                 Operand::Vector(v, _) => v.iter().collect(),
                 other => vec![other],
@@ -374,7 +411,11 @@ impl Lowerer<'_> {
         let handle = self.handle(handle, span)?;
         let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
         let cty = if integer_coords { S32 } else { F32 };
-        let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
+        let dst_ty = match result {
+            _ if halves => U32,
+            Result4::Float => F32,
+            Result4::Int => super::op_ty(dtype)?,
+        };
         let (layer, xs, dregs) =
             self.fetch_operands(coords, dsts, layered, dims, cty, dst_ty, span)?;
         if cube && integer_coords {
@@ -401,9 +442,26 @@ impl Lowerer<'_> {
             [dx, dy] if !cube => Some(self.gradient_lod(&d, dx, dy, span)),
             _ => None,
         };
+        let at = Coords { xs: &xs, offsets: &offsets, layer };
         let values = match lod {
-            Some(lod) if !integer_coords => self.mip_fetch(&d, &xs, layer, result, cube, lod, span),
-            _ => self.fetch(&d, &xs, layer, integer_coords, result, cube, span),
+            Some(lod) if !integer_coords => self.mip_fetch(&d, at, result, cube, lod, span),
+            _ => self.fetch(&d, at, integer_coords, result, cube, span),
+        };
+        let values = if halves {
+            let mut e = Emit { l: self, span };
+            let half = |e: &mut Emit<'_, '_>, v: Value| {
+                let h = e.narrow(FloatFormat::F16, F32, Rounding::Nearest, false, false, v);
+                e.cvt(U32, OpTy::U(16), h)
+            };
+            let pack = |e: &mut Emit<'_, '_>, lo: Value, hi: Value| {
+                let lo = half(e, lo);
+                let hi = half(e, hi);
+                let hi = e.bin(BinaryOp::Shl, U32, hi, Value::Imm(16));
+                e.bin(BinaryOp::Or, U32, lo, hi)
+            };
+            vec![pack(&mut e, values[0], values[1]), pack(&mut e, values[2], values[3])]
+        } else {
+            values.to_vec()
         };
         for (reg, v) in dregs.iter().zip(values) {
             if let Some(r) = reg {
@@ -443,14 +501,23 @@ impl Lowerer<'_> {
             }
         };
         let ops = i.operands.as_slice();
-        let (Some(Operand::Vector(dsts, _)), Some(Operand::Tuple(parts, _)), 2) =
-            (ops.first(), ops.get(1), ops.len())
-        else {
+        let (Some(first), Some(Operand::Tuple(parts, _))) = (ops.first(), ops.get(1)) else {
+            return Err(Diagnostic::error(span, "`tld4` takes d, [texture, {coordinates}]"));
+        };
+        let (offsets, rest) = texel_offsets(&ops[2..]);
+        if !rest.is_empty() {
             return Err(super::unsupported(
-                span,
-                "`tld4` with texel offsets or depth compare",
+                rest[0].span(),
+                "`tld4` with depth compare",
                 crate::coverage::TEXTURE,
             ));
+        }
+        let (dst_vector, resident) = match first {
+            Operand::Pair(d, p, _) => (&**d, Some(&**p)),
+            d => (d, None),
+        };
+        let Operand::Vector(dsts, _) = dst_vector else {
+            return Err(Diagnostic::error(first.span(), "`tld4` writes a vector `{a, b, c, d}`"));
         };
         let Some((handle, sampler, coords)) = texture_operands(parts) else {
             return Err(Diagnostic::error(
@@ -465,6 +532,10 @@ impl Lowerer<'_> {
                 format!("this `tld4` takes {wanted} coordinates and writes 4 values"),
             ));
         }
+        let offsets = self.offset_values(offsets, 2, span)?;
+        if let Some(p) = resident {
+            self.set_resident(p, span)?;
+        }
         let handle = self.handle(handle, span)?;
         let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
         let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
@@ -475,7 +546,7 @@ impl Lowerer<'_> {
         let normalized = self.flag(&d, flags::NORMALIZED_COORDS, span);
         let mut lower = Vec::new();
         for (k, &x) in xs.iter().enumerate() {
-            let c = self.texel_coordinate(&d, k, x, normalized, span);
+            let c = self.texel_coordinate(&d, k, x, offsets.get(k).copied(), normalized, span);
             let mut e = Emit { l: self, span };
             let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
             lower.push(e.convert(S32, F32, Some(Rounding::Down), Default::default(), b));
@@ -600,8 +671,7 @@ impl Lowerer<'_> {
     fn mip_fetch(
         &mut self,
         d: &Desc,
-        xs: &[Value],
-        layer: Option<Value>,
+        at: Coords<'_>,
         result: Result4,
         cube: bool,
         lod: Value,
@@ -624,7 +694,7 @@ impl Lowerer<'_> {
         let first = e.sel(U32, mip_linear, below, nearest);
         let last = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
         let d0 = self.level(d, first, span);
-        let t0 = self.fetch(&d0, xs, layer, false, result, cube, span);
+        let t0 = self.fetch(&d0, at, false, result, cube, span);
         if result == Result4::Int {
             return t0;
         }
@@ -644,7 +714,7 @@ impl Lowerer<'_> {
             let next = e.add(U32, first, Value::Imm(1));
             let next = e.bin(BinaryOp::Min, U32, next, last);
             let d1 = l.level(d, next, span);
-            let t1 = l.fetch(&d1, xs, layer, false, result, cube, span);
+            let t1 = l.fetch(&d1, at, false, result, cube, span);
             let mut e = Emit { l, span };
             for (r, (a, b)) in out.iter().zip(t0.iter().zip(t1)) {
                 let a = e.bin(BinaryOp::Mul, F32, w0, *a);
@@ -706,23 +776,29 @@ impl Lowerer<'_> {
         e.bin(BinaryOp::Min, S32, low, last)
     }
 
-    /// The four result words of a fetch at coordinates `xs` (module doc).
-    #[allow(clippy::too_many_arguments)]
+    /// The four result words of a fetch at `at` (module doc).
     fn fetch(
         &mut self,
         d: &Desc,
-        xs: &[Value],
-        layer: Option<Value>,
+        at: Coords<'_>,
         integer_coords: bool,
         result: Result4,
         normalized_always: bool,
         span: Span,
     ) -> [Value; 4] {
+        let Coords { xs, offsets, layer } = at;
         let dims = xs.len();
         let layer = layer.map(|l| self.clamp_layer(d, l, span));
         if integer_coords {
-            let corners: Vec<(Value, RegId)> =
-                (0..dims).map(|k| self.texel_index(d, k, xs[k], span)).collect();
+            let corners: Vec<(Value, RegId)> = (0..dims)
+                .map(|k| {
+                    let i = match offsets.get(k) {
+                        Some(&o) => Emit { l: self, span }.add(S32, xs[k], o),
+                        None => xs[k],
+                    };
+                    self.texel_index(d, k, i, span)
+                })
+                .collect();
             let idx: Vec<Value> = corners.iter().map(|c| c.0).collect();
             let outside: Vec<RegId> = corners.iter().map(|c| c.1).collect();
             return self.read_texel(d, &idx, layer, &outside, result, span);
@@ -734,8 +810,9 @@ impl Lowerer<'_> {
         };
         let linear = self.flag(d, flags::LINEAR, span);
         // Each dimension's coordinate in texels.
-        let coords: Vec<Value> =
-            (0..dims).map(|k| self.texel_coordinate(d, k, xs[k], normalized, span)).collect();
+        let coords: Vec<Value> = (0..dims)
+            .map(|k| self.texel_coordinate(d, k, xs[k], offsets.get(k).copied(), normalized, span))
+            .collect();
         let out: [RegId; 4] = [(); 4].map(|()| self.temp(U32.storage(), span));
         self.guarded(linear, true, span, |l| {
             let mut idx = Vec::new();
@@ -807,12 +884,15 @@ impl Lowerer<'_> {
     }
 
     /// Coordinate `x` of dimension `k` in texels: normalized coordinates wrapped or
-    /// mirrored by the address mode, then scaled by the size.
+    /// mirrored by the address mode, then scaled by the size; then the texel offset
+    /// added, if there is one (whose texels the address mode then resolves as any
+    /// other: an offset past a mirrored edge clamps).
     fn texel_coordinate(
         &mut self,
         d: &Desc,
         k: usize,
         x: Value,
+        offset: Option<Value>,
         normalized: RegId,
         span: Span,
     ) -> Value {
@@ -832,7 +912,43 @@ impl Lowerer<'_> {
         let x1 = e.sel(F32, normalized, x1, x);
         let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
         let scaled = e.bin(BinaryOp::Mul, F32, x1, n);
-        e.sel(F32, normalized, scaled, x)
+        let texels = e.sel(F32, normalized, scaled, x);
+        match offset {
+            Some(o) => {
+                let o = e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), o);
+                e.bin(BinaryOp::Add, F32, texels, o)
+            }
+            None => texels,
+        }
+    }
+
+    /// `d|p`: predicate `p` of a fetch says whether its texels are resident (sparse
+    /// textures); ptxvk's always are.
+    fn set_resident(&mut self, p: &Operand, span: Span) -> Result<(), Diagnostic> {
+        let p = self.dst(p, OpTy::Pred, false)?;
+        let yes = Emit { l: self, span }.cmp(CmpOp::Eq, U32, Value::Imm(0), Value::Imm(0));
+        Emit { l: self, span }.mov(OpTy::Pred, p, Value::Reg(yes));
+        Ok(())
+    }
+
+    /// The texel offsets of a fetch (`{, e}`, PTX ISA 9.2 §9.7.10.3): one `.s32` per
+    /// dimension (a 3-D fetch's fourth is ignored); none without the operand. Offsets
+    /// outside -8..7, which the ISA leaves undefined, are used as they are.
+    fn offset_values(
+        &mut self,
+        offsets: Option<&[Operand]>,
+        dims: usize,
+        span: Span,
+    ) -> Result<Vec<Value>, Diagnostic> {
+        let Some(offsets) = offsets else { return Ok(Vec::new()) };
+        let wanted = if dims == 3 { 4 } else { dims };
+        if offsets.len() != wanted {
+            return Err(Diagnostic::error(
+                span,
+                format!("this fetch takes {wanted} texel offsets"),
+            ));
+        }
+        offsets[..dims].iter().map(|o| self.src(o, S32, false, span)).collect()
     }
 
     /// Texel index `i` (s32) of dimension `k` by its address mode: the index to read
@@ -1398,5 +1514,14 @@ fn texture_operands(parts: &[Operand]) -> Option<(&Operand, Option<&Operand>, &[
         [t, Operand::Vector(c, _)] => Some((t, None, c)),
         [t, s, Operand::Vector(c, _)] => Some((t, Some(s), c)),
         _ => None,
+    }
+}
+
+/// The operands after a fetch's coordinates (and level or gradients): the texel
+/// offsets, if the first is a vector (`{x}` in 1-D too), and what follows them.
+fn texel_offsets(rest: &[Operand]) -> (Option<&[Operand]>, &[Operand]) {
+    match rest.split_first() {
+        Some((Operand::Vector(v, _), after)) => (Some(v.as_slice()), after),
+        _ => (None, rest),
     }
 }
