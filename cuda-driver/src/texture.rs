@@ -374,10 +374,34 @@ const _: () = assert!(
         == std::mem::size_of::<cudarc::driver::sys::CUDA_TEXTURE_DESC>()
 );
 
-/// `CU_TRSF_READ_AS_INTEGER`, `CU_TRSF_NORMALIZED_COORDINATES`, `CU_TRSF_SRGB`.
+/// `CU_TRSF_READ_AS_INTEGER`, `CU_TRSF_NORMALIZED_COORDINATES`, `CU_TRSF_SRGB`,
+/// `CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION`, `CU_TRSF_SEAMLESS_CUBEMAP`.
 const READ_AS_INTEGER: c_uint = 1;
 const NORMALIZED_COORDINATES: c_uint = 2;
 const SRGB: c_uint = 0x10;
+const DISABLE_TRILINEAR_OPTIMIZATION: c_uint = 0x20;
+const SEAMLESS_CUBEMAP: c_uint = 0x40;
+
+/// Applies the `CU_TRSF_*` flags to `desc`: coordinates, read mode, sRGB. Trilinear
+/// filtering is always exact (ptxvk has no optimization to disable); seamless cube maps
+/// (filtering across faces) are not implemented, and unknown flags are invalid.
+fn apply_flags(desc: &mut TextureDesc, flags: c_uint) -> Result<(), CUresult> {
+    let known = READ_AS_INTEGER | NORMALIZED_COORDINATES | SRGB | DISABLE_TRILINEAR_OPTIMIZATION;
+    if flags & SEAMLESS_CUBEMAP != 0 {
+        eprintln!("ptxvk libcuda: seamless cube maps (CU_TRSF_SEAMLESS_CUBEMAP) are not supported");
+        return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+    }
+    if flags & !known != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    desc.normalized_coords = flags & NORMALIZED_COORDINATES != 0;
+    // The driver API reads 8- and 16-bit integers as normalized floats unless asked for
+    // integers.
+    desc.read_normalized =
+        flags & READ_AS_INTEGER == 0 && desc.kind != ChannelKind::Float && desc.channel_bytes < 4;
+    desc.srgb = flags & SRGB != 0;
+    Ok(())
+}
 
 /// The texels a resource description names, as a texture description without sampler
 /// state; `surface` requires an array made for surface access.
@@ -468,14 +492,16 @@ pub unsafe extern "C" fn cuTexObjectCreate(
             1 => true,
             _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         };
-        desc.normalized_coords = t.flags & NORMALIZED_COORDINATES != 0;
-        // The driver API reads 8- and 16-bit integers as normalized floats unless asked
-        // for integers.
-        desc.read_normalized = t.flags & READ_AS_INTEGER == 0
-            && desc.kind != ChannelKind::Float
-            && desc.channel_bytes < 4;
+        apply_flags(&mut desc, t.flags)?;
+        // NVIDIA's anisotropic filter is undocumented; ptxvk's `.grad` fetches take the
+        // level of detail of the longer gradient (isotropic). Other fetches are the same.
+        if t.max_anisotropy > 1 {
+            eprintln!(
+                "ptxvk libcuda: maxAnisotropy {} is ignored: gradient fetches filter isotropically",
+                t.max_anisotropy
+            );
+        }
         desc.border = t.border_color;
-        desc.srgb = t.flags & SRGB != 0;
         desc.mip_linear = match t.mipmap_filter_mode {
             0 => false,
             1 => true,
@@ -541,12 +567,11 @@ impl Reference {
     ) -> Result<(), CUresult> {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (desc, flags, object) = &mut *state;
-        change(desc, flags);
-        desc.normalized_coords = *flags & NORMALIZED_COORDINATES != 0;
-        desc.read_normalized = *flags & READ_AS_INTEGER == 0
-            && desc.kind != ChannelKind::Float
-            && desc.channel_bytes < 4;
-        desc.srgb = *flags & SRGB != 0;
+        let mut new_desc = desc.clone();
+        let mut new_flags = *flags;
+        change(&mut new_desc, &mut new_flags);
+        apply_flags(&mut new_desc, new_flags)?;
+        (*desc, *flags) = (new_desc, new_flags);
         if desc.address == 0 {
             return Ok(());
         }

@@ -1121,7 +1121,14 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
         res.res[0] = array as u64;
         let tdesc = TexDesc { address_mode: [1, 1, 1], filter_mode: 1, ..TexDesc::default() };
         let mut tex = 0u64;
-        assert_eq!(tex_create(&mut tex, &res, &tdesc, std::ptr::null()), SUCCESS);
+        // Seamless cube maps are refused plainly (CU_TRSF_SEAMLESS_CUBEMAP), unknown flags
+        // are invalid; CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION changes nothing.
+        let seamless = TexDesc { flags: 0x40, ..tdesc };
+        assert_eq!(tex_create(&mut tex, &res, &seamless, std::ptr::null()), 801);
+        let unknown = TexDesc { flags: 0x100, ..tdesc };
+        assert_eq!(tex_create(&mut tex, &res, &unknown, std::ptr::null()), INVALID_VALUE);
+        let exact = TexDesc { flags: 0x20, ..tdesc };
+        assert_eq!(tex_create(&mut tex, &res, &exact, std::ptr::null()), SUCCESS);
         let n = 7usize;
         let xs: Vec<f32> = (0..n).map(|i| i as f32 + 0.75).collect();
         let ys: Vec<f32> = (0..n).map(|i| (i % h) as f32 + 0.5).collect();
