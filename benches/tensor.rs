@@ -61,8 +61,9 @@ fn main() {
             Arg::from(n),
         ];
         let grid = [(N / 8) as u32, (N / 32) as u32, 1];
-        let ms =
-            median_ms(|| kernel.launch_timed(grid, [64, 1, 1], 0, &args).expect(entry).kernel_ms);
+        let ms = common::median_ms(|| {
+            kernel.launch_timed(grid, [64, 1, 1], 0, &args).expect(entry).kernel_ms
+        });
         assert_eq!(c.to_vec().expect("C"), want, "{entry}");
         println!("  {entry:<16} ldmatrix + mma:   {ms:8.2} ms  {:6.3} GFLOP/s", flops / ms / 1e6);
     }
@@ -78,14 +79,9 @@ fn main() {
     let c = device.zeroed::<f32>(N * N).expect("C");
     let args = [Arg::from(&af), Arg::from(&bf), Arg::from(&c), Arg::from(n)];
     let grid = [(N / 16) as u32, (N / 16) as u32, 1];
-    let ms =
-        median_ms(|| kernel.launch_timed(grid, [16, 16, 1], 0, &args).expect("tiled").kernel_ms);
+    let ms = common::median_ms(|| {
+        kernel.launch_timed(grid, [16, 16, 1], 0, &args).expect("tiled").kernel_ms
+    });
     assert_eq!(c.to_vec().expect("C"), want, "matmul_tiled");
     println!("  matmul_tiled     scalar f32:      {ms:8.2} ms  {:6.3} GFLOP/s", flops / ms / 1e6);
-}
-
-/// The median of [`common::RUNS`] kernel times, after a warm-up run.
-fn median_ms(mut run: impl FnMut() -> f64) -> f64 {
-    run();
-    common::median((0..common::RUNS).map(|_| run()).collect())
 }

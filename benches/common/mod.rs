@@ -28,3 +28,10 @@ pub fn micros_per(per: usize, mut f: impl FnMut()) -> f64 {
             .collect(),
     )
 }
+
+/// The median of [`RUNS`] kernel times in milliseconds that `run` reports, after a
+/// warm-up run.
+pub fn median_ms(mut run: impl FnMut() -> f64) -> f64 {
+    run();
+    median((0..RUNS).map(|_| run()).collect())
+}

@@ -1111,27 +1111,48 @@ impl Lowerer<'_> {
         if result == Result4::Int {
             return extended;
         }
-        // Float channels: as they are, halves widened.
+        // Float channels: as they are, halves widened. Integers: converted, or (8, 16
+        // bits) normalized; each conversion only where the format needs it, as the
+        // normalizing divisions are exact (and so not cheap).
+        let out = e.temp(U32);
         let as_float = match bits {
             16 => e.widen(FloatFormat::F16, raw),
             _ => raw,
         };
-        // Integers: normalized (8, 16 bits) or converted.
-        let int_float_s =
-            e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), extended);
-        let int_float_u =
-            e.convert(F32, U32, Some(Rounding::Nearest), Default::default(), extended);
-        let int_float = e.sel(F32, signed, int_float_s, int_float_u);
-        let (umax, smax) = ((1u64 << bits) - 1, (1u64 << (bits - 1)) - 1);
-        let unorm =
-            e.bin(BinaryOp::Div, F32, int_float, Value::Imm(u64::from((umax as f32).to_bits())));
-        let snorm =
-            e.bin(BinaryOp::Div, F32, int_float, Value::Imm(u64::from((smax as f32).to_bits())));
-        let snorm = e.bin(BinaryOp::Max, F32, snorm, Value::Imm(u64::from((-1f32).to_bits())));
-        let norm = e.sel(F32, signed, snorm, unorm);
-        let int_value =
-            if bits < 32 { e.sel(F32, read_normalized, norm, int_float) } else { int_float };
-        e.sel(U32, float, as_float, int_value)
+        e.mov(U32, out, as_float);
+        self.guarded(float, true, span, |l| {
+            let mut e = Emit { l, span };
+            let int_float_s =
+                e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), extended);
+            let int_float_u =
+                e.convert(F32, U32, Some(Rounding::Nearest), Default::default(), extended);
+            let int_float = e.sel(F32, signed, int_float_s, int_float_u);
+            e.mov(U32, out, int_float);
+            if bits == 32 {
+                return;
+            }
+            l.guarded(read_normalized, false, span, |l| {
+                let mut e = Emit { l, span };
+                let (umax, smax) = ((1u64 << bits) - 1, (1u64 << (bits - 1)) - 1);
+                let divisor = e.sel(
+                    F32,
+                    signed,
+                    Value::Imm(u64::from((smax as f32).to_bits())),
+                    Value::Imm(u64::from((umax as f32).to_bits())),
+                );
+                let norm = e.bin(BinaryOp::Div, F32, int_float, divisor);
+                // Signed: at least -1 (the most negative code is below -1).
+                let floor = e.sel(
+                    F32,
+                    signed,
+                    Value::Imm(u64::from((-1f32).to_bits())),
+                    Value::Imm(0),
+                );
+                let norm = e.bin(BinaryOp::Max, F32, norm, floor);
+                e.mov(U32, out, norm);
+            });
+        });
+        Value::Reg(out)
     }
 
     /// `value`, or with the sRGB flag the table entry of 8-bit code `raw`.
