@@ -353,13 +353,15 @@ fn run_native(
                 Ok(NativeArg::Uninitialized(len * ty.size() as u64))
             }
             SpecArg::Value(v) => Ok(NativeArg::Value(v)),
-            SpecArg::Texture { .. } => Err(Error::Launch(
-                "texture arguments are not supported on NVIDIA's driver yet (`--cuda`): \
-                 the reference run would need CUDA arrays and texture objects"
-                    .into(),
-            )),
+            // The shape, format and sampler state of the driver's array and texture (or
+            // surface) object; where the texels live is the driver's business.
+            SpecArg::Texture { ty, bytes, sampler } => Ok(NativeArg::Texture {
+                texels: bytes,
+                desc: sampler.desc(*ty, 0).map_err(Error::Launch)?,
+                surface: sampler.surface,
+            }),
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, Error>>()?;
     let cuda = NativeCuda::open(library, 0)?;
     let ran = cuda.run(&texts, &entry, spec.grid, spec.block, spec.shared_bytes, &args)?;
     let buffers = spec
@@ -367,8 +369,10 @@ fn run_native(
         .iter()
         .enumerate()
         .filter_map(|(arg, a)| match a {
-            SpecArg::Buffer { ty, .. } | SpecArg::Uninitialized { ty, .. } => Some((arg, *ty)),
-            SpecArg::Value(_) | SpecArg::Texture { .. } => None,
+            SpecArg::Buffer { ty, .. }
+            | SpecArg::Uninitialized { ty, .. }
+            | SpecArg::Texture { ty, .. } => Some((arg, *ty)),
+            SpecArg::Value(_) => None,
         })
         .zip(ran.buffers)
         .map(|((arg, ty), bytes)| BufferResult { arg, ty, bytes })

@@ -216,6 +216,9 @@ pub struct TextureSpec {
     pub border: [f32; 4],
     /// sRGB decode of 8-bit R, G, B channels.
     pub srgb: bool,
+    /// Used as a surface (`suld`/`sust`): ptxvk's handle is the same, but a CUDA
+    /// driver's reference run (`compare --cuda`) makes a surface object.
+    pub surface: bool,
 }
 
 impl TextureSpec {
@@ -435,7 +438,8 @@ fn arg(v: &Value) -> Result<SpecArg, String> {
 
 /// `{"texture": TYPE, "size": [W, H, D], "channels": C, "layers": L, "filter": "point" |
 /// "linear", "address": MODE or [MODE, MODE, MODE], "normalized_coords": bool,
-/// "read_normalized": bool, "border": [4 floats], "data": [...] | "hex": "..."}`.
+/// "read_normalized": bool, "srgb": bool, "surface": bool, "border": [4 floats],
+/// "data": [...] | "hex": "..."}`.
 fn texture_arg(t: &Value, obj: &serde_json::Map<String, Value>) -> Result<SpecArg, String> {
     let ty = elem_type(t)?;
     let size = dims(obj.get("size").ok_or("a texture needs \"size\"")?, "size")?;
@@ -482,6 +486,7 @@ fn texture_arg(t: &Value, obj: &serde_json::Map<String, Value>) -> Result<SpecAr
         address,
         border,
         srgb: flag("srgb"),
+        surface: flag("surface"),
     };
     let bytes = if let Some(d) = obj.get("data") {
         let items = d.as_array().ok_or("\"data\" must be an array")?;
@@ -519,7 +524,7 @@ fn texture(ty: ElemType, mut bytes: Vec<u8>, sampler: TextureSpec) -> Result<Spe
 
 /// `tex:TYPE[xC]:W[xH[xD]]:OPTIONS:VALUES`: OPTIONS a comma list of `point`/`linear`,
 /// an address mode (`wrap`, `clamp`, `mirror`, `border`), `normalized`, `readnorm`,
-/// `srgb`, `layers=N`; VALUES as a buffer's (`zeros` for none).
+/// `srgb`, `surface`, `layers=N`; VALUES as a buffer's (`zeros` for none).
 fn parse_texture_arg(s: &str, rest: &str) -> Result<SpecArg, String> {
     let fields: Vec<&str> = rest.splitn(4, ':').collect();
     let [ty, size, options, values] = fields.as_slice() else {
@@ -548,10 +553,12 @@ fn parse_texture_arg(s: &str, rest: &str) -> Result<SpecArg, String> {
         address: [crate::AddressMode::Clamp; 3],
         border: [0.0; 4],
         srgb: false,
+        surface: false,
     };
     for o in options.split(',').filter(|o| !o.is_empty()) {
         match o {
             "srgb" => sampler.srgb = true,
+            "surface" => sampler.surface = true,
             "point" => sampler.linear = false,
             "linear" => sampler.linear = true,
             "normalized" => sampler.normalized_coords = true,

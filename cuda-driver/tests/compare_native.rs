@@ -114,3 +114,80 @@ fn the_native_client_runs_a_spec_on_a_driver_loaded_by_path_and_refuses_ptxvks_a
 fn bytemuck_f32(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// Texture and surface arguments on the driver side of `compare --cuda`: the client
+/// makes a CUDA array of the spec's shape and format, copies the texels in, creates a
+/// texture object with the spec's sampler state (or a surface object) and reads the
+/// texels back; run against this library, it must agree with ptxvk's own run, which
+/// takes the spec's state directly (a wrong flag, address mode or format in the client
+/// would make them differ).
+#[test]
+fn the_native_client_makes_arrays_texture_and_surface_objects_from_a_spec() {
+    if !common::init_context(&common::library()) {
+        return;
+    }
+    let ptx = repo().join("tests/kernels/texture.nvcc.sm_80.ptx");
+    let text = std::fs::read_to_string(&ptx).expect("the PTX");
+    let sources = ptxvk::SourceMap::new([(ptx.display().to_string(), text.as_str())]);
+    let library = common::library_path();
+    let platforms = [
+        Platform::NativeCuda(CudaLibrary::Path(library)),
+        Platform::Vulkan(DeviceChoice::parse("").expect("the default device")),
+    ];
+    let n = 24usize;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.173 - 1.1).collect();
+    let ys: Vec<f32> = (0..n).map(|i| 1.3 - i as f32 * 0.097).collect();
+    let float_texels: Vec<f32> =
+        (0..6 * 5 * 4).map(|k| (k * 13 % 37) as f32 * 0.25 - 4.0).collect();
+    let byte_texels: Vec<u32> = (0..6 * 5 * 4).map(|k| (k * 29 % 256) as u32).collect();
+    for (texture, what) in [
+        (
+            serde_json::json!({"texture": "f32", "channels": 4, "size": [6, 5], "filter": "linear",
+                "address": ["wrap", "mirror"], "normalized_coords": true, "data": float_texels}),
+            "float4, linear, wrap and mirror, normalized",
+        ),
+        (
+            serde_json::json!({"texture": "u8", "channels": 4, "size": [6, 5], "filter": "linear",
+                "address": "border", "border": [0.5, 0.25, 1.0, 2.0], "normalized_coords": true,
+                "read_normalized": true, "data": byte_texels}),
+            "uchar4 read as normalized floats, border",
+        ),
+    ] {
+        let spec_json = serde_json::json!({
+            "ptx": ptx, "entry": "tex2d_float4", "grid": 1, "block": 32,
+            "args": [
+                texture,
+                {"buffer": "f32", "data": xs},
+                {"buffer": "f32", "data": ys},
+                {"buffer": "f32", "len": 4 * n},
+                {"scalar": "s32", "value": n},
+            ],
+        });
+        let spec = ptxvk::spec::parse(&spec_json.to_string(), repo()).expect("the spec");
+        let (report, runs) =
+            compare_spec(&spec, &sources, &platforms, None, Tolerance::default(), 10).expect("ran");
+        assert!(report.agrees, "{what}: {report:?}");
+        let out = &runs[0].buffers[3].bytes;
+        assert!(out.iter().any(|&b| b != 0), "{what}: the driver's run wrote its results");
+        assert_eq!(runs[0].buffers.len(), 4, "{what}: the texels come back as a buffer");
+    }
+
+    // Surfaces: out = in * 2 + 1 through two surface objects; the output texels come back.
+    let (w, h) = (8usize, 4usize);
+    let input: Vec<f32> = (0..w * h).map(|k| k as f32 * 0.5 - 3.0).collect();
+    let spec_json = serde_json::json!({
+        "ptx": ptx, "entry": "surf2d_scale", "grid": 1, "block": [w, h],
+        "args": [
+            {"texture": "f32", "size": [w, h], "surface": true, "data": input},
+            {"texture": "f32", "size": [w, h], "surface": true},
+            {"scalar": "s32", "value": w},
+            {"scalar": "s32", "value": h},
+        ],
+    });
+    let spec = ptxvk::spec::parse(&spec_json.to_string(), repo()).expect("the spec");
+    let (report, runs) =
+        compare_spec(&spec, &sources, &platforms, None, Tolerance::default(), 10).expect("ran");
+    assert!(report.agrees, "{report:?}");
+    let want: Vec<u8> = input.iter().flat_map(|v| (v * 2.0 + 1.0).to_le_bytes()).collect();
+    assert_eq!(runs[0].buffers[1].bytes, want, "the driver's surface writes");
+}

@@ -24,10 +24,15 @@ use std::mem::ManuallyDrop;
 use std::path::PathBuf;
 
 use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction,
-    CUfunction_attribute, CUjitInputType, CUjit_option, CUlinkState, CUmodule, CUstream,
+    CUDA_RESOURCE_DESC_st__bindgen_ty_1, CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1,
+    CUaddress_mode, CUarray, CUarray_format, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr,
+    CUevent, CUfilter_mode, CUfunction, CUfunction_attribute, CUjitInputType, CUjit_option,
+    CUlinkState, CUmemorytype, CUmodule, CUresourcetype, CUstream, CUsurfObject, CUtexObject,
+    CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_RESOURCE_VIEW_DESC,
+    CUDA_TEXTURE_DESC,
 };
 use libloading::Library;
+use ptxvk_abi::texture::{AddressMode, ChannelKind, Texture};
 
 /// Which driver library to load.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +103,7 @@ impl DriverInfo {
 }
 
 /// One kernel argument of [`NativeCuda::run`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum NativeArg<'a> {
     /// A device buffer with these contents; the parameter gets its address.
     Buffer(&'a [u8]),
@@ -106,6 +111,11 @@ pub enum NativeArg<'a> {
     Uninitialized(u64),
     /// The parameter's bytes.
     Value(&'a [u8]),
+    /// A texture or surface: a CUDA array of `desc`'s shape and format holding `texels`
+    /// (packed rows, slices or layers), and a texture object with `desc`'s sampler state
+    /// or, with `surface`, a surface object; the parameter gets the object, and the
+    /// texels are read back like a buffer.
+    Texture { texels: &'a [u8], desc: Texture, surface: bool },
 }
 
 /// What a launch left: its time on the GPU and the buffers' bytes, in argument order.
@@ -184,6 +194,18 @@ struct Api {
     event_destroy: unsafe extern "C" fn(CUevent) -> Res,
     get_error_name: unsafe extern "C" fn(Res, *mut *const c_char) -> Res,
     get_error_string: unsafe extern "C" fn(Res, *mut *const c_char) -> Res,
+    array_3d_create: unsafe extern "C" fn(*mut CUarray, *const CUDA_ARRAY3D_DESCRIPTOR) -> Res,
+    array_destroy: unsafe extern "C" fn(CUarray) -> Res,
+    memcpy_3d: unsafe extern "C" fn(*const CUDA_MEMCPY3D) -> Res,
+    tex_object_create: unsafe extern "C" fn(
+        *mut CUtexObject,
+        *const CUDA_RESOURCE_DESC,
+        *const CUDA_TEXTURE_DESC,
+        *const CUDA_RESOURCE_VIEW_DESC,
+    ) -> Res,
+    tex_object_destroy: unsafe extern "C" fn(CUtexObject) -> Res,
+    surf_object_create: unsafe extern "C" fn(*mut CUsurfObject, *const CUDA_RESOURCE_DESC) -> Res,
+    surf_object_destroy: unsafe extern "C" fn(CUsurfObject) -> Res,
 }
 
 /// NVIDIA's driver (or the library named), initialised, with the primary context of one
@@ -362,9 +384,9 @@ impl NativeCuda {
         }
         // Each argument's bytes, at least 8-aligned: buffers get their device address.
         let mut values: Vec<Vec<u64>> = Vec::with_capacity(args.len());
-        let mut buffers: Vec<(CUdeviceptr, usize)> = Vec::new();
+        let mut buffers: Vec<Readback<'_>> = Vec::new();
         for (i, (arg, &size)) in args.iter().zip(&params).enumerate() {
-            let bytes: Vec<u8> = match *arg {
+            let bytes: Vec<u8> = match arg {
                 NativeArg::Buffer(_) | NativeArg::Uninitialized(_) => {
                     if size != 8 {
                         return Err(CudaError::Launch(format!(
@@ -377,6 +399,7 @@ impl NativeCuda {
                             CudaError::Launch(format!("argument {i}: {n} bytes do not fit"))
                         })?,
                         NativeArg::Buffer(b) | NativeArg::Value(b) => b.len(),
+                        NativeArg::Texture { texels, .. } => texels.len(),
                     };
                     let mut address: CUdeviceptr = 0;
                     // SAFETY: `address` is writable; CUDA refuses zero bytes, hence max(1).
@@ -388,8 +411,19 @@ impl NativeCuda {
                             (api.memcpy_htod)(address, b.as_ptr().cast(), b.len())
                         })?;
                     }
-                    buffers.push((address, len));
+                    buffers.push(Readback::Buffer(address, len));
                     address.to_le_bytes().to_vec()
+                }
+                NativeArg::Texture { texels, desc, surface } => {
+                    if size != 8 {
+                        return Err(CudaError::Launch(format!(
+                            "argument {i} of `{entry}` is a texture, but its parameter has \
+                             {size} bytes, not a 64-bit object's 8"
+                        )));
+                    }
+                    let (object, array) = self.texture(&mut resources, texels, desc, *surface)?;
+                    buffers.push(Readback::Array(array, desc, texels.len()));
+                    object.to_le_bytes().to_vec()
                 }
                 NativeArg::Value(v) if v.len() == size => v.to_vec(),
                 NativeArg::Value(v) => {
@@ -445,15 +479,119 @@ impl NativeCuda {
         // SAFETY: two completed events of this context.
         self.check("cuEventElapsedTime", unsafe { (api.event_elapsed_time)(&mut ms, start, end) })?;
         let mut outputs = Vec::with_capacity(buffers.len());
-        for (address, len) in buffers {
-            let mut bytes = vec![0u8; len];
-            // SAFETY: `bytes` is writable for `len` bytes, the allocation as long.
-            self.check("cuMemcpyDtoH", unsafe {
-                (api.memcpy_dtoh)(bytes.as_mut_ptr().cast(), address, len)
-            })?;
+        for readback in buffers {
+            let bytes = match readback {
+                Readback::Buffer(address, len) => {
+                    let mut bytes = vec![0u8; len];
+                    // SAFETY: `bytes` is writable for `len` bytes, the allocation as long.
+                    self.check("cuMemcpyDtoH", unsafe {
+                        (api.memcpy_dtoh)(bytes.as_mut_ptr().cast(), address, len)
+                    })?;
+                    bytes
+                }
+                Readback::Array(array, desc, len) => {
+                    let mut bytes = vec![0u8; len];
+                    let copy = array_copy(desc, array, Host::Out(bytes.as_mut_ptr()));
+                    // SAFETY: `bytes` holds the array's texels packed (`len` bytes).
+                    self.check("cuMemcpy3D", unsafe { (api.memcpy_3d)(&copy) })?;
+                    bytes
+                }
+            };
             outputs.push(bytes);
         }
         Ok(NativeRun { kernel_ms: f64::from(ms), buffers: outputs })
+    }
+
+    /// A CUDA array holding `texels` in `desc`'s shape and format (surface-capable), and
+    /// a texture object with `desc`'s sampler state or a surface object over it.
+    fn texture(
+        &self,
+        resources: &mut Resources<'_>,
+        texels: &[u8],
+        desc: &Texture,
+        surface: bool,
+    ) -> Result<(u64, CUarray), CudaError> {
+        let api = &self.api;
+        let format = array_format(desc.kind, desc.channel_bytes).ok_or_else(|| {
+            CudaError::Launch(format!(
+                "CUDA arrays have no {}-byte {:?} channels",
+                desc.channel_bytes, desc.kind
+            ))
+        })?;
+        let one_d = desc.height <= 1 && desc.depth <= 1 && desc.layers == 0;
+        let array_desc = CUDA_ARRAY3D_DESCRIPTOR {
+            Width: desc.width as usize,
+            Height: if one_d { 0 } else { desc.height as usize },
+            Depth: if desc.layers > 0 {
+                desc.layers as usize
+            } else if desc.depth > 1 {
+                desc.depth as usize
+            } else {
+                0
+            },
+            Format: format,
+            NumChannels: desc.channels,
+            // CUDA_ARRAY3D_LAYERED, CUDA_ARRAY3D_SURFACE_LDST.
+            Flags: u32::from(desc.layers > 0) | 2,
+        };
+        let mut array: CUarray = std::ptr::null_mut();
+        // SAFETY: a writable local and a complete descriptor.
+        self.check("cuArray3DCreate", unsafe { (api.array_3d_create)(&mut array, &array_desc) })?;
+        resources.arrays.push(array);
+        let copy = array_copy(desc, array, Host::In(texels.as_ptr()));
+        // SAFETY: `texels` holds the array's texels packed (checked by the spec).
+        self.check("cuMemcpy3D", unsafe { (api.memcpy_3d)(&copy) })?;
+        let res = CUDA_RESOURCE_DESC {
+            resType: CUresourcetype::CU_RESOURCE_TYPE_ARRAY,
+            res: CUDA_RESOURCE_DESC_st__bindgen_ty_1 {
+                array: CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 { hArray: array },
+            },
+            flags: 0,
+        };
+        if surface {
+            let mut object: CUsurfObject = 0;
+            // SAFETY: a writable local and a resource of this context's array.
+            self.check("cuSurfObjectCreate", unsafe {
+                (api.surf_object_create)(&mut object, &res)
+            })?;
+            resources.surfaces.push(object);
+            return Ok((object, array));
+        }
+        let mode = |m: AddressMode| match m {
+            AddressMode::Wrap => CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP,
+            AddressMode::Clamp => CUaddress_mode::CU_TR_ADDRESS_MODE_CLAMP,
+            AddressMode::Mirror => CUaddress_mode::CU_TR_ADDRESS_MODE_MIRROR,
+            AddressMode::Border => CUaddress_mode::CU_TR_ADDRESS_MODE_BORDER,
+        };
+        // CU_TRSF_READ_AS_INTEGER (the driver API reads 8/16-bit integers as normalized
+        // floats without it), CU_TRSF_NORMALIZED_COORDINATES, CU_TRSF_SRGB.
+        let flags = u32::from(!desc.read_normalized)
+            | (u32::from(desc.normalized_coords) << 1)
+            | (u32::from(desc.srgb) << 4);
+        let filter = if desc.linear_filter {
+            CUfilter_mode::CU_TR_FILTER_MODE_LINEAR
+        } else {
+            CUfilter_mode::CU_TR_FILTER_MODE_POINT
+        };
+        let tex = CUDA_TEXTURE_DESC {
+            addressMode: desc.address_modes.map(mode),
+            filterMode: filter,
+            flags,
+            maxAnisotropy: 0,
+            mipmapFilterMode: CUfilter_mode::CU_TR_FILTER_MODE_POINT,
+            mipmapLevelBias: 0.0,
+            minMipmapLevelClamp: 0.0,
+            maxMipmapLevelClamp: 0.0,
+            borderColor: desc.border,
+            reserved: [0; 12],
+        };
+        let mut object: CUtexObject = 0;
+        // SAFETY: a writable local, complete descriptors, no resource view.
+        self.check("cuTexObjectCreate", unsafe {
+            (api.tex_object_create)(&mut object, &res, &tex, std::ptr::null())
+        })?;
+        resources.textures.push(object);
+        Ok((object, array))
     }
 
     /// The sizes of `function`'s parameters, in order.
@@ -579,12 +717,83 @@ fn to_words(bytes: &[u8]) -> Vec<u64> {
     words
 }
 
+/// What a launch reads back, in argument order: a buffer (address, bytes) or a texture's
+/// array (its description, bytes).
+enum Readback<'a> {
+    Buffer(CUdeviceptr, usize),
+    Array(CUarray, &'a Texture, usize),
+}
+
+/// The CUDA array format of channels of `kind` and `bytes`.
+fn array_format(kind: ChannelKind, bytes: u32) -> Option<CUarray_format> {
+    use CUarray_format::*;
+    Some(match (kind, bytes) {
+        (ChannelKind::Unsigned, 1) => CU_AD_FORMAT_UNSIGNED_INT8,
+        (ChannelKind::Unsigned, 2) => CU_AD_FORMAT_UNSIGNED_INT16,
+        (ChannelKind::Unsigned, 4) => CU_AD_FORMAT_UNSIGNED_INT32,
+        (ChannelKind::Signed, 1) => CU_AD_FORMAT_SIGNED_INT8,
+        (ChannelKind::Signed, 2) => CU_AD_FORMAT_SIGNED_INT16,
+        (ChannelKind::Signed, 4) => CU_AD_FORMAT_SIGNED_INT32,
+        (ChannelKind::Float, 2) => CU_AD_FORMAT_HALF,
+        (ChannelKind::Float, 4) => CU_AD_FORMAT_FLOAT,
+        _ => return None,
+    })
+}
+
+/// The host side of an array copy.
+enum Host {
+    In(*const u8),
+    Out(*mut u8),
+}
+
+/// `cuMemcpy3D` of a whole array from or to packed host texels.
+fn array_copy(desc: &Texture, array: CUarray, host: Host) -> CUDA_MEMCPY3D {
+    let row = desc.width as usize * desc.texel_bytes() as usize;
+    let height = desc.height.max(1) as usize;
+    let slices = if desc.layers > 0 { desc.layers } else { desc.depth.max(1) } as usize;
+    use CUmemorytype::{CU_MEMORYTYPE_ARRAY as ARRAY, CU_MEMORYTYPE_HOST as HOST};
+    let (src_host, dst_host, src_type, dst_type, src_array, dst_array) = match host {
+        Host::In(p) => (p.cast(), std::ptr::null_mut(), HOST, ARRAY, std::ptr::null_mut(), array),
+        Host::Out(p) => (std::ptr::null(), p.cast(), ARRAY, HOST, array, std::ptr::null_mut()),
+    };
+    CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host,
+        srcDevice: 0,
+        srcArray: src_array,
+        reserved0: std::ptr::null_mut(),
+        srcPitch: row,
+        srcHeight: height,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: dst_type,
+        dstHost: dst_host,
+        dstDevice: 0,
+        dstArray: dst_array,
+        reserved1: std::ptr::null_mut(),
+        dstPitch: row,
+        dstHeight: height,
+        WidthInBytes: row,
+        Height: height,
+        Depth: slices,
+    }
+}
+
 /// What one launch created, released on every path out of [`NativeCuda::run`].
 struct Resources<'c> {
     cuda: &'c NativeCuda,
     module: CUmodule,
     allocations: Vec<CUdeviceptr>,
     events: Vec<CUevent>,
+    arrays: Vec<CUarray>,
+    textures: Vec<CUtexObject>,
+    surfaces: Vec<CUsurfObject>,
 }
 
 impl<'c> Resources<'c> {
@@ -594,6 +803,9 @@ impl<'c> Resources<'c> {
             module: std::ptr::null_mut(),
             allocations: Vec::new(),
             events: Vec::new(),
+            arrays: Vec::new(),
+            textures: Vec::new(),
+            surfaces: Vec::new(),
         }
     }
 
@@ -617,6 +829,15 @@ impl Drop for Resources<'_> {
             }
             for &a in &self.allocations {
                 (api.mem_free)(a);
+            }
+            for &t in &self.textures {
+                (api.tex_object_destroy)(t);
+            }
+            for &t in &self.surfaces {
+                (api.surf_object_destroy)(t);
+            }
+            for &a in &self.arrays {
+                (api.array_destroy)(a);
             }
             if !self.module.is_null() {
                 (api.module_unload)(self.module);
@@ -688,6 +909,13 @@ impl Api {
             event_destroy: get!("cuEventDestroy_v2", "4.0"),
             get_error_name: get!("cuGetErrorName", "6.0"),
             get_error_string: get!("cuGetErrorString", "6.0"),
+            array_3d_create: get!("cuArray3DCreate_v2", "3.2"),
+            array_destroy: get!("cuArrayDestroy", "2.0"),
+            memcpy_3d: get!("cuMemcpy3D_v2", "3.2"),
+            tex_object_create: get!("cuTexObjectCreate", "5.0"),
+            tex_object_destroy: get!("cuTexObjectDestroy", "5.0"),
+            surf_object_create: get!("cuSurfObjectCreate", "5.0"),
+            surf_object_destroy: get!("cuSurfObjectDestroy", "5.0"),
         })
     }
 }

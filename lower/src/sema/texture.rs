@@ -1142,12 +1142,8 @@ impl Lowerer<'_> {
                 );
                 let norm = e.bin(BinaryOp::Div, F32, int_float, divisor);
                 // Signed: at least -1 (the most negative code is below -1).
-                let floor = e.sel(
-                    F32,
-                    signed,
-                    Value::Imm(u64::from((-1f32).to_bits())),
-                    Value::Imm(0),
-                );
+                let floor =
+                    e.sel(F32, signed, Value::Imm(u64::from((-1f32).to_bits())), Value::Imm(0));
                 let norm = e.bin(BinaryOp::Max, F32, norm, floor);
                 e.mov(U32, out, norm);
             });
