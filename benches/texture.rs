@@ -12,7 +12,9 @@
 
 mod common;
 
-use ptxvk::{AddressMode, Arg, ChannelKind, Device, Module, TextureDesc};
+use ptxvk::{
+    AddressMode, Arg, ChannelKind, Device, DeviceBuffer, Module, TextureDesc, TextureObject,
+};
 
 const W: usize = 1024;
 const H: usize = 1024;
@@ -63,14 +65,7 @@ fn main() {
         let tex = device
             .texture_object(&TextureDesc { linear_filter: linear, ..float4.clone() })
             .expect("texture");
-        let args = [
-            Arg::from(&tex),
-            Arg::from(&out),
-            Arg::from(w),
-            Arg::from(h),
-            Arg::from(dx),
-            Arg::from(0.5f32),
-        ];
+        let args = fetch_args(&tex, &out, dx);
         let ms =
             common::median_ms(|| fetch.launch_timed(grid, block, 0, &args).expect(name).kernel_ms);
         let got = out.to_vec().expect("out");
@@ -104,14 +99,7 @@ fn main() {
             ..float4.clone()
         })
         .expect("texture");
-    let args = [
-        Arg::from(&tex),
-        Arg::from(&out),
-        Arg::from(w),
-        Arg::from(h),
-        Arg::from(0.5f32),
-        Arg::from(0.5f32),
-    ];
+    let args = fetch_args(&tex, &out, 0.5);
     let ms =
         common::median_ms(|| fetch.launch_timed(grid, block, 0, &args).expect("rgba8").kernel_ms);
     let got = out.to_vec().expect("out");
@@ -119,4 +107,10 @@ fn main() {
         assert_eq!(g, f32::from(b) / 255.0, "rgba8 normalized [{k}]");
     }
     report("rgba8 point, normalized floats", ms);
+}
+
+/// `fetch`'s arguments: texel (x, y) of `tex` is read at (x + dx, y + 0.5) into `out`.
+fn fetch_args<'a>(tex: &'a TextureObject, out: &'a DeviceBuffer<f32>, dx: f32) -> [Arg<'a>; 6] {
+    let (w, h) = (W as u32, H as u32);
+    [Arg::from(tex), Arg::from(out), Arg::from(w), Arg::from(h), Arg::from(dx), Arg::from(0.5f32)]
 }
