@@ -17,10 +17,7 @@ const ROW_PADDING: usize = 16;
 const FILL: u8 = 0xa5;
 
 fn module(device: &Device) -> Module {
-    let text =
-        std::fs::read_to_string(common::repo().join("tests/ptx/memory/formatted_surfaces.ptx"))
-            .expect("read");
-    Module::from_ptx(device, &text).expect("the module loads")
+    common::load(device, &common::repo().join("tests/ptx/memory/formatted_surfaces.ptx"))
 }
 
 /// A surface over `buffer` of `width` x `rows` samples (`layers` of them, or 0), rows

@@ -743,9 +743,8 @@ fn every_warp_mode_validates_the_texture_kernels() {
 #[test]
 fn queries_and_a_three_dimensional_surface_of_pairs() {
     let Some(device) = common::device() else { return };
-    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texture_queries.ptx"))
-        .expect("read");
-    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let module =
+        common::load(&device, &common::repo().join("tests/ptx/memory/texture_queries.ptx"));
     let texels = device.zeroed::<u32>(7 * 5 * 3).expect("texels");
     let tex = TextureDesc {
         address: texels.address(),
@@ -827,9 +826,7 @@ fn queries_and_a_three_dimensional_surface_of_pairs() {
 #[test]
 fn legacy_texture_references_bound_by_the_host() {
     let Some(device) = common::device() else { return };
-    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texref_legacy.ptx"))
-        .expect("read");
-    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let module = common::load(&device, &common::repo().join("tests/ptx/memory/texref_legacy.ptx"));
     let mut rng = common::Rng(0x1e6a);
     let (w, h) = (9usize, 5usize);
     let mut image = upload(
@@ -965,9 +962,8 @@ fn textures_from_the_command_line_and_launch_specs() {
 #[test]
 fn surface_reductions_are_atomic_and_drop_what_is_outside() {
     let Some(device) = common::device() else { return };
-    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texture_queries.ptx"))
-        .expect("read");
-    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let module =
+        common::load(&device, &common::repo().join("tests/ptx/memory/texture_queries.ptx"));
     let counts = device.zeroed::<u32>(8).expect("counts");
     let maxima = device.buffer_from(&[-100i32; 4]).expect("maxima");
     let surface = |address: u64, width: u32, kind: ChannelKind| TextureDesc {
@@ -1006,10 +1002,8 @@ fn surface_reductions_are_atomic_and_drop_what_is_outside() {
 #[test]
 fn separate_samplers_override_the_texture_state() {
     let Some(device) = common::device() else { return };
-    let text =
-        std::fs::read_to_string(common::repo().join("tests/ptx/memory/independent_samplers.ptx"))
-            .expect("read");
-    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let module =
+        common::load(&device, &common::repo().join("tests/ptx/memory/independent_samplers.ptx"));
     let mut rng = common::Rng(0x5a3b);
     let (w, h) = (7usize, 5usize);
     let mut image = upload(
@@ -1127,9 +1121,8 @@ fn separate_samplers_override_the_texture_state() {
 #[test]
 fn texel_offsets_half_results_and_residency() {
     let Some(device) = common::device() else { return };
-    let text = std::fs::read_to_string(common::repo().join("tests/ptx/memory/texture_offsets.ptx"))
-        .expect("read");
-    let module = Module::from_ptx(&device, &text).expect("the module loads");
+    let module =
+        common::load(&device, &common::repo().join("tests/ptx/memory/texture_offsets.ptx"));
     let mut rng = common::Rng(0x0ff5);
     let (w, h) = (9usize, 6usize);
     let mut t = upload(
