@@ -29,8 +29,13 @@ impl<T> Table<T> {
 
     /// Stores `value` and returns its new handle.
     pub(crate) fn insert(&self, value: T) -> usize {
+        self.insert_arc(Arc::new(value))
+    }
+
+    /// Stores a shared `value` and returns its new handle.
+    pub(crate) fn insert_arc(&self, value: Arc<T>) -> usize {
         let handle = 0x1000 + NEXT.fetch_add(1, Ordering::Relaxed) * 16;
-        self.map().insert(handle, Arc::new(value));
+        self.map().insert(handle, value);
         handle
     }
 

@@ -109,6 +109,18 @@ unsafe fn launch(
     let bytes = unsafe { param_block(&func, params, extra) }?;
     let keep = pointed_at(d, &bytes);
     let s = stream_of(d, stream, per_thread)?;
+    // A capturing stream records the launch (`crate::graph`).
+    let recorded = crate::graph::record(&s, || crate::graph::Launch {
+        func: func.clone(),
+        grid,
+        block,
+        shared,
+        params: bytes.clone(),
+        keep: keep.clone(),
+    })?;
+    if recorded {
+        return Ok(());
+    }
     func.kernel().launch_params_on(s.get(), grid, block, shared, bytes, &keep).map_err(crate::code)
 }
 

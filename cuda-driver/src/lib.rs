@@ -7,7 +7,8 @@
 //! One file per area of the API, as in ZLUDA: `device.rs` (devices, contexts),
 //! `memory.rs` (allocations, copies, memsets, pointers, pools), `module.rs` (modules,
 //! libraries, functions, globals, the JIT linker), `stream.rs` (streams, events, host
-//! functions), `launch.rs` (launches, occupancy), `tensor_map.rs` (tensor maps), `texture.rs`
+//! functions), `graph.rs` (stream capture, graphs, user objects), `launch.rs` (launches,
+//! occupancy), `tensor_map.rs` (tensor maps), `texture.rs`
 //! (arrays, texture and surface objects) and `proc.rs`
 //! (`cuGetProcAddress` and the export table). Every exported function is a thin `extern "C"` shim over a Rust
 //! function returning `Result<T, CUresult>`; [`entry`] turns that (and any panic) into the
@@ -31,6 +32,7 @@
 
 mod device;
 mod fatbin;
+mod graph;
 mod handles;
 mod launch;
 mod memory;

@@ -12,7 +12,7 @@ use cudarc::driver::sys::CUresult;
 use ptxvk::vk::{Buffer, Pattern};
 
 use crate::state::{driver, Allocation, Driver};
-use crate::stream::{stream_of, StreamRef};
+use crate::stream::{work_stream, StreamRef};
 use crate::{entry, host_bytes, host_bytes_mut, out, vk_code};
 
 /// The allocation holding device address `ptr` and the offset into it; any live
@@ -319,7 +319,7 @@ unsafe fn memcpy(
     if len == 0 {
         return Ok(());
     }
-    let s = stream_of(d, stream, per_thread)?;
+    let s = work_stream(d, stream, per_thread)?;
     let side = |ptr: u64, device: Option<bool>| -> Result<Place, CUresult> {
         match device {
             Some(true) => {
@@ -427,7 +427,7 @@ fn memset(
         return Ok(());
     }
     let (buffer, offset) = resolve_range(d, dptr, bytes)?;
-    let s = stream_of(d, stream, per_thread)?;
+    let s = work_stream(d, stream, per_thread)?;
     s.get().memset(&buffer, offset, bytes as u64, pattern).map_err(vk_code)?;
     if wait && buffer.kind() != ptxvk::vk::MemoryKind::Device {
         s.get().synchronize().map_err(vk_code)?;
@@ -706,7 +706,7 @@ fn alloc_async(
     if size == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let s = stream_of(d, stream, per_thread)?;
+    let s = work_stream(d, stream, per_thread)?;
     let p = pool(d, pool_handle.unwrap_or(d.default_pool))?;
     let buffer = s.get().alloc_async(size as u64, Some(&p)).map_err(vk_code)?;
     // SAFETY: `dptr` is null or writable (CUDA's contract).
@@ -715,7 +715,7 @@ fn alloc_async(
 
 fn free_async(dptr: u64, stream: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
-    let s = stream_of(d, stream, per_thread)?;
+    let s = work_stream(d, stream, per_thread)?;
     let allocation = d.allocations().remove(&dptr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     s.get().free_async(allocation.buffer).map_err(vk_code)
 }
@@ -823,7 +823,7 @@ fn advise(ptr: u64, count: usize, advice: c_int) -> Result<(), CUresult> {
 /// (see [`cuMemAdvise`]); the range and the stream are checked, nothing is moved.
 fn prefetch(ptr: u64, count: usize, stream: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
-    crate::stream::stream_of(d, stream, per_thread)?;
+    crate::stream::work_stream(d, stream, per_thread)?;
     managed_range(d, ptr, count)
 }
 

@@ -58,6 +58,7 @@ macro_rules! exports {
 }
 
 use crate::device::*;
+use crate::graph::*;
 use crate::launch::*;
 use crate::memory::*;
 use crate::module::*;
@@ -249,7 +250,34 @@ exports!(
     cuStreamGetFlags,
     cuStreamGetPriority,
     cuStreamIsCapturing,
+    cuStreamBeginCapture,
+    cuStreamBeginCapture_ptsz,
     cuStreamBeginCapture_v2,
+    cuStreamBeginCapture_v2_ptsz,
+    cuStreamEndCapture,
+    cuStreamEndCapture_ptsz,
+    cuStreamGetCaptureInfo,
+    cuStreamGetCaptureInfo_v2,
+    cuStreamGetCaptureInfo_v2_ptsz,
+    cuStreamGetCaptureInfo_v3,
+    cuStreamGetCaptureInfo_v3_ptsz,
+    cuThreadExchangeStreamCaptureMode,
+    cuGraphInstantiate,
+    cuGraphInstantiate_v2,
+    cuGraphInstantiateWithFlags,
+    cuGraphInstantiateWithParams,
+    cuGraphInstantiateWithParams_ptsz,
+    cuGraphLaunch,
+    cuGraphLaunch_ptsz,
+    cuGraphUpload,
+    cuGraphUpload_ptsz,
+    cuGraphExecDestroy,
+    cuGraphDestroy,
+    cuUserObjectCreate,
+    cuUserObjectRetain,
+    cuUserObjectRelease,
+    cuGraphRetainUserObject,
+    cuGraphReleaseUserObject,
     cuLaunchHostFunc,
     cuLaunchHostFunc_ptsz,
     cuStreamAddCallback,

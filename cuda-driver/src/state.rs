@@ -27,6 +27,10 @@ pub(crate) struct Driver {
     pub(crate) links: Table<Mutex<crate::module::Link>>,
     pub(crate) pools: Table<ptxvk::vk::MemPool>,
     pub(crate) arrays: Table<crate::texture::Array>,
+    /// Captured graphs and instantiated ones (`crate::graph`).
+    pub(crate) graphs: Table<crate::graph::Graph>,
+    pub(crate) graph_execs: Table<crate::graph::Graph>,
+    pub(crate) user_objects: Table<crate::graph::UserObject>,
     pub(crate) mipmapped: Table<crate::texture::Mipmapped>,
     /// Texture and surface references (`cuModuleGetTexRef`).
     pub(crate) references: Table<crate::texture::Reference>,
@@ -77,6 +81,9 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 links: Table::default(),
                 pools,
                 arrays: Table::default(),
+                graphs: Table::default(),
+                graph_execs: Table::default(),
+                user_objects: Table::default(),
                 mipmapped: Table::default(),
                 references: Table::default(),
                 texture_objects: Mutex::default(),

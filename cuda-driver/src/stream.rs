@@ -18,6 +18,8 @@ pub(crate) struct StreamEntry {
     pub(crate) stream: Stream,
     pub(crate) flags: c_uint,
     pub(crate) priority: c_int,
+    /// Stream capture (`crate::graph`).
+    pub(crate) capture: crate::graph::CaptureCell,
 }
 
 /// A stream an API call works on.
@@ -38,6 +40,18 @@ impl StreamRef {
 const CU_STREAM_LEGACY: usize = 1;
 const CU_STREAM_PER_THREAD: usize = 2;
 const CU_STREAM_NON_BLOCKING: c_uint = 1;
+
+/// The stream `handle` names, to enqueue work that cannot be captured on: a capturing
+/// stream refuses it (`crate::graph`).
+pub(crate) fn work_stream(
+    d: &Driver,
+    handle: usize,
+    per_thread: bool,
+) -> Result<StreamRef, CUresult> {
+    let s = stream_of(d, handle, per_thread)?;
+    crate::graph::refuse_during_capture(&s)?;
+    Ok(s)
+}
 
 /// The stream `handle` names; `per_thread` makes 0 the thread's own stream.
 pub(crate) fn stream_of(
@@ -66,7 +80,7 @@ fn create(handle: *mut usize, flags: c_uint, priority: c_int) -> Result<(), CUre
         StreamKind::Blocking
     };
     let stream = d.device.vk().create_stream(kind, priority).map_err(vk_code)?;
-    let h = d.streams.insert(StreamEntry { stream, flags, priority });
+    let h = d.streams.insert(StreamEntry { stream, flags, priority, capture: Default::default() });
     // SAFETY: `handle` is null or writable (CUDA's contract).
     unsafe { out(handle, h) }
 }
@@ -109,12 +123,12 @@ macro_rules! stream_fns {
 
 fn synchronize(handle: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
-    stream_of(d, handle, per_thread)?.get().synchronize().map_err(vk_code)
+    work_stream(d, handle, per_thread)?.get().synchronize().map_err(vk_code)
 }
 
 fn query(handle: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
-    match stream_of(d, handle, per_thread)?.get().query().map_err(vk_code)? {
+    match work_stream(d, handle, per_thread)?.get().query().map_err(vk_code)? {
         true => Ok(()),
         false => Err(CUresult::CUDA_ERROR_NOT_READY),
     }
@@ -130,7 +144,7 @@ stream_fns! {
 fn wait_event(handle: usize, event: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
     let e = d.events.get(event).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
-    stream_of(d, handle, per_thread)?.get().wait_event(&e).map_err(vk_code)
+    work_stream(d, handle, per_thread)?.get().wait_event(&e).map_err(vk_code)
 }
 
 #[no_mangle]
@@ -192,21 +206,15 @@ pub unsafe extern "C" fn cuStreamGetPriority(handle: usize, priority: *mut c_int
     })
 }
 
-/// No stream is ever capturing: graphs are not supported.
+/// Whether the stream is capturing (`crate::graph`).
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamIsCapturing(handle: usize, status: *mut c_int) -> CUresult {
     entry(|| {
         let d = driver()?;
-        stream_of(d, handle, false)?;
+        let s = stream_of(d, handle, false)?;
         // SAFETY: `status` is null or writable (CUDA's contract).
-        unsafe { out(status, 0) }
+        unsafe { out(status, crate::graph::status(&s)) }
     })
-}
-
-/// Stream capture (CUDA graphs) is not supported yet.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamBeginCapture_v2(_handle: usize, _mode: c_int) -> CUresult {
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
 }
 
 /// A host function pointer and its argument, movable to the callback thread.
@@ -224,7 +232,7 @@ fn host_func(
     let d = driver()?;
     let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let call = HostFn { f, data: data as usize };
-    stream_of(d, handle, per_thread)?
+    work_stream(d, handle, per_thread)?
         .get()
         .launch_host_func(Box::new(move || {
             let HostFn { f, data } = call;
@@ -274,7 +282,7 @@ pub unsafe extern "C" fn cuStreamAddCallback(
         }
         let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         let call = Callback { f, stream: handle, data: data as usize };
-        stream_of(d, handle, false)?
+        work_stream(d, handle, false)?
             .get()
             .launch_host_func(Box::new(move || {
                 let Callback { f, stream, data } = call;
@@ -313,7 +321,7 @@ fn event(d: &Driver, handle: usize) -> Result<Arc<Event>, CUresult> {
 fn record(handle: usize, stream: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
     let e = event(d, handle)?;
-    stream_of(d, stream, per_thread)?.get().record(&e).map_err(vk_code)
+    work_stream(d, stream, per_thread)?.get().record(&e).map_err(vk_code)
 }
 
 #[no_mangle]

@@ -1398,3 +1398,145 @@ fn mipmapped_arrays_hold_their_levels_and_tex2d_lod_reads_them() {
         assert_eq!(destroy(mip), INVALID_HANDLE);
     }
 }
+
+/// Set by [`note_destroyed`], the user object's destructor.
+static DESTROYED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+unsafe extern "C" fn note_destroyed(ptr: *mut c_void) {
+    DESTROYED.store(ptr as usize, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Stream capture: launches on a capturing stream are recorded with their parameters
+/// (copied when captured) instead of run; the graph, instantiated, runs them on each
+/// `cuGraphLaunch` against the memory as it is then. Work that cannot be captured fails
+/// and invalidates the capture; the default stream cannot capture; a graph's user
+/// objects are destroyed with the last graph that holds them.
+#[test]
+fn stream_capture_records_launches_that_graph_launches_replay() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    // SAFETY (this test): valid pointers and handles throughout.
+    unsafe {
+        type Status = unsafe extern "C" fn(usize, *mut c_int) -> R;
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
+        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
+        let launch: Launch = proc(&lib, "cuLaunchKernel");
+        let stream_create: unsafe extern "C" fn(*mut usize, c_uint) -> R =
+            proc(&lib, "cuStreamCreate");
+        let sync: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuStreamSynchronize");
+        let begin: unsafe extern "C" fn(usize, c_int) -> R = proc(&lib, "cuStreamBeginCapture");
+        let end: unsafe extern "C" fn(usize, *mut usize) -> R = proc(&lib, "cuStreamEndCapture");
+        let capturing: Status = proc(&lib, "cuStreamIsCapturing");
+        let instantiate: unsafe extern "C" fn(*mut usize, usize, u64) -> R =
+            proc(&lib, "cuGraphInstantiateWithFlags");
+        let graph_launch: unsafe extern "C" fn(usize, usize) -> R = proc(&lib, "cuGraphLaunch");
+        let graph_destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuGraphDestroy");
+        let exec_destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuGraphExecDestroy");
+        let memcpy_async: unsafe extern "C" fn(u64, *const c_void, usize, usize) -> R =
+            proc(&lib, "cuMemcpyHtoDAsync");
+        let user_create: unsafe extern "C" fn(
+            *mut usize,
+            *mut c_void,
+            unsafe extern "C" fn(*mut c_void),
+            c_uint,
+            c_uint,
+        ) -> R = proc(&lib, "cuUserObjectCreate");
+        let graph_retain: unsafe extern "C" fn(usize, usize, c_uint, c_uint) -> R =
+            proc(&lib, "cuGraphRetainUserObject");
+
+        let text = ptx();
+        let (mut module, mut f) = (0, 0);
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
+        let n = 64usize;
+        let (mut da, mut db, mut dc) = (0u64, 0u64, 0u64);
+        for d in [&mut da, &mut db, &mut dc] {
+            assert_eq!(alloc(d, n * 4), SUCCESS);
+        }
+        let zeros = vec![0f32; n];
+        let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
+        assert_eq!(htod(db, b.as_ptr().cast(), n * 4), SUCCESS);
+        assert_eq!(htod(dc, zeros.as_ptr().cast(), n * 4), SUCCESS);
+        let mut stream = 0usize;
+        assert_eq!(stream_create(&mut stream, 1), SUCCESS);
+        let status = |s: usize| {
+            let mut st = -1;
+            assert_eq!(capturing(s, &mut st), SUCCESS);
+            st
+        };
+
+        // The default stream cannot capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900).
+        assert_eq!(begin(0, 2), 900);
+        assert_eq!(status(stream), 0);
+        assert_eq!(begin(stream, 2), SUCCESS);
+        assert_eq!(status(stream), 1);
+        let mut count = n as c_int;
+        let mut params: [*mut c_void; 4] = [
+            (&mut da as *mut u64).cast(),
+            (&mut db as *mut u64).cast(),
+            (&mut dc as *mut u64).cast(),
+            (&mut count as *mut c_int).cast(),
+        ];
+        assert_eq!(
+            launch(f, 1, 1, 1, 64, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
+            SUCCESS
+        );
+        let mut graph = 0usize;
+        assert_eq!(end(stream, &mut graph), SUCCESS);
+        assert_eq!(status(stream), 0);
+        // Captured, not run: c is still zero.
+        let mut c = vec![1f32; n];
+        assert_eq!(dtoh(c.as_mut_ptr().cast(), dc, n * 4), SUCCESS);
+        assert_eq!(c, zeros, "a captured launch does not run");
+
+        // The parameters were copied at capture: changing `count` now changes nothing.
+        count = 0;
+        let mut exec = 0usize;
+        assert_eq!(instantiate(&mut exec, graph, 0), SUCCESS);
+        for round in 1..=2 {
+            let a: Vec<f32> = (0..n).map(|i| (i * round) as f32).collect();
+            assert_eq!(htod(da, a.as_ptr().cast(), n * 4), SUCCESS);
+            assert_eq!(graph_launch(exec, stream), SUCCESS);
+            assert_eq!(sync(stream), SUCCESS);
+            assert_eq!(dtoh(c.as_mut_ptr().cast(), dc, n * 4), SUCCESS);
+            let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+            assert_eq!(c, want, "graph launch {round} reads a as it is then");
+        }
+        assert_eq!(count, 0);
+
+        // A copy on a capturing stream is not captured: it fails and invalidates the
+        // capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901).
+        assert_eq!(begin(stream, 2), SUCCESS);
+        assert_eq!(memcpy_async(dc, zeros.as_ptr().cast(), n * 4, stream), 900);
+        assert_eq!(status(stream), 2);
+        assert_eq!(
+            launch(f, 1, 1, 1, 64, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
+            901
+        );
+        let mut lost = 0usize;
+        assert_eq!(end(stream, &mut lost), 901);
+        assert_eq!(status(stream), 0, "ending the capture leaves the stream usable");
+        assert_eq!(sync(stream), SUCCESS);
+
+        // A user object moved into the graph lives until the graph and its executable
+        // graph are both destroyed (CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1,
+        // CU_GRAPH_USER_OBJECT_MOVE = 1).
+        let mut object = 0usize;
+        let tag = 0x5eed_usize as *mut c_void;
+        assert_eq!(user_create(&mut object, tag, note_destroyed, 1, 1), SUCCESS);
+        assert_eq!(graph_retain(graph, object, 1, 1), SUCCESS);
+        let mut exec2 = 0usize;
+        assert_eq!(instantiate(&mut exec2, graph, 0), SUCCESS);
+        assert_eq!(graph_destroy(graph), SUCCESS);
+        assert_eq!(DESTROYED.load(std::sync::atomic::Ordering::SeqCst), 0, "exec2 holds it");
+        assert_eq!(exec_destroy(exec2), SUCCESS);
+        assert_eq!(DESTROYED.load(std::sync::atomic::Ordering::SeqCst), 0x5eed);
+        assert_eq!(exec_destroy(exec), SUCCESS);
+        assert_eq!(graph_launch(exec, stream), INVALID_HANDLE);
+    }
+}
