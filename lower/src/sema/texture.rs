@@ -363,10 +363,7 @@ impl Lowerer<'_> {
                 crate::coverage::TEXTURE,
             ));
         }
-        let (dst_vector, resident) = match first {
-            Operand::Pair(d, p, _) => (&**d, Some(&**p)),
-            d => (d, None),
-        };
+        let (dst_vector, resident) = destination(first);
         let Operand::Vector(dsts, _) = dst_vector else {
             return Err(Diagnostic::error(first.span(), "`tex` writes a vector `{a, b, c, d}`"));
         };
@@ -512,10 +509,7 @@ impl Lowerer<'_> {
                 crate::coverage::TEXTURE,
             ));
         }
-        let (dst_vector, resident) = match first {
-            Operand::Pair(d, p, _) => (&**d, Some(&**p)),
-            d => (d, None),
-        };
+        let (dst_vector, resident) = destination(first);
         let Operand::Vector(dsts, _) = dst_vector else {
             return Err(Diagnostic::error(first.span(), "`tld4` writes a vector `{a, b, c, d}`"));
         };
@@ -1540,5 +1534,13 @@ fn texel_offsets(rest: &[Operand]) -> (Option<&[Operand]>, &[Operand]) {
     match rest.split_first() {
         Some((Operand::Vector(v, _), after)) => (Some(v.as_slice()), after),
         _ => (None, rest),
+    }
+}
+
+/// A fetch's destination: the values, and the residency predicate of `d|p`.
+fn destination(first: &Operand) -> (&Operand, Option<&Operand>) {
+    match first {
+        Operand::Pair(d, p, _) => (&**d, Some(&**p)),
+        d => (d, None),
     }
 }
