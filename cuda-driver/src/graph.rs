@@ -526,16 +526,6 @@ fn graph_launch(exec: usize, stream: usize, per_thread: bool) -> Result<(), CUre
     launches.iter().try_for_each(|l| l.run_on(s.get()))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cuGraphLaunch(exec: usize, stream: usize) -> CUresult {
-    entry(|| graph_launch(exec, stream, false))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuGraphLaunch_ptsz(exec: usize, stream: usize) -> CUresult {
-    entry(|| graph_launch(exec, stream, true))
-}
-
 /// `cuGraphUpload`: nothing to upload ahead (launches copy their parameters when run).
 fn upload(exec: usize, stream: usize, per_thread: bool) -> Result<(), CUresult> {
     let d = driver()?;
@@ -543,14 +533,21 @@ fn upload(exec: usize, stream: usize, per_thread: bool) -> Result<(), CUresult> 
     stream_of(d, stream, per_thread).map(drop)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cuGraphUpload(exec: usize, stream: usize) -> CUresult {
-    entry(|| upload(exec, stream, false))
+/// The stream forms of an executable-graph call: default-stream and per-thread.
+macro_rules! exec_on_stream {
+    ($($name:ident => $f:ident, $pt:expr;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(exec: usize, stream: usize) -> CUresult {
+            entry(|| $f(exec, stream, $pt))
+        }
+    )*};
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cuGraphUpload_ptsz(exec: usize, stream: usize) -> CUresult {
-    entry(|| upload(exec, stream, true))
+exec_on_stream! {
+    cuGraphLaunch => graph_launch, false;
+    cuGraphLaunch_ptsz => graph_launch, true;
+    cuGraphUpload => upload, false;
+    cuGraphUpload_ptsz => upload, true;
 }
 
 #[no_mangle]

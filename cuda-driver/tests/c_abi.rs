@@ -11,6 +11,25 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use common::*;
 use libloading::Symbol;
 
+/// `vector_add` of the bundled PTX, loaded, and three device buffers of `n` floats.
+fn vector_add_and_buffers(lib: &libloading::Library, n: usize) -> (usize, [u64; 3]) {
+    let load: Load = proc(lib, "cuModuleLoadData");
+    let get_function: GetFunction = proc(lib, "cuModuleGetFunction");
+    let alloc: Alloc = proc(lib, "cuMemAlloc");
+    let text = ptx();
+    let (mut module, mut f) = (0, 0);
+    let mut buffers = [0u64; 3];
+    // SAFETY: NUL-terminated PTX, writable out-pointers.
+    unsafe {
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
+        for d in &mut buffers {
+            assert_eq!(alloc(d, n * 4), SUCCESS);
+        }
+    }
+    (f, buffers)
+}
+
 fn ptx() -> Vec<u8> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/vector_add.nvcc.sm_80.ptx");
     let mut text = std::fs::read(path).expect("the bundled kernel");
@@ -345,20 +364,10 @@ fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
         let mut cooperative = 0;
         assert_eq!(attribute(&mut cooperative, 95, 0), SUCCESS);
         assert_eq!(cooperative, 1);
-        let load: Load = proc(&lib, "cuModuleLoadData");
-        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let alloc: Alloc = proc(&lib, "cuMemAlloc");
         let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
         let launch: LaunchCooperative = proc(&lib, "cuLaunchCooperativeKernel");
-        let text = ptx();
-        let (mut module, mut f) = (0, 0);
-        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
-        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
         let n = 64usize;
-        let (mut da, mut db, mut dc) = (0u64, 0u64, 0u64);
-        for d in [&mut da, &mut db, &mut dc] {
-            assert_eq!(alloc(d, n * 4), SUCCESS);
-        }
+        let (f, [mut da, mut db, mut dc]) = vector_add_and_buffers(&lib, n);
         let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
         let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
@@ -1420,9 +1429,6 @@ fn stream_capture_records_launches_that_graph_launches_replay() {
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         type Status = unsafe extern "C" fn(usize, *mut c_int) -> R;
-        let load: Load = proc(&lib, "cuModuleLoadData");
-        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let alloc: Alloc = proc(&lib, "cuMemAlloc");
         let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
         let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
         let launch: Launch = proc(&lib, "cuLaunchKernel");
@@ -1449,15 +1455,8 @@ fn stream_capture_records_launches_that_graph_launches_replay() {
         let graph_retain: unsafe extern "C" fn(usize, usize, c_uint, c_uint) -> R =
             proc(&lib, "cuGraphRetainUserObject");
 
-        let text = ptx();
-        let (mut module, mut f) = (0, 0);
-        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
-        assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
         let n = 64usize;
-        let (mut da, mut db, mut dc) = (0u64, 0u64, 0u64);
-        for d in [&mut da, &mut db, &mut dc] {
-            assert_eq!(alloc(d, n * 4), SUCCESS);
-        }
+        let (f, [mut da, mut db, mut dc]) = vector_add_and_buffers(&lib, n);
         let zeros = vec![0f32; n];
         let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
         assert_eq!(htod(db, b.as_ptr().cast(), n * 4), SUCCESS);
