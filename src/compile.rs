@@ -25,6 +25,10 @@ pub struct Compiled {
     /// Where each checked access of each kernel (in `spirv.kernels` order) is in the
     /// source, for checked launches' reports; empty lists when not checked.
     pub check_sources: Vec<Vec<crate::check::SiteSource>>,
+    /// Where each wait site of each kernel (`Kernel::wait_sites`: the polling loops and
+    /// waits of the block scheduler) is in the source, `file.ptx:line`, for the error
+    /// of a launch whose block got stuck.
+    pub wait_sources: Vec<Vec<String>>,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -240,7 +244,17 @@ fn finish(
         .iter()
         .map(|k| crate::check::site_sources(&ast, sources, &k.kernel.check_sites))
         .collect();
-    Ok(Compiled { ast, kernels, spirv, data, target, failed, check_sources })
+    let wait_sources = kernels
+        .iter()
+        .map(|k| {
+            let at = |span: &ptxvk_frontend::Span| {
+                let (file, line, _) = sources.location(span.start);
+                format!("{file}:{line}")
+            };
+            k.kernel.wait_sites.iter().map(at).collect()
+        })
+        .collect();
+    Ok(Compiled { ast, kernels, spirv, data, target, failed, check_sources, wait_sources })
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what

@@ -10,8 +10,8 @@
 //! module-scope `.global` arrays), read from the module's initial data image.
 
 use ptxvk_lower::system::{
-    Failure, PrintfRecord, Report, MBARRIER_MAX_COUNT, MBARRIER_STALL_LIMIT, STATUS_ASSERT,
-    STATUS_BARRIER, STATUS_GRID_SYNC, STATUS_MBARRIER, STATUS_STACK,
+    Failure, PrintfRecord, Report, MBARRIER_MAX_COUNT, STATUS_ASSERT, STATUS_BARRIER,
+    STATUS_DEADLOCK, STATUS_GRID_SYNC, STATUS_MBARRIER, STATUS_SPIN, STATUS_STACK,
 };
 
 /// Strings of the module data: the image and the device address it was loaded at.
@@ -46,8 +46,14 @@ pub fn output(report: &Report, strings: &Strings<'_>) -> String {
     out
 }
 
-/// The error message of a trap or failed assertion in `kernel`.
-pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> String {
+/// The error message of a trap or failed assertion in `kernel`; `waits` are where the
+/// kernel's wait sites are (`Compiled::wait_sources`).
+pub fn failure_message(
+    kernel: &str,
+    f: &Failure,
+    strings: &Strings<'_>,
+    waits: &[String],
+) -> String {
     let thread = format!(
         "block ({}, {}, {}), thread ({}, {}, {})",
         f.ctaid[0], f.ctaid[1], f.ctaid[2], f.tid[0], f.tid[1], f.tid[2]
@@ -99,15 +105,23 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
             "kernel `{kernel}` waited at a grid synchronization in {thread} and not every \
              block of the grid arrived: the device was not running them all at once"
         )
-    } else if f.status == STATUS_MBARRIER && f.line == 0 {
-        format!(
-            "kernel `{kernel}` waited on an mbarrier in {thread} that did not change for {} \
-             tests: no thread of the block could complete its phase. ptxvk runs a block's \
-             threads in step through a loop that waits, so arrivals that come later in \
-             program order (a producer warp in another branch than its consumers) never \
-             happen; see docs/status.md",
-            MBARRIER_STALL_LIMIT
-        )
+    } else if f.status == STATUS_DEADLOCK || f.status == STATUS_SPIN {
+        let site = waits.get(f.line as usize).map_or("an unknown line", String::as_str);
+        if f.status == STATUS_DEADLOCK {
+            format!(
+                "kernel `{kernel}` deadlocked: in {thread}, waiting at {site}, every thread \
+                 of the block left waits at a barrier or warp collective that another \
+                 waiting thread would have to reach"
+            )
+        } else {
+            format!(
+                "kernel `{kernel}` spins without end: in {thread}, the loop at {site} waits \
+                 for memory that no thread of its block changed in {} rounds (a wait for \
+                 another block, which ptxvk does not run alongside, or for a value nothing \
+                 writes)",
+                ptxvk_lower::pass::schedule::IDLE_LIMIT
+            )
+        }
     } else if f.status == STATUS_MBARRIER {
         format!(
             "kernel `{kernel}` initialized an mbarrier for {} arrivals in {thread}: ptxvk's \

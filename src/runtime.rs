@@ -1139,7 +1139,8 @@ impl Kernel<'_> {
             })
         });
         let system = if info.system {
-            let area = module.system_area(&info.name, &params, check)?;
+            let waits = module.compiled.wait_sources.get(self.index).cloned().unwrap_or_default();
+            let area = module.system_area(&info.name, &params, check, waits)?;
             cfg.param_address = area.buffer.address();
             Some(area)
         } else {
@@ -1267,6 +1268,8 @@ struct SystemArea {
     data_base: u64,
     /// A checked launch's context for its report.
     check: Option<Box<CheckContext>>,
+    /// Where the kernel's wait sites are (`Compiled::wait_sources`).
+    waits: Vec<String>,
 }
 
 /// What a system area reported.
@@ -1312,7 +1315,9 @@ impl SystemArea {
         };
         Ok(SystemReport {
             printf: printf::output(&report, &strings),
-            failure: report.failure.map(|f| printf::failure_message(&self.kernel, &f, &strings)),
+            failure: report
+                .failure
+                .map(|f| printf::failure_message(&self.kernel, &f, &strings, &self.waits)),
             violations,
         })
     }
@@ -1344,6 +1349,7 @@ impl Module {
         kernel: &str,
         params: &[u8],
         mut check: Option<Box<CheckContext>>,
+        waits: Vec<String>,
     ) -> Result<SystemArea, Error> {
         let offset = system::offset(params.len() as u32);
         // A checked launch's table goes after its records; it lists the regions and
@@ -1411,6 +1417,7 @@ impl Module {
             strings: Arc::clone(&self.strings),
             data_base: self.data.as_ref().map_or(0, |b| b.address()),
             check,
+            waits,
         })
     }
 

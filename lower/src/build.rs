@@ -7,15 +7,25 @@
 
 use ptxvk_frontend::Span;
 
+use crate::system as sys;
+
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, Inst, InstKind, Kernel,
-    OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, UnaryOp, Value,
+    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, Dim, FloatFormat, FloatMode, Inst, InstKind,
+    Kernel, OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, SpecialReg, UnaryOp, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
+
+/// The register holding `v`, if it is one (an address base).
+fn reg_of(v: Value) -> Option<RegId> {
+    match v {
+        Value::Reg(r) => Some(r),
+        Value::Imm(_) => None,
+    }
+}
 
 /// The operation type twice as wide (`mul.wide`'s result).
 pub fn wide(ty: OpTy) -> OpTy {
@@ -72,6 +82,91 @@ pub trait Build {
         let cmp = Value::Imm(0);
         self.push(InstKind::Atomic { op, space, ty, scope, order, dst: Some(dst), addr, src, cmp });
         dst
+    }
+
+    /// A special register's value.
+    fn special(&mut self, reg: SpecialReg) -> Value {
+        let ty = match reg {
+            SpecialReg::ModuleData
+            | SpecialReg::ParamBlock
+            | SpecialReg::WindowBase
+            | SpecialReg::DeviceClock => U64,
+            _ => U32,
+        };
+        let dst = self.temp(ty);
+        self.push(InstKind::Special { dst, reg });
+        Value::Reg(dst)
+    }
+
+    /// The thread's linear index in its block, `%tid.x + %ntid.x * (%tid.y + %ntid.y *
+    /// %tid.z)`, from which CUDA forms warps (PTX ISA 9.2 §2.2.1).
+    fn linear_tid(&mut self) -> Value {
+        let [tx, ty, tz] = [Dim::X, Dim::Y, Dim::Z].map(|d| self.special(SpecialReg::Tid(d)));
+        let nx = self.special(SpecialReg::Ntid(Dim::X));
+        let ny = self.special(SpecialReg::Ntid(Dim::Y));
+        let yz = self.bin(BinaryOp::Mul, U32, ny, tz);
+        let yz = self.add(U32, yz, ty);
+        let xyz = self.bin(BinaryOp::Mul, U32, nx, yz);
+        self.add(U32, xyz, tx)
+    }
+
+    /// The number of threads of the block.
+    fn block_threads(&mut self) -> Value {
+        let mut total = Value::Imm(1);
+        for d in [Dim::X, Dim::Y, Dim::Z] {
+            let n = self.special(SpecialReg::Ntid(d));
+            total = self.bin(BinaryOp::Mul, U32, total, n);
+        }
+        total
+    }
+
+    /// The lanes of the warp of linear thread `t` that exist, as a mask: all 32 but in a
+    /// partial last warp of a block of `total` threads.
+    fn warp_lanes(&mut self, t: Value, total: Value) -> Value {
+        let base = self.and(U32, t, Value::Imm(u64::from(!31u32)));
+        let left = self.bin(BinaryOp::Sub, U32, total, base);
+        let full = self.cmp(CmpOp::Ge, U32, left, Value::Imm(32));
+        let low = self.bin(BinaryOp::Shl, U32, Value::Imm(1), left);
+        let low = self.bin(BinaryOp::Sub, U32, low, Value::Imm(1));
+        self.sel(U32, full, Value::Imm(0xffff_ffff), low)
+    }
+
+    /// Records failure `status` (a u32) as the launch's, with the failing thread and
+    /// `line` (a u32), unless another thread recorded one first: the status is a
+    /// compare-and-swap from 0 in the system area at device address `area`
+    /// (`crate::system`), and a later failure writes its details to the area's sink
+    /// instead of over the first's. The thread goes on.
+    fn record_failure(&mut self, area: Value, status: Value, line: Value) {
+        let status_addr = self.add(U64, area, Value::Imm(u64::from(sys::STATUS)));
+        let old = self.temp(U32);
+        self.push(InstKind::Atomic {
+            op: AtomicOp::Cas,
+            space: Space::Global,
+            ty: U32,
+            scope: Scope::Gpu,
+            order: Order::Relaxed,
+            dst: Some(old),
+            addr: Address { base: reg_of(status_addr), offset: 0 },
+            src: status,
+            cmp: Value::Imm(0),
+        });
+        let first = self.cmp(CmpOp::Eq, U32, Value::Reg(old), Value::Imm(0));
+        // The thread and line (bytes THREAD..LINE + 4) land in the 32-byte sink for
+        // all but the first failure.
+        let elsewhere = self.add(U64, area, Value::Imm(u64::from(sys::SINK - sys::THREAD)));
+        let base = self.sel(U64, first, area, elsewhere);
+        let regs = [Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Ctaid);
+        let regs = regs.into_iter().chain([Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Tid));
+        let mut fields: Vec<(u32, Value)> = Vec::new();
+        for (k, reg) in regs.enumerate() {
+            let v = self.special(reg);
+            fields.push((sys::THREAD + 4 * k as u32, v));
+        }
+        fields.push((sys::LINE, line));
+        for (off, v) in fields {
+            let addr = Address { base: reg_of(base), offset: i64::from(off) };
+            self.push(InstKind::Store { space: Space::Global, ty: U32, srcs: vec![v], addr });
+        }
     }
 
     fn not(&mut self, ty: OpTy, a: Value) -> Value {

@@ -96,6 +96,14 @@ pub struct Kernel {
     /// (`.relaxed.sys`) accesses to the memory model but, unlike atomics, may race: CUDA
     /// C++'s `volatile` does not order threads (racecheck, `pass::check`).
     pub volatile_accesses: Vec<Span>,
+    /// The spans of the instructions that read memory another thread may have just
+    /// written and that a loop can poll (`pass::schedule`): strong loads (`ld.volatile`,
+    /// `ld.relaxed`, `ld.acquire`; the 32- and 64-bit ones are atomic loads) and
+    /// mbarrier waits. Atomics that poll are told by their operation.
+    pub polling_reads: Vec<Span>,
+    /// Where the block scheduler of `pass::schedule` may find a kernel stuck: the
+    /// polling loops and waits it reports by index in a failure record (`crate::system`).
+    pub wait_sites: Vec<Span>,
     /// The accesses `pass::check` instrumented; a violation record names its site by
     /// index here (`crate::system`).
     pub check_sites: Vec<CheckSite>,
@@ -401,6 +409,16 @@ pub enum SubgroupOp {
     /// Bit k set when `value` (32-bit) is non-zero in lane k of this thread's warp
     /// (among the invocations that execute it).
     Ballot,
+}
+
+/// What an [`InstKind::SyncPoint`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncPoint {
+    /// Before a warp collective that every lane of `members` (PTX's 32-bit member mask)
+    /// must reach before any of them goes on (PTX ISA 9.2 §9.7.8.6 ff., `.sync` forms).
+    Warp { members: Value },
+    /// `nanosleep` (§9.7.13.11): the thread offers the others of its block a turn.
+    Sleep,
 }
 
 /// Special registers (PTX ISA 9.2 §10).
@@ -1029,6 +1047,14 @@ pub enum InstKind {
     Fence {
         device_scope: bool,
     },
+    /// A point where a thread may have to wait for the other threads of its block, or
+    /// may let them run (`pass::schedule`). Semantic analysis puts one before every warp
+    /// collective of the `.sync` forms and at every `nanosleep`. In a kernel that
+    /// polls memory other threads write, the scheduler makes each a yield; elsewhere
+    /// the pass removes them, so none reaches the emitter.
+    SyncPoint {
+        point: SyncPoint,
+    },
     /// Warp exchange, before `pass::legalize_warps`: this thread's 32-bit `value` is
     /// what the next [`InstKind::WarpRead`]s and [`InstKind::WarpBallot`]s of its warp see
     /// for its lane. Semantic analysis makes every warp collective of a publish, reads
@@ -1146,6 +1172,8 @@ impl Kernel {
             block_vote: None,
             memory_instructions: Vec::new(),
             volatile_accesses: Vec::new(),
+            polling_reads: Vec::new(),
+            wait_sites: Vec::new(),
             check_sites: Vec::new(),
         }
     }

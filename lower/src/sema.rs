@@ -242,7 +242,6 @@ struct Lowerer<'m> {
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
     /// The registers with which mbarrier waits notice they cannot complete.
-    mbarrier_watch: Option<mbarrier::Watch>,
     /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
     reserved_smem: Option<u32>,
@@ -363,7 +362,6 @@ fn lower_kernel<'m>(
         frame: None,
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
-        mbarrier_watch: None,
         reserved_smem: None,
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
@@ -445,9 +443,6 @@ fn lower_kernel<'m>(
         l.init_stack(f.name.span);
     }
     l.init_reserved(f.name.span);
-    if bodies().any(|b| contains(b, &mbarrier::is_wait)) {
-        l.init_mbarrier_watch(f.name.span);
-    }
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {
@@ -2377,6 +2372,9 @@ impl Lowerer<'_> {
         let strength = memory_order(op, span, m)?;
         if m.other.iter().any(|o| o.value == ".volatile") {
             self.kernel.volatile_accesses.push(span);
+        }
+        if op == Opcode::Ld && strength.is_some() {
+            self.kernel.polling_reads.push(span);
         }
         if ty == OpTy::Pred {
             return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));

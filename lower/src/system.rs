@@ -79,15 +79,22 @@ pub const STATUS_STACK: u32 = 4;
 /// Status of a launch in which a block waited at a grid synchronization for longer
 /// than any resident grid needs: not every block of the grid was running.
 pub const STATUS_GRID_SYNC: u32 = 6;
-/// Status of a launch in which an mbarrier could not work (`sema::mbarrier`): the line
-/// field holds 0 when a wait found its barrier unchanged for [`MBARRIER_STALL_LIMIT`]
-/// tests in a row, else the count of an `mbarrier.init` above
-/// [`MBARRIER_MAX_COUNT`].
+/// Status of a launch in which an `mbarrier.init` asked for more arrivals than ptxvk's
+/// mbarriers count (`sema::mbarrier`); the line field holds the count.
 pub const STATUS_MBARRIER: u32 = 7;
 /// The largest arrival count of ptxvk's mbarrier layout (`sema::mbarrier`).
 pub const MBARRIER_MAX_COUNT: u32 = 0x7ff;
-/// Failing tests of an unchanged mbarrier after which a wait ends the launch.
-pub const MBARRIER_STALL_LIMIT: u32 = 4096;
+
+/// Status of a launch in which a block of a kernel with polling loops could not go on
+/// (`pass::schedule`): every thread left waited at a barrier or warp collective that
+/// the others would never reach. The line field holds the index of the waiting
+/// thread's wait site (`Kernel::wait_sites`).
+pub const STATUS_DEADLOCK: u32 = 9;
+/// Status of a launch in which a block of a kernel with polling loops made no progress
+/// for `pass::schedule::IDLE_LIMIT` rounds: its threads only went round loops that
+/// wait for memory no thread of the block writes (another block's, or nobody's). The
+/// line field holds the index of the polling loop's site (`Kernel::wait_sites`).
+pub const STATUS_SPIN: u32 = 10;
 
 pub const STATUS: u32 = 0;
 pub const PRINTF_USED: u32 = 4;

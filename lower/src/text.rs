@@ -664,6 +664,10 @@ impl<'a> Printer<'a> {
                 format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
             }
             InstKind::WarpSync => "warp_sync".into(),
+            InstKind::SyncPoint { point: SyncPoint::Warp { members } } => {
+                format!("sync_point.warp {}", v(*members))
+            }
+            InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),
@@ -1544,6 +1548,14 @@ impl KernelParser {
             "warp_sync" => {
                 shape(0, 0)?;
                 InstKind::WarpSync
+            }
+            "sync_point" if m.flag("warp") => {
+                shape(0, 1)?;
+                InstKind::SyncPoint { point: SyncPoint::Warp { members: val(ops[0])? } }
+            }
+            "sync_point" if m.flag("sleep") => {
+                shape(0, 0)?;
+                InstKind::SyncPoint { point: SyncPoint::Sleep }
             }
             "in_allocation" => {
                 shape(1, 3)?;

@@ -26,10 +26,12 @@ use std::path::{Path, PathBuf};
 
 use ptxvk_lower::interp::{run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
-use ptxvk_lower::ir::{BinaryOp, Inst, InstKind, Kernel, Space, Terminator, Value, WarpMode};
+use ptxvk_lower::ir::{
+    BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
+};
 use ptxvk_lower::pass::{
     check, hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, predicate, reducible, structurize, Target,
+    loop_exits, predicate, reducible, schedule, structurize, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -335,6 +337,42 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             let split = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { split: true, .. }));
             if (mode == WarpMode::Split) != (split > 0) {
                 return Err("split subgroup operations exactly in split mode".into());
+            }
+        }
+        // `:polls` when the input has a polling loop: then no block barrier and no
+        // `return` is left inside the rounds, and every polling loop's back edge and
+        // every wait is a wait site; else only the sync points go.
+        (sched, None) if sched.starts_with("schedule") => {
+            let polls = sched == "schedule:polls";
+            let k = &mut s.kernel;
+            let warp_points =
+                count(k, |i| matches!(i, InstKind::SyncPoint { point: SyncPoint::Warp { .. } }));
+            let barriers = count(k, |i| matches!(i, InstKind::Barrier));
+            let blocks = k.blocks.len();
+            schedule::run(k).map_err(|d| d.message)?;
+            if count(k, schedule::is_sync_point) != 0 {
+                return Err("a sync point is left".into());
+            }
+            if !polls {
+                if k.blocks.len() != blocks || !k.wait_sites.is_empty() {
+                    return Err("a kernel that does not poll was scheduled".into());
+                }
+                return Ok(());
+            }
+            if count(k, |i| matches!(i, InstKind::Barrier)) != 0 {
+                return Err("a block barrier is left in a scheduled kernel".into());
+            }
+            // One for each barrier and collective, and one at least for a back edge.
+            if k.wait_sites.len() <= barriers + warp_points {
+                return Err(format!("{} wait sites", k.wait_sites.len()));
+            }
+            // Every `return` is the rounds' end: none is reachable from the resume switch
+            // without passing the top of the next round.
+            let returns = (0..k.blocks.len())
+                .filter(|&b| cfg::reachable(k)[b] && k.blocks[b].term == Terminator::Return)
+                .count();
+            if returns > 2 {
+                return Err(format!("{returns} returning blocks (the end and the failure)"));
             }
         }
         ("reducible", None) => {

@@ -709,6 +709,9 @@ impl<'a> FnEmitter<'a> {
             | InstKind::WarpSync => {
                 Err(Error::Internal("a warp exchange left for the emitter (legalize_warps)".into()))
             }
+            InstKind::SyncPoint { .. } => {
+                Err(Error::Internal("a sync point left for the emitter (schedule)".into()))
+            }
             InstKind::InAllocation { dst, table, addr, size, write } => {
                 let s64 = Scalar::Int(64);
                 let table = self.read(*table, s64)?;

@@ -41,6 +41,7 @@ pub mod legalize_warps;
 pub mod loop_exits;
 pub mod predicate;
 pub mod reducible;
+pub mod schedule;
 pub mod structurize;
 
 use ptxvk_frontend::Diagnostic;
@@ -164,6 +165,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     }
     hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
+    // Before atomics: the compare-and-swap loops legalize_atomics makes are not polling.
+    schedule::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     // Atomics first: their loops for half-precision adds contain float arithmetic that
     // legalize_floats must see.
     legalize_atomics::run(&mut kernel, target).map_err(|d| vec![d])?;
@@ -202,6 +206,8 @@ fn legalized(k: &Kernel, target: &Target) -> Result<(), Vec<Diagnostic>> {
             Some("a window access that is not one word left by legalize_memory")
         } else if legalize_warps::is_exchange(kind) {
             Some("a warp exchange left by legalize_warps")
+        } else if schedule::is_sync_point(kind) {
+            Some("a sync point left by schedule")
         } else {
             None
         }

@@ -25,8 +25,8 @@ use super::expand::Emit;
 use super::{reject_other, unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space,
-    SpecialReg, Terminator, Value,
+    Address, AtomicOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
+    Terminator, Value,
 };
 use crate::system as sys;
 
@@ -201,13 +201,7 @@ impl Lowerer<'_> {
 
     /// The number of threads of the block, `%ntid.x * %ntid.y * %ntid.z`.
     pub(super) fn block_threads(&mut self, span: Span) -> Value {
-        let mut total = Value::Imm(1);
-        for d in [Dim::X, Dim::Y, Dim::Z] {
-            let n = self.temp(U32.storage(), span);
-            self.push(InstKind::Special { dst: n, reg: SpecialReg::Ntid(d) }, span);
-            total = Emit { l: self, span }.bin(BinaryOp::Mul, U32, total, Value::Reg(n));
-        }
-        total
+        Emit { l: self, span }.block_threads()
     }
 
     /// A barrier's thread count must cover every warp of the block: else the launch

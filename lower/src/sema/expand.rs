@@ -16,7 +16,9 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{reject_other, Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, UnaryOp, Value};
+use crate::ir::{
+    BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, SyncPoint, UnaryOp, Value,
+};
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
@@ -593,6 +595,11 @@ impl Lowerer<'_> {
     /// `nanosleep` (§9.7.13.11: the duration is only an upper bound, so none is a valid
     /// sleep). `createpolicy` (§9.7.9.18) returns an opaque cache policy, here 0.
     fn hint(&mut self, op: Opcode, i: &ast::Instruction) -> Result<(), Diagnostic> {
+        if op == Opcode::Nanosleep {
+            // Not a sleep, but a hint that the thread waits for others: a turn for them
+            // where the block is scheduled (`pass::schedule`).
+            self.push(InstKind::SyncPoint { point: SyncPoint::Sleep }, i.span);
+        }
         if op == Opcode::Createpolicy {
             let dst = self.dst(&i.operands[0], OpTy::U(64), false)?;
             self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);

@@ -228,6 +228,9 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
+        if matches!(op, Opcode::Mma | Opcode::Ldmatrix | Opcode::Stmatrix | Opcode::Movmatrix) {
+            self.whole_warp_sync_point(i.span);
+        }
         Some(match op {
             // The types and shape are read in order from the modifiers themselves.
             Opcode::Mma => self.mma(i),

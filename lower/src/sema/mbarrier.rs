@@ -27,24 +27,17 @@
 //! update before the later one's read); the compare-and-swap from the exact value
 //! completes the phase once.
 //!
-//! **Waits.** `test_wait` and `try_wait` are block collectives: a workgroup barrier
-//! ([`InstKind::WarpBarrier`], which `pass::predicate` makes every thread reach, so a
-//! wait loop runs while any thread of the block still waits), then an acquire load of
-//! word 0: a state's phase has completed when the current phase differs from the
-//! state's, the phase of `.parity p` when the current phase's parity differs from p.
-//! The barrier is what lets the arriving threads run at all: Vulkan promises no
-//! forward progress between the subgroups of a workgroup (lavapipe runs them as
-//! coroutines switched at barriers), so a spin loop without one might never see
-//! another subgroup's arrival. `try_wait` does not suspend: it tests once, as
-//! `test_wait` does (the ISA lets its time limit be any).
-//!
-//! Since the block walks a loop that contains a wait in step, a wait can only be
-//! completed by threads that reach the same loop: arrivals that come later in program
-//! order (a producer warp in one branch, its consumers in another, as warp-specialized
-//! kernels have them) never happen. A thread whose wait finds the barrier unchanged for
-//! [`sys::MBARRIER_STALL_LIMIT`] tests in a row ends the launch with [`sys::STATUS_MBARRIER`], said
-//! plainly, instead of spinning forever (or, on lavapipe, until its loop limit silently
-//! ends the loop).
+//! **Waits.** `test_wait` and `try_wait` are an acquire load of word 0: a state's
+//! phase has completed when the current phase differs from the state's, the phase of
+//! `.parity p` when the current phase's parity differs from p. `try_wait` does not
+//! suspend: it tests once, as `test_wait` does (the ISA lets its time limit be any).
+//! The load is a polling read, so a loop that waits for the phase is a polling loop,
+//! and `pass::schedule` lets the arriving threads run while it waits: Vulkan promises
+//! no forward progress between the subgroups of a workgroup (lavapipe runs them as
+//! coroutines switched at barriers), and arrivals may come later in program order
+//! than the wait (a producer warp in one branch, its consumers in another, as
+//! warp-specialized kernels have them). A wait that can never complete ends the launch
+//! with the scheduler's error, naming the loop.
 //!
 //! Asynchronous copies complete when they are issued (`sema::async_copy`), so
 //! `cp.async.mbarrier.arrive.noinc` is an arrive-on of count 1 and plain
@@ -70,20 +63,6 @@ const PENDING: u64 = sys::MBARRIER_MAX_COUNT as u64;
 const EXPECTED_SHIFT: u64 = 11;
 const PHASE_SHIFT: u64 = 22;
 
-/// The registers, made at kernel entry, with which waits notice that they cannot
-/// complete (module doc): the words last seen and the failing tests since they changed.
-#[derive(Clone, Copy)]
-pub(super) struct Watch {
-    seen: RegId,
-    seen_tx: RegId,
-    stalls: RegId,
-}
-
-/// Whether `i` waits on an mbarrier (the kernel then needs a [`Watch`]).
-pub(super) fn is_wait(i: &ast::Instruction) -> bool {
-    i.op == Some(Opcode::Mbarrier) && (i.has_modifier(".test_wait") || i.has_modifier(".try_wait"))
-}
-
 /// What a wait tests: the phase of a state, or the parity of a phase.
 enum Waited {
     State(Value),
@@ -91,16 +70,6 @@ enum Waited {
 }
 
 impl Lowerer<'_> {
-    /// Makes the [`Watch`] registers (at kernel entry).
-    pub(super) fn init_mbarrier_watch(&mut self, span: Span) {
-        let [seen, seen_tx, stalls] = [(); 3].map(|()| self.temp(U32.storage(), span));
-        let mut e = Emit { l: self, span };
-        for r in [seen, seen_tx, stalls] {
-            e.mov(U32, r, Value::Imm(0));
-        }
-        self.mbarrier_watch = Some(Watch { seen, seen_tx, stalls });
-    }
-
     /// `mbarrier.*`; `None` for other instructions.
     pub(super) fn mbarrier(
         &mut self,
@@ -383,7 +352,7 @@ impl Lowerer<'_> {
 
     /// `test_wait`/`try_wait` (module doc): `dst` = whether the phase has completed.
     fn wait(&mut self, dst: RegId, at: Address, waited: Waited, span: Span) {
-        self.push(InstKind::WarpBarrier { publish: None }, span);
+        self.kernel.polling_reads.push(span);
         let word = self.barrier_atomic(AtomicOp::Load, at, 0, Value::Imm(0), Value::Imm(0), span);
         let mut e = Emit { l: self, span };
         let phase = e.bin(BinaryOp::Shr, U32, word, Value::Imm(PHASE_SHIFT));
@@ -400,26 +369,5 @@ impl Lowerer<'_> {
             }
         };
         e.mov(OpTy::Pred, dst, Value::Reg(done));
-        let Some(w) = self.mbarrier_watch else { return };
-        let tx = self.barrier_atomic(AtomicOp::Load, at, 1, Value::Imm(0), Value::Imm(0), span);
-        // Failing tests of an unchanged barrier in a row (1 after a change).
-        let mut e = Emit { l: self, span };
-        let same_word = e.cmp(CmpOp::Eq, U32, word, Value::Reg(w.seen));
-        let same_tx = e.cmp(CmpOp::Eq, U32, tx, Value::Reg(w.seen_tx));
-        let same = e.pred_and(same_word, same_tx);
-        let more = e.add(U32, Value::Reg(w.stalls), Value::Imm(1));
-        let stalls = e.sel(U32, same, more, Value::Imm(1));
-        let stalls = e.sel(U32, done, Value::Imm(0), stalls);
-        e.mov(U32, w.stalls, stalls);
-        e.mov(U32, w.seen, word);
-        e.mov(U32, w.seen_tx, tx);
-        let stuck = e.cmp(CmpOp::Ge, U32, stalls, Value::Imm(u64::from(sys::MBARRIER_STALL_LIMIT)));
-        self.fail_if(
-            stuck,
-            false,
-            sys::STATUS_MBARRIER,
-            &[Value::Imm(0), Value::Imm(0), Value::Imm(0)],
-            span,
-        );
     }
 }

@@ -22,7 +22,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expand::Emit;
 use super::{reject_other, Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{BinaryOp, CmpOp, Dim, InstKind, OpTy, SpecialReg, Terminator, UnaryOp, Value};
+use crate::ir::{BinaryOp, CmpOp, InstKind, OpTy, SyncPoint, Terminator, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
@@ -35,6 +35,22 @@ enum Combine {
     Reduce(BinaryOp, OpTy),
 }
 
+/// The member mask operand of a warp collective of the `.sync` forms (none for the
+/// deprecated forms without it, for `activemask`, and for a wrong operand count, which
+/// the instruction's own lowering reports).
+fn member_mask(op: Opcode, i: &ast::Instruction) -> Option<&Operand> {
+    let sync = i.has_modifier(".sync");
+    let index = match op {
+        Opcode::Shfl if sync => 4,
+        Opcode::Vote if sync => 2,
+        Opcode::Match | Opcode::Redux => 2,
+        Opcode::Elect => 1,
+        Opcode::Bar if i.has_modifier(".warp") => 0,
+        _ => return None,
+    };
+    i.operands.get(index)
+}
+
 impl Lowerer<'_> {
     /// Warp instructions and special registers; `None` for other instructions.
     pub(super) fn warp(
@@ -43,6 +59,16 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
+        if let Some(members) = member_mask(op, i) {
+            // Every lane of the member mask must reach a `.sync` collective before any
+            // goes on (independent thread scheduling): where other threads may be
+            // polling, `pass::schedule` makes this a wait.
+            let members = match self.src(members, U32, false, i.span) {
+                Ok(v) => v,
+                Err(d) => return Some(Err(d)),
+            };
+            self.push(InstKind::SyncPoint { point: SyncPoint::Warp { members } }, i.span);
+        }
         let result = match op {
             Opcode::Shfl => self.shfl(i, m),
             Opcode::Vote => self.vote(i, m),
@@ -96,36 +122,23 @@ impl Lowerer<'_> {
         })
     }
 
+    /// The sync point of a `.sync.aligned` matrix instruction (`mma`, `ldmatrix`,
+    /// `wmma`, …), which every lane of the warp executes together.
+    pub(super) fn whole_warp_sync_point(&mut self, span: Span) {
+        let members = Value::Imm(0xffff_ffff);
+        self.push(InstKind::SyncPoint { point: SyncPoint::Warp { members } }, span);
+    }
+
     /// `%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`: warps are formed from it.
     pub(super) fn linear_tid(&mut self, span: Span) -> Value {
-        let reg = |l: &mut Self, r: SpecialReg| {
-            let t = l.temp(U32.storage(), span);
-            l.push(InstKind::Special { dst: t, reg: r }, span);
-            Value::Reg(t)
-        };
-        let (tx, ty, tz) = (
-            reg(self, SpecialReg::Tid(Dim::X)),
-            reg(self, SpecialReg::Tid(Dim::Y)),
-            reg(self, SpecialReg::Tid(Dim::Z)),
-        );
-        let (nx, ny) = (reg(self, SpecialReg::Ntid(Dim::X)), reg(self, SpecialReg::Ntid(Dim::Y)));
-        let mut e = Emit { l: self, span };
-        let yz = e.bin(BinaryOp::Mul, U32, ny, tz);
-        let yz = e.add(U32, yz, ty);
-        let xyz = e.bin(BinaryOp::Mul, U32, nx, yz);
-        e.add(U32, xyz, tx)
+        Emit { l: self, span }.linear_tid()
     }
 
     /// The lanes of this thread's warp that exist (all 32 but in a partial last warp).
     fn warp_lanes(&mut self, t: Value, span: Span) -> Value {
-        let total = self.block_threads(span);
         let mut e = Emit { l: self, span };
-        let base = e.and(U32, t, Value::Imm(!31u32 as u64));
-        let left = e.bin(BinaryOp::Sub, U32, total, base);
-        let full = e.cmp(CmpOp::Ge, U32, left, Value::Imm(32));
-        let low = e.bin(BinaryOp::Shl, U32, Value::Imm(1), left);
-        let low = e.bin(BinaryOp::Sub, U32, low, Value::Imm(1));
-        e.sel(U32, full, Value::Imm(0xffff_ffff), low)
+        let total = e.block_threads();
+        e.warp_lanes(t, total)
     }
 
     /// Publishes this thread's 32-bit `value`: afterwards [`Self::read_lane`] sees the

@@ -1,0 +1,724 @@
+//! Pass: forward progress between the threads of a block, by a block scheduler.
+//!
+//! Since sm_70, CUDA schedules every thread independently (PTX ISA 9.2 §2.2.2,
+//! "independent thread scheduling"): a thread that polls memory until another thread
+//! of its block writes it lets that thread run, whatever their warps. Vulkan promises
+//! no forward progress between the subgroups of a workgroup, nor between the divergent
+//! invocations of one subgroup, and lavapipe runs a workgroup's subgroups as
+//! coroutines switched only at barriers: a subgroup that spins never lets the one it
+//! waits for run. So a kernel that polls gets a scheduler of its own, written in the
+//! kernel, whose only way to switch threads is a workgroup barrier that every thread
+//! reaches.
+//!
+//! **Polling loops.** A loop polls when the condition of one of its exits depends on a
+//! *polling read* in it — a strong load (`ld.volatile`, `.relaxed`, `.acquire`) or an
+//! mbarrier wait ([`Kernel::polling_reads`]), an `atom.exch`, an `atom.cas` whose
+//! comparand the loop does not compute (a lock; a retry loop compares with what it last
+//! read and ends without help), or another atomic with an operand that leaves memory
+//! unchanged (`atom.add x, 0`) — through registers, or through local memory the loop
+//! stores such a value in (debug builds keep every variable there). A loop with a
+//! `nanosleep` polls too (back-off loops). Other loops, however long, end without help
+//! from other threads and are left alone, as are kernels without polling loops (the
+//! pass then only removes the sync points of semantic analysis).
+//!
+//! **The scheduler.** The kernel becomes a loop of *rounds*. At the top of each round
+//! every thread of the block meets at a workgroup barrier (reached in uniform control
+//! flow: the loop ends when a vote in shared memory says no thread is left), reads the
+//! block's state, and then runs, from where it stopped, until its next *yield*:
+//!
+//! * the back edge of a polling loop: one iteration per round, so the threads it waits
+//!   for get theirs;
+//! * a block barrier (`bar.sync`, and the barriers semantic analysis builds from
+//!   them): the thread waits until every thread that has not exited waits at one
+//!   (CUDA's barriers match by count, not by instruction), and then resumes after it;
+//! * a warp collective of the `.sync` forms ([`SyncPoint::Warp`]): the thread waits
+//!   until every lane of the member mask waits at one or has exited (lanes that do not
+//!   exist in a partial warp count as arrived), and then runs the collective with them;
+//! * the end of the thread (`ret`, `exit`, `trap`).
+//!
+//! Each thread keeps its resume point (`pc`), what it waits for and the member mask in
+//! registers, which persist across rounds; a `switch` on `pc` enters the kernel's CFG
+//! at the resume point. The structurizer and, in emulated warp mode, predication then
+//! handle the many-entry CFG this makes as they handle any other: the warp collectives
+//! inside a round are executed by exactly the lanes that were released to them.
+//!
+//! The block's state is [`WORDS`] words of shared memory after the static variables:
+//! threads left, threads waiting at a block barrier, per warp the lanes waiting at a
+//! collective and the lanes that exited, and per round parity the threads that ran
+//! and whether any made progress. Updates are atomics made between the round's two
+//! barriers; reads happen before the second, so every thread decides on the same
+//! snapshot.
+//!
+//! **Waits that cannot end.** A round in which no thread could run while threads are
+//! left is a deadlock (every thread waits at a barrier or collective that some other
+//! waiting thread would have to reach); [`IDLE_LIMIT`] rounds in a row in which no
+//! thread made progress — only polling loops went round, their threads back where they
+//! started — is a spin that no thread of the block can end (a wait for another block,
+//! or for a value nothing writes). Both end the launch with [`sys::STATUS_DEADLOCK`] or
+//! [`sys::STATUS_SPIN`], naming the line of a waiting thread's loop or wait
+//! ([`Kernel::wait_sites`]), instead of hanging until the host's timeout.
+//!
+//! Pre: CFG IR from semantic analysis (sync points present, warp exchanges not yet
+//! legalized, atomics not yet legalized: the compare-and-swap loops `legalize_atomics`
+//! makes are retry loops, never polling ones). Post: no [`InstKind::SyncPoint`]; a
+//! kernel with polling loops has no [`InstKind::Barrier`] left (the barriers of the
+//! rounds are [`InstKind::WarpBarrier`]s, which predication keeps unmasked) and no
+//! `Return` inside the rounds.
+
+use ptxvk_frontend::{Diagnostic, Span};
+
+use crate::build::{Build, Builder};
+use crate::cfg::{strongly_connected, Cfg};
+use crate::ir::{
+    Address, AtomicOp, BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, Order, RegId,
+    Scope, Space, SpecialReg, SyncPoint, Terminator, Value,
+};
+use crate::system as sys;
+
+const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
+
+/// Rounds in a row without progress after which a spin ends the launch.
+pub const IDLE_LIMIT: u32 = 1 << 18;
+
+/// Words of the block's state (module doc), in shared memory.
+const LIVE: u32 = 0;
+const BLOCKED: u32 = 1;
+/// Two words, by round parity.
+const RAN: u32 = 2;
+/// Two words, by round parity.
+const PROGRESS: u32 = 4;
+/// One word per warp (CUDA's blocks have at most 32).
+const WAITING: u32 = 6;
+/// One word per warp.
+const EXITED: u32 = 38;
+pub const WORDS: u32 = 70;
+
+/// `pc` of a thread that has exited.
+const DONE: u32 = u32::MAX;
+
+/// What a thread waits for (`wait`).
+const RUNNABLE: u64 = 0;
+const AT_BARRIER: u64 = 1;
+const AT_COLLECTIVE: u64 = 2;
+
+/// Makes the kernel's threads progress independently where it polls (module doc).
+pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
+    let polls = polling_edges(k);
+    if polls.is_empty() {
+        remove_sync_points(k);
+        return Ok(());
+    }
+    Scheduler::new(k).build(&polls);
+    Ok(())
+}
+
+/// Whether `kind` is a sync point, which this pass removes.
+pub fn is_sync_point(kind: &InstKind) -> bool {
+    matches!(kind, InstKind::SyncPoint { .. })
+}
+
+fn remove_sync_points(k: &mut Kernel) {
+    for b in &mut k.blocks {
+        b.insts.retain(|i| !is_sync_point(&i.kind));
+    }
+}
+
+// ----- which loops poll ------------------------------------------------------------------
+
+/// The back edges (`from`, `header`) of the loops that poll, in block order.
+fn polling_edges(k: &Kernel) -> Vec<(usize, usize)> {
+    let cfg = Cfg::new(k);
+    let reachable: Vec<usize> = (0..k.blocks.len()).filter(|&b| cfg.reachable(b)).collect();
+    let mut scc_of = vec![usize::MAX; k.blocks.len()];
+    for (i, scc) in strongly_connected(k, &reachable).into_iter().enumerate() {
+        for b in scc {
+            scc_of[b] = i;
+        }
+    }
+    let mut edges: Vec<(usize, usize)> = cfg
+        .retreating_edges()
+        .into_iter()
+        .filter(|&(u, h)| {
+            // The natural loop of the edge, within the cycle it closes (an irreducible
+            // cycle's walk back from `u` may leave it).
+            let body: Vec<usize> =
+                cfg.loop_body(h, &[u]).into_iter().filter(|&b| scc_of[b] == scc_of[h]).collect();
+            polls(k, &body)
+        })
+        .collect();
+    edges.sort_unstable();
+    edges
+}
+
+/// Whether the loop of `body` (sorted block indices) polls: an exit's condition
+/// depends on a polling read in the loop, or the loop sleeps.
+fn polls(k: &Kernel, body: &[usize]) -> bool {
+    let inside = |b: usize| body.binary_search(&b).is_ok();
+    let insts = || body.iter().flat_map(|&b| &k.blocks[b].insts);
+    if insts().any(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Sleep })) {
+        return true;
+    }
+    // Registers the loop writes, for "does the loop compute this comparand".
+    let mut defined = vec![false; k.regs.len()];
+    let (mut defs, mut uses) = (Vec::new(), Vec::new());
+    for i in insts() {
+        defs.clear();
+        uses.clear();
+        crate::verify::inst_defs_uses(&i.kind, &mut defs, &mut uses);
+        for d in &defs {
+            defined[d.index()] = true;
+        }
+    }
+    // Taint: values that come from a polling read, through registers and through the
+    // thread's own memory (local and parameter frames).
+    let mut tainted = vec![false; k.regs.len()];
+    let mut frame_tainted = false;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in insts() {
+            defs.clear();
+            uses.clear();
+            crate::verify::inst_defs_uses(&i.kind, &mut defs, &mut uses);
+            let from_frame =
+                frame_tainted && matches!(i.kind, InstKind::Load { space, .. } if is_frame(space));
+            let taints = is_polling_read(k, &i.kind, &i.span, &defined)
+                || from_frame
+                || uses.iter().any(|u| tainted[u.index()]);
+            if !taints {
+                continue;
+            }
+            if let InstKind::Store { space, .. } = i.kind {
+                if is_frame(space) && !frame_tainted {
+                    frame_tainted = true;
+                    changed = true;
+                }
+            }
+            for d in &defs {
+                if !tainted[d.index()] {
+                    tainted[d.index()] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    body.iter().any(|&b| {
+        let term = &k.blocks[b].term;
+        let leaves = term.successors().iter().any(|s| !inside(s.index()));
+        leaves
+            && match term {
+                Terminator::Branch { cond, .. } => tainted[cond.index()],
+                Terminator::Switch { selector, .. } => tainted[selector.index()],
+                _ => false,
+            }
+    })
+}
+
+fn is_frame(space: Space) -> bool {
+    matches!(space, Space::Local | Space::Param)
+}
+
+/// Whether `kind` reads a value that another thread may write while this one waits
+/// (module doc); `defined` marks the registers the loop writes.
+fn is_polling_read(k: &Kernel, kind: &InstKind, span: &Span, defined: &[bool]) -> bool {
+    match kind {
+        InstKind::Load { .. } | InstKind::Atomic { op: AtomicOp::Load, .. } => {
+            k.polling_reads.contains(span)
+        }
+        InstKind::Atomic { dst: None, .. } => false,
+        InstKind::Atomic { op, src, cmp, ty, .. } => {
+            let all_ones = if ty.bits() >= 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
+            match op {
+                AtomicOp::Exch => true,
+                AtomicOp::Cas => match cmp {
+                    Value::Imm(_) => true,
+                    Value::Reg(r) => !defined[r.index()],
+                },
+                AtomicOp::Add | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Max => {
+                    *src == Value::Imm(0)
+                }
+                AtomicOp::And => *src == Value::Imm(all_ones),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+// ----- the scheduler ---------------------------------------------------------------------
+
+/// Where a yield sends a thread, and what it then waits for.
+enum Yield {
+    /// The back edge of a polling loop: runnable again at the header next round.
+    Poll,
+    /// A block barrier; resumes after it.
+    Barrier,
+    /// A warp collective with this member mask; resumes at the collective.
+    Collective(Value),
+}
+
+/// The registers and words the rounds use.
+struct Scheduler<'k> {
+    k: &'k mut Kernel,
+    span: Span,
+    /// Byte offset of the state words in the shared window.
+    state: u32,
+    /// Per thread: resume point, what it waits for, the member mask of a collective it
+    /// waits at, the resume point it started the round at, rounds so far, rounds in a
+    /// row without progress, the wait site it reports when stuck.
+    pc: RegId,
+    wait: RegId,
+    members: RegId,
+    start: RegId,
+    round: RegId,
+    idle: RegId,
+    site: RegId,
+    /// The round's parity word offset (0 or 4 bytes).
+    parity: RegId,
+    /// This thread's lane bit, its warp's word offset (bytes), the warp's lanes.
+    lane_bit: RegId,
+    warp_word: RegId,
+    lanes: RegId,
+    first_thread: RegId,
+    /// The block that ends every round.
+    round_end: BlockId,
+    /// Resume targets in `pc` order (`pc` 0 is the kernel's entry).
+    resume: Vec<BlockId>,
+}
+
+impl<'k> Scheduler<'k> {
+    fn new(k: &'k mut Kernel) -> Scheduler<'k> {
+        let span = k.span;
+        let state = k.shared.static_bytes.next_multiple_of(4);
+        k.shared.static_bytes = state + 4 * WORDS;
+        k.shared.variables.push(("$schedule".to_string(), state, 4 * WORDS));
+        k.system = true;
+        let reg = |k: &mut Kernel, ty: OpTy| Builder::new(k, span).temp(ty);
+        let [pc, wait, members, start, round, idle, site, parity, lane_bit, warp_word, lanes] =
+            [(); 11].map(|()| reg(k, U32));
+        let first_thread = reg(k, OpTy::Pred);
+        let round_end = BlockId(k.blocks.len() as u32);
+        k.blocks.push(empty_block(span, Terminator::Return));
+        let resume = vec![k.entry];
+        Scheduler {
+            k,
+            span,
+            state,
+            pc,
+            wait,
+            members,
+            start,
+            round,
+            idle,
+            site,
+            parity,
+            lane_bit,
+            warp_word,
+            lanes,
+            first_thread,
+            round_end,
+            resume,
+        }
+    }
+
+    fn block(&mut self, insts: Vec<Inst>, term: Terminator) -> BlockId {
+        let id = BlockId(self.k.blocks.len() as u32);
+        self.k.blocks.push(Block { insts, term, ..empty_block(self.span, Terminator::Return) });
+        id
+    }
+
+    /// The address of state word `word` (+ `index`, a byte offset register).
+    fn word(&self, word: u32, index: Option<RegId>) -> Address {
+        Address { base: index, offset: i64::from(self.state + 4 * word) }
+    }
+
+    fn build(mut self, polls: &[(usize, usize)]) {
+        let original_entry = self.k.entry;
+        let original_blocks = self.k.blocks.len() - 1;
+        let rounds = self.rounds();
+        // Yields, in block order: the back edges of polling loops first (the CFG's
+        // shape is still the one they were found in), then barriers, collectives and
+        // returns, which split blocks.
+        for &(from, header) in polls {
+            let span = self.k.blocks[header].span;
+            let target = BlockId(header as u32);
+            let y = self.yield_block(Yield::Poll, target, span);
+            for t in self.k.blocks[from].term.targets_mut() {
+                if *t == target {
+                    *t = y;
+                }
+            }
+        }
+        for b in 0..original_blocks {
+            self.split_waits(b);
+        }
+        self.dispatch(rounds, original_entry);
+    }
+
+    /// Makes the kernel's new entry (the state's initialization) and the top of the
+    /// rounds; returns the block whose switch on `pc` is to be filled in.
+    fn rounds(&mut self) -> BlockId {
+        let w = |s: &Self, word: u32| s.word(word, None);
+        // Entry: this thread's lane, warp and the warp's lanes; thread 0 initializes
+        // the state; all meet.
+        let mut e = Builder::new(self.k, self.span);
+        let t = e.linear_tid();
+        let total = e.block_threads();
+        let lane = e.and(U32, t, Value::Imm(31));
+        let bit = e.bin(BinaryOp::Shl, U32, Value::Imm(1), lane);
+        let warp = e.bin(BinaryOp::Shr, U32, t, Value::Imm(5));
+        let warp_word = e.bin(BinaryOp::Shl, U32, warp, Value::Imm(2));
+        let lanes = e.warp_lanes(t, total);
+        let first = e.cmp(CmpOp::Eq, U32, t, Value::Imm(0));
+        let regs = [(self.lane_bit, bit), (self.warp_word, warp_word), (self.lanes, lanes)];
+        for (r, v) in regs {
+            e.mov(U32, r, v);
+        }
+        e.mov(OpTy::Pred, self.first_thread, Value::Reg(first));
+        for r in [self.pc, self.wait, self.members, self.round, self.idle, self.site] {
+            e.mov(U32, r, Value::Imm(0));
+        }
+        let entry_insts = std::mem::take(&mut e.insts);
+        let mut init = Vec::new();
+        for word in 0..WORDS {
+            let v = if word == LIVE { total } else { Value::Imm(0) };
+            init.push(Inst { kind: store(w(self, word), v), span: self.span });
+        }
+        let meet = self.block(vec![Inst { kind: BARRIER, span: self.span }], Terminator::Return);
+        let init = self.block(init, Terminator::Jump(meet));
+        let entry = self.block(
+            entry_insts,
+            Terminator::Branch {
+                cond: self.first_thread,
+                negate: false,
+                if_true: init,
+                if_false: meet,
+            },
+        );
+        self.k.entry = entry;
+
+        // The top of a round: read the state, thread 0 clears this round's words.
+        let mut e = Builder::new(self.k, self.span);
+        e.push(BARRIER);
+        let parity = e.and(U32, Value::Reg(self.round), Value::Imm(1));
+        let parity = e.bin(BinaryOp::Shl, U32, parity, Value::Imm(2));
+        e.mov(U32, self.parity, parity);
+        let previous = e.bin(BinaryOp::Xor, U32, parity, Value::Imm(4));
+        let prev = match previous {
+            Value::Reg(r) => Some(r),
+            Value::Imm(_) => None,
+        };
+        let warp_word = Some(self.warp_word);
+        let loads = [
+            (LIVE, None),
+            (BLOCKED, None),
+            (RAN, prev),
+            (PROGRESS, prev),
+            (WAITING, warp_word),
+            (EXITED, warp_word),
+        ];
+        let mut read = Vec::new();
+        for (word, index) in loads {
+            let dst = e.temp(U32);
+            let addr = Address { base: index, offset: i64::from(self.state + 4 * word) };
+            e.push(InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(dst)], addr });
+            read.push(Value::Reg(dst));
+        }
+        let [live, blocked, ran_before, progress_before, waiting, exited] =
+            [read[0], read[1], read[2], read[3], read[4], read[5]];
+        let top = std::mem::take(&mut e.insts);
+        let parity = Some(self.parity);
+        let clear = [RAN, PROGRESS]
+            .map(|word| Inst {
+                kind: store(self.word(word, parity), Value::Imm(0)),
+                span: self.span,
+            })
+            .to_vec();
+
+        // After the second barrier: end, fail, or decide whether to run.
+        let mut e = Builder::new(self.k, self.span);
+        e.push(BARRIER);
+        let none_left = e.cmp(CmpOp::Eq, U32, live, Value::Imm(0));
+        let after = std::mem::take(&mut e.insts);
+
+        let later = e.cmp(CmpOp::Ne, U32, Value::Reg(self.round), Value::Imm(0));
+        let nobody_ran = e.cmp(CmpOp::Eq, U32, ran_before, Value::Imm(0));
+        let stalled = e.pred_and(later, nobody_ran);
+        let progressed = e.cmp(CmpOp::Ne, U32, progress_before, Value::Imm(0));
+        let more = e.add(U32, Value::Reg(self.idle), Value::Imm(1));
+        let idle = e.sel(U32, progressed, Value::Imm(0), more);
+        let idle = e.sel(U32, later, idle, Value::Imm(0));
+        e.mov(U32, self.idle, idle);
+        let spinning = e.cmp(CmpOp::Ge, U32, idle, Value::Imm(u64::from(IDLE_LIMIT)));
+        let stuck = e.pred_or(stalled, spinning);
+        let check = std::mem::take(&mut e.insts);
+
+        // Deciding: released from a barrier (all that are left wait at one) or from a
+        // collective (every member lane waits at one, has exited or does not exist).
+        let at_barrier = e.cmp(CmpOp::Eq, U32, Value::Reg(self.wait), Value::Imm(AT_BARRIER));
+        let all_blocked = e.cmp(CmpOp::Eq, U32, blocked, live);
+        let from_barrier = e.pred_and(at_barrier, all_blocked);
+        let at_collective = e.cmp(CmpOp::Eq, U32, Value::Reg(self.wait), Value::Imm(AT_COLLECTIVE));
+        let absent = e.not(U32, Value::Reg(self.lanes));
+        let arrived = e.or(U32, waiting, exited);
+        let arrived = e.or(U32, arrived, absent);
+        let missing = e.not(U32, arrived);
+        let missing = e.and(U32, Value::Reg(self.members), missing);
+        let all_there = e.cmp(CmpOp::Eq, U32, missing, Value::Imm(0));
+        let from_collective = e.pred_and(at_collective, all_there);
+        let released = e.pred_or(from_barrier, from_collective);
+        let decide = std::mem::take(&mut e.insts);
+
+        // Released: leave the wait's count or mask; that is progress.
+        let minus = e.sel(U32, from_barrier, Value::Imm(u64::from(u32::MAX)), Value::Imm(0));
+        let unmask = e.not(U32, Value::Reg(self.lane_bit));
+        let unmask = e.sel(U32, from_collective, unmask, Value::Imm(u64::from(u32::MAX)));
+        let state = self.state;
+        let shared_atomic = |e: &mut Builder<'_>, op, word: u32, index: Option<RegId>, v| {
+            let addr = Address { base: index, offset: i64::from(state + 4 * word) };
+            atomic(e, op, addr, v);
+        };
+        shared_atomic(&mut e, AtomicOp::Add, BLOCKED, None, minus);
+        shared_atomic(&mut e, AtomicOp::And, WAITING, Some(self.warp_word), unmask);
+        e.push(store(
+            Address { base: parity, offset: i64::from(state + 4 * PROGRESS) },
+            Value::Imm(1),
+        ));
+        e.mov(U32, self.wait, Value::Imm(RUNNABLE));
+        let release = std::mem::take(&mut e.insts);
+
+        let done = e.cmp(CmpOp::Eq, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
+        let runnable = e.cmp(CmpOp::Eq, U32, Value::Reg(self.wait), Value::Imm(RUNNABLE));
+        let run = e.cmp(CmpOp::Ne, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
+        let run = e.pred_and(run, runnable);
+        let runnable_insts = std::mem::take(&mut e.insts);
+        let _ = done;
+
+        shared_atomic(&mut e, AtomicOp::Add, RAN, parity, Value::Imm(1));
+        e.mov(U32, self.start, Value::Reg(self.pc));
+        let running = std::mem::take(&mut e.insts);
+
+        e.push(InstKind::Binary {
+            op: BinaryOp::Add,
+            ty: U32,
+            mode: Default::default(),
+            dst: self.round,
+            lhs: Value::Reg(self.round),
+            rhs: Value::Imm(1),
+        });
+        let end_insts = std::mem::take(&mut e.insts);
+
+        // Blocks, wired from the end backwards.
+        let failure = self.failure_blocks(stalled);
+        let exit = self.block(Vec::new(), Terminator::Return);
+        let switch = self.block(running, Terminator::Return);
+        let run_or_not = self.block(
+            runnable_insts,
+            Terminator::Branch {
+                cond: run,
+                negate: false,
+                if_true: switch,
+                if_false: self.round_end,
+            },
+        );
+        let release = self.block(release, Terminator::Jump(run_or_not));
+        let decide = self.block(
+            decide,
+            Terminator::Branch {
+                cond: released,
+                negate: false,
+                if_true: release,
+                if_false: run_or_not,
+            },
+        );
+        let check = self.block(
+            check,
+            Terminator::Branch { cond: stuck, negate: false, if_true: failure, if_false: decide },
+        );
+        let after = self.block(
+            after,
+            Terminator::Branch { cond: none_left, negate: false, if_true: exit, if_false: check },
+        );
+        let clear = self.block(clear, Terminator::Jump(after));
+        let top = self.block(
+            top,
+            Terminator::Branch {
+                cond: self.first_thread,
+                negate: false,
+                if_true: clear,
+                if_false: after,
+            },
+        );
+        self.k.blocks[meet.index()].term = Terminator::Jump(top);
+        let end = self.round_end.index();
+        self.k.blocks[end].insts = end_insts;
+        self.k.blocks[end].term = Terminator::Jump(top);
+        switch
+    }
+
+    /// Ends the launch because the block is stuck (module doc): `stalled` says which
+    /// way. Threads that have not exited record their wait site; the first record
+    /// stays.
+    fn failure_blocks(&mut self, stalled: RegId) -> BlockId {
+        let span = Span::new(self.span.start, self.span.start);
+        let mut e = Builder::new(self.k, span);
+        let status = e.sel(
+            U32,
+            stalled,
+            Value::Imm(u64::from(sys::STATUS_DEADLOCK)),
+            Value::Imm(u64::from(sys::STATUS_SPIN)),
+        );
+        let left = e.cmp(CmpOp::Ne, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
+        let record = std::mem::take(&mut e.insts);
+        let base = e.special(SpecialReg::ParamBlock);
+        let area = e.add(U64, base, Value::Imm(u64::from(sys::offset(e.kernel.abi.size))));
+        e.record_failure(area, status, Value::Reg(self.site));
+        let recorded = std::mem::take(&mut e.insts);
+        let exit = self.block(Vec::new(), Terminator::Return);
+        let write = self.block(recorded, Terminator::Jump(exit));
+        self.block(
+            record,
+            Terminator::Branch { cond: left, negate: false, if_true: write, if_false: exit },
+        )
+    }
+
+    /// A block that yields to `resume` (a new resume point) the way `how` says, and
+    /// ends the round.
+    fn yield_block(&mut self, how: Yield, resume: BlockId, span: Span) -> BlockId {
+        let id = self.resume.len() as u32;
+        self.resume.push(resume);
+        let site = self.k.wait_sites.len() as u32;
+        self.k.wait_sites.push(span);
+        let state = self.state;
+        let parity = Some(self.parity);
+        let progress = Address { base: parity, offset: i64::from(state + 4 * PROGRESS) };
+        let mut e = Builder::new(self.k, span);
+        match how {
+            Yield::Poll => {
+                // Progress unless the thread went round the loop it started the round in.
+                let moved =
+                    e.cmp(CmpOp::Ne, U32, Value::Reg(self.start), Value::Imm(u64::from(id)));
+                let moved = e.sel(U32, moved, Value::Imm(1), Value::Imm(0));
+                atomic(&mut e, AtomicOp::Or, progress, moved);
+            }
+            Yield::Barrier => {
+                let blocked = Address { base: None, offset: i64::from(state + 4 * BLOCKED) };
+                atomic(&mut e, AtomicOp::Add, blocked, Value::Imm(1));
+                e.push(store(progress, Value::Imm(1)));
+                e.mov(U32, self.wait, Value::Imm(AT_BARRIER));
+            }
+            Yield::Collective(members) => {
+                let waiting =
+                    Address { base: Some(self.warp_word), offset: i64::from(state + 4 * WAITING) };
+                atomic(&mut e, AtomicOp::Or, waiting, Value::Reg(self.lane_bit));
+                e.push(store(progress, Value::Imm(1)));
+                let members = e.and(U32, members, Value::Reg(self.lanes));
+                e.mov(U32, self.members, members);
+                e.mov(U32, self.wait, Value::Imm(AT_COLLECTIVE));
+            }
+        }
+        e.mov(U32, self.pc, Value::Imm(u64::from(id)));
+        e.mov(U32, self.site, Value::Imm(u64::from(site)));
+        let insts = e.insts;
+        let round_end = self.round_end;
+        self.block(insts, Terminator::Jump(round_end))
+    }
+
+    /// A block in which the thread exits: it leaves the count and its warp's lanes for
+    /// good.
+    fn exit_block(&mut self, span: Span) -> BlockId {
+        let state = self.state;
+        let mut e = Builder::new(self.k, span);
+        let live = Address { base: None, offset: i64::from(state + 4 * LIVE) };
+        atomic(&mut e, AtomicOp::Add, live, Value::Imm(u64::from(u32::MAX)));
+        let exited = Address { base: Some(self.warp_word), offset: i64::from(state + 4 * EXITED) };
+        atomic(&mut e, AtomicOp::Or, exited, Value::Reg(self.lane_bit));
+        let progress = Address { base: Some(self.parity), offset: i64::from(state + 4 * PROGRESS) };
+        e.push(store(progress, Value::Imm(1)));
+        e.mov(U32, self.pc, Value::Imm(u64::from(DONE)));
+        let insts = e.insts;
+        let round_end = self.round_end;
+        self.block(insts, Terminator::Jump(round_end))
+    }
+
+    /// Splits block `b` at its barriers and collectives, each a yield, and makes its
+    /// `return` an exit.
+    fn split_waits(&mut self, b: usize) {
+        let mut cur = b;
+        loop {
+            let at = self.k.blocks[cur]
+                .insts
+                .iter()
+                .position(|i| matches!(i.kind, InstKind::Barrier | InstKind::SyncPoint { .. }));
+            let Some(at) = at else { break };
+            let insts = std::mem::take(&mut self.k.blocks[cur].insts);
+            let (before, rest) = insts.split_at(at);
+            let (wait, after) = (&rest[0], &rest[1..]);
+            let span = wait.span;
+            // The code after the wait, with the block's terminator.
+            let term = std::mem::replace(&mut self.k.blocks[cur].term, Terminator::Return);
+            let next = BlockId(self.k.blocks.len() as u32);
+            self.k.blocks.push(Block {
+                label: None,
+                span,
+                insts: after.to_vec(),
+                term,
+                term_span: self.k.blocks[cur].term_span,
+            });
+            self.k.blocks[cur].insts = before.to_vec();
+            let how = match wait.kind {
+                InstKind::Barrier => Some(Yield::Barrier),
+                InstKind::SyncPoint { point: SyncPoint::Warp { members } } => {
+                    Some(Yield::Collective(members))
+                }
+                _ => None,
+            };
+            self.k.blocks[cur].term = match how {
+                Some(how) => Terminator::Jump(self.yield_block(how, next, span)),
+                None => Terminator::Jump(next),
+            };
+            cur = next.index();
+        }
+        if self.k.blocks[cur].term == Terminator::Return {
+            let span = self.k.blocks[cur].term_span;
+            self.k.blocks[cur].term = Terminator::Jump(self.exit_block(span));
+        }
+    }
+
+    /// Fills the switch that enters the kernel at the resume point.
+    fn dispatch(&mut self, switch: BlockId, entry: BlockId) {
+        let cases: Vec<(u32, BlockId)> =
+            self.resume.iter().enumerate().map(|(i, &b)| (i as u32, b)).collect();
+        debug_assert_eq!(cases.first().map(|c| c.1), Some(entry));
+        self.k.blocks[switch.index()].term =
+            Terminator::Switch { selector: self.pc, cases, default: self.round_end };
+    }
+}
+
+fn empty_block(span: Span, term: Terminator) -> Block {
+    Block { label: None, span, insts: Vec::new(), term, term_span: span }
+}
+
+/// The rounds' workgroup barrier, which predication keeps unmasked.
+const BARRIER: InstKind = InstKind::WarpBarrier { publish: None };
+
+fn store(addr: Address, v: Value) -> InstKind {
+    InstKind::Store { space: Space::Shared, ty: U32, srcs: vec![v], addr }
+}
+
+/// A workgroup-scope atomic `op` of `v` on the shared word at `addr`.
+fn atomic(e: &mut Builder<'_>, op: AtomicOp, addr: Address, v: Value) {
+    let dst = e.temp(U32);
+    e.push(InstKind::Atomic {
+        op,
+        space: Space::Shared,
+        ty: U32,
+        scope: Scope::Cta,
+        order: Order::Relaxed,
+        dst: Some(dst),
+        addr,
+        src: v,
+        cmp: Value::Imm(0),
+    });
+}
