@@ -729,8 +729,9 @@ fn producer_and_consumer_warps_take_turns_on_two_cuda_barriers() {
 /// later issue; what this one demands is that the launch never hangs. Two outcomes
 /// pass: `Ok` with CUDA's result (out = [42, 7]), or an error, when compiling or
 /// launching, whose headline says it is about a spin or wait loop. A GPU timeout is the
-/// hang itself and fails. (On lavapipe today the launch finishes: the two blocks run
-/// on different threads of its pool.)
+/// hang itself and fails. (On lavapipe with two or more threads the launch finishes
+/// today, the blocks running on different threads of its pool; with
+/// `LP_NUM_THREADS=1` block 0 spins before block 1 runs, and the launch hangs.)
 fn check_cross_block(device: &Device, path: &Path) {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).expect("read PTX");
