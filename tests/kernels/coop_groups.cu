@@ -4,10 +4,10 @@
 // with -O3 and -G (where this_thread_block() reads the reserved shared memory,
 // %reserved_smem_offset_1, and every operation is an out-of-line function), NVRTC too.
 //
-// Not here: tiles of more than 32 threads (tiled_partition<64>), whose sync is a
-// spin-wait of one warp on the others' atomics in shared memory. That needs forward
-// progress between the subgroups of a workgroup, which Vulkan does not promise and
-// lavapipe does not give (it runs one subgroup until a barrier).
+// Tiles of more than 32 threads (tiled_partition<64> and up), whose sync is a
+// spin-wait of each warp on the others' atomics in shared memory, are in
+// multi_warp_cg.cu: they need forward progress between the warps of a block
+// (issue #33, tests/forward_progress_e2e.rs).
 //
 // i = blockIdx.x * blockDim.x + threadIdx.x; v = i < n ? in[i] : 0; blockDim.x is a
 // multiple of 32. For i < n, out[5*i + k] is:

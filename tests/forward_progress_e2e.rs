@@ -1,0 +1,856 @@
+//! Forward progress between the warps of a block (issue #33), end to end through the
+//! Rust API: loops whose exit depends on memory that another warp of the block writes,
+//! later in program order, must finish whenever they finish on NVIDIA GPUs with
+//! independent thread scheduling (sm_70 and later).
+//!
+//! The kernels: `tests/kernels/multi_warp_cg.cu` (cooperative groups' tiles of 64, 128
+//! and 256 threads, and a reduction of the shape of cuda-samples'
+//! `multi_warp_cg_reduce<int, 256, 128>`) and `tests/kernels/forward_progress.cu`
+//! (volatile and `cuda::atomic_ref` flags from warp 1 to warp 0 and back, a
+//! `__nanosleep` back-off, spin locks, libcu++'s block-scope `cuda::barrier` with
+//! arrivals later in program order than the wait, a spin on another block's flag), in
+//! every checked-in build (nvcc -O3, nvcc -G, NVRTC); hand-written PTX of the same
+//! shapes in `tests/ptx/progress`; and a counter loop of 100,000 iterations. Expected
+//! values come from CPU models written from the kernels' header comments (CUDA and PTX
+//! semantics), never from ptxvk.
+//!
+//! A kernel that spins forever must fail in seconds, and must not take the other
+//! kernels down with it: on lavapipe the spinning shader keeps running after the wait
+//! for it timed out, and every later wait on the device waits for it again. So each
+//! (kernel, build) runs in a child process (this test binary, filtered to one test and
+//! told the job by environment variable) whose GPU waits time out after
+//! [`GPU_TIMEOUT_MS`], and which is killed at [`CHILD_DEADLINE`] if it still has not
+//! finished. A test fails listing every job that failed, with its message.
+
+mod common;
+
+use std::fs::File;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use ptxvk::{Arg, Device, Module};
+
+/// `PTXVK_TIMEOUT_MS` of every child: these kernels take milliseconds when they work,
+/// so a spin that never ends is an error after 5 s rather than the default 60 s.
+const GPU_TIMEOUT_MS: u64 = 5_000;
+/// A child still running this long after it started is killed and its job failed (the
+/// bound for a child that cannot exit). Compiling the largest module, the -G build of
+/// multi_warp_cg, takes lavapipe a few seconds; the margin is for racecheck builds.
+const CHILD_DEADLINE: Duration = Duration::from_secs(120);
+/// How long a child that has written its verdict may take to exit before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// Names the one job a child process runs.
+const JOB_ENV: &str = "PTXVK_FORWARD_PROGRESS_JOB";
+/// The file a child writes its verdict to: `ok`, `skipped`, or `failed: MESSAGE`.
+const VERDICT_ENV: &str = "PTXVK_FORWARD_PROGRESS_VERDICT";
+/// Output words are set to this before a launch, so words a kernel must leave alone are
+/// checked too.
+const UNTOUCHED: u32 = 0xdead_beef;
+
+/// One kernel of one build, with the launches and checks it runs.
+struct Job {
+    label: String,
+    body: Box<dyn Fn(&Device)>,
+}
+
+fn job(label: impl Into<String>, body: impl Fn(&Device) + 'static) -> Job {
+    Job { label: label.into(), body: Box::new(body) }
+}
+
+/// Runs every job of `test` (the name of the calling `#[test]` function) in a child
+/// process of its own, one after the other, and fails listing the jobs that failed. In
+/// the child (`JOB_ENV` set), runs that one job.
+fn run_isolated(test: &str, jobs: Vec<Job>) {
+    let mut labels: Vec<&str> = jobs.iter().map(|j| j.label.as_str()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    assert_eq!(labels.len(), jobs.len(), "{test}: job labels must be unique");
+    if let Ok(wanted) = std::env::var(JOB_ENV) {
+        run_child(&wanted, &jobs);
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut failures = Vec::new();
+    let mut skipped = 0;
+    for (k, job) in jobs.iter().enumerate() {
+        let verdict = dir.path().join(format!("{k}.verdict"));
+        let log_path = dir.path().join(format!("{k}.log"));
+        let log = File::create(&log_path).expect("child log");
+        let start = Instant::now();
+        let mut child = Command::new(&exe)
+            .args([test, "--exact", "--nocapture", "--test-threads=1"])
+            .env(JOB_ENV, &job.label)
+            .env(VERDICT_ENV, &verdict)
+            .env("PTXVK_TIMEOUT_MS", GPU_TIMEOUT_MS.to_string())
+            .stdout(log.try_clone().expect("child log"))
+            .stderr(log)
+            .spawn()
+            .expect("start the child process");
+        let mut decided: Option<Instant> = None;
+        let killed = loop {
+            if child.try_wait().expect("child status").is_some() {
+                break None;
+            }
+            if decided.is_none() && verdict.exists() {
+                decided = Some(Instant::now());
+            }
+            let overdue = match decided {
+                Some(at) => at.elapsed() > EXIT_GRACE,
+                None => start.elapsed() > CHILD_DEADLINE,
+            };
+            if overdue {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let outcome = match std::fs::read_to_string(&verdict) {
+            Ok(v) => v,
+            Err(_) => match killed {
+                Some(t) => format!(
+                    "failed: still running after {:.0} s (GPU waits time out after {} ms), killed",
+                    t.as_secs_f64(),
+                    GPU_TIMEOUT_MS
+                ),
+                None => {
+                    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                    format!("failed: the child ended without a verdict:\n{log}")
+                }
+            },
+        };
+        eprintln!("{test}: {}: {outcome} ({:.1} s)", job.label, start.elapsed().as_secs_f64());
+        match outcome.as_str() {
+            "ok" => {}
+            "skipped" => skipped += 1,
+            _ => failures.push(format!("{}: {outcome}", job.label)),
+        }
+    }
+    if skipped == jobs.len() {
+        eprintln!("\nSKIPPED: {test}: no Vulkan device on this machine\n");
+    }
+    assert!(
+        failures.is_empty(),
+        "{test}: {} of {} jobs failed:\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n")
+    );
+}
+
+/// In the child: runs the job `wanted` and writes the verdict file.
+fn run_child(wanted: &str, jobs: &[Job]) {
+    let verdict = PathBuf::from(std::env::var(VERDICT_ENV).expect("verdict file"));
+    let write = |text: &str| {
+        // Written whole and then renamed: the parent never reads half a verdict.
+        let partial = verdict.with_extension("partial");
+        std::fs::write(&partial, text).expect("write the verdict");
+        std::fs::rename(&partial, &verdict).expect("write the verdict");
+    };
+    let job = jobs.iter().find(|j| j.label == wanted).expect("the job is one of this test's");
+    let Some(device) = common::device() else {
+        write("skipped");
+        return;
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(|| (job.body)(&device))) {
+        Ok(()) => write("ok"),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into());
+            write(&format!("failed: {message}"));
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+/// The checked-in builds of `tests/kernels/NAME.cu`, sorted; there must be `count`.
+fn builds(name: &str, count: usize) -> Vec<PathBuf> {
+    let dir = common::repo().join("tests/kernels");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/kernels")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let f = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            f.starts_with(&format!("{name}.")) && f.ends_with(".ptx")
+        })
+        .collect();
+    v.sort();
+    assert_eq!(v.len(), count, "{name}: expected {count} builds, found {v:?}");
+    v
+}
+
+/// `nvcc.sm_80` for `.../forward_progress.nvcc.sm_80.ptx`.
+fn build_name(path: &Path) -> String {
+    let file = path.file_stem().and_then(|f| f.to_str()).expect("UTF-8 name");
+    file.split_once('.').map_or(file, |(_, b)| b).to_string()
+}
+
+fn multi_warp_cg() -> Vec<PathBuf> {
+    // nvcc -O3 sm_75/80/90, nvcc -G sm_80, NVRTC compute_52/70.
+    builds("multi_warp_cg", 6)
+}
+
+fn forward_progress() -> Vec<PathBuf> {
+    // nvcc -O3 sm_75/80/90, nvcc -G sm_80, NVRTC compute_70.
+    builds("forward_progress", 5)
+}
+
+fn hand_written(name: &str) -> PathBuf {
+    common::repo().join(format!("tests/ptx/progress/{name}.ptx"))
+}
+
+/// `entry` of the PTX file `path`, compiled alone (as a CUDA driver loading the module
+/// compiles the kernel it launches: a function of the file that `entry` does not reach
+/// cannot fail it), its SPIR-V validated with spirv-val, and loaded on `device`.
+fn load_entry(device: &Device, path: &Path, entry: &str) -> Module {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).expect("read PTX");
+    let compiled = ptxvk::compile::compile_with(&name, &text, Some(entry), device.target())
+        .unwrap_or_else(|e| panic!("{name}: {entry}: {e}"));
+    ptxvk::spirv::validate(&compiled.spirv.words).unwrap_or_else(|e| panic!("{name}: {e}"));
+    Module::from_compiled(device, compiled).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Jobs running `check(device, module, path)` for `entry` of every build of a kernel.
+fn every_build(
+    paths: &[PathBuf],
+    entry: &'static str,
+    check: fn(&Device, &Module, &str, &'static str),
+) -> Vec<Job> {
+    paths
+        .iter()
+        .map(|path| {
+            let path = path.clone();
+            job(format!("{entry} @ {}", build_name(&path)), move |device| {
+                let module = load_entry(device, &path, entry);
+                check(device, &module, &path.display().to_string(), entry)
+            })
+        })
+        .collect()
+}
+
+/// The job of a hand-written file of `tests/ptx/progress`, whose entry is its name.
+fn hand_written_job(name: &'static str, check: fn(&Device, &Module, &str, &'static str)) -> Job {
+    job(format!("{name} @ tests/ptx/progress"), move |device| {
+        let path = hand_written(name);
+        let module = load_entry(device, &path, name);
+        check(device, &module, &path.display().to_string(), name)
+    })
+}
+
+/// Launches `entry` as a 1-D grid of 1-D blocks; a failure names the file and shape.
+fn launch(module: &Module, name: &str, entry: &str, grid: u32, block: u32, args: &[Arg<'_>]) {
+    module
+        .kernel(entry)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .launch([grid, 1, 1], [block, 1, 1], 0, args)
+        .unwrap_or_else(|e| panic!("{name}: {entry} grid {grid} block {block}: {e}"));
+}
+
+/// `len` words that all differ in the low bits, with a random top: test inputs under
+/// which a wrong partner, tile or round changes the result.
+fn words(rng: &mut common::Rng, len: usize, bits: u32) -> Vec<u32> {
+    (0..len).map(|_| rng.next_u32() >> (32 - bits)).collect()
+}
+
+/// Signed inputs in [-2^20, 2^20): tile sums of up to 1024 of them fit in an int, as
+/// CUDA's int arithmetic (where overflow is undefined) needs.
+fn signed_inputs(rng: &mut common::Rng, len: usize) -> Vec<i32> {
+    (0..len).map(|_| (rng.next_u32() >> 11) as i32 - (1 << 20)).collect()
+}
+
+// ------------------------------------------------------- cooperative groups' tiles
+
+/// What `tiles64`/`tiles128`/`tiles256` write (multi_warp_cg.cu's header): six ints per
+/// element below n, from the tile of `size` threads that the element's thread is in.
+fn tiles_model(size: usize, grid: usize, block: usize, n: usize, input: &[i32]) -> Vec<i32> {
+    let mut out = vec![UNTOUCHED as i32; 6 * n];
+    for b in 0..grid {
+        let v = |t: usize| if b * block + t < n { input[b * block + t] } else { 0 };
+        for t in 0..block {
+            let i = b * block + t;
+            if i >= n {
+                continue;
+            }
+            let (m, rank) = (t / size, t % size);
+            let tile: Vec<i32> = (m * size..(m + 1) * size).map(v).collect();
+            out[6 * i] = tile.iter().sum();
+            out[6 * i + 1] = *tile.iter().max().expect("a tile has threads");
+            out[6 * i + 2] = (rank + 1000 * m) as i32;
+            out[6 * i + 3] = tile[(37 * m + 5) % size];
+            out[6 * i + 4] = 3 * tile[(rank + 1) % size] + 1;
+            out[6 * i + 5] = (block / size) as i32;
+        }
+    }
+    out
+}
+
+fn check_tiles(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let size: usize = entry["tiles".len()..].parse().expect("tilesNN");
+    let mut rng = common::Rng(0x7115 + size as u64);
+    // (grid, block, n): several blocks, one element per thread or the last block part
+    // empty (threads past n take part with 0), and blocks of several tiles.
+    let mut shapes = vec![(3, 256, 3 * 256 - 37), (2, 512, 1024), (1, 1024, 1000)];
+    if size <= 128 {
+        shapes.push((2, 384, 700));
+        shapes.push((4, 128, 512));
+    }
+    if size == 64 {
+        shapes.push((3, 64, 192));
+        shapes.push((2, 192, 300));
+    }
+    for (grid, block, n) in shapes {
+        let input = signed_inputs(&mut rng, n);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED as i32; 6 * n]).expect("out");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(n as i32)];
+        launch(module, name, entry, grid as u32, block as u32, &args);
+        let want = tiles_model(size, grid, block, n, &input);
+        let got = out.to_vec().expect("read");
+        for (i, (g, w)) in got.chunks(6).zip(want.chunks(6)).enumerate() {
+            assert_eq!(g, w, "{name}: {entry} grid {grid} block {block} n {n}: element {i}");
+        }
+    }
+}
+
+#[test]
+fn tiles_of_64_threads_sync_reduce_and_shuffle_as_cuda_does() {
+    let jobs = every_build(&multi_warp_cg(), "tiles64", check_tiles);
+    run_isolated("tiles_of_64_threads_sync_reduce_and_shuffle_as_cuda_does", jobs);
+}
+
+#[test]
+fn tiles_of_128_threads_sync_reduce_and_shuffle_as_cuda_does() {
+    let jobs = every_build(&multi_warp_cg(), "tiles128", check_tiles);
+    run_isolated("tiles_of_128_threads_sync_reduce_and_shuffle_as_cuda_does", jobs);
+}
+
+#[test]
+fn tiles_of_256_threads_sync_reduce_and_shuffle_as_cuda_does() {
+    let jobs = every_build(&multi_warp_cg(), "tiles256", check_tiles);
+    run_isolated("tiles_of_256_threads_sync_reduce_and_shuffle_as_cuda_does", jobs);
+}
+
+/// What `mw_reduce` writes: per block, the sums of its tiles of 128 threads (each
+/// thread's grid-stride sum) and their total, all wrapping.
+fn mw_reduce_model(grid: usize, block: usize, input: &[i32]) -> Vec<i32> {
+    let tiles = block / 128;
+    let stride = grid * block;
+    let mut out = Vec::new();
+    for b in 0..grid {
+        let thread_sum = |t: usize| {
+            (b * block + t..input.len()).step_by(stride).fold(0i32, |s, j| s.wrapping_add(input[j]))
+        };
+        let sums: Vec<i32> = (0..tiles)
+            .map(|m| (m * 128..(m + 1) * 128).fold(0i32, |s, t| s.wrapping_add(thread_sum(t))))
+            .collect();
+        out.extend(&sums);
+        out.push(sums.iter().fold(0i32, |s, &x| s.wrapping_add(x)));
+    }
+    out
+}
+
+fn check_mw_reduce(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0x3e2);
+    // (grid, block, n): several elements per thread with a ragged end, fewer elements
+    // than threads (tiles with nothing to add), blocks of one tile.
+    for (grid, block, n) in [(4, 256, 5000), (3, 256, 700), (2, 256, 100), (3, 128, 1111)] {
+        let input = signed_inputs(&mut rng, n);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let words = grid * (block / 128 + 1);
+        let out = device.buffer_from(&vec![UNTOUCHED as i32; words]).expect("out");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(n as u32)];
+        launch(module, name, entry, grid as u32, block as u32, &args);
+        assert_eq!(
+            out.to_vec().expect("read"),
+            mw_reduce_model(grid, block, &input),
+            "{name}: {entry} grid {grid} block {block} n {n}: [tile sums..., block sum] per block"
+        );
+    }
+}
+
+#[test]
+fn a_multi_warp_cg_reduce_of_the_cuda_samples_shape_adds_every_element() {
+    let jobs = every_build(&multi_warp_cg(), "mw_reduce", check_mw_reduce);
+    run_isolated("a_multi_warp_cg_reduce_of_the_cuda_samples_shape_adds_every_element", jobs);
+}
+
+// ------------------------------------------------------------ flags between warps
+
+/// The hand-off of `flag_volatile` and `flag_atomic`: warp 1 lane L (L < partners)
+/// sends x + r each round and gets back 2 (x + r) + L; warp 0 lane L sums what it was
+/// sent. Per block 64 words: warp 0's sums, then warp 1's final x; warp-0 lanes without
+/// a partner write 0, missing warp-1 lanes nothing.
+fn handoff_model(grid: usize, partners: usize, rounds: u32, input: &[u32]) -> Vec<u32> {
+    let mut out = vec![UNTOUCHED; 64 * grid];
+    for b in 0..grid {
+        for lane in 0..32 {
+            if lane >= partners {
+                out[64 * b + lane] = 0;
+                continue;
+            }
+            let (mut x, mut acc) = (input[32 * b + lane], 0u32);
+            for r in 0..rounds {
+                let sent = x.wrapping_add(r);
+                acc = acc.wrapping_add(sent);
+                x = sent.wrapping_mul(2).wrapping_add(lane as u32);
+            }
+            out[64 * b + lane] = acc;
+            out[64 * b + 32 + lane] = x;
+        }
+    }
+    out
+}
+
+fn check_flag_volatile(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0xf1a9);
+    // (grid, block, rounds): two warps; idle warps after them, one of them partial; one
+    // round and many.
+    for (grid, block, rounds) in [(1, 64, 1), (3, 96, 5), (2, 80, 3), (1, 256, 8), (2, 64, 0)] {
+        let input = words(&mut rng, 32 * grid, 20);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; 64 * grid]).expect("out");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(rounds)];
+        launch(module, name, entry, grid as u32, block, &args);
+        assert_eq!(
+            out.to_vec().expect("read"),
+            handoff_model(grid, 32, rounds, &input),
+            "{name}: {entry} grid {grid} block {block} rounds {rounds}"
+        );
+    }
+}
+
+fn check_flag_atomic(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0xa70);
+    // (grid, block, rounds): warp 1 full, or partial down to one thread.
+    for (grid, block, rounds) in [(1, 64, 4), (2, 48, 3), (3, 33, 2), (1, 40, 6)] {
+        let input = words(&mut rng, 32 * grid, 20);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; 64 * grid]).expect("out");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(rounds)];
+        launch(module, name, entry, grid as u32, block, &args);
+        assert_eq!(
+            out.to_vec().expect("read"),
+            handoff_model(grid, block as usize - 32, rounds, &input),
+            "{name}: {entry} grid {grid} block {block} rounds {rounds}"
+        );
+    }
+}
+
+/// Launches a hand-written two-warp hand-off (in: 32 words per block, out: 64) for
+/// several shapes and compares with `model(b, lane, in)` = (warp 0's word, warp 1's).
+fn check_two_warp_ptx(
+    device: &Device,
+    module: &Module,
+    name: &str,
+    entry: &str,
+    model: fn(&[u32], usize) -> (u32, u32),
+) {
+    let mut rng = common::Rng(0x2f0);
+    for (grid, block) in [(1usize, 64u32), (3, 64), (2, 96), (1, 80)] {
+        let input = words(&mut rng, 32 * grid, 32);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; 64 * grid]).expect("out");
+        let args = [Arg::from(&input_buf), Arg::from(&out)];
+        launch(module, name, entry, grid as u32, block, &args);
+        let mut want = vec![0u32; 64 * grid];
+        for b in 0..grid {
+            for lane in 0..32 {
+                let (w0, w1) = model(&input[32 * b..32 * b + 32], lane);
+                want[64 * b + lane] = w0;
+                want[64 * b + 32 + lane] = w1;
+            }
+        }
+        assert_eq!(out.to_vec().expect("read"), want, "{name}: {entry} grid {grid} block {block}");
+    }
+}
+
+fn check_volatile_handoff(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    check_two_warp_ptx(device, module, name, entry, |input, lane| {
+        (input[lane], input[lane].wrapping_mul(2).wrapping_add(lane as u32))
+    });
+}
+
+fn check_relaxed_count(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    check_two_warp_ptx(device, module, name, entry, |input, lane| {
+        let sum = input.iter().fold(0u32, |s, &x| s.wrapping_add(x));
+        (sum.wrapping_add(lane as u32), sum.wrapping_add(((lane + 1) % 32) as u32))
+    });
+}
+
+fn check_acquire_release(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    check_two_warp_ptx(device, module, name, entry, |input, lane| {
+        let d = |l: usize| input[l].wrapping_mul(7);
+        (d(lane), (d(lane) ^ d(31 - lane)).wrapping_add(lane as u32))
+    });
+}
+
+#[test]
+fn a_volatile_flag_goes_from_warp_1_to_warp_0_and_back() {
+    let mut jobs = every_build(&forward_progress(), "flag_volatile", check_flag_volatile);
+    jobs.push(hand_written_job("volatile_handoff", check_volatile_handoff));
+    run_isolated("a_volatile_flag_goes_from_warp_1_to_warp_0_and_back", jobs);
+}
+
+#[test]
+fn acquire_release_and_relaxed_flags_go_from_warp_1_to_warp_0_and_back() {
+    let mut jobs = every_build(&forward_progress(), "flag_atomic", check_flag_atomic);
+    jobs.push(hand_written_job("acquire_release", check_acquire_release));
+    jobs.push(hand_written_job("relaxed_count", check_relaxed_count));
+    run_isolated("acquire_release_and_relaxed_flags_go_from_warp_1_to_warp_0_and_back", jobs);
+}
+
+/// Two warps of one block through a flag in global memory (tests/ptx/progress/
+/// global_flag.ptx): per block out = [2a; 32] ++ [3a; 32] with a = in + 1, flag 2.
+fn check_global_flag(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0x61f);
+    for (grid, block) in [(1, 64), (4, 64), (2, 128)] {
+        let input = words(&mut rng, 32 * grid, 30);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; 64 * grid]).expect("out");
+        let flags = device.zeroed::<u32>(grid).expect("flags");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(&flags)];
+        launch(module, name, entry, grid as u32, block, &args);
+        let mut want = Vec::new();
+        for chunk in input.chunks(32) {
+            let a: Vec<u32> = chunk.iter().map(|x| x.wrapping_add(1)).collect();
+            want.extend(a.iter().map(|a| a.wrapping_mul(2)));
+            want.extend(a.iter().map(|a| a.wrapping_mul(3)));
+        }
+        assert_eq!(out.to_vec().expect("read"), want, "{name}: grid {grid} block {block}");
+        assert_eq!(flags.to_vec().expect("read"), vec![2; grid], "{name}: flags");
+    }
+}
+
+#[test]
+fn warps_of_one_block_hand_a_flag_in_global_memory_back_and_forth() {
+    let jobs = vec![hand_written_job("global_flag", check_global_flag)];
+    run_isolated("warps_of_one_block_hand_a_flag_in_global_memory_back_and_forth", jobs);
+}
+
+// ------------------------------------------------------------ back-off, locks
+
+/// `nanosleep_wait` / `nanosleep_backoff`: warp 0 sums the data of the block's last
+/// warp (5 in + lane per thread), the last warp writes in ^ 0x5a5a, warps between g.
+fn nanosleep_model(grid: usize, block: usize, input: &[u32]) -> Vec<u32> {
+    let last = (block - 1) / 32;
+    let mut out = vec![0u32; grid * block];
+    for b in 0..grid {
+        let base = b * block;
+        let data_sum = (32 * last..block)
+            .map(|t| input[base + t].wrapping_mul(5).wrapping_add((t % 32) as u32))
+            .fold(0u32, u32::wrapping_add);
+        for t in 0..block {
+            let g = base + t;
+            out[g] = match t / 32 {
+                0 => data_sum.wrapping_add(t as u32),
+                w if w == last => input[g] ^ 0x5a5a,
+                _ => g as u32,
+            };
+        }
+    }
+    out
+}
+
+fn check_nanosleep(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0x5eef);
+    // The last warp right after warp 0, partial (one thread, 4 threads), or several
+    // warps later.
+    for (grid, block) in [(1, 33), (2, 64), (3, 100), (1, 256), (2, 161)] {
+        let n = grid * block;
+        let input = words(&mut rng, n, 32);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; n]).expect("out");
+        launch(
+            module,
+            name,
+            entry,
+            grid as u32,
+            block as u32,
+            &[Arg::from(&input_buf), Arg::from(&out)],
+        );
+        assert_eq!(
+            out.to_vec().expect("read"),
+            nanosleep_model(grid, block, &input),
+            "{name}: {entry} grid {grid} block {block}"
+        );
+    }
+}
+
+#[test]
+fn a_nanosleep_back_off_waits_for_a_later_warp() {
+    let mut jobs = every_build(&forward_progress(), "nanosleep_wait", check_nanosleep);
+    jobs.push(hand_written_job("nanosleep_backoff", check_nanosleep));
+    run_isolated("a_nanosleep_back_off_waits_for_a_later_warp", jobs);
+}
+
+/// A spin lock taken once by every thread: each block's tickets are a permutation of
+/// 0 .. block, its counter is block and its sum the wrapping sum of its inputs. (Which
+/// thread gets which ticket is up to the scheduler.)
+fn check_lock(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0x10c4);
+    for (grid, block) in [(1, 1), (1, 32), (2, 100), (3, 256), (1, 1024)] {
+        let n = grid * block;
+        let input = words(&mut rng, n, 32);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; n]).expect("out");
+        let totals = device.buffer_from(&vec![UNTOUCHED; 2 * grid]).expect("totals");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(&totals)];
+        launch(module, name, entry, grid as u32, block as u32, &args);
+        let tickets = out.to_vec().expect("read");
+        let totals = totals.to_vec().expect("read");
+        for b in 0..grid {
+            let mut mine = tickets[b * block..(b + 1) * block].to_vec();
+            mine.sort_unstable();
+            let want: Vec<u32> = (0..block as u32).collect();
+            assert_eq!(
+                mine, want,
+                "{name}: {entry} grid {grid} block {block}: tickets of block {b}"
+            );
+            let sum =
+                input[b * block..(b + 1) * block].iter().fold(0u32, |s, &x| s.wrapping_add(x));
+            assert_eq!(
+                totals[2 * b..2 * b + 2],
+                [block as u32, sum],
+                "{name}: {entry} grid {grid} block {block}: [count, sum] of block {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_shared_memory_spin_lock_serializes_every_thread_of_the_block() {
+    let mut jobs = every_build(&forward_progress(), "spin_lock", check_lock);
+    jobs.extend(every_build(&forward_progress(), "spin_lock_try", check_lock));
+    jobs.push(hand_written_job("cas_lock", check_lock));
+    run_isolated("a_shared_memory_spin_lock_serializes_every_thread_of_the_block", jobs);
+}
+
+// ----------------------------------------------------------- libcu++ barriers
+
+/// `late_arrivals`: warp 0 lane L gets the sum over k >= 32 of (3 in[k] + k) * (k ^ L);
+/// the other threads copy their input.
+fn late_arrivals_model(grid: usize, block: usize, input: &[u32]) -> Vec<u32> {
+    let mut out = input.to_vec();
+    for b in 0..grid {
+        let s = |k: usize| input[b * block + k].wrapping_mul(3).wrapping_add(k as u32);
+        for lane in 0..32 {
+            out[b * block + lane] = (32..block)
+                .map(|k| s(k).wrapping_mul((k ^ lane) as u32))
+                .fold(0u32, u32::wrapping_add);
+        }
+    }
+    out
+}
+
+fn check_late_arrivals(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0x1a7e);
+    for (grid, block) in [(1, 33), (2, 64), (3, 80), (1, 256), (2, 1024)] {
+        let n = grid * block;
+        let input = words(&mut rng, n, 32);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; n]).expect("out");
+        launch(
+            module,
+            name,
+            entry,
+            grid as u32,
+            block as u32,
+            &[Arg::from(&input_buf), Arg::from(&out)],
+        );
+        assert_eq!(
+            out.to_vec().expect("read"),
+            late_arrivals_model(grid, block, &input),
+            "{name}: {entry} grid {grid} block {block}"
+        );
+    }
+}
+
+#[test]
+fn a_block_scope_cuda_barrier_waits_for_arrivals_later_in_program_order() {
+    let jobs = every_build(&forward_progress(), "late_arrivals", check_late_arrivals);
+    run_isolated("a_block_scope_cuda_barrier_waits_for_arrivals_later_in_program_order", jobs);
+}
+
+/// `producer_consumer`: consumer lane L folds, round by round, acc = 3 acc + r + the
+/// round's buffer words j = L, L + 32, ... (producer j writes in[j] (r + 1) + r).
+fn producer_consumer_model(grid: usize, block: usize, rounds: u32, input: &[u32]) -> Vec<u32> {
+    let p = block - 32;
+    let mut out = vec![0u32; 32 * grid];
+    for b in 0..grid {
+        for lane in 0..32 {
+            let mut acc = 0u32;
+            for r in 0..rounds {
+                acc = acc.wrapping_mul(3).wrapping_add(r);
+                for j in (lane..p).step_by(32) {
+                    let word = input[p * b + j].wrapping_mul(r + 1).wrapping_add(r);
+                    acc = acc.wrapping_add(word);
+                }
+            }
+            out[32 * b + lane] = acc;
+        }
+    }
+    out
+}
+
+fn check_producer_consumer(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    let mut rng = common::Rng(0x9c0);
+    // One producer; one producer warp; a partial one; several, over many rounds.
+    for (grid, block, rounds) in [(1, 33, 1), (2, 64, 4), (3, 80, 3), (1, 256, 6), (2, 96, 1)] {
+        let input = words(&mut rng, (block as usize - 32) * grid, 32);
+        let input_buf = device.buffer_from(&input).expect("in");
+        let out = device.buffer_from(&vec![UNTOUCHED; 32 * grid]).expect("out");
+        let args = [Arg::from(&input_buf), Arg::from(&out), Arg::from(rounds)];
+        launch(module, name, entry, grid as u32, block, &args);
+        assert_eq!(
+            out.to_vec().expect("read"),
+            producer_consumer_model(grid, block as usize, rounds, &input),
+            "{name}: {entry} grid {grid} block {block} rounds {rounds}"
+        );
+    }
+}
+
+#[test]
+fn producer_and_consumer_warps_take_turns_on_two_cuda_barriers() {
+    let jobs = every_build(&forward_progress(), "producer_consumer", check_producer_consumer);
+    run_isolated("producer_and_consumer_warps_take_turns_on_two_cuda_barriers", jobs);
+}
+
+// ------------------------------------------------------------- across blocks
+
+/// Block 0 spins on a global flag that only block 1 sets. Grid-wide progress is a
+/// later issue; what this one demands is that the launch never hangs. Two outcomes
+/// pass: `Ok` with CUDA's result (out = [42, 7]), or an error, when compiling or
+/// launching, whose headline says it is about a spin or wait loop. A GPU timeout is the
+/// hang itself and fails. (On lavapipe with two or more threads the launch finishes
+/// today, the blocks running on different threads of its pool; with
+/// `LP_NUM_THREADS=1` block 0 spins before block 1 runs, and the launch hangs.)
+fn check_cross_block(device: &Device, path: &Path) {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).expect("read PTX");
+    // The first line only: a diagnostic's source excerpt may quote any identifier.
+    let names_the_loop = |message: &str| {
+        let headline = message.lines().next().unwrap_or("").to_lowercase();
+        ["spin", "wait", "loop"].iter().any(|w| headline.contains(w))
+    };
+    let compiled = ptxvk::compile::compile_with(&name, &text, Some("cross_block"), device.target())
+        .and_then(|c| Module::from_compiled(device, c));
+    let module = match compiled {
+        Ok(m) => m,
+        Err(e) => {
+            let message = e.to_string();
+            assert!(names_the_loop(&message), "{name}: refused, but not for its spin: {message}");
+            return;
+        }
+    };
+    for block in [1u32, 32, 64] {
+        let flag = device.zeroed::<u32>(1).expect("flag");
+        let out = device.buffer_from(&[UNTOUCHED; 2]).expect("out");
+        let result = module.kernel("cross_block").unwrap_or_else(|e| panic!("{name}: {e}")).launch(
+            [2, 1, 1],
+            [block, 1, 1],
+            0,
+            &[Arg::from(&flag), Arg::from(&out)],
+        );
+        match result {
+            Ok(_) => {
+                assert_eq!(out.to_vec().expect("read"), [42, 7], "{name}: block {block}: out");
+                assert_eq!(flag.to_vec().expect("read"), [41], "{name}: block {block}: flag");
+            }
+            Err(ptxvk::Error::Runtime(ptxvk::vk::Error::Timeout { ms })) => {
+                panic!("{name}: block {block}: the launch hung (no result after {ms} ms)")
+            }
+            Err(e) => {
+                let message = e.to_string();
+                assert!(names_the_loop(&message), "{name}: block {block}: {message}");
+                // The other block sizes would be refused the same way.
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_spin_on_another_blocks_flag_finishes_or_fails_but_never_hangs() {
+    let jobs = forward_progress()
+        .into_iter()
+        .map(|path| {
+            job(format!("cross_block @ {}", build_name(&path)), move |d| {
+                check_cross_block(d, &path)
+            })
+        })
+        .collect();
+    run_isolated("a_spin_on_another_blocks_flag_finishes_or_fails_but_never_hangs", jobs);
+}
+
+// -------------------------------------------------------------- long loops
+
+/// One thread per result: thread t runs `n + t` iterations of a register-only loop,
+/// counting them and stepping a linear congruential generator from x = t (which no
+/// compiler can close-form, so the loop must really run), and stores [count, x].
+const COUNT_LOOP: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry count_loop(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+
+    mov.u32 %r1, %tid.x;
+    ld.param.u32 %r2, [n];
+    add.u32 %r2, %r2, %r1;
+    mov.u32 %r3, 0;
+    mov.u32 %r4, %r1;
+LOOP:
+    add.u32 %r3, %r3, 1;
+    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
+    setp.lt.u32 %p1, %r3, %r2;
+    @%p1 bra LOOP;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mul.wide.u32 %rd2, %r1, 8;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.v2.u32 [%rd3], {%r3, %r4};
+    ret;
+}
+"#;
+
+fn check_count_loop(device: &Device, n: u32, block: u32) {
+    let module = Module::from_ptx(device, COUNT_LOOP).expect("count_loop compiles");
+    let out = device.buffer_from(&vec![UNTOUCHED; 2 * block as usize]).expect("out");
+    module
+        .kernel("count_loop")
+        .expect("kernel")
+        .launch([1, 1, 1], [block, 1, 1], 0, &[Arg::from(&out), Arg::from(n)])
+        .unwrap_or_else(|e| panic!("count_loop n {n} block {block}: {e}"));
+    let got = out.to_vec().expect("read");
+    for t in 0..block {
+        let count = n + t;
+        let x = (0..count).fold(t, |x, _| x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223));
+        let word = 2 * t as usize;
+        assert_eq!(got[word..word + 2], [count, x], "count_loop n {n} block {block}: thread {t}");
+    }
+}
+
+#[test]
+fn a_loop_of_100000_iterations_runs_them_all() {
+    let jobs = vec![
+        // One thread: exactly 100,000.
+        job("100000 iterations, 1 thread", |d| check_count_loop(d, 100_000, 1)),
+        // A partial warp of threads whose trip counts differ by one.
+        job("100000 + t iterations, 40 threads", |d| check_count_loop(d, 100_000, 40)),
+        // Past 2^24, where a float-counted limit would lose iterations.
+        job("2^24 + 1 iterations, 1 thread", |d| check_count_loop(d, (1 << 24) + 1, 1)),
+    ];
+    run_isolated("a_loop_of_100000_iterations_runs_them_all", jobs);
+}
