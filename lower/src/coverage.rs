@@ -99,10 +99,9 @@ const MBARRIER_HOW: &str = "two 32-bit words of the object's shared memory: pend
      arrivals (at most 2,047) and the phase in one, the tx-count in the other; arrivals and tx \
      updates are atomic additions, and the update that leaves both counts zero moves the \
      phase on with a compare-and-swap; the state is the first word before the arrive";
-const MBARRIER_WAIT_HOW: &str = "a block collective: a workgroup barrier (every thread of the \
-     block reaches it; a wait loop runs while any thread waits), then the phase is compared; \
-     a wait whose barrier stays unchanged for 4,096 tests ends the launch with an error \
-     (its arrivals come later in program order, which runs the block in step)";
+const MBARRIER_WAIT_HOW: &str = "an acquire load of the phase; a loop around it polls, and \
+     the block scheduler (`pass::schedule`) lets the other threads of the block run while it \
+     waits, so arrivals later in program order complete it";
 const CP_ASYNC_ARRIVE_HOW: &str = "copies complete when issued, so `.noinc` is an arrive-on \
      of count 1, and the plain form (pending count raised, then an arrive-on) changes nothing";
 const CLUSTER: &str = "ptxvk runs every thread-block cluster as one CTA (Vulkan has no \
@@ -533,7 +532,7 @@ pub static ROWS: &[Row] = &[
         "mul24.lo.u32 %r1, %r2, %r3;",
     ),
     row(Opcode::Multimem, ".ld_reduce .st .red", Unsupported(CLUSTER), "multimem.st.global.u32 [%rd1], %r1;"),
-    row(Opcode::Nanosleep, ".u32", Emulated("the duration is only an upper bound: no sleep"), "nanosleep.u32 100;"),
+    row(Opcode::Nanosleep, ".u32", Emulated("the duration is only an upper bound: no sleep; a loop with it polls (`pass::schedule`)"), "nanosleep.u32 100;"),
     row(Opcode::Neg, ".s16 .s32 .s64", Supported, "neg.s32 %r1, %r2;"),
     row(Opcode::Neg, ".f32 .f64", Supported, "neg.f32 %r1, %r2;"),
     row(Opcode::Neg, ".ftz.f32", Emulated("a subnormal input flushed to a zero of its sign first"), "neg.ftz.f32 %r1, %r2;"),

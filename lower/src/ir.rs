@@ -416,7 +416,9 @@ pub enum SubgroupOp {
 pub enum SyncPoint {
     /// Before a warp collective that every lane of `members` (PTX's 32-bit member mask)
     /// must reach before any of them goes on (PTX ISA 9.2 §9.7.8.6 ff., `.sync` forms).
-    Warp { members: Value },
+    /// Collectives of one `kind` (an index per kernel: the same opcode and modifiers)
+    /// meet each other; others do not.
+    Warp { members: Value, kind: u32 },
     /// `nanosleep` (§9.7.13.11): the thread offers the others of its block a turn.
     Sleep,
 }

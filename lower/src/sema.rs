@@ -241,7 +241,9 @@ struct Lowerer<'m> {
     module_scope: BTreeMap<Name, Symbol>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
-    /// The registers with which mbarrier waits notice they cannot complete.
+    /// The warp collectives' kinds (opcode and modifiers), in order of appearance: a
+    /// sync point's `kind` is an index here (`SyncPoint::Warp`).
+    collective_kinds: Vec<String>,
     /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
     reserved_smem: Option<u32>,
@@ -362,6 +364,7 @@ fn lower_kernel<'m>(
         frame: None,
         module_scope: BTreeMap::new(),
         reduction_scratch: None,
+        collective_kinds: Vec::new(),
         reserved_smem: None,
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
@@ -1879,9 +1882,11 @@ impl Lowerer<'_> {
                         let r = self.const_test(a, true, span);
                         self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
                     }
-                    // In a kernel, the parameter block's addresses (in a function, call
-                    // parameters are local memory, which `isspacep.local` tells).
-                    Some(StateSpace::Param) if self.frame.is_none() => {
+                    // The kernel's parameter block, also in a device function (inlined
+                    // into its kernel): a generic address there is a kernel parameter's
+                    // (libcu++'s `__isGridConstant`); call parameters are local memory,
+                    // which `isspacep.local` tells.
+                    Some(StateSpace::Param) => {
                         let size = u64::from(self.kernel.abi.size);
                         let base = self.temp(RegTy::Int(64), span);
                         self.push(
@@ -1894,11 +1899,9 @@ impl Lowerer<'_> {
                         e.mov(OpTy::Pred, dst, Value::Reg(inside));
                     }
                     _ => {
-                        return Err(unsupported(
+                        return Err(Diagnostic::error(
                             span,
-                            "`isspacep.param` in a device function",
-                            "call parameters are local memory, so they have no window of \
-                             their own",
+                            "`isspacep` takes `.global`, `.shared`, `.local`, `.const` or `.param`",
                         ))
                     }
                 }

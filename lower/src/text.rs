@@ -336,7 +336,7 @@ pub fn print(k: &Kernel) -> String {
         let label = b.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
         let _ = writeln!(s, "bb{i}{label}:");
         for inst in &b.insts {
-            let _ = writeln!(s, "    {}", p.inst(&inst.kind));
+            let _ = writeln!(s, "    {}", p.line(inst));
         }
         let _ = writeln!(s, "    {}", p.term(&b.term));
     }
@@ -493,6 +493,20 @@ impl<'a> Printer<'a> {
 
     fn dsts(&self, dsts: &[Option<RegId>]) -> String {
         dsts.iter().map(|d| self.dst(*d)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// An instruction's line: a read that a loop can poll (`Kernel::polling_reads`)
+    /// is marked `polls`.
+    fn line(&self, inst: &Inst) -> String {
+        let read = matches!(
+            inst.kind,
+            InstKind::Load { .. } | InstKind::Atomic { op: AtomicOp::Load, .. }
+        );
+        if read && self.k.polling_reads.contains(&inst.span) {
+            format!("polls {}", self.inst(&inst.kind))
+        } else {
+            self.inst(&inst.kind)
+        }
     }
 
     fn inst(&self, kind: &InstKind) -> String {
@@ -664,8 +678,8 @@ impl<'a> Printer<'a> {
                 format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
             }
             InstKind::WarpSync => "warp_sync".into(),
-            InstKind::SyncPoint { point: SyncPoint::Warp { members } } => {
-                format!("sync_point.warp {}", v(*members))
+            InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } } => {
+                format!("sync_point.warp {}, {kind}", v(*members))
             }
             InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
@@ -710,7 +724,7 @@ impl<'a> Printer<'a> {
                     let label = blk.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
                     let _ = writeln!(s, "{pad}block bb{}{label}:", b.0);
                     for inst in &blk.insts {
-                        let _ = writeln!(s, "{pad}    {}", self.inst(&inst.kind));
+                        let _ = writeln!(s, "{pad}    {}", self.line(inst));
                     }
                 }
                 Node::If { cond, negate, then, otherwise, .. } => {
@@ -977,7 +991,14 @@ impl KernelParser {
                         self.k.blocks.extend(done);
                     }
                     None => {
+                        let (polls, line) = match line.text.strip_prefix("polls ") {
+                            Some(rest) => (true, Line { text: rest, ..line }),
+                            None => (false, line),
+                        };
                         let kind = self.inst(line)?;
+                        if polls {
+                            self.k.polling_reads.push(line.span);
+                        }
                         block.insts.push(Inst { kind, span: line.span });
                     }
                 }
@@ -1550,8 +1571,12 @@ impl KernelParser {
                 InstKind::WarpSync
             }
             "sync_point" if m.flag("warp") => {
-                shape(0, 1)?;
-                InstKind::SyncPoint { point: SyncPoint::Warp { members: val(ops[0])? } }
+                shape(0, 2)?;
+                let Value::Imm(kind) = val(ops[1])? else {
+                    return Err(line.error("`sync_point.warp` takes a constant kind"));
+                };
+                let kind = u32::try_from(kind).map_err(|_| line.error("kind out of range"))?;
+                InstKind::SyncPoint { point: SyncPoint::Warp { members: val(ops[0])?, kind } }
             }
             "sync_point" if m.flag("sleep") => {
                 shape(0, 0)?;

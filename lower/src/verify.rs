@@ -202,7 +202,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(word, uses);
             swap.iter().for_each(|x| v(x, uses));
         }
-        InstKind::SyncPoint { point: SyncPoint::Warp { members } } => v(members, uses),
+        InstKind::SyncPoint { point: SyncPoint::Warp { members, .. } } => v(members, uses),
         InstKind::Barrier
         | InstKind::Fence { .. }
         | InstKind::WarpSync

@@ -241,16 +241,21 @@ impl Predicator<'_> {
         out.push(self.code(vec![or(ctx.mask, ctx.mask, after_then)]));
     }
 
-    /// A `switch` as one predicated arm per case, the default last.
+    /// A `switch` as one predicated arm per case, the default last. The selector is
+    /// read once, before the arms, as a switch reads it: an arm may set the register
+    /// (a dispatcher's selector, a scheduled kernel's resume point).
     fn switch(&mut self, selector: RegId, cases: &[SwitchCase], ctx: &Ctx, out: &mut Vec<Node>) {
         let entry = self.reg(RegTy::Pred);
         let running = self.reg(RegTy::Pred);
         let unmatched = self.reg(RegTy::Pred);
+        let chosen = self.reg(RegTy::Int(32));
         out.push(self.code(vec![
             InstKind::Mov { ty: OpTy::Pred, dst: entry, src: Value::Reg(ctx.mask) },
             mov_pred(running, false),
             mov_pred(unmatched, true),
+            InstKind::Mov { ty: OpTy::U(32), dst: chosen, src: Value::Reg(selector) },
         ]));
+        let selector = chosen;
         let ordered =
             cases.iter().filter(|c| !c.is_default).chain(cases.iter().filter(|c| c.is_default));
         for case in ordered {

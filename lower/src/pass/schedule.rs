@@ -13,8 +13,8 @@
 //! **Polling loops.** A loop polls when the condition of one of its exits depends on a
 //! *polling read* in it — a strong load (`ld.volatile`, `.relaxed`, `.acquire`) or an
 //! mbarrier wait ([`Kernel::polling_reads`]), an `atom.exch`, an `atom.cas` whose
-//! comparand the loop does not compute (a lock; a retry loop compares with what it last
-//! read and ends without help), or another atomic with an operand that leaves memory
+//! comparand does not come from memory the loop reads (a lock; a retry loop compares
+//! with what it last read and ends without help), or another atomic with an operand that leaves memory
 //! unchanged (`atom.add x, 0`) — through registers, or through local memory the loop
 //! stores such a value in (debug builds keep every variable there). A loop with a
 //! `nanosleep` polls too (back-off loops). Other loops, however long, end without help
@@ -32,8 +32,10 @@
 //!   them): the thread waits until every thread that has not exited waits at one
 //!   (CUDA's barriers match by count, not by instruction), and then resumes after it;
 //! * a warp collective of the `.sync` forms ([`SyncPoint::Warp`]): the thread waits
-//!   until every lane of the member mask waits at one or has exited (lanes that do not
-//!   exist in a partial warp count as arrived), and then runs the collective with them;
+//!   until every lane of the member mask waits at a collective of the same kind (the
+//!   same opcode and qualifiers, as the ISA matches them) or has exited (lanes that do
+//!   not exist in a partial warp count as arrived), and then runs the collective with
+//!   them;
 //! * the end of the thread (`ret`, `exit`, `trap`).
 //!
 //! Each thread keeps its resume point (`pc`), what it waits for and the member mask in
@@ -42,10 +44,10 @@
 //! handle the many-entry CFG this makes as they handle any other: the warp collectives
 //! inside a round are executed by exactly the lanes that were released to them.
 //!
-//! The block's state is [`WORDS`] words of shared memory after the static variables:
-//! threads left, threads waiting at a block barrier, per warp the lanes waiting at a
-//! collective and the lanes that exited, and per round parity the threads that ran
-//! and whether any made progress. Updates are atomics made between the round's two
+//! The block's state is words of shared memory after the static variables: threads
+//! left, threads waiting at a block barrier, per warp the lanes that exited and, per
+//! kind of collective, the lanes waiting at one, and per round parity the threads that
+//! ran and whether any made progress. Updates are atomics made between the round's two
 //! barriers; reads happen before the second, so every thread decides on the same
 //! snapshot.
 //!
@@ -88,11 +90,12 @@ const BLOCKED: u32 = 1;
 const RAN: u32 = 2;
 /// Two words, by round parity.
 const PROGRESS: u32 = 4;
-/// One word per warp (CUDA's blocks have at most 32).
-const WAITING: u32 = 6;
-/// One word per warp.
-const EXITED: u32 = 38;
-pub const WORDS: u32 = 70;
+/// One word per warp (CUDA's blocks have at most 32): the lanes that exited.
+const EXITED: u32 = 6;
+/// One word per warp and collective kind: the lanes waiting at a collective of the
+/// kind (`SyncPoint::Warp`), words `WAITING + 32 * kind + warp`.
+const WAITING: u32 = 38;
+const WARPS: u32 = 32;
 
 /// `pc` of a thread that has exited.
 const DONE: u32 = u32::MAX;
@@ -155,44 +158,60 @@ fn polling_edges(k: &Kernel) -> Vec<(usize, usize)> {
 /// depends on a polling read in the loop, or the loop sleeps.
 fn polls(k: &Kernel, body: &[usize]) -> bool {
     let inside = |b: usize| body.binary_search(&b).is_ok();
-    let insts = || body.iter().flat_map(|&b| &k.blocks[b].insts);
-    if insts().any(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Sleep })) {
+    let insts: Vec<&Inst> = body.iter().flat_map(|&b| &k.blocks[b].insts).collect();
+    if insts.iter().any(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Sleep })) {
         return true;
     }
-    // Registers the loop writes, for "does the loop compute this comparand".
-    let mut defined = vec![false; k.regs.len()];
-    let (mut defs, mut uses) = (Vec::new(), Vec::new());
-    for i in insts() {
-        defs.clear();
-        uses.clear();
-        crate::verify::inst_defs_uses(&i.kind, &mut defs, &mut uses);
-        for d in &defs {
-            defined[d.index()] = true;
-        }
-    }
-    // Taint: values that come from a polling read, through registers and through the
-    // thread's own memory (local and parameter frames).
+    // What the loop computes from memory that others may write: a compare-and-swap
+    // whose comparand is such a value retries (it compares with what it last read);
+    // one whose comparand is fixed waits for the memory to take that value (a lock).
+    // (Reads of the thread's own frames count only where it stored such a value.)
+    let is_read = |i: &Inst| match i.kind {
+        InstKind::Load { space, .. } => !is_frame(space),
+        InstKind::Atomic { .. } => true,
+        _ => false,
+    };
+    let from_reads = taint(k, &insts, is_read);
+    let polling = |i: &Inst| is_polling_read(k, &i.kind, &i.span, &from_reads);
+    let from_polls = taint(k, &insts, polling);
+    body.iter().any(|&b| {
+        let term = &k.blocks[b].term;
+        let leaves = term.successors().iter().any(|s| !inside(s.index()));
+        leaves
+            && match term {
+                Terminator::Branch { cond, .. } => from_polls[cond.index()],
+                Terminator::Switch { selector, .. } => from_polls[selector.index()],
+                _ => false,
+            }
+    })
+}
+
+/// The registers whose value in the loop of `insts` may come from an instruction that
+/// `seed` picks: through registers, and through the thread's own memory (local and
+/// parameter frames, where debug builds keep every variable and pass every argument).
+fn taint(k: &Kernel, insts: &[&Inst], seed: impl Fn(&Inst) -> bool) -> Vec<bool> {
     let mut tainted = vec![false; k.regs.len()];
-    let mut frame_tainted = false;
+    let mut frame = FrameTaint::default();
+    let (mut defs, mut uses) = (Vec::new(), Vec::new());
     let mut changed = true;
     while changed {
         changed = false;
-        for i in insts() {
+        for i in insts {
             defs.clear();
             uses.clear();
             crate::verify::inst_defs_uses(&i.kind, &mut defs, &mut uses);
-            let from_frame =
-                frame_tainted && matches!(i.kind, InstKind::Load { space, .. } if is_frame(space));
-            let taints = is_polling_read(k, &i.kind, &i.span, &defined)
-                || from_frame
-                || uses.iter().any(|u| tainted[u.index()]);
-            if !taints {
+            let from_frame = match &i.kind {
+                InstKind::Load { space, addr, ty, dsts } if is_frame(*space) => {
+                    frame.reaches(*addr, ty.bits() / 8 * dsts.len() as u32)
+                }
+                _ => false,
+            };
+            if !(seed(i) || from_frame || uses.iter().any(|u| tainted[u.index()])) {
                 continue;
             }
-            if let InstKind::Store { space, .. } = i.kind {
-                if is_frame(space) && !frame_tainted {
-                    frame_tainted = true;
-                    changed = true;
+            if let InstKind::Store { space, addr, ty, srcs } = &i.kind {
+                if is_frame(*space) {
+                    changed |= frame.add(*addr, ty.bits() / 8 * srcs.len() as u32);
                 }
             }
             for d in &defs {
@@ -203,16 +222,41 @@ fn polls(k: &Kernel, body: &[usize]) -> bool {
             }
         }
     }
-    body.iter().any(|&b| {
-        let term = &k.blocks[b].term;
-        let leaves = term.successors().iter().any(|s| !inside(s.index()));
-        leaves
-            && match term {
-                Terminator::Branch { cond, .. } => tainted[cond.index()],
-                Terminator::Switch { selector, .. } => tainted[selector.index()],
-                _ => false,
-            }
-    })
+    tainted
+}
+
+/// The bytes of the thread's frames a tainted value was stored to: ranges at constant
+/// offsets (what debug builds use), or everything once a store's address is a register.
+#[derive(Default)]
+struct FrameTaint {
+    ranges: Vec<(i64, i64)>,
+    everything: bool,
+}
+
+impl FrameTaint {
+    /// Marks the `size` bytes at `addr`; whether anything new was marked.
+    fn add(&mut self, addr: Address, size: u32) -> bool {
+        if self.everything {
+            return false;
+        }
+        let range = (addr.offset, addr.offset + i64::from(size));
+        if addr.base.is_some() {
+            self.everything = true;
+        } else if self.ranges.contains(&range) {
+            return false;
+        } else {
+            self.ranges.push(range);
+        }
+        true
+    }
+
+    /// Whether a load of `size` bytes at `addr` may read a marked byte.
+    fn reaches(&self, addr: Address, size: u32) -> bool {
+        let (start, end) = (addr.offset, addr.offset + i64::from(size));
+        self.everything
+            || (!self.ranges.is_empty() && addr.base.is_some())
+            || self.ranges.iter().any(|&(s, e)| s < end && start < e)
+    }
 }
 
 fn is_frame(space: Space) -> bool {
@@ -220,8 +264,8 @@ fn is_frame(space: Space) -> bool {
 }
 
 /// Whether `kind` reads a value that another thread may write while this one waits
-/// (module doc); `defined` marks the registers the loop writes.
-fn is_polling_read(k: &Kernel, kind: &InstKind, span: &Span, defined: &[bool]) -> bool {
+/// (module doc); `from_reads` marks the registers the loop computes from what it reads.
+fn is_polling_read(k: &Kernel, kind: &InstKind, span: &Span, from_reads: &[bool]) -> bool {
     match kind {
         InstKind::Load { .. } | InstKind::Atomic { op: AtomicOp::Load, .. } => {
             k.polling_reads.contains(span)
@@ -233,7 +277,7 @@ fn is_polling_read(k: &Kernel, kind: &InstKind, span: &Span, defined: &[bool]) -
                 AtomicOp::Exch => true,
                 AtomicOp::Cas => match cmp {
                     Value::Imm(_) => true,
-                    Value::Reg(r) => !defined[r.index()],
+                    Value::Reg(r) => !from_reads[r.index()],
                 },
                 AtomicOp::Add | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Max => {
                     *src == Value::Imm(0)
@@ -254,8 +298,8 @@ enum Yield {
     Poll,
     /// A block barrier; resumes after it.
     Barrier,
-    /// A warp collective with this member mask; resumes at the collective.
-    Collective(Value),
+    /// A warp collective with this member mask and kind; resumes at the collective.
+    Collective(Value, u32),
 }
 
 /// The registers and words the rounds use.
@@ -283,6 +327,9 @@ struct Scheduler<'k> {
     first_thread: RegId,
     /// The block that ends every round.
     round_end: BlockId,
+    /// The byte offset (from the state) of the waiting mask a thread at a collective
+    /// is in: its kind's word of its warp.
+    waiting_at: RegId,
     /// Resume targets in `pc` order (`pc` 0 is the kernel's entry).
     resume: Vec<BlockId>,
 }
@@ -290,13 +337,25 @@ struct Scheduler<'k> {
 impl<'k> Scheduler<'k> {
     fn new(k: &'k mut Kernel) -> Scheduler<'k> {
         let span = k.span;
+        let kinds = k
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter_map(|i| match i.kind {
+                InstKind::SyncPoint { point: SyncPoint::Warp { kind, .. } } => Some(kind + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let words = WAITING + WARPS * kinds;
         let state = k.shared.static_bytes.next_multiple_of(4);
-        k.shared.static_bytes = state + 4 * WORDS;
-        k.shared.variables.push(("$schedule".to_string(), state, 4 * WORDS));
+        k.shared.static_bytes = state + 4 * words;
+        k.shared.variables.push(("$schedule".to_string(), state, 4 * words));
         k.system = true;
         let reg = |k: &mut Kernel, ty: OpTy| Builder::new(k, span).temp(ty);
         let [pc, wait, members, start, round, idle, site, parity, lane_bit, warp_word, lanes] =
             [(); 11].map(|()| reg(k, U32));
+        let waiting_at = reg(k, U32);
         let first_thread = reg(k, OpTy::Pred);
         let round_end = BlockId(k.blocks.len() as u32);
         k.blocks.push(empty_block(span, Terminator::Return));
@@ -318,6 +377,7 @@ impl<'k> Scheduler<'k> {
             lanes,
             first_thread,
             round_end,
+            waiting_at,
             resume,
         }
     }
@@ -379,9 +439,11 @@ impl<'k> Scheduler<'k> {
         for r in [self.pc, self.wait, self.members, self.round, self.idle, self.site] {
             e.mov(U32, r, Value::Imm(0));
         }
+        e.mov(U32, self.waiting_at, warp_word);
+        let words = (e.kernel.shared.static_bytes - self.state) / 4;
         let entry_insts = std::mem::take(&mut e.insts);
         let mut init = Vec::new();
-        for word in 0..WORDS {
+        for word in 0..words {
             let v = if word == LIVE { total } else { Value::Imm(0) };
             init.push(Inst { kind: store(w(self, word), v), span: self.span });
         }
@@ -415,7 +477,7 @@ impl<'k> Scheduler<'k> {
             (BLOCKED, None),
             (RAN, prev),
             (PROGRESS, prev),
-            (WAITING, warp_word),
+            (WAITING, Some(self.waiting_at)),
             (EXITED, warp_word),
         ];
         let mut read = Vec::new();
@@ -480,7 +542,7 @@ impl<'k> Scheduler<'k> {
             atomic(e, op, addr, v);
         };
         shared_atomic(&mut e, AtomicOp::Add, BLOCKED, None, minus);
-        shared_atomic(&mut e, AtomicOp::And, WAITING, Some(self.warp_word), unmask);
+        shared_atomic(&mut e, AtomicOp::And, WAITING, Some(self.waiting_at), unmask);
         e.push(store(
             Address { base: parity, offset: i64::from(state + 4 * PROGRESS) },
             Value::Imm(1),
@@ -608,9 +670,12 @@ impl<'k> Scheduler<'k> {
                 e.push(store(progress, Value::Imm(1)));
                 e.mov(U32, self.wait, Value::Imm(AT_BARRIER));
             }
-            Yield::Collective(members) => {
+            Yield::Collective(members, kind) => {
+                let offset = Value::Imm(u64::from(4 * WARPS * kind));
+                let at = e.add(U32, Value::Reg(self.warp_word), offset);
+                e.mov(U32, self.waiting_at, at);
                 let waiting =
-                    Address { base: Some(self.warp_word), offset: i64::from(state + 4 * WAITING) };
+                    Address { base: Some(self.waiting_at), offset: i64::from(state + 4 * WAITING) };
                 atomic(&mut e, AtomicOp::Or, waiting, Value::Reg(self.lane_bit));
                 e.push(store(progress, Value::Imm(1)));
                 let members = e.and(U32, members, Value::Reg(self.lanes));
@@ -669,8 +734,8 @@ impl<'k> Scheduler<'k> {
             self.k.blocks[cur].insts = before.to_vec();
             let how = match wait.kind {
                 InstKind::Barrier => Some(Yield::Barrier),
-                InstKind::SyncPoint { point: SyncPoint::Warp { members } } => {
-                    Some(Yield::Collective(members))
+                InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } } => {
+                    Some(Yield::Collective(members, kind))
                 }
                 _ => None,
             };

@@ -67,7 +67,7 @@ impl Lowerer<'_> {
                 Ok(v) => v,
                 Err(d) => return Some(Err(d)),
             };
-            self.push(InstKind::SyncPoint { point: SyncPoint::Warp { members } }, i.span);
+            self.warp_sync_point(i, members);
         }
         let result = match op {
             Opcode::Shfl => self.shfl(i, m),
@@ -122,11 +122,28 @@ impl Lowerer<'_> {
         })
     }
 
+    /// The sync point before collective `i` of the lanes of `members`. Its kind is the
+    /// instruction's opcode and modifiers: a `.sync` collective waits for the lanes of
+    /// its member mask to execute one "with the same qualifiers" (PTX ISA 9.2
+    /// §9.7.8.6), not necessarily the same instruction.
+    fn warp_sync_point(&mut self, i: &ast::Instruction, members: Value) {
+        let signature: String = std::iter::once(i.opcode.value.as_str())
+            .chain(i.modifiers.iter().map(|m| m.value.as_str()))
+            .collect();
+        let kind = match self.collective_kinds.iter().position(|k| *k == signature) {
+            Some(k) => k,
+            None => {
+                self.collective_kinds.push(signature);
+                self.collective_kinds.len() - 1
+            }
+        } as u32;
+        self.push(InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } }, i.span);
+    }
+
     /// The sync point of a `.sync.aligned` matrix instruction (`mma`, `ldmatrix`,
     /// `wmma`, …), which every lane of the warp executes together.
-    pub(super) fn whole_warp_sync_point(&mut self, span: Span) {
-        let members = Value::Imm(0xffff_ffff);
-        self.push(InstKind::SyncPoint { point: SyncPoint::Warp { members } }, span);
+    pub(super) fn whole_warp_sync_point(&mut self, i: &ast::Instruction) {
+        self.warp_sync_point(i, Value::Imm(0xffff_ffff));
     }
 
     /// `%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`: warps are formed from it.

@@ -99,7 +99,7 @@ impl Lowerer<'_> {
         if op != Opcode::Wmma {
             return None;
         }
-        self.whole_warp_sync_point(i.span);
+        self.whole_warp_sync_point(i);
         Some(if i.has_modifier(".mma") { self.wmma_mma(i) } else { self.wmma_move(i, m) })
     }
 
