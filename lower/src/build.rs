@@ -20,7 +20,7 @@ const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
 
 /// The register holding `v`, if it is one (an address base).
-fn reg_of(v: Value) -> Option<RegId> {
+pub(crate) fn reg_of(v: Value) -> Option<RegId> {
     match v {
         Value::Reg(r) => Some(r),
         Value::Imm(_) => None,

@@ -421,6 +421,10 @@ pub enum SyncPoint {
     Warp { members: Value, kind: u32 },
     /// `nanosleep` (§9.7.13.11): the thread offers the others of its block a turn.
     Sleep,
+    /// After an mbarrier wait's test (§9.7.13.15.16): what the waiting thread does next
+    /// is ordered after the arrivals it waited for. Racecheck (`pass::check`) starts a
+    /// block epoch of the thread there, as it does at a barrier.
+    Acquire,
 }
 
 /// Special registers (PTX ISA 9.2 §10).

@@ -682,6 +682,7 @@ impl<'a> Printer<'a> {
                 format!("sync_point.warp {}, {kind}", v(*members))
             }
             InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
+            InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),
@@ -1581,6 +1582,10 @@ impl KernelParser {
             "sync_point" if m.flag("sleep") => {
                 shape(0, 0)?;
                 InstKind::SyncPoint { point: SyncPoint::Sleep }
+            }
+            "sync_point" if m.flag("acquire") => {
+                shape(0, 0)?;
+                InstKind::SyncPoint { point: SyncPoint::Acquire }
             }
             "in_allocation" => {
                 shape(1, 3)?;

@@ -206,7 +206,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::Barrier
         | InstKind::Fence { .. }
         | InstKind::WarpSync
-        | InstKind::SyncPoint { point: SyncPoint::Sleep } => {}
+        | InstKind::SyncPoint { point: SyncPoint::Sleep | SyncPoint::Acquire } => {}
     }
 }
 

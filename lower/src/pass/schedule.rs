@@ -69,7 +69,7 @@
 
 use ptxvk_frontend::{Diagnostic, Span};
 
-use crate::build::{Build, Builder};
+use crate::build::{reg_of, Build, Builder};
 use crate::cfg::{strongly_connected, Cfg};
 use crate::ir::{
     Address, AtomicOp, BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, Order, RegId,
@@ -302,12 +302,94 @@ enum Yield {
     Collective(Value, u32),
 }
 
+/// Where the block's state is, and its word: the shared window's atomic word (32 bits,
+/// or 64 in a window of 64-bit words, whose narrower accesses would each become a
+/// masked update and whose narrower atomics a compare-and-swap loop). Values are 32-bit
+/// in registers: stored and added sign-extended (so `-1` is minus one), loaded
+/// truncated.
+#[derive(Clone, Copy)]
+struct State {
+    /// Byte offset in the shared window.
+    at: u32,
+    wide: bool,
+}
+
+impl State {
+    fn ty(self) -> OpTy {
+        if self.wide {
+            U64
+        } else {
+            U32
+        }
+    }
+
+    /// log2 of a word's bytes: a word index shifted by it is a byte offset.
+    fn shift(self) -> u64 {
+        if self.wide {
+            3
+        } else {
+            2
+        }
+    }
+
+    fn bytes(self) -> u32 {
+        1 << self.shift()
+    }
+
+    /// Word `word`, plus the byte offset in `index`.
+    fn addr(self, word: u32, index: Option<RegId>) -> Address {
+        Address { base: index, offset: i64::from(self.at + self.bytes() * word) }
+    }
+
+    /// A 32-bit value as the word's type.
+    fn widen(self, e: &mut Builder<'_>, v: Value) -> Value {
+        if self.wide {
+            e.cvt(U64, OpTy::S(32), v)
+        } else {
+            v
+        }
+    }
+
+    fn load(self, e: &mut Builder<'_>, word: u32, index: Option<RegId>) -> Value {
+        let dst = e.temp(self.ty());
+        let addr = self.addr(word, index);
+        e.push(InstKind::Load { space: Space::Shared, ty: self.ty(), dsts: vec![Some(dst)], addr });
+        if self.wide {
+            e.cvt(U32, U64, Value::Reg(dst))
+        } else {
+            Value::Reg(dst)
+        }
+    }
+
+    fn store(self, e: &mut Builder<'_>, word: u32, index: Option<RegId>, v: Value) {
+        let v = self.widen(e, v);
+        let addr = self.addr(word, index);
+        e.push(InstKind::Store { space: Space::Shared, ty: self.ty(), srcs: vec![v], addr });
+    }
+
+    /// A workgroup-scope atomic `op` of `v` on word `word` (+ `index`).
+    fn atomic(self, e: &mut Builder<'_>, op: AtomicOp, word: u32, index: Option<RegId>, v: Value) {
+        let src = self.widen(e, v);
+        let dst = e.temp(self.ty());
+        e.push(InstKind::Atomic {
+            op,
+            space: Space::Shared,
+            ty: self.ty(),
+            scope: Scope::Cta,
+            order: Order::Relaxed,
+            dst: Some(dst),
+            addr: self.addr(word, index),
+            src,
+            cmp: Value::Imm(0),
+        });
+    }
+}
+
 /// The registers and words the rounds use.
 struct Scheduler<'k> {
     k: &'k mut Kernel,
     span: Span,
-    /// Byte offset of the state words in the shared window.
-    state: u32,
+    state: State,
     /// Per thread: resume point, what it waits for, the member mask of a collective it
     /// waits at, the resume point it started the round at, rounds so far, rounds in a
     /// row without progress, the wait site it reports when stuck.
@@ -318,18 +400,19 @@ struct Scheduler<'k> {
     round: RegId,
     idle: RegId,
     site: RegId,
-    /// The round's parity word offset (0 or 4 bytes).
+    /// The byte offset of this round's parity among the two-word state.
     parity: RegId,
-    /// This thread's lane bit, its warp's word offset (bytes), the warp's lanes.
+    /// This thread's lane bit, its warp's byte offset among per-warp words, the warp's
+    /// lanes.
     lane_bit: RegId,
     warp_word: RegId,
     lanes: RegId,
     first_thread: RegId,
+    /// The byte offset among the waiting masks of the one a thread at a collective is
+    /// in: its kind's, of its warp.
+    waiting_at: RegId,
     /// The block that ends every round.
     round_end: BlockId,
-    /// The byte offset (from the state) of the waiting mask a thread at a collective
-    /// is in: its kind's word of its warp.
-    waiting_at: RegId,
     /// Resume targets in `pc` order (`pc` 0 is the kernel's entry).
     resume: Vec<BlockId>,
 }
@@ -347,10 +430,12 @@ impl<'k> Scheduler<'k> {
             })
             .max()
             .unwrap_or(0);
-        let words = WAITING + WARPS * kinds;
-        let state = k.shared.static_bytes.next_multiple_of(4);
-        k.shared.static_bytes = state + 4 * words;
-        k.shared.variables.push(("$schedule".to_string(), state, 4 * words));
+        let wide = k.shared.wide();
+        let unit = if wide { 8 } else { 4 };
+        let at = k.shared.static_bytes.next_multiple_of(unit);
+        let bytes = unit * (WAITING + WARPS * kinds);
+        k.shared.static_bytes = at + bytes;
+        k.shared.variables.push(("$schedule".to_string(), at, bytes));
         k.system = true;
         let reg = |k: &mut Kernel, ty: OpTy| Builder::new(k, span).temp(ty);
         let [pc, wait, members, start, round, idle, site, parity, lane_bit, warp_word, lanes] =
@@ -363,7 +448,7 @@ impl<'k> Scheduler<'k> {
         Scheduler {
             k,
             span,
-            state,
+            state: State { at, wide },
             pc,
             wait,
             members,
@@ -376,8 +461,8 @@ impl<'k> Scheduler<'k> {
             warp_word,
             lanes,
             first_thread,
-            round_end,
             waiting_at,
+            round_end,
             resume,
         }
     }
@@ -386,11 +471,6 @@ impl<'k> Scheduler<'k> {
         let id = BlockId(self.k.blocks.len() as u32);
         self.k.blocks.push(Block { insts, term, ..empty_block(self.span, Terminator::Return) });
         id
-    }
-
-    /// The address of state word `word` (+ `index`, a byte offset register).
-    fn word(&self, word: u32, index: Option<RegId>) -> Address {
-        Address { base: index, offset: i64::from(self.state + 4 * word) }
     }
 
     fn build(mut self, polls: &[(usize, usize)]) {
@@ -419,19 +499,25 @@ impl<'k> Scheduler<'k> {
     /// Makes the kernel's new entry (the state's initialization) and the top of the
     /// rounds; returns the block whose switch on `pc` is to be filled in.
     fn rounds(&mut self) -> BlockId {
-        let w = |s: &Self, word: u32| s.word(word, None);
-        // Entry: this thread's lane, warp and the warp's lanes; thread 0 initializes
-        // the state; all meet.
+        let st = self.state;
+        // Entry: this thread's lane, warp and the warp's lanes; the threads clear the
+        // state, word w by thread w mod the block's size, LIVE holding the block's size;
+        // all meet.
         let mut e = Builder::new(self.k, self.span);
         let t = e.linear_tid();
         let total = e.block_threads();
         let lane = e.and(U32, t, Value::Imm(31));
         let bit = e.bin(BinaryOp::Shl, U32, Value::Imm(1), lane);
         let warp = e.bin(BinaryOp::Shr, U32, t, Value::Imm(5));
-        let warp_word = e.bin(BinaryOp::Shl, U32, warp, Value::Imm(2));
+        let warp_word = e.bin(BinaryOp::Shl, U32, warp, Value::Imm(st.shift()));
         let lanes = e.warp_lanes(t, total);
         let first = e.cmp(CmpOp::Eq, U32, t, Value::Imm(0));
-        let regs = [(self.lane_bit, bit), (self.warp_word, warp_word), (self.lanes, lanes)];
+        let regs = [
+            (self.lane_bit, bit),
+            (self.warp_word, warp_word),
+            (self.lanes, lanes),
+            (self.waiting_at, warp_word),
+        ];
         for (r, v) in regs {
             e.mov(U32, r, v);
         }
@@ -439,67 +525,46 @@ impl<'k> Scheduler<'k> {
         for r in [self.pc, self.wait, self.members, self.round, self.idle, self.site] {
             e.mov(U32, r, Value::Imm(0));
         }
-        e.mov(U32, self.waiting_at, warp_word);
-        let words = (e.kernel.shared.static_bytes - self.state) / 4;
+        let words = (e.kernel.shared.static_bytes - st.at) / st.bytes();
+        let word = e.temp(U32);
+        e.mov(U32, word, t);
         let entry_insts = std::mem::take(&mut e.insts);
-        let mut init = Vec::new();
-        for word in 0..words {
-            let v = if word == LIVE { total } else { Value::Imm(0) };
-            init.push(Inst { kind: store(w(self, word), v), span: self.span });
-        }
+        let more = e.cmp(CmpOp::Lt, U32, Value::Reg(word), Value::Imm(u64::from(words)));
+        let test = std::mem::take(&mut e.insts);
+        let is_live = e.cmp(CmpOp::Eq, U32, Value::Reg(word), Value::Imm(u64::from(LIVE)));
+        let v = e.sel(U32, is_live, total, Value::Imm(0));
+        let at = e.bin(BinaryOp::Shl, U32, Value::Reg(word), Value::Imm(st.shift()));
+        st.store(&mut e, 0, reg_of(at), v);
+        let next = e.add(U32, Value::Reg(word), total);
+        e.mov(U32, word, next);
+        let clear = std::mem::take(&mut e.insts);
         let meet = self.block(vec![Inst { kind: BARRIER, span: self.span }], Terminator::Return);
-        let init = self.block(init, Terminator::Jump(meet));
-        let entry = self.block(
-            entry_insts,
-            Terminator::Branch {
-                cond: self.first_thread,
-                negate: false,
-                if_true: init,
-                if_false: meet,
-            },
-        );
-        self.k.entry = entry;
+        let head = self.block(test, Terminator::Return);
+        let clear = self.block(clear, Terminator::Jump(head));
+        self.k.blocks[head.index()].term =
+            Terminator::Branch { cond: more, negate: false, if_true: clear, if_false: meet };
+        self.k.entry = self.block(entry_insts, Terminator::Jump(head));
 
-        // The top of a round: read the state, thread 0 clears this round's words.
+        // The top of a round: read the state; thread 0 clears this round's words.
         let mut e = Builder::new(self.k, self.span);
         e.push(BARRIER);
         let parity = e.and(U32, Value::Reg(self.round), Value::Imm(1));
-        let parity = e.bin(BinaryOp::Shl, U32, parity, Value::Imm(2));
+        let parity = e.bin(BinaryOp::Shl, U32, parity, Value::Imm(st.shift()));
         e.mov(U32, self.parity, parity);
-        let previous = e.bin(BinaryOp::Xor, U32, parity, Value::Imm(4));
-        let prev = match previous {
-            Value::Reg(r) => Some(r),
-            Value::Imm(_) => None,
-        };
-        let warp_word = Some(self.warp_word);
-        let loads = [
-            (LIVE, None),
-            (BLOCKED, None),
-            (RAN, prev),
-            (PROGRESS, prev),
-            (WAITING, Some(self.waiting_at)),
-            (EXITED, warp_word),
-        ];
-        let mut read = Vec::new();
-        for (word, index) in loads {
-            let dst = e.temp(U32);
-            let addr = Address { base: index, offset: i64::from(self.state + 4 * word) };
-            e.push(InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(dst)], addr });
-            read.push(Value::Reg(dst));
-        }
-        let [live, blocked, ran_before, progress_before, waiting, exited] =
-            [read[0], read[1], read[2], read[3], read[4], read[5]];
+        let prev = reg_of(e.bin(BinaryOp::Xor, U32, parity, Value::Imm(u64::from(st.bytes()))));
+        let live = st.load(&mut e, LIVE, None);
+        let blocked = st.load(&mut e, BLOCKED, None);
+        let ran_before = st.load(&mut e, RAN, prev);
+        let progress_before = st.load(&mut e, PROGRESS, prev);
+        let waiting = st.load(&mut e, WAITING, Some(self.waiting_at));
+        let exited = st.load(&mut e, EXITED, Some(self.warp_word));
         let top = std::mem::take(&mut e.insts);
         let parity = Some(self.parity);
-        let clear = [RAN, PROGRESS]
-            .map(|word| Inst {
-                kind: store(self.word(word, parity), Value::Imm(0)),
-                span: self.span,
-            })
-            .to_vec();
+        st.store(&mut e, RAN, parity, Value::Imm(0));
+        st.store(&mut e, PROGRESS, parity, Value::Imm(0));
+        let clear = std::mem::take(&mut e.insts);
 
         // After the second barrier: end, fail, or decide whether to run.
-        let mut e = Builder::new(self.k, self.span);
         e.push(BARRIER);
         let none_left = e.cmp(CmpOp::Eq, U32, live, Value::Imm(0));
         let after = std::mem::take(&mut e.insts);
@@ -517,7 +582,8 @@ impl<'k> Scheduler<'k> {
         let check = std::mem::take(&mut e.insts);
 
         // Deciding: released from a barrier (all that are left wait at one) or from a
-        // collective (every member lane waits at one, has exited or does not exist).
+        // collective (every member lane waits at one of its kind, has exited or does
+        // not exist).
         let at_barrier = e.cmp(CmpOp::Eq, U32, Value::Reg(self.wait), Value::Imm(AT_BARRIER));
         let all_blocked = e.cmp(CmpOp::Eq, U32, blocked, live);
         let from_barrier = e.pred_and(at_barrier, all_blocked);
@@ -536,39 +602,23 @@ impl<'k> Scheduler<'k> {
         let minus = e.sel(U32, from_barrier, Value::Imm(u64::from(u32::MAX)), Value::Imm(0));
         let unmask = e.not(U32, Value::Reg(self.lane_bit));
         let unmask = e.sel(U32, from_collective, unmask, Value::Imm(u64::from(u32::MAX)));
-        let state = self.state;
-        let shared_atomic = |e: &mut Builder<'_>, op, word: u32, index: Option<RegId>, v| {
-            let addr = Address { base: index, offset: i64::from(state + 4 * word) };
-            atomic(e, op, addr, v);
-        };
-        shared_atomic(&mut e, AtomicOp::Add, BLOCKED, None, minus);
-        shared_atomic(&mut e, AtomicOp::And, WAITING, Some(self.waiting_at), unmask);
-        e.push(store(
-            Address { base: parity, offset: i64::from(state + 4 * PROGRESS) },
-            Value::Imm(1),
-        ));
+        st.atomic(&mut e, AtomicOp::Add, BLOCKED, None, minus);
+        st.atomic(&mut e, AtomicOp::And, WAITING, Some(self.waiting_at), unmask);
+        st.store(&mut e, PROGRESS, parity, Value::Imm(1));
         e.mov(U32, self.wait, Value::Imm(RUNNABLE));
         let release = std::mem::take(&mut e.insts);
 
-        let done = e.cmp(CmpOp::Eq, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
         let runnable = e.cmp(CmpOp::Eq, U32, Value::Reg(self.wait), Value::Imm(RUNNABLE));
         let run = e.cmp(CmpOp::Ne, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
         let run = e.pred_and(run, runnable);
         let runnable_insts = std::mem::take(&mut e.insts);
-        let _ = done;
 
-        shared_atomic(&mut e, AtomicOp::Add, RAN, parity, Value::Imm(1));
+        st.atomic(&mut e, AtomicOp::Add, RAN, parity, Value::Imm(1));
         e.mov(U32, self.start, Value::Reg(self.pc));
         let running = std::mem::take(&mut e.insts);
 
-        e.push(InstKind::Binary {
-            op: BinaryOp::Add,
-            ty: U32,
-            mode: Default::default(),
-            dst: self.round,
-            lhs: Value::Reg(self.round),
-            rhs: Value::Imm(1),
-        });
+        let next_round = e.add(U32, Value::Reg(self.round), Value::Imm(1));
+        e.mov(U32, self.round, next_round);
         let end_insts = std::mem::take(&mut e.insts);
 
         // Blocks, wired from the end backwards.
@@ -652,9 +702,8 @@ impl<'k> Scheduler<'k> {
         self.resume.push(resume);
         let site = self.k.wait_sites.len() as u32;
         self.k.wait_sites.push(span);
-        let state = self.state;
+        let st = self.state;
         let parity = Some(self.parity);
-        let progress = Address { base: parity, offset: i64::from(state + 4 * PROGRESS) };
         let mut e = Builder::new(self.k, span);
         match how {
             Yield::Poll => {
@@ -662,22 +711,20 @@ impl<'k> Scheduler<'k> {
                 let moved =
                     e.cmp(CmpOp::Ne, U32, Value::Reg(self.start), Value::Imm(u64::from(id)));
                 let moved = e.sel(U32, moved, Value::Imm(1), Value::Imm(0));
-                atomic(&mut e, AtomicOp::Or, progress, moved);
+                st.atomic(&mut e, AtomicOp::Or, PROGRESS, parity, moved);
             }
             Yield::Barrier => {
-                let blocked = Address { base: None, offset: i64::from(state + 4 * BLOCKED) };
-                atomic(&mut e, AtomicOp::Add, blocked, Value::Imm(1));
-                e.push(store(progress, Value::Imm(1)));
+                st.atomic(&mut e, AtomicOp::Add, BLOCKED, None, Value::Imm(1));
+                st.store(&mut e, PROGRESS, parity, Value::Imm(1));
                 e.mov(U32, self.wait, Value::Imm(AT_BARRIER));
             }
             Yield::Collective(members, kind) => {
-                let offset = Value::Imm(u64::from(4 * WARPS * kind));
+                let offset = Value::Imm(u64::from(st.bytes() * WARPS * kind));
                 let at = e.add(U32, Value::Reg(self.warp_word), offset);
                 e.mov(U32, self.waiting_at, at);
-                let waiting =
-                    Address { base: Some(self.waiting_at), offset: i64::from(state + 4 * WAITING) };
-                atomic(&mut e, AtomicOp::Or, waiting, Value::Reg(self.lane_bit));
-                e.push(store(progress, Value::Imm(1)));
+                let bit = Value::Reg(self.lane_bit);
+                st.atomic(&mut e, AtomicOp::Or, WAITING, Some(self.waiting_at), bit);
+                st.store(&mut e, PROGRESS, parity, Value::Imm(1));
                 let members = e.and(U32, members, Value::Reg(self.lanes));
                 e.mov(U32, self.members, members);
                 e.mov(U32, self.wait, Value::Imm(AT_COLLECTIVE));
@@ -693,14 +740,11 @@ impl<'k> Scheduler<'k> {
     /// A block in which the thread exits: it leaves the count and its warp's lanes for
     /// good.
     fn exit_block(&mut self, span: Span) -> BlockId {
-        let state = self.state;
+        let st = self.state;
         let mut e = Builder::new(self.k, span);
-        let live = Address { base: None, offset: i64::from(state + 4 * LIVE) };
-        atomic(&mut e, AtomicOp::Add, live, Value::Imm(u64::from(u32::MAX)));
-        let exited = Address { base: Some(self.warp_word), offset: i64::from(state + 4 * EXITED) };
-        atomic(&mut e, AtomicOp::Or, exited, Value::Reg(self.lane_bit));
-        let progress = Address { base: Some(self.parity), offset: i64::from(state + 4 * PROGRESS) };
-        e.push(store(progress, Value::Imm(1)));
+        st.atomic(&mut e, AtomicOp::Add, LIVE, None, Value::Imm(u64::from(u32::MAX)));
+        st.atomic(&mut e, AtomicOp::Or, EXITED, Some(self.warp_word), Value::Reg(self.lane_bit));
+        st.store(&mut e, PROGRESS, Some(self.parity), Value::Imm(1));
         e.mov(U32, self.pc, Value::Imm(u64::from(DONE)));
         let insts = e.insts;
         let round_end = self.round_end;
@@ -767,23 +811,3 @@ fn empty_block(span: Span, term: Terminator) -> Block {
 
 /// The rounds' workgroup barrier, which predication keeps unmasked.
 const BARRIER: InstKind = InstKind::WarpBarrier { publish: None };
-
-fn store(addr: Address, v: Value) -> InstKind {
-    InstKind::Store { space: Space::Shared, ty: U32, srcs: vec![v], addr }
-}
-
-/// A workgroup-scope atomic `op` of `v` on the shared word at `addr`.
-fn atomic(e: &mut Builder<'_>, op: AtomicOp, addr: Address, v: Value) {
-    let dst = e.temp(U32);
-    e.push(InstKind::Atomic {
-        op,
-        space: Space::Shared,
-        ty: U32,
-        scope: Scope::Cta,
-        order: Order::Relaxed,
-        dst: Some(dst),
-        addr,
-        src: v,
-        cmp: Value::Imm(0),
-    });
-}

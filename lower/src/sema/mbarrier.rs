@@ -52,7 +52,8 @@ use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, InstKind, OpTy, Order, RegId, Scope, Space, Value,
+    Address, AtomicOp, BinaryOp, CmpOp, InstKind, OpTy, Order, RegId, Scope, Space, SyncPoint,
+    Value,
 };
 use crate::system as sys;
 
@@ -369,5 +370,6 @@ impl Lowerer<'_> {
             }
         };
         e.mov(OpTy::Pred, dst, Value::Reg(done));
+        self.push(InstKind::SyncPoint { point: SyncPoint::Acquire }, span);
     }
 }

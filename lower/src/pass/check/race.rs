@@ -66,12 +66,15 @@ pub(super) fn epochs(k: &mut Kernel, thread: Value) -> (Epoch, Vec<Inst>) {
             let inst = &k.blocks[block].insts[at];
             let span = inst.span;
             let next: Vec<Inst> = match inst.kind {
-                // An mbarrier wait's block barrier (`sema::mbarrier`; the only
-                // `WarpBarrier`s before `legalize_warps`) orders the whole block as
-                // ptxvk runs it, so it starts an epoch too. NVIDIA's mbarrier orders
-                // only the arrivals with the wait: racecheck misses races between
-                // threads that it would not order there.
-                InstKind::Barrier | InstKind::WarpBarrier { .. } => {
+                // An mbarrier wait (its `SyncPoint::Acquire`) orders what the waiting
+                // thread does next after the arrivals: it starts an epoch of that
+                // thread, so that nothing the arrivals ordered before is a race.
+                // Threads that waited a different number of times keep different
+                // epochs from then on: racecheck misses races between them rather
+                // than invent one.
+                InstKind::Barrier
+                | InstKind::WarpBarrier { .. }
+                | InstKind::SyncPoint { point: SyncPoint::Acquire } => {
                     // A new block epoch, the warp epoch back to 0.
                     let mut b = Builder::new(k, span);
                     let e = Value::Reg(epoch);
