@@ -25,6 +25,10 @@ pub struct Compiled {
     /// Where each checked access of each kernel (in `spirv.kernels` order) is in the
     /// source, for checked launches' reports; empty lists when not checked.
     pub check_sources: Vec<Vec<crate::check::SiteSource>>,
+    /// Where each guarded loop of each kernel (`Kernel::guarded_loops`, in
+    /// `spirv.kernels` order) is in the source, for loop-limit failures; empty lists
+    /// when the target has no loop guard.
+    pub loop_sources: Vec<Vec<crate::check::SiteSource>>,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -232,15 +236,25 @@ fn finish(
     failed: Vec<FailedKernel>,
     target: Target,
 ) -> Result<Compiled, Error> {
-    let spirv =
-        if kernels.is_empty() { SpirvModule::default() } else { ptxvk_spirv::compile(&kernels)? };
+    let spirv = if kernels.is_empty() {
+        SpirvModule::default()
+    } else {
+        ptxvk_spirv::compile_for(&kernels, &target)?
+    };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
     let check_sources = kernels
         .iter()
         .map(|k| crate::check::site_sources(&ast, sources, &k.kernel.check_sites))
         .collect();
-    Ok(Compiled { ast, kernels, spirv, data, target, failed, check_sources })
+    let loop_sources = kernels
+        .iter()
+        .map(|k| {
+            let spans = k.kernel.guarded_loops.iter().copied();
+            crate::check::span_sources(&ast, sources, spans)
+        })
+        .collect();
+    Ok(Compiled { ast, kernels, spirv, data, target, failed, check_sources, loop_sources })
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what

@@ -11,8 +11,10 @@
 
 use ptxvk_lower::system::{
     Failure, PrintfRecord, Report, MBARRIER_MAX_COUNT, MBARRIER_STALL_LIMIT, STATUS_ASSERT,
-    STATUS_BARRIER, STATUS_GRID_SYNC, STATUS_MBARRIER, STATUS_STACK,
+    STATUS_BARRIER, STATUS_GRID_SYNC, STATUS_LOOP_LIMIT, STATUS_MBARRIER, STATUS_STACK,
 };
+
+use crate::check::SiteSource;
 
 /// Strings of the module data: the image and the device address it was loaded at.
 #[derive(Clone, Copy, Debug)]
@@ -46,8 +48,24 @@ pub fn output(report: &Report, strings: &Strings<'_>) -> String {
     out
 }
 
-/// The error message of a trap or failed assertion in `kernel`.
-pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> String {
+/// What a loop-limit failure's message says ([`is_loop_limit`]).
+const LOOP_LIMIT: &str = "near this driver's loop limit";
+
+/// Whether `message` is that of a launch the loop guard stopped
+/// (`ptxvk_lower::pass::loop_guard`).
+pub fn is_loop_limit(message: &str) -> bool {
+    message.contains(LOOP_LIMIT)
+}
+
+/// The error message of a trap or failed assertion in `kernel`; `loops` are where the
+/// kernel's guarded loops are (`Compiled::loop_sources`), which a loop-limit failure
+/// names.
+pub fn failure_message(
+    kernel: &str,
+    f: &Failure,
+    strings: &Strings<'_>,
+    loops: &[SiteSource],
+) -> String {
     let thread = format!(
         "block ({}, {}, {}), thread ({}, {}, {})",
         f.ctaid[0], f.ctaid[1], f.ctaid[2], f.tid[0], f.tid[1], f.tid[2]
@@ -113,6 +131,24 @@ pub fn failure_message(kernel: &str, f: &Failure, strings: &Strings<'_>) -> Stri
             "kernel `{kernel}` initialized an mbarrier for {} arrivals in {thread}: ptxvk's \
              mbarriers count at most {}",
             f.line, MBARRIER_MAX_COUNT
+        )
+    } else if f.status == STATUS_LOOP_LIMIT {
+        let at = match loops.get(f.line as usize) {
+            Some(site) => {
+                let source = site.source.as_ref().map(|s| format!(", {s}")).unwrap_or_default();
+                format!("the loop at {} (`{}`{source})", site.ptx, site.instruction)
+            }
+            None => format!("loop {}", f.line),
+        };
+        format!(
+            "kernel `{kernel}` stopped in {thread} at {at}: its subgroup reached {} loop \
+             iterations, {LOOP_LIMIT}. The driver counts the iterations of all \
+             loops of a subgroup together and silently ends every loop past its limit \
+             (Mesa 22.3's lavapipe; docs/status.md, *Drivers*), so ptxvk fails the launch \
+             rather than compute a wrong result. Mesa 25 has no such limit: on Debian 12, \
+             `apt-get install -t bookworm-backports mesa-vulkan-drivers` (or run \
+             `scripts/setup`)",
+            f.file
         )
     } else {
         format!("kernel `{kernel}` executed `trap` in {thread}")

@@ -17,7 +17,7 @@ use crate::compile::{compile_module, Compiled, Target, WarpMode};
 use crate::printf;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
-use ptxvk_lower::pass::FusedFma;
+use ptxvk_lower::pass::{FloatConstants, FusedFma};
 
 /// The warp mode for a device described by `info` (DESIGN §7), and why:
 /// * native where subgroups are always 32 wide (NVIDIA), or where compute pipelines
@@ -88,6 +88,8 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         check: false,
         racecheck: false,
         initcheck: false,
+        float_constants: FloatConstants::default(),
+        loop_guard: None,
     }
 }
 
@@ -1139,7 +1141,7 @@ impl Kernel<'_> {
             })
         });
         let system = if info.system {
-            let area = module.system_area(&info.name, &params, check)?;
+            let area = module.system_area(self.index, &params, check)?;
             cfg.param_address = area.buffer.address();
             Some(area)
         } else {
@@ -1267,6 +1269,8 @@ struct SystemArea {
     data_base: u64,
     /// A checked launch's context for its report.
     check: Option<Box<CheckContext>>,
+    /// Where the kernel's guarded loops are, for a loop-limit failure.
+    loops: Vec<crate::check::SiteSource>,
 }
 
 /// What a system area reported.
@@ -1312,7 +1316,9 @@ impl SystemArea {
         };
         Ok(SystemReport {
             printf: printf::output(&report, &strings),
-            failure: report.failure.map(|f| printf::failure_message(&self.kernel, &f, &strings)),
+            failure: report
+                .failure
+                .map(|f| printf::failure_message(&self.kernel, &f, &strings, &self.loops)),
             violations,
         })
     }
@@ -1341,10 +1347,11 @@ impl Module {
     /// a checked launch, with its allocation table (the parameter block added).
     fn system_area(
         &self,
-        kernel: &str,
+        index: usize,
         params: &[u8],
         mut check: Option<Box<CheckContext>>,
     ) -> Result<SystemArea, Error> {
+        let kernel = &self.compiled.spirv.kernels[index].name;
         let offset = system::offset(params.len() as u32);
         // A checked launch's table goes after its records; it lists the regions and
         // the parameter block (one more entry).
@@ -1411,6 +1418,7 @@ impl Module {
             strings: Arc::clone(&self.strings),
             data_base: self.data.as_ref().map_or(0, |b| b.address()),
             check,
+            loops: self.compiled.loop_sources.get(index).cloned().unwrap_or_default(),
         })
     }
 

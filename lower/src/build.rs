@@ -8,8 +8,8 @@
 use ptxvk_frontend::Span;
 
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, Inst, InstKind, Kernel,
-    OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, UnaryOp, Value,
+    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, Dim, FloatFormat, FloatMode, Inst, InstKind,
+    Kernel, OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, SpecialReg, UnaryOp, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -72,6 +72,78 @@ pub trait Build {
         let cmp = Value::Imm(0);
         self.push(InstKind::Atomic { op, space, ty, scope, order, dst: Some(dst), addr, src, cmp });
         dst
+    }
+
+    /// The device address of the kernel's system area, which follows its parameter
+    /// block of `param_bytes` in the same buffer (`crate::system`). The caller marks
+    /// the kernel as having one ([`Kernel::system`]).
+    fn system_area(&mut self, param_bytes: u32) -> RegId {
+        let base = self.temp(U64);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock });
+        let area = self.temp(U64);
+        let offset = Value::Imm(u64::from(crate::system::offset(param_bytes)));
+        self.push(InstKind::Binary {
+            op: BinaryOp::Add,
+            ty: U64,
+            mode: FloatMode::default(),
+            dst: area,
+            lhs: Value::Reg(base),
+            rhs: offset,
+        });
+        area
+    }
+
+    /// Makes `status` the launch's failure unless another thread did first (a
+    /// compare-and-swap of the status word from 0, `crate::system`): a predicate that
+    /// holds in the thread that did, which then records the rest with
+    /// [`Self::store_failure`].
+    fn claim_failure(&mut self, area: RegId, status: u32) -> RegId {
+        let old = self.temp(U32);
+        self.push(InstKind::Atomic {
+            op: AtomicOp::Cas,
+            space: Space::Global,
+            ty: U32,
+            scope: Scope::Gpu,
+            order: Order::Relaxed,
+            dst: Some(old),
+            addr: Address { base: Some(area), offset: i64::from(crate::system::STATUS) },
+            src: Value::Imm(u64::from(status)),
+            cmp: Value::Imm(0),
+        });
+        self.cmp(CmpOp::Eq, U32, Value::Reg(old), Value::Imm(0))
+    }
+
+    /// Records the failing thread (`%ctaid`, `%tid`) and the failure's `details`, as
+    /// many as given of: message, file, line, function (`crate::system`).
+    fn store_failure(&mut self, area: RegId, details: &[Value]) {
+        self.store_thread(area, crate::system::THREAD);
+        let at = [
+            (crate::system::MESSAGE, U64),
+            (crate::system::FILE, U64),
+            (crate::system::LINE, U32),
+            (crate::system::FUNCTION, U64),
+        ];
+        for (&v, (offset, ty)) in details.iter().zip(at) {
+            let addr = Address { base: Some(area), offset: i64::from(offset) };
+            self.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr });
+        }
+    }
+
+    /// Stores `%ctaid` and `%tid` (six u32) at `base + at`.
+    fn store_thread(&mut self, base: RegId, at: u32) {
+        let regs = [Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Ctaid).into_iter();
+        let regs = regs.chain([Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Tid));
+        for (k, reg) in regs.enumerate() {
+            let r = self.temp(U32);
+            self.push(InstKind::Special { dst: r, reg });
+            let addr = Address { base: Some(base), offset: i64::from(at) + 4 * k as i64 };
+            self.push(InstKind::Store {
+                space: Space::Global,
+                ty: U32,
+                srcs: vec![Value::Reg(r)],
+                addr,
+            });
+        }
     }
 
     fn not(&mut self, ty: OpTy, a: Value) -> Value {

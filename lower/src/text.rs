@@ -664,6 +664,7 @@ impl<'a> Printer<'a> {
                 format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
             }
             InstKind::WarpSync => "warp_sync".into(),
+            InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),
@@ -1544,6 +1545,13 @@ impl KernelParser {
             "warp_sync" => {
                 shape(0, 0)?;
                 InstKind::WarpSync
+            }
+            "loop_count" => {
+                shape(1, 1)?;
+                let add = ops[0]
+                    .parse::<i32>()
+                    .map_err(|_| line.error("`loop_count` takes a signed 32-bit count"))?;
+                InstKind::LoopCount { dst: reg(dsts[0])?, add }
             }
             "in_allocation" => {
                 shape(1, 3)?;

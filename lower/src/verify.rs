@@ -202,6 +202,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(word, uses);
             swap.iter().for_each(|x| v(x, uses));
         }
+        InstKind::LoopCount { dst, .. } => defs.push(*dst),
         InstKind::Barrier | InstKind::Fence { .. } | InstKind::WarpSync => {}
     }
 }
@@ -398,6 +399,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(reg(word), 32);
             at(swap.as_ref().and_then(reg), 32);
         }
+        InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
         _ => {}
     }
     out
