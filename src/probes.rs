@@ -21,6 +21,11 @@
 //!   operations from the driver ([`FloatConstants::Hidden`]) and the probe runs again
 //!   with them hidden; where that fails too, launches of modules with floats are
 //!   refused ([`Error::DriverBug`]);
+//! - **sign extension** ([`probe_sign_extension`]): 64-bit compares with constants and
+//!   `min`/`max` of `cvt.s64.s32` results (Mesa 22.3 takes a negative value for a large
+//!   positive one there). Where wrong, the backend hides every 32- to 64-bit sign
+//!   extension from the driver (`Target::hide_sign_extensions`) and the probe runs again;
+//!   where that fails too, every launch is refused;
 //! - **loops** ([`probe_loops`]): a loop of 100,000 iterations and one of 2^24, a
 //!   300 × 300 nest, and two loops of 40,000 taken by different invocations of one
 //!   subgroup, counted. Where the driver cuts them short, every loop gets
@@ -49,7 +54,7 @@ use ptxvk_lower::pass::{FloatConstants, FloatOps, FusedFma, LoopGuard};
 
 /// Bumped when what a probe means changes without its PTX changing (the cache file
 /// also names the probes' PTX and ptxvk's version).
-const PROBES_VERSION: u32 = 1;
+const PROBES_VERSION: u32 = 2;
 
 /// What the probes found for one device and driver.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -74,6 +79,10 @@ pub struct Findings {
     /// Cases the guard got wrong (a loop cut short that did not fail the launch, or a
     /// launch that failed below the limit).
     pub loops_guarded: Vec<String>,
+    /// Sign-extension cases the driver got wrong, with nothing hidden.
+    pub sign_extensions: Vec<String>,
+    /// Those still wrong with the extensions hidden.
+    pub sign_extensions_hidden: Vec<String>,
     /// Subnormal cases the driver got wrong.
     pub denormals: Vec<String>,
     /// Special-value cases the driver got wrong.
@@ -134,6 +143,13 @@ impl Findings {
                 String::new()
             }
         ))
+    }
+
+    /// Why launches of every module are refused, if they are: integer arithmetic the
+    /// driver gets wrong even with its workaround.
+    pub fn integer_refusal(&self) -> Option<String> {
+        let first = self.sign_extensions_hidden.first()?;
+        Some(format!("integer arithmetic: {first}, and ptxvk has no exact way around it"))
     }
 
     /// Why launches of modules with loops are refused, if they are.
@@ -208,6 +224,32 @@ impl Findings {
                     .into(),
                 &details,
             )
+        });
+        out.push(match (self.sign_extensions.is_empty(), self.sign_extensions_hidden.is_empty()) {
+            (true, _) => r(
+                "sign-extension",
+                "ok",
+                "64-bit compares and min/max of sign-extended 32-bit values are right".into(),
+                &[],
+            ),
+            (false, true) => r(
+                "sign-extension",
+                "worked around",
+                "the driver miscompiles compares and min/max of 32- to 64-bit sign \
+                 extensions; the extensions are hidden from it, and then all cases are right"
+                    .into(),
+                &self.sign_extensions,
+            ),
+            (false, false) => {
+                let mut details = self.sign_extensions.clone();
+                details.extend(self.sign_extensions_hidden.iter().map(|c| format!("hidden: {c}")));
+                r(
+                    "sign-extension",
+                    "refused",
+                    "sign extensions are miscompiled, also hidden: every launch is refused".into(),
+                    &details,
+                )
+            }
         });
         out.push(match (self.loops.is_empty(), self.loop_limit, self.loops_guarded.is_empty()) {
             (true, _, _) => {
@@ -291,10 +333,12 @@ impl Findings {
         s
     }
 
-    fn lists(&self) -> [(&'static str, &Vec<String>); 6] {
+    fn lists(&self) -> [(&'static str, &Vec<String>); 8] {
         [
             ("constants", &self.constants),
             ("constants-hidden", &self.constants_hidden),
+            ("sign-extensions", &self.sign_extensions),
+            ("sign-extensions-hidden", &self.sign_extensions_hidden),
             ("loops", &self.loops),
             ("loops-guarded", &self.loops_guarded),
             ("denormals", &self.denormals),
@@ -324,6 +368,8 @@ impl Findings {
                 "loop-limit" => f.loop_limit = Some(value.parse().ok()?),
                 "constants" => f.constants.push(value.into()),
                 "constants-hidden" => f.constants_hidden.push(value.into()),
+                "sign-extensions" => f.sign_extensions.push(value.into()),
+                "sign-extensions-hidden" => f.sign_extensions_hidden.push(value.into()),
                 "loops" => f.loops.push(value.into()),
                 "loops-guarded" => f.loops_guarded.push(value.into()),
                 "denormals" => f.denormals.push(value.into()),
@@ -351,6 +397,7 @@ fn cache_header() -> String {
         text.push_str(&special_ptx(width));
     }
     text.push_str(LOOPS_PTX);
+    text.push_str(SIGN_EXTENSION_PTX);
     text.push_str(FMA_PROBE);
     text.push_str(FLOAT_SCHEME_PROBE);
     let hash = fnv1a(&text);
@@ -411,6 +458,8 @@ pub fn run(device: &Device) -> Findings {
         fused_fma: f.fused_fma,
         float64: has_f64 && !f.integer_float,
         native_float: false,
+        // Nothing hidden nor guarded but what the probes below find.
+        hide_sign_extensions: false,
         loop_guard: None,
         ..device.target()
     };
@@ -445,6 +494,18 @@ pub fn run(device: &Device) -> Findings {
         Err(e) => error(&mut f, "constants", e),
     }
     let base = Target { float_constants: f.float_constants(), ..base };
+    match probe_sign_extension(device, base) {
+        Ok(wrong) if wrong.is_empty() => {}
+        Ok(wrong) => {
+            f.sign_extensions = wrong;
+            match probe_sign_extension(device, Target { hide_sign_extensions: true, ..base }) {
+                Ok(wrong) => f.sign_extensions_hidden = wrong,
+                Err(e) => error(&mut f, "sign-extension", e),
+            }
+        }
+        Err(e) => error(&mut f, "sign-extension", e),
+    }
+    let base = Target { hide_sign_extensions: !f.sign_extensions.is_empty(), ..base };
     match probe_loops(device, base) {
         Ok((wrong, limit)) => {
             f.loops = wrong;
@@ -799,6 +860,85 @@ pub fn probe_constants(device: &Device, target: Target) -> Result<Vec<WrongConst
                     ),
                     ops: op.ops(),
                 });
+            }
+        }
+    }
+    Ok(wrong)
+}
+
+// ----- sign extension -------------------------------------------------------------------
+
+/// Each thread sign-extends its 32-bit `x` to 64 bits and writes six words: the sign
+/// as `max(min(x, 1), -1)`, `x < -3`, `x >= 0`, `x > 255`, `x > -10`, and `x >> 63`
+/// (arithmetic). Mesa 22.3 takes a negative `x` for a large positive number in some.
+const SIGN_EXTENSION_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry sign_extension(.param .u64 io)
+{
+    .reg .pred %p<5>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [io];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 28;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r2, [%rd3];
+    cvt.s64.s32 %rd4, %r2;
+    min.s64 %rd5, %rd4, 1;
+    max.s64 %rd5, %rd5, -1;
+    cvt.u32.u64 %r3, %rd5;
+    setp.lt.s64 %p1, %rd4, -3;
+    selp.u32 %r4, 1, 0, %p1;
+    setp.ge.s64 %p2, %rd4, 0;
+    selp.u32 %r5, 1, 0, %p2;
+    setp.gt.s64 %p3, %rd4, 255;
+    selp.u32 %r6, 1, 0, %p3;
+    setp.gt.s64 %p4, %rd4, -10;
+    selp.u32 %r7, 1, 0, %p4;
+    shr.s64 %rd6, %rd4, 63;
+    cvt.u32.u64 %r8, %rd6;
+    st.global.v2.u32 [%rd3+4], {%r3, %r4};
+    st.global.v4.u32 [%rd3+12], {%r5, %r6, %r7, %r8};
+    ret;
+}
+"#;
+
+/// The `x` of each thread of [`SIGN_EXTENSION_PTX`].
+const SIGN_EXTENSION_INPUTS: [i32; 8] = [-5, 7, 0, i32::MIN, i32::MAX, -300, 300, -1];
+
+/// Runs the sign-extension cases compiled for `target` and returns the wrong ones.
+pub fn probe_sign_extension(device: &Device, target: Target) -> Result<Vec<String>, Error> {
+    let compiled = crate::compile::compile_with("sign.ptx", SIGN_EXTENSION_PTX, None, target)?;
+    let module = Module::from_compiled(device, compiled)?;
+    let n = SIGN_EXTENSION_INPUTS.len();
+    let io: Vec<u32> = SIGN_EXTENSION_INPUTS
+        .iter()
+        .flat_map(|&x| std::iter::once(x as u32).chain([0; 6]))
+        .collect();
+    let buf = device.buffer_from(&io)?;
+    module.kernel("sign_extension")?.launch(1, n as u32, 0, &[Arg::from(&buf)])?;
+    let out = buf.to_vec()?;
+    let names = ["max(min(x, 1), -1)", "x < -3", "x >= 0", "x > 255", "x > -10", "x >> 63"];
+    let mut wrong = Vec::new();
+    for (t, &x) in SIGN_EXTENSION_INPUTS.iter().enumerate() {
+        let x64 = i64::from(x);
+        let want = [
+            x64.clamp(-1, 1) as u32,
+            u32::from(x64 < -3),
+            u32::from(x64 >= 0),
+            u32::from(x64 > 255),
+            u32::from(x64 > -10),
+            (x64 >> 63) as u32,
+        ];
+        for (k, (name, want)) in names.iter().zip(want).enumerate() {
+            let got = out[7 * t + 1 + k];
+            if got != want {
+                wrong.push(format!(
+                    "{name} of cvt.s64.s32 x = {x} gave {}, not {}",
+                    got as i32, want as i32
+                ));
             }
         }
     }
@@ -1415,10 +1555,14 @@ mod tests {
     fn the_probe_kernels_compile_to_valid_spirv_with_every_workaround() {
         let hidden = Target {
             float_constants: FloatConstants::Hidden(FloatOps::ALL),
+            hide_sign_extensions: true,
             loop_guard: Some(LoopGuard { limit: 64_512, subgroups: 128 }),
             ..Target::default()
         };
-        let mut sources = vec![("loops".to_string(), LOOPS_PTX.to_string())];
+        let mut sources = vec![
+            ("loops".to_string(), LOOPS_PTX.to_string()),
+            ("sign".to_string(), SIGN_EXTENSION_PTX.to_string()),
+        ];
         for width in [32, 64] {
             sources.push((format!("constants_f{width}"), constants_ptx(width)));
             sources.push((format!("denormals_f{width}"), denormals_ptx(width)));

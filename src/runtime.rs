@@ -90,6 +90,7 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         racecheck: false,
         initcheck: false,
         float_constants: FloatConstants::default(),
+        hide_sign_extensions: false,
         loop_guard: None,
     }
 }
@@ -255,6 +256,7 @@ impl Device {
             racecheck: self.check.racecheck,
             initcheck: self.check.initcheck,
             float_constants: f.float_constants(),
+            hide_sign_extensions: !f.sign_extensions.is_empty(),
             loop_guard: f.loop_guard(self.info()),
             ..target_of(self.info())
         }
@@ -271,9 +273,10 @@ impl Device {
     /// way around it.
     fn refusal(&self, spirv: &ptxvk_spirv::SpirvModule) -> Option<Error> {
         let f = &self.findings;
-        let why = match (f.float_refusal(), f.loop_refusal()) {
-            (Some(why), _) if spirv.uses_floats && !self.native_float => why,
-            (_, Some(why)) if spirv.has_loops => why,
+        let why = match (f.integer_refusal(), f.float_refusal(), f.loop_refusal()) {
+            (Some(why), _, _) => why,
+            (_, Some(why), _) if spirv.uses_floats && !self.native_float => why,
+            (_, _, Some(why)) if spirv.has_loops => why,
             _ => return None,
         };
         let info = self.info();

@@ -1,15 +1,16 @@
 //! The driver-bug probes (`ptxvk::probes`) and what ptxvk does with their answers,
 //! end to end: float arithmetic with literal and derived constant operands gives IEEE
 //! 754's results through the Rust API and through `ptxvk run`, a loop of 100,000
-//! iterations counts right or is refused loudly (never a wrong count), and the probes
+//! iterations counts right or is refused loudly (never a wrong count), 64-bit compares
+//! of sign-extended values are right, and the probes
 //! find nothing left wrong once their workarounds apply. Expected values come from the
 //! host's own IEEE arithmetic.
 //!
 //! With `PTXVK_TEST_OLD_MESA_ICD` naming an installed Vulkan ICD file of Mesa 22.3's
 //! lavapipe (`scripts/old-mesa` extracts one; `make test` sets it where it exists), the
 //! tests run once more on that driver, in a child process with `VK_ICD_FILENAMES` set,
-//! and there also assert that each of its bugs is found: the folded constants worked
-//! around, the loop limit guarded.
+//! and there also assert that each of its bugs is found: the folded constants and the
+//! miscompiled sign extensions worked around, the loop limit guarded.
 
 mod common;
 
@@ -177,6 +178,28 @@ fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
 
+/// `cvt.s64.s32` of negative values compared with 255 and clamped to [-1, 1]: right on
+/// every driver, with the extensions hidden where the probe found them miscompiled.
+#[test]
+fn sign_extended_values_compare_right() {
+    let Some(device) = device() else { return };
+    let xs: [i32; 6] = [-5, 7, 0, 300, i32::MIN, -1];
+    let module = load(&device, &drivers("sign_extension.ptx"));
+    let io: Vec<u32> = xs.iter().flat_map(|&x| [x as u32, 0, 0]).collect();
+    let buf = device.buffer_from(&io).expect("buffer");
+    let kernel = module.kernel("sign_extension").expect("kernel");
+    kernel.launch(1, xs.len() as u32, 0, &[Arg::from(&buf)]).expect("launch");
+    let out = buf.to_vec().expect("read");
+    for (t, &x) in xs.iter().enumerate() {
+        let want = [i64::from(x).clamp(-1, 1) as i32, i32::from(x > 255)];
+        let got = [out[3 * t + 1] as i32, out[3 * t + 2] as i32];
+        assert_eq!(got, want, "x = {x}");
+    }
+    if on_old_mesa() {
+        assert!(device.target().hide_sign_extensions, "{:?}", device.findings());
+    }
+}
+
 /// Runs `loops.ptx`'s `entry` with `params`: the counts, or the launch's error.
 fn run_loops(device: &Device, entry: &str, params: &[u32]) -> Result<Vec<u32>, Error> {
     let module = load(device, &drivers("loops.ptx"));
@@ -232,6 +255,7 @@ fn the_probes_leave_nothing_wrong() {
     assert!(findings.errors.is_empty(), "{:?}", findings.errors);
     assert_eq!(findings.float_refusal(), None);
     assert_eq!(findings.loop_refusal(), None);
+    assert_eq!(findings.integer_refusal(), None);
     assert!(findings.denormals.is_empty() && findings.special.is_empty(), "{findings:?}");
     let fresh = ptxvk::probes::run(&device);
     // The float scheme is a timing, which may come out the other way.
@@ -241,12 +265,21 @@ fn the_probes_leave_nothing_wrong() {
     let names: Vec<&str> = report.iter().map(|r| r.name).collect();
     assert_eq!(
         names,
-        ["fused-fma", "float-scheme", "constants", "loops", "denormals", "special-values"]
+        [
+            "fused-fma",
+            "float-scheme",
+            "constants",
+            "sign-extension",
+            "loops",
+            "denormals",
+            "special-values"
+        ]
     );
     if on_old_mesa() {
         let status = |n| report.iter().find(|r| r.name == n).map(|r| r.status);
         assert_eq!(status("constants"), Some("worked around"));
         assert_eq!(status("loops"), Some("guarded"));
+        assert_eq!(status("sign-extension"), Some("worked around"));
         assert!(findings.hidden.mul && findings.loop_limit.is_some_and(|l| l >= 65_535));
     }
 }
@@ -266,6 +299,7 @@ fn on_mesa_22_3_each_bug_is_found_and_worked_around_or_refused() {
         "literal_constants_are_exact_through_ptxvk_run",
         "a_loop_of_100000_iterations_counts_right_or_is_refused",
         "loops_below_the_limit_count_right",
+        "sign_extended_values_compare_right",
         "the_probes_leave_nothing_wrong",
     ];
     let exe = std::env::current_exe().expect("the test binary");
@@ -297,6 +331,7 @@ fn on_mesa_22_3_each_bug_is_found_and_worked_around_or_refused() {
     };
     assert_eq!(probe("constants")["status"], "worked around");
     assert_eq!(probe("loops")["status"], "guarded");
+    assert_eq!(probe("sign-extension")["status"], "worked around");
     let details = probe("constants")["details"].to_string();
     assert!(details.contains("mul.rn.f32 inf, 0.0 (literal) gave 0.0, not NaN"), "{details}");
 }

@@ -286,7 +286,7 @@ impl<'a> FnEmitter<'a> {
             let as_int = self.coerce(id, have, int_have)?;
             let wide = self.ty(Scalar::Int(want.bits() as u8));
             let ext = if signed {
-                self.b.s_convert(wide, None, as_int)?
+                self.sign_extend(wide, as_int)?
             } else {
                 self.b.u_convert(wide, None, as_int)?
             };
@@ -1107,7 +1107,7 @@ impl<'a> FnEmitter<'a> {
                 let wt_ty = if signed { OpTy::S(bits as u8 * 2) } else { OpTy::U(bits as u8 * 2) };
                 let wt = self.ty(Scalar::of_op(wt_ty));
                 let (x, y) = if signed {
-                    (self.b.s_convert(wt, None, a)?, self.b.s_convert(wt, None, c)?)
+                    (self.sign_extend(wt, a)?, self.sign_extend(wt, c)?)
                 } else {
                     (self.b.u_convert(wt, None, a)?, self.b.u_convert(wt, None, c)?)
                 };
@@ -1322,6 +1322,22 @@ impl<'a> FnEmitter<'a> {
             BinaryOp::Div => self.b.f_div(ty, None, a, b)?,
             other => return Err(Error::Internal(format!("{other:?} is not a float operation"))),
         })
+    }
+
+    /// `v` sign-extended to the integer type `ty` (`OpSConvert`). Every sign extension
+    /// the backend emits is made here, so that on a driver that miscompiles what
+    /// follows a 32- to 64-bit one (`Target::hide_sign_extensions`: Mesa 22.3 takes
+    /// `cvt.s64.s32` of -5 for a large positive number when it compares it with a
+    /// constant, or clamps it with `min`/`max`) the result is ORed with an always-zero
+    /// push-constant word: the same bits, no longer known to be a sign extension.
+    fn sign_extend(&mut self, ty: Word, v: Word) -> R<Word> {
+        let wide = self.b.s_convert(ty, None, v)?;
+        if !self.g.hide_sign_extensions || ty != self.ty(Scalar::Int(64)) {
+            return Ok(wide);
+        }
+        let zero = self.push_u32(ptxvk_abi::member::ZERO)?;
+        let zero = self.b.u_convert(ty, None, zero)?;
+        Ok(self.b.bitwise_or(ty, None, wide, zero)?)
     }
 
     /// `v` (a float of type `ty`) ORed with the always-zero push-constant word `which`
@@ -1753,7 +1769,7 @@ impl<'a> FnEmitter<'a> {
                 } else if to.bits() < from.bits() {
                     self.b.u_convert(tt, None, v)?
                 } else if from.is_signed() {
-                    self.b.s_convert(tt, None, v)?
+                    self.sign_extend(tt, v)?
                 } else {
                     self.b.u_convert(tt, None, v)?
                 }
@@ -1935,7 +1951,7 @@ impl<'a> FnEmitter<'a> {
             std::cmp::Ordering::Less => self.b.u_convert(tt, None, r)?,
             // The clamped value is in the destination's range, so extending by the
             // source's signedness keeps it.
-            std::cmp::Ordering::Greater if from.is_signed() => self.b.s_convert(tt, None, r)?,
+            std::cmp::Ordering::Greater if from.is_signed() => self.sign_extend(tt, r)?,
             std::cmp::Ordering::Greater => self.b.u_convert(tt, None, r)?,
         })
     }

@@ -127,6 +127,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     };
     let mut g = module::Globals::declare(&mut b, &mut t, &windows);
     g.float_constants = target.float_constants;
+    g.hide_sign_extensions = target.hide_sign_extensions;
     let uses_subgroups = kernels.iter().any(|k| {
         k.kernel
             .blocks

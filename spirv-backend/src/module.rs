@@ -52,6 +52,9 @@ pub struct Globals {
     /// What the target's driver does with float arithmetic of known operands
     /// (`Target::float_constants`), which decides how the backend emits it.
     pub float_constants: FloatConstants,
+    /// Whether sign extensions to 64 bits are hidden from the driver
+    /// (`Target::hide_sign_extensions`).
+    pub hide_sign_extensions: bool,
     /// The loop counts of [`InstKind::LoopCount`](ptxvk_lower::ir::InstKind::LoopCount):
     /// a zero-initialized `Workgroup` array of one u32 per subgroup, and the
     /// `SubgroupId` input that indexes it, when some kernel counts.
@@ -151,6 +154,7 @@ impl Globals {
             race_shadow,
             subgroup_lane: None,
             float_constants: FloatConstants::default(),
+            hide_sign_extensions: false,
             loop_counts: None,
         }
     }

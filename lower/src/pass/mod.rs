@@ -88,6 +88,11 @@ pub struct Target {
     /// at compile time (a probe of the device, `src/probes.rs`): the SPIR-V backend
     /// hides the operands from it where it folds them wrongly.
     pub float_constants: FloatConstants,
+    /// Whether the driver miscompiles what follows a sign extension from 32 to 64 bits
+    /// (Mesa 22.3: a compare with a constant, `min`/`max`), as a probe found: the
+    /// backend then hides each such extension's result behind an always-zero
+    /// push-constant word.
+    pub hide_sign_extensions: bool,
     /// Where the driver silently ends a subgroup's loops after a number of iterations
     /// in all (Mesa 22.3's lavapipe), [`loop_guard`] counts them and fails the launch
     /// before the driver would cut one short.
@@ -194,6 +199,7 @@ impl Target {
             racecheck: false,
             initcheck: false,
             float_constants: FloatConstants::default(),
+            hide_sign_extensions: false,
             loop_guard: None,
         }
     }
@@ -227,6 +233,7 @@ impl Target {
             racecheck: false,
             initcheck: false,
             float_constants: FloatConstants::default(),
+            hide_sign_extensions: false,
             loop_guard: None,
         }
     }

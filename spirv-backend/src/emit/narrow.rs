@@ -232,7 +232,7 @@ impl FnEmitter<'_> {
         let x = if from.bits() == 64 {
             raw
         } else if from.is_signed() {
-            self.b.s_convert(it, None, raw)?
+            self.sign_extend(it, raw)?
         } else {
             self.b.u_convert(it, None, raw)?
         };
