@@ -91,6 +91,17 @@ pub struct Findings {
     pub errors: Vec<String>,
 }
 
+/// The probes' names, in the order they run and [`Findings::report`] lists them.
+pub const NAMES: [&str; 7] = [
+    "fused-fma",
+    "float-scheme",
+    "constants",
+    "sign-extension",
+    "loops",
+    "denormals",
+    "special-values",
+];
+
 /// One probe's result, as `ptxvk devices` shows it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ProbeReport {
@@ -393,8 +404,8 @@ fn cache_header() -> String {
     let mut text = String::new();
     for width in [32, 64] {
         text.push_str(&constants_ptx(width));
-        text.push_str(&denormals_ptx(width));
-        text.push_str(&special_ptx(width));
+        text.push_str(&known_ptx("denormals", width, &denormal_cases(width)));
+        text.push_str(&known_ptx("special", width, &special_cases(width)));
     }
     text.push_str(LOOPS_PTX);
     text.push_str(SIGN_EXTENSION_PTX);
@@ -742,17 +753,12 @@ fn constants_ptx(width: u32) -> String {
         let at = (INPUTS.len() + k) as u32 * step;
         let _ = writeln!(body, "    st.global.{t} [%rd1+{at}], %o{k};");
     }
-    let n = constant_cases_of(width).count();
-    format!(
-        ".version 7.0\n.target sm_70\n.address_size 64\n\
-         .visible .entry constants_f{width}(.param .u64 io)\n{{\n\
-         \x20   .reg .{t} %in<{}>;\n    .reg .{t} %t<{}>;\n    .reg .{t} %o<{n}>;\n\
-         \x20   .reg .b32 %rx;\n    .reg .b32 %rs<{}>;\n    .reg .b64 %rd1;\n\
-         \x20   ld.param.u64 %rd1, [io];\n{body}    ret;\n}}\n",
-        INPUTS.len(),
-        temps + 1,
-        temps + 1
-    )
+    let (n, inputs, temps) = (constant_cases_of(width).count(), INPUTS.len(), temps + 1);
+    let regs = format!(
+        "    .reg .{t} %in<{inputs}>;\n    .reg .{t} %t<{temps}>;\n    .reg .{t} %o<{n}>;\n\
+         \x20   .reg .b32 %rx;\n    .reg .b32 %rs<{temps}>;\n"
+    );
+    probe_kernel(&format!("constants_f{width}"), &regs, &body)
 }
 
 /// The value of operand `s` on the host.
@@ -1123,125 +1129,163 @@ pub fn probe_guarded_loops(device: &Device, target: Target) -> Result<Vec<String
     Ok(wrong)
 }
 
-// ----- denormals ------------------------------------------------------------------------
+// ----- denormals and special values ------------------------------------------------------
 
-/// A denormals case: the PTX instruction (its sources `%a`, `%b`, `%c` from the inputs)
-/// and the host's result.
-struct Denormal {
+/// A known-answer case: one PTX instruction writing `%o` from the sources `%a`, `%b`,
+/// `%c` (loaded from `srcs`), and the bits of the result the host computes for it.
+struct Known {
     inst: &'static str,
     srcs: [f64; 3],
+    want: u64,
 }
 
-/// f32: 2^-140 and 2^-141 are subnormal, 2^-70 squared is.
-fn denormal_cases(width: u32) -> Vec<Denormal> {
-    let d = |inst, a: f64, b: f64, c: f64| Denormal { inst, srcs: [a, b, c] };
+/// The denormals cases of `width` bits, their results from the host's arithmetic (which
+/// keeps subnormals), flushed to a signed zero, inputs and result, for `.ftz` (PTX ISA
+/// 9.7.3): 2^-140 and 2^-141 are f32 subnormals, and 2^-70 squared is one.
+fn denormal_cases(width: u32) -> Vec<Known> {
     let p = |e: i32| 2f64.powi(e);
+    let f32s = |inst, a: f64, b: f64, c: f64, op: fn(f32, f32, f32) -> f32| {
+        let ftz = |v: f32| if inst_ftz(inst) && v.is_subnormal() { 0f32.copysign(v) } else { v };
+        let r = ftz(op(ftz(a as f32), ftz(b as f32), c as f32));
+        Known { inst, srcs: [a, b, c], want: u64::from(r.to_bits()) }
+    };
+    let f64s = |inst, a: f64, b: f64, c: f64, op: fn(f64, f64, f64) -> f64| Known {
+        inst,
+        srcs: [a, b, c],
+        want: op(a, b, c).to_bits(),
+    };
     if width == 32 {
         vec![
-            d("mul.rn.f32 %o, %a, 0f3F000000", p(-140), 0.0, 0.0),
-            d("add.rn.f32 %o, %a, %b", p(-140), p(-140), 0.0),
-            d("mul.rn.f32 %o, %a, %b", p(-70), p(-70), 0.0),
-            d("sub.rn.f32 %o, %a, %b", p(-140), p(-141), 0.0),
-            d("fma.rn.f32 %o, %a, %b, %c", p(-140), 1.0, p(-140)),
-            d("div.rn.f32 %o, %a, %b", p(-140), 2.0, 0.0),
-            d("sqrt.rn.f32 %o, %a", p(-140), 0.0, 0.0),
-            d("max.f32 %o, %a, %b", p(-140), 0.0, 0.0),
-            d("mul.rn.ftz.f32 %o, %a, %b", p(-140), 1.0, 0.0),
-            d("mul.rn.ftz.f32 %o, %a, %b", -p(-140), 1.0, 0.0),
-            d("add.rn.ftz.f32 %o, %a, %b", p(-140), p(-140), 0.0),
-            d("mul.rn.ftz.f32 %o, %a, %b", p(-70), p(-70), 0.0),
+            f32s("mul.rn.f32 %o, %a, 0f3F000000", p(-140), 0.0, 0.0, |a, _, _| a * 0.5),
+            f32s("add.rn.f32 %o, %a, %b", p(-140), p(-140), 0.0, |a, b, _| a + b),
+            f32s("mul.rn.f32 %o, %a, %b", p(-70), p(-70), 0.0, |a, b, _| a * b),
+            f32s("sub.rn.f32 %o, %a, %b", p(-140), p(-141), 0.0, |a, b, _| a - b),
+            f32s("fma.rn.f32 %o, %a, %b, %c", p(-140), 1.0, p(-140), |a, b, c| a.mul_add(b, c)),
+            f32s("div.rn.f32 %o, %a, %b", p(-140), 2.0, 0.0, |a, b, _| a / b),
+            f32s("sqrt.rn.f32 %o, %a", p(-140), 0.0, 0.0, |a, _, _| a.sqrt()),
+            f32s("max.f32 %o, %a, %b", p(-140), 0.0, 0.0, |a, b, _| a.max(b)),
+            f32s("mul.rn.ftz.f32 %o, %a, %b", p(-140), 1.0, 0.0, |a, b, _| a * b),
+            f32s("mul.rn.ftz.f32 %o, %a, %b", -p(-140), 1.0, 0.0, |a, b, _| a * b),
+            f32s("add.rn.ftz.f32 %o, %a, %b", p(-140), p(-140), 0.0, |a, b, _| a + b),
+            f32s("mul.rn.ftz.f32 %o, %a, %b", p(-70), p(-70), 0.0, |a, b, _| a * b),
         ]
     } else {
         vec![
-            d("mul.rn.f64 %o, %a, 0d3FE0000000000000", p(-1070), 0.0, 0.0),
-            d("add.rn.f64 %o, %a, %b", p(-1070), p(-1070), 0.0),
-            d("mul.rn.f64 %o, %a, %b", p(-537), p(-537), 0.0),
-            d("sub.rn.f64 %o, %a, %b", p(-1070), p(-1071), 0.0),
-            d("fma.rn.f64 %o, %a, %b, %c", p(-1070), 1.0, p(-1070)),
-            d("div.rn.f64 %o, %a, %b", p(-1070), 2.0, 0.0),
-            d("sqrt.rn.f64 %o, %a", p(-1070), 0.0, 0.0),
+            f64s("mul.rn.f64 %o, %a, 0d3FE0000000000000", p(-1070), 0.0, 0.0, |a, _, _| a * 0.5),
+            f64s("add.rn.f64 %o, %a, %b", p(-1070), p(-1070), 0.0, |a, b, _| a + b),
+            f64s("mul.rn.f64 %o, %a, %b", p(-537), p(-537), 0.0, |a, b, _| a * b),
+            f64s("sub.rn.f64 %o, %a, %b", p(-1070), p(-1071), 0.0, |a, b, _| a - b),
+            f64s("fma.rn.f64 %o, %a, %b, %c", p(-1070), 1.0, p(-1070), |a, b, c| a.mul_add(b, c)),
+            f64s("div.rn.f64 %o, %a, %b", p(-1070), 2.0, 0.0, |a, b, _| a / b),
+            f64s("sqrt.rn.f64 %o, %a", p(-1070), 0.0, 0.0, |a, _, _| a.sqrt()),
         ]
     }
 }
 
-/// The host's result of denormals case `inst` (its first word names the operation).
-fn denormal_expected(case: &Denormal, width: u32) -> u64 {
-    let [a, b, c] = case.srcs;
-    let op = case.inst.split_whitespace().next().unwrap_or("");
-    let imm_half = case.inst.contains("0f3F000000") || case.inst.contains("0d3FE0000000000000");
-    let b = if imm_half { 0.5 } else { b };
+/// Whether a case's instruction flushes subnormals.
+fn inst_ftz(inst: &str) -> bool {
+    inst.split_whitespace().next().is_some_and(|op| op.contains(".ftz"))
+}
+
+/// The special-value cases of `width` bits, with the results the PTX ISA defines for
+/// them (9.7.3, 9.7.4).
+fn special_cases(width: u32) -> Vec<Known> {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let k = |inst, a: f64, b: f64, want: f64| Known {
+        inst,
+        srcs: [a, b, 0.0],
+        want: bits(want, width),
+    };
     if width == 32 {
-        let ftz = |v: f32| if v.is_subnormal() { 0f32.copysign(v) } else { v };
-        let (a, b, c) = (a as f32, b as f32, c as f32);
-        let (a, b) = if op.contains(".ftz") { (ftz(a), ftz(b)) } else { (a, b) };
-        let r = match op.split('.').next().unwrap_or("") {
-            "mul" => a * b,
-            "add" => a + b,
-            "sub" => a - b,
-            "fma" => a.mul_add(b, c),
-            "div" => a / b,
-            "sqrt" => a.sqrt(),
-            _ => a.max(b),
-        };
-        u64::from(if op.contains(".ftz") { ftz(r) } else { r }.to_bits())
+        vec![
+            k("sqrt.rn.f32 %o, %a", -0.0, 0.0, -0.0),
+            k("sqrt.approx.f32 %o, %a", -0.0, 0.0, -0.0),
+            k("sqrt.rn.f32 %o, %a", -1.0, 0.0, nan),
+            k("rcp.rn.f32 %o, %a", 0.0, 0.0, inf),
+            k("rcp.rn.f32 %o, %a", -0.0, 0.0, -inf),
+            k("rcp.approx.f32 %o, %a", 0.0, 0.0, inf),
+            k("rcp.approx.f32 %o, %a", -0.0, 0.0, -inf),
+            k("div.full.f32 %o, %a, %b", 1.0, 0.0, inf),
+            k("min.f32 %o, %a, 0f7FC00000", 1.5, 0.0, 1.5),
+            k("max.f32 %o, 0f7FC00000, %a", 1.5, 0.0, 1.5),
+            k("min.f32 %o, %a, %b", nan, nan, nan),
+            k("sin.approx.f32 %o, %a", inf, 0.0, nan),
+            k("cos.approx.f32 %o, %a", -inf, 0.0, nan),
+            k("sin.approx.f32 %o, %a", -0.0, 0.0, -0.0),
+            k("ex2.approx.f32 %o, %a", -inf, 0.0, 0.0),
+            k("lg2.approx.f32 %o, %a", 0.0, 0.0, -inf),
+            k("lg2.approx.f32 %o, %a", -1.0, 0.0, nan),
+            k("rsqrt.approx.f32 %o, %a", 0.0, 0.0, inf),
+            k("rsqrt.approx.f32 %o, %a", -0.0, 0.0, -inf),
+            k("abs.f32 %o, %a", -0.0, 0.0, 0.0),
+            k("neg.f32 %o, %a", 0.0, 0.0, -0.0),
+            k("cvt.rni.f32.f32 %o, %a", -0.4, 0.0, -0.0),
+        ]
     } else {
-        let r = match op.split('.').next().unwrap_or("") {
-            "mul" => a * b,
-            "add" => a + b,
-            "sub" => a - b,
-            "fma" => a.mul_add(b, c),
-            "div" => a / b,
-            _ => a.sqrt(),
-        };
-        r.to_bits()
+        vec![
+            k("sqrt.rn.f64 %o, %a", -0.0, 0.0, -0.0),
+            k("rcp.rn.f64 %o, %a", -0.0, 0.0, -inf),
+            k("div.rn.f64 %o, %a, %b", 0.0, 0.0, nan),
+            k("min.f64 %o, %a, 0d7FF8000000000000", 1.5, 0.0, 1.5),
+            k("cvt.rni.f64.f64 %o, %a", -0.4, 0.0, -0.0),
+        ]
     }
 }
 
-/// The denormals kernel of `width` bits: three inputs per case, then the results.
-fn denormals_ptx(width: u32) -> String {
+/// A kernel `NAME_fWIDTH` of `cases`: three inputs per case, then the results.
+fn known_ptx(name: &str, width: u32, cases: &[Known]) -> String {
     let t = format!("f{width}");
     let step = width / 8;
-    let cases = denormal_cases(width);
     let mut body = String::new();
     for (k, case) in cases.iter().enumerate() {
-        for (j, name) in ["a", "b", "c"].iter().enumerate() {
-            let _ =
-                writeln!(body, "    ld.global.{t} %{name}, [%rd1+{}];", (3 * k + j) as u32 * step);
+        for (j, src) in ["a", "b", "c"].iter().enumerate() {
+            let at = (3 * k + j) as u32 * step;
+            let _ = writeln!(body, "    ld.global.{t} %{src}, [%rd1+{at}];");
         }
         let _ = writeln!(body, "    {};", case.inst);
-        let _ =
-            writeln!(body, "    st.global.{t} [%rd1+{}], %o;", (3 * cases.len() + k) as u32 * step);
+        let at = (3 * cases.len() + k) as u32 * step;
+        let _ = writeln!(body, "    st.global.{t} [%rd1+{at}], %o;");
     }
+    let regs = format!("    .reg .{t} %a, %b, %c, %o;\n");
+    probe_kernel(&format!("{name}_f{width}"), &regs, &body)
+}
+
+/// A probe kernel `name(.param .u64 io)` with `regs` declared and `%rd1` = `io`.
+fn probe_kernel(name: &str, regs: &str, body: &str) -> String {
     format!(
         ".version 7.0\n.target sm_70\n.address_size 64\n\
-         .visible .entry denormals_f{width}(.param .u64 io)\n{{\n\
-         \x20   .reg .{t} %a, %b, %c, %o;\n    .reg .b64 %rd1;\n\
+         .visible .entry {name}(.param .u64 io)\n{{\n{regs}    .reg .b64 %rd1;\n\
          \x20   ld.param.u64 %rd1, [io];\n{body}    ret;\n}}\n"
     )
 }
 
-/// Runs the denormals cases compiled for `target` and returns the wrong ones.
-pub fn probe_denormals(device: &Device, target: Target) -> Result<Vec<String>, Error> {
+/// Runs the known-answer cases `cases` gives for each width the device has, compiled
+/// for `target` as the kernels `name_f32` and `name_f64`, and returns the wrong ones.
+fn probe_known(
+    device: &Device,
+    target: Target,
+    name: &str,
+    cases: fn(u32) -> Vec<Known>,
+) -> Result<Vec<String>, Error> {
     let mut wrong = Vec::new();
     for width in [32, 64] {
         if width == 64 && !device.info().features.float64 {
             continue;
         }
-        let cases = denormal_cases(width);
+        let cases = cases(width);
         let mut io: Vec<u64> = cases.iter().flat_map(|c| c.srcs.map(|v| bits(v, width))).collect();
         io.extend(std::iter::repeat_n(0, cases.len()));
-        let entry = format!("denormals_f{width}");
-        let out = launch_io(device, &denormals_ptx(width), &entry, target, &io, width)?;
+        let ptx = known_ptx(name, width, &cases);
+        let out = launch_io(device, &ptx, &format!("{name}_f{width}"), target, &io, width)?;
         for (k, case) in cases.iter().enumerate() {
-            let want = denormal_expected(case, width);
             let got = out[3 * cases.len() + k];
-            if !same(got, want, width) {
+            if !same(got, case.want, width) {
                 let [a, b, c] = case.srcs.map(|v| show(bits(v, width), width));
                 wrong.push(format!(
                     "`{}` of ({a}, {b}, {c}) gave {}, not {}",
                     case.inst,
                     show(got, width),
-                    show(want, width)
+                    show(case.want, width)
                 ));
             }
         }
@@ -1249,97 +1293,14 @@ pub fn probe_denormals(device: &Device, target: Target) -> Result<Vec<String>, E
     Ok(wrong)
 }
 
-// ----- special values ----------------------------------------------------------------
-
-/// The special-value cases of `width` bits: the instruction (source `%a`, `%b`), its
-/// operands and the result the PTX ISA defines for them (9.7.3 and 9.7.4).
-fn special_cases(width: u32) -> Vec<(&'static str, [f64; 2], f64)> {
-    let (inf, nan) = (f64::INFINITY, f64::NAN);
-    if width == 32 {
-        vec![
-            ("sqrt.rn.f32 %o, %a", [-0.0, 0.0], -0.0),
-            ("sqrt.approx.f32 %o, %a", [-0.0, 0.0], -0.0),
-            ("sqrt.rn.f32 %o, %a", [-1.0, 0.0], nan),
-            ("rcp.rn.f32 %o, %a", [0.0, 0.0], inf),
-            ("rcp.rn.f32 %o, %a", [-0.0, 0.0], -inf),
-            ("rcp.approx.f32 %o, %a", [0.0, 0.0], inf),
-            ("rcp.approx.f32 %o, %a", [-0.0, 0.0], -inf),
-            ("div.full.f32 %o, %a, %b", [1.0, 0.0], inf),
-            ("min.f32 %o, %a, 0f7FC00000", [1.5, 0.0], 1.5),
-            ("max.f32 %o, 0f7FC00000, %a", [1.5, 0.0], 1.5),
-            ("min.f32 %o, %a, %b", [nan, nan], nan),
-            ("sin.approx.f32 %o, %a", [inf, 0.0], nan),
-            ("cos.approx.f32 %o, %a", [-inf, 0.0], nan),
-            ("sin.approx.f32 %o, %a", [-0.0, 0.0], -0.0),
-            ("ex2.approx.f32 %o, %a", [-inf, 0.0], 0.0),
-            ("lg2.approx.f32 %o, %a", [0.0, 0.0], -inf),
-            ("lg2.approx.f32 %o, %a", [-1.0, 0.0], nan),
-            ("rsqrt.approx.f32 %o, %a", [0.0, 0.0], inf),
-            ("rsqrt.approx.f32 %o, %a", [-0.0, 0.0], -inf),
-            ("abs.f32 %o, %a", [-0.0, 0.0], 0.0),
-            ("neg.f32 %o, %a", [0.0, 0.0], -0.0),
-            ("cvt.rni.f32.f32 %o, %a", [-0.4, 0.0], -0.0),
-        ]
-    } else {
-        vec![
-            ("sqrt.rn.f64 %o, %a", [-0.0, 0.0], -0.0),
-            ("rcp.rn.f64 %o, %a", [-0.0, 0.0], -inf),
-            ("div.rn.f64 %o, %a, %b", [0.0, 0.0], nan),
-            ("min.f64 %o, %a, 0d7FF8000000000000", [1.5, 0.0], 1.5),
-            ("cvt.rni.f64.f64 %o, %a", [-0.4, 0.0], -0.0),
-        ]
-    }
-}
-
-/// The special-values kernel of `width` bits: two inputs per case, then the results.
-fn special_ptx(width: u32) -> String {
-    let t = format!("f{width}");
-    let step = width / 8;
-    let cases = special_cases(width);
-    let mut body = String::new();
-    for (k, (inst, _, _)) in cases.iter().enumerate() {
-        for (j, name) in ["a", "b"].iter().enumerate() {
-            let _ =
-                writeln!(body, "    ld.global.{t} %{name}, [%rd1+{}];", (2 * k + j) as u32 * step);
-        }
-        let _ = writeln!(body, "    {inst};");
-        let _ =
-            writeln!(body, "    st.global.{t} [%rd1+{}], %o;", (2 * cases.len() + k) as u32 * step);
-    }
-    format!(
-        ".version 7.0\n.target sm_70\n.address_size 64\n\
-         .visible .entry special_f{width}(.param .u64 io)\n{{\n\
-         \x20   .reg .{t} %a, %b, %o;\n    .reg .b64 %rd1;\n\
-         \x20   ld.param.u64 %rd1, [io];\n{body}    ret;\n}}\n"
-    )
+/// Runs the denormals cases compiled for `target` and returns the wrong ones.
+pub fn probe_denormals(device: &Device, target: Target) -> Result<Vec<String>, Error> {
+    probe_known(device, target, "denormals", denormal_cases)
 }
 
 /// Runs the special-value cases compiled for `target` and returns the wrong ones.
 pub fn probe_special(device: &Device, target: Target) -> Result<Vec<String>, Error> {
-    let mut wrong = Vec::new();
-    for width in [32, 64] {
-        if width == 64 && !device.info().features.float64 {
-            continue;
-        }
-        let cases = special_cases(width);
-        let mut io: Vec<u64> =
-            cases.iter().flat_map(|(_, srcs, _)| srcs.map(|v| bits(v, width))).collect();
-        io.extend(std::iter::repeat_n(0, cases.len()));
-        let entry = format!("special_f{width}");
-        let out = launch_io(device, &special_ptx(width), &entry, target, &io, width)?;
-        for (k, (inst, srcs, want)) in cases.iter().enumerate() {
-            let (want, got) = (bits(*want, width), out[2 * cases.len() + k]);
-            if !same(got, want, width) {
-                let [a, b] = srcs.map(|v| show(bits(v, width), width));
-                wrong.push(format!(
-                    "`{inst}` of ({a}, {b}) gave {}, not {}",
-                    show(got, width),
-                    show(want, width)
-                ));
-            }
-        }
-    }
-    Ok(wrong)
+    probe_known(device, target, "special", special_cases)
 }
 
 // ----- fused fma, float scheme, warps --------------------------------------------------
@@ -1565,8 +1526,14 @@ mod tests {
         ];
         for width in [32, 64] {
             sources.push((format!("constants_f{width}"), constants_ptx(width)));
-            sources.push((format!("denormals_f{width}"), denormals_ptx(width)));
-            sources.push((format!("special_f{width}"), special_ptx(width)));
+            sources.push((
+                format!("denormals_f{width}"),
+                known_ptx("denormals", width, &denormal_cases(width)),
+            ));
+            sources.push((
+                format!("special_f{width}"),
+                known_ptx("special", width, &special_cases(width)),
+            ));
         }
         for (name, ptx) in sources {
             for target in [Target::default(), hidden] {
@@ -1592,13 +1559,15 @@ mod tests {
         assert!(same(f32_bits(f32::NAN), 0x7fc0_0001, 32));
         assert!(!same(f32_bits(0.0), f32_bits(-0.0), 32));
         // Subnormals: kept without .ftz, flushed to a signed zero with it.
-        let ftz =
-            Denormal { inst: "mul.rn.ftz.f32 %o, %a, %b", srcs: [-(2f64.powi(-140)), 1.0, 0.0] };
-        assert_eq!(denormal_expected(&ftz, 32), f32_bits(-0.0));
-        let kept =
-            Denormal { inst: "mul.rn.f32 %o, %a, 0f3F000000", srcs: [2f64.powi(-140), 0.0, 0.0] };
+        let cases = denormal_cases(32);
+        let want = |inst: &str, a: f64| {
+            let case = cases.iter().find(|c| c.inst == inst && c.srcs[0] == a).expect(inst);
+            case.want
+        };
+        assert_eq!(want("mul.rn.ftz.f32 %o, %a, %b", -(2f64.powi(-140))), f32_bits(-0.0));
         // 2^-141 = 2^8 · 2^-149, the smallest subnormal.
-        assert_eq!(denormal_expected(&kept, 32), 0x100);
+        assert_eq!(want("mul.rn.f32 %o, %a, 0f3F000000", 2f64.powi(-140)), 0x100);
+        assert_eq!(want("mul.rn.ftz.f32 %o, %a, %b", 2f64.powi(-70)), 0);
     }
 
     /// What is cached reads back the same, and a damaged line makes the cache unusable.

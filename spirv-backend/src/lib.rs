@@ -128,23 +128,13 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     let mut g = module::Globals::declare(&mut b, &mut t, &windows);
     g.float_constants = target.float_constants;
     g.hide_sign_extensions = target.hide_sign_extensions;
-    let uses_subgroups = kernels.iter().any(|k| {
-        k.kernel
-            .blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .any(|i| matches!(i.kind, InstKind::Subgroup { .. }))
-    });
-    if uses_subgroups {
+    let any_inst = |is: fn(&InstKind) -> bool| {
+        kernels.iter().flat_map(|k| &k.kernel.blocks).flat_map(|b| &b.insts).any(|i| is(&i.kind))
+    };
+    if any_inst(|i| matches!(i, InstKind::Subgroup { .. })) {
         g.declare_subgroup(&mut b, &mut t);
     }
-    let counts_loops = kernels.iter().any(|k| {
-        k.kernel
-            .blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .any(|i| matches!(i.kind, InstKind::LoopCount { .. }))
-    });
+    let counts_loops = any_inst(|i| matches!(i, InstKind::LoopCount { .. }));
     if counts_loops {
         // Without a guard's figure (IR from text), a subgroup per invocation of the
         // largest CUDA block.
