@@ -1343,13 +1343,9 @@ impl<'a> FnEmitter<'a> {
     /// `v` (a float of type `ty`) ORed with the always-zero push-constant word `which`
     /// (`ptxvk_abi::PushConstants::zero`), for [`Self::float_op`].
     fn hidden(&mut self, ty: Word, v: Word, which: u32) -> R<Word> {
-        let bits = if ty == self.ty(Scalar::Float(64)) {
-            64
-        } else if ty == self.ty(Scalar::Float(32)) {
-            32
-        } else {
-            return Err(Error::Internal("a float operation of neither f32 nor f64".into()));
-        };
+        // Asking for the f64 type would declare it (and need `shaderFloat64`), so the
+        // width is told from f32's: float operations are f32 or f64.
+        let bits = if ty == self.ty(Scalar::Float(32)) { 32 } else { 64 };
         let is = Scalar::Int(bits);
         let it = self.ty(is);
         let zero = self.push_u32(ptxvk_abi::member::ZERO + which)?;
