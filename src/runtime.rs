@@ -924,7 +924,13 @@ impl Kernel<'_> {
                 Arg::Pointer { buffer, offset } if info.address_size == 32 => {
                     let address = buffer.address() + offset;
                     let window = self.module.window.as_ref();
-                    let Some(w) = window.filter(|w| w.contains(address, 0)) else {
+                    // The whole buffer, not only the address: a buffer allocated
+                    // outside may start right at the window's end (mmap places the
+                    // window just below earlier allocations), where an address alone
+                    // would pass as one past the window's last byte.
+                    let inside =
+                        |w: &&ptxvk_vk::Window| w.contains(buffer.address(), buffer.size());
+                    let Some(w) = window.filter(inside) else {
                         return Err(Error::Launch(format!(
                             "argument {i} of `{}` is a buffer outside the 32-bit address window: \
                              a module with 32-bit addresses takes buffers allocated after it \
