@@ -22,14 +22,22 @@
 //! and `sqrt`, not exact), which the GLSL uses: the ratio without the cost of
 //! exactness. ptxvk's outputs are then checked within the GLSL's tolerance.
 //!
+//! `--float-constants=exact` compiles as for a driver that computes float arithmetic
+//! with known operands right, and `--float-constants=hidden` hides the operands of every
+//! float add, sub, mul and div from the driver (`FloatConstants`, the workaround of a
+//! driver-bug probe): without them, the device's own choice. The ratio of two runs is
+//! the cost of the workaround. `--loop-guard` guards every loop as on a driver with
+//! Mesa 22.3's loop limit (`pass::loop_guard`, at 64,512 iterations), to time that.
+//!
 //! `--check` also times each kernel as a checked launch (memcheck, `PTXVK_CHECK`),
 //! interleaved with the others, checks that it refuses nothing and computes the same,
 //! and adds the overhead (checked ÷ unchecked time) with its geometric mean.
 //! `--racecheck` and `--initcheck` do the same with those tools (each includes
 //! memcheck).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
+use ptxvk::lower::pass::{FloatConstants, FloatOps};
 use ptxvk::{Arg, Device, DeviceBuffer, Pod};
 use ptxvk_vk::{Features, LaunchConfig};
 
@@ -46,6 +54,12 @@ static INTEGER_FLOAT: AtomicBool = AtomicBool::new(false);
 /// and Newton `div`/`rcp`/`sqrt` paths), to time them on a device whose probe says
 /// otherwise; the results are then only checked within the GLSL's tolerance.
 static ASSUME_FUSED: AtomicBool = AtomicBool::new(false);
+
+/// `--float-constants=`: 0 for the device's choice, 1 for `exact`, 2 for `hidden`.
+static FLOAT_CONSTANTS: AtomicU8 = AtomicU8::new(0);
+
+/// `--loop-guard`: guard every loop as on a driver that cuts loops short.
+static LOOP_GUARD: AtomicBool = AtomicBool::new(false);
 
 /// `--check`: time checked launches too; `--racecheck`, `--initcheck`: with that tool.
 static CHECK: AtomicBool = AtomicBool::new(false);
@@ -137,6 +151,14 @@ fn main() {
     NATIVE_FLOAT.store(std::env::args().any(|a| a == "--float-native"), Ordering::Relaxed);
     INTEGER_FLOAT.store(std::env::args().any(|a| a == "--float-integer"), Ordering::Relaxed);
     ASSUME_FUSED.store(std::env::args().any(|a| a == "--assume-fused"), Ordering::Relaxed);
+    LOOP_GUARD.store(std::env::args().any(|a| a == "--loop-guard"), Ordering::Relaxed);
+    for a in std::env::args() {
+        match a.as_str() {
+            "--float-constants=exact" => FLOAT_CONSTANTS.store(1, Ordering::Relaxed),
+            "--float-constants=hidden" => FLOAT_CONSTANTS.store(2, Ordering::Relaxed),
+            _ => {}
+        }
+    }
     RACECHECK.store(std::env::args().any(|a| a == "--racecheck"), Ordering::Relaxed);
     INITCHECK.store(std::env::args().any(|a| a == "--initcheck"), Ordering::Relaxed);
     let check = std::env::args().any(|a| a == "--check")
@@ -149,11 +171,13 @@ fn main() {
     device.vk().set_track_writes(INITCHECK.load(Ordering::Relaxed));
     let info = device.info();
     println!(
-        "device: {} (subgroup size {}, warp mode {}, float {})",
+        "device: {} (subgroup size {}, warp mode {}, float {}, float constants {:?}, loop guard {:?})",
         info.name,
         info.subgroup_size,
         device.warp_mode().name(),
-        target(&device).float_strategy()
+        target(&device).float_strategy(),
+        target(&device).float_constants,
+        target(&device).loop_guard
     );
     let d = &device;
     let cases: Vec<Entry> = vec![
@@ -217,6 +241,17 @@ fn target(d: &Device) -> ptxvk::compile::Target {
         fused_fma: if ASSUME_FUSED.load(Ordering::Relaxed) { all } else { own.fused_fma },
         native_float: NATIVE_FLOAT.load(Ordering::Relaxed),
         float64: own.float64 && !INTEGER_FLOAT.load(Ordering::Relaxed),
+        float_constants: match FLOAT_CONSTANTS.load(Ordering::Relaxed) {
+            1 => FloatConstants::Exact,
+            2 => FloatConstants::Hidden(FloatOps::ALL),
+            _ => own.float_constants,
+        },
+        loop_guard: own.loop_guard.or_else(|| {
+            let info = d.info();
+            let subgroups = info.limits.max_workgroup_invocations.div_ceil(info.subgroup_size);
+            let guard = ptxvk::lower::pass::LoopGuard { limit: 64_512, subgroups };
+            LOOP_GUARD.load(Ordering::Relaxed).then_some(guard)
+        }),
         ..own
     }
 }

@@ -121,18 +121,27 @@ pub fn site_sources(
     sources: &SourceMap,
     sites: &[CheckSite],
 ) -> Vec<SiteSource> {
+    span_sources(module, sources, sites.iter().map(|s| s.span))
+}
+
+/// Where each of `spans` is in `sources` (whose parse is `module`): also the loops a
+/// loop-limit failure names (`ptxvk_lower::pass::loop_guard`).
+pub fn span_sources(
+    module: &ast::Module,
+    sources: &SourceMap,
+    spans: impl Iterator<Item = ptxvk_frontend::Span>,
+) -> Vec<SiteSource> {
     let lines = LineTable::new(module);
-    sites
-        .iter()
-        .map(|site| {
-            let (file, line, _) = sources.location(site.span.start);
+    spans
+        .map(|span| {
+            let (file, line, _) = sources.location(span.start);
             let text = sources.text();
-            let range = site.span.start as usize..site.span.end as usize;
+            let range = span.start as usize..span.end as usize;
             let instruction = text.get(range).unwrap_or("").split_whitespace();
             SiteSource {
                 ptx: format!("{file}:{line}"),
                 instruction: instruction.collect::<Vec<_>>().join(" "),
-                source: lines.source_line(site.span.start),
+                source: lines.source_line(span.start),
             }
         })
         .collect()

@@ -25,10 +25,14 @@ pub struct Compiled {
     /// Where each checked access of each kernel (in `spirv.kernels` order) is in the
     /// source, for checked launches' reports; empty lists when not checked.
     pub check_sources: Vec<Vec<crate::check::SiteSource>>,
+    /// Where each guarded loop of each kernel (`Kernel::guarded_loops`, in
+    /// `spirv.kernels` order) is in the source, for loop-limit failures; empty lists
+    /// when the target has no loop guard.
+    pub loop_sources: Vec<Vec<crate::check::SiteSource>>,
     /// Where each wait site of each kernel (`Kernel::wait_sites`: the polling loops and
-    /// waits of the block scheduler) is in the source, `file.ptx:line`, for the error
+    /// waits of the block scheduler, `pass::schedule`) is in the source, for the error
     /// of a launch whose block got stuck.
-    pub wait_sources: Vec<Vec<String>>,
+    pub wait_sources: Vec<Vec<crate::check::SiteSource>>,
 }
 
 /// Parses PTX text; errors are rendered against `source_name`.
@@ -236,25 +240,39 @@ fn finish(
     failed: Vec<FailedKernel>,
     target: Target,
 ) -> Result<Compiled, Error> {
-    let spirv =
-        if kernels.is_empty() { SpirvModule::default() } else { ptxvk_spirv::compile(&kernels)? };
+    let spirv = if kernels.is_empty() {
+        SpirvModule::default()
+    } else {
+        ptxvk_spirv::compile_for(&kernels, &target)?
+    };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
     let check_sources = kernels
         .iter()
         .map(|k| crate::check::site_sources(&ast, sources, &k.kernel.check_sites))
         .collect();
-    let wait_sources = kernels
+    let loop_sources = kernels
         .iter()
         .map(|k| {
-            let at = |span: &ptxvk_frontend::Span| {
-                let (file, line, _) = sources.location(span.start);
-                format!("{file}:{line}")
-            };
-            k.kernel.wait_sites.iter().map(at).collect()
+            let spans = k.kernel.guarded_loops.iter().copied();
+            crate::check::span_sources(&ast, sources, spans)
         })
         .collect();
-    Ok(Compiled { ast, kernels, spirv, data, target, failed, check_sources, wait_sources })
+    let wait_sources = kernels
+        .iter()
+        .map(|k| crate::check::span_sources(&ast, sources, k.kernel.wait_sites.iter().copied()))
+        .collect();
+    Ok(Compiled {
+        ast,
+        kernels,
+        spirv,
+        data,
+        target,
+        failed,
+        check_sources,
+        loop_sources,
+        wait_sources,
+    })
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what

@@ -51,6 +51,11 @@ pub enum Error {
     /// launch's printf output.
     #[error("{}", report.text)]
     CheckFailed { report: Box<crate::check::CheckReport>, output: String },
+    /// The device's driver computes wrongly what the launch needs, as a probe found
+    /// when the device opened (`ptxvk devices` lists them), and ptxvk has no exact way
+    /// around it: the message names the bug and how to get a fixed driver.
+    #[error("{0}")]
+    DriverBug(String),
 }
 
 impl From<ptxvk_vk::Error> for Error {

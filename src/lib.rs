@@ -30,6 +30,7 @@ pub mod compare;
 pub mod compile;
 mod error;
 pub mod printf;
+pub mod probes;
 pub mod run;
 pub mod runtime;
 pub mod spec;

@@ -620,19 +620,31 @@ fn buffer_verdict(
     out
 }
 
-/// What a device gets: its warp mode and why, and its float strategy. Opening the
-/// device runs the warp and fused-fma probes (`Device::open`); a device that does not
-/// open is described from its properties alone.
-fn profile(d: &ptxvk::vk::DeviceInfo) -> Result<(&'static str, String, &'static str), Failure> {
+/// What a device gets: its warp mode and why, its float strategy, and what the
+/// driver-bug probes found. Opening the device runs the probes (`Device::open`; their
+/// answers are cached per device and driver); a device that does not open is described
+/// from its properties alone, with no probe results.
+struct Profile {
+    mode: &'static str,
+    why: String,
+    float: &'static str,
+    probes: Vec<ptxvk::probes::ProbeReport>,
+}
+
+fn profile(d: &ptxvk::vk::DeviceInfo) -> Result<Profile, Failure> {
     Ok(match ptxvk::Device::open(&DeviceSelector::Index(d.index)) {
-        Ok(dev) => {
-            (dev.warp_mode().name(), dev.warp_reason().to_string(), dev.target().float_strategy())
-        }
+        Ok(dev) => Profile {
+            mode: dev.warp_mode().name(),
+            why: dev.warp_reason().to_string(),
+            float: dev.target().float_strategy(),
+            probes: dev.findings().report(dev.info()),
+        },
         // A bad setting is the user's to fix, not a device to describe otherwise.
         Err(e @ Error::Config(_)) => return Err(e.into()),
         Err(_) => {
             let (mode, why) = ptxvk::runtime::warp_choice(d);
-            (mode.name(), why, ptxvk::runtime::target_of(d).float_strategy())
+            let float = ptxvk::runtime::target_of(d).float_strategy();
+            Profile { mode: mode.name(), why, float, probes: Vec::new() }
         }
     })
 }
@@ -643,7 +655,7 @@ fn devices(json: bool) -> Result<(), Failure> {
         let v: Vec<serde_json::Value> = list
             .iter()
             .map(|d| {
-                let (mode, why, float) = profile(d)?;
+                let Profile { mode, why, float, probes } = profile(d)?;
                 Ok(serde_json::json!({
                     "index": d.index,
                     "name": d.name,
@@ -659,13 +671,14 @@ fn devices(json: bool) -> Result<(), Failure> {
                     "max_shared_memory_bytes": d.limits.max_shared_memory_bytes,
                     "max_workgroup_invocations": d.limits.max_workgroup_invocations,
                     "features": d.features.names(),
+                    "probes": probes,
                 }))
             })
             .collect::<Result<_, Failure>>()?;
         println!("{}", serde_json::Value::Array(v));
     } else {
         for d in &list {
-            let (mode, why, float) = profile(d)?;
+            let Profile { mode, why, float, probes } = profile(d)?;
             println!(
                 "{}: {} ({:?}, Vulkan {}.{}.{}, {} {}, subgroup size {}, warp mode {mode}, float {float})",
                 d.index,
@@ -679,6 +692,12 @@ fn devices(json: bool) -> Result<(), Failure> {
                 d.subgroup_size,
             );
             println!("   warp mode {mode}: {why}");
+            for p in &probes {
+                println!("   probe {}: {}: {}", p.name, p.status, p.summary);
+                for detail in &p.details {
+                    println!("      {detail}");
+                }
+            }
         }
         if list.is_empty() {
             println!("no Vulkan devices");

@@ -11,8 +11,11 @@
 
 use ptxvk_lower::system::{
     Failure, PrintfRecord, Report, MBARRIER_MAX_COUNT, STATUS_ASSERT, STATUS_BARRIER,
-    STATUS_DEADLOCK, STATUS_GRID_SYNC, STATUS_MBARRIER, STATUS_SPIN, STATUS_STACK,
+    STATUS_DEADLOCK, STATUS_GRID_SYNC, STATUS_LOOP_LIMIT, STATUS_MBARRIER, STATUS_SPIN,
+    STATUS_STACK,
 };
+
+use crate::check::SiteSource;
 
 /// Strings of the module data: the image and the device address it was loaded at.
 #[derive(Clone, Copy, Debug)]
@@ -46,13 +49,25 @@ pub fn output(report: &Report, strings: &Strings<'_>) -> String {
     out
 }
 
-/// The error message of a trap or failed assertion in `kernel`; `waits` are where the
-/// kernel's wait sites are (`Compiled::wait_sources`).
+/// What a loop-limit failure's message says ([`is_loop_limit`]).
+const LOOP_LIMIT: &str = "near this driver's loop limit";
+
+/// Whether `message` is that of a launch the loop guard stopped
+/// (`ptxvk_lower::pass::loop_guard`).
+pub fn is_loop_limit(message: &str) -> bool {
+    message.contains(LOOP_LIMIT)
+}
+
+/// The error message of a trap or failed assertion in `kernel`; `loops` are where the
+/// kernel's guarded loops are (`Compiled::loop_sources`), which a loop-limit failure
+/// names, and `waits` its wait sites (`Compiled::wait_sources`), which a stuck block's
+/// failure names.
 pub fn failure_message(
     kernel: &str,
     f: &Failure,
     strings: &Strings<'_>,
-    waits: &[String],
+    loops: &[SiteSource],
+    waits: &[SiteSource],
 ) -> String {
     let thread = format!(
         "block ({}, {}, {}), thread ({}, {}, {})",
@@ -106,7 +121,7 @@ pub fn failure_message(
              block of the grid arrived: the device was not running them all at once"
         )
     } else if f.status == STATUS_DEADLOCK || f.status == STATUS_SPIN {
-        let site = waits.get(f.line as usize).map_or("an unknown line", String::as_str);
+        let site = site_text(waits, f.line);
         if f.status == STATUS_DEADLOCK {
             format!(
                 "kernel `{kernel}` deadlocked: in {thread}, waiting at {site}, every thread \
@@ -128,8 +143,31 @@ pub fn failure_message(
              mbarriers count at most {}",
             f.line, MBARRIER_MAX_COUNT
         )
+    } else if f.status == STATUS_LOOP_LIMIT {
+        let at = format!("the loop at {}", site_text(loops, f.line));
+        format!(
+            "kernel `{kernel}` stopped in {thread} at {at}: its subgroup reached {} loop \
+             iterations, {LOOP_LIMIT}. The driver counts the iterations of all \
+             loops of a subgroup together and silently ends every loop past its limit \
+             (Mesa 22.3's lavapipe; docs/status.md, *Drivers*), so ptxvk fails the launch \
+             rather than compute a wrong result. Mesa 25 has no such limit: on Debian 12, \
+             `apt-get install -t bookworm-backports mesa-vulkan-drivers` (or run \
+             `scripts/setup`)",
+            f.file
+        )
     } else {
         format!("kernel `{kernel}` executed `trap` in {thread}")
+    }
+}
+
+/// Where site `index` of `sites` is: `file.ptx:line (`instruction`, file.cu:line)`.
+fn site_text(sites: &[SiteSource], index: u32) -> String {
+    match sites.get(index as usize) {
+        Some(site) => {
+            let source = site.source.as_ref().map(|s| format!(", {s}")).unwrap_or_default();
+            format!("{} (`{}`{source})", site.ptx, site.instruction)
+        }
+        None => format!("site {index}"),
     }
 }
 

@@ -15,9 +15,10 @@ use ptxvk_lower::system;
 use crate::check::{CheckConfig, CheckContext, Region};
 use crate::compile::{compile_module, Compiled, Target, WarpMode};
 use crate::printf;
+use crate::probes::Findings;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
-use ptxvk_lower::pass::FusedFma;
+use ptxvk_lower::pass::{FloatConstants, FusedFma};
 
 /// The warp mode for a device described by `info` (DESIGN §7), and why:
 /// * native where subgroups are always 32 wide (NVIDIA), or where compute pipelines
@@ -88,6 +89,9 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         check: false,
         racecheck: false,
         initcheck: false,
+        float_constants: FloatConstants::default(),
+        hide_sign_extensions: false,
+        loop_guard: None,
     }
 }
 
@@ -124,15 +128,14 @@ pub struct LaunchStats {
 /// A Vulkan device that runs kernels. Cheap to clone; clones share the device.
 #[derive(Clone, Debug)]
 pub struct Device {
-    inner: ptxvk_vk::Device,
+    pub(crate) inner: ptxvk_vk::Device,
     /// The warp mode modules get, and why (after the probe of [`Device::open`]).
     warp: (WarpMode, Arc<str>),
-    /// Which widths of the device's `Fma` its probe found fused.
-    fused_fma: FusedFma,
-    /// The exact f32 `fma`/`div`/`sqrt` in integer arithmetic measured faster than the
-    /// f64 scheme on this device ([`probe_float_scheme`]), which then does not use f64
-    /// for f32 code although it has it.
-    integer_float: bool,
+    /// What the driver-bug probes found when the device opened (`crate::probes`):
+    /// whether its `Fma` is fused, the faster exact scheme for f32, how its float
+    /// arithmetic with known operands and its loops must be compiled, and what it
+    /// computes wrongly beyond repair.
+    findings: Arc<Findings>,
     /// `PTXVK_FLOAT=native`: Vulkan's own `fma`, `div` and `sqrt` ([`Target::native_float`]).
     native_float: bool,
     /// The 32-bit address window ([`Device::address_window`]), once a module with 32-bit
@@ -193,22 +196,21 @@ impl Device {
         let mut device = Device {
             inner,
             warp: (mode, why.into()),
-            fused_fma: FusedFma::default(),
-            integer_float: false,
+            findings: Arc::default(),
             native_float,
             window: Arc::default(),
             check: CheckConfig::default(),
         };
         if required_subgroup_size(device.info(), mode).is_some() {
-            if let Err(seen) = probe_warps(&device) {
+            if let Err(seen) = crate::probes::probe_warps(&device) {
                 let why = format!("the warp probe failed with required subgroups: {seen}");
                 device.warp = (WarpMode::Emulated, why.into());
             }
         }
-        // A probe that cannot run leaves the exact emulation, which needs no answer.
-        device.fused_fma = fused_fma_of(&device).unwrap_or_default();
-        // Without a measurement, the f64 scheme where the device has f64.
-        device.integer_float = float_scheme_of(&device).unwrap_or(false);
+        // The driver-bug probes (or their cached answers). A probe that cannot run
+        // leaves the default answer: no fused `Fma`, the f64 scheme where the device has
+        // f64, repaired zero sums, no loop guard.
+        device.findings = Arc::new(crate::probes::findings(&device));
         // The probes above run unchecked.
         device.set_check(check);
         Ok(device)
@@ -240,19 +242,56 @@ impl Device {
         &self.warp.1
     }
 
-    /// What modules are compiled for on this device: its [`Self::warp_mode`], and f64
-    /// for f32 arithmetic where it has `shaderFloat64` ([`target_of`]).
+    /// What modules are compiled for on this device: its [`Self::warp_mode`], f64 for
+    /// f32 arithmetic where it has `shaderFloat64` ([`target_of`]) and was measured
+    /// faster, and what the driver-bug probes found ([`Self::findings`]).
     pub fn target(&self) -> Target {
+        let f = &self.findings;
         Target {
             warp_mode: self.warp_mode(),
-            fused_fma: self.fused_fma,
+            fused_fma: f.fused_fma,
             native_float: self.native_float,
-            float64: self.info().features.float64 && !self.integer_float,
+            float64: self.info().features.float64 && !f.integer_float,
             check: self.check.any(),
             racecheck: self.check.racecheck,
             initcheck: self.check.initcheck,
+            float_constants: f.float_constants(),
+            hide_sign_extensions: !f.sign_extensions.is_empty(),
+            loop_guard: f.loop_guard(self.info()),
             ..target_of(self.info())
         }
+    }
+
+    /// What the driver-bug probes found when the device opened (`ptxvk devices` lists
+    /// them).
+    pub fn findings(&self) -> &Findings {
+        &self.findings
+    }
+
+    /// Why a launch of a module of `spirv` is refused on this device: a probe found the
+    /// driver computing wrongly what the module needs (floats, loops) with no exact
+    /// way around it.
+    fn refusal(&self, spirv: &ptxvk_spirv::SpirvModule) -> Option<Error> {
+        let f = &self.findings;
+        let why = match (f.integer_refusal(), f.float_refusal(), f.loop_refusal()) {
+            (Some(why), _, _) => why,
+            (_, Some(why), _) if spirv.uses_floats && !self.native_float => why,
+            (_, _, Some(why)) if spirv.has_loops => why,
+            _ => return None,
+        };
+        let info = self.info();
+        let fix = if info.driver_name.contains("llvmpipe") || info.name.contains("llvmpipe") {
+            "Mesa 25's lavapipe computes it right: on Debian 12, `apt-get install -t \
+             bookworm-backports mesa-vulkan-drivers` (or run `scripts/setup`)"
+        } else {
+            "a newer driver may compute it right"
+        };
+        Some(Error::DriverBug(format!(
+            "{} ({} {}) computes {why}; a probe found this when the device opened (`ptxvk \
+             devices` lists them), so ptxvk refuses the launch rather than compute a wrong \
+             result. {fix}",
+            info.name, info.driver_name, info.driver_info
+        )))
     }
 
     /// The runtime device underneath: streams, events, pools, host memory, and launches
@@ -885,7 +924,13 @@ impl Kernel<'_> {
                 Arg::Pointer { buffer, offset } if info.address_size == 32 => {
                     let address = buffer.address() + offset;
                     let window = self.module.window.as_ref();
-                    let Some(w) = window.filter(|w| w.contains(address, 0)) else {
+                    // The whole buffer, not only the address: a buffer allocated
+                    // outside may start right at the window's end (mmap places the
+                    // window just below earlier allocations), where an address alone
+                    // would pass as one past the window's last byte.
+                    let inside =
+                        |w: &&ptxvk_vk::Window| w.contains(buffer.address(), buffer.size());
+                    let Some(w) = window.filter(inside) else {
                         return Err(Error::Launch(format!(
                             "argument {i} of `{}` is a buffer outside the 32-bit address window: \
                              a module with 32-bit addresses takes buffers allocated after it \
@@ -1069,6 +1114,9 @@ impl Kernel<'_> {
         params: Vec<u8>,
     ) -> Result<Prepared<'_>, Error> {
         let info = self.info();
+        if let Some(refused) = self.module.device.refusal(&self.module.compiled.spirv) {
+            return Err(refused);
+        }
         if let Some(req) = info.reqntid {
             if block != req {
                 return Err(Error::Launch(format!(
@@ -1139,8 +1187,7 @@ impl Kernel<'_> {
             })
         });
         let system = if info.system {
-            let waits = module.compiled.wait_sources.get(self.index).cloned().unwrap_or_default();
-            let area = module.system_area(&info.name, &params, check, waits)?;
+            let area = module.system_area(self.index, &params, check)?;
             cfg.param_address = area.buffer.address();
             Some(area)
         } else {
@@ -1268,8 +1315,10 @@ struct SystemArea {
     data_base: u64,
     /// A checked launch's context for its report.
     check: Option<Box<CheckContext>>,
-    /// Where the kernel's wait sites are (`Compiled::wait_sources`).
-    waits: Vec<String>,
+    /// Where the kernel's guarded loops are, for a loop-limit failure.
+    loops: Vec<crate::check::SiteSource>,
+    /// Where the kernel's wait sites are, for a stuck block's failure.
+    waits: Vec<crate::check::SiteSource>,
 }
 
 /// What a system area reported.
@@ -1315,9 +1364,9 @@ impl SystemArea {
         };
         Ok(SystemReport {
             printf: printf::output(&report, &strings),
-            failure: report
-                .failure
-                .map(|f| printf::failure_message(&self.kernel, &f, &strings, &self.waits)),
+            failure: report.failure.map(|f| {
+                printf::failure_message(&self.kernel, &f, &strings, &self.loops, &self.waits)
+            }),
             violations,
         })
     }
@@ -1346,11 +1395,11 @@ impl Module {
     /// a checked launch, with its allocation table (the parameter block added).
     fn system_area(
         &self,
-        kernel: &str,
+        index: usize,
         params: &[u8],
         mut check: Option<Box<CheckContext>>,
-        waits: Vec<String>,
     ) -> Result<SystemArea, Error> {
+        let kernel = &self.compiled.spirv.kernels[index].name;
         let offset = system::offset(params.len() as u32);
         // A checked launch's table goes after its records; it lists the regions and
         // the parameter block (one more entry).
@@ -1417,7 +1466,8 @@ impl Module {
             strings: Arc::clone(&self.strings),
             data_base: self.data.as_ref().map_or(0, |b| b.address()),
             check,
-            waits,
+            loops: self.compiled.loop_sources.get(index).cloned().unwrap_or_default(),
+            waits: self.compiled.wait_sources.get(index).cloned().unwrap_or_default(),
         })
     }
 
@@ -1432,255 +1482,6 @@ fn describe(elem: ScalarType, count: u32) -> String {
     } else {
         format!("`{}[{count}]`", elem.directive())
     }
-}
-
-/// The fused-fma probe of [`Device::open`]: `fma.rn` of operands whose product is an
-/// exact tie, so that a fused `Fma` gives the tiny remainder and an unfused one 0:
-/// (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 in f32, (1 + 2^-27)^2 - (1 + 2^-26) = 2^-54 in
-/// f64. The operands come from memory so that no compiler folds them.
-const FMA_PROBE: &str = r#"
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry fma_probe_f32(.param .u64 io)
-{
-    .reg .f32 %f<5>;
-    .reg .b64 %rd1;
-    ld.param.u64 %rd1, [io];
-    ld.global.f32 %f1, [%rd1];
-    ld.global.f32 %f2, [%rd1+4];
-    ld.global.f32 %f3, [%rd1+8];
-    fma.rn.f32 %f4, %f1, %f2, %f3;
-    st.global.f32 [%rd1+12], %f4;
-    ret;
-}
-.visible .entry fma_probe_f64(.param .u64 io)
-{
-    .reg .f64 %fd<5>;
-    .reg .b64 %rd1;
-    ld.param.u64 %rd1, [io];
-    ld.global.f64 %fd1, [%rd1];
-    ld.global.f64 %fd2, [%rd1+8];
-    ld.global.f64 %fd3, [%rd1+16];
-    fma.rn.f64 %fd4, %fd1, %fd2, %fd3;
-    st.global.f64 [%rd1+24], %fd4;
-    ret;
-}
-"#;
-
-/// Whether `device`'s `Fma` is fused for f32 and f64: from the cache file of this
-/// device and driver (`fused-fma`) when there is one, else by running [`FMA_PROBE`]
-/// compiled to the device's `Fma`, and then remembered there. Vulkan lets `Fma` round
-/// twice (GLSL.std.450), so only a measured answer lets ptxvk use it for `fma.rn`.
-fn fused_fma_of(device: &Device) -> Result<FusedFma, Error> {
-    let file = device.inner.cache_file("fused-fma");
-    let cached = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok());
-    if let Some(text) = cached {
-        let flag = |k: &str| text.lines().any(|l| l.trim() == format!("{k}=1"));
-        if text.lines().count() == 2 {
-            return Ok(FusedFma { f32: flag("f32"), f64: flag("f64") });
-        }
-    }
-    let fused = probe_fused_fma(device)?;
-    if let Some(f) = file {
-        // A cache that cannot be written only costs a probe next time.
-        let _ = std::fs::create_dir_all(f.parent().unwrap_or(&f));
-        let _ = std::fs::write(
-            &f,
-            format!("f32={}\nf64={}\n", u8::from(fused.f32), u8::from(fused.f64)),
-        );
-    }
-    Ok(fused)
-}
-
-/// Whether the integer scheme for exact f32 arithmetic is faster than the f64 one on
-/// `device` (false without f64, where only the integer one runs), measured once per
-/// device and driver ([`probe_float_scheme`]) and cached beside the pipeline cache.
-fn float_scheme_of(device: &Device) -> Result<bool, Error> {
-    if !device.info().features.float64 {
-        return Ok(false);
-    }
-    let file = device.inner.cache_file("float-scheme");
-    match file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()).as_deref().map(str::trim) {
-        Some("integer") => return Ok(true),
-        Some("f64") => return Ok(false),
-        _ => {}
-    }
-    let (f64_ms, integer_ms) = probe_float_scheme(device)?;
-    let integer = integer_ms < f64_ms;
-    if let Some(f) = file {
-        // A cache that cannot be written only costs a measurement next time.
-        let _ = std::fs::create_dir_all(f.parent().unwrap_or(&f));
-        let _ = std::fs::write(&f, if integer { "integer\n" } else { "f64\n" });
-    }
-    Ok(integer)
-}
-
-/// A kernel of exact f32 `fma`, `div` and `sqrt` (`FLOAT_SCHEME_PROBE`), timed with the
-/// f64 scheme and with the integer one: the median GPU milliseconds of each, from five
-/// alternating launches of 4,096 threads.
-pub fn probe_float_scheme(device: &Device) -> Result<(f64, f64), Error> {
-    let own = Target { fused_fma: device.fused_fma, ..target_of(device.info()) };
-    let n = 4096u32;
-    let mut modules = Vec::new();
-    for float64 in [true, false] {
-        let target = Target { float64, ..own };
-        let compiled =
-            crate::compile::compile_with("float_scheme.ptx", FLOAT_SCHEME_PROBE, None, target)?;
-        modules.push(Module::from_compiled(device, compiled)?);
-    }
-    let input: Vec<f32> = (0..n).map(|k| k as f32 * 0.37 + 1.0).collect();
-    let buf = device.buffer_from(&input)?;
-    let mut times = [Vec::new(), Vec::new()];
-    for round in 0..6 {
-        for (m, t) in modules.iter().zip(times.iter_mut()) {
-            let args = [Arg::from(&buf), Arg::from(n)];
-            let stats = m.kernel("float_scheme")?.launch_timed(n / 64, 64, 0, &args)?;
-            // The first round warms the pipelines up.
-            if round > 0 {
-                t.push(stats.kernel_ms);
-            }
-        }
-    }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let [f, i] = times;
-    Ok((median(f), median(i)))
-}
-
-/// The kernel [`probe_float_scheme`] times: a loop of `fma.rn`, `div.rn` and `sqrt.rn`
-/// on f32.
-const FLOAT_SCHEME_PROBE: &str = r#"
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry float_scheme(.param .u64 io, .param .u32 n)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<8>;
-    .reg .f32 %f<8>;
-    .reg .b64 %rd<4>;
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mad.lo.s32 %r1, %r2, %r3, %r1;
-    ld.param.u32 %r4, [n];
-    setp.ge.u32 %p1, %r1, %r4;
-    @%p1 bra DONE;
-    ld.param.u64 %rd1, [io];
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    ld.global.f32 %f1, [%rd3];
-    mov.u32 %r5, 0;
-LOOP:
-    fma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;
-    add.f32 %f2, %f1, 0f3F800000;
-    div.rn.f32 %f3, %f1, %f2;
-    sqrt.rn.f32 %f4, %f3;
-    add.f32 %f1, %f1, %f4;
-    add.u32 %r5, %r5, 1;
-    setp.lt.u32 %p1, %r5, 16;
-    @%p1 bra LOOP;
-    st.global.f32 [%rd3], %f1;
-DONE:
-    ret;
-}
-"#;
-
-/// Runs the fused-fma probe kernel (`FMA_PROBE`) with `fma.rn` mapped to the device's
-/// `Fma` (f64 only where the device has it) and compares with the exact results.
-pub fn probe_fused_fma(device: &Device) -> Result<FusedFma, Error> {
-    let has_f64 = device.info().features.float64;
-    let target =
-        Target { fused_fma: FusedFma { f32: true, f64: has_f64 }, ..target_of(device.info()) };
-    let mut fused = FusedFma::default();
-    let t32 = 1.0f32 + 2f32.powi(-12);
-    let t64 = 1.0f64 + 2f64.powi(-27);
-    let cases: [(&str, Vec<u8>, Vec<u8>); 2] = [
-        (
-            "fma_probe_f32",
-            [t32, t32, -(1.0 + 2f32.powi(-11)), 0.0].iter().flat_map(|v| v.to_le_bytes()).collect(),
-            2f32.powi(-24).to_le_bytes().to_vec(),
-        ),
-        (
-            "fma_probe_f64",
-            [t64, t64, -(1.0 + 2f64.powi(-26)), 0.0].iter().flat_map(|v| v.to_le_bytes()).collect(),
-            2f64.powi(-54).to_le_bytes().to_vec(),
-        ),
-    ];
-    for (entry, input, want) in cases {
-        let is_f64 = entry.ends_with("f64");
-        if is_f64 && !has_f64 {
-            continue;
-        }
-        let compiled =
-            crate::compile::compile_with("fma_probe.ptx", FMA_PROBE, Some(entry), target)?;
-        let module = Module::from_compiled(device, compiled)?;
-        let io = device.buffer_from(&input)?;
-        module.kernel(entry)?.launch(1, 1, 0, &[Arg::from(&io)])?;
-        let out = io.to_vec()?;
-        let got = &out[out.len() - want.len()..];
-        if is_f64 {
-            fused.f64 = got == want.as_slice();
-        } else {
-            fused.f32 = got == want.as_slice();
-        }
-    }
-    Ok(fused)
-}
-
-/// The probe kernel of [`Device::open`]: each thread writes its index, `%laneid`,
-/// `activemask` and lane 0's index from `shfl.sync.idx`.
-const WARP_PROBE: &str = r#"
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry warp_probe(.param .u64 out)
-{
-    .reg .b32 %r<5>;
-    .reg .b64 %rd<4>;
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, %laneid;
-    activemask.b32 %r3;
-    shfl.sync.idx.b32 %r4, %r1, 0, 31, %r3;
-    ld.param.u64 %rd1, [out];
-    mul.wide.u32 %rd2, %r1, 16;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r4};
-    ret;
-}
-"#;
-
-/// Runs the warp probe kernel (`WARP_PROBE`) for `device`'s warp mode in blocks of 64
-/// and 48 threads (full warps, and a partial last warp) and checks what each thread saw
-/// against CUDA's numbering; the first difference is the error.
-pub fn probe_warps(device: &Device) -> Result<(), String> {
-    let compiled =
-        crate::compile::compile_with("warp_probe.ptx", WARP_PROBE, None, device.target())
-            .map_err(|e| e.to_string())?;
-    let module = Module::from_compiled(device, compiled).map_err(|e| e.to_string())?;
-    let kernel = module.kernel("warp_probe").map_err(|e| e.to_string())?;
-    for block in [64u32, 48] {
-        let out = device.zeroed::<u32>(4 * block as usize).map_err(|e| e.to_string())?;
-        kernel.launch(1, block, 0, &[Arg::from(&out)]).map_err(|e| e.to_string())?;
-        let seen = out.to_vec().map_err(|e| e.to_string())?;
-        for t in 0..block {
-            let warp_start = t - t % 32;
-            let in_warp = (block - warp_start).min(32);
-            let mask = if in_warp == 32 { u32::MAX } else { (1 << in_warp) - 1 };
-            let want = [t, t % 32, mask, warp_start];
-            let got = &seen[4 * t as usize..4 * t as usize + 4];
-            if got != want {
-                return Err(format!(
-                    "in a block of {block}, thread {t} saw (tid, laneid, activemask, lane 0) \
-                     = {got:?}, not {want:?}"
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -739,6 +739,17 @@ fn devices_lists_every_device() {
             mode == "emulated" || (mode == "native" && sg == 32),
             "warp mode {mode}, subgroups {sg}"
         );
+        // What each driver-bug probe found (`ptxvk::probes`), in the order they run.
+        let probes = d["probes"].as_array().unwrap_or_else(|| panic!("probes: {d}"));
+        let names: Vec<&str> = probes.iter().filter_map(|p| p["name"].as_str()).collect();
+        assert_eq!(names, PROBES, "{d}");
+        for p in probes {
+            let status = p["status"].as_str().unwrap_or_else(|| panic!("status: {p}"));
+            let known = ["ok", "measured", "worked around", "guarded", "refused", "not run"];
+            assert!(known.contains(&status), "{p}");
+            assert!(p["summary"].as_str().is_some_and(|s| !s.is_empty()), "{p}");
+            assert!(p["details"].is_array(), "{p}");
+        }
     }
 
     let text = expect_ok(&ptxvk(["devices"]), "devices");
@@ -749,7 +760,18 @@ fn devices_lists_every_device() {
             "`ptxvk devices` does not list `{i}: {name}`:\n{text}"
         );
     }
+    for probe in PROBES {
+        let line = format!("   probe {probe}: ");
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with(&line)).count(),
+            list.len(),
+            "`ptxvk devices` lists `{probe}` once per device:\n{text}"
+        );
+    }
 }
+
+/// The driver-bug probes `ptxvk devices` lists for each device.
+const PROBES: [&str; 7] = ptxvk::probes::NAMES;
 
 /// `--warp-mode`: the mode a run used is in its output; a mode the device's subgroups
 /// cannot run is an error (exit 3) naming the sizes.

@@ -806,7 +806,7 @@ fn check_deadlock(device: &Device, module: &Module, name: &str, entry: &'static 
             .launch([1, 1, 1], [block, 1, 1], 0, &[Arg::from(&out)])
             .expect_err("a deadlock cannot complete");
         let message = error.to_string();
-        let named = sites.iter().flatten().any(|l| message.contains(&format!(":{l},")));
+        let named = sites.iter().flatten().any(|l| message.contains(&format!(":{l} (")));
         assert!(message.contains("deadlocked") && named, "{name}: block {block}: {message}");
         assert_eq!(out.to_vec().expect("read"), vec![UNTOUCHED; block as usize]);
     }

@@ -415,5 +415,5 @@ fn native_and_split_forms_validate() {
 #[test]
 fn the_warp_probe_accepts_the_devices_warps() {
     let Some(device) = common::device() else { return };
-    ptxvk::runtime::probe_warps(&device).expect("the probe sees CUDA's warp numbering");
+    ptxvk::probes::probe_warps(&device).expect("the probe sees CUDA's warp numbering");
 }

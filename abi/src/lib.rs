@@ -31,6 +31,11 @@ pub struct PushConstants {
     /// Device address of the 32-bit address window, for modules with 32-bit addresses:
     /// their global addresses are offsets from it (0 for 64-bit modules).
     pub window_base: u64,
+    /// Two words that are always 0. A kernel compiled for a driver that folds float
+    /// arithmetic with constant operands wrongly ORs each float operand with one of
+    /// them (`FloatConstants::Hidden` in `ptxvk-lower`): the driver cannot know they
+    /// are 0, so it cannot know the operand.
+    pub zero: [u32; 2],
 }
 
 impl PushConstants {
@@ -51,6 +56,9 @@ impl PushConstants {
             put(offset_of!(PushConstants, grid) + 4 * i, &self.grid[i].to_le_bytes());
         }
         put(offset_of!(PushConstants, window_base), &self.window_base.to_le_bytes());
+        for i in 0..2 {
+            put(offset_of!(PushConstants, zero) + 4 * i, &self.zero[i].to_le_bytes());
+        }
         bytes
     }
 }
@@ -70,7 +78,7 @@ const fn member(offset: usize, bits: u32) -> Member {
 
 /// The push-constant struct's members, in order: [`PushConstants`] with its arrays
 /// flattened into scalars.
-pub const PUSH_CONSTANT_MEMBERS: [Member; 9] = [
+pub const PUSH_CONSTANT_MEMBERS: [Member; 11] = [
     member(offset_of!(PushConstants, param_address), 64),
     member(offset_of!(PushConstants, const_address), 64),
     member(offset_of!(PushConstants, ctaid_base), 32),
@@ -80,6 +88,8 @@ pub const PUSH_CONSTANT_MEMBERS: [Member; 9] = [
     member(offset_of!(PushConstants, grid) + 4, 32),
     member(offset_of!(PushConstants, grid) + 8, 32),
     member(offset_of!(PushConstants, window_base), 64),
+    member(offset_of!(PushConstants, zero), 32),
+    member(offset_of!(PushConstants, zero) + 4, 32),
 ];
 
 /// Indices into [`PUSH_CONSTANT_MEMBERS`] (the operands of `OpAccessChain`).
@@ -94,6 +104,8 @@ pub mod member {
     pub const GRID: u32 = 5;
     /// `window_base`.
     pub const WINDOW_BASE: u32 = 8;
+    /// `zero[0]`; `zero[1]` follows.
+    pub const ZERO: u32 = 9;
 }
 
 /// Specialization constant ids.
@@ -165,8 +177,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn push_constants_are_forty_bytes_without_padding() {
-        assert_eq!(PushConstants::SIZE, 48);
+    fn push_constants_are_fifty_six_bytes_without_padding() {
+        assert_eq!(PushConstants::SIZE, 56);
         let members: u32 = PUSH_CONSTANT_MEMBERS.iter().map(|m| m.bits / 8).sum();
         assert_eq!(members, PushConstants::SIZE);
         for pair in PUSH_CONSTANT_MEMBERS.windows(2) {
@@ -182,6 +194,7 @@ mod tests {
             ctaid_base: [1, 2, 3],
             grid: [4, 5, 6],
             window_base: 0x0102_0304_0506_0708,
+            zero: [7, 8],
         };
         let bytes = pc.to_bytes();
         let read = |m: &Member| {
@@ -193,7 +206,19 @@ mod tests {
         let got: Vec<u64> = PUSH_CONSTANT_MEMBERS.iter().map(read).collect();
         assert_eq!(
             got,
-            [0x1122_3344_5566_7788, 0x99aa_bbcc_ddee_ff00, 1, 2, 3, 4, 5, 6, 0x0102_0304_0506_0708]
+            [
+                0x1122_3344_5566_7788,
+                0x99aa_bbcc_ddee_ff00,
+                1,
+                2,
+                3,
+                4,
+                5,
+                6,
+                0x0102_0304_0506_0708,
+                7,
+                8
+            ]
         );
         let m = |i: u32| PUSH_CONSTANT_MEMBERS[i as usize].offset as usize;
         assert_eq!(m(member::PARAM_ADDRESS), offset_of!(PushConstants, param_address));
@@ -201,6 +226,7 @@ mod tests {
         assert_eq!(m(member::CTAID_BASE), offset_of!(PushConstants, ctaid_base));
         assert_eq!(m(member::GRID), offset_of!(PushConstants, grid));
         assert_eq!(m(member::WINDOW_BASE), offset_of!(PushConstants, window_base));
+        assert_eq!(m(member::ZERO), offset_of!(PushConstants, zero));
     }
 
     #[test]

@@ -157,6 +157,9 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
             CUresult::CUDA_ERROR_ASSERT
         }
         ptxvk::Error::KernelFailed { .. } => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+        // A launch refused on a driver that computes it wrongly (the message says how
+        // to get a fixed one): it did not run.
+        ptxvk::Error::DriverBug(_) => CUresult::CUDA_ERROR_LAUNCH_FAILED,
         // The library's calls never run another CUDA driver.
         ptxvk::Error::NativeCuda(_) => CUresult::CUDA_ERROR_UNKNOWN,
         // What CUDA reports for the same faults (a checked launch's report says which).

@@ -7,8 +7,6 @@
 
 use ptxvk_frontend::Span;
 
-use crate::system as sys;
-
 use crate::ir::{
     Address, AtomicOp, BinaryOp, BoolOp, CmpOp, Dim, FloatFormat, FloatMode, Inst, InstKind,
     Kernel, OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, SpecialReg, UnaryOp, Value,
@@ -131,13 +129,30 @@ pub trait Build {
         self.sel(U32, full, Value::Imm(0xffff_ffff), low)
     }
 
-    /// Records failure `status` (a u32) as the launch's, with the failing thread and
-    /// `line` (a u32), unless another thread recorded one first: the status is a
-    /// compare-and-swap from 0 in the system area at device address `area`
-    /// (`crate::system`), and a later failure writes its details to the area's sink
-    /// instead of over the first's. The thread goes on.
-    fn record_failure(&mut self, area: Value, status: Value, line: Value) {
-        let status_addr = self.add(U64, area, Value::Imm(u64::from(sys::STATUS)));
+    /// The device address of the kernel's system area, which follows its parameter
+    /// block of `param_bytes` in the same buffer (`crate::system`). The caller marks
+    /// the kernel as having one ([`Kernel::system`]).
+    fn system_area(&mut self, param_bytes: u32) -> RegId {
+        let base = self.temp(U64);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock });
+        let area = self.temp(U64);
+        let offset = Value::Imm(u64::from(crate::system::offset(param_bytes)));
+        self.push(InstKind::Binary {
+            op: BinaryOp::Add,
+            ty: U64,
+            mode: FloatMode::default(),
+            dst: area,
+            lhs: Value::Reg(base),
+            rhs: offset,
+        });
+        area
+    }
+
+    /// Makes `status` the launch's failure unless another thread did first (a
+    /// compare-and-swap of the status word from 0, `crate::system`): a predicate that
+    /// holds in the thread that did, which then records the rest with
+    /// [`Self::store_failure`].
+    fn claim_failure(&mut self, area: RegId, status: Value) -> RegId {
         let old = self.temp(U32);
         self.push(InstKind::Atomic {
             op: AtomicOp::Cas,
@@ -146,25 +161,36 @@ pub trait Build {
             scope: Scope::Gpu,
             order: Order::Relaxed,
             dst: Some(old),
-            addr: Address { base: reg_of(status_addr), offset: 0 },
+            addr: Address { base: Some(area), offset: i64::from(crate::system::STATUS) },
             src: status,
             cmp: Value::Imm(0),
         });
-        let first = self.cmp(CmpOp::Eq, U32, Value::Reg(old), Value::Imm(0));
-        // The thread and line (bytes THREAD..LINE + 4) land in the 32-byte sink for
-        // all but the first failure.
-        let elsewhere = self.add(U64, area, Value::Imm(u64::from(sys::SINK - sys::THREAD)));
-        let base = self.sel(U64, first, area, elsewhere);
-        let regs = [Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Ctaid);
-        let regs = regs.into_iter().chain([Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Tid));
-        let mut fields: Vec<(u32, Value)> = Vec::new();
+        self.cmp(CmpOp::Eq, U32, Value::Reg(old), Value::Imm(0))
+    }
+
+    /// Records the failing thread (`%ctaid`, `%tid`) and the failure's `details`, as
+    /// many as given of: message, file, line, function (`crate::system`).
+    fn store_failure(&mut self, area: RegId, details: &[Value]) {
+        self.store_thread(area, crate::system::THREAD);
+        let at = [
+            (crate::system::MESSAGE, U64),
+            (crate::system::FILE, U64),
+            (crate::system::LINE, U32),
+            (crate::system::FUNCTION, U64),
+        ];
+        for (&v, (offset, ty)) in details.iter().zip(at) {
+            let addr = Address { base: Some(area), offset: i64::from(offset) };
+            self.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr });
+        }
+    }
+
+    /// Stores `%ctaid` and `%tid` (six u32) at `base + at`.
+    fn store_thread(&mut self, base: RegId, at: u32) {
+        let regs = [Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Ctaid).into_iter();
+        let regs = regs.chain([Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Tid));
         for (k, reg) in regs.enumerate() {
             let v = self.special(reg);
-            fields.push((sys::THREAD + 4 * k as u32, v));
-        }
-        fields.push((sys::LINE, line));
-        for (off, v) in fields {
-            let addr = Address { base: reg_of(base), offset: i64::from(off) };
+            let addr = Address { base: Some(base), offset: i64::from(at) + 4 * k as i64 };
             self.push(InstKind::Store { space: Space::Global, ty: U32, srcs: vec![v], addr });
         }
     }

@@ -107,6 +107,11 @@ pub struct Kernel {
     /// The accesses `pass::check` instrumented; a violation record names its site by
     /// index here (`crate::system`).
     pub check_sites: Vec<CheckSite>,
+    /// The loops whose iterations a kernel guarded against the driver's loop limit
+    /// counts (`pass::loop_guard`), by the span of each (a loop's header block, or the
+    /// instruction the backend makes a loop of), which a loop-limit failure names by
+    /// index; empty when not guarded.
+    pub guarded_loops: Vec<Span>,
 }
 
 /// One instrumented access of a checked kernel (`pass::check`).
@@ -1087,6 +1092,15 @@ pub enum InstKind {
     /// Ends an exchange (before the next publish may overwrite it) and orders the
     /// warp's memory accesses (`bar.warp.sync`).
     WarpSync,
+    /// Adds `add` (which may be negative) to the count of loop iterations of this
+    /// thread's subgroup, once for the subgroup however many of its invocations run
+    /// this (one of them does it), and sets `dst` (32-bit) in each to the new count
+    /// (`pass::loop_guard`; the counts are words of shared memory, one per subgroup,
+    /// zero when the workgroup starts).
+    LoopCount {
+        dst: RegId,
+        add: i32,
+    },
     /// `dst` (a predicate) holds when the `size` bytes at the 64-bit device address
     /// `addr` lie inside one allocation of the table at `table`, and, for a `write`
     /// (or atomic), one that is not read-only (`pass::check`; the table's layout is
@@ -1181,6 +1195,7 @@ impl Kernel {
             polling_reads: Vec::new(),
             wait_sites: Vec::new(),
             check_sites: Vec::new(),
+            guarded_loops: Vec::new(),
         }
     }
 

@@ -9,7 +9,7 @@
 //!
 //! | bytes | contents |
 //! |---|---|
-//! | 0..4 | status: 0, or the first [`STATUS_TRAP`] / [`STATUS_ASSERT`] / [`STATUS_BARRIER`] / [`STATUS_STACK`] (compare-and-swap from 0) |
+//! | 0..4 | status: 0, or the first [`STATUS_TRAP`] / [`STATUS_ASSERT`] / [`STATUS_BARRIER`] / [`STATUS_STACK`] / … / [`STATUS_LOOP_LIMIT`] (compare-and-swap from 0) |
 //! | 4..8 | bytes of printf records reserved (atomic add; may pass [`PRINTF_CAPACITY`]) |
 //! | 8..32 | the failing thread: `%ctaid.x/y/z`, `%tid.x/y/z` (u32 each) |
 //! | 32..36 | the assertion's line (a partial barrier's thread count, the bytes that did not fit the stack) |
@@ -82,6 +82,11 @@ pub const STATUS_GRID_SYNC: u32 = 6;
 /// Status of a launch in which an `mbarrier.init` asked for more arrivals than ptxvk's
 /// mbarriers count (`sema::mbarrier`); the line field holds the count.
 pub const STATUS_MBARRIER: u32 = 7;
+/// Status of a launch that ran more loop iterations in one subgroup than the driver
+/// allows before it silently ends every loop (`pass::loop_guard`, Mesa 22.3's
+/// lavapipe): the line field holds the loop's index in the kernel's
+/// [`crate::ir::Kernel::guarded_loops`], the file field the guard's limit.
+pub const STATUS_LOOP_LIMIT: u32 = 8;
 /// The largest arrival count of ptxvk's mbarrier layout (`sema::mbarrier`).
 pub const MBARRIER_MAX_COUNT: u32 = 0x7ff;
 

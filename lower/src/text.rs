@@ -683,6 +683,7 @@ impl<'a> Printer<'a> {
             }
             InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
             InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
+            InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),
@@ -1586,6 +1587,13 @@ impl KernelParser {
             "sync_point" if m.flag("acquire") => {
                 shape(0, 0)?;
                 InstKind::SyncPoint { point: SyncPoint::Acquire }
+            }
+            "loop_count" => {
+                shape(1, 1)?;
+                let add = ops[0]
+                    .parse::<i32>()
+                    .map_err(|_| line.error("`loop_count` takes a signed 32-bit count"))?;
+                InstKind::LoopCount { dst: reg(dsts[0])?, add }
             }
             "in_allocation" => {
                 shape(1, 3)?;

@@ -207,6 +207,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         | InstKind::Fence { .. }
         | InstKind::WarpSync
         | InstKind::SyncPoint { point: SyncPoint::Sleep | SyncPoint::Acquire } => {}
+        InstKind::LoopCount { dst, .. } => defs.push(*dst),
     }
 }
 
@@ -402,6 +403,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(reg(word), 32);
             at(swap.as_ref().and_then(reg), 32);
         }
+        InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
         _ => {}
     }
     out

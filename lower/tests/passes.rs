@@ -20,7 +20,9 @@
 //! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
 //! visits the original blocks in the same order as the input CFG under any branch
 //! decisions (the interpreters of `ptxvk_lower::interp`); `predicate` leaves every
-//! collective in block-uniform control flow, where the input had one in divergent flow.
+//! collective in block-uniform control flow, where the input had one in divergent flow;
+//! `loop_guard` starts every loop body with a count of one iteration and its test, and
+//! gives the kernel a system area.
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +33,7 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, predicate, reducible, schedule, structurize, Target,
+    loop_exits, loop_guard, predicate, reducible, schedule, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -413,6 +415,53 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             let out = predicate::run(&mut s.kernel, std::mem::take(body)).map_err(|d| d.message)?;
             uniformity::check(&s.kernel, &out).map_err(|d| messages(&d))?;
             verify::structured(&s.kernel, &out).map_err(|d| messages(&d))?;
+            *body = out;
+        }
+        ("loop_guard", Some(body)) => {
+            fn loops(nodes: &[Node], out: &mut Vec<Vec<Node>>) {
+                for n in nodes {
+                    match n {
+                        Node::Loop { body, .. } => {
+                            out.push(body.clone());
+                            loops(body, out);
+                        }
+                        Node::If { then, otherwise, .. } => {
+                            loops(then, out);
+                            loops(otherwise, out);
+                        }
+                        Node::Switch { cases, .. } => {
+                            cases.iter().for_each(|c| loops(&c.body, out))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let mut before = Vec::new();
+            loops(body, &mut before);
+            if before.is_empty() {
+                return Err("the input has no loop".into());
+            }
+            let guard = LoopGuard { limit: 1000, subgroups: 4 };
+            let out = loop_guard::run(&mut s.kernel, std::mem::take(body), &guard);
+            verify::structured(&s.kernel, &out).map_err(|d| messages(&d))?;
+            let mut after = Vec::new();
+            loops(&out, &mut after);
+            let k = &s.kernel;
+            let counted = |body: &Vec<Node>| match (body.first(), body.get(1)) {
+                (Some(Node::Code(b)), Some(Node::If { then, .. })) => {
+                    matches!(
+                        k.blocks[b.index()].insts.first().map(|i| &i.kind),
+                        Some(InstKind::LoopCount { add: 1, .. })
+                    ) && matches!(then.last(), Some(Node::Return))
+                }
+                _ => false,
+            };
+            if after.len() != before.len() || !after.iter().all(counted) {
+                return Err("a loop does not start with its count and test".into());
+            }
+            if !k.system || k.guarded_loops.len() < before.len() {
+                return Err("no system area, or a loop without a site".into());
+            }
             *body = out;
         }
         (other, _) => return Err(format!("unknown pass `{other}` at this point")),

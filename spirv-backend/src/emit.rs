@@ -13,6 +13,7 @@ use rspirv::spirv::{
 
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::*;
+use ptxvk_lower::pass::FloatConstants;
 
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
@@ -53,6 +54,7 @@ const SEM_WORKGROUP_MEMORY: u32 = 0x100;
 /// Scopes (SPIR-V §3.27).
 const SCOPE_DEVICE: u32 = 1;
 const SCOPE_WORKGROUP: u32 = 2;
+const SCOPE_SUBGROUP: u32 = 3;
 
 pub struct FnEmitter<'a> {
     pub b: &'a mut Builder,
@@ -199,6 +201,7 @@ impl<'a> FnEmitter<'a> {
                     self.b.branch(header)?;
                     self.b.begin_block(Some(header))?;
                     self.b.loop_merge(merge, cont, spirv::LoopControl::NONE, [])?;
+                    self.t.used.loops = true;
                     self.b.branch(body_l)?;
                     self.b.begin_block(Some(body_l))?;
                     self.loops.push((merge, cont, false));
@@ -283,7 +286,7 @@ impl<'a> FnEmitter<'a> {
             let as_int = self.coerce(id, have, int_have)?;
             let wide = self.ty(Scalar::Int(want.bits() as u8));
             let ext = if signed {
-                self.b.s_convert(wide, None, as_int)?
+                self.sign_extend(wide, as_int)?
             } else {
                 self.b.u_convert(wide, None, as_int)?
             };
@@ -397,7 +400,7 @@ impl<'a> FnEmitter<'a> {
                     let one_bits =
                         if ty.bits() == 32 { 1f32.to_bits().into() } else { 1f64.to_bits() };
                     let one = self.konst(s, one_bits);
-                    self.b.f_div(t, None, one, v)?
+                    self.float_op(BinaryOp::Div, t, one, v)?
                 };
                 let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
@@ -486,7 +489,12 @@ impl<'a> FnEmitter<'a> {
                 let c = self.read_op(*rhs, rhs_ty)?;
                 let (mut r, rt) = self.binary(*op, *ty, *mode, a, c)?;
                 let constant = matches!(lhs, Value::Imm(_)) || matches!(rhs, Value::Imm(_));
-                if constant && ty.is_float() && matches!(op, BinaryOp::Add | BinaryOp::Sub) {
+                let repair = self.g.float_constants == FloatConstants::Repaired;
+                if repair
+                    && constant
+                    && ty.is_float()
+                    && matches!(op, BinaryOp::Add | BinaryOp::Sub)
+                {
                     r = self.zero_sign_of_sum(*op == BinaryOp::Sub, *ty, a, c, r)?;
                 }
                 self.write_op(*dst, r, rt)
@@ -668,6 +676,10 @@ impl<'a> FnEmitter<'a> {
                 }
                 Ok(())
             }
+            InstKind::LoopCount { dst, add } => {
+                let v = self.loop_count(*add)?;
+                self.write(*dst, v, Scalar::Int(32), false)
+            }
             InstKind::Subgroup { op, split, dst, value, lane } => {
                 let r = self.subgroup(*op, *split, *value, *lane)?;
                 self.write(*dst, r, Scalar::Int(32), false)
@@ -839,6 +851,39 @@ impl<'a> FnEmitter<'a> {
     }
 
     /// Loads push-constant member `member` (a u32 or u64 per the launch ABI).
+    /// [`InstKind::LoopCount`]: the subgroup's first active invocation adds `add` to the
+    /// subgroup's word of `Globals::loop_counts` (an atomic, as later iterations may
+    /// elect another invocation), and every active invocation gets the new count from
+    /// it (`OpGroupNonUniformBroadcastFirst`, whose first invocation is the one
+    /// `OpGroupNonUniformElect` chose; SPIR-V §3.49.24).
+    fn loop_count(&mut self, add: i32) -> R<Word> {
+        let Some((counts, subgroup_id)) = self.g.loop_counts else {
+            return Err(Error::Internal("a loop count without the module's counts".into()));
+        };
+        let u32t = self.ty(Scalar::Int(32));
+        let bt = self.ty(Scalar::Bool);
+        let subgroup = self.t.u32(self.b, SCOPE_SUBGROUP);
+        let id = self.b.load(u32t, None, subgroup_id, None, [])?;
+        let ptr_ty = self.t.pointer(self.b, StorageClass::Workgroup, u32t);
+        let word = self.b.access_chain(ptr_ty, None, counts, [id])?;
+        let add = self.konst(Scalar::Int(32), u64::from(add as u32));
+        let zero = self.konst(Scalar::Int(32), 0);
+        let elected = self.b.group_non_uniform_elect(bt, None, subgroup)?;
+        let (count_l, skip_l, merge) = (self.b.id(), self.b.id(), self.b.id());
+        self.b.selection_merge(merge, SelectionControl::NONE)?;
+        self.b.branch_conditional(elected, count_l, skip_l, [])?;
+        self.b.begin_block(Some(count_l))?;
+        let relaxed = self.t.u32(self.b, 0);
+        let old = self.b.atomic_i_add(u32t, None, word, subgroup, relaxed, add)?;
+        self.b.branch(merge)?;
+        self.b.begin_block(Some(skip_l))?;
+        self.b.branch(merge)?;
+        self.b.begin_block(Some(merge))?;
+        let old = self.b.phi(u32t, None, [(old, count_l), (zero, skip_l)])?;
+        let old = self.b.group_non_uniform_broadcast_first(u32t, None, subgroup, old)?;
+        Ok(self.b.i_add(u32t, None, old, add)?)
+    }
+
     fn push_member(&mut self, member: u32, s: Scalar) -> R<Word> {
         let ty = self.ty(s);
         let ptr = self.t.pointer(self.b, StorageClass::PushConstant, ty);
@@ -1013,7 +1058,9 @@ impl<'a> FnEmitter<'a> {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
                 // `--float native`: Vulkan's division (not exact).
-                BinaryOp::Div if mode.path == FloatPath::Native => self.b.f_div(t, None, a, c)?,
+                BinaryOp::Div if mode.path == FloatPath::Native => {
+                    self.float_op(BinaryOp::Div, t, a, c)?
+                }
                 BinaryOp::Div
                     if ty.bits() == 32 && matches!(mode.path, FloatPath::Fused { .. }) =>
                 {
@@ -1063,7 +1110,7 @@ impl<'a> FnEmitter<'a> {
                 let wt_ty = if signed { OpTy::S(bits as u8 * 2) } else { OpTy::U(bits as u8 * 2) };
                 let wt = self.ty(Scalar::of_op(wt_ty));
                 let (x, y) = if signed {
-                    (self.b.s_convert(wt, None, a)?, self.b.s_convert(wt, None, c)?)
+                    (self.sign_extend(wt, a)?, self.sign_extend(wt, c)?)
                 } else {
                     (self.b.u_convert(wt, None, a)?, self.b.u_convert(wt, None, c)?)
                 };
@@ -1249,24 +1296,75 @@ impl<'a> FnEmitter<'a> {
     /// A correctly rounded float add, sub or mul that the driver may not contract into
     /// an fma or otherwise fuse (`NoContraction`, SPIR-V §3.20).
     fn exact(&mut self, op: BinaryOp, ty: Word, a: Word, b: Word) -> R<Word> {
-        let r = match op {
+        if !matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
+            return Err(Error::Internal(format!("{op:?} is not an exact float operation")));
+        }
+        let r = self.float_op(op, ty, a, b)?;
+        self.b.decorate(r, Decoration::NoContraction, []);
+        Ok(r)
+    }
+
+    /// `a op b` of float type `ty`: `OpFAdd`, `OpFSub`, `OpFMul` or `OpFDiv`. Every one
+    /// of them the backend emits is made here, so that on a driver that folds them
+    /// wrongly when it knows an operand (`FloatConstants::Hidden`: lavapipe returns
+    /// `x` for `x + 0.0` and `-x` for `0.0 - x`, and Mesa 22.3's also 0 for `x * 0.0`
+    /// whatever `x` is) each operand is first ORed, as an integer, with a push-constant
+    /// word that is always 0: the result is the same bits, which the driver can no
+    /// longer see. The two operands take different words, so that the driver cannot
+    /// make `x - x` of two equal expressions either.
+    fn float_op(&mut self, op: BinaryOp, ty: Word, a: Word, b: Word) -> R<Word> {
+        let (a, b) = if self.g.float_constants.hides(op) {
+            (self.hidden(ty, a, 0)?, self.hidden(ty, b, 1)?)
+        } else {
+            (a, b)
+        };
+        Ok(match op {
             BinaryOp::Add => self.b.f_add(ty, None, a, b)?,
             BinaryOp::Sub => self.b.f_sub(ty, None, a, b)?,
             BinaryOp::Mul => self.b.f_mul(ty, None, a, b)?,
-            other => {
-                return Err(Error::Internal(format!("{other:?} is not an exact float operation")))
-            }
-        };
-        self.b.decorate(r, Decoration::NoContraction, []);
-        Ok(r)
+            BinaryOp::Div => self.b.f_div(ty, None, a, b)?,
+            other => return Err(Error::Internal(format!("{other:?} is not a float operation"))),
+        })
+    }
+
+    /// `v` sign-extended to the integer type `ty` (`OpSConvert`). Every sign extension
+    /// the backend emits is made here, so that on a driver that miscompiles what
+    /// follows a 32- to 64-bit one (`Target::hide_sign_extensions`: Mesa 22.3 takes
+    /// `cvt.s64.s32` of -5 for a large positive number when it compares it with a
+    /// constant, or clamps it with `min`/`max`) the result is ORed with an always-zero
+    /// push-constant word: the same bits, no longer known to be a sign extension.
+    fn sign_extend(&mut self, ty: Word, v: Word) -> R<Word> {
+        let wide = self.b.s_convert(ty, None, v)?;
+        if !self.g.hide_sign_extensions || ty != self.ty(Scalar::Int(64)) {
+            return Ok(wide);
+        }
+        let zero = self.push_u32(ptxvk_abi::member::ZERO)?;
+        let zero = self.b.u_convert(ty, None, zero)?;
+        Ok(self.b.bitwise_or(ty, None, wide, zero)?)
+    }
+
+    /// `v` (a float of type `ty`) ORed with the always-zero push-constant word `which`
+    /// (`ptxvk_abi::PushConstants::zero`), for [`Self::float_op`].
+    fn hidden(&mut self, ty: Word, v: Word, which: u32) -> R<Word> {
+        // Asking for the f64 type would declare it (and need `shaderFloat64`), so the
+        // width is told from f32's: float operations are f32 or f64.
+        let bits = if ty == self.ty(Scalar::Float(32)) { 32 } else { 64 };
+        let is = Scalar::Int(bits);
+        let it = self.ty(is);
+        let zero = self.push_u32(ptxvk_abi::member::ZERO + which)?;
+        let zero = if bits == 64 { self.b.u_convert(it, None, zero)? } else { zero };
+        let v = self.b.bitcast(it, None, v)?;
+        let v = self.b.bitwise_or(it, None, v, zero)?;
+        Ok(self.b.bitcast(ty, None, v)?)
     }
 
     /// The sum `r` of `a` and `c` (or their difference, `sub`) with the sign of a zero
     /// result set as IEEE 754 §6.3 says for round-to-nearest: -0 only when both addends
     /// are -0 (`a` and `-c` for a difference). Decided on the bit patterns: lavapipe
-    /// folds `x + 0.0` to `x` even under `SignedZeroInfNanPreserve`, which turns
+    /// 22.3 folds `x + 0.0` to `x` even under `SignedZeroInfNanPreserve`, which turns
     /// `-0 + 0` into -0; only sums with a constant operand can be folded, so only those
-    /// get this repair.
+    /// get this repair, and only for a target whose driver was not probed
+    /// (`FloatConstants::Repaired`; a probed one is exact, or has its operands hidden).
     fn zero_sign_of_sum(&mut self, sub: bool, ty: OpTy, a: Word, c: Word, r: Word) -> R<Word> {
         let bits = ty.bits();
         let is = Scalar::Int(bits as u8);
@@ -1422,7 +1520,7 @@ impl<'a> FnEmitter<'a> {
         let y = self.b.bitcast(ft, None, xb)?;
         let xd = self.b.f_convert(dt, None, x)?;
         let yd = self.b.f_convert(dt, None, y)?;
-        let qd = self.b.f_div(dt, None, xd, yd)?;
+        let qd = self.float_op(BinaryOp::Div, dt, xd, yd)?;
         let q0f = self.b.f_convert(ft, None, qd)?;
         let q0 = self.b.bitcast(it, None, q0f)?;
         // sign(|a| - m*|b|), exactly: m*|b| has at most 25 + 24 significant bits.
@@ -1571,8 +1669,13 @@ impl<'a> FnEmitter<'a> {
         let i64s = Scalar::Int(64);
         let it = self.ty(i64s);
         let s = self.exact(BinaryOp::Add, dt, p, c)?;
-        // A constant addend (an fma's `+ 0.0`) may be folded away by the driver.
-        let s = self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)?;
+        // A constant addend (an fma's `+ 0.0`) may be folded away by a driver that was
+        // not probed.
+        let s = if self.g.float_constants == FloatConstants::Repaired {
+            self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)?
+        } else {
+            s
+        };
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
         let bb = self.exact(BinaryOp::Sub, dt, s, p)?;
         let sbb = self.exact(BinaryOp::Sub, dt, s, bb)?;
@@ -1665,7 +1768,7 @@ impl<'a> FnEmitter<'a> {
                 } else if to.bits() < from.bits() {
                     self.b.u_convert(tt, None, v)?
                 } else if from.is_signed() {
-                    self.b.s_convert(tt, None, v)?
+                    self.sign_extend(tt, v)?
                 } else {
                     self.b.u_convert(tt, None, v)?
                 }
@@ -1847,7 +1950,7 @@ impl<'a> FnEmitter<'a> {
             std::cmp::Ordering::Less => self.b.u_convert(tt, None, r)?,
             // The clamped value is in the destination's range, so extending by the
             // source's signedness keeps it.
-            std::cmp::Ordering::Greater if from.is_signed() => self.b.s_convert(tt, None, r)?,
+            std::cmp::Ordering::Greater if from.is_signed() => self.sign_extend(tt, r)?,
             std::cmp::Ordering::Greater => self.b.u_convert(tt, None, r)?,
         })
     }

@@ -18,6 +18,7 @@ use rspirv::spirv::{ExecutionMode, ExecutionModel};
 
 use ptxvk_lower::abi::KernelAbi;
 use ptxvk_lower::ir::InstKind;
+use ptxvk_lower::pass::Target;
 use ptxvk_lower::LoweredKernel;
 
 pub use ptxvk_abi::Requirements;
@@ -89,10 +90,23 @@ pub struct SpirvModule {
     pub words: Vec<u32>,
     pub kernels: Vec<KernelInfo>,
     pub requirements: Requirements,
+    /// Whether the module computes with floats (has a float type): a launch of it is
+    /// refused on a driver whose float arithmetic a probe found wrong beyond repair.
+    pub uses_floats: bool,
+    /// Whether the module has a loop (`OpLoopMerge`), which a driver that cuts loops
+    /// short may get wrong.
+    pub has_loops: bool,
 }
 
-/// Generates the SPIR-V module for `kernels`.
+/// Generates the SPIR-V module for `kernels`, for a device of which nothing is known
+/// but what the kernels' lowering decided ([`compile_for`] a default target).
 pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
+    compile_for(kernels, &Target::default())
+}
+
+/// Generates the SPIR-V module for `kernels`, lowered for `target`, whose driver-bug
+/// answers (`Target::float_constants`) also decide how float arithmetic is emitted.
+pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvModule, Error> {
     if kernels.is_empty() {
         return Err(Error::NoKernels);
     }
@@ -112,15 +126,20 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         race_shadow,
     };
     let mut g = module::Globals::declare(&mut b, &mut t, &windows);
-    let uses_subgroups = kernels.iter().any(|k| {
-        k.kernel
-            .blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .any(|i| matches!(i.kind, InstKind::Subgroup { .. }))
-    });
-    if uses_subgroups {
+    g.float_constants = target.float_constants;
+    g.hide_sign_extensions = target.hide_sign_extensions;
+    let any_inst = |is: fn(&InstKind) -> bool| {
+        kernels.iter().flat_map(|k| &k.kernel.blocks).flat_map(|b| &b.insts).any(|i| is(&i.kind))
+    };
+    if any_inst(|i| matches!(i, InstKind::Subgroup { .. })) {
         g.declare_subgroup(&mut b, &mut t);
+    }
+    let counts_loops = any_inst(|i| matches!(i, InstKind::LoopCount { .. }));
+    if counts_loops {
+        // Without a guard's figure (IR from text), a subgroup per invocation of the
+        // largest CUDA block.
+        let subgroups = target.loop_guard.map_or(1024, |g| g.subgroups);
+        g.declare_loop_counts(&mut b, &mut t, subgroups);
     }
     let mut infos = Vec::new();
     let mut entries = Vec::new();
@@ -169,11 +188,12 @@ pub fn compile(kernels: &[LoweredKernel]) -> Result<SpirvModule, Error> {
         storage_buffer_16bit: u.storage16,
         int64_atomics: u.int64_atomics,
         shared_int64_atomics: windows.words.contains(&ptxvk_lower::ir::SharedWord::U64),
-        zero_initialize_workgroup_memory: windows.race_shadow,
+        zero_initialize_workgroup_memory: windows.race_shadow || counts_loops,
         device_clock: u.device_clock,
     };
     let words = b.module().assemble();
-    Ok(SpirvModule { words, kernels: infos, requirements })
+    let (uses_floats, has_loops) = (t.has_floats(), u.loops);
+    Ok(SpirvModule { words, kernels: infos, requirements, uses_floats, has_loops })
 }
 
 /// Whether the kernel accesses racecheck's shadow.

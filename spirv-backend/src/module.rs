@@ -10,6 +10,7 @@ use rspirv::spirv::{
 
 use crate::types::{Scalar, TypeCache};
 use ptxvk_lower::ir::SharedWord;
+use ptxvk_lower::pass::FloatConstants;
 
 use ptxvk_abi::{spec_ids, PUSH_CONSTANT_MEMBERS};
 
@@ -48,6 +49,16 @@ pub struct Globals {
     pub race_shadow: Option<Word>,
     /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
     pub subgroup_lane: Option<Word>,
+    /// What the target's driver does with float arithmetic of known operands
+    /// (`Target::float_constants`), which decides how the backend emits it.
+    pub float_constants: FloatConstants,
+    /// Whether sign extensions to 64 bits are hidden from the driver
+    /// (`Target::hide_sign_extensions`).
+    pub hide_sign_extensions: bool,
+    /// The loop counts of [`InstKind::LoopCount`](ptxvk_lower::ir::InstKind::LoopCount):
+    /// a zero-initialized `Workgroup` array of one u32 per subgroup, and the
+    /// `SubgroupId` input that indexes it, when some kernel counts.
+    pub loop_counts: Option<(Word, Word)>,
 }
 
 impl Globals {
@@ -142,6 +153,9 @@ impl Globals {
             dynamic_shared_bytes,
             race_shadow,
             subgroup_lane: None,
+            float_constants: FloatConstants::default(),
+            hide_sign_extensions: false,
+            loop_counts: None,
         }
     }
 
@@ -160,6 +174,23 @@ impl Globals {
         t.used.subgroup = true;
     }
 
+    /// Declares the loop counts of `subgroups` subgroups and `SubgroupId`
+    /// ([`Self::loop_counts`]).
+    pub fn declare_loop_counts(&mut self, b: &mut Builder, t: &mut TypeCache, subgroups: u32) {
+        let u32t = t.scalar(b, Scalar::Int(32));
+        let len = b.constant_bit32(u32t, subgroups.max(1));
+        let arr = b.type_array(u32t, len);
+        let ptr = t.pointer(b, StorageClass::Workgroup, arr);
+        let zero = b.constant_null(arr);
+        let counts = b.variable(ptr, None, StorageClass::Workgroup, Some(zero));
+        b.name(counts, "loop_counts");
+        let in_ptr = t.pointer(b, StorageClass::Input, u32t);
+        let id = b.variable(in_ptr, None, StorageClass::Input, None);
+        b.decorate(id, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::SubgroupId)]);
+        self.loop_counts = Some((counts, id));
+        t.used.loop_counts = true;
+    }
+
     /// The shared window of elements `word`, if the module declares one.
     pub fn shared_window(&self, word: SharedWord) -> Option<Word> {
         self.shared.iter().find(|w| w.0 == word).map(|w| w.1)
@@ -172,6 +203,7 @@ impl Globals {
         v.extend(self.shared_window(word));
         v.extend(self.race_shadow);
         v.extend(self.subgroup_lane);
+        v.extend(self.loop_counts.iter().flat_map(|&(counts, id)| [counts, id]));
         v
     }
 }
@@ -196,6 +228,9 @@ pub fn capabilities(b: &mut Builder, t: &TypeCache) {
     if u.subgroup {
         b.capability(Capability::GroupNonUniform);
         b.capability(Capability::GroupNonUniformShuffle);
+        b.capability(Capability::GroupNonUniformBallot);
+    } else if u.loop_counts {
+        b.capability(Capability::GroupNonUniform);
         b.capability(Capability::GroupNonUniformBallot);
     }
     if u.int8 {

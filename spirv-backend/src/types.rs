@@ -56,6 +56,10 @@ pub struct Used {
     pub subgroup: bool,
     /// The device clock (`OpReadClockKHR`).
     pub device_clock: bool,
+    /// Loop counts (`Globals::loop_counts`: elect, broadcast).
+    pub loop_counts: bool,
+    /// A loop (`OpLoopMerge`), of the program's or of an emulation routine.
+    pub loops: bool,
 }
 
 #[derive(Debug, Default)]
@@ -69,6 +73,11 @@ pub struct TypeCache {
 }
 
 impl TypeCache {
+    /// Whether the module has float values (f16, f32 or f64) anywhere.
+    pub fn has_floats(&self) -> bool {
+        self.scalars.keys().any(|s| matches!(s, Scalar::Float(_)))
+    }
+
     pub fn scalar(&mut self, b: &mut Builder, s: Scalar) -> Word {
         if let Some(&id) = self.scalars.get(&s) {
             return id;

@@ -910,7 +910,7 @@ fn ue8m0_scale_factor_conversions() {
 #[test]
 fn the_fused_fma_path_is_exact_exactly_when_the_probe_says_fused() {
     let Some(device) = device() else { return };
-    let probe = ptxvk::runtime::probe_fused_fma(&device).expect("probe runs");
+    let probe = ptxvk::probes::probe_fused_fma(&device).expect("probe runs");
     const PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
         .visible .entry fmas(.param .u64 io, .param .u32 n)\n{\n\
         .reg .pred %p1;\n.reg .b32 %r<4>;\n.reg .f32 %f<5>;\n.reg .b64 %rd<4>;\n\
@@ -965,7 +965,7 @@ fn the_fused_fma_path_is_exact_exactly_when_the_probe_says_fused() {
 #[test]
 fn newton_division_and_square_root_on_a_fused_fma() {
     let Some(device) = device() else { return };
-    let probe = ptxvk::runtime::probe_fused_fma(&device).expect("probe runs");
+    let probe = ptxvk::probes::probe_fused_fma(&device).expect("probe runs");
     newton_case(&device, 32, probe.f32);
     if device.info().features.float64 {
         newton_case(&device, 64, probe.f64);
@@ -1091,7 +1091,7 @@ fn newton_case(device: &ptxvk::Device, bits: u32, fused: bool) {
 }
 
 /// The measurement behind the exact-f32 scheme of a device with f64
-/// (`runtime::probe_float_scheme`): the same kernel of `fma.rn`, `div.rn` and `sqrt.rn`
+/// (`probes::probe_float_scheme`): the same kernel of `fma.rn`, `div.rn` and `sqrt.rn`
 /// compiled with the f64 scheme and with the integer one, both timed, and the device's
 /// target uses f64 for f32 code exactly when the cached choice says so.
 #[test]
@@ -1101,15 +1101,10 @@ fn the_float_scheme_is_chosen_by_measurement() {
         assert!(!device.target().float64, "no f64 device uses f64");
         return;
     }
-    let (f64_ms, integer_ms) = ptxvk::runtime::probe_float_scheme(&device).expect("probe runs");
+    let fused = device.target().fused_fma;
+    let (f64_ms, integer_ms) =
+        ptxvk::probes::probe_float_scheme(&device, fused).expect("probe runs");
     eprintln!("float scheme probe: f64 {f64_ms:.3} ms, integer {integer_ms:.3} ms");
     assert!(f64_ms > 0.0 && integer_ms > 0.0, "both timed: {f64_ms} {integer_ms}");
-    let cached = device
-        .vk()
-        .cache_file("float-scheme")
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .unwrap_or_default();
-    if !cached.is_empty() {
-        assert_eq!(device.target().float64, cached.trim() == "f64", "cache says {cached:?}");
-    }
+    assert_eq!(device.target().float64, !device.findings().integer_float);
 }

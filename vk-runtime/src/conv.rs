@@ -69,6 +69,7 @@ pub(crate) fn push_constants(
         ctaid_base,
         grid: cfg.grid,
         window_base: cfg.window_base,
+        zero: [0; 2],
     }
     .to_bytes()
 }

@@ -16,7 +16,10 @@
 //!    [`loop_exits`] (and the analysis `crate::merges`);
 //! 5. [`predicate`] — when `crate::uniformity` finds an emulated collective in
 //!    divergent control flow, the tree is predicated so that every thread reaches it;
-//! 6. [`legalize_memory`] — stores narrower than a word of the shared or local window
+//! 6. [`loop_guard`] — on a target whose driver silently ends loops after a number of
+//!    iterations ([`Target::loop_guard`]), every loop counts its iterations as the driver
+//!    does and the launch fails before the driver would cut one short;
+//! 7. [`legalize_memory`] — stores narrower than a word of the shared or local window
 //!    become masked word updates; it rewrites instructions inside blocks only, so it
 //!    runs last and also sees the stores predication adds.
 //!
@@ -39,6 +42,7 @@ pub mod legalize_floats;
 pub mod legalize_memory;
 pub mod legalize_warps;
 pub mod loop_exits;
+pub mod loop_guard;
 pub mod predicate;
 pub mod reducible;
 pub mod schedule;
@@ -46,7 +50,7 @@ pub mod structurize;
 
 use ptxvk_frontend::Diagnostic;
 
-use crate::ir::{InstKind, Kernel, Node, WarpMode};
+use crate::ir::{BinaryOp, InstKind, Kernel, Node, WarpMode};
 use crate::{uniformity, verify, LoweredKernel};
 
 /// What lowering needs to know about the device a module is compiled for.
@@ -81,6 +85,98 @@ pub struct Target {
     /// Initcheck too (`PTXVK_CHECK=initcheck`), with `check`: [`check`] tests global
     /// reads against the write shadows of device allocations and marks writes there.
     pub initcheck: bool,
+    /// What the driver's compiler does with float arithmetic whose operands it knows
+    /// at compile time (a probe of the device, `src/probes.rs`): the SPIR-V backend
+    /// hides the operands from it where it folds them wrongly.
+    pub float_constants: FloatConstants,
+    /// Whether the driver miscompiles what follows a sign extension from 32 to 64 bits
+    /// (Mesa 22.3: a compare with a constant, `min`/`max`), as a probe found: the
+    /// backend then hides each such extension's result behind an always-zero
+    /// push-constant word.
+    pub hide_sign_extensions: bool,
+    /// Where the driver silently ends a subgroup's loops after a number of iterations
+    /// in all (Mesa 22.3's lavapipe), [`loop_guard`] counts them and fails the launch
+    /// before the driver would cut one short.
+    pub loop_guard: Option<LoopGuard>,
+}
+
+/// What the driver's compiler does with `OpFAdd`, `OpFSub`, `OpFMul` and `OpFDiv` of
+/// operands it knows (literals, and values that become constants once it has
+/// propagated them), under `SignedZeroInfNanPreserve` ([`Target::float_constants`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FloatConstants {
+    /// Unknown (no device, or not probed): the backend repairs the sign of a zero sum
+    /// or difference with an immediate operand from the operands' bits, since lavapipe
+    /// folds `x + 0.0` to `x` (`-0 + 0` gives -0).
+    #[default]
+    Repaired,
+    /// The probe found every case IEEE 754's: nothing is repaired.
+    Exact,
+    /// The driver folds these operations (lavapipe: `x + 0.0` is `x` and `0.0 - x` is
+    /// `-x`, and in Mesa 22.3 also `x * 0.0` is 0 whatever `x` is): each of their
+    /// operands passes through an integer OR with an always-zero push-constant word
+    /// the driver cannot know, one word per operand position (so that `a - a` is not
+    /// made of two equal values).
+    Hidden(FloatOps),
+}
+
+impl FloatConstants {
+    /// Whether the backend hides the operands of float `op` (add, sub, mul or div).
+    pub fn hides(self, op: BinaryOp) -> bool {
+        let FloatConstants::Hidden(ops) = self else { return false };
+        match op {
+            BinaryOp::Add => ops.add,
+            BinaryOp::Sub => ops.sub,
+            BinaryOp::Mul => ops.mul,
+            BinaryOp::Div => ops.div,
+            _ => false,
+        }
+    }
+}
+
+/// A set of the four float operations of [`FloatConstants::Hidden`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FloatOps {
+    pub add: bool,
+    pub sub: bool,
+    pub mul: bool,
+    pub div: bool,
+}
+
+impl FloatOps {
+    pub const ALL: FloatOps = FloatOps { add: true, sub: true, mul: true, div: true };
+
+    pub fn union(self, other: FloatOps) -> FloatOps {
+        FloatOps {
+            add: self.add || other.add,
+            sub: self.sub || other.sub,
+            mul: self.mul || other.mul,
+            div: self.div || other.div,
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self == FloatOps::default()
+    }
+
+    /// The operations' names, `add`, `sub`, `mul`, `div`, commas between.
+    pub fn names(self) -> String {
+        let all = [(self.add, "add"), (self.sub, "sub"), (self.mul, "mul"), (self.div, "div")];
+        all.iter().filter(|(on, _)| *on).map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// [`Target::loop_guard`]: when a kernel's loop iterations, counted per subgroup as
+/// the driver counts them, reach `limit`, the launch fails with
+/// [`crate::system::STATUS_LOOP_LIMIT`] instead of going on with a loop cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopGuard {
+    /// Iterations a subgroup may run in all (below the driver's own limit, with a
+    /// margin).
+    pub limit: u32,
+    /// Subgroups a workgroup can have on the device (one counter each, in shared
+    /// memory): the largest block over the smallest subgroup size.
+    pub subgroups: u32,
 }
 
 /// Which widths of the device's `Fma` are fused ([`Target::fused_fma`]).
@@ -103,6 +199,9 @@ impl Target {
             check: false,
             racecheck: false,
             initcheck: false,
+            float_constants: FloatConstants::default(),
+            hide_sign_extensions: false,
+            loop_guard: None,
         }
     }
 
@@ -134,6 +233,9 @@ impl Target {
             check: false,
             racecheck: false,
             initcheck: false,
+            float_constants: FloatConstants::default(),
+            hide_sign_extensions: false,
+            loop_guard: None,
         }
     }
 }
@@ -182,6 +284,11 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
         body = predicate::run(&mut kernel, body).map_err(|d| vec![d])?;
         checked(&kernel, Some(&body))?;
         uniformity::check(&kernel, &body)?;
+    }
+    // After predication, whose block-wide votes are loops the driver counts too.
+    if let Some(guard) = &target.loop_guard {
+        body = loop_guard::run(&mut kernel, body, guard);
+        checked(&kernel, Some(&body))?;
     }
     // Last: predication stores its vote word too, a partial word in a wide window.
     legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;

@@ -73,7 +73,7 @@ use crate::build::{reg_of, Build, Builder};
 use crate::cfg::{strongly_connected, Cfg};
 use crate::ir::{
     Address, AtomicOp, BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, Order, RegId,
-    Scope, Space, SpecialReg, SyncPoint, Terminator, Value,
+    Scope, Space, SyncPoint, Terminator, Value,
 };
 use crate::system as sys;
 
@@ -670,28 +670,36 @@ impl<'k> Scheduler<'k> {
     }
 
     /// Ends the launch because the block is stuck (module doc): `stalled` says which
-    /// way. Threads that have not exited record their wait site; the first record
-    /// stays.
+    /// way. Threads that have not exited claim the failure; the first records its
+    /// thread and wait site.
     fn failure_blocks(&mut self, stalled: RegId) -> BlockId {
         let span = Span::new(self.span.start, self.span.start);
+        let param_bytes = self.k.abi.size;
         let mut e = Builder::new(self.k, span);
+        let left = e.cmp(CmpOp::Ne, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
+        let test = std::mem::take(&mut e.insts);
         let status = e.sel(
             U32,
             stalled,
             Value::Imm(u64::from(sys::STATUS_DEADLOCK)),
             Value::Imm(u64::from(sys::STATUS_SPIN)),
         );
-        let left = e.cmp(CmpOp::Ne, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
+        let area = e.system_area(param_bytes);
+        let first = e.claim_failure(area, status);
+        let claim = std::mem::take(&mut e.insts);
+        // The line field holds the wait site's index (`Kernel::wait_sites`).
+        let details = [Value::Imm(0), Value::Imm(0), Value::Reg(self.site)];
+        e.store_failure(area, &details);
         let record = std::mem::take(&mut e.insts);
-        let base = e.special(SpecialReg::ParamBlock);
-        let area = e.add(U64, base, Value::Imm(u64::from(sys::offset(e.kernel.abi.size))));
-        e.record_failure(area, status, Value::Reg(self.site));
-        let recorded = std::mem::take(&mut e.insts);
         let exit = self.block(Vec::new(), Terminator::Return);
-        let write = self.block(recorded, Terminator::Jump(exit));
+        let record = self.block(record, Terminator::Jump(exit));
+        let claim = self.block(
+            claim,
+            Terminator::Branch { cond: first, negate: false, if_true: record, if_false: exit },
+        );
         self.block(
-            record,
-            Terminator::Branch { cond: left, negate: false, if_true: write, if_false: exit },
+            test,
+            Terminator::Branch { cond: left, negate: false, if_true: claim, if_false: exit },
         )
     }
 

@@ -292,31 +292,8 @@ impl Lowerer<'_> {
     /// The device address of the system area.
     fn system_area(&mut self, span: Span) -> RegId {
         self.kernel.system = true;
-        let offset = sys::offset(self.kernel.abi.size);
-        let mut e = Emit { l: self, span };
-        let base = e.temp(U64);
-        e.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock });
-        let area = e.add(U64, Value::Reg(base), Value::Imm(u64::from(offset)));
-        match area {
-            Value::Reg(r) => r,
-            v => {
-                let r = e.temp(U64);
-                e.mov(U64, r, v);
-                r
-            }
-        }
-    }
-
-    /// Stores `%ctaid` and `%tid` (six u32) at `base + at`.
-    fn store_thread(&mut self, base: RegId, at: u32, span: Span) {
-        let regs = [Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Ctaid).into_iter();
-        let regs = regs.chain([Dim::X, Dim::Y, Dim::Z].map(SpecialReg::Tid));
-        for (k, reg) in regs.enumerate() {
-            let r = self.temp(U32.storage(), span);
-            self.push(InstKind::Special { dst: r, reg }, span);
-            let addr = Address { base: Some(base), offset: i64::from(at) + 4 * k as i64 };
-            self.store_global(U32, addr, Value::Reg(r), span);
-        }
+        let param_bytes = self.kernel.abi.size;
+        Emit { l: self, span }.system_area(param_bytes)
     }
 
     fn store_global(&mut self, ty: OpTy, addr: Address, v: Value, span: Span) {
@@ -358,22 +335,7 @@ impl Lowerer<'_> {
         // area's, not the program's (an `mbarrier` or tensor copy may fail).
         let span = Span::new(span.start, span.start);
         let area = self.system_area(span);
-        let old = self.temp(U32.storage(), span);
-        self.push(
-            InstKind::Atomic {
-                op: AtomicOp::Cas,
-                space: Space::Global,
-                ty: U32,
-                scope: Scope::Gpu,
-                order: Order::Relaxed,
-                dst: Some(old),
-                addr: Address { base: Some(area), offset: i64::from(sys::STATUS) },
-                src: Value::Imm(u64::from(status)),
-                cmp: Value::Imm(0),
-            },
-            span,
-        );
-        let first = Emit { l: self, span }.cmp(CmpOp::Eq, U32, Value::Reg(old), Value::Imm(0));
+        let first = Emit { l: self, span }.claim_failure(area, Value::Imm(u64::from(status)));
         let record = self.new_block(None, span);
         let end = self.new_block(None, span);
         self.terminate(
@@ -382,11 +344,7 @@ impl Lowerer<'_> {
         );
         self.cur = record;
         self.closed = false;
-        self.store_thread(area, sys::THREAD, span);
-        let at = [(sys::MESSAGE, U64), (sys::FILE, U64), (sys::LINE, U32), (sys::FUNCTION, U64)];
-        for (&v, (off, ty)) in details.iter().zip(at) {
-            self.store_global(ty, Address { base: Some(area), offset: i64::from(off) }, v, span);
-        }
+        Emit { l: self, span }.store_failure(area, details);
         self.terminate(Terminator::Jump(end), span);
         self.cur = end;
         self.closed = false;
@@ -447,7 +405,7 @@ impl Lowerer<'_> {
         self.store_global(U32, at(0), size, span);
         self.store_global(U32, at(4), described, span);
         self.store_global(U64, at(8), format, span);
-        self.store_thread(rec_reg, 16, span);
+        Emit { l: self, span }.store_thread(rec_reg, 16);
         // Copy the argument buffer a word at a time: for k in (0..n).step_by(4).
         let k = self.temp(U32.storage(), span);
         Emit { l: self, span }.mov(U32, k, Value::Imm(0));

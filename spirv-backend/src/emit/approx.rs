@@ -241,7 +241,8 @@ impl FnEmitter<'_> {
     /// The sum of [`Self::remainder_mod4`] over the pieces of 2/π as a SPIR-V loop
     /// (soft f64 only): unrolled, the eleven steps after the first are over a thousand
     /// inlined soft operations, which drivers that inline every call (Mesa) compile for
-    /// about a minute. Piece i is selected from the constants by comparisons.
+    /// about a minute. Piece i is selected from the constants by comparisons. (The loop
+    /// guard counts its iterations: `loop_guard::SIN_COS_REDUCTION_ITERATIONS`.)
     fn reduce_loop(&mut self, xd: Word) -> R<(Word, Word)> {
         let (it, bt) = (self.ty(Scalar::Int(32)), self.ty(Scalar::Bool));
         let dt = self.f64_ty();
@@ -262,6 +263,7 @@ impl FnEmitter<'_> {
         self.b.phi(dt, Some(s_phi), [(s0, pre), (s_next, cont)])?;
         self.b.phi(dt, Some(e_phi), [(e0, pre), (e_next, cont)])?;
         self.b.loop_merge(merge, cont, rspirv::spirv::LoopControl::NONE, [])?;
+        self.t.used.loops = true;
         self.b.branch(body)?;
         self.b.begin_block(Some(body))?;
         let mut c = self.kf(two_over_pi_piece(1));
@@ -389,5 +391,16 @@ impl FnEmitter<'_> {
         let finite = self.flt(ax, inf)?;
         let nan = self.konst(Scalar::Float(32), u64::from(f32::NAN.to_bits()));
         Ok(self.b.select(ft, None, finite, r, nan)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The loop of [`super::FnEmitter::reduce_loop`] runs once per piece of 2/π after
+    /// the first, which the loop guard counts for it.
+    #[test]
+    fn the_loop_guard_counts_the_reduction_loop() {
+        let iterations = super::TWO_OVER_PI_24.len() as u32 - 1;
+        assert_eq!(iterations, ptxvk_lower::pass::loop_guard::SIN_COS_REDUCTION_ITERATIONS);
     }
 }

@@ -86,7 +86,8 @@ impl FnEmitter<'_> {
 
     /// The index (32-bit) of the last entry of the table at `table` whose start is at
     /// or below `addr`, and the entry count. Entry 0 is (0, 0), so it exists; binary
-    /// lifting finds it in ⌈log2 n⌉ steps.
+    /// lifting finds it in ⌈log2 n⌉ steps (at most 32: the loop guard counts that many,
+    /// `ptxvk_lower::pass::loop_guard::TABLE_SEARCH_ITERATIONS`).
     fn find_entry(&mut self, table: Word, addr: Word) -> R<(Word, Word)> {
         let s32 = Scalar::Int(32);
         let (t32, bt) = (self.ty(s32), self.ty(Scalar::Bool));
@@ -105,6 +106,7 @@ impl FnEmitter<'_> {
         self.b.phi(t32, Some(pos), [(one, pre), (pos_next, cont)])?;
         self.b.phi(t32, Some(bit), [(first_bit, pre), (bit_next, cont)])?;
         self.b.loop_merge(merge, cont, LoopControl::NONE, [])?;
+        self.t.used.loops = true;
         self.b.branch(body)?;
         self.b.begin_block(Some(body))?;
         let candidate = self.b.i_add(t32, None, pos, bit)?;

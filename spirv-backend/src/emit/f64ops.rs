@@ -80,7 +80,7 @@ impl FnEmitter<'_> {
             self.call(Helper::DivF64(Rounding::Nearest), &[a, b])
         } else {
             let dt = self.ty(F64);
-            Ok(self.b.f_div(dt, None, a, b)?)
+            self.float_op(BinaryOp::Div, dt, a, b)
         }
     }
 

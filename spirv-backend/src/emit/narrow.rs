@@ -5,7 +5,7 @@
 
 use rspirv::spirv::Word;
 
-use ptxvk_lower::ir::{FloatFormat, OddOp, OpTy, Rounding, Value};
+use ptxvk_lower::ir::{BinaryOp, FloatFormat, OddOp, OpTy, Rounding, Value};
 
 use super::helpers::Helper;
 use super::{glsl, FnEmitter, R};
@@ -232,7 +232,7 @@ impl FnEmitter<'_> {
         let x = if from.bits() == 64 {
             raw
         } else if from.is_signed() {
-            self.b.s_convert(it, None, raw)?
+            self.sign_extend(it, raw)?
         } else {
             self.b.u_convert(it, None, raw)?
         };
@@ -360,7 +360,7 @@ impl FnEmitter<'_> {
         let frac_f = self.b.convert_u_to_f(ft, None, frac)?;
         let scale_exp = 1 - from.bias() - i64::from(mt);
         let scale = self.konst(Scalar::Float(32), u64::from(2f32.powi(scale_exp as i32).to_bits()));
-        let sub_f = self.b.f_mul(ft, None, frac_f, scale)?;
+        let sub_f = self.float_op(BinaryOp::Mul, ft, frac_f, scale)?;
         let sub = self.b.bitcast(ut, None, sub_f)?;
         let zero = k(self, 0);
         let is_sub = self.b.i_equal(bt, None, exp, zero)?;
@@ -390,7 +390,6 @@ impl FnEmitter<'_> {
         let bv = self.read_op(b, f32t)?;
         let ad = self.b.f_convert(dt, None, av)?;
         let bd = self.b.f_convert(dt, None, bv)?;
-        use ptxvk_lower::ir::BinaryOp;
         match op {
             OddOp::Mul => self.exact(BinaryOp::Mul, dt, ad, bd),
             OddOp::Add => self.odd_sum(ad, bd),

@@ -27,7 +27,7 @@ use rspirv::spirv::{SelectionControl, Word};
 use super::helpers::{Helper, SoftOp};
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
-use ptxvk_lower::ir::Rounding;
+use ptxvk_lower::ir::{BinaryOp, Rounding};
 
 /// GLSL.std.450 `InverseSqrt`.
 const INVERSE_SQRT: u32 = 32;
@@ -206,7 +206,7 @@ impl FnEmitter<'_> {
         let prev = self.bits_step(f, q, -1)?;
         let t1 = self.b.select(ft, None, below, prev, q)?;
         let t2 = self.bits_step(f, t1, 1)?;
-        let g = self.b.f_sub(ft, None, t2, t1)?;
+        let g = self.float_op(BinaryOp::Sub, ft, t2, t1)?;
         Ok((t1, t2, g))
     }
 
@@ -219,18 +219,18 @@ impl FnEmitter<'_> {
         let one = self.konst(float, f.float_bits(1.0));
         let half = self.konst(float, f.float_bits(0.5));
         // 1/|b| to Vulkan's precision, then one Newton step.
-        let y0 = self.b.f_div(ft, None, one, y)?;
+        let y0 = self.float_op(BinaryOp::Div, ft, one, y)?;
         let e = self.fused_fma(f, neg_y, y0, one)?;
         let y1 = self.fused_fma(f, y0, e, y0)?;
-        let q0 = self.b.f_mul(ft, None, x, y1)?;
+        let q0 = self.float_op(BinaryOp::Mul, ft, x, y1)?;
         let r0 = self.fused_fma(f, neg_y, q0, x)?;
         let q = self.fused_fma(f, r0, y1, q0)?;
         let r = self.fused_fma(f, neg_y, q, x)?;
         let (t1, t2, g) = self.bracket(f, q, r)?;
         // Above the midpoint: |a| - |b|·t1 > |b|·g/2; a tie goes to the even one.
         let r1 = self.fused_fma(f, neg_y, t1, x)?;
-        let yg = self.b.f_mul(ft, None, y, g)?;
-        let h = self.b.f_mul(ft, None, yg, half)?;
+        let yg = self.float_op(BinaryOp::Mul, ft, y, g)?;
+        let h = self.float_op(BinaryOp::Mul, ft, yg, half)?;
         let above = self.b.f_ord_greater_than(bt, None, r1, h)?;
         let tie = self.b.f_ord_equal(bt, None, r1, h)?;
         let t1_bits = self.b.bitcast(it, None, t1)?;
@@ -259,8 +259,8 @@ impl FnEmitter<'_> {
         // 1/sqrt(x) to Vulkan's precision, then one coupled (Goldschmidt) step for
         // sqrt(x) (`s`) and 1/(2 sqrt(x)) (`h`), and a correction of `s`.
         let y0 = self.glsl1(ft, INVERSE_SQRT, x)?;
-        let s0 = self.b.f_mul(ft, None, x, y0)?;
-        let h0 = self.b.f_mul(ft, None, half, y0)?;
+        let s0 = self.float_op(BinaryOp::Mul, ft, x, y0)?;
+        let h0 = self.float_op(BinaryOp::Mul, ft, half, y0)?;
         let neg_s0 = self.b.f_negate(ft, None, s0)?;
         let e = self.fused_fma(f, neg_s0, h0, half)?;
         let s1 = self.fused_fma(f, s0, e, s0)?;
