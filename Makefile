@@ -45,7 +45,9 @@ test: setup
 	# which check_e2e asserts. Not the double-buffered GEMM: with the warp scratch, its
 	# racecheck shadow exceeds lavapipe's 32 KiB of shared memory. Not the block-scope
 	# cuda::pipeline: lavapipe takes about a minute to compile its sm_80 build checked.)
-	PTXVK_CHECK=racecheck cargo test -p ptxvk --test kernels_e2e --test math_kernels_e2e \
+	# Checked modules take lavapipe long to compile on a cold shader cache (CI's): waits
+	# get five minutes instead of one.
+	PTXVK_CHECK=racecheck PTXVK_TIMEOUT_MS=300000 cargo test -p ptxvk --test kernels_e2e --test math_kernels_e2e \
 		--test atomics_e2e --test memory_e2e --test warp_e2e --test control_e2e \
 		--test recursion_e2e --test syscalls_e2e --test legacy_e2e --test link_e2e \
 		--test grid_sync_e2e --test streams_e2e --test tensor_e2e --test async_copy_e2e \
@@ -55,7 +57,7 @@ test: setup
 		--skip a_block_scope_pipeline_of_memcpy_async_sums_in_order
 	# And under initcheck: the corpus's kernels read only what the host or a kernel
 	# wrote (a few suites; atomics_e2e alone would take three minutes).
-	PTXVK_CHECK=initcheck cargo test -p ptxvk --test kernels_e2e --test memory_e2e \
+	PTXVK_CHECK=initcheck PTXVK_TIMEOUT_MS=300000 cargo test -p ptxvk --test kernels_e2e --test memory_e2e \
 		--test syscalls_e2e --test streams_e2e
 	# The driver-bug probes' tests once more on Mesa 22.3's lavapipe where it is extracted
 	# (scripts/old-mesa; CI does not have it): each of its bugs found, worked around

@@ -1,7 +1,7 @@
 //! Pass: forward progress between the threads of a block, by a block scheduler.
 //!
-//! Since sm_70, CUDA schedules every thread independently (PTX ISA 9.2 §2.2.2,
-//! "independent thread scheduling"): a thread that polls memory until another thread
+//! Since sm_70, CUDA schedules every thread independently (PTX ISA 9.2 §3.2,
+//! "Independent Thread Scheduling"): a thread that polls memory until another thread
 //! of its block writes it lets that thread run, whatever their warps. Vulkan promises
 //! no forward progress between the subgroups of a workgroup, nor between the divergent
 //! invocations of one subgroup, and lavapipe runs a workgroup's subgroups as
@@ -14,9 +14,10 @@
 //! *polling read* in it — a strong load (`ld.volatile`, `.relaxed`, `.acquire`) or an
 //! mbarrier wait ([`Kernel::polling_reads`]), an `atom.exch`, an `atom.cas` whose
 //! comparand does not come from memory the loop reads (a lock; a retry loop compares
-//! with what it last read and ends without help), or another atomic with an operand that leaves memory
-//! unchanged (`atom.add x, 0`) — through registers, or through local memory the loop
-//! stores such a value in (debug builds keep every variable there). A loop with a
+//! with what it last read and ends without help), or another atomic with an operand
+//! that leaves memory unchanged (`atom.add x, 0`) — through registers, or through the
+//! local memory the loop stores such a value in (debug builds keep every variable and
+//! pass every argument there). A loop with a
 //! `nanosleep` polls too (back-off loops). Other loops, however long, end without help
 //! from other threads and are left alone, as are kernels without polling loops (the
 //! pass then only removes the sync points of semantic analysis).
@@ -44,12 +45,12 @@
 //! handle the many-entry CFG this makes as they handle any other: the warp collectives
 //! inside a round are executed by exactly the lanes that were released to them.
 //!
-//! The block's state is words of shared memory after the static variables: threads
-//! left, threads waiting at a block barrier, per warp the lanes that exited and, per
-//! kind of collective, the lanes waiting at one, and per round parity the threads that
-//! ran and whether any made progress. Updates are atomics made between the round's two
-//! barriers; reads happen before the second, so every thread decides on the same
-//! snapshot.
+//! The block's state is words of shared memory after the static variables (of the
+//! window's atomic width, [`State`]): threads left, threads waiting at a block
+//! barrier, per warp the lanes that exited and, per kind of collective, the lanes
+//! waiting at one, and per round parity the threads that ran and whether any made
+//! progress. Updates are atomics made after the round's second barrier; reads happen
+//! between its two barriers, so every thread decides on the same snapshot.
 //!
 //! **Waits that cannot end.** A round in which no thread could run while threads are
 //! left is a deadlock (every thread waits at a barrier or collective that some other
