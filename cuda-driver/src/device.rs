@@ -110,7 +110,7 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: c_int) -> C
     entry(|| {
         let d = check_device(dev)?;
         // SAFETY: `bytes` is null or writable (CUDA's contract).
-        unsafe { out(bytes, d.device.info().memory_bytes as usize) }
+        unsafe { out(bytes, d.memory_bytes() as usize) }
     })
 }
 

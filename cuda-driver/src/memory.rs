@@ -74,7 +74,7 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: u64) -> CUresult {
 pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     entry(|| {
         let d = driver()?;
-        let total_bytes = d.device.info().memory_bytes;
+        let total_bytes = d.memory_bytes();
         let used: u64 = d.allocations().values().map(|a| a.buffer.size()).sum();
         // SAFETY: both are null or writable (CUDA's contract).
         unsafe {

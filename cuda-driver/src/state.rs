@@ -117,6 +117,17 @@ pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
 }
 
 impl Driver {
+    /// The device memory the driver reports (`cuDeviceTotalMem`, `cuMemGetInfo`): the
+    /// device's heap, but no more than its largest buffer. Lavapipe's heap is the host's
+    /// memory (Mesa 25: 24 GiB here) while one buffer holds at most 2 GiB; clients size
+    /// single allocations by the total (numba's managed-memory tests allocate a tenth of
+    /// it, memory pools a share), and those must succeed. Several allocations may
+    /// together exceed the figure.
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        let info = self.device.info();
+        info.memory_bytes.min(self.device.vk().max_buffer_bytes())
+    }
+
     pub(crate) fn allocations(&self) -> MutexGuard<'_, BTreeMap<u64, Allocation>> {
         self.allocations.lock().unwrap_or_else(PoisonError::into_inner)
     }

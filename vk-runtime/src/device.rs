@@ -149,6 +149,12 @@ impl Device {
         &self.shared.info
     }
 
+    /// The largest buffer the device can make: `maxBufferSize` and
+    /// `maxMemoryAllocationSize`, whichever is smaller (at least 1 GiB in Vulkan).
+    pub fn max_buffer_bytes(&self) -> u64 {
+        self.shared.max_buffer_size
+    }
+
     /// A file for facts about this device and driver that ptxvk measures once (the
     /// result of a probe kernel), beside the pipeline cache and named like it with
     /// `.NAME` appended; `None` when the disk cache is off (`PTXVK_NO_DISK_CACHE`).
