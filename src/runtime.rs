@@ -277,7 +277,10 @@ impl Device {
             (Some(why), _, _) => why,
             (_, Some(why), _) if spirv.uses_floats && !self.native_float => why,
             (_, _, Some(why)) if spirv.has_loops => why,
-            _ => return None,
+            _ => match f.scheduler_refusal() {
+                Some(why) if spirv.scheduled => why,
+                _ => return None,
+            },
         };
         let info = self.info();
         let fix = if info.driver_name.contains("llvmpipe") || info.name.contains("llvmpipe") {

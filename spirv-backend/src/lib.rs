@@ -96,6 +96,9 @@ pub struct SpirvModule {
     /// Whether the module has a loop (`OpLoopMerge`), which a driver that cuts loops
     /// short may get wrong.
     pub has_loops: bool,
+    /// Whether a kernel of the module runs as rounds of its block's scheduler
+    /// (`pass::schedule`: it polls), which a driver that breaks them gets wrong.
+    pub scheduled: bool,
 }
 
 /// Generates the SPIR-V module for `kernels`, for a device of which nothing is known
@@ -193,7 +196,8 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     };
     let words = b.module().assemble();
     let (uses_floats, has_loops) = (t.has_floats(), u.loops);
-    Ok(SpirvModule { words, kernels: infos, requirements, uses_floats, has_loops })
+    let scheduled = kernels.iter().any(|k| !k.kernel.wait_sites.is_empty());
+    Ok(SpirvModule { words, kernels: infos, requirements, uses_floats, has_loops, scheduled })
 }
 
 /// Whether the kernel accesses racecheck's shadow.

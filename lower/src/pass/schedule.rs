@@ -148,56 +148,87 @@ fn polling_edges(k: &Kernel) -> Vec<(usize, usize)> {
             // cycle's walk back from `u` may leave it).
             let body: Vec<usize> =
                 cfg.loop_body(h, &[u]).into_iter().filter(|&b| scc_of[b] == scc_of[h]).collect();
-            polls(k, &body)
+            polls(k, &cfg, h, &body)
         })
         .collect();
     edges.sort_unstable();
     edges
 }
 
-/// Whether the loop of `body` (sorted block indices) polls: an exit's condition
-/// depends on a polling read in the loop, or the loop sleeps.
-fn polls(k: &Kernel, body: &[usize]) -> bool {
+/// Whether the loop of `body` (sorted block indices, header `h`) polls: an exit's
+/// condition depends on a polling read in the loop, or the loop sleeps. Dependence is
+/// through data and through control: a register set in a block that runs only on one
+/// side of a branch on such a value (`mov.pred %p, 0` in the arm that took the lock)
+/// depends on it too.
+fn polls(k: &Kernel, cfg: &Cfg, h: usize, body: &[usize]) -> bool {
     let inside = |b: usize| body.binary_search(&b).is_ok();
-    let insts: Vec<&Inst> = body.iter().flat_map(|&b| &k.blocks[b].insts).collect();
-    if insts.iter().any(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Sleep })) {
+    let sleeps = body.iter().flat_map(|&b| &k.blocks[b].insts);
+    if sleeps.clone().any(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Sleep })) {
         return true;
     }
     // What the loop computes from memory that others may write: a compare-and-swap
     // whose comparand is such a value retries (it compares with what it last read);
     // one whose comparand is fixed waits for the memory to take that value (a lock).
     // (Reads of the thread's own frames count only where it stored such a value.)
-    let is_read = |i: &Inst| match i.kind {
+    let is_read = |_: usize, i: &Inst| match i.kind {
         InstKind::Load { space, .. } => !is_frame(space),
         InstKind::Atomic { .. } => true,
         _ => false,
     };
-    let from_reads = taint(k, &insts, is_read);
-    let polling = |i: &Inst| is_polling_read(k, &i.kind, &i.span, &from_reads);
-    let from_polls = taint(k, &insts, polling);
-    body.iter().any(|&b| {
-        let term = &k.blocks[b].term;
-        let leaves = term.successors().iter().any(|s| !inside(s.index()));
-        leaves
-            && match term {
-                Terminator::Branch { cond, .. } => from_polls[cond.index()],
-                Terminator::Switch { selector, .. } => from_polls[selector.index()],
-                _ => false,
+    let from_reads = taint(k, body, is_read);
+    let mut controlled = vec![false; k.blocks.len()];
+    loop {
+        let polling =
+            |b: usize, i: &Inst| controlled[b] || is_polling_read(k, &i.kind, &i.span, &from_reads);
+        let from_polls = taint(k, body, polling);
+        let cond = |b: usize| match &k.blocks[b].term {
+            Terminator::Branch { cond, .. } => Some(*cond),
+            Terminator::Switch { selector, .. } => Some(*selector),
+            _ => None,
+        };
+        let tainted = |b: usize| cond(b).is_some_and(|c| from_polls[c.index()]);
+        let leaves = |b: usize| k.blocks[b].term.successors().iter().any(|s| !inside(s.index()));
+        if body.iter().any(|&b| leaves(b) && tainted(b)) {
+            return true;
+        }
+        // The blocks that only one side of a tainted branch runs: reachable from its
+        // successors inside the loop before control meets again (its immediate
+        // post-dominator) or comes round to the header.
+        let mut grew = false;
+        for &b in body.iter().filter(|&&b| tainted(b)) {
+            let meet = cfg.ipdom[b];
+            let mut stack: Vec<usize> = cfg.succs[b].clone();
+            let mut seen = vec![false; k.blocks.len()];
+            while let Some(c) = stack.pop() {
+                if seen[c] || !inside(c) || c == h || Some(c) == meet {
+                    continue;
+                }
+                seen[c] = true;
+                if !controlled[c] {
+                    controlled[c] = true;
+                    grew = true;
+                }
+                stack.extend(cfg.succs[c].iter().copied());
             }
-    })
+        }
+        if !grew {
+            return false;
+        }
+    }
 }
 
-/// The registers whose value in the loop of `insts` may come from an instruction that
-/// `seed` picks: through registers, and through the thread's own memory (local and
-/// parameter frames, where debug builds keep every variable and pass every argument).
-fn taint(k: &Kernel, insts: &[&Inst], seed: impl Fn(&Inst) -> bool) -> Vec<bool> {
+/// The registers whose value in the loop of `body` may come from an instruction that
+/// `seed` picks (given its block): through registers, and through the thread's own
+/// memory (local and parameter frames, where debug builds keep every variable and pass
+/// every argument).
+fn taint(k: &Kernel, body: &[usize], seed: impl Fn(usize, &Inst) -> bool) -> Vec<bool> {
     let mut tainted = vec![false; k.regs.len()];
     let mut frame = FrameTaint::default();
     let (mut defs, mut uses) = (Vec::new(), Vec::new());
     let mut changed = true;
     while changed {
         changed = false;
-        for i in insts {
+        for (b, i) in body.iter().flat_map(|&b| k.blocks[b].insts.iter().map(move |i| (b, i))) {
             defs.clear();
             uses.clear();
             crate::verify::inst_defs_uses(&i.kind, &mut defs, &mut uses);
@@ -207,7 +238,7 @@ fn taint(k: &Kernel, insts: &[&Inst], seed: impl Fn(&Inst) -> bool) -> Vec<bool>
                 }
                 _ => false,
             };
-            if !(seed(i) || from_frame || uses.iter().any(|u| tainted[u.index()])) {
+            if !(seed(b, i) || from_frame || uses.iter().any(|u| tainted[u.index()])) {
                 continue;
             }
             if let InstKind::Store { space, addr, ty, srcs } = &i.kind {
