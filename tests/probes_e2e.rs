@@ -256,6 +256,7 @@ fn the_probes_leave_nothing_wrong() {
     assert_eq!(findings.float_refusal(), None);
     assert_eq!(findings.loop_refusal(), None);
     assert_eq!(findings.integer_refusal(), None);
+    assert_eq!(findings.scheduler_refusal(), None);
     assert!(findings.denormals.is_empty() && findings.special.is_empty(), "{findings:?}");
     let fresh = ptxvk::probes::run(&device);
     // The float scheme is a timing, which may come out the other way.
