@@ -172,23 +172,6 @@ fn run_child(wanted: &str, jobs: &[Job]) {
     }
 }
 
-/// The checked-in builds of `tests/kernels/NAME.cu`, sorted; there must be `count`.
-fn builds(name: &str, count: usize) -> Vec<PathBuf> {
-    let dir = common::repo().join("tests/kernels");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/kernels")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let f = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
-            f.starts_with(&format!("{name}.")) && f.ends_with(".ptx")
-        })
-        .collect();
-    v.sort();
-    assert_eq!(v.len(), count, "{name}: expected {count} builds, found {v:?}");
-    v
-}
-
 /// `nvcc.sm_80` for `.../forward_progress.nvcc.sm_80.ptx`.
 fn build_name(path: &Path) -> String {
     let file = path.file_stem().and_then(|f| f.to_str()).expect("UTF-8 name");
@@ -197,12 +180,12 @@ fn build_name(path: &Path) -> String {
 
 fn multi_warp_cg() -> Vec<PathBuf> {
     // nvcc -O3 sm_75/80/90, nvcc -G sm_80, NVRTC compute_52/70.
-    builds("multi_warp_cg", 6)
+    common::builds("multi_warp_cg", 6)
 }
 
 fn forward_progress() -> Vec<PathBuf> {
     // nvcc -O3 sm_75/80/90, nvcc -G sm_80, NVRTC compute_70.
-    builds("forward_progress", 5)
+    common::builds("forward_progress", 5)
 }
 
 /// `paths` but the build named `build` (a part of the file name). Lavapipe compiles
@@ -591,29 +574,35 @@ fn nanosleep_model(grid: usize, block: usize, input: &[u32]) -> Vec<u32> {
     out
 }
 
-fn check_nanosleep(device: &Device, module: &Module, name: &str, entry: &'static str) {
-    let mut rng = common::Rng(0x5eef);
-    // The last warp right after warp 0, partial (one thread, 4 threads), or several
-    // warps later.
-    for (grid, block) in shapes(name, &[(1, 33), (2, 64), (3, 100), (1, 256), (2, 161)]) {
+/// Launches `entry` on `shapes` with a buffer of random input words and one of output
+/// words, one each per thread, and compares the output with `model(grid, block, in)`.
+fn check_words_per_thread(
+    device: &Device,
+    module: &Module,
+    name: &str,
+    entry: &str,
+    seed: u64,
+    shapes: &[(usize, usize)],
+    model: fn(usize, usize, &[u32]) -> Vec<u32>,
+) {
+    let mut rng = common::Rng(seed);
+    for &(grid, block) in shapes {
         let n = grid * block;
         let input = words(&mut rng, n, 32);
         let input_buf = device.buffer_from(&input).expect("in");
         let out = device.buffer_from(&vec![UNTOUCHED; n]).expect("out");
-        launch(
-            module,
-            name,
-            entry,
-            grid as u32,
-            block as u32,
-            &[Arg::from(&input_buf), Arg::from(&out)],
-        );
-        assert_eq!(
-            out.to_vec().expect("read"),
-            nanosleep_model(grid, block, &input),
-            "{name}: {entry} grid {grid} block {block}"
-        );
+        let args = [Arg::from(&input_buf), Arg::from(&out)];
+        launch(module, name, entry, grid as u32, block as u32, &args);
+        let want = model(grid, block, &input);
+        assert_eq!(out.to_vec().expect("read"), want, "{name}: {entry} grid {grid} block {block}");
     }
+}
+
+fn check_nanosleep(device: &Device, module: &Module, name: &str, entry: &'static str) {
+    // The last warp right after warp 0, partial (one thread, 4 threads), or several
+    // warps later.
+    let shapes = shapes(name, &[(1, 33), (2, 64), (3, 100), (1, 256), (2, 161)]);
+    check_words_per_thread(device, module, name, entry, 0x5eef, &shapes, nanosleep_model);
 }
 
 #[test]
@@ -695,26 +684,8 @@ fn barrier_shapes<T: Copy>(name: &str, all: &[T]) -> Vec<T> {
 }
 
 fn check_late_arrivals(device: &Device, module: &Module, name: &str, entry: &'static str) {
-    let mut rng = common::Rng(0x1a7e);
-    for (grid, block) in barrier_shapes(name, &[(1, 33), (2, 64), (3, 80), (1, 256), (2, 1024)]) {
-        let n = grid * block;
-        let input = words(&mut rng, n, 32);
-        let input_buf = device.buffer_from(&input).expect("in");
-        let out = device.buffer_from(&vec![UNTOUCHED; n]).expect("out");
-        launch(
-            module,
-            name,
-            entry,
-            grid as u32,
-            block as u32,
-            &[Arg::from(&input_buf), Arg::from(&out)],
-        );
-        assert_eq!(
-            out.to_vec().expect("read"),
-            late_arrivals_model(grid, block, &input),
-            "{name}: {entry} grid {grid} block {block}"
-        );
-    }
+    let shapes = barrier_shapes(name, &[(1, 33), (2, 64), (3, 80), (1, 256), (2, 1024)]);
+    check_words_per_thread(device, module, name, entry, 0x1a7e, &shapes, late_arrivals_model);
 }
 
 #[test]

@@ -48,6 +48,12 @@ pub fn repo() -> PathBuf {
 
 /// The checked-in compilations of `tests/kernels/NAME.cu`, sorted.
 pub fn variants(name: &str) -> Vec<PathBuf> {
+    builds(name, 6)
+}
+
+/// The checked-in compilations of `tests/kernels/NAME.cu`, sorted; there must be
+/// `count` of them.
+pub fn builds(name: &str, count: usize) -> Vec<PathBuf> {
     let dir = repo().join("tests").join("kernels");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/kernels exists")
@@ -59,7 +65,7 @@ pub fn variants(name: &str) -> Vec<PathBuf> {
         })
         .collect();
     v.sort();
-    assert_eq!(v.len(), 6, "{name}: expected 6 compiler variants, found {v:?}");
+    assert_eq!(v.len(), count, "{name}: expected {count} compiler variants, found {v:?}");
     v
 }
 
