@@ -186,6 +186,15 @@ impl Element {
 
 /// Stores `src` as [`Element`] `at` says, by whole words.
 fn store_element(e: &mut Builder<'_>, at: &Element, src: Value) {
+    // A store's register may be wider than its type (PTX ISA 9.2 §5.2.2; clang stores
+    // a `.u16` from a 32-bit register): its low bits are the element.
+    let src = match src {
+        Value::Reg(r) if e.kernel.reg(r).ty.bits() > at.ty.bits() => {
+            let from = OpTy::U(e.kernel.reg(r).ty.bits() as u8);
+            e.cvt(at.ty.as_unsigned(), from, src)
+        }
+        src => src,
+    };
     let word_bits = at.word_bits(e);
     if at.ty.bits() > word_bits {
         // An element wider than a word (PTX accesses are naturally aligned, so it is
