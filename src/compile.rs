@@ -103,6 +103,47 @@ pub fn no_kernels(sources: &SourceMap) -> Error {
     rejected(sources, d.into())
 }
 
+/// A library checked by [`check_library`]: a program of device functions without a
+/// kernel.
+#[derive(Clone, Debug)]
+pub struct Library {
+    /// The functions it defines, each lowered and compiled to SPIR-V through a kernel
+    /// that calls it (`ptxvk_frontend::library::harness`).
+    pub functions: Vec<String>,
+    /// The harness kernels' SPIR-V (for validation).
+    pub spirv: SpirvModule,
+}
+
+/// Checks a program without kernels as the library (link input) it is: every
+/// function it defines must lower and compile. `None` when the program has kernels.
+pub fn check_library(sources: &SourceMap, target: Target) -> Result<Option<Library>, Error> {
+    use ptxvk_frontend::library;
+    let module = parse_linked(sources)?;
+    if library::has_kernels(&module) {
+        return Ok(None);
+    }
+    let functions: Vec<String> =
+        library::defined_functions(&module).iter().map(|f| f.name.value.to_string()).collect();
+    let harness = library::harness(&module);
+    let outcomes = ptxvk_lower::lower_each(&harness, &target).map_err(|d| rejected(sources, d))?;
+    let (mut kernels, mut errors) = (Vec::new(), Vec::new());
+    for k in outcomes {
+        match k.result {
+            Ok(lowered) => kernels.push(lowered),
+            Err(mut d) => errors.append(&mut d.0),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(rejected(sources, Diagnostics(errors).once()));
+    }
+    let spirv = if kernels.is_empty() {
+        SpirvModule::default()
+    } else {
+        ptxvk_spirv::compile_for(&kernels, &target)?
+    };
+    Ok(Some(Library { functions, spirv }))
+}
+
 /// Parses, links and lowers the files of `sources`, keeping only the kernel `entry`
 /// when given. A program without kernels (device functions and variables only) is
 /// not an error here.

@@ -354,6 +354,19 @@ fn compile(
     target: ptxvk::compile::Target,
 ) -> Result<(), Failure> {
     let sources = read_all(inputs)?;
+    // A program of device functions without a kernel is a library (a link input): its
+    // functions are checked, and there is no code to write.
+    if entry.is_none() && !matches!(emit, Emit::Ast | Emit::Ptx) {
+        if let Some(library) = ptxvk::compile::check_library(&sources, target)? {
+            let n = library.functions.len();
+            eprintln!(
+                "note: the program has no kernel (`.entry`): it is a library, a link input; \
+                 its {n} function{} compiled, and no output was written",
+                if n == 1 { "" } else { "s" }
+            );
+            return Ok(());
+        }
+    }
     let lower = || -> Result<_, Failure> {
         let (_, kernels) = ptxvk::compile::lower_linked(&sources, entry, target)?;
         if kernels.is_empty() {

@@ -479,7 +479,11 @@ impl Operand {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Address {
     pub base: Option<Ident>,
+    /// Bytes, except while [`Address::element_index`] is set.
     pub offset: i64,
+    /// `var[i]` (§6.4.2): `offset` counts elements of `var`, not bytes; parsing ends by
+    /// scaling it to bytes (`crate::indexing`), so later stages never see it set.
+    pub element_index: bool,
     /// `[a].unified`: the address of a variable with the `.unified` attribute (§5.4.8).
     pub unified: bool,
     pub span: Span,

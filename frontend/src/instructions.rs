@@ -391,7 +391,7 @@ instruction_table! {
         "", []),
     (Min, "min", [TYPES, FLOAT_MODES], "V V V V?", [Ftz]),
     (Mma, "mma", [TYPES, SYNC, MATRIX], "*", [Combine]),
-    (Mov, "mov", [TYPES, VECTOR], "V V", [Vector]),
+    (Mov, "mov", [TYPES, VECTOR], "V X", [Vector]),
     (Movmatrix, "movmatrix", [TYPES, SYNC, MATRIX], "V V", []),
     (Mul, "mul", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V", [MulPart, Rounding, Ftz, Sat]),
     (Mul24, "mul24", [TYPES, INT_MODES], "V V V", [MulPart, Sat]),

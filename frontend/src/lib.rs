@@ -21,8 +21,10 @@
 pub mod ast;
 pub mod decode;
 pub mod diagnostic;
+mod indexing;
 pub mod instructions;
 pub mod lexer;
+pub mod library;
 pub mod link;
 pub mod parser;
 pub mod printer;

@@ -38,6 +38,8 @@ fn parse_in(src: &str, range: std::ops::Range<usize>) -> Result<Module, Diagnost
     // Instructions that parsed are checked even when others did not.
     let syntax_errors = errors.len();
     crate::split::check_module_in_chunks(&module, threads, &mut errors);
+    let mut module = module;
+    crate::indexing::scale_element_indices(&mut module, &mut errors);
     if errors.len() > syntax_errors && syntax_errors > 0 {
         errors.sort_by_key(|d| d.span.start);
     }
@@ -1198,6 +1200,7 @@ impl<'s> Parser<'s> {
                     return Ok(Operand::Address(Address {
                         base: Some(name),
                         offset: off.value as i64,
+                        element_index: true,
                         unified: false,
                         span: start.to(self.prev_span()),
                     }));
@@ -1262,7 +1265,13 @@ impl<'s> Parser<'s> {
         if unified {
             self.advance();
         }
-        Ok(Address { base, offset, unified, span: start.to(self.prev_span()) })
+        Ok(Address {
+            base,
+            offset,
+            element_index: false,
+            unified,
+            span: start.to(self.prev_span()),
+        })
     }
 
     // ----- constant expressions (§4.6, C precedence) -------------------------------------

@@ -133,6 +133,19 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
         }
     };
     let version = module.version.as_ref().map_or((0, 0), |v| v.value);
+    // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
+    // per-thread storage that every function of the module names. Functions are
+    // inlined into their kernels, so each kernel declares them in its module scope.
+    let module_per_thread: Vec<&ast::VarDecl> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Variable(v) if matches!(v.space, StateSpace::Reg | StateSpace::Local) => {
+                Some(v)
+            }
+            _ => None,
+        })
+        .collect();
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
@@ -141,6 +154,7 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
                 if f.body.is_some() {
                     let ctx = ModuleContext {
                         module_shared: &module_shared,
+                        module_per_thread: &module_per_thread,
                         data: &data,
                         functions: &functions,
                         table_functions: &table_functions,
@@ -156,7 +170,12 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
             ast::Item::Variable(v)
                 if matches!(
                     v.space,
-                    StateSpace::Shared | StateSpace::Global | StateSpace::Const | StateSpace::Tex
+                    StateSpace::Shared
+                        | StateSpace::Global
+                        | StateSpace::Const
+                        | StateSpace::Tex
+                        | StateSpace::Reg
+                        | StateSpace::Local
                 ) => {}
             ast::Item::Variable(v) => errors.push(Diagnostic::error(
                 v.span,
@@ -266,6 +285,8 @@ struct Lowerer<'m> {
 /// What every kernel of a module shares.
 struct ModuleContext<'m> {
     module_shared: &'m [&'m ast::VarDecl],
+    /// Module-scope `.reg` and `.local` variables.
+    module_per_thread: &'m [&'m ast::VarDecl],
     data: &'m crate::globals::ModuleData,
     functions: &'m BTreeMap<Name, &'m ast::Function>,
     /// Functions named in module-variable initializers (function tables).
@@ -278,8 +299,15 @@ fn lower_kernel<'m>(
     f: &'m ast::Function,
     ctx: &ModuleContext<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
-    let ModuleContext { module_shared, data, functions, table_functions, version, address_size } =
-        *ctx;
+    let ModuleContext {
+        module_shared,
+        module_per_thread,
+        data,
+        functions,
+        table_functions,
+        version,
+        address_size,
+    } = *ctx;
     let mut errors = Vec::new();
     let mut params = Vec::new();
     for p in &f.params {
@@ -395,6 +423,9 @@ fn lower_kernel<'m>(
             l.place_shared(&decl);
             l.declare(&decl);
         }
+    }
+    for v in module_per_thread {
+        l.declare(&ast::VarDecl { linkage: None, ..(*v).clone() });
     }
     l.module_scope = l.scopes[0].clone();
     for p in &abi.params {
@@ -1062,7 +1093,21 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Result<Value, Diagnostic> {
         match op {
-            Operand::Imm(e) => Ok(Value::Imm(imm_bits(e, ty)?)),
+            // `%r + 4`, `arr + 4`, `arr[1]`: a register or an address plus a constant
+            // (PTX ISA 9.2 §6.4.2 lets `mov` take an array element's address; ptxas
+            // takes `reg + imm` in any integer value position).
+            Operand::Imm(e) => match symbol_plus_offset(e) {
+                Some((name, offset)) => {
+                    self.offset_operand(name, e.span, offset, ty, allow_wider, span)
+                }
+                None => Ok(Value::Imm(imm_bits(e, ty)?)),
+            },
+            Operand::Address(a) if !a.unified => match &a.base {
+                Some(name) => {
+                    self.offset_operand(&name.value, name.span, a.offset, ty, allow_wider, span)
+                }
+                None => Err(Diagnostic::error(a.span, "expected a register or an immediate")),
+            },
             Operand::Name { name, component: Some(c) } => {
                 if ty.bits() != 32 && !(allow_wider && ty.bits() < 32) {
                     return Err(Diagnostic::error(
@@ -1275,6 +1320,60 @@ impl Lowerer<'_> {
         }
     }
 
+    /// An address operand of either width read as a `bits`-bit address: PTX ISA 9.2
+    /// §6.4.1 zero-extends a narrower address and truncates a wider one.
+    fn address_value(&mut self, op: &Operand, bits: u32, span: Span) -> Result<Value, Diagnostic> {
+        let ty = OpTy::U(bits as u8);
+        let width = match op {
+            Operand::Name { name, component: None } => match self.lookup(&name.value) {
+                Some(Resolved::Reg(r)) => Some(self.kernel.reg(r).ty),
+                _ => None,
+            },
+            _ => None,
+        };
+        match width {
+            Some(RegTy::Int(w @ (32 | 64))) if u32::from(w) != bits => {
+                let from = OpTy::U(w);
+                let v = self.src(op, from, false, span)?;
+                Ok(expand::Emit { l: self, span }.cvt(ty, from, v))
+            }
+            _ => self.src(op, ty, false, span),
+        }
+    }
+
+    /// The value of `name` (a register or a variable's address) plus `offset`, read at
+    /// integer type `ty`.
+    fn offset_operand(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        offset: i64,
+        ty: OpTy,
+        allow_wider: bool,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let named = Operand::Name { name: Spanned::new(name.into(), name_span), component: None };
+        let base = self.src(&named, ty, allow_wider, span)?;
+        if offset == 0 {
+            return Ok(base);
+        }
+        if ty.is_float() || ty == OpTy::Pred {
+            return Err(Diagnostic::error(
+                name_span,
+                format!("`{name}` plus an offset is an integer, not a {} operand", describe_op(ty)),
+            ));
+        }
+        let mask = if ty.bits() >= 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
+        Ok(match base {
+            Value::Imm(v) => Value::Imm(v.wrapping_add(offset as u64) & mask),
+            base => {
+                let int = OpTy::U(ty.bits() as u8);
+                let rhs = Value::Imm(offset as u64 & mask);
+                expand::Emit { l: self, span }.add(int, base, rhs)
+            }
+        })
+    }
+
     /// A register holding the device address of parameter-block offset `off` (a
     /// 32- or 64-bit register).
     fn param_block_address(&mut self, off: RegId, span: Span) -> RegId {
@@ -1322,6 +1421,17 @@ impl Lowerer<'_> {
             span,
         );
         r
+    }
+
+    /// The state space of the variable an address operand names (`[local_x+8]`), when
+    /// it is a `.local`, `.shared` or function-frame variable.
+    fn variable_space(&self, op: &Operand) -> Option<StateSpace> {
+        let Operand::Address(ast::Address { base: Some(name), .. }) = op else { return None };
+        match self.lookup(&name.value)? {
+            Resolved::Local(_) | Resolved::Framed(..) => Some(StateSpace::Local),
+            Resolved::Shared(_) => Some(StateSpace::Shared),
+            _ => None,
+        }
     }
 
     fn address(&mut self, op: &Operand, space: StateSpace) -> Result<(Space, Address), Diagnostic> {
@@ -1633,6 +1743,46 @@ impl Lowerer<'_> {
                 // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
                 // registers (a vector register is one, `sema::vectors`).
                 if let Some(n) = m.vector {
+                    // `mov.v8.u16 {h0, …, h7}, %q`: the elements of registers that hold
+                    // several, as `mov.b128 {…}, %q` moves them (PTX ISA 9.2 §9.7.9.1; a
+                    // `.b128` register is a pair of `.b64` here, `sema::vectors`).
+                    let as_list = |o: &Operand| match o {
+                        Operand::Vector(v, _) => v.clone(),
+                        other => vec![other.clone()],
+                    };
+                    let (d, s) = (as_list(&ops[0]), as_list(&ops[1]));
+                    let n_elems = n as usize;
+                    let split = if d.len() == n_elems && s.len() < n_elems {
+                        Some((&d, &s, true))
+                    } else if s.len() == n_elems && d.len() < n_elems {
+                        Some((&s, &d, false))
+                    } else {
+                        None
+                    };
+                    let split =
+                        split.filter(|(_, few, _)| !few.is_empty() && n_elems % few.len() == 0);
+                    if let Some((many, few, unpack)) = split {
+                        let group = n_elems / few.len();
+                        let packed = OpTy::U((ty.bits() as usize * group) as u8);
+                        for (whole, parts) in few.iter().zip(many.chunks(group)) {
+                            if unpack {
+                                let dsts = parts
+                                    .iter()
+                                    .map(|e| self.opt_dst(e, ty))
+                                    .collect::<Result<_, _>>()?;
+                                let src = self.src(whole, packed, false, span)?;
+                                self.push(InstKind::Unpack { elem: ty, dsts, src }, span);
+                            } else {
+                                let dst = self.dst(whole, packed, false)?;
+                                let srcs = parts
+                                    .iter()
+                                    .map(|e| self.src(e, ty, false, span))
+                                    .collect::<Result<_, _>>()?;
+                                self.push(InstKind::Pack { elem: ty, dst, srcs }, span);
+                            }
+                        }
+                        return Ok(());
+                    }
                     let (Operand::Vector(d, _), Operand::Vector(s, _)) = (&ops[0], &ops[1]) else {
                         return Err(Diagnostic::error(span, format!("`mov.v{n}` moves vectors")));
                     };
@@ -1791,7 +1941,7 @@ impl Lowerer<'_> {
                 // A 32-bit generic address: its range (`ir::SHARED_WINDOW_32`).
                 reject_other(m, &[])?;
                 let dst = self.dst(&ops[0], OpTy::Pred, false)?;
-                let a = self.src(&ops[1], OpTy::U(32), false, span)?;
+                let a = self.address_value(&ops[1], 32, span)?;
                 let u32t = OpTy::U(32);
                 let space = m.space.as_ref().map(|s| s.value);
                 if matches!(space, Some(StateSpace::Const | StateSpace::Global)) {
@@ -1836,7 +1986,7 @@ impl Lowerer<'_> {
                 reject_other(m, &[])?;
                 let space = m.space.as_ref().map(|s| s.value);
                 let dst = self.dst(&ops[0], OpTy::Pred, false)?;
-                let a = self.src(&ops[1], OpTy::U(64), false, span)?;
+                let a = self.address_value(&ops[1], 64, span)?;
                 let u64t = OpTy::U(64);
                 let hi = self.temp(RegTy::Int(64), span);
                 self.push(
@@ -2384,8 +2534,16 @@ impl Lowerer<'_> {
         }
         // Generic addresses are global addresses unless the kernel makes generic
         // addresses of shared or local memory; then they dispatch on the window.
-        let generic = m.space.is_none();
-        let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
+        let ops = &i.operands;
+        let addr_operand = if op == Opcode::St { ops.first() } else { ops.get(1) };
+        // A generic access through a variable's name (`st.u64 [local_x], …`) is an access
+        // of the variable's space: its generic address lies in that space's window.
+        let named = match m.space {
+            None => addr_operand.and_then(|a| self.variable_space(a)),
+            Some(_) => None,
+        };
+        let generic = m.space.is_none() && named.is_none();
+        let space = m.space.as_ref().map(|s| s.value).or(named).unwrap_or(StateSpace::Global);
         if ty.bits() > 64 {
             return Err(unsupported(span, "128-bit memory accesses", "not implemented yet"));
         }
@@ -2393,13 +2551,15 @@ impl Lowerer<'_> {
         // Vectors of up to 128 bits; 256-bit `.v8` (32-bit elements) and `.v4` (64-bit
         // ones) on global memory (PTX ISA 9.2 §9.7.9.8, sm_100).
         let wide = space == StateSpace::Global && n * ty.bits() == 256 && ty.bits() >= 32;
-        if !(matches!(n, 1 | 2 | 4) && n * ty.bits() <= 128 || wide) {
+        // `.v8` of 8- and 16-bit elements: ptxas takes them as it takes `.v4` (64 and
+        // 128 bits).
+        let small_v8 = n == 8 && ty.bits() <= 16;
+        if !(matches!(n, 1 | 2 | 4) && n * ty.bits() <= 128 || wide || small_v8) {
             return Err(Diagnostic::error(
                 span,
                 format!("`.v{n}` of {}-bit elements is not a valid vector here", ty.bits()),
             ));
         }
-        let ops = &i.operands;
         // `.L2::cache_hint` adds a cache-policy operand, which is only a hint.
         let hinted = m.other.iter().any(|o| o.value == ".L2::cache_hint");
         if !(ops.len() == 2 || (hinted && ops.len() == 3)) {
@@ -2430,6 +2590,14 @@ impl Lowerer<'_> {
             Store(Vec<Value>),
             Load(Vec<Option<RegId>>),
         }
+        // A float access of a wider bit-size register moves the same bits as the
+        // bit-size access of its width (§5.2.2's relaxed rules: the low bits, and zeros
+        // above them).
+        let ty = if elems.iter().any(|e| self.float_in_wider_register(e, ty)) {
+            OpTy::U(ty.bits() as u8)
+        } else {
+            ty
+        };
         let data = if op == Opcode::St {
             let srcs: Vec<Value> =
                 elems.iter().map(|e| self.src(e, ty, true, span)).collect::<Result<_, _>>()?;
@@ -2813,8 +2981,8 @@ impl Lowerer<'_> {
         if ops.len() != 2 {
             return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
         }
-        let dst = self.dst(&ops[0], to_t, !to_t.is_float())?;
-        let src = self.src(&ops[1], from_t, !from_t.is_float(), span)?;
+        let (dst, widened) = self.relaxed_dst(&ops[0], to_t, to_t.is_float())?;
+        let src = self.relaxed_src(&ops[1], from_t, from_t.is_float(), span)?;
         self.push(
             InstKind::Convert {
                 to: to_t,
@@ -2826,7 +2994,71 @@ impl Lowerer<'_> {
             },
             span,
         );
+        if let Some(register) = widened {
+            self.zero_extend_into(register, dst, span);
+        }
         Ok(())
+    }
+
+    /// The integer register `op` names when it is wider than `bits`: PTX ISA 9.2 §5.2.2
+    /// lets `ld`, `st` and `cvt` hold narrow values in wide registers, and its relaxed
+    /// type-checking rules give a float's (or a narrow format's) value in a wider `.b`
+    /// register the low bits: chopped as a source, zero-extended as a destination.
+    fn wider_register(&self, op: &Operand, bits: u32) -> Option<RegId> {
+        let Operand::Name { name, component: None } = op else { return None };
+        match self.lookup(&name.value) {
+            Some(Resolved::Reg(r)) => {
+                matches!(self.kernel.reg(r).ty, RegTy::Int(b) if u32::from(b) > bits).then_some(r)
+            }
+            _ => None,
+        }
+    }
+
+    fn float_in_wider_register(&self, op: &Operand, ty: OpTy) -> bool {
+        ty.is_float() && self.wider_register(op, ty.bits()).is_some()
+    }
+
+    /// A source of `ld`, `st` and `cvt` at type `ty` in a register that may be wider
+    /// (§5.2.2). Integer types read it as they are (the instruction takes its low bits);
+    /// with `bits_only` (a float type or a narrow format) the low bits are read out.
+    fn relaxed_src(
+        &mut self,
+        op: &Operand,
+        ty: OpTy,
+        bits_only: bool,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let wide = if bits_only { self.wider_register(op, ty.bits()) } else { None };
+        let Some(r) = wide else {
+            return self.src(op, ty, !ty.is_float(), span);
+        };
+        let from = OpTy::U(self.kernel.reg(r).ty.bits() as u8);
+        Ok(expand::Emit { l: self, span }.cvt(ty.as_unsigned(), from, Value::Reg(r)))
+    }
+
+    /// A destination of `ld` and `cvt` at type `ty` in a register that may be wider
+    /// (§5.2.2): with `bits_only`, a temporary of the type's width and the register to
+    /// zero-extend it into ([`Self::zero_extend_into`]).
+    fn relaxed_dst(
+        &mut self,
+        op: &Operand,
+        ty: OpTy,
+        bits_only: bool,
+    ) -> Result<(RegId, Option<RegId>), Diagnostic> {
+        let wide = if bits_only { self.wider_register(op, ty.bits()) } else { None };
+        let Some(register) = wide else {
+            return Ok((self.dst(op, ty, !ty.is_float())?, None));
+        };
+        Ok((self.temp(RegTy::Int(ty.bits() as u8), op.span()), Some(register)))
+    }
+
+    /// `register = zext(value)`.
+    fn zero_extend_into(&mut self, register: RegId, value: RegId, span: Span) {
+        let wide = OpTy::U(self.kernel.reg(register).ty.bits() as u8);
+        let narrow = OpTy::U(self.kernel.reg(value).ty.bits() as u8);
+        let mut e = expand::Emit { l: self, span };
+        let extended = e.cvt(wide, narrow, Value::Reg(value));
+        e.mov(wide, register, extended);
     }
 }
 
@@ -3038,6 +3270,25 @@ fn opaque_unsupported(v: &ast::VarDecl) -> Diagnostic {
         v.ty.span,
         format!("`{}` variables are not supported yet", v.ty.value.directive()),
     )
+}
+
+/// `name`, `name + c`, `name - c` or `c + name` with `c` constant: a register or a
+/// variable plus an offset as a value operand.
+fn symbol_plus_offset(e: &ast::Expr) -> Option<(&str, i64)> {
+    let constant = |e: &ast::Expr| e.eval_int().ok().map(|c| c.value as i64);
+    match &e.kind {
+        ExprKind::Symbol(s) => Some((s.as_str(), 0)),
+        ExprKind::Binary(ast::BinaryOp::Add, l, r) => match (&l.kind, &r.kind) {
+            (ExprKind::Symbol(s), _) => Some((s.as_str(), constant(r)?)),
+            (_, ExprKind::Symbol(s)) => Some((s.as_str(), constant(l)?)),
+            _ => None,
+        },
+        ExprKind::Binary(ast::BinaryOp::Sub, l, r) => match &l.kind {
+            ExprKind::Symbol(s) => Some((s.as_str(), constant(r)?.wrapping_neg())),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The bits of an immediate read at type `ty` (PTX ISA 9.2 §4.5).

@@ -488,17 +488,19 @@ impl Lowerer<'_> {
             CvtType::Narrow(f, n) => lane_bits(f) * n,
         };
         let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
-        let dst = self.dst(&i.operands[0], OpTy::U(dst_bits(to.value) as u8), int_dst)?;
+        // PTX ISA 9.2 §5.2.2: `cvt` operands may be wider than the instruction type (an
+        // f16 in a 32-bit register): the low bits are converted, and a narrow result is
+        // zero-extended into its register.
+        let (dst, widened) =
+            self.relaxed_dst(&i.operands[0], OpTy::U(dst_bits(to.value) as u8), !int_dst)?;
         let read = |l: &mut Lowerer<'_>, t: CvtType, k: usize| -> Result<Value, Diagnostic> {
-            let ty = match t {
-                CvtType::Op(o) => o,
-                CvtType::Narrow(..) => OpTy::U(dst_bits(t) as u8),
+            let (ty, bits_only) = match t {
+                CvtType::Op(o) => (o, o.is_float()),
+                CvtType::Narrow(..) => (OpTy::U(dst_bits(t) as u8), true),
             };
             let op =
                 srcs.get(k).ok_or_else(|| Diagnostic::error(span, "`cvt` is missing a source"))?;
-            // PTX ISA 9.2 §5.2.2: `cvt` sources may be wider than the instruction type
-            // (an 8-bit value in a 16-bit register); the low bits are converted.
-            l.src(op, ty, matches!(t, CvtType::Op(o) if !o.is_float()), span)
+            l.relaxed_src(op, ty, bits_only, span)
         };
         let ftz = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
         match (to.value, from.value) {
@@ -635,6 +637,9 @@ impl Lowerer<'_> {
             _ => {
                 return Err(unsupported(span, "this `cvt` form", "not implemented yet"));
             }
+        }
+        if let Some(register) = widened {
+            self.zero_extend_into(register, dst, span);
         }
         Ok(())
     }

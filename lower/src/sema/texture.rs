@@ -381,6 +381,10 @@ impl Lowerer<'_> {
             (3, _) | (2, true) => 4,
             (d, l) => d + usize::from(l),
         };
+        // PTX ISA 1.x-2.x: `tex.1d` and `tex.2d` take a four-element coordinate vector
+        // whose unused elements are ignored (`[tex, {%f1, %f2, %f3, %f4}]`).
+        let legacy_vector = coords.len() == 4 && wanted < 4 && !layered && !cube;
+        let coords = if legacy_vector { &coords[..wanted] } else { coords };
         if coords.len() != wanted || dsts.len() != words {
             return Err(Diagnostic::error(
                 tuple.span(),

@@ -20,7 +20,10 @@ const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// `module` with its vector registers split, or itself when it declares none.
 pub(super) fn split(module: &ast::Module) -> Result<Cow<'_, ast::Module>, Vec<Diagnostic>> {
-    let has_vectors = |f: &ast::Function| declares_vectors(f.body.as_deref().unwrap_or(&[]));
+    let has_vectors = |f: &ast::Function| {
+        declares_vectors(f.body.as_deref().unwrap_or(&[]))
+            || f.params.iter().chain(&f.returns).any(is_vector_register)
+    };
     if !module.items.iter().any(|i| matches!(i, ast::Item::Function(f) if has_vectors(f))) {
         return Ok(Cow::Borrowed(module));
     }
@@ -28,8 +31,14 @@ pub(super) fn split(module: &ast::Module) -> Result<Cow<'_, ast::Module>, Vec<Di
     let mut errors = Vec::new();
     for item in &mut module.items {
         if let ast::Item::Function(f) = item {
+            let mut scopes = vec![BTreeMap::new()];
+            // `.reg` parameters and results of vector type (`.reg .v4 .u32 a`): one
+            // scalar parameter per component, and a vector argument (`%v` of the caller,
+            // itself split) is its components (`flatten_call_lists`).
+            for list in [&mut f.params, &mut f.returns] {
+                *list = split_params(std::mem::take(list), &mut scopes, &mut errors);
+            }
             if let Some(body) = &mut f.body {
-                let mut scopes = vec![BTreeMap::new()];
                 rewrite(body, &mut scopes, &mut errors);
             }
         }
@@ -47,6 +56,34 @@ fn declares_vectors(stmts: &[Statement]) -> bool {
         Statement::Block(inner, _) => declares_vectors(inner),
         _ => false,
     })
+}
+
+fn is_vector_register(v: &ast::VarDecl) -> bool {
+    v.space == StateSpace::Reg && (v.vector.is_some() || is_b128(v))
+}
+
+/// Parameters with each vector `.reg` parameter replaced by its components.
+fn split_params(
+    params: Vec<ast::Param>,
+    scopes: &mut Scopes,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<ast::Param> {
+    let mut out = Vec::new();
+    for mut p in params {
+        if !is_vector_register(&p) {
+            out.push(p);
+            continue;
+        }
+        if is_b128(&p) {
+            p.vector = Some(2);
+            p.ty.value = ast::VarType::Scalar(ast::ScalarType::B64);
+        }
+        declare(&mut p, scopes, errors);
+        for name in std::mem::take(&mut p.names) {
+            out.push(ast::VarDecl { names: vec![name], ..p.clone() });
+        }
+    }
+    out
 }
 
 fn is_b128(v: &ast::VarDecl) -> bool {
@@ -97,6 +134,7 @@ fn rewrite(stmts: &mut [Statement], scopes: &mut Scopes, errors: &mut Vec<Diagno
                 for op in &mut i.operands {
                     operand(op, scopes, errors);
                 }
+                flatten_call_lists(i);
             }
             Statement::Block(inner, _) => {
                 scopes.push(BTreeMap::new());
@@ -104,6 +142,27 @@ fn rewrite(stmts: &mut [Statement], scopes: &mut Scopes, errors: &mut Vec<Diagno
                 scopes.pop();
             }
             _ => {}
+        }
+    }
+}
+
+/// A split vector register as a call's argument or result is its components, in
+/// order, as the callee's split parameter is (`split_params`).
+fn flatten_call_lists(i: &mut ast::Instruction) {
+    if i.op != Some(ptxvk_frontend::Opcode::Call) {
+        return;
+    }
+    for op in &mut i.operands {
+        if let Operand::List(items, _) = op {
+            if items.iter().any(|o| matches!(o, Operand::Vector(..))) {
+                *items = std::mem::take(items)
+                    .into_iter()
+                    .flat_map(|o| match o {
+                        Operand::Vector(v, _) => v,
+                        o => vec![o],
+                    })
+                    .collect();
+            }
         }
     }
 }
