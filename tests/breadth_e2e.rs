@@ -526,3 +526,52 @@ fn libraries_compile_as_link_inputs() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("frobnicate") && stderr.contains("bad.ptx:7"), "{stderr}");
 }
+
+/// `tests/kernels/sub_word.cu` (char and short data in shared, global and local memory
+/// and through generic pointers) in all six compilers' builds, against its header
+/// comment's contract, in blocks of 128 with a partial last block.
+#[test]
+fn sub_word_data_from_every_compiler() {
+    let Some(device) = device() else { return };
+    let (n, block) = (700usize, 128usize);
+    let input: Vec<u32> = random_words(n, 43).iter().map(|w| *w as u32).collect();
+    let x = |i: usize| input.get(i).copied().unwrap_or(0);
+    let (mut bytes, mut halves, mut words) = (vec![0i8; n], vec![0u16; n], vec![0i32; 6 * n]);
+    for i in 0..n {
+        let (base, t) = (i / block * block, i % block);
+        let neighbour = |d: usize| x(base + (t + d) % block);
+        let xi = x(i);
+        bytes[i] = (neighbour(1) >> 3) as u8 as i8;
+        halves[i] = neighbour(5).wrapping_mul(7) as u16;
+        words[6 * i..6 * i + 6].copy_from_slice(&[
+            i32::from(bytes[i]),
+            i32::from(halves[i] as i16),
+            i32::from((xi >> (xi % 16)) as u8 as i8),
+            i32::from((xi >> (4 * ((xi >> 4) % 4))) as u16 as i16),
+            i32::from(neighbour(3).wrapping_add(1) as u16 as i16),
+            i32::from(halves[i] as i16),
+        ]);
+    }
+    for path in common::variants("sub_word") {
+        let what = path.file_name().and_then(|f| f.to_str()).unwrap_or("?").to_string();
+        let module = common::load(&device, &path);
+        let src = device.buffer_from(&input).expect("in");
+        let (b, h, w) = (
+            device.zeroed::<i8>(n).expect("bytes"),
+            device.zeroed::<u16>(n).expect("halves"),
+            device.zeroed::<i32>(6 * n).expect("words"),
+        );
+        let args = [
+            ptxvk::Arg::from(&src),
+            ptxvk::Arg::from(&b),
+            ptxvk::Arg::from(&h),
+            ptxvk::Arg::from(&w),
+            ptxvk::Arg::from(n as i32),
+        ];
+        let kernel = module.kernel("sub_word").expect("kernel");
+        kernel.launch(n.div_ceil(block) as u32, block as u32, 0, &args).expect("launch");
+        assert_eq!(b.to_vec().expect("read"), bytes, "{what}: bytes_out");
+        assert_eq!(h.to_vec().expect("read"), halves, "{what}: halves_out");
+        assert_eq!(w.to_vec().expect("read"), words, "{what}: words_out");
+    }
+}

@@ -42,17 +42,10 @@ WORDS = 2 + len(LOADS)
 REG = {16: "%rs", 32: "%r", 64: "%rd"}
 
 
-def kernel(name, space, how, stores=STORES, loads=LOADS):
-    """how: 'direct' (ld.space/st.space on the slot), or 'generic' (the slot's generic
-    address from cvta, plain ld/st)."""
-    q = "" if how == "generic" else "." + space
-    lines = [f".visible .entry {name}(.param .u64 in, .param .u64 out)", "{"]
-    if space == "shared":
-        lines.append("  .shared .align 16 .b8 slots[1024];")
-    if space == "local":
-        lines.append("  .local .align 16 .b8 slots[16];")
-    lines += [
-        "  .reg .pred %p<2>;",
+def preamble():
+    """Registers; %rd1 = in, %rd2 = out, %r1 = t, %rd5 = x = in[t]."""
+    return [
+        "  .reg .pred %p<4>;",
         "  .reg .b16 %rs<60>;",
         "  .reg .b32 %r<60>;",
         "  .reg .b64 %rd<60>;",
@@ -63,7 +56,21 @@ def kernel(name, space, how, stores=STORES, loads=LOADS):
         "  mov.u32 %r1, %tid.x;",
         "  mul.wide.u32 %rd3, %r1, 8;",
         "  add.u64 %rd4, %rd1, %rd3;",
-        "  ld.global.u64 %rd5, [%rd4];",  # x
+        "  ld.global.u64 %rd5, [%rd4];",
+    ]
+
+
+def kernel(name, space, how, stores=STORES, loads=LOADS):
+    """how: 'direct' (ld.space/st.space on the slot), or 'generic' (the slot's generic
+    address from cvta, plain ld/st)."""
+    q = "" if how == "generic" else "." + space
+    lines = [f".visible .entry {name}(.param .u64 in, .param .u64 out)", "{"]
+    if space == "shared":
+        lines.append("  .shared .align 16 .b8 slots[1024];")
+    if space == "local":
+        lines.append("  .local .align 16 .b8 slots[16];")
+    lines += [
+        *preamble(),
         f"  mul.wide.u32 %rd6, %r1, {8 * (2 + len(loads))};",
         "  add.u64 %rd7, %rd2, %rd6;",  # this thread's out words
     ]
@@ -126,18 +133,7 @@ def atomics(name, space, how):
     if space == "shared":
         lines.append("  .shared .align 8 .b8 cells[256];")
     lines += [
-        "  .reg .pred %p<4>;",
-        "  .reg .b16 %rs<20>;",
-        "  .reg .b32 %r<20>;",
-        "  .reg .b64 %rd<30>;",
-        "  ld.param.u64 %rd1, [in];",
-        "  ld.param.u64 %rd2, [out];",
-        "  cvta.to.global.u64 %rd1, %rd1;",
-        "  cvta.to.global.u64 %rd2, %rd2;",
-        "  mov.u32 %r1, %tid.x;",
-        "  mul.wide.u32 %rd3, %r1, 8;",
-        "  add.u64 %rd4, %rd1, %rd3;",
-        "  ld.global.u64 %rd5, [%rd4];",
+        *preamble(),
         "  cvt.u16.u64 %rs1, %rd5;",  # own u16 initial value (low 16 bits of x)
     ]
     # %rd8: the cells: [0..4) counters, [4..8) f16 pair, [8 + 2t] thread t's u16
