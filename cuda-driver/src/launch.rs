@@ -2,7 +2,8 @@
 //!
 //! The parameter block is assembled from `kernelParams` (one pointer per parameter, each
 //! parameter's bytes copied to its ABI offset) or taken whole from `extra`
-//! (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`). Every 8-byte-aligned word of the block that
+//! (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`; any size from the end of the last parameter
+//! up is accepted, as CUDA does). Every 8-byte-aligned word of the block that
 //! is the address of a live allocation keeps that allocation alive until the launch has
 //! run, so freeing memory right after enqueueing a launch that uses it is safe.
 
@@ -67,10 +68,15 @@ unsafe fn param_block(
             _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         }
     }
+    // CUDA takes any size that covers the last parameter: a client packing
+    // `u64, u64, s32` passes 20, not the block's 24 rounded up to its alignment.
+    let end = abi.params.iter().map(|p| (p.offset + p.size) as usize).max().unwrap_or(0);
     match size {
-        Some(n) if n == block.len() => {
-            // SAFETY: the buffer is readable for its stated size (function contract).
-            block.copy_from_slice(unsafe { crate::host_bytes(buffer, n) }?);
+        Some(n) if n >= end => {
+            let len = n.min(block.len());
+            // SAFETY: the buffer is readable for its stated size, so for `len <= n`
+            // bytes (function contract).
+            block[..len].copy_from_slice(unsafe { crate::host_bytes(buffer, len) }?);
             Ok(block)
         }
         _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),

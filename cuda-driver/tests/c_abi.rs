@@ -185,7 +185,7 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         assert_eq!(dtoh(back.as_mut_ptr().cast(), da, n * 4), SUCCESS);
         let want_a: Vec<f32> = want.iter().zip(&b).map(|(x, y)| x + y).collect();
         assert_eq!(back, want_a);
-        size -= 4;
+        size -= 8; // ends before the last parameter (bytes 24..28)
         std::hint::black_box(&mut size);
         assert_eq!(
             launch(f, 4, 1, 1, 256, 1, 1, 0, stream, std::ptr::null_mut(), extra.as_mut_ptr()),
