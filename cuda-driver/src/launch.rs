@@ -26,7 +26,7 @@ const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
 /// `params` is null or holds one readable pointer per kernel parameter, each readable for
 /// the parameter's size; `extra` is null or a `CU_LAUNCH_PARAM_END`-terminated list as
 /// CUDA documents.
-unsafe fn param_block(
+pub(crate) unsafe fn param_block(
     f: &Function,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
@@ -84,7 +84,7 @@ unsafe fn param_block(
 }
 
 /// The allocations the parameter block points at.
-fn pointed_at(d: &Driver, block: &[u8]) -> Vec<ptxvk::vk::Buffer> {
+pub(crate) fn pointed_at(d: &Driver, block: &[u8]) -> Vec<ptxvk::vk::Buffer> {
     block
         .chunks_exact(8)
         .filter_map(|w| {
@@ -116,13 +116,17 @@ unsafe fn launch(
     let keep = pointed_at(d, &bytes);
     let s = stream_of(d, stream, per_thread)?;
     // A capturing stream records the launch (`crate::graph`).
-    let recorded = crate::graph::record(&s, || crate::graph::Launch {
-        func: func.clone(),
-        grid,
-        block,
-        shared,
-        params: bytes.clone(),
-        keep: keep.clone(),
+    let recorded = crate::graph::record(&s, || {
+        let op = crate::graph::KernelOp::new(
+            func.clone(),
+            f,
+            grid,
+            block,
+            shared,
+            bytes.clone(),
+            keep.clone(),
+        );
+        crate::graph::Op::Kernel(op)
     })?;
     if recorded {
         return Ok(());

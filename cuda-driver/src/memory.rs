@@ -11,8 +11,9 @@ use std::ffi::{c_int, c_uint, c_void};
 use cudarc::driver::sys::CUresult;
 use ptxvk::vk::{Buffer, Pattern};
 
+use crate::graph::{CopyOp, MemsetParams, Op};
 use crate::state::{driver, Allocation, Driver};
-use crate::stream::{work_stream, StreamRef};
+use crate::stream::{stream_of, work_stream, StreamRef};
 use crate::{entry, host_bytes, host_bytes_mut, out, vk_code};
 
 /// The allocation holding device address `ptr` and the offset into it; any live
@@ -319,7 +320,7 @@ unsafe fn memcpy(
     if len == 0 {
         return Ok(());
     }
-    let s = work_stream(d, stream, per_thread)?;
+    let s = stream_of(d, stream, per_thread)?;
     let side = |ptr: u64, device: Option<bool>| -> Result<Place, CUresult> {
         match device {
             Some(true) => {
@@ -334,9 +335,14 @@ unsafe fn memcpy(
         Kinds::Given { dst_device, src_device } => (Some(dst_device), Some(src_device)),
         Kinds::Unified => (None, None),
     };
-    let (dst, src) = (side(dst, dst_device)?, side(src, src_device)?);
+    let (to, from) = (side(dst, dst_device)?, side(src, src_device)?);
+    // A capturing stream records the copy, to run against the memory as it is then.
+    let linear = || Memcpy3d::linear(dst, dst_device, src, src_device, len);
+    if crate::graph::record(&s, || Op::Memcpy(CopyOp(linear())))? {
+        return Ok(());
+    }
     // SAFETY: forwarded (function contract).
-    unsafe { copy(dst, src, len, &s, wait) }
+    unsafe { copy(to, from, len, &s, wait) }
 }
 
 macro_rules! copies {
@@ -427,7 +433,10 @@ fn memset(
         return Ok(());
     }
     let (buffer, offset) = resolve_range(d, dptr, bytes)?;
-    let s = work_stream(d, stream, per_thread)?;
+    let s = stream_of(d, stream, per_thread)?;
+    if crate::graph::record(&s, || Op::Memset(MemsetParams::new(dptr, 0, pattern, count, 1)))? {
+        return Ok(());
+    }
     s.get().memset(&buffer, offset, bytes as u64, pattern).map_err(vk_code)?;
     if wait && buffer.kind() != ptxvk::vk::MemoryKind::Device {
         s.get().synchronize().map_err(vk_code)?;
@@ -1002,37 +1011,35 @@ unsafe fn memcpy_2d(
 ) -> Result<(), CUresult> {
     // SAFETY: null or readable (function contract).
     let c = unsafe { crate::arg(p) }?;
-    let side = |kind, host, device, x_bytes, y, pitch, array| Side {
-        kind,
-        host,
-        device,
-        x_bytes,
-        y,
-        z: 0,
-        pitch,
-        slice_rows: 0,
-        array,
+    let as_3d = Memcpy3d {
+        src_x_bytes: c.src_x_bytes,
+        src_y: c.src_y,
+        src_z: 0,
+        src_lod: 0,
+        src_type: c.src_type,
+        src_host: c.src_host,
+        src_device: c.src_device,
+        src_array: c.src_array,
+        reserved0: std::ptr::null_mut(),
+        src_pitch: c.src_pitch,
+        src_height: 0,
+        dst_x_bytes: c.dst_x_bytes,
+        dst_y: c.dst_y,
+        dst_z: 0,
+        dst_lod: 0,
+        dst_type: c.dst_type,
+        dst_host: c.dst_host,
+        dst_device: c.dst_device,
+        dst_array: c.dst_array,
+        reserved1: std::ptr::null_mut(),
+        dst_pitch: c.dst_pitch,
+        dst_height: 0,
+        width_bytes: c.width_bytes,
+        height: c.height,
+        depth: 1,
     };
-    let src = side(
-        c.src_type,
-        c.src_host as usize,
-        c.src_device,
-        c.src_x_bytes,
-        c.src_y,
-        c.src_pitch,
-        c.src_array,
-    );
-    let dst = side(
-        c.dst_type,
-        c.dst_host as usize,
-        c.dst_device,
-        c.dst_x_bytes,
-        c.dst_y,
-        c.dst_pitch,
-        c.dst_array,
-    );
     // SAFETY: forwarded (function contract).
-    unsafe { copy_pitched(src, dst, [c.width_bytes, c.height, 1], stream, per_thread, wait) }
+    unsafe { copy_3d(as_3d, stream, per_thread, wait) }
 }
 
 /// `CUDA_MEMCPY3D` (cuda.h), memory types as plain integers (see [`Memcpy2d`]).
@@ -1082,6 +1089,110 @@ unsafe fn memcpy_3d(
 ) -> Result<(), CUresult> {
     // SAFETY: null or readable (function contract).
     let c = unsafe { crate::arg(p) }?;
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_3d(c, stream, per_thread, wait) }
+}
+
+/// Memory types of a copy descriptor that CUDA knows.
+fn known_type(kind: c_uint) -> bool {
+    (CU_MEMORYTYPE_HOST..=CU_MEMORYTYPE_UNIFIED).contains(&kind)
+}
+
+/// Checks what a copy node's descriptor must be when the node is made: known memory
+/// types.
+pub(crate) fn check_memcpy_3d(c: &Memcpy3d) -> Result<(), CUresult> {
+    if !known_type(c.src_type) || !known_type(c.dst_type) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// Whether a copy may read host memory (host or unified source).
+pub(crate) fn reads_host(c: &Memcpy3d) -> bool {
+    matches!(c.src_type, CU_MEMORYTYPE_HOST | CU_MEMORYTYPE_UNIFIED)
+}
+
+/// Runs a copy node on `stream` (which is not capturing).
+///
+/// # Safety
+/// The descriptor's host sides are valid for the rows they describe.
+pub(crate) unsafe fn run_memcpy_3d(
+    c: &Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_3d(*c, stream, per_thread, false) }
+}
+
+impl Memcpy3d {
+    /// A copy of `len` bytes between two pointers, each device memory, host memory or
+    /// (`None`) found from its address.
+    fn linear(
+        dst: u64,
+        dst_device: Option<bool>,
+        src: u64,
+        src_device: Option<bool>,
+        len: usize,
+    ) -> Memcpy3d {
+        let kind = |device: Option<bool>| match device {
+            Some(true) => CU_MEMORYTYPE_DEVICE,
+            Some(false) => CU_MEMORYTYPE_HOST,
+            None => CU_MEMORYTYPE_UNIFIED,
+        };
+        let host = |ptr: u64, device: Option<bool>| {
+            if device == Some(false) {
+                ptr as usize
+            } else {
+                0
+            }
+        };
+        let device = |ptr: u64, device: Option<bool>| if device == Some(false) { 0 } else { ptr };
+        Memcpy3d {
+            src_x_bytes: 0,
+            src_y: 0,
+            src_z: 0,
+            src_lod: 0,
+            src_type: kind(src_device),
+            src_host: host(src, src_device) as *const c_void,
+            src_device: device(src, src_device),
+            src_array: 0,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: 0,
+            src_height: 0,
+            dst_x_bytes: 0,
+            dst_y: 0,
+            dst_z: 0,
+            dst_lod: 0,
+            dst_type: kind(dst_device),
+            dst_host: host(dst, dst_device) as *mut c_void,
+            dst_device: device(dst, dst_device),
+            dst_array: 0,
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: 0,
+            dst_height: 0,
+            width_bytes: len,
+            height: 1,
+            depth: 1,
+        }
+    }
+}
+
+/// A 3-D copy by descriptor, or its node when `stream` is capturing.
+///
+/// # Safety
+/// As [`memcpy_3d`].
+unsafe fn copy_3d(
+    c: Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    check_memcpy_3d(&c)?;
+    let s = stream_of(driver()?, stream, per_thread)?;
+    if crate::graph::record(&s, || Op::Memcpy(CopyOp(c)))? {
+        return Ok(());
+    }
     let src = Side {
         kind: c.src_type,
         host: c.src_host as usize,
@@ -1141,9 +1252,10 @@ pitched_copies! {
     cuMemcpy3DAsync_v2_ptsz(Memcpy3d) => memcpy_3d, async, true;
 }
 
-/// A 2-D memset: `height` rows of `width` elements, `pitch` bytes apart.
+/// A 2-D memset: `height` rows of `width` elements, `pitch` bytes apart (one node when
+/// captured).
 #[allow(clippy::too_many_arguments)]
-fn memset_2d(
+pub(crate) fn memset_2d(
     dptr: u64,
     pitch: usize,
     pattern: Pattern,
@@ -1156,6 +1268,15 @@ fn memset_2d(
     let row_bytes = width.checked_mul(pattern.size() as usize);
     if height > 1 && row_bytes.is_none_or(|b| pitch < b) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let d = driver()?;
+    let s = stream_of(d, stream, per_thread)?;
+    if height > 0 && width > 0 {
+        resolve(d, dptr)?;
+    }
+    let node = || Op::Memset(MemsetParams::new(dptr, pitch, pattern, width, height));
+    if crate::graph::record(&s, node)? {
+        return Ok(());
     }
     for row in 0..height {
         let at = dptr.wrapping_add((row * pitch) as u64);
