@@ -1361,3 +1361,250 @@ pub unsafe extern "C" fn cuStreamWriteValue32_ptsz(
 ) -> CUresult {
     entry(|| write_value32(stream, addr, value, flags, true))
 }
+
+// Peer copies: every context is on the one device, so a peer copy is a device-to-device
+// copy once both contexts are checked.
+
+/// Checks the contexts of a peer copy.
+fn peer_contexts(d: &Driver, contexts: [usize; 2]) -> Result<(), CUresult> {
+    if contexts.iter().any(|&c| d.contexts.get(c).is_none()) {
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memcpy_peer(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    peer_contexts(driver()?, [dst_ctx, src_ctx])?;
+    let kinds = Kinds::Given { dst_device: true, src_device: true };
+    // SAFETY: both sides are device memory, checked against their allocations.
+    unsafe { memcpy(dst, src, len, kinds, stream, per_thread, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeer(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, 0, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeer_ptds(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, 0, true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, stream, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync_ptsz(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, stream, true))
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Memcpy3d>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_MEMCPY3D_PEER>()
+);
+
+/// `cuMemcpy3DPeer`: a `CUDA_MEMCPY3D_PEER` is a `CUDA_MEMCPY3D` whose two reserved
+/// pointers are the source and destination contexts.
+///
+/// # Safety
+/// As [`memcpy_3d`].
+unsafe fn memcpy_3d_peer(
+    p: *const Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    // SAFETY: null or readable (function contract).
+    let c = unsafe { crate::arg(p) }?;
+    peer_contexts(driver()?, [c.reserved0 as usize, c.reserved1 as usize])?;
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_3d(c, stream, per_thread, wait) }
+}
+
+pitched_copies! {
+    cuMemcpy3DPeer(Memcpy3d) => memcpy_3d_peer, sync, false;
+    cuMemcpy3DPeer_ptds(Memcpy3d) => memcpy_3d_peer, sync, true;
+    cuMemcpy3DPeerAsync(Memcpy3d) => memcpy_3d_peer, async, false;
+    cuMemcpy3DPeerAsync_ptsz(Memcpy3d) => memcpy_3d_peer, async, true;
+}
+
+// Batched copies (CUDA 12.8).
+
+/// `CUmemcpyAttributes` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemcpyAttributes {
+    src_access_order: c_int,
+    src_location_hint: MemLocation,
+    dst_location_hint: MemLocation,
+    flags: c_uint,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<MemcpyAttributes>()
+        == std::mem::size_of::<cudarc::driver::sys::CUmemcpyAttributes_st>()
+);
+
+/// `CU_MEMCPY_SRC_ACCESS_ORDER_STREAM` to `_ANY`: the valid source access orders. Each is
+/// met by copying in stream order, with host sources staged during the call.
+const SRC_ACCESS_ORDERS: std::ops::RangeInclusive<c_int> = 1..=3;
+/// `CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`, a hint.
+const MEMCPY_FLAGS: c_uint = 1;
+
+/// `n` items at `p` (none when `n` is 0); null otherwise is `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `p` is null or readable for `n` items.
+unsafe fn items<'a, T>(p: *const T, n: usize) -> Result<&'a [T], CUresult> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: readable for `n` items (function contract).
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// `cuMemcpyBatchAsync`: `count` copies between unified-addressing pointers, in stream
+/// order as a whole (here, one after another). Everything is checked before any copy is
+/// enqueued; an error in one copy names it (`Some(index)`).
+///
+/// # Safety
+/// The arrays are readable for their lengths; each copy's host memory is valid for its
+/// size (CUDA's contract).
+#[allow(clippy::too_many_arguments)]
+unsafe fn memcpy_batch(
+    dsts: *const u64,
+    srcs: *const u64,
+    sizes: *const usize,
+    count: usize,
+    attrs: *const MemcpyAttributes,
+    attr_starts: *const usize,
+    num_attrs: usize,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), (Option<usize>, CUresult)> {
+    let invalid = |i| (i, CUresult::CUDA_ERROR_INVALID_VALUE);
+    let d = driver().map_err(|e| (None, e))?;
+    // "Must not be legacy NULL stream."
+    if stream == 1 || (stream == 0 && !per_thread) {
+        return Err(invalid(None));
+    }
+    stream_of(d, stream, per_thread).map_err(|e| (None, e))?;
+    if count == 0 || num_attrs == 0 || num_attrs > count {
+        return Err(invalid(None));
+    }
+    // SAFETY: (all) readable for their lengths (function contract).
+    let (dsts, srcs, sizes, attrs, starts) = unsafe {
+        let read = |e| (None, e);
+        (
+            items(dsts, count).map_err(read)?,
+            items(srcs, count).map_err(read)?,
+            items(sizes, count).map_err(read)?,
+            items(attrs, num_attrs).map_err(read)?,
+            items(attr_starts, num_attrs).map_err(read)?,
+        )
+    };
+    if starts[0] != 0 || starts.windows(2).any(|w| w[0] >= w[1]) || starts[num_attrs - 1] >= count {
+        return Err(invalid(None));
+    }
+    for (k, a) in attrs.iter().enumerate() {
+        if !SRC_ACCESS_ORDERS.contains(&a.src_access_order) || a.flags & !MEMCPY_FLAGS != 0 {
+            return Err(invalid(Some(starts[k])));
+        }
+    }
+    // Device sides lie inside their allocations.
+    for i in 0..count {
+        for ptr in [dsts[i], srcs[i]] {
+            if let Place::Device(buffer, offset) = place(d, ptr) {
+                if offset + sizes[i] as u64 > buffer.size() {
+                    return Err(invalid(Some(i)));
+                }
+            }
+        }
+    }
+    for i in 0..count {
+        // SAFETY: host sides valid for the copy's size (function contract).
+        unsafe { memcpy(dsts[i], srcs[i], sizes[i], Kinds::Unified, stream, per_thread, false) }
+            .map_err(|e| (Some(i), e))?;
+    }
+    Ok(())
+}
+
+macro_rules! batch_copies {
+    ($($name:ident($($fail:ident)?), $pt:expr;)*) => {$(
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            dsts: *const u64,
+            srcs: *const u64,
+            sizes: *const usize,
+            count: usize,
+            attrs: *const MemcpyAttributes,
+            attr_starts: *const usize,
+            num_attrs: usize,
+            $($fail: *mut usize,)?
+            stream: usize,
+        ) -> CUresult {
+            entry(|| {
+                // SAFETY: CUDA's contract for the arrays and the memory they name.
+                let result = unsafe {
+                    memcpy_batch(dsts, srcs, sizes, count, attrs, attr_starts, num_attrs, stream, $pt)
+                };
+                result.map_err(|(_index, e)| {
+                    // CUDA 12.8's form says which copy failed (SIZE_MAX: none in particular).
+                    $(if !$fail.is_null() {
+                        // SAFETY: non-null and writable (CUDA's contract).
+                        unsafe { $fail.write(_index.unwrap_or(usize::MAX)) };
+                    })?
+                    e
+                })
+            })
+        }
+    )*};
+}
+
+batch_copies! {
+    cuMemcpyBatchAsync(fail_index), false;
+    cuMemcpyBatchAsync_ptsz(fail_index), true;
+    cuMemcpyBatchAsync_v2(), false;
+    cuMemcpyBatchAsync_v2_ptsz(), true;
+}

@@ -281,6 +281,41 @@ pub unsafe extern "C" fn cuLaunchHostFunc_ptsz(
     entry(|| host_func(handle, f, data, true))
 }
 
+/// `CU_HOST_TASK_BLOCKING` / `CU_HOST_TASK_SPINWAIT`: how the thread running host
+/// functions waits for them; either is met by the runtime's callback thread.
+const HOST_TASK_SYNC_MODES: std::ops::RangeInclusive<c_uint> = 0..=1;
+
+/// CUDA 13.1's `cuLaunchHostFunc_v2`: a synchronization mode besides.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc_v2(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    sync_mode: c_uint,
+) -> CUresult {
+    entry(|| {
+        if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        host_func(handle, f, data, false)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc_v2_ptsz(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    sync_mode: c_uint,
+) -> CUresult {
+    entry(|| {
+        if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        host_func(handle, f, data, true)
+    })
+}
+
 /// A stream callback and its arguments.
 struct Callback {
     f: unsafe extern "C" fn(usize, CUresult, *mut c_void),
