@@ -1608,3 +1608,188 @@ batch_copies! {
     cuMemcpyBatchAsync_v2(), false;
     cuMemcpyBatchAsync_v2_ptsz(), true;
 }
+
+// Batched 3-D copies (CUDA 12.8).
+
+/// `CUmemcpy3DOperand` (cuda.h): a type, then a union of a pointer operand (`ptr`,
+/// `rowLength`, `layerHeight`, a location hint) and an array operand (`array`, offset
+/// `x`, `y`, `z`), read as four words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3dOperand {
+    kind: c_int,
+    op: [u64; 4],
+}
+
+/// `CUDA_MEMCPY3D_BATCH_OP` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3dBatchOp {
+    src: Memcpy3dOperand,
+    dst: Memcpy3dOperand,
+    extent: [usize; 3],
+    src_access_order: c_int,
+    flags: c_uint,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Memcpy3dBatchOp>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_MEMCPY3D_BATCH_OP_st>()
+);
+
+/// `CU_MEMCPY_OPERAND_TYPE_POINTER` / `_ARRAY`.
+const OPERAND_POINTER: c_int = 1;
+const OPERAND_ARRAY: c_int = 2;
+
+impl Memcpy3dBatchOp {
+    /// The copy as a `CUDA_MEMCPY3D`: extents in elements (bytes between pointers, the
+    /// array's element size when an array is involved), pointer operands found from
+    /// their addresses, tightly packed where `rowLength`/`layerHeight` are 0.
+    fn descriptor(&self, d: &Driver) -> Result<Memcpy3d, CUresult> {
+        let [width, height, depth] = self.extent;
+        if width == 0 || height == 0 || depth == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        if !SRC_ACCESS_ORDERS.contains(&self.src_access_order) || self.flags & !MEMCPY_FLAGS != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let element = |o: &Memcpy3dOperand| match o.kind {
+            OPERAND_POINTER => Ok(None),
+            OPERAND_ARRAY => Ok(Some(crate::texture::array(d, o.op[0] as usize)?.element_bytes())),
+            _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        let elem = match (element(&self.src)?, element(&self.dst)?) {
+            (Some(a), Some(b)) if a != b => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            (Some(a), _) | (None, Some(a)) => a,
+            (None, None) => 1,
+        };
+        let bytes =
+            |n: u64| (n as usize).checked_mul(elem).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE);
+        let side = |o: &Memcpy3dOperand| -> Result<Side, CUresult> {
+            if o.kind == OPERAND_ARRAY {
+                return Ok(Side {
+                    kind: CU_MEMORYTYPE_ARRAY,
+                    host: 0,
+                    device: 0,
+                    x_bytes: bytes(o.op[1])?,
+                    y: o.op[2] as usize,
+                    z: o.op[3] as usize,
+                    pitch: 0,
+                    slice_rows: 0,
+                    array: o.op[0] as usize,
+                });
+            }
+            let (row_length, layer_height) = (o.op[1] as usize, o.op[2] as usize);
+            if (row_length != 0 && row_length < width)
+                || (layer_height != 0 && layer_height < height)
+            {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            let row = if row_length == 0 { width } else { row_length };
+            Ok(Side {
+                kind: CU_MEMORYTYPE_UNIFIED,
+                host: 0,
+                device: o.op[0],
+                x_bytes: 0,
+                y: 0,
+                z: 0,
+                pitch: bytes(row as u64)?,
+                slice_rows: if layer_height == 0 { height } else { layer_height },
+                array: 0,
+            })
+        };
+        let (s, t) = (side(&self.src)?, side(&self.dst)?);
+        Ok(Memcpy3d {
+            src_x_bytes: s.x_bytes,
+            src_y: s.y,
+            src_z: s.z,
+            src_lod: 0,
+            src_type: s.kind,
+            src_host: std::ptr::null(),
+            src_device: s.device,
+            src_array: s.array,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: s.pitch,
+            src_height: s.slice_rows,
+            dst_x_bytes: t.x_bytes,
+            dst_y: t.y,
+            dst_z: t.z,
+            dst_lod: 0,
+            dst_type: t.kind,
+            dst_host: std::ptr::null_mut(),
+            dst_device: t.device,
+            dst_array: t.array,
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: t.pitch,
+            dst_height: t.slice_rows,
+            width_bytes: bytes(width as u64)?,
+            height,
+            depth,
+        })
+    }
+}
+
+/// `cuMemcpy3DBatchAsync`: each operation as a 3-D copy, one after another in stream
+/// order. Every operation is checked before any is enqueued.
+///
+/// # Safety
+/// `ops` is readable for `count` operations whose host memory is valid (CUDA's contract).
+unsafe fn memcpy_3d_batch(
+    count: usize,
+    ops: *const Memcpy3dBatchOp,
+    flags: u64,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), (Option<usize>, CUresult)> {
+    let invalid = |i| (i, CUresult::CUDA_ERROR_INVALID_VALUE);
+    let d = driver().map_err(|e| (None, e))?;
+    if stream == 1 || (stream == 0 && !per_thread) || flags != 0 || count == 0 {
+        return Err(invalid(None));
+    }
+    stream_of(d, stream, per_thread).map_err(|e| (None, e))?;
+    // SAFETY: readable for `count` operations (function contract).
+    let ops = unsafe { items(ops, count) }.map_err(|e| (None, e))?;
+    let descriptors = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| op.descriptor(d).map_err(|e| (Some(i), e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, c) in descriptors.into_iter().enumerate() {
+        // SAFETY: the operands' memory is valid (function contract).
+        unsafe { copy_3d(c, stream, per_thread, false) }.map_err(|e| (Some(i), e))?;
+    }
+    Ok(())
+}
+
+macro_rules! batch_3d_copies {
+    ($($name:ident($($fail:ident)?), $pt:expr;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            count: usize,
+            ops: *const Memcpy3dBatchOp,
+            $($fail: *mut usize,)?
+            flags: u64,
+            stream: usize,
+        ) -> CUresult {
+            entry(|| {
+                // SAFETY: CUDA's contract for the operations and the memory they name.
+                let result = unsafe { memcpy_3d_batch(count, ops, flags, stream, $pt) };
+                result.map_err(|(_index, e)| {
+                    // CUDA 12.8's form says which operation failed (SIZE_MAX: none).
+                    $(if !$fail.is_null() {
+                        // SAFETY: non-null and writable (CUDA's contract).
+                        unsafe { $fail.write(_index.unwrap_or(usize::MAX)) };
+                    })?
+                    e
+                })
+            })
+        }
+    )*};
+}
+
+batch_3d_copies! {
+    cuMemcpy3DBatchAsync(fail_index), false;
+    cuMemcpy3DBatchAsync_ptsz(fail_index), true;
+    cuMemcpy3DBatchAsync_v2(), false;
+    cuMemcpy3DBatchAsync_v2_ptsz(), true;
+}

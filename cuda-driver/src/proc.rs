@@ -19,7 +19,8 @@ const VERSION_NOT_SUFFICIENT: c_int = 2;
 
 /// Versioned exports newer than the measured clients (CUDA 12.9) whose signature changed,
 /// from CUDA 13's `cudaTypedefs.h` (`PFN_<symbol>_v<version>`): a CUDA 13 client asking
-/// for these must get the new form, never the 12.x one with different arguments.
+/// for these must get the new form, never the 12.x one with different arguments. (All are
+/// implemented.)
 const CUDA_13_TABLE: &[(&str, u32, bool, &str)] = &[
     ("cuCtxGetDevice", 13000, false, "cuCtxGetDevice_v2"),
     ("cuCtxSynchronize", 13000, false, "cuCtxSynchronize_v2"),
@@ -144,6 +145,10 @@ exports!(
     cuMemcpyBatchAsync_ptsz,
     cuMemcpyBatchAsync_v2,
     cuMemcpyBatchAsync_v2_ptsz,
+    cuMemcpy3DBatchAsync,
+    cuMemcpy3DBatchAsync_ptsz,
+    cuMemcpy3DBatchAsync_v2,
+    cuMemcpy3DBatchAsync_v2_ptsz,
     cuMemAlloc_v2,
     cuMemFree_v2,
     cuMemGetInfo_v2,

@@ -1010,8 +1010,102 @@ fn new_entry_points_resolve_through_cu_get_proc_address_as_exported() {
         let mut pfn = std::ptr::null();
         assert_eq!(get(c"cuGraphAddMemcpyNode".as_ptr(), &mut pfn, 12090, 0), SUCCESS);
         assert_eq!(pfn, export(&lib, "cuGraphAddMemcpyNode"));
-        // Not implemented: child graphs, and CUDA 13's batched 3-D copies.
+        // Not implemented: child graphs. CUDA 13's batched 3-D copies are.
         assert_eq!(get(c"cuGraphAddChildGraphNode".as_ptr(), &mut pfn, 12090, 0), NOT_FOUND);
-        assert_eq!(get(c"cuMemcpy3DBatchAsync".as_ptr(), &mut pfn, 13000, 0), NOT_FOUND);
+        assert_eq!(get(c"cuMemcpy3DBatchAsync".as_ptr(), &mut pfn, 13000, 0), SUCCESS);
+        assert_eq!(pfn, export(&lib, "cuMemcpy3DBatchAsync_v2"));
+    }
+}
+
+/// `CUmemcpy3DOperand` of pointer type: the pointer, row length and layer height (in
+/// elements, 0: packed), and an unused location hint.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Operand {
+    kind: c_int,
+    op: [u64; 4],
+}
+
+fn pointer(ptr: u64, row_length: usize, layer_height: usize) -> Operand {
+    Operand { kind: 1, op: [ptr, row_length as u64, layer_height as u64, 0] }
+}
+
+/// `CUDA_MEMCPY3D_BATCH_OP`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BatchOp {
+    src: Operand,
+    dst: Operand,
+    extent: [usize; 3],
+    src_access_order: c_int,
+    flags: c_uint,
+}
+
+#[test]
+fn a_batch_of_3d_copies_moves_boxes_between_pitched_pointers() {
+    let lib = library();
+    if !init_context(&lib) {
+        return;
+    }
+    type Batch3d = unsafe extern "C" fn(usize, *const BatchOp, *mut usize, u64, usize) -> R;
+    // SAFETY (this test): the operations and buffers outlive the calls.
+    unsafe {
+        let batch: Batch3d = proc(&lib, "cuMemcpy3DBatchAsync");
+        let stream_create: unsafe extern "C" fn(*mut usize, c_uint) -> R =
+            proc(&lib, "cuStreamCreate");
+        let sync: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuStreamSynchronize");
+        let mut stream = 0usize;
+        assert_eq!(stream_create(&mut stream, 1), SUCCESS);
+        // A 10 x 5 x 3 source volume of bytes; a 6 x 3 x 2 box of it at the origin is
+        // copied to a packed device buffer, which is copied back to the host.
+        let (row, layer, slices) = (10usize, 5usize, 3usize);
+        let volume: Vec<u8> =
+            (0..row * layer * slices).map(|i| (i % row + 10 * (i / row)) as u8).collect();
+        let src = alloc(&lib, volume.len());
+        upload(&lib, src, &volume);
+        let [w, h, depth] = [6usize, 3, 2];
+        let packed = alloc(&lib, w * h * depth);
+        let mut back = vec![0u8; w * h * depth];
+        let ops = [
+            BatchOp {
+                src: pointer(src, row, layer),
+                dst: pointer(packed, 0, 0),
+                extent: [w, h, depth],
+                src_access_order: 1,
+                flags: 0,
+            },
+            BatchOp {
+                src: pointer(packed, 0, 0),
+                dst: pointer(back.as_mut_ptr() as u64, 0, 0),
+                extent: [w * h * depth, 1, 1],
+                src_access_order: 1,
+                flags: 0,
+            },
+        ];
+        let mut fail = 0usize;
+        assert_eq!(batch(1, ops.as_ptr(), &mut fail, 0, stream), SUCCESS);
+        assert_eq!(batch(1, ops[1..].as_ptr(), &mut fail, 0, stream), SUCCESS);
+        assert_eq!(sync(stream), SUCCESS);
+        let mut want = Vec::new();
+        for z in 0..depth {
+            for y in 0..h {
+                for x in 0..w {
+                    want.push(volume[(z * layer + y) * row + x]);
+                }
+            }
+        }
+        assert_eq!(back, want);
+        // An empty extent in the second operation; a row length shorter than the width;
+        // the legacy stream; flags.
+        let mut bad = ops;
+        bad[1].extent = [0, 1, 1];
+        assert_eq!(batch(2, bad.as_ptr(), &mut fail, 0, stream), INVALID_VALUE);
+        assert_eq!(fail, 1);
+        let mut short = ops;
+        short[0].src = pointer(src, w - 1, 0);
+        assert_eq!(batch(2, short.as_ptr(), &mut fail, 0, stream), INVALID_VALUE);
+        assert_eq!(fail, 0);
+        assert_eq!(batch(2, ops.as_ptr(), &mut fail, 0, 0), INVALID_VALUE);
+        assert_eq!(batch(2, ops.as_ptr(), &mut fail, 1, stream), INVALID_VALUE);
     }
 }
