@@ -585,3 +585,100 @@ pub unsafe extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
         Err(CUresult::CUDA_ERROR_NOT_SUPPORTED)
     })
 }
+
+/// CUDA 13's `cuCtxGetDevice_v2`: the device of `ctx` (0: the current context).
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetDevice_v2(dev: *mut c_int, ctx: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let h = if ctx == 0 { current()? } else { ctx };
+        d.contexts.get(h).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        // SAFETY: `dev` is null or writable (CUDA's contract).
+        unsafe { out(dev, 0) }
+    })
+}
+
+/// CUDA 13's `cuCtxSynchronize_v2`: waits for the work of `ctx` (0: the current context);
+/// every context shares the device's streams, so for all of it.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSynchronize_v2(ctx: usize) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        let h = if ctx == 0 { current()? } else { ctx };
+        d.contexts.get(h).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        d.device.synchronize().map_err(crate::code)
+    })
+}
+
+// Peer access. The library has one device, and CUDA defines peer access between two
+// different devices: a device is not its own peer (`cuDeviceCanAccessPeer` answers 0,
+// `cuDeviceGetP2PAttribute` CUDA_ERROR_INVALID_DEVICE), so peer access cannot be enabled
+// between contexts (all of them on that device). Peer copies (`cuMemcpyPeer*`,
+// `crate::memory`) work between any two contexts: they are device-to-device copies.
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceCanAccessPeer(
+    can_access: *mut c_int,
+    dev: c_int,
+    peer: c_int,
+) -> CUresult {
+    entry(|| {
+        check_device(dev)?;
+        check_device(peer)?;
+        // SAFETY: `can_access` is null or writable (CUDA's contract).
+        unsafe { out(can_access, c_int::from(dev != peer)) }
+    })
+}
+
+/// `CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK` to `_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED`.
+const P2P_ATTRIBUTES: std::ops::RangeInclusive<c_int> = 1..=5;
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetP2PAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    src: c_int,
+    dst: c_int,
+) -> CUresult {
+    entry(|| {
+        check_device(src)?;
+        check_device(dst)?;
+        if value.is_null() || !P2P_ATTRIBUTES.contains(&attrib) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // Two valid devices are the same device here: no link to describe.
+        Err(CUresult::CUDA_ERROR_INVALID_DEVICE)
+    })
+}
+
+/// The current context and `peer`, both valid and different (CUDA's checks).
+fn peer_context(peer: usize) -> Result<(), CUresult> {
+    let d = driver()?;
+    let own = current()?;
+    if own == peer || d.contexts.get(peer).is_none() {
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    Ok(())
+}
+
+/// `cuCtxEnablePeerAccess`: the peer context is on the same device, which
+/// `cuDeviceCanAccessPeer` says cannot be its own peer.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxEnablePeerAccess(peer: usize, flags: c_uint) -> CUresult {
+    entry(|| {
+        peer_context(peer)?;
+        if flags != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        Err(CUresult::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
+    })
+}
+
+/// `cuCtxDisablePeerAccess`: peer access is never enabled (see [`cuCtxEnablePeerAccess`]).
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxDisablePeerAccess(peer: usize) -> CUresult {
+    entry(|| {
+        peer_context(peer)?;
+        Err(CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+    })
+}

@@ -2,7 +2,8 @@
 //!
 //! The parameter block is assembled from `kernelParams` (one pointer per parameter, each
 //! parameter's bytes copied to its ABI offset) or taken whole from `extra`
-//! (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`). Every 8-byte-aligned word of the block that
+//! (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`; any size from the end of the last parameter
+//! up is accepted, as CUDA does). Every 8-byte-aligned word of the block that
 //! is the address of a live allocation keeps that allocation alive until the launch has
 //! run, so freeing memory right after enqueueing a launch that uses it is safe.
 
@@ -25,7 +26,7 @@ const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
 /// `params` is null or holds one readable pointer per kernel parameter, each readable for
 /// the parameter's size; `extra` is null or a `CU_LAUNCH_PARAM_END`-terminated list as
 /// CUDA documents.
-unsafe fn param_block(
+pub(crate) unsafe fn param_block(
     f: &Function,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
@@ -67,10 +68,15 @@ unsafe fn param_block(
             _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         }
     }
+    // CUDA takes any size that covers the last parameter: a client packing
+    // `u64, u64, s32` passes 20, not the block's 24 rounded up to its alignment.
+    let end = abi.params.iter().map(|p| (p.offset + p.size) as usize).max().unwrap_or(0);
     match size {
-        Some(n) if n == block.len() => {
-            // SAFETY: the buffer is readable for its stated size (function contract).
-            block.copy_from_slice(unsafe { crate::host_bytes(buffer, n) }?);
+        Some(n) if n >= end => {
+            let len = n.min(block.len());
+            // SAFETY: the buffer is readable for its stated size, so for `len <= n`
+            // bytes (function contract).
+            block[..len].copy_from_slice(unsafe { crate::host_bytes(buffer, len) }?);
             Ok(block)
         }
         _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
@@ -78,7 +84,7 @@ unsafe fn param_block(
 }
 
 /// The allocations the parameter block points at.
-fn pointed_at(d: &Driver, block: &[u8]) -> Vec<ptxvk::vk::Buffer> {
+pub(crate) fn pointed_at(d: &Driver, block: &[u8]) -> Vec<ptxvk::vk::Buffer> {
     block
         .chunks_exact(8)
         .filter_map(|w| {
@@ -110,13 +116,17 @@ unsafe fn launch(
     let keep = pointed_at(d, &bytes);
     let s = stream_of(d, stream, per_thread)?;
     // A capturing stream records the launch (`crate::graph`).
-    let recorded = crate::graph::record(&s, || crate::graph::Launch {
-        func: func.clone(),
-        grid,
-        block,
-        shared,
-        params: bytes.clone(),
-        keep: keep.clone(),
+    let recorded = crate::graph::record(&s, || {
+        let op = crate::graph::KernelOp::new(
+            func.clone(),
+            f,
+            grid,
+            block,
+            shared,
+            bytes.clone(),
+            keep.clone(),
+        );
+        crate::graph::Op::Kernel(op)
     })?;
     if recorded {
         return Ok(());

@@ -301,9 +301,56 @@ const ERRORS: &[(CUresult, &CStr, &CStr)] = {
             c"limit is not supported on this architecture",
         ),
         (
+            CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+            c"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+            c"peer access is not supported between these two devices",
+        ),
+        (
+            CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+            c"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+            c"peer access is already enabled",
+        ),
+        (
+            CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+            c"CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+            c"peer access has not been enabled",
+        ),
+        (CUDA_ERROR_ILLEGAL_STATE, c"CUDA_ERROR_ILLEGAL_STATE", c"the operation cannot be performed in the present state"),
+        (CUDA_ERROR_OPERATING_SYSTEM, c"CUDA_ERROR_OPERATING_SYSTEM", c"OS call failed or operation not supported on this OS"),
+        (
             CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
             c"CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
             c"operation not permitted when stream is capturing",
+        ),
+        (
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+            c"CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+            c"operation failed due to a previous error during capture",
+        ),
+        (
+            CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+            c"CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
+            c"capture was not initiated in this stream",
+        ),
+        (
+            CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+            c"CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
+            c"capturing stream has unjoined work",
+        ),
+        (
+            CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+            c"CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+            c"dependency created on uncaptured work in another stream",
+        ),
+        (
+            CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+            c"CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+            c"operation would make the legacy stream depend on a capturing blocking stream",
+        ),
+        (
+            CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+            c"CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+            c"the graph update was not performed because it included changes which violated constraints specific to instantiated graph update",
         ),
         (
             CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,

@@ -11,8 +11,9 @@ use std::ffi::{c_int, c_uint, c_void};
 use cudarc::driver::sys::CUresult;
 use ptxvk::vk::{Buffer, Pattern};
 
+use crate::graph::{CopyOp, MemsetParams, Op};
 use crate::state::{driver, Allocation, Driver};
-use crate::stream::{work_stream, StreamRef};
+use crate::stream::{stream_of, work_stream, StreamRef};
 use crate::{entry, host_bytes, host_bytes_mut, out, vk_code};
 
 /// The allocation holding device address `ptr` and the offset into it; any live
@@ -319,7 +320,7 @@ unsafe fn memcpy(
     if len == 0 {
         return Ok(());
     }
-    let s = work_stream(d, stream, per_thread)?;
+    let s = stream_of(d, stream, per_thread)?;
     let side = |ptr: u64, device: Option<bool>| -> Result<Place, CUresult> {
         match device {
             Some(true) => {
@@ -334,9 +335,14 @@ unsafe fn memcpy(
         Kinds::Given { dst_device, src_device } => (Some(dst_device), Some(src_device)),
         Kinds::Unified => (None, None),
     };
-    let (dst, src) = (side(dst, dst_device)?, side(src, src_device)?);
+    let (to, from) = (side(dst, dst_device)?, side(src, src_device)?);
+    // A capturing stream records the copy, to run against the memory as it is then.
+    let linear = || Memcpy3d::linear(dst, dst_device, src, src_device, len);
+    if crate::graph::record(&s, || Op::Memcpy(CopyOp(linear())))? {
+        return Ok(());
+    }
     // SAFETY: forwarded (function contract).
-    unsafe { copy(dst, src, len, &s, wait) }
+    unsafe { copy(to, from, len, &s, wait) }
 }
 
 macro_rules! copies {
@@ -427,7 +433,10 @@ fn memset(
         return Ok(());
     }
     let (buffer, offset) = resolve_range(d, dptr, bytes)?;
-    let s = work_stream(d, stream, per_thread)?;
+    let s = stream_of(d, stream, per_thread)?;
+    if crate::graph::record(&s, || Op::Memset(MemsetParams::new(dptr, 0, pattern, count, 1)))? {
+        return Ok(());
+    }
     s.get().memset(&buffer, offset, bytes as u64, pattern).map_err(vk_code)?;
     if wait && buffer.kind() != ptxvk::vk::MemoryKind::Device {
         s.get().synchronize().map_err(vk_code)?;
@@ -1002,37 +1011,35 @@ unsafe fn memcpy_2d(
 ) -> Result<(), CUresult> {
     // SAFETY: null or readable (function contract).
     let c = unsafe { crate::arg(p) }?;
-    let side = |kind, host, device, x_bytes, y, pitch, array| Side {
-        kind,
-        host,
-        device,
-        x_bytes,
-        y,
-        z: 0,
-        pitch,
-        slice_rows: 0,
-        array,
+    let as_3d = Memcpy3d {
+        src_x_bytes: c.src_x_bytes,
+        src_y: c.src_y,
+        src_z: 0,
+        src_lod: 0,
+        src_type: c.src_type,
+        src_host: c.src_host,
+        src_device: c.src_device,
+        src_array: c.src_array,
+        reserved0: std::ptr::null_mut(),
+        src_pitch: c.src_pitch,
+        src_height: 0,
+        dst_x_bytes: c.dst_x_bytes,
+        dst_y: c.dst_y,
+        dst_z: 0,
+        dst_lod: 0,
+        dst_type: c.dst_type,
+        dst_host: c.dst_host,
+        dst_device: c.dst_device,
+        dst_array: c.dst_array,
+        reserved1: std::ptr::null_mut(),
+        dst_pitch: c.dst_pitch,
+        dst_height: 0,
+        width_bytes: c.width_bytes,
+        height: c.height,
+        depth: 1,
     };
-    let src = side(
-        c.src_type,
-        c.src_host as usize,
-        c.src_device,
-        c.src_x_bytes,
-        c.src_y,
-        c.src_pitch,
-        c.src_array,
-    );
-    let dst = side(
-        c.dst_type,
-        c.dst_host as usize,
-        c.dst_device,
-        c.dst_x_bytes,
-        c.dst_y,
-        c.dst_pitch,
-        c.dst_array,
-    );
     // SAFETY: forwarded (function contract).
-    unsafe { copy_pitched(src, dst, [c.width_bytes, c.height, 1], stream, per_thread, wait) }
+    unsafe { copy_3d(as_3d, stream, per_thread, wait) }
 }
 
 /// `CUDA_MEMCPY3D` (cuda.h), memory types as plain integers (see [`Memcpy2d`]).
@@ -1082,6 +1089,110 @@ unsafe fn memcpy_3d(
 ) -> Result<(), CUresult> {
     // SAFETY: null or readable (function contract).
     let c = unsafe { crate::arg(p) }?;
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_3d(c, stream, per_thread, wait) }
+}
+
+/// Memory types of a copy descriptor that CUDA knows.
+fn known_type(kind: c_uint) -> bool {
+    (CU_MEMORYTYPE_HOST..=CU_MEMORYTYPE_UNIFIED).contains(&kind)
+}
+
+/// Checks what a copy node's descriptor must be when the node is made: known memory
+/// types.
+pub(crate) fn check_memcpy_3d(c: &Memcpy3d) -> Result<(), CUresult> {
+    if !known_type(c.src_type) || !known_type(c.dst_type) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// Whether a copy may read host memory (host or unified source).
+pub(crate) fn reads_host(c: &Memcpy3d) -> bool {
+    matches!(c.src_type, CU_MEMORYTYPE_HOST | CU_MEMORYTYPE_UNIFIED)
+}
+
+/// Runs a copy node on `stream` (which is not capturing).
+///
+/// # Safety
+/// The descriptor's host sides are valid for the rows they describe.
+pub(crate) unsafe fn run_memcpy_3d(
+    c: &Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_3d(*c, stream, per_thread, false) }
+}
+
+impl Memcpy3d {
+    /// A copy of `len` bytes between two pointers, each device memory, host memory or
+    /// (`None`) found from its address.
+    fn linear(
+        dst: u64,
+        dst_device: Option<bool>,
+        src: u64,
+        src_device: Option<bool>,
+        len: usize,
+    ) -> Memcpy3d {
+        let kind = |device: Option<bool>| match device {
+            Some(true) => CU_MEMORYTYPE_DEVICE,
+            Some(false) => CU_MEMORYTYPE_HOST,
+            None => CU_MEMORYTYPE_UNIFIED,
+        };
+        let host = |ptr: u64, device: Option<bool>| {
+            if device == Some(false) {
+                ptr as usize
+            } else {
+                0
+            }
+        };
+        let device = |ptr: u64, device: Option<bool>| if device == Some(false) { 0 } else { ptr };
+        Memcpy3d {
+            src_x_bytes: 0,
+            src_y: 0,
+            src_z: 0,
+            src_lod: 0,
+            src_type: kind(src_device),
+            src_host: host(src, src_device) as *const c_void,
+            src_device: device(src, src_device),
+            src_array: 0,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: 0,
+            src_height: 0,
+            dst_x_bytes: 0,
+            dst_y: 0,
+            dst_z: 0,
+            dst_lod: 0,
+            dst_type: kind(dst_device),
+            dst_host: host(dst, dst_device) as *mut c_void,
+            dst_device: device(dst, dst_device),
+            dst_array: 0,
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: 0,
+            dst_height: 0,
+            width_bytes: len,
+            height: 1,
+            depth: 1,
+        }
+    }
+}
+
+/// A 3-D copy by descriptor, or its node when `stream` is capturing.
+///
+/// # Safety
+/// As [`memcpy_3d`].
+unsafe fn copy_3d(
+    c: Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    check_memcpy_3d(&c)?;
+    let s = stream_of(driver()?, stream, per_thread)?;
+    if crate::graph::record(&s, || Op::Memcpy(CopyOp(c)))? {
+        return Ok(());
+    }
     let src = Side {
         kind: c.src_type,
         host: c.src_host as usize,
@@ -1141,9 +1252,10 @@ pitched_copies! {
     cuMemcpy3DAsync_v2_ptsz(Memcpy3d) => memcpy_3d, async, true;
 }
 
-/// A 2-D memset: `height` rows of `width` elements, `pitch` bytes apart.
+/// A 2-D memset: `height` rows of `width` elements, `pitch` bytes apart (one node when
+/// captured).
 #[allow(clippy::too_many_arguments)]
-fn memset_2d(
+pub(crate) fn memset_2d(
     dptr: u64,
     pitch: usize,
     pattern: Pattern,
@@ -1156,6 +1268,15 @@ fn memset_2d(
     let row_bytes = width.checked_mul(pattern.size() as usize);
     if height > 1 && row_bytes.is_none_or(|b| pitch < b) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let d = driver()?;
+    let s = stream_of(d, stream, per_thread)?;
+    if height > 0 && width > 0 {
+        resolve(d, dptr)?;
+    }
+    let node = || Op::Memset(MemsetParams::new(dptr, pitch, pattern, width, height));
+    if crate::graph::record(&s, node)? {
+        return Ok(());
     }
     for row in 0..height {
         let at = dptr.wrapping_add((row * pitch) as u64);
@@ -1239,4 +1360,436 @@ pub unsafe extern "C" fn cuStreamWriteValue32_ptsz(
     flags: c_uint,
 ) -> CUresult {
     entry(|| write_value32(stream, addr, value, flags, true))
+}
+
+// Peer copies: every context is on the one device, so a peer copy is a device-to-device
+// copy once both contexts are checked.
+
+/// Checks the contexts of a peer copy.
+fn peer_contexts(d: &Driver, contexts: [usize; 2]) -> Result<(), CUresult> {
+    if contexts.iter().any(|&c| d.contexts.get(c).is_none()) {
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memcpy_peer(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    peer_contexts(driver()?, [dst_ctx, src_ctx])?;
+    let kinds = Kinds::Given { dst_device: true, src_device: true };
+    // SAFETY: both sides are device memory, checked against their allocations.
+    unsafe { memcpy(dst, src, len, kinds, stream, per_thread, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeer(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, 0, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeer_ptds(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, 0, true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, stream, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync_ptsz(
+    dst: u64,
+    dst_ctx: usize,
+    src: u64,
+    src_ctx: usize,
+    len: usize,
+    stream: usize,
+) -> CUresult {
+    entry(|| memcpy_peer(dst, dst_ctx, src, src_ctx, len, stream, true))
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Memcpy3d>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_MEMCPY3D_PEER>()
+);
+
+/// `cuMemcpy3DPeer`: a `CUDA_MEMCPY3D_PEER` is a `CUDA_MEMCPY3D` whose two reserved
+/// pointers are the source and destination contexts.
+///
+/// # Safety
+/// As [`memcpy_3d`].
+unsafe fn memcpy_3d_peer(
+    p: *const Memcpy3d,
+    stream: usize,
+    per_thread: bool,
+    wait: bool,
+) -> Result<(), CUresult> {
+    // SAFETY: null or readable (function contract).
+    let c = unsafe { crate::arg(p) }?;
+    peer_contexts(driver()?, [c.reserved0 as usize, c.reserved1 as usize])?;
+    // SAFETY: forwarded (function contract).
+    unsafe { copy_3d(c, stream, per_thread, wait) }
+}
+
+pitched_copies! {
+    cuMemcpy3DPeer(Memcpy3d) => memcpy_3d_peer, sync, false;
+    cuMemcpy3DPeer_ptds(Memcpy3d) => memcpy_3d_peer, sync, true;
+    cuMemcpy3DPeerAsync(Memcpy3d) => memcpy_3d_peer, async, false;
+    cuMemcpy3DPeerAsync_ptsz(Memcpy3d) => memcpy_3d_peer, async, true;
+}
+
+// Batched copies (CUDA 12.8).
+
+/// `CUmemcpyAttributes` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemcpyAttributes {
+    src_access_order: c_int,
+    src_location_hint: MemLocation,
+    dst_location_hint: MemLocation,
+    flags: c_uint,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<MemcpyAttributes>()
+        == std::mem::size_of::<cudarc::driver::sys::CUmemcpyAttributes_st>()
+);
+
+/// `CU_MEMCPY_SRC_ACCESS_ORDER_STREAM` to `_ANY`: the valid source access orders. Each is
+/// met by copying in stream order, with host sources staged during the call.
+const SRC_ACCESS_ORDERS: std::ops::RangeInclusive<c_int> = 1..=3;
+/// `CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`, a hint.
+const MEMCPY_FLAGS: c_uint = 1;
+
+/// `n` items at `p` (none when `n` is 0); null otherwise is `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `p` is null or readable for `n` items.
+unsafe fn items<'a, T>(p: *const T, n: usize) -> Result<&'a [T], CUresult> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: readable for `n` items (function contract).
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// `cuMemcpyBatchAsync`: `count` copies between unified-addressing pointers, in stream
+/// order as a whole (here, one after another). Everything is checked before any copy is
+/// enqueued; an error in one copy names it (`Some(index)`).
+///
+/// # Safety
+/// The arrays are readable for their lengths; each copy's host memory is valid for its
+/// size (CUDA's contract).
+#[allow(clippy::too_many_arguments)]
+unsafe fn memcpy_batch(
+    dsts: *const u64,
+    srcs: *const u64,
+    sizes: *const usize,
+    count: usize,
+    attrs: *const MemcpyAttributes,
+    attr_starts: *const usize,
+    num_attrs: usize,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), (Option<usize>, CUresult)> {
+    let invalid = |i| (i, CUresult::CUDA_ERROR_INVALID_VALUE);
+    let d = driver().map_err(|e| (None, e))?;
+    // "Must not be legacy NULL stream."
+    if stream == 1 || (stream == 0 && !per_thread) {
+        return Err(invalid(None));
+    }
+    stream_of(d, stream, per_thread).map_err(|e| (None, e))?;
+    if count == 0 || num_attrs == 0 || num_attrs > count {
+        return Err(invalid(None));
+    }
+    // SAFETY: (all) readable for their lengths (function contract).
+    let (dsts, srcs, sizes, attrs, starts) = unsafe {
+        let read = |e| (None, e);
+        (
+            items(dsts, count).map_err(read)?,
+            items(srcs, count).map_err(read)?,
+            items(sizes, count).map_err(read)?,
+            items(attrs, num_attrs).map_err(read)?,
+            items(attr_starts, num_attrs).map_err(read)?,
+        )
+    };
+    if starts[0] != 0 || starts.windows(2).any(|w| w[0] >= w[1]) || starts[num_attrs - 1] >= count {
+        return Err(invalid(None));
+    }
+    for (k, a) in attrs.iter().enumerate() {
+        if !SRC_ACCESS_ORDERS.contains(&a.src_access_order) || a.flags & !MEMCPY_FLAGS != 0 {
+            return Err(invalid(Some(starts[k])));
+        }
+    }
+    // Device sides lie inside their allocations.
+    for i in 0..count {
+        for ptr in [dsts[i], srcs[i]] {
+            if let Place::Device(buffer, offset) = place(d, ptr) {
+                if offset + sizes[i] as u64 > buffer.size() {
+                    return Err(invalid(Some(i)));
+                }
+            }
+        }
+    }
+    for i in 0..count {
+        // SAFETY: host sides valid for the copy's size (function contract).
+        unsafe { memcpy(dsts[i], srcs[i], sizes[i], Kinds::Unified, stream, per_thread, false) }
+            .map_err(|e| (Some(i), e))?;
+    }
+    Ok(())
+}
+
+macro_rules! batch_copies {
+    ($($name:ident($($fail:ident)?), $pt:expr;)*) => {$(
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            dsts: *const u64,
+            srcs: *const u64,
+            sizes: *const usize,
+            count: usize,
+            attrs: *const MemcpyAttributes,
+            attr_starts: *const usize,
+            num_attrs: usize,
+            $($fail: *mut usize,)?
+            stream: usize,
+        ) -> CUresult {
+            entry(|| {
+                // SAFETY: CUDA's contract for the arrays and the memory they name.
+                let result = unsafe {
+                    memcpy_batch(dsts, srcs, sizes, count, attrs, attr_starts, num_attrs, stream, $pt)
+                };
+                result.map_err(|(_index, e)| {
+                    // CUDA 12.8's form says which copy failed (SIZE_MAX: none in particular).
+                    $(if !$fail.is_null() {
+                        // SAFETY: non-null and writable (CUDA's contract).
+                        unsafe { $fail.write(_index.unwrap_or(usize::MAX)) };
+                    })?
+                    e
+                })
+            })
+        }
+    )*};
+}
+
+batch_copies! {
+    cuMemcpyBatchAsync(fail_index), false;
+    cuMemcpyBatchAsync_ptsz(fail_index), true;
+    cuMemcpyBatchAsync_v2(), false;
+    cuMemcpyBatchAsync_v2_ptsz(), true;
+}
+
+// Batched 3-D copies (CUDA 12.8).
+
+/// `CUmemcpy3DOperand` (cuda.h): a type, then a union of a pointer operand (`ptr`,
+/// `rowLength`, `layerHeight`, a location hint) and an array operand (`array`, offset
+/// `x`, `y`, `z`), read as four words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3dOperand {
+    kind: c_int,
+    op: [u64; 4],
+}
+
+/// `CUDA_MEMCPY3D_BATCH_OP` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3dBatchOp {
+    src: Memcpy3dOperand,
+    dst: Memcpy3dOperand,
+    extent: [usize; 3],
+    src_access_order: c_int,
+    flags: c_uint,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Memcpy3dBatchOp>()
+        == std::mem::size_of::<cudarc::driver::sys::CUDA_MEMCPY3D_BATCH_OP_st>()
+);
+
+/// `CU_MEMCPY_OPERAND_TYPE_POINTER` / `_ARRAY`.
+const OPERAND_POINTER: c_int = 1;
+const OPERAND_ARRAY: c_int = 2;
+
+impl Memcpy3dBatchOp {
+    /// The copy as a `CUDA_MEMCPY3D`: extents in elements (bytes between pointers, the
+    /// array's element size when an array is involved), pointer operands found from
+    /// their addresses, tightly packed where `rowLength`/`layerHeight` are 0.
+    fn descriptor(&self, d: &Driver) -> Result<Memcpy3d, CUresult> {
+        let [width, height, depth] = self.extent;
+        if width == 0 || height == 0 || depth == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        if !SRC_ACCESS_ORDERS.contains(&self.src_access_order) || self.flags & !MEMCPY_FLAGS != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let element = |o: &Memcpy3dOperand| match o.kind {
+            OPERAND_POINTER => Ok(None),
+            OPERAND_ARRAY => Ok(Some(crate::texture::array(d, o.op[0] as usize)?.element_bytes())),
+            _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        let elem = match (element(&self.src)?, element(&self.dst)?) {
+            (Some(a), Some(b)) if a != b => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            (Some(a), _) | (None, Some(a)) => a,
+            (None, None) => 1,
+        };
+        let bytes =
+            |n: u64| (n as usize).checked_mul(elem).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE);
+        let side = |o: &Memcpy3dOperand| -> Result<Side, CUresult> {
+            if o.kind == OPERAND_ARRAY {
+                return Ok(Side {
+                    kind: CU_MEMORYTYPE_ARRAY,
+                    host: 0,
+                    device: 0,
+                    x_bytes: bytes(o.op[1])?,
+                    y: o.op[2] as usize,
+                    z: o.op[3] as usize,
+                    pitch: 0,
+                    slice_rows: 0,
+                    array: o.op[0] as usize,
+                });
+            }
+            let (row_length, layer_height) = (o.op[1] as usize, o.op[2] as usize);
+            if (row_length != 0 && row_length < width)
+                || (layer_height != 0 && layer_height < height)
+            {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            let row = if row_length == 0 { width } else { row_length };
+            Ok(Side {
+                kind: CU_MEMORYTYPE_UNIFIED,
+                host: 0,
+                device: o.op[0],
+                x_bytes: 0,
+                y: 0,
+                z: 0,
+                pitch: bytes(row as u64)?,
+                slice_rows: if layer_height == 0 { height } else { layer_height },
+                array: 0,
+            })
+        };
+        let (s, t) = (side(&self.src)?, side(&self.dst)?);
+        Ok(Memcpy3d {
+            src_x_bytes: s.x_bytes,
+            src_y: s.y,
+            src_z: s.z,
+            src_lod: 0,
+            src_type: s.kind,
+            src_host: std::ptr::null(),
+            src_device: s.device,
+            src_array: s.array,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: s.pitch,
+            src_height: s.slice_rows,
+            dst_x_bytes: t.x_bytes,
+            dst_y: t.y,
+            dst_z: t.z,
+            dst_lod: 0,
+            dst_type: t.kind,
+            dst_host: std::ptr::null_mut(),
+            dst_device: t.device,
+            dst_array: t.array,
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: t.pitch,
+            dst_height: t.slice_rows,
+            width_bytes: bytes(width as u64)?,
+            height,
+            depth,
+        })
+    }
+}
+
+/// `cuMemcpy3DBatchAsync`: each operation as a 3-D copy, one after another in stream
+/// order. Every operation is checked before any is enqueued.
+///
+/// # Safety
+/// `ops` is readable for `count` operations whose host memory is valid (CUDA's contract).
+unsafe fn memcpy_3d_batch(
+    count: usize,
+    ops: *const Memcpy3dBatchOp,
+    flags: u64,
+    stream: usize,
+    per_thread: bool,
+) -> Result<(), (Option<usize>, CUresult)> {
+    let invalid = |i| (i, CUresult::CUDA_ERROR_INVALID_VALUE);
+    let d = driver().map_err(|e| (None, e))?;
+    if stream == 1 || (stream == 0 && !per_thread) || flags != 0 || count == 0 {
+        return Err(invalid(None));
+    }
+    stream_of(d, stream, per_thread).map_err(|e| (None, e))?;
+    // SAFETY: readable for `count` operations (function contract).
+    let ops = unsafe { items(ops, count) }.map_err(|e| (None, e))?;
+    let descriptors = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| op.descriptor(d).map_err(|e| (Some(i), e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, c) in descriptors.into_iter().enumerate() {
+        // SAFETY: the operands' memory is valid (function contract).
+        unsafe { copy_3d(c, stream, per_thread, false) }.map_err(|e| (Some(i), e))?;
+    }
+    Ok(())
+}
+
+macro_rules! batch_3d_copies {
+    ($($name:ident($($fail:ident)?), $pt:expr;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            count: usize,
+            ops: *const Memcpy3dBatchOp,
+            $($fail: *mut usize,)?
+            flags: u64,
+            stream: usize,
+        ) -> CUresult {
+            entry(|| {
+                // SAFETY: CUDA's contract for the operations and the memory they name.
+                let result = unsafe { memcpy_3d_batch(count, ops, flags, stream, $pt) };
+                result.map_err(|(_index, e)| {
+                    // CUDA 12.8's form says which operation failed (SIZE_MAX: none).
+                    $(if !$fail.is_null() {
+                        // SAFETY: non-null and writable (CUDA's contract).
+                        unsafe { $fail.write(_index.unwrap_or(usize::MAX)) };
+                    })?
+                    e
+                })
+            })
+        }
+    )*};
+}
+
+batch_3d_copies! {
+    cuMemcpy3DBatchAsync(fail_index), false;
+    cuMemcpy3DBatchAsync_ptsz(fail_index), true;
+    cuMemcpy3DBatchAsync_v2(), false;
+    cuMemcpy3DBatchAsync_v2_ptsz(), true;
 }

@@ -17,12 +17,31 @@ const SYMBOL_FOUND: c_int = 0;
 const SYMBOL_NOT_FOUND: c_int = 1;
 const VERSION_NOT_SUFFICIENT: c_int = 2;
 
+/// Versioned exports newer than the measured clients (CUDA 12.9) whose signature changed,
+/// from CUDA 13's `cudaTypedefs.h` (`PFN_<symbol>_v<version>`): a CUDA 13 client asking
+/// for these must get the new form, never the 12.x one with different arguments. (All are
+/// implemented.)
+const CUDA_13_TABLE: &[(&str, u32, bool, &str)] = &[
+    ("cuCtxGetDevice", 13000, false, "cuCtxGetDevice_v2"),
+    ("cuCtxSynchronize", 13000, false, "cuCtxSynchronize_v2"),
+    ("cuLaunchHostFunc", 13010, false, "cuLaunchHostFunc_v2"),
+    ("cuLaunchHostFunc", 13010, true, "cuLaunchHostFunc_v2_ptsz"),
+    ("cuMemcpy3DBatchAsync", 13000, false, "cuMemcpy3DBatchAsync_v2"),
+    ("cuMemcpy3DBatchAsync", 13000, true, "cuMemcpy3DBatchAsync_v2_ptsz"),
+    ("cuMemcpyBatchAsync", 13000, false, "cuMemcpyBatchAsync_v2"),
+    ("cuMemcpyBatchAsync", 13000, true, "cuMemcpyBatchAsync_v2_ptsz"),
+];
+
+/// Every known `(symbol, version, per-thread, export)`.
+fn table() -> impl Iterator<Item = &'static (&'static str, u32, bool, &'static str)> {
+    PROC_TABLE.iter().chain(CUDA_13_TABLE)
+}
+
 /// The versioned export for `symbol` at `version`: the newest variant introduced at or
 /// before it, the per-thread one when asked for and present.
 pub(crate) fn resolve(symbol: &str, version: u32, per_thread: bool) -> Option<&'static str> {
     let pick = |ptds: bool| {
-        PROC_TABLE
-            .iter()
+        table()
             .filter(|(s, v, p, _)| *s == symbol && *p == ptds && *v <= version)
             .max_by_key(|(_, v, _, _)| *v)
             .map(|(_, _, _, export)| *export)
@@ -36,7 +55,7 @@ pub(crate) fn resolve(symbol: &str, version: u32, per_thread: bool) -> Option<&'
 
 /// Whether `symbol` exists in a later version only.
 fn needs_newer(symbol: &str, version: u32) -> bool {
-    PROC_TABLE.iter().any(|(s, v, _, _)| *s == symbol && *v > version)
+    table().any(|(s, v, _, _)| *s == symbol && *v > version)
 }
 
 macro_rules! exports {
@@ -108,6 +127,28 @@ exports!(
     cuCtxGetApiVersion,
     cuCtxSynchronize,
     cuCtxGetStreamPriorityRange,
+    cuCtxGetDevice_v2,
+    cuCtxSynchronize_v2,
+    cuDeviceCanAccessPeer,
+    cuDeviceGetP2PAttribute,
+    cuCtxEnablePeerAccess,
+    cuCtxDisablePeerAccess,
+    cuMemcpyPeer,
+    cuMemcpyPeer_ptds,
+    cuMemcpyPeerAsync,
+    cuMemcpyPeerAsync_ptsz,
+    cuMemcpy3DPeer,
+    cuMemcpy3DPeer_ptds,
+    cuMemcpy3DPeerAsync,
+    cuMemcpy3DPeerAsync_ptsz,
+    cuMemcpyBatchAsync,
+    cuMemcpyBatchAsync_ptsz,
+    cuMemcpyBatchAsync_v2,
+    cuMemcpyBatchAsync_v2_ptsz,
+    cuMemcpy3DBatchAsync,
+    cuMemcpy3DBatchAsync_ptsz,
+    cuMemcpy3DBatchAsync_v2,
+    cuMemcpy3DBatchAsync_v2_ptsz,
     cuMemAlloc_v2,
     cuMemFree_v2,
     cuMemGetInfo_v2,
@@ -250,6 +291,69 @@ exports!(
     cuStreamGetFlags,
     cuStreamGetPriority,
     cuStreamIsCapturing,
+    cuStreamIsCapturing_ptsz,
+    cuStreamGetCaptureInfo_ptsz,
+    cuStreamBeginCaptureToGraph,
+    cuStreamBeginCaptureToGraph_ptsz,
+    cuStreamUpdateCaptureDependencies,
+    cuStreamUpdateCaptureDependencies_ptsz,
+    cuStreamUpdateCaptureDependencies_v2,
+    cuStreamUpdateCaptureDependencies_v2_ptsz,
+    cuStreamAddCallback_ptsz,
+    cuLaunchHostFunc_v2,
+    cuLaunchHostFunc_v2_ptsz,
+    cuGraphCreate,
+    cuGraphAddEmptyNode,
+    cuGraphAddKernelNode,
+    cuGraphAddKernelNode_v2,
+    cuGraphAddMemcpyNode,
+    cuGraphAddMemsetNode,
+    cuGraphAddHostNode,
+    cuGraphAddEventRecordNode,
+    cuGraphAddEventWaitNode,
+    cuGraphAddDependencies,
+    cuGraphAddDependencies_v2,
+    cuGraphRemoveDependencies,
+    cuGraphRemoveDependencies_v2,
+    cuGraphGetNodes,
+    cuGraphGetRootNodes,
+    cuGraphGetEdges,
+    cuGraphGetEdges_v2,
+    cuGraphNodeGetType,
+    cuGraphNodeGetDependencies,
+    cuGraphNodeGetDependencies_v2,
+    cuGraphNodeGetDependentNodes,
+    cuGraphNodeGetDependentNodes_v2,
+    cuGraphDestroyNode,
+    cuGraphKernelNodeGetParams,
+    cuGraphKernelNodeSetParams,
+    cuGraphKernelNodeGetParams_v2,
+    cuGraphKernelNodeSetParams_v2,
+    cuGraphMemcpyNodeGetParams,
+    cuGraphMemcpyNodeSetParams,
+    cuGraphMemsetNodeGetParams,
+    cuGraphMemsetNodeSetParams,
+    cuGraphHostNodeGetParams,
+    cuGraphHostNodeSetParams,
+    cuGraphEventRecordNodeGetEvent,
+    cuGraphEventRecordNodeSetEvent,
+    cuGraphEventWaitNodeGetEvent,
+    cuGraphEventWaitNodeSetEvent,
+    cuGraphClone,
+    cuGraphNodeFindInClone,
+    cuGraphDebugDotPrint,
+    cuGraphExecGetFlags,
+    cuGraphExecKernelNodeSetParams,
+    cuGraphExecKernelNodeSetParams_v2,
+    cuGraphExecMemcpyNodeSetParams,
+    cuGraphExecMemsetNodeSetParams,
+    cuGraphExecHostNodeSetParams,
+    cuGraphExecEventRecordNodeSetEvent,
+    cuGraphExecEventWaitNodeSetEvent,
+    cuGraphNodeSetEnabled,
+    cuGraphNodeGetEnabled,
+    cuGraphExecUpdate,
+    cuGraphExecUpdate_v2,
     cuStreamBeginCapture,
     cuStreamBeginCapture_ptsz,
     cuStreamBeginCapture_v2,

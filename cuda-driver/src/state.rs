@@ -27,9 +27,13 @@ pub(crate) struct Driver {
     pub(crate) links: Table<Mutex<crate::module::Link>>,
     pub(crate) pools: Table<ptxvk::vk::MemPool>,
     pub(crate) arrays: Table<crate::texture::Array>,
-    /// Captured graphs and instantiated ones (`crate::graph`).
+    /// Graphs and executable graphs (`crate::graph`).
     pub(crate) graphs: Table<crate::graph::Graph>,
-    pub(crate) graph_execs: Table<crate::graph::Graph>,
+    pub(crate) graph_execs: Table<crate::graph::Exec>,
+    /// Graph nodes: the handle of the graph each belongs to.
+    pub(crate) graph_nodes: Table<usize>,
+    /// Events recorded on capturing streams, by event handle (`crate::graph`).
+    pub(crate) captured_events: Mutex<BTreeMap<usize, crate::graph::CapturedEvent>>,
     pub(crate) user_objects: Table<crate::graph::UserObject>,
     pub(crate) mipmapped: Table<crate::texture::Mipmapped>,
     /// Texture and surface references (`cuModuleGetTexRef`).
@@ -83,6 +87,8 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
                 arrays: Table::default(),
                 graphs: Table::default(),
                 graph_execs: Table::default(),
+                graph_nodes: Table::default(),
+                captured_events: Mutex::default(),
                 user_objects: Table::default(),
                 mipmapped: Table::default(),
                 references: Table::default(),

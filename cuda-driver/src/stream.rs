@@ -141,28 +141,38 @@ stream_fns! {
     cuStreamQuery_ptsz, true;
 }
 
-fn wait_event(handle: usize, event: usize, per_thread: bool) -> Result<(), CUresult> {
+/// `cuStreamWaitEvent`; on a capturing stream, or for an event recorded in a capture, a
+/// join, fork or event wait node (`crate::graph::wait_event`).
+fn wait_event(
+    handle: usize,
+    event: usize,
+    flags: c_uint,
+    per_thread: bool,
+) -> Result<(), CUresult> {
     let d = driver()?;
     let e = d.events.get(event).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
-    work_stream(d, handle, per_thread)?.get().wait_event(&e).map_err(vk_code)
+    if flags & !crate::graph::EVENT_EXTERNAL != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let s = stream_of(d, handle, per_thread)?;
+    if crate::graph::wait_event(d, &s, event, flags)? {
+        return Ok(());
+    }
+    s.get().wait_event(&e).map_err(vk_code)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuStreamWaitEvent(
-    handle: usize,
-    event: usize,
-    _flags: c_uint,
-) -> CUresult {
-    entry(|| wait_event(handle, event, false))
+pub unsafe extern "C" fn cuStreamWaitEvent(handle: usize, event: usize, flags: c_uint) -> CUresult {
+    entry(|| wait_event(handle, event, flags, false))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamWaitEvent_ptsz(
     handle: usize,
     event: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> CUresult {
-    entry(|| wait_event(handle, event, true))
+    entry(|| wait_event(handle, event, flags, true))
 }
 
 #[no_mangle]
@@ -206,23 +216,37 @@ pub unsafe extern "C" fn cuStreamGetPriority(handle: usize, priority: *mut c_int
     })
 }
 
+fn is_capturing(handle: usize, status: *mut c_int, per_thread: bool) -> Result<(), CUresult> {
+    let d = driver()?;
+    let s = stream_of(d, handle, per_thread)?;
+    // SAFETY: `status` is null or writable (CUDA's contract).
+    unsafe { out(status, crate::graph::status(&s)) }
+}
+
 /// Whether the stream is capturing (`crate::graph`).
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamIsCapturing(handle: usize, status: *mut c_int) -> CUresult {
-    entry(|| {
-        let d = driver()?;
-        let s = stream_of(d, handle, false)?;
-        // SAFETY: `status` is null or writable (CUDA's contract).
-        unsafe { out(status, crate::graph::status(&s)) }
-    })
+    entry(|| is_capturing(handle, status, false))
 }
 
-/// A host function pointer and its argument, movable to the callback thread.
-struct HostFn {
-    f: unsafe extern "C" fn(*mut c_void),
-    data: usize,
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamIsCapturing_ptsz(handle: usize, status: *mut c_int) -> CUresult {
+    entry(|| is_capturing(handle, status, true))
 }
 
+/// Enqueues a host function (a `cuLaunchHostFunc` or a graph's host node) on `s`.
+pub(crate) fn enqueue_host(s: &StreamRef, call: crate::graph::HostOp) -> Result<(), CUresult> {
+    s.get()
+        .launch_host_func(Box::new(move || {
+            let crate::graph::HostOp { f, data } = call;
+            // SAFETY: the client's function with its own argument, called once on a thread
+            // of the driver, as `cuLaunchHostFunc` documents.
+            unsafe { f(data as *mut c_void) }
+        }))
+        .map_err(vk_code)
+}
+
+/// `cuLaunchHostFunc`; a host node when the stream is capturing.
 fn host_func(
     handle: usize,
     f: Option<unsafe extern "C" fn(*mut c_void)>,
@@ -231,16 +255,12 @@ fn host_func(
 ) -> Result<(), CUresult> {
     let d = driver()?;
     let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let call = HostFn { f, data: data as usize };
-    work_stream(d, handle, per_thread)?
-        .get()
-        .launch_host_func(Box::new(move || {
-            let HostFn { f, data } = call;
-            // SAFETY: the client's function with its own argument, called once on a thread
-            // of the driver, as `cuLaunchHostFunc` documents.
-            unsafe { f(data as *mut c_void) }
-        }))
-        .map_err(vk_code)
+    let call = crate::graph::HostOp { f, data: data as usize };
+    let s = stream_of(d, handle, per_thread)?;
+    if crate::graph::record(&s, || crate::graph::Op::Host(call))? {
+        return Ok(());
+    }
+    enqueue_host(&s, call)
 }
 
 #[no_mangle]
@@ -261,11 +281,71 @@ pub unsafe extern "C" fn cuLaunchHostFunc_ptsz(
     entry(|| host_func(handle, f, data, true))
 }
 
+/// `CU_HOST_TASK_BLOCKING` / `CU_HOST_TASK_SPINWAIT`: how the thread running host
+/// functions waits for them; either is met by the runtime's callback thread.
+const HOST_TASK_SYNC_MODES: std::ops::RangeInclusive<c_uint> = 0..=1;
+
+/// CUDA 13.1's `cuLaunchHostFunc_v2`: a synchronization mode besides.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc_v2(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    sync_mode: c_uint,
+) -> CUresult {
+    entry(|| {
+        if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        host_func(handle, f, data, false)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc_v2_ptsz(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    sync_mode: c_uint,
+) -> CUresult {
+    entry(|| {
+        if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        host_func(handle, f, data, true)
+    })
+}
+
 /// A stream callback and its arguments.
 struct Callback {
     f: unsafe extern "C" fn(usize, CUresult, *mut c_void),
     stream: usize,
     data: usize,
+}
+
+/// `cuStreamAddCallback`: not capturable (CUDA's rule too).
+fn add_callback(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(usize, CUresult, *mut c_void)>,
+    data: *mut c_void,
+    flags: c_uint,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    let d = driver()?;
+    if flags != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let call = Callback { f, stream: handle, data: data as usize };
+    work_stream(d, handle, per_thread)?
+        .get()
+        .launch_host_func(Box::new(move || {
+            let Callback { f, stream, data } = call;
+            // SAFETY: the client's callback with its stream, a status and its argument,
+            // as `cuStreamAddCallback` documents.
+            unsafe { f(stream, CUresult::CUDA_SUCCESS, data as *mut c_void) }
+        }))
+        .map_err(vk_code)
 }
 
 #[no_mangle]
@@ -275,23 +355,17 @@ pub unsafe extern "C" fn cuStreamAddCallback(
     data: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
-    entry(|| {
-        let d = driver()?;
-        if flags != 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        let call = Callback { f, stream: handle, data: data as usize };
-        work_stream(d, handle, false)?
-            .get()
-            .launch_host_func(Box::new(move || {
-                let Callback { f, stream, data } = call;
-                // SAFETY: the client's callback with its stream, a status and its argument,
-                // as `cuStreamAddCallback` documents.
-                unsafe { f(stream, CUresult::CUDA_SUCCESS, data as *mut c_void) }
-            }))
-            .map_err(vk_code)
-    })
+    entry(|| add_callback(handle, f, data, flags, false))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamAddCallback_ptsz(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(usize, CUresult, *mut c_void)>,
+    data: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
+    entry(|| add_callback(handle, f, data, flags, true))
 }
 
 // Events.
@@ -318,25 +392,31 @@ fn event(d: &Driver, handle: usize) -> Result<Arc<Event>, CUresult> {
     d.events.get(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
 }
 
-fn record(handle: usize, stream: usize, per_thread: bool) -> Result<(), CUresult> {
+/// `cuEventRecord`; on a capturing stream, a capture point or (`external`) an event
+/// record node (`crate::graph::record_event`).
+fn record(handle: usize, stream: usize, per_thread: bool, external: bool) -> Result<(), CUresult> {
     let d = driver()?;
     let e = event(d, handle)?;
-    work_stream(d, stream, per_thread)?.get().record(&e).map_err(vk_code)
+    let s = stream_of(d, stream, per_thread)?;
+    if crate::graph::record_event(d, &s, handle, external)? {
+        return Ok(());
+    }
+    s.get().record(&e).map_err(vk_code)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuEventRecord(handle: usize, stream: usize) -> CUresult {
-    entry(|| record(handle, stream, false))
+    entry(|| record(handle, stream, false, false))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuEventRecord_ptsz(handle: usize, stream: usize) -> CUresult {
-    entry(|| record(handle, stream, true))
+    entry(|| record(handle, stream, true, false))
 }
 
 /// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_DEFAULT` (0) records as
-/// [`cuEventRecord`]; `CU_EVENT_RECORD_EXTERNAL` (1) only differs inside stream capture,
-/// which is not supported.
+/// [`cuEventRecord`]; `CU_EVENT_RECORD_EXTERNAL` (1) makes an event record node when the
+/// stream is capturing.
 fn record_with_flags(
     handle: usize,
     stream: usize,
@@ -344,7 +424,7 @@ fn record_with_flags(
     per_thread: bool,
 ) -> Result<(), CUresult> {
     match flags {
-        0 | 1 => record(handle, stream, per_thread),
+        0 | 1 => record(handle, stream, per_thread, flags == crate::graph::EVENT_EXTERNAL),
         _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     }
 }

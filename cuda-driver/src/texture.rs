@@ -34,6 +34,11 @@ impl Array {
         self.desc.width * self.channel_bytes as usize * self.desc.channels as usize
     }
 
+    /// Bytes per element (all channels of one texel).
+    pub(crate) fn element_bytes(&self) -> usize {
+        self.channel_bytes as usize * self.desc.channels as usize
+    }
+
     /// The device address, row pitch and rows per slice of the array's memory, for
     /// pitched copies.
     pub(crate) fn layout(&self) -> (u64, usize, usize) {

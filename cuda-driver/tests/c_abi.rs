@@ -185,7 +185,7 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         assert_eq!(dtoh(back.as_mut_ptr().cast(), da, n * 4), SUCCESS);
         let want_a: Vec<f32> = want.iter().zip(&b).map(|(x, y)| x + y).collect();
         assert_eq!(back, want_a);
-        size -= 4;
+        size -= 8; // ends before the last parameter (bytes 24..28)
         std::hint::black_box(&mut size);
         assert_eq!(
             launch(f, 4, 1, 1, 256, 1, 1, 0, stream, std::ptr::null_mut(), extra.as_mut_ptr()),
@@ -216,7 +216,10 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         let get: Symbol<'_, GetProc> = lib.get(b"cuGetProcAddress_v2").expect("symbol");
         let mut pfn = std::ptr::null();
         let mut status = -1;
-        assert_eq!(get(c"cuGraphCreate".as_ptr(), &mut pfn, 12090, 0, &mut status), NOT_FOUND);
+        assert_eq!(
+            get(c"cuGraphAddChildGraphNode".as_ptr(), &mut pfn, 12090, 0, &mut status),
+            NOT_FOUND
+        );
         assert_eq!(get(c"cuNoSuchFunction".as_ptr(), &mut pfn, 12090, 0, &mut status), NOT_FOUND);
         assert_eq!(status, 1);
         assert_eq!(get(c"cuCtxCreate".as_ptr(), &mut pfn, 3000, 0, &mut status), NOT_FOUND);
@@ -1417,9 +1420,9 @@ unsafe extern "C" fn note_destroyed(ptr: *mut c_void) {
 
 /// Stream capture: launches on a capturing stream are recorded with their parameters
 /// (copied when captured) instead of run; the graph, instantiated, runs them on each
-/// `cuGraphLaunch` against the memory as it is then. Work that cannot be captured fails
-/// and invalidates the capture; the default stream cannot capture; a graph's user
-/// objects are destroyed with the last graph that holds them.
+/// `cuGraphLaunch` against the memory as it is then. Work that cannot be captured (a
+/// synchronize) fails and invalidates the capture; the default stream cannot capture; a
+/// graph's user objects are destroyed with the last graph that holds them.
 #[test]
 fn stream_capture_records_launches_that_graph_launches_replay() {
     let lib = library();
@@ -1508,10 +1511,11 @@ fn stream_capture_records_launches_that_graph_launches_replay() {
         }
         assert_eq!(count, 0);
 
-        // A copy on a capturing stream is not captured: it fails and invalidates the
-        // capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901).
+        // Synchronizing a capturing stream cannot be captured: it fails and invalidates
+        // the capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901).
         assert_eq!(begin(stream, 2), SUCCESS);
-        assert_eq!(memcpy_async(dc, zeros.as_ptr().cast(), n * 4, stream), 900);
+        assert_eq!(memcpy_async(dc, zeros.as_ptr().cast(), n * 4, stream), SUCCESS, "captured");
+        assert_eq!(sync(stream), 900);
         assert_eq!(status(stream), 2);
         assert_eq!(
             launch(f, 1, 1, 1, 64, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
