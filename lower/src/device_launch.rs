@@ -96,8 +96,16 @@ pub const DEFAULT_PENDING_LIMIT: u32 = 2048;
 /// The deepest a launch may nest: a grid at this depth cannot launch (CUDA Programming
 /// Guide, "Nesting and Synchronization Depth": 24 levels).
 pub const MAX_DEPTH: u32 = 24;
-/// Bytes of parameter buffers per launch slot the runtime sets aside.
+/// Bytes of parameter buffers per launch slot the runtime sets aside at least
+/// ([`slot_bytes`] gives more to modules with larger parameter blocks).
 pub const DATA_PER_SLOT: u32 = 1024;
+
+/// Bytes of the data region per launch slot for a module whose largest parameter
+/// block has `max_params` bytes: room for one buffer of each launch.
+pub fn slot_bytes(max_params: u32) -> u32 {
+    let buffer = max_params.min(MAX_PARAM_BYTES).next_multiple_of(SLOT_ALIGN);
+    (buffer + HEADER_BYTES).max(DATA_PER_SLOT)
+}
 
 /// `cudaError_t` values the device runtime returns (`driver_types.h`).
 pub const CUDA_SUCCESS: u32 = 0;
@@ -112,16 +120,18 @@ pub fn data_start(slots: u32) -> u32 {
     (TABLE + 4 * slots).next_multiple_of(MAX_ALIGN)
 }
 
-/// Bytes of an arena with `slots` launch slots.
-pub fn arena_bytes(slots: u32) -> u64 {
-    u64::from(data_start(slots)) + u64::from(slots.max(1)) * u64::from(DATA_PER_SLOT)
+/// Bytes of an arena with `slots` launch slots of `per_slot` data bytes each
+/// ([`slot_bytes`]).
+pub fn arena_bytes(slots: u32, per_slot: u32) -> u64 {
+    let data = (u64::from(slots.max(1)) * u64::from(per_slot)).min(u64::from(u32::MAX >> 1));
+    u64::from(data_start(slots)) + data
 }
 
 /// The arena's header for a grid at `depth` that may make `room` launches, in an arena
-/// of `slots` slots.
-pub fn arena_header(slots: u32, room: u32, depth: u32) -> [u8; TABLE as usize] {
+/// of `slots` slots of `per_slot` data bytes.
+pub fn arena_header(slots: u32, per_slot: u32, room: u32, depth: u32) -> [u8; TABLE as usize] {
     let mut h = [0u8; TABLE as usize];
-    let end = u32::try_from(arena_bytes(slots)).unwrap_or(u32::MAX);
+    let end = u32::try_from(arena_bytes(slots, per_slot)).unwrap_or(u32::MAX);
     for (at, v) in [(ROOM, room.min(slots)), (DEPTH, depth), (DATA_START, data_start(slots))]
         .into_iter()
         .chain([(DATA_END, end)])
@@ -199,8 +209,8 @@ mod tests {
     #[test]
     fn decodes_the_slots_a_grid_filled() {
         let slots = 4;
-        let mut arena = vec![0u8; arena_bytes(slots) as usize];
-        arena[..TABLE as usize].copy_from_slice(&arena_header(slots, 2, 1));
+        let mut arena = vec![0u8; arena_bytes(slots, DATA_PER_SLOT) as usize];
+        arena[..TABLE as usize].copy_from_slice(&arena_header(slots, DATA_PER_SLOT, 2, 1));
         let put = |a: &mut Vec<u8>, at: u32, v: u32| {
             a[at as usize..at as usize + 4].copy_from_slice(&v.to_le_bytes())
         };

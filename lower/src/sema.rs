@@ -145,6 +145,15 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
         .collect::<BTreeSet<Name>>()
         .into_iter()
         .collect();
+    let max_params = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f) if f.is_entry => Some(device_launch::param_bytes(f)),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
@@ -158,7 +167,7 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
                         table_functions: &table_functions,
                         version,
                         address_size,
-                        kernels: &kernel_names,
+                        kernels: (&kernel_names, max_params),
                     };
                     let result = lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once());
                     kernels.push(KernelResult { name: f.name.value.to_string(), result });
@@ -287,8 +296,9 @@ struct ModuleContext<'m> {
     table_functions: &'m BTreeSet<Name>,
     version: (u32, u32),
     address_size: u32,
-    /// The module's kernels with bodies in name order (`sema::device_launch`).
-    kernels: &'m [Name],
+    /// The module's kernels with bodies in name order, and the bytes of their largest
+    /// parameter block (`sema::device_launch`).
+    kernels: (&'m [Name], u32),
 }
 
 fn lower_kernel<'m>(
@@ -396,7 +406,7 @@ fn lower_kernel<'m>(
         exchanged: None,
         function_spaces: BTreeMap::new(),
         recursion: recursion::Recursion::default(),
-        device_runtime: device_launch::DeviceRuntime::new(kernels.to_vec()),
+        device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
     };
     for g in data.vars.iter().filter(|g| g.decl.is_none()) {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));

@@ -189,9 +189,10 @@ impl Module {
         let arena = match (&prepared.system, kernel.launches_kernels()) {
             (Some(area), true) => {
                 let slots = self.pending_limit();
+                let per_slot = self.slot_bytes();
                 let room = slots.saturating_sub(outstanding);
-                let arena = self.launch_arena(slots)?;
-                arena.write_mapped(0, &dl::arena_header(slots, room, g.depth))?;
+                let arena = self.launch_arena(dl::arena_bytes(slots, per_slot))?;
+                arena.write_mapped(0, &dl::arena_header(slots, per_slot, room, g.depth))?;
                 let at = u64::from(area.offset + system::LAUNCH_ARENA);
                 area.buffer.write_mapped(at, &arena.address().to_le_bytes())?;
                 Some((arena, slots))
@@ -273,9 +274,14 @@ impl Module {
         self.run_grids(run, children, outstanding, stats)
     }
 
-    /// A launch arena for `slots` launch slots, from the module's pool or new.
-    fn launch_arena(&self, slots: u32) -> Result<ptxvk_vk::Buffer, Error> {
-        let size = dl::arena_bytes(slots);
+    /// Data bytes per launch slot: room for the module's largest parameter block.
+    fn slot_bytes(&self) -> u32 {
+        let kernels = &self.compiled.spirv.kernels;
+        dl::slot_bytes(kernels.iter().map(|k| k.abi.size).max().unwrap_or(0))
+    }
+
+    /// A launch arena of `size` bytes, from the module's pool or new.
+    fn launch_arena(&self, size: u64) -> Result<ptxvk_vk::Buffer, Error> {
         let reused = {
             let mut arenas = self.launch_arenas.lock().unwrap_or_else(PoisonError::into_inner);
             arenas.iter().position(|b| b.size() >= size).map(|i| arenas.swap_remove(i))

@@ -26,7 +26,7 @@
 //! checks it against that table and returns `cudaErrorInvalidDeviceFunction` for
 //! anything else.
 
-use ptxvk_frontend::ast::Operand;
+use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::{Diagnostic, Name, Span};
 
 use super::expand::Emit;
@@ -46,13 +46,17 @@ const U64: OpTy = OpTy::U(64);
 pub(super) struct DeviceRuntime {
     /// The module's kernels (with bodies) in name order: the launch targets.
     kernels: Vec<Name>,
+    /// Bytes of the largest parameter block among them: what a V2 buffer holds.
+    max_params: u32,
     /// The thread's last error (`cudaGetLastError`), once the kernel has one.
     last_error: Option<RegId>,
 }
 
 impl DeviceRuntime {
-    pub(super) fn new(kernels: Vec<Name>) -> DeviceRuntime {
-        DeviceRuntime { kernels, last_error: None }
+    /// The device runtime of a module with `kernels` (with bodies), whose parameter
+    /// blocks have at most `max_params` bytes.
+    pub(super) fn new(kernels: Vec<Name>, max_params: u32) -> DeviceRuntime {
+        DeviceRuntime { kernels, max_params, last_error: None }
     }
 
     /// The address of kernel `name`, if the module has such a kernel.
@@ -60,6 +64,21 @@ impl DeviceRuntime {
         let i = self.kernels.iter().position(|k| k.as_str() == name)?;
         Some(dl::KERNEL_WINDOW + 1 + i as u64)
     }
+}
+
+/// Bytes of kernel `f`'s parameter block as `crate::abi` lays it out (0 where it
+/// cannot, which lowering the kernel reports).
+pub(super) fn param_bytes(f: &ast::Function) -> u32 {
+    let params = f.params.iter().flat_map(|p| {
+        let ty = p.ty.value.scalar().unwrap_or(ScalarType::U64);
+        let align = p.align.as_ref().map(|a| a.value);
+        p.names.iter().map(move |n| {
+            let count: u64 = n.dims.iter().map(|d| d.unwrap_or(0)).product();
+            let count = if n.dims.is_empty() { 1 } else { u32::try_from(count).unwrap_or(0) };
+            (n.name.value.as_str(), ty, count, align)
+        })
+    });
+    crate::abi::KernelAbi::layout(params).map_or(0, |a| a.size)
 }
 
 /// A launch's function, grid, block and dynamic shared size.
@@ -95,10 +114,14 @@ impl Lowerer<'_> {
             "LaunchDeviceV2" if arity(2, 1) => self.launch_device_v2(args, rets, span),
             "GetLastError" | "PeekAtLastError" if arity(0, 1) => {
                 let err = self.last_error(span);
+                let value = self.temp(RegTy::Int(32), span);
+                let mut e = Emit { l: self, span };
+                e.mov(U32, value, Value::Reg(err));
+                // `cudaGetLastError` also resets it to `cudaSuccess`; peeking does not.
                 if short == "GetLastError" {
-                    Emit { l: self, span }.mov(U32, err, Value::Imm(0));
+                    e.mov(U32, err, Value::Imm(0));
                 }
-                self.return_value(rets, U32, Value::Reg(err), span)
+                self.return_value(rets, U32, Value::Reg(value), span)
             }
             "StreamCreateWithFlags" if arity(2, 1) => self.stream_create(args, rets, span),
             "StreamDestroy" if arity(1, 1) => self.return_value(rets, U32, Value::Imm(0), span),
@@ -284,9 +307,10 @@ impl Lowerer<'_> {
         let grid = self.param_dims(&args[1])?;
         let block = self.param_dims(&args[2])?;
         let shared = self.param_value(&args[3], U32)?;
-        // V2 takes no size: the buffer holds the largest parameter block PTX allows
-        // that the arena's share per launch fits, and is aligned for any parameter.
-        let size = Value::Imm(u64::from(dl::DATA_PER_SLOT - dl::HEADER_BYTES));
+        // V2 takes no size: the buffer holds the module's largest parameter block
+        // (the arena has room for one per launch, `dl::slot_bytes`), aligned for any
+        // parameter.
+        let size = Value::Imm(u64::from(self.device_runtime.max_params.max(8)));
         let align = Value::Imm(u64::from(dl::SLOT_ALIGN));
         let config = Config { func, grid, block, shared };
         let ptr = self.parameter_buffer(align, size, Some(config), span);
