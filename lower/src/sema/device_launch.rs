@@ -94,11 +94,12 @@ impl Lowerer<'_> {
     /// those this module handles.
     pub(super) fn device_runtime_call(
         &mut self,
-        name: &str,
+        callee: &ptxvk_frontend::Ident,
         args: &[Operand],
         rets: &[Operand],
         span: Span,
     ) -> Option<Result<(), Diagnostic>> {
+        let name = callee.value.as_str();
         let short = name.strip_prefix("__cudaCDP2").or_else(|| name.strip_prefix("cuda"))?;
         let arity = |n: usize, r: usize| args.len() == n && rets.len() <= r;
         let wrong = || {
@@ -141,11 +142,16 @@ impl Lowerer<'_> {
             // CUDA 12 removed device-side synchronization (CUDA Programming Guide, "CUDA
             // Dynamic Parallelism", CDP2): a grid cannot wait for its children.
             "DeviceSynchronize" | "DeviceSynchronizeDeprecationAvoidance" => {
+                let what = if name == "cudaDeviceSynchronize" {
+                    format!("`{name}`")
+                } else {
+                    format!("`{name}` (`cudaDeviceSynchronize`)")
+                };
                 Err(Diagnostic::error(
-                    span,
+                    callee.span,
                     format!(
-                        "`{name}`: `cudaDeviceSynchronize` in device code was removed in CUDA 12; \
-                         a grid cannot wait for the grids it launches"
+                        "{what} in device code was removed in CUDA 12: a grid cannot wait for \
+                         the grids it launches"
                     ),
                 )
                 .with_note(
@@ -155,7 +161,7 @@ impl Lowerer<'_> {
                 ))
             }
             _ if name.starts_with("__cudaCDP2") => Err(Diagnostic::error(
-                span,
+                callee.span,
                 format!("the device runtime's `{name}` is not supported"),
             )
             .with_note(

@@ -80,7 +80,7 @@ impl Lowerer<'_> {
             }
             other => {
                 // CUDA's device runtime (`sema::device_launch`).
-                if let Some(done) = self.device_runtime_call(other, args, rets, span) {
+                if let Some(done) = self.device_runtime_call(name, args, rets, span) {
                     return done;
                 }
                 Err(Diagnostic::error(name.span, format!("`{other}` is called but never defined"))
