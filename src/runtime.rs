@@ -1154,6 +1154,19 @@ impl<'m> Kernel<'m> {
         shared_bytes: u32,
         params: Vec<u8>,
     ) -> Result<Prepared<'m>, Error> {
+        self.prepare_with(grid, block, shared_bytes, params, None)
+    }
+
+    /// [`Self::prepare`]; a checked launch may also access `arena` (the launch arena of
+    /// a kernel that launches kernels, `device_launch`).
+    fn prepare_with(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        params: Vec<u8>,
+        arena: Option<&ptxvk_vk::Buffer>,
+    ) -> Result<Prepared<'m>, Error> {
         let info = self.info();
         if let Some(refused) = self.module.device.refusal(&self.module.compiled.spirv) {
             return Err(refused);
@@ -1212,7 +1225,14 @@ impl<'m> Kernel<'m> {
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
-            let regions = self.regions(&params);
+            let mut regions = self.regions(&params);
+            regions.extend(arena.map(|a| Region {
+                range: ptxvk_vk::Range { start: a.address(), size: a.size() },
+                name: "holding the device-side launches' parameter buffers".to_string(),
+                // The kernel writes its parameter buffers there.
+                internal: false,
+                shadow: 0,
+            }));
             Box::new(CheckContext {
                 kernel: info.name.clone(),
                 sites: info.check_sites.clone(),

@@ -268,3 +268,21 @@ fn ptxvk_run_runs_the_children() {
     check("ptxvk run --spec tree (sum)", ElemType::U64, &got, &case.expected[..1]);
     check("ptxvk run --spec tree (grids)", ElemType::U32, &got, &case.expected[1..]);
 }
+
+/// Under memcheck the parent's stores into its parameter buffers are valid accesses,
+/// and the children run checked too.
+#[test]
+fn checked_launches_allow_the_parameter_buffers() {
+    let Some(_) = device() else { return };
+    let mut device = Device::default_device().expect("device");
+    device.set_check(ptxvk::check::CheckConfig::memcheck());
+    let module = load(&device, &sm80());
+    let out = device.buffer_from(&[-5i32; 24]).expect("buffer");
+    let codes = device.buffer_from(&[-1i32; 14]).expect("buffer");
+    let kernel = module.kernel("api_calls").expect("api_calls");
+    kernel.launch(1, 1, 0, &[Arg::from(&out), Arg::from(&codes)]).unwrap_or_else(|e| panic!("{e}"));
+    let want_out: Vec<i32> = (0..24).map(|i| [7, 9, -5][i / 8]).collect();
+    assert_eq!(out.to_vec().expect("out"), want_out);
+    let want = [0, 0, 0, 0, 98, 98, 0, 9, 9, 9, 9, 1, 0, 0];
+    assert_eq!(codes.to_vec().expect("codes"), want);
+}

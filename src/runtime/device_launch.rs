@@ -185,19 +185,30 @@ impl Module {
     ) -> Result<(), Error> {
         let kernel = Kernel { module: self, index: g.index };
         let info = kernel.info();
-        let prepared = kernel.prepare(g.grid, g.block, g.shared_bytes, g.params)?;
-        let arena = match (&prepared.system, kernel.launches_kernels()) {
-            (Some(area), true) => {
-                let slots = self.pending_limit();
-                let per_slot = self.slot_bytes();
+        let slots = self.pending_limit();
+        let per_slot = self.slot_bytes();
+        let arena = self.launch_arena(dl::arena_bytes(slots, per_slot))?;
+        let prepared = kernel.prepare_with(g.grid, g.block, g.shared_bytes, g.params, Some(&arena));
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                self.launch_arenas.lock().unwrap_or_else(PoisonError::into_inner).push(arena);
+                return Err(e);
+            }
+        };
+        let arena = match &prepared.system {
+            Some(area) => {
                 let room = slots.saturating_sub(outstanding);
-                let arena = self.launch_arena(dl::arena_bytes(slots, per_slot))?;
                 arena.write_mapped(0, &dl::arena_header(slots, per_slot, room, g.depth))?;
                 let at = u64::from(area.offset + system::LAUNCH_ARENA);
                 area.buffer.write_mapped(at, &arena.address().to_le_bytes())?;
                 Some((arena, slots))
             }
-            _ => None,
+            // Only timed launches without launches of their own come here.
+            None => {
+                self.launch_arenas.lock().unwrap_or_else(PoisonError::into_inner).push(arena);
+                None
+            }
         };
         let mut keep = prepared.keep(&[]);
         keep.extend(run.keep.iter().cloned());
