@@ -193,7 +193,12 @@ pub fn lower_each_linked(
     let mut outcomes =
         ptxvk_lower::lower_each(&module, &target).map_err(|d| rejected(sources, d))?;
     if let Some(name) = entry {
-        outcomes.retain(|k| k.name == name);
+        // A kernel that launches kernels from the device (`ptxvk_lower::device_launch`)
+        // keeps the others that compile: it may launch any of them.
+        let launches = outcomes.iter().any(|k| {
+            k.name == name && k.result.as_ref().is_ok_and(|l| !l.kernel.device_launches.is_empty())
+        });
+        outcomes.retain(|k| k.name == name || (launches && k.result.is_ok()));
         if outcomes.is_empty() {
             return Err(no_such_kernel(&module, name));
         }

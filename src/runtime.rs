@@ -18,6 +18,8 @@ use crate::printf;
 use crate::probes::Findings;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
+
+mod device_launch;
 use ptxvk_lower::pass::{FloatConstants, FusedFma};
 
 /// The warp mode for a device described by `info` (DESIGN §7), and why:
@@ -144,6 +146,8 @@ pub struct Device {
     /// Which checks launches of modules loaded from now on get (`PTXVK_CHECK`,
     /// [`Device::set_check`]).
     check: CheckConfig,
+    /// `cudaLimitDevRuntimePendingLaunchCount` ([`Device::set_pending_launch_limit`]).
+    pending_launches: Arc<std::sync::atomic::AtomicU32>,
 }
 
 /// The environment variable that sets the size of the 32-bit address window in MiB
@@ -200,6 +204,7 @@ impl Device {
             native_float,
             window: Arc::default(),
             check: CheckConfig::default(),
+            pending_launches: Arc::new(ptxvk_lower::device_launch::DEFAULT_PENDING_LIMIT.into()),
         };
         if required_subgroup_size(device.info(), mode).is_some() {
             if let Err(seen) = crate::probes::probe_warps(&device) {
@@ -224,6 +229,18 @@ impl Device {
         self.check = config;
         // Initcheck needs the write shadows of the allocations made from now on.
         self.inner.set_track_writes(config.initcheck);
+    }
+
+    /// Sets how many device-side launches may be pending at once on this device and
+    /// its clones (`cudaLimitDevRuntimePendingLaunchCount`, 2048 by default; at least 1):
+    /// launches past it return `cudaErrorLaunchPendingCountExceeded` to the device code.
+    pub fn set_pending_launch_limit(&self, launches: u32) {
+        self.pending_launches.store(launches.max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The pending-launch limit ([`Device::set_pending_launch_limit`]).
+    pub fn pending_launch_limit(&self) -> u32 {
+        self.pending_launches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The checks launches get ([`Device::set_check`]).
@@ -704,6 +721,8 @@ pub struct Module {
     /// in host memory so the host reads them without a copy; reused once a launch's
     /// completion check has read its area.
     system_areas: Arc<Mutex<Vec<ptxvk_vk::Buffer>>>,
+    /// Launch arenas of kernels that launch kernels (`device_launch`), reused.
+    launch_arenas: Mutex<Vec<ptxvk_vk::Buffer>>,
     /// The module's data image, for formatting `printf` strings after launches that
     /// complete asynchronously.
     strings: Arc<Vec<u8>>,
@@ -797,6 +816,7 @@ impl Module {
             heap,
             window,
             system_areas: Arc::default(),
+            launch_arenas: Mutex::default(),
             strings,
         })
     }
@@ -889,7 +909,7 @@ pub struct Kernel<'m> {
     index: usize,
 }
 
-impl Kernel<'_> {
+impl<'m> Kernel<'m> {
     pub fn info(&self) -> &KernelInfo {
         &self.module.compiled.spirv.kernels[self.index]
     }
@@ -1006,6 +1026,11 @@ impl Kernel<'_> {
         timed: bool,
     ) -> Result<LaunchStats, Error> {
         let stream = self.module.device.default_stream();
+        if self.launches_kernels() {
+            let keep = Prepared::arguments(args);
+            let run = device_launch::TreeRun { stream: &stream, timed, print: false, keep };
+            return self.run_tree(&run, grid, block, shared_bytes, self.param_block(args)?);
+        }
         let prepared = self.prepare(grid, block, shared_bytes, self.param_block(args)?)?;
         let keep = prepared.keep(args);
         let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
@@ -1041,8 +1066,14 @@ impl Kernel<'_> {
         shared_bytes: u32,
         args: &[Arg<'_>],
     ) -> Result<(), Error> {
-        let prepared =
-            self.prepare(grid.into().0, block.into().0, shared_bytes, self.param_block(args)?)?;
+        let (grid, block) = (grid.into().0, block.into().0);
+        if self.launches_kernels() {
+            let keep = Prepared::arguments(args);
+            let run = device_launch::TreeRun { stream, timed: false, print: true, keep };
+            self.run_tree(&run, grid, block, shared_bytes, self.param_block(args)?)?;
+            return Ok(());
+        }
+        let prepared = self.prepare(grid, block, shared_bytes, self.param_block(args)?)?;
         let keep = prepared.keep(args);
         self.enqueue(stream, prepared, &keep)
     }
@@ -1068,7 +1099,14 @@ impl Kernel<'_> {
                 params.len()
             )));
         }
-        let prepared = self.prepare(grid.into().0, block.into().0, shared_bytes, params)?;
+        let (grid, block) = (grid.into().0, block.into().0);
+        if self.launches_kernels() {
+            let run =
+                device_launch::TreeRun { stream, timed: false, print: true, keep: keep.to_vec() };
+            self.run_tree(&run, grid, block, shared_bytes, params)?;
+            return Ok(());
+        }
+        let prepared = self.prepare(grid, block, shared_bytes, params)?;
         let mut all = prepared.keep(&[]);
         all.extend(keep.iter().cloned());
         self.enqueue(stream, prepared, &all)
@@ -1115,7 +1153,20 @@ impl Kernel<'_> {
         block: [u32; 3],
         shared_bytes: u32,
         params: Vec<u8>,
-    ) -> Result<Prepared<'_>, Error> {
+    ) -> Result<Prepared<'m>, Error> {
+        self.prepare_with(grid, block, shared_bytes, params, None)
+    }
+
+    /// [`Self::prepare`]; a checked launch may also access `arena` (the launch arena of
+    /// a kernel that launches kernels, `device_launch`).
+    fn prepare_with(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        params: Vec<u8>,
+        arena: Option<&ptxvk_vk::Buffer>,
+    ) -> Result<Prepared<'m>, Error> {
         let info = self.info();
         if let Some(refused) = self.module.device.refusal(&self.module.compiled.spirv) {
             return Err(refused);
@@ -1174,7 +1225,14 @@ impl Kernel<'_> {
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
-            let regions = self.regions(&params);
+            let mut regions = self.regions(&params);
+            regions.extend(arena.map(|a| Region {
+                range: ptxvk_vk::Range { start: a.address(), size: a.size() },
+                name: "holding the device-side launches' parameter buffers".to_string(),
+                // The kernel writes its parameter buffers there.
+                internal: false,
+                shadow: 0,
+            }));
             Box::new(CheckContext {
                 kernel: info.name.clone(),
                 sites: info.check_sites.clone(),
@@ -1294,16 +1352,22 @@ impl Prepared<'_> {
     /// The buffers the launch uses: its arguments', the module data and heap, and the
     /// system area.
     fn keep(&self, args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
-        let mut keep: Vec<ptxvk_vk::Buffer> = args
-            .iter()
+        let mut keep = Self::arguments(args);
+        keep.extend(self.module.data.iter().chain(&self.module.heap).cloned());
+        keep.extend(self.system.as_ref().map(|s| s.buffer.clone()));
+        keep
+    }
+}
+
+impl Prepared<'_> {
+    /// The buffers `args` pass.
+    fn arguments(args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
+        args.iter()
             .filter_map(|a| match a {
                 Arg::Pointer { buffer, .. } => Some((*buffer).clone()),
                 Arg::Bytes(_) => None,
             })
-            .collect();
-        keep.extend(self.module.data.iter().chain(&self.module.heap).cloned());
-        keep.extend(self.system.as_ref().map(|s| s.buffer.clone()));
-        keep
+            .collect()
     }
 }
 

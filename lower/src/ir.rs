@@ -112,6 +112,10 @@ pub struct Kernel {
     /// instruction the backend makes a loop of), which a loop-limit failure names by
     /// index; empty when not guarded.
     pub guarded_loops: Vec<Span>,
+    /// The kernels this kernel may launch from the device (`cudaLaunchDevice`,
+    /// `crate::device_launch`), by name, in the order of their addresses: every kernel
+    /// of the module. Empty when it launches none.
+    pub device_launches: Vec<String>,
 }
 
 /// One instrumented access of a checked kernel (`pass::check`).
@@ -1196,6 +1200,7 @@ impl Kernel {
             wait_sites: Vec::new(),
             check_sites: Vec::new(),
             guarded_loops: Vec::new(),
+            device_launches: Vec::new(),
         }
     }
 

@@ -19,6 +19,7 @@ pub mod abi;
 pub mod build;
 pub mod cfg;
 pub mod coverage;
+pub mod device_launch;
 pub mod dispatch;
 pub mod globals;
 pub mod interp;

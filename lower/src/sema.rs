@@ -25,6 +25,7 @@ mod barrier;
 mod bulk_copy;
 mod calls;
 mod cluster;
+mod device_launch;
 mod expand;
 mod formats;
 mod matrix;
@@ -146,6 +147,26 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
             _ => None,
         })
         .collect();
+    // Kernel addresses for device-side launches (`sema::device_launch`).
+    let kernel_names: Vec<Name> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f.name.value.clone()),
+            _ => None,
+        })
+        .collect::<BTreeSet<Name>>()
+        .into_iter()
+        .collect();
+    let max_params = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f) if f.is_entry => Some(device_launch::param_bytes(f)),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     let mut kernels = Vec::new();
     for item in &module.items {
         match item {
@@ -160,6 +181,7 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
                         table_functions: &table_functions,
                         version,
                         address_size,
+                        kernels: (&kernel_names, max_params),
                     };
                     let result = lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once());
                     kernels.push(KernelResult { name: f.name.value.to_string(), result });
@@ -280,6 +302,8 @@ struct Lowerer<'m> {
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
     /// The kernel's call cycles (`sema::recursion`).
     recursion: recursion::Recursion,
+    /// Device-side launches (`sema::device_launch`).
+    device_runtime: device_launch::DeviceRuntime,
 }
 
 /// What every kernel of a module shares.
@@ -293,6 +317,9 @@ struct ModuleContext<'m> {
     table_functions: &'m BTreeSet<Name>,
     version: (u32, u32),
     address_size: u32,
+    /// The module's kernels with bodies in name order, and the bytes of their largest
+    /// parameter block (`sema::device_launch`).
+    kernels: (&'m [Name], u32),
 }
 
 fn lower_kernel<'m>(
@@ -307,6 +334,7 @@ fn lower_kernel<'m>(
         table_functions,
         version,
         address_size,
+        kernels,
     } = *ctx;
     let mut errors = Vec::new();
     let mut params = Vec::new();
@@ -400,6 +428,7 @@ fn lower_kernel<'m>(
         exchanged: None,
         function_spaces: BTreeMap::new(),
         recursion: recursion::Recursion::default(),
+        device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
     };
     for g in data.vars.iter().filter(|g| g.decl.is_none()) {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
@@ -1227,6 +1256,16 @@ impl Lowerer<'_> {
                         ));
                     }
                     Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
+                }
+                // A kernel's address, for device-side launches (`sema::device_launch`).
+                None if self.device_runtime.kernel_address(&name.value).is_some() => {
+                    if ty.bits() != 64 || ty.is_float() {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "the address of a kernel is a 64-bit integer",
+                        ));
+                    }
+                    Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
                 }
                 // PTX ISA 9.2 §10.31-10.33: shared memory sizes of the launch.
                 None if matches!(

@@ -22,6 +22,7 @@
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
 //! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
 //! | 104..108 | initcheck: all ones (written by the host), the shadow word of memory without a shadow |
+//! | 112..120 | device-side launches: the launch arena's address (written by the host; `crate::device_launch`) |
 //! | 128..160 | checked launches: the sink, where a refused global access goes instead |
 //! | 160.. | printf records, [`PRINTF_CAPACITY`] bytes |
 //! | [`CHECK_RECORDS`].. | checked launches: [`CHECK_CAPACITY`] + 1 violation records |
@@ -116,6 +117,8 @@ pub const CHECK_SLOTS: u32 = 84;
 pub const CHECK_TABLE: u32 = 88;
 pub const CHECK_PARAMS: u32 = 96;
 pub const ALL_WRITTEN: u32 = 104;
+/// The launch arena of a kernel that launches kernels (`crate::device_launch`).
+pub const LAUNCH_ARENA: u32 = 112;
 /// 32 bytes, 32-byte aligned (the area is), for the widest access (`.v8.b32`).
 pub const SINK: u32 = 128;
 pub const HEADER: u32 = 160;

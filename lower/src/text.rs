@@ -15,6 +15,7 @@
 //!     local 32                                   ; bytes of the local window
 //!     reqntid 32 1 1 | maxntid 256 1 1 | maxnreg 64
 //!     grid_sync | system | heap                  ; flags, when set
+//!     device_launches child parent               ; kernels it may launch (device_launch)
 //!     address_size 32                            ; when not 64
 //!     warp_scratch 512 | block_vote 1536         ; reserved shared words
 //!     entry bb0
@@ -461,6 +462,9 @@ impl<'a> Printer<'a> {
             if set {
                 let _ = writeln!(s, "    {flag}");
             }
+        }
+        if !k.device_launches.is_empty() {
+            let _ = writeln!(s, "    device_launches {}", k.device_launches.join(" "));
         }
         for (key, at) in [("warp_scratch", k.warp_scratch), ("block_vote", k.block_vote)] {
             if let Some(at) = at {
@@ -1086,6 +1090,9 @@ impl KernelParser {
             "address_size" => self.k.address_size = num(1)?,
             "system" => self.k.system = true,
             "heap" => self.k.heap = true,
+            "device_launches" if words.len() >= 2 => {
+                self.k.device_launches = words[1..].iter().map(|w| w.to_string()).collect();
+            }
             "warp_scratch" => self.k.warp_scratch = Some(num(1)?),
             "block_vote" => self.k.block_vote = Some(num(1)?),
             "entry" => {

@@ -82,6 +82,9 @@ pub struct KernelInfo {
     /// Whether the kernel keeps racecheck's shadow of its shared window (four words per
     /// word, in shared memory too).
     pub race_shadow: bool,
+    /// The kernels it may launch from the device, by address index
+    /// (`ptxvk_lower::device_launch`); empty when it launches none.
+    pub device_launches: Vec<String>,
 }
 
 /// A compiled module (the default: no code, for a program without kernels).
@@ -168,6 +171,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
             address_size: k.address_size,
             check_sites: k.check_sites.clone(),
             race_shadow: has_race_shadow(k),
+            device_launches: k.device_launches.clone(),
         });
     }
     emit::helpers::emit_helpers(&mut b, &mut t, &g, &kernels[0].kernel)?;

@@ -79,6 +79,10 @@ impl Lowerer<'_> {
                 Ok(())
             }
             other => {
+                // CUDA's device runtime (`sema::device_launch`).
+                if let Some(done) = self.device_runtime_call(name, args, rets, span) {
+                    return done;
+                }
                 Err(Diagnostic::error(name.span, format!("`{other}` is called but never defined"))
                     .with_note(
                         "only functions defined in the program (its modules, linked) and CUDA's \
@@ -264,7 +268,7 @@ impl Lowerer<'_> {
 
     /// The local-window address of the caller's `.param` variable `op` (in a recursive
     /// function's frame, `sema::recursion`, relative to its frame pointer).
-    fn param_slot(&self, op: &Operand) -> Result<Address, Diagnostic> {
+    pub(super) fn param_slot(&self, op: &Operand) -> Result<Address, Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
                 Some(Resolved::Local(off)) => Ok(Address { base: None, offset: i64::from(off) }),
@@ -282,7 +286,7 @@ impl Lowerer<'_> {
     }
 
     /// The value of the caller's `.param` variable `op` (an argument of a system call).
-    fn param_value(&mut self, op: &Operand, ty: OpTy) -> Result<Value, Diagnostic> {
+    pub(super) fn param_value(&mut self, op: &Operand, ty: OpTy) -> Result<Value, Diagnostic> {
         let addr = self.param_slot(op)?;
         let r = self.temp(ty.storage(), op.span());
         self.push(InstKind::Load { space: Space::Local, ty, dsts: vec![Some(r)], addr }, op.span());
@@ -290,13 +294,13 @@ impl Lowerer<'_> {
     }
 
     /// The device address of the system area.
-    fn system_area(&mut self, span: Span) -> RegId {
+    pub(super) fn system_area(&mut self, span: Span) -> RegId {
         self.kernel.system = true;
         let param_bytes = self.kernel.abi.size;
         Emit { l: self, span }.system_area(param_bytes)
     }
 
-    fn store_global(&mut self, ty: OpTy, addr: Address, v: Value, span: Span) {
+    pub(super) fn store_global(&mut self, ty: OpTy, addr: Address, v: Value, span: Span) {
         self.push(InstKind::Store { space: Space::Global, ty, srcs: vec![v], addr }, span);
     }
 
