@@ -696,15 +696,14 @@ fn matrix_rows_come_from_the_threads_the_isa_names() {
     );
     for b in 0..blocks {
         let mut want = vec![0u16; 8 * 128];
-        for g in 64 * b..64 * (b + 1) {
-            let (lane, warp_base) = (g % 32, g / 32 * 32);
+        for (g, &at) in perm.iter().enumerate().skip(64 * b).take(64) {
+            let (lane, warp_base, at) = (g % 32, g / 32 * 32, at as usize);
             let (i, r) = (lane / 8, lane % 8);
             // Element (row, col) of matrix i: half col % 2 of register i of lane
             // 4 row + col / 2.
             let element = |row: usize, col: usize| {
                 (frags[4 * (warp_base + 4 * row + col / 2) + i] >> (16 * (col % 2))) as u16
             };
-            let at = perm[g] as usize;
             for c in 0..8 {
                 want[8 * at + c] = element(r, c);
                 want[8 * (64 + at) + c] = element(c, r);

@@ -441,7 +441,7 @@ struct Absent {
 impl Absent {
     /// The lanes of warp `w` that execute the collectives.
     fn executing(&self, block: usize, w: usize) -> u32 {
-        let gone = if w % 2 == 0 { self.gone_even } else { self.gone_odd };
+        let gone = if w.is_multiple_of(2) { self.gone_even } else { self.gone_odd };
         self.members & !gone & existing_lanes(block, w)
     }
 }
@@ -554,7 +554,7 @@ fn collectives_over_the_lanes_that_arrive() {
                     let lanes: Vec<u32> = (0..32).filter(|&l| a >> l & 1 != 0).collect();
                     // Warps whose executing lanes are all non-negative (vote.all holds
                     // there) while those that leave are negative.
-                    let positive = (b + w) % 2 == 0;
+                    let positive = (b + w).is_multiple_of(2);
                     for l in 0..(block - 32 * w).min(32) {
                         let i = b * block + 32 * w + l;
                         if a >> l & 1 == 0 {
