@@ -18,15 +18,15 @@
 //! # Member masks and lanes that do not arrive
 //!
 //! A `.sync` collective operates over the lanes of its member mask that execute it
-//! (*arrive*). Lanes that exited are not members (PTX ISA 9.2 on `shfl.sync`, `vote.sync`,
-//! `match.sync`, `redux.sync`: "non-exited threads in membermask"), nor are lanes past a partial last warp's
-//! end. A lane that is alive but on another path is waited for where `pass::schedule`
+//! (*arrive*). Lanes that exited are not members (PTX ISA 9.2 on `shfl.sync`,
+//! `vote.sync`, `match.sync`, `redux.sync`: "non-exited threads in membermask"), nor
+//! are lanes past a partial last warp's end. A lane that is alive but on another path is waited for where `pass::schedule`
 //! runs the kernel (it polls); elsewhere the collective completes among the lanes that
 //! arrive, as if the others had exited. A lane that does not arrive publishes nothing:
 //! it is in no ballot and a read of its word gives 0 (`ir::InstKind::WarpRead`). So:
 //!
 //! - `vote.all` holds when no arriving member votes false (`vote.all` of 1 is true);
-//!   `.any` when one votes true; `.uni` when both of them hold for one value;
+//!   `.any` when one votes true; `.uni` when all arriving members vote alike;
 //!   `.ballot` has the arriving members that vote true;
 //! - `redux` reduces the arriving members' values: each operation is published in a
 //!   form whose identity is 0 (`.min` as the maximum of complements, …);
@@ -37,7 +37,7 @@
 //! - `bar.warp.sync` waits for nothing more than the lanes that arrive.
 //!
 //! The executing lane itself should be in the member mask (undefined in the ISA when
-//! not); it then gets the result over the arriving members, without itself.
+//! not); a lane outside it gets the result over the arriving members, itself excluded.
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::Opcode;
