@@ -624,3 +624,91 @@ fn nvcuda_wmma_matches_the_cpu_model() {
         wmma_kernels(&device, &common::repo().join(format!("tests/kernels/wmma.nvcc.{arch}.ptx")));
     }
 }
+
+/// A permutation of 0..n drawn from `rng`.
+fn permutation(rng: &mut Rng, n: usize) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        p.swap(i, rng.next() as usize % (i + 1));
+    }
+    p
+}
+
+/// ldmatrix and stmatrix with a different row address in every thread (issue #34):
+/// lane 8i + r of a warp gives the address of row r of matrix i (§9.7.14.5.15), for
+/// `.x1`, `.x2`, `.x4`, with and without `.trans`, `.shared` and generic addresses, in
+/// both warps of 64-thread blocks whose rows are a permutation of one shared array
+/// (`tests/ptx/matrix/matrix_rows.ptx`). Every warp mode's form validates.
+#[test]
+fn matrix_rows_come_from_the_threads_the_isa_names() {
+    let path = common::repo().join("tests/ptx/matrix/matrix_rows.ptx");
+    assert_eq!(common::compile_every_warp_mode(&path).len(), 3);
+    let Some(device) = common::device() else { return };
+    let module = common::load(&device, &path);
+    let mut rng = Rng(0x34_0002);
+    let blocks = 2usize;
+    let perm: Vec<u32> = (0..blocks).flat_map(|_| permutation(&mut rng, 64)).collect();
+    // The 8 x 8 matrix i of the warp of global thread `warp_base`: row r is the row
+    // whose address lane 8i + r gives.
+    let matrix = |rows: &[u16], warp_base: usize, i: usize| -> Vec<u16> {
+        (0..8)
+            .flat_map(|r| {
+                let row = perm[warp_base + 8 * i + r] as usize;
+                rows[8 * row..8 * row + 8].to_vec()
+            })
+            .collect()
+    };
+
+    let rows: Vec<u16> = (0..64 * 8).map(|_| rng.next() as u16).collect();
+    let out: Vec<u32> = run(
+        &device,
+        &module,
+        "rows",
+        [2, 1, 1],
+        64,
+        &[bytes(&rows), bytes(&perm)],
+        20 * 64 * blocks,
+    );
+    for g in 0..64 * blocks {
+        let (lane, warp_base) = (g % 32, g / 32 * 32);
+        let word = |i: usize, trans: bool| fragment_word(&matrix(&rows, warp_base, i), lane, trans);
+        let mut want = vec![word(0, false)];
+        want.extend((0..2).map(|i| word(i, false)));
+        want.extend((0..4).map(|i| word(i, false)));
+        want.push(word(0, true));
+        want.extend((0..2).map(|i| word(i, true)));
+        want.extend((0..4).map(|i| word(i, true)));
+        want.extend((0..2).map(|i| word(i, false)));
+        want.extend((0..4).map(|i| word(i, true)));
+        assert_eq!(&out[20 * g..20 * g + 20], want.as_slice(), "rows: thread {g}");
+    }
+
+    // stmatrix: lane 8i + r stores row r of matrix i (of the fragments' registers i).
+    let frags: Vec<u32> = (0..4 * 64 * blocks).map(|_| rng.next()).collect();
+    let out: Vec<u16> = run(
+        &device,
+        &module,
+        "store_rows",
+        [2, 1, 1],
+        64,
+        &[bytes(&frags), bytes(&perm)],
+        8 * 128 * blocks,
+    );
+    for b in 0..blocks {
+        let mut want = vec![0u16; 8 * 128];
+        for (g, &at) in perm.iter().enumerate().skip(64 * b).take(64) {
+            let (lane, warp_base, at) = (g % 32, g / 32 * 32, at as usize);
+            let (i, r) = (lane / 8, lane % 8);
+            // Element (row, col) of matrix i: half col % 2 of register i of lane
+            // 4 row + col / 2.
+            let element = |row: usize, col: usize| {
+                (frags[4 * (warp_base + 4 * row + col / 2) + i] >> (16 * (col % 2))) as u16
+            };
+            for c in 0..8 {
+                want[8 * at + c] = element(r, c);
+                want[8 * (64 + at) + c] = element(c, r);
+            }
+        }
+        assert_eq!(&out[8 * 128 * b..8 * 128 * (b + 1)], want.as_slice(), "store_rows: block {b}");
+    }
+}

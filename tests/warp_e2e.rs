@@ -417,3 +417,183 @@ fn the_warp_probe_accepts_the_devices_warps() {
     let Some(device) = common::device() else { return };
     ptxvk::probes::probe_warps(&device).expect("the probe sees CUDA's warp numbering");
 }
+
+/// The lanes of warp `w` of a block of `block` threads that exist.
+fn existing_lanes(block: usize, w: usize) -> u32 {
+    let lanes = (block - 32 * w).min(32);
+    if lanes == 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes) - 1
+    }
+}
+
+/// How lanes leave before the collectives of `tests/ptx/warp/absent_lanes.ptx`.
+#[derive(Clone, Copy, Debug)]
+struct Absent {
+    gone_even: u32,
+    gone_odd: u32,
+    members: u32,
+    /// 0: `ret`; 1: a branch to another path that ends the thread.
+    how: u32,
+}
+
+impl Absent {
+    /// The lanes of warp `w` that execute the collectives.
+    fn executing(&self, block: usize, w: usize) -> u32 {
+        let gone = if w.is_multiple_of(2) { self.gone_even } else { self.gone_odd };
+        self.members & !gone & existing_lanes(block, w)
+    }
+}
+
+/// CPU model of `absent_lanes.ptx`, written from the ISA's definitions of each
+/// collective over the set `a` of lanes that execute it (a `.sync` collective's lanes
+/// are the non-exited threads of its member mask; lanes that went another way and end
+/// there are not waited for once they have exited), with ptxvk's choice for what the ISA
+/// leaves undefined: a `shfl` from a lane outside that set gives 0.
+fn absent_reference(v: &[i32], src: &[u32], blocks: usize, block: usize, how: &Absent) -> Vec<u32> {
+    let mut out = vec![0u32; 28 * blocks * block];
+    for b in 0..blocks {
+        for w in 0..block.div_ceil(32) {
+            let a = how.executing(block, w);
+            let base = b * block + 32 * w;
+            let lanes: Vec<usize> = (0..32).filter(|&l| a >> l & 1 != 0).collect();
+            let val = |l: usize| v[base + l];
+            let bits = |f: &dyn Fn(usize) -> bool| {
+                lanes.iter().filter(|&&l| f(l)).fold(0u32, |m, &l| m | 1 << l)
+            };
+            let odd = bits(&|l| val(l) & 1 != 0);
+            let sign = |l: usize| (val(l) as u32) >> 31;
+            let same_sign = lanes.iter().all(|&l| sign(l) == sign(lanes[0]));
+            let us = || lanes.iter().map(|&l| val(l) as u32);
+            let floats = || lanes.iter().map(|&l| val(l) as f32);
+            let shfl = |j: usize| if a >> j & 1 != 0 { val(j) as u32 } else { 0 };
+            let pair = |l: usize| (val(l) & 1, val(l) >> 1 & 1);
+            let leader = a.trailing_zeros();
+            for &l in &lanes {
+                let o = &mut out[28 * (base + l)..28 * (base + l + 1)];
+                o[0] = u32::from(lanes.iter().all(|&k| val(k) >= 0));
+                o[1] = u32::from(lanes.iter().any(|&k| val(k) > 1000));
+                o[2] = u32::from(odd == 0 || odd == a);
+                o[3] = odd;
+                o[4] = 1;
+                o[5] = us().fold(0u32, u32::wrapping_add);
+                o[6] = lanes.iter().map(|&k| val(k)).min().unwrap_or(0) as u32;
+                o[7] = lanes.iter().map(|&k| val(k)).max().unwrap_or(0) as u32;
+                o[8] = us().min().unwrap_or(0);
+                o[9] = us().max().unwrap_or(0);
+                o[10] = us().fold(u32::MAX, |x, y| x & y);
+                o[11] = us().fold(0, |x, y| x | y);
+                o[12] = us().fold(0, |x, y| x ^ y);
+                o[13] = bits(&|k| val(k) & 3 == val(l) & 3);
+                o[14] = if same_sign { a } else { 0 };
+                o[15] = u32::from(same_sign);
+                o[16] = bits(&|k| pair(k) == pair(l));
+                o[17] = shfl(src[base + l] as usize);
+                o[18] = shfl(l ^ 1);
+                // .up by 1 with c = 0: in range (p) from lane 1 on; out of range, own value.
+                o[19] = if l >= 1 { shfl(l - 1) } else { val(l) as u32 };
+                o[20] = u32::from(l >= 1);
+                o[21] = leader | u32::from(l as u32 == leader) << 8;
+                o[22] = a;
+                o[23] = val(src[base + l] as usize) as u32;
+                o[24] = floats().min_by(f32::total_cmp).map_or(0, f32::to_bits);
+                o[25] = floats().max_by(f32::total_cmp).map_or(0, f32::to_bits);
+            }
+            if how.how == 1 {
+                let away = existing_lanes(block, w) & !a;
+                for l in (0..32).filter(|&l| away >> l & 1 != 0) {
+                    out[28 * (base + l)] = 0xd0d0_d0d0;
+                    out[28 * (base + l) + 1] = away;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `.sync` collectives with member masks that name lanes which exited or went another
+/// way (issue #34): vote, redux, match, shfl, elect, activemask and bar.warp.sync
+/// operate over the lanes that execute them (the four kernels of
+/// `tests/ptx/warp/absent_lanes.ptx` write their words of one output),
+/// against a CPU model; lanes 0–7 (a whole lavapipe subgroup) and 8–15 leaving
+/// included, in full and partial warps. Every warp mode's form validates.
+#[test]
+fn collectives_over_the_lanes_that_arrive() {
+    let path = repo().join("tests/ptx/warp/absent_lanes.ptx");
+    assert_eq!(common::compile_every_warp_mode(&path).len(), 3);
+    let Some(device) = device() else { return };
+    let module = load(&device, &path);
+    let kernels = ["votes", "reductions", "matches", "shuffles"]
+        .map(|name| module.kernel(name).expect("kernel"));
+    let all = u32::MAX;
+    let cases = [
+        // The issue's case: lane 0 leaves, the rest vote with the full mask.
+        Absent { gone_even: 1, gone_odd: 1, members: all, how: 0 },
+        Absent { gone_even: 1, gone_odd: 1, members: all, how: 1 },
+        // A whole 8-wide subgroup leaves: lanes 0-7 (even warps), 8-15 (odd ones).
+        Absent { gone_even: 0xff, gone_odd: 0xff00, members: all, how: 0 },
+        Absent { gone_even: 0xff, gone_odd: 0xff00, members: all, how: 1 },
+        Absent { gone_even: 0x8000_0421, gone_odd: 0xaaaa_aaaa, members: all, how: 1 },
+        // Exact member masks, with and without lanes of them gone.
+        Absent { gone_even: 0, gone_odd: 0, members: 0x0000_ffff, how: 1 },
+        Absent { gone_even: 0x10, gone_odd: 0x100, members: 0x00ff_ff1f, how: 0 },
+        // One lane left: lane 0 of even warps, lane 31 of odd ones.
+        Absent { gone_even: 0xffff_fffe, gone_odd: 0x7fff_ffff, members: all, how: 1 },
+        Absent { gone_even: 0, gone_odd: 0, members: all, how: 0 },
+    ];
+    let mut rng = Rng(34);
+    for (blocks, block) in [(2usize, 64usize), (1, 80)] {
+        let n = blocks * block;
+        for case in &cases {
+            let mut v: Vec<i32> = (0..n).map(|_| (rng.next_u32() % 2000) as i32 - 300).collect();
+            let mut src = vec![0u32; n];
+            for b in 0..blocks {
+                for w in 0..block.div_ceil(32) {
+                    let a = case.executing(block, w);
+                    let lanes: Vec<u32> = (0..32).filter(|&l| a >> l & 1 != 0).collect();
+                    // Warps whose executing lanes are all non-negative (vote.all holds
+                    // there) while those that leave are negative.
+                    let positive = (b + w).is_multiple_of(2);
+                    for l in 0..(block - 32 * w).min(32) {
+                        let i = b * block + 32 * w + l;
+                        if a >> l & 1 == 0 {
+                            v[i] = -(v[i].abs() | 1);
+                        } else if positive {
+                            v[i] = v[i].abs();
+                        }
+                        if !lanes.is_empty() {
+                            src[i] = lanes[rng.next_u32() as usize % lanes.len()];
+                        }
+                    }
+                }
+            }
+            let inb = device.buffer_from(&v).expect("in");
+            let srcb = device.buffer_from(&src).expect("srcs");
+            let out = device.zeroed::<u32>(28 * n).expect("out");
+            let args = [
+                ptxvk::Arg::from(&inb),
+                ptxvk::Arg::from(&srcb),
+                ptxvk::Arg::from(&out),
+                ptxvk::Arg::from(case.gone_even),
+                ptxvk::Arg::from(case.gone_odd),
+                ptxvk::Arg::from(case.members),
+                ptxvk::Arg::from(case.how),
+            ];
+            for kernel in &kernels {
+                kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
+            }
+            let got = out.to_vec().expect("read");
+            let want = absent_reference(&v, &src, blocks, block, case);
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g,
+                    w,
+                    "{case:?}, {blocks}x{block}: thread {} word {}: got {g:#x}, want {w:#x}",
+                    k / 28,
+                    k % 28
+                );
+            }
+        }
+    }
+}

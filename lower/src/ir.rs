@@ -1078,7 +1078,9 @@ pub enum InstKind {
         value: Value,
     },
     /// The published value of lane `lane` (0–31) of this thread's warp, whose lane 0 is
-    /// linear thread `warp_base`; `value` is this thread's own published value.
+    /// linear thread `warp_base`; `value` is this thread's own published value. A lane of
+    /// the block that does not execute the exchange (exited, or on another path) reads
+    /// as 0; a lane past the block's last thread is unspecified.
     WarpRead {
         dst: RegId,
         value: Value,

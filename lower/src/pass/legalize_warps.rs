@@ -10,7 +10,11 @@
 //! Post: no exchange instruction is left.
 //! * **Native and split** (subgroups of 32, or 64 holding two warps): a read is a
 //!   subgroup shuffle of the thread's own value, a ballot a subgroup ballot masked by
-//!   the lanes asked for; publishing and ending an exchange need nothing.
+//!   the lanes asked for; publishing and ending an exchange need nothing. A read of a
+//!   lane that is not active (exited, on another path, past the block's end) gives 0,
+//!   as in emulated mode, where such a lane publishes 0: a subgroup shuffle from an
+//!   inactive invocation is undefined (SPIR-V `OpGroupNonUniformShuffle`), so the read
+//!   tests the lane's bit in a ballot of the active invocations.
 //! * **Emulated** (any other subgroup size): the kernel gets a warp scratch at the end
 //!   of its static shared variables, one word per thread of the largest block plus the
 //!   word `predicate` votes in ([`Kernel::warp_scratch`], [`Kernel::block_vote`]). A
@@ -87,8 +91,16 @@ pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
                 (WarpMode::Native | WarpMode::Split, InstKind::WarpPublish { .. })
                 | (WarpMode::Native | WarpMode::Split, InstKind::WarpSync) => {}
                 (_, InstKind::WarpRead { dst, value, lane, .. }) if mode != WarpMode::Emulated => {
+                    let (shuffled, active) = (e.temp(U32), e.temp(U32));
                     let op = SubgroupOp::Shuffle;
-                    e.push(InstKind::Subgroup { op, split, dst, value, lane });
+                    e.push(InstKind::Subgroup { op, split, dst: shuffled, value, lane });
+                    let (op, one, none) = (SubgroupOp::Ballot, Value::Imm(1), Value::Imm(0));
+                    e.push(InstKind::Subgroup { op, split, dst: active, value: one, lane: none });
+                    let bit = e.bin(BinaryOp::Shr, U32, Value::Reg(active), lane);
+                    let bit = e.and(U32, bit, Value::Imm(1));
+                    let there = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
+                    let (a, b) = (Value::Reg(shuffled), Value::Imm(0));
+                    e.push(InstKind::Select { ty: U32, dst, a, b, cond: there, negate: false });
                 }
                 (_, InstKind::WarpBallot { dst, value, lanes, .. })
                     if mode != WarpMode::Emulated =>

@@ -14,6 +14,30 @@
 //!
 //! Special registers: `%laneid` = linear tid mod 32, `%warpid` = linear tid / 32,
 //! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
+//!
+//! # Member masks and lanes that do not arrive
+//!
+//! A `.sync` collective operates over the lanes of its member mask that execute it
+//! (*arrive*). Lanes that exited are not members (PTX ISA 9.2 on `shfl.sync`,
+//! `vote.sync`, `match.sync`, `redux.sync`: "non-exited threads in membermask"), nor
+//! are lanes past a partial last warp's end. A lane that is alive but on another path is waited for where `pass::schedule`
+//! runs the kernel (it polls); elsewhere the collective completes among the lanes that
+//! arrive, as if the others had exited. A lane that does not arrive publishes nothing:
+//! it is in no ballot and a read of its word gives 0 (`ir::InstKind::WarpRead`). So:
+//!
+//! - `vote.all` holds when no arriving member votes false (`vote.all` of 1 is true);
+//!   `.any` when one votes true; `.uni` when all arriving members vote alike;
+//!   `.ballot` has the arriving members that vote true;
+//! - `redux` reduces the arriving members' values: each operation is published in a
+//!   form whose identity is 0 (`.min` as the maximum of complements, …);
+//! - `match` compares among the arriving members, `match.all`'s `d` is their mask;
+//! - `elect` elects the lowest arriving member;
+//! - `shfl` from a source lane outside the member mask or that does not arrive gives 0
+//!   (the ISA leaves it undefined); `p` is the ISA's range test alone;
+//! - `bar.warp.sync` waits for nothing more than the lanes that arrive.
+//!
+//! The executing lane itself should be in the member mask (undefined in the ISA when
+//! not); a lane outside it gets the result over the arriving members, itself excluded.
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::Opcode;
@@ -265,6 +289,15 @@ impl Lowerer<'_> {
         })
     }
 
+    /// The lanes of `members` that arrive at this collective (see the module doc): a
+    /// ballot of 1, which a lane that exited or is on another path does not publish.
+    fn arriving(&mut self, t: Value, members: Value, span: Span) -> Value {
+        self.publish(Value::Imm(1), span);
+        let arrived = self.ballot(t, members, span);
+        self.end_exchange(span);
+        arrived
+    }
+
     /// `shfl{.sync}.mode.b32 d[|p], a, b, c{, membermask}` (§9.7.8.6-7).
     fn shfl(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
@@ -292,6 +325,7 @@ impl Lowerer<'_> {
         let b = self.src(&ops[2], U32, false, span)?;
         let c = self.src(&ops[3], U32, false, span)?;
         let t = self.linear_tid(span);
+        let members = self.participants(t, ops.get(4).filter(|_| sync), span)?;
         self.publish(a, span);
         let mut e = Emit { l: self, span };
         let lane = e.and(U32, t, Value::Imm(31));
@@ -325,7 +359,13 @@ impl Lowerer<'_> {
         let src_lane = e.sel(U32, ok, j, lane);
         let value = self.read_lane(t, src_lane, span);
         self.end_exchange(span);
+        // A source lane outside the member mask (or the block) gives 0, as one that does
+        // not arrive does (the ISA leaves both undefined).
         let mut e = Emit { l: self, span };
+        let bit = e.bin(BinaryOp::Shr, U32, members, src_lane);
+        let bit = e.and(U32, bit, Value::Imm(1));
+        let member = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
+        let value = e.sel(U32, member, value, Value::Imm(0));
         e.mov(U32, d, value);
         if let Some(p) = p {
             e.mov(OpTy::Pred, p, Value::Reg(ok));
@@ -348,27 +388,38 @@ impl Lowerer<'_> {
         let (a, negate) = self.pred(&ops[1])?;
         let t = self.linear_tid(span);
         let members = self.participants(t, ops.get(2).filter(|_| sync), span)?;
-        let mut e = Emit { l: self, span };
-        let value = e.sel(U32, a, Value::Imm(u64::from(!negate)), Value::Imm(u64::from(negate)));
-        self.publish(value, span);
-        let votes = self.ballot(t, members, span);
-        self.end_exchange(span);
-        let mut e = Emit { l: self, span };
+        // Ballots count only the members that arrive, so `.all` asks whether one of them
+        // votes false rather than whether every member votes true (`vote.sync` is over
+        // the non-exited threads of membermask).
+        let votes = |l: &mut Self, truth: bool| {
+            let mut e = Emit { l, span };
+            let (yes, no) = (u64::from(truth != negate), u64::from(truth == negate));
+            let value = e.sel(U32, a, Value::Imm(yes), Value::Imm(no));
+            l.publish(value, span);
+            let votes = l.ballot(t, members, span);
+            l.end_exchange(span);
+            votes
+        };
         if ballot {
-            e.mov(U32, d, votes);
+            let ones = votes(self, true);
+            Emit { l: self, span }.mov(U32, d, ones);
             return Ok(());
         }
-        let all = e.cmp(CmpOp::Eq, U32, votes, members);
-        let any = e.cmp(CmpOp::Ne, U32, votes, Value::Imm(0));
-        let r = if i.has_modifier(".all") {
-            all
-        } else if i.has_modifier(".any") {
-            any
+        let r = if i.has_modifier(".any") {
+            let ones = votes(self, true);
+            Emit { l: self, span }.cmp(CmpOp::Ne, U32, ones, Value::Imm(0))
+        } else if i.has_modifier(".all") {
+            let zeros = votes(self, false);
+            Emit { l: self, span }.cmp(CmpOp::Eq, U32, zeros, Value::Imm(0))
         } else {
-            let none = e.cmp(CmpOp::Eq, U32, votes, Value::Imm(0));
+            let ones = votes(self, true);
+            let zeros = votes(self, false);
+            let mut e = Emit { l: self, span };
+            let all = e.cmp(CmpOp::Eq, U32, zeros, Value::Imm(0));
+            let none = e.cmp(CmpOp::Eq, U32, ones, Value::Imm(0));
             e.pred_or(all, none)
         };
-        e.mov(OpTy::Pred, d, Value::Reg(r));
+        Emit { l: self, span }.mov(OpTy::Pred, d, Value::Reg(r));
         Ok(())
     }
 
@@ -392,6 +443,8 @@ impl Lowerer<'_> {
         let a = self.src(&ops[1], wide, false, span)?;
         let t = self.linear_tid(span);
         let members = self.participants(t, Some(&ops[2]), span)?;
+        // Compared among the members that arrive (a lane that does not reads as 0).
+        let members = self.arriving(t, members, span);
         // One round per 32-bit half: the lanes equal in every half.
         let halves = if ty.bits() == 64 { 2 } else { 1 };
         let mut same = members;
@@ -435,13 +488,16 @@ impl Lowerer<'_> {
         if ty.bits() != 32 {
             return Err(Diagnostic::error(span, "`redux.sync` takes 32-bit types"));
         }
-        let (bop, init) = match (op, bool_op) {
+        // Each operation as one whose identity is 0, the word of a lane that does not
+        // arrive: published as `a ^ flip`, reduced, the result `^ flip` again (`.and` is
+        // the complement of the `.or` of complements, `.min` of the `.max` of them;
+        // signed order is unsigned order with the sign bit flipped).
+        let signed = ty.is_signed();
+        let (bop, flip) = match (op, bool_op) {
             (Some(".add"), None) => (BinaryOp::Add, 0),
-            (Some(".min"), None) => {
-                (BinaryOp::Min, if ty.is_signed() { 0x7fff_ffff } else { 0xffff_ffff })
-            }
-            (Some(".max"), None) => (BinaryOp::Max, if ty.is_signed() { 0x8000_0000 } else { 0 }),
-            (None, Some(crate::ir::BoolOp::And)) => (BinaryOp::And, 0xffff_ffff),
+            (Some(".max"), None) => (BinaryOp::Max, if signed { 0x8000_0000 } else { 0 }),
+            (Some(".min"), None) => (BinaryOp::Max, if signed { 0x7fff_ffff } else { 0xffff_ffff }),
+            (None, Some(crate::ir::BoolOp::And)) => (BinaryOp::Or, 0xffff_ffff),
             (None, Some(crate::ir::BoolOp::Or)) => (BinaryOp::Or, 0),
             (None, Some(crate::ir::BoolOp::Xor)) => (BinaryOp::Xor, 0),
             _ => {
@@ -456,10 +512,13 @@ impl Lowerer<'_> {
         let a = self.src(&ops[1], ty, false, span)?;
         let t = self.linear_tid(span);
         let members = self.participants(t, Some(&ops[2]), span)?;
-        self.publish(a, span);
-        let r = self.over_lanes(t, members, Combine::Reduce(bop, ty), Value::Imm(init), span);
+        let word = Emit { l: self, span }.bin(BinaryOp::Xor, U32, a, Value::Imm(flip));
+        self.publish(word, span);
+        let r = self.over_lanes(t, members, Combine::Reduce(bop, U32), Value::Imm(0), span);
         self.end_exchange(span);
-        Emit { l: self, span }.mov(ty, d, r);
+        let mut e = Emit { l: self, span };
+        let r = e.bin(BinaryOp::Xor, U32, r, Value::Imm(flip));
+        e.mov(ty, d, r);
         Ok(())
     }
 
@@ -506,17 +565,16 @@ impl Lowerer<'_> {
         let is_nan = e.cmp(CmpOp::Gt, U32, magnitude, Value::Imm(0x7f80_0000));
         let nan_key = if nan { absorbing } else { identity };
         let key = e.sel(U32, is_nan, Value::Imm(u64::from(nan_key)), key);
-        self.publish(key, span);
-        let bop = if min { BinaryOp::Min } else { BinaryOp::Max };
-        let r = self.over_lanes(
-            t,
-            members,
-            Combine::Reduce(bop, U32),
-            Value::Imm(u64::from(identity)),
-            span,
-        );
+        // The maximum of the keys or, for `.min`, of their complements: identity 0, the
+        // word of a lane that does not arrive.
+        let flip = u64::from(identity);
+        let word = e.bin(BinaryOp::Xor, U32, key, Value::Imm(flip));
+        self.publish(word, span);
+        let r =
+            self.over_lanes(t, members, Combine::Reduce(BinaryOp::Max, U32), Value::Imm(0), span);
         self.end_exchange(span);
         let mut e = Emit { l: self, span };
+        let r = e.bin(BinaryOp::Xor, U32, r, Value::Imm(flip));
         let positive = e.and(U32, r, Value::Imm(0x8000_0000));
         let positive = e.cmp(CmpOp::Ne, U32, positive, Value::Imm(0));
         let from_positive = e.bin(BinaryOp::Xor, U32, r, Value::Imm(0x8000_0000));
@@ -542,14 +600,13 @@ impl Lowerer<'_> {
         // inactive lanes publish 0.
         let t = self.linear_tid(span);
         let lanes = self.warp_lanes(t, span);
-        self.publish(Value::Imm(1), span);
-        let active = self.ballot(t, lanes, span);
-        self.end_exchange(span);
+        let active = self.arriving(t, lanes, span);
         Emit { l: self, span }.mov(U32, d, active);
         Ok(())
     }
 
-    /// `elect.sync d|p, membermask`: the lowest participating lane is the leader.
+    /// `elect.sync d|p, membermask`: the lowest member that arrives is the leader (the
+    /// ISA elects an active thread; an exited one cannot lead).
     fn elect(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         reject_other(m, &[".sync"])?;
@@ -568,6 +625,7 @@ impl Lowerer<'_> {
         };
         let t = self.linear_tid(span);
         let members = self.participants(t, Some(mask), span)?;
+        let members = self.arriving(t, members, span);
         let mut e = Emit { l: self, span };
         // The lowest set bit's position: the bit count below it.
         let minus = e.bin(BinaryOp::Sub, U32, members, Value::Imm(1));
