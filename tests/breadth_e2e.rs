@@ -14,18 +14,10 @@ fn ptx(name: &str) -> std::path::PathBuf {
     repo().join("tests/ptx/breadth").join(name)
 }
 
-/// A deterministic stream of u64 values (SplitMix64).
+/// `n` deterministic u64 test values.
 fn random_words(n: usize, seed: u64) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
+    let mut rng = common::Rng(seed);
+    (0..n).map(|_| rng.next_u64()).collect()
 }
 
 /// Compiles `path` for `target`, validates the SPIR-V and loads it.
@@ -253,6 +245,17 @@ fn array_element_addresses_and_register_offsets_as_values() {
     // arr[0..4] as stored through each form, 10 + 3 + 1, the word at out + 20, g[2]
     // through its element address, and the distance from g to g[3] in bytes.
     assert_eq!(out.to_vec().expect("read"), vec![7, 11, 22, 33, 10 + 3 + 1, 55, 66, 3 * 4]);
+}
+
+/// `forms.ptx`'s `initializer_addends`: `generic(h)+4`, `h+8` in a module variable's
+/// initializer.
+#[test]
+fn address_initializers_plus_constants() {
+    let Some(device) = device() else { return };
+    let module = load(&device, &ptx("forms.ptx"), device.target());
+    let out = device.zeroed::<u32>(4).expect("out");
+    launch(&module, "initializer_addends", 1, &[ptxvk::Arg::from(&out)]);
+    assert_eq!(out.to_vec().expect("read"), vec![3, 5, 7, 4]);
 }
 
 /// `forms.ptx`'s `relaxed_sizes`: float `ld`, `st` and `cvt` of wider bit-size

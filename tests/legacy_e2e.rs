@@ -149,3 +149,92 @@ fn generic_address_of_a_kernel_parameter_with_32_bit_addresses() {
     module.kernel("param32").expect("kernel").launch(1, 1, 0, &args).expect("launch");
     assert_eq!(ob.to_vec().expect("read"), [0x1234_5678, 1]);
 }
+
+/// f32 `x` with subnormals flushed to sign-preserving zero (`.ftz`).
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// The sm_1x `mad.f32` of PTX ISA 1.x: the product truncated to f32 (exact in f64,
+/// then rounded toward zero), added with rounding to nearest; subnormal inputs and
+/// results flushed; `.sat` clamps to [0, 1] (NaN to 0).
+fn mad_sm1x(a: f32, b: f32, c: f32, sat: bool) -> f32 {
+    let exact = f64::from(flush(a)) * f64::from(flush(b));
+    let mut product = exact as f32;
+    if f64::from(product).abs() > exact.abs() {
+        product = f32::from_bits(product.to_bits() - 1);
+    }
+    let sum = flush(flush(product) + flush(c));
+    if sat {
+        if sum.is_nan() {
+            0.0
+        } else {
+            sum.clamp(0.0, 1.0)
+        }
+    } else {
+        sum
+    }
+}
+
+/// `defaults_isa13.ptx`: an ISA 1.3 module's `mad.f32` without a rounding is sm_1x's
+/// truncated-product multiply-add (checked against its model), and its `sin`, `cos`,
+/// `lg2`, `ex2`, `rcp`, `sqrt` and `div` without modes are the `.approx.ftz` forms (the
+/// same bits as the explicit forms of the module's second kernel).
+#[test]
+fn isa_1_3_default_modes() {
+    let Some((device, module)) = load("defaults_isa13.ptx") else { return };
+    let n = 64usize;
+    let mut rng = Rng(44);
+    let words: Vec<u64> = (0..3 * n).map(|_| rng.next_u64()).collect();
+    let value = |w: u64| {
+        let bits = (w as u32) & 0x3fff_ffff | ((w >> 33) as u32 & 1) << 31;
+        let x = f32::from_bits(bits);
+        if x.is_finite() {
+            x
+        } else {
+            1.5
+        }
+    };
+    let mut a: Vec<f32> = words[..n].iter().map(|&w| value(w)).collect();
+    let b: Vec<f32> = words[n..2 * n].iter().map(|&w| value(w)).collect();
+    let c: Vec<f32> = words[2 * n..].iter().map(|&w| value(w) * 0.75).collect();
+    // A subnormal input and values whose product needs truncation.
+    a[0] = f32::from_bits(0x0000_0400);
+    a[1] = 1.0 + f32::EPSILON;
+    let buffers = [&a, &b, &c].map(|v| device.buffer_from(v).expect("input"));
+    let run = |entry: &str| {
+        let out = device.zeroed::<f32>(10 * n).expect("out");
+        let args = [
+            ptxvk::Arg::from(&buffers[0]),
+            ptxvk::Arg::from(&buffers[1]),
+            ptxvk::Arg::from(&buffers[2]),
+            ptxvk::Arg::from(&out),
+        ];
+        module.kernel(entry).expect("kernel").launch(1, n as u32, 0, &args).expect("launch");
+        out.to_vec().expect("read")
+    };
+    let (defaults, explicit) = (run("defaults"), run("explicit"));
+    for i in 0..n {
+        let row = &defaults[10 * i..10 * i + 10];
+        let want = [mad_sm1x(a[i], b[i], c[i], false), mad_sm1x(a[i], b[i], c[i], true)];
+        assert_eq!(
+            [row[0].to_bits(), row[1].to_bits()],
+            want.map(f32::to_bits),
+            "mad at {i}: {} * {} + {}",
+            a[i],
+            b[i],
+            c[i]
+        );
+        let bits = |s: &[f32]| s.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&row[2..9]),
+            bits(&explicit[10 * i + 2..10 * i + 9]),
+            "defaults at {i} (x = {})",
+            a[i]
+        );
+    }
+}

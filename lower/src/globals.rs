@@ -51,6 +51,8 @@ struct SymbolUse {
     /// Byte of the image the address goes to.
     at: u32,
     name: String,
+    /// Bytes added to the address (`generic(foo)+4`).
+    addend: i64,
     span: Span,
 }
 
@@ -154,8 +156,10 @@ pub fn layout(
     for sym in symbols {
         let at = sym.at as usize;
         if let Some(addr) = function_address(&sym.name) {
+            let addr = addr.wrapping_add(sym.addend as u64);
             data.image[at..at + 8].copy_from_slice(&addr.to_le_bytes());
-        } else if let Some(target) = data.get(&sym.name).map(|v| v.offset) {
+        } else if let Some(offset) = data.get(&sym.name).map(|v| v.offset) {
+            let target = (i64::from(offset) + sym.addend) as u32;
             data.relocations.push(Relocation { at: sym.at, target });
         } else {
             errors.push(Diagnostic::error(
@@ -230,8 +234,8 @@ fn place(
         bytes[at..at + scalar_bytes].copy_from_slice(&bits.to_le_bytes()[..scalar_bytes]);
     }
     data.image.extend_from_slice(&bytes);
-    for (k, name, span) in named {
-        symbols.push(SymbolUse { at: offset + (k * scalar_bytes) as u32, name, span });
+    for (k, name, addend, span) in named {
+        symbols.push(SymbolUse { at: offset + (k * scalar_bytes) as u32, name, addend, span });
     }
     data.vars.push(GlobalVar { name, space: v.space, offset, size, decl });
     Ok(())
@@ -320,13 +324,13 @@ fn init_span(n: &ast::DeclName) -> Option<Span> {
     }
 }
 
-/// The initializer's values in order (nested lists flattened, §5.4.4); a symbol is a
-/// 0 whose position and name go to `named`.
+/// The initializer's values in order (nested lists flattened, §5.4.4); a symbol (plus
+/// a constant, `generic(foo)+4`) is a 0 whose position, name and addend go to `named`.
 fn flatten(
     init: &Initializer,
     scalar: ScalarType,
     out: &mut Vec<u64>,
-    named: &mut Vec<(usize, String, Span)>,
+    named: &mut Vec<(usize, String, i64, Span)>,
 ) -> Result<(), Diagnostic> {
     match init {
         Initializer::List(items, _) => {
@@ -346,14 +350,16 @@ fn flatten(
                     u64::from((f64::from_bits(*b) as f32).to_bits())
                 }
                 (ExprKind::F32Bits(b), ScalarType::F64) => f64::from(f32::from_bits(*b)).to_bits(),
-                (ExprKind::Symbol(name) | ExprKind::Generic(name), s) => {
+                (_, s) if address_plus_constant(e).is_some() => {
                     if s.bytes() != 8 || matches!(s, ScalarType::F64) {
                         return Err(Diagnostic::error(
                             e.span,
                             "an address initializer needs a 64-bit integer variable",
                         ));
                     }
-                    named.push((out.len(), name.to_string(), e.span));
+                    if let Some((name, addend)) = address_plus_constant(e) {
+                        named.push((out.len(), name.to_string(), addend, e.span));
+                    }
                     0
                 }
                 (_, s) if matches!(s, ScalarType::F32 | ScalarType::F64) => {
@@ -371,5 +377,27 @@ fn flatten(
             out.push(bits);
             Ok(())
         }
+    }
+}
+
+/// `foo`, `generic(foo)`, either plus or minus a constant (`generic(foo)+4`): the name
+/// and the constant (PTX ISA 9.2 §5.4.4).
+fn address_plus_constant(e: &ast::Expr) -> Option<(&str, i64)> {
+    let constant = |e: &ast::Expr| e.eval_int().ok().map(|c| c.value as i64);
+    match &e.kind {
+        ExprKind::Symbol(name) | ExprKind::Generic(name) => Some((name.as_str(), 0)),
+        ExprKind::Binary(ast::BinaryOp::Add, l, r) => match (address_plus_constant(l), constant(r))
+        {
+            (Some((name, a)), Some(c)) => Some((name, a.wrapping_add(c))),
+            _ => {
+                let (name, a) = address_plus_constant(r)?;
+                Some((name, a.wrapping_add(constant(l)?)))
+            }
+        },
+        ExprKind::Binary(ast::BinaryOp::Sub, l, r) => {
+            let (name, a) = address_plus_constant(l)?;
+            Some((name, a.wrapping_sub(constant(r)?)))
+        }
+        _ => None,
     }
 }

@@ -247,6 +247,8 @@ enum Resolved {
 
 struct Lowerer<'m> {
     kernel: Kernel,
+    /// The module's `.version` (PTX ISA 1.x gives some instructions default modes).
+    version: (u32, u32),
     scopes: Vec<BTreeMap<Name, Symbol>>,
     labels: BTreeMap<Name, BlockId>,
     /// `.branchtargets` tables of `brx.idx`, by their label.
@@ -395,6 +397,7 @@ fn lower_kernel<'m>(
     });
 
     let mut l = Lowerer {
+        version,
         kernel: Kernel {
             reqntid,
             maxntid,
@@ -1592,6 +1595,27 @@ impl Lowerer<'_> {
         if let Some(why) = crate::coverage::unsupported_reason(op) {
             return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
         }
+        // PTX ISA 1.0-1.3 modules write `sin.f32`, `div.f32`, … without the mode that
+        // ISA 1.4 made required: they are the `.approx.ftz` forms (§9.7.3, §9.7.4, PTX
+        // ISA notes of each). `mad.f32` without a rounding (ISA 1.x, sm_1x) is a
+        // product truncated to f32, then added with rounding to nearest, subnormals
+        // flushed (§9.7.3.6): `mul.rz.ftz` and `add.rn.ftz`.
+        let legacy;
+        let i = match legacy_default_modes(self.version, op, i) {
+            Some(Legacy::Modes(rewritten)) => {
+                legacy = rewritten;
+                &legacy
+            }
+            Some(Legacy::Mad { mul, add }) => {
+                let product = self.temp(RegTy::Float(32), span);
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.insert(Name::from(LEGACY_PRODUCT), Symbol::Reg(product));
+                }
+                self.instruction(&mul)?;
+                return self.instruction(&add);
+            }
+            None => i,
+        };
         let m = Mods::from(decode::decode(i)?.ok_or_else(unknown)?);
         let guard = match &i.guard {
             Some(g) => {
@@ -3309,6 +3333,70 @@ fn opaque_unsupported(v: &ast::VarDecl) -> Diagnostic {
         v.ty.span,
         format!("`{}` variables are not supported yet", v.ty.value.directive()),
     )
+}
+
+/// The register name of the product of a PTX ISA 1.x `mad.f32` ([`legacy_default_modes`]).
+const LEGACY_PRODUCT: &str = "%__ptxvk_mad_product";
+
+/// An instruction of a PTX ISA 1.x module rewritten to the form with its default modes.
+enum Legacy {
+    Modes(ast::Instruction),
+    /// `mad.f32 d, a, b, c` as `mul.rz.ftz.f32 p, a, b` and `add.rn.ftz.f32 d, p, c`.
+    Mad {
+        mul: ast::Instruction,
+        add: ast::Instruction,
+    },
+}
+
+fn legacy_default_modes(version: (u32, u32), op: Opcode, i: &ast::Instruction) -> Option<Legacy> {
+    let has = |m: &str| i.has_modifier(m);
+    let moded = [".approx", ".full", ".rn", ".rz", ".rm", ".rp"].iter().any(|m| has(m));
+    if !has(".f32") || moded {
+        return None;
+    }
+    // Modifiers inserted before the type, keeping the others.
+    let with = |opcode: Opcode, name: &str, extra: &[&str], operands: Vec<Operand>| {
+        let mut modifiers: Vec<_> = extra
+            .iter()
+            .map(|m| Spanned::new(Name::from(*m), i.opcode.span))
+            .chain(i.modifiers.iter().filter(|m| m.value != ".ftz").cloned())
+            .collect();
+        modifiers.dedup_by(|a, b| a.value == b.value);
+        ast::Instruction {
+            opcode: Spanned::new(Name::from(name), i.opcode.span),
+            op: Some(opcode),
+            modifiers,
+            operands,
+            ..i.clone()
+        }
+    };
+    match op {
+        Opcode::Sin
+        | Opcode::Cos
+        | Opcode::Lg2
+        | Opcode::Ex2
+        | Opcode::Rcp
+        | Opcode::Sqrt
+        | Opcode::Div
+            if version < (1, 4) =>
+        {
+            let name = i.opcode.value.clone();
+            Some(Legacy::Modes(with(op, &name, &[".approx", ".ftz"], i.operands.clone())))
+        }
+        Opcode::Mad if version < (2, 0) && i.operands.len() == 4 => {
+            let product = Operand::Name {
+                name: Spanned::new(Name::from(LEGACY_PRODUCT), i.span),
+                component: None,
+            };
+            let ops = &i.operands;
+            let mul_ops = vec![product.clone(), ops[1].clone(), ops[2].clone()];
+            let mut mul = with(Opcode::Mul, "mul", &[".rz", ".ftz"], mul_ops);
+            mul.modifiers.retain(|m| m.value != ".sat");
+            let add_ops = vec![ops[0].clone(), product, ops[3].clone()];
+            Some(Legacy::Mad { mul, add: with(Opcode::Add, "add", &[".rn", ".ftz"], add_ops) })
+        }
+        _ => None,
+    }
 }
 
 /// `name`, `name + c`, `name - c` or `c + name` with `c` constant: a register or a
