@@ -1822,8 +1822,8 @@ impl Lowerer<'_> {
                     } else {
                         None
                     };
-                    let split =
-                        split.filter(|(_, few, _)| !few.is_empty() && n_elems % few.len() == 0);
+                    let split = split
+                        .filter(|(_, few, _)| !few.is_empty() && n_elems.is_multiple_of(few.len()));
                     if let Some((many, few, unpack)) = split {
                         let group = n_elems / few.len();
                         let packed = OpTy::U((ty.bits() as usize * group) as u8);
