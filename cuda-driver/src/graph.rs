@@ -809,9 +809,7 @@ macro_rules! dependency_fns {
             $($edges: *const c_void,)?
             n: usize,
         ) -> CUresult {
-            #[allow(unused_mut, unused_assignments)]
-            let mut edge_data: *const c_void = std::ptr::null();
-            $(edge_data = $edges;)?
+            let edge_data: *const c_void = arg_or_null!($($edges)?);
             // SAFETY: CUDA's contract.
             entry(|| unsafe { dependencies(graph, from, to, edge_data, n, $add) })
         }
@@ -974,9 +972,7 @@ macro_rules! link_fns {
             $($edges: *mut c_void,)?
             count: *mut usize,
         ) -> CUresult {
-            #[allow(unused_mut, unused_assignments)]
-            let mut edge_data: *mut c_void = std::ptr::null_mut();
-            $(edge_data = $edges;)?
+            let edge_data: *mut c_void = arg_or_null!($($edges)?);
             // SAFETY: CUDA's contract.
             entry(|| unsafe { node_links(node, list, edge_data, count, $dependents) })
         }
@@ -2250,9 +2246,7 @@ macro_rules! update_capture_deps {
             n: usize,
             flags: c_uint,
         ) -> CUresult {
-            #[allow(unused_mut, unused_assignments)]
-            let mut edge_data: *const c_void = std::ptr::null();
-            $(edge_data = $edges;)?
+            let edge_data: *const c_void = arg_or_null!($($edges)?);
             // SAFETY: CUDA's contract.
             entry(|| unsafe { update_capture_deps(handle, deps, edge_data, n, flags, $pt) })
         }

@@ -30,6 +30,17 @@
 #![allow(clippy::missing_safety_doc)] // The contract is CUDA's, stated once above.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+/// In a macro that writes an entry point with and without an argument a later CUDA added
+/// (`$($arg:ident)?`): that argument, or a null pointer for the form without it.
+macro_rules! arg_or_null {
+    () => {
+        std::ptr::null_mut()
+    };
+    ($arg:ident) => {
+        $arg
+    };
+}
+
 mod device;
 mod fatbin;
 mod graph;
@@ -237,133 +248,65 @@ pub unsafe extern "C" fn cuProfilerStop() -> CUresult {
     entry(|| state::driver().map(|_| ()))
 }
 
+/// `ERRORS`' entries from `CODE => c"description"`: the name is the code's own.
+macro_rules! error_table {
+    ($($code:ident => $text:literal,)*) => {
+        &[$((
+            CUresult::$code,
+            // Evaluated at compile time; `stringify!` of an identifier holds no NUL.
+            match CStr::from_bytes_with_nul(concat!(stringify!($code), "\0").as_bytes()) {
+                Ok(name) => name,
+                Err(_) => panic!("an error name with a NUL"),
+            },
+            $text,
+        )),*]
+    };
+}
+
 /// Name and description of every result code this library returns (and the common
 /// others), for `cuGetErrorName` and `cuGetErrorString`.
-const ERRORS: &[(CUresult, &CStr, &CStr)] = {
-    use CUresult::*;
-    &[
-        (CUDA_SUCCESS, c"CUDA_SUCCESS", c"no error"),
-        (CUDA_ERROR_INVALID_VALUE, c"CUDA_ERROR_INVALID_VALUE", c"invalid argument"),
-        (CUDA_ERROR_OUT_OF_MEMORY, c"CUDA_ERROR_OUT_OF_MEMORY", c"out of memory"),
-        (CUDA_ERROR_NOT_INITIALIZED, c"CUDA_ERROR_NOT_INITIALIZED", c"initialization error"),
-        (CUDA_ERROR_DEINITIALIZED, c"CUDA_ERROR_DEINITIALIZED", c"driver shutting down"),
-        (CUDA_ERROR_NO_DEVICE, c"CUDA_ERROR_NO_DEVICE", c"no CUDA-capable device is detected"),
-        (CUDA_ERROR_INVALID_DEVICE, c"CUDA_ERROR_INVALID_DEVICE", c"invalid device ordinal"),
-        (CUDA_ERROR_INVALID_IMAGE, c"CUDA_ERROR_INVALID_IMAGE", c"device kernel image is invalid"),
-        (CUDA_ERROR_INVALID_CONTEXT, c"CUDA_ERROR_INVALID_CONTEXT", c"invalid device context"),
-        (
-            CUDA_ERROR_CONTEXT_ALREADY_CURRENT,
-            c"CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
-            c"context already current",
-        ),
-        (
-            CUDA_ERROR_NO_BINARY_FOR_GPU,
-            c"CUDA_ERROR_NO_BINARY_FOR_GPU",
-            c"no kernel image is available for execution on the device",
-        ),
-        (CUDA_ERROR_INVALID_PTX, c"CUDA_ERROR_INVALID_PTX", c"a PTX JIT compilation failed"),
-        (
-            CUDA_ERROR_INVALID_SOURCE,
-            c"CUDA_ERROR_INVALID_SOURCE",
-            c"device kernel image is invalid",
-        ),
-        (CUDA_ERROR_FILE_NOT_FOUND, c"CUDA_ERROR_FILE_NOT_FOUND", c"file not found"),
-        (CUDA_ERROR_INVALID_HANDLE, c"CUDA_ERROR_INVALID_HANDLE", c"invalid resource handle"),
-        (CUDA_ERROR_NOT_FOUND, c"CUDA_ERROR_NOT_FOUND", c"named symbol not found"),
-        (CUDA_ERROR_NOT_READY, c"CUDA_ERROR_NOT_READY", c"device not ready"),
-        (
-            CUDA_ERROR_ILLEGAL_ADDRESS,
-            c"CUDA_ERROR_ILLEGAL_ADDRESS",
-            c"an illegal memory access was encountered",
-        ),
-        (
-            CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-            c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-            c"too many resources requested for launch",
-        ),
-        (
-            CUDA_ERROR_LAUNCH_TIMEOUT,
-            c"CUDA_ERROR_LAUNCH_TIMEOUT",
-            c"the launch timed out and was terminated",
-        ),
-        (CUDA_ERROR_ASSERT, c"CUDA_ERROR_ASSERT", c"device-side assert triggered"),
-        (CUDA_ERROR_LAUNCH_FAILED, c"CUDA_ERROR_LAUNCH_FAILED", c"unspecified launch failure"),
-        (
-            CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
-            c"CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
-            c"too many blocks in cooperative launch",
-        ),
-        (CUDA_ERROR_NOT_PERMITTED, c"CUDA_ERROR_NOT_PERMITTED", c"operation not permitted"),
-        (CUDA_ERROR_NOT_SUPPORTED, c"CUDA_ERROR_NOT_SUPPORTED", c"operation not supported"),
-        (
-            CUDA_ERROR_UNSUPPORTED_LIMIT,
-            c"CUDA_ERROR_UNSUPPORTED_LIMIT",
-            c"limit is not supported on this architecture",
-        ),
-        (
-            CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
-            c"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
-            c"peer access is not supported between these two devices",
-        ),
-        (
-            CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
-            c"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
-            c"peer access is already enabled",
-        ),
-        (
-            CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
-            c"CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
-            c"peer access has not been enabled",
-        ),
-        (CUDA_ERROR_ILLEGAL_STATE, c"CUDA_ERROR_ILLEGAL_STATE", c"the operation cannot be performed in the present state"),
-        (CUDA_ERROR_OPERATING_SYSTEM, c"CUDA_ERROR_OPERATING_SYSTEM", c"OS call failed or operation not supported on this OS"),
-        (
-            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-            c"CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
-            c"operation not permitted when stream is capturing",
-        ),
-        (
-            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
-            c"CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
-            c"operation failed due to a previous error during capture",
-        ),
-        (
-            CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
-            c"CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
-            c"capture was not initiated in this stream",
-        ),
-        (
-            CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
-            c"CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
-            c"capturing stream has unjoined work",
-        ),
-        (
-            CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
-            c"CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
-            c"dependency created on uncaptured work in another stream",
-        ),
-        (
-            CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
-            c"CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
-            c"operation would make the legacy stream depend on a capturing blocking stream",
-        ),
-        (
-            CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-            c"CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
-            c"the graph update was not performed because it included changes which violated constraints specific to instantiated graph update",
-        ),
-        (
-            CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
-            c"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
-            c"part or all of the requested memory range is already mapped",
-        ),
-        (
-            CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
-            c"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
-            c"pointer does not correspond to a registered memory region",
-        ),
-        (CUDA_ERROR_UNKNOWN, c"CUDA_ERROR_UNKNOWN", c"unknown error"),
-    ]
+const ERRORS: &[(CUresult, &CStr, &CStr)] = error_table! {
+    CUDA_SUCCESS => c"no error",
+    CUDA_ERROR_INVALID_VALUE => c"invalid argument",
+    CUDA_ERROR_OUT_OF_MEMORY => c"out of memory",
+    CUDA_ERROR_NOT_INITIALIZED => c"initialization error",
+    CUDA_ERROR_DEINITIALIZED => c"driver shutting down",
+    CUDA_ERROR_NO_DEVICE => c"no CUDA-capable device is detected",
+    CUDA_ERROR_INVALID_DEVICE => c"invalid device ordinal",
+    CUDA_ERROR_INVALID_IMAGE => c"device kernel image is invalid",
+    CUDA_ERROR_INVALID_CONTEXT => c"invalid device context",
+    CUDA_ERROR_CONTEXT_ALREADY_CURRENT => c"context already current",
+    CUDA_ERROR_NO_BINARY_FOR_GPU => c"no kernel image is available for execution on the device",
+    CUDA_ERROR_INVALID_PTX => c"a PTX JIT compilation failed",
+    CUDA_ERROR_INVALID_SOURCE => c"device kernel image is invalid",
+    CUDA_ERROR_FILE_NOT_FOUND => c"file not found",
+    CUDA_ERROR_INVALID_HANDLE => c"invalid resource handle",
+    CUDA_ERROR_NOT_FOUND => c"named symbol not found",
+    CUDA_ERROR_NOT_READY => c"device not ready",
+    CUDA_ERROR_ILLEGAL_ADDRESS => c"an illegal memory access was encountered",
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => c"too many resources requested for launch",
+    CUDA_ERROR_LAUNCH_TIMEOUT => c"the launch timed out and was terminated",
+    CUDA_ERROR_ASSERT => c"device-side assert triggered",
+    CUDA_ERROR_LAUNCH_FAILED => c"unspecified launch failure",
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE => c"too many blocks in cooperative launch",
+    CUDA_ERROR_NOT_PERMITTED => c"operation not permitted",
+    CUDA_ERROR_NOT_SUPPORTED => c"operation not supported",
+    CUDA_ERROR_UNSUPPORTED_LIMIT => c"limit is not supported on this architecture",
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED => c"peer access is not supported between these two devices",
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => c"peer access is already enabled",
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED => c"peer access has not been enabled",
+    CUDA_ERROR_ILLEGAL_STATE => c"the operation cannot be performed in the present state",
+    CUDA_ERROR_OPERATING_SYSTEM => c"OS call failed or operation not supported on this OS",
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED => c"operation not permitted when stream is capturing",
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED => c"operation failed due to a previous error during capture",
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED => c"capture was not initiated in this stream",
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED => c"capturing stream has unjoined work",
+    CUDA_ERROR_STREAM_CAPTURE_ISOLATION => c"dependency created on uncaptured work in another stream",
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT => c"operation would make the legacy stream depend on a capturing blocking stream",
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => c"the graph update was not performed because it included changes which violated constraints specific to instantiated graph update",
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => c"part or all of the requested memory range is already mapped",
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED => c"pointer does not correspond to a registered memory region",
+    CUDA_ERROR_UNKNOWN => c"unknown error",
 };
 
 fn error_entry(error: c_int) -> Option<&'static (CUresult, &'static CStr, &'static CStr)> {

@@ -1569,6 +1569,22 @@ unsafe fn memcpy_batch(
     Ok(())
 }
 
+/// A batch copy's error, and for CUDA 12.8's forms (a non-null `fail_index`) which copy
+/// or operation failed (`SIZE_MAX`: none in particular).
+///
+/// # Safety
+/// `fail_index` is null or writable.
+unsafe fn report_failed_copy(
+    fail_index: *mut usize,
+    (index, error): (Option<usize>, CUresult),
+) -> CUresult {
+    if !fail_index.is_null() {
+        // SAFETY: non-null and writable (function contract).
+        unsafe { fail_index.write(index.unwrap_or(usize::MAX)) };
+    }
+    error
+}
+
 macro_rules! batch_copies {
     ($($name:ident($($fail:ident)?), $pt:expr;)*) => {$(
         #[no_mangle]
@@ -1589,14 +1605,9 @@ macro_rules! batch_copies {
                 let result = unsafe {
                     memcpy_batch(dsts, srcs, sizes, count, attrs, attr_starts, num_attrs, stream, $pt)
                 };
-                result.map_err(|(_index, e)| {
-                    // CUDA 12.8's form says which copy failed (SIZE_MAX: none in particular).
-                    $(if !$fail.is_null() {
-                        // SAFETY: non-null and writable (CUDA's contract).
-                        unsafe { $fail.write(_index.unwrap_or(usize::MAX)) };
-                    })?
-                    e
-                })
+                let fail_index: *mut usize = arg_or_null!($($fail)?);
+                // SAFETY: `fail_index` is null or writable (CUDA's contract).
+                result.map_err(|failure| unsafe { report_failed_copy(fail_index, failure) })
             })
         }
     )*};
@@ -1774,14 +1785,9 @@ macro_rules! batch_3d_copies {
             entry(|| {
                 // SAFETY: CUDA's contract for the operations and the memory they name.
                 let result = unsafe { memcpy_3d_batch(count, ops, flags, stream, $pt) };
-                result.map_err(|(_index, e)| {
-                    // CUDA 12.8's form says which operation failed (SIZE_MAX: none).
-                    $(if !$fail.is_null() {
-                        // SAFETY: non-null and writable (CUDA's contract).
-                        unsafe { $fail.write(_index.unwrap_or(usize::MAX)) };
-                    })?
-                    e
-                })
+                let fail_index: *mut usize = arg_or_null!($($fail)?);
+                // SAFETY: `fail_index` is null or writable (CUDA's contract).
+                result.map_err(|failure| unsafe { report_failed_copy(fail_index, failure) })
             })
         }
     )*};

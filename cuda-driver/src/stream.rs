@@ -293,12 +293,7 @@ pub unsafe extern "C" fn cuLaunchHostFunc_v2(
     data: *mut c_void,
     sync_mode: c_uint,
 ) -> CUresult {
-    entry(|| {
-        if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        host_func(handle, f, data, false)
-    })
+    entry(|| host_func_with_sync_mode(handle, f, data, sync_mode, false))
 }
 
 #[no_mangle]
@@ -308,12 +303,21 @@ pub unsafe extern "C" fn cuLaunchHostFunc_v2_ptsz(
     data: *mut c_void,
     sync_mode: c_uint,
 ) -> CUresult {
-    entry(|| {
-        if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        host_func(handle, f, data, true)
-    })
+    entry(|| host_func_with_sync_mode(handle, f, data, sync_mode, true))
+}
+
+/// The `_v2` forms: [`host_func`] once the synchronization mode is one CUDA names.
+fn host_func_with_sync_mode(
+    handle: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    sync_mode: c_uint,
+    per_thread: bool,
+) -> Result<(), CUresult> {
+    if !HOST_TASK_SYNC_MODES.contains(&sync_mode) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    host_func(handle, f, data, per_thread)
 }
 
 /// A stream callback and its arguments.

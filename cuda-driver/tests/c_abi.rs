@@ -9,6 +9,7 @@ mod common;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 use common::*;
+use cudarc::driver::sys::{CUmemorytype, CUDA_MEMCPY3D};
 use libloading::Symbol;
 
 /// `vector_add` of the bundled PTX, loaded, and three device buffers of `n` floats.
@@ -31,10 +32,7 @@ fn vector_add_and_buffers(lib: &libloading::Library, n: usize) -> (usize, [u64; 
 }
 
 fn ptx() -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/vector_add.nvcc.sm_80.ptx");
-    let mut text = std::fs::read(path).expect("the bundled kernel");
-    text.push(0);
-    text
+    nul_terminated("tests/kernels/vector_add.nvcc.sm_80.ptx")
 }
 
 #[test]
@@ -254,10 +252,7 @@ type LinkComplete = unsafe extern "C" fn(usize, *mut *mut c_void, *mut usize) ->
 
 #[test]
 fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers throughout; the option arrays have `n` entries.
     unsafe {
         let create: LinkCreate = proc(&lib, "cuLinkCreate");
@@ -355,10 +350,7 @@ fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
 
 #[test]
 fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         let attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
@@ -419,10 +411,7 @@ fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
 
 #[test]
 fn pointer_attributes_one_at_a_time_and_together() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // CUpointer_attribute values (cuda.h): context 1, memory type 2, device pointer 3,
     // host pointer 4, is managed 8, device ordinal 9, range start 11, range size 12.
     const MEMORY_TYPE: c_int = 2;
@@ -477,10 +466,7 @@ fn pointer_attributes_one_at_a_time_and_together() {
 
 #[test]
 fn kernels_are_introspected_by_name_module_parameters_and_occupancy() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles, or deliberately bad ones.
     unsafe {
         let load: Load = proc(&lib, "cuModuleLoadData");
@@ -566,10 +552,7 @@ fn kernels_are_introspected_by_name_module_parameters_and_occupancy() {
 
 #[test]
 fn context_stream_and_managed_memory_queries() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles, or deliberately bad ones.
     unsafe {
         let ctx_id: unsafe extern "C" fn(usize, *mut u64) -> R = proc(&lib, "cuCtxGetId");
@@ -657,10 +640,7 @@ fn context_stream_and_managed_memory_queries() {
 
 #[test]
 fn context_limits_are_the_fixed_sizes() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     const NOT_SUPPORTED: R = 801;
     const UNSUPPORTED_LIMIT: R = 215;
     // SAFETY (this test): valid pointers throughout.
@@ -708,43 +688,9 @@ struct Memcpy2d {
     height: usize,
 }
 
-/// `CUDA_MEMCPY3D` (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Memcpy3d {
-    src_x_bytes: usize,
-    src_y: usize,
-    src_z: usize,
-    src_lod: usize,
-    src_type: c_uint,
-    src_host: *const c_void,
-    src_device: u64,
-    src_array: usize,
-    reserved0: *mut c_void,
-    src_pitch: usize,
-    src_height: usize,
-    dst_x_bytes: usize,
-    dst_y: usize,
-    dst_z: usize,
-    dst_lod: usize,
-    dst_type: c_uint,
-    dst_host: *mut c_void,
-    dst_device: u64,
-    dst_array: usize,
-    reserved1: *mut c_void,
-    dst_pitch: usize,
-    dst_height: usize,
-    width_bytes: usize,
-    height: usize,
-    depth: usize,
-}
-
 #[test]
 fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     const HOST: c_uint = 1;
     const DEVICE: c_uint = 2;
     // A 7-row pitched image on the device (pitch 64), a 5 x 24-byte window of it at
@@ -823,35 +769,35 @@ fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
         // 3-D: slices 1..3 of a 2 x 3-row x 16-byte box of the image seen as slices of
         // 2 rows (slice pitch 128 bytes), into a packed device buffer, then back to the
         // host through a 2-D copy of its 4 rows.
-        let copy3d: unsafe extern "C" fn(*const Memcpy3d) -> R = proc(&lib, "cuMemcpy3D");
+        let copy3d: unsafe extern "C" fn(*const CUDA_MEMCPY3D) -> R = proc(&lib, "cuMemcpy3D");
         let mut packed = 0u64;
         assert_eq!(alloc(&mut packed, 16 * 4), SUCCESS);
-        let box3d = Memcpy3d {
-            src_x_bytes: 8,
-            src_y: 0,
-            src_z: 1,
-            src_lod: 0,
-            src_type: DEVICE,
-            src_host: std::ptr::null(),
-            src_device: image,
-            src_array: 0,
+        let box3d = CUDA_MEMCPY3D {
+            srcXInBytes: 8,
+            srcY: 0,
+            srcZ: 1,
+            srcLOD: 0,
+            srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: image,
+            srcArray: std::ptr::null_mut(),
             reserved0: std::ptr::null_mut(),
-            src_pitch: dev_pitch,
-            src_height: 2,
-            dst_x_bytes: 0,
-            dst_y: 0,
-            dst_z: 0,
-            dst_lod: 0,
-            dst_type: DEVICE,
-            dst_host: std::ptr::null_mut(),
-            dst_device: packed,
-            dst_array: 0,
+            srcPitch: dev_pitch,
+            srcHeight: 2,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstZ: 0,
+            dstLOD: 0,
+            dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: packed,
+            dstArray: std::ptr::null_mut(),
             reserved1: std::ptr::null_mut(),
-            dst_pitch: 16,
-            dst_height: 2,
-            width_bytes: 16,
-            height: 2,
-            depth: 2,
+            dstPitch: 16,
+            dstHeight: 2,
+            WidthInBytes: 16,
+            Height: 2,
+            Depth: 2,
         };
         assert_eq!(copy3d(&box3d), SUCCESS);
         let mut got = vec![0u8; 64];
@@ -868,7 +814,11 @@ fn pitched_copies_and_memsets_follow_a_model_of_rows_and_slices() {
         let want: Vec<u8> =
             (2..6).flat_map(|row| model[row * dev_pitch + 8..][..16].to_vec()).collect();
         assert_eq!(got, want);
-        assert_eq!(copy3d(&Memcpy3d { src_height: 1, ..box3d }), INVALID_VALUE, "slices overlap");
+        assert_eq!(
+            copy3d(&CUDA_MEMCPY3D { srcHeight: 1, ..box3d }),
+            INVALID_VALUE,
+            "slices overlap"
+        );
 
         // A stream-ordered 32-bit write, seen by the copy after it.
         let write32: unsafe extern "C" fn(usize, u64, u32, c_uint) -> R =
@@ -907,27 +857,16 @@ type EncodeTiled = unsafe extern "C" fn(
 
 #[test]
 fn a_tensor_map_from_cu_tensor_map_encode_tiled_drives_a_bulk_tensor_copy() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         let encode: EncodeTiled = proc(&lib, "cuTensorMapEncodeTiled");
         let replace: unsafe extern "C" fn(*mut u8, u64) -> R =
             proc(&lib, "cuTensorMapReplaceAddress");
         let im2col: unsafe extern "C" fn() -> R = proc(&lib, "cuTensorMapEncodeIm2col");
-        let load: Load = proc(&lib, "cuModuleLoadData");
-        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let alloc: Alloc = proc(&lib, "cuMemAlloc");
-        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
-        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
-        let launch: Launch = proc(&lib, "cuLaunchKernel");
-        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-        let path =
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/tensor_copy.nvcc.sm_90.ptx");
-        let mut text = std::fs::read(path).expect("the bundled kernel");
-        text.push(0);
+        let KernelCalls { load, get_function, alloc, htod, dtoh, launch, sync } =
+            KernelCalls::new(&lib);
+        let text = nul_terminated("tests/kernels/tensor_copy.nvcc.sm_90.ptx");
         let (mut module, mut f) = (0, 0);
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
         assert_eq!(get_function(&mut f, module, c"tma_load_2d".as_ptr()), SUCCESS);
@@ -1061,10 +1000,7 @@ fn device_floats(lib: &libloading::Library, values: &[f32]) -> u64 {
 
 #[test]
 fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         let create: unsafe extern "C" fn(*mut usize, *const Array3d) -> R =
@@ -1084,14 +1020,8 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
             proc(&lib, "cuSurfObjectCreate");
         let surf_destroy: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuSurfObjectDestroy");
         let mipmapped: unsafe extern "C" fn() -> R = proc(&lib, "cuMipmappedArrayCreate");
-        let load: Load = proc(&lib, "cuModuleLoadData");
-        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
-        let launch: Launch = proc(&lib, "cuLaunchKernel");
-        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/texture.nvcc.sm_80.ptx");
-        let mut text = std::fs::read(path).expect("the bundled kernel");
-        text.push(0);
+        let KernelCalls { load, get_function, dtoh, launch, sync, .. } = KernelCalls::new(&lib);
+        let text = nul_terminated("tests/kernels/texture.nvcc.sm_80.ptx");
         let mut module = 0;
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
 
@@ -1217,10 +1147,7 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
 
 #[test]
 fn texture_references_of_legacy_ptx_are_bound_with_cu_tex_ref_calls() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         let create: unsafe extern "C" fn(*mut usize, *const Array3d) -> R =
@@ -1239,16 +1166,9 @@ fn texture_references_of_legacy_ptx_are_bound_with_cu_tex_ref_calls() {
         let set_mode: unsafe extern "C" fn(usize, c_int, c_uint) -> R =
             proc(&lib, "cuTexRefSetAddressMode");
         let set_flags: unsafe extern "C" fn(usize, c_uint) -> R = proc(&lib, "cuTexRefSetFlags");
-        let load: Load = proc(&lib, "cuModuleLoadData");
-        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let alloc: Alloc = proc(&lib, "cuMemAlloc");
-        let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
-        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
-        let launch: Launch = proc(&lib, "cuLaunchKernel");
-        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ptx/memory/texref_legacy.ptx");
-        let mut text = std::fs::read(path).expect("the bundled kernel");
-        text.push(0);
+        let KernelCalls { load, get_function, alloc, htod, dtoh, launch, sync } =
+            KernelCalls::new(&lib);
+        let text = nul_terminated("tests/ptx/memory/texref_legacy.ptx");
         let (mut module, mut f) = (0, 0);
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
         assert_eq!(get_function(&mut f, module, c"legacy_sample".as_ptr()), SUCCESS);
@@ -1320,10 +1240,7 @@ fn texture_references_of_legacy_ptx_are_bound_with_cu_tex_ref_calls() {
 
 #[test]
 fn mipmapped_arrays_hold_their_levels_and_tex2d_lod_reads_them() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         let create: unsafe extern "C" fn(*mut usize, *const Array3d, c_uint) -> R =
@@ -1338,14 +1255,8 @@ fn mipmapped_arrays_hold_their_levels_and_tex2d_lod_reads_them() {
             *const TexDesc,
             *const u8,
         ) -> R = proc(&lib, "cuTexObjectCreate");
-        let load: Load = proc(&lib, "cuModuleLoadData");
-        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-        let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
-        let launch: Launch = proc(&lib, "cuLaunchKernel");
-        let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/texture.nvcc.sm_80.ptx");
-        let mut text = std::fs::read(path).expect("the bundled kernel");
-        text.push(0);
+        let KernelCalls { load, get_function, dtoh, launch, sync, .. } = KernelCalls::new(&lib);
+        let text = nul_terminated("tests/kernels/texture.nvcc.sm_80.ptx");
         let (mut module, mut f) = (0, 0);
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
         assert_eq!(get_function(&mut f, module, c"tex2d_lod".as_ptr()), SUCCESS);
@@ -1425,10 +1336,7 @@ unsafe extern "C" fn note_destroyed(ptr: *mut c_void) {
 /// graph's user objects are destroyed with the last graph that holds them.
 #[test]
 fn stream_capture_records_launches_that_graph_launches_replay() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
         type Status = unsafe extern "C" fn(usize, *mut c_int) -> R;

@@ -9,14 +9,6 @@ use std::ffi::c_void;
 
 use common::*;
 
-fn ptx() -> Vec<u8> {
-    let path =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/device_launch.nvcc.sm_80.ptx");
-    let mut text = std::fs::read(path).expect("the device_launch kernels");
-    text.push(0);
-    text
-}
-
 /// The CPU model of `tree` launched with two threads: a complete binary tree of grids
 /// of depth `depth` with heap-numbered ids from 1: (sum of ids, grids).
 fn tree_model(depth: u32) -> (u64, u32) {
@@ -26,18 +18,10 @@ fn tree_model(depth: u32) -> (u64, u32) {
 
 #[test]
 fn launches_from_the_device_run_through_the_driver_api() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
-    let load: Load = proc(&lib, "cuModuleLoadData");
-    let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
-    let alloc: Alloc = proc(&lib, "cuMemAlloc");
-    let htod: CopyToDevice = proc(&lib, "cuMemcpyHtoD");
-    let dtoh: CopyToHost = proc(&lib, "cuMemcpyDtoH");
-    let launch: Launch = proc(&lib, "cuLaunchKernel");
-    let sync: unsafe extern "C" fn() -> R = proc(&lib, "cuCtxSynchronize");
-    let text = ptx();
+    let Some(lib) = library_with_context() else { return };
+    let KernelCalls { load, get_function, alloc, htod, dtoh, launch, sync } =
+        KernelCalls::new(&lib);
+    let text = nul_terminated("tests/kernels/device_launch.nvcc.sm_80.ptx");
     // SAFETY (this test): NUL-terminated PTX, valid out-pointers, and parameter arrays
     // whose entries point to values of the kernels' parameter types.
     unsafe {
@@ -52,12 +36,7 @@ fn launches_from_the_device_run_through_the_driver_api() {
         assert_eq!(htod(sum, zero.as_ptr().cast(), 8), SUCCESS);
         assert_eq!(htod(grids, zero.as_ptr().cast(), 4), SUCCESS);
         let (depth, id) = (4i32, 1u64);
-        let mut params: [*mut c_void; 4] = [
-            (&depth as *const i32).cast_mut().cast(),
-            (&id as *const u64).cast_mut().cast(),
-            (&sum as *const u64).cast_mut().cast(),
-            (&grids as *const u64).cast_mut().cast(),
-        ];
+        let mut params: [*mut c_void; 4] = [arg(&depth), arg(&id), arg(&sum), arg(&grids)];
         let r = launch(tree, 1, 1, 1, 2, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut());
         assert_eq!(r, SUCCESS);
         assert_eq!(sync(), SUCCESS);
@@ -73,11 +52,7 @@ fn launches_from_the_device_run_through_the_driver_api() {
         let (mut data, mut result) = (0u64, 0u64);
         assert_eq!(alloc(&mut data, n as usize * 4), SUCCESS);
         assert_eq!(alloc(&mut result, 16), SUCCESS);
-        let mut params: [*mut c_void; 3] = [
-            (&data as *const u64).cast_mut().cast(),
-            (&n as *const i32).cast_mut().cast(),
-            (&result as *const u64).cast_mut().cast(),
-        ];
+        let mut params: [*mut c_void; 3] = [arg(&data), arg(&n), arg(&result)];
         let r = launch(tail, 1, 1, 1, 64, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut());
         assert_eq!(r, SUCCESS);
         assert_eq!(sync(), SUCCESS);

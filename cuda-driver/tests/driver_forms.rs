@@ -11,6 +11,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use common::*;
+use cudarc::driver::sys::{
+    CUDA_KERNEL_NODE_PARAMS_v2, CUmemorytype, CUDA_HOST_NODE_PARAMS, CUDA_MEMCPY3D,
+    CUDA_MEMSET_NODE_PARAMS,
+};
 
 const KERNELS: &str = r#"
 .version 7.0
@@ -168,10 +172,7 @@ fn export(lib: &libloading::Library, name: &str) -> *const c_void {
 
 #[test]
 fn a_parameter_buffer_needs_only_to_cover_the_last_parameter() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     let (_, add_k) = kernels(&lib);
     let launch: Launch = proc(&lib, "cuLaunchKernel");
     let n = 64usize;
@@ -240,97 +241,34 @@ unsafe extern "C" fn observe(data: *mut c_void) {
     state.calls.fetch_add(1, Ordering::SeqCst);
 }
 
-/// `CUDA_KERNEL_NODE_PARAMS_v2`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct KernelParams {
-    func: usize,
-    grid: [c_uint; 3],
-    block: [c_uint; 3],
-    shared: c_uint,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    kernel: usize,
-    ctx: usize,
-}
-
-/// `CUDA_MEMSET_NODE_PARAMS`.
-#[repr(C)]
-struct MemsetParams {
-    dst: u64,
-    pitch: usize,
-    value: c_uint,
-    element_size: c_uint,
-    width: usize,
-    height: usize,
-}
-
-/// `CUDA_HOST_NODE_PARAMS`.
-#[repr(C)]
-struct HostParams {
-    f: unsafe extern "C" fn(*mut c_void),
-    data: *mut c_void,
-}
-
-/// `CUDA_MEMCPY3D`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Memcpy3d {
-    src_x_bytes: usize,
-    src_y: usize,
-    src_z: usize,
-    src_lod: usize,
-    src_type: c_uint,
-    src_host: *const c_void,
-    src_device: u64,
-    src_array: usize,
-    reserved0: *mut c_void,
-    src_pitch: usize,
-    src_height: usize,
-    dst_x_bytes: usize,
-    dst_y: usize,
-    dst_z: usize,
-    dst_lod: usize,
-    dst_type: c_uint,
-    dst_host: *mut c_void,
-    dst_device: u64,
-    dst_array: usize,
-    reserved1: *mut c_void,
-    dst_pitch: usize,
-    dst_height: usize,
-    width_bytes: usize,
-    height: usize,
-    depth: usize,
-}
-
 /// A `CUDA_MEMCPY3D` copying `len` bytes from device memory to host memory.
-fn device_to_host(dst: *mut c_void, src: u64, len: usize) -> Memcpy3d {
-    Memcpy3d {
-        src_x_bytes: 0,
-        src_y: 0,
-        src_z: 0,
-        src_lod: 0,
-        src_type: 2,
-        src_host: std::ptr::null(),
-        src_device: src,
-        src_array: 0,
+fn device_to_host(dst: *mut c_void, src: u64, len: usize) -> CUDA_MEMCPY3D {
+    CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
         reserved0: std::ptr::null_mut(),
-        src_pitch: 0,
-        src_height: 0,
-        dst_x_bytes: 0,
-        dst_y: 0,
-        dst_z: 0,
-        dst_lod: 0,
-        dst_type: 1,
-        dst_host: dst,
-        dst_device: 0,
-        dst_array: 0,
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: CUmemorytype::CU_MEMORYTYPE_HOST,
+        dstHost: dst,
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
         reserved1: std::ptr::null_mut(),
-        dst_pitch: 0,
-        dst_height: 0,
-        width_bytes: len,
-        height: 1,
-        depth: 1,
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: len,
+        Height: 1,
+        Depth: 1,
     }
 }
 
@@ -359,10 +297,7 @@ fn list(query: NodeList, handle: usize) -> Vec<usize> {
 
 #[test]
 fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     let (saxpy, _) = kernels(&lib);
     let n = 300usize;
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.375 - 20.0).collect();
@@ -375,10 +310,10 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
     // SAFETY (this test): every pointer handed to the library outlives its use.
     unsafe {
         let create: unsafe extern "C" fn(*mut usize, c_uint) -> R = proc(&lib, "cuGraphCreate");
-        let add_memset: AddNodeCtx<MemsetParams> = proc(&lib, "cuGraphAddMemsetNode");
-        let add_kernel: AddNode<KernelParams> = proc(&lib, "cuGraphAddKernelNode");
-        let add_memcpy: AddNodeCtx<Memcpy3d> = proc(&lib, "cuGraphAddMemcpyNode");
-        let add_host: AddNode<HostParams> = proc(&lib, "cuGraphAddHostNode");
+        let add_memset: AddNodeCtx<CUDA_MEMSET_NODE_PARAMS> = proc(&lib, "cuGraphAddMemsetNode");
+        let add_kernel: AddNode<CUDA_KERNEL_NODE_PARAMS_v2> = proc(&lib, "cuGraphAddKernelNode");
+        let add_memcpy: AddNodeCtx<CUDA_MEMCPY3D> = proc(&lib, "cuGraphAddMemcpyNode");
+        let add_host: AddNode<CUDA_HOST_NODE_PARAMS> = proc(&lib, "cuGraphAddHostNode");
         let add_empty: unsafe extern "C" fn(*mut usize, usize, *const usize, usize) -> R =
             proc(&lib, "cuGraphAddEmptyNode");
         // CUDA 12.3's forms with edge data (null: ordinary edges), and CUDA 10's.
@@ -399,15 +334,18 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
         let get_dependents: NodeList = proc_v(&lib, "cuGraphNodeGetDependentNodes", 12020);
         let node_type: unsafe extern "C" fn(usize, *mut c_int) -> R =
             proc(&lib, "cuGraphNodeGetType");
-        let kernel_get: unsafe extern "C" fn(usize, *mut KernelParams) -> R =
+        let kernel_get: unsafe extern "C" fn(usize, *mut CUDA_KERNEL_NODE_PARAMS_v2) -> R =
             proc(&lib, "cuGraphKernelNodeGetParams");
-        let kernel_set: unsafe extern "C" fn(usize, *const KernelParams) -> R =
+        let kernel_set: unsafe extern "C" fn(usize, *const CUDA_KERNEL_NODE_PARAMS_v2) -> R =
             proc(&lib, "cuGraphKernelNodeSetParams");
         let instantiate: unsafe extern "C" fn(*mut usize, usize, u64) -> R =
             proc(&lib, "cuGraphInstantiateWithFlags");
         let graph_launch: unsafe extern "C" fn(usize, usize) -> R = proc(&lib, "cuGraphLaunch");
-        let exec_kernel_set: unsafe extern "C" fn(usize, usize, *const KernelParams) -> R =
-            proc(&lib, "cuGraphExecKernelNodeSetParams");
+        let exec_kernel_set: unsafe extern "C" fn(
+            usize,
+            usize,
+            *const CUDA_KERNEL_NODE_PARAMS_v2,
+        ) -> R = proc(&lib, "cuGraphExecKernelNodeSetParams");
         let exec_update: unsafe extern "C" fn(usize, usize, *mut [usize; 3]) -> R =
             proc(&lib, "cuGraphExecUpdate");
         let clone: unsafe extern "C" fn(*mut usize, usize) -> R = proc(&lib, "cuGraphClone");
@@ -426,11 +364,11 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
         assert_eq!(create(&mut graph, 0), SUCCESS);
 
         // memset y = 1.0 -> saxpy -> copy y to the host -> host node.
-        let one = MemsetParams {
+        let one = CUDA_MEMSET_NODE_PARAMS {
             dst: dy,
             pitch: 0,
             value: 1.0f32.to_bits(),
-            element_size: 4,
+            elementSize: 4,
             width: n,
             height: 1,
         };
@@ -443,15 +381,19 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
             a.as_ptr().cast(),
             (&mut count as *mut u32).cast(),
         ];
-        let kp = KernelParams {
-            func: saxpy,
-            grid: [n.div_ceil(128) as c_uint, 1, 1],
-            block: [128, 1, 1],
-            shared: 0,
-            params: args.as_mut_ptr(),
+        let kp = CUDA_KERNEL_NODE_PARAMS_v2 {
+            func: std::ptr::without_provenance_mut(saxpy),
+            gridDimX: n.div_ceil(128) as c_uint,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: 128,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            kernelParams: args.as_mut_ptr(),
             extra: std::ptr::null_mut(),
-            kernel: 0,
-            ctx: 0,
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
         };
         let mut kernel = 0usize;
         assert_eq!(add_kernel(&mut kernel, graph, &memset, 1, &kp), SUCCESS);
@@ -460,7 +402,10 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
         let down = device_to_host(out.as_mut_ptr().cast(), dy, n * 4);
         let mut memcpy = 0usize;
         assert_eq!(add_memcpy(&mut memcpy, graph, &kernel, 1, &down, 0), SUCCESS);
-        let host = HostParams { f: observe, data: (&state as *const HostState).cast_mut().cast() };
+        let host = CUDA_HOST_NODE_PARAMS {
+            fn_: Some(observe),
+            userData: (&state as *const HostState).cast_mut().cast(),
+        };
         let mut host_node = 0usize;
         assert_eq!(add_host(&mut host_node, graph, std::ptr::null(), 0, &host), SUCCESS);
         assert_eq!(add_deps(graph, &memcpy, &host_node, 1), SUCCESS);
@@ -489,11 +434,14 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
             assert_eq!(node_type(node, &mut t), SUCCESS);
             assert_eq!(t, want);
         }
-        let mut got = std::mem::zeroed::<KernelParams>();
+        let mut got = std::mem::zeroed::<CUDA_KERNEL_NODE_PARAMS_v2>();
         assert_eq!(kernel_get(kernel, &mut got), SUCCESS);
-        assert_eq!((got.func, got.grid, got.block), (saxpy, kp.grid, kp.block));
-        assert_eq!(*(*got.params.add(2)).cast::<f32>(), 2.0, "a as it was when added");
-        assert_eq!(*(*got.params.add(0)).cast::<u64>(), dx);
+        let dims = |p: &CUDA_KERNEL_NODE_PARAMS_v2| {
+            [p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ]
+        };
+        assert_eq!((got.func.addr(), dims(&got)), (saxpy, dims(&kp)));
+        assert_eq!(*(*got.kernelParams.add(2)).cast::<f32>(), 2.0, "a as it was when added");
+        assert_eq!(*(*got.kernelParams.add(0)).cast::<u64>(), dx);
 
         // A cycle cannot be instantiated (CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2).
         assert_eq!(add_deps(graph, &host_node, &memset, 1), SUCCESS);
@@ -534,7 +482,7 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
         }
         // The graph's node keeps its own parameters.
         assert_eq!(kernel_get(kernel, &mut got), SUCCESS);
-        assert_eq!(*(*got.params.add(2)).cast::<f32>(), 2.0);
+        assert_eq!(*(*got.kernelParams.add(2)).cast::<f32>(), 2.0);
         assert_eq!(exec_kernel_set(exec, memset, &kp), INVALID_VALUE, "not a kernel node");
 
         // cuGraphExecUpdate from a clone with a = 4 (same topology).
@@ -591,10 +539,7 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
 
 #[test]
 fn a_captured_sequence_becomes_the_same_graph() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     let (saxpy, _) = kernels(&lib);
     let n = 200usize;
     let (dx, dy) = (alloc(&lib, n * 4), alloc(&lib, n * 4));
@@ -776,10 +721,7 @@ fn a_captured_sequence_becomes_the_same_graph() {
 
 #[test]
 fn one_device_is_not_its_own_peer_and_peer_copies_work_between_contexts() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid out-pointers and handles.
     unsafe {
         let can_access: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
@@ -846,10 +788,7 @@ fn attributes(order: c_int) -> MemcpyAttributes {
 
 #[test]
 fn a_batch_of_copies_runs_in_stream_order_and_a_bad_copy_is_named() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     type Batch = unsafe extern "C" fn(
         *const u64,
         *const u64,
@@ -959,10 +898,7 @@ fn a_batch_of_copies_runs_in_stream_order_and_a_bad_copy_is_named() {
 
 #[test]
 fn new_entry_points_resolve_through_cu_get_proc_address_as_exported() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     // (name, version asked, per-thread flag, export): versions as the measured clients
     // ask (../shared/driver-api) and CUDA 13's `cudaTypedefs.h`.
     let cases = [
@@ -1043,10 +979,7 @@ struct BatchOp {
 
 #[test]
 fn a_batch_of_3d_copies_moves_boxes_between_pitched_pointers() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     type Batch3d = unsafe extern "C" fn(usize, *const BatchOp, *mut usize, u64, usize) -> R;
     // SAFETY (this test): the operations and buffers outlive the calls.
     unsafe {

@@ -138,10 +138,7 @@ impl Api {
 
 #[test]
 fn fatbins_load_their_ptx_and_run_and_bad_ones_are_error_codes() {
-    let lib = library();
-    if !init_context(&lib) {
-        return;
-    }
+    let Some(lib) = library_with_context() else { return };
     let api = Api {
         load: proc(&lib, "cuModuleLoadData"),
         load_ex: proc(&lib, "cuModuleLoadDataEx"),

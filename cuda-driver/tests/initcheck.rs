@@ -34,12 +34,7 @@ fn reads_of_memory_nothing_wrote_fail_and_writes_from_the_host_count() {
         // out[i] = in[i] + 1 for the 60 threads (no thread takes another index).
         let run = |input: u64| -> R {
             let (who, idx) = (u32::MAX, 0 as c_int);
-            let mut params: [*mut c_void; 4] = [
-                (&input as *const u64).cast_mut().cast(),
-                (&out as *const u64).cast_mut().cast(),
-                (&who as *const u32).cast_mut().cast(),
-                (&idx as *const c_int).cast_mut().cast(),
-            ];
+            let mut params: [*mut c_void; 4] = [arg(&input), arg(&out), arg(&who), arg(&idx)];
             let r = launch(f, 2, 1, 1, 30, 1, 1, 0, 0, params.as_mut_ptr(), std::ptr::null_mut());
             assert_eq!(r, SUCCESS, "the launch is enqueued");
             sync()

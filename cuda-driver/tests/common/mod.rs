@@ -52,6 +52,58 @@ pub type LaunchCooperative = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> R;
 
+/// `cuCtxSynchronize`.
+pub type Synchronize = unsafe extern "C" fn() -> R;
+
+/// The entry points a test needs to load a module, move data and run a kernel; tests
+/// destructure it (`let KernelCalls { load, launch, .. } = KernelCalls::new(&lib);`).
+#[derive(Clone, Copy)]
+pub struct KernelCalls {
+    /// `cuModuleLoadData`.
+    pub load: Load,
+    /// `cuModuleGetFunction`.
+    pub get_function: GetFunction,
+    /// `cuMemAlloc`.
+    pub alloc: Alloc,
+    /// `cuMemcpyHtoD`.
+    pub htod: CopyToDevice,
+    /// `cuMemcpyDtoH`.
+    pub dtoh: CopyToHost,
+    /// `cuLaunchKernel`.
+    pub launch: Launch,
+    /// `cuCtxSynchronize`.
+    pub sync: Synchronize,
+}
+
+impl KernelCalls {
+    pub fn new(lib: &Library) -> Self {
+        Self {
+            load: proc(lib, "cuModuleLoadData"),
+            get_function: proc(lib, "cuModuleGetFunction"),
+            alloc: proc(lib, "cuMemAlloc"),
+            htod: proc(lib, "cuMemcpyHtoD"),
+            dtoh: proc(lib, "cuMemcpyDtoH"),
+            launch: proc(lib, "cuLaunchKernel"),
+            sync: proc(lib, "cuCtxSynchronize"),
+        }
+    }
+}
+
+/// A kernel parameter as `cuLaunchKernel`'s `kernelParams` holds it: a pointer to the
+/// value (the library only reads through it).
+pub fn arg<T>(value: &T) -> *mut c_void {
+    (value as *const T).cast_mut().cast()
+}
+
+/// The file at `path` (relative to the repository root) with a NUL appended, as
+/// `cuModuleLoadData` takes PTX text.
+pub fn nul_terminated(path: &str) -> Vec<u8> {
+    let full = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read(&full).unwrap_or_else(|e| panic!("reading {full}: {e}"));
+    text.push(0);
+    text
+}
+
 /// The path of the library Cargo built next to the test or bench.
 pub fn library_path() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable");
@@ -73,6 +125,12 @@ pub fn checked_library(tools: &str) -> Option<Library> {
     // SAFETY: set before anything in this process reads the environment concurrently
     // (each checked test binary has one test, and the library is loaded below).
     unsafe { std::env::set_var("PTXVK_CHECK", tools) };
+    library_with_context()
+}
+
+/// The library with the primary context current; `None` without a Vulkan device (see
+/// [`init_context`]).
+pub fn library_with_context() -> Option<Library> {
     let lib = library();
     init_context(&lib).then_some(lib)
 }
@@ -80,9 +138,7 @@ pub fn checked_library(tools: &str) -> Option<Library> {
 /// The fault kernels of `tests/ptx/check/faults.ptx` as a module (`cuModuleLoadData`).
 pub fn fault_module(lib: &Library) -> usize {
     let load: Load = proc(lib, "cuModuleLoadData");
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ptx/check/faults.ptx");
-    let mut text = std::fs::read(path).expect("the fault kernels");
-    text.push(0);
+    let text = nul_terminated("tests/ptx/check/faults.ptx");
     let mut module = 0;
     // SAFETY: a NUL-terminated image and a valid out-pointer.
     assert_eq!(unsafe { load(&mut module, text.as_ptr().cast()) }, SUCCESS);

@@ -256,6 +256,19 @@ impl Lowerer<'_> {
         Ok(out)
     }
 
+    /// A launch's configuration: `func`, then the grid and block `dim3`s and the
+    /// shared-memory size at `grid_block_shared[0..3]` (read in that order).
+    fn param_config(
+        &mut self,
+        func: Value,
+        grid_block_shared: &[Operand],
+    ) -> Result<Config, Diagnostic> {
+        let grid = self.param_dims(&grid_block_shared[0])?;
+        let block = self.param_dims(&grid_block_shared[1])?;
+        let shared = self.param_value(&grid_block_shared[2], U32)?;
+        Ok(Config { func, grid, block, shared })
+    }
+
     /// Stores `v` at the generic address `at`.
     fn store_generic(
         &mut self,
@@ -310,15 +323,12 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Result<(), Diagnostic> {
         let func = self.param_value(&args[0], U64)?;
-        let grid = self.param_dims(&args[1])?;
-        let block = self.param_dims(&args[2])?;
-        let shared = self.param_value(&args[3], U32)?;
+        let config = self.param_config(func, &args[1..4])?;
         // V2 takes no size: the buffer holds the module's largest parameter block
         // (the arena has room for one per launch, `dl::slot_bytes`), aligned for any
         // parameter.
         let size = Value::Imm(u64::from(self.device_runtime.max_params.max(8)));
         let align = Value::Imm(u64::from(dl::SLOT_ALIGN));
-        let config = Config { func, grid, block, shared };
         let ptr = self.parameter_buffer(align, size, Some(config), span);
         self.return_value(rets, U64, ptr, span)
     }
@@ -442,11 +452,8 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let func = self.param_value(&args[0], U64)?;
         let buffer = self.param_value(&args[1], U64)?;
-        let grid = self.param_dims(&args[2])?;
-        let block = self.param_dims(&args[3])?;
-        let shared = self.param_value(&args[4], U32)?;
+        let config = self.param_config(func, &args[2..5])?;
         let stream = self.param_value(&args[5], U64)?;
-        let config = Config { func, grid, block, shared };
         let err = self.launch(buffer, Some(config), stream, span);
         self.return_value(rets, U32, err, span)
     }
