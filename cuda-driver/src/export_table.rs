@@ -482,9 +482,11 @@ unsafe extern "C" fn hooks_buffer_2(ptr: *mut *mut c_void, size: *mut usize) {
 /// and the value when the context goes.
 type Destructor = unsafe extern "C" fn(usize, *mut c_void, *mut c_void);
 
+/// A stored value and its destructor.
+type Stored = (usize, Option<Destructor>);
+
 /// Values by (context, key), with their destructors.
-static STORAGE: Mutex<BTreeMap<(usize, usize), (usize, Option<Destructor>)>> =
-    Mutex::new(BTreeMap::new());
+static STORAGE: Mutex<BTreeMap<(usize, usize), Stored>> = Mutex::new(BTreeMap::new());
 
 /// `ctx`, or the current context when it is null.
 fn context_or_current(ctx: usize) -> Result<usize, CUresult> {
@@ -538,7 +540,7 @@ unsafe extern "C" fn cls_get(value: *mut *mut c_void, ctx: usize, key: *mut c_vo
 /// Runs and forgets the destructors of `ctx`'s values (`cuCtxDestroy`,
 /// `cuDevicePrimaryCtxReset`).
 pub(crate) fn context_gone(ctx: usize) {
-    let gone: Vec<((usize, usize), (usize, Option<Destructor>))> = {
+    let gone: Vec<((usize, usize), Stored)> = {
         let mut s = STORAGE.lock().unwrap_or_else(PoisonError::into_inner);
         let keys: Vec<(usize, usize)> =
             s.range((ctx, 0)..=(ctx, usize::MAX)).map(|(k, _)| *k).collect();

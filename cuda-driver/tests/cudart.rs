@@ -138,7 +138,7 @@ fn an_unknown_table_is_an_error_not_a_crash() {
     // SAFETY: the library's export, with this signature.
     let get: libloading::Symbol<'_, GetExportTable> =
         unsafe { lib.get(b"cuGetExportTable\0") }.expect("exported");
-    let mut table = 1usize as *const std::ffi::c_void;
+    let mut table = std::ptr::dangling::<std::ffi::c_void>();
     // SAFETY: valid pointers.
     let r = unsafe { get(&mut table, &[0x5a; 16]) };
     assert_eq!(r, common::INVALID_VALUE);
