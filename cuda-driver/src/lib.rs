@@ -425,3 +425,17 @@ pub unsafe extern "C" fn cuGetErrorString(error: c_int, text: *mut *const c_char
 }
 
 pub use export_table::cuGetExportTable;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_versions_parse_as_numbers_or_major_minor() {
+        use super::parse_version;
+        assert_eq!(parse_version("13020"), Some(13020));
+        assert_eq!(parse_version(" 12.9 "), Some(12090));
+        assert_eq!(parse_version("13.10"), Some(13100));
+        for bad in ["", "x", "13.", "1.0", "13.100", "-5", "12.-1"] {
+            assert_eq!(parse_version(bad), None, "{bad}");
+        }
+    }
+}
