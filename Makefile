@@ -20,9 +20,12 @@ demo: setup
 # The runtime's tests run a second time under the Khronos validation layers, and any
 # validation warning or error aborts them (PTXVK_VALIDATION_ABORT). scripts/python-tests
 # runs cuda.core and numba-cuda kernels through the driver library (pip, into a venv).
+# scripts/nvcc-env installs CUDA 13's nvcc and runtime (pip, into target/nvcc-venv) for
+# the driver library's CUDA runtime programs (cuda-driver/tests/cudart.rs).
 test: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	scripts/nvcc-env >/dev/null
 	cargo test --workspace
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \

@@ -70,6 +70,31 @@ pub(crate) fn current() -> Result<usize, CUresult> {
     }
 }
 
+/// Makes the primary context (retained once, for the whole process) current on the
+/// calling thread: what NVIDIA's runtime does before its first call that needs one.
+pub(crate) fn make_primary_current() -> Result<usize, CUresult> {
+    let d = check_device(0)?;
+    let mut p = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let handle = match p.handle {
+        Some(h) => h,
+        None => {
+            let h = d.contexts.insert(Context { flags: p.flags, primary: true });
+            p.handle = Some(h);
+            p.refs += 1;
+            h
+        }
+    };
+    drop(p);
+    CURRENT.with(|c| {
+        let mut c = c.borrow_mut();
+        match c.last_mut() {
+            Some(top) => *top = handle,
+            None => c.push(handle),
+        }
+    });
+    Ok(handle)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
     // SAFETY: `count` is null or writable (CUDA's contract).
@@ -116,7 +141,7 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: c_int) -> C
 
 /// A UUID for the device: stable for one device and driver, made from its PCI ids and
 /// name (Vulkan's `deviceUUID` is not queried).
-fn uuid(d: &Driver) -> [u8; 16] {
+pub(crate) fn uuid(d: &Driver) -> [u8; 16] {
     let info = d.device.info();
     let mut bytes = [0u8; 16];
     bytes[..4].copy_from_slice(&info.vendor_id.to_le_bytes());
@@ -317,7 +342,12 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: c_int) -> CUresult {
     entry(|| {
         let d = check_device(dev)?;
-        d.device.synchronize().map_err(crate::code)
+        d.device.synchronize().map_err(crate::code)?;
+        let primary = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner).handle;
+        if let Some(h) = primary {
+            crate::export_table::context_gone(h);
+        }
+        Ok(())
     })
 }
 
@@ -340,6 +370,7 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: usize) -> CUresult {
             Some(c) if !c.primary => {
                 d.device.synchronize().map_err(crate::code)?;
                 d.contexts.remove(ctx);
+                crate::export_table::context_gone(ctx);
                 CURRENT.with(|c| c.borrow_mut().retain(|&h| h != ctx));
                 Ok(())
             }
@@ -429,7 +460,7 @@ pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: usize, version: *mut c_uint) ->
             return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
         }
         // SAFETY: `version` is null or writable (CUDA's contract).
-        unsafe { out(version, crate::DRIVER_VERSION as c_uint) }
+        unsafe { out(version, crate::driver_version() as c_uint) }
     })
 }
 

@@ -42,6 +42,7 @@ macro_rules! arg_or_null {
 }
 
 mod device;
+mod export_table;
 mod fatbin;
 mod graph;
 mod handles;
@@ -59,15 +60,50 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 pub use cudarc::driver::sys::CUresult;
 
-/// The driver version reported by `cuDriverGetVersion`: CUDA 12.9, so that NVRTC 12.9's
-/// PTX (ISA 8.8) is accepted by clients that compare versions.
-pub const DRIVER_VERSION: c_int = 12090;
+/// The driver version reported by `cuDriverGetVersion` unless `PTXVK_CUDA_DRIVER_VERSION`
+/// says otherwise: CUDA 13.3, the newest driver API whose entry points this library
+/// serves in their current forms (13.4 changed `cuGraphAddNode` and
+/// `cuGraphNodeSetParams`). NVIDIA's runtime refuses a driver older than its own major
+/// version, and NVRTC's PTX is accepted by clients that compare versions.
+pub const DRIVER_VERSION: c_int = 13030;
+
+/// The environment variable overriding [`DRIVER_VERSION`] (`13020`, or `12.9`).
+pub const ENV_DRIVER_VERSION: &str = "PTXVK_CUDA_DRIVER_VERSION";
+
+/// The version `cuDriverGetVersion` reports: [`ENV_DRIVER_VERSION`] when it holds a
+/// version (`12090` or `12.9`), else [`DRIVER_VERSION`].
+pub fn driver_version() -> c_int {
+    std::env::var(ENV_DRIVER_VERSION).ok().and_then(|v| parse_version(&v)).unwrap_or(DRIVER_VERSION)
+}
+
+/// `12090` or `12.9` as 12090; anything else (or a version before CUDA 2.0) is `None`.
+fn parse_version(text: &str) -> Option<c_int> {
+    let text = text.trim();
+    let v = match text.split_once('.') {
+        Some((major, minor)) => {
+            let (major, minor): (c_int, c_int) = (major.parse().ok()?, minor.parse().ok()?);
+            if !(0..100).contains(&minor) {
+                return None;
+            }
+            major.checked_mul(1000)?.checked_add(minor * 10)?
+        }
+        None => text.parse().ok()?,
+    };
+    (2000..1_000_000).contains(&v).then_some(v)
+}
 
 /// Runs an API function: its error, or a panic (a ptxvk bug), becomes the result code.
+/// With `PTXVK_LOG=driver`, every failing call is logged with the place in this
+/// library's source that answered it.
+#[track_caller]
 pub(crate) fn entry(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+    let at = std::panic::Location::caller();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => CUresult::CUDA_SUCCESS,
-        Ok(Err(e)) => e,
+        Ok(Err(e)) => {
+            export_table::trace!("{e:?} from {}:{}", at.file(), at.line());
+            e
+        }
         Err(_) => {
             eprintln!("ptxvk libcuda: internal error (a panic) in a driver API call");
             CUresult::CUDA_ERROR_UNKNOWN
@@ -223,7 +259,7 @@ pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     // SAFETY: `version` is null or writable (CUDA's contract).
-    entry(|| unsafe { out(version, DRIVER_VERSION) })
+    entry(|| unsafe { out(version, driver_version()) })
 }
 
 /// Not CUDA's: marks this library as ptxvk's, so that a client wanting NVIDIA's driver
@@ -331,11 +367,18 @@ pub unsafe extern "C" fn cuGetErrorString(error: c_int, text: *mut *const c_char
     })
 }
 
-/// NVIDIA's private interfaces are not offered (NVRTC and nvJitLink accept this).
-#[no_mangle]
-pub unsafe extern "C" fn cuGetExportTable(
-    _table: *mut *const c_void,
-    _id: *const c_void,
-) -> CUresult {
-    CUresult::CUDA_ERROR_INVALID_VALUE
+pub use export_table::cuGetExportTable;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_versions_parse_as_numbers_or_major_minor() {
+        use super::parse_version;
+        assert_eq!(parse_version("13020"), Some(13020));
+        assert_eq!(parse_version(" 12.9 "), Some(12090));
+        assert_eq!(parse_version("13.10"), Some(13100));
+        for bad in ["", "x", "13.", "1.0", "13.100", "-5", "12.-1"] {
+            assert_eq!(parse_version(bad), None, "{bad}");
+        }
+    }
 }

@@ -187,6 +187,17 @@ fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresu
     Ok(module)
 }
 
+/// Loads a module image of any kind (a fatbin's wrapper or header, PTX, a cubin) into
+/// the current context: the runtime's fatbins (`crate::export_table`).
+///
+/// # Safety
+/// As [`classify`].
+pub(crate) unsafe fn load_image(image: *const c_void) -> Result<usize, CUresult> {
+    let d = driver()?;
+    // SAFETY: forwarded (function contract).
+    unsafe { load(d, image, JitOptions::default()) }
+}
+
 /// Loads a module image of any kind.
 ///
 /// # Safety

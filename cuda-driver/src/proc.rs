@@ -30,6 +30,10 @@ const CUDA_13_TABLE: &[(&str, u32, bool, &str)] = &[
     ("cuMemcpy3DBatchAsync", 13000, true, "cuMemcpy3DBatchAsync_v2_ptsz"),
     ("cuMemcpyBatchAsync", 13000, false, "cuMemcpyBatchAsync_v2"),
     ("cuMemcpyBatchAsync", 13000, true, "cuMemcpyBatchAsync_v2_ptsz"),
+    // Changed in CUDA 13.4 and not implemented: a client asking at 13.4 or later gets
+    // NOT_FOUND rather than the older form with other arguments.
+    ("cuGraphAddNode", 13040, false, "cuGraphAddNode_v3"),
+    ("cuGraphNodeSetParams", 13040, false, "cuGraphNodeSetParams_v2"),
 ];
 
 /// Every known `(symbol, version, per-thread, export)`.
@@ -440,6 +444,14 @@ fn lookup(
     let version = u32::try_from(version).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0;
     let found = resolve(name, version, per_thread).and_then(export);
+    crate::export_table::trace!(
+        "cuGetProcAddress {name} version {version} flags {flags}: {}",
+        if found.is_some() {
+            resolve(name, version, per_thread).unwrap_or("?")
+        } else {
+            "NOT_FOUND"
+        }
+    );
     let report = |s: c_int| {
         if !status.is_null() {
             // SAFETY: non-null and writable (CUDA's contract).

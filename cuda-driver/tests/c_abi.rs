@@ -1019,7 +1019,8 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
         let surf_create: unsafe extern "C" fn(*mut u64, *const Resource) -> R =
             proc(&lib, "cuSurfObjectCreate");
         let surf_destroy: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuSurfObjectDestroy");
-        let mipmapped: unsafe extern "C" fn() -> R = proc(&lib, "cuMipmappedArrayCreate");
+        let mipmapped: unsafe extern "C" fn(*mut usize, *const Array3d, c_uint) -> R =
+            proc(&lib, "cuMipmappedArrayCreate");
         let KernelCalls { load, get_function, dtoh, launch, sync, .. } = KernelCalls::new(&lib);
         let text = nul_terminated("tests/kernels/texture.nvcc.sm_80.ptx");
         let mut module = 0;
@@ -1033,7 +1034,7 @@ fn arrays_texture_objects_and_surface_objects_through_the_driver_api() {
         assert_eq!(create(&mut out_array, &desc), SUCCESS);
         let bad = Array3d { format: 0xb0, ..desc };
         assert_eq!(create(&mut 0, &bad), 801, "NV12 is not supported");
-        assert_eq!(mipmapped(), 801);
+        assert_eq!(mipmapped(&mut 0, &bad, 1), 801);
         let mut back = Array3d { width: 0, height: 0, depth: 9, format: 0, channels: 0, flags: 0 };
         assert_eq!(describe(&mut back, array), SUCCESS);
         assert_eq!(

@@ -1,0 +1,157 @@
+//! NVIDIA's CUDA runtime on this library (issue #35): a program that nvcc builds with its
+//! defaults (the static runtime, compute_75 PTX embedded) runs unmodified with this
+//! library first on the loader path, and computes what a CPU model does; a SASS-only
+//! build fails with the message saying how to rebuild. Private tables this library
+//! does not know are an error, never a crash.
+//!
+//! nvcc comes from `PTXVK_NVCC`, `target/nvcc-venv` (`make test` installs CUDA 13's
+//! nvcc, runtime and headers there from PyPI) or `PATH`. Without it the runtime tests
+//! skip loudly, except under CI (`CI` set), where that is a failure.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// nvcc, or `None` (a loud skip; a failure under CI).
+fn nvcc() -> Option<PathBuf> {
+    let from_env = std::env::var_os("PTXVK_NVCC").map(PathBuf::from);
+    let venv = repo().join("target/nvcc-venv/lib");
+    let from_venv = std::fs::read_dir(&venv).ok().and_then(|dir| {
+        dir.filter_map(Result::ok)
+            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
+            .find(|p| p.is_file())
+    });
+    let from_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths).map(|p| p.join("nvcc")).find(|p| p.is_file())
+    });
+    let found = from_env.or(from_venv).or(from_path);
+    if found.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI must have nvcc (make test installs it into target/nvcc-venv)");
+        }
+        // Straight to the stderr handle: libtest hides a passing test's eprintln!.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: no nvcc (set PTXVK_NVCC or install it into target/nvcc-venv)"
+        );
+    }
+    found
+}
+
+/// A scratch directory holding `libcuda.so.1`, a link to the library Cargo built.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ptxvk-cudart-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    std::os::unix::fs::symlink(common::library_path(), dir.join("libcuda.so.1"))
+        .expect("libcuda.so.1 link");
+    dir
+}
+
+/// Builds `tests/data/cudart_vadd.cu` with `gencode` into `dir`.
+fn build(nvcc: &Path, dir: &Path, gencode: &str) -> PathBuf {
+    let exe = dir.join("cudart_vadd");
+    let source = repo().join("cuda-driver/tests/data/cudart_vadd.cu");
+    let out = Command::new(nvcc)
+        .args(["-gencode", gencode, "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .env("TMPDIR", dir)
+        .output()
+        .expect("nvcc runs");
+    assert!(
+        out.status.success(),
+        "nvcc failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// Runs `exe` with this library as the system's CUDA driver.
+fn run(exe: &Path, dir: &Path) -> (bool, String, String) {
+    let out = Command::new(exe)
+        .env("LD_LIBRARY_PATH", dir)
+        .env("PTXVK_LOG", "driver")
+        .output()
+        .expect("the program runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_nvcc_program_with_the_static_runtime_runs_unmodified() {
+    if !common::init_context(&common::library()) {
+        return;
+    }
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("ptx");
+    let exe = build(&nvcc, &dir, "arch=compute_75,code=compute_75");
+    let (ok, stdout, stderr) = run(&exe, &dir);
+    assert!(ok, "the program failed:\n{stdout}\n{stderr}");
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some(format!("devices 1 driver {}", cuda::DRIVER_VERSION).as_str()));
+    // The CPU model: c = 2a + b in f32 (2a is exact, so fused or not it rounds once).
+    for i in 0..1000u16 {
+        let a = f32::from(i) * 0.37 - 20.0;
+        let b = 1.0 / f32::from(i + 1);
+        let want = format!("{:08x}", (2.0 * a + b).to_bits());
+        assert_eq!(lines.next(), Some(want.as_str()), "c[{i}]\n{stderr}");
+    }
+    assert_eq!(lines.next(), Some("done"));
+    // The trace (PTXVK_LOG=driver) shows the runtime's tables and its module.
+    assert!(stderr.contains("cuGetExportTable {6bd5fb6c-5bf4-e74a-8987-d93912fd9df9}"), "{stderr}");
+    assert!(stderr.contains("integrity check"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_sass_only_program_is_told_how_to_embed_ptx() {
+    if !common::init_context(&common::library()) {
+        return;
+    }
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("sass");
+    let exe = build(&nvcc, &dir, "arch=compute_75,code=sm_75");
+    let (ok, stdout, stderr) = run(&exe, &dir);
+    assert!(!ok, "a SASS-only program cannot run:\n{stdout}");
+    // cudaErrorNoKernelImageForDevice (209), from CUDA_ERROR_NO_BINARY_FOR_GPU.
+    assert!(stdout.contains("(209)"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("code=compute_XX"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+type GetExportTable = unsafe extern "C" fn(*mut *const std::ffi::c_void, *const [u8; 16]) -> i32;
+
+#[test]
+fn an_unknown_table_is_an_error_not_a_crash() {
+    let lib = common::library();
+    // SAFETY: the library's export, with this signature.
+    let get: libloading::Symbol<'_, GetExportTable> =
+        unsafe { lib.get(b"cuGetExportTable\0") }.expect("exported");
+    let mut table = std::ptr::dangling::<std::ffi::c_void>();
+    // SAFETY: valid pointers.
+    let r = unsafe { get(&mut table, &[0x5a; 16]) };
+    assert_eq!(r, common::INVALID_VALUE);
+    assert!(table.is_null());
+    // SAFETY: null arguments are checked.
+    assert_eq!(unsafe { get(std::ptr::null_mut(), std::ptr::null()) }, common::INVALID_VALUE);
+    // A known table: the runtime interface, whose first slot is its size.
+    let id = [
+        0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d,
+        0xf9,
+    ];
+    // SAFETY: valid pointers.
+    assert_eq!(unsafe { get(&mut table, &id) }, common::SUCCESS);
+    // SAFETY: the table's first slot.
+    assert_eq!(unsafe { *table.cast::<usize>() }, 10 * 8);
+}
