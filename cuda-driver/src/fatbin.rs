@@ -452,14 +452,14 @@ pub(crate) unsafe fn image_bytes<'a>(image: *const u8) -> Result<&'a [u8], Fatbi
     Ok(unsafe { std::slice::from_raw_parts(header, len) })
 }
 
-/// The PTX entry CUDA would JIT for a device of compute capability `cc` (major * 10 +
-/// minor): the one of the highest architecture not above `cc`; none if none qualifies.
-pub(crate) fn select_ptx<'e, 'a>(entries: &'e [Entry<'a>], cc: u32) -> Option<&'e Entry<'a>> {
-    // `min_by_key` keeps the first of equals.
-    entries
-        .iter()
-        .filter(|e| e.kind == Kind::Ptx && e.arch <= cc)
-        .min_by_key(|e| std::cmp::Reverse(e.arch))
+/// The PTX entries, newest architecture first (entries of one architecture in their
+/// order). CUDA would JIT only the newest not above the device's compute capability;
+/// ptxvk compiles any PTX it supports (`module::ptx_of_fatbin`).
+pub(crate) fn ptx_newest_first<'e, 'a>(entries: &'e [Entry<'a>]) -> Vec<&'e Entry<'a>> {
+    let mut ptx: Vec<&Entry<'a>> = entries.iter().filter(|e| e.kind == Kind::Ptx).collect();
+    // A stable sort keeps the first of equals first.
+    ptx.sort_by_key(|e| std::cmp::Reverse(e.arch));
+    ptx
 }
 
 #[cfg(test)]
@@ -514,17 +514,12 @@ mod tests {
     }
 
     #[test]
-    fn sass_and_two_ptx_entries_are_listed_and_selected_as_cuda_does() {
+    fn sass_and_two_ptx_entries_are_listed_and_the_ptx_ordered_newest_first() {
         let entries = parse(MULTI).expect("parses");
         assert_eq!(kinds(&entries), [(Kind::Ptx, 75), (Kind::Elf, 75), (Kind::Ptx, 86)]);
         assert!(entries[1].contents().expect("ELF").starts_with(b"\x7fELF"));
-        let selected = |cc| select_ptx(&entries, cc).map(|e| e.arch);
-        assert_eq!(selected(70), None);
-        assert_eq!(selected(75), Some(75));
-        assert_eq!(selected(80), Some(75));
-        assert_eq!(selected(86), Some(86));
-        assert_eq!(selected(89), Some(86));
-        assert_eq!(selected(120), Some(86));
+        let order: Vec<u32> = ptx_newest_first(&entries).iter().map(|e| e.arch).collect();
+        assert_eq!(order, [86, 75]);
         assert_eq!(entries[0].ptx().expect("PTX"), only_ptx(PTX75));
         assert_is_scale(&entries[2].ptx().expect("PTX"), 86);
     }
@@ -536,7 +531,8 @@ mod tests {
         assert!(entries.iter().all(|e| compression(e) == Compression::Zstd));
         assert_eq!(entries[0].ptx().expect("PTX"), only_ptx(PTX75));
         assert_is_scale(&entries[1].ptx().expect("PTX"), 86);
-        assert_eq!(select_ptx(&entries, 80).map(|e| e.arch), Some(75));
+        let order: Vec<u32> = ptx_newest_first(&entries).iter().map(|e| e.arch).collect();
+        assert_eq!(order, [86, 75]);
     }
 
     #[test]
@@ -548,8 +544,7 @@ mod tests {
         assert!(elf.starts_with(b"\x7fELF"));
         // The same cubin nvcc stores plainly in the multi-architecture fatbin.
         assert_eq!(elf, parse(MULTI).unwrap()[1].contents().unwrap());
-        assert!(select_ptx(&entries, 80).is_none());
-        assert!(select_ptx(&entries, 1000).is_none());
+        assert!(ptx_newest_first(&entries).is_empty());
     }
 
     #[test]
@@ -592,23 +587,19 @@ mod tests {
     fn the_driver_gets_the_selected_ptx_or_an_error_saying_why() {
         use crate::module::ptx_of_fatbin;
         use cudarc::driver::sys::CUresult;
-        let ptx = |cc| ptx_of_fatbin(MULTI, cc);
-        assert!(ptx(80).expect("compute_75 PTX").contains(".target sm_75\n"));
-        assert!(ptx(86).expect("compute_86 PTX").contains(".target sm_86\n"));
-        let (code, message) = ptx(70).expect_err("no PTX for 7.0");
-        assert_eq!(code, CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU);
-        for needle in [
-            "compute capability 7.0",
-            "compute_75 PTX, sm_75 SASS, compute_86 PTX",
-            "-gencode arch=compute_XX,code=compute_XX (XX at most 70)",
-            "PTXVK_CUDA_CC=7.5",
-        ] {
-            assert!(message.contains(needle), "`{needle}` not in: {message}");
+        // Newest first, whatever the compute capability reported: ptxvk is not bound
+        // by SM versions (it falls back to older PTX only where the newest fails).
+        for cc in [70, 80, 86] {
+            let texts = ptx_of_fatbin(MULTI, cc).expect("PTX");
+            assert_eq!(texts.len(), 2, "cc {cc}");
+            assert!(texts[0].contains(".target sm_86\n"), "cc {cc}: compute_86 first");
+            assert!(texts[1].contains(".target sm_75\n"), "cc {cc}: then compute_75");
         }
         let (code, message) = ptx_of_fatbin(SASS75, 80).expect_err("SASS only");
         assert_eq!(code, CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU);
-        assert!(message.contains("(it holds sm_75 SASS)"), "{message}");
-        assert!(!message.contains("PTXVK_CUDA_CC"), "{message}");
+        for needle in ["(it holds sm_75 SASS)", "-gencode arch=compute_XX,code=compute_XX"] {
+            assert!(message.contains(needle), "`{needle}` not in: {message}");
+        }
         let (code, message) = ptx_of_fatbin(&PTX75[..100], 80).expect_err("truncated");
         assert_eq!(code, CUresult::CUDA_ERROR_INVALID_IMAGE);
         assert!(message.starts_with("malformed fatbin: "), "{message}");

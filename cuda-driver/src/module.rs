@@ -223,7 +223,20 @@ unsafe fn load(d: &Driver, image: *const c_void, log: JitOptions) -> Result<usiz
                 .map_err(|e| (CUresult::CUDA_ERROR_INVALID_IMAGE, format!("malformed fatbin: {e}")))
                 .and_then(|bytes| ptx_of_fatbin(bytes, compute_capability()));
             match ptx {
-                Ok(text) => load_ptx(d, &text, log),
+                // The newest PTX that compiles; the log gets the last failure only.
+                Ok(texts) => {
+                    let last = texts.len().saturating_sub(1);
+                    let quiet = JitOptions { buffer: 0, size: 0, ..log };
+                    let mut first_error = CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU;
+                    for (k, text) in texts.iter().enumerate() {
+                        match load_ptx(d, text, if k == last { log } else { quiet }) {
+                            Ok(module) => return Ok(module),
+                            Err(e) if k == 0 => first_error = e,
+                            Err(_) => {}
+                        }
+                    }
+                    Err(first_error)
+                }
                 Err((code, message)) => {
                     eprintln!("ptxvk libcuda: {message}");
                     // SAFETY: as above.
@@ -245,16 +258,20 @@ fn compute_capability() -> u32 {
         .unwrap_or(0)
 }
 
-/// The PTX that CUDA would JIT from a fatbin for a device of compute capability `cc`
-/// (86 for 8.6): the PTX entry of the highest architecture not above it. Otherwise the
-/// error code (`CUDA_ERROR_INVALID_IMAGE` for a malformed fatbin,
-/// `CUDA_ERROR_NO_BINARY_FOR_GPU` when no PTX fits) and a message saying why.
-pub(crate) fn ptx_of_fatbin(bytes: &[u8], cc: u32) -> Result<String, (CUresult, String)> {
+/// The PTX of a fatbin to try, in order: every PTX entry, newest architecture first.
+/// ptxvk is not bound by SM versions, so a device that reports compute capability `cc`
+/// (86 for 8.6) below a PTX's target still compiles it when ptxvk supports every
+/// instruction in it; the loader falls back to older PTX when it does not. Otherwise
+/// the error code (`CUDA_ERROR_INVALID_IMAGE` for a malformed fatbin,
+/// `CUDA_ERROR_NO_BINARY_FOR_GPU` when there is no PTX, SASS only) and a message saying
+/// how to rebuild.
+pub(crate) fn ptx_of_fatbin(bytes: &[u8], cc: u32) -> Result<Vec<String>, (CUresult, String)> {
     use crate::fatbin::Kind;
     let malformed = |e| (CUresult::CUDA_ERROR_INVALID_IMAGE, format!("malformed fatbin: {e}"));
     let entries = crate::fatbin::parse(bytes).map_err(malformed)?;
-    if let Some(entry) = crate::fatbin::select_ptx(&entries, cc) {
-        return entry.ptx().map_err(malformed);
+    let ptx = crate::fatbin::ptx_newest_first(&entries);
+    if !ptx.is_empty() {
+        return ptx.into_iter().map(|e| e.ptx().map_err(malformed)).collect();
     }
     let found: Vec<String> = entries
         .iter()
@@ -265,17 +282,10 @@ pub(crate) fn ptx_of_fatbin(bytes: &[u8], cc: u32) -> Result<String, (CUresult, 
         })
         .collect();
     let found = if found.is_empty() { "no entries".to_owned() } else { found.join(", ") };
-    let lowest_ptx = entries.iter().filter(|e| e.kind == Kind::Ptx).map(|e| e.arch).min();
-    let hint = match lowest_ptx {
-        Some(arch) => format!("; or set PTXVK_CUDA_CC={}.{} to report that", arch / 10, arch % 10),
-        None => String::new(),
-    };
     let message = format!(
-        "the fatbin has no PTX that a compute capability {}.{} device can use (it holds {found}): \
-         ptxvk needs PTX; build with -gencode arch=compute_XX,code=compute_XX (XX at most \
-         {cc}) to embed it{hint}",
-        cc / 10,
-        cc % 10
+        "the fatbin has no PTX (it holds {found}): ptxvk needs PTX; build with -gencode \
+         arch=compute_XX,code=compute_XX (XX at most {cc}, the compute capability ptxvk \
+         reports) to embed it"
     );
     Err((CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU, message))
 }
