@@ -33,6 +33,21 @@ pub(crate) struct Primary {
     pub(crate) flags: c_uint,
 }
 
+impl Primary {
+    /// The primary context's handle, created in `contexts` if it does not exist yet;
+    /// and whether it was created now.
+    fn get_or_create(&mut self, contexts: &crate::handles::Table<Context>) -> (usize, bool) {
+        match self.handle {
+            Some(h) => (h, false),
+            None => {
+                let h = contexts.insert(Context { flags: self.flags, primary: true });
+                self.handle = Some(h);
+                (h, true)
+            }
+        }
+    }
+}
+
 thread_local! {
     /// The calling thread's context stack; the last is current.
     static CURRENT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
@@ -75,15 +90,11 @@ pub(crate) fn current() -> Result<usize, CUresult> {
 pub(crate) fn make_primary_current() -> Result<usize, CUresult> {
     let d = check_device(0)?;
     let mut p = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let handle = match p.handle {
-        Some(h) => h,
-        None => {
-            let h = d.contexts.insert(Context { flags: p.flags, primary: true });
-            p.handle = Some(h);
-            p.refs += 1;
-            h
-        }
-    };
+    // Retained once for the whole process: a reference only when it is created.
+    let (handle, created) = p.get_or_create(&d.contexts);
+    if created {
+        p.refs += 1;
+    }
     drop(p);
     CURRENT.with(|c| {
         let mut c = c.borrow_mut();
@@ -283,14 +294,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, dev: c_int) -
     entry(|| {
         let d = check_device(dev)?;
         let mut p = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let handle = match p.handle {
-            Some(h) => h,
-            None => {
-                let h = d.contexts.insert(Context { flags: p.flags, primary: true });
-                p.handle = Some(h);
-                h
-            }
-        };
+        let (handle, _) = p.get_or_create(&d.contexts);
         p.refs += 1;
         // SAFETY: `ctx` is null or writable (CUDA's contract).
         unsafe { out(ctx, handle) }
