@@ -11,7 +11,7 @@
 //!
 //! | table (id)                                   | slots                                   |
 //! |----------------------------------------------|-----------------------------------------|
-//! | runtime interface `6bd5fb6c-…-d93912fd9df9`  | 1, 6, 8 module from fatbin; 2 primary context; 7 |
+//! | runtime interface `6bd5fb6c-…-d93912fd9df9`  | 1, 6, 8 module from fatbin; 2 primary context; 7; 12 compilers |
 //! | tools TLS `42d85a81-…-f6e78a3aecdc`          | size only                               |
 //! | tools callback hooks `a094798c-…-0800200c0a66` | 2, 6 hook buffers                     |
 //! | context-local storage `c693336e-…-68f355d89593` | 0 put, 1 delete, 2 get               |
@@ -93,8 +93,10 @@ macro_rules! fp {
     };
 }
 
-static RUNTIME_INTERFACE: Table<10> = Table([
-    size::<10>(),
+/// 13 slots: the shared runtime (`libcudart.so.13`) calls slot 12 (the static one stops
+/// at 9), so a shorter table would hand it whatever lies after the table as a function.
+static RUNTIME_INTERFACE: Table<13> = Table([
+    size::<13>(),
     fp!(rt_module_from_fatbin as unsafe extern "C" fn(_, _) -> _),
     fp!(rt_primary_context as unsafe extern "C" fn(_, _) -> _),
     fp!(unknown::<RT, 3> as unsafe extern "C" fn() -> _),
@@ -104,6 +106,9 @@ static RUNTIME_INTERFACE: Table<10> = Table([
     fp!(rt_slot7 as unsafe extern "C" fn(_) -> _),
     fp!(rt_module_from_fatbin_header as unsafe extern "C" fn(_, _, _, _, _) -> _),
     fp!(unknown::<RT, 9> as unsafe extern "C" fn() -> _),
+    fp!(unknown::<RT, 10> as unsafe extern "C" fn() -> _),
+    fp!(unknown::<RT, 11> as unsafe extern "C" fn() -> _),
+    fp!(rt_load_compilers as unsafe extern "C" fn() -> _),
 ]);
 
 static TOOLS_TLS: Table<4> = Table([
@@ -432,6 +437,14 @@ unsafe extern "C" fn rt_primary_context(ctx: *mut usize, dev: c_int) -> CUresult
         return entry(|| crate::device::make_primary_current().map(|_| ()));
     }
     r
+}
+
+/// Slot 12, which the shared runtime calls while it initializes (known elsewhere as
+/// loading the driver's compilers): ptxvk compiles PTX itself, so there is nothing to
+/// load. Its arguments are not read (the C calling convention lets the caller pass any).
+unsafe extern "C" fn rt_load_compilers() -> CUresult {
+    trace!("runtime interface 12: compilers (none to load)");
+    CUresult::CUDA_SUCCESS
 }
 
 unsafe extern "C" fn rt_slot7(arg: usize) -> CUresult {

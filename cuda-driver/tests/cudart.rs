@@ -54,12 +54,14 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Builds `tests/data/cudart_vadd.cu` with `gencode` into `dir`.
-fn build(nvcc: &Path, dir: &Path, gencode: &str) -> PathBuf {
+/// Builds `tests/data/cudart_vadd.cu` with `gencode` (and `extra` flags) into `dir`.
+fn build(nvcc: &Path, dir: &Path, gencode: &str, extra: &[&str]) -> PathBuf {
     let exe = dir.join("cudart_vadd");
     let source = repo().join("cuda-driver/tests/data/cudart_vadd.cu");
     let out = Command::new(nvcc)
-        .args(["-gencode", gencode, "-o"])
+        .args(["-gencode", gencode])
+        .args(extra)
+        .arg("-o")
         .arg(&exe)
         .arg(&source)
         .env("TMPDIR", dir)
@@ -95,9 +97,16 @@ fn an_nvcc_program_with_the_static_runtime_runs_unmodified() {
     }
     let Some(nvcc) = nvcc() else { return };
     let dir = scratch("ptx");
-    let exe = build(&nvcc, &dir, "arch=compute_75,code=compute_75");
+    let exe = build(&nvcc, &dir, "arch=compute_75,code=compute_75", &[]);
     let (ok, stdout, stderr) = run(&exe, &dir);
     assert!(ok, "the program failed:\n{stdout}\n{stderr}");
+    check_vadd_output(&stdout, &stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The program's standard output against the CPU model, and the trace (PTXVK_LOG=driver)
+/// showing the runtime's tables.
+fn check_vadd_output(stdout: &str, stderr: &str) {
     let mut lines = stdout.lines();
     assert_eq!(lines.next(), Some(format!("devices 1 driver {}", cuda::DRIVER_VERSION).as_str()));
     // The CPU model: c = 2a + b in f32 (2a is exact, so fused or not it rounds once).
@@ -108,9 +117,35 @@ fn an_nvcc_program_with_the_static_runtime_runs_unmodified() {
         assert_eq!(lines.next(), Some(want.as_str()), "c[{i}]\n{stderr}");
     }
     assert_eq!(lines.next(), Some("done"));
-    // The trace (PTXVK_LOG=driver) shows the runtime's tables and its module.
     assert!(stderr.contains("cuGetExportTable {6bd5fb6c-5bf4-e74a-8987-d93912fd9df9}"), "{stderr}");
     assert!(stderr.contains("integrity check"), "{stderr}");
+}
+
+/// The same program against the shared runtime (`-cudart shared`, `libcudart.so.13` from
+/// nvcc's own directory), which also calls the runtime interface's slot 12.
+#[test]
+fn an_nvcc_program_with_the_shared_runtime_runs_unmodified() {
+    if !common::init_context(&common::library()) {
+        return;
+    }
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("shared");
+    // nvcc links `-lcudart`: a `libcudart.so` beside the program, and the loader finds
+    // `libcudart.so.13` there too.
+    let runtime = nvcc.parent().and_then(Path::parent).map(|p| p.join("lib/libcudart.so.13"));
+    let Some(runtime) = runtime.filter(|p| p.is_file()) else {
+        panic!("nvcc's libcudart.so.13 is missing beside {}", nvcc.display())
+    };
+    for name in ["libcudart.so", "libcudart.so.13"] {
+        std::os::unix::fs::symlink(&runtime, dir.join(name)).expect("runtime link");
+    }
+    let search = format!("-L{}", dir.display());
+    let exe =
+        build(&nvcc, &dir, "arch=compute_75,code=compute_75", &["-cudart", "shared", &search]);
+    let (ok, stdout, stderr) = run(&exe, &dir);
+    assert!(ok, "the program failed:\n{stdout}\n{stderr}");
+    check_vadd_output(&stdout, &stderr);
+    assert!(stderr.contains("runtime interface 12"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -121,7 +156,7 @@ fn a_sass_only_program_is_told_how_to_embed_ptx() {
     }
     let Some(nvcc) = nvcc() else { return };
     let dir = scratch("sass");
-    let exe = build(&nvcc, &dir, "arch=compute_75,code=sm_75");
+    let exe = build(&nvcc, &dir, "arch=compute_75,code=sm_75", &[]);
     let (ok, stdout, stderr) = run(&exe, &dir);
     assert!(!ok, "a SASS-only program cannot run:\n{stdout}");
     // cudaErrorNoKernelImageForDevice (209), from CUDA_ERROR_NO_BINARY_FOR_GPU.
@@ -153,5 +188,5 @@ fn an_unknown_table_is_an_error_not_a_crash() {
     // SAFETY: valid pointers.
     assert_eq!(unsafe { get(&mut table, &id) }, common::SUCCESS);
     // SAFETY: the table's first slot.
-    assert_eq!(unsafe { *table.cast::<usize>() }, 10 * 8);
+    assert_eq!(unsafe { *table.cast::<usize>() }, 13 * 8);
 }
