@@ -115,40 +115,47 @@ pub struct SiteSource {
     pub source: Option<String>,
 }
 
-/// Where each of `sites` is in `sources` (whose parse is `module`).
-pub fn site_sources(
-    module: &ast::Module,
-    sources: &SourceMap,
-    sites: &[CheckSite],
-) -> Vec<SiteSource> {
-    span_sources(module, sources, sites.iter().map(|s| s.span))
+/// Where the spans of a module's instructions are in its source: built once per module
+/// (it walks every function's `.loc` directives), then asked for each kernel's sites.
+#[derive(Debug)]
+pub struct SourcePlaces<'a> {
+    sources: &'a SourceMap,
+    lines: LineTable,
 }
 
-/// Where each of `spans` is in `sources` (whose parse is `module`): also the loops a
-/// loop-limit failure names (`ptxvk_lower::pass::loop_guard`).
-pub fn span_sources(
-    module: &ast::Module,
-    sources: &SourceMap,
-    spans: impl Iterator<Item = ptxvk_frontend::Span>,
-) -> Vec<SiteSource> {
-    let lines = LineTable::new(module);
-    spans
-        .map(|span| {
-            let (file, line, _) = sources.location(span.start);
-            let text = sources.text();
-            let range = span.start as usize..span.end as usize;
-            let instruction = text.get(range).unwrap_or("").split_whitespace();
-            SiteSource {
-                ptx: format!("{file}:{line}"),
-                instruction: instruction.collect::<Vec<_>>().join(" "),
-                source: lines.source_line(span.start),
-            }
-        })
-        .collect()
+impl<'a> SourcePlaces<'a> {
+    /// The places of `sources`, whose parse is `module`.
+    pub fn new(module: &ast::Module, sources: &'a SourceMap) -> Self {
+        SourcePlaces { sources, lines: LineTable::new(module) }
+    }
+
+    /// Where each of `sites` is.
+    pub fn sites(&self, sites: &[CheckSite]) -> Vec<SiteSource> {
+        self.spans(sites.iter().map(|s| s.span))
+    }
+
+    /// Where each of `spans` is: also the loops a loop-limit failure names
+    /// (`ptxvk_lower::pass::loop_guard`).
+    pub fn spans(&self, spans: impl Iterator<Item = ptxvk_frontend::Span>) -> Vec<SiteSource> {
+        let text = self.sources.text();
+        spans
+            .map(|span| {
+                let (file, line, _) = self.sources.location(span.start);
+                let range = span.start as usize..span.end as usize;
+                let instruction = text.get(range).unwrap_or("").split_whitespace();
+                SiteSource {
+                    ptx: format!("{file}:{line}"),
+                    instruction: instruction.collect::<Vec<_>>().join(" "),
+                    source: self.lines.source_line(span.start),
+                }
+            })
+            .collect()
+    }
 }
 
 /// The `.loc` directives of a module's functions and its `.file` names, for
 /// [`SiteSource::source`].
+#[derive(Debug)]
 struct LineTable {
     /// (function start, function end, directive offset, file index, line), by offset.
     locs: Vec<(u32, u32, u32, u32, u32)>,

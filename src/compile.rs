@@ -293,21 +293,12 @@ fn finish(
     };
     // Lowering succeeded, so the layout (which lowering also computed) has no errors.
     let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
-    let check_sources = kernels
-        .iter()
-        .map(|k| crate::check::site_sources(&ast, sources, &k.kernel.check_sites))
-        .collect();
-    let loop_sources = kernels
-        .iter()
-        .map(|k| {
-            let spans = k.kernel.guarded_loops.iter().copied();
-            crate::check::span_sources(&ast, sources, spans)
-        })
-        .collect();
-    let wait_sources = kernels
-        .iter()
-        .map(|k| crate::check::span_sources(&ast, sources, k.kernel.wait_sites.iter().copied()))
-        .collect();
+    let places = crate::check::SourcePlaces::new(&ast, sources);
+    let check_sources = kernels.iter().map(|k| places.sites(&k.kernel.check_sites)).collect();
+    let loop_sources =
+        kernels.iter().map(|k| places.spans(k.kernel.guarded_loops.iter().copied())).collect();
+    let wait_sources =
+        kernels.iter().map(|k| places.spans(k.kernel.wait_sites.iter().copied())).collect();
     Ok(Compiled {
         ast,
         kernels,

@@ -155,6 +155,9 @@ pub struct SourceMap {
     text: String,
     /// Name, start and end offset of each file, in order.
     files: Vec<(String, u32, u32)>,
+    /// The offset of every `\n` in `text`, in order: a location is two binary
+    /// searches, not a scan (modules of 20 MB have a span per instruction to place).
+    newlines: Vec<u32>,
 }
 
 impl SourceMap {
@@ -176,6 +179,9 @@ impl SourceMap {
         // Offsets past 4 GiB are clamped; the parser rejects such files with a
         // diagnostic before any span is used.
         let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        let newlines =
+            self.text.as_bytes()[start..].iter().enumerate().filter(|(_, &b)| b == b'\n');
+        self.newlines.extend(newlines.map(|(i, _)| clamp(start + i)));
         self.files.push((name.into(), clamp(start), clamp(end)));
         self.files.len() - 1
     }
@@ -229,9 +235,17 @@ impl SourceMap {
     pub fn location(&self, offset: u32) -> (&str, usize, usize) {
         let i = self.file_of(offset);
         let r = self.range(i);
-        let file =
-            SourceFile::line_col_in(&self.text[r.clone()], offset.saturating_sub(r.start as u32));
-        (self.name(i), file.0, file.1)
+        let offset = (offset as usize).clamp(r.start, r.end);
+        let offset = floor_char_boundary(&self.text, offset);
+        // Newlines before the file, and before the offset.
+        let before_file = self.newlines.partition_point(|&n| (n as usize) < r.start);
+        let before = self.newlines.partition_point(|&n| (n as usize) < offset);
+        let line_start = match before.checked_sub(1).and_then(|k| self.newlines.get(k)) {
+            Some(&n) if n as usize >= r.start => n as usize + 1,
+            _ => r.start,
+        };
+        let column = self.text[line_start..offset].chars().count() + 1;
+        (self.name(i), before - before_file + 1, column)
     }
 
     /// Renders diagnostics as plain text, each label in its own file (see
@@ -314,5 +328,22 @@ mod tests {
         assert!(text.contains("a bug in ptxvk"), "{text}");
         assert!(Diagnostics(vec![Diagnostic::error(Span::new(0, 1), "x"), d]).is_internal());
         assert!(!Diagnostics(vec![Diagnostic::error(Span::new(0, 1), "x")]).is_internal());
+    }
+
+    #[test]
+    fn locations_in_a_map_agree_with_scanning_each_file() {
+        let files = [("a.ptx", "ab\ncd\n\né x\n"), ("b.ptx", ""), ("c.ptx", "\nλλ\nz")];
+        let map = SourceMap::new(files);
+        for (i, (name, text)) in files.iter().enumerate() {
+            let start = map.range(i).start;
+            // Every offset of the file, its end, and the newline after it.
+            for local in (0..=text.len()).filter(|&o| text.is_char_boundary(o)) {
+                let offset = (start + local) as u32;
+                let (line, column) = SourceFile::line_col_in(text, local as u32);
+                if map.file_of(offset) == i {
+                    assert_eq!(map.location(offset), (*name, line, column), "{name} at {local}");
+                }
+            }
+        }
     }
 }
