@@ -20,11 +20,22 @@ impl Set {
     fn new(n: usize) -> Set {
         Set(vec![0; n.div_ceil(64)])
     }
-    fn insert(&mut self, r: usize) {
-        self.0[r / 64] |= 1 << (r % 64);
+    /// Adds `r`; whether it was absent.
+    fn insert(&mut self, r: usize) -> bool {
+        let (word, bit) = (&mut self.0[r / 64], 1 << (r % 64));
+        let absent = *word & bit == 0;
+        *word |= bit;
+        absent
     }
-    fn remove(&mut self, r: usize) {
-        self.0[r / 64] &= !(1 << (r % 64));
+    /// Removes `r`; whether it was present.
+    fn remove(&mut self, r: usize) -> bool {
+        let (word, bit) = (&mut self.0[r / 64], 1 << (r % 64));
+        let present = *word & bit != 0;
+        *word &= !bit;
+        present
+    }
+    fn subtract(&mut self, other: &Set) {
+        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= !b);
     }
     fn union(&mut self, other: &Set) {
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a |= b);
@@ -66,29 +77,67 @@ pub fn max_live_words(k: &Kernel) -> u32 {
         out
     };
     let (mut defs, mut uses) = (Vec::new(), Vec::new());
-    // Walks block `b` backwards from `live`, calling `at` with the live set at every
-    // point; leaves the set live into the block.
-    let mut walk = |b: usize, live: &mut Set, at: &mut dyn FnMut(&Set)| {
+    // Walks block `b` backwards from `live`, calling `at` with the words live at every
+    // point (kept up to date as registers come and go: summing the set at every
+    // instruction would be quadratic in big kernels); leaves the set live into the block.
+    let mut walk = |b: usize, live: &mut Set, at: &mut dyn FnMut(u32)| {
         let block = &k.blocks[b];
+        let mut words_live: u32 = live.members().map(|r| weight[r]).sum();
         if let Some(r) = term_use(&block.term) {
-            live.insert(r);
+            if live.insert(r) {
+                words_live += weight[r];
+            }
         }
-        at(live);
+        at(words_live);
         for inst in block.insts.iter().rev() {
             defs.clear();
             uses.clear();
             inst_defs_uses(&inst.kind, &mut defs, &mut uses);
-            defs.iter().filter(|r| r.index() < n).for_each(|r| live.remove(r.index()));
-            uses.iter().filter(|r| r.index() < n).for_each(|r| live.insert(r.index()));
-            at(live);
+            for r in defs.iter().map(|r| r.index()).filter(|&r| r < n) {
+                if live.remove(r) {
+                    words_live -= weight[r];
+                }
+            }
+            for r in uses.iter().map(|r| r.index()).filter(|&r| r < n) {
+                if live.insert(r) {
+                    words_live += weight[r];
+                }
+            }
+            at(words_live);
         }
     };
+    // What each block reads before writing it (`used`) and writes (`written`): a
+    // sweep of the fixed point is then a few set operations per block, not a walk of
+    // its instructions (kernels of thousands of blocks need several sweeps).
+    let (mut used, mut written) = (Vec::new(), Vec::new());
+    let (mut block_defs, mut block_uses) = (Vec::new(), Vec::new());
+    for block in &k.blocks {
+        let (mut reads, mut writes) = (Set::new(n), Set::new(n));
+        if let Some(r) = term_use(&block.term) {
+            reads.insert(r);
+        }
+        for inst in block.insts.iter().rev() {
+            block_defs.clear();
+            block_uses.clear();
+            inst_defs_uses(&inst.kind, &mut block_defs, &mut block_uses);
+            for r in block_defs.iter().map(|r| r.index()).filter(|&r| r < n) {
+                reads.remove(r);
+                writes.insert(r);
+            }
+            for r in block_uses.iter().map(|r| r.index()).filter(|&r| r < n) {
+                reads.insert(r);
+            }
+        }
+        used.push(reads);
+        written.push(writes);
+    }
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..k.blocks.len()).rev() {
             let mut live = live_out(b, &live_in);
-            walk(b, &mut live, &mut |_| {});
+            live.subtract(&written[b]);
+            live.union(&used[b]);
             if live != live_in[b] {
                 live_in[b] = live;
                 changed = true;
@@ -98,9 +147,7 @@ pub fn max_live_words(k: &Kernel) -> u32 {
     let mut most = 0;
     for b in 0..k.blocks.len() {
         let mut live = live_out(b, &live_in);
-        walk(b, &mut live, &mut |set| {
-            most = most.max(set.members().map(|r| weight[r]).sum::<u32>());
-        });
+        walk(b, &mut live, &mut |words_live| most = most.max(words_live));
     }
     let most = most.max(1);
     k.maxnreg.map_or(most, |cap| most.min(cap.max(1)))
