@@ -153,6 +153,7 @@ impl JitOptions {
 
 /// Compiles and loads PTX, registering the module and its functions.
 fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresult> {
+    dump_ptx(text);
     let log = options;
     let module = ptxvk::Module::from_ptx(&d.device, text).map_err(|e| {
         // SAFETY: the client's log buffer, writable for its size (CUDA's contract).
@@ -185,6 +186,22 @@ fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresu
         }
     }
     Ok(module)
+}
+
+/// With `PTXVK_DUMP_PTX=DIR`, writes each PTX text the driver compiles to
+/// `DIR/module-PID-N.ptx` (N counts loads in the process), to look at what a client's
+/// runtime or JIT handed over. A write that fails is reported and does not fail the load.
+fn dump_ptx(text: &str) {
+    static LOADS: AtomicUsize = AtomicUsize::new(0);
+    let Some(dir) = std::env::var_os("PTXVK_DUMP_PTX").filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let n = LOADS.fetch_add(1, Ordering::Relaxed);
+    let path = std::path::Path::new(&dir).join(format!("module-{}-{n}.ptx", std::process::id()));
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
+        Ok(()) => crate::export_table::trace!("PTX written to {}", path.display()),
+        Err(e) => eprintln!("ptxvk libcuda: PTXVK_DUMP_PTX: cannot write {}: {e}", path.display()),
+    }
 }
 
 /// Loads a module image of any kind (a fatbin's wrapper or header, PTX, a cubin) into
