@@ -76,6 +76,17 @@ pub struct KernelOutcome {
     pub result: Result<LoweredKernel, Diagnostics>,
 }
 
+/// Lowers kernel `name` of a prepared module for `target` (the passes included);
+/// `None` when there is no such kernel.
+pub fn lower_one(
+    module: &sema::PreparedModule<'_>,
+    name: &str,
+    target: &pass::Target,
+) -> Option<Result<LoweredKernel, Diagnostics>> {
+    let kernel = module.lower(name)?;
+    Some(kernel.and_then(|kernel| pass::run(kernel, target).map_err(Diagnostics)))
+}
+
 /// Like [`lower_with`], but each kernel succeeds or fails alone; the error is the
 /// module's only for what its kernels share ([`sema::run_each`]).
 pub fn lower_each(

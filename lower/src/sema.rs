@@ -105,92 +105,55 @@ pub struct KernelResult {
 /// module's only for what every kernel shares (the address size, module-scope
 /// variables and their initializers).
 pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
-    let split = vectors::split(module).map_err(Diagnostics)?;
-    let module: &ast::Module = &split;
-    let mut errors = Vec::new();
-    let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
-    // PTX ISA 9.2 §11.1.4: without `.address_size`, addresses are 32-bit.
-    if let Some(a) = module.address_size.as_ref().filter(|a| !matches!(a.value, 32 | 64)) {
-        errors.push(Diagnostic::error(a.span, "`.address_size` is 32 or 64"));
-    }
-    // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
-    // every kernel that names one gets its own instance in its shared window.
-    let module_shared: Vec<&ast::VarDecl> = module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ast::Item::Variable(v) if v.space == StateSpace::Shared => Some(v),
-            _ => None,
-        })
-        .collect();
-    // Device functions, for calls to inline, and those in function tables.
-    let functions = device_functions(module);
-    let table_functions = calls::named_by_initializers(module);
-    let data = match module_data(module) {
-        Ok(d) => d,
-        Err(mut e) => {
-            errors.append(&mut e);
-            crate::globals::ModuleData::default()
-        }
-    };
-    let version = module.version.as_ref().map_or((0, 0), |v| v.value);
-    // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
-    // per-thread storage that every function of the module names. Functions are
-    // inlined into their kernels, so each kernel declares them in its module scope.
-    let module_per_thread: Vec<&ast::VarDecl> = module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ast::Item::Variable(v) if matches!(v.space, StateSpace::Reg | StateSpace::Local) => {
-                Some(v)
-            }
-            _ => None,
-        })
-        .collect();
-    // Kernel addresses for device-side launches (`sema::device_launch`).
-    let kernel_names: Vec<Name> = module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f.name.value.clone()),
-            _ => None,
-        })
-        .collect::<BTreeSet<Name>>()
+    let prepared = PreparedModule::new(module)?;
+    let kernels = prepared
+        .kernel_names()
         .into_iter()
-        .collect();
-    let max_params = module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ast::Item::Function(f) if f.is_entry => Some(device_launch::param_bytes(f)),
-            _ => None,
+        .filter_map(|name| {
+            let result = prepared.lower(&name)?;
+            Some(KernelResult { name, result })
         })
-        .max()
-        .unwrap_or(0);
-    let mut kernels = Vec::new();
-    for item in &module.items {
-        match item {
-            // Kernel declarations without a body (`.extern .entry`) have nothing to lower.
-            ast::Item::Function(f) if f.is_entry => {
-                if f.body.is_some() {
-                    let ctx = ModuleContext {
-                        module_shared: &module_shared,
-                        module_per_thread: &module_per_thread,
-                        data: &data,
-                        functions: &functions,
-                        table_functions: &table_functions,
-                        version,
-                        address_size,
-                        kernels: (&kernel_names, max_params),
-                    };
-                    let result = lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once());
-                    kernels.push(KernelResult { name: f.name.value.to_string(), result });
-                }
+        .collect();
+    Ok(EachKernel { address_size: prepared.address_size, kernels })
+}
+
+/// A module with what its kernels share analysed once (vector parameters split,
+/// module data laid out, module-scope errors found), whose kernels then lower one at a
+/// time ([`PreparedModule::lower`]): a loader that compiles kernels when they are first
+/// used pays only for those (CUDA's lazy loading; libraries ship modules of hundreds
+/// of kernels).
+#[derive(Clone, Debug)]
+pub struct PreparedModule<'a> {
+    /// The module with vector parameters split (borrowed when there were none).
+    module: std::borrow::Cow<'a, ast::Module>,
+    pub address_size: u32,
+    data: crate::globals::ModuleData,
+    /// The kernels with bodies in name order, and the bytes of their largest parameter
+    /// block (`sema::device_launch`).
+    kernel_names: Vec<Name>,
+    max_params: u32,
+}
+
+impl<'a> PreparedModule<'a> {
+    /// The module-scope analysis; its errors are every kernel's.
+    pub fn new(module: &'a ast::Module) -> Result<PreparedModule<'a>, Diagnostics> {
+        let module = vectors::split(module).map_err(Diagnostics)?;
+        let mut errors = Vec::new();
+        let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
+        // PTX ISA 9.2 §11.1.4: without `.address_size`, addresses are 32-bit.
+        if let Some(a) = module.address_size.as_ref().filter(|a| !matches!(a.value, 32 | 64)) {
+            errors.push(Diagnostic::error(a.span, "`.address_size` is 32 or 64"));
+        }
+        let data = match module_data(&module) {
+            Ok(d) => d,
+            Err(mut e) => {
+                errors.append(&mut e);
+                crate::globals::ModuleData::default()
             }
-            // Lowered where they are called.
-            ast::Item::Function(_) => {}
-            ast::Item::Variable(v)
-                if matches!(
+        };
+        for item in &module.items {
+            if let ast::Item::Variable(v) = item {
+                if !matches!(
                     v.space,
                     StateSpace::Shared
                         | StateSpace::Global
@@ -198,18 +161,113 @@ pub fn run_each(module: &ast::Module) -> Result<EachKernel, Diagnostics> {
                         | StateSpace::Tex
                         | StateSpace::Reg
                         | StateSpace::Local
-                ) => {}
-            ast::Item::Variable(v) => errors.push(Diagnostic::error(
-                v.span,
-                format!("module-scope `{}` variables are not supported yet", v.space.directive()),
-            )),
-            ast::Item::Directive(_) => {}
+                ) {
+                    errors.push(Diagnostic::error(
+                        v.span,
+                        format!(
+                            "module-scope `{}` variables are not supported yet",
+                            v.space.directive()
+                        ),
+                    ));
+                }
+            }
         }
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        // Kernel addresses for device-side launches (`sema::device_launch`).
+        let kernel_names: Vec<Name> = module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Function(f) if f.is_entry && f.body.is_some() => {
+                    Some(f.name.value.clone())
+                }
+                _ => None,
+            })
+            .collect::<BTreeSet<Name>>()
+            .into_iter()
+            .collect();
+        let max_params = module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Function(f) if f.is_entry => Some(device_launch::param_bytes(f)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Ok(PreparedModule { module, address_size, data, kernel_names, max_params })
     }
-    if errors.is_empty() {
-        Ok(EachKernel { address_size, kernels })
-    } else {
-        Err(Diagnostics(errors))
+
+    /// The same, owning its module (to keep beside the parse it came from).
+    pub fn into_owned(self) -> PreparedModule<'static> {
+        let module = std::borrow::Cow::Owned(self.module.into_owned());
+        PreparedModule { module, ..self }
+    }
+
+    /// The module data (`crate::globals`).
+    pub fn data(&self) -> &crate::globals::ModuleData {
+        &self.data
+    }
+
+    /// The kernels with bodies, in source order (`.extern .entry` declarations have
+    /// nothing to lower).
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.kernels().map(|f| f.name.value.to_string()).collect()
+    }
+
+    fn kernels(&self) -> impl Iterator<Item = &ast::Function> {
+        self.module.items.iter().filter_map(|i| match i {
+            ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f),
+            _ => None,
+        })
+    }
+
+    /// Lowers kernel `name`: its IR, or its own diagnostics; `None` when the module
+    /// has no such kernel.
+    pub fn lower(&self, name: &str) -> Option<Result<Kernel, Diagnostics>> {
+        let f = self.kernels().find(|f| &*f.name.value == name)?;
+        let module: &ast::Module = &self.module;
+        // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
+        // every kernel that names one gets its own instance in its shared window.
+        let module_shared: Vec<&ast::VarDecl> = module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Variable(v) if v.space == StateSpace::Shared => Some(v),
+                _ => None,
+            })
+            .collect();
+        // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
+        // per-thread storage that every function of the module names. Functions are
+        // inlined into their kernels, so each kernel declares them in its module scope.
+        let module_per_thread: Vec<&ast::VarDecl> = module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Variable(v)
+                    if matches!(v.space, StateSpace::Reg | StateSpace::Local) =>
+                {
+                    Some(v)
+                }
+                _ => None,
+            })
+            .collect();
+        // Device functions, for calls to inline, and those in function tables.
+        let functions = device_functions(module);
+        let table_functions = calls::named_by_initializers(module);
+        let ctx = ModuleContext {
+            module_shared: &module_shared,
+            module_per_thread: &module_per_thread,
+            data: &self.data,
+            functions: &functions,
+            table_functions: &table_functions,
+            version: module.version.as_ref().map_or((0, 0), |v| v.value),
+            address_size: self.address_size,
+            kernels: (&self.kernel_names, self.max_params),
+        };
+        Some(lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once()))
     }
 }
 
