@@ -118,29 +118,32 @@ pub struct SiteSource {
 /// Where the spans of a module's instructions are in its source: built once per module
 /// (it walks every function's `.loc` directives), then asked for each kernel's sites.
 #[derive(Debug)]
-pub struct SourcePlaces<'a> {
-    sources: &'a SourceMap,
+pub struct SourcePlaces {
     lines: LineTable,
 }
 
-impl<'a> SourcePlaces<'a> {
-    /// The places of `sources`, whose parse is `module`.
-    pub fn new(module: &ast::Module, sources: &'a SourceMap) -> Self {
-        SourcePlaces { sources, lines: LineTable::new(module) }
+impl SourcePlaces {
+    /// The places of the sources whose parse is `module`.
+    pub fn new(module: &ast::Module) -> Self {
+        SourcePlaces { lines: LineTable::new(module) }
     }
 
-    /// Where each of `sites` is.
-    pub fn sites(&self, sites: &[CheckSite]) -> Vec<SiteSource> {
-        self.spans(sites.iter().map(|s| s.span))
+    /// Where each of `sites` is in `sources`.
+    pub fn sites(&self, sources: &SourceMap, sites: &[CheckSite]) -> Vec<SiteSource> {
+        self.spans(sources, sites.iter().map(|s| s.span))
     }
 
-    /// Where each of `spans` is: also the loops a loop-limit failure names
+    /// Where each of `spans` is in `sources`: also the loops a loop-limit failure names
     /// (`ptxvk_lower::pass::loop_guard`).
-    pub fn spans(&self, spans: impl Iterator<Item = ptxvk_frontend::Span>) -> Vec<SiteSource> {
-        let text = self.sources.text();
+    pub fn spans(
+        &self,
+        sources: &SourceMap,
+        spans: impl Iterator<Item = ptxvk_frontend::Span>,
+    ) -> Vec<SiteSource> {
+        let text = sources.text();
         spans
             .map(|span| {
-                let (file, line, _) = self.sources.location(span.start);
+                let (file, line, _) = sources.location(span.start);
                 let range = span.start as usize..span.end as usize;
                 let instruction = text.get(range).unwrap_or("").split_whitespace();
                 SiteSource {

@@ -3,6 +3,7 @@
 use ptxvk_frontend::{ast, Diagnostics, SourceMap};
 pub use ptxvk_lower::ir::WarpMode;
 pub use ptxvk_lower::pass::Target;
+use ptxvk_lower::sema::PreparedModule;
 use ptxvk_lower::LoweredKernel;
 use ptxvk_spirv::SpirvModule;
 
@@ -11,7 +12,6 @@ use crate::Error;
 /// A PTX module compiled to SPIR-V, with the information the host needs to launch it.
 #[derive(Clone, Debug)]
 pub struct Compiled {
-    pub ast: ast::Module,
     pub kernels: Vec<LoweredKernel>,
     pub spirv: SpirvModule,
     /// The module-scope `.global`/`.const` variables and their initial bytes.
@@ -190,30 +190,56 @@ pub fn lower_each_linked(
     target: Target,
 ) -> Result<(ast::Module, Vec<LoweredKernel>, Vec<FailedKernel>), Error> {
     let module = parse_linked(sources)?;
-    let mut outcomes =
-        ptxvk_lower::lower_each(&module, &target).map_err(|d| rejected(sources, d))?;
-    if let Some(name) = entry {
-        // A kernel that launches kernels from the device (`ptxvk_lower::device_launch`)
-        // keeps the others that compile: it may launch any of them.
-        let launches = outcomes.iter().any(|k| {
-            k.name == name && k.result.as_ref().is_ok_and(|l| !l.kernel.device_launches.is_empty())
-        });
-        outcomes.retain(|k| k.name == name || (launches && k.result.is_ok()));
-        if outcomes.is_empty() {
-            return Err(no_such_kernel(&module, name));
-        }
-    }
-    let (mut kernels, mut failed) = (Vec::new(), Vec::new());
-    for k in outcomes {
-        match k.result {
-            Ok(lowered) => kernels.push(lowered),
-            Err(diagnostics) => {
-                let rendered = sources.render(&diagnostics.0);
-                failed.push(FailedKernel { name: k.name, diagnostics, rendered });
-            }
-        }
-    }
+    let prepared = PreparedModule::new(&module).map_err(|d| rejected(sources, d))?;
+    let (kernels, failed) = lower_selected(sources, &prepared, entry, target)?;
+    drop(prepared);
     Ok((module, kernels, failed))
+}
+
+/// Lowers every kernel of `prepared`, or only `entry` when given: then also the others
+/// that compile when it launches kernels from the device (`ptxvk_lower::device_launch`:
+/// it may launch any of them), in source order.
+fn lower_selected(
+    sources: &SourceMap,
+    prepared: &PreparedModule<'_>,
+    entry: Option<&str>,
+    target: Target,
+) -> Result<(Vec<LoweredKernel>, Vec<FailedKernel>), Error> {
+    let names = prepared.kernel_names();
+    let Some(entry) = entry else {
+        return Ok(lower_named(sources, prepared, names, target));
+    };
+    if !names.iter().any(|n| n == entry) {
+        return Err(Error::NoSuchKernel { name: entry.to_string(), available: names });
+    }
+    let (kernels, failed) = lower_named(sources, prepared, vec![entry.to_string()], target);
+    if kernels.first().is_some_and(|k| !k.kernel.device_launches.is_empty()) {
+        // The others' failures do not matter: the launch of one reports it.
+        let (all, _) = lower_named(sources, prepared, names, target);
+        return Ok((all, failed));
+    }
+    Ok((kernels, failed))
+}
+
+/// Lowers the kernels `names` of `prepared`, each alone.
+fn lower_named(
+    sources: &SourceMap,
+    prepared: &PreparedModule<'_>,
+    names: Vec<String>,
+    target: Target,
+) -> (Vec<LoweredKernel>, Vec<FailedKernel>) {
+    let (mut kernels, mut failed) = (Vec::new(), Vec::new());
+    for name in names {
+        match ptxvk_lower::lower_one(prepared, &name, &target) {
+            Some(Ok(lowered)) => kernels.push(lowered),
+            Some(Err(diagnostics)) => {
+                let rendered = sources.render(&diagnostics.0);
+                failed.push(FailedKernel { name, diagnostics, rendered });
+            }
+            None => {}
+        }
+    }
+    (kernels, failed)
 }
 
 /// Parses and links the files of `sources` and runs semantic analysis only: the IR the
@@ -286,30 +312,92 @@ fn finish(
     failed: Vec<FailedKernel>,
     target: Target,
 ) -> Result<Compiled, Error> {
+    // Lowering succeeded, so the layout (which lowering also computed) has no errors.
+    let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
+    let places = crate::check::SourcePlaces::new(&ast);
+    finish_with(sources, &places, data, kernels, failed, target)
+}
+
+/// SPIR-V for lowered `kernels`, and where their sites are in `sources`.
+fn finish_with(
+    sources: &SourceMap,
+    places: &crate::check::SourcePlaces,
+    data: ptxvk_lower::globals::ModuleData,
+    kernels: Vec<LoweredKernel>,
+    failed: Vec<FailedKernel>,
+    target: Target,
+) -> Result<Compiled, Error> {
     let spirv = if kernels.is_empty() {
         SpirvModule::default()
     } else {
         ptxvk_spirv::compile_for(&kernels, &target)?
     };
-    // Lowering succeeded, so the layout (which lowering also computed) has no errors.
-    let data = ptxvk_lower::sema::module_data(&ast).unwrap_or_default();
-    let places = crate::check::SourcePlaces::new(&ast, sources);
-    let check_sources = kernels.iter().map(|k| places.sites(&k.kernel.check_sites)).collect();
-    let loop_sources =
-        kernels.iter().map(|k| places.spans(k.kernel.guarded_loops.iter().copied())).collect();
-    let wait_sources =
-        kernels.iter().map(|k| places.spans(k.kernel.wait_sites.iter().copied())).collect();
-    Ok(Compiled {
-        ast,
-        kernels,
-        spirv,
-        data,
-        target,
-        failed,
-        check_sources,
-        loop_sources,
-        wait_sources,
-    })
+    let check_sources =
+        kernels.iter().map(|k| places.sites(sources, &k.kernel.check_sites)).collect();
+    let spans = |spans: &[ptxvk_frontend::Span]| places.spans(sources, spans.iter().copied());
+    let loop_sources = kernels.iter().map(|k| spans(&k.kernel.guarded_loops)).collect();
+    let wait_sources = kernels.iter().map(|k| spans(&k.kernel.wait_sites)).collect();
+    Ok(Compiled { kernels, spirv, data, target, failed, check_sources, loop_sources, wait_sources })
+}
+
+/// A module whose kernels compile one at a time, when first asked for: parsed, linked
+/// and checked as a whole when it is made (syntax, module-scope variables and their
+/// layout), then each kernel lowered and compiled to its own SPIR-V module by
+/// [`LazyModule::compile`]. This is CUDA's lazy loading (`CUDA_MODULE_LOADING=LAZY`,
+/// the default since CUDA 12.2): libraries ship modules of hundreds of kernels (CuPy's
+/// CUB module has 383 in 22 MB of PTX), of which a program uses a few.
+#[derive(Debug)]
+pub struct LazyModule {
+    sources: SourceMap,
+    prepared: PreparedModule<'static>,
+    places: crate::check::SourcePlaces,
+    target: Target,
+    names: Vec<String>,
+}
+
+impl LazyModule {
+    /// Parses, links and checks the files of `sources` as one program for `target`.
+    pub fn new(sources: SourceMap, target: Target) -> Result<LazyModule, Error> {
+        let ast = parse_linked(&sources)?;
+        let prepared = match PreparedModule::new(&ast) {
+            Ok(p) => p.into_owned(),
+            Err(d) => return Err(rejected(&sources, d)),
+        };
+        let places = crate::check::SourcePlaces::new(&ast);
+        let names = prepared.kernel_names();
+        Ok(LazyModule { sources, prepared, places, target, names })
+    }
+
+    /// The kernels, in source order.
+    pub fn kernel_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The module-scope `.global`/`.const` variables and their initial bytes.
+    pub fn data(&self) -> &ptxvk_lower::globals::ModuleData {
+        self.prepared.data()
+    }
+
+    /// The module's address size in bits (32 or 64).
+    pub fn address_size(&self) -> u32 {
+        self.prepared.address_size
+    }
+
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Compiles kernel `name` alone (with every other kernel that compiles when it
+    /// launches kernels from the device); its own diagnostics when it cannot be.
+    pub fn compile(&self, name: &str) -> Result<Compiled, Error> {
+        let (kernels, failed) =
+            lower_selected(&self.sources, &self.prepared, Some(name), self.target)?;
+        if let Some(failed) = failed.first() {
+            return Err(failed.error());
+        }
+        let data = self.data().clone();
+        finish_with(&self.sources, &self.places, data, kernels, Vec::new(), self.target)
+    }
 }
 
 /// Links the PTX files of `sources` into one PTX module, as text (what
