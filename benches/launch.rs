@@ -49,7 +49,7 @@ fn main() {
     // The runtime alone: the parameter block laid out once.
     let params = kernel.param_block(&args).expect("params");
     let program = device.vk().create_program(
-        &module.compiled().spirv.words,
+        &module.compiled("vector_add").expect("compiled").spirv.words,
         "vector_add",
         &ptxvk_vk::Features { int64: true, ..Default::default() },
     );

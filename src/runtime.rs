@@ -2,7 +2,7 @@
 //! [`Device`] → [`Module::from_ptx`] → [`Kernel::launch`] with [`DeviceBuffer`]s.
 
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use bytemuck::Pod;
 
@@ -13,7 +13,7 @@ use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, LaunchConfig, Stream, StreamKi
 use ptxvk_lower::system;
 
 use crate::check::{CheckConfig, CheckContext, Region};
-use crate::compile::{compile_module, Compiled, Target, WarpMode};
+use crate::compile::{compile_module, Compiled, LazyModule, Target, WarpMode};
 use crate::printf;
 use crate::probes::Findings;
 use crate::Error;
@@ -704,19 +704,34 @@ impl From<[u32; 3]> for Dim3 {
 }
 
 /// A PTX module loaded on a device: compiled once, one pipeline per block size.
+///
+/// Its kernels are compiled with it ([`Module::link`]), or each when it is first looked
+/// up ([`Module::link_lazy`], CUDA's lazy loading).
 #[derive(Debug)]
 pub struct Module {
     device: Device,
-    compiled: Compiled,
-    programs: Vec<ptxvk_vk::Program>,
+    /// Where kernels not compiled yet come from; `None` when every kernel was compiled
+    /// with the module.
+    lazy: Option<LazyModule>,
+    /// The kernels, in source order: those that compiled, for a module compiled whole.
+    names: Vec<String>,
+    /// Each kernel's code, once compiled.
+    code: Vec<OnceLock<Code>>,
+    /// Kernels of a module compiled whole that could not be compiled.
+    failed: Vec<crate::compile::FailedKernel>,
+    /// One kernel compiles at a time (`lazy`): a second lookup of the same kernel waits
+    /// for the first instead of compiling it again.
+    compiling: Mutex<()>,
+    /// The layout of the module-scope `.global`/`.const` variables.
+    layout: ptxvk_lower::globals::ModuleData,
     /// The module data (`.global`/`.const` variables), uploaded once when the module is
     /// loaded so that `.global` values persist across launches.
     data: Option<ptxvk_vk::Buffer>,
     /// The device's 32-bit address window, when the module has 32-bit addresses.
     window: Option<ptxvk_vk::Window>,
-    /// The device heap of `malloc` (`ptxvk_lower::system`), when a kernel calls it;
-    /// like module data it persists across launches.
-    heap: Option<ptxvk_vk::Buffer>,
+    /// The device heap of `malloc` (`ptxvk_lower::system`), made when the first kernel
+    /// that calls it is compiled; like module data it persists across launches.
+    heap: OnceLock<ptxvk_vk::Buffer>,
     /// System areas (parameter block + trap/assert/printf area) of kernels that have one,
     /// in host memory so the host reads them without a copy; reused once a launch's
     /// completion check has read its area.
@@ -726,6 +741,35 @@ pub struct Module {
     /// The module's data image, for formatting `printf` strings after launches that
     /// complete asynchronously.
     strings: Arc<Vec<u8>>,
+}
+
+/// A kernel's code: the compilation it came from (all of a module's kernels share one
+/// when the module was compiled whole; a kernel compiled on first use has its own) and
+/// its pipeline.
+#[derive(Debug)]
+struct Code {
+    unit: Arc<Compiled>,
+    /// Its index in `unit.spirv.kernels`.
+    at: usize,
+    program: ptxvk_vk::Program,
+}
+
+impl Code {
+    fn info(&self) -> &KernelInfo {
+        &self.unit.spirv.kernels[self.at]
+    }
+}
+
+/// Creates the pipeline of kernel `at` of `compiled` on `device`.
+fn program(device: &Device, compiled: &Arc<Compiled>, at: usize) -> Result<Code, Error> {
+    check_warp_mode(device.info(), compiled.target.warp_mode)?;
+    let needs = compiled.spirv.requirements.features();
+    let subgroup_size = required_subgroup_size(device.info(), compiled.target.warp_mode);
+    let name = &compiled.spirv.kernels[at].name;
+    let words = &compiled.spirv.words;
+    let program =
+        device.inner.create_program_with_subgroup_size(words, name, &needs, subgroup_size)?;
+    Ok(Code { unit: Arc::clone(compiled), at, program })
 }
 
 impl Module {
@@ -762,39 +806,58 @@ impl Module {
         Self::from_compiled(device, compiled)
     }
 
+    /// Like [`Module::link`], but each kernel is compiled, and its pipeline created,
+    /// when it is first looked up ([`Module::kernel`]): loading checks the program as a
+    /// whole (syntax, module-scope variables) and a kernel's own errors come from its
+    /// lookup. This is CUDA's lazy loading (`CUDA_MODULE_LOADING=LAZY`, CUDA 12.2's
+    /// default), for libraries that ship hundreds of kernels of which a program uses
+    /// a few ([`LazyModule`]).
+    pub fn link_lazy(device: &Device, sources: SourceMap) -> Result<Module, Error> {
+        let lazy = LazyModule::new(sources, device.target())?;
+        check_warp_mode(device.info(), lazy.target().warp_mode)?;
+        let names = lazy.kernel_names().to_vec();
+        let layout = lazy.data().clone();
+        let code = names.iter().map(|_| OnceLock::new()).collect();
+        let needs_window = lazy.address_size() == 32 && !names.is_empty();
+        Self::with_code(device, Some(lazy), names, code, Vec::new(), layout, needs_window)
+    }
+
     /// Loads an already compiled module (its warp mode must suit the device).
     pub fn from_compiled(device: &Device, compiled: Compiled) -> Result<Module, Error> {
-        check_warp_mode(device.info(), compiled.target.warp_mode)?;
+        let compiled = Arc::new(compiled);
+        let code = (0..compiled.spirv.kernels.len())
+            .map(|at| program(device, &compiled, at))
+            .collect::<Result<Vec<_>, _>>()?;
+        let names = compiled.spirv.kernels.iter().map(|k| k.name.clone()).collect();
+        let needs_window = compiled.spirv.kernels.iter().any(|k| k.address_size == 32);
+        let code = code.into_iter().map(OnceLock::from).collect();
+        let failed = compiled.failed.clone();
+        let layout = compiled.data.clone();
+        let module = Self::with_code(device, None, names, code, failed, layout, needs_window)?;
+        module.make_heap(&compiled)?;
+        Ok(module)
+    }
+
+    fn with_code(
+        device: &Device,
+        lazy: Option<LazyModule>,
+        names: Vec<String>,
+        code: Vec<OnceLock<Code>>,
+        failed: Vec<crate::compile::FailedKernel>,
+        layout: ptxvk_lower::globals::ModuleData,
+        needs_window: bool,
+    ) -> Result<Module, Error> {
         // 32-bit addresses are offsets into the device's address window, where the
         // module's data and every later buffer go.
-        let window = if compiled.spirv.kernels.iter().any(|k| k.address_size == 32) {
-            Some(device.address_window()?)
-        } else {
-            None
-        };
-        let r = compiled.spirv.requirements;
-        let needs = r.features();
-        let programs = compiled
-            .spirv
-            .kernels
-            .iter()
-            .map(|k| {
-                device.inner.create_program_with_subgroup_size(
-                    &compiled.spirv.words,
-                    &k.name,
-                    &needs,
-                    required_subgroup_size(device.info(), compiled.target.warp_mode),
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let window = if needs_window { Some(device.address_window()?) } else { None };
         // The module data, with the addresses of variables its initializers name
         // patched in once the buffer's address is known.
-        let data = if compiled.data.image.is_empty() {
+        let data = if layout.image.is_empty() {
             None
         } else {
-            let buf = device.alloc(compiled.data.image.len() as u64)?;
-            let mut image = compiled.data.image.clone();
-            for r in &compiled.data.relocations {
+            let buf = device.alloc(layout.image.len() as u64)?;
+            let mut image = layout.image.clone();
+            for r in &layout.relocations {
                 let at = r.at as usize;
                 let addr = buf.address() + u64::from(r.target);
                 image[at..at + 8].copy_from_slice(&addr.to_le_bytes());
@@ -802,23 +865,56 @@ impl Module {
             device.inner.upload(&buf, 0, &image)?;
             Some(buf)
         };
-        let heap = if compiled.spirv.kernels.iter().any(|k| k.heap) {
-            Some(device.alloc(system::HEAP_BYTES)?)
-        } else {
-            None
-        };
-        let strings = Arc::new(compiled.data.image.clone());
+        let strings = Arc::new(layout.image.clone());
         Ok(Module {
             device: device.clone(),
-            compiled,
-            programs,
+            lazy,
+            names,
+            code,
+            failed,
+            compiling: Mutex::default(),
+            layout,
             data,
-            heap,
+            heap: OnceLock::new(),
             window,
             system_areas: Arc::default(),
             launch_arenas: Mutex::default(),
             strings,
         })
+    }
+
+    /// Makes the device heap when a kernel of `compiled` calls `malloc`.
+    fn make_heap(&self, compiled: &Compiled) -> Result<(), Error> {
+        if self.heap.get().is_none() && compiled.spirv.kernels.iter().any(|k| k.heap) {
+            let _ = self.heap.set(self.device.alloc(system::HEAP_BYTES)?);
+        }
+        Ok(())
+    }
+
+    /// Kernel `index`'s code, compiled now if the module is lazy and it was not yet.
+    fn code(&self, index: usize) -> Result<&Code, Error> {
+        let slot = self.code.get(index).ok_or_else(|| Error::NoSuchKernel {
+            name: format!("#{index}"),
+            available: self.names.clone(),
+        })?;
+        if let Some(code) = slot.get() {
+            return Ok(code);
+        }
+        let (Some(lazy), Some(name)) = (&self.lazy, self.names.get(index)) else {
+            return Err(Error::Launch(format!("kernel #{index} of the module has no code")));
+        };
+        let _one_at_a_time = self.compiling.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(code) = slot.get() {
+            return Ok(code);
+        }
+        let compiled = Arc::new(lazy.compile(name)?);
+        self.make_heap(&compiled)?;
+        // The unit holds the kernels a device-side launcher may launch too; each keeps
+        // its own slot, compiled alone when first looked up.
+        let at = compiled.spirv.kernels.iter().position(|k| k.name == *name);
+        let at = at.ok_or_else(|| Error::Launch(format!("kernel `{name}` compiled to no code")))?;
+        let code = program(&self.device, &compiled, at)?;
+        Ok(slot.get_or_init(|| code))
     }
 
     /// Reads the current bytes of module-scope variable `name` (`.global` or `.const`).
@@ -852,7 +948,7 @@ impl Module {
         &self,
         name: &str,
     ) -> Result<(&ptxvk_lower::globals::GlobalVar, &ptxvk_vk::Buffer), Error> {
-        match (self.compiled.data.get(name), &self.data) {
+        match (self.layout.get(name), &self.data) {
             (Some(v), Some(b)) => Ok((v, b)),
             _ => Err(Error::Launch(format!(
                 "the module has no `.global` or `.const` variable `{name}`"
@@ -860,22 +956,29 @@ impl Module {
         }
     }
 
-    pub fn compiled(&self) -> &Compiled {
-        &self.compiled
+    /// The layout of the module-scope `.global`/`.const` variables.
+    pub fn data_layout(&self) -> &ptxvk_lower::globals::ModuleData {
+        &self.layout
     }
 
-    /// Kernel names in source order.
+    /// The SPIR-V and layout kernel `name` was compiled to (compiling it now in a lazy
+    /// module): for a module compiled whole, the module's.
+    pub fn compiled(&self, name: &str) -> Result<&Compiled, Error> {
+        Ok(&self.kernel(name)?.code.unit)
+    }
+
+    /// Kernel names in source order (for a module compiled whole, those that compiled).
     pub fn kernel_names(&self) -> Vec<&str> {
-        self.compiled.spirv.kernels.iter().map(|k| k.name.as_str()).collect()
+        self.names.iter().map(String::as_str).collect()
     }
 
-    /// The kernel `name`; a kernel of the module that could not be compiled is its
-    /// diagnostics ([`Error::Ptx`]).
+    /// The kernel `name`, compiled now in a lazy module; a kernel of the module that
+    /// could not be compiled is its diagnostics ([`Error::Ptx`]).
     pub fn kernel(&self, name: &str) -> Result<Kernel<'_>, Error> {
-        if let Some(index) = self.compiled.spirv.kernels.iter().position(|k| k.name == name) {
-            return Ok(Kernel { module: self, index });
+        if let Some(index) = self.names.iter().position(|k| k == name) {
+            return self.kernel_at(index);
         }
-        if let Some(failed) = self.compiled.failed.iter().find(|k| k.name == name) {
+        if let Some(failed) = self.failed.iter().find(|k| k.name == name) {
             return Err(failed.error());
         }
         Err(Error::NoSuchKernel {
@@ -884,14 +987,21 @@ impl Module {
         })
     }
 
-    /// The kernels of the module that could not be compiled, with their diagnostics.
+    /// The kernels of a module compiled whole that could not be compiled, with their
+    /// diagnostics (a lazy module's kernels report theirs when looked up).
     pub fn failed_kernels(&self) -> &[crate::compile::FailedKernel] {
-        &self.compiled.failed
+        &self.failed
     }
 
-    /// The kernel at `index` of [`Module::kernel_names`].
-    pub fn kernel_at(&self, index: usize) -> Option<Kernel<'_>> {
-        (index < self.compiled.spirv.kernels.len()).then_some(Kernel { module: self, index })
+    /// The kernel at `index` of [`Module::kernel_names`], compiled now in a lazy module.
+    pub fn kernel_at(&self, index: usize) -> Result<Kernel<'_>, Error> {
+        Ok(Kernel { module: self, index, code: self.code(index)? })
+    }
+
+    /// Whether the kernel at `index` has been compiled (always, for a module compiled
+    /// whole): `cuFuncIsLoaded`.
+    pub fn is_compiled(&self, index: usize) -> bool {
+        self.code.get(index).is_some_and(|c| c.get().is_some())
     }
 
     /// The device address and size in bytes of module-scope variable `name` (`.global`
@@ -907,11 +1017,12 @@ impl Module {
 pub struct Kernel<'m> {
     module: &'m Module,
     index: usize,
+    code: &'m Code,
 }
 
 impl<'m> Kernel<'m> {
-    pub fn info(&self) -> &KernelInfo {
-        &self.module.compiled.spirv.kernels[self.index]
+    pub fn info(&self) -> &'m KernelInfo {
+        self.code.info()
     }
 
     /// Lays out `args` in the kernel's parameter block, checking each against its
@@ -1141,8 +1252,8 @@ impl<'m> Kernel<'m> {
         Ok(())
     }
 
-    fn program(&self) -> &ptxvk_vk::Program {
-        &self.module.programs[self.index]
+    fn program(&self) -> &'m ptxvk_vk::Program {
+        &self.code.program
     }
 
     /// Checks the launch shape against the kernel and lays out its parameters (and, for
@@ -1168,7 +1279,7 @@ impl<'m> Kernel<'m> {
         arena: Option<&ptxvk_vk::Buffer>,
     ) -> Result<Prepared<'m>, Error> {
         let info = self.info();
-        if let Some(refused) = self.module.device.refusal(&self.module.compiled.spirv) {
+        if let Some(refused) = self.module.device.refusal(&self.code.unit.spirv) {
             return Err(refused);
         }
         if let Some(req) = info.reqntid {
@@ -1236,7 +1347,13 @@ impl<'m> Kernel<'m> {
             Box::new(CheckContext {
                 kernel: info.name.clone(),
                 sites: info.check_sites.clone(),
-                sources: module.compiled.check_sources.get(self.index).cloned().unwrap_or_default(),
+                sources: self
+                    .code
+                    .unit
+                    .check_sources
+                    .get(self.code.at)
+                    .cloned()
+                    .unwrap_or_default(),
                 param_ranges: self.param_ranges(&params, &regions),
                 regions,
                 freed: module.device.inner.freed_allocations(),
@@ -1248,7 +1365,7 @@ impl<'m> Kernel<'m> {
             })
         });
         let system = if info.system {
-            let area = module.system_area(self.index, &params, check)?;
+            let area = module.system_area(self.code, &params, check)?;
             cfg.param_address = area.buffer.address();
             Some(area)
         } else {
@@ -1317,7 +1434,7 @@ impl<'m> Kernel<'m> {
         let module = self.module;
         let arguments = self.pointer_arguments(params);
         let data = module.data.as_ref().map(|b| b.address());
-        let heap = module.heap.as_ref().map(|b| b.address());
+        let heap = module.heap.get().map(|b| b.address());
         let vk = &module.device.inner;
         let initcheck = module.device.check.initcheck;
         vk.live_allocations()
@@ -1353,7 +1470,7 @@ impl Prepared<'_> {
     /// system area.
     fn keep(&self, args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
         let mut keep = Self::arguments(args);
-        keep.extend(self.module.data.iter().chain(&self.module.heap).cloned());
+        keep.extend(self.module.data.iter().chain(self.module.heap.get()).cloned());
         keep.extend(self.system.as_ref().map(|s| s.buffer.clone()));
         keep
     }
@@ -1462,11 +1579,11 @@ impl Module {
     /// a checked launch, with its allocation table (the parameter block added).
     fn system_area(
         &self,
-        index: usize,
+        code: &Code,
         params: &[u8],
         mut check: Option<Box<CheckContext>>,
     ) -> Result<SystemArea, Error> {
-        let kernel = &self.compiled.spirv.kernels[index].name;
+        let kernel = &code.info().name;
         let offset = system::offset(params.len() as u32);
         // A checked launch's table goes after its records; it lists the regions and
         // the parameter block (one more entry).
@@ -1493,7 +1610,7 @@ impl Module {
         };
         let mut head = params.to_vec();
         head.resize((offset + system::HEADER) as usize, 0);
-        let heap = self.heap.as_ref().map_or(0, |h| h.address());
+        let heap = self.heap.get().map_or(0, |h| h.address());
         let at = (offset + system::HEAP) as usize;
         head[at..at + 8].copy_from_slice(&heap.to_le_bytes());
         if let Some(check) = check.as_mut() {
@@ -1533,8 +1650,8 @@ impl Module {
             strings: Arc::clone(&self.strings),
             data_base: self.data.as_ref().map_or(0, |b| b.address()),
             check,
-            loops: self.compiled.loop_sources.get(index).cloned().unwrap_or_default(),
-            waits: self.compiled.wait_sources.get(index).cloned().unwrap_or_default(),
+            loops: code.unit.loop_sources.get(code.at).cloned().unwrap_or_default(),
+            waits: code.unit.wait_sources.get(code.at).cloned().unwrap_or_default(),
         })
     }
 

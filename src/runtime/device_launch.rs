@@ -56,6 +56,13 @@ pub(super) struct TreeRun<'s> {
 }
 
 impl Kernel<'_> {
+    /// Data bytes per launch slot: room for the largest parameter block of the kernels
+    /// this one may launch (compiled with it: `compile::LazyModule::compile`).
+    fn slot_bytes(&self) -> u32 {
+        let kernels = &self.code.unit.spirv.kernels;
+        dl::slot_bytes(kernels.iter().map(|k| k.abi.size).max().unwrap_or(0))
+    }
+
     /// Whether the kernel launches kernels from the device.
     pub(super) fn launches_kernels(&self) -> bool {
         !self.info().device_launches.is_empty()
@@ -98,7 +105,7 @@ impl Module {
         let mut left = grids.len() as u32;
         for g in grids {
             left -= 1;
-            let kernel = Kernel { module: self, index: g.index };
+            let kernel = self.kernel_at(g.index)?;
             if kernel.launches_kernels() || run.timed {
                 self.finish_batch(run, &mut batch, stats)?;
                 self.run_launching(run, g, outstanding + left, stats)?;
@@ -183,10 +190,10 @@ impl Module {
         outstanding: u32,
         stats: &mut LaunchStats,
     ) -> Result<(), Error> {
-        let kernel = Kernel { module: self, index: g.index };
+        let kernel = self.kernel_at(g.index)?;
         let info = kernel.info();
         let slots = self.pending_limit();
-        let per_slot = self.slot_bytes();
+        let per_slot = kernel.slot_bytes();
         let arena = self.launch_arena(dl::arena_bytes(slots, per_slot))?;
         let prepared = kernel.prepare_with(g.grid, g.block, g.shared_bytes, g.params, Some(&arena));
         let prepared = match prepared {
@@ -283,12 +290,6 @@ impl Module {
         }
         children.append(&mut tails);
         self.run_grids(run, children, outstanding, stats)
-    }
-
-    /// Data bytes per launch slot: room for the module's largest parameter block.
-    fn slot_bytes(&self) -> u32 {
-        let kernels = &self.compiled.spirv.kernels;
-        dl::slot_bytes(kernels.iter().map(|k| k.abi.size).max().unwrap_or(0))
     }
 
     /// A launch arena of `size` bytes, from the module's pool or new.
