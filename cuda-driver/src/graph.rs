@@ -95,17 +95,17 @@ impl KernelOp {
         shared: c_uint,
         params: Vec<u8>,
         keep: Vec<ptxvk::vk::Buffer>,
-    ) -> KernelOp {
+    ) -> Result<KernelOp, CUresult> {
         let base = params.as_ptr() as usize;
-        let args =
-            func.kernel().info().abi.params.iter().map(|p| base + p.offset as usize).collect();
-        KernelOp { func, handle, grid, block, shared, params, keep, args }
+        let offsets = func.kernel()?.info().abi.params.iter().map(|p| p.offset as usize);
+        let args = offsets.map(|offset| base + offset).collect();
+        Ok(KernelOp { func, handle, grid, block, shared, params, keep, args })
     }
 
     /// Enqueues the launch on `stream`.
     fn run_on(&self, stream: &ptxvk::Stream) -> Result<(), CUresult> {
         self.func
-            .kernel()
+            .kernel()?
             .launch_params_on(
                 stream,
                 self.grid,
@@ -121,15 +121,18 @@ impl KernelOp {
 impl Clone for KernelOp {
     /// A copy with its own parameter block (and `args` pointing into it).
     fn clone(&self) -> KernelOp {
-        KernelOp::new(
-            self.func.clone(),
-            self.handle,
-            self.grid,
-            self.block,
-            self.shared,
-            self.params.clone(),
-            self.keep.clone(),
-        )
+        let params = self.params.clone();
+        let (old, new) = (self.params.as_ptr() as usize, params.as_ptr() as usize);
+        KernelOp {
+            func: self.func.clone(),
+            handle: self.handle,
+            grid: self.grid,
+            block: self.block,
+            shared: self.shared,
+            keep: self.keep.clone(),
+            args: self.args.iter().map(|&a| a - old + new).collect(),
+            params,
+        }
     }
 }
 
@@ -596,7 +599,7 @@ unsafe fn kernel_op(d: &Driver, p: &KernelParams, kernel: usize) -> Result<Op, C
     // SAFETY: forwarded (function contract).
     let params = unsafe { crate::launch::param_block(&func, p.params, p.extra) }?;
     let keep = crate::launch::pointed_at(d, &params);
-    Ok(Op::Kernel(KernelOp::new(func, handle, p.grid, p.block, p.shared, params, keep)))
+    Ok(Op::Kernel(KernelOp::new(func, handle, p.grid, p.block, p.shared, params, keep)?))
 }
 
 /// The v1 prefix of v1 or v2 kernel parameters, and v2's `CUkernel` (0 for v1).
@@ -1812,13 +1815,21 @@ fn state(e: &StreamEntry) -> MutexGuard<'_, Capture> {
 /// Records the operation `op` makes as a node if `stream` is capturing (`Ok(true)`);
 /// `Ok(false)`: run it.
 pub(crate) fn record(stream: &StreamRef, op: impl FnOnce() -> Op) -> Result<bool, CUresult> {
+    record_with(stream, || Ok(op()))
+}
+
+/// [`record`] of an operation that may fail to be made.
+pub(crate) fn record_with(
+    stream: &StreamRef,
+    op: impl FnOnce() -> Result<Op, CUresult>,
+) -> Result<bool, CUresult> {
     let StreamRef::Created(e) = stream else { return Ok(false) };
     let mut capture = state(e);
     let Capture::Active { session, deps } = &mut *capture else { return Ok(false) };
     if session.invalid.load(Ordering::Acquire) {
         return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     }
-    let h = add_node(driver()?, session.graph, &session.g, deps, op())?;
+    let h = add_node(driver()?, session.graph, &session.g, deps, op()?)?;
     *deps = vec![h];
     Ok(true)
 }

@@ -31,7 +31,7 @@ pub(crate) unsafe fn param_block(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<Vec<u8>, CUresult> {
-    let kernel = f.kernel();
+    let kernel = f.kernel()?;
     let abi = &kernel.info().abi;
     let mut block = vec![0u8; abi.size as usize];
     if !params.is_null() {
@@ -116,7 +116,7 @@ unsafe fn launch(
     let keep = pointed_at(d, &bytes);
     let s = stream_of(d, stream, per_thread)?;
     // A capturing stream records the launch (`crate::graph`).
-    let recorded = crate::graph::record(&s, || {
+    let recorded = crate::graph::record_with(&s, || {
         let op = crate::graph::KernelOp::new(
             func.clone(),
             f,
@@ -125,13 +125,13 @@ unsafe fn launch(
             shared,
             bytes.clone(),
             keep.clone(),
-        );
-        crate::graph::Op::Kernel(op)
+        )?;
+        Ok(crate::graph::Op::Kernel(op))
     })?;
     if recorded {
         return Ok(());
     }
-    func.kernel().launch_params_on(s.get(), grid, block, shared, bytes, &keep).map_err(crate::code)
+    func.kernel()?.launch_params_on(s.get(), grid, block, shared, bytes, &keep).map_err(crate::code)
 }
 
 macro_rules! launch_kernel {
@@ -293,7 +293,7 @@ fn occupancy(
         .ok()
         .filter(|&b| b > 0)
         .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let shared = u64::from(f.kernel().info().static_shared_bytes) + dynamic_shared as u64;
+    let shared = u64::from(f.kernel()?.info().static_shared_bytes) + dynamic_shared as u64;
     let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
     let by_threads = 2048 / u64::from(block);
     let by_shared = limit.checked_div(shared).unwrap_or(u64::MAX);
@@ -333,7 +333,7 @@ pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
         }
         let by_threads = occupancy(d, &func, block_size, 0)?;
         let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
-        let fixed = u64::from(func.kernel().info().static_shared_bytes);
+        let fixed = u64::from(func.kernel()?.info().static_shared_bytes);
         let available =
             if blocks > by_threads { 0 } else { (limit / blocks as u64).saturating_sub(fixed) };
         // SAFETY: `bytes` is null or writable (CUDA's contract).
@@ -358,7 +358,7 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
     entry(|| {
         let d = driver()?;
         let func = crate::module::function_of(d, f)?;
-        let max = crate::module::max_threads_per_block(d, &func);
+        let max = crate::module::max_threads_per_block(d, &func)?;
         let limit = if block_limit > 0 { max.min(block_limit as u32) } else { max };
         // Resident blocks at one block size, with its dynamic shared memory.
         let resident = |size: c_int| {

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUresult;
 
@@ -31,6 +31,9 @@ pub(crate) struct Function {
     pub(crate) max_dynamic_shared: AtomicU32,
     /// `CU_JIT_MAX_REGISTERS` of the load, which caps the reported register count.
     pub(crate) max_registers: Option<u32>,
+    /// The architecture of the module's PTX (`.target sm_100` is 100), which
+    /// `CU_FUNC_ATTRIBUTE_PTX_VERSION` reports.
+    pub(crate) ptx_arch: Option<u32>,
     /// The kernel's name, NUL-terminated (`cuFuncGetName` hands out a pointer to it).
     pub(crate) name: CString,
     /// The handle of the module (library) it belongs to, set once that is inserted.
@@ -38,9 +41,15 @@ pub(crate) struct Function {
 }
 
 impl Function {
-    pub(crate) fn kernel(&self) -> ptxvk::Kernel<'_> {
-        // `index` comes from the module's own kernel list.
-        self.module.kernel_at(self.index).unwrap_or_else(|| unreachable!("kernel index"))
+    /// The kernel, compiled now when its module is loaded lazily and this is its first
+    /// use; a kernel that cannot be compiled reports why on stderr and is
+    /// CUDA_ERROR_INVALID_PTX (a JIT failure).
+    pub(crate) fn kernel(&self) -> Result<ptxvk::Kernel<'_>, CUresult> {
+        self.module.kernel_at(self.index).map_err(|e| {
+            let name = self.name.to_string_lossy();
+            eprintln!("ptxvk libcuda: kernel `{name}` could not be compiled:\n{e}");
+            crate::code(e)
+        })
     }
 }
 
@@ -151,16 +160,48 @@ impl JitOptions {
     }
 }
 
-/// Compiles and loads PTX, registering the module and its functions.
+/// Whether modules compile whole when they load (`CUDA_MODULE_LOADING=EAGER`) rather
+/// than each kernel on first use (`LAZY`, CUDA 12.2's default, and ptxvk's): the CUDA
+/// environment variable, read once.
+fn eager_loading() -> bool {
+    static EAGER: OnceLock<bool> = OnceLock::new();
+    *EAGER.get_or_init(|| {
+        std::env::var("CUDA_MODULE_LOADING").is_ok_and(|v| v.trim().eq_ignore_ascii_case("EAGER"))
+    })
+}
+
+/// `cuModuleGetLoadingMode`: `CU_MODULE_LAZY_LOADING` unless
+/// `CUDA_MODULE_LOADING=EAGER`. NVIDIA's runtime asks, and with lazy loading it looks
+/// up a kernel's function when the kernel is first launched, not every registered
+/// kernel when the module loads.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetLoadingMode(mode: *mut c_int) -> CUresult {
+    // CUmoduleLoadingMode: CU_MODULE_EAGER_LOADING = 1, CU_MODULE_LAZY_LOADING = 2.
+    const EAGER: c_int = 1;
+    const LAZY: c_int = 2;
+    // SAFETY: `mode` is null or writable (CUDA's contract).
+    entry(|| unsafe { out(mode, if eager_loading() { EAGER } else { LAZY }) })
+}
+
+/// Compiles and loads PTX, registering the module and its functions. Loading checks
+/// the program as a whole; each kernel compiles when first looked up
+/// (`cuModuleGetFunction`, `cuKernelGetFunction`) or launched, or all of them now with
+/// `CUDA_MODULE_LOADING=EAGER`.
 fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresult> {
     dump_ptx(text);
     let log = options;
-    let module = ptxvk::Module::from_ptx(&d.device, text).map_err(|e| {
+    let loaded = if eager_loading() {
+        ptxvk::Module::from_ptx(&d.device, text)
+    } else {
+        ptxvk::Module::link_lazy(&d.device, ptxvk::SourceMap::new([("<ptx>", text)]))
+    };
+    let module = loaded.map_err(|e| {
         // SAFETY: the client's log buffer, writable for its size (CUDA's contract).
         unsafe { log.write(&e.to_string()) };
         crate::code(e)
     })?;
     let names: Vec<String> = module.kernel_names().iter().map(|s| s.to_string()).collect();
+    let ptx_arch = ptx_target_arch(text);
     let module = Arc::new(module);
     let functions = names
         .into_iter()
@@ -171,6 +212,7 @@ fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresu
                 index,
                 max_dynamic_shared: AtomicU32::new(0),
                 max_registers: options.max_registers,
+                ptx_arch,
                 // PTX names have no NUL.
                 name: CString::new(name.as_str()).unwrap_or_default(),
                 module_handle: AtomicUsize::new(0),
@@ -186,6 +228,19 @@ fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresu
         }
     }
     Ok(module)
+}
+
+/// The architecture a PTX text targets: `XX` of its `.target sm_XX` (with any `a`/`f`
+/// suffix dropped), from the module's header (PTX ISA §11.1.3: before any function).
+fn ptx_target_arch(text: &str) -> Option<u32> {
+    let header = text.split(".entry").next().unwrap_or(text);
+    let header = header.split(".func").next().unwrap_or(header);
+    let (_, rest) = header.split_once(".target")?;
+    let options = rest.lines().next()?;
+    options.split([',', ' ', '\t']).find_map(|option| {
+        let digits = option.trim().strip_prefix("sm_")?;
+        digits.trim_end_matches(['a', 'f']).parse().ok()
+    })
 }
 
 /// With `PTXVK_DUMP_PTX=DIR`, writes each PTX text the driver compiles to
@@ -376,6 +431,8 @@ fn function(d: &Driver, module: usize, name: *const c_char) -> Result<usize, CUr
     // SAFETY: `name` is a NUL-terminated string (CUDA's contract).
     let name = unsafe { c_str(name) }?;
     if let Some((_, h)) = m.functions.iter().find(|(n, _)| n == name) {
+        // CUDA's lazy loading loads a function when it is looked up.
+        function_of(d, *h)?.kernel()?;
         return Ok(*h);
     }
     // A kernel of the module that ptxvk could not compile: the module loaded without
@@ -460,8 +517,17 @@ pub unsafe extern "C" fn cuLibraryGetKernel(
     library: usize,
     name: *const c_char,
 ) -> CUresult {
-    // SAFETY: forwarded under the same contract.
-    unsafe { cuModuleGetFunction(kernel, library, name) }
+    entry(|| {
+        let d = driver()?;
+        let m = d.modules.get(library).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: `name` is a NUL-terminated string (CUDA's contract).
+        let name = unsafe { c_str(name) }?;
+        // A library's kernel is not loaded until a function is asked of it (CUDA's lazy
+        // loading): the runtime asks for every registered kernel up front.
+        let found = m.functions.iter().find(|(n, _)| n == name).map(|(_, h)| *h);
+        // SAFETY: `kernel` is null or writable (CUDA's contract).
+        unsafe { out(kernel, found.ok_or(CUresult::CUDA_ERROR_NOT_FOUND)?) }
+    })
 }
 
 #[no_mangle]
@@ -487,7 +553,7 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
 #[no_mangle]
 pub unsafe extern "C" fn cuKernelGetFunction(f: *mut usize, kernel: usize) -> CUresult {
     entry(|| {
-        function_of(driver()?, kernel)?;
+        function_of(driver()?, kernel)?.kernel()?;
         // SAFETY: `f` is null or writable (CUDA's contract).
         unsafe { out(f, kernel) }
     })
@@ -495,19 +561,19 @@ pub unsafe extern "C" fn cuKernelGetFunction(f: *mut usize, kernel: usize) -> CU
 
 /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: the device's limit, or the kernel's
 /// `.maxntid`/`.reqntid` when smaller.
-pub(crate) fn max_threads_per_block(d: &Driver, f: &Function) -> u32 {
-    let info = f.kernel().info().clone();
+pub(crate) fn max_threads_per_block(d: &Driver, f: &Function) -> Result<u32, CUresult> {
+    let info = f.kernel()?.info();
     let limit = d.device.info().limits.max_workgroup_invocations;
     let threads = |b: [u32; 3]| b.iter().map(|&x| u64::from(x)).product::<u64>();
-    info.maxntid.or(info.reqntid).map_or(u64::from(limit), threads).min(u64::from(limit)) as u32
+    Ok(info.maxntid.or(info.reqntid).map_or(u64::from(limit), threads).min(u64::from(limit)) as u32)
 }
 
 /// `cuFuncGetAttribute`'s values from what the compiler knows of the kernel.
 fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, CUresult> {
     use cudarc::driver::sys::CUfunction_attribute as A;
-    let info = f.kernel().info().clone();
+    let info = f.kernel()?.info().clone();
     let limits = &d.device.info().limits;
-    let max_threads = max_threads_per_block(d, f);
+    let max_threads = max_threads_per_block(d, f)?;
     let value = match attrib {
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as c_int => max_threads as c_int,
         a if a == A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as c_int => {
@@ -515,7 +581,7 @@ fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, 
         }
         // The module's `.const` variables (CUDA counts the module's, not the kernel's).
         a if a == A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES as c_int => {
-            let vars = &f.module.compiled().data.vars;
+            let vars = &f.module.data_layout().vars;
             let bytes: u64 = vars
                 .iter()
                 .filter(|v| v.space == ptxvk::frontend::ast::StateSpace::Const)
@@ -530,9 +596,15 @@ fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, 
             let regs = f.max_registers.map_or(info.registers, |cap| info.registers.min(cap.max(1)));
             regs.min(255) as c_int
         }
-        a if a == A::CU_FUNC_ATTRIBUTE_PTX_VERSION as c_int
-            || a == A::CU_FUNC_ATTRIBUTE_BINARY_VERSION as c_int =>
-        {
+        // The virtual architecture the kernel was compiled from, as CUDA reports it:
+        // libraries pick launch shapes by it (CUB's tuning policies, through
+        // `cudaFuncGetAttributes(...).ptxVersion`), which must match the policy the
+        // kernel's own code was built with, or tiles do not fit their blocks.
+        a if a == A::CU_FUNC_ATTRIBUTE_PTX_VERSION as c_int => {
+            let (major, minor) = crate::device::compute_capability();
+            f.ptx_arch.map_or(major * 10 + minor, |arch| arch.min(c_int::MAX as u32) as c_int)
+        }
+        a if a == A::CU_FUNC_ATTRIBUTE_BINARY_VERSION as c_int => {
             let (major, minor) = crate::device::compute_capability();
             major * 10 + minor
         }
@@ -563,9 +635,8 @@ fn set_attribute(attrib: c_int, value: c_int, f: usize) -> Result<(), CUresult> 
     match attrib {
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int => {
             let limit = d.device.info().limits.max_shared_memory_bytes;
-            let total = u32::try_from(value)
-                .ok()
-                .and_then(|v| v.checked_add(func.kernel().info().static_shared_bytes));
+            let fixed = func.kernel()?.info().static_shared_bytes;
+            let total = u32::try_from(value).ok().and_then(|v| v.checked_add(fixed));
             match total {
                 Some(t) if t <= limit => {
                     func.max_dynamic_shared.store(value as u32, Ordering::Relaxed);
@@ -885,22 +956,24 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
     })
 }
 
-/// `cuFuncIsLoaded`: every kernel is compiled when its module loads.
+/// `cuFuncIsLoaded`: whether the kernel has been compiled.
 #[no_mangle]
 pub unsafe extern "C" fn cuFuncIsLoaded(state: *mut c_int, f: usize) -> CUresult {
-    // CU_FUNCTION_LOADING_STATE_LOADED.
+    // CUfunctionLoadingState: CU_FUNCTION_LOADING_STATE_UNLOADED, _LOADED.
+    const UNLOADED: c_int = 0;
     const LOADED: c_int = 1;
     entry(|| {
-        function_of(driver()?, f)?;
+        let f = function_of(driver()?, f)?;
+        let state_now = if f.module.is_compiled(f.index) { LOADED } else { UNLOADED };
         // SAFETY: `state` is null or writable (CUDA's contract).
-        unsafe { out(state, LOADED) }
+        unsafe { out(state, state_now) }
     })
 }
 
-/// `cuFuncLoad`: nothing to do (see [`cuFuncIsLoaded`]).
+/// `cuFuncLoad`: compiles the kernel now.
 #[no_mangle]
 pub unsafe extern "C" fn cuFuncLoad(f: usize) -> CUresult {
-    entry(|| function_of(driver()?, f).map(|_| ()))
+    entry(|| function_of(driver()?, f)?.kernel().map(|_| ()))
 }
 
 /// `cuFuncGetParamInfo`: offset and size of parameter `index` in the kernel's parameter
@@ -915,7 +988,7 @@ pub unsafe extern "C" fn cuFuncGetParamInfo(
 ) -> CUresult {
     entry(|| {
         let func = function_of(driver()?, f)?;
-        let kernel = func.kernel();
+        let kernel = func.kernel()?;
         let slot = kernel.info().abi.params.get(index).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         // Either may be null (CUDA's documentation).
         if !offset.is_null() {
@@ -940,4 +1013,22 @@ pub unsafe extern "C" fn cuKernelGetParamInfo(
 ) -> CUresult {
     // SAFETY: forwarded under the same contract.
     unsafe { cuFuncGetParamInfo(kernel, index, offset, size) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ptx_target_arch;
+
+    #[test]
+    fn the_ptx_target_is_read_from_the_module_header() {
+        let ptx = |target: &str| {
+            format!(".version 8.8\n{target}\n.address_size 64\n.entry k() {{ ret; }}")
+        };
+        assert_eq!(ptx_target_arch(&ptx(".target sm_100")), Some(100));
+        assert_eq!(ptx_target_arch(&ptx(".target sm_90a")), Some(90));
+        assert_eq!(ptx_target_arch(&ptx(".target sm_52, texmode_independent")), Some(52));
+        assert_eq!(ptx_target_arch(&ptx(".target debug, sm_75")), Some(75));
+        // A `.target` inside a function is not the module's.
+        assert_eq!(ptx_target_arch(".version 8.8\n.entry k() { ret; }\n// .target sm_80"), None);
+    }
 }

@@ -252,6 +252,7 @@ exports!(
     cuFuncGetModule,
     cuKernelGetLibrary,
     cuModuleGetFunctionCount,
+    cuModuleGetLoadingMode,
     cuLibraryGetKernelCount,
     cuModuleEnumerateFunctions,
     cuLibraryEnumerateKernels,

@@ -96,10 +96,16 @@ fn a_kernel_runs_through_the_driver_api_and_bad_calls_are_error_codes() {
         assert_eq!(get_function(&mut f, module, c"vector_add".as_ptr()), SUCCESS);
         let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0";
         assert_eq!(load(&mut module, elf.as_ptr().cast()), NO_BINARY_FOR_GPU);
+        // A kernel ptxvk cannot compile: the module loads (each kernel compiles when
+        // first looked up, CUDA's lazy loading), and the lookup is the JIT's failure.
         let bad =
             b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { frobnicate; }\0";
         let mut bad_module = 0;
-        assert!(INVALID_IMAGE_OR_PTX.contains(&load(&mut bad_module, bad.as_ptr().cast())));
+        assert_eq!(load(&mut bad_module, bad.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut f, bad_module, c"k".as_ptr()), INVALID_IMAGE_OR_PTX[1]);
+        // A module that does not parse fails to load.
+        let unparsable = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k( {\0";
+        assert!(INVALID_IMAGE_OR_PTX.contains(&load(&mut bad_module, unparsable.as_ptr().cast())));
 
         let alloc: Alloc = proc(&lib, "cuMemAlloc");
         let free: unsafe extern "C" fn(u64) -> R = proc(&lib, "cuMemFree");
