@@ -589,6 +589,9 @@ fn locate(d: &Driver, ptr: u64) -> Option<(Buffer, u64)> {
     resolve(d, ptr).ok().or_else(|| host_allocation(d, ptr as usize))
 }
 
+/// `CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL`, new in CUDA 13 (not in `cudarc`).
+const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: i32 = 22;
+
 /// Writes `attribute` of the allocation `found` (or its default for an unknown
 /// address) to `data`.
 ///
@@ -655,6 +658,10 @@ unsafe fn pointer_attribute(
             a if a == P::CU_POINTER_ATTRIBUTE_MAPPED as i32 => {
                 out(data.cast::<c_uint>(), c_uint::from(found.is_some()))
             }
+            // CUDA 13's CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL (cuda.h): -1 for an
+            // allocation not localized to a locality domain, as none is here. The
+            // runtime's cudaPointerGetAttributes asks for it of managed memory.
+            CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL => out(data.cast::<i32>(), -1),
             _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         }
     }

@@ -438,6 +438,10 @@ fn pointer_attributes_one_at_a_time_and_together() {
         let mut start = 0u64;
         assert_eq!(one((&mut start as *mut u64).cast(), RANGE_START, inner), SUCCESS);
         assert_eq!(start, base);
+        // CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL (CUDA 13): -1, not localized.
+        let mut domain: c_int = 7;
+        assert_eq!(one((&mut domain as *mut c_int).cast(), 22, inner), SUCCESS);
+        assert_eq!(domain, -1);
 
         let (mut kind, mut dptr, mut managed, mut ordinal, mut size) =
             (0 as c_uint, 0u64, 7 as c_uint, 7 as c_int, 0usize);
