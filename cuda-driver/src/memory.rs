@@ -55,6 +55,47 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut u64, size: usize) -> CUresult 
     })
 }
 
+/// The row pitch `cuMemAllocPitch` gives: rows start on 512-byte boundaries, NVIDIA's
+/// texture alignment (`CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`), which is also a multiple
+/// of the pitch alignment a pitched 2-D texture needs.
+const PITCH_ALIGNMENT: usize = 512;
+
+/// `cuMemAllocPitch`: `height` rows of `width_bytes`, each row starting a pitch after the
+/// last. CUDA documents `element_size_bytes` as 4, 8 or 16 (the widest access to the
+/// rows), `CUDA_ERROR_INVALID_VALUE` otherwise.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocPitch_v2(
+    dptr: *mut u64,
+    pitch: *mut usize,
+    width_bytes: usize,
+    height: usize,
+    element_size_bytes: c_uint,
+) -> CUresult {
+    entry(|| {
+        let d = driver()?;
+        if ![4, 8, 16].contains(&element_size_bytes) || width_bytes == 0 || height == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let row = width_bytes
+            .checked_next_multiple_of(PITCH_ALIGNMENT)
+            .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let size = row.checked_mul(height).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        if pitch.is_null() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let buffer = d.device.vk().alloc(size as u64).map_err(vk_code)?;
+        let address = remember(d, buffer, false);
+        // SAFETY: both are writable (CUDA's contract); `pitch` is checked above, and a
+        // null `dptr` fails before anything is returned.
+        unsafe {
+            out(dptr, address).inspect_err(|_| {
+                d.allocations().remove(&address);
+            })?;
+            out(pitch, row)
+        }
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuMemFree_v2(dptr: u64) -> CUresult {
     entry(|| {
@@ -174,6 +215,27 @@ pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
             host_allocation(d, p as usize).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         // SAFETY: `dptr` is null or writable (CUDA's contract).
         unsafe { out(dptr, buffer.address() + offset) }
+    })
+}
+
+/// `cuMemHostGetFlags` of memory from `cuMemAllocHost`/`cuMemHostAlloc`: every pinned
+/// allocation here is reachable from every context and mapped into the device's address
+/// space whatever flags it was allocated with, so it reports `CU_MEMHOSTALLOC_PORTABLE`
+/// and `CU_MEMHOSTALLOC_DEVICEMAP` (it is never write-combined). Registered memory is
+/// not an allocation: `CUDA_ERROR_INVALID_VALUE`, as for any other pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
+    const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x01;
+    const CU_MEMHOSTALLOC_DEVICEMAP: c_uint = 0x02;
+    entry(|| {
+        let d = driver()?;
+        match host_allocation(d, p as usize) {
+            Some((buffer, _)) if buffer.kind() == ptxvk::vk::MemoryKind::Host => {
+                // SAFETY: `flags` is null or writable (CUDA's contract).
+                unsafe { out(flags, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) }
+            }
+            _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        }
     })
 }
 
@@ -527,6 +589,9 @@ fn locate(d: &Driver, ptr: u64) -> Option<(Buffer, u64)> {
     resolve(d, ptr).ok().or_else(|| host_allocation(d, ptr as usize))
 }
 
+/// `CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL`, new in CUDA 13 (not in `cudarc`).
+const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: i32 = 22;
+
 /// Writes `attribute` of the allocation `found` (or its default for an unknown
 /// address) to `data`.
 ///
@@ -593,6 +658,10 @@ unsafe fn pointer_attribute(
             a if a == P::CU_POINTER_ATTRIBUTE_MAPPED as i32 => {
                 out(data.cast::<c_uint>(), c_uint::from(found.is_some()))
             }
+            // CUDA 13's CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL (cuda.h): -1 for an
+            // allocation not localized to a locality domain, as none is here. The
+            // runtime's cudaPointerGetAttributes asks for it of managed memory.
+            CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL => out(data.cast::<i32>(), -1),
             _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         }
     }

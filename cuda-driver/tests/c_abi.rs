@@ -444,6 +444,10 @@ fn pointer_attributes_one_at_a_time_and_together() {
         let mut start = 0u64;
         assert_eq!(one((&mut start as *mut u64).cast(), RANGE_START, inner), SUCCESS);
         assert_eq!(start, base);
+        // CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL (CUDA 13): -1, not localized.
+        let mut domain: c_int = 7;
+        assert_eq!(one((&mut domain as *mut c_int).cast(), 22, inner), SUCCESS);
+        assert_eq!(domain, -1);
 
         let (mut kind, mut dptr, mut managed, mut ordinal, mut size) =
             (0 as c_uint, 0u64, 7 as c_uint, 7 as c_int, 0usize);
@@ -692,6 +696,58 @@ struct Memcpy2d {
     dst_pitch: usize,
     width_bytes: usize,
     height: usize,
+}
+
+/// `cuMemAllocPitch` rows are at least as long as asked, aligned for pitched textures,
+/// and the whole `pitch * height` is one allocation; element sizes other than 4, 8 or 16
+/// are refused. `cuMemHostGetFlags` knows pinned allocations only.
+#[test]
+fn pitched_allocations_and_pinned_memory_flags() {
+    let Some(lib) = library_with_context() else { return };
+    type AllocPitch = unsafe extern "C" fn(*mut u64, *mut usize, usize, usize, c_uint) -> R;
+    type AddressRange = unsafe extern "C" fn(*mut u64, *mut usize, u64) -> R;
+    type HostAlloc = unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> R;
+    type HostGetFlags = unsafe extern "C" fn(*mut c_uint, *mut c_void) -> R;
+    type HostRegister = unsafe extern "C" fn(*mut c_void, usize, c_uint) -> R;
+    let alloc_pitch: AllocPitch = proc(&lib, "cuMemAllocPitch");
+    let range: AddressRange = proc(&lib, "cuMemGetAddressRange");
+    let host_alloc: HostAlloc = proc(&lib, "cuMemHostAlloc");
+    let get_flags: HostGetFlags = proc(&lib, "cuMemHostGetFlags");
+    let register: HostRegister = proc(&lib, "cuMemHostRegister");
+    let unregister: unsafe extern "C" fn(*mut c_void) -> R = proc(&lib, "cuMemHostUnregister");
+    let free_host: unsafe extern "C" fn(*mut c_void) -> R = proc(&lib, "cuMemFreeHost");
+    let mut texture_pitch_alignment = 0;
+    let attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> R =
+        proc(&lib, "cuDeviceGetAttribute");
+    // SAFETY (this test): valid out-pointers; the host memory outlives its registration.
+    unsafe {
+        // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
+        assert_eq!(attribute(&mut texture_pitch_alignment, 51, 0), SUCCESS);
+        let (mut dptr, mut pitch) = (0u64, 0usize);
+        assert_eq!(alloc_pitch(&mut dptr, &mut pitch, 1201, 7, 4), SUCCESS);
+        assert!(pitch >= 1201, "pitch {pitch}");
+        assert_eq!(pitch % texture_pitch_alignment as usize, 0, "pitch {pitch}");
+        let (mut base, mut size) = (0u64, 0usize);
+        assert_eq!(range(&mut base, &mut size, dptr + (pitch * 6 + 1200) as u64), SUCCESS);
+        assert_eq!((base, size), (dptr, pitch * 7));
+        for bad_element_size in [0, 1, 2, 3, 12, 32] {
+            assert_eq!(alloc_pitch(&mut dptr, &mut pitch, 64, 2, bad_element_size), INVALID_VALUE);
+        }
+        assert_eq!(alloc_pitch(&mut dptr, std::ptr::null_mut(), 64, 2, 4), INVALID_VALUE);
+
+        let mut pinned = std::ptr::null_mut();
+        assert_eq!(host_alloc(&mut pinned, 4096, 0), SUCCESS);
+        let mut flags = 0;
+        assert_eq!(get_flags(&mut flags, pinned.cast::<u8>().add(100).cast()), SUCCESS);
+        // CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
+        assert_eq!(flags, 3);
+        let mut registered = vec![0u8; 8192];
+        assert_eq!(register(registered.as_mut_ptr().cast(), registered.len(), 0), SUCCESS);
+        assert_eq!(get_flags(&mut flags, registered.as_mut_ptr().cast()), INVALID_VALUE);
+        assert_eq!(unregister(registered.as_mut_ptr().cast()), SUCCESS);
+        assert_eq!(get_flags(&mut flags, registered.as_mut_ptr().cast()), INVALID_VALUE);
+        assert_eq!(free_host(pinned), SUCCESS);
+    }
 }
 
 #[test]

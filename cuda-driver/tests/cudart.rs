@@ -4,90 +4,27 @@
 //! build fails with the message saying how to rebuild. Private tables this library
 //! does not know are an error, never a crash.
 //!
-//! nvcc comes from `PTXVK_NVCC`, `target/nvcc-venv` (`make test` installs CUDA 13's
-//! nvcc, runtime and headers there from PyPI) or `PATH`. Without it the runtime tests
-//! skip loudly, except under CI (`CI` set), where that is a failure.
+//! nvcc is found as `common::nvcc` says; without it the runtime tests skip loudly,
+//! except under CI, where that is a failure.
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn repo() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-/// nvcc, or `None` (a loud skip; a failure under CI).
-fn nvcc() -> Option<PathBuf> {
-    let from_env = std::env::var_os("PTXVK_NVCC").map(PathBuf::from);
-    let venv = repo().join("target/nvcc-venv/lib");
-    let from_venv = std::fs::read_dir(&venv).ok().and_then(|dir| {
-        dir.filter_map(Result::ok)
-            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
-            .find(|p| p.is_file())
-    });
-    let from_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths).map(|p| p.join("nvcc")).find(|p| p.is_file())
-    });
-    let found = from_env.or(from_venv).or(from_path);
-    if found.is_none() {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI must have nvcc (make test installs it into target/nvcc-venv)");
-        }
-        // Straight to the stderr handle: libtest hides a passing test's eprintln!.
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: no nvcc (set PTXVK_NVCC or install it into target/nvcc-venv)"
-        );
-    }
-    found
-}
-
-/// A scratch directory holding `libcuda.so.1`, a link to the library Cargo built.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptxvk-cudart-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    std::os::unix::fs::symlink(common::library_path(), dir.join("libcuda.so.1"))
-        .expect("libcuda.so.1 link");
-    dir
-}
+use common::nvcc::{nvcc, repo, scratch};
 
 /// Builds `tests/data/cudart_vadd.cu` with `gencode` (and `extra` flags) into `dir`.
-fn build(nvcc: &Path, dir: &Path, gencode: &str, extra: &[&str]) -> PathBuf {
-    let exe = dir.join("cudart_vadd");
+fn build(nvcc: &Path, dir: &Path, gencode: &str, extra: &[String]) -> PathBuf {
     let source = repo().join("cuda-driver/tests/data/cudart_vadd.cu");
-    let out = Command::new(nvcc)
-        .args(["-gencode", gencode])
-        .args(extra)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&source)
-        .env("TMPDIR", dir)
-        .output()
-        .expect("nvcc runs");
-    assert!(
-        out.status.success(),
-        "nvcc failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    let mut flags = vec!["-gencode".to_string(), gencode.to_string()];
+    flags.extend_from_slice(extra);
+    common::nvcc::build(nvcc, dir, &source, "cudart_vadd", &flags)
 }
 
-/// Runs `exe` with this library as the system's CUDA driver.
+/// Runs `exe` with this library as the system's CUDA driver, tracing its calls.
 fn run(exe: &Path, dir: &Path) -> (bool, String, String) {
-    let out = Command::new(exe)
-        .env("LD_LIBRARY_PATH", dir)
-        .env("PTXVK_LOG", "driver")
-        .output()
-        .expect("the program runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let ran = common::nvcc::run(exe, dir, &[("PTXVK_LOG", "driver")]);
+    (ran.ok, ran.stdout, ran.stderr)
 }
 
 #[test]
@@ -96,7 +33,7 @@ fn an_nvcc_program_with_the_static_runtime_runs_unmodified() {
         return;
     }
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("ptx");
+    let dir = scratch("cudart", "ptx");
     let exe = build(&nvcc, &dir, "arch=compute_75,code=compute_75", &[]);
     let (ok, stdout, stderr) = run(&exe, &dir);
     assert!(ok, "the program failed:\n{stdout}\n{stderr}");
@@ -129,19 +66,11 @@ fn an_nvcc_program_with_the_shared_runtime_runs_unmodified() {
         return;
     }
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("shared");
+    let dir = scratch("cudart", "shared");
     // nvcc links `-lcudart`: a `libcudart.so` beside the program, and the loader finds
     // `libcudart.so.13` there too.
-    let runtime = nvcc.parent().and_then(Path::parent).map(|p| p.join("lib/libcudart.so.13"));
-    let Some(runtime) = runtime.filter(|p| p.is_file()) else {
-        panic!("nvcc's libcudart.so.13 is missing beside {}", nvcc.display())
-    };
-    for name in ["libcudart.so", "libcudart.so.13"] {
-        std::os::unix::fs::symlink(&runtime, dir.join(name)).expect("runtime link");
-    }
-    let search = format!("-L{}", dir.display());
-    let exe =
-        build(&nvcc, &dir, "arch=compute_75,code=compute_75", &["-cudart", "shared", &search]);
+    let shared = common::nvcc::shared_runtime(&nvcc, &dir);
+    let exe = build(&nvcc, &dir, "arch=compute_75,code=compute_75", &shared);
     let (ok, stdout, stderr) = run(&exe, &dir);
     assert!(ok, "the program failed:\n{stdout}\n{stderr}");
     check_vadd_output(&stdout, &stderr);
@@ -155,7 +84,7 @@ fn a_sass_only_program_is_told_how_to_embed_ptx() {
         return;
     }
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("sass");
+    let dir = scratch("cudart", "sass");
     let exe = build(&nvcc, &dir, "arch=compute_75,code=sm_75", &[]);
     let (ok, stdout, stderr) = run(&exe, &dir);
     assert!(!ok, "a SASS-only program cannot run:\n{stdout}");

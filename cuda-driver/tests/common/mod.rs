@@ -3,6 +3,8 @@
 //! types they use, and a current context.
 #![allow(dead_code)]
 
+pub mod nvcc;
+
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::path::PathBuf;
 
