@@ -61,6 +61,8 @@ impl Device {
         let memory = allocate_shared(&self.shared, size, None)?;
         let buffer = Buffer::wrap(&self.shared, memory, size, None);
         self.zero(&buffer)?;
+        // After the zero fill, as in `Device::alloc` (initcheck's write shadows).
+        self.maybe_track(&buffer)?;
         Ok(buffer)
     }
 
