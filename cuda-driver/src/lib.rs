@@ -7,7 +7,7 @@
 //! One file per area of the API, as in ZLUDA: `device.rs` (devices, contexts),
 //! `memory.rs` (allocations, copies, memsets, pointers, pools), `module.rs` (modules,
 //! libraries, functions, globals, the JIT linker), `stream.rs` (streams, events, host
-//! functions), `graph.rs` (stream capture, graphs, user objects), `launch.rs` (launches,
+//! functions), `ipc.rs` (memory and events shared between processes), `graph.rs` (stream capture, graphs, user objects), `launch.rs` (launches,
 //! occupancy), `tensor_map.rs` (tensor maps), `texture.rs`
 //! (arrays, texture and surface objects) and `proc.rs`
 //! (`cuGetProcAddress` and the export table). Every exported function is a thin `extern "C"` shim over a Rust
@@ -46,6 +46,7 @@ mod export_table;
 mod fatbin;
 mod graph;
 mod handles;
+mod ipc;
 mod launch;
 mod memory;
 mod module;

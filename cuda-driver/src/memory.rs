@@ -49,7 +49,8 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut u64, size: usize) -> CUresult 
         if size == 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let buffer = d.device.vk().alloc(size as u64).map_err(vk_code)?;
+        // Exportable where CUDA IPC can share it (`crate::ipc`).
+        let buffer = crate::ipc::alloc(d.device.vk(), size as u64).map_err(vk_code)?;
         // SAFETY: `dptr` is null or writable (CUDA's contract).
         unsafe { out(dptr, remember(d, buffer, false)) }
     })
@@ -108,6 +109,7 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: u64) -> CUresult {
         }
         d.device.synchronize().map_err(crate::code)?;
         d.allocations().remove(&dptr);
+        crate::ipc::forget_allocation(dptr);
         Ok(())
     })
 }
@@ -840,12 +842,6 @@ pub unsafe extern "C" fn cuMemFreeAsync(dptr: u64, stream: usize) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuMemFreeAsync_ptsz(dptr: u64, stream: usize) -> CUresult {
     entry(|| free_async(dptr, stream, true))
-}
-
-/// Not supported: IPC between processes (each process has its own Vulkan device).
-#[no_mangle]
-pub unsafe extern "C" fn cuIpcGetMemHandle(_handle: *mut c_void, _dptr: u64) -> CUresult {
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
 }
 
 /// The managed allocation range `[ptr, ptr + count)` lies in, or INVALID_VALUE.

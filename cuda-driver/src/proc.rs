@@ -82,6 +82,7 @@ macro_rules! exports {
 
 use crate::device::*;
 use crate::graph::*;
+use crate::ipc::*;
 use crate::launch::*;
 use crate::memory::*;
 use crate::module::*;
@@ -236,6 +237,11 @@ exports!(
     cuMemFreeAsync,
     cuMemFreeAsync_ptsz,
     cuIpcGetMemHandle,
+    cuIpcOpenMemHandle,
+    cuIpcOpenMemHandle_v2,
+    cuIpcCloseMemHandle,
+    cuIpcGetEventHandle,
+    cuIpcOpenEventHandle,
     cuModuleLoadData,
     cuModuleLoadFatBinary,
     cuModuleLoadDataEx,

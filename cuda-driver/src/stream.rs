@@ -158,6 +158,9 @@ fn wait_event(
     if crate::graph::wait_event(d, &s, event, flags)? {
         return Ok(());
     }
+    if let Some(result) = crate::ipc::stream_wait_event(d, &s, event) {
+        return result;
+    }
     s.get().wait_event(&e).map_err(vk_code)
 }
 
@@ -382,14 +385,23 @@ pub unsafe extern "C" fn cuEventCreate(handle: *mut usize, flags: c_uint) -> CUr
         let d = driver()?;
         let timing = flags & CU_EVENT_DISABLE_TIMING == 0;
         let e = d.device.create_event(timing).map_err(crate::code)?;
+        let created = d.events.insert(e);
+        if let Err(e) = crate::ipc::event_created(created, flags) {
+            d.events.remove(created);
+            return Err(e);
+        }
         // SAFETY: `handle` is null or writable (CUDA's contract).
-        unsafe { out(handle, d.events.insert(e)) }
+        unsafe { out(handle, created) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuEventDestroy_v2(handle: usize) -> CUresult {
-    entry(|| driver()?.events.remove(handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE))
+    entry(|| {
+        driver()?.events.remove(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        crate::ipc::event_destroyed(handle);
+        Ok(())
+    })
 }
 
 fn event(d: &Driver, handle: usize) -> Result<Arc<Event>, CUresult> {
@@ -405,7 +417,8 @@ fn record(handle: usize, stream: usize, per_thread: bool, external: bool) -> Res
     if crate::graph::record_event(d, &s, handle, external)? {
         return Ok(());
     }
-    s.get().record(&e).map_err(vk_code)
+    s.get().record(&e).map_err(vk_code)?;
+    crate::ipc::event_recorded(handle, &s)
 }
 
 #[no_mangle]
@@ -455,6 +468,9 @@ pub unsafe extern "C" fn cuEventRecordWithFlags_ptsz(
 pub unsafe extern "C" fn cuEventQuery(handle: usize) -> CUresult {
     entry(|| {
         let d = driver()?;
+        if let Some(result) = crate::ipc::event_query(handle) {
+            return result;
+        }
         match event(d, handle)?.query().map_err(vk_code)? {
             true => Ok(()),
             false => Err(CUresult::CUDA_ERROR_NOT_READY),
@@ -464,7 +480,13 @@ pub unsafe extern "C" fn cuEventQuery(handle: usize) -> CUresult {
 
 #[no_mangle]
 pub unsafe extern "C" fn cuEventSynchronize(handle: usize) -> CUresult {
-    entry(|| event(driver()?, handle)?.synchronize().map_err(vk_code))
+    entry(|| {
+        let d = driver()?;
+        if let Some(result) = crate::ipc::event_synchronize(d, handle) {
+            return result;
+        }
+        event(d, handle)?.synchronize().map_err(vk_code)
+    })
 }
 
 #[no_mangle]

@@ -136,6 +136,25 @@ pub(crate) struct QueueFamily {
     pub(crate) timestamp_valid_bits: u32,
 }
 
+/// Whether buffers of ptxvk's usage can be backed by memory exported and imported as
+/// opaque file descriptors (vkGetPhysicalDeviceExternalBufferProperties, Vulkan 1.1):
+/// `Some(dedicated only)` when they can.
+fn opaque_fd_buffers_shareable(instance: &ash::Instance, raw: vk::PhysicalDevice) -> Option<bool> {
+    let info = vk::PhysicalDeviceExternalBufferInfo::default()
+        .usage(crate::memory::usage())
+        .handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+    let mut props = vk::ExternalBufferProperties::default();
+    // SAFETY: `raw` belongs to this live instance and supports Vulkan >= 1.1, where the
+    // query is core (the caller checks); both structures outlive the call.
+    unsafe { instance.get_physical_device_external_buffer_properties(raw, &info, &mut props) };
+    let features = props.external_memory_properties.external_memory_features;
+    features
+        .contains(
+            vk::ExternalMemoryFeatureFlags::EXPORTABLE | vk::ExternalMemoryFeatureFlags::IMPORTABLE,
+        )
+        .then(|| features.contains(vk::ExternalMemoryFeatureFlags::DEDICATED_ONLY))
+}
+
 /// Optional device extensions ptxvk uses when they exist.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Extensions {
@@ -145,6 +164,11 @@ pub(crate) struct Extensions {
     pub(crate) portability_subset: bool,
     /// `VK_EXT_external_memory_host`: registering existing host memory for kernels.
     pub(crate) external_memory_host: bool,
+    /// `VK_KHR_external_memory_fd`, with buffers of ptxvk's usage exportable and
+    /// importable as opaque file descriptors: memory shared between processes (CUDA IPC).
+    pub(crate) external_memory_fd: bool,
+    /// Such memory must be a dedicated allocation (`DEDICATED_ONLY`).
+    pub(crate) external_memory_fd_dedicated: bool,
 }
 
 /// The feature structures a device reported, with `p_next` cleared. Structures for a
@@ -175,6 +199,10 @@ pub(crate) struct Adapter {
     pub(crate) queue_family: Option<QueueFamily>,
     pub(crate) driver_version: u32,
     pub(crate) pipeline_cache_uuid: [u8; vk::UUID_SIZE],
+    /// `deviceUUID` (Vulkan 1.1): memory exported by one process can be imported by
+    /// another only on a device with the same UUID (VK_KHR_external_memory_capabilities).
+    pub(crate) device_uuid: [u8; vk::UUID_SIZE],
+    pub(crate) memory_properties: vk::PhysicalDeviceMemoryProperties,
     pub(crate) extensions: Extensions,
     pub(crate) supported: SupportedFeatures,
 }
@@ -205,7 +233,16 @@ impl Adapter {
             shader_atomic_float: has_extension(ash::ext::shader_atomic_float::NAME),
             portability_subset: has_extension(ash::khr::portability_subset::NAME),
             external_memory_host: has_extension(ash::ext::external_memory_host::NAME),
+            external_memory_fd: false,
+            external_memory_fd_dedicated: false,
         };
+        let mut extensions = extensions;
+        if has_extension(ash::khr::external_memory_fd::NAME) && at_least(1) {
+            if let Some(dedicated) = opaque_fd_buffers_shareable(instance, raw) {
+                extensions.external_memory_fd = true;
+                extensions.external_memory_fd_dedicated = dedicated;
+            }
+        }
 
         // Properties. Version-specific structures are chained only where the device
         // implements that version (vkGetPhysicalDeviceProperties2 valid usage).
@@ -381,6 +418,8 @@ impl Adapter {
             queue_family,
             driver_version: props.driver_version,
             pipeline_cache_uuid: props.pipeline_cache_uuid,
+            device_uuid: if at_least(1) { p11.device_uuid } else { [0; vk::UUID_SIZE] },
+            memory_properties: memory,
             extensions,
             supported,
         })

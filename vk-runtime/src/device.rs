@@ -299,6 +299,13 @@ pub(crate) struct DeviceShared {
     pub(crate) unified_memory: bool,
     pub(crate) host_pointer_alignment: u64,
     pub(crate) external_memory_host: Option<ash::ext::external_memory_host::Device>,
+    /// `VK_KHR_external_memory_fd`, when buffers can be shared as opaque fds.
+    pub(crate) external_memory_fd: Option<ash::khr::external_memory_fd::Device>,
+    /// `deviceUUID`: imported memory must come from a device with the same one.
+    pub(crate) device_uuid: [u8; vk::UUID_SIZE],
+    /// Memory shared as opaque fds must be a dedicated allocation.
+    pub(crate) external_memory_fd_dedicated: bool,
+    pub(crate) memory_properties: vk::PhysicalDeviceMemoryProperties,
     /// Shared by every program of this device; internally synchronized by Vulkan.
     pub(crate) pipeline_cache: vk::PipelineCache,
     /// Set when a pipeline was created, so the cache is worth saving.
@@ -482,6 +489,9 @@ impl DeviceShared {
         if adapter.extensions.external_memory_host {
             extensions.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
+        if adapter.extensions.external_memory_fd {
+            extensions.push(ash::khr::external_memory_fd::NAME.as_ptr());
+        }
 
         let mut enable = adapter.features_to_enable();
         let mut features2 = vk::PhysicalDeviceFeatures2::default()
@@ -517,6 +527,10 @@ impl DeviceShared {
                     .extensions
                     .external_memory_host
                     .then(|| ash::ext::external_memory_host::Device::new(instance.raw(), &raw));
+                let external_memory_fd = adapter
+                    .extensions
+                    .external_memory_fd
+                    .then(|| ash::khr::external_memory_fd::Device::new(instance.raw(), &raw));
                 let gpu = Arc::new(Gpu {
                     raw: raw.clone(),
                     allocator: ManuallyDrop::new(Mutex::new(allocator)),
@@ -538,6 +552,10 @@ impl DeviceShared {
                 Ok(DeviceShared {
                     id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
                     external_memory_host,
+                    external_memory_fd,
+                    device_uuid: adapter.device_uuid,
+                    external_memory_fd_dedicated: adapter.extensions.external_memory_fd_dedicated,
+                    memory_properties: adapter.memory_properties,
                     raw,
                     info: adapter.info,
                     max_buffer_size: adapter.max_buffer_size,

@@ -47,7 +47,8 @@
 //!
 //! `instance` (loader, enumeration, validation messages), `adapter` (feature and limit
 //! probing), `device` (selection, creation, pipeline cache, teardown, host callbacks),
-//! `memory` (allocations, host memory, the address map), `pool` (stream-ordered pools),
+//! `memory` (allocations, host memory, the address map), `external` (memory shared
+//! with other processes), `pool` (stream-ordered pools),
 //! `stream` (streams, copies, memsets), `event`, `program` (shader module, layout,
 //! specialized pipelines), `launch` (validation, timed launches), `conv` (pure mapping
 //! helpers), `error`; `native_cuda`, a client of NVIDIA's CUDA driver for comparisons.
@@ -60,6 +61,7 @@ mod conv;
 mod device;
 mod error;
 mod event;
+mod external;
 mod instance;
 mod launch;
 mod memory;
@@ -77,6 +79,7 @@ pub use device::{
 };
 pub use error::Error;
 pub use event::Event;
+pub use external::ExportedMemory;
 pub use instance::{enumerate_devices, validation_messages, ENV_VALIDATION_ABORT};
 pub use launch::{LaunchConfig, LaunchStats, CUDA_MAX_GRID};
 pub use memory::{Buffer, MemoryKind, Range, Resolved, BUFFER_ALIGNMENT};

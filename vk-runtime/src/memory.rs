@@ -53,11 +53,14 @@ pub enum MemoryKind {
 }
 
 /// The memory behind a buffer.
-enum Backing {
+pub(crate) enum Backing {
     /// Sub-allocated by gpu-allocator.
     Allocated(Allocation),
     /// A dedicated `VkDeviceMemory` importing host memory the caller owns.
     Imported(vk::DeviceMemory),
+    /// A dedicated `VkDeviceMemory` other processes can share (`crate::external`):
+    /// exportable as an opaque fd, or imported from one.
+    Shared(crate::external::SharedMemory),
     /// Bytes `offset..offset + len` of a [`crate::Window`]'s buffer, whose `VkBuffer`
     /// this memory shares.
     Window { window: Arc<crate::window::WindowInner>, offset: u64, len: u64 },
@@ -65,7 +68,7 @@ enum Backing {
 
 /// A host pointer to mapped memory.
 #[derive(Clone, Copy)]
-struct Mapped(NonNull<u8>);
+pub(crate) struct Mapped(pub(crate) NonNull<u8>);
 
 // SAFETY: the pointer refers to memory mapped for the whole life of the allocation (or
 // host memory the registrant keeps alive), not to thread-local data; every access goes
@@ -77,14 +80,14 @@ unsafe impl Sync for Mapped {}
 /// One Vulkan buffer and the memory bound to it.
 pub(crate) struct Memory {
     pub(crate) raw: vk::Buffer,
-    backing: Backing,
+    pub(crate) backing: Backing,
     /// Offset in `raw` of the buffer's byte 0 (non-zero for registered memory, whose
     /// import starts at the page below the registered pointer).
     pub(crate) raw_offset: u64,
     /// Bytes usable from byte 0 (at least the requested size).
     pub(crate) capacity: u64,
     pub(crate) address: u64,
-    mapped: Option<Mapped>,
+    pub(crate) mapped: Option<Mapped>,
     pub(crate) kind: MemoryKind,
 }
 
@@ -292,8 +295,12 @@ impl Memory {
             // A failure here only means the allocator's bookkeeping is off; nothing to
             // report from a destructor.
             Backing::Allocated(a) => drop(gpu.allocator().free(a)),
-            // SAFETY: the memory was allocated by this device and its buffer is destroyed.
-            Backing::Imported(m) => unsafe { gpu.raw.free_memory(m, None) },
+            Backing::Imported(m)
+            | Backing::Shared(crate::external::SharedMemory { memory: m, .. }) => {
+                // SAFETY: the memory was allocated by this device and its buffer is
+                // destroyed (freeing memory also unmaps it).
+                unsafe { gpu.raw.free_memory(m, None) }
+            }
         }
     }
 
@@ -334,7 +341,7 @@ impl Memory {
 
     /// Zero-fills the first `len` bytes of host-visible memory; false when the memory is
     /// not host-visible.
-    fn zero_mapped(&self, len: u64) -> Result<bool, Error> {
+    pub(crate) fn zero_mapped(&self, len: u64) -> Result<bool, Error> {
         let Some(ptr) = self.mapped_range("zero", 0, len)? else { return Ok(false) };
         // SAFETY: the range is inside the live mapping; the caller guarantees no GPU work
         // uses the memory yet.
@@ -344,14 +351,14 @@ impl Memory {
 }
 
 /// Usage of every buffer.
-fn usage() -> vk::BufferUsageFlags {
+pub(crate) fn usage() -> vk::BufferUsageFlags {
     vk::BufferUsageFlags::STORAGE_BUFFER
         | vk::BufferUsageFlags::TRANSFER_SRC
         | vk::BufferUsageFlags::TRANSFER_DST
         | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
 }
 
-fn buffer_address(dev: &ash::Device, raw: vk::Buffer) -> u64 {
+pub(crate) fn buffer_address(dev: &ash::Device, raw: vk::Buffer) -> u64 {
     let info = vk::BufferDeviceAddressInfo::default().buffer(raw);
     // SAFETY: the buffer was created with SHADER_DEVICE_ADDRESS usage on a device with
     // bufferDeviceAddress enabled, and is bound to memory allocated with the device-address
@@ -476,6 +483,11 @@ impl Buffer {
 
     pub fn same_allocation(&self, other: &Buffer) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// The buffer's device, unless it is gone.
+    pub(crate) fn device_shared(&self) -> Option<Arc<DeviceShared>> {
+        self.inner.device.upgrade()
     }
 
     /// The id of the device the buffer belongs to.
