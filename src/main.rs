@@ -16,6 +16,8 @@ use ptxvk::spec::{self, LaunchSpec};
 use ptxvk::vk::DeviceSelector;
 use ptxvk::{Device, Error, SourceMap};
 
+mod exec;
+
 #[derive(Parser)]
 #[command(
     name = "ptxvk",
@@ -106,6 +108,13 @@ enum Command {
         /// Print the folder holding libcuda.so.1 (for LD_LIBRARY_PATH) and exit.
         #[arg(long)]
         print_path: bool,
+        /// Print the settings made for CUDA clients (CuPy, numba-cuda, NVIDIA Warp) so
+        /// that they hand ptxvk PTX.
+        #[arg(long, short)]
+        verbose: bool,
+        /// Make none of those settings: run the program with only the library path set.
+        #[arg(long)]
+        no_client_settings: bool,
         /// The program and its arguments.
         #[arg(last = true)]
         command: Vec<String>,
@@ -253,7 +262,10 @@ fn main() -> ExitCode {
         ),
         Command::Compare(options) => compare(&options),
         Command::Devices { json } => devices(json),
-        Command::Exec { print_path, command } => exec(print_path, &command),
+        Command::Exec { print_path, verbose, no_client_settings, command } => {
+            let how = exec::How { print_path, verbose, client_settings: !no_client_settings };
+            exec::run(how, &command).map_err(|(code, error)| Failure { code, error })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -273,60 +285,6 @@ fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
-}
-
-/// The folder with `libcuda.so.1` and `libcuda.so` links to the driver library built next
-/// to this executable (`PTXVK_LIBCUDA` names another library file).
-fn libcuda_dir() -> anyhow::Result<PathBuf> {
-    let library = match std::env::var_os("PTXVK_LIBCUDA") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            let exe = std::env::current_exe().context("cannot find the ptxvk executable")?;
-            let dir = exe.parent().context("the ptxvk executable has no folder")?;
-            dir.join("libcuda.so")
-        }
-    };
-    let library = library.canonicalize().with_context(|| {
-        format!(
-            "ptxvk's driver library is not at {}; build it with `cargo build -p ptxvk-cuda-driver` \
-             (same profile as ptxvk) or set PTXVK_LIBCUDA to its path",
-            library.display()
-        )
-    })?;
-    let dir = library.parent().context("the library has no folder")?.join("ptxvk-libcuda");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for name in ["libcuda.so.1", "libcuda.so"] {
-        let link = dir.join(name);
-        if std::fs::read_link(&link).ok().as_deref() != Some(library.as_path()) {
-            let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(&library, &link)
-                .with_context(|| format!("cannot create {}", link.display()))?;
-        }
-    }
-    Ok(dir)
-}
-
-fn exec(print_path: bool, command: &[String]) -> Result<(), Failure> {
-    let dir = libcuda_dir().map_err(|error| Failure { code: 3, error })?;
-    if print_path {
-        println!("{}", dir.display());
-        return Ok(());
-    }
-    let Some((program, args)) = command.split_first() else {
-        return Err(usage(anyhow::anyhow!("nothing to run: ptxvk exec -- COMMAND [ARGS...]")));
-    };
-    let mut path = std::ffi::OsString::from(&dir);
-    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
-        path.push(":");
-        path.push(old);
-    }
-    use std::os::unix::process::CommandExt;
-    // `exec` returns only on failure.
-    let error = std::process::Command::new(program).args(args).env("LD_LIBRARY_PATH", path).exec();
-    Err(Failure {
-        code: 2,
-        error: anyhow::Error::new(error).context(format!("cannot run `{program}`")),
-    })
 }
 
 /// Reads PTX files into one source map, in order. Bytes that are not UTF-8 are allowed

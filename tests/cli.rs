@@ -965,3 +965,93 @@ fn one_rejected_kernel_does_not_take_down_its_module() {
         .expect("launch");
     assert_eq!(out.to_vec().expect("read"), [0, 1, 2, 3]);
 }
+
+/// `ptxvk exec` with a stand-in driver library (the commands run load no CUDA), the
+/// given environment changes, in a scratch folder.
+fn exec_with(name: &str, args: &[&str], env: &[(&str, Option<&str>)]) -> (Output, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("ptxvk-exec-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let library = dir.join("libcuda.so");
+    std::fs::write(&library, b"not a library: nothing here loads CUDA").expect("stand-in");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ptxvk"));
+    command.current_dir(&dir).arg("exec").args(args).env("PTXVK_LIBCUDA", &library);
+    for name in ["CUPY_COMPILE_WITH_PTX", "NUMBA_CUDA_ENABLE_PYNVJITLINK", "PTXVK_WARP_CUDA_OUTPUT"]
+    {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        match value {
+            Some(v) => command.env(name, v),
+            None => command.env_remove(name),
+        };
+    }
+    (command.output().expect("the ptxvk binary runs"), dir)
+}
+
+#[test]
+fn exec_sets_what_clients_need_to_hand_over_ptx_and_keeps_what_the_user_set() {
+    let show = "echo \"$CUPY_COMPILE_WITH_PTX|$NUMBA_CUDA_ENABLE_PYNVJITLINK|\
+                $PTXVK_WARP_CUDA_OUTPUT|$LD_LIBRARY_PATH|$PYTHONPATH\"";
+    let (out, dir) =
+        exec_with("settings", &["--verbose", "--", "sh", "-c", show], &[("LD_LIBRARY_PATH", None)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let libraries = dir.join("ptxvk-libcuda");
+    let hook = libraries.join("python");
+    let expected = format!("1|0|ptx|{}|{}\n", libraries.display(), hook.display());
+    assert_eq!(stdout(&out), expected);
+    assert!(std::fs::read_link(libraries.join("libcuda.so.1")).is_ok());
+    // --verbose says what was set, and why.
+    assert!(
+        stderr(&out).contains("CuPy CUPY_COMPILE_WITH_PTX=1: CuPy's NVRTC"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A value the user set wins; earlier paths stay after ptxvk's.
+    let env = [("CUPY_COMPILE_WITH_PTX", Some("0")), ("PYTHONPATH", Some("/mine"))];
+    let (out, dir) = exec_with("override", &["-v", "--", "sh", "-c", show], &env);
+    assert!(stdout(&out).starts_with("0|0|ptx|"), "{}", stdout(&out));
+    let hook = dir.join("ptxvk-libcuda/python");
+    assert!(stdout(&out).ends_with(&format!("|{}:/mine\n", hook.display())), "{}", stdout(&out));
+    assert!(stderr(&out).contains("CUPY_COMPILE_WITH_PTX=0 (kept, set by you"), "{}", stderr(&out));
+
+    // --no-client-settings sets only the library path.
+    let (out, _) = exec_with("none", &["--no-client-settings", "--", "sh", "-c", show], &[]);
+    assert!(stdout(&out).starts_with("|||"), "{}", stdout(&out));
+}
+
+#[test]
+fn exec_makes_nvidia_warp_compile_to_ptx_unless_the_program_chose() {
+    let python = ["python3", "python"]
+        .into_iter()
+        .find(|p| Command::new(p).arg("-c").arg("pass").output().is_ok_and(|o| o.status.success()));
+    let Some(python) = python else {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: no python3 to run the Warp hook with");
+        return;
+    };
+    // A stand-in `warp` package whose config leaves the choice open, and a
+    // `sitecustomize` of the user's that the hook must still run.
+    let packages = std::env::temp_dir().join(format!("ptxvk-exec-packages-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&packages);
+    std::fs::create_dir_all(packages.join("warp")).expect("package folder");
+    std::fs::write(packages.join("warp/__init__.py"), "").expect("warp");
+    std::fs::write(
+        packages.join("sitecustomize.py"),
+        "import os\nos.environ['USER_SITE_RAN'] = '1'\n",
+    )
+    .expect("user sitecustomize");
+    let script =
+        "import os, warp.config as c; print(c.cuda_output, os.environ.get('USER_SITE_RAN'))";
+    let path = packages.display().to_string();
+    for (config, expected) in
+        [("cuda_output = None\n", "ptx 1\n"), ("cuda_output = 'cubin'\n", "cubin 1\n")]
+    {
+        std::fs::write(packages.join("warp/config.py"), config).expect("warp.config");
+        let env = [("PYTHONPATH", Some(path.as_str()))];
+        let (out, _) = exec_with("warp", &["--", python, "-c", script], &env);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), expected, "with {config:?}");
+    }
+}
