@@ -7,6 +7,7 @@
 //! | CuPy | `CUPY_COMPILE_WITH_PTX=1` | CuPy's NVRTC kernels become PTX, not cubins |
 //! | numba-cuda | `NUMBA_CUDA_ENABLE_PYNVJITLINK=0` | numba-cuda before 0.16 then links through the driver, which gets PTX; later versions use nvJitLink (cubins) whenever it is installed, so leave `nvidia-nvjitlink` out |
 //! | NVIDIA Warp | `PTXVK_WARP_CUDA_OUTPUT=ptx`, through a Python start-up hook | `warp.config.cuda_output` has no environment variable |
+//! | NVIDIA Warp | the hook sets `PTXVK_CUDA_DRIVER_VERSION` to Warp's CUDA version when unset | Warp hands the driver PTX only when the driver is at least as new as its toolkit |
 //!
 //! A variable the user has set already is left alone (so each can be overridden), and
 //! `--no-client-settings` makes none of them; `--verbose` prints what was set.
@@ -94,6 +95,7 @@ pub(crate) fn run(how: How, command: &[String]) -> Result<(), (u8, anyhow::Error
         child.env("PYTHONPATH", prepend(&hook, "PYTHONPATH"));
         if how.verbose {
             eprintln!("ptxvk exec: PYTHONPATH starts with {} (the hook)", hook.display());
+            child.env("PTXVK_EXEC_VERBOSE", "1");
         }
     }
     use std::os::unix::process::CommandExt;

@@ -1035,23 +1035,41 @@ fn exec_makes_nvidia_warp_compile_to_ptx_unless_the_program_chose() {
     // `sitecustomize` of the user's that the hook must still run.
     let packages = std::env::temp_dir().join(format!("ptxvk-exec-packages-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&packages);
-    std::fs::create_dir_all(packages.join("warp")).expect("package folder");
+    std::fs::create_dir_all(packages.join("warp/bin")).expect("package folder");
     std::fs::write(packages.join("warp/__init__.py"), "").expect("warp");
     std::fs::write(
         packages.join("sitecustomize.py"),
         "import os\nos.environ['USER_SITE_RAN'] = '1'\n",
     )
     .expect("user sitecustomize");
-    let script =
-        "import os, warp.config as c; print(c.cuda_output, os.environ.get('USER_SITE_RAN'))";
+    // Warp's native library says which CUDA it was built with; a stand-in built with the
+    // C compiler where there is one.
+    let source = packages.join("warp.c");
+    std::fs::write(&source, "int wp_cuda_toolkit_version(void) { return 13040; }\n").expect("c");
+    let native = packages.join("warp/bin/warp.so");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&native)
+        .arg(&source)
+        .status()
+        .is_ok_and(|s| s.success());
+    let version = if built { "13040" } else { "None" };
+    let script = "import os, warp.config as c; \
+                  print(c.cuda_output, os.environ.get('USER_SITE_RAN'), \
+                  os.environ.get('PTXVK_CUDA_DRIVER_VERSION'))";
     let path = packages.display().to_string();
-    for (config, expected) in
-        [("cuda_output = None\n", "ptx 1\n"), ("cuda_output = 'cubin'\n", "cubin 1\n")]
-    {
+    let cases = [
+        ("cuda_output = None\n", None, format!("ptx 1 {version}\n")),
+        ("cuda_output = 'cubin'\n", None, format!("cubin 1 {version}\n")),
+        // A version the user set is kept.
+        ("cuda_output = None\n", Some("12.9"), "ptx 1 12.9\n".to_string()),
+    ];
+    for (config, driver_version, expected) in cases {
         std::fs::write(packages.join("warp/config.py"), config).expect("warp.config");
-        let env = [("PYTHONPATH", Some(path.as_str()))];
+        let env =
+            [("PYTHONPATH", Some(path.as_str())), ("PTXVK_CUDA_DRIVER_VERSION", driver_version)];
         let (out, _) = exec_with("warp", &["--", python, "-c", script], &env);
         assert!(out.status.success(), "{}", stderr(&out));
-        assert_eq!(stdout(&out), expected, "with {config:?}");
+        assert_eq!(stdout(&out), expected, "with {config:?} and {driver_version:?}");
     }
 }

@@ -1,10 +1,18 @@
 """ptxvk exec's Python start-up hook (ptxvk writes this file; do not edit it there).
 
-NVIDIA Warp has no environment variable for the form its kernels are compiled to,
-and picks cubins (SASS for NVIDIA GPUs, which ptxvk cannot run) when the driver is
-as new as its NVRTC. This hook sets `warp.config.cuda_output` to the value of
-PTXVK_WARP_CUDA_OUTPUT ("ptx") as soon as `warp.config` is imported, unless the
-program set it already. Any `sitecustomize` this one hides is run afterwards.
+NVIDIA Warp has no environment variable for the form its kernels are compiled to.
+This hook sets `warp.config.cuda_output` to the value of PTXVK_WARP_CUDA_OUTPUT
+("ptx") as soon as `warp.config` is imported, unless the program set it already.
+
+Warp also hands the driver PTX only when the driver's version is at least the CUDA
+version Warp was built with; below it, Warp compiles the PTX to a cubin itself. So
+when PTXVK_CUDA_DRIVER_VERSION is unset, the hook raises the version ptxvk's driver
+reports to Warp's (`wp_cuda_toolkit_version()` of its native library), which the
+driver reads when Warp initializes CUDA. Warp asks for every driver function at a
+fixed version of its own (`cuGetProcAddress`), none newer than ptxvk implements.
+
+Any `sitecustomize` this one hides is run afterwards. With PTXVK_EXEC_VERBOSE set,
+what the hook does is printed to standard error.
 """
 
 import importlib.abc
@@ -14,6 +22,28 @@ import runpy
 import sys
 
 _WANTED = os.environ.get("PTXVK_WARP_CUDA_OUTPUT", "")
+_VERBOSE = bool(os.environ.get("PTXVK_EXEC_VERBOSE"))
+
+
+def _say(what):
+    if _VERBOSE:
+        print(f"ptxvk exec (Python hook): {what}", file=sys.stderr)
+
+
+def _match_warps_cuda_version(config):
+    """Reports Warp's CUDA version as the driver's, unless the user chose one."""
+    if os.environ.get("PTXVK_CUDA_DRIVER_VERSION"):
+        return
+    native = os.path.join(os.path.dirname(os.path.abspath(config.__file__)), "bin", "warp.so")
+    try:
+        import ctypes
+
+        version = int(ctypes.CDLL(native).wp_cuda_toolkit_version())
+    except (OSError, AttributeError, ValueError):
+        return
+    if version > 0:
+        os.environ["PTXVK_CUDA_DRIVER_VERSION"] = str(version)
+        _say(f"PTXVK_CUDA_DRIVER_VERSION={version}, the CUDA version Warp was built with")
 
 
 class _SetWarpOutput(importlib.abc.MetaPathFinder):
@@ -34,6 +64,8 @@ class _SetWarpOutput(importlib.abc.MetaPathFinder):
             exec_module(module)
             if getattr(module, "cuda_output", None) is None:
                 module.cuda_output = _WANTED
+                _say(f"warp.config.cuda_output = {_WANTED!r}")
+            _match_warps_cuda_version(module)
 
         loader.exec_module = exec_then_set
         return spec
