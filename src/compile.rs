@@ -417,14 +417,5 @@ fn no_such_kernel(module: &ast::Module, name: &str) -> Error {
 
 /// Names of the module's kernels, in source order.
 pub fn entry_names(module: &ast::Module) -> Vec<String> {
-    module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ast::Item::Function(f) if f.is_entry && f.body.is_some() => {
-                Some(f.name.value.to_string())
-            }
-            _ => None,
-        })
-        .collect()
+    ptxvk_lower::sema::kernels(module).map(|f| f.name.value.to_string()).collect()
 }

@@ -855,7 +855,14 @@ impl Module {
         let data = if layout.image.is_empty() {
             None
         } else {
-            let buf = device.alloc(layout.image.len() as u64)?;
+            let bytes = layout.image.len() as u64;
+            // `__managed__` variables: the host uses their device addresses (CUDA's
+            // runtime hands them to the program), so the data goes in managed memory.
+            let buf = if layout.vars.iter().any(|v| v.managed) {
+                device.inner.alloc_managed(bytes)?
+            } else {
+                device.alloc(bytes)?
+            };
             let mut image = layout.image.clone();
             for r in &layout.relocations {
                 let at = r.at as usize;
@@ -959,6 +966,12 @@ impl Module {
     /// The layout of the module-scope `.global`/`.const` variables.
     pub fn data_layout(&self) -> &ptxvk_lower::globals::ModuleData {
         &self.layout
+    }
+
+    /// Whether the module data's device addresses are host pointers too (where its
+    /// `__managed__` variables are, the host reads and writes them there).
+    pub fn data_is_host_addressable(&self) -> bool {
+        self.data.as_ref().is_some_and(|b| b.host_ptr().map(|p| p as u64) == Some(b.address()))
     }
 
     /// The SPIR-V and layout kernel `name` was compiled to (compiling it now in a lazy

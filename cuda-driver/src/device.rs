@@ -65,6 +65,13 @@ pub(crate) fn compute_capability() -> (c_int, c_int) {
         .unwrap_or((8, 0))
 }
 
+/// The most threads a block may have along `axis`: the device's limit, capped at
+/// CUDA's (`ptxvk::vk::CUDA_MAX_BLOCK`), which launches enforce too.
+fn block_limit(limits: &ptxvk::vk::Limits, axis: usize) -> c_int {
+    let most = limits.max_workgroup_size[axis].min(ptxvk::vk::CUDA_MAX_BLOCK[axis]);
+    c_int::try_from(most).unwrap_or(c_int::MAX)
+}
+
 /// The driver, checking that `dev` is the one device.
 pub(crate) fn check_device(dev: c_int) -> Result<&'static Driver, CUresult> {
     let d = driver()?;
@@ -210,15 +217,10 @@ pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK as c_int => {
             clamp(limits.max_workgroup_invocations.into())
         }
-        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X as c_int => {
-            clamp(limits.max_workgroup_size[0].into())
-        }
-        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y as c_int => {
-            clamp(limits.max_workgroup_size[1].into())
-        }
-        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z as c_int => {
-            clamp(limits.max_workgroup_size[2].into())
-        }
+        // The device's limits, and never more than CUDA's (z is at most 64).
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X as c_int => block_limit(limits, 0),
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y as c_int => block_limit(limits, 1),
+        a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z as c_int => block_limit(limits, 2),
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X as c_int => c_int::MAX,
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y as c_int => 65535,
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z as c_int => 65535,

@@ -621,9 +621,11 @@ unsafe fn pointer_attribute(
                 out(data.cast::<usize>(), if found.is_some() { context } else { 0 })
             }
             a if a == P::CU_POINTER_ATTRIBUTE_MEMORY_TYPE as i32 => {
+                // Managed memory is device memory that is also managed
+                // (CU_POINTER_ATTRIBUTE_IS_MANAGED): NVIDIA's runtime reports
+                // cudaMemoryTypeManaged from that pair and rejects CU_MEMORYTYPE_UNIFIED.
                 let t = match found {
                     None => 0,
-                    Some(_) if managed => M::CU_MEMORYTYPE_UNIFIED as c_uint,
                     Some(_) if host => M::CU_MEMORYTYPE_HOST as c_uint,
                     Some(_) => M::CU_MEMORYTYPE_DEVICE as c_uint,
                 };

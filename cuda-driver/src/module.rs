@@ -457,18 +457,39 @@ pub unsafe extern "C" fn cuModuleGetFunction(
     })
 }
 
+/// Which module-scope variables a lookup finds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variables {
+    /// Any `.global` or `.const` variable (`cuModuleGetGlobal`).
+    All,
+    /// `__managed__` ones only (`cuLibraryGetManaged`).
+    Managed,
+}
+
 fn global(
     d: &Driver,
     module: usize,
     dptr: *mut u64,
     bytes: *mut usize,
     name: *const c_char,
+    which: Variables,
 ) -> Result<(), CUresult> {
     let m = d.modules.get(module).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
     // SAFETY: `name` is a NUL-terminated string (CUDA's contract).
     let name = unsafe { c_str(name) }?;
+    let var = m.module.data_layout().get(name).ok_or(CUresult::CUDA_ERROR_NOT_FOUND)?;
+    if which == Variables::Managed && !var.managed {
+        return Err(CUresult::CUDA_ERROR_NOT_FOUND);
+    }
     let (address, size) =
         m.module.global_address(name).map_err(|_| CUresult::CUDA_ERROR_NOT_FOUND)?;
+    if var.managed && !m.module.data_is_host_addressable() {
+        eprintln!(
+            "ptxvk libcuda: `__managed__` variable `{name}` needs device addresses that are \
+             host pointers; this device's are not"
+        );
+        return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+    }
     // Either may be null (CUDA's documentation).
     if !dptr.is_null() {
         // SAFETY: non-null and writable (CUDA's contract).
@@ -488,7 +509,7 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
     module: usize,
     name: *const c_char,
 ) -> CUresult {
-    entry(|| global(driver()?, module, dptr, bytes, name))
+    entry(|| global(driver()?, module, dptr, bytes, name, Variables::All))
 }
 
 #[no_mangle]
@@ -547,7 +568,20 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
     library: usize,
     name: *const c_char,
 ) -> CUresult {
-    entry(|| global(driver()?, library, dptr, bytes, name))
+    entry(|| global(driver()?, library, dptr, bytes, name, Variables::All))
+}
+
+/// `cuLibraryGetManaged`: the address and size of a `__managed__` variable, which the
+/// host reads and writes at that address (NVIDIA's runtime points the program's
+/// variable there).
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetManaged(
+    dptr: *mut u64,
+    bytes: *mut usize,
+    library: usize,
+    name: *const c_char,
+) -> CUresult {
+    entry(|| global(driver()?, library, dptr, bytes, name, Variables::Managed))
 }
 
 #[no_mangle]

@@ -261,6 +261,7 @@ exports!(
     cuKernelGetLibrary,
     cuModuleGetFunctionCount,
     cuModuleGetLoadingMode,
+    cuLibraryGetManaged,
     cuLibraryGetKernelCount,
     cuModuleEnumerateFunctions,
     cuLibraryEnumerateKernels,

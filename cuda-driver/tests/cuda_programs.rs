@@ -50,4 +50,6 @@ programs! {
     streams_events,
     graphs,
     textures,
+    managed_globals,
+    unified_memory,
 }

@@ -24,6 +24,10 @@ pub struct GlobalVar {
     /// 9.2 §5.1.2): the span of its name in the declaration, by which the function's
     /// code finds it. Such a variable is named `function::name` here.
     pub decl: Option<Span>,
+    /// `.attribute(.managed)` (PTX ISA 9.2 §5.4.8, CUDA's `__managed__`): the host reads
+    /// and writes it at its device address, so the module data goes in memory both see
+    /// at one address.
+    pub managed: bool,
 }
 
 /// The module data: every module-scope `.global`/`.const` variable, and the bytes the
@@ -237,7 +241,9 @@ fn place(
     for (k, name, addend, span) in named {
         symbols.push(SymbolUse { at: offset + (k * scalar_bytes) as u32, name, addend, span });
     }
-    data.vars.push(GlobalVar { name, space: v.space, offset, size, decl });
+    let managed =
+        v.attribute_specs.iter().any(|a| a.name.value.trim_start_matches('.') == "managed");
+    data.vars.push(GlobalVar { name, space: v.space, offset, size, decl, managed });
     Ok(())
 }
 
@@ -256,7 +262,7 @@ fn place_sampler(
     let offset = data.image.len() as u32;
     data.image.extend_from_slice(&[0; 8]);
     data.relocations.push(Relocation { at: offset, target: at as u32 });
-    data.vars.push(GlobalVar { name, space: v.space, offset, size: 8, decl });
+    data.vars.push(GlobalVar { name, space: v.space, offset, size: 8, decl, managed: false });
     Ok(())
 }
 

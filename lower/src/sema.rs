@@ -101,6 +101,15 @@ pub struct KernelResult {
     pub result: Result<Kernel, Diagnostics>,
 }
 
+/// The kernels of `module` that have bodies, in source order (`.extern .entry`
+/// declarations have nothing to lower).
+pub fn kernels(module: &ast::Module) -> impl Iterator<Item = &ast::Function> {
+    module.items.iter().filter_map(|i| match i {
+        ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f),
+        _ => None,
+    })
+}
+
 /// Like [`run`], but a kernel that cannot be lowered fails alone: the error is the
 /// module's only for what every kernel shares (the address size, module-scope
 /// variables and their initializers).
@@ -176,15 +185,8 @@ impl<'a> PreparedModule<'a> {
             return Err(Diagnostics(errors));
         }
         // Kernel addresses for device-side launches (`sema::device_launch`).
-        let kernel_names: Vec<Name> = module
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ast::Item::Function(f) if f.is_entry && f.body.is_some() => {
-                    Some(f.name.value.clone())
-                }
-                _ => None,
-            })
+        let kernel_names: Vec<Name> = kernels(&module)
+            .map(|f| f.name.value.clone())
             .collect::<BTreeSet<Name>>()
             .into_iter()
             .collect();
@@ -214,20 +216,13 @@ impl<'a> PreparedModule<'a> {
     /// The kernels with bodies, in source order (`.extern .entry` declarations have
     /// nothing to lower).
     pub fn kernel_names(&self) -> Vec<String> {
-        self.kernels().map(|f| f.name.value.to_string()).collect()
-    }
-
-    fn kernels(&self) -> impl Iterator<Item = &ast::Function> {
-        self.module.items.iter().filter_map(|i| match i {
-            ast::Item::Function(f) if f.is_entry && f.body.is_some() => Some(f),
-            _ => None,
-        })
+        kernels(&self.module).map(|f| f.name.value.to_string()).collect()
     }
 
     /// Lowers kernel `name`: its IR, or its own diagnostics; `None` when the module
     /// has no such kernel.
     pub fn lower(&self, name: &str) -> Option<Result<Kernel, Diagnostics>> {
-        let f = self.kernels().find(|f| &*f.name.value == name)?;
+        let f = kernels(&self.module).find(|f| &*f.name.value == name)?;
         let module: &ast::Module = &self.module;
         // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
         // every kernel that names one gets its own instance in its shared window.

@@ -13,15 +13,7 @@
 
 namespace cg = cooperative_groups;
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        cudaError_t err_ = (call);                                                       \
-        if (err_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: %s (%s = %d)\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_), (int)err_);        \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 // The sample's sumReduction over a thread group through shared memory.
 __device__ int sumReduction(cg::thread_group g, int *x, int val) {

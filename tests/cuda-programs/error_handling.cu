@@ -14,15 +14,7 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        cudaError_t err_ = (call);                                                       \
-        if (err_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: %s (%s = %d)\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_), (int)err_);        \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 __global__ void fill(int *p, int value) { p[blockIdx.x * blockDim.x + threadIdx.x] = value + threadIdx.x; }
 

@@ -12,15 +12,7 @@
 
 namespace cg = cooperative_groups;
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        cudaError_t err_ = (call);                                                       \
-        if (err_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: %s (%s = %d)\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_), (int)err_);        \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 __global__ void gridReduce(const int *in, int *partials, int *result, int n) {
     cg::grid_group grid = cg::this_grid();

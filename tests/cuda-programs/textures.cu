@@ -12,15 +12,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        cudaError_t err_ = (call);                                                       \
-        if (err_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: %s (%s = %d)\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_), (int)err_);        \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 __global__ void samplePoints(cudaTextureObject_t tex, float *out, int w, int h, float dx, float dy) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;

@@ -9,15 +9,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        cudaError_t err_ = (call);                                                       \
-        if (err_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: %s (%s = %d)\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_), (int)err_);        \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 struct Node {
     int value;

@@ -14,6 +14,11 @@ use crate::stream::{Stream, Submit};
 /// CUDA's grid limits: x up to 2^31 - 1, y and z up to 65535.
 pub const CUDA_MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 
+/// CUDA's block limits, on every compute capability (CUDA Programming Guide, "Compute
+/// Capabilities"; PTX ISA §10.3: `%ntid.x` and `.y` up to 1024, `.z` up to 64). Code
+/// built for CUDA may rely on them, so a device that allows more still gets no more.
+pub const CUDA_MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
+
 /// One kernel launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
@@ -76,6 +81,13 @@ pub(crate) fn validate(cfg: &LaunchConfig, limits: &Limits) -> Result<(), Error>
             return Err(Error::Launch(format!(
                 "block dimension {axis} is {n}, the device allows at most {max} \
                  (maxComputeWorkGroupSize)"
+            )));
+        }
+    }
+    for ((axis, &n), &max) in AXES.iter().zip(&cfg.block).zip(&CUDA_MAX_BLOCK) {
+        if n > max {
+            return Err(Error::Launch(format!(
+                "block dimension {axis} is {n}, CUDA allows at most {max}"
             )));
         }
     }
@@ -181,6 +193,18 @@ mod tests {
             ..LaunchConfig::default()
         };
         assert_eq!(check(big), Ok(()));
+    }
+
+    #[test]
+    fn cuda_block_limits_hold_where_the_device_allows_more() {
+        // lavapipe allows 1024 threads along z; CUDA (and the PTX code built for it)
+        // allows 64.
+        let lavapipe = Limits { max_workgroup_size: [1024; 3], ..LIMITS };
+        let cfg = LaunchConfig { block: [1, 1, 65], ..LaunchConfig::default() };
+        let err = validate(&cfg, &lavapipe).expect_err("must be rejected").to_string();
+        assert!(err.contains("block dimension z is 65, CUDA allows at most 64"), "{err}");
+        let cfg = LaunchConfig { block: [1, 1, 64], ..LaunchConfig::default() };
+        assert!(validate(&cfg, &lavapipe).is_ok());
     }
 
     #[test]
