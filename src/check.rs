@@ -1,7 +1,8 @@
-//! Checked launches, the host side (DESIGN §14): which launches are checked, the
-//! allocation table a checked kernel searches, and the report of what it refused, in
-//! the style of NVIDIA's compute-sanitizer. The instrumentation itself is the compiler
-//! pass `ptxvk_lower::pass::check`; the records' layout is `ptxvk_lower::system`'s.
+//! Checked launches, the host side (`docs/status.md`, *Checked launches*): which launches
+//! are checked, the allocation table a checked kernel searches, and the report of what it
+//! refused, in the style of NVIDIA's compute-sanitizer. The instrumentation itself is the
+//! compiler pass `ptxvk_lower::pass::check`; the records' layout is
+//! `ptxvk_lower::system`'s.
 
 use ptxvk_frontend::{ast, SourceMap};
 use ptxvk_lower::ir::{AccessKind, CheckSite, Space};

@@ -73,8 +73,8 @@ impl From<ptxvk_vk::Error> for Error {
 }
 
 impl Error {
-    /// The CLI exit code for this error (DESIGN §10): 1 for rejected PTX, 2 for a
-    /// missing or unknown kernel name, 3 for device and runtime errors (launch
+    /// The CLI exit code for this error (README, *Command line*): 1 for rejected PTX, 2
+    /// for a missing or unknown kernel name, 3 for device and runtime errors (launch
     /// mismatches included), 4 for internal compiler errors (ptxvk bugs).
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -1,4 +1,5 @@
-//! The `ptxvk` command line (DESIGN §10).
+//! The `ptxvk` command line (README, *Command line*; `docs/architecture.md`, *The
+//! command line*).
 //!
 //! Exit codes: 0 success; 1 the PTX was rejected (diagnostics on stderr); 2 usage error;
 //! 3 device or runtime error; 4 internal compiler error (a ptxvk bug: "internal error",
@@ -45,7 +46,7 @@ enum Command {
         /// Compile only this kernel.
         #[arg(long)]
         entry: Option<String>,
-        /// How warp collectives map to subgroups (DESIGN §7).
+        /// How warp collectives map to subgroups (docs/architecture.md, *Warp modes*).
         #[arg(long, value_enum, default_value = "emulated")]
         warp_mode: WarpModeArg,
         /// Float arithmetic: `exact` (PTX's results), or `native`: Vulkan's own `fma`,

@@ -37,7 +37,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// The `--json` output object (DESIGN §10).
+    /// The `--json` output object (README, *Launch specs*).
     pub fn to_json(&self) -> Value {
         json!({
             "device": self.device,

@@ -1,6 +1,6 @@
-//! The launch-spec format (DESIGN §10): JSON files and the short `--arg` forms, element
-//! notation, and the decoding of result buffers. Unknown JSON keys are ignored, so other
-//! tools may annotate specs.
+//! The launch-spec format (README, *Launch specs*): JSON files and the short `--arg`
+//! forms, element notation, and the decoding of result buffers. Unknown JSON keys are
+//! ignored, so other tools may annotate specs.
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
-//! The `ptxvk` command-line contract (DESIGN §10), tested end to end on the built binary:
-//! `compile` and its `--emit` forms, `run` from flags and from a launch spec, `devices`,
-//! and the exit codes (0 success, 1 PTX rejected, 2 usage error, 3 device or runtime
-//! error).
+//! The `ptxvk` command-line contract (README, *Command line*), tested end to end on the
+//! built binary: `compile` and its `--emit` forms, `run` from flags and from a launch
+//! spec, `devices`, and the exit codes (0 success, 1 PTX rejected, 2 usage error, 3
+//! device or runtime error).
 //!
 //! Compile-only and usage-error tests never need a Vulkan device. The others skip with a
 //! line starting with `SKIPPED:` when `ptxvk devices --json` finds no device, except under

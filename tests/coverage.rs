@@ -212,3 +212,46 @@ fn coverage_table_matches_the_compiler_and_the_tests() {
         "docs/coverage.md is stale: run `BLESS=1 cargo test --test coverage` and commit it"
     );
 }
+
+/// `docs/status.md` quotes the table's totals (*Instructions*); they are the totals of
+/// the rows' statuses, which `coverage_table_matches_the_compiler_and_the_tests` holds
+/// against the compiler and writes into `docs/coverage.md`. This test is the cheap half:
+/// it compiles nothing, so the two documents cannot drift apart unnoticed.
+#[test]
+fn status_and_coverage_quote_the_same_totals() {
+    let mut counts = [0usize; 3];
+    for row in ROWS {
+        counts[match row.status {
+            Status::Supported => 0,
+            Status::Emulated(_) => 1,
+            Status::Unsupported(_) => 2,
+        }] += 1;
+    }
+    let [supported, emulated, unsupported] = counts;
+    let total = ROWS.len();
+    let read = |path: &str| {
+        let text = std::fs::read_to_string(repo().join(path)).expect("read the document");
+        // Markdown paragraphs wrap anywhere: compare with single spaces.
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+
+    let coverage = read("docs/coverage.md");
+    let totals = format!(
+        "Totals: **{total} rows**: {supported} supported, {emulated} emulated, \
+         {unsupported} unsupported."
+    );
+    assert!(
+        coverage.contains(&totals),
+        "docs/coverage.md does not say `{totals}`: run `BLESS=1 cargo test --test coverage`"
+    );
+
+    let status = read("docs/status.md");
+    let quote = format!(
+        "{total} rows, of which {supported} are supported natively, {emulated} emulated \
+         exactly and {unsupported} rejected"
+    );
+    assert!(
+        status.contains(&quote),
+        "docs/status.md, *Instructions*, must quote the coverage table's totals: `{quote}`"
+    );
+}

@@ -1,5 +1,6 @@
 //! The launch ABI between ptxvk's compiler (`ptxvk-spirv`) and its runtime (`ptxvk-vk`),
-//! written once (DESIGN §6). Every kernel the compiler emits reads its launch from:
+//! written once (`docs/architecture.md`, *The launch ABI*). Every kernel the compiler
+//! emits reads its launch from:
 //!
 //! * a **push-constant block**, [`PushConstants`]: the device addresses of the kernel's
 //!   parameter block and of the module's constant data, the block index of the

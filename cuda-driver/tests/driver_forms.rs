@@ -900,7 +900,7 @@ fn a_batch_of_copies_runs_in_stream_order_and_a_bad_copy_is_named() {
 fn new_entry_points_resolve_through_cu_get_proc_address_as_exported() {
     let Some(lib) = library_with_context() else { return };
     // (name, version asked, per-thread flag, export): versions as the measured clients
-    // ask (../shared/driver-api) and CUDA 13's `cudaTypedefs.h`.
+    // ask (`cuda-driver/driver-api/`) and CUDA 13's `cudaTypedefs.h`.
     let cases = [
         ("cuGraphCreate", 12090, 0, "cuGraphCreate"),
         ("cuGraphAddKernelNode", 12090, 0, "cuGraphAddKernelNode_v2"),

@@ -1,11 +1,12 @@
 //! The kernel parameter block, laid out per the CUDA ABI.
 //!
 //! A kernel's `.param` parameters are stored in one device buffer whose address the
-//! launch passes in a push constant (DESIGN §5, §6). Each parameter sits at the next
-//! offset aligned to its alignment: the natural alignment of its type, or its `.align`
-//! (PTX ISA 9.2 §5.1.6.1; "PTX Writer's Guide to Interoperability", kernel parameters).
-//! This module is the contract between the compiler (which turns `ld.param` into loads
-//! at these offsets) and the host (which writes arguments at the same offsets).
+//! launch passes in a push constant (`docs/architecture.md`, *The launch ABI*). Each
+//! parameter sits at the next offset aligned to its alignment: the natural alignment of
+//! its type, or its `.align` (PTX ISA 9.2 §5.1.6.1; "PTX Writer's Guide to
+//! Interoperability", kernel parameters). This module is the contract between the
+//! compiler (which turns `ld.param` into loads at these offsets) and the host (which
+//! writes arguments at the same offsets).
 
 /// One kernel parameter's place in the parameter block.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -127,7 +127,8 @@ const NAMED_BARRIERS: &str = "Vulkan has one workgroup barrier that every invoca
 const STACK_HOW: &str = "a 1 KiB per-thread stack (4 KiB in a kernel with recursion) at the \
      start of the local window, growing down; the stack pointer is a register, restored when \
      a function returns; an allocation that does not fit ends the launch with an error";
-const WARP_HOW: &str = "three warp modes (DESIGN §7): native (subgroups of 32) and split (a \
+const WARP_HOW: &str =
+    "three warp modes (docs/architecture.md, *Warp modes*): native (subgroups of 32) and split (a \
      warp is half of a 64-wide subgroup) use subgroup shuffles and ballots; emulated (any \
      other size, e.g. lavapipe's 8) publishes each lane's value in a per-thread shared scratch \
      word between two workgroup barriers, with the block-divergent control flow around \

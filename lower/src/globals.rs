@@ -1,8 +1,8 @@
-//! Module-scope `.global` and `.const` variables (PTX ISA 9.2 §5.1.2-5.1.3, §5.4):
-//! laid out in one block of module data with their initializers, which the runtime
-//! uploads once per loaded module (so `.global` values persist across launches) and
-//! whose device address every launch passes in the push constants (DESIGN §5-6).
-//! Kernels address a variable as that base plus its offset.
+//! Module-scope `.global` and `.const` variables (PTX ISA 9.2 §5.1.2-5.1.3, §5.4): laid
+//! out in one block of module data with their initializers, which the runtime uploads
+//! once per loaded module (so `.global` values persist across launches) and whose device
+//! address every launch passes in the push constants (`docs/architecture.md`, *The launch
+//! ABI*). Kernels address a variable as that base plus its offset.
 //!
 //! An initializer may name a variable (`var`, `generic(var)`: its address, 64-bit
 //! elements only) or a device function (its address, `sema::calls`). Variable

@@ -148,8 +148,8 @@ impl AccessKind {
     }
 }
 
-/// The kernel's shared-memory window (DESIGN §5): static variables, then the dynamic
-/// (`extern .shared`) region.
+/// The kernel's shared-memory window (`docs/architecture.md`, *The launch ABI*): static
+/// variables, then the dynamic (`extern .shared`) region.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SharedLayout {
     /// Bytes of static `.shared` variables (the dynamic region starts here, aligned).
@@ -369,7 +369,8 @@ impl Dim {
     }
 }
 
-/// How PTX's 32-lane warps map to the device's subgroups (DESIGN §7).
+/// How PTX's 32-lane warps map to the device's subgroups (`docs/architecture.md`,
+/// *Warp modes*).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WarpMode {
     /// Subgroups of 32: a warp is a subgroup; collectives are subgroup operations.
@@ -810,10 +811,10 @@ pub enum Space {
     Local,
 }
 
-/// Generic addresses of shared and local memory (DESIGN §5): the window base plus the
-/// 32-bit offset in the space. Real device addresses never reach these top-of-range
-/// windows, so a generic address tells its space by its upper 32 bits; every other
-/// generic address is global.
+/// Generic addresses of shared and local memory (`docs/architecture.md`, *The launch
+/// ABI*): the window base plus the 32-bit offset in the space. Real device addresses
+/// never reach these top-of-range windows, so a generic address tells its space by its
+/// upper 32 bits; every other generic address is global.
 pub const SHARED_WINDOW: u64 = 0xffff_ffff_0000_0000;
 pub const LOCAL_WINDOW: u64 = 0xffff_fffe_0000_0000;
 /// Generic addresses of shared and local memory in a module with 32-bit addresses: the

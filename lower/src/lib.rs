@@ -5,8 +5,10 @@
 //! * [`sema::run`] — AST → CFG IR ([`ir`], whose module doc is the IR specification),
 //!   the same for every device;
 //! * [`pass::run`] — the passes, one file each under [`pass`], for a [`pass::Target`]:
-//!   legalize floats, atomics and warps, structurize (with its CFG passes), predicate,
-//!   legalize memory;
+//!   check (checked launches only), hoist parameter loads, schedule polling kernels,
+//!   legalize atomics, floats and warps, structurize (with its CFG passes), predicate,
+//!   guard loops (drivers that cut them short), legalize memory; the order and each
+//!   pass's contract are in [`pass`]'s module doc;
 //! * [`verify`] checks the IR's invariants (handles, predicates, the equal-width rule,
 //!   the structured tree) between passes; [`text`] prints the IR and parses it back,
 //!   for `--emit` and for pass and snapshot tests.

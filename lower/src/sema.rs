@@ -1954,7 +1954,8 @@ impl Lowerer<'_> {
             Opcode::Cvta => {
                 // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
                 // shared and local addresses move in and out of their generic windows
-                // (DESIGN §5, `ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`).
+                // (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`; `docs/architecture.md`, *The
+                // launch ABI*).
                 let ty = self.one_type(i, m)?;
                 let space = m.space.as_ref().map(|s| s.value);
                 reject_other(m, &[".to"])?;
@@ -3190,8 +3191,8 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
 
 /// Whether `stmts` convert a shared or local address to a generic one (`cvta.shared`,
 /// `cvta.local` without `.to`): the address-space inference of ptxvk in its simplest,
-/// whole-kernel form (DESIGN §5): without such a conversion no generic address can
-/// point into shared or local memory.
+/// whole-kernel form (`sema::spaces` is the per-register one): without such a
+/// conversion no generic address can point into shared or local memory.
 /// Whether `i` makes a generic address of shared or local memory.
 fn makes_generic_window(i: &ast::Instruction) -> bool {
     // A 32-bit generic address of a kernel parameter is in a window too (in 64-bit

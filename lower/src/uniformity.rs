@@ -1,4 +1,5 @@
-//! Block uniformity of control flow, for emulated warp collectives (DESIGN §7).
+//! Block uniformity of control flow, for emulated warp collectives
+//! (`docs/architecture.md`, *Warp modes*).
 //!
 //! `sema::warp` emulates a warp collective with workgroup barriers
 //! ([`InstKind::WarpBarrier`]), which every thread of the block must reach. This pass

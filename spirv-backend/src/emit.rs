@@ -1,10 +1,11 @@
 //! Emission of one kernel: structured IR → a SPIR-V entry point function.
 //!
-//! Registers are `Function`-storage variables, loaded and stored around every
-//! instruction (DESIGN §3); drivers promote them. Each IR instruction maps to a short,
-//! exact sequence of SPIR-V instructions; where Vulkan's guarantees are weaker than
-//! PTX's definition (division by zero, shift amounts past the width, `fma`), the
-//! sequence spells the PTX semantics out instead of relying on undefined behaviour.
+//! Registers are `Function`-storage variables, loaded and stored around every instruction
+//! (`docs/design-notes.md`, *Registers and memory*); drivers promote them. Each IR
+//! instruction maps to a short, exact sequence of SPIR-V instructions; where Vulkan's
+//! guarantees are weaker than PTX's definition (division by zero, shift amounts past the
+//! width, `fma`), the sequence spells the PTX semantics out instead of relying on
+//! undefined behaviour.
 
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{

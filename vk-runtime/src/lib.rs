@@ -20,7 +20,7 @@
 //! # Launch ABI
 //!
 //! The contract with the SPIR-V backend is the `ptxvk-abi` crate (re-exported as
-//! [`abi`]): the 40-byte push-constant block ([`abi::PushConstants`]: the parameter and
+//! [`abi`]): the 56-byte push-constant block ([`abi::PushConstants`]: the parameter and
 //! constant-data addresses, the dispatch's first block index `ctaid_base`, CUDA's `grid`;
 //! `%ctaid = WorkgroupId + ctaid_base`, `%nctaid = grid`, not `NumWorkgroups`, which
 //! describes one dispatch of a split grid) and the specialization constants
@@ -53,7 +53,7 @@
 //! specialized pipelines), `launch` (validation, timed launches), `conv` (pure mapping
 //! helpers), `error`; `native_cuda`, a client of NVIDIA's CUDA driver for comparisons.
 
-// Every `unsafe` block must say why it is sound (DESIGN.md §1).
+// Every `unsafe` block must say why it is sound (`docs/architecture.md`, *The crates*).
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod adapter;

@@ -1,6 +1,6 @@
 //! Pass: memcheck. Every access of the program's own memory instructions is tested
 //! before it happens, and one that fails the test does not happen but is recorded
-//! (DESIGN §14, `ptxvk run --check`, `PTXVK_CHECK=memcheck`).
+//! (`docs/status.md`, *Checked launches*; `ptxvk run --check`, `PTXVK_CHECK=memcheck`).
 //!
 //! Pre: CFG IR from semantic analysis, before every other pass (so that an access is
 //! seen once, as the program wrote it, before `legalize_atomics` makes loops of some);

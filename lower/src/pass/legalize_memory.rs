@@ -3,11 +3,11 @@
 //!
 //! The shared window is an array of 32-bit words, of 64-bit words when the kernel has
 //! 64-bit shared atomics, or of bytes or halves when this pass finds that better
-//! ([`crate::ir::SharedLayout::word`], chosen first: see `typed_shared_word`); the
-//! local window is an array of 32-bit words (DESIGN §5). SPIR-V accesses whole
-//! elements only, and aliasing a byte view needs
-//! `VK_KHR_workgroup_memory_explicit_layout`, which many devices (lavapipe among
-//! them) lack.
+//! ([`crate::ir::SharedLayout::word`], chosen first: see `typed_shared_word`); the local
+//! window is an array of 32-bit words (`docs/architecture.md`, *The launch ABI*). SPIR-V
+//! accesses whole elements only, and aliasing a byte view needs
+//! `VK_KHR_workgroup_memory_explicit_layout`, which many devices (lavapipe among them)
+//! lack.
 //!
 //! Pre: CFG or structured IR (the pass rewrites instructions inside blocks and makes no
 //! blocks, so it runs last, after `predicate` has added its accesses); `Load`s and

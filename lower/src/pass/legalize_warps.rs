@@ -1,4 +1,4 @@
-//! Pass: warp exchanges for the target's warp mode (DESIGN §7).
+//! Pass: warp exchanges for the target's warp mode (`docs/architecture.md`, *Warp modes*).
 //!
 //! Pre: CFG IR from semantic analysis, whose warp collectives are exchanges
 //! ([`InstKind::WarpPublish`], [`InstKind::WarpRead`], [`InstKind::WarpBallot`],

@@ -1,28 +1,31 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`hoist_params`] — parameter loads move to the start of the entry block, out of
+//! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
-//! 1. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
+//! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
+//!    `nanosleep` back-off) becomes rounds of a block scheduler written in the kernel,
+//!    so that the threads it waits for run; other kernels only lose the sync points of
+//!    semantic analysis (CFG → CFG);
+//! 3. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
-//! 2. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
+//! 4. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
 //!    round-to-odd arithmetic and one final rounding, and on a target without f64,
 //!    f32 and half arithmetic that needs it (the atomics' loops included) is marked to
 //!    be computed in integers (CFG → CFG);
-//! 3. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//! 5. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
-//! 4. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//! 6. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
-//! 5. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//! 7. [`predicate`] — when `crate::uniformity` finds an emulated collective in
 //!    divergent control flow, the tree is predicated so that every thread reaches it;
-//! 6. [`loop_guard`] — on a target whose driver silently ends loops after a number of
+//! 8. [`loop_guard`] — on a target whose driver silently ends loops after a number of
 //!    iterations ([`Target::loop_guard`]), every loop counts its iterations as the driver
 //!    does and the launch fails before the driver would cut one short;
-//! 7. [`legalize_memory`] — stores narrower than a word of the shared or local window
+//! 9. [`legalize_memory`] — stores narrower than a word of the shared or local window
 //!    become masked word updates; it rewrites instructions inside blocks only, so it
 //!    runs last and also sees the stores predication adds.
-//!
 //!
 //! Before them all, on a target with [`Target::check`], [`check`] guards every access
 //! of the program's memory instructions with a bounds and alignment test (CFG → CFG):

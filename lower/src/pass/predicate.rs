@@ -1,5 +1,5 @@
 //! Predication of block-divergent control flow around emulated warp collectives
-//! (DESIGN §7, step 3).
+//! (`docs/architecture.md`, *Warp modes*; `docs/design-notes.md`, *Emulated warps*).
 //!
 //! An emulated collective synchronizes the whole block ([`InstKind::WarpBarrier`]), so
 //! every thread must reach it, also threads whose PTX control flow would not. When

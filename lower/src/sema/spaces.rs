@@ -1,7 +1,7 @@
-//! Address-space inference for generic pointers (DESIGN §5): which state space the
-//! generic addresses held by each register can point into, so that a generic `ld`/`st`
-//! whose space is provable is lowered as a direct access instead of a run-time test of
-//! the address's window.
+//! Address-space inference for generic pointers (`docs/architecture.md`, *The launch
+//! ABI*): which state space the generic addresses held by each register can point into,
+//! so that a generic `ld`/`st` whose space is provable is lowered as a direct access
+//! instead of a run-time test of the address's window.
 //!
 //! The analysis is flow-insensitive and runs over one function's instructions until
 //! nothing changes (each device function separately: its registers are its own). Each register gets a [`Provenance`]: `Plain` (an integer that is no

@@ -1,6 +1,7 @@
 //! Warp-level instructions (PTX ISA 9.2 §9.7.8.6-11, §9.7.13.4-6), independent of the
-//! device's warp mode (DESIGN §7). A PTX warp is 32 consecutive linear thread ids of
-//! the block, whatever the device's subgroup size. Every collective is an *exchange*:
+//! device's warp mode (`docs/architecture.md`, *Warp modes*). A PTX warp is 32
+//! consecutive linear thread ids of the block, whatever the device's subgroup size. Every
+//! collective is an *exchange*:
 //!
 //! ```text
 //! warp_publish value; warp_read / warp_ballot of the lanes needed; warp_sync
