@@ -1,11 +1,13 @@
 //! Modules, libraries, functions, globals and the JIT linker.
 //!
-//! Code arrives as PTX text; ptxvk compiles it when it is loaded. A `CUlibrary` is the
+//! Code arrives as PTX text. Loading parses and checks it as a whole; each kernel is
+//! compiled when it is first looked up or launched (CUDA's lazy loading;
+//! `CUDA_MODULE_LOADING=EAGER` compiles the whole module at load). A `CUlibrary` is the
 //! same object as a `CUmodule`, and a `CUkernel` the same as a `CUfunction` (CUDA lets
 //! clients use one where the other is expected). A fatbin container (or its
-//! `__fatBinC_Wrapper_t`) loads its PTX entry of the highest architecture not above the
-//! reported compute capability, as CUDA picks what to JIT ([`crate::fatbin`]); cubins
-//! (ELF), and fatbins without such PTX, are `CUDA_ERROR_NO_BINARY_FOR_GPU`.
+//! `__fatBinC_Wrapper_t`) loads its newest PTX entry, older ones where the newest does
+//! not load ([`ptx_of_fatbin`]: ptxvk is not bound by SM versions); cubins (ELF), and
+//! fatbins without PTX, are `CUDA_ERROR_NO_BINARY_FOR_GPU`.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
