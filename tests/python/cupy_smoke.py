@@ -1,0 +1,42 @@
+"""CuPy through ptxvk's libcuda.so.1 (run under `ptxvk exec`, which sets
+CUPY_COMPILE_WITH_PTX=1): CuPy's static CUDA 12 runtime, its NVRTC-compiled
+elementwise and reduction kernels, the CUB reductions of its `cupy.cuda.cub` module
+(a 383-kernel module loaded lazily), and a RawKernel, each checked against numpy.
+
+Not here: CUB's scans and sorts (`cumsum`, `sort`). CuPy ships them as compute_100 PTX
+only, tuned for 37-39 KB of shared memory per block, more than lavapipe has (32 KB):
+the launch fails with a message, and CuPy does not report it."""
+
+import numpy as np
+import cupy as cp
+
+rng = np.random.default_rng(35)
+x = rng.standard_normal(100_000).astype(np.float32)
+d = cp.asarray(x)
+
+# Elementwise (NVRTC).
+np.testing.assert_allclose((d * 2 + 1).get(), x * 2 + 1, rtol=0, atol=0)
+# Reductions: CUB's device reduce (cupy.cuda.cub) and CuPy's own.
+np.testing.assert_allclose(float(d.sum()), float(x.astype(np.float64).sum()), rtol=1e-4)
+np.testing.assert_allclose(float(d.max()), float(x.max()), rtol=0)
+m = d.reshape(400, 250)
+np.testing.assert_allclose(m.sum(axis=1).get(), x.reshape(400, 250).sum(axis=1), rtol=1e-4)
+assert int(cp.argmax(d)) == int(np.argmax(x))
+
+# A RawKernel.
+saxpy = cp.RawKernel(
+    r"""
+extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+""",
+    "saxpy",
+)
+y = cp.ones_like(d)
+n = x.size
+saxpy(((n + 255) // 256,), (256,), (np.float32(3.0), d, y, np.int32(n)))
+# NVRTC contracts a * x + y into one fma (its default, -fmad=true); numpy rounds twice.
+expected = np.float32(3.0) * x + 1
+np.testing.assert_allclose(y.get(), expected, rtol=1e-6, atol=1e-6)
+print("cupy_smoke: ok")
