@@ -22,7 +22,8 @@ use ptxvk_frontend::SourceMap;
 mod device_launch;
 use ptxvk_lower::pass::{FloatConstants, FusedFma};
 
-/// The warp mode for a device described by `info` (`docs/architecture.md`, *Warp modes*), and why:
+/// The warp mode for a device described by `info` (`docs/architecture.md`, *Warp
+/// modes*), and why:
 /// * native where subgroups are always 32 wide (NVIDIA), or where compute pipelines
 ///   can require subgroups of 32 (Vulkan 1.3 subgroup size control: AMD RDNA, Intel);
 /// * split where they can require 64 but not 32 (AMD GCN): a warp is half a subgroup;
@@ -248,8 +249,8 @@ impl Device {
         self.check
     }
 
-    /// The warp mode (`docs/architecture.md`, *Warp modes*) modules get on this device ([`warp_choice`], confirmed
-    /// by the probe of [`Self::open`]).
+    /// The warp mode (`docs/architecture.md`, *Warp modes*) modules get on this device
+    /// ([`warp_choice`], confirmed by the probe of [`Self::open`]).
     pub fn warp_mode(&self) -> WarpMode {
         self.warp.0
     }
