@@ -2,6 +2,9 @@
 //! calls): blocks exchange values through global memory across two grid-wide barriers
 //! (`tests/ptx/cooperative/grid_sync.ptx`), checked against a CPU model of the two
 //! rounds; a grid larger than the device runs at once is refused before it could hang.
+//! The same exchange around the barrier CUDA 12's cooperative-groups headers inline
+//! (`tests/ptx/cooperative/grid_sync_envreg.ptx`: the grid workspace `%envreg2`/`%envreg1`
+//! point to).
 //! `cudaCGGetIntrinsicHandle`/`cudaCGSynchronize` come from libcudadevrt in CUDA;
 //! ptxvk builds them in (`lower/src/sema/system.rs`).
 
@@ -26,10 +29,11 @@ fn model(blocks: u32, threads: u32) -> (Vec<u32>, Vec<u32>) {
     (a, b)
 }
 
-#[test]
-fn blocks_exchange_values_across_grid_synchronizations() {
+/// Runs the ring kernel of `ptx` on every grid the device can hold at once (up to 4
+/// blocks), checks it against [`model`], and checks a grid one block larger is refused.
+fn check_ring(ptx: &str) {
     let Some(device) = device() else { return };
-    let module = load(&device, &repo().join("tests/ptx/cooperative/grid_sync.ptx"));
+    let module = load(&device, &repo().join(ptx));
     let kernel = module.kernel("ring").expect("kernel");
     // Every device guarantees one resident block (DeviceInfo::resident_workgroups);
     // the grid barrier then orders the block's warps, which the rounds read across.
@@ -41,8 +45,8 @@ fn blocks_exchange_values_across_grid_synchronizations() {
         let b = device.zeroed::<u32>(n).expect("b");
         kernel.launch(blocks, threads, 0, &[Arg::from(&a), Arg::from(&b)]).expect("launch");
         let (want_a, want_b) = model(blocks, threads);
-        assert_eq!(b.to_vec().expect("b"), want_b, "{blocks} blocks: first round");
-        assert_eq!(a.to_vec().expect("a"), want_a, "{blocks} blocks: second round");
+        assert_eq!(b.to_vec().expect("b"), want_b, "{ptx}, {blocks} blocks: first round");
+        assert_eq!(a.to_vec().expect("a"), want_a, "{ptx}, {blocks} blocks: second round");
     }
     // One block more than can be resident would wait forever: refused.
     let too_many = resident + 1;
@@ -52,4 +56,16 @@ fn blocks_exchange_values_across_grid_synchronizations() {
         Err(Error::Launch(m)) => assert!(m.contains("synchronizes its grid"), "{m}"),
         other => panic!("expected a launch error, got {other:?}"),
     }
+}
+
+#[test]
+fn blocks_exchange_values_across_grid_synchronizations() {
+    check_ring("tests/ptx/cooperative/grid_sync.ptx");
+}
+
+/// CUDA 12's cooperative groups inline the grid barrier on the workspace that
+/// `%envreg2`/`%envreg1` point to (CuPy's fused kernels with reductions use it).
+#[test]
+fn inline_grid_barrier_on_the_envreg_workspace() {
+    check_ring("tests/ptx/cooperative/grid_sync_envreg.ptx");
 }

@@ -1392,6 +1392,15 @@ impl Lowerer<'_> {
                     }
                     Ok(Value::Imm(u64::from(self.explicit_cluster)))
                 }
+                None if matches!(name.value.as_str(), "%envreg1" | "%envreg2") => {
+                    if ty.bits() != 32 || ty.is_float() {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a 32-bit register", name.value),
+                        ));
+                    }
+                    Ok(self.grid_workspace_half(name.value == "%envreg1", name.span))
+                }
                 None if is_special_name(&name.value) => {
                     let value = match self.warp_register(&name.value, name.span) {
                         Some(v) => Some(v),

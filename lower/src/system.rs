@@ -23,6 +23,7 @@
 //! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
 //! | 104..108 | initcheck: all ones (written by the host), the shadow word of memory without a shadow |
 //! | 112..120 | device-side launches: the launch arena's address (written by the host; `crate::device_launch`) |
+//! | 120..128 | grid workspace of cooperative groups' inline grid barrier: u32 size, u32 barrier word ([`GRID_WORKSPACE`]) |
 //! | 128..160 | checked launches: the sink, where a refused global access goes instead |
 //! | 160.. | printf records, [`PRINTF_CAPACITY`] bytes |
 //! | [`CHECK_RECORDS`].. | checked launches: [`CHECK_CAPACITY`] + 1 violation records |
@@ -119,6 +120,11 @@ pub const CHECK_PARAMS: u32 = 96;
 pub const ALL_WRITTEN: u32 = 104;
 /// The launch arena of a kernel that launches kernels (`crate::device_launch`).
 pub const LAUNCH_ARENA: u32 = 112;
+/// The grid workspace whose address `%envreg2` (low half) and `%envreg1` (high half)
+/// hold: CUDA 12's cooperative-groups headers read it there and synchronize the grid on
+/// its second word (`struct grid_workspace { unsigned size, barrier; }`, flipping bit 31
+/// once per barrier). Zeroed with the header, which a flipping barrier does not need.
+pub const GRID_WORKSPACE: u32 = 120;
 /// 32 bytes, 32-byte aligned (the area is), for the widest access (`.v8.b32`).
 pub const SINK: u32 = 128;
 pub const HEADER: u32 = 160;

@@ -93,6 +93,27 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `%envreg2` (`high` false) or `%envreg1` (`high`): the low or high 32 bits of the
+    /// launch's grid workspace address ([`sys::GRID_WORKSPACE`]); the headers pack them
+    /// as `mov.b64 %0, {%%envreg2, %%envreg1}` (low half first). The environment
+    /// registers are driver-defined (PTX ISA 9.2 §10.29); CUDA 12's cooperative groups
+    /// (`cooperative_groups/details/sync.h`, CCCL's `__grid_workspace_ptr`) read these two
+    /// as the workspace of `this_grid().sync()`, which spins on it, so the kernel
+    /// synchronizes its grid: the runtime refuses grids whose blocks cannot all be
+    /// resident, as for `cudaCGSynchronize`.
+    pub(super) fn grid_workspace_half(&mut self, high: bool, span: Span) -> Value {
+        self.kernel.grid_sync = true;
+        let area = self.system_area(span);
+        let mut e = Emit { l: self, span };
+        let workspace = e.add(U64, Value::Reg(area), Value::Imm(u64::from(sys::GRID_WORKSPACE)));
+        let half = if high {
+            e.bin(crate::ir::BinaryOp::Shr, U64, workspace, Value::Imm(32))
+        } else {
+            workspace
+        };
+        e.cvt(U32, U64, half)
+    }
+
     /// `malloc(size)`: `size` bytes (rounded up to 16) from the module's heap, or 0.
     fn malloc(&mut self, size: &Operand, ret: &Operand, span: Span) -> Result<(), Diagnostic> {
         let size = self.param_value(size, U64)?;
