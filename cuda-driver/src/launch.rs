@@ -293,11 +293,21 @@ fn occupancy(
         .ok()
         .filter(|&b| b > 0)
         .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let shared = u64::from(f.kernel()?.info().static_shared_bytes) + dynamic_shared as u64;
+    let kernel = f.kernel()?;
+    let shared = u64::from(kernel.info().static_shared_bytes) + dynamic_shared as u64;
     let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
     let by_threads = 2048 / u64::from(block);
     let by_shared = limit.checked_div(shared).unwrap_or(u64::MAX);
-    Ok(by_threads.min(by_shared).min(32) as c_int)
+    // A kernel that synchronizes its grid gets no more blocks than the device runs at
+    // once: CUDA promises that occupancy x multiprocessors blocks of it are co-resident
+    // (clients size cooperative grids so), and its launch refuses more.
+    let resident = if kernel.info().grid_sync {
+        let multiprocessors = crate::device::MULTIPROCESSORS.max(1) as u32;
+        u64::from((d.device.info().resident_workgroups / multiprocessors).max(1))
+    } else {
+        u64::MAX
+    };
+    Ok(by_threads.min(by_shared).min(32).min(resident) as c_int)
 }
 
 #[no_mangle]

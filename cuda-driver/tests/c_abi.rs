@@ -412,6 +412,23 @@ fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
         assert_eq!(dtoh(c.as_mut_ptr().cast(), dc, n * 4), SUCCESS);
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         assert_eq!(c, want);
+
+        // Occupancy: the documented model (2,048 threads, at most 32 blocks) for a plain
+        // kernel; for one that synchronizes its grid, the blocks the device runs at once
+        // (one: Vulkan promises no more), since clients size cooperative grids by it.
+        let occupancy: unsafe extern "C" fn(*mut c_int, usize, c_int, usize) -> R =
+            proc(&lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        let mut blocks = 0;
+        assert_eq!(occupancy(&mut blocks, f, 64, 0), SUCCESS);
+        assert_eq!(blocks, (2048 / 64).min(32));
+        let load: Load = proc(&lib, "cuModuleLoadData");
+        let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
+        let text = concat!(include_str!("../../tests/ptx/cooperative/grid_sync.ptx"), "\0");
+        let (mut module, mut ring) = (0, 0);
+        assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
+        assert_eq!(get_function(&mut ring, module, c"ring".as_ptr()), SUCCESS);
+        assert_eq!(occupancy(&mut blocks, ring, 64, 0), SUCCESS);
+        assert_eq!(blocks, 1);
     }
 }
 
