@@ -1320,9 +1320,9 @@ impl<'m> Kernel<'m> {
             let resident = self.module.device.info().resident_workgroups;
             if blocks > u64::from(resident) {
                 return Err(Error::Launch(format!(
-                    "kernel `{}` synchronizes its grid (`cudaCGSynchronize`), so all {blocks} \
-                     blocks must run at once; this device guarantees {resident} \
-                     (DeviceInfo::resident_workgroups)",
+                    "kernel `{}` synchronizes its grid (`grid.sync()`, `cudaCGSynchronize`), \
+                     so all {blocks} blocks must run at once; this device guarantees \
+                     {resident} (DeviceInfo::resident_workgroups)",
                     info.name
                 )));
             }
