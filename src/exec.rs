@@ -5,6 +5,7 @@
 //! | client | setting | why |
 //! |---|---|---|
 //! | CuPy | `CUPY_COMPILE_WITH_PTX=1` | CuPy's NVRTC kernels become PTX, not cubins |
+//! | CuPy | `CUPY_ACCELERATORS=` (empty) | CuPy's own reductions and scans, not CUB's: CuPy ships CUB as compute_100 PTX tuned for 37–42 KB of shared memory per block, more than many Vulkan devices have (lavapipe: 32 KiB), and does not check the scans' launches, so `cumsum` and what builds on it would return wrong results silently |
 //! | numba-cuda | `NUMBA_CUDA_ENABLE_PYNVJITLINK=0` | numba-cuda before 0.16 then links through the driver, which gets PTX; later versions use nvJitLink (cubins) whenever it is installed, so leave `nvidia-nvjitlink` out |
 //! | NVIDIA Warp | `PTXVK_WARP_CUDA_OUTPUT=ptx`, through a Python start-up hook | `warp.config.cuda_output` has no environment variable |
 //! | NVIDIA Warp | the hook sets `PTXVK_CUDA_DRIVER_VERSION` to Warp's CUDA version when unset | Warp hands the driver PTX only when the driver is at least as new as its toolkit |
@@ -38,6 +39,14 @@ const SETTINGS: &[Setting] = &[
         name: "CUPY_COMPILE_WITH_PTX",
         value: "1",
         why: "CuPy's NVRTC kernels are compiled to PTX, not cubins",
+    },
+    Setting {
+        client: "CuPy",
+        name: "CUPY_ACCELERATORS",
+        value: "",
+        why: "CuPy's own reductions and scans rather than CUB's, whose compute_100 tuning \
+              wants 37-42 KB of shared memory per block (lavapipe has 32 KiB) and whose \
+              failed scans CuPy does not report; set CUPY_ACCELERATORS=cub on GPUs with more",
     },
     Setting {
         client: "numba-cuda",

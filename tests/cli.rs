@@ -976,8 +976,12 @@ fn exec_with(name: &str, args: &[&str], env: &[(&str, Option<&str>)]) -> (Output
     std::fs::write(&library, b"not a library: nothing here loads CUDA").expect("stand-in");
     let mut command = Command::new(env!("CARGO_BIN_EXE_ptxvk"));
     command.current_dir(&dir).arg("exec").args(args).env("PTXVK_LIBCUDA", &library);
-    for name in ["CUPY_COMPILE_WITH_PTX", "NUMBA_CUDA_ENABLE_PYNVJITLINK", "PTXVK_WARP_CUDA_OUTPUT"]
-    {
+    for name in [
+        "CUPY_COMPILE_WITH_PTX",
+        "CUPY_ACCELERATORS",
+        "NUMBA_CUDA_ENABLE_PYNVJITLINK",
+        "PTXVK_WARP_CUDA_OUTPUT",
+    ] {
         command.env_remove(name);
     }
     for (name, value) in env {
@@ -991,14 +995,15 @@ fn exec_with(name: &str, args: &[&str], env: &[(&str, Option<&str>)]) -> (Output
 
 #[test]
 fn exec_sets_what_clients_need_to_hand_over_ptx_and_keeps_what_the_user_set() {
-    let show = "echo \"$CUPY_COMPILE_WITH_PTX|$NUMBA_CUDA_ENABLE_PYNVJITLINK|\
-                $PTXVK_WARP_CUDA_OUTPUT|$LD_LIBRARY_PATH|$PYTHONPATH\"";
+    let show = "echo \"$CUPY_COMPILE_WITH_PTX|${CUPY_ACCELERATORS-unset}|\
+                $NUMBA_CUDA_ENABLE_PYNVJITLINK|$PTXVK_WARP_CUDA_OUTPUT|$LD_LIBRARY_PATH|\
+                $PYTHONPATH\"";
     let (out, dir) =
         exec_with("settings", &["--verbose", "--", "sh", "-c", show], &[("LD_LIBRARY_PATH", None)]);
     assert!(out.status.success(), "{}", stderr(&out));
     let libraries = dir.join("ptxvk-libcuda");
     let hook = libraries.join("python");
-    let expected = format!("1|0|ptx|{}|{}\n", libraries.display(), hook.display());
+    let expected = format!("1||0|ptx|{}|{}\n", libraries.display(), hook.display());
     assert_eq!(stdout(&out), expected);
     assert!(std::fs::read_link(libraries.join("libcuda.so.1")).is_ok());
     // --verbose says what was set, and why.
@@ -1011,14 +1016,14 @@ fn exec_sets_what_clients_need_to_hand_over_ptx_and_keeps_what_the_user_set() {
     // A value the user set wins; earlier paths stay after ptxvk's.
     let env = [("CUPY_COMPILE_WITH_PTX", Some("0")), ("PYTHONPATH", Some("/mine"))];
     let (out, dir) = exec_with("override", &["-v", "--", "sh", "-c", show], &env);
-    assert!(stdout(&out).starts_with("0|0|ptx|"), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("0||0|ptx|"), "{}", stdout(&out));
     let hook = dir.join("ptxvk-libcuda/python");
     assert!(stdout(&out).ends_with(&format!("|{}:/mine\n", hook.display())), "{}", stdout(&out));
     assert!(stderr(&out).contains("CUPY_COMPILE_WITH_PTX=0 (kept, set by you"), "{}", stderr(&out));
 
     // --no-client-settings sets only the library path.
     let (out, _) = exec_with("none", &["--no-client-settings", "--", "sh", "-c", show], &[]);
-    assert!(stdout(&out).starts_with("|||"), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("|unset|||"), "{}", stdout(&out));
 }
 
 #[test]

@@ -7,8 +7,14 @@ Not here: CUB's scans and sorts (`cumsum`, `sort`). CuPy ships them as compute_1
 only, tuned for 37-39 KB of shared memory per block, more than lavapipe has (32 KB):
 the launch fails with a message, and CuPy does not report it."""
 
-import numpy as np
-import cupy as cp
+import os
+
+# `ptxvk exec` turns CUB off (CUPY_ACCELERATORS=, see src/exec.rs); its reductions are
+# exercised here on purpose: they fit lavapipe's shared memory, its scans do not.
+os.environ["CUPY_ACCELERATORS"] = "cub"
+
+import numpy as np  # noqa: E402
+import cupy as cp  # noqa: E402
 
 rng = np.random.default_rng(35)
 x = rng.standard_normal(100_000).astype(np.float32)
