@@ -16,7 +16,9 @@ use ash::vk;
 
 use crate::device::{Device, DeviceShared};
 use crate::error::Error;
-use crate::memory::{buffer_address, usage, Backing, Buffer, Mapped, Memory, MemoryKind};
+use crate::memory::{
+    buffer_address, create_external_buffer, Backing, Buffer, Mapped, Memory, MemoryKind,
+};
 
 const HANDLE_TYPE: vk::ExternalMemoryHandleTypeFlags = vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
 
@@ -157,14 +159,7 @@ fn allocate_shared(
         .filter(|&n| n <= max)
         .ok_or(Error::BufferTooLarge { size, max })?;
     let dev = &shared.raw;
-    let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(HANDLE_TYPE);
-    let info = vk::BufferCreateInfo::default()
-        .size(capacity)
-        .usage(usage())
-        .sharing_mode(vk::SharingMode::EXCLUSIVE)
-        .push_next(&mut external);
-    // SAFETY: the device is alive; the size is non-zero and within maxBufferSize.
-    let raw = unsafe { dev.create_buffer(&info, None) }.map_err(Error::vk("vkCreateBuffer"))?;
+    let raw = create_external_buffer(dev, capacity, HANDLE_TYPE)?;
     let destroy_buffer = || {
         // SAFETY: the buffer was created above and nothing uses it.
         unsafe { dev.destroy_buffer(raw, None) }

@@ -220,14 +220,7 @@ impl Memory {
         .result()
         .map_err(Error::vk("vkGetMemoryHostPointerPropertiesEXT"))?;
         let dev = &shared.raw;
-        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
-        let info = vk::BufferCreateInfo::default()
-            .size(import_size)
-            .usage(usage())
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .push_next(&mut external);
-        // SAFETY: the device is alive; the size is non-zero and within maxBufferSize.
-        let raw = unsafe { dev.create_buffer(&info, None) }.map_err(Error::vk("vkCreateBuffer"))?;
+        let raw = create_external_buffer(dev, import_size, handle)?;
         // SAFETY: `raw` is a live buffer of this device.
         let requirements = unsafe { dev.get_buffer_memory_requirements(raw) };
         let type_bits = requirements.memory_type_bits & props.memory_type_bits;
@@ -348,6 +341,23 @@ impl Memory {
         unsafe { std::ptr::write_bytes(ptr, 0, len as usize) };
         Ok(true)
     }
+}
+
+/// A buffer of `size` bytes (non-zero, within `maxBufferSize`) whose memory will be
+/// external memory of `handle` type: imported host memory or an exportable fd.
+pub(crate) fn create_external_buffer(
+    dev: &ash::Device,
+    size: u64,
+    handle: vk::ExternalMemoryHandleTypeFlags,
+) -> Result<vk::Buffer, Error> {
+    let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
+    let info = vk::BufferCreateInfo::default()
+        .size(size)
+        .usage(usage())
+        .sharing_mode(vk::SharingMode::EXCLUSIVE)
+        .push_next(&mut external);
+    // SAFETY: the device is alive; the caller gives a non-zero size within maxBufferSize.
+    unsafe { dev.create_buffer(&info, None) }.map_err(Error::vk("vkCreateBuffer"))
 }
 
 /// Usage of every buffer.
