@@ -1603,7 +1603,9 @@ impl Module {
         // the parameter block (one more entry).
         let table_at = offset + system::CHECKED_SIZE;
         let table_bytes = check.as_ref().map_or(0, |c| {
-            16 + 24 * (c.regions.len() as u64 + 2) + 24 * c.param_ranges.len() as u64
+            // The regions, the parameter block, the grid workspace, the (0, 0) entry.
+            let own = 2 + u64::from(code.info().grid_sync);
+            16 + 24 * (c.regions.len() as u64 + own) + 24 * c.param_ranges.len() as u64
         });
         let size = if check.is_some() {
             u64::from(table_at) + table_bytes
@@ -1634,6 +1636,17 @@ impl Module {
                 internal: true,
                 shadow: 0,
             });
+            // The inline grid barrier of cooperative groups counts arrivals in the
+            // workspace `%envreg1/2` point at, in this area's header: the kernel writes it.
+            if code.info().grid_sync {
+                let start = buffer.address() + u64::from(offset + system::GRID_WORKSPACE);
+                check.regions.push(Region {
+                    range: ptxvk_vk::Range { start, size: 8 },
+                    name: "of the grid workspace (cooperative groups' grid barrier)".to_string(),
+                    internal: false,
+                    shadow: 0,
+                });
+            }
             let table = crate::check::table(&check.regions);
             buffer.write_mapped(u64::from(table_at), &table)?;
             let at = (offset + system::CHECK_TABLE) as usize;
