@@ -95,6 +95,7 @@ pub fn target_of(info: &DeviceInfo) -> Target {
         float_constants: FloatConstants::default(),
         hide_sign_extensions: false,
         loop_guard: None,
+        shared_memory_bytes: Some(info.limits.max_shared_memory_bytes),
     }
 }
 
@@ -1346,6 +1347,7 @@ impl<'m> Kernel<'m> {
             param_address: 0,
             const_address: module.data.as_ref().map_or(0, |b| b.address()),
             window_base: module.window.as_ref().map_or(0, |w| w.base()),
+            shared_in_device_memory: info.shared_in_device_memory,
         };
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =

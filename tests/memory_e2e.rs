@@ -888,3 +888,84 @@ fn generic_atomics_dispatch_on_the_address_window() {
         assert_eq!(got, want, "{threads} threads");
     }
 }
+
+/// The CPU model of `tests/kernels/big_shared.cu` (its header comment): each thread's
+/// sum and each block's total.
+fn big_shared_model(input: &[u32], grid: u32, n: u32) -> (Vec<u32>, Vec<u64>) {
+    const WORDS: u32 = 9216;
+    const BYTES: u32 = 4096;
+    let mut out = Vec::new();
+    let mut sums = Vec::new();
+    for b in 0..grid {
+        let words: Vec<u32> = (0..WORDS)
+            .map(|i| {
+                input[(b.wrapping_mul(7).wrapping_add(i) % 4096) as usize]
+                    ^ i.wrapping_mul(2_654_435_761)
+            })
+            .collect();
+        let bytes: Vec<u8> = (0..BYTES).map(|i| b.wrapping_add(i * 3) as u8).collect();
+        let mut total = 0u64;
+        for t in 0..n {
+            let mut s = 0u32;
+            for i in (t..WORDS).step_by(n as usize) {
+                s = s.wrapping_add(words[(WORDS - 1 - i) as usize]);
+            }
+            for i in (t..BYTES).step_by(n as usize) {
+                s = s.wrapping_add(u32::from(bytes[(BYTES - 1 - i) as usize]) << (i & 7));
+            }
+            out.push(s);
+            total += u64::from(s);
+        }
+        sums.push(total);
+    }
+    (out, sums)
+}
+
+/// Shared memory beyond the device's (`pass::shared_in_memory`): `big_shared.cu`'s
+/// 40,968 static bytes, more than lavapipe's 32 KiB, from all six compilers. On a device
+/// with less on-chip shared memory than that, the window is in device memory, a slice
+/// per block, and the kernel computes what the CPU model of its header comment does:
+/// word, byte and 64-bit atomic accesses, barriers, and blocks that never see each
+/// other's data, over a grid cut into several dispatches that reuse one area. Compiled
+/// for the same device with the window on chip, the launch is refused for the limit.
+#[test]
+fn shared_memory_beyond_the_device_limit_lives_in_device_memory() {
+    let Some(device) = device() else { return };
+    let on_chip = device.info().limits.max_shared_memory_bytes;
+    let mut rng = Rng(0x05ee_db16);
+    let input: Vec<u32> = (0..4096).map(|_| rng.next_u64() as u32).collect();
+    let input_buf = device.buffer_from(&input).expect("upload");
+    for (i, path) in variants("big_shared").iter().enumerate() {
+        let module = load(&device, path);
+        let kernel = module.kernel("big_shared").expect("kernel");
+        let moved = kernel.info().static_shared_bytes > on_chip;
+        assert_eq!(kernel.info().shared_in_device_memory, moved, "{}", path.display());
+        // One variant gets a grid of several dispatches (16 MiB of windows hold 407 of
+        // these blocks) and a block with a partial warp.
+        let (grid, block) = if i == 0 { (900, 96) } else { (40, 64) };
+        let out = device.zeroed::<u32>((grid * block) as usize).expect("out");
+        let sums = device.zeroed::<u64>(grid as usize).expect("sums");
+        let args = [ptxvk::Arg::from(&input_buf), ptxvk::Arg::from(&out), ptxvk::Arg::from(&sums)];
+        let stats = kernel
+            .launch(grid, block, 0, &args)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if moved && i == 0 {
+            assert!(stats.dispatches >= 3, "{} dispatches", stats.dispatches);
+        }
+        let (want_out, want_sums) = big_shared_model(&input, grid, block);
+        assert!(out.to_vec().expect("read") == want_out, "{}: per-thread sums", path.display());
+        assert_eq!(sums.to_vec().expect("read"), want_sums, "{}: block totals", path.display());
+    }
+    // The same kernel with its window on chip does not fit this device.
+    let path = &variants("big_shared")[0];
+    let target = ptxvk::compile::Target { shared_memory_bytes: None, ..device.target() };
+    let module = load_for(&device, path, target);
+    let kernel = module.kernel("big_shared").expect("kernel");
+    if kernel.info().static_shared_bytes > on_chip {
+        let out = device.zeroed::<u32>(64).expect("out");
+        let sums = device.zeroed::<u64>(1).expect("sums");
+        let args = [ptxvk::Arg::from(&input_buf), ptxvk::Arg::from(&out), ptxvk::Arg::from(&sums)];
+        let err = kernel.launch(1, 64, 0, &args).expect_err("a window on chip exceeds the device");
+        assert!(err.to_string().contains("maxComputeSharedMemorySize"), "{err}");
+    }
+}

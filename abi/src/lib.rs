@@ -5,7 +5,8 @@
 //! * a **push-constant block**, [`PushConstants`]: the device addresses of the kernel's
 //!   parameter block and of the module's constant data, the block index of the
 //!   dispatch's first block (a grid larger than `maxComputeWorkGroupCount` is split into
-//!   several dispatches), and CUDA's grid size. The compiler declares it as a `Block`
+//!   several dispatches), CUDA's grid size, and where the blocks of the dispatch keep a
+//!   shared window that is in device memory. The compiler declares it as a `Block`
 //!   struct of the scalar [`PUSH_CONSTANT_MEMBERS`]; the runtime pushes
 //!   [`PushConstants::to_bytes`].
 //! * **specialization constants**, [`spec_ids`]: the block size (`LocalSizeId`), the
@@ -37,6 +38,14 @@ pub struct PushConstants {
     /// them (`FloatConstants::Hidden` in `ptxvk-lower`): the driver cannot know they
     /// are 0, so it cannot know the operand.
     pub zero: [u32; 2],
+    /// Device address of the dispatch's shared windows, for a kernel whose shared
+    /// window is in device memory (`SharedLayout::in_device_memory` in `ptxvk-lower`):
+    /// the block with linear index `i` in the dispatch (`WorkgroupId` over
+    /// `NumWorkgroups`, x fastest) has the [`PushConstants::shared_stride`] bytes at
+    /// `shared_address + i * shared_stride`. 0 for other kernels.
+    pub shared_address: u64,
+    /// Bytes between two blocks' windows in device memory ([`shared_stride`]).
+    pub shared_stride: u64,
 }
 
 impl PushConstants {
@@ -60,6 +69,8 @@ impl PushConstants {
         for i in 0..2 {
             put(offset_of!(PushConstants, zero) + 4 * i, &self.zero[i].to_le_bytes());
         }
+        put(offset_of!(PushConstants, shared_address), &self.shared_address.to_le_bytes());
+        put(offset_of!(PushConstants, shared_stride), &self.shared_stride.to_le_bytes());
         bytes
     }
 }
@@ -79,7 +90,7 @@ const fn member(offset: usize, bits: u32) -> Member {
 
 /// The push-constant struct's members, in order: [`PushConstants`] with its arrays
 /// flattened into scalars.
-pub const PUSH_CONSTANT_MEMBERS: [Member; 11] = [
+pub const PUSH_CONSTANT_MEMBERS: [Member; 13] = [
     member(offset_of!(PushConstants, param_address), 64),
     member(offset_of!(PushConstants, const_address), 64),
     member(offset_of!(PushConstants, ctaid_base), 32),
@@ -91,6 +102,8 @@ pub const PUSH_CONSTANT_MEMBERS: [Member; 11] = [
     member(offset_of!(PushConstants, window_base), 64),
     member(offset_of!(PushConstants, zero), 32),
     member(offset_of!(PushConstants, zero) + 4, 32),
+    member(offset_of!(PushConstants, shared_address), 64),
+    member(offset_of!(PushConstants, shared_stride), 64),
 ];
 
 /// Indices into [`PUSH_CONSTANT_MEMBERS`] (the operands of `OpAccessChain`).
@@ -107,6 +120,10 @@ pub mod member {
     pub const WINDOW_BASE: u32 = 8;
     /// `zero[0]`; `zero[1]` follows.
     pub const ZERO: u32 = 9;
+    /// `shared_address`.
+    pub const SHARED_ADDRESS: u32 = 11;
+    /// `shared_stride`.
+    pub const SHARED_STRIDE: u32 = 12;
 }
 
 /// Specialization constant ids.
@@ -167,6 +184,14 @@ pub fn shared_words(shared_bytes: u32) -> u32 {
     shared_bytes.div_ceil(4).max(1)
 }
 
+/// [`PushConstants::shared_stride`] for a launch with `shared_bytes` of shared memory
+/// per block whose window is in device memory: the window rounded up to 256 bytes, so
+/// that every block's window is aligned for any access (PTX's widest is 16 bytes) and
+/// two blocks' windows share no cache line.
+pub fn shared_stride(shared_bytes: u32) -> u64 {
+    u64::from(shared_bytes.max(1)).next_multiple_of(256)
+}
+
 mod features;
 pub mod tensor_map;
 pub mod texture;
@@ -178,8 +203,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn push_constants_are_fifty_six_bytes_without_padding() {
-        assert_eq!(PushConstants::SIZE, 56);
+    fn push_constants_are_seventy_two_bytes_without_padding() {
+        assert_eq!(PushConstants::SIZE, 72);
         let members: u32 = PUSH_CONSTANT_MEMBERS.iter().map(|m| m.bits / 8).sum();
         assert_eq!(members, PushConstants::SIZE);
         for pair in PUSH_CONSTANT_MEMBERS.windows(2) {
@@ -196,6 +221,8 @@ mod tests {
             grid: [4, 5, 6],
             window_base: 0x0102_0304_0506_0708,
             zero: [7, 8],
+            shared_address: 0x1020_3040_5060_7080,
+            shared_stride: 0x9000,
         };
         let bytes = pc.to_bytes();
         let read = |m: &Member| {
@@ -218,7 +245,9 @@ mod tests {
                 6,
                 0x0102_0304_0506_0708,
                 7,
-                8
+                8,
+                0x1020_3040_5060_7080,
+                0x9000
             ]
         );
         let m = |i: u32| PUSH_CONSTANT_MEMBERS[i as usize].offset as usize;
@@ -228,6 +257,8 @@ mod tests {
         assert_eq!(m(member::GRID), offset_of!(PushConstants, grid));
         assert_eq!(m(member::WINDOW_BASE), offset_of!(PushConstants, window_base));
         assert_eq!(m(member::ZERO), offset_of!(PushConstants, zero));
+        assert_eq!(m(member::SHARED_ADDRESS), offset_of!(PushConstants, shared_address));
+        assert_eq!(m(member::SHARED_STRIDE), offset_of!(PushConstants, shared_stride));
     }
 
     #[test]

@@ -297,7 +297,12 @@ fn occupancy(
     let shared = u64::from(kernel.info().static_shared_bytes) + dynamic_shared as u64;
     let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
     let by_threads = 2048 / u64::from(block);
-    let by_shared = limit.checked_div(shared).unwrap_or(u64::MAX);
+    // A window in device memory takes no on-chip memory.
+    let by_shared = if kernel.info().shared_in_device_memory {
+        u64::MAX
+    } else {
+        limit.checked_div(shared).unwrap_or(u64::MAX)
+    };
     // A kernel that synchronizes its grid gets no more blocks than the device runs at
     // once: CUDA promises that occupancy x multiprocessors blocks of it are co-resident
     // (clients size cooperative grids so), and its launch refuses more.
@@ -342,8 +347,9 @@ pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         let by_threads = occupancy(d, &func, block_size, 0)?;
-        let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
-        let fixed = u64::from(func.kernel()?.info().static_shared_bytes);
+        let info = func.kernel()?.info();
+        let limit = u64::from(crate::module::shared_limit(d, info));
+        let fixed = u64::from(info.static_shared_bytes);
         let available =
             if blocks > by_threads { 0 } else { (limit / blocks as u64).saturating_sub(fixed) };
         // SAFETY: `bytes` is null or writable (CUDA's contract).

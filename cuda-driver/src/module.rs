@@ -604,11 +604,21 @@ pub(crate) fn max_threads_per_block(d: &Driver, f: &Function) -> Result<u32, CUr
     Ok(info.maxntid.or(info.reqntid).map_or(u64::from(limit), threads).min(u64::from(limit)) as u32)
 }
 
+/// The most shared memory (static and dynamic) a block of `info`'s kernel may have:
+/// the device's on-chip limit, or CUDA's for a kernel whose window is in device memory
+/// (`ptxvk_lower::pass::shared_in_memory`).
+pub(crate) fn shared_limit(d: &Driver, info: &ptxvk::spirv::KernelInfo) -> u32 {
+    if info.shared_in_device_memory {
+        ptxvk::vk::CUDA_MAX_SHARED_PER_BLOCK
+    } else {
+        d.device.info().limits.max_shared_memory_bytes
+    }
+}
+
 /// `cuFuncGetAttribute`'s values from what the compiler knows of the kernel.
 fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, CUresult> {
     use cudarc::driver::sys::CUfunction_attribute as A;
     let info = f.kernel()?.info().clone();
-    let limits = &d.device.info().limits;
     let max_threads = max_threads_per_block(d, f)?;
     let value = match attrib {
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as c_int => max_threads as c_int,
@@ -647,7 +657,7 @@ fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, 
         a if a == A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA as c_int => 0,
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int => {
             let set = f.max_dynamic_shared.load(Ordering::Relaxed);
-            let available = limits.max_shared_memory_bytes.saturating_sub(info.static_shared_bytes);
+            let available = shared_limit(d, &info).saturating_sub(info.static_shared_bytes);
             (if set == 0 { available } else { set }) as c_int
         }
         a if a == A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT as c_int => -1,
@@ -670,8 +680,8 @@ fn set_attribute(attrib: c_int, value: c_int, f: usize) -> Result<(), CUresult> 
     let func = function_of(d, f)?;
     match attrib {
         a if a == A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int => {
-            let limit = d.device.info().limits.max_shared_memory_bytes;
-            let fixed = func.kernel()?.info().static_shared_bytes;
+            let info = func.kernel()?.info();
+            let (limit, fixed) = (shared_limit(d, info), info.static_shared_bytes);
             let total = u32::try_from(value).ok().and_then(|v| v.checked_add(fixed));
             match total {
                 Some(t) if t <= limit => {

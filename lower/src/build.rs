@@ -84,13 +84,7 @@ pub trait Build {
 
     /// A special register's value.
     fn special(&mut self, reg: SpecialReg) -> Value {
-        let ty = match reg {
-            SpecialReg::ModuleData
-            | SpecialReg::ParamBlock
-            | SpecialReg::WindowBase
-            | SpecialReg::DeviceClock => U64,
-            _ => U32,
-        };
+        let ty = if reg.is_64bit() { U64 } else { U32 };
         let dst = self.temp(ty);
         self.push(InstKind::Special { dst, reg });
         Value::Reg(dst)

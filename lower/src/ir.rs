@@ -166,6 +166,12 @@ pub struct SharedLayout {
     /// halves when `pass::legalize_memory` finds that typed sub-word stores beat the
     /// atomics a word window needs for them.
     pub word: SharedWord,
+    /// Whether the window is in device memory rather than in the workgroup's on-chip
+    /// memory, because the kernel's static shared variables alone exceed the device's
+    /// `maxComputeSharedMemorySize` (`pass::shared_in_memory`): every block then has a
+    /// slice of a launch-wide area ([`SpecialReg::SharedWindowAddress`]) and the kernel
+    /// has no `Space::Shared` accesses left.
+    pub in_device_memory: bool,
 }
 
 /// The element type of the shared window ([`SharedLayout::word`]).
@@ -451,7 +457,8 @@ pub enum SpecialReg {
     ParamBlock,
     /// The device address of the 32-bit address window (a 64-bit value), whose offsets
     /// are the global addresses of a module with `.address_size 32`. Every special
-    /// register but these three and [`SpecialReg::DeviceClock`] is 32-bit.
+    /// register but these three, [`SpecialReg::DeviceClock`] and
+    /// [`SpecialReg::SharedWindowAddress`] is 32-bit ([`SpecialReg::is_64bit`]).
     WindowBase,
     /// Bytes of dynamic shared memory the launch gave (`%dynamic_smem_size`).
     DynamicSharedBytes,
@@ -466,6 +473,23 @@ pub enum SpecialReg {
     /// the device's unit, which Vulkan does not report (PTX's `%globaltimer` counts
     /// nanoseconds).
     DeviceClock,
+    /// The device address of the block's shared window when it is in device memory
+    /// ([`SharedLayout::in_device_memory`]), a 64-bit value.
+    SharedWindowAddress,
+}
+
+impl SpecialReg {
+    /// Whether the register is 64-bit (addresses and the clock); every other is 32-bit.
+    pub fn is_64bit(self) -> bool {
+        matches!(
+            self,
+            SpecialReg::ModuleData
+                | SpecialReg::ParamBlock
+                | SpecialReg::WindowBase
+                | SpecialReg::DeviceClock
+                | SpecialReg::SharedWindowAddress
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

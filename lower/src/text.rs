@@ -239,6 +239,7 @@ impl Spelled for SpecialReg {
         (SpecialReg::TotalSharedBytes, "total_shared_bytes"),
         (SpecialReg::DynamicSharedBase, "dynamic_shared_base"),
         (SpecialReg::DeviceClock, "device_clock"),
+        (SpecialReg::SharedWindowAddress, "shared_window_address"),
     ];
 }
 
@@ -441,6 +442,9 @@ impl<'a> Printer<'a> {
         }
         if k.shared.word != SharedWord::default() {
             let _ = write!(shared, " word {}", k.shared.word.bits());
+        }
+        if k.shared.in_device_memory {
+            shared.push_str(" in_device_memory");
         }
         let _ = writeln!(s, "{shared}");
         for (name, offset, size) in &k.shared.variables {
@@ -1074,6 +1078,10 @@ impl KernelParser {
                 if words.get(i) == Some(&"word") {
                     self.k.shared.word = SharedWord::of_bits(num(i + 1)?).ok_or_else(bad)?;
                     i += 2;
+                }
+                if words.get(i) == Some(&"in_device_memory") {
+                    self.k.shared.in_device_memory = true;
+                    i += 1;
                 }
                 if i != words.len() {
                     return Err(bad());

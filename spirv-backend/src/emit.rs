@@ -376,6 +376,10 @@ impl<'a> FnEmitter<'a> {
                 let v = self.push_member(member, Scalar::Int(64))?;
                 self.write(*dst, v, Scalar::Int(64), false)
             }
+            InstKind::Special { dst, reg: SpecialReg::SharedWindowAddress } => {
+                let v = self.shared_window_address()?;
+                self.write(*dst, v, Scalar::Int(64), false)
+            }
             InstKind::Special { dst, reg: SpecialReg::DeviceClock } => {
                 self.t.used.device_clock = true;
                 let u64_ty = self.ty(Scalar::Int(64));
@@ -845,10 +849,42 @@ impl<'a> FnEmitter<'a> {
             SpecialReg::ModuleData
             | SpecialReg::ParamBlock
             | SpecialReg::WindowBase
-            | SpecialReg::DeviceClock => {
+            | SpecialReg::DeviceClock
+            | SpecialReg::SharedWindowAddress => {
                 Err(Error::Internal("a 64-bit special register read as 32 bits".into()))
             }
         }
+    }
+
+    /// [`SpecialReg::SharedWindowAddress`]: the block's slice of the launch's area,
+    /// `shared_address + i * shared_stride` for the block's linear index `i` in the
+    /// dispatch (the launch ABI's push constants, `ptxvk_abi::PushConstants`).
+    fn shared_window_address(&mut self) -> R<Word> {
+        let Some(num_workgroups) = self.g.num_workgroups else {
+            return Err(Error::Internal(
+                "a shared window in device memory without NumWorkgroups".into(),
+            ));
+        };
+        let s32 = Scalar::Int(32);
+        let (u32t, u64t) = (self.ty(s32), self.ty(Scalar::Int(64)));
+        let v3 = self.g.uvec3_ty;
+        let id = self.b.load(v3, None, self.g.workgroup_id, None, [])?;
+        let n = self.b.load(v3, None, num_workgroups, None, [])?;
+        let [x, y, z] = [0, 1, 2].map(|d| self.b.composite_extract(u32t, None, id, [d]));
+        let [nx, ny] = [0, 1].map(|d| self.b.composite_extract(u32t, None, n, [d]));
+        let (x, y, z, nx, ny) = (x?, y?, z?, nx?, ny?);
+        // In 64 bits: a dispatch's blocks times the stride may pass 2^32.
+        let [x, y, z, nx, ny] = [x, y, z, nx, ny].map(|v| self.b.u_convert(u64t, None, v));
+        let (x, y, z, nx, ny) = (x?, y?, z?, nx?, ny?);
+        let zy = self.b.i_mul(u64t, None, z, ny)?;
+        let zy = self.b.i_add(u64t, None, zy, y)?;
+        let zyx = self.b.i_mul(u64t, None, zy, nx)?;
+        let linear = self.b.i_add(u64t, None, zyx, x)?;
+        let s64 = Scalar::Int(64);
+        let stride = self.push_member(ptxvk_abi::member::SHARED_STRIDE, s64)?;
+        let base = self.push_member(ptxvk_abi::member::SHARED_ADDRESS, s64)?;
+        let offset = self.b.i_mul(u64t, None, linear, stride)?;
+        Ok(self.b.i_add(u64t, None, base, offset)?)
     }
 
     /// Loads push-constant member `member` (a u32 or u64 per the launch ABI).

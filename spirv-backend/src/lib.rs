@@ -82,6 +82,10 @@ pub struct KernelInfo {
     /// Whether the kernel keeps racecheck's shadow of its shared window (four words per
     /// word, in shared memory too).
     pub race_shadow: bool,
+    /// Whether its shared window is in device memory (`pass::shared_in_memory`): each
+    /// launch needs an area of `ptxvk_abi::shared_stride(shared bytes)` bytes per block
+    /// of a dispatch, at push constants `shared_address`/`shared_stride`.
+    pub shared_in_device_memory: bool,
     /// The kernels it may launch from the device, by address index
     /// (`ptxvk_lower::device_launch`); empty when it launches none.
     pub device_launches: Vec<String>,
@@ -118,13 +122,20 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     }
     let mut b = Builder::new();
     let mut t = types::TypeCache::default();
+    // A window in device memory (`pass::shared_in_memory`) is no `Workgroup` array.
+    let on_chip = |k: &&LoweredKernel| !k.kernel.shared.in_device_memory;
     let uses_shared = |k: &ptxvk_lower::ir::Kernel| {
         let shared = &k.shared;
         shared.static_bytes > 0 || shared.dynamic_align.is_some() || accesses_shared(k)
     };
-    let max_static = kernels.iter().map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
-    let words: std::collections::BTreeSet<_> =
-        kernels.iter().filter(|k| uses_shared(&k.kernel)).map(|k| k.kernel.shared.word).collect();
+    let max_static =
+        kernels.iter().filter(on_chip).map(|k| k.kernel.shared.static_bytes).max().unwrap_or(0);
+    let words: std::collections::BTreeSet<_> = kernels
+        .iter()
+        .filter(on_chip)
+        .filter(|k| uses_shared(&k.kernel))
+        .map(|k| k.kernel.shared.word)
+        .collect();
     let race_shadow = kernels.iter().any(|k| has_race_shadow(&k.kernel));
     let windows = module::SharedWindows {
         words: words.into_iter().collect(),
@@ -137,6 +148,9 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     let any_inst = |is: fn(&InstKind) -> bool| {
         kernels.iter().flat_map(|k| &k.kernel.blocks).flat_map(|b| &b.insts).any(|i| is(&i.kind))
     };
+    if kernels.iter().any(|k| k.kernel.shared.in_device_memory) {
+        g.declare_num_workgroups(&mut b, &mut t);
+    }
     if any_inst(|i| matches!(i, InstKind::Subgroup { .. })) {
         g.declare_subgroup(&mut b, &mut t);
     }
@@ -152,7 +166,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     for lk in kernels {
         let k = &lk.kernel;
         let f = emit::FnEmitter::new(&mut b, &mut t, &g, k).function(&lk.body)?;
-        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface(k.shared.word));
+        b.entry_point(ExecutionModel::GLCompute, f, k.name.clone(), g.interface(&k.shared));
         b.execution_mode_id(f, ExecutionMode::LocalSizeId, g.block_size);
         entries.push(f);
         infos.push(KernelInfo {
@@ -171,6 +185,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
             address_size: k.address_size,
             check_sites: k.check_sites.clone(),
             race_shadow: has_race_shadow(k),
+            shared_in_device_memory: k.shared.in_device_memory,
             device_launches: k.device_launches.clone(),
         });
     }

@@ -9,7 +9,7 @@ use rspirv::spirv::{
 };
 
 use crate::types::{Scalar, TypeCache};
-use ptxvk_lower::ir::SharedWord;
+use ptxvk_lower::ir::{SharedLayout, SharedWord};
 use ptxvk_lower::pass::FloatConstants;
 
 use ptxvk_abi::{spec_ids, PUSH_CONSTANT_MEMBERS};
@@ -59,6 +59,9 @@ pub struct Globals {
     /// a zero-initialized `Workgroup` array of one u32 per subgroup, and the
     /// `SubgroupId` input that indexes it, when some kernel counts.
     pub loop_counts: Option<(Word, Word)>,
+    /// `NumWorkgroups`, when some kernel's shared window is in device memory: a block's
+    /// slice is indexed by its linear index in the dispatch.
+    pub num_workgroups: Option<Word>,
 }
 
 impl Globals {
@@ -156,7 +159,16 @@ impl Globals {
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
             loop_counts: None,
+            num_workgroups: None,
         }
+    }
+
+    /// Declares `NumWorkgroups` ([`Self::num_workgroups`]).
+    pub fn declare_num_workgroups(&mut self, b: &mut Builder, t: &mut TypeCache) {
+        let in_ptr = t.pointer(b, StorageClass::Input, self.uvec3_ty);
+        let var = b.variable(in_ptr, None, StorageClass::Input, None);
+        b.decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::NumWorkgroups)]);
+        self.num_workgroups = Some(var);
     }
 
     /// Declares `SubgroupLocalInvocationId` (for the subgroup operations of the native
@@ -197,10 +209,15 @@ impl Globals {
     }
 
     /// The entry-point interface (SPIR-V 1.4+: every module-scope variable the entry
-    /// point uses), with the shared window of the kernel's element.
-    pub fn interface(&self, word: SharedWord) -> Vec<Word> {
+    /// point uses), with the shared window of the kernel's element, or `NumWorkgroups`
+    /// when its window is in device memory.
+    pub fn interface(&self, shared: &SharedLayout) -> Vec<Word> {
         let mut v = vec![self.local_id, self.workgroup_id, self.push_constants];
-        v.extend(self.shared_window(word));
+        if shared.in_device_memory {
+            v.extend(self.num_workgroups);
+        } else {
+            v.extend(self.shared_window(shared.word));
+        }
         v.extend(self.race_shadow);
         v.extend(self.subgroup_lane);
         v.extend(self.loop_counts.iter().flat_map(|&(counts, id)| [counts, id]));

@@ -57,11 +57,20 @@ pub(crate) fn api_version(v: u32) -> (u32, u32, u32) {
 /// Specialization constant 3: the shared-memory size in 32-bit words, at least 1.
 pub(crate) use ptxvk_abi::shared_words;
 
+/// Where the blocks of a dispatch keep shared windows that are in device memory (push
+/// constants `shared_address` and `shared_stride`; zero for windows on chip).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SharedWindows {
+    pub(crate) address: u64,
+    pub(crate) stride: u64,
+}
+
 /// The push-constant bytes of one dispatch, little endian.
 pub(crate) fn push_constants(
     param_address: u64,
     cfg: &crate::LaunchConfig,
     ctaid_base: [u32; 3],
+    windows: SharedWindows,
 ) -> [u8; crate::PUSH_CONSTANT_SIZE as usize] {
     ptxvk_abi::PushConstants {
         param_address,
@@ -70,6 +79,8 @@ pub(crate) fn push_constants(
         grid: cfg.grid,
         window_base: cfg.window_base,
         zero: [0; 2],
+        shared_address: windows.address,
+        shared_stride: windows.stride,
     }
     .to_bytes()
 }
@@ -125,6 +136,21 @@ pub(crate) fn split_grid(grid: [u32; 3], max: [u32; 3]) -> Vec<Chunk> {
     chunks
 }
 
+/// The most workgroups of one dispatch of `grid` (at most `max` per dimension) such
+/// that a dispatch has no more than `blocks` of them: whole rows of x first, then
+/// planes. Dispatches of a kernel whose shared windows are in device memory are cut to
+/// the area the stream gives them.
+pub(crate) fn dispatch_limit(grid: [u32; 3], max: [u32; 3], blocks: u64) -> [u32; 3] {
+    let blocks = blocks.max(1);
+    let fit = |n: u32, room: u64, max: u32| -> u32 {
+        u32::try_from(room.min(u64::from(n))).unwrap_or(n).min(max).max(1)
+    };
+    let x = fit(grid[0], blocks, max[0]);
+    let y = fit(grid[1], blocks / u64::from(x), max[1]);
+    let z = fit(grid[2], blocks / (u64::from(x) * u64::from(y)), max[2]);
+    [x, y, z]
+}
+
 /// Milliseconds between two timestamps of a counter with `valid_bits` significant bits
 /// (wrapping once is handled) ticking every `period_ns` nanoseconds.
 pub(crate) fn timestamp_ms(t0: u64, t1: u64, valid_bits: u32, period_ns: f32) -> f64 {
@@ -173,6 +199,28 @@ pub(crate) fn cache_header_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dispatch_limits_hold_the_blocks_the_area_has_room_for() {
+        let max = [65535; 3];
+        // Whole rows, then whole planes, then one block at least.
+        assert_eq!(dispatch_limit([1000, 1, 1], max, 300), [300, 1, 1]);
+        assert_eq!(dispatch_limit([10, 20, 30], max, 300), [10, 20, 1]);
+        assert_eq!(dispatch_limit([10, 20, 30], max, 6000), [10, 20, 30]);
+        assert_eq!(dispatch_limit([10, 20, 30], max, 0), [1, 1, 1]);
+        assert_eq!(dispatch_limit([100_000, 1, 1], max, u64::MAX), [65535, 1, 1]);
+        for (grid, blocks) in [([7, 9, 11], 20), ([3, 3, 3], 26), ([1, 70_000, 2], 5000)] {
+            let limit = dispatch_limit(grid, max, blocks);
+            let chunks = split_grid(grid, limit);
+            let total: u64 =
+                chunks.iter().map(|c| c.count.iter().map(|&n| u64::from(n)).product::<u64>()).sum();
+            assert_eq!(total, grid.iter().map(|&n| u64::from(n)).product::<u64>());
+            for c in &chunks {
+                let n: u64 = c.count.iter().map(|&n| u64::from(n)).product();
+                assert!(n <= blocks, "{c:?} has {n} blocks, more than {blocks}");
+            }
+        }
+    }
 
     #[test]
     fn split_small_grid_is_one_dispatch() {

@@ -19,6 +19,11 @@ pub const CUDA_MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 /// built for CUDA may rely on them, so a device that allows more still gets no more.
 pub const CUDA_MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
 
+/// CUDA's most shared memory per block on any compute capability (sm_90 and sm_100:
+/// 227 KiB with `cudaFuncAttributeMaxDynamicSharedMemorySize`), the bound of a window in
+/// device memory.
+pub const CUDA_MAX_SHARED_PER_BLOCK: u32 = 227 * 1024;
+
 /// One kernel launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
@@ -37,6 +42,12 @@ pub struct LaunchConfig {
     /// Device address of the 32-bit address window, for modules with 32-bit addresses
     /// (push constant offset 40; 0 otherwise).
     pub window_base: u64,
+    /// The kernel keeps its shared window in device memory (`KernelInfo::
+    /// shared_in_device_memory` of `ptxvk-spirv`): the stream gives every block of a
+    /// dispatch `shared_stride(shared_bytes)` bytes of an area of its own, and
+    /// `shared_bytes` may exceed the device's `maxComputeSharedMemorySize` (not CUDA's
+    /// [`CUDA_MAX_SHARED_PER_BLOCK`]).
+    pub shared_in_device_memory: bool,
 }
 
 impl Default for LaunchConfig {
@@ -50,6 +61,7 @@ impl Default for LaunchConfig {
             param_address: 0,
             const_address: 0,
             window_base: 0,
+            shared_in_device_memory: false,
         }
     }
 }
@@ -99,7 +111,14 @@ pub(crate) fn validate(cfg: &LaunchConfig, limits: &Limits) -> Result<(), Error>
             cfg.block[0], cfg.block[1], cfg.block[2], limits.max_workgroup_invocations
         )));
     }
-    if cfg.shared_bytes > limits.max_shared_memory_bytes {
+    if cfg.shared_in_device_memory {
+        if cfg.shared_bytes > CUDA_MAX_SHARED_PER_BLOCK {
+            return Err(Error::Launch(format!(
+                "{} bytes of shared memory per block exceed CUDA's limit of {} bytes",
+                cfg.shared_bytes, CUDA_MAX_SHARED_PER_BLOCK
+            )));
+        }
+    } else if cfg.shared_bytes > limits.max_shared_memory_bytes {
         return Err(Error::Launch(format!(
             "{} bytes of shared memory per block exceed the device's limit of {} bytes \
              (maxComputeSharedMemorySize)",
@@ -162,7 +181,7 @@ impl Stream {
             self.shared.give_back_timers(timers);
         }
         waited?;
-        let dispatches = conv::split_grid(cfg.grid, device.info().limits.max_workgroup_count).len();
+        let dispatches = conv::split_grid(cfg.grid, self.dispatch_limit(cfg)).len();
         Ok(LaunchStats { kernel_ms, dispatches: u32::try_from(dispatches).unwrap_or(u32::MAX) })
     }
 }
@@ -221,6 +240,12 @@ mod tests {
         let err =
             check(LaunchConfig { shared_bytes: 32769, ..base }).expect_err("must be rejected");
         assert!(err.contains("32769") && err.contains("32768"), "{err}");
+        // A window in device memory is bound by CUDA's limit, not the device's.
+        let in_memory = LaunchConfig { shared_in_device_memory: true, ..base };
+        assert_eq!(check(LaunchConfig { shared_bytes: 40_000, ..in_memory }), Ok(()));
+        let err = check(LaunchConfig { shared_bytes: 232_449, ..in_memory })
+            .expect_err("must be rejected");
+        assert!(err.contains("232449") && err.contains("CUDA's limit of 232448"), "{err}");
         let err =
             check(LaunchConfig { grid: [1 << 31, 1, 1], ..base }).expect_err("must be rejected");
         assert!(err.contains("2147483648") && err.contains("2147483647"), "{err}");

@@ -81,7 +81,9 @@ pub use error::Error;
 pub use event::Event;
 pub use external::ExportedMemory;
 pub use instance::{enumerate_devices, validation_messages, ENV_VALIDATION_ABORT};
-pub use launch::{LaunchConfig, LaunchStats, CUDA_MAX_BLOCK, CUDA_MAX_GRID};
+pub use launch::{
+    LaunchConfig, LaunchStats, CUDA_MAX_BLOCK, CUDA_MAX_GRID, CUDA_MAX_SHARED_PER_BLOCK,
+};
 pub use memory::{Buffer, MemoryKind, Range, Resolved, BUFFER_ALIGNMENT};
 pub use pool::MemPool;
 pub use program::{PipelineKey, Program};

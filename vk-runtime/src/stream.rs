@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::conv;
+use crate::conv::{self, SharedWindows};
 use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
 use crate::event::Event;
@@ -67,6 +67,11 @@ const PARAM_ALIGN: u64 = crate::BUFFER_ALIGNMENT;
 
 /// Uploads larger than this get a staging buffer of their own instead of arena space.
 const ARENA_MAX_PIECE: u64 = ARENA_CHUNK / 4;
+
+/// Device memory a stream gives the shared windows of one dispatch of a kernel that
+/// keeps them in device memory; a larger grid is cut into dispatches of as many blocks
+/// as fit, with a barrier between them (they reuse the area).
+const SHARED_WINDOWS_BYTES: u64 = 16 << 20;
 
 /// How a stream orders itself against the legacy default stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,6 +268,15 @@ impl Chunk {
         Ok(Arc::new(Chunk { gpu: Arc::clone(gpu), memory: Some(memory) }))
     }
 
+    /// Device memory nothing but kernels touch.
+    fn device(gpu: &Arc<Gpu>, shared: &DeviceShared, len: u64) -> Result<Arc<Chunk>, Error> {
+        let location =
+            if shared.unified_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+        let memory =
+            Memory::allocate(shared, len, location, MemoryKind::Device, "ptxvk shared windows")?;
+        Ok(Arc::new(Chunk { gpu: Arc::clone(gpu), memory: Some(memory) }))
+    }
+
     fn memory(&self) -> &Memory {
         // Only `drop` takes the memory out.
         self.memory.as_ref().unwrap_or_else(|| unreachable!("chunk memory taken"))
@@ -284,6 +298,8 @@ impl Drop for Chunk {
 struct Arena {
     current: Option<(Arc<Chunk>, u64)>,
     retired: Vec<Arc<Chunk>>,
+    /// The area of shared windows in device memory, and its size.
+    shared_windows: Option<(Arc<Chunk>, u64)>,
 }
 
 impl Arena {
@@ -298,6 +314,26 @@ impl Arena {
         let (chunk, at) = self.place(gpu, shared, data.len() as u64, align)?;
         chunk.memory().write_mapped(at, data)?;
         Ok((chunk, at))
+    }
+
+    /// `len` bytes of device memory for the shared windows of one launch. The launches
+    /// of a stream run one after the other (a barrier between them), so each reuses the
+    /// stream's area; a larger one replaces it, and batches still running keep the old
+    /// one alive.
+    fn shared_windows(
+        &mut self,
+        gpu: &Arc<Gpu>,
+        shared: &DeviceShared,
+        len: u64,
+    ) -> Result<Arc<Chunk>, Error> {
+        match &self.shared_windows {
+            Some((area, size)) if *size >= len => Ok(Arc::clone(area)),
+            _ => {
+                let area = Chunk::device(gpu, shared, len)?;
+                self.shared_windows = Some((Arc::clone(&area), len));
+                Ok(area)
+            }
+        }
     }
 
     fn place(
@@ -876,7 +912,10 @@ impl Stream {
             dynamic_shared_bytes: cfg.dynamic_shared_bytes,
         };
         let pipeline = program.inner.pipeline(&self.shared, key)?;
-        let chunks = conv::split_grid(cfg.grid, limits.max_workgroup_count);
+        let limit = self.dispatch_limit(cfg);
+        let chunks = conv::split_grid(cfg.grid, limit);
+        let stride = ptxvk_abi::shared_stride(cfg.shared_bytes);
+        let area_bytes = limit.iter().map(|&n| u64::from(n)).product::<u64>() * stride;
         let layout = program.inner.layout;
         let (shared, gpu) = (&self.shared, &self.shared.gpu);
         self.enqueue_with(submit, |dev, batch, arena| {
@@ -889,17 +928,29 @@ impl Stream {
                 }
                 None => cfg.param_address,
             };
+            let windows = if cfg.shared_in_device_memory {
+                let area = arena.shared_windows(gpu, shared, area_bytes)?;
+                let address = area.memory().address;
+                batch.keep.push(area);
+                SharedWindows { address, stride }
+            } else {
+                SharedWindows::default()
+            };
             // SAFETY: `batch.cmd` is recording; pipeline and layout belong to this device
             // and stay alive while the batch keeps the program; the push-constant range
-            // [0, 40) and stage match the layout; every dispatch count is within
+            // and stage match the layout; every dispatch count is within
             // maxComputeWorkGroupCount (`split_grid`).
             unsafe {
                 if batch.bound != pipeline {
                     dev.cmd_bind_pipeline(batch.cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
                     batch.bound = pipeline;
                 }
-                for chunk in &chunks {
-                    let constants = conv::push_constants(param_address, cfg, chunk.base);
+                for (i, chunk) in chunks.iter().enumerate() {
+                    // Dispatches that share the windows' area run one after the other.
+                    if i > 0 && cfg.shared_in_device_memory {
+                        barrier(dev, batch.cmd);
+                    }
+                    let constants = conv::push_constants(param_address, cfg, chunk.base, windows);
                     dev.cmd_push_constants(
                         batch.cmd,
                         layout,
@@ -916,6 +967,18 @@ impl Stream {
             }
             Ok(())
         })
+    }
+
+    /// The most workgroups per dimension of one dispatch of `cfg`: the device's
+    /// `maxComputeWorkGroupCount`, and for a kernel whose shared windows are in device
+    /// memory, no more blocks than [`SHARED_WINDOWS_BYTES`] has windows for.
+    pub(crate) fn dispatch_limit(&self, cfg: &LaunchConfig) -> [u32; 3] {
+        let max = self.shared.info.limits.max_workgroup_count;
+        if !cfg.shared_in_device_memory {
+            return max;
+        }
+        let blocks = SHARED_WINDOWS_BYTES / ptxvk_abi::shared_stride(cfg.shared_bytes);
+        conv::dispatch_limit(cfg.grid, max, blocks)
     }
 
     /// Runs `hook` on the host once everything enqueued so far has completed, without

@@ -49,6 +49,7 @@ pub mod loop_guard;
 pub mod predicate;
 pub mod reducible;
 pub mod schedule;
+pub mod shared_in_memory;
 pub mod structurize;
 
 use ptxvk_frontend::Diagnostic;
@@ -101,6 +102,11 @@ pub struct Target {
     /// in all (Mesa 22.3's lavapipe), [`loop_guard`] counts them and fails the launch
     /// before the driver would cut one short.
     pub loop_guard: Option<LoopGuard>,
+    /// The device's `maxComputeSharedMemorySize`, when a device is known: a kernel whose
+    /// static shared variables alone exceed it keeps its shared window in device memory
+    /// ([`shared_in_memory`]) instead of failing every launch. `None`: every window is
+    /// on chip.
+    pub shared_memory_bytes: Option<u32>,
 }
 
 /// What the driver's compiler does with `OpFAdd`, `OpFSub`, `OpFMul` and `OpFDiv` of
@@ -205,6 +211,7 @@ impl Target {
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
             loop_guard: None,
+            shared_memory_bytes: None,
         }
     }
 
@@ -239,6 +246,7 @@ impl Target {
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
             loop_guard: None,
+            shared_memory_bytes: None,
         }
     }
 }
@@ -293,6 +301,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
         body = loop_guard::run(&mut kernel, body, guard);
         checked(&kernel, Some(&body))?;
     }
+    // After every pass that adds shared accesses, before the windows are legalized.
+    shared_in_memory::run(&mut kernel, target);
+    checked(&kernel, Some(&body))?;
     // Last: predication stores its vote word too, a partial word in a wide window.
     legalize_memory::run(&mut kernel, target).map_err(|d| vec![d])?;
     verify::run(&kernel)?;
