@@ -5,21 +5,22 @@
 //! A table is an array of pointers found by a 16-byte id. Most begin with their own
 //! size in bytes. What each slot does, and the runtime's integrity check, are
 //! documented by ZLUDA (`dark_api/src/lib.rs`, `zluda/src/impl/driver.rs`) from
-//! observing the runtime; the code here is ptxvk's own. Slots whose meaning is unknown
-//! log their call (`PTXVK_LOG=driver`) and answer `CUDA_ERROR_NOT_SUPPORTED`; unknown
-//! tables are `CUDA_ERROR_INVALID_VALUE`, logged likewise. Neither crashes.
+//! observing the runtime; the code here is ptxvk's own. A slot is answered only where a
+//! runtime we run calls it (NVIDIA's runtimes 11.8, 12.9 and 13.5 from PyPI, static and
+//! shared: `cuda-driver/tests/cudart.rs` asserts every answered slot is called and
+//! no other); every other slot logs its call (`PTXVK_LOG=driver`) and answers
+//! `CUDA_ERROR_NOT_SUPPORTED`; unknown tables are `CUDA_ERROR_INVALID_VALUE`, logged
+//! likewise. Neither crashes.
 //!
-//! | table (id)                                   | slots                                   |
-//! |----------------------------------------------|-----------------------------------------|
-//! | runtime interface `6bd5fb6c-…-d93912fd9df9`  | 1, 6, 8 module from fatbin; 2 primary context; 7; 12 compilers |
-//! | tools TLS `42d85a81-…-f6e78a3aecdc`          | size only                               |
-//! | tools callback hooks `a094798c-…-0800200c0a66` | 2, 6 hook buffers                     |
+//! | table (id)                                      | answered slots                       |
+//! |-------------------------------------------------|--------------------------------------|
+//! | runtime interface `6bd5fb6c-…-d93912fd9df9`     | 2 primary context; 6 module from fatbin, 7 (11.8); 12 compilers (13.x shared) |
+//! | tools TLS `42d85a81-…-f6e78a3aecdc`             | none (size only)                     |
+//! | tools callback hooks `a094798c-…-0800200c0a66`  | 2, 6 hook buffers                    |
 //! | context-local storage `c693336e-…-68f355d89593` | 0 put, 1 delete, 2 get               |
-//! | context creation `0ca50b8c-…-d0df10e77286`   | 1 `cuCtxCreate_v2`                      |
-//! | heap `195bcbf4-…-1d29cea631ae`               | 1 alloc, 2 free (host heap)             |
-//! | device extras `b10541e1-…-f223be99f1e2`      | 13 (answers 0)                          |
-//! | integrity check `d4082055-…-ba123c66e1f2`    | 1 the check (HMAC-MD2, [`integrity`])  |
-//! | context checks `263e8860-…-bbd5006dfa7e`     | 2, 3 (answer "nothing set")             |
+//! | integrity check `d4082055-…-ba123c66e1f2`       | 1 the check (HMAC-MD2, [`integrity`]) |
+//! | context checks `263e8860-…-bbd5006dfa7e`        | 2, 3 (answer "nothing set"; 12.x, 13.x) |
+//! | tools context `21318c60-…-41ff7324c8f2`         | none (size only; 13.4+)              |
 
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
@@ -65,16 +66,45 @@ impl<const N: usize> Table<N> {
     }
 }
 
-/// The table's size in bytes, as slot 0 of most tables holds.
-const fn size<const N: usize>() -> *const c_void {
-    (N * std::mem::size_of::<usize>()) as *const c_void
+/// A slot this library answers: its index and function.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot(usize, *const c_void);
+
+// SAFETY: a function address, never written.
+unsafe impl Sync for Slot {}
+
+/// The table of `N` slots whose slot 0 holds its size in bytes (when `sized`), `answered`
+/// its answered slots and `unknown` every other.
+const fn table<const N: usize>(
+    mut unknown: [*const c_void; N],
+    sized: bool,
+    answered: &[Slot],
+) -> Table<N> {
+    if sized {
+        unknown[0] = (N * std::mem::size_of::<usize>()) as *const c_void;
+    }
+    let mut i = 0;
+    while i < answered.len() {
+        unknown[answered[i].0] = answered[i].1;
+        i += 1;
+    }
+    Table(unknown)
 }
 
 /// A slot whose meaning is unknown: logs the call and fails.
 unsafe extern "C" fn unknown<const TABLE: usize, const SLOT: usize>() -> CUresult {
-    let name = TABLES.get(TABLE).map_or("?", |t| t.1);
-    trace!("export table {name}: unknown slot {SLOT} called (not supported)");
+    let name = TABLES.get(TABLE).map_or("?", |t| t.name);
+    trace!("{name} slot {SLOT}: unknown, not supported");
     CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// `N` [`unknown`] slots of table `$table` (an index into [`TABLES`]).
+macro_rules! unknown_slots {
+    ($table:ident, $n:literal) => {
+        seq_macro::seq!(SLOT in 0..$n {
+            [#(unknown::<$table, SLOT> as unsafe extern "C" fn() -> CUresult as *const c_void,)*]
+        })
+    };
 }
 
 /// Indices of the tables in [`TABLES`], for the unknown slots' names.
@@ -82,10 +112,9 @@ const RT: usize = 0;
 const TLS: usize = 1;
 const HOOKS: usize = 2;
 const CLS: usize = 3;
-const DEVICE: usize = 6;
-const INTEGRITY: usize = 7;
-const CHECKS: usize = 8;
-const CONTEXT: usize = 9;
+const INTEGRITY: usize = 4;
+const CHECKS: usize = 5;
+const CONTEXT: usize = 6;
 
 macro_rules! fp {
     ($f:expr) => {
@@ -93,199 +122,47 @@ macro_rules! fp {
     };
 }
 
-/// 13 slots: the shared runtime (`libcudart.so.13`) calls slot 12 (the static one stops
-/// at 9), so a shorter table would hand it whatever lies after the table as a function.
-static RUNTIME_INTERFACE: Table<13> = Table([
-    size::<13>(),
-    fp!(rt_module_from_fatbin as unsafe extern "C" fn(_, _) -> _),
-    fp!(rt_primary_context as unsafe extern "C" fn(_, _) -> _),
-    fp!(unknown::<RT, 3> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<RT, 4> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<RT, 5> as unsafe extern "C" fn() -> _),
-    fp!(rt_module_from_fatbin_ext as unsafe extern "C" fn(_, _, _, _, _) -> _),
-    fp!(rt_slot7 as unsafe extern "C" fn(_) -> _),
-    fp!(rt_module_from_fatbin_header as unsafe extern "C" fn(_, _, _, _, _) -> _),
-    fp!(unknown::<RT, 9> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<RT, 10> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<RT, 11> as unsafe extern "C" fn() -> _),
-    fp!(rt_load_compilers as unsafe extern "C" fn() -> _),
-]);
+/// The runtime interface answers what runtimes 11.8 (2, 6, 7), 12.9 (2) and 13.5 (2,
+/// 12) call. 13 slots: the shared runtime 13 calls slot 12, so a shorter table would
+/// hand it whatever lies after the table as a function.
+const RUNTIME_ANSWERS: &[Slot] = &[
+    Slot(2, fp!(rt_primary_context as unsafe extern "C" fn(_, _) -> _)),
+    Slot(6, fp!(rt_module_from_fatbin as unsafe extern "C" fn(_, _, _, _, _) -> _)),
+    Slot(7, fp!(rt_slot7 as unsafe extern "C" fn(_) -> _)),
+    Slot(12, fp!(rt_load_compilers as unsafe extern "C" fn() -> _)),
+];
+static RUNTIME_INTERFACE: Table<13> = table(unknown_slots!(RT, 13), true, RUNTIME_ANSWERS);
 
-static TOOLS_TLS: Table<4> = Table([
-    size::<4>(),
-    fp!(unknown::<TLS, 1> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<TLS, 2> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<TLS, 3> as unsafe extern "C" fn() -> _),
-]);
+/// Asked for by every runtime; no slot of it called yet.
+static TOOLS_TLS: Table<4> = table(unknown_slots!(TLS, 4), true, &[]);
 
-static TOOLS_HOOKS: Table<7> = Table([
-    size::<7>(),
-    fp!(unknown::<HOOKS, 1> as unsafe extern "C" fn() -> _),
-    fp!(hooks_buffer_1 as unsafe extern "C" fn(_, _)),
-    fp!(unknown::<HOOKS, 3> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<HOOKS, 4> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<HOOKS, 5> as unsafe extern "C" fn() -> _),
-    fp!(hooks_buffer_2 as unsafe extern "C" fn(_, _)),
-]);
+const HOOKS_ANSWERS: &[Slot] = &[
+    Slot(2, fp!(hooks_buffer_1 as unsafe extern "C" fn(_, _))),
+    Slot(6, fp!(hooks_buffer_2 as unsafe extern "C" fn(_, _))),
+];
+static TOOLS_HOOKS: Table<7> = table(unknown_slots!(HOOKS, 7), true, HOOKS_ANSWERS);
 
 /// Context-local storage has no size slot.
-static CONTEXT_STORAGE: Table<4> = Table([
-    fp!(cls_put as unsafe extern "C" fn(_, _, _, _) -> _),
-    fp!(cls_delete as unsafe extern "C" fn(_, _) -> _),
-    fp!(cls_get as unsafe extern "C" fn(_, _, _) -> _),
-    fp!(unknown::<CLS, 3> as unsafe extern "C" fn() -> _),
-]);
+const STORAGE_ANSWERS: &[Slot] = &[
+    Slot(0, fp!(cls_put as unsafe extern "C" fn(_, _, _, _) -> _)),
+    Slot(1, fp!(cls_delete as unsafe extern "C" fn(_, _) -> _)),
+    Slot(2, fp!(cls_get as unsafe extern "C" fn(_, _, _) -> _)),
+];
+static CONTEXT_STORAGE: Table<4> = table(unknown_slots!(CLS, 4), false, STORAGE_ANSWERS);
 
-static CTX_CREATE_BYPASS: Table<2> =
-    Table([size::<2>(), fp!(ctx_create as unsafe extern "C" fn(_, _, _) -> _)]);
+const INTEGRITY_ANSWERS: &[Slot] =
+    &[Slot(1, fp!(integrity_check as unsafe extern "C" fn(_, _, _) -> _))];
+static INTEGRITY_CHECK: Table<3> = table(unknown_slots!(INTEGRITY, 3), true, INTEGRITY_ANSWERS);
 
-static HEAP_ACCESS: Table<3> = Table([
-    size::<3>(),
-    fp!(heap_alloc as unsafe extern "C" fn(_, _, _) -> _),
-    fp!(heap_free as unsafe extern "C" fn(_, _) -> _),
-]);
-
-static DEVICE_EXTRAS: Table<26> = Table([
-    size::<26>(),
-    fp!(unknown::<DEVICE, 1> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 2> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 3> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 4> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 5> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 6> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 7> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 8> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 9> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 10> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 11> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 12> as unsafe extern "C" fn() -> _),
-    fp!(device_slot13 as unsafe extern "C" fn(_, _) -> _),
-    fp!(unknown::<DEVICE, 14> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 15> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 16> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 17> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 18> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 19> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 20> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 21> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 22> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 23> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 24> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<DEVICE, 25> as unsafe extern "C" fn() -> _),
-]);
+const CHECKS_ANSWERS: &[Slot] = &[
+    Slot(2, fp!(context_check as unsafe extern "C" fn(_, _, _) -> _)),
+    Slot(3, fp!(checks_slot3 as unsafe extern "C" fn() -> _)),
+];
+static CONTEXT_CHECKS: Table<4> = table(unknown_slots!(CHECKS, 4), true, CHECKS_ANSWERS);
 
 /// The tools' context interface, asked for by CUDA 13.4+ runtimes (a size and 94
-/// slots, none known yet: each logs its call).
-static TOOLS_CONTEXT: Table<95> = Table([
-    size::<95>(),
-    fp!(unknown::<CONTEXT, 1> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 2> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 3> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 4> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 5> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 6> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 7> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 8> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 9> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 10> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 11> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 12> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 13> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 14> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 15> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 16> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 17> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 18> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 19> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 20> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 21> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 22> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 23> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 24> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 25> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 26> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 27> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 28> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 29> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 30> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 31> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 32> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 33> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 34> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 35> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 36> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 37> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 38> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 39> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 40> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 41> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 42> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 43> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 44> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 45> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 46> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 47> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 48> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 49> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 50> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 51> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 52> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 53> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 54> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 55> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 56> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 57> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 58> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 59> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 60> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 61> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 62> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 63> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 64> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 65> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 66> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 67> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 68> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 69> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 70> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 71> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 72> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 73> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 74> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 75> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 76> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 77> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 78> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 79> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 80> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 81> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 82> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 83> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 84> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 85> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 86> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 87> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 88> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 89> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 90> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 91> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 92> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 93> as unsafe extern "C" fn() -> _),
-    fp!(unknown::<CONTEXT, 94> as unsafe extern "C" fn() -> _),
-]);
-
-static INTEGRITY_CHECK: Table<3> = Table([
-    size::<3>(),
-    fp!(integrity_check as unsafe extern "C" fn(_, _, _) -> _),
-    fp!(unknown::<INTEGRITY, 2> as unsafe extern "C" fn() -> _),
-]);
-
-static CONTEXT_CHECKS: Table<4> = Table([
-    size::<4>(),
-    fp!(unknown::<CHECKS, 1> as unsafe extern "C" fn() -> _),
-    fp!(context_check as unsafe extern "C" fn(_, _, _) -> _),
-    fp!(checks_slot3 as unsafe extern "C" fn() -> _),
-]);
+/// slots, none called yet).
+static TOOLS_CONTEXT: Table<95> = table(unknown_slots!(CONTEXT, 95), true, &[]);
 
 /// A UUID as written `{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}`: its bytes in text order.
 const fn id(hex: &[u8; 32]) -> [u8; 16] {
@@ -305,19 +182,54 @@ const fn id(hex: &[u8; 32]) -> [u8; 16] {
     bytes
 }
 
-/// Every table served: id, name, start.
-static TABLES: [([u8; 16], &str, &(dyn Sync + Start)); 10] = [
-    (id(b"6BD5FB6C5BF4E74A8987D93912FD9DF9"), "runtime interface", &RUNTIME_INTERFACE),
-    (id(b"42D85A8123F6CB478298F6E78A3AECDC"), "tools TLS", &TOOLS_TLS),
-    (id(b"A094798C2E742E7493F20800200C0A66"), "tools callback hooks", &TOOLS_HOOKS),
-    (id(b"C693336E1121DF11A8C368F355D89593"), "context-local storage", &CONTEXT_STORAGE),
-    (id(b"0CA50B8C1004929A89A7D0DF10E77286"), "context creation", &CTX_CREATE_BYPASS),
-    (id(b"195BCBF4D67D024AACC51D29CEA631AE"), "heap", &HEAP_ACCESS),
-    (id(b"B10541E1F7C7C74A9F64F223BE99F1E2"), "device extras", &DEVICE_EXTRAS),
-    (id(b"D4082055BDE6704B8D34BA123C66E1F2"), "integrity check", &INTEGRITY_CHECK),
-    (id(b"263E88607CD2614392F6BBD5006DFA7E"), "context checks", &CONTEXT_CHECKS),
-    (id(b"21318C60971432488CA641FF7324C8F2"), "tools context", &TOOLS_CONTEXT),
+/// A table this library serves.
+pub(crate) struct Served {
+    id: [u8; 16],
+    name: &'static str,
+    table: &'static (dyn Sync + Start),
+    answers: &'static [Slot],
+}
+
+/// Every table served. Tables no runtime 11.8 to 13.5 asks for (ZLUDA documents a
+/// context-creation, a heap and a device-extras table) are unknown tables here.
+static TABLES: [Served; 7] = [
+    served(
+        b"6BD5FB6C5BF4E74A8987D93912FD9DF9",
+        "runtime interface",
+        &RUNTIME_INTERFACE,
+        RUNTIME_ANSWERS,
+    ),
+    served(b"42D85A8123F6CB478298F6E78A3AECDC", "tools TLS", &TOOLS_TLS, &[]),
+    served(
+        b"A094798C2E742E7493F20800200C0A66",
+        "tools callback hooks",
+        &TOOLS_HOOKS,
+        HOOKS_ANSWERS,
+    ),
+    served(
+        b"C693336E1121DF11A8C368F355D89593",
+        "context-local storage",
+        &CONTEXT_STORAGE,
+        STORAGE_ANSWERS,
+    ),
+    served(
+        b"D4082055BDE6704B8D34BA123C66E1F2",
+        "integrity check",
+        &INTEGRITY_CHECK,
+        INTEGRITY_ANSWERS,
+    ),
+    served(b"263E88607CD2614392F6BBD5006DFA7E", "context checks", &CONTEXT_CHECKS, CHECKS_ANSWERS),
+    served(b"21318C60971432488CA641FF7324C8F2", "tools context", &TOOLS_CONTEXT, &[]),
 ];
+
+const fn served(
+    hex: &[u8; 32],
+    name: &'static str,
+    table: &'static (dyn Sync + Start),
+    answers: &'static [Slot],
+) -> Served {
+    Served { id: id(hex), name, table, answers }
+}
 
 /// A table's first pointer.
 pub(crate) trait Start {
@@ -344,8 +256,8 @@ fn show(bytes: &[u8; 16]) -> String {
 }
 
 /// The table with id `id`, if this library serves it.
-pub(crate) fn find(id: &[u8; 16]) -> Option<(&'static str, *const c_void)> {
-    TABLES.iter().find(|(i, _, _)| i == id).map(|(_, name, t)| (*name, t.start_ptr()))
+pub(crate) fn find(id: &[u8; 16]) -> Option<&'static Served> {
+    TABLES.iter().find(|t| t.id == *id)
 }
 
 #[no_mangle]
@@ -358,8 +270,14 @@ pub unsafe extern "C" fn cuGetExportTable(
         let id = unsafe { crate::arg(table_id) }?;
         let bytes: [u8; 16] = id.bytes.map(|b| b as u8);
         match find(&bytes) {
-            Some((name, start)) => {
-                trace!("cuGetExportTable {} ({name}) -> {start:p}", show(&bytes));
+            Some(served) => {
+                let start = served.table.start_ptr();
+                let answers: Vec<usize> = served.answers.iter().map(|s| s.0).collect();
+                trace!(
+                    "cuGetExportTable {} ({}) -> {start:p}, answers slots {answers:?}",
+                    show(&bytes),
+                    served.name
+                );
                 // SAFETY: `table` is null or writable (CUDA's contract).
                 unsafe { out(table, start) }
             }
@@ -396,39 +314,23 @@ unsafe fn load_module(module: *mut usize, image: *const c_void) -> Result<(), CU
     unsafe { out(module, handle) }
 }
 
-unsafe extern "C" fn rt_module_from_fatbin(module: *mut usize, wrapper: *const c_void) -> CUresult {
-    trace!("runtime interface 1: module from fatbin {wrapper:p}");
-    // SAFETY: the runtime passes the wrapper nvcc embedded and a writable out-pointer.
-    entry(|| unsafe { load_module(module, wrapper) })
-}
-
-unsafe extern "C" fn rt_module_from_fatbin_ext(
+/// Slot 6 (runtime 11.8, at its first launch): the module of the fatbin wrapper nvcc
+/// embedded. The other three arguments (null, null, 0 as 11.8 passes them) are not read.
+unsafe extern "C" fn rt_module_from_fatbin(
     module: *mut usize,
     wrapper: *const c_void,
     a3: *mut c_void,
     a4: *mut c_void,
     a5: c_uint,
 ) -> CUresult {
-    trace!("runtime interface 6: module from fatbin {wrapper:p} ({a3:p}, {a4:p}, {a5})");
-    // SAFETY: as `rt_module_from_fatbin`.
+    trace!("runtime interface slot 6: module from fatbin {wrapper:p} ({a3:p}, {a4:p}, {a5})");
+    // SAFETY: the runtime passes the wrapper nvcc embedded and a writable out-pointer.
     entry(|| unsafe { load_module(module, wrapper) })
-}
-
-unsafe extern "C" fn rt_module_from_fatbin_header(
-    header: *const c_void,
-    module: *mut usize,
-    a3: *mut c_void,
-    a4: *mut c_void,
-    a5: c_uint,
-) -> CUresult {
-    trace!("runtime interface 8: module from fatbin header {header:p} ({a3:p}, {a4:p}, {a5})");
-    // SAFETY: as `rt_module_from_fatbin`; here the fatbin itself.
-    entry(|| unsafe { load_module(module, header) })
 }
 
 /// The device's primary context (retained).
 unsafe extern "C" fn rt_primary_context(ctx: *mut usize, dev: c_int) -> CUresult {
-    trace!("runtime interface 2: primary context of device {dev}");
+    trace!("runtime interface slot 2: primary context of device {dev}");
     // SAFETY: forwarded (the runtime's out-pointer).
     let r = unsafe { crate::device::cuDevicePrimaryCtxRetain(ctx, dev) };
     // The runtime then loads modules without making a context current: the primary
@@ -443,12 +345,14 @@ unsafe extern "C" fn rt_primary_context(ctx: *mut usize, dev: c_int) -> CUresult
 /// loading the driver's compilers): ptxvk compiles PTX itself, so there is nothing to
 /// load. Its arguments are not read (the C calling convention lets the caller pass any).
 unsafe extern "C" fn rt_load_compilers() -> CUresult {
-    trace!("runtime interface 12: compilers (none to load)");
+    trace!("runtime interface slot 12: compilers (none to load)");
     CUresult::CUDA_SUCCESS
 }
 
+/// Slot 7 (runtime 11.8, with the fatbin wrapper it then loads through slot 6): nothing
+/// to do.
 unsafe extern "C" fn rt_slot7(arg: usize) -> CUresult {
-    trace!("runtime interface 7({arg:#x})");
+    trace!("runtime interface slot 7: {arg:#x}");
     CUresult::CUDA_SUCCESS
 }
 
@@ -478,13 +382,13 @@ unsafe fn give<const N: usize>(
 }
 
 unsafe extern "C" fn hooks_buffer_1(ptr: *mut *mut c_void, size: *mut usize) {
-    trace!("tools callback hooks 2");
+    trace!("tools callback hooks slot 2");
     // SAFETY: the runtime's out-pointers.
     unsafe { give(&HOOKS_1, ptr, size) }
 }
 
 unsafe extern "C" fn hooks_buffer_2(ptr: *mut *mut c_void, size: *mut usize) {
-    trace!("tools callback hooks 6");
+    trace!("tools callback hooks slot 6");
     // SAFETY: the runtime's out-pointers.
     unsafe { give(&HOOKS_2, ptr, size) }
 }
@@ -516,7 +420,7 @@ unsafe extern "C" fn cls_put(
     value: *mut c_void,
     dtor: Option<Destructor>,
 ) -> CUresult {
-    trace!("context-local storage put ctx={ctx:#x} key={key:p} value={value:p}");
+    trace!("context-local storage slot 0: put ctx={ctx:#x} key={key:p} value={value:p}");
     entry(|| {
         let ctx = context_or_current(ctx)?;
         let mut s = STORAGE.lock().unwrap_or_else(PoisonError::into_inner);
@@ -526,7 +430,7 @@ unsafe extern "C" fn cls_put(
 }
 
 unsafe extern "C" fn cls_delete(ctx: usize, key: *mut c_void) -> CUresult {
-    trace!("context-local storage delete ctx={ctx:#x} key={key:p}");
+    trace!("context-local storage slot 1: delete ctx={ctx:#x} key={key:p}");
     entry(|| {
         let ctx = context_or_current(ctx)?;
         let mut s = STORAGE.lock().unwrap_or_else(PoisonError::into_inner);
@@ -546,7 +450,7 @@ unsafe extern "C" fn cls_get(value: *mut *mut c_void, ctx: usize, key: *mut c_vo
             None => Err(CUresult::CUDA_ERROR_INVALID_HANDLE),
         }
     });
-    trace!("context-local storage get ctx={ctx:#x} key={key:p}: {r:?}");
+    trace!("context-local storage slot 2: get ctx={ctx:#x} key={key:p}: {r:?}");
     r
 }
 
@@ -568,45 +472,20 @@ pub(crate) fn context_gone(ctx: usize) {
     }
 }
 
-// --- Context creation, heap, device extras, checks --------------------------------
-
-unsafe extern "C" fn ctx_create(ctx: *mut usize, flags: c_uint, dev: c_int) -> CUresult {
-    trace!("context creation 1: flags={flags:#x} device {dev}");
-    // SAFETY: forwarded (the runtime's out-pointer).
-    unsafe { crate::device::cuCtxCreate_v2(ctx, flags, dev) }
-}
-
-unsafe extern "C" fn heap_alloc(record: *mut *const c_void, a2: usize, a3: usize) -> CUresult {
-    trace!("heap 1: alloc({record:p}, {a2:#x}, {a3:#x}) (not supported)");
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
-}
-
-unsafe extern "C" fn heap_free(record: *const c_void, a2: *mut usize) -> CUresult {
-    trace!("heap 2: free({record:p}, {a2:p}) (not supported)");
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
-}
-
-unsafe extern "C" fn device_slot13(result: *mut u8, dev: c_int) -> CUresult {
-    trace!("device extras 13: device {dev}");
-    entry(|| {
-        crate::device::check_device(dev)?;
-        // SAFETY: `result` is null or writable (the runtime's contract).
-        unsafe { out(result, 0) }
-    })
-}
+// --- Context checks ------------------------------------------------------------------
 
 unsafe extern "C" fn context_check(
     ctx: usize,
     result: *mut u32,
     _other: *mut *const c_void,
 ) -> CUresult {
-    trace!("context checks 2: ctx={ctx:#x}");
+    trace!("context checks slot 2: ctx={ctx:#x}");
     // SAFETY: `result` is null or writable (the runtime's contract).
     entry(|| unsafe { out(result, 0) })
 }
 
 unsafe extern "C" fn checks_slot3() -> u32 {
-    trace!("context checks 3");
+    trace!("context checks slot 3");
     0
 }
 
@@ -617,7 +496,7 @@ unsafe extern "C" fn integrity_check(
     unix_seconds: u64,
     result: *mut [u64; 2],
 ) -> CUresult {
-    trace!("integrity check: version {version}, time {unix_seconds}");
+    trace!("integrity check slot 1: version {version}, time {unix_seconds}");
     entry(|| {
         let d = crate::state::driver()?;
         let uuid = crate::device::uuid(d);
@@ -815,8 +694,9 @@ mod tests {
 
     #[test]
     fn tables_are_found_by_id_and_start_with_their_size() {
-        let (name, start) = find(&id(b"6BD5FB6C5BF4E74A8987D93912FD9DF9")).expect("served");
-        assert_eq!(name, "runtime interface");
+        let served = find(&id(b"6BD5FB6C5BF4E74A8987D93912FD9DF9")).expect("served");
+        assert_eq!(served.name, "runtime interface");
+        let start = served.table.start_ptr();
         // SAFETY: the table's first slot.
         assert_eq!(unsafe { *start.cast::<usize>() }, 13 * 8);
         assert!(find(&[0; 16]).is_none());
@@ -824,6 +704,23 @@ mod tests {
             show(&id(b"6BD5FB6C5BF4E74A8987D93912FD9DF9")),
             "{6bd5fb6c-5bf4-e74a-8987-d93912fd9df9}"
         );
+    }
+
+    #[test]
+    fn answered_slots_are_in_their_tables_and_the_rest_log() {
+        for t in &TABLES {
+            let slots: Vec<usize> = t.answers.iter().map(|s| s.0).collect();
+            let mut sorted = slots.clone();
+            sorted.dedup();
+            assert_eq!(slots, sorted, "{}: slots in order, each once", t.name);
+            let start = t.table.start_ptr().cast::<*const c_void>();
+            for s in t.answers {
+                // SAFETY: `table` puts an answered slot inside its table (a const
+                // index out of bounds would not compile).
+                let slot = unsafe { *start.add(s.0) };
+                assert_eq!(slot, s.1, "{} slot {}", t.name, s.0);
+            }
+        }
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //! defaults (the static runtime, compute_75 PTX embedded) runs unmodified with this
 //! library first on the loader path, and computes what a CPU model does; a SASS-only
 //! build fails with the message saying how to rebuild. Private tables this library
-//! does not know are an error, never a crash.
+//! does not know are an error, never a crash. Every private-table slot this library
+//! answers is called by one of NVIDIA's runtimes 11.8, 12.9 and 13.5, and no other.
 //!
 //! nvcc is found as `common::nvcc` says; without it the runtime tests skip loudly,
 //! except under CI, where that is a failure.
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use common::nvcc::{nvcc, repo, scratch};
@@ -74,7 +76,7 @@ fn an_nvcc_program_with_the_shared_runtime_runs_unmodified() {
     let (ok, stdout, stderr) = run(&exe, &dir);
     assert!(ok, "the program failed:\n{stdout}\n{stderr}");
     check_vadd_output(&stdout, &stderr);
-    assert!(stderr.contains("runtime interface 12"), "{stderr}");
+    assert!(stderr.contains("runtime interface slot 12"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -118,4 +120,124 @@ fn an_unknown_table_is_an_error_not_a_crash() {
     assert_eq!(unsafe { get(&mut table, &id) }, common::SUCCESS);
     // SAFETY: the table's first slot.
     assert_eq!(unsafe { *table.cast::<usize>() }, 13 * 8);
+}
+
+/// Private-table slots in a trace (`PTXVK_LOG=driver`): (table, slot).
+#[derive(Debug, Default)]
+struct Slots {
+    /// Answered slots that were called (`TABLE slot N: ...`).
+    called: BTreeSet<(String, usize)>,
+    /// Unknown slots that were called (`TABLE slot N: unknown, ...`).
+    unknown: BTreeSet<(String, usize)>,
+    /// The answered slots of the tables the runtime was handed
+    /// (`cuGetExportTable ... (TABLE) -> ..., answers slots [..]`).
+    answered: BTreeSet<(String, usize)>,
+}
+
+impl Slots {
+    fn read(&mut self, trace: &str) {
+        for line in trace.lines().filter_map(|l| l.strip_prefix("ptxvk libcuda trace: ")) {
+            if let Some(rest) = line.strip_prefix("cuGetExportTable ") {
+                let Some((name, answers)) = rest.split_once(" (").and_then(|(_, r)| {
+                    let (name, r) = r.split_once(") -> ")?;
+                    Some((name, r.split_once("answers slots [")?.1.strip_suffix(']')?))
+                }) else {
+                    continue;
+                };
+                for n in answers.split(", ").filter(|n| !n.is_empty()) {
+                    self.answered.insert((name.to_string(), n.parse().expect("a slot number")));
+                }
+            } else if let Some((table, rest)) = line.split_once(" slot ") {
+                let (number, tail) = rest.split_once(':').unwrap_or((rest, ""));
+                let Ok(slot) = number.parse::<usize>() else { continue };
+                let key = (table.to_string(), slot);
+                if tail.trim_start().starts_with("unknown") {
+                    self.unknown.insert(key);
+                } else {
+                    self.called.insert(key);
+                }
+            }
+        }
+    }
+}
+
+/// `tests/data/registered_fatbin.c`, a host program as nvcc writes them that loads any
+/// version of NVIDIA's shared runtime with dlopen, built with the C compiler.
+fn build_registered_fatbin(dir: &Path) -> PathBuf {
+    let exe = dir.join("registered_fatbin");
+    let source = repo().join("cuda-driver/tests/data/registered_fatbin.c");
+    let out = std::process::Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&source)
+        .arg("-ldl")
+        .output()
+        .expect("cc runs");
+    assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+/// Every private-table slot this library answers is called by NVIDIA's own runtimes,
+/// and they call no slot it does not answer: 11.8 and 12.9 (from PyPI) and 13.5 (nvcc's)
+/// as shared libraries under a hand-written host program that registers a fatbin the
+/// way nvcc's host code does, and 13.5 statically linked into an nvcc-built program.
+/// Each program computes what its CPU model does; the slots are read from the trace.
+#[test]
+fn every_answered_table_slot_is_called_by_nvidias_runtimes() {
+    if !common::init_context(&common::library()) {
+        return;
+    }
+    let Some(nvcc) = nvcc() else { return };
+    let (Some(cudart11), Some(cudart12)) =
+        (common::nvcc::older_runtime(11), common::nvcc::older_runtime(12))
+    else {
+        return;
+    };
+    let cudart13 = nvcc.parent().and_then(Path::parent).map(|p| p.join("lib/libcudart.so.13"));
+    let cudart13 = cudart13.filter(|p| p.is_file()).expect("nvcc's libcudart.so.13");
+    let dir = scratch("cudart", "slots");
+    let host = build_registered_fatbin(&dir);
+    let fatbin = repo().join("cuda-driver/tests/data/scale.ptx75.fatbin");
+    let mut all = Slots::default();
+    let trace = [("PTXVK_LOG", "driver")];
+    for (runtime, version) in
+        [(&cudart11, "runtime 11080"), (&cudart12, "runtime 12090"), (&cudart13, "runtime 13050")]
+    {
+        let ran = common::nvcc::run_with_args(&host, &[&fatbin, runtime], &dir, &trace);
+        assert!(
+            ran.ok && ran.stdout.lines().any(|l| l == "PASS") && ran.stdout.contains(version),
+            "{}:\n{}\n{}",
+            runtime.display(),
+            ran.stdout,
+            ran.stderr
+        );
+        let mut slots = Slots::default();
+        slots.read(&ran.stderr);
+        assert!(slots.unknown.is_empty(), "{version} called unknown slots {:?}", slots.unknown);
+        // What distinguishes the runtimes: 11.8 loads modules through the runtime
+        // interface; the shared 13.x loads no compilers.
+        let rt = |n: usize| ("runtime interface".to_string(), n);
+        if version == "runtime 11080" {
+            assert!(slots.called.contains(&rt(6)) && slots.called.contains(&rt(7)), "{slots:?}");
+        }
+        if version == "runtime 13050" {
+            assert!(slots.called.contains(&rt(12)), "{slots:?}");
+        }
+        all.called.extend(slots.called);
+        all.answered.extend(slots.answered);
+    }
+    let exe = build(&nvcc, &dir, "arch=compute_75,code=compute_75", &[]);
+    let (ok, stdout, stderr) = run(&exe, &dir);
+    assert!(ok, "the static-runtime program failed:\n{stdout}\n{stderr}");
+    check_vadd_output(&stdout, &stderr);
+    let mut slots = Slots::default();
+    slots.read(&stderr);
+    assert!(slots.unknown.is_empty(), "static 13.5 called unknown slots {:?}", slots.unknown);
+    all.called.extend(slots.called);
+    all.answered.extend(slots.answered);
+    assert!(!all.answered.is_empty(), "the trace names the answered slots");
+    let never_called: Vec<_> = all.answered.difference(&all.called).collect();
+    assert!(never_called.is_empty(), "answered but never called: {never_called:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

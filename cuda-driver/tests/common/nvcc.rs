@@ -40,6 +40,28 @@ pub fn nvcc() -> Option<PathBuf> {
     found
 }
 
+/// NVIDIA's shared runtime of CUDA `major` (11 or 12) that `scripts/nvcc-env` installs
+/// into `target/nvcc-venv/cudart-{major}`, or `None` (a loud skip; a failure under CI).
+pub fn older_runtime(major: u32) -> Option<PathBuf> {
+    let name =
+        if major == 11 { "libcudart.so.11.0".to_string() } else { format!("libcudart.so.{major}") };
+    let path =
+        repo().join(format!("target/nvcc-venv/cudart-{major}/nvidia/cuda_runtime/lib/{name}"));
+    if path.is_file() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("CI must have {} (scripts/nvcc-env installs it)", path.display());
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: no CUDA {major} runtime at {} (run scripts/nvcc-env)",
+        path.display()
+    );
+    None
+}
+
 /// A fresh scratch directory `ptxvk-{prefix}-{name}-{pid}` holding `libcuda.so.1`, a
 /// link to the library Cargo built.
 pub fn scratch(prefix: &str, name: &str) -> PathBuf {
@@ -95,7 +117,13 @@ pub struct Ran {
 
 /// Runs `exe` with this library (in `dir`) as the system's CUDA driver, with `env` set.
 pub fn run(exe: &Path, dir: &Path, env: &[(&str, &str)]) -> Ran {
+    run_with_args(exe, &[], dir, env)
+}
+
+/// [`run`] with command-line arguments.
+pub fn run_with_args(exe: &Path, args: &[&Path], dir: &Path, env: &[(&str, &str)]) -> Ran {
     let out = Command::new(exe)
+        .args(args)
         .env("LD_LIBRARY_PATH", dir)
         .envs(env.iter().copied())
         .current_dir(dir)
