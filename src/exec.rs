@@ -5,7 +5,7 @@
 //! | client | setting | why |
 //! |---|---|---|
 //! | CuPy | `CUPY_COMPILE_WITH_PTX=1` | CuPy's NVRTC kernels become PTX, not cubins |
-//! | CuPy | `CUPY_ACCELERATORS=` (empty) | CuPy's own reductions and scans, not CUB's: CuPy ships CUB as compute_100 PTX tuned for 37–42 KB of shared memory per block, more than many Vulkan devices have (lavapipe: 32 KiB), and does not check the scans' launches, so `cumsum` and what builds on it would return wrong results silently |
+//! | CuPy | `CUPY_ACCELERATORS=` (empty) | CuPy's own reductions and scans, not CUB's: CuPy ships CUB as compute_100 PTX whose scans and reductions poll other blocks (decoupled look-back) and so run as rounds of ptxvk's block scheduler, with their 37–42 KB of shared memory in device memory on devices with less (lavapipe: 32 KiB); right, but a 10⁶-element sum takes 17 s on lavapipe instead of a fraction of a second |
 //! | numba-cuda | `NUMBA_CUDA_ENABLE_PYNVJITLINK=0` | numba-cuda before 0.16 then links through the driver, which gets PTX; later versions use nvJitLink (cubins) whenever it is installed, so leave `nvidia-nvjitlink` out |
 //! | NVIDIA Warp | `PTXVK_WARP_CUDA_OUTPUT=ptx`, through a Python start-up hook | `warp.config.cuda_output` has no environment variable |
 //! | NVIDIA Warp | the hook sets `PTXVK_CUDA_DRIVER_VERSION` to Warp's CUDA version when unset | Warp hands the driver PTX only when the driver is at least as new as its toolkit |
@@ -44,9 +44,9 @@ const SETTINGS: &[Setting] = &[
         client: "CuPy",
         name: "CUPY_ACCELERATORS",
         value: "",
-        why: "CuPy's own reductions and scans rather than CUB's, whose compute_100 tuning \
-              wants 37-42 KB of shared memory per block (lavapipe has 32 KiB) and whose \
-              failed scans CuPy does not report; set CUPY_ACCELERATORS=cub on GPUs with more",
+        why: "CuPy's own reductions and scans rather than CUB's, which poll other blocks \
+              (decoupled look-back) and run far slower on ptxvk; CUPY_ACCELERATORS=cub \
+              gets CUB back",
     },
     Setting {
         client: "numba-cuda",

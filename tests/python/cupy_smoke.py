@@ -1,16 +1,18 @@
 """CuPy through ptxvk's libcuda.so.1 (run under `ptxvk exec`, which sets
 CUPY_COMPILE_WITH_PTX=1): CuPy's static CUDA 12 runtime, its NVRTC-compiled
 elementwise and reduction kernels, the CUB reductions of its `cupy.cuda.cub` module
-(a 383-kernel module loaded lazily), and a RawKernel, each checked against numpy.
+(a 383-kernel module loaded lazily), a RawKernel, and Thrust's radix sort, each
+checked against numpy.
 
-Not here: CUB's scans and sorts (`cumsum`, `sort`). CuPy ships them as compute_100 PTX
-only, tuned for 37-39 KB of shared memory per block, more than lavapipe has (32 KB):
-the launch fails with a message, and CuPy does not report it."""
+CuPy ships CUB and Thrust as compute_100 PTX only; the sort's kernels declare more
+shared memory per block than lavapipe has (32 KiB), which ptxvk keeps in device memory
+(lower/src/pass/shared_in_memory.rs). The sort is small: its onesweep kernel polls
+other blocks and runs slowly on lavapipe."""
 
 import os
 
-# `ptxvk exec` turns CUB off (CUPY_ACCELERATORS=, see src/exec.rs); its reductions are
-# exercised here on purpose: they fit lavapipe's shared memory, its scans do not.
+# `ptxvk exec` turns CUB off (CUPY_ACCELERATORS=, see src/exec.rs: its look-back scans
+# are slow on ptxvk); its reductions are exercised here on purpose.
 os.environ["CUPY_ACCELERATORS"] = "cub"
 
 import numpy as np  # noqa: E402
@@ -45,4 +47,10 @@ saxpy(((n + 255) // 256,), (256,), (np.float32(3.0), d, y, np.int32(n)))
 # NVRTC contracts a * x + y into one fma (its default, -fmad=true); numpy rounds twice.
 expected = np.float32(3.0) * x + 1
 np.testing.assert_allclose(y.get(), expected, rtol=1e-6, atol=1e-6)
+
+# Thrust's radix sort (cupy.sort): keys of both signs, repeated keys; and argsort.
+keys = rng.integers(-(10**6), 10**6, 3000).astype(np.int32)
+np.testing.assert_array_equal(cp.sort(cp.asarray(keys)).get(), np.sort(keys))
+order = cp.argsort(cp.asarray(x[:2000])).get()
+np.testing.assert_array_equal(x[:2000][order], np.sort(x[:2000]))
 print("cupy_smoke: ok")
