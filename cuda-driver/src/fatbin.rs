@@ -452,13 +452,19 @@ pub(crate) unsafe fn image_bytes<'a>(image: *const u8) -> Result<&'a [u8], Fatbi
     Ok(unsafe { std::slice::from_raw_parts(header, len) })
 }
 
-/// The PTX entries, newest architecture first (entries of one architecture in their
-/// order). CUDA would JIT only the newest not above the device's compute capability;
-/// ptxvk compiles any PTX it supports (`module::ptx_of_fatbin`).
-pub(crate) fn ptx_newest_first<'e, 'a>(entries: &'e [Entry<'a>]) -> Vec<&'e Entry<'a>> {
+/// The PTX entries in the order to try them for a device of compute capability `cc`
+/// (86 for 8.6): those not above `cc`, newest first, as CUDA's JIT picks; then those
+/// above it, newest first (ptxvk is not bound by SM versions: `module::ptx_of_fatbin`).
+/// Entries of one architecture keep their order.
+///
+/// Not simply the newest: host code that tunes for the device's compute capability
+/// must meet the kernels built for it. CCCL's dispatch in NVIDIA Warp picks CUB's
+/// 256-thread radix-sort policy for 8.0, while the same fatbin's compute_121 kernels
+/// were built for 128 threads (`.maxntid 128`).
+pub(crate) fn ptx_in_load_order<'e, 'a>(entries: &'e [Entry<'a>], cc: u32) -> Vec<&'e Entry<'a>> {
     let mut ptx: Vec<&Entry<'a>> = entries.iter().filter(|e| e.kind == Kind::Ptx).collect();
     // A stable sort keeps the first of equals first.
-    ptx.sort_by_key(|e| std::cmp::Reverse(e.arch));
+    ptx.sort_by_key(|e| (e.arch > cc, std::cmp::Reverse(e.arch)));
     ptx
 }
 
@@ -514,12 +520,13 @@ mod tests {
     }
 
     #[test]
-    fn sass_and_two_ptx_entries_are_listed_and_the_ptx_ordered_newest_first() {
+    fn sass_and_two_ptx_entries_are_listed_and_the_ptx_ordered_for_the_device() {
         let entries = parse(MULTI).expect("parses");
         assert_eq!(kinds(&entries), [(Kind::Ptx, 75), (Kind::Elf, 75), (Kind::Ptx, 86)]);
         assert!(entries[1].contents().expect("ELF").starts_with(b"\x7fELF"));
-        let order: Vec<u32> = ptx_newest_first(&entries).iter().map(|e| e.arch).collect();
-        assert_eq!(order, [86, 75]);
+        let order = |cc| ptx_in_load_order(&entries, cc).iter().map(|e| e.arch).collect::<Vec<_>>();
+        assert_eq!(order(80), [75, 86]);
+        assert_eq!(order(86), [86, 75]);
         assert_eq!(entries[0].ptx().expect("PTX"), only_ptx(PTX75));
         assert_is_scale(&entries[2].ptx().expect("PTX"), 86);
     }
@@ -531,7 +538,7 @@ mod tests {
         assert!(entries.iter().all(|e| compression(e) == Compression::Zstd));
         assert_eq!(entries[0].ptx().expect("PTX"), only_ptx(PTX75));
         assert_is_scale(&entries[1].ptx().expect("PTX"), 86);
-        let order: Vec<u32> = ptx_newest_first(&entries).iter().map(|e| e.arch).collect();
+        let order: Vec<u32> = ptx_in_load_order(&entries, 90).iter().map(|e| e.arch).collect();
         assert_eq!(order, [86, 75]);
     }
 
@@ -544,7 +551,7 @@ mod tests {
         assert!(elf.starts_with(b"\x7fELF"));
         // The same cubin nvcc stores plainly in the multi-architecture fatbin.
         assert_eq!(elf, parse(MULTI).unwrap()[1].contents().unwrap());
-        assert!(ptx_newest_first(&entries).is_empty());
+        assert!(ptx_in_load_order(&entries, 80).is_empty());
     }
 
     #[test]
@@ -587,13 +594,14 @@ mod tests {
     fn the_driver_gets_the_selected_ptx_or_an_error_saying_why() {
         use crate::module::ptx_of_fatbin;
         use cudarc::driver::sys::CUresult;
-        // Newest first, whatever the compute capability reported: ptxvk is not bound
-        // by SM versions (it falls back to older PTX only where the newest fails).
-        for cc in [70, 80, 86] {
+        // The newest PTX not above the compute capability reported, as CUDA's JIT picks;
+        // PTX above it after that, and first where none is below: ptxvk is not bound by
+        // SM versions (it falls back to the next PTX only where one fails).
+        for (cc, first, then) in [(70, 86, 75), (80, 75, 86), (86, 86, 75), (90, 86, 75)] {
             let texts = ptx_of_fatbin(MULTI, cc).expect("PTX");
             assert_eq!(texts.len(), 2, "cc {cc}");
-            assert!(texts[0].contains(".target sm_86\n"), "cc {cc}: compute_86 first");
-            assert!(texts[1].contains(".target sm_75\n"), "cc {cc}: then compute_75");
+            assert!(texts[0].contains(&format!(".target sm_{first}\n")), "cc {cc}: {first} first");
+            assert!(texts[1].contains(&format!(".target sm_{then}\n")), "cc {cc}: then {then}");
         }
         let (code, message) = ptx_of_fatbin(SASS75, 80).expect_err("SASS only");
         assert_eq!(code, CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU);

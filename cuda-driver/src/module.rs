@@ -332,10 +332,11 @@ fn compute_capability() -> u32 {
         .unwrap_or(0)
 }
 
-/// The PTX of a fatbin to try, in order: every PTX entry, newest architecture first.
-/// ptxvk is not bound by SM versions, so a device that reports compute capability `cc`
-/// (86 for 8.6) below a PTX's target still compiles it when ptxvk supports every
-/// instruction in it; the loader falls back to older PTX when it does not. Otherwise
+/// The PTX of a fatbin to try, in order (`fatbin::ptx_in_load_order`): the newest not
+/// above the compute capability `cc` ptxvk reports (86 for 8.6) first, as CUDA's JIT
+/// picks, then the rest. ptxvk is not bound by SM versions, so PTX whose target is above
+/// `cc` still compiles when ptxvk supports every instruction in it (CuPy ships CUB as
+/// compute_100 PTX only); the loader falls back to the next PTX when one fails. Otherwise
 /// the error code (`CUDA_ERROR_INVALID_IMAGE` for a malformed fatbin,
 /// `CUDA_ERROR_NO_BINARY_FOR_GPU` when there is no PTX, SASS only) and a message saying
 /// how to rebuild.
@@ -343,7 +344,7 @@ pub(crate) fn ptx_of_fatbin(bytes: &[u8], cc: u32) -> Result<Vec<String>, (CUres
     use crate::fatbin::Kind;
     let malformed = |e| (CUresult::CUDA_ERROR_INVALID_IMAGE, format!("malformed fatbin: {e}"));
     let entries = crate::fatbin::parse(bytes).map_err(malformed)?;
-    let ptx = crate::fatbin::ptx_newest_first(&entries);
+    let ptx = crate::fatbin::ptx_in_load_order(&entries, cc);
     if !ptx.is_empty() {
         return ptx.into_iter().map(|e| e.ptx().map_err(malformed)).collect();
     }
