@@ -1036,7 +1036,8 @@ impl Stream {
     }
 
     /// Copies `len` bytes from `src` at `src_offset` to `dst` at `dst_offset` in stream
-    /// order (`cuMemcpyDtoDAsync`). Overlapping ranges of one allocation are an error.
+    /// order (`cuMemcpyDtoDAsync`). Overlapping ranges of one allocation are copied as
+    /// `memmove` copies them.
     pub fn copy_buffer(
         &self,
         src: &Buffer,
@@ -1052,19 +1053,37 @@ impl Stream {
         if len == 0 {
             return Ok(());
         }
-        if src.same_allocation(dst)
+        let overlap = src.same_allocation(dst)
             && src_offset < dst_offset + len
-            && dst_offset < src_offset + len
-        {
-            return Err(Error::InvalidUse("the source and destination ranges overlap".into()));
-        }
-        let region = vk::BufferCopy {
-            src_offset: src.memory().raw_offset + src_offset,
-            dst_offset: dst.memory().raw_offset + dst_offset,
-            size: len,
-        };
+            && dst_offset < src_offset + len;
+        let (src_at, dst_at) =
+            (src.memory().raw_offset + src_offset, dst.memory().raw_offset + dst_offset);
+        let (shared, gpu) = (&self.shared, &self.shared.gpu);
         self.enqueue(|dev, batch, _| {
-            copy(dev, batch, src.memory().raw, dst.memory().raw, &[region]);
+            if overlap {
+                // Vulkan forbids overlapping regions in one copy (VUID-vkCmdCopyBuffer-
+                // pRegions-00117); CUDA copies such ranges as memmove does, and programs
+                // rely on it (Warp's in-place array shifts): through a temporary.
+                let temp = Chunk::device(gpu, shared, len)?;
+                let raw = temp.memory().raw;
+                let there = vk::BufferCopy {
+                    src_offset: src_at,
+                    dst_offset: temp.memory().raw_offset,
+                    size: len,
+                };
+                let back = vk::BufferCopy {
+                    src_offset: temp.memory().raw_offset,
+                    dst_offset: dst_at,
+                    size: len,
+                };
+                copy(dev, batch, src.memory().raw, raw, &[there]);
+                barrier(dev, batch.cmd);
+                copy(dev, batch, raw, dst.memory().raw, &[back]);
+                batch.keep.push(temp);
+            } else {
+                let region = vk::BufferCopy { src_offset: src_at, dst_offset: dst_at, size: len };
+                copy(dev, batch, src.memory().raw, dst.memory().raw, &[region]);
+            }
             keep(batch, src);
             keep(batch, dst);
             Ok(())
