@@ -616,6 +616,10 @@ pub(crate) fn shared_limit(d: &Driver, info: &ptxvk::spirv::KernelInfo) -> u32 {
     }
 }
 
+/// The last `CUfunction_attribute` of CUDA 13's `cuda.h` that
+/// [`function_attribute`] answers.
+const LAST_FUNCTION_ATTRIBUTE: c_int = 17;
+
 /// `cuFuncGetAttribute`'s values from what the compiler knows of the kernel.
 fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, CUresult> {
     use cudarc::driver::sys::CUfunction_attribute as A;
@@ -662,7 +666,12 @@ fn function_attribute(d: &Driver, f: &Function, attrib: c_int) -> Result<c_int, 
             (if set == 0 { available } else { set }) as c_int
         }
         a if a == A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT as c_int => -1,
-        a if (0..A::CU_FUNC_ATTRIBUTE_MAX as c_int).contains(&a) => 0,
+        // The cluster attributes, and those newer than cudarc's table: 16
+        // (`CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED`, no device-side graph
+        // updates here) and 17, which CUDA 13's runtime asks for in
+        // `cudaFuncGetAttributes`: an error there failed the whole query, and CUB's
+        // host code, missing the kernel's PTX version, tuned for another architecture.
+        a if (0..=LAST_FUNCTION_ATTRIBUTE).contains(&a) => 0,
         _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     };
     Ok(value)

@@ -545,6 +545,17 @@ fn kernels_are_introspected_by_name_module_parameters_and_occupancy() {
             proc(&lib, "cuFuncGetAttribute");
         let mut max = 0;
         assert_eq!(attribute(&mut max, 0, f), SUCCESS); // MAX_THREADS_PER_BLOCK
+
+        // CUDA 13's newest attributes (16: DEVICE_NODE_UPDATE_SUPPORTED, 17), which its
+        // runtime's cudaFuncGetAttributes asks for, answer their default; past them is
+        // an error.
+        for a in [16, 17] {
+            let mut v = -1;
+            assert_eq!(attribute(&mut v, a, f), SUCCESS, "attribute {a}");
+            assert_eq!(v, 0, "attribute {a}");
+        }
+        let mut v = 0;
+        assert_eq!(attribute(&mut v, 18, f), INVALID_VALUE);
         let resident = |b: c_int| (2048 / b).min(32);
         let best = |limit: c_int| {
             let sizes = (1..=limit / 32).map(|w| w * 32);
