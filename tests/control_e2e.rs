@@ -781,11 +781,15 @@ fn barrier_after_returning_arm_reference(input: &[u32], block: usize) -> Vec<u32
 
 #[test]
 fn barrier_after_an_if_whose_arm_can_return() {
+    // Predicated (`pass::predicate`): a thread that takes the returning arm stays, masked
+    // off, until the end, so every thread of the block reaches the barrier as SPIR-V
+    // wants; no `return` is left before it.
     check_structure(
         "barrier_after_returning_arm",
         0,
-        &["_ if !%p1 { $EVEN if %p2 { $OK } else { _ return } } else { _ } $SYNC if %p3 { _ } _ return"],
+        &["_ if $mask40 { _ } _ if $mask40 { $EVEN }"],
     );
+    assert!(!structured("barrier_after_returning_arm").contains("return"));
     let mut rng = Rng(29);
     for (grid, block) in [(1u32, 8u32), (3, 64), (2, 33)] {
         let n = (grid * block) as usize;
@@ -805,6 +809,76 @@ fn barrier_after_an_if_whose_arm_can_return() {
             expected: vec![(1, u32_bytes(&expected))],
         };
         run_case("barrier_after_returning_arm", &case);
+    }
+}
+
+/// `exit_before_barrier.ptx`: threads at or past `n` return first; the others store their
+/// index in shared memory, pass a barrier and three more in a loop, and store their
+/// right neighbour's index (of the `n`): `out[t] = (t + 1) % n` for `t < n`, the rest
+/// untouched.
+fn exit_before_barrier_reference(n: u32, block: u32) -> Vec<u32> {
+    (0..block).map(|t| if t < n { (t + 1) % n } else { SENTINEL }).collect()
+}
+
+/// CUDA lets threads that have returned miss later `bar.sync`s; SPIR-V wants every
+/// invocation at every `OpControlBarrier`, and lavapipe ends the block once a whole
+/// subgroup has returned before one: the threads still running stored nothing. Blocks
+/// where whole subgroups (8 lanes on lavapipe, up to 64 elsewhere) return, a partial
+/// one, and none.
+#[test]
+fn threads_that_return_before_barriers_do_not_end_the_block() {
+    for (block, n) in [(32u32, 12u32), (256, 12), (96, 70), (16, 12), (64, 64), (128, 1)] {
+        let expected = exit_before_barrier_reference(n, block);
+        let case = Case {
+            grid: [1, 1, 1],
+            block: [block, 1, 1],
+            shared_bytes: 0,
+            args: vec![buf(ElemType::U32, u32_bytes(&vec![SENTINEL; block as usize])), val(n)],
+            expected: vec![(0, u32_bytes(&expected))],
+        };
+        run_case("exit_before_barrier", &case);
+    }
+}
+
+/// CuPy's `cupy.cumsum(x, axis=-1)` of a 2-D array (`tests/ptx/clients/cupy_batch_scan.ptx`,
+/// from CuPy 14.2's NVRTC; `tests/ptx/clients/regenerate`): a work-efficient scan of
+/// each row in shared memory, whose threads past the array return before the scan's
+/// barriers. With those threads ending the block, CuPy's `cumsum` along an axis
+/// returned its input. Against the row-wise inclusive sums in f32, over CuPy's launch
+/// (512 threads, 2,048 bytes of dynamic shared memory) and others.
+#[test]
+fn cupys_row_scan_sums_every_row() {
+    let Some(device) = device() else { return };
+    let path = repo().join("tests/ptx/clients/cupy_batch_scan.ptx");
+    let module = load(&device, &path);
+    let kernel = module.kernel("cupy_inclusive_batch_scan_kernel").expect("kernel");
+    for (rows, cols, block) in [(3u64, 4u64, 512u32), (5, 16, 512), (7, 3, 256), (2, 64, 64)] {
+        let n = rows * cols;
+        let input: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 2.5).collect();
+        let x = device.buffer_from(&input).expect("input");
+        let out = device.zeroed::<f32>(n as usize).expect("output");
+        // CuPy's CArray<float, 2>: data, size, shape, strides (bytes).
+        let array = |address: u64| [address, n, rows, cols, 4 * cols, 4];
+        let padded = cols.next_power_of_two();
+        let grid = (rows * padded).div_ceil(u64::from(block)) as u32;
+        let args = [
+            ptxvk::Arg::value(array(x.address())),
+            ptxvk::Arg::value(array(out.address())),
+            ptxvk::Arg::value(cols as u32),
+        ];
+        kernel.launch(grid, block, 4 * block, &args).expect("launch");
+        let want: Vec<f32> = input
+            .chunks(cols as usize)
+            .flat_map(|row| {
+                row.iter()
+                    .scan(0.0f32, |sum, &v| {
+                        *sum += v;
+                        Some(*sum)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(out.to_vec().expect("read"), want, "{rows} x {cols}, block {block}");
     }
 }
 

@@ -478,6 +478,18 @@ pub enum SpecialReg {
     SharedWindowAddress,
 }
 
+impl InstKind {
+    /// Whether every thread of the block must reach this instruction: a workgroup
+    /// barrier (`bar.sync`, or an emulated warp collective's). SPIR-V wants
+    /// `OpControlBarrier` executed by every invocation of the workgroup, and a driver may
+    /// hold to it: lavapipe ends the block when a whole subgroup has returned before a
+    /// barrier the others wait at, so what they compute after it is lost
+    /// (`crate::uniformity`, `pass::predicate`).
+    pub fn is_block_barrier(&self) -> bool {
+        matches!(self, InstKind::Barrier | InstKind::WarpBarrier { .. })
+    }
+}
+
 impl SpecialReg {
     /// Whether the register is 64-bit (addresses and the clock); every other is 32-bit.
     pub fn is_64bit(self) -> bool {

@@ -1,11 +1,14 @@
-//! Block uniformity of control flow, for emulated warp collectives
-//! (`docs/architecture.md`, *Warp modes*).
+//! Block uniformity of control flow, for workgroup barriers: `bar.sync` and emulated
+//! warp collectives (`docs/architecture.md`, *Warp modes*).
 //!
 //! `sema::warp` emulates a warp collective with workgroup barriers
-//! ([`InstKind::WarpBarrier`]), which every thread of the block must reach. This pass
-//! proves that each of them is in block-uniform control flow; where it cannot,
+//! ([`InstKind::WarpBarrier`]), and `bar.sync` is one ([`InstKind::Barrier`]); every
+//! thread of the block must reach each ([`InstKind::is_block_barrier`]). CUDA lets the
+//! threads that have exited miss a `bar.sync`; SPIR-V does not, and lavapipe ends the
+//! whole block once a subgroup has returned before a barrier. This pass proves that
+//! each barrier is in block-uniform control flow; where it cannot,
 //! `crate::pass::predicate` rewrites the kernel and this pass checks the result again (a
-//! failure then is a ptxvk bug, reported at the collective).
+//! failure then is a ptxvk bug, reported at the barrier).
 //!
 //! The analysis runs over the structured body until nothing changes:
 //! * a register is *varying* when it is written from `%tid`, from local memory, by an
@@ -22,13 +25,11 @@ use crate::ir::Node;
 use crate::ir::{InstKind, Kernel, RegId, Space, SpecialReg};
 use crate::verify::inst_defs_uses;
 
-/// Checks that every warp barrier of `kernel` is in block-uniform control flow.
+/// Checks that every block barrier of `kernel` is in block-uniform control flow.
 pub fn check(kernel: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
-    let has_warp = kernel
-        .blocks
-        .iter()
-        .any(|b| b.insts.iter().any(|i| matches!(i.kind, InstKind::WarpBarrier { .. })));
-    if !has_warp {
+    let has_barrier =
+        kernel.blocks.iter().any(|b| b.insts.iter().any(|i| i.kind.is_block_barrier()));
+    if !has_barrier {
         return Ok(());
     }
     let mut a = Analysis {
@@ -136,19 +137,19 @@ impl Analysis<'_> {
     }
 
     fn instruction(&mut self, kind: &InstKind, divergent: bool, span: ptxvk_frontend::Span) {
-        if matches!(kind, InstKind::WarpBarrier { .. }) {
-            // One diagnostic per collective (each has two barriers).
+        if kind.is_block_barrier() {
+            // One diagnostic per collective or barrier (a collective has two barriers).
             let reported = self.errors.last().is_some_and(|d| d.span == span);
             if divergent && self.report && !reported {
                 self.errors.push(
                     Diagnostic::internal(
                         span,
-                        "this warp collective is still in control flow that not \
-                         every thread of the block reaches after predication",
+                        "this barrier or warp collective is still in control flow that \
+                         not every thread of the block reaches after predication",
                     )
                     .with_note(
-                        "warps are emulated with block-wide barriers; please report this \
-                         kernel",
+                        "every thread of the block must reach a workgroup barrier; please \
+                         report this kernel",
                     ),
                 );
             }

@@ -144,7 +144,7 @@ fn has_block_collective(k: &Kernel) -> bool {
 }
 
 /// Places the vote word of `predicate` after the static variables.
-fn reserve_vote(k: &mut Kernel) {
+pub(crate) fn reserve_vote(k: &mut Kernel) {
     let offset = k.shared.static_bytes.next_multiple_of(4);
     k.shared.static_bytes = offset + 4;
     k.shared.variables.push(("$vote".to_string(), offset, 4));

@@ -1,9 +1,12 @@
-//! Predication of block-divergent control flow around emulated warp collectives
-//! (`docs/architecture.md`, *Warp modes*; `docs/design-notes.md`, *Emulated warps*).
+//! Predication of block-divergent control flow around workgroup barriers: emulated warp
+//! collectives and `bar.sync` (`docs/architecture.md`, *Warp modes*;
+//! `docs/design-notes.md`, *Emulated warps*).
 //!
-//! An emulated collective synchronizes the whole block ([`InstKind::WarpBarrier`]), so
-//! every thread must reach it, also threads whose PTX control flow would not. When
-//! [`crate::uniformity`] finds a collective in divergent control flow, this pass
+//! An emulated collective synchronizes the whole block ([`InstKind::WarpBarrier`]), and
+//! so does `bar.sync` ([`InstKind::Barrier`]), so every thread must reach it, also
+//! threads whose PTX control flow would not: CUDA lets threads that have exited miss a
+//! `bar.sync`, SPIR-V does not (`crate::uniformity`). When
+//! [`crate::uniformity`] finds a barrier in divergent control flow, this pass
 //! rewrites the kernel's structured body so that every thread walks every path that
 //! contains a collective, with a per-thread *execution mask* saying whether it really
 //! executes there:
@@ -33,6 +36,11 @@ use crate::ir::{Node, SwitchCase};
 /// Rewrites `body` as the module doc describes.
 pub fn run(kernel: &mut Kernel, body: Vec<Node>) -> Result<Vec<Node>, Diagnostic> {
     let span = kernel.span;
+    // A kernel with `bar.sync` alone has no vote word yet (`legalize_warps` reserves it
+    // for collectives).
+    if kernel.block_vote.is_none() {
+        super::legalize_warps::reserve_vote(kernel);
+    }
     let Some(vote) = kernel.block_vote else {
         return Err(Diagnostic::internal(span, "no block-vote word for predication"));
     };
@@ -76,13 +84,10 @@ fn not(dst: RegId, src: RegId) -> InstKind {
     InstKind::PredNot { dst, src }
 }
 
-/// Whether `nodes` hold a warp collective.
+/// Whether `nodes` hold a block barrier ([`InstKind::is_block_barrier`]).
 fn has_collective(kernel: &Kernel, nodes: &[Node]) -> bool {
     nodes.iter().any(|n| match n {
-        Node::Code(b) => kernel.blocks[b.index()]
-            .insts
-            .iter()
-            .any(|i| matches!(i.kind, InstKind::WarpBarrier { .. })),
+        Node::Code(b) => kernel.blocks[b.index()].insts.iter().any(|i| i.kind.is_block_barrier()),
         Node::If { then, otherwise, .. } => {
             has_collective(kernel, then) || has_collective(kernel, otherwise)
         }
@@ -201,6 +206,13 @@ impl Predicator<'_> {
                         None => None,
                     };
                     out.push(self.code(vec![InstKind::WarpBarrier { publish }]));
+                }
+                InstKind::Barrier => {
+                    if !run.is_empty() {
+                        let n = self.code(std::mem::take(&mut run));
+                        out.push(self.guarded(ctx.mask, vec![n]));
+                    }
+                    out.push(self.code(vec![InstKind::Barrier]));
                 }
                 kind => run.push(kind),
             }
