@@ -2128,7 +2128,13 @@ impl<'a> FnEmitter<'a> {
                 self.k.shared.word.bits()
             )));
         };
-        Ok(self.b.access_chain(pt, None, shared, [index])?)
+        // Out-of-range shared addresses are undefined in PTX; clamped here, they stay
+        // inside the block's window instead of reaching other memory (lavapipe keeps
+        // workgroup memory on the host's heap, which a wild store would corrupt).
+        let (bt, u32t) = (self.ty(Scalar::Bool), self.ty(Scalar::Int(32)));
+        let over = self.b.u_greater_than(bt, None, index, shared.last)?;
+        let index = self.b.select(u32t, None, over, shared.last, index)?;
+        Ok(self.b.access_chain(pt, None, shared.var, [index])?)
     }
 
     /// Pointer to the 64-bit word of a wide shared window (`SharedLayout::wide`) that

@@ -28,6 +28,15 @@ pub struct SharedWindows {
     pub race_shadow: bool,
 }
 
+/// One shared window: its element, its `Workgroup` array and the index of its last
+/// element (a specialization-constant expression), to which accesses are clamped.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedWindow {
+    pub word: SharedWord,
+    pub var: Word,
+    pub last: Word,
+}
+
 /// Ids of module-level objects every kernel function uses.
 #[derive(Debug)]
 pub struct Globals {
@@ -40,7 +49,7 @@ pub struct Globals {
     pub block_size: [Word; 3],
     /// The `Workgroup` arrays of the shared windows, by element (`SharedLayout::word`),
     /// each of the same bytes (a 64-bit one rounded up to 8).
-    pub shared: Vec<(SharedWord, Word)>,
+    pub shared: Vec<SharedWindow>,
     /// The launch's dynamic shared bytes (specialization constant 4).
     pub dynamic_shared_bytes: Word,
     /// Racecheck's shadow of the shared window: four 32-bit words per word of it,
@@ -133,7 +142,10 @@ impl Globals {
                 };
                 let arr = b.type_array(elem, len);
                 let ptr = t.pointer(b, StorageClass::Workgroup, arr);
-                windows.push((word, b.variable(ptr, None, StorageClass::Workgroup, None)));
+                let var = b.variable(ptr, None, StorageClass::Workgroup, None);
+                let one = b.constant_bit32(u32t, 1);
+                let last = spec_constant_op(b, u32t, Op::ISub, len, one);
+                windows.push(SharedWindow { word, var, last });
             }
             if shared.race_shadow {
                 let four = b.constant_bit32(u32t, 4);
@@ -204,8 +216,8 @@ impl Globals {
     }
 
     /// The shared window of elements `word`, if the module declares one.
-    pub fn shared_window(&self, word: SharedWord) -> Option<Word> {
-        self.shared.iter().find(|w| w.0 == word).map(|w| w.1)
+    pub fn shared_window(&self, word: SharedWord) -> Option<SharedWindow> {
+        self.shared.iter().find(|w| w.word == word).copied()
     }
 
     /// The entry-point interface (SPIR-V 1.4+: every module-scope variable the entry
@@ -216,7 +228,7 @@ impl Globals {
         if shared.in_device_memory {
             v.extend(self.num_workgroups);
         } else {
-            v.extend(self.shared_window(shared.word));
+            v.extend(self.shared_window(shared.word).map(|w| w.var));
         }
         v.extend(self.race_shadow);
         v.extend(self.subgroup_lane);
