@@ -1,6 +1,6 @@
 //! PTX text → SPIR-V, with every intermediate form available for `--emit`.
 
-use ptxvk_frontend::{ast, Diagnostics, SourceMap};
+use ptxvk_frontend::{ast, Diagnostic, Diagnostics, SourceMap};
 pub use ptxvk_lower::ir::WarpMode;
 pub use ptxvk_lower::pass::Target;
 use ptxvk_lower::sema::PreparedModule;
@@ -49,6 +49,21 @@ pub fn rejected(sources: &SourceMap, diagnostics: Diagnostics) -> Error {
         Error::Internal { diagnostics, rendered }
     } else {
         Error::Ptx { diagnostics, rendered }
+    }
+}
+
+/// A failure of the SPIR-V backend as an error: a ptxvk bug met at an instruction is an
+/// internal error rendered at that instruction's source line, like the middle end's.
+pub fn backend_failed(sources: &SourceMap, e: ptxvk_spirv::Error) -> Error {
+    match e.span() {
+        Some(span) if e.is_internal() => {
+            // The backend's own message already says "internal error …".
+            let message = e.to_string();
+            let diagnostics =
+                Diagnostics(vec![Diagnostic { message, ..Diagnostic::internal(span, "") }]);
+            rejected(sources, diagnostics)
+        }
+        _ => Error::Backend(e),
     }
 }
 
@@ -139,7 +154,7 @@ pub fn check_library(sources: &SourceMap, target: Target) -> Result<Option<Libra
     let spirv = if kernels.is_empty() {
         SpirvModule::default()
     } else {
-        ptxvk_spirv::compile_for(&kernels, &target)?
+        ptxvk_spirv::compile_for(&kernels, &target).map_err(|e| backend_failed(sources, e))?
     };
     Ok(Some(Library { functions, spirv }))
 }
@@ -330,7 +345,7 @@ fn finish_with(
     let spirv = if kernels.is_empty() {
         SpirvModule::default()
     } else {
-        ptxvk_spirv::compile_for(&kernels, &target)?
+        ptxvk_spirv::compile_for(&kernels, &target).map_err(|e| backend_failed(sources, e))?
     };
     let check_sources =
         kernels.iter().map(|k| places.sites(sources, &k.kernel.check_sites)).collect();
@@ -418,4 +433,26 @@ fn no_such_kernel(module: &ast::Module, name: &str) -> Error {
 /// Names of the module's kernels, in source order.
 pub fn entry_names(module: &ast::Module) -> Vec<String> {
     ptxvk_lower::sema::kernels(module).map(|f| f.name.value.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backend_bug_at_an_instruction_is_rendered_at_its_line() {
+        let text = "line one\n  st.global.u32 [%rd1], 7;\n";
+        let sources = SourceMap::new([("k.ptx", text)]);
+        let start = text.find("st.global").expect("the store") as u32;
+        let span = ptxvk_frontend::Span { start, end: start + 9 };
+        let bug = ptxvk_spirv::Error::Internal("a sync point left for the emitter".into());
+        let error = backend_failed(&sources, bug.at(span));
+        let Error::Internal { rendered, .. } = &error else { panic!("not internal: {error:?}") };
+        assert!(rendered.contains("k.ptx:2:3"), "{rendered}");
+        assert!(rendered.contains("internal error in the SPIR-V backend"), "{rendered}");
+        assert_eq!(error.exit_code(), 4);
+        // Without a span (a tool missing), the backend's error stays as it is.
+        let tool = backend_failed(&sources, ptxvk_spirv::Error::Tool("spirv-val".into()));
+        assert!(matches!(tool, Error::Backend(ptxvk_spirv::Error::Tool(_))));
+    }
 }

@@ -119,7 +119,7 @@ impl<'a> FnEmitter<'a> {
             match n {
                 Node::Code(bid) => {
                     for inst in &self.k.blocks[bid.index()].insts {
-                        self.inst(inst)?;
+                        self.inst(inst).map_err(|e| e.at(inst.span))?;
                     }
                 }
                 Node::Return => {

@@ -16,6 +16,7 @@ use rspirv::binary::Assemble;
 use rspirv::dr::Builder;
 use rspirv::spirv::{ExecutionMode, ExecutionModel};
 
+use ptxvk_frontend::Span;
 use ptxvk_lower::abi::KernelAbi;
 use ptxvk_lower::ir::InstKind;
 use ptxvk_lower::pass::Target;
@@ -36,13 +37,37 @@ pub enum Error {
     Tool(String),
     #[error("the module has no kernels (`.entry`)")]
     NoKernels,
+    /// `error`, met while emitting the instruction at `span` (its PTX source).
+    #[error("{error}")]
+    At { span: Span, error: Box<Error> },
 }
 
 impl Error {
     /// Whether this is a ptxvk bug (as opposed to a missing tool or a module without
     /// kernels).
     pub fn is_internal(&self) -> bool {
-        matches!(self, Error::Internal(_) | Error::Build(_) | Error::Invalid(_))
+        match self {
+            Error::Internal(_) | Error::Build(_) | Error::Invalid(_) => true,
+            Error::At { error, .. } => error.is_internal(),
+            Error::Tool(_) | Error::NoKernels => false,
+        }
+    }
+
+    /// This error as met at the instruction at `span`; an error that already has the
+    /// span of an instruction keeps it (the innermost is the one that failed).
+    pub fn at(self, span: Span) -> Error {
+        match self {
+            Error::At { .. } => self,
+            error => Error::At { span, error: Box::new(error) },
+        }
+    }
+
+    /// The span of the instruction whose emission failed, when known.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            Error::At { span, .. } => Some(*span),
+            _ => None,
+        }
     }
 }
 
