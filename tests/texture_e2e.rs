@@ -316,25 +316,39 @@ fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
 }
 
+/// Every texture and surface kernel of one build of `textures.cu`, against the models.
 fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
     let module = common::load(device, path);
-    let name = path.display();
-    let mut rng = common::Rng(0x7e57);
-    let n = 256;
-    let border = [0.25, -1.5, 3.0, 0.75];
+    let name = path.display().to_string();
+    let rng = &mut common::Rng(0x7e57);
+    let v =
+        Variant { device, module: &module, name: &name, n: 256, border: [0.25, -1.5, 3.0, 0.75] };
+    sampled_2d_f32(&v, rng, every_state);
+    float4_uchar4_and_srgb(&v, rng);
+    gather_tld4(&v, rng);
+    mipmaps(&v, rng);
+    cube_map(&v, rng);
+    one_d_three_d_and_layered(&v, rng);
+    fetches_and_integers(&v, rng);
+    surfaces(&v, rng);
+}
 
+/// What every part of [`run_variant`] works with.
+struct Variant<'a> {
+    device: &'a Device,
+    module: &'a Module,
+    name: &'a str,
+    n: usize,
+    border: [f32; 4],
+}
+
+/// 2-D f32, one channel: every sampler state (or two).
+fn sampled_2d_f32(v: &Variant<'_>, rng: &mut common::Rng, every_state: bool) {
+    let Variant { device, module, name, n, border } = *v;
     // 2-D f32, one channel: every sampler state.
     let (w, h) = (13, 7);
-    let mut t = upload(
-        device,
-        ChannelKind::Float,
-        4,
-        1,
-        [w, h, 1],
-        0,
-        &float_values(&mut rng, w * h),
-        false,
-    );
+    let mut t =
+        upload(device, ChannelKind::Float, 4, 1, [w, h, 1], 0, &float_values(rng, w * h), false);
     let states = if every_state {
         sampler_states()
     } else {
@@ -344,20 +358,21 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         set_state(&mut t, linear, normalized, mode, border);
         let obj = device.texture_object(&t.desc).expect("texture");
         let (xs, ys) = if normalized {
-            (coordinates(&mut rng, n, -1.5, 2.5), coordinates(&mut rng, n, -1.5, 2.5))
+            (coordinates(rng, n, -1.5, 2.5), coordinates(rng, n, -1.5, 2.5))
         } else {
-            (
-                coordinates(&mut rng, n, -3.0, w as f32 + 3.0),
-                coordinates(&mut rng, n, -3.0, h as f32 + 3.0),
-            )
+            (coordinates(rng, n, -3.0, w as f32 + 3.0), coordinates(rng, n, -3.0, h as f32 + 3.0))
         };
-        let got = launch(&module, device, "tex2d_float", &obj, &[bits(&xs), bits(&ys)], 1, n);
+        let got = launch(module, device, "tex2d_float", &obj, &[bits(&xs), bits(&ys)], 1, n);
         for i in 0..n {
             let want = t.model.sample(&[xs[i], ys[i]], 0)[0];
             assert_eq!(got[i], want, "{name} tex2d_float linear {linear} normalized {normalized} {mode:?} at ({}, {}): {} want {}", xs[i], ys[i], f32::from_bits(got[i]), f32::from_bits(want));
         }
     }
+}
 
+/// 2-D float4 and uchar4 read as normalized floats, and the same bytes as sRGB.
+fn float4_uchar4_and_srgb(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, border } = *v;
     // 2-D float4 (linear, normalized, wrap) and uchar4 read as normalized floats (linear,
     // clamp, unnormalized).
     let mut t = upload(
@@ -367,7 +382,7 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         4,
         [5, 6, 1],
         0,
-        &float_values(&mut rng, 5 * 6 * 4),
+        &float_values(rng, 5 * 6 * 4),
         false,
     );
     set_state(&mut t, true, true, AddressMode::Wrap, border);
@@ -402,8 +417,8 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
     }
     for (t, lo, hi) in [(&t, -2.0, 3.0), (&u, -2.0, 11.0), (&srgb, -2.0, 11.0)] {
         let obj = device.texture_object(&t.desc).expect("texture");
-        let (xs, ys) = (coordinates(&mut rng, n, lo, hi), coordinates(&mut rng, n, lo, hi));
-        let got = launch(&module, device, "tex2d_float4", &obj, &[bits(&xs), bits(&ys)], 4, n);
+        let (xs, ys) = (coordinates(rng, n, lo, hi), coordinates(rng, n, lo, hi));
+        let got = launch(module, device, "tex2d_float4", &obj, &[bits(&xs), bits(&ys)], 4, n);
         for i in 0..n {
             let want = t.model.sample(&[xs[i], ys[i]], 0);
             assert_eq!(
@@ -415,7 +430,11 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
             );
         }
     }
+}
 
+/// `tld4.g`: the second channel of the four texels of the bilinear footprint.
+fn gather_tld4(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, border } = *v;
     // tld4.g: the second channel of the four texels of the bilinear footprint, in the
     // order (i, j+1), (i+1, j+1), (i+1, j), (i, j); float4 texels, border, unnormalized.
     let mut g = upload(
@@ -425,13 +444,13 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         4,
         [6, 5, 1],
         0,
-        &float_values(&mut rng, 6 * 5 * 4),
+        &float_values(rng, 6 * 5 * 4),
         false,
     );
     set_state(&mut g, false, false, AddressMode::Border, border);
     let obj = device.texture_object(&g.desc).expect("texture");
-    let (xs, ys) = (coordinates(&mut rng, n, -2.0, 8.0), coordinates(&mut rng, n, -2.0, 7.0));
-    let got = launch(&module, device, "tex2d_gather", &obj, &[bits(&xs), bits(&ys)], 4, n);
+    let (xs, ys) = (coordinates(rng, n, -2.0, 8.0), coordinates(rng, n, -2.0, 7.0));
+    let got = launch(module, device, "tex2d_gather", &obj, &[bits(&xs), bits(&ys)], 4, n);
     for i in 0..n {
         let (x0, y0) = ((xs[i] - 0.5).floor() as i64, (ys[i] - 0.5).floor() as i64);
         let want: Vec<u32> = [(0, 1), (1, 1), (1, 0), (0, 0)]
@@ -449,12 +468,16 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
             ys[i]
         );
     }
+}
 
+/// A mipmapped texture: nearest and linear mipmap filtering, a bias and a level clamp.
+fn mipmaps(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, border } = *v;
     // A mipmapped 8 x 4 f32 texture of 3 levels (8 x 4, 4 x 2, 2 x 1), linear, clamp,
     // normalized; nearest and linear mipmap filtering, a bias and a level clamp.
     let sizes = [(8usize, 4usize), (4, 2), (2, 1)];
     let level_values: Vec<Vec<u32>> =
-        sizes.iter().map(|&(w, h)| float_values(&mut rng, w * h)).collect();
+        sizes.iter().map(|&(w, h)| float_values(rng, w * h)).collect();
     let all: Vec<u32> = level_values.concat();
     let mut mip = upload(device, ChannelKind::Float, 4, 1, [all.len(), 1, 1], 0, &all, false);
     let levels: Vec<Model> = sizes
@@ -484,11 +507,10 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         mip.desc.level_bias = bias;
         mip.desc.max_level = max;
         let obj = device.texture_object(&mip.desc).expect("texture");
-        let (xs, ys) =
-            (coordinates(&mut rng, n, -0.25, 1.25), coordinates(&mut rng, n, -0.25, 1.25));
-        let lods = coordinates(&mut rng, n, -1.0, 3.5);
+        let (xs, ys) = (coordinates(rng, n, -0.25, 1.25), coordinates(rng, n, -0.25, 1.25));
+        let lods = coordinates(rng, n, -1.0, 3.5);
         let got =
-            launch(&module, device, "tex2d_lod", &obj, &[bits(&xs), bits(&ys), bits(&lods)], 1, n);
+            launch(module, device, "tex2d_lod", &obj, &[bits(&xs), bits(&ys), bits(&lods)], 1, n);
         for i in 0..n {
             let l = (lods[i] + bias).max(0.0).min(max).clamp(0.0, 2.0);
             let at = |k: usize| levels[k].sample(&[xs[i], ys[i]], 0)[0];
@@ -509,7 +531,11 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
             );
         }
     }
+}
 
+/// A cube map: directions of every face, ties between axes included.
+fn cube_map(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, border } = *v;
     // A cube map of 4 x 4 faces (six layers), linear, clamp: directions of every face,
     // ties between axes included.
     let mut c = upload(
@@ -519,7 +545,7 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         1,
         [4, 4, 1],
         6,
-        &float_values(&mut rng, 4 * 4 * 6),
+        &float_values(rng, 4 * 4 * 6),
         false,
     );
     set_state(&mut c, true, true, AddressMode::Clamp, border);
@@ -532,7 +558,7 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         })
         .collect();
     let got = launch(
-        &module,
+        module,
         device,
         "texcube_float",
         &obj,
@@ -549,15 +575,19 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         let want = c.model.sample(&[s, t], face)[0];
         assert_eq!(got[i], want, "{name} texcube_float ({x}, {y}, {z}) face {face}");
     }
+}
 
+/// 1-D halves, 3-D f32 and layered 2-D f32.
+fn one_d_three_d_and_layered(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, border } = *v;
     // 1-D halves: linear, border, unnormalized.
     let halves: Vec<u32> =
         (0..17).map(|i| u32::from(half::f16::from_f32(i as f32 * 0.375 - 3.0).to_bits())).collect();
     let mut t = upload(device, ChannelKind::Float, 2, 1, [17, 1, 1], 0, &halves, false);
     set_state(&mut t, true, false, AddressMode::Border, border);
     let obj = device.texture_object(&t.desc).expect("texture");
-    let xs = coordinates(&mut rng, n, -2.0, 19.0);
-    let got = launch(&module, device, "tex1d_float", &obj, &[bits(&xs)], 1, n);
+    let xs = coordinates(rng, n, -2.0, 19.0);
+    let got = launch(module, device, "tex1d_float", &obj, &[bits(&xs)], 1, n);
     for i in 0..n {
         assert_eq!(got[i], t.model.sample(&[xs[i]], 0)[0], "{name} tex1d_float f16 at {}", xs[i]);
     }
@@ -571,15 +601,15 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         1,
         [x, y, z],
         0,
-        &float_values(&mut rng, x * y * z),
+        &float_values(rng, x * y * z),
         false,
     );
     for mode in [AddressMode::Wrap, AddressMode::Clamp] {
         set_state(&mut t, true, true, mode, border);
         let obj = device.texture_object(&t.desc).expect("texture");
-        let c: Vec<Vec<f32>> = (0..3).map(|_| coordinates(&mut rng, n, -0.5, 1.5)).collect();
+        let c: Vec<Vec<f32>> = (0..3).map(|_| coordinates(rng, n, -0.5, 1.5)).collect();
         let got = launch(
-            &module,
+            module,
             device,
             "tex3d_float",
             &obj,
@@ -605,15 +635,15 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
         1,
         [6, 5, 1],
         3,
-        &float_values(&mut rng, 6 * 5 * 3),
+        &float_values(rng, 6 * 5 * 3),
         false,
     );
     set_state(&mut t, true, false, AddressMode::Border, border);
     let obj = device.texture_object(&t.desc).expect("texture");
-    let (xs, ys) = (coordinates(&mut rng, n, -2.0, 8.0), coordinates(&mut rng, n, -2.0, 7.0));
+    let (xs, ys) = (coordinates(rng, n, -2.0, 8.0), coordinates(rng, n, -2.0, 7.0));
     let layers: Vec<u32> = (0..n).map(|_| (rng.below(5) as i32 - 1) as u32).collect();
     let got = launch(
-        &module,
+        module,
         device,
         "tex2d_layered_float",
         &obj,
@@ -629,14 +659,18 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
             layers[i] as i32, xs[i], ys[i]
         );
     }
+}
 
+/// `tex1Dfetch` over linear memory, and integer texels.
+fn fetches_and_integers(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, .. } = *v;
     // tex1Dfetch over linear memory: s32, border (0 outside).
     let values: Vec<u32> = (0..40).map(|_| rng.next_u32()).collect();
     let mut t = upload(device, ChannelKind::Signed, 4, 1, [40, 1, 1], 0, &values, false);
     set_state(&mut t, false, false, AddressMode::Border, [0.0; 4]);
     let obj = device.texture_object(&t.desc).expect("texture");
     let idx: Vec<u32> = (0..n).map(|_| (rng.below(50) as i32 - 5) as u32).collect();
-    let got = launch(&module, device, "tex1d_fetch_int", &obj, std::slice::from_ref(&idx), 1, n);
+    let got = launch(module, device, "tex1d_fetch_int", &obj, std::slice::from_ref(&idx), 1, n);
     for i in 0..n {
         let k = idx[i] as i32;
         let want = if (0..40).contains(&k) { values[k as usize] } else { 0 };
@@ -648,16 +682,20 @@ fn run_variant(device: &Device, path: &std::path::Path, every_state: bool) {
     let mut t = upload(device, ChannelKind::Signed, 1, 4, [7, 3, 1], 0, &raw, false);
     set_state(&mut t, false, false, AddressMode::Clamp, [0.0; 4]);
     let obj = device.texture_object(&t.desc).expect("texture");
-    let (xs, ys) = (coordinates(&mut rng, n, -2.0, 9.0), coordinates(&mut rng, n, -2.0, 5.0));
-    let got = launch(&module, device, "tex2d_int4", &obj, &[bits(&xs), bits(&ys)], 4, n);
+    let (xs, ys) = (coordinates(rng, n, -2.0, 9.0), coordinates(rng, n, -2.0, 5.0));
+    let got = launch(module, device, "tex2d_int4", &obj, &[bits(&xs), bits(&ys)], 4, n);
     for i in 0..n {
         let want = t.model.sample(&[xs[i], ys[i]], 0);
         assert_eq!(&got[4 * i..4 * i + 4], &want, "{name} tex2d_int4 at ({}, {})", xs[i], ys[i]);
     }
+}
 
+/// Surfaces: out = in * 2 + 1, then reads in and out of range.
+fn surfaces(v: &Variant<'_>, rng: &mut common::Rng) {
+    let Variant { device, module, name, n, .. } = *v;
     // Surfaces: out = in * 2 + 1 over 11 x 6 f32, then reads in and out of range.
     let (w, h) = (11usize, 6usize);
-    let values = float_values(&mut rng, w * h);
+    let values = float_values(rng, w * h);
     let input = upload(device, ChannelKind::Float, 4, 1, [w, h, 1], 0, &values, false);
     let output = upload(device, ChannelKind::Float, 4, 1, [w, h, 1], 0, &vec![0; w * h], false);
     let (sin, sout) = (
