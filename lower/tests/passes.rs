@@ -32,8 +32,9 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, hoist_params, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, structurize, LoopGuard, Target,
+    check, float_modifiers, hoist_params, legalize_atomics, legalize_floats, legalize_memory,
+    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, structurize, LoopGuard,
+    Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -132,6 +133,15 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 return Err(format!("{left} partial accesses and {atomics} atomics left"));
             }
         }
+        ("float_modifiers", None) => legalizes(
+            &mut s.kernel,
+            "a `.ftz` or `.sat` on arithmetic",
+            |_, i| float_modifiers::remains(i),
+            |k, _| {
+                float_modifiers::run(k);
+                Ok(())
+            },
+        )?,
         ("legalize_floats", None) => legalizes(
             &mut s.kernel,
             "directed rounding",

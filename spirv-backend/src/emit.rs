@@ -327,6 +327,11 @@ impl<'a> FnEmitter<'a> {
                     .into(),
             ));
         }
+        if ptxvk_lower::pass::float_modifiers::remains(&inst.kind) {
+            return Err(Error::Internal(
+                "a `.ftz` or `.sat` left for the emitter (float_modifiers)".into(),
+            ));
+        }
         if ptxvk_lower::pass::legalize_floats::is_directed(&inst.kind) {
             return Err(Error::Internal(
                 "float arithmetic with directed rounding left for the emitter (legalize_floats)"

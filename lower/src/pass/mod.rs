@@ -13,19 +13,25 @@
 //!    round-to-odd arithmetic and one final rounding, and on a target without f64,
 //!    f32 and half arithmetic that needs it (the atomics' loops included) is marked to
 //!    be computed in integers (CFG → CFG);
-//! 5. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
+//! 5. [`float_modifiers`] — `.ftz` and `.sat` become conversions of their own (flushed
+//!    inputs, a flushed and clamped result), so that the emitter applies them in one
+//!    place (CFG → CFG);
+//! 6. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
-//! 6. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
+//! 7. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
-//! 7. [`predicate`] — when `crate::uniformity` finds an emulated collective in
+//! 8. [`predicate`] — when `crate::uniformity` finds an emulated collective in
 //!    divergent control flow, the tree is predicated so that every thread reaches it;
-//! 8. [`loop_guard`] — on a target whose driver silently ends loops after a number of
+//! 9. [`loop_guard`] — on a target whose driver silently ends loops after a number of
 //!    iterations ([`Target::loop_guard`]), every loop counts its iterations as the driver
 //!    does and the launch fails before the driver would cut one short;
-//! 9. [`legalize_memory`] — stores narrower than a word of the shared or local window
-//!    become masked word updates; it rewrites instructions inside blocks only, so it
-//!    runs last and also sees the stores predication adds.
+//! 10. [`shared_in_memory`] — only where the static shared variables exceed the
+//!     device's on-chip limit ([`Target::shared_memory_bytes`]): every shared access
+//!     becomes a global access into the block's slice of a launch-wide area (in blocks);
+//! 11. [`legalize_memory`] — stores narrower than a word of the shared or local window
+//!     become masked word updates; it rewrites instructions inside blocks only, so it
+//!     runs last and also sees the stores predication adds.
 //!
 //! Before them all, on a target with [`Target::check`], [`check`] guards every access
 //! of the program's memory instructions with a bounds and alignment test (CFG → CFG):
@@ -39,6 +45,7 @@
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod float_modifiers;
 pub mod hoist_params;
 pub mod legalize_atomics;
 pub mod legalize_floats;
@@ -287,6 +294,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     legalize_floats::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
+    // After legalize_floats, whose instructions keep the modifiers of those they replace.
+    float_modifiers::run(&mut kernel);
+    checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     let mut body = structurize::run(&mut kernel).map_err(|d| vec![d])?;
@@ -319,6 +329,8 @@ fn legalized(k: &Kernel, target: &Target) -> Result<(), Vec<Diagnostic>> {
     let left = |kind: &InstKind| -> Option<&'static str> {
         if legalize_floats::is_directed(kind) {
             Some("directed rounding left by legalize_floats")
+        } else if float_modifiers::remains(kind) {
+            Some("a `.ftz` or `.sat` left by float_modifiers")
         } else if !target.float64 && legalize_floats::needs_f64(kind) {
             Some("f32 arithmetic needing f64 left by legalize_floats on a target without it")
         } else if legalize_atomics::needs_loop(k, kind) {

@@ -49,13 +49,9 @@ impl FnEmitter<'_> {
                 let r = self.bit_field_insert(*ty, av, bv, p, l)?;
                 self.write_op(*dst, r, *ty)
             }
-            InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
-                let mut a = self.read_op(*lhs, *ty)?;
-                let mut c = self.read_op(*rhs, *ty)?;
-                if *ftz {
-                    a = self.flush_f32(a)?;
-                    c = self.flush_f32(c)?;
-                }
+            InstKind::Setp { cmp, ty, ftz: _, dst, dst_not, lhs, rhs, combine } => {
+                let a = self.read_op(*lhs, *ty)?;
+                let c = self.read_op(*rhs, *ty)?;
                 let r = self.compare(*cmp, *ty, a, c)?;
                 let bool_ty = self.ty(Scalar::Bool);
                 let comb = |s: &mut Self, v: Word| -> R<Word> {
@@ -237,7 +233,6 @@ impl FnEmitter<'_> {
         let t = self.ty(s);
         let bt = self.ty(Scalar::Bool);
         if ty.is_float() {
-            let (a, c) = if mode.ftz { (self.flush_f32(a)?, self.flush_f32(c)?) } else { (a, c) };
             let r = match op {
                 // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
                 // into an fma; without one ptxas may contract, but we keep results exact.
@@ -276,7 +271,6 @@ impl FnEmitter<'_> {
                 }
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };
-            let r = self.float_result(r, ty, mode)?;
             return Ok((r, ty));
         }
         let signed = ty.is_signed();

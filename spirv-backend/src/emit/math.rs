@@ -12,7 +12,6 @@ impl FnEmitter<'_> {
                 if mode.path == FloatPath::Native =>
             {
                 let v = self.read_op(*src, *ty)?;
-                let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let s = Scalar::of_op(*ty);
                 let t = self.ty(s);
                 let r = if *op == UnaryOp::Sqrt {
@@ -23,7 +22,6 @@ impl FnEmitter<'_> {
                     let one = self.konst(s, one_bits);
                     self.float_op(BinaryOp::Div, t, one, v)?
                 };
-                let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src } => {
@@ -46,7 +44,6 @@ impl FnEmitter<'_> {
                     return self.write(*dst, r, it, false);
                 }
                 let v = self.read_op(*src, *ty)?;
-                let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let r = match (*op, mode.path) {
                     (UnaryOp::Sqrt, FloatPath::Fused { soft }) => {
                         self.call(Helper::Newton { op: SoftOp::Sqrt, bits: 32, soft }, &[v])?
@@ -71,7 +68,6 @@ impl FnEmitter<'_> {
                         self.call(div, &[one, v])?
                     }
                 };
-                let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Unary {
@@ -88,14 +84,12 @@ impl FnEmitter<'_> {
                 src,
             } => {
                 let v = self.read_op(*src, *ty)?;
-                let v = if mode.ftz { self.flush_f32(v)? } else { v };
                 let routine = if mode.path == FloatPath::Integer {
                     Helper::ApproxF32Int(*op)
                 } else {
                     Helper::ApproxF32(*op)
                 };
                 let r = self.call(routine, &[v])?;
-                let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Unary { op, ty, dst, src, .. } => {
@@ -109,17 +103,10 @@ impl FnEmitter<'_> {
             InstKind::Fma { ty, mode, dst, a, b, c }
                 if matches!(mode.path, FloatPath::Fused { .. } | FloatPath::Native) =>
             {
-                let mut x =
-                    [self.read_op(*a, *ty)?, self.read_op(*b, *ty)?, self.read_op(*c, *ty)?];
-                if mode.ftz {
-                    for v in &mut x {
-                        *v = self.flush_f32(*v)?;
-                    }
-                }
+                let x = [self.read_op(*a, *ty)?, self.read_op(*b, *ty)?, self.read_op(*c, *ty)?];
                 let t = self.ty(Scalar::of_op(*ty));
                 let ops = x.map(Operand::IdRef);
                 let r = self.b.ext_inst(t, None, self.g.glsl, glsl::FMA, ops)?;
-                let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Fma { ty: ty @ OpTy::F(64), mode, dst, a, b, c } => {
@@ -133,21 +120,15 @@ impl FnEmitter<'_> {
                 Ok(())
             }
             InstKind::Fma { ty, mode, dst, a, b, c } => {
-                let mut av = self.read_op(*a, *ty)?;
-                let mut bv = self.read_op(*b, *ty)?;
-                let mut cv = self.read_op(*c, *ty)?;
-                if mode.ftz {
-                    av = self.flush_f32(av)?;
-                    bv = self.flush_f32(bv)?;
-                    cv = self.flush_f32(cv)?;
-                }
+                let av = self.read_op(*a, *ty)?;
+                let bv = self.read_op(*b, *ty)?;
+                let cv = self.read_op(*c, *ty)?;
                 let fma = if mode.path == FloatPath::Integer {
                     Helper::SoftF32(SoftOp::Fma, mode.rounding)
                 } else {
                     Helper::FmaF32
                 };
                 let r = self.call(fma, &[av, bv, cv])?;
-                let r = self.float_result(r, *ty, *mode)?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
