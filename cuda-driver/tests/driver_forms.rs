@@ -295,6 +295,67 @@ fn list(query: NodeList, handle: usize) -> Vec<usize> {
     }
 }
 
+/// The graph entry points `a_graph_built_node_by_node…` calls, looked up by name.
+struct GraphApi {
+    create: unsafe extern "C" fn(*mut usize, c_uint) -> R,
+    add_memset: AddNodeCtx<CUDA_MEMSET_NODE_PARAMS>,
+    add_kernel: AddNode<CUDA_KERNEL_NODE_PARAMS_v2>,
+    add_memcpy: AddNodeCtx<CUDA_MEMCPY3D>,
+    add_host: AddNode<CUDA_HOST_NODE_PARAMS>,
+    add_empty: unsafe extern "C" fn(*mut usize, usize, *const usize, usize) -> R,
+    add_deps_v2: unsafe extern "C" fn(usize, *const usize, *const usize, *const c_void, usize) -> R,
+    remove_deps: unsafe extern "C" fn(usize, *const usize, *const usize, usize) -> R,
+    get_nodes: NodeList,
+    get_roots: NodeList,
+    get_deps: NodeList,
+    get_dependents: NodeList,
+    node_type: unsafe extern "C" fn(usize, *mut c_int) -> R,
+    kernel_get: unsafe extern "C" fn(usize, *mut CUDA_KERNEL_NODE_PARAMS_v2) -> R,
+    kernel_set: unsafe extern "C" fn(usize, *const CUDA_KERNEL_NODE_PARAMS_v2) -> R,
+    instantiate: unsafe extern "C" fn(*mut usize, usize, u64) -> R,
+    graph_launch: unsafe extern "C" fn(usize, usize) -> R,
+    exec_kernel_set: unsafe extern "C" fn(usize, usize, *const CUDA_KERNEL_NODE_PARAMS_v2) -> R,
+    exec_update: unsafe extern "C" fn(usize, usize, *mut [usize; 3]) -> R,
+    clone: unsafe extern "C" fn(*mut usize, usize) -> R,
+    find: unsafe extern "C" fn(*mut usize, usize, usize) -> R,
+    destroy_node: unsafe extern "C" fn(usize) -> R,
+    graph_destroy: unsafe extern "C" fn(usize) -> R,
+    exec_destroy: unsafe extern "C" fn(usize) -> R,
+    stream_create: unsafe extern "C" fn(*mut usize, c_uint) -> R,
+    sync: unsafe extern "C" fn(usize) -> R,
+}
+
+/// Looks up [`GraphApi`]'s entry points in `lib`.
+fn graph_api(lib: &libloading::Library) -> GraphApi {
+    GraphApi {
+        create: proc(lib, "cuGraphCreate"),
+        add_memset: proc(lib, "cuGraphAddMemsetNode"),
+        add_kernel: proc(lib, "cuGraphAddKernelNode"),
+        add_memcpy: proc(lib, "cuGraphAddMemcpyNode"),
+        add_host: proc(lib, "cuGraphAddHostNode"),
+        add_empty: proc(lib, "cuGraphAddEmptyNode"),
+        add_deps_v2: proc(lib, "cuGraphAddDependencies"),
+        remove_deps: proc_v(lib, "cuGraphRemoveDependencies", 12020),
+        get_nodes: proc(lib, "cuGraphGetNodes"),
+        get_roots: proc(lib, "cuGraphGetRootNodes"),
+        get_deps: proc_v(lib, "cuGraphNodeGetDependencies", 12020),
+        get_dependents: proc_v(lib, "cuGraphNodeGetDependentNodes", 12020),
+        node_type: proc(lib, "cuGraphNodeGetType"),
+        kernel_get: proc(lib, "cuGraphKernelNodeGetParams"),
+        kernel_set: proc(lib, "cuGraphKernelNodeSetParams"),
+        instantiate: proc(lib, "cuGraphInstantiateWithFlags"),
+        graph_launch: proc(lib, "cuGraphLaunch"),
+        exec_kernel_set: proc(lib, "cuGraphExecKernelNodeSetParams"),
+        exec_update: proc(lib, "cuGraphExecUpdate"),
+        clone: proc(lib, "cuGraphClone"),
+        find: proc(lib, "cuGraphNodeFindInClone"),
+        destroy_node: proc(lib, "cuGraphDestroyNode"),
+        graph_destroy: proc(lib, "cuGraphDestroy"),
+        exec_destroy: proc(lib, "cuGraphExecDestroy"),
+        stream_create: proc(lib, "cuStreamCreate"),
+        sync: proc(lib, "cuStreamSynchronize"),
+    }
+}
 #[test]
 fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters() {
     let Some(lib) = library_with_context() else { return };
@@ -309,59 +370,16 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
         HostState { out: out.as_ptr(), n, calls: AtomicU32::new(0), sums: Mutex::new(Vec::new()) };
     // SAFETY (this test): every pointer handed to the library outlives its use.
     unsafe {
-        let create: unsafe extern "C" fn(*mut usize, c_uint) -> R = proc(&lib, "cuGraphCreate");
-        let add_memset: AddNodeCtx<CUDA_MEMSET_NODE_PARAMS> = proc(&lib, "cuGraphAddMemsetNode");
-        let add_kernel: AddNode<CUDA_KERNEL_NODE_PARAMS_v2> = proc(&lib, "cuGraphAddKernelNode");
-        let add_memcpy: AddNodeCtx<CUDA_MEMCPY3D> = proc(&lib, "cuGraphAddMemcpyNode");
-        let add_host: AddNode<CUDA_HOST_NODE_PARAMS> = proc(&lib, "cuGraphAddHostNode");
-        let add_empty: unsafe extern "C" fn(*mut usize, usize, *const usize, usize) -> R =
-            proc(&lib, "cuGraphAddEmptyNode");
-        // CUDA 12.3's forms with edge data (null: ordinary edges), and CUDA 10's.
-        let add_deps_v2: unsafe extern "C" fn(
-            usize,
-            *const usize,
-            *const usize,
-            *const c_void,
-            usize,
-        ) -> R = proc(&lib, "cuGraphAddDependencies");
-        let add_deps =
-            |g, from: &usize, to: &usize, n| add_deps_v2(g, from, to, std::ptr::null(), n);
-        let remove_deps: unsafe extern "C" fn(usize, *const usize, *const usize, usize) -> R =
-            proc_v(&lib, "cuGraphRemoveDependencies", 12020);
-        let get_nodes: NodeList = proc(&lib, "cuGraphGetNodes");
-        let get_roots: NodeList = proc(&lib, "cuGraphGetRootNodes");
-        let get_deps: NodeList = proc_v(&lib, "cuGraphNodeGetDependencies", 12020);
-        let get_dependents: NodeList = proc_v(&lib, "cuGraphNodeGetDependentNodes", 12020);
-        let node_type: unsafe extern "C" fn(usize, *mut c_int) -> R =
-            proc(&lib, "cuGraphNodeGetType");
-        let kernel_get: unsafe extern "C" fn(usize, *mut CUDA_KERNEL_NODE_PARAMS_v2) -> R =
-            proc(&lib, "cuGraphKernelNodeGetParams");
-        let kernel_set: unsafe extern "C" fn(usize, *const CUDA_KERNEL_NODE_PARAMS_v2) -> R =
-            proc(&lib, "cuGraphKernelNodeSetParams");
-        let instantiate: unsafe extern "C" fn(*mut usize, usize, u64) -> R =
-            proc(&lib, "cuGraphInstantiateWithFlags");
-        let graph_launch: unsafe extern "C" fn(usize, usize) -> R = proc(&lib, "cuGraphLaunch");
-        let exec_kernel_set: unsafe extern "C" fn(
-            usize,
-            usize,
-            *const CUDA_KERNEL_NODE_PARAMS_v2,
-        ) -> R = proc(&lib, "cuGraphExecKernelNodeSetParams");
-        let exec_update: unsafe extern "C" fn(usize, usize, *mut [usize; 3]) -> R =
-            proc(&lib, "cuGraphExecUpdate");
-        let clone: unsafe extern "C" fn(*mut usize, usize) -> R = proc(&lib, "cuGraphClone");
-        let find: unsafe extern "C" fn(*mut usize, usize, usize) -> R =
-            proc(&lib, "cuGraphNodeFindInClone");
-        let destroy_node: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuGraphDestroyNode");
-        let graph_destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuGraphDestroy");
-        let exec_destroy: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuGraphExecDestroy");
-        let stream_create: unsafe extern "C" fn(*mut usize, c_uint) -> R =
-            proc(&lib, "cuStreamCreate");
-        let sync: unsafe extern "C" fn(usize) -> R = proc(&lib, "cuStreamSynchronize");
+        let api = graph_api(&lib);
+        // CUDA 12.3's form with edge data (null: ordinary edges).
+        let add_deps = |graph, from: &usize, to: &usize, n| {
+            (api.add_deps_v2)(graph, from, to, std::ptr::null(), n)
+        };
 
         let mut graph = 0usize;
-        assert_eq!(create(&mut graph, 0), SUCCESS);
-        assert_eq!(create(&mut graph, 1), INVALID_VALUE, "flags must be 0");
-        assert_eq!(create(&mut graph, 0), SUCCESS);
+        assert_eq!((api.create)(&mut graph, 0), SUCCESS);
+        assert_eq!((api.create)(&mut graph, 1), INVALID_VALUE, "flags must be 0");
+        assert_eq!((api.create)(&mut graph, 0), SUCCESS);
 
         // memset y = 1.0 -> saxpy -> copy y to the host -> host node.
         let one = CUDA_MEMSET_NODE_PARAMS {
@@ -373,7 +391,7 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
             height: 1,
         };
         let mut memset = 0usize;
-        assert_eq!(add_memset(&mut memset, graph, std::ptr::null(), 0, &one, 0), SUCCESS);
+        assert_eq!((api.add_memset)(&mut memset, graph, std::ptr::null(), 0, &one, 0), SUCCESS);
         let (mut xp, mut yp, a, mut count) = (dx, dy, std::cell::Cell::new(2.0f32), n as u32);
         let mut args: [*mut c_void; 4] = [
             (&mut xp as *mut u64).cast(),
@@ -396,35 +414,35 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
             ctx: std::ptr::null_mut(),
         };
         let mut kernel = 0usize;
-        assert_eq!(add_kernel(&mut kernel, graph, &memset, 1, &kp), SUCCESS);
+        assert_eq!((api.add_kernel)(&mut kernel, graph, &memset, 1, &kp), SUCCESS);
         // The parameters were copied when the node was added.
         a.set(100.0);
         let down = device_to_host(out.as_mut_ptr().cast(), dy, n * 4);
         let mut memcpy = 0usize;
-        assert_eq!(add_memcpy(&mut memcpy, graph, &kernel, 1, &down, 0), SUCCESS);
+        assert_eq!((api.add_memcpy)(&mut memcpy, graph, &kernel, 1, &down, 0), SUCCESS);
         let host = CUDA_HOST_NODE_PARAMS {
             fn_: Some(observe),
             userData: (&state as *const HostState).cast_mut().cast(),
         };
         let mut host_node = 0usize;
-        assert_eq!(add_host(&mut host_node, graph, std::ptr::null(), 0, &host), SUCCESS);
+        assert_eq!((api.add_host)(&mut host_node, graph, std::ptr::null(), 0, &host), SUCCESS);
         assert_eq!(add_deps(graph, &memcpy, &host_node, 1), SUCCESS);
         assert_eq!(add_deps(graph, &memcpy, &host_node, 1), INVALID_VALUE, "already an edge");
         assert_eq!(add_deps(graph, &memcpy, &0xdead0, 1), INVALID_VALUE, "not a node");
         let mut bad = 0usize;
         // Handles are multiples of 16 from 0x1000 (`handles.rs`): 0x1238 is none, while
         // 0x1230 may be a node another test made meanwhile.
-        assert_eq!(add_kernel(&mut bad, graph, &0x1238, 1, &kp), INVALID_VALUE, "bad dep");
+        assert_eq!((api.add_kernel)(&mut bad, graph, &0x1238, 1, &kp), INVALID_VALUE, "bad dep");
 
         // Queries.
-        assert_eq!(list(get_nodes, graph), [memset, kernel, memcpy, host_node]);
-        assert_eq!(list(get_roots, graph), [memset]);
-        assert_eq!(list(get_deps, kernel), [memset]);
-        assert_eq!(list(get_deps, host_node), [memcpy]);
-        assert_eq!(list(get_dependents, memset), [kernel]);
+        assert_eq!(list(api.get_nodes, graph), [memset, kernel, memcpy, host_node]);
+        assert_eq!(list(api.get_roots, graph), [memset]);
+        assert_eq!(list(api.get_deps, kernel), [memset]);
+        assert_eq!(list(api.get_deps, host_node), [memcpy]);
+        assert_eq!(list(api.get_dependents, memset), [kernel]);
         let mut few = [0usize; 2];
         let mut room = 2usize;
-        assert_eq!(get_nodes(graph, few.as_mut_ptr(), &mut room), SUCCESS);
+        assert_eq!((api.get_nodes)(graph, few.as_mut_ptr(), &mut room), SUCCESS);
         assert_eq!((few, room), ([memset, kernel], 2), "as many as there is room for");
         for (node, want) in [
             (memset, NODE_MEMSET),
@@ -433,11 +451,11 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
             (host_node, NODE_HOST),
         ] {
             let mut t = -1;
-            assert_eq!(node_type(node, &mut t), SUCCESS);
+            assert_eq!((api.node_type)(node, &mut t), SUCCESS);
             assert_eq!(t, want);
         }
         let mut got = std::mem::zeroed::<CUDA_KERNEL_NODE_PARAMS_v2>();
-        assert_eq!(kernel_get(kernel, &mut got), SUCCESS);
+        assert_eq!((api.kernel_get)(kernel, &mut got), SUCCESS);
         let dims = |p: &CUDA_KERNEL_NODE_PARAMS_v2| {
             [p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ]
         };
@@ -453,25 +471,25 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
         let mut exec = 0usize;
         assert_eq!(instantiate_params(&mut exec, graph, &mut ip), INVALID_VALUE);
         assert_eq!(ip[3] as c_int, 2);
-        assert_eq!(remove_deps(graph, &host_node, &memset, 1), SUCCESS);
-        assert_eq!(remove_deps(graph, &host_node, &memset, 1), INVALID_VALUE, "no such edge");
+        assert_eq!((api.remove_deps)(graph, &host_node, &memset, 1), SUCCESS);
+        assert_eq!((api.remove_deps)(graph, &host_node, &memset, 1), INVALID_VALUE, "no such edge");
         assert_eq!(instantiate_params(&mut exec, graph, &mut ip), SUCCESS);
         assert_eq!(ip[3], 0);
-        assert_eq!(exec_destroy(exec), SUCCESS);
+        assert_eq!((api.exec_destroy)(exec), SUCCESS);
 
         let mut stream = 0usize;
-        assert_eq!(stream_create(&mut stream, 1), SUCCESS);
-        assert_eq!(instantiate(&mut exec, graph, 0), SUCCESS);
+        assert_eq!((api.stream_create)(&mut stream, 1), SUCCESS);
+        assert_eq!((api.instantiate)(&mut exec, graph, 0), SUCCESS);
         // Launch 1: a = 2; launch 2 after cuGraphExecKernelNodeSetParams: a = 3.
         for (round, scalar) in [(1u32, 2.0f32), (2, 3.0)] {
             if round == 2 {
                 a.set(scalar);
-                assert_eq!(exec_kernel_set(exec, kernel, &kp), SUCCESS);
+                assert_eq!((api.exec_kernel_set)(exec, kernel, &kp), SUCCESS);
                 a.set(-1.0);
             }
             upload(&lib, dy, &vec![-7.0f32; n]);
-            assert_eq!(graph_launch(exec, stream), SUCCESS);
-            assert_eq!(sync(stream), SUCCESS);
+            assert_eq!((api.graph_launch)(exec, stream), SUCCESS);
+            assert_eq!((api.sync)(stream), SUCCESS);
             let want = model(scalar, &x);
             assert_eq!(out, want, "launch {round}");
             assert_eq!(state.calls.load(Ordering::SeqCst), round);
@@ -483,59 +501,59 @@ fn a_graph_built_node_by_node_runs_in_dependency_order_and_takes_new_parameters(
             );
         }
         // The graph's node keeps its own parameters.
-        assert_eq!(kernel_get(kernel, &mut got), SUCCESS);
+        assert_eq!((api.kernel_get)(kernel, &mut got), SUCCESS);
         assert_eq!(*(*got.kernelParams.add(2)).cast::<f32>(), 2.0);
-        assert_eq!(exec_kernel_set(exec, memset, &kp), INVALID_VALUE, "not a kernel node");
+        assert_eq!((api.exec_kernel_set)(exec, memset, &kp), INVALID_VALUE, "not a kernel node");
 
-        // cuGraphExecUpdate from a clone with a = 4 (same topology).
+        // cuGraphExecUpdate from a g.clone with a = 4 (same topology).
         let mut copy = 0usize;
-        assert_eq!(clone(&mut copy, graph), SUCCESS);
+        assert_eq!((api.clone)(&mut copy, graph), SUCCESS);
         let mut copy_kernel = 0usize;
-        assert_eq!(find(&mut copy_kernel, kernel, copy), SUCCESS);
+        assert_eq!((api.find)(&mut copy_kernel, kernel, copy), SUCCESS);
         assert_ne!(copy_kernel, kernel);
         a.set(4.0);
-        assert_eq!(kernel_set(copy_kernel, &kp), SUCCESS);
+        assert_eq!((api.kernel_set)(copy_kernel, &kp), SUCCESS);
         let mut info = [usize::MAX; 3];
-        assert_eq!(exec_update(exec, copy, &mut info), SUCCESS);
+        assert_eq!((api.exec_update)(exec, copy, &mut info), SUCCESS);
         assert_eq!(info[0] as c_int, 0, "CU_GRAPH_EXEC_UPDATE_SUCCESS");
         upload(&lib, dy, &vec![-7.0f32; n]);
-        assert_eq!(graph_launch(exec, stream), SUCCESS);
-        assert_eq!(sync(stream), SUCCESS);
+        assert_eq!((api.graph_launch)(exec, stream), SUCCESS);
+        assert_eq!((api.sync)(stream), SUCCESS);
         assert_eq!(out, model(4.0, &x), "after cuGraphExecUpdate");
         assert_eq!(state.calls.load(Ordering::SeqCst), 3);
 
-        // A different topology: the clone without its host node
+        // A different topology: the g.clone without its host node
         // (CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2).
         let mut copy_host = 0usize;
-        assert_eq!(find(&mut copy_host, host_node, copy), SUCCESS);
-        assert_eq!(destroy_node(copy_host), SUCCESS);
-        assert_eq!(list(get_nodes, copy).len(), 3);
-        assert_eq!(exec_update(exec, copy, &mut info), GRAPH_EXEC_UPDATE_FAILURE);
+        assert_eq!((api.find)(&mut copy_host, host_node, copy), SUCCESS);
+        assert_eq!((api.destroy_node)(copy_host), SUCCESS);
+        assert_eq!(list(api.get_nodes, copy).len(), 3);
+        assert_eq!((api.exec_update)(exec, copy, &mut info), GRAPH_EXEC_UPDATE_FAILURE);
         assert_eq!(info[0] as c_int, 2);
         // The same shape with an empty node for the host node
         // (CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3).
         let mut copy_memcpy = 0usize;
-        assert_eq!(find(&mut copy_memcpy, memcpy, copy), SUCCESS);
+        assert_eq!((api.find)(&mut copy_memcpy, memcpy, copy), SUCCESS);
         let mut empty = 0usize;
-        assert_eq!(add_empty(&mut empty, copy, &copy_memcpy, 1), SUCCESS);
-        assert_eq!(exec_update(exec, copy, &mut info), GRAPH_EXEC_UPDATE_FAILURE);
+        assert_eq!((api.add_empty)(&mut empty, copy, &copy_memcpy, 1), SUCCESS);
+        assert_eq!((api.exec_update)(exec, copy, &mut info), GRAPH_EXEC_UPDATE_FAILURE);
         assert_eq!((info[0] as c_int, info[1]), (3, empty));
         let mut t = -1;
-        assert_eq!(node_type(empty, &mut t), SUCCESS);
+        assert_eq!((api.node_type)(empty, &mut t), SUCCESS);
         assert_eq!(t, NODE_EMPTY);
 
         // A failed update changed nothing.
         upload(&lib, dy, &vec![-7.0f32; n]);
-        assert_eq!(graph_launch(exec, stream), SUCCESS);
-        assert_eq!(sync(stream), SUCCESS);
+        assert_eq!((api.graph_launch)(exec, stream), SUCCESS);
+        assert_eq!((api.sync)(stream), SUCCESS);
         assert_eq!(out, model(4.0, &x));
         assert_eq!(state.calls.load(Ordering::SeqCst), 4);
 
-        assert_eq!(exec_destroy(exec), SUCCESS);
-        assert_eq!(graph_destroy(copy), SUCCESS);
-        assert_eq!(graph_destroy(graph), SUCCESS);
-        assert_eq!(node_type(kernel, &mut t), INVALID_VALUE, "its graph is gone");
-        assert_eq!(graph_launch(exec, stream), INVALID_HANDLE);
+        assert_eq!((api.exec_destroy)(exec), SUCCESS);
+        assert_eq!((api.graph_destroy)(copy), SUCCESS);
+        assert_eq!((api.graph_destroy)(graph), SUCCESS);
+        assert_eq!((api.node_type)(kernel, &mut t), INVALID_VALUE, "its graph is gone");
+        assert_eq!((api.graph_launch)(exec, stream), INVALID_HANDLE);
     }
 }
 
