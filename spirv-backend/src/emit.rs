@@ -321,22 +321,8 @@ impl<'a> FnEmitter<'a> {
     // ----- instructions -----------------------------------------------------------------
 
     fn inst(&mut self, inst: &Inst) -> R<()> {
-        if ptxvk_lower::pass::legalize_memory::is_partial_access(self.k, &inst.kind) {
-            return Err(Error::Internal(
-                "a window access that is not one word left for the emitter (legalize_memory)"
-                    .into(),
-            ));
-        }
-        if ptxvk_lower::pass::float_modifiers::remains(&inst.kind) {
-            return Err(Error::Internal(
-                "a `.ftz` or `.sat` left for the emitter (float_modifiers)".into(),
-            ));
-        }
-        if ptxvk_lower::pass::legalize_floats::is_directed(&inst.kind) {
-            return Err(Error::Internal(
-                "float arithmetic with directed rounding left for the emitter (legalize_floats)"
-                    .into(),
-            ));
+        if let Some(what) = ptxvk_lower::pass::leftover(self.k, &inst.kind) {
+            return Err(Error::Internal(format!("{what}, for the emitter")));
         }
         match &inst.kind {
             InstKind::Mov { .. }

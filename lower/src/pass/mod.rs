@@ -322,28 +322,37 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     Ok(LoweredKernel { kernel, body })
 }
 
-/// The postconditions of the legalizations together, which the emitter relies on: an
-/// instruction one of them should have rewritten is a ptxvk bug, reported at its span
-/// here rather than later by the emitter.
+/// What a legalization should have rewritten in `kind` and did not, if anything: the
+/// postconditions of the legalizations that the emitter relies on, each of which
+/// failing is a ptxvk bug. The emitter asks this of every instruction too.
+pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
+    if legalize_floats::is_directed(kind) {
+        Some("directed rounding left by legalize_floats")
+    } else if float_modifiers::remains(kind) {
+        Some("a `.ftz` or `.sat` left by float_modifiers")
+    } else if legalize_atomics::needs_loop(k, kind) {
+        Some("an atomic left by legalize_atomics")
+    } else if legalize_memory::is_partial_access(k, kind) {
+        Some("a window access that is not one word left by legalize_memory")
+    } else if legalize_warps::is_exchange(kind) {
+        Some("a warp exchange left by legalize_warps")
+    } else if schedule::is_sync_point(kind) {
+        Some("a sync point left by schedule")
+    } else {
+        None
+    }
+}
+
+/// The postconditions of the legalizations together ([`leftover`], and on a target
+/// without f64 no arithmetic that needs it): an instruction one of them should have
+/// rewritten is a ptxvk bug, reported at its span here rather than later by the emitter.
 fn legalized(k: &Kernel, target: &Target) -> Result<(), Vec<Diagnostic>> {
     let left = |kind: &InstKind| -> Option<&'static str> {
-        if legalize_floats::is_directed(kind) {
-            Some("directed rounding left by legalize_floats")
-        } else if float_modifiers::remains(kind) {
-            Some("a `.ftz` or `.sat` left by float_modifiers")
-        } else if !target.float64 && legalize_floats::needs_f64(kind) {
-            Some("f32 arithmetic needing f64 left by legalize_floats on a target without it")
-        } else if legalize_atomics::needs_loop(k, kind) {
-            Some("an atomic left by legalize_atomics")
-        } else if legalize_memory::is_partial_access(k, kind) {
-            Some("a window access that is not one word left by legalize_memory")
-        } else if legalize_warps::is_exchange(kind) {
-            Some("a warp exchange left by legalize_warps")
-        } else if schedule::is_sync_point(kind) {
-            Some("a sync point left by schedule")
-        } else {
-            None
-        }
+        leftover(k, kind).or_else(|| {
+            (!target.float64 && legalize_floats::needs_f64(kind)).then_some(
+                "f32 arithmetic needing f64 left by legalize_floats on a target without it",
+            )
+        })
     };
     let errors: Vec<Diagnostic> = k
         .blocks

@@ -29,11 +29,6 @@ impl FnEmitter<'_> {
         src: Value,
         cmp: Value,
     ) -> R<Word> {
-        if !op.is_native() {
-            return Err(Error::Internal(format!(
-                "atomic {op:?} left for the emitter (pass::legalize_atomics)"
-            )));
-        }
         let s = Scalar::Int(ty.bits() as u8);
         let vt = self.ty(s);
         if ty.bits() == 64 {

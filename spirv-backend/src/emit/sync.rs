@@ -46,15 +46,6 @@ impl FnEmitter<'_> {
                 self.barrier()
             }
             InstKind::Barrier | InstKind::WarpBarrier { publish: None } => self.barrier(),
-            InstKind::WarpPublish { .. }
-            | InstKind::WarpRead { .. }
-            | InstKind::WarpBallot { .. }
-            | InstKind::WarpSync => {
-                Err(Error::Internal("a warp exchange left for the emitter (legalize_warps)".into()))
-            }
-            InstKind::SyncPoint { .. } => {
-                Err(Error::Internal("a sync point left for the emitter (schedule)".into()))
-            }
             InstKind::InAllocation { dst, table, addr, size, write } => {
                 let s64 = Scalar::Int(64);
                 let table = self.read(*table, s64)?;
