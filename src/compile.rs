@@ -74,6 +74,13 @@ pub fn parse_linked(sources: &SourceMap) -> Result<ast::Module, Error> {
     let mut errors = Vec::new();
     for i in 0..sources.len() {
         match ptxvk_frontend::parse_file(sources, i) {
+            // PTX ISA 9.2 §4.1: "Each PTX module must begin with a .version directive".
+            // Without one, the text is no PTX (a comment alone parses as an empty module).
+            Ok(m) if m.version.is_none() => {
+                let start = sources.range(i).start as u32;
+                let at = ptxvk_frontend::Span { start, end: start };
+                errors.push(Diagnostic::error(at, "a PTX module begins with `.version`"));
+            }
             Ok(m) => modules.push(m),
             Err(mut d) => errors.append(&mut d.0),
         }
