@@ -31,6 +31,10 @@ test: setup
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 \
 		cargo test -p ptxvk --test streams_e2e --test syscalls_e2e --test memory_e2e \
 			--test grid_sync_e2e --test link_e2e --test check_e2e
+	# The driver library's abuse test (random valid and invalid call sequences from
+	# four threads) once more under the validation layers and as checked launches.
+	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 PTXVK_CHECK=memcheck \
+		cargo test -p ptxvk-cuda-driver --test abuse
 	# Once more on a device without shaderFloat64: every kernel without f64 values runs
 	# (the two skipped tests use f64 kernels), and f32, half and `.approx` arithmetic
 	# stay exact.
