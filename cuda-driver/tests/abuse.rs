@@ -566,3 +566,51 @@ fn dangling_pointers_streams_and_events_are_error_codes() {
         assert!([INVALID_CONTEXT, INVALID_VALUE].contains(&destroy(ctx)), "second destroy");
     }
 }
+
+#[test]
+fn a_child_forked_after_cu_init_gets_error_codes_and_the_parent_goes_on() {
+    let Some(lib) = library_with_context() else { return };
+    let api = Api::new(&lib);
+    let init: unsafe extern "C" fn(c_uint) -> R = proc(&lib, "cuInit");
+    const NOT_INITIALIZED: R = 3;
+    let mut p = 0;
+    assert_eq!(call!(api.alloc, &mut p, 4096), SUCCESS);
+    // SAFETY: fork() in a test process; the child only calls into the driver library
+    // (which allocates nothing on these paths) and leaves with _exit, running no Rust
+    // destructor of the parent's state.
+    let child = unsafe { libc::fork() };
+    assert!(child >= 0, "fork failed");
+    if child == 0 {
+        // CUDA does not carry a context across fork(): the child's calls fail with
+        // CUDA_ERROR_NOT_INITIALIZED (cudaErrorInitializationError), and must not hang
+        // on the parent's device, whose threads the child does not have.
+        let mut q = 0;
+        let alloc = call!(api.alloc, &mut q, 16);
+        let free = call!(api.free, p);
+        let again = call!(init, 0);
+        let ok = [alloc, free, again] == [NOT_INITIALIZED; 3];
+        // SAFETY: ends the child at once.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for our own child; `status` is writable.
+        let r = unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) };
+        if r == child {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            // SAFETY: our own child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            panic!("the forked child hung in a driver call");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(libc::WIFEXITED(status), "the forked child crashed (status {status:#x})");
+    assert_eq!(libc::WEXITSTATUS(status), 0, "a call in the child did not return NOT_INITIALIZED");
+    // The parent's driver is untouched.
+    let mut back = [0u8; 16];
+    assert_eq!(call!(api.to_host, back.as_mut_ptr().cast(), p, 16), SUCCESS);
+    assert_eq!(call!(api.free, p), SUCCESS);
+}
