@@ -290,12 +290,14 @@ impl DeviceChoice {
     pub fn run(&self, spec: &LaunchSpec, sources: &SourceMap) -> Result<RunResult, Error> {
         let (compiled, entry) = crate::run::prepare(spec, sources)?;
         let device = Device::open_masked(&self.selector, &self.mask)?;
-        let mut target = device.target();
-        if let Some(mode) = self.warp_mode {
-            crate::runtime::check_warp_mode(device.info(), mode)?;
-            target.warp_mode = mode;
-        }
-        target.native_float |= self.native_float;
+        let own = device.options();
+        let options = crate::target::Options {
+            warp_mode: self.warp_mode,
+            // `float=exact` keeps the device's `PTXVK_FLOAT`.
+            native_float: own.native_float || self.native_float,
+            ..own
+        };
+        let target = device.target_with(&options)?;
         let compiled = if target == compiled.target {
             compiled
         } else {

@@ -34,6 +34,7 @@ pub mod probes;
 pub mod run;
 pub mod runtime;
 pub mod spec;
+pub mod target;
 
 pub use bytemuck::{self, Pod};
 pub use error::Error;

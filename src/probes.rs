@@ -49,7 +49,8 @@
 use std::fmt::Write as _;
 
 use crate::compile::Target;
-use crate::runtime::{target_of, Arg, Device, Module};
+use crate::runtime::{Arg, Device, Module};
+use crate::target::{DeviceFacts, Options};
 use crate::Error;
 use ptxvk_lower::pass::{FloatConstants, FloatOps, FusedFma, LoopGuard};
 
@@ -478,6 +479,11 @@ pub fn findings(device: &Device) -> Findings {
         }
     }
     found
+}
+
+/// What `device` would compile for before any probe: the first probes' base.
+fn unprobed_target(device: &Device) -> Target {
+    crate::target::target(Some(&DeviceFacts::unprobed(device.info())), &Options::default())
 }
 
 /// Runs every probe on `device` (whose warp mode is settled).
@@ -1476,7 +1482,7 @@ const FMA_PROBE: &str = r#"
 /// f64 scheme and with the integer one: the median GPU milliseconds of each, from five
 /// alternating launches of 4,096 threads.
 pub fn probe_float_scheme(device: &Device, fused_fma: FusedFma) -> Result<(f64, f64), Error> {
-    let own = Target { fused_fma, ..target_of(device.info()) };
+    let own = Target { fused_fma, ..unprobed_target(device) };
     let n = 4096u32;
     let mut modules = Vec::new();
     for float64 in [true, false] {
@@ -1550,7 +1556,7 @@ DONE:
 pub fn probe_fused_fma(device: &Device) -> Result<FusedFma, Error> {
     let has_f64 = device.info().features.float64;
     let target =
-        Target { fused_fma: FusedFma { f32: true, f64: has_f64 }, ..target_of(device.info()) };
+        Target { fused_fma: FusedFma { f32: true, f64: has_f64 }, ..unprobed_target(device) };
     let mut fused = FusedFma::default();
     let t32 = 1.0f32 + 2f32.powi(-12);
     let t64 = 1.0f64 + 2f64.powi(-27);

@@ -19,102 +19,9 @@ use crate::probes::Findings;
 use crate::Error;
 use ptxvk_frontend::SourceMap;
 
+use crate::target::{check_warp_mode, required_subgroup_size, DeviceFacts, Options};
+
 mod device_launch;
-use ptxvk_lower::pass::{FloatConstants, FusedFma};
-
-/// The warp mode for a device described by `info` (`docs/architecture.md`, *Warp
-/// modes*), and why:
-/// * native where subgroups are always 32 wide (NVIDIA), or where compute pipelines
-///   can require subgroups of 32 (Vulkan 1.3 subgroup size control: AMD RDNA, Intel);
-/// * split where they can require 64 but not 32 (AMD GCN): a warp is half a subgroup;
-/// * emulated elsewhere.
-///
-/// A required size is confirmed when the device opens, by a probe kernel
-/// ([`Device::open`]); this function does not run it.
-pub fn warp_choice(info: &DeviceInfo) -> (WarpMode, String) {
-    const NVIDIA: u32 = 0x10de;
-    if info.subgroup_size == 32 && info.vendor_id == NVIDIA {
-        return (WarpMode::Native, "NVIDIA subgroups are always 32 wide".to_string());
-    }
-    match info.required_subgroup_sizes {
-        Some(s) if s.allows(32) => (
-            WarpMode::Native,
-            format!("pipelines require subgroups of 32 (the device runs {} to {})", s.min, s.max),
-        ),
-        Some(s) if s.allows(64) => (
-            WarpMode::Split,
-            format!(
-                "pipelines require subgroups of 64, two warps each (the device runs {} to {})",
-                s.min, s.max
-            ),
-        ),
-        Some(s) if s.min == s.max => (
-            WarpMode::Emulated,
-            format!("its subgroups have {} invocations, neither 32 nor 64", s.min),
-        ),
-        Some(s) => (
-            WarpMode::Emulated,
-            format!("its subgroups have {} to {} invocations, neither 32 nor 64", s.min, s.max),
-        ),
-        None => (
-            WarpMode::Emulated,
-            format!(
-                "its subgroups have {} invocations and it has no subgroup size control",
-                info.subgroup_size
-            ),
-        ),
-    }
-}
-
-/// The warp mode of [`warp_choice`].
-pub fn warp_mode_of(info: &DeviceInfo) -> WarpMode {
-    warp_choice(info).0
-}
-
-/// The subgroup size pipelines must require for `mode` on a device described by
-/// `info`: the mode's size where the device can require it, else none (the device's
-/// own size, which [`check_warp_mode`] checked).
-fn required_subgroup_size(info: &DeviceInfo, mode: WarpMode) -> Option<u32> {
-    let size = mode.subgroup_size()?;
-    info.required_subgroup_sizes.filter(|s| s.allows(size)).map(|_| size)
-}
-
-/// What modules are compiled for on a device described by `info`: its warp mode, and f64
-/// for f32 arithmetic only where it has `shaderFloat64` (after `PTXVK_MASK_FEATURES`).
-pub fn target_of(info: &DeviceInfo) -> Target {
-    Target {
-        warp_mode: warp_mode_of(info),
-        float64: info.features.float64,
-        fused_fma: FusedFma::default(),
-        native_float: false,
-        int8: info.features.int8,
-        int16: info.features.int16,
-        check: false,
-        racecheck: false,
-        initcheck: false,
-        float_constants: FloatConstants::default(),
-        hide_sign_extensions: false,
-        loop_guard: None,
-        shared_memory_bytes: Some(info.limits.max_shared_memory_bytes),
-    }
-}
-
-/// Whether modules compiled for `mode` run correctly on a device described by `info`.
-pub fn check_warp_mode(info: &DeviceInfo, mode: WarpMode) -> Result<(), Error> {
-    match mode.subgroup_size() {
-        Some(size)
-            if size != info.subgroup_size && required_subgroup_size(info, mode).is_none() =>
-        {
-            Err(Error::Launch(format!(
-                "warp mode `{}` needs subgroups of {size} invocations; {} has {}",
-                mode.name(),
-                info.name,
-                info.subgroup_size
-            )))
-        }
-        _ => Ok(()),
-    }
-}
 
 /// What a finished launch reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -133,21 +40,18 @@ pub struct LaunchStats {
 #[derive(Clone, Debug)]
 pub struct Device {
     pub(crate) inner: ptxvk_vk::Device,
-    /// The warp mode modules get, and why (after the probe of [`Device::open`]).
-    warp: (WarpMode, Arc<str>),
-    /// What the driver-bug probes found when the device opened (`crate::probes`):
-    /// whether its `Fma` is fused, the faster exact scheme for f32, how its float
-    /// arithmetic with known operands and its loops must be compiled, and what it
-    /// computes wrongly beyond repair.
-    findings: Arc<Findings>,
-    /// `PTXVK_FLOAT=native`: Vulkan's own `fma`, `div` and `sqrt` ([`Target::native_float`]).
-    native_float: bool,
+    /// What the device is: its features and limits, its warp mode and why (after the
+    /// probe of [`Device::open`]), and what the driver-bug probes found when it opened
+    /// (`crate::probes`): whether its `Fma` is fused, the faster exact scheme for f32,
+    /// how its float arithmetic with known operands and its loops must be compiled, and
+    /// what it computes wrongly beyond repair.
+    facts: Arc<DeviceFacts>,
+    /// What modules loaded from now on are compiled under: `PTXVK_FLOAT`, and the checks
+    /// (`PTXVK_CHECK`, [`Device::set_check`]). No warp mode is forced here.
+    options: Options,
     /// The 32-bit address window ([`Device::address_window`]), once a module with 32-bit
     /// addresses has been loaded: every buffer allocated after that lies inside it.
     window: Arc<Mutex<Option<ptxvk_vk::Window>>>,
-    /// Which checks launches of modules loaded from now on get (`PTXVK_CHECK`,
-    /// [`Device::set_check`]).
-    check: CheckConfig,
     /// `cudaLimitDevRuntimePendingLaunchCount` ([`Device::set_pending_launch_limit`]).
     pending_launches: Arc<std::sync::atomic::AtomicU32>,
 }
@@ -159,22 +63,6 @@ pub const ENV_WINDOW_MB: &str = "PTXVK_WINDOW_MB";
 /// The largest address window: 32-bit generic addresses above it are the parameter,
 /// local and shared windows (`ptxvk_lower::ir::PARAM_WINDOW_32`).
 pub const MAX_WINDOW_MB: u64 = (ptxvk_lower::ir::PARAM_WINDOW_32 as u64) >> 20;
-
-/// The environment variable that chooses exact (`exact`, the default) or Vulkan's own
-/// (`native`) float arithmetic for every module of a device, the driver library's
-/// included.
-pub const ENV_FLOAT: &str = "PTXVK_FLOAT";
-
-/// `PTXVK_FLOAT`: whether it asks for native float arithmetic.
-fn native_float_from_env() -> Result<bool, Error> {
-    match std::env::var(ENV_FLOAT).as_deref().map(str::trim) {
-        Err(_) | Ok("") | Ok("exact") => Ok(false),
-        Ok("native") => Ok(true),
-        Ok(other) => Err(Error::Config(format!(
-            "{ENV_FLOAT}={other}: expected `exact` (the default) or `native`"
-        ))),
-    }
-}
 
 impl Device {
     /// The device chosen by `PTXVK_DEVICE` (index or name substring), else the first
@@ -196,30 +84,32 @@ impl Device {
     /// (`ptxvk compare --on 0+mask=shaderFloat64`).
     pub fn open_masked(selector: &DeviceSelector, mask: &str) -> Result<Device, Error> {
         let inner = ptxvk_vk::Device::open_masked(selector, mask)?;
-        let (mode, why) = warp_choice(inner.info());
-        let native_float = native_float_from_env()?;
-        let check = CheckConfig::from_env()?;
+        let options = Options::from_env()?;
+        let mut facts = DeviceFacts::unprobed(inner.info());
+        // The probes below see no findings of their own yet.
+        facts.findings = Some(Arc::default());
         let mut device = Device {
             inner,
-            warp: (mode, why.into()),
-            findings: Arc::default(),
-            native_float,
+            facts: Arc::new(facts),
+            // The probes run unchecked.
+            options: Options { check: CheckConfig::default(), ..options },
             window: Arc::default(),
-            check: CheckConfig::default(),
             pending_launches: Arc::new(ptxvk_lower::device_launch::DEFAULT_PENDING_LIMIT.into()),
         };
-        if required_subgroup_size(device.info(), mode).is_some() {
+        if required_subgroup_size(device.info(), device.warp_mode()).is_some() {
             if let Err(seen) = crate::probes::probe_warps(&device) {
                 let why = format!("the warp probe failed with required subgroups: {seen}");
-                device.warp = (WarpMode::Emulated, why.into());
+                let facts = Arc::make_mut(&mut device.facts);
+                facts.warp_mode = WarpMode::Emulated;
+                facts.warp_reason = why.into();
             }
         }
         // The driver-bug probes (or their cached answers). A probe that cannot run
         // leaves the default answer: no fused `Fma`, the f64 scheme where the device has
         // f64, repaired zero sums, no loop guard.
-        device.findings = Arc::new(crate::probes::findings(&device));
-        // The probes above run unchecked.
-        device.set_check(check);
+        let findings = crate::probes::findings(&device);
+        Arc::make_mut(&mut device.facts).findings = Some(Arc::new(findings));
+        device.set_check(options.check);
         Ok(device)
     }
 
@@ -228,7 +118,7 @@ impl Device {
     /// program's memory instructions is tested, one that fails does not happen, and the
     /// launch fails with [`Error::CheckFailed`] listing the first `config.limit`.
     pub fn set_check(&mut self, config: CheckConfig) {
-        self.check = config;
+        self.options.check = config;
         // Initcheck needs the write shadows of the allocations made from now on.
         self.inner.set_track_writes(config.initcheck);
     }
@@ -247,54 +137,64 @@ impl Device {
 
     /// The checks launches get ([`Device::set_check`]).
     pub fn check(&self) -> CheckConfig {
-        self.check
+        self.options.check
     }
 
     /// The warp mode (`docs/architecture.md`, *Warp modes*) modules get on this device
-    /// ([`warp_choice`], confirmed by the probe of [`Self::open`]).
+    /// ([`warp_choice`](crate::target::warp_choice), confirmed by the probe of
+    /// [`Self::open`]).
     pub fn warp_mode(&self) -> WarpMode {
-        self.warp.0
+        self.facts.warp_mode
     }
 
     /// Why the device has its [`Self::warp_mode`], in words.
     pub fn warp_reason(&self) -> &str {
-        &self.warp.1
+        &self.facts.warp_reason
     }
 
-    /// What modules are compiled for on this device: its [`Self::warp_mode`], f64 for
-    /// f32 arithmetic where it has `shaderFloat64` ([`target_of`]) and was measured
-    /// faster, and what the driver-bug probes found ([`Self::findings`]).
+    /// What the device is: what Vulkan reports, its warp mode, what the probes found.
+    pub fn facts(&self) -> &DeviceFacts {
+        &self.facts
+    }
+
+    /// The options modules loaded on this device are compiled under (`PTXVK_FLOAT`, the
+    /// checks of [`Self::set_check`]).
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// What modules are compiled for on this device: its facts under its options
+    /// ([`crate::target::target`]).
     pub fn target(&self) -> Target {
-        let f = &self.findings;
-        Target {
-            warp_mode: self.warp_mode(),
-            fused_fma: f.fused_fma,
-            native_float: self.native_float,
-            float64: self.info().features.float64 && !f.integer_float,
-            check: self.check.any(),
-            racecheck: self.check.racecheck,
-            initcheck: self.check.initcheck,
-            float_constants: f.float_constants(),
-            hide_sign_extensions: !f.sign_extensions.is_empty(),
-            loop_guard: f.loop_guard(self.info()),
-            ..target_of(self.info())
+        crate::target::target(Some(&self.facts), &self.options)
+    }
+
+    /// What a module is compiled for on this device under `options` (`ptxvk run
+    /// --warp-mode`, `compare`'s `warp=`): a forced warp mode must be one the device
+    /// runs.
+    pub fn target_with(&self, options: &Options) -> Result<Target, Error> {
+        if let Some(mode) = options.warp_mode {
+            check_warp_mode(self.info(), mode)?;
         }
+        Ok(crate::target::target(Some(&self.facts), options))
     }
 
     /// What the driver-bug probes found when the device opened (`ptxvk devices` lists
     /// them).
     pub fn findings(&self) -> &Findings {
-        &self.findings
+        static NONE: OnceLock<Findings> = OnceLock::new();
+        // Every opened device has findings (its probes run in `open`).
+        self.facts.findings.as_deref().unwrap_or_else(|| NONE.get_or_init(Findings::default))
     }
 
     /// Why a launch of a module of `spirv` is refused on this device: a probe found the
     /// driver computing wrongly what the module needs (floats, loops) with no exact
     /// way around it.
     fn refusal(&self, spirv: &ptxvk_spirv::SpirvModule) -> Option<Error> {
-        let f = &self.findings;
+        let f = self.findings();
         let why = match (f.integer_refusal(), f.float_refusal(), f.loop_refusal()) {
             (Some(why), _, _) => why,
-            (_, Some(why), _) if spirv.uses_floats && !self.native_float => why,
+            (_, Some(why), _) if spirv.uses_floats && !self.options.native_float => why,
             (_, _, Some(why)) if spirv.has_loops => why,
             _ => match f.scheduler_refusal() {
                 Some(why) if spirv.scheduled => why,
@@ -1376,7 +1276,7 @@ impl<'m> Kernel<'m> {
                 shared: (total_shared - dynamic, dynamic),
                 local_bytes: info.local_bytes,
                 param_bytes: info.abi.size,
-                limit: module.device.check.limit,
+                limit: module.device.check().limit,
                 block,
             })
         });
@@ -1452,7 +1352,7 @@ impl<'m> Kernel<'m> {
         let data = module.data.as_ref().map(|b| b.address());
         let heap = module.heap.get().map(|b| b.address());
         let vk = &module.device.inner;
-        let initcheck = module.device.check.initcheck;
+        let initcheck = module.device.check().initcheck;
         vk.live_allocations()
             .into_iter()
             .map(|range| {
@@ -1694,78 +1594,5 @@ fn describe(elem: ScalarType, count: u32) -> String {
         format!("`{}`", elem.directive())
     } else {
         format!("`{}[{count}]`", elem.directive())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ptxvk_vk::{DeviceType, Features, Limits, SubgroupSizes};
-
-    /// A device with `subgroup_size`, and subgroup size control over `range`.
-    fn info(vendor_id: u32, subgroup_size: u32, range: Option<(u32, u32)>) -> DeviceInfo {
-        DeviceInfo {
-            index: 0,
-            name: "gpu".into(),
-            device_type: DeviceType::Discrete,
-            api_version: (1, 3, 0),
-            driver_name: String::new(),
-            driver_info: String::new(),
-            vendor_id,
-            device_id: 0,
-            subgroup_size,
-            required_subgroup_sizes: range.map(|(min, max)| SubgroupSizes {
-                min,
-                max,
-                max_per_workgroup: 1024 / min,
-                full_subgroups: true,
-            }),
-            timestamp_period_ns: 1.0,
-            timestamps: true,
-            memory_bytes: 1 << 30,
-            limits: Limits {
-                max_workgroup_count: [65535; 3],
-                max_workgroup_size: [1024, 1024, 64],
-                max_workgroup_invocations: 1024,
-                max_shared_memory_bytes: 49152,
-                max_push_constants_size: 128,
-            },
-            features: Features::default(),
-            resident_workgroups: 1,
-        }
-    }
-
-    #[test]
-    fn warp_modes_follow_the_subgroup_sizes_a_device_can_require() {
-        const NVIDIA: u32 = 0x10de;
-        const AMD: u32 = 0x1002;
-        const INTEL: u32 = 0x8086;
-        let cases = [
-            // NVIDIA: always 32, with or without size control.
-            (info(NVIDIA, 32, None), WarpMode::Native, None),
-            (info(NVIDIA, 32, Some((32, 32))), WarpMode::Native, Some(32)),
-            // AMD RDNA (32 or 64, 64 by default for compute on some drivers).
-            (info(AMD, 64, Some((32, 64))), WarpMode::Native, Some(32)),
-            // AMD GCN: 64 only.
-            (info(AMD, 64, Some((64, 64))), WarpMode::Split, Some(64)),
-            // Intel: 8 to 32.
-            (info(INTEL, 16, Some((8, 32))), WarpMode::Native, Some(32)),
-            // Mali-like 16 only, lavapipe 8 only: neither size.
-            (info(0x13b5, 16, Some((16, 16))), WarpMode::Emulated, None),
-            (info(0x10005, 8, Some((8, 8))), WarpMode::Emulated, None),
-            // 32 by default but no control: the driver may pick another size.
-            (info(INTEL, 32, None), WarpMode::Emulated, None),
-        ];
-        for (i, (device, mode, required)) in cases.iter().enumerate() {
-            let (got, why) = warp_choice(device);
-            assert_eq!(got, *mode, "case {i}: {why}");
-            assert!(!why.is_empty());
-            assert_eq!(required_subgroup_size(device, got), *required, "case {i}");
-            assert!(check_warp_mode(device, got).is_ok(), "case {i}");
-        }
-        // Forcing a mode the device cannot run is an error, not a wrong result.
-        let gcn = info(AMD, 64, Some((64, 64)));
-        assert!(check_warp_mode(&gcn, WarpMode::Native).is_err());
-        assert!(check_warp_mode(&gcn, WarpMode::Split).is_ok());
     }
 }
