@@ -10,7 +10,7 @@ use ptxvk_frontend::ast::ScalarType;
 use ptxvk_spirv::KernelInfo;
 use ptxvk_vk::{DeviceInfo, DeviceSelector, Event, LaunchConfig, Stream, StreamKind};
 
-use ptxvk_lower::system;
+use ptxvk_abi::system;
 
 use crate::check::{CheckConfig, CheckContext, Region};
 use crate::compile::{compile_module, Compiled, LazyModule, Target, WarpMode};
@@ -61,8 +61,8 @@ pub struct Device {
 pub const ENV_WINDOW_MB: &str = "PTXVK_WINDOW_MB";
 
 /// The largest address window: 32-bit generic addresses above it are the parameter,
-/// local and shared windows (`ptxvk_lower::ir::PARAM_WINDOW_32`).
-pub const MAX_WINDOW_MB: u64 = (ptxvk_lower::ir::PARAM_WINDOW_32 as u64) >> 20;
+/// local and shared windows (`ptxvk_abi::window::PARAM_WINDOW_32`).
+pub const MAX_WINDOW_MB: u64 = (ptxvk_abi::window::PARAM_WINDOW_32 as u64) >> 20;
 
 impl Device {
     /// The device chosen by `PTXVK_DEVICE` (index or name substring), else the first
@@ -94,7 +94,7 @@ impl Device {
             // The probes run unchecked.
             options: Options { check: CheckConfig::default(), ..options },
             window: Arc::default(),
-            pending_launches: Arc::new(ptxvk_lower::device_launch::DEFAULT_PENDING_LIMIT.into()),
+            pending_launches: Arc::new(ptxvk_abi::device_launch::DEFAULT_PENDING_LIMIT.into()),
         };
         if required_subgroup_size(device.info(), device.warp_mode()).is_some() {
             if let Err(seen) = crate::probes::probe_warps(&device) {
@@ -631,7 +631,7 @@ pub struct Module {
     data: Option<ptxvk_vk::Buffer>,
     /// The device's 32-bit address window, when the module has 32-bit addresses.
     window: Option<ptxvk_vk::Window>,
-    /// The device heap of `malloc` (`ptxvk_lower::system`), made when the first kernel
+    /// The device heap of `malloc` (`ptxvk_abi::system`), made when the first kernel
     /// that calls it is compiled; like module data it persists across launches.
     heap: OnceLock<ptxvk_vk::Buffer>,
     /// System areas (parameter block + trap/assert/printf area) of kernels that have one,
@@ -1473,7 +1473,7 @@ impl SystemArea {
 
     /// The report of the accesses a checked launch refused, if it refused any.
     fn violations(&self, check: &CheckContext) -> Result<Option<crate::check::CheckReport>, Error> {
-        // The violation count, then the record count (`ptxvk_lower::system`).
+        // The violation count, then the record count (`ptxvk_abi::system`).
         const _: () = assert!(system::CHECK_SLOTS == system::CHECK_COUNT + 4);
         let mut counts = [0u8; 8];
         self.buffer.read_mapped(u64::from(self.offset + system::CHECK_COUNT), &mut counts)?;
@@ -1556,7 +1556,7 @@ impl Module {
             head[at..at + 8].copy_from_slice(&address.to_le_bytes());
             // The parameter ranges follow the table.
             let ranges_at = u64::from(table_at) + table.len() as u64;
-            // The parameter ranges, then their shadows (`ptxvk_lower::system`).
+            // The parameter ranges, then their shadows (`ptxvk_abi::system`).
             let ranges: Vec<u8> = check
                 .param_ranges
                 .iter()
