@@ -32,7 +32,8 @@ use ptxvk_abi::device_launch as dl;
 use ptxvk_abi::system;
 use ptxvk_vk::Stream;
 
-use super::{Kernel, LaunchStats, Module, Prepared};
+use super::launch::Prepared;
+use super::{Kernel, LaunchStats, Module};
 use crate::Error;
 
 /// One grid of a launch tree.
