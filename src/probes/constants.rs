@@ -1,0 +1,307 @@
+//! The constants probe: float arithmetic with operands the driver knows, against the
+//! host's IEEE 754 model.
+
+use std::fmt::Write as _;
+
+use crate::compile::Target;
+use crate::runtime::Device;
+use crate::Error;
+use ptxvk_lower::pass::FloatOps;
+
+use super::known::probe_kernel;
+use super::launch_io;
+
+/// An operand of a constants case.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Src {
+    /// Input `i`, loaded from memory: the driver cannot know it.
+    In(usize),
+    /// A literal in the instruction (`0f00000000`).
+    Lit(f64),
+    /// An integer literal moved into a float register (`mov.b32 %f, 0`).
+    Mov(f64),
+    /// `cvt.rn.f32.u32` of an integer literal.
+    Cvt(u32),
+    /// `cvt.rn.f32.u32` of `x - x` for an integer `x` from memory, which the driver
+    /// folds to 0 first.
+    SubSelf,
+}
+
+/// The inputs of the constants cases: inf, NaN, -3, -0, +0, 1.5.
+pub(super) const INPUTS: [f64; 6] = [f64::INFINITY, f64::NAN, -3.0, -0.0, 0.0, 1.5];
+pub(super) const INF: usize = 0;
+pub(super) const NAN: usize = 1;
+pub(super) const M3: usize = 2;
+pub(super) const NZ: usize = 3;
+pub(super) const PZ: usize = 4;
+pub(super) const X: usize = 5;
+
+/// An operation of a constants case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Fma,
+    /// `div.approx.f32` (`a * (1/b)`), exact for these operands.
+    DivApprox,
+}
+
+impl Op {
+    pub(super) fn ptx(self) -> &'static str {
+        match self {
+            Op::Add => "add.rn",
+            Op::Sub => "sub.rn",
+            Op::Mul => "mul.rn",
+            Op::Div => "div.rn",
+            Op::Fma => "fma.rn",
+            Op::DivApprox => "div.approx",
+        }
+    }
+
+    /// The SPIR-V operations whose folding a wrong result of this operation points
+    /// at: first the one that takes the known operand (for `fma`, the sum of the exact
+    /// product and the addend), then every one ptxvk computes it with.
+    pub(super) fn ops(self) -> [FloatOps; 2] {
+        let none = FloatOps::default();
+        let add = FloatOps { add: true, ..none };
+        match self {
+            Op::Add => [add; 2],
+            Op::Sub => [FloatOps { sub: true, ..none }; 2],
+            Op::Mul => [FloatOps { mul: true, ..none }; 2],
+            Op::Div | Op::DivApprox => [FloatOps { div: true, mul: true, ..none }; 2],
+            // The exact fma: an exact product, then a sum rounded to odd (TwoSum).
+            Op::Fma => [add, FloatOps { add: true, sub: true, mul: true, div: false }],
+        }
+    }
+}
+
+/// The constants cases, for f32 and f64 (`div.approx` for f32 only).
+pub(super) const CONSTANT_CASES: [(Op, Src, Src, Option<Src>); 32] = {
+    use Src::*;
+    [
+        (Op::Mul, In(INF), Lit(0.0), None),
+        (Op::Mul, In(NAN), Lit(0.0), None),
+        (Op::Mul, In(M3), Lit(0.0), None),
+        (Op::Mul, Lit(0.0), In(M3), None),
+        (Op::Mul, In(INF), Mov(0.0), None),
+        (Op::Mul, In(M3), Cvt(0), None),
+        (Op::Mul, In(INF), SubSelf, None),
+        (Op::Mul, In(NZ), Lit(1.0), None),
+        (Op::Mul, Lit(1.0), In(NAN), None),
+        (Op::Add, In(NZ), Lit(0.0), None),
+        (Op::Add, Lit(0.0), In(NZ), None),
+        (Op::Add, In(NZ), Mov(0.0), None),
+        (Op::Add, In(NZ), Cvt(0), None),
+        (Op::Add, Lit(-0.0), Lit(0.0), None),
+        (Op::Sub, In(INF), In(INF), None),
+        (Op::Sub, In(X), In(X), None),
+        (Op::Sub, Lit(0.0), In(PZ), None),
+        (Op::Sub, Mov(0.0), In(PZ), None),
+        (Op::Sub, In(NZ), Lit(0.0), None),
+        (Op::Div, In(M3), Lit(0.0), None),
+        (Op::Div, Lit(0.0), In(M3), None),
+        (Op::Div, Lit(0.0), In(PZ), None),
+        (Op::Div, In(X), Lit(1.0), None),
+        (Op::Div, In(INF), Cvt(0), None),
+        (Op::Fma, In(M3), Lit(0.0), Some(Lit(0.0))),
+        (Op::Fma, In(M3), Lit(0.0), Some(Lit(-0.0))),
+        (Op::Fma, In(INF), Lit(0.0), Some(Lit(1.0))),
+        (Op::Fma, In(M3), Mov(0.0), Some(Mov(0.0))),
+        (Op::Fma, Lit(1.0), In(NZ), Some(Lit(0.0))),
+        (Op::Fma, In(M3), Cvt(0), Some(Cvt(0))),
+        (Op::DivApprox, In(M3), Lit(0.0), None),
+        (Op::DivApprox, Lit(0.0), In(M3), None),
+    ]
+};
+
+/// The constants cases of one width.
+pub(super) fn constant_cases_of(
+    width: u32,
+) -> impl Iterator<Item = &'static (Op, Src, Src, Option<Src>)> {
+    CONSTANT_CASES.iter().filter(move |c| width == 32 || c.0 != Op::DivApprox)
+}
+
+/// How many constants cases the device runs.
+pub(super) fn constant_cases(has_f64: bool) -> usize {
+    constant_cases_of(32).count() + if has_f64 { constant_cases_of(64).count() } else { 0 }
+}
+
+/// `v` as a float of `width` bits, as bits.
+pub(super) fn bits(v: f64, width: u32) -> u64 {
+    if width == 32 {
+        u64::from((v as f32).to_bits())
+    } else {
+        v.to_bits()
+    }
+}
+
+/// A PTX float literal of `width` bits.
+pub(super) fn literal(v: f64, width: u32) -> String {
+    if width == 32 {
+        format!("0f{:08X}", (v as f32).to_bits())
+    } else {
+        format!("0d{:016X}", v.to_bits())
+    }
+}
+
+/// The constants kernel of `width` bits: inputs [`INPUTS`], then one result per case.
+pub(super) fn constants_ptx(width: u32) -> String {
+    let (t, b) = (format!("f{width}"), format!("b{width}"));
+    let step = width / 8;
+    let mut body = String::new();
+    for (i, x) in INPUTS.iter().enumerate() {
+        let _ = writeln!(body, "    ld.global.{t} %in{i}, [%rd1+{}];", i as u32 * step);
+        let _ = x;
+    }
+    let _ = writeln!(body, "    ld.global.u32 %rx, [%rd1];");
+    let mut temps = 0;
+    let mut operand = |body: &mut String, s: Src| -> String {
+        match s {
+            Src::In(i) => format!("%in{i}"),
+            Src::Lit(v) => literal(v, width),
+            Src::Mov(v) => {
+                temps += 1;
+                let _ = writeln!(body, "    mov.{b} %t{temps}, {};", bits(v, width));
+                format!("%t{temps}")
+            }
+            Src::Cvt(n) => {
+                temps += 1;
+                let _ = writeln!(body, "    cvt.rn.{t}.u32 %t{temps}, {n};");
+                format!("%t{temps}")
+            }
+            Src::SubSelf => {
+                temps += 1;
+                let _ = writeln!(body, "    sub.u32 %rs{temps}, %rx, %rx;");
+                let _ = writeln!(body, "    cvt.rn.{t}.u32 %t{temps}, %rs{temps};");
+                format!("%t{temps}")
+            }
+        }
+    };
+    for (k, (op, a, c, d)) in constant_cases_of(width).enumerate() {
+        let a = operand(&mut body, *a);
+        let c = operand(&mut body, *c);
+        let d = d.map(|d| format!(", {}", operand(&mut body, d))).unwrap_or_default();
+        let _ = writeln!(body, "    {}.{t} %o{k}, {a}, {c}{d};", op.ptx());
+        let at = (INPUTS.len() + k) as u32 * step;
+        let _ = writeln!(body, "    st.global.{t} [%rd1+{at}], %o{k};");
+    }
+    let (n, inputs, temps) = (constant_cases_of(width).count(), INPUTS.len(), temps + 1);
+    let regs = format!(
+        "    .reg .{t} %in<{inputs}>;\n    .reg .{t} %t<{temps}>;\n    .reg .{t} %o<{n}>;\n\
+         \x20   .reg .b32 %rx;\n    .reg .b32 %rs<{temps}>;\n"
+    );
+    probe_kernel(&format!("constants_f{width}"), &regs, &body)
+}
+
+/// The value of operand `s` on the host.
+pub(super) fn value_of(s: Src) -> f64 {
+    match s {
+        Src::In(i) => INPUTS[i],
+        Src::Lit(v) | Src::Mov(v) => v,
+        Src::Cvt(n) => f64::from(n),
+        Src::SubSelf => 0.0,
+    }
+}
+
+/// How operand `s` reads in a case's description.
+pub(super) fn describe_src(s: Src, width: u32) -> String {
+    let v = value_of(s);
+    match s {
+        Src::In(_) => format!("{v:?}"),
+        Src::Lit(_) => format!("{v:?} (literal)"),
+        Src::Mov(_) => format!("{v:?} (mov.b{width})"),
+        Src::Cvt(n) => format!("{v:?} (cvt.rn.f{width}.u32 of {n})"),
+        Src::SubSelf => format!("{v:?} (cvt.rn.f{width}.u32 of x - x)"),
+    }
+}
+
+/// The result IEEE 754 gives (round to nearest), as bits of `width`.
+pub(super) fn expected(op: Op, a: f64, b: f64, c: f64, width: u32) -> u64 {
+    if width == 32 {
+        let (a, b, c) = (a as f32, b as f32, c as f32);
+        let r = match op {
+            Op::Add => a + b,
+            Op::Sub => a - b,
+            Op::Mul => a * b,
+            Op::Div | Op::DivApprox => a / b,
+            Op::Fma => a.mul_add(b, c),
+        };
+        u64::from(r.to_bits())
+    } else {
+        let r = match op {
+            Op::Add => a + b,
+            Op::Sub => a - b,
+            Op::Mul => a * b,
+            Op::Div | Op::DivApprox => a / b,
+            Op::Fma => a.mul_add(b, c),
+        };
+        r.to_bits()
+    }
+}
+
+/// Whether `got` is `want`: the same bits, or both NaN (PTX's NaN results are any NaN).
+pub(super) fn same(got: u64, want: u64, width: u32) -> bool {
+    let nan = |v: u64| {
+        if width == 32 {
+            f32::from_bits(v as u32).is_nan()
+        } else {
+            f64::from_bits(v).is_nan()
+        }
+    };
+    got == want || (nan(got) && nan(want))
+}
+
+/// A float as text: `-0.0`, `inf`, `NaN`, …
+pub(super) fn show(v: u64, width: u32) -> String {
+    if width == 32 {
+        format!("{:?}", f32::from_bits(v as u32))
+    } else {
+        format!("{:?}", f64::from_bits(v))
+    }
+}
+
+/// A wrong case of [`probe_constants`]: its description and the operations it points
+/// at ([`Op::ops`]).
+#[derive(Clone, Debug)]
+pub struct WrongConstant {
+    pub text: String,
+    pub ops: [FloatOps; 2],
+}
+
+/// Runs the constants cases compiled for `target` (its `float_constants` decides
+/// what is hidden) and returns the wrong ones.
+pub fn probe_constants(device: &Device, target: Target) -> Result<Vec<WrongConstant>, Error> {
+    let mut wrong = Vec::new();
+    for width in [32, 64] {
+        if width == 64 && !device.info().features.float64 {
+            continue;
+        }
+        let cases: Vec<_> = constant_cases_of(width).collect();
+        let mut io: Vec<u64> = INPUTS.iter().map(|&v| bits(v, width)).collect();
+        io.extend(std::iter::repeat_n(0, cases.len()));
+        let entry = format!("constants_f{width}");
+        let out = launch_io(device, &constants_ptx(width), &entry, target, &io, width)?;
+        for (k, (op, a, b, c)) in cases.iter().enumerate() {
+            let cv = c.map_or(0.0, value_of);
+            let want = expected(*op, value_of(*a), value_of(*b), cv, width);
+            let got = out[INPUTS.len() + k];
+            if !same(got, want, width) {
+                let c = c.map(|c| format!(", {}", describe_src(c, width))).unwrap_or_default();
+                wrong.push(WrongConstant {
+                    text: format!(
+                        "{}.f{width} {}, {}{c} gave {}, not {}",
+                        op.ptx(),
+                        describe_src(*a, width),
+                        describe_src(*b, width),
+                        show(got, width),
+                        show(want, width)
+                    ),
+                    ops: op.ops(),
+                });
+            }
+        }
+    }
+    Ok(wrong)
+}
