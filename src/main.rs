@@ -491,7 +491,7 @@ fn compare(options: &CompareOptions) -> Result<(), Failure> {
     if *cuda {
         // NVIDIA's driver first: the reference the devices are compared with (and what
         // --record writes).
-        platforms.push(Platform::NativeCuda(ptxvk::vk::native_cuda::CudaLibrary::System));
+        platforms.push(Platform::NativeCuda(ptxvk::native_cuda::CudaLibrary::System));
     }
     for d in listed {
         let choice = DeviceChoice::parse(d).map_err(|e| usage(anyhow::anyhow!("--on {e}")))?;

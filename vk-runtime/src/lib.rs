@@ -51,7 +51,8 @@
 //! with other processes), `pool` (stream-ordered pools),
 //! `stream` (streams, copies, memsets), `event`, `program` (shader module, layout,
 //! specialized pipelines), `launch` (validation, timed launches), `conv` (pure mapping
-//! helpers), `error`; `native_cuda`, a client of NVIDIA's CUDA driver for comparisons.
+//! helpers), `error`. The client of NVIDIA's CUDA driver for comparisons is a crate of
+//! its own (`ptxvk-native-cuda`).
 
 // Every `unsafe` block must say why it is sound (`docs/architecture.md`, *The crates*).
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -65,7 +66,6 @@ mod external;
 mod instance;
 mod launch;
 mod memory;
-pub mod native_cuda;
 mod pool;
 mod program;
 mod shadow;
