@@ -48,12 +48,12 @@
 //!
 //! This file runs the probes and keeps their cache; each probe is a file of its own
 //! (`constants`, `sign_extension`, `loops`, `known` for subnormals and special values,
-//! `scheduler`, `float` for fused `Fma` and the float scheme, `warps`), and `findings`
-//! is what they found and how it is reported.
+//! `scheduler`, `float` for fused `Fma` and the float scheme, `warps`) over what they
+//! share (`kit`: the launch, the kernel's shape, floats as bits), and `findings` is what
+//! they found and how it is reported.
 
 use crate::compile::Target;
-use crate::runtime::{Arg, Device, Module};
-use crate::target::{DeviceFacts, Options};
+use crate::runtime::Device;
 use crate::Error;
 use ptxvk_lower::pass::{FloatConstants, FloatOps};
 
@@ -64,6 +64,7 @@ const PROBES_VERSION: u32 = 3;
 mod constants;
 mod findings;
 mod float;
+mod kit;
 mod known;
 mod loops;
 mod scheduler;
@@ -135,11 +136,6 @@ pub fn findings(device: &Device) -> Findings {
         }
     }
     found
-}
-
-/// What `device` would compile for before any probe: the first probes' base.
-fn unprobed_target(device: &Device) -> Target {
-    crate::target::target(Some(&DeviceFacts::unprobed(device.info())), &Options::default())
 }
 
 /// Runs every probe on `device` (whose warp mode is settled).
@@ -238,46 +234,11 @@ pub fn run(device: &Device) -> Findings {
     f
 }
 
-/// Compiles `ptx` for `target`, launches `entry` on one block of `threads` with an
-/// in/out buffer of `io` (floats as bits), and returns the buffer.
-fn launch_io(
-    device: &Device,
-    ptx: &str,
-    entry: &str,
-    target: Target,
-    io: &[u64],
-    width: u32,
-) -> Result<Vec<u64>, Error> {
-    let compiled = crate::compile::compile_with("probe.ptx", ptx, Some(entry), target)?;
-    let module = Module::from_compiled(device, compiled)?;
-    let bytes: Vec<u8> = io
-        .iter()
-        .flat_map(|&v| {
-            if width == 32 {
-                (v as u32).to_le_bytes().to_vec()
-            } else {
-                v.to_le_bytes().to_vec()
-            }
-        })
-        .collect();
-    let buf = device.buffer_from(&bytes)?;
-    module.kernel(entry)?.launch(1, 1, 0, &[Arg::from(&buf)])?;
-    let out = buf.to_vec()?;
-    let step = (width / 8) as usize;
-    Ok(out
-        .chunks_exact(step)
-        .map(|c| {
-            let mut w = [0u8; 8];
-            w[..step].copy_from_slice(c);
-            u64::from_le_bytes(w)
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::constants::*;
     use super::findings::*;
+    use super::kit::*;
     use super::known::*;
     use super::loops::*;
     use super::sign_extension::*;

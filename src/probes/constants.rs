@@ -8,8 +8,7 @@ use crate::runtime::Device;
 use crate::Error;
 use ptxvk_lower::pass::FloatOps;
 
-use super::known::probe_kernel;
-use super::launch_io;
+use super::kit::{bits, launch_io, probe_kernel, same, show};
 
 /// An operand of a constants case.
 #[derive(Clone, Copy, Debug)]
@@ -128,15 +127,6 @@ pub(super) fn constant_cases(has_f64: bool) -> usize {
     constant_cases_of(32).count() + if has_f64 { constant_cases_of(64).count() } else { 0 }
 }
 
-/// `v` as a float of `width` bits, as bits.
-pub(super) fn bits(v: f64, width: u32) -> u64 {
-    if width == 32 {
-        u64::from((v as f32).to_bits())
-    } else {
-        v.to_bits()
-    }
-}
-
 /// A PTX float literal of `width` bits.
 pub(super) fn literal(v: f64, width: u32) -> String {
     if width == 32 {
@@ -238,27 +228,6 @@ pub(super) fn expected(op: Op, a: f64, b: f64, c: f64, width: u32) -> u64 {
             Op::Fma => a.mul_add(b, c),
         };
         r.to_bits()
-    }
-}
-
-/// Whether `got` is `want`: the same bits, or both NaN (PTX's NaN results are any NaN).
-pub(super) fn same(got: u64, want: u64, width: u32) -> bool {
-    let nan = |v: u64| {
-        if width == 32 {
-            f32::from_bits(v as u32).is_nan()
-        } else {
-            f64::from_bits(v).is_nan()
-        }
-    };
-    got == want || (nan(got) && nan(want))
-}
-
-/// A float as text: `-0.0`, `inf`, `NaN`, …
-pub(super) fn show(v: u64, width: u32) -> String {
-    if width == 32 {
-        format!("{:?}", f32::from_bits(v as u32))
-    } else {
-        format!("{:?}", f64::from_bits(v))
     }
 }
 

@@ -5,7 +5,7 @@ use crate::runtime::{Arg, Device, Module};
 use crate::Error;
 use ptxvk_lower::pass::FusedFma;
 
-use super::unprobed_target;
+use super::kit::unprobed_target;
 
 /// The fused-fma probe: `fma.rn` of operands whose product is an
 /// exact tie, so that a fused `Fma` gives the tiny remainder and an unfused one 0:

@@ -6,8 +6,7 @@ use crate::compile::Target;
 use crate::runtime::Device;
 use crate::Error;
 
-use super::constants::{bits, same, show};
-use super::launch_io;
+use super::kit::{bits, launch_io, probe_kernel, same, show};
 
 /// A known-answer case: one PTX instruction writing `%o` from the sources `%a`, `%b`,
 /// `%c` (loaded from `srcs`), and the bits of the result the host computes for it.
@@ -126,15 +125,6 @@ pub(super) fn known_ptx(name: &str, width: u32, cases: &[Known]) -> String {
     }
     let regs = format!("    .reg .{t} %a, %b, %c, %o;\n");
     probe_kernel(&format!("{name}_f{width}"), &regs, &body)
-}
-
-/// A probe kernel `name(.param .u64 io)` with `regs` declared and `%rd1` = `io`.
-pub(super) fn probe_kernel(name: &str, regs: &str, body: &str) -> String {
-    format!(
-        ".version 7.0\n.target sm_70\n.address_size 64\n\
-         .visible .entry {name}(.param .u64 io)\n{{\n{regs}    .reg .b64 %rd1;\n\
-         \x20   ld.param.u64 %rd1, [io];\n{body}    ret;\n}}\n"
-    )
 }
 
 /// Runs the known-answer cases `cases` gives for each width the device has, compiled
