@@ -61,6 +61,7 @@ use ptxvk_lower::pass::{FloatConstants, FloatOps};
 /// also names the probes' PTX and ptxvk's version).
 const PROBES_VERSION: u32 = 3;
 
+mod constant_cases;
 mod constants;
 mod findings;
 mod float;
@@ -236,6 +237,7 @@ pub fn run(device: &Device) -> Findings {
 
 #[cfg(test)]
 mod tests {
+    use super::constant_cases::*;
     use super::constants::*;
     use super::findings::*;
     use super::kit::*;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use ptxvk_lower::pass::{FloatConstants, FloatOps, FusedFma, LoopGuard};
 
-use super::constants::constant_cases;
+use super::constant_cases::constant_cases;
 
 /// What the probes found for one device and driver.
 #[derive(Clone, Debug, Default, PartialEq)]
