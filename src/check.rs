@@ -2,11 +2,11 @@
 //! are checked, the allocation table a checked kernel searches, and the report of what it
 //! refused, in the style of NVIDIA's compute-sanitizer. The instrumentation itself is the
 //! compiler pass `ptxvk_lower::pass::check`; the records' layout is
-//! `ptxvk_lower::system`'s.
+//! `ptxvk_abi::system`'s.
 
+use ptxvk_abi::system::{self, Violation};
 use ptxvk_frontend::{ast, SourceMap};
 use ptxvk_lower::ir::{AccessKind, CheckSite, Space};
-use ptxvk_lower::system::{self, Violation};
 use ptxvk_vk::Range;
 
 use crate::Error;
@@ -229,7 +229,7 @@ pub(crate) struct Region {
     pub shadow: u64,
 }
 
-/// The allocation table of a checked launch (`ptxvk_lower::system`): a count, then
+/// The allocation table of a checked launch (`ptxvk_abi::system`): a count, then
 /// (start, end) entries sorted by start after a (0, 0) entry, then each entry's write
 /// shadow.
 pub(crate) fn table(regions: &[Region]) -> Vec<u8> {
@@ -267,7 +267,7 @@ pub(crate) struct CheckContext {
     /// The launch's block size, which racecheck's linear thread indices unravel.
     pub block: [u32; 3],
     /// Per kernel parameter, the allocation (start, end) its pointer value points into,
-    /// or (0, 0) (`ptxvk_lower::system`'s parameter ranges), and its write shadow.
+    /// or (0, 0) (`ptxvk_abi::system`'s parameter ranges), and its write shadow.
     pub param_ranges: Vec<(u64, u64, u64)>,
 }
 

@@ -1,6 +1,6 @@
 //! Comparing the outputs of one launch made twice (issue #18, `ptxvk compare`): on two
 //! Vulkan devices, on NVIDIA's CUDA driver and a device ([`Platform::NativeCuda`], whose
-//! client is `ptxvk_vk::native_cuda`), or on a device and in a golden file recorded
+//! client is `ptxvk_native_cuda`), or on a device and in a golden file recorded
 //! earlier. The unit is one
 //! buffer of a launch spec's element type: how many elements differ, the first few with
 //! both values, their distance (units in the last place for floats, the XOR of the bits
@@ -20,8 +20,8 @@ use crate::compile::WarpMode;
 use crate::run::{BufferResult, RunResult};
 use crate::runtime::Device;
 use crate::spec::{ElemType, LaunchSpec, SpecArg};
-use crate::vk::native_cuda::{CudaLibrary, DriverInfo, NativeArg, NativeCuda};
 use crate::{Error, SourceMap};
+use ptxvk_native_cuda::{CudaLibrary, DriverInfo, NativeArg, NativeCuda};
 
 /// How far apart two buffers may be and still agree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -290,12 +290,14 @@ impl DeviceChoice {
     pub fn run(&self, spec: &LaunchSpec, sources: &SourceMap) -> Result<RunResult, Error> {
         let (compiled, entry) = crate::run::prepare(spec, sources)?;
         let device = Device::open_masked(&self.selector, &self.mask)?;
-        let mut target = device.target();
-        if let Some(mode) = self.warp_mode {
-            crate::runtime::check_warp_mode(device.info(), mode)?;
-            target.warp_mode = mode;
-        }
-        target.native_float |= self.native_float;
+        let own = device.options();
+        let options = crate::target::Options {
+            warp_mode: self.warp_mode,
+            // `float=exact` keeps the device's `PTXVK_FLOAT`.
+            native_float: own.native_float || self.native_float,
+            ..own
+        };
+        let target = device.target_with(&options)?;
         let compiled = if target == compiled.target {
             compiled
         } else {

@@ -219,7 +219,7 @@ pub fn lower_each_linked(
 }
 
 /// Lowers every kernel of `prepared`, or only `entry` when given: then also the others
-/// that compile when it launches kernels from the device (`ptxvk_lower::device_launch`:
+/// that compile when it launches kernels from the device (`ptxvk_abi::device_launch`:
 /// it may launch any of them), in source order.
 fn lower_selected(
     sources: &SourceMap,

@@ -24,7 +24,7 @@ pub enum Error {
     /// NVIDIA's CUDA driver (`ptxvk compare --cuda`) is missing, is ptxvk's own, or
     /// failed.
     #[error(transparent)]
-    NativeCuda(#[from] ptxvk_vk::native_cuda::CudaError),
+    NativeCuda(#[from] ptxvk_native_cuda::CudaError),
     /// A setting (an environment variable such as `PTXVK_FLOAT`) has a value ptxvk does
     /// not know.
     #[error("{0}")]

@@ -34,6 +34,7 @@ pub mod probes;
 pub mod run;
 pub mod runtime;
 pub mod spec;
+pub mod target;
 
 pub use bytemuck::{self, Pod};
 pub use error::Error;
@@ -54,5 +55,6 @@ pub struct ReadmeDoctests;
 
 pub use ptxvk_frontend as frontend;
 pub use ptxvk_lower as lower;
+pub use ptxvk_native_cuda as native_cuda;
 pub use ptxvk_spirv as spirv;
 pub use ptxvk_vk as vk;

@@ -224,14 +224,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Compile { inputs, output, emit, entry, warp_mode, float, check } => {
-            let target = ptxvk::compile::Target {
-                warp_mode: warp_mode.into(),
+            let options = ptxvk::target::Options {
+                warp_mode: Some(warp_mode.into()),
                 native_float: float == FloatArg::Native,
-                check: check.is_some_and(|c| c.any()),
-                racecheck: check.is_some_and(|c| c.racecheck),
-                initcheck: check.is_some_and(|c| c.initcheck),
-                ..ptxvk::compile::Target::portable()
+                check: check.unwrap_or_default(),
             };
+            let target = ptxvk::target::target(None, &options);
             compile(&inputs, output.as_deref(), emit, entry.as_deref(), target)
         }
         Command::Run {
@@ -424,17 +422,16 @@ fn run(
     }
     // The device's target (its warp mode unless one is forced); compiled again when it
     // is not the portable target `prepare` used.
-    let mut target = device.target();
-    if let Some(mode) = warp_mode {
-        target.warp_mode = mode;
-    }
-    if let Some(native) = native_float {
-        target.native_float = native;
-    }
+    let own = device.options();
+    let options = ptxvk::target::Options {
+        warp_mode,
+        native_float: native_float.unwrap_or(own.native_float),
+        ..own
+    };
+    let target = device.target_with(&options)?;
     let compiled = if target == compiled.target {
         compiled
     } else {
-        ptxvk::runtime::check_warp_mode(device.info(), target.warp_mode)?;
         ptxvk::compile::compile_linked(&sources, Some(&entry), target)?
     };
     let result = match ptxvk::run::run(&device, &spec, compiled, &entry) {
@@ -494,7 +491,7 @@ fn compare(options: &CompareOptions) -> Result<(), Failure> {
     if *cuda {
         // NVIDIA's driver first: the reference the devices are compared with (and what
         // --record writes).
-        platforms.push(Platform::NativeCuda(ptxvk::vk::native_cuda::CudaLibrary::System));
+        platforms.push(Platform::NativeCuda(ptxvk::native_cuda::CudaLibrary::System));
     }
     for d in listed {
         let choice = DeviceChoice::parse(d).map_err(|e| usage(anyhow::anyhow!("--on {e}")))?;
@@ -614,9 +611,11 @@ fn profile(d: &ptxvk::vk::DeviceInfo) -> Result<Profile, Failure> {
         // A bad setting is the user's to fix, not a device to describe otherwise.
         Err(e @ Error::Config(_)) => return Err(e.into()),
         Err(_) => {
-            let (mode, why) = ptxvk::runtime::warp_choice(d);
-            let float = ptxvk::runtime::target_of(d).float_strategy();
-            Profile { mode: mode.name(), why, float, probes: Vec::new() }
+            let facts = ptxvk::target::DeviceFacts::unprobed(d);
+            let options = ptxvk::target::Options::default();
+            let float = ptxvk::target::target(Some(&facts), &options).float_strategy();
+            let why = facts.warp_reason.to_string();
+            Profile { mode: facts.warp_mode.name(), why, float, probes: Vec::new() }
         }
     })
 }

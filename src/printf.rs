@@ -1,4 +1,4 @@
-//! Host side of CUDA's `printf`, `assert` and `trap` (`ptxvk_lower::system`): formats
+//! Host side of CUDA's `printf`, `assert` and `trap` (`ptxvk_abi::system`): formats
 //! the printf records a launch left in its system area the way CUDA's `printf` does
 //! (C11 §7.21.6.1 conversions; arguments laid out like a struct, each aligned to its
 //! size, `float` promoted to `double`), and describes a trap or failed assertion.
@@ -9,7 +9,7 @@
 //! Format and `%s` strings are addresses of module data (string literals are
 //! module-scope `.global` arrays), read from the module's initial data image.
 
-use ptxvk_lower::system::{
+use ptxvk_abi::system::{
     Failure, PrintfRecord, Report, MBARRIER_MAX_COUNT, STATUS_ASSERT, STATUS_BARRIER,
     STATUS_DEADLOCK, STATUS_GRID_SYNC, STATUS_LOOP_LIMIT, STATUS_MBARRIER, STATUS_SPIN,
     STATUS_STACK,

@@ -33,7 +33,7 @@ pub struct RunResult {
     pub printf: String,
     pub buffers: Vec<BufferResult>,
     /// On NVIDIA's driver (`ptxvk compare --cuda`): which driver and GPU.
-    pub driver: Option<crate::vk::native_cuda::DriverInfo>,
+    pub driver: Option<ptxvk_native_cuda::DriverInfo>,
 }
 
 impl RunResult {

@@ -12,6 +12,14 @@
 //! * **specialization constants**, [`spec_ids`]: the block size (`LocalSizeId`), the
 //!   shared window's length and the launch's dynamic shared bytes, so that one SPIR-V
 //!   module serves every launch shape; the runtime fills them from [`SpecValues`].
+//! * the **parameter block**, [`params`], at the first push constant's address:
+//!   followed, for a kernel that reports to the host (`trap`, `assert`, `printf`,
+//!   `malloc`, checked launches, device-side launches), by its **system area**
+//!   ([`system`]; device-side launches are recorded in the launch arena of
+//!   [`device_launch`]).
+//!
+//! Generic addresses of shared, local and parameter memory are in the reserved windows
+//! of [`window`].
 //!
 //! What a module needs of the device is its [`Requirements`]; [`Requirements::features`]
 //! maps them to the Vulkan [`Features`] the runtime enables or reports missing.
@@ -192,9 +200,13 @@ pub fn shared_stride(shared_bytes: u32) -> u64 {
     u64::from(shared_bytes.max(1)).next_multiple_of(256)
 }
 
+pub mod device_launch;
 mod features;
+pub mod params;
+pub mod system;
 pub mod tensor_map;
 pub mod texture;
+pub mod window;
 
 pub use features::{Features, Requirements};
 

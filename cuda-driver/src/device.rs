@@ -581,7 +581,8 @@ const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: c_int = 6;
 /// thread, the printf buffer and the device heap of `malloc`); the L2 limits are hints
 /// without an equivalent (0). Device-side launches have no limits to give.
 fn limit_value(limit: c_int) -> Result<usize, CUresult> {
-    use ptxvk::lower::{sema::RECURSION_STACK_BYTES, system};
+    use ptxvk::lower::sema::RECURSION_STACK_BYTES;
+    use ptxvk_abi::system;
     Ok(match limit {
         CU_LIMIT_STACK_SIZE => RECURSION_STACK_BYTES as usize,
         CU_LIMIT_PRINTF_FIFO_SIZE => system::PRINTF_CAPACITY as usize,

@@ -264,7 +264,7 @@ pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
 }
 
 /// Not CUDA's: marks this library as ptxvk's, so that a client wanting NVIDIA's driver
-/// (`ptxvk compare --cuda`, `ptxvk_vk::native_cuda`) can tell it apart. Returns
+/// (`ptxvk compare --cuda`, `ptxvk_native_cuda`) can tell it apart. Returns
 /// ptxvk's version.
 #[no_mangle]
 pub extern "C" fn ptxvk_driver_library() -> *const std::ffi::c_char {

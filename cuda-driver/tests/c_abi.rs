@@ -690,8 +690,8 @@ fn context_limits_are_the_fixed_sizes() {
         // Stack per thread, printf buffer, malloc heap: ptxvk's documented sizes.
         let want = [
             (0, ptxvk::lower::sema::RECURSION_STACK_BYTES as usize),
-            (1, ptxvk::lower::system::PRINTF_CAPACITY as usize),
-            (2, ptxvk::lower::system::HEAP_BYTES as usize),
+            (1, ptxvk_abi::system::PRINTF_CAPACITY as usize),
+            (2, ptxvk_abi::system::HEAP_BYTES as usize),
         ];
         for (limit, size) in want {
             let mut v = 0usize;

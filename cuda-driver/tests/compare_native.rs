@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use ptxvk::compare::{compare_spec, DeviceChoice, Golden, Platform, Tolerance};
-use ptxvk::vk::native_cuda::{CudaError, CudaLibrary, NativeArg, NativeCuda};
+use ptxvk::native_cuda::{CudaError, CudaLibrary, NativeArg, NativeCuda};
 
 /// The inputs, and `c = a + b` computed on the host (exact in f32).
 const A: [f32; 8] = [1.0, 2.5, -3.0, 4.0e-3, 5.0, 6.0e10, 7.0, -0.0];

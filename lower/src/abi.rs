@@ -1,57 +1,28 @@
-//! The kernel parameter block, laid out per the CUDA ABI.
-//!
-//! A kernel's `.param` parameters are stored in one device buffer whose address the
-//! launch passes in a push constant (`docs/architecture.md`, *The launch ABI*). Each
-//! parameter sits at the next offset aligned to its alignment: the natural alignment of
-//! its type, or its `.align` (PTX ISA 9.2 §5.1.6.1; "PTX Writer's Guide to
-//! Interoperability", kernel parameters). This module is the contract between the
-//! compiler (which turns `ld.param` into loads at these offsets) and the host (which
-//! writes arguments at the same offsets).
+//! The kernel parameter block of a PTX kernel: the launch ABI's layout
+//! ([`ptxvk_abi::params`]) over PTX's scalar types.
+
+use ptxvk_frontend::ast::ScalarType;
 
 /// One kernel parameter's place in the parameter block.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParamSlot {
-    pub name: String,
-    /// The declared element type, e.g. `.u64`, `.f32`, `.b8`.
-    pub elem: ptxvk_frontend::ast::ScalarType,
-    /// Number of elements (1 for a scalar; `N` for `.b8 p[N]`).
-    pub count: u32,
-    pub offset: u32,
-    pub size: u32,
-    pub align: u32,
-}
-
+pub type ParamSlot = ptxvk_abi::params::ParamSlot<ScalarType>;
 /// The parameter block of one kernel.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct KernelAbi {
-    pub params: Vec<ParamSlot>,
-    /// Total size in bytes, a multiple of `align`.
-    pub size: u32,
-    pub align: u32,
-}
+pub type KernelAbi = ptxvk_abi::params::KernelAbi<ScalarType>;
 
-impl KernelAbi {
+/// [`KernelAbi::layout_with`] for PTX's scalar types, whose natural alignment is their
+/// size (`KernelAbi::layout`).
+pub trait Layout: Sized {
     /// Lays out parameters given as (name, element type, element count, explicit align).
     /// Returns `None` if the block would exceed 4 GiB.
-    pub fn layout<'a>(
-        params: impl IntoIterator<Item = (&'a str, ptxvk_frontend::ast::ScalarType, u32, Option<u32>)>,
-    ) -> Option<KernelAbi> {
-        let mut abi = KernelAbi { params: Vec::new(), size: 0, align: 1 };
-        for (name, elem, count, align) in params {
-            let natural = elem.bytes().max(1);
-            let align = align.unwrap_or(natural).max(natural);
-            let size = natural.checked_mul(count)?;
-            let offset = abi.size.checked_next_multiple_of(align)?;
-            abi.size = offset.checked_add(size)?;
-            abi.align = abi.align.max(align);
-            abi.params.push(ParamSlot { name: name.to_string(), elem, count, offset, size, align });
-        }
-        abi.size = abi.size.checked_next_multiple_of(abi.align)?;
-        Some(abi)
-    }
+    fn layout<'a>(
+        params: impl IntoIterator<Item = (&'a str, ScalarType, u32, Option<u32>)>,
+    ) -> Option<Self>;
+}
 
-    pub fn param(&self, name: &str) -> Option<&ParamSlot> {
-        self.params.iter().find(|p| p.name == name)
+impl Layout for KernelAbi {
+    fn layout<'a>(
+        params: impl IntoIterator<Item = (&'a str, ScalarType, u32, Option<u32>)>,
+    ) -> Option<KernelAbi> {
+        KernelAbi::layout_with(params, |elem| elem.bytes())
     }
 }
 

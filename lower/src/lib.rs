@@ -21,7 +21,6 @@ pub mod abi;
 pub mod build;
 pub mod cfg;
 pub mod coverage;
-pub mod device_launch;
 pub mod dispatch;
 pub mod globals;
 pub mod interp;
@@ -31,10 +30,12 @@ pub mod pass;
 pub mod pressure;
 pub mod random_cfg;
 pub mod sema;
-pub mod system;
 pub mod text;
 pub mod uniformity;
 pub mod verify;
+
+// The layouts the host shares with the kernels are the launch ABI's (`ptxvk-abi`).
+pub(crate) use ptxvk_abi::{device_launch, system};
 
 use ptxvk_frontend::{ast, Diagnostics};
 

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
 use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanned};
 
-use crate::abi::KernelAbi;
+use crate::abi::{KernelAbi, Layout as _};
 use crate::build::Build;
 use crate::ir::*;
 

@@ -89,7 +89,7 @@ pub struct KernelInfo {
     pub uses_dynamic_shared: bool,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
-    /// The kernel has a system area after its parameter block (`ptxvk_lower::system`).
+    /// The kernel has a system area after its parameter block (`ptxvk_abi::system`).
     pub system: bool,
     /// The kernel calls `malloc` and needs the module's device heap.
     pub heap: bool,
@@ -112,7 +112,7 @@ pub struct KernelInfo {
     /// of a dispatch, at push constants `shared_address`/`shared_stride`.
     pub shared_in_device_memory: bool,
     /// The kernels it may launch from the device, by address index
-    /// (`ptxvk_lower::device_launch`); empty when it launches none.
+    /// (`ptxvk_abi::device_launch`); empty when it launches none.
     pub device_launches: Vec<String>,
 }
 

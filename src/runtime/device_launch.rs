@@ -1,6 +1,6 @@
 //! Running device-side launches (CUDA Dynamic Parallelism, CUDA 12 semantics): a
 //! kernel that launches kernels records each launch in its launch arena
-//! (`ptxvk_lower::device_launch`); when its grid has completed, the runtime reads the
+//! (`ptxvk_abi::device_launch`); when its grid has completed, the runtime reads the
 //! arena and runs the launches, recursively, before anything enqueued after the parent
 //! on its stream.
 //!
@@ -28,11 +28,12 @@
 use std::sync::atomic::Ordering;
 use std::sync::PoisonError;
 
-use ptxvk_lower::device_launch as dl;
-use ptxvk_lower::system;
+use ptxvk_abi::device_launch as dl;
+use ptxvk_abi::system;
 use ptxvk_vk::Stream;
 
-use super::{Kernel, LaunchStats, Module, Prepared};
+use super::launch::Prepared;
+use super::{Kernel, LaunchStats, Module};
 use crate::Error;
 
 /// One grid of a launch tree.

@@ -4,8 +4,16 @@
 
 use ash::vk;
 
-use crate::adapter::DeviceType;
-use crate::program::PipelineKey;
+use crate::launch_config::LaunchConfig;
+use crate::types::{DeviceType, PipelineKey};
+
+/// Usage of every buffer.
+pub(crate) fn buffer_usage() -> vk::BufferUsageFlags {
+    vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_SRC
+        | vk::BufferUsageFlags::TRANSFER_DST
+        | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+}
 
 /// Maps `VkPhysicalDeviceType` (all five core values; unknown values become `Other`).
 pub(crate) fn device_type(ty: vk::PhysicalDeviceType) -> DeviceType {
@@ -68,7 +76,7 @@ pub(crate) struct SharedWindows {
 /// The push-constant bytes of one dispatch, little endian.
 pub(crate) fn push_constants(
     param_address: u64,
-    cfg: &crate::LaunchConfig,
+    cfg: &LaunchConfig,
     ctaid_base: [u32; 3],
     windows: SharedWindows,
 ) -> [u8; crate::PUSH_CONSTANT_SIZE as usize] {

@@ -20,14 +20,16 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
-use crate::adapter::{Adapter, DeviceInfo};
+use crate::adapter::Adapter;
 use crate::conv;
 use crate::error::Error;
 use crate::event::{Event, EventInner};
 use crate::instance::Instance;
 use crate::memory::AddressMap;
 use crate::pool::PoolInner;
-use crate::stream::{self, StreamCore, StreamKind};
+use crate::stream::{self, StreamCore};
+use crate::types::DeviceInfo;
+use crate::types::StreamKind;
 
 /// Ids for [`DeviceShared::id`].
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
@@ -890,7 +892,7 @@ fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::{DeviceType, Features, Limits};
+    use crate::types::{DeviceType, Features, Limits};
 
     fn info(index: usize, name: &str, device_type: DeviceType) -> DeviceInfo {
         DeviceInfo {

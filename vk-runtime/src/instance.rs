@@ -7,8 +7,9 @@
 
 use ash::vk;
 
-use crate::adapter::{Adapter, DeviceInfo};
+use crate::adapter::Adapter;
 use crate::error::Error;
+use crate::types::DeviceInfo;
 
 /// A loaded Vulkan library and a live `VkInstance`; destroys the instance on drop.
 pub(crate) struct Instance {

@@ -49,9 +49,13 @@
 //! probing), `device` (selection, creation, pipeline cache, teardown, host callbacks),
 //! `memory` (allocations, host memory, the address map), `external` (memory shared
 //! with other processes), `pool` (stream-ordered pools),
-//! `stream` (streams, copies, memsets), `event`, `program` (shader module, layout,
-//! specialized pipelines), `launch` (validation, timed launches), `conv` (pure mapping
-//! helpers), `error`; `native_cuda`, a client of NVIDIA's CUDA driver for comparisons.
+//! `stream` (streams, copies, memsets; `region` the pitched regions of 3-D copies),
+//! `event`, `program` (shader module, layout, specialized pipelines), `launch_config`
+//! (the launch configuration and its validation), `launch` (timed launches), `conv`
+//! (pure mapping helpers), `error`, and `types`, the plain data the files share (device
+//! info and limits, pipeline keys, stream and memset kinds), which imports none of
+//! them. The client of NVIDIA's CUDA driver for comparisons is a crate of
+//! its own (`ptxvk-native-cuda`).
 
 // Every `unsafe` block must say why it is sound (`docs/architecture.md`, *The crates*).
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -64,15 +68,16 @@ mod event;
 mod external;
 mod instance;
 mod launch;
+mod launch_config;
 mod memory;
-pub mod native_cuda;
 mod pool;
 mod program;
+mod region;
 mod shadow;
 mod stream;
+mod types;
 mod window;
 
-pub use adapter::{DeviceInfo, DeviceType, Features, Limits, SubgroupSizes};
 pub use device::{
     Device, DeviceSelector, DEFAULT_SPIN_US, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE,
     ENV_SPIN_US, ENV_TIMEOUT_MS,
@@ -81,14 +86,15 @@ pub use error::Error;
 pub use event::Event;
 pub use external::ExportedMemory;
 pub use instance::{enumerate_devices, validation_messages, ENV_VALIDATION_ABORT};
-pub use launch::{
-    LaunchConfig, LaunchStats, CUDA_MAX_BLOCK, CUDA_MAX_GRID, CUDA_MAX_SHARED_PER_BLOCK,
-};
+pub use launch::LaunchStats;
+pub use launch_config::{LaunchConfig, CUDA_MAX_BLOCK, CUDA_MAX_GRID, CUDA_MAX_SHARED_PER_BLOCK};
 pub use memory::{Buffer, MemoryKind, Range, Resolved, BUFFER_ALIGNMENT};
 pub use pool::MemPool;
-pub use program::{PipelineKey, Program};
-pub use stream::{
-    BufferRegion, Extent3d, Hook, HostLayout, Pattern, Stream, StreamKind, MAX_BATCH_OPS,
+pub use program::Program;
+pub use region::{BufferRegion, Extent3d, HostLayout};
+pub use stream::{Hook, Stream, MAX_BATCH_OPS};
+pub use types::{
+    DeviceInfo, DeviceType, Features, Limits, Pattern, PipelineKey, StreamKind, SubgroupSizes,
 };
 pub use window::{Window, MAX_WINDOW_BYTES};
 

@@ -26,6 +26,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
+use crate::conv;
 use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
 use crate::pool::PoolInner;
@@ -132,7 +133,7 @@ impl Memory {
         let dev = &shared.raw;
         let info = vk::BufferCreateInfo::default()
             .size(capacity)
-            .usage(usage())
+            .usage(conv::buffer_usage())
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: the device is alive; the size is non-zero and within maxBufferSize.
         let raw = unsafe { dev.create_buffer(&info, None) }.map_err(Error::vk("vkCreateBuffer"))?;
@@ -353,19 +354,11 @@ pub(crate) fn create_external_buffer(
     let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
     let info = vk::BufferCreateInfo::default()
         .size(size)
-        .usage(usage())
+        .usage(conv::buffer_usage())
         .sharing_mode(vk::SharingMode::EXCLUSIVE)
         .push_next(&mut external);
     // SAFETY: the device is alive; the caller gives a non-zero size within maxBufferSize.
     unsafe { dev.create_buffer(&info, None) }.map_err(Error::vk("vkCreateBuffer"))
-}
-
-/// Usage of every buffer.
-pub(crate) fn usage() -> vk::BufferUsageFlags {
-    vk::BufferUsageFlags::STORAGE_BUFFER
-        | vk::BufferUsageFlags::TRANSFER_SRC
-        | vk::BufferUsageFlags::TRANSFER_DST
-        | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
 }
 
 pub(crate) fn buffer_address(dev: &ash::Device, raw: vk::Buffer) -> u64 {
@@ -655,7 +648,7 @@ impl Device {
             return Ok(());
         }
         let stream = self.default_stream();
-        stream.memset(buffer, 0, buffer.size(), crate::Pattern::U8(0))?;
+        stream.memset(buffer, 0, buffer.size(), crate::types::Pattern::U8(0))?;
         stream.synchronize()
     }
 

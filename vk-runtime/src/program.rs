@@ -15,21 +15,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ash::vk;
 
-use crate::adapter::{Features, SubgroupSizes};
 use crate::conv;
 use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
-
-/// Identifies one specialized pipeline of a [`Program`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PipelineKey {
-    /// Block size (specialization constants 0, 1, 2).
-    pub block: [u32; 3],
-    /// Shared memory in 32-bit words (specialization constant 3).
-    pub shared_words: u32,
-    /// The launch's dynamic shared bytes (specialization constant 4).
-    pub dynamic_shared_bytes: u32,
-}
+use crate::types::{Features, PipelineKey, SubgroupSizes};
 
 /// A compiled kernel ready to launch: shader module, pipeline layout and its pipelines.
 ///

@@ -49,11 +49,12 @@ use crate::conv::{self, SharedWindows};
 use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
 use crate::event::Event;
-use crate::launch::{validate, LaunchConfig};
+use crate::launch_config::{validate, LaunchConfig};
 use crate::memory::{Buffer, Memory, MemoryKind};
 use crate::pool::MemPool;
-use crate::program::PipelineKey;
 use crate::program::Program;
+use crate::region::{BufferRegion, Extent3d, HostLayout};
+use crate::types::{Pattern, PipelineKey, StreamKind, Submit};
 
 /// Operations a batch collects before it is submitted even though the GPU is busy.
 pub const MAX_BATCH_OPS: u32 = 64;
@@ -72,162 +73,6 @@ const ARENA_MAX_PIECE: u64 = ARENA_CHUNK / 4;
 /// keeps them in device memory; a larger grid is cut into dispatches of as many blocks
 /// as fit, with a barrier between them (they reuse the area).
 const SHARED_WINDOWS_BYTES: u64 = 16 << 20;
-
-/// How a stream orders itself against the legacy default stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamKind {
-    /// The legacy default stream itself.
-    Legacy,
-    /// A stream that synchronises with the legacy default stream (`CU_STREAM_DEFAULT`).
-    Blocking,
-    /// A stream that does not (`CU_STREAM_NON_BLOCKING`).
-    NonBlocking,
-}
-
-/// When an enqueued operation's batch is submitted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Submit {
-    /// Once the stream's earlier batches are done, or the batch is full.
-    WhenIdle,
-    /// Not now: more operations follow at once.
-    Later,
-}
-
-/// The repeated value of a memset.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pattern {
-    /// `cuMemsetD8`: every byte.
-    U8(u8),
-    /// `cuMemsetD16`: every 2-byte element (offset and length multiples of 2).
-    U16(u16),
-    /// `cuMemsetD32`: every 4-byte element (offset and length multiples of 4).
-    U32(u32),
-}
-
-impl Pattern {
-    /// Element size in bytes.
-    pub fn size(self) -> u64 {
-        match self {
-            Pattern::U8(_) => 1,
-            Pattern::U16(_) => 2,
-            Pattern::U32(_) => 4,
-        }
-    }
-
-    /// The pattern's little-endian bytes, repeated to 4 bytes (a whole number of
-    /// elements).
-    fn word_bytes(self) -> [u8; 4] {
-        match self {
-            Pattern::U8(b) => [b; 4],
-            Pattern::U16(h) => {
-                let [a, b] = h.to_le_bytes();
-                [a, b, a, b]
-            }
-            Pattern::U32(w) => w.to_le_bytes(),
-        }
-    }
-}
-
-/// A pitched 3-D region in a buffer: rows of `pitch` bytes, `rows_per_slice` rows per
-/// slice, starting `offset` bytes into the buffer (`CUDA_MEMCPY3D`).
-#[derive(Clone, Copy, Debug)]
-pub struct BufferRegion<'a> {
-    /// The buffer.
-    pub buffer: &'a Buffer,
-    /// Byte offset of the region's first byte.
-    pub offset: u64,
-    /// Bytes from one row to the next.
-    pub pitch: u64,
-    /// Rows from one slice to the next.
-    pub rows_per_slice: u64,
-}
-
-impl BufferRegion<'_> {
-    /// The byte offset of every row of `extent` in the buffer (see
-    /// [`Extent3d::row_offsets`]).
-    fn rows(&self, what: &'static str, extent: Extent3d) -> Result<Vec<u64>, Error> {
-        extent.row_offsets(what, self.offset, self.pitch, self.rows_per_slice, self.buffer.size())
-    }
-}
-
-/// The layout of a pitched region in host memory (as [`BufferRegion`], for host slices).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HostLayout {
-    /// Byte offset of the region's first byte.
-    pub offset: u64,
-    /// Bytes from one row to the next.
-    pub pitch: u64,
-    /// Rows from one slice to the next.
-    pub rows_per_slice: u64,
-}
-
-impl HostLayout {
-    /// The byte offset of every row of `extent` in host memory of `len` bytes.
-    fn rows(&self, what: &'static str, extent: Extent3d, len: u64) -> Result<Vec<u64>, Error> {
-        extent.row_offsets(what, self.offset, self.pitch, self.rows_per_slice, len)
-    }
-}
-
-/// The size of a 3-D copy: `width` bytes per row, `height` rows, `depth` slices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Extent3d {
-    /// Bytes per row.
-    pub width: u64,
-    /// Rows per slice.
-    pub height: u64,
-    /// Slices.
-    pub depth: u64,
-}
-
-impl Extent3d {
-    /// A 2-D extent (one slice).
-    pub fn rows(width: u64, height: u64) -> Extent3d {
-        Extent3d { width, height, depth: 1 }
-    }
-
-    fn rows_total(&self) -> u64 {
-        self.height.saturating_mul(self.depth)
-    }
-
-    /// Byte offsets of every row of a region with this layout, in (slice, row) order;
-    /// checks that rows fit their pitch and the region fits `size` bytes.
-    fn row_offsets(
-        &self,
-        what: &'static str,
-        offset: u64,
-        pitch: u64,
-        rows_per_slice: u64,
-        size: u64,
-    ) -> Result<Vec<u64>, Error> {
-        if self.width == 0 || self.height == 0 || self.depth == 0 {
-            return Ok(Vec::new());
-        }
-        if self.width > pitch || (self.depth > 1 && self.height > rows_per_slice) {
-            return Err(Error::InvalidUse(format!(
-                "the {what} rows of {} bytes x {} rows do not fit a pitch of {pitch} bytes and \
-                 {rows_per_slice} rows per slice",
-                self.width, self.height
-            )));
-        }
-        let slice = pitch.checked_mul(rows_per_slice);
-        let last = slice
-            .and_then(|s| s.checked_mul(self.depth - 1))
-            .and_then(|z| z.checked_add(pitch.checked_mul(self.height - 1)?))
-            .and_then(|o| o.checked_add(offset)?.checked_add(self.width));
-        match last {
-            Some(end) if end <= size => {}
-            _ => return Err(Error::OutOfBounds { op: what, offset, len: self.width, size }),
-        }
-        let slice = slice.unwrap_or(0);
-        let mut rows = Vec::with_capacity(self.rows_total() as usize);
-        for z in 0..self.depth {
-            for y in 0..self.height {
-                rows.push(offset + z * slice + y * pitch);
-            }
-        }
-        Ok(rows)
-    }
-}
 
 /// Completion work of a batch, run on the host once the GPU has finished it; an error is
 /// reported by the stream's next synchronisation.

@@ -31,6 +31,7 @@ use ptxvk_frontend::{Diagnostic, Name, Span};
 
 use super::expand::Emit;
 use super::Lowerer;
+use crate::abi::Layout as _;
 use crate::build::Build;
 use crate::device_launch as dl;
 use crate::ir::{

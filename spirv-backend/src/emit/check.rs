@@ -9,15 +9,15 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::{LoopControl, MemoryAccess, Word};
 
+use ptxvk_abi::system::{TABLE_ENTRIES, TABLE_READ_ONLY};
 use ptxvk_lower::ir::OpTy;
-use ptxvk_lower::system::{TABLE_ENTRIES, TABLE_READ_ONLY};
 
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
 
 impl FnEmitter<'_> {
     /// Whether the `size` bytes at `addr` lie inside one entry of the table at `table`
-    /// (all three 64-bit; the layout is `ptxvk_lower::system`'s), one not read-only for
+    /// (all three 64-bit; the layout is `ptxvk_abi::system`'s), one not read-only for
     /// a `write`. Entry 0 is (0, 0), so the last entry whose start is at or below `addr`
     /// exists; binary lifting finds it in ⌈log2 n⌉ steps, then its end decides.
     pub(super) fn in_allocation(
@@ -48,7 +48,7 @@ impl FnEmitter<'_> {
     }
 
     /// The address of the write shadow word covering `addr`, in the shadow of the
-    /// table's entry holding it (one after the entries: `ptxvk_lower::system`), or 0
+    /// table's entry holding it (one after the entries: `ptxvk_abi::system`), or 0
     /// when that entry has no shadow or `addr` is past its end. Allocations start at
     /// multiples of 128 bytes, so the word is `shadow + (addr - start) / 128 * 4`.
     pub(super) fn shadow_word(&mut self, table: Word, addr: Word) -> R<Word> {

@@ -1,6 +1,6 @@
 //! Device-side launches (CUDA Dynamic Parallelism, CUDA Programming Guide, "CUDA
 //! Dynamic Parallelism"): the launch arena a kernel records its launches in, shared by
-//! `sema::device_launch` (which writes it) and the runtime (which reads it after the
+//! `ptxvk-lower`'s `sema::device_launch` (which writes it) and the runtime (which reads it after the
 //! grid completed and runs the launches).
 //!
 //! Since CUDA 12 a parent grid cannot wait for its children (`cudaDeviceSynchronize`
@@ -8,8 +8,8 @@
 //! completed: the kernel records it, and the runtime runs it when the grid is done,
 //! before the stream the parent was launched on moves on.
 //!
-//! A kernel that launches ([`crate::ir::Kernel::device_launches`] is not empty) has a
-//! system area (`crate::system`) whose [`crate::system::LAUNCH_ARENA`] field holds the
+//! A kernel that launches (its `Kernel::device_launches` is not empty) has a
+//! system area ([`crate::system`]) whose [`crate::system::LAUNCH_ARENA`] field holds the
 //! address of its arena, a host-visible buffer the runtime zeroes and fills in before
 //! each launch. All values little-endian; offsets in bytes from the arena's start:
 //!
@@ -80,7 +80,7 @@ pub const MAX_PARAM_BYTES: u32 = 32_764;
 
 /// Kernel addresses (`mov.u64 %rd, kernel;`): this window plus one plus the kernel's
 /// index among the module's kernels in name order. No memory is there; it lies below
-/// `ir::FUNCTION_WINDOW`.
+/// [`crate::window::FUNCTION_WINDOW`].
 pub const KERNEL_WINDOW: u64 = 0xffff_fffc_0000_0000;
 
 /// `cudaStreamTailLaunch` (`cuda_device_runtime_api.h`).
@@ -144,7 +144,7 @@ pub fn arena_header(slots: u32, per_slot: u32, room: u32, depth: u32) -> [u8; TA
 /// One launch a grid recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recorded {
-    /// Index into the launcher's [`crate::ir::Kernel::device_launches`].
+    /// Index into the launcher's `Kernel::device_launches`.
     pub kernel: usize,
     pub grid: [u32; 3],
     pub block: [u32; 3],

@@ -2,7 +2,7 @@
 //! (ABI guide §4): `trap`, failed assertions (`__assertfail`) and `printf` (`vprintf`);
 //! and where `malloc` finds the device heap.
 //!
-//! A kernel that uses any of them ([`crate::ir::Kernel::system`]) gets a system area in
+//! A kernel that uses any of them (`Kernel::system` in `ptxvk-lower`) gets a system area in
 //! the same device buffer as its parameter block, at [`offset`] (the block's size
 //! rounded up to 32), so the launch ABI needs no new push constant. The host zeroes the
 //! header before the launch and reads the area back after it. All values little-endian:
@@ -22,7 +22,7 @@
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
 //! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
 //! | 104..108 | initcheck: all ones (written by the host), the shadow word of memory without a shadow |
-//! | 112..120 | device-side launches: the launch arena's address (written by the host; `crate::device_launch`) |
+//! | 112..120 | device-side launches: the launch arena's address (written by the host; [`crate::device_launch`]) |
 //! | 120..128 | grid workspace of cooperative groups' inline grid barrier: u32 size, u32 barrier word ([`GRID_WORKSPACE`]) |
 //! | 128..160 | checked launches: the sink, where a refused global access goes instead |
 //! | 160.. | printf records, [`PRINTF_CAPACITY`] bytes |
@@ -41,12 +41,12 @@
 //! dropped (the reserved count tells the host how much was lost), as CUDA drops output
 //! past its printf FIFO.
 //!
-//! A checked kernel (`pass::check`) records each access it refuses, and under
+//! A checked kernel (`ptxvk-lower`'s `pass::check`) records each access it refuses, and under
 //! racecheck each shared access that races, in a [`CHECK_RECORD`]-byte record, small
 //! so that each access's code is: u32 violation ([`VIOLATION_BOUNDS`],
 //! [`VIOLATION_MISALIGNED`], [`VIOLATION_RACE`], [`VIOLATION_UNINITIALIZED`]) in bits
 //! 29-31 and site (an index into
-//! the kernel's [`crate::ir::Kernel::check_sites`]) below; u32 thread
+//! the kernel's `Kernel::check_sites`) below; u32 thread
 //! (`%tid.x | %tid.y << 10 | %tid.z << 20`); u64 address (a device address for global
 //! memory, an offset for the other spaces; for a race, the offset and the other
 //! access, as [`VIOLATION_RACE`] says); u64 block
@@ -72,7 +72,7 @@ pub const STATUS_TRAP: u32 = 1;
 /// Status of a launch in which an assertion failed.
 pub const STATUS_ASSERT: u32 = 2;
 /// Status of a launch that reached a barrier for fewer threads than its block has
-/// (`sema::barrier`); the line field holds the thread count.
+/// (`ptxvk-lower`'s `sema::barrier`); the line field holds the thread count.
 pub const STATUS_BARRIER: u32 = 3;
 /// Status of a launch in which an `alloca`, or a recursive call's frame or save area
 /// (the function field is then 1), did not fit the thread's stack; the line field
@@ -87,7 +87,7 @@ pub const STATUS_MBARRIER: u32 = 7;
 /// Status of a launch that ran more loop iterations in one subgroup than the driver
 /// allows before it silently ends every loop (`pass::loop_guard`, Mesa 22.3's
 /// lavapipe): the line field holds the loop's index in the kernel's
-/// [`crate::ir::Kernel::guarded_loops`], the file field the guard's limit.
+/// `Kernel::guarded_loops`, the file field the guard's limit.
 pub const STATUS_LOOP_LIMIT: u32 = 8;
 /// The largest arrival count of ptxvk's mbarrier layout (`sema::mbarrier`).
 pub const MBARRIER_MAX_COUNT: u32 = 0x7ff;
@@ -118,7 +118,7 @@ pub const CHECK_SLOTS: u32 = 84;
 pub const CHECK_TABLE: u32 = 88;
 pub const CHECK_PARAMS: u32 = 96;
 pub const ALL_WRITTEN: u32 = 104;
-/// The launch arena of a kernel that launches kernels (`crate::device_launch`).
+/// The launch arena of a kernel that launches kernels ([`crate::device_launch`]).
 pub const LAUNCH_ARENA: u32 = 112;
 /// The grid workspace whose address `%envreg2` (low half) and `%envreg1` (high half)
 /// hold: CUDA 12's cooperative-groups headers read it there and synchronize the grid on

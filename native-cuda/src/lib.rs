@@ -4,8 +4,9 @@
 //! The library is loaded with `libloading` and its entry points are resolved by name,
 //! with the driver API's types from `cudarc`; nothing is linked, so ptxvk builds and runs
 //! where there is no NVIDIA driver, and this client fails with [`CudaError::NoLibrary`].
-//! It lives in the runtime crate because it is, like `ash`, a foreign interface to a GPU
-//! driver: this crate and the driver library are the only ones with `unsafe` code.
+//! It is a crate of its own, apart from the Vulkan runtime: only `ptxvk compare` uses
+//! it, and it is, like `ash`, a foreign interface to a GPU driver, so its `unsafe` code
+//! lives here, each block with a `// SAFETY:` comment.
 //!
 //! Two things keep a comparison honest:
 //! - [`CudaLibrary::System`] loads `libcuda.so.1` as the CUDA runtime does and refuses
@@ -18,6 +19,9 @@
 //!
 //! Arguments are checked against the kernel's parameters with `cuFuncGetParamInfo`
 //! (CUDA 12.4): a value of the wrong size would make the driver read past it.
+
+// Every `unsafe` block must say why it is sound (`docs/architecture.md`, *The crates*).
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::mem::ManuallyDrop;

@@ -1,0 +1,525 @@
+//! Launches of a module's kernels: arguments checked against the parameters, the
+//! launch prepared (refusals, limits, the system area), enqueued and waited for.
+
+use std::sync::{Arc, PoisonError};
+
+use ptxvk_frontend::ast::ScalarType;
+use ptxvk_spirv::KernelInfo;
+use ptxvk_vk::{LaunchConfig, Stream};
+
+use crate::check::{CheckContext, Region};
+use crate::Error;
+
+use super::module::Code;
+use super::system_area::SystemArea;
+use super::{device_launch, Arg, LaunchStats, Module};
+
+/// Grid and block dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3(pub [u32; 3]);
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3([x, 1, 1])
+    }
+}
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3([x, y, 1])
+    }
+}
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3([x, y, z])
+    }
+}
+impl From<[u32; 3]> for Dim3 {
+    fn from(d: [u32; 3]) -> Dim3 {
+        Dim3(d)
+    }
+}
+
+/// One kernel of a [`Module`].
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel<'m> {
+    pub(super) module: &'m Module,
+    pub(super) index: usize,
+    pub(super) code: &'m Code,
+}
+
+impl<'m> Kernel<'m> {
+    pub fn info(&self) -> &'m KernelInfo {
+        self.code.info()
+    }
+
+    /// Lays out `args` in the kernel's parameter block, checking each against its
+    /// parameter's size.
+    pub fn param_block(&self, args: &[Arg<'_>]) -> Result<Vec<u8>, Error> {
+        let info = self.info();
+        let params = &info.abi.params;
+        if args.len() != params.len() {
+            return Err(Error::Launch(format!(
+                "kernel `{}` takes {} argument(s), {} given",
+                info.name,
+                params.len(),
+                args.len()
+            )));
+        }
+        let mut block = vec![0u8; info.abi.size as usize];
+        let not_a_pointer = |i: usize, bits: u32| {
+            let p = &params[i];
+            Error::Launch(format!(
+                "argument {i} of `{}` is a buffer, but parameter `{}` is {} ({} bytes), not a {bits}-bit pointer",
+                info.name,
+                p.name,
+                describe(p.elem, p.count),
+                p.size
+            ))
+        };
+        for (i, (arg, p)) in args.iter().zip(params).enumerate() {
+            let pointer;
+            let pointer32;
+            let bytes: &[u8] = match arg {
+                // A module with 32-bit addresses takes the buffer's offset in the
+                // address window (`Device::address_window`).
+                Arg::Pointer { buffer, offset } if info.address_size == 32 => {
+                    let address = buffer.address() + offset;
+                    let window = self.module.window.as_ref();
+                    // The whole buffer, not only the address: a buffer allocated
+                    // outside may start right at the window's end (mmap places the
+                    // window just below earlier allocations), where an address alone
+                    // would pass as one past the window's last byte.
+                    let inside =
+                        |w: &&ptxvk_vk::Window| w.contains(buffer.address(), buffer.size());
+                    let Some(w) = window.filter(inside) else {
+                        return Err(Error::Launch(format!(
+                            "argument {i} of `{}` is a buffer outside the 32-bit address window: \
+                             a module with 32-bit addresses takes buffers allocated after it \
+                             was loaded",
+                            info.name
+                        )));
+                    };
+                    if p.size != 4 || p.count != 1 {
+                        return Err(not_a_pointer(i, 32));
+                    }
+                    pointer32 = ((address - w.base()) as u32).to_le_bytes();
+                    &pointer32
+                }
+                Arg::Pointer { buffer, offset } => {
+                    if p.size != 8 || p.count != 1 {
+                        return Err(not_a_pointer(i, 64));
+                    }
+                    pointer = (buffer.address() + offset).to_le_bytes();
+                    &pointer
+                }
+                Arg::Bytes(b) => b,
+            };
+            if bytes.len() != p.size as usize {
+                return Err(Error::Launch(format!(
+                    "argument {i} of `{}` has {} byte(s), but parameter `{}` is {} ({} bytes)",
+                    info.name,
+                    bytes.len(),
+                    p.name,
+                    describe(p.elem, p.count),
+                    p.size
+                )));
+            }
+            let off = p.offset as usize;
+            block[off..off + bytes.len()].copy_from_slice(bytes);
+        }
+        Ok(block)
+    }
+
+    /// Launches the kernel on the default stream and waits for it: `grid` blocks of
+    /// `block` threads, with `shared_bytes` of dynamic (`extern .shared`) memory.
+    /// `kernel_ms` of the result is 0: [`Kernel::launch_timed`] measures it.
+    pub fn launch(
+        &self,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+    ) -> Result<LaunchStats, Error> {
+        self.launch_and_wait(grid.into().0, block.into().0, shared_bytes, args, false)
+    }
+
+    /// [`Kernel::launch`], also measuring the kernel's GPU time with timestamps (slower:
+    /// on lavapipe a timestamp waits for all earlier work).
+    pub fn launch_timed(
+        &self,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+    ) -> Result<LaunchStats, Error> {
+        self.launch_and_wait(grid.into().0, block.into().0, shared_bytes, args, true)
+    }
+
+    pub(super) fn launch_and_wait(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+        timed: bool,
+    ) -> Result<LaunchStats, Error> {
+        let stream = self.module.device.default_stream();
+        if self.launches_kernels() {
+            let keep = Prepared::arguments(args);
+            let run = device_launch::TreeRun { stream: &stream, timed, print: false, keep };
+            return self.run_tree(&run, grid, block, shared_bytes, self.param_block(args)?);
+        }
+        let prepared = self.prepare(grid, block, shared_bytes, self.param_block(args)?)?;
+        let keep = prepared.keep(args);
+        let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
+        // Kernels with a system area find their parameters in it.
+        let params = prepared.system.is_none().then_some(prepared.params.as_slice());
+        let stats = stream.launch_and_wait(self.program(), &prepared.cfg, params, &keep, timed)?;
+        let mut stats = LaunchStats {
+            kernel_ms: stats.kernel_ms,
+            dispatches: stats.dispatches,
+            ..Default::default()
+        };
+        if let Some(area) = prepared.system {
+            let report = area.read()?;
+            self.module.system_areas_return(area.buffer);
+            stats.printf.clone_from(&report.printf);
+            if let Some(error) = report.error() {
+                return Err(error);
+            }
+        }
+        Ok(stats)
+    }
+
+    /// Enqueues the kernel on `stream` and returns at once. The buffers named by `args`
+    /// stay alive until the kernel has run. A kernel's `printf` output is printed to
+    /// standard output when it completes, and a failed `assert` or `trap` is reported by
+    /// the stream's (or the device's) next `synchronize` as [`Error::KernelFailed`], as
+    /// CUDA does.
+    pub fn launch_on(
+        &self,
+        stream: &Stream,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
+        let (grid, block) = (grid.into().0, block.into().0);
+        if self.launches_kernels() {
+            let keep = Prepared::arguments(args);
+            let run = device_launch::TreeRun { stream, timed: false, print: true, keep };
+            self.run_tree(&run, grid, block, shared_bytes, self.param_block(args)?)?;
+            return Ok(());
+        }
+        let prepared = self.prepare(grid, block, shared_bytes, self.param_block(args)?)?;
+        let keep = prepared.keep(args);
+        self.enqueue(stream, prepared, &keep)
+    }
+
+    /// [`Kernel::launch_on`] with a parameter block laid out by the caller (CUDA's
+    /// `kernelParams` or `extra` forms): `params` must be exactly the kernel's
+    /// parameter-block size. Buffers the block points to are not known to the launch: pass
+    /// them in `keep` to keep them alive until it has run.
+    pub fn launch_params_on(
+        &self,
+        stream: &Stream,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        params: Vec<u8>,
+        keep: &[ptxvk_vk::Buffer],
+    ) -> Result<(), Error> {
+        let size = self.info().abi.size as usize;
+        if params.len() != size {
+            return Err(Error::Launch(format!(
+                "kernel `{}` has a parameter block of {size} bytes, {} given",
+                self.info().name,
+                params.len()
+            )));
+        }
+        let (grid, block) = (grid.into().0, block.into().0);
+        if self.launches_kernels() {
+            let run =
+                device_launch::TreeRun { stream, timed: false, print: true, keep: keep.to_vec() };
+            self.run_tree(&run, grid, block, shared_bytes, params)?;
+            return Ok(());
+        }
+        let prepared = self.prepare(grid, block, shared_bytes, params)?;
+        let mut all = prepared.keep(&[]);
+        all.extend(keep.iter().cloned());
+        self.enqueue(stream, prepared, &all)
+    }
+
+    pub(super) fn enqueue(
+        &self,
+        stream: &Stream,
+        prepared: Prepared<'_>,
+        keep: &[ptxvk_vk::Buffer],
+    ) -> Result<(), Error> {
+        let keep: Vec<&ptxvk_vk::Buffer> = keep.iter().collect();
+        match prepared.system {
+            None => {
+                stream.launch_with_params(self.program(), &prepared.cfg, &prepared.params, &keep)?
+            }
+            Some(area) => {
+                stream.launch(self.program(), &prepared.cfg, &keep)?;
+                let areas = Arc::clone(&self.module.system_areas);
+                stream.on_complete(Box::new(move || {
+                    let report = area.read();
+                    areas.lock().unwrap_or_else(PoisonError::into_inner).push(area.buffer);
+                    let report = report.map_err(|e| ptxvk_vk::Error::Deferred(Box::new(e)))?;
+                    print!("{}", report.printf);
+                    match report.error() {
+                        Some(error) => Err(ptxvk_vk::Error::Deferred(Box::new(error))),
+                        None => Ok(()),
+                    }
+                }))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn program(&self) -> &'m ptxvk_vk::Program {
+        &self.code.program
+    }
+
+    /// Checks the launch shape against the kernel and lays out its parameters (and, for
+    /// kernels with a system area, fills one).
+    pub(super) fn prepare(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        params: Vec<u8>,
+    ) -> Result<Prepared<'m>, Error> {
+        self.prepare_with(grid, block, shared_bytes, params, None)
+    }
+
+    /// [`Self::prepare`]; a checked launch may also access `arena` (the launch arena of
+    /// a kernel that launches kernels, `device_launch`).
+    pub(super) fn prepare_with(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        params: Vec<u8>,
+        arena: Option<&ptxvk_vk::Buffer>,
+    ) -> Result<Prepared<'m>, Error> {
+        let info = self.info();
+        if let Some(refused) = self.module.device.refusal(&self.code.unit.spirv) {
+            return Err(refused);
+        }
+        if let Some(req) = info.reqntid {
+            if block != req {
+                return Err(Error::Launch(format!(
+                    "kernel `{}` requires block size {:?} (.reqntid), got {:?}",
+                    info.name, req, block
+                )));
+            }
+        }
+        if let Some(max) = info.maxntid {
+            let n = |d: [u32; 3]| d.iter().map(|&x| x as u64).product::<u64>();
+            if n(block) > n(max) {
+                return Err(Error::Launch(format!(
+                    "kernel `{}` allows at most {} threads per block (.maxntid), got {}",
+                    info.name,
+                    n(max),
+                    n(block)
+                )));
+            }
+        }
+        if info.grid_sync {
+            let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
+            let resident = self.module.device.info().resident_workgroups;
+            if blocks > u64::from(resident) {
+                return Err(Error::Launch(format!(
+                    "kernel `{}` synchronizes its grid (`grid.sync()`, `cudaCGSynchronize`), \
+                     so all {blocks} blocks must run at once; this device guarantees \
+                     {resident} (DeviceInfo::resident_workgroups)",
+                    info.name
+                )));
+            }
+        }
+        let total_shared = if shared_bytes > 0 {
+            info.dynamic_shared_offset
+                .checked_add(shared_bytes)
+                .ok_or_else(|| Error::Launch("shared memory size overflows".into()))?
+        } else {
+            info.static_shared_bytes
+        };
+        if info.race_shadow {
+            self.racecheck_fits(total_shared)?;
+        }
+        let module = self.module;
+        let mut cfg = LaunchConfig {
+            grid,
+            block,
+            shared_bytes: total_shared,
+            dynamic_shared_bytes: shared_bytes,
+            param_address: 0,
+            const_address: module.data.as_ref().map_or(0, |b| b.address()),
+            window_base: module.window.as_ref().map_or(0, |w| w.base()),
+            shared_in_device_memory: info.shared_in_device_memory,
+        };
+        let check = (!info.check_sites.is_empty()).then(|| {
+            let dynamic =
+                if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
+            let mut regions = self.regions(&params);
+            regions.extend(arena.map(|a| Region {
+                range: ptxvk_vk::Range { start: a.address(), size: a.size() },
+                name: "holding the device-side launches' parameter buffers".to_string(),
+                // The kernel writes its parameter buffers there.
+                internal: false,
+                shadow: 0,
+            }));
+            Box::new(CheckContext {
+                kernel: info.name.clone(),
+                sites: info.check_sites.clone(),
+                sources: self
+                    .code
+                    .unit
+                    .check_sources
+                    .get(self.code.at)
+                    .cloned()
+                    .unwrap_or_default(),
+                param_ranges: self.param_ranges(&params, &regions),
+                regions,
+                freed: module.device.inner.freed_allocations(),
+                shared: (total_shared - dynamic, dynamic),
+                local_bytes: info.local_bytes,
+                param_bytes: info.abi.size,
+                limit: module.device.check().limit,
+                block,
+            })
+        });
+        let system = if info.system {
+            let area = module.system_area(self.code, &params, check)?;
+            cfg.param_address = area.buffer.address();
+            Some(area)
+        } else {
+            None
+        };
+        Ok(Prepared { module, cfg, params, system })
+    }
+
+    /// Whether a racechecked launch with `total_shared` bytes of shared memory can keep
+    /// its shadow (four words per word) in shared memory too.
+    pub(super) fn racecheck_fits(&self, total_shared: u32) -> Result<(), Error> {
+        let info = self.module.device.info();
+        let words = u64::from(ptxvk_vk::abi::shared_words(total_shared));
+        let needed = u64::from(total_shared) + 16 * words;
+        let max = u64::from(info.limits.max_shared_memory_bytes);
+        if needed > max {
+            return Err(Error::Launch(format!(
+                "racecheck keeps a shadow of 16 bytes per 4 bytes of shared memory: kernel \
+                 `{}`'s {total_shared} bytes need {needed} bytes in all, more than the \
+                 device's {max} (maxComputeSharedMemorySize); run it with memcheck only",
+                self.info().name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The pointer-sized parameters of the launch with parameter block `params`: their
+    /// index and value as a device address (a window offset made one).
+    pub(super) fn pointer_arguments(&self, params: &[u8]) -> Vec<(usize, u64)> {
+        let info = self.info();
+        let pointer_bytes = if info.address_size == 32 { 4 } else { 8 };
+        let window = self.module.window.as_ref().map_or(0, |w| w.base());
+        info.abi
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.size == pointer_bytes && p.count == 1)
+            .filter_map(|(i, p)| {
+                let at = p.offset as usize;
+                let bytes = params.get(at..at + pointer_bytes as usize)?;
+                let mut value = [0u8; 8];
+                value[..bytes.len()].copy_from_slice(bytes);
+                let value = u64::from_le_bytes(value);
+                Some((i, if pointer_bytes == 4 { window + value } else { value }))
+            })
+            .collect()
+    }
+
+    /// Per parameter, the allocation its pointer value points into, or (0, 0).
+    pub(super) fn param_ranges(&self, params: &[u8], regions: &[Region]) -> Vec<(u64, u64, u64)> {
+        let mut ranges = vec![(0, 0, 0); self.info().abi.params.len()];
+        for (i, value) in self.pointer_arguments(params) {
+            let holder = regions
+                .iter()
+                .find(|r| (r.range.start..r.range.start + r.range.size).contains(&value));
+            if let Some(r) = holder {
+                ranges[i] = (r.range.start, r.range.start + r.range.size, r.shadow);
+            }
+        }
+        ranges
+    }
+
+    /// What a checked launch with parameter block `params` may access, named for its
+    /// report: every live allocation (the parameter block is added with its buffer).
+    pub(super) fn regions(&self, params: &[u8]) -> Vec<Region> {
+        let module = self.module;
+        let arguments = self.pointer_arguments(params);
+        let data = module.data.as_ref().map(|b| b.address());
+        let heap = module.heap.get().map(|b| b.address());
+        let vk = &module.device.inner;
+        let initcheck = module.device.check().initcheck;
+        vk.live_allocations()
+            .into_iter()
+            .map(|range| {
+                let inside = |a: u64| (range.start..range.start + range.size.max(1)).contains(&a);
+                let name = if let Some((i, _)) = arguments.iter().find(|(_, a)| inside(*a)) {
+                    format!("passed as argument {i}")
+                } else if data == Some(range.start) {
+                    "of the module's `.global`/`.const` variables".to_string()
+                } else if heap == Some(range.start) {
+                    "of the device heap (`malloc`)".to_string()
+                } else {
+                    "not passed to this launch".to_string()
+                };
+                let shadow = if initcheck { vk.shadow_of(range.start) } else { 0 };
+                Region { range, name, internal: false, shadow }
+            })
+            .collect()
+    }
+}
+
+/// A launch ready to enqueue.
+pub(super) struct Prepared<'m> {
+    pub(super) module: &'m Module,
+    pub(super) cfg: LaunchConfig,
+    pub(super) params: Vec<u8>,
+    pub(super) system: Option<SystemArea>,
+}
+
+impl Prepared<'_> {
+    /// The buffers the launch uses: its arguments', the module data and heap, and the
+    /// system area.
+    pub(super) fn keep(&self, args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
+        let mut keep = Self::arguments(args);
+        keep.extend(self.module.data.iter().chain(self.module.heap.get()).cloned());
+        keep.extend(self.system.as_ref().map(|s| s.buffer.clone()));
+        keep
+    }
+}
+
+impl Prepared<'_> {
+    /// The buffers `args` pass.
+    pub(super) fn arguments(args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
+        args.iter()
+            .filter_map(|a| match a {
+                Arg::Pointer { buffer, .. } => Some((*buffer).clone()),
+                Arg::Bytes(_) => None,
+            })
+            .collect()
+    }
+}
+
+pub(super) fn describe(elem: ScalarType, count: u32) -> String {
+    if count == 1 {
+        format!("`{}`", elem.directive())
+    } else {
+        format!("`{}[{count}]`", elem.directive())
+    }
+}
