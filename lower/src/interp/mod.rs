@@ -1,0 +1,133 @@
+//! Interpreters of the IR, with no GPU.
+//!
+//! * [`run`] executes a kernel — its CFG, or its structured tree once
+//!   `pass::structurize` has made one — over a small grid with the semantics
+//!   [`crate::ir`] specifies, written from the PTX ISA 9.2: integer and float
+//!   arithmetic exactly, in every rounding direction, with `.ftz` and `.sat`
+//!   ([`arith`], [`float`]); global memory as allocations at device addresses, each
+//!   block's shared window and each thread's local window as byte arrays, atomics
+//!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]). It is the
+//!   model [`check`] compares each pass against: the observable results of a kernel
+//!   (its global memory after the launch, its system status, whether it faults) must
+//!   not change through a pass.
+//! * [`run_cfg`] and [`run_structured`] ([`control`]) follow control flow only, under
+//!   given branch decisions, to check that structuring keeps the path.
+//!
+//! What the interpreter cannot model exactly (the device clock, the allocation tables
+//! of checked launches, module data, 32-bit address windows, grid-wide barriers) is an
+//! [`Error::Unsupported`], which callers count and skip.
+
+pub mod arith;
+pub mod check;
+pub mod control;
+pub mod float;
+pub mod memory;
+mod thread;
+mod warp;
+
+pub use control::{run_cfg, run_structured, Decide};
+
+use ptxvk_frontend::Span;
+
+use crate::ir::{Kernel, Node};
+use memory::{Memory, Region};
+use thread::{Ctx, Thread};
+
+/// Why a run has no outcome to compare, or its failure.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The interpreter does not model this operation.
+    #[error("the interpreter does not model {what}")]
+    Unsupported { what: String, span: Span },
+    /// The program does something the IR leaves undefined.
+    #[error("undefined behaviour: {what}")]
+    Undefined { what: String, span: Span },
+    /// An access outside every allocation or window (a device would fault, or worse).
+    #[error("{space} access of {size} bytes at {addr:#x} is outside memory")]
+    Fault { space: &'static str, addr: u64, size: u32, span: Span },
+    /// The launch had not ended after this many steps (it may hang).
+    #[error("no end after {0} steps")]
+    StepLimit(u64),
+}
+
+/// Where the parameter block (followed by the system area) lives in device memory.
+pub const PARAM_BASE: u64 = 0x7f00_0000_0000;
+/// Where the shared windows of a kernel whose window is in device memory live.
+pub const SHARED_AREA_BASE: u64 = 0x7e00_0000_0000;
+/// Bytes of system area the interpreter gives a kernel (the header, and room for
+/// printf-sized records).
+pub const SYSTEM_BYTES: u32 = crate::system::HEADER + 4096;
+
+/// A launch: grid and block sizes, the parameter block's bytes, the global
+/// allocations the kernel may touch (their addresses are in the parameters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub params: Vec<u8>,
+    pub buffers: Vec<Region>,
+    pub dynamic_shared: u32,
+    /// Steps (instructions and structured statements) after which the run stops.
+    pub step_limit: u64,
+}
+
+/// What a launch leaves that a host can see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The bytes of each of [`Launch::buffers`] after the launch.
+    pub buffers: Vec<Vec<u8>>,
+    /// The system area's status word ([`crate::system::STATUS`]): 0, or a failure.
+    pub status: u32,
+}
+
+/// Runs `k` (its structured tree `body` when given, else its CFG) for `launch`.
+pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome, Error> {
+    let none = Span::default();
+    if k.grid_sync {
+        return Err(Error::Unsupported { what: "grid-wide barriers".into(), span: none });
+    }
+    if k.address_size != 64 {
+        return Err(Error::Unsupported { what: "32-bit address windows".into(), span: none });
+    }
+    let system_at = crate::system::offset(k.abi.size.max(launch.params.len() as u32));
+    let mut param_block = launch.params.clone();
+    param_block.resize((system_at + SYSTEM_BYTES) as usize, 0);
+    let mut mem = Memory { regions: vec![Region { base: PARAM_BASE, bytes: param_block }] };
+    mem.regions.extend(launch.buffers.iter().cloned());
+    let window = k.shared.static_bytes + launch.dynamic_shared;
+    let [gx, gy, gz] = launch.grid;
+    if k.shared.in_device_memory {
+        let bytes = window as usize * (gx * gy * gz) as usize;
+        mem.regions.push(Region { base: SHARED_AREA_BASE, bytes: vec![0; bytes] });
+    }
+    let mut steps = 0;
+    for (index, ctaid) in
+        (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z]))).enumerate()
+    {
+        let mut cx = Ctx {
+            k,
+            memory: &mut mem,
+            shared: vec![0; window as usize],
+            race_shadow: vec![0; 4 * window.div_ceil(4) as usize],
+            ntid: launch.block,
+            ctaid,
+            nctaid: launch.grid,
+            param_base: PARAM_BASE,
+            dynamic_shared: launch.dynamic_shared,
+            shared_window: SHARED_AREA_BASE + u64::from(window) * index as u64,
+            steps,
+            step_limit: launch.step_limit,
+        };
+        let [bx, by, bz] = launch.block;
+        let mut threads: Vec<Thread<'_>> = (0..bz)
+            .flat_map(|z| (0..by).flat_map(move |y| (0..bx).map(move |x| [x, y, z])))
+            .enumerate()
+            .map(|(linear, tid)| Thread::new(k, body, tid, linear as u32))
+            .collect();
+        warp::run_block(&mut cx, &mut threads)?;
+        steps = cx.steps;
+    }
+    let status = memory::read(&mem.regions[0].bytes, u64::from(system_at), 4).unwrap_or(0) as u32;
+    let buffers = mem.regions[1..=launch.buffers.len()].iter().map(|r| r.bytes.clone()).collect();
+    Ok(Outcome { buffers, status })
+}

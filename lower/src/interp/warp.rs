@@ -1,0 +1,141 @@
+//! A block of threads: each runs alone until it must wait for others ([`WaitKind`]),
+//! then the waits are resolved together, as PTX's warps of 32 threads (linear thread
+//! ids `32w..32w+32`, PTX ISA 9.2 §2.2.1) and the block's barriers would:
+//!
+//! 1. a warp collective (an exchange's publish, a subgroup operation) runs once every
+//!    thread of its warp waits or has exited, among the threads waiting at the same
+//!    instruction (one group per warp at a time); a lane that is elsewhere or has
+//!    exited publishes 0, and a shuffle from it reads an arbitrary value;
+//! 2. else, threads at sync points resume (a scheduler's yield);
+//! 3. else every thread waits at a block barrier: `bar.sync` releases them all (exited
+//!    threads do not count, as on the GPU); the workgroup barriers of emulated
+//!    collectives must be reached by every thread at one instruction (SPIR-V's
+//!    `OpControlBarrier` in uniform control flow), else the run is undefined.
+
+use super::thread::{Ctx, State, Thread, WaitKind};
+use super::Error;
+use crate::ir::{Kernel, SubgroupOp};
+
+/// What a shuffle from a lane that does not take part reads (SPIR-V leaves it
+/// undefined); a value no program computes by chance, so that relying on it shows.
+pub const UNDEFINED_LANE: u32 = 0xdead_beef;
+
+/// Runs the block's threads to their end.
+pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Result<(), Error> {
+    loop {
+        for t in threads.iter_mut() {
+            if t.state == State::Running {
+                t.run(cx)?;
+            }
+        }
+        if threads.iter().all(|t| t.state == State::Exited) {
+            return Ok(());
+        }
+        let mut released = false;
+        for warp in threads.chunks_mut(32) {
+            released |= release_warp(cx, warp);
+        }
+        if released {
+            continue;
+        }
+        let mut yielded = false;
+        for t in threads.iter_mut() {
+            if matches!(t.state, State::Waiting { kind: WaitKind::Yield, .. }) {
+                t.state = State::Running;
+                yielded = true;
+            }
+        }
+        if !yielded {
+            release_barrier(cx.k, threads)?;
+        }
+    }
+}
+
+/// Runs one warp collective of `warp` whose threads all wait: the group at the first
+/// instruction (in block order) where some wait. Returns whether one ran.
+fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
+    let collective = |s: &State| match s {
+        State::Waiting {
+            point,
+            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. }),
+        } => Some((*point, std::mem::discriminant(kind))),
+        _ => None,
+    };
+    let Some(first) = warp.iter().filter_map(|t| collective(&t.state)).min_by_key(|p| p.0) else {
+        return false;
+    };
+    let member = |t: &Thread<'_>| collective(&t.state) == Some(first);
+    let mut values = [0u32; 32];
+    let mut present = 0u64;
+    for (lane, t) in warp.iter().enumerate() {
+        if member(t) {
+            present |= 1 << lane;
+            values[lane] = match t.state {
+                State::Waiting { kind: WaitKind::Publish(v), .. } => v,
+                State::Waiting { kind: WaitKind::Subgroup { value, .. }, .. } => value,
+                _ => 0,
+            };
+        }
+    }
+    let k = cx.k;
+    for t in warp.iter_mut().filter(|t| member(t)) {
+        match t.state {
+            State::Waiting { kind: WaitKind::Publish(_), .. } => {
+                let mut exchange = [0u32; 32];
+                for (lane, v) in values.iter().enumerate() {
+                    if present >> lane & 1 != 0 {
+                        exchange[lane] = *v;
+                    }
+                }
+                t.exchange = exchange;
+            }
+            State::Waiting { kind: WaitKind::Subgroup { op, dst, lane, .. }, .. } => {
+                let v = match op {
+                    SubgroupOp::Shuffle => {
+                        let l = lane % 32;
+                        if present >> l & 1 != 0 {
+                            values[l as usize]
+                        } else {
+                            UNDEFINED_LANE
+                        }
+                    }
+                    SubgroupOp::Ballot => (0..32)
+                        .filter(|&l| present >> l & 1 != 0 && values[l] != 0)
+                        .fold(0u32, |a, l| a | 1 << l),
+                };
+                t.set(k, dst, u64::from(v));
+            }
+            _ => {}
+        }
+        t.state = State::Running;
+    }
+    true
+}
+
+/// Releases the block barrier every live thread waits at.
+fn release_barrier(k: &Kernel, threads: &mut [Thread<'_>]) -> Result<(), Error> {
+    let waits: Vec<((usize, usize), WaitKind)> = threads
+        .iter()
+        .filter_map(|t| match t.state {
+            State::Waiting { point, kind } => Some((point, kind)),
+            _ => None,
+        })
+        .collect();
+    let emulated = waits.iter().any(|w| w.1 == WaitKind::WarpBarrier);
+    if emulated {
+        let exited = threads.iter().any(|t| t.state == State::Exited);
+        let one_point = waits.iter().all(|w| *w == waits[0]);
+        if exited || !one_point {
+            return Err(Error::Undefined {
+                what: "a workgroup barrier in divergent control flow".into(),
+                span: k.blocks[waits[0].0 .0].insts[waits[0].0 .1].span,
+            });
+        }
+    }
+    for t in threads.iter_mut() {
+        if matches!(t.state, State::Waiting { .. }) {
+            t.state = State::Running;
+        }
+    }
+    Ok(())
+}
