@@ -26,7 +26,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ptxvk_lower::interp::{run_cfg, run_structured};
+use ptxvk_lower::interp::check::Program;
+use ptxvk_lower::interp::{self, run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
@@ -469,6 +470,24 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     verify::run(&s.kernel).map_err(|d| messages(&d))
 }
 
+/// Launches each pass is checked on.
+const LAUNCHES: usize = 8;
+
+/// Compares the results of the kernel before and after a pass through the
+/// interpreter ([`ptxvk_lower::interp::check`]) on generated launches. Returns how many
+/// launches were compared; a launch the interpreter cannot judge is skipped.
+fn same_results(name: &str, before: &State, after: &State) -> Result<usize, String> {
+    let seed = name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    fn program(s: &State) -> Program<'_> {
+        Program { kernel: &s.kernel, body: s.body.as_deref() }
+    }
+    let tally = interp::check::check(program(before), program(after), seed, LAUNCHES)?;
+    if std::env::var_os("PTXVK_SHOW_SKIPS").is_some() && !tally.skipped.is_empty() {
+        eprintln!("{name}: {} skipped: {}", tally.skipped.len(), tally.skipped[0]);
+    }
+    Ok(tally.same)
+}
+
 fn check(path: &Path) -> Option<String> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
     let input = std::fs::read_to_string(path).expect("reading the case");
@@ -487,10 +506,21 @@ fn check(path: &Path) -> Option<String> {
         return Some(format!("{name}: the input does not verify: {}", messages(&d)));
     }
     let mut state = State { kernel, body: None };
+    let mut compared = 0;
     for pass in passes.split_whitespace() {
+        let before = State { kernel: state.kernel.clone(), body: state.body.clone() };
         if let Err(e) = run_pass(pass, &mut state) {
             return Some(format!("{name}: {pass}: {e}"));
         }
+        match same_results(&name, &before, &state) {
+            Ok(n) => compared += n,
+            Err(e) => return Some(format!("{name}: {pass}: the results changed: {e}")),
+        }
+    }
+    // Unless the file says why not, its kernel ran in the interpreter.
+    let excused = input.lines().any(|l| l.starts_with("; semantics: not modelled"));
+    if compared == 0 && !excused {
+        return Some(format!("{name}: no launch was compared through the interpreter"));
     }
     let out = match &state.body {
         Some(body) => text::print_structured(&state.kernel, body),

@@ -9,6 +9,9 @@ use super::memory::{self, Memory};
 use super::Error;
 use crate::ir::*;
 
+/// Steps a thread runs before it lets the others run.
+const SLICE: u32 = 4096;
+
 /// Why a thread stopped before the instruction after `point`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum WaitKind {
@@ -123,10 +126,18 @@ impl<'a> Thread<'a> {
     /// Runs until the thread waits or exits.
     pub fn run(&mut self, cx: &mut Ctx<'a>) -> Result<(), Error> {
         let k = cx.k;
+        let mut slice = 0;
         while self.state == State::Running {
             cx.steps += 1;
             if cx.steps > cx.step_limit {
                 return Err(Error::StepLimit(cx.step_limit));
+            }
+            slice += 1;
+            if slice > SLICE {
+                // Independent thread scheduling (PTX ISA 9.2 §2.2.1): a thread that spins
+                // lets the others run.
+                self.state = State::Waiting { point: (usize::MAX, 0), kind: WaitKind::Yield };
+                break;
             }
             let Some((b, i)) = self.at else {
                 self.tree_step();

@@ -7,14 +7,12 @@
 //!    instruction (one group per warp at a time); a lane that is elsewhere or has
 //!    exited publishes 0, and a shuffle from it reads an arbitrary value;
 //! 2. else, threads at sync points resume (a scheduler's yield);
-//! 3. else every thread waits at a block barrier: `bar.sync` releases them all (exited
-//!    threads do not count, as on the GPU); the workgroup barriers of emulated
-//!    collectives must be reached by every thread at one instruction (SPIR-V's
-//!    `OpControlBarrier` in uniform control flow), else the run is undefined.
+//! 3. else every thread waits at a block barrier ([`release_barrier`]).
 
+use super::memory;
 use super::thread::{Ctx, State, Thread, WaitKind};
 use super::Error;
-use crate::ir::{Kernel, SubgroupOp};
+use crate::ir::{InstKind, SubgroupOp};
 
 /// What a shuffle from a lane that does not take part reads (SPIR-V leaves it
 /// undefined); a value no program computes by chance, so that relying on it shows.
@@ -46,7 +44,7 @@ pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Res
             }
         }
         if !yielded {
-            release_barrier(cx.k, threads)?;
+            release_barrier(cx, threads)?;
         }
     }
 }
@@ -112,30 +110,41 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
     true
 }
 
-/// Releases the block barrier every live thread waits at.
-fn release_barrier(k: &Kernel, threads: &mut [Thread<'_>]) -> Result<(), Error> {
-    let waits: Vec<((usize, usize), WaitKind)> = threads
+/// Releases threads that wait at block barriers (every live thread waits at one). An
+/// emulated collective's barriers go first, one instruction at a time: the threads at
+/// it are those that take part, and every other thread of the block publishes 0 in its
+/// scratch word, as `pass::predicate` has it do (its uniform flow makes the others
+/// reach the barrier inactive). `bar.sync` then releases everyone (exited threads do
+/// not count, as on the GPU; CUDA's barriers match by count, not by instruction).
+fn release_barrier(cx: &mut Ctx<'_>, threads: &mut [Thread<'_>]) -> Result<(), Error> {
+    let k = cx.k;
+    let emulated = threads
         .iter()
         .filter_map(|t| match t.state {
-            State::Waiting { point, kind } => Some((point, kind)),
+            State::Waiting { point, kind: WaitKind::WarpBarrier } => Some(point),
             _ => None,
         })
-        .collect();
-    let emulated = waits.iter().any(|w| w.1 == WaitKind::WarpBarrier);
-    if emulated {
-        let exited = threads.iter().any(|t| t.state == State::Exited);
-        let one_point = waits.iter().all(|w| *w == waits[0]);
-        if exited || !one_point {
-            return Err(Error::Undefined {
-                what: "a workgroup barrier in divergent control flow".into(),
-                span: k.blocks[waits[0].0 .0].insts[waits[0].0 .1].span,
-            });
+        .min();
+    let Some(point) = emulated else {
+        for t in threads.iter_mut() {
+            if matches!(t.state, State::Waiting { .. }) {
+                t.state = State::Running;
+            }
+        }
+        return Ok(());
+    };
+    let at = |t: &Thread<'_>| t.state == State::Waiting { point, kind: WaitKind::WarpBarrier };
+    let inst = &k.blocks[point.0].insts[point.1];
+    let publishes = matches!(inst.kind, InstKind::WarpBarrier { publish: Some(_) });
+    if let (true, Some(scratch)) = (publishes, k.warp_scratch) {
+        for t in threads.iter().filter(|t| !at(t)) {
+            let addr = u64::from(scratch) + 4 * u64::from(t.linear);
+            let fault = Error::Fault { space: "shared", addr, size: 4, span: inst.span };
+            memory::write(&mut cx.shared, addr, 4, 0).ok_or(fault)?;
         }
     }
-    for t in threads.iter_mut() {
-        if matches!(t.state, State::Waiting { .. }) {
-            t.state = State::Running;
-        }
+    for t in threads.iter_mut().filter(|t| at(t)) {
+        t.state = State::Running;
     }
     Ok(())
 }
