@@ -100,6 +100,7 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
         let bytes = window as usize * (gx * gy * gz) as usize;
         mem.regions.push(Region { base: SHARED_AREA_BASE, bytes: vec![0; bytes] });
     }
+    let order = program_order(k, body);
     let mut steps = 0;
     for (index, ctaid) in
         (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z]))).enumerate()
@@ -117,6 +118,7 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
             shared_window: SHARED_AREA_BASE + u64::from(window) * index as u64,
             steps,
             step_limit: launch.step_limit,
+            order: order.clone(),
         };
         let [bx, by, bz] = launch.block;
         let mut threads: Vec<Thread<'_>> = (0..bz)
@@ -130,4 +132,40 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
     let status = memory::read(&mem.regions[0].bytes, u64::from(system_at), 4).unwrap_or(0) as u32;
     let buffers = mem.regions[1..=launch.buffers.len()].iter().map(|r| r.bytes.clone()).collect();
     Ok(Outcome { buffers, status })
+}
+
+/// Each block's place in program order: in the structured tree, the order of its
+/// statements (SPIR-V's structured order, where branches reconverge after their
+/// merge); in a CFG, reverse post-order.
+fn program_order(k: &Kernel, body: Option<&[Node]>) -> Vec<usize> {
+    fn walk(nodes: &[Node], order: &mut [usize], next: &mut usize) {
+        for n in nodes {
+            match n {
+                Node::Code(b) => {
+                    if let Some(o) = order.get_mut(b.index()) {
+                        *o = *next;
+                        *next += 1;
+                    }
+                }
+                Node::If { then, otherwise, .. } => {
+                    walk(then, order, next);
+                    walk(otherwise, order, next);
+                }
+                Node::Switch { cases, .. } => cases.iter().for_each(|c| walk(&c.body, order, next)),
+                Node::Loop { body, .. } => walk(body, order, next),
+                Node::Break | Node::Continue | Node::Return => {}
+            }
+        }
+    }
+    let mut order = vec![usize::MAX; k.blocks.len()];
+    match body {
+        Some(nodes) => walk(nodes, &mut order, &mut 0),
+        None => {
+            let cfg = crate::cfg::Cfg::new(k);
+            for (b, o) in order.iter_mut().enumerate() {
+                *o = cfg.rpo_index[b].unwrap_or(usize::MAX);
+            }
+        }
+    }
+    order
 }

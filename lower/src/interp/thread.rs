@@ -63,6 +63,15 @@ pub(super) struct Ctx<'a> {
     pub shared_window: u64,
     pub steps: u64,
     pub step_limit: u64,
+    /// Each block's place in program order (`super::program_order`).
+    pub order: Vec<usize>,
+}
+
+impl Ctx<'_> {
+    /// A wait point's place in program order.
+    pub fn rank(&self, point: (usize, usize)) -> (usize, usize) {
+        (self.order.get(point.0).copied().unwrap_or(usize::MAX), point.1)
+    }
 }
 
 pub(super) struct Thread<'a> {

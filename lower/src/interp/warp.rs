@@ -50,7 +50,9 @@ pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Res
 }
 
 /// Runs one warp collective of `warp` whose threads all wait: the group at the first
-/// instruction (in block order) where some wait. Returns whether one ran.
+/// instruction in program order where some wait (so that threads still on their way
+/// to a later one, past a branch that reconverges there, get there first). Returns
+/// whether one ran.
 fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
     let collective = |s: &State| match s {
         State::Waiting {
@@ -59,7 +61,8 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
         } => Some((*point, std::mem::discriminant(kind))),
         _ => None,
     };
-    let Some(first) = warp.iter().filter_map(|t| collective(&t.state)).min_by_key(|p| p.0) else {
+    let Some(first) = warp.iter().filter_map(|t| collective(&t.state)).min_by_key(|p| cx.rank(p.0))
+    else {
         return false;
     };
     let member = |t: &Thread<'_>| collective(&t.state) == Some(first);
@@ -124,7 +127,7 @@ fn release_barrier(cx: &mut Ctx<'_>, threads: &mut [Thread<'_>]) -> Result<(), E
             State::Waiting { point, kind: WaitKind::WarpBarrier } => Some(point),
             _ => None,
         })
-        .min();
+        .min_by_key(|p| cx.rank(*p));
     let Some(point) = emulated else {
         for t in threads.iter_mut() {
             if matches!(t.state, State::Waiting { .. }) {
