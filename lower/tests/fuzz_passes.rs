@@ -5,7 +5,7 @@
 //! interpreter ([`ptxvk_lower::interp`]) checks that the lowered kernel computes
 //! what the kernel from semantic analysis computes, on generated launches.
 //!
-//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default few hundred;
+//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 400;
 //! `PTXVK_FUZZ_SEED=S` starts at seed S.
 
 use ptxvk_lower::interp::check::{check, Program};
@@ -30,9 +30,9 @@ fn targets() -> Vec<(String, Target)> {
 
 #[test]
 fn random_programs_compute_the_same_after_every_pass() {
-    let cases = env("PTXVK_FUZZ_CASES", 60);
+    let cases = env("PTXVK_FUZZ_CASES", 400);
     let first = env("PTXVK_FUZZ_SEED", 0);
-    let (mut compared, mut skipped) = (0usize, 0usize);
+    let (mut compared, mut observed, mut skipped) = (0usize, 0usize, 0usize);
     let mut skips = Vec::new();
     for seed in first..first + cases {
         let k = program(seed, 3 + (seed % 8) as usize);
@@ -45,6 +45,7 @@ fn random_programs_compute_the_same_after_every_pass() {
             match check(Program::cfg(&k), after, seed, 2) {
                 Ok(t) => {
                     compared += t.same;
+                    observed += t.observed;
                     skipped += t.skipped.len();
                     skips.extend(
                         t.skipped.into_iter().map(|w| format!("seed {seed} ({name}): {w}")),
@@ -58,7 +59,11 @@ fn random_programs_compute_the_same_after_every_pass() {
             }
         }
     }
-    eprintln!("{compared} launches compared, {skipped} skipped {:?}", skips.first());
+    eprintln!(
+        "{compared} launches compared ({observed} with results), {skipped} skipped {:?}",
+        skips.first()
+    );
+    assert_eq!(observed, compared, "every program stores its results");
     // Nearly every program runs in the interpreter.
     assert!(skipped * 20 <= compared, "{skipped} skipped, {compared} compared: {skips:?}");
 }

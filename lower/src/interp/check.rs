@@ -30,7 +30,9 @@ impl<'a> Program<'a> {
 /// The result of comparing two runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    Same,
+    /// The same results; `observed` when the kernel left any (it wrote global memory
+    /// or reported a status), so that the comparison says something.
+    Same { observed: bool },
     /// No comparison: why.
     Skipped(String),
     /// A difference the pass made: what.
@@ -98,11 +100,15 @@ pub fn compare(before: Program<'_>, after: Program<'_>, launch: &Launch) -> Verd
         other => other,
     };
     match (want, got) {
-        (Err(_), Err(Error::Fault { .. })) => Verdict::Same,
+        (Err(_), Err(Error::Fault { .. })) => Verdict::Same { observed: true },
         (Err(e), other) => Verdict::Differs(format!("before: {e}; after: {}", describe(&other))),
         (Ok(_), Err(e)) => Verdict::Differs(format!("before: ran to the end; after: {e}")),
         (Ok(a), Ok(b)) => match first_difference(&a, &b) {
-            None => Verdict::Same,
+            None => {
+                let initial = launch.buffers.iter().map(|r| &r.bytes);
+                let observed = a.status != 0 || a.buffers.iter().ne(initial);
+                Verdict::Same { observed }
+            }
             Some(d) => Verdict::Differs(d),
         },
     }
@@ -139,6 +145,8 @@ fn first_difference(a: &Outcome, b: &Outcome) -> Option<String> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     pub same: usize,
+    /// Of `same`, the launches whose kernel left results.
+    pub observed: usize,
     pub skipped: Vec<String>,
 }
 
@@ -153,7 +161,10 @@ pub fn check(
     let mut tally = Tally::default();
     for (i, launch) in launches(before.kernel, seed, count).iter().enumerate() {
         match compare(before, after, launch) {
-            Verdict::Same => tally.same += 1,
+            Verdict::Same { observed } => {
+                tally.same += 1;
+                tally.observed += usize::from(observed);
+            }
             Verdict::Skipped(why) => tally.skipped.push(why),
             Verdict::Differs(what) => {
                 return Err(format!(

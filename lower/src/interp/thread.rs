@@ -17,9 +17,9 @@ const SLICE: u32 = 4096;
 pub(super) enum WaitKind {
     /// `bar.sync`: every thread of the block.
     Barrier,
-    /// The workgroup barrier of an emulated collective: every thread of the block, at
-    /// the same instruction (block-uniform control flow).
-    WarpBarrier,
+    /// The workgroup barrier of an emulated collective, after which the thread's word
+    /// of the warp scratch holds this value, when it publishes one.
+    WarpBarrier(Option<u32>),
     /// A warp exchange's publish of this 32-bit value.
     Publish(u32),
     /// A subgroup operation of this thread's warp.
@@ -250,19 +250,12 @@ impl<'a> Thread<'a> {
             }
             InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
             InstKind::WarpBarrier { publish } => {
-                if let Some(v) = publish {
-                    let Some(scratch) = k.warp_scratch else {
-                        return Err(Error::Unsupported {
-                            what: "a warp barrier without scratch".into(),
-                            span,
-                        });
-                    };
-                    let addr = u64::from(scratch) + 4 * u64::from(self.linear);
-                    let v = self.at_bits(*v, 32);
-                    let fault = Error::Fault { space: "shared", addr, size: 4, span };
-                    memory::write(&mut cx.shared, addr, 4, v).ok_or(fault)?;
+                if publish.is_some() && k.warp_scratch.is_none() {
+                    let what = "a warp barrier without scratch".into();
+                    return Err(Error::Unsupported { what, span });
                 }
-                return Ok(Some(WaitKind::WarpBarrier));
+                let v = publish.map(|v| self.at_bits(v, 32) as u32);
+                return Ok(Some(WaitKind::WarpBarrier(v)));
             }
             InstKind::WarpPublish { value } => {
                 return Ok(Some(WaitKind::Publish(self.at_bits(*value, 32) as u32)));

@@ -124,7 +124,7 @@ fn release_barrier(cx: &mut Ctx<'_>, threads: &mut [Thread<'_>]) -> Result<(), E
     let emulated = threads
         .iter()
         .filter_map(|t| match t.state {
-            State::Waiting { point, kind: WaitKind::WarpBarrier } => Some(point),
+            State::Waiting { point, kind: WaitKind::WarpBarrier(_) } => Some(point),
             _ => None,
         })
         .min_by_key(|p| cx.rank(*p));
@@ -136,17 +136,21 @@ fn release_barrier(cx: &mut Ctx<'_>, threads: &mut [Thread<'_>]) -> Result<(), E
         }
         return Ok(());
     };
-    let at = |t: &Thread<'_>| t.state == State::Waiting { point, kind: WaitKind::WarpBarrier };
-    let inst = &k.blocks[point.0].insts[point.1];
-    let publishes = matches!(inst.kind, InstKind::WarpBarrier { publish: Some(_) });
+    let published = |t: &Thread<'_>| match t.state {
+        State::Waiting { point: p, kind: WaitKind::WarpBarrier(v) } if p == point => Some(v),
+        _ => None,
+    };
+    let span = k.blocks[point.0].insts[point.1].span;
+    let publishes = threads.iter().any(|t| matches!(published(t), Some(Some(_))));
     if let (true, Some(scratch)) = (publishes, k.warp_scratch) {
-        for t in threads.iter().filter(|t| !at(t)) {
+        for t in threads.iter() {
             let addr = u64::from(scratch) + 4 * u64::from(t.linear);
-            let fault = Error::Fault { space: "shared", addr, size: 4, span: inst.span };
-            memory::write(&mut cx.shared, addr, 4, 0).ok_or(fault)?;
+            let v = published(t).flatten().unwrap_or(0);
+            let fault = Error::Fault { space: "shared", addr, size: 4, span };
+            memory::write(&mut cx.shared, addr, 4, u64::from(v)).ok_or(fault)?;
         }
     }
-    for t in threads.iter_mut().filter(|t| at(t)) {
+    for t in threads.iter_mut().filter(|t| published(t).is_some()) {
         t.state = State::Running;
     }
     Ok(())
