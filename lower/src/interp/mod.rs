@@ -52,6 +52,8 @@ pub enum Error {
 
 /// Where the parameter block (followed by the system area) lives in device memory.
 pub const PARAM_BASE: u64 = 0x7f00_0000_0000;
+/// Where the allocation table and the parameter ranges of a checked launch live.
+pub const CHECK_TABLE_BASE: u64 = 0x7d00_0000_0000;
 /// Where the shared windows of a kernel whose window is in device memory live.
 pub const SHARED_AREA_BASE: u64 = 0x7e00_0000_0000;
 /// Bytes of system area the interpreter gives a kernel (the header, and room for
@@ -90,10 +92,15 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
         return Err(Error::Unsupported { what: "32-bit address windows".into(), span: none });
     }
     let system_at = crate::system::offset(k.abi.size.max(launch.params.len() as u32));
+    let checked = !k.check_sites.is_empty();
+    let system_bytes = if checked { crate::system::CHECKED_SIZE } else { SYSTEM_BYTES };
     let mut param_block = launch.params.clone();
-    param_block.resize((system_at + SYSTEM_BYTES) as usize, 0);
+    param_block.resize((system_at + system_bytes) as usize, 0);
     let mut mem = Memory { regions: vec![Region { base: PARAM_BASE, bytes: param_block }] };
     mem.regions.extend(launch.buffers.iter().cloned());
+    if checked {
+        check_tables(k, &mut mem, system_at);
+    }
     let window = k.shared.static_bytes + launch.dynamic_shared;
     let [gx, gy, gz] = launch.grid;
     if k.shared.in_device_memory {
@@ -168,4 +175,42 @@ fn program_order(k: &Kernel, body: Option<&[Node]>) -> Vec<usize> {
         }
     }
     order
+}
+
+/// The allocation table and parameter ranges a checked launch's host writes
+/// (`crate::system`'s layout): one entry per allocation (the parameter block read-only)
+/// after the (0, 0) one, no write shadows, every parameter's range the allocation its
+/// value points into.
+fn check_tables(k: &Kernel, mem: &mut Memory, system_at: u32) {
+    use crate::system as sys;
+    let mut ranges: Vec<(u64, u64)> =
+        mem.regions.iter().map(|r| (r.base, r.base + r.bytes.len() as u64)).collect();
+    ranges.sort_unstable();
+    let n = ranges.len() + 1;
+    let mut table = vec![0u8; 16 + 24 * n];
+    let _ = memory::write(&mut table, 0, 4, n as u64);
+    for (i, (start, end)) in ranges.iter().enumerate() {
+        let at = 16 + 16 * (i as u64 + 1);
+        let read_only = if *start == PARAM_BASE { sys::TABLE_READ_ONLY } else { 0 };
+        let _ = memory::write(&mut table, at, 8, *start);
+        let _ = memory::write(&mut table, at + 8, 8, *end | read_only);
+    }
+    let params_at = table.len() as u64;
+    let mut params = vec![0u8; 24 * k.abi.params.len()];
+    for (i, p) in k.abi.params.iter().enumerate() {
+        let value = memory::read(&mem.regions[0].bytes, u64::from(p.offset), 8).unwrap_or(0);
+        let range = ranges.iter().find(|r| p.size == 8 && r.0 <= value && value < r.1);
+        if let Some((start, end)) = range {
+            let _ = memory::write(&mut params, 16 * i as u64, 8, *start);
+            let _ = memory::write(&mut params, 16 * i as u64 + 8, 8, *end);
+        }
+    }
+    table.extend(params);
+    let system = &mut mem.regions[0].bytes;
+    let at = u64::from(system_at);
+    let _ = memory::write(system, at + u64::from(sys::CHECK_TABLE), 8, CHECK_TABLE_BASE);
+    let _ =
+        memory::write(system, at + u64::from(sys::CHECK_PARAMS), 8, CHECK_TABLE_BASE + params_at);
+    let _ = memory::write(system, at + u64::from(sys::ALL_WRITTEN), 4, u64::from(u32::MAX));
+    mem.regions.push(Region { base: CHECK_TABLE_BASE, bytes: table });
 }

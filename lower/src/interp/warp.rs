@@ -12,7 +12,7 @@
 use super::memory;
 use super::thread::{Ctx, State, Thread, WaitKind};
 use super::Error;
-use crate::ir::{InstKind, SubgroupOp};
+use crate::ir::SubgroupOp;
 
 /// What a shuffle from a lane that does not take part reads (SPIR-V leaves it
 /// undefined); a value no program computes by chance, so that relying on it shows.
