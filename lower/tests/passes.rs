@@ -515,7 +515,14 @@ fn check(path: &Path) -> Checked {
     let Some(passes) = input.lines().next().and_then(|l| l.strip_prefix("; passes:")) else {
         return Err(format!("{name}: the first line must be `; passes: NAME ...`"));
     };
-    let kernel = match text::parse(&input) {
+    // The input is a CFG, or a structured kernel (`body {`), which the passes after
+    // `structurize` take.
+    let parsed = if input.lines().any(|l| l.trim() == "body {") {
+        text::parse_structured(&input).map(|ks| ks.into_iter().map(|(k, b)| (k, Some(b))).collect())
+    } else {
+        text::parse(&input).map(|ks| ks.into_iter().map(|k| (k, None)).collect::<Vec<_>>())
+    };
+    let (kernel, body) = match parsed {
         Ok(mut ks) if ks.len() == 1 => ks.remove(0),
         Ok(ks) => return Err(format!("{name}: {} kernels, expected one", ks.len())),
         Err(d) => {
@@ -526,7 +533,7 @@ fn check(path: &Path) -> Checked {
     if let Err(d) = verify::run(&kernel) {
         return Err(format!("{name}: the input does not verify: {}", messages(&d)));
     }
-    let mut state = State { kernel, body: None };
+    let mut state = State { kernel, body };
     let (mut compared, mut observed) = (0, Vec::new());
     for pass in passes.split_whitespace() {
         let before = State { kernel: state.kernel.clone(), body: state.body.clone() };
@@ -617,4 +624,28 @@ fn every_pass_is_checked_on_results() {
     let missing: Vec<&str> =
         passes.iter().copied().filter(|p| !observed.iter().any(|o| o == p)).collect();
     assert!(missing.is_empty(), "passes never checked on results: {missing:?}");
+}
+
+/// The structured snapshots parse back to themselves ([`text::parse_structured`]).
+#[test]
+fn structured_snapshots_round_trip() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir()).expect("tests/passes exists") {
+        let path = entry.expect("readable directory entry").path();
+        let text = std::fs::read_to_string(&path).expect("reading a snapshot");
+        if path.extension().is_none_or(|e| e != "out") || !text.contains("\nbody {\n") {
+            continue;
+        }
+        let parsed = text::parse_structured(&text).unwrap_or_else(|d| {
+            let line = text[..d.span.start as usize].lines().count();
+            panic!("{}:{line}: {}", path.display(), d.message)
+        });
+        let again: String = parsed.iter().map(|(k, b)| text::print_structured(k, b)).collect();
+        assert_eq!(again, text, "{} does not print back the same", path.display());
+        for (k, b) in &parsed {
+            verify::structured(k, b).unwrap_or_else(|d| panic!("{}: {d:?}", path.display()));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} structured snapshots");
 }
