@@ -96,7 +96,11 @@ pub fn compare(before: Program<'_>, after: Program<'_>, launch: &Launch) -> Verd
         Ok(o) => o,
         Err(e) => return Verdict::Skipped(format!("before: {e}")),
     };
-    let got = match run(after.kernel, after.body, launch) {
+    // Lowering may multiply the steps (an emulated ballot is a loop over 32 lanes,
+    // predication runs every thread through every path): the lowered kernel gets as
+    // many more as that could need before it counts as hanging.
+    let longer = Launch { step_limit: launch.step_limit.max(want.steps * 200), ..launch.clone() };
+    let got = match run(after.kernel, after.body, &longer) {
         Err(e @ Error::Unsupported { .. }) => return Verdict::Skipped(format!("after: {e}")),
         other => other,
     };

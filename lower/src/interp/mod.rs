@@ -80,6 +80,8 @@ pub struct Outcome {
     pub buffers: Vec<Vec<u8>>,
     /// The system area's status word ([`crate::system::STATUS`]): 0, or a failure.
     pub status: u32,
+    /// Steps the launch took (not a result: passes change it).
+    pub steps: u64,
 }
 
 /// Runs `k` (its structured tree `body` when given, else its CFG) for `launch`.
@@ -138,7 +140,7 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
     }
     let status = memory::read(&mem.regions[0].bytes, u64::from(system_at), 4).unwrap_or(0) as u32;
     let buffers = mem.regions[1..=launch.buffers.len()].iter().map(|r| r.bytes.clone()).collect();
-    Ok(Outcome { buffers, status })
+    Ok(Outcome { buffers, status, steps })
 }
 
 /// Each block's place in program order: in the structured tree, the order of its
