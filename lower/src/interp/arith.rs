@@ -53,7 +53,7 @@ fn finish(ty: OpTy, mode: FloatMode, bits: u64) -> u64 {
         Num::Inf(true) => 0,
         Num::Fin(x) if x.neg || x.is_zero() => 0,
         Num::Inf(false) => one(f),
-        Num::Fin(x) if x.cmp(Exact::int(false, 1)).is_gt() => one(f),
+        Num::Fin(x) if x.compare(Exact::int(false, 1)).is_gt() => one(f),
         Num::Fin(_) => bits,
     }
 }
@@ -209,7 +209,7 @@ pub fn min_max(max: bool, f: FloatFormat, x: Num, y: Num) -> u64 {
         let ((sp, ep), (sq, eq)) = (key(p), key(q));
         match (ep, eq) {
             (Some(a), Some(b)) if a.neg == b.neg => {
-                let c = a.cmp(b);
+                let c = a.compare(b);
                 c.is_lt() || (c.is_eq() && a.neg && !b.neg)
             }
             _ => sp < sq,
@@ -286,7 +286,7 @@ pub fn compare(cmp: CmpOp, ty: OpTy, ftz: bool, a: u64, b: u64) -> bool {
     };
     let ord = match (value(x), value(y)) {
         (Some((ix, ex)), Some((iy, ey))) => match (ex, ey) {
-            (Some(p), Some(q)) => Some(p.cmp(q)),
+            (Some(p), Some(q)) => Some(p.compare(q)),
             _ => Some(ix.cmp(&iy)),
         },
         _ => None,

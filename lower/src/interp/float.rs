@@ -96,7 +96,7 @@ impl Exact {
     }
 
     /// Compares values (-0 equals +0).
-    pub fn cmp(self, other: Exact) -> Ordering {
+    pub fn compare(self, other: Exact) -> Ordering {
         let sign = |x: Exact| {
             if x.is_zero() {
                 0
