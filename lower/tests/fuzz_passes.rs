@@ -1,24 +1,23 @@
 //! The fuzz target of the passes: random computing kernels
 //! ([`ptxvk_lower::random_cfg::program`]: random control flow, integer and float
 //! arithmetic in every rounding, memory of every space, atomics, warp exchanges) go
-//! through every pass ([`ptxvk_lower::pass::run`]) for each warp mode, and the
-//! interpreter ([`ptxvk_lower::interp`]) checks that the lowered kernel computes
-//! what the kernel from semantic analysis computes, on generated launches.
+//! through every pass ([`ptxvk_lower::pass::run`]) for each warp mode, with and
+//! without f64, and the interpreter ([`ptxvk_lower::interp`]) checks that the lowered
+//! kernel computes what the kernel from semantic analysis computes, on generated
+//! launches.
 //!
-//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 400;
-//! `PTXVK_FUZZ_SEED=S` starts at seed S.
+//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 256 (proptest picks the
+//! seeds; a failure names its seed and prints the program).
 
-use ptxvk_lower::interp::check::{check, Program};
+use proptest::prelude::*;
+
+use ptxvk_lower::interp::check::{check, Program, Tally};
 use ptxvk_lower::ir::WarpMode;
 use ptxvk_lower::pass::{self, Target};
 use ptxvk_lower::random_cfg::program;
 use ptxvk_lower::text;
 
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// The targets each program is lowered for: every warp mode, with and without f64.
+/// The targets each program is lowered for: every warp mode, and a device without f64.
 fn targets() -> Vec<(String, Target)> {
     let mut out = Vec::new();
     for mode in [WarpMode::Native, WarpMode::Split, WarpMode::Emulated] {
@@ -28,42 +27,55 @@ fn targets() -> Vec<(String, Target)> {
     out
 }
 
-#[test]
-fn random_programs_compute_the_same_after_every_pass() {
-    let cases = env("PTXVK_FUZZ_CASES", 400);
-    let first = env("PTXVK_FUZZ_SEED", 0);
-    let (mut compared, mut observed, mut skipped) = (0usize, 0usize, 0usize);
-    let mut skips = Vec::new();
-    for seed in first..first + cases {
-        let k = program(seed, 3 + (seed % 8) as usize);
-        for (name, target) in targets() {
-            let lowered = pass::run(k.clone(), &target).unwrap_or_else(|d| {
-                let msg: Vec<_> = d.iter().map(|d| d.message.clone()).collect();
-                panic!("seed {seed} ({name}): the passes fail: {msg:?}\n{}", text::print(&k))
-            });
-            let after = Program { kernel: &lowered.kernel, body: Some(&lowered.body) };
-            match check(Program::cfg(&k), after, seed, 2) {
-                Ok(t) => {
-                    compared += t.same;
-                    observed += t.observed;
-                    skipped += t.skipped.len();
-                    skips.extend(
-                        t.skipped.into_iter().map(|w| format!("seed {seed} ({name}): {w}")),
-                    );
-                }
-                Err(e) => panic!(
-                    "seed {seed} ({name}): {e}\n{}\nafter:\n{}",
-                    text::print(&k),
-                    text::print_structured(&lowered.kernel, &lowered.body)
-                ),
-            }
-        }
+/// Lowers program `seed` for every target and compares it with the original on two
+/// launches each; returns what was compared, or the first difference.
+fn check_program(seed: u64) -> Result<Tally, String> {
+    let k = program(seed, 3 + (seed % 8) as usize);
+    let mut total = Tally::default();
+    for (name, target) in targets() {
+        let lowered = pass::run(k.clone(), &target).map_err(|d| {
+            let msg: Vec<_> = d.iter().map(|d| d.message.clone()).collect();
+            format!("seed {seed} ({name}): the passes fail: {msg:?}\n{}", text::print(&k))
+        })?;
+        let after = Program { kernel: &lowered.kernel, body: Some(&lowered.body) };
+        let t = check(Program::cfg(&k), after, seed, 2).map_err(|e| {
+            let lowered = text::print_structured(&lowered.kernel, &lowered.body);
+            format!("seed {seed} ({name}): {e}\n{}\nafter:\n{lowered}", text::print(&k))
+        })?;
+        total.same += t.same;
+        total.observed += t.observed;
+        total.skipped.extend(t.skipped.into_iter().map(|w| format!("seed {seed} ({name}): {w}")));
     }
-    eprintln!(
-        "{compared} launches compared ({observed} with results), {skipped} skipped {:?}",
-        skips.first()
-    );
-    assert_eq!(observed, compared, "every program stores its results");
-    // Nearly every program runs in the interpreter.
-    assert!(skipped * 20 <= compared, "{skipped} skipped, {compared} compared: {skips:?}");
+    Ok(total)
+}
+
+fn cases() -> u32 {
+    std::env::var("PTXVK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_compute_the_same_after_every_pass(seed in any::<u64>()) {
+        let result = check_program(seed);
+        prop_assert!(result.is_ok(), "{}", result.err().unwrap_or_default());
+    }
+}
+
+/// The interpreter judges nearly every random program: few are skipped, and every one
+/// compared stores results.
+#[test]
+fn nearly_every_random_program_is_compared() {
+    let mut total = Tally::default();
+    for seed in 0..100 {
+        let t = check_program(seed).unwrap_or_else(|e| panic!("{e}"));
+        total.same += t.same;
+        total.observed += t.observed;
+        total.skipped.extend(t.skipped);
+    }
+    let skipped = total.skipped.len();
+    assert!(total.same >= 700, "{} compared, {skipped} skipped", total.same);
+    assert!(skipped * 20 <= total.same, "{skipped} skipped: {:?}", total.skipped);
+    assert_eq!(total.observed, total.same, "every program stores its results");
 }

@@ -22,7 +22,16 @@
 //! decisions (the interpreters of `ptxvk_lower::interp`); `predicate` leaves every
 //! collective in block-uniform control flow, where the input had one in divergent flow;
 //! `loop_guard` starts every loop body with a count of one iteration and its test, and
-//! gives the kernel a system area.
+//! gives the kernel a system area; `shared_in_memory` leaves no shared access.
+//!
+//! And every pass keeps the kernel's results: the IR interpreter
+//! ([`ptxvk_lower::interp::check`]) runs the kernel before and after each pass on
+//! generated launches and compares global memory and the system status. A file whose
+//! kernel cannot be run says why (`; semantics: none (WHY)`); every pass has a
+//! `*_results.ir` file whose kernel stores what it computes, so that the comparison
+//! says something ([`every_pass_is_checked_on_results`]). An input may be structured
+//! IR (`body {`, [`ptxvk_lower::text::parse_structured`]), for the passes after
+//! `structurize`.
 
 use std::path::{Path, PathBuf};
 
@@ -567,14 +576,20 @@ fn check(path: &Path) -> Checked {
     }
 }
 
-#[test]
-fn pass_files() {
+/// The pass files, in name order.
+fn cases() -> Vec<PathBuf> {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(dir())
         .expect("tests/passes exists")
         .map(|e| e.expect("readable directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "ir"))
         .collect();
     cases.sort();
+    cases
+}
+
+#[test]
+fn pass_files() {
+    let cases = cases();
     assert!(cases.len() >= 6, "only {} pass file tests", cases.len());
     let results: Vec<Checked> = cases.iter().map(|c| check(c)).collect();
     let failures: Vec<String> = results.iter().filter_map(|r| r.clone().err()).collect();
@@ -593,12 +608,7 @@ fn pass_files() {
 /// means something.
 #[test]
 fn every_pass_is_checked_on_results() {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(dir())
-        .expect("tests/passes exists")
-        .map(|e| e.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
-        .collect();
-    cases.sort();
+    let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "check",

@@ -216,3 +216,99 @@ fn check_tables(k: &Kernel, mem: &mut Memory, system_at: u32) {
     let _ = memory::write(system, at + u64::from(sys::ALL_WRITTEN), 4, u64::from(u32::MAX));
     mem.regions.push(Region { base: CHECK_TABLE_BASE, bytes: table });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each thread reads lane 7's input and its right neighbour's, and the ballot of the
+    /// odd inputs among lanes 0-15; thread 5 exits first (its lane reads as 0).
+    const EXCHANGE: &str = "\
+kernel exchange {
+    params size 8 align 8
+    param out .u64 x1 @0 size 8 align 8
+    shared 0
+    local 0
+    entry bb0
+    reg pred %p1
+    reg i64 %rd1 %rd2
+    reg i32 %r1 %r2 %r3 %r4 %r5 %r6 %r7
+bb0:
+    %rd1 = load.param.u64 [0]
+    %r1 = special.tid.x
+    %rd2 = mulwide.u32 %r1, 4
+    %rd1 = add.u64 %rd1, %rd2
+    %r2 = load.global.u32 [%rd1]
+    %p1, _ = setp.eq.u32 %r1, 5
+    branch %p1, bb2, bb1
+bb1:
+    %r3 = and.u32 %r1, 0xffffffe0
+    %r7 = add.u32 %r1, 1
+    %r7 = and.u32 %r7, 31
+    warp_publish %r2
+    %r4 = warp_read %r2, 7, %r3
+    %r5 = warp_read %r2, %r7, %r3
+    warp_sync
+    %r6 = and.u32 %r2, 1
+    warp_publish %r6
+    %r6 = warp_ballot %r6, 0xffff, %r3
+    warp_sync
+    store.global.u32 [%rd1], %r4, %r5, %r6
+    return
+bb2:
+    return
+}
+";
+
+    #[test]
+    fn warp_exchanges_follow_the_isa() {
+        let k = crate::text::parse(EXCHANGE).expect("parses").remove(0);
+        let input: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x55).collect();
+        let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let buffer = Region { base: 0x1_0000_0000, bytes: bytes.clone() };
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            params: 0x1_0000_0000u64.to_le_bytes().to_vec(),
+            buffers: vec![buffer],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        let out = run(&k, None, &launch).expect("runs");
+        let word = |i: usize| {
+            let b = &out.buffers[0][4 * i..4 * i + 4];
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+        };
+        // The model: lane 5 has exited, so it reads as 0 and does not vote.
+        let published = |l: usize| if l == 5 { 0 } else { input[l] };
+        let ballot = (0..16).filter(|&l| published(l) & 1 == 1).fold(0, |a, l| a | 1 << l);
+        // Thread t stores three words from word t on, after thread t - 1: word t is
+        // its read of lane 7, but word 5, which thread 4 wrote last (lane 5 read as 0).
+        for t in (0..32).filter(|&t| t != 5) {
+            assert_eq!(word(t), published(7), "thread {t}: lane 7");
+        }
+        assert_eq!(word(5), 0, "thread 4's read of the exited lane 5");
+        assert_eq!(word(32), published(0), "thread 31's neighbour, lane 0");
+        assert_eq!(word(33), ballot, "thread 31's ballot");
+        assert_eq!(word(34), input[34], "nothing past it");
+    }
+
+    #[test]
+    fn a_structured_kernel_runs_as_its_cfg() {
+        let k = crate::text::parse(EXCHANGE).expect("parses").remove(0);
+        let mut s = k.clone();
+        let body = crate::pass::structurize::run(&mut s).expect("structures");
+        let launch = Launch {
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            params: 0x1_0000_0000u64.to_le_bytes().to_vec(),
+            buffers: vec![Region { base: 0x1_0000_0000, bytes: vec![7; 1024] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        let cfg = run(&k, None, &launch).expect("runs");
+        let tree = run(&s, Some(&body), &launch).expect("runs");
+        assert_eq!(cfg.buffers, tree.buffers);
+        assert_ne!(cfg.buffers[0], vec![7; 1024], "it stores results");
+    }
+}

@@ -211,11 +211,7 @@ impl<'a> Thread<'a> {
             }
             Node::Switch { selector, cases, .. } => {
                 let v = self.regs[selector.index()] as u32;
-                let case = cases
-                    .iter()
-                    .find(|c| c.values.contains(&v))
-                    .or_else(|| cases.iter().find(|c| c.is_default));
-                if let Some(c) = case {
+                if let Some(c) = super::control::switch_case(cases, v) {
                     push(&mut self.frames, &c.body, false);
                 }
             }

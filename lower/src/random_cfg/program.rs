@@ -336,9 +336,6 @@ fn random_code(rng: &mut Rng, r: &Regs, warps: bool) -> Vec<InstKind> {
 /// Integer arithmetic, bit fields, 64-bit operations.
 fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
     let reg = Value::Reg;
-    let a = |rng: &mut Rng| data(rng, r);
-    let operand = |rng: &mut Rng| operand(rng, r);
-    let ity = int_type;
     match rng.below(5) {
         0..=2 => {
             let op = pick(
@@ -361,11 +358,11 @@ fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             );
             vec![InstKind::Binary {
                 op,
-                ty: ity(rng),
+                ty: int_type(rng),
                 mode: FloatMode::default(),
-                dst: a(rng),
-                lhs: operand(rng),
-                rhs: operand(rng),
+                dst: data(rng, r),
+                lhs: operand(rng, r),
+                rhs: operand(rng, r),
             }]
         }
         3 => {
@@ -383,14 +380,14 @@ fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             );
             vec![InstKind::Unary {
                 op,
-                ty: ity(rng),
+                ty: int_type(rng),
                 mode: FloatMode::default(),
-                dst: a(rng),
-                src: operand(rng),
+                dst: data(rng, r),
+                src: operand(rng, r),
             }]
         }
         _ => {
-            let (ty, x, y) = (ity(rng), operand(rng), operand(rng));
+            let (ty, x, y) = (int_type(rng), operand(rng, r), operand(rng, r));
             match rng.below(4) {
                 0 => vec![InstKind::Mad {
                     part: BinaryOp::MulWide,
@@ -400,14 +397,20 @@ fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
                     b: y,
                     c: reg(r.d),
                 }],
-                1 => vec![InstKind::Bfe { ty, dst: a(rng), a: x, pos: y, len: operand(rng) }],
+                1 => vec![InstKind::Bfe {
+                    ty,
+                    dst: data(rng, r),
+                    a: x,
+                    pos: y,
+                    len: operand(rng, r),
+                }],
                 2 => vec![InstKind::Bfi {
                     ty: U32,
-                    dst: a(rng),
+                    dst: data(rng, r),
                     a: x,
                     b: y,
-                    pos: operand(rng),
-                    len: operand(rng),
+                    pos: operand(rng, r),
+                    len: operand(rng, r),
                 }],
                 _ => {
                     let op = pick(
@@ -421,13 +424,13 @@ fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
                         ],
                     );
                     let ty = pick(rng, &[OpTy::U(64), OpTy::S(64)]);
-                    let rhs = if op == BinaryOp::Shr { reg(a(rng)) } else { reg(r.d) };
+                    let rhs = if op == BinaryOp::Shr { reg(data(rng, r)) } else { reg(r.d) };
                     let lhs = Value::Imm(rng.next_u64());
                     vec![
                         InstKind::Pack {
                             elem: U32,
                             dst: r.d,
-                            srcs: vec![reg(a(rng)), reg(a(rng))],
+                            srcs: vec![reg(data(rng, r)), reg(data(rng, r))],
                         },
                         InstKind::Binary {
                             op,
@@ -455,11 +458,7 @@ fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
 /// Float arithmetic in every rounding, conversions, comparisons and selects.
 fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
     let reg = Value::Reg;
-    let a = |rng: &mut Rng| data(rng, r);
     let f = |rng: &mut Rng| r.f[rng.below(2) as usize];
-    let operand = |rng: &mut Rng| operand(rng, r);
-    let fmode = float_mode;
-    let ity = int_type;
     match rng.below(8) {
         0..=2 => {
             let op = pick(
@@ -478,11 +477,11 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             } else {
                 rounding(rng)
             };
-            let lhs = if rng.below(4) == 0 { reg(a(rng)) } else { reg(f(rng)) };
+            let lhs = if rng.below(4) == 0 { reg(data(rng, r)) } else { reg(f(rng)) };
             vec![InstKind::Binary {
                 op,
                 ty: OpTy::F(32),
-                mode: fmode(rng, rd),
+                mode: float_mode(rng, rd),
                 dst: f(rng),
                 lhs,
                 rhs: reg(f(rng)),
@@ -492,10 +491,10 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             let rd = rounding(rng);
             vec![InstKind::Fma {
                 ty: OpTy::F(32),
-                mode: fmode(rng, rd),
+                mode: float_mode(rng, rd),
                 dst: f(rng),
                 a: reg(f(rng)),
-                b: reg(a(rng)),
+                b: reg(data(rng, r)),
                 c: reg(f(rng)),
             }]
         }
@@ -518,7 +517,7 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             } else {
                 Rounding::Nearest
             };
-            let mut mode = fmode(rng, rd);
+            let mut mode = float_mode(rng, rd);
             mode.sat &= matches!(op, UnaryOp::Sqrt | UnaryOp::Rcp);
             vec![InstKind::Unary { op, ty: OpTy::F(32), mode, dst: f(rng), src: reg(f(rng)) }]
         }
@@ -557,9 +556,9 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             } else if to.bits() == 16 {
                 r.h
             } else {
-                a(rng)
+                data(rng, r)
             };
-            let src = if from.is_float() { reg(f(rng)) } else { reg(a(rng)) };
+            let src = if from.is_float() { reg(f(rng)) } else { reg(data(rng, r)) };
             let rounding = (to.is_float() || from.is_float()).then(|| rounding(rng));
             let sat = to.bits() < 32 || (to.is_float() && rng.below(4) == 0);
             let mode = FloatMode { ftz: rng.below(3) == 0, sat, ..FloatMode::default() };
@@ -571,7 +570,7 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             let (ty, x, y) = if rng.below(2) == 0 {
                 (OpTy::F(32), reg(f(rng)), reg(f(rng)))
             } else {
-                (ity(rng), operand(rng), operand(rng))
+                (int_type(rng), operand(rng, r), operand(rng, r))
             };
             let cmp =
                 if ty.is_float() { cmp } else { pick(rng, &[CmpOp::Lt, CmpOp::Ge, CmpOp::Eq]) };
@@ -588,9 +587,9 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
                 },
                 InstKind::Select {
                     ty: U32,
-                    dst: a(rng),
-                    a: operand(rng),
-                    b: operand(rng),
+                    dst: data(rng, r),
+                    a: operand(rng, r),
+                    b: operand(rng, r),
                     cond: r.c,
                     negate: rng.below(2) == 0,
                 },
