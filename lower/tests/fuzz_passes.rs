@@ -6,8 +6,9 @@
 //! kernel computes what the kernel from semantic analysis computes, on generated
 //! launches.
 //!
-//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 256 (proptest picks the
-//! seeds; a failure names its seed and prints the program).
+//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 256, and
+//! `PROPTEST_RNG_SEED=S` other ones than the default's (a failure names its program's
+//! seed and prints the program).
 
 use proptest::prelude::*;
 
@@ -49,12 +50,21 @@ fn check_program(seed: u64) -> Result<Tally, String> {
     Ok(total)
 }
 
+fn rng_seed() -> u64 {
+    std::env::var("PROPTEST_RNG_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed)
+}
+
 fn cases() -> u32 {
     std::env::var("PTXVK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    // The same seeds every run unless PROPTEST_RNG_SEED says otherwise.
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(rng_seed()),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_programs_compute_the_same_after_every_pass(seed in any::<u64>()) {

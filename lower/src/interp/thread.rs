@@ -10,7 +10,7 @@ use super::Error;
 use crate::ir::*;
 
 /// Steps a thread runs before it lets the others run.
-const SLICE: u32 = 4096;
+const SLICE: u32 = 512;
 
 /// Why a thread stopped before the instruction after `point`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,12 +2,15 @@
 //! then the waits are resolved together, as PTX's warps of 32 threads (linear thread
 //! ids `32w..32w+32`, PTX ISA 9.2 §2.2.1) and the block's barriers would:
 //!
-//! 1. a warp collective (an exchange's publish, a subgroup operation) runs once every
+//! 1. threads that yielded (at a sync point, or spinning too long) resume, for up to
+//!    [`PATIENCE`] rounds in a row: a lane on its way out of a polling loop takes part
+//!    in the collective after it;
+//! 2. a warp collective (an exchange's publish, a subgroup operation) runs once every
 //!    thread of its warp waits or has exited, among the threads waiting at the same
 //!    instruction (one group per warp at a time); a lane that is elsewhere or has
 //!    exited publishes 0, and a shuffle from it reads an arbitrary value;
-//! 2. else, threads at sync points resume (a scheduler's yield);
-//! 3. else every thread waits at a block barrier ([`release_barrier`]).
+//! 3. else yielded threads resume, or every thread waits at a block barrier
+//!    ([`release_barrier`]).
 
 use super::memory;
 use super::thread::{Ctx, State, Thread, WaitKind};
@@ -20,6 +23,8 @@ pub const UNDEFINED_LANE: u32 = 0xdead_beef;
 
 /// Runs the block's threads to their end.
 pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Result<(), Error> {
+    // Rounds in a row in which spinning threads ran while collectives waited.
+    let mut patience = 0;
     loop {
         for t in threads.iter_mut() {
             if t.state == State::Running {
@@ -29,6 +34,18 @@ pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Res
         if threads.iter().all(|t| t.state == State::Exited) {
             return Ok(());
         }
+        // Threads that only let others run go on first: a lane on its way to a
+        // collective (out of a polling loop) takes part in it, as on a GPU, where the
+        // warp reconverges before it. Unless they spin for the collective's result.
+        let yielded =
+            |t: &Thread<'_>| matches!(t.state, State::Waiting { kind: WaitKind::Yield, .. });
+        let spinning = threads.iter().any(yielded);
+        if spinning && patience < PATIENCE {
+            patience += 1;
+            threads.iter_mut().filter(|t| yielded(t)).for_each(|t| t.state = State::Running);
+            continue;
+        }
+        patience = 0;
         let mut released = false;
         for warp in threads.chunks_mut(32) {
             released |= release_warp(cx, warp);
@@ -36,18 +53,16 @@ pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Res
         if released {
             continue;
         }
-        let mut yielded = false;
-        for t in threads.iter_mut() {
-            if matches!(t.state, State::Waiting { kind: WaitKind::Yield, .. }) {
-                t.state = State::Running;
-                yielded = true;
-            }
-        }
-        if !yielded {
+        if spinning {
+            threads.iter_mut().filter(|t| yielded(t)).for_each(|t| t.state = State::Running);
+        } else {
             release_barrier(cx, threads)?;
         }
     }
 }
+
+/// Rounds of spinning threads before waiting collectives run without them.
+const PATIENCE: u32 = 8;
 
 /// Runs one warp collective of `warp` whose threads all wait: the group at the first
 /// instruction in program order where some wait (so that threads still on their way

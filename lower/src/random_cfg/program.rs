@@ -23,6 +23,8 @@ struct Regs {
     f: [RegId; 2],
     g: RegId,
     h: RegId,
+    /// Every warp collective is of a `.sync` form (has its sync point).
+    sync_all: bool,
 }
 
 /// Iterations of [`program`]'s counter after which every branch goes forward.
@@ -41,7 +43,10 @@ pub const SLOT_BYTES: u32 = 32;
 /// the grid, which each thread reads its inputs from and writes its results to, and a
 /// pointer to a few common words that threads update with commutative atomics only;
 /// every access to shared memory is to the thread's own slot. The results therefore
-/// do not depend on how threads interleave.
+/// do not depend on how threads interleave. A third of the programs start with a
+/// barrier made of a polling loop, which `pass::schedule` turns into rounds; their
+/// warp collectives are all `.sync` forms (legacy ones after a polling loop may run
+/// with part of the warp once scheduled: the lanes that left the loop in that round).
 pub fn program(seed: u64, blocks: usize) -> Kernel {
     let mut k = kernel(seed, blocks.max(2));
     let mut rng = Rng(seed ^ 0x5eed_cafe);
@@ -65,11 +70,13 @@ pub fn program(seed: u64, blocks: usize) -> Kernel {
         f: [0, 1].map(|i| reg(&mut k, &format!("%f{i}"), RegTy::Float(32))),
         g: reg(&mut k, "%g", RegTy::Float(64)),
         h: reg(&mut k, "%h", RegTy::Int(16)),
+        sync_all: seed % 3 == 2,
     };
     let params = [("out", ScalarType::U64, 1, None), ("common", ScalarType::U64, 1, None)];
     k.abi = KernelAbi::layout(params).unwrap_or_default();
-    k.shared.static_bytes = 512;
+    k.shared.static_bytes = 516;
     k.shared.variables.push(("slots".into(), 0, 512));
+    k.shared.variables.push(("arrived".into(), 512, 4));
     k.local_bytes = 16;
     let n = k.blocks.len();
     let warps = seed % 2 == 1;
@@ -89,10 +96,15 @@ pub fn program(seed: u64, blocks: usize) -> Kernel {
         k.blocks[b].term = term;
     }
     // The preamble runs once, in a block of its own: branches may go back to block 0.
-    let insts = preamble(&r).into_iter().map(|kind| Inst { kind, span }).collect();
-    let term = Terminator::Jump(k.entry);
+    let mut insts = preamble(&r);
+    let mut next = k.entry;
+    if r.sync_all {
+        next = spin_barrier(&mut k, &mut insts, next);
+    }
+    let insts = insts.into_iter().map(|kind| Inst { kind, span }).collect();
+    let term = Terminator::Jump(next);
     k.blocks.push(Block { label: None, span, insts, term, term_span: span });
-    k.entry = BlockId(n as u32);
+    k.entry = BlockId(k.blocks.len() as u32 - 1);
     k.name = format!("program_{seed}");
     k
 }
@@ -105,6 +117,51 @@ fn bin(op: BinaryOp, ty: OpTy, dst: RegId, lhs: Value, rhs: Value) -> InstKind {
 
 fn global(r: &Regs, offset: u32) -> Address {
     Address { base: Some(r.addr), offset: i64::from(offset) }
+}
+
+/// A barrier of the block made of a polling loop (every thread counts itself in a
+/// shared word, then polls it until the whole block has), before `next`; returns the
+/// loop's block. `insts` is the block before it.
+fn spin_barrier(k: &mut Kernel, insts: &mut Vec<InstKind>, next: BlockId) -> BlockId {
+    let span = Span::default();
+    let mut reg = |name: &str, ty| {
+        k.regs.push(RegInfo { name: name.into(), ty, span });
+        RegId(k.regs.len() as u32 - 1)
+    };
+    let (seen, ntid, more) =
+        (reg("%seen", RegTy::Int(32)), reg("%ntid", RegTy::Int(32)), reg("%more", RegTy::Pred));
+    let at = Address { base: None, offset: 512 };
+    let atom = |op, dst, src| InstKind::Atomic {
+        op,
+        space: Space::Shared,
+        ty: U32,
+        scope: Scope::Cta,
+        order: Order::Relaxed,
+        dst,
+        addr: at,
+        src: Value::Imm(src),
+        cmp: Value::Imm(0),
+    };
+    insts.push(atom(AtomicOp::Add, None, 1));
+    let poll = vec![
+        atom(AtomicOp::Or, Some(seen), 0),
+        InstKind::Special { dst: ntid, reg: SpecialReg::Ntid(Dim::X) },
+        InstKind::Setp {
+            cmp: CmpOp::Lt,
+            ty: U32,
+            ftz: false,
+            dst: Some(more),
+            dst_not: None,
+            lhs: Value::Reg(seen),
+            rhs: Value::Reg(ntid),
+            combine: None,
+        },
+    ];
+    let id = BlockId(k.blocks.len() as u32);
+    let term = Terminator::Branch { cond: more, negate: false, if_true: id, if_false: next };
+    let insts = poll.into_iter().map(|kind| Inst { kind, span }).collect();
+    k.blocks.push(Block { label: None, span, insts, term, term_span: span });
+    id
 }
 
 /// The thread's addresses, and its inputs from its slot.
@@ -710,8 +767,10 @@ fn atomic_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             vec![atom(op, Space::Shared, U32, Some(a), r.sh, 4 * rng.below(2) as i64, src, cmp)]
         }
         4 => {
-            // Commutative updates of common words: their old values are not used.
-            let op = pick(rng, &[AtomicOp::Add, AtomicOp::Or, AtomicOp::Xor, AtomicOp::Max]);
+            // Updates of common words that commute (one operation per word: a max and
+            // a xor of one word do not), their old values not used.
+            let ops = [AtomicOp::Add, AtomicOp::Or, AtomicOp::Xor, AtomicOp::Max];
+            let op = ops[(word / 4) as usize % ops.len()];
             vec![atom(op, Space::Global, U32, None, r.common, word, src, Value::Imm(0))]
         }
         _ => vec![atom(
@@ -735,7 +794,7 @@ fn warp_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
     let published = rng.below(4) as usize;
     let value = reg(r.a[published]);
     let mut v = vec![];
-    if rng.below(2) == 0 {
+    if r.sync_all || rng.below(2) == 0 {
         let members = Value::Imm(0xffff_ffff);
         v.push(InstKind::SyncPoint { point: SyncPoint::Warp { members, kind: 0 } });
     }
