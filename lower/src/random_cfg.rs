@@ -241,3 +241,7 @@ impl Builder {
         next
     }
 }
+
+mod program;
+
+pub use program::{program, PROGRAM_STEPS, SLOT_BYTES};

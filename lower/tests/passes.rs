@@ -22,19 +22,29 @@
 //! decisions (the interpreters of `ptxvk_lower::interp`); `predicate` leaves every
 //! collective in block-uniform control flow, where the input had one in divergent flow;
 //! `loop_guard` starts every loop body with a count of one iteration and its test, and
-//! gives the kernel a system area.
+//! gives the kernel a system area; `shared_in_memory` leaves no shared access.
+//!
+//! And every pass keeps the kernel's results: the IR interpreter
+//! ([`ptxvk_lower::interp::check`]) runs the kernel before and after each pass on
+//! generated launches and compares global memory and the system status. A file whose
+//! kernel cannot be run says why (`; semantics: none (WHY)`); every pass has a
+//! `*_results.ir` file whose kernel stores what it computes, so that the comparison
+//! says something ([`every_pass_is_checked_on_results`]). An input may be structured
+//! IR (`body {`, [`ptxvk_lower::text::parse_structured`]), for the passes after
+//! `structurize`.
 
 use std::path::{Path, PathBuf};
 
-use ptxvk_lower::interp::{run_cfg, run_structured};
+use ptxvk_lower::interp::check::Program;
+use ptxvk_lower::interp::{self, run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
     check, float_modifiers, hoist_params, legalize_atomics, legalize_floats, legalize_memory,
-    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, structurize, LoopGuard,
-    Target,
+    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
+    structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -287,6 +297,22 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 }
             }
         }
+        // On a device with Vulkan's least shared memory: the window moves to device
+        // memory and no shared access is left.
+        ("shared_in_memory", _) => {
+            let k = &mut s.kernel;
+            let target = Target { shared_memory_bytes: Some(16 * 1024), ..Target::default() };
+            shared_in_memory::run(k, &target);
+            let shared = count(k, |i| match i {
+                InstKind::Load { space, .. }
+                | InstKind::Store { space, .. }
+                | InstKind::Atomic { space, .. } => *space == Space::Shared,
+                _ => false,
+            });
+            if !k.shared.in_device_memory || shared != 0 {
+                return Err(format!("{shared} shared accesses left in a window on chip"));
+            }
+        }
         ("hoist_params", None) => {
             let k = &mut s.kernel;
             let entry = k.entry.index();
@@ -479,47 +505,103 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     verify::run(&s.kernel).map_err(|d| messages(&d))
 }
 
-fn check(path: &Path) -> Option<String> {
+/// Launches each pass is checked on.
+const LAUNCHES: usize = 8;
+
+/// Compares the results of the kernel before and after a pass through the
+/// interpreter ([`ptxvk_lower::interp::check`]) on generated launches. Returns how many
+/// launches were compared and how many of those left results; a launch the
+/// interpreter cannot judge is skipped.
+fn same_results(name: &str, before: &State, after: &State) -> Result<(usize, usize), String> {
+    fn program(s: &State) -> Program<'_> {
+        Program { kernel: &s.kernel, body: s.body.as_deref() }
+    }
+    let seed = name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let tally = interp::check::check(program(before), program(after), seed, LAUNCHES)?;
+    if std::env::var_os("PTXVK_SHOW_SKIPS").is_some() && !tally.skipped.is_empty() {
+        eprintln!("{name}: {} skipped: {}", tally.skipped.len(), tally.skipped[0]);
+    }
+    Ok((tally.same, tally.observed))
+}
+
+/// What one pass file's test found: failures, or the passes checked with results.
+type Checked = Result<Vec<String>, String>;
+
+fn check(path: &Path) -> Checked {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
     let input = std::fs::read_to_string(path).expect("reading the case");
     let Some(passes) = input.lines().next().and_then(|l| l.strip_prefix("; passes:")) else {
-        return Some(format!("{name}: the first line must be `; passes: NAME ...`"));
+        return Err(format!("{name}: the first line must be `; passes: NAME ...`"));
     };
-    let kernel = match text::parse(&input) {
+    // The input is a CFG, or a structured kernel (`body {`), which the passes after
+    // `structurize` take.
+    let parsed = if input.lines().any(|l| l.trim() == "body {") {
+        text::parse_structured(&input).map(|ks| ks.into_iter().map(|(k, b)| (k, Some(b))).collect())
+    } else {
+        text::parse(&input).map(|ks| ks.into_iter().map(|k| (k, None)).collect::<Vec<_>>())
+    };
+    let (kernel, body) = match parsed {
         Ok(mut ks) if ks.len() == 1 => ks.remove(0),
-        Ok(ks) => return Some(format!("{name}: {} kernels, expected one", ks.len())),
+        Ok(ks) => return Err(format!("{name}: {} kernels, expected one", ks.len())),
         Err(d) => {
             let line = input[..d.span.start as usize].lines().count();
-            return Some(format!("{name}:{line}: {}", d.message));
+            return Err(format!("{name}:{line}: {}", d.message));
         }
     };
     if let Err(d) = verify::run(&kernel) {
-        return Some(format!("{name}: the input does not verify: {}", messages(&d)));
+        return Err(format!("{name}: the input does not verify: {}", messages(&d)));
     }
-    let mut state = State { kernel, body: None };
+    let mut state = State { kernel, body };
+    let (mut compared, mut observed) = (0, Vec::new());
     for pass in passes.split_whitespace() {
+        let before = State { kernel: state.kernel.clone(), body: state.body.clone() };
         if let Err(e) = run_pass(pass, &mut state) {
-            return Some(format!("{name}: {pass}: {e}"));
+            return Err(format!("{name}: {pass}: {e}"));
         }
+        match same_results(&name, &before, &state) {
+            Ok((n, seen)) => {
+                compared += n;
+                if seen > 0 {
+                    observed.push(pass.to_string());
+                }
+            }
+            Err(e) => return Err(format!("{name}: {pass}: the results changed: {e}")),
+        }
+    }
+    // Unless the file says why not (`; semantics: none (WHY)`), its kernel ran in the
+    // interpreter.
+    let excused = input.lines().any(|l| l.starts_with("; semantics: none"));
+    if compared == 0 && !excused {
+        return Err(format!("{name}: no launch was compared through the interpreter"));
     }
     let out = match &state.body {
         Some(body) => text::print_structured(&state.kernel, body),
         None => text::print(&state.kernel),
     };
     let expected = path.with_extension("out");
-    snapshot::check(&expected, &format!("tests/passes/{name}"), &out)
+    match snapshot::check(&expected, &format!("tests/passes/{name}"), &out) {
+        Some(e) => Err(e),
+        None => Ok(observed),
+    }
 }
 
-#[test]
-fn pass_files() {
+/// The pass files, in name order.
+fn cases() -> Vec<PathBuf> {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(dir())
         .expect("tests/passes exists")
         .map(|e| e.expect("readable directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "ir"))
         .collect();
     cases.sort();
+    cases
+}
+
+#[test]
+fn pass_files() {
+    let cases = cases();
     assert!(cases.len() >= 6, "only {} pass file tests", cases.len());
-    let failures: Vec<String> = cases.iter().filter_map(|c| check(c)).collect();
+    let results: Vec<Checked> = cases.iter().map(|c| check(c)).collect();
+    let failures: Vec<String> = results.iter().filter_map(|r| r.clone().err()).collect();
     assert!(
         failures.is_empty(),
         "{} of {} pass file tests failed:\n\n{}\n\nIf the new output is intended, rerun with \
@@ -528,4 +610,62 @@ fn pass_files() {
         cases.len(),
         failures.join("\n")
     );
+}
+
+/// Every pass of `pass::run` (and each variant the files name) is checked through the
+/// interpreter by some pass file whose kernel leaves results, so that the comparison
+/// means something.
+#[test]
+fn every_pass_is_checked_on_results() {
+    let cases = cases();
+    let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
+    let passes = [
+        "check",
+        "check:racecheck",
+        "hoist_params",
+        "schedule",
+        "schedule:polls",
+        "legalize_atomics",
+        "legalize_floats",
+        "legalize_floats:no_f64",
+        "float_modifiers",
+        "legalize_warps:native",
+        "legalize_warps:split",
+        "legalize_warps:emulated",
+        "reducible",
+        "loop_exits",
+        "structurize",
+        "predicate",
+        "loop_guard",
+        "shared_in_memory",
+        "legalize_memory",
+        "legalize_memory:typed",
+    ];
+    let missing: Vec<&str> =
+        passes.iter().copied().filter(|p| !observed.iter().any(|o| o == p)).collect();
+    assert!(missing.is_empty(), "passes never checked on results: {missing:?}");
+}
+
+/// The structured snapshots parse back to themselves ([`text::parse_structured`]).
+#[test]
+fn structured_snapshots_round_trip() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir()).expect("tests/passes exists") {
+        let path = entry.expect("readable directory entry").path();
+        let text = std::fs::read_to_string(&path).expect("reading a snapshot");
+        if path.extension().is_none_or(|e| e != "out") || !text.contains("\nbody {\n") {
+            continue;
+        }
+        let parsed = text::parse_structured(&text).unwrap_or_else(|d| {
+            let line = text[..d.span.start as usize].lines().count();
+            panic!("{}:{line}: {}", path.display(), d.message)
+        });
+        let again: String = parsed.iter().map(|(k, b)| text::print_structured(k, b)).collect();
+        assert_eq!(again, text, "{} does not print back the same", path.display());
+        for (k, b) in &parsed {
+            verify::structured(k, b).unwrap_or_else(|d| panic!("{}: {d:?}", path.display()));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} structured snapshots");
 }

@@ -465,7 +465,9 @@ impl<'k> Scheduler<'k> {
         let wide = k.shared.wide();
         let unit = if wide { 8 } else { 4 };
         let at = k.shared.static_bytes.next_multiple_of(unit);
-        let bytes = unit * (WAITING + WARPS * kinds);
+        // A word of each warp's waiting lanes is read and updated even without a
+        // collective (kind 0): it must be in the window.
+        let bytes = unit * (WAITING + WARPS * kinds.max(1));
         k.shared.static_bytes = at + bytes;
         k.shared.variables.push(("$schedule".to_string(), at, bytes));
         k.system = true;

@@ -181,12 +181,7 @@ impl Structured<'_> {
                     }
                 }
                 Node::Switch { selector, cases, .. } => {
-                    let v = self.regs[selector.index()] as u32;
-                    let case = cases
-                        .iter()
-                        .find(|c| c.values.contains(&v))
-                        .or_else(|| cases.iter().find(|c| c.is_default));
-                    match case {
+                    match switch_case(cases, self.regs[selector.index()] as u32) {
                         Some(c) => self.nodes(&c.body),
                         None => Flow::Normal,
                     }
@@ -209,4 +204,10 @@ impl Structured<'_> {
         }
         Flow::Normal
     }
+}
+
+/// The case of a structured switch that `v` selects: the one listing it, else the
+/// default one.
+pub fn switch_case(cases: &[SwitchCase], v: u32) -> Option<&SwitchCase> {
+    cases.iter().find(|c| c.values.contains(&v)).or_else(|| cases.iter().find(|c| c.is_default))
 }

@@ -1,0 +1,553 @@
+//! One thread: its registers and local window, where it is in the CFG or in the
+//! structured tree, and the execution of every instruction up to the next point where
+//! it must wait for other threads ([`Wait`]), which `super::warp` resolves.
+
+use ptxvk_frontend::Span;
+
+use super::arith::{self, mask, sext};
+use super::memory::{self, Memory};
+use super::Error;
+use crate::ir::*;
+
+/// Steps a thread runs before it lets the others run.
+const SLICE: u32 = 512;
+
+/// Why a thread stopped before the instruction after `point`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WaitKind {
+    /// `bar.sync`: every thread of the block.
+    Barrier,
+    /// The workgroup barrier of an emulated collective, after which the thread's word
+    /// of the warp scratch holds this value, when it publishes one.
+    WarpBarrier(Option<u32>),
+    /// A warp exchange's publish of this 32-bit value.
+    Publish(u32),
+    /// A subgroup operation of this thread's warp.
+    Subgroup { op: SubgroupOp, dst: RegId, value: u32, lane: u32 },
+    /// A sync point: the thread lets the others run.
+    Yield,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    Running,
+    /// Stopped at instruction `point` (block, index).
+    Waiting {
+        point: (usize, usize),
+        kind: WaitKind,
+    },
+    Exited,
+}
+
+/// A list of structured statements being run.
+#[derive(Clone, Debug)]
+pub(super) struct Frame<'a> {
+    nodes: &'a [Node],
+    next: usize,
+    is_loop: bool,
+}
+
+/// What every thread of a block shares while it runs.
+pub(super) struct Ctx<'a> {
+    pub k: &'a Kernel,
+    pub memory: &'a mut Memory,
+    pub shared: Vec<u8>,
+    /// Racecheck's shadow of the shared window (`InstKind::RaceShadow`).
+    pub race_shadow: Vec<u32>,
+    pub ntid: [u32; 3],
+    pub ctaid: [u32; 3],
+    pub nctaid: [u32; 3],
+    pub param_base: u64,
+    pub dynamic_shared: u32,
+    /// The device address of this block's shared window when it is in device memory.
+    pub shared_window: u64,
+    pub steps: u64,
+    pub step_limit: u64,
+    /// Each block's place in program order (`super::program_order`).
+    pub order: Vec<usize>,
+}
+
+impl Ctx<'_> {
+    /// A wait point's place in program order.
+    pub fn rank(&self, point: (usize, usize)) -> (usize, usize) {
+        (self.order.get(point.0).copied().unwrap_or(usize::MAX), point.1)
+    }
+}
+
+pub(super) struct Thread<'a> {
+    pub regs: Vec<u64>,
+    pub local: Vec<u8>,
+    pub tid: [u32; 3],
+    pub linear: u32,
+    pub state: State,
+    frames: Vec<Frame<'a>>,
+    /// The block being run and its next instruction.
+    at: Option<(usize, usize)>,
+    /// Whether the thread runs the structured tree rather than the CFG.
+    tree: bool,
+    /// The values of this thread's warp's last exchange, by lane.
+    pub exchange: [u32; 32],
+    loop_count: u32,
+}
+
+impl<'a> Thread<'a> {
+    /// A thread at the start of the CFG (`body` None) or of the structured tree.
+    pub fn new(k: &Kernel, body: Option<&'a [Node]>, tid: [u32; 3], linear: u32) -> Thread<'a> {
+        let (frames, at) = match body {
+            Some(nodes) => (vec![Frame { nodes, next: 0, is_loop: false }], None),
+            None => (Vec::new(), Some((k.entry.index(), 0))),
+        };
+        Thread {
+            regs: vec![0; k.regs.len()],
+            local: vec![0; k.local_bytes as usize],
+            tid,
+            linear,
+            state: State::Running,
+            frames,
+            at,
+            tree: body.is_some(),
+            exchange: [0; 32],
+            loop_count: 0,
+        }
+    }
+
+    /// The bits of `v` (a register's whole width, or the immediate).
+    pub fn get(&self, v: Value) -> u64 {
+        match v {
+            Value::Imm(x) => x,
+            Value::Reg(r) => self.regs[r.index()],
+        }
+    }
+
+    /// `v` read at a type of `bits` bits.
+    fn at_bits(&self, v: Value, bits: u32) -> u64 {
+        self.get(v) & mask(bits)
+    }
+
+    fn pred(&self, r: RegId) -> bool {
+        self.regs[r.index()] & 1 != 0
+    }
+
+    pub fn set(&mut self, k: &Kernel, r: RegId, v: u64) {
+        self.regs[r.index()] = v & mask(k.reg(r).ty.bits());
+    }
+
+    /// Runs until the thread waits or exits.
+    pub fn run(&mut self, cx: &mut Ctx<'a>) -> Result<(), Error> {
+        let k = cx.k;
+        let mut slice = 0;
+        while self.state == State::Running {
+            cx.steps += 1;
+            if cx.steps > cx.step_limit {
+                return Err(Error::StepLimit(cx.step_limit));
+            }
+            slice += 1;
+            if slice > SLICE {
+                // Independent thread scheduling (PTX ISA 9.2 §2.2.1): a thread that spins
+                // lets the others run.
+                self.state = State::Waiting { point: (usize::MAX, 0), kind: WaitKind::Yield };
+                break;
+            }
+            let Some((b, i)) = self.at else {
+                self.tree_step();
+                continue;
+            };
+            let block = &k.blocks[b];
+            if let Some(inst) = block.insts.get(i) {
+                self.at = Some((b, i + 1));
+                if let Some(kind) = self.exec(cx, inst)? {
+                    self.state = State::Waiting { point: (b, i), kind };
+                }
+                continue;
+            }
+            if self.tree {
+                self.at = None;
+                continue;
+            }
+            self.at = match &block.term {
+                Terminator::Return => {
+                    self.state = State::Exited;
+                    None
+                }
+                Terminator::Jump(t) => Some((t.index(), 0)),
+                Terminator::Branch { cond, negate, if_true, if_false } => {
+                    let t = if self.pred(*cond) != *negate { if_true } else { if_false };
+                    Some((t.index(), 0))
+                }
+                Terminator::Switch { selector, cases, default } => {
+                    let v = self.regs[selector.index()] as u32;
+                    let t = cases.iter().find(|c| c.0 == v).map_or(*default, |c| c.1);
+                    Some((t.index(), 0))
+                }
+            };
+        }
+        Ok(())
+    }
+
+    /// Moves through the structured tree to the next block to run, or exits.
+    fn tree_step(&mut self) {
+        let Some(top) = self.frames.last_mut() else {
+            self.state = State::Exited;
+            return;
+        };
+        if top.next >= top.nodes.len() {
+            if top.is_loop {
+                top.next = 0;
+            } else {
+                self.frames.pop();
+            }
+            return;
+        }
+        let node = &top.nodes[top.next];
+        top.next += 1;
+        let push = |frames: &mut Vec<Frame<'a>>, nodes: &'a [Node], is_loop| {
+            frames.push(Frame { nodes, next: 0, is_loop })
+        };
+        match node {
+            Node::Code(b) => self.at = Some((b.index(), 0)),
+            Node::If { cond, negate, then, otherwise, .. } => {
+                let taken = if self.pred(*cond) != *negate { then } else { otherwise };
+                push(&mut self.frames, taken, false);
+            }
+            Node::Switch { selector, cases, .. } => {
+                let v = self.regs[selector.index()] as u32;
+                if let Some(c) = super::control::switch_case(cases, v) {
+                    push(&mut self.frames, &c.body, false);
+                }
+            }
+            Node::Loop { body, .. } => push(&mut self.frames, body, true),
+            Node::Break => {
+                while let Some(f) = self.frames.pop() {
+                    if f.is_loop {
+                        break;
+                    }
+                }
+            }
+            Node::Continue => {
+                while let Some(f) = self.frames.last_mut() {
+                    if f.is_loop {
+                        f.next = 0;
+                        break;
+                    }
+                    self.frames.pop();
+                }
+            }
+            Node::Return => self.state = State::Exited,
+        }
+    }
+
+    /// Executes one instruction; returns why the thread must wait after it, if so.
+    fn exec(&mut self, cx: &mut Ctx<'a>, inst: &Inst) -> Result<Option<WaitKind>, Error> {
+        let k = cx.k;
+        let span = inst.span;
+        match &inst.kind {
+            InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. } => {
+                self.exec_memory(cx, &inst.kind, span)?;
+            }
+            InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
+            InstKind::WarpBarrier { publish } => {
+                if publish.is_some() && k.warp_scratch.is_none() {
+                    let what = "a warp barrier without scratch".into();
+                    return Err(Error::Unsupported { what, span });
+                }
+                let v = publish.map(|v| self.at_bits(v, 32) as u32);
+                return Ok(Some(WaitKind::WarpBarrier(v)));
+            }
+            InstKind::WarpPublish { value } => {
+                return Ok(Some(WaitKind::Publish(self.at_bits(*value, 32) as u32)));
+            }
+            InstKind::Subgroup { op, dst, value, lane, .. } => {
+                let (value, lane) =
+                    (self.at_bits(*value, 32) as u32, self.at_bits(*lane, 32) as u32);
+                return Ok(Some(WaitKind::Subgroup { op: *op, dst: *dst, value, lane }));
+            }
+            InstKind::SyncPoint { .. } => return Ok(Some(WaitKind::Yield)),
+            InstKind::WarpRead { dst, lane, .. } => {
+                let lane = self.at_bits(*lane, 32);
+                if lane >= 32 {
+                    return Err(Error::Undefined {
+                        what: format!("a warp read of lane {lane}"),
+                        span,
+                    });
+                }
+                let v = u64::from(self.exchange[lane as usize]);
+                self.set(k, *dst, v);
+            }
+            InstKind::WarpBallot { dst, lanes, .. } => {
+                let lanes = self.at_bits(*lanes, 32);
+                let votes =
+                    (0..32).filter(|&l| self.exchange[l] != 0).fold(0u64, |a, l| a | 1 << l);
+                self.set(k, *dst, votes & lanes);
+            }
+            InstKind::WarpSync | InstKind::Fence { .. } => {}
+            InstKind::LoopCount { dst, add } => {
+                // Counted per thread: the subgroup's count when its threads run the loop
+                // together, as the tests' do.
+                self.loop_count = self.loop_count.wrapping_add_signed(*add);
+                self.set(k, *dst, u64::from(self.loop_count));
+            }
+            InstKind::RaceShadow { dst, word, swap } => {
+                let w = self.at_bits(*word, 32) as usize;
+                let fault = Error::Fault { space: "race shadow", addr: w as u64, size: 4, span };
+                let old = *cx.race_shadow.get(w).ok_or(fault)?;
+                if let Some(s) = swap {
+                    cx.race_shadow[w] = self.at_bits(*s, 32) as u32;
+                }
+                self.set(k, *dst, u64::from(old));
+            }
+            InstKind::InAllocation { dst, table, addr, size, write } => {
+                let (table, addr) = (self.get(*table), self.get(*addr));
+                let inside = in_allocation(cx.memory, table, addr, *size, *write, span)?;
+                self.set(k, *dst, u64::from(inside));
+            }
+            InstKind::ShadowWord { .. } => {
+                let what = "initcheck's write shadows".into();
+                return Err(Error::Unsupported { what, span });
+            }
+            InstKind::Special { dst, reg } => {
+                let v = self.special(cx, *reg, span)?;
+                self.set(k, *dst, v);
+            }
+            kind => self.exec_value(k, kind),
+        }
+        Ok(None)
+    }
+
+    fn special(&self, cx: &Ctx<'_>, reg: SpecialReg, span: Span) -> Result<u64, Error> {
+        let k = cx.k;
+        Ok(match reg {
+            SpecialReg::Tid(d) => u64::from(self.tid[d.index()]),
+            SpecialReg::Ntid(d) => u64::from(cx.ntid[d.index()]),
+            SpecialReg::Ctaid(d) => u64::from(cx.ctaid[d.index()]),
+            SpecialReg::Nctaid(d) => u64::from(cx.nctaid[d.index()]),
+            SpecialReg::ParamBlock => cx.param_base,
+            SpecialReg::DynamicSharedBytes => u64::from(cx.dynamic_shared),
+            SpecialReg::TotalSharedBytes => u64::from(k.shared.static_bytes + cx.dynamic_shared),
+            SpecialReg::DynamicSharedBase => u64::from(k.shared.dynamic_offset()),
+            SpecialReg::SharedWindowAddress => cx.shared_window,
+            SpecialReg::ModuleData | SpecialReg::WindowBase | SpecialReg::DeviceClock => {
+                return Err(Error::Unsupported { what: format!("special register {reg:?}"), span });
+            }
+        })
+    }
+
+    /// The instructions that only compute registers from registers.
+    fn exec_value(&mut self, k: &Kernel, kind: &InstKind) {
+        let (dst, v) = match kind {
+            InstKind::Mov { ty, dst, src } => (*dst, self.at_bits(*src, ty.bits())),
+            InstKind::Pack { elem, dst, srcs } => {
+                let w = elem.bits();
+                let v = srcs.iter().enumerate().fold(0u64, |acc, (i, s)| {
+                    acc | self.at_bits(*s, w).checked_shl(w * i as u32).unwrap_or(0)
+                });
+                (*dst, v)
+            }
+            InstKind::Unpack { elem, dsts, src } => {
+                let (w, v) = (elem.bits(), self.get(*src));
+                for (i, d) in dsts.iter().enumerate() {
+                    if let Some(d) = d {
+                        self.set(k, *d, v.checked_shr(w * i as u32).unwrap_or(0) & mask(w));
+                    }
+                }
+                return;
+            }
+            InstKind::Unary { op, ty, mode, dst, src } => {
+                (*dst, arith::unary(*op, *ty, *mode, self.at_bits(*src, ty.bits())))
+            }
+            InstKind::Binary { op, ty, mode, dst, lhs, rhs } => {
+                let w = ty.bits();
+                // Shift amounts are 32-bit whatever the type.
+                let rw = if matches!(op, BinaryOp::Shl | BinaryOp::Shr) { 32 } else { w };
+                let v =
+                    arith::binary(*op, *ty, *mode, self.at_bits(*lhs, w), self.at_bits(*rhs, rw));
+                (*dst, v)
+            }
+            InstKind::Mad { part, ty, dst, a, b, c } => {
+                let w = ty.bits();
+                let cw = if *part == BinaryOp::MulWide { 2 * w } else { w };
+                let (a, b, c) = (self.at_bits(*a, w), self.at_bits(*b, w), self.at_bits(*c, cw));
+                (*dst, arith::mad(*part, *ty, a, b, c))
+            }
+            InstKind::Bfe { ty, dst, a, pos, len } => {
+                let a = self.at_bits(*a, ty.bits());
+                (*dst, arith::bfe(*ty, a, self.at_bits(*pos, 32), self.at_bits(*len, 32)))
+            }
+            InstKind::Bfi { ty, dst, a, b, pos, len } => {
+                let (a, b) = (self.at_bits(*a, ty.bits()), self.at_bits(*b, ty.bits()));
+                (*dst, arith::bfi(*ty, a, b, self.at_bits(*pos, 32), self.at_bits(*len, 32)))
+            }
+            InstKind::Fma { ty, mode, dst, a, b, c } => {
+                let w = ty.bits();
+                let (a, b, c) = (self.at_bits(*a, w), self.at_bits(*b, w), self.at_bits(*c, w));
+                (*dst, arith::fma(*ty, *mode, a, b, c))
+            }
+            InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
+                let w = ty.bits();
+                let c =
+                    arith::compare(*cmp, *ty, *ftz, self.at_bits(*lhs, w), self.at_bits(*rhs, w));
+                let fold = |x: bool| match combine {
+                    Some((op, p, neg)) => arith::bool_op(*op, x, self.pred(*p) != *neg),
+                    None => x,
+                };
+                let (yes, no) = (fold(c), fold(!c));
+                if let Some(d) = dst {
+                    self.set(k, *d, u64::from(yes));
+                }
+                if let Some(d) = dst_not {
+                    self.set(k, *d, u64::from(no));
+                }
+                return;
+            }
+            InstKind::Select { ty, dst, a, b, cond, negate } => {
+                let pick = if self.pred(*cond) != *negate { a } else { b };
+                (*dst, self.at_bits(*pick, ty.bits()))
+            }
+            InstKind::PredLogic { op, dst, lhs, rhs } => {
+                (*dst, u64::from(arith::bool_op(*op, self.pred(*lhs), self.pred(*rhs))))
+            }
+            InstKind::PredNot { dst, src } => (*dst, u64::from(!self.pred(*src))),
+            InstKind::Convert { to, from, rounding, mode, dst, src } => {
+                let v = self.at_bits(*src, from.bits());
+                (*dst, arith::convert(*to, *from, *rounding, *mode, v))
+            }
+            InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
+                let v = self.at_bits(*src, from.bits());
+                (*dst, arith::narrow(*to, *from, *rounding, *satfinite, *relu, v))
+            }
+            InstKind::IntToFloat { to, from, rounding, dst, src } => {
+                (*dst, arith::int_to_float(*to, *from, *rounding, self.at_bits(*src, from.bits())))
+            }
+            InstKind::Widen { from, dst, src } => {
+                (*dst, arith::widen(*from, self.at_bits(*src, from.bits())))
+            }
+            InstKind::RoundToOdd { op, dst, a, b, c, .. } => {
+                let (a, b, c) = (self.at_bits(*a, 32), self.at_bits(*b, 32), self.at_bits(*c, 32));
+                (*dst, arith::round_to_odd(*op, a, b, c))
+            }
+            // Every other instruction is handled by `exec`.
+            _ => return,
+        };
+        self.set(k, dst, v);
+    }
+
+    /// The byte address of `addr` in `space`: 64-bit for global memory, a 32-bit
+    /// offset in the other spaces.
+    fn address(&self, space: Space, addr: &Address) -> u64 {
+        let base = addr.base.map_or(0, |r| self.regs[r.index()]);
+        let a = base.wrapping_add(addr.offset as u64);
+        if space == Space::Global {
+            a
+        } else {
+            a & 0xffff_ffff
+        }
+    }
+
+    fn read(
+        &self,
+        cx: &Ctx<'_>,
+        space: Space,
+        addr: u64,
+        size: u32,
+        span: Span,
+    ) -> Result<u64, Error> {
+        let fault = || Error::Fault { space: space.name(), addr, size, span };
+        match space {
+            Space::Global => cx.memory.read(addr, size, span),
+            Space::Param => cx.memory.read(cx.param_base + addr, size, span).map_err(|_| fault()),
+            Space::Shared => memory::read(&cx.shared, addr, size).ok_or_else(fault),
+            Space::Local => memory::read(&self.local, addr, size).ok_or_else(fault),
+        }
+    }
+
+    fn write(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        space: Space,
+        addr: u64,
+        size: u32,
+        v: u64,
+        span: Span,
+    ) -> Result<(), Error> {
+        let fault = || Error::Fault { space: space.name(), addr, size, span };
+        match space {
+            Space::Global => cx.memory.write(addr, size, v, span),
+            Space::Param => Err(fault()),
+            Space::Shared => memory::write(&mut cx.shared, addr, size, v).ok_or_else(fault),
+            Space::Local => memory::write(&mut self.local, addr, size, v).ok_or_else(fault),
+        }
+    }
+
+    fn exec_memory(&mut self, cx: &mut Ctx<'_>, kind: &InstKind, span: Span) -> Result<(), Error> {
+        let k = cx.k;
+        match kind {
+            InstKind::Load { space, ty, dsts, addr } => {
+                let (size, a) = (ty.bits().div_ceil(8), self.address(*space, addr));
+                for (i, d) in dsts.iter().enumerate() {
+                    let v = self.read(
+                        cx,
+                        *space,
+                        a.wrapping_add(u64::from(size) * i as u64),
+                        size,
+                        span,
+                    )?;
+                    if let Some(d) = d {
+                        let v = if ty.is_signed() { sext(v, ty.bits()) as u64 } else { v };
+                        self.set(k, *d, v);
+                    }
+                }
+            }
+            InstKind::Store { space, ty, srcs, addr } => {
+                let (size, a) = (ty.bits().div_ceil(8), self.address(*space, addr));
+                for (i, s) in srcs.iter().enumerate() {
+                    let v = self.at_bits(*s, ty.bits());
+                    self.write(
+                        cx,
+                        *space,
+                        a.wrapping_add(u64::from(size) * i as u64),
+                        size,
+                        v,
+                        span,
+                    )?;
+                }
+            }
+            InstKind::Atomic { op, space, ty, dst, addr, src, cmp, .. } => {
+                let (size, a) = (ty.bits().div_ceil(8), self.address(*space, addr));
+                let old = self.read(cx, *space, a, size, span)?;
+                let (src, cmp) = (self.at_bits(*src, ty.bits()), self.at_bits(*cmp, ty.bits()));
+                let new = memory::atomic_update(*op, *ty, old, src, cmp);
+                if *op != AtomicOp::Load {
+                    self.write(cx, *space, a, size, new, span)?;
+                }
+                if let Some(d) = dst {
+                    self.set(k, *d, old);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// [`InstKind::InAllocation`]: whether `size` bytes at `addr` lie in one allocation of
+/// the table at `table` (`crate::system`'s layout), a writable one for a `write`.
+fn in_allocation(
+    memory: &Memory,
+    table: u64,
+    addr: u64,
+    size: u32,
+    write: bool,
+    span: Span,
+) -> Result<bool, Error> {
+    let n = memory.read(table, 4, span)?;
+    for i in 0..n {
+        let start = memory.read(table + 16 + 16 * i, 8, span)?;
+        let end = memory.read(table + 24 + 16 * i, 8, span)?;
+        let read_only = end & crate::system::TABLE_READ_ONLY != 0;
+        let end = end & !crate::system::TABLE_READ_ONLY;
+        let fits = start <= addr && addr.checked_add(u64::from(size)).is_some_and(|e| e <= end);
+        if fits && !(write && read_only) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,455 @@
+//! The printer of the IR text format (the grammar is in the module doc).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::*;
+use crate::ir::Node;
+
+/// Writes a kernel's CFG IR in the text format.
+pub fn print(k: &Kernel) -> String {
+    let p = Printer::new(k);
+    let mut s = p.header();
+    for (i, b) in k.blocks.iter().enumerate() {
+        let label = b.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+        let _ = writeln!(s, "bb{i}{label}:");
+        for inst in &b.insts {
+            let _ = writeln!(s, "    {}", p.line(inst));
+        }
+        let _ = writeln!(s, "    {}", p.term(&b.term));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// Writes a kernel's header and its structured tree, each block with its instructions.
+pub fn print_structured(k: &Kernel, nodes: &[Node]) -> String {
+    let p = Printer::new(k);
+    let mut s = p.header();
+    s.push_str("body {\n");
+    p.nodes(nodes, 1, &mut s);
+    s.push_str("}\n}\n");
+    s
+}
+
+struct Printer<'a> {
+    k: &'a Kernel,
+    names: Vec<String>,
+}
+
+impl<'a> Printer<'a> {
+    fn new(k: &'a Kernel) -> Self {
+        let token = |name: &str| {
+            if name.starts_with('%') || name.starts_with('$') {
+                name.to_string()
+            } else {
+                format!("%{name}")
+            }
+        };
+        let mut count: BTreeMap<String, u32> = BTreeMap::new();
+        for r in &k.regs {
+            *count.entry(token(&r.name)).or_default() += 1;
+        }
+        let names = k
+            .regs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let t = token(&r.name);
+                if count.get(&t).copied().unwrap_or(0) > 1 || t.len() == 1 {
+                    format!("{t}#{i}")
+                } else {
+                    t
+                }
+            })
+            .collect();
+        Printer { k, names }
+    }
+
+    fn reg(&self, r: RegId) -> &str {
+        self.names.get(r.index()).map_or("<bad register>", String::as_str)
+    }
+
+    fn value(&self, v: Value) -> String {
+        match v {
+            Value::Reg(r) => self.reg(r).to_string(),
+            Value::Imm(x) if x < 65536 => x.to_string(),
+            Value::Imm(x) => format!("{x:#x}"),
+        }
+    }
+
+    fn pred(&self, r: RegId, negate: bool) -> String {
+        format!("{}{}", if negate { "!" } else { "" }, self.reg(r))
+    }
+
+    fn addr(&self, a: Address) -> String {
+        match a.base {
+            Some(b) if a.offset > 0 => format!("[{}+{}]", self.reg(b), a.offset),
+            Some(b) if a.offset < 0 => format!("[{}{}]", self.reg(b), a.offset),
+            Some(b) => format!("[{}]", self.reg(b)),
+            None => format!("[{}]", a.offset),
+        }
+    }
+
+    fn dst(&self, d: Option<RegId>) -> String {
+        d.map_or("_".to_string(), |r| self.reg(r).to_string())
+    }
+
+    fn header(&self) -> String {
+        let k = self.k;
+        let mut s = String::new();
+        let _ = writeln!(s, "kernel {} {{", k.name);
+        let _ = writeln!(s, "    params size {} align {}", k.abi.size, k.abi.align);
+        for p in &k.abi.params {
+            let _ = writeln!(
+                s,
+                "    param {} {} x{} @{} size {} align {}",
+                p.name,
+                p.elem.directive(),
+                p.count,
+                p.offset,
+                p.size,
+                p.align
+            );
+        }
+        let mut shared = format!("    shared {}", k.shared.static_bytes);
+        if let Some(a) = k.shared.dynamic_align {
+            let _ = write!(shared, " align {a}");
+        }
+        if k.shared.word != SharedWord::default() {
+            let _ = write!(shared, " word {}", k.shared.word.bits());
+        }
+        if k.shared.in_device_memory {
+            shared.push_str(" in_device_memory");
+        }
+        let _ = writeln!(s, "{shared}");
+        for (name, offset, size) in &k.shared.variables {
+            let _ = writeln!(s, "    shared_var {name} @{offset} {size}");
+        }
+        let _ = writeln!(s, "    local {}", k.local_bytes);
+        for (key, dims) in [("reqntid", k.reqntid), ("maxntid", k.maxntid)] {
+            if let Some([x, y, z]) = dims {
+                let _ = writeln!(s, "    {key} {x} {y} {z}");
+            }
+        }
+        if let Some(n) = k.maxnreg {
+            let _ = writeln!(s, "    maxnreg {n}");
+        }
+        if k.address_size != 64 {
+            let _ = writeln!(s, "    address_size {}", k.address_size);
+        }
+        for (flag, set) in [("grid_sync", k.grid_sync), ("system", k.system), ("heap", k.heap)] {
+            if set {
+                let _ = writeln!(s, "    {flag}");
+            }
+        }
+        if !k.device_launches.is_empty() {
+            let _ = writeln!(s, "    device_launches {}", k.device_launches.join(" "));
+        }
+        for (key, at) in [("warp_scratch", k.warp_scratch), ("block_vote", k.block_vote)] {
+            if let Some(at) = at {
+                let _ = writeln!(s, "    {key} {at}");
+            }
+        }
+        let _ = writeln!(s, "    entry bb{}", k.entry.0);
+        // Registers in id order, runs of one type sharing lines.
+        let mut line = String::new();
+        let mut line_ty = None;
+        for (i, r) in k.regs.iter().enumerate() {
+            if line_ty != Some(r.ty) || line.len() + self.names[i].len() > 88 {
+                if !line.is_empty() {
+                    let _ = writeln!(s, "{line}");
+                }
+                line = format!("    reg {}", reg_ty(r.ty));
+                line_ty = Some(r.ty);
+            }
+            let _ = write!(line, " {}", self.names[i]);
+        }
+        if !line.is_empty() {
+            let _ = writeln!(s, "{line}");
+        }
+        s
+    }
+
+    fn list(&self, vals: &[Value]) -> String {
+        vals.iter().map(|v| self.value(*v)).collect::<Vec<_>>().join(", ")
+    }
+
+    fn dsts(&self, dsts: &[Option<RegId>]) -> String {
+        dsts.iter().map(|d| self.dst(*d)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// An instruction's line: a read that a loop can poll (`Kernel::polling_reads`)
+    /// is marked `polls`.
+    fn line(&self, inst: &Inst) -> String {
+        let read = matches!(
+            inst.kind,
+            InstKind::Load { .. } | InstKind::Atomic { op: AtomicOp::Load, .. }
+        );
+        if read && self.k.polling_reads.contains(&inst.span) {
+            format!("polls {}", self.inst(&inst.kind))
+        } else {
+            self.inst(&inst.kind)
+        }
+    }
+
+    fn inst(&self, kind: &InstKind) -> String {
+        let r = |x: RegId| self.reg(x).to_string();
+        let v = |x: Value| self.value(x);
+        match kind {
+            InstKind::Mov { ty, dst, src } => {
+                format!("{} = mov.{} {}", r(*dst), op_ty(*ty), v(*src))
+            }
+            InstKind::Pack { elem, dst, srcs } => {
+                format!("{} = pack.{} {}", r(*dst), op_ty(*elem), self.list(srcs))
+            }
+            InstKind::Unpack { elem, dsts, src } => {
+                format!("{} = unpack.{} {}", self.dsts(dsts), op_ty(*elem), v(*src))
+            }
+            InstKind::Special { dst, reg } => format!("{} = special.{}", r(*dst), reg.spelling()),
+            InstKind::Unary { op, ty, mode, dst, src } => format!(
+                "{} = {}{}.{} {}",
+                r(*dst),
+                op.spelling(),
+                float_mode(*mode, ""),
+                op_ty(*ty),
+                v(*src)
+            ),
+            InstKind::Binary { op, ty, mode, dst, lhs, rhs } => format!(
+                "{} = {}{}.{} {}, {}",
+                r(*dst),
+                op.spelling(),
+                float_mode(*mode, ""),
+                op_ty(*ty),
+                v(*lhs),
+                v(*rhs)
+            ),
+            InstKind::Mad { part, ty, dst, a, b, c } => format!(
+                "{} = mad.{}.{} {}",
+                r(*dst),
+                mad_part(*part),
+                op_ty(*ty),
+                self.list(&[*a, *b, *c])
+            ),
+            InstKind::Bfe { ty, dst, a, pos, len } => {
+                format!("{} = bfe.{} {}", r(*dst), op_ty(*ty), self.list(&[*a, *pos, *len]))
+            }
+            InstKind::Bfi { ty, dst, a, b, pos, len } => {
+                format!("{} = bfi.{} {}", r(*dst), op_ty(*ty), self.list(&[*a, *b, *pos, *len]))
+            }
+            InstKind::Fma { ty, mode, dst, a, b, c } => format!(
+                "{} = fma{}.{} {}",
+                r(*dst),
+                float_mode(*mode, ""),
+                op_ty(*ty),
+                self.list(&[*a, *b, *c])
+            ),
+            InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
+                let mut s = format!(
+                    "{}, {} = setp.{}{}",
+                    self.dst(*dst),
+                    self.dst(*dst_not),
+                    cmp.spelling(),
+                    if *ftz { ".ftz" } else { "" }
+                );
+                if let Some((op, _, _)) = combine {
+                    let _ = write!(s, ".{}", op.spelling());
+                }
+                let _ = write!(s, ".{} {}, {}", op_ty(*ty), v(*lhs), v(*rhs));
+                if let Some((_, p, negate)) = combine {
+                    let _ = write!(s, ", {}", self.pred(*p, *negate));
+                }
+                s
+            }
+            InstKind::Select { ty, dst, a, b, cond, negate } => format!(
+                "{} = selp.{} {}, {}, {}",
+                r(*dst),
+                op_ty(*ty),
+                v(*a),
+                v(*b),
+                self.pred(*cond, *negate)
+            ),
+            InstKind::PredLogic { op, dst, lhs, rhs } => {
+                format!("{} = p{} {}, {}", r(*dst), op.spelling(), r(*lhs), r(*rhs))
+            }
+            InstKind::PredNot { dst, src } => format!("{} = pnot {}", r(*dst), r(*src)),
+            InstKind::Convert { to, from, rounding, mode, dst, src } => format!(
+                "{} = cvt{}{}.{}.{} {}",
+                r(*dst),
+                rounding.map(|x| format!(".{}", x.spelling())).unwrap_or_default(),
+                float_mode(*mode, "mode_"),
+                op_ty(*to),
+                op_ty(*from),
+                v(*src)
+            ),
+            InstKind::Load { space, ty, dsts, addr } => format!(
+                "{} = load.{}.{} {}",
+                self.dsts(dsts),
+                space.spelling(),
+                op_ty(*ty),
+                self.addr(*addr)
+            ),
+            InstKind::Store { space, ty, srcs, addr } => format!(
+                "store.{}.{} {}, {}",
+                space.spelling(),
+                op_ty(*ty),
+                self.addr(*addr),
+                self.list(srcs)
+            ),
+            InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => format!(
+                "{} = narrow.{}.{}{}{}.{} {}",
+                r(*dst),
+                to.spelling(),
+                rounding.spelling(),
+                if *satfinite { ".satfinite" } else { "" },
+                if *relu { ".relu" } else { "" },
+                op_ty(*from),
+                v(*src)
+            ),
+            InstKind::IntToFloat { to, from, rounding, dst, src } => format!(
+                "{} = itof.{}.{}.{} {}",
+                r(*dst),
+                to.spelling(),
+                rounding.spelling(),
+                op_ty(*from),
+                v(*src)
+            ),
+            InstKind::Widen { from, dst, src } => {
+                format!("{} = widen.{} {}", r(*dst), from.spelling(), v(*src))
+            }
+            InstKind::RoundToOdd { op, soft, dst, a, b, c } => format!(
+                "{} = round_odd.{}{} {}",
+                r(*dst),
+                op.spelling(),
+                if *soft { ".soft" } else { "" },
+                self.list(&[*a, *b, *c])
+            ),
+            InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp } => {
+                let lhs = dst.map(|d| format!("{} = ", r(d))).unwrap_or_default();
+                format!(
+                    "{lhs}atom.{}.{}.{}.{}.{} {}, {}, {}",
+                    op.spelling(),
+                    space.spelling(),
+                    scope.spelling(),
+                    order.spelling(),
+                    op_ty(*ty),
+                    self.addr(*addr),
+                    v(*src),
+                    v(*cmp)
+                )
+            }
+            InstKind::Barrier => "barrier".into(),
+            InstKind::Subgroup { op, split, dst, value, lane } => format!(
+                "{} = subgroup.{}{} {}, {}",
+                r(*dst),
+                op.spelling(),
+                if *split { ".split" } else { "" },
+                v(*value),
+                v(*lane)
+            ),
+            InstKind::WarpBarrier { publish } => match publish {
+                Some(p) => format!("warp_barrier {}", v(*p)),
+                None => "warp_barrier".into(),
+            },
+            InstKind::Fence { device_scope } => {
+                format!("fence.{}", if *device_scope { "gpu" } else { "cta" })
+            }
+            InstKind::WarpPublish { value } => format!("warp_publish {}", v(*value)),
+            InstKind::WarpRead { dst, value, lane, warp_base } => {
+                format!("{} = warp_read {}", r(*dst), self.list(&[*value, *lane, *warp_base]))
+            }
+            InstKind::WarpBallot { dst, value, lanes, warp_base } => {
+                format!("{} = warp_ballot {}", r(*dst), self.list(&[*value, *lanes, *warp_base]))
+            }
+            InstKind::WarpSync => "warp_sync".into(),
+            InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } } => {
+                format!("sync_point.warp {}, {kind}", v(*members))
+            }
+            InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
+            InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
+            InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
+            InstKind::InAllocation { dst, table, addr, size, write } => format!(
+                "{} = in_allocation{} {}",
+                r(*dst),
+                if *write { ".write" } else { "" },
+                self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
+            ),
+            InstKind::ShadowWord { dst, table, addr } => {
+                format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
+            }
+            InstKind::RaceShadow { dst, word, swap: None } => {
+                format!("{} = race_shadow {}", r(*dst), self.list(&[*word]))
+            }
+            InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
+                format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
+            }
+        }
+    }
+
+    fn term(&self, t: &Terminator) -> String {
+        match t {
+            Terminator::Jump(b) => format!("jump bb{}", b.0),
+            Terminator::Branch { cond, negate, if_true, if_false } => {
+                format!("branch {}, bb{}, bb{}", self.pred(*cond, *negate), if_true.0, if_false.0)
+            }
+            Terminator::Switch { selector, cases, default } => {
+                let cases: Vec<String> =
+                    cases.iter().map(|(v, b)| format!("{v}: bb{}", b.0)).collect();
+                format!("switch {} [{}], bb{}", self.reg(*selector), cases.join(", "), default.0)
+            }
+            Terminator::Return => "return".into(),
+        }
+    }
+
+    fn nodes(&self, nodes: &[Node], depth: usize, s: &mut String) {
+        let pad = "    ".repeat(depth);
+        for n in nodes {
+            match n {
+                Node::Code(b) => {
+                    let blk = &self.k.blocks[b.index()];
+                    let label = blk.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+                    let _ = writeln!(s, "{pad}block bb{}{label}:", b.0);
+                    for inst in &blk.insts {
+                        let _ = writeln!(s, "{pad}    {}", self.line(inst));
+                    }
+                }
+                Node::If { cond, negate, then, otherwise, .. } => {
+                    let _ = writeln!(s, "{pad}if {} {{", self.pred(*cond, *negate));
+                    self.nodes(then, depth + 1, s);
+                    if !otherwise.is_empty() {
+                        let _ = writeln!(s, "{pad}}} else {{");
+                        self.nodes(otherwise, depth + 1, s);
+                    }
+                    let _ = writeln!(s, "{pad}}}");
+                }
+                Node::Switch { selector, cases, .. } => {
+                    let _ = writeln!(s, "{pad}switch {} {{", self.reg(*selector));
+                    for c in cases {
+                        let mut labels: Vec<String> =
+                            c.values.iter().map(|v| format!("case {v}")).collect();
+                        if c.is_default {
+                            labels.push("default".into());
+                        }
+                        let _ = writeln!(s, "{pad}{}:", labels.join(", "));
+                        self.nodes(&c.body, depth + 1, s);
+                    }
+                    let _ = writeln!(s, "{pad}}}");
+                }
+                Node::Loop { body, .. } => {
+                    let _ = writeln!(s, "{pad}loop {{");
+                    self.nodes(body, depth + 1, s);
+                    let _ = writeln!(s, "{pad}}}");
+                }
+                Node::Break => {
+                    let _ = writeln!(s, "{pad}break");
+                }
+                Node::Continue => {
+                    let _ = writeln!(s, "{pad}continue");
+                }
+                Node::Return => {
+                    let _ = writeln!(s, "{pad}return");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! The fuzz target of the passes: random computing kernels
+//! ([`ptxvk_lower::random_cfg::program`]: random control flow, integer and float
+//! arithmetic in every rounding, memory of every space, atomics, warp exchanges) go
+//! through every pass ([`ptxvk_lower::pass::run`]) for each warp mode, with and
+//! without f64, and the interpreter ([`ptxvk_lower::interp`]) checks that the lowered
+//! kernel computes what the kernel from semantic analysis computes, on generated
+//! launches.
+//!
+//! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 256, and
+//! `PROPTEST_RNG_SEED=S` other ones than the default's (a failure names its program's
+//! seed and prints the program).
+
+use proptest::prelude::*;
+
+use ptxvk_lower::interp::check::{check, Program, Tally};
+use ptxvk_lower::ir::WarpMode;
+use ptxvk_lower::pass::{self, Target};
+use ptxvk_lower::random_cfg::program;
+use ptxvk_lower::text;
+
+/// The targets each program is lowered for: every warp mode, and a device without f64.
+fn targets() -> Vec<(String, Target)> {
+    let mut out = Vec::new();
+    for mode in [WarpMode::Native, WarpMode::Split, WarpMode::Emulated] {
+        out.push((mode.name().to_string(), Target::with_warp_mode(mode)));
+    }
+    out.push(("portable".into(), Target::portable()));
+    out
+}
+
+/// Lowers program `seed` for every target and compares it with the original on two
+/// launches each; returns what was compared, or the first difference.
+fn check_program(seed: u64) -> Result<Tally, String> {
+    let k = program(seed, 3 + (seed % 8) as usize);
+    let mut total = Tally::default();
+    for (name, target) in targets() {
+        let lowered = pass::run(k.clone(), &target).map_err(|d| {
+            let msg: Vec<_> = d.iter().map(|d| d.message.clone()).collect();
+            format!("seed {seed} ({name}): the passes fail: {msg:?}\n{}", text::print(&k))
+        })?;
+        let after = Program { kernel: &lowered.kernel, body: Some(&lowered.body) };
+        let t = check(Program::cfg(&k), after, seed, 2).map_err(|e| {
+            let lowered = text::print_structured(&lowered.kernel, &lowered.body);
+            format!("seed {seed} ({name}): {e}\n{}\nafter:\n{lowered}", text::print(&k))
+        })?;
+        total.same += t.same;
+        total.observed += t.observed;
+        total.skipped.extend(t.skipped.into_iter().map(|w| format!("seed {seed} ({name}): {w}")));
+    }
+    Ok(total)
+}
+
+fn rng_seed() -> u64 {
+    std::env::var("PROPTEST_RNG_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed)
+}
+
+fn cases() -> u32 {
+    std::env::var("PTXVK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+}
+
+proptest! {
+    // The same seeds every run unless PROPTEST_RNG_SEED says otherwise.
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(rng_seed()),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_programs_compute_the_same_after_every_pass(seed in any::<u64>()) {
+        let result = check_program(seed);
+        prop_assert!(result.is_ok(), "{}", result.err().unwrap_or_default());
+    }
+}
+
+/// The interpreter judges nearly every random program: few are skipped, and every one
+/// compared stores results.
+#[test]
+fn nearly_every_random_program_is_compared() {
+    let mut total = Tally::default();
+    for seed in 0..100 {
+        let t = check_program(seed).unwrap_or_else(|e| panic!("{e}"));
+        total.same += t.same;
+        total.observed += t.observed;
+        total.skipped.extend(t.skipped);
+    }
+    let skipped = total.skipped.len();
+    assert!(total.same >= 700, "{} compared, {skipped} skipped", total.same);
+    assert!(skipped * 20 <= total.same, "{skipped} skipped: {:?}", total.skipped);
+    assert_eq!(total.observed, total.same, "every program stores its results");
+}
