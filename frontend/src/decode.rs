@@ -41,23 +41,28 @@ pub enum Direction {
     Up,
 }
 
-/// A comparison (PTX ISA 9.2 §9.7.7.1, Tables 21-22). `.lo`, `.ls`, `.hi` and `.hs`
-/// are the unsigned spellings of `.lt`, `.le`, `.gt` and `.ge`.
+/// A comparison (PTX ISA 9.2 §9.7.7.1, Tables 21-22), decoded from `setp`, `set`,
+/// `vset` and the like and carried unchanged into the IR (`lower::ir` re-exports it).
+/// `.lo`, `.ls`, `.hi` and `.hs` are the unsigned spellings of `.lt`, `.le`, `.gt` and
+/// `.ge`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Comparison {
+pub enum CmpOp {
     Eq,
     Ne,
     Lt,
     Le,
     Gt,
     Ge,
+    /// Unordered variants (true when either float operand is NaN).
     Equ,
     Neu,
     Ltu,
     Leu,
     Gtu,
     Geu,
+    /// Both operands are numbers.
     Num,
+    /// Either operand is NaN.
     Nan,
 }
 
@@ -88,7 +93,7 @@ pub struct Modifiers {
     pub rounding: Option<Spanned<Rounding>>,
     pub ftz: bool,
     pub sat: bool,
-    pub cmp: Option<Comparison>,
+    pub cmp: Option<CmpOp>,
     pub combine: Option<Combine>,
     pub mul_part: Option<Spanned<MulPart>>,
     /// The modifiers of no class, as spelled, in source order.
@@ -184,22 +189,22 @@ fn rounding(s: &str) -> Option<Rounding> {
     Some(Rounding { direction, integer })
 }
 
-fn comparison(s: &str) -> Option<Comparison> {
+fn comparison(s: &str) -> Option<CmpOp> {
     Some(match s {
-        ".eq" => Comparison::Eq,
-        ".ne" => Comparison::Ne,
-        ".lt" | ".lo" => Comparison::Lt,
-        ".le" | ".ls" => Comparison::Le,
-        ".gt" | ".hi" => Comparison::Gt,
-        ".ge" | ".hs" => Comparison::Ge,
-        ".equ" => Comparison::Equ,
-        ".neu" => Comparison::Neu,
-        ".ltu" => Comparison::Ltu,
-        ".leu" => Comparison::Leu,
-        ".gtu" => Comparison::Gtu,
-        ".geu" => Comparison::Geu,
-        ".num" => Comparison::Num,
-        ".nan" => Comparison::Nan,
+        ".eq" => CmpOp::Eq,
+        ".ne" => CmpOp::Ne,
+        ".lt" | ".lo" => CmpOp::Lt,
+        ".le" | ".ls" => CmpOp::Le,
+        ".gt" | ".hi" => CmpOp::Gt,
+        ".ge" | ".hs" => CmpOp::Ge,
+        ".equ" => CmpOp::Equ,
+        ".neu" => CmpOp::Neu,
+        ".ltu" => CmpOp::Ltu,
+        ".leu" => CmpOp::Leu,
+        ".gtu" => CmpOp::Gtu,
+        ".geu" => CmpOp::Geu,
+        ".num" => CmpOp::Num,
+        ".nan" => CmpOp::Nan,
         _ => return None,
     })
 }
@@ -244,7 +249,7 @@ mod tests {
         assert_eq!(m.mul_part.map(|p| p.value), Some(MulPart::Hi));
         // `.hi` is an unsigned comparison for setp, which takes no product half.
         let m = decoded("setp.hi.u32 %p1, %r2, %r3;").expect("decodes");
-        assert_eq!((m.cmp, m.mul_part), (Some(Comparison::Gt), None));
+        assert_eq!((m.cmp, m.mul_part), (Some(CmpOp::Gt), None));
         let m = decoded("cvt.rzi.f32.f32 %r1, %r2;").expect("decodes");
         let r = m.rounding.map(|r| r.value);
         assert_eq!(r, Some(Rounding { direction: Direction::Zero, integer: true }));

@@ -696,22 +696,6 @@ impl From<decode::Modifiers> for Mods {
             };
             Spanned::new((direction, r.value.integer), r.span)
         });
-        let cmp = m.cmp.map(|c| match c {
-            decode::Comparison::Eq => CmpOp::Eq,
-            decode::Comparison::Ne => CmpOp::Ne,
-            decode::Comparison::Lt => CmpOp::Lt,
-            decode::Comparison::Le => CmpOp::Le,
-            decode::Comparison::Gt => CmpOp::Gt,
-            decode::Comparison::Ge => CmpOp::Ge,
-            decode::Comparison::Equ => CmpOp::Equ,
-            decode::Comparison::Neu => CmpOp::Neu,
-            decode::Comparison::Ltu => CmpOp::Ltu,
-            decode::Comparison::Leu => CmpOp::Leu,
-            decode::Comparison::Gtu => CmpOp::Gtu,
-            decode::Comparison::Geu => CmpOp::Geu,
-            decode::Comparison::Num => CmpOp::Num,
-            decode::Comparison::Nan => CmpOp::Nan,
-        });
         let bool_op = m.combine.map(|c| match c {
             decode::Combine::And => BoolOp::And,
             decode::Combine::Or => BoolOp::Or,
@@ -733,7 +717,7 @@ impl From<decode::Modifiers> for Mods {
             rounding,
             ftz: m.ftz,
             sat: m.sat,
-            cmp,
+            cmp: m.cmp,
             bool_op,
             mul_part,
             other: m.other,
