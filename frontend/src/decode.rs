@@ -8,9 +8,13 @@
 //! classes ([`ModifierClass`]): types, a state space, a vector size, a rounding mode,
 //! `.ftz`, `.sat`, a comparison, a predicate combine and a half of a product. A modifier
 //! whose class the row does not list is an error at its span (`` `max` does not take
-//! `.sat` ``), and so is a second modifier of one class (`.rn.rz`). What is left is
-//! specific to one instruction (`.cc`, `.uni`, cache hints, memory orders) and is kept
-//! as spelled, for that instruction's lowering to accept or reject.
+//! `.sat` ``), and so is a second modifier of one class (`.rn.rz`). Every other modifier
+//! belongs to one of the families the row lists ([`crate::modifier`]: cache operators,
+//! memory orders and scopes, `.cc`, `.uni`, shuffle and vote modes, texture geometries,
+//! matrix shapes and layouts, copy forms, …) and is decoded into its typed value
+//! ([`Modifiers::details`]); one of no family of its row is an error at its span
+//! (`` unknown or unsupported modifier `.acq_rel` for `ld` ``). Nothing after decoding
+//! compares modifier text.
 //!
 //! `.lo` and `.hi` are halves of a product for instructions that take
 //! [`ModifierClass::MulPart`] and unsigned comparisons for the others (`setp.lo.u32`).
@@ -18,6 +22,7 @@
 use crate::ast::{Instruction, ScalarType, StateSpace};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::{ModifierClass, Opcode};
+use crate::modifier::Modifier;
 use crate::span::Spanned;
 
 /// A rounding modifier (PTX ISA 9.2 §9.7.9.21): the direction, and whether it is the
@@ -96,8 +101,20 @@ pub struct Modifiers {
     pub cmp: Option<CmpOp>,
     pub combine: Option<Combine>,
     pub mul_part: Option<Spanned<MulPart>>,
-    /// The modifiers of no class, as spelled, in source order.
-    pub other: Vec<Spanned<String>>,
+    /// The modifiers of the row's families ([`crate::modifier`]), in source order.
+    pub details: Vec<Spanned<Modifier>>,
+}
+
+impl Modifiers {
+    /// Whether the instruction has modifier `d`.
+    pub fn has(&self, d: Modifier) -> bool {
+        self.details.iter().any(|x| x.value == d)
+    }
+
+    /// The first modifier `f` picks out, with its span.
+    pub fn find<T>(&self, f: impl Fn(Modifier) -> Option<T>) -> Option<Spanned<T>> {
+        self.details.iter().find_map(|d| f(d.value).map(|v| Spanned::new(v, d.span)))
+    }
 }
 
 /// Decodes the modifiers of `i`; `None` when the opcode is not a PTX instruction.
@@ -116,21 +133,19 @@ pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
         cmp: None,
         combine: None,
         mul_part: None,
-        other: Vec::new(),
+        details: Vec::new(),
     };
+    let families = opcode.spec().families;
     let mut seen: Vec<(ModifierClass, &Spanned<crate::span::Name>)> = Vec::new();
     for md in &i.modifiers {
         let s = md.value.as_str();
-        // `cp` names two state spaces, the destination's then the source's
-        // (`cp.async.ca.shared.global`): they stay in order among the other modifiers.
-        if opcode == Opcode::Cp && StateSpace::from_directive(s).is_some() {
-            m.other.push(Spanned::new(s.to_string(), md.span));
-            continue;
-        }
         let class = if let Some(t) = ScalarType::from_directive(s) {
             m.types.push(Spanned::new(t, md.span));
             continue;
-        } else if let Some(space) = StateSpace::from_directive(s) {
+        } else if let Some(space) = StateSpace::from_directive(s).filter(|_| opcode != Opcode::Cp) {
+            // `cp` names two state spaces, the destination's then the source's
+            // (`cp.async.ca.shared.global`): they are its family `CopySpace`, in order
+            // among its other modifiers.
             m.space = Some(Spanned::new(space, md.span));
             ModifierClass::Space
         } else if let Some(n) = s.strip_prefix(".v").and_then(|n| n.parse().ok()) {
@@ -156,9 +171,14 @@ pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
         } else if let Some(b) = combine(s) {
             m.combine = Some(b);
             ModifierClass::Combine
-        } else {
-            m.other.push(Spanned::new(s.to_string(), md.span));
+        } else if let Some(d) = families.iter().find_map(|f| f.parse(s)) {
+            m.details.push(Spanned::new(d, md.span));
             continue;
+        } else {
+            return Err(Diagnostic::error(
+                md.span,
+                format!("unknown or unsupported modifier `{s}` for `{opcode}`"),
+            ));
         };
         if !classes.contains(&class) {
             return Err(Diagnostic::error(md.span, format!("`{opcode}` does not take `{s}`")));
@@ -255,7 +275,8 @@ mod tests {
         assert_eq!(r, Some(Rounding { direction: Direction::Zero, integer: true }));
         assert_eq!(m.types.len(), 2);
         let m = decoded("ld.global.nc.v2.u32 {%r1, %r2}, [%rd1];").expect("decodes");
-        assert_eq!((m.vector, m.other.len()), (Some(2), 1));
+        let nc = Modifier::CacheOp(crate::modifier::CacheOp::Nc);
+        assert_eq!((m.vector, m.details.iter().map(|d| d.value).collect()), (Some(2), vec![nc]));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
+use ptxvk_frontend::legacy::{legacy_default_modes, Legacy, LEGACY_PRODUCT};
+use ptxvk_frontend::modifier::{self as md, Modifier};
 use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanned};
 
 use crate::abi::KernelAbi;
@@ -662,10 +664,9 @@ fn block_size_attributes(
 
 /// Modifiers that select cache behaviour only; Vulkan has no equivalent, so they are
 /// accepted and have no effect (PTX ISA 9.2 §9.7.9.1: they are performance hints).
-fn is_cache_hint(m: &str) -> bool {
-    matches!(m, ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt")
-        || m.starts_with(".L1::")
-        || m.starts_with(".L2::")
+fn is_cache_hint(d: Modifier) -> bool {
+    matches!(d, Modifier::CacheHint(_))
+        || matches!(d, Modifier::CacheOp(c) if c != md::CacheOp::Nc && c != md::CacheOp::Unified)
 }
 
 /// The decoded modifiers of one instruction ([`ptxvk_frontend::decode`]), with
@@ -682,7 +683,34 @@ struct Mods {
     cmp: Option<CmpOp>,
     bool_op: Option<BoolOp>,
     mul_part: Option<Spanned<BinaryOp>>,
-    other: Vec<Spanned<String>>,
+    details: Vec<Spanned<Modifier>>,
+}
+
+impl Mods {
+    /// Whether the instruction has modifier `d`.
+    fn has(&self, d: Modifier) -> bool {
+        self.details.iter().any(|x| x.value == d)
+    }
+
+    /// The first modifier `f` picks out, with its span.
+    fn find<T>(&self, f: impl Fn(Modifier) -> Option<T>) -> Option<Spanned<T>> {
+        self.details.iter().find_map(|d| f(d.value).map(|v| Spanned::new(v, d.span)))
+    }
+
+    /// Rejects every modifier that is not in `allowed`: the forms of one instruction
+    /// that take fewer modifiers than its row of the instruction table.
+    fn allow(&self, allowed: &[Modifier]) -> Result<(), Diagnostic> {
+        match self.details.iter().find(|d| !allowed.contains(&d.value)) {
+            Some(d) => Err(unsupported_modifier(d, self.opcode)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The diagnostic for a modifier that an instruction takes in PTX but not in the form
+/// it has here.
+fn unsupported_modifier(d: &Spanned<Modifier>, op: Opcode) -> Diagnostic {
+    Diagnostic::error(d.span, format!("unknown or unsupported modifier `{}` for `{op}`", d.value))
 }
 
 impl From<decode::Modifiers> for Mods {
@@ -720,7 +748,7 @@ impl From<decode::Modifiers> for Mods {
             cmp: m.cmp,
             bool_op,
             mul_part,
-            other: m.other,
+            details: m.details,
         }
     }
 }
@@ -1641,11 +1669,8 @@ impl Lowerer<'_> {
         if let Some(why) = crate::coverage::unsupported_reason(op) {
             return Err(unsupported(i.opcode.span, &format!("instruction `{op}`"), why));
         }
-        // PTX ISA 1.0-1.3 modules write `sin.f32`, `div.f32`, … without the mode that
-        // ISA 1.4 made required: they are the `.approx.ftz` forms (§9.7.3, §9.7.4, PTX
-        // ISA notes of each). `mad.f32` without a rounding (ISA 1.x, sm_1x) is a
-        // product truncated to f32, then added with rounding to nearest, subnormals
-        // flushed (§9.7.3.6): `mul.rz.ftz` and `add.rn.ftz`.
+        // PTX ISA 1.0-1.3 forms get their default modes written out
+        // (`ptxvk_frontend::legacy`).
         let legacy;
         let i = match legacy_default_modes(self.version, op, i) {
             Some(Legacy::Modes(rewritten)) => {
@@ -1678,7 +1703,6 @@ impl Lowerer<'_> {
         // Control flow first: it ends blocks instead of adding to them.
         match op {
             Opcode::Bra => {
-                reject_other(&m, &[".uni"])?;
                 let [Operand::Name { name, component: None }] = i.operands.as_slice() else {
                     return Err(Diagnostic::error(span, "`bra` takes one label"));
                 };
@@ -1695,8 +1719,7 @@ impl Lowerer<'_> {
                 // `brx.idx index, table;` (PTX ISA 9.2 §9.7.13.3): a jump table, which
                 // becomes a switch. An index past the table is undefined in PTX; it
                 // goes to the first target here.
-                reject_other(&m, &[".uni", ".idx"])?;
-                if !i.has_modifier(".idx") {
+                if !m.has(Modifier::Indexed(md::Indexed::Idx)) {
                     return Err(Diagnostic::error(span, "`brx` needs `.idx`"));
                 }
                 let [index, Operand::Name { name: table, component: None }] = i.operands.as_slice()
@@ -1738,7 +1761,6 @@ impl Lowerer<'_> {
                 return Ok(());
             }
             Opcode::Ret | Opcode::Exit => {
-                reject_other(&m, &[".uni"])?;
                 let term = if op == Opcode::Ret {
                     calls::ret_terminator(&self.frame)
                 } else {
@@ -1840,15 +1862,15 @@ impl Lowerer<'_> {
             }
         };
         match op {
-            Opcode::Call => return self.call(i, m),
+            Opcode::Call => return self.call(i),
             Opcode::Trap => {
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 self.trap(span);
                 return Ok(());
             }
             Opcode::Mov => {
                 let ty = self.bits_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
                 // registers (a vector register is one, `sema::vectors`).
                 if let Some(n) = m.vector {
@@ -1951,7 +1973,7 @@ impl Lowerer<'_> {
                 // launch ABI*).
                 let ty = self.one_type(i, m)?;
                 let space = m.space.as_ref().map(|s| s.value);
-                reject_other(m, &[".to"])?;
+                let to = m.has(Modifier::Conversion(md::Conversion::To));
                 // In a module with 32-bit addresses, generic and global addresses are the
                 // same window offsets, and shared and local ones move in and out of the
                 // top windows of the 32-bit range (`ir::SHARED_WINDOW_32`).
@@ -1975,8 +1997,7 @@ impl Lowerer<'_> {
                     let kind = match window {
                         None => InstKind::Mov { ty, dst, src },
                         Some(w) => {
-                            let op =
-                                if i.has_modifier(".to") { BinaryOp::Sub } else { BinaryOp::Add };
+                            let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
                             let (mode, rhs) = (FloatMode::default(), Value::Imm(u64::from(w)));
                             InstKind::Binary { op, ty: OpTy::U(32), mode, dst, lhs: src, rhs }
                         }
@@ -2008,7 +2029,7 @@ impl Lowerer<'_> {
                             InstKind::Special { dst: base, reg: SpecialReg::ParamBlock },
                             span,
                         );
-                        let op = if i.has_modifier(".to") { BinaryOp::Sub } else { BinaryOp::Add };
+                        let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
                         let mode = FloatMode::default();
                         let (lhs, rhs) = (src, Value::Reg(base));
                         self.push(
@@ -2028,7 +2049,7 @@ impl Lowerer<'_> {
                 let u64t = OpTy::U(64);
                 let kind = match window {
                     None => InstKind::Mov { ty, dst, src },
-                    Some(_) if i.has_modifier(".to") => InstKind::Binary {
+                    Some(_) if to => InstKind::Binary {
                         op: BinaryOp::And,
                         ty: u64t,
                         mode: FloatMode::default(),
@@ -2049,7 +2070,7 @@ impl Lowerer<'_> {
             }
             Opcode::Isspacep if self.kernel.address_size == 32 => {
                 // A 32-bit generic address: its range (`ir::SHARED_WINDOW_32`).
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 let dst = self.dst(&ops[0], OpTy::Pred, false)?;
                 let a = self.address_value(&ops[1], 32, span)?;
                 let u32t = OpTy::U(32);
@@ -2093,7 +2114,7 @@ impl Lowerer<'_> {
             }
             Opcode::Isspacep => {
                 // `isspacep.{global,shared,local} p, a`: the window of a generic address.
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 let space = m.space.as_ref().map(|s| s.value);
                 let dst = self.dst(&ops[0], OpTy::Pred, false)?;
                 let a = self.address_value(&ops[1], 64, span)?;
@@ -2176,7 +2197,7 @@ impl Lowerer<'_> {
             | Opcode::Div
             | Opcode::Rem => {
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 arity(3)?;
                 let bop = match op {
                     Opcode::Add => BinaryOp::Add,
@@ -2247,7 +2268,7 @@ impl Lowerer<'_> {
             }
             Opcode::Mul => {
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 let part = if ty.is_float() {
                     if let Some(p) = &m.mul_part {
                         return Err(Diagnostic::error(
@@ -2270,7 +2291,7 @@ impl Lowerer<'_> {
             }
             Opcode::Mad | Opcode::Fma => {
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 if ty.is_float() {
                     if op == Opcode::Mad && m.rounding.is_none() {
                         return Err(Diagnostic::error(
@@ -2307,7 +2328,7 @@ impl Lowerer<'_> {
             }
             Opcode::Shl | Opcode::Shr => {
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 if ty.is_float() || ty == OpTy::Pred || (op == Opcode::Shl && ty.is_signed()) {
                     return Err(Diagnostic::error(
                         span,
@@ -2329,7 +2350,7 @@ impl Lowerer<'_> {
             Opcode::Sqrt | Opcode::Rcp => {
                 // `.rn` forms are exact (emulated); `.approx` is an unsupported modifier.
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 if !ty.is_float() {
                     return Err(Diagnostic::error(span, format!("`{op}` takes `.f32` or `.f64`")));
                 }
@@ -2353,7 +2374,7 @@ impl Lowerer<'_> {
             | Opcode::Clz
             | Opcode::Brev => {
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 if ty == OpTy::Pred {
                     if op != Opcode::Not {
                         return Err(Diagnostic::error(
@@ -2420,7 +2441,7 @@ impl Lowerer<'_> {
                     Some(_) => OpTy::F(32),
                     None => self.one_type(i, m)?,
                 };
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 let cmp = m.cmp.ok_or_else(|| {
                     Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
                 })?;
@@ -2468,7 +2489,7 @@ impl Lowerer<'_> {
             }
             Opcode::Selp => {
                 let ty = self.bits_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let a = self.src(&ops[1], ty, false, span)?;
                 let b = self.src(&ops[2], ty, false, span)?;
@@ -2480,41 +2501,36 @@ impl Lowerer<'_> {
             // Proxy fences order accesses between the generic proxy and the async,
             // alias or tensormap proxies (PTX ISA 9.2 §8.6); every ptxvk access is a
             // generic-proxy access, so there is nothing to order.
-            Opcode::Fence if i.modifiers.iter().any(|md| md.value.starts_with(".proxy")) => {}
+            Opcode::Fence if m.has(Modifier::FenceForm(md::FenceForm::Proxy)) => {}
             // A weak write of indeterminate values (§9.7.9.16): keeping the old values
             // is one of them.
             Opcode::Discard => {
-                if !m.other.iter().all(|o| o.value == ".L2") {
+                if !m.details.iter().all(|d| d.value == Modifier::CacheLevel(md::CacheLevel::L2)) {
                     return Err(Diagnostic::error(span, "`discard` takes `.global.L2`"));
                 }
             }
             Opcode::Membar | Opcode::Fence => {
-                let device =
-                    i.has_modifier(".gl") || i.has_modifier(".gpu") || i.has_modifier(".sys");
+                use md::{FenceForm as F, MemoryOrder as O, Scope as S};
+                let device = m
+                    .details
+                    .iter()
+                    .any(|d| matches!(d.value, Modifier::Scope(S::Gl | S::Gpu | S::Sys)));
                 // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`), so
                 // `fence.mbarrier_init.release.cluster` and the `.sync_restrict` fences
                 // (§9.7.13.4) are CTA fences.
-                let ok = [
-                    ".cta",
-                    ".cluster",
-                    ".gl",
-                    ".gpu",
-                    ".sys",
-                    ".sc",
-                    ".acq_rel",
-                    ".mbarrier_init",
-                    ".release",
-                    ".acquire",
-                    ".sync_restrict::shared::cta",
-                    ".sync_restrict::shared::cluster",
-                ];
-                reject_other(m, &ok)?;
+                let scopes = [S::Cta, S::Cluster, S::Gl, S::Gpu, S::Sys].map(Modifier::Scope);
+                let orders = [O::Sc, O::AcqRel, O::Release, O::Acquire].map(Modifier::MemoryOrder);
+                let forms =
+                    [F::MbarrierInit, F::SyncRestrictSharedCta, F::SyncRestrictSharedCluster]
+                        .map(Modifier::FenceForm);
+                let ok: Vec<Modifier> = scopes.into_iter().chain(orders).chain(forms).collect();
+                m.allow(&ok)?;
                 arity(0)?;
                 self.push(InstKind::Fence { device_scope: device }, span);
             }
             Opcode::Bfe | Opcode::Bfi => {
                 let ty = self.one_type(i, m)?;
-                reject_other(m, &[])?;
+                m.allow(&[])?;
                 if ty.is_float()
                     || ty == OpTy::Pred
                     || ty.bits() < 32
@@ -2633,7 +2649,7 @@ impl Lowerer<'_> {
         let span = i.span;
         let ty = self.bits_type(i, m)?;
         let strength = memory_order(op, span, m)?;
-        if m.other.iter().any(|o| o.value == ".volatile") {
+        if m.has(Modifier::MemoryOrder(md::MemoryOrder::Volatile)) {
             self.kernel.volatile_accesses.push(span);
         }
         if op == Opcode::Ld && strength.is_some() {
@@ -2671,7 +2687,7 @@ impl Lowerer<'_> {
             ));
         }
         // `.L2::cache_hint` adds a cache-policy operand, which is only a hint.
-        let hinted = m.other.iter().any(|o| o.value == ".L2::cache_hint");
+        let hinted = m.has(Modifier::CacheHint(md::CacheHint::L2CacheHint));
         if !(ops.len() == 2 || (hinted && ops.len() == 3)) {
             return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
         }
@@ -3014,7 +3030,7 @@ impl Lowerer<'_> {
 
     fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let [to, from] = m.types.as_slice() else {
             return Err(Diagnostic::error(
                 i.opcode.span,
@@ -3190,10 +3206,15 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
 fn makes_generic_window(i: &ast::Instruction) -> bool {
     // A 32-bit generic address of a kernel parameter is in a window too (in 64-bit
     // modules it is the parameter block's global address).
-    let param32 = i.has_modifier(".param") && i.has_modifier(".u32");
-    i.op == Some(Opcode::Cvta)
-        && !i.has_modifier(".to")
-        && (i.has_modifier(".shared") || i.has_modifier(".local") || param32)
+    if i.op != Some(Opcode::Cvta) {
+        return false;
+    }
+    let Ok(Some(m)) = decode::decode(i) else { return false };
+    let space = m.space.as_ref().map(|s| s.value);
+    let param32 =
+        space == Some(StateSpace::Param) && m.types.iter().any(|t| t.value == ScalarType::U32);
+    !m.has(Modifier::Conversion(md::Conversion::To))
+        && (matches!(space, Some(StateSpace::Shared | StateSpace::Local)) || param32)
 }
 
 /// Whether some instruction of `stmts` (nested blocks included) satisfies `f`.
@@ -3209,30 +3230,25 @@ fn contains(stmts: &[ast::Statement], f: &dyn Fn(&ast::Instruction) -> bool) -> 
 /// access, else the order and scope of a strong one. `.volatile` is `.relaxed.sys`;
 /// `.mmio` accesses are strong too (Vulkan has no memory-mapped I/O to distinguish).
 fn memory_order(op: Opcode, span: Span, m: &Mods) -> Result<Option<(Order, Scope)>, Diagnostic> {
+    use md::{CacheOp, MemoryOrder as O, Scope as S};
     let mut order = None;
     let mut scope = None;
-    for o in &m.other {
-        match o.value.as_str() {
-            ".weak" | ".nc" | ".mmio" => {}
-            ".volatile" => order = Some(Order::Relaxed),
-            ".relaxed" => order = Some(Order::Relaxed),
-            ".acquire" if op == Opcode::Ld => order = Some(Order::Acquire),
-            ".release" if op == Opcode::St => order = Some(Order::Release),
-            ".cta" => scope = Some(Scope::Cta),
-            ".gpu" => scope = Some(Scope::Gpu),
-            ".sys" => scope = Some(Scope::Sys),
+    for d in &m.details {
+        match d.value {
+            Modifier::MemoryOrder(O::Weak | O::Mmio) | Modifier::CacheOp(CacheOp::Nc) => {}
+            Modifier::MemoryOrder(O::Volatile | O::Relaxed) => order = Some(Order::Relaxed),
+            Modifier::MemoryOrder(O::Acquire) if op == Opcode::Ld => order = Some(Order::Acquire),
+            Modifier::MemoryOrder(O::Release) if op == Opcode::St => order = Some(Order::Release),
+            Modifier::Scope(S::Cta) => scope = Some(Scope::Cta),
+            Modifier::Scope(S::Gpu) => scope = Some(Scope::Gpu),
+            Modifier::Scope(S::Sys) => scope = Some(Scope::Sys),
             // Every cluster is one CTA (`sema::cluster`).
-            ".cluster" => scope = Some(Scope::Cta),
-            s if is_cache_hint(s) => {}
-            s => {
-                return Err(Diagnostic::error(
-                    o.span,
-                    format!("unknown or unsupported modifier `{s}` for `{op}`"),
-                ))
-            }
+            Modifier::Scope(S::Cluster) => scope = Some(Scope::Cta),
+            d if is_cache_hint(d) => {}
+            _ => return Err(unsupported_modifier(d, op)),
         }
     }
-    if order.is_some() && scope.is_none() && !m.other.iter().any(|o| o.value == ".volatile") {
+    if order.is_some() && scope.is_none() && !m.has(Modifier::MemoryOrder(O::Volatile)) {
         return Err(Diagnostic::error(span, format!("a `.relaxed`, `.acquire` or `.release` `{op}` needs a scope (`.cta`, `.gpu`, `.sys`)")));
     }
     Ok(order.map(|o| (o, scope.unwrap_or(Scope::Sys))))
@@ -3256,18 +3272,6 @@ fn check_comparison(span: Span, cmp: CmpOp, ty: OpTy, ftz: bool) -> Result<(), D
     }
     if ftz && !ty.is_float() {
         return Err(Diagnostic::error(span, "`.ftz` takes floating-point types"));
-    }
-    Ok(())
-}
-
-fn reject_other(m: &Mods, allowed: &[&str]) -> Result<(), Diagnostic> {
-    for o in &m.other {
-        if !allowed.contains(&o.value.as_str()) {
-            return Err(Diagnostic::error(
-                o.span,
-                format!("unknown or unsupported modifier `{}` for `{}`", o.value, m.opcode),
-            ));
-        }
     }
     Ok(())
 }
@@ -3380,70 +3384,6 @@ fn opaque_unsupported(v: &ast::VarDecl) -> Diagnostic {
         v.ty.span,
         format!("`{}` variables are not supported yet", v.ty.value.directive()),
     )
-}
-
-/// The register name of the product of a PTX ISA 1.x `mad.f32` ([`legacy_default_modes`]).
-const LEGACY_PRODUCT: &str = "%__ptxvk_mad_product";
-
-/// An instruction of a PTX ISA 1.x module rewritten to the form with its default modes.
-enum Legacy {
-    Modes(ast::Instruction),
-    /// `mad.f32 d, a, b, c` as `mul.rz.ftz.f32 p, a, b` and `add.rn.ftz.f32 d, p, c`.
-    Mad {
-        mul: ast::Instruction,
-        add: ast::Instruction,
-    },
-}
-
-fn legacy_default_modes(version: (u32, u32), op: Opcode, i: &ast::Instruction) -> Option<Legacy> {
-    let has = |m: &str| i.has_modifier(m);
-    let moded = [".approx", ".full", ".rn", ".rz", ".rm", ".rp"].iter().any(|m| has(m));
-    if !has(".f32") || moded {
-        return None;
-    }
-    // Modifiers inserted before the type, keeping the others.
-    let with = |opcode: Opcode, name: &str, extra: &[&str], operands: Vec<Operand>| {
-        let mut modifiers: Vec<_> = extra
-            .iter()
-            .map(|m| Spanned::new(Name::from(*m), i.opcode.span))
-            .chain(i.modifiers.iter().filter(|m| m.value != ".ftz").cloned())
-            .collect();
-        modifiers.dedup_by(|a, b| a.value == b.value);
-        ast::Instruction {
-            opcode: Spanned::new(Name::from(name), i.opcode.span),
-            op: Some(opcode),
-            modifiers,
-            operands,
-            ..i.clone()
-        }
-    };
-    match op {
-        Opcode::Sin
-        | Opcode::Cos
-        | Opcode::Lg2
-        | Opcode::Ex2
-        | Opcode::Rcp
-        | Opcode::Sqrt
-        | Opcode::Div
-            if version < (1, 4) =>
-        {
-            let name = i.opcode.value.clone();
-            Some(Legacy::Modes(with(op, &name, &[".approx", ".ftz"], i.operands.clone())))
-        }
-        Opcode::Mad if version < (2, 0) && i.operands.len() == 4 => {
-            let product = Operand::Name {
-                name: Spanned::new(Name::from(LEGACY_PRODUCT), i.span),
-                component: None,
-            };
-            let ops = &i.operands;
-            let mul_ops = vec![product.clone(), ops[1].clone(), ops[2].clone()];
-            let mut mul = with(Opcode::Mul, "mul", &[".rz", ".ftz"], mul_ops);
-            mul.modifiers.retain(|m| m.value != ".sat");
-            let add_ops = vec![ops[0].clone(), product, ops[3].clone()];
-            Some(Legacy::Mad { mul, add: with(Opcode::Add, "add", &[".rn", ".ftz"], add_ops) })
-        }
-        _ => None,
-    }
 }
 
 /// `name`, `name + c`, `name - c` or `c + name` with `c` constant: a register or a

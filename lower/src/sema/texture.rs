@@ -52,10 +52,15 @@ use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::expand::Emit;
+use ptxvk_frontend::modifier::{
+    Boundary, Component, Geometry, Lod, Modifier, Query, Reduction, SurfaceAccess,
+};
+
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding, Space, Value,
+    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding,
+    Space, Value,
 };
 use crate::system as sys;
 
@@ -66,14 +71,14 @@ const F32: OpTy = OpTy::F(32);
 
 /// The geometries ptxvk fetches from: dimensions, and whether the first coordinate is
 /// a layer.
-fn geometry(name: &str) -> Option<(usize, bool)> {
-    Some(match name {
-        ".1d" => (1, false),
-        ".2d" => (2, false),
-        ".3d" => (3, false),
-        ".a1d" => (1, true),
-        ".a2d" => (2, true),
-        _ => return None,
+fn geometry(g: Geometry) -> Option<(usize, bool)> {
+    Some(match g {
+        Geometry::D1 => (1, false),
+        Geometry::D2 => (2, false),
+        Geometry::D3 => (3, false),
+        Geometry::A1d => (1, true),
+        Geometry::A2d => (2, true),
+        Geometry::Cube | Geometry::Acube | Geometry::D2ms | Geometry::A2dms => return None,
     })
 }
 
@@ -128,26 +133,25 @@ impl Lowerer<'_> {
         let result = match op {
             Opcode::Tex => self.tex(i, m),
             Opcode::Tld4 => self.tld4(i, m),
-            Opcode::Txq | Opcode::Suq => self.query(op, i),
+            Opcode::Txq | Opcode::Suq => self.query(op, i, m),
             Opcode::Suld | Opcode::Sust | Opcode::Sured => self.surface(op, i, m),
             _ => return None,
         };
         Some(result)
     }
 
-    fn geometry_of(&self, i: &ast::Instruction) -> Result<(usize, bool), Diagnostic> {
-        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
-        for n in &names {
-            if let Some(g) = geometry(n) {
-                return Ok(g);
-            }
-            if [".cube", ".acube", ".2dms", ".a2dms"].contains(n) {
-                return Err(super::unsupported(
+    fn geometry_of(&self, i: &ast::Instruction, m: &Mods) -> Result<(usize, bool), Diagnostic> {
+        if let Some(g) = m.find(|d| match d {
+            Modifier::Geometry(g) => Some(g),
+            _ => None,
+        }) {
+            return geometry(g.value).ok_or_else(|| {
+                super::unsupported(
                     i.span,
-                    &format!("`{}` with `{n}`", i.opcode.value),
+                    &format!("`{}` with `{}`", i.opcode.value, g.value.spelling()),
                     crate::coverage::TEXTURE,
-                ));
-            }
+                )
+            });
         }
         Err(Diagnostic::error(
             i.span,
@@ -300,20 +304,9 @@ impl Lowerer<'_> {
     fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         // Cube maps: a direction {x, y, z} (after the layer of `.acube`).
-        let cube = i.has_modifier(".cube") || i.has_modifier(".acube");
-        let (dims, layered) =
-            if cube { (3, i.has_modifier(".acube")) } else { self.geometry_of(i)? };
-        for o in &m.other {
-            if !matches!(o.value.as_str(), ".level" | ".grad" | ".base" | ".cube" | ".acube")
-                && geometry(&o.value).is_none()
-            {
-                return Err(super::unsupported(
-                    o.span,
-                    &format!("`tex` with `{}`", o.value),
-                    crate::coverage::TEXTURE,
-                ));
-            }
-        }
+        let acube = m.has(Modifier::Geometry(Geometry::Acube));
+        let cube = m.has(Modifier::Geometry(Geometry::Cube)) || acube;
+        let (dims, layered) = if cube { (3, acube) } else { self.geometry_of(i, m)? };
         let [dtype, ctype] = m.types.as_slice() else {
             return Err(Diagnostic::error(
                 span,
@@ -348,7 +341,11 @@ impl Lowerer<'_> {
             ));
         }
         let ops = i.operands.as_slice();
-        let extra = if i.has_modifier(".grad") { 2 } else { usize::from(i.has_modifier(".level")) };
+        let extra = if m.has(Modifier::Lod(Lod::Grad)) {
+            2
+        } else {
+            usize::from(m.has(Modifier::Lod(Lod::Level)))
+        };
         let (Some(first), Some(tuple)) = (ops.first(), ops.get(1)) else {
             return Err(Diagnostic::error(span, "`tex` takes d, [texture, {coordinates}]"));
         };
@@ -477,12 +474,15 @@ impl Lowerer<'_> {
     /// (i+1, j), (i, j) (counter-clockwise from the lower left, as the ISA says).
     fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let (dims, layered) = self.geometry_of(i)?;
+        let (dims, layered) = self.geometry_of(i, m)?;
         if dims != 2 {
             return Err(Diagnostic::error(span, "`tld4` gathers from `.2d` and `.a2d` textures"));
         }
-        let comp =
-            [".r", ".g", ".b", ".a"].iter().position(|c| i.has_modifier(c)).ok_or_else(|| {
+        let component = |c| m.has(Modifier::Component(c));
+        let comp = [Component::R, Component::G, Component::B, Component::A]
+            .into_iter()
+            .position(component)
+            .ok_or_else(|| {
                 Diagnostic::error(span, "`tld4` names a component (`.r`, `.g`, `.b`, `.a`)")
             })?;
         let [dtype, ctype] = m.types.as_slice() else {
@@ -1171,14 +1171,13 @@ impl Lowerer<'_> {
     }
 
     /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
-    fn query(&mut self, op: Opcode, i: &ast::Instruction) -> Result<(), Diagnostic> {
+    fn query(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let field = i
-            .modifiers
-            .iter()
-            .map(|m| m.value.as_str())
-            .find(|m| *m != ".b32" && *m != ".level")
-            .unwrap_or("");
+        let field = m.find(|d| match d {
+            Modifier::Query(q) if q != Query::Level => Some(q),
+            _ => None,
+        });
+        let field = field.map(|f| f.value);
         let [dst, handle] = i.operands.as_slice() else {
             return Err(Diagnostic::error(
                 span,
@@ -1206,20 +1205,20 @@ impl Lowerer<'_> {
             e.and(U32, b, Value::Imm(3))
         };
         let value = match field {
-            ".width" => d.sizes[0],
-            ".height" => d.sizes[1],
-            ".depth" => d.sizes[2],
-            ".array_size" => d.layers,
-            ".num_mipmap_levels" => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
-            ".num_samples" => Value::Imm(0),
-            ".normalized_coords" if op == Opcode::Txq => {
+            Some(Query::Width) => d.sizes[0],
+            Some(Query::Height) => d.sizes[1],
+            Some(Query::Depth) => d.sizes[2],
+            Some(Query::ArraySize) => d.layers,
+            Some(Query::NumMipmapLevels) => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
+            Some(Query::NumSamples) => Value::Imm(0),
+            Some(Query::NormalizedCoords) if op == Opcode::Txq => {
                 e.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
             }
-            ".filter_mode" if op == Opcode::Txq => {
+            Some(Query::FilterMode) if op == Opcode::Txq => {
                 let b = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
                 e.and(U32, b, Value::Imm(1))
             }
-            ".force_unnormalized_coords" if op == Opcode::Txq => {
+            Some(Query::ForceUnnormalizedCoords) if op == Opcode::Txq => {
                 let b = e.bin(
                     BinaryOp::Shr,
                     U32,
@@ -1228,15 +1227,16 @@ impl Lowerer<'_> {
                 );
                 e.and(U32, b, Value::Imm(1))
             }
-            ".addr_mode_0" if op == Opcode::Txq => mode(&mut e, 0),
-            ".addr_mode_1" if op == Opcode::Txq => mode(&mut e, 1),
-            ".addr_mode_2" if op == Opcode::Txq => mode(&mut e, 2),
+            Some(Query::AddrMode0) if op == Opcode::Txq => mode(&mut e, 0),
+            Some(Query::AddrMode1) if op == Opcode::Txq => mode(&mut e, 1),
+            Some(Query::AddrMode2) if op == Opcode::Txq => mode(&mut e, 2),
             other => {
+                let other = other.map_or("", Query::spelling);
                 return Err(super::unsupported(
                     span,
                     &format!("`{op}{other}`"),
                     crate::coverage::TEXTURE,
-                ))
+                ));
             }
         };
         e.mov(U32, dst, value);
@@ -1247,12 +1247,11 @@ impl Lowerer<'_> {
     /// `sured.b…`/`sured.p…` (module doc).
     fn surface(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let (dims, layered) = self.geometry_of(i)?;
-        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
+        let (dims, layered) = self.geometry_of(i, m)?;
         // `.b` addresses bytes and moves bits; `.p` addresses samples and converts to the
         // surface's format (PTX ISA 9.2 §9.7.11.2-3). There is no `suld.p`.
-        let formatted = names.contains(&".p");
-        if !formatted && !names.contains(&".b") {
+        let formatted = m.has(Modifier::SurfaceAccess(SurfaceAccess::P));
+        if !formatted && !m.has(Modifier::SurfaceAccess(SurfaceAccess::B)) {
             return Err(Diagnostic::error(
                 span,
                 format!("`{op}` is either `.b` (unformatted) or `.p` (formatted)"),
@@ -1265,8 +1264,11 @@ impl Lowerer<'_> {
                 "`suld.p` is not a PTX instruction: surfaces load with `suld.b`",
             ));
         }
-        let mode =
-            [".trap", ".clamp", ".zero"].into_iter().find(|n| names.contains(n)).unwrap_or(".trap");
+        let mode = m.find(|d| match d {
+            Modifier::Boundary(b) => Some(b),
+            _ => None,
+        });
+        let mode = mode.map_or(Boundary::Trap, |b| b.value);
         let [ty] = m.types.as_slice() else {
             return Err(Diagnostic::error(span, format!("`{op}` takes one type (`.b32`)")));
         };
@@ -1277,16 +1279,18 @@ impl Lowerer<'_> {
         let ops = i.operands.as_slice();
         // `sured.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
         let reduction = if op == Opcode::Sured {
-            let found = [
-                (".add", AtomicOp::Add),
-                (".min", AtomicOp::Min),
-                (".max", AtomicOp::Max),
-                (".and", AtomicOp::And),
-                (".or", AtomicOp::Or),
-            ]
-            .into_iter()
-            .find(|(n, _)| names.contains(n));
-            let Some((_, a)) = found else {
+            let arithmetic = m.find(|d| match d {
+                Modifier::Reduction(Reduction::Add) => Some(AtomicOp::Add),
+                Modifier::Reduction(Reduction::Min) => Some(AtomicOp::Min),
+                Modifier::Reduction(Reduction::Max) => Some(AtomicOp::Max),
+                _ => None,
+            });
+            let found = arithmetic.map(|a| a.value).or(match m.bool_op {
+                Some(BoolOp::And) => Some(AtomicOp::And),
+                Some(BoolOp::Or) => Some(AtomicOp::Or),
+                _ => None,
+            });
+            let Some(a) = found else {
                 return Err(Diagnostic::error(
                     span,
                     "`sured` names its operation (`.add`, `.min`, …)",
@@ -1388,7 +1392,7 @@ impl Lowerer<'_> {
         let layer = layer.map(|l| self.clamp_layer(&d, l, span));
         let base =
             self.element_address(&d, at[0], at.get(1).copied(), at.get(2).copied().or(layer), span);
-        if mode == ".trap" {
+        if mode == Boundary::Trap {
             self.fail_if(outside, false, sys::STATUS_TRAP, &[], span);
         }
         // `sured.p` reduces integer samples of 32 bits (`.b32`: the first channel) or 64
@@ -1419,7 +1423,7 @@ impl Lowerer<'_> {
             };
             // `.zero` reads nothing outside; `.trap` ended the thread there, and `.clamp`
             // reads the clamped address.
-            if mode == ".zero" {
+            if mode == Boundary::Zero {
                 self.guarded(outside, true, span, read);
             } else {
                 read(self);
@@ -1464,7 +1468,7 @@ impl Lowerer<'_> {
             }
             None => l.push(InstKind::Store { space: Space::Global, ty, srcs, addr: address }, span),
         };
-        if mode == ".zero" {
+        if mode == Boundary::Zero {
             self.guarded(outside, true, span, store);
         } else {
             store(self);
