@@ -71,54 +71,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let opname = m.opcode;
-        let mut kind = None;
-        let mut scope = Scope::Gpu;
-        let mut order = Order::Relaxed;
-        if let Some(b) = m.bool_op {
-            kind = Some(Kind::Native(match b {
-                crate::ir::BoolOp::And => AtomicOp::And,
-                crate::ir::BoolOp::Or => AtomicOp::Or,
-                crate::ir::BoolOp::Xor => AtomicOp::Xor,
-            }));
-        }
-        for d in &m.details {
-            let k = match d.value {
-                Modifier::Reduction(r) => Some(match r {
-                    Reduction::Add => Kind::Native(AtomicOp::Add),
-                    Reduction::Min => Kind::Native(AtomicOp::Min),
-                    Reduction::Max => Kind::Native(AtomicOp::Max),
-                    Reduction::Exch => Kind::Native(AtomicOp::Exch),
-                    Reduction::Cas => Kind::Native(AtomicOp::Cas),
-                    Reduction::Inc => Kind::Inc,
-                    Reduction::Dec => Kind::Dec,
-                }),
-                _ => None,
-            };
-            if let Some(k) = k {
-                if kind.is_some() {
-                    return Err(Diagnostic::error(
-                        d.span,
-                        format!("`{opname}` takes one operation"),
-                    ));
-                }
-                kind = Some(k);
-                continue;
-            }
-            match d.value {
-                Modifier::Scope(md::Scope::Cta) => scope = Scope::Cta,
-                Modifier::Scope(md::Scope::Gpu) => scope = Scope::Gpu,
-                Modifier::Scope(md::Scope::Sys) => scope = Scope::Sys,
-                Modifier::MemoryOrder(md::MemoryOrder::Relaxed) => order = Order::Relaxed,
-                Modifier::MemoryOrder(md::MemoryOrder::Acquire) => order = Order::Acquire,
-                Modifier::MemoryOrder(md::MemoryOrder::Release) => order = Order::Release,
-                Modifier::MemoryOrder(md::MemoryOrder::AcqRel) => order = Order::AcqRel,
-                // Every cluster is one CTA (`sema::cluster`).
-                Modifier::Scope(md::Scope::Cluster) => scope = Scope::Cta,
-                Modifier::FloatOption(FloatOption::NoFtz) => {}
-                v if is_cache_hint(v) => {}
-                _ => return Err(super::unsupported_modifier(d, opname)),
-            }
-        }
+        let (mut kind, scope, order) = operation_and_strength(m)?;
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
@@ -386,4 +339,55 @@ struct Placed<'a> {
     e: &'a Emission<'a>,
     space: Space,
     addr: Address,
+}
+
+/// The operation, scope and order of an `atom`/`red` (defaults: `.relaxed.gpu`).
+fn operation_and_strength(m: &Mods) -> Result<(Option<Kind>, Scope, Order), Diagnostic> {
+    let opname = m.opcode;
+    let mut kind = None;
+    let mut scope = Scope::Gpu;
+    let mut order = Order::Relaxed;
+    if let Some(b) = m.bool_op {
+        kind = Some(Kind::Native(match b {
+            crate::ir::BoolOp::And => AtomicOp::And,
+            crate::ir::BoolOp::Or => AtomicOp::Or,
+            crate::ir::BoolOp::Xor => AtomicOp::Xor,
+        }));
+    }
+    for d in &m.details {
+        let k = match d.value {
+            Modifier::Reduction(r) => Some(match r {
+                Reduction::Add => Kind::Native(AtomicOp::Add),
+                Reduction::Min => Kind::Native(AtomicOp::Min),
+                Reduction::Max => Kind::Native(AtomicOp::Max),
+                Reduction::Exch => Kind::Native(AtomicOp::Exch),
+                Reduction::Cas => Kind::Native(AtomicOp::Cas),
+                Reduction::Inc => Kind::Inc,
+                Reduction::Dec => Kind::Dec,
+            }),
+            _ => None,
+        };
+        if let Some(k) = k {
+            if kind.is_some() {
+                return Err(Diagnostic::error(d.span, format!("`{opname}` takes one operation")));
+            }
+            kind = Some(k);
+            continue;
+        }
+        match d.value {
+            Modifier::Scope(md::Scope::Cta) => scope = Scope::Cta,
+            Modifier::Scope(md::Scope::Gpu) => scope = Scope::Gpu,
+            Modifier::Scope(md::Scope::Sys) => scope = Scope::Sys,
+            Modifier::MemoryOrder(md::MemoryOrder::Relaxed) => order = Order::Relaxed,
+            Modifier::MemoryOrder(md::MemoryOrder::Acquire) => order = Order::Acquire,
+            Modifier::MemoryOrder(md::MemoryOrder::Release) => order = Order::Release,
+            Modifier::MemoryOrder(md::MemoryOrder::AcqRel) => order = Order::AcqRel,
+            // Every cluster is one CTA (`sema::cluster`).
+            Modifier::Scope(md::Scope::Cluster) => scope = Scope::Cta,
+            Modifier::FloatOption(FloatOption::NoFtz) => {}
+            v if is_cache_hint(v) => {}
+            _ => return Err(super::unsupported_modifier(d, opname)),
+        }
+    }
+    Ok((kind, scope, order))
 }
