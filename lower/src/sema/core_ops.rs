@@ -5,7 +5,8 @@
 use super::*;
 
 impl Lowerer<'_> {
-    /// The core lowering of moves between registers and memory: `mov`, `ld`, `st`, `ldu`, `cvt`, `selp`.
+    /// The core lowering of moves between registers and memory: `mov`, `ld`, `st`,
+    /// `ldu`, `cvt`, `selp`.
     pub(super) fn core_moves(
         &mut self,
         op: Opcode,
@@ -391,7 +392,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of integer and float arithmetic with one IR operation: `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`.
+    /// The core lowering of integer and float arithmetic with one IR operation:
+    /// `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`.
     pub(super) fn core_arithmetic(
         &mut self,
         op: Opcode,
@@ -400,16 +402,6 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        let arity = |n: usize| -> Result<(), Diagnostic> {
-            if ops.len() == n {
-                Ok(())
-            } else {
-                Err(Diagnostic::error(
-                    span,
-                    format!("`{op}` takes {n} operands, found {}", ops.len()),
-                ))
-            }
-        };
         match op {
             Opcode::Add
             | Opcode::Sub
@@ -422,7 +414,7 @@ impl Lowerer<'_> {
             | Opcode::Rem => {
                 let ty = self.one_type(i, m)?;
                 m.allow(&[])?;
-                arity(3)?;
+                arity(op, i, 3)?;
                 let bop = match op {
                     Opcode::Add => BinaryOp::Add,
                     Opcode::Sub => BinaryOp::Sub,
@@ -586,7 +578,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of shifts, square roots and reciprocals, unary and bitwise operations, and `setp`.
+    /// The core lowering of shifts, square roots and reciprocals, unary and bitwise
+    /// operations, and `setp`.
     pub(super) fn core_logic(
         &mut self,
         op: Opcode,
@@ -595,16 +588,6 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        let arity = |n: usize| -> Result<(), Diagnostic> {
-            if ops.len() == n {
-                Ok(())
-            } else {
-                Err(Diagnostic::error(
-                    span,
-                    format!("`{op}` takes {n} operands, found {}", ops.len()),
-                ))
-            }
-        };
         match op {
             Opcode::Shl | Opcode::Shr => {
                 let ty = self.one_type(i, m)?;
@@ -727,7 +710,7 @@ impl Lowerer<'_> {
                 })?;
                 check_comparison(span, cmp, ty, m.ftz)?;
                 let n = if m.bool_op.is_some() { 4 } else { 3 };
-                arity(n)?;
+                arity(op, i, n)?;
                 let (dst, dst_not) = match &ops[0] {
                     Operand::Pair(a, b, _) => {
                         (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?)
@@ -777,7 +760,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of calls, traps, barriers and fences; every other opcode is not lowered.
+    /// The core lowering of calls, traps, barriers and fences; every other opcode is
+    /// not lowered.
     pub(super) fn core_control(
         &mut self,
         op: Opcode,
@@ -785,17 +769,6 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let ops = i.operands.as_slice();
-        let arity = |n: usize| -> Result<(), Diagnostic> {
-            if ops.len() == n {
-                Ok(())
-            } else {
-                Err(Diagnostic::error(
-                    span,
-                    format!("`{op}` takes {n} operands, found {}", ops.len()),
-                ))
-            }
-        };
         match op {
             Opcode::Call => return self.call(i),
             Opcode::Trap => {
@@ -831,7 +804,7 @@ impl Lowerer<'_> {
                         .map(Modifier::FenceForm);
                 let ok: Vec<Modifier> = scopes.into_iter().chain(orders).chain(forms).collect();
                 m.allow(&ok)?;
-                arity(0)?;
+                arity(op, i, 0)?;
                 self.push(InstKind::Fence { device_scope: device }, span);
             }
             // Every other opcode of the PTX ISA parses (the front end's instruction
@@ -846,4 +819,13 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
+}
+
+/// Checks that `i` has exactly `n` operands.
+fn arity(op: Opcode, i: &ast::Instruction, n: usize) -> Result<(), Diagnostic> {
+    let found = i.operands.len();
+    if found == n {
+        return Ok(());
+    }
+    Err(Diagnostic::error(i.span, format!("`{op}` takes {n} operands, found {found}")))
 }
