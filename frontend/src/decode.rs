@@ -293,6 +293,45 @@ mod tests {
     }
 
     #[test]
+    fn families_follow_the_row() {
+        use crate::modifier::{Component, CopyForm, CopySpace, MemoryOrder, Scope, SurfaceAccess};
+        let values = |m: Modifiers| m.details.into_iter().map(|d| d.value).collect::<Vec<_>>();
+        let m = decoded("ld.relaxed.gpu.global.u32 %r1, [%rd1];").expect("decodes");
+        let strong = vec![Modifier::MemoryOrder(MemoryOrder::Relaxed), Modifier::Scope(Scope::Gpu)];
+        assert_eq!(values(m), strong);
+        // `.b` is an unformatted surface access on `suld` and the blue component on `tld4`
+        // (PTX ISA 9.2 §9.7.11.1, §9.7.10.4): each row's families say which.
+        let m = decoded("suld.b.1d.b32.trap {%r1}, [%rd1, {%r2}];").expect("decodes");
+        assert!(m.has(Modifier::SurfaceAccess(SurfaceAccess::B)));
+        let m = decoded("tld4.b.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];")
+            .expect("decodes");
+        assert!(m.has(Modifier::Component(Component::B)));
+        // `cp` keeps its two state spaces in order, destination first.
+        let m = decoded("cp.async.ca.shared.global [%r1], [%rd1], 4;").expect("decodes");
+        let spaces: Vec<Modifier> =
+            values(m).into_iter().filter(|d| matches!(d, Modifier::CopySpace(_))).collect();
+        let shared_global = [CopySpace::Shared, CopySpace::Global].map(Modifier::CopySpace);
+        assert_eq!(spaces, shared_global);
+        let m = decoded("cp.async.wait_all;").expect("decodes");
+        assert_eq!(values(m), [CopyForm::Async, CopyForm::WaitAll].map(Modifier::CopyForm));
+    }
+
+    #[test]
+    fn a_modifier_of_no_family_of_its_row_is_rejected_at_decoding() {
+        // The syntax of `st` allows `.async` (`st.async`, sm_90), but no family of its
+        // row gives it a meaning.
+        assert_eq!(
+            decoded("st.async.shared::cluster.u32 [%r1], %r2, [%r3];").err().as_deref(),
+            Some("unknown or unsupported modifier `.async` for `st`")
+        );
+        // `.u4` is a format, which `and` does not take.
+        assert_eq!(
+            decoded("and.u4 %r1, %r2, %r3;").err().as_deref(),
+            Some("unknown or unsupported modifier `.u4` for `and`")
+        );
+    }
+
+    #[test]
     fn modifiers_of_other_classes_and_repeats_are_rejected() {
         assert_eq!(
             decoded("max.sat.f32 %r1, %r2, %r3;").err().as_deref(),
