@@ -17,7 +17,6 @@ use ptxvk_frontend::modifier::{self as md, Modifier};
 use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanned};
 
 use crate::abi::KernelAbi;
-use crate::build::Build;
 use crate::ir::*;
 use mods::{is_cache_hint, unsupported_modifier, Mods};
 

@@ -1,7 +1,11 @@
 //! `cvt` (PTX ISA 9.2 §9.7.9.21) between integer and float types of register width,
 //! and the relaxed register widths of moves and conversions.
 
-use super::*;
+use super::{
+    ast, expand, op_ty, unsupported, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span,
+};
+use crate::build::Build;
+use crate::ir::{FloatMode, InstKind, OpTy, RegTy, Rounding, Value};
 
 impl Lowerer<'_> {
     pub(super) fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {

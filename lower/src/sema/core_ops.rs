@@ -2,7 +2,15 @@
 //! one IR operation or a few (PTX ISA 9.2 §9.7.1-9.7.9), reached from
 //! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
 
-use super::*;
+use super::{
+    ast, check_comparison, describe_op, expand, formats, md, unsupported, widen, Diagnostic,
+    Lowerer, Modifier, Mods, Opcode, Operand, StateSpace,
+};
+use crate::build::Build;
+use crate::ir::{
+    BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp, Value,
+    LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
+};
 
 impl Lowerer<'_> {
     /// The core lowering of moves between registers and memory: `mov`, `ld`, `st`,

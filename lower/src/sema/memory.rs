@@ -1,7 +1,16 @@
 //! `ld`, `st` and `ldu` (PTX ISA 9.2 §9.7.9.8-10): strength, state spaces, vectors,
 //! and generic addresses dispatched on the window they point into.
 
-use super::*;
+use super::{
+    ast, expand, is_cache_hint, md, spaces, unsupported, unsupported_modifier, Diagnostic, Lowerer,
+    Modifier, Mods, Opcode, Operand, RegId, Span, StateSpace,
+};
+use crate::build::Build;
+use crate::ir::{
+    Address, AtomicOp, BinaryOp, CmpOp, FloatMode, InstKind, OpTy, Order, RegTy, Scope, Space,
+    SpecialReg, Terminator, Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW,
+    SHARED_WINDOW_32,
+};
 
 impl Lowerer<'_> {
     pub(super) fn memory(

@@ -1,6 +1,7 @@
 //! The decoded modifiers of one instruction as sema uses them.
 
-use super::*;
+use super::{decode, md, Diagnostic, Modifier, Opcode, ScalarType, Spanned, StateSpace};
+use crate::ir::{BinaryOp, BoolOp, CmpOp, Rounding};
 
 /// Modifiers that select cache behaviour only; Vulkan has no equivalent, so they are
 /// accepted and have no effect (PTX ISA 9.2 §9.7.9.1: they are performance hints).

@@ -1,7 +1,14 @@
 //! Operands: registers, immediates, predicates and addresses, checked against the
 //! types their instruction reads and writes (PTX ISA 9.2 §6.4, §9.7).
 
-use super::*;
+use super::{
+    ast, calls, describe_op, describe_reg, expand, imm_bits, reserved, symbol_plus_offset,
+    undeclared, Diagnostic, Lowerer, Name, Operand, RegId, Resolved, Span, Spanned, StateSpace,
+};
+use crate::build::Build;
+use crate::ir::{
+    Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialReg, Value,
+};
 
 impl Lowerer<'_> {
     pub(super) fn reg_operand(&self, op: &Operand) -> Result<(RegId, Span), Diagnostic> {

@@ -1,7 +1,12 @@
 //! Surfaces (PTX ISA 9.2 §9.7.11): `suld.b`, `sust.b`/`sust.p` and `sured.b`/`sured.p`
 //! on the descriptors of `sema::texture`, bounds handled by `.trap`, `.clamp` or `.zero`.
 
-use super::*;
+use super::{
+    ast, sys, Address, AtomicOp, BinaryOp, BoolOp, Boundary, ChannelKind, CmpOp, Desc, Diagnostic,
+    Emit, FloatFormat, InstKind, Lowerer, Modifier, Mods, OpTy, Opcode, Operand, Reduction, RegId,
+    Rounding, ScalarType, Space, Span, SurfaceAccess, Value, F32, S32, U32,
+};
+use crate::build::Build;
 
 impl Lowerer<'_> {
     /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
