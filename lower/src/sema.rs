@@ -1211,7 +1211,7 @@ impl Lowerer<'_> {
         }
         match op {
             Mov | Ld | St | Ldu | Cvt | Selp => self.core_moves(op, i, m),
-            Cvta => self.cvta(op, i, m),
+            Cvta => self.cvta(i, m),
             Isspacep => self.isspacep(op, i, m),
             Add | Sub | Min | Max | And | Or | Xor | Div | Rem | Mul | Mad | Fma | Bfe | Bfi => {
                 self.core_arithmetic(op, i, m)

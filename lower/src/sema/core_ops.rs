@@ -143,121 +143,103 @@ impl Lowerer<'_> {
     }
 
     /// The core lowering of `cvta` (PTX ISA 9.2 §9.7.9.19).
-    pub(super) fn cvta(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
+    pub(super) fn cvta(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        match op {
-            Opcode::Cvta => {
-                // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
-                // shared and local addresses move in and out of their generic windows
-                // (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`; `docs/architecture.md`, *The
-                // launch ABI*).
-                let ty = self.one_type(i, m)?;
-                let space = m.space.as_ref().map(|s| s.value);
-                let to = m.has(Modifier::Conversion(md::Conversion::To));
-                // In a module with 32-bit addresses, generic and global addresses are the
-                // same window offsets, and shared and local ones move in and out of the
-                // top windows of the 32-bit range (`ir::SHARED_WINDOW_32`).
-                if ty.bits() == 32 && self.kernel.address_size == 32 {
-                    let window = match space {
-                        Some(StateSpace::Global | StateSpace::Const) => None,
-                        Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
-                        Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
-                        Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW_32),
-                        Some(StateSpace::Param) => Some(PARAM_WINDOW_32),
-                        _ => {
-                            let s = m.space.as_ref().map_or(span, |s| s.span);
-                            return Err(Diagnostic::error(
-                                s,
-                                "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
-                            ));
-                        }
-                    };
-                    let dst = self.dst(&ops[0], ty, false)?;
-                    let src = self.src(&ops[1], ty, false, span)?;
-                    let kind = match window {
-                        None => InstKind::Mov { ty, dst, src },
-                        Some(w) => {
-                            let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
-                            let (mode, rhs) = (FloatMode::default(), Value::Imm(u64::from(w)));
-                            InstKind::Binary { op, ty: OpTy::U(32), mode, dst, lhs: src, rhs }
-                        }
-                    };
-                    self.push(kind, span);
-                    return Ok(());
-                }
-                if ty.bits() != 64 {
-                    return Err(unsupported(
-                        span,
-                        "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
-                        "generic addresses are 64-bit there",
+        // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
+        // shared and local addresses move in and out of their generic windows
+        // (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`; `docs/architecture.md`, *The
+        // launch ABI*).
+        let ty = self.one_type(i, m)?;
+        let space = m.space.as_ref().map(|s| s.value);
+        let to = m.has(Modifier::Conversion(md::Conversion::To));
+        // In a module with 32-bit addresses, generic and global addresses are the
+        // same window offsets, and shared and local ones move in and out of the
+        // top windows of the 32-bit range (`ir::SHARED_WINDOW_32`).
+        if ty.bits() == 32 && self.kernel.address_size == 32 {
+            let window = match space {
+                Some(StateSpace::Global | StateSpace::Const) => None,
+                Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
+                Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
+                Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW_32),
+                Some(StateSpace::Param) => Some(PARAM_WINDOW_32),
+                _ => {
+                    let s = m.space.as_ref().map_or(span, |s| s.span);
+                    return Err(Diagnostic::error(
+                        s,
+                        "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
                     ));
                 }
-                let dst = self.dst(&ops[0], ty, false)?;
-                let src = self.src(&ops[1], ty, false, span)?;
-                let window = match space {
-                    // Generic, global and constant addresses coincide.
-                    Some(StateSpace::Global | StateSpace::Const) => None,
-                    Some(StateSpace::Shared) => Some(SHARED_WINDOW),
-                    Some(StateSpace::Local) => Some(LOCAL_WINDOW),
-                    // A call parameter lives in the caller's local frame.
-                    Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW),
-                    // The kernel's parameter block is global memory: its generic
-                    // address is the block's address plus the offset.
-                    Some(StateSpace::Param) => {
-                        let base = self.temp(RegTy::Int(64), span);
-                        self.push(
-                            InstKind::Special { dst: base, reg: SpecialReg::ParamBlock },
-                            span,
-                        );
-                        let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
-                        let mode = FloatMode::default();
-                        let (lhs, rhs) = (src, Value::Reg(base));
-                        self.push(
-                            InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs },
-                            span,
-                        );
-                        return Ok(());
-                    }
-                    _ => {
-                        let s = m.space.as_ref().map_or(span, |s| s.span);
-                        return Err(Diagnostic::error(
-                            s,
-                            "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
-                        ));
-                    }
-                };
-                let u64t = OpTy::U(64);
-                let kind = match window {
-                    None => InstKind::Mov { ty, dst, src },
-                    Some(_) if to => InstKind::Binary {
-                        op: BinaryOp::And,
-                        ty: u64t,
-                        mode: FloatMode::default(),
-                        dst,
-                        lhs: src,
-                        rhs: Value::Imm(0xffff_ffff),
-                    },
-                    Some(w) => InstKind::Binary {
-                        op: BinaryOp::Or,
-                        ty: u64t,
-                        mode: FloatMode::default(),
-                        dst,
-                        lhs: src,
-                        rhs: Value::Imm(w),
-                    },
-                };
-                self.push(kind, span);
+            };
+            let dst = self.dst(&ops[0], ty, false)?;
+            let src = self.src(&ops[1], ty, false, span)?;
+            let kind = match window {
+                None => InstKind::Mov { ty, dst, src },
+                Some(w) => {
+                    let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
+                    let (mode, rhs) = (FloatMode::default(), Value::Imm(u64::from(w)));
+                    InstKind::Binary { op, ty: OpTy::U(32), mode, dst, lhs: src, rhs }
+                }
+            };
+            self.push(kind, span);
+            return Ok(());
+        }
+        if ty.bits() != 64 {
+            return Err(unsupported(
+                span,
+                "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
+                "generic addresses are 64-bit there",
+            ));
+        }
+        let dst = self.dst(&ops[0], ty, false)?;
+        let src = self.src(&ops[1], ty, false, span)?;
+        let window = match space {
+            // Generic, global and constant addresses coincide.
+            Some(StateSpace::Global | StateSpace::Const) => None,
+            Some(StateSpace::Shared) => Some(SHARED_WINDOW),
+            Some(StateSpace::Local) => Some(LOCAL_WINDOW),
+            // A call parameter lives in the caller's local frame.
+            Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW),
+            // The kernel's parameter block is global memory: its generic
+            // address is the block's address plus the offset.
+            Some(StateSpace::Param) => {
+                let base = self.temp(RegTy::Int(64), span);
+                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
+                let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
+                let mode = FloatMode::default();
+                let (lhs, rhs) = (src, Value::Reg(base));
+                self.push(InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs }, span);
+                return Ok(());
             }
             _ => {
-                return Err(Diagnostic::internal(span, format!("`{op}` is not a cvta instruction")))
+                let s = m.space.as_ref().map_or(span, |s| s.span);
+                return Err(Diagnostic::error(
+                    s,
+                    "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
+                ));
             }
-        }
+        };
+        let u64t = OpTy::U(64);
+        let kind = match window {
+            None => InstKind::Mov { ty, dst, src },
+            Some(_) if to => InstKind::Binary {
+                op: BinaryOp::And,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst,
+                lhs: src,
+                rhs: Value::Imm(0xffff_ffff),
+            },
+            Some(w) => InstKind::Binary {
+                op: BinaryOp::Or,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst,
+                lhs: src,
+                rhs: Value::Imm(w),
+            },
+        };
+        self.push(kind, span);
         Ok(())
     }
 
