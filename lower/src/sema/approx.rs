@@ -5,19 +5,19 @@
 //! on `.f16`/`.bf16` (through f32).
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::modifier::{Modifier, Precision};
 use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
 use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};
-use ptxvk_frontend::modifier::{Modifier, Precision};
-
-const APPROX: Modifier = Modifier::Precision(Precision::Approx);
-const FULL: Modifier = Modifier::Precision(Precision::Full);
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Rounding, UnaryOp, Value,
 };
+
+const APPROX: Modifier = Modifier::Precision(Precision::Approx);
+const FULL: Modifier = Modifier::Precision(Precision::Full);
 
 const F32: OpTy = OpTy::F(32);
 

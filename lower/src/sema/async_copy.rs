@@ -14,12 +14,18 @@
 //! test like those of `ld` and `st`.
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{CacheHint, CacheOp, CopyForm, CopySpace, Modifier};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::expand::Emit;
-use ptxvk_frontend::modifier::{CacheHint, CacheOp, CopyForm, CopySpace, Modifier};
-
 use super::{Lowerer, Mods};
+use crate::build::Build;
+use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Value};
+
+/// The modifiers of `i` as written (`.async.bulk.…`), for messages.
+pub(super) fn spelled(i: &ast::Instruction) -> String {
+    i.modifiers.iter().map(|m| m.value.as_str()).collect()
+}
 
 pub(super) const ASYNC: Modifier = Modifier::CopyForm(CopyForm::Async);
 pub(super) const BULK: Modifier = Modifier::CopyForm(CopyForm::Bulk);
@@ -28,13 +34,6 @@ const WAIT_ALL: Modifier = Modifier::CopyForm(CopyForm::WaitAll);
 const WAIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::WaitGroup);
 const MBARRIER: Modifier = Modifier::CopyForm(CopyForm::Mbarrier);
 const ARRIVE: Modifier = Modifier::CopyForm(CopyForm::Arrive);
-
-/// The modifiers of `i` as written (`.async.bulk.…`), for messages.
-pub(super) fn spelled(i: &ast::Instruction) -> String {
-    i.modifiers.iter().map(|m| m.value.as_str()).collect()
-}
-use crate::build::Build;
-use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Value};
 
 const U8: OpTy = OpTy::U(8);
 const U32: OpTy = OpTy::U(32);

@@ -6,15 +6,14 @@
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType::*, StateSpace};
 use ptxvk_frontend::decode;
+use ptxvk_frontend::modifier::{self as md, FloatOption, Modifier, Reduction};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use ptxvk_frontend::modifier::{self as md, FloatOption, Modifier, Reduction};
-
 use super::{is_cache_hint, Lowerer, Mods};
+use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value};
 
 const NOFTZ: Modifier = Modifier::FloatOption(FloatOption::NoFtz);
-use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value};
 
 /// What an `atom`/`red` computes.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -18,13 +18,12 @@
 //! "count != 0".
 
 use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::decode;
+use ptxvk_frontend::modifier::{self as md, BarrierForm, Convergence, Modifier, Population};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use ptxvk_frontend::decode;
-use ptxvk_frontend::modifier::{self as md, BarrierForm, Convergence, Modifier, Population};
-
 use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{

@@ -12,26 +12,14 @@
 //! into the one CTA of the cluster when its bit is in the mask (`sema::cluster`).
 
 use ptxvk_frontend::ast::{self, StateSpace};
+use ptxvk_frontend::modifier::{CacheHint, CopyForm, CopySpace, Modifier};
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::Emit;
-use ptxvk_frontend::modifier::{CacheHint, CopyForm, CopySpace, Modifier};
-
 use super::async_copy::{ASYNC, BULK};
+use super::expand::Emit;
 use super::Lowerer;
-
-const GLOBAL: Modifier = Modifier::CopySpace(CopySpace::Global);
-pub(super) const CACHE_HINT: Modifier = Modifier::CacheHint(CacheHint::L2CacheHint);
-
-const COMMIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::CommitGroup);
-const WAIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::WaitGroup);
-const READ: Modifier = Modifier::CopyForm(CopyForm::Read);
-const PREFETCH: Modifier = Modifier::CopyForm(CopyForm::Prefetch);
-const L2: Modifier = Modifier::CopyForm(CopyForm::L2);
-pub(super) const COMPLETE_TX: Modifier = Modifier::CopyForm(CopyForm::CompleteTxBytes);
-pub(super) const BULK_GROUP: Modifier = Modifier::CopyForm(CopyForm::BulkGroup);
-pub(super) const MULTICAST: Modifier = Modifier::CopyForm(CopyForm::MulticastCluster);
-const TENSOR: Modifier = Modifier::CopyForm(CopyForm::Tensor);
+use crate::build::Build;
+use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value};
 
 /// The IR space of a `cp` state space modifier; `None` for other modifiers.
 pub(super) fn copy_space(d: Modifier) -> Option<Space> {
@@ -41,8 +29,18 @@ pub(super) fn copy_space(d: Modifier) -> Option<Space> {
         _ => None,
     }
 }
-use crate::build::Build;
-use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value};
+
+const GLOBAL: Modifier = Modifier::CopySpace(CopySpace::Global);
+pub(super) const CACHE_HINT: Modifier = Modifier::CacheHint(CacheHint::L2CacheHint);
+const COMMIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::CommitGroup);
+const WAIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::WaitGroup);
+const READ: Modifier = Modifier::CopyForm(CopyForm::Read);
+const PREFETCH: Modifier = Modifier::CopyForm(CopyForm::Prefetch);
+const L2: Modifier = Modifier::CopyForm(CopyForm::L2);
+pub(super) const COMPLETE_TX: Modifier = Modifier::CopyForm(CopyForm::CompleteTxBytes);
+pub(super) const BULK_GROUP: Modifier = Modifier::CopyForm(CopyForm::BulkGroup);
+pub(super) const MULTICAST: Modifier = Modifier::CopyForm(CopyForm::MulticastCluster);
+const TENSOR: Modifier = Modifier::CopyForm(CopyForm::Tensor);
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);

@@ -21,9 +21,8 @@
 //! library's `cuLaunchKernelEx`).
 
 use ptxvk_frontend::ast;
-use ptxvk_frontend::{Diagnostic, Opcode, Span};
-
 use ptxvk_frontend::modifier::{BarrierForm, Convergence, MemoryOrder, Modifier, Scope};
+use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{Dim, InstKind, OpTy, SpecialReg, Value};

@@ -11,14 +11,13 @@
 //! ISA's pseudocode, cited beside each one.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
-use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Span};
-
 use ptxvk_frontend::modifier::{
     Bfind, Carry, Clamp, Conversion, FloatClass, FloatOption, Format, Modifier, PermuteMode,
     ShiftDirection,
 };
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::Spanned;
+use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
 use crate::build::Build;

@@ -16,10 +16,9 @@
 //!   `cvt` to a float is checked here and kept in the IR for `pass::legalize_floats`.
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Spanned};
-
-use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 
 use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};

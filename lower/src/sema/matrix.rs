@@ -45,26 +45,25 @@
 //! row's address gathers the row from the 4 lanes holding it and stores 16 bytes.
 //! `movmatrix` transposes one fragment by exchange.
 
-use ptxvk_frontend::ast::{self, Operand};
-use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Span};
-
-use super::expand::Emit;
 use ptxvk_frontend::ast::ScalarType;
+use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::modifier::{
     FloatOption, Format, Layout, Modifier, Population, Shape as ModifierShape, Transpose,
 };
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::Spanned;
+use ptxvk_frontend::{Diagnostic, Span};
 
+use super::expand::Emit;
 use super::{Lowerer, Mods};
-
-const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
-const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 use crate::build::Build;
 use crate::ir::{
     Address, BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegId, RegTy,
     Rounding, Space, Value,
 };
+
+const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
+const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U16: OpTy = OpTy::U(16);
 const U32: OpTy = OpTy::U(32);

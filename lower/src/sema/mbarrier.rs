@@ -46,11 +46,10 @@
 //! `.shared::cluster` addresses are the CTA's own (`sema::cluster`).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{CopyForm, CopySpace, MbarrierForm as F, Modifier};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::expand::Emit;
-use ptxvk_frontend::modifier::{CopyForm, CopySpace, MbarrierForm as F, Modifier};
-
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{

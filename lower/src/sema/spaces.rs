@@ -10,12 +10,12 @@
 //! and pointer arithmetic on such values), or `Unknown` (a loaded value, or a mix of
 //! spaces). A plain value used as an address is a global address.
 
-use ptxvk_frontend::modifier::{Conversion, Modifier};
-use ptxvk_frontend::{decode, Opcode};
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{Conversion, Modifier};
 use ptxvk_frontend::Name;
+use ptxvk_frontend::{decode, Opcode};
 
 /// Where a register's generic addresses may point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,12 +24,11 @@
 
 use ptxvk_abi::tensor_map::{mode, offset, MAGIC, MAX_RANK};
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{CopyForm, Modifier, TensorDims};
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::Emit;
-use ptxvk_frontend::modifier::{CopyForm, Modifier, TensorDims};
-
 use super::bulk_copy::{copy_space, BULK_GROUP, CACHE_HINT, COMPLETE_TX, MULTICAST};
+use super::expand::Emit;
 use super::Lowerer;
 use crate::build::Build;
 use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, Space, Value};

@@ -49,22 +49,21 @@
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
-use ptxvk_frontend::{Diagnostic, Opcode, Span};
-
-use super::expand::Emit;
 use ptxvk_frontend::modifier::{
     Boundary, Component, Geometry, Lod, Modifier, Query, Reduction, SurfaceAccess,
 };
+use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
+use super::expand::Emit;
 use super::{Lowerer, Mods};
-
-mod surface;
 use crate::build::Build;
 use crate::ir::{
     Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding,
     Space, Value,
 };
 use crate::system as sys;
+
+mod surface;
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);

@@ -26,10 +26,9 @@
 //! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::modifier::{Clamp, Modifier, Reduction, VideoScale};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
-
-use ptxvk_frontend::modifier::{Clamp, Modifier, Reduction, VideoScale};
 
 use super::expand::Emit;
 use super::{Lowerer, Mods};

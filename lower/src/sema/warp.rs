@@ -41,24 +41,23 @@
 //! not); a lane outside it gets the result over the arriving members, itself excluded.
 
 use ptxvk_frontend::ast::{self, Operand};
-use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Span};
-
-use super::expand::Emit;
 use ptxvk_frontend::modifier::{
     BarrierForm, Convergence, FloatOption, Modifier, Reduction, Shuffle, Vote,
 };
+use ptxvk_frontend::Opcode;
 use ptxvk_frontend::Spanned;
+use ptxvk_frontend::{Diagnostic, Span};
 
+use super::expand::Emit;
 use super::{Lowerer, Mods};
+use crate::build::Build;
+use crate::ir::{BinaryOp, CmpOp, InstKind, OpTy, SyncPoint, Terminator, UnaryOp, Value};
 
 const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
 const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
 const WARP: Modifier = Modifier::BarrierForm(BarrierForm::Warp);
 const MIN: Modifier = Modifier::Reduction(Reduction::Min);
 const MAX: Modifier = Modifier::Reduction(Reduction::Max);
-use crate::build::Build;
-use crate::ir::{BinaryOp, CmpOp, InstKind, OpTy, SyncPoint, Terminator, UnaryOp, Value};
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);

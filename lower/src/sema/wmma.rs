@@ -19,13 +19,12 @@
 //! `.s4`/`.u4`/`.b1` forms.
 
 use ptxvk_frontend::ast::{self, StateSpace};
-use ptxvk_frontend::{Diagnostic, Opcode, Span};
-
-use super::expand::Emit;
 use ptxvk_frontend::modifier::{
     FloatOption, Fragment, Layout, Modifier, Shape as ModifierShape, WmmaOp,
 };
+use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
+use super::expand::Emit;
 use super::matrix::{type_names, Accum, Elem, Gathered, Shape, TypeName};
 use super::{spaces, Lowerer, Mods};
 use crate::build::Build;
