@@ -429,6 +429,18 @@ impl Instruction {
     }
 }
 
+/// The element a vector component names (`%v.x` or `%v.r` is element 0, PTX ISA 9.2
+/// §5.4.3); `None` for a component that is not one of `.x .y .z .w .r .g .b .a`.
+pub fn vector_component(component: &str) -> Option<usize> {
+    match component {
+        ".x" | ".r" => Some(0),
+        ".y" | ".g" => Some(1),
+        ".z" | ".b" => Some(2),
+        ".w" | ".a" => Some(3),
+        _ => None,
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {
     /// A register, variable, label or function name, optionally with a component

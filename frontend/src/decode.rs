@@ -8,9 +8,13 @@
 //! classes ([`ModifierClass`]): types, a state space, a vector size, a rounding mode,
 //! `.ftz`, `.sat`, a comparison, a predicate combine and a half of a product. A modifier
 //! whose class the row does not list is an error at its span (`` `max` does not take
-//! `.sat` ``), and so is a second modifier of one class (`.rn.rz`). What is left is
-//! specific to one instruction (`.cc`, `.uni`, cache hints, memory orders) and is kept
-//! as spelled, for that instruction's lowering to accept or reject.
+//! `.sat` ``), and so is a second modifier of one class (`.rn.rz`). Every other modifier
+//! belongs to one of the families the row lists ([`crate::modifier`]: cache operators,
+//! memory orders and scopes, `.cc`, `.uni`, shuffle and vote modes, texture geometries,
+//! matrix shapes and layouts, copy forms, …) and is decoded into its typed value
+//! ([`Modifiers::details`]); one of no family of its row is an error at its span
+//! (`` unknown or unsupported modifier `.acq_rel` for `ld` ``). Nothing after decoding
+//! compares modifier text.
 //!
 //! `.lo` and `.hi` are halves of a product for instructions that take
 //! [`ModifierClass::MulPart`] and unsigned comparisons for the others (`setp.lo.u32`).
@@ -18,6 +22,7 @@
 use crate::ast::{Instruction, ScalarType, StateSpace};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::{ModifierClass, Opcode};
+use crate::modifier::Modifier;
 use crate::span::Spanned;
 
 /// A rounding modifier (PTX ISA 9.2 §9.7.9.21): the direction, and whether it is the
@@ -41,23 +46,28 @@ pub enum Direction {
     Up,
 }
 
-/// A comparison (PTX ISA 9.2 §9.7.7.1, Tables 21-22). `.lo`, `.ls`, `.hi` and `.hs`
-/// are the unsigned spellings of `.lt`, `.le`, `.gt` and `.ge`.
+/// A comparison (PTX ISA 9.2 §9.7.7.1, Tables 21-22), decoded from `setp`, `set`,
+/// `vset` and the like and carried unchanged into the IR (`lower::ir` re-exports it).
+/// `.lo`, `.ls`, `.hi` and `.hs` are the unsigned spellings of `.lt`, `.le`, `.gt` and
+/// `.ge`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Comparison {
+pub enum CmpOp {
     Eq,
     Ne,
     Lt,
     Le,
     Gt,
     Ge,
+    /// Unordered variants (true when either float operand is NaN).
     Equ,
     Neu,
     Ltu,
     Leu,
     Gtu,
     Geu,
+    /// Both operands are numbers.
     Num,
+    /// Either operand is NaN.
     Nan,
 }
 
@@ -88,11 +98,23 @@ pub struct Modifiers {
     pub rounding: Option<Spanned<Rounding>>,
     pub ftz: bool,
     pub sat: bool,
-    pub cmp: Option<Comparison>,
+    pub cmp: Option<CmpOp>,
     pub combine: Option<Combine>,
     pub mul_part: Option<Spanned<MulPart>>,
-    /// The modifiers of no class, as spelled, in source order.
-    pub other: Vec<Spanned<String>>,
+    /// The modifiers of the row's families ([`crate::modifier`]), in source order.
+    pub details: Vec<Spanned<Modifier>>,
+}
+
+impl Modifiers {
+    /// Whether the instruction has modifier `d`.
+    pub fn has(&self, d: Modifier) -> bool {
+        self.details.iter().any(|x| x.value == d)
+    }
+
+    /// The first modifier `f` picks out, with its span.
+    pub fn find<T>(&self, f: impl Fn(Modifier) -> Option<T>) -> Option<Spanned<T>> {
+        self.details.iter().find_map(|d| f(d.value).map(|v| Spanned::new(v, d.span)))
+    }
 }
 
 /// Decodes the modifiers of `i`; `None` when the opcode is not a PTX instruction.
@@ -111,21 +133,19 @@ pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
         cmp: None,
         combine: None,
         mul_part: None,
-        other: Vec::new(),
+        details: Vec::new(),
     };
+    let families = opcode.spec().families;
     let mut seen: Vec<(ModifierClass, &Spanned<crate::span::Name>)> = Vec::new();
     for md in &i.modifiers {
         let s = md.value.as_str();
-        // `cp` names two state spaces, the destination's then the source's
-        // (`cp.async.ca.shared.global`): they stay in order among the other modifiers.
-        if opcode == Opcode::Cp && StateSpace::from_directive(s).is_some() {
-            m.other.push(Spanned::new(s.to_string(), md.span));
-            continue;
-        }
         let class = if let Some(t) = ScalarType::from_directive(s) {
             m.types.push(Spanned::new(t, md.span));
             continue;
-        } else if let Some(space) = StateSpace::from_directive(s) {
+        } else if let Some(space) = StateSpace::from_directive(s).filter(|_| opcode != Opcode::Cp) {
+            // `cp` names two state spaces, the destination's then the source's
+            // (`cp.async.ca.shared.global`): they are its family `CopySpace`, in order
+            // among its other modifiers.
             m.space = Some(Spanned::new(space, md.span));
             ModifierClass::Space
         } else if let Some(n) = s.strip_prefix(".v").and_then(|n| n.parse().ok()) {
@@ -151,9 +171,14 @@ pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
         } else if let Some(b) = combine(s) {
             m.combine = Some(b);
             ModifierClass::Combine
-        } else {
-            m.other.push(Spanned::new(s.to_string(), md.span));
+        } else if let Some(d) = families.iter().find_map(|f| f.parse(s)) {
+            m.details.push(Spanned::new(d, md.span));
             continue;
+        } else {
+            return Err(Diagnostic::error(
+                md.span,
+                format!("unknown or unsupported modifier `{s}` for `{opcode}`"),
+            ));
         };
         if !classes.contains(&class) {
             return Err(Diagnostic::error(md.span, format!("`{opcode}` does not take `{s}`")));
@@ -184,22 +209,22 @@ fn rounding(s: &str) -> Option<Rounding> {
     Some(Rounding { direction, integer })
 }
 
-fn comparison(s: &str) -> Option<Comparison> {
+fn comparison(s: &str) -> Option<CmpOp> {
     Some(match s {
-        ".eq" => Comparison::Eq,
-        ".ne" => Comparison::Ne,
-        ".lt" | ".lo" => Comparison::Lt,
-        ".le" | ".ls" => Comparison::Le,
-        ".gt" | ".hi" => Comparison::Gt,
-        ".ge" | ".hs" => Comparison::Ge,
-        ".equ" => Comparison::Equ,
-        ".neu" => Comparison::Neu,
-        ".ltu" => Comparison::Ltu,
-        ".leu" => Comparison::Leu,
-        ".gtu" => Comparison::Gtu,
-        ".geu" => Comparison::Geu,
-        ".num" => Comparison::Num,
-        ".nan" => Comparison::Nan,
+        ".eq" => CmpOp::Eq,
+        ".ne" => CmpOp::Ne,
+        ".lt" | ".lo" => CmpOp::Lt,
+        ".le" | ".ls" => CmpOp::Le,
+        ".gt" | ".hi" => CmpOp::Gt,
+        ".ge" | ".hs" => CmpOp::Ge,
+        ".equ" => CmpOp::Equ,
+        ".neu" => CmpOp::Neu,
+        ".ltu" => CmpOp::Ltu,
+        ".leu" => CmpOp::Leu,
+        ".gtu" => CmpOp::Gtu,
+        ".geu" => CmpOp::Geu,
+        ".num" => CmpOp::Num,
+        ".nan" => CmpOp::Nan,
         _ => return None,
     })
 }
@@ -244,13 +269,14 @@ mod tests {
         assert_eq!(m.mul_part.map(|p| p.value), Some(MulPart::Hi));
         // `.hi` is an unsigned comparison for setp, which takes no product half.
         let m = decoded("setp.hi.u32 %p1, %r2, %r3;").expect("decodes");
-        assert_eq!((m.cmp, m.mul_part), (Some(Comparison::Gt), None));
+        assert_eq!((m.cmp, m.mul_part), (Some(CmpOp::Gt), None));
         let m = decoded("cvt.rzi.f32.f32 %r1, %r2;").expect("decodes");
         let r = m.rounding.map(|r| r.value);
         assert_eq!(r, Some(Rounding { direction: Direction::Zero, integer: true }));
         assert_eq!(m.types.len(), 2);
         let m = decoded("ld.global.nc.v2.u32 {%r1, %r2}, [%rd1];").expect("decodes");
-        assert_eq!((m.vector, m.other.len()), (Some(2), 1));
+        let nc = Modifier::CacheOp(crate::modifier::CacheOp::Nc);
+        assert_eq!((m.vector, m.details.iter().map(|d| d.value).collect()), (Some(2), vec![nc]));
     }
 
     #[test]
@@ -264,6 +290,45 @@ mod tests {
         let crate::ast::Statement::Instruction(i) = &body[0] else { unreachable!() };
         let message = decode(i).err().map(|d| d.message);
         assert_eq!(message.as_deref(), Some("`add` takes 3 operands, found 2"));
+    }
+
+    #[test]
+    fn families_follow_the_row() {
+        use crate::modifier::{Component, CopyForm, CopySpace, MemoryOrder, Scope, SurfaceAccess};
+        let values = |m: Modifiers| m.details.into_iter().map(|d| d.value).collect::<Vec<_>>();
+        let m = decoded("ld.relaxed.gpu.global.u32 %r1, [%rd1];").expect("decodes");
+        let strong = vec![Modifier::MemoryOrder(MemoryOrder::Relaxed), Modifier::Scope(Scope::Gpu)];
+        assert_eq!(values(m), strong);
+        // `.b` is an unformatted surface access on `suld` and the blue component on `tld4`
+        // (PTX ISA 9.2 §9.7.11.1, §9.7.10.4): each row's families say which.
+        let m = decoded("suld.b.1d.b32.trap {%r1}, [%rd1, {%r2}];").expect("decodes");
+        assert!(m.has(Modifier::SurfaceAccess(SurfaceAccess::B)));
+        let m = decoded("tld4.b.2d.v4.f32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];")
+            .expect("decodes");
+        assert!(m.has(Modifier::Component(Component::B)));
+        // `cp` keeps its two state spaces in order, destination first.
+        let m = decoded("cp.async.ca.shared.global [%r1], [%rd1], 4;").expect("decodes");
+        let spaces: Vec<Modifier> =
+            values(m).into_iter().filter(|d| matches!(d, Modifier::CopySpace(_))).collect();
+        let shared_global = [CopySpace::Shared, CopySpace::Global].map(Modifier::CopySpace);
+        assert_eq!(spaces, shared_global);
+        let m = decoded("cp.async.wait_all;").expect("decodes");
+        assert_eq!(values(m), [CopyForm::Async, CopyForm::WaitAll].map(Modifier::CopyForm));
+    }
+
+    #[test]
+    fn a_modifier_of_no_family_of_its_row_is_rejected_at_decoding() {
+        // The syntax of `st` allows `.async` (`st.async`, sm_90), but no family of its
+        // row gives it a meaning.
+        assert_eq!(
+            decoded("st.async.shared::cluster.u32 [%r1], %r2, [%r3];").err().as_deref(),
+            Some("unknown or unsupported modifier `.async` for `st`")
+        );
+        // `.u4` is a format, which `and` does not take.
+        assert_eq!(
+            decoded("and.u4 %r1, %r2, %r3;").err().as_deref(),
+            Some("unknown or unsupported modifier `.u4` for `and`")
+        );
     }
 
     #[test]

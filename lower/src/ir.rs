@@ -567,26 +567,8 @@ pub enum BinaryOp {
     Shr,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    /// Unordered variants (true when either float operand is NaN).
-    Equ,
-    Neu,
-    Ltu,
-    Leu,
-    Gtu,
-    Geu,
-    /// Both operands are numbers.
-    Num,
-    /// Either operand is NaN.
-    Nan,
-}
+/// The comparison of `setp` and its kin, as the front end decodes it.
+pub use ptxvk_frontend::decode::CmpOp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BoolOp {

@@ -5,15 +5,19 @@
 //! on `.f16`/`.bf16` (through f32).
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::modifier::{Modifier, Precision};
 use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
-use super::expand::{has, Emit};
-use super::{reject_other, unsupported, Lowerer, Mods};
+use super::expand::Emit;
+use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Rounding, UnaryOp, Value,
 };
+
+const APPROX: Modifier = Modifier::Precision(Precision::Approx);
+const FULL: Modifier = Modifier::Precision(Precision::Full);
 
 const F32: OpTy = OpTy::F(32);
 
@@ -25,7 +29,7 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        let approx = has(m, ".approx");
+        let approx = m.has(APPROX);
         match op {
             Opcode::Ex2
             | Opcode::Lg2
@@ -34,7 +38,7 @@ impl Lowerer<'_> {
             | Opcode::Rsqrt
             | Opcode::Tanh => Some(self.transcendental(op, i, m)),
             Opcode::Sqrt | Opcode::Rcp if approx => Some(self.approx_unary(op, i, m)),
-            Opcode::Div if approx || has(m, ".full") => Some(self.approx_div(i, m)),
+            Opcode::Div if approx || m.has(FULL) => Some(self.approx_div(i, m)),
             _ => None,
         }
     }
@@ -46,8 +50,8 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".approx"])?;
-        if !has(m, ".approx") {
+        m.allow(&[APPROX])?;
+        if !m.has(APPROX) {
             return Err(Diagnostic::error(span, format!("`{op}` needs `.approx`")));
         }
         if m.rounding.is_some() || m.sat {
@@ -144,7 +148,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".approx"])?;
+        m.allow(&[APPROX])?;
         let ty = self.one_type(i, m)?;
         if ty == OpTy::F(64) && op == Opcode::Rcp {
             if !m.ftz {
@@ -208,8 +212,8 @@ impl Lowerer<'_> {
     /// for 2^126 < |b| < 2^128, as the ISA specifies.
     fn approx_div(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".approx", ".full"])?;
-        let approx = has(m, ".approx");
+        m.allow(&[APPROX, FULL])?;
+        let approx = m.has(APPROX);
         let ty = self.one_type(i, m)?;
         if ty != F32 {
             return Err(Diagnostic::error(span, "`div.approx` and `div.full` take `.f32`"));

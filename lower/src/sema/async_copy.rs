@@ -14,12 +14,26 @@
 //! test like those of `ld` and `st`.
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{CacheHint, CacheOp, CopyForm, CopySpace, Modifier};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Value};
+
+/// The modifiers of `i` as written (`.async.bulk.…`), for messages.
+pub(super) fn spelled(i: &ast::Instruction) -> String {
+    i.modifiers.iter().map(|m| m.value.as_str()).collect()
+}
+
+pub(super) const ASYNC: Modifier = Modifier::CopyForm(CopyForm::Async);
+pub(super) const BULK: Modifier = Modifier::CopyForm(CopyForm::Bulk);
+const COMMIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::CommitGroup);
+const WAIT_ALL: Modifier = Modifier::CopyForm(CopyForm::WaitAll);
+const WAIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::WaitGroup);
+const MBARRIER: Modifier = Modifier::CopyForm(CopyForm::Mbarrier);
+const ARRIVE: Modifier = Modifier::CopyForm(CopyForm::Arrive);
 
 const U8: OpTy = OpTy::U(8);
 const U32: OpTy = OpTy::U(32);
@@ -30,46 +44,62 @@ impl Lowerer<'_> {
         &mut self,
         op: Opcode,
         i: &ast::Instruction,
-        _: &Mods,
+        m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         if op != Opcode::Cp {
             return None;
         }
-        Some(self.cp(i))
+        Some(self.cp(i, m))
     }
 
-    fn cp(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+    fn cp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
+        let names: Vec<Modifier> = m.details.iter().map(|d| d.value).collect();
+        // The modifiers as written, for messages.
+        let spelled = spelled(i);
         let unsupported =
             |what: &str| super::unsupported(span, &format!("`{what}`"), crate::coverage::ASYNC);
         match names.as_slice() {
-            [".async", ".commit_group"] | [".async", ".wait_all"] => {
+            [ASYNC, COMMIT_GROUP] | [ASYNC, WAIT_ALL] => {
                 return self.no_operands(i, 0);
             }
-            [".async", ".wait_group"] => return self.no_operands(i, 1),
-            [".async", ".mbarrier", ".arrive", ..] => return self.async_copy_arrive(i),
-            [".async", ".bulk", ..] => return self.bulk_copy(i, &names),
-            [".async", ..] => {}
-            _ => return Err(unsupported(&format!("cp{}", names.concat()))),
+            [ASYNC, WAIT_GROUP] => return self.no_operands(i, 1),
+            [ASYNC, MBARRIER, ARRIVE, ..] => return self.async_copy_arrive(i, m),
+            [ASYNC, BULK, ..] => return self.bulk_copy(i, &names, &spelled),
+            [ASYNC, ..] => {}
+            _ => return Err(unsupported(&format!("cp{spelled}"))),
+        }
+        if let Some(t) = m.types.first() {
+            let t = t.value.directive();
+            return Err(unsupported(&format!("cp.async with `{t}`")));
         }
         let mut cache = None;
         let mut spaces = Vec::new();
         let mut hinted = false;
-        for m in &i.modifiers[1..] {
-            match m.value.as_str() {
-                ".ca" | ".cg" if cache.is_none() => cache = Some(m.value.as_str()),
-                ".shared" | ".shared::cta" | ".global" => spaces.push(m.value.as_str()),
+        for d in &m.details[1..] {
+            match d.value {
+                Modifier::CacheOp(c @ (CacheOp::Ca | CacheOp::Cg)) if cache.is_none() => {
+                    cache = Some(c)
+                }
+                Modifier::CopySpace(s @ (CopySpace::Shared | CopySpace::SharedCta)) => {
+                    spaces.push(Some(s))
+                }
+                Modifier::CopySpace(CopySpace::Global) => spaces.push(None),
                 // Cache hints: `.L2::cache_hint` adds a cache-policy operand.
-                ".L2::cache_hint" => hinted = true,
-                ".L2::64B" | ".L2::128B" | ".L2::256B" => {}
+                Modifier::CacheHint(CacheHint::L2CacheHint) => hinted = true,
+                Modifier::CacheHint(
+                    CacheHint::L2Prefetch64B
+                    | CacheHint::L2Prefetch128B
+                    | CacheHint::L2Prefetch256B,
+                ) => {}
                 other => return Err(unsupported(&format!("cp.async with `{other}`"))),
             }
         }
         let Some(cache) = cache else {
-            return Err(unsupported(&format!("cp{}", names.concat())));
+            return Err(unsupported(&format!("cp{spelled}")));
         };
-        if !matches!(spaces.as_slice(), [".shared" | ".shared::cta", ".global"]) {
+        // The destination in shared memory, the source global (`None`).
+        if !matches!(spaces.as_slice(), [Some(_), None]) {
             return Err(Diagnostic::error(
                 span,
                 "`cp.async` copies from `.global` to `.shared` (`cp.async.ca.shared.global`)",
@@ -96,7 +126,7 @@ impl Lowerer<'_> {
             }
         };
         let size = match self.src(size, U32, false, span)? {
-            Value::Imm(n @ (4 | 8 | 16)) if cache == ".ca" || n == 16 => n as u32,
+            Value::Imm(n @ (4 | 8 | 16)) if cache == CacheOp::Ca || n == 16 => n as u32,
             _ => {
                 return Err(Diagnostic::error(
                     size.span(),
@@ -216,10 +246,7 @@ impl Lowerer<'_> {
         if i.operands.len() != count {
             return Err(Diagnostic::error(
                 i.span,
-                format!(
-                    "`cp{}` takes {count} operand(s)",
-                    i.modifiers.iter().map(|m| m.value.as_str()).collect::<String>()
-                ),
+                format!("`cp{}` takes {count} operand(s)", spelled(i)),
             ));
         }
         Ok(())

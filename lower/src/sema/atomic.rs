@@ -4,13 +4,16 @@
 //! are exact on every device (Vulkan has no wrapping increment, and f64 atomics are
 //! optional).
 
-use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::ast::{self, Operand, ScalarType::*, StateSpace};
+use ptxvk_frontend::decode;
+use ptxvk_frontend::modifier::{self as md, FloatOption, Modifier, Reduction};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::has;
 use super::{is_cache_hint, Lowerer, Mods};
 use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value};
+
+const NOFTZ: Modifier = Modifier::FloatOption(FloatOption::NoFtz);
 
 /// What an `atom`/`red` computes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -34,9 +37,9 @@ pub(super) fn may_be_wide_shared(i: &ast::Instruction, generic_windows: bool) ->
     if !matches!(i.op, Some(Opcode::Atom | Opcode::Red)) {
         return false;
     }
-    let bits64 =
-        i.modifiers.iter().any(|m| matches!(m.value.as_str(), ".b64" | ".u64" | ".s64" | ".f64"));
-    let space = i.modifiers.iter().find_map(|m| StateSpace::from_directive(&m.value));
+    let Ok(Some(m)) = decode::decode(i) else { return false };
+    let bits64 = m.types.iter().any(|t| matches!(t.value, B64 | U64 | S64 | F64));
+    let space = m.space.as_ref().map(|s| s.value);
     bits64
         && match space {
             Some(StateSpace::Shared) => true,
@@ -67,58 +70,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let opname = m.opcode;
-        let mut kind = None;
-        let mut scope = Scope::Gpu;
-        let mut order = Order::Relaxed;
-        if let Some(b) = m.bool_op {
-            kind = Some(Kind::Native(match b {
-                crate::ir::BoolOp::And => AtomicOp::And,
-                crate::ir::BoolOp::Or => AtomicOp::Or,
-                crate::ir::BoolOp::Xor => AtomicOp::Xor,
-            }));
-        }
-        for o in &m.other {
-            let s = o.value.as_str();
-            let k = match s {
-                ".add" => Some(Kind::Native(AtomicOp::Add)),
-                ".min" => Some(Kind::Native(AtomicOp::Min)),
-                ".max" => Some(Kind::Native(AtomicOp::Max)),
-                ".exch" => Some(Kind::Native(AtomicOp::Exch)),
-                ".cas" => Some(Kind::Native(AtomicOp::Cas)),
-                ".inc" => Some(Kind::Inc),
-                ".dec" => Some(Kind::Dec),
-                _ => None,
-            };
-            if let Some(k) = k {
-                if kind.is_some() {
-                    return Err(Diagnostic::error(
-                        o.span,
-                        format!("`{opname}` takes one operation"),
-                    ));
-                }
-                kind = Some(k);
-                continue;
-            }
-            match s {
-                ".cta" => scope = Scope::Cta,
-                ".gpu" => scope = Scope::Gpu,
-                ".sys" => scope = Scope::Sys,
-                ".relaxed" => order = Order::Relaxed,
-                ".acquire" => order = Order::Acquire,
-                ".release" => order = Order::Release,
-                ".acq_rel" => order = Order::AcqRel,
-                // Every cluster is one CTA (`sema::cluster`).
-                ".cluster" => scope = Scope::Cta,
-                ".noftz" => {}
-                _ if is_cache_hint(s) => {}
-                _ => {
-                    return Err(Diagnostic::error(
-                        o.span,
-                        format!("unknown or unsupported modifier `{s}` for `{opname}`"),
-                    ))
-                }
-            }
-        }
+        let (mut kind, scope, order) = operation_and_strength(m)?;
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
@@ -132,7 +84,7 @@ impl Lowerer<'_> {
             .filter(|(f, _)| matches!(f, FloatFormat::F16 | FloatFormat::Bf16));
         let ty = match half {
             Some((fmt, lanes)) => {
-                if !has(m, ".noftz") {
+                if !m.has(NOFTZ) {
                     return Err(Diagnostic::error(
                         span,
                         "half-precision atomics are `.add`, `.min` or `.max` with `.noftz`",
@@ -226,7 +178,7 @@ impl Lowerer<'_> {
         };
         let want = if cas { 2 } else { 1 };
         // A trailing cache-policy operand is allowed with `.L2::cache_hint`.
-        let hinted = m.other.iter().any(|o| o.value.starts_with(".L2::"));
+        let hinted = m.find(|d| matches!(d, Modifier::CacheHint(_)).then_some(())).is_some();
         if !(rest.len() == want || (hinted && rest.len() == want + 1)) {
             return Err(Diagnostic::error(
                 span,
@@ -336,7 +288,7 @@ impl Lowerer<'_> {
             // atom.add.f32 on global memory flushes subnormal inputs and results
             // (§9.7.13.5, "current implementation"); on shared memory it does not.
             Kind::FloatAdd => AtomicOp::FloatAdd {
-                ftz: ty == OpTy::F(32) && space == Space::Global && !has(m, ".noftz"),
+                ftz: ty == OpTy::F(32) && space == Space::Global && !m.has(NOFTZ),
             },
             Kind::HalfAdd(format, lanes) => AtomicOp::HalfAdd { format, lanes },
             Kind::HalfMinMax(max, format, lanes) => AtomicOp::HalfMinMax { max, format, lanes },
@@ -386,4 +338,55 @@ struct Placed<'a> {
     e: &'a Emission<'a>,
     space: Space,
     addr: Address,
+}
+
+/// The operation, scope and order of an `atom`/`red` (defaults: `.relaxed.gpu`).
+fn operation_and_strength(m: &Mods) -> Result<(Option<Kind>, Scope, Order), Diagnostic> {
+    let opname = m.opcode;
+    let mut kind = None;
+    let mut scope = Scope::Gpu;
+    let mut order = Order::Relaxed;
+    if let Some(b) = m.bool_op {
+        kind = Some(Kind::Native(match b {
+            crate::ir::BoolOp::And => AtomicOp::And,
+            crate::ir::BoolOp::Or => AtomicOp::Or,
+            crate::ir::BoolOp::Xor => AtomicOp::Xor,
+        }));
+    }
+    for d in &m.details {
+        let k = match d.value {
+            Modifier::Reduction(r) => Some(match r {
+                Reduction::Add => Kind::Native(AtomicOp::Add),
+                Reduction::Min => Kind::Native(AtomicOp::Min),
+                Reduction::Max => Kind::Native(AtomicOp::Max),
+                Reduction::Exch => Kind::Native(AtomicOp::Exch),
+                Reduction::Cas => Kind::Native(AtomicOp::Cas),
+                Reduction::Inc => Kind::Inc,
+                Reduction::Dec => Kind::Dec,
+            }),
+            _ => None,
+        };
+        if let Some(k) = k {
+            if kind.is_some() {
+                return Err(Diagnostic::error(d.span, format!("`{opname}` takes one operation")));
+            }
+            kind = Some(k);
+            continue;
+        }
+        match d.value {
+            Modifier::Scope(md::Scope::Cta) => scope = Scope::Cta,
+            Modifier::Scope(md::Scope::Gpu) => scope = Scope::Gpu,
+            Modifier::Scope(md::Scope::Sys) => scope = Scope::Sys,
+            Modifier::MemoryOrder(md::MemoryOrder::Relaxed) => order = Order::Relaxed,
+            Modifier::MemoryOrder(md::MemoryOrder::Acquire) => order = Order::Acquire,
+            Modifier::MemoryOrder(md::MemoryOrder::Release) => order = Order::Release,
+            Modifier::MemoryOrder(md::MemoryOrder::AcqRel) => order = Order::AcqRel,
+            // Every cluster is one CTA (`sema::cluster`).
+            Modifier::Scope(md::Scope::Cluster) => scope = Scope::Cta,
+            Modifier::FloatOption(FloatOption::NoFtz) => {}
+            v if is_cache_hint(v) => {}
+            _ => return Err(super::unsupported_modifier(d, opname)),
+        }
+    }
+    Ok((kind, scope, order))
 }

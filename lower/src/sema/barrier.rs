@@ -18,14 +18,16 @@
 //! "count != 0".
 
 use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::decode;
+use ptxvk_frontend::modifier::{self as md, BarrierForm, Convergence, Modifier, Population};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{reject_other, unsupported, Lowerer, Mods};
+use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
+    Address, AtomicOp, BoolOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
     Terminator, Value,
 };
 use crate::system as sys;
@@ -34,7 +36,24 @@ const U32: OpTy = OpTy::U(32);
 
 /// Whether `i` is a `bar.red`/`barrier.red`, which needs a shared scratch word.
 pub(super) fn is_reduction(i: &ast::Instruction) -> bool {
-    matches!(i.op, Some(Opcode::Bar | Opcode::Barrier)) && i.has_modifier(".red")
+    if !matches!(i.op, Some(Opcode::Bar | Opcode::Barrier)) {
+        return false;
+    }
+    matches!(decode::decode(i), Ok(Some(m)) if m.has(RED))
+}
+
+const RED: Modifier = Modifier::BarrierForm(BarrierForm::Red);
+const POPC: Modifier = Modifier::Population(Population::Popc);
+const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
+const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
+const CTA: Modifier = Modifier::Scope(md::Scope::Cta);
+
+/// What a `bar.red` computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reduction {
+    Popc,
+    And,
+    Or,
 }
 
 impl Lowerer<'_> {
@@ -45,7 +64,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        if i.has_modifier(".arrive") {
+        if m.has(Modifier::BarrierForm(BarrierForm::Arrive)) {
             return Err(unsupported(
                 span,
                 &format!("`{op}.arrive`"),
@@ -53,10 +72,10 @@ impl Lowerer<'_> {
                  without waiting (producer/consumer named barriers) has no equivalent",
             ));
         }
-        if i.has_modifier(".red") {
+        if m.has(RED) {
             return self.barrier_reduction(op, i, m);
         }
-        reject_other(m, &[".sync", ".cta", ".aligned"])?;
+        m.allow(&[SYNC, CTA, ALIGNED])?;
         let ops = i.operands.as_slice();
         match ops {
             [_] => {}
@@ -80,18 +99,29 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".red", ".cta", ".aligned", ".sync", ".popc", ".and", ".or"])?;
-        let kind = [".popc", ".and", ".or"].into_iter().find(|k| i.has_modifier(k));
+        m.allow(&[RED, CTA, ALIGNED, SYNC, POPC])?;
+        let kind = match (m.has(POPC), m.bool_op) {
+            (true, _) => Some(Reduction::Popc),
+            (false, Some(BoolOp::And)) => Some(Reduction::And),
+            (false, Some(BoolOp::Or)) => Some(Reduction::Or),
+            _ => None,
+        };
         let (Some(kind), Some(scratch)) = (kind, self.reduction_scratch) else {
             return Err(Diagnostic::error(
                 span,
                 format!("`{op}.red` takes `.popc.u32`, `.and.pred` or `.or.pred`"),
             ));
         };
-        let (want, name) = if kind == ".popc" { (U32, ".u32") } else { (OpTy::Pred, ".pred") };
+        let (want, name) =
+            if kind == Reduction::Popc { (U32, ".u32") } else { (OpTy::Pred, ".pred") };
         let ty = self.one_type(i, m)?;
         if ty != want {
-            return Err(Diagnostic::error(span, format!("`{op}.red{kind}` takes `{name}`")));
+            let spelled = match kind {
+                Reduction::Popc => "popc",
+                Reduction::And => "and",
+                Reduction::Or => "or",
+            };
+            return Err(Diagnostic::error(span, format!("`{op}.red.{spelled}` takes `{name}`")));
         }
         let ops = i.operands.as_slice();
         let (dst, pred) = match ops {
@@ -154,12 +184,12 @@ impl Lowerer<'_> {
         self.push(InstKind::Barrier, span);
         let mut e = Emit { l: self, span };
         match kind {
-            ".popc" => e.mov(U32, dst, Value::Reg(count)),
-            ".or" => {
+            Reduction::Popc => e.mov(U32, dst, Value::Reg(count)),
+            Reduction::Or => {
                 let any = e.cmp(CmpOp::Ne, U32, Value::Reg(count), Value::Imm(0));
                 e.mov(OpTy::Pred, dst, Value::Reg(any));
             }
-            _ => {
+            Reduction::And => {
                 let threads = e.l.block_threads(span);
                 let all = e.cmp(CmpOp::Eq, U32, Value::Reg(count), threads);
                 e.mov(OpTy::Pred, dst, Value::Reg(all));

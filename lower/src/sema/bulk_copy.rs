@@ -12,12 +12,35 @@
 //! into the one CTA of the cluster when its bit is in the mask (`sema::cluster`).
 
 use ptxvk_frontend::ast::{self, StateSpace};
+use ptxvk_frontend::modifier::{CacheHint, CopyForm, CopySpace, Modifier};
 use ptxvk_frontend::{Diagnostic, Span};
 
+use super::async_copy::{ASYNC, BULK};
 use super::expand::Emit;
 use super::Lowerer;
 use crate::build::Build;
 use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value};
+
+/// The IR space of a `cp` state space modifier; `None` for other modifiers.
+pub(super) fn copy_space(d: Modifier) -> Option<Space> {
+    match d {
+        Modifier::CopySpace(CopySpace::Global) => Some(Space::Global),
+        Modifier::CopySpace(_) => Some(Space::Shared),
+        _ => None,
+    }
+}
+
+const GLOBAL: Modifier = Modifier::CopySpace(CopySpace::Global);
+pub(super) const CACHE_HINT: Modifier = Modifier::CacheHint(CacheHint::L2CacheHint);
+const COMMIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::CommitGroup);
+const WAIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::WaitGroup);
+const READ: Modifier = Modifier::CopyForm(CopyForm::Read);
+const PREFETCH: Modifier = Modifier::CopyForm(CopyForm::Prefetch);
+const L2: Modifier = Modifier::CopyForm(CopyForm::L2);
+pub(super) const COMPLETE_TX: Modifier = Modifier::CopyForm(CopyForm::CompleteTxBytes);
+pub(super) const BULK_GROUP: Modifier = Modifier::CopyForm(CopyForm::BulkGroup);
+pub(super) const MULTICAST: Modifier = Modifier::CopyForm(CopyForm::MulticastCluster);
+const TENSOR: Modifier = Modifier::CopyForm(CopyForm::Tensor);
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
@@ -27,25 +50,26 @@ impl Lowerer<'_> {
     pub(super) fn bulk_copy(
         &mut self,
         i: &ast::Instruction,
-        names: &[&str],
+        names: &[Modifier],
+        spelled: &str,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
         let unsupported =
             |what: &str| super::unsupported(span, &format!("`{what}`"), crate::coverage::ASYNC);
         match names {
-            [".async", ".bulk", ".commit_group"] => return self.copy_group_operands(i, 0),
-            [".async", ".bulk", ".wait_group"] | [".async", ".bulk", ".wait_group", ".read"] => {
+            [ASYNC, BULK, COMMIT_GROUP] => return self.copy_group_operands(i, 0),
+            [ASYNC, BULK, WAIT_GROUP] | [ASYNC, BULK, WAIT_GROUP, READ] => {
                 return self.copy_group_operands(i, 1)
             }
-            [".async", ".bulk", ".prefetch", ".L2", ".global", rest @ ..] => {
+            [ASYNC, BULK, PREFETCH, L2, GLOBAL, rest @ ..] => {
                 // `[src], size {, cache-policy}`: nothing to do but read the operands.
-                if rest.iter().any(|r| *r != ".L2::cache_hint") || !(2..=3).contains(&ops.len()) {
-                    return Err(unsupported(&format!("cp{}", names.concat())));
+                if rest.iter().any(|r| *r != CACHE_HINT) || !(2..=3).contains(&ops.len()) {
+                    return Err(unsupported(&format!("cp{spelled}")));
                 }
                 return Ok(());
             }
-            [".async", ".bulk", ".tensor", ..] => return self.tensor_copy(i, names),
+            [ASYNC, BULK, TENSOR, ..] => return self.tensor_copy(i, names, spelled),
             _ => {}
         }
         let mut dst_space = None;
@@ -54,18 +78,13 @@ impl Lowerer<'_> {
         let mut multicast = false;
         let mut hinted = false;
         for n in &names[2..] {
-            let space = match *n {
-                ".shared" | ".shared::cta" | ".shared::cluster" => Some(Space::Shared),
-                ".global" => Some(Space::Global),
-                _ => None,
-            };
-            match (space, *n) {
+            match (copy_space(*n), *n) {
                 (Some(s), _) if dst_space.is_none() => dst_space = Some(s),
                 (Some(s), _) if src_space.is_none() => src_space = Some(s),
-                (None, ".mbarrier::complete_tx::bytes") => mbarrier = true,
-                (None, ".bulk_group") => {}
-                (None, ".multicast::cluster") => multicast = true,
-                (None, ".L2::cache_hint") => hinted = true,
+                (None, COMPLETE_TX) => mbarrier = true,
+                (None, BULK_GROUP) => {}
+                (None, MULTICAST) => multicast = true,
+                (None, CACHE_HINT) => hinted = true,
                 _ => return Err(unsupported(&format!("cp.async.bulk with `{n}`"))),
             }
         }
@@ -88,7 +107,7 @@ impl Lowerer<'_> {
         if ops.len() != expected {
             return Err(Diagnostic::error(
                 span,
-                format!("`cp{}` takes {expected} operands, found {}", names.concat(), ops.len()),
+                format!("`cp{spelled}` takes {expected} operands, found {}", ops.len()),
             ));
         }
         let (_, dst) = self.address(&ops[0], space_of(to))?;

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
-use super::{names_used, op_ty, reject_other, Lowerer, Mods, Resolved, Symbol};
+use super::{names_used, op_ty, Lowerer, Resolved, Symbol};
 use crate::build::Build;
 use crate::ir::{BlockId, InstKind, OpTy, Terminator, Value, FUNCTION_WINDOW};
 
@@ -120,9 +120,8 @@ pub(super) fn ret_terminator(frame: &Option<Frame>) -> Terminator {
 impl Lowerer<'_> {
     /// `call{.uni} (results), f, (arguments);`, and the indirect
     /// `call (results), %ptr, (arguments), proto_or_targets;`.
-    pub(super) fn call(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    pub(super) fn call(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".uni"])?;
         let (rets, rest): (&[Operand], &[Operand]) = match i.operands.as_slice() {
             [Operand::List(r, _), rest @ ..] => (r, rest),
             rest => (&[], rest),

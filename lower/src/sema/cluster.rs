@@ -21,9 +21,10 @@
 //! library's `cuLaunchKernelEx`).
 
 use ptxvk_frontend::ast;
+use ptxvk_frontend::modifier::{BarrierForm, Convergence, MemoryOrder, Modifier, Scope};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
-use super::{reject_other, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::ir::{Dim, InstKind, OpTy, SpecialReg, Value};
 
 /// Whether kernel `f` declares its cluster (`.explicitcluster`, `.reqnctapercluster`:
@@ -84,7 +85,7 @@ impl Lowerer<'_> {
         Some(match op {
             Opcode::Mapa => self.mapa(i, m, true),
             Opcode::Getctarank => self.mapa(i, m, false),
-            Opcode::Barrier if i.has_modifier(".cluster") => self.barrier_cluster(i, m),
+            Opcode::Barrier if m.has(Modifier::Scope(Scope::Cluster)) => self.barrier_cluster(i, m),
             _ => return None,
         })
     }
@@ -93,7 +94,7 @@ impl Lowerer<'_> {
     /// `getctarank{.shared::cluster}.type d, a` (`d = 0`).
     fn mapa(&mut self, i: &ast::Instruction, m: &Mods, map: bool) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let ty = self.one_type(i, m)?;
         if !matches!(ty, OpTy::U(32 | 64)) {
             return Err(Diagnostic::error(
@@ -128,13 +129,21 @@ impl Lowerer<'_> {
     /// `barrier.cluster.wait{.acquire}{.aligned}`.
     fn barrier_cluster(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let allowed =
-            [".cluster", ".arrive", ".wait", ".release", ".relaxed", ".acquire", ".aligned"];
-        reject_other(m, &allowed)?;
+        let arrive = Modifier::BarrierForm(BarrierForm::Arrive);
+        let wait = Modifier::BarrierForm(BarrierForm::Wait);
+        m.allow(&[
+            Modifier::Scope(Scope::Cluster),
+            arrive,
+            wait,
+            Modifier::MemoryOrder(MemoryOrder::Release),
+            Modifier::MemoryOrder(MemoryOrder::Relaxed),
+            Modifier::MemoryOrder(MemoryOrder::Acquire),
+            Modifier::Convergence(Convergence::Aligned),
+        ])?;
         if !i.operands.is_empty() {
             return Err(Diagnostic::error(span, "`barrier.cluster` takes no operands"));
         }
-        match (i.has_modifier(".arrive"), i.has_modifier(".wait")) {
+        match (m.has(arrive), m.has(wait)) {
             (true, false) => Ok(()),
             (false, true) => {
                 self.push(InstKind::Barrier, span);

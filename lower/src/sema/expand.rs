@@ -11,10 +11,15 @@
 //! ISA's pseudocode, cited beside each one.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::modifier::{
+    Bfind, Carry, Clamp, Conversion, FloatClass, FloatOption, Format, Modifier, PermuteMode,
+    ShiftDirection,
+};
 use ptxvk_frontend::Opcode;
+use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{reject_other, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, SyncPoint, UnaryOp, Value,
@@ -45,16 +50,21 @@ fn packed_elem(m: &Mods) -> Option<OpTy> {
     if !m.types.is_empty() {
         return None;
     }
-    m.other.iter().find_map(|o| match o.value.as_str() {
-        ".u16x2" => Some(OpTy::U(16)),
-        ".s16x2" => Some(OpTy::S(16)),
+    m.find(|d| match d {
+        Modifier::Format(Format::U16x2) => Some(OpTy::U(16)),
+        Modifier::Format(Format::S16x2) => Some(OpTy::S(16)),
         _ => None,
     })
+    .map(|t| t.value)
 }
 
-pub(super) fn has(m: &Mods, modifier: &str) -> bool {
-    m.other.iter().any(|o| o.value == modifier)
-}
+const CC: Modifier = Modifier::Carry(Carry::Cc);
+pub(super) const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
+pub(super) const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
+const XORSIGN: Modifier = Modifier::FloatOption(FloatOption::Xorsign);
+const ABS: Modifier = Modifier::FloatOption(FloatOption::Abs);
+const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
+const WRAP: Modifier = Modifier::Clamp(Clamp::Wrap);
 
 impl Lowerer<'_> {
     /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
@@ -67,20 +77,20 @@ impl Lowerer<'_> {
     ) -> Option<Result<(), Diagnostic>> {
         let result = match op {
             // Packed half words exist for `add`, `min` and `max` only (§9.7.1.1-2).
-            Opcode::Add | Opcode::Sub if has(m, ".cc") && packed_elem(m).is_none() => {
+            Opcode::Add | Opcode::Sub if m.has(CC) && packed_elem(m).is_none() => {
                 self.carry_chain(op, i, m)
             }
             Opcode::Add | Opcode::Sub
-                if has(m, ".cc")
+                if m.has(CC)
                     || self.int_sat(i, m)
                     || (op == Opcode::Add && packed_elem(m).is_some()) =>
             {
                 self.packed_or_sat(op, i, m)
             }
-            Opcode::Mad if has(m, ".cc") => self.carry_chain(op, i, m),
+            Opcode::Mad if m.has(CC) => self.carry_chain(op, i, m),
             Opcode::Mad if self.int_sat(i, m) => self.mad_hi_sat(i, m),
             Opcode::Addc | Opcode::Subc | Opcode::Madc => self.carry_chain(op, i, m),
-            Opcode::Min | Opcode::Max if has(m, ".relu") || packed_elem(m).is_some() => {
+            Opcode::Min | Opcode::Max if m.has(RELU) || packed_elem(m).is_some() => {
                 // The three-input form (§9.7.3.10) has neither.
                 match i.operands.len() {
                     3 => self.packed_or_sat(op, i, m),
@@ -91,10 +101,7 @@ impl Lowerer<'_> {
                 }
             }
             Opcode::Min | Opcode::Max
-                if has(m, ".NaN")
-                    || has(m, ".xorsign")
-                    || has(m, ".abs")
-                    || i.operands.len() == 4 =>
+                if m.has(NAN) || m.has(XORSIGN) || m.has(ABS) || i.operands.len() == 4 =>
             {
                 self.float_min_max(op, i, m)
             }
@@ -120,7 +127,7 @@ impl Lowerer<'_> {
             Opcode::Testp => self.testp(i, m),
             Opcode::Set => self.set(i, m),
             Opcode::Slct => self.slct(i, m),
-            Opcode::Cvt if has(m, ".pack") => self.convert_pack(i, m),
+            Opcode::Cvt if m.has(Modifier::Conversion(Conversion::Pack)) => self.convert_pack(i, m),
             _ => return None,
         };
         Some(result)
@@ -132,26 +139,36 @@ impl Lowerer<'_> {
     /// the low bits of `c`.
     fn convert_pack(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        const NARROW: [(&str, u32, bool); 8] = [
-            (".u16", 16, false),
-            (".s16", 16, true),
-            (".u8", 8, false),
-            (".s8", 8, true),
-            (".u4", 4, false),
-            (".s4", 4, true),
-            (".u2", 2, false),
-            (".s2", 2, true),
-        ];
-        let Some(&(_, bits, signed)) =
-            i.modifiers.iter().find_map(|d| NARROW.iter().find(|n| n.0 == d.value.as_str()))
-        else {
+        let sub_byte = m.find(|d| match d {
+            Modifier::Format(Format::U4) => Some((4u32, false)),
+            Modifier::Format(Format::S4) => Some((4, true)),
+            Modifier::Format(Format::U2) => Some((2, false)),
+            Modifier::Format(Format::S2) => Some((2, true)),
+            _ => None,
+        });
+        let narrow = sub_byte.map(|n| n.value).or_else(|| {
+            m.types.iter().find_map(|t| match t.value {
+                ScalarType::U16 => Some((16, false)),
+                ScalarType::S16 => Some((16, true)),
+                ScalarType::U8 => Some((8, false)),
+                ScalarType::S8 => Some((8, true)),
+                _ => None,
+            })
+        });
+        let Some((bits, signed)) = narrow else {
             return Err(Diagnostic::error(
                 span,
                 "`cvt.pack` converts to `.u16`, `.s16`, `.u8`, `.s8`, `.u4`, `.s4`, `.u2` or `.s2`",
             ));
         };
-        reject_other(m, &[".pack", ".u4", ".s4", ".u2", ".s2"])?;
-        if !m.sat || !i.has_modifier(".s32") {
+        m.allow(&[
+            Modifier::Conversion(Conversion::Pack),
+            Modifier::Format(Format::U4),
+            Modifier::Format(Format::S4),
+            Modifier::Format(Format::U2),
+            Modifier::Format(Format::S2),
+        ])?;
+        if !m.sat || !m.types.iter().any(|t| t.value == ScalarType::S32) {
             return Err(Diagnostic::error(span, "`cvt.pack` is `cvt.pack.sat` from `.s32`"));
         }
         let with_c = bits < 16;
@@ -228,8 +245,8 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        reject_other(m, &[".relu", ".u16x2", ".s16x2"])?;
-        let relu = has(m, ".relu");
+        m.allow(&[RELU, Modifier::Format(Format::U16x2), Modifier::Format(Format::S16x2)])?;
+        let relu = m.has(RELU);
         let bop = match op {
             Opcode::Add => BinaryOp::Add,
             Opcode::Sub => BinaryOp::Sub,
@@ -337,8 +354,8 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        reject_other(m, &[".cc"])?;
-        let cc_out = has(m, ".cc");
+        m.allow(&[CC])?;
+        let cc_out = m.has(CC);
         let carry_in = matches!(op, Opcode::Addc | Opcode::Subc | Opcode::Madc);
         let ty = self.typed(i, m, &[U32, OpTy::S(32), U64, OpTy::S(64)])?;
         if m.sat {
@@ -410,12 +427,12 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        reject_other(m, &[".NaN", ".xorsign", ".abs"])?;
+        m.allow(&[NAN, XORSIGN, ABS])?;
         let span = i.span;
         // These forms exist for `.f32` only (the half types go through `sema::formats`).
         let ty = self.typed(i, m, &[OpTy::F(32)])?;
-        let xorsign = has(m, ".xorsign");
-        let abs = has(m, ".abs");
+        let xorsign = m.has(XORSIGN);
+        let abs = m.has(ABS);
         if xorsign && !abs {
             return Err(Diagnostic::error(span, "`.xorsign` goes with `.abs`"));
         }
@@ -450,7 +467,7 @@ impl Lowerer<'_> {
             e.push(InstKind::Binary { op: bop, ty, mode, dst: t, lhs: r, rhs: v });
             r = Value::Reg(t);
         }
-        if has(m, ".NaN") {
+        if m.has(NAN) {
             let mut any = e.cmp(CmpOp::Nan, ty, x[0], x[1]);
             if let Some(&c) = x.get(2) {
                 let c_nan = e.cmp(CmpOp::Nan, ty, c, c);
@@ -475,7 +492,7 @@ impl Lowerer<'_> {
     /// `mad.hi.sat.s32` (§9.7.1.4) and `mad24.hi.sat.s32` (§9.7.1.6): the high part of
     /// the product plus `c`, computed exactly in 64 bits and clamped to the s32 range.
     fn mad_hi_sat(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let span = i.span;
         let op = m.opcode;
         let ty = self.one_type(i, m)?;
@@ -515,7 +532,7 @@ impl Lowerer<'_> {
     /// product of the low 24 bits of `a` and `b` (sign-extended for `.s32`); `.lo` is
     /// bits 31..0, `.hi` bits 47..16; `mad24` adds `c` modulo 2^32.
     fn mul24(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let ty = self.typed(i, m, &[U32, OpTy::S(32)])?;
         let hi = match m.mul_part.as_ref().map(|p| p.value) {
             Some(BinaryOp::Mul) => false,
@@ -544,7 +561,7 @@ impl Lowerer<'_> {
 
     /// `sad` (§9.7.1.11): `d = c + |a - b|`, the difference taken in the type's order.
     fn sad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let all = [OpTy::U(16), U32, U64, OpTy::S(16), OpTy::S(32), OpTy::S(64)];
         let ty = self.typed(i, m, &all)?;
         let dst = self.dst(&i.operands[0], ty, false)?;
@@ -563,7 +580,6 @@ impl Lowerer<'_> {
     /// is set (for signed types: that differs from the sign bit), or 0xffffffff;
     /// `.shiftamt` gives `msb - position` instead, which is the leading-zero count.
     fn bfind(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[".shiftamt"])?;
         let ty = self.typed(i, m, &[U32, U64, OpTy::S(32), OpTy::S(64)])?;
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a] = self.srcs(i, 1, [ty])?;
@@ -578,7 +594,7 @@ impl Lowerer<'_> {
         };
         let clz = e.un(UnaryOp::Clz, uty, x);
         let found = e.cmp(CmpOp::Ne, uty, x, Value::Imm(0));
-        let r = if has(m, ".shiftamt") {
+        let r = if m.has(Modifier::Bfind(Bfind::Shiftamt)) {
             clz
         } else {
             e.bin(BinaryOp::Sub, U32, Value::Imm(u64::from(ty.bits() - 1)), clz)
@@ -613,7 +629,7 @@ impl Lowerer<'_> {
     /// bit is found by a binary search on population counts (no loop): downward
     /// searches run on the bit-reversed mask.
     fn fns(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         self.typed(i, m, &[U32])?;
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [mask, base, offset] = self.srcs(i, 1, [U32, U32, OpTy::S(32)])?;
@@ -668,8 +684,7 @@ impl Lowerer<'_> {
     /// `szext.{clamp,wrap}.{u32,s32} d, a, b` (§9.7.1.25): the low `b` bits of `a`,
     /// zero- or sign-extended. Both follow the ISA pseudocode step by step.
     fn mask_ops(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[".clamp", ".wrap"])?;
-        let clamp = match (has(m, ".clamp"), has(m, ".wrap")) {
+        let clamp = match (m.has(CLAMP), m.has(WRAP)) {
             (true, false) => true,
             (false, true) => false,
             _ => {
@@ -732,28 +747,29 @@ impl Lowerer<'_> {
     /// replicate the picked byte's sign); the modes pick by `c[1:0]` from the ISA's
     /// fixed table, which becomes a selector word here.
     fn prmt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        const MODES: [(&str, [u64; 4]); 6] = [
-            (".f4e", [0x3210, 0x4321, 0x5432, 0x6543]),
-            (".b4e", [0x5670, 0x6701, 0x7012, 0x0123]),
-            (".rc8", [0x0000, 0x1111, 0x2222, 0x3333]),
-            (".ecl", [0x3210, 0x3211, 0x3222, 0x3333]),
-            (".ecr", [0x0000, 0x1110, 0x2210, 0x3210]),
-            (".rc16", [0x1010, 0x3232, 0x1010, 0x3232]),
-        ];
-        let names: Vec<&str> = MODES.iter().map(|(n, _)| *n).collect();
-        reject_other(m, &names)?;
-        if m.other.len() > 1 {
-            return Err(Diagnostic::error(m.other[1].span, "`prmt` takes one mode"));
+        if let Some(second) = m.details.get(1) {
+            return Err(Diagnostic::error(second.span, "`prmt` takes one mode"));
         }
         self.typed(i, m, &[U32])?;
-        let mode = m.other.first().and_then(|o| MODES.iter().find(|(n, _)| o.value == *n));
+        let mode = m.find(|d| match d {
+            Modifier::PermuteMode(p) => Some(p),
+            _ => None,
+        });
+        let mode = mode.map(|p| match p.value {
+            PermuteMode::F4e => [0x3210, 0x4321, 0x5432, 0x6543],
+            PermuteMode::B4e => [0x5670, 0x6701, 0x7012, 0x0123],
+            PermuteMode::Rc8 => [0x0000, 0x1111, 0x2222, 0x3333],
+            PermuteMode::Ecl => [0x3210, 0x3211, 0x3222, 0x3333],
+            PermuteMode::Ecr => [0x0000, 0x1110, 0x2210, 0x3210],
+            PermuteMode::Rc16 => [0x1010, 0x3232, 0x1010, 0x3232],
+        });
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
         let mut e = Emit { l: self, span: i.span };
         let bytes = e.pack64(a, b);
         let selector = match mode {
             None => c,
-            Some((_, table)) => {
+            Some(table) => {
                 let ctl = e.and(U32, c, Value::Imm(3));
                 let mut s = Value::Imm(table[3]);
                 for (k, &word) in table.iter().enumerate().take(3).rev() {
@@ -788,13 +804,15 @@ impl Lowerer<'_> {
     /// by `n = clamp ? min(c, 32) : c & 31`, taking the high word (`.l`) or the low
     /// word (`.r`) of the shifted 64-bit value.
     fn shf(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[".l", ".r", ".clamp", ".wrap"])?;
-        let left = match (has(m, ".l"), has(m, ".r")) {
+        let left = match (
+            m.has(Modifier::ShiftDirection(ShiftDirection::L)),
+            m.has(Modifier::ShiftDirection(ShiftDirection::R)),
+        ) {
             (true, false) => true,
             (false, true) => false,
             _ => return Err(Diagnostic::error(i.span, "`shf` needs `.l` or `.r`")),
         };
-        let clamp = match (has(m, ".clamp"), has(m, ".wrap")) {
+        let clamp = match (m.has(CLAMP), m.has(WRAP)) {
             (true, false) => true,
             (false, true) => false,
             _ => return Err(Diagnostic::error(i.span, "`shf` needs `.clamp` or `.wrap`")),
@@ -826,7 +844,7 @@ impl Lowerer<'_> {
     /// `4a + 2b + c` of the table is the result for input bits a, b, c), built as the
     /// OR of its minterms.
     fn lop3(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         self.typed(i, m, &[U32])?;
         let span = i.span;
         let combine = m.bool_op;
@@ -899,7 +917,7 @@ impl Lowerer<'_> {
     /// products of the half words of `a` and bytes 0-1 (`.lo`) or 2-3 (`.hi`) of `b`.
     /// Elements are sign-extended for `.s32`; the sum wraps modulo 2^32.
     fn dot(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let [at, bt] = match m.types.as_slice() {
             [x, y] => [x, y].map(|t| match t.value {
                 ScalarType::U32 => Ok(U32),
@@ -943,7 +961,7 @@ impl Lowerer<'_> {
 
     /// `copysign.{f32,f64} d, a, b` (§9.7.3.2): `b` with the sign bit of `a`.
     fn copysign(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
         let bits = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], ty, false)?;
@@ -961,11 +979,8 @@ impl Lowerer<'_> {
     /// `.number`, `.notanumber`, `.normal` (zero counts as normal, per the ISA),
     /// `.subnormal`.
     fn testp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        const OPS: [&str; 6] =
-            [".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"];
-        reject_other(m, &OPS)?;
-        let which = match m.other.as_slice() {
-            [o] => o.value.as_str(),
+        let which = match m.details.as_slice() {
+            [Spanned { value: Modifier::FloatClass(c), .. }] => *c,
             _ => return Err(Diagnostic::error(i.span, "`testp` needs one test such as `.finite`")),
         };
         let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
@@ -981,17 +996,17 @@ impl Lowerer<'_> {
         let magnitude = e.and(bits, a, Value::Imm(sign_bit - 1));
         let test = |e: &mut Emit<'_, '_>, cmp, lhs, rhs, dst| e.cmp_into(dst, cmp, bits, lhs, rhs);
         match which {
-            ".finite" => test(&mut e, CmpOp::Lt, magnitude, Value::Imm(inf), dst),
-            ".infinite" => test(&mut e, CmpOp::Eq, magnitude, Value::Imm(inf), dst),
-            ".number" => test(&mut e, CmpOp::Le, magnitude, Value::Imm(inf), dst),
-            ".notanumber" => test(&mut e, CmpOp::Gt, magnitude, Value::Imm(inf), dst),
+            FloatClass::Finite => test(&mut e, CmpOp::Lt, magnitude, Value::Imm(inf), dst),
+            FloatClass::Infinite => test(&mut e, CmpOp::Eq, magnitude, Value::Imm(inf), dst),
+            FloatClass::Number => test(&mut e, CmpOp::Le, magnitude, Value::Imm(inf), dst),
+            FloatClass::NotANumber => test(&mut e, CmpOp::Gt, magnitude, Value::Imm(inf), dst),
             // 0 < |a| < smallest normal, i.e. |a| - 1 < smallest normal - 1 (unsigned).
-            ".subnormal" => {
+            FloatClass::Subnormal => {
                 let m1 = e.bin(BinaryOp::Sub, bits, magnitude, Value::Imm(1));
                 test(&mut e, CmpOp::Lt, m1, Value::Imm(min_normal - 1), dst);
             }
             // Normal or zero: |a| < inf and not subnormal.
-            _ => {
+            FloatClass::Normal => {
                 let finite = e.cmp(CmpOp::Lt, bits, magnitude, Value::Imm(inf));
                 let m1 = e.bin(BinaryOp::Sub, bits, magnitude, Value::Imm(1));
                 let not_subnormal = e.cmp(CmpOp::Ge, bits, m1, Value::Imm(min_normal - 1));
@@ -1011,7 +1026,7 @@ impl Lowerer<'_> {
     /// (`.f32`, `.f16`, `.bf16`) when true, else 0. Half sources compare as their exact
     /// f32 values.
     fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let span = i.span;
         let [dt, st] = match m.types.as_slice() {
             [d, s] => [d, s],
@@ -1098,7 +1113,7 @@ impl Lowerer<'_> {
     /// `slct.dtype.s32 d, a, b, c` and `slct{.ftz}.dtype.f32 d, a, b, c` (§9.7.7.3):
     /// `c >= 0 ? a : b`; a NaN `c` selects `b`, and `-0.0` selects `a`.
     fn slct(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let span = i.span;
         let [dt, ct] = match m.types.as_slice() {
             [d, c] => [d, c],

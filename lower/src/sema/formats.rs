@@ -16,11 +16,12 @@
 //!   `cvt` to a float is checked here and kept in the IR for `pass::legalize_floats`.
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Spanned};
 
-use super::expand::{has, Emit};
-use super::{reject_other, unsupported, Lowerer, Mods};
+use super::expand::Emit;
+use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, OddOp, OpTy, Rounding, Value,
@@ -57,15 +58,14 @@ pub(super) fn half_source(t: ScalarType) -> Option<(FloatFormat, u32)> {
     narrow_scalar(t).filter(|(f, _)| *f != FloatFormat::Tf32)
 }
 
-/// The FP8, FP6 and FP4 pair types of `cvt`, which the front end leaves as plain
-/// modifiers.
-fn fp8_pair(s: &str) -> Option<FloatFormat> {
-    match s {
-        ".e4m3x2" => Some(FloatFormat::E4m3),
-        ".e5m2x2" => Some(FloatFormat::E5m2),
-        ".e2m3x2" => Some(FloatFormat::E2m3),
-        ".e3m2x2" => Some(FloatFormat::E3m2),
-        ".e2m1x2" => Some(FloatFormat::E2m1),
+/// The FP8, FP6 and FP4 pair types of `cvt`, which no register has.
+fn fp8_pair(f: Format) -> Option<FloatFormat> {
+    match f {
+        Format::E4m3x2 => Some(FloatFormat::E4m3),
+        Format::E5m2x2 => Some(FloatFormat::E5m2),
+        Format::E2m3x2 => Some(FloatFormat::E2m3),
+        Format::E3m2x2 => Some(FloatFormat::E3m2),
+        Format::E2m1x2 => Some(FloatFormat::E2m1),
         _ => None,
     }
 }
@@ -82,9 +82,23 @@ fn lane_bits(f: FloatFormat) -> u32 {
 
 /// Narrow float forms that are not implemented: the x4 forms, which exist only with
 /// stochastic rounding (`.rs`), and `.s2f6x2`.
-fn unimplemented_format(s: &str) -> bool {
-    matches!(s, ".e4m3x4" | ".e5m2x4" | ".e2m3x4" | ".e3m2x4" | ".e2m1x4" | ".s2f6x2")
+fn unimplemented_format(f: Format) -> bool {
+    use Format::*;
+    matches!(f, E4m3x4 | E5m2x4 | E2m3x4 | E3m2x4 | E2m1x4 | S2f6x2)
 }
+
+/// The formats among `m`'s modifiers.
+fn formats(m: &Mods) -> impl Iterator<Item = Spanned<Format>> + '_ {
+    m.details.iter().filter_map(|d| match d.value {
+        Modifier::Format(f) => Some(Spanned::new(f, d.span)),
+        _ => None,
+    })
+}
+
+const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
+const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
+const SATFINITE: Modifier = Modifier::FloatOption(FloatOption::Satfinite);
+const UE8M0X2: Modifier = Modifier::Format(Format::Ue8m0x2);
 
 /// The half type of an arithmetic instruction with exactly one type.
 pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
@@ -174,9 +188,7 @@ impl Lowerer<'_> {
     ) -> Option<Result<(), Diagnostic>> {
         let narrow_cvt = || {
             m.types.iter().any(|t| narrow_scalar(t.value).is_some())
-                || m.other
-                    .iter()
-                    .any(|o| fp8_pair(&o.value).is_some() || unimplemented_format(&o.value))
+                || formats(m).any(|f| fp8_pair(f.value).is_some() || unimplemented_format(f.value))
         };
         match op {
             Opcode::Add
@@ -191,11 +203,12 @@ impl Lowerer<'_> {
             {
                 Some(self.half_arith(op, i, m))
             }
-            Opcode::Cvt if has(m, ".rs") => {
-                let at = m.other.iter().find(|o| o.value == ".rs").map_or(i.span, |o| o.span);
+            Opcode::Cvt if m.has(Modifier::ConvertRounding(ConvertRounding::Rs)) => {
+                let rs = Modifier::ConvertRounding(ConvertRounding::Rs);
+                let at = m.find(|d| (d == rs).then_some(())).map_or(i.span, |d| d.span);
                 Some(Err(unsupported(at, "`cvt.rs` (stochastic rounding)", STOCHASTIC)))
             }
-            Opcode::Cvt if has(m, ".ue8m0x2") => Some(self.ue8m0_cvt(i, m)),
+            Opcode::Cvt if m.has(UE8M0X2) => Some(self.ue8m0_cvt(i, m)),
             Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
             Opcode::Cvt if directed(m) => Some(self.directed_cvt(i, m)),
             Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma | Opcode::Mad if directed(m) => {
@@ -212,18 +225,15 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "expected a half-precision type"));
         };
         let rounded = matches!(op, Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma);
-        reject_other(
-            m,
-            if op == Opcode::Fma {
-                &[".relu"]
-            } else if matches!(op, Opcode::Min | Opcode::Max) {
-                &[".NaN"]
-            } else {
-                &[]
-            },
-        )?;
-        let relu = has(m, ".relu");
-        let nan_mode = has(m, ".NaN");
+        m.allow(if op == Opcode::Fma {
+            &[RELU]
+        } else if matches!(op, Opcode::Min | Opcode::Max) {
+            &[NAN]
+        } else {
+            &[]
+        })?;
+        let relu = m.has(RELU);
+        let nan_mode = m.has(NAN);
         if m.ftz && fmt == FloatFormat::Bf16 {
             return Err(Diagnostic::error(span, "`.bf16` arithmetic takes no `.ftz`"));
         }
@@ -318,25 +328,26 @@ impl Lowerer<'_> {
     }
 
     /// The types of a `cvt` in source order (destination first), narrow ones included.
-    fn cvt_types(i: &ast::Instruction) -> Result<Vec<Spanned<CvtType>>, Diagnostic> {
+    fn cvt_types(m: &Mods) -> Result<Vec<Spanned<CvtType>>, Diagnostic> {
         let mut out = Vec::new();
-        for md in &i.modifiers {
-            let s = md.value.as_str();
-            if unimplemented_format(s) {
-                return Err(unsupported(md.span, &format!("`cvt` with `{s}`"), STOCHASTIC));
+        for f in formats(m) {
+            if unimplemented_format(f.value) {
+                let what = format!("`cvt` with `{}`", f.value.spelling());
+                return Err(unsupported(f.span, &what, STOCHASTIC));
             }
-            let t = if let Some(f) = fp8_pair(s) {
-                CvtType::Narrow(f, 2)
-            } else if let Some(t) = ScalarType::from_directive(s) {
-                match narrow_scalar(t) {
-                    Some((f, n)) => CvtType::Narrow(f, n),
-                    None => CvtType::Op(super::op_ty(&Spanned::new(t, md.span))?),
-                }
-            } else {
-                continue;
-            };
-            out.push(Spanned::new(t, md.span));
+            if let Some(narrow) = fp8_pair(f.value) {
+                out.push(Spanned::new(CvtType::Narrow(narrow, 2), f.span));
+            }
         }
+        for t in &m.types {
+            let ty = match narrow_scalar(t.value) {
+                Some((f, n)) => CvtType::Narrow(f, n),
+                None => CvtType::Op(super::op_ty(t)?),
+            };
+            out.push(Spanned::new(ty, t.span));
+        }
+        // Source order: the destination type first.
+        out.sort_by_key(|t| t.span.start);
         Ok(out)
     }
 
@@ -345,12 +356,12 @@ impl Lowerer<'_> {
     /// the upper half, in the upper byte), or a pair back to `.bf16x2`.
     fn ue8m0_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".ue8m0x2", ".satfinite"])?;
-        let satfinite = has(m, ".satfinite");
+        m.allow(&[UE8M0X2, SATFINITE])?;
+        let satfinite = m.has(SATFINITE);
         let rounding = m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0);
         let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
-        let to_ue8m0 = i.modifiers.iter().position(|md| md.value == ".ue8m0x2")
-            < i.modifiers.iter().position(|md| ScalarType::from_directive(&md.value).is_some());
+        let ue8m0 = m.find(|d| (d == UE8M0X2).then_some(())).map(|d| d.span.start);
+        let to_ue8m0 = ue8m0 < m.types.first().map(|t| t.span.start);
         if m.ftz || m.sat {
             return Err(Diagnostic::error(span, "`.ue8m0x2` conversions take no `.ftz` or `.sat`"));
         }
@@ -459,16 +470,20 @@ impl Lowerer<'_> {
     /// `cvt` with a narrow format on either side (PTX ISA 9.2 §9.7.9.21).
     fn narrow_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let types = Self::cvt_types(i)?;
+        let types = Self::cvt_types(m)?;
         let [to, from] = types.as_slice() else {
             return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
         };
-        let allowed =
-            [".relu", ".satfinite", ".rna", ".e4m3x2", ".e5m2x2", ".e2m3x2", ".e3m2x2", ".e2m1x2"];
-        reject_other(m, &allowed)?;
-        let relu = has(m, ".relu");
-        let satfinite = has(m, ".satfinite");
-        let float_rounding = if has(m, ".rna") {
+        let rna = Modifier::ConvertRounding(ConvertRounding::Rna);
+        if let Some(d) = m.details.iter().find(|d| match d.value {
+            Modifier::Format(f) => fp8_pair(f).is_none(),
+            d => ![RELU, SATFINITE, rna].contains(&d),
+        }) {
+            return Err(super::unsupported_modifier(d, m.opcode));
+        }
+        let relu = m.has(RELU);
+        let satfinite = m.has(SATFINITE);
+        let float_rounding = if m.has(rna) {
             Some(Rounding::NearestAway)
         } else {
             m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0)
@@ -648,7 +663,7 @@ impl Lowerer<'_> {
     /// (PTX ISA 9.2 §9.7.9.21): rounded once, with integer arithmetic.
     fn directed_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let [to, from] = m.types.as_slice() else {
             return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
         };
@@ -685,7 +700,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let ty = self.one_type(i, m)?;
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
         if ty != F32 && ty != F64 {

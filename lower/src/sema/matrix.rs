@@ -45,17 +45,25 @@
 //! row's address gathers the row from the 4 lanes holding it and stores 16 bytes.
 //! `movmatrix` transposes one fragment by exchange.
 
+use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::modifier::{
+    FloatOption, Format, Layout, Modifier, Population, Shape as ModifierShape, Transpose,
+};
 use ptxvk_frontend::Opcode;
+use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{reject_other, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegId, RegTy, Rounding,
-    Space, Value,
+    Address, BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegId, RegTy,
+    Rounding, Space, Value,
 };
+
+const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
+const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U16: OpTy = OpTy::U(16);
 const U32: OpTy = OpTy::U(32);
@@ -77,20 +85,50 @@ pub(super) enum Elem {
     Bit,
 }
 
+/// A type modifier of a matrix instruction: a register type, or a format no register
+/// has (`.e4m3`, `.s4`, `.b1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TypeName {
+    Scalar(ScalarType),
+    Format(Format),
+}
+
+impl std::fmt::Display for TypeName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TypeName::Scalar(t) => t.directive(),
+            TypeName::Format(t) => t.spelling(),
+        })
+    }
+}
+
+/// The type modifiers of `m`, formats included, in source order.
+pub(super) fn type_names(m: &Mods) -> Vec<Spanned<TypeName>> {
+    let formats = m.details.iter().filter_map(|d| match d.value {
+        Modifier::Format(f) => Some(Spanned::new(TypeName::Format(f), d.span)),
+        _ => None,
+    });
+    let scalars = m.types.iter().map(|t| Spanned::new(TypeName::Scalar(t.value), t.span));
+    let mut all: Vec<Spanned<TypeName>> = scalars.chain(formats).collect();
+    all.sort_by_key(|t| t.span.start);
+    all
+}
+
 impl Elem {
-    pub(super) fn parse(s: &str) -> Option<Elem> {
-        Some(match s {
-            ".f16" => Elem::Float(FloatFormat::F16),
-            ".bf16" => Elem::Float(FloatFormat::Bf16),
-            ".tf32" => Elem::Float(FloatFormat::Tf32),
-            ".e4m3" => Elem::Float(FloatFormat::E4m3),
-            ".e5m2" => Elem::Float(FloatFormat::E5m2),
-            ".f64" => Elem::F64,
-            ".s8" => Elem::Int { bits: 8, signed: true },
-            ".u8" => Elem::Int { bits: 8, signed: false },
-            ".s4" => Elem::Int { bits: 4, signed: true },
-            ".u4" => Elem::Int { bits: 4, signed: false },
-            ".b1" => Elem::Bit,
+    pub(super) fn parse(t: TypeName) -> Option<Elem> {
+        use ScalarType::*;
+        Some(match t {
+            TypeName::Scalar(F16) => Elem::Float(FloatFormat::F16),
+            TypeName::Scalar(Bf16) => Elem::Float(FloatFormat::Bf16),
+            TypeName::Scalar(Tf32) => Elem::Float(FloatFormat::Tf32),
+            TypeName::Format(Format::E4m3) => Elem::Float(FloatFormat::E4m3),
+            TypeName::Format(Format::E5m2) => Elem::Float(FloatFormat::E5m2),
+            TypeName::Scalar(F64) => Elem::F64,
+            TypeName::Scalar(S8) => Elem::Int { bits: 8, signed: true },
+            TypeName::Scalar(U8) => Elem::Int { bits: 8, signed: false },
+            TypeName::Format(Format::S4) => Elem::Int { bits: 4, signed: true },
+            TypeName::Format(Format::U4) => Elem::Int { bits: 4, signed: false },
+            TypeName::Format(Format::B1) => Elem::Bit,
             _ => return None,
         })
     }
@@ -120,12 +158,12 @@ pub(super) enum Accum {
 }
 
 impl Accum {
-    pub(super) fn parse(s: &str) -> Option<Accum> {
-        Some(match s {
-            ".f16" => Accum::F16,
-            ".f32" => Accum::F32,
-            ".f64" => Accum::F64,
-            ".s32" => Accum::S32,
+    pub(super) fn parse(t: TypeName) -> Option<Accum> {
+        Some(match t {
+            TypeName::Scalar(ScalarType::F16) => Accum::F16,
+            TypeName::Scalar(ScalarType::F32) => Accum::F32,
+            TypeName::Scalar(ScalarType::F64) => Accum::F64,
+            TypeName::Scalar(ScalarType::S32) => Accum::S32,
             _ => return None,
         })
     }
@@ -233,7 +271,7 @@ impl Lowerer<'_> {
         }
         Some(match op {
             // The types and shape are read in order from the modifiers themselves.
-            Opcode::Mma => self.mma(i),
+            Opcode::Mma => self.mma(i, m),
             Opcode::Ldmatrix => self.ldmatrix(i, m, false),
             Opcode::Stmatrix => self.ldmatrix(i, m, true),
             Opcode::Movmatrix => self.movmatrix(i, m),
@@ -262,40 +300,39 @@ impl Lowerer<'_> {
     }
 
     /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c`.
-    fn mma(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+    fn mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let mut shape = None;
-        let mut types = Vec::new();
-        let mut layouts = Vec::new();
-        let mut satfinite = false;
-        let (mut combine, mut counted) = (None, false);
-        for md in &i.modifiers {
-            let v = md.value.as_str();
-            match v {
-                ".sync" | ".aligned" => {}
-                ".row" | ".col" => layouts.push(v),
-                ".satfinite" => satfinite = true,
-                ".and" => combine = Some(BinaryOp::And),
-                ".xor" => combine = Some(BinaryOp::Xor),
-                ".popc" => counted = true,
-                _ if v.starts_with(".m") && v.contains('n') && v.contains('k') => {
-                    shape = parse_shape(v);
-                    if shape.is_none() {
-                        return Err(Diagnostic::error(
-                            md.span,
-                            format!("unknown `mma` shape `{v}`"),
-                        ));
-                    }
-                }
-                _ => types.push((v, md.span)),
-            }
-        }
-        let Some((mm, nn, kk)) = shape else {
+        let types: Vec<(TypeName, Span)> =
+            type_names(m).into_iter().map(|t| (t.value, t.span)).collect();
+        let layouts: Vec<Layout> = m
+            .details
+            .iter()
+            .filter_map(|d| match d.value {
+                Modifier::Layout(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
+        let combine = match m.bool_op {
+            Some(BoolOp::And) => Some(BinaryOp::And),
+            Some(BoolOp::Xor) => Some(BinaryOp::Xor),
+            _ => None,
+        };
+        let counted = m.has(Modifier::Population(Population::Popc));
+        let shape = m.find(|d| match d {
+            Modifier::Shape(s) => Some(s),
+            _ => None,
+        });
+        let Some(shape) = shape else {
             return Err(Diagnostic::error(span, "`mma` needs a shape such as `.m16n8k16`"));
+        };
+        let (mm, nn, kk) = match shape.value {
+            ModifierShape { m, n, k: Some(k) } => (m, n, k),
+            s => return Err(Diagnostic::error(shape.span, format!("unknown `mma` shape `{s}`"))),
         };
         let [(d_name, _), (a_name, a_span), (b_name, _), (c_name, _)] = types.as_slice() else {
             let unknown =
-                types.iter().find(|(t, _)| Elem::parse(t).is_none() && Accum::parse(t).is_none());
+                types.iter().find(|(t, _)| Elem::parse(*t).is_none() && Accum::parse(*t).is_none());
             if let Some((t, s)) = unknown {
                 return Err(super::unsupported(
                     *s,
@@ -310,13 +347,13 @@ impl Lowerer<'_> {
             ));
         };
         let types_text = format!("{d_name}{a_name}{b_name}{c_name}");
-        let (Some(d), Some(c)) = (Accum::parse(d_name), Accum::parse(c_name)) else {
+        let (Some(d), Some(c)) = (Accum::parse(*d_name), Accum::parse(*c_name)) else {
             return Err(Diagnostic::error(
                 span,
                 format!("`mma{types_text}`: the accumulators are not .f16, .f32, .f64 or .s32"),
             ));
         };
-        let (Some(ae), Some(be)) = (Elem::parse(a_name), Elem::parse(b_name)) else {
+        let (Some(ae), Some(be)) = (Elem::parse(*a_name), Elem::parse(*b_name)) else {
             return Err(super::unsupported(
                 *a_span,
                 &format!("`mma` with `{a_name}{b_name}` inputs"),
@@ -348,7 +385,7 @@ impl Lowerer<'_> {
                  quad-pair layout, which is not implemented)",
             ));
         }
-        if layouts != [".row", ".col"] {
+        if layouts != [Layout::Row, Layout::Col] {
             return Err(Diagnostic::error(span, "this `mma` shape needs `.row.col`"));
         }
         if satfinite && d != Accum::S32 {
@@ -691,28 +728,33 @@ impl Lowerer<'_> {
     fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
         let span = i.span;
         let name = if store { "stmatrix" } else { "ldmatrix" };
-        if i.has_modifier(".m16n16") || i.has_modifier(".m8n16") {
+        let shape = m.find(|d| match d {
+            Modifier::Shape(s) => Some(s),
+            _ => None,
+        });
+        let m8n8 = shape.as_ref().is_some_and(|s| s.value == M8N8);
+        if shape.is_some() && !m8n8 {
             return Err(super::unsupported(
                 span,
                 &format!("`{name}` shapes other than `.m8n8`"),
                 crate::coverage::TENSOR_SM100,
             ));
         }
-        reject_other(m, &[".sync", ".aligned", ".m8n8", ".x1", ".x2", ".x4", ".trans"])?;
-        if !i.has_modifier(".m8n8") {
+        if !m8n8 {
             return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
         }
         if !m.types.iter().all(|t| t.value == ast::ScalarType::B16) || m.types.is_empty() {
             return Err(Diagnostic::error(span, format!("`{name}.m8n8` takes `.b16`")));
         }
-        let count = [(".x1", 1u32), (".x2", 2), (".x4", 4)]
-            .into_iter()
-            .find(|(x, _)| i.has_modifier(x))
-            .map(|(_, n)| n);
+        let count = m.find(|d| match d {
+            Modifier::Count(n) => Some(n),
+            _ => None,
+        });
+        let count = count.map(|n| n.value);
         let Some(count) = count else {
             return Err(Diagnostic::error(span, format!("`{name}` needs `.x1`, `.x2` or `.x4`")));
         };
-        let trans = i.has_modifier(".trans");
+        let trans = m.has(TRANS);
         let [first, second] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
         };
@@ -842,8 +884,7 @@ impl Lowerer<'_> {
     /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the transpose of one fragment.
     fn movmatrix(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".sync", ".aligned", ".m8n8", ".trans"])?;
-        if !i.has_modifier(".trans") || !i.has_modifier(".m8n8") {
+        if !m.has(TRANS) || !m.has(Modifier::Shape(M8N8)) {
             return Err(Diagnostic::error(span, "`movmatrix` is `.m8n8.trans`"));
         }
         let [d, a] = i.operands.as_slice() else {
@@ -883,12 +924,4 @@ fn extend(e: &mut Emit<'_, '_>, v: Value, bits: u32, signed: bool) -> Value {
     let ty = if signed { OpTy::S(32) } else { U32 };
     let x = e.bfe(ty, v, 0, u64::from(bits));
     e.cvt(S64, ty, x)
-}
-
-/// `.m16n8k16` → (16, 8, 16).
-fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
-    let rest = s.strip_prefix(".m")?;
-    let (m, rest) = rest.split_once('n')?;
-    let (n, k) = rest.split_once('k')?;
-    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
 }

@@ -46,6 +46,7 @@
 //! `.shared::cluster` addresses are the CTA's own (`sema::cluster`).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{CopyForm, CopySpace, MbarrierForm as F, Modifier};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::expand::Emit;
@@ -83,7 +84,7 @@ impl Lowerer<'_> {
 
     fn lower_mbarrier(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let form = |name: &str| i.has_modifier(name);
+        let form = |f: F| m.has(Modifier::MbarrierForm(f));
         let ops = i.operands.as_slice();
         let arity = |n: &[usize], what: &str| -> Result<(), Diagnostic> {
             if n.contains(&ops.len()) {
@@ -92,7 +93,7 @@ impl Lowerer<'_> {
                 Err(Diagnostic::error(span, format!("`mbarrier` {what}")))
             }
         };
-        if form(".pending_count") {
+        if form(F::PendingCount) {
             arity(&[2], "`.pending_count` takes a destination and a state")?;
             let dst = self.dst(&ops[0], U32, false)?;
             let state = self.src(&ops[1], U64, false, span)?;
@@ -102,19 +103,19 @@ impl Lowerer<'_> {
             e.mov(U32, dst, pending);
             return Ok(());
         }
-        if form(".init") {
+        if form(F::Init) {
             arity(&[2], "`.init` takes [addr] and a count")?;
             let at = self.mbarrier_address(&ops[0], m)?;
             let count = self.src(&ops[1], U32, false, span)?;
             self.init_mbarrier(at, count, span);
             return Ok(());
         }
-        if form(".inval") {
+        if form(F::Inval) {
             arity(&[1], "`.inval` takes [addr]")?;
             self.mbarrier_address(&ops[0], m)?;
             return Ok(());
         }
-        if form(".test_wait") || form(".try_wait") {
+        if form(F::TestWait) || form(F::TryWait) {
             // An optional suspend-time hint follows the state (`try_wait`).
             arity(
                 &[3, 4],
@@ -122,7 +123,7 @@ impl Lowerer<'_> {
             )?;
             let dst = self.dst(&ops[0], OpTy::Pred, false)?;
             let at = self.mbarrier_address(&ops[1], m)?;
-            let waited = if form(".parity") {
+            let waited = if form(F::Parity) {
                 Waited::Parity(self.src(&ops[2], U32, false, span)?)
             } else {
                 Waited::State(self.src(&ops[2], U64, false, span)?)
@@ -133,8 +134,8 @@ impl Lowerer<'_> {
             self.wait(dst, at, waited, span);
             return Ok(());
         }
-        let arrive = form(".arrive") || form(".arrive_drop");
-        if form(".expect_tx") || form(".complete_tx") {
+        let arrive = form(F::Arrive) || form(F::ArriveDrop);
+        if form(F::ExpectTx) || form(F::CompleteTx) {
             if arrive {
                 arity(&[3], "`.arrive.expect_tx` takes a state, [addr] and a tx-count")?;
             } else {
@@ -143,14 +144,14 @@ impl Lowerer<'_> {
             let (addr, tx) = if arrive { (&ops[1], &ops[2]) } else { (&ops[0], &ops[1]) };
             let at = self.mbarrier_address(addr, m)?;
             let tx = self.src(tx, U32, false, span)?;
-            let delta = if form(".complete_tx") {
+            let delta = if form(F::CompleteTx) {
                 Emit { l: self, span }.bin(BinaryOp::Sub, U32, Value::Imm(0), tx)
             } else {
                 tx
             };
             self.update_tx(at, delta, span);
             if arrive {
-                let state = self.arrive(at, Value::Imm(1), form(".arrive_drop"), true, span);
+                let state = self.arrive(at, Value::Imm(1), form(F::ArriveDrop), true, span);
                 self.state_result(&ops[0], state, span)?;
             }
             return Ok(());
@@ -162,8 +163,8 @@ impl Lowerer<'_> {
                 Some(c) => self.src(c, U32, false, span)?,
                 None => Value::Imm(1),
             };
-            let complete = !form(".noComplete");
-            let state = self.arrive(at, count, form(".arrive_drop"), complete, span);
+            let complete = !form(F::NoComplete);
+            let state = self.arrive(at, count, form(F::ArriveDrop), complete, span);
             return self.state_result(&ops[0], state, span);
         }
         Err(Diagnostic::error(
@@ -174,14 +175,25 @@ impl Lowerer<'_> {
     }
 
     /// `cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]` (module doc).
-    pub(super) fn async_copy_arrive(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+    pub(super) fn async_copy_arrive(
+        &mut self,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         let span = i.span;
         let [addr] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`cp.async.mbarrier.arrive` takes [addr]"));
         };
-        let shared = i.modifiers.iter().any(|m| m.value.starts_with(".shared"));
+        let shared = m.details.iter().any(|d| {
+            matches!(
+                d.value,
+                Modifier::CopySpace(
+                    CopySpace::Shared | CopySpace::SharedCta | CopySpace::SharedCluster
+                )
+            )
+        });
         let at = self.shared_address(addr, shared, span)?;
-        if i.has_modifier(".noinc") {
+        if m.has(Modifier::CopyForm(CopyForm::NoInc)) {
             self.arrive(at, Value::Imm(1), false, true, span);
         }
         Ok(())

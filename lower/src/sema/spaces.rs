@@ -10,11 +10,12 @@
 //! and pointer arithmetic on such values), or `Unknown` (a loaded value, or a mix of
 //! spaces). A plain value used as an address is a global address.
 
-use ptxvk_frontend::Opcode;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{Conversion, Modifier};
 use ptxvk_frontend::Name;
+use ptxvk_frontend::{decode, Opcode};
 
 /// Where a register's generic addresses may point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,10 +132,12 @@ fn definition(
             .and_then(|n| map.get(n).copied())
             .unwrap_or(Provenance::Plain)
     };
-    let space = i.modifiers.iter().find_map(|m| StateSpace::from_directive(&m.value));
     let Some(op) = i.op else { return Some((dst, Provenance::Plain)) };
+    let decoded = decode::decode(i).ok().flatten();
+    let space = decoded.as_ref().and_then(|m| m.space.as_ref()).map(|s| s.value);
+    let to = decoded.is_some_and(|m| m.has(Modifier::Conversion(Conversion::To)));
     let value = match op {
-        Opcode::Cvta if i.has_modifier(".to") => Provenance::Plain,
+        Opcode::Cvta if to => Provenance::Plain,
         Opcode::Cvta => match space {
             Some(StateSpace::Shared) => Provenance::Shared,
             Some(StateSpace::Local) => Provenance::Local,

@@ -11,7 +11,7 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{reject_other, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Value};
 use crate::system as sys;
@@ -59,7 +59,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let ty = self.one_type(i, m)?;
         if !matches!(ty, OpTy::U(32 | 64)) {
             return Err(Diagnostic::error(span, format!("`{op}` takes `.u32` or `.u64`")));

@@ -24,8 +24,10 @@
 
 use ptxvk_abi::tensor_map::{mode, offset, MAGIC, MAX_RANK};
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+use ptxvk_frontend::modifier::{CopyForm, Modifier, TensorDims};
 use ptxvk_frontend::{Diagnostic, Span};
 
+use super::bulk_copy::{copy_space, BULK_GROUP, CACHE_HINT, COMPLETE_TX, MULTICAST};
 use super::expand::Emit;
 use super::Lowerer;
 use crate::build::Build;
@@ -51,23 +53,28 @@ struct Map {
 }
 
 impl Lowerer<'_> {
-    /// `cp.async.bulk.tensor.Nd…` (module doc); `names` are the instruction's modifiers.
+    /// `cp.async.bulk.tensor.Nd…` (module doc); `names` are the instruction's modifiers,
+    /// `spelled` as written.
     pub(super) fn tensor_copy(
         &mut self,
         i: &ast::Instruction,
-        names: &[&str],
+        names: &[Modifier],
+        spelled: &str,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let unsupported =
             |what: &str| super::unsupported(span, &format!("`{what}`"), crate::coverage::ASYNC);
-        let rank = match names
-            .get(3)
-            .and_then(|d| d.strip_prefix('.'))
-            .and_then(|d| d.strip_suffix('d'))
-        {
-            Some(n) => n.parse::<usize>().ok().filter(|n| (1..=MAX_RANK).contains(n)),
-            None => None,
-        };
+        let rank = match names.get(3) {
+            Some(Modifier::TensorDims(d)) => Some(match d {
+                TensorDims::D1 => 1,
+                TensorDims::D2 => 2,
+                TensorDims::D3 => 3,
+                TensorDims::D4 => 4,
+                TensorDims::D5 => 5,
+            }),
+            _ => None,
+        }
+        .filter(|n| (1..=MAX_RANK).contains(n));
         let Some(rank) = rank else {
             return Err(Diagnostic::error(
                 span,
@@ -78,14 +85,16 @@ impl Lowerer<'_> {
         let (mut mbarrier, mut bulk_group, mut multicast, mut hinted) =
             (false, false, false, false);
         for n in &names[4..] {
+            if let Some(space) = copy_space(*n) {
+                spaces.push(space);
+                continue;
+            }
             match *n {
-                ".shared" | ".shared::cta" | ".shared::cluster" => spaces.push(Space::Shared),
-                ".global" => spaces.push(Space::Global),
-                ".tile" => {}
-                ".mbarrier::complete_tx::bytes" => mbarrier = true,
-                ".bulk_group" => bulk_group = true,
-                ".multicast::cluster" => multicast = true,
-                ".L2::cache_hint" => hinted = true,
+                Modifier::CopyForm(CopyForm::Tile) => {}
+                COMPLETE_TX => mbarrier = true,
+                BULK_GROUP => bulk_group = true,
+                MULTICAST => multicast = true,
+                CACHE_HINT => hinted = true,
                 other => return Err(unsupported(&format!("cp.async.bulk.tensor with `{other}`"))),
             }
         }
@@ -105,7 +114,7 @@ impl Lowerer<'_> {
         if ops.len() != expected {
             return Err(Diagnostic::error(
                 span,
-                format!("`cp{}` takes {expected} operands, found {}", names.concat(), ops.len()),
+                format!("`cp{spelled}` takes {expected} operands, found {}", ops.len()),
             ));
         }
         let (tensor, smem) = if load { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };

@@ -49,15 +49,21 @@
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::modifier::{
+    Boundary, Component, Geometry, Lod, Modifier, Query, Reduction, SurfaceAccess,
+};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding, Space, Value,
+    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding,
+    Space, Value,
 };
 use crate::system as sys;
+
+mod surface;
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
@@ -66,14 +72,14 @@ const F32: OpTy = OpTy::F(32);
 
 /// The geometries ptxvk fetches from: dimensions, and whether the first coordinate is
 /// a layer.
-fn geometry(name: &str) -> Option<(usize, bool)> {
-    Some(match name {
-        ".1d" => (1, false),
-        ".2d" => (2, false),
-        ".3d" => (3, false),
-        ".a1d" => (1, true),
-        ".a2d" => (2, true),
-        _ => return None,
+fn geometry(g: Geometry) -> Option<(usize, bool)> {
+    Some(match g {
+        Geometry::D1 => (1, false),
+        Geometry::D2 => (2, false),
+        Geometry::D3 => (3, false),
+        Geometry::A1d => (1, true),
+        Geometry::A2d => (2, true),
+        Geometry::Cube | Geometry::Acube | Geometry::D2ms | Geometry::A2dms => return None,
     })
 }
 
@@ -128,26 +134,25 @@ impl Lowerer<'_> {
         let result = match op {
             Opcode::Tex => self.tex(i, m),
             Opcode::Tld4 => self.tld4(i, m),
-            Opcode::Txq | Opcode::Suq => self.query(op, i),
+            Opcode::Txq | Opcode::Suq => self.query(op, i, m),
             Opcode::Suld | Opcode::Sust | Opcode::Sured => self.surface(op, i, m),
             _ => return None,
         };
         Some(result)
     }
 
-    fn geometry_of(&self, i: &ast::Instruction) -> Result<(usize, bool), Diagnostic> {
-        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
-        for n in &names {
-            if let Some(g) = geometry(n) {
-                return Ok(g);
-            }
-            if [".cube", ".acube", ".2dms", ".a2dms"].contains(n) {
-                return Err(super::unsupported(
+    fn geometry_of(&self, i: &ast::Instruction, m: &Mods) -> Result<(usize, bool), Diagnostic> {
+        if let Some(g) = m.find(|d| match d {
+            Modifier::Geometry(g) => Some(g),
+            _ => None,
+        }) {
+            return geometry(g.value).ok_or_else(|| {
+                super::unsupported(
                     i.span,
-                    &format!("`{}` with `{n}`", i.opcode.value),
+                    &format!("`{}` with `{}`", i.opcode.value, g.value.spelling()),
                     crate::coverage::TEXTURE,
-                ));
-            }
+                )
+            });
         }
         Err(Diagnostic::error(
             i.span,
@@ -300,20 +305,9 @@ impl Lowerer<'_> {
     fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         // Cube maps: a direction {x, y, z} (after the layer of `.acube`).
-        let cube = i.has_modifier(".cube") || i.has_modifier(".acube");
-        let (dims, layered) =
-            if cube { (3, i.has_modifier(".acube")) } else { self.geometry_of(i)? };
-        for o in &m.other {
-            if !matches!(o.value.as_str(), ".level" | ".grad" | ".base" | ".cube" | ".acube")
-                && geometry(&o.value).is_none()
-            {
-                return Err(super::unsupported(
-                    o.span,
-                    &format!("`tex` with `{}`", o.value),
-                    crate::coverage::TEXTURE,
-                ));
-            }
-        }
+        let acube = m.has(Modifier::Geometry(Geometry::Acube));
+        let cube = m.has(Modifier::Geometry(Geometry::Cube)) || acube;
+        let (dims, layered) = if cube { (3, acube) } else { self.geometry_of(i, m)? };
         let [dtype, ctype] = m.types.as_slice() else {
             return Err(Diagnostic::error(
                 span,
@@ -348,7 +342,11 @@ impl Lowerer<'_> {
             ));
         }
         let ops = i.operands.as_slice();
-        let extra = if i.has_modifier(".grad") { 2 } else { usize::from(i.has_modifier(".level")) };
+        let extra = if m.has(Modifier::Lod(Lod::Grad)) {
+            2
+        } else {
+            usize::from(m.has(Modifier::Lod(Lod::Level)))
+        };
         let (Some(first), Some(tuple)) = (ops.first(), ops.get(1)) else {
             return Err(Diagnostic::error(span, "`tex` takes d, [texture, {coordinates}]"));
         };
@@ -477,12 +475,15 @@ impl Lowerer<'_> {
     /// (i+1, j), (i, j) (counter-clockwise from the lower left, as the ISA says).
     fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let (dims, layered) = self.geometry_of(i)?;
+        let (dims, layered) = self.geometry_of(i, m)?;
         if dims != 2 {
             return Err(Diagnostic::error(span, "`tld4` gathers from `.2d` and `.a2d` textures"));
         }
-        let comp =
-            [".r", ".g", ".b", ".a"].iter().position(|c| i.has_modifier(c)).ok_or_else(|| {
+        let component = |c| m.has(Modifier::Component(c));
+        let comp = [Component::R, Component::G, Component::B, Component::A]
+            .into_iter()
+            .position(component)
+            .ok_or_else(|| {
                 Diagnostic::error(span, "`tld4` names a component (`.r`, `.g`, `.b`, `.a`)")
             })?;
         let [dtype, ctype] = m.types.as_slice() else {
@@ -1171,14 +1172,13 @@ impl Lowerer<'_> {
     }
 
     /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
-    fn query(&mut self, op: Opcode, i: &ast::Instruction) -> Result<(), Diagnostic> {
+    fn query(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let field = i
-            .modifiers
-            .iter()
-            .map(|m| m.value.as_str())
-            .find(|m| *m != ".b32" && *m != ".level")
-            .unwrap_or("");
+        let field = m.find(|d| match d {
+            Modifier::Query(q) if q != Query::Level => Some(q),
+            _ => None,
+        });
+        let field = field.map(|f| f.value);
         let [dst, handle] = i.operands.as_slice() else {
             return Err(Diagnostic::error(
                 span,
@@ -1206,20 +1206,20 @@ impl Lowerer<'_> {
             e.and(U32, b, Value::Imm(3))
         };
         let value = match field {
-            ".width" => d.sizes[0],
-            ".height" => d.sizes[1],
-            ".depth" => d.sizes[2],
-            ".array_size" => d.layers,
-            ".num_mipmap_levels" => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
-            ".num_samples" => Value::Imm(0),
-            ".normalized_coords" if op == Opcode::Txq => {
+            Some(Query::Width) => d.sizes[0],
+            Some(Query::Height) => d.sizes[1],
+            Some(Query::Depth) => d.sizes[2],
+            Some(Query::ArraySize) => d.layers,
+            Some(Query::NumMipmapLevels) => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
+            Some(Query::NumSamples) => Value::Imm(0),
+            Some(Query::NormalizedCoords) if op == Opcode::Txq => {
                 e.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
             }
-            ".filter_mode" if op == Opcode::Txq => {
+            Some(Query::FilterMode) if op == Opcode::Txq => {
                 let b = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
                 e.and(U32, b, Value::Imm(1))
             }
-            ".force_unnormalized_coords" if op == Opcode::Txq => {
+            Some(Query::ForceUnnormalizedCoords) if op == Opcode::Txq => {
                 let b = e.bin(
                     BinaryOp::Shr,
                     U32,
@@ -1228,297 +1228,20 @@ impl Lowerer<'_> {
                 );
                 e.and(U32, b, Value::Imm(1))
             }
-            ".addr_mode_0" if op == Opcode::Txq => mode(&mut e, 0),
-            ".addr_mode_1" if op == Opcode::Txq => mode(&mut e, 1),
-            ".addr_mode_2" if op == Opcode::Txq => mode(&mut e, 2),
+            Some(Query::AddrMode0) if op == Opcode::Txq => mode(&mut e, 0),
+            Some(Query::AddrMode1) if op == Opcode::Txq => mode(&mut e, 1),
+            Some(Query::AddrMode2) if op == Opcode::Txq => mode(&mut e, 2),
             other => {
+                let other = other.map_or("", Query::spelling);
                 return Err(super::unsupported(
                     span,
                     &format!("`{op}{other}`"),
                     crate::coverage::TEXTURE,
-                ))
+                ));
             }
         };
         e.mov(U32, dst, value);
         Ok(())
-    }
-
-    /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
-    /// `sured.b…`/`sured.p…` (module doc).
-    fn surface(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let (dims, layered) = self.geometry_of(i)?;
-        let names: Vec<&str> = i.modifiers.iter().map(|m| m.value.as_str()).collect();
-        // `.b` addresses bytes and moves bits; `.p` addresses samples and converts to the
-        // surface's format (PTX ISA 9.2 §9.7.11.2-3). There is no `suld.p`.
-        let formatted = names.contains(&".p");
-        if !formatted && !names.contains(&".b") {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` is either `.b` (unformatted) or `.p` (formatted)"),
-            ));
-        }
-        let load = op == Opcode::Suld;
-        if formatted && load {
-            return Err(Diagnostic::error(
-                span,
-                "`suld.p` is not a PTX instruction: surfaces load with `suld.b`",
-            ));
-        }
-        let mode =
-            [".trap", ".clamp", ".zero"].into_iter().find(|n| names.contains(n)).unwrap_or(".trap");
-        let [ty] = m.types.as_slice() else {
-            return Err(Diagnostic::error(span, format!("`{op}` takes one type (`.b32`)")));
-        };
-        let raw_type = ty.value;
-        let ty = super::op_ty(ty)?;
-        let bytes = ty.bits() / 8;
-        let count = m.vector.unwrap_or(1) as usize;
-        let ops = i.operands.as_slice();
-        // `sured.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
-        let reduction = if op == Opcode::Sured {
-            let found = [
-                (".add", AtomicOp::Add),
-                (".min", AtomicOp::Min),
-                (".max", AtomicOp::Max),
-                (".and", AtomicOp::And),
-                (".or", AtomicOp::Or),
-            ]
-            .into_iter()
-            .find(|(n, _)| names.contains(n));
-            let Some((_, a)) = found else {
-                return Err(Diagnostic::error(
-                    span,
-                    "`sured` names its operation (`.add`, `.min`, …)",
-                ));
-            };
-            if ops.len() != 2 || !matches!(ty.bits(), 32 | 64) {
-                return Err(Diagnostic::error(
-                    span,
-                    "`sured` takes [surface, {coordinates}] and a 32- or 64-bit value",
-                ));
-            }
-            // `sured.p` is `.b32`, or `.b64` for `.min`/`.max` only.
-            let formatted_type = match raw_type {
-                ScalarType::B32 => true,
-                ScalarType::B64 => matches!(a, AtomicOp::Min | AtomicOp::Max),
-                _ => false,
-            };
-            if formatted && !formatted_type {
-                return Err(Diagnostic::error(
-                    span,
-                    "`sured.p` is `.b32`, or `.b64` with `.min` and `.max`",
-                ));
-            }
-            Some(a)
-        } else {
-            None
-        };
-        if formatted && op == Opcode::Sust && raw_type != ScalarType::B32 {
-            return Err(Diagnostic::error(span, "`sust.p` stores `.b32` values"));
-        }
-        let (values, target) = if load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
-        let Operand::Tuple(parts, _) = target else {
-            return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
-        };
-        let [handle, coords] = parts.as_slice() else {
-            return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
-        };
-        let coords: Vec<&Operand> = match coords {
-            Operand::Vector(v, _) => v.iter().collect(),
-            one => vec![one],
-        };
-        let items: Vec<&Operand> = match values {
-            Operand::Vector(v, _) => v.iter().collect(),
-            one => vec![one],
-        };
-        let wanted = match (dims, layered) {
-            (3, _) | (2, true) => 4,
-            (d, l) => d + usize::from(l),
-        };
-        if coords.len() != wanted || items.len() != count {
-            return Err(Diagnostic::error(
-                span,
-                format!("this `{op}` takes {wanted} coordinates and {count} values"),
-            ));
-        }
-        let h = self.handle(handle, span)?;
-        let first = usize::from(layered);
-        let layer = if layered { Some(self.src(coords[0], S32, false, span)?) } else { None };
-        let xs: Vec<Value> = coords[first..first + dims]
-            .iter()
-            .map(|c| self.src(c, S32, false, span))
-            .collect::<Result<_, _>>()?;
-        let d = self.descriptor(h, span);
-        self.require_texels(&d, span);
-        // Inside: 0 <= x <= the last sample (`.p`) or row bytes - access bytes (`.b`),
-        // 0 <= y, z < size.
-        let access = u64::from(bytes) * count as u64;
-        let mut e = Emit { l: self, span };
-        let last_x = if formatted {
-            e.bin(BinaryOp::Sub, S32, d.sizes[0], Value::Imm(1))
-        } else {
-            let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], d.texel_bytes);
-            e.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access))
-        };
-        let limits = [
-            last_x,
-            e.bin(BinaryOp::Sub, S32, d.sizes[1], Value::Imm(1)),
-            e.bin(BinaryOp::Sub, S32, d.sizes[2], Value::Imm(1)),
-        ];
-        let mut outside = None;
-        let mut at = Vec::new();
-        for (k, &x) in xs.iter().enumerate() {
-            let below = e.cmp(CmpOp::Lt, S32, x, Value::Imm(0));
-            let above = e.cmp(CmpOp::Gt, S32, x, limits[k]);
-            let out = e.pred_or(below, above);
-            outside = Some(match outside {
-                None => out,
-                Some(o) => e.pred_or(o, out),
-            });
-            let low = e.bin(BinaryOp::Max, S32, x, Value::Imm(0));
-            at.push(e.bin(BinaryOp::Min, S32, low, limits[k]));
-        }
-        let Some(outside) = outside else {
-            return Err(Diagnostic::internal(span, "a surface access without coordinates"));
-        };
-        if formatted {
-            at[0] = e.bin(BinaryOp::Mul, U32, at[0], d.texel_bytes);
-        }
-        let layer = layer.map(|l| self.clamp_layer(&d, l, span));
-        let base =
-            self.element_address(&d, at[0], at.get(1).copied(), at.get(2).copied().or(layer), span);
-        if mode == ".trap" {
-            self.fail_if(outside, false, sys::STATUS_TRAP, &[], span);
-        }
-        // `sured.p` reduces integer samples of 32 bits (`.b32`: the first channel) or 64
-        // (`.b64`: two 32-bit channels, low first); other formats trap.
-        let mut signed = None;
-        if formatted && reduction.is_some() {
-            let mut e = Emit { l: self, span };
-            signed = Some(e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64)));
-            let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
-            let narrow = e.cmp(CmpOp::Ne, U32, d.channel_bytes, Value::Imm(4));
-            let size = e.cmp(CmpOp::Lt, U32, d.texel_bytes, Value::Imm(u64::from(bytes)));
-            let bad = e.pred_or(float, narrow);
-            let bad = e.pred_or(bad, size);
-            self.fail_if(bad, false, sys::STATUS_TRAP, &[], span);
-        }
-        let address = Address { base: Some(base), offset: 0 };
-        if load {
-            let dsts: Vec<RegId> =
-                items.iter().map(|o| self.dst(o, ty, true)).collect::<Result<_, _>>()?;
-            let words: Vec<RegId> = dsts.iter().map(|_| self.temp(ty.storage(), span)).collect();
-            let mut e = Emit { l: self, span };
-            for &w in &words {
-                e.mov(ty, w, Value::Imm(0));
-            }
-            let read = |l: &mut Self| {
-                let dsts = words.iter().map(|&w| Some(w)).collect();
-                l.push(InstKind::Load { space: Space::Global, ty, dsts, addr: address }, span);
-            };
-            // `.zero` reads nothing outside; `.trap` ended the thread there, and `.clamp`
-            // reads the clamped address.
-            if mode == ".zero" {
-                self.guarded(outside, true, span, read);
-            } else {
-                read(self);
-            }
-            let mut e = Emit { l: self, span };
-            for (&dst, &w) in dsts.iter().zip(&words) {
-                e.mov(ty, dst, Value::Reg(w));
-            }
-            return Ok(());
-        }
-        let srcs: Vec<Value> =
-            items.iter().map(|o| self.src(o, ty, true, span)).collect::<Result<_, _>>()?;
-        let store = |l: &mut Self| match reduction {
-            Some(op) => {
-                let atomic = |l: &mut Self, ty: OpTy| {
-                    let kind = InstKind::Atomic {
-                        op,
-                        space: Space::Global,
-                        ty,
-                        scope: crate::ir::Scope::Gpu,
-                        order: crate::ir::Order::Relaxed,
-                        dst: None,
-                        addr: address,
-                        src: srcs[0],
-                        cmp: Value::Imm(0),
-                    };
-                    l.push(kind, span);
-                };
-                // `sured.p` compares as the format's integers (`.u32` or `.s32`).
-                if let (Some(signed), AtomicOp::Min | AtomicOp::Max) = (signed, op) {
-                    let bits = ty.bits() as u8;
-                    l.guarded(signed, false, span, |l| atomic(l, OpTy::S(bits)));
-                    l.guarded(signed, true, span, |l| atomic(l, OpTy::U(bits)));
-                } else {
-                    atomic(l, ty);
-                }
-            }
-            None if formatted => {
-                for (c, &v) in srcs.iter().enumerate() {
-                    l.store_channel(&d, base, c, v, span);
-                }
-            }
-            None => l.push(InstKind::Store { space: Space::Global, ty, srcs, addr: address }, span),
-        };
-        if mode == ".zero" {
-            self.guarded(outside, true, span, store);
-        } else {
-            store(self);
-        }
-        Ok(())
-    }
-
-    /// `sust.p`: 32-bit value `v` of channel `c` (R, G, B, A) converted to the surface's
-    /// format and stored in the sample at `base`, when the format has that channel
-    /// (PTX ISA 9.2 §9.7.11.2: `.f32` for float formats, `.u32`/`.s32` for integers).
-    /// NVIDIA documents no conversion; ptxvk's, as Direct3D's data conversion rules:
-    /// f32 to f16 rounds to nearest even, integers saturate to the channel's range.
-    fn store_channel(&mut self, d: &Desc, base: RegId, c: usize, v: Value, span: Span) {
-        let present = Emit { l: self, span }.cmp(CmpOp::Gt, U32, d.channels, Value::Imm(c as u64));
-        self.guarded(present, false, span, |l| {
-            for bytes in [1u32, 2, 4] {
-                let this =
-                    Emit { l, span }.cmp(CmpOp::Eq, U32, d.channel_bytes, Value::Imm(bytes.into()));
-                l.guarded(this, false, span, |l| {
-                    let mut e = Emit { l, span };
-                    let bits = value_bits(&mut e, d, v, bytes);
-                    let addr = Address { base: Some(base), offset: i64::from(c as u32 * bytes) };
-                    let ty = OpTy::U((8 * bytes) as u8);
-                    l.push(
-                        InstKind::Store { space: Space::Global, ty, srcs: vec![bits], addr },
-                        span,
-                    );
-                });
-            }
-        });
-    }
-}
-
-/// The bits of `bytes`-wide channel value of 32-bit `v` (an f32, u32 or s32 by the
-/// format's kind) as [`Lowerer::store_channel`] converts it.
-fn value_bits(e: &mut Emit<'_, '_>, d: &Desc, v: Value, bytes: u32) -> Value {
-    if bytes == 4 {
-        return v;
-    }
-    let bits = 8 * bytes;
-    let signed = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64));
-    let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
-    let umax = (1u64 << bits) - 1;
-    let smax = (1i64 << (bits - 1)) - 1;
-    let unsigned = e.bin(BinaryOp::Min, U32, v, Value::Imm(umax));
-    let low = e.bin(BinaryOp::Max, S32, v, Value::Imm(u64::from((-smax - 1) as i32 as u32)));
-    let signed_value = e.bin(BinaryOp::Min, S32, low, Value::Imm(smax as u64));
-    let int = e.sel(U32, signed, signed_value, unsigned);
-    if bytes == 2 {
-        let half = e.narrow(FloatFormat::F16, F32, Rounding::Nearest, false, false, v);
-        let half = e.cvt(U32, OpTy::U(16), half);
-        e.sel(U32, float, half, int)
-    } else {
-        int
     }
 }
 

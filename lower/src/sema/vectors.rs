@@ -93,7 +93,12 @@ fn is_b128(v: &ast::VarDecl) -> bool {
 /// `.b128` on `ld`, `ldu`, `st` and `mov` becomes `.v2.b64`; on anything else it is
 /// an error (its registers are pairs now).
 fn split_b128(i: &mut ast::Instruction, errors: &mut Vec<Diagnostic>) {
-    let Some(k) = i.modifiers.iter().position(|m| m.value == ".b128") else { return };
+    let b128 = Some(ast::ScalarType::B128);
+    let Some(k) =
+        i.modifiers.iter().position(|m| ast::ScalarType::from_directive(&m.value) == b128)
+    else {
+        return;
+    };
     use ptxvk_frontend::Opcode;
     if !matches!(i.op, Some(Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Mov)) {
         errors.push(Diagnostic::error(
@@ -212,13 +217,7 @@ fn operand(op: &mut Operand, scopes: &Scopes, errors: &mut Vec<Diagnostic>) {
             let Some(n) = lookup(scopes, &name.value) else { return };
             match component {
                 Some(c) => {
-                    let k = match c.value.as_str() {
-                        ".x" | ".r" => 0,
-                        ".y" | ".g" => 1,
-                        ".z" | ".b" => 2,
-                        ".w" | ".a" => 3,
-                        _ => usize::MAX,
-                    };
+                    let k = ast::vector_component(&c.value).unwrap_or(usize::MAX);
                     if k >= n as usize {
                         errors.push(Diagnostic::error(
                             c.span,

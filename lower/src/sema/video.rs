@@ -26,10 +26,11 @@
 //! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::modifier::{Clamp, Modifier, Reduction, VideoScale};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
-use super::expand::{has, Emit};
+use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{BinaryOp, CmpOp, OpTy, UnaryOp, Value};
@@ -111,18 +112,18 @@ fn is_selector(component: &str) -> bool {
 /// the part (§9.7.16.1); no selector is the whole word.
 fn scalar_part(selector: &Option<Spanned<String>>) -> Result<(u64, u64), Diagnostic> {
     let Some(s) = selector else { return Ok((0, 32)) };
-    match s.value.as_str() {
-        ".b0" => Ok((0, 8)),
-        ".b1" => Ok((8, 8)),
-        ".b2" => Ok((16, 8)),
-        ".b3" => Ok((24, 8)),
-        ".h0" => Ok((0, 16)),
-        ".h1" => Ok((16, 16)),
-        other => Err(Diagnostic::error(
+    // `.bN` is byte N, `.hN` half word N.
+    let part = |prefix: char, bits: u64| {
+        let digit = s.value.strip_prefix('.')?.strip_prefix(prefix).filter(|d| d.len() == 1)?;
+        let index = digit.parse::<u64>().ok()?;
+        (index < 32 / bits).then_some((index * bits, bits))
+    };
+    part('b', 8).or_else(|| part('h', 16)).ok_or_else(|| {
+        Diagnostic::error(
             s.span,
-            format!("`{other}` is not a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)"),
-        )),
-    }
+            format!("`{}` is not a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)", s.value),
+        )
+    })
 }
 
 /// The lanes a SIMD selector names, lane 0 first: `.hxy` (lane 1 = half word x of
@@ -177,35 +178,38 @@ enum Secondary {
     Max,
 }
 
-fn secondary(m: &Mods, op: Opcode, allowed: &[&str]) -> Result<Secondary, Diagnostic> {
+fn secondary(m: &Mods, op: Opcode, allowed: &[Modifier]) -> Result<Secondary, Diagnostic> {
     let mut found = Secondary::None;
-    for o in &m.other {
-        let s = match o.value.as_str() {
-            ".add" => Secondary::Add,
-            ".min" => Secondary::Min,
-            ".max" => Secondary::Max,
+    for d in &m.details {
+        let s = match d.value {
+            ADD => Secondary::Add,
+            MIN => Secondary::Min,
+            MAX => Secondary::Max,
             _ => continue,
         };
-        if !allowed.contains(&o.value.as_str()) {
-            return Err(Diagnostic::error(o.span, format!("`{op}` does not take `{}`", o.value)));
+        if !allowed.contains(&d.value) {
+            return Err(Diagnostic::error(d.span, format!("`{op}` does not take `{}`", d.value)));
         }
         if found != Secondary::None {
-            return Err(Diagnostic::error(o.span, "a second secondary operation"));
+            return Err(Diagnostic::error(d.span, "a second secondary operation"));
         }
         found = s;
     }
     Ok(found)
 }
 
-/// The comparison of `vset*`: one of `.eq .ne .lt .le .gt .ge`.
+const ADD: Modifier = Modifier::Reduction(Reduction::Add);
+const MIN: Modifier = Modifier::Reduction(Reduction::Min);
+const MAX: Modifier = Modifier::Reduction(Reduction::Max);
+const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
+const WRAP: Modifier = Modifier::Clamp(Clamp::Wrap);
+
+/// The comparison of `vset*`: one of `.eq .ne .lt .le .gt .ge` (the only ones the
+/// instruction table lets `vset` spell).
 fn video_cmp(i: &ast::Instruction, m: &Mods) -> Result<CmpOp, Diagnostic> {
-    let spelled = i
-        .modifiers
-        .iter()
-        .find(|md| matches!(md.value.as_str(), ".eq" | ".ne" | ".lt" | ".le" | ".gt" | ".ge"));
-    match (m.cmp, spelled) {
-        (Some(c), Some(_)) => Ok(c),
-        _ => Err(Diagnostic::error(
+    match m.cmp {
+        Some(c) => Ok(c),
+        None => Err(Diagnostic::error(
             i.opcode.span,
             format!("`{}` needs one of `.eq .ne .lt .le .gt .ge`", i.opcode.value),
         )),
@@ -303,19 +307,16 @@ impl Lowerer<'_> {
             }
             (t[0], t[1], t[2], None)
         };
-        let clamp = shift && has(m, ".clamp");
-        if shift && has(m, ".clamp") == has(m, ".wrap") {
+        let clamp = shift && m.has(CLAMP);
+        if shift && m.has(CLAMP) == m.has(WRAP) {
             return Err(Diagnostic::error(
                 i.opcode.span,
                 format!("`{op}` needs `.clamp` or `.wrap`"),
             ));
         }
-        let modes: &[&str] = if shift {
-            &[".add", ".min", ".max", ".clamp", ".wrap"]
-        } else {
-            &[".add", ".min", ".max"]
-        };
-        super::reject_other(m, modes)?;
+        let modes: &[Modifier] =
+            if shift { &[ADD, MIN, MAX, CLAMP, WRAP] } else { &[ADD, MIN, MAX] };
+        m.allow(modes)?;
         let second = secondary(m, op, modes)?;
         let ops = self.video_operands(i, &[3, 4])?;
         let dsel = &ops[0].selector;
@@ -413,9 +414,10 @@ impl Lowerer<'_> {
         let span = i.span;
         let t = self.video_types(i, m, 3)?;
         let (aty, bty) = (t[1], t[2]);
-        super::reject_other(m, &[".po", ".shr7", ".shr15"])?;
-        let po = has(m, ".po");
-        let scale = match (has(m, ".shr7"), has(m, ".shr15")) {
+        let scale = |s| Modifier::VideoScale(s);
+        m.allow(&[scale(VideoScale::Po), scale(VideoScale::Shr7), scale(VideoScale::Shr15)])?;
+        let po = m.has(scale(VideoScale::Po));
+        let scale = match (m.has(scale(VideoScale::Shr7)), m.has(scale(VideoScale::Shr15))) {
             (false, false) => 0,
             (true, false) => 7,
             (false, true) => 15,
@@ -530,8 +532,8 @@ impl Lowerer<'_> {
             let t = self.video_types(i, m, 3)?;
             (t[0], t[1], t[2], None)
         };
-        super::reject_other(m, &[".add"])?;
-        let accumulate = secondary(m, op, &[".add"])? == Secondary::Add;
+        m.allow(&[ADD])?;
+        let accumulate = secondary(m, op, &[ADD])? == Secondary::Add;
         if accumulate && m.sat {
             return Err(Diagnostic::error(
                 i.opcode.span,

@@ -41,13 +41,23 @@
 //! not); a lane outside it gets the result over the arriving members, itself excluded.
 
 use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::modifier::{
+    BarrierForm, Convergence, FloatOption, Modifier, Reduction, Shuffle, Vote,
+};
 use ptxvk_frontend::Opcode;
+use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{reject_other, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{BinaryOp, CmpOp, InstKind, OpTy, SyncPoint, Terminator, UnaryOp, Value};
+
+const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
+const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
+const WARP: Modifier = Modifier::BarrierForm(BarrierForm::Warp);
+const MIN: Modifier = Modifier::Reduction(Reduction::Min);
+const MAX: Modifier = Modifier::Reduction(Reduction::Max);
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
@@ -63,14 +73,14 @@ enum Combine {
 /// The member mask operand of a warp collective of the `.sync` forms (none for the
 /// deprecated forms without it, for `activemask`, and for a wrong operand count, which
 /// the instruction's own lowering reports).
-fn member_mask(op: Opcode, i: &ast::Instruction) -> Option<&Operand> {
-    let sync = i.has_modifier(".sync");
+fn member_mask<'i>(op: Opcode, i: &'i ast::Instruction, m: &Mods) -> Option<&'i Operand> {
+    let sync = m.has(SYNC);
     let index = match op {
         Opcode::Shfl if sync => 4,
         Opcode::Vote if sync => 2,
         Opcode::Match | Opcode::Redux => 2,
         Opcode::Elect => 1,
-        Opcode::Bar if i.has_modifier(".warp") => 0,
+        Opcode::Bar if m.has(WARP) => 0,
         _ => return None,
     };
     i.operands.get(index)
@@ -84,7 +94,7 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        if let Some(members) = member_mask(op, i) {
+        if let Some(members) = member_mask(op, i, m) {
             // Every lane of the member mask must reach a `.sync` collective before any
             // goes on (independent thread scheduling): where other threads may be
             // polling, `pass::schedule` makes this a wait.
@@ -100,11 +110,11 @@ impl Lowerer<'_> {
             Opcode::Match => self.match_(i, m),
             Opcode::Redux => self.redux(i, m),
             Opcode::Activemask => self.activemask(i, m),
-            Opcode::Elect => self.elect(i, m),
-            Opcode::Bar if i.has_modifier(".warp") => {
+            Opcode::Elect => self.elect(i),
+            Opcode::Bar if m.has(WARP) => {
                 // `bar.warp.sync`: every lane of the warp is already converged in
                 // block-uniform code; a workgroup barrier orders their memory.
-                let r = reject_other(m, &[".warp", ".sync"]);
+                let r = m.allow(&[WARP, SYNC]);
                 r.map(|()| self.end_exchange(i.span))
             }
             _ => return None,
@@ -302,10 +312,12 @@ impl Lowerer<'_> {
     /// `shfl{.sync}.mode.b32 d[|p], a, b, c{, membermask}` (§9.7.8.6-7).
     fn shfl(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let sync = i.has_modifier(".sync");
-        reject_other(m, &[".sync", ".up", ".down", ".bfly", ".idx", ".aligned"])?;
-        let mode = [".up", ".down", ".bfly", ".idx"].into_iter().find(|md| i.has_modifier(md));
-        let Some(mode) = mode else {
+        let sync = m.has(SYNC);
+        let mode = m.find(|d| match d {
+            Modifier::Shuffle(s) => Some(s),
+            _ => None,
+        });
+        let Some(Spanned { value: mode, .. }) = mode else {
             return Err(Diagnostic::error(span, "`shfl` needs `.up`, `.down`, `.bfly` or `.idx`"));
         };
         if self.one_type(i, m)?.bits() != 32 {
@@ -339,19 +351,19 @@ impl Lowerer<'_> {
         let clamp = e.and(U32, cval, not_seg);
         let max_lane = e.or(U32, min_lane, clamp);
         let (j, ok) = match mode {
-            ".up" => {
+            Shuffle::Up => {
                 let j = e.bin(BinaryOp::Sub, S32, lane, bval);
                 (j, e.cmp(CmpOp::Ge, S32, j, max_lane))
             }
-            ".down" => {
+            Shuffle::Down => {
                 let j = e.add(U32, lane, bval);
                 (j, e.cmp(CmpOp::Le, U32, j, max_lane))
             }
-            ".bfly" => {
+            Shuffle::Bfly => {
                 let j = e.bin(BinaryOp::Xor, U32, lane, bval);
                 (j, e.cmp(CmpOp::Le, U32, j, max_lane))
             }
-            _ => {
+            Shuffle::Idx => {
                 let off = e.and(U32, bval, not_seg);
                 let j = e.or(U32, min_lane, off);
                 (j, e.cmp(CmpOp::Le, U32, j, max_lane))
@@ -377,14 +389,13 @@ impl Lowerer<'_> {
     /// `vote{.sync}.{all,any,uni}.pred d, {!}a{, membermask}` and `.ballot.b32`.
     fn vote(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let sync = i.has_modifier(".sync");
-        reject_other(m, &[".sync", ".all", ".any", ".uni", ".ballot", ".aligned"])?;
+        let sync = m.has(SYNC);
         let ops = i.operands.as_slice();
         let want = if sync { 3 } else { 2 };
         if ops.len() != want {
             return Err(Diagnostic::error(span, format!("`vote` takes {want} operands")));
         }
-        let ballot = i.has_modifier(".ballot");
+        let ballot = m.has(Modifier::Vote(Vote::Ballot));
         let d = self.dst(&ops[0], if ballot { U32 } else { OpTy::Pred }, false)?;
         let (a, negate) = self.pred(&ops[1])?;
         let t = self.linear_tid(span);
@@ -406,10 +417,10 @@ impl Lowerer<'_> {
             Emit { l: self, span }.mov(U32, d, ones);
             return Ok(());
         }
-        let r = if i.has_modifier(".any") {
+        let r = if m.has(Modifier::Vote(Vote::Any)) {
             let ones = votes(self, true);
             Emit { l: self, span }.cmp(CmpOp::Ne, U32, ones, Value::Imm(0))
-        } else if i.has_modifier(".all") {
+        } else if m.has(Modifier::Vote(Vote::All)) {
             let zeros = votes(self, false);
             Emit { l: self, span }.cmp(CmpOp::Eq, U32, zeros, Value::Imm(0))
         } else {
@@ -427,13 +438,13 @@ impl Lowerer<'_> {
     /// `match.{any,all}.sync.b32/.b64 d[|p], a, membermask` (§9.7.13.5 of PTX 9.2).
     fn match_(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".any", ".all", ".sync", ".aligned"])?;
+        m.allow(&[Modifier::Vote(Vote::Any), Modifier::Vote(Vote::All), SYNC, ALIGNED])?;
         let ty = self.one_type(i, m)?;
         if !matches!(ty.bits(), 32 | 64) || ty == OpTy::Pred {
             return Err(Diagnostic::error(span, "`match` takes `.b32` or `.b64`"));
         }
         let ops = i.operands.as_slice();
-        let all = i.has_modifier(".all");
+        let all = m.has(Modifier::Vote(Vote::All));
         let (d, p) = match &ops[0] {
             Operand::Pair(d, p, _) if all => {
                 (self.dst(d, U32, false)?, Some(self.dst(p, OpTy::Pred, false)?))
@@ -479,13 +490,17 @@ impl Lowerer<'_> {
     /// `redux.sync.op.type d, a, membermask` for integer operations (§9.7.13.6).
     fn redux(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let op = [".add", ".min", ".max"].into_iter().find(|o| i.has_modifier(o));
+        let op = m.find(|d| match d {
+            Modifier::Reduction(r) => Some(r),
+            _ => None,
+        });
+        let op = op.map(|r| r.value);
         let bool_op = m.bool_op;
         let ty = self.one_type(i, m)?;
         if ty.is_float() {
             return self.redux_f32(i, m, op);
         }
-        reject_other(m, &[".sync", ".add", ".min", ".max", ".aligned"])?;
+        m.allow(&[SYNC, ALIGNED, Modifier::Reduction(Reduction::Add), MIN, MAX])?;
         if ty.bits() != 32 {
             return Err(Diagnostic::error(span, "`redux.sync` takes 32-bit types"));
         }
@@ -495,9 +510,11 @@ impl Lowerer<'_> {
         // signed order is unsigned order with the sign bit flipped).
         let signed = ty.is_signed();
         let (bop, flip) = match (op, bool_op) {
-            (Some(".add"), None) => (BinaryOp::Add, 0),
-            (Some(".max"), None) => (BinaryOp::Max, if signed { 0x8000_0000 } else { 0 }),
-            (Some(".min"), None) => (BinaryOp::Max, if signed { 0x7fff_ffff } else { 0xffff_ffff }),
+            (Some(Reduction::Add), None) => (BinaryOp::Add, 0),
+            (Some(Reduction::Max), None) => (BinaryOp::Max, if signed { 0x8000_0000 } else { 0 }),
+            (Some(Reduction::Min), None) => {
+                (BinaryOp::Max, if signed { 0x7fff_ffff } else { 0xffff_ffff })
+            }
             (None, Some(crate::ir::BoolOp::And)) => (BinaryOp::Or, 0xffff_ffff),
             (None, Some(crate::ir::BoolOp::Or)) => (BinaryOp::Or, 0),
             (None, Some(crate::ir::BoolOp::Xor)) => (BinaryOp::Xor, 0),
@@ -532,14 +549,16 @@ impl Lowerer<'_> {
         &mut self,
         i: &ast::Instruction,
         m: &Mods,
-        op: Option<&str>,
+        op: Option<Reduction>,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".sync", ".min", ".max", ".aligned", ".abs", ".NaN"])?;
+        let abs = Modifier::FloatOption(FloatOption::Abs);
+        let nan = Modifier::FloatOption(FloatOption::NaN);
+        m.allow(&[SYNC, MIN, MAX, ALIGNED, abs, nan])?;
         let ty = self.one_type(i, m)?;
         let min = match op {
-            Some(".min") if ty == OpTy::F(32) => true,
-            Some(".max") if ty == OpTy::F(32) => false,
+            Some(Reduction::Min) if ty == OpTy::F(32) => true,
+            Some(Reduction::Max) if ty == OpTy::F(32) => false,
             _ => {
                 return Err(Diagnostic::error(
                     span,
@@ -547,7 +566,7 @@ impl Lowerer<'_> {
                 ))
             }
         };
-        let (abs, nan) = (i.has_modifier(".abs"), i.has_modifier(".NaN"));
+        let (abs, nan) = (m.has(abs), m.has(nan));
         let [d, a, mask] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`redux.sync` takes 3 operands"));
         };
@@ -592,7 +611,7 @@ impl Lowerer<'_> {
     /// `activemask.b32 d`: the lanes of the warp that execute it.
     fn activemask(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[])?;
+        m.allow(&[])?;
         let [d] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`activemask` takes 1 operand"));
         };
@@ -608,9 +627,9 @@ impl Lowerer<'_> {
 
     /// `elect.sync d|p, membermask`: the lowest member that arrives is the leader (the
     /// ISA elects an active thread; an exited one cannot lead).
-    fn elect(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn elect(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
-        reject_other(m, &[".sync"])?;
+
         let [dp, mask] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`elect.sync` takes `d|p` and a member mask"));
         };

@@ -19,13 +19,16 @@
 //! `.s4`/`.u4`/`.b1` forms.
 
 use ptxvk_frontend::ast::{self, StateSpace};
+use ptxvk_frontend::modifier::{
+    FloatOption, Fragment, Layout, Modifier, Shape as ModifierShape, WmmaOp,
+};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::expand::Emit;
-use super::matrix::{Accum, Elem, Gathered, Shape};
+use super::matrix::{type_names, Accum, Elem, Gathered, Shape, TypeName};
 use super::{spaces, Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{Address, BinaryOp, FloatFormat, InstKind, OpTy, RegTy, Space, Value};
+use crate::ir::{Address, BinaryOp, FloatFormat, InstKind, OpTy, RegTy, Rounding, Space, Value};
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
@@ -100,19 +103,22 @@ impl Lowerer<'_> {
             return None;
         }
         self.whole_warp_sync_point(i);
-        Some(if i.has_modifier(".mma") { self.wmma_mma(i) } else { self.wmma_move(i, m) })
+        let mma = m.has(Modifier::WmmaOp(WmmaOp::Mma));
+        Some(if mma { self.wmma_mma(i, m) } else { self.wmma_move(i, m) })
     }
 
     /// The shape modifier, the tile height and the tile counts.
-    fn wmma_shape(&self, i: &ast::Instruction) -> Result<(u32, u32, u32), Diagnostic> {
-        let shape = i.modifiers.iter().find_map(|md| match md.value.as_str() {
-            ".m16n16k16" => Some((16, 16, 16)),
-            ".m32n8k16" => Some((32, 8, 16)),
-            ".m8n32k16" => Some((8, 32, 16)),
-            ".m16n16k8" => Some((16, 16, 8)),
-            ".m8n8k4" => Some((8, 8, 4)),
+    fn wmma_shape(&self, i: &ast::Instruction, m: &Mods) -> Result<(u32, u32, u32), Diagnostic> {
+        let shape = m.find(|d| match d {
+            Modifier::Shape(ModifierShape { m, n, k: Some(k) }) => match (m, n, k) {
+                (16, 16, 16) | (32, 8, 16) | (8, 32, 16) | (16, 16, 8) | (8, 8, 4) => {
+                    Some((m, n, k))
+                }
+                _ => None,
+            },
             _ => None,
         });
+        let shape = shape.map(|s| s.value);
         shape.ok_or_else(|| {
             super::unsupported(
                 i.span,
@@ -182,28 +188,34 @@ impl Lowerer<'_> {
     /// `wmma.store.d.sync.aligned.layout.shape{.ss}.type [p], r{, stride}`.
     fn wmma_move(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let store = i.has_modifier(".store");
-        let which = if i.has_modifier(".a") {
+        let store = m.has(Modifier::WmmaOp(WmmaOp::Store));
+        let fragment = |f| m.has(Modifier::Fragment(f));
+        let which = if fragment(Fragment::A) {
             Which::A
-        } else if i.has_modifier(".b") {
+        } else if fragment(Fragment::B) {
             Which::B
-        } else if i.has_modifier(".c") || i.has_modifier(".d") {
+        } else if fragment(Fragment::C) || fragment(Fragment::D) {
             Which::C
         } else {
             return Err(Diagnostic::error(span, "`wmma.load` needs `.a`, `.b` or `.c`"));
         };
-        let row_major = match (i.has_modifier(".row"), i.has_modifier(".col")) {
-            (true, false) => true,
-            (false, true) => false,
-            _ => return Err(Diagnostic::error(span, "`wmma` needs one layout, `.row` or `.col`")),
-        };
-        let shape = self.wmma_shape(i)?;
-        let type_name = i
-            .modifiers
-            .iter()
+        let row_major =
+            match (m.has(Modifier::Layout(Layout::Row)), m.has(Modifier::Layout(Layout::Col))) {
+                (true, false) => true,
+                (false, true) => false,
+                _ => {
+                    return Err(Diagnostic::error(
+                        span,
+                        "`wmma` needs one layout, `.row` or `.col`",
+                    ))
+                }
+            };
+        let shape = self.wmma_shape(i, m)?;
+        let type_name = type_names(m)
+            .into_iter()
             .rev()
-            .find(|md| Elem::parse(&md.value).is_some() || Accum::parse(&md.value).is_some())
-            .map(|md| md.value.as_str())
+            .map(|t| t.value)
+            .find(|&t| Elem::parse(t).is_some() || Accum::parse(t).is_some())
             .ok_or_else(|| Diagnostic::error(span, "`wmma` needs an element type"))?;
         let data = match which {
             Which::C => Data::Acc(Accum::parse(type_name).ok_or_else(|| {
@@ -387,26 +399,23 @@ impl Lowerer<'_> {
 
     /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c` (`.f16`)
     /// and `….dtype.atype.btype.ctype{.satfinite}` (the others).
-    fn wmma_mma(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
+    fn wmma_mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let shape = self.wmma_shape(i)?;
-        let names: Vec<&str> = i
-            .modifiers
-            .iter()
-            .map(|md| md.value.as_str())
-            .filter(|v| Elem::parse(v).is_some() || Accum::parse(v).is_some())
+        let shape = self.wmma_shape(i, m)?;
+        let names: Vec<TypeName> = type_names(m)
+            .into_iter()
+            .map(|t| t.value)
+            .filter(|&t| Elem::parse(t).is_some() || Accum::parse(t).is_some())
             .collect();
-        let satfinite = i.has_modifier(".satfinite");
-        if let Some(r) =
-            i.modifiers.iter().find(|md| matches!(md.value.as_str(), ".rz" | ".rm" | ".rp"))
-        {
+        let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
+        if let Some(r) = m.rounding.as_ref().filter(|r| r.value.0 != Rounding::Nearest) {
             return Err(super::unsupported(
                 r.span,
                 "`wmma.mma` rounding other than `.rn`",
                 "not implemented",
             ));
         }
-        let parsed = match names.as_slice() {
+        let parsed = match *names.as_slice() {
             [d, c] => (
                 Accum::parse(d),
                 Some(Elem::Float(FloatFormat::F16)),

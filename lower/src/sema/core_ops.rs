@@ -1,0 +1,821 @@
+//! The core lowerings: instructions of one thread on registers and memory that map to
+//! one IR operation or a few (PTX ISA 9.2 §9.7.1-9.7.9), reached from
+//! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
+
+use super::{
+    ast, check_comparison, describe_op, expand, formats, md, unsupported, widen, Diagnostic,
+    Lowerer, Modifier, Mods, Opcode, Operand, StateSpace,
+};
+use crate::build::Build;
+use crate::ir::{
+    BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp, Value,
+    LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
+};
+
+impl Lowerer<'_> {
+    /// The core lowering of moves between registers and memory: `mov`, `ld`, `st`,
+    /// `ldu`, `cvt`, `selp`.
+    pub(super) fn core_moves(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        match op {
+            Opcode::Mov => {
+                let ty = self.bits_type(i, m)?;
+                m.allow(&[])?;
+                // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
+                // registers (a vector register is one, `sema::vectors`).
+                if let Some(n) = m.vector {
+                    // `mov.v8.u16 {h0, …, h7}, %q`: the elements of registers that hold
+                    // several, as `mov.b128 {…}, %q` moves them (PTX ISA 9.2 §9.7.9.1; a
+                    // `.b128` register is a pair of `.b64` here, `sema::vectors`).
+                    let as_list = |o: &Operand| match o {
+                        Operand::Vector(v, _) => v.clone(),
+                        other => vec![other.clone()],
+                    };
+                    let (d, s) = (as_list(&ops[0]), as_list(&ops[1]));
+                    let n_elems = n as usize;
+                    let split = if d.len() == n_elems && s.len() < n_elems {
+                        Some((&d, &s, true))
+                    } else if s.len() == n_elems && d.len() < n_elems {
+                        Some((&s, &d, false))
+                    } else {
+                        None
+                    };
+                    let split = split
+                        .filter(|(_, few, _)| !few.is_empty() && n_elems.is_multiple_of(few.len()));
+                    if let Some((many, few, unpack)) = split {
+                        let group = n_elems / few.len();
+                        let packed = OpTy::U((ty.bits() as usize * group) as u8);
+                        for (whole, parts) in few.iter().zip(many.chunks(group)) {
+                            if unpack {
+                                let dsts = parts
+                                    .iter()
+                                    .map(|e| self.opt_dst(e, ty))
+                                    .collect::<Result<_, _>>()?;
+                                let src = self.src(whole, packed, false, span)?;
+                                self.push(InstKind::Unpack { elem: ty, dsts, src }, span);
+                            } else {
+                                let dst = self.dst(whole, packed, false)?;
+                                let srcs = parts
+                                    .iter()
+                                    .map(|e| self.src(e, ty, false, span))
+                                    .collect::<Result<_, _>>()?;
+                                self.push(InstKind::Pack { elem: ty, dst, srcs }, span);
+                            }
+                        }
+                        return Ok(());
+                    }
+                    let (Operand::Vector(d, _), Operand::Vector(s, _)) = (&ops[0], &ops[1]) else {
+                        return Err(Diagnostic::error(span, format!("`mov.v{n}` moves vectors")));
+                    };
+                    if d.len() != n as usize || s.len() != n as usize {
+                        return Err(Diagnostic::error(
+                            span,
+                            format!("`mov.v{n}` moves vectors of {n} elements"),
+                        ));
+                    }
+                    // Every source is read before any destination is written (`mov.v2
+                    // {a, b}, {b, a}` swaps).
+                    let mut srcs = Vec::new();
+                    for e in s {
+                        let v = self.src(e, ty, false, span)?;
+                        let t = self.temp(ty.storage(), span);
+                        self.push(InstKind::Mov { ty, dst: t, src: v }, span);
+                        srcs.push(Value::Reg(t));
+                    }
+                    for (d, src) in d.iter().zip(srcs) {
+                        if let Some(dst) = self.opt_dst(d, ty)? {
+                            self.push(InstKind::Mov { ty, dst, src }, span);
+                        }
+                    }
+                    return Ok(());
+                }
+                match (&ops[0], &ops[1]) {
+                    (Operand::Vector(elems, vs), src) => {
+                        let elem = self.pack_elem(ty, elems.len(), *vs)?;
+                        let dsts = elems
+                            .iter()
+                            .map(|e| self.opt_dst(e, elem))
+                            .collect::<Result<_, _>>()?;
+                        let src = self.src(src, ty, false, span)?;
+                        self.push(InstKind::Unpack { elem, dsts, src }, span);
+                    }
+                    (d, Operand::Vector(elems, vs)) => {
+                        let elem = self.pack_elem(ty, elems.len(), *vs)?;
+                        let dst = self.dst(d, ty, false)?;
+                        let srcs = elems
+                            .iter()
+                            .map(|e| self.src(e, elem, false, span))
+                            .collect::<Result<_, _>>()?;
+                        self.push(InstKind::Pack { elem, dst, srcs }, span);
+                    }
+                    (d, s) => {
+                        let dst = self.dst(d, ty, false)?;
+                        let src = self.src(s, ty, ty.bits() < 32, span)?;
+                        self.push(InstKind::Mov { ty, dst, src }, span);
+                    }
+                }
+            }
+            Opcode::Ld | Opcode::St | Opcode::Ldu => self.memory(op, i, m)?,
+            Opcode::Selp => {
+                let ty = self.bits_type(i, m)?;
+                m.allow(&[])?;
+                let dst = self.dst(&ops[0], ty, false)?;
+                let a = self.src(&ops[1], ty, false, span)?;
+                let b = self.src(&ops[2], ty, false, span)?;
+                let (cond, negate) = self.pred(&ops[3])?;
+                self.push(InstKind::Select { ty, dst, a, b, cond, negate }, span);
+            }
+            Opcode::Cvt => self.convert(i, m)?,
+            _ => {
+                return Err(Diagnostic::internal(
+                    span,
+                    format!("`{op}` is not a moves instruction"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The core lowering of `cvta` (PTX ISA 9.2 §9.7.9.19).
+    pub(super) fn cvta(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
+        // shared and local addresses move in and out of their generic windows
+        // (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`; `docs/architecture.md`, *The
+        // launch ABI*).
+        let ty = self.one_type(i, m)?;
+        let space = m.space.as_ref().map(|s| s.value);
+        let to = m.has(Modifier::Conversion(md::Conversion::To));
+        // In a module with 32-bit addresses, generic and global addresses are the
+        // same window offsets, and shared and local ones move in and out of the
+        // top windows of the 32-bit range (`ir::SHARED_WINDOW_32`).
+        if ty.bits() == 32 && self.kernel.address_size == 32 {
+            let window = match space {
+                Some(StateSpace::Global | StateSpace::Const) => None,
+                Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
+                Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
+                Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW_32),
+                Some(StateSpace::Param) => Some(PARAM_WINDOW_32),
+                _ => {
+                    let s = m.space.as_ref().map_or(span, |s| s.span);
+                    return Err(Diagnostic::error(
+                        s,
+                        "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
+                    ));
+                }
+            };
+            let dst = self.dst(&ops[0], ty, false)?;
+            let src = self.src(&ops[1], ty, false, span)?;
+            let kind = match window {
+                None => InstKind::Mov { ty, dst, src },
+                Some(w) => {
+                    let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
+                    let (mode, rhs) = (FloatMode::default(), Value::Imm(u64::from(w)));
+                    InstKind::Binary { op, ty: OpTy::U(32), mode, dst, lhs: src, rhs }
+                }
+            };
+            self.push(kind, span);
+            return Ok(());
+        }
+        if ty.bits() != 64 {
+            return Err(unsupported(
+                span,
+                "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
+                "generic addresses are 64-bit there",
+            ));
+        }
+        let dst = self.dst(&ops[0], ty, false)?;
+        let src = self.src(&ops[1], ty, false, span)?;
+        let window = match space {
+            // Generic, global and constant addresses coincide.
+            Some(StateSpace::Global | StateSpace::Const) => None,
+            Some(StateSpace::Shared) => Some(SHARED_WINDOW),
+            Some(StateSpace::Local) => Some(LOCAL_WINDOW),
+            // A call parameter lives in the caller's local frame.
+            Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW),
+            // The kernel's parameter block is global memory: its generic
+            // address is the block's address plus the offset.
+            Some(StateSpace::Param) => {
+                let base = self.temp(RegTy::Int(64), span);
+                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
+                let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
+                let mode = FloatMode::default();
+                let (lhs, rhs) = (src, Value::Reg(base));
+                self.push(InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs }, span);
+                return Ok(());
+            }
+            _ => {
+                let s = m.space.as_ref().map_or(span, |s| s.span);
+                return Err(Diagnostic::error(
+                    s,
+                    "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
+                ));
+            }
+        };
+        let u64t = OpTy::U(64);
+        let kind = match window {
+            None => InstKind::Mov { ty, dst, src },
+            Some(_) if to => InstKind::Binary {
+                op: BinaryOp::And,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst,
+                lhs: src,
+                rhs: Value::Imm(0xffff_ffff),
+            },
+            Some(w) => InstKind::Binary {
+                op: BinaryOp::Or,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst,
+                lhs: src,
+                rhs: Value::Imm(w),
+            },
+        };
+        self.push(kind, span);
+        Ok(())
+    }
+
+    /// The core lowering of `isspacep` (PTX ISA 9.2 §9.7.9.18).
+    pub(super) fn isspacep(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        match op {
+            Opcode::Isspacep if self.kernel.address_size == 32 => {
+                // A 32-bit generic address: its range (`ir::SHARED_WINDOW_32`).
+                m.allow(&[])?;
+                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
+                let a = self.address_value(&ops[1], 32, span)?;
+                let u32t = OpTy::U(32);
+                let space = m.space.as_ref().map(|s| s.value);
+                if matches!(space, Some(StateSpace::Const | StateSpace::Global)) {
+                    // The global address of the offset (the window's base plus it).
+                    let base = self.temp(RegTy::Int(64), span);
+                    self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
+                    let mut e = expand::Emit { l: self, span };
+                    let wide = e.cvt(OpTy::U(64), u32t, a);
+                    let global = e.add(OpTy::U(64), Value::Reg(base), wide);
+                    let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(PARAM_WINDOW_32)));
+                    let is_const = space == Some(StateSpace::Const);
+                    let c = self.const_test(global, is_const, span);
+                    let mut e = expand::Emit { l: self, span };
+                    let r = if is_const { c } else { e.pred_and(below, c) };
+                    e.mov(OpTy::Pred, dst, Value::Reg(r));
+                    return Ok(());
+                }
+                let (lo, hi) = match space {
+                    Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
+                    Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
+                    // In a kernel; a device function's parameters are local memory.
+                    Some(StateSpace::Param) if self.frame.is_none() => {
+                        (PARAM_WINDOW_32, LOCAL_WINDOW_32 - 1)
+                    }
+                    _ => {
+                        let s = m.space.as_ref().map_or(span, |s| s.span);
+                        return Err(Diagnostic::error(
+                            s,
+                            "`isspacep` in a module with 32-bit addresses takes `.global`, \
+                             `.const`, `.shared`, `.local` or (in a kernel) `.param`",
+                        ));
+                    }
+                };
+                let mut e = expand::Emit { l: self, span };
+                let above = e.cmp(CmpOp::Ge, u32t, a, Value::Imm(u64::from(lo)));
+                let below = e.cmp(CmpOp::Le, u32t, a, Value::Imm(u64::from(hi)));
+                let both = e.pred_and(above, below);
+                e.mov(OpTy::Pred, dst, Value::Reg(both));
+            }
+            Opcode::Isspacep => {
+                // `isspacep.{global,shared,local} p, a`: the window of a generic address.
+                m.allow(&[])?;
+                let space = m.space.as_ref().map(|s| s.value);
+                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
+                let a = self.address_value(&ops[1], 64, span)?;
+                let u64t = OpTy::U(64);
+                let hi = self.temp(RegTy::Int(64), span);
+                self.push(
+                    InstKind::Binary {
+                        op: BinaryOp::Shr,
+                        ty: u64t,
+                        mode: FloatMode::default(),
+                        dst: hi,
+                        lhs: a,
+                        rhs: Value::Imm(32),
+                    },
+                    span,
+                );
+                let setp = |cmp, rhs: u64, d| InstKind::Setp {
+                    cmp,
+                    ty: u64t,
+                    ftz: false,
+                    dst: Some(d),
+                    dst_not: None,
+                    lhs: Value::Reg(hi),
+                    rhs: Value::Imm(rhs),
+                    combine: None,
+                };
+                match space {
+                    Some(StateSpace::Shared) => {
+                        self.push(setp(CmpOp::Eq, SHARED_WINDOW >> 32, dst), span)
+                    }
+                    Some(StateSpace::Local) => {
+                        self.push(setp(CmpOp::Eq, LOCAL_WINDOW >> 32, dst), span)
+                    }
+                    // Global: below both windows, and not the `.const` variables.
+                    Some(StateSpace::Global) => {
+                        let below = self.temp(RegTy::Pred, span);
+                        self.push(setp(CmpOp::Lt, LOCAL_WINDOW >> 32, below), span);
+                        let not_const = self.const_test(a, false, span);
+                        let mut e = expand::Emit { l: self, span };
+                        let r = e.pred_and(below, not_const);
+                        e.mov(OpTy::Pred, dst, Value::Reg(r));
+                    }
+                    // Constant memory: the `.const` variables at the start of the module
+                    // data.
+                    Some(StateSpace::Const) => {
+                        let r = self.const_test(a, true, span);
+                        self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
+                    }
+                    // The kernel's parameter block, also in a device function (inlined
+                    // into its kernel): a generic address there is a kernel parameter's
+                    // (libcu++'s `__isGridConstant`); call parameters are local memory,
+                    // which `isspacep.local` tells.
+                    Some(StateSpace::Param) => {
+                        let size = u64::from(self.kernel.abi.size);
+                        let base = self.temp(RegTy::Int(64), span);
+                        self.push(
+                            InstKind::Special { dst: base, reg: SpecialReg::ParamBlock },
+                            span,
+                        );
+                        let mut e = expand::Emit { l: self, span };
+                        let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
+                        let inside = e.cmp(CmpOp::Lt, u64t, off, Value::Imm(size));
+                        e.mov(OpTy::Pred, dst, Value::Reg(inside));
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(
+                            span,
+                            "`isspacep` takes `.global`, `.shared`, `.local`, `.const` or `.param`",
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(Diagnostic::internal(
+                    span,
+                    format!("`{op}` is not a isspacep instruction"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The core lowering of integer and float arithmetic with one IR operation:
+    /// `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`.
+    pub(super) fn core_arithmetic(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        match op {
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Div
+            | Opcode::Rem => {
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                arity(op, i, 3)?;
+                let bop = match op {
+                    Opcode::Add => BinaryOp::Add,
+                    Opcode::Sub => BinaryOp::Sub,
+                    Opcode::Min => BinaryOp::Min,
+                    Opcode::Max => BinaryOp::Max,
+                    Opcode::And => BinaryOp::And,
+                    Opcode::Or => BinaryOp::Or,
+                    Opcode::Xor => BinaryOp::Xor,
+                    Opcode::Div => BinaryOp::Div,
+                    _ => BinaryOp::Rem,
+                };
+                if ty == OpTy::Pred {
+                    let b = match bop {
+                        BinaryOp::And => BoolOp::And,
+                        BinaryOp::Or => BoolOp::Or,
+                        BinaryOp::Xor => BoolOp::Xor,
+                        _ => {
+                            return Err(Diagnostic::error(
+                                span,
+                                format!("`{op}` does not take `.pred`"),
+                            ))
+                        }
+                    };
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let (lhs, _) = self.reg_operand(&ops[1])?;
+                    let (rhs, _) = self.reg_operand(&ops[2])?;
+                    self.check_width(lhs, ops[1].span(), ty, false)?;
+                    self.check_width(rhs, ops[2].span(), ty, false)?;
+                    self.push(InstKind::PredLogic { op: b, dst, lhs, rhs }, span);
+                    return Ok(());
+                }
+                let logical = matches!(bop, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
+                if logical && ty.is_float() {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` takes bit-size types, not floats"),
+                    ));
+                }
+                let rounded = matches!(bop, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div);
+                let mode = self.float_mode(span, ty, m, rounded)?;
+                if ty.is_float() && bop == BinaryOp::Rem {
+                    return Err(Diagnostic::error(span, "`rem` takes integer types"));
+                }
+                // Float `div` is exact in every rounding mode; `.approx`/`.full` are lowered
+                // by `sema::approx`, and PTX requires one of them or a rounding.
+                if ty.is_float() && bop == BinaryOp::Div && m.rounding.is_none() {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!(
+                            "`div.{}` needs a rounding such as `.rn`{}",
+                            describe_op(ty).trim_start_matches('.'),
+                            if ty.bits() == 32 { " (or `.approx`/`.full`)" } else { "" }
+                        ),
+                    ));
+                }
+                if m.sat && !ty.is_float() {
+                    return Err(unsupported(
+                        span,
+                        "integer `.sat` arithmetic",
+                        "saturating integer add/sub is not implemented yet",
+                    ));
+                }
+                let dst = self.dst(&ops[0], ty, false)?;
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], ty, false, span)?;
+                self.push(InstKind::Binary { op: bop, ty, mode, dst, lhs, rhs }, span);
+            }
+            Opcode::Mul => {
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                let part = if ty.is_float() {
+                    if let Some(p) = &m.mul_part {
+                        return Err(Diagnostic::error(
+                            p.span,
+                            "floating-point `mul` takes no `.lo/.hi/.wide`",
+                        ));
+                    }
+                    BinaryOp::Mul
+                } else {
+                    m.mul_part.as_ref().map(|p| p.value).ok_or_else(|| {
+                        Diagnostic::error(span, "integer `mul` needs `.lo`, `.hi` or `.wide`")
+                    })?
+                };
+                let mode = self.float_mode(span, ty, m, true)?;
+                let dst_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
+                let dst = self.dst(&ops[0], dst_ty, false)?;
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], ty, false, span)?;
+                self.push(InstKind::Binary { op: part, ty, mode, dst, lhs, rhs }, span);
+            }
+            Opcode::Mad | Opcode::Fma => {
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                if ty.is_float() {
+                    if op == Opcode::Mad && m.rounding.is_none() {
+                        return Err(Diagnostic::error(
+                            span,
+                            "`mad.f32` needs a rounding modifier (`.rn`) since PTX ISA 2.0",
+                        ));
+                    }
+                    if ty.bits() == 64 && (m.ftz || m.sat) {
+                        return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
+                    }
+                    let mode = self.float_mode(span, ty, m, true)?;
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let a = self.src(&ops[1], ty, false, span)?;
+                    let b = self.src(&ops[2], ty, false, span)?;
+                    let c = self.src(&ops[3], ty, false, span)?;
+                    self.push(InstKind::Fma { ty, mode, dst, a, b, c }, span);
+                } else {
+                    if op == Opcode::Fma {
+                        return Err(Diagnostic::error(span, "`fma` takes floating-point types"));
+                    }
+                    if m.sat {
+                        return Err(unsupported(span, "`mad.sat`", "not implemented yet"));
+                    }
+                    let part = m.mul_part.as_ref().map(|p| p.value).ok_or_else(|| {
+                        Diagnostic::error(span, "integer `mad` needs `.lo`, `.hi` or `.wide`")
+                    })?;
+                    let wide_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
+                    let dst = self.dst(&ops[0], wide_ty, false)?;
+                    let a = self.src(&ops[1], ty, false, span)?;
+                    let b = self.src(&ops[2], ty, false, span)?;
+                    let c = self.src(&ops[3], wide_ty, false, span)?;
+                    self.push(InstKind::Mad { part, ty, dst, a, b, c }, span);
+                }
+            }
+            Opcode::Bfe | Opcode::Bfi => {
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                if ty.is_float()
+                    || ty == OpTy::Pred
+                    || ty.bits() < 32
+                    || (op == Opcode::Bfi && ty.is_signed())
+                {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` takes 32- or 64-bit integer types"),
+                    ));
+                }
+                let dst = self.dst(&ops[0], ty, false)?;
+                let a = self.src(&ops[1], ty, false, span)?;
+                if op == Opcode::Bfe {
+                    let pos = self.src(&ops[2], OpTy::U(32), false, span)?;
+                    let len = self.src(&ops[3], OpTy::U(32), false, span)?;
+                    self.push(InstKind::Bfe { ty, dst, a, pos, len }, span);
+                } else {
+                    let b = self.src(&ops[2], ty, false, span)?;
+                    let pos = self.src(&ops[3], OpTy::U(32), false, span)?;
+                    let len = self.src(&ops[4], OpTy::U(32), false, span)?;
+                    self.push(InstKind::Bfi { ty, dst, a, b, pos, len }, span);
+                }
+            }
+            _ => {
+                return Err(Diagnostic::internal(
+                    span,
+                    format!("`{op}` is not a arithmetic instruction"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The core lowering of shifts, square roots and reciprocals, unary and bitwise
+    /// operations, and `setp`.
+    pub(super) fn core_logic(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        match op {
+            Opcode::Shl | Opcode::Shr => {
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                if ty.is_float() || ty == OpTy::Pred || (op == Opcode::Shl && ty.is_signed()) {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!(
+                            "`{op}` takes {} types",
+                            if op == Opcode::Shl { "`.bN`" } else { "integer" }
+                        ),
+                    ));
+                }
+                let dst = self.dst(&ops[0], ty, false)?;
+                let lhs = self.src(&ops[1], ty, false, span)?;
+                let rhs = self.src(&ops[2], OpTy::U(32), false, span)?;
+                let bop = if op == Opcode::Shl { BinaryOp::Shl } else { BinaryOp::Shr };
+                self.push(
+                    InstKind::Binary { op: bop, ty, mode: FloatMode::default(), dst, lhs, rhs },
+                    span,
+                );
+            }
+            Opcode::Sqrt | Opcode::Rcp => {
+                // `.rn` forms are exact (emulated); `.approx` is an unsupported modifier.
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                if !ty.is_float() {
+                    return Err(Diagnostic::error(span, format!("`{op}` takes `.f32` or `.f64`")));
+                }
+                if m.rounding.is_none() {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` needs a rounding such as `.rn` (or `.approx` on `.f32`)"),
+                    ));
+                }
+                let mode = self.float_mode(span, ty, m, true)?;
+                let dst = self.dst(&ops[0], ty, false)?;
+                let src = self.src(&ops[1], ty, false, span)?;
+                let uop = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
+                self.push(InstKind::Unary { op: uop, ty, dst, src, mode }, span);
+            }
+            Opcode::Not
+            | Opcode::Cnot
+            | Opcode::Neg
+            | Opcode::Abs
+            | Opcode::Popc
+            | Opcode::Clz
+            | Opcode::Brev => {
+                let ty = self.one_type(i, m)?;
+                m.allow(&[])?;
+                if ty == OpTy::Pred {
+                    if op != Opcode::Not {
+                        return Err(Diagnostic::error(
+                            span,
+                            format!("`{op}` does not take `.pred`"),
+                        ));
+                    }
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let (src, _) = self.reg_operand(&ops[1])?;
+                    self.check_width(src, ops[1].span(), ty, false)?;
+                    self.push(InstKind::PredNot { dst, src }, span);
+                    return Ok(());
+                }
+                let uop = match op {
+                    Opcode::Not => UnaryOp::Not,
+                    Opcode::Cnot => UnaryOp::Cnot,
+                    Opcode::Neg => UnaryOp::Neg,
+                    Opcode::Abs => UnaryOp::Abs,
+                    Opcode::Popc => UnaryOp::Popc,
+                    Opcode::Clz => UnaryOp::Clz,
+                    _ => UnaryOp::Brev,
+                };
+                if ty.is_float() && !matches!(uop, UnaryOp::Neg | UnaryOp::Abs) {
+                    return Err(Diagnostic::error(span, format!("`{op}` takes integer types")));
+                }
+                if m.ftz && ty != OpTy::F(32) {
+                    return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
+                }
+                if ty.bits() < 16 {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{op}` takes 16-, 32- or 64-bit types"),
+                    ));
+                }
+                let dst_ty =
+                    if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
+                let dst = self.dst(&ops[0], dst_ty, false)?;
+                let mut src = self.src(&ops[1], ty, false, span)?;
+                if m.ftz {
+                    // `abs.ftz`/`neg.ftz`: a subnormal input is a zero of its sign first.
+                    let t = self.temp(RegTy::Float(32), span);
+                    let mode = FloatMode { ftz: true, ..FloatMode::default() };
+                    self.push(
+                        InstKind::Convert { to: ty, from: ty, rounding: None, mode, dst: t, src },
+                        span,
+                    );
+                    src = Value::Reg(t);
+                }
+                self.push(
+                    InstKind::Unary { op: uop, ty, mode: FloatMode::default(), dst, src },
+                    span,
+                );
+            }
+            Opcode::Setp => {
+                // Half types compare as their exact f32 values (§9.7.4.6).
+                let half = match m.types.as_slice() {
+                    [t] => formats::half_source(t.value).map(|h| (h, t.span)),
+                    _ => None,
+                };
+                let ty = match half {
+                    Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
+                        return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
+                    }
+                    Some(_) => OpTy::F(32),
+                    None => self.one_type(i, m)?,
+                };
+                m.allow(&[])?;
+                let cmp = m.cmp.ok_or_else(|| {
+                    Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
+                })?;
+                check_comparison(span, cmp, ty, m.ftz)?;
+                let n = if m.bool_op.is_some() { 4 } else { 3 };
+                arity(op, i, n)?;
+                let (dst, dst_not) = match &ops[0] {
+                    Operand::Pair(a, b, _) => {
+                        (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?)
+                    }
+                    d => (self.opt_dst(d, OpTy::Pred)?, None),
+                };
+                let combine = match m.bool_op {
+                    Some(b) => {
+                        let (r, neg) = self.pred(&ops[3])?;
+                        Some((b, r, neg))
+                    }
+                    None => None,
+                };
+                // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
+                // x2 comparison; a scalar one writes `p` (and `q` is its negation).
+                if let Some(((fmt, lanes), at)) = half {
+                    let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
+                    let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
+                    if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
+                        return Err(Diagnostic::error(
+                            at,
+                            "an x2 `setp` writes two predicates `p|q`",
+                        ));
+                    }
+                    let dsts = if lanes == 2 {
+                        vec![(dst, None), (dst_not, None)]
+                    } else {
+                        vec![(dst, dst_not)]
+                    };
+                    let mut e = expand::Emit { l: self, span };
+                    e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
+                    return Ok(());
+                }
+                let (lhs, rhs, ftz) = {
+                    let a = self.src(&ops[1], ty, false, span)?;
+                    (a, self.src(&ops[2], ty, false, span)?, m.ftz)
+                };
+                self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
+            }
+            _ => {
+                return Err(Diagnostic::internal(
+                    span,
+                    format!("`{op}` is not a logic instruction"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The core lowering of calls, traps, barriers and fences; every other opcode is
+    /// not lowered.
+    pub(super) fn core_control(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        match op {
+            Opcode::Call => return self.call(i),
+            Opcode::Trap => {
+                m.allow(&[])?;
+                self.trap(span);
+                return Ok(());
+            }
+            Opcode::Bar | Opcode::Barrier => self.barrier(op, i, m)?,
+            // Proxy fences order accesses between the generic proxy and the async,
+            // alias or tensormap proxies (PTX ISA 9.2 §8.6); every ptxvk access is a
+            // generic-proxy access, so there is nothing to order.
+            Opcode::Fence if m.has(Modifier::FenceForm(md::FenceForm::Proxy)) => {}
+            // A weak write of indeterminate values (§9.7.9.16): keeping the old values
+            // is one of them.
+            Opcode::Discard => {
+                if !m.details.iter().all(|d| d.value == Modifier::CacheLevel(md::CacheLevel::L2)) {
+                    return Err(Diagnostic::error(span, "`discard` takes `.global.L2`"));
+                }
+            }
+            Opcode::Membar | Opcode::Fence => {
+                use md::{FenceForm as F, MemoryOrder as O, Scope as S};
+                let device = m
+                    .details
+                    .iter()
+                    .any(|d| matches!(d.value, Modifier::Scope(S::Gl | S::Gpu | S::Sys)));
+                // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`), so
+                // `fence.mbarrier_init.release.cluster` and the `.sync_restrict` fences
+                // (§9.7.13.4) are CTA fences.
+                let scopes = [S::Cta, S::Cluster, S::Gl, S::Gpu, S::Sys].map(Modifier::Scope);
+                let orders = [O::Sc, O::AcqRel, O::Release, O::Acquire].map(Modifier::MemoryOrder);
+                let forms =
+                    [F::MbarrierInit, F::SyncRestrictSharedCta, F::SyncRestrictSharedCluster]
+                        .map(Modifier::FenceForm);
+                let ok: Vec<Modifier> = scopes.into_iter().chain(orders).chain(forms).collect();
+                m.allow(&ok)?;
+                arity(op, i, 0)?;
+                self.push(InstKind::Fence { device_scope: device }, span);
+            }
+            // Every other opcode of the PTX ISA parses (the front end's instruction
+            // table knows it) but is not lowered yet.
+            _ => {
+                return Err(unsupported(
+                    i.opcode.span,
+                    &format!("instruction `{op}`"),
+                    "it parses, but ptxvk does not lower it yet",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks that `i` has exactly `n` operands.
+fn arity(op: Opcode, i: &ast::Instruction, n: usize) -> Result<(), Diagnostic> {
+    let found = i.operands.len();
+    if found == n {
+        return Ok(());
+    }
+    Err(Diagnostic::error(i.span, format!("`{op}` takes {n} operands, found {found}")))
+}

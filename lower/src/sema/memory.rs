@@ -1,0 +1,438 @@
+//! `ld`, `st` and `ldu` (PTX ISA 9.2 §9.7.9.8-10): strength, state spaces, vectors,
+//! and generic addresses dispatched on the window they point into.
+
+use super::{
+    ast, expand, is_cache_hint, md, spaces, unsupported, unsupported_modifier, Diagnostic, Lowerer,
+    Modifier, Mods, Opcode, Operand, RegId, Span, StateSpace,
+};
+use crate::build::Build;
+use crate::ir::{
+    Address, AtomicOp, BinaryOp, CmpOp, FloatMode, InstKind, OpTy, Order, RegTy, Scope, Space,
+    SpecialReg, Terminator, Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW,
+    SHARED_WINDOW_32,
+};
+
+impl Lowerer<'_> {
+    pub(super) fn memory(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ty = self.bits_type(i, m)?;
+        let strength = memory_order(op, span, m)?;
+        if m.has(Modifier::MemoryOrder(md::MemoryOrder::Volatile)) {
+            self.kernel.volatile_accesses.push(span);
+        }
+        if op == Opcode::Ld && strength.is_some() {
+            self.kernel.polling_reads.push(span);
+        }
+        if ty == OpTy::Pred {
+            return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));
+        }
+        // Generic addresses are global addresses unless the kernel makes generic
+        // addresses of shared or local memory; then they dispatch on the window.
+        let ops = &i.operands;
+        let addr_operand = if op == Opcode::St { ops.first() } else { ops.get(1) };
+        // A generic access through a variable's name (`st.u64 [local_x], …`) is an access
+        // of the variable's space: its generic address lies in that space's window.
+        let named = match m.space {
+            None => addr_operand.and_then(|a| self.variable_space(a)),
+            Some(_) => None,
+        };
+        let generic = m.space.is_none() && named.is_none();
+        let space = m.space.as_ref().map(|s| s.value).or(named).unwrap_or(StateSpace::Global);
+        if ty.bits() > 64 {
+            return Err(unsupported(span, "128-bit memory accesses", "not implemented yet"));
+        }
+        let n = m.vector.unwrap_or(1);
+        // Vectors of up to 128 bits; 256-bit `.v8` (32-bit elements) and `.v4` (64-bit
+        // ones) on global memory (PTX ISA 9.2 §9.7.9.8, sm_100).
+        let wide = space == StateSpace::Global && n * ty.bits() == 256 && ty.bits() >= 32;
+        // `.v8` of 8- and 16-bit elements: ptxas takes them as it takes `.v4` (64 and
+        // 128 bits).
+        let small_v8 = n == 8 && ty.bits() <= 16;
+        if !(matches!(n, 1 | 2 | 4) && n * ty.bits() <= 128 || wide || small_v8) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`.v{n}` of {}-bit elements is not a valid vector here", ty.bits()),
+            ));
+        }
+        // `.L2::cache_hint` adds a cache-policy operand, which is only a hint.
+        let hinted = m.has(Modifier::CacheHint(md::CacheHint::L2CacheHint));
+        if !(ops.len() == 2 || (hinted && ops.len() == 3)) {
+            return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
+        }
+        let (data, addr) = if op == Opcode::St { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
+        let (ir_space, address) = self.address(addr, space)?;
+        if op == Opcode::St && ir_space == Space::Param {
+            return Err(Diagnostic::error(span, "kernel parameters are read-only"));
+        }
+        let elems = vector_elements(data, n)?;
+        // The access, for the space it turns out to be in.
+        enum Data {
+            Store(Vec<Value>),
+            Load(Vec<Option<RegId>>),
+        }
+        // A float access of a wider bit-size register moves the same bits as the
+        // bit-size access of its width (§5.2.2's relaxed rules: the low bits, and zeros
+        // above them).
+        let ty = if elems.iter().any(|e| self.float_in_wider_register(e, ty)) {
+            OpTy::U(ty.bits() as u8)
+        } else {
+            ty
+        };
+        let data = if op == Opcode::St {
+            let srcs: Vec<Value> =
+                elems.iter().map(|e| self.src(e, ty, true, span)).collect::<Result<_, _>>()?;
+            Data::Store(srcs)
+        } else {
+            let dsts: Vec<Option<RegId>> = elems
+                .iter()
+                .map(|e| match e {
+                    Operand::Sink(_) => Ok(None),
+                    e => self.dst(e, ty, true).map(Some),
+                })
+                .collect::<Result<_, _>>()?;
+            Data::Load(dsts)
+        };
+        // A strong access (PTX ISA 9.2 §8.4) is an atomic load or store where SPIR-V has
+        // one: a scalar 32/64-bit word of global memory or a 32-bit one of shared memory
+        // into a register of its width. Others (local memory has no other observer;
+        // sub-word and vector accesses) are plain accesses, after an acquiring load's
+        // fence or before a releasing store's.
+        let one_word = match &data {
+            Data::Store(srcs) => srcs.len() == 1,
+            Data::Load(dsts) => {
+                dsts.len() == 1 && dsts[0].is_none_or(|d| self.kernel.reg(d).ty.bits() == ty.bits())
+            }
+        };
+        // A wide shared window (`SharedLayout::wide`) has atomics of 64 bits only; a
+        // strong narrower store there is an atomic store that `pass::legalize_atomics`
+        // makes a compare-and-swap loop (`store_in_wide_word`).
+        let shared_atomic_bits = if self.kernel.shared.wide() { 64 } else { 32 };
+        let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
+            let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))
+                || (space == Space::Shared && ty.bits() == shared_atomic_bits);
+            let native = strength.filter(|_| atomic_width && one_word);
+            match (&data, native) {
+                (Data::Store(srcs), Some((order, scope))) => (
+                    InstKind::Atomic {
+                        op: AtomicOp::Store,
+                        space,
+                        ty,
+                        scope,
+                        order,
+                        dst: None,
+                        addr,
+                        src: srcs[0],
+                        cmp: Value::Imm(0),
+                    },
+                    None,
+                ),
+                (Data::Load(dsts), Some((order, scope))) => (
+                    InstKind::Atomic {
+                        op: AtomicOp::Load,
+                        space,
+                        ty,
+                        scope,
+                        order,
+                        dst: dsts[0],
+                        addr,
+                        src: Value::Imm(0),
+                        cmp: Value::Imm(0),
+                    },
+                    None,
+                ),
+                (Data::Store(srcs), _) => {
+                    (InstKind::Store { space, ty, srcs: srcs.clone(), addr }, strength)
+                }
+                (Data::Load(dsts), _) => {
+                    (InstKind::Load { space, ty, dsts: dsts.clone(), addr }, strength)
+                }
+            }
+        };
+        let access = |l: &mut Self, space: Space, addr: Address| {
+            if let (Data::Store(srcs), Some((order, scope)), Space::Shared, true) =
+                (&data, strength, space, l.kernel.shared.wide() && ty.bits() < 64)
+            {
+                if let [src] = srcs.as_slice() {
+                    l.store_in_wide_word(ty, order, scope, addr, *src, span);
+                    return;
+                }
+            }
+            let (inst, fence) = access(space, addr);
+            let fence = fence.filter(|(o, _)| *o != Order::Relaxed && space != Space::Local);
+            let fence =
+                fence.map(|(_, scope)| InstKind::Fence { device_scope: scope != Scope::Cta });
+            if let (Some(f), InstKind::Store { .. }) = (&fence, &inst) {
+                l.push(f.clone(), span);
+            }
+            let is_load = matches!(inst, InstKind::Load { .. });
+            l.push(inst, span);
+            if let (Some(f), true) = (fence, is_load) {
+                l.push(f, span);
+            }
+        };
+        if ir_space == Space::Local || (generic && self.generic_windows) {
+            // A local access needs a window even when the kernel declares no `.local`
+            // variable (its addresses are then out of range, which PTX leaves undefined).
+            self.kernel.local_bytes = self.kernel.local_bytes.max(4);
+        }
+        if !(generic && self.generic_windows) {
+            access(self, ir_space, address);
+            return Ok(());
+        }
+        let address = self.widen_generic(address, span);
+        // The inference may prove the space: then a direct access, no test.
+        match self.generic_provenance(addr) {
+            spaces::Provenance::Plain | spaces::Provenance::Global => {
+                access(self, Space::Global, address);
+                return Ok(());
+            }
+            p @ (spaces::Provenance::Shared | spaces::Provenance::Local) => {
+                let space =
+                    if p == spaces::Provenance::Shared { Space::Shared } else { Space::Local };
+                let low = self.window_offset(address, span);
+                access(self, space, low);
+                return Ok(());
+            }
+            spaces::Provenance::Unknown => {}
+        }
+        self.dispatch_generic(address, span, |l, space, addr| {
+            access(l, space, addr);
+            Ok(())
+        })
+    }
+
+    /// A generic access whose space is known only at run time: `access` for the shared
+    /// window, the local window, or global memory, chosen by the address's upper half
+    /// (the windows' offsets are the lower half).
+    pub(super) fn dispatch_generic(
+        &mut self,
+        address: Address,
+        span: Span,
+        mut access: impl FnMut(&mut Self, Space, Address) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
+        let u64t = OpTy::U(64);
+        let full = self.temp(RegTy::Int(64), span);
+        let base = address.base.map_or(Value::Imm(0), Value::Reg);
+        self.push(
+            InstKind::Binary {
+                op: BinaryOp::Add,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst: full,
+                lhs: base,
+                rhs: Value::Imm(address.offset as u64),
+            },
+            span,
+        );
+        let hi = self.temp(RegTy::Int(64), span);
+        let low = self.temp(RegTy::Int(32), span);
+        self.push(
+            InstKind::Binary {
+                op: BinaryOp::Shr,
+                ty: u64t,
+                mode: FloatMode::default(),
+                dst: hi,
+                lhs: Value::Reg(full),
+                rhs: Value::Imm(32),
+            },
+            span,
+        );
+        self.push(
+            InstKind::Convert {
+                to: OpTy::U(32),
+                from: u64t,
+                rounding: None,
+                mode: FloatMode::default(),
+                dst: low,
+                src: Value::Reg(full),
+            },
+            span,
+        );
+        let is_shared = self.temp(RegTy::Pred, span);
+        let is_local = self.temp(RegTy::Pred, span);
+        for (d, w) in [(is_shared, SHARED_WINDOW), (is_local, LOCAL_WINDOW)] {
+            self.push(
+                InstKind::Setp {
+                    cmp: CmpOp::Eq,
+                    ty: u64t,
+                    ftz: false,
+                    dst: Some(d),
+                    dst_not: None,
+                    lhs: Value::Reg(hi),
+                    rhs: Value::Imm(w >> 32),
+                    combine: None,
+                },
+                span,
+            );
+        }
+        let join = self.new_block(None, span);
+        let windows = [
+            (is_shared, Space::Shared, Address { base: Some(low), offset: 0 }),
+            (is_local, Space::Local, Address { base: Some(low), offset: 0 }),
+        ];
+        for (cond, space, addr) in windows {
+            let then = self.new_block(None, span);
+            let next = self.new_block(None, span);
+            self.terminate(
+                Terminator::Branch { cond, negate: false, if_true: then, if_false: next },
+                span,
+            );
+            self.cur = then;
+            self.closed = false;
+            access(self, space, addr)?;
+            if !self.closed {
+                self.terminate(Terminator::Jump(join), span);
+            }
+            self.cur = next;
+            self.closed = false;
+        }
+        access(self, Space::Global, Address { base: Some(full), offset: 0 })?;
+        if !self.closed {
+            self.terminate(Terminator::Jump(join), span);
+        }
+        self.cur = join;
+        self.closed = false;
+        Ok(())
+    }
+
+    /// The provenance of a generic address operand's base register.
+    pub(super) fn generic_provenance(&self, addr: &Operand) -> spaces::Provenance {
+        match addr {
+            Operand::Address(a) => match &a.base {
+                Some(n) => self.spaces.get(&n.value).copied().unwrap_or(spaces::Provenance::Plain),
+                None => spaces::Provenance::Plain,
+            },
+            _ => spaces::Provenance::Unknown,
+        }
+    }
+
+    /// A generic address of a module with 32-bit addresses, in the 64-bit form every
+    /// generic access works with: `SHARED_WINDOW | offset` or `LOCAL_WINDOW | offset`
+    /// for the top windows of the 32-bit range (`ir::SHARED_WINDOW_32`,
+    /// `ir::LOCAL_WINDOW_32`), the parameter block's address plus the offset for the
+    /// window below them (`ir::PARAM_WINDOW_32`), else the global address (the address
+    /// window's base plus the offset). Addresses of 64-bit modules are returned as they
+    /// are.
+    pub(super) fn widen_generic(&mut self, address: Address, span: Span) -> Address {
+        let narrow = address.base.is_none_or(|b| self.kernel.reg(b).ty.bits() == 32);
+        if self.kernel.address_size != 32 || !narrow {
+            return address;
+        }
+        let (u32t, u64t) = (OpTy::U(32), OpTy::U(64));
+        let base = address.base.map_or(Value::Imm(0), Value::Reg);
+        let window_base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: window_base, reg: SpecialReg::WindowBase }, span);
+        let mut e = expand::Emit { l: self, span };
+        // The 32-bit sum wraps, as PTX's 32-bit address arithmetic does.
+        let x = e.add(u32t, base, Value::Imm(address.offset as u64 & 0xffff_ffff));
+        let wide = e.cvt(u64t, u32t, x);
+        let global = e.add(u64t, Value::Reg(window_base), wide);
+        let in_window = |e: &mut expand::Emit<'_, '_>, start: u32, tag: u64| {
+            let off = e.bin(BinaryOp::Sub, u32t, x, Value::Imm(u64::from(start)));
+            let off = e.cvt(u64t, u32t, off);
+            e.or(u64t, off, Value::Imm(tag))
+        };
+        let shared = in_window(&mut e, SHARED_WINDOW_32, SHARED_WINDOW);
+        let local = in_window(&mut e, LOCAL_WINDOW_32, LOCAL_WINDOW);
+        let is_shared = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(SHARED_WINDOW_32)));
+        let is_local = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(LOCAL_WINDOW_32)));
+        let is_param = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(PARAM_WINDOW_32)));
+        let param_off = e.bin(BinaryOp::Sub, u32t, x, Value::Imm(u64::from(PARAM_WINDOW_32)));
+        let param_off = e.cvt(u64t, u32t, param_off);
+        let block = e.temp(u64t);
+        e.push(InstKind::Special { dst: block, reg: SpecialReg::ParamBlock });
+        let param = e.add(u64t, Value::Reg(block), param_off);
+        let not_local = e.sel(u64t, is_param, param, global);
+        let not_shared = e.sel(u64t, is_local, local, not_local);
+        let g = e.sel(u64t, is_shared, shared, not_shared);
+        let r = e.temp(u64t);
+        e.mov(u64t, r, g);
+        Address { base: Some(r), offset: 0 }
+    }
+
+    /// Whether 64-bit generic address `a` points at a `.const` variable (the first
+    /// `const_bytes` of the module data), or with `inside` false whether it does not.
+    pub(super) fn const_test(&mut self, a: Value, inside: bool, span: Span) -> RegId {
+        let u64t = OpTy::U(64);
+        let base = self.module_address(0, span);
+        let mut e = expand::Emit { l: self, span };
+        let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
+        let bytes = u64::from(e.l.const_bytes);
+        let cmp = if inside { CmpOp::Lt } else { CmpOp::Ge };
+        e.cmp(cmp, u64t, off, Value::Imm(bytes))
+    }
+
+    /// A generic shared or local address as an address in its space: the low 32 bits
+    /// of the base register (the window's offset), plus the constant offset.
+    pub(super) fn window_offset(&mut self, address: Address, span: Span) -> Address {
+        let Some(base) = address.base else { return address };
+        let low = self.temp(RegTy::Int(32), span);
+        let from = OpTy::U(self.kernel.reg(base).ty.bits() as u8);
+        self.push(
+            InstKind::Convert {
+                to: OpTy::U(32),
+                from,
+                rounding: None,
+                mode: FloatMode::default(),
+                dst: low,
+                src: Value::Reg(base),
+            },
+            span,
+        );
+        Address { base: Some(low), offset: address.offset }
+    }
+}
+
+/// The strength of an `ld`/`st` (PTX ISA 9.2 §8.4, §9.7.9.8-9): `None` for a weak
+/// access, else the order and scope of a strong one. `.volatile` is `.relaxed.sys`;
+/// `.mmio` accesses are strong too (Vulkan has no memory-mapped I/O to distinguish).
+pub(super) fn memory_order(
+    op: Opcode,
+    span: Span,
+    m: &Mods,
+) -> Result<Option<(Order, Scope)>, Diagnostic> {
+    use md::{CacheOp, MemoryOrder as O, Scope as S};
+    let mut order = None;
+    let mut scope = None;
+    for d in &m.details {
+        match d.value {
+            Modifier::MemoryOrder(O::Weak | O::Mmio) | Modifier::CacheOp(CacheOp::Nc) => {}
+            Modifier::MemoryOrder(O::Volatile | O::Relaxed) => order = Some(Order::Relaxed),
+            Modifier::MemoryOrder(O::Acquire) if op == Opcode::Ld => order = Some(Order::Acquire),
+            Modifier::MemoryOrder(O::Release) if op == Opcode::St => order = Some(Order::Release),
+            Modifier::Scope(S::Cta) => scope = Some(Scope::Cta),
+            Modifier::Scope(S::Gpu) => scope = Some(Scope::Gpu),
+            Modifier::Scope(S::Sys) => scope = Some(Scope::Sys),
+            // Every cluster is one CTA (`sema::cluster`).
+            Modifier::Scope(S::Cluster) => scope = Some(Scope::Cta),
+            d if is_cache_hint(d) => {}
+            _ => return Err(unsupported_modifier(d, op)),
+        }
+    }
+    if order.is_some() && scope.is_none() && !m.has(Modifier::MemoryOrder(O::Volatile)) {
+        return Err(Diagnostic::error(span, format!("a `.relaxed`, `.acquire` or `.release` `{op}` needs a scope (`.cta`, `.gpu`, `.sys`)")));
+    }
+    Ok(order.map(|o| (o, scope.unwrap_or(Scope::Sys))))
+}
+
+/// The element operands of an access of `n` elements: `{a, b, …}` for a vector.
+fn vector_elements(data: &Operand, n: u32) -> Result<Vec<&Operand>, Diagnostic> {
+    Ok(match (data, n) {
+        (Operand::Vector(v, vs), n) => {
+            if v.len() as u32 != n || n == 1 {
+                return Err(Diagnostic::error(
+                    *vs,
+                    format!("expected {n} vector elements for `.v{n}`"),
+                ));
+            }
+            v.iter().collect()
+        }
+        (d, 1) => vec![d],
+        (d, _) => return Err(Diagnostic::error(d.span(), "a vector access needs a `{…}` operand")),
+    })
+}

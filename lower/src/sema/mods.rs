@@ -1,0 +1,95 @@
+//! The decoded modifiers of one instruction as sema uses them.
+
+use super::{decode, md, Diagnostic, Modifier, Opcode, ScalarType, Spanned, StateSpace};
+use crate::ir::{BinaryOp, BoolOp, CmpOp, Rounding};
+
+/// Modifiers that select cache behaviour only; Vulkan has no equivalent, so they are
+/// accepted and have no effect (PTX ISA 9.2 §9.7.9.1: they are performance hints).
+pub(super) fn is_cache_hint(d: Modifier) -> bool {
+    matches!(d, Modifier::CacheHint(_))
+        || matches!(d, Modifier::CacheOp(c) if c != md::CacheOp::Nc && c != md::CacheOp::Unified)
+}
+
+/// The decoded modifiers of one instruction ([`ptxvk_frontend::decode`]), with
+/// rounding, comparisons, combines and product halves as IR values.
+#[derive(Clone)]
+pub(super) struct Mods {
+    pub(super) opcode: Opcode,
+    pub(super) types: Vec<Spanned<ScalarType>>,
+    pub(super) space: Option<Spanned<StateSpace>>,
+    pub(super) vector: Option<u32>,
+    pub(super) rounding: Option<Spanned<(Rounding, bool)>>,
+    pub(super) ftz: bool,
+    pub(super) sat: bool,
+    pub(super) cmp: Option<CmpOp>,
+    pub(super) bool_op: Option<BoolOp>,
+    pub(super) mul_part: Option<Spanned<BinaryOp>>,
+    pub(super) details: Vec<Spanned<Modifier>>,
+}
+
+impl Mods {
+    /// Whether the instruction has modifier `d`.
+    pub(super) fn has(&self, d: Modifier) -> bool {
+        self.details.iter().any(|x| x.value == d)
+    }
+
+    /// The first modifier `f` picks out, with its span.
+    pub(super) fn find<T>(&self, f: impl Fn(Modifier) -> Option<T>) -> Option<Spanned<T>> {
+        self.details.iter().find_map(|d| f(d.value).map(|v| Spanned::new(v, d.span)))
+    }
+
+    /// Rejects every modifier that is not in `allowed`: the forms of one instruction
+    /// that take fewer modifiers than its row of the instruction table.
+    pub(super) fn allow(&self, allowed: &[Modifier]) -> Result<(), Diagnostic> {
+        match self.details.iter().find(|d| !allowed.contains(&d.value)) {
+            Some(d) => Err(unsupported_modifier(d, self.opcode)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The diagnostic for a modifier that an instruction takes in PTX but not in the form
+/// it has here.
+pub(super) fn unsupported_modifier(d: &Spanned<Modifier>, op: Opcode) -> Diagnostic {
+    Diagnostic::error(d.span, format!("unknown or unsupported modifier `{}` for `{op}`", d.value))
+}
+
+impl From<decode::Modifiers> for Mods {
+    fn from(m: decode::Modifiers) -> Mods {
+        let rounding = m.rounding.map(|r| {
+            let direction = match r.value.direction {
+                decode::Direction::Nearest => Rounding::Nearest,
+                decode::Direction::Zero => Rounding::Zero,
+                decode::Direction::Down => Rounding::Down,
+                decode::Direction::Up => Rounding::Up,
+            };
+            Spanned::new((direction, r.value.integer), r.span)
+        });
+        let bool_op = m.combine.map(|c| match c {
+            decode::Combine::And => BoolOp::And,
+            decode::Combine::Or => BoolOp::Or,
+            decode::Combine::Xor => BoolOp::Xor,
+        });
+        let mul_part = m.mul_part.map(|p| {
+            let op = match p.value {
+                decode::MulPart::Lo => BinaryOp::Mul,
+                decode::MulPart::Hi => BinaryOp::MulHi,
+                decode::MulPart::Wide => BinaryOp::MulWide,
+            };
+            Spanned::new(op, p.span)
+        });
+        Mods {
+            opcode: m.opcode,
+            types: m.types,
+            space: m.space,
+            vector: m.vector,
+            rounding,
+            ftz: m.ftz,
+            sat: m.sat,
+            cmp: m.cmp,
+            bool_op,
+            mul_part,
+            details: m.details,
+        }
+    }
+}

@@ -1,0 +1,654 @@
+//! Operands: registers, immediates, predicates and addresses, checked against the
+//! types their instruction reads and writes (PTX ISA 9.2 §6.4, §9.7).
+
+use super::{
+    ast, calls, describe_op, describe_reg, expand, imm_bits, reserved, symbol_plus_offset,
+    undeclared, Diagnostic, Lowerer, Name, Operand, RegId, Resolved, Span, Spanned, StateSpace,
+};
+use crate::build::Build;
+use crate::ir::{
+    Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialReg, Value,
+};
+
+impl Lowerer<'_> {
+    pub(super) fn reg_operand(&self, op: &Operand) -> Result<(RegId, Span), Diagnostic> {
+        match op {
+            Operand::Name { name, component: None } => match self.lookup(&name.value) {
+                Some(Resolved::Reg(r)) => Ok((r, name.span)),
+                Some(_) => {
+                    Err(Diagnostic::error(name.span, format!("`{}` is not a register", name.value)))
+                }
+                None => Err(undeclared(name)),
+            },
+            other => Err(Diagnostic::error(other.span(), "expected a register")),
+        }
+    }
+
+    /// A destination register of exactly the width of `ty` (or wider when `allow_wider`).
+    pub(super) fn dst(
+        &self,
+        op: &Operand,
+        ty: OpTy,
+        allow_wider: bool,
+    ) -> Result<RegId, Diagnostic> {
+        let (r, span) = self.reg_operand(op)?;
+        self.check_width(r, span, ty, allow_wider)?;
+        Ok(r)
+    }
+
+    pub(super) fn check_width(
+        &self,
+        r: RegId,
+        span: Span,
+        ty: OpTy,
+        allow_wider: bool,
+    ) -> Result<(), Diagnostic> {
+        let info = self.kernel.reg(r);
+        let ok = match (info.ty, ty) {
+            (RegTy::Pred, OpTy::Pred) => true,
+            (RegTy::Pred, _) | (_, OpTy::Pred) => false,
+            (rt, t) => {
+                rt.bits() == t.bits()
+                    || (allow_wider
+                        && rt.bits() > t.bits()
+                        && !t.is_float()
+                        && matches!(rt, RegTy::Int(_)))
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Diagnostic::error(
+                span,
+                format!(
+                    "register `{}` ({}) does not match the instruction type ({})",
+                    info.name,
+                    describe_reg(info.ty),
+                    describe_op(ty)
+                ),
+            ))
+        }
+    }
+
+    pub(super) fn pred(&mut self, op: &Operand) -> Result<(RegId, bool), Diagnostic> {
+        let (inner, negate) = match op {
+            Operand::Not(inner, _) => (inner.as_ref(), true),
+            other => (other, false),
+        };
+        // An immediate predicate (`selp.b32 d, a, b, 0;`, `vote.all.pred p, 1, m`):
+        // PTX ISA 9.2 §4.5 lets any integer constant stand for a predicate, nonzero
+        // being true. It becomes a predicate register of that value.
+        if let Operand::Imm(e) = inner {
+            let value = imm_bits(e, OpTy::U(64))? != 0;
+            let r = self.temp(OpTy::Pred.storage(), e.span);
+            let src = Value::Imm(u64::from(value));
+            self.push(InstKind::Mov { ty: OpTy::Pred, dst: r, src }, e.span);
+            return Ok((r, negate));
+        }
+        let (r, span) = self.reg_operand(inner)?;
+        self.check_width(r, span, OpTy::Pred, false)?;
+        Ok((r, negate))
+    }
+
+    /// A source operand read at type `ty`: register, immediate, special register or the
+    /// address of a shared variable.
+    pub(super) fn src(
+        &mut self,
+        op: &Operand,
+        ty: OpTy,
+        allow_wider: bool,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        match op {
+            // `%r + 4`, `arr + 4`, `arr[1]`: a register or an address plus a constant
+            // (PTX ISA 9.2 §6.4.2 lets `mov` take an array element's address; ptxas
+            // takes `reg + imm` in any integer value position).
+            Operand::Imm(e) => match symbol_plus_offset(e) {
+                Some((name, offset)) => {
+                    self.offset_operand(name, e.span, offset, ty, allow_wider, span)
+                }
+                None => Ok(Value::Imm(imm_bits(e, ty)?)),
+            },
+            Operand::Address(a) if !a.unified => match &a.base {
+                Some(name) => {
+                    self.offset_operand(&name.value, name.span, a.offset, ty, allow_wider, span)
+                }
+                None => Err(Diagnostic::error(a.span, "expected a register or an immediate")),
+            },
+            Operand::Name { name, component: Some(c) } => {
+                if ty.bits() != 32 && !(allow_wider && ty.bits() < 32) {
+                    return Err(Diagnostic::error(
+                        op.span(),
+                        format!("`{}{}` is a 32-bit special register", name.value, c.value),
+                    ));
+                }
+                let dim = match c.value.as_str() {
+                    ".x" => Some(Dim::X),
+                    ".y" => Some(Dim::Y),
+                    ".z" => Some(Dim::Z),
+                    _ => None,
+                };
+                if let Some(v) = dim.and_then(|d| self.cluster_register(&name.value, Some(d), span))
+                {
+                    return Ok(v);
+                }
+                let reg = special_reg(name, c.as_ref())?;
+                let t = self.temp(RegTy::Int(32), span);
+                self.push(InstKind::Special { dst: t, reg }, span);
+                if ty.bits() < 32 {
+                    // PTX ISA 1.x's special registers were 16-bit (`mov.u16 %rh, %tid.x`,
+                    // still accepted): the low bits.
+                    let narrow = OpTy::U(ty.bits() as u8);
+                    return Ok(expand::Emit { l: self, span }.cvt(
+                        narrow,
+                        OpTy::U(32),
+                        Value::Reg(t),
+                    ));
+                }
+                Ok(Value::Reg(t))
+            }
+            Operand::Name { name, component: None } => self.named_src(name, ty, allow_wider, span),
+            other => Err(Diagnostic::error(other.span(), "expected a register or an immediate")),
+        }
+    }
+
+    /// A source operand that is a name: a register, or the address of a variable.
+    fn named_src(
+        &mut self,
+        name: &ptxvk_frontend::Ident,
+        ty: OpTy,
+        allow_wider: bool,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        match self.lookup(&name.value) {
+            Some(Resolved::Reg(r)) => {
+                self.check_width(r, name.span, ty, allow_wider)?;
+                Ok(Value::Reg(r))
+            }
+            Some(Resolved::Shared(off)) => {
+                if ty.is_float() || ty.bits() < 32 {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a shared variable is a 32- or 64-bit integer",
+                    ));
+                }
+                match off {
+                    Some(off) => Ok(Value::Imm(off as u64)),
+                    None => {
+                        let base = Value::Reg(self.dynamic_shared_base(span));
+                        if ty.bits() == 32 {
+                            return Ok(base);
+                        }
+                        let t = self.temp(RegTy::Int(64), span);
+                        let (to, from) = (OpTy::U(64), OpTy::U(32));
+                        let mode = FloatMode::default();
+                        let kind =
+                            InstKind::Convert { to, from, rounding: None, mode, dst: t, src: base };
+                        self.push(kind, span);
+                        Ok(Value::Reg(t))
+                    }
+                }
+            }
+            Some(Resolved::Local(off)) => {
+                if ty.is_float() || ty.bits() < 32 {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a local variable is a 32- or 64-bit integer",
+                    ));
+                }
+                Ok(Value::Imm(off as u64))
+            }
+            Some(Resolved::Framed(base, off)) => {
+                if ty.is_float() || ty.bits() < 32 {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a local variable is a 32- or 64-bit integer",
+                    ));
+                }
+                Ok(self.framed_address(base, off, ty, span))
+            }
+            // In a module with 32-bit addresses, its offset in the address window.
+            Some(Resolved::Global(off))
+                if self.kernel.address_size == 32 && ty.bits() == 32 && !ty.is_float() =>
+            {
+                Ok(self.window_offset_of_module_data(off, span))
+            }
+            Some(Resolved::Global(off)) => {
+                if ty.bits() != 64 || ty.is_float() {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a module variable is a 64-bit integer",
+                    ));
+                }
+                Ok(Value::Reg(self.module_address(off, span)))
+            }
+            // A kernel parameter's `.param` address: its offset in the block.
+            Some(Resolved::Param(off)) => {
+                if ty.is_float() || ty.bits() < 32 {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a kernel parameter is a 32- or 64-bit integer",
+                    ));
+                }
+                Ok(Value::Imm(u64::from(off)))
+            }
+            // A device function's address (`sema::calls::function_address`).
+            None if self.functions.contains_key(&name.value) => {
+                if ty.bits() != 64 || ty.is_float() {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a function is a 64-bit integer",
+                    ));
+                }
+                Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
+            }
+            // A kernel's address, for device-side launches (`sema::device_launch`).
+            None if self.device_runtime.kernel_address(&name.value).is_some() => {
+                if ty.bits() != 64 || ty.is_float() {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "the address of a kernel is a 64-bit integer",
+                    ));
+                }
+                Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
+            }
+            // PTX ISA 9.2 §10.31-10.33: shared memory sizes of the launch.
+            None if matches!(
+                name.value.as_str(),
+                "%dynamic_smem_size" | "%total_smem_size" | "%aggr_smem_size"
+            ) =>
+            {
+                if ty.bits() != 32 || ty.is_float() {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("`{}` is a 32-bit register", name.value),
+                    ));
+                }
+                let reg = if name.value == "%dynamic_smem_size" {
+                    SpecialReg::DynamicSharedBytes
+                } else {
+                    SpecialReg::TotalSharedBytes
+                };
+                let t = self.temp(OpTy::U(32).storage(), span);
+                self.push(InstKind::Special { dst: t, reg }, span);
+                Ok(Value::Reg(t))
+            }
+            // PTX ISA 9.2 §10.22-10.25: the clocks read VK_KHR_shader_clock's device
+            // clock, a 64-bit counter in the device's own unit (module doc of
+            // `SpecialReg::DeviceClock`).
+            None if matches!(
+                name.value.as_str(),
+                "%clock"
+                    | "%clock_hi"
+                    | "%clock64"
+                    | "%globaltimer"
+                    | "%globaltimer_lo"
+                    | "%globaltimer_hi"
+            ) =>
+            {
+                let wide = matches!(name.value.as_str(), "%clock64" | "%globaltimer");
+                if ty.is_float() || ty.bits() != if wide { 64 } else { 32 } {
+                    let bits = if wide { 64 } else { 32 };
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("`{}` is a {bits}-bit register", name.value),
+                    ));
+                }
+                let t = self.temp(RegTy::Int(64), span);
+                self.push(InstKind::Special { dst: t, reg: SpecialReg::DeviceClock }, span);
+                let mut e = expand::Emit { l: self, span };
+                Ok(match name.value.as_str() {
+                    "%clock64" | "%globaltimer" => Value::Reg(t),
+                    "%clock_hi" | "%globaltimer_hi" => {
+                        let hi = e.bin(BinaryOp::Shr, OpTy::U(64), Value::Reg(t), Value::Imm(32));
+                        e.cvt(OpTy::U(32), OpTy::U(64), hi)
+                    }
+                    _ => e.cvt(OpTy::U(32), OpTy::U(64), Value::Reg(t)),
+                })
+            }
+            None if reserved::is_reserved_register(&name.value) => {
+                self.reserved_register(&name.value, ty, name.span)
+            }
+            // A predicate (PTX ISA 9.2 §10.41); every cluster is one CTA, declared
+            // or not (`sema::cluster`).
+            None if name.value == "%is_explicit_cluster" => {
+                if ty != OpTy::Pred {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        "`%is_explicit_cluster` is a `.pred` register",
+                    ));
+                }
+                Ok(Value::Imm(u64::from(self.explicit_cluster)))
+            }
+            None if matches!(name.value.as_str(), "%envreg1" | "%envreg2") => {
+                if ty.bits() != 32 || ty.is_float() {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("`{}` is a 32-bit register", name.value),
+                    ));
+                }
+                Ok(self.grid_workspace_half(name.value == "%envreg1", name.span))
+            }
+            None if is_special_name(&name.value) => {
+                let value = match self.warp_register(&name.value, name.span) {
+                    Some(v) => Some(v),
+                    None => self.cluster_register(&name.value, None, name.span),
+                };
+                match value {
+                    Some(v) if ty.bits() == 32 && !ty.is_float() => Ok(v),
+                    Some(_) => Err(Diagnostic::error(
+                        name.span,
+                        format!("`{}` is a 32-bit register", name.value),
+                    )),
+                    None => Err(Diagnostic::error(
+                        name.span,
+                        format!("special register `{}` is not supported yet", name.value),
+                    )),
+                }
+            }
+            None => Err(undeclared(name)),
+        }
+    }
+
+    /// An address operand of either width read as a `bits`-bit address: PTX ISA 9.2
+    /// §6.4.1 zero-extends a narrower address and truncates a wider one.
+    pub(super) fn address_value(
+        &mut self,
+        op: &Operand,
+        bits: u32,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let ty = OpTy::U(bits as u8);
+        let width = match op {
+            Operand::Name { name, component: None } => match self.lookup(&name.value) {
+                Some(Resolved::Reg(r)) => Some(self.kernel.reg(r).ty),
+                _ => None,
+            },
+            _ => None,
+        };
+        match width {
+            Some(RegTy::Int(w @ (32 | 64))) if u32::from(w) != bits => {
+                let from = OpTy::U(w);
+                let v = self.src(op, from, false, span)?;
+                Ok(expand::Emit { l: self, span }.cvt(ty, from, v))
+            }
+            _ => self.src(op, ty, false, span),
+        }
+    }
+
+    /// The value of `name` (a register or a variable's address) plus `offset`, read at
+    /// integer type `ty`.
+    pub(super) fn offset_operand(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        offset: i64,
+        ty: OpTy,
+        allow_wider: bool,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let named = Operand::Name { name: Spanned::new(name.into(), name_span), component: None };
+        let base = self.src(&named, ty, allow_wider, span)?;
+        if offset == 0 {
+            return Ok(base);
+        }
+        if ty.is_float() || ty == OpTy::Pred {
+            return Err(Diagnostic::error(
+                name_span,
+                format!("`{name}` plus an offset is an integer, not a {} operand", describe_op(ty)),
+            ));
+        }
+        let mask = if ty.bits() >= 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
+        Ok(match base {
+            Value::Imm(v) => Value::Imm(v.wrapping_add(offset as u64) & mask),
+            base => {
+                let int = OpTy::U(ty.bits() as u8);
+                let rhs = Value::Imm(offset as u64 & mask);
+                expand::Emit { l: self, span }.add(int, base, rhs)
+            }
+        })
+    }
+
+    /// A register holding the device address of parameter-block offset `off` (a
+    /// 32- or 64-bit register).
+    pub(super) fn param_block_address(&mut self, off: RegId, span: Span) -> RegId {
+        let base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
+        let mut e = expand::Emit { l: self, span };
+        let off = match e.l.kernel.reg(off).ty.bits() {
+            64 => Value::Reg(off),
+            _ => e.cvt(OpTy::U(64), OpTy::U(32), Value::Reg(off)),
+        };
+        let sum = e.add(OpTy::U(64), Value::Reg(base), off);
+        let r = e.temp(OpTy::U(64));
+        e.mov(OpTy::U(64), r, sum);
+        r
+    }
+
+    /// A register holding the device address of module data offset `off`.
+    /// The 32-bit window offset of module-data byte `off`: its address minus the
+    /// window's base, truncated (the module data lies in the window).
+    pub(super) fn window_offset_of_module_data(&mut self, off: u32, span: Span) -> Value {
+        let address = self.module_address(off, span);
+        let base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
+        let mut e = expand::Emit { l: self, span };
+        let offset = e.bin(BinaryOp::Sub, OpTy::U(64), Value::Reg(address), Value::Reg(base));
+        e.cvt(OpTy::U(32), OpTy::U(64), offset)
+    }
+
+    pub(super) fn module_address(&mut self, off: u32, span: Span) -> RegId {
+        let base = self.temp(RegTy::Int(64), span);
+        self.push(InstKind::Special { dst: base, reg: SpecialReg::ModuleData }, span);
+        if off == 0 {
+            return base;
+        }
+        let r = self.temp(RegTy::Int(64), span);
+        self.push(
+            InstKind::Binary {
+                op: BinaryOp::Add,
+                ty: OpTy::U(64),
+                mode: FloatMode::default(),
+                dst: r,
+                lhs: Value::Reg(base),
+                rhs: Value::Imm(u64::from(off)),
+            },
+            span,
+        );
+        r
+    }
+
+    /// The state space of the variable an address operand names (`[local_x+8]`), when
+    /// it is a `.local`, `.shared` or function-frame variable.
+    pub(super) fn variable_space(&self, op: &Operand) -> Option<StateSpace> {
+        let Operand::Address(ast::Address { base: Some(name), .. }) = op else { return None };
+        match self.lookup(&name.value)? {
+            Resolved::Local(_) | Resolved::Framed(..) => Some(StateSpace::Local),
+            Resolved::Shared(_) => Some(StateSpace::Shared),
+            _ => None,
+        }
+    }
+
+    pub(super) fn address(
+        &mut self,
+        op: &Operand,
+        space: StateSpace,
+    ) -> Result<(Space, Address), Diagnostic> {
+        let Operand::Address(a) = op else {
+            return Err(Diagnostic::error(op.span(), "expected an address `[…]`"));
+        };
+        if a.unified {
+            return Err(Diagnostic::error(a.span, "`.unified` addresses are not supported yet"));
+        }
+        let mut ir_space = match space {
+            StateSpace::Global => Space::Global,
+            StateSpace::Shared => Space::Shared,
+            StateSpace::Param => Space::Param,
+            StateSpace::Local => Space::Local,
+            // `.const` addresses are device addresses into the module data.
+            StateSpace::Const => Space::Global,
+            other => {
+                return Err(Diagnostic::error(
+                    a.span,
+                    format!("`{}` memory is not supported yet", other.directive()),
+                ))
+            }
+        };
+        let (base, offset) = match &a.base {
+            None => (None, a.offset),
+            Some(name) => match self.lookup(&name.value) {
+                Some(Resolved::Reg(r)) => {
+                    let bits = self.kernel.reg(r).ty;
+                    if !matches!(bits, RegTy::Int(32 | 64)) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            "an address register must be a 32- or 64-bit integer",
+                        ));
+                    }
+                    if ir_space == Space::Param {
+                        // A `.param` address in a register: in an inlined function, a
+                        // call parameter's local offset; in the kernel, an offset in
+                        // the parameter block, which is global memory.
+                        if self.frame.is_some() {
+                            ir_space = Space::Local;
+                        } else {
+                            ir_space = Space::Global;
+                            let base = self.param_block_address(r, a.span);
+                            return Ok((ir_space, Address { base: Some(base), offset: a.offset }));
+                        }
+                    }
+                    (Some(r), a.offset)
+                }
+                Some(Resolved::Param(off)) => {
+                    if space != StateSpace::Param {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("kernel parameter `{}` is in the `.param` space", name.value),
+                        ));
+                    }
+                    (None, off as i64 + a.offset)
+                }
+                Some(Resolved::Global(off)) => {
+                    if !matches!(space, StateSpace::Global | StateSpace::Const) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a module-scope variable", name.value),
+                        ));
+                    }
+                    (Some(self.module_address(off, a.span)), a.offset)
+                }
+                Some(Resolved::Local(off)) => {
+                    // `.param` variables of device-function calls are local memory.
+                    if !matches!(space, StateSpace::Local | StateSpace::Param) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a `.local` or call `.param` variable", name.value),
+                        ));
+                    }
+                    ir_space = Space::Local;
+                    (None, off as i64 + a.offset)
+                }
+                Some(Resolved::Framed(base, off)) => {
+                    if !matches!(space, StateSpace::Local | StateSpace::Param) {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("`{}` is a `.local` or call `.param` variable", name.value),
+                        ));
+                    }
+                    ir_space = Space::Local;
+                    (Some(base), off as i64 + a.offset)
+                }
+                Some(Resolved::Shared(off)) => {
+                    if space != StateSpace::Shared {
+                        if space == StateSpace::Global {
+                            return Err(Diagnostic::error(
+                                name.span,
+                                format!("`{}` is a `.shared` variable", name.value),
+                            ));
+                        }
+                        ir_space = Space::Shared;
+                    }
+                    match off {
+                        Some(off) => (None, off as i64 + a.offset),
+                        None => (Some(self.dynamic_shared_base(name.span)), a.offset),
+                    }
+                }
+                None => return Err(undeclared(name)),
+            },
+        };
+        Ok((ir_space, Address { base, offset }))
+    }
+}
+
+pub(super) fn special_reg(
+    name: &ptxvk_frontend::Ident,
+    c: &Spanned<Name>,
+) -> Result<SpecialReg, Diagnostic> {
+    let dim = match c.value.as_str() {
+        ".x" => Dim::X,
+        ".y" => Dim::Y,
+        ".z" => Dim::Z,
+        _ => {
+            return Err(Diagnostic::error(
+                c.span,
+                format!("`{}` has no component `{}`", name.value, c.value),
+            ))
+        }
+    };
+    Ok(match name.value.as_str() {
+        "%tid" => SpecialReg::Tid(dim),
+        "%ntid" => SpecialReg::Ntid(dim),
+        "%ctaid" => SpecialReg::Ctaid(dim),
+        "%nctaid" => SpecialReg::Nctaid(dim),
+        other if is_special_name(other) => {
+            return Err(Diagnostic::error(
+                name.span,
+                format!("special register `{other}{}` is not supported yet", c.value),
+            ))
+        }
+        other => {
+            return Err(Diagnostic::error(
+                name.span,
+                format!("`{other}` is not a special register with components"),
+            ))
+        }
+    })
+}
+
+pub(super) fn is_special_name(s: &str) -> bool {
+    const SREGS: &[&str] = &[
+        "%tid",
+        "%ntid",
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%ctaid",
+        "%nctaid",
+        "%smid",
+        "%nsmid",
+        "%gridid",
+        "%lanemask_eq",
+        "%lanemask_le",
+        "%lanemask_lt",
+        "%lanemask_ge",
+        "%lanemask_gt",
+        "%clock",
+        "%clock_hi",
+        "%clock64",
+        "%globaltimer",
+        "%globaltimer_lo",
+        "%globaltimer_hi",
+        "%total_smem_size",
+        "%dynamic_smem_size",
+        "%aggr_smem_size",
+        "%is_explicit_cluster",
+        "%clusterid",
+        "%nclusterid",
+        "%cluster_ctaid",
+        "%cluster_nctaid",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "%current_graph_exec",
+    ];
+    SREGS.contains(&s) || s.starts_with("%pm") || s.starts_with("%envreg")
+}
