@@ -114,6 +114,21 @@ fn legalizes(
 
 /// Runs `pass`, checking its contract. Returns what went wrong.
 fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
+    match pass {
+        "reducible" | "loop_exits" | "structurize" | "predicate" | "loop_guard" => {
+            run_control_pass(pass, s)?
+        }
+        "check" | "check:racecheck" => run_check(pass, s)?,
+        "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
+        sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
+        _ => run_legalization(pass, s)?,
+    }
+    verify::run(&s.kernel).map_err(|d| messages(&d))
+}
+
+/// The legalizations (CFG → CFG, or in the blocks of a tree), checking each one's
+/// contract.
+fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
         ("legalize_atomics", None) => legalizes(
             &mut s.kernel,
@@ -158,8 +173,140 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| legalize_floats::is_directed(i),
             legalize_floats::run,
         )?,
-        // Every access of the input is the program's; each ends up alone in a block that
-        // only branches on its tests reach, and gets a site.
+        // For a device without f64: no directed rounding and nothing that needs f64.
+        ("legalize_floats:no_f64", None) => {
+            let k = &mut s.kernel;
+            let needs = |k: &Kernel| {
+                count(k, |i| legalize_floats::is_directed(i) || legalize_floats::needs_f64(i))
+            };
+            if needs(k) == 0 {
+                return Err("the input has nothing that needs f64".into());
+            }
+            legalize_floats::run(k, &Target::portable()).map_err(|d| d.message)?;
+            if needs(k) != 0 {
+                return Err(format!("{} instructions still need f64", needs(k)));
+            }
+        }
+        (warps, None) if warps.starts_with("legalize_warps:") => {
+            let mode = match &warps["legalize_warps:".len()..] {
+                "native" => WarpMode::Native,
+                "split" => WarpMode::Split,
+                "emulated" => WarpMode::Emulated,
+                other => return Err(format!("unknown warp mode `{other}`")),
+            };
+            let exchanges = count(&s.kernel, legalize_warps::is_exchange);
+            if exchanges == 0 {
+                return Err("the input has no warp exchange".into());
+            }
+            legalize_warps::run(&mut s.kernel, &Target::with_warp_mode(mode))
+                .map_err(|d| d.message)?;
+            if count(&s.kernel, legalize_warps::is_exchange) != 0 {
+                return Err("an exchange is left".into());
+            }
+            let subgroup = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { .. }));
+            let barriers = count(&s.kernel, |i| matches!(i, InstKind::WarpBarrier { .. }));
+            let emulated = mode == WarpMode::Emulated;
+            if emulated != (barriers > 0) || emulated == (subgroup > 0) {
+                return Err(format!("{subgroup} subgroup operations and {barriers} warp barriers"));
+            }
+            if emulated != s.kernel.warp_scratch.is_some() {
+                return Err("the warp scratch is reserved exactly in emulated mode".into());
+            }
+            let split = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { split: true, .. }));
+            if (mode == WarpMode::Split) != (split > 0) {
+                return Err("split subgroup operations exactly in split mode".into());
+            }
+        }
+        (other, _) => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    Ok(())
+}
+
+/// The passes that move or add to the program's own instructions (hoisted parameters,
+/// the scheduler, shared memory in device memory), checking their contracts.
+fn run_instrumentation(pass: &str, s: &mut State) -> Result<(), String> {
+    match (pass, &mut s.body) {
+        // On a device with Vulkan's least shared memory: the window moves to device
+        // memory and no shared access is left.
+        ("shared_in_memory", _) => {
+            let k = &mut s.kernel;
+            let target = Target { shared_memory_bytes: Some(16 * 1024), ..Target::default() };
+            shared_in_memory::run(k, &target);
+            let shared = count(k, |i| match i {
+                InstKind::Load { space, .. }
+                | InstKind::Store { space, .. }
+                | InstKind::Atomic { space, .. } => *space == Space::Shared,
+                _ => false,
+            });
+            if !k.shared.in_device_memory || shared != 0 {
+                return Err(format!("{shared} shared accesses left in a window on chip"));
+            }
+        }
+        ("hoist_params", None) => {
+            let k = &mut s.kernel;
+            let entry = k.entry.index();
+            let outside = |k: &Kernel| {
+                k.blocks
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| *b != entry)
+                    .flat_map(|(_, b)| &b.insts)
+                    .filter(|i| hoist_params::is_param_load(&i.kind))
+                    .count()
+            };
+            if outside(k) == 0 {
+                return Err("the input has no parameter load outside the entry block".into());
+            }
+            hoist_params::run(k, &Target::default()).map_err(|d| d.message)?;
+            if outside(k) != 0 {
+                return Err(format!("{} parameter loads left outside the entry", outside(k)));
+            }
+        }
+        // `:polls` when the input has a polling loop: then no block barrier and no
+        // `return` is left inside the rounds, and every polling loop's back edge and
+        // every wait is a wait site; else only the sync points go.
+        (sched, None) if sched.starts_with("schedule") => {
+            let polls = sched == "schedule:polls";
+            let k = &mut s.kernel;
+            let warp_points =
+                count(k, |i| matches!(i, InstKind::SyncPoint { point: SyncPoint::Warp { .. } }));
+            let barriers = count(k, |i| matches!(i, InstKind::Barrier));
+            let blocks = k.blocks.len();
+            schedule::run(k).map_err(|d| d.message)?;
+            if count(k, schedule::is_sync_point) != 0 {
+                return Err("a sync point is left".into());
+            }
+            if !polls {
+                if k.blocks.len() != blocks || !k.wait_sites.is_empty() {
+                    return Err("a kernel that does not poll was scheduled".into());
+                }
+                return Ok(());
+            }
+            if count(k, |i| matches!(i, InstKind::Barrier)) != 0 {
+                return Err("a block barrier is left in a scheduled kernel".into());
+            }
+            // One for each barrier and collective, and one at least for a back edge.
+            if k.wait_sites.len() <= barriers + warp_points {
+                return Err(format!("{} wait sites", k.wait_sites.len()));
+            }
+            // Every `return` is the rounds' end: none is reachable from the resume switch
+            // without passing the top of the next round.
+            let returns = (0..k.blocks.len())
+                .filter(|&b| cfg::reachable(k)[b] && k.blocks[b].term == Terminator::Return)
+                .count();
+            if returns > 2 {
+                return Err(format!("{returns} returning blocks (the end and the failure)"));
+            }
+        }
+        (other, _) => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    Ok(())
+}
+
+/// Checked launches' instrumentation (`check`, and with racecheck), checking that every
+/// access of the program gets its test and site.
+fn run_check(pass: &str, s: &mut State) -> Result<(), String> {
+    match (pass, &mut s.body) {
         ("check", None) => {
             let k = &mut s.kernel;
             let is_access = |i: &InstKind| {
@@ -297,122 +444,15 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
                 }
             }
         }
-        // On a device with Vulkan's least shared memory: the window moves to device
-        // memory and no shared access is left.
-        ("shared_in_memory", _) => {
-            let k = &mut s.kernel;
-            let target = Target { shared_memory_bytes: Some(16 * 1024), ..Target::default() };
-            shared_in_memory::run(k, &target);
-            let shared = count(k, |i| match i {
-                InstKind::Load { space, .. }
-                | InstKind::Store { space, .. }
-                | InstKind::Atomic { space, .. } => *space == Space::Shared,
-                _ => false,
-            });
-            if !k.shared.in_device_memory || shared != 0 {
-                return Err(format!("{shared} shared accesses left in a window on chip"));
-            }
-        }
-        ("hoist_params", None) => {
-            let k = &mut s.kernel;
-            let entry = k.entry.index();
-            let outside = |k: &Kernel| {
-                k.blocks
-                    .iter()
-                    .enumerate()
-                    .filter(|(b, _)| *b != entry)
-                    .flat_map(|(_, b)| &b.insts)
-                    .filter(|i| hoist_params::is_param_load(&i.kind))
-                    .count()
-            };
-            if outside(k) == 0 {
-                return Err("the input has no parameter load outside the entry block".into());
-            }
-            hoist_params::run(k, &Target::default()).map_err(|d| d.message)?;
-            if outside(k) != 0 {
-                return Err(format!("{} parameter loads left outside the entry", outside(k)));
-            }
-        }
-        // For a device without f64: no directed rounding and nothing that needs f64.
-        ("legalize_floats:no_f64", None) => {
-            let k = &mut s.kernel;
-            let needs = |k: &Kernel| {
-                count(k, |i| legalize_floats::is_directed(i) || legalize_floats::needs_f64(i))
-            };
-            if needs(k) == 0 {
-                return Err("the input has nothing that needs f64".into());
-            }
-            legalize_floats::run(k, &Target::portable()).map_err(|d| d.message)?;
-            if needs(k) != 0 {
-                return Err(format!("{} instructions still need f64", needs(k)));
-            }
-        }
-        (warps, None) if warps.starts_with("legalize_warps:") => {
-            let mode = match &warps["legalize_warps:".len()..] {
-                "native" => WarpMode::Native,
-                "split" => WarpMode::Split,
-                "emulated" => WarpMode::Emulated,
-                other => return Err(format!("unknown warp mode `{other}`")),
-            };
-            let exchanges = count(&s.kernel, legalize_warps::is_exchange);
-            if exchanges == 0 {
-                return Err("the input has no warp exchange".into());
-            }
-            legalize_warps::run(&mut s.kernel, &Target::with_warp_mode(mode))
-                .map_err(|d| d.message)?;
-            if count(&s.kernel, legalize_warps::is_exchange) != 0 {
-                return Err("an exchange is left".into());
-            }
-            let subgroup = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { .. }));
-            let barriers = count(&s.kernel, |i| matches!(i, InstKind::WarpBarrier { .. }));
-            let emulated = mode == WarpMode::Emulated;
-            if emulated != (barriers > 0) || emulated == (subgroup > 0) {
-                return Err(format!("{subgroup} subgroup operations and {barriers} warp barriers"));
-            }
-            if emulated != s.kernel.warp_scratch.is_some() {
-                return Err("the warp scratch is reserved exactly in emulated mode".into());
-            }
-            let split = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { split: true, .. }));
-            if (mode == WarpMode::Split) != (split > 0) {
-                return Err("split subgroup operations exactly in split mode".into());
-            }
-        }
-        // `:polls` when the input has a polling loop: then no block barrier and no
-        // `return` is left inside the rounds, and every polling loop's back edge and
-        // every wait is a wait site; else only the sync points go.
-        (sched, None) if sched.starts_with("schedule") => {
-            let polls = sched == "schedule:polls";
-            let k = &mut s.kernel;
-            let warp_points =
-                count(k, |i| matches!(i, InstKind::SyncPoint { point: SyncPoint::Warp { .. } }));
-            let barriers = count(k, |i| matches!(i, InstKind::Barrier));
-            let blocks = k.blocks.len();
-            schedule::run(k).map_err(|d| d.message)?;
-            if count(k, schedule::is_sync_point) != 0 {
-                return Err("a sync point is left".into());
-            }
-            if !polls {
-                if k.blocks.len() != blocks || !k.wait_sites.is_empty() {
-                    return Err("a kernel that does not poll was scheduled".into());
-                }
-                return Ok(());
-            }
-            if count(k, |i| matches!(i, InstKind::Barrier)) != 0 {
-                return Err("a block barrier is left in a scheduled kernel".into());
-            }
-            // One for each barrier and collective, and one at least for a back edge.
-            if k.wait_sites.len() <= barriers + warp_points {
-                return Err(format!("{} wait sites", k.wait_sites.len()));
-            }
-            // Every `return` is the rounds' end: none is reachable from the resume switch
-            // without passing the top of the next round.
-            let returns = (0..k.blocks.len())
-                .filter(|&b| cfg::reachable(k)[b] && k.blocks[b].term == Terminator::Return)
-                .count();
-            if returns > 2 {
-                return Err(format!("{returns} returning blocks (the end and the failure)"));
-            }
-        }
+        (other, _) => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    Ok(())
+}
+
+/// The passes that shape control flow (the structurizer and its CFG passes, and the
+/// tree passes after it), checking each one's contract.
+fn run_control_pass(pass: &str, s: &mut State) -> Result<(), String> {
+    match (pass, &mut s.body) {
         ("reducible", None) => {
             reducible::run(&mut s.kernel);
             if !reducible_cfg(&s.kernel) {
@@ -502,7 +542,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         }
         (other, _) => return Err(format!("unknown pass `{other}` at this point")),
     }
-    verify::run(&s.kernel).map_err(|d| messages(&d))
+    Ok(())
 }
 
 /// Launches each pass is checked on.
