@@ -106,27 +106,7 @@ impl Adapter {
                 || (vk::api_version_major(version) == 1 && vk::api_version_minor(version) >= minor)
         };
 
-        // SAFETY: as above; the call only writes into the returned vector.
-        let extension_list = unsafe { instance.enumerate_device_extension_properties(raw) }
-            .map_err(Error::vk("vkEnumerateDeviceExtensionProperties"))?;
-        let has_extension = |name: &CStr| {
-            extension_list.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
-        };
-        let extensions = Extensions {
-            shader_clock: has_extension(ash::khr::shader_clock::NAME),
-            shader_atomic_float: has_extension(ash::ext::shader_atomic_float::NAME),
-            portability_subset: has_extension(ash::khr::portability_subset::NAME),
-            external_memory_host: has_extension(ash::ext::external_memory_host::NAME),
-            external_memory_fd: false,
-            external_memory_fd_dedicated: false,
-        };
-        let mut extensions = extensions;
-        if has_extension(ash::khr::external_memory_fd::NAME) && at_least(1) {
-            if let Some(dedicated) = opaque_fd_buffers_shareable(instance, raw) {
-                extensions.external_memory_fd = true;
-                extensions.external_memory_fd_dedicated = dedicated;
-            }
-        }
+        let extensions = Extensions::probe(instance, raw, at_least(1))?;
 
         // Properties. Version-specific structures are chained only where the device
         // implements that version (vkGetPhysicalDeviceProperties2 valid usage).
@@ -454,6 +434,39 @@ fn mask_features(info: &mut DeviceInfo, list: &str) -> Result<(), Error> {
         info.required_subgroup_sizes = None;
     }
     Ok(())
+}
+
+impl Extensions {
+    /// The extensions of physical device `raw` that ptxvk uses; `vulkan_1_1`: whether the
+    /// device implements Vulkan 1.1 (the external-memory query needs it).
+    fn probe(
+        instance: &ash::Instance,
+        raw: vk::PhysicalDevice,
+        vulkan_1_1: bool,
+    ) -> Result<Extensions, Error> {
+        // SAFETY: `raw` is a physical device of this live instance; the call only writes
+        // into the returned vector.
+        let extension_list = unsafe { instance.enumerate_device_extension_properties(raw) }
+            .map_err(Error::vk("vkEnumerateDeviceExtensionProperties"))?;
+        let has_extension = |name: &CStr| {
+            extension_list.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
+        };
+        let mut extensions = Extensions {
+            shader_clock: has_extension(ash::khr::shader_clock::NAME),
+            shader_atomic_float: has_extension(ash::ext::shader_atomic_float::NAME),
+            portability_subset: has_extension(ash::khr::portability_subset::NAME),
+            external_memory_host: has_extension(ash::ext::external_memory_host::NAME),
+            external_memory_fd: false,
+            external_memory_fd_dedicated: false,
+        };
+        if has_extension(ash::khr::external_memory_fd::NAME) && vulkan_1_1 {
+            if let Some(dedicated) = opaque_fd_buffers_shareable(instance, raw) {
+                extensions.external_memory_fd = true;
+                extensions.external_memory_fd_dedicated = dedicated;
+            }
+        }
+        Ok(extensions)
+    }
 }
 
 #[cfg(test)]
