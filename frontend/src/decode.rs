@@ -73,7 +73,7 @@ pub enum CmpOp {
 
 /// A predicate combine (`setp.lt.and`, `lop3.or`) or bitwise atomic (`atom.and`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Combine {
+pub enum BoolOp {
     And,
     Or,
     Xor,
@@ -99,7 +99,7 @@ pub struct Modifiers {
     pub ftz: bool,
     pub sat: bool,
     pub cmp: Option<CmpOp>,
-    pub combine: Option<Combine>,
+    pub combine: Option<BoolOp>,
     pub mul_part: Option<Spanned<MulPart>>,
     /// The modifiers of the row's families ([`crate::modifier`]), in source order.
     pub details: Vec<Spanned<Modifier>>,
@@ -229,11 +229,11 @@ fn comparison(s: &str) -> Option<CmpOp> {
     })
 }
 
-fn combine(s: &str) -> Option<Combine> {
+fn combine(s: &str) -> Option<BoolOp> {
     Some(match s {
-        ".and" => Combine::And,
-        ".or" => Combine::Or,
-        ".xor" => Combine::Xor,
+        ".and" => BoolOp::And,
+        ".or" => BoolOp::Or,
+        ".xor" => BoolOp::Xor,
         _ => return None,
     })
 }

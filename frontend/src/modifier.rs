@@ -141,7 +141,7 @@ families! {
         Gl = ".gl",
     }
     /// The arithmetic operations of atomics, reductions and video secondaries
-    /// (§9.7.13.5-6, §9.7.9.24); the bitwise ones are [`crate::decode::Combine`].
+    /// (§9.7.13.5-6, §9.7.9.24); the bitwise ones are [`crate::decode::BoolOp`].
     Reduction {
         Add = ".add",
         Inc = ".inc",

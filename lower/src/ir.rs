@@ -570,12 +570,9 @@ pub enum BinaryOp {
 /// The comparison of `setp` and its kin, as the front end decodes it.
 pub use ptxvk_frontend::decode::CmpOp;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BoolOp {
-    And,
-    Or,
-    Xor,
-}
+/// A predicate combine (`setp.lt.and`) or bitwise operation, as the front end decodes
+/// it.
+pub use ptxvk_frontend::decode::BoolOp;
 
 /// Rounding of float results and float→int conversions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]

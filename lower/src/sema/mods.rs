@@ -65,11 +65,7 @@ impl From<decode::Modifiers> for Mods {
             };
             Spanned::new((direction, r.value.integer), r.span)
         });
-        let bool_op = m.combine.map(|c| match c {
-            decode::Combine::And => BoolOp::And,
-            decode::Combine::Or => BoolOp::Or,
-            decode::Combine::Xor => BoolOp::Xor,
-        });
+        let bool_op = m.combine;
         let mul_part = m.mul_part.map(|p| {
             let op = match p.value {
                 decode::MulPart::Lo => BinaryOp::Mul,
