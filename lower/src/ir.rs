@@ -28,10 +28,19 @@
 //!   ([`crate::abi`]).
 //! * No instruction traps. Integer division by zero and overflow have the values PTX
 //!   hardware produces (documented on [`BinaryOp`]).
+//! * **High-level instructions** exist only before the pass that expands them:
+//!   [`InstKind::Texture`] (texture and surface instructions, [`TextureInst`]) before
+//!   `pass::expand_texture`, the first pass. `pass::leftover` refuses any after it.
 
 use ptxvk_frontend::Span;
 
 use crate::abi::KernelAbi;
+
+mod texture;
+pub use texture::{
+    Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
+    TextureFetch, TextureInst, TextureQuery,
+};
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -1136,6 +1145,10 @@ pub enum InstKind {
         word: Value,
         swap: Option<Value>,
     },
+    /// A texture or surface instruction as semantic analysis resolves it (PTX ISA 9.2
+    /// §9.7.10-11, [`TextureInst`]); `pass::expand_texture` expands every one into the
+    /// instructions above, so no later pass and no emitter sees one.
+    Texture(Box<TextureInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

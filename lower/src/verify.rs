@@ -41,6 +41,9 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                     ));
                 }
             }
+            if let Some(what) = texture_shape(&inst.kind) {
+                errors.push(bug(inst.span, what.into()));
+            }
             if let InstKind::Setp { dst, dst_not, .. } = &inst.kind {
                 for d in dst.iter().chain(dst_not.iter()) {
                     if k.regs.get(d.index()).is_some_and(|r| r.ty != RegTy::Pred) {
@@ -208,6 +211,15 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         | InstKind::WarpSync
         | InstKind::SyncPoint { point: SyncPoint::Sleep | SyncPoint::Acquire } => {}
         InstKind::LoopCount { dst, .. } => defs.push(*dst),
+        InstKind::Texture(t) => t.defs_uses(defs, uses),
+    }
+}
+
+/// What is wrong with the shape of a texture or surface instruction, if it is one.
+fn texture_shape(kind: &InstKind) -> Option<&'static str> {
+    match kind {
+        InstKind::Texture(t) => t.shape_error(),
+        _ => None,
     }
 }
 
@@ -404,6 +416,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(swap.as_ref().and_then(reg), 32);
         }
         InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
+        InstKind::Texture(t) => out.extend(t.operand_widths()),
         _ => {}
     }
     out

@@ -360,6 +360,10 @@ impl<'a> FnEmitter<'a> {
             | InstKind::InAllocation { .. }
             | InstKind::ShadowWord { .. }
             | InstKind::RaceShadow { .. } => self.sync_inst(&inst.kind),
+            // `pass::leftover` refuses it above; never emitted.
+            InstKind::Texture(_) => {
+                Err(Error::Internal("a texture instruction left by expand_texture".into()))
+            }
         }
     }
 

@@ -9,6 +9,8 @@ use super::memory::{self, Memory};
 use super::Error;
 use crate::ir::*;
 
+mod texture;
+
 /// Steps a thread runs before it lets the others run.
 const SLICE: u32 = 512;
 
@@ -304,6 +306,7 @@ impl<'a> Thread<'a> {
                 let what = "initcheck's write shadows".into();
                 return Err(Error::Unsupported { what, span });
             }
+            InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

@@ -506,6 +506,12 @@ impl KernelParser {
         if let Some(kind) = o.conversion_or_memory(m)? {
             return Ok(kind);
         }
+        let (reg, value) = (|s: &str| self.reg(line, s), |s: &str| self.value(line, s));
+        let error = |message: String| line.error(message);
+        let l = super::texture::Line { opcode, dsts, ops, reg: &reg, value: &value, error: &error };
+        if let Some(kind) = super::texture::parse(&l, &mut m.words)? {
+            return Ok(kind);
+        }
         o.collective(m)
     }
 }

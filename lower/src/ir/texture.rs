@@ -1,0 +1,317 @@
+//! The texture and surface instructions of the CFG IR before `pass::expand_texture`
+//! ([`crate::ir::InstKind::Texture`]): `tex`, `tld4`, `txq`, `suld`, `sust`, `sured` and
+//! `suq` (PTX ISA 9.2 §9.7.10-11) as semantic analysis resolves them: operands are
+//! values and registers, modifiers typed, and nothing refers to the AST.
+//!
+//! A handle (`texture`, `sampler`, `handle`) is a 64-bit value: the device address of a
+//! descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), already loaded from a
+//! `.texref`/`.surfref` variable or parameter when the PTX names one. Coordinates,
+//! layers, texel offsets and levels of detail are 32-bit; fetch results are 32-bit words.
+//! What each instruction computes is `pass::expand_texture`'s module doc.
+
+use super::{AtomicOp, OpTy, RegId, Value};
+
+/// A texture or surface instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TextureInst {
+    /// `tex` and `tld4` (§9.7.10.3-4).
+    Fetch(TextureFetch),
+    /// `txq` and `suq` (§9.7.10.5, §9.7.11.4).
+    Query(TextureQuery),
+    /// `suld`, `sust` and `sured` (§9.7.11.1-3).
+    Surface(SurfaceAccess),
+}
+
+/// The geometries ptxvk reads: dimensions, a leading layer coordinate, cube maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexGeometry {
+    D1,
+    D2,
+    D3,
+    A1d,
+    A2d,
+    /// A direction `{x, y, z}` picks a face (six layers).
+    Cube,
+    /// Layered cube maps: a layer (of six faces each), then the direction.
+    Acube,
+}
+
+impl TexGeometry {
+    /// The coordinates after the layer: 1, 2 or 3.
+    pub fn dims(self) -> usize {
+        match self {
+            TexGeometry::D1 | TexGeometry::A1d => 1,
+            TexGeometry::D2 | TexGeometry::A2d => 2,
+            TexGeometry::D3 | TexGeometry::Cube | TexGeometry::Acube => 3,
+        }
+    }
+
+    /// Whether the first coordinate is a layer.
+    pub fn layered(self) -> bool {
+        matches!(self, TexGeometry::A1d | TexGeometry::A2d | TexGeometry::Acube)
+    }
+
+    pub fn cube(self) -> bool {
+        matches!(self, TexGeometry::Cube | TexGeometry::Acube)
+    }
+}
+
+/// What a fetch writes: four f32, s32 or u32 words, or the four float results rounded to
+/// halves in two words (`.f16x2`: R and G in the first, B and A in the second, the first
+/// of each pair in the low half).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexResult {
+    F32,
+    F16x2,
+    S32,
+    U32,
+}
+
+impl TexResult {
+    /// Whether the results are floats (channels converted), else integers.
+    pub fn is_float(self) -> bool {
+        matches!(self, TexResult::F32 | TexResult::F16x2)
+    }
+
+    /// Result words: 4, or 2 for `.f16x2`.
+    pub fn words(self) -> usize {
+        if self == TexResult::F16x2 {
+            2
+        } else {
+            4
+        }
+    }
+}
+
+/// The channel `tld4` gathers (`.r`, `.g`, `.b`, `.a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    R,
+    G,
+    B,
+    A,
+}
+
+impl Channel {
+    pub fn index(self) -> usize {
+        match self {
+            Channel::R => 0,
+            Channel::G => 1,
+            Channel::B => 2,
+            Channel::A => 3,
+        }
+    }
+}
+
+/// How a `tex` picks its mipmap level.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TexLod {
+    /// The base level (no `.level` or `.grad`).
+    Base,
+    /// `.level`: an explicit f32 level of detail.
+    Level(Value),
+    /// `.grad`: the f32 gradients of the coordinates along x and along y.
+    Grad { dx: Vec<Value>, dy: Vec<Value> },
+}
+
+/// `tex` or (`gather`) `tld4`: `dsts = fetch(texture, sampler, layer, coords, offsets,
+/// lod)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureFetch {
+    /// `tld4`'s channel; `None` for `tex`.
+    pub gather: Option<Channel>,
+    pub geometry: TexGeometry,
+    pub result: TexResult,
+    /// `.s32` coordinates (texel indices), else `.f32`.
+    pub integer_coords: bool,
+    /// [`TexResult::words`] registers; `None` for `_`.
+    pub dsts: Vec<Option<RegId>>,
+    /// The residency predicate of `d|p` (always true for ptxvk's textures).
+    pub resident: Option<RegId>,
+    pub texture: Value,
+    /// A separate sampler (`[texture, sampler, coordinates]`).
+    pub sampler: Option<Value>,
+    /// The layer of a layered geometry (s32).
+    pub layer: Option<Value>,
+    /// [`TexGeometry::dims`] coordinates.
+    pub coords: Vec<Value>,
+    /// Texel offsets (s32), one per dimension, or none.
+    pub offsets: Vec<Value>,
+    pub lod: TexLod,
+}
+
+/// The attribute a `txq`/`suq` reads (32-bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexQuery {
+    Width,
+    Height,
+    Depth,
+    ArraySize,
+    NumMipmapLevels,
+    NumSamples,
+    NormalizedCoords,
+    FilterMode,
+    ForceUnnormalizedCoords,
+    /// `.addr_mode_N` of dimension N (0-2).
+    AddrMode(u8),
+}
+
+/// `dst = query(handle)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureQuery {
+    pub field: TexQuery,
+    pub dst: RegId,
+    pub handle: Value,
+}
+
+/// What a surface access does out of bounds (`.trap`, `.clamp`, `.zero`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+/// The operation of a [`SurfaceAccess`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum SurfaceOp {
+    /// `suld.b`: consecutive elements of the access type into registers at least as
+    /// wide.
+    Load(Vec<RegId>),
+    /// `sust.b`/`sust.p`: consecutive elements (wider registers truncated), or with
+    /// `.p` one 32-bit value per channel.
+    Store(Vec<Value>),
+    /// `sured.b`/`sured.p`: an atomic read-modify-write of the element by `op` (`Add`,
+    /// `Min`, `Max`, `And`, `Or`).
+    Reduce(AtomicOp, Value),
+}
+
+/// `suld`, `sust` and `sured`: the element at `coords` (bytes in x for `.b`, samples
+/// for `.p`) of `layer`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SurfaceAccess {
+    pub op: SurfaceOp,
+    /// `.p` (formatted) rather than `.b`.
+    pub formatted: bool,
+    /// 1-D, 2-D, 3-D or layered 1-D/2-D.
+    pub geometry: TexGeometry,
+    pub boundary: Boundary,
+    /// The element type (`.b8`…`.b64`).
+    pub ty: OpTy,
+    pub handle: Value,
+    pub layer: Option<Value>,
+    pub coords: Vec<Value>,
+}
+
+impl TextureInst {
+    /// The registers the instruction writes (`defs`) and reads (`uses`).
+    pub fn defs_uses(&self, defs: &mut Vec<RegId>, uses: &mut Vec<RegId>) {
+        let mut read = |v: &Value| {
+            if let Value::Reg(r) = v {
+                uses.push(*r);
+            }
+        };
+        match self {
+            TextureInst::Fetch(f) => {
+                defs.extend(f.dsts.iter().flatten().chain(&f.resident));
+                let lod: Vec<&Value> = match &f.lod {
+                    TexLod::Base => Vec::new(),
+                    TexLod::Level(l) => vec![l],
+                    TexLod::Grad { dx, dy } => dx.iter().chain(dy).collect(),
+                };
+                let handles = std::iter::once(&f.texture).chain(&f.sampler).chain(&f.layer);
+                handles.chain(&f.coords).chain(&f.offsets).chain(lod).for_each(&mut read);
+            }
+            TextureInst::Query(q) => {
+                defs.push(q.dst);
+                read(&q.handle);
+            }
+            TextureInst::Surface(s) => {
+                std::iter::once(&s.handle).chain(&s.layer).chain(&s.coords).for_each(&mut read);
+                match &s.op {
+                    SurfaceOp::Load(dsts) => defs.extend(dsts),
+                    SurfaceOp::Store(srcs) => srcs.iter().for_each(read),
+                    SurfaceOp::Reduce(_, src) => read(src),
+                }
+            }
+        }
+    }
+
+    /// What is wrong with the instruction's shape, if anything: the coordinates a
+    /// geometry takes (and a layer exactly when it is layered), the result words, the
+    /// texel offsets (none, or one per dimension), `tld4`'s 2-D geometries and `.f32`
+    /// coordinates, a surface's geometries (no cube maps) and element types.
+    pub fn shape_error(&self) -> Option<&'static str> {
+        let coords = |g: TexGeometry, layer: &Option<Value>, coords: &[Value]| {
+            coords.len() == g.dims() && layer.is_some() == g.layered()
+        };
+        match self {
+            TextureInst::Fetch(f) => {
+                if !coords(f.geometry, &f.layer, &f.coords) {
+                    Some("a texture fetch with the wrong coordinates for its geometry")
+                } else if f.dsts.len() != f.result.words() {
+                    Some("a texture fetch with the wrong number of results")
+                } else if !(f.offsets.is_empty() || f.offsets.len() == f.geometry.dims()) {
+                    Some("a texture fetch with the wrong number of texel offsets")
+                } else if f.gather.is_some()
+                    && (f.geometry.dims() != 2 || f.integer_coords || f.result == TexResult::F16x2)
+                {
+                    Some("a `tld4` that is not a 2-D gather at `.f32` coordinates")
+                } else {
+                    None
+                }
+            }
+            TextureInst::Query(_) => None,
+            TextureInst::Surface(s) => {
+                let values = match &s.op {
+                    SurfaceOp::Load(dsts) => dsts.len(),
+                    SurfaceOp::Store(srcs) => srcs.len(),
+                    SurfaceOp::Reduce(..) => 1,
+                };
+                if !coords(s.geometry, &s.layer, &s.coords) || s.geometry.cube() {
+                    Some("a surface access with the wrong coordinates for its geometry")
+                } else if !matches!(s.ty.bits(), 8 | 16 | 32 | 64) || values == 0 {
+                    Some("a surface access without values of 8 to 64 bits")
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// The register operands whose width is fixed, with that width: handles 64 bits,
+    /// coordinates, offsets, levels and fetch results 32, the residency predicate 1.
+    /// Surface values may be wider registers than the access type (PTX ISA 9.2
+    /// §9.7.11.1), so they have no fixed width.
+    pub fn operand_widths(&self) -> Vec<(RegId, u32)> {
+        let reg = |v: &Value| match v {
+            Value::Reg(r) => Some(*r),
+            Value::Imm(_) => None,
+        };
+        let mut out = Vec::new();
+        match self {
+            TextureInst::Fetch(f) => {
+                out.extend(f.dsts.iter().flatten().map(|&r| (r, 32)));
+                out.extend(f.resident.map(|r| (r, 1)));
+                let handles = std::iter::once(&f.texture).chain(&f.sampler);
+                out.extend(handles.filter_map(reg).map(|r| (r, 64)));
+                let lod: Vec<&Value> = match &f.lod {
+                    TexLod::Base => Vec::new(),
+                    TexLod::Level(l) => vec![l],
+                    TexLod::Grad { dx, dy } => dx.iter().chain(dy).collect(),
+                };
+                let words = f.layer.iter().chain(&f.coords).chain(&f.offsets).chain(lod);
+                out.extend(words.filter_map(reg).map(|r| (r, 32)));
+            }
+            TextureInst::Query(q) => {
+                out.push((q.dst, 32));
+                out.extend(reg(&q.handle).map(|r| (r, 64)));
+            }
+            TextureInst::Surface(s) => {
+                out.extend(reg(&s.handle).map(|r| (r, 64)));
+                out.extend(s.layer.iter().chain(&s.coords).filter_map(reg).map(|r| (r, 32)));
+            }
+        }
+        out
+    }
+}

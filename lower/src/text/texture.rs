@@ -1,0 +1,328 @@
+//! The text of [`InstKind::Texture`]: texture and surface instructions before
+//! `pass::expand_texture`.
+//!
+//! ```text
+//! %f1, %f2, %f3, %f4 = tex.a2d.f32.f32.level %rd1, _, [%r1, %f5, %f6], [1, -1], %f7
+//! %f1, %f2, _, _, %p1 = tex.2d.f32.s32.grad.resident %rd1, %rd2, [%r5, %r6], [], [%f1, %f2], [%f3, %f4]
+//! %r1, %r2, %r3, %r4 = tld4.g.2d.u32.f32 %rd1, _, [%f1, %f2], []
+//! %r1 = tex_query.addr_mode_1 %rd1
+//! %r1, %r2 = suld.b.2d.zero.u32 %rd1, [%r3, %r4]
+//! sust.p.a1d.trap.u32 %rd1, [%r5, %r3], %r1, %r2, %r3, %r4
+//! sured.min.p.1d.clamp.u64 %rd1, [%r3], %rd2
+//! ```
+//!
+//! A fetch's modifiers are, in order, `tld4`'s channel, the geometry, the result and the
+//! coordinate type, then `.level` or `.grad` and `.resident` (whose predicate is the last
+//! destination). Its operands: the texture, the sampler (`_` for none), the coordinates
+//! (a layered geometry's layer first), the texel offsets (`[]` for none), then the level
+//! or the two gradients. A surface access's: the operation (`sured`), `b` or `p`, the
+//! geometry, the boundary mode and the element type; the handle, the coordinates, then the
+//! values of a store or reduction.
+
+use ptxvk_frontend::Diagnostic;
+
+use super::{op_ty, parse_op_ty, Spelled};
+use crate::ir::{
+    AtomicOp, Boundary, Channel, InstKind, OpTy, RegId, SurfaceAccess, SurfaceOp, TexGeometry,
+    TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
+};
+
+impl Spelled for TexGeometry {
+    const TABLE: &'static [(Self, &'static str)] = &[
+        (TexGeometry::D1, "1d"),
+        (TexGeometry::D2, "2d"),
+        (TexGeometry::D3, "3d"),
+        (TexGeometry::A1d, "a1d"),
+        (TexGeometry::A2d, "a2d"),
+        (TexGeometry::Cube, "cube"),
+        (TexGeometry::Acube, "acube"),
+    ];
+}
+
+impl Spelled for TexResult {
+    const TABLE: &'static [(Self, &'static str)] = &[
+        (TexResult::F32, "f32"),
+        (TexResult::F16x2, "f16x2"),
+        (TexResult::S32, "s32"),
+        (TexResult::U32, "u32"),
+    ];
+}
+
+impl Spelled for Channel {
+    const TABLE: &'static [(Self, &'static str)] =
+        &[(Channel::R, "r"), (Channel::G, "g"), (Channel::B, "b"), (Channel::A, "a")];
+}
+
+impl Spelled for TexQuery {
+    const TABLE: &'static [(Self, &'static str)] = &[
+        (TexQuery::Width, "width"),
+        (TexQuery::Height, "height"),
+        (TexQuery::Depth, "depth"),
+        (TexQuery::ArraySize, "array_size"),
+        (TexQuery::NumMipmapLevels, "num_mipmap_levels"),
+        (TexQuery::NumSamples, "num_samples"),
+        (TexQuery::NormalizedCoords, "normalized_coords"),
+        (TexQuery::FilterMode, "filter_mode"),
+        (TexQuery::ForceUnnormalizedCoords, "force_unnormalized_coords"),
+        (TexQuery::AddrMode(0), "addr_mode_0"),
+        (TexQuery::AddrMode(1), "addr_mode_1"),
+        (TexQuery::AddrMode(2), "addr_mode_2"),
+    ];
+}
+
+impl Spelled for Boundary {
+    const TABLE: &'static [(Self, &'static str)] =
+        &[(Boundary::Trap, "trap"), (Boundary::Clamp, "clamp"), (Boundary::Zero, "zero")];
+}
+
+/// How the printer writes registers and values.
+pub(super) struct Names<'a> {
+    pub(super) reg: &'a dyn Fn(RegId) -> String,
+    pub(super) value: &'a dyn Fn(Value) -> String,
+}
+
+impl Names<'_> {
+    fn list<'v>(&self, values: impl IntoIterator<Item = &'v Value>) -> String {
+        let all: Vec<String> = values.into_iter().map(|v| (self.value)(*v)).collect();
+        format!("[{}]", all.join(", "))
+    }
+
+    fn dst(&self, d: Option<RegId>) -> String {
+        d.map_or_else(|| "_".to_string(), |r| (self.reg)(r))
+    }
+}
+
+/// The line of a texture or surface instruction.
+pub(super) fn print(t: &TextureInst, n: &Names<'_>) -> String {
+    match t {
+        TextureInst::Fetch(f) => {
+            let mut dsts: Vec<String> = f.dsts.iter().map(|d| n.dst(*d)).collect();
+            let mut head = match f.gather {
+                Some(c) => format!("tld4.{}", c.spelling()),
+                None => "tex".to_string(),
+            };
+            let ctype = if f.integer_coords { "s32" } else { "f32" };
+            head += &format!(".{}.{}.{ctype}", f.geometry.spelling(), f.result.spelling());
+            let mut ops = vec![
+                (n.value)(f.texture),
+                f.sampler.map_or_else(|| "_".to_string(), |s| (n.value)(s)),
+                n.list(f.layer.iter().chain(&f.coords)),
+                n.list(&f.offsets),
+            ];
+            match &f.lod {
+                TexLod::Base => {}
+                TexLod::Level(l) => {
+                    head += ".level";
+                    ops.push((n.value)(*l));
+                }
+                TexLod::Grad { dx, dy } => {
+                    head += ".grad";
+                    ops.extend([n.list(dx), n.list(dy)]);
+                }
+            }
+            if let Some(p) = f.resident {
+                head += ".resident";
+                dsts.push((n.reg)(p));
+            }
+            format!("{} = {head} {}", dsts.join(", "), ops.join(", "))
+        }
+        TextureInst::Query(q) => {
+            format!("{} = tex_query.{} {}", (n.reg)(q.dst), q.field.spelling(), (n.value)(q.handle))
+        }
+        TextureInst::Surface(s) => {
+            let access = if s.formatted { "p" } else { "b" };
+            let modifiers = format!(
+                "{access}.{}.{}.{}",
+                s.geometry.spelling(),
+                s.boundary.spelling(),
+                op_ty(s.ty)
+            );
+            let at =
+                format!("{}, {}", (n.value)(s.handle), n.list(s.layer.iter().chain(&s.coords)));
+            let values = |vs: &[Value]| -> String {
+                vs.iter().map(|v| format!(", {}", (n.value)(*v))).collect()
+            };
+            match &s.op {
+                SurfaceOp::Load(dsts) => {
+                    let dsts: Vec<String> = dsts.iter().map(|d| (n.reg)(*d)).collect();
+                    format!("{} = suld.{modifiers} {at}", dsts.join(", "))
+                }
+                SurfaceOp::Store(srcs) => format!("sust.{modifiers} {at}{}", values(srcs)),
+                SurfaceOp::Reduce(op, src) => {
+                    format!("sured.{}.{modifiers} {at}, {}", op.spelling(), (n.value)(*src))
+                }
+            }
+        }
+    }
+}
+
+/// What the parser gives [`parse`] of one instruction line.
+pub(super) struct Line<'a> {
+    pub(super) opcode: &'a str,
+    pub(super) dsts: &'a [&'a str],
+    pub(super) ops: &'a [&'a str],
+    pub(super) reg: &'a dyn Fn(&str) -> Result<RegId, Diagnostic>,
+    pub(super) value: &'a dyn Fn(&str) -> Result<Value, Diagnostic>,
+    pub(super) error: &'a dyn Fn(String) -> Diagnostic,
+}
+
+/// The first modifier, which must be one `f` accepts.
+fn first<T>(words: &mut Vec<&str>, f: impl Fn(&str) -> Option<T>) -> Option<T> {
+    let v = f(words.first()?)?;
+    words.remove(0);
+    Some(v)
+}
+
+fn flag(words: &mut Vec<&str>, word: &str) -> bool {
+    let at = words.iter().position(|w| *w == word);
+    at.map(|i| words.remove(i)).is_some()
+}
+
+impl Line<'_> {
+    fn missing(&self, what: &str) -> Diagnostic {
+        (self.error)(format!("`{}` needs {what}", self.opcode))
+    }
+
+    fn operand(&self, i: usize) -> Result<&str, Diagnostic> {
+        self.ops.get(i).copied().ok_or_else(|| self.missing(&format!("operand {}", i + 1)))
+    }
+
+    fn value_at(&self, i: usize) -> Result<Value, Diagnostic> {
+        (self.value)(self.operand(i)?)
+    }
+
+    /// The values of the bracketed list `[a, b]` at operand `i`.
+    fn list(&self, i: usize) -> Result<Vec<Value>, Diagnostic> {
+        let s = self.operand(i)?;
+        let inner = s.strip_prefix('[').and_then(|x| x.strip_suffix(']'));
+        let inner = inner.ok_or_else(|| (self.error)(format!("expected `[...]`, found `{s}`")))?;
+        inner.split(',').map(str::trim).filter(|x| !x.is_empty()).map(self.value).collect()
+    }
+
+    fn operand_count(&self, n: usize) -> Result<(), Diagnostic> {
+        if self.ops.len() == n {
+            Ok(())
+        } else {
+            Err(self.missing(&format!("{n} operands, found {}", self.ops.len())))
+        }
+    }
+}
+
+/// A texture or surface instruction, `None` when `l.opcode` is not one.
+pub(super) fn parse(l: &Line<'_>, words: &mut Vec<&str>) -> Result<Option<InstKind>, Diagnostic> {
+    let inst = match l.opcode {
+        "tex" | "tld4" => TextureInst::Fetch(fetch(l, words)?),
+        "tex_query" => {
+            let field =
+                first(words, TexQuery::from_spelling).ok_or_else(|| l.missing("a field"))?;
+            l.operand_count(1)?;
+            let [dst] = l.dsts else { return Err(l.missing("one destination")) };
+            TextureInst::Query(TextureQuery { field, dst: (l.reg)(dst)?, handle: l.value_at(0)? })
+        }
+        "suld" | "sust" | "sured" => TextureInst::Surface(surface(l, words)?),
+        _ => return Ok(None),
+    };
+    Ok(Some(InstKind::Texture(Box::new(inst))))
+}
+
+fn fetch(l: &Line<'_>, words: &mut Vec<&str>) -> Result<TextureFetch, Diagnostic> {
+    let gather = if l.opcode == "tld4" {
+        Some(first(words, Channel::from_spelling).ok_or_else(|| l.missing("a channel"))?)
+    } else {
+        None
+    };
+    let geometry =
+        first(words, TexGeometry::from_spelling).ok_or_else(|| l.missing("a geometry"))?;
+    let result = first(words, TexResult::from_spelling).ok_or_else(|| l.missing("a result"))?;
+    let integer_coords = match first(words, parse_op_ty) {
+        Some(OpTy::F(32)) => false,
+        Some(OpTy::S(32)) => true,
+        _ => return Err(l.missing("a coordinate type (`.f32`, `.s32`)")),
+    };
+    let (level, grad, resident) =
+        (flag(words, "level"), flag(words, "grad"), flag(words, "resident"));
+    let extra = if grad { 2 } else { usize::from(level) };
+    l.operand_count(4 + extra)?;
+    let mut dsts: Vec<Option<RegId>> = l
+        .dsts
+        .iter()
+        .map(|d| if *d == "_" { Ok(None) } else { (l.reg)(d).map(Some) })
+        .collect::<Result<_, _>>()?;
+    let resident = match resident {
+        true => Some(dsts.pop().flatten().ok_or_else(|| l.missing("a residency predicate"))?),
+        false => None,
+    };
+    let sampler = match l.operand(1)? {
+        "_" => None,
+        s => Some((l.value)(s)?),
+    };
+    let mut coords = l.list(2)?;
+    let layer =
+        if geometry.layered() && !coords.is_empty() { Some(coords.remove(0)) } else { None };
+    let lod = if grad {
+        TexLod::Grad { dx: l.list(4)?, dy: l.list(5)? }
+    } else if level {
+        TexLod::Level(l.value_at(4)?)
+    } else {
+        TexLod::Base
+    };
+    Ok(TextureFetch {
+        gather,
+        geometry,
+        result,
+        integer_coords,
+        dsts,
+        resident,
+        texture: l.value_at(0)?,
+        sampler,
+        layer,
+        coords,
+        offsets: l.list(3)?,
+        lod,
+    })
+}
+
+fn surface(l: &Line<'_>, words: &mut Vec<&str>) -> Result<SurfaceAccess, Diagnostic> {
+    let reduction = match l.opcode {
+        "sured" => {
+            Some(first(words, AtomicOp::from_spelling).ok_or_else(|| l.missing("an operation"))?)
+        }
+        _ => None,
+    };
+    let formatted = match first(words, |w| ["b", "p"].iter().position(|x| *x == w)) {
+        Some(p) => p == 1,
+        None => return Err(l.missing("`.b` or `.p`")),
+    };
+    let geometry =
+        first(words, TexGeometry::from_spelling).ok_or_else(|| l.missing("a geometry"))?;
+    let boundary = first(words, Boundary::from_spelling).ok_or_else(|| l.missing("a boundary"))?;
+    let ty = first(words, parse_op_ty).ok_or_else(|| l.missing("an element type"))?;
+    let mut coords = l.list(1)?;
+    let layer =
+        if geometry.layered() && !coords.is_empty() { Some(coords.remove(0)) } else { None };
+    let values = || l.ops.iter().skip(2).map(|s| (l.value)(s)).collect::<Result<Vec<_>, _>>();
+    let op = match (l.opcode, reduction) {
+        ("suld", _) => {
+            l.operand_count(2)?;
+            SurfaceOp::Load(l.dsts.iter().map(|d| (l.reg)(d)).collect::<Result<_, _>>()?)
+        }
+        (_, Some(op)) => {
+            l.operand_count(3)?;
+            SurfaceOp::Reduce(op, l.value_at(2)?)
+        }
+        _ => SurfaceOp::Store(values()?),
+    };
+    if !matches!(op, SurfaceOp::Load(_)) && !l.dsts.is_empty() {
+        return Err(l.missing("no destination"));
+    }
+    Ok(SurfaceAccess {
+        op,
+        formatted,
+        geometry,
+        boundary,
+        ty,
+        handle: l.value_at(0)?,
+        layer,
+        coords,
+    })
+}
