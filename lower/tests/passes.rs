@@ -10,7 +10,8 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `legalize_atomics` leaves
+//! its output text: the verifier accepts the IR after it; `expand_texture` leaves no
+//! texture or surface instruction; `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -42,9 +43,9 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, float_modifiers, hoist_params, legalize_atomics, legalize_floats, legalize_memory,
-    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
-    structurize, LoopGuard, Target,
+    check, expand_texture, float_modifiers, hoist_params, legalize_atomics, legalize_floats,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
+    shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -130,6 +131,12 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
 /// contract.
 fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
+        ("expand_texture", None) => legalizes(
+            &mut s.kernel,
+            "a texture or surface instruction",
+            |_, i| expand_texture::is_texture(i),
+            |k, _| expand_texture::run(k),
+        )?,
         ("legalize_atomics", None) => legalizes(
             &mut s.kernel,
             "an atomic that needs a loop",

@@ -1,5 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
+//! 0. [`expand_texture`] — texture and surface instructions become the kernel's own
+//!    reads of their descriptors and texels, with the traps and branches they need
+//!    (CFG → CFG); first, so that [`check`] instruments those reads;
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -33,9 +36,10 @@
 //!     become masked word updates; it rewrites instructions inside blocks only, so it
 //!     runs last and also sees the stores predication adds.
 //!
-//! Before them all, on a target with [`Target::check`], [`check`] guards every access
-//! of the program's memory instructions with a bounds and alignment test (CFG → CFG):
-//! it runs first, so that it sees each access once, as the program wrote it.
+//! Before them all but [`expand_texture`], on a target with [`Target::check`], [`check`]
+//! guards every access of the program's memory instructions with a bounds and alignment
+//! test (CFG → CFG): it runs first, so that it sees each access once, as the program
+//! wrote it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
 //! decision that depends on one is a pass here, reading the [`Target`]. Each pass
@@ -45,6 +49,7 @@
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod expand_texture;
 pub mod float_modifiers;
 pub mod hoist_params;
 pub mod legalize_atomics;
@@ -279,6 +284,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     if target.check {
         check::run(&mut kernel, target);
         checked(&kernel, None)?;
@@ -338,6 +345,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a warp exchange left by legalize_warps")
     } else if schedule::is_sync_point(kind) {
         Some("a sync point left by schedule")
+    } else if expand_texture::is_texture(kind) {
+        Some("a texture or surface instruction left by expand_texture")
     } else {
         None
     }

@@ -1,126 +1,42 @@
-//! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex` (1-D, 2-D, 3-D,
-//! layered 1-D/2-D and cube-map geometries; `.f32` and `.s32` coordinates; `.f32`,
-//! `.f16x2`, `.s32` and `.u32` results; texel offsets; `.level` and `.grad` on
-//! mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p`
-//! and `suq`, on texture and surface objects: 64-bit handles that are the device
-//! address of a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a
-//! parameter, in memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
+//! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex`, `tld4`, `txq`,
+//! `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p` and `suq`, resolved and checked into
+//! one [`InstKind::Texture`] each ([`crate::ir::TextureInst`]), which
+//! `pass::expand_texture` expands into the fetches themselves. A handle held in a
+//! `.texref`/`.surfref`/`.tex` variable or a `.texref`/`.samplerref`/`.surfref`
+//! parameter is loaded here, as the operand's value.
 //!
-//! Every fetch is the kernel's own code, so the result is NVIDIA's on any device
-//! (CUDA Programming Guide, "Texture Fetching"):
-//!
-//! - a float coordinate `x` of a dimension of `n` texels is, with normalized
-//!   coordinates, first wrapped (`x - floor(x)`) or mirrored (`frac(x)`, or `1 -
-//!   frac(x)` where `floor(x)` is odd) when that is its address mode, then scaled by
-//!   `n`; integer coordinates (`.s32`) are texel indices;
-//! - point sampling takes texel `floor(x)`; linear filtering takes texels `i = floor(x
-//!   - 0.5)` and `i + 1` with weight `a = frac(x - 0.5)` held, as NVIDIA's hardware holds
-//!   it, in 9-bit fixed point with 8 fraction bits (rounded to the nearest 1/256, ties
-//!   to even): `(1 - a) T[i] + a T[i + 1]`, and in 2-D and 3-D the products of the
-//!   dimensions' weights (exact) times the texels, summed in f32 in the order of
-//!   corners `x + 2y + 4z`;
-//! - a texel index outside the texture is wrapped (`.wrap`, normalized coordinates),
-//!   clamped (`.clamp`, and `.wrap`/`.mirror` with unnormalized coordinates, as CUDA
-//!   does), or reads the border colour (`.border`; 0 for integer results);
-//! - channels convert to the result: floats as they are (halves widened), 8- and 16-bit
-//!   integers read as normalized floats divided by 255/65535 (unsigned) or 127/32767
-//!   (signed, at least -1), integers to `.s32`/`.u32` extended; absent channels read as
-//!   (0, 0, 0, 1); sRGB textures decode R, G and B through the table after the
-//!   descriptor ([`Lowerer::srgb_decode`]);
-//! - cube maps pick a face, a layer ([`Lowerer::cube_face`]); mipmapped textures a level
-//!   of detail and one or two levels ([`Lowerer::mip_fetch`], [`Lowerer::level`]).
-//!
-//! Surfaces address bytes in x (`.b`) or samples (`.p`), and rows, slices or layers in
-//! the other coordinates; an access outside the surface traps (`.trap`), is clamped to
-//! the nearest inside (`.clamp`), or reads zero and writes nothing (`.zero`). `sust.p`
-//! converts its values to the surface's channels ([`Lowerer::store_channel`]); `sured.p`
-//! reduces 32-bit integer samples (64-bit: two 32-bit channels) as signed or unsigned
-//! by the format, and traps on any other format. A descriptor without ptxvk's magic
-//! word (not made by its driver library or API) traps.
-//!
-//! A fetch of the form `[texture, sampler, coordinates]` (PTX's independent texture
-//! mode) takes the sampler state from the separate sampler's descriptor
-//! ([`Lowerer::with_sampler`]); a sampler has no texels, and fetching from one traps.
-//!
-//! Texel offsets (`{, e}`) are added to the coordinates in texels; `.f16x2` results are
-//! the float results rounded to halves; the residency predicate of `d|p` is true.
-//!
-//! Not implemented (diagnostics): multisample textures, depth compare.
+//! Not implemented (diagnostics): multisample textures, depth compare, and the `txq`/`suq`
+//! attributes of formats and samples.
 
-use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::modifier::{
-    Boundary, Component, Geometry, Lod, Modifier, Query, Reduction, SurfaceAccess,
+    Boundary as BoundaryMode, Component, Geometry, Lod, Modifier, Query, Reduction,
+    SurfaceAccess as Access,
 };
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
-use super::expand::Emit;
 use super::{Lowerer, Mods};
-use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BoolOp, CmpOp, FloatFormat, InstKind, OpTy, RegId, Rounding,
-    Space, Value,
+    Address, AtomicOp, BoolOp, Boundary, Channel, InstKind, OpTy, RegId, Space, SurfaceAccess,
+    SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery,
+    Value,
 };
-use crate::system as sys;
 
-mod surface;
-
-const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
+const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 const F32: OpTy = OpTy::F(32);
 
-/// The geometries ptxvk fetches from: dimensions, and whether the first coordinate is
-/// a layer.
-fn geometry(g: Geometry) -> Option<(usize, bool)> {
+/// The geometries ptxvk fetches from.
+fn geometry(g: Geometry) -> Option<TexGeometry> {
     Some(match g {
-        Geometry::D1 => (1, false),
-        Geometry::D2 => (2, false),
-        Geometry::D3 => (3, false),
-        Geometry::A1d => (1, true),
-        Geometry::A2d => (2, true),
+        Geometry::D1 => TexGeometry::D1,
+        Geometry::D2 => TexGeometry::D2,
+        Geometry::D3 => TexGeometry::D3,
+        Geometry::A1d => TexGeometry::A1d,
+        Geometry::A2d => TexGeometry::A2d,
         Geometry::Cube | Geometry::Acube | Geometry::D2ms | Geometry::A2dms => return None,
     })
-}
-
-/// The descriptor's fields, read at run time (of one mipmap level: [`Lowerer::level`]).
-#[derive(Clone, Copy)]
-struct Desc {
-    /// The descriptor's own address (an sRGB table follows it).
-    base: Value,
-    address: Value,
-    sizes: [Value; 3],
-    layers: Value,
-    row_pitch: Value,
-    slice_pitch: Value,
-    kind: Value,
-    channel_bytes: Value,
-    channels: Value,
-    /// `channel_bytes * channels`.
-    texel_bytes: Value,
-    flags: Value,
-    border: [Value; 4],
-    /// Mipmap levels (0 or 1: one), bias, minimum and maximum level.
-    levels: Value,
-    lod_bias: Value,
-    lod_min: Value,
-    lod_max: Value,
-}
-
-/// What a fetch returns: floats, or integers.
-#[derive(Clone, Copy, PartialEq)]
-enum Result4 {
-    Float,
-    Int,
-}
-
-/// Where a fetch reads: coordinates (f32 or s32), texel offsets (s32 per dimension, or
-/// none) and the layer.
-#[derive(Clone, Copy)]
-struct Coords<'a> {
-    xs: &'a [Value],
-    offsets: &'a [Value],
-    layer: Option<Value>,
 }
 
 impl Lowerer<'_> {
@@ -131,17 +47,19 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        let result = match op {
-            Opcode::Tex => self.tex(i, m),
-            Opcode::Tld4 => self.tld4(i, m),
-            Opcode::Txq | Opcode::Suq => self.query(op, i, m),
-            Opcode::Suld | Opcode::Sust | Opcode::Sured => self.surface(op, i, m),
+        let inst = match op {
+            Opcode::Tex => self.tex(i, m).map(TextureInst::Fetch),
+            Opcode::Tld4 => self.tld4(i, m).map(TextureInst::Fetch),
+            Opcode::Txq | Opcode::Suq => self.query(op, i, m).map(TextureInst::Query),
+            Opcode::Suld | Opcode::Sust | Opcode::Sured => {
+                self.surface(op, i, m).map(TextureInst::Surface)
+            }
             _ => return None,
         };
-        Some(result)
+        Some(inst.map(|t| self.push(InstKind::Texture(Box::new(t)), i.span)))
     }
 
-    fn geometry_of(&self, i: &ast::Instruction, m: &Mods) -> Result<(usize, bool), Diagnostic> {
+    fn geometry_of(&self, i: &ast::Instruction, m: &Mods) -> Result<TexGeometry, Diagnostic> {
         if let Some(g) = m.find(|d| match d {
             Modifier::Geometry(g) => Some(g),
             _ => None,
@@ -182,132 +100,18 @@ impl Lowerer<'_> {
         self.src(op, U64, false, span)
     }
 
-    /// Loads the descriptor at `handle`, trapping when it is null (an unbound reference)
-    /// or not ptxvk's.
-    fn descriptor(&mut self, handle: Value, span: Span) -> Desc {
-        let base = self.temp(U64.storage(), span);
-        Emit { l: self, span }.mov(U64, base, handle);
-        let null = Emit { l: self, span }.cmp(CmpOp::Eq, U64, Value::Reg(base), Value::Imm(0));
-        self.fail_if(null, false, sys::STATUS_TRAP, &[], span);
-        let field = |l: &mut Self, ty: OpTy, off: u32| -> Value {
-            let r = l.temp(ty.storage(), span);
-            let addr = Address { base: Some(base), offset: i64::from(off) };
-            l.push(InstKind::Load { space: Space::Global, ty, dsts: vec![Some(r)], addr }, span);
-            Value::Reg(r)
-        };
-        let magic = field(self, U32, offset::MAGIC);
-        let foreign =
-            Emit { l: self, span }.cmp(CmpOp::Ne, U32, magic, Value::Imm(u64::from(MAGIC)));
-        self.fail_if(foreign, false, sys::STATUS_TRAP, &[], span);
-        let address = field(self, U64, offset::ADDRESS);
-        let sizes = [offset::WIDTH, offset::HEIGHT, offset::DEPTH].map(|o| field(self, U32, o));
-        let layers = field(self, U32, offset::LAYERS);
-        let row_pitch = field(self, U64, offset::ROW_PITCH);
-        let slice_pitch = field(self, U64, offset::SLICE_PITCH);
-        let word = field(self, U32, offset::FORMAT);
-        let flags = field(self, U32, offset::FLAGS);
-        let border = [0, 1, 2, 3].map(|c| field(self, U32, offset::BORDER + 4 * c));
-        let levels = field(self, U32, offset::LEVELS);
-        let lod_bias = field(self, U32, offset::LEVEL_BIAS);
-        let lod_min = field(self, U32, offset::MIN_LEVEL);
-        let lod_max = field(self, U32, offset::MAX_LEVEL);
-        let mut e = Emit { l: self, span };
-        let kind = e.and(U32, word, Value::Imm(u64::from(format::KIND_MASK)));
-        let channel_bytes =
-            e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::BYTES_SHIFT)));
-        let channel_bytes = e.and(U32, channel_bytes, Value::Imm(0xf));
-        let channels =
-            e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::CHANNELS_SHIFT)));
-        let channels = e.and(U32, channels, Value::Imm(0xf));
-        let texel_bytes = e.bin(BinaryOp::Mul, U32, channel_bytes, channels);
-        Desc {
-            base: Value::Reg(base),
-            address,
-            sizes,
-            layers,
-            row_pitch,
-            slice_pitch,
-            kind,
-            channel_bytes,
-            channels,
-            texel_bytes,
-            flags,
-            border,
-            levels,
-            lod_bias,
-            lod_min,
-            lod_max,
-        }
-    }
-
-    /// `d` with the sampler state of the separate sampler at `handle` (module doc of
-    /// [`ptxvk_abi::texture`]): its filters, address modes, border colour and level of
-    /// detail; coordinates stay the texture's unless it forces unnormalized ones.
-    fn with_sampler(&mut self, d: Desc, handle: Value, span: Span) -> Desc {
-        let s = self.descriptor(handle, span);
-        let mut e = Emit { l: self, span };
-        let kept = e.and(U32, d.flags, Value::Imm(u64::from(!flags::SAMPLER_STATE)));
-        let taken = e.and(U32, s.flags, Value::Imm(u64::from(flags::SAMPLER_STATE)));
-        let merged = e.bin(BinaryOp::Or, U32, kept, taken);
-        let force = e.bin(
-            BinaryOp::Shr,
-            U32,
-            s.flags,
-            Value::Imm(u64::from(flags::FORCE_UNNORMALIZED.trailing_zeros())),
-        );
-        let force = e.and(U32, force, Value::Imm(u64::from(flags::NORMALIZED_COORDS)));
-        let not_force = e.bin(BinaryOp::Xor, U32, force, Value::Imm(u64::from(u32::MAX)));
-        let flags = e.and(U32, merged, not_force);
-        Desc {
-            flags,
-            border: s.border,
-            lod_bias: s.lod_bias,
-            lod_min: s.lod_min,
-            lod_max: s.lod_max,
-            ..d
-        }
-    }
-
-    /// Traps unless `d` has texels: a sampler's descriptor has none (width 0).
-    fn require_texels(&mut self, d: &Desc, span: Span) {
-        let none = Emit { l: self, span }.cmp(CmpOp::Eq, U32, d.sizes[0], Value::Imm(0));
-        self.fail_if(none, false, sys::STATUS_TRAP, &[], span);
-    }
-
-    /// The texture's descriptor, with a separate sampler's state when there is one
-    /// (`[texture, sampler, coordinates]`).
-    fn texture_descriptor(&mut self, handle: Value, sampler: Option<Value>, span: Span) -> Desc {
-        let d = self.descriptor(handle, span);
-        self.require_texels(&d, span);
-        match sampler {
-            Some(s) => self.with_sampler(d, s, span),
-            None => d,
-        }
-    }
-
-    /// Whether flag bits `mask` are set.
-    fn flag(&mut self, d: &Desc, mask: u32, span: Span) -> RegId {
-        let mut e = Emit { l: self, span };
-        let bits = e.and(U32, d.flags, Value::Imm(u64::from(mask)));
-        e.cmp(CmpOp::Ne, U32, bits, Value::Imm(0))
-    }
-
-    /// Whether dimension `dim`'s address mode is `mode`.
-    fn address_mode_is(&mut self, d: &Desc, dim: usize, mode: AddressMode, span: Span) -> RegId {
-        let mut e = Emit { l: self, span };
-        let shift = flags::ADDRESS_SHIFT + 2 * dim as u32;
-        let bits = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(u64::from(shift)));
-        let bits = e.and(U32, bits, Value::Imm(3));
-        e.cmp(CmpOp::Eq, U32, bits, Value::Imm(mode as u64))
-    }
-
     /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.
-    fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<TextureFetch, Diagnostic> {
         let span = i.span;
         // Cube maps: a direction {x, y, z} (after the layer of `.acube`).
         let acube = m.has(Modifier::Geometry(Geometry::Acube));
         let cube = m.has(Modifier::Geometry(Geometry::Cube)) || acube;
-        let (dims, layered) = if cube { (3, acube) } else { self.geometry_of(i, m)? };
+        let geometry = match (cube, acube) {
+            (true, true) => TexGeometry::Acube,
+            (true, false) => TexGeometry::Cube,
+            _ => self.geometry_of(i, m)?,
+        };
+        let (dims, layered) = (geometry.dims(), geometry.layered());
         let [dtype, ctype] = m.types.as_slice() else {
             return Err(Diagnostic::error(
                 span,
@@ -316,10 +120,11 @@ impl Lowerer<'_> {
         };
         // `.f16x2`: the four float results as halves, R and G in the first register, B
         // and A in the second, the first of each pair in the low half.
-        let halves = dtype.value == ScalarType::F16x2;
         let result = match dtype.value {
-            ScalarType::F32 | ScalarType::F16x2 => Result4::Float,
-            ScalarType::S32 | ScalarType::U32 => Result4::Int,
+            ScalarType::F32 => TexResult::F32,
+            ScalarType::F16x2 => TexResult::F16x2,
+            ScalarType::S32 => TexResult::S32,
+            ScalarType::U32 => TexResult::U32,
             _ => {
                 return Err(Diagnostic::error(
                     dtype.span,
@@ -334,7 +139,7 @@ impl Lowerer<'_> {
                 return Err(Diagnostic::error(ctype.span, "`tex` coordinates are `.f32` or `.s32`"))
             }
         };
-        let words = if halves { 2 } else { 4 };
+        let words = result.words();
         if m.vector != Some(words as u32) {
             return Err(Diagnostic::error(
                 span,
@@ -393,9 +198,7 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "cube-map fetches take no texel offsets"));
         }
         let offsets = self.offset_values(offsets, dims, span)?;
-        if let Some(p) = resident {
-            self.set_resident(p, span)?;
-        }
+        let resident = resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
         // `.level`: an explicit level of detail; `.grad`: the coordinates' gradients.
         let mut lod_operands = Vec::new();
         for o in &ops[2..2 + extra] {
@@ -411,78 +214,51 @@ impl Lowerer<'_> {
         let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
         let cty = if integer_coords { S32 } else { F32 };
         let dst_ty = match result {
-            _ if halves => U32,
-            Result4::Float => F32,
-            Result4::Int => super::op_ty(dtype)?,
+            TexResult::F16x2 => U32,
+            TexResult::F32 => F32,
+            TexResult::S32 | TexResult::U32 => super::op_ty(dtype)?,
         };
-        let (layer, xs, dregs) =
+        let (layer, coords, dsts) =
             self.fetch_operands(coords, dsts, layered, dims, cty, dst_ty, span)?;
         if cube && integer_coords {
             return Err(Diagnostic::error(span, "cube-map coordinates are `.f32`"));
         }
-        let d = self.texture_descriptor(handle, sampler, span);
-        let (xs, layer) = if cube {
-            let (st, face) = self.cube_face(&xs, span);
-            // Layered cube maps: six layers per cube.
-            let layer = match layer {
-                Some(l) => {
-                    let mut e = Emit { l: self, span };
-                    let first = e.bin(BinaryOp::Mul, S32, l, Value::Imm(6));
-                    e.add(S32, first, face)
-                }
-                None => face,
-            };
-            (st.to_vec(), Some(layer))
-        } else {
-            (xs, layer)
-        };
         let lod = match lod_operands.as_slice() {
-            [level] => level.first().copied(),
-            [dx, dy] if !cube => Some(self.gradient_lod(&d, dx, dy, span)),
-            _ => None,
+            [level] => level.first().map_or(TexLod::Base, |l| TexLod::Level(*l)),
+            [dx, dy] => TexLod::Grad { dx: dx.clone(), dy: dy.clone() },
+            _ => TexLod::Base,
         };
-        let at = Coords { xs: &xs, offsets: &offsets, layer };
-        let values = match lod {
-            Some(lod) if !integer_coords => self.mip_fetch(&d, at, result, cube, lod, span),
-            _ => self.fetch(&d, at, integer_coords, result, cube, span),
-        };
-        let values = if halves {
-            let mut e = Emit { l: self, span };
-            let half = |e: &mut Emit<'_, '_>, v: Value| {
-                let h = e.narrow(FloatFormat::F16, F32, Rounding::Nearest, false, false, v);
-                e.cvt(U32, OpTy::U(16), h)
-            };
-            let pack = |e: &mut Emit<'_, '_>, lo: Value, hi: Value| {
-                let lo = half(e, lo);
-                let hi = half(e, hi);
-                let hi = e.bin(BinaryOp::Shl, U32, hi, Value::Imm(16));
-                e.bin(BinaryOp::Or, U32, lo, hi)
-            };
-            vec![pack(&mut e, values[0], values[1]), pack(&mut e, values[2], values[3])]
-        } else {
-            values.to_vec()
-        };
-        for (reg, v) in dregs.iter().zip(values) {
-            if let Some(r) = reg {
-                Emit { l: self, span }.mov(U32, *r, v);
-            }
-        }
-        Ok(())
+        Ok(TextureFetch {
+            gather: None,
+            geometry,
+            result,
+            integer_coords,
+            dsts,
+            resident,
+            texture: handle,
+            sampler,
+            layer,
+            coords,
+            offsets,
+            lod,
+        })
     }
 
     /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`: component `comp` of the
     /// four texels linear filtering would use, in the order (i, j+1), (i+1, j+1),
     /// (i+1, j), (i, j) (counter-clockwise from the lower left, as the ISA says).
-    fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<TextureFetch, Diagnostic> {
         let span = i.span;
-        let (dims, layered) = self.geometry_of(i, m)?;
-        if dims != 2 {
+        let geometry = self.geometry_of(i, m)?;
+        let layered = geometry.layered();
+        if geometry.dims() != 2 {
             return Err(Diagnostic::error(span, "`tld4` gathers from `.2d` and `.a2d` textures"));
         }
         let component = |c| m.has(Modifier::Component(c));
-        let comp = [Component::R, Component::G, Component::B, Component::A]
+        let channel = [Component::R, Component::G, Component::B, Component::A]
             .into_iter()
             .position(component)
+            .map(|c| [Channel::R, Channel::G, Channel::B, Channel::A][c])
             .ok_or_else(|| {
                 Diagnostic::error(span, "`tld4` names a component (`.r`, `.g`, `.b`, `.a`)")
             })?;
@@ -493,8 +269,9 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(ctype.span, "`tld4` coordinates are `.f32`"));
         }
         let result = match dtype.value {
-            ScalarType::F32 => Result4::Float,
-            ScalarType::S32 | ScalarType::U32 => Result4::Int,
+            ScalarType::F32 => TexResult::F32,
+            ScalarType::S32 => TexResult::S32,
+            ScalarType::U32 => TexResult::U32,
             _ => {
                 return Err(Diagnostic::error(
                     dtype.span,
@@ -532,85 +309,26 @@ impl Lowerer<'_> {
             ));
         }
         let offsets = self.offset_values(offsets, 2, span)?;
-        if let Some(p) = resident {
-            self.set_resident(p, span)?;
-        }
+        let resident = resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
         let handle = self.handle(handle, span)?;
         let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
-        let dst_ty = if result == Result4::Float { F32 } else { super::op_ty(dtype)? };
-        let (layer, xs, dregs) =
+        let dst_ty = if result == TexResult::F32 { F32 } else { super::op_ty(dtype)? };
+        let (layer, coords, dsts) =
             self.fetch_operands(coords, dsts, layered, 2, F32, dst_ty, span)?;
-        let d = self.texture_descriptor(handle, sampler, span);
-        let layer = layer.map(|l| self.clamp_layer(&d, l, span));
-        let normalized = self.flag(&d, flags::NORMALIZED_COORDS, span);
-        let mut lower = Vec::new();
-        for (k, &x) in xs.iter().enumerate() {
-            let c = self.texel_coordinate(&d, k, x, offsets.get(k).copied(), normalized, span);
-            let mut e = Emit { l: self, span };
-            let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
-            lower.push(e.convert(S32, F32, Some(Rounding::Down), Default::default(), b));
-        }
-        for (slot, (dx, dy)) in [(0, 1), (1, 1), (1, 0), (0, 0)].into_iter().enumerate() {
-            let mut idx = Vec::new();
-            let mut outside = Vec::new();
-            for (k, up) in [dx, dy].into_iter().enumerate() {
-                let i = Emit { l: self, span }.add(S32, lower[k], Value::Imm(up));
-                let (at, out) = self.texel_index(&d, k, i, span);
-                idx.push(at);
-                outside.push(out);
-            }
-            let texel = self.read_texel(&d, &idx, layer, &outside, result, span);
-            if let Some(r) = dregs[slot] {
-                Emit { l: self, span }.mov(U32, r, texel[comp]);
-            }
-        }
-        Ok(())
-    }
-
-    /// The face of a cube map a direction `{x, y, z}` points at, and the normalized
-    /// coordinates in it (CUDA Programming Guide, "Cubemap Textures"): the major axis
-    /// (x before y before z on ties) and its sign pick the face and `(sc, tc)`, and the
-    /// face coordinates are `((sc / |m| + 1) / 2, (tc / |m| + 1) / 2)`.
-    fn cube_face(&mut self, v: &[Value], span: Span) -> ([Value; 2], Value) {
-        let mut e = Emit { l: self, span };
-        let zero = Value::Imm(0);
-        let [x, y, z] = [v[0], v[1], v[2]];
-        let abs = |e: &mut Emit<'_, '_>, a: Value| e.un(crate::ir::UnaryOp::Abs, F32, a);
-        let (ax, ay, az) = (abs(&mut e, x), abs(&mut e, y), abs(&mut e, z));
-        let neg = |e: &mut Emit<'_, '_>, a: Value| e.un(crate::ir::UnaryOp::Neg, F32, a);
-        let (nx, ny, nz) = (neg(&mut e, x), neg(&mut e, y), neg(&mut e, z));
-        let x_over_y = e.cmp(CmpOp::Ge, F32, ax, ay);
-        let x_over_z = e.cmp(CmpOp::Ge, F32, ax, az);
-        let x_major = e.pred_and(x_over_y, x_over_z);
-        let y_major = e.cmp(CmpOp::Ge, F32, ay, az);
-        let (px, py, pz) = (
-            e.cmp(CmpOp::Ge, F32, x, zero),
-            e.cmp(CmpOp::Ge, F32, y, zero),
-            e.cmp(CmpOp::Ge, F32, z, zero),
-        );
-        // Per axis: face (positive, negative), sc (positive, negative), tc (both).
-        let x_face = e.sel(U32, px, Value::Imm(0), Value::Imm(1));
-        let x_sc = e.sel(F32, px, nz, z);
-        let y_face = e.sel(U32, py, Value::Imm(2), Value::Imm(3));
-        let y_tc = e.sel(F32, py, z, nz);
-        let z_face = e.sel(U32, pz, Value::Imm(4), Value::Imm(5));
-        let z_sc = e.sel(F32, pz, x, nx);
-        let pick = |e: &mut Emit<'_, '_>, ty: OpTy, [xv, yv, zv]: [Value; 3]| {
-            let yz = e.sel(ty, y_major, yv, zv);
-            e.sel(ty, x_major, xv, yz)
-        };
-        let face = pick(&mut e, U32, [x_face, y_face, z_face]);
-        let sc = pick(&mut e, F32, [x_sc, x, z_sc]);
-        let tc = pick(&mut e, F32, [ny, y_tc, ny]);
-        let m = pick(&mut e, F32, [ax, ay, az]);
-        let one = Value::Imm(1f32.to_bits().into());
-        let half = Value::Imm(0.5f32.to_bits().into());
-        let st = [sc, tc].map(|c| {
-            let q = e.bin(BinaryOp::Div, F32, c, m);
-            let q = e.bin(BinaryOp::Add, F32, q, one);
-            e.bin(BinaryOp::Mul, F32, q, half)
-        });
-        (st, face)
+        Ok(TextureFetch {
+            gather: Some(channel),
+            geometry,
+            result,
+            integer_coords: false,
+            dsts,
+            resident,
+            texture: handle,
+            sampler,
+            layer,
+            coords,
+            offsets,
+            lod: TexLod::Base,
+        })
     }
 
     /// The operands of a fetch: the layer (the first coordinate of a layered geometry),
@@ -642,294 +360,6 @@ impl Lowerer<'_> {
         Ok((layer, xs, dregs))
     }
 
-    /// The level of detail of gradients `dx`, `dy` (of the coordinates, per dimension):
-    /// `log2` of the longer gradient in texels (ptxvk's definition: NVIDIA documents no
-    /// precision for it), computed with `lg2.approx`.
-    fn gradient_lod(&mut self, d: &Desc, dx: &[Value], dy: &[Value], span: Span) -> Value {
-        let mut e = Emit { l: self, span };
-        let mut longest = Value::Imm(0);
-        for g in [dx, dy] {
-            let mut sum = Value::Imm(0);
-            for (k, &v) in g.iter().enumerate().take(3) {
-                let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
-                let t = e.bin(BinaryOp::Mul, F32, v, n);
-                let sq = e.bin(BinaryOp::Mul, F32, t, t);
-                sum = e.bin(BinaryOp::Add, F32, sum, sq);
-            }
-            let length = e.un(crate::ir::UnaryOp::Sqrt, F32, sum);
-            longest = e.bin(BinaryOp::Max, F32, longest, length);
-        }
-        e.un(crate::ir::UnaryOp::Lg2, F32, longest)
-    }
-
-    /// A fetch at level of detail `lod` (f32): plus the bias, clamped to the minimum and
-    /// maximum level and the levels there are; the nearest level (`floor(lod + 0.5)`), or
-    /// with linear mipmap filtering the two around it, weighted in 1.8 fixed point as
-    /// the texels are.
-    #[allow(clippy::too_many_arguments)]
-    fn mip_fetch(
-        &mut self,
-        d: &Desc,
-        at: Coords<'_>,
-        result: Result4,
-        cube: bool,
-        lod: Value,
-        span: Span,
-    ) -> [Value; 4] {
-        let mip_linear = self.flag(d, flags::MIP_LINEAR, span);
-        let mut e = Emit { l: self, span };
-        let levels = e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1));
-        let top = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
-        let top = e.convert(F32, U32, None, Default::default(), top);
-        let lodc = e.bin(BinaryOp::Add, F32, lod, d.lod_bias);
-        let lodc = e.bin(BinaryOp::Max, F32, lodc, d.lod_min);
-        let lodc = e.bin(BinaryOp::Min, F32, lodc, d.lod_max);
-        let lodc = e.bin(BinaryOp::Max, F32, lodc, Value::Imm(0));
-        let lodc = e.bin(BinaryOp::Min, F32, lodc, top);
-        let half = Value::Imm(0.5f32.to_bits().into());
-        let rounded = e.bin(BinaryOp::Add, F32, lodc, half);
-        let nearest = e.convert(U32, F32, Some(Rounding::Down), Default::default(), rounded);
-        let below = e.convert(U32, F32, Some(Rounding::Down), Default::default(), lodc);
-        let first = e.sel(U32, mip_linear, below, nearest);
-        let last = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
-        let d0 = self.level(d, first, span);
-        let t0 = self.fetch(&d0, at, false, result, cube, span);
-        if result == Result4::Int {
-            return t0;
-        }
-        let out: [RegId; 4] = [(); 4].map(|()| self.temp(U32.storage(), span));
-        for (r, v) in out.iter().zip(t0) {
-            Emit { l: self, span }.mov(U32, *r, v);
-        }
-        self.guarded(mip_linear, false, span, |l| {
-            let mut e = Emit { l, span };
-            let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), lodc);
-            let frac = e.bin(BinaryOp::Sub, F32, lodc, floor);
-            let scaled = e.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
-            let steps = e.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
-            let w = e.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
-            let one = Value::Imm(1f32.to_bits().into());
-            let w0 = e.bin(BinaryOp::Sub, F32, one, w);
-            let next = e.add(U32, first, Value::Imm(1));
-            let next = e.bin(BinaryOp::Min, U32, next, last);
-            let d1 = l.level(d, next, span);
-            let t1 = l.fetch(&d1, at, false, result, cube, span);
-            let mut e = Emit { l, span };
-            for (r, (a, b)) in out.iter().zip(t0.iter().zip(t1)) {
-                let a = e.bin(BinaryOp::Mul, F32, w0, *a);
-                let b = e.bin(BinaryOp::Mul, F32, w, b);
-                let sum = e.bin(BinaryOp::Add, F32, a, b);
-                e.mov(U32, *r, sum);
-            }
-        });
-        out.map(Value::Reg)
-    }
-
-    /// Level `level` (u32, below the levels there are) of a mipmapped texture: its sizes
-    /// (`max(1, size >> level)`), packed pitches and address (module doc of
-    /// [`ptxvk_abi::texture`]); level 0 keeps the descriptor's pitches.
-    fn level(&mut self, d: &Desc, level: Value, span: Span) -> Desc {
-        let mut e = Emit { l: self, span };
-        let three_d = e.cmp(CmpOp::Eq, U32, d.layers, Value::Imm(0));
-        let shrink = |e: &mut Emit<'_, '_>, size: Value, level: Value| {
-            let s = e.bin(BinaryOp::Shr, U32, size, level);
-            e.bin(BinaryOp::Max, U32, s, Value::Imm(1))
-        };
-        let texel64 = e.cvt(U64, U32, d.texel_bytes);
-        // The bytes of level j: rows x height x (depth or layers).
-        let slab = |e: &mut Emit<'_, '_>, j: Value| -> (Value, Value, Value, [Value; 3]) {
-            let sizes =
-                [shrink(e, d.sizes[0], j), shrink(e, d.sizes[1], j), shrink(e, d.sizes[2], j)];
-            let w = e.cvt(U64, U32, sizes[0]);
-            let row = e.bin(BinaryOp::Mul, U64, w, texel64);
-            let h = e.cvt(U64, U32, sizes[1]);
-            let slice = e.bin(BinaryOp::Mul, U64, row, h);
-            let layers = e.bin(BinaryOp::Max, U32, d.layers, Value::Imm(1));
-            let count = e.sel(U32, three_d, sizes[2], layers);
-            let count = e.cvt(U64, U32, count);
-            let bytes = e.bin(BinaryOp::Mul, U64, slice, count);
-            (row, slice, bytes, sizes)
-        };
-        let offset = e.temp(U64);
-        e.mov(U64, offset, Value::Imm(0));
-        self.counted_loop(level, 1, span, |l, j| {
-            let mut e = Emit { l, span };
-            let (_, _, bytes, _) = slab(&mut e, j);
-            let next = e.add(U64, Value::Reg(offset), bytes);
-            e.mov(U64, offset, next);
-        });
-        let mut e = Emit { l: self, span };
-        let (row, slice, _, sizes) = slab(&mut e, level);
-        let base = e.cmp(CmpOp::Eq, U32, level, Value::Imm(0));
-        let row_pitch = e.sel(U64, base, d.row_pitch, row);
-        let slice_pitch = e.sel(U64, base, d.slice_pitch, slice);
-        let address = e.add(U64, d.address, Value::Reg(offset));
-        Desc { address, sizes, row_pitch, slice_pitch, ..*d }
-    }
-
-    /// Layer `l` clamped to the texture's layers.
-    fn clamp_layer(&mut self, d: &Desc, l: Value, span: Span) -> Value {
-        let mut e = Emit { l: self, span };
-        let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
-        let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
-        e.bin(BinaryOp::Min, S32, low, last)
-    }
-
-    /// The four result words of a fetch at `at` (module doc).
-    fn fetch(
-        &mut self,
-        d: &Desc,
-        at: Coords<'_>,
-        integer_coords: bool,
-        result: Result4,
-        normalized_always: bool,
-        span: Span,
-    ) -> [Value; 4] {
-        let Coords { xs, offsets, layer } = at;
-        let dims = xs.len();
-        let layer = layer.map(|l| self.clamp_layer(d, l, span));
-        if integer_coords {
-            let corners: Vec<(Value, RegId)> = (0..dims)
-                .map(|k| {
-                    let i = match offsets.get(k) {
-                        Some(&o) => Emit { l: self, span }.add(S32, xs[k], o),
-                        None => xs[k],
-                    };
-                    self.texel_index(d, k, i, span)
-                })
-                .collect();
-            let idx: Vec<Value> = corners.iter().map(|c| c.0).collect();
-            let outside: Vec<RegId> = corners.iter().map(|c| c.1).collect();
-            return self.read_texel(d, &idx, layer, &outside, result, span);
-        }
-        let normalized = if normalized_always {
-            Emit { l: self, span }.cmp(CmpOp::Eq, U32, Value::Imm(0), Value::Imm(0))
-        } else {
-            self.flag(d, flags::NORMALIZED_COORDS, span)
-        };
-        let linear = self.flag(d, flags::LINEAR, span);
-        // Each dimension's coordinate in texels.
-        let coords: Vec<Value> = (0..dims)
-            .map(|k| self.texel_coordinate(d, k, xs[k], offsets.get(k).copied(), normalized, span))
-            .collect();
-        let out: [RegId; 4] = [(); 4].map(|()| self.temp(U32.storage(), span));
-        self.guarded(linear, true, span, |l| {
-            let mut idx = Vec::new();
-            let mut outside = Vec::new();
-            for (k, &c) in coords.iter().enumerate() {
-                let i =
-                    Emit { l, span }.convert(S32, F32, Some(Rounding::Down), Default::default(), c);
-                let (at, out) = l.texel_index(d, k, i, span);
-                idx.push(at);
-                outside.push(out);
-            }
-            let v = l.read_texel(d, &idx, layer, &outside, result, span);
-            for (r, v) in out.iter().zip(v) {
-                Emit { l, span }.mov(U32, *r, v);
-            }
-        });
-        self.guarded(linear, false, span, |l| {
-            // Per dimension: the lower texel and the 1.8 fixed-point weight.
-            let mut lower = Vec::new();
-            let mut weight = Vec::new();
-            for &c in &coords {
-                let mut e = Emit { l, span };
-                let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
-                let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), b);
-                let frac = e.bin(BinaryOp::Sub, F32, b, floor);
-                let scaled = e.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
-                let steps =
-                    e.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
-                let a =
-                    e.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
-                let i = e.convert(S32, F32, Some(Rounding::Down), Default::default(), b);
-                lower.push(i);
-                weight.push(a);
-            }
-            let mut sum: Option<[Value; 4]> = None;
-            for corner in 0..(1usize << dims) {
-                let mut idx = Vec::new();
-                let mut outside = Vec::new();
-                let mut w = Value::Imm(1f32.to_bits().into());
-                for k in 0..dims {
-                    let up = corner >> k & 1 == 1;
-                    let mut e = Emit { l, span };
-                    let i = if up { e.add(S32, lower[k], Value::Imm(1)) } else { lower[k] };
-                    let wk = if up {
-                        weight[k]
-                    } else {
-                        e.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), weight[k])
-                    };
-                    w = e.bin(BinaryOp::Mul, F32, w, wk);
-                    let (at, out) = l.texel_index(d, k, i, span);
-                    idx.push(at);
-                    outside.push(out);
-                }
-                let t = l.read_texel(d, &idx, layer, &outside, result, span);
-                let mut e = Emit { l, span };
-                let term = t.map(|c| e.bin(BinaryOp::Mul, F32, w, c));
-                sum = Some(match sum {
-                    None => term,
-                    Some(s) => [0, 1, 2, 3].map(|c| e.bin(BinaryOp::Add, F32, s[c], term[c])),
-                });
-            }
-            if let Some(sum) = sum {
-                for (r, v) in out.iter().zip(sum) {
-                    Emit { l, span }.mov(U32, *r, v);
-                }
-            }
-        });
-        out.map(Value::Reg)
-    }
-
-    /// Coordinate `x` of dimension `k` in texels: normalized coordinates wrapped or
-    /// mirrored by the address mode, then scaled by the size; then the texel offset
-    /// added, if there is one (whose texels the address mode then resolves as any
-    /// other: an offset past a mirrored edge clamps).
-    fn texel_coordinate(
-        &mut self,
-        d: &Desc,
-        k: usize,
-        x: Value,
-        offset: Option<Value>,
-        normalized: RegId,
-        span: Span,
-    ) -> Value {
-        let wrap = self.address_mode_is(d, k, AddressMode::Wrap, span);
-        let mirror = self.address_mode_is(d, k, AddressMode::Mirror, span);
-        let mut e = Emit { l: self, span };
-        let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), x);
-        let frac = e.bin(BinaryOp::Sub, F32, x, floor);
-        // floor(x) odd: its half is not an integer.
-        let half = e.bin(BinaryOp::Mul, F32, floor, Value::Imm(0.5f32.to_bits().into()));
-        let half_floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), half);
-        let odd = e.cmp(CmpOp::Ne, F32, half, half_floor);
-        let flipped = e.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), frac);
-        let mirrored = e.sel(F32, odd, flipped, frac);
-        let x1 = e.sel(F32, mirror, mirrored, x);
-        let x1 = e.sel(F32, wrap, frac, x1);
-        let x1 = e.sel(F32, normalized, x1, x);
-        let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
-        let scaled = e.bin(BinaryOp::Mul, F32, x1, n);
-        let texels = e.sel(F32, normalized, scaled, x);
-        match offset {
-            Some(o) => {
-                let o = e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), o);
-                e.bin(BinaryOp::Add, F32, texels, o)
-            }
-            None => texels,
-        }
-    }
-
-    /// `d|p`: predicate `p` of a fetch says whether its texels are resident (sparse
-    /// textures); ptxvk's always are.
-    fn set_resident(&mut self, p: &Operand, span: Span) -> Result<(), Diagnostic> {
-        let p = self.dst(p, OpTy::Pred, false)?;
-        let yes = Emit { l: self, span }.cmp(CmpOp::Eq, U32, Value::Imm(0), Value::Imm(0));
-        Emit { l: self, span }.mov(OpTy::Pred, p, Value::Reg(yes));
-        Ok(())
-    }
-
     /// The texel offsets of a fetch (`{, e}`, PTX ISA 9.2 §9.7.10.3): one `.s32` per
     /// dimension (a 3-D fetch's fourth is ignored); none without the operand. Offsets
     /// outside -8..7, which the ISA leaves undefined, are used as they are.
@@ -950,229 +380,13 @@ impl Lowerer<'_> {
         offsets[..dims].iter().map(|o| self.src(o, S32, false, span)).collect()
     }
 
-    /// Texel index `i` (s32) of dimension `k` by its address mode: the index to read
-    /// (u32, inside) and whether the texel is outside (border mode).
-    fn texel_index(&mut self, d: &Desc, k: usize, i: Value, span: Span) -> (Value, RegId) {
-        let normalized = self.flag(d, flags::NORMALIZED_COORDS, span);
-        let wrap = self.address_mode_is(d, k, AddressMode::Wrap, span);
-        let border = self.address_mode_is(d, k, AddressMode::Border, span);
-        let mut e = Emit { l: self, span };
-        let n = d.sizes[k];
-        let last = e.bin(BinaryOp::Sub, S32, n, Value::Imm(1));
-        let low = e.bin(BinaryOp::Max, S32, i, Value::Imm(0));
-        let clamped = e.bin(BinaryOp::Min, S32, low, last);
-        let rem = e.bin(BinaryOp::Rem, S32, i, n);
-        let rem = e.add(S32, rem, n);
-        let wrapped = e.bin(BinaryOp::Rem, S32, rem, n);
-        let wraps = e.pred_and(wrap, normalized);
-        let at = e.sel(U32, wraps, wrapped, clamped);
-        let below = e.cmp(CmpOp::Lt, S32, i, Value::Imm(0));
-        let above = e.cmp(CmpOp::Gt, S32, i, last);
-        let out = e.pred_or(below, above);
-        let outside = e.pred_and(out, border);
-        (at, outside)
-    }
-
-    /// The four result words of the texel at `idx` (indices inside the texture) of
-    /// layer `layer`, or the border colour where a dimension is `outside`.
-    fn read_texel(
-        &mut self,
-        d: &Desc,
-        idx: &[Value],
-        layer: Option<Value>,
-        outside: &[RegId],
-        result: Result4,
-        span: Span,
-    ) -> [Value; 4] {
-        let mut e = Emit { l: self, span };
-        let x = e.bin(BinaryOp::Mul, U32, idx[0], d.texel_bytes);
-        let base =
-            self.element_address(d, x, idx.get(1).copied(), idx.get(2).copied().or(layer), span);
-        let mut e = Emit { l: self, span };
-        let out: [RegId; 4] = [(); 4].map(|()| e.temp(U32));
-        // Absent channels: (0, 0, 0, 1).
-        let one = if result == Result4::Float { 1f32.to_bits() } else { 1 };
-        for (c, r) in out.iter().enumerate() {
-            e.mov(U32, *r, Value::Imm(if c == 3 { u64::from(one) } else { 0 }));
-        }
-        let read_normalized = self.flag(d, flags::READ_NORMALIZED, span);
-        for (c, &r) in out.iter().enumerate() {
-            let present =
-                Emit { l: self, span }.cmp(CmpOp::Gt, U32, d.channels, Value::Imm(c as u64));
-            self.guarded(present, false, span, |l| {
-                for bytes in [1u32, 2, 4] {
-                    let this = Emit { l, span }.cmp(
-                        CmpOp::Eq,
-                        U32,
-                        d.channel_bytes,
-                        Value::Imm(bytes.into()),
-                    );
-                    l.guarded(this, false, span, |l| {
-                        let ty = OpTy::U((8 * bytes) as u8);
-                        let raw = l.temp(U32.storage(), span);
-                        let addr =
-                            Address { base: Some(base), offset: i64::from(c as u32 * bytes) };
-                        l.push(
-                            InstKind::Load {
-                                space: Space::Global,
-                                ty,
-                                dsts: vec![Some(raw)],
-                                addr,
-                            },
-                            span,
-                        );
-                        let v = l.convert_channel(
-                            d,
-                            Value::Reg(raw),
-                            bytes,
-                            read_normalized,
-                            result,
-                            span,
-                        );
-                        // sRGB: R, G and B through the table after the descriptor.
-                        let v = if bytes == 1 && c < 3 && result == Result4::Float {
-                            l.srgb_decode(d, Value::Reg(raw), v, span)
-                        } else {
-                            v
-                        };
-                        Emit { l, span }.mov(U32, r, v);
-                    });
-                }
-            });
-        }
-        // The border colour replaces a texel outside in border mode.
-        let mut e = Emit { l: self, span };
-        let mut any = None;
-        for &o in outside {
-            any = Some(match any {
-                None => o,
-                Some(a) => e.pred_or(a, o),
-            });
-        }
-        let Some(any) = any else { return out.map(Value::Reg) };
-        out.iter()
-            .enumerate()
-            .map(|(c, &r)| {
-                let colour = if result == Result4::Float { d.border[c] } else { Value::Imm(0) };
-                e.sel(U32, any, colour, Value::Reg(r))
-            })
-            .collect::<Vec<_>>()
-            .try_into()
-            .unwrap_or([Value::Imm(0); 4])
-    }
-
-    /// The address of byte `x` of row `y` of slice or layer `z` (u32 values).
-    fn element_address(
-        &mut self,
-        d: &Desc,
-        x: Value,
-        y: Option<Value>,
-        z: Option<Value>,
-        span: Span,
-    ) -> RegId {
-        let mut e = Emit { l: self, span };
-        let x = e.cvt(U64, U32, x);
-        let mut at = e.add(U64, d.address, x);
-        for (i, pitch) in [(y, d.row_pitch), (z, d.slice_pitch)] {
-            if let Some(i) = i {
-                let i = e.cvt(U64, U32, i);
-                let offset = e.bin(BinaryOp::Mul, U64, i, pitch);
-                at = e.add(U64, at, offset);
-            }
-        }
-        let base = e.temp(U64);
-        e.mov(U64, base, at);
-        base
-    }
-
-    /// Channel bits `raw` (zero-extended, `bytes` wide) as a result word (module doc).
-    fn convert_channel(
-        &mut self,
-        d: &Desc,
-        raw: Value,
-        bytes: u32,
-        read_normalized: RegId,
-        result: Result4,
-        span: Span,
-    ) -> Value {
-        let bits = 8 * bytes;
-        let mut e = Emit { l: self, span };
-        let signed = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64));
-        let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
-        let extended = if bits < 32 {
-            let shift = Value::Imm(u64::from(32 - bits));
-            let up = e.bin(BinaryOp::Shl, U32, raw, shift);
-            let s = e.bin(BinaryOp::Shr, S32, up, shift);
-            e.sel(U32, signed, s, raw)
-        } else {
-            raw
-        };
-        if result == Result4::Int {
-            return extended;
-        }
-        // Float channels: as they are, halves widened. Integers: converted, or (8, 16
-        // bits) normalized; each conversion only where the format needs it, as the
-        // normalizing divisions are exact (and so not cheap).
-        let out = e.temp(U32);
-        let as_float = match bits {
-            16 => e.widen(FloatFormat::F16, raw),
-            _ => raw,
-        };
-        e.mov(U32, out, as_float);
-        self.guarded(float, true, span, |l| {
-            let mut e = Emit { l, span };
-            let int_float_s =
-                e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), extended);
-            let int_float_u =
-                e.convert(F32, U32, Some(Rounding::Nearest), Default::default(), extended);
-            let int_float = e.sel(F32, signed, int_float_s, int_float_u);
-            e.mov(U32, out, int_float);
-            if bits == 32 {
-                return;
-            }
-            l.guarded(read_normalized, false, span, |l| {
-                let mut e = Emit { l, span };
-                let (umax, smax) = ((1u64 << bits) - 1, (1u64 << (bits - 1)) - 1);
-                let divisor = e.sel(
-                    F32,
-                    signed,
-                    Value::Imm(u64::from((smax as f32).to_bits())),
-                    Value::Imm(u64::from((umax as f32).to_bits())),
-                );
-                let norm = e.bin(BinaryOp::Div, F32, int_float, divisor);
-                // Signed: at least -1 (the most negative code is below -1).
-                let floor =
-                    e.sel(F32, signed, Value::Imm(u64::from((-1f32).to_bits())), Value::Imm(0));
-                let norm = e.bin(BinaryOp::Max, F32, norm, floor);
-                e.mov(U32, out, norm);
-            });
-        });
-        Value::Reg(out)
-    }
-
-    /// `value`, or with the sRGB flag the table entry of 8-bit code `raw`.
-    fn srgb_decode(&mut self, d: &Desc, raw: Value, value: Value, span: Span) -> Value {
-        let srgb = self.flag(d, flags::SRGB, span);
-        let out = self.temp(U32.storage(), span);
-        Emit { l: self, span }.mov(U32, out, value);
-        self.guarded(srgb, false, span, |l| {
-            let mut e = Emit { l, span };
-            let index = e.bin(BinaryOp::Shl, U32, raw, Value::Imm(2));
-            let index = e.cvt(U64, U32, index);
-            let at = e.add(U64, d.base, index);
-            let at_reg = e.temp(U64);
-            e.mov(U64, at_reg, at);
-            let addr = Address { base: Some(at_reg), offset: SIZE as i64 };
-            l.push(
-                InstKind::Load { space: Space::Global, ty: U32, dsts: vec![Some(out)], addr },
-                span,
-            );
-        });
-        Value::Reg(out)
-    }
-
     /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
-    fn query(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn query(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<TextureQuery, Diagnostic> {
         let span = i.span;
         let field = m.find(|d| match d {
             Modifier::Query(q) if q != Query::Level => Some(q),
@@ -1194,43 +408,20 @@ impl Lowerer<'_> {
         let handle = Operand::Name { name: base.clone(), component: None };
         let dst = self.dst(dst, U32, false)?;
         let h = self.handle(&handle, span)?;
-        let d = self.descriptor(h, span);
-        let mut e = Emit { l: self, span };
-        let mode = |e: &mut Emit<'_, '_>, k: u32| {
-            let b = e.bin(
-                BinaryOp::Shr,
-                U32,
-                d.flags,
-                Value::Imm(u64::from(flags::ADDRESS_SHIFT + 2 * k)),
-            );
-            e.and(U32, b, Value::Imm(3))
-        };
-        let value = match field {
-            Some(Query::Width) => d.sizes[0],
-            Some(Query::Height) => d.sizes[1],
-            Some(Query::Depth) => d.sizes[2],
-            Some(Query::ArraySize) => d.layers,
-            Some(Query::NumMipmapLevels) => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
-            Some(Query::NumSamples) => Value::Imm(0),
-            Some(Query::NormalizedCoords) if op == Opcode::Txq => {
-                e.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
-            }
-            Some(Query::FilterMode) if op == Opcode::Txq => {
-                let b = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
-                e.and(U32, b, Value::Imm(1))
-            }
-            Some(Query::ForceUnnormalizedCoords) if op == Opcode::Txq => {
-                let b = e.bin(
-                    BinaryOp::Shr,
-                    U32,
-                    d.flags,
-                    Value::Imm(u64::from(flags::FORCE_UNNORMALIZED.trailing_zeros())),
-                );
-                e.and(U32, b, Value::Imm(1))
-            }
-            Some(Query::AddrMode0) if op == Opcode::Txq => mode(&mut e, 0),
-            Some(Query::AddrMode1) if op == Opcode::Txq => mode(&mut e, 1),
-            Some(Query::AddrMode2) if op == Opcode::Txq => mode(&mut e, 2),
+        let txq = op == Opcode::Txq;
+        let field = match field {
+            Some(Query::Width) => TexQuery::Width,
+            Some(Query::Height) => TexQuery::Height,
+            Some(Query::Depth) => TexQuery::Depth,
+            Some(Query::ArraySize) => TexQuery::ArraySize,
+            Some(Query::NumMipmapLevels) => TexQuery::NumMipmapLevels,
+            Some(Query::NumSamples) => TexQuery::NumSamples,
+            Some(Query::NormalizedCoords) if txq => TexQuery::NormalizedCoords,
+            Some(Query::FilterMode) if txq => TexQuery::FilterMode,
+            Some(Query::ForceUnnormalizedCoords) if txq => TexQuery::ForceUnnormalizedCoords,
+            Some(Query::AddrMode0) if txq => TexQuery::AddrMode(0),
+            Some(Query::AddrMode1) if txq => TexQuery::AddrMode(1),
+            Some(Query::AddrMode2) if txq => TexQuery::AddrMode(2),
             other => {
                 let other = other.map_or("", Query::spelling);
                 return Err(super::unsupported(
@@ -1240,8 +431,108 @@ impl Lowerer<'_> {
                 ));
             }
         };
-        e.mov(U32, dst, value);
-        Ok(())
+        Ok(TextureQuery { field, dst, handle: h })
+    }
+
+    /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
+    /// `sured.b…`/`sured.p…` (module doc).
+    pub(super) fn surface(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<SurfaceAccess, Diagnostic> {
+        let span = i.span;
+        let geometry = self.geometry_of(i, m)?;
+        let (dims, layered) = (geometry.dims(), geometry.layered());
+        // `.b` addresses bytes and moves bits; `.p` addresses samples and converts to the
+        // surface's format (PTX ISA 9.2 §9.7.11.2-3). There is no `suld.p`.
+        let formatted = m.has(Modifier::SurfaceAccess(Access::P));
+        if !formatted && !m.has(Modifier::SurfaceAccess(Access::B)) {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{op}` is either `.b` (unformatted) or `.p` (formatted)"),
+            ));
+        }
+        let load = op == Opcode::Suld;
+        if formatted && load {
+            return Err(Diagnostic::error(
+                span,
+                "`suld.p` is not a PTX instruction: surfaces load with `suld.b`",
+            ));
+        }
+        let mode = m.find(|d| match d {
+            Modifier::Boundary(b) => Some(b),
+            _ => None,
+        });
+        let boundary = match mode.map_or(BoundaryMode::Trap, |b| b.value) {
+            BoundaryMode::Trap => Boundary::Trap,
+            BoundaryMode::Clamp => Boundary::Clamp,
+            BoundaryMode::Zero => Boundary::Zero,
+        };
+        let [ty] = m.types.as_slice() else {
+            return Err(Diagnostic::error(span, format!("`{op}` takes one type (`.b32`)")));
+        };
+        let raw_type = ty.value;
+        let ty = crate::sema::op_ty(ty)?;
+        let count = m.vector.unwrap_or(1) as usize;
+        let ops = i.operands.as_slice();
+        // `sured.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
+        let reduction = if op == Opcode::Sured {
+            Some(sured_operation(m, ty, raw_type, formatted, ops.len(), span)?)
+        } else {
+            None
+        };
+        if formatted && op == Opcode::Sust && raw_type != ScalarType::B32 {
+            return Err(Diagnostic::error(span, "`sust.p` stores `.b32` values"));
+        }
+        let (values, target) = if load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
+        let Operand::Tuple(parts, _) = target else {
+            return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
+        };
+        let [handle, coords] = parts.as_slice() else {
+            return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
+        };
+        let coords: Vec<&Operand> = match coords {
+            Operand::Vector(v, _) => v.iter().collect(),
+            one => vec![one],
+        };
+        let items: Vec<&Operand> = match values {
+            Operand::Vector(v, _) => v.iter().collect(),
+            one => vec![one],
+        };
+        let wanted = match (dims, layered) {
+            (3, _) | (2, true) => 4,
+            (d, l) => d + usize::from(l),
+        };
+        if coords.len() != wanted || items.len() != count {
+            return Err(Diagnostic::error(
+                span,
+                format!("this `{op}` takes {wanted} coordinates and {count} values"),
+            ));
+        }
+        let h = self.handle(handle, span)?;
+        let first = usize::from(layered);
+        let layer = if layered { Some(self.src(coords[0], S32, false, span)?) } else { None };
+        let xs: Vec<Value> = coords[first..first + dims]
+            .iter()
+            .map(|c| self.src(c, S32, false, span))
+            .collect::<Result<_, _>>()?;
+        let op = if load {
+            SurfaceOp::Load(items.iter().map(|o| self.dst(o, ty, true)).collect::<Result<_, _>>()?)
+        } else {
+            let srcs: Vec<Value> =
+                items.iter().map(|o| self.src(o, ty, true, span)).collect::<Result<_, _>>()?;
+            match (reduction, srcs.first()) {
+                (Some(op), Some(&src)) => SurfaceOp::Reduce(op, src),
+                (Some(_), None) => {
+                    return Err(Diagnostic::internal(span, "`sured` without a value"))
+                }
+                (None, _) => SurfaceOp::Store(srcs),
+            }
+        };
+        let (handle, coords) = (h, xs);
+        Ok(SurfaceAccess { op, formatted, geometry, boundary, ty, handle, layer, coords })
     }
 }
 
@@ -1270,4 +561,49 @@ fn destination(first: &Operand) -> (&Operand, Option<&Operand>) {
         Operand::Pair(d, p, _) => (&**d, Some(&**p)),
         d => (d, None),
     }
+}
+
+/// The operation of a `sured` (PTX ISA 9.2 §9.7.11.3): an atomic read-modify-write of
+/// the element, checked against the type, the access and the operand count.
+fn sured_operation(
+    m: &Mods,
+    ty: OpTy,
+    raw_type: ScalarType,
+    formatted: bool,
+    operands: usize,
+    span: Span,
+) -> Result<AtomicOp, Diagnostic> {
+    let arithmetic = m.find(|d| match d {
+        Modifier::Reduction(Reduction::Add) => Some(AtomicOp::Add),
+        Modifier::Reduction(Reduction::Min) => Some(AtomicOp::Min),
+        Modifier::Reduction(Reduction::Max) => Some(AtomicOp::Max),
+        _ => None,
+    });
+    let found = arithmetic.map(|a| a.value).or(match m.bool_op {
+        Some(BoolOp::And) => Some(AtomicOp::And),
+        Some(BoolOp::Or) => Some(AtomicOp::Or),
+        _ => None,
+    });
+    let Some(a) = found else {
+        return Err(Diagnostic::error(span, "`sured` names its operation (`.add`, `.min`, …)"));
+    };
+    if operands != 2 || !matches!(ty.bits(), 32 | 64) {
+        return Err(Diagnostic::error(
+            span,
+            "`sured` takes [surface, {coordinates}] and a 32- or 64-bit value",
+        ));
+    }
+    // `sured.p` is `.b32`, or `.b64` for `.min`/`.max` only.
+    let formatted_type = match raw_type {
+        ScalarType::B32 => true,
+        ScalarType::B64 => matches!(a, AtomicOp::Min | AtomicOp::Max),
+        _ => false,
+    };
+    if formatted && !formatted_type {
+        return Err(Diagnostic::error(
+            span,
+            "`sured.p` is `.b32`, or `.b64` with `.min` and `.max`",
+        ));
+    }
+    Ok(a)
 }
