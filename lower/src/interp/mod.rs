@@ -14,7 +14,8 @@
 //!   given branch decisions, to check that structuring keeps the path.
 //!
 //! What the interpreter cannot model exactly (the device clock, the allocation tables
-//! of checked launches, module data, 32-bit address windows, grid-wide barriers) is an
+//! of checked launches, module data, 32-bit address windows, grid-wide barriers, texture
+//! fetches and formatted surface accesses before `pass::expand_texture`) is an
 //! [`Error::Unsupported`], which callers count and skip.
 
 pub mod arith;
