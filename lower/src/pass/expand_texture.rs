@@ -61,11 +61,10 @@ use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC,
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::build::Build;
-use crate::ir::BinaryOp;
 use crate::ir::{
-    Address, Block, BlockId, CmpOp, FloatFormat, Inst, InstKind, Kernel, OpTy, RegId, RegInfo,
-    Rounding, Space, Terminator, TexLod, TexQuery, TexResult, TextureFetch, TextureInst,
-    TextureQuery, Value,
+    Address, BinaryOp, Block, BlockId, CmpOp, FloatFormat, Inst, InstKind, Kernel, OpTy, RegId,
+    RegInfo, Rounding, Space, Terminator, TexLod, TexQuery, TexResult, TextureFetch, TextureInst,
+    TextureQuery, UnaryOp, Value,
 };
 use crate::system as sys;
 
@@ -181,6 +180,7 @@ impl Build for Expand<'_> {
 }
 
 impl Expand<'_> {
+    /// Expands one texture or surface instruction.
     fn inst(&mut self, t: &TextureInst) {
         match t {
             TextureInst::Fetch(f) => match f.gather {
@@ -290,15 +290,14 @@ impl Expand<'_> {
         let lod_bias = field(self, U32, offset::LEVEL_BIAS);
         let lod_min = field(self, U32, offset::MIN_LEVEL);
         let lod_max = field(self, U32, offset::MAX_LEVEL);
-        let e = &mut *self;
-        let kind = e.and(U32, word, Value::Imm(u64::from(format::KIND_MASK)));
+        let kind = self.and(U32, word, Value::Imm(u64::from(format::KIND_MASK)));
         let channel_bytes =
-            e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::BYTES_SHIFT)));
-        let channel_bytes = e.and(U32, channel_bytes, Value::Imm(0xf));
+            self.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::BYTES_SHIFT)));
+        let channel_bytes = self.and(U32, channel_bytes, Value::Imm(0xf));
         let channels =
-            e.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::CHANNELS_SHIFT)));
-        let channels = e.and(U32, channels, Value::Imm(0xf));
-        let texel_bytes = e.bin(BinaryOp::Mul, U32, channel_bytes, channels);
+            self.bin(BinaryOp::Shr, U32, word, Value::Imm(u64::from(format::CHANNELS_SHIFT)));
+        let channels = self.and(U32, channels, Value::Imm(0xf));
+        let texel_bytes = self.bin(BinaryOp::Mul, U32, channel_bytes, channels);
         Desc {
             base: Value::Reg(base),
             address,
@@ -324,19 +323,18 @@ impl Expand<'_> {
     /// detail; coordinates stay the texture's unless it forces unnormalized ones.
     fn with_sampler(&mut self, d: Desc, handle: Value) -> Desc {
         let s = self.descriptor(handle);
-        let e = &mut *self;
-        let kept = e.and(U32, d.flags, Value::Imm(u64::from(!flags::SAMPLER_STATE)));
-        let taken = e.and(U32, s.flags, Value::Imm(u64::from(flags::SAMPLER_STATE)));
-        let merged = e.bin(BinaryOp::Or, U32, kept, taken);
-        let force = e.bin(
+        let kept = self.and(U32, d.flags, Value::Imm(u64::from(!flags::SAMPLER_STATE)));
+        let taken = self.and(U32, s.flags, Value::Imm(u64::from(flags::SAMPLER_STATE)));
+        let merged = self.bin(BinaryOp::Or, U32, kept, taken);
+        let force = self.bin(
             BinaryOp::Shr,
             U32,
             s.flags,
             Value::Imm(u64::from(flags::FORCE_UNNORMALIZED.trailing_zeros())),
         );
-        let force = e.and(U32, force, Value::Imm(u64::from(flags::NORMALIZED_COORDS)));
-        let not_force = e.bin(BinaryOp::Xor, U32, force, Value::Imm(u64::from(u32::MAX)));
-        let flags = e.and(U32, merged, not_force);
+        let force = self.and(U32, force, Value::Imm(u64::from(flags::NORMALIZED_COORDS)));
+        let not_force = self.bin(BinaryOp::Xor, U32, force, Value::Imm(u64::from(u32::MAX)));
+        let flags = self.and(U32, merged, not_force);
         Desc {
             flags,
             border: s.border,
@@ -366,18 +364,16 @@ impl Expand<'_> {
 
     /// Whether flag bits `mask` are set.
     fn flag(&mut self, d: &Desc, mask: u32) -> RegId {
-        let e = &mut *self;
-        let bits = e.and(U32, d.flags, Value::Imm(u64::from(mask)));
-        e.cmp(CmpOp::Ne, U32, bits, Value::Imm(0))
+        let bits = self.and(U32, d.flags, Value::Imm(u64::from(mask)));
+        self.cmp(CmpOp::Ne, U32, bits, Value::Imm(0))
     }
 
     /// Whether dimension `dim`'s address mode is `mode`.
     fn address_mode_is(&mut self, d: &Desc, dim: usize, mode: AddressMode) -> RegId {
-        let e = &mut *self;
         let shift = flags::ADDRESS_SHIFT + 2 * dim as u32;
-        let bits = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(u64::from(shift)));
-        let bits = e.and(U32, bits, Value::Imm(3));
-        e.cmp(CmpOp::Eq, U32, bits, Value::Imm(mode as u64))
+        let bits = self.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(u64::from(shift)));
+        let bits = self.and(U32, bits, Value::Imm(3));
+        self.cmp(CmpOp::Eq, U32, bits, Value::Imm(mode as u64))
     }
 
     /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.
@@ -395,9 +391,8 @@ impl Expand<'_> {
             // Layered cube maps: six layers per cube.
             let layer = match layer {
                 Some(l) => {
-                    let e = &mut *self;
-                    let first = e.bin(BinaryOp::Mul, S32, l, Value::Imm(6));
-                    e.add(S32, first, face)
+                    let first = self.bin(BinaryOp::Mul, S32, l, Value::Imm(6));
+                    self.add(S32, first, face)
                 }
                 None => face,
             };
@@ -416,7 +411,6 @@ impl Expand<'_> {
             _ => self.fetch(&d, at, integer_coords, result, cube),
         };
         let values = if f.result == TexResult::F16x2 {
-            let e = &mut *self;
             let half = |e: &mut Self, v: Value| {
                 let h = e.narrow(FloatFormat::F16, F32, Rounding::Nearest, false, false, v);
                 e.cvt(U32, OpTy::U(16), h)
@@ -427,7 +421,7 @@ impl Expand<'_> {
                 let hi = e.bin(BinaryOp::Shl, U32, hi, Value::Imm(16));
                 e.bin(BinaryOp::Or, U32, lo, hi)
             };
-            vec![pack(&mut *e, values[0], values[1]), pack(&mut *e, values[2], values[3])]
+            vec![pack(self, values[0], values[1]), pack(self, values[2], values[3])]
         } else {
             values.to_vec()
         };
@@ -454,9 +448,8 @@ impl Expand<'_> {
         let mut lower = Vec::new();
         for (k, &x) in xs.iter().enumerate() {
             let c = self.texel_coordinate(&d, k, x, offsets.get(k).copied(), normalized);
-            let e = &mut *self;
-            let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
-            lower.push(e.convert(S32, F32, Some(Rounding::Down), Default::default(), b));
+            let b = self.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
+            lower.push(self.convert(S32, F32, Some(Rounding::Down), Default::default(), b));
         }
         for (slot, (dx, dy)) in [(0, 1), (1, 1), (1, 0), (0, 0)].into_iter().enumerate() {
             let mut idx = Vec::new();
@@ -479,74 +472,67 @@ impl Expand<'_> {
     /// (x before y before z on ties) and its sign pick the face and `(sc, tc)`, and the
     /// face coordinates are `((sc / |m| + 1) / 2, (tc / |m| + 1) / 2)`.
     fn cube_face(&mut self, v: &[Value]) -> ([Value; 2], Value) {
-        let e = &mut *self;
         let zero = Value::Imm(0);
         let [x, y, z] = [v[0], v[1], v[2]];
-        let abs = |e: &mut Self, a: Value| e.un(crate::ir::UnaryOp::Abs, F32, a);
-        let (ax, ay, az) = (abs(&mut *e, x), abs(&mut *e, y), abs(&mut *e, z));
-        let neg = |e: &mut Self, a: Value| e.un(crate::ir::UnaryOp::Neg, F32, a);
-        let (nx, ny, nz) = (neg(&mut *e, x), neg(&mut *e, y), neg(&mut *e, z));
-        let x_over_y = e.cmp(CmpOp::Ge, F32, ax, ay);
-        let x_over_z = e.cmp(CmpOp::Ge, F32, ax, az);
-        let x_major = e.pred_and(x_over_y, x_over_z);
-        let y_major = e.cmp(CmpOp::Ge, F32, ay, az);
+        let [ax, ay, az] = [x, y, z].map(|a| self.un(UnaryOp::Abs, F32, a));
+        let [nx, ny, nz] = [x, y, z].map(|a| self.un(UnaryOp::Neg, F32, a));
+        let x_over_y = self.cmp(CmpOp::Ge, F32, ax, ay);
+        let x_over_z = self.cmp(CmpOp::Ge, F32, ax, az);
+        let x_major = self.pred_and(x_over_y, x_over_z);
+        let y_major = self.cmp(CmpOp::Ge, F32, ay, az);
         let (px, py, pz) = (
-            e.cmp(CmpOp::Ge, F32, x, zero),
-            e.cmp(CmpOp::Ge, F32, y, zero),
-            e.cmp(CmpOp::Ge, F32, z, zero),
+            self.cmp(CmpOp::Ge, F32, x, zero),
+            self.cmp(CmpOp::Ge, F32, y, zero),
+            self.cmp(CmpOp::Ge, F32, z, zero),
         );
         // Per axis: face (positive, negative), sc (positive, negative), tc (both).
-        let x_face = e.sel(U32, px, Value::Imm(0), Value::Imm(1));
-        let x_sc = e.sel(F32, px, nz, z);
-        let y_face = e.sel(U32, py, Value::Imm(2), Value::Imm(3));
-        let y_tc = e.sel(F32, py, z, nz);
-        let z_face = e.sel(U32, pz, Value::Imm(4), Value::Imm(5));
-        let z_sc = e.sel(F32, pz, x, nx);
+        let x_face = self.sel(U32, px, Value::Imm(0), Value::Imm(1));
+        let x_sc = self.sel(F32, px, nz, z);
+        let y_face = self.sel(U32, py, Value::Imm(2), Value::Imm(3));
+        let y_tc = self.sel(F32, py, z, nz);
+        let z_face = self.sel(U32, pz, Value::Imm(4), Value::Imm(5));
+        let z_sc = self.sel(F32, pz, x, nx);
         let pick = |e: &mut Self, ty: OpTy, [xv, yv, zv]: [Value; 3]| {
             let yz = e.sel(ty, y_major, yv, zv);
             e.sel(ty, x_major, xv, yz)
         };
-        let face = pick(&mut *e, U32, [x_face, y_face, z_face]);
-        let sc = pick(&mut *e, F32, [x_sc, x, z_sc]);
-        let tc = pick(&mut *e, F32, [ny, y_tc, ny]);
-        let m = pick(&mut *e, F32, [ax, ay, az]);
+        let face = pick(self, U32, [x_face, y_face, z_face]);
+        let sc = pick(self, F32, [x_sc, x, z_sc]);
+        let tc = pick(self, F32, [ny, y_tc, ny]);
+        let m = pick(self, F32, [ax, ay, az]);
         let one = Value::Imm(1f32.to_bits().into());
         let half = Value::Imm(0.5f32.to_bits().into());
         let st = [sc, tc].map(|c| {
-            let q = e.bin(BinaryOp::Div, F32, c, m);
-            let q = e.bin(BinaryOp::Add, F32, q, one);
-            e.bin(BinaryOp::Mul, F32, q, half)
+            let q = self.bin(BinaryOp::Div, F32, c, m);
+            let q = self.bin(BinaryOp::Add, F32, q, one);
+            self.bin(BinaryOp::Mul, F32, q, half)
         });
         (st, face)
     }
 
-    /// The operands of a fetch: the layer (the first coordinate of a layered geometry),
-    /// `dims` coordinates of type `cty`, and the destinations (`None` for `_`).
-
+    /// The level of detail of gradients `dx`, `dy` (of the coordinates, per dimension):
     /// `log2` of the longer gradient in texels (ptxvk's definition: NVIDIA documents no
     /// precision for it), computed with `lg2.approx`.
     fn gradient_lod(&mut self, d: &Desc, dx: &[Value], dy: &[Value]) -> Value {
-        let e = &mut *self;
         let mut longest = Value::Imm(0);
         for g in [dx, dy] {
             let mut sum = Value::Imm(0);
             for (k, &v) in g.iter().enumerate().take(3) {
-                let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
-                let t = e.bin(BinaryOp::Mul, F32, v, n);
-                let sq = e.bin(BinaryOp::Mul, F32, t, t);
-                sum = e.bin(BinaryOp::Add, F32, sum, sq);
+                let n = self.convert(F32, U32, None, Default::default(), d.sizes[k]);
+                let t = self.bin(BinaryOp::Mul, F32, v, n);
+                let sq = self.bin(BinaryOp::Mul, F32, t, t);
+                sum = self.bin(BinaryOp::Add, F32, sum, sq);
             }
-            let length = e.un(crate::ir::UnaryOp::Sqrt, F32, sum);
-            longest = e.bin(BinaryOp::Max, F32, longest, length);
+            let length = self.un(UnaryOp::Sqrt, F32, sum);
+            longest = self.bin(BinaryOp::Max, F32, longest, length);
         }
-        e.un(crate::ir::UnaryOp::Lg2, F32, longest)
+        self.un(UnaryOp::Lg2, F32, longest)
     }
 
     /// A fetch at level of detail `lod` (f32): plus the bias, clamped to the minimum and
     /// maximum level and the levels there are; the nearest level (`floor(lod + 0.5)`), or
     /// with linear mipmap filtering the two around it, weighted in 1.8 fixed point as
     /// the texels are.
-    #[allow(clippy::too_many_arguments)]
     fn mip_fetch(
         &mut self,
         d: &Desc,
@@ -556,21 +542,20 @@ impl Expand<'_> {
         lod: Value,
     ) -> [Value; 4] {
         let mip_linear = self.flag(d, flags::MIP_LINEAR);
-        let e = &mut *self;
-        let levels = e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1));
-        let top = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
-        let top = e.convert(F32, U32, None, Default::default(), top);
-        let lodc = e.bin(BinaryOp::Add, F32, lod, d.lod_bias);
-        let lodc = e.bin(BinaryOp::Max, F32, lodc, d.lod_min);
-        let lodc = e.bin(BinaryOp::Min, F32, lodc, d.lod_max);
-        let lodc = e.bin(BinaryOp::Max, F32, lodc, Value::Imm(0));
-        let lodc = e.bin(BinaryOp::Min, F32, lodc, top);
+        let levels = self.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1));
+        let top = self.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
+        let top = self.convert(F32, U32, None, Default::default(), top);
+        let lodc = self.bin(BinaryOp::Add, F32, lod, d.lod_bias);
+        let lodc = self.bin(BinaryOp::Max, F32, lodc, d.lod_min);
+        let lodc = self.bin(BinaryOp::Min, F32, lodc, d.lod_max);
+        let lodc = self.bin(BinaryOp::Max, F32, lodc, Value::Imm(0));
+        let lodc = self.bin(BinaryOp::Min, F32, lodc, top);
         let half = Value::Imm(0.5f32.to_bits().into());
-        let rounded = e.bin(BinaryOp::Add, F32, lodc, half);
-        let nearest = e.convert(U32, F32, Some(Rounding::Down), Default::default(), rounded);
-        let below = e.convert(U32, F32, Some(Rounding::Down), Default::default(), lodc);
-        let first = e.sel(U32, mip_linear, below, nearest);
-        let last = e.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
+        let rounded = self.bin(BinaryOp::Add, F32, lodc, half);
+        let nearest = self.convert(U32, F32, Some(Rounding::Down), Default::default(), rounded);
+        let below = self.convert(U32, F32, Some(Rounding::Down), Default::default(), lodc);
+        let first = self.sel(U32, mip_linear, below, nearest);
+        let last = self.bin(BinaryOp::Sub, U32, levels, Value::Imm(1));
         let d0 = self.level(d, first);
         let t0 = self.fetch(&d0, at, false, result, cube);
         if result == Result4::Int {
@@ -581,24 +566,22 @@ impl Expand<'_> {
             self.mov(U32, *r, v);
         }
         self.guarded(mip_linear, false, |l| {
-            let e = &mut *l;
-            let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), lodc);
-            let frac = e.bin(BinaryOp::Sub, F32, lodc, floor);
-            let scaled = e.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
-            let steps = e.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
-            let w = e.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
+            let floor = l.convert(F32, F32, Some(Rounding::Down), Default::default(), lodc);
+            let frac = l.bin(BinaryOp::Sub, F32, lodc, floor);
+            let scaled = l.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
+            let steps = l.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
+            let w = l.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
             let one = Value::Imm(1f32.to_bits().into());
-            let w0 = e.bin(BinaryOp::Sub, F32, one, w);
-            let next = e.add(U32, first, Value::Imm(1));
-            let next = e.bin(BinaryOp::Min, U32, next, last);
+            let w0 = l.bin(BinaryOp::Sub, F32, one, w);
+            let next = l.add(U32, first, Value::Imm(1));
+            let next = l.bin(BinaryOp::Min, U32, next, last);
             let d1 = l.level(d, next);
             let t1 = l.fetch(&d1, at, false, result, cube);
-            let e = &mut *l;
             for (r, (a, b)) in out.iter().zip(t0.iter().zip(t1)) {
-                let a = e.bin(BinaryOp::Mul, F32, w0, *a);
-                let b = e.bin(BinaryOp::Mul, F32, w, b);
-                let sum = e.bin(BinaryOp::Add, F32, a, b);
-                e.mov(U32, *r, sum);
+                let a = l.bin(BinaryOp::Mul, F32, w0, *a);
+                let b = l.bin(BinaryOp::Mul, F32, w, b);
+                let sum = l.bin(BinaryOp::Add, F32, a, b);
+                l.mov(U32, *r, sum);
             }
         });
         out.map(Value::Reg)
@@ -608,13 +591,12 @@ impl Expand<'_> {
     /// (`max(1, size >> level)`), packed pitches and address (module doc of
     /// [`ptxvk_abi::texture`]); level 0 keeps the descriptor's pitches.
     fn level(&mut self, d: &Desc, level: Value) -> Desc {
-        let e = &mut *self;
-        let three_d = e.cmp(CmpOp::Eq, U32, d.layers, Value::Imm(0));
+        let three_d = self.cmp(CmpOp::Eq, U32, d.layers, Value::Imm(0));
         let shrink = |e: &mut Self, size: Value, level: Value| {
             let s = e.bin(BinaryOp::Shr, U32, size, level);
             e.bin(BinaryOp::Max, U32, s, Value::Imm(1))
         };
-        let texel64 = e.cvt(U64, U32, d.texel_bytes);
+        let texel64 = self.cvt(U64, U32, d.texel_bytes);
         // The bytes of level j: rows x height x (depth or layers).
         let slab = |e: &mut Self, j: Value| -> (Value, Value, Value, [Value; 3]) {
             let sizes =
@@ -629,29 +611,26 @@ impl Expand<'_> {
             let bytes = e.bin(BinaryOp::Mul, U64, slice, count);
             (row, slice, bytes, sizes)
         };
-        let offset = e.temp(U64);
-        e.mov(U64, offset, Value::Imm(0));
+        let offset = self.temp(U64);
+        self.mov(U64, offset, Value::Imm(0));
         self.counted_loop(level, 1, |l, j| {
-            let e = &mut *l;
-            let (_, _, bytes, _) = slab(&mut *e, j);
-            let next = e.add(U64, Value::Reg(offset), bytes);
-            e.mov(U64, offset, next);
+            let (_, _, bytes, _) = slab(l, j);
+            let next = l.add(U64, Value::Reg(offset), bytes);
+            l.mov(U64, offset, next);
         });
-        let e = &mut *self;
-        let (row, slice, _, sizes) = slab(&mut *e, level);
-        let base = e.cmp(CmpOp::Eq, U32, level, Value::Imm(0));
-        let row_pitch = e.sel(U64, base, d.row_pitch, row);
-        let slice_pitch = e.sel(U64, base, d.slice_pitch, slice);
-        let address = e.add(U64, d.address, Value::Reg(offset));
+        let (row, slice, _, sizes) = slab(self, level);
+        let base = self.cmp(CmpOp::Eq, U32, level, Value::Imm(0));
+        let row_pitch = self.sel(U64, base, d.row_pitch, row);
+        let slice_pitch = self.sel(U64, base, d.slice_pitch, slice);
+        let address = self.add(U64, d.address, Value::Reg(offset));
         Desc { address, sizes, row_pitch, slice_pitch, ..*d }
     }
 
     /// Layer `l` clamped to the texture's layers.
     fn clamp_layer(&mut self, d: &Desc, l: Value) -> Value {
-        let e = &mut *self;
-        let last = e.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
-        let low = e.bin(BinaryOp::Max, S32, l, Value::Imm(0));
-        e.bin(BinaryOp::Min, S32, low, last)
+        let last = self.bin(BinaryOp::Sub, U32, d.layers, Value::Imm(1));
+        let low = self.bin(BinaryOp::Max, S32, l, Value::Imm(0));
+        self.bin(BinaryOp::Min, S32, low, last)
     }
 
     /// The four result words of a fetch at `at` (module doc).
@@ -710,16 +689,15 @@ impl Expand<'_> {
             let mut lower = Vec::new();
             let mut weight = Vec::new();
             for &c in &coords {
-                let e = &mut *l;
-                let b = e.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
-                let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), b);
-                let frac = e.bin(BinaryOp::Sub, F32, b, floor);
-                let scaled = e.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
+                let b = l.bin(BinaryOp::Sub, F32, c, Value::Imm(0.5f32.to_bits().into()));
+                let floor = l.convert(F32, F32, Some(Rounding::Down), Default::default(), b);
+                let frac = l.bin(BinaryOp::Sub, F32, b, floor);
+                let scaled = l.bin(BinaryOp::Mul, F32, frac, Value::Imm(256f32.to_bits().into()));
                 let steps =
-                    e.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
+                    l.convert(F32, F32, Some(Rounding::Nearest), Default::default(), scaled);
                 let a =
-                    e.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
-                let i = e.convert(S32, F32, Some(Rounding::Down), Default::default(), b);
+                    l.bin(BinaryOp::Mul, F32, steps, Value::Imm((1.0f32 / 256.0).to_bits().into()));
+                let i = l.convert(S32, F32, Some(Rounding::Down), Default::default(), b);
                 lower.push(i);
                 weight.push(a);
             }
@@ -730,24 +708,22 @@ impl Expand<'_> {
                 let mut w = Value::Imm(1f32.to_bits().into());
                 for k in 0..dims {
                     let up = corner >> k & 1 == 1;
-                    let e = &mut *l;
-                    let i = if up { e.add(S32, lower[k], Value::Imm(1)) } else { lower[k] };
+                    let i = if up { l.add(S32, lower[k], Value::Imm(1)) } else { lower[k] };
                     let wk = if up {
                         weight[k]
                     } else {
-                        e.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), weight[k])
+                        l.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), weight[k])
                     };
-                    w = e.bin(BinaryOp::Mul, F32, w, wk);
+                    w = l.bin(BinaryOp::Mul, F32, w, wk);
                     let (at, out) = l.texel_index(d, k, i);
                     idx.push(at);
                     outside.push(out);
                 }
                 let t = l.read_texel(d, &idx, layer, &outside, result);
-                let e = &mut *l;
-                let term = t.map(|c| e.bin(BinaryOp::Mul, F32, w, c));
+                let term = t.map(|c| l.bin(BinaryOp::Mul, F32, w, c));
                 sum = Some(match sum {
                     None => term,
-                    Some(s) => [0, 1, 2, 3].map(|c| e.bin(BinaryOp::Add, F32, s[c], term[c])),
+                    Some(s) => [0, 1, 2, 3].map(|c| l.bin(BinaryOp::Add, F32, s[c], term[c])),
                 });
             }
             if let Some(sum) = sum {
@@ -773,25 +749,24 @@ impl Expand<'_> {
     ) -> Value {
         let wrap = self.address_mode_is(d, k, AddressMode::Wrap);
         let mirror = self.address_mode_is(d, k, AddressMode::Mirror);
-        let e = &mut *self;
-        let floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), x);
-        let frac = e.bin(BinaryOp::Sub, F32, x, floor);
+        let floor = self.convert(F32, F32, Some(Rounding::Down), Default::default(), x);
+        let frac = self.bin(BinaryOp::Sub, F32, x, floor);
         // floor(x) odd: its half is not an integer.
-        let half = e.bin(BinaryOp::Mul, F32, floor, Value::Imm(0.5f32.to_bits().into()));
-        let half_floor = e.convert(F32, F32, Some(Rounding::Down), Default::default(), half);
-        let odd = e.cmp(CmpOp::Ne, F32, half, half_floor);
-        let flipped = e.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), frac);
-        let mirrored = e.sel(F32, odd, flipped, frac);
-        let x1 = e.sel(F32, mirror, mirrored, x);
-        let x1 = e.sel(F32, wrap, frac, x1);
-        let x1 = e.sel(F32, normalized, x1, x);
-        let n = e.convert(F32, U32, None, Default::default(), d.sizes[k]);
-        let scaled = e.bin(BinaryOp::Mul, F32, x1, n);
-        let texels = e.sel(F32, normalized, scaled, x);
+        let half = self.bin(BinaryOp::Mul, F32, floor, Value::Imm(0.5f32.to_bits().into()));
+        let half_floor = self.convert(F32, F32, Some(Rounding::Down), Default::default(), half);
+        let odd = self.cmp(CmpOp::Ne, F32, half, half_floor);
+        let flipped = self.bin(BinaryOp::Sub, F32, Value::Imm(1f32.to_bits().into()), frac);
+        let mirrored = self.sel(F32, odd, flipped, frac);
+        let x1 = self.sel(F32, mirror, mirrored, x);
+        let x1 = self.sel(F32, wrap, frac, x1);
+        let x1 = self.sel(F32, normalized, x1, x);
+        let n = self.convert(F32, U32, None, Default::default(), d.sizes[k]);
+        let scaled = self.bin(BinaryOp::Mul, F32, x1, n);
+        let texels = self.sel(F32, normalized, scaled, x);
         match offset {
             Some(o) => {
-                let o = e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), o);
-                e.bin(BinaryOp::Add, F32, texels, o)
+                let o = self.convert(F32, S32, Some(Rounding::Nearest), Default::default(), o);
+                self.bin(BinaryOp::Add, F32, texels, o)
             }
             None => texels,
         }
@@ -804,26 +779,25 @@ impl Expand<'_> {
         self.mov(OpTy::Pred, p, Value::Reg(yes));
     }
 
-    /// The texel offsets of a fetch (`{, e}`, PTX ISA 9.2 §9.7.10.3): one `.s32` per
-    /// dimension (a 3-D fetch's fourth is ignored); none without the operand. Offsets
+    /// Texel index `i` (s32) of dimension `k` by its address mode: the index to read
+    /// (u32, inside) and whether the texel is outside (border mode).
     fn texel_index(&mut self, d: &Desc, k: usize, i: Value) -> (Value, RegId) {
         let normalized = self.flag(d, flags::NORMALIZED_COORDS);
         let wrap = self.address_mode_is(d, k, AddressMode::Wrap);
         let border = self.address_mode_is(d, k, AddressMode::Border);
-        let e = &mut *self;
         let n = d.sizes[k];
-        let last = e.bin(BinaryOp::Sub, S32, n, Value::Imm(1));
-        let low = e.bin(BinaryOp::Max, S32, i, Value::Imm(0));
-        let clamped = e.bin(BinaryOp::Min, S32, low, last);
-        let rem = e.bin(BinaryOp::Rem, S32, i, n);
-        let rem = e.add(S32, rem, n);
-        let wrapped = e.bin(BinaryOp::Rem, S32, rem, n);
-        let wraps = e.pred_and(wrap, normalized);
-        let at = e.sel(U32, wraps, wrapped, clamped);
-        let below = e.cmp(CmpOp::Lt, S32, i, Value::Imm(0));
-        let above = e.cmp(CmpOp::Gt, S32, i, last);
-        let out = e.pred_or(below, above);
-        let outside = e.pred_and(out, border);
+        let last = self.bin(BinaryOp::Sub, S32, n, Value::Imm(1));
+        let low = self.bin(BinaryOp::Max, S32, i, Value::Imm(0));
+        let clamped = self.bin(BinaryOp::Min, S32, low, last);
+        let rem = self.bin(BinaryOp::Rem, S32, i, n);
+        let rem = self.add(S32, rem, n);
+        let wrapped = self.bin(BinaryOp::Rem, S32, rem, n);
+        let wraps = self.pred_and(wrap, normalized);
+        let at = self.sel(U32, wraps, wrapped, clamped);
+        let below = self.cmp(CmpOp::Lt, S32, i, Value::Imm(0));
+        let above = self.cmp(CmpOp::Gt, S32, i, last);
+        let out = self.pred_or(below, above);
+        let outside = self.pred_and(out, border);
         (at, outside)
     }
 
@@ -837,15 +811,13 @@ impl Expand<'_> {
         outside: &[RegId],
         result: Result4,
     ) -> [Value; 4] {
-        let e = &mut *self;
-        let x = e.bin(BinaryOp::Mul, U32, idx[0], d.texel_bytes);
+        let x = self.bin(BinaryOp::Mul, U32, idx[0], d.texel_bytes);
         let base = self.element_address(d, x, idx.get(1).copied(), idx.get(2).copied().or(layer));
-        let e = &mut *self;
-        let out: [RegId; 4] = [(); 4].map(|()| e.temp(U32));
+        let out: [RegId; 4] = [(); 4].map(|()| self.temp(U32));
         // Absent channels: (0, 0, 0, 1).
         let one = if result == Result4::Float { 1f32.to_bits() } else { 1 };
         for (c, r) in out.iter().enumerate() {
-            e.mov(U32, *r, Value::Imm(if c == 3 { u64::from(one) } else { 0 }));
+            self.mov(U32, *r, Value::Imm(if c == 3 { u64::from(one) } else { 0 }));
         }
         let read_normalized = self.flag(d, flags::READ_NORMALIZED);
         for (c, &r) in out.iter().enumerate() {
@@ -878,12 +850,11 @@ impl Expand<'_> {
             });
         }
         // The border colour replaces a texel outside in border mode.
-        let e = &mut *self;
         let mut any = None;
         for &o in outside {
             any = Some(match any {
                 None => o,
-                Some(a) => e.pred_or(a, o),
+                Some(a) => self.pred_or(a, o),
             });
         }
         let Some(any) = any else { return out.map(Value::Reg) };
@@ -891,7 +862,7 @@ impl Expand<'_> {
             .enumerate()
             .map(|(c, &r)| {
                 let colour = if result == Result4::Float { d.border[c] } else { Value::Imm(0) };
-                e.sel(U32, any, colour, Value::Reg(r))
+                self.sel(U32, any, colour, Value::Reg(r))
             })
             .collect::<Vec<_>>()
             .try_into()
@@ -900,18 +871,17 @@ impl Expand<'_> {
 
     /// The address of byte `x` of row `y` of slice or layer `z` (u32 values).
     fn element_address(&mut self, d: &Desc, x: Value, y: Option<Value>, z: Option<Value>) -> RegId {
-        let e = &mut *self;
-        let x = e.cvt(U64, U32, x);
-        let mut at = e.add(U64, d.address, x);
+        let x = self.cvt(U64, U32, x);
+        let mut at = self.add(U64, d.address, x);
         for (i, pitch) in [(y, d.row_pitch), (z, d.slice_pitch)] {
             if let Some(i) = i {
-                let i = e.cvt(U64, U32, i);
-                let offset = e.bin(BinaryOp::Mul, U64, i, pitch);
-                at = e.add(U64, at, offset);
+                let i = self.cvt(U64, U32, i);
+                let offset = self.bin(BinaryOp::Mul, U64, i, pitch);
+                at = self.add(U64, at, offset);
             }
         }
-        let base = e.temp(U64);
-        e.mov(U64, base, at);
+        let base = self.temp(U64);
+        self.mov(U64, base, at);
         base
     }
 
@@ -925,14 +895,13 @@ impl Expand<'_> {
         result: Result4,
     ) -> Value {
         let bits = 8 * bytes;
-        let e = &mut *self;
-        let signed = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64));
-        let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
+        let signed = self.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64));
+        let float = self.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
         let extended = if bits < 32 {
             let shift = Value::Imm(u64::from(32 - bits));
-            let up = e.bin(BinaryOp::Shl, U32, raw, shift);
-            let s = e.bin(BinaryOp::Shr, S32, up, shift);
-            e.sel(U32, signed, s, raw)
+            let up = self.bin(BinaryOp::Shl, U32, raw, shift);
+            let s = self.bin(BinaryOp::Shr, S32, up, shift);
+            self.sel(U32, signed, s, raw)
         } else {
             raw
         };
@@ -942,38 +911,36 @@ impl Expand<'_> {
         // Float channels: as they are, halves widened. Integers: converted, or (8, 16
         // bits) normalized; each conversion only where the format needs it, as the
         // normalizing divisions are exact (and so not cheap).
-        let out = e.temp(U32);
+        let out = self.temp(U32);
         let as_float = match bits {
-            16 => e.widen(FloatFormat::F16, raw),
+            16 => self.widen(FloatFormat::F16, raw),
             _ => raw,
         };
-        e.mov(U32, out, as_float);
+        self.mov(U32, out, as_float);
         self.guarded(float, true, |l| {
-            let e = &mut *l;
             let int_float_s =
-                e.convert(F32, S32, Some(Rounding::Nearest), Default::default(), extended);
+                l.convert(F32, S32, Some(Rounding::Nearest), Default::default(), extended);
             let int_float_u =
-                e.convert(F32, U32, Some(Rounding::Nearest), Default::default(), extended);
-            let int_float = e.sel(F32, signed, int_float_s, int_float_u);
-            e.mov(U32, out, int_float);
+                l.convert(F32, U32, Some(Rounding::Nearest), Default::default(), extended);
+            let int_float = l.sel(F32, signed, int_float_s, int_float_u);
+            l.mov(U32, out, int_float);
             if bits == 32 {
                 return;
             }
             l.guarded(read_normalized, false, |l| {
-                let e = &mut *l;
                 let (umax, smax) = ((1u64 << bits) - 1, (1u64 << (bits - 1)) - 1);
-                let divisor = e.sel(
+                let divisor = l.sel(
                     F32,
                     signed,
                     Value::Imm(u64::from((smax as f32).to_bits())),
                     Value::Imm(u64::from((umax as f32).to_bits())),
                 );
-                let norm = e.bin(BinaryOp::Div, F32, int_float, divisor);
+                let norm = l.bin(BinaryOp::Div, F32, int_float, divisor);
                 // Signed: at least -1 (the most negative code is below -1).
                 let floor =
-                    e.sel(F32, signed, Value::Imm(u64::from((-1f32).to_bits())), Value::Imm(0));
-                let norm = e.bin(BinaryOp::Max, F32, norm, floor);
-                e.mov(U32, out, norm);
+                    l.sel(F32, signed, Value::Imm(u64::from((-1f32).to_bits())), Value::Imm(0));
+                let norm = l.bin(BinaryOp::Max, F32, norm, floor);
+                l.mov(U32, out, norm);
             });
         });
         Value::Reg(out)
@@ -985,22 +952,21 @@ impl Expand<'_> {
         let out = self.temp(U32);
         self.mov(U32, out, value);
         self.guarded(srgb, false, |l| {
-            let e = &mut *l;
-            let index = e.bin(BinaryOp::Shl, U32, raw, Value::Imm(2));
-            let index = e.cvt(U64, U32, index);
-            let at = e.add(U64, d.base, index);
-            let at_reg = e.temp(U64);
-            e.mov(U64, at_reg, at);
+            let index = l.bin(BinaryOp::Shl, U32, raw, Value::Imm(2));
+            let index = l.cvt(U64, U32, index);
+            let at = l.add(U64, d.base, index);
+            let at_reg = l.temp(U64);
+            l.mov(U64, at_reg, at);
             let addr = Address { base: Some(at_reg), offset: SIZE as i64 };
             l.push(InstKind::Load { space: Space::Global, ty: U32, dsts: vec![Some(out)], addr });
         });
         Value::Reg(out)
     }
 
+    /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
     fn query(&mut self, q: &TextureQuery) {
         let (dst, h) = (q.dst, q.handle);
         let d = self.descriptor(h);
-        let e = &mut *self;
         let mode = |e: &mut Self, k: u32| {
             let b = e.bin(
                 BinaryOp::Shr,
@@ -1015,26 +981,26 @@ impl Expand<'_> {
             TexQuery::Height => d.sizes[1],
             TexQuery::Depth => d.sizes[2],
             TexQuery::ArraySize => d.layers,
-            TexQuery::NumMipmapLevels => e.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
+            TexQuery::NumMipmapLevels => self.bin(BinaryOp::Max, U32, d.levels, Value::Imm(1)),
             TexQuery::NumSamples => Value::Imm(0),
             TexQuery::NormalizedCoords => {
-                e.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
+                self.and(U32, d.flags, Value::Imm(u64::from(flags::NORMALIZED_COORDS)))
             }
             TexQuery::FilterMode => {
-                let b = e.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
-                e.and(U32, b, Value::Imm(1))
+                let b = self.bin(BinaryOp::Shr, U32, d.flags, Value::Imm(2));
+                self.and(U32, b, Value::Imm(1))
             }
             TexQuery::ForceUnnormalizedCoords => {
-                let b = e.bin(
+                let b = self.bin(
                     BinaryOp::Shr,
                     U32,
                     d.flags,
                     Value::Imm(u64::from(flags::FORCE_UNNORMALIZED.trailing_zeros())),
                 );
-                e.and(U32, b, Value::Imm(1))
+                self.and(U32, b, Value::Imm(1))
             }
-            TexQuery::AddrMode(k) => mode(&mut *e, u32::from(k)),
+            TexQuery::AddrMode(k) => mode(self, u32::from(k)),
         };
-        e.mov(U32, dst, value);
+        self.mov(U32, dst, value);
     }
 }

@@ -34,36 +34,35 @@ impl Expand<'_> {
         // Inside: 0 <= x <= the last sample (`.p`) or row bytes - access bytes (`.b`),
         // 0 <= y, z < size.
         let access = u64::from(bytes) * count as u64;
-        let e = &mut *self;
         let last_x = if formatted {
-            e.bin(BinaryOp::Sub, S32, d.sizes[0], Value::Imm(1))
+            self.bin(BinaryOp::Sub, S32, d.sizes[0], Value::Imm(1))
         } else {
-            let row_bytes = e.bin(BinaryOp::Mul, U32, d.sizes[0], d.texel_bytes);
-            e.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access))
+            let row_bytes = self.bin(BinaryOp::Mul, U32, d.sizes[0], d.texel_bytes);
+            self.bin(BinaryOp::Sub, S32, row_bytes, Value::Imm(access))
         };
         let limits = [
             last_x,
-            e.bin(BinaryOp::Sub, S32, d.sizes[1], Value::Imm(1)),
-            e.bin(BinaryOp::Sub, S32, d.sizes[2], Value::Imm(1)),
+            self.bin(BinaryOp::Sub, S32, d.sizes[1], Value::Imm(1)),
+            self.bin(BinaryOp::Sub, S32, d.sizes[2], Value::Imm(1)),
         ];
         let mut outside = None;
         let mut at = Vec::new();
         for (k, &x) in xs.iter().enumerate() {
-            let below = e.cmp(CmpOp::Lt, S32, x, Value::Imm(0));
-            let above = e.cmp(CmpOp::Gt, S32, x, limits[k]);
-            let out = e.pred_or(below, above);
+            let below = self.cmp(CmpOp::Lt, S32, x, Value::Imm(0));
+            let above = self.cmp(CmpOp::Gt, S32, x, limits[k]);
+            let out = self.pred_or(below, above);
             outside = Some(match outside {
                 None => out,
-                Some(o) => e.pred_or(o, out),
+                Some(o) => self.pred_or(o, out),
             });
-            let low = e.bin(BinaryOp::Max, S32, x, Value::Imm(0));
-            at.push(e.bin(BinaryOp::Min, S32, low, limits[k]));
+            let low = self.bin(BinaryOp::Max, S32, x, Value::Imm(0));
+            at.push(self.bin(BinaryOp::Min, S32, low, limits[k]));
         }
         // Every geometry has a coordinate (the IR verifier checks their number).
         let outside =
-            outside.unwrap_or_else(|| e.cmp(CmpOp::Ne, U32, Value::Imm(0), Value::Imm(0)));
+            outside.unwrap_or_else(|| self.cmp(CmpOp::Ne, U32, Value::Imm(0), Value::Imm(0)));
         if formatted {
-            at[0] = e.bin(BinaryOp::Mul, U32, at[0], d.texel_bytes);
+            at[0] = self.bin(BinaryOp::Mul, U32, at[0], d.texel_bytes);
         }
         let layer = layer.map(|l| self.clamp_layer(&d, l));
         let base =
@@ -75,21 +74,19 @@ impl Expand<'_> {
         // (`.b64`: two 32-bit channels, low first); other formats trap.
         let mut signed = None;
         if formatted && reduction.is_some() {
-            let e = &mut *self;
-            signed = Some(e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64)));
-            let float = e.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
-            let narrow = e.cmp(CmpOp::Ne, U32, d.channel_bytes, Value::Imm(4));
-            let size = e.cmp(CmpOp::Lt, U32, d.texel_bytes, Value::Imm(u64::from(bytes)));
-            let bad = e.pred_or(float, narrow);
-            let bad = e.pred_or(bad, size);
+            signed = Some(self.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Signed as u64)));
+            let float = self.cmp(CmpOp::Eq, U32, d.kind, Value::Imm(ChannelKind::Float as u64));
+            let narrow = self.cmp(CmpOp::Ne, U32, d.channel_bytes, Value::Imm(4));
+            let size = self.cmp(CmpOp::Lt, U32, d.texel_bytes, Value::Imm(u64::from(bytes)));
+            let bad = self.pred_or(float, narrow);
+            let bad = self.pred_or(bad, size);
             self.trap_if(bad);
         }
         let address = Address { base: Some(base), offset: 0 };
         if let SurfaceOp::Load(dsts) = &s.op {
             let words: Vec<RegId> = dsts.iter().map(|_| self.temp(ty)).collect();
-            let e = &mut *self;
             for &w in &words {
-                e.mov(ty, w, Value::Imm(0));
+                self.mov(ty, w, Value::Imm(0));
             }
             let read = |l: &mut Self| {
                 let dsts = words.iter().map(|&w| Some(w)).collect();
@@ -102,9 +99,8 @@ impl Expand<'_> {
             } else {
                 read(self);
             }
-            let e = &mut *self;
             for (&dst, &w) in dsts.iter().zip(&words) {
-                e.mov(ty, dst, Value::Reg(w));
+                self.mov(ty, dst, Value::Reg(w));
             }
             return;
         }
@@ -163,8 +159,7 @@ impl Expand<'_> {
             for bytes in [1u32, 2, 4] {
                 let this = l.cmp(CmpOp::Eq, U32, d.channel_bytes, Value::Imm(bytes.into()));
                 l.guarded(this, false, |l| {
-                    let e = &mut *l;
-                    let bits = value_bits(&mut *e, d, v, bytes);
+                    let bits = value_bits(l, d, v, bytes);
                     let addr = Address { base: Some(base), offset: i64::from(c as u32 * bytes) };
                     let ty = OpTy::U((8 * bytes) as u8);
                     l.push(InstKind::Store { space: Space::Global, ty, srcs: vec![bits], addr });
