@@ -326,3 +326,55 @@ fn surface(l: &Line<'_>, words: &mut Vec<&str>) -> Result<SurfaceAccess, Diagnos
         coords,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every form: fetches with a sampler, a level, gradients, offsets and a residency
+    /// predicate; a gather; a query; surface loads, stores and reductions.
+    const FORMS: &str = "\
+kernel forms {
+    params size 8 align 8
+    param t .u64 x1 @0 size 8 align 8
+    shared 0
+    local 0
+    entry bb0
+    reg i64 %rd1 %rd2
+    reg f32 %f1 %f2 %f3 %f4 %f5
+    reg i32 %r1 %r2 %r3 %r4
+    reg pred %p1
+bb0:
+    %rd1 = load.param.u64 [0]
+    %f1, %f2, %f3, %f4 = tex.a2d.f32.f32.level %rd1, _, [%r1, %f5, %f5], [1, 0xffffffff], %f5
+    %f1, _, _, %f4, %p1 = tex.2d.f32.f32.grad.resident %rd1, %rd2, [%f1, %f2], [], [%f3, %f4], [%f5, 0]
+    %r1, %r2 = tex.acube.f16x2.f32 %rd1, _, [%r3, %f1, %f2, %f3], []
+    %r1, %r2, %r3, %r4 = tex.3d.s32.s32 %rd1, _, [%r1, %r2, %r3], [%r4, 0, 1]
+    %r1, %r2, %r3, %r4 = tld4.a.2d.u32.f32 %rd1, %rd2, [%f1, %f2], [2, 3]
+    %r1 = tex_query.addr_mode_2 %rd1
+    %r1, %r2 = suld.b.a1d.zero.u32 %rd1, [%r3, %r4]
+    sust.p.3d.trap.u32 %rd1, [%r1, %r2, %r3], %r1, %r2, %r3, %r4
+    sured.max.p.2d.clamp.u64 %rd1, [%r1, %r2], %rd2
+    return
+}
+";
+
+    #[test]
+    fn every_form_round_trips_and_verifies() {
+        let kernels = crate::text::parse(FORMS).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(crate::text::print(&kernels[0]), FORMS);
+        assert_eq!(crate::verify::run(&kernels[0]), Ok(()));
+    }
+
+    #[test]
+    fn shapes_are_checked() {
+        for (from, to) in [
+            ("[%r1, %f5, %f5], [1", "[%f5, %f5], [1"),
+            ("tld4.a.2d", "tld4.a.3d"),
+            ("[%r4, 0, 1]", "[%r4, 0]"),
+            ("%r1, %r2 = tex.acube", "%r1 = tex.acube"),
+        ] {
+            let text = FORMS.replacen(from, to, 1);
+            let kernels = crate::text::parse(&text).unwrap_or_else(|d| panic!("{to}: {d:?}"));
+            assert!(crate::verify::run(&kernels[0]).is_err(), "{to} verifies");
+        }
+    }
+}
