@@ -1,8 +1,9 @@
 //! The cost of ptxvk's texture fetches, which the kernel performs itself (descriptor
 //! read, address modes, texel loads, channel conversion and 1.8 fixed-point filtering:
-//! `lower/src/sema/texture.rs`) instead of a sampler unit: one fetch per thread over a
-//! 1024 x 1024 float4 texture (`benches/ptx/texture_fetch.ptx`), against a plain 16-byte
-//! global load of the same texels, and for an RGBA8 texture read as normalized floats.
+//! `lower/src/pass/expand_texture.rs`) instead of a sampler unit: one fetch per thread
+//! over a 1024 x 1024 float4 texture (`benches/ptx/texture_fetch.ptx`), against a plain
+//! 16-byte global load of the same texels, and for an RGBA8 texture read as normalized
+//! floats.
 //! Every result is checked against the texels (point sampling at texel centres) or the
 //! filter's exact value (linear at x + 0.75: weights 3/4 and 1/4).
 //!

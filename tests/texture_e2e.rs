@@ -197,7 +197,7 @@ fn upload(
         read_normalized,
         ..TextureDesc::default()
     };
-    // The model's texels: the conversion `sema::texture` documents.
+    // The model's texels: the conversion `pass::expand_texture` documents.
     let float = kind == ChannelKind::Float || read_normalized;
     let convert = |v: u32| -> u32 {
         let bits = 8 * channel_bytes;

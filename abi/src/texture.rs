@@ -1,10 +1,10 @@
 //! ptxvk's texture and surface objects: a `CUtexObject`/`CUsurfObject` (a 64-bit handle
 //! in a parameter or in memory) is the device address of a 128-byte descriptor, which
 //! the driver library's `cuTexObjectCreate`/`cuSurfObjectCreate` or the Rust API writes
-//! ([`Texture::encode`]) and `ptxvk_lower`'s `sema::texture` reads at run time: where the
-//! texels are and how they are laid out, their format, and the sampler state. Texels are
-//! fetched and filtered by the compiled kernel itself, so results are the same on every
-//! device (PTX ISA 9.2 §9.7.10; CUDA Programming Guide, "Texture Fetching").
+//! ([`Texture::encode`]) and the code of `ptxvk_lower`'s `pass::expand_texture` reads at
+//! run time: where the texels are and how they are laid out, their format, and the
+//! sampler state. Texels are fetched and filtered by the compiled kernel itself, so
+//! results are the same on every device (PTX ISA 9.2 §9.7.10; CUDA Programming Guide, "Texture Fetching").
 //!
 //! | bytes | contents |
 //! |---|---|

@@ -5,9 +5,9 @@
 //! `cuMemcpy3D` copy to and from it through that layout (`memory.rs`). A `CUtexObject`
 //! or `CUsurfObject` is the device address of ptxvk's descriptor (`ptxvk_abi::texture`)
 //! for an array, linear memory or pitched 2-D memory, which the kernels read at run
-//! time (`ptxvk_lower`'s `sema::texture`). A mipmapped array keeps its levels packed in
-//! one allocation, level after level. Not implemented (`CUDA_ERROR_NOT_SUPPORTED`):
-//! resource views and the newer array formats.
+//! time (`ptxvk_lower`'s `pass::expand_texture`). A mipmapped array keeps its levels
+//! packed in one allocation, level after level. Not implemented
+//! (`CUDA_ERROR_NOT_SUPPORTED`): resource views and the newer array formats.
 
 use std::ffi::{c_int, c_uint};
 

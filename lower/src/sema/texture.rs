@@ -118,8 +118,6 @@ impl Lowerer<'_> {
                 "`tex` takes a result and a coordinate type (`.f32.f32`)",
             ));
         };
-        // `.f16x2`: the four float results as halves, R and G in the first register, B
-        // and A in the second, the first of each pair in the low half.
         let result = match dtype.value {
             ScalarType::F32 => TexResult::F32,
             ScalarType::F16x2 => TexResult::F16x2,
@@ -244,9 +242,7 @@ impl Lowerer<'_> {
         })
     }
 
-    /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`: component `comp` of the
-    /// four texels linear filtering would use, in the order (i, j+1), (i+1, j+1),
-    /// (i+1, j), (i, j) (counter-clockwise from the lower left, as the ISA says).
+    /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`.
     fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<TextureFetch, Diagnostic> {
         let span = i.span;
         let geometry = self.geometry_of(i, m)?;
