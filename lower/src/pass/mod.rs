@@ -396,6 +396,7 @@ bb0:
     store.shared.u16 [2], %h1
     warp_publish %r1
     warp_sync
+    %r1 = tex_query.width %rd1
     return
 }
 ";
@@ -403,11 +404,11 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("four leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("five leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 4, "{messages:?}");
+        assert_eq!(errors.len(), 5, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
-        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps"] {
+        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps", "expand_texture"] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }
         for mode in [WarpMode::Emulated, WarpMode::Native] {
