@@ -4,8 +4,8 @@
 //! `.f16x2`, `.s32` and `.u32` results; texel offsets; `.level` and `.grad` on
 //! mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p`
 //! and `suq`, on texture and surface objects: 64-bit handles that are the device
-//! address of a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), held in a
-//! parameter, in memory, or in a `.texref`/`.surfref`/`.tex` variable the host binds.
+//! address of a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]) (semantic
+//! analysis loaded those a `.texref`/`.surfref`/`.tex` variable or parameter holds).
 //!
 //! Every fetch is the kernel's own code, so the result is NVIDIA's on any device
 //! (CUDA Programming Guide, "Texture Fetching"):
