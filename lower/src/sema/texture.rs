@@ -17,9 +17,8 @@ use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{
-    Address, AtomicOp, BoolOp, Boundary, Channel, InstKind, OpTy, RegId, Space, SurfaceAccess,
-    SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery,
-    Value,
+    Address, AtomicOp, BoolOp, Boundary, Channel, InstKind, OpTy, Space, SurfaceAccess, SurfaceOp,
+    TexGeometry, TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
 };
 
 const S32: OpTy = OpTy::S(32);
@@ -37,6 +36,25 @@ fn geometry(g: Geometry) -> Option<TexGeometry> {
         Geometry::A2d => TexGeometry::A2d,
         Geometry::Cube | Geometry::Acube | Geometry::D2ms | Geometry::A2dms => return None,
     })
+}
+
+/// A checked `tex` or `tld4`: what it is and the operands it writes.
+struct Fetch<'i> {
+    gather: Option<Channel>,
+    geometry: TexGeometry,
+    result: TexResult,
+    integer_coords: bool,
+    dsts: &'i [Operand],
+    resident: Option<&'i Operand>,
+}
+
+/// The operands a checked fetch reads.
+struct FetchFrom<'i> {
+    handle: &'i Operand,
+    sampler: Option<&'i Operand>,
+    coords: &'i [Operand],
+    offsets: Option<&'i [Operand]>,
+    lod: &'i [Operand],
 }
 
 impl Lowerer<'_> {
@@ -195,51 +213,10 @@ impl Lowerer<'_> {
         if cube && offsets.is_some() {
             return Err(Diagnostic::error(span, "cube-map fetches take no texel offsets"));
         }
-        let offsets = self.offset_values(offsets, dims, span)?;
-        let resident = resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
-        // `.level`: an explicit level of detail; `.grad`: the coordinates' gradients.
-        let mut lod_operands = Vec::new();
-        for o in &ops[2..2 + extra] {
-            let items: Vec<&Operand> = match o {
-                Operand::Vector(v, _) => v.iter().collect(),
-                other => vec![other],
-            };
-            let values: Vec<Value> =
-                items.iter().map(|x| self.src(x, F32, false, span)).collect::<Result<_, _>>()?;
-            lod_operands.push(values);
-        }
-        let handle = self.handle(handle, span)?;
-        let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
-        let cty = if integer_coords { S32 } else { F32 };
-        let dst_ty = match result {
-            TexResult::F16x2 => U32,
-            TexResult::F32 => F32,
-            TexResult::S32 | TexResult::U32 => super::op_ty(dtype)?,
-        };
-        let (layer, coords, dsts) =
-            self.fetch_operands(coords, dsts, layered, dims, cty, dst_ty, span)?;
-        if cube && integer_coords {
-            return Err(Diagnostic::error(span, "cube-map coordinates are `.f32`"));
-        }
-        let lod = match lod_operands.as_slice() {
-            [level] => level.first().map_or(TexLod::Base, |l| TexLod::Level(*l)),
-            [dx, dy] => TexLod::Grad { dx: dx.clone(), dy: dy.clone() },
-            _ => TexLod::Base,
-        };
-        Ok(TextureFetch {
-            gather: None,
-            geometry,
-            result,
-            integer_coords,
-            dsts,
-            resident,
-            texture: handle,
-            sampler,
-            layer,
-            coords,
-            offsets,
-            lod,
-        })
+        let lod = &ops[2..2 + extra];
+        let (gather, dsts) = (None, dsts.as_slice());
+        let fetch = Fetch { gather, geometry, result, integer_coords, dsts, resident };
+        self.fetch(fetch, FetchFrom { handle, sampler, coords, offsets, lod }, span)
     }
 
     /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`.
@@ -304,56 +281,82 @@ impl Lowerer<'_> {
                 format!("this `tld4` takes {wanted} coordinates and writes 4 values"),
             ));
         }
-        let offsets = self.offset_values(offsets, 2, span)?;
-        let resident = resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
-        let handle = self.handle(handle, span)?;
-        let sampler = sampler.map(|s| self.handle(s, span)).transpose()?;
-        let dst_ty = if result == TexResult::F32 { F32 } else { super::op_ty(dtype)? };
-        let (layer, coords, dsts) =
-            self.fetch_operands(coords, dsts, layered, 2, F32, dst_ty, span)?;
-        Ok(TextureFetch {
-            gather: Some(channel),
-            geometry,
-            result,
-            integer_coords: false,
-            dsts,
-            resident,
-            texture: handle,
-            sampler,
-            layer,
-            coords,
-            offsets,
-            lod: TexLod::Base,
-        })
+        let (gather, dsts, integer_coords) = (Some(channel), dsts.as_slice(), false);
+        let fetch = Fetch { gather, geometry, result, integer_coords, dsts, resident };
+        self.fetch(fetch, FetchFrom { handle, sampler, coords, offsets, lod: &[] }, span)
     }
 
-    /// The operands of a fetch: the layer (the first coordinate of a layered geometry),
-    /// `dims` coordinates of type `cty`, and the destinations (`None` for `_`).
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn fetch_operands(
+    /// Resolves a fetch whose form is checked, in this order: the texel offsets, the
+    /// residency predicate, the level or gradients, the texture and sampler handles, the
+    /// layer (the first coordinate of a layered geometry), the coordinates and the
+    /// destinations (`None` for `_`).
+    fn fetch(
         &mut self,
-        coords: &[Operand],
-        dsts: &[Operand],
-        layered: bool,
-        dims: usize,
-        cty: OpTy,
-        dst_ty: OpTy,
+        f: Fetch<'_>,
+        from: FetchFrom<'_>,
         span: Span,
-    ) -> Result<(Option<Value>, Vec<Value>, Vec<Option<RegId>>), Diagnostic> {
+    ) -> Result<TextureFetch, Diagnostic> {
+        let (geometry, integer_coords) = (f.geometry, f.integer_coords);
+        let (dims, layered) = (geometry.dims(), geometry.layered());
+        let offsets = self.offset_values(from.offsets, dims, span)?;
+        let resident = f.resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
+        // `.level`: an explicit level of detail; `.grad`: the coordinates' gradients.
+        let mut lod = Vec::new();
+        for o in from.lod {
+            let items: Vec<&Operand> = match o {
+                Operand::Vector(v, _) => v.iter().collect(),
+                other => vec![other],
+            };
+            let values: Vec<Value> =
+                items.iter().map(|x| self.src(x, F32, false, span)).collect::<Result<_, _>>()?;
+            lod.push(values);
+        }
+        let texture = self.handle(from.handle, span)?;
+        let sampler = from.sampler.map(|s| self.handle(s, span)).transpose()?;
+        let cty = if integer_coords { S32 } else { F32 };
+        let dst_ty = match f.result {
+            TexResult::F32 => F32,
+            TexResult::S32 => S32,
+            TexResult::F16x2 | TexResult::U32 => U32,
+        };
         let first = usize::from(layered);
+        let coords = from.coords;
         let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
-        let xs = coords[first..first + dims]
+        let coords = coords[first..first + dims]
             .iter()
             .map(|c| self.src(c, cty, false, span))
             .collect::<Result<_, _>>()?;
-        let dregs = dsts
+        let dsts = f
+            .dsts
             .iter()
             .map(|d| match d {
                 Operand::Sink(_) => Ok(None),
                 d => self.dst(d, dst_ty, false).map(Some),
             })
             .collect::<Result<_, _>>()?;
-        Ok((layer, xs, dregs))
+        if geometry.cube() && integer_coords {
+            return Err(Diagnostic::error(span, "cube-map coordinates are `.f32`"));
+        }
+        let lod = match lod.as_slice() {
+            [level] => level.first().map_or(TexLod::Base, |l| TexLod::Level(*l)),
+            [dx, dy] => TexLod::Grad { dx: dx.clone(), dy: dy.clone() },
+            _ => TexLod::Base,
+        };
+        let (gather, result) = (f.gather, f.result);
+        Ok(TextureFetch {
+            gather,
+            geometry,
+            result,
+            integer_coords,
+            dsts,
+            resident,
+            texture,
+            sampler,
+            layer,
+            coords,
+            offsets,
+            lod,
+        })
     }
 
     /// The texel offsets of a fetch (`{, e}`, PTX ISA 9.2 §9.7.10.3): one `.s32` per
