@@ -240,7 +240,8 @@ impl TextureInst {
     /// What is wrong with the instruction's shape, if anything: the coordinates a
     /// geometry takes (and a layer exactly when it is layered), the result words, the
     /// texel offsets (none, or one per dimension), `tld4`'s 2-D geometries and `.f32`
-    /// coordinates, a surface's geometries (no cube maps) and element types.
+    /// coordinates, the three dimensions of address modes, a surface's geometries (no
+    /// cube maps) and element types.
     pub fn shape_error(&self) -> Option<&'static str> {
         let coords = |g: TexGeometry, layer: &Option<Value>, coords: &[Value]| {
             coords.len() == g.dims() && layer.is_some() == g.layered()
@@ -261,7 +262,10 @@ impl TextureInst {
                     None
                 }
             }
-            TextureInst::Query(_) => None,
+            TextureInst::Query(q) => match q.field {
+                TexQuery::AddrMode(k) if k > 2 => Some("a query of a fourth dimension"),
+                _ => None,
+            },
             TextureInst::Surface(s) => {
                 let values = match &s.op {
                     SurfaceOp::Load(dsts) => dsts.len(),

@@ -45,7 +45,9 @@ impl Thread<'_> {
                 let Some(d) = self.descriptor(cx, self.get(q.handle), span)? else {
                     return Ok(());
                 };
-                let bit = |shift: u32, bits: u32| (d.flags >> shift) & ((1 << bits) - 1);
+                let bit = |shift: u32, bits: u32| {
+                    d.flags.checked_shr(shift).unwrap_or(0) & ((1 << bits) - 1)
+                };
                 let value = match q.field {
                     TexQuery::Width => d.sizes[0],
                     TexQuery::Height => d.sizes[1],
