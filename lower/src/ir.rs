@@ -28,10 +28,16 @@
 //!   ([`crate::abi`]).
 //! * No instruction traps. Integer division by zero and overflow have the values PTX
 //!   hardware produces (documented on [`BinaryOp`]).
+//! * **High-level operations** exist only between semantic analysis and the pass that
+//!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
+//!   any that remains: [`InstKind::Video`] (`pass::expand_video`).
 
 use ptxvk_frontend::Span;
 
 use crate::abi::KernelAbi;
+
+mod video;
+pub use video::*;
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -1136,6 +1142,9 @@ pub enum InstKind {
         word: Value,
         swap: Option<Value>,
     },
+    /// A video instruction (PTX ISA 9.2 §9.7.16) as semantic analysis resolved it, until
+    /// `pass::expand_video` writes it out in core integer operations.
+    Video(Box<VideoOp>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

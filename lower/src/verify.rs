@@ -208,6 +208,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         | InstKind::WarpSync
         | InstKind::SyncPoint { point: SyncPoint::Sleep | SyncPoint::Acquire } => {}
         InstKind::LoopCount { dst, .. } => defs.push(*dst),
+        InstKind::Video(op) => {
+            defs.push(op.dst());
+            op.sources().iter().for_each(|x| v(x, uses));
+        }
     }
 }
 
@@ -397,6 +401,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(Some(*dst), 64);
             at(reg(table), 64);
             at(reg(addr), 64);
+        }
+        // Video instructions read and write 32-bit words (PTX ISA 9.2 §9.7.16).
+        InstKind::Video(op) => {
+            at(Some(op.dst()), 32);
+            op.sources().iter().for_each(|x| at(reg(x), 32));
         }
         InstKind::RaceShadow { dst, word, swap } => {
             at(Some(*dst), 32);

@@ -360,6 +360,10 @@ impl<'a> FnEmitter<'a> {
             | InstKind::InAllocation { .. }
             | InstKind::ShadowWord { .. }
             | InstKind::RaceShadow { .. } => self.sync_inst(&inst.kind),
+            // `pass::leftover` refuses it above; the emitter never lowers one itself.
+            InstKind::Video(_) => Err(Error::Internal(
+                "a video instruction reached the emitter unexpanded (pass::expand_video)".into(),
+            )),
         }
     }
 

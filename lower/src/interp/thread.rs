@@ -424,6 +424,9 @@ impl<'a> Thread<'a> {
                 let (a, b, c) = (self.at_bits(*a, 32), self.at_bits(*b, 32), self.at_bits(*c, 32));
                 (*dst, arith::round_to_odd(*op, a, b, c))
             }
+            InstKind::Video(op) => {
+                (op.dst(), u64::from(super::video::eval(op, |v| self.at_bits(v, 32) as u32)))
+            }
             // Every other instruction is handled by `exec`.
             _ => return,
         };

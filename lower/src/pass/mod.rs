@@ -1,5 +1,7 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
+//! 0. [`expand_video`] — the video instructions (one IR operation each from semantic
+//!    analysis) become core integer operations (CFG → CFG, inside blocks);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -33,18 +35,22 @@
 //!     become masked word updates; it rewrites instructions inside blocks only, so it
 //!     runs last and also sees the stores predication adds.
 //!
-//! Before them all, on a target with [`Target::check`], [`check`] guards every access
-//! of the program's memory instructions with a bounds and alignment test (CFG → CFG):
-//! it runs first, so that it sees each access once, as the program wrote it.
+//! After the expansions (0), on a target with [`Target::check`], [`check`] guards every
+//! access of the program's memory instructions with a bounds and alignment test
+//! (CFG → CFG): it runs before the other passes, so that it sees each access once, as
+//! the program wrote it.
 //!
-//! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
-//! decision that depends on one is a pass here, reading the [`Target`]. Each pass
+//! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
+//! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`]);
+//! the expansions (0) write those out, and every decision that depends on a device is
+//! a pass here, reading the [`Target`]. Each pass
 //! states its pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod expand_video;
 pub mod float_modifiers;
 pub mod hoist_params;
 pub mod legalize_atomics;
@@ -279,6 +285,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    expand_video::run(&mut kernel);
+    checked(&kernel, None)?;
     if target.check {
         check::run(&mut kernel, target);
         checked(&kernel, None)?;
@@ -338,6 +346,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a warp exchange left by legalize_warps")
     } else if schedule::is_sync_point(kind) {
         Some("a sync point left by schedule")
+    } else if expand_video::is_video(kind) {
+        Some("a video instruction left by expand_video")
     } else {
         None
     }
@@ -385,6 +395,7 @@ bb0:
     %rd1 = load.param.u64 [0]
     %r1 = atom.inc.global.gpu.relaxed.u32 [%rd1], 9, 0
     store.shared.u16 [2], %h1
+    %r1 = vabsdiff.u32.u32.u32.sat %r1.b1, 9
     warp_publish %r1
     warp_sync
     return
@@ -394,11 +405,11 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("four leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("five leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 4, "{messages:?}");
+        assert_eq!(errors.len(), 5, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
-        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps"] {
+        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps", "expand_video"] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }
         for mode in [WarpMode::Emulated, WarpMode::Native] {

@@ -52,6 +52,7 @@ use std::fmt::Write as _;
 mod parse;
 mod print;
 mod structured;
+mod video;
 
 pub use parse::parse;
 pub use print::{print, print_structured};

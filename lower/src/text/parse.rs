@@ -506,6 +506,17 @@ impl KernelParser {
         if let Some(kind) = o.conversion_or_memory(m)? {
             return Ok(kind);
         }
+        let video_line = super::video::Line {
+            opcode,
+            dsts,
+            ops,
+            reg: |s: &str| self.reg(line, s),
+            value: |s: &str| self.value(line, s),
+            error: |message: String| line.error(message),
+        };
+        if let Some(op) = super::video::parse(&video_line, &mut m.words)? {
+            return Ok(InstKind::Video(Box::new(op)));
+        }
         o.collective(m)
     }
 }

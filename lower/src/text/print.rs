@@ -383,6 +383,7 @@ impl<'a> Printer<'a> {
             InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
                 format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
             }
+            InstKind::Video(op) => super::video::print(op, r, v),
         }
     }
 
