@@ -30,13 +30,16 @@
 //!   hardware produces (documented on [`BinaryOp`]).
 //! * **High-level operations** exist only between semantic analysis and the pass that
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
-//!   any that remains: [`InstKind::Video`] (`pass::expand_video`).
+//!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Half`]
+//!   (`pass::expand_formats`).
 
 use ptxvk_frontend::Span;
 
 use crate::abi::KernelAbi;
 
+mod half;
 mod video;
+pub use half::*;
 pub use video::*;
 
 macro_rules! id_type {
@@ -1145,6 +1148,9 @@ pub enum InstKind {
     /// A video instruction (PTX ISA 9.2 §9.7.16) as semantic analysis resolved it, until
     /// `pass::expand_video` writes it out in core integer operations.
     Video(Box<VideoOp>),
+    /// Half arithmetic (PTX ISA 9.2 §9.7.4) as semantic analysis resolved it, until
+    /// `pass::expand_formats` computes it in f32 and f64.
+    Half(Box<HalfOp>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -212,6 +212,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.push(op.dst());
             op.sources().iter().for_each(|x| v(x, uses));
         }
+        InstKind::Half(op) => {
+            defs.push(op.dst);
+            op.srcs.iter().for_each(|x| v(x, uses));
+        }
     }
 }
 
@@ -406,6 +410,12 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         InstKind::Video(op) => {
             at(Some(op.dst()), 32);
             op.sources().iter().for_each(|x| at(reg(x), 32));
+        }
+        // Half arithmetic: 16 bits per lane.
+        InstKind::Half(op) => {
+            let bits = 16 * u32::from(op.lanes);
+            at(Some(op.dst), bits);
+            op.srcs.iter().for_each(|x| at(reg(x), bits));
         }
         InstKind::RaceShadow { dst, word, swap } => {
             at(Some(*dst), 32);

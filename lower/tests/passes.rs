@@ -12,7 +12,8 @@
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `expand_video` leaves no
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
-//! checks the expansion); `legalize_atomics` leaves
+//! checks the expansion); `expand_formats` leaves no half arithmetic (checked against
+//! the interpreter's correctly rounded model); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -44,9 +45,9 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_video, float_modifiers, hoist_params, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, structurize, LoopGuard, Target,
+    check, expand_formats, expand_video, float_modifiers, hoist_params, legalize_atomics,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
+    schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -160,6 +161,15 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
                 return Err(format!("{left} partial accesses and {atomics} atomics left"));
             }
         }
+        ("expand_formats", None) => legalizes(
+            &mut s.kernel,
+            "half arithmetic",
+            |_, i| expand_formats::is_half(i),
+            |k, _| {
+                expand_formats::run(k);
+                Ok(())
+            },
+        )?,
         ("expand_video", None) => legalizes(
             &mut s.kernel,
             "a video instruction",
@@ -672,6 +682,7 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "expand_video",
+        "expand_formats",
         "check",
         "check:racecheck",
         "hoist_params",

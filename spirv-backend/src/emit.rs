@@ -361,6 +361,9 @@ impl<'a> FnEmitter<'a> {
             | InstKind::ShadowWord { .. }
             | InstKind::RaceShadow { .. } => self.sync_inst(&inst.kind),
             // `pass::leftover` refuses it above; the emitter never lowers one itself.
+            InstKind::Half(_) => Err(Error::Internal(
+                "half arithmetic reached the emitter unexpanded (pass::expand_formats)".into(),
+            )),
             InstKind::Video(_) => Err(Error::Internal(
                 "a video instruction reached the emitter unexpanded (pass::expand_video)".into(),
             )),

@@ -1,7 +1,9 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_video`] — the video instructions (one IR operation each from semantic
-//!    analysis) become core integer operations (CFG → CFG, inside blocks);
+//! 0. the expansions of the operations semantic analysis resolves one PTX instruction
+//!    into (CFG → CFG, inside blocks): [`expand_video`] — the video instructions become
+//!    core integer operations; [`expand_formats`] — half arithmetic becomes exact f32
+//!    and f64 arithmetic and one rounding to the format (`Narrow`);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -11,7 +13,8 @@
 //! 3. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
-//! 4. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
+//! 4. [`legalize_floats`] — f32 and f64 arithmetic with directed rounding (the half
+//!    formats' roundings are all in [`expand_formats`]'s `Narrow`s) becomes exact
 //!    round-to-odd arithmetic and one final rounding, and on a target without f64,
 //!    f32 and half arithmetic that needs it (the atomics' loops included) is marked to
 //!    be computed in integers (CFG → CFG);
@@ -50,6 +53,7 @@
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod expand_formats;
 pub mod expand_video;
 pub mod float_modifiers;
 pub mod hoist_params;
@@ -286,6 +290,7 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
     expand_video::run(&mut kernel);
+    expand_formats::run(&mut kernel);
     checked(&kernel, None)?;
     if target.check {
         check::run(&mut kernel, target);
@@ -348,6 +353,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a sync point left by schedule")
     } else if expand_video::is_video(kind) {
         Some("a video instruction left by expand_video")
+    } else if expand_formats::is_half(kind) {
+        Some("half arithmetic left by expand_formats")
     } else {
         None
     }
@@ -396,6 +403,7 @@ bb0:
     %r1 = atom.inc.global.gpu.relaxed.u32 [%rd1], 9, 0
     store.shared.u16 [2], %h1
     %r1 = vabsdiff.u32.u32.u32.sat %r1.b1, 9
+    %h1 = hmax.bf16.nan %h1, 0x7f80
     warp_publish %r1
     warp_sync
     return
@@ -405,11 +413,12 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("five leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("six leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 5, "{messages:?}");
+        assert_eq!(errors.len(), 6, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
-        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps", "expand_video"] {
+        let passes = ["legalize_atomics", "legalize_memory", "legalize_warps", "expand_video"];
+        for pass in passes.into_iter().chain(["expand_formats"]) {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }
         for mode in [WarpMode::Emulated, WarpMode::Native] {

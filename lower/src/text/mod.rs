@@ -49,6 +49,7 @@
 
 use std::fmt::Write as _;
 
+mod half;
 mod parse;
 mod print;
 mod structured;

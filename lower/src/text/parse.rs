@@ -517,6 +517,11 @@ impl KernelParser {
         if let Some(op) = super::video::parse(&video_line, &mut m.words)? {
             return Ok(InstKind::Video(Box::new(op)));
         }
+        let (reg, value) = (|s: &str| self.reg(line, s), |s: &str| self.value(line, s));
+        let error = |message: String| line.error(message);
+        if let Some(op) = super::half::parse(opcode, &mut m.words, dsts, ops, reg, value, error)? {
+            return Ok(InstKind::Half(Box::new(op)));
+        }
         o.collective(m)
     }
 }

@@ -384,6 +384,7 @@ impl<'a> Printer<'a> {
                 format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
             }
             InstKind::Video(op) => super::video::print(op, r, v),
+            InstKind::Half(op) => super::half::print(op, r, v),
         }
     }
 
