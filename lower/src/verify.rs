@@ -41,6 +41,14 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                     ));
                 }
             }
+            let malformed = match &inst.kind {
+                InstKind::Video(op) => op.malformed(),
+                InstKind::Half(op) => op.malformed(),
+                _ => None,
+            };
+            if let Some(what) = malformed {
+                errors.push(bug(inst.span, what.to_string()));
+            }
             if let InstKind::Setp { dst, dst_not, .. } = &inst.kind {
                 for d in dst.iter().chain(dst_not.iter()) {
                     if k.regs.get(d.index()).is_some_and(|r| r.ty != RegTy::Pred) {

@@ -38,6 +38,16 @@ impl HalfArith {
     }
 }
 
+impl HalfOp {
+    /// What is wrong with the operation's fields, if anything (the verifier's check):
+    /// a half format, one or two lanes, as many sources as the operation takes.
+    pub fn malformed(&self) -> Option<&'static str> {
+        let format = matches!(self.format, FloatFormat::F16 | FloatFormat::Bf16);
+        let ok = format && matches!(self.lanes, 1 | 2) && self.srcs.len() == self.op.arity();
+        (!ok).then_some("half arithmetic on a format, lane count or operands it does not have")
+    }
+}
+
 /// `op` on each of `lanes` (1 or 2) 16-bit lanes of `format` ([`FloatFormat::F16`] or
 /// [`FloatFormat::Bf16`]; lane 0 in the low bits) of its sources, each `16 * lanes`
 /// bits wide, as is `dst`.

@@ -26,6 +26,38 @@ impl VideoOp {
         }
     }
 
+    /// What is wrong with the operation's fields, if anything (the verifier's check):
+    /// SIMD lanes and selectors in range, a merge into a byte or half word, `vmad`
+    /// shifting by 0, 7 or 15.
+    pub fn malformed(&self) -> Option<&'static str> {
+        match self {
+            VideoOp::Scalar(s) if s.finish_part() == Some(VideoPart::Word) => {
+                Some("a video merge into a whole word")
+            }
+            VideoOp::Scalar(s) => [s.a.part, s.b.part]
+                .into_iter()
+                .chain(s.finish_part())
+                .any(|p| !p.valid())
+                .then_some("a video selector out of range"),
+            VideoOp::Mad(m) if ![0, 7, 15].contains(&m.shift) => {
+                Some("a vmad shift not 0, 7 or 15")
+            }
+            VideoOp::Mad(m) => {
+                (!m.a.part.valid() || !m.b.part.valid()).then_some("a video selector out of range")
+            }
+            VideoOp::Simd(s) => {
+                let lanes = usize::from(s.lanes);
+                let selects =
+                    |sel: &[u8]| sel.len() == lanes && sel.iter().all(|&e| e < 2 * s.lanes);
+                let ok = matches!(s.lanes, 2 | 4)
+                    && selects(&s.a_lanes)
+                    && selects(&s.b_lanes)
+                    && s.mask >> s.lanes == 0;
+                (!ok).then_some("SIMD video lanes, selectors or mask out of range")
+            }
+        }
+    }
+
     /// The source values, `a`, `b` and `c` when given.
     pub fn sources(&self) -> Vec<Value> {
         match self {
@@ -80,6 +112,15 @@ pub enum VideoPart {
 }
 
 impl VideoPart {
+    /// Whether the byte or half word exists.
+    pub fn valid(self) -> bool {
+        match self {
+            VideoPart::Word => true,
+            VideoPart::Byte(k) => k < 4,
+            VideoPart::Half(k) => k < 2,
+        }
+    }
+
     /// The bit position and width of the part.
     pub fn position_and_bits(self) -> (u32, u32) {
         match self {
@@ -131,6 +172,16 @@ pub struct ScalarVideo {
     /// `.sat`: clamped to the destination type's range, or to that of the merged part.
     pub sat: bool,
     pub finish: VideoFinish,
+}
+
+impl ScalarVideo {
+    /// The destination selector of a merge.
+    pub fn finish_part(&self) -> Option<VideoPart> {
+        match self.finish {
+            VideoFinish::Merge(p, _) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// The adjustment of `vmad`'s sum (the ISA allows one of them).
@@ -197,4 +248,30 @@ pub struct SimdVideo {
     pub sat: bool,
     /// `.add`: the written lanes' results summed into `c`; else merged into `c`.
     pub accumulate: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::InstKind;
+
+    /// The verifier refuses fields the operation cannot have.
+    #[test]
+    fn the_verifier_refuses_malformed_video_operations() {
+        let text = include_str!("../../tests/passes/expand_video_results.ir");
+        let mut k = crate::text::parse(text).expect("parses").remove(0);
+        assert!(crate::verify::run(&k).is_ok());
+        for inst in k.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+            match &mut inst.kind {
+                InstKind::Video(op) => match op.as_mut() {
+                    VideoOp::Scalar(s) => s.a.part = VideoPart::Half(2),
+                    VideoOp::Mad(m) => m.shift = 8,
+                    VideoOp::Simd(s) => s.a_lanes.push(0),
+                },
+                _ => continue,
+            }
+        }
+        let errors = crate::verify::run(&k).expect_err("malformed");
+        assert_eq!(errors.len(), 24, "{errors:?}");
+    }
 }
