@@ -44,10 +44,10 @@
 //! the program wrote it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
-//! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`]);
-//! the expansions (0) write those out, and every decision that depends on a device is
-//! a pass here, reading the [`Target`]. Each pass
-//! states its pre- and postconditions in its module doc. `crate::verify` checks the IR
+//! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
+//! [`InstKind::Half`]); the expansions (0) write those out, and every decision that
+//! depends on a device is a pass here, reading the [`Target`]. Each pass states its
+//! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
 //! together. A failure is a ptxvk bug, reported as an internal error.
@@ -417,8 +417,13 @@ bb0:
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(errors.len(), 6, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
-        let passes = ["legalize_atomics", "legalize_memory", "legalize_warps", "expand_video"];
-        for pass in passes.into_iter().chain(["expand_formats"]) {
+        for pass in [
+            "legalize_atomics",
+            "legalize_memory",
+            "legalize_warps",
+            "expand_video",
+            "expand_formats",
+        ] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }
         for mode in [WarpMode::Emulated, WarpMode::Native] {

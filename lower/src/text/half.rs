@@ -9,6 +9,7 @@
 
 use ptxvk_frontend::Diagnostic;
 
+use super::video::{take_flag, Line};
 use super::Spelled;
 use crate::ir::*;
 
@@ -49,44 +50,40 @@ pub(super) fn print(
 
 /// The half operation of a line whose opcode is one, else `None`; takes the modifiers
 /// it knows from `words`.
-pub(super) fn parse(
-    opcode: &str,
+pub(super) fn parse<R, V, E>(
+    line: &Line<'_, R, V, E>,
     words: &mut Vec<&str>,
-    dsts: &[&str],
-    ops: &[&str],
-    reg: impl Fn(&str) -> Result<RegId, Diagnostic>,
-    value: impl Fn(&str) -> Result<Value, Diagnostic>,
-    error: impl Fn(String) -> Diagnostic,
-) -> Result<Option<HalfOp>, Diagnostic> {
+) -> Result<Option<HalfOp>, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let opcode = line.opcode;
     let Some(op) = OPS.iter().find(|e| e.1 == opcode).map(|e| e.0) else { return Ok(None) };
     let first = if words.is_empty() { "" } else { words.remove(0) };
     let (format, lanes) = match first.strip_suffix("x2") {
         Some(f) => (FloatFormat::from_spelling(f), 2),
         None => (FloatFormat::from_spelling(first), 1),
     };
-    let format = format
-        .filter(|f| matches!(f, FloatFormat::F16 | FloatFormat::Bf16))
-        .ok_or_else(|| error(format!("`{opcode}` needs `.f16`, `.bf16` or their x2 forms")))?;
-    let mut flag = |w: &str| match words.iter().position(|x| *x == w) {
-        Some(i) => {
-            words.remove(i);
-            true
-        }
-        None => false,
-    };
+    let format =
+        format.filter(|f| matches!(f, FloatFormat::F16 | FloatFormat::Bf16)).ok_or_else(|| {
+            (line.error)(format!("`{opcode}` needs `.f16`, `.bf16` or their x2 forms"))
+        })?;
+    let mut flag = |w: &str| take_flag(words, w);
     let (ftz, sat, relu, nan) = (flag("ftz"), flag("sat"), flag("relu"), flag("nan"));
     let rounding = match words.iter().position(|w| Rounding::from_spelling(w).is_some()) {
         Some(i) => Rounding::from_spelling(words.remove(i)).unwrap_or_default(),
         None => Rounding::Nearest,
     };
-    let ([dst], true) = (dsts, ops.len() == op.arity()) else {
-        return Err(error(format!(
+    let ([dst], true) = (line.dsts, line.ops.len() == op.arity()) else {
+        return Err((line.error)(format!(
             "`{opcode}` takes one destination and {} operand(s)",
             op.arity()
         )));
     };
-    let srcs = ops.iter().map(|s| value(s)).collect::<Result<Vec<_>, _>>()?;
-    let dst = reg(dst)?;
+    let srcs = line.ops.iter().map(|s| (line.value)(s)).collect::<Result<Vec<_>, _>>()?;
+    let dst = (line.reg)(dst)?;
     Ok(Some(HalfOp { op, format, lanes, dst, srcs, rounding, ftz, sat, relu, nan }))
 }
 

@@ -506,7 +506,8 @@ impl KernelParser {
         if let Some(kind) = o.conversion_or_memory(m)? {
             return Ok(kind);
         }
-        let video_line = super::video::Line {
+        // The high-level operations (`text/video.rs`, `text/half.rs`).
+        let op_line = super::video::Line {
             opcode,
             dsts,
             ops,
@@ -514,12 +515,10 @@ impl KernelParser {
             value: |s: &str| self.value(line, s),
             error: |message: String| line.error(message),
         };
-        if let Some(op) = super::video::parse(&video_line, &mut m.words)? {
+        if let Some(op) = super::video::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Video(Box::new(op)));
         }
-        let (reg, value) = (|s: &str| self.reg(line, s), |s: &str| self.value(line, s));
-        let error = |message: String| line.error(message);
-        if let Some(op) = super::half::parse(opcode, &mut m.words, dsts, ops, reg, value, error)? {
+        if let Some(op) = super::half::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Half(Box::new(op)));
         }
         o.collective(m)

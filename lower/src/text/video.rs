@@ -172,7 +172,7 @@ fn operand(s: &str) -> Operand<'_> {
     }
 }
 
-/// The parser's view of one instruction line, for [`parse`].
+/// The parser's view of one instruction line, for [`parse`] (and `text/half.rs`'s).
 pub(super) struct Line<'a, R, V, E> {
     pub opcode: &'a str,
     pub dsts: &'a [&'a str],
@@ -254,8 +254,8 @@ where
     let set = stem == "set";
     let cmp = if set {
         let at = words.iter().position(|w| CmpOp::from_spelling(w).is_some());
-        let cmp = at.map(|i| CmpOp::from_spelling(words.remove(i)));
-        Some(cmp.flatten().ok_or_else(|| (line.error)(format!("`{name}` needs a comparison")))?)
+        let cmp = at.and_then(|i| CmpOp::from_spelling(words.remove(i)));
+        Some(cmp.ok_or_else(|| (line.error)(format!("`{name}` needs a comparison")))?)
     } else {
         None
     };
@@ -311,7 +311,7 @@ where
 }
 
 /// Whether `words` has the modifier `w`, which it loses.
-fn take_flag(words: &mut Vec<&str>, w: &str) -> bool {
+pub(super) fn take_flag(words: &mut Vec<&str>, w: &str) -> bool {
     match words.iter().position(|x| *x == w) {
         Some(i) => {
             words.remove(i);
