@@ -319,6 +319,16 @@ pub trait Build {
         self.convert(F32, F32, None, FloatMode { ftz: true, sat: false, ..FloatMode::default() }, v)
     }
 
+    /// `.ftz` on a narrow bit pattern: a subnormal becomes a zero of its sign.
+    fn flush_bits(&mut self, fmt: FloatFormat, v: Value) -> Value {
+        let ty = OpTy::U(fmt.bits() as u8);
+        let (e, m) = fmt.layout();
+        let exp = self.and(ty, v, Value::Imm(((1 << e) - 1) << m));
+        let sub = self.cmp(CmpOp::Eq, ty, exp, Value::Imm(0));
+        let sign = self.and(ty, v, Value::Imm(1 << (e + m)));
+        self.sel(ty, sub, sign, v)
+    }
+
     /// `.sat` on an f64 value: clamped to [0, 1], NaN to +0 (PTX ISA 9.2 §9.7.3).
     fn saturate64(&mut self, v: Value) -> Value {
         let low = self.bin(BinaryOp::Max, F64, v, Value::Imm(0));

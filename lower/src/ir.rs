@@ -28,19 +28,25 @@
 //!   ([`crate::abi`]).
 //! * No instruction traps. Integer division by zero and overflow have the values PTX
 //!   hardware produces (documented on [`BinaryOp`]).
-//! * **High-level instructions** exist only before the pass that expands them:
-//!   [`InstKind::Texture`] (texture and surface instructions, [`TextureInst`]) before
-//!   `pass::expand_texture`, the first pass. `pass::leftover` refuses any after it.
+//! * **High-level operations** exist only between semantic analysis and the pass that
+//!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
+//!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Half`]
+//!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
+//!   [`TextureInst`]; `pass::expand_texture`).
 
 use ptxvk_frontend::Span;
 
 use crate::abi::KernelAbi;
 
+mod half;
 mod texture;
+mod video;
+pub use half::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
     TextureFetch, TextureInst, TextureQuery,
 };
+pub use video::*;
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -1145,6 +1151,12 @@ pub enum InstKind {
         word: Value,
         swap: Option<Value>,
     },
+    /// A video instruction (PTX ISA 9.2 §9.7.16) as semantic analysis resolved it, until
+    /// `pass::expand_video` writes it out in core integer operations.
+    Video(Box<VideoOp>),
+    /// Half arithmetic (PTX ISA 9.2 §9.7.4) as semantic analysis resolved it, until
+    /// `pass::expand_formats` computes it in f32 and f64.
+    Half(Box<HalfOp>),
     /// A texture or surface instruction as semantic analysis resolves it (PTX ISA 9.2
     /// §9.7.10-11, [`TextureInst`]); `pass::expand_texture` expands every one into the
     /// instructions above, so no later pass and no emitter sees one.

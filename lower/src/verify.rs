@@ -41,8 +41,14 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                     ));
                 }
             }
-            if let Some(what) = texture_shape(&inst.kind) {
-                errors.push(bug(inst.span, what.into()));
+            let malformed = match &inst.kind {
+                InstKind::Video(op) => op.malformed(),
+                InstKind::Half(op) => op.malformed(),
+                InstKind::Texture(t) => t.malformed(),
+                _ => None,
+            };
+            if let Some(what) = malformed {
+                errors.push(bug(inst.span, what.to_string()));
             }
             if let InstKind::Setp { dst, dst_not, .. } = &inst.kind {
                 for d in dst.iter().chain(dst_not.iter()) {
@@ -211,15 +217,15 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         | InstKind::WarpSync
         | InstKind::SyncPoint { point: SyncPoint::Sleep | SyncPoint::Acquire } => {}
         InstKind::LoopCount { dst, .. } => defs.push(*dst),
+        InstKind::Video(op) => {
+            defs.push(op.dst());
+            op.sources().iter().for_each(|x| v(x, uses));
+        }
+        InstKind::Half(op) => {
+            defs.push(op.dst);
+            op.srcs.iter().for_each(|x| v(x, uses));
+        }
         InstKind::Texture(t) => t.defs_uses(defs, uses),
-    }
-}
-
-/// What is wrong with the shape of a texture or surface instruction, if it is one.
-fn texture_shape(kind: &InstKind) -> Option<&'static str> {
-    match kind {
-        InstKind::Texture(t) => t.shape_error(),
-        _ => None,
     }
 }
 
@@ -409,6 +415,17 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(Some(*dst), 64);
             at(reg(table), 64);
             at(reg(addr), 64);
+        }
+        // Video instructions read and write 32-bit words (PTX ISA 9.2 §9.7.16).
+        InstKind::Video(op) => {
+            at(Some(op.dst()), 32);
+            op.sources().iter().for_each(|x| at(reg(x), 32));
+        }
+        // Half arithmetic: 16 bits per lane.
+        InstKind::Half(op) => {
+            let bits = 16 * u32::from(op.lanes);
+            at(Some(op.dst), bits);
+            op.srcs.iter().for_each(|x| at(reg(x), bits));
         }
         InstKind::RaceShadow { dst, word, swap } => {
             at(Some(*dst), 32);

@@ -10,8 +10,12 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `expand_texture` leaves no
-//! texture or surface instruction; `legalize_atomics` leaves
+//! its output text: the verifier accepts the IR after it; `expand_video` leaves no
+//! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
+//! checks the expansion); `expand_formats` leaves no half arithmetic (checked against
+//! the interpreter's correctly rounded model); `expand_texture` leaves no texture or
+//! surface instruction (the interpreter models queries and unformatted surface
+//! accesses); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -43,9 +47,9 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_texture, float_modifiers, hoist_params, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, structurize, LoopGuard, Target,
+    check, expand_formats, expand_texture, expand_video, float_modifiers, hoist_params,
+    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
+    predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -165,6 +169,24 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
                 return Err(format!("{left} partial accesses and {atomics} atomics left"));
             }
         }
+        ("expand_formats", None) => legalizes(
+            &mut s.kernel,
+            "half arithmetic",
+            |_, i| expand_formats::is_half(i),
+            |k, _| {
+                expand_formats::run(k);
+                Ok(())
+            },
+        )?,
+        ("expand_video", None) => legalizes(
+            &mut s.kernel,
+            "a video instruction",
+            |_, i| expand_video::is_video(i),
+            |k, _| {
+                expand_video::run(k);
+                Ok(())
+            },
+        )?,
         ("float_modifiers", None) => legalizes(
             &mut s.kernel,
             "a `.ftz` or `.sat` on arithmetic",
@@ -667,6 +689,8 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "expand_video",
+        "expand_formats",
         "expand_texture",
         "check",
         "check:racecheck",

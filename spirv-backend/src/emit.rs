@@ -360,10 +360,17 @@ impl<'a> FnEmitter<'a> {
             | InstKind::InAllocation { .. }
             | InstKind::ShadowWord { .. }
             | InstKind::RaceShadow { .. } => self.sync_inst(&inst.kind),
-            // `pass::leftover` refuses it above; never emitted.
-            InstKind::Texture(_) => {
-                Err(Error::Internal("a texture instruction left by expand_texture".into()))
-            }
+            // `pass::leftover` refuses it above; the emitter never lowers one itself.
+            InstKind::Half(_) => Err(Error::Internal(
+                "half arithmetic reached the emitter unexpanded (pass::expand_formats)".into(),
+            )),
+            InstKind::Video(_) => Err(Error::Internal(
+                "a video instruction reached the emitter unexpanded (pass::expand_video)".into(),
+            )),
+            InstKind::Texture(_) => Err(Error::Internal(
+                "a texture instruction reached the emitter unexpanded (pass::expand_texture)"
+                    .into(),
+            )),
         }
     }
 

@@ -4,7 +4,8 @@
 //!   `pass::structurize` has made one — over a small grid with the semantics
 //!   [`crate::ir`] specifies, written from the PTX ISA 9.2: integer and float
 //!   arithmetic exactly, in every rounding direction, with `.ftz` and `.sat`
-//!   ([`arith`], [`float`]); global memory as allocations at device addresses, each
+//!   ([`arith`], [`float`]); the video instructions from the ISA's pseudocode
+//!   ([`video`]) and half arithmetic correctly rounded ([`half`]); global memory as allocations at device addresses, each
 //!   block's shared window and each thread's local window as byte arrays, atomics
 //!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]). It is the
 //!   model [`check`] compares each pass against: the observable results of a kernel
@@ -22,8 +23,10 @@ pub mod arith;
 pub mod check;
 pub mod control;
 pub mod float;
+pub mod half;
 pub mod memory;
 mod thread;
+pub mod video;
 mod warp;
 
 pub use control::{run_cfg, run_structured, Decide};

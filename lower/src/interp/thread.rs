@@ -427,6 +427,13 @@ impl<'a> Thread<'a> {
                 let (a, b, c) = (self.at_bits(*a, 32), self.at_bits(*b, 32), self.at_bits(*c, 32));
                 (*dst, arith::round_to_odd(*op, a, b, c))
             }
+            InstKind::Half(op) => {
+                let bits = 16 * u32::from(op.lanes);
+                (op.dst, super::half::eval(op, |v| self.at_bits(v, bits)))
+            }
+            InstKind::Video(op) => {
+                (op.dst(), u64::from(super::video::eval(op, |v| self.at_bits(v, 32) as u32)))
+            }
             // Every other instruction is handled by `exec`.
             _ => return,
         };

@@ -242,7 +242,7 @@ impl TextureInst {
     /// texel offsets (none, or one per dimension), `tld4`'s 2-D geometries and `.f32`
     /// coordinates, the three dimensions of address modes, a surface's geometries (no
     /// cube maps) and element types.
-    pub fn shape_error(&self) -> Option<&'static str> {
+    pub fn malformed(&self) -> Option<&'static str> {
         let coords = |g: TexGeometry, layer: &Option<Value>, coords: &[Value]| {
             coords.len() == g.dims() && layer.is_some() == g.layered()
         };

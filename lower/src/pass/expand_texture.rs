@@ -121,7 +121,7 @@ pub fn is_texture(kind: &InstKind) -> bool {
 }
 
 /// Expands every texture and surface instruction of `k` as the module doc says. One
-/// whose shape is wrong (`TextureInst::shape_error`) is an internal error.
+/// whose shape is wrong (`TextureInst::malformed`) is an internal error.
 pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     // The blocks that take the instructions after an expansion are appended, so they
     // are visited too.
@@ -135,7 +135,7 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
         let mut insts = std::mem::take(&mut k.blocks[b].insts);
         let rest = insts.split_off(at + 1);
         let Some(Inst { kind: InstKind::Texture(t), span }) = insts.pop() else { continue };
-        if let Some(what) = t.shape_error() {
+        if let Some(what) = t.malformed() {
             return Err(Diagnostic::internal(span, what));
         }
         k.blocks[b].insts = insts;

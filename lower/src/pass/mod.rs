@@ -1,8 +1,11 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_texture`] — texture and surface instructions become the kernel's own
-//!    reads of their descriptors and texels, with the traps and branches they need
-//!    (CFG → CFG); first, so that [`check`] instruments those reads;
+//! 0. the expansions of the operations semantic analysis resolves one PTX instruction
+//!    into (CFG → CFG, inside blocks): [`expand_video`] — the video instructions become
+//!    core integer operations; [`expand_formats`] — half arithmetic becomes exact f32
+//!    and f64 arithmetic and one rounding to the format (`Narrow`); [`expand_texture`]
+//!    — texture and surface instructions become the kernel's own reads of their
+//!    descriptors and texels, with the branches and traps they need (new blocks);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -12,7 +15,8 @@
 //! 3. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
 //!    ones, elements narrower than the atomic word) become compare-and-swap loops
 //!    (CFG → CFG);
-//! 4. [`legalize_floats`] — float arithmetic with directed rounding becomes exact
+//! 4. [`legalize_floats`] — f32 and f64 arithmetic with directed rounding (the half
+//!    formats' roundings are all in [`expand_formats`]'s `Narrow`s) becomes exact
 //!    round-to-odd arithmetic and one final rounding, and on a target without f64,
 //!    f32 and half arithmetic that needs it (the atomics' loops included) is marked to
 //!    be computed in integers (CFG → CFG);
@@ -36,20 +40,24 @@
 //!     become masked word updates; it rewrites instructions inside blocks only, so it
 //!     runs last and also sees the stores predication adds.
 //!
-//! Before them all but [`expand_texture`], on a target with [`Target::check`], [`check`]
-//! guards every access of the program's memory instructions with a bounds and alignment
-//! test (CFG → CFG): it runs first, so that it sees each access once, as the program
-//! wrote it.
+//! After the expansions (0), on a target with [`Target::check`], [`check`] guards every
+//! access of the program's memory instructions with a bounds and alignment test
+//! (CFG → CFG): it runs before the other passes, so that it sees each access once, as
+//! the program wrote it.
 //!
-//! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
-//! decision that depends on one is a pass here, reading the [`Target`]. Each pass
-//! states its pre- and postconditions in its module doc. `crate::verify` checks the IR
+//! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
+//! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
+//! [`InstKind::Half`], [`InstKind::Texture`]); the expansions (0) write those out, and every decision that
+//! depends on a device is a pass here, reading the [`Target`]. Each pass states its
+//! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod expand_formats;
 pub mod expand_texture;
+pub mod expand_video;
 pub mod float_modifiers;
 pub mod hoist_params;
 pub mod legalize_atomics;
@@ -284,6 +292,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    expand_video::run(&mut kernel);
+    expand_formats::run(&mut kernel);
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if target.check {
@@ -345,6 +355,10 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a warp exchange left by legalize_warps")
     } else if schedule::is_sync_point(kind) {
         Some("a sync point left by schedule")
+    } else if expand_video::is_video(kind) {
+        Some("a video instruction left by expand_video")
+    } else if expand_formats::is_half(kind) {
+        Some("half arithmetic left by expand_formats")
     } else if expand_texture::is_texture(kind) {
         Some("a texture or surface instruction left by expand_texture")
     } else {
@@ -394,6 +408,8 @@ bb0:
     %rd1 = load.param.u64 [0]
     %r1 = atom.inc.global.gpu.relaxed.u32 [%rd1], 9, 0
     store.shared.u16 [2], %h1
+    %r1 = vabsdiff.u32.u32.u32.sat %r1.b1, 9
+    %h1 = hmax.bf16.nan %h1, 0x7f80
     warp_publish %r1
     warp_sync
     %r1 = tex_query.width %rd1
@@ -404,11 +420,18 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("five leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("seven leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 5, "{messages:?}");
+        assert_eq!(errors.len(), 7, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
-        for pass in ["legalize_atomics", "legalize_memory", "legalize_warps", "expand_texture"] {
+        for pass in [
+            "legalize_atomics",
+            "legalize_memory",
+            "legalize_warps",
+            "expand_video",
+            "expand_formats",
+            "expand_texture",
+        ] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }
         for mode in [WarpMode::Emulated, WarpMode::Native] {

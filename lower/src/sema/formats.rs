@@ -2,9 +2,10 @@
 //! integer and f64 arithmetic (PTX ISA 9.2 §9.7.3, §9.7.4, §9.7.9.21):
 //!
 //! * `.f16`, `.bf16`, `.f16x2`, `.bf16x2` arithmetic (`add`, `sub`, `mul`, `fma`,
-//!   `neg`, `abs`, `min`, `max`): each half is widened to f32 exactly, the operation is
-//!   computed exactly and rounded to odd in f64 (`RoundToOdd`), and that is rounded to
-//!   the format (`Narrow`) — correct for every rounding mode, with no f16 support needed;
+//!   `neg`, `abs`, `min`, `max`): checked and resolved into one `InstKind::Half`, which
+//!   `pass::expand_formats` computes lane by lane (widened to f32 exactly, computed
+//!   exactly and rounded to odd in f64, rounded once to the format) with no f16 support
+//!   needed;
 //! * `cvt` to and from `.f16`, `.bf16`, `.tf32` and the FP8 pairs `.e4m3x2`/`.e5m2x2`
 //!   with every rounding mode, `.relu` and `.satfinite`;
 //! * `cvt` to and from the UE8M0 scale factors `.ue8m0x2` (8 exponent bits, bias 127,
@@ -24,7 +25,8 @@ use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, OddOp, OpTy, Rounding, Value,
+    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, HalfArith, HalfOp, InstKind, OpTy,
+    Rounding, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -113,16 +115,6 @@ fn directed(m: &Mods) -> bool {
 }
 
 impl Emit<'_, '_> {
-    /// `.ftz` on a narrow bit pattern: a subnormal becomes a zero of its sign.
-    pub(super) fn flush_bits(&mut self, fmt: FloatFormat, v: Value) -> Value {
-        let ty = OpTy::U(fmt.bits() as u8);
-        let (e, m) = fmt.layout();
-        let exp = self.and(ty, v, Value::Imm(((1 << e) - 1) << m));
-        let sub = self.cmp(CmpOp::Eq, ty, exp, Value::Imm(0));
-        let sign = self.and(ty, v, Value::Imm(1 << (e + m)));
-        self.sel(ty, sub, sign, v)
-    }
-
     /// A half comparison's operand as an f32 (exact: every f16 and bf16 is one), after
     /// `.ftz` flushes a subnormal to a zero of its sign.
     pub(super) fn half_operand(&mut self, fmt: FloatFormat, ftz: bool, v: Value) -> Value {
@@ -218,7 +210,8 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `.f16`/`.bf16`/`.f16x2`/`.bf16x2` arithmetic, lane by lane.
+    /// `.f16`/`.bf16`/`.f16x2`/`.bf16x2` arithmetic: one [`InstKind::Half`], which
+    /// `pass::expand_formats` computes lane by lane.
     fn half_arith(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let Some((fmt, lanes)) = half_type(m) else {
@@ -270,60 +263,21 @@ impl Lowerer<'_> {
         for o in &i.operands[1..] {
             srcs.push(self.src(o, width, false, span)?);
         }
-        let mut e = Emit { l: self, span };
-        let sign = 1u64 << 15;
-        let mut results = Vec::new();
-        for k in 0..lanes {
-            let mut x: Vec<Value> = srcs.iter().map(|&v| e.lane(v, lanes, k)).collect();
-            if m.ftz {
-                x = x.into_iter().map(|v| e.flush_bits(fmt, v)).collect();
-            }
-            let h16 = OpTy::U(16);
-            let r = match op {
-                Opcode::Neg => e.bin(BinaryOp::Xor, h16, x[0], Value::Imm(sign)),
-                Opcode::Abs => e.and(h16, x[0], Value::Imm(sign - 1)),
-                Opcode::Min | Opcode::Max => {
-                    let r = e.half_min_max(fmt, op == Opcode::Max, x[0], x[1]);
-                    if nan_mode {
-                        let (a, b) = (e.widen(fmt, x[0]), e.widen(fmt, x[1]));
-                        let nan = e.cmp(CmpOp::Nan, F32, a, b);
-                        e.sel(h16, nan, Value::Imm(fmt.nan()), r)
-                    } else {
-                        r
-                    }
-                }
-                _ => {
-                    let w: Vec<Value> = x.iter().map(|&v| e.widen(fmt, v)).collect();
-                    let (odd_op, c) = match op {
-                        Opcode::Add => (OddOp::Add, Value::Imm(0)),
-                        Opcode::Sub => (OddOp::Sub, Value::Imm(0)),
-                        Opcode::Mul => (OddOp::Mul, Value::Imm(0)),
-                        _ => (OddOp::Fma, w[2]),
-                    };
-                    let v = e.odd(odd_op, w[0], w[1], c);
-                    let mut r = e.narrow(fmt, F64, rounding, false, relu, v);
-                    if m.sat {
-                        // `.sat` (f16 only) commutes with the rounding, 0 and 1 being f16
-                        // values, so it clamps the f16 bits, without f64: negative values
-                        // (-0 too) and NaN give +0, values above 1 (and +inf) give 1.
-                        let h16 = OpTy::U(16);
-                        let one = Value::Imm(0x3c00);
-                        let above_one = e.cmp(CmpOp::Gt, h16, r, one);
-                        let clamped = e.sel(h16, above_one, one, r);
-                        let negative_or_nan = e.cmp(CmpOp::Gt, h16, r, Value::Imm(0x7c00));
-                        r = e.sel(h16, negative_or_nan, Value::Imm(0), clamped);
-                    }
-                    if m.ftz {
-                        e.flush_bits(fmt, r)
-                    } else {
-                        r
-                    }
-                }
-            };
-            results.push(r);
-        }
-        let r = e.pack(16, results);
-        e.mov(width, dst, r);
+        let op = match op {
+            Opcode::Add => HalfArith::Add,
+            Opcode::Sub => HalfArith::Sub,
+            Opcode::Mul => HalfArith::Mul,
+            Opcode::Fma => HalfArith::Fma,
+            Opcode::Neg => HalfArith::Neg,
+            Opcode::Abs => HalfArith::Abs,
+            Opcode::Min => HalfArith::Min,
+            _ => HalfArith::Max,
+        };
+        let lanes = lanes as u8;
+        let (ftz, sat) = (m.ftz, m.sat);
+        let half =
+            HalfOp { op, format: fmt, lanes, dst, srcs, rounding, ftz, sat, relu, nan: nan_mode };
+        self.push(InstKind::Half(Box::new(half)), span);
         Ok(())
     }
 

@@ -49,10 +49,12 @@
 
 use std::fmt::Write as _;
 
+mod half;
 mod parse;
 mod print;
 mod structured;
 mod texture;
+mod video;
 
 pub use parse::parse;
 pub use print::{print, print_structured};

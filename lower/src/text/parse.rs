@@ -506,11 +506,23 @@ impl KernelParser {
         if let Some(kind) = o.conversion_or_memory(m)? {
             return Ok(kind);
         }
-        let (reg, value) = (|s: &str| self.reg(line, s), |s: &str| self.value(line, s));
-        let error = |message: String| line.error(message);
-        let l = super::texture::Line { opcode, dsts, ops, reg: &reg, value: &value, error: &error };
-        if let Some(kind) = super::texture::parse(&l, &mut m.words)? {
-            return Ok(kind);
+        // The high-level operations (`text/video.rs`, `text/half.rs`, `text/texture.rs`).
+        let op_line = super::video::Line {
+            opcode,
+            dsts,
+            ops,
+            reg: |s: &str| self.reg(line, s),
+            value: |s: &str| self.value(line, s),
+            error: |message: String| line.error(message),
+        };
+        if let Some(op) = super::video::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::Video(Box::new(op)));
+        }
+        if let Some(op) = super::half::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::Half(Box::new(op)));
+        }
+        if let Some(t) = super::texture::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::Texture(Box::new(t)));
         }
         o.collective(m)
     }

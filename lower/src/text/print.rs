@@ -383,10 +383,9 @@ impl<'a> Printer<'a> {
             InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
                 format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
             }
-            InstKind::Texture(t) => {
-                let (reg, value) = (|x: RegId| r(x), |x: Value| v(x));
-                super::texture::print(t, &super::texture::Names { reg: &reg, value: &value })
-            }
+            InstKind::Video(op) => super::video::print(op, r, v),
+            InstKind::Half(op) => super::half::print(op, r, v),
+            InstKind::Texture(t) => super::texture::print(t, r, v),
         }
     }
 

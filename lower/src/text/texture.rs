@@ -1,4 +1,4 @@
-//! The text of [`InstKind::Texture`]: texture and surface instructions before
+//! The text of [`crate::ir::InstKind::Texture`]: texture and surface instructions before
 //! `pass::expand_texture`.
 //!
 //! ```text
@@ -21,10 +21,11 @@
 
 use ptxvk_frontend::Diagnostic;
 
+use super::video::take_flag;
 use super::{op_ty, parse_op_ty, Spelled};
 use crate::ir::{
-    AtomicOp, Boundary, Channel, InstKind, OpTy, RegId, SurfaceAccess, SurfaceOp, TexGeometry,
-    TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
+    AtomicOp, Boundary, Channel, OpTy, RegId, SurfaceAccess, SurfaceOp, TexGeometry, TexLod,
+    TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
 };
 
 impl Spelled for TexGeometry {
@@ -75,28 +76,20 @@ impl Spelled for Boundary {
         &[(Boundary::Trap, "trap"), (Boundary::Clamp, "clamp"), (Boundary::Zero, "zero")];
 }
 
-/// How the printer writes registers and values.
-pub(super) struct Names<'a> {
-    pub(super) reg: &'a dyn Fn(RegId) -> String,
-    pub(super) value: &'a dyn Fn(Value) -> String,
-}
-
-impl Names<'_> {
-    fn list<'v>(&self, values: impl IntoIterator<Item = &'v Value>) -> String {
-        let all: Vec<String> = values.into_iter().map(|v| (self.value)(*v)).collect();
-        format!("[{}]", all.join(", "))
-    }
-
-    fn dst(&self, d: Option<RegId>) -> String {
-        d.map_or_else(|| "_".to_string(), |r| (self.reg)(r))
-    }
-}
-
 /// The line of a texture or surface instruction.
-pub(super) fn print(t: &TextureInst, n: &Names<'_>) -> String {
+pub(super) fn print(
+    t: &TextureInst,
+    reg: impl Fn(RegId) -> String,
+    value: impl Fn(Value) -> String,
+) -> String {
+    let list = |values: &mut dyn Iterator<Item = &Value>| {
+        let all: Vec<String> = values.map(|v| value(*v)).collect();
+        format!("[{}]", all.join(", "))
+    };
+    let dst = |d: Option<RegId>| d.map_or_else(|| "_".to_string(), &reg);
     match t {
         TextureInst::Fetch(f) => {
-            let mut dsts: Vec<String> = f.dsts.iter().map(|d| n.dst(*d)).collect();
+            let mut dsts: Vec<String> = f.dsts.iter().map(|d| dst(*d)).collect();
             let mut head = match f.gather {
                 Some(c) => format!("tld4.{}", c.spelling()),
                 None => "tex".to_string(),
@@ -104,30 +97,30 @@ pub(super) fn print(t: &TextureInst, n: &Names<'_>) -> String {
             let ctype = if f.integer_coords { "s32" } else { "f32" };
             head += &format!(".{}.{}.{ctype}", f.geometry.spelling(), f.result.spelling());
             let mut ops = vec![
-                (n.value)(f.texture),
-                f.sampler.map_or_else(|| "_".to_string(), |s| (n.value)(s)),
-                n.list(f.layer.iter().chain(&f.coords)),
-                n.list(&f.offsets),
+                value(f.texture),
+                f.sampler.map_or_else(|| "_".to_string(), &value),
+                list(&mut f.layer.iter().chain(&f.coords)),
+                list(&mut f.offsets.iter()),
             ];
             match &f.lod {
                 TexLod::Base => {}
                 TexLod::Level(l) => {
                     head += ".level";
-                    ops.push((n.value)(*l));
+                    ops.push(value(*l));
                 }
                 TexLod::Grad { dx, dy } => {
                     head += ".grad";
-                    ops.extend([n.list(dx), n.list(dy)]);
+                    ops.extend([list(&mut dx.iter()), list(&mut dy.iter())]);
                 }
             }
             if let Some(p) = f.resident {
                 head += ".resident";
-                dsts.push((n.reg)(p));
+                dsts.push(reg(p));
             }
             format!("{} = {head} {}", dsts.join(", "), ops.join(", "))
         }
         TextureInst::Query(q) => {
-            format!("{} = tex_query.{} {}", (n.reg)(q.dst), q.field.spelling(), (n.value)(q.handle))
+            format!("{} = tex_query.{} {}", reg(q.dst), q.field.spelling(), value(q.handle))
         }
         TextureInst::Surface(s) => {
             let access = if s.formatted { "p" } else { "b" };
@@ -137,33 +130,33 @@ pub(super) fn print(t: &TextureInst, n: &Names<'_>) -> String {
                 s.boundary.spelling(),
                 op_ty(s.ty)
             );
-            let at =
-                format!("{}, {}", (n.value)(s.handle), n.list(s.layer.iter().chain(&s.coords)));
+            let at = format!("{}, {}", value(s.handle), list(&mut s.layer.iter().chain(&s.coords)));
             let values = |vs: &[Value]| -> String {
-                vs.iter().map(|v| format!(", {}", (n.value)(*v))).collect()
+                vs.iter().map(|v| format!(", {}", value(*v))).collect()
             };
             match &s.op {
                 SurfaceOp::Load(dsts) => {
-                    let dsts: Vec<String> = dsts.iter().map(|d| (n.reg)(*d)).collect();
+                    let dsts: Vec<String> = dsts.iter().map(|d| reg(*d)).collect();
                     format!("{} = suld.{modifiers} {at}", dsts.join(", "))
                 }
                 SurfaceOp::Store(srcs) => format!("sust.{modifiers} {at}{}", values(srcs)),
                 SurfaceOp::Reduce(op, src) => {
-                    format!("sured.{}.{modifiers} {at}, {}", op.spelling(), (n.value)(*src))
+                    format!("sured.{}.{modifiers} {at}, {}", op.spelling(), value(*src))
                 }
             }
         }
     }
 }
 
-/// What the parser gives [`parse`] of one instruction line.
-pub(super) struct Line<'a> {
-    pub(super) opcode: &'a str,
-    pub(super) dsts: &'a [&'a str],
-    pub(super) ops: &'a [&'a str],
-    pub(super) reg: &'a dyn Fn(&str) -> Result<RegId, Diagnostic>,
-    pub(super) value: &'a dyn Fn(&str) -> Result<Value, Diagnostic>,
-    pub(super) error: &'a dyn Fn(String) -> Diagnostic,
+/// One instruction line as the texture parsers read it: the parser's line view
+/// ([`super::video::Line`]) without its type parameters.
+struct Line<'a> {
+    opcode: &'a str,
+    dsts: &'a [&'a str],
+    ops: &'a [&'a str],
+    reg: &'a dyn Fn(&str) -> Result<RegId, Diagnostic>,
+    value: &'a dyn Fn(&str) -> Result<Value, Diagnostic>,
+    error: &'a dyn Fn(String) -> Diagnostic,
 }
 
 /// The first modifier, which must be one `f` accepts.
@@ -171,11 +164,6 @@ fn first<T>(words: &mut Vec<&str>, f: impl Fn(&str) -> Option<T>) -> Option<T> {
     let v = f(words.first()?)?;
     words.remove(0);
     Some(v)
-}
-
-fn flag(words: &mut Vec<&str>, word: &str) -> bool {
-    let at = words.iter().position(|w| *w == word);
-    at.map(|i| words.remove(i)).is_some()
 }
 
 impl Line<'_> {
@@ -208,8 +196,19 @@ impl Line<'_> {
     }
 }
 
-/// A texture or surface instruction, `None` when `l.opcode` is not one.
-pub(super) fn parse(l: &Line<'_>, words: &mut Vec<&str>) -> Result<Option<InstKind>, Diagnostic> {
+/// A texture or surface instruction, `None` when the line's opcode is not one. Takes
+/// every modifier it knows from `words`.
+pub(super) fn parse<R, V, E>(
+    line: &super::video::Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+) -> Result<Option<TextureInst>, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let (opcode, dsts, ops) = (line.opcode, line.dsts, line.ops);
+    let l = &Line { opcode, dsts, ops, reg: &line.reg, value: &line.value, error: &line.error };
     let inst = match l.opcode {
         "tex" | "tld4" => TextureInst::Fetch(fetch(l, words)?),
         "tex_query" => {
@@ -222,7 +221,7 @@ pub(super) fn parse(l: &Line<'_>, words: &mut Vec<&str>) -> Result<Option<InstKi
         "suld" | "sust" | "sured" => TextureInst::Surface(surface(l, words)?),
         _ => return Ok(None),
     };
-    Ok(Some(InstKind::Texture(Box::new(inst))))
+    Ok(Some(inst))
 }
 
 fn fetch(l: &Line<'_>, words: &mut Vec<&str>) -> Result<TextureFetch, Diagnostic> {
@@ -240,7 +239,7 @@ fn fetch(l: &Line<'_>, words: &mut Vec<&str>) -> Result<TextureFetch, Diagnostic
         _ => return Err(l.missing("a coordinate type (`.f32`, `.s32`)")),
     };
     let (level, grad, resident) =
-        (flag(words, "level"), flag(words, "grad"), flag(words, "resident"));
+        (take_flag(words, "level"), take_flag(words, "grad"), take_flag(words, "resident"));
     let extra = if grad { 2 } else { usize::from(level) };
     l.operand_count(4 + extra)?;
     let mut dsts: Vec<Option<RegId>> = l

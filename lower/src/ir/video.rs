@@ -1,0 +1,277 @@
+//! The video instructions (PTX ISA 9.2 §9.7.16) as one IR operation each,
+//! [`super::InstKind::Video`]: what semantic analysis resolved (operands, types,
+//! selectors, modifiers), before `pass::expand_video` writes each out in core integer
+//! operations. Every source and the destination is 32-bit.
+
+use super::{CmpOp, RegId, Value};
+
+/// A video instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VideoOp {
+    /// `vadd vsub vabsdiff vmin vmax vshl vshr vset` (§9.7.16.1.1-3).
+    Scalar(ScalarVideo),
+    /// `vmad` (§9.7.16.1.4).
+    Mad(VideoMad),
+    /// `vadd2 … vset4` (§9.7.16.2).
+    Simd(SimdVideo),
+}
+
+impl VideoOp {
+    /// The destination register.
+    pub fn dst(&self) -> RegId {
+        match self {
+            VideoOp::Scalar(s) => s.dst,
+            VideoOp::Mad(m) => m.dst,
+            VideoOp::Simd(s) => s.dst,
+        }
+    }
+
+    /// What is wrong with the operation's fields, if anything (the verifier's check):
+    /// SIMD lanes and selectors in range, a merge into a byte or half word, `vmad`
+    /// shifting by 0, 7 or 15.
+    pub fn malformed(&self) -> Option<&'static str> {
+        match self {
+            VideoOp::Scalar(s) if s.finish_part() == Some(VideoPart::Word) => {
+                Some("a video merge into a whole word")
+            }
+            VideoOp::Scalar(s) => [s.a.part, s.b.part]
+                .into_iter()
+                .chain(s.finish_part())
+                .any(|p| !p.valid())
+                .then_some("a video selector out of range"),
+            VideoOp::Mad(m) if ![0, 7, 15].contains(&m.shift) => {
+                Some("a vmad shift not 0, 7 or 15")
+            }
+            VideoOp::Mad(m) => {
+                (!m.a.part.valid() || !m.b.part.valid()).then_some("a video selector out of range")
+            }
+            VideoOp::Simd(s) => {
+                let lanes = usize::from(s.lanes);
+                let selects =
+                    |sel: &[u8]| sel.len() == lanes && sel.iter().all(|&e| e < 2 * s.lanes);
+                let ok = matches!(s.lanes, 2 | 4)
+                    && selects(&s.a_lanes)
+                    && selects(&s.b_lanes)
+                    && s.mask >> s.lanes == 0;
+                (!ok).then_some("SIMD video lanes, selectors or mask out of range")
+            }
+        }
+    }
+
+    /// The source values, `a`, `b` and `c` when given.
+    pub fn sources(&self) -> Vec<Value> {
+        match self {
+            VideoOp::Scalar(s) => {
+                let c = match s.finish {
+                    VideoFinish::Plain => None,
+                    VideoFinish::Secondary(_, c) | VideoFinish::Merge(_, c) => Some(c),
+                };
+                [s.a.value, s.b.value].into_iter().chain(c).collect()
+            }
+            VideoOp::Mad(m) => vec![m.a.value, m.b.value, m.c],
+            VideoOp::Simd(s) => vec![s.a, s.b, s.c],
+        }
+    }
+}
+
+/// The arithmetic both scalar and SIMD video instructions have: `vadd vsub vabsdiff vmin
+/// vmax`, and `vset` with its comparison (one of `eq ne lt le gt ge`), which gives 1 or 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoArith {
+    Add,
+    Sub,
+    Absdiff,
+    Min,
+    Max,
+    Set(CmpOp),
+}
+
+/// The primary operation of a scalar video instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarVideoOp {
+    Arith(VideoArith),
+    /// `vshl`: the amount clamped to 32 (`.clamp`) or taken mod 32 (`.wrap`).
+    Shl {
+        clamp: bool,
+    },
+    /// `vshr`, arithmetic for a signed `a`.
+    Shr {
+        clamp: bool,
+    },
+}
+
+/// The part of a 32-bit word a scalar video operand selects (`.b0`–`.b3`, `.h0`,
+/// `.h1`, or none: the word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoPart {
+    Word,
+    /// Byte 0–3.
+    Byte(u8),
+    /// Half word 0–1.
+    Half(u8),
+}
+
+impl VideoPart {
+    /// Whether the byte or half word exists.
+    pub fn valid(self) -> bool {
+        match self {
+            VideoPart::Word => true,
+            VideoPart::Byte(k) => k < 4,
+            VideoPart::Half(k) => k < 2,
+        }
+    }
+
+    /// The bit position and width of the part.
+    pub fn position_and_bits(self) -> (u32, u32) {
+        match self {
+            VideoPart::Word => (0, 32),
+            VideoPart::Byte(k) => (8 * u32::from(k), 8),
+            VideoPart::Half(k) => (16 * u32::from(k), 16),
+        }
+    }
+}
+
+/// A scalar source: the value, whether its type is `.s32`, and the part selected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VideoSource {
+    pub value: Value,
+    pub signed: bool,
+    pub part: VideoPart,
+}
+
+/// The secondary operation of a scalar video instruction (`.add .min .max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoSecondary {
+    Add,
+    Min,
+    Max,
+}
+
+/// What a scalar video instruction does with its (saturated) result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoFinish {
+    /// Its low 32 bits (also when PTX gives `c` without a use for it).
+    Plain,
+    /// The secondary operation with `c`, `c` read at the destination type.
+    Secondary(VideoSecondary, Value),
+    /// optMerge: the low byte or half word of the result at the destination selector
+    /// (never [`VideoPart::Word`]), `c`'s bits elsewhere.
+    Merge(VideoPart, Value),
+}
+
+/// `vadd vsub vabsdiff vmin vmax vshl vshr vset` (§9.7.16.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalarVideo {
+    pub op: ScalarVideoOp,
+    pub dst: RegId,
+    /// The destination type is `.s32` (never for `vset`, whose result is unsigned).
+    pub dst_signed: bool,
+    pub a: VideoSource,
+    /// The shift amount of `vshl`/`vshr` is always unsigned.
+    pub b: VideoSource,
+    /// `.sat`: clamped to the destination type's range, or to that of the merged part.
+    pub sat: bool,
+    pub finish: VideoFinish,
+}
+
+impl ScalarVideo {
+    /// The destination selector of a merge.
+    pub fn finish_part(&self) -> Option<VideoPart> {
+        match self.finish {
+            VideoFinish::Merge(p, _) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// The adjustment of `vmad`'s sum (the ISA allows one of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MadAdjust {
+    None,
+    /// `.po`: `a*b + c + 1`.
+    PlusOne,
+    /// `-a*b + c` (`a` or `b` negated).
+    NegateProduct,
+    /// `a*b - c`.
+    NegateC,
+}
+
+/// `vmad` (§9.7.16.1.4): `±(a*b) ± c (+1)`, shifted right by `shift` (0, 7 for `.shr7`
+/// or 15 for `.shr15`), `.sat` clamping to the 32-bit range of the final sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VideoMad {
+    pub dst: RegId,
+    pub a: VideoSource,
+    pub b: VideoSource,
+    pub c: Value,
+    pub adjust: MadAdjust,
+    pub shift: u8,
+    pub sat: bool,
+}
+
+impl VideoMad {
+    /// Whether the result is signed: a signed operand, or a negation (§9.7.16.1.4).
+    pub fn signed_final(&self) -> bool {
+        self.a.signed
+            || self.b.signed
+            || matches!(self.adjust, MadAdjust::NegateProduct | MadAdjust::NegateC)
+    }
+}
+
+/// The primary operation of a SIMD video instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimdVideoOp {
+    Arith(VideoArith),
+    /// `vavrg2`, `vavrg4`: the average, rounded away from zero.
+    Avrg,
+}
+
+/// `vadd2 … vset4` (§9.7.16.2): `lanes` (2 or 4) half words or bytes of the pool
+/// `{b, a}` (lane `k` of `a` is element `k`, of `b` element `lanes + k`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimdVideo {
+    pub op: SimdVideoOp,
+    pub lanes: u8,
+    pub dst: RegId,
+    /// Whether the destination, `a` and `b` types are `.s32` (`vset`'s destination is
+    /// unsigned).
+    pub signed: [bool; 3],
+    pub a: Value,
+    pub b: Value,
+    pub c: Value,
+    /// The pool element of each lane's `a` and `b` operand, lane 0 first.
+    pub a_lanes: Vec<u8>,
+    pub b_lanes: Vec<u8>,
+    /// Bit `k`: lane `k` of the destination is written (the destination mask).
+    pub mask: u8,
+    /// `.sat`: each lane clamped to the destination type's lane range.
+    pub sat: bool,
+    /// `.add`: the written lanes' results summed into `c`; else merged into `c`.
+    pub accumulate: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::InstKind;
+
+    /// The verifier refuses fields the operation cannot have.
+    #[test]
+    fn the_verifier_refuses_malformed_video_operations() {
+        let text = include_str!("../../tests/passes/expand_video_results.ir");
+        let mut k = crate::text::parse(text).expect("parses").remove(0);
+        assert!(crate::verify::run(&k).is_ok());
+        for inst in k.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+            match &mut inst.kind {
+                InstKind::Video(op) => match op.as_mut() {
+                    VideoOp::Scalar(s) => s.a.part = VideoPart::Half(2),
+                    VideoOp::Mad(m) => m.shift = 8,
+                    VideoOp::Simd(s) => s.a_lanes.push(0),
+                },
+                _ => continue,
+            }
+        }
+        let errors = crate::verify::run(&k).expect_err("malformed");
+        assert_eq!(errors.len(), 24, "{errors:?}");
+    }
+}

@@ -1,0 +1,110 @@
+//! Expands the half arithmetic of semantic analysis ([`InstKind::Half`]: `.f16`,
+//! `.bf16`, `.f16x2`, `.bf16x2` `add sub mul fma neg abs min max`, PTX ISA 9.2 §9.7.4)
+//! lane by lane into operations that need no half support on the device (CFG → CFG,
+//! inside blocks): each rounded operation widens its lanes to f32 exactly (`Widen`),
+//! computes exactly and rounds to odd in f64 (`RoundToOdd`) and rounds that once to the
+//! format (`Narrow`), which is correct in every rounding direction (Boldo & Melquiond
+//! 2008); `neg` and `abs` are bit operations; `min` and `max` compare the widened
+//! values. `.ftz`, `.sat` and `.relu` apply to the half bits.
+//!
+//! The division of labour with [`super::legalize_floats`]: this pass writes out the
+//! half formats, whose roundings (any direction) are all in its `Narrow`s; the
+//! directed rounding of f32 and f64 arithmetic and conversions stays in the IR for
+//! `legalize_floats`, which runs later and also decides how the `RoundToOdd`s made
+//! here are computed on a device without f64.
+//!
+//! Precondition: none. Postcondition: no [`InstKind::Half`] is left ([`is_half`], which
+//! `super::leftover` checks).
+
+use crate::build::{Build, Builder};
+use crate::ir::{BinaryOp, CmpOp, HalfArith, HalfOp, InstKind, Kernel, OddOp, OpTy, Value};
+
+const F32: OpTy = OpTy::F(32);
+const F64: OpTy = OpTy::F(64);
+const H16: OpTy = OpTy::U(16);
+
+/// Whether `kind` is half arithmetic, which this pass expands.
+pub fn is_half(kind: &InstKind) -> bool {
+    matches!(kind, InstKind::Half(_))
+}
+
+/// Expands every half operation of `k`.
+pub fn run(k: &mut Kernel) {
+    for b in 0..k.blocks.len() {
+        if !k.blocks[b].insts.iter().any(|i| is_half(&i.kind)) {
+            continue;
+        }
+        let insts = std::mem::take(&mut k.blocks[b].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            match &inst.kind {
+                InstKind::Half(op) => {
+                    let mut e = Builder::new(k, inst.span);
+                    half(&mut e, op);
+                    out.append(&mut e.insts);
+                }
+                _ => out.push(inst),
+            }
+        }
+        k.blocks[b].insts = out;
+    }
+}
+
+/// The instructions of one half operation, lane by lane.
+pub fn half(e: &mut impl Build, op: &HalfOp) {
+    let fmt = op.format;
+    let lanes = u32::from(op.lanes);
+    let sign = 1u64 << 15;
+    let mut results = Vec::new();
+    for k in 0..lanes {
+        let mut x: Vec<Value> = op.srcs.iter().map(|&v| e.lane(v, lanes, k)).collect();
+        if op.ftz {
+            x = x.into_iter().map(|v| e.flush_bits(fmt, v)).collect();
+        }
+        let arg = |i: usize| x.get(i).copied().unwrap_or(Value::Imm(0));
+        let r = match op.op {
+            HalfArith::Neg => e.bin(BinaryOp::Xor, H16, arg(0), Value::Imm(sign)),
+            HalfArith::Abs => e.and(H16, arg(0), Value::Imm(sign - 1)),
+            HalfArith::Min | HalfArith::Max => {
+                let r = e.half_min_max(fmt, op.op == HalfArith::Max, arg(0), arg(1));
+                if op.nan {
+                    let (a, b) = (e.widen(fmt, arg(0)), e.widen(fmt, arg(1)));
+                    let nan = e.cmp(CmpOp::Nan, F32, a, b);
+                    e.sel(H16, nan, Value::Imm(fmt.nan()), r)
+                } else {
+                    r
+                }
+            }
+            HalfArith::Add | HalfArith::Sub | HalfArith::Mul | HalfArith::Fma => {
+                let w: Vec<Value> = x.iter().map(|&v| e.widen(fmt, v)).collect();
+                let wide = |i: usize| w.get(i).copied().unwrap_or(Value::Imm(0));
+                let (odd_op, c) = match op.op {
+                    HalfArith::Add => (OddOp::Add, Value::Imm(0)),
+                    HalfArith::Sub => (OddOp::Sub, Value::Imm(0)),
+                    HalfArith::Mul => (OddOp::Mul, Value::Imm(0)),
+                    _ => (OddOp::Fma, wide(2)),
+                };
+                let v = e.odd(odd_op, wide(0), wide(1), c);
+                let mut r = e.narrow(fmt, F64, op.rounding, false, op.relu, v);
+                if op.sat {
+                    // `.sat` (f16 only) commutes with the rounding, 0 and 1 being f16
+                    // values, so it clamps the f16 bits, without f64: negative values
+                    // (-0 too) and NaN give +0, values above 1 (and +inf) give 1.
+                    let one = Value::Imm(0x3c00);
+                    let above_one = e.cmp(CmpOp::Gt, H16, r, one);
+                    let clamped = e.sel(H16, above_one, one, r);
+                    let negative_or_nan = e.cmp(CmpOp::Gt, H16, r, Value::Imm(0x7c00));
+                    r = e.sel(H16, negative_or_nan, Value::Imm(0), clamped);
+                }
+                if op.ftz {
+                    e.flush_bits(fmt, r)
+                } else {
+                    r
+                }
+            }
+        };
+        results.push(r);
+    }
+    let r = e.pack(16, results);
+    e.mov(OpTy::U((16 * lanes) as u8), op.dst, r);
+}

@@ -1,0 +1,115 @@
+//! Half arithmetic ([`InstKind::Half`]) in the IR text format: `h` and the operation,
+//! then the format with its lane count, the rounding (of rounded operations) and the
+//! flags, every field written:
+//!
+//! ```text
+//! %r1 = hfma.f16x2.rn.ftz.sat.relu %r2, %r3, %r4
+//! %h1 = hmax.bf16.nan %h2, %h3
+//! ```
+
+use ptxvk_frontend::Diagnostic;
+
+use super::video::{take_flag, Line};
+use super::Spelled;
+use crate::ir::*;
+
+const OPS: &[(HalfArith, &str)] = &[
+    (HalfArith::Add, "hadd"),
+    (HalfArith::Sub, "hsub"),
+    (HalfArith::Mul, "hmul"),
+    (HalfArith::Fma, "hfma"),
+    (HalfArith::Neg, "hneg"),
+    (HalfArith::Abs, "habs"),
+    (HalfArith::Min, "hmin"),
+    (HalfArith::Max, "hmax"),
+];
+
+/// A half operation's line.
+pub(super) fn print(
+    op: &HalfOp,
+    reg: impl Fn(RegId) -> String,
+    value: impl Fn(Value) -> String,
+) -> String {
+    let name = OPS.iter().find(|e| e.0 == op.op).map_or("h?", |e| e.1);
+    let mut s = format!("{} = {name}.{}", reg(op.dst), op.format.spelling());
+    if op.lanes == 2 {
+        s.push_str("x2");
+    }
+    if op.op.rounds() || op.rounding != Rounding::Nearest {
+        s.push('.');
+        s.push_str(op.rounding.spelling());
+    }
+    for (on, flag) in [(op.ftz, ".ftz"), (op.sat, ".sat"), (op.relu, ".relu"), (op.nan, ".nan")] {
+        if on {
+            s.push_str(flag);
+        }
+    }
+    let srcs: Vec<String> = op.srcs.iter().map(|&v| value(v)).collect();
+    format!("{s} {}", srcs.join(", "))
+}
+
+/// The half operation of a line whose opcode is one, else `None`; takes the modifiers
+/// it knows from `words`.
+pub(super) fn parse<R, V, E>(
+    line: &Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+) -> Result<Option<HalfOp>, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let opcode = line.opcode;
+    let Some(op) = OPS.iter().find(|e| e.1 == opcode).map(|e| e.0) else { return Ok(None) };
+    let first = if words.is_empty() { "" } else { words.remove(0) };
+    let (format, lanes) = match first.strip_suffix("x2") {
+        Some(f) => (FloatFormat::from_spelling(f), 2),
+        None => (FloatFormat::from_spelling(first), 1),
+    };
+    let format =
+        format.filter(|f| matches!(f, FloatFormat::F16 | FloatFormat::Bf16)).ok_or_else(|| {
+            (line.error)(format!("`{opcode}` needs `.f16`, `.bf16` or their x2 forms"))
+        })?;
+    let mut flag = |w: &str| take_flag(words, w);
+    let (ftz, sat, relu, nan) = (flag("ftz"), flag("sat"), flag("relu"), flag("nan"));
+    let rounding = match words.iter().position(|w| Rounding::from_spelling(w).is_some()) {
+        Some(i) => Rounding::from_spelling(words.remove(i)).unwrap_or_default(),
+        None => Rounding::Nearest,
+    };
+    let ([dst], true) = (line.dsts, line.ops.len() == op.arity()) else {
+        return Err((line.error)(format!(
+            "`{opcode}` takes one destination and {} operand(s)",
+            op.arity()
+        )));
+    };
+    let srcs = line.ops.iter().map(|s| (line.value)(s)).collect::<Result<Vec<_>, _>>()?;
+    let dst = (line.reg)(dst)?;
+    Ok(Some(HalfOp { op, format, lanes, dst, srcs, rounding, ftz, sat, relu, nan }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse as parse_text, print as print_text};
+
+    /// Every form of the pass file test prints back as it was written.
+    #[test]
+    fn every_form_round_trips() {
+        let text = include_str!("../../tests/passes/expand_formats_results.ir");
+        let kernels = parse_text(text).unwrap_or_else(|d| panic!("{}", d.message));
+        let printed = print_text(&kernels[0]);
+        let forms: Vec<&str> = text.lines().filter(|l| l.contains(" = h")).collect();
+        assert_eq!(forms.len(), 20);
+        for line in forms {
+            assert!(printed.lines().any(|p| p == line), "{line} prints as something else");
+        }
+        for (from, to, says) in [
+            ("hadd.f16x2.rn %r1, %r2", "hadd.f32.rn %r1, %r2", "`.f16`, `.bf16`"),
+            ("hadd.f16x2.rn %r1, %r2", "hadd.f16x2.rn %r1", "one destination and 2"),
+            ("hneg.f16x2.ftz %r1", "hneg.f16x2.ftz.wat %r1", ".wat"),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted {to}"));
+            assert!(d.message.contains(says), "{to}: {}", d.message);
+        }
+    }
+}
