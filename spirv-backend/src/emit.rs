@@ -360,6 +360,8 @@ impl<'a> FnEmitter<'a> {
             | InstKind::InAllocation { .. }
             | InstKind::ShadowWord { .. }
             | InstKind::RaceShadow { .. } => self.sync_inst(&inst.kind),
+            // `pass::leftover` reports it above: `pass::inline` leaves no call.
+            InstKind::Call { .. } => Err(Error::Internal("a call left by inline".into())),
         }
     }
 

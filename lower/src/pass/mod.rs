@@ -1,5 +1,7 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
+//! 0. [`inline`] — every call of a device function becomes a copy of its body, so that
+//!    the kernel is one CFG (CFG with functions → CFG);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -33,9 +35,10 @@
 //!     become masked word updates; it rewrites instructions inside blocks only, so it
 //!     runs last and also sees the stores predication adds.
 //!
-//! Before them all, on a target with [`Target::check`], [`check`] guards every access
+//! After inlining, on a target with [`Target::check`], [`check`] guards every access
 //! of the program's memory instructions with a bounds and alignment test (CFG → CFG):
-//! it runs first, so that it sees each access once, as the program wrote it.
+//! it runs first after inlining, so that it sees each access once, as the program wrote
+//! it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device; every
 //! decision that depends on one is a pass here, reading the [`Target`]. Each pass
@@ -47,6 +50,7 @@
 pub mod check;
 pub mod float_modifiers;
 pub mod hoist_params;
+pub mod inline;
 pub mod legalize_atomics;
 pub mod legalize_floats;
 pub mod legalize_memory;
@@ -279,6 +283,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // First: every later pass sees the kernel as one CFG.
+    inline::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     if target.check {
         check::run(&mut kernel, target);
         checked(&kernel, None)?;
@@ -326,7 +333,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 /// postconditions of the legalizations that the emitter relies on, each of which
 /// failing is a ptxvk bug. The emitter asks this of every instruction too.
 pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
-    if legalize_floats::is_directed(kind) {
+    if inline::is_call(kind) {
+        Some("a call left by inline")
+    } else if legalize_floats::is_directed(kind) {
         Some("directed rounding left by legalize_floats")
     } else if float_modifiers::remains(kind) {
         Some("a `.ftz` or `.sat` left by float_modifiers")
