@@ -158,6 +158,10 @@ pub struct Kernel {
     pub functions: Vec<Function>,
 }
 
+/// A function's parameter or return registers, in order, each with the type its value
+/// is passed at.
+pub type PassedRegs = Vec<(RegId, OpTy)>;
+
 /// A device function (`.func`) as a kernel calls it: its own registers and blocks, the
 /// registers its parameters arrive in and its results leave from (module doc,
 /// *Functions and calls*).
@@ -167,9 +171,9 @@ pub struct Function {
     pub name: String,
     pub span: Span,
     /// Parameter registers, in order, each with the type the argument is read at.
-    pub params: Vec<(RegId, OpTy)>,
+    pub params: PassedRegs,
     /// Return registers, in order, each with the type the result is written at.
-    pub returns: Vec<(RegId, OpTy)>,
+    pub returns: PassedRegs,
     pub regs: Vec<RegInfo>,
     pub blocks: Vec<Block>,
     pub entry: BlockId,

@@ -9,9 +9,9 @@
 //!   register of the kernel that stands for the callee's parameter (a `mov` at the
 //!   parameter's type), and jumps to the copy of the callee's entry block;
 //! * the callee's blocks are copied after the kernel's last block, every register of
-//!   the callee renamed to a fresh register of the kernel (with the callee's name, type
-//!   and span), every block renamed to its copy; each `return` becomes a jump to the
-//!   continuation;
+//!   the callee renamed to a fresh register of the kernel (with the callee's type, span
+//!   and name, but a temporary `$tN` named by its new id), every block renamed to its
+//!   copy; each `return` becomes a jump to the continuation;
 //! * the continuation, a new block, starts by copying each return register into the
 //!   call's result register (a `mov` at the return type), then has the instructions
 //!   after the call and `b`'s old terminator.
@@ -33,7 +33,8 @@ use std::collections::BTreeMap;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::ir::{
-    Address, Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, RegId, Terminator, Value,
+    Address, Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, RegId, RegInfo,
+    Terminator, Value,
 };
 use crate::verify::inst_defs_uses;
 
@@ -93,7 +94,12 @@ fn inline_call(
     debug_assert!(f.params.len() == args.len(), "fn{} checked by the verifier", callee.0);
     // Registers: the callee's, renamed; blocks: after the kernel's, and the continuation.
     let first_reg = k.regs.len() as u32;
-    k.regs.extend(f.regs.iter().cloned());
+    // Temporaries are named by their id (`$tN`): renamed by their new one.
+    k.regs.extend(f.regs.iter().enumerate().map(|(i, r)| {
+        let temp = r.name.strip_prefix("$t").is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
+        let name = if temp { format!("$t{}", first_reg as usize + i) } else { r.name.clone() };
+        RegInfo { name, ..r.clone() }
+    }));
     let reg = |r: RegId| RegId(first_reg + r.0);
     let first_block = k.blocks.len() as u32;
     let continuation = BlockId(first_block + f.blocks.len() as u32);
@@ -206,7 +212,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             srcs.iter_mut().for_each(|s| v(s, f));
         }
         InstKind::Unpack { dsts, src, .. } => {
-            dsts.iter_mut().flatten().for_each(|d| f(d));
+            dsts.iter_mut().flatten().for_each(&mut *f);
             v(src, f);
         }
         InstKind::Special { dst, .. } | InstKind::LoopCount { dst, .. } => f(dst),
@@ -235,7 +241,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             [a, b, pos, len].into_iter().for_each(|x| v(x, f));
         }
         InstKind::Setp { dst, dst_not, lhs, rhs, combine, .. } => {
-            dst.iter_mut().chain(dst_not.iter_mut()).for_each(|d| f(d));
+            dst.iter_mut().chain(dst_not.iter_mut()).for_each(&mut *f);
             v(lhs, f);
             v(rhs, f);
             if let Some((_, r, _)) = combine {
@@ -258,16 +264,16 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             f(src);
         }
         InstKind::Load { dsts, addr, .. } => {
-            dsts.iter_mut().flatten().for_each(|d| f(d));
-            addr.base.iter_mut().for_each(|b| f(b));
+            dsts.iter_mut().flatten().for_each(&mut *f);
+            addr.base.iter_mut().for_each(&mut *f);
         }
         InstKind::Store { srcs, addr, .. } => {
             srcs.iter_mut().for_each(|s| v(s, f));
-            addr.base.iter_mut().for_each(|b| f(b));
+            addr.base.iter_mut().for_each(&mut *f);
         }
         InstKind::Atomic { dst, addr, src, cmp, .. } => {
-            dst.iter_mut().for_each(|d| f(d));
-            addr.base.iter_mut().for_each(|b| f(b));
+            dst.iter_mut().for_each(&mut *f);
+            addr.base.iter_mut().for_each(&mut *f);
             v(src, f);
             v(cmp, f);
         }
@@ -297,7 +303,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
         InstKind::SyncPoint { point: crate::ir::SyncPoint::Warp { members, .. } } => v(members, f),
         InstKind::Call { args, results, .. } => {
             args.iter_mut().for_each(|a| v(a, f));
-            results.iter_mut().for_each(|r| f(r));
+            results.iter_mut().for_each(&mut *f);
         }
         InstKind::Barrier
         | InstKind::Fence { .. }

@@ -80,7 +80,7 @@ pub(super) struct KernelParser {
     block_refs: Vec<(BlockId, Span)>,
     entry_span: Option<Span>,
     /// Parsing a function of the kernel: its `param` and `return` lines.
-    function: Option<(Vec<(RegId, OpTy)>, Vec<(RegId, OpTy)>)>,
+    function: Option<(PassedRegs, PassedRegs)>,
 }
 
 /// Splits `s` at top-level commas (not inside `[...]`).
