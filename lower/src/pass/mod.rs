@@ -415,4 +415,18 @@ bb0:
             assert!(legalized(&lowered.kernel, &Target::default()).is_ok());
         }
     }
+
+    #[test]
+    fn a_call_is_a_leftover_until_inlined() {
+        let text = "kernel calls {\n    params size 0 align 1\n    shared 0\n    local 0\n    \
+                    entry bb0\n    reg i32 %r1\nbb0:\n    %r1 = call.fn0 7\n    return\n\
+                    function fn0 same {\n    entry bb0\n    reg i32 %x\n    param u32 %x\n    \
+                    return u32 %x\nbb0:\n    return\n}\n}\n";
+        let k = crate::text::parse(text).expect("parses").remove(0);
+        let errors = legalized(&k, &Target::default()).expect_err("a call");
+        assert!(errors[0].message.contains("inline"), "{}", errors[0].message);
+        let lowered = run(k, &Target::default()).expect("lowers");
+        assert!(lowered.kernel.functions.is_empty());
+        assert!(legalized(&lowered.kernel, &Target::default()).is_ok());
+    }
 }

@@ -516,3 +516,95 @@ fn op_type(ty: RegTy) -> OpTy {
         RegTy::Float(b) => OpTy::F(b),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::check::{self, Program};
+    use crate::interp::{self, memory::Region, Launch};
+    use crate::ir::{InstKind, Kernel};
+
+    const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+    /// `scale` (two `.param` parameters, a `.param` result) calls `odd` (`.reg` in and
+    /// out) and exits the thread for 5; the kernel calls `scale` twice.
+    const CALLS: &str = "\
+.func (.reg .b32 r) odd(.reg .b32 x)\n{\n and.b32 r, x, 1;\n ret;\n}\n\
+.func (.param .b32 out) scale(.param .b32 a, .param .b32 b)\n{\n\
+ .reg .b32 %r<5>;\n .reg .pred %p<3>;\n\
+ ld.param.b32 %r1, [a];\n ld.param.b32 %r2, [b];\n\
+ setp.eq.u32 %p2, %r1, 5;\n @%p2 exit;\n\
+ call.uni (%r3), odd, (%r1);\n setp.ne.u32 %p1, %r3, 0;\n\
+ mul.lo.u32 %r4, %r1, %r2;\n @%p1 add.u32 %r4, %r4, 1000;\n\
+ st.param.b32 [out], %r4;\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<6>;\n .reg .b64 %rd<4>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n\
+ mul.wide.u32 %rd2, %r1, 4;\n add.u64 %rd3, %rd1, %rd2;\n\
+ { .param .b32 a0; .param .b32 b0; .param .b32 r0;\n\
+   st.param.b32 [a0], %r1;\n st.param.b32 [b0], 3;\n\
+   call.uni (r0), scale, (a0, b0);\n ld.param.b32 %r2, [r0]; }\n\
+ { .param .b32 a1; .param .b32 b1; .param .b32 r1;\n\
+   st.param.b32 [a1], %r2;\n st.param.b32 [b1], 2;\n\
+   call.uni (r1), scale, (a1, b1);\n ld.param.b32 %r3, [r1]; }\n\
+ st.global.u32 [%rd3], %r3;\n ret;\n}\n";
+
+    fn kernel(ptx: &str) -> Kernel {
+        let module = ptxvk_frontend::parse(&format!("{HEADER}{ptx}")).expect("parses");
+        crate::sema::run(&module).expect("lowers").kernels.remove(0)
+    }
+
+    fn calls(k: &Kernel) -> usize {
+        let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
+        bodies
+            .flatten()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i.kind, InstKind::Call { .. }))
+            .count()
+    }
+
+    #[test]
+    fn each_function_is_lowered_once_and_each_call_is_one_call() {
+        let k = kernel(CALLS);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        let names: Vec<&str> = k.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["odd", "scale"]);
+        // The kernel's two calls of scale and scale's call of odd.
+        assert_eq!(calls(&k), 3);
+        // scale: two `.param` addresses and its result's; it may end the thread.
+        let scale = &k.functions[1];
+        assert_eq!(scale.params.len(), 3);
+        assert_eq!(scale.returns.len(), 1);
+    }
+
+    #[test]
+    fn inlined_calls_compute_what_the_calls_did_and_exit_ends_the_thread() {
+        let k = kernel(CALLS);
+        let mut inlined = k.clone();
+        crate::pass::inline::run(&mut inlined).expect("inlines");
+        assert_eq!(calls(&inlined), 0);
+        let tally = check::check(Program::cfg(&k), Program::cfg(&inlined), 36, 4)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(tally.observed > 0, "{tally:?}");
+        // Thread t stores scale(scale(t, 3), 2); thread 5 exits in the first call.
+        let base = check::BUFFER_STRIDE;
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [8, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            let words: Vec<u32> = out.buffers[0]
+                .chunks(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect();
+            let scale = |x: u32, y: u32| x * y + if x & 1 != 0 { 1000 } else { 0 };
+            for (t, &w) in words.iter().enumerate() {
+                let want = if t == 5 { 0xeeee_eeee } else { scale(scale(t as u32, 3), 2) };
+                assert_eq!(w, want, "thread {t}");
+            }
+        }
+    }
+}
