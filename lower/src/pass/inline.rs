@@ -33,8 +33,7 @@ use std::collections::BTreeMap;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::ir::{
-    Address, Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, RegId, RegInfo,
-    Terminator, Value,
+    Address, Block, BlockId, Function, Inst, InstKind, Kernel, RegId, RegInfo, Terminator, Value,
 };
 use crate::verify::inst_defs_uses;
 
@@ -71,7 +70,7 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
                 ),
             ));
         }
-        inline_call(k, BlockId(b as u32), i, f, callee, &args, &results, call.span);
+        inline_call(k, (BlockId(b as u32), i), f, &args, &results, call.span);
         // The block now ends at the call: the scan goes on in the callee's copy and in
         // the continuation, which come after it.
         b += 1;
@@ -79,19 +78,16 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Replaces the call at instruction `at` of block `b` by a copy of `f`'s body.
-#[allow(clippy::too_many_arguments)]
+/// Replaces the call at instruction `at` of block `b` by a copy of `f`'s body (its
+/// arguments and results match `f`'s parameters and returns: the verifier checked).
 fn inline_call(
     k: &mut Kernel,
-    b: BlockId,
-    at: usize,
+    (b, at): (BlockId, usize),
     f: &Function,
-    callee: FunctionId,
     args: &[Value],
     results: &[RegId],
     span: Span,
 ) {
-    debug_assert!(f.params.len() == args.len(), "fn{} checked by the verifier", callee.0);
     // Registers: the callee's, renamed; blocks: after the kernel's, and the continuation.
     let first_reg = k.regs.len() as u32;
     // Temporaries are named by their id (`$tN`): renamed by their new one.
