@@ -575,6 +575,48 @@ mod tests {
         assert_eq!(scale.returns.len(), 1);
     }
 
+    /// The thread's registers a function shares with its kernel: a module-scope `.reg`
+    /// variable it writes and the last error it reads.
+    const SHARED: &str = "\
+.reg .b32 g;\n\
+.extern .func (.param .b32 r) cudaPeekAtLastError();\n\
+.func (.reg .b32 e) set_g(.reg .b32 x)\n{\n .param .b32 r0;\n\
+ add.u32 g, g, x;\n call.uni (r0), cudaPeekAtLastError, ();\n ld.param.b32 e, [r0];\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n mov.u32 g, 100;\n\
+ call.uni (%r2), set_g, (%r1);\n call.uni (%r3), set_g, (%r1);\n\
+ mul.wide.u32 %rd2, %r1, 8;\n add.u64 %rd3, %rd1, %rd2;\n\
+ st.global.u32 [%rd3], g;\n st.global.u32 [%rd3+4], %r3;\n ret;\n}\n";
+
+    #[test]
+    fn module_registers_and_the_last_error_go_in_and_out_of_calls() {
+        let k = kernel(SHARED);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        // `x`, then `g` and the last error, in and out.
+        let f = &k.functions[0];
+        assert_eq!((f.params.len(), f.returns.len()), (3, 3), "{}", crate::text::print(&k));
+        let mut inlined = k.clone();
+        crate::pass::inline::run(&mut inlined).expect("inlines");
+        let base = check::BUFFER_STRIDE;
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [4, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            for t in 0..4u32 {
+                let at = 8 * t as usize;
+                let word =
+                    |i: usize| u32::from_le_bytes(out.buffers[0][i..i + 4].try_into().unwrap());
+                assert_eq!((word(at), word(at + 4)), (100 + 2 * t, 0), "thread {t}");
+            }
+        }
+    }
+
     #[test]
     fn inlined_calls_compute_what_the_calls_did_and_exit_ends_the_thread() {
         let k = kernel(CALLS);
