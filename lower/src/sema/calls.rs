@@ -454,11 +454,12 @@ impl Lowerer<'_> {
             }
         }
         // The thread's registers: the caller's module-scope registers by name, renamed.
-        let storage = |r: RegId| caller.regs[r.index()].clone();
         let mut module_scope = caller.module_scope.clone();
         for sym in module_scope.values_mut() {
             if let Symbol::Reg(r) = sym {
-                let info = storage(*r);
+                let Some(info) = caller.regs.get(r.index()).cloned() else {
+                    return Err(Diagnostic::internal(span, "a module register of another body"));
+                };
                 let ty = op_type(info.ty);
                 let own = self.temp(info.ty, span);
                 self.kernel.regs[own.index()].name = info.name;
