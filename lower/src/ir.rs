@@ -33,6 +33,42 @@
 //!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Half`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
 //!   [`TextureInst`]; `pass::expand_texture`).
+//!
+//! # Functions and calls
+//!
+//! * A kernel owns the device functions (`.func`, PTX ISA 9.2 §7.1, §9.7.12.4) it calls,
+//!   in an arena of [`Function`]s indexed by [`FunctionId`] ([`Kernel::functions`]):
+//!   naga's shape, a module's functions and a `Call` naming one by handle. They are the
+//!   kernel's rather than the [`Module`]'s because semantic analysis lowers a function's
+//!   body in the context of the kernel that calls it: its `.shared` variables and the
+//!   reserved areas have offsets in that kernel's window, its `.local` and call `.param`
+//!   variables offsets in that kernel's local window, and the kernel's generic windows
+//!   and shared word decide how its memory instructions are lowered.
+//! * A function's body is made of the same parts as a kernel's: its own arenas of
+//!   registers ([`RegId`]s index [`Function::regs`], not the kernel's) and blocks, an
+//!   entry block, every rule above. [`Function::params`] and [`Function::returns`] are
+//!   registers of the function with the [`OpTy`] they are passed at: a call copies each
+//!   argument into its parameter register (read at that type), runs the body from its
+//!   entry until a [`Terminator::Return`], then copies each return register into the
+//!   call's result register. Parameters are values: what the callee writes to a
+//!   parameter register is not seen by the caller.
+//! * [`InstKind::Call`] calls `callee` with one argument per parameter and one result
+//!   register (of the caller) per return register, each as wide as the parameter or
+//!   return type. Calls may nest; a function never calls itself, directly or through
+//!   others (call cycles stay in semantic analysis, `sema::recursion`, as a machine over
+//!   an explicit stack). Memory is shared: the callee sees the caller's local window.
+//! * Semantic analysis lowers each function a kernel calls once, and every direct
+//!   `call` to one `Call` (an indirect call is a test of the address against each
+//!   candidate, each a `Call`). How PTX's parameters become IR parameters is
+//!   `sema::calls`'s: a `.reg` parameter is passed by value; a `.param` parameter or
+//!   result is passed as the local-window address (u32) of the caller's `.param`
+//!   variable; a kernel that uses the stack passes its stack pointer (u32) as a first
+//!   parameter, so that what a callee allocates is freed when it returns
+//!   (PTX ISA 9.2 §9.7.17.1).
+//! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s.
+//!   **After it**, the kernel contains no `Call` and [`Kernel::functions`] is empty:
+//!   every later pass, the structured IR and the emitter see one body per kernel
+//!   (`pass::leftover` reports a `Call` that reaches the emitter as an internal error).
 
 use ptxvk_frontend::Span;
 
@@ -61,6 +97,7 @@ macro_rules! id_type {
 }
 id_type!(RegId);
 id_type!(BlockId);
+id_type!(FunctionId);
 
 #[derive(Clone, Debug, Default)]
 pub struct Module {
@@ -131,6 +168,49 @@ pub struct Kernel {
     /// `crate::device_launch`), by name, in the order of their addresses: every kernel
     /// of the module. Empty when it launches none.
     pub device_launches: Vec<String>,
+    /// The device functions the kernel calls ([`InstKind::Call`]), directly or through
+    /// each other, indexed by [`FunctionId`]; empty after `pass::inline`.
+    pub functions: Vec<Function>,
+}
+
+/// A function's parameter or return registers, in order, each with the type its value
+/// is passed at.
+pub type PassedRegs = Vec<(RegId, OpTy)>;
+
+/// A device function (`.func`) as a kernel calls it: its own registers and blocks, the
+/// registers its parameters arrive in and its results leave from (module doc,
+/// *Functions and calls*).
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// The PTX name.
+    pub name: String,
+    pub span: Span,
+    /// Parameter registers, in order, each with the type the argument is read at.
+    pub params: PassedRegs,
+    /// Return registers, in order, each with the type the result is written at.
+    pub returns: PassedRegs,
+    pub regs: Vec<RegInfo>,
+    pub blocks: Vec<Block>,
+    pub entry: BlockId,
+}
+
+impl Function {
+    /// A function without registers, parameters or blocks (its entry is to be `bb0`).
+    pub fn new(name: String, span: Span) -> Function {
+        Function {
+            name,
+            span,
+            params: Vec::new(),
+            returns: Vec::new(),
+            regs: Vec::new(),
+            blocks: Vec::new(),
+            entry: BlockId(0),
+        }
+    }
+
+    pub fn reg(&self, r: RegId) -> &RegInfo {
+        &self.regs[r.index()]
+    }
 }
 
 /// One instrumented access of a checked kernel (`pass::check`).
@@ -1143,6 +1223,15 @@ pub enum InstKind {
         table: Value,
         addr: Value,
     },
+    /// A call of device function `callee` of the kernel ([`Kernel::functions`]): each
+    /// argument is copied into its parameter register, the body runs, and each return
+    /// register is copied into its result register (module doc, *Functions and
+    /// calls*). None is left after `pass::inline`.
+    Call {
+        callee: FunctionId,
+        args: Vec<Value>,
+        results: Vec<RegId>,
+    },
     /// Racecheck's shadow of the shared window (`pass::check`; four 32-bit words per
     /// 32-bit word of the window, zero when the block starts): `dst` gets word `word`
     /// of it, which `swap`, when given, replaces in the same atomic step.
@@ -1229,6 +1318,7 @@ impl Kernel {
             check_sites: Vec::new(),
             guarded_loops: Vec::new(),
             device_launches: Vec::new(),
+            functions: Vec::new(),
         }
     }
 

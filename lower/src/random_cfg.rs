@@ -242,6 +242,8 @@ impl Builder {
     }
 }
 
+mod outline;
 mod program;
 
+pub use outline::outline;
 pub use program::{program, PROGRAM_STEPS, SLOT_BYTES};

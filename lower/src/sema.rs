@@ -24,6 +24,7 @@ mod approx;
 mod async_copy;
 mod atomic;
 mod barrier;
+mod body;
 mod bulk_copy;
 mod calls;
 mod cluster;
@@ -73,8 +74,8 @@ fn device_functions(module: &ast::Module) -> BTreeMap<Name, &ast::Function> {
         .collect()
 }
 
-/// Lowers every `.entry` of `module`, inlining the `.func` device functions each calls
-/// (`sema::calls`). Any error, of the module or of one kernel, fails the whole module;
+/// Lowers every `.entry` of `module`, with the `.func` device functions each calls as
+/// its IR functions (`sema::calls`). Any error, of the module or of one kernel, fails the whole module;
 /// [`run_each`] keeps the kernels apart.
 pub fn run(module: &ast::Module) -> Result<Module, Diagnostics> {
     let each = run_each(module)?;
@@ -242,8 +243,9 @@ impl<'a> PreparedModule<'a> {
             })
             .collect();
         // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
-        // per-thread storage that every function of the module names. Functions are
-        // inlined into their kernels, so each kernel declares them in its module scope.
+        // per-thread storage that every function of the module names. Each kernel
+        // declares them in its module scope and passes the registers to the functions
+        // it calls (`sema::calls`).
         let module_per_thread: Vec<&ast::VarDecl> = module
             .items
             .iter()
@@ -256,7 +258,7 @@ impl<'a> PreparedModule<'a> {
                 _ => None,
             })
             .collect();
-        // Device functions, for calls to inline, and those in function tables.
+        // Device functions, for calls, and those in function tables.
         let functions = device_functions(module);
         let table_functions = calls::named_by_initializers(module);
         let ctx = ModuleContext {
@@ -336,9 +338,9 @@ struct Lowerer<'m> {
     explicit_cluster: bool,
     /// The module's device functions, by name.
     functions: &'m BTreeMap<Name, &'m ast::Function>,
-    /// The functions being inlined, outermost first (to name a recursion's cycle).
+    /// The functions being lowered, outermost first (to name a recursion's cycle).
     call_stack: Vec<Name>,
-    /// The call being inlined, if any: where its `ret` continues.
+    /// In a call cycle's function (`sema::recursion`): where its `ret` continues.
     frame: Option<calls::Frame>,
     /// The names every function sees: module variables (a callee sees no kernel names).
     module_scope: BTreeMap<Name, Symbol>,
@@ -366,6 +368,10 @@ struct Lowerer<'m> {
     recursion: recursion::Recursion,
     /// Device-side launches (`sema::device_launch`).
     device_runtime: device_launch::DeviceRuntime,
+    /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
+    body: body::BodyContext,
+    /// The device functions lowered so far (`Kernel::functions`), by name.
+    lowered_functions: BTreeMap<Name, Result<calls::Lowered, Diagnostic>>,
 }
 
 /// What every kernel of a module shares.
@@ -492,6 +498,8 @@ fn lower_kernel<'m>(
         function_spaces: BTreeMap::new(),
         recursion: recursion::Recursion::default(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
+        body: body::BodyContext::default(),
+        lowered_functions: BTreeMap::new(),
     };
     for g in data.vars.iter().filter(|g| g.decl.is_none()) {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
@@ -525,7 +533,7 @@ fn lower_kernel<'m>(
     }
     l.place_all_shared(body);
     // A device function's `.shared` variables are static: one per CTA, however many
-    // times the function is inlined.
+    // times the function is called.
     for c in &callees {
         l.place_all_shared(c.body.as_deref().unwrap_or(&[]));
     }
@@ -569,6 +577,7 @@ fn lower_kernel<'m>(
         l.init_stack(f.name.span);
     }
     l.init_reserved(f.name.span);
+    l.share_last_error(&callees, f.name.span);
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {
@@ -1126,7 +1135,7 @@ impl Lowerer<'_> {
                 let term = if op == Opcode::Ret {
                     calls::ret_terminator(&self.frame)
                 } else {
-                    Terminator::Return
+                    self.thread_end(span)
                 };
                 self.terminate_guarded(term, guard, span);
                 return Ok(());

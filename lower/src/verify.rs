@@ -10,16 +10,62 @@ use crate::ir::*;
 /// Checks that every register and block handle is in range, that registers written as
 /// predicates are predicates, that the register operands of the width-preserving
 /// instructions have their operation type's width (the equal-width rule of
-/// [`crate::ir`]), and that the entry block exists.
+/// [`crate::ir`]), and that the entry block exists; in the kernel and in each of its
+/// functions, whose calls must match their callees' parameters and returns in number
+/// and width and may not form a cycle.
 pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
-    let nregs = k.regs.len();
-    let nblocks = k.blocks.len();
-    let bug = |span, what: String| Diagnostic::internal(span, format!("IR verifier: {what}"));
-    if k.entry.index() >= nblocks {
-        errors.push(bug(k.span, "entry block out of range".into()));
+    let kernel = Body { regs: &k.regs, blocks: &k.blocks, entry: k.entry, span: k.span };
+    body(k, kernel, &mut errors);
+    for f in &k.functions {
+        let function = Body { regs: &f.regs, blocks: &f.blocks, entry: f.entry, span: f.span };
+        body(k, function, &mut errors);
+        for &(r, ty) in f.params.iter().chain(&f.returns) {
+            if f.regs.get(r.index()).is_none_or(|reg| reg.ty.bits() != ty.bits()) {
+                errors.push(bug(
+                    f.span,
+                    format!(
+                        "{}: a parameter or return register that is not a {}-bit register",
+                        f.name,
+                        ty.bits()
+                    ),
+                ));
+            }
+        }
     }
-    for b in &k.blocks {
+    if let Some(f) = call_cycle(k) {
+        errors.push(bug(
+            k.functions[f.index()].span,
+            format!("function {} calls itself", k.functions[f.index()].name),
+        ));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn bug(span: Span, what: String) -> Diagnostic {
+    Diagnostic::internal(span, format!("IR verifier: {what}"))
+}
+
+/// The arenas of a kernel's or a function's body.
+#[derive(Clone, Copy)]
+struct Body<'a> {
+    regs: &'a [RegInfo],
+    blocks: &'a [Block],
+    entry: BlockId,
+    span: Span,
+}
+
+fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
+    let nregs = body.regs.len();
+    let nblocks = body.blocks.len();
+    if body.entry.index() >= nblocks {
+        errors.push(bug(body.span, "entry block out of range".into()));
+    }
+    for b in body.blocks {
         for inst in &b.insts {
             let mut regs = Vec::new();
             inst_regs(&inst.kind, &mut regs);
@@ -28,8 +74,12 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                     errors.push(bug(inst.span, format!("register %{} out of range", r.0)));
                 }
             }
-            for (r, want) in operand_widths(&inst.kind) {
-                let have = k.regs.get(r.index()).map(|reg| reg.ty.bits());
+            let mut widths = operand_widths(&inst.kind);
+            if let InstKind::Call { callee, args, results } = &inst.kind {
+                widths = call_widths(k, *callee, args, results, inst.span, errors);
+            }
+            for (r, want) in widths {
+                let have = body.regs.get(r.index()).map(|reg| reg.ty.bits());
                 if have.is_some_and(|have| have != want) {
                     errors.push(bug(
                         inst.span,
@@ -52,7 +102,7 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
             }
             if let InstKind::Setp { dst, dst_not, .. } = &inst.kind {
                 for d in dst.iter().chain(dst_not.iter()) {
-                    if k.regs.get(d.index()).is_some_and(|r| r.ty != RegTy::Pred) {
+                    if body.regs.get(d.index()).is_some_and(|r| r.ty != RegTy::Pred) {
                         errors.push(bug(inst.span, "setp writes a non-predicate".into()));
                     }
                 }
@@ -65,23 +115,92 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
         }
         match b.term {
             Terminator::Branch { cond, .. }
-                if k.regs.get(cond.index()).map(|r| r.ty) != Some(RegTy::Pred) =>
+                if body.regs.get(cond.index()).map(|r| r.ty) != Some(RegTy::Pred) =>
             {
                 errors.push(bug(b.term_span, "branch on a non-predicate".into()));
             }
             Terminator::Switch { selector, .. }
-                if k.regs.get(selector.index()).map(|r| r.ty) != Some(RegTy::Int(32)) =>
+                if body.regs.get(selector.index()).map(|r| r.ty) != Some(RegTy::Int(32)) =>
             {
                 errors.push(bug(b.term_span, "switch on a register that is not 32-bit".into()));
             }
             _ => {}
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
+}
+
+/// The widths a call's register operands must have (its callee's parameter and return
+/// types); a callee out of range or a count that does not match is an error.
+fn call_widths(
+    k: &Kernel,
+    callee: FunctionId,
+    args: &[Value],
+    results: &[RegId],
+    span: Span,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<(RegId, u32)> {
+    let Some(f) = k.functions.get(callee.index()) else {
+        errors.push(bug(span, format!("call of function {} out of range", callee.0)));
+        return Vec::new();
+    };
+    if args.len() != f.params.len() || results.len() != f.returns.len() {
+        errors.push(bug(
+            span,
+            format!(
+                "call of {} with {} argument(s) and {} result(s); it has {} and {}",
+                f.name,
+                args.len(),
+                results.len(),
+                f.params.len(),
+                f.returns.len()
+            ),
+        ));
     }
+    let args = args.iter().zip(&f.params).filter_map(|(a, &(_, ty))| match a {
+        Value::Reg(r) => Some((*r, ty.bits())),
+        Value::Imm(_) => None,
+    });
+    let results = results.iter().zip(&f.returns).map(|(r, &(_, ty))| (*r, ty.bits()));
+    args.chain(results).collect()
+}
+
+/// A function of `k` on a call cycle, if any (depth-first search over its calls).
+fn call_cycle(k: &Kernel) -> Option<FunctionId> {
+    let callees = |f: &Function| -> Vec<FunctionId> {
+        let insts = f.blocks.iter().flat_map(|b| &b.insts);
+        insts
+            .filter_map(|i| match i.kind {
+                InstKind::Call { callee, .. } if callee.index() < k.functions.len() => Some(callee),
+                _ => None,
+            })
+            .collect()
+    };
+    // 0: not seen, 1: on the path, 2: done.
+    let mut state = vec![0u8; k.functions.len()];
+    for root in 0..k.functions.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut path = vec![(FunctionId(root as u32), callees(&k.functions[root]), 0usize)];
+        state[root] = 1;
+        while let Some((f, next, i)) = path.last_mut() {
+            let Some(&g) = next.get(*i) else {
+                state[f.index()] = 2;
+                path.pop();
+                continue;
+            };
+            *i += 1;
+            match state[g.index()] {
+                1 => return Some(g),
+                0 => {
+                    state[g.index()] = 1;
+                    path.push((g, callees(&k.functions[g.index()]), 0));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// Every register an instruction mentions.
@@ -226,6 +345,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             op.srcs.iter().for_each(|x| v(x, uses));
         }
         InstKind::Texture(t) => t.defs_uses(defs, uses),
+        InstKind::Call { args, results, .. } => {
+            defs.extend(results);
+            args.iter().for_each(|a| v(a, uses));
+        }
     }
 }
 
@@ -300,6 +423,10 @@ pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
     }
     let mut w = Walk { k, seen: vec![false; k.blocks.len()], errors: Vec::new() };
     w.seq(body, 0, k.span);
+    // The structured IR has one body per kernel (`pass::inline` ran).
+    if !k.functions.is_empty() {
+        w.bug(k.span, "functions left after inlining");
+    }
     if w.errors.is_empty() {
         Ok(())
     } else {

@@ -4,7 +4,9 @@
 //! through every pass ([`ptxvk_lower::pass::run`]) for each warp mode, with and
 //! without f64, and the interpreter ([`ptxvk_lower::interp`]) checks that the lowered
 //! kernel computes what the kernel from semantic analysis computes, on generated
-//! launches.
+//! launches; and so does the kernel with some of its blocks moved into functions it
+//! calls ([`ptxvk_lower::random_cfg::outline`]), through `pass::inline` and the rest,
+//! which checks the interpreter's calls too.
 //!
 //! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 256, and
 //! `PROPTEST_RNG_SEED=S` other ones than the default's (a failure names its program's
@@ -15,7 +17,7 @@ use proptest::prelude::*;
 use ptxvk_lower::interp::check::{check, Program, Tally};
 use ptxvk_lower::ir::WarpMode;
 use ptxvk_lower::pass::{self, Target};
-use ptxvk_lower::random_cfg::program;
+use ptxvk_lower::random_cfg::{outline, program};
 use ptxvk_lower::text;
 
 /// The targets each program is lowered for: every warp mode, and a device without f64.
@@ -46,6 +48,17 @@ fn check_program(seed: u64) -> Result<Tally, String> {
         total.same += t.same;
         total.observed += t.observed;
         total.skipped.extend(t.skipped.into_iter().map(|w| format!("seed {seed} ({name}): {w}")));
+    }
+    // Its blocks moved into functions it calls: inlined and lowered, it computes the same.
+    let outlined = outline(&k, seed);
+    let lowered = pass::run(outlined.clone(), &Target::default()).map_err(|d| {
+        let msg: Vec<_> = d.iter().map(|d| d.message.clone()).collect();
+        format!("seed {seed} (outlined): the passes fail: {msg:?}\n{}", text::print(&outlined))
+    })?;
+    let after = Program { kernel: &lowered.kernel, body: Some(&lowered.body) };
+    for before in [Program::cfg(&k), Program::cfg(&outlined)] {
+        check(before, after, seed, 1)
+            .map_err(|e| format!("seed {seed} (outlined): {e}\n{}", text::print(&outlined)))?;
     }
     Ok(total)
 }
@@ -88,4 +101,25 @@ fn nearly_every_random_program_is_compared() {
     assert!(total.same >= 700, "{} compared, {skipped} skipped", total.same);
     assert!(skipped * 20 <= total.same, "{skipped} skipped: {:?}", total.skipped);
     assert_eq!(total.observed, total.same, "every program stores its results");
+}
+
+/// Outlining makes calls, nested ones among them, that the interpreter runs.
+#[test]
+fn outlined_programs_call_and_are_compared() {
+    let (mut functions, mut nested, mut observed) = (0, 0, 0);
+    for seed in 0..40 {
+        let k = program(seed, 3 + (seed % 8) as usize);
+        let outlined = outline(&k, seed);
+        functions += outlined.functions.len();
+        let calls_inside = |f: &ptxvk_lower::ir::Function| {
+            let insts = f.blocks.iter().flat_map(|b| &b.insts);
+            insts.filter(|i| matches!(i.kind, ptxvk_lower::ir::InstKind::Call { .. })).count()
+        };
+        nested += outlined.functions.iter().map(calls_inside).sum::<usize>();
+        let t = check(Program::cfg(&k), Program::cfg(&outlined), seed, 1)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        observed += t.observed;
+    }
+    assert!(functions >= 40 && nested >= 10, "{functions} functions, {nested} nested calls");
+    assert!(observed >= 30, "{observed} compared with results");
 }

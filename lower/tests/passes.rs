@@ -10,7 +10,8 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `expand_video` leaves no
+//! its output text: the verifier accepts the IR after it; `inline` leaves no call and
+//! no function; `expand_video` leaves no
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
 //! checks the expansion); `expand_formats` leaves no half arithmetic (checked against
 //! the interpreter's correctly rounded model); `expand_texture` leaves no texture or
@@ -47,7 +48,7 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_formats, expand_texture, expand_video, float_modifiers, hoist_params,
+    check, expand_formats, expand_texture, expand_video, float_modifiers, hoist_params, inline,
     legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
     predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
@@ -125,6 +126,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         }
         "check" | "check:racecheck" => run_check(pass, s)?,
         "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
+        "inline" => run_inline(s)?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
@@ -247,6 +249,20 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             }
         }
         (other, _) => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    Ok(())
+}
+
+/// Inlining: the input has calls; none is left, nor any function.
+fn run_inline(s: &mut State) -> Result<(), String> {
+    let k = &mut s.kernel;
+    let calls = |k: &Kernel| count(k, inline::is_call);
+    if calls(k) == 0 {
+        return Err("the input has no call".into());
+    }
+    inline::run(k).map_err(|d| d.message)?;
+    if calls(k) != 0 || !k.functions.is_empty() {
+        return Err(format!("{} calls and {} functions left", calls(k), k.functions.len()));
     }
     Ok(())
 }
@@ -689,6 +705,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "inline",
         "expand_video",
         "expand_formats",
         "expand_texture",

@@ -371,6 +371,8 @@ impl<'a> FnEmitter<'a> {
                 "a texture instruction reached the emitter unexpanded (pass::expand_texture)"
                     .into(),
             )),
+            // `pass::leftover` reports it above: `pass::inline` leaves no call.
+            InstKind::Call { .. } => Err(Error::Internal("a call left by inline".into())),
         }
     }
 

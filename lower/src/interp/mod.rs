@@ -7,7 +7,9 @@
 //!   ([`arith`], [`float`]); the video instructions from the ISA's pseudocode
 //!   ([`video`]) and half arithmetic correctly rounded ([`half`]); global memory as allocations at device addresses, each
 //!   block's shared window and each thread's local window as byte arrays, atomics
-//!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]). It is the
+//!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]); calls of
+//!   the kernel's functions on a call stack per thread (before `pass::inline`; a warp
+//!   collective inside a called function is [`Error::Unsupported`]). It is the
 //!   model [`check`] compares each pass against: the observable results of a kernel
 //!   (its global memory after the launch, its system status, whether it faults) must
 //!   not change through a pass.

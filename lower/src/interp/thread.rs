@@ -49,6 +49,23 @@ pub(super) struct Frame<'a> {
     is_loop: bool,
 }
 
+/// A call being run (`InstKind::Call`): what the caller resumes with when the callee
+/// returns.
+#[derive(Clone, Debug)]
+struct CallFrame {
+    /// The caller: a function, or the kernel.
+    function: Option<FunctionId>,
+    regs: Vec<u64>,
+    /// The caller's next instruction.
+    at: Option<(usize, usize)>,
+    tree: bool,
+    /// The caller's registers that receive the callee's returns.
+    results: Vec<RegId>,
+}
+
+/// Calls nest at most this deep (the verifier rejects call cycles; a guard).
+const MAX_CALL_DEPTH: usize = 256;
+
 /// What every thread of a block shares while it runs.
 pub(super) struct Ctx<'a> {
     pub k: &'a Kernel,
@@ -90,6 +107,9 @@ pub(super) struct Thread<'a> {
     /// The values of this thread's warp's last exchange, by lane.
     pub exchange: [u32; 32],
     loop_count: u32,
+    /// The function being run (`None`: the kernel), and the calls that led to it.
+    function: Option<FunctionId>,
+    calls: Vec<CallFrame>,
 }
 
 impl<'a> Thread<'a> {
@@ -110,6 +130,8 @@ impl<'a> Thread<'a> {
             tree: body.is_some(),
             exchange: [0; 32],
             loop_count: 0,
+            function: None,
+            calls: Vec::new(),
         }
     }
 
@@ -131,7 +153,68 @@ impl<'a> Thread<'a> {
     }
 
     pub fn set(&mut self, k: &Kernel, r: RegId, v: u64) {
-        self.regs[r.index()] = v & mask(k.reg(r).ty.bits());
+        let ty = match self.function {
+            Some(f) => k.functions[f.index()].reg(r).ty,
+            None => k.reg(r).ty,
+        };
+        self.regs[r.index()] = v & mask(ty.bits());
+    }
+
+    /// The blocks of the body being run: the kernel's, or a called function's.
+    fn blocks<'k>(&self, k: &'k Kernel) -> &'k [Block] {
+        match self.function {
+            Some(f) => &k.functions[f.index()].blocks,
+            None => &k.blocks,
+        }
+    }
+
+    /// `InstKind::Call`: the arguments into the callee's parameter registers, then its
+    /// entry block, the caller saved.
+    fn call(
+        &mut self,
+        k: &Kernel,
+        callee: FunctionId,
+        args: &[Value],
+        results: &[RegId],
+        span: Span,
+    ) -> Result<(), Error> {
+        let Some(f) = k.functions.get(callee.index()) else {
+            return Err(Error::Undefined { what: format!("a call of fn{}", callee.0), span });
+        };
+        if self.calls.len() >= MAX_CALL_DEPTH {
+            return Err(Error::Undefined { what: "calls nested too deep".into(), span });
+        }
+        let values: Vec<u64> =
+            args.iter().zip(&f.params).map(|(a, (_, ty))| self.at_bits(*a, ty.bits())).collect();
+        let regs = std::mem::replace(&mut self.regs, vec![0; f.regs.len()]);
+        self.calls.push(CallFrame {
+            function: self.function.replace(callee),
+            regs,
+            at: self.at.replace((f.entry.index(), 0)),
+            tree: std::mem::replace(&mut self.tree, false),
+            results: results.to_vec(),
+        });
+        for (v, (r, _)) in values.into_iter().zip(&f.params) {
+            self.set(k, *r, v);
+        }
+        Ok(())
+    }
+
+    /// A called function's return: its return registers into the caller's results, and
+    /// the caller goes on. `false` when the kernel itself returns.
+    fn return_from_call(&mut self, k: &Kernel) -> bool {
+        let (Some(frame), Some(f)) = (self.calls.pop(), self.function) else { return false };
+        let f = &k.functions[f.index()];
+        let values: Vec<u64> =
+            f.returns.iter().map(|(r, ty)| self.at_bits(Value::Reg(*r), ty.bits())).collect();
+        self.regs = frame.regs;
+        self.function = frame.function;
+        self.at = frame.at;
+        self.tree = frame.tree;
+        for (r, v) in frame.results.iter().zip(values) {
+            self.set(k, *r, v);
+        }
+        true
     }
 
     /// Runs until the thread waits or exits.
@@ -154,11 +237,15 @@ impl<'a> Thread<'a> {
                 self.tree_step();
                 continue;
             };
-            let block = &k.blocks[b];
+            let block = &self.blocks(k)[b];
             if let Some(inst) = block.insts.get(i) {
                 self.at = Some((b, i + 1));
+                let in_function = self.function.is_some();
                 if let Some(kind) = self.exec(cx, inst)? {
-                    self.state = State::Waiting { point: (b, i), kind };
+                    // Wait points are the kernel's blocks (program order, `super::warp`);
+                    // a called function's barriers and yields wait at none.
+                    let point = if in_function { (usize::MAX, 0) } else { (b, i) };
+                    self.state = State::Waiting { point, kind };
                 }
                 continue;
             }
@@ -167,6 +254,7 @@ impl<'a> Thread<'a> {
                 continue;
             }
             self.at = match &block.term {
+                Terminator::Return if self.return_from_call(k) => continue,
                 Terminator::Return => {
                     self.state = State::Exited;
                     None
@@ -242,7 +330,18 @@ impl<'a> Thread<'a> {
     fn exec(&mut self, cx: &mut Ctx<'a>, inst: &Inst) -> Result<Option<WaitKind>, Error> {
         let k = cx.k;
         let span = inst.span;
+        let collective = matches!(
+            inst.kind,
+            InstKind::WarpBarrier { .. } | InstKind::WarpPublish { .. } | InstKind::Subgroup { .. }
+        );
+        if collective && self.function.is_some() {
+            let what = "warp collectives in called functions".into();
+            return Err(Error::Unsupported { what, span });
+        }
         match &inst.kind {
+            InstKind::Call { callee, args, results } => {
+                self.call(k, *callee, args, results, span)?
+            }
             InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. } => {
                 self.exec_memory(cx, &inst.kind, span)?;
             }

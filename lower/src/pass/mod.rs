@@ -1,10 +1,12 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. the expansions of the operations semantic analysis resolves one PTX instruction
-//!    into (CFG → CFG, inside blocks): [`expand_video`] — the video instructions become
-//!    core integer operations; [`expand_formats`] — half arithmetic becomes exact f32
-//!    and f64 arithmetic and one rounding to the format (`Narrow`); [`expand_texture`]
-//!    — texture and surface instructions become the kernel's own reads of their
+//! 0. [`inline`] — every call of a device function becomes a copy of its body, so that
+//!    the kernel is one CFG (CFG with functions → CFG); then the expansions of the
+//!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
+//!    inside blocks): [`expand_video`] — the video instructions become core integer
+//!    operations; [`expand_formats`] — half arithmetic becomes exact f32 and f64
+//!    arithmetic and one rounding to the format (`Narrow`); [`expand_texture`] —
+//!    texture and surface instructions become the kernel's own reads of their
 //!    descriptors and texels, with the branches and traps they need (new blocks);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
@@ -40,10 +42,10 @@
 //!     become masked word updates; it rewrites instructions inside blocks only, so it
 //!     runs last and also sees the stores predication adds.
 //!
-//! After the expansions (0), on a target with [`Target::check`], [`check`] guards every
-//! access of the program's memory instructions with a bounds and alignment test
-//! (CFG → CFG): it runs before the other passes, so that it sees each access once, as
-//! the program wrote it.
+//! After inlining and the expansions (0), on a target with [`Target::check`], [`check`]
+//! guards every access of the program's memory instructions with a bounds and
+//! alignment test (CFG → CFG): it runs before the other passes, so that it sees each
+//! access once, as the program wrote it.
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
@@ -60,6 +62,7 @@ pub mod expand_texture;
 pub mod expand_video;
 pub mod float_modifiers;
 pub mod hoist_params;
+pub mod inline;
 pub mod legalize_atomics;
 pub mod legalize_floats;
 pub mod legalize_memory;
@@ -292,6 +295,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // First: every later pass sees the kernel as one CFG.
+    inline::run(&mut kernel).map_err(|d| vec![d])?;
     expand_video::run(&mut kernel);
     expand_formats::run(&mut kernel);
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
@@ -343,7 +348,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 /// postconditions of the legalizations that the emitter relies on, each of which
 /// failing is a ptxvk bug. The emitter asks this of every instruction too.
 pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
-    if legalize_floats::is_directed(kind) {
+    if inline::is_call(kind) {
+        Some("a call left by inline")
+    } else if legalize_floats::is_directed(kind) {
         Some("directed rounding left by legalize_floats")
     } else if float_modifiers::remains(kind) {
         Some("a `.ftz` or `.sat` left by float_modifiers")
@@ -438,5 +445,19 @@ bb0:
             let lowered = run(k.clone(), &Target::with_warp_mode(mode)).expect("lowers");
             assert!(legalized(&lowered.kernel, &Target::default()).is_ok());
         }
+    }
+
+    #[test]
+    fn a_call_is_a_leftover_until_inlined() {
+        let text = "kernel calls {\n    params size 0 align 1\n    shared 0\n    local 0\n    \
+                    entry bb0\n    reg i32 %r1\nbb0:\n    %r1 = call.fn0 7\n    return\n\
+                    function fn0 same {\n    entry bb0\n    reg i32 %x\n    param u32 %x\n    \
+                    return u32 %x\nbb0:\n    return\n}\n}\n";
+        let k = crate::text::parse(text).expect("parses").remove(0);
+        let errors = legalized(&k, &Target::default()).expect_err("a call");
+        assert!(errors[0].message.contains("inline"), "{}", errors[0].message);
+        let lowered = run(k, &Target::default()).expect("lowers");
+        assert!(lowered.kernel.functions.is_empty());
+        assert!(legalized(&lowered.kernel, &Target::default()).is_ok());
     }
 }

@@ -1,36 +1,60 @@
-//! `call` to `.func` device functions (PTX ISA 9.2 §9.7.12.4, ABI guide §3): every call
-//! is inlined at its call site. Parameters follow the PTX ABI: the caller declares
-//! `.param` variables in its own frame (here, in the thread's local window, see
-//! `Lowerer::declare`), writes the arguments with `st.param` and reads the results with
-//! `ld.param`; the callee's `.param` parameters are bound to those same variables, so
-//! structs by value and address-taken parameters need no copies. `.reg` parameters are
-//! fresh registers, copied in before the body and out after it. `ret` in the callee
-//! continues after the call.
+//! `call` to `.func` device functions (PTX ISA 9.2 §9.7.12.4, ABI guide §3). Each
+//! device function a kernel calls is lowered once, at its first call, into an IR
+//! [`Function`] of the kernel (`Kernel::functions`, in its own body: registers, blocks,
+//! labels and scope of its own), and each call is one [`InstKind::Call`];
+//! `pass::inline` then inlines them (`crate::ir`, *Functions and calls*).
+//!
+//! Parameters follow the PTX ABI: the caller declares `.param` variables in its own
+//! frame (here, static slots of the thread's local window, see `Lowerer::declare`),
+//! writes the arguments with `st.param` and reads the results with `ld.param`. A
+//! callee's `.param` parameter or result is an IR parameter holding the local-window
+//! address of the caller's variable, which the callee's `ld.param`/`st.param` go
+//! through (as `sema::recursion` binds them), so structs by value and address-taken
+//! parameters need no copies; `pass::inline` folds the address back into constant
+//! offsets. `.reg` parameters and results are IR parameters and returns by value.
+//! The kernel's registers that every function shares are passed too
+//! ([`Lowerer::thread_state`]): module-scope `.reg` variables and the thread's last
+//! error in and out, the stack pointer in only, so that what a callee allocates is
+//! freed when it returns. A function that may end the thread (`exit`, `trap`, a failed
+//! assertion or stack push) returns one more predicate that says it did, and its
+//! callers end in turn (`Lowerer::thread_end`). `ret` in the callee returns.
+//!
+//! What a function's lowering depends on beyond its body is the kernel's, so a
+//! function is lowered in the kernel's context: its `.shared` variables are placed in
+//! the kernel's window, its `.local` and call `.param` variables in the kernel's local
+//! window (one static slot each: a function without recursion has one activation at a
+//! time), its generic addresses by the kernel's windows and its own provenance
+//! (`sema::spaces`).
 //!
 //! An indirect call through a function pointer tests the pointer against each possible
 //! callee (its `.calltargets`, or the functions matching its `.callprototype` that the
-//! kernel names anywhere) and inlines each. A function's address is
+//! kernel names anywhere) and calls each. A function's address is
 //! `ir::FUNCTION_WINDOW` plus its index, so it survives being stored and loaded.
 //!
 //! SPIR-V forbids recursion (SPIR-V 2.16.1: "no function can call itself"): a call into
-//! a call cycle (recursion, direct or mutual, through function pointers too) is not
-//! inlined but lowered by `sema::recursion`, as a machine over an explicit per-thread
-//! stack; calls from the cycle's functions out of the cycle are inlined as usual. Calls
-//! of declared functions without a body are system calls (`sema::system`).
+//! a call cycle (recursion, direct or mutual, through function pointers too) is not a
+//! `Call` but lowered by `sema::recursion`, as a machine over an explicit per-thread
+//! stack in the calling body; calls from the cycle's functions out of the cycle are
+//! `Call`s as usual. Calls of declared functions without a body are system calls
+//! (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
-use super::{names_used, op_ty, Lowerer, Resolved, Symbol};
+use super::body::CallerBody;
+use super::{names_used, op_ty, Lowerer, Symbol};
 use crate::build::Build;
-use crate::ir::{BlockId, InstKind, OpTy, Terminator, Value, FUNCTION_WINDOW};
+use crate::ir::{
+    BlockId, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator, Value,
+    FUNCTION_WINDOW,
+};
 
-/// Calls nest at most this deep (a guard against exponential inlining).
+/// Functions lowered at their first calls nest at most this deep.
 const MAX_DEPTH: usize = 64;
 
-/// The call being inlined.
+/// A call cycle's function being lowered (`sema::recursion`).
 pub(super) struct Frame {
     /// Where the callee's `ret` goes.
     pub(super) ret_target: BlockId,
@@ -108,8 +132,8 @@ pub(super) fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
 }
 
-/// `ret` inside an inlined function continues after its call; in a kernel it ends the
-/// thread.
+/// `ret` inside a call cycle's function continues at its return block; elsewhere it
+/// returns (from a device function) or ends the thread (in a kernel).
 pub(super) fn ret_terminator(frame: &Option<Frame>) -> Terminator {
     match frame {
         Some(f) => Terminator::Jump(f.ret_target),
@@ -154,7 +178,7 @@ impl Lowerer<'_> {
 
     /// An indirect call: a test of the function address against each candidate (the
     /// `.calltargets` list, or every function the kernel names whose signature matches
-    /// the `.callprototype`), each inlined.
+    /// the `.callprototype`), each called.
     fn indirect_call(
         &mut self,
         callee: &Operand,
@@ -237,7 +261,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// A call of `f` (named `name` at the call site): inlined, or a system call.
+    /// A call of `f` (named `name` at the call site): one `Call` of its IR function
+    /// (lowered at its first call), a call into a call cycle (`sema::recursion`), or a
+    /// system call.
     fn call_function(
         &mut self,
         f: &ast::Function,
@@ -285,121 +311,343 @@ impl Lowerer<'_> {
                 format!("calls nested more than {MAX_DEPTH} deep"),
             ));
         }
-        let mut scope = BTreeMap::new();
+        let callee = self.function(f, body)?;
+        // Arguments in the callee's parameter order: `.reg` parameters by value, `.param`
+        // parameters and results as the address of the caller's variable, then the
+        // thread's registers (`Self::thread_state`).
+        let mut values = Vec::new();
+        let mut results = Vec::new();
         for (decl, actual) in f.params.iter().zip(args) {
-            if let Some(r) = self.bind(decl, actual, &mut scope, span)? {
-                let v = self.src(actual, r.1, true, span)?;
-                self.push(InstKind::Mov { ty: r.1, dst: r.0, src: v }, span);
-            }
+            values.push(match decl.space {
+                StateSpace::Param => self.param_address(actual, span)?,
+                _ => self.src(actual, reg_param_type(decl)?, true, span)?,
+            });
         }
-        let mut copy_out = Vec::new();
         for (decl, actual) in f.returns.iter().zip(rets) {
-            if let Some((reg, ty)) = self.bind(decl, actual, &mut scope, span)? {
-                let (dst, _) = self.reg_operand(actual)?;
-                copy_out.push((dst, reg, ty));
+            match decl.space {
+                StateSpace::Param => values.push(self.param_address(actual, span)?),
+                _ => results.push(self.reg_operand(actual)?.0),
             }
         }
-        self.inline(name.value.clone(), body, scope, span);
-        for (dst, reg, ty) in copy_out {
-            self.push(InstKind::Mov { ty, dst, src: Value::Reg(reg) }, span);
+        let (thread_args, thread_results) = self.thread_state();
+        values.extend(thread_args);
+        results.extend(thread_results);
+        let ended = callee.ends_thread.then(|| self.temp(RegTy::Pred, span));
+        results.extend(ended);
+        self.push(InstKind::Call { callee: callee.id, args: values, results }, span);
+        // A callee that ended the thread (`exit`, `trap`, a failure) ends the caller's.
+        if let Some(flag) = ended {
+            let end = self.thread_end(span);
+            self.terminate_guarded(end, Some((flag, false)), span);
         }
         Ok(())
     }
 
-    /// Binds the callee parameter `decl` to the call's operand `actual` in `scope`: a
-    /// `.param` parameter names the caller's `.param` variable; a `.reg` parameter gets
-    /// a fresh register, returned for the caller to copy in or out.
-    fn bind(
-        &mut self,
-        decl: &ast::VarDecl,
-        actual: &Operand,
-        scope: &mut BTreeMap<Name, Symbol>,
-        span: Span,
-    ) -> Result<Option<(crate::ir::RegId, crate::ir::OpTy)>, Diagnostic> {
-        let [param] = decl.names.as_slice() else {
-            return Err(Diagnostic::error(decl.span, "declare one parameter per declaration"));
-        };
-        match decl.space {
-            StateSpace::Param => {
-                let slot = match actual {
-                    Operand::Name { name, component: None } => match self.lookup(&name.value) {
-                        Some(Resolved::Local(off)) => Some(Symbol::Local(off)),
-                        Some(Resolved::Framed(base, off)) => Some(Symbol::Framed(base, off)),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let Some(slot) = slot else {
-                    return Err(Diagnostic::error(
-                        actual.span(),
-                        "a `.param` parameter takes a `.param` variable of the caller",
-                    ));
-                };
-                scope.insert(param.name.value.clone(), slot);
-                Ok(None)
-            }
-            StateSpace::Reg => {
-                let (Some(scalar), None, true) =
-                    (decl.ty.value.scalar(), decl.vector, param.dims.is_empty())
-                else {
-                    return Err(Diagnostic::error(
-                        decl.span,
-                        "`.reg` parameters are supported for scalar types",
-                    ));
-                };
-                let ty = op_ty(&Spanned::new(scalar, decl.ty.span))?;
-                let reg = self.temp(ty.storage(), span);
-                scope.insert(param.name.value.clone(), Symbol::Reg(reg));
-                Ok(Some((reg, ty)))
-            }
-            _ => Err(Diagnostic::error(decl.span, "parameters are `.reg` or `.param`")),
-        }
+    /// The registers every body of the kernel shares, as a call passes them: the
+    /// module-scope `.reg` variables and the thread's last error (`sema::device_launch`),
+    /// which a callee gets and gives back, then the stack pointer (`sema::stack`), which
+    /// it only gets: what it allocates is freed when it returns (PTX ISA 9.2 §9.7.17.1).
+    fn thread_state(&self) -> (Vec<Value>, Vec<RegId>) {
+        let mut shared: Vec<RegId> = self
+            .module_scope
+            .values()
+            .filter_map(|s| match s {
+                Symbol::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        shared.extend(self.device_runtime.last_error.filter(|_| self.body.shares_last_error));
+        let args = shared.iter().map(|r| Value::Reg(*r)).chain(self.stack_pointer.map(Value::Reg));
+        (args.collect(), shared)
     }
 
-    /// Lowers `body` here, in a scope of its own with its own labels; its `ret` jumps to
-    /// the code after the call.
-    fn inline(
+    /// The IR function of `f`, lowered at its first call.
+    fn function(
         &mut self,
-        name: Name,
+        f: &ast::Function,
         body: &[ast::Statement],
-        scope: BTreeMap<Name, Symbol>,
-        span: Span,
-    ) {
-        // What the function allocates on the stack is freed when it returns.
-        let saved_sp = self.stack_pointer.map(|sp| {
-            let saved = self.temp(crate::ir::RegTy::Int(32), span);
-            self.push(InstKind::Mov { ty: OpTy::U(32), dst: saved, src: Value::Reg(sp) }, span);
-            (sp, saved)
-        });
-        let after = self.new_block(None, span);
-        let labels = std::mem::take(&mut self.labels);
-        let tables = std::mem::take(&mut self.branch_tables);
-        let sets = std::mem::take(&mut self.call_sets);
-        // The inlined function's variables are not in a recursive caller's frame.
-        let member = self.recursion.suspend_member();
-        let frame = self.frame.replace(Frame { ret_target: after });
-        let scopes = std::mem::replace(&mut self.scopes, vec![self.module_scope.clone(), scope]);
-        let spaces = self.function_spaces.get(&name).cloned().unwrap_or_default();
-        let spaces = std::mem::replace(&mut self.spaces, spaces);
-        self.call_stack.push(name);
-        self.open(span);
+    ) -> Result<Lowered, Diagnostic> {
+        if let Some(done) = self.lowered_functions.get(&f.name.value) {
+            return done.clone();
+        }
+        let result = self.lower_function(f, body);
+        self.lowered_functions.insert(f.name.value.clone(), result.clone());
+        result
+    }
+
+    /// Lowers `f`'s body once, in a body of its own (module doc of `crate::ir`,
+    /// *Functions and calls*): its registers and blocks, its labels and scope; the
+    /// kernel's layout (shared and local windows, flags) is shared.
+    fn lower_function(
+        &mut self,
+        f: &ast::Function,
+        body: &[ast::Statement],
+    ) -> Result<Lowered, Diagnostic> {
+        let span = f.name.span;
+        let caller = self.enter_body(span);
+        let signature = self.function_signature(f, &caller, span);
+        let (params, mut returns) = match signature {
+            Ok(s) => s,
+            Err(e) => {
+                self.leave_body(caller);
+                return Err(e);
+            }
+        };
+        self.call_stack.push(f.name.value.clone());
         self.collect_labels(body);
         self.statements(body);
         if !self.closed {
-            self.terminate(Terminator::Jump(after), span);
+            self.terminate(Terminator::Return, f.span);
         }
-        self.scopes = scopes;
-        self.spaces = spaces;
         self.call_stack.pop();
-        self.recursion.resume_member(member);
-        self.frame = frame;
-        self.branch_tables = tables;
-        self.call_sets = sets;
-        self.labels = labels;
-        self.cur = after;
-        self.closed = false;
-        if let Some((sp, saved)) = saved_sp {
-            self.push(InstKind::Mov { ty: OpTy::U(32), dst: sp, src: Value::Reg(saved) }, span);
+        let ends_thread = self.body.ended.is_some();
+        returns.extend(self.body.ended.map(|flag| (flag, OpTy::Pred)));
+        let (regs, blocks, entry) = self.leave_body(caller);
+        let id = FunctionId(self.kernel.functions.len() as u32);
+        let name = f.name.value.to_string();
+        self.kernel.functions.push(Function {
+            name,
+            span: f.span,
+            params,
+            returns,
+            regs,
+            blocks,
+            entry,
+        });
+        Ok(Lowered { id, ends_thread })
+    }
+
+    /// In a new body: `f`'s parameters and returns bound in its scope, and the thread's
+    /// registers ([`Self::thread_state`]) as its own, in the order calls pass them.
+    fn function_signature(
+        &mut self,
+        f: &ast::Function,
+        caller: &CallerBody,
+        span: Span,
+    ) -> Result<(PassedRegs, PassedRegs), Diagnostic> {
+        let mut scope = BTreeMap::new();
+        let (mut params, mut returns) = (Vec::new(), Vec::new());
+        for (decl, is_return) in
+            f.params.iter().map(|d| (d, false)).chain(f.returns.iter().map(|d| (d, true)))
+        {
+            let [param] = decl.names.as_slice() else {
+                return Err(Diagnostic::error(decl.span, "declare one parameter per declaration"));
+            };
+            match decl.space {
+                // The address of the caller's `.param` variable, in the local window.
+                StateSpace::Param => {
+                    let at = self.temp(RegTy::Int(32), span);
+                    scope.insert(param.name.value.clone(), Symbol::Framed(at, 0));
+                    params.push((at, OpTy::U(32)));
+                }
+                StateSpace::Reg => {
+                    let ty = reg_param_type(decl)?;
+                    let reg = self.temp(ty.storage(), span);
+                    scope.insert(param.name.value.clone(), Symbol::Reg(reg));
+                    if is_return {
+                        returns.push((reg, ty))
+                    } else {
+                        params.push((reg, ty))
+                    }
+                }
+                _ => return Err(Diagnostic::error(decl.span, "parameters are `.reg` or `.param`")),
+            }
+        }
+        // The thread's registers: the caller's module-scope registers by name, renamed.
+        let mut module_scope = caller.module_scope.clone();
+        for sym in module_scope.values_mut() {
+            if let Symbol::Reg(r) = sym {
+                let Some(info) = caller.regs.get(r.index()).cloned() else {
+                    return Err(Diagnostic::internal(span, "a module register of another body"));
+                };
+                let ty = op_type(info.ty);
+                let own = self.temp(info.ty, span);
+                self.kernel.regs[own.index()].name = info.name;
+                params.push((own, ty));
+                returns.push((own, ty));
+                *sym = Symbol::Reg(own);
+            }
+        }
+        if caller.last_error.is_some() && self.body.shares_last_error {
+            let own = self.temp(RegTy::Int(32), span);
+            params.push((own, OpTy::U(32)));
+            returns.push((own, OpTy::U(32)));
+            self.device_runtime.last_error = Some(own);
+        }
+        if caller.stack_pointer.is_some() {
+            let own = self.temp(RegTy::Int(32), span);
+            params.push((own, OpTy::U(32)));
+            self.stack_pointer = Some(own);
+        }
+        self.scopes = vec![module_scope.clone(), scope];
+        self.module_scope = module_scope;
+        self.spaces = self.function_spaces.get(&f.name.value).cloned().unwrap_or_default();
+        Ok((params, returns))
+    }
+}
+
+/// A device function as the kernel's calls see it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Lowered {
+    id: FunctionId,
+    /// It may end the thread (`exit`, `trap`, a failure): its last return is a
+    /// predicate that says it did.
+    ends_thread: bool,
+}
+
+/// The operation type of a `.reg` parameter (a scalar).
+fn reg_param_type(decl: &ast::VarDecl) -> Result<OpTy, Diagnostic> {
+    let scalar = match (decl.ty.value.scalar(), decl.vector, decl.names.as_slice()) {
+        (Some(scalar), None, [param]) if param.dims.is_empty() => scalar,
+        _ => {
+            return Err(Diagnostic::error(
+                decl.span,
+                "`.reg` parameters are supported for scalar types",
+            ))
+        }
+    };
+    op_ty(&Spanned::new(scalar, decl.ty.span))
+}
+
+/// The operation type a register of storage type `ty` is passed at.
+fn op_type(ty: RegTy) -> OpTy {
+    match ty {
+        RegTy::Pred => OpTy::Pred,
+        RegTy::Int(b) => OpTy::U(b),
+        RegTy::Float(b) => OpTy::F(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::check::{self, Program};
+    use crate::interp::{self, memory::Region, Launch};
+    use crate::ir::{InstKind, Kernel};
+
+    const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+    /// `scale` (two `.param` parameters, a `.param` result) calls `odd` (`.reg` in and
+    /// out) and exits the thread for 5; the kernel calls `scale` twice.
+    const CALLS: &str = "\
+.func (.reg .b32 r) odd(.reg .b32 x)\n{\n and.b32 r, x, 1;\n ret;\n}\n\
+.func (.param .b32 out) scale(.param .b32 a, .param .b32 b)\n{\n\
+ .reg .b32 %r<5>;\n .reg .pred %p<3>;\n\
+ ld.param.b32 %r1, [a];\n ld.param.b32 %r2, [b];\n\
+ setp.eq.u32 %p2, %r1, 5;\n @%p2 exit;\n\
+ call.uni (%r3), odd, (%r1);\n setp.ne.u32 %p1, %r3, 0;\n\
+ mul.lo.u32 %r4, %r1, %r2;\n @%p1 add.u32 %r4, %r4, 1000;\n\
+ st.param.b32 [out], %r4;\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<6>;\n .reg .b64 %rd<4>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n\
+ mul.wide.u32 %rd2, %r1, 4;\n add.u64 %rd3, %rd1, %rd2;\n\
+ { .param .b32 a0; .param .b32 b0; .param .b32 r0;\n\
+   st.param.b32 [a0], %r1;\n st.param.b32 [b0], 3;\n\
+   call.uni (r0), scale, (a0, b0);\n ld.param.b32 %r2, [r0]; }\n\
+ { .param .b32 a1; .param .b32 b1; .param .b32 r1;\n\
+   st.param.b32 [a1], %r2;\n st.param.b32 [b1], 2;\n\
+   call.uni (r1), scale, (a1, b1);\n ld.param.b32 %r3, [r1]; }\n\
+ st.global.u32 [%rd3], %r3;\n ret;\n}\n";
+
+    fn kernel(ptx: &str) -> Kernel {
+        let module = ptxvk_frontend::parse(&format!("{HEADER}{ptx}")).expect("parses");
+        crate::sema::run(&module).expect("lowers").kernels.remove(0)
+    }
+
+    fn calls(k: &Kernel) -> usize {
+        let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
+        bodies
+            .flatten()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i.kind, InstKind::Call { .. }))
+            .count()
+    }
+
+    #[test]
+    fn each_function_is_lowered_once_and_each_call_is_one_call() {
+        let k = kernel(CALLS);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        let names: Vec<&str> = k.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["odd", "scale"]);
+        // The kernel's two calls of scale and scale's call of odd.
+        assert_eq!(calls(&k), 3);
+        // scale: two `.param` addresses and its result's; it may end the thread.
+        let scale = &k.functions[1];
+        assert_eq!(scale.params.len(), 3);
+        assert_eq!(scale.returns.len(), 1);
+    }
+
+    /// The thread's registers a function shares with its kernel: a module-scope `.reg`
+    /// variable it writes and the last error it reads.
+    const SHARED: &str = "\
+.reg .b32 g;\n\
+.extern .func (.param .b32 r) cudaPeekAtLastError();\n\
+.func (.reg .b32 e) set_g(.reg .b32 x)\n{\n .param .b32 r0;\n\
+ add.u32 g, g, x;\n call.uni (r0), cudaPeekAtLastError, ();\n ld.param.b32 e, [r0];\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n mov.u32 g, 100;\n\
+ call.uni (%r2), set_g, (%r1);\n call.uni (%r3), set_g, (%r1);\n\
+ mul.wide.u32 %rd2, %r1, 8;\n add.u64 %rd3, %rd1, %rd2;\n\
+ st.global.u32 [%rd3], g;\n st.global.u32 [%rd3+4], %r3;\n ret;\n}\n";
+
+    #[test]
+    fn module_registers_and_the_last_error_go_in_and_out_of_calls() {
+        let k = kernel(SHARED);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        // `x`, then `g` and the last error, in and out.
+        let f = &k.functions[0];
+        assert_eq!((f.params.len(), f.returns.len()), (3, 3), "{}", crate::text::print(&k));
+        let mut inlined = k.clone();
+        crate::pass::inline::run(&mut inlined).expect("inlines");
+        let base = check::BUFFER_STRIDE;
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [4, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            for t in 0..4u32 {
+                let at = 8 * t as usize;
+                let word =
+                    |i: usize| u32::from_le_bytes(out.buffers[0][i..i + 4].try_into().unwrap());
+                assert_eq!((word(at), word(at + 4)), (100 + 2 * t, 0), "thread {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn inlined_calls_compute_what_the_calls_did_and_exit_ends_the_thread() {
+        let k = kernel(CALLS);
+        let mut inlined = k.clone();
+        crate::pass::inline::run(&mut inlined).expect("inlines");
+        assert_eq!(calls(&inlined), 0);
+        let tally = check::check(Program::cfg(&k), Program::cfg(&inlined), 36, 4)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(tally.observed > 0, "{tally:?}");
+        // Thread t stores scale(scale(t, 3), 2); thread 5 exits in the first call.
+        let base = check::BUFFER_STRIDE;
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [8, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            let words: Vec<u32> = out.buffers[0]
+                .chunks(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect();
+            let scale = |x: u32, y: u32| x * y + if x & 1 != 0 { 1000 } else { 0 };
+            for (t, &w) in words.iter().enumerate() {
+                let want = if t == 5 { 0xeeee_eeee } else { scale(scale(t as u32, 3), 2) };
+                assert_eq!(w, want, "thread {t}");
+            }
         }
     }
 }

@@ -161,7 +161,7 @@ impl Lowerer<'_> {
                 Some(StateSpace::Global | StateSpace::Const) => None,
                 Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
                 Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
-                Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW_32),
+                Some(StateSpace::Param) if self.in_device_function() => Some(LOCAL_WINDOW_32),
                 Some(StateSpace::Param) => Some(PARAM_WINDOW_32),
                 _ => {
                     let s = m.space.as_ref().map_or(span, |s| s.span);
@@ -199,7 +199,7 @@ impl Lowerer<'_> {
             Some(StateSpace::Shared) => Some(SHARED_WINDOW),
             Some(StateSpace::Local) => Some(LOCAL_WINDOW),
             // A call parameter lives in the caller's local frame.
-            Some(StateSpace::Param) if self.frame.is_some() => Some(LOCAL_WINDOW),
+            Some(StateSpace::Param) if self.in_device_function() => Some(LOCAL_WINDOW),
             // The kernel's parameter block is global memory: its generic
             // address is the block's address plus the offset.
             Some(StateSpace::Param) => {
@@ -279,7 +279,7 @@ impl Lowerer<'_> {
                     Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
                     Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
                     // In a kernel; a device function's parameters are local memory.
-                    Some(StateSpace::Param) if self.frame.is_none() => {
+                    Some(StateSpace::Param) if !self.in_device_function() => {
                         (PARAM_WINDOW_32, LOCAL_WINDOW_32 - 1)
                     }
                     _ => {
@@ -348,8 +348,8 @@ impl Lowerer<'_> {
                         let r = self.const_test(a, true, span);
                         self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
                     }
-                    // The kernel's parameter block, also in a device function (inlined
-                    // into its kernel): a generic address there is a kernel parameter's
+                    // The kernel's parameter block, also in a device function (called by
+                    // its kernel): a generic address there is a kernel parameter's
                     // (libcu++'s `__isGridConstant`); call parameters are local memory,
                     // which `isspacep.local` tells.
                     Some(StateSpace::Param) => {

@@ -50,7 +50,7 @@ pub(super) struct DeviceRuntime {
     /// Bytes of the largest parameter block among them: what a V2 buffer holds.
     max_params: u32,
     /// The thread's last error (`cudaGetLastError`), once the kernel has one.
-    last_error: Option<RegId>,
+    pub(super) last_error: Option<RegId>,
 }
 
 impl DeviceRuntime {
@@ -65,6 +65,32 @@ impl DeviceRuntime {
         let i = self.kernels.iter().position(|k| k.as_str() == name)?;
         Some(dl::KERNEL_WINDOW + 1 + i as u64)
     }
+}
+
+/// Whether one of `functions` calls what uses the thread's last error.
+fn any_uses_last_error(functions: &[&ast::Function]) -> bool {
+    functions.iter().any(|f| {
+        let mut names = std::collections::BTreeSet::new();
+        super::names_used(f.body.as_deref().unwrap_or(&[]), &mut names);
+        names.iter().any(|n| uses_last_error(n))
+    })
+}
+
+/// Whether a call of `name` uses the thread's last error (`cudaGetLastError` and the
+/// launches that set it).
+fn uses_last_error(name: &str) -> bool {
+    let short = name.strip_prefix("__cudaCDP2").or_else(|| name.strip_prefix("cuda"));
+    matches!(
+        short,
+        Some(
+            "GetLastError"
+                | "PeekAtLastError"
+                | "GetParameterBuffer"
+                | "GetParameterBufferV2"
+                | "LaunchDevice"
+                | "LaunchDeviceV2"
+        )
+    )
 }
 
 /// Bytes of kernel `f`'s parameter block as `crate::abi` lays it out (0 where it
@@ -191,6 +217,15 @@ impl Lowerer<'_> {
         let invalid = Value::Imm(u64::from(dl::CUDA_ERROR_INVALID_VALUE));
         let err = e.sel(U32, ok, Value::Imm(0), invalid);
         self.return_value(rets, U32, err, span)
+    }
+
+    /// When one of the kernel's `functions` uses the thread's last error, the kernel
+    /// makes it now and passes it to them (`sema::calls`).
+    pub(super) fn share_last_error(&mut self, functions: &[&ast::Function], span: Span) {
+        self.body.shares_last_error = any_uses_last_error(functions);
+        if self.body.shares_last_error {
+            self.last_error(span);
+        }
     }
 
     /// The register holding the thread's last error, zeroed at the kernel's start.

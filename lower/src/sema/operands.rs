@@ -506,10 +506,10 @@ impl Lowerer<'_> {
                         ));
                     }
                     if ir_space == Space::Param {
-                        // A `.param` address in a register: in an inlined function, a
+                        // A `.param` address in a register: in a device function, a
                         // call parameter's local offset; in the kernel, an offset in
                         // the parameter block, which is global memory.
-                        if self.frame.is_some() {
+                        if self.in_device_function() {
                             ir_space = Space::Local;
                         } else {
                             ir_space = Space::Global;

@@ -1,10 +1,13 @@
 //! Recursive device functions (PTX ISA 9.2 §9.7.12.4 allows recursion; SPIR-V 2.16.1
-//! does not: "no function can call itself"). Every call is inlined (`sema::calls`)
-//! except a call into a **call cycle**: a strongly connected component of the kernel's
-//! call graph that has a cycle (direct calls, and the candidates of indirect ones).
+//! does not: "no function can call itself"). Every call is an IR call (`sema::calls`),
+//! which `pass::inline` inlines, except a call into a **call cycle**: a strongly
+//! connected component of the kernel's call graph that has a cycle (direct calls, and
+//! the candidates of indirect ones). The machine below stays in semantic analysis until
+//! a pass over IR functions replaces it.
 //!
-//! A call into a cycle from outside it lowers the cycle's functions once, there, as a
-//! small machine over an explicit per-thread stack:
+//! A call into a cycle from outside it lowers the cycle's functions once, there (in the
+//! kernel's body or in the calling function's), as a small machine over an explicit
+//! per-thread stack:
 //!
 //! * each function gets an **entry block**, which pushes its activation's **frame** (its
 //!   `.local` and call `.param` variables, at offsets from a frame-pointer register, so
@@ -119,11 +122,15 @@ impl Recursion {
         }
     }
 
-    /// Leaves the body of the cycle's function being lowered for an inlined call (its
-    /// variables are not in the activation's frame); give the result to
-    /// [`Recursion::resume_member`] after the call.
-    pub(super) fn suspend_member(&mut self) -> Option<Name> {
-        self.machine.as_mut().and_then(|m| m.current.take())
+    /// The machine being lowered, taken while a device function's body is lowered
+    /// (its variables are not in an activation's frame); give it back with
+    /// [`Recursion::restore_machine`].
+    pub(super) fn take_machine(&mut self) -> Option<Box<Machine>> {
+        self.machine.take()
+    }
+
+    pub(super) fn restore_machine(&mut self, machine: Option<Box<Machine>>) {
+        self.machine = machine;
     }
 
     pub(super) fn resume_member(&mut self, member: Option<Name>) {
@@ -291,8 +298,8 @@ pub(super) struct Machine {
     /// Registers and blocks from these on are the machine's.
     first_reg: usize,
     first_block: usize,
-    /// The function whose body is being lowered (`None` inside a function inlined
-    /// into it): its `.local` and `.param` variables go into its frame.
+    /// The function whose body is being lowered: its `.local` and `.param` variables go
+    /// into its frame.
     current: Option<Name>,
 }
 
@@ -413,7 +420,11 @@ impl Lowerer<'_> {
 
     /// The local-window address of the caller's `.param` variable `actual`, which a
     /// `.param` parameter is bound to.
-    fn param_address(&mut self, actual: &Operand, span: Span) -> Result<Value, Diagnostic> {
+    pub(super) fn param_address(
+        &mut self,
+        actual: &Operand,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
         let slot = match actual {
             Operand::Name { name, component: None } => self.lookup(&name.value),
             _ => None,

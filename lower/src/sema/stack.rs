@@ -1,8 +1,9 @@
 //! The thread's stack (PTX ISA 9.2 §9.7.17: `alloca`, `stacksave`, `stackrestore`):
 //! the first [`STACK_BYTES`] of the local window (`sema::recursion`'s larger stack in a
 //! kernel with recursion, whose frames live there too), growing down from its top. The
-//! stack pointer is a register set at kernel entry; an inlined call restores it when the
-//! function returns, which frees what the function allocated (§9.7.17.1). An `alloca`
+//! stack pointer is a register set at kernel entry; a device function gets a copy of
+//! it (`sema::calls`), so what the function allocated is freed when it returns
+//! (§9.7.17.1). An `alloca`
 //! that does not fit ends the launch with an error (`crate::system::STATUS_STACK`)
 //! instead of corrupting other local memory.
 

@@ -349,7 +349,8 @@ impl Lowerer<'_> {
     /// function in `details`) unless another thread did first, and ends the thread.
     pub(super) fn fail(&mut self, status: u32, details: &[Value], span: Span) {
         self.record_failure(status, details, span);
-        self.terminate(Terminator::Return, span);
+        let end = self.thread_end(span);
+        self.terminate(end, span);
     }
 
     /// Records `status` and `details` as the launch's failure if it is the first; the

@@ -22,7 +22,17 @@
 //!     reg i32 %r1 %r2                            ; registers, in id order
 //! bb0 ($L__BB0_1):                               ; blocks, in id order; label optional
 //!     %r2 = add.u32 %r1, 4
+//!     %r3 = call.fn0 %r2, 7                      ; a call of the kernel's function fn0
 //!     branch !%p1, bb1, bb2                      ; the terminator ends the block
+//! function fn0 square {                          ; the kernel's functions, in id order
+//!     entry bb0
+//!     reg i32 %x %y                              ; the function's own registers
+//!     param u32 %x                               ; parameters, then returns, in order
+//!     return u32 %y
+//! bb0:
+//!     %y = mul.u32 %x, %x
+//!     return
+//! }
 //! }
 //! ```
 //!
@@ -383,6 +393,58 @@ bb2:
             k.blocks[1].insts[4].kind,
             InstKind::Atomic { dst: None, addr: Address { offset: -4, .. }, .. }
         ));
+    }
+
+    const WITH_FUNCTIONS: &str = "\
+kernel caller {
+    params size 0 align 1
+    shared 0
+    local 8
+    entry bb0
+    reg i32 %r1 %r2
+    reg pred %p1
+bb0:
+    %r1 = special.tid.x
+    %r2, %p1 = call.fn0 %r1, 3
+    call.fn1
+    return
+function fn0 twice {
+    entry bb0
+    reg i32 %x %n
+    reg pred %odd
+    param u32 %x
+    param u32 %n
+    return u32 %x
+    return pred %odd
+bb0:
+    %x = mul.u32 %x, %n
+    %odd, _ = setp.ne.u32 %x, 0
+    return
+}
+function fn1 nothing {
+    entry bb0
+bb0:
+    return
+}
+}
+";
+
+    #[test]
+    fn functions_round_trip_and_calls_name_them() {
+        let kernels = parse(WITH_FUNCTIONS).unwrap_or_else(|d| panic!("{d:?}"));
+        let k = &kernels[0];
+        assert_eq!(print(k), WITH_FUNCTIONS);
+        assert_eq!(k.functions.len(), 2);
+        assert_eq!(k.functions[0].params.len(), 2);
+        assert_eq!(k.functions[0].returns[1].1, OpTy::Pred);
+        crate::verify::run(k).unwrap_or_else(|d| panic!("{d:?}"));
+        let bad = WITH_FUNCTIONS.replace("call.fn1", "call.fn2");
+        let d = parse(&bad).expect_err("no fn2");
+        assert!(d.message.contains("no function fn2"), "{}", d.message);
+        let wrong = WITH_FUNCTIONS.replace("%r2, %p1 = call.fn0 %r1, 3", "%r2 = call.fn0 %r1, 3");
+        let k = parse(&wrong).unwrap_or_else(|d| panic!("{d:?}")).remove(0);
+        let errors = crate::verify::run(&k).expect_err("one result short");
+        assert!(errors[0].message.contains("1 result(s)"), "{}", errors[0].message);
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub(super) struct KernelParser {
     /// Every block reference with its line, checked once all blocks are known.
     block_refs: Vec<(BlockId, Span)>,
     entry_span: Option<Span>,
+    /// Parsing a function of the kernel: its `param` and `return` lines.
+    function: Option<(PassedRegs, PassedRegs)>,
 }
 
 /// Splits `s` at top-level commas (not inside `[...]`).
@@ -175,6 +177,7 @@ impl KernelParser {
             names: BTreeMap::new(),
             block_refs: Vec::new(),
             entry_span: None,
+            function: None,
         }
     }
 
@@ -212,6 +215,59 @@ impl KernelParser {
     }
 
     fn parse(mut self, lines: &mut Lines<'_>) -> Result<Kernel, Diagnostic> {
+        self.body(lines)?;
+        // Every call names a function of the kernel.
+        let bodies =
+            std::iter::once(&self.k.blocks).chain(self.k.functions.iter().map(|f| &f.blocks));
+        for inst in bodies.flatten().flat_map(|b| &b.insts) {
+            if let InstKind::Call { callee, .. } = inst.kind {
+                if callee.index() >= self.k.functions.len() {
+                    return Err(Diagnostic::error(
+                        inst.span,
+                        format!("no function fn{}", callee.0),
+                    ));
+                }
+            }
+        }
+        Ok(self.k)
+    }
+
+    /// `function fnN NAME {`, its header (`entry`, `reg`, then `param TYPE REG` and
+    /// `return TYPE REG` lines in order) and blocks, up to its closing brace.
+    fn function(&mut self, line: Line<'_>, lines: &mut Lines<'_>) -> Result<(), Diagnostic> {
+        let bad = || line.error("expected `function fnN NAME {`");
+        let rest = line.text.strip_prefix("function ").and_then(|r| r.strip_suffix('{'));
+        let mut words = rest.ok_or_else(bad)?.split_whitespace();
+        let index = words.next().and_then(|w| w.strip_prefix("fn")).and_then(number::<usize>);
+        let (Some(index), Some(name), None) = (index, words.next(), words.next()) else {
+            return Err(bad());
+        };
+        if index != self.k.functions.len() {
+            return Err(line.error(format!(
+                "functions must be numbered in order: expected fn{}",
+                self.k.functions.len()
+            )));
+        }
+        let mut p = KernelParser::new(name, line.span);
+        p.function = Some((Vec::new(), Vec::new()));
+        p.body(lines)?;
+        let (params, returns) = p.function.unwrap_or_default();
+        let k = p.k;
+        self.k.functions.push(Function {
+            name: k.name,
+            span: k.span,
+            params,
+            returns,
+            regs: k.regs,
+            blocks: k.blocks,
+            entry: k.entry,
+        });
+        Ok(())
+    }
+
+    /// The header and the blocks, up to the closing brace; in a kernel, its functions
+    /// after its blocks.
+    fn body(&mut self, lines: &mut Lines<'_>) -> Result<(), Diagnostic> {
         // Blocks until the closing brace.
         let mut open: Option<Block> = None;
         let mut line = self.header(lines)?;
@@ -222,7 +278,9 @@ impl KernelParser {
                 }
                 break;
             }
-            if let Some((index, label)) = Self::block_header(line.text) {
+            if line.text.starts_with("function ") && self.function.is_none() && open.is_none() {
+                self.function(line, lines)?;
+            } else if let Some((index, label)) = Self::block_header(line.text) {
                 if let Some(b) = open.take() {
                     return Err(Diagnostic::error(b.span, "block has no terminator"));
                 }
@@ -265,7 +323,7 @@ impl KernelParser {
         if blocks == 0 {
             return Err(Diagnostic::error(self.k.span, "a kernel needs at least one block"));
         }
-        Ok(self.k)
+        Ok(())
     }
 
     /// `bbN:` or `bbN (label):`.
@@ -286,6 +344,20 @@ impl KernelParser {
             words.get(i).and_then(|w| w.strip_prefix('@')).and_then(number::<u32>).ok_or_else(bad)
         };
         let dims = || Ok::<_, Diagnostic>(Some([num(1)?, num(2)?, num(3)?]));
+        if let (Some((params, returns)), ["param" | "return", ty, reg]) =
+            (self.function.as_ref(), words.as_slice())
+        {
+            let ty = parse_op_ty(ty).ok_or_else(bad)?;
+            let entry = (self.reg(line, reg)?, ty);
+            let (mut params, mut returns) = (params.clone(), returns.clone());
+            if words[0] == "param" {
+                params.push(entry)
+            } else {
+                returns.push(entry)
+            }
+            self.function = Some((params, returns));
+            return Ok(());
+        }
         match words[0] {
             "params" if words.get(1) == Some(&"size") && words.get(3) == Some(&"align") => {
                 self.k.abi.size = num(2)?;
@@ -961,6 +1033,13 @@ impl Operands<'_, '_> {
                     word: o.val(o.ops[0])?,
                     swap: if swap { Some(o.val(o.ops[1])?) } else { None },
                 }
+            }
+            "call" => {
+                let callee = m
+                    .first(|w| w.strip_prefix("fn").and_then(number::<u32>))
+                    .ok_or_else(|| o.missing("a function `.fnN`"))?;
+                let results = o.dsts.iter().map(|d| o.reg(d)).collect::<Result<_, _>>()?;
+                InstKind::Call { callee: FunctionId(callee), args: o.vals(o.ops)?, results }
             }
             other => return Err(o.line.error(format!("unknown IR instruction `{other}`"))),
         })

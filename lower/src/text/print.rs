@@ -6,17 +6,24 @@ use std::fmt::Write as _;
 use super::*;
 use crate::ir::Node;
 
-/// Writes a kernel's CFG IR in the text format.
+/// Writes a kernel's CFG IR in the text format: its header, its blocks, then its
+/// functions.
 pub fn print(k: &Kernel) -> String {
     let p = Printer::new(k);
     let mut s = p.header();
-    for (i, b) in k.blocks.iter().enumerate() {
-        let label = b.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
-        let _ = writeln!(s, "bb{i}{label}:");
-        for inst in &b.insts {
-            let _ = writeln!(s, "    {}", p.line(inst));
+    p.blocks(&k.blocks, &mut s);
+    for (i, f) in k.functions.iter().enumerate() {
+        let p = Printer::with_regs(k, &f.regs);
+        let _ = writeln!(s, "function fn{i} {} {{", f.name);
+        let _ = writeln!(s, "    entry bb{}", f.entry.0);
+        p.reg_lines(&f.regs, &mut s);
+        for (key, list) in [("param", &f.params), ("return", &f.returns)] {
+            for &(r, ty) in list {
+                let _ = writeln!(s, "    {key} {} {}", op_ty(ty), p.reg(r));
+            }
         }
-        let _ = writeln!(s, "    {}", p.term(&b.term));
+        p.blocks(&f.blocks, &mut s);
+        s.push_str("}\n");
     }
     s.push_str("}\n");
     s
@@ -39,6 +46,11 @@ struct Printer<'a> {
 
 impl<'a> Printer<'a> {
     fn new(k: &'a Kernel) -> Self {
+        Printer::with_regs(k, &k.regs)
+    }
+
+    /// A printer of a body whose registers are `regs` (the kernel's, or a function's).
+    fn with_regs(k: &'a Kernel, regs: &[RegInfo]) -> Self {
         let token = |name: &str| {
             if name.starts_with('%') || name.starts_with('$') {
                 name.to_string()
@@ -47,11 +59,10 @@ impl<'a> Printer<'a> {
             }
         };
         let mut count: BTreeMap<String, u32> = BTreeMap::new();
-        for r in &k.regs {
+        for r in regs {
             *count.entry(token(&r.name)).or_default() += 1;
         }
-        let names = k
-            .regs
+        let names = regs
             .iter()
             .enumerate()
             .map(|(i, r)| {
@@ -152,10 +163,27 @@ impl<'a> Printer<'a> {
             }
         }
         let _ = writeln!(s, "    entry bb{}", k.entry.0);
-        // Registers in id order, runs of one type sharing lines.
+        self.reg_lines(&k.regs, &mut s);
+        s
+    }
+
+    /// The blocks of a body, each with its instructions and terminator.
+    fn blocks(&self, blocks: &[Block], s: &mut String) {
+        for (i, b) in blocks.iter().enumerate() {
+            let label = b.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+            let _ = writeln!(s, "bb{i}{label}:");
+            for inst in &b.insts {
+                let _ = writeln!(s, "    {}", self.line(inst));
+            }
+            let _ = writeln!(s, "    {}", self.term(&b.term));
+        }
+    }
+
+    /// Registers in id order, runs of one type sharing lines.
+    fn reg_lines(&self, regs: &[RegInfo], s: &mut String) {
         let mut line = String::new();
         let mut line_ty = None;
-        for (i, r) in k.regs.iter().enumerate() {
+        for (i, r) in regs.iter().enumerate() {
             if line_ty != Some(r.ty) || line.len() + self.names[i].len() > 88 {
                 if !line.is_empty() {
                     let _ = writeln!(s, "{line}");
@@ -168,7 +196,6 @@ impl<'a> Printer<'a> {
         if !line.is_empty() {
             let _ = writeln!(s, "{line}");
         }
-        s
     }
 
     fn list(&self, vals: &[Value]) -> String {
@@ -368,6 +395,14 @@ impl<'a> Printer<'a> {
             InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
             InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
             InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
+            InstKind::Call { callee, args, results } => {
+                let dsts: Vec<String> = results.iter().map(|d| r(*d)).collect();
+                let call = format!("call.fn{} {}", callee.0, self.list(args));
+                match dsts.is_empty() {
+                    true => call.trim_end().to_string(),
+                    false => format!("{} = {}", dsts.join(", "), call.trim_end()),
+                }
+            }
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),

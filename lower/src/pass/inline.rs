@@ -1,0 +1,314 @@
+//! Inlining: every [`InstKind::Call`] of a kernel is replaced by a copy of its callee's
+//! body, so that every later pass, the structurizer and the emitter see one body per
+//! kernel (SPIR-V could call functions, but PTX's calls carry their frames in the
+//! local window and the passes after this one work on one CFG).
+//!
+//! A call at instruction `i` of block `b` becomes:
+//!
+//! * `b` keeps the instructions before the call, then copies each argument into a fresh
+//!   register of the kernel that stands for the callee's parameter (a `mov` at the
+//!   parameter's type), and jumps to the copy of the callee's entry block;
+//! * the callee's blocks are copied after the kernel's last block, every register of
+//!   the callee renamed to a fresh register of the kernel (with the callee's type, span
+//!   and name, but a temporary `$tN` named by its new id), every block renamed to its
+//!   copy; each `return` becomes a jump to the continuation;
+//! * the continuation, a new block, starts by copying each return register into the
+//!   call's result register (a `mov` at the return type), then has the instructions
+//!   after the call and `b`'s old terminator.
+//!
+//! A parameter the callee never writes and whose argument is an immediate is also
+//! folded into the addresses based on it (`[%p+4]` becomes `[20]` for `%p = 16`): this
+//! is how a `.param` parameter, passed as the local-window address of the caller's
+//! variable, gets back the constant address the caller's variable has
+//! (`sema::calls`). Copies may contain calls (the callee's own, already a copy): the
+//! scan goes on through them, so calls nested at any depth are inlined. Calls form no
+//! cycle (`crate::verify`), so this ends.
+//!
+//! Pre: the kernel verifies. Post: no `Call` is left and [`Kernel::functions`] is
+//! empty; the kernel computes what it computed, with the same spans on the callee's
+//! instructions (`pass::check` and the memory-instruction lists find them by span).
+
+use std::collections::BTreeMap;
+
+use ptxvk_frontend::{Diagnostic, Span};
+
+use crate::ir::{
+    Address, Block, BlockId, Function, Inst, InstKind, Kernel, RegId, RegInfo, Terminator, Value,
+};
+use crate::verify::inst_defs_uses;
+
+/// Inlining may grow a kernel to at most this many instructions (calls that fan out at
+/// every level grow it exponentially).
+const MAX_INSTRUCTIONS: usize = 1 << 22;
+
+/// Inlines every call of `k` (module doc).
+pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
+    if k.functions.is_empty() {
+        return Ok(());
+    }
+    let functions = std::mem::take(&mut k.functions);
+    let mut total: usize = k.blocks.iter().map(|b| b.insts.len()).sum();
+    let mut b = 0;
+    while b < k.blocks.len() {
+        let found = k.blocks[b].insts.iter().position(|i| matches!(i.kind, InstKind::Call { .. }));
+        let Some(i) = found else {
+            b += 1;
+            continue;
+        };
+        let call = k.blocks[b].insts[i].clone();
+        let InstKind::Call { callee, args, results } = call.kind else { continue };
+        let Some(f) = functions.get(callee.index()) else {
+            return Err(Diagnostic::internal(call.span, format!("a call of fn{}", callee.0)));
+        };
+        total += f.blocks.iter().map(|b| b.insts.len() + 2).sum::<usize>();
+        if total > MAX_INSTRUCTIONS {
+            return Err(Diagnostic::error(
+                call.span,
+                format!(
+                    "calls of `{}` inline into more than {MAX_INSTRUCTIONS} instructions",
+                    f.name
+                ),
+            ));
+        }
+        inline_call(k, (BlockId(b as u32), i), f, &args, &results, call.span);
+        // The block now ends at the call: the scan goes on in the callee's copy and in
+        // the continuation, which come after it.
+        b += 1;
+    }
+    Ok(())
+}
+
+/// Replaces the call at instruction `at` of block `b` by a copy of `f`'s body (its
+/// arguments and results match `f`'s parameters and returns: the verifier checked).
+fn inline_call(
+    k: &mut Kernel,
+    (b, at): (BlockId, usize),
+    f: &Function,
+    args: &[Value],
+    results: &[RegId],
+    span: Span,
+) {
+    // Registers: the callee's, renamed; blocks: after the kernel's, and the continuation.
+    let first_reg = k.regs.len() as u32;
+    // Temporaries are named by their id (`$tN`): renamed by their new one.
+    k.regs.extend(f.regs.iter().enumerate().map(|(i, r)| {
+        let temp = r.name.strip_prefix("$t").is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
+        let name = if temp { format!("$t{}", first_reg as usize + i) } else { r.name.clone() };
+        RegInfo { name, ..r.clone() }
+    }));
+    let reg = |r: RegId| RegId(first_reg + r.0);
+    let first_block = k.blocks.len() as u32;
+    let continuation = BlockId(first_block + f.blocks.len() as u32);
+    let folded = folded_params(f, args);
+    let copies: Vec<Block> = f
+        .blocks
+        .iter()
+        .map(|block| {
+            let insts = block
+                .insts
+                .iter()
+                .map(|i| Inst { kind: renamed(&i.kind, &reg, &folded), span: i.span })
+                .collect();
+            let mut term = block.term.clone();
+            for t in term.targets_mut() {
+                *t = BlockId(first_block + t.0);
+            }
+            match &mut term {
+                Terminator::Return => term = Terminator::Jump(continuation),
+                Terminator::Branch { cond, .. } => *cond = reg(*cond),
+                Terminator::Switch { selector, .. } => *selector = reg(*selector),
+                Terminator::Jump(_) => {}
+            }
+            Block { label: None, span: block.span, insts, term, term_span: block.term_span }
+        })
+        .collect();
+    k.blocks.extend(copies);
+    // The continuation: results, the rest of the block, its terminator.
+    let caller = &mut k.blocks[b.index()];
+    let rest = caller.insts.split_off(at + 1);
+    caller.insts.pop();
+    let old_term =
+        std::mem::replace(&mut caller.term, Terminator::Jump(BlockId(first_block + f.entry.0)));
+    let old_term_span = std::mem::replace(&mut caller.term_span, span);
+    for (&(p, ty), &arg) in f.params.iter().zip(args) {
+        caller.insts.push(Inst { kind: InstKind::Mov { ty, dst: reg(p), src: arg }, span });
+    }
+    let mut insts: Vec<Inst> = f
+        .returns
+        .iter()
+        .zip(results)
+        .map(|(&(r, ty), &dst)| Inst {
+            kind: InstKind::Mov { ty, dst, src: Value::Reg(reg(r)) },
+            span,
+        })
+        .collect();
+    insts.extend(rest);
+    k.blocks.push(Block { label: None, span, insts, term: old_term, term_span: old_term_span });
+}
+
+/// The parameters of `f` that it never writes and whose argument is an immediate, by
+/// register, with the immediate.
+fn folded_params(f: &Function, args: &[Value]) -> BTreeMap<RegId, u64> {
+    let (mut defs, mut uses) = (Vec::new(), Vec::new());
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        inst_defs_uses(&i.kind, &mut defs, &mut uses);
+    }
+    f.params
+        .iter()
+        .zip(args)
+        .filter_map(|(&(p, _), &a)| match a {
+            Value::Imm(c) if !defs.contains(&p) => Some((p, c)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `kind` with every register renamed by `reg`, every call's callee kept, and addresses
+/// based on a folded parameter made absolute.
+fn renamed(
+    kind: &InstKind,
+    reg: &impl Fn(RegId) -> RegId,
+    folded: &BTreeMap<RegId, u64>,
+) -> InstKind {
+    let mut kind = kind.clone();
+    // Addresses first, while their bases are the callee's registers.
+    if let Some(addr) = address_mut(&mut kind) {
+        if let Some(&c) = addr.base.and_then(|b| folded.get(&b)) {
+            *addr = Address { base: None, offset: addr.offset.wrapping_add(c as i64) };
+        }
+    }
+    for_each_reg(&mut kind, &mut |r: &mut RegId| *r = reg(*r));
+    kind
+}
+
+/// The address of a memory instruction.
+fn address_mut(kind: &mut InstKind) -> Option<&mut Address> {
+    match kind {
+        InstKind::Load { addr, .. }
+        | InstKind::Store { addr, .. }
+        | InstKind::Atomic { addr, .. } => Some(addr),
+        _ => None,
+    }
+}
+
+/// Calls `f` on every register `kind` names, to rewrite it.
+pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
+    let v = |x: &mut Value, f: &mut dyn FnMut(&mut RegId)| {
+        if let Value::Reg(r) = x {
+            f(r)
+        }
+    };
+    match kind {
+        InstKind::Mov { dst, src, .. } => {
+            f(dst);
+            v(src, f);
+        }
+        InstKind::Pack { dst, srcs, .. } => {
+            f(dst);
+            srcs.iter_mut().for_each(|s| v(s, f));
+        }
+        InstKind::Unpack { dsts, src, .. } => {
+            dsts.iter_mut().flatten().for_each(&mut *f);
+            v(src, f);
+        }
+        InstKind::Special { dst, .. } | InstKind::LoopCount { dst, .. } => f(dst),
+        InstKind::Unary { dst, src, .. }
+        | InstKind::Convert { dst, src, .. }
+        | InstKind::Narrow { dst, src, .. }
+        | InstKind::IntToFloat { dst, src, .. }
+        | InstKind::Widen { dst, src, .. } => {
+            f(dst);
+            v(src, f);
+        }
+        InstKind::Binary { dst, lhs, rhs, .. } => {
+            f(dst);
+            v(lhs, f);
+            v(rhs, f);
+        }
+        InstKind::Bfe { dst, a, pos: b, len: c, .. }
+        | InstKind::RoundToOdd { dst, a, b, c, .. }
+        | InstKind::Mad { dst, a, b, c, .. }
+        | InstKind::Fma { dst, a, b, c, .. } => {
+            f(dst);
+            [a, b, c].into_iter().for_each(|x| v(x, f));
+        }
+        InstKind::Bfi { dst, a, b, pos, len, .. } => {
+            f(dst);
+            [a, b, pos, len].into_iter().for_each(|x| v(x, f));
+        }
+        InstKind::Setp { dst, dst_not, lhs, rhs, combine, .. } => {
+            dst.iter_mut().chain(dst_not.iter_mut()).for_each(&mut *f);
+            v(lhs, f);
+            v(rhs, f);
+            if let Some((_, r, _)) = combine {
+                f(r);
+            }
+        }
+        InstKind::Select { dst, a, b, cond, .. } => {
+            f(dst);
+            v(a, f);
+            v(b, f);
+            f(cond);
+        }
+        InstKind::PredLogic { dst, lhs, rhs, .. } => {
+            f(dst);
+            f(lhs);
+            f(rhs);
+        }
+        InstKind::PredNot { dst, src } => {
+            f(dst);
+            f(src);
+        }
+        InstKind::Load { dsts, addr, .. } => {
+            dsts.iter_mut().flatten().for_each(&mut *f);
+            addr.base.iter_mut().for_each(&mut *f);
+        }
+        InstKind::Store { srcs, addr, .. } => {
+            srcs.iter_mut().for_each(|s| v(s, f));
+            addr.base.iter_mut().for_each(&mut *f);
+        }
+        InstKind::Atomic { dst, addr, src, cmp, .. } => {
+            dst.iter_mut().for_each(&mut *f);
+            addr.base.iter_mut().for_each(&mut *f);
+            v(src, f);
+            v(cmp, f);
+        }
+        InstKind::Subgroup { dst, value, lane, .. } => {
+            f(dst);
+            v(value, f);
+            v(lane, f);
+        }
+        InstKind::WarpBarrier { publish } => publish.iter_mut().for_each(|p| v(p, f)),
+        InstKind::WarpPublish { value } => v(value, f),
+        InstKind::WarpRead { dst, value, lane: a, warp_base }
+        | InstKind::WarpBallot { dst, value, lanes: a, warp_base } => {
+            f(dst);
+            [value, a, warp_base].into_iter().for_each(|x| v(x, f));
+        }
+        InstKind::InAllocation { dst, table, addr, .. }
+        | InstKind::ShadowWord { dst, table, addr } => {
+            f(dst);
+            v(table, f);
+            v(addr, f);
+        }
+        InstKind::RaceShadow { dst, word, swap } => {
+            f(dst);
+            v(word, f);
+            swap.iter_mut().for_each(|s| v(s, f));
+        }
+        InstKind::SyncPoint { point: crate::ir::SyncPoint::Warp { members, .. } } => v(members, f),
+        InstKind::Call { args, results, .. } => {
+            args.iter_mut().for_each(|a| v(a, f));
+            results.iter_mut().for_each(&mut *f);
+        }
+        InstKind::Barrier
+        | InstKind::Fence { .. }
+        | InstKind::WarpSync
+        | InstKind::SyncPoint { .. } => {}
+    }
+}
+
+/// Whether `kind` is a call, which no pass after this one expects.
+pub fn is_call(kind: &InstKind) -> bool {
+    matches!(kind, InstKind::Call { .. })
+}

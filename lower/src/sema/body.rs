@@ -1,0 +1,138 @@
+//! The body being lowered: a kernel's, or a device function's (`sema::calls`), which
+//! interrupts its caller's at its first call. Each body has its own arenas of registers
+//! and blocks, labels, scopes and per-body registers (the carry flag, the warp
+//! exchange, the stack pointer and the last error as the body sees them); the
+//! kernel's layout and flags are shared.
+
+use std::collections::BTreeMap;
+
+use ptxvk_frontend::{Name, Span};
+
+use super::{calls, recursion, spaces, Lowerer, Symbol};
+use crate::ir::{Block, BlockId, Inst, InstKind, OpTy, RegId, RegInfo, RegTy, Terminator, Value};
+
+/// What the lowering of the current body knows beyond its arenas.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct BodyContext {
+    /// The body is a device function's: `ret` returns to its caller, and ending the
+    /// thread sets `ended` and returns.
+    pub(super) in_function: bool,
+    /// The function's predicate that says it ended the thread, once it may
+    /// ([`Lowerer::thread_end`]).
+    pub(super) ended: Option<RegId>,
+    /// The kernel passes its last error (`sema::device_launch`) to its functions, since
+    /// one of them uses the device runtime.
+    pub(super) shares_last_error: bool,
+}
+
+/// The state of the body whose lowering a device function's interrupts (at its first
+/// call), restored after it ([`Lowerer::enter_body`]).
+pub(super) struct CallerBody {
+    pub(super) regs: Vec<RegInfo>,
+    blocks: Vec<Block>,
+    entry: BlockId,
+    cur: BlockId,
+    closed: bool,
+    labels: BTreeMap<Name, BlockId>,
+    branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
+    call_sets: BTreeMap<Name, calls::CallSet>,
+    scopes: Vec<BTreeMap<Name, Symbol>>,
+    pub(super) module_scope: BTreeMap<Name, Symbol>,
+    spaces: BTreeMap<Name, spaces::Provenance>,
+    carry: Option<RegId>,
+    exchanged: Option<Value>,
+    pub(super) stack_pointer: Option<RegId>,
+    pub(super) last_error: Option<RegId>,
+    machine: Option<Box<recursion::Machine>>,
+    frame: Option<calls::Frame>,
+    body: BodyContext,
+}
+
+impl Lowerer<'_> {
+    /// Whether the code being lowered is a device function's (called, or a call
+    /// cycle's machine): its `.param` variables are in the local window.
+    pub(super) fn in_device_function(&self) -> bool {
+        self.body.in_function || self.frame.is_some()
+    }
+
+    /// How the thread ends here (`exit`, `trap`, a failure): in the kernel, it
+    /// returns; in a device function, it sets the function's ended flag and returns,
+    /// and its callers end in turn (`sema::calls`).
+    pub(super) fn thread_end(&mut self, span: Span) -> Terminator {
+        if !self.body.in_function {
+            return Terminator::Return;
+        }
+        let flag = match self.body.ended {
+            Some(flag) => flag,
+            None => {
+                let flag = self.temp(RegTy::Pred, span);
+                let init = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) };
+                let entry = self.kernel.entry.index();
+                self.kernel.blocks[entry].insts.insert(0, Inst { kind: init, span });
+                self.body.ended = Some(flag);
+                flag
+            }
+        };
+        let end = self.new_block(None, span);
+        let set = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(1) };
+        self.kernel.blocks[end.index()].insts.push(Inst { kind: set, span });
+        Terminator::Jump(end)
+    }
+
+    /// Starts the body of a device function: the current body's state is saved (and
+    /// given back by [`Self::leave_body`]), and the function gets empty arenas, an entry
+    /// block and no labels, scopes or per-body registers.
+    pub(super) fn enter_body(&mut self, span: Span) -> CallerBody {
+        use std::mem::take;
+        let body = BodyContext { in_function: true, ended: None, ..self.body };
+        let caller = CallerBody {
+            regs: take(&mut self.kernel.regs),
+            blocks: take(&mut self.kernel.blocks),
+            entry: self.kernel.entry,
+            cur: self.cur,
+            closed: self.closed,
+            labels: take(&mut self.labels),
+            branch_tables: take(&mut self.branch_tables),
+            call_sets: take(&mut self.call_sets),
+            scopes: take(&mut self.scopes),
+            module_scope: self.module_scope.clone(),
+            spaces: take(&mut self.spaces),
+            carry: self.carry.take(),
+            exchanged: self.exchanged.take(),
+            stack_pointer: self.stack_pointer.take(),
+            last_error: self.device_runtime.last_error.take(),
+            machine: self.recursion.take_machine(),
+            frame: self.frame.take(),
+            body: std::mem::replace(&mut self.body, body),
+        };
+        self.kernel.entry = self.new_block(None, span);
+        self.cur = self.kernel.entry;
+        self.closed = false;
+        caller
+    }
+
+    /// Ends a device function's body: the caller's state back, the function's
+    /// registers, blocks and entry out.
+    pub(super) fn leave_body(&mut self, caller: CallerBody) -> (Vec<RegInfo>, Vec<Block>, BlockId) {
+        use std::mem::replace;
+        let regs = replace(&mut self.kernel.regs, caller.regs);
+        let blocks = replace(&mut self.kernel.blocks, caller.blocks);
+        let entry = replace(&mut self.kernel.entry, caller.entry);
+        self.cur = caller.cur;
+        self.closed = caller.closed;
+        self.labels = caller.labels;
+        self.branch_tables = caller.branch_tables;
+        self.call_sets = caller.call_sets;
+        self.scopes = caller.scopes;
+        self.module_scope = caller.module_scope;
+        self.spaces = caller.spaces;
+        self.carry = caller.carry;
+        self.exchanged = caller.exchanged;
+        self.stack_pointer = caller.stack_pointer;
+        self.device_runtime.last_error = caller.last_error;
+        self.recursion.restore_machine(caller.machine);
+        self.frame = caller.frame;
+        self.body = caller.body;
+        (regs, blocks, entry)
+    }
+}
