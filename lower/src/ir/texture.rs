@@ -204,6 +204,48 @@ pub struct SurfaceAccess {
 }
 
 impl TextureInst {
+    /// Calls `f` on every register the instruction names, to rewrite it
+    /// (`pass::inline`'s renaming).
+    pub fn for_each_reg(&mut self, f: &mut dyn FnMut(&mut RegId)) {
+        let value = |v: &mut Value, f: &mut dyn FnMut(&mut RegId)| {
+            if let Value::Reg(r) = v {
+                f(r)
+            }
+        };
+        match self {
+            TextureInst::Fetch(t) => {
+                t.dsts.iter_mut().flatten().chain(t.resident.iter_mut()).for_each(&mut *f);
+                let lod: Vec<&mut Value> = match &mut t.lod {
+                    TexLod::Base => Vec::new(),
+                    TexLod::Level(l) => vec![l],
+                    TexLod::Grad { dx, dy } => dx.iter_mut().chain(dy.iter_mut()).collect(),
+                };
+                std::iter::once(&mut t.texture)
+                    .chain(t.sampler.iter_mut())
+                    .chain(t.layer.iter_mut())
+                    .chain(t.coords.iter_mut())
+                    .chain(t.offsets.iter_mut())
+                    .chain(lod)
+                    .for_each(|v| value(v, f));
+            }
+            TextureInst::Query(q) => {
+                f(&mut q.dst);
+                value(&mut q.handle, f);
+            }
+            TextureInst::Surface(s) => {
+                std::iter::once(&mut s.handle)
+                    .chain(s.layer.iter_mut())
+                    .chain(s.coords.iter_mut())
+                    .for_each(|v| value(v, f));
+                match &mut s.op {
+                    SurfaceOp::Load(dsts) => dsts.iter_mut().for_each(&mut *f),
+                    SurfaceOp::Store(srcs) => srcs.iter_mut().for_each(|v| value(v, f)),
+                    SurfaceOp::Reduce(_, src) => value(src, f),
+                }
+            }
+        }
+    }
+
     /// The registers the instruction writes (`defs`) and reads (`uses`).
     pub fn defs_uses(&self, defs: &mut Vec<RegId>, uses: &mut Vec<RegId>) {
         let mut read = |v: &Value| {

@@ -58,6 +58,34 @@ impl VideoOp {
         }
     }
 
+    /// Calls `f` on every register the operation names, to rewrite it
+    /// (`pass::inline`'s renaming).
+    pub fn for_each_reg(&mut self, f: &mut dyn FnMut(&mut RegId)) {
+        let value = |v: &mut Value, f: &mut dyn FnMut(&mut RegId)| {
+            if let Value::Reg(r) = v {
+                f(r)
+            }
+        };
+        match self {
+            VideoOp::Scalar(s) => {
+                f(&mut s.dst);
+                value(&mut s.a.value, f);
+                value(&mut s.b.value, f);
+                if let VideoFinish::Secondary(_, c) | VideoFinish::Merge(_, c) = &mut s.finish {
+                    value(c, f);
+                }
+            }
+            VideoOp::Mad(m) => {
+                f(&mut m.dst);
+                [&mut m.a.value, &mut m.b.value, &mut m.c].into_iter().for_each(|v| value(v, f));
+            }
+            VideoOp::Simd(s) => {
+                f(&mut s.dst);
+                [&mut s.a, &mut s.b, &mut s.c].into_iter().for_each(|v| value(v, f));
+            }
+        }
+    }
+
     /// The source values, `a`, `b` and `c` when given.
     pub fn sources(&self) -> Vec<Value> {
         match self {

@@ -301,6 +301,12 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             args.iter_mut().for_each(|a| v(a, f));
             results.iter_mut().for_each(&mut *f);
         }
+        InstKind::Video(op) => op.for_each_reg(f),
+        InstKind::Half(op) => {
+            f(&mut op.dst);
+            op.srcs.iter_mut().for_each(|s| v(s, f));
+        }
+        InstKind::Texture(t) => t.for_each_reg(f),
         InstKind::Barrier
         | InstKind::Fence { .. }
         | InstKind::WarpSync
