@@ -72,6 +72,8 @@ mod launch_config;
 mod memory;
 mod pool;
 mod program;
+mod ranges;
+mod reservation;
 mod region;
 mod shadow;
 mod stream;
