@@ -65,7 +65,10 @@
 //! ranges are one (u64 start, u64 end) per kernel parameter: for a pointer-sized one,
 //! the allocation its value points into (empty when none), which `pass::check` tests
 //! accesses derived from it against first; then one u64 shadow address per parameter,
-//! that allocation's.
+//! that allocation's. A confined launch (an unchecked kernel on a device that runs it
+//! inside the host process) has one range instead: the device's confinement range,
+//! which every global access is tested against first; its table lists only the
+//! allocations outside that range.
 
 /// Status of a launch in which a thread executed `trap`.
 pub const STATUS_TRAP: u32 = 1;

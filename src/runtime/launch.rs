@@ -364,7 +364,16 @@ impl<'m> Kernel<'m> {
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
-            let mut regions = self.regions(&params);
+            // Memcheck names every allocation; confinement (no memcheck on a device
+            // with a confinement range) lists only those outside the range, which its
+            // kernels test against the table, and passes the range as the first
+            // parameter range (`ptxvk_lower::pass::check`, *Confinement*).
+            let vk = &module.device.inner;
+            let confinement = vk.confinement().filter(|_| !module.device.check().any());
+            let mut regions = match confinement {
+                Some(_) => self.regions_outside_confinement(),
+                None => self.regions(&params),
+            };
             regions.extend(arena.map(|a| Region {
                 range: ptxvk_vk::Range { start: a.address(), size: a.size() },
                 name: "holding the device-side launches' parameter buffers".to_string(),
@@ -382,9 +391,13 @@ impl<'m> Kernel<'m> {
                     .get(self.code.at)
                     .cloned()
                     .unwrap_or_default(),
-                param_ranges: self.param_ranges(&params, &regions),
+                param_ranges: match confinement {
+                    Some(r) => vec![(r.start, r.start + r.size, 0)],
+                    None => self.param_ranges(&params, &regions),
+                },
                 regions,
-                freed: module.device.inner.freed_allocations(),
+                freed: if confinement.is_some() { Vec::new() } else { vk.freed_allocations() },
+                confinement,
                 shared: (total_shared - dynamic, dynamic),
                 local_bytes: info.local_bytes,
                 param_bytes: info.abi.size,
@@ -454,6 +467,21 @@ impl<'m> Kernel<'m> {
             }
         }
         ranges
+    }
+
+    /// What a confined launch may access outside the device's confinement range:
+    /// registered host memory and memory imported from another process.
+    fn regions_outside_confinement(&self) -> Vec<Region> {
+        let vk = &self.module.device.inner;
+        vk.allocations_outside_confinement()
+            .into_iter()
+            .map(|range| Region {
+                range,
+                name: "outside the confinement range (registered or imported)".to_string(),
+                internal: false,
+                shadow: 0,
+            })
+            .collect()
     }
 
     /// What a checked launch with parameter block `params` may access, named for its
