@@ -9,6 +9,7 @@ use ptxvk_vk::{LaunchConfig, Stream};
 
 use crate::check::{CheckContext, Region};
 use crate::Error;
+use ptxvk_abi::system;
 
 use super::module::Code;
 use super::system_area::SystemArea;
@@ -392,7 +393,7 @@ impl<'m> Kernel<'m> {
                     .cloned()
                     .unwrap_or_default(),
                 param_ranges: match confinement {
-                    Some(r) => vec![(r.start, r.start + r.size, 0)],
+                    Some(r) => confined_ranges(r, &regions),
                     None => self.param_ranges(&params, &regions),
                 },
                 regions,
@@ -513,6 +514,33 @@ impl<'m> Kernel<'m> {
     }
 }
 
+/// The parameter ranges of a confined launch (`ptxvk_abi::system`): the confinement
+/// range, then [`system::CONFINED_OUTSIDE`] ranges holding the allocations outside it
+/// that `regions` lists; where there are more, the two closest become one range with
+/// the gap between them, until they fit. Unused slots are empty.
+fn confined_ranges(range: ptxvk_vk::Range, regions: &[Region]) -> Vec<(u64, u64, u64)> {
+    let end_of_range = range.start + range.size;
+    let mut outside: Vec<(u64, u64)> = regions
+        .iter()
+        .map(|r| (r.range.start, r.range.start + r.range.size))
+        .filter(|&(start, end)| end <= range.start || start >= end_of_range)
+        .collect();
+    outside.sort_unstable();
+    while outside.len() > system::CONFINED_OUTSIDE as usize {
+        let closest = (1..outside.len())
+            .min_by_key(|&i| outside[i].0.saturating_sub(outside[i - 1].1))
+            .unwrap_or(1);
+        let (_, end) = outside.remove(closest);
+        let merged = &mut outside[closest - 1].1;
+        *merged = (*merged).max(end);
+    }
+    outside.resize(system::CONFINED_OUTSIDE as usize, (0, 0));
+    std::iter::once((range.start, range.start + range.size))
+        .chain(outside)
+        .map(|(start, end)| (start, end, 0))
+        .collect()
+}
+
 /// A launch ready to enqueue.
 pub(super) struct Prepared<'m> {
     pub(super) module: &'m Module,
@@ -549,5 +577,44 @@ pub(super) fn describe(elem: ScalarType, count: u32) -> String {
         format!("`{}`", elem.directive())
     } else {
         format!("`{}[{count}]`", elem.directive())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::confined_ranges;
+    use crate::check::Region;
+    use ptxvk_vk::Range;
+
+    fn region(start: u64, size: u64) -> Region {
+        Region { range: Range { start, size }, name: String::new(), internal: false, shadow: 0 }
+    }
+
+    #[test]
+    fn confined_ranges_merge_the_closest_allocations_outside_the_range() {
+        let range = Range { start: 1 << 40, size: 1 << 30 };
+        // Six outside, one inside (the arena): the two pairs with the smallest gaps merge.
+        let regions = [
+            region(100, 10),
+            region(120, 10),
+            region(1000, 10),
+            region(5000, 10),
+            region(5015, 5),
+            region(90_000, 10),
+            region((1 << 40) + 4096, 64),
+        ];
+        let got = confined_ranges(range, &regions);
+        let want = [
+            (1 << 40, (1 << 40) + (1 << 30), 0),
+            (100, 130, 0),
+            (1000, 1010, 0),
+            (5000, 5020, 0),
+            (90_000, 90_010, 0),
+        ];
+        assert_eq!(got, want);
+        // None outside: the range, then empty slots.
+        let got = confined_ranges(range, &[]);
+        assert_eq!(got.len(), 5);
+        assert!(got[1..].iter().all(|&r| r == (0, 0, 0)));
     }
 }

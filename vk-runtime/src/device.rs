@@ -601,7 +601,9 @@ impl DeviceShared {
     /// (`crate::reservation`): as large as its memory heap. Without
     /// `VK_EXT_external_memory_host` there is none, and the device says so on stderr,
     /// once: its unchecked kernels can reach any memory of the process.
-    fn reservation(adapter: &Adapter) -> Result<Option<Arc<crate::reservation::Reservation>>, Error> {
+    fn reservation(
+        adapter: &Adapter,
+    ) -> Result<Option<Arc<crate::reservation::Reservation>>, Error> {
         if !crate::reservation::wanted(adapter.info.device_type)? {
             return Ok(None);
         }

@@ -543,8 +543,8 @@ fn allocations_of_a_cpu_device_lie_in_its_confinement_range() {
     if dev.can_register_host() {
         let mut host = vec![0u32; 2048];
         // SAFETY: `host` outlives the registration, which is dropped first.
-        let registered = unsafe { dev.register_host(host.as_mut_ptr().cast(), 8192) }
-            .expect("register");
+        let registered =
+            unsafe { dev.register_host(host.as_mut_ptr().cast(), 8192) }.expect("register");
         assert!(!inside(&registered));
         let outside = dev.allocations_outside_confinement();
         assert_eq!(outside.len(), 1);

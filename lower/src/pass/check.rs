@@ -114,14 +114,31 @@ pub fn run(k: &mut Kernel, target: &Target) {
         return;
     }
     k.system = true;
+    if mode == Mode::Confine {
+        // A refused shared or local access goes to offset 0 of its window, which must
+        // then hold the widest access (a `.v4.b64`, 32 bytes).
+        let redirected = |space: Space| {
+            k.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+                spans.binary_search(&i.span).is_ok()
+                    && access_of(k, i, mode)
+                        .is_some_and(|a| a.space == space && a.addr.base.is_some())
+            })
+        };
+        let (local, shared) = (redirected(Space::Local), redirected(Space::Shared));
+        if local {
+            k.local_bytes = k.local_bytes.max(32);
+        }
+        if shared {
+            k.shared.static_bytes = k.shared.static_bytes.max(32);
+        }
+    }
     let shared = prologue(k, &spans, target, mode);
     // Blocks to scan, each from an instruction on (past the accesses already guarded).
     let mut work: Vec<(BlockId, usize)> =
         (0..k.blocks.len() as u32).map(|b| (BlockId(b), 0)).collect();
     while let Some((b, from)) = work.pop() {
         let found = k.blocks[b.index()].insts.iter().enumerate().skip(from).find_map(|(at, i)| {
-            let access =
-                access_of(k, i, mode).filter(|_| spans.binary_search(&i.span).is_ok());
+            let access = access_of(k, i, mode).filter(|_| spans.binary_search(&i.span).is_ok());
             access.map(|a| (at, a))
         });
         if let Some((at, access)) = found {
@@ -214,8 +231,14 @@ fn access_of(k: &Kernel, inst: &Inst, mode: Mode) -> Option<Access> {
             addr.offset >= 0 && addr.offset as u64 + u64::from(size) <= u64::from(end)
         });
     let plain_shared = plain && space == Space::Shared;
-    (!inside_params && !inside_static)
-        .then_some(Access { space, kind: access, addr, size, dsts, plain_shared })
+    (!inside_params && !inside_static).then_some(Access {
+        space,
+        kind: access,
+        addr,
+        size,
+        dsts,
+        plain_shared,
+    })
 }
 
 /// What every test and record of a kernel shares, computed once at the start of the
@@ -232,6 +255,9 @@ struct Prologue {
     /// Under confinement, the device's confinement range, which every global access
     /// is tested against first.
     window: Option<ParamRange>,
+    /// Under confinement, the allocations outside the range that accesses outside it
+    /// are tested against ([`system::CONFINED_OUTSIDE`] of them): each start and end.
+    outside: Option<Vec<(RegId, RegId)>>,
     mode: Mode,
     /// The end of the launch's shared window (64-bit), when the kernel has shared
     /// accesses to test.
@@ -359,7 +385,12 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
     let window = (!window_sizes.is_empty()).then(|| {
         let ranges = b.temp(U64);
         let at = Address { base: Some(area), offset: i64::from(system::CHECK_PARAMS) };
-        b.push(InstKind::Load { space: Space::Global, ty: U64, dsts: vec![Some(ranges)], addr: at });
+        b.push(InstKind::Load {
+            space: Space::Global,
+            ty: U64,
+            dsts: vec![Some(ranges)],
+            addr: at,
+        });
         let (start, end) = (b.temp(U64), b.temp(U64));
         b.push(InstKind::Load {
             space: Space::Global,
@@ -368,8 +399,24 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
             addr: Address { base: Some(ranges), offset: 0 },
         });
         let limits = size_limits(&mut b, start, end, window_sizes.iter().copied());
-        ParamRange { param: usize::MAX, start, limits, shadow: None }
+        let outside = (1..=system::CONFINED_OUTSIDE as i64)
+            .map(|slot| {
+                let (start, end) = (b.temp(U64), b.temp(U64));
+                b.push(InstKind::Load {
+                    space: Space::Global,
+                    ty: U64,
+                    dsts: vec![Some(start), Some(end)],
+                    addr: Address { base: Some(ranges), offset: 16 * slot },
+                });
+                (start, end)
+            })
+            .collect();
+        (ParamRange { param: usize::MAX, start, limits, shadow: None }, outside)
     });
+    let (window, outside) = match window {
+        Some((window, outside)) => (Some(window), Some(outside)),
+        None => (None, None),
+    };
     // The window's end: the dynamic region's offset in the final layout plus the
     // launch's dynamic bytes.
     let shared_end = if has_shared {
@@ -385,7 +432,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
     };
     let all_written = initcheck
         .then(|| sum(&mut b, Value::Reg(area), Value::Imm(u64::from(system::ALL_WRITTEN))));
-    let defers = accesses.iter().any(|a| redirectable(b.kernel, a, initcheck).is_some());
+    let defers = accesses.iter().any(|a| redirectable(b.kernel, a, initcheck, mode).is_some());
     let deferred = defers.then(|| {
         let d = Deferred {
             count: b.temp(U32),
@@ -412,6 +459,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
         provenance,
         params,
         window,
+        outside,
         mode,
         shared_end,
         epoch,
@@ -603,7 +651,7 @@ fn guard(
         _ => None,
     };
 
-    let redirect = redirectable(k, &access, shared.all_written.is_some());
+    let redirect = redirectable(k, &access, shared.all_written.is_some(), shared.mode);
     if let (Some(base), Some(deferred)) = (redirect, shared.deferred) {
         return guard_redirected(k, b, at, access, shared, site, (base, deferred), range);
     }
@@ -715,10 +763,16 @@ fn guard(
 /// The base register of a global access that [`guard_redirected`] can test: one with
 /// a 64-bit base in a module with 64-bit addresses, in a kernel without initcheck
 /// (whose tests need the access's own path).
-fn redirectable(k: &Kernel, access: &Access, initcheck: bool) -> Option<RegId> {
+///
+/// Under confinement, shared and local accesses with a base register too: a refused
+/// one goes to offset 0 of its window instead ([`guard_redirected`]), so that the
+/// kernel's control flow does not grow by two blocks per access (a `-G` build's
+/// thousands of generic accesses took lavapipe minutes to compile that way).
+fn redirectable(k: &Kernel, access: &Access, initcheck: bool, mode: Mode) -> Option<RegId> {
     let base = access.addr.base?;
     let wide = k.address_size != 32 && k.reg(base).ty.bits() == 64;
-    (access.space == Space::Global && wide && !initcheck).then_some(base)
+    let window = mode == Mode::Confine && matches!(access.space, Space::Shared | Space::Local);
+    (window || (access.space == Space::Global && wide && !initcheck)).then_some(base)
 }
 
 /// [`guard`] for a global access with a 64-bit base, with no branch around the access
@@ -745,7 +799,9 @@ fn guard_redirected(
     let address = address_of(&mut t, &access);
     let aligned = alignment_test(&mut t, address, access.size, shared.mode);
     let ok = t.temp(OpTy::Pred);
+    let in_space_window = access.space != Space::Global;
     let first = match range {
+        _ if in_space_window => in_window(&mut t, &access, address, shared.shared_end),
         Some(range) => in_range(&mut t, address, access.size, range),
         None => in_table(&mut t, &access, address, shared.table),
     };
@@ -753,10 +809,14 @@ fn guard_redirected(
     t.mov(OpTy::Pred, ok, Value::Reg(first));
     let test_insts = t.insts;
 
-    // Outside the parameter's allocation: the table decides.
+    // Outside the parameter's allocation: the table decides; outside the confinement
+    // range, the few allocations outside it do, with no loop.
     let slow_insts = range.map(|_| {
         let mut s = Builder::new(k, span);
-        let inside = in_table(&mut s, &access, address, shared.table);
+        let inside = match &shared.outside {
+            Some(outside) => in_outside(&mut s, address, access.size, outside),
+            None => in_table(&mut s, &access, address, shared.table),
+        };
         let allowed = match aligned {
             Some(aligned) => s.pred_and(aligned, inside),
             None => inside,
@@ -783,11 +843,25 @@ fn guard_redirected(
         lhs: Value::Reg(d.count),
         rhs: refused,
     });
-    // The access, at its base or at the sink (minus its offset).
-    let sink = a.add(U64, Value::Reg(d.sink), Value::Imm(access.addr.offset.wrapping_neg() as u64));
-    let target = a.temp(U64);
+    // The access, at its base or at the sink (minus its offset): the system area's for
+    // a global access, offset 0 of its window for the others.
+    let base_ty = bits_ty(a.kernel, base);
+    let back = access.addr.offset.wrapping_neg() as u64;
+    let sink = if in_space_window {
+        Value::Imm(if base_ty.bits() == 64 { back } else { back & 0xffff_ffff })
+    } else {
+        a.add(U64, Value::Reg(d.sink), Value::Imm(back))
+    };
+    let target = a.temp(base_ty);
     let to_base = Value::Reg(base);
-    a.push(InstKind::Select { ty: U64, dst: target, a: to_base, b: sink, cond: ok, negate: false });
+    a.push(InstKind::Select {
+        ty: base_ty,
+        dst: target,
+        a: to_base,
+        b: sink,
+        cond: ok,
+        negate: false,
+    });
     let mut moved = inst.clone();
     retarget(&mut moved.kind, target);
     a.insts.push(moved);
@@ -905,6 +979,27 @@ fn in_table(b: &mut Builder<'_>, a: &Access, address: Value, table: RegId) -> Re
         write: a.kind != AccessKind::Read,
     });
     dst
+}
+
+/// Whether the `size` bytes at `address` lie inside one of the confined launch's
+/// allocations outside its confinement range: a subtraction and a compare per range,
+/// no loop (an empty range, start = end = 0, holds nothing).
+fn in_outside(b: &mut Builder<'_>, address: Value, size: u32, outside: &[(RegId, RegId)]) -> RegId {
+    let mut any: Option<RegId> = None;
+    for &(start, end) in outside {
+        let offset = b.bin(BinaryOp::Sub, U64, address, Value::Reg(start));
+        let length = b.bin(BinaryOp::Sub, U64, Value::Reg(end), Value::Reg(start));
+        // offset + size <= length, without overflow: offset <= length - size, size <= length.
+        let fits = b.cmp(CmpOp::Le, U64, Value::Imm(u64::from(size)), length);
+        let room = b.bin(BinaryOp::Sub, U64, length, Value::Imm(u64::from(size)));
+        let within = b.cmp(CmpOp::Le, U64, offset, room);
+        let inside = b.pred_and(fits, within);
+        any = Some(match any {
+            Some(a) => b.pred_or(a, inside),
+            None => inside,
+        });
+    }
+    any.unwrap_or_else(|| b.cmp(CmpOp::Ne, U32, Value::Imm(0), Value::Imm(0)))
 }
 
 /// Whether a shared, local or parameter access at `offset` lies inside its window
