@@ -33,7 +33,9 @@
 //! interleaved with the others, checks that it refuses nothing and computes the same,
 //! and adds the overhead (checked ÷ unchecked time) with its geometric mean.
 //! `--racecheck` and `--initcheck` do the same with those tools (each includes
-//! memcheck).
+//! memcheck). `--confine` does the same for confinement (`docs/status.md`,
+//! *Security*): the kernel is then timed unconfined and confined, on a device that
+//! confines (a CPU device); without the flag it runs as the device runs it.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
@@ -65,6 +67,8 @@ static LOOP_GUARD: AtomicBool = AtomicBool::new(false);
 static CHECK: AtomicBool = AtomicBool::new(false);
 static RACECHECK: AtomicBool = AtomicBool::new(false);
 static INITCHECK: AtomicBool = AtomicBool::new(false);
+/// `--confine`: time confined launches against unconfined ones.
+static CONFINE: AtomicBool = AtomicBool::new(false);
 
 /// The GLSL baseline of each kernel, as SPIR-V (`scripts/gen-shaders`).
 macro_rules! spv {
@@ -161,9 +165,11 @@ fn main() {
     }
     RACECHECK.store(std::env::args().any(|a| a == "--racecheck"), Ordering::Relaxed);
     INITCHECK.store(std::env::args().any(|a| a == "--initcheck"), Ordering::Relaxed);
+    CONFINE.store(std::env::args().any(|a| a == "--confine"), Ordering::Relaxed);
     let check = std::env::args().any(|a| a == "--check")
         || RACECHECK.load(Ordering::Relaxed)
-        || INITCHECK.load(Ordering::Relaxed);
+        || INITCHECK.load(Ordering::Relaxed)
+        || CONFINE.load(Ordering::Relaxed);
     CHECK.store(check, Ordering::Relaxed);
     let device = Device::default_device().expect("a Vulkan device");
     // Initcheck's write shadows for the buffers made from here on, as under
@@ -216,7 +222,9 @@ fn main() {
     }
     let checked: Vec<(&str, f64)> =
         rows.iter().filter_map(|r| r.checked_ms.map(|c| (r.name, c / r.ptx_ms))).collect();
+    let confine = CONFINE.load(Ordering::Relaxed);
     let tool = match (RACECHECK.load(Ordering::Relaxed), INITCHECK.load(Ordering::Relaxed)) {
+        _ if confine => "confined",
         (true, _) => "racecheck",
         (_, true) => "initcheck",
         _ => "memcheck",
@@ -269,7 +277,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn run(d: &Device, c: Case<'_>) -> Row {
     let path = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), c.ptx);
     let ptx = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), target(d))
+    // Under `--confine`, the kernel unconfined, against it confined below.
+    let confine = CONFINE.load(Ordering::Relaxed);
+    let base = ptxvk::compile::Target { confine: target(d).confine && !confine, ..target(d) };
+    let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), base)
         .unwrap_or_else(|e| panic!("{path}: {e}"));
     let ptx_words = compiled.spirv.words.len();
     let module = ptxvk::Module::from_compiled(d, compiled).expect("module");
@@ -290,7 +301,12 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     let checked = CHECK.load(Ordering::Relaxed).then(|| {
         let racecheck = RACECHECK.load(Ordering::Relaxed);
         let initcheck = INITCHECK.load(Ordering::Relaxed);
-        let target = ptxvk::compile::Target { check: true, racecheck, initcheck, ..target(d) };
+        let target = if confine {
+            assert!(d.vk().confinement().is_some(), "--confine needs a device that confines");
+            ptxvk::compile::Target { confine: true, ..target(d) }
+        } else {
+            ptxvk::compile::Target { check: true, racecheck, initcheck, ..target(d) }
+        };
         let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), target)
             .unwrap_or_else(|e| panic!("{path}: checked: {e}"));
         ptxvk::Module::from_compiled(d, compiled).expect("checked module")

@@ -267,8 +267,12 @@ pub(crate) struct CheckContext {
     /// The launch's block size, which racecheck's linear thread indices unravel.
     pub block: [u32; 3],
     /// Per kernel parameter, the allocation (start, end) its pointer value points into,
-    /// or (0, 0) (`ptxvk_abi::system`'s parameter ranges), and its write shadow.
+    /// or (0, 0) (`ptxvk_abi::system`'s parameter ranges), and its write shadow; under
+    /// confinement, the confinement range alone.
     pub param_ranges: Vec<(u64, u64, u64)>,
+    /// The device's confinement range, when the launch is confined rather than
+    /// memchecked (`ptxvk_lower::pass::check`, *Confinement*).
+    pub confinement: Option<Range>,
 }
 
 /// What a checked launch refused, and the races racecheck found.
@@ -382,7 +386,8 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     let mut violations = Vec::new();
     if total > 0 {
         out = format!(
-            "memcheck: kernel `{}` made {} invalid access{}; {} refused{}:\n",
+            "{}: kernel `{}` made {} invalid access{}; {} refused{}:\n",
+            if ctx.confinement.is_some() { "confinement" } else { "memcheck" },
             ctx.kernel,
             total,
             if total == 1 { "" } else { "es" },
@@ -538,9 +543,16 @@ fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
     } else if uninitialized {
         unwritten_place(ctx, v.address)
     } else {
-        match site.space {
-            Space::Global => nearest(ctx, v.address, site.size, site.access),
-            Space::Shared => {
+        match (site.space, ctx.confinement) {
+            (Space::Global, Some(r)) => format!(
+                "is outside the memory this process's kernels may reach ({:#x} to {:#x}, \
+                 every allocation made through ptxvk): refused by confinement (set \
+                 PTXVK_CHECK=memcheck to see which allocation it missed)",
+                r.start,
+                r.start + r.size
+            ),
+            (Space::Global, None) => nearest(ctx, v.address, site.size, site.access),
+            (Space::Shared, _) => {
                 let (s, d) = ctx.shared;
                 format!(
                     "is out of bounds: the block has {} bytes of shared memory ({} static, {} dynamic)",
@@ -549,11 +561,11 @@ fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
                     thousands(u64::from(d))
                 )
             }
-            Space::Local => format!(
+            (Space::Local, _) => format!(
                 "is out of bounds: the thread's local memory has {} bytes",
                 thousands(u64::from(ctx.local_bytes))
             ),
-            Space::Param => format!(
+            (Space::Param, _) => format!(
                 "is out of bounds: the parameter block has {} bytes",
                 thousands(u64::from(ctx.param_bytes))
             ),

@@ -97,6 +97,7 @@ impl Device {
         let inner = ptxvk_vk::Device::open_masked(selector, mask)?;
         let options = Options::from_env()?;
         let mut facts = DeviceFacts::unprobed(inner.info());
+        facts.confined = inner.confinement().is_some();
         // The probes below see no findings of their own yet.
         facts.findings = Some(Arc::default());
         let mut device = Device {

@@ -43,6 +43,10 @@ pub struct DeviceFacts {
     /// What the driver-bug probes found; `None` when they have not run (a device
     /// described from its properties alone).
     pub findings: Option<Arc<Findings>>,
+    /// The device keeps every allocation in one confinement range, so that kernels
+    /// get tested against it (`ptxvk_vk::Device::confinement`: a CPU device, with
+    /// `PTXVK_CONFINE` not 0).
+    pub confined: bool,
 }
 
 impl DeviceFacts {
@@ -50,7 +54,13 @@ impl DeviceFacts {
     /// mode of [`warp_choice`], no findings.
     pub fn unprobed(info: &DeviceInfo) -> DeviceFacts {
         let (warp_mode, why) = warp_choice(info);
-        DeviceFacts { info: info.clone(), warp_mode, warp_reason: why.into(), findings: None }
+        DeviceFacts {
+            info: info.clone(),
+            warp_mode,
+            warp_reason: why.into(),
+            findings: None,
+            confined: false,
+        }
     }
 }
 
@@ -95,6 +105,7 @@ pub fn target(facts: Option<&DeviceFacts>, options: &Options) -> Target {
         check: options.check.any(),
         racecheck: options.check.racecheck,
         initcheck: options.check.initcheck,
+        confine: facts.is_some_and(|f| f.confined),
         ..device
     }
 }
@@ -289,6 +300,7 @@ mod tests {
             check: true,
             racecheck: true,
             initcheck: false,
+            confine: false,
             ..Target::portable()
         };
         assert_eq!(got, want);

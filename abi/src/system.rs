@@ -65,7 +65,12 @@
 //! ranges are one (u64 start, u64 end) per kernel parameter: for a pointer-sized one,
 //! the allocation its value points into (empty when none), which `pass::check` tests
 //! accesses derived from it against first; then one u64 shadow address per parameter,
-//! that allocation's.
+//! that allocation's. A confined launch (an unchecked kernel on a device that runs it
+//! inside the host process) has [`CONFINED_OUTSIDE`] + 1 ranges instead: the device's
+//! confinement range, which every global access is tested against first, then the
+//! allocations outside it (registered host memory, memory of another process; when
+//! there are more, the closest are merged with the gaps between them), which an access
+//! outside the range is tested against.
 
 /// Status of a launch in which a thread executed `trap`.
 pub const STATUS_TRAP: u32 = 1;
@@ -117,6 +122,9 @@ pub const CHECK_COUNT: u32 = 80;
 pub const CHECK_SLOTS: u32 = 84;
 pub const CHECK_TABLE: u32 = 88;
 pub const CHECK_PARAMS: u32 = 96;
+/// How many allocations outside its confinement range a confined launch passes
+/// after the range itself (module docs).
+pub const CONFINED_OUTSIDE: u32 = 4;
 pub const ALL_WRITTEN: u32 = 104;
 /// The launch arena of a kernel that launches kernels ([`crate::device_launch`]).
 pub const LAUNCH_ARENA: u32 = 112;

@@ -9,6 +9,7 @@ use ptxvk_vk::{LaunchConfig, Stream};
 
 use crate::check::{CheckContext, Region};
 use crate::Error;
+use ptxvk_abi::system;
 
 use super::module::Code;
 use super::system_area::SystemArea;
@@ -364,7 +365,16 @@ impl<'m> Kernel<'m> {
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
-            let mut regions = self.regions(&params);
+            // Memcheck names every allocation; confinement (no memcheck on a device
+            // with a confinement range) lists only those outside the range, which its
+            // kernels test against the table, and passes the range as the first
+            // parameter range (`ptxvk_lower::pass::check`, *Confinement*).
+            let vk = &module.device.inner;
+            let confinement = vk.confinement().filter(|_| !module.device.check().any());
+            let mut regions = match confinement {
+                Some(_) => self.regions_outside_confinement(),
+                None => self.regions(&params),
+            };
             regions.extend(arena.map(|a| Region {
                 range: ptxvk_vk::Range { start: a.address(), size: a.size() },
                 name: "holding the device-side launches' parameter buffers".to_string(),
@@ -382,9 +392,13 @@ impl<'m> Kernel<'m> {
                     .get(self.code.at)
                     .cloned()
                     .unwrap_or_default(),
-                param_ranges: self.param_ranges(&params, &regions),
+                param_ranges: match confinement {
+                    Some(r) => confined_ranges(r, &regions),
+                    None => self.param_ranges(&params, &regions),
+                },
                 regions,
-                freed: module.device.inner.freed_allocations(),
+                freed: if confinement.is_some() { Vec::new() } else { vk.freed_allocations() },
+                confinement,
                 shared: (total_shared - dynamic, dynamic),
                 local_bytes: info.local_bytes,
                 param_bytes: info.abi.size,
@@ -456,6 +470,21 @@ impl<'m> Kernel<'m> {
         ranges
     }
 
+    /// What a confined launch may access outside the device's confinement range:
+    /// registered host memory and memory imported from another process.
+    fn regions_outside_confinement(&self) -> Vec<Region> {
+        let vk = &self.module.device.inner;
+        vk.allocations_outside_confinement()
+            .into_iter()
+            .map(|range| Region {
+                range,
+                name: "outside the confinement range (registered or imported)".to_string(),
+                internal: false,
+                shadow: 0,
+            })
+            .collect()
+    }
+
     /// What a checked launch with parameter block `params` may access, named for its
     /// report: every live allocation (the parameter block is added with its buffer).
     pub(super) fn regions(&self, params: &[u8]) -> Vec<Region> {
@@ -483,6 +512,33 @@ impl<'m> Kernel<'m> {
             })
             .collect()
     }
+}
+
+/// The parameter ranges of a confined launch (`ptxvk_abi::system`): the confinement
+/// range, then [`system::CONFINED_OUTSIDE`] ranges holding the allocations outside it
+/// that `regions` lists; where there are more, the two closest become one range with
+/// the gap between them, until they fit. Unused slots are empty.
+fn confined_ranges(range: ptxvk_vk::Range, regions: &[Region]) -> Vec<(u64, u64, u64)> {
+    let end_of_range = range.start + range.size;
+    let mut outside: Vec<(u64, u64)> = regions
+        .iter()
+        .map(|r| (r.range.start, r.range.start + r.range.size))
+        .filter(|&(start, end)| end <= range.start || start >= end_of_range)
+        .collect();
+    outside.sort_unstable();
+    while outside.len() > system::CONFINED_OUTSIDE as usize {
+        let closest = (1..outside.len())
+            .min_by_key(|&i| outside[i].0.saturating_sub(outside[i - 1].1))
+            .unwrap_or(1);
+        let (_, end) = outside.remove(closest);
+        let merged = &mut outside[closest - 1].1;
+        *merged = (*merged).max(end);
+    }
+    outside.resize(system::CONFINED_OUTSIDE as usize, (0, 0));
+    std::iter::once((range.start, range.start + range.size))
+        .chain(outside)
+        .map(|(start, end)| (start, end, 0))
+        .collect()
 }
 
 /// A launch ready to enqueue.
@@ -521,5 +577,44 @@ pub(super) fn describe(elem: ScalarType, count: u32) -> String {
         format!("`{}`", elem.directive())
     } else {
         format!("`{}[{count}]`", elem.directive())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::confined_ranges;
+    use crate::check::Region;
+    use ptxvk_vk::Range;
+
+    fn region(start: u64, size: u64) -> Region {
+        Region { range: Range { start, size }, name: String::new(), internal: false, shadow: 0 }
+    }
+
+    #[test]
+    fn confined_ranges_merge_the_closest_allocations_outside_the_range() {
+        let range = Range { start: 1 << 40, size: 1 << 30 };
+        // Six outside, one inside (the arena): the two pairs with the smallest gaps merge.
+        let regions = [
+            region(100, 10),
+            region(120, 10),
+            region(1000, 10),
+            region(5000, 10),
+            region(5015, 5),
+            region(90_000, 10),
+            region((1 << 40) + 4096, 64),
+        ];
+        let got = confined_ranges(range, &regions);
+        let want = [
+            (1 << 40, (1 << 40) + (1 << 30), 0),
+            (100, 130, 0),
+            (1000, 1010, 0),
+            (5000, 5020, 0),
+            (90_000, 90_010, 0),
+        ];
+        assert_eq!(got, want);
+        // None outside: the range, then empty slots.
+        let got = confined_ranges(range, &[]);
+        assert_eq!(got.len(), 5);
+        assert!(got[1..].iter().all(|&r| r == (0, 0, 0)));
     }
 }

@@ -301,6 +301,9 @@ pub(crate) struct DeviceShared {
     pub(crate) unified_memory: bool,
     pub(crate) host_pointer_alignment: u64,
     pub(crate) external_memory_host: Option<ash::ext::external_memory_host::Device>,
+    /// Where every allocation lives on a device that confines kernels
+    /// (`crate::reservation`).
+    pub(crate) reservation: Option<Arc<crate::reservation::Reservation>>,
     /// `VK_KHR_external_memory_fd`, when buffers can be shared as opaque fds.
     pub(crate) external_memory_fd: Option<ash::khr::external_memory_fd::Device>,
     /// `deviceUUID`: imported memory must come from a device with the same one.
@@ -478,6 +481,7 @@ impl DeviceShared {
             reason: "it has no compute queue".into(),
         })?;
 
+        let reservation = Self::reservation(&adapter)?;
         let mut extensions = Vec::new();
         if adapter.extensions.shader_clock {
             extensions.push(ash::khr::shader_clock::NAME.as_ptr());
@@ -554,6 +558,7 @@ impl DeviceShared {
                 Ok(DeviceShared {
                     id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
                     external_memory_host,
+                    reservation,
                     external_memory_fd,
                     device_uuid: adapter.device_uuid,
                     external_memory_fd_dedicated: adapter.extensions.external_memory_fd_dedicated,
@@ -590,6 +595,31 @@ impl DeviceShared {
                 Err(e)
             }
         }
+    }
+
+    /// The confinement reservation of a device whose kernels run in this process
+    /// (`crate::reservation`): as large as its memory heap. Without
+    /// `VK_EXT_external_memory_host` there is none, and the device says so on stderr,
+    /// once: its unchecked kernels can reach any memory of the process.
+    fn reservation(
+        adapter: &Adapter,
+    ) -> Result<Option<Arc<crate::reservation::Reservation>>, Error> {
+        if !crate::reservation::wanted(adapter.info.device_type)? {
+            return Ok(None);
+        }
+        if !adapter.extensions.external_memory_host || adapter.host_pointer_alignment == 0 {
+            eprintln!(
+                "ptxvk: warning: {} runs kernels inside this process but lacks \
+                 VK_EXT_external_memory_host, so ptxvk cannot confine them to their memory; \
+                 run untrusted kernels with PTXVK_CHECK=memcheck",
+                adapter.info.name
+            );
+            return Ok(None);
+        }
+        let size = adapter.info.memory_bytes.max(1 << 30);
+        let reservation =
+            crate::reservation::Reservation::new(size, adapter.host_pointer_alignment)?;
+        Ok(Some(Arc::new(reservation)))
     }
 
     /// Creates the device's child objects; on failure destroys the ones it created.

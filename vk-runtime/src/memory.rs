@@ -65,6 +65,14 @@ pub(crate) enum Backing {
     /// Bytes `offset..offset + len` of a [`crate::Window`]'s buffer, whose `VkBuffer`
     /// this memory shares.
     Window { window: Arc<crate::window::WindowInner>, offset: u64, len: u64 },
+    /// A piece of the device's confinement reservation (`crate::reservation`),
+    /// imported as its own `VkDeviceMemory`.
+    Reserved {
+        memory: vk::DeviceMemory,
+        reservation: Arc<crate::reservation::Reservation>,
+        piece: Mapped,
+        len: u64,
+    },
 }
 
 /// A host pointer to mapped memory.
@@ -130,6 +138,9 @@ impl Memory {
             .checked_next_multiple_of(4)
             .filter(|&n| n <= max)
             .ok_or(Error::BufferTooLarge { size, max })?;
+        if let Some(reservation) = &shared.reservation {
+            return Memory::allocate_reserved(shared, reservation, capacity, kind);
+        }
         let dev = &shared.raw;
         let info = vk::BufferCreateInfo::default()
             .size(capacity)
@@ -206,63 +217,9 @@ impl Memory {
         if import_size > shared.max_buffer_size {
             return Err(Error::BufferTooLarge { size: len, max: shared.max_buffer_size });
         }
-        let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
-        let mut props = vk::MemoryHostPointerPropertiesEXT::default();
-        // SAFETY: `base` is aligned to minImportedHostPointerAlignment and points into host
-        // memory the caller keeps allocated (function contract).
-        unsafe {
-            (ext.fp().get_memory_host_pointer_properties_ext)(
-                ext.device(),
-                handle,
-                base as *const std::ffi::c_void,
-                &mut props,
-            )
-        }
-        .result()
-        .map_err(Error::vk("vkGetMemoryHostPointerPropertiesEXT"))?;
+        // SAFETY: `base..end` is aligned host memory the caller keeps allocated.
+        let (raw, memory) = unsafe { import_pages(shared, ext, base, import_size) }?;
         let dev = &shared.raw;
-        let raw = create_external_buffer(dev, import_size, handle)?;
-        // SAFETY: `raw` is a live buffer of this device.
-        let requirements = unsafe { dev.get_buffer_memory_requirements(raw) };
-        let type_bits = requirements.memory_type_bits & props.memory_type_bits;
-        let Some(type_index) = (0..32).find(|i| type_bits & (1 << i) != 0) else {
-            // SAFETY: the buffer was just created and is unused.
-            unsafe { dev.destroy_buffer(raw, None) };
-            return Err(Error::InvalidUse(
-                "the device cannot import this host memory into a buffer".into(),
-            ));
-        };
-        let mut import =
-            vk::ImportMemoryHostPointerInfoEXT::default().handle_type(handle).host_pointer(
-                // The import API takes a mutable void pointer.
-                base as *mut std::ffi::c_void,
-            );
-        let mut flags =
-            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-        let alloc = vk::MemoryAllocateInfo::default()
-            .allocation_size(import_size)
-            .memory_type_index(type_index)
-            .push_next(&mut import)
-            .push_next(&mut flags);
-        // SAFETY: the pointer and size are aligned to the import alignment, the memory type
-        // is one the pointer's properties allow, and the caller keeps the memory alive.
-        let memory = match unsafe { dev.allocate_memory(&alloc, None) } {
-            Ok(m) => m,
-            Err(result) => {
-                // SAFETY: the buffer was just created and is unused.
-                unsafe { dev.destroy_buffer(raw, None) };
-                return Err(Error::from_vk("vkAllocateMemory", result));
-            }
-        };
-        // SAFETY: the memory is as large as the buffer, of an allowed type, bound once.
-        if let Err(result) = unsafe { dev.bind_buffer_memory(raw, memory, 0) } {
-            // SAFETY: both objects were just created and are unused.
-            unsafe {
-                dev.destroy_buffer(raw, None);
-                dev.free_memory(memory, None);
-            }
-            return Err(Error::from_vk("vkBindBufferMemory", result));
-        }
         Ok(Memory {
             raw,
             backing: Backing::Imported(memory),
@@ -271,6 +228,55 @@ impl Memory {
             address: buffer_address(dev, raw) + raw_offset,
             mapped: NonNull::new(ptr).map(Mapped),
             kind: MemoryKind::Registered,
+        })
+    }
+
+    /// [`Memory::allocate`] on a device that confines kernels: a piece of its
+    /// reservation (`crate::reservation`), imported as memory of its own. Mapped, as
+    /// all memory of such a (CPU) device is; zero until written.
+    fn allocate_reserved(
+        shared: &DeviceShared,
+        reservation: &Arc<crate::reservation::Reservation>,
+        capacity: u64,
+        kind: MemoryKind,
+    ) -> Result<Memory, Error> {
+        let Some(ext) = shared.external_memory_host.as_ref() else {
+            return Err(Error::MissingFeatures {
+                device: shared.info.name.clone(),
+                missing: vec!["VK_EXT_external_memory_host"],
+            });
+        };
+        let (piece, len) = reservation.take(capacity).ok_or_else(|| {
+            Error::OutOfMemory(format!(
+                "the {} bytes that kernels are confined to have no free piece of {capacity} \
+                 bytes",
+                reservation.size()
+            ))
+        })?;
+        // SAFETY: the piece is mapped read-write for the reservation's life, which the
+        // memory's backing extends, and is freed (`destroy`) before it returns.
+        let imported = unsafe { import_pages(shared, ext, piece.as_ptr() as u64, len) };
+        let (raw, memory) = match imported {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: nothing imported the piece.
+                unsafe { reservation.release(piece, len) };
+                return Err(e);
+            }
+        };
+        Ok(Memory {
+            raw,
+            backing: Backing::Reserved {
+                memory,
+                reservation: Arc::clone(reservation),
+                piece: Mapped(piece),
+                len,
+            },
+            raw_offset: 0,
+            capacity,
+            address: buffer_address(&shared.raw, raw),
+            mapped: Some(Mapped(piece)),
+            kind,
         })
     }
 
@@ -286,6 +292,15 @@ impl Memory {
         unsafe { gpu.raw.destroy_buffer(self.raw, None) };
         match self.backing {
             Backing::Window { .. } => {}
+            Backing::Reserved { memory, reservation, piece, len } => {
+                // SAFETY: the memory was imported by this device and its buffer is
+                // destroyed; then nothing uses the piece, which goes back to the
+                // reservation.
+                unsafe {
+                    gpu.raw.free_memory(memory, None);
+                    reservation.release(piece.0, len);
+                }
+            }
             // A failure here only means the allocator's bookkeeping is off; nothing to
             // report from a destructor.
             Backing::Allocated(a) => drop(gpu.allocator().free(a)),
@@ -600,6 +615,16 @@ impl AddressMap {
             .collect()
     }
 
+    /// The live allocations (the runtime's own excluded) below `start` or from `end` on.
+    fn live_outside(&self, start: u64, end: u64) -> Vec<Range> {
+        let map = self.map.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.range(..start)
+            .chain(map.range(end..))
+            .filter(|(_, e)| !e.internal)
+            .map(|(&start, e)| Range { start, size: e.size })
+            .collect()
+    }
+
     fn freed(&self) -> Vec<Range> {
         let freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         freed.iter().copied().collect()
@@ -708,6 +733,24 @@ impl Device {
         self.shared.unified_memory
     }
 
+    /// The address range every allocation of this device lies in when it confines
+    /// kernels to their memory (a CPU device, `PTXVK_CONFINE` not 0): what an
+    /// unchecked kernel's global accesses are tested against.
+    pub fn confinement(&self) -> Option<Range> {
+        let r = self.shared.reservation.as_ref()?;
+        Some(Range { start: r.start(), size: r.size() })
+    }
+
+    /// The live allocations outside [`Device::confinement`] (registered host memory,
+    /// memory imported from another process): the only ones a confined kernel's
+    /// accesses outside the range may reach. Empty when the device does not confine.
+    pub fn allocations_outside_confinement(&self) -> Vec<Range> {
+        match &self.shared.reservation {
+            Some(r) => self.shared.addresses.live_outside(r.start(), r.start() + r.size()),
+            None => Vec::new(),
+        }
+    }
+
     /// The live allocation holding `address` and the offset into it, if any
     /// (`cuMemGetAddressRange`, `cuPointerGetAttribute`).
     pub fn resolve(&self, address: u64) -> Option<Resolved> {
@@ -746,4 +789,76 @@ impl Device {
         self.default_stream().copy_from_buffer(buf, offset, &mut out)?;
         Ok(out)
     }
+}
+
+/// Imports the `size` bytes of host memory at `base` (aligned to the device's import
+/// alignment) as a new `VkDeviceMemory` bound to a new buffer of the same size.
+///
+/// # Safety
+/// `base..base + size` must be host memory that stays allocated until the memory is
+/// freed.
+unsafe fn import_pages(
+    shared: &DeviceShared,
+    ext: &ash::ext::external_memory_host::Device,
+    base: u64,
+    import_size: u64,
+) -> Result<(vk::Buffer, vk::DeviceMemory), Error> {
+    let dev = &shared.raw;
+    let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+    let mut props = vk::MemoryHostPointerPropertiesEXT::default();
+    // SAFETY: `base` is aligned to minImportedHostPointerAlignment and points into host
+    // memory the caller keeps allocated (function contract).
+    unsafe {
+        (ext.fp().get_memory_host_pointer_properties_ext)(
+            ext.device(),
+            handle,
+            base as *const std::ffi::c_void,
+            &mut props,
+        )
+    }
+    .result()
+    .map_err(Error::vk("vkGetMemoryHostPointerPropertiesEXT"))?;
+    let raw = create_external_buffer(dev, import_size, handle)?;
+    // SAFETY: `raw` is a live buffer of this device.
+    let requirements = unsafe { dev.get_buffer_memory_requirements(raw) };
+    let type_bits = requirements.memory_type_bits & props.memory_type_bits;
+    let Some(type_index) = (0..32).find(|i| type_bits & (1 << i) != 0) else {
+        // SAFETY: the buffer was just created and is unused.
+        unsafe { dev.destroy_buffer(raw, None) };
+        return Err(Error::InvalidUse(
+            "the device cannot import this host memory into a buffer".into(),
+        ));
+    };
+    let mut import =
+        vk::ImportMemoryHostPointerInfoEXT::default().handle_type(handle).host_pointer(
+            // The import API takes a mutable void pointer.
+            base as *mut std::ffi::c_void,
+        );
+    let mut flags =
+        vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+    let alloc = vk::MemoryAllocateInfo::default()
+        .allocation_size(import_size)
+        .memory_type_index(type_index)
+        .push_next(&mut import)
+        .push_next(&mut flags);
+    // SAFETY: the pointer and size are aligned to the import alignment, the memory type
+    // is one the pointer's properties allow, and the caller keeps the memory alive.
+    let memory = match unsafe { dev.allocate_memory(&alloc, None) } {
+        Ok(m) => m,
+        Err(result) => {
+            // SAFETY: the buffer was just created and is unused.
+            unsafe { dev.destroy_buffer(raw, None) };
+            return Err(Error::from_vk("vkAllocateMemory", result));
+        }
+    };
+    // SAFETY: the memory is as large as the buffer, of an allowed type, bound once.
+    if let Err(result) = unsafe { dev.bind_buffer_memory(raw, memory, 0) } {
+        // SAFETY: both objects were just created and are unused.
+        unsafe {
+            dev.destroy_buffer(raw, None);
+            dev.free_memory(memory, None);
+        }
+        return Err(Error::from_vk("vkBindBufferMemory", result));
+    }
+    Ok((raw, memory))
 }

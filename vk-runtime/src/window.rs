@@ -7,14 +7,14 @@
 //! coalesced when freed); a window does not grow, so an allocation that does not fit
 //! fails with [`Error::WindowFull`].
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use gpu_allocator::MemoryLocation;
 
 use crate::device::{Device, Gpu};
 use crate::error::Error;
 use crate::memory::{Buffer, Memory, MemoryKind, BUFFER_ALIGNMENT};
+use crate::ranges::FreeRanges;
 
 /// The largest window: its offsets are 32-bit.
 pub const MAX_WINDOW_BYTES: u64 = 1 << 32;
@@ -29,36 +29,13 @@ pub(crate) struct WindowInner {
     gpu: Arc<Gpu>,
     /// The window's own buffer; `None` only during drop.
     memory: Option<Memory>,
-    /// Free ranges: offset → length.
-    free: Mutex<BTreeMap<u64, u64>>,
+    free: FreeRanges,
 }
 
 impl WindowInner {
-    /// Returns `offset..offset + len` to the free list, merged with its neighbours.
+    /// Returns `offset..offset + len` to the free list.
     pub(crate) fn release(&self, offset: u64, len: u64) {
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        let (mut start, mut end) = (offset, offset + len);
-        if let Some((&o, &l)) = free.range(..start).next_back() {
-            if o + l == start {
-                start = o;
-                free.remove(&o);
-            }
-        }
-        if let Some(l) = free.remove(&end) {
-            end += l;
-        }
-        free.insert(start, end - start);
-    }
-
-    /// First fit of `len` bytes: the offset, removed from the free list.
-    fn take(&self, len: u64) -> Option<u64> {
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        let (&offset, &have) = free.iter().find(|(_, &l)| l >= len)?;
-        free.remove(&offset);
-        if have > len {
-            free.insert(offset + len, have - len);
-        }
-        Some(offset)
+        self.free.release(offset, len);
     }
 }
 
@@ -115,7 +92,7 @@ impl Device {
         let inner = WindowInner {
             gpu: Arc::clone(&self.shared.gpu),
             memory: Some(memory),
-            free: Mutex::new(BTreeMap::from([(0, usable)])),
+            free: FreeRanges::new(usable),
         };
         Ok(Window { inner: Arc::new(inner) })
     }
@@ -124,7 +101,7 @@ impl Device {
     pub fn alloc_in(&self, window: &Window, size: u64) -> Result<Buffer, Error> {
         let len = size.max(1).next_multiple_of(BUFFER_ALIGNMENT);
         let offset =
-            window.inner.take(len).ok_or(Error::WindowFull { size, window: window.size() })?;
+            window.inner.free.take(len).ok_or(Error::WindowFull { size, window: window.size() })?;
         let Some(parent) = window.inner.memory.as_ref() else {
             return Err(Error::WindowFull { size, window: 0 });
         };

@@ -507,3 +507,49 @@ fn overlapping_copies_within_one_allocation_move_as_memmove_does() {
     assert!(got == model, "the copies differ from memmove's");
     assert_no_validation_messages();
 }
+
+/// On a device that runs kernels in this process (lavapipe), every allocation ptxvk
+/// makes lies in the confinement range, and registered host memory (the program's own,
+/// imported) is the one kind outside it, listed as such; a freed piece comes back
+/// zero-filled. On other devices there is no range.
+#[test]
+fn allocations_of_a_cpu_device_lie_in_its_confinement_range() {
+    let Some(dev) = open_or_skip() else { return };
+    let Some(range) = dev.confinement() else {
+        assert_ne!(dev.info().device_type, ptxvk_vk::DeviceType::Cpu, "a CPU device confines");
+        return;
+    };
+    let inside = |b: &Buffer| {
+        b.address() >= range.start && b.address() + b.size() <= range.start + range.size
+    };
+    let buffers = [
+        dev.alloc(1).expect("alloc"),
+        dev.alloc(3 << 20).expect("alloc 3 MiB"),
+        dev.alloc_host(100).expect("host alloc"),
+        dev.alloc_managed(5000).expect("managed alloc"),
+    ];
+    for b in &buffers {
+        assert!(inside(b), "{:#x}+{} outside {range:?}", b.address(), b.size());
+        assert_eq!(b.address() % ptxvk_vk::BUFFER_ALIGNMENT, 0);
+    }
+    assert!(dev.allocations_outside_confinement().is_empty());
+    // Write a pattern, free, allocate the same size again: zero, wherever it lands.
+    let first = dev.alloc(8192).expect("alloc");
+    dev.upload(&first, 0, &[0xa5; 8192]).expect("upload");
+    drop(first);
+    let again = dev.alloc(8192).expect("alloc");
+    assert!(inside(&again));
+    assert!(dev.download(&again, 0, 8192).expect("download").iter().all(|&b| b == 0));
+    if dev.can_register_host() {
+        let mut host = vec![0u32; 2048];
+        // SAFETY: `host` outlives the registration, which is dropped first.
+        let registered =
+            unsafe { dev.register_host(host.as_mut_ptr().cast(), 8192) }.expect("register");
+        assert!(!inside(&registered));
+        let outside = dev.allocations_outside_confinement();
+        assert_eq!(outside.len(), 1);
+        assert_eq!(outside[0].start, registered.address());
+        drop(registered);
+        drop(host);
+    }
+}

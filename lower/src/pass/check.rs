@@ -44,6 +44,19 @@
 //!
 //! [`Kernel::check_sites`] gets an entry per instrumented access, which the records
 //! name; the kernel gets a system area ([`Kernel::system`]).
+//!
+//! # Confinement
+//!
+//! On a device that runs kernels inside the host process ([`Target::confine`], without
+//! memcheck), the same instrumentation keeps an unchecked kernel inside the memory
+//! ptxvk gave it, at a lower price ([`Mode::Confine`]): no alignment test, and every
+//! global access is first tested against the device's one confinement range (every
+//! allocation of the device lies in it, `ptxvk_vk`'s reservation), a subtraction and a
+//! compare, the launch's table being searched only outside it (registered host memory).
+//! The host passes the range as the first of the parameter ranges
+//! ([`system::CHECK_PARAMS`]). Shared, local and parameter accesses get memcheck's
+//! bounds tests, but those whose constant address lies inside the window's static part
+//! need none. A refused access is reported as memcheck reports it.
 
 use ptxvk_frontend::Span;
 
@@ -58,23 +71,74 @@ mod race;
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
+/// What the pass tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Bounds and alignment against each allocation (`PTXVK_CHECK`).
+    Memcheck,
+    /// Bounds against the device's confinement range ([module docs](self#confinement)).
+    Confine,
+}
+
+impl Mode {
+    /// The mode `target` asks for, if any: memcheck wins over confinement.
+    pub fn of(target: &Target) -> Option<Mode> {
+        if target.check {
+            Some(Mode::Memcheck)
+        } else if target.confine {
+            Some(Mode::Confine)
+        } else {
+            None
+        }
+    }
+}
+
 /// Instruments `k` as the module doc says, with racecheck and initcheck as `target`
-/// asks.
+/// asks; nothing when `target` asks for no check.
 pub fn run(k: &mut Kernel, target: &Target) {
+    let Some(mode) = Mode::of(target) else { return };
     let mut spans = k.memory_instructions.clone();
     spans.sort_unstable();
     spans.dedup();
     if spans.is_empty() {
         return;
     }
+    let accesses_needing_tests = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| spans.binary_search(&i.span).is_ok())
+        .filter(|i| access_of(k, i, mode).is_some())
+        .count();
+    if accesses_needing_tests == 0 {
+        return;
+    }
     k.system = true;
-    let shared = prologue(k, &spans, target);
+    if mode == Mode::Confine {
+        // A refused shared or local access goes to offset 0 of its window, which must
+        // then hold the widest access (a `.v4.b64`, 32 bytes).
+        let redirected = |space: Space| {
+            k.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+                spans.binary_search(&i.span).is_ok()
+                    && access_of(k, i, mode)
+                        .is_some_and(|a| a.space == space && a.addr.base.is_some())
+            })
+        };
+        let (local, shared) = (redirected(Space::Local), redirected(Space::Shared));
+        if local {
+            k.local_bytes = k.local_bytes.max(32);
+        }
+        if shared {
+            k.shared.static_bytes = k.shared.static_bytes.max(32);
+        }
+    }
+    let shared = prologue(k, &spans, target, mode);
     // Blocks to scan, each from an instruction on (past the accesses already guarded).
     let mut work: Vec<(BlockId, usize)> =
         (0..k.blocks.len() as u32).map(|b| (BlockId(b), 0)).collect();
     while let Some((b, from)) = work.pop() {
         let found = k.blocks[b.index()].insts.iter().enumerate().skip(from).find_map(|(at, i)| {
-            let access = access_of(k, i).filter(|_| spans.binary_search(&i.span).is_ok());
+            let access = access_of(k, i, mode).filter(|_| spans.binary_search(&i.span).is_ok());
             access.map(|a| (at, a))
         });
         if let Some((at, access)) = found {
@@ -123,7 +187,7 @@ struct Access {
 }
 
 /// The access `inst` makes, if it is one the pass checks.
-fn access_of(k: &Kernel, inst: &Inst) -> Option<Access> {
+fn access_of(k: &Kernel, inst: &Inst, mode: Mode) -> Option<Access> {
     let bytes = |ty: OpTy| (ty.bits() / 8).max(1);
     let mut plain = true;
     let (space, access, addr, size, dsts) = match &inst.kind {
@@ -154,8 +218,27 @@ fn access_of(k: &Kernel, inst: &Inst) -> Option<Access> {
         && addr.offset >= 0
         && addr.offset as u64 + u64::from(size) <= u64::from(k.abi.size)
         && (addr.offset as u64).is_multiple_of(u64::from(size));
+    // Confinement tests no alignment, so a constant offset inside the shared window's
+    // static part or the local window needs no test either.
+    let static_end = match space {
+        Space::Shared => Some(k.shared.static_bytes),
+        Space::Local => Some(k.local_bytes),
+        _ => None,
+    };
+    let inside_static = mode == Mode::Confine
+        && addr.base.is_none()
+        && static_end.is_some_and(|end| {
+            addr.offset >= 0 && addr.offset as u64 + u64::from(size) <= u64::from(end)
+        });
     let plain_shared = plain && space == Space::Shared;
-    (!inside_params).then_some(Access { space, kind: access, addr, size, dsts, plain_shared })
+    (!inside_params && !inside_static).then_some(Access {
+        space,
+        kind: access,
+        addr,
+        size,
+        dsts,
+        plain_shared,
+    })
 }
 
 /// What every test and record of a kernel shares, computed once at the start of the
@@ -169,6 +252,13 @@ struct Prologue {
     provenance: Vec<Option<usize>>,
     /// The allocations of the pointer parameters accesses derive from.
     params: Vec<ParamRange>,
+    /// Under confinement, the device's confinement range, which every global access
+    /// is tested against first.
+    window: Option<ParamRange>,
+    /// Under confinement, the allocations outside the range that accesses outside it
+    /// are tested against ([`system::CONFINED_OUTSIDE`] of them): each start and end.
+    outside: Option<Vec<(RegId, RegId)>>,
+    mode: Mode,
     /// The end of the launch's shared window (64-bit), when the kernel has shared
     /// accesses to test.
     shared_end: Value,
@@ -206,20 +296,28 @@ struct ParamRange {
     shadow: Option<RegId>,
 }
 
-fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
+fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prologue {
     let provenance = provenance(k);
     let accesses: Vec<Access> = k
         .blocks
         .iter()
         .flat_map(|b| &b.insts)
         .filter(|i| spans.binary_search(&i.span).is_ok())
-        .filter_map(|i| access_of(k, i))
+        .filter_map(|i| access_of(k, i, mode))
         .collect();
+    // Under confinement, the sizes of the global accesses tested against the range.
+    let mut window_sizes: Vec<u32> = accesses
+        .iter()
+        .filter(|a| mode == Mode::Confine && a.space == Space::Global)
+        .map(|a| a.size)
+        .collect();
+    window_sizes.sort_unstable();
+    window_sizes.dedup();
     // The pointer parameters global accesses derive from, with the sizes of those
     // accesses.
     let mut derived: Vec<(usize, u32)> = accesses
         .iter()
-        .filter(|a| a.space == Space::Global)
+        .filter(|a| mode == Mode::Memcheck && a.space == Space::Global)
         .filter_map(|a| Some((provenance[a.addr.base?.index()]?, a.size)))
         .collect();
     let has_shared = accesses.iter().any(|a| a.space == Space::Shared);
@@ -264,28 +362,8 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
                 dsts: vec![Some(start), Some(end)],
                 addr: Address { base: Some(ranges), offset },
             });
-            // Once per access size, so that each access's test is a subtraction and
-            // one compare: offset < length + 1 - size (0 when nothing that size fits).
-            let length = b.bin(BinaryOp::Sub, U64, Value::Reg(end), Value::Reg(start));
-            let room = b.add(U64, length, Value::Imm(1));
             let sizes = derived.iter().filter(|d| d.0 == param).map(|d| d.1);
-            let limits = sizes
-                .map(|size| {
-                    let size64 = Value::Imm(u64::from(size));
-                    let fits = b.cmp(CmpOp::Le, U64, size64, room);
-                    let left = b.bin(BinaryOp::Sub, U64, room, size64);
-                    let limit = b.temp(U64);
-                    b.push(InstKind::Select {
-                        ty: U64,
-                        dst: limit,
-                        a: left,
-                        b: Value::Imm(0),
-                        cond: fits,
-                        negate: false,
-                    });
-                    (size, limit)
-                })
-                .collect();
+            let limits = size_limits(&mut b, start, end, sizes);
             // The shadows follow the ranges (`crate::system`).
             let shadow = initcheck.then(|| {
                 let shadow = b.temp(U64);
@@ -303,6 +381,42 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
             params.push(ParamRange { param, start, limits, shadow });
         }
     }
+    // The confinement range is the first parameter range the host passes.
+    let window = (!window_sizes.is_empty()).then(|| {
+        let ranges = b.temp(U64);
+        let at = Address { base: Some(area), offset: i64::from(system::CHECK_PARAMS) };
+        b.push(InstKind::Load {
+            space: Space::Global,
+            ty: U64,
+            dsts: vec![Some(ranges)],
+            addr: at,
+        });
+        let (start, end) = (b.temp(U64), b.temp(U64));
+        b.push(InstKind::Load {
+            space: Space::Global,
+            ty: U64,
+            dsts: vec![Some(start), Some(end)],
+            addr: Address { base: Some(ranges), offset: 0 },
+        });
+        let limits = size_limits(&mut b, start, end, window_sizes.iter().copied());
+        let outside = (1..=system::CONFINED_OUTSIDE as i64)
+            .map(|slot| {
+                let (start, end) = (b.temp(U64), b.temp(U64));
+                b.push(InstKind::Load {
+                    space: Space::Global,
+                    ty: U64,
+                    dsts: vec![Some(start), Some(end)],
+                    addr: Address { base: Some(ranges), offset: 16 * slot },
+                });
+                (start, end)
+            })
+            .collect();
+        (ParamRange { param: usize::MAX, start, limits, shadow: None }, outside)
+    });
+    let (window, outside) = match window {
+        Some((window, outside)) => (Some(window), Some(outside)),
+        None => (None, None),
+    };
     // The window's end: the dynamic region's offset in the final layout plus the
     // launch's dynamic bytes.
     let shared_end = if has_shared {
@@ -318,7 +432,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
     };
     let all_written = initcheck
         .then(|| sum(&mut b, Value::Reg(area), Value::Imm(u64::from(system::ALL_WRITTEN))));
-    let defers = accesses.iter().any(|a| redirectable(b.kernel, a, initcheck).is_some());
+    let defers = accesses.iter().any(|a| redirectable(b.kernel, a, initcheck, mode).is_some());
     let deferred = defers.then(|| {
         let d = Deferred {
             count: b.temp(U32),
@@ -339,7 +453,49 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target) -> Prologue {
     });
     let entry = k.entry.index();
     k.blocks[entry].insts.splice(0..0, insts);
-    Prologue { area, table, provenance, params, shared_end, epoch, all_written, deferred }
+    Prologue {
+        area,
+        table,
+        provenance,
+        params,
+        window,
+        outside,
+        mode,
+        shared_end,
+        epoch,
+        all_written,
+        deferred,
+    }
+}
+
+/// Per access size, the bound that an access's offset from `start` must be below for
+/// the access to end before `end`, so that each test is a subtraction and one compare:
+/// `end - start + 1 - size`, or 0 when nothing that size fits.
+fn size_limits(
+    b: &mut Builder<'_>,
+    start: RegId,
+    end: RegId,
+    sizes: impl Iterator<Item = u32>,
+) -> Vec<(u32, RegId)> {
+    let length = b.bin(BinaryOp::Sub, U64, Value::Reg(end), Value::Reg(start));
+    let room = b.add(U64, length, Value::Imm(1));
+    sizes
+        .map(|size| {
+            let size64 = Value::Imm(u64::from(size));
+            let fits = b.cmp(CmpOp::Le, U64, size64, room);
+            let left = b.bin(BinaryOp::Sub, U64, room, size64);
+            let limit = b.temp(U64);
+            b.push(InstKind::Select {
+                ty: U64,
+                dst: limit,
+                a: left,
+                b: Value::Imm(0),
+                cond: fits,
+                negate: false,
+            });
+            (size, limit)
+        })
+        .collect()
 }
 
 /// Which pointer-sized kernel parameter each register's value derives from: loaded
@@ -488,23 +644,27 @@ fn guard(
     // A global access through a pointer parameter's register: inside that parameter's
     // allocation, two compares decide; the table is searched only outside it.
     let range = match (access.space, access.addr.base) {
+        (Space::Global, _) if shared.window.is_some() => shared.window.as_ref(),
         (Space::Global, Some(r)) => {
             shared.params.iter().find(|p| Some(p.param) == shared.provenance[r.index()])
         }
         _ => None,
     };
 
-    let redirect = redirectable(k, &access, shared.all_written.is_some());
+    let redirect = redirectable(k, &access, shared.all_written.is_some(), shared.mode);
     if let (Some(base), Some(deferred)) = (redirect, shared.deferred) {
         return guard_redirected(k, b, at, access, shared, site, (base, deferred), range);
     }
     let mut t = Builder::new(k, span);
     let address = address_of(&mut t, &access);
-    let aligned = is_aligned(&mut t, address, access.size);
+    let aligned = alignment_test(&mut t, address, access.size, shared.mode);
     let (first, slow, violation) = match range {
         Some(range) => {
             let inside = in_range(&mut t, address, access.size, range);
-            let ok = t.pred_and(aligned, inside);
+            let ok = match aligned {
+                Some(aligned) => t.pred_and(aligned, inside),
+                None => inside,
+            };
             let mut s = Builder::new(t.kernel, span);
             let inside = in_table(&mut s, &access, address, shared.table);
             let (slow_ok, violation) = verdict(&mut s, aligned, inside, site);
@@ -603,10 +763,16 @@ fn guard(
 /// The base register of a global access that [`guard_redirected`] can test: one with
 /// a 64-bit base in a module with 64-bit addresses, in a kernel without initcheck
 /// (whose tests need the access's own path).
-fn redirectable(k: &Kernel, access: &Access, initcheck: bool) -> Option<RegId> {
+///
+/// Under confinement, shared and local accesses with a base register too: a refused
+/// one goes to offset 0 of its window instead ([`guard_redirected`]), so that the
+/// kernel's control flow does not grow by two blocks per access (a `-G` build's
+/// thousands of generic accesses took lavapipe minutes to compile that way).
+fn redirectable(k: &Kernel, access: &Access, initcheck: bool, mode: Mode) -> Option<RegId> {
     let base = access.addr.base?;
     let wide = k.address_size != 32 && k.reg(base).ty.bits() == 64;
-    (access.space == Space::Global && wide && !initcheck).then_some(base)
+    let window = mode == Mode::Confine && matches!(access.space, Space::Shared | Space::Local);
+    (window || (access.space == Space::Global && wide && !initcheck)).then_some(base)
 }
 
 /// [`guard`] for a global access with a 64-bit base, with no branch around the access
@@ -631,9 +797,11 @@ fn guard_redirected(
     let span = inst.span;
     let mut t = Builder::new(k, span);
     let address = address_of(&mut t, &access);
-    let aligned = is_aligned(&mut t, address, access.size);
+    let aligned = alignment_test(&mut t, address, access.size, shared.mode);
     let ok = t.temp(OpTy::Pred);
+    let in_space_window = access.space != Space::Global;
     let first = match range {
+        _ if in_space_window => in_window(&mut t, &access, address, shared.shared_end),
         Some(range) => in_range(&mut t, address, access.size, range),
         None => in_table(&mut t, &access, address, shared.table),
     };
@@ -641,11 +809,18 @@ fn guard_redirected(
     t.mov(OpTy::Pred, ok, Value::Reg(first));
     let test_insts = t.insts;
 
-    // Outside the parameter's allocation: the table decides.
+    // Outside the parameter's allocation: the table decides; outside the confinement
+    // range, the few allocations outside it do, with no loop.
     let slow_insts = range.map(|_| {
         let mut s = Builder::new(k, span);
-        let inside = in_table(&mut s, &access, address, shared.table);
-        let allowed = s.pred_and(aligned, inside);
+        let inside = match &shared.outside {
+            Some(outside) => in_outside(&mut s, address, access.size, outside),
+            None => in_table(&mut s, &access, address, shared.table),
+        };
+        let allowed = match aligned {
+            Some(aligned) => s.pred_and(aligned, inside),
+            None => inside,
+        };
         s.mov(OpTy::Pred, ok, Value::Reg(allowed));
         s.insts
     });
@@ -668,11 +843,25 @@ fn guard_redirected(
         lhs: Value::Reg(d.count),
         rhs: refused,
     });
-    // The access, at its base or at the sink (minus its offset).
-    let sink = a.add(U64, Value::Reg(d.sink), Value::Imm(access.addr.offset.wrapping_neg() as u64));
-    let target = a.temp(U64);
+    // The access, at its base or at the sink (minus its offset): the system area's for
+    // a global access, offset 0 of its window for the others.
+    let base_ty = bits_ty(a.kernel, base);
+    let back = access.addr.offset.wrapping_neg() as u64;
+    let sink = if in_space_window {
+        Value::Imm(if base_ty.bits() == 64 { back } else { back & 0xffff_ffff })
+    } else {
+        a.add(U64, Value::Reg(d.sink), Value::Imm(back))
+    };
+    let target = a.temp(base_ty);
     let to_base = Value::Reg(base);
-    a.push(InstKind::Select { ty: U64, dst: target, a: to_base, b: sink, cond: ok, negate: false });
+    a.push(InstKind::Select {
+        ty: base_ty,
+        dst: target,
+        a: to_base,
+        b: sink,
+        cond: ok,
+        negate: false,
+    });
     let mut moved = inst.clone();
     retarget(&mut moved.kind, target);
     a.insts.push(moved);
@@ -759,11 +948,15 @@ fn address_of(b: &mut Builder<'_>, a: &Access) -> Value {
     b.cvt(U64, U32, offset)
 }
 
-/// Whether `address` is a multiple of `size` (PTX ISA 9.2 §6.4.1).
-fn is_aligned(b: &mut Builder<'_>, address: Value, size: u32) -> RegId {
+/// Whether `address` is a multiple of `size` (PTX ISA 9.2 §6.4.1); `None` under
+/// confinement, which does not test it.
+fn alignment_test(b: &mut Builder<'_>, address: Value, size: u32, mode: Mode) -> Option<RegId> {
+    if mode == Mode::Confine {
+        return None;
+    }
     let mask = u64::from(size).next_power_of_two() - 1;
     let low = b.and(U64, address, Value::Imm(mask));
-    b.cmp(CmpOp::Eq, U64, low, Value::Imm(0))
+    Some(b.cmp(CmpOp::Eq, U64, low, Value::Imm(0)))
 }
 
 /// Whether the `size` bytes at `address` lie inside the parameter's allocation.
@@ -788,6 +981,27 @@ fn in_table(b: &mut Builder<'_>, a: &Access, address: Value, table: RegId) -> Re
     dst
 }
 
+/// Whether the `size` bytes at `address` lie inside one of the confined launch's
+/// allocations outside its confinement range: a subtraction and a compare per range,
+/// no loop (an empty range, start = end = 0, holds nothing).
+fn in_outside(b: &mut Builder<'_>, address: Value, size: u32, outside: &[(RegId, RegId)]) -> RegId {
+    let mut any: Option<RegId> = None;
+    for &(start, end) in outside {
+        let offset = b.bin(BinaryOp::Sub, U64, address, Value::Reg(start));
+        let length = b.bin(BinaryOp::Sub, U64, Value::Reg(end), Value::Reg(start));
+        // offset + size <= length, without overflow: offset <= length - size, size <= length.
+        let fits = b.cmp(CmpOp::Le, U64, Value::Imm(u64::from(size)), length);
+        let room = b.bin(BinaryOp::Sub, U64, length, Value::Imm(u64::from(size)));
+        let within = b.cmp(CmpOp::Le, U64, offset, room);
+        let inside = b.pred_and(fits, within);
+        any = Some(match any {
+            Some(a) => b.pred_or(a, inside),
+            None => inside,
+        });
+    }
+    any.unwrap_or_else(|| b.cmp(CmpOp::Ne, U32, Value::Imm(0), Value::Imm(0)))
+}
+
 /// Whether a shared, local or parameter access at `offset` lies inside its window
 /// (the shared one ends at `shared_end`).
 fn in_window(b: &mut Builder<'_>, a: &Access, offset: Value, shared_end: Value) -> RegId {
@@ -802,9 +1016,15 @@ fn in_window(b: &mut Builder<'_>, a: &Access, offset: Value, shared_end: Value) 
 
 /// The predicate that lets an access happen, and the packed violation and site its
 /// record gets where it does not.
-fn verdict(b: &mut Builder<'_>, aligned: RegId, inside: RegId, site: u32) -> (RegId, Value) {
-    let ok = b.pred_and(aligned, inside);
+fn verdict(
+    b: &mut Builder<'_>,
+    aligned: Option<RegId>,
+    inside: RegId,
+    site: u32,
+) -> (RegId, Value) {
     let packed = |v: u32| Value::Imm(u64::from(v << system::VIOLATION_SHIFT | site));
+    let Some(aligned) = aligned else { return (inside, packed(system::VIOLATION_BOUNDS)) };
+    let ok = b.pred_and(aligned, inside);
     let violation =
         b.sel(U32, aligned, packed(system::VIOLATION_BOUNDS), packed(system::VIOLATION_MISALIGNED));
     (ok, violation)

@@ -112,6 +112,11 @@ pub struct Target {
     /// Initcheck too (`PTXVK_CHECK=initcheck`), with `check`: [`check`] tests global
     /// reads against the write shadows of device allocations and marks writes there.
     pub initcheck: bool,
+    /// Confinement (a device that runs kernels inside the host process, with
+    /// `PTXVK_CONFINE` not 0): without `check`, [`check`] keeps every access of the
+    /// program's memory instructions inside the memory ptxvk gave the kernel
+    /// ([`check::Mode::Confine`]).
+    pub confine: bool,
     /// What the driver's compiler does with float arithmetic whose operands it knows
     /// at compile time (a probe of the device, `src/probes.rs`): the SPIR-V backend
     /// hides the operands from it where it folds them wrongly.
@@ -231,6 +236,7 @@ impl Target {
             check: false,
             racecheck: false,
             initcheck: false,
+            confine: false,
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
             loop_guard: None,
@@ -266,6 +272,7 @@ impl Target {
             check: false,
             racecheck: false,
             initcheck: false,
+            confine: false,
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
             loop_guard: None,
@@ -301,7 +308,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_formats::run(&mut kernel);
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
-    if target.check {
+    if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
         checked(&kernel, None)?;
     }
