@@ -255,9 +255,10 @@ struct Prologue {
     /// Under confinement, the device's confinement range, which every global access
     /// is tested against first.
     window: Option<ParamRange>,
-    /// Under confinement, the allocations outside the range that accesses outside it
-    /// are tested against ([`system::CONFINED_OUTSIDE`] of them): each start and end.
-    outside: Option<Vec<(RegId, RegId)>>,
+    /// Under confinement, the address of the passed ranges, after the confinement
+    /// range: the allocations outside it ([`system::CONFINED_OUTSIDE`] of them), which
+    /// an access outside the range is tested against (loaded there, off the fast path).
+    outside: Option<RegId>,
     mode: Mode,
     /// The end of the launch's shared window (64-bit), when the kernel has shared
     /// accesses to test.
@@ -332,13 +333,17 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
     let params = b.temp(U64);
     b.push(InstKind::Special { dst: params, reg: SpecialReg::ParamBlock });
     let area = sum(&mut b, Value::Reg(params), Value::Imm(u64::from(offset)));
+    // Confinement searches no table (the ranges outside its range are passed on their
+    // own): the register is never read then.
     let table = b.temp(U64);
-    b.push(InstKind::Load {
-        space: Space::Global,
-        ty: U64,
-        dsts: vec![Some(table)],
-        addr: Address { base: Some(area), offset: i64::from(system::CHECK_TABLE) },
-    });
+    if mode == Mode::Memcheck {
+        b.push(InstKind::Load {
+            space: Space::Global,
+            ty: U64,
+            dsts: vec![Some(table)],
+            addr: Address { base: Some(area), offset: i64::from(system::CHECK_TABLE) },
+        });
+    }
     // Racecheck's epochs carry the linear thread index.
     let thread = races.then(|| linear(&mut b, SpecialReg::Tid, SpecialReg::Ntid, U32));
     let mut params = Vec::new();
@@ -399,19 +404,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
             addr: Address { base: Some(ranges), offset: 0 },
         });
         let limits = size_limits(&mut b, start, end, window_sizes.iter().copied());
-        let outside = (1..=system::CONFINED_OUTSIDE as i64)
-            .map(|slot| {
-                let (start, end) = (b.temp(U64), b.temp(U64));
-                b.push(InstKind::Load {
-                    space: Space::Global,
-                    ty: U64,
-                    dsts: vec![Some(start), Some(end)],
-                    addr: Address { base: Some(ranges), offset: 16 * slot },
-                });
-                (start, end)
-            })
-            .collect();
-        (ParamRange { param: usize::MAX, start, limits, shadow: None }, outside)
+        (ParamRange { param: usize::MAX, start, limits, shadow: None }, ranges)
     });
     let (window, outside) = match window {
         Some((window, outside)) => (Some(window), Some(outside)),
@@ -666,7 +659,10 @@ fn guard(
                 None => inside,
             };
             let mut s = Builder::new(t.kernel, span);
-            let inside = in_table(&mut s, &access, address, shared.table);
+            let inside = match shared.outside {
+                Some(ranges) => in_outside(&mut s, address, access.size, ranges),
+                None => in_table(&mut s, &access, address, shared.table),
+            };
             let (slow_ok, violation) = verdict(&mut s, aligned, inside, site);
             (ok, Some((s.insts, slow_ok)), violation)
         }
@@ -813,8 +809,8 @@ fn guard_redirected(
     // range, the few allocations outside it do, with no loop.
     let slow_insts = range.map(|_| {
         let mut s = Builder::new(k, span);
-        let inside = match &shared.outside {
-            Some(outside) => in_outside(&mut s, address, access.size, outside),
+        let inside = match shared.outside {
+            Some(ranges) => in_outside(&mut s, address, access.size, ranges),
             None => in_table(&mut s, &access, address, shared.table),
         };
         let allowed = match aligned {
@@ -982,11 +978,19 @@ fn in_table(b: &mut Builder<'_>, a: &Access, address: Value, table: RegId) -> Re
 }
 
 /// Whether the `size` bytes at `address` lie inside one of the confined launch's
-/// allocations outside its confinement range: a subtraction and a compare per range,
-/// no loop (an empty range, start = end = 0, holds nothing).
-fn in_outside(b: &mut Builder<'_>, address: Value, size: u32, outside: &[(RegId, RegId)]) -> RegId {
+/// allocations outside its confinement range, whose (start, end) pairs follow the range
+/// at `ranges`: a subtraction and a compare per range, no loop (an empty range, start =
+/// end = 0, holds nothing).
+fn in_outside(b: &mut Builder<'_>, address: Value, size: u32, ranges: RegId) -> RegId {
     let mut any: Option<RegId> = None;
-    for &(start, end) in outside {
+    for slot in 1..=i64::from(system::CONFINED_OUTSIDE) {
+        let (start, end) = (b.temp(U64), b.temp(U64));
+        b.push(InstKind::Load {
+            space: Space::Global,
+            ty: U64,
+            dsts: vec![Some(start), Some(end)],
+            addr: Address { base: Some(ranges), offset: 16 * slot },
+        });
         let offset = b.bin(BinaryOp::Sub, U64, address, Value::Reg(start));
         let length = b.bin(BinaryOp::Sub, U64, Value::Reg(end), Value::Reg(start));
         // offset + size <= length, without overflow: offset <= length - size, size <= length.
