@@ -48,8 +48,13 @@ fn main() {
 
     // The runtime alone: the parameter block laid out once.
     let params = kernel.param_block(&args).expect("params");
+    // Compiled without confinement: a confined kernel reads its system area after the
+    // parameter block, which only the Rust API's launches provide.
+    let unconfined = ptxvk::compile::Target { confine: false, ..device.target() };
+    let compiled = ptxvk::compile::compile_with("vector_add", &ptx, Some("vector_add"), unconfined)
+        .expect("compile unconfined");
     let program = device.vk().create_program(
-        &module.compiled("vector_add").expect("compiled").spirv.words,
+        &compiled.spirv.words,
         "vector_add",
         &ptxvk_vk::Features { int64: true, ..Default::default() },
     );
