@@ -220,6 +220,16 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// `%a, %b = call.fnN args`.
+    fn call(&self, callee: FunctionId, args: &[Value], results: &[RegId]) -> String {
+        let dsts: Vec<String> = results.iter().map(|d| self.reg(*d).to_string()).collect();
+        let call = format!("call.fn{} {}", callee.0, self.list(args));
+        match dsts.is_empty() {
+            true => call.trim_end().to_string(),
+            false => format!("{} = {}", dsts.join(", "), call.trim_end()),
+        }
+    }
+
     fn inst(&self, kind: &InstKind) -> String {
         let r = |x: RegId| self.reg(x).to_string();
         let v = |x: Value| self.value(x);
@@ -395,14 +405,7 @@ impl<'a> Printer<'a> {
             InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
             InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
             InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
-            InstKind::Call { callee, args, results } => {
-                let dsts: Vec<String> = results.iter().map(|d| r(*d)).collect();
-                let call = format!("call.fn{} {}", callee.0, self.list(args));
-                match dsts.is_empty() {
-                    true => call.trim_end().to_string(),
-                    false => format!("{} = {}", dsts.join(", "), call.trim_end()),
-                }
-            }
+            InstKind::Call { callee, args, results } => self.call(*callee, args, results),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),
