@@ -985,8 +985,8 @@ fn shared_memory_beyond_the_device_limit_lives_in_device_memory() {
 /// Out-of-range shared addresses, undefined in PTX, stay inside the block's window
 /// (clamped to its last word) instead of reaching memory past it: on lavapipe that is
 /// the host's heap, and a wild store corrupted it. `shared_out_of_range.ptx` stores past
-/// both ends of a 64-word window and loads far past it. Checked launches report the
-/// accesses instead.
+/// both ends of a 64-word window and loads far past it. Checked and confined launches
+/// (lavapipe's default) report the accesses instead.
 #[test]
 fn out_of_range_shared_accesses_stay_in_the_window() {
     let Some(device) = device() else { return };
@@ -994,8 +994,8 @@ fn out_of_range_shared_accesses_stay_in_the_window() {
     let kernel = module.kernel("shared_out_of_range").expect("kernel");
     let out = device.zeroed::<u32>(128).expect("out");
     let launched = kernel.launch(1, 64, 0, &[ptxvk::Arg::from(&out)]);
-    if device.target().check {
-        let err = launched.expect_err("memcheck reports the accesses");
+    if device.target().check || device.target().confine {
+        let err = launched.expect_err("memcheck and confinement report the accesses");
         assert!(err.to_string().contains("out of bounds"), "{err}");
         return;
     }

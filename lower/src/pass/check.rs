@@ -114,24 +114,6 @@ pub fn run(k: &mut Kernel, target: &Target) {
         return;
     }
     k.system = true;
-    if mode == Mode::Confine {
-        // A refused shared or local access goes to offset 0 of its window, which must
-        // then hold the widest access (a `.v4.b64`, 32 bytes).
-        let redirected = |space: Space| {
-            k.blocks.iter().flat_map(|b| &b.insts).any(|i| {
-                spans.binary_search(&i.span).is_ok()
-                    && access_of(k, i, mode)
-                        .is_some_and(|a| a.space == space && a.addr.base.is_some())
-            })
-        };
-        let (local, shared) = (redirected(Space::Local), redirected(Space::Shared));
-        if local {
-            k.local_bytes = k.local_bytes.max(32);
-        }
-        if shared {
-            k.shared.static_bytes = k.shared.static_bytes.max(32);
-        }
-    }
     let shared = prologue(k, &spans, target, mode);
     // Blocks to scan, each from an instruction on (past the accesses already guarded).
     let mut work: Vec<(BlockId, usize)> =
@@ -761,7 +743,9 @@ fn guard(
 /// (whose tests need the access's own path).
 ///
 /// Under confinement, shared and local accesses with a base register too: a refused
-/// one goes to offset 0 of its window instead ([`guard_redirected`]), so that the
+/// one goes to offset 0 of its window instead ([`guard_redirected`]; the emitter
+/// clamps every window index to the window, so even a window smaller than the access
+/// is not left), so that the
 /// kernel's control flow does not grow by two blocks per access (a `-G` build's
 /// thousands of generic accesses took lavapipe minutes to compile that way).
 fn redirectable(k: &Kernel, access: &Access, initcheck: bool, mode: Mode) -> Option<RegId> {
