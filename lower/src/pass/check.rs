@@ -330,14 +330,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
     let thread = races.then(|| linear(&mut b, SpecialReg::Tid, SpecialReg::Ntid, U32));
     let mut params = Vec::new();
     if !derived.is_empty() {
-        let ranges = b.temp(U64);
-        let at = Address { base: Some(area), offset: i64::from(system::CHECK_PARAMS) };
-        b.push(InstKind::Load {
-            space: Space::Global,
-            ty: U64,
-            dsts: vec![Some(ranges)],
-            addr: at,
-        });
+        let ranges = load_u64(&mut b, area, system::CHECK_PARAMS);
         let mut params_used: Vec<usize> = derived.iter().map(|d| d.0).collect();
         params_used.dedup();
         for param in params_used {
@@ -370,14 +363,7 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
     }
     // The confinement range is the first parameter range the host passes.
     let window = (!window_sizes.is_empty()).then(|| {
-        let ranges = b.temp(U64);
-        let at = Address { base: Some(area), offset: i64::from(system::CHECK_PARAMS) };
-        b.push(InstKind::Load {
-            space: Space::Global,
-            ty: U64,
-            dsts: vec![Some(ranges)],
-            addr: at,
-        });
+        let ranges = load_u64(&mut b, area, system::CHECK_PARAMS);
         let (start, end) = (b.temp(U64), b.temp(U64));
         b.push(InstKind::Load {
             space: Space::Global,
@@ -441,6 +427,14 @@ fn prologue(k: &mut Kernel, spans: &[Span], target: &Target, mode: Mode) -> Prol
         all_written,
         deferred,
     }
+}
+
+/// A register loaded with the u64 at byte `field` of the system area at `area`.
+fn load_u64(b: &mut Builder<'_>, area: RegId, field: u32) -> RegId {
+    let dst = b.temp(U64);
+    let addr = Address { base: Some(area), offset: i64::from(field) };
+    b.push(InstKind::Load { space: Space::Global, ty: U64, dsts: vec![Some(dst)], addr });
+    dst
 }
 
 /// Per access size, the bound that an access's offset from `start` must be below for

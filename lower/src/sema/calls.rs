@@ -562,6 +562,20 @@ mod tests {
             .count()
     }
 
+    /// A launch of one block of `threads` threads whose parameter points at a buffer
+    /// of 32 bytes of 0xee.
+    fn one_block(threads: u32) -> Launch {
+        let base = check::BUFFER_STRIDE;
+        Launch {
+            grid: [1, 1, 1],
+            block: [threads, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        }
+    }
+
     #[test]
     fn each_function_is_lowered_once_and_each_call_is_one_call() {
         let k = kernel(CALLS);
@@ -598,15 +612,7 @@ mod tests {
         assert_eq!((f.params.len(), f.returns.len()), (3, 3), "{}", crate::text::print(&k));
         let mut inlined = k.clone();
         crate::pass::inline::run(&mut inlined).expect("inlines");
-        let base = check::BUFFER_STRIDE;
-        let launch = Launch {
-            grid: [1, 1, 1],
-            block: [4, 1, 1],
-            params: base.to_le_bytes().to_vec(),
-            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
-            dynamic_shared: 0,
-            step_limit: 100_000,
-        };
+        let launch = one_block(4);
         for program in [&k, &inlined] {
             let out = interp::run(program, None, &launch).expect("runs");
             for t in 0..4u32 {
@@ -628,15 +634,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(tally.observed > 0, "{tally:?}");
         // Thread t stores scale(scale(t, 3), 2); thread 5 exits in the first call.
-        let base = check::BUFFER_STRIDE;
-        let launch = Launch {
-            grid: [1, 1, 1],
-            block: [8, 1, 1],
-            params: base.to_le_bytes().to_vec(),
-            buffers: vec![Region { base, bytes: vec![0xee; 32] }],
-            dynamic_shared: 0,
-            step_limit: 100_000,
-        };
+        let launch = one_block(8);
         for program in [&k, &inlined] {
             let out = interp::run(program, None, &launch).expect("runs");
             let words: Vec<u32> = out.buffers[0]
