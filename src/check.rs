@@ -256,7 +256,8 @@ pub(crate) fn table(regions: &[Region]) -> Vec<u8> {
 pub(crate) struct CheckContext {
     pub kernel: String,
     pub sites: Vec<CheckSite>,
-    pub sources: Vec<SiteSource>,
+    /// Shared with the compiled module: every checked or confined launch names them.
+    pub sources: std::sync::Arc<[SiteSource]>,
     pub regions: Vec<Region>,
     pub freed: Vec<Range>,
     /// Static and dynamic shared bytes of the launch.

@@ -24,7 +24,7 @@ pub struct Compiled {
     pub failed: Vec<FailedKernel>,
     /// Where each checked access of each kernel (in `spirv.kernels` order) is in the
     /// source, for checked launches' reports; empty lists when not checked.
-    pub check_sources: Vec<Vec<crate::check::SiteSource>>,
+    pub check_sources: Vec<std::sync::Arc<[crate::check::SiteSource]>>,
     /// Where each guarded loop of each kernel (`Kernel::guarded_loops`, in
     /// `spirv.kernels` order) is in the source, for loop-limit failures; empty lists
     /// when the target has no loop guard.
@@ -355,7 +355,7 @@ fn finish_with(
         ptxvk_spirv::compile_for(&kernels, &target).map_err(|e| backend_failed(sources, e))?
     };
     let check_sources =
-        kernels.iter().map(|k| places.sites(sources, &k.kernel.check_sites)).collect();
+        kernels.iter().map(|k| places.sites(sources, &k.kernel.check_sites).into()).collect();
     let spans = |spans: &[ptxvk_frontend::Span]| places.spans(sources, spans.iter().copied());
     let loop_sources = kernels.iter().map(|k| spans(&k.kernel.guarded_loops)).collect();
     let wait_sources = kernels.iter().map(|k| spans(&k.kernel.wait_sites)).collect();
