@@ -103,11 +103,15 @@ fn cases() -> Vec<Case> {
                     let name = format!("{name}.fused");
                     cases.push(Case { name, files: vec![f.clone()], snapshot, target });
                 }
-                // The injected faults also as checked launches compile them.
+                // The injected faults also as checked and as confined launches compile
+                // them.
                 if dir_name == "check" {
                     let checked = format!("{name}.checked");
                     let target = Target { check: true, ..Target::default() };
                     cases.push(Case { name: checked, files: vec![f.clone()], snapshot, target });
+                    let confined = format!("{name}.confined");
+                    let target = Target { confine: true, ..Target::default() };
+                    cases.push(Case { name: confined, files: vec![f.clone()], snapshot, target });
                 }
                 let target = Target::with_warp_mode(WarpMode::Emulated);
                 cases.push(Case { name, files: vec![f], snapshot, target });
@@ -197,18 +201,22 @@ fn snapshots_match_and_spirv_validates() {
 }
 
 /// Every module of the corpus compiles for checked launches (memcheck instruments each
-/// access; racecheck each plain shared access too; initcheck each global one), and the
-/// SPIR-V validates.
+/// access; racecheck each plain shared access too; initcheck each global one) and for
+/// confined ones (CPU devices' default), and the SPIR-V validates.
 #[test]
 fn the_corpus_compiles_checked_and_validates() {
     let mut failures = Vec::new();
     let mut instrumented = 0;
     let mut racechecked = 0;
     let mut initchecked = 0;
+    let mut confined = 0;
     for case in cases() {
-        for tool in ["memcheck", "racecheck", "initcheck"] {
+        for tool in ["memcheck", "racecheck", "initcheck", "confine"] {
             let (racecheck, initcheck) = (tool == "racecheck", tool == "initcheck");
-            let target = Target { check: true, racecheck, initcheck, ..case.target };
+            let target = match tool {
+                "confine" => Target { confine: true, ..case.target },
+                _ => Target { check: true, racecheck, initcheck, ..case.target },
+            };
             let c = match ptxvk::compile::compile_linked(&sources(&case), None, target) {
                 Ok(c) => c,
                 Err(e) => {
@@ -230,6 +238,9 @@ fn the_corpus_compiles_checked_and_validates() {
                 "initcheck" => {
                     initchecked += usize::from(has(&|i| matches!(i, InstKind::ShadowWord { .. })))
                 }
+                "confine" => {
+                    confined += c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>()
+                }
                 _ => {
                     instrumented +=
                         c.kernels.iter().map(|k| k.kernel.check_sites.len()).sum::<usize>()
@@ -244,6 +255,7 @@ fn the_corpus_compiles_checked_and_validates() {
     assert!(instrumented > 1000, "only {instrumented} accesses instrumented");
     assert!(racechecked >= 15, "only {racechecked} kernels keep a race shadow");
     assert!(initchecked >= 90, "only {initchecked} modules look up write shadows");
+    assert!(confined > 1000, "only {confined} accesses confined");
 }
 
 /// A snapshot without its case is a deleted case whose expectation lingers.

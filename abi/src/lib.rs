@@ -147,6 +147,11 @@ pub mod spec_ids {
     pub const SHARED_WORDS: u32 = 3;
     /// The launch's dynamic shared bytes (`%dynamic_smem_size`).
     pub const DYNAMIC_SHARED_BYTES: u32 = 4;
+    /// 1 when a confined launch may reach allocations outside the device's confinement
+    /// range (registered host memory), 0 otherwise: with 0 the driver folds the test
+    /// against those ranges ([`system::CONFINED_OUTSIDE`]) away, and an access outside
+    /// the range is refused at once.
+    pub const CONFINED_OUTSIDE: u32 = 5;
 }
 
 /// The specialization-constant values of one launch shape.
@@ -155,28 +160,31 @@ pub struct SpecValues {
     pub block: [u32; 3],
     pub shared_words: u32,
     pub dynamic_shared_bytes: u32,
+    pub confined_outside: bool,
 }
 
 impl SpecValues {
     /// `(constant id, byte offset, size)` of each value in [`SpecValues::to_bytes`].
-    pub const ENTRIES: [(u32, u32, u32); 5] = [
+    pub const ENTRIES: [(u32, u32, u32); 6] = [
         (spec_ids::BLOCK_X, 0, 4),
         (spec_ids::BLOCK_Y, 4, 4),
         (spec_ids::BLOCK_Z, 8, 4),
         (spec_ids::SHARED_WORDS, 12, 4),
         (spec_ids::DYNAMIC_SHARED_BYTES, 16, 4),
+        (spec_ids::CONFINED_OUTSIDE, 20, 4),
     ];
 
     /// The specialization data (native endianness, as Vulkan reads it).
-    pub fn to_bytes(&self) -> [u8; 20] {
+    pub fn to_bytes(&self) -> [u8; 24] {
         let values = [
             self.block[0],
             self.block[1],
             self.block[2],
             self.shared_words,
             self.dynamic_shared_bytes,
+            u32::from(self.confined_outside),
         ];
-        let mut bytes = [0u8; 20];
+        let mut bytes = [0u8; 24];
         for ((_, offset, _), v) in SpecValues::ENTRIES.iter().zip(values) {
             let at = *offset as usize;
             bytes[at..at + 4].copy_from_slice(&v.to_ne_bytes());
@@ -275,11 +283,16 @@ mod tests {
 
     #[test]
     fn spec_values_land_at_their_entries() {
-        let v = SpecValues { block: [64, 2, 3], shared_words: 9, dynamic_shared_bytes: 17 };
+        let v = SpecValues {
+            block: [64, 2, 3],
+            shared_words: 9,
+            dynamic_shared_bytes: 17,
+            confined_outside: true,
+        };
         let bytes = v.to_bytes();
         let ids: Vec<u32> = SpecValues::ENTRIES.iter().map(|e| e.0).collect();
-        assert_eq!(ids, [0, 1, 2, 3, 4]);
-        for ((_, offset, size), want) in SpecValues::ENTRIES.iter().zip([64u32, 2, 3, 9, 17]) {
+        assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+        for ((_, offset, size), want) in SpecValues::ENTRIES.iter().zip([64u32, 2, 3, 9, 17, 1]) {
             assert_eq!(*size, 4);
             let at = *offset as usize;
             let got = u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);

@@ -571,6 +571,11 @@ pub enum SpecialReg {
     /// The device address of the block's shared window when it is in device memory
     /// ([`SharedLayout::in_device_memory`]), a 64-bit value.
     SharedWindowAddress,
+    /// 1 when a confined launch may reach allocations outside the device's
+    /// confinement range, 0 when it may not (`pass::check`, *Confinement*): a
+    /// specialization constant, so that the driver folds the test against those
+    /// allocations away in the common case that there are none.
+    ConfinedOutside,
 }
 
 impl InstKind {

@@ -71,6 +71,9 @@ pub struct Globals {
     /// `NumWorkgroups`, when some kernel's shared window is in device memory: a block's
     /// slice is indexed by its linear index in the dispatch.
     pub num_workgroups: Option<Word>,
+    /// Specialization constant `CONFINED_OUTSIDE`, when some kernel is confined
+    /// ([`SpecialReg::ConfinedOutside`](ptxvk_lower::ir::SpecialReg::ConfinedOutside)).
+    pub confined_outside: Option<Word>,
 }
 
 impl Globals {
@@ -172,7 +175,19 @@ impl Globals {
             hide_sign_extensions: false,
             loop_counts: None,
             num_workgroups: None,
+            confined_outside: None,
         }
+    }
+
+    /// Declares specialization constant `CONFINED_OUTSIDE` ([`Self::confined_outside`]),
+    /// 1 unless the launch says otherwise: a pipeline specialized by no launch keeps the
+    /// test against the allocations outside the confinement range.
+    pub fn declare_confined_outside(&mut self, b: &mut Builder, t: &mut TypeCache) {
+        let u32t = t.scalar(b, Scalar::Int(32));
+        let id = b.spec_constant_bit32(u32t, 1);
+        let spec_id = [Operand::LiteralBit32(spec_ids::CONFINED_OUTSIDE)];
+        b.decorate(id, Decoration::SpecId, spec_id);
+        self.confined_outside = Some(id);
     }
 
     /// Declares `NumWorkgroups` ([`Self::num_workgroups`]).

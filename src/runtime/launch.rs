@@ -361,6 +361,7 @@ impl<'m> Kernel<'m> {
             const_address: module.data.as_ref().map_or(0, |b| b.address()),
             window_base: module.window.as_ref().map_or(0, |w| w.base()),
             shared_in_device_memory: info.shared_in_device_memory,
+            confined_outside: false,
         };
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
@@ -405,6 +406,10 @@ impl<'m> Kernel<'m> {
                 limit: module.device.check().limit,
                 block,
             })
+        });
+        // A confined launch with nothing outside the range keeps no test against it.
+        cfg.confined_outside = check.as_ref().is_some_and(|c| {
+            c.confinement.is_some() && c.param_ranges.iter().skip(1).any(|&(s, e, _)| s != e)
         });
         let system = if info.system {
             let area = module.system_area(self.code, &params, check)?;

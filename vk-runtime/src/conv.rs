@@ -94,9 +94,15 @@ pub(crate) fn push_constants(
 }
 
 /// The specialization map of [`ptxvk_abi::SpecValues`].
-pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 5] = {
+pub(crate) const SPEC_MAP: [vk::SpecializationMapEntry; 6] = {
     let e = ptxvk_abi::SpecValues::ENTRIES;
-    [map_entry(e[0]), map_entry(e[1]), map_entry(e[2]), map_entry(e[3]), map_entry(e[4])]
+    let mut map = [map_entry(e[0]); 6];
+    let mut i = 1;
+    while i < e.len() {
+        map[i] = map_entry(e[i]);
+        i += 1;
+    }
+    map
 };
 
 const fn map_entry((constant_id, offset, size): (u32, u32, u32)) -> vk::SpecializationMapEntry {
@@ -104,11 +110,12 @@ const fn map_entry((constant_id, offset, size): (u32, u32, u32)) -> vk::Speciali
 }
 
 /// The specialization data matching [`SPEC_MAP`].
-pub(crate) fn spec_data(key: &PipelineKey) -> [u8; 20] {
+pub(crate) fn spec_data(key: &PipelineKey) -> [u8; 24] {
     ptxvk_abi::SpecValues {
         block: key.block,
         shared_words: key.shared_words,
         dynamic_shared_bytes: key.dynamic_shared_bytes,
+        confined_outside: key.confined_outside,
     }
     .to_bytes()
 }

@@ -41,6 +41,11 @@ pub struct LaunchConfig {
     /// `shared_bytes` may exceed the device's `maxComputeSharedMemorySize` (not CUDA's
     /// [`CUDA_MAX_SHARED_PER_BLOCK`]).
     pub shared_in_device_memory: bool,
+    /// A confined kernel's launch that may reach allocations outside the device's
+    /// confinement range (registered host memory): the pipeline then keeps the test
+    /// against them (specialization constant `ptxvk_abi::spec_ids::CONFINED_OUTSIDE`).
+    /// Without any, an access outside the range is refused with no further test.
+    pub confined_outside: bool,
 }
 
 impl Default for LaunchConfig {
@@ -55,6 +60,7 @@ impl Default for LaunchConfig {
             const_address: 0,
             window_base: 0,
             shared_in_device_memory: false,
+            confined_outside: false,
         }
     }
 }

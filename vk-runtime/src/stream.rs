@@ -755,6 +755,7 @@ impl Stream {
             block: cfg.block,
             shared_words: conv::shared_words(cfg.shared_bytes),
             dynamic_shared_bytes: cfg.dynamic_shared_bytes,
+            confined_outside: cfg.confined_outside,
         };
         let pipeline = program.inner.pipeline(&self.shared, key)?;
         let limit = self.dispatch_limit(cfg);

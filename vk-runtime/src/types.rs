@@ -129,6 +129,9 @@ pub struct PipelineKey {
     pub shared_words: u32,
     /// The launch's dynamic shared bytes (specialization constant 4).
     pub dynamic_shared_bytes: u32,
+    /// A confined launch may reach allocations outside the confinement range
+    /// (specialization constant 5, `ptxvk_abi::spec_ids::CONFINED_OUTSIDE`).
+    pub confined_outside: bool,
 }
 
 /// How a stream orders itself against the legacy default stream.

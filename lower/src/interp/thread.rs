@@ -427,6 +427,9 @@ impl<'a> Thread<'a> {
             SpecialReg::TotalSharedBytes => u64::from(k.shared.static_bytes + cx.dynamic_shared),
             SpecialReg::DynamicSharedBase => u64::from(k.shared.dynamic_offset()),
             SpecialReg::SharedWindowAddress => cx.shared_window,
+            // As if the launch had allocations outside the range: the test against them
+            // is then modelled too.
+            SpecialReg::ConfinedOutside => 1,
             SpecialReg::ModuleData | SpecialReg::WindowBase | SpecialReg::DeviceClock => {
                 return Err(Error::Unsupported { what: format!("special register {reg:?}"), span });
             }

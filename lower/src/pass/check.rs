@@ -958,9 +958,12 @@ fn in_table(b: &mut Builder<'_>, a: &Access, address: Value, table: RegId) -> Re
 /// Whether the `size` bytes at `address` lie inside one of the confined launch's
 /// allocations outside its confinement range, whose (start, end) pairs follow the range
 /// at `ranges`: a subtraction and a compare per range, no loop (an empty range, start =
-/// end = 0, holds nothing).
+/// end = 0, holds nothing). The answer is ANDed with [`SpecialReg::ConfinedOutside`], a
+/// specialization constant that is 0 for a launch with no such allocations (the common
+/// case): the driver then folds the loads and compares away, and an access outside the
+/// range is refused with no further test.
 fn in_outside(b: &mut Builder<'_>, address: Value, size: u32, ranges: RegId) -> RegId {
-    let mut any: Option<RegId> = None;
+    let mut found: Option<RegId> = None;
     for slot in 1..=i64::from(system::CONFINED_OUTSIDE) {
         let (start, end) = (b.temp(U64), b.temp(U64));
         b.push(InstKind::Load {
@@ -976,12 +979,17 @@ fn in_outside(b: &mut Builder<'_>, address: Value, size: u32, ranges: RegId) -> 
         let room = b.bin(BinaryOp::Sub, U64, length, Value::Imm(u64::from(size)));
         let within = b.cmp(CmpOp::Le, U64, offset, room);
         let inside = b.pred_and(fits, within);
-        any = Some(match any {
+        found = Some(match found {
             Some(a) => b.pred_or(a, inside),
             None => inside,
         });
     }
-    any.unwrap_or_else(|| b.cmp(CmpOp::Ne, U32, Value::Imm(0), Value::Imm(0)))
+    let flag = b.special(SpecialReg::ConfinedOutside);
+    let may_be_outside = b.cmp(CmpOp::Ne, U32, flag, Value::Imm(0));
+    match found {
+        Some(found) => b.pred_and(may_be_outside, found),
+        None => b.cmp(CmpOp::Ne, U32, Value::Imm(0), Value::Imm(0)),
+    }
 }
 
 /// Whether a shared, local or parameter access at `offset` lies inside its window

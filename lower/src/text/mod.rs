@@ -259,6 +259,7 @@ impl Spelled for SpecialReg {
         (SpecialReg::DynamicSharedBase, "dynamic_shared_base"),
         (SpecialReg::DeviceClock, "device_clock"),
         (SpecialReg::SharedWindowAddress, "shared_window_address"),
+        (SpecialReg::ConfinedOutside, "confined_outside"),
     ];
 }
 
