@@ -4,13 +4,26 @@
 //! every context shares the device's memory and streams (CUDA would give each its own
 //! address space); the primary context is reference-counted as CUDA's. Each thread has a
 //! stack of current contexts.
+//!
+//! # Sticky errors
+//!
+//! A kernel that faults (an illegal or misaligned address, a trap, a failed `assert`)
+//! leaves its context unusable, as CUDA's do ("sticky" errors, CUDA C++ Programming
+//! Guide, *Error Checking*): the call that reports the fault marks the calling thread's
+//! current context (or the primary context when none is current), and every later call
+//! made in it returns the same code ([`crate::state::driver`]) until the context is
+//! destroyed or, for the primary context, reset (`cuDevicePrimaryCtxReset`). What does
+//! not need a usable context still works: device queries, creating, destroying and
+//! switching contexts, and the error strings. Another context is unaffected.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use cudarc::driver::sys::CUresult;
+use cudarc::driver::sys::{CUctxCreateParams, CUresult};
 
-use crate::state::{driver, Driver};
+use crate::state::{driver, driver_in_any_state, Driver};
 use crate::{entry, out};
 
 /// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`: a Vulkan device is one multiprocessor
@@ -23,6 +36,45 @@ pub(crate) const MULTIPROCESSORS: c_int = 1;
 pub(crate) struct Context {
     pub(crate) flags: c_uint,
     pub(crate) primary: bool,
+    /// The fault that made the context unusable (*Sticky errors* above).
+    sticky: Mutex<Option<CUresult>>,
+}
+
+impl Context {
+    fn new(flags: c_uint, primary: bool) -> Context {
+        Context { flags, primary, sticky: Mutex::new(None) }
+    }
+
+    fn sticky(&self) -> MutexGuard<'_, Option<CUresult>> {
+        self.sticky.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Set once any context has held a sticky error: until then no call looks one up.
+static ANY_STICKY: AtomicBool = AtomicBool::new(false);
+
+/// The sticky error of the calling thread's current context, if it has one.
+pub(crate) fn sticky_error(d: &Driver) -> Option<CUresult> {
+    if !ANY_STICKY.load(Ordering::Acquire) {
+        return None;
+    }
+    let handle = CURRENT.with(|c| c.borrow().last().copied())?;
+    let context = d.contexts.get(handle)?;
+    let error = *context.sticky();
+    error
+}
+
+/// Makes `error`, a kernel's fault just reported, the sticky error of the calling
+/// thread's current context, or of the primary context when none is current.
+pub(crate) fn make_sticky(error: CUresult) {
+    let Ok(d) = crate::state::driver_in_any_state() else { return };
+    let current = CURRENT.with(|c| c.borrow().last().copied());
+    let handle =
+        current.or_else(|| d.primary.lock().unwrap_or_else(PoisonError::into_inner).handle);
+    if let Some(context) = handle.and_then(|h| d.contexts.get(h)) {
+        ANY_STICKY.store(true, Ordering::Release);
+        context.sticky().get_or_insert(error);
+    }
 }
 
 /// The primary context's state.
@@ -40,7 +92,7 @@ impl Primary {
         match self.handle {
             Some(h) => (h, false),
             None => {
-                let h = contexts.insert(Context { flags: self.flags, primary: true });
+                let h = contexts.insert(Context::new(self.flags, true));
                 self.handle = Some(h);
                 (h, true)
             }
@@ -74,7 +126,7 @@ fn block_limit(limits: &ptxvk::vk::Limits, axis: usize) -> c_int {
 
 /// The driver, checking that `dev` is the one device.
 pub(crate) fn check_device(dev: c_int) -> Result<&'static Driver, CUresult> {
-    let d = driver()?;
+    let d = driver_in_any_state()?;
     if dev != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
@@ -84,7 +136,7 @@ pub(crate) fn check_device(dev: c_int) -> Result<&'static Driver, CUresult> {
 /// The current context's handle, or `CUDA_ERROR_INVALID_CONTEXT` when none is current
 /// (calls that need a context).
 pub(crate) fn current() -> Result<usize, CUresult> {
-    let d = driver()?;
+    let d = driver_in_any_state()?;
     let handle = CURRENT.with(|c| c.borrow().last().copied());
     match handle {
         Some(h) if d.contexts.get(h).is_some() => Ok(h),
@@ -116,7 +168,7 @@ pub(crate) fn make_primary_current() -> Result<usize, CUresult> {
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
     // SAFETY: `count` is null or writable (CUDA's contract).
-    entry(|| unsafe { out(count, driver().map(|_| 1)?) })
+    entry(|| unsafe { out(count, driver_in_any_state().map(|_| 1)?) })
 }
 
 #[no_mangle]
@@ -348,10 +400,19 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: c_int) -> CUresult {
     entry(|| {
         let d = check_device(dev)?;
-        d.device.synchronize().map_err(crate::code)?;
         let primary = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner).handle;
+        let context = primary.and_then(|h| d.contexts.get(h));
+        let faulted = context.as_ref().is_some_and(|c| c.sticky().is_some());
+        // The fault's own launches have ended (the report came from waiting for them);
+        // waiting again would report the work of other contexts' streams here.
+        if !faulted {
+            d.device.synchronize().map_err(crate::code)?;
+        }
         if let Some(h) = primary {
             crate::export_table::context_gone(h);
+        }
+        if let Some(context) = context {
+            *context.sticky() = None;
         }
         Ok(())
     })
@@ -361,17 +422,63 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: c_int) -> CUresult {
 pub unsafe extern "C" fn cuCtxCreate_v2(ctx: *mut usize, flags: c_uint, dev: c_int) -> CUresult {
     entry(|| {
         let d = check_device(dev)?;
-        let handle = d.contexts.insert(Context { flags, primary: false });
+        let handle = d.contexts.insert(Context::new(flags, false));
         CURRENT.with(|c| c.borrow_mut().push(handle));
         // SAFETY: `ctx` is null or writable (CUDA's contract).
         unsafe { out(ctx, handle) }
     })
 }
 
+/// `cuCtxCreate_v3`: with execution-affinity parameters, which no device here supports
+/// (`cuDeviceGetExecAffinitySupport` reports none).
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxCreate_v3(
+    ctx: *mut usize,
+    affinity: *const c_void,
+    count: c_int,
+    flags: c_uint,
+    dev: c_int,
+) -> CUresult {
+    if count < 0 || (count > 0 && affinity.is_null()) {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    if count > 0 {
+        return CUresult::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { cuCtxCreate_v2(ctx, flags, dev) }
+}
+
+/// `cuCtxCreate_v4` (CUDA 12.5): `params` may be null; execution affinity and CUDA in
+/// graphics contexts (`cigParams`) are not supported.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxCreate_v4(
+    ctx: *mut usize,
+    params: *const CUctxCreateParams,
+    flags: c_uint,
+    dev: c_int,
+) -> CUresult {
+    if !params.is_null() {
+        // SAFETY: non-null, so readable by the caller's contract.
+        let p = unsafe { params.read() };
+        if p.numExecAffinityParams < 0 {
+            return CUresult::CUDA_ERROR_INVALID_VALUE;
+        }
+        if p.numExecAffinityParams > 0 {
+            return CUresult::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+        }
+        if !p.cigParams.is_null() {
+            return CUresult::CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { cuCtxCreate_v2(ctx, flags, dev) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: usize) -> CUresult {
     entry(|| {
-        let d = driver()?;
+        let d = driver_in_any_state()?;
         match d.contexts.get(ctx) {
             Some(c) if !c.primary => {
                 d.device.synchronize().map_err(crate::code)?;
@@ -388,7 +495,7 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: usize) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut usize) -> CUresult {
     entry(|| {
-        driver()?;
+        driver_in_any_state()?;
         let handle = CURRENT.with(|c| c.borrow().last().copied()).unwrap_or(0);
         // SAFETY: `ctx` is null or writable (CUDA's contract).
         unsafe { out(ctx, handle) }
@@ -398,7 +505,7 @@ pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut usize) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxSetCurrent(ctx: usize) -> CUresult {
     entry(|| {
-        let d = driver()?;
+        let d = driver_in_any_state()?;
         if ctx != 0 && d.contexts.get(ctx).is_none() {
             return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
         }
@@ -416,7 +523,7 @@ pub unsafe extern "C" fn cuCtxSetCurrent(ctx: usize) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxPushCurrent_v2(ctx: usize) -> CUresult {
     entry(|| {
-        let d = driver()?;
+        let d = driver_in_any_state()?;
         if d.contexts.get(ctx).is_none() {
             return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
         }
@@ -428,7 +535,7 @@ pub unsafe extern "C" fn cuCtxPushCurrent_v2(ctx: usize) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxPopCurrent_v2(ctx: *mut usize) -> CUresult {
     entry(|| {
-        driver()?;
+        driver_in_any_state()?;
         let popped =
             CURRENT.with(|c| c.borrow_mut().pop()).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
         if !ctx.is_null() {
@@ -452,7 +559,7 @@ pub unsafe extern "C" fn cuCtxGetDevice(dev: *mut c_int) -> CUresult {
 pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
     entry(|| {
         let h = current()?;
-        let f = driver()?.contexts.get(h).map_or(0, |c| c.flags);
+        let f = driver_in_any_state()?.contexts.get(h).map_or(0, |c| c.flags);
         // SAFETY: `flags` is null or writable (CUDA's contract).
         unsafe { out(flags, f) }
     })
@@ -461,7 +568,7 @@ pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: usize, version: *mut c_uint) -> CUresult {
     entry(|| {
-        let d = driver()?;
+        let d = driver_in_any_state()?;
         if ctx != 0 && d.contexts.get(ctx).is_none() {
             return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
         }
@@ -485,7 +592,7 @@ pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(
     greatest: *mut c_int,
 ) -> CUresult {
     entry(|| {
-        driver()?;
+        driver_in_any_state()?;
         // Either may be null (CUDA's documentation).
         for p in [least, greatest] {
             if !p.is_null() {
@@ -502,7 +609,7 @@ pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxGetId(ctx: usize, id: *mut u64) -> CUresult {
     entry(|| {
-        let d = driver()?;
+        let d = driver_in_any_state()?;
         let h = if ctx == 0 { current()? } else { ctx };
         d.contexts.get(h).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
         // SAFETY: `id` is null or writable (CUDA's contract).
@@ -691,7 +798,7 @@ pub unsafe extern "C" fn cuDeviceGetP2PAttribute(
 
 /// The current context and `peer`, both valid and different (CUDA's checks).
 fn peer_context(peer: usize) -> Result<(), CUresult> {
-    let d = driver()?;
+    let d = driver_in_any_state()?;
     let own = current()?;
     if own == peer || d.contexts.get(peer).is_none() {
         return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);

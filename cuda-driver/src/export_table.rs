@@ -410,7 +410,7 @@ fn context_or_current(ctx: usize) -> Result<usize, CUresult> {
     if ctx == 0 {
         return crate::device::current();
     }
-    let d = crate::state::driver()?;
+    let d = crate::state::driver_in_any_state()?;
     d.contexts.get(ctx).map(|_| ctx).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)
 }
 
@@ -498,7 +498,7 @@ unsafe extern "C" fn integrity_check(
 ) -> CUresult {
     trace!("integrity check slot 1: version {version}, time {unix_seconds}");
     entry(|| {
-        let d = crate::state::driver()?;
+        let d = crate::state::driver_in_any_state()?;
         let uuid = crate::device::uuid(d);
         let pci = |a| crate::device::attribute(d, a as c_int);
         use cudarc::driver::sys::CUdevice_attribute as A;

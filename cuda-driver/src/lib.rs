@@ -187,6 +187,13 @@ pub(crate) unsafe fn host_bytes_mut<'a>(
 /// user sees why (the driver API has no other channel for most calls).
 pub(crate) fn code(e: ptxvk::Error) -> CUresult {
     use ptxvk::vk::Error as Vk;
+    // A kernel that faulted while it ran leaves its context unusable (`device`, *Sticky
+    // errors*); a launch refused before it ran, or races alone, do not.
+    let faulted = match &e {
+        ptxvk::Error::KernelFailed { .. } => true,
+        ptxvk::Error::CheckFailed { report, .. } => report.count > 0,
+        _ => false,
+    };
     let result = match &e {
         // CUDA's meaning of INVALID_PTX is "a PTX JIT compilation failed", which an
         // internal compiler error is too; the message says which.
@@ -238,6 +245,9 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
         },
     };
     eprintln!("ptxvk libcuda: {e}");
+    if faulted {
+        device::make_sticky(result);
+    }
     result
 }
 

@@ -117,6 +117,8 @@ exports!(
     cuDevicePrimaryCtxGetState,
     cuDevicePrimaryCtxReset_v2,
     cuCtxCreate_v2,
+    cuCtxCreate_v3,
+    cuCtxCreate_v4,
     cuCtxDestroy_v2,
     cuCtxGetCurrent,
     cuCtxSetCurrent,

@@ -113,8 +113,20 @@ fn same_process(d: &'static Driver) -> Result<&'static Driver, CUresult> {
     }
 }
 
-/// The driver, or `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+/// The driver, for a call that needs a usable context: `CUDA_ERROR_NOT_INITIALIZED`
+/// before `cuInit`, and the sticky error of the calling thread's current context where
+/// a kernel faulted in it (`crate::device`, *Sticky errors*).
 pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
+    let d = driver_in_any_state()?;
+    match crate::device::sticky_error(d) {
+        Some(error) => Err(error),
+        None => Ok(d),
+    }
+}
+
+/// The driver, for a call that works whatever the state of the current context (device
+/// queries, context management), or `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+pub(crate) fn driver_in_any_state() -> Result<&'static Driver, CUresult> {
     match DRIVER.get() {
         Some(Ok(d)) => same_process(d),
         Some(Err(e)) => Err(*e),

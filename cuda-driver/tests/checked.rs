@@ -1,8 +1,8 @@
 //! `PTXVK_CHECK=memcheck` through the driver library: a client's launch that writes past
 //! its allocation is refused and reported as CUDA reports such faults,
 //! `CUDA_ERROR_ILLEGAL_ADDRESS` (and `CUDA_ERROR_MISALIGNED_ADDRESS` for a misaligned
-//! access), while its valid accesses happen. A test binary of its own: the setting is
-//! read once, when the library's device opens.
+//! access), while its valid accesses happen; the fault is sticky, as CUDA's are. A test
+//! binary of its own: the setting is read once, when the library's device opens.
 
 mod common;
 
@@ -43,13 +43,16 @@ fn checked_launches_fail_with_cuda_s_error_codes() {
         };
         // Thread 37 stores one word past the 240 bytes.
         assert_eq!(run(c"global_store", out, 37, 60), ILLEGAL_ADDRESS);
-        let mut got = vec![0u32; n];
-        assert_eq!(dtoh(got.as_mut_ptr().cast(), out, n * 4), SUCCESS);
-        for (i, &g) in got.iter().enumerate() {
-            assert_eq!(g, if i == 37 { 0 } else { i as u32 }, "out[{i}]");
-        }
+        after_sticky_fault(&lib, ILLEGAL_ADDRESS, || {
+            let mut got = vec![0u32; n];
+            assert_eq!(dtoh(got.as_mut_ptr().cast(), out, n * 4), SUCCESS);
+            for (i, &g) in got.iter().enumerate() {
+                assert_eq!(g, if i == 37 { 0 } else { i as u32 }, "out[{i}]");
+            }
+        });
         assert_eq!(run(c"global_store", out, u32::MAX, 0), SUCCESS, "no thread faults");
         // Thread 5's u64 store at 8 * 5 + 4 bytes.
         assert_eq!(run(c"global_misaligned", wide, 5, 4), MISALIGNED_ADDRESS);
+        after_sticky_fault(&lib, MISALIGNED_ADDRESS, || {});
     }
 }

@@ -191,3 +191,38 @@ pub fn init_context(lib: &Library) -> bool {
     }
     true
 }
+
+/// What follows a kernel's fault, reported as `fault` in the primary context (current),
+/// as CUDA's sticky errors: a call that needs the context returns `fault` again; a new
+/// context works, and `in_new_context` runs in it (contexts share the device's memory
+/// here, so it can read what the faulting kernel's other threads wrote); the primary
+/// context is still unusable after it, and usable again after `cuDevicePrimaryCtxReset`.
+pub fn after_sticky_fault(lib: &Library, fault: R, in_new_context: impl FnOnce()) {
+    let alloc: Alloc = proc(lib, "cuMemAlloc");
+    let free: unsafe extern "C" fn(u64) -> R = proc(lib, "cuMemFree");
+    let sync: Synchronize = proc(lib, "cuCtxSynchronize");
+    // CUDA 12.5's form (`cuCtxCreate_v4`), with no creation parameters.
+    let create: unsafe extern "C" fn(*mut usize, *const c_void, c_uint, c_int) -> R =
+        proc(lib, "cuCtxCreate");
+    let destroy: unsafe extern "C" fn(usize) -> R = proc(lib, "cuCtxDestroy");
+    let reset: unsafe extern "C" fn(c_int) -> R = proc(lib, "cuDevicePrimaryCtxReset");
+    let count: unsafe extern "C" fn(*mut c_int) -> R = proc(lib, "cuDeviceGetCount");
+    // SAFETY: valid arguments and out-pointers.
+    unsafe {
+        let mut p = 0u64;
+        assert_eq!(alloc(&mut p, 4), fault, "an allocation in the faulted context");
+        assert_eq!(sync(), fault, "a synchronization of the faulted context");
+        let mut n = 0;
+        assert_eq!(count(&mut n), SUCCESS, "a device query needs no usable context");
+        let mut ctx = 0;
+        assert_eq!(create(&mut ctx, std::ptr::null(), 0, 0), SUCCESS, "a new context");
+        assert_eq!(alloc(&mut p, 4), SUCCESS, "an allocation in the new context");
+        assert_eq!(free(p), SUCCESS);
+        in_new_context();
+        assert_eq!(destroy(ctx), SUCCESS);
+        assert_eq!(alloc(&mut p, 4), fault, "the primary context is still unusable");
+        assert_eq!(reset(0), SUCCESS, "cuDevicePrimaryCtxReset");
+        assert_eq!(alloc(&mut p, 4), SUCCESS, "an allocation after the reset");
+        assert_eq!(free(p), SUCCESS);
+    }
+}

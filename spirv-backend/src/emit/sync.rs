@@ -157,9 +157,10 @@ impl FnEmitter<'_> {
             }
             SpecialReg::Nctaid(d) => self.push_u32(ptxvk_abi::member::GRID + d.index() as u32),
             SpecialReg::DynamicSharedBytes => Ok(self.g.dynamic_shared_bytes),
-            SpecialReg::ConfinedOutside => self.g.confined_outside.ok_or_else(|| {
-                Error::Internal("confined_outside read but not declared".into())
-            }),
+            SpecialReg::ConfinedOutside => self
+                .g
+                .confined_outside
+                .ok_or_else(|| Error::Internal("confined_outside read but not declared".into())),
             SpecialReg::DynamicSharedBase => Ok(self.t.u32(self.b, self.k.shared.dynamic_offset())),
             SpecialReg::TotalSharedBytes => {
                 let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
