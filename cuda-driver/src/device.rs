@@ -188,7 +188,7 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: c_i
         if name.is_null() || len == 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let text = format!("ptxvk on {}", d.device.info().name);
+        let text = format!("ptxvk on {}", d.device().info().name);
         let bytes = text.as_bytes();
         let n = bytes.len().min(len - 1);
         // SAFETY: `name` is writable for `len` bytes (CUDA's contract); n + 1 <= len.
@@ -212,7 +212,8 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: c_int) -> C
 /// A UUID for the device: stable for one device and driver, made from its PCI ids and
 /// name (Vulkan's `deviceUUID` is not queried).
 pub(crate) fn uuid(d: &Driver) -> [u8; 16] {
-    let info = d.device.info();
+    let device = d.device();
+    let info = device.info();
     let mut bytes = [0u8; 16];
     bytes[..4].copy_from_slice(&info.vendor_id.to_le_bytes());
     bytes[4..8].copy_from_slice(&info.device_id.to_le_bytes());
@@ -261,7 +262,8 @@ pub unsafe extern "C" fn cuDeviceComputeCapability(
 /// constants of a CUDA 8.0 device with one multiprocessor per Vulkan device.
 pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
     use cudarc::driver::sys::CUdevice_attribute as A;
-    let info = d.device.info();
+    let device = d.device();
+    let info = device.info();
     let limits = &info.limits;
     let clamp = |v: u64| c_int::try_from(v).unwrap_or(c_int::MAX);
     let (major, minor) = compute_capability();
@@ -300,7 +302,7 @@ pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
         a if a == A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR as c_int => 32,
         a if a == A::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT as c_int => 0,
         a if a == A::CU_DEVICE_ATTRIBUTE_INTEGRATED as c_int => {
-            c_int::from(d.device.vk().unified_memory())
+            c_int::from(d.device().vk().unified_memory())
         }
         a if a == A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY as c_int => 1,
         a if a == A::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE as c_int => 0,
@@ -319,7 +321,7 @@ pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
         // Up to `resident_workgroups` blocks (`launch::check_cooperative`).
         a if a == A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH as c_int => 1,
         a if a == A::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED as c_int => {
-            c_int::from(d.device.vk().can_register_host())
+            c_int::from(d.device().vk().can_register_host())
         }
         a if a == A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED as c_int => 1,
         a if a == A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE as c_int => 4 << 20,
@@ -403,10 +405,14 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: c_int) -> CUresult {
         let primary = d.primary.lock().unwrap_or_else(std::sync::PoisonError::into_inner).handle;
         let context = primary.and_then(|h| d.contexts.get(h));
         let faulted = context.as_ref().is_some_and(|c| c.sticky().is_some());
-        // The fault's own launches have ended (the report came from waiting for them);
-        // waiting again would report the work of other contexts' streams here.
-        if !faulted {
-            d.device.synchronize().map_err(crate::code)?;
+        if d.device_lost() {
+            // A lost device has nothing left to wait for: a new one replaces it
+            // (`crate::state`, *Device loss*).
+            d.reopen()?;
+        } else if !faulted {
+            // The fault's own launches have ended (the report came from waiting for
+            // them); waiting again would report the work of other contexts' streams here.
+            d.device().synchronize().map_err(crate::code)?;
         }
         if let Some(h) = primary {
             crate::export_table::context_gone(h);
@@ -481,7 +487,7 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: usize) -> CUresult {
         let d = driver_in_any_state()?;
         match d.contexts.get(ctx) {
             Some(c) if !c.primary => {
-                d.device.synchronize().map_err(crate::code)?;
+                d.device().synchronize().map_err(crate::code)?;
                 d.contexts.remove(ctx);
                 crate::export_table::context_gone(ctx);
                 CURRENT.with(|c| c.borrow_mut().retain(|&h| h != ctx));
@@ -581,7 +587,7 @@ pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: usize, version: *mut c_uint) ->
 pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
     entry(|| {
         current()?;
-        driver()?.device.synchronize().map_err(crate::code)
+        driver()?.device().synchronize().map_err(crate::code)
     })
 }
 
@@ -751,7 +757,7 @@ pub unsafe extern "C" fn cuCtxSynchronize_v2(ctx: usize) -> CUresult {
         let d = driver()?;
         let h = if ctx == 0 { current()? } else { ctx };
         d.contexts.get(h).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
-        d.device.synchronize().map_err(crate::code)
+        d.device().synchronize().map_err(crate::code)
     })
 }
 

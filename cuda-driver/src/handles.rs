@@ -46,4 +46,19 @@ impl<T> Table<T> {
     pub(crate) fn remove(&self, handle: usize) -> Option<Arc<T>> {
         self.map().remove(&handle)
     }
+
+    /// Stores `value` under an existing `handle` (a new one when it had none).
+    pub(crate) fn replace(&self, handle: usize, value: T) {
+        self.map().insert(handle, Arc::new(value));
+    }
+
+    /// Keeps only the handles `keep` accepts.
+    pub(crate) fn retain(&self, keep: impl Fn(usize) -> bool) {
+        self.map().retain(|&h, _| keep(h));
+    }
+
+    /// Forgets every handle.
+    pub(crate) fn clear(&self) {
+        self.map().clear();
+    }
 }

@@ -319,7 +319,7 @@ fn get_mem_handle(d: &Driver, address: u64) -> Result<[u8; HANDLE_SIZE], IpcErro
     };
     let (fd, exported) = buffer.export_fd().map_err(|e| match e {
         ptxvk::vk::Error::InvalidUse(_) | ptxvk::vk::Error::MissingFeatures { .. } => {
-            IpcError::NotExportable(not_exportable_reason(d.device.vk()))
+            IpcError::NotExportable(not_exportable_reason(d.device().vk()))
         }
         e => IpcError::Runtime(e),
     })?;
@@ -360,7 +360,7 @@ fn open_mem_handle(d: &Driver, handle: &IpcHandle, flags: c_uint) -> Result<u64,
         return Ok(address);
     }
     let fd = reach(decoded.source)?;
-    let buffer = d.device.vk().import_memory(fd, &decoded.exported)?;
+    let buffer = d.device().vk().import_memory(fd, &decoded.exported)?;
     let address = buffer.address();
     // In the allocation table like any device memory (copies, pointer queries), but
     // freed by cuIpcCloseMemHandle, not cuMemFree.
@@ -377,7 +377,7 @@ fn close_mem_handle(d: &Driver, address: u64) -> Result<(), CUresult> {
     if entry.2 == 0 {
         // Work queued on the memory must finish before it is unmapped; the buffer's
         // pending uses hold it anyway, this keeps cuMemFree's ordering.
-        d.device.synchronize().map_err(crate::code)?;
+        d.device().synchronize().map_err(crate::code)?;
         st.opened.remove(&address);
     }
     Ok(())
@@ -573,7 +573,7 @@ pub(crate) fn event_query(handle: usize) -> Option<Result<(), CUresult>> {
 pub(crate) fn event_synchronize(d: &Driver, handle: usize) -> Option<Result<(), CUresult>> {
     let event = shared_event(handle)?;
     let target = event.counters().recorded.load(Ordering::Acquire);
-    Some(event.wait_for(target, d.device.vk().timeout()))
+    Some(event.wait_for(target, d.device().vk().timeout()))
 }
 
 /// `cuStreamWaitEvent` on an interprocess event: the stream's later work waits (in a
@@ -585,7 +585,7 @@ pub(crate) fn stream_wait_event(
 ) -> Option<Result<(), CUresult>> {
     let event = shared_event(handle)?;
     let target = event.counters().recorded.load(Ordering::Acquire);
-    let timeout = d.device.vk().timeout();
+    let timeout = d.device().vk().timeout();
     Some(
         stream
             .get()
@@ -609,7 +609,7 @@ fn open_event_handle(d: &Driver, handle: &IpcHandle) -> Result<usize, IpcError> 
     let page = SharedEvent::map(fd, source)?;
     // A local event stands behind the handle so every event call accepts it; the shared
     // counters decide its state.
-    let local = d.device.create_event(false).map_err(|e| match e {
+    let local = d.device().create_event(false).map_err(|e| match e {
         ptxvk::Error::Runtime(e) => IpcError::Runtime(e),
         e => IpcError::NotExportable(e.to_string()),
     })?;

@@ -89,7 +89,7 @@ pub(crate) fn pointed_at(d: &Driver, block: &[u8]) -> Vec<ptxvk::vk::Buffer> {
         .chunks_exact(8)
         .filter_map(|w| {
             let value = u64::from_le_bytes(w.try_into().ok()?);
-            (value != 0).then(|| d.device.vk().resolve(value)).flatten().map(|r| r.buffer)
+            (value != 0).then(|| d.device().vk().resolve(value)).flatten().map(|r| r.buffer)
         })
         .collect()
 }
@@ -167,7 +167,7 @@ const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
 fn check_cooperative(grid: [c_uint; 3]) -> Result<(), CUresult> {
     let d = driver()?;
     let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
-    if blocks > u64::from(d.device.info().resident_workgroups) {
+    if blocks > u64::from(d.device().info().resident_workgroups) {
         return Err(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
     }
     Ok(())
@@ -295,7 +295,7 @@ fn occupancy(
         .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let kernel = f.kernel()?;
     let shared = u64::from(kernel.info().static_shared_bytes) + dynamic_shared as u64;
-    let limit = u64::from(d.device.info().limits.max_shared_memory_bytes);
+    let limit = u64::from(d.device().info().limits.max_shared_memory_bytes);
     let by_threads = 2048 / u64::from(block);
     // A window in device memory takes no on-chip memory.
     let by_shared = if kernel.info().shared_in_device_memory {
@@ -308,7 +308,7 @@ fn occupancy(
     // (clients size cooperative grids so), and its launch refuses more.
     let resident = if kernel.info().grid_sync {
         let multiprocessors = crate::device::MULTIPROCESSORS.max(1) as u32;
-        u64::from((d.device.info().resident_workgroups / multiprocessors).max(1))
+        u64::from((d.device().info().resident_workgroups / multiprocessors).max(1))
     } else {
         u64::MAX
     };

@@ -230,7 +230,8 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
         ptxvk::Error::CheckFailed { .. } => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
         ptxvk::Error::Runtime(r) => match r {
             Vk::OutOfMemory(_) | Vk::BufferTooLarge { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-            Vk::DeviceLost => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+            // Every later call says the same (`state`, *Device loss*).
+            Vk::DeviceLost => CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE,
             Vk::Timeout { .. } => CUresult::CUDA_ERROR_LAUNCH_TIMEOUT,
             Vk::NotReady => return CUresult::CUDA_ERROR_NOT_READY,
             Vk::MissingFeatures { .. } => CUresult::CUDA_ERROR_NOT_SUPPORTED,

@@ -193,9 +193,9 @@ fn load_ptx(d: &Driver, text: &str, options: JitOptions) -> Result<usize, CUresu
     dump_ptx(text);
     let log = options;
     let loaded = if eager_loading() {
-        ptxvk::Module::from_ptx(&d.device, text)
+        ptxvk::Module::from_ptx(&d.device(), text)
     } else {
-        ptxvk::Module::link_lazy(&d.device, ptxvk::SourceMap::new([("<ptx>", text)]))
+        ptxvk::Module::link_lazy(&d.device(), ptxvk::SourceMap::new([("<ptx>", text)]))
     };
     let module = loaded.map_err(|e| {
         // SAFETY: the client's log buffer, writable for its size (CUDA's contract).
@@ -600,7 +600,7 @@ pub unsafe extern "C" fn cuKernelGetFunction(f: *mut usize, kernel: usize) -> CU
 /// `.maxntid`/`.reqntid` when smaller.
 pub(crate) fn max_threads_per_block(d: &Driver, f: &Function) -> Result<u32, CUresult> {
     let info = f.kernel()?.info();
-    let limit = d.device.info().limits.max_workgroup_invocations;
+    let limit = d.device().info().limits.max_workgroup_invocations;
     let threads = |b: [u32; 3]| b.iter().map(|&x| u64::from(x)).product::<u64>();
     Ok(info.maxntid.or(info.reqntid).map_or(u64::from(limit), threads).min(u64::from(limit)) as u32)
 }
@@ -612,7 +612,7 @@ pub(crate) fn shared_limit(d: &Driver, info: &ptxvk::spirv::KernelInfo) -> u32 {
     if info.shared_in_device_memory {
         ptxvk::vk::CUDA_MAX_SHARED_PER_BLOCK
     } else {
-        d.device.info().limits.max_shared_memory_bytes
+        d.device().info().limits.max_shared_memory_bytes
     }
 }
 

@@ -1,7 +1,17 @@
 //! The driver's global state: the device, opened by `cuInit`, and the handle tables.
+//!
+//! # Device loss
+//!
+//! Once the Vulkan device is lost (`VK_ERROR_DEVICE_LOST`, or the runtime's simulated
+//! loss, [`ptxvk_simulate_device_loss`]), every call that needs the device returns
+//! `CUDA_ERROR_DEVICE_UNAVAILABLE` at once instead of waiting for it ([`driver`]).
+//! `cuDevicePrimaryCtxReset` then opens the device again ([`Driver::reopen`]): every
+//! object of the lost one (allocations, modules, streams, events, graphs, textures) is
+//! forgotten, as a reset context's are in CUDA, and their handles become invalid ones.
+//! Device queries and context management work throughout.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use cudarc::driver::sys::CUresult;
 
@@ -17,7 +27,8 @@ pub(crate) struct Allocation {
 
 /// Everything the driver owns.
 pub(crate) struct Driver {
-    pub(crate) device: ptxvk::Device,
+    /// The device; replaced by a newly opened one when a lost one is reset.
+    device: RwLock<ptxvk::Device>,
     pub(crate) contexts: Table<crate::device::Context>,
     pub(crate) primary: Mutex<crate::device::Primary>,
     pub(crate) modules: Table<crate::module::LoadedModule>,
@@ -62,20 +73,11 @@ const DRIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 
 pub(crate) fn init() -> Result<&'static Driver, CUresult> {
     DRIVER
         .get_or_init(|| {
-            let device = ptxvk::Device::default_device().map_err(|e| {
-                eprintln!("ptxvk libcuda: cuInit found no usable Vulkan device: {e}");
-                CUresult::CUDA_ERROR_NO_DEVICE
-            })?;
-            // CUDA kernels have no run-time limit (KERNEL_EXEC_TIMEOUT reports 0), so the
-            // library waits far longer than the runtime's default minute: a day, unless
-            // PTXVK_TIMEOUT_MS says otherwise.
-            if std::env::var_os(ptxvk::vk::ENV_TIMEOUT_MS).is_none() {
-                device.vk().set_timeout(DRIVER_TIMEOUT);
-            }
+            let device = open("cuInit")?;
             let pools = Table::default();
             let default_pool = pools.insert(device.vk().default_pool());
             Ok(Driver {
-                device,
+                device: RwLock::new(device),
                 contexts: Table::default(),
                 primary: Mutex::default(),
                 modules: Table::default(),
@@ -104,6 +106,21 @@ pub(crate) fn init() -> Result<&'static Driver, CUresult> {
         .and_then(same_process)
 }
 
+/// The default Vulkan device, opened for the library (by `call`).
+fn open(call: &str) -> Result<ptxvk::Device, CUresult> {
+    let device = ptxvk::Device::default_device().map_err(|e| {
+        eprintln!("ptxvk libcuda: {call} found no usable Vulkan device: {e}");
+        CUresult::CUDA_ERROR_NO_DEVICE
+    })?;
+    // CUDA kernels have no run-time limit (KERNEL_EXEC_TIMEOUT reports 0), so the
+    // library waits far longer than the runtime's default minute: a day, unless
+    // PTXVK_TIMEOUT_MS says otherwise.
+    if std::env::var_os(ptxvk::vk::ENV_TIMEOUT_MS).is_none() {
+        device.vk().set_timeout(DRIVER_TIMEOUT);
+    }
+    Ok(device)
+}
+
 /// `d`, unless this is a child forked after `cuInit`.
 fn same_process(d: &'static Driver) -> Result<&'static Driver, CUresult> {
     if d.pid == std::process::id() {
@@ -114,10 +131,14 @@ fn same_process(d: &'static Driver) -> Result<&'static Driver, CUresult> {
 }
 
 /// The driver, for a call that needs a usable context: `CUDA_ERROR_NOT_INITIALIZED`
-/// before `cuInit`, and the sticky error of the calling thread's current context where
+/// before `cuInit`, `CUDA_ERROR_DEVICE_UNAVAILABLE` once the device is lost (*Device
+/// loss* above), and the sticky error of the calling thread's current context where
 /// a kernel faulted in it (`crate::device`, *Sticky errors*).
 pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
     let d = driver_in_any_state()?;
+    if d.device_lost() {
+        return Err(CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE);
+    }
     match crate::device::sticky_error(d) {
         Some(error) => Err(error),
         None => Ok(d),
@@ -135,6 +156,46 @@ pub(crate) fn driver_in_any_state() -> Result<&'static Driver, CUresult> {
 }
 
 impl Driver {
+    /// The device (a handle: a clone shares it).
+    pub(crate) fn device(&self) -> ptxvk::Device {
+        self.device.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Whether the device is lost (*Device loss* above).
+    pub(crate) fn device_lost(&self) -> bool {
+        self.device.read().unwrap_or_else(PoisonError::into_inner).vk().is_lost()
+    }
+
+    /// Opens the device again after it was lost and forgets every object of the lost
+    /// one (`cuDevicePrimaryCtxReset`); the default pool keeps its handle.
+    pub(crate) fn reopen(&self) -> Result<(), CUresult> {
+        let device = open("cuDevicePrimaryCtxReset")?;
+        self.pools.replace(self.default_pool, device.vk().default_pool());
+        let lost = std::mem::replace(
+            &mut *self.device.write().unwrap_or_else(PoisonError::into_inner),
+            device,
+        );
+        self.pools.retain(|h| h == self.default_pool);
+        self.modules.clear();
+        self.functions.clear();
+        self.streams.clear();
+        self.events.clear();
+        self.links.clear();
+        self.arrays.clear();
+        self.graphs.clear();
+        self.graph_execs.clear();
+        self.graph_nodes.clear();
+        self.user_objects.clear();
+        self.mipmapped.clear();
+        self.references.clear();
+        self.captured_events.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.texture_objects().clear();
+        self.allocations().clear();
+        self.host().clear();
+        drop(lost);
+        Ok(())
+    }
+
     /// The device memory the driver reports (`cuDeviceTotalMem`, `cuMemGetInfo`): the
     /// device's heap, but no more than its largest buffer. Lavapipe's heap is the host's
     /// memory (Mesa 25: 24 GiB here) while one buffer holds at most 2 GiB; clients size
@@ -142,8 +203,9 @@ impl Driver {
     /// it, memory pools a share), and those must succeed. Several allocations may
     /// together exceed the figure.
     pub(crate) fn memory_bytes(&self) -> u64 {
-        let info = self.device.info();
-        info.memory_bytes.min(self.device.vk().max_buffer_bytes())
+        let device = self.device();
+        let info = device.info();
+        info.memory_bytes.min(device.vk().max_buffer_bytes())
     }
 
     pub(crate) fn allocations(&self) -> MutexGuard<'_, BTreeMap<u64, Allocation>> {
@@ -156,5 +218,19 @@ impl Driver {
 
     pub(crate) fn host(&self) -> MutexGuard<'_, BTreeMap<usize, ptxvk::vk::Buffer>> {
         self.host.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Not CUDA's: makes the device behave as if the Vulkan driver had reported it lost, for
+/// testing clients' handling of device loss (*Device loss* above). Returns 0, or
+/// `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+#[no_mangle]
+pub extern "C" fn ptxvk_simulate_device_loss() -> CUresult {
+    match driver_in_any_state() {
+        Ok(d) => {
+            d.device().vk().simulate_device_loss();
+            CUresult::CUDA_SUCCESS
+        }
+        Err(e) => e,
     }
 }

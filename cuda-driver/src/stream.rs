@@ -59,7 +59,8 @@ pub(crate) fn stream_of(
     handle: usize,
     per_thread: bool,
 ) -> Result<StreamRef, CUresult> {
-    let vk = d.device.vk();
+    let device = d.device();
+    let vk = device.vk();
     match handle {
         0 if per_thread => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
         0 | CU_STREAM_LEGACY => Ok(StreamRef::Default(vk.default_stream())),
@@ -79,7 +80,7 @@ fn create(handle: *mut usize, flags: c_uint, priority: c_int) -> Result<(), CUre
     } else {
         StreamKind::Blocking
     };
-    let stream = d.device.vk().create_stream(kind, priority).map_err(vk_code)?;
+    let stream = d.device().vk().create_stream(kind, priority).map_err(vk_code)?;
     let h = d.streams.insert(StreamEntry { stream, flags, priority, capture: Default::default() });
     // SAFETY: `handle` is null or writable (CUDA's contract).
     unsafe { out(handle, h) }
@@ -384,7 +385,7 @@ pub unsafe extern "C" fn cuEventCreate(handle: *mut usize, flags: c_uint) -> CUr
     entry(|| {
         let d = driver()?;
         let timing = flags & CU_EVENT_DISABLE_TIMING == 0;
-        let e = d.device.create_event(timing).map_err(crate::code)?;
+        let e = d.device().create_event(timing).map_err(crate::code)?;
         let created = d.events.insert(e);
         if let Err(e) = crate::ipc::event_created(created, flags) {
             d.events.remove(created);

@@ -171,7 +171,7 @@ fn array_in(
 fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
     let (kind, channel_bytes) = checked(&a)?;
     let bytes = bytes_of(&a, channel_bytes)?;
-    let buffer = std::sync::Arc::new(d.device.vk().alloc(bytes as u64).map_err(vk_code)?);
+    let buffer = std::sync::Arc::new(d.device().vk().alloc(bytes as u64).map_err(vk_code)?);
     Ok(d.arrays.insert(array_in(buffer, 0, &a, kind, channel_bytes)))
 }
 
@@ -241,7 +241,7 @@ pub unsafe extern "C" fn cuArray3DCreate_v2(
 pub unsafe extern "C" fn cuArrayDestroy(handle: usize) -> CUresult {
     entry(|| {
         let d = driver()?;
-        d.device.synchronize().map_err(crate::code)?;
+        d.device().synchronize().map_err(crate::code)?;
         d.arrays.remove(handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
     })
 }
@@ -297,7 +297,7 @@ pub unsafe extern "C" fn cuMipmappedArrayCreate(
         for k in 0..levels {
             total += bytes_of(&level_of(&a, k), channel_bytes)? as u64;
         }
-        let buffer = std::sync::Arc::new(d.device.vk().alloc(total).map_err(vk_code)?);
+        let buffer = std::sync::Arc::new(d.device().vk().alloc(total).map_err(vk_code)?);
         let m = Mipmapped {
             base: array_in(buffer, 0, &a, kind, channel_bytes),
             levels,
@@ -335,7 +335,7 @@ pub unsafe extern "C" fn cuMipmappedArrayGetLevel(
 pub unsafe extern "C" fn cuMipmappedArrayDestroy(handle: usize) -> CUresult {
     entry(|| {
         let d = driver()?;
-        d.device.synchronize().map_err(crate::code)?;
+        d.device().synchronize().map_err(crate::code)?;
         let m = d.mipmapped.remove(handle).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
         for h in m.level_arrays.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
             d.arrays.remove(*h);
@@ -463,7 +463,7 @@ fn resource(d: &Driver, r: &ResourceDesc, surface: bool) -> Result<TextureDesc, 
 
 /// Writes the descriptor to device memory and returns its address, the object's handle.
 fn create_object(d: &Driver, desc: &TextureDesc) -> Result<u64, CUresult> {
-    let object = d.device.texture_object(desc).map_err(|e| {
+    let object = d.device().texture_object(desc).map_err(|e| {
         eprintln!("ptxvk libcuda: {e}");
         CUresult::CUDA_ERROR_INVALID_VALUE
     })?;
@@ -539,7 +539,7 @@ pub unsafe extern "C" fn cuSurfObjectCreate(
 
 fn destroy_object(handle: u64) -> Result<(), CUresult> {
     let d = driver()?;
-    d.device.synchronize().map_err(crate::code)?;
+    d.device().synchronize().map_err(crate::code)?;
     d.texture_objects().remove(&handle).map(drop).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
 }
 
@@ -580,12 +580,12 @@ impl Reference {
         if desc.address == 0 {
             return Ok(());
         }
-        let new = d.device.texture_object(desc).map_err(|e| {
+        let new = d.device().texture_object(desc).map_err(|e| {
             eprintln!("ptxvk libcuda: texture reference `{}`: {e}", self.name);
             CUresult::CUDA_ERROR_INVALID_VALUE
         })?;
         // Launches already queued read the old descriptor: wait for them first.
-        d.device.synchronize().map_err(crate::code)?;
+        d.device().synchronize().map_err(crate::code)?;
         self.module.bind_texture(&self.name, &new).map_err(crate::code)?;
         *object = Some(new);
         Ok(())

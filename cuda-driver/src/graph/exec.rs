@@ -146,7 +146,7 @@ pub unsafe extern "C" fn cuGraphExecGetFlags(exec: usize, flags: *mut u64) -> CU
 /// Waits until `s` has done everything enqueued on it so far, without taking its errors
 /// (they stay for the client's next synchronisation).
 fn drain(d: &Driver, s: &StreamRef) -> Result<(), CUresult> {
-    let marker = d.device.create_event(false).map_err(crate::code)?;
+    let marker = d.device().create_event(false).map_err(crate::code)?;
     s.get().record(&marker).map_err(crate::vk_code)?;
     marker.synchronize().map_err(crate::vk_code)
 }

@@ -36,7 +36,7 @@ pub use pools::*;
 /// allocation counts (module globals too). Unknown addresses are
 /// `CUDA_ERROR_INVALID_VALUE`.
 pub(crate) fn resolve(d: &Driver, ptr: u64) -> Result<(Buffer, u64), CUresult> {
-    d.device
+    d.device()
         .vk()
         .resolve(ptr)
         .map(|r| (r.buffer, r.offset))
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut u64, size: usize) -> CUresult 
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         // Exportable where CUDA IPC can share it (`crate::ipc`).
-        let buffer = crate::ipc::alloc(d.device.vk(), size as u64).map_err(vk_code)?;
+        let buffer = crate::ipc::alloc(d.device().vk(), size as u64).map_err(vk_code)?;
         // SAFETY: `dptr` is null or writable (CUDA's contract).
         unsafe { out(dptr, remember(d, buffer, false)) }
     })
@@ -100,7 +100,7 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
         if pitch.is_null() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let buffer = d.device.vk().alloc(size as u64).map_err(vk_code)?;
+        let buffer = d.device().vk().alloc(size as u64).map_err(vk_code)?;
         let address = remember(d, buffer, false);
         // SAFETY: both are writable (CUDA's contract); `pitch` is checked above, and a
         // null `dptr` fails before anything is returned.
@@ -123,7 +123,7 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: u64) -> CUresult {
         if !d.allocations().contains_key(&dptr) {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        d.device.synchronize().map_err(crate::code)?;
+        d.device().synchronize().map_err(crate::code)?;
         d.allocations().remove(&dptr);
         crate::ipc::forget_allocation(dptr);
         Ok(())
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn cuMemGetAddressRange_v2(
 
 /// Pinned host memory: its host pointer is what the client sees.
 fn alloc_host(d: &Driver, size: usize) -> Result<*mut c_void, CUresult> {
-    let buffer = d.device.vk().alloc_host(size as u64).map_err(vk_code)?;
+    let buffer = d.device().vk().alloc_host(size as u64).map_err(vk_code)?;
     let ptr = buffer.host_ptr().ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
     d.host().insert(ptr as usize, buffer);
     Ok(ptr.cast())
@@ -200,7 +200,7 @@ fn release_host(p: *mut c_void, missing: CUresult) -> Result<(), CUresult> {
     if !d.host().contains_key(&(p as usize)) {
         return Err(missing);
     }
-    d.device.synchronize().map_err(crate::code)?;
+    d.device().synchronize().map_err(crate::code)?;
     d.host().remove(&(p as usize));
     Ok(())
 }
@@ -273,7 +273,7 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
         }
         // SAFETY: the client keeps the memory allocated until cuMemHostUnregister (CUDA's
         // contract), which waits for the device before the registration is dropped.
-        let buffer = unsafe { d.device.vk().register_host(p.cast(), size) }.map_err(vk_code)?;
+        let buffer = unsafe { d.device().vk().register_host(p.cast(), size) }.map_err(vk_code)?;
         d.host().insert(p as usize, buffer);
         Ok(())
     })
@@ -298,7 +298,7 @@ pub unsafe extern "C" fn cuMemAllocManaged(
         if size == 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let buffer = d.device.vk().alloc_managed(size as u64).map_err(vk_code)?;
+        let buffer = d.device().vk().alloc_managed(size as u64).map_err(vk_code)?;
         if buffer.host_ptr().map(|p| p as u64) != Some(buffer.address()) {
             eprintln!(
                 "ptxvk libcuda: managed memory needs device addresses that are host pointers; \

@@ -28,7 +28,7 @@ pub(super) fn pool(
 pub unsafe extern "C" fn cuMemPoolCreate(handle: *mut usize, _props: *const c_void) -> CUresult {
     entry(|| {
         let d = driver()?;
-        let p = d.device.vk().create_pool().map_err(vk_code)?;
+        let p = d.device().vk().create_pool().map_err(vk_code)?;
         // SAFETY: `handle` is null or writable (CUDA's contract).
         unsafe { out(handle, d.pools.insert(p)) }
     })
