@@ -781,6 +781,17 @@ fn guard_redirected(
     };
     let (first, violation) = verdict(&mut t, aligned, first, site);
     t.mov(OpTy::Pred, ok, Value::Reg(first));
+    // Under confinement the slow path is skipped, too, where the launch has no
+    // allocation outside the range: with the specialization constant 0 the branch's
+    // condition is a constant and the driver drops the slow path and the branch.
+    let skip_slow = match (range, shared.outside) {
+        (Some(_), Some(_)) => {
+            let flag = t.special(SpecialReg::ConfinedOutside);
+            let none_outside = t.cmp(CmpOp::Eq, U32, flag, Value::Imm(0));
+            t.pred_or(first, none_outside)
+        }
+        _ => ok,
+    };
     let test_insts = t.insts;
 
     // Outside the parameter's allocation: the table decides; outside the confinement
@@ -851,7 +862,7 @@ fn guard_redirected(
     k.blocks[b.index()].term = match slow_insts {
         Some(insts) => {
             let slow = new_block(k, span, insts, Terminator::Jump(rest), span);
-            Terminator::Branch { cond: ok, negate: false, if_true: rest, if_false: slow }
+            Terminator::Branch { cond: skip_slow, negate: false, if_true: rest, if_false: slow }
         }
         None => Terminator::Jump(rest),
     };
