@@ -286,7 +286,8 @@ pub struct CheckReport {
     pub uninitialized: usize,
     /// Violations counted but not recorded, when the report has races or unwritten
     /// reads too (else they count as refused accesses): a thread records only its first
-    /// refused global access, and the area keeps at most [`system::CHECK_CAPACITY`].
+    /// refused global access (its last under confinement), and the area keeps at most
+    /// [`system::CHECK_CAPACITY`].
     pub unrecorded: usize,
     /// The first of them (at most the configured limit), in the order threads made them,
     /// then the first reads of unwritten memory.
@@ -368,7 +369,8 @@ pub(crate) fn report(ctx: &CheckContext, count: u32, records: &[Violation]) -> O
     let (unwritten, refused): (Vec<&Violation>, Vec<&Violation>) =
         listed.into_iter().partition(|v| v.kind == system::VIOLATION_UNINITIALIZED);
     // Violations counted but not recorded: a thread records only its first refused
-    // global access (`pass::check`'s deferred records), and the area keeps at most
+    // global access (its last under confinement; `pass::check`'s deferred records),
+    // and the area keeps at most
     // CHECK_CAPACITY. Without races or unwritten reads, they are all refused accesses.
     let mut unrecorded = (count as usize).saturating_sub(records.len());
     let mut total = refused.len();

@@ -52,11 +52,14 @@
 //! ptxvk gave it, at a lower price ([`Mode::Confine`]): no alignment test, and every
 //! global access is first tested against the device's one confinement range (every
 //! allocation of the device lies in it, `ptxvk_vk`'s reservation), a subtraction and a
-//! compare, the launch's table being searched only outside it (registered host memory).
+//! compare; outside it, the few ranges of registered host memory the launch passes
+//! decide, in a slow path that a specialization constant
+//! ([`SpecialReg::ConfinedOutside`]) removes from the pipelines of launches with none.
 //! The host passes the range as the first of the parameter ranges
 //! ([`system::CHECK_PARAMS`]). Shared, local and parameter accesses get memcheck's
 //! bounds tests, but those whose constant address lies inside the window's static part
-//! need none. A refused access is reported as memcheck reports it.
+//! need none. A refused access is reported as memcheck reports it, but a thread keeps
+//! its last refused access rather than its first (three instructions fewer per access).
 
 use ptxvk_frontend::Span;
 
@@ -811,10 +814,16 @@ fn guard_redirected(
     });
 
     // Where the test failed: counted, and the first kept, for the record at the end.
+    // Confinement keeps the last instead, three instructions fewer per access: any
+    // refusal fails the launch, and a thread that makes several is rare.
     let mut a = Builder::new(k, span);
-    let none_yet = a.cmp(CmpOp::Eq, U32, Value::Reg(d.count), Value::Imm(0));
-    let first = a.sel(U32, none_yet, violation, Value::Reg(d.first));
-    let first_address = a.sel(U64, none_yet, address, Value::Reg(d.address));
+    let (first, first_address) = if shared.mode == Mode::Confine {
+        (violation, address)
+    } else {
+        let none_yet = a.cmp(CmpOp::Eq, U32, Value::Reg(d.count), Value::Imm(0));
+        let first = a.sel(U32, none_yet, violation, Value::Reg(d.first));
+        (first, a.sel(U64, none_yet, address, Value::Reg(d.address)))
+    };
     let refused = a.sel(U32, ok, Value::Imm(0), Value::Imm(1));
     for (ty, dst, refused_value) in [(U32, d.first, first), (U64, d.address, first_address)] {
         let (kept, taken) = (Value::Reg(dst), refused_value);
