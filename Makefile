@@ -10,9 +10,14 @@ OLD_MESA_ICD ?= /opt/mesa-22.3/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
 setup:
 	@scripts/setup
 
-# Builds in release and runs every bundled kernel on the default Vulkan device.
+# Builds in release everything the README then uses (the `ptxvk` command and the driver
+# library, libcuda.so.1), runs every bundled kernel on the default Vulkan device, and
+# ends with one `ptxvk exec` run: a CUDA driver API client that knows nothing of ptxvk.
 demo: setup
-	cargo run --release --example demo
+	cargo build --release -p ptxvk -p ptxvk-cuda-driver --bins --lib \
+		--example demo --example client
+	target/release/examples/demo
+	target/release/ptxvk exec -- target/release/examples/client
 
 # Formatting, lints with warnings as errors, and the whole test suite (unit,
 # end-to-end on the Vulkan device, doctests).
