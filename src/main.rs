@@ -17,6 +17,7 @@ use ptxvk::spec::{self, LaunchSpec};
 use ptxvk::vk::DeviceSelector;
 use ptxvk::{Device, Error, SourceMap};
 
+mod doctor;
 mod exec;
 
 #[derive(Parser)]
@@ -128,6 +129,16 @@ enum Command {
     Devices {
         #[arg(long)]
         json: bool,
+    },
+    /// Check what ptxvk needs on this machine (Vulkan loader, devices and their driver
+    /// bugs, SPIRV-Tools, the driver library, optionally a client venv) and say what to
+    /// install or change, one line per problem: exit code 0 when nothing is wrong, 1
+    /// otherwise.
+    Doctor {
+        /// A Python environment of CUDA clients to check too (numba-cuda runs a kernel
+        /// in it through the driver library).
+        #[arg(long)]
+        venv: Option<PathBuf>,
     },
 }
 
@@ -261,6 +272,9 @@ fn main() -> ExitCode {
         ),
         Command::Compare(options) => compare(&options),
         Command::Devices { json } => devices(json),
+        Command::Doctor { venv } => {
+            doctor::run(venv.as_deref()).map_err(|(code, error)| Failure { code, error })
+        }
         Command::Exec { print_path, verbose, no_client_settings, command } => {
             let how = exec::How { print_path, verbose, client_settings: !no_client_settings };
             exec::run(how, &command).map_err(|(code, error)| Failure { code, error })

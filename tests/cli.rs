@@ -1078,3 +1078,33 @@ fn exec_makes_nvidia_warp_compile_to_ptx_unless_the_program_chose() {
         assert_eq!(stdout(&out), expected, "with {config:?} and {driver_version:?}");
     }
 }
+
+// ----- doctor -----------------------------------------------------------------------------
+
+#[test]
+fn doctor_names_each_problem_with_its_fix() {
+    let Some(list) = vulkan("doctor_names_each_problem_with_its_fix") else { return };
+    let dir = temp_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .current_dir(repo())
+        .env("PTXVK_LIBCUDA", dir.path().join("libcuda.so"))
+        .args(["doctor", "--venv"])
+        .arg(dir.path().join("venv"))
+        .output()
+        .expect("the ptxvk binary runs");
+    expect_exit(&out, 1, "doctor with two problems");
+    let text = stdout(&out);
+    assert!(text.lines().any(|l| l == "ok       Vulkan loader"), "{text}");
+    for d in list {
+        let name = d["name"].as_str().unwrap_or_default();
+        let line = format!("ok       device {}: {name}", d["index"]);
+        assert!(text.lines().any(|l| l.starts_with(&line)), "{line}:\n{text}");
+    }
+    let problems: Vec<&str> = text.lines().filter(|l| l.starts_with("PROBLEM")).collect();
+    assert_eq!(problems.len(), 2, "{text}");
+    assert!(problems[0].contains("no driver library"), "{text}");
+    assert!(problems[0].contains("cargo build -p ptxvk-cuda-driver"), "{text}");
+    assert!(problems[1].contains("no Python at"), "{text}");
+    assert!(problems[1].contains("python3 -m venv"), "{text}");
+    assert!(stderr(&out).contains("2 problem(s) found"), "{}", stderr(&out));
+}
