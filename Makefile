@@ -1,7 +1,7 @@
 # The two set-up commands of the README. Both install what is missing first
 # (scripts/setup: the Vulkan loader, lavapipe, SPIRV-Tools).
 
-.PHONY: demo test setup
+.PHONY: demo test setup wheel
 
 # Mesa 22.3's lavapipe, extracted by scripts/old-mesa: where it is, the driver-bug
 # probes' tests run on it too.
@@ -18,6 +18,12 @@ demo: setup
 		--example demo --example client
 	target/release/examples/demo
 	target/release/ptxvk exec -- target/release/examples/client
+
+# The Python wheel of the release binaries (the `ptxvk` command and libcuda.so.1), in
+# target/wheels: `pip install target/wheels/ptxvk-*.whl`.
+wheel:
+	cargo build --release -p ptxvk -p ptxvk-cuda-driver --bins --lib
+	scripts/build-wheel release target/wheels
 
 # Formatting, lints with warnings as errors, and the whole test suite (unit,
 # end-to-end on the Vulkan device, doctests).
@@ -84,3 +90,5 @@ test: setup
 	if [ -f "$(OLD_MESA_ICD)" ]; then \
 		PTXVK_TEST_OLD_MESA_ICD="$(OLD_MESA_ICD)" cargo test -p ptxvk --test probes_e2e; fi
 	scripts/python-tests
+	# The wheel, installed into a fresh venv with numba-cuda, runs a kernel.
+	scripts/wheel-test

@@ -141,13 +141,21 @@ fn python_hook(libcuda: &std::path::Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The folder with `libcuda.so.1` and `libcuda.so` links to the driver library built next
-/// to this executable (`PTXVK_LIBCUDA` names another library file).
+/// to this executable (`PTXVK_LIBCUDA` names another library file); or, as the Python
+/// wheel installs it (`scripts/build-wheel`), the `ptxvk-libcuda` folder next to this
+/// executable with the library itself as `libcuda.so.1`.
 pub(crate) fn libcuda_dir() -> anyhow::Result<PathBuf> {
     let library = match std::env::var_os("PTXVK_LIBCUDA") {
         Some(p) => PathBuf::from(p),
         None => {
             let exe = std::env::current_exe().context("cannot find the ptxvk executable")?;
             let dir = exe.parent().context("the ptxvk executable has no folder")?;
+            let packaged = dir.join("ptxvk-libcuda");
+            if packaged.join("libcuda.so.1").is_file() && !dir.join("libcuda.so").exists() {
+                // Clients that open `libcuda.so` get a link where the folder is writable.
+                let _ = std::os::unix::fs::symlink("libcuda.so.1", packaged.join("libcuda.so"));
+                return Ok(packaged);
+            }
             dir.join("libcuda.so")
         }
     };
