@@ -14,7 +14,7 @@
 //! `--no-client-settings` makes none of them; `--verbose` prints what was set.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -156,14 +156,25 @@ pub(crate) fn libcuda_dir() -> anyhow::Result<PathBuf> {
                 let _ = std::os::unix::fs::symlink("libcuda.so.1", packaged.join("libcuda.so"));
                 return Ok(packaged);
             }
-            dir.join("libcuda.so")
+            // `cargo install --path .` installs the command alone: then the release
+            // library of the checkout it was built from, where `cargo build --release`
+            // puts it.
+            let beside = dir.join("libcuda.so");
+            let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libcuda.so");
+            if !beside.exists() && checkout.is_file() {
+                checkout
+            } else {
+                beside
+            }
         }
     };
     let library = library.canonicalize().with_context(|| {
         format!(
             "ptxvk's driver library is not at {}; build it with `cargo build -p ptxvk-cuda-driver` \
-             (same profile as ptxvk) or set PTXVK_LIBCUDA to its path",
-            library.display()
+             (same profile as ptxvk; after `cargo install`, `cargo build --release -p \
+             ptxvk-cuda-driver` in {}) or set PTXVK_LIBCUDA to its path",
+            library.display(),
+            env!("CARGO_MANIFEST_DIR")
         )
     })?;
     let dir = library.parent().context("the library has no folder")?.join("ptxvk-libcuda");
