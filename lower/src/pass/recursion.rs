@@ -55,8 +55,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::inline::copy_body;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    Address, Block, BlockId, CmpOp, Function, Inst, InstKind, Kernel, OpTy, RegId, RegTy, Space,
-    Terminator, Value,
+    Address, BinaryOp, Block, BlockId, CmpOp, FloatMode, Function, Inst, InstKind, Kernel, OpTy,
+    RegId, RegTy, Space, Terminator, Value,
 };
 use crate::system as sys;
 use crate::verify::inst_defs_uses;
@@ -170,11 +170,9 @@ pub fn machine(
         let osp = Builder::new(k, f.span).temp(U32);
         let m = Member { index, first_reg: first, entry: BlockId(k.blocks.len() as u32), ret, osp };
         let sp = f.stack_pointer.map(|r| m.reg(r)).unwrap_or(osp);
-        let mut entry = empty_block(Terminator::Jump(BlockId(copy + f.entry.0)), f.span);
-        entry
-            .insts
-            .push(Inst { kind: InstKind::Mov { ty: U32, dst: osp, src: Value::Reg(sp) }, span });
-        k.blocks.push(entry);
+        let keep = InstKind::Mov { ty: U32, dst: osp, src: Value::Reg(sp) };
+        let entry = empty_block(Terminator::Jump(BlockId(copy + f.entry.0)), f.span);
+        k.blocks.push(Block { insts: vec![Inst { kind: keep, span: f.span }], ..entry });
         members.push(m);
     }
     let Some(entered) = indices.iter().position(|&g| g == callee.index()) else {
@@ -330,9 +328,10 @@ fn save(
     let room = e.cmp(CmpOp::Le, U32, bytes, sp_arg);
     e.mov(U32, need, bytes);
     let test = std::mem::take(&mut e.insts);
-    let sa = e.bin(crate::ir::BinaryOp::Sub, U32, sp_arg, bytes);
-    let sa_reg = crate::build::reg_of(sa).unwrap_or(need);
-    let at = |offset: u32| Address { base: Some(sa_reg), offset: i64::from(offset) };
+    let sa = e.temp(U32);
+    let mode = FloatMode::default();
+    e.push(InstKind::Binary { op: BinaryOp::Sub, ty: U32, mode, dst: sa, lhs: sp_arg, rhs: bytes });
+    let at = |offset: u32| Address { base: Some(sa), offset: i64::from(offset) };
     let id = vec![Value::Imm(u64::from(id))];
     e.push(InstKind::Store { space: Space::Local, ty: U32, srcs: id, addr: at(0) });
     for &(r, offset) in &saved.slots {
@@ -350,7 +349,7 @@ fn save(
         .iter()
         .zip(&site.args)
         .map(|(&(p, ty), &a)| match a {
-            _ if f.stack_pointer == Some(p) => sa,
+            _ if f.stack_pointer == Some(p) => Value::Reg(sa),
             Value::Reg(r) if params.contains(&r) => {
                 let t = e.temp(ty);
                 e.mov(ty, t, a);
@@ -359,7 +358,7 @@ fn save(
             a => a,
         })
         .collect();
-    for ((&(p, ty), v), _) in f.params.iter().zip(values).zip(&site.args) {
+    for (&(p, ty), v) in f.params.iter().zip(values) {
         e.mov(ty, m.reg(p), v);
     }
     let pushed = std::mem::take(&mut e.insts);
