@@ -54,19 +54,24 @@
 //!   parameter register is not seen by the caller.
 //! * [`InstKind::Call`] calls `callee` with one argument per parameter and one result
 //!   register (of the caller) per return register, each as wide as the parameter or
-//!   return type. Calls may nest; a function never calls itself, directly or through
-//!   others (call cycles stay in semantic analysis, `sema::recursion`, as a machine over
-//!   an explicit stack). Memory is shared: the callee sees the caller's local window.
+//!   return type. Calls may nest, and a function may call itself, directly or through
+//!   others (PTX ISA 9.2 §9.7.12.4): each activation has its own registers. Memory is
+//!   shared: the callee sees the caller's local window.
 //! * Semantic analysis lowers each function a kernel calls once, and every direct
 //!   `call` to one `Call` (an indirect call is a test of the address against each
 //!   candidate, each a `Call`). How PTX's parameters become IR parameters is
 //!   `sema::calls`'s: a `.reg` parameter is passed by value; a `.param` parameter or
 //!   result is passed as the local-window address (u32) of the caller's `.param`
-//!   variable; a kernel that uses the stack passes its stack pointer (u32) as a first
-//!   parameter, so that what a callee allocates is freed when it returns
-//!   (PTX ISA 9.2 §9.7.17.1).
+//!   variable; a kernel that uses the stack passes its stack pointer (u32) as a
+//!   parameter ([`Function::stack_pointer`]), so that what a callee allocates is freed
+//!   when it returns (PTX ISA 9.2 §9.7.17.1). The local memory below the stack pointer
+//!   is free: a function may use it for its own allocations and the frames of its
+//!   callees (`pass::recursion` keeps its save areas there), never above.
+//! * A function on a call cycle allocates its `.local` and `.param` variables on the
+//!   stack, at entry (`sema::frames`), so that its activations never alias.
 //! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s.
-//!   **After it**, the kernel contains no `Call` and [`Kernel::functions`] is empty:
+//!   **After it** (and `pass::recursion`, which it runs for calls into call cycles), the
+//!   kernel contains no `Call` and [`Kernel::functions`] is empty:
 //!   every later pass, the structured IR and the emitter see one body per kernel
 //!   (`pass::leftover` reports a `Call` that reaches the emitter as an internal error).
 
@@ -189,6 +194,9 @@ pub struct Function {
     pub params: PassedRegs,
     /// Return registers, in order, each with the type the result is written at.
     pub returns: PassedRegs,
+    /// The parameter (u32) that holds the thread's stack pointer, in a kernel that
+    /// uses the stack (module doc, *Functions and calls*).
+    pub stack_pointer: Option<RegId>,
     pub regs: Vec<RegInfo>,
     pub blocks: Vec<Block>,
     pub entry: BlockId,
@@ -202,6 +210,7 @@ impl Function {
             span,
             params: Vec::new(),
             returns: Vec::new(),
+            stack_pointer: None,
             regs: Vec::new(),
             blocks: Vec::new(),
             entry: BlockId(0),

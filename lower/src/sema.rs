@@ -33,12 +33,12 @@ mod core_ops;
 mod device_launch;
 mod expand;
 mod formats;
+mod frames;
 mod matrix;
 mod mbarrier;
 mod memory;
 mod mods;
 mod operands;
-mod recursion;
 mod reserved;
 mod spaces;
 mod stack;
@@ -47,8 +47,8 @@ mod tensor_copy;
 mod texture;
 mod vectors;
 
-/// Bytes of stack per thread in a kernel that recurses (`sema::recursion`).
-pub use recursion::RECURSION_STACK_BYTES;
+/// Bytes of stack per thread in a kernel that recurses (`pass::recursion`).
+pub use crate::pass::recursion::RECURSION_STACK_BYTES;
 mod video;
 mod warp;
 mod wmma;
@@ -286,9 +286,9 @@ enum Symbol {
     DynamicShared,
     /// A `.local` variable: its offset in the thread's local window.
     Local(u32),
-    /// A `.local` or `.param` variable of a recursive function's activation, or a
-    /// parameter bound to one (`sema::recursion`): a register holding a local-window
-    /// offset, plus a constant offset.
+    /// A `.local` or `.param` variable of a recursive function's activation
+    /// (`sema::frames`), or a `.param` parameter (the caller's variable): a register
+    /// holding a local-window offset, plus a constant offset.
     Framed(RegId, u32),
     /// A module-scope `.global`/`.const` variable: its offset in the module data.
     Global(u32),
@@ -340,8 +340,8 @@ struct Lowerer<'m> {
     functions: &'m BTreeMap<Name, &'m ast::Function>,
     /// The functions being lowered, outermost first (to name a recursion's cycle).
     call_stack: Vec<Name>,
-    /// In a call cycle's function (`sema::recursion`): where its `ret` continues.
-    frame: Option<calls::Frame>,
+    /// The frame of the recursive function being lowered (`sema::frames`).
+    frame: Option<frames::Frame>,
     /// The names every function sees: module variables (a callee sees no kernel names).
     module_scope: BTreeMap<Name, Symbol>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
@@ -364,8 +364,8 @@ struct Lowerer<'m> {
     exchanged: Option<Value>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
-    /// The kernel's call cycles (`sema::recursion`).
-    recursion: recursion::Recursion,
+    /// The kernel's functions on call cycles (`sema::frames`).
+    recursive: BTreeSet<Name>,
     /// Device-side launches (`sema::device_launch`).
     device_runtime: device_launch::DeviceRuntime,
     /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
@@ -496,7 +496,7 @@ fn lower_kernel<'m>(
         stack_pointer: None,
         exchanged: None,
         function_spaces: BTreeMap::new(),
-        recursion: recursion::Recursion::default(),
+        recursive: BTreeSet::new(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
         body: body::BodyContext::default(),
         lowered_functions: BTreeMap::new(),
@@ -557,12 +557,12 @@ fn lower_kernel<'m>(
     if names.iter().any(|n| reserved::is_reserved_register(n)) {
         l.place_reserved();
     }
-    // The stack is the start of the local window (`sema::stack`); recursion keeps its
-    // frames there too (`sema::recursion`).
-    l.recursion = recursion::Recursion::find(&callees);
-    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack)) || l.recursion.any();
+    // The stack is the start of the local window (`sema::stack`); recursive functions
+    // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
+    l.recursive = frames::recursive(&callees);
+    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack)) || !l.recursive.is_empty();
     if uses_stack {
-        l.kernel.local_bytes = l.recursion.stack_bytes();
+        l.kernel.local_bytes = l.stack_bytes();
     }
     l.generic_windows = generic_windows;
     if l.generic_windows {
@@ -1132,11 +1132,8 @@ impl Lowerer<'_> {
                 return Ok(());
             }
             Opcode::Ret | Opcode::Exit => {
-                let term = if op == Opcode::Ret {
-                    calls::ret_terminator(&self.frame)
-                } else {
-                    self.thread_end(span)
-                };
+                let term =
+                    if op == Opcode::Ret { Terminator::Return } else { self.thread_end(span) };
                 self.terminate_guarded(term, guard, span);
                 return Ok(());
             }

@@ -12,7 +12,7 @@ use crate::ir::*;
 /// instructions have their operation type's width (the equal-width rule of
 /// [`crate::ir`]), and that the entry block exists; in the kernel and in each of its
 /// functions, whose calls must match their callees' parameters and returns in number
-/// and width and may not form a cycle.
+/// and width, and whose stack pointer is one of their 32-bit parameters.
 pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let kernel = Body { regs: &k.regs, blocks: &k.blocks, entry: k.entry, span: k.span };
@@ -20,6 +20,14 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     for f in &k.functions {
         let function = Body { regs: &f.regs, blocks: &f.blocks, entry: f.entry, span: f.span };
         body(k, function, &mut errors);
+        if let Some(sp) = f.stack_pointer {
+            if !f.params.contains(&(sp, OpTy::U(32))) {
+                errors.push(bug(
+                    f.span,
+                    format!("{}: a stack pointer that is no u32 parameter", f.name),
+                ));
+            }
+        }
         for &(r, ty) in f.params.iter().chain(&f.returns) {
             if f.regs.get(r.index()).is_none_or(|reg| reg.ty.bits() != ty.bits()) {
                 errors.push(bug(
@@ -32,12 +40,6 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                 ));
             }
         }
-    }
-    if let Some(f) = call_cycle(k) {
-        errors.push(bug(
-            k.functions[f.index()].span,
-            format!("function {} calls itself", k.functions[f.index()].name),
-        ));
     }
     if errors.is_empty() {
         Ok(())
@@ -162,45 +164,6 @@ fn call_widths(
     });
     let results = results.iter().zip(&f.returns).map(|(r, &(_, ty))| (*r, ty.bits()));
     args.chain(results).collect()
-}
-
-/// A function of `k` on a call cycle, if any (depth-first search over its calls).
-fn call_cycle(k: &Kernel) -> Option<FunctionId> {
-    let callees = |f: &Function| -> Vec<FunctionId> {
-        let insts = f.blocks.iter().flat_map(|b| &b.insts);
-        insts
-            .filter_map(|i| match i.kind {
-                InstKind::Call { callee, .. } if callee.index() < k.functions.len() => Some(callee),
-                _ => None,
-            })
-            .collect()
-    };
-    // 0: not seen, 1: on the path, 2: done.
-    let mut state = vec![0u8; k.functions.len()];
-    for root in 0..k.functions.len() {
-        if state[root] != 0 {
-            continue;
-        }
-        let mut path = vec![(FunctionId(root as u32), callees(&k.functions[root]), 0usize)];
-        state[root] = 1;
-        while let Some((f, next, i)) = path.last_mut() {
-            let Some(&g) = next.get(*i) else {
-                state[f.index()] = 2;
-                path.pop();
-                continue;
-            };
-            *i += 1;
-            match state[g.index()] {
-                1 => return Some(g),
-                0 => {
-                    state[g.index()] = 1;
-                    path.push((g, callees(&k.functions[g.index()]), 0));
-                }
-                _ => {}
-            }
-        }
-    }
-    None
 }
 
 /// Every register an instruction mentions.

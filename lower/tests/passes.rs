@@ -11,7 +11,8 @@
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `inline` leaves no call and
-//! no function; `expand_video` leaves no
+//! no function (calls into call cycles too, through `pass::recursion`'s machine:
+//! `recursion_*.ir`); `expand_video` leaves no
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
 //! checks the expansion); `expand_formats` leaves no half arithmetic (checked against
 //! the interpreter's correctly rounded model); `expand_texture` leaves no texture or

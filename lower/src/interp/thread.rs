@@ -63,8 +63,9 @@ struct CallFrame {
     results: Vec<RegId>,
 }
 
-/// Calls nest at most this deep (the verifier rejects call cycles; a guard).
-const MAX_CALL_DEPTH: usize = 256;
+/// Calls nest at most this deep: recursion deeper than this is reported as undefined
+/// (a guard; the 4 KiB stack of a recursive kernel fits fewer activations).
+const MAX_CALL_DEPTH: usize = 1024;
 
 /// What every thread of a block shares while it runs.
 pub(super) struct Ctx<'a> {

@@ -21,8 +21,11 @@
 //! is how a `.param` parameter, passed as the local-window address of the caller's
 //! variable, gets back the constant address the caller's variable has
 //! (`sema::calls`). Copies may contain calls (the callee's own, already a copy): the
-//! scan goes on through them, so calls nested at any depth are inlined. Calls form no
-//! cycle (`crate::verify`), so this ends.
+//! scan goes on through them, so calls nested at any depth are inlined.
+//!
+//! A call of a function on a call cycle (recursion, which cannot be inlined) is replaced
+//! by `pass::recursion`'s machine, a copy of the cycle's functions over an explicit
+//! stack; its calls out of the cycle are then inlined as any other. So this ends.
 //!
 //! Pre: the kernel verifies. Post: no `Call` is left and [`Kernel::functions`] is
 //! empty; the kernel computes what it computed, with the same spans on the callee's
@@ -32,6 +35,7 @@ use std::collections::BTreeMap;
 
 use ptxvk_frontend::{Diagnostic, Span};
 
+use super::recursion;
 use crate::ir::{
     Address, Block, BlockId, Function, Inst, InstKind, Kernel, RegId, RegInfo, Terminator, Value,
 };
@@ -47,6 +51,7 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
         return Ok(());
     }
     let functions = std::mem::take(&mut k.functions);
+    let cycle_of = recursion::cycles(&functions);
     let mut total: usize = k.blocks.iter().map(|b| b.insts.len()).sum();
     let mut b = 0;
     while b < k.blocks.len() {
@@ -60,7 +65,12 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
         let Some(f) = functions.get(callee.index()) else {
             return Err(Diagnostic::internal(call.span, format!("a call of fn{}", callee.0)));
         };
-        total += f.blocks.iter().map(|b| b.insts.len() + 2).sum::<usize>();
+        let cycle = cycle_of.get(callee.index()).copied().flatten();
+        let copied = functions.iter().enumerate().filter(|(g, _)| match cycle {
+            Some(c) => cycle_of[*g] == Some(c),
+            None => *g == callee.index(),
+        });
+        total += copied.flat_map(|(_, g)| &g.blocks).map(|b| b.insts.len() + 2).sum::<usize>();
         if total > MAX_INSTRUCTIONS {
             return Err(Diagnostic::error(
                 call.span,
@@ -70,7 +80,11 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
                 ),
             ));
         }
-        inline_call(k, (BlockId(b as u32), i), f, &args, &results, call.span);
+        let at = (BlockId(b as u32), i);
+        match cycle {
+            Some(_) => recursion::machine(k, at, &functions, &cycle_of)?,
+            None => inline_call(k, at, f, &args, &results, call.span),
+        }
         // The block now ends at the call: the scan goes on in the callee's copy and in
         // the continuation, which come after it.
         b += 1;
@@ -89,40 +103,9 @@ fn inline_call(
     span: Span,
 ) {
     // Registers: the callee's, renamed; blocks: after the kernel's, and the continuation.
-    let first_reg = k.regs.len() as u32;
-    // Temporaries are named by their id (`$tN`): renamed by their new one.
-    k.regs.extend(f.regs.iter().enumerate().map(|(i, r)| {
-        let temp = r.name.strip_prefix("$t").is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
-        let name = if temp { format!("$t{}", first_reg as usize + i) } else { r.name.clone() };
-        RegInfo { name, ..r.clone() }
-    }));
+    let continuation = BlockId((k.blocks.len() + f.blocks.len()) as u32);
+    let (first_reg, first_block) = copy_body(k, f, &folded_params(f, args), continuation);
     let reg = |r: RegId| RegId(first_reg + r.0);
-    let first_block = k.blocks.len() as u32;
-    let continuation = BlockId(first_block + f.blocks.len() as u32);
-    let folded = folded_params(f, args);
-    let copies: Vec<Block> = f
-        .blocks
-        .iter()
-        .map(|block| {
-            let insts = block
-                .insts
-                .iter()
-                .map(|i| Inst { kind: renamed(&i.kind, &reg, &folded), span: i.span })
-                .collect();
-            let mut term = block.term.clone();
-            for t in term.targets_mut() {
-                *t = BlockId(first_block + t.0);
-            }
-            match &mut term {
-                Terminator::Return => term = Terminator::Jump(continuation),
-                Terminator::Branch { cond, .. } => *cond = reg(*cond),
-                Terminator::Switch { selector, .. } => *selector = reg(*selector),
-                Terminator::Jump(_) => {}
-            }
-            Block { label: None, span: block.span, insts, term, term_span: block.term_span }
-        })
-        .collect();
-    k.blocks.extend(copies);
     // The continuation: results, the rest of the block, its terminator.
     let caller = &mut k.blocks[b.index()];
     let rest = caller.insts.split_off(at + 1);
@@ -144,6 +127,51 @@ fn inline_call(
         .collect();
     insts.extend(rest);
     k.blocks.push(Block { label: None, span, insts, term: old_term, term_span: old_term_span });
+}
+
+/// Appends a copy of `f`'s body to the kernel: its registers renamed to fresh ones (with
+/// the callee's type, span and name, but a temporary `$tN` named by its new id), its
+/// blocks after the kernel's, each `return` a jump to `ret`, and addresses based on a
+/// `folded` parameter made absolute. The first register and block of the copy.
+pub(crate) fn copy_body(
+    k: &mut Kernel,
+    f: &Function,
+    folded: &BTreeMap<RegId, u64>,
+    ret: BlockId,
+) -> (u32, u32) {
+    let first_reg = k.regs.len() as u32;
+    // Temporaries are named by their id (`$tN`): renamed by their new one.
+    k.regs.extend(f.regs.iter().enumerate().map(|(i, r)| {
+        let temp = r.name.strip_prefix("$t").is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
+        let name = if temp { format!("$t{}", first_reg as usize + i) } else { r.name.clone() };
+        RegInfo { name, ..r.clone() }
+    }));
+    let reg = |r: RegId| RegId(first_reg + r.0);
+    let first_block = k.blocks.len() as u32;
+    let copies: Vec<Block> = f
+        .blocks
+        .iter()
+        .map(|block| {
+            let insts = block
+                .insts
+                .iter()
+                .map(|i| Inst { kind: renamed(&i.kind, &reg, folded), span: i.span })
+                .collect();
+            let mut term = block.term.clone();
+            for t in term.targets_mut() {
+                *t = BlockId(first_block + t.0);
+            }
+            match &mut term {
+                Terminator::Return => term = Terminator::Jump(ret),
+                Terminator::Branch { cond, .. } => *cond = reg(*cond),
+                Terminator::Switch { selector, .. } => *selector = reg(*selector),
+                Terminator::Jump(_) => {}
+            }
+            Block { label: None, span: block.span, insts, term, term_span: block.term_span }
+        })
+        .collect();
+    k.blocks.extend(copies);
+    (first_reg, first_block)
 }
 
 /// The parameters of `f` that it never writes and whose argument is an immediate, by

@@ -1,7 +1,10 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
 //! 0. [`inline`] — every call of a device function becomes a copy of its body, so that
-//!    the kernel is one CFG (CFG with functions → CFG); then the expansions of the
+//!    the kernel is one CFG (CFG with functions → CFG), and every call into a call
+//!    cycle (recursion) [`recursion`]'s machine: a copy of the cycle's functions whose
+//!    calls push save areas on an explicit stack and whose returns switch on a
+//!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
 //!    inside blocks): [`expand_video`] — the video instructions become core integer
 //!    operations; [`expand_formats`] — half arithmetic becomes exact f32 and f64
@@ -70,6 +73,7 @@ pub mod legalize_warps;
 pub mod loop_exits;
 pub mod loop_guard;
 pub mod predicate;
+pub mod recursion;
 pub mod reducible;
 pub mod schedule;
 pub mod shared_in_memory;

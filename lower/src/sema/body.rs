@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ptxvk_frontend::{Name, Span};
 
-use super::{calls, recursion, spaces, Lowerer, Symbol};
+use super::{calls, frames, spaces, Lowerer, Symbol};
 use crate::ir::{Block, BlockId, Inst, InstKind, OpTy, RegId, RegInfo, RegTy, Terminator, Value};
 
 /// What the lowering of the current body knows beyond its arenas.
@@ -43,16 +43,15 @@ pub(super) struct CallerBody {
     exchanged: Option<Value>,
     pub(super) stack_pointer: Option<RegId>,
     pub(super) last_error: Option<RegId>,
-    machine: Option<Box<recursion::Machine>>,
-    frame: Option<calls::Frame>,
+    frame: Option<frames::Frame>,
     body: BodyContext,
 }
 
 impl Lowerer<'_> {
-    /// Whether the code being lowered is a device function's (called, or a call
-    /// cycle's machine): its `.param` variables are in the local window.
+    /// Whether the code being lowered is a device function's: its `.param` variables
+    /// are in the local window.
     pub(super) fn in_device_function(&self) -> bool {
-        self.body.in_function || self.frame.is_some()
+        self.body.in_function
     }
 
     /// How the thread ends here (`exit`, `trap`, a failure): in the kernel, it
@@ -62,21 +61,25 @@ impl Lowerer<'_> {
         if !self.body.in_function {
             return Terminator::Return;
         }
-        let flag = match self.body.ended {
-            Some(flag) => flag,
-            None => {
-                let flag = self.temp(RegTy::Pred, span);
-                let init = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) };
-                let entry = self.kernel.entry.index();
-                self.kernel.blocks[entry].insts.insert(0, Inst { kind: init, span });
-                self.body.ended = Some(flag);
-                flag
-            }
-        };
+        let flag = self.ended_flag(span);
         let end = self.new_block(None, span);
         let set = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(1) };
         self.kernel.blocks[end.index()].insts.push(Inst { kind: set, span });
         Terminator::Jump(end)
+    }
+
+    /// The device function's predicate that says it ended the thread (false at its
+    /// entry), made at its first use.
+    pub(super) fn ended_flag(&mut self, span: Span) -> RegId {
+        if let Some(flag) = self.body.ended {
+            return flag;
+        }
+        let flag = self.temp(RegTy::Pred, span);
+        let init = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) };
+        let entry = self.kernel.entry.index();
+        self.kernel.blocks[entry].insts.insert(0, Inst { kind: init, span });
+        self.body.ended = Some(flag);
+        flag
     }
 
     /// Starts the body of a device function: the current body's state is saved (and
@@ -101,7 +104,6 @@ impl Lowerer<'_> {
             exchanged: self.exchanged.take(),
             stack_pointer: self.stack_pointer.take(),
             last_error: self.device_runtime.last_error.take(),
-            machine: self.recursion.take_machine(),
             frame: self.frame.take(),
             body: std::mem::replace(&mut self.body, body),
         };
@@ -130,7 +132,6 @@ impl Lowerer<'_> {
         self.exchanged = caller.exchanged;
         self.stack_pointer = caller.stack_pointer;
         self.device_runtime.last_error = caller.last_error;
-        self.recursion.restore_machine(caller.machine);
         self.frame = caller.frame;
         self.body = caller.body;
         (regs, blocks, entry)

@@ -9,7 +9,7 @@
 //! writes the arguments with `st.param` and reads the results with `ld.param`. A
 //! callee's `.param` parameter or result is an IR parameter holding the local-window
 //! address of the caller's variable, which the callee's `ld.param`/`st.param` go
-//! through (as `sema::recursion` binds them), so structs by value and address-taken
+//! through, so structs by value and address-taken
 //! parameters need no copies; `pass::inline` folds the address back into constant
 //! offsets. `.reg` parameters and results are IR parameters and returns by value.
 //! The kernel's registers that every function shares are passed too
@@ -23,7 +23,8 @@
 //! function is lowered in the kernel's context: its `.shared` variables are placed in
 //! the kernel's window, its `.local` and call `.param` variables in the kernel's local
 //! window (one static slot each: a function without recursion has one activation at a
-//! time), its generic addresses by the kernel's windows and its own provenance
+//! time; a recursive one's are in a frame on the stack, `sema::frames`), its generic
+//! addresses by the kernel's windows and its own provenance
 //! (`sema::spaces`).
 //!
 //! An indirect call through a function pointer tests the pointer against each possible
@@ -31,12 +32,11 @@
 //! kernel names anywhere) and calls each. A function's address is
 //! `ir::FUNCTION_WINDOW` plus its index, so it survives being stored and loaded.
 //!
-//! SPIR-V forbids recursion (SPIR-V 2.16.1: "no function can call itself"): a call into
-//! a call cycle (recursion, direct or mutual, through function pointers too) is not a
-//! `Call` but lowered by `sema::recursion`, as a machine over an explicit per-thread
-//! stack in the calling body; calls from the cycle's functions out of the cycle are
-//! `Call`s as usual. Calls of declared functions without a body are system calls
-//! (`sema::system`).
+//! A recursive function (on a call cycle, direct or mutual, through function pointers
+//! too) is lowered the same way, its calls `Call`s, with its frame on the stack
+//! (`sema::frames`); SPIR-V forbids recursion (2.16.1), and `pass::recursion` turns
+//! those calls into a machine over an explicit stack. Calls of declared functions
+//! without a body are system calls (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,21 +44,15 @@ use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
 use super::body::CallerBody;
-use super::{names_used, op_ty, Lowerer, Symbol};
+use super::{names_used, op_ty, Lowerer, Resolved, Symbol};
 use crate::build::Build;
 use crate::ir::{
-    BlockId, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator, Value,
+    Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator, Value,
     FUNCTION_WINDOW,
 };
 
 /// Functions lowered at their first calls nest at most this deep.
 const MAX_DEPTH: usize = 64;
-
-/// A call cycle's function being lowered (`sema::recursion`).
-pub(super) struct Frame {
-    /// Where the callee's `ret` goes.
-    pub(super) ret_target: BlockId,
-}
 
 /// The names module-scope variable initializers use (function addresses in tables).
 pub(super) fn named_by_initializers(module: &ast::Module) -> BTreeSet<Name> {
@@ -130,15 +124,6 @@ pub(super) fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     let shape =
         |p: &ast::Param| (p.space, p.ty.value, p.vector, p.names.first().map(|n| n.dims.clone()));
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
-}
-
-/// `ret` inside a call cycle's function continues at its return block; elsewhere it
-/// returns (from a device function) or ends the thread (in a kernel).
-pub(super) fn ret_terminator(frame: &Option<Frame>) -> Terminator {
-    match frame {
-        Some(f) => Terminator::Jump(f.ret_target),
-        None => Terminator::Return,
-    }
 }
 
 impl Lowerer<'_> {
@@ -262,8 +247,7 @@ impl Lowerer<'_> {
     }
 
     /// A call of `f` (named `name` at the call site): one `Call` of its IR function
-    /// (lowered at its first call), a call into a call cycle (`sema::recursion`), or a
-    /// system call.
+    /// (lowered at its first call), or a system call.
     fn call_function(
         &mut self,
         f: &ast::Function,
@@ -293,11 +277,9 @@ impl Lowerer<'_> {
                 ),
             ));
         }
-        if let Some(done) = self.recursive_call(f, args, rets, span) {
-            return done;
-        }
-        // Every call cycle is lowered by `sema::recursion`, so this is a guard.
-        if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value) {
+        // A recursive function is known before its body is lowered, so this is a guard.
+        let known = self.lowered_functions.contains_key(&name.value);
+        if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value && !known) {
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
             cycle.push(name.value.as_str());
             return Err(Diagnostic::internal(
@@ -343,6 +325,29 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The local-window address of the caller's `.param` variable `actual`, which a
+    /// `.param` parameter is bound to.
+    pub(super) fn param_address(
+        &mut self,
+        actual: &Operand,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let slot = match actual {
+            Operand::Name { name, component: None } => self.lookup(&name.value),
+            _ => None,
+        };
+        match slot {
+            Some(Resolved::Local(off)) => Ok(Value::Imm(u64::from(off))),
+            Some(Resolved::Framed(base, off)) => {
+                Ok(self.framed_address(base, off, OpTy::U(32), span))
+            }
+            _ => Err(Diagnostic::error(
+                actual.span(),
+                "a `.param` parameter takes a `.param` variable of the caller",
+            )),
+        }
+    }
+
     /// The registers every body of the kernel shares, as a call passes them: the
     /// module-scope `.reg` variables and the thread's last error (`sema::device_launch`),
     /// which a callee gets and gives back, then the stack pointer (`sema::stack`), which
@@ -370,18 +375,29 @@ impl Lowerer<'_> {
         if let Some(done) = self.lowered_functions.get(&f.name.value) {
             return done.clone();
         }
-        let result = self.lower_function(f, body);
+        let slot = self.recursive.contains(&f.name.value).then(|| {
+            // Its calls of itself come before its lowering ends: its id is reserved, and
+            // it may end the thread (its frame may not fit).
+            let id = FunctionId(self.kernel.functions.len() as u32);
+            self.kernel.functions.push(Function::new(f.name.value.to_string(), f.span));
+            let known = Lowered { id, ends_thread: true };
+            self.lowered_functions.insert(f.name.value.clone(), Ok(known));
+            id
+        });
+        let result = self.lower_function(f, body, slot);
         self.lowered_functions.insert(f.name.value.clone(), result.clone());
         result
     }
 
     /// Lowers `f`'s body once, in a body of its own (module doc of `crate::ir`,
     /// *Functions and calls*): its registers and blocks, its labels and scope; the
-    /// kernel's layout (shared and local windows, flags) is shared.
+    /// kernel's layout (shared and local windows, flags) is shared. A recursive
+    /// function (`slot`: its reserved id) has its variables in a frame (`sema::frames`).
     fn lower_function(
         &mut self,
         f: &ast::Function,
         body: &[ast::Statement],
+        slot: Option<FunctionId>,
     ) -> Result<Lowered, Diagnostic> {
         let span = f.name.span;
         let caller = self.enter_body(span);
@@ -393,6 +409,11 @@ impl Lowerer<'_> {
                 return Err(e);
             }
         };
+        let stack_pointer = self.stack_pointer;
+        if slot.is_some() {
+            self.ended_flag(span);
+            self.open_frame(span);
+        }
         self.call_stack.push(f.name.value.clone());
         self.collect_labels(body);
         self.statements(body);
@@ -400,20 +421,21 @@ impl Lowerer<'_> {
             self.terminate(Terminator::Return, f.span);
         }
         self.call_stack.pop();
+        if slot.is_some() {
+            self.push_frame(span);
+            self.set_ended_at_returns(&returns, span);
+        }
         let ends_thread = self.body.ended.is_some();
         returns.extend(self.body.ended.map(|flag| (flag, OpTy::Pred)));
         let (regs, blocks, entry) = self.leave_body(caller);
-        let id = FunctionId(self.kernel.functions.len() as u32);
+        let id = slot.unwrap_or(FunctionId(self.kernel.functions.len() as u32));
         let name = f.name.value.to_string();
-        self.kernel.functions.push(Function {
-            name,
-            span: f.span,
-            params,
-            returns,
-            regs,
-            blocks,
-            entry,
-        });
+        let function =
+            Function { name, span: f.span, params, returns, stack_pointer, regs, blocks, entry };
+        match self.kernel.functions.get_mut(id.index()) {
+            Some(reserved) => *reserved = function,
+            None => self.kernel.functions.push(function),
+        }
         Ok(Lowered { id, ends_thread })
     }
 

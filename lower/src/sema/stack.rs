@@ -1,6 +1,6 @@
 //! The thread's stack (PTX ISA 9.2 §9.7.17: `alloca`, `stacksave`, `stackrestore`):
-//! the first [`STACK_BYTES`] of the local window (`sema::recursion`'s larger stack in a
-//! kernel with recursion, whose frames live there too), growing down from its top. The
+//! the first [`STACK_BYTES`] of the local window (a larger one in a kernel with
+//! recursion, whose frames live there too, `sema::frames`), growing down from its top. The
 //! stack pointer is a register set at kernel entry; a device function gets a copy of
 //! it (`sema::calls`), so what the function allocated is freed when it returns
 //! (§9.7.17.1). An `alloca`
@@ -18,7 +18,7 @@ use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Value};
 use crate::system as sys;
 
 /// Bytes of stack per thread (CUDA's default stack size), in a kernel without recursion
-/// (`sema::recursion::RECURSION_STACK_BYTES` with).
+/// (`pass::recursion::RECURSION_STACK_BYTES` with).
 pub(super) const STACK_BYTES: u32 = 1024;
 
 /// `alloca` aligns to at least this (the ISA's "minimum guaranteed alignment").
@@ -35,7 +35,7 @@ impl Lowerer<'_> {
     /// Creates the stack pointer at the top of the stack (at kernel entry).
     pub(super) fn init_stack(&mut self, span: Span) {
         let sp = self.temp(U32.storage(), span);
-        let top = u64::from(self.recursion.stack_bytes());
+        let top = u64::from(self.stack_bytes());
         Emit { l: self, span }.mov(U32, sp, Value::Imm(top));
         self.stack_pointer = Some(sp);
     }
@@ -115,7 +115,7 @@ impl Lowerer<'_> {
         let room = e.cmp(CmpOp::Le, u64t, size, top);
         let lower = e.bin(BinaryOp::Sub, u64t, top, size);
         let aligned = e.and(u64t, lower, Value::Imm(!(align - 1)));
-        let stack = Value::Imm(u64::from(self.recursion.stack_bytes()));
+        let stack = Value::Imm(u64::from(self.stack_bytes()));
         self.fail_if(room, true, sys::STATUS_STACK, &[Value::Imm(0), stack, size], span);
         let mut e = Emit { l: self, span };
         let new_sp = e.cvt(U32, u64t, aligned);

@@ -288,7 +288,7 @@ impl Lowerer<'_> {
     }
 
     /// The local-window address of the caller's `.param` variable `op` (in a recursive
-    /// function's frame, `sema::recursion`, relative to its frame pointer).
+    /// function's frame, `sema::frames`, relative to its frame pointer).
     pub(super) fn param_slot(&self, op: &Operand) -> Result<Address, Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {

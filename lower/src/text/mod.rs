@@ -29,6 +29,7 @@
 //!     reg i32 %x %y                              ; the function's own registers
 //!     param u32 %x                               ; parameters, then returns, in order
 //!     return u32 %y
+//!     stack %sp                                  ; the stack pointer parameter, if any
 //! bb0:
 //!     %y = mul.u32 %x, %x
 //!     return

@@ -81,6 +81,8 @@ pub(super) struct KernelParser {
     entry_span: Option<Span>,
     /// Parsing a function of the kernel: its `param` and `return` lines.
     function: Option<(PassedRegs, PassedRegs)>,
+    /// A function's `stack REG` line.
+    stack_pointer: Option<RegId>,
 }
 
 /// Splits `s` at top-level commas (not inside `[...]`).
@@ -178,6 +180,7 @@ impl KernelParser {
             block_refs: Vec::new(),
             entry_span: None,
             function: None,
+            stack_pointer: None,
         }
     }
 
@@ -233,7 +236,8 @@ impl KernelParser {
     }
 
     /// `function fnN NAME {`, its header (`entry`, `reg`, then `param TYPE REG` and
-    /// `return TYPE REG` lines in order) and blocks, up to its closing brace.
+    /// `return TYPE REG` lines in order, and `stack REG` for its stack pointer) and
+    /// blocks, up to its closing brace.
     fn function(&mut self, line: Line<'_>, lines: &mut Lines<'_>) -> Result<(), Diagnostic> {
         let bad = || line.error("expected `function fnN NAME {`");
         let rest = line.text.strip_prefix("function ").and_then(|r| r.strip_suffix('{'));
@@ -252,12 +256,14 @@ impl KernelParser {
         p.function = Some((Vec::new(), Vec::new()));
         p.body(lines)?;
         let (params, returns) = p.function.unwrap_or_default();
+        let stack_pointer = p.stack_pointer;
         let k = p.k;
         self.k.functions.push(Function {
             name: k.name,
             span: k.span,
             params,
             returns,
+            stack_pointer,
             regs: k.regs,
             blocks: k.blocks,
             entry: k.entry,
@@ -356,6 +362,10 @@ impl KernelParser {
                 returns.push(entry)
             }
             self.function = Some((params, returns));
+            return Ok(());
+        }
+        if let (Some(_), ["stack", reg]) = (self.function.as_ref(), words.as_slice()) {
+            self.stack_pointer = Some(self.reg(line, reg)?);
             return Ok(());
         }
         match words[0] {

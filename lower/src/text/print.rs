@@ -22,6 +22,9 @@ pub fn print(k: &Kernel) -> String {
                 let _ = writeln!(s, "    {key} {} {}", op_ty(ty), p.reg(r));
             }
         }
+        if let Some(sp) = f.stack_pointer {
+            let _ = writeln!(s, "    stack {}", p.reg(sp));
+        }
         p.blocks(&f.blocks, &mut s);
         s.push_str("}\n");
     }

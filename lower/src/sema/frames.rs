@@ -1,0 +1,352 @@
+//! Frames of recursive device functions. PTX allows recursion (PTX ISA 9.2
+//! §9.7.12.4); a function on a **call cycle** of the kernel's call graph (direct calls,
+//! and the candidates of indirect ones) may have several activations at once, so its
+//! `.local` and call `.param` variables cannot have the static slots of the local
+//! window that other functions' have (`sema::calls`). Each activation allocates a
+//! **frame** on the thread's stack (`sema::stack`) at its entry, as `alloca` does, and
+//! addresses them from its frame pointer; the stack pointer is a parameter passed by
+//! value, so the frame is freed when the activation returns. A push that does not fit
+//! ends the launch with `crate::system::STATUS_STACK` (the function field 1 marks a
+//! call frame, the file field holds the stack size).
+//!
+//! Everything else about recursion is a pass: semantic analysis lowers a recursive
+//! function like any other, into an IR function with `Call`s, and `pass::recursion`
+//! turns the calls into a cycle into a machine over an explicit stack (SPIR-V 2.16.1
+//! forbids recursion).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::{Name, Opcode, Span};
+
+use super::calls::{same_signature, CallSet};
+use super::expand::Emit;
+use super::{Lowerer, Symbol};
+use crate::build::Build;
+use crate::ir::{BinaryOp, BlockId, CmpOp, Inst, InstKind, OpTy, RegId, Terminator, Value};
+use crate::pass::recursion::RECURSION_STACK_BYTES;
+use crate::system as sys;
+
+const U32: OpTy = OpTy::U(32);
+
+/// The functions among `callees` (the kernel's reachable device functions with bodies)
+/// that are on a call cycle.
+pub(super) fn recursive(callees: &[&ast::Function]) -> BTreeSet<Name> {
+    let by_name: BTreeMap<&str, &ast::Function> =
+        callees.iter().map(|f| (f.name.value.as_str(), *f)).collect();
+    let graph: BTreeMap<&str, BTreeSet<&str>> = callees
+        .iter()
+        .map(|f| (f.name.value.as_str(), calls_in(f.body.as_deref().unwrap_or(&[]), &by_name)))
+        .collect();
+    let mut out = BTreeSet::new();
+    for &f in graph.keys() {
+        // Whether `f` reaches itself.
+        let mut seen = BTreeSet::new();
+        let mut work: Vec<&str> = graph[f].iter().copied().collect();
+        while let Some(g) = work.pop() {
+            if seen.insert(g) {
+                work.extend(graph.get(g).into_iter().flatten().copied());
+            }
+        }
+        if seen.contains(f) {
+            out.insert(Name::from(f));
+        }
+    }
+    out
+}
+
+/// The functions `body` may call: direct calls of functions with bodies, the
+/// `.calltargets` of indirect calls, and for a `.callprototype` every function of
+/// `functions` with its signature (as `sema::calls` chooses them).
+fn calls_in<'a>(
+    body: &[ast::Statement],
+    functions: &BTreeMap<&'a str, &'a ast::Function>,
+) -> BTreeSet<&'a str> {
+    fn sets(stmts: &[ast::Statement], out: &mut BTreeMap<Name, CallSet>) {
+        for s in stmts {
+            match s {
+                ast::Statement::Block(inner, _) => sets(inner, out),
+                ast::Statement::Directive(d) => match &d.kind {
+                    ast::DirectiveKind::CallTargets { label, targets } => {
+                        out.insert(label.value.clone(), CallSet::Targets(targets.clone()));
+                    }
+                    ast::DirectiveKind::CallPrototype { label, returns, params, .. } => {
+                        let set =
+                            CallSet::Prototype { returns: returns.clone(), params: params.clone() };
+                        out.insert(label.value.clone(), set);
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+    fn walk<'a>(
+        stmts: &[ast::Statement],
+        sets: &BTreeMap<Name, CallSet>,
+        functions: &BTreeMap<&'a str, &'a ast::Function>,
+        out: &mut BTreeSet<&'a str>,
+    ) {
+        for s in stmts {
+            let i = match s {
+                ast::Statement::Block(inner, _) => {
+                    walk(inner, sets, functions, out);
+                    continue;
+                }
+                ast::Statement::Instruction(i) if i.op == Some(Opcode::Call) => i,
+                _ => continue,
+            };
+            let rest = match i.operands.as_slice() {
+                [Operand::List(..), rest @ ..] => rest,
+                rest => rest,
+            };
+            if let Some(Operand::Name { name, component: None }) = rest.first() {
+                if let Some((&n, _)) = functions.get_key_value(name.value.as_str()) {
+                    out.insert(n);
+                    continue;
+                }
+            }
+            let Some(Operand::Name { name: label, component: None }) =
+                rest.last().filter(|_| rest.len() >= 2)
+            else {
+                continue;
+            };
+            match sets.get(&label.value) {
+                Some(CallSet::Targets(list)) => {
+                    for t in list {
+                        if let Some((&n, _)) = functions.get_key_value(t.value.as_str()) {
+                            out.insert(n);
+                        }
+                    }
+                }
+                Some(CallSet::Prototype { returns, params }) => {
+                    for (&n, f) in functions {
+                        if same_signature(&f.returns, returns) && same_signature(&f.params, params)
+                        {
+                            out.insert(n);
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    let mut call_sets = BTreeMap::new();
+    sets(body, &mut call_sets);
+    let mut out = BTreeSet::new();
+    walk(body, &call_sets, functions, &mut out);
+    out
+}
+
+/// The frame of the recursive function being lowered.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Frame {
+    /// The frame pointer (a local-window offset).
+    fp: RegId,
+    /// The block the body starts in, after the push.
+    body: BlockId,
+    /// The frame's size (the most its variables take at once), its alignment, and
+    /// where the next variable goes (the variables of a `{ }` block are freed after
+    /// it, as ptxas reuses call sequences' `.param` space).
+    bytes: u32,
+    align: u32,
+    top: u32,
+    /// A variable was placed (perhaps of 0 bytes): the frame pointer is read.
+    used: bool,
+}
+
+impl Lowerer<'_> {
+    /// The kernel's stack size (`sema::stack`): larger in a kernel with recursion.
+    pub(super) fn stack_bytes(&self) -> u32 {
+        if self.recursive.is_empty() {
+            super::stack::STACK_BYTES
+        } else {
+            RECURSION_STACK_BYTES
+        }
+    }
+
+    /// At the entry of a recursive function: a frame pointer, and the block its body
+    /// starts in (the entry pushes the frame once its size is known, [`Self::push_frame`]).
+    pub(super) fn open_frame(&mut self, span: Span) {
+        let fp = self.temp(U32.storage(), span);
+        let body = self.new_block(None, span);
+        self.frame = Some(Frame { fp, body, bytes: 0, align: 8, top: 0, used: false });
+        self.cur = body;
+        self.closed = false;
+    }
+
+    /// Fills the entry block of the recursive function just lowered: the push of its
+    /// frame (`sp = fp = (sp - size) & -align`), then its body.
+    pub(super) fn push_frame(&mut self, span: Span) {
+        let (Some(frame), Some(sp)) = (self.frame.take(), self.stack_pointer) else { return };
+        self.cur = self.kernel.entry;
+        self.closed = false;
+        let size = frame.bytes.next_multiple_of(8);
+        let align = frame.align.max(8);
+        let sp_v = Value::Reg(sp);
+        if size > 0 {
+            let mut e = Emit { l: self, span };
+            let room = e.cmp(CmpOp::Le, U32, Value::Imm(u64::from(size + align - 8)), sp_v);
+            let details = [0, self.stack_bytes(), size, 1].map(|v| Value::Imm(u64::from(v)));
+            self.fail_if(room, true, sys::STATUS_STACK, &details, span);
+            let mut e = Emit { l: self, span };
+            let low = e.bin(BinaryOp::Sub, U32, sp_v, Value::Imm(u64::from(size)));
+            let fp = e.and(U32, low, Value::Imm(u64::from(!(align - 1))));
+            e.mov(U32, frame.fp, fp);
+            e.mov(U32, sp, Value::Reg(frame.fp));
+        } else if frame.used {
+            Emit { l: self, span }.mov(U32, frame.fp, sp_v);
+        }
+        self.terminate(Terminator::Jump(frame.body), span);
+    }
+
+    /// In a recursive function, the predicate that says it ended the thread is set at
+    /// each return (false, or true where it ends the thread) instead of at its entry:
+    /// then it is live across no call, and `pass::recursion` saves it in no save area.
+    /// Where it ends the thread, its `.reg` results (`returns`) are 0, which no caller
+    /// reads: they are not live there either.
+    pub(super) fn set_ended_at_returns(&mut self, returns: &[(RegId, OpTy)], span: Span) {
+        let Some(flag) = self.body.ended else { return };
+        let is_set = |i: &Inst| matches!(i.kind, InstKind::Mov { dst, .. } if dst == flag);
+        let entry = self.kernel.entry.index();
+        if let Some(at) = self.kernel.blocks[entry].insts.iter().position(is_set) {
+            self.kernel.blocks[entry].insts.remove(at);
+        }
+        for b in &mut self.kernel.blocks {
+            if b.term != Terminator::Return {
+                continue;
+            }
+            if let Some(set) = b.insts.pop_if(|i| is_set(i)) {
+                for &(dst, ty) in returns {
+                    let kind = InstKind::Mov { ty, dst, src: Value::Imm(0) };
+                    b.insts.push(Inst { kind, span });
+                }
+                b.insts.push(set);
+            } else {
+                let kind = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) };
+                b.insts.push(Inst { kind, span });
+            }
+        }
+    }
+
+    /// The slot of a `.local` or `.param` variable of `size` bytes declared by the
+    /// recursive function being lowered, in its frame; `None` elsewhere.
+    pub(super) fn frame_slot(&mut self, size: u32, align: u32) -> Option<Symbol> {
+        let f = self.frame.as_mut()?;
+        let offset = f.top.next_multiple_of(align);
+        f.top = offset.saturating_add(size);
+        f.bytes = f.bytes.max(f.top);
+        f.align = f.align.max(align);
+        f.used = true;
+        Some(Symbol::Framed(f.fp, offset))
+    }
+
+    /// Where the frame is filled to, before a `{ }` block; [`Self::release_frame`]
+    /// frees the block's variables after it.
+    pub(super) fn frame_mark(&self) -> Option<u32> {
+        Some(self.frame.as_ref()?.top)
+    }
+
+    pub(super) fn release_frame(&mut self, mark: Option<u32>) {
+        if let (Some(f), Some(mark)) = (self.frame.as_mut(), mark) {
+            f.top = mark;
+        }
+    }
+
+    /// The address `base + offset` in the local window, as a `ty` (32 or 64 bits).
+    pub(super) fn framed_address(
+        &mut self,
+        base: RegId,
+        offset: u32,
+        ty: OpTy,
+        span: Span,
+    ) -> Value {
+        let mut e = Emit { l: self, span };
+        let ty = ty.as_unsigned();
+        let base =
+            if ty.bits() == 64 { e.cvt(ty, U32, Value::Reg(base)) } else { Value::Reg(base) };
+        if offset == 0 {
+            base
+        } else {
+            e.add(ty, base, Value::Imm(u64::from(offset)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{InstKind, Kernel, Space};
+
+    const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+    /// The functions `recursive` finds on call cycles among the functions of `ptx`.
+    fn on_cycles(ptx: &str) -> Vec<String> {
+        let module = ptxvk_frontend::parse(&format!("{HEADER}{ptx}")).expect("parses");
+        let functions: Vec<&ast::Function> = module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Function(f) if !f.is_entry && f.body.is_some() => Some(f),
+                _ => None,
+            })
+            .collect();
+        recursive(&functions).iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn finds_direct_mutual_and_indirect_cycles_only() {
+        let found = on_cycles(
+            ".func a() { call.uni a; ret; }\n\
+             .func b() { call.uni c; ret; }\n\
+             .func c() { call.uni b; ret; }\n\
+             .func d() { call.uni e; ret; }\n\
+             .func e() { ret; }\n\
+             .func g() { call.uni a; call.uni d; ret; }\n\
+             .func (.param .b32 r) h(.param .b32 x)\n\
+             { .reg .b64 %rd1; .param .b32 p; .param .b32 q;\n\
+               mov.u64 %rd1, h;\n\
+               P: .callprototype (.param .b32 _) _ (.param .b32 _);\n\
+               call (q), %rd1, (p), P; ret; }\n\
+             .func k() { .reg .b64 %rd1; T: .calltargets m; call %rd1, T; ret; }\n\
+             .func m() { call.uni k; ret; }\n",
+        );
+        assert_eq!(found, ["a", "b", "c", "h", "k", "m"]);
+    }
+
+    #[test]
+    fn activations_address_their_variables_from_a_frame_pointer() {
+        // `buf` of the recursive function is frame-relative; the kernel's `keep` is not.
+        let module = ptxvk_frontend::parse(&format!(
+            "{HEADER}.func f(.param .b32 n)\n{{\n .local .align 4 .b8 buf[8];\n\
+             .reg .pred %p1;\n .reg .b32 %r<3>;\n ld.param.u32 %r1, [n];\n\
+             st.local.u32 [buf+4], %r1;\n setp.eq.u32 %p1, %r1, 0;\n @%p1 ret;\n\
+             add.u32 %r2, %r1, -1;\n {{ .param .b32 a;\n st.param.b32 [a], %r2;\n\
+             call.uni f, (a); }}\n ret;\n}}\n\
+             .entry k(.param .u32 p)\n{{\n .local .align 4 .b8 keep[4];\n .reg .b32 %r<2>;\n\
+             ld.param.u32 %r1, [p];\n st.local.u32 [keep], %r1;\n\
+             {{ .param .b32 a;\n st.param.b32 [a], %r1;\n call.uni f, (a); }}\n ret;\n}}\n"
+        ))
+        .expect("parses");
+        let k: Kernel = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        let stores = |blocks: &[crate::ir::Block], regs: &[crate::ir::RegInfo]| {
+            let mut out = Vec::new();
+            for i in blocks.iter().flat_map(|b| &b.insts) {
+                if let InstKind::Store { space: Space::Local, srcs, addr, .. } = &i.kind {
+                    if matches!(srcs.as_slice(), [Value::Reg(r)] if regs[r.index()].name == "%r1") {
+                        out.push((addr.base.is_some(), addr.offset));
+                    }
+                }
+            }
+            out
+        };
+        // The kernel's `keep` and its argument `a` after the 4 KiB stack; the function's
+        // `buf+4` from its frame pointer, and the function has a stack pointer.
+        assert!(stores(&k.blocks, &k.regs).contains(&(false, 4096)));
+        let f = &k.functions[0];
+        assert!(stores(&f.blocks, &f.regs).contains(&(true, 4)));
+        assert!(f.stack_pointer.is_some());
+        assert_eq!(k.local_bytes, RECURSION_STACK_BYTES + 8);
+    }
+}
