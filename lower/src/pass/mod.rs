@@ -435,6 +435,7 @@ bb0:
     warp_publish %r1
     warp_sync
     %r1 = tex_query.width %rd1
+    %r1 = movmatrix %r1
     return
 }
 ";
@@ -442,9 +443,9 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("seven leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("eight leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 7, "{messages:?}");
+        assert_eq!(errors.len(), 8, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
         for pass in [
             "legalize_atomics",
@@ -453,6 +454,7 @@ bb0:
             "expand_video",
             "expand_formats",
             "expand_texture",
+            "expand_matrix",
         ] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }

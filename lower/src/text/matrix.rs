@@ -302,3 +302,45 @@ where
     };
     Ok(Some(inst))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse as parse_text, print as print_text};
+
+    /// Every form of the pass file tests prints back as it was written, and malformed
+    /// lines are refused with what they lack.
+    #[test]
+    fn every_form_round_trips() {
+        let files = [
+            include_str!("../../tests/passes/expand_matrix_mma.ir"),
+            include_str!("../../tests/passes/expand_matrix_ldmatrix.ir"),
+            include_str!("../../tests/passes/expand_matrix_wmma.ir"),
+        ];
+        let ops = ["mma.", "ldmatrix", "stmatrix", "movmatrix", "wmma_"];
+        let mut forms = 0;
+        for text in files {
+            let kernels = parse_text(text).unwrap_or_else(|d| panic!("{}", d.message));
+            let printed = print_text(&kernels[0]);
+            let lines = text.lines().filter(|l| !l.starts_with(';'));
+            for line in lines.filter(|l| ops.iter().any(|o| l.contains(o))) {
+                forms += 1;
+                assert!(printed.lines().any(|p| p == line), "{line} prints as something else");
+            }
+        }
+        assert_eq!(forms, 25);
+        let mma = files[0];
+        for (from, to, says) in [
+            ("mma.m16n8k16.f32.f16.f16.f32", "mma.m16n8k16.f32.f16.f16", "a shape and four types"),
+            ("mma.m16n8k16.f32.f16.f16.f32", "mma.m16n8k16.f32.f17.f16.f32", "A and B types"),
+            ("%d21 = movmatrix %r3", "%d21 = movmatrix %r3, %r4", "one destination"),
+            ("[%r9], [%r10], [%r11, %r12]", "[%r9], [%r10]", "three fragments"),
+        ] {
+            let bad = mma.replacen(from, to, 1);
+            let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted {to}"));
+            assert!(d.message.contains(says), "{to}: {}", d.message);
+        }
+        let wmma = files[2].replacen("f16.global [%rd5], 16", "f16.constant [%rd5], 16", 1);
+        let d = parse_text(&wmma).err().unwrap_or_else(|| panic!("accepted .constant"));
+        assert!(d.message.contains("a space"), "{}", d.message);
+    }
+}
