@@ -15,7 +15,8 @@ use super::thread::{Ctx, Thread};
 use super::Error;
 use crate::ir::{
     BinaryOp, FloatFormat, FloatMode, Fragment, Kernel, MatrixAccum, MatrixElem, MatrixInst, Mma,
-    MmaForm, OpTy, RegId, Rounding, Space, Value, WmmaAccess, WmmaSpace,
+    MmaForm, OpTy, RegId, Rounding, Space, Value, WmmaAccess, WmmaSpace, LOCAL_WINDOW,
+    SHARED_WINDOW,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -340,12 +341,7 @@ fn wmma_address(
     w: &WmmaAccess,
     lane: usize,
     (row, col): (u32, u32),
-    span: Span,
-) -> Result<(Space, u64), Error> {
-    let WmmaSpace::In(space) = w.space else {
-        let what = "WMMA accesses of generic addresses".into();
-        return Err(Error::Unsupported { what, span });
-    };
+) -> (Space, u64) {
     let stride = lanes.get(lane, w.stride, 32) as u32;
     let (major, minor) = if w.row_major { (row, col) } else { (col, row) };
     let index = major.wrapping_mul(stride).wrapping_add(minor);
@@ -359,7 +355,15 @@ fn wmma_address(
     };
     let at = base.wrapping_add(offset) & mask(bits);
     let at = at.wrapping_add(w.addr.offset as u64);
-    Ok((space, if space == Space::Global { at } else { at & mask(32) }))
+    // A window's offset is the address's low half; a generic address's upper half says
+    // which window, if any (`crate::ir::SHARED_WINDOW`, `LOCAL_WINDOW`).
+    let space = match w.space {
+        WmmaSpace::In(space) | WmmaSpace::Window(space) => space,
+        WmmaSpace::Generic if at >> 32 == SHARED_WINDOW >> 32 => Space::Shared,
+        WmmaSpace::Generic if at >> 32 == LOCAL_WINDOW >> 32 => Space::Local,
+        WmmaSpace::Generic => Space::Global,
+    };
+    (space, if space == Space::Global { at } else { at & mask(32) })
 }
 
 fn read(
@@ -396,7 +400,7 @@ fn wmma_load(
             let mut v = 0;
             for e in 0..per {
                 let place = wmma_place(w, lane, reg, e);
-                let (space, at) = wmma_address(cx.k, lanes, w, lane, place, span)?;
+                let (space, at) = wmma_address(cx.k, lanes, w, lane, place);
                 let x = read(cx, &lanes.warp[lane], space, at, bytes, span)?;
                 v |= x << (8 * bytes * e);
             }
@@ -426,7 +430,7 @@ fn wmma_store(
             let value = lanes.get(lane, src, bits);
             for e in 0..per {
                 let place = wmma_place(w, lane, reg as u32, e);
-                let (space, at) = wmma_address(cx.k, lanes, w, lane, place, span)?;
+                let (space, at) = wmma_address(cx.k, lanes, w, lane, place);
                 let x = value >> (8 * bytes * e) & mask(8 * bytes);
                 let fault = Error::Fault { space: space.name(), addr: at, size: bytes, span };
                 match space {

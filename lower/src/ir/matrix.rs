@@ -9,7 +9,9 @@
 //! Each operation is a collective of the whole warp of 32 lanes (warps are formed from
 //! the linear thread id, PTX ISA 9.2 §2.2.1), preceded by semantic analysis's sync point
 //! of the warp. A lane that does not take part (exited, or in a partial last warp)
-//! contributes zero for each of its registers and addresses; nothing is written for it.
+//! contributes zero for each of its registers and addresses, as a warp exchange reads
+//! it (`InstKind::WarpRead`); nothing is written for it. The ISA leaves such a use
+//! undefined (`.aligned`: every lane executes the instruction).
 //!
 //! **Fragments** (`mma`, `ldmatrix`, `stmatrix`, `movmatrix`) are laid out as the ISA's
 //! figures give (§9.7.14.5.x, "Matrix Fragments for mma.m*n*k*"). With `g = lane >> 2`
@@ -463,10 +465,8 @@ impl WmmaAccess {
         if !tile.well_formed() || !m.is_multiple_of(tile.m) || !n.is_multiple_of(8) {
             return Some("a wmma shape the fragment layout does not cover");
         }
-        if matches!(self.space, WmmaSpace::In(Space::Param | Space::Local))
-            || matches!(self.space, WmmaSpace::Window(Space::Global | Space::Param))
-        {
-            return Some("a wmma access of a space it cannot have");
+        if matches!(self.space, WmmaSpace::Window(Space::Global | Space::Param)) {
+            return Some("a wmma access through a window that is not shared or local");
         }
         (count as u32 != self.regs().1).then_some("a wmma fragment of the wrong size")
     }

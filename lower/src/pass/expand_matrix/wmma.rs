@@ -9,8 +9,8 @@ use ptxvk_frontend::Diagnostic;
 use super::{Expand, Gathered, U32, U64};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, CmpOp, Fragment, InstKind, Mma, MmaForm, OpTy, RegId, RegTy, Space,
-    Terminator, Value, WmmaAccess, WmmaSpace, LOCAL_WINDOW, SHARED_WINDOW,
+    Address, BinaryOp, CmpOp, FloatMode, Fragment, InstKind, Mma, MmaForm, OpTy, RegId, RegTy,
+    Space, Terminator, Value, WmmaAccess, WmmaSpace, LOCAL_WINDOW, SHARED_WINDOW,
 };
 
 /// Where an element of a fragment lies in its matrix, as IR values.
@@ -158,8 +158,9 @@ impl Expand<'_> {
     fn window_offset(&mut self, address: Address) -> Address {
         let Some(base) = address.base else { return address };
         let from = OpTy::U(self.k.reg(base).ty.bits() as u8);
-        let low = self.cvt(U32, from, Value::Reg(base));
-        let low = crate::build::reg_of(low).unwrap_or(base);
+        let low = self.temp(U32);
+        let (rounding, mode, src) = (None, FloatMode::default(), Value::Reg(base));
+        self.push(InstKind::Convert { to: U32, from, rounding, mode, dst: low, src });
         Address { base: Some(low), offset: address.offset }
     }
 
@@ -172,13 +173,15 @@ impl Expand<'_> {
         mut access: impl FnMut(&mut Self, Space, Address),
     ) {
         let base = address.base.map_or(Value::Imm(0), Value::Reg);
-        let full = self.add(U64, base, Value::Imm(address.offset as u64));
-        let hi = self.bin(BinaryOp::Shr, U64, full, Value::Imm(32));
-        let low = self.cvt(U32, U64, full);
-        let (Some(full), Some(low)) = (crate::build::reg_of(full), crate::build::reg_of(low))
-        else {
-            return;
-        };
+        let (mode, full) = (FloatMode::default(), self.temp(U64));
+        let (lhs, rhs) = (base, Value::Imm(address.offset as u64));
+        self.push(InstKind::Binary { op: BinaryOp::Add, ty: U64, mode, dst: full, lhs, rhs });
+        let (hi, low) = (self.temp(U64), self.temp(U32));
+        let (lhs, rhs) = (Value::Reg(full), Value::Imm(32));
+        self.push(InstKind::Binary { op: BinaryOp::Shr, ty: U64, mode, dst: hi, lhs, rhs });
+        let src = Value::Reg(full);
+        self.push(InstKind::Convert { to: U32, from: U64, rounding: None, mode, dst: low, src });
+        let hi = Value::Reg(hi);
         let is_shared = self.temp(OpTy::Pred);
         let is_local = self.temp(OpTy::Pred);
         for (d, w) in [(is_shared, SHARED_WINDOW), (is_local, LOCAL_WINDOW)] {
