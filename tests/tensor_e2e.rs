@@ -1,7 +1,7 @@
 //! Warp-level matrix instructions end to end (issue #19): the kernels of
 //! `tests/kernels/mma.cu`, built by nvcc for sm_80, sm_89 and sm_90, against CPU
 //! models written from the PTX ISA: fragments by the ISA's layout formulas, products
-//! exact, one rounding per k step in k order (`lower/src/sema/matrix.rs` defines the
+//! exact, one rounding per k step in k order (`lower/src/ir/matrix.rs` defines the
 //! accumulation), `.f16` accumulators rounded once at the end, integer sums exact with
 //! `.satfinite` clamping.
 

@@ -32,7 +32,9 @@
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
 //!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Half`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
-//!   [`TextureInst`]; `pass::expand_texture`).
+//!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
+//!   matrix instructions, [`MatrixInst`], whose module doc specifies them;
+//!   `pass::expand_matrix`).
 //!
 //! # Functions and calls
 //!
@@ -80,9 +82,11 @@ use ptxvk_frontend::Span;
 use crate::abi::KernelAbi;
 
 mod half;
+mod matrix;
 mod texture;
 mod video;
 pub use half::*;
+pub use matrix::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
     TextureFetch, TextureInst, TextureQuery,
@@ -1264,6 +1268,11 @@ pub enum InstKind {
     /// §9.7.10-11, [`TextureInst`]); `pass::expand_texture` expands every one into the
     /// instructions above, so no later pass and no emitter sees one.
     Texture(Box<TextureInst>),
+    /// A warp-level matrix instruction (`mma`, `ldmatrix`, `stmatrix`, `movmatrix`,
+    /// `wmma.*`; PTX ISA 9.2 §9.7.14, [`MatrixInst`]) as semantic analysis resolves it;
+    /// `pass::expand_matrix` writes every one out in warp exchanges, arithmetic and
+    /// memory accesses.
+    Matrix(Box<MatrixInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -97,6 +97,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Video(op) => op.malformed(),
                 InstKind::Half(op) => op.malformed(),
                 InstKind::Texture(t) => t.malformed(),
+                InstKind::Matrix(m) => m.malformed(),
                 _ => None,
             };
             if let Some(what) = malformed {
@@ -308,6 +309,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             op.srcs.iter().for_each(|x| v(x, uses));
         }
         InstKind::Texture(t) => t.defs_uses(defs, uses),
+        InstKind::Matrix(m) => {
+            defs.extend(m.defs().into_iter().map(|(r, _)| r));
+            m.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
         InstKind::Call { args, results, .. } => {
             defs.extend(results);
             args.iter().for_each(|a| v(a, uses));
@@ -524,6 +529,15 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         }
         InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
         InstKind::Texture(t) => out.extend(t.operand_widths()),
+        // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
+        InstKind::Matrix(m) => {
+            m.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));
+            for (x, ty) in m.uses() {
+                if let Some(ty) = ty {
+                    at(reg(&x), ty.bits());
+                }
+            }
+        }
         _ => {}
     }
     out

@@ -17,7 +17,8 @@
 //! checks the expansion); `expand_formats` leaves no half arithmetic (checked against
 //! the interpreter's correctly rounded model); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
-//! accesses); `legalize_atomics` leaves
+//! accesses); `expand_matrix` leaves no matrix instruction (checked against the
+//! interpreter's model of each on whole matrices); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -49,9 +50,10 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_formats, expand_texture, expand_video, float_modifiers, hoist_params, inline,
-    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
-    predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
+    check, expand_formats, expand_matrix, expand_texture, expand_video, float_modifiers,
+    hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, structurize,
+    LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -138,6 +140,12 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
 /// contract.
 fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
     match (pass, &mut s.body) {
+        ("expand_matrix", None) => legalizes(
+            &mut s.kernel,
+            "a matrix instruction",
+            |_, i| expand_matrix::is_matrix(i),
+            |k, _| expand_matrix::run(k),
+        )?,
         ("expand_texture", None) => legalizes(
             &mut s.kernel,
             "a texture or surface instruction",
@@ -710,6 +718,7 @@ fn every_pass_is_checked_on_results() {
         "expand_video",
         "expand_formats",
         "expand_texture",
+        "expand_matrix",
         "check",
         "check:racecheck",
         "hoist_params",

@@ -371,6 +371,9 @@ impl<'a> FnEmitter<'a> {
                 "a texture instruction reached the emitter unexpanded (pass::expand_texture)"
                     .into(),
             )),
+            InstKind::Matrix(_) => Err(Error::Internal(
+                "a matrix instruction reached the emitter unexpanded (pass::expand_matrix)".into(),
+            )),
             // `pass::leftover` reports it above: `pass::inline` leaves no call.
             InstKind::Call { .. } => Err(Error::Internal("a call left by inline".into())),
         }

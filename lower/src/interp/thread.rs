@@ -28,6 +28,8 @@ pub(super) enum WaitKind {
     Subgroup { op: SubgroupOp, dst: RegId, value: u32, lane: u32 },
     /// A sync point: the thread lets the others run.
     Yield,
+    /// A warp-level matrix instruction (`super::matrix`), which the warp runs together.
+    Matrix,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,7 +335,10 @@ impl<'a> Thread<'a> {
         let span = inst.span;
         let collective = matches!(
             inst.kind,
-            InstKind::WarpBarrier { .. } | InstKind::WarpPublish { .. } | InstKind::Subgroup { .. }
+            InstKind::WarpBarrier { .. }
+                | InstKind::WarpPublish { .. }
+                | InstKind::Subgroup { .. }
+                | InstKind::Matrix(_)
         );
         if collective && self.function.is_some() {
             let what = "warp collectives in called functions".into();
@@ -364,6 +369,7 @@ impl<'a> Thread<'a> {
                 return Ok(Some(WaitKind::Subgroup { op: *op, dst: *dst, value, lane }));
             }
             InstKind::SyncPoint { .. } => return Ok(Some(WaitKind::Yield)),
+            InstKind::Matrix(_) => return Ok(Some(WaitKind::Matrix)),
             InstKind::WarpRead { dst, lane, .. } => {
                 let lane = self.at_bits(*lane, 32);
                 if lane >= 32 {

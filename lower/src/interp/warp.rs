@@ -15,7 +15,7 @@
 use super::memory;
 use super::thread::{Ctx, State, Thread, WaitKind};
 use super::Error;
-use crate::ir::SubgroupOp;
+use crate::ir::{InstKind, SubgroupOp};
 
 /// What a shuffle from a lane that does not take part reads (SPIR-V leaves it
 /// undefined); a value no program computes by chance, so that relying on it shows.
@@ -48,7 +48,7 @@ pub(super) fn run_block<'a>(cx: &mut Ctx<'a>, threads: &mut [Thread<'a>]) -> Res
         patience = 0;
         let mut released = false;
         for warp in threads.chunks_mut(32) {
-            released |= release_warp(cx, warp);
+            released |= release_warp(cx, warp)?;
         }
         if released {
             continue;
@@ -68,17 +68,17 @@ const PATIENCE: u32 = 8;
 /// instruction in program order where some wait (so that threads still on their way
 /// to a later one, past a branch that reconverges there, get there first). Returns
 /// whether one ran.
-fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
+fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error> {
     let collective = |s: &State| match s {
         State::Waiting {
             point,
-            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. }),
+            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. } | WaitKind::Matrix),
         } => Some((*point, std::mem::discriminant(kind))),
         _ => None,
     };
     let Some(first) = warp.iter().filter_map(|t| collective(&t.state)).min_by_key(|p| cx.rank(p.0))
     else {
-        return false;
+        return Ok(false);
     };
     let member = |t: &Thread<'_>| collective(&t.state) == Some(first);
     let mut values = [0u32; 32];
@@ -94,6 +94,14 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
         }
     }
     let k = cx.k;
+    if first.1 == std::mem::discriminant(&WaitKind::Matrix) {
+        let inst = k.blocks.get(first.0 .0).and_then(|b| b.insts.get(first.0 .1));
+        if let Some(crate::ir::Inst { kind: InstKind::Matrix(m), span }) = inst {
+            super::matrix::run(cx, warp, present, m, *span)?;
+        }
+        warp.iter_mut().filter(|t| member(t)).for_each(|t| t.state = State::Running);
+        return Ok(true);
+    }
     for t in warp.iter_mut().filter(|t| member(t)) {
         match t.state {
             State::Waiting { kind: WaitKind::Publish(_), .. } => {
@@ -125,7 +133,7 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> bool {
         }
         t.state = State::Running;
     }
-    true
+    Ok(true)
 }
 
 /// Releases threads that wait at block barriers (every live thread waits at one). An

@@ -11,6 +11,9 @@
 //!    arithmetic and one rounding to the format (`Narrow`); [`expand_texture`] —
 //!    texture and surface instructions become the kernel's own reads of their
 //!    descriptors and texels, with the branches and traps they need (new blocks);
+//!    [`expand_matrix`] — the warp-level matrix instructions (`mma`, `ldmatrix`,
+//!    `stmatrix`, `movmatrix`, `wmma`) become warp exchanges, arithmetic and their
+//!    memory accesses (new blocks for guarded stores and generic accesses);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -52,7 +55,8 @@
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
-//! [`InstKind::Half`], [`InstKind::Texture`]); the expansions (0) write those out, and every decision that
+//! [`InstKind::Half`], [`InstKind::Texture`], [`InstKind::Matrix`]); the expansions (0)
+//! write those out, and every decision that
 //! depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
@@ -61,6 +65,7 @@
 
 pub mod check;
 pub mod expand_formats;
+pub mod expand_matrix;
 pub mod expand_texture;
 pub mod expand_video;
 pub mod float_modifiers;
@@ -311,6 +316,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_video::run(&mut kernel);
     expand_formats::run(&mut kernel);
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
+    expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -379,6 +385,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("half arithmetic left by expand_formats")
     } else if expand_texture::is_texture(kind) {
         Some("a texture or surface instruction left by expand_texture")
+    } else if expand_matrix::is_matrix(kind) {
+        Some("a matrix instruction left by expand_matrix")
     } else {
         None
     }
@@ -431,6 +439,7 @@ bb0:
     warp_publish %r1
     warp_sync
     %r1 = tex_query.width %rd1
+    %r1 = movmatrix %r1
     return
 }
 ";
@@ -438,9 +447,9 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("seven leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("eight leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 7, "{messages:?}");
+        assert_eq!(errors.len(), 8, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
         for pass in [
             "legalize_atomics",
@@ -449,6 +458,7 @@ bb0:
             "expand_video",
             "expand_formats",
             "expand_texture",
+            "expand_matrix",
         ] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }

@@ -588,7 +588,8 @@ impl KernelParser {
         if let Some(kind) = o.conversion_or_memory(m)? {
             return Ok(kind);
         }
-        // The high-level operations (`text/video.rs`, `text/half.rs`, `text/texture.rs`).
+        // The high-level operations (`text/video.rs`, `text/half.rs`, `text/texture.rs`,
+        // `text/matrix.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -605,6 +606,10 @@ impl KernelParser {
         }
         if let Some(t) = super::texture::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Texture(Box::new(t)));
+        }
+        let addr = |s: &str| self.addr(line, s);
+        if let Some(m) = super::matrix::parse(&op_line, &mut m.words, addr)? {
+            return Ok(InstKind::Matrix(Box::new(m)));
         }
         o.collective(m)
     }

@@ -427,6 +427,7 @@ impl<'a> Printer<'a> {
             InstKind::Video(op) => super::video::print(op, r, v),
             InstKind::Half(op) => super::half::print(op, r, v),
             InstKind::Texture(t) => super::texture::print(t, r, v),
+            InstKind::Matrix(m) => super::matrix::print(m, r, v),
         }
     }
 
