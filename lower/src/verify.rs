@@ -94,6 +94,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
             let malformed = match &inst.kind {
                 InstKind::Video(op) => op.malformed(),
                 InstKind::Half(op) => op.malformed(),
+                InstKind::Integer(op) => op.malformed(),
                 InstKind::Texture(t) => t.malformed(),
                 _ => None,
             };
@@ -344,6 +345,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.push(op.dst);
             op.srcs.iter().for_each(|x| v(x, uses));
         }
+        InstKind::Integer(op) => {
+            defs.extend(op.defs());
+            op.uses().iter().for_each(|x| v(x, uses));
+        }
         InstKind::Texture(t) => t.defs_uses(defs, uses),
         InstKind::Call { args, results, .. } => {
             defs.extend(results);
@@ -561,6 +566,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         }
         InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
         InstKind::Texture(t) => out.extend(t.operand_widths()),
+        InstKind::Integer(op) => out.extend(op.operand_widths()),
         _ => {}
     }
     out

@@ -307,6 +307,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             op.srcs.iter_mut().for_each(|s| v(s, f));
         }
         InstKind::Texture(t) => t.for_each_reg(f),
+        InstKind::Integer(op) => op.for_each_reg(f),
         InstKind::Barrier
         | InstKind::Fence { .. }
         | InstKind::WarpSync

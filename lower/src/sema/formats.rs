@@ -115,45 +115,6 @@ fn directed(m: &Mods) -> bool {
 }
 
 impl Emit<'_, '_> {
-    /// A half comparison's operand as an f32 (exact: every f16 and bf16 is one), after
-    /// `.ftz` flushes a subnormal to a zero of its sign.
-    pub(super) fn half_operand(&mut self, fmt: FloatFormat, ftz: bool, v: Value) -> Value {
-        let v = if ftz { self.flush_bits(fmt, v) } else { v };
-        self.widen(fmt, v)
-    }
-
-    /// The comparison of each lane of `a` and `b` (`lanes` 16-bit halves of `fmt`; lane
-    /// 0 is bits 0-15, §9.7.7), combined with `combine`, into the predicate pair
-    /// `dsts[k]` (`setp`'s `p` and `q`).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn half_compare(
-        &mut self,
-        fmt: FloatFormat,
-        lanes: u32,
-        cmp: CmpOp,
-        ftz: bool,
-        a: Value,
-        b: Value,
-        combine: Option<(crate::ir::BoolOp, crate::ir::RegId, bool)>,
-        dsts: &[(Option<crate::ir::RegId>, Option<crate::ir::RegId>)],
-    ) {
-        for (k, &(dst, dst_not)) in dsts.iter().enumerate().take(lanes as usize) {
-            let x = self.lane(a, lanes, k as u32);
-            let y = self.lane(b, lanes, k as u32);
-            let (x, y) = (self.half_operand(fmt, ftz, x), self.half_operand(fmt, ftz, y));
-            self.push(InstKind::Setp {
-                cmp,
-                ty: F32,
-                ftz: false,
-                dst,
-                dst_not,
-                lhs: x,
-                rhs: y,
-                combine,
-            });
-        }
-    }
-
     /// Narrowed lanes of `f` (lane 0 first) packed as a pair: FP4 nibbles into a byte,
     /// everything else by [`Self::pack`].
     fn pack_lanes(&mut self, f: FloatFormat, lanes: Vec<Value>) -> Value {

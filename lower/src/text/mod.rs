@@ -60,6 +60,7 @@
 use std::fmt::Write as _;
 
 mod half;
+mod integer;
 mod parse;
 mod print;
 mod structured;
