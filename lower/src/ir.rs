@@ -31,7 +31,7 @@
 //! * **High-level operations** exist only between semantic analysis and the pass that
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
 //!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Integer`]
-//!   (`pass::expand_integer`), [`InstKind::Half`]
+//!   (`pass::expand_integer`), [`InstKind::Half`] and [`InstKind::HalfConvert`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
 //!   [`TextureInst`]; `pass::expand_texture`).
 //!
@@ -1249,6 +1249,10 @@ pub enum InstKind {
     /// Half arithmetic (PTX ISA 9.2 §9.7.4) as semantic analysis resolved it, until
     /// `pass::expand_formats` computes it in f32 and f64.
     Half(Box<HalfOp>),
+    /// A narrow-format conversion that is not one core operation (PTX ISA 9.2
+    /// §9.7.9.21, [`HalfConvert`]) as semantic analysis resolved it, until
+    /// `pass::expand_formats` writes it out in integer operations.
+    HalfConvert(Box<HalfConvert>),
     /// An integer or bit-level instruction with no single SPIR-V counterpart (PTX ISA
     /// 9.2 §9.7.1-3, §9.7.7-8, [`IntegerInst`]) as semantic analysis resolved it, until
     /// `pass::expand_integer` writes it out in core operations.

@@ -94,6 +94,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
             let malformed = match &inst.kind {
                 InstKind::Video(op) => op.malformed(),
                 InstKind::Half(op) => op.malformed(),
+                InstKind::HalfConvert(c) => c.malformed(),
                 InstKind::Integer(op) => op.malformed(),
                 InstKind::Texture(t) => t.malformed(),
                 _ => None,
@@ -345,6 +346,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.push(op.dst);
             op.srcs.iter().for_each(|x| v(x, uses));
         }
+        InstKind::HalfConvert(c) => {
+            defs.push(c.dst);
+            c.srcs.iter().for_each(|x| v(x, uses));
+        }
         InstKind::Integer(op) => {
             defs.extend(op.defs());
             op.uses().iter().for_each(|x| v(x, uses));
@@ -567,6 +572,10 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
         InstKind::Texture(t) => out.extend(t.operand_widths()),
         InstKind::Integer(op) => out.extend(op.operand_widths()),
+        InstKind::HalfConvert(c) => {
+            at(Some(c.dst), c.op.dst_bits());
+            c.srcs.iter().zip(c.op.src_bits()).for_each(|(x, bits)| at(reg(x), bits));
+        }
         _ => {}
     }
     out

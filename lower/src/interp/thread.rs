@@ -538,6 +538,10 @@ impl<'a> Thread<'a> {
                 }
                 return;
             }
+            InstKind::HalfConvert(c) => {
+                let read = |v: Value, bits: u32| self.at_bits(v, bits);
+                (c.dst, super::half::convert(c, read))
+            }
             InstKind::Video(op) => {
                 (op.dst(), u64::from(super::video::eval(op, |v| self.at_bits(v, 32) as u32)))
             }

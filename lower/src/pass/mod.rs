@@ -7,7 +7,8 @@
 //!    operations; [`expand_integer`] — the integer and bit-level instructions without
 //!    a single SPIR-V counterpart (`prmt`, `lop3`, carry chains, `bfind`…) become core
 //!    operations; [`expand_formats`] — half arithmetic becomes exact f32 and f64
-//!    arithmetic and one rounding to the format (`Narrow`); [`expand_texture`] —
+//!    arithmetic and one rounding to the format (`Narrow`), and the UE8M0 conversions
+//!    integer operations on the exponent bits; [`expand_texture`] —
 //!    texture and surface instructions become the kernel's own reads of their
 //!    descriptors and texels, with the branches and traps they need (new blocks);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
@@ -51,7 +52,8 @@
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
-//! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::Texture`]); the expansions (0) write those out, and every decision that
+//! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
+//! [`InstKind::Texture`]); the expansions (0) write those out, and every decision that
 //! depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
@@ -378,7 +380,7 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     } else if expand_integer::is_integer(kind) {
         Some("an integer operation left by expand_integer")
     } else if expand_formats::is_half(kind) {
-        Some("half arithmetic left by expand_formats")
+        Some("half arithmetic or a narrow-format conversion left by expand_formats")
     } else if expand_texture::is_texture(kind) {
         Some("a texture or surface instruction left by expand_texture")
     } else {

@@ -594,6 +594,9 @@ impl KernelParser {
         if let Some(op) = super::half::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Half(Box::new(op)));
         }
+        if let Some(c) = super::half::parse_convert(&op_line, &mut m.words)? {
+            return Ok(InstKind::HalfConvert(Box::new(c)));
+        }
         if let Some(op) = super::integer::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Integer(Box::new(op)));
         }
