@@ -14,8 +14,9 @@
 //! no function; `expand_video` leaves no
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
 //! checks the expansion); `expand_integer` leaves no integer or bit-level operation
-//! (checked likewise against the interpreter's models); `expand_formats` leaves no half arithmetic (checked against
-//! the interpreter's correctly rounded model); `expand_texture` leaves no texture or
+//! (checked likewise against the interpreter's models); `expand_formats` leaves no
+//! half arithmetic or UE8M0 conversion (checked against the interpreter's correctly
+//! rounded model and its model of the scale factors); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
 //! accesses); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
