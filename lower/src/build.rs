@@ -356,6 +356,45 @@ pub trait Build {
         self.narrow(fmt, F32, Rounding::Nearest, false, false, r)
     }
 
+    /// A half comparison's operand as an f32 (exact: every f16 and bf16 is one), after
+    /// `.ftz` flushes a subnormal to a zero of its sign.
+    fn half_operand(&mut self, fmt: FloatFormat, ftz: bool, v: Value) -> Value {
+        let v = if ftz { self.flush_bits(fmt, v) } else { v };
+        self.widen(fmt, v)
+    }
+
+    /// The comparison of each lane of `a` and `b` (`lanes` 16-bit halves of `fmt`; lane
+    /// 0 is bits 0-15, §9.7.7), combined with `combine`, into the predicate pair
+    /// `dsts[k]` (`setp`'s `p` and `q`).
+    #[allow(clippy::too_many_arguments)]
+    fn half_compare(
+        &mut self,
+        fmt: FloatFormat,
+        lanes: u32,
+        cmp: CmpOp,
+        ftz: bool,
+        a: Value,
+        b: Value,
+        combine: Option<(BoolOp, RegId, bool)>,
+        dsts: &[(Option<RegId>, Option<RegId>)],
+    ) {
+        for (k, &(dst, dst_not)) in dsts.iter().enumerate().take(lanes as usize) {
+            let x = self.lane(a, lanes, k as u32);
+            let y = self.lane(b, lanes, k as u32);
+            let (x, y) = (self.half_operand(fmt, ftz, x), self.half_operand(fmt, ftz, y));
+            self.push(InstKind::Setp {
+                cmp,
+                ty: F32,
+                ftz: false,
+                dst,
+                dst_not,
+                lhs: x,
+                rhs: y,
+                combine,
+            });
+        }
+    }
+
     /// Lane `k` (16 bits) of a 16- or 32-bit value.
     fn lane(&mut self, v: Value, lanes: u32, k: u32) -> Value {
         if lanes == 1 {

@@ -30,7 +30,8 @@
 //!   hardware produces (documented on [`BinaryOp`]).
 //! * **High-level operations** exist only between semantic analysis and the pass that
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
-//!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Half`]
+//!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Integer`]
+//!   (`pass::expand_integer`), [`InstKind::Half`] and [`InstKind::HalfConvert`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
 //!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
 //!   matrix instructions, [`MatrixInst`], whose module doc specifies them;
@@ -82,10 +83,12 @@ use ptxvk_frontend::Span;
 use crate::abi::KernelAbi;
 
 mod half;
+mod integer;
 mod matrix;
 mod texture;
 mod video;
 pub use half::*;
+pub use integer::*;
 pub use matrix::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
@@ -1264,6 +1267,14 @@ pub enum InstKind {
     /// Half arithmetic (PTX ISA 9.2 §9.7.4) as semantic analysis resolved it, until
     /// `pass::expand_formats` computes it in f32 and f64.
     Half(Box<HalfOp>),
+    /// A narrow-format conversion that is not one core operation (PTX ISA 9.2
+    /// §9.7.9.21, [`HalfConvert`]) as semantic analysis resolved it, until
+    /// `pass::expand_formats` writes it out in integer operations.
+    HalfConvert(Box<HalfConvert>),
+    /// An integer or bit-level instruction with no single SPIR-V counterpart (PTX ISA
+    /// 9.2 §9.7.1-3, §9.7.7-8, [`IntegerInst`]) as semantic analysis resolved it, until
+    /// `pass::expand_integer` writes it out in core operations.
+    Integer(Box<IntegerInst>),
     /// A texture or surface instruction as semantic analysis resolves it (PTX ISA 9.2
     /// §9.7.10-11, [`TextureInst`]); `pass::expand_texture` expands every one into the
     /// instructions above, so no later pass and no emitter sees one.

@@ -96,6 +96,8 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
             let malformed = match &inst.kind {
                 InstKind::Video(op) => op.malformed(),
                 InstKind::Half(op) => op.malformed(),
+                InstKind::HalfConvert(c) => c.malformed(),
+                InstKind::Integer(op) => op.malformed(),
                 InstKind::Texture(t) => t.malformed(),
                 InstKind::Matrix(m) => m.malformed(),
                 _ => None,
@@ -307,6 +309,14 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::Half(op) => {
             defs.push(op.dst);
             op.srcs.iter().for_each(|x| v(x, uses));
+        }
+        InstKind::HalfConvert(c) => {
+            defs.push(c.dst);
+            c.srcs.iter().for_each(|x| v(x, uses));
+        }
+        InstKind::Integer(op) => {
+            defs.extend(op.defs());
+            op.uses().iter().for_each(|x| v(x, uses));
         }
         InstKind::Texture(t) => t.defs_uses(defs, uses),
         InstKind::Matrix(m) => {
@@ -537,6 +547,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
                     at(reg(&x), ty.bits());
                 }
             }
+        }
+        InstKind::Integer(op) => out.extend(op.operand_widths()),
+        InstKind::HalfConvert(c) => {
+            at(Some(c.dst), c.op.dst_bits());
+            c.srcs.iter().zip(c.op.src_bits()).for_each(|(x, bits)| at(reg(x), bits));
         }
         _ => {}
     }

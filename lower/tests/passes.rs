@@ -14,8 +14,10 @@
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
 //! `recursion_*.ir`); `expand_video` leaves no
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
-//! checks the expansion); `expand_formats` leaves no half arithmetic (checked against
-//! the interpreter's correctly rounded model); `expand_texture` leaves no texture or
+//! checks the expansion); `expand_integer` leaves no integer or bit-level operation
+//! (checked likewise against the interpreter's models); `expand_formats` leaves no
+//! half arithmetic or UE8M0 conversion (checked against the interpreter's correctly
+//! rounded model and its model of the scale factors); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `legalize_atomics` leaves
@@ -50,10 +52,10 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_formats, expand_matrix, expand_texture, expand_video, float_modifiers,
-    hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, structurize,
-    LoopGuard, Target,
+    check, expand_formats, expand_integer, expand_matrix, expand_texture, expand_video,
+    float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory,
+    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
+    structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -186,6 +188,15 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| expand_formats::is_half(i),
             |k, _| {
                 expand_formats::run(k);
+                Ok(())
+            },
+        )?,
+        ("expand_integer", None) => legalizes(
+            &mut s.kernel,
+            "an integer operation",
+            |_, i| expand_integer::is_integer(i),
+            |k, _| {
+                expand_integer::run(k);
                 Ok(())
             },
         )?,
@@ -716,6 +727,7 @@ fn every_pass_is_checked_on_results() {
     let passes = [
         "inline",
         "expand_video",
+        "expand_integer",
         "expand_formats",
         "expand_texture",
         "expand_matrix",

@@ -364,6 +364,13 @@ impl<'a> FnEmitter<'a> {
             InstKind::Half(_) => Err(Error::Internal(
                 "half arithmetic reached the emitter unexpanded (pass::expand_formats)".into(),
             )),
+            InstKind::HalfConvert(_) => Err(Error::Internal(
+                "a narrow-format conversion reached the emitter unexpanded (pass::expand_formats)"
+                    .into(),
+            )),
+            InstKind::Integer(_) => Err(Error::Internal(
+                "an integer operation reached the emitter unexpanded (pass::expand_integer)".into(),
+            )),
             InstKind::Video(_) => Err(Error::Internal(
                 "a video instruction reached the emitter unexpanded (pass::expand_video)".into(),
             )),

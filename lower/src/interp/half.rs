@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use super::float::{self, Exact, Mode, Num};
-use crate::ir::{FloatFormat, HalfArith, HalfOp, Value};
+use crate::ir::{FloatFormat, HalfArith, HalfConvert, HalfConvertOp, HalfOp, Value};
 
 /// The result of `op`, whose sources `read` gives as `16 * lanes`-bit words.
 pub fn eval(op: &HalfOp, read: impl Fn(Value) -> u64) -> u64 {
@@ -141,5 +141,58 @@ fn order(x: Num, y: Num) -> Ordering {
     match (x, y) {
         (Num::Fin(a), Num::Fin(b)) => compare(a, b),
         _ => rank(x).cmp(&rank(y)),
+    }
+}
+
+/// A narrow-format conversion ([`HalfConvert`]) modelled from its definition on the
+/// values (the host's floats and a search for the exponent), independently of its
+/// expansion (`pass::expand_formats`, shifts and masks of the exponent field);
+/// `read(v, bits)` gives a source's low `bits` bits.
+pub fn convert(c: &HalfConvert, read: impl Fn(Value, u32) -> u64) -> u64 {
+    let x: Vec<u64> = c.srcs.iter().zip(c.op.src_bits()).map(|(&v, bits)| read(v, bits)).collect();
+    let arg = |k: usize| x.get(k).copied().unwrap_or(0);
+    match c.op {
+        HalfConvertOp::FromUe8m0 => (0..2).fold(0, |acc, k| {
+            let e = (arg(0) >> (8 * k)) & 0xff;
+            // 2^(e - 127) as an f32 (subnormal for e = 0), whose upper half is the bf16.
+            let lane = if e == 0xff {
+                0x7fff
+            } else {
+                u64::from(2f32.powi(e as i32 - 127).to_bits() >> 16)
+            };
+            acc | lane << (16 * k)
+        }),
+        HalfConvertOp::ToUe8m0 { bf16x2, up, satfinite } => {
+            let values: Vec<f32> = if bf16x2 {
+                let lane = |k: u64| f32::from_bits(((arg(0) >> (16 * k)) as u32 & 0xffff) << 16);
+                vec![lane(1), lane(0)]
+            } else {
+                vec![f32::from_bits(arg(0) as u32), f32::from_bits(arg(1) as u32)]
+            };
+            let scale = |v: f32| -> u64 {
+                let m = f64::from(v.abs());
+                if m.is_nan() {
+                    return 0xff;
+                }
+                if m.is_infinite() {
+                    return if satfinite { 0xfe } else { 0xff };
+                }
+                // The largest e with 2^e <= |v|; nothing below 2^-127 (biased 0).
+                let mut e = -127i32;
+                while e < 128 && 2f64.powi(e + 1) <= m {
+                    e += 1;
+                }
+                if up && m > 2f64.powi(e) {
+                    e += 1;
+                }
+                let biased = (e + 127) as u64;
+                match biased {
+                    0..=0xfe => biased,
+                    _ if satfinite => 0xfe,
+                    _ => 0xff,
+                }
+            };
+            scale(values[0]) << 8 | scale(values[1])
+        }
     }
 }

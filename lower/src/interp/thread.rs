@@ -540,6 +540,18 @@ impl<'a> Thread<'a> {
                 let bits = 16 * u32::from(op.lanes);
                 (op.dst, super::half::eval(op, |v| self.at_bits(v, bits)))
             }
+            InstKind::Integer(op) => {
+                let outs =
+                    super::integer::eval(op, |v, bits| self.at_bits(v, bits), |r| self.pred(r));
+                for (r, v) in outs {
+                    self.set(k, r, v);
+                }
+                return;
+            }
+            InstKind::HalfConvert(c) => {
+                let read = |v: Value, bits: u32| self.at_bits(v, bits);
+                (c.dst, super::half::convert(c, read))
+            }
             InstKind::Video(op) => {
                 (op.dst(), u64::from(super::video::eval(op, |v| self.at_bits(v, 32) as u32)))
             }

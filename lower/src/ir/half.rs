@@ -1,7 +1,9 @@
 //! Arithmetic on the half formats (PTX ISA 9.2 §9.7.4: `.f16`, `.bf16`, `.f16x2`,
 //! `.bf16x2`) as one IR operation each, [`super::InstKind::Half`]: what semantic
 //! analysis resolved, before `pass::expand_formats` computes each lane exactly in f32
-//! and f64 (`Widen`, `RoundToOdd`, `Narrow`), which needs no half support on the device.
+//! and f64 (`Widen`, `RoundToOdd`, `Narrow`), which needs no half support on the device;
+//! and the conversions of narrow formats that are not one core operation,
+//! [`super::InstKind::HalfConvert`], which the same pass writes out.
 
 use super::{FloatFormat, RegId, Rounding, Value};
 
@@ -71,4 +73,58 @@ pub struct HalfOp {
     pub relu: bool,
     /// `.NaN` (`min`, `max`): a NaN operand gives the canonical NaN.
     pub nan: bool,
+}
+
+/// A conversion of the narrow formats (PTX ISA 9.2 §9.7.9.21) as one IR operation,
+/// [`super::InstKind::HalfConvert`]: what semantic analysis resolved, before
+/// `pass::expand_formats` writes it out in integer operations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HalfConvert {
+    pub op: HalfConvertOp,
+    pub dst: RegId,
+    /// The sources, [`HalfConvertOp::src_bits`] wide each.
+    pub srcs: Vec<Value>,
+}
+
+/// The conversions. UE8M0 (`.ue8m0x2`, §5.2.5) is a pair of scale factors, each 8
+/// exponent bits with bias 127: no sign, no zero, no infinity, NaN 0xff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfConvertOp {
+    /// `cvt.{rz,rp}{.satfinite}.ue8m0x2.f32 d, a, b` (`bf16x2`: `.bf16x2 d, a`, its
+    /// upper half as `a`): the exponent of `|a|` in the upper byte of the 16-bit `d`,
+    /// of `|b|` in the lower; `up` (`.rp`) rounds up when the value is not a power of
+    /// two. Values up to 2^-127 give 2^-127 (0); infinities and results past 2^127
+    /// give NaN, or 2^127 (0xfe) with `satfinite`; NaN gives NaN. The behaviour of the
+    /// host emulation in CUDA's `cuda_fp8.hpp`.
+    ToUe8m0 { bf16x2: bool, up: bool, satfinite: bool },
+    /// `cvt.rn.bf16x2.ue8m0x2 d, a`: each byte `e` of the 16-bit `a` to the bf16
+    /// 2^(e - 127) in the same lane of the 32-bit `d` (2^-127 is subnormal), NaN kept.
+    FromUe8m0,
+}
+
+impl HalfConvertOp {
+    /// The widths of the sources.
+    pub fn src_bits(self) -> Vec<u32> {
+        match self {
+            HalfConvertOp::ToUe8m0 { bf16x2: false, .. } => vec![32, 32],
+            HalfConvertOp::ToUe8m0 { bf16x2: true, .. } => vec![32],
+            HalfConvertOp::FromUe8m0 => vec![16],
+        }
+    }
+
+    /// The width of the destination.
+    pub fn dst_bits(self) -> u32 {
+        match self {
+            HalfConvertOp::ToUe8m0 { .. } => 16,
+            HalfConvertOp::FromUe8m0 => 32,
+        }
+    }
+}
+
+impl HalfConvert {
+    /// What is wrong with the conversion's fields, if anything (the verifier's check).
+    pub fn malformed(&self) -> Option<&'static str> {
+        (self.srcs.len() != self.op.src_bits().len())
+            .then_some("a narrow-format conversion with operands it does not have")
+    }
 }

@@ -13,19 +13,26 @@
 //! `legalize_floats`, which runs later and also decides how the `RoundToOdd`s made
 //! here are computed on a device without f64.
 //!
-//! Precondition: none. Postcondition: no [`InstKind::Half`] is left ([`is_half`], which
-//! `super::leftover` checks).
+//! The narrow-format conversions ([`InstKind::HalfConvert`]) become integer operations
+//! on the exponent bits (UE8M0).
+//!
+//! Precondition: none. Postcondition: no [`InstKind::Half`] or [`InstKind::HalfConvert`]
+//! is left ([`is_half`], which `super::leftover` checks).
 
 use crate::build::{Build, Builder};
-use crate::ir::{BinaryOp, CmpOp, HalfArith, HalfOp, InstKind, Kernel, OddOp, OpTy, Value};
+use crate::ir::{
+    BinaryOp, CmpOp, HalfArith, HalfConvert, HalfConvertOp, HalfOp, InstKind, Kernel, OddOp, OpTy,
+    Value,
+};
 
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
 const H16: OpTy = OpTy::U(16);
 
-/// Whether `kind` is half arithmetic, which this pass expands.
+/// Whether `kind` is half arithmetic or a narrow-format conversion, which this pass
+/// expands.
 pub fn is_half(kind: &InstKind) -> bool {
-    matches!(kind, InstKind::Half(_))
+    matches!(kind, InstKind::Half(_) | InstKind::HalfConvert(_))
 }
 
 /// Expands every half operation of `k`.
@@ -41,6 +48,11 @@ pub fn run(k: &mut Kernel) {
                 InstKind::Half(op) => {
                     let mut e = Builder::new(k, inst.span);
                     half(&mut e, op);
+                    out.append(&mut e.insts);
+                }
+                InstKind::HalfConvert(c) => {
+                    let mut e = Builder::new(k, inst.span);
+                    convert(&mut e, c);
                     out.append(&mut e.insts);
                 }
                 _ => out.push(inst),
@@ -107,4 +119,67 @@ pub fn half(e: &mut impl Build, op: &HalfOp) {
     }
     let r = e.pack(16, results);
     e.mov(OpTy::U((16 * lanes) as u8), op.dst, r);
+}
+
+/// The instructions of one narrow-format conversion.
+pub fn convert(e: &mut impl Build, c: &HalfConvert) {
+    let u = OpTy::U(32);
+    let src = |k: usize| c.srcs.get(k).copied().unwrap_or(Value::Imm(0));
+    let (up, satfinite, sources, mantissa) = match c.op {
+        HalfConvertOp::FromUe8m0 => {
+            let a = e.cvt(u, OpTy::U(16), src(0));
+            let mut lanes = Vec::new();
+            for k in 0..2 {
+                let byte = e.bfe(u, a, 8 * k, 8);
+                let bits = e.bin(BinaryOp::Shl, u, byte, Value::Imm(7));
+                let zero = e.cmp(CmpOp::Eq, u, byte, Value::Imm(0));
+                let bits = e.sel(u, zero, Value::Imm(0x40), bits);
+                let nan = e.cmp(CmpOp::Eq, u, byte, Value::Imm(0xff));
+                let bits = e.sel(u, nan, Value::Imm(0x7fff), bits);
+                lanes.push(e.cvt(H16, u, bits));
+            }
+            let r = e.pack(16, lanes);
+            e.mov(u, c.dst, r);
+            return;
+        }
+        // The sources' bit patterns, the upper byte's first, and their mantissa width.
+        HalfConvertOp::ToUe8m0 { bf16x2: false, up, satfinite } => {
+            (up, satfinite, [src(0), src(1)], 23)
+        }
+        HalfConvertOp::ToUe8m0 { bf16x2: true, up, satfinite } => {
+            let hi = e.bin(BinaryOp::Shr, u, src(0), Value::Imm(16));
+            let lo = e.and(u, src(0), Value::Imm(0xffff));
+            (up, satfinite, [hi, lo], 7)
+        }
+    };
+    let mut bytes = Vec::new();
+    for v in sources {
+        // The bits of the source (an f32 register or immediate, or a bf16 lane).
+        let bits = e.temp(u);
+        e.mov(u, bits, v);
+        let v = Value::Reg(bits);
+        let abs = e.and(u, v, Value::Imm((1 << (mantissa + 8)) - 1));
+        let inf = 0xffu64 << mantissa;
+        let mut r = e.bin(BinaryOp::Shr, u, abs, Value::Imm(mantissa));
+        if up {
+            // Up one unless |x| is a power of two, 2^-127 or less, or not finite.
+            let frac = e.and(u, abs, Value::Imm((1 << mantissa) - 1));
+            let inexact = e.cmp(CmpOp::Ne, u, frac, Value::Imm(0));
+            let above = e.cmp(CmpOp::Gt, u, abs, Value::Imm(1 << (mantissa - 1)));
+            let finite = e.cmp(CmpOp::Lt, u, abs, Value::Imm(inf));
+            let step = e.pred_and(inexact, above);
+            let step = e.pred_and(step, finite);
+            let one = e.sel(u, step, Value::Imm(1), Value::Imm(0));
+            r = e.add(u, r, one);
+        }
+        if satfinite {
+            let not_nan = e.cmp(CmpOp::Le, u, abs, Value::Imm(inf));
+            let max = e.bin(BinaryOp::Min, u, r, Value::Imm(0xfe));
+            r = e.sel(u, not_nan, max, r);
+        }
+        bytes.push(e.cvt(OpTy::U(8), u, r));
+    }
+    bytes.reverse();
+    let r = e.pack(8, bytes);
+    e.mov(H16, c.dst, r);
 }

@@ -7,8 +7,11 @@
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
 //!    inside blocks): [`expand_video`] — the video instructions become core integer
+//!    operations; [`expand_integer`] — the integer and bit-level instructions without
+//!    a single SPIR-V counterpart (`prmt`, `lop3`, carry chains, `bfind`…) become core
 //!    operations; [`expand_formats`] — half arithmetic becomes exact f32 and f64
-//!    arithmetic and one rounding to the format (`Narrow`); [`expand_texture`] —
+//!    arithmetic and one rounding to the format (`Narrow`), and the UE8M0 conversions
+//!    integer operations on the exponent bits; [`expand_texture`] —
 //!    texture and surface instructions become the kernel's own reads of their
 //!    descriptors and texels, with the branches and traps they need (new blocks);
 //!    [`expand_matrix`] — the warp-level matrix instructions (`mma`, `ldmatrix`,
@@ -55,8 +58,9 @@
 //!
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
-//! [`InstKind::Half`], [`InstKind::Texture`], [`InstKind::Matrix`]); the expansions (0)
-//! write those out, and every decision that
+//! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
+//! [`InstKind::Texture`], [`InstKind::Matrix`]); the expansions (0) write those out, and
+//! every decision that
 //! depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
@@ -65,6 +69,7 @@
 
 pub mod check;
 pub mod expand_formats;
+pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_texture;
 pub mod expand_video;
@@ -314,6 +319,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // First: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
     expand_video::run(&mut kernel);
+    expand_integer::run(&mut kernel);
     expand_formats::run(&mut kernel);
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
@@ -381,8 +387,10 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a sync point left by schedule")
     } else if expand_video::is_video(kind) {
         Some("a video instruction left by expand_video")
+    } else if expand_integer::is_integer(kind) {
+        Some("an integer operation left by expand_integer")
     } else if expand_formats::is_half(kind) {
-        Some("half arithmetic left by expand_formats")
+        Some("half arithmetic or a narrow-format conversion left by expand_formats")
     } else if expand_texture::is_texture(kind) {
         Some("a texture or surface instruction left by expand_texture")
     } else if expand_matrix::is_matrix(kind) {

@@ -1,14 +1,14 @@
-//! Instructions lowered to sequences of the IR's core operations: the integer
-//! instructions of PTX ISA 9.2 §9.7.1 and §9.7.8 that have no single SPIR-V counterpart
+//! The integer instructions of PTX ISA 9.2 §9.7.1 and §9.7.8 that have no single SPIR-V
+//! counterpart
 //! (`mul24`, `mad24`, `sad`, `bfind`, `bmsk`, `szext`, `prmt`, `shf`, `lop3`, `dp4a`,
 //! `dp2a`, the `.cc` carry chains `add.cc`/`addc`/`sub.cc`/`subc`/`mad.cc`/`madc`,
 //! saturating `add`/`sub`, `.relu` and the packed `.u16x2`/`.s16x2` forms of
 //! `add`/`min`/`max`), and the float bit-level instructions `copysign`, `testp`,
-//! `set` and `slct` (§9.7.3, §9.7.7).
-//!
-//! Every expansion reads its sources before it writes its destination (the last
-//! instruction is a `mov`), so `d` may name a source register. The formulas follow the
-//! ISA's pseudocode, cited beside each one.
+//! `set` and `slct` (§9.7.3, §9.7.7), and `cvt.pack` (§9.7.9.22): each is checked and
+//! resolved into one [`InstKind::Integer`], which `pass::expand_integer` writes out in
+//! core operations (their semantics are documented on [`IntegerOp`]). Also the
+//! performance hints, which lower to nothing, and `Emit`, the [`Build`] of semantic
+//! analysis.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::modifier::{
@@ -22,7 +22,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegId, RegTy, SyncPoint, UnaryOp, Value,
+    BinaryOp, BoolOp, CarryOp, FloatTest, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy,
+    PackedOp, PredSource, PrmtMode, RegId, RegTy, SetSource, SetTruth, SyncPoint, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -181,28 +182,17 @@ impl Lowerer<'_> {
         let s32 = OpTy::S(32);
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b] = self.srcs(i, 1, [s32, s32])?;
-        let c = if with_c { Some(self.src(&i.operands[3], U32, false, span)?) } else { None };
-        let (lo, hi) = if signed {
-            (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
-        } else {
-            (0, (1i64 << bits) - 1)
-        };
-        let mut e = Emit { l: self, span };
-        let mask = Value::Imm((1u64 << bits) - 1);
-        let mut clamp = |v: Value| {
-            let above = e.bin(BinaryOp::Max, s32, v, Value::Imm(lo as u64 & 0xffff_ffff));
-            let within = e.bin(BinaryOp::Min, s32, above, Value::Imm(hi as u64 & 0xffff_ffff));
-            e.and(U32, within, mask)
-        };
-        let (ta, tb) = (clamp(a), clamp(b));
-        let high = e.bin(BinaryOp::Shl, U32, ta, Value::Imm(u64::from(bits)));
-        let mut d = e.or(U32, high, tb);
-        if let Some(c) = c {
-            let rest = e.bin(BinaryOp::Shl, U32, c, Value::Imm(u64::from(2 * bits)));
-            d = e.or(U32, d, rest);
+        let mut srcs = vec![a, b];
+        if with_c {
+            srcs.push(self.src(&i.operands[3], U32, false, span)?);
         }
-        e.mov(U32, dst, d);
+        self.integer(IntegerOp::CvtPack { bits: bits as u8, signed }, Some(dst), srcs, span);
         Ok(())
+    }
+
+    /// Appends one [`InstKind::Integer`].
+    fn integer(&mut self, op: IntegerOp, dst: Option<RegId>, srcs: Vec<Value>, span: Span) {
+        self.push(InstKind::Integer(Box::new(IntegerInst { op, dst, srcs })), span);
     }
 
     /// `add.sat.s32`/`sub.sat.s32`: the only saturating integer forms (§9.7.1.1-2).
@@ -236,9 +226,8 @@ impl Lowerer<'_> {
         Ok(out)
     }
 
-    /// Packed `.u16x2`/`.s16x2` `add`/`min`/`max` (per half word, §9.7.1.1,
-    /// §9.7.1.12-13), `.relu` (`max(result, 0)`), and `add.sat.s32`/`sub.sat.s32`
-    /// (computed exactly in 64 bits and clamped to the s32 range).
+    /// Packed `.u16x2`/`.s16x2` `add`/`min`/`max` (§9.7.1.1, §9.7.1.12-13), `.relu`
+    /// and `add.sat.s32`/`sub.sat.s32`.
     fn packed_or_sat(
         &mut self,
         op: Opcode,
@@ -269,23 +258,13 @@ impl Lowerer<'_> {
             }
             let dst = self.dst(&i.operands[0], U32, false)?;
             let [a, b] = self.srcs(i, 1, [U32, U32])?;
-            let mut e = Emit { l: self, span };
-            let mut halves = Vec::new();
-            let word = if elem.is_signed() { OpTy::S(32) } else { U32 };
-            for k in 0..2 {
-                let x = e.bfe(word, a, 16 * k, 16);
-                let y = e.bfe(word, b, 16 * k, 16);
-                let x = e.cvt(elem, word, x);
-                let y = e.cvt(elem, word, y);
-                let mut r = e.bin(bop, elem, x, y);
-                if relu {
-                    r = e.bin(BinaryOp::Max, elem, r, Value::Imm(0));
-                }
-                halves.push(r);
-            }
-            let t = e.temp(U32);
-            e.push(InstKind::Pack { elem: OpTy::U(16), dst: t, srcs: halves });
-            e.mov(U32, dst, Value::Reg(t));
+            let op = match bop {
+                BinaryOp::Min => PackedOp::Min,
+                BinaryOp::Max => PackedOp::Max,
+                _ => PackedOp::Add,
+            };
+            let op = IntegerOp::Packed { op, signed: elem.is_signed(), relu };
+            self.integer(op, Some(dst), vec![a, b], span);
             return Ok(());
         }
         let ty = self.one_type(i, m)?;
@@ -301,27 +280,12 @@ impl Lowerer<'_> {
         }
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [ty, ty])?;
-        let mut e = Emit { l: self, span };
-        if relu {
-            let r = e.bin(bop, ty, a, b);
-            let r = e.bin(BinaryOp::Max, ty, r, Value::Imm(0));
-            e.mov(ty, dst, r);
+        let op = if relu {
+            IntegerOp::Relu { max: bop == BinaryOp::Max }
         } else {
-            let s64 = OpTy::S(64);
-            let x = e.cvt(s64, ty, a);
-            let y = e.cvt(s64, ty, b);
-            let r = e.bin(bop, s64, x, y);
-            let t = e.temp(ty);
-            e.push(InstKind::Convert {
-                to: ty,
-                from: s64,
-                rounding: None,
-                mode: FloatMode { ftz: false, sat: true, ..FloatMode::default() },
-                dst: t,
-                src: r,
-            });
-            e.mov(ty, dst, Value::Reg(t));
-        }
+            IntegerOp::AddSat { sub: bop == BinaryOp::Sub }
+        };
+        self.integer(op, Some(dst), vec![a, b], span);
         Ok(())
     }
 
@@ -344,10 +308,8 @@ impl Lowerer<'_> {
     }
 
     /// `add.cc`, `addc{.cc}`, `sub.cc`, `subc{.cc}` (§9.7.2.1-4) and `mad{.lo,.hi}.cc`,
-    /// `madc{.lo,.hi}{.cc}` (§9.7.2.5-6) on `.u32 .s32 .u64 .s64`: `d = a + b (+ CF)`,
-    /// or for subtraction `d = a + ~b + (1 or CF)`, with the carry out of the
-    /// full-width unsigned sum written to `CF` when `.cc` is given, as NVIDIA hardware
-    /// does. The carry out of `x + y + c` is `(x+y <u x) | (x+y+c <u x+y)`.
+    /// `madc{.lo,.hi}{.cc}` (§9.7.2.5-6) on `.u32 .s32 .u64 .s64`, reading and writing
+    /// the kernel's carry flag ([`IntegerOp::Carry`]).
     fn carry_chain(
         &mut self,
         op: Opcode,
@@ -362,65 +324,34 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(i.span, format!("`{op}` with `.cc` takes no `.sat`")));
         }
         let span = i.span;
-        let uty = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], ty, false)?;
-        let (x, y) = if matches!(op, Opcode::Mad | Opcode::Madc) {
+        let (op, srcs) = if matches!(op, Opcode::Mad | Opcode::Madc) {
             let part = match m.mul_part.as_ref().map(|p| p.value) {
-                Some(p @ (BinaryOp::Mul | BinaryOp::MulHi)) => p,
+                Some(BinaryOp::Mul) => CarryOp::MadLo,
+                Some(BinaryOp::MulHi) => CarryOp::MadHi,
                 _ => return Err(Diagnostic::error(span, format!("`{op}` needs `.lo` or `.hi`"))),
             };
             let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
-            let mut e = Emit { l: self, span };
-            (e.bin(part, ty, a, b), c)
+            (part, vec![a, b, c])
         } else {
             if let Some(p) = &m.mul_part {
                 return Err(Diagnostic::error(p.span, format!("`{op}` takes no `.lo/.hi/.wide`")));
             }
             let [a, b] = self.srcs(i, 1, [ty, ty])?;
-            (a, b)
+            let sum =
+                if matches!(op, Opcode::Sub | Opcode::Subc) { CarryOp::Sub } else { CarryOp::Add };
+            (sum, vec![a, b])
         };
-        let cf = if carry_in || cc_out { Some(self.carry_flag(span)) } else { None };
-        let mut e = Emit { l: self, span };
-        let subtract = matches!(op, Opcode::Sub | Opcode::Subc);
-        let cin = match (carry_in, cf) {
-            (true, Some(cf)) => {
-                Some(if uty == U64 { e.cvt(U64, U32, Value::Reg(cf)) } else { Value::Reg(cf) })
-            }
-            _ => None,
-        };
-        // NVIDIA hardware computes a subtraction as an addition of the complement
-        // (`a - b` = `a + ~b + 1`, `subc` = `a + ~b + CF`), and `CF` is always that
-        // addition's carry: 1 after `sub.cc` when nothing was borrowed. Mixed chains
-        // (`add.cc` then `subc`, `sub.cc` then `addc`) depend on it.
-        let (y, cin) =
-            if subtract { (e.not(uty, y), Some(cin.unwrap_or(Value::Imm(1)))) } else { (y, cin) };
-        let s1 = e.add(uty, x, y);
-        let c1 = e.cmp(CmpOp::Lt, uty, s1, x);
-        let (result, out1, out2) = match cin {
-            Some(c) => {
-                let s2 = e.add(uty, s1, c);
-                let c2 = e.cmp(CmpOp::Lt, uty, s2, s1);
-                (s2, c1, Some(c2))
-            }
-            None => (s1, c1, None),
-        };
-        if let (true, Some(cf)) = (cc_out, cf) {
-            let out = match out2 {
-                Some(o2) => e.pred_or(out1, o2),
-                None => out1,
-            };
-            let bit = e.sel(U32, out, Value::Imm(1), Value::Imm(0));
-            e.mov(ty, dst, result);
-            e.mov(U32, cf, bit);
-        } else {
-            e.mov(ty, dst, result);
-        }
+        let cf = self.carry_flag(span);
+        let carry_in = carry_in.then_some(cf);
+        let carry_out = cc_out.then_some(cf);
+        self.integer(IntegerOp::Carry { op, ty, carry_in, carry_out }, Some(dst), srcs, span);
         Ok(())
     }
 
     /// `min`/`max` on `.f32` with `.NaN` (a NaN operand gives the canonical NaN),
     /// `.xorsign.abs` (the magnitude of the result with the XOR of the operands' signs),
-    /// `.abs` and three operands (§9.7.3.11-12): through the core float `Min`/`Max`.
+    /// `.abs` and three operands (§9.7.3.11-12).
     fn float_min_max(
         &mut self,
         op: Opcode,
@@ -446,51 +377,24 @@ impl Lowerer<'_> {
         if m.ftz && ty != OpTy::F(32) {
             return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
         }
-        let bits = ty.as_unsigned();
-        let sign = 1u64 << (ty.bits() - 1);
         let dst = self.dst(&i.operands[0], ty, false)?;
         let mut x = Vec::new();
         for o in &i.operands[1..] {
             x.push(self.src(o, ty, false, span)?);
         }
-        let mode = FloatMode { ftz: m.ftz, ..FloatMode::default() };
-        let bop = if op == Opcode::Min { BinaryOp::Min } else { BinaryOp::Max };
-        let mut e = Emit { l: self, span };
-        let vals: Vec<Value> = if abs {
-            x.iter().map(|&v| e.and(bits, v, Value::Imm(sign - 1))).collect()
-        } else {
-            x.clone()
+        let op = IntegerOp::FloatMinMax {
+            max: op == Opcode::Max,
+            ftz: m.ftz,
+            nan: m.has(NAN),
+            abs,
+            xorsign,
         };
-        let mut r = vals[0];
-        for &v in &vals[1..] {
-            let t = e.temp(ty);
-            e.push(InstKind::Binary { op: bop, ty, mode, dst: t, lhs: r, rhs: v });
-            r = Value::Reg(t);
-        }
-        if m.has(NAN) {
-            let mut any = e.cmp(CmpOp::Nan, ty, x[0], x[1]);
-            if let Some(&c) = x.get(2) {
-                let c_nan = e.cmp(CmpOp::Nan, ty, c, c);
-                any = e.pred_or(any, c_nan);
-            }
-            r = e.sel(
-                bits,
-                any,
-                Value::Imm(if ty.bits() == 32 { 0x7fff_ffff } else { 0x7fff_ffff_ffff_ffff }),
-                r,
-            );
-        }
-        if xorsign {
-            let s = e.bin(BinaryOp::Xor, bits, x[0], x[1]);
-            let s = e.and(bits, s, Value::Imm(sign));
-            r = e.or(bits, r, s);
-        }
-        e.mov(ty, dst, r);
+        self.integer(op, Some(dst), x, span);
         Ok(())
     }
 
     /// `mad.hi.sat.s32` (§9.7.1.4) and `mad24.hi.sat.s32` (§9.7.1.6): the high part of
-    /// the product plus `c`, computed exactly in 64 bits and clamped to the s32 range.
+    /// the product plus `c`, clamped to the s32 range.
     fn mad_hi_sat(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         m.allow(&[])?;
         let span = i.span;
@@ -503,28 +407,8 @@ impl Lowerer<'_> {
         }
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
-        let mut e = Emit { l: self, span };
-        let s64 = OpTy::S(64);
-        let (a, b) =
-            if op == Opcode::Mad24 { (e.bfe(ty, a, 0, 24), e.bfe(ty, b, 0, 24)) } else { (a, b) };
-        let p = e.bin(BinaryOp::MulWide, ty, a, b);
-        let shift = if op == Opcode::Mad24 { 16 } else { 32 };
-        let hi = e.bin(BinaryOp::Shr, s64, p, Value::Imm(shift));
-        // The high part as an s32 (for mad24, bits 47..16 of the 48-bit product).
-        let hi = e.cvt(ty, s64, hi);
-        let hi = e.cvt(s64, ty, hi);
-        let c64 = e.cvt(s64, ty, c);
-        let sum = e.add(s64, hi, c64);
-        let t = e.temp(ty);
-        e.push(InstKind::Convert {
-            to: ty,
-            from: s64,
-            rounding: None,
-            mode: FloatMode { sat: true, ..FloatMode::default() },
-            dst: t,
-            src: sum,
-        });
-        e.mov(ty, dst, Value::Reg(t));
+        let op = IntegerOp::MadHiSat { mul24: op == Opcode::Mad24 };
+        self.integer(op, Some(dst), vec![a, b, c], span);
         Ok(())
     }
 
@@ -541,21 +425,13 @@ impl Lowerer<'_> {
         };
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [ty, ty])?;
-        let c = if op == Opcode::Mad24 {
-            Some(self.src(&i.operands[3], ty, false, i.span)?)
-        } else {
-            None
-        };
-        let mut e = Emit { l: self, span: i.span };
-        let a24 = e.bfe(ty, a, 0, 24);
-        let b24 = e.bfe(ty, b, 0, 24);
-        let p = e.bin(BinaryOp::MulWide, ty, a24, b24);
-        let p = if hi { e.bin(BinaryOp::Shr, U64, p, Value::Imm(16)) } else { p };
-        let mut r = e.lo32(p);
-        if let Some(c) = c {
-            r = e.add(U32, r, c);
+        let mut srcs = vec![a, b];
+        let mad = op == Opcode::Mad24;
+        if mad {
+            srcs.push(self.src(&i.operands[3], ty, false, i.span)?);
         }
-        e.mov(ty, dst, r);
+        let op = IntegerOp::Mul24 { signed: ty.is_signed(), hi, mad };
+        self.integer(op, Some(dst), srcs, i.span);
         Ok(())
     }
 
@@ -566,13 +442,7 @@ impl Lowerer<'_> {
         let ty = self.typed(i, m, &all)?;
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
-        let mut e = Emit { l: self, span: i.span };
-        let lt = e.cmp(CmpOp::Lt, ty, a, b);
-        let ba = e.bin(BinaryOp::Sub, ty, b, a);
-        let ab = e.bin(BinaryOp::Sub, ty, a, b);
-        let diff = e.sel(ty, lt, ba, ab);
-        let r = e.add(ty, c, diff);
-        e.mov(ty, dst, r);
+        self.integer(IntegerOp::Sad { ty }, Some(dst), vec![a, b, c], i.span);
         Ok(())
     }
 
@@ -583,24 +453,8 @@ impl Lowerer<'_> {
         let ty = self.typed(i, m, &[U32, U64, OpTy::S(32), OpTy::S(64)])?;
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a] = self.srcs(i, 1, [ty])?;
-        let mut e = Emit { l: self, span: i.span };
-        let uty = ty.as_unsigned();
-        let x = if ty.is_signed() {
-            let neg = e.cmp(CmpOp::Lt, ty, a, Value::Imm(0));
-            let inv = e.not(uty, a);
-            e.sel(uty, neg, inv, a)
-        } else {
-            a
-        };
-        let clz = e.un(UnaryOp::Clz, uty, x);
-        let found = e.cmp(CmpOp::Ne, uty, x, Value::Imm(0));
-        let r = if m.has(Modifier::Bfind(Bfind::Shiftamt)) {
-            clz
-        } else {
-            e.bin(BinaryOp::Sub, U32, Value::Imm(u64::from(ty.bits() - 1)), clz)
-        };
-        let r = e.sel(U32, found, r, Value::Imm(0xffff_ffff));
-        e.mov(U32, dst, r);
+        let shiftamt = m.has(Modifier::Bfind(Bfind::Shiftamt));
+        self.integer(IntegerOp::Bfind { ty, shiftamt }, Some(dst), vec![a], i.span);
         Ok(())
     }
 
@@ -625,64 +479,19 @@ impl Lowerer<'_> {
 
     /// `fns.b32 d, mask, base, offset` (§9.7.1.18): the position of the |offset|-th set
     /// bit of `mask` counting from `base` upward (offset > 0) or downward (offset < 0),
-    /// `base` itself when offset = 0 and that bit is set, else 0xffffffff. The n-th set
-    /// bit is found by a binary search on population counts (no loop): downward
-    /// searches run on the bit-reversed mask.
+    /// `base` itself when offset = 0 and that bit is set, else 0xffffffff.
     fn fns(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         m.allow(&[])?;
         self.typed(i, m, &[U32])?;
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [mask, base, offset] = self.srcs(i, 1, [U32, U32, OpTy::S(32)])?;
-        let mut e = Emit { l: self, span: i.span };
-        let none = Value::Imm(0xffff_ffff);
-        let s32 = OpTy::S(32);
-        let down = e.cmp(CmpOp::Lt, s32, offset, Value::Imm(0));
-        let neg = e.un(UnaryOp::Neg, s32, offset);
-        let n = e.sel(U32, down, neg, offset);
-        // Upward: the bits at and above base; downward: reversed, the bits at and above
-        // 31 - base of the reversed mask.
-        let rev = e.un(UnaryOp::Brev, U32, mask);
-        let m0 = e.sel(U32, down, rev, mask);
-        let start_down = e.bin(BinaryOp::Sub, U32, Value::Imm(31), base);
-        let start = e.sel(U32, down, start_down, base);
-        let keep = e.bin(BinaryOp::Shl, U32, Value::Imm(0xffff_ffff), start);
-        let mut bits = e.and(U32, m0, keep);
-        let available = e.un(UnaryOp::Popc, U32, bits);
-        // Binary search for the n-th (1-based) set bit.
-        let mut pos = Value::Imm(0);
-        let mut k = n;
-        for w in [16u64, 8, 4, 2, 1] {
-            let low = e.and(U32, bits, Value::Imm((1 << w) - 1));
-            let cnt = e.un(UnaryOp::Popc, U32, low);
-            let skip = e.cmp(CmpOp::Gt, U32, k, cnt);
-            let k_less = e.bin(BinaryOp::Sub, U32, k, cnt);
-            k = e.sel(U32, skip, k_less, k);
-            let shifted = e.bin(BinaryOp::Shr, U32, bits, Value::Imm(w));
-            bits = e.sel(U32, skip, shifted, bits);
-            let pos_w = e.add(U32, pos, Value::Imm(w));
-            pos = e.sel(U32, skip, pos_w, pos);
-        }
-        let found = e.cmp(CmpOp::Le, U32, n, available);
-        let pos_down = e.bin(BinaryOp::Sub, U32, Value::Imm(31), pos);
-        let pos = e.sel(U32, down, pos_down, pos);
-        let r = e.sel(U32, found, pos, none);
-        // offset = 0: base itself if that bit is set.
-        let at = e.bin(BinaryOp::Shr, U32, mask, base);
-        let at = e.and(U32, at, Value::Imm(1));
-        let set = e.cmp(CmpOp::Ne, U32, at, Value::Imm(0));
-        let zero_r = e.sel(U32, set, base, none);
-        let is_zero = e.cmp(CmpOp::Eq, s32, offset, Value::Imm(0));
-        let r = e.sel(U32, is_zero, zero_r, r);
-        // A base past bit 31 finds nothing.
-        let big = e.cmp(CmpOp::Ge, U32, base, Value::Imm(32));
-        let r = e.sel(U32, big, none, r);
-        e.mov(U32, dst, r);
+        self.integer(IntegerOp::Fns, Some(dst), vec![mask, base, offset], i.span);
         Ok(())
     }
 
     /// `bmsk.{clamp,wrap}.b32 d, a, b` (§9.7.1.24): a mask of `b` ones from bit `a`;
     /// `szext.{clamp,wrap}.{u32,s32} d, a, b` (§9.7.1.25): the low `b` bits of `a`,
-    /// zero- or sign-extended. Both follow the ISA pseudocode step by step.
+    /// zero- or sign-extended.
     fn mask_ops(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let clamp = match (m.has(CLAMP), m.has(WRAP)) {
             (true, false) => true,
@@ -698,54 +507,19 @@ impl Lowerer<'_> {
         };
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [U32, U32])?;
-        let mut e = Emit { l: self, span: i.span };
-        let ones = Value::Imm(0xffff_ffff);
-        let b1 = e.and(U32, b, Value::Imm(31));
-        let b_big = e.cmp(CmpOp::Ge, U32, b, Value::Imm(32));
-        let r = if op == Opcode::Bmsk {
-            let a1 = e.and(U32, a, Value::Imm(31));
-            let a_big = e.cmp(CmpOp::Ge, U32, a, Value::Imm(32));
-            let mut mask0 = e.bin(BinaryOp::Shl, U32, ones, a1);
-            let sum = e.add(U32, a1, b1);
-            let shifted = e.bin(BinaryOp::Shl, U32, ones, sum);
-            let b_zero = e.cmp(CmpOp::Eq, U32, b1, Value::Imm(0));
-            let mut mask1 = e.sel(U32, b_zero, ones, shifted);
-            let sum_big = e.cmp(CmpOp::Ge, U32, sum, Value::Imm(32));
-            mask1 = e.sel(U32, sum_big, Value::Imm(0), mask1);
-            if clamp {
-                mask0 = e.sel(U32, a_big, Value::Imm(0), mask0);
-                let over = e.pred_or(a_big, b_big);
-                mask1 = e.sel(U32, over, Value::Imm(0), mask1);
-            }
-            let keep = e.not(U32, mask1);
-            e.and(U32, mask0, keep)
+        let op = if op == Opcode::Bmsk {
+            IntegerOp::Bmsk { clamp }
         } else {
-            let shifted = e.bin(BinaryOp::Shl, U32, ones, b1);
-            let mask = if clamp { e.sel(U32, b_big, Value::Imm(0), shifted) } else { shifted };
-            let keep = e.not(U32, mask);
-            let low = e.and(U32, a, keep);
-            if ty.is_signed() {
-                let pos = e.bin(BinaryOp::Sub, U32, b1, Value::Imm(1));
-                let pos = e.and(U32, pos, Value::Imm(31));
-                let sign = e.bin(BinaryOp::Shr, U32, a, pos);
-                let sign = e.and(U32, sign, Value::Imm(1));
-                let b_zero = e.cmp(CmpOp::Eq, U32, b1, Value::Imm(0));
-                let sign = e.sel(U32, b_zero, Value::Imm(0), sign);
-                let set = e.cmp(CmpOp::Ne, U32, sign, Value::Imm(0));
-                let fill = e.sel(U32, set, mask, Value::Imm(0));
-                e.or(U32, low, fill)
-            } else {
-                low
-            }
+            IntegerOp::Szext { clamp, signed: ty.is_signed() }
         };
-        e.mov(ty, dst, r);
+        self.integer(op, Some(dst), vec![a, b], i.span);
         Ok(())
     }
 
     /// `prmt.b32{.mode} d, a, b, c` (§9.7.8.7): four bytes picked from the eight of
     /// `{b, a}`. Without a mode each result byte has a 4-bit selector in `c` (bit 3:
     /// replicate the picked byte's sign); the modes pick by `c[1:0]` from the ISA's
-    /// fixed table, which becomes a selector word here.
+    /// fixed table.
     fn prmt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         if let Some(second) = m.details.get(1) {
             return Err(Diagnostic::error(second.span, "`prmt` takes one mode"));
@@ -756,47 +530,16 @@ impl Lowerer<'_> {
             _ => None,
         });
         let mode = mode.map(|p| match p.value {
-            PermuteMode::F4e => [0x3210, 0x4321, 0x5432, 0x6543],
-            PermuteMode::B4e => [0x5670, 0x6701, 0x7012, 0x0123],
-            PermuteMode::Rc8 => [0x0000, 0x1111, 0x2222, 0x3333],
-            PermuteMode::Ecl => [0x3210, 0x3211, 0x3222, 0x3333],
-            PermuteMode::Ecr => [0x0000, 0x1110, 0x2210, 0x3210],
-            PermuteMode::Rc16 => [0x1010, 0x3232, 0x1010, 0x3232],
+            PermuteMode::F4e => PrmtMode::F4e,
+            PermuteMode::B4e => PrmtMode::B4e,
+            PermuteMode::Rc8 => PrmtMode::Rc8,
+            PermuteMode::Ecl => PrmtMode::Ecl,
+            PermuteMode::Ecr => PrmtMode::Ecr,
+            PermuteMode::Rc16 => PrmtMode::Rc16,
         });
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
-        let mut e = Emit { l: self, span: i.span };
-        let bytes = e.pack64(a, b);
-        let selector = match mode {
-            None => c,
-            Some(table) => {
-                let ctl = e.and(U32, c, Value::Imm(3));
-                let mut s = Value::Imm(table[3]);
-                for (k, &word) in table.iter().enumerate().take(3).rev() {
-                    let is_k = e.cmp(CmpOp::Eq, U32, ctl, Value::Imm(k as u64));
-                    s = e.sel(U32, is_k, Value::Imm(word), s);
-                }
-                s
-            }
-        };
-        let mut r = Value::Imm(0);
-        for k in 0..4u64 {
-            let nibble = e.bfe(U32, selector, 4 * k, 4);
-            let index = e.and(U32, nibble, Value::Imm(7));
-            let shift = e.bin(BinaryOp::Shl, U32, index, Value::Imm(3));
-            let moved = e.bin(BinaryOp::Shr, U64, bytes, shift);
-            let moved = e.lo32(moved);
-            let mut byte = e.and(U32, moved, Value::Imm(0xff));
-            if mode.is_none() {
-                let replicate = e.cmp(CmpOp::Ge, U32, nibble, Value::Imm(8));
-                let sign = e.cmp(CmpOp::Ge, U32, byte, Value::Imm(0x80));
-                let fill = e.sel(U32, sign, Value::Imm(0xff), Value::Imm(0));
-                byte = e.sel(U32, replicate, fill, byte);
-            }
-            let placed = e.bin(BinaryOp::Shl, U32, byte, Value::Imm(8 * k));
-            r = e.or(U32, r, placed);
-        }
-        e.mov(U32, dst, r);
+        self.integer(IntegerOp::Prmt { mode }, Some(dst), vec![a, b, c], i.span);
         Ok(())
     }
 
@@ -820,29 +563,13 @@ impl Lowerer<'_> {
         self.typed(i, m, &[U32])?;
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
-        let mut e = Emit { l: self, span: i.span };
-        let n = if clamp {
-            e.bin(BinaryOp::Min, U32, c, Value::Imm(32))
-        } else {
-            e.and(U32, c, Value::Imm(31))
-        };
-        let bits = e.pack64(a, b);
-        let r = if left {
-            let s = e.bin(BinaryOp::Shl, U64, bits, n);
-            let s = e.bin(BinaryOp::Shr, U64, s, Value::Imm(32));
-            e.lo32(s)
-        } else {
-            let s = e.bin(BinaryOp::Shr, U64, bits, n);
-            e.lo32(s)
-        };
-        e.mov(U32, dst, r);
+        self.integer(IntegerOp::Shf { left, clamp }, Some(dst), vec![a, b, c], i.span);
         Ok(())
     }
 
     /// `lop3.b32 d, a, b, c, immLut` and `lop3.{and,or}.b32 d|p, a, b, c, immLut, q`
     /// (§9.7.8.6): the bitwise function whose truth table is `immLut` (bit
-    /// `4a + 2b + c` of the table is the result for input bits a, b, c), built as the
-    /// OR of its minterms.
+    /// `4a + 2b + c` of the table is the result for input bits a, b, c).
     fn lop3(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         m.allow(&[])?;
         self.typed(i, m, &[U32])?;
@@ -865,7 +592,7 @@ impl Lowerer<'_> {
         if lut > 0xff {
             return Err(Diagnostic::error(i.operands[4].span(), "`immLut` is an 8-bit table"));
         }
-        let (dst, pred) = match (&i.operands[0], combine) {
+        let (dst, pred_dst) = match (&i.operands[0], combine) {
             (Operand::Pair(d, p, _), Some(_)) => {
                 (self.opt_dst(d, U32)?, self.opt_dst(p, OpTy::Pred)?)
             }
@@ -875,40 +602,14 @@ impl Lowerer<'_> {
             (d, None) => (Some(self.dst(d, U32, false)?), None),
         };
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
-        let q = match combine {
-            Some(_) => Some(self.pred(&i.operands[5])?),
+        let combine = match combine {
+            Some(op) => {
+                let (pred, negate) = self.pred(&i.operands[5])?;
+                Some(Lop3Combine { dst: pred_dst, with: PredSource { op, pred, negate } })
+            }
             None => None,
         };
-        let mut e = Emit { l: self, span };
-        let not_a = e.not(U32, a);
-        let not_b = e.not(U32, b);
-        let not_c = e.not(U32, c);
-        let mut r = Value::Imm(0);
-        for minterm in 0..8u64 {
-            if lut >> minterm & 1 == 0 {
-                continue;
-            }
-            let x = if minterm & 4 != 0 { a } else { not_a };
-            let y = if minterm & 2 != 0 { b } else { not_b };
-            let z = if minterm & 1 != 0 { c } else { not_c };
-            let xy = e.and(U32, x, y);
-            let term = e.and(U32, xy, z);
-            r = e.or(U32, r, term);
-        }
-        if let (Some(p), Some(op), Some((q, negate))) = (pred, combine, q) {
-            let nonzero = e.cmp(CmpOp::Ne, U32, r, Value::Imm(0));
-            let q = if negate {
-                let t = e.temp(OpTy::Pred);
-                e.push(InstKind::PredNot { dst: t, src: q });
-                t
-            } else {
-                q
-            };
-            e.push(InstKind::PredLogic { op, dst: p, lhs: nonzero, rhs: q });
-        }
-        if let Some(d) = dst {
-            e.mov(U32, d, r);
-        }
+        self.integer(IntegerOp::Lop3 { lut: lut as u8, combine }, dst, vec![a, b, c], span);
         Ok(())
     }
 
@@ -945,17 +646,9 @@ impl Lowerer<'_> {
         let dty = if signed { OpTy::S(32) } else { U32 };
         let dst = self.dst(&i.operands[0], dty, false)?;
         let [a, b, c] = self.srcs(i, 1, [at, bt, dty])?;
-        let mut e = Emit { l: self, span: i.span };
-        let (count, a_bits) = if op == Opcode::Dp4a { (4, 8) } else { (2, 16) };
-        let b_first = if hi { 2 } else { 0 };
-        let mut r = c;
-        for k in 0..count {
-            let x = e.bfe(at, a, a_bits * k, a_bits);
-            let y = e.bfe(bt, b, 8 * (b_first + k), 8);
-            let p = e.bin(BinaryOp::Mul, U32, x, y);
-            r = e.add(U32, r, p);
-        }
-        e.mov(dty, dst, r);
+        let pairs = if op == Opcode::Dp4a { 4 } else { 2 };
+        let op = IntegerOp::Dot { pairs, hi, a_signed: at.is_signed(), b_signed: bt.is_signed() };
+        self.integer(op, Some(dst), vec![a, b, c], i.span);
         Ok(())
     }
 
@@ -966,63 +659,35 @@ impl Lowerer<'_> {
         let bits = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [bits, bits])?;
-        let mut e = Emit { l: self, span: i.span };
-        let sign_bit = 1u64 << (ty.bits() - 1);
-        let sign = e.and(bits, a, Value::Imm(sign_bit));
-        let magnitude = e.and(bits, b, Value::Imm(sign_bit - 1));
-        let r = e.or(bits, sign, magnitude);
-        e.mov(bits, dst, r);
+        self.integer(IntegerOp::Copysign { ty }, Some(dst), vec![a, b], i.span);
         Ok(())
     }
 
-    /// `testp.op.{f32,f64} p, a` (§9.7.3.3), by the bits: `.finite`, `.infinite`,
+    /// `testp.op.{f32,f64} p, a` (§9.7.3.3): `.finite`, `.infinite`,
     /// `.number`, `.notanumber`, `.normal` (zero counts as normal, per the ISA),
     /// `.subnormal`.
     fn testp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let which = match m.details.as_slice() {
-            [Spanned { value: Modifier::FloatClass(c), .. }] => *c,
+            [Spanned { value: Modifier::FloatClass(c), .. }] => match c {
+                FloatClass::Finite => FloatTest::Finite,
+                FloatClass::Infinite => FloatTest::Infinite,
+                FloatClass::Number => FloatTest::Number,
+                FloatClass::NotANumber => FloatTest::NotANumber,
+                FloatClass::Normal => FloatTest::Normal,
+                FloatClass::Subnormal => FloatTest::Subnormal,
+            },
             _ => return Err(Diagnostic::error(i.span, "`testp` needs one test such as `.finite`")),
         };
         let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
         let bits = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], OpTy::Pred, false)?;
         let [a] = self.srcs(i, 1, [bits])?;
-        let mut e = Emit { l: self, span: i.span };
-        let (sign_bit, inf, min_normal) = if ty.bits() == 32 {
-            (1 << 31, 0x7f80_0000, 1 << 23)
-        } else {
-            (1 << 63, 0x7ff0_0000_0000_0000, 1 << 52)
-        };
-        let magnitude = e.and(bits, a, Value::Imm(sign_bit - 1));
-        let test = |e: &mut Emit<'_, '_>, cmp, lhs, rhs, dst| e.cmp_into(dst, cmp, bits, lhs, rhs);
-        match which {
-            FloatClass::Finite => test(&mut e, CmpOp::Lt, magnitude, Value::Imm(inf), dst),
-            FloatClass::Infinite => test(&mut e, CmpOp::Eq, magnitude, Value::Imm(inf), dst),
-            FloatClass::Number => test(&mut e, CmpOp::Le, magnitude, Value::Imm(inf), dst),
-            FloatClass::NotANumber => test(&mut e, CmpOp::Gt, magnitude, Value::Imm(inf), dst),
-            // 0 < |a| < smallest normal, i.e. |a| - 1 < smallest normal - 1 (unsigned).
-            FloatClass::Subnormal => {
-                let m1 = e.bin(BinaryOp::Sub, bits, magnitude, Value::Imm(1));
-                test(&mut e, CmpOp::Lt, m1, Value::Imm(min_normal - 1), dst);
-            }
-            // Normal or zero: |a| < inf and not subnormal.
-            FloatClass::Normal => {
-                let finite = e.cmp(CmpOp::Lt, bits, magnitude, Value::Imm(inf));
-                let m1 = e.bin(BinaryOp::Sub, bits, magnitude, Value::Imm(1));
-                let not_subnormal = e.cmp(CmpOp::Ge, bits, m1, Value::Imm(min_normal - 1));
-                e.push(InstKind::PredLogic {
-                    op: BoolOp::And,
-                    dst,
-                    lhs: finite,
-                    rhs: not_subnormal,
-                });
-            }
-        }
+        self.integer(IntegerOp::Testp { test: which, ty }, Some(dst), vec![a], i.span);
         Ok(())
     }
 
     /// `set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}` (§9.7.7.1, and §9.7.4.7
-    /// for half types): `setp`, then all ones (`.u32`/`.s32`, `.u16`/`.s16`) or 1.0
+    /// for half types): the comparison, then all ones (`.u32`/`.s32`, `.u16`/`.s16`) or 1.0
     /// (`.f32`, `.f16`, `.bf16`) when true, else 0. Half sources compare as their exact
     /// f32 values.
     fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
@@ -1041,14 +706,14 @@ impl Lowerer<'_> {
         let lanes = half.map_or(1, |(_, n)| n);
         // What one lane holds when the comparison is true (§9.7.7.1: all ones for
         // integers, 1.0 for floats), and the destination's lane width.
-        let (one, lane_bits) =
+        let (truth, lane_bits) =
             match (dt.value, lanes) {
-                (ScalarType::U32 | ScalarType::S32, 1) => (0xffff_ffff, 32),
-                (ScalarType::F32, 1) if half.is_none() => (0x3f80_0000, 32),
-                (ScalarType::U16 | ScalarType::S16, 1) if half.is_some() => (0xffff, 16),
-                (ScalarType::U32 | ScalarType::S32, 2) => (0xffff, 16),
-                (ScalarType::F16, 1) | (ScalarType::F16x2, 2) => (0x3c00, 16),
-                (ScalarType::Bf16, 1) | (ScalarType::Bf16x2, 2) => (0x3f80, 16),
+                (ScalarType::U32 | ScalarType::S32, 1) => (SetTruth::Ones32, 32),
+                (ScalarType::F32, 1) if half.is_none() => (SetTruth::F32, 32),
+                (ScalarType::U16 | ScalarType::S16, 1) if half.is_some() => (SetTruth::Ones16, 16),
+                (ScalarType::U32 | ScalarType::S32, 2) => (SetTruth::Ones16, 16),
+                (ScalarType::F16, 1) | (ScalarType::F16x2, 2) => (SetTruth::F16, 16),
+                (ScalarType::Bf16, 1) | (ScalarType::Bf16x2, 2) => (SetTruth::Bf16, 16),
                 _ => return Err(Diagnostic::error(
                     dt.span,
                     "`set` writes `.u32`, `.s32` or `.f32`; `.f16` or `.bf16`; `.u16` or `.s16` \
@@ -1077,36 +742,19 @@ impl Lowerer<'_> {
         let dst = self.dst(&i.operands[0], dty, false)?;
         let combine = match m.bool_op {
             Some(op) => {
-                let (r, negate) = self.pred(&i.operands[3])?;
-                Some((op, r, negate))
+                let (pred, negate) = self.pred(&i.operands[3])?;
+                Some(PredSource { op, pred, negate })
             }
             None => None,
         };
         let src_ty = if half.is_some() { OpTy::U((16 * lanes) as u8) } else { sty };
         let [a, b] = self.srcs(i, 1, [src_ty, src_ty])?;
-        let mut e = Emit { l: self, span };
-        let preds: Vec<_> = (0..lanes).map(|_| e.temp(OpTy::Pred)).collect();
-        match half {
-            Some((fmt, _)) => {
-                let dsts: Vec<_> = preds.iter().map(|&p| (Some(p), None)).collect();
-                e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
-            }
-            None => e.push(InstKind::Setp {
-                cmp,
-                ty: sty,
-                ftz: m.ftz,
-                dst: Some(preds[0]),
-                dst_not: None,
-                lhs: a,
-                rhs: b,
-                combine,
-            }),
-        }
-        let lane_ty = OpTy::U(lane_bits as u8);
-        let values: Vec<Value> =
-            preds.iter().map(|&p| e.sel(lane_ty, p, Value::Imm(one), Value::Imm(0))).collect();
-        let r = e.pack(16, values);
-        e.mov(dty, dst, r);
+        let source = match half {
+            Some((format, n)) => SetSource::Half { format, lanes: n as u8 },
+            None => SetSource::Scalar(sty),
+        };
+        let op = IntegerOp::Set { cmp, source, ftz: m.ftz, truth, combine };
+        self.integer(op, Some(dst), vec![a, b], span);
         Ok(())
     }
 
@@ -1138,22 +786,8 @@ impl Lowerer<'_> {
         }
         let dst = self.dst(&i.operands[0], dty, false)?;
         let [a, b, c] = self.srcs(i, 1, [dty, dty, cty])?;
-        let mut e = Emit { l: self, span };
-        let p = e.temp(OpTy::Pred);
-        // `.ftz` only changes a subnormal `c`, whose comparison with 0 it cannot change
-        // except for negative subnormals, which flush to -0.0 >= 0.
-        e.push(InstKind::Setp {
-            cmp: CmpOp::Ge,
-            ty: cty,
-            ftz: m.ftz,
-            dst: Some(p),
-            dst_not: None,
-            lhs: c,
-            rhs: Value::Imm(0),
-            combine: None,
-        });
-        let r = e.sel(dty, p, a, b);
-        e.mov(dty, dst, r);
+        let op = IntegerOp::Slct { ty: dty, float: cty.is_float(), ftz: m.ftz };
+        self.integer(op, Some(dst), vec![a, b, c], span);
         Ok(())
     }
 }

@@ -8,25 +8,23 @@
 //!   needed;
 //! * `cvt` to and from `.f16`, `.bf16`, `.tf32` and the FP8 pairs `.e4m3x2`/`.e5m2x2`
 //!   with every rounding mode, `.relu` and `.satfinite`;
-//! * `cvt` to and from the UE8M0 scale factors `.ue8m0x2` (8 exponent bits, bias 127,
-//!   no sign, no zero, no infinity, NaN 0xff): `.rz` is the exponent of `|x|`, `.rp`
-//!   rounds it up when `|x|` is not a power of two, values below 2^-127 give 2^-127
-//!   (0), overflow and infinities give NaN or, with `.satfinite`, 2^127 (0xfe) — the
-//!   behaviour of the host emulation in CUDA's `cuda_fp8.hpp`;
+//! * `cvt` to and from the UE8M0 scale factors `.ue8m0x2`: checked and resolved into one
+//!   `InstKind::HalfConvert` (its semantics are documented there), which
+//!   `pass::expand_formats` writes out;
 //! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` and of
 //!   `cvt` to a float is checked here and kept in the IR for `pass::legalize_floats`.
 
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Spanned};
+use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
 use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, HalfArith, HalfOp, InstKind, OpTy,
-    Rounding, Value,
+    BinaryOp, FloatFormat, FloatMode, FloatPath, HalfArith, HalfConvert, HalfConvertOp, HalfOp,
+    InstKind, OpTy, RegId, Rounding, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -115,45 +113,6 @@ fn directed(m: &Mods) -> bool {
 }
 
 impl Emit<'_, '_> {
-    /// A half comparison's operand as an f32 (exact: every f16 and bf16 is one), after
-    /// `.ftz` flushes a subnormal to a zero of its sign.
-    pub(super) fn half_operand(&mut self, fmt: FloatFormat, ftz: bool, v: Value) -> Value {
-        let v = if ftz { self.flush_bits(fmt, v) } else { v };
-        self.widen(fmt, v)
-    }
-
-    /// The comparison of each lane of `a` and `b` (`lanes` 16-bit halves of `fmt`; lane
-    /// 0 is bits 0-15, §9.7.7), combined with `combine`, into the predicate pair
-    /// `dsts[k]` (`setp`'s `p` and `q`).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn half_compare(
-        &mut self,
-        fmt: FloatFormat,
-        lanes: u32,
-        cmp: CmpOp,
-        ftz: bool,
-        a: Value,
-        b: Value,
-        combine: Option<(crate::ir::BoolOp, crate::ir::RegId, bool)>,
-        dsts: &[(Option<crate::ir::RegId>, Option<crate::ir::RegId>)],
-    ) {
-        for (k, &(dst, dst_not)) in dsts.iter().enumerate().take(lanes as usize) {
-            let x = self.lane(a, lanes, k as u32);
-            let y = self.lane(b, lanes, k as u32);
-            let (x, y) = (self.half_operand(fmt, ftz, x), self.half_operand(fmt, ftz, y));
-            self.push(InstKind::Setp {
-                cmp,
-                ty: F32,
-                ftz: false,
-                dst,
-                dst_not,
-                lhs: x,
-                rhs: y,
-                combine,
-            });
-        }
-    }
-
     /// Narrowed lanes of `f` (lane 0 first) packed as a pair: FP4 nibbles into a byte,
     /// everything else by [`Self::pack`].
     fn pack_lanes(&mut self, f: FloatFormat, lanes: Vec<Value>) -> Value {
@@ -338,20 +297,7 @@ impl Lowerer<'_> {
             }
             let dst = self.dst(&i.operands[0], OpTy::U(32), false)?;
             let a = self.src(&i.operands[1], OpTy::U(16), false, span)?;
-            let mut e = Emit { l: self, span };
-            let a = e.cvt(OpTy::U(32), OpTy::U(16), a);
-            let mut lanes = Vec::new();
-            for k in 0..2 {
-                let byte = e.bfe(OpTy::U(32), a, 8 * k, 8);
-                let bits = e.bin(BinaryOp::Shl, OpTy::U(32), byte, Value::Imm(7));
-                let zero = e.cmp(CmpOp::Eq, OpTy::U(32), byte, Value::Imm(0));
-                let bits = e.sel(OpTy::U(32), zero, Value::Imm(0x40), bits);
-                let nan = e.cmp(CmpOp::Eq, OpTy::U(32), byte, Value::Imm(0xff));
-                let bits = e.sel(OpTy::U(32), nan, Value::Imm(0x7fff), bits);
-                lanes.push(e.cvt(OpTy::U(16), OpTy::U(32), bits));
-            }
-            let r = e.pack(16, lanes);
-            e.mov(OpTy::U(32), dst, r);
+            self.half_convert(HalfConvertOp::FromUe8m0, dst, vec![a], span);
             return Ok(());
         }
         let up = match rounding {
@@ -365,19 +311,14 @@ impl Lowerer<'_> {
             }
         };
         let dst = self.dst(&i.operands[0], OpTy::U(16), false)?;
-        // The sources' bit patterns and their mantissa width (f32: 23, bf16: 7).
-        let (sources, mantissa) = match (types.as_slice(), i.operands.len()) {
+        let (srcs, bf16x2) = match (types.as_slice(), i.operands.len()) {
             ([ScalarType::F32], 3) => {
                 let a = self.src(&i.operands[1], F32, false, span)?;
                 let b = self.src(&i.operands[2], F32, false, span)?;
-                ([a, b], 23)
+                (vec![a, b], false)
             }
             ([ScalarType::Bf16x2], 2) => {
-                let a = self.src(&i.operands[1], OpTy::U(32), false, span)?;
-                let mut e = Emit { l: self, span };
-                let hi = e.bin(BinaryOp::Shr, OpTy::U(32), a, Value::Imm(16));
-                let lo = e.and(OpTy::U(32), a, Value::Imm(0xffff));
-                ([hi, lo], 7)
+                (vec![self.src(&i.operands[1], OpTy::U(32), false, span)?], true)
             }
             _ => {
                 return Err(Diagnostic::error(
@@ -386,39 +327,13 @@ impl Lowerer<'_> {
                 ))
             }
         };
-        let mut e = Emit { l: self, span };
-        let u = OpTy::U(32);
-        let mut bytes = Vec::new();
-        for v in sources {
-            // The bits of the source (an f32 register or immediate, or a bf16 lane).
-            let bits = e.temp(u);
-            e.mov(u, bits, v);
-            let v = Value::Reg(bits);
-            let abs = e.and(u, v, Value::Imm((1 << (mantissa + 8)) - 1));
-            let inf = 0xffu64 << mantissa;
-            let mut r = e.bin(BinaryOp::Shr, u, abs, Value::Imm(mantissa));
-            if up {
-                // Up one unless |x| is a power of two, 2^-127 or less, or not finite.
-                let frac = e.and(u, abs, Value::Imm((1 << mantissa) - 1));
-                let inexact = e.cmp(CmpOp::Ne, u, frac, Value::Imm(0));
-                let above = e.cmp(CmpOp::Gt, u, abs, Value::Imm(1 << (mantissa - 1)));
-                let finite = e.cmp(CmpOp::Lt, u, abs, Value::Imm(inf));
-                let step = e.pred_and(inexact, above);
-                let step = e.pred_and(step, finite);
-                let one = e.sel(u, step, Value::Imm(1), Value::Imm(0));
-                r = e.add(u, r, one);
-            }
-            if satfinite {
-                let not_nan = e.cmp(CmpOp::Le, u, abs, Value::Imm(inf));
-                let max = e.bin(BinaryOp::Min, u, r, Value::Imm(0xfe));
-                r = e.sel(u, not_nan, max, r);
-            }
-            bytes.push(e.cvt(OpTy::U(8), u, r));
-        }
-        bytes.reverse();
-        let r = e.pack(8, bytes);
-        e.mov(OpTy::U(16), dst, r);
+        self.half_convert(HalfConvertOp::ToUe8m0 { bf16x2, up, satfinite }, dst, srcs, span);
         Ok(())
+    }
+
+    /// Appends one [`InstKind::HalfConvert`].
+    fn half_convert(&mut self, op: HalfConvertOp, dst: RegId, srcs: Vec<Value>, span: Span) {
+        self.push(InstKind::HalfConvert(Box::new(HalfConvert { op, dst, srcs })), span);
     }
 
     /// `cvt` with a narrow format on either side (PTX ISA 9.2 §9.7.9.21).

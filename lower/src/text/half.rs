@@ -1,4 +1,6 @@
-//! Half arithmetic ([`InstKind::Half`]) in the IR text format: `h` and the operation,
+//! Half arithmetic ([`InstKind::Half`]) and the narrow-format conversions
+//! ([`InstKind::HalfConvert`], [`print_convert`]) in the IR text format. Arithmetic is
+//! `h` and the operation,
 //! then the format with its lane count, the rounding (of rounded operations) and the
 //! flags, every field written:
 //!
@@ -87,6 +89,74 @@ where
     Ok(Some(HalfOp { op, format, lanes, dst, srcs, rounding, ftz, sat, relu, nan }))
 }
 
+/// A narrow-format conversion's line: `to_ue8m0x2` with the source type (`.f32`, two
+/// sources, or `.bf16x2`), `.rz` or `.rp` and `.satfinite`; `from_ue8m0x2`.
+///
+/// ```text
+/// %h1 = to_ue8m0x2.f32.rp.satfinite %f1, %f2
+/// %r1 = from_ue8m0x2 %h1
+/// ```
+pub(super) fn print_convert(
+    c: &HalfConvert,
+    reg: impl Fn(RegId) -> String,
+    value: impl Fn(Value) -> String,
+) -> String {
+    let name = match c.op {
+        HalfConvertOp::ToUe8m0 { bf16x2, up, satfinite } => format!(
+            "to_ue8m0x2.{}.{}{}",
+            if bf16x2 { "bf16x2" } else { "f32" },
+            if up { "rp" } else { "rz" },
+            if satfinite { ".satfinite" } else { "" }
+        ),
+        HalfConvertOp::FromUe8m0 => "from_ue8m0x2".to_string(),
+    };
+    let srcs: Vec<String> = c.srcs.iter().map(|&v| value(v)).collect();
+    format!("{} = {name} {}", reg(c.dst), srcs.join(", "))
+}
+
+/// The narrow-format conversion of a line whose opcode is one, else `None`; takes the
+/// modifiers it knows from `words`.
+pub(super) fn parse_convert<R, V, E>(
+    line: &Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+) -> Result<Option<HalfConvert>, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let opcode = line.opcode;
+    let op = match opcode {
+        "from_ue8m0x2" => HalfConvertOp::FromUe8m0,
+        "to_ue8m0x2" => {
+            let bf16x2 = if take_flag(words, "bf16x2") {
+                true
+            } else if take_flag(words, "f32") {
+                false
+            } else {
+                return Err((line.error)(format!("`{opcode}` needs `.f32` or `.bf16x2`")));
+            };
+            let up = if take_flag(words, "rp") {
+                true
+            } else if take_flag(words, "rz") {
+                false
+            } else {
+                return Err((line.error)(format!("`{opcode}` needs `.rz` or `.rp`")));
+            };
+            HalfConvertOp::ToUe8m0 { bf16x2, up, satfinite: take_flag(words, "satfinite") }
+        }
+        _ => return Ok(None),
+    };
+    let arity = op.src_bits().len();
+    let ([dst], true) = (line.dsts, line.ops.len() == arity) else {
+        return Err((line.error)(format!(
+            "`{opcode}` takes one destination and {arity} operand(s)"
+        )));
+    };
+    let srcs = line.ops.iter().map(|s| (line.value)(s)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(HalfConvert { op, dst: (line.reg)(dst)?, srcs }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{parse as parse_text, print as print_text};
@@ -111,5 +181,21 @@ mod tests {
             let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted {to}"));
             assert!(d.message.contains(says), "{to}: {}", d.message);
         }
+    }
+
+    /// The conversion forms print back as they were written.
+    #[test]
+    fn every_conversion_round_trips() {
+        let text = include_str!("../../tests/passes/expand_formats_convert_results.ir");
+        let kernels = parse_text(text).unwrap_or_else(|d| panic!("{}", d.message));
+        let printed = print_text(&kernels[0]);
+        let forms: Vec<&str> = text.lines().filter(|l| l.contains("_ue8m0x2")).collect();
+        assert_eq!(forms.len(), 9);
+        for line in forms {
+            assert!(printed.lines().any(|p| p == line), "{line} prints as something else");
+        }
+        let bad = text.replacen("to_ue8m0x2.f32.rz ", "to_ue8m0x2.f32 ", 1);
+        let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted no rounding"));
+        assert!(d.message.contains("`.rz` or `.rp`"), "{}", d.message);
     }
 }

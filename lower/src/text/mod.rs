@@ -61,6 +61,7 @@
 use std::fmt::Write as _;
 
 mod half;
+mod integer;
 mod matrix;
 mod parse;
 mod print;

@@ -588,8 +588,8 @@ impl KernelParser {
         if let Some(kind) = o.conversion_or_memory(m)? {
             return Ok(kind);
         }
-        // The high-level operations (`text/video.rs`, `text/half.rs`, `text/texture.rs`,
-        // `text/matrix.rs`).
+        // The high-level operations (`text/video.rs`, `text/half.rs`, `text/integer.rs`,
+        // `text/texture.rs`, `text/matrix.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -603,6 +603,12 @@ impl KernelParser {
         }
         if let Some(op) = super::half::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Half(Box::new(op)));
+        }
+        if let Some(c) = super::half::parse_convert(&op_line, &mut m.words)? {
+            return Ok(InstKind::HalfConvert(Box::new(c)));
+        }
+        if let Some(op) = super::integer::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::Integer(Box::new(op)));
         }
         if let Some(t) = super::texture::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Texture(Box::new(t)));

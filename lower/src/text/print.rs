@@ -426,6 +426,8 @@ impl<'a> Printer<'a> {
             }
             InstKind::Video(op) => super::video::print(op, r, v),
             InstKind::Half(op) => super::half::print(op, r, v),
+            InstKind::Integer(op) => super::integer::print(op, r, v),
+            InstKind::HalfConvert(c) => super::half::print_convert(c, r, v),
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
         }
