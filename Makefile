@@ -34,6 +34,9 @@ wheel:
 # scripts/nvcc-env installs CUDA 13's nvcc and runtime (pip, into target/nvcc-venv) for
 # the driver library's CUDA runtime programs (cuda-driver/tests/cudart.rs).
 test: setup
+	# The wheel test's fresh venv (pip) is made in the background meanwhile;
+	# scripts/wheel-test, last, waits for it.
+	mkdir -p target/wheel-test && (scripts/wheel-test --prepare >target/wheel-test/prepare.log 2>&1 &)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	scripts/nvcc-env >/dev/null
