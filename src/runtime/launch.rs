@@ -1,7 +1,7 @@
 //! Launches of a module's kernels: arguments checked against the parameters, the
 //! launch prepared (refusals, limits, the system area), enqueued and waited for.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_spirv::KernelInfo;
@@ -267,7 +267,7 @@ impl<'m> Kernel<'m> {
                 let areas = Arc::clone(&self.module.system_areas);
                 stream.on_complete(Box::new(move || {
                     let report = area.read();
-                    areas.lock().unwrap_or_else(PoisonError::into_inner).push(area.buffer);
+                    super::system_area::pool_system_area(&areas, area.buffer);
                     let report = report.map_err(|e| ptxvk_vk::Error::Deferred(Box::new(e)))?;
                     print!("{}", report.printf);
                     match report.error() {

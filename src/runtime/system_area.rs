@@ -1,7 +1,7 @@
 //! Readback: a launch's system area (after its parameter block), filled before the
 //! launch and read after it for traps, assertions, `printf` and check reports.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ptxvk_abi::system;
 
@@ -196,6 +196,21 @@ impl Module {
     }
 
     pub(super) fn system_areas_return(&self, buffer: ptxvk_vk::Buffer) {
-        self.system_areas.lock().unwrap_or_else(PoisonError::into_inner).push(buffer);
+        pool_system_area(&self.system_areas, buffer);
+    }
+}
+
+/// How many free system areas a module keeps for later launches. A burst of enqueued
+/// launches needs one area each while in flight; keeping them all afterwards held the
+/// burst's peak for the module's lifetime (the driver library's soak grew by tens of
+/// MiB per million calls under confinement, where every launch has an area).
+const POOLED_SYSTEM_AREAS: usize = 128;
+
+/// Returns a launch's system area to its module's pool (`areas`), or frees it when the
+/// pool is full.
+pub(super) fn pool_system_area(areas: &Mutex<Vec<ptxvk_vk::Buffer>>, buffer: ptxvk_vk::Buffer) {
+    let mut areas = areas.lock().unwrap_or_else(PoisonError::into_inner);
+    if areas.len() < POOLED_SYSTEM_AREAS {
+        areas.push(buffer);
     }
 }
