@@ -413,6 +413,8 @@ impl Lowerer<'_> {
             regs,
             blocks,
             entry,
+            routine: None,
+            body: Vec::new(),
         });
         Ok(Lowered { id, ends_thread })
     }

@@ -254,6 +254,7 @@ impl KernelParser {
         let (params, returns) = p.function.unwrap_or_default();
         let k = p.k;
         self.k.functions.push(Function {
+            routine: crate::ir::Routine::from_name(&k.name),
             name: k.name,
             span: k.span,
             params,
@@ -261,6 +262,7 @@ impl KernelParser {
             regs: k.regs,
             blocks: k.blocks,
             entry: k.entry,
+            body: Vec::new(),
         });
         Ok(())
     }
