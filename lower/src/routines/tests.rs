@@ -179,3 +179,31 @@ fn routine_names_name_them() {
     }
     assert_eq!(Routine::from_name("fma_f64"), None);
 }
+
+/// A kernel that calls routines prints its structured form with the routines named
+/// after the body, and parses back to the same routines.
+#[test]
+fn structured_text_names_the_routines() {
+    let text = "kernel calls {\n    params size 8 align 8\n    \
+                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
+                entry bb0\n    reg i64 %rd1\n    reg f64 %fd1 %fd2\nbb0:\n    \
+                %rd1 = load.param.u64 [0]\n    %fd1 = load.global.f64 [%rd1]\n    \
+                %fd2 = sqrt.rz.f64 %fd1\n    %fd1 = fma.rm.f64 %fd2, %fd1, %fd2\n    \
+                store.global.f64 [%rd1], %fd1\n    return\n}\n";
+    let k = crate::text::parse(text).expect("parses").remove(0);
+    let lowered = crate::pass::run(k, &crate::pass::Target::default()).expect("lowers");
+    let printed = crate::text::print_structured(&lowered.kernel, &lowered.body);
+    assert!(printed.contains("routine fn0 ptxvk.sqrt.f64.rz\nroutine fn1 ptxvk.fma.f64.rm\n"));
+    let parsed = crate::text::parse_structured(&printed).expect("parses back");
+    let (k2, body2) = &parsed[0];
+    assert_eq!(crate::text::print_structured(k2, body2), printed);
+    let names: Vec<_> = k2.functions.iter().map(|f| f.routine).collect();
+    assert_eq!(
+        names,
+        [Some(Routine::SqrtF64(Rounding::Zero)), Some(Routine::FmaF64(Rounding::Down))]
+    );
+    assert_eq!(
+        k2.functions[1].blocks[0].insts.len(),
+        lowered.kernel.functions[1].blocks[0].insts.len()
+    );
+}
