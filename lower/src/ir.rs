@@ -74,9 +74,30 @@
 //!   stack, at entry (`sema::frames`), so that its activations never alias.
 //! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s.
 //!   **After it** (and `pass::recursion`, which it runs for calls into call cycles), the
-//!   kernel contains no `Call` and [`Kernel::functions`] is empty:
-//!   every later pass, the structured IR and the emitter see one body per kernel
-//!   (`pass::leftover` reports a `Call` that reaches the emitter as an internal error).
+//!   kernel contains no `Call` of a device function and
+//!   [`Kernel::functions`] holds only emulation routines (below): every later pass, the
+//!   structured IR and the emitter see one body per kernel besides them
+//!   (`pass::leftover` reports a `Call` of anything else that reaches the emitter as an
+//!   internal error).
+//!
+//! # Emulation routines
+//!
+//! * An operation the target cannot compute in a few instructions (today f64 `fma`,
+//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding) is a `Call` of an
+//!   emulation routine: a [`Function`] whose [`Function::routine`] names it
+//!   ([`Routine`]), built once from core integer operations by `crate::routines` with the
+//!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first
+//!   use in a kernel, the routine to [`Kernel::functions`].
+//! * Routines live in the kernel that calls them, like device functions (they read no
+//!   register, memory or state of it: pure functions of their 64-bit integer
+//!   arguments, one 64-bit result); the same [`Routine`] is the same function in every
+//!   kernel, so the emitter writes each once per module, as a SPIR-V function, and each
+//!   call as a function call. A routine calls no function.
+//! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
+//!   see them: `crate::pass::run` structures each routine's body as the kernel's
+//!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
+//!   (core integer arithmetic, comparisons and selects in one block), which the
+//!   verifier's checks of the legalizations confirm.
 
 use ptxvk_frontend::Span;
 
@@ -85,11 +106,13 @@ use crate::abi::KernelAbi;
 mod half;
 mod integer;
 mod matrix;
+mod routine;
 mod texture;
 mod video;
 pub use half::*;
 pub use integer::*;
 pub use matrix::*;
+pub use routine::Routine;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
     TextureFetch, TextureInst, TextureQuery,
@@ -207,12 +230,20 @@ pub struct Function {
     pub regs: Vec<RegInfo>,
     pub blocks: Vec<Block>,
     pub entry: BlockId,
+    /// The emulation routine this function is, if it is one (module doc, *Emulation
+    /// routines*): `pass::inline` leaves its calls, the emitter writes it once per
+    /// module. A function is a routine exactly when its name is [`Routine::name`].
+    pub routine: Option<Routine>,
+    /// A routine's structured body, once `crate::pass::run` has structured it (empty
+    /// before, and for every other function).
+    pub body: Vec<Node>,
 }
 
 impl Function {
     /// A function without registers, parameters or blocks (its entry is to be `bb0`).
     pub fn new(name: String, span: Span) -> Function {
         Function {
+            routine: Routine::from_name(&name),
             name,
             span,
             params: Vec::new(),
@@ -221,6 +252,18 @@ impl Function {
             regs: Vec::new(),
             blocks: Vec::new(),
             entry: BlockId(0),
+            body: Vec::new(),
+        }
+    }
+
+    /// A kernel with this function's registers, blocks and entry and nothing else, for
+    /// the passes and the emitter, which work on kernels.
+    pub fn shell(&self) -> Kernel {
+        Kernel {
+            regs: self.regs.clone(),
+            blocks: self.blocks.clone(),
+            entry: self.entry,
+            ..Kernel::new(self.name.clone(), self.span, crate::abi::KernelAbi::default())
         }
     }
 

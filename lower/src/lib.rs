@@ -29,6 +29,7 @@ pub mod merges;
 pub mod pass;
 pub mod pressure;
 pub mod random_cfg;
+pub mod routines;
 pub mod sema;
 pub mod text;
 pub mod uniformity;

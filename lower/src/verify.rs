@@ -401,9 +401,16 @@ pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
     }
     let mut w = Walk { k, seen: vec![false; k.blocks.len()], errors: Vec::new() };
     w.seq(body, 0, k.span);
-    // The structured IR has one body per kernel (`pass::inline` ran).
-    if !k.functions.is_empty() {
-        w.bug(k.span, "functions left after inlining");
+    // The structured IR has one body per kernel (`pass::inline` ran), and its emulation
+    // routines, each structured too.
+    for f in &k.functions {
+        if f.routine.is_none() {
+            w.bug(k.span, "functions left after inlining");
+            continue;
+        }
+        if let Err(mut e) = structured(&f.shell(), &f.body) {
+            w.errors.append(&mut e);
+        }
     }
     if w.errors.is_empty() {
         Ok(())

@@ -52,7 +52,7 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_formats, expand_integer, expand_matrix, expand_texture, expand_video,
+    check, emulate, expand_formats, expand_integer, expand_matrix, expand_texture, expand_video,
     float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory,
     legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
     structurize, LoopGuard, Target,
@@ -209,6 +209,15 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
                 Ok(())
             },
         )?,
+        ("emulate", None) => legalizes(
+            &mut s.kernel,
+            "f64 arithmetic on an exact path",
+            |_, i| emulate::emulated(i).is_some(),
+            |k, _| {
+                emulate::run(k);
+                Ok(())
+            },
+        )?,
         ("float_modifiers", None) => legalizes(
             &mut s.kernel,
             "a `.ftz` or `.sat` on arithmetic",
@@ -276,12 +285,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
 /// Inlining: the input has calls; none is left, nor any function.
 fn run_inline(s: &mut State) -> Result<(), String> {
     let k = &mut s.kernel;
-    let calls = |k: &Kernel| count(k, inline::is_call);
+    let calls = |k: &Kernel| count(k, |kind| inline::is_call(k, kind));
     if calls(k) == 0 {
         return Err("the input has no call".into());
     }
     inline::run(k).map_err(|d| d.message)?;
-    if calls(k) != 0 || !k.functions.is_empty() {
+    if calls(k) != 0 || k.functions.iter().any(|f| f.routine.is_none()) {
         return Err(format!("{} calls and {} functions left", calls(k), k.functions.len()));
     }
     Ok(())
@@ -740,6 +749,7 @@ fn every_pass_is_checked_on_results() {
         "legalize_floats",
         "legalize_floats:no_f64",
         "float_modifiers",
+        "emulate",
         "legalize_warps:native",
         "legalize_warps:split",
         "legalize_warps:emulated",

@@ -75,11 +75,28 @@ pub struct FnEmitter<'a> {
     /// Whether the f64 arithmetic of the `.approx` routines is soft (bit patterns in
     /// integers, for devices without f64; `emit/f64ops.rs`).
     soft_f64: bool,
+    /// In an emulation routine ([`Self::routine`]): the register it returns.
+    returns: Option<RegId>,
+    /// In a routine that is one block writing each register once, before any read (as
+    /// `ptxvk_lower::routines` builds them): each register's value, as SSA ids, in
+    /// place of variables.
+    values: Option<Vec<Option<Word>>>,
 }
 
 impl<'a> FnEmitter<'a> {
     pub fn new(b: &'a mut Builder, t: &'a mut TypeCache, g: &'a Globals, k: &'a Kernel) -> Self {
-        FnEmitter { b, t, g, k, vars: Vec::new(), local: None, loops: Vec::new(), soft_f64: false }
+        FnEmitter {
+            b,
+            t,
+            g,
+            k,
+            vars: Vec::new(),
+            local: None,
+            loops: Vec::new(),
+            soft_f64: false,
+            returns: None,
+            values: None,
+        }
     }
 
     /// Emits the kernel function and returns its id.
@@ -89,12 +106,72 @@ impl<'a> FnEmitter<'a> {
         let f = self.b.begin_function(void, None, FunctionControl::NONE, fn_ty)?;
         self.b.name(f, self.k.name.clone());
         self.b.begin_block(None)?;
+        self.declare_regs();
+        let terminated = self.nodes(body)?;
+        if !terminated {
+            self.b.ret()?;
+        }
+        self.b.end_function()?;
+        Ok(f)
+    }
+
+    /// Emits an emulation routine (`self.k` its [`Function::shell`]) as the function
+    /// `id`: its parameters stored into their registers, its structured body, its one
+    /// return register returned.
+    pub fn routine(&mut self, f: &Function, id: Word) -> R<()> {
+        let scalar = |(_, ty): &(RegId, OpTy)| Scalar::of_op(*ty);
+        let (Some(ret), None) = (f.returns.first(), f.returns.get(1)) else {
+            return Err(Error::Internal(format!("routine {} returns one value", f.name)));
+        };
+        let result = self.ty(scalar(ret));
+        let params: Vec<Word> = f.params.iter().map(|p| self.ty(scalar(p))).collect();
+        let fn_ty = self.b.type_function(result, params.clone());
+        self.b.begin_function(result, Some(id), FunctionControl::NONE, fn_ty)?;
+        self.b.name(id, f.name.clone());
+        let args = params
+            .iter()
+            .map(|&pt| self.b.function_parameter(pt))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.b.begin_block(None)?;
+        self.returns = Some(ret.0);
+        if straight_line(f) {
+            self.values = Some(vec![None; f.regs.len()]);
+        } else {
+            self.declare_regs();
+        }
+        for (&(r, ty), arg) in f.params.iter().zip(args) {
+            self.write(r, arg, Scalar::of_op(ty), false)?;
+        }
+        if !self.nodes(&f.body)? {
+            self.ret()?;
+        }
+        self.b.end_function()?;
+        Ok(())
+    }
+
+    /// Returns from the function: a routine its return register's value.
+    fn ret(&mut self) -> R<()> {
+        match self.returns {
+            Some(r) => {
+                let (v, _) = self.load_reg(r)?;
+                self.b.ret_value(v)?;
+            }
+            None => self.b.ret()?,
+        }
+        Ok(())
+    }
+
+    /// A `Function` variable per register, and the local window's.
+    fn declare_regs(&mut self) {
         for r in &self.k.regs {
             let ty = self.t.scalar(self.b, Scalar::of_reg(r.ty));
             let ptr = self.t.pointer(self.b, StorageClass::Function, ty);
             let v = self.b.variable(ptr, None, StorageClass::Function, None);
-            // PTX register names in the disassembly (`--emit spvasm`) and in driver tools.
-            self.b.name(v, r.name.clone());
+            // PTX register names in the disassembly (`--emit spvasm`) and in driver tools
+            // (a routine's are all temporaries: none).
+            if self.returns.is_none() {
+                self.b.name(v, r.name.clone());
+            }
             self.vars.push(v);
         }
         if self.k.local_bytes > 0 {
@@ -107,12 +184,6 @@ impl<'a> FnEmitter<'a> {
             self.b.name(v, "local_window");
             self.local = Some(v);
         }
-        let terminated = self.nodes(body)?;
-        if !terminated {
-            self.b.ret()?;
-        }
-        self.b.end_function()?;
-        Ok(f)
     }
 
     // ----- structured control flow -----------------------------------------------------
@@ -128,7 +199,7 @@ impl<'a> FnEmitter<'a> {
                     }
                 }
                 Node::Return => {
-                    self.b.ret()?;
+                    self.ret()?;
                     return Ok(true);
                 }
                 Node::Break => {
@@ -242,6 +313,11 @@ impl<'a> FnEmitter<'a> {
     fn load_reg(&mut self, r: RegId) -> R<(Word, Scalar)> {
         let s = Scalar::of_reg(self.k.reg(r).ty);
         let ty = self.ty(s);
+        if let Some(values) = &self.values {
+            let v = values.get(r.index()).copied().flatten();
+            let v = v.ok_or_else(|| Error::Internal(format!("routine reads {r:?} unset")))?;
+            return Ok((v, s));
+        }
         Ok((self.b.load(ty, None, self.vars[r.index()], None, [])?, s))
     }
 
@@ -300,6 +376,10 @@ impl<'a> FnEmitter<'a> {
         } else {
             return Err(Error::Internal(format!("cannot write {have:?} to {want:?} register")));
         };
+        if let Some(values) = &mut self.values {
+            values[r.index()] = Some(v);
+            return Ok(());
+        }
         self.b.store(self.vars[r.index()], v, None, [])?;
         Ok(())
     }
@@ -381,8 +461,18 @@ impl<'a> FnEmitter<'a> {
             InstKind::Matrix(_) => Err(Error::Internal(
                 "a matrix instruction reached the emitter unexpanded (pass::expand_matrix)".into(),
             )),
-            // `pass::leftover` reports it above: `pass::inline` leaves no call.
-            InstKind::Call { .. } => Err(Error::Internal("a call left by inline".into())),
+            // `pass::leftover` reports calls of device functions above: what is left
+            // calls an emulation routine, written once per module (`helpers`).
+            InstKind::Call { callee, args, results } => {
+                let routine = self.k.functions.get(callee.index()).and_then(|f| f.routine);
+                let (Some(routine), [result]) = (routine, results.as_slice()) else {
+                    return Err(Error::Internal("a call left by inline".into()));
+                };
+                let it = Scalar::Int(64);
+                let args = args.iter().map(|&a| self.read(a, it)).collect::<R<Vec<_>>>()?;
+                let r = self.call(Helper::Routine(routine), &args)?;
+                self.write(*result, r, it, false)
+            }
         }
     }
 
@@ -487,4 +577,31 @@ fn int_range(t: OpTy) -> (i128, i128) {
     } else {
         (0, (1i128 << bits) - 1)
     }
+}
+
+/// Whether `f` is one block of code that writes each register once (its parameters
+/// first), so that each register is one SSA value ([`FnEmitter::values`]).
+fn straight_line(f: &Function) -> bool {
+    let ([Node::Code(b)] | [Node::Code(b), Node::Return]) = f.body.as_slice() else {
+        return false;
+    };
+    let mut written = vec![false; f.regs.len()];
+    for &(r, _) in &f.params {
+        written[r.index()] = true;
+    }
+    let Some(block) = f.blocks.get(b.index()) else { return false };
+    for inst in &block.insts {
+        let (mut defs, mut uses) = (Vec::new(), Vec::new());
+        ptxvk_lower::verify::inst_defs_uses(&inst.kind, &mut defs, &mut uses);
+        if uses.iter().any(|u| !written.get(u.index()).copied().unwrap_or(false)) {
+            return false;
+        }
+        for d in defs {
+            match written.get_mut(d.index()) {
+                Some(w) if !*w => *w = true,
+                _ => return false,
+            }
+        }
+    }
+    true
 }

@@ -217,7 +217,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
             device_launches: k.device_launches.clone(),
         });
     }
-    emit::helpers::emit_helpers(&mut b, &mut t, &g, &kernels[0].kernel)?;
+    emit::helpers::emit_helpers(&mut b, &mut t, &g, kernels)?;
     module::capabilities(&mut b, &t);
     let u = t.used;
     // PTX arithmetic keeps the sign of zero, infinities and NaNs (IEEE 754); without

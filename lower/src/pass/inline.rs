@@ -27,8 +27,11 @@
 //! by `pass::recursion`'s machine, a copy of the cycle's functions over an explicit
 //! stack; its calls out of the cycle are then inlined as any other. So this ends.
 //!
-//! Pre: the kernel verifies. Post: no `Call` is left and [`Kernel::functions`] is
-//! empty; the kernel computes what it computed, with the same spans on the callee's
+//! Calls of emulation routines (`Function::routine`) stay, and the routines stay the
+//! kernel's functions, renumbered in order.
+//!
+//! Pre: the kernel verifies. Post: no `Call` of a device function is left and
+//! [`Kernel::functions`] holds only routines; the kernel computes what it computed, with the same spans on the callee's
 //! instructions (`pass::check` and the memory-instruction lists find them by span).
 
 use std::collections::BTreeMap;
@@ -37,7 +40,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::recursion;
 use crate::ir::{
-    Address, Block, BlockId, Function, Inst, InstKind, Kernel, RegId, RegInfo, Terminator, Value,
+    Address, Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, RegId, RegInfo,
+    Terminator, Value,
 };
 use crate::verify::inst_defs_uses;
 
@@ -47,7 +51,7 @@ const MAX_INSTRUCTIONS: usize = 1 << 22;
 
 /// Inlines every call of `k` (module doc).
 pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
-    if k.functions.is_empty() {
+    if k.functions.iter().all(|f| f.routine.is_some()) {
         return Ok(());
     }
     let functions = std::mem::take(&mut k.functions);
@@ -55,7 +59,12 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     let mut total: usize = k.blocks.iter().map(|b| b.insts.len()).sum();
     let mut b = 0;
     while b < k.blocks.len() {
-        let found = k.blocks[b].insts.iter().position(|i| matches!(i.kind, InstKind::Call { .. }));
+        let found = k.blocks[b].insts.iter().position(|i| match i.kind {
+            InstKind::Call { callee, .. } => {
+                functions.get(callee.index()).is_none_or(|f| f.routine.is_none())
+            }
+            _ => false,
+        });
         let Some(i) = found else {
             b += 1;
             continue;
@@ -89,7 +98,27 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
         // the continuation, which come after it.
         b += 1;
     }
+    keep_routines(k, functions);
     Ok(())
+}
+
+/// Keeps the emulation routines of `functions` as the kernel's functions, renumbered,
+/// and their calls with them.
+fn keep_routines(k: &mut Kernel, functions: Vec<Function>) {
+    let mut new_id = vec![None; functions.len()];
+    for (i, f) in functions.into_iter().enumerate() {
+        if f.routine.is_some() {
+            new_id[i] = Some(FunctionId(k.functions.len() as u32));
+            k.functions.push(f);
+        }
+    }
+    for inst in k.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        if let InstKind::Call { callee, .. } = &mut inst.kind {
+            if let Some(Some(id)) = new_id.get(callee.index()) {
+                *callee = *id;
+            }
+        }
+    }
 }
 
 /// Replaces the call at instruction `at` of block `b` by a copy of `f`'s body (its
@@ -348,7 +377,13 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
     }
 }
 
-/// Whether `kind` is a call, which no pass after this one expects.
-pub fn is_call(kind: &InstKind) -> bool {
-    matches!(kind, InstKind::Call { .. })
+/// Whether `kind` is a call of a device function of `k`, which no pass after this one
+/// expects (calls of emulation routines stay).
+pub fn is_call(k: &Kernel, kind: &InstKind) -> bool {
+    match kind {
+        InstKind::Call { callee, .. } => {
+            k.functions.get(callee.index()).is_none_or(|f| f.routine.is_none())
+        }
+        _ => false,
+    }
 }

@@ -1,7 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
 //! 0. [`inline`] — every call of a device function becomes a copy of its body, so that
-//!    the kernel is one CFG (CFG with functions → CFG), and every call into a call
+//!    the kernel is one CFG (CFG with functions → CFG; emulation routines stay), and
+//!    every call into a call
 //!    cycle (recursion) [`recursion`]'s machine: a copy of the cycle's functions whose
 //!    calls push save areas on an explicit stack and whose returns switch on a
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
@@ -33,7 +34,10 @@
 //!    be computed in integers (CFG → CFG);
 //! 5. [`float_modifiers`] — `.ftz` and `.sat` become conversions of their own (flushed
 //!    inputs, a flushed and clamped result), so that the emitter applies them in one
-//!    place (CFG → CFG);
+//!    place (CFG → CFG); then [`emulate`] — f64 `fma`, `div`, `rcp` and `sqrt` on the
+//!    exact paths become calls of emulation routines (`crate::routines`), added to the
+//!    kernel's functions once each, whose bodies [`structurize`] structures with the
+//!    kernel's (CFG → CFG);
 //! 6. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
 //!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
 //!    (CFG → CFG);
@@ -68,6 +72,7 @@
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod emulate;
 pub mod expand_formats;
 pub mod expand_integer;
 pub mod expand_matrix;
@@ -342,9 +347,13 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // After legalize_floats, whose instructions keep the modifiers of those they replace.
     float_modifiers::run(&mut kernel);
     checked(&kernel, None)?;
+    // After float_modifiers: the routines take plain operands.
+    emulate::run(&mut kernel);
+    checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     let mut body = structurize::run(&mut kernel).map_err(|d| vec![d])?;
+    structure_routines(&mut kernel)?;
     checked(&kernel, Some(&body))?;
     if uniformity::check(&kernel, &body).is_err() {
         body = predicate::run(&mut kernel, body).map_err(|d| vec![d])?;
@@ -367,12 +376,41 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     Ok(LoweredKernel { kernel, body })
 }
 
+/// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
+/// structured, for the emitter's own uses of it (the exactly rounded f32 arithmetic
+/// without f64, the `.approx` functions in soft f64, the Newton steps' exact path).
+pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
+    let mut f = crate::routines::build(r);
+    let mut shell = f.shell();
+    f.body = structurize::run(&mut shell).map_err(|d| vec![d])?;
+    verify::run(&shell)?;
+    verify::structured(&shell, &f.body)?;
+    (f.regs, f.blocks, f.entry) = (shell.regs, shell.blocks, shell.entry);
+    Ok(f)
+}
+
+/// Structures each emulation routine's body as the kernel's ([`structurize`]); the
+/// passes after it rewrite nothing a routine contains (core integer operations in one
+/// block), which [`legalized`] checks.
+fn structure_routines(k: &mut Kernel) -> Result<(), Vec<Diagnostic>> {
+    for f in k.functions.iter_mut().filter(|f| f.routine.is_some() && f.body.is_empty()) {
+        let mut shell = f.shell();
+        f.body = structurize::run(&mut shell).map_err(|d| vec![d])?;
+        f.regs = shell.regs;
+        f.blocks = shell.blocks;
+        f.entry = shell.entry;
+    }
+    Ok(())
+}
+
 /// What a legalization should have rewritten in `kind` and did not, if anything: the
 /// postconditions of the legalizations that the emitter relies on, each of which
 /// failing is a ptxvk bug. The emitter asks this of every instruction too.
 pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
-    if inline::is_call(kind) {
+    if inline::is_call(k, kind) {
         Some("a call left by inline")
+    } else if emulate::emulated(kind).is_some() {
+        Some("f64 arithmetic left by emulate")
     } else if legalize_floats::is_directed(kind) {
         Some("directed rounding left by legalize_floats")
     } else if float_modifiers::remains(kind) {
@@ -414,6 +452,7 @@ fn legalized(k: &Kernel, target: &Target) -> Result<(), Vec<Diagnostic>> {
     let errors: Vec<Diagnostic> = k
         .blocks
         .iter()
+        .chain(k.functions.iter().flat_map(|f| &f.blocks))
         .flat_map(|b| &b.insts)
         .filter_map(|i| left(&i.kind).map(|what| Diagnostic::internal(i.span, what)))
         .collect();
@@ -486,7 +525,7 @@ bb0:
         let errors = legalized(&k, &Target::default()).expect_err("a call");
         assert!(errors[0].message.contains("inline"), "{}", errors[0].message);
         let lowered = run(k, &Target::default()).expect("lowers");
-        assert!(lowered.kernel.functions.is_empty());
+        assert!(lowered.kernel.functions.iter().all(|f| f.routine.is_some()));
         assert!(legalized(&lowered.kernel, &Target::default()).is_ok());
     }
 }

@@ -430,8 +430,18 @@ impl Lowerer<'_> {
         let (regs, blocks, entry) = self.leave_body(caller);
         let id = slot.unwrap_or(FunctionId(self.kernel.functions.len() as u32));
         let name = f.name.value.to_string();
-        let function =
-            Function { name, span: f.span, params, returns, stack_pointer, regs, blocks, entry };
+        let function = Function {
+            name,
+            span: f.span,
+            params,
+            returns,
+            stack_pointer,
+            regs,
+            blocks,
+            entry,
+            routine: None,
+            body: Vec::new(),
+        };
         match self.kernel.functions.get_mut(id.index()) {
             Some(reserved) => *reserved = function,
             None => self.kernel.functions.push(function),

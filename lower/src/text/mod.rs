@@ -52,8 +52,9 @@
 //!   diagnostics about parsed IR point into the IR file.
 //!
 //! [`print_structured`] writes the same header followed by the structured tree, each
-//! `block` with its instructions (the blocks' terminators are the tree's);
-//! [`parse_structured`] reads it back.
+//! `block` with its instructions (the blocks' terminators are the tree's), then a
+//! `routine fnN NAME` line per emulation routine the kernel calls (its name determines
+//! its body); [`parse_structured`] reads it back.
 //!
 //! The printer is [`print`]'s file, the parser of the CFG form [`parse`]'s, that of the
 //! structured form `structured.rs`.

@@ -259,6 +259,7 @@ impl KernelParser {
         let stack_pointer = p.stack_pointer;
         let k = p.k;
         self.k.functions.push(Function {
+            routine: crate::ir::Routine::from_name(&k.name),
             name: k.name,
             span: k.span,
             params,
@@ -267,6 +268,7 @@ impl KernelParser {
             regs: k.regs,
             blocks: k.blocks,
             entry: k.entry,
+            body: Vec::new(),
         });
         Ok(())
     }

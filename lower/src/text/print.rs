@@ -32,13 +32,19 @@ pub fn print(k: &Kernel) -> String {
     s
 }
 
-/// Writes a kernel's header and its structured tree, each block with its instructions.
+/// Writes a kernel's header and its structured tree, each block with its instructions,
+/// then the emulation routines it calls, by name.
 pub fn print_structured(k: &Kernel, nodes: &[Node]) -> String {
     let p = Printer::new(k);
     let mut s = p.header();
     s.push_str("body {\n");
     p.nodes(nodes, 1, &mut s);
-    s.push_str("}\n}\n");
+    s.push_str("}\n");
+    // Emulation routines by name: the name determines the body (`structured.rs`).
+    for (i, f) in k.functions.iter().enumerate().filter(|(_, f)| f.routine.is_some()) {
+        let _ = writeln!(s, "routine fn{i} {}", f.name);
+    }
+    s.push_str("}\n");
     s
 }
 

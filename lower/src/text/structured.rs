@@ -20,6 +20,10 @@
 //! Blocks are numbered as in the kernel they come from (any order, gaps allowed:
 //! blocks the tree does not run are empty); their terminators are the tree's, so each
 //! block's own is `return`.
+//!
+//! After the body, one line per emulation routine the kernel calls, `routine fnN NAME`
+//! (`crate::ir::Routine::name`): a routine's body is the one its name determines,
+//! which `crate::pass::routine` builds and structures, so it is named, not printed.
 
 use std::collections::BTreeMap;
 
@@ -45,12 +49,17 @@ pub fn parse_structured(text: &str) -> Result<Vec<(Kernel, Vec<Node>)>, Diagnost
         if end.text != "}" {
             return Err(end.error("expected `}` closing the body"));
         }
-        match lines.next() {
-            Some(l) if l.text == "}" => {}
-            Some(l) => return Err(l.error("expected `}` closing the kernel")),
-            None => return Err(tree.p.unclosed()),
+        let mut routines = Vec::new();
+        loop {
+            match lines.next() {
+                Some(l) if l.text == "}" => break,
+                Some(l) if l.text.starts_with("routine ") => routines.push(routine(l, &routines)?),
+                Some(l) => return Err(l.error("expected `}` closing the kernel")),
+                None => return Err(tree.p.unclosed()),
+            }
         }
         let mut k = tree.p.k;
+        k.functions = routines;
         let count = tree.blocks.keys().next_back().map_or(0, |b| b + 1).max(k.entry.index() + 1);
         k.blocks = (0..count)
             .map(|b| {
@@ -66,6 +75,23 @@ pub fn parse_structured(text: &str) -> Result<Vec<(Kernel, Vec<Node>)>, Diagnost
         out.push((k, body));
     }
     Ok(out)
+}
+
+/// `routine fnN NAME`, the routine of that name as `crate::pass::run` leaves it.
+fn routine(line: Line<'_>, before: &[Function]) -> Result<Function, Diagnostic> {
+    let bad = || line.error("expected `routine fnN NAME` naming an emulation routine");
+    let mut words = line.text.split_whitespace().skip(1);
+    let (Some(index), Some(name), None) = (words.next(), words.next(), words.next()) else {
+        return Err(bad());
+    };
+    if index != format!("fn{}", before.len()) {
+        return Err(line.error(format!("expected fn{}", before.len())));
+    }
+    let r = Routine::from_name(name).ok_or_else(bad)?;
+    crate::pass::routine(r).map_err(|d| {
+        let what = d.first().map_or(String::new(), |d| d.message.clone());
+        line.error(format!("routine {name}: {what}"))
+    })
 }
 
 struct Tree {

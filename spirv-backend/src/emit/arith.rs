@@ -256,16 +256,16 @@ impl FnEmitter<'_> {
                 BinaryOp::Div if ty.bits() == 32 => {
                     self.call(Helper::DivF32(mode.rounding), &[a, c])?
                 }
+                // Exact paths: `pass::emulate` made them calls of routines.
+                BinaryOp::Div if !matches!(mode.path, FloatPath::Fused { .. }) => {
+                    return Err(Error::Internal("f64 arithmetic left by emulate".into()));
+                }
                 BinaryOp::Div => {
                     let i64t = self.ty(Scalar::Int(64));
                     let f64t = self.ty(Scalar::Float(64));
                     let ai = self.b.bitcast(i64t, None, a)?;
                     let ci = self.b.bitcast(i64t, None, c)?;
-                    let div = if matches!(mode.path, FloatPath::Fused { .. }) {
-                        Helper::Newton { op: SoftOp::Div, bits: 64, soft: false }
-                    } else {
-                        Helper::DivF64(mode.rounding)
-                    };
+                    let div = Helper::Newton { op: SoftOp::Div, bits: 64, soft: false };
                     let r = self.call(div, &[ai, ci])?;
                     self.b.bitcast(f64t, None, r)?
                 }

@@ -16,7 +16,7 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::Word;
 
-use ptxvk_lower::ir::{BinaryOp, FloatFormat, OpTy, Rounding};
+use ptxvk_lower::ir::{BinaryOp, FloatFormat, OpTy, Rounding, Routine};
 
 use super::helpers::Helper;
 use super::{glsl, FnEmitter, R};
@@ -39,7 +39,7 @@ impl FnEmitter<'_> {
     }
 
     fn soft_fma(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
-        self.call(Helper::FmaF64(Rounding::Nearest), &[a, b, c])
+        self.call(Helper::Routine(Routine::FmaF64(Rounding::Nearest)), &[a, b, c])
     }
 
     fn native(&mut self, op: BinaryOp, a: Word, b: Word) -> R<Word> {
@@ -77,7 +77,7 @@ impl FnEmitter<'_> {
 
     pub(super) fn fdiv(&mut self, a: Word, b: Word) -> R<Word> {
         if self.soft_f64 {
-            self.call(Helper::DivF64(Rounding::Nearest), &[a, b])
+            self.call(Helper::Routine(Routine::DivF64(Rounding::Nearest)), &[a, b])
         } else {
             let dt = self.ty(F64);
             self.float_op(BinaryOp::Div, dt, a, b)
@@ -86,7 +86,7 @@ impl FnEmitter<'_> {
 
     pub(super) fn fsqrt(&mut self, a: Word) -> R<Word> {
         if self.soft_f64 {
-            self.call(Helper::SqrtF64(Rounding::Nearest), &[a])
+            self.call(Helper::Routine(Routine::SqrtF64(Rounding::Nearest)), &[a])
         } else {
             let dt = self.ty(F64);
             self.glsl1(dt, glsl::SQRT, a)

@@ -20,7 +20,8 @@ use std::collections::BTreeSet;
 use rspirv::dr::Builder;
 use rspirv::spirv::{FunctionControl, Word};
 
-use ptxvk_lower::ir::{FloatFormat, Kernel, OpTy, Rounding, UnaryOp};
+use ptxvk_lower::ir::{FloatFormat, OpTy, Rounding, Routine, UnaryOp};
+use ptxvk_lower::LoweredKernel;
 
 use super::{FnEmitter, R};
 use crate::module::Globals;
@@ -48,21 +49,15 @@ impl SoftOp {
 /// A routine and the variant of it a use needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
-    /// `fma.f64` on the bit patterns (`soft_fma_f64`).
-    FmaF64(Rounding),
-    /// `div.f64` on the bit patterns (`soft_div_f64`).
-    DivF64(Rounding),
-    /// `sqrt.f64` on the bit patterns (`soft_sqrt_f64`).
-    SqrtF64(Rounding),
+    /// An emulation routine of the IR (`ptxvk_lower::routines`): the function of the
+    /// kernels that call it, or built for the routines below that use it.
+    Routine(Routine),
     /// `fma.rn.f32`, exactly rounded (`fma_f32`).
     FmaF32,
     /// `div.f32` with a rounding (`div_f32`).
     DivF32(Rounding),
     /// `sqrt.f32` with a rounding (`sqrt_f32`).
     SqrtF32(Rounding),
-    /// `fma.f64` on the bit patterns rounded to odd (`soft_fma_f64` with `odd`), the
-    /// first rounding of [`Helper::SoftF32`]'s `fma.rn`.
-    FmaF64Odd,
     /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
     /// devices without f64.
     SoftF32(SoftOp, Rounding),
@@ -91,10 +86,7 @@ impl Helper {
     fn signature(self) -> (Vec<Scalar>, Scalar) {
         let (i64s, f32s) = (Scalar::Int(64), Scalar::Float(32));
         match self {
-            Helper::FmaF64(_) => (vec![i64s; 3], i64s),
-            Helper::DivF64(_) => (vec![i64s; 2], i64s),
-            Helper::SqrtF64(_) => (vec![i64s], i64s),
-            Helper::FmaF64Odd => (vec![i64s; 3], i64s),
+            Helper::Routine(r) => (vec![i64s; r.arity()], i64s),
             Helper::SoftF32(op, _) | Helper::Newton { op, bits: 32, .. } => {
                 (vec![f32s; op.operands()], f32s)
             }
@@ -123,10 +115,7 @@ impl Helper {
             Rounding::NearestAway => "rna",
         };
         match self {
-            Helper::FmaF64(x) => format!("ptxvk.fma.f64.{}", r(x)),
-            Helper::DivF64(x) => format!("ptxvk.div.f64.{}", r(x)),
-            Helper::SqrtF64(x) => format!("ptxvk.sqrt.f64.{}", r(x)),
-            Helper::FmaF64Odd => "ptxvk.fma.f64.ro".to_string(),
+            Helper::Routine(x) => x.name(),
             Helper::SoftF32(op, x) => {
                 format!("ptxvk.{}.f32.{}.int", format!("{op:?}").to_lowercase(), r(x))
             }
@@ -173,14 +162,11 @@ impl FnEmitter<'_> {
     /// The body of `h`, from its parameters.
     fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
         match h {
-            Helper::FmaF64(r) => self.soft_fma_f64(p[0], p[1], p[2], r, false),
-            Helper::FmaF64Odd => self.soft_fma_f64(p[0], p[1], p[2], Rounding::Zero, true),
+            Helper::Routine(r) => Err(crate::Error::Internal(format!("{r:?} has no body here"))),
             Helper::SoftF32(op, r) => self.soft_f32(op, r, p),
             Helper::Newton { op, bits, soft } => {
                 self.newton(op, super::newton::Format { bits: bits.into() }, soft, p)
             }
-            Helper::DivF64(r) => self.soft_div_f64(p[0], p[1], r),
-            Helper::SqrtF64(r) => self.soft_sqrt_f64(p[0], r),
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
             Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
             Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
@@ -204,9 +190,17 @@ impl FnEmitter<'_> {
 }
 
 /// Writes the function of every routine asked for so far, and of those their bodies
-/// ask for, in a fixed order. `k` is any kernel of the module: the bodies read nothing
-/// of it (an emitter needs one).
-pub(crate) fn emit_helpers(b: &mut Builder, t: &mut TypeCache, g: &Globals, k: &Kernel) -> R<()> {
+/// ask for, in a fixed order. `kernels` are the module's: a [`Helper::Routine`] is the
+/// function of the first that has it (each kernel's is the same IR), or built
+/// (`ptxvk_lower::pass::routine`) when only other helpers use it; the other bodies
+/// read nothing of `kernels[0]` (an emitter needs one).
+pub(crate) fn emit_helpers(
+    b: &mut Builder,
+    t: &mut TypeCache,
+    g: &Globals,
+    kernels: &[LoweredKernel],
+) -> R<()> {
+    let Some(k) = kernels.first().map(|lk| &lk.kernel) else { return Ok(()) };
     let mut written = BTreeSet::new();
     loop {
         let pending: Vec<(Helper, Word)> = t
@@ -220,6 +214,10 @@ pub(crate) fn emit_helpers(b: &mut Builder, t: &mut TypeCache, g: &Globals, k: &
         }
         for (h, id) in pending {
             written.insert(h);
+            if let Helper::Routine(r) = h {
+                emit_routine(b, t, g, kernels, r, id)?;
+                continue;
+            }
             let (params, result) = h.signature();
             let result = t.scalar(b, result);
             let param_types: Vec<Word> = params.iter().map(|&s| t.scalar(b, s)).collect();
@@ -237,4 +235,28 @@ pub(crate) fn emit_helpers(b: &mut Builder, t: &mut TypeCache, g: &Globals, k: &
             e.b.end_function()?;
         }
     }
+}
+
+/// Writes routine `r` as the function `id`, from the IR (`FnEmitter::routine`).
+fn emit_routine(
+    b: &mut Builder,
+    t: &mut TypeCache,
+    g: &Globals,
+    kernels: &[LoweredKernel],
+    r: Routine,
+    id: Word,
+) -> R<()> {
+    let of_kernels =
+        kernels.iter().flat_map(|lk| &lk.kernel.functions).find(|f| f.routine == Some(r));
+    let built;
+    let f = match of_kernels {
+        Some(f) => f,
+        None => {
+            built = ptxvk_lower::pass::routine(r)
+                .map_err(|d| crate::Error::Internal(format!("routine {r:?}: {d:?}")))?;
+            &built
+        }
+    };
+    let shell = f.shell();
+    FnEmitter::new(b, t, g, &shell).routine(f, id)
 }

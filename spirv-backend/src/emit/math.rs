@@ -28,13 +28,12 @@ impl FnEmitter<'_> {
                 if *ty == OpTy::F(64) {
                     let it = Scalar::Int(64);
                     let v = self.read(*src, it)?;
-                    let fused = matches!(mode.path, FloatPath::Fused { .. });
-                    let (sqrt, div) = if fused {
-                        let newton = |op| Helper::Newton { op, bits: 64, soft: false };
-                        (newton(SoftOp::Sqrt), newton(SoftOp::Div))
-                    } else {
-                        (Helper::SqrtF64(mode.rounding), Helper::DivF64(mode.rounding))
-                    };
+                    // `pass::emulate` made the exact paths calls of routines.
+                    if !matches!(mode.path, FloatPath::Fused { .. }) {
+                        return Err(Error::Internal("f64 arithmetic left by emulate".into()));
+                    }
+                    let newton = |op| Helper::Newton { op, bits: 64, soft: false };
+                    let (sqrt, div) = (newton(SoftOp::Sqrt), newton(SoftOp::Div));
                     let r = if *op == UnaryOp::Sqrt {
                         self.call(sqrt, &[v])?
                     } else {
@@ -109,15 +108,9 @@ impl FnEmitter<'_> {
                 let r = self.b.ext_inst(t, None, self.g.glsl, glsl::FMA, ops)?;
                 self.write_op(*dst, r, *ty)
             }
-            InstKind::Fma { ty: ty @ OpTy::F(64), mode, dst, a, b, c } => {
-                let it = Scalar::Int(64);
-                let av = self.read(*a, it)?;
-                let bv = self.read(*b, it)?;
-                let cv = self.read(*c, it)?;
-                let r = self.call(Helper::FmaF64(mode.rounding), &[av, bv, cv])?;
-                self.write(*dst, r, it, false)?;
-                let _ = ty;
-                Ok(())
+            // `pass::emulate` made it a call of a routine.
+            InstKind::Fma { ty: OpTy::F(64), .. } => {
+                Err(Error::Internal("f64 arithmetic left by emulate".into()))
             }
             InstKind::Fma { ty, mode, dst, a, b, c } => {
                 let av = self.read_op(*a, *ty)?;

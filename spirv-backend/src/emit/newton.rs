@@ -27,7 +27,7 @@ use rspirv::spirv::{SelectionControl, Word};
 use super::helpers::{Helper, SoftOp};
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
-use ptxvk_lower::ir::{BinaryOp, Rounding};
+use ptxvk_lower::ir::{BinaryOp, Rounding, Routine};
 
 /// GLSL.std.450 `InverseSqrt`.
 const INVERSE_SQRT: u32 = 32;
@@ -169,8 +169,8 @@ impl FnEmitter<'_> {
         self.b.begin_block(Some(slow_l))?;
         let rn = Rounding::Nearest;
         let slow = match (op, f.bits, soft) {
-            (SoftOp::Div, 64, _) => self.call(Helper::DivF64(rn), &p[..2])?,
-            (_, 64, _) => self.call(Helper::SqrtF64(rn), &p[..1])?,
+            (SoftOp::Div, 64, _) => self.call(Helper::Routine(Routine::DivF64(rn)), &p[..2])?,
+            (_, 64, _) => self.call(Helper::Routine(Routine::SqrtF64(rn)), &p[..1])?,
             (SoftOp::Div, _, false) => self.call(Helper::DivF32(rn), &p[..2])?,
             (_, _, false) => self.call(Helper::SqrtF32(rn), &p[..1])?,
             (op, _, true) => self.call(Helper::SoftF32(op, rn), p)?,

@@ -1,0 +1,64 @@
+//! Pass: operations that the emitter would otherwise build out of many instructions
+//! become calls of emulation routines (`crate::ir`'s module doc, *Emulation
+//! routines*), each routine added to the kernel once ([`crate::routines::get`]).
+//!
+//! Today: exact f64 arithmetic. An f64 `fma`, `div`, `rcp` or `sqrt` computed neither
+//! by the device's fused `Fma` (`.fused`, whose Newton steps the emitter writes) nor
+//! by Vulkan's own operations (`.native`) becomes a `Call` of the routine for its
+//! rounding, on the operands' bit patterns: [`Routine::FmaF64`],
+//! [`Routine::DivF64`] (`rcp` as `1.0 / x`), [`Routine::SqrtF64`] (PTX ISA 9.2
+//! §9.7.3.6-10).
+//!
+//! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic)
+//! and [`super::inline`] (no call but of routines).
+//!
+//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths ([`emulated`] holds for
+//! none); [`crate::ir::Kernel::functions`] holds each routine called, once.
+
+use crate::ir::{
+    BinaryOp, FloatMode, FloatPath, Inst, InstKind, Kernel, OpTy, RegId, Routine, UnaryOp, Value,
+};
+use crate::routines;
+
+const F64: OpTy = OpTy::F(64);
+
+/// Whether an f64 operation in `mode` is exact in integer arithmetic (neither fused nor
+/// native).
+fn exact(ty: OpTy, mode: &FloatMode) -> bool {
+    ty == F64 && !matches!(mode.path, FloatPath::Fused { .. } | FloatPath::Native)
+}
+
+/// The routine that computes `kind`, with its arguments and result, if one does.
+pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
+    match kind {
+        InstKind::Fma { ty, mode, dst, a, b, c } if exact(*ty, mode) => {
+            Some((Routine::FmaF64(mode.rounding), vec![*a, *b, *c], *dst))
+        }
+        InstKind::Binary { op: BinaryOp::Div, ty, mode, dst, lhs, rhs } if exact(*ty, mode) => {
+            Some((Routine::DivF64(mode.rounding), vec![*lhs, *rhs], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Sqrt, ty, mode, dst, src } if exact(*ty, mode) => {
+            Some((Routine::SqrtF64(mode.rounding), vec![*src], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Rcp, ty, mode, dst, src } if exact(*ty, mode) => {
+            let one = Value::Imm(1f64.to_bits());
+            Some((Routine::DivF64(mode.rounding), vec![one, *src], *dst))
+        }
+        _ => None,
+    }
+}
+
+/// Replaces every operation [`emulated`] names by a call of its routine.
+pub fn run(k: &mut Kernel) {
+    for b in 0..k.blocks.len() {
+        for i in 0..k.blocks[b].insts.len() {
+            let Some((routine, args, dst)) = emulated(&k.blocks[b].insts[i].kind) else {
+                continue;
+            };
+            let callee = routines::get(k, routine);
+            let span = k.blocks[b].insts[i].span;
+            let kind = InstKind::Call { callee, args, results: vec![dst] };
+            k.blocks[b].insts[i] = Inst { kind, span };
+        }
+    }
+}

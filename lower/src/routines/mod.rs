@@ -1,0 +1,80 @@
+//! The emulation routines (`crate::ir`'s module doc, *Emulation routines*), each written
+//! once with the one IR builder ([`Build`]) as a [`Function`] of core integer
+//! operations: [`wide`] has the 128-bit arithmetic they share, [`softf64`] the exact f64
+//! `fma`, `div` and `sqrt`.
+//!
+//! A routine is one block of straight-line code (comparisons and selects, loops
+//! unrolled): the same IR on every target, so that one body per module serves every
+//! kernel, and the interpreter and the pass file tests check it against the ISA's
+//! arithmetic like any code.
+
+mod softf64;
+mod wide;
+
+use ptxvk_frontend::Span;
+
+use crate::build::Build;
+use crate::ir::{
+    Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, Routine,
+    Terminator, Value,
+};
+
+const U64: OpTy = OpTy::U(64);
+
+/// Builds a routine's body: registers into the function, instructions into its one block.
+struct FnBuilder {
+    f: Function,
+    insts: Vec<Inst>,
+}
+
+impl Build for FnBuilder {
+    fn temp(&mut self, ty: OpTy) -> RegId {
+        let id = RegId(self.f.regs.len() as u32);
+        let span = self.f.span;
+        self.f.regs.push(RegInfo { name: format!("$t{}", id.0), ty: ty.storage(), span });
+        id
+    }
+
+    fn push(&mut self, kind: InstKind) {
+        self.insts.push(Inst { kind, span: self.f.span });
+    }
+}
+
+/// The function of routine `r`, its CFG (one block), as [`crate::pass::emulate`] adds
+/// it to a kernel. Its instructions have an empty span: they are no PTX's.
+pub fn build(r: Routine) -> Function {
+    let span = Span::default();
+    let mut b = FnBuilder { f: Function::new(r.name(), span), insts: Vec::new() };
+    let params: Vec<Value> = (0..r.arity())
+        .map(|_| {
+            let p = b.temp(U64);
+            b.f.params.push((p, U64));
+            Value::Reg(p)
+        })
+        .collect();
+    let result = match r {
+        Routine::FmaF64(rounding) => softf64::fma(&mut b, &params, rounding, false),
+        Routine::FmaF64Odd => softf64::fma(&mut b, &params, crate::ir::Rounding::Zero, true),
+        Routine::DivF64(rounding) => softf64::div(&mut b, params[0], params[1], rounding),
+        Routine::SqrtF64(rounding) => softf64::sqrt(&mut b, params[0], rounding),
+    };
+    let ret = b.temp(U64);
+    b.mov(U64, ret, result);
+    let FnBuilder { mut f, insts } = b;
+    f.returns.push((ret, U64));
+    f.blocks.push(Block { label: None, span, insts, term: Terminator::Return, term_span: span });
+    f.entry = BlockId(0);
+    f
+}
+
+/// The function of `k` that is routine `r`, added (built) on its first use.
+pub fn get(k: &mut Kernel, r: Routine) -> FunctionId {
+    if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {
+        return FunctionId(i as u32);
+    }
+    k.functions.push(build(r));
+    FunctionId(k.functions.len() as u32 - 1)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+//! The routines against the interpreter's correctly rounded model (`interp::float`,
+//! exact rational arithmetic, independent of the routines' integer algorithms), on
+//! operands that reach every path: random bits, specials, subnormals, products near
+//! the addend (cancellation) and quotients and roots near halfway cases.
+//!
+//! The routine is run by a straight-line evaluator over its one block, each operation
+//! by the interpreter's own semantics (`interp::arith`), fast enough for many inputs:
+//! `PTXVK_ROUTINE_CASES` sets how many per routine (default 20,000; the change that
+//! moved the routines ran 1,000,000 in release).
+
+use super::build;
+use crate::interp::arith;
+use crate::ir::{BinaryOp, FloatMode, InstKind, OpTy, Rounding, Routine, UnaryOp, Value};
+
+const F64: OpTy = OpTy::F(64);
+
+/// Runs routine `f`'s one block on `args`.
+fn eval(f: &crate::ir::Function, args: &[u64]) -> u64 {
+    let mut regs = vec![0u64; f.regs.len()];
+    for (&(r, _), &a) in f.params.iter().zip(args) {
+        regs[r.index()] = a;
+    }
+    let get = |regs: &[u64], v: Value| match v {
+        Value::Imm(b) => b,
+        Value::Reg(r) => regs[r.index()],
+    };
+    for inst in &f.blocks[0].insts {
+        let (dst, v) = match &inst.kind {
+            InstKind::Binary { op, ty, mode, dst, lhs, rhs } => {
+                (*dst, arith::binary(*op, *ty, *mode, get(&regs, *lhs), get(&regs, *rhs)))
+            }
+            InstKind::Unary { op, ty, mode, dst, src } => {
+                (*dst, arith::unary(*op, *ty, *mode, get(&regs, *src)))
+            }
+            InstKind::Setp { cmp, ty, ftz, dst: Some(dst), lhs, rhs, .. } => {
+                let c = arith::compare(*cmp, *ty, *ftz, get(&regs, *lhs), get(&regs, *rhs));
+                (*dst, u64::from(c))
+            }
+            InstKind::Select { dst, a, b, cond, negate, .. } => {
+                let c = (regs[cond.index()] != 0) != *negate;
+                (*dst, if c { get(&regs, *a) } else { get(&regs, *b) })
+            }
+            InstKind::PredLogic { op, dst, lhs, rhs } => {
+                let (a, b) = (regs[lhs.index()] != 0, regs[rhs.index()] != 0);
+                (*dst, u64::from(arith::bool_op(*op, a, b)))
+            }
+            InstKind::Convert { to, from, rounding, mode, dst, src } => {
+                (*dst, arith::convert(*to, *from, *rounding, *mode, get(&regs, *src)))
+            }
+            InstKind::Mov { dst, src, .. } => (*dst, get(&regs, *src)),
+            other => panic!("a routine has {other:?}"),
+        };
+        regs[dst.index()] = v;
+    }
+    regs[f.returns[0].0.index()]
+}
+
+/// The model: the interpreter's f64 arithmetic, rounded by `rounding`.
+fn model(r: Routine, x: &[u64]) -> u64 {
+    let mode = |rounding| FloatMode { rounding, ..FloatMode::default() };
+    match r {
+        Routine::FmaF64(rd) => arith::fma(F64, mode(rd), x[0], x[1], x[2]),
+        Routine::DivF64(rd) => arith::binary(BinaryOp::Div, F64, mode(rd), x[0], x[1]),
+        Routine::SqrtF64(rd) => arith::unary(UnaryOp::Sqrt, F64, mode(rd), x[0]),
+        // Truncated, the last bit set when inexact (the roundings down and up differ,
+        // and not only in the sign of an exact zero).
+        Routine::FmaF64Odd => {
+            let z = arith::fma(F64, mode(Rounding::Zero), x[0], x[1], x[2]);
+            let down = arith::fma(F64, mode(Rounding::Down), x[0], x[1], x[2]);
+            let up = arith::fma(F64, mode(Rounding::Up), x[0], x[1], x[2]);
+            if down == up || (down | up) << 1 == 0 {
+                z
+            } else {
+                z | 1
+            }
+        }
+    }
+}
+
+/// xorshift64*.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A value of binary exponent `e` (subnormal or zero below -1022), either sign.
+    fn at(&mut self, e: i64) -> u64 {
+        let sign = self.next() & (1 << 63);
+        let frac = self.next() >> 12;
+        let field = (e + 1023).clamp(0, 2046) as u64;
+        sign | field << 52 | frac
+    }
+
+    /// An operand: special values, subnormals, random bits, or a value near 2^e.
+    fn operand(&mut self, e: i64) -> u64 {
+        const SPECIAL: [u64; 8] = [
+            0,
+            1 << 63,
+            0x7ff0_0000_0000_0000,
+            0xfff0_0000_0000_0000,
+            0x7ff8_0000_0000_0001,
+            1,
+            0x000f_ffff_ffff_ffff,
+            0x7fef_ffff_ffff_ffff,
+        ];
+        match self.next() % 16 {
+            0 => SPECIAL[(self.next() % 8) as usize],
+            1 => self.next() & 0x800f_ffff_ffff_ffff,
+            2 | 3 => self.next(),
+            _ => {
+                let near = e + (self.next() % 9) as i64 - 4;
+                self.at(near)
+            }
+        }
+    }
+
+    fn exponent(&mut self) -> i64 {
+        (self.next() % 2200) as i64 - 1100
+    }
+}
+
+/// Operands for `r`: an addend near the product (cancellation) or anywhere.
+fn inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
+    let (ea, eb, e) = (rng.exponent() / 2, rng.exponent() / 2, rng.exponent());
+    let (a, b) = (rng.operand(ea), rng.operand(eb));
+    match r.arity() {
+        3 => {
+            let p = f64::from_bits(a) * f64::from_bits(b);
+            let c = match rng.next() % 3 {
+                0 => (-p).to_bits().wrapping_add(rng.next() % 5),
+                1 => {
+                    let near = ea + eb + (rng.next() % 120) as i64 - 60;
+                    rng.operand(near)
+                }
+                _ => rng.operand(e),
+            };
+            vec![a, b, c]
+        }
+        2 => vec![a, rng.operand(e)],
+        _ => vec![rng.operand(e)],
+    }
+}
+
+#[test]
+fn routines_round_as_the_model_in_every_direction() {
+    let cases: usize =
+        std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    for r in Routine::all() {
+        let f = build(r);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ r.name().len() as u64);
+        let mut wrong = Vec::new();
+        for _ in 0..cases {
+            let x = inputs(r, &mut rng);
+            let (got, want) = (eval(&f, &x), model(r, &x));
+            if got != want {
+                wrong.push(format!("{x:016x?}: {got:016x}, want {want:016x}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{}: {} of {cases} wrong, e.g. {}",
+            r.name(),
+            wrong.len(),
+            wrong[..wrong.len().min(4)].join("; ")
+        );
+    }
+}
+
+#[test]
+fn routine_names_name_them() {
+    for r in Routine::all() {
+        assert_eq!(Routine::from_name(&r.name()), Some(r));
+        assert_eq!(build(r).routine, Some(r));
+    }
+    assert_eq!(Routine::from_name("fma_f64"), None);
+}
+
+/// A kernel that calls routines prints its structured form with the routines named
+/// after the body, and parses back to the same routines.
+#[test]
+fn structured_text_names_the_routines() {
+    let text = "kernel calls {\n    params size 8 align 8\n    \
+                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
+                entry bb0\n    reg i64 %rd1\n    reg f64 %fd1 %fd2\nbb0:\n    \
+                %rd1 = load.param.u64 [0]\n    %fd1 = load.global.f64 [%rd1]\n    \
+                %fd2 = sqrt.rz.f64 %fd1\n    %fd1 = fma.rm.f64 %fd2, %fd1, %fd2\n    \
+                store.global.f64 [%rd1], %fd1\n    return\n}\n";
+    let k = crate::text::parse(text).expect("parses").remove(0);
+    let lowered = crate::pass::run(k, &crate::pass::Target::default()).expect("lowers");
+    let printed = crate::text::print_structured(&lowered.kernel, &lowered.body);
+    assert!(printed.contains("routine fn0 ptxvk.sqrt.f64.rz\nroutine fn1 ptxvk.fma.f64.rm\n"));
+    let parsed = crate::text::parse_structured(&printed).expect("parses back");
+    let (k2, body2) = &parsed[0];
+    assert_eq!(crate::text::print_structured(k2, body2), printed);
+    let names: Vec<_> = k2.functions.iter().map(|f| f.routine).collect();
+    assert_eq!(
+        names,
+        [Some(Routine::SqrtF64(Rounding::Zero)), Some(Routine::FmaF64(Rounding::Down))]
+    );
+    assert_eq!(
+        k2.functions[1].blocks[0].insts.len(),
+        lowered.kernel.functions[1].blocks[0].insts.len()
+    );
+}
