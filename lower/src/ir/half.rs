@@ -180,37 +180,67 @@ impl NarrowCvt {
         }
     }
 
-    /// What is wrong with the form, if anything.
-    fn malformed(self) -> Option<&'static str> {
+    /// Why the form is refused, if it is (semantic analysis's diagnostics; the
+    /// verifier refuses the same forms).
+    pub fn refusal(self) -> Option<CvtRefusal> {
+        use CvtRefusal::Invalid;
         let float = |t: OpTy| matches!(t, OpTy::F(32) | OpTy::F(64));
         let integer = |t: OpTy| matches!(t, OpTy::U(_) | OpTy::S(_));
-        let ok = match (self.to, self.from) {
-            (CvtSide::Narrow(_, n), CvtSide::Op(t)) if float(t) => {
-                (1..=2).contains(&n) && !self.integral && self.rounding.is_some()
+        let rounded = self.rounding.is_some() && !self.integral;
+        let needs = "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`";
+        let fp8 = |f: FloatFormat| f.bits() == 8 && !self.satfinite;
+        let refused = match (self.to, self.from) {
+            (CvtSide::Narrow(f, _), CvtSide::Op(t)) if float(t) && fp8(f) => {
+                Invalid("conversions to FP8 need `.satfinite`")
             }
-            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) => {
-                f.bits() != g.bits() && !self.integral && self.rounding.is_some()
+            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) if f.bits() != g.bits() && fp8(f) => {
+                Invalid("conversions to FP8 need `.satfinite`")
             }
-            (CvtSide::Op(t), CvtSide::Narrow(_, 1)) if float(t) => {
-                self.rounding.is_none() && !self.relu && !self.satfinite
+            (CvtSide::Narrow(_, _), CvtSide::Op(t)) if float(t) && !rounded => Invalid(needs),
+            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) if f.bits() != g.bits() && !rounded => {
+                Invalid(needs)
             }
-            (CvtSide::Narrow(f, 1), CvtSide::Narrow(g, 1)) => {
-                self.rounding.is_some() && (!self.integral || f == g)
+            (CvtSide::Op(t), CvtSide::Narrow(_, 1))
+                if float(t) && (self.rounding.is_some() || self.relu || self.satfinite) =>
+            {
+                Invalid("widening `cvt` takes no rounding, `.relu` or `.satfinite`")
             }
-            (CvtSide::Op(t), CvtSide::Narrow(_, 1)) if integer(t) => {
-                self.integral && self.rounding.is_some()
+            (CvtSide::Narrow(f, 1), CvtSide::Narrow(g, 1)) if self.integral && f != g => {
+                Invalid("an integral rounding needs the same source and destination type")
             }
-            (CvtSide::Narrow(f, 1), CvtSide::Op(t)) if integer(t) => {
-                f != FloatFormat::Tf32
-                    && !self.integral
-                    && self.rounding.is_some()
-                    && !self.relu
-                    && !self.satfinite
+            (CvtSide::Narrow(_, 1), CvtSide::Narrow(_, 1)) if self.rounding.is_none() => {
+                Invalid(needs)
             }
-            _ => false,
+            (CvtSide::Op(t), CvtSide::Narrow(_, 1)) if integer(t) && !self.integral => {
+                Invalid("a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`")
+            }
+            (CvtSide::Narrow(FloatFormat::Tf32, 1), CvtSide::Op(t)) if integer(t) => {
+                Invalid("`.tf32` converts from `.f32` only")
+            }
+            (CvtSide::Narrow(_, 1), CvtSide::Op(t)) if integer(t) && !rounded => Invalid(needs),
+            (CvtSide::Narrow(_, 1), CvtSide::Op(t))
+                if integer(t) && (self.relu || self.satfinite) =>
+            {
+                Invalid("integer sources take no `.relu` or `.satfinite`")
+            }
+            (CvtSide::Narrow(_, 1..=2), CvtSide::Op(t)) if float(t) => return None,
+            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) if f.bits() != g.bits() => return None,
+            (CvtSide::Narrow(_, 1), CvtSide::Narrow(_, 1)) => return None,
+            (CvtSide::Op(t), CvtSide::Narrow(_, 1)) if float(t) || integer(t) => return None,
+            (CvtSide::Narrow(_, 1), CvtSide::Op(t)) if integer(t) => return None,
+            _ => CvtRefusal::NotImplemented,
         };
-        (!ok).then_some("a narrow-format `cvt` of a form that does not exist")
+        Some(refused)
     }
+}
+
+/// Why a narrow `cvt` form is refused ([`NarrowCvt::refusal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CvtRefusal {
+    /// Not a valid form; what is wrong.
+    Invalid(&'static str),
+    /// A combination of types with no conversion here.
+    NotImplemented,
 }
 
 impl HalfConvertOp {
@@ -241,7 +271,9 @@ impl HalfConvert {
             return Some("a narrow-format conversion with operands it does not have");
         }
         match self.op {
-            HalfConvertOp::Narrow(n) => n.malformed(),
+            HalfConvertOp::Narrow(n) => {
+                n.refusal().map(|_| "a narrow-format `cvt` of a form that does not exist")
+            }
             _ => None,
         }
     }

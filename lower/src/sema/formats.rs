@@ -21,8 +21,8 @@ use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
 use super::{unsupported, Lowerer, Mods};
 use crate::ir::{
-    packed_bits, BinaryOp, CvtSide, FloatFormat, FloatMode, FloatPath, HalfArith, HalfConvert,
-    HalfConvertOp, HalfOp, InstKind, NarrowCvt, OpTy, RegId, Rounding, Value,
+    packed_bits, BinaryOp, CvtRefusal, CvtSide, FloatFormat, FloatMode, FloatPath, HalfArith,
+    HalfConvert, HalfConvertOp, HalfOp, InstKind, NarrowCvt, OpTy, RegId, Rounding, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -333,11 +333,6 @@ impl Lowerer<'_> {
         if m.sat {
             return Err(Diagnostic::error(span, "narrow-format `cvt` saturates with `.satfinite`"));
         }
-        let need_rounding = |r: Option<Rounding>| {
-            r.ok_or_else(|| {
-                Diagnostic::error(span, "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`")
-            })
-        };
         let srcs = &i.operands[1..];
         let dst_bits = |t: CvtType| match t {
             CvtType::Op(o) => o.bits(),
@@ -362,86 +357,27 @@ impl Lowerer<'_> {
             CvtType::Op(o) => CvtSide::Op(o),
             CvtType::Narrow(f, n) => CvtSide::Narrow(f, n as u8),
         };
-        let mut cvt = NarrowCvt {
+        let cvt = NarrowCvt {
             to: side(to.value),
             from: side(from.value),
-            rounding: float_rounding,
-            integral: false,
+            rounding: integral.or(float_rounding),
+            integral: integral.is_some(),
             relu,
             satfinite,
             ftz: m.ftz,
         };
-        let fp8_needs_satfinite = |f: FloatFormat| {
-            if f.bits() == 8 && !satfinite {
-                return Err(Diagnostic::error(span, "conversions to FP8 need `.satfinite`"));
+        if let (CvtSide::Narrow(_, lanes), CvtSide::Op(F32 | F64)) = (cvt.to, cvt.from) {
+            if srcs.len() != usize::from(lanes) {
+                let what = format!("this `cvt` takes {lanes} source(s)");
+                return Err(Diagnostic::error(span, what));
             }
-            Ok(())
-        };
-        match (to.value, from.value) {
-            // Float to a narrow format: one source per lane, the first in the upper half.
-            (CvtType::Narrow(f, lanes), CvtType::Op(F32 | F64)) => {
-                if srcs.len() != lanes as usize {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("this `cvt` takes {lanes} source(s)"),
-                    ));
-                }
-                fp8_needs_satfinite(f)?;
-                need_rounding(float_rounding)?;
+        }
+        match cvt.refusal() {
+            Some(CvtRefusal::Invalid(why)) => return Err(Diagnostic::error(span, why)),
+            Some(CvtRefusal::NotImplemented) => {
+                return Err(unsupported(span, "this `cvt` form", "not implemented yet"))
             }
-            // FP8 pairs to and from `.f16x2`.
-            (CvtType::Narrow(f, 2), CvtType::Narrow(g, 2)) if f.bits() != g.bits() => {
-                fp8_needs_satfinite(f)?;
-                need_rounding(float_rounding)?;
-            }
-            // A narrow format to f32/f64: exact.
-            (CvtType::Op(F32 | F64), CvtType::Narrow(_, 1)) => {
-                if float_rounding.is_some() || integral.is_some() || relu || satfinite {
-                    return Err(Diagnostic::error(
-                        span,
-                        "widening `cvt` takes no rounding, `.relu` or `.satfinite`",
-                    ));
-                }
-            }
-            // Between narrow scalar formats (or to the same one with an integral rounding).
-            (CvtType::Narrow(f, 1), CvtType::Narrow(g, 1)) => match integral {
-                Some(r) if f == g => (cvt.rounding, cvt.integral) = (Some(r), true),
-                Some(_) => {
-                    return Err(Diagnostic::error(
-                        span,
-                        "an integral rounding needs the same source and destination type",
-                    ))
-                }
-                None => {
-                    need_rounding(float_rounding)?;
-                }
-            },
-            // A narrow format to an integer: through the exact f32.
-            (CvtType::Op(int_ty), CvtType::Narrow(_, 1)) if !int_ty.is_float() => {
-                let r = integral.ok_or_else(|| {
-                    Diagnostic::error(
-                        span,
-                        "a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`",
-                    )
-                })?;
-                (cvt.rounding, cvt.integral) = (Some(r), true);
-            }
-            // An integer to a narrow format: rounded once, with integer arithmetic.
-            (CvtType::Narrow(f, 1), CvtType::Op(int_ty)) if !int_ty.is_float() => {
-                if f == FloatFormat::Tf32 {
-                    return Err(Diagnostic::error(span, "`.tf32` converts from `.f32` only"));
-                }
-                need_rounding(float_rounding)?;
-                if relu || satfinite {
-                    return Err(Diagnostic::error(
-                        span,
-                        "integer sources take no `.relu` or `.satfinite`",
-                    ));
-                }
-            }
-            _ => {
-                return Err(unsupported(span, "this `cvt` form", "not implemented yet"));
-            }
+            None => {}
         }
         let mut vals = Vec::new();
         for k in 0..cvt.arity() {
