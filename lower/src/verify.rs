@@ -557,8 +557,19 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         }
         InstKind::Integer(op) => out.extend(op.operand_widths()),
         InstKind::HalfConvert(c) => {
-            at(Some(c.dst), c.op.dst_bits());
-            c.srcs.iter().zip(c.op.src_bits()).for_each(|(x, bits)| at(reg(x), bits));
+            // An integer side of a narrow `cvt` may be a wider register (PTX ISA 9.2
+            // §5.2.2): its low bits are read, and the result extended into it.
+            let relaxed = |s: CvtSide| matches!(s, CvtSide::Op(OpTy::U(_) | OpTy::S(_)));
+            let (to, from) = match c.op {
+                HalfConvertOp::Narrow(n) => (relaxed(n.to), relaxed(n.from)),
+                _ => (false, false),
+            };
+            if !to {
+                at(Some(c.dst), c.op.dst_bits());
+            }
+            if !from {
+                c.srcs.iter().zip(c.op.src_bits()).for_each(|(x, bits)| at(reg(x), bits));
+            }
         }
         _ => {}
     }

@@ -16,8 +16,9 @@
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
 //! checks the expansion); `expand_integer` leaves no integer or bit-level operation
 //! (checked likewise against the interpreter's models); `expand_formats` leaves no
-//! half arithmetic or UE8M0 conversion (checked against the interpreter's correctly
-//! rounded model and its model of the scale factors); `expand_texture` leaves no texture or
+//! half arithmetic or narrow-format conversion (checked against the interpreter's
+//! correctly rounded model, its model of the scale factors and its model of the
+//! narrow `cvt`s on exact values); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `legalize_atomics` leaves

@@ -411,6 +411,11 @@ pub fn narrow(
     if relu && !matches!(x, Num::Nan) && r & f.sign_bit() != 0 {
         return 0;
     }
+    if to == FloatFormat::Tf32 {
+        // A TF32 result is an f32 pattern with 13 zero mantissa bits (the IR's
+        // `Narrow`, as the emitter makes it), NaN the f32 NaN.
+        return if matches!(x, Num::Nan) { 0x7fff_ffff } else { r << 13 };
+    }
     r
 }
 
@@ -421,6 +426,8 @@ pub fn int_to_float(to: FloatFormat, from: OpTy, rounding: Rounding, v: u64) -> 
 
 /// [`crate::ir::InstKind::Widen`]: exact, a NaN the f32 NaN.
 pub fn widen(from: FloatFormat, v: u64) -> u64 {
+    // A TF32 source is an f32 pattern (the emitter's bitcast).
+    let from = if from == FloatFormat::Tf32 { F32 } else { from };
     float::round_num(float::decode(from, v), F32, Mode::Nearest, false)
 }
 

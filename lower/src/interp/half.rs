@@ -4,6 +4,8 @@
 //! expansion (`pass::expand_formats`: widened to f32, rounded to odd in f64, narrowed),
 //! which the pass file tests compare it with.
 
+mod narrow;
+
 use std::cmp::Ordering;
 
 use super::float::{self, Exact, Mode, Num};
@@ -152,6 +154,7 @@ pub fn convert(c: &HalfConvert, read: impl Fn(Value, u32) -> u64) -> u64 {
     let x: Vec<u64> = c.srcs.iter().zip(c.op.src_bits()).map(|(&v, bits)| read(v, bits)).collect();
     let arg = |k: usize| x.get(k).copied().unwrap_or(0);
     match c.op {
+        HalfConvertOp::Narrow(n) => narrow::convert(n, &x),
         HalfConvertOp::FromUe8m0 => (0..2).fold(0, |acc, k| {
             let e = (arg(0) >> (8 * k)) & 0xff;
             // 2^(e - 127) as an f32 (subnormal for e = 0), whose upper half is the bf16.

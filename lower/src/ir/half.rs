@@ -5,7 +5,7 @@
 //! and the conversions of narrow formats that are not one core operation,
 //! [`super::InstKind::HalfConvert`], which the same pass writes out.
 
-use super::{FloatFormat, RegId, Rounding, Value};
+use super::{FloatFormat, OpTy, RegId, Rounding, Value};
 
 /// The operation of a [`HalfOp`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +100,147 @@ pub enum HalfConvertOp {
     /// `cvt.rn.bf16x2.ue8m0x2 d, a`: each byte `e` of the 16-bit `a` to the bf16
     /// 2^(e - 127) in the same lane of the 32-bit `d` (2^-127 is subnormal), NaN kept.
     FromUe8m0,
+    /// `cvt` with a narrow format on either side (`.f16`, `.bf16`, `.tf32`, the FP8,
+    /// FP6 and FP4 pairs), [`NarrowCvt`].
+    Narrow(NarrowCvt),
+}
+
+/// One side of a narrow-format `cvt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CvtSide {
+    /// `.f32`, `.f64` or an integer type.
+    Op(OpTy),
+    /// A narrow format with 1 or 2 lanes (`.f16x2`, `.e4m3x2`, …): lane 0 in the low
+    /// bits, [`packed_bits`] each.
+    Narrow(FloatFormat, u8),
+}
+
+/// The width of one lane of a packed narrow pair: 4 bits for FP4, a byte for FP6 (two
+/// zero bits on top) and FP8, 16 bits for the half types, 32 for `.tf32`.
+pub fn packed_bits(f: FloatFormat) -> u32 {
+    if f == FloatFormat::E2m1 {
+        4
+    } else {
+        f.bits()
+    }
+}
+
+impl CvtSide {
+    /// The width of the whole value.
+    pub fn bits(self) -> u32 {
+        match self {
+            CvtSide::Op(t) => t.bits(),
+            CvtSide::Narrow(f, n) => packed_bits(f) * u32::from(n),
+        }
+    }
+}
+
+/// `cvt` with a narrow format on either side (PTX ISA 9.2 §9.7.9.21). The forms, each
+/// value converted exactly and rounded once:
+///
+/// * to a narrow format from `.f32`/`.f64`, one source per lane, the first source in
+///   the upper lane; `ftz` flushes an f32 subnormal source to a zero of its sign;
+/// * between a pair of FP8/FP6/FP4 and `.f16x2` (either way), lane by lane;
+/// * to `.f32`/`.f64` from a scalar narrow format (exact; no rounding, `relu` or
+///   `satfinite`), `ftz` flushing an f32-subnormal result;
+/// * between scalar narrow formats; with an `integral` rounding (`.rni`…), from a format
+///   to itself: rounded to an integer value (`ftz` flushing a subnormal first), then to
+///   nearest into the format;
+/// * to an integer from a scalar narrow format, with an `integral` rounding: clamped to
+///   the integer's range, NaN giving 0 (2^63 for a 64-bit integer, as GPUs do; `ftz`
+///   as above); a wider destination register receives it sign- or zero-extended;
+/// * to a scalar narrow format (not `.tf32`) from an integer.
+///
+/// Rounding to a narrow format: NaN gives the format's NaN (the FP6/FP4 formats have
+/// none: their largest value; `.tf32`, an f32 pattern with 13 zero mantissa bits, the
+/// f32 NaN `0x7fffffff`); a value past the largest finite one (rounded with the
+/// format's precision and an unbounded exponent) gives infinity, or the largest finite
+/// value with the sign when `satfinite`, when the format has no infinity, or when the
+/// rounding goes toward zero for the sign; an infinity stays one unless `satfinite` or
+/// the format has none; `relu` makes a negative result (and -0) +0, NaN kept.
+/// `rounding` is `None` only for the exact widenings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NarrowCvt {
+    pub to: CvtSide,
+    pub from: CvtSide,
+    pub rounding: Option<Rounding>,
+    /// The rounding is to an integral value (`.rni`, `.rzi`, `.rmi`, `.rpi`).
+    pub integral: bool,
+    pub relu: bool,
+    pub satfinite: bool,
+    pub ftz: bool,
+}
+
+impl NarrowCvt {
+    /// How many sources the conversion takes: one per lane from f32/f64, else one.
+    pub fn arity(self) -> usize {
+        match (self.to, self.from) {
+            (CvtSide::Narrow(_, n), CvtSide::Op(_)) => usize::from(n),
+            _ => 1,
+        }
+    }
+
+    /// Why the form is refused, if it is (semantic analysis's diagnostics; the
+    /// verifier refuses the same forms).
+    pub fn refusal(self) -> Option<CvtRefusal> {
+        use CvtRefusal::Invalid;
+        let float = |t: OpTy| matches!(t, OpTy::F(32) | OpTy::F(64));
+        let integer = |t: OpTy| matches!(t, OpTy::U(_) | OpTy::S(_));
+        let rounded = self.rounding.is_some() && !self.integral;
+        let needs = "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`";
+        let fp8 = |f: FloatFormat| f.bits() == 8 && !self.satfinite;
+        let refused = match (self.to, self.from) {
+            (CvtSide::Narrow(f, _), CvtSide::Op(t)) if float(t) && fp8(f) => {
+                Invalid("conversions to FP8 need `.satfinite`")
+            }
+            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) if f.bits() != g.bits() && fp8(f) => {
+                Invalid("conversions to FP8 need `.satfinite`")
+            }
+            (CvtSide::Narrow(_, _), CvtSide::Op(t)) if float(t) && !rounded => Invalid(needs),
+            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) if f.bits() != g.bits() && !rounded => {
+                Invalid(needs)
+            }
+            (CvtSide::Op(t), CvtSide::Narrow(_, 1))
+                if float(t) && (self.rounding.is_some() || self.relu || self.satfinite) =>
+            {
+                Invalid("widening `cvt` takes no rounding, `.relu` or `.satfinite`")
+            }
+            (CvtSide::Narrow(f, 1), CvtSide::Narrow(g, 1)) if self.integral && f != g => {
+                Invalid("an integral rounding needs the same source and destination type")
+            }
+            (CvtSide::Narrow(_, 1), CvtSide::Narrow(_, 1)) if self.rounding.is_none() => {
+                Invalid(needs)
+            }
+            (CvtSide::Op(t), CvtSide::Narrow(_, 1)) if integer(t) && !self.integral => {
+                Invalid("a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`")
+            }
+            (CvtSide::Narrow(FloatFormat::Tf32, 1), CvtSide::Op(t)) if integer(t) => {
+                Invalid("`.tf32` converts from `.f32` only")
+            }
+            (CvtSide::Narrow(_, 1), CvtSide::Op(t)) if integer(t) && !rounded => Invalid(needs),
+            (CvtSide::Narrow(_, 1), CvtSide::Op(t))
+                if integer(t) && (self.relu || self.satfinite) =>
+            {
+                Invalid("integer sources take no `.relu` or `.satfinite`")
+            }
+            (CvtSide::Narrow(_, 1..=2), CvtSide::Op(t)) if float(t) => return None,
+            (CvtSide::Narrow(f, 2), CvtSide::Narrow(g, 2)) if f.bits() != g.bits() => return None,
+            (CvtSide::Narrow(_, 1), CvtSide::Narrow(_, 1)) => return None,
+            (CvtSide::Op(t), CvtSide::Narrow(_, 1)) if float(t) || integer(t) => return None,
+            (CvtSide::Narrow(_, 1), CvtSide::Op(t)) if integer(t) => return None,
+            _ => CvtRefusal::NotImplemented,
+        };
+        Some(refused)
+    }
+}
+
+/// Why a narrow `cvt` form is refused ([`NarrowCvt::refusal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CvtRefusal {
+    /// Not a valid form; what is wrong.
+    Invalid(&'static str),
+    /// A combination of types with no conversion here.
+    NotImplemented,
 }
 
 impl HalfConvertOp {
@@ -109,6 +250,7 @@ impl HalfConvertOp {
             HalfConvertOp::ToUe8m0 { bf16x2: false, .. } => vec![32, 32],
             HalfConvertOp::ToUe8m0 { bf16x2: true, .. } => vec![32],
             HalfConvertOp::FromUe8m0 => vec![16],
+            HalfConvertOp::Narrow(n) => vec![n.from.bits(); n.arity()],
         }
     }
 
@@ -117,6 +259,7 @@ impl HalfConvertOp {
         match self {
             HalfConvertOp::ToUe8m0 { .. } => 16,
             HalfConvertOp::FromUe8m0 => 32,
+            HalfConvertOp::Narrow(n) => n.to.bits(),
         }
     }
 }
@@ -124,7 +267,14 @@ impl HalfConvertOp {
 impl HalfConvert {
     /// What is wrong with the conversion's fields, if anything (the verifier's check).
     pub fn malformed(&self) -> Option<&'static str> {
-        (self.srcs.len() != self.op.src_bits().len())
-            .then_some("a narrow-format conversion with operands it does not have")
+        if self.srcs.len() != self.op.src_bits().len() {
+            return Some("a narrow-format conversion with operands it does not have");
+        }
+        match self.op {
+            HalfConvertOp::Narrow(n) => {
+                n.refusal().map(|_| "a narrow-format `cvt` of a form that does not exist")
+            }
+            _ => None,
+        }
     }
 }

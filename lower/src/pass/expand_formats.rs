@@ -14,10 +14,14 @@
 //! here are computed on a device without f64.
 //!
 //! The narrow-format conversions ([`InstKind::HalfConvert`]) become integer operations
-//! on the exponent bits (UE8M0).
+//! on the exponent bits (UE8M0), or `Widen`, `Narrow` and `IntToFloat` with the lanes
+//! unpacked and packed with integer operations (`cvt` with `.f16`, `.bf16`, `.tf32`, the
+//! FP8/FP6/FP4 pairs; [`narrow`]).
 //!
 //! Precondition: none. Postcondition: no [`InstKind::Half`] or [`InstKind::HalfConvert`]
 //! is left ([`is_half`], which `super::leftover` checks).
+
+mod narrow;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
@@ -51,8 +55,12 @@ pub fn run(k: &mut Kernel) {
                     out.append(&mut e.insts);
                 }
                 InstKind::HalfConvert(c) => {
+                    let reg_bits = k.reg(c.dst).ty.bits();
                     let mut e = Builder::new(k, inst.span);
-                    convert(&mut e, c);
+                    match c.op {
+                        HalfConvertOp::Narrow(n) => narrow::convert(&mut e, c, n, reg_bits),
+                        _ => convert(&mut e, c),
+                    }
                     out.append(&mut e.insts);
                 }
                 _ => out.push(inst),
@@ -150,6 +158,11 @@ pub fn convert(e: &mut impl Build, c: &HalfConvert) {
             let hi = e.bin(BinaryOp::Shr, u, src(0), Value::Imm(16));
             let lo = e.and(u, src(0), Value::Imm(0xffff));
             (up, satfinite, [hi, lo], 7)
+        }
+        HalfConvertOp::Narrow(n) => {
+            let bits = n.to.bits();
+            narrow::convert(e, c, n, bits);
+            return;
         }
     };
     let mut bytes = Vec::new();

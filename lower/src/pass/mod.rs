@@ -11,8 +11,10 @@
 //!    operations; [`expand_integer`] — the integer and bit-level instructions without
 //!    a single SPIR-V counterpart (`prmt`, `lop3`, carry chains, `bfind`…) become core
 //!    operations; [`expand_formats`] — half arithmetic becomes exact f32 and f64
-//!    arithmetic and one rounding to the format (`Narrow`), and the UE8M0 conversions
-//!    integer operations on the exponent bits; [`expand_texture`] —
+//!    arithmetic and one rounding to the format (`Narrow`), the UE8M0 conversions
+//!    integer operations on the exponent bits, the other narrow-format `cvt`s
+//!    (`.f16`, `.bf16`, `.tf32`, FP8/FP6/FP4 pairs) `Widen`, `Narrow` and
+//!    `IntToFloat` on unpacked lanes; [`expand_texture`] —
 //!    texture and surface instructions become the kernel's own reads of their
 //!    descriptors and texels, with the branches and traps they need (new blocks);
 //!    [`expand_matrix`] — the warp-level matrix instructions (`mma`, `ldmatrix`,

@@ -6,9 +6,9 @@
 //!   `pass::expand_formats` computes lane by lane (widened to f32 exactly, computed
 //!   exactly and rounded to odd in f64, rounded once to the format) with no f16 support
 //!   needed;
-//! * `cvt` to and from `.f16`, `.bf16`, `.tf32` and the FP8 pairs `.e4m3x2`/`.e5m2x2`
-//!   with every rounding mode, `.relu` and `.satfinite`;
-//! * `cvt` to and from the UE8M0 scale factors `.ue8m0x2`: checked and resolved into one
+//! * `cvt` to and from `.f16`, `.bf16`, `.tf32` and the FP8/FP6/FP4 pairs
+//!   (`.e4m3x2`, `.e5m2x2`, …) with every rounding mode, `.relu` and `.satfinite`, and
+//!   to and from the UE8M0 scale factors `.ue8m0x2`: checked and resolved into one
 //!   `InstKind::HalfConvert` (its semantics are documented there), which
 //!   `pass::expand_formats` writes out;
 //! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` and of
@@ -19,12 +19,10 @@ use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
-use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};
-use crate::build::Build;
 use crate::ir::{
-    BinaryOp, FloatFormat, FloatMode, FloatPath, HalfArith, HalfConvert, HalfConvertOp, HalfOp,
-    InstKind, OpTy, RegId, Rounding, Value,
+    packed_bits, BinaryOp, CvtRefusal, CvtSide, FloatFormat, FloatMode, FloatPath, HalfArith,
+    HalfConvert, HalfConvertOp, HalfOp, InstKind, NarrowCvt, OpTy, RegId, Rounding, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -70,16 +68,6 @@ fn fp8_pair(f: Format) -> Option<FloatFormat> {
     }
 }
 
-/// The width of one element of a packed pair: 4 bits for FP4, a byte for FP6 (two
-/// zero bits on top) and FP8, 16 bits for the half types.
-fn lane_bits(f: FloatFormat) -> u32 {
-    if f == FloatFormat::E2m1 {
-        4
-    } else {
-        f.bits()
-    }
-}
-
 /// Narrow float forms that are not implemented: the x4 forms, which exist only with
 /// stochastic rounding (`.rs`), and `.s2f6x2`.
 fn unimplemented_format(f: Format) -> bool {
@@ -110,22 +98,6 @@ pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
 
 fn directed(m: &Mods) -> bool {
     m.rounding.as_ref().is_some_and(|r| !r.value.1 && r.value.0 != Rounding::Nearest)
-}
-
-impl Emit<'_, '_> {
-    /// Narrowed lanes of `f` (lane 0 first) packed as a pair: FP4 nibbles into a byte,
-    /// everything else by [`Self::pack`].
-    fn pack_lanes(&mut self, f: FloatFormat, lanes: Vec<Value>) -> Value {
-        if lane_bits(f) == f.bits() || lanes.len() != 2 {
-            return self.pack(f.bits(), lanes);
-        }
-        let u16t = OpTy::U(16);
-        let lo = self.cvt(u16t, OpTy::U(8), lanes[0]);
-        let hi = self.cvt(u16t, OpTy::U(8), lanes[1]);
-        let hi = self.bin(BinaryOp::Shl, u16t, hi, Value::Imm(u64::from(lane_bits(f))));
-        let both = self.or(u16t, hi, lo);
-        self.cvt(OpTy::U(8), u16t, both)
-    }
 }
 
 impl Lowerer<'_> {
@@ -361,15 +333,10 @@ impl Lowerer<'_> {
         if m.sat {
             return Err(Diagnostic::error(span, "narrow-format `cvt` saturates with `.satfinite`"));
         }
-        let need_rounding = |r: Option<Rounding>| {
-            r.ok_or_else(|| {
-                Diagnostic::error(span, "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`")
-            })
-        };
         let srcs = &i.operands[1..];
         let dst_bits = |t: CvtType| match t {
             CvtType::Op(o) => o.bits(),
-            CvtType::Narrow(f, n) => lane_bits(f) * n,
+            CvtType::Narrow(f, n) => packed_bits(f) * n,
         };
         let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
         // PTX ISA 9.2 §5.2.2: `cvt` operands may be wider than the instruction type (an
@@ -386,142 +353,37 @@ impl Lowerer<'_> {
                 srcs.get(k).ok_or_else(|| Diagnostic::error(span, "`cvt` is missing a source"))?;
             l.relaxed_src(op, ty, bits_only, span)
         };
-        let ftz = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
-        match (to.value, from.value) {
-            // Float to a narrow format: one source per lane, the first in the upper half.
-            (CvtType::Narrow(f, lanes), CvtType::Op(src_ty @ (F32 | F64))) => {
-                if srcs.len() != lanes as usize {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("this `cvt` takes {lanes} source(s)"),
-                    ));
-                }
-                if f.bits() == 8 && !satfinite {
-                    return Err(Diagnostic::error(span, "conversions to FP8 need `.satfinite`"));
-                }
-                let rounding = need_rounding(float_rounding)?;
-                let mut vals = Vec::new();
-                for k in 0..lanes as usize {
-                    vals.push(read(self, from.value, k)?);
-                }
-                let mut e = Emit { l: self, span };
-                let mut lanes_out = Vec::new();
-                for v in vals.into_iter().rev() {
-                    let v = if m.ftz && src_ty == F32 { e.flush32(v) } else { v };
-                    lanes_out.push(e.narrow(f, src_ty, rounding, satfinite, relu, v));
-                }
-                let r = e.pack_lanes(f, lanes_out);
-                e.mov(OpTy::U(dst_bits(to.value) as u8), dst, r);
-            }
-            // FP8 pairs to and from `.f16x2`.
-            (CvtType::Narrow(f, 2), CvtType::Narrow(g, 2)) if f.bits() != g.bits() => {
-                if f.bits() == 8 && !satfinite {
-                    return Err(Diagnostic::error(span, "conversions to FP8 need `.satfinite`"));
-                }
-                let rounding = need_rounding(float_rounding)?;
-                let v = read(self, from.value, 0)?;
-                let mut e = Emit { l: self, span };
-                // Lanes are extracted at 16 or 32 bits (an FP4 pair is a single byte).
-                let src_bits = 2 * lane_bits(g);
-                let in_ty = OpTy::U(src_bits.max(16) as u8);
-                let v = if src_bits < 16 { e.cvt(in_ty, OpTy::U(src_bits as u8), v) } else { v };
-                let (ge, gm) = g.layout();
-                let mut out = Vec::new();
-                for k in 0..2u64 {
-                    let shift = k * u64::from(lane_bits(g));
-                    let shifted = e.bin(BinaryOp::Shr, in_ty, v, Value::Imm(shift));
-                    let lane = e.and(in_ty, shifted, Value::Imm((1 << (ge + gm + 1)) - 1));
-                    let lane = e.cvt(OpTy::U(g.bits() as u8), in_ty, lane);
-                    let w = e.widen(g, lane);
-                    out.push(e.narrow(f, F32, rounding, satfinite, relu, w));
-                }
-                let r = e.pack_lanes(f, out);
-                e.mov(OpTy::U(dst_bits(to.value) as u8), dst, r);
-            }
-            // A narrow format to f32/f64: exact.
-            (CvtType::Op(dst_ty @ (F32 | F64)), CvtType::Narrow(g, 1)) => {
-                if float_rounding.is_some() || integral.is_some() || relu || satfinite {
-                    return Err(Diagnostic::error(
-                        span,
-                        "widening `cvt` takes no rounding, `.relu` or `.satfinite`",
-                    ));
-                }
-                let v = read(self, from.value, 0)?;
-                let mut e = Emit { l: self, span };
-                let w = e.widen(g, v);
-                let w = if m.ftz { e.flush32(w) } else { w };
-                let r = if dst_ty == F64 {
-                    e.convert(F64, F32, None, FloatMode::default(), w)
-                } else {
-                    w
-                };
-                e.mov(dst_ty, dst, r);
-            }
-            // Between narrow scalar formats (or to the same one with an integral rounding).
-            (CvtType::Narrow(f, 1), CvtType::Narrow(g, 1)) => {
-                let v = read(self, from.value, 0)?;
-                let mut e = Emit { l: self, span };
-                let w = e.widen(g, v);
-                let r = match integral {
-                    Some(r) if f == g => {
-                        let t = e.convert(F32, F32, Some(r), ftz, w);
-                        e.narrow(f, F32, Rounding::Nearest, satfinite, relu, t)
-                    }
-                    Some(_) => {
-                        return Err(Diagnostic::error(
-                            span,
-                            "an integral rounding needs the same source and destination type",
-                        ))
-                    }
-                    None => {
-                        let rounding = need_rounding(float_rounding)?;
-                        e.narrow(f, F32, rounding, satfinite, relu, w)
-                    }
-                };
-                e.mov(OpTy::U(f.bits() as u8), dst, r);
-            }
-            // A narrow format to an integer: through the exact f32.
-            (CvtType::Op(int_ty), CvtType::Narrow(g, 1)) if !int_ty.is_float() => {
-                let r = integral.ok_or_else(|| {
-                    Diagnostic::error(
-                        span,
-                        "a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`",
-                    )
-                })?;
-                let v = read(self, from.value, 0)?;
-                let mut e = Emit { l: self, span };
-                let w = e.widen(g, v);
-                let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
-                let out = e.convert(int_ty, F32, Some(r), mode, w);
-                // PTX ISA 9.2 §5.2.2: a wider destination register receives the result
-                // sign- or zero-extended.
-                let reg_bits = e.l.kernel.reg(dst).ty.bits() as u8;
-                let reg_ty = if int_ty.is_signed() { OpTy::S(reg_bits) } else { OpTy::U(reg_bits) };
-                let out =
-                    if reg_bits as u32 > int_ty.bits() { e.cvt(reg_ty, int_ty, out) } else { out };
-                e.mov(reg_ty, dst, out);
-            }
-            // An integer to a narrow format: rounded once, with integer arithmetic.
-            (CvtType::Narrow(f, 1), CvtType::Op(int_ty)) if !int_ty.is_float() => {
-                if f == FloatFormat::Tf32 {
-                    return Err(Diagnostic::error(span, "`.tf32` converts from `.f32` only"));
-                }
-                let rounding = need_rounding(float_rounding)?;
-                if relu || satfinite {
-                    return Err(Diagnostic::error(
-                        span,
-                        "integer sources take no `.relu` or `.satfinite`",
-                    ));
-                }
-                let v = read(self, from.value, 0)?;
-                let mut e = Emit { l: self, span };
-                let r = e.int_to_float(f, int_ty, rounding, v);
-                e.mov(OpTy::U(f.bits() as u8), dst, r);
-            }
-            _ => {
-                return Err(unsupported(span, "this `cvt` form", "not implemented yet"));
+        let side = |t: CvtType| match t {
+            CvtType::Op(o) => CvtSide::Op(o),
+            CvtType::Narrow(f, n) => CvtSide::Narrow(f, n as u8),
+        };
+        let cvt = NarrowCvt {
+            to: side(to.value),
+            from: side(from.value),
+            rounding: integral.or(float_rounding),
+            integral: integral.is_some(),
+            relu,
+            satfinite,
+            ftz: m.ftz,
+        };
+        if let (CvtSide::Narrow(_, lanes), CvtSide::Op(F32 | F64)) = (cvt.to, cvt.from) {
+            if srcs.len() != usize::from(lanes) {
+                let what = format!("this `cvt` takes {lanes} source(s)");
+                return Err(Diagnostic::error(span, what));
             }
         }
+        match cvt.refusal() {
+            Some(CvtRefusal::Invalid(why)) => return Err(Diagnostic::error(span, why)),
+            Some(CvtRefusal::NotImplemented) => {
+                return Err(unsupported(span, "this `cvt` form", "not implemented yet"))
+            }
+            None => {}
+        }
+        let mut vals = Vec::new();
+        for k in 0..cvt.arity() {
+            vals.push(read(self, from.value, k)?);
+        }
+        self.half_convert(HalfConvertOp::Narrow(cvt), dst, vals, span);
         if let Some(register) = widened {
             self.zero_extend_into(register, dst, span);
         }

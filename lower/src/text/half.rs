@@ -109,6 +109,7 @@ pub(super) fn print_convert(
             if satfinite { ".satfinite" } else { "" }
         ),
         HalfConvertOp::FromUe8m0 => "from_ue8m0x2".to_string(),
+        HalfConvertOp::Narrow(n) => narrow_name(n),
     };
     let srcs: Vec<String> = c.srcs.iter().map(|&v| value(v)).collect();
     format!("{} = {name} {}", reg(c.dst), srcs.join(", "))
@@ -127,6 +128,7 @@ where
 {
     let opcode = line.opcode;
     let op = match opcode {
+        "ncvt" => HalfConvertOp::Narrow(parse_narrow(line, words)?),
         "from_ue8m0x2" => HalfConvertOp::FromUe8m0,
         "to_ue8m0x2" => {
             let bf16x2 = if take_flag(words, "bf16x2") {
@@ -155,6 +157,84 @@ where
     };
     let srcs = line.ops.iter().map(|s| (line.value)(s)).collect::<Result<Vec<_>, _>>()?;
     Ok(Some(HalfConvert { op, dst: (line.reg)(dst)?, srcs }))
+}
+
+/// A side of a narrow `cvt`: an operation type, or a format with `x2` for a pair.
+fn side_name(s: CvtSide) -> String {
+    match s {
+        CvtSide::Op(t) => super::op_ty(t),
+        CvtSide::Narrow(f, 2) => format!("{}x2", f.spelling()),
+        CvtSide::Narrow(f, _) => f.spelling().to_string(),
+    }
+}
+
+/// A narrow `cvt`'s opcode: `ncvt`, the destination's side, the source's, the rounding
+/// (`i` after an integral one), then the flags.
+///
+/// ```text
+/// %h1 = ncvt.e4m3x2.f32.rn.relu.satfinite %f1, %f2
+/// %r1 = ncvt.s32.f16.rzi.ftz %h1
+/// ```
+fn narrow_name(n: NarrowCvt) -> String {
+    let mut s = format!("ncvt.{}.{}", side_name(n.to), side_name(n.from));
+    if let Some(r) = n.rounding {
+        s.push('.');
+        s.push_str(r.spelling());
+        if n.integral {
+            s.push('i');
+        }
+    }
+    for (on, flag) in [(n.ftz, ".ftz"), (n.relu, ".relu"), (n.satfinite, ".satfinite")] {
+        if on {
+            s.push_str(flag);
+        }
+    }
+    s
+}
+
+fn parse_side(w: &str) -> Option<CvtSide> {
+    // `f16` is the narrow format here; `f32` and `f64` are operation types.
+    let op = super::parse_op_ty(w).filter(|t| !matches!(t, OpTy::Pred | OpTy::F(16)));
+    if let Some(t) = op {
+        return Some(CvtSide::Op(t));
+    }
+    let (f, lanes) = match w.strip_suffix("x2") {
+        Some(f) => (f, 2),
+        None => (w, 1),
+    };
+    FloatFormat::from_spelling(f).map(|f| CvtSide::Narrow(f, lanes))
+}
+
+/// The fields of an `ncvt` line's opcode; takes them from `words`.
+fn parse_narrow<R, V, E>(
+    line: &Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+) -> Result<NarrowCvt, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let mut side = || {
+        let w = if words.is_empty() { "" } else { words.remove(0) };
+        parse_side(w).ok_or_else(|| (line.error)(format!("`ncvt` has no type `{w}`")))
+    };
+    let (to, from) = (side()?, side()?);
+    let mut flag = |w: &str| take_flag(words, w);
+    let (ftz, relu, satfinite) = (flag("ftz"), flag("relu"), flag("satfinite"));
+    let (mut rounding, mut integral) = (None, false);
+    if let Some(i) = words.iter().position(|w| {
+        Rounding::from_spelling(w.strip_suffix('i').unwrap_or(w)).is_some()
+            || Rounding::from_spelling(w).is_some()
+    }) {
+        let w = words.remove(i);
+        rounding = Rounding::from_spelling(w);
+        if rounding.is_none() {
+            rounding = Rounding::from_spelling(w.strip_suffix('i').unwrap_or(w));
+            integral = true;
+        }
+    }
+    Ok(NarrowCvt { to, from, rounding, integral, relu, satfinite, ftz })
 }
 
 #[cfg(test)]
@@ -197,5 +277,26 @@ mod tests {
         let bad = text.replacen("to_ue8m0x2.f32.rz ", "to_ue8m0x2.f32 ", 1);
         let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted no rounding"));
         assert!(d.message.contains("`.rz` or `.rp`"), "{}", d.message);
+    }
+
+    /// The narrow `cvt` forms print back as they were written; an unknown type is refused.
+    #[test]
+    fn every_narrow_conversion_round_trips() {
+        let text = include_str!("../../tests/passes/expand_formats_narrow_results.ir");
+        let kernels = parse_text(text).unwrap_or_else(|d| panic!("{}", d.message));
+        let printed = print_text(&kernels[0]);
+        let forms: Vec<&str> = text.lines().filter(|l| l.contains("= ncvt.")).collect();
+        assert!(forms.len() > 100, "{} forms", forms.len());
+        for line in forms {
+            assert!(printed.lines().any(|p| p == line), "{line} prints as something else");
+        }
+        let bad = text.replacen("ncvt.f16.f32.rn ", "ncvt.f15.f32.rn ", 1);
+        let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted `.f15`"));
+        assert!(d.message.contains("no type `f15`"), "{}", d.message);
+        // A form that does not exist parses, and the verifier refuses it.
+        let bad = text.replacen("ncvt.f16.f32.rn ", "ncvt.f32.f32.rn ", 1);
+        let kernels = parse_text(&bad).unwrap_or_else(|d| panic!("{}", d.message));
+        let errors = crate::verify::run(&kernels[0]).err().unwrap_or_default();
+        assert!(errors.iter().any(|d| d.message.contains("does not exist")), "{errors:?}");
     }
 }

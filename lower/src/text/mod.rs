@@ -286,7 +286,7 @@ fn parse_mad_part(s: &str) -> Option<BinaryOp> {
     }
 }
 
-fn op_ty(t: OpTy) -> String {
+pub(super) fn op_ty(t: OpTy) -> String {
     match t {
         OpTy::Pred => "pred".into(),
         OpTy::U(b) => format!("u{b}"),
@@ -295,7 +295,7 @@ fn op_ty(t: OpTy) -> String {
     }
 }
 
-fn parse_op_ty(s: &str) -> Option<OpTy> {
+pub(super) fn parse_op_ty(s: &str) -> Option<OpTy> {
     if s == "pred" {
         return Some(OpTy::Pred);
     }
