@@ -20,7 +20,8 @@
 //! rounded model and its model of the scale factors); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
-//! interpreter's model of each on whole matrices); `legalize_atomics` leaves
+//! interpreter's model of each on whole matrices); `expand_copies` leaves no
+//! asynchronous copy (checked against the interpreter's byte moves); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -52,10 +53,10 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, expand_formats, expand_integer, expand_matrix, expand_texture, expand_video,
-    float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory,
-    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
-    structurize, LoopGuard, Target,
+    check, expand_copies, expand_formats, expand_integer, expand_matrix, expand_texture,
+    expand_video, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
+    shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -147,6 +148,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a matrix instruction",
             |_, i| expand_matrix::is_matrix(i),
             |k, _| expand_matrix::run(k),
+        )?,
+        ("expand_copies", None) => legalizes(
+            &mut s.kernel,
+            "an asynchronous copy",
+            |_, i| expand_copies::is_copy(i),
+            |k, _| expand_copies::run(k),
         )?,
         ("expand_texture", None) => legalizes(
             &mut s.kernel,
@@ -731,6 +738,7 @@ fn every_pass_is_checked_on_results() {
         "expand_formats",
         "expand_texture",
         "expand_matrix",
+        "expand_copies",
         "check",
         "check:racecheck",
         "hoist_params",

@@ -381,6 +381,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Matrix(_) => Err(Error::Internal(
                 "a matrix instruction reached the emitter unexpanded (pass::expand_matrix)".into(),
             )),
+            InstKind::Copy(_) => Err(Error::Internal(
+                "an asynchronous copy reached the emitter unexpanded (pass::expand_copies)".into(),
+            )),
             // `pass::leftover` reports it above: `pass::inline` leaves no call.
             InstKind::Call { .. } => Err(Error::Internal("a call left by inline".into())),
         }

@@ -1,0 +1,45 @@
+//! The model of [`InstKind::Copy`] before `pass::expand_copies`, from the PTX ISA 9.2
+//! (§9.7.9.25.3.1 `cp.async`): the copy happens when it is issued (`crate::ir::CopyInst`'s
+//! specification), as byte moves: the bytes read from the source, zeros for the rest.
+
+use ptxvk_frontend::Span;
+
+use super::{Ctx, Error, Thread};
+use crate::ir::{CopyInst, CopyRead, Space};
+
+impl Thread<'_> {
+    /// Runs an asynchronous copy.
+    pub(super) fn exec_copy(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        c: &CopyInst,
+        span: Span,
+    ) -> Result<(), Error> {
+        match c {
+            CopyInst::Async(a) => {
+                let read = match a.read {
+                    CopyRead::All => a.size,
+                    CopyRead::Count(n) => self.at_bits(n, 32).min(u64::from(a.size)) as u32,
+                    CopyRead::IgnoreSrc { pred, negate } => {
+                        if self.pred(pred) != negate {
+                            0
+                        } else {
+                            a.size
+                        }
+                    }
+                };
+                let (src, dst) =
+                    (self.address(Space::Global, &a.src), self.address(Space::Shared, &a.dst));
+                let mut bytes = vec![0u64; a.size as usize];
+                for (i, b) in bytes.iter_mut().enumerate().take(read as usize) {
+                    *b = self.read(cx, Space::Global, src.wrapping_add(i as u64), 1, span)?;
+                }
+                for (i, b) in bytes.into_iter().enumerate() {
+                    let at = dst.wrapping_add(i as u64) & 0xffff_ffff;
+                    self.write(cx, Space::Shared, at, 1, b, span)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

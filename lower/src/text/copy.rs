@@ -1,0 +1,90 @@
+//! The asynchronous copies ([`InstKind::Copy`]) in the IR text format, every field
+//! written:
+//!
+//! ```text
+//! cp_async.16 [%r1], [%rd2]
+//! cp_async.16.src_size [%r1+16], [%rd2], %r3
+//! cp_async.8.ignore_src [%r1], [%rd2], !%p1
+//! ```
+//!
+//! The size in bytes, then how much of the source is read (all when neither
+//! `src_size` nor `ignore_src` is written); the destination (shared), the source
+//! (global), then the count or the predicate.
+
+use ptxvk_frontend::Diagnostic;
+
+use super::matrix::address;
+use super::video::{take_flag, Line};
+use crate::ir::*;
+
+/// A copy's line.
+pub(super) fn print(
+    c: &CopyInst,
+    reg: impl Fn(RegId) -> String,
+    value: impl Fn(Value) -> String,
+) -> String {
+    match c {
+        CopyInst::Async(a) => {
+            let (dst, src) = (address(a.dst, &reg), address(a.src, &reg));
+            match a.read {
+                CopyRead::All => format!("cp_async.{} {dst}, {src}", a.size),
+                CopyRead::Count(n) => {
+                    format!("cp_async.{}.src_size {dst}, {src}, {}", a.size, value(n))
+                }
+                CopyRead::IgnoreSrc { pred, negate } => format!(
+                    "cp_async.{}.ignore_src {dst}, {src}, {}{}",
+                    a.size,
+                    if negate { "!" } else { "" },
+                    reg(pred)
+                ),
+            }
+        }
+    }
+}
+
+/// The copy of a line whose opcode is one, else `None`; takes the modifiers it knows
+/// from `words`. `addr` reads an address operand.
+pub(super) fn parse<R, V, E>(
+    line: &Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+    addr: impl Fn(&str) -> Result<Address, Diagnostic>,
+) -> Result<Option<CopyInst>, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let opcode = line.opcode;
+    if opcode != "cp_async" {
+        return Ok(None);
+    }
+    let bad = |what: &str| (line.error)(format!("`{opcode}` needs {what}"));
+    if !line.dsts.is_empty() {
+        return Err(bad("no destination register"));
+    }
+    let count = take_flag(words, "src_size");
+    let ignore = take_flag(words, "ignore_src");
+    let size = match words.first().map(|w| w.parse::<u32>()) {
+        Some(Ok(n)) => n,
+        _ => return Err(bad("a size `.4`, `.8` or `.16`")),
+    };
+    words.remove(0);
+    let (dst, src, extra) = match line.ops {
+        [d, s] => (d, s, None),
+        [d, s, x] => (d, s, Some(*x)),
+        _ => return Err(bad("[dst], [src] and a count or predicate")),
+    };
+    let read = match (count, ignore, extra) {
+        (false, false, None) => CopyRead::All,
+        (true, false, Some(x)) => CopyRead::Count((line.value)(x)?),
+        (false, true, Some(x)) => {
+            let (negate, p) = match x.strip_prefix('!') {
+                Some(p) => (true, p),
+                None => (false, x),
+            };
+            CopyRead::IgnoreSrc { pred: (line.reg)(p)?, negate }
+        }
+        _ => return Err(bad("a count after `.src_size`, a predicate after `.ignore_src`")),
+    };
+    Ok(Some(CopyInst::Async(AsyncCopy { dst: addr(dst)?, src: addr(src)?, size, read })))
+}
