@@ -21,16 +21,41 @@
 //! predicate holds, the whole destination zeroed. A partial read reads the source byte
 //! by byte, so that a source at the end of an allocation is not read past.
 //!
-//! The bulk (`cp.async.bulk`) and tensor (`cp.async.bulk.tensor`) copies are still
-//! expanded by semantic analysis (`sema::bulk_copy`, `sema::tensor_copy`).
+//! [`CopyInst::Bulk`] is `cp.async.bulk` between global and shared memory (PTX ISA 9.2
+//! §9.7.9.25.4.1), [`BulkCopy`]: `size` bytes (a 32-bit value, a multiple of 16, as are
+//! the addresses) from `src` in `src_space` to `dst` in `dst_space` (a shared address
+//! is 32-bit, a global one 64-bit), 16 bytes at a time in increasing order. With a
+//! multicast mask (`.multicast::cluster`, 16 bits) the copy is made only where bit 0,
+//! the cluster's only CTA (rank 0, `sema::cluster`), is set. The `complete_tx` on the
+//! mbarrier of a copy into shared memory is not part of the operation: semantic
+//! analysis emits it after the copy (`sema::mbarrier` owns the mbarrier's protocol).
+//!
+//! The tensor copies (`cp.async.bulk.tensor`) are still expanded by semantic analysis
+//! (`sema::tensor_copy`).
 
-use super::{Address, RegId, Value};
+use super::{Address, RegId, Space, Value};
 
 /// An asynchronous copy instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CopyInst {
     /// `cp.async` (§9.7.9.25.3.1).
     Async(AsyncCopy),
+    /// `cp.async.bulk` (§9.7.9.25.4.1).
+    Bulk(BulkCopy),
+}
+
+/// `cp.async.bulk.dst.src [dst], [src], size{, ctaMask}`, without its completion: into
+/// shared memory from global or shared memory, or from shared to global memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BulkCopy {
+    pub dst_space: Space,
+    pub dst: Address,
+    pub src_space: Space,
+    pub src: Address,
+    /// Bytes copied (32-bit, a multiple of 16).
+    pub size: Value,
+    /// The 16-bit CTA mask of `.multicast::cluster`.
+    pub mask: Option<Value>,
 }
 
 /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}`.
@@ -68,6 +93,14 @@ impl CopyInst {
                     CopyRead::IgnoreSrc { pred, .. } => f(pred),
                 }
             }
+            CopyInst::Bulk(c) => {
+                c.dst.base.iter_mut().chain(c.src.base.iter_mut()).for_each(&mut *f);
+                for v in std::iter::once(&mut c.size).chain(c.mask.iter_mut()) {
+                    if let Value::Reg(r) = v {
+                        f(r)
+                    }
+                }
+            }
         }
     }
 
@@ -84,6 +117,17 @@ impl CopyInst {
                 }
                 out
             }
+            CopyInst::Bulk(c) => {
+                let mut out: Vec<(RegId, Option<u32>)> =
+                    c.dst.base.iter().chain(&c.src.base).map(|&r| (r, None)).collect();
+                let values = [(Some(c.size), 32), (c.mask, 16)];
+                for (v, bits) in values {
+                    if let Some(Value::Reg(r)) = v {
+                        out.push((r, Some(bits)));
+                    }
+                }
+                out
+            }
         }
     }
 
@@ -93,7 +137,15 @@ impl CopyInst {
             CopyInst::Async(c) if !matches!(c.size, 4 | 8 | 16) => {
                 Some("a `cp.async` of other than 4, 8 or 16 bytes")
             }
-            CopyInst::Async(_) => None,
+            CopyInst::Bulk(c)
+                if !matches!(
+                    (c.dst_space, c.src_space),
+                    (Space::Shared, Space::Global | Space::Shared) | (Space::Global, Space::Shared)
+                ) =>
+            {
+                Some("a `cp.async.bulk` that is not into shared memory or from it to global")
+            }
+            CopyInst::Async(_) | CopyInst::Bulk(_) => None,
         }
     }
 }

@@ -10,6 +10,10 @@
 //! with an `ignore-src` predicate, the registers zeroed and one `Load` where the
 //! predicate does not hold.
 //!
+//! `cp.async.bulk` (§9.7.9.25.4.1) is a loop over the size, 16 bytes a turn: a `Load`
+//! of four 32-bit words at the source plus the offset and a `Store` of them at the
+//! destination plus the offset; with a multicast mask, behind the test of its bit 0.
+//!
 //! Pre: CFG IR after `pass::inline`, whose copies semantic analysis resolved and
 //! checked (`sema::async_copy`).
 //!
@@ -22,12 +26,13 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::build::Build;
 use crate::ir::{
-    Address, AsyncCopy, BinaryOp, Block, BlockId, CmpOp, CopyInst, CopyRead, Inst, InstKind,
-    Kernel, OpTy, RegId, RegInfo, Space, Terminator, Value,
+    Address, AsyncCopy, BinaryOp, Block, BlockId, BulkCopy, CmpOp, CopyInst, CopyRead, Inst,
+    InstKind, Kernel, OpTy, RegId, RegInfo, Space, Terminator, Value,
 };
 
 const U8: OpTy = OpTy::U(8);
 const U32: OpTy = OpTy::U(32);
+const U64: OpTy = OpTy::U(64);
 
 /// Whether `kind` is an instruction this pass expands (`pass::leftover`).
 pub fn is_copy(kind: &InstKind) -> bool {
@@ -58,6 +63,7 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
         let mut e = Expand { k, cur: BlockId(b as u32), span };
         match c.as_ref() {
             CopyInst::Async(a) => e.async_copy(a),
+            CopyInst::Bulk(c) => e.bulk_copy(c),
         }
         let last = e.cur.index();
         let block = &mut k.blocks[last];
@@ -172,5 +178,63 @@ impl Expand<'_> {
         }
         let srcs = regs.iter().map(|&r| Value::Reg(r)).collect();
         self.push(InstKind::Store { space: Space::Shared, ty: U32, srcs, addr: a.dst });
+    }
+
+    /// `cp.async.bulk` (module doc).
+    fn bulk_copy(&mut self, c: &BulkCopy) {
+        let copy = |e: &mut Self| {
+            e.counted_loop(c.size, 16, |e, offset| {
+                let (from, to) = (e.offset_address(c.src, offset), e.offset_address(c.dst, offset));
+                let words: Vec<RegId> = (0..4).map(|_| e.temp(U32)).collect();
+                let dsts = words.iter().map(|&w| Some(w)).collect();
+                e.push(InstKind::Load { space: c.src_space, ty: U32, dsts, addr: from });
+                let srcs = words.iter().map(|&w| Value::Reg(w)).collect();
+                e.push(InstKind::Store { space: c.dst_space, ty: U32, srcs, addr: to });
+            });
+        };
+        let Some(mask) = c.mask else {
+            copy(self);
+            return;
+        };
+        // Only the cluster's CTA, rank 0, whose bit is bit 0 (`sema::cluster`).
+        let mask = self.cvt(U32, OpTy::U(16), mask);
+        let bit = self.and(U32, mask, Value::Imm(1));
+        let mine = self.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
+        self.guarded(mine, false, copy);
+    }
+
+    /// `a` plus the byte offset `offset` (a u32 value), in a new register as wide as
+    /// `a`'s base.
+    fn offset_address(&mut self, a: Address, offset: Value) -> Address {
+        let wide = a.base.is_some_and(|b| self.k.regs[b.index()].ty.bits() == 64);
+        let base = a.base.map_or(Value::Imm(0), Value::Reg);
+        let (ty, sum) = if wide {
+            let offset = self.cvt(U64, U32, offset);
+            (U64, self.add(U64, base, offset))
+        } else {
+            (U32, self.add(U32, base, offset))
+        };
+        let r = self.temp(ty);
+        self.mov(ty, r, sum);
+        Address { base: Some(r), offset: a.offset }
+    }
+
+    /// Runs `body` with offsets 0, `step`, 2 `step`, … below `count` (u32 values).
+    fn counted_loop(&mut self, count: Value, step: u64, body: impl FnOnce(&mut Self, Value)) {
+        let offset = self.temp(U32);
+        self.mov(U32, offset, Value::Imm(0));
+        let head = self.new_block();
+        let inside = self.new_block();
+        let done = self.new_block();
+        self.end_block(Terminator::Jump(head), head);
+        let more = self.cmp(CmpOp::Lt, U32, Value::Reg(offset), count);
+        self.end_block(
+            Terminator::Branch { cond: more, negate: false, if_true: inside, if_false: done },
+            inside,
+        );
+        body(self, Value::Reg(offset));
+        let next = self.bin(BinaryOp::Add, U32, Value::Reg(offset), Value::Imm(step));
+        self.mov(U32, offset, next);
+        self.end_block(Terminator::Jump(head), done);
     }
 }

@@ -3,10 +3,11 @@
 //! memory in bulk groups, and between shared memory of the cluster; the groups'
 //! `cp.async.bulk.commit_group`/`wait_group{.read}`; `cp.async.bulk.prefetch.L2`.
 //!
-//! As with `cp.async` (`sema::async_copy`), a copy is performed when it is issued, by
-//! the issuing thread: 16 bytes at a time (sizes and addresses are multiples of 16), in
-//! a loop when the size is a register. A copy that completes on an mbarrier then does
-//! the `complete_tx` of its size on it (`sema::mbarrier`); bulk groups complete at once,
+//! A global/shared copy becomes one [`InstKind::Copy`] ([`CopyInst::Bulk`], whose
+//! module doc is its specification: performed when it is issued, by the issuing
+//! thread, 16 bytes at a time), which `pass::expand_copies` writes out. A copy that
+//! completes on an mbarrier is followed by the `complete_tx` of its size on it
+//! (`sema::mbarrier`); bulk groups complete at once,
 //! so committing and waiting emit nothing, and prefetching does nothing. The accesses
 //! are the program's own, which checked launches test. `.multicast::cluster` copies
 //! into the one CTA of the cluster when its bit is in the mask (`sema::cluster`).
@@ -19,7 +20,9 @@ use super::async_copy::{ASYNC, BULK};
 use super::expand::Emit;
 use super::Lowerer;
 use crate::build::Build;
-use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value};
+use crate::ir::{
+    Address, BinaryOp, BulkCopy, CmpOp, CopyInst, InstKind, OpTy, RegTy, Space, Terminator, Value,
+};
 
 /// The IR space of a `cp` state space modifier; `None` for other modifiers.
 pub(super) fn copy_space(d: Modifier) -> Option<Space> {
@@ -113,18 +116,13 @@ impl Lowerer<'_> {
         let (_, dst) = self.address(&ops[0], space_of(to))?;
         let (_, src) = self.address(&ops[1], space_of(from))?;
         let size = self.src(&ops[2], U32, false, span)?;
-        let copy = |l: &mut Self| {
-            l.counted_loop(size, 16, span, |l, offset| {
-                let at = |l: &mut Self, a: Address| l.offset_address(a, offset, span);
-                let (from_at, to_at) = (at(l, src), at(l, dst));
-                let words: Vec<RegId> = (0..4).map(|_| l.temp(U32.storage(), span)).collect();
-                let dsts = words.iter().map(|&w| Some(w)).collect();
-                l.push(InstKind::Load { space: from, ty: U32, dsts, addr: from_at }, span);
-                let srcs = words.iter().map(|&w| Value::Reg(w)).collect();
-                l.push(InstKind::Store { space: to, ty: U32, srcs, addr: to_at }, span);
-            });
+        let mask = match multicast {
+            true => Some(self.src(&ops[4], OpTy::U(16), false, span)?),
+            false => None,
         };
-        self.copy_to_cluster(multicast.then(|| &ops[4]), span, copy)?;
+        let copy = BulkCopy { dst_space: to, dst, src_space: from, src, size, mask };
+        self.push(InstKind::Copy(Box::new(CopyInst::Bulk(copy))), span);
+        // The copy's completion, after it (`crate::ir::CopyInst`).
         if mbarrier {
             let at = self.mbarrier_operand(&ops[3])?;
             self.complete_tx(at, size, span);

@@ -5,16 +5,20 @@
 //! cp_async.16 [%r1], [%rd2]
 //! cp_async.16.src_size [%r1+16], [%rd2], %r3
 //! cp_async.8.ignore_src [%r1], [%rd2], !%p1
+//! cp_bulk.shared.global [%r1], [%rd2], %r3
+//! cp_bulk.shared.shared.multicast [%r1], [%r2], 256, %h1
 //! ```
 //!
-//! The size in bytes, then how much of the source is read (all when neither
-//! `src_size` nor `ignore_src` is written); the destination (shared), the source
-//! (global), then the count or the predicate.
+//! `cp_async`: the size in bytes, then how much of the source is read (all when
+//! neither `src_size` nor `ignore_src` is written); the destination (shared), the
+//! source (global), then the count or the predicate. `cp_bulk`: the destination's and
+//! the source's spaces; the addresses, the size, and the mask of `.multicast`.
 
 use ptxvk_frontend::Diagnostic;
 
 use super::matrix::address;
 use super::video::{take_flag, Line};
+use super::Spelled;
 use crate::ir::*;
 
 /// A copy's line.
@@ -39,6 +43,20 @@ pub(super) fn print(
                 ),
             }
         }
+        CopyInst::Bulk(b) => {
+            let (dst, src) = (address(b.dst, &reg), address(b.src, &reg));
+            let spaces = format!("{}.{}", b.dst_space.spelling(), b.src_space.spelling());
+            match b.mask {
+                None => format!("cp_bulk.{spaces} {dst}, {src}, {}", value(b.size)),
+                Some(m) => {
+                    format!(
+                        "cp_bulk.{spaces}.multicast {dst}, {src}, {}, {}",
+                        value(b.size),
+                        value(m)
+                    )
+                }
+            }
+        }
     }
 }
 
@@ -55,12 +73,27 @@ where
     E: Fn(String) -> Diagnostic,
 {
     let opcode = line.opcode;
-    if opcode != "cp_async" {
+    if opcode != "cp_async" && opcode != "cp_bulk" {
         return Ok(None);
     }
     let bad = |what: &str| (line.error)(format!("`{opcode}` needs {what}"));
     if !line.dsts.is_empty() {
         return Err(bad("no destination register"));
+    }
+    if opcode == "cp_bulk" {
+        let multicast = take_flag(words, "multicast");
+        let space = |w: Option<&&str>| w.and_then(|w| Space::from_spelling(w));
+        let (Some(dst_space), Some(src_space)) = (space(words.first()), space(words.get(1))) else {
+            return Err(bad("a destination and a source space"));
+        };
+        words.drain(..2);
+        let (dst, src, size, mask) = match (line.ops, multicast) {
+            ([d, s, n], false) => (d, s, n, None),
+            ([d, s, n, m], true) => (d, s, n, Some((line.value)(m)?)),
+            _ => return Err(bad("[dst], [src], a size and the mask of `.multicast`")),
+        };
+        let (dst, src, size) = (addr(dst)?, addr(src)?, (line.value)(size)?);
+        return Ok(Some(CopyInst::Bulk(BulkCopy { dst_space, dst, src_space, src, size, mask })));
     }
     let count = take_flag(words, "src_size");
     let ignore = take_flag(words, "ignore_src");
