@@ -121,3 +121,36 @@ where
     };
     Ok(Some(CopyInst::Async(AsyncCopy { dst: addr(dst)?, src: addr(src)?, size, read })))
 }
+
+#[cfg(test)]
+mod tests {
+    const COPIES: &str = "\
+kernel copies {
+    params size 0 align 1
+    shared 256
+    local 0
+    entry bb0
+    reg i64 %rd1
+    reg i32 %r1 %r2
+    reg i16 %h1
+    reg pred %p1
+bb0:
+    cp_async.16 [%r1], [%rd1]
+    cp_async.16.src_size [%r1+16], [%rd1-8], %r2
+    cp_async.4.src_size [32], [%rd1], 3
+    cp_async.8.ignore_src [%r1], [%rd1], !%p1
+    cp_async.4.ignore_src [%r1], [%rd1], %p1
+    cp_bulk.shared.global [%r1], [%rd1], %r2
+    cp_bulk.global.shared [%rd1+16], [%r1], 64
+    cp_bulk.shared.shared.multicast [%r1], [%r2], 256, %h1
+    return
+}
+";
+
+    #[test]
+    fn copies_round_trip() {
+        let kernels = super::super::parse(COPIES).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(super::super::print(&kernels[0]), COPIES);
+        assert!(crate::verify::run(&kernels[0]).is_ok());
+    }
+}
