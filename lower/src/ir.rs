@@ -1287,8 +1287,8 @@ pub enum InstKind {
     /// `pass::expand_matrix` writes every one out in warp exchanges, arithmetic and
     /// memory accesses.
     Matrix(Box<MatrixInst>),
-    /// An asynchronous copy (`cp.async`, `cp.async.bulk`; PTX ISA 9.2 §9.7.9.25,
-    /// [`CopyInst`]) as semantic analysis resolves it; `pass::expand_copies` writes
+    /// An asynchronous copy (`cp.async`, `cp.async.bulk`, `cp.async.bulk.tensor`; PTX
+    /// ISA 9.2 §9.7.9.25, [`CopyInst`]) as semantic analysis resolves it; `pass::expand_copies` writes
     /// every one out in the loads and stores it performs.
     Copy(Box<CopyInst>),
 }

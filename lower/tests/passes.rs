@@ -21,7 +21,8 @@
 //! surface instruction (the interpreter models queries and unformatted surface
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `expand_copies` leaves no
-//! asynchronous copy (checked against the interpreter's byte moves); `legalize_atomics` leaves
+//! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
+//! which it does not model); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half

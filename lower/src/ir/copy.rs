@@ -30,10 +30,36 @@
 //! mbarrier of a copy into shared memory is not part of the operation: semantic
 //! analysis emits it after the copy (`sema::mbarrier` owns the mbarrier's protocol).
 //!
-//! The tensor copies (`cp.async.bulk.tensor`) are still expanded by semantic analysis
-//! (`sema::tensor_copy`).
+//! [`CopyInst::Tensor`] is `cp.async.bulk.tensor` in `.tile` mode (§9.7.9.25.5.1),
+//! [`TensorCopy`]: the box at `coords` (`rank` of them, s32) of the tensor that the
+//! tensor map at the 64-bit global address `map` describes (ptxvk's layout,
+//! [`ptxvk_abi::tensor_map`], read at run time; a null map or one without its magic
+//! word traps), between global memory and the packed box at the 32-bit shared address
+//! `shared`: loaded into it (`load`), elements outside the tensor filled with zero (or
+//! NaN, with the map's NaN fill), or stored from it, elements outside the tensor
+//! skipped; with a multicast mask only where its bit 0 is set. `bytes`, when given,
+//! gets the box's size in bytes (every element counted) whether or not the copy was
+//! made, for the mbarrier `complete_tx` that semantic analysis emits after a load.
+//! `sema::tensor_copy`'s module doc has the box's traversal and swizzling.
 
 use super::{Address, RegId, Space, Value};
+
+/// `cp.async.bulk.tensor.Nd.tile [shared], [map, {coords}]` and the store the other way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorCopy {
+    /// Global to shared memory (else shared to global).
+    pub load: bool,
+    /// The tensor map's 64-bit global address.
+    pub map: Address,
+    /// One s32 coordinate per dimension, 1 to [`ptxvk_abi::tensor_map::MAX_RANK`].
+    pub coords: Vec<Value>,
+    /// The box's 32-bit shared address.
+    pub shared: Address,
+    /// The 16-bit CTA mask of `.multicast::cluster`.
+    pub mask: Option<Value>,
+    /// Gets the box's bytes (32-bit).
+    pub bytes: Option<RegId>,
+}
 
 /// An asynchronous copy instruction.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +68,8 @@ pub enum CopyInst {
     Async(AsyncCopy),
     /// `cp.async.bulk` (§9.7.9.25.4.1).
     Bulk(BulkCopy),
+    /// `cp.async.bulk.tensor` (§9.7.9.25.5.1).
+    Tensor(TensorCopy),
 }
 
 /// `cp.async.bulk.dst.src [dst], [src], size{, ctaMask}`, without its completion: into
@@ -84,7 +112,17 @@ pub enum CopyRead {
 impl CopyInst {
     /// Every register it names, for renaming (`pass::inline`).
     pub fn for_each_reg(&mut self, f: &mut dyn FnMut(&mut RegId)) {
+        let value = |v: &mut Value, f: &mut dyn FnMut(&mut RegId)| {
+            if let Value::Reg(r) = v {
+                f(r)
+            }
+        };
         match self {
+            CopyInst::Tensor(t) => {
+                t.map.base.iter_mut().chain(t.shared.base.iter_mut()).for_each(&mut *f);
+                t.bytes.iter_mut().for_each(&mut *f);
+                t.coords.iter_mut().chain(t.mask.iter_mut()).for_each(|v| value(v, f));
+            }
             CopyInst::Async(c) => {
                 c.dst.base.iter_mut().chain(c.src.base.iter_mut()).for_each(&mut *f);
                 match &mut c.read {
@@ -104,9 +142,28 @@ impl CopyInst {
         }
     }
 
-    /// The registers it reads, with their widths in bits (it defines none).
+    /// The register it writes, with its width in bits.
+    pub fn def(&self) -> Option<(RegId, u32)> {
+        match self {
+            CopyInst::Tensor(t) => t.bytes.map(|r| (r, 32)),
+            _ => None,
+        }
+    }
+
+    /// The registers it reads, with their widths in bits.
     pub fn uses(&self) -> Vec<(RegId, Option<u32>)> {
         match self {
+            CopyInst::Tensor(t) => {
+                let mut out: Vec<(RegId, Option<u32>)> =
+                    t.map.base.iter().chain(&t.shared.base).map(|&r| (r, None)).collect();
+                let words = t.coords.iter().map(|v| (v, 32)).chain(t.mask.iter().map(|v| (v, 16)));
+                for (v, bits) in words {
+                    if let Value::Reg(r) = v {
+                        out.push((*r, Some(bits)));
+                    }
+                }
+                out
+            }
             CopyInst::Async(c) => {
                 let mut out: Vec<(RegId, Option<u32>)> =
                     c.dst.base.iter().chain(&c.src.base).map(|&r| (r, None)).collect();
@@ -145,7 +202,12 @@ impl CopyInst {
             {
                 Some("a `cp.async.bulk` that is not into shared memory or from it to global")
             }
-            CopyInst::Async(_) | CopyInst::Bulk(_) => None,
+            CopyInst::Tensor(t)
+                if t.coords.is_empty() || t.coords.len() > ptxvk_abi::tensor_map::MAX_RANK =>
+            {
+                Some("a `cp.async.bulk.tensor` of rank other than 1 to 5")
+            }
+            CopyInst::Async(_) | CopyInst::Bulk(_) | CopyInst::Tensor(_) => None,
         }
     }
 }

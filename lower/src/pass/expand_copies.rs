@@ -14,6 +14,14 @@
 //! of four 32-bit words at the source plus the offset and a `Store` of them at the
 //! destination plus the offset; with a multicast mask, behind the test of its bit 0.
 //!
+//! `cp.async.bulk.tensor` (§9.7.9.25.5.1) reads the tensor map's fields (trapping on a
+//! null map or one without ptxvk's magic word: the failure recorded in the system
+//! area, [`Kernel::system`], then the thread's end), computes the box's bytes into
+//! `bytes`, and moves the box element by element in a loop (`sema::tensor_copy`'s
+//! module doc has the traversal, the fill and the swizzle), each element's access
+//! behind the test of the element's size and, for the tensor's side, of its being
+//! inside the tensor; with a multicast mask, the loop behind the test of its bit 0.
+//!
 //! Pre: CFG IR after `pass::inline`, whose copies semantic analysis resolved and
 //! checked (`sema::async_copy`).
 //!
@@ -22,13 +30,17 @@
 //! runs before it), and the blocks of its conditions, appended to the kernel; the
 //! instructions after it move to the last of them.
 
+use ptxvk_abi::tensor_map::{mode, offset, MAGIC};
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::build::Build;
 use crate::ir::{
     Address, AsyncCopy, BinaryOp, Block, BlockId, BulkCopy, CmpOp, CopyInst, CopyRead, Inst,
-    InstKind, Kernel, OpTy, RegId, RegInfo, Space, Terminator, Value,
+    InstKind, Kernel, OpTy, RegId, RegInfo, Space, TensorCopy, Terminator, Value,
 };
+use crate::system as sys;
+
+mod tensor;
 
 const U8: OpTy = OpTy::U(8);
 const U32: OpTy = OpTy::U(32);
@@ -64,6 +76,7 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
         match c.as_ref() {
             CopyInst::Async(a) => e.async_copy(a),
             CopyInst::Bulk(c) => e.bulk_copy(c),
+            CopyInst::Tensor(t) => e.tensor_copy(t),
         }
         let last = e.cur.index();
         let block = &mut k.blocks[last];

@@ -17,8 +17,9 @@
 //!    [`expand_matrix`] — the warp-level matrix instructions (`mma`, `ldmatrix`,
 //!    `stmatrix`, `movmatrix`, `wmma`) become warp exchanges, arithmetic and their
 //!    memory accesses (new blocks for guarded stores and generic accesses);
-//!    [`expand_copies`] — the asynchronous copies (`cp.async`, `cp.async.bulk`) become
-//!    the loads and stores they perform (new blocks for partial reads and loops);
+//!    [`expand_copies`] — the asynchronous copies (`cp.async`, `cp.async.bulk`,
+//!    `cp.async.bulk.tensor`) become the loads and stores they perform (new blocks for
+//!    partial reads, loops and traps);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,

@@ -14,15 +14,11 @@
 
 use ptxvk_frontend::ast::{self, StateSpace};
 use ptxvk_frontend::modifier::{CacheHint, CopyForm, CopySpace, Modifier};
-use ptxvk_frontend::{Diagnostic, Span};
+use ptxvk_frontend::Diagnostic;
 
 use super::async_copy::{ASYNC, BULK};
-use super::expand::Emit;
 use super::Lowerer;
-use crate::build::Build;
-use crate::ir::{
-    Address, BinaryOp, BulkCopy, CmpOp, CopyInst, InstKind, OpTy, RegTy, Space, Terminator, Value,
-};
+use crate::ir::{BulkCopy, CopyInst, InstKind, OpTy, Space};
 
 /// The IR space of a `cp` state space modifier; `None` for other modifiers.
 pub(super) fn copy_space(d: Modifier) -> Option<Space> {
@@ -46,7 +42,6 @@ pub(super) const MULTICAST: Modifier = Modifier::CopyForm(CopyForm::MulticastClu
 const TENSOR: Modifier = Modifier::CopyForm(CopyForm::Tensor);
 
 const U32: OpTy = OpTy::U(32);
-const U64: OpTy = OpTy::U(64);
 
 impl Lowerer<'_> {
     /// `cp.async.bulk…` and `cp.async.bulk.tensor…` (`sema::tensor_copy`).
@@ -130,27 +125,6 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// Runs `copy`; with `.multicast::cluster` (`mask` the CTA-mask operand) only where
-    /// bit 0 of the 16-bit mask, the cluster's only CTA (rank 0), is set.
-    pub(super) fn copy_to_cluster(
-        &mut self,
-        mask: Option<&ast::Operand>,
-        span: Span,
-        copy: impl FnOnce(&mut Self),
-    ) -> Result<(), Diagnostic> {
-        let Some(mask) = mask else {
-            copy(self);
-            return Ok(());
-        };
-        let mask = self.src(mask, OpTy::U(16), false, span)?;
-        let mut e = Emit { l: self, span };
-        let mask = e.cvt(U32, OpTy::U(16), mask);
-        let bit = e.and(U32, mask, Value::Imm(1));
-        let mine = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
-        self.guarded(mine, false, span, copy);
-        Ok(())
-    }
-
     /// `cp.async.bulk.commit_group` / `wait_group{.read} N` (module doc).
     fn copy_group_operands(
         &mut self,
@@ -164,57 +138,6 @@ impl Lowerer<'_> {
             ));
         }
         Ok(())
-    }
-
-    /// `a` plus the byte offset `offset` (a u32 value).
-    pub(super) fn offset_address(&mut self, a: Address, offset: Value, span: Span) -> Address {
-        let base_ty = match a.base {
-            Some(b) => self.kernel.reg(b).ty,
-            None => RegTy::Int(32),
-        };
-        let base = a.base.map_or(Value::Imm(0), Value::Reg);
-        let mut e = Emit { l: self, span };
-        let sum = if base_ty.bits() == 64 {
-            let wide = e.cvt(U64, U32, offset);
-            e.add(U64, base, wide)
-        } else {
-            e.add(U32, base, offset)
-        };
-        let r = self.temp(base_ty, span);
-        Emit { l: self, span }.mov(if base_ty.bits() == 64 { U64 } else { U32 }, r, sum);
-        Address { base: Some(r), offset: a.offset }
-    }
-
-    /// Runs `body` with offsets 0, `step`, 2 `step`, … below `count` (u32 values).
-    pub(super) fn counted_loop(
-        &mut self,
-        count: Value,
-        step: u64,
-        span: Span,
-        body: impl FnOnce(&mut Self, Value),
-    ) {
-        let offset = self.temp(U32.storage(), span);
-        Emit { l: self, span }.mov(U32, offset, Value::Imm(0));
-        let head = self.new_block(None, span);
-        let inside = self.new_block(None, span);
-        let done = self.new_block(None, span);
-        self.terminate(Terminator::Jump(head), span);
-        self.cur = head;
-        self.closed = false;
-        let more = Emit { l: self, span }.cmp(CmpOp::Lt, U32, Value::Reg(offset), count);
-        self.terminate(
-            Terminator::Branch { cond: more, negate: false, if_true: inside, if_false: done },
-            span,
-        );
-        self.cur = inside;
-        self.closed = false;
-        body(self, Value::Reg(offset));
-        let mut e = Emit { l: self, span };
-        let next = e.bin(BinaryOp::Add, U32, Value::Reg(offset), Value::Imm(step));
-        e.mov(U32, offset, next);
-        self.terminate(Terminator::Jump(head), span);
-        self.cur = done;
-        self.closed = false;
     }
 }
 

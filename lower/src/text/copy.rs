@@ -7,12 +7,16 @@
 //! cp_async.8.ignore_src [%r1], [%rd2], !%p1
 //! cp_bulk.shared.global [%r1], [%rd2], %r3
 //! cp_bulk.shared.shared.multicast [%r1], [%r2], 256, %h1
+//! %r4 = cp_tensor.load.multicast [%r1], [%rd1+64], %r2, %r3, %h1
+//! cp_tensor.store [%r1], [%rd1], %r2
 //! ```
 //!
 //! `cp_async`: the size in bytes, then how much of the source is read (all when
 //! neither `src_size` nor `ignore_src` is written); the destination (shared), the
 //! source (global), then the count or the predicate. `cp_bulk`: the destination's and
 //! the source's spaces; the addresses, the size, and the mask of `.multicast`.
+//! `cp_tensor`: the direction; the box's shared address, the tensor map's address, the
+//! coordinates and the mask of `.multicast`; the box's bytes (optional).
 
 use ptxvk_frontend::Diagnostic;
 
@@ -42,6 +46,18 @@ pub(super) fn print(
                     reg(pred)
                 ),
             }
+        }
+        CopyInst::Tensor(t) => {
+            let head = match t.bytes {
+                Some(r) => format!("{} = ", reg(r)),
+                None => String::new(),
+            };
+            let dir = if t.load { "load" } else { "store" };
+            let multicast = if t.mask.is_some() { ".multicast" } else { "" };
+            let values: String =
+                t.coords.iter().chain(&t.mask).map(|&v| format!(", {}", value(v))).collect();
+            let (shared, map) = (address(t.shared, &reg), address(t.map, &reg));
+            format!("{head}cp_tensor.{dir}{multicast} {shared}, {map}{values}")
         }
         CopyInst::Bulk(b) => {
             let (dst, src) = (address(b.dst, &reg), address(b.src, &reg));
@@ -73,10 +89,34 @@ where
     E: Fn(String) -> Diagnostic,
 {
     let opcode = line.opcode;
-    if opcode != "cp_async" && opcode != "cp_bulk" {
+    if opcode != "cp_async" && opcode != "cp_bulk" && opcode != "cp_tensor" {
         return Ok(None);
     }
     let bad = |what: &str| (line.error)(format!("`{opcode}` needs {what}"));
+    if opcode == "cp_tensor" {
+        let load = match (take_flag(words, "load"), take_flag(words, "store")) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return Err(bad("`.load` or `.store`")),
+        };
+        let multicast = take_flag(words, "multicast");
+        let bytes = match line.dsts {
+            [] => None,
+            [d] => Some((line.reg)(d)?),
+            _ => return Err(bad("at most one destination")),
+        };
+        let [shared, map, rest @ ..] = line.ops else {
+            return Err(bad("[shared], [map] and coordinates"));
+        };
+        let mut values = rest.iter().map(|v| (line.value)(v)).collect::<Result<Vec<_>, _>>()?;
+        let mask = if multicast { values.pop() } else { None };
+        if multicast && mask.is_none() {
+            return Err(bad("the mask of `.multicast`"));
+        }
+        let (shared, map) = (addr(shared)?, addr(map)?);
+        let t = TensorCopy { load, map, coords: values, shared, mask, bytes };
+        return Ok(Some(CopyInst::Tensor(t)));
+    }
     if !line.dsts.is_empty() {
         return Err(bad("no destination register"));
     }
@@ -143,6 +183,8 @@ bb0:
     cp_bulk.shared.global [%r1], [%rd1], %r2
     cp_bulk.global.shared [%rd1+16], [%r1], 64
     cp_bulk.shared.shared.multicast [%r1], [%r2], 256, %h1
+    %r2 = cp_tensor.load.multicast [%r1], [%rd1+64], %r2, 3, %h1
+    cp_tensor.store [%r1], [%rd1], %r1
     return
 }
 ";

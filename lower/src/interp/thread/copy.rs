@@ -2,7 +2,9 @@
 //! (§9.7.9.25.3.1 `cp.async`, §9.7.9.25.4.1 `cp.async.bulk`): the copy happens when it
 //! is issued (`crate::ir::CopyInst`'s specification), as byte moves: the bytes read
 //! from the source, zeros for the rest of a `cp.async`; a bulk copy's bytes in
-//! increasing order, where the multicast mask has bit 0.
+//! increasing order, where the multicast mask has bit 0. Tensor copies
+//! (`cp.async.bulk.tensor`) are [`Error::Unsupported`]: their model is the e2e tests'
+//! CPU model (`tests/tensor_copy_e2e.rs`), not repeated here.
 
 use ptxvk_frontend::Span;
 
@@ -18,6 +20,10 @@ impl Thread<'_> {
         span: Span,
     ) -> Result<(), Error> {
         match c {
+            CopyInst::Tensor(_) => {
+                let what = "tensor copies before expand_copies".into();
+                Err(Error::Unsupported { what, span })
+            }
             CopyInst::Async(a) => {
                 let read = match a.read {
                     CopyRead::All => a.size,
