@@ -35,7 +35,8 @@
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
 //!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
 //!   matrix instructions, [`MatrixInst`], whose module doc specifies them;
-//!   `pass::expand_matrix`).
+//!   `pass::expand_matrix`), [`InstKind::Copy`] (the asynchronous copies, [`CopyInst`],
+//!   whose module doc specifies them; `pass::expand_copies`).
 //!
 //! # Functions and calls
 //!
@@ -103,12 +104,14 @@ use ptxvk_frontend::Span;
 
 use crate::abi::KernelAbi;
 
+mod copy;
 mod half;
 mod integer;
 mod matrix;
 mod routine;
 mod texture;
 mod video;
+pub use copy::*;
 pub use half::*;
 pub use integer::*;
 pub use matrix::*;
@@ -1327,6 +1330,10 @@ pub enum InstKind {
     /// `pass::expand_matrix` writes every one out in warp exchanges, arithmetic and
     /// memory accesses.
     Matrix(Box<MatrixInst>),
+    /// An asynchronous copy (`cp.async`, `cp.async.bulk`, `cp.async.bulk.tensor`; PTX
+    /// ISA 9.2 §9.7.9.25, [`CopyInst`]) as semantic analysis resolves it; `pass::expand_copies` writes
+    /// every one out in the loads and stores it performs.
+    Copy(Box<CopyInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -100,6 +100,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Integer(op) => op.malformed(),
                 InstKind::Texture(t) => t.malformed(),
                 InstKind::Matrix(m) => m.malformed(),
+                InstKind::Copy(c) => c.malformed(),
                 _ => None,
             };
             if let Some(what) = malformed {
@@ -319,6 +320,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             op.uses().iter().for_each(|x| v(x, uses));
         }
         InstKind::Texture(t) => t.defs_uses(defs, uses),
+        InstKind::Copy(c) => {
+            defs.extend(c.def().map(|(r, _)| r));
+            uses.extend(c.uses().into_iter().map(|(r, _)| r));
+        }
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
@@ -546,6 +551,14 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         }
         InstKind::LoopCount { dst, .. } => at(Some(*dst), 32),
         InstKind::Texture(t) => out.extend(t.operand_widths()),
+        InstKind::Copy(c) => {
+            let def = c.def().map(|(r, bits)| (r, Some(bits)));
+            c.uses().into_iter().chain(def).for_each(|(r, bits)| {
+                if let Some(bits) = bits {
+                    at(Some(r), bits);
+                }
+            })
+        }
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {
             m.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));

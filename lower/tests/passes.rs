@@ -21,7 +21,9 @@
 //! narrow `cvt`s on exact values); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
-//! interpreter's model of each on whole matrices); `legalize_atomics` leaves
+//! interpreter's model of each on whole matrices); `expand_copies` leaves no
+//! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
+//! which it does not model); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -53,10 +55,10 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_formats, expand_integer, expand_matrix, expand_texture, expand_video,
-    float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory,
-    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
-    structurize, LoopGuard, Target,
+    check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_texture,
+    expand_video, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
+    shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -148,6 +150,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a matrix instruction",
             |_, i| expand_matrix::is_matrix(i),
             |k, _| expand_matrix::run(k),
+        )?,
+        ("expand_copies", None) => legalizes(
+            &mut s.kernel,
+            "an asynchronous copy",
+            |_, i| expand_copies::is_copy(i),
+            |k, _| expand_copies::run(k),
         )?,
         ("expand_texture", None) => legalizes(
             &mut s.kernel,
@@ -741,6 +749,7 @@ fn every_pass_is_checked_on_results() {
         "expand_formats",
         "expand_texture",
         "expand_matrix",
+        "expand_copies",
         "check",
         "check:racecheck",
         "hoist_params",

@@ -461,6 +461,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Matrix(_) => Err(Error::Internal(
                 "a matrix instruction reached the emitter unexpanded (pass::expand_matrix)".into(),
             )),
+            InstKind::Copy(_) => Err(Error::Internal(
+                "an asynchronous copy reached the emitter unexpanded (pass::expand_copies)".into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

@@ -9,6 +9,7 @@ use super::memory::{self, Memory};
 use super::Error;
 use crate::ir::*;
 
+mod copy;
 mod texture;
 
 /// Steps a thread runs before it lets the others run.
@@ -413,6 +414,7 @@ impl<'a> Thread<'a> {
                 return Err(Error::Unsupported { what, span });
             }
             InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
+            InstKind::Copy(c) => self.exec_copy(cx, c, span)?,
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

@@ -20,6 +20,9 @@
 //!    [`expand_matrix`] — the warp-level matrix instructions (`mma`, `ldmatrix`,
 //!    `stmatrix`, `movmatrix`, `wmma`) become warp exchanges, arithmetic and their
 //!    memory accesses (new blocks for guarded stores and generic accesses);
+//!    [`expand_copies`] — the asynchronous copies (`cp.async`, `cp.async.bulk`,
+//!    `cp.async.bulk.tensor`) become the loads and stores they perform (new blocks for
+//!    partial reads, loops and traps);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -65,7 +68,7 @@
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
-//! [`InstKind::Texture`], [`InstKind::Matrix`]); the expansions (0) write those out, and
+//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`]); the expansions (0) write those out, and
 //! every decision that
 //! depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
@@ -75,6 +78,7 @@
 
 pub mod check;
 pub mod emulate;
+pub mod expand_copies;
 pub mod expand_formats;
 pub mod expand_integer;
 pub mod expand_matrix;
@@ -330,6 +334,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_formats::run(&mut kernel);
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
+    expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -435,6 +440,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a texture or surface instruction left by expand_texture")
     } else if expand_matrix::is_matrix(kind) {
         Some("a matrix instruction left by expand_matrix")
+    } else if expand_copies::is_copy(kind) {
+        Some("an asynchronous copy left by expand_copies")
     } else {
         None
     }

@@ -2,25 +2,17 @@
 //! shared memory and its groups, `cp.async.commit_group`, `cp.async.wait_group` and
 //! `cp.async.wait_all`.
 //!
-//! A `cp.async` is performed when it is issued, by the issuing thread: a load of the
-//! source and a store to the destination. The ISA orders an asynchronous copy with
-//! nothing but the `wait_group`/`wait_all` (and barriers after it) that completes it,
-//! so copying at once is one of the executions it allows, and every wait finds its
-//! group complete: committing and waiting emit nothing. With `src-size` below the
-//! copy size only that many source bytes are read (byte by byte, so that a source at
-//! the end of an allocation is not read past) and the rest of the destination is
-//! zeroed; with the `ignore-src` predicate true nothing is read and the destination is
-//! zeroed. The loads and stores are the program's own accesses, which checked launches
-//! test like those of `ld` and `st`.
+//! Each `cp.async` becomes one [`InstKind::Copy`] ([`CopyInst::Async`], whose module
+//! doc is its specification), which `pass::expand_copies` writes out. A copy is
+//! performed when it is issued, so every wait finds its group complete: committing and
+//! waiting emit nothing.
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::modifier::{CacheHint, CacheOp, CopyForm, CopySpace, Modifier};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
-use super::expand::Emit;
 use super::{Lowerer, Mods};
-use crate::build::Build;
-use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Value};
+use crate::ir::{AsyncCopy, CopyInst, CopyRead, InstKind, OpTy, RegTy, Value};
 
 /// The modifiers of `i` as written (`.async.bulk.…`), for messages.
 pub(super) fn spelled(i: &ast::Instruction) -> String {
@@ -35,7 +27,6 @@ const WAIT_GROUP: Modifier = Modifier::CopyForm(CopyForm::WaitGroup);
 const MBARRIER: Modifier = Modifier::CopyForm(CopyForm::Mbarrier);
 const ARRIVE: Modifier = Modifier::CopyForm(CopyForm::Arrive);
 
-const U8: OpTy = OpTy::U(8);
 const U32: OpTy = OpTy::U(32);
 
 impl Lowerer<'_> {
@@ -135,13 +126,8 @@ impl Lowerer<'_> {
             }
         };
         // How many source bytes to read: all, a count, or none where a predicate holds.
-        enum Read {
-            All,
-            Count(Value),
-            Unless(RegId, bool),
-        }
         let read = match extra {
-            None => Read::All,
+            None => CopyRead::All,
             Some(x) => {
                 let predicate = match x {
                     Operand::Not(..) => true,
@@ -152,92 +138,21 @@ impl Lowerer<'_> {
                     _ => false,
                 };
                 if predicate {
-                    let (p, negate) = self.pred(x)?;
-                    Read::Unless(p, negate)
+                    let (pred, negate) = self.pred(x)?;
+                    CopyRead::IgnoreSrc { pred, negate }
                 } else {
                     match self.src(x, U32, false, span)? {
                         // A constant that covers the copy (`cp.async … 4, 4`).
-                        Value::Imm(n) if n >= u64::from(size) => Read::All,
-                        count => Read::Count(count),
+                        Value::Imm(n) if n >= u64::from(size) => CopyRead::All,
+                        count => CopyRead::Count(count),
                     }
                 }
             }
         };
-        let (_, to) = self.address(dst, StateSpace::Shared)?;
-        let (_, from) = self.address(src, StateSpace::Global)?;
-        let words = size / 4;
-        let regs: Vec<RegId> = (0..words).map(|_| self.temp(U32.storage(), span)).collect();
-        let zero = |l: &mut Self| {
-            let mut e = Emit { l, span };
-            for &r in &regs {
-                e.mov(U32, r, Value::Imm(0));
-            }
-        };
-        let load_all = |l: &mut Self| {
-            l.push(
-                InstKind::Load {
-                    space: Space::Global,
-                    ty: U32,
-                    dsts: regs.iter().map(|&r| Some(r)).collect(),
-                    addr: from,
-                },
-                span,
-            );
-        };
-        match read {
-            Read::All => load_all(self),
-            Read::Unless(p, negate) => {
-                zero(self);
-                // Read where the ignore-src predicate is false.
-                self.guarded(p, !negate, span, load_all);
-            }
-            Read::Count(count) => {
-                zero(self);
-                let full =
-                    Emit { l: self, span }.cmp(CmpOp::Ge, U32, count, Value::Imm(size.into()));
-                self.guarded(full, false, span, load_all);
-                // Fewer bytes: each one below the count, into its word.
-                self.guarded(full, true, span, |l| {
-                    for byte in 0..size {
-                        let inside =
-                            Emit { l, span }.cmp(CmpOp::Lt, U32, Value::Imm(byte.into()), count);
-                        let word = regs[(byte / 4) as usize];
-                        l.guarded(inside, false, span, |l| {
-                            let b = l.temp(U32.storage(), span);
-                            let at =
-                                Address { base: from.base, offset: from.offset + i64::from(byte) };
-                            l.push(
-                                InstKind::Load {
-                                    space: Space::Global,
-                                    ty: U8,
-                                    dsts: vec![Some(b)],
-                                    addr: at,
-                                },
-                                span,
-                            );
-                            let mut e = Emit { l, span };
-                            let shifted = e.bin(
-                                BinaryOp::Shl,
-                                U32,
-                                Value::Reg(b),
-                                Value::Imm(u64::from(8 * (byte % 4))),
-                            );
-                            let merged = e.or(U32, Value::Reg(word), shifted);
-                            e.mov(U32, word, merged);
-                        });
-                    }
-                });
-            }
-        }
-        self.push(
-            InstKind::Store {
-                space: Space::Shared,
-                ty: U32,
-                srcs: regs.iter().map(|&r| Value::Reg(r)).collect(),
-                addr: to,
-            },
-            span,
-        );
+        let (_, dst) = self.address(dst, StateSpace::Shared)?;
+        let (_, src) = self.address(src, StateSpace::Global)?;
+        let copy = CopyInst::Async(AsyncCopy { dst, src, size, read });
+        self.push(InstKind::Copy(Box::new(copy)), span);
         Ok(())
     }
 

@@ -3,23 +3,22 @@
 //! memory in bulk groups, and between shared memory of the cluster; the groups'
 //! `cp.async.bulk.commit_group`/`wait_group{.read}`; `cp.async.bulk.prefetch.L2`.
 //!
-//! As with `cp.async` (`sema::async_copy`), a copy is performed when it is issued, by
-//! the issuing thread: 16 bytes at a time (sizes and addresses are multiples of 16), in
-//! a loop when the size is a register. A copy that completes on an mbarrier then does
-//! the `complete_tx` of its size on it (`sema::mbarrier`); bulk groups complete at once,
+//! A global/shared copy becomes one [`InstKind::Copy`] ([`CopyInst::Bulk`], whose
+//! module doc is its specification: performed when it is issued, by the issuing
+//! thread, 16 bytes at a time), which `pass::expand_copies` writes out. A copy that
+//! completes on an mbarrier is followed by the `complete_tx` of its size on it
+//! (`sema::mbarrier`); bulk groups complete at once,
 //! so committing and waiting emit nothing, and prefetching does nothing. The accesses
 //! are the program's own, which checked launches test. `.multicast::cluster` copies
 //! into the one CTA of the cluster when its bit is in the mask (`sema::cluster`).
 
 use ptxvk_frontend::ast::{self, StateSpace};
 use ptxvk_frontend::modifier::{CacheHint, CopyForm, CopySpace, Modifier};
-use ptxvk_frontend::{Diagnostic, Span};
+use ptxvk_frontend::Diagnostic;
 
 use super::async_copy::{ASYNC, BULK};
-use super::expand::Emit;
 use super::Lowerer;
-use crate::build::Build;
-use crate::ir::{Address, BinaryOp, CmpOp, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value};
+use crate::ir::{BulkCopy, CopyInst, InstKind, OpTy, Space};
 
 /// The IR space of a `cp` state space modifier; `None` for other modifiers.
 pub(super) fn copy_space(d: Modifier) -> Option<Space> {
@@ -43,7 +42,6 @@ pub(super) const MULTICAST: Modifier = Modifier::CopyForm(CopyForm::MulticastClu
 const TENSOR: Modifier = Modifier::CopyForm(CopyForm::Tensor);
 
 const U32: OpTy = OpTy::U(32);
-const U64: OpTy = OpTy::U(64);
 
 impl Lowerer<'_> {
     /// `cp.async.bulk…` and `cp.async.bulk.tensor…` (`sema::tensor_copy`).
@@ -113,43 +111,17 @@ impl Lowerer<'_> {
         let (_, dst) = self.address(&ops[0], space_of(to))?;
         let (_, src) = self.address(&ops[1], space_of(from))?;
         let size = self.src(&ops[2], U32, false, span)?;
-        let copy = |l: &mut Self| {
-            l.counted_loop(size, 16, span, |l, offset| {
-                let at = |l: &mut Self, a: Address| l.offset_address(a, offset, span);
-                let (from_at, to_at) = (at(l, src), at(l, dst));
-                let words: Vec<RegId> = (0..4).map(|_| l.temp(U32.storage(), span)).collect();
-                let dsts = words.iter().map(|&w| Some(w)).collect();
-                l.push(InstKind::Load { space: from, ty: U32, dsts, addr: from_at }, span);
-                let srcs = words.iter().map(|&w| Value::Reg(w)).collect();
-                l.push(InstKind::Store { space: to, ty: U32, srcs, addr: to_at }, span);
-            });
+        let mask = match multicast {
+            true => Some(self.src(&ops[4], OpTy::U(16), false, span)?),
+            false => None,
         };
-        self.copy_to_cluster(multicast.then(|| &ops[4]), span, copy)?;
+        let copy = BulkCopy { dst_space: to, dst, src_space: from, src, size, mask };
+        self.push(InstKind::Copy(Box::new(CopyInst::Bulk(copy))), span);
+        // The copy's completion, after it (`crate::ir::CopyInst`).
         if mbarrier {
             let at = self.mbarrier_operand(&ops[3])?;
             self.complete_tx(at, size, span);
         }
-        Ok(())
-    }
-
-    /// Runs `copy`; with `.multicast::cluster` (`mask` the CTA-mask operand) only where
-    /// bit 0 of the 16-bit mask, the cluster's only CTA (rank 0), is set.
-    pub(super) fn copy_to_cluster(
-        &mut self,
-        mask: Option<&ast::Operand>,
-        span: Span,
-        copy: impl FnOnce(&mut Self),
-    ) -> Result<(), Diagnostic> {
-        let Some(mask) = mask else {
-            copy(self);
-            return Ok(());
-        };
-        let mask = self.src(mask, OpTy::U(16), false, span)?;
-        let mut e = Emit { l: self, span };
-        let mask = e.cvt(U32, OpTy::U(16), mask);
-        let bit = e.and(U32, mask, Value::Imm(1));
-        let mine = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
-        self.guarded(mine, false, span, copy);
         Ok(())
     }
 
@@ -166,57 +138,6 @@ impl Lowerer<'_> {
             ));
         }
         Ok(())
-    }
-
-    /// `a` plus the byte offset `offset` (a u32 value).
-    pub(super) fn offset_address(&mut self, a: Address, offset: Value, span: Span) -> Address {
-        let base_ty = match a.base {
-            Some(b) => self.kernel.reg(b).ty,
-            None => RegTy::Int(32),
-        };
-        let base = a.base.map_or(Value::Imm(0), Value::Reg);
-        let mut e = Emit { l: self, span };
-        let sum = if base_ty.bits() == 64 {
-            let wide = e.cvt(U64, U32, offset);
-            e.add(U64, base, wide)
-        } else {
-            e.add(U32, base, offset)
-        };
-        let r = self.temp(base_ty, span);
-        Emit { l: self, span }.mov(if base_ty.bits() == 64 { U64 } else { U32 }, r, sum);
-        Address { base: Some(r), offset: a.offset }
-    }
-
-    /// Runs `body` with offsets 0, `step`, 2 `step`, … below `count` (u32 values).
-    pub(super) fn counted_loop(
-        &mut self,
-        count: Value,
-        step: u64,
-        span: Span,
-        body: impl FnOnce(&mut Self, Value),
-    ) {
-        let offset = self.temp(U32.storage(), span);
-        Emit { l: self, span }.mov(U32, offset, Value::Imm(0));
-        let head = self.new_block(None, span);
-        let inside = self.new_block(None, span);
-        let done = self.new_block(None, span);
-        self.terminate(Terminator::Jump(head), span);
-        self.cur = head;
-        self.closed = false;
-        let more = Emit { l: self, span }.cmp(CmpOp::Lt, U32, Value::Reg(offset), count);
-        self.terminate(
-            Terminator::Branch { cond: more, negate: false, if_true: inside, if_false: done },
-            span,
-        );
-        self.cur = inside;
-        self.closed = false;
-        body(self, Value::Reg(offset));
-        let mut e = Emit { l: self, span };
-        let next = e.bin(BinaryOp::Add, U32, Value::Reg(offset), Value::Imm(step));
-        e.mov(U32, offset, next);
-        self.terminate(Terminator::Jump(head), span);
-        self.cur = done;
-        self.closed = false;
     }
 }
 

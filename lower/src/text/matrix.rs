@@ -75,7 +75,7 @@ fn list(values: &[Value], value: &impl Fn(Value) -> String) -> String {
     format!("[{}]", all.join(", "))
 }
 
-fn address(a: Address, reg: &impl Fn(RegId) -> String) -> String {
+pub(super) fn address(a: Address, reg: &impl Fn(RegId) -> String) -> String {
     match a.base {
         Some(b) if a.offset > 0 => format!("[{}+{}]", reg(b), a.offset),
         Some(b) if a.offset < 0 => format!("[{}{}]", reg(b), a.offset),

@@ -61,6 +61,7 @@
 
 use std::fmt::Write as _;
 
+mod copy;
 mod half;
 mod integer;
 mod matrix;

@@ -591,7 +591,7 @@ impl KernelParser {
             return Ok(kind);
         }
         // The high-level operations (`text/video.rs`, `text/half.rs`, `text/integer.rs`,
-        // `text/texture.rs`, `text/matrix.rs`).
+        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -618,6 +618,9 @@ impl KernelParser {
         let addr = |s: &str| self.addr(line, s);
         if let Some(m) = super::matrix::parse(&op_line, &mut m.words, addr)? {
             return Ok(InstKind::Matrix(Box::new(m)));
+        }
+        if let Some(c) = super::copy::parse(&op_line, &mut m.words, addr)? {
+            return Ok(InstKind::Copy(Box::new(c)));
         }
         o.collective(m)
     }

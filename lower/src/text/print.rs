@@ -436,6 +436,7 @@ impl<'a> Printer<'a> {
             InstKind::HalfConvert(c) => super::half::print_convert(c, r, v),
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
+            InstKind::Copy(c) => super::copy::print(c, r, v),
         }
     }
 
