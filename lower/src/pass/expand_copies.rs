@@ -33,12 +33,12 @@
 use ptxvk_abi::tensor_map::{mode, offset, MAGIC};
 use ptxvk_frontend::{Diagnostic, Span};
 
+use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AsyncCopy, BinaryOp, Block, BlockId, BulkCopy, CmpOp, CopyInst, CopyRead, Inst,
-    InstKind, Kernel, OpTy, RegId, RegInfo, Space, TensorCopy, Terminator, Value,
+    Address, AsyncCopy, BinaryOp, BlockId, BulkCopy, CmpOp, CopyInst, CopyRead, InstKind, Kernel,
+    OpTy, RegId, Space, TensorCopy, Value,
 };
-use crate::system as sys;
 
 mod tensor;
 
@@ -54,42 +54,19 @@ pub fn is_copy(kind: &InstKind) -> bool {
 /// Expands every asynchronous copy of `k` as the module doc says. One whose shape is
 /// wrong (`CopyInst::malformed`) is an internal error.
 pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
-    // The blocks that take the instructions after an expansion are appended, so they
-    // are visited too.
-    let mut b = 0;
-    while b < k.blocks.len() {
-        let found = k.blocks[b].insts.iter().position(|i| is_copy(&i.kind));
-        let Some(at) = found else {
-            b += 1;
-            continue;
-        };
-        let mut insts = std::mem::take(&mut k.blocks[b].insts);
-        let rest = insts.split_off(at + 1);
-        let Some(Inst { kind: InstKind::Copy(c), span }) = insts.pop() else { continue };
+    expander::each(k, is_copy, |k, cur, span, kind| {
+        let InstKind::Copy(c) = kind else { return Ok(cur) };
         if let Some(what) = c.malformed() {
             return Err(Diagnostic::internal(span, what));
         }
-        k.blocks[b].insts = insts;
-        let term = std::mem::replace(&mut k.blocks[b].term, Terminator::Return);
-        let term_span = k.blocks[b].term_span;
-        let mut e = Expand { k, cur: BlockId(b as u32), span };
+        let mut e = Expand { k, cur, span };
         match c.as_ref() {
             CopyInst::Async(a) => e.async_copy(a),
             CopyInst::Bulk(c) => e.bulk_copy(c),
             CopyInst::Tensor(t) => e.tensor_copy(t),
         }
-        let last = e.cur.index();
-        let block = &mut k.blocks[last];
-        block.insts.extend(rest);
-        block.term = term;
-        block.term_span = term_span;
-        // The block's later instructions are in a block after it, unless nothing
-        // branched.
-        if last != b {
-            b += 1;
-        }
-    }
-    Ok(())
+        Ok(e.cur)
+    })
 }
 
 /// Builds the expansion of one instruction from block `cur` on: instructions go to the
@@ -102,45 +79,33 @@ struct Expand<'k> {
 
 impl Build for Expand<'_> {
     fn temp(&mut self, ty: OpTy) -> RegId {
-        let id = RegId(self.k.regs.len() as u32);
-        let (ty, span) = (ty.storage(), self.span);
-        self.k.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
-        id
+        expander::temp(self.k, self.span, ty)
     }
 
     fn push(&mut self, kind: InstKind) {
-        let span = self.span;
-        self.k.blocks[self.cur.index()].insts.push(Inst { kind, span });
+        expander::push(self.k, self.cur, self.span, kind)
+    }
+}
+
+impl Blocks for Expand<'_> {
+    fn kernel(&mut self) -> &mut Kernel {
+        self.k
+    }
+
+    fn current(&mut self) -> &mut BlockId {
+        &mut self.cur
+    }
+
+    fn span(&self) -> Span {
+        self.span
+    }
+
+    fn set_span(&mut self, span: Span) {
+        self.span = span;
     }
 }
 
 impl Expand<'_> {
-    fn new_block(&mut self) -> BlockId {
-        let id = BlockId(self.k.blocks.len() as u32);
-        let span = self.span;
-        let term = Terminator::Return;
-        self.k.blocks.push(Block { label: None, span, insts: Vec::new(), term, term_span: span });
-        id
-    }
-
-    /// Ends the current block with `term` and goes on in `next`.
-    fn end_block(&mut self, term: Terminator, next: BlockId) {
-        let span = self.span;
-        let block = &mut self.k.blocks[self.cur.index()];
-        block.term = term;
-        block.term_span = span;
-        self.cur = next;
-    }
-
-    /// Runs `body` only where predicate `cond` (negated if `negate`) holds.
-    fn guarded(&mut self, cond: RegId, negate: bool, body: impl FnOnce(&mut Self)) {
-        let then = self.new_block();
-        let join = self.new_block();
-        self.end_block(Terminator::Branch { cond, negate, if_true: then, if_false: join }, then);
-        body(self);
-        self.end_block(Terminator::Jump(join), join);
-    }
-
     /// `cp.async` (module doc).
     fn async_copy(&mut self, a: &AsyncCopy) {
         let (size, from) = (a.size, a.src);
@@ -230,24 +195,5 @@ impl Expand<'_> {
         let r = self.temp(ty);
         self.mov(ty, r, sum);
         Address { base: Some(r), offset: a.offset }
-    }
-
-    /// Runs `body` with offsets 0, `step`, 2 `step`, … below `count` (u32 values).
-    fn counted_loop(&mut self, count: Value, step: u64, body: impl FnOnce(&mut Self, Value)) {
-        let offset = self.temp(U32);
-        self.mov(U32, offset, Value::Imm(0));
-        let head = self.new_block();
-        let inside = self.new_block();
-        let done = self.new_block();
-        self.end_block(Terminator::Jump(head), head);
-        let more = self.cmp(CmpOp::Lt, U32, Value::Reg(offset), count);
-        self.end_block(
-            Terminator::Branch { cond: more, negate: false, if_true: inside, if_false: done },
-            inside,
-        );
-        body(self, Value::Reg(offset));
-        let next = self.bin(BinaryOp::Add, U32, Value::Reg(offset), Value::Imm(step));
-        self.mov(U32, offset, next);
-        self.end_block(Terminator::Jump(head), done);
     }
 }

@@ -46,11 +46,11 @@
 
 use ptxvk_frontend::{Diagnostic, Span};
 
+use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, Block, BlockId, CmpOp, FloatFormat, FloatMode, Inst, InstKind, Kernel,
-    MatrixAccum, MatrixElem, MatrixInst, Mma, MmaForm, OpTy, RegId, RegInfo, Rounding, Space,
-    Terminator, Value,
+    Address, BinaryOp, BlockId, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, MatrixAccum,
+    MatrixElem, MatrixInst, Mma, MmaForm, OpTy, RegId, Rounding, Space, Value,
 };
 
 mod wmma;
@@ -70,36 +70,15 @@ pub fn is_matrix(kind: &InstKind) -> bool {
 /// Expands every matrix instruction of `k` as the module doc says. One whose shape is
 /// wrong (`MatrixInst::malformed`) is an internal error.
 pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
-    // The blocks that take the instructions after an expansion are appended, so they
-    // are visited too.
-    let mut b = 0;
-    while b < k.blocks.len() {
-        let found = k.blocks[b].insts.iter().position(|i| is_matrix(&i.kind));
-        let Some(at) = found else {
-            b += 1;
-            continue;
-        };
-        let mut insts = std::mem::take(&mut k.blocks[b].insts);
-        let rest = insts.split_off(at + 1);
-        let Some(Inst { kind: InstKind::Matrix(m), span }) = insts.pop() else { continue };
+    expander::each(k, is_matrix, |k, cur, span, kind| {
+        let InstKind::Matrix(m) = kind else { return Ok(cur) };
         if let Some(what) = m.malformed() {
             return Err(Diagnostic::internal(span, what));
         }
-        k.blocks[b].insts = insts;
-        let term = std::mem::replace(&mut k.blocks[b].term, Terminator::Return);
-        let term_span = k.blocks[b].term_span;
-        let mut e = Expand { k, cur: BlockId(b as u32), span, exchanged: None };
+        let mut e = Expand { k, cur, span, exchanged: None };
         e.inst(&m)?;
-        let last = e.cur.index();
-        let block = &mut k.blocks[last];
-        block.insts.extend(rest);
-        block.term = term;
-        block.term_span = term_span;
-        if last != b {
-            b += 1;
-        }
-    }
-    Ok(())
+        Ok(e.cur)
+    })
 }
 
 /// The 32-bit words this thread gathered of one operand: `words[reg][source][lane q]`,
@@ -122,15 +101,29 @@ struct Expand<'k> {
 
 impl Build for Expand<'_> {
     fn temp(&mut self, ty: OpTy) -> RegId {
-        let id = RegId(self.k.regs.len() as u32);
-        let (ty, span) = (ty.storage(), self.span);
-        self.k.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
-        id
+        expander::temp(self.k, self.span, ty)
     }
 
     fn push(&mut self, kind: InstKind) {
-        let span = self.span;
-        self.k.blocks[self.cur.index()].insts.push(Inst { kind, span });
+        expander::push(self.k, self.cur, self.span, kind)
+    }
+}
+
+impl Blocks for Expand<'_> {
+    fn kernel(&mut self) -> &mut Kernel {
+        self.k
+    }
+
+    fn current(&mut self) -> &mut BlockId {
+        &mut self.cur
+    }
+
+    fn span(&self) -> Span {
+        self.span
+    }
+
+    fn set_span(&mut self, span: Span) {
+        self.span = span;
     }
 }
 
@@ -146,32 +139,6 @@ impl Expand<'_> {
             MatrixInst::WmmaStore(w, srcs) => self.wmma_store(w, srcs),
         }
         Ok(())
-    }
-
-    fn new_block(&mut self) -> BlockId {
-        let id = BlockId(self.k.blocks.len() as u32);
-        let span = self.span;
-        let term = Terminator::Return;
-        self.k.blocks.push(Block { label: None, span, insts: Vec::new(), term, term_span: span });
-        id
-    }
-
-    /// Ends the current block with `term` and goes on in `next`.
-    fn end_block(&mut self, term: Terminator, next: BlockId) {
-        let span = self.span;
-        let block = &mut self.k.blocks[self.cur.index()];
-        block.term = term;
-        block.term_span = span;
-        self.cur = next;
-    }
-
-    /// Runs `body` only where predicate `cond` (negated if `negate`) holds.
-    fn guarded(&mut self, cond: RegId, negate: bool, body: impl FnOnce(&mut Self)) {
-        let then = self.new_block();
-        let join = self.new_block();
-        self.end_block(Terminator::Branch { cond, negate, if_true: then, if_false: join }, then);
-        body(self);
-        self.end_block(Terminator::Jump(join), join);
     }
 
     /// Publishes this thread's 32-bit `value`: afterwards [`Self::read_lane`] sees the

@@ -84,6 +84,7 @@ pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_texture;
 pub mod expand_video;
+mod expander;
 pub mod float_modifiers;
 pub mod hoist_params;
 pub mod inline;

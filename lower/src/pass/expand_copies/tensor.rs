@@ -43,31 +43,6 @@ impl Expand<'_> {
         self.guarded(mine, false, copy);
     }
 
-    /// Ends the thread with [`sys::STATUS_TRAP`] (unless another failed first) where
-    /// `cond` holds.
-    fn trap_if(&mut self, cond: RegId) {
-        let failing = self.new_block();
-        let ok = self.new_block();
-        let branch = Terminator::Branch { cond, negate: false, if_true: failing, if_false: ok };
-        self.end_block(branch, failing);
-        // A zero-width span at the instruction: `pass::check` instruments the accesses
-        // with the instruction's span, and these are the system area's.
-        let span = self.span;
-        self.span = Span::new(span.start, span.start);
-        self.k.system = true;
-        let area = self.system_area(self.k.abi.size);
-        let first = self.claim_failure(area, Value::Imm(u64::from(sys::STATUS_TRAP)));
-        let record = self.new_block();
-        let end = self.new_block();
-        let branch =
-            Terminator::Branch { cond: first, negate: false, if_true: record, if_false: end };
-        self.end_block(branch, record);
-        self.store_failure(area, &[]);
-        self.end_block(Terminator::Jump(end), end);
-        self.span = span;
-        self.end_block(Terminator::Return, ok);
-    }
-
     /// Loads the fields of the tensor map at `at` (global memory), trapping when it is
     /// null or not ptxvk's.
     fn read_map(&mut self, at: Address, rank: usize) -> Map {

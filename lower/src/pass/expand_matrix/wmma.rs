@@ -6,7 +6,7 @@
 
 use ptxvk_frontend::Diagnostic;
 
-use super::{Expand, Gathered, U32, U64};
+use super::{Blocks, Expand, Gathered, U32, U64};
 use crate::build::Build;
 use crate::ir::{
     Address, BinaryOp, CmpOp, FloatMode, Fragment, InstKind, Mma, MmaForm, OpTy, RegId, RegTy,

@@ -5,7 +5,7 @@
 //! ([`Expand::store_channel`]); `sured.p` reduces 32-bit integer samples (64-bit: two
 //! 32-bit channels) as signed or unsigned by the format, and traps on any other format.
 
-use super::{Desc, Expand, F32, S32, U32};
+use super::{Blocks, Desc, Expand, F32, S32, U32};
 use crate::build::Build;
 use crate::ir::{
     Address, AtomicOp, BinaryOp, Boundary, CmpOp, FloatFormat, InstKind, OpTy, Order, RegId,

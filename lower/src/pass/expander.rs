@@ -1,0 +1,147 @@
+//! What the expansion passes share ([`super::expand_texture`], [`super::expand_matrix`],
+//! [`super::expand_copies`]): finding each instruction they expand and splitting its
+//! block around the expansion ([`each`]), and building control flow from the block the
+//! expansion has reached ([`Blocks`]: new blocks, guarded code, counted loops, traps).
+
+use ptxvk_frontend::{Diagnostic, Span};
+
+use crate::build::Build;
+use crate::ir::{
+    BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, Terminator,
+    Value,
+};
+use crate::system as sys;
+
+const U32: OpTy = OpTy::U(32);
+
+/// Expands every instruction of `k` that `is` picks: its block keeps what comes before
+/// it, `expand` builds the expansion from that block on (given the kernel, the block,
+/// the instruction's span and the instruction) and returns the block it ended in, which
+/// gets the instructions after it and the old terminator. The blocks an expansion
+/// appends are visited too.
+pub(crate) fn each(
+    k: &mut Kernel,
+    is: fn(&InstKind) -> bool,
+    mut expand: impl FnMut(&mut Kernel, BlockId, Span, InstKind) -> Result<BlockId, Diagnostic>,
+) -> Result<(), Diagnostic> {
+    let mut b = 0;
+    while b < k.blocks.len() {
+        let found = k.blocks[b].insts.iter().position(|i| is(&i.kind));
+        let Some(at) = found else {
+            b += 1;
+            continue;
+        };
+        let mut insts = std::mem::take(&mut k.blocks[b].insts);
+        let rest = insts.split_off(at + 1);
+        let Some(Inst { kind, span }) = insts.pop() else { continue };
+        k.blocks[b].insts = insts;
+        let term = std::mem::replace(&mut k.blocks[b].term, Terminator::Return);
+        let term_span = k.blocks[b].term_span;
+        let last = expand(k, BlockId(b as u32), span, kind)?.index();
+        let block = &mut k.blocks[last];
+        block.insts.extend(rest);
+        block.term = term;
+        block.term_span = term_span;
+        // The block's later instructions are in a block after it, unless nothing
+        // branched.
+        if last != b {
+            b += 1;
+        }
+    }
+    Ok(())
+}
+
+/// [`Build::temp`] of an expansion: a new register of `k`.
+pub(crate) fn temp(k: &mut Kernel, span: Span, ty: OpTy) -> RegId {
+    let id = RegId(k.regs.len() as u32);
+    k.regs.push(RegInfo { name: format!("$t{}", id.0), ty: ty.storage(), span });
+    id
+}
+
+/// [`Build::push`] of an expansion: an instruction at the end of block `cur`.
+pub(crate) fn push(k: &mut Kernel, cur: BlockId, span: Span, kind: InstKind) {
+    k.blocks[cur.index()].insts.push(Inst { kind, span });
+}
+
+/// An expansion under construction: instructions go to its current block, branches end
+/// it and continue in new blocks, all with its span.
+pub(crate) trait Blocks: Build + Sized {
+    fn kernel(&mut self) -> &mut Kernel;
+    fn current(&mut self) -> &mut BlockId;
+    fn span(&self) -> Span;
+    fn set_span(&mut self, span: Span);
+
+    /// A new, empty block (its terminator to be set by [`Blocks::end_block`]).
+    fn new_block(&mut self) -> BlockId {
+        let span = self.span();
+        let k = self.kernel();
+        let id = BlockId(k.blocks.len() as u32);
+        let term = Terminator::Return;
+        k.blocks.push(Block { label: None, span, insts: Vec::new(), term, term_span: span });
+        id
+    }
+
+    /// Ends the current block with `term` and goes on in `next`.
+    fn end_block(&mut self, term: Terminator, next: BlockId) {
+        let span = self.span();
+        let cur = *self.current();
+        let block = &mut self.kernel().blocks[cur.index()];
+        block.term = term;
+        block.term_span = span;
+        *self.current() = next;
+    }
+
+    /// Runs `body` only where predicate `cond` (negated if `negate`) holds.
+    fn guarded(&mut self, cond: RegId, negate: bool, body: impl FnOnce(&mut Self)) {
+        let then = self.new_block();
+        let join = self.new_block();
+        self.end_block(Terminator::Branch { cond, negate, if_true: then, if_false: join }, then);
+        body(self);
+        self.end_block(Terminator::Jump(join), join);
+    }
+
+    /// Runs `body` with offsets 0, `step`, 2 `step`, … below `count` (u32 values).
+    fn counted_loop(&mut self, count: Value, step: u64, body: impl FnOnce(&mut Self, Value)) {
+        let offset = self.temp(U32);
+        self.mov(U32, offset, Value::Imm(0));
+        let head = self.new_block();
+        let inside = self.new_block();
+        let done = self.new_block();
+        self.end_block(Terminator::Jump(head), head);
+        let more = self.cmp(CmpOp::Lt, U32, Value::Reg(offset), count);
+        let branch =
+            Terminator::Branch { cond: more, negate: false, if_true: inside, if_false: done };
+        self.end_block(branch, inside);
+        body(self, Value::Reg(offset));
+        let next = self.bin(BinaryOp::Add, U32, Value::Reg(offset), Value::Imm(step));
+        self.mov(U32, offset, next);
+        self.end_block(Terminator::Jump(head), done);
+    }
+
+    /// Fails the launch with `.trap`'s status where predicate `cond` holds: the first
+    /// failing thread records it in the system area ([`crate::system`]), and the thread
+    /// ends; the code after runs where it does not hold.
+    fn trap_if(&mut self, cond: RegId) {
+        let failing = self.new_block();
+        let ok = self.new_block();
+        let branch = Terminator::Branch { cond, negate: false, if_true: failing, if_false: ok };
+        self.end_block(branch, failing);
+        // A zero-width span at the instruction: `pass::check` instruments the accesses
+        // with the instruction's span, and these are the system area's.
+        let span = self.span();
+        self.set_span(Span::new(span.start, span.start));
+        self.kernel().system = true;
+        let param_bytes = self.kernel().abi.size;
+        let area = self.system_area(param_bytes);
+        let first = self.claim_failure(area, Value::Imm(u64::from(sys::STATUS_TRAP)));
+        let record = self.new_block();
+        let end = self.new_block();
+        let branch =
+            Terminator::Branch { cond: first, negate: false, if_true: record, if_false: end };
+        self.end_block(branch, record);
+        self.store_failure(area, &[]);
+        self.end_block(Terminator::Jump(end), end);
+        self.set_span(span);
+        self.end_block(Terminator::Return, ok);
+    }
+}
