@@ -99,33 +99,7 @@ struct Expand<'k> {
     exchanged: Option<Value>,
 }
 
-impl Build for Expand<'_> {
-    fn temp(&mut self, ty: OpTy) -> RegId {
-        expander::temp(self.k, self.span, ty)
-    }
-
-    fn push(&mut self, kind: InstKind) {
-        expander::push(self.k, self.cur, self.span, kind)
-    }
-}
-
-impl Blocks for Expand<'_> {
-    fn kernel(&mut self) -> &mut Kernel {
-        self.k
-    }
-
-    fn current(&mut self) -> &mut BlockId {
-        &mut self.cur
-    }
-
-    fn span(&self) -> Span {
-        self.span
-    }
-
-    fn set_span(&mut self, span: Span) {
-        self.span = span;
-    }
-}
+expander::expansion!(Expand);
 
 impl Expand<'_> {
     fn inst(&mut self, m: &MatrixInst) -> Result<(), Diagnostic> {

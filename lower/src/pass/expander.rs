@@ -63,6 +63,41 @@ pub(crate) fn push(k: &mut Kernel, cur: BlockId, span: Span, kind: InstKind) {
     k.blocks[cur.index()].insts.push(Inst { kind, span });
 }
 
+/// `Build` and [`Blocks`] for an expansion type with fields `k: &mut Kernel`,
+/// `cur: BlockId` and `span: Span`.
+macro_rules! expansion {
+    ($ty:ident) => {
+        impl $crate::build::Build for $ty<'_> {
+            fn temp(&mut self, ty: $crate::ir::OpTy) -> $crate::ir::RegId {
+                $crate::pass::expander::temp(self.k, self.span, ty)
+            }
+
+            fn push(&mut self, kind: $crate::ir::InstKind) {
+                $crate::pass::expander::push(self.k, self.cur, self.span, kind)
+            }
+        }
+
+        impl $crate::pass::expander::Blocks for $ty<'_> {
+            fn kernel(&mut self) -> &mut $crate::ir::Kernel {
+                self.k
+            }
+
+            fn current(&mut self) -> &mut $crate::ir::BlockId {
+                &mut self.cur
+            }
+
+            fn span(&self) -> ptxvk_frontend::Span {
+                self.span
+            }
+
+            fn set_span(&mut self, span: ptxvk_frontend::Span) {
+                self.span = span;
+            }
+        }
+    };
+}
+pub(crate) use expansion;
+
 /// An expansion under construction: instructions go to its current block, branches end
 /// it and continue in new blocks, all with its span.
 pub(crate) trait Blocks: Build + Sized {
