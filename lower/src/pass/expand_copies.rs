@@ -144,11 +144,16 @@ impl Expand<'_> {
                 e.push(InstKind::Store { space: c.dst_space, ty: U32, srcs, addr: to });
             });
         };
-        let Some(mask) = c.mask else {
+        self.copy_to_own_cta(c.mask, copy);
+    }
+
+    /// Runs `copy`, for a `.multicast::cluster` copy with CTA `mask` only where the mask
+    /// names the cluster's one CTA: rank 0, whose bit is bit 0 (`sema::cluster`).
+    fn copy_to_own_cta(&mut self, mask: Option<Value>, copy: impl FnOnce(&mut Self)) {
+        let Some(mask) = mask else {
             copy(self);
             return;
         };
-        // Only the cluster's CTA, rank 0, whose bit is bit 0 (`sema::cluster`).
         let mask = self.cvt(U32, OpTy::U(16), mask);
         let bit = self.and(U32, mask, Value::Imm(1));
         let mine = self.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));

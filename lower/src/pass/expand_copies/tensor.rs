@@ -33,14 +33,7 @@ impl Expand<'_> {
         let (lhs, rhs) = (elements, map.log_size);
         self.push(InstKind::Binary { op, ty: U32, mode, dst: bytes, lhs, rhs });
         let copy = |e: &mut Self| e.copy_box(&map, &t.coords, t.shared, t.load);
-        let Some(mask) = t.mask else {
-            copy(self);
-            return;
-        };
-        let mask = self.cvt(U32, OpTy::U(16), mask);
-        let bit = self.and(U32, mask, Value::Imm(1));
-        let mine = self.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
-        self.guarded(mine, false, copy);
+        self.copy_to_own_cta(t.mask, copy);
     }
 
     /// Loads the fields of the tensor map at `at` (global memory), trapping when it is
