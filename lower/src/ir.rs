@@ -36,7 +36,9 @@
 //!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
 //!   matrix instructions, [`MatrixInst`], whose module doc specifies them;
 //!   `pass::expand_matrix`), [`InstKind::Copy`] (the asynchronous copies, [`CopyInst`],
-//!   whose module doc specifies them; `pass::expand_copies`).
+//!   whose module doc specifies them; `pass::expand_copies`), [`InstKind::Mbarrier`]
+//!   (the mbarrier instructions, [`MbarrierOp`], whose module doc specifies the
+//!   object's layout and phases; `pass::expand_mbarrier`).
 //!
 //! # Functions and calls
 //!
@@ -108,6 +110,7 @@ mod copy;
 mod half;
 mod integer;
 mod matrix;
+mod mbarrier;
 mod routine;
 mod texture;
 mod video;
@@ -115,6 +118,7 @@ pub use copy::*;
 pub use half::*;
 pub use integer::*;
 pub use matrix::*;
+pub use mbarrier::*;
 pub use routine::Routine;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
@@ -1334,6 +1338,11 @@ pub enum InstKind {
     /// ISA 9.2 §9.7.9.25, [`CopyInst`]) as semantic analysis resolves it; `pass::expand_copies` writes
     /// every one out in the loads and stores it performs.
     Copy(Box<CopyInst>),
+    /// An mbarrier instruction (`mbarrier.*`, `cp.async.mbarrier.arrive`; PTX ISA 9.2
+    /// §9.7.13.15, [`MbarrierOp`], whose module doc specifies the object and each
+    /// operation) as semantic analysis resolves it; `pass::expand_mbarrier` writes every
+    /// one out in shared-memory atomics.
+    Mbarrier(Box<MbarrierOp>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -324,6 +324,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.extend(c.def().map(|(r, _)| r));
             uses.extend(c.uses().into_iter().map(|(r, _)| r));
         }
+        InstKind::Mbarrier(m) => {
+            defs.extend(m.def().map(|(r, _)| r));
+            m.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
@@ -558,6 +562,14 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
                     at(Some(r), bits);
                 }
             })
+        }
+        InstKind::Mbarrier(m) => {
+            let def = m.def().map(|(r, bits)| (Value::Reg(r), Some(bits)));
+            for (x, bits) in m.uses().into_iter().chain(def) {
+                if let Some(bits) = bits {
+                    at(reg(&x), bits);
+                }
+            }
         }
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {

@@ -23,7 +23,9 @@
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `expand_copies` leaves no
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
-//! which it does not model); `legalize_atomics` leaves
+//! which it does not model); `expand_mbarrier` leaves no mbarrier instruction (checked
+//! against the interpreter's model of the objects' phases, pending counts and
+//! tx-counts); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -55,10 +57,10 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_texture,
-    expand_video, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, structurize, LoopGuard, Target,
+    check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_mbarrier,
+    expand_texture, expand_video, float_modifiers, hoist_params, inline, legalize_atomics,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
+    schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -156,6 +158,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "an asynchronous copy",
             |_, i| expand_copies::is_copy(i),
             |k, _| expand_copies::run(k),
+        )?,
+        ("expand_mbarrier", None) => legalizes(
+            &mut s.kernel,
+            "an mbarrier instruction",
+            |_, i| expand_mbarrier::is_mbarrier(i),
+            |k, _| expand_mbarrier::run(k),
         )?,
         ("expand_texture", None) => legalizes(
             &mut s.kernel,
@@ -750,6 +758,7 @@ fn every_pass_is_checked_on_results() {
         "expand_texture",
         "expand_matrix",
         "expand_copies",
+        "expand_mbarrier",
         "check",
         "check:racecheck",
         "hoist_params",

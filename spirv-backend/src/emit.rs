@@ -464,6 +464,10 @@ impl<'a> FnEmitter<'a> {
             InstKind::Copy(_) => Err(Error::Internal(
                 "an asynchronous copy reached the emitter unexpanded (pass::expand_copies)".into(),
             )),
+            InstKind::Mbarrier(_) => Err(Error::Internal(
+                "an mbarrier instruction reached the emitter unexpanded (pass::expand_mbarrier)"
+                    .into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

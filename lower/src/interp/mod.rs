@@ -7,7 +7,8 @@
 //!   ([`arith`], [`float`]); the video instructions from the ISA's pseudocode
 //!   ([`video`]), the integer and bit-level operations from the ISA's pseudocode
 //!   ([`integer`]) and half arithmetic correctly rounded, the UE8M0 conversions and the
-//!   other narrow-format conversions on exact values ([`half`]); the warp-level matrix instructions on whole matrices (`matrix`); global memory as allocations at device addresses, each
+//!   other narrow-format conversions on exact values ([`half`]); the warp-level matrix instructions on whole matrices (`matrix`); mbarrier objects by
+//!   their phases, pending counts and tx-counts ([`mbarrier`]); global memory as allocations at device addresses, each
 //!   block's shared window and each thread's local window as byte arrays, atomics
 //!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]); calls of
 //!   the kernel's functions on a call stack per thread (before `pass::inline`; a warp
@@ -30,6 +31,7 @@ pub mod float;
 pub mod half;
 pub mod integer;
 mod matrix;
+pub mod mbarrier;
 pub mod memory;
 mod thread;
 pub mod video;

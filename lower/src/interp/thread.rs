@@ -10,6 +10,7 @@ use super::Error;
 use crate::ir::*;
 
 mod copy;
+mod mbarrier;
 mod texture;
 
 /// Steps a thread runs before it lets the others run.
@@ -415,6 +416,7 @@ impl<'a> Thread<'a> {
             }
             InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
             InstKind::Copy(c) => self.exec_copy(cx, c, span)?,
+            InstKind::Mbarrier(m) => return self.exec_mbarrier(cx, m, span),
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

@@ -28,7 +28,8 @@
 //! multicast mask (`.multicast::cluster`, 16 bits) the copy is made only where bit 0,
 //! the cluster's only CTA (rank 0, `sema::cluster`), is set. The `complete_tx` on the
 //! mbarrier of a copy into shared memory is not part of the operation: semantic
-//! analysis emits it after the copy (`sema::mbarrier` owns the mbarrier's protocol).
+//! analysis emits it after the copy, an [`MbarrierOp::CompleteTx`] of the copy's size
+//! (`pass::expand_mbarrier` expands it with the mbarrier instructions).
 //!
 //! [`CopyInst::Tensor`] is `cp.async.bulk.tensor` in `.tile` mode (§9.7.9.25.5.1),
 //! [`TensorCopy`]: the box at `coords` (`rank` of them, s32) of the tensor that the
@@ -39,9 +40,11 @@
 //! NaN, with the map's NaN fill), or stored from it, elements outside the tensor
 //! skipped; with a multicast mask only where its bit 0 is set. `bytes`, when given,
 //! gets the box's size in bytes (every element counted) whether or not the copy was
-//! made, for the mbarrier `complete_tx` that semantic analysis emits after a load.
+//! made, for the [`MbarrierOp::CompleteTx`] that semantic analysis emits after a load.
 //! `sema::tensor_copy`'s module doc has the box's traversal and swizzling.
 
+#[cfg(doc)]
+use super::MbarrierOp;
 use super::{Address, RegId, Space, Value};
 
 /// `cp.async.bulk.tensor.Nd.tile [shared], [map, {coords}]` and the store the other way.

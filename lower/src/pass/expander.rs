@@ -1,7 +1,8 @@
 //! What the expansion passes share ([`super::expand_texture`], [`super::expand_matrix`],
-//! [`super::expand_copies`]): finding each instruction they expand and splitting its
-//! block around the expansion ([`each`]), and building control flow from the block the
-//! expansion has reached ([`Blocks`]: new blocks, guarded code, counted loops, traps).
+//! [`super::expand_copies`], [`super::expand_mbarrier`]): finding each instruction they
+//! expand and splitting its block around the expansion ([`each`]), and building control
+//! flow from the block the expansion has reached ([`Blocks`]: new blocks, guarded code,
+//! counted loops, traps and other launch failures).
 
 use ptxvk_frontend::{Diagnostic, Span};
 
@@ -157,6 +158,12 @@ pub(crate) trait Blocks: Build + Sized {
     /// failing thread records it in the system area ([`crate::system`]), and the thread
     /// ends; the code after runs where it does not hold.
     fn trap_if(&mut self, cond: RegId) {
+        self.fail_if(cond, sys::STATUS_TRAP, &[]);
+    }
+
+    /// Fails the launch with `status` and its `details` where predicate `cond` holds,
+    /// as [`Blocks::trap_if`] does.
+    fn fail_if(&mut self, cond: RegId, status: u32, details: &[Value]) {
         let failing = self.new_block();
         let ok = self.new_block();
         let branch = Terminator::Branch { cond, negate: false, if_true: failing, if_false: ok };
@@ -168,13 +175,13 @@ pub(crate) trait Blocks: Build + Sized {
         self.kernel().system = true;
         let param_bytes = self.kernel().abi.size;
         let area = self.system_area(param_bytes);
-        let first = self.claim_failure(area, Value::Imm(u64::from(sys::STATUS_TRAP)));
+        let first = self.claim_failure(area, Value::Imm(u64::from(status)));
         let record = self.new_block();
         let end = self.new_block();
         let branch =
             Terminator::Branch { cond: first, negate: false, if_true: record, if_false: end };
         self.end_block(branch, record);
-        self.store_failure(area, &[]);
+        self.store_failure(area, details);
         self.end_block(Terminator::Jump(end), end);
         self.set_span(span);
         self.end_block(Terminator::Return, ok);

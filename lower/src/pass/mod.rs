@@ -22,7 +22,10 @@
 //!    memory accesses (new blocks for guarded stores and generic accesses);
 //!    [`expand_copies`] — the asynchronous copies (`cp.async`, `cp.async.bulk`,
 //!    `cp.async.bulk.tensor`) become the loads and stores they perform (new blocks for
-//!    partial reads, loops and traps);
+//!    partial reads, loops and traps); [`expand_mbarrier`] — the mbarrier instructions
+//!    (and the `complete_tx` of the copies) become acquire-release atomics on the
+//!    object's shared words, phase completions behind their tests (new blocks), waits
+//!    polling reads;
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -68,7 +71,8 @@
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
-//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`]); the expansions (0) write those out, and
+//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`],
+//! [`InstKind::Mbarrier`]); the expansions (0) write those out, and
 //! every decision that
 //! depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
@@ -82,6 +86,7 @@ pub mod expand_copies;
 pub mod expand_formats;
 pub mod expand_integer;
 pub mod expand_matrix;
+pub mod expand_mbarrier;
 pub mod expand_texture;
 pub mod expand_video;
 mod expander;
@@ -336,6 +341,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
+    expand_mbarrier::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -443,6 +449,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a matrix instruction left by expand_matrix")
     } else if expand_copies::is_copy(kind) {
         Some("an asynchronous copy left by expand_copies")
+    } else if expand_mbarrier::is_mbarrier(kind) {
+        Some("an mbarrier instruction left by expand_mbarrier")
     } else {
         None
     }

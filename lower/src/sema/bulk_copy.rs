@@ -6,8 +6,8 @@
 //! A global/shared copy becomes one [`InstKind::Copy`] ([`CopyInst::Bulk`], whose
 //! module doc is its specification: performed when it is issued, by the issuing
 //! thread, 16 bytes at a time), which `pass::expand_copies` writes out. A copy that
-//! completes on an mbarrier is followed by the `complete_tx` of its size on it
-//! (`sema::mbarrier`); bulk groups complete at once,
+//! completes on an mbarrier is followed by the `complete_tx` of its size on it, an
+//! `MbarrierOp::CompleteTx` (`sema::mbarrier`); bulk groups complete at once,
 //! so committing and waiting emit nothing, and prefetching does nothing. The accesses
 //! are the program's own, which checked launches test. `.multicast::cluster` copies
 //! into the one CTA of the cluster when its bit is in the mask (`sema::cluster`).

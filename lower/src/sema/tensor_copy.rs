@@ -5,7 +5,8 @@
 //!
 //! Each copy becomes one [`InstKind::Copy`] ([`CopyInst::Tensor`], whose module doc is
 //! its specification), which `pass::expand_copies` writes out as this doc says; a load's
-//! mbarrier `complete_tx` of the box's bytes follows it (`sema::mbarrier`).
+//! mbarrier `complete_tx` of the box's bytes follows it (an `MbarrierOp::CompleteTx`,
+//! `sema::mbarrier`).
 //!
 //! The tensor map is ptxvk's ([`ptxvk_abi::tensor_map`], what its driver library's
 //! `cuTensorMapEncodeTiled` writes): the copy reads its fields at run time and moves the

@@ -65,6 +65,7 @@ mod copy;
 mod half;
 mod integer;
 mod matrix;
+mod mbarrier;
 mod parse;
 mod print;
 mod structured;

@@ -424,12 +424,7 @@ impl<'a> Printer<'a> {
             InstKind::ShadowWord { dst, table, addr } => {
                 format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
             }
-            InstKind::RaceShadow { dst, word, swap: None } => {
-                format!("{} = race_shadow {}", r(*dst), self.list(&[*word]))
-            }
-            InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
-                format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
-            }
+            InstKind::RaceShadow { dst, word, swap } => self.race_shadow(*dst, *word, *swap),
             InstKind::Video(op) => super::video::print(op, r, v),
             InstKind::Half(op) => super::half::print(op, r, v),
             InstKind::Integer(op) => super::integer::print(op, r, v),
@@ -437,6 +432,17 @@ impl<'a> Printer<'a> {
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
             InstKind::Copy(c) => super::copy::print(c, r, v),
+            InstKind::Mbarrier(m) => super::mbarrier::print(m, r, v),
+        }
+    }
+
+    /// `race_shadow`, with `.swap` and its operand when it replaces the word.
+    fn race_shadow(&self, dst: RegId, word: Value, swap: Option<Value>) -> String {
+        match swap {
+            None => format!("{} = race_shadow {}", self.reg(dst), self.list(&[word])),
+            Some(swap) => {
+                format!("{} = race_shadow.swap {}", self.reg(dst), self.list(&[word, swap]))
+            }
         }
     }
 
