@@ -87,14 +87,15 @@ pub const STATUS_STACK: u32 = 4;
 /// than any resident grid needs: not every block of the grid was running.
 pub const STATUS_GRID_SYNC: u32 = 6;
 /// Status of a launch in which an `mbarrier.init` asked for more arrivals than ptxvk's
-/// mbarriers count (`sema::mbarrier`); the line field holds the count.
+/// mbarriers count (the layout of `lower/src/ir/mbarrier.rs`); the line field holds the
+/// count.
 pub const STATUS_MBARRIER: u32 = 7;
 /// Status of a launch that ran more loop iterations in one subgroup than the driver
 /// allows before it silently ends every loop (`pass::loop_guard`, Mesa 22.3's
 /// lavapipe): the line field holds the loop's index in the kernel's
 /// `Kernel::guarded_loops`, the file field the guard's limit.
 pub const STATUS_LOOP_LIMIT: u32 = 8;
-/// The largest arrival count of ptxvk's mbarrier layout (`sema::mbarrier`).
+/// The largest arrival count of ptxvk's mbarrier layout (`lower/src/ir/mbarrier.rs`).
 pub const MBARRIER_MAX_COUNT: u32 = 0x7ff;
 
 /// Status of a launch in which a block of a kernel with polling loops could not go on
