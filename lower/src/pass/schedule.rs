@@ -48,18 +48,28 @@
 //! The block's state is words of shared memory after the static variables (of the
 //! window's atomic width, [`State`]): threads left, threads waiting at a block
 //! barrier, per warp the lanes that exited and, per kind of collective, the lanes
-//! waiting at one, and per round parity the threads that ran and whether any made
-//! progress. Updates are atomics made after the round's second barrier; reads happen
-//! between its two barriers, so every thread decides on the same snapshot.
+//! waiting at one, and per round parity the threads that ran, whether any made
+//! progress, and the grid's two words below as thread 0 read them. Updates are atomics
+//! made after the round's second barrier; reads happen between its two barriers, so
+//! every thread decides on the same snapshot.
 //!
 //! **Waits that cannot end.** A round in which no thread could run while threads are
 //! left is a deadlock (every thread waits at a barrier or collective that some other
-//! waiting thread would have to reach); [`IDLE_LIMIT`] rounds in a row in which no
-//! thread made progress — only polling loops went round, their threads back where they
-//! started — is a spin that no thread of the block can end (a wait for another block,
-//! or for a value nothing writes). Both end the launch with [`sys::STATUS_DEADLOCK`] or
-//! [`sys::STATUS_SPIN`], naming the line of a waiting thread's loop or wait
-//! ([`Kernel::wait_sites`]), instead of hanging until the host's timeout.
+//! waiting thread would have to reach). A spin — rounds in which no thread made
+//! progress, only polling loops went round, their threads back where they started —
+//! may wait for another block, which is no deadlock while that block runs: blocks wait
+//! for earlier blocks in single-pass scans, and an earlier block may work for long
+//! (docs/status.md, *Blocks and grids*). So blocks count themselves in the launch's
+//! system area: [`sys::BLOCKS_ACTIVE`] counts the blocks that started, have not ended
+//! and have not gone [`QUIET_AFTER`] rounds without progress, and [`sys::BLOCK_EVENTS`]
+//! counts starts, ends and changes between the two (thread 0 of the block updates
+//! them, and reads both once a round). A spin is endless after [`IDLE_LIMIT`] rounds
+//! in a row in which the block was quiet, no block was active and no event happened:
+//! a wait for a block that waits too, for a later block that cannot start before this
+//! one ends, or for a value nothing writes. Both end the launch with
+//! [`sys::STATUS_DEADLOCK`] or [`sys::STATUS_SPIN`], naming the line of a waiting
+//! thread's loop or wait ([`Kernel::wait_sites`]), instead of hanging until the host's
+//! timeout.
 //!
 //! Pre: CFG IR from semantic analysis (sync points present, warp exchanges not yet
 //! legalized, atomics not yet legalized: the compare-and-swap loops `legalize_atomics`
