@@ -74,9 +74,13 @@ fn words(rng: &mut common::Rng, len: usize) -> Vec<u32> {
 }
 
 /// The threads lavapipe runs workgroups on: `LP_NUM_THREADS`, else one per CPU (at
-/// most 32, llvmpipe's `LP_MAX_THREADS`).
+/// most 32, llvmpipe's `LP_MAX_THREADS`). Mesa counts the CPUs online, which may be
+/// more than this process may use: the larger of both.
 fn lavapipe_threads() -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).min(32);
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let online = cpuinfo.lines().filter(|l| l.starts_with("processor")).count();
+    let cpus = usable.max(online).min(32);
     std::env::var("LP_NUM_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(cpus).max(1)
 }
 
