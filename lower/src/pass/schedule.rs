@@ -467,10 +467,10 @@ impl Grid {
 
     /// The grid-wide part of the rule for waits that cannot end (module doc): whether
     /// the block has spun for [`IDLE_LIMIT`] rounds in which no block of the grid ran,
-    /// and whether thread 0 must tell the grid that the block stopped or started
-    /// waiting (in `first_thread`). `counted` says whether the block counted as active before this round,
-    /// `idle` is its new count of rounds without progress, `active` and `events` are the
-    /// grid's words as thread 0 read them last round.
+    /// and whether thread 0 (`first_thread`) must tell the grid that the block stopped
+    /// or started waiting. `counted` says whether the block counted as active before
+    /// this round, `idle` is its new count of rounds without progress, `active` and
+    /// `events` are the grid's words as thread 0 read them last round.
     fn rule(
         self,
         e: &mut Builder<'_>,
@@ -480,16 +480,15 @@ impl Grid {
         active: Value,
         events: Value,
     ) -> (RegId, RegId) {
-        let grid = self;
         let quiet = e.cmp(CmpOp::Ge, U32, idle, Value::Imm(QUIET_AFTER.into()));
         let nobody_active = e.cmp(CmpOp::Eq, U32, active, Value::Imm(0));
-        let nothing_new = e.cmp(CmpOp::Eq, U32, events, Value::Reg(grid.events));
+        let nothing_new = e.cmp(CmpOp::Eq, U32, events, Value::Reg(self.events));
         let calm = e.pred_and(quiet, nobody_active);
         let calm = e.pred_and(calm, nothing_new);
-        let more = e.add(U32, Value::Reg(grid.calm), Value::Imm(1));
+        let more = e.add(U32, Value::Reg(self.calm), Value::Imm(1));
         let calm = e.sel(U32, calm, more, Value::Imm(0));
-        e.mov(U32, grid.calm, calm);
-        e.mov(U32, grid.events, events);
+        e.mov(U32, self.calm, calm);
+        e.mov(U32, self.events, events);
         let spinning = e.cmp(CmpOp::Ge, U32, calm, Value::Imm(u64::from(IDLE_LIMIT)));
         // Counted and quiet now, or neither: the block's state in the grid changed.
         let was = e.sel(U32, counted, Value::Imm(1), Value::Imm(0));
