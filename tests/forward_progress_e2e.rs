@@ -659,13 +659,14 @@ fn collectives_meet_their_kind_and_a_deadlock_is_an_error() {
 
 // ------------------------------------------------------------- across blocks
 
-/// Block 0 spins on a global flag that only block 1 sets. Grid-wide progress is a
-/// later issue; what this one demands is that the launch never hangs. Two outcomes
-/// pass: `Ok` with CUDA's result (out = [42, 7]), or an error, when compiling or
-/// launching, whose headline says it is about a spin or wait loop. A GPU timeout is the
-/// hang itself and fails. (On lavapipe with two or more threads the launch finishes
-/// today, the blocks running on different threads of its pool; with
-/// `LP_NUM_THREADS=1` block 0 spins before block 1 runs, and the launch hangs.)
+/// Block 0 spins on a global flag that only block 1, a *later* block, sets: CUDA does
+/// not promise that this ends (waits for earlier blocks are `block_order_e2e`'s). Two
+/// outcomes pass: `Ok` with CUDA's result (out = [42, 7]), or an error, when compiling
+/// or launching, whose headline says it is about a spin or wait loop. A GPU timeout is
+/// the hang itself and fails. (On lavapipe with two or more threads the launch
+/// finishes, the blocks running on different threads of its pool; with
+/// `LP_NUM_THREADS=1` block 0 spins before block 1 can start, and the launch fails as
+/// an endless wait.)
 fn check_cross_block(device: &Device, path: &Path) {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).expect("read PTX");
