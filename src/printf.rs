@@ -131,9 +131,9 @@ pub fn failure_message(
         } else {
             format!(
                 "kernel `{kernel}` spins without end: in {thread}, the loop at {site} waits \
-                 for memory that no thread of its block changed in {} rounds (a wait for \
-                 another block, which ptxvk does not run alongside, or for a value nothing \
-                 writes)",
+                 for memory that nothing changed in {} rounds in which no other block of \
+                 the grid ran (a wait for a block that waits too, for a later block that \
+                 cannot start before this one ends, or for a value nothing writes)",
                 ptxvk_lower::pass::schedule::IDLE_LIMIT
             )
         }

@@ -13,6 +13,7 @@
 //! | 4..8 | bytes of printf records reserved (atomic add; may pass [`PRINTF_CAPACITY`]) |
 //! | 8..32 | the failing thread: `%ctaid.x/y/z`, `%tid.x/y/z` (u32 each) |
 //! | 32..36 | the assertion's line (a partial barrier's thread count, the bytes that did not fit the stack) |
+//! | 36..40 | block scheduler: blocks of the grid that run and do not wait ([`BLOCKS_ACTIVE`]) |
 //! | 40..64 | the assertion's message, file and function (generic addresses, u64 each) |
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
 //! | 72..76 | grid barrier: blocks arrived at the current `cudaCGSynchronize` |
@@ -22,6 +23,7 @@
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
 //! | 96..104 | checked launches: the parameter ranges' address (written by the host) |
 //! | 104..108 | initcheck: all ones (written by the host), the shadow word of memory without a shadow |
+//! | 108..112 | block scheduler: blocks that started, finished, or went on after waiting ([`BLOCK_EVENTS`]) |
 //! | 112..120 | device-side launches: the launch arena's address (written by the host; [`crate::device_launch`]) |
 //! | 120..128 | grid workspace of cooperative groups' inline grid barrier: u32 size, u32 barrier word ([`GRID_WORKSPACE`]) |
 //! | 128..160 | checked launches: the sink, where a refused global access goes instead |
@@ -104,10 +106,23 @@ pub const MBARRIER_MAX_COUNT: u32 = 0x7ff;
 /// thread's wait site (`Kernel::wait_sites`).
 pub const STATUS_DEADLOCK: u32 = 9;
 /// Status of a launch in which a block of a kernel with polling loops made no progress
-/// for `pass::schedule::IDLE_LIMIT` rounds: its threads only went round loops that
-/// wait for memory no thread of the block writes (another block's, or nobody's). The
-/// line field holds the index of the polling loop's site (`Kernel::wait_sites`).
+/// for `pass::schedule::IDLE_LIMIT` rounds in which no other block of the grid ran
+/// either ([`BLOCKS_ACTIVE`] 0, [`BLOCK_EVENTS`] unchanged): its threads only went
+/// round loops that wait for memory nothing will write (a later block's that cannot
+/// start, a block's that waits too, or nobody's). The line field holds the index of
+/// the polling loop's site (`Kernel::wait_sites`).
 pub const STATUS_SPIN: u32 = 10;
+
+/// Blocks of a launch of a kernel with polling loops (`pass::schedule`) that have
+/// started, have not finished and do not wait: a block adds 1 when it starts, and
+/// subtracts 1 when it has gone `pass::schedule`'s quiet limit of rounds without
+/// progress (adding it back when it progresses again) or when it ends. A block's
+/// [`STATUS_SPIN`] count runs only while this is 0 (atomic add; wraps).
+pub const BLOCKS_ACTIVE: u32 = 36;
+/// Events of such a launch that may end another block's wait: a block started, ended,
+/// or stopped or started waiting (atomic add). A waiting block's count of rounds
+/// without progress starts again whenever it changes.
+pub const BLOCK_EVENTS: u32 = 108;
 
 pub const STATUS: u32 = 0;
 pub const PRINTF_USED: u32 = 4;

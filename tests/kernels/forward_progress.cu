@@ -63,8 +63,8 @@
 // cross_block (unsigned* flag, unsigned* out); grid of 2 blocks, any B. Thread 0 of
 //   block 0 spins on the volatile global *flag until it is not 0, then writes
 //   out[0] = *flag + 1; thread 0 of block 1 writes out[1] = 7, __threadfence(), and
-//   *flag = 41. So out = {42, 7} when flag starts 0. (Grid-wide progress: a later
-//   issue; see tests/forward_progress_e2e.rs for what ptxvk must do now.)
+//   *flag = 41. So out = {42, 7} when flag starts 0. (A wait for a later block: see
+//   tests/forward_progress_e2e.rs for what ptxvk must do.)
 
 #pragma nv_diag_suppress static_var_with_dynamic_init
 

@@ -131,8 +131,15 @@ pub(crate) struct Chunk {
 
 /// Splits `grid` into dispatches of at most `max` workgroups per dimension, z outermost
 /// then y then x. Every component of `grid` and `max` must be at least 1 (a zero maximum
-/// is treated as 1).
+/// is treated as 1). Each dispatch is a run of consecutive linear block indices (x
+/// fastest, as `%ctaid` numbers them), and the runs come in order: where x is split a
+/// dispatch is part of one row, where y is split part of one plane. So the blocks of a
+/// grid are dispatched in their linear order, which blocks that wait for earlier blocks
+/// rely on (docs/status.md, *Blocks and grids*).
 pub(crate) fn split_grid(grid: [u32; 3], max: [u32; 3]) -> Vec<Chunk> {
+    let split = |d: usize| max[d].max(1) < grid[d];
+    let max =
+        [max[0], if split(0) { 1 } else { max[1] }, if split(0) || split(1) { 1 } else { max[2] }];
     let ranges = |d: usize| {
         let step = max[d].max(1);
         (0..grid[d].div_ceil(step)).map(move |i| {
@@ -250,7 +257,8 @@ mod tests {
         let grid = [7, 5, 3];
         let max = [3, 2, 2];
         let chunks = split_grid(grid, max);
-        assert_eq!(chunks.len(), 3 * 3 * 2);
+        // x is split: each dispatch is part of one row.
+        assert_eq!(chunks.len(), 3 * 5 * 3);
         let mut seen = vec![0u32; (grid[0] * grid[1] * grid[2]) as usize];
         for c in &chunks {
             for (count, max) in c.count.iter().zip(max) {
@@ -269,8 +277,32 @@ mod tests {
         // z outermost, x innermost.
         assert_eq!(chunks[0].base, [0, 0, 0]);
         assert_eq!(chunks[1].base, [3, 0, 0]);
-        assert_eq!(chunks[3].base, [0, 2, 0]);
-        assert_eq!(chunks[9].base, [0, 0, 2]);
+        assert_eq!(chunks[3].base, [0, 1, 0]);
+        assert_eq!(chunks[15].base, [0, 0, 1]);
+    }
+
+    #[test]
+    fn split_grids_are_dispatched_in_linear_block_order() {
+        let linear = |grid: [u32; 3], [x, y, z]: [u32; 3]| (z * grid[1] + y) * grid[0] + x;
+        let cases = [
+            ([7, 5, 3], [3, 2, 2]),
+            ([7, 5, 3], [7, 2, 2]),
+            ([7, 5, 3], [7, 5, 2]),
+            ([100_000, 2, 1], [65535; 3]),
+            ([4, 70_000, 2], [65535; 3]),
+        ];
+        for (grid, max) in cases {
+            let mut next = 0;
+            for c in split_grid(grid, max) {
+                // A run of consecutive indices, starting where the last one ended.
+                assert_eq!(linear(grid, c.base), next, "{grid:?} {max:?}: {c:?}");
+                let n = c.count.iter().product::<u32>();
+                let [x, y, z] = [0, 1, 2].map(|d| c.base[d] + c.count[d] - 1);
+                assert_eq!(linear(grid, [x, y, z]), next + n - 1, "{grid:?} {max:?}: {c:?}");
+                next += n;
+            }
+            assert_eq!(next, grid.iter().product::<u32>());
+        }
     }
 
     #[test]

@@ -48,18 +48,28 @@
 //! The block's state is words of shared memory after the static variables (of the
 //! window's atomic width, [`State`]): threads left, threads waiting at a block
 //! barrier, per warp the lanes that exited and, per kind of collective, the lanes
-//! waiting at one, and per round parity the threads that ran and whether any made
-//! progress. Updates are atomics made after the round's second barrier; reads happen
-//! between its two barriers, so every thread decides on the same snapshot.
+//! waiting at one, and per round parity the threads that ran, whether any made
+//! progress, and the grid's two words below as thread 0 read them. Updates are atomics
+//! made after the round's second barrier; reads happen between its two barriers, so
+//! every thread decides on the same snapshot.
 //!
 //! **Waits that cannot end.** A round in which no thread could run while threads are
 //! left is a deadlock (every thread waits at a barrier or collective that some other
-//! waiting thread would have to reach); [`IDLE_LIMIT`] rounds in a row in which no
-//! thread made progress — only polling loops went round, their threads back where they
-//! started — is a spin that no thread of the block can end (a wait for another block,
-//! or for a value nothing writes). Both end the launch with [`sys::STATUS_DEADLOCK`] or
-//! [`sys::STATUS_SPIN`], naming the line of a waiting thread's loop or wait
-//! ([`Kernel::wait_sites`]), instead of hanging until the host's timeout.
+//! waiting thread would have to reach). A spin — rounds in which no thread made
+//! progress, only polling loops went round, their threads back where they started —
+//! may wait for another block, which is no deadlock while that block runs: blocks wait
+//! for earlier blocks in single-pass scans, and an earlier block may work for long
+//! (docs/status.md, *Blocks and grids*). So blocks count themselves in the launch's
+//! system area: [`sys::BLOCKS_ACTIVE`] counts the blocks that started, have not ended
+//! and have not gone [`QUIET_AFTER`] rounds without progress, and [`sys::BLOCK_EVENTS`]
+//! counts starts, ends and changes between the two (thread 0 of the block updates
+//! them, and reads both once a round). A spin is endless after [`IDLE_LIMIT`] rounds
+//! in a row in which the block was quiet, no block was active and no event happened:
+//! a wait for a block that waits too, for a later block that cannot start before this
+//! one ends, or for a value nothing writes. Both end the launch with
+//! [`sys::STATUS_DEADLOCK`] or [`sys::STATUS_SPIN`], naming the line of a waiting
+//! thread's loop or wait ([`Kernel::wait_sites`]), instead of hanging until the host's
+//! timeout.
 //!
 //! Pre: CFG IR from semantic analysis (sync points present, warp exchanges not yet
 //! legalized, atomics not yet legalized: the compare-and-swap loops `legalize_atomics`
@@ -84,6 +94,11 @@ const U64: OpTy = OpTy::U(64);
 /// Rounds in a row without progress after which a spin ends the launch.
 pub const IDLE_LIMIT: u32 = 1 << 18;
 
+/// Rounds in a row without progress after which a block counts as waiting
+/// ([`sys::BLOCKS_ACTIVE`]): long enough that a block that waits for a moment (a lock,
+/// a flag another warp sets) does not touch the grid's words.
+const QUIET_AFTER: u32 = 1 << 10;
+
 /// Words of the block's state (module doc), in shared memory.
 const LIVE: u32 = 0;
 const BLOCKED: u32 = 1;
@@ -91,11 +106,15 @@ const BLOCKED: u32 = 1;
 const RAN: u32 = 2;
 /// Two words, by round parity.
 const PROGRESS: u32 = 4;
+/// Two words each, by round parity: the grid's [`sys::BLOCKS_ACTIVE`] and
+/// [`sys::BLOCK_EVENTS`] as thread 0 read them in the round.
+const ACTIVE_SEEN: u32 = 6;
+const EVENTS_SEEN: u32 = 8;
 /// One word per warp (CUDA's blocks have at most 32): the lanes that exited.
-const EXITED: u32 = 6;
+const EXITED: u32 = 10;
 /// One word per warp and collective kind: the lanes waiting at a collective of the
 /// kind (`SyncPoint::Warp`), words `WAITING + 32 * kind + warp`.
-const WAITING: u32 = 38;
+const WAITING: u32 = 42;
 const WARPS: u32 = 32;
 
 /// `pc` of a thread that has exited.
@@ -417,6 +436,75 @@ impl State {
     }
 }
 
+/// The grid's words in the launch's system area (module doc, *Waits that cannot end*),
+/// and the registers the block keeps about them, the same in each of its threads.
+#[derive(Clone, Copy)]
+struct Grid {
+    /// The system area's address.
+    area: RegId,
+    /// Rounds in a row in which the block waited and no block of the grid ran.
+    calm: RegId,
+    /// [`sys::BLOCK_EVENTS`] as the block saw it last.
+    events: RegId,
+}
+
+impl Grid {
+    fn atomic(self, e: &mut Builder<'_>, op: AtomicOp, word: u32, v: Value) -> RegId {
+        let dst = e.temp(U32);
+        e.push(InstKind::Atomic {
+            op,
+            space: Space::Global,
+            ty: U32,
+            scope: Scope::Gpu,
+            order: Order::Relaxed,
+            dst: Some(dst),
+            addr: Address { base: Some(self.area), offset: i64::from(word) },
+            src: v,
+            cmp: Value::Imm(0),
+        });
+        dst
+    }
+
+    /// The grid-wide part of the rule for waits that cannot end (module doc): whether
+    /// the block has spun for [`IDLE_LIMIT`] rounds in which no block of the grid ran,
+    /// and whether thread 0 (`first_thread`) must tell the grid that the block stopped
+    /// or started waiting. `counted` says whether the block counted as active before
+    /// this round, `idle` is its new count of rounds without progress, `active` and
+    /// `events` are the grid's words as thread 0 read them last round.
+    fn rule(
+        self,
+        e: &mut Builder<'_>,
+        first_thread: RegId,
+        counted: RegId,
+        idle: Value,
+        active: Value,
+        events: Value,
+    ) -> (RegId, RegId) {
+        let quiet = e.cmp(CmpOp::Ge, U32, idle, Value::Imm(QUIET_AFTER.into()));
+        let nobody_active = e.cmp(CmpOp::Eq, U32, active, Value::Imm(0));
+        let nothing_new = e.cmp(CmpOp::Eq, U32, events, Value::Reg(self.events));
+        let calm = e.pred_and(quiet, nobody_active);
+        let calm = e.pred_and(calm, nothing_new);
+        let more = e.add(U32, Value::Reg(self.calm), Value::Imm(1));
+        let calm = e.sel(U32, calm, more, Value::Imm(0));
+        e.mov(U32, self.calm, calm);
+        e.mov(U32, self.events, events);
+        let spinning = e.cmp(CmpOp::Ge, U32, calm, Value::Imm(u64::from(IDLE_LIMIT)));
+        // Counted and quiet now, or neither: the block's state in the grid changed.
+        let was = e.sel(U32, counted, Value::Imm(1), Value::Imm(0));
+        let is = e.sel(U32, quiet, Value::Imm(1), Value::Imm(0));
+        let changed = e.cmp(CmpOp::Eq, U32, was, is);
+        let note = e.pred_and(changed, first_thread);
+        (spinning, note)
+    }
+
+    /// Adds `active` to the count of active blocks and counts an event.
+    fn note(self, e: &mut Builder<'_>, active: Value) {
+        self.atomic(e, AtomicOp::Add, sys::BLOCKS_ACTIVE, active);
+        self.atomic(e, AtomicOp::Add, sys::BLOCK_EVENTS, Value::Imm(1));
+    }
+}
+
 /// The registers and words the rounds use.
 struct Scheduler<'k> {
     k: &'k mut Kernel,
@@ -443,6 +531,7 @@ struct Scheduler<'k> {
     /// The byte offset among the waiting masks of the one a thread at a collective is
     /// in: its kind's, of its warp.
     waiting_at: RegId,
+    grid: Grid,
     /// The block that ends every round.
     round_end: BlockId,
     /// Resume targets in `pc` order (`pc` 0 is the kernel's entry).
@@ -475,6 +564,7 @@ impl<'k> Scheduler<'k> {
         let [pc, wait, members, start, round, idle, site, parity, lane_bit, warp_word, lanes] =
             [(); 11].map(|()| reg(k, U32));
         let waiting_at = reg(k, U32);
+        let grid = Grid { area: reg(k, U64), calm: reg(k, U32), events: reg(k, U32) };
         let first_thread = reg(k, OpTy::Pred);
         let round_end = BlockId(k.blocks.len() as u32);
         k.blocks.push(empty_block(span, Terminator::Return));
@@ -496,6 +586,7 @@ impl<'k> Scheduler<'k> {
             lanes,
             first_thread,
             waiting_at,
+            grid,
             round_end,
             resume,
         }
@@ -530,13 +621,15 @@ impl<'k> Scheduler<'k> {
         self.dispatch(rounds, original_entry);
     }
 
-    /// Makes the kernel's new entry (the state's initialization) and the top of the
-    /// rounds; returns the block whose switch on `pc` is to be filled in.
-    fn rounds(&mut self) -> BlockId {
+    /// Makes the kernel's new entry: the state's initialization, the block's start in
+    /// the grid's words, and a first meeting; returns the meeting's block, which the
+    /// caller sends to the top of the rounds.
+    fn initialize(&mut self) -> BlockId {
         let st = self.state;
-        // Entry: this thread's lane, warp and the warp's lanes; the threads clear the
-        // state, word w by thread w mod the block's size, LIVE holding the block's size;
-        // all meet.
+        let param_bytes = self.k.abi.size;
+        // This thread's lane, warp and the warp's lanes; the threads clear the state,
+        // word w by thread w mod the block's size, LIVE holding the block's size; all
+        // meet.
         let mut e = Builder::new(self.k, self.span);
         let t = e.linear_tid();
         let total = e.block_threads();
@@ -556,13 +649,22 @@ impl<'k> Scheduler<'k> {
             e.mov(U32, r, v);
         }
         e.mov(OpTy::Pred, self.first_thread, Value::Reg(first));
+        let grid = self.grid;
         for r in [self.pc, self.wait, self.members, self.round, self.idle, self.site] {
             e.mov(U32, r, Value::Imm(0));
         }
+        for r in [grid.calm, grid.events] {
+            e.mov(U32, r, Value::Imm(0));
+        }
+        let area = e.system_area(param_bytes);
+        e.mov(U64, grid.area, Value::Reg(area));
         let words = (e.kernel.shared.static_bytes - st.at) / st.bytes();
         let word = e.temp(U32);
         e.mov(U32, word, t);
         let entry_insts = std::mem::take(&mut e.insts);
+        // The block has started: it counts as active until it waits or ends.
+        grid.note(&mut e, Value::Imm(1));
+        let start = std::mem::take(&mut e.insts);
         let more = e.cmp(CmpOp::Lt, U32, Value::Reg(word), Value::Imm(u64::from(words)));
         let test = std::mem::take(&mut e.insts);
         let is_live = e.cmp(CmpOp::Eq, U32, Value::Reg(word), Value::Imm(u64::from(LIVE)));
@@ -577,9 +679,28 @@ impl<'k> Scheduler<'k> {
         let clear = self.block(clear, Terminator::Jump(head));
         self.k.blocks[head.index()].term =
             Terminator::Branch { cond: more, negate: false, if_true: clear, if_false: meet };
-        self.k.entry = self.block(entry_insts, Terminator::Jump(head));
+        let start = self.block(start, Terminator::Jump(head));
+        self.k.entry = self.block(
+            entry_insts,
+            Terminator::Branch {
+                cond: self.first_thread,
+                negate: false,
+                if_true: start,
+                if_false: head,
+            },
+        );
+        meet
+    }
 
-        // The top of a round: read the state; thread 0 clears this round's words.
+    /// Makes the kernel's new entry ([`Self::initialize`]) and the top of the rounds;
+    /// returns the block whose switch on `pc` is to be filled in.
+    fn rounds(&mut self) -> BlockId {
+        let st = self.state;
+        let grid = self.grid;
+        let meet = self.initialize();
+
+        // The top of a round: read the state; thread 0 clears this round's words and
+        // reads the grid's.
         let mut e = Builder::new(self.k, self.span);
         e.push(BARRIER);
         let parity = e.and(U32, Value::Reg(self.round), Value::Imm(1));
@@ -590,17 +711,28 @@ impl<'k> Scheduler<'k> {
         let blocked = st.load(&mut e, BLOCKED, None);
         let ran_before = st.load(&mut e, RAN, prev);
         let progress_before = st.load(&mut e, PROGRESS, prev);
+        let active_before = st.load(&mut e, ACTIVE_SEEN, prev);
+        let events_before = st.load(&mut e, EVENTS_SEEN, prev);
         let waiting = st.load(&mut e, WAITING, Some(self.waiting_at));
         let exited = st.load(&mut e, EXITED, Some(self.warp_word));
         let top = std::mem::take(&mut e.insts);
         let parity = Some(self.parity);
         st.store(&mut e, RAN, parity, Value::Imm(0));
         st.store(&mut e, PROGRESS, parity, Value::Imm(0));
+        let active = grid.atomic(&mut e, AtomicOp::Load, sys::BLOCKS_ACTIVE, Value::Imm(0));
+        st.store(&mut e, ACTIVE_SEEN, parity, Value::Reg(active));
+        let events = grid.atomic(&mut e, AtomicOp::Load, sys::BLOCK_EVENTS, Value::Imm(0));
+        st.store(&mut e, EVENTS_SEEN, parity, Value::Reg(events));
         let clear = std::mem::take(&mut e.insts);
 
-        // After the second barrier: end, fail, or decide whether to run.
+        // After the second barrier: end, fail, or decide whether to run. What the block
+        // takes back from the grid's active count when it ends: 1 unless it waited.
         e.push(BARRIER);
         let none_left = e.cmp(CmpOp::Eq, U32, live, Value::Imm(0));
+        let counted = e.cmp(CmpOp::Lt, U32, Value::Reg(self.idle), Value::Imm(QUIET_AFTER.into()));
+        let leaving = e.temp(U32);
+        let v = e.sel(U32, counted, Value::Imm(u32::MAX.into()), Value::Imm(0));
+        e.mov(U32, leaving, v);
         let after = std::mem::take(&mut e.insts);
 
         let later = e.cmp(CmpOp::Ne, U32, Value::Reg(self.round), Value::Imm(0));
@@ -611,9 +743,15 @@ impl<'k> Scheduler<'k> {
         let idle = e.sel(U32, progressed, Value::Imm(0), more);
         let idle = e.sel(U32, later, idle, Value::Imm(0));
         e.mov(U32, self.idle, idle);
-        let spinning = e.cmp(CmpOp::Ge, U32, idle, Value::Imm(u64::from(IDLE_LIMIT)));
+        let (spinning, note) =
+            grid.rule(&mut e, self.first_thread, counted, idle, active_before, events_before);
         let stuck = e.pred_or(stalled, spinning);
         let check = std::mem::take(&mut e.insts);
+        // The block stopped or started waiting: thread 0 tells the grid.
+        let quiet = e.cmp(CmpOp::Ge, U32, idle, Value::Imm(QUIET_AFTER.into()));
+        let change = e.sel(U32, quiet, Value::Imm(u32::MAX.into()), Value::Imm(1));
+        grid.note(&mut e, change);
+        let notify = std::mem::take(&mut e.insts);
 
         // Deciding: released from a barrier (all that are left wait at one) or from a
         // collective (every member lane waits at one of its kind, has exited or does
@@ -656,8 +794,8 @@ impl<'k> Scheduler<'k> {
         let end_insts = std::mem::take(&mut e.insts);
 
         // Blocks, wired from the end backwards.
-        let failure = self.failure_blocks(stalled);
-        let exit = self.block(Vec::new(), Terminator::Return);
+        let exit = self.leave_blocks(leaving);
+        let failure = self.failure_blocks(stalled, exit);
         let switch = self.block(running, Terminator::Return);
         let run_or_not = self.block(
             runnable_insts,
@@ -678,10 +816,14 @@ impl<'k> Scheduler<'k> {
                 if_false: run_or_not,
             },
         );
-        let check = self.block(
-            check,
-            Terminator::Branch { cond: stuck, negate: false, if_true: failure, if_false: decide },
+        let notify = self.block(notify, Terminator::Jump(decide));
+        let check = self.block(check, Terminator::Return);
+        let noted = self.block(
+            Vec::new(),
+            Terminator::Branch { cond: note, negate: false, if_true: notify, if_false: decide },
         );
+        self.k.blocks[check.index()].term =
+            Terminator::Branch { cond: stuck, negate: false, if_true: failure, if_false: noted };
         let after = self.block(
             after,
             Terminator::Branch { cond: none_left, negate: false, if_true: exit, if_false: check },
@@ -703,12 +845,33 @@ impl<'k> Scheduler<'k> {
         switch
     }
 
+    /// The end of the block's rounds (it ended, or failed): thread 0 takes the block
+    /// out of the grid's active count (`leaving` is minus one, or 0 if it waited), and
+    /// counts the event.
+    fn leave_blocks(&mut self, leaving: RegId) -> BlockId {
+        let grid = self.grid;
+        let mut e = Builder::new(self.k, self.span);
+        grid.note(&mut e, Value::Reg(leaving));
+        let leave = std::mem::take(&mut e.insts);
+        let done = self.block(Vec::new(), Terminator::Return);
+        let leave = self.block(leave, Terminator::Jump(done));
+        self.block(
+            Vec::new(),
+            Terminator::Branch {
+                cond: self.first_thread,
+                negate: false,
+                if_true: leave,
+                if_false: done,
+            },
+        )
+    }
+
     /// Ends the launch because the block is stuck (module doc): `stalled` says which
     /// way. Threads that have not exited claim the failure; the first records its
-    /// thread and wait site.
-    fn failure_blocks(&mut self, stalled: RegId) -> BlockId {
+    /// thread and wait site. All then go to `exit`.
+    fn failure_blocks(&mut self, stalled: RegId, exit: BlockId) -> BlockId {
         let span = Span::new(self.span.start, self.span.start);
-        let param_bytes = self.k.abi.size;
+        let area = self.grid.area;
         let mut e = Builder::new(self.k, span);
         let left = e.cmp(CmpOp::Ne, U32, Value::Reg(self.pc), Value::Imm(u64::from(DONE)));
         let test = std::mem::take(&mut e.insts);
@@ -718,14 +881,12 @@ impl<'k> Scheduler<'k> {
             Value::Imm(u64::from(sys::STATUS_DEADLOCK)),
             Value::Imm(u64::from(sys::STATUS_SPIN)),
         );
-        let area = e.system_area(param_bytes);
         let first = e.claim_failure(area, status);
         let claim = std::mem::take(&mut e.insts);
         // The line field holds the wait site's index (`Kernel::wait_sites`).
         let details = [Value::Imm(0), Value::Imm(0), Value::Reg(self.site)];
         e.store_failure(area, &details);
         let record = std::mem::take(&mut e.insts);
-        let exit = self.block(Vec::new(), Terminator::Return);
         let record = self.block(record, Terminator::Jump(exit));
         let claim = self.block(
             claim,
