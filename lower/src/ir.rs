@@ -36,7 +36,9 @@
 //!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
 //!   matrix instructions, [`MatrixInst`], whose module doc specifies them;
 //!   `pass::expand_matrix`), [`InstKind::Copy`] (the asynchronous copies, [`CopyInst`],
-//!   whose module doc specifies them; `pass::expand_copies`).
+//!   whose module doc specifies them; `pass::expand_copies`), [`InstKind::Warp`] (the
+//!   warp collectives, [`WarpInst`], whose module doc specifies them, member masks and
+//!   lanes that do not arrive included; `pass::expand_warp`).
 //!
 //! # Functions and calls
 //!
@@ -111,6 +113,7 @@ mod matrix;
 mod routine;
 mod texture;
 mod video;
+mod warp;
 pub use copy::*;
 pub use half::*;
 pub use integer::*;
@@ -121,6 +124,7 @@ pub use texture::{
     TextureFetch, TextureInst, TextureQuery,
 };
 pub use video::*;
+pub use warp::*;
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -1212,7 +1216,7 @@ pub enum InstKind {
         lane: Value,
     },
     /// The same workgroup barrier, inserted by the emulation of a warp collective
-    /// (`sema::warp`), after storing `publish` (this thread's 32-bit contribution), when
+    /// (`pass::legalize_warps`), after storing `publish` (this thread's 32-bit contribution), when
     /// given, in the thread's own word of the warp scratch
     /// ([`Kernel::warp_scratch`] + 4 × linear thread id; the address needs no register,
     /// so a predicated-off thread stores to its own word too). It must be reached in
@@ -1235,8 +1239,9 @@ pub enum InstKind {
     },
     /// Warp exchange, before `pass::legalize_warps`: this thread's 32-bit `value` is
     /// what the next [`InstKind::WarpRead`]s and [`InstKind::WarpBallot`]s of its warp see
-    /// for its lane. Semantic analysis makes every warp collective of a publish, reads
-    /// and a [`InstKind::WarpSync`], whatever the device's warp mode.
+    /// for its lane. `pass::expand_warp` and `pass::expand_matrix` make every warp
+    /// collective of a publish, reads and a [`InstKind::WarpSync`], whatever the
+    /// device's warp mode.
     WarpPublish {
         value: Value,
     },
@@ -1334,6 +1339,10 @@ pub enum InstKind {
     /// ISA 9.2 §9.7.9.25, [`CopyInst`]) as semantic analysis resolves it; `pass::expand_copies` writes
     /// every one out in the loads and stores it performs.
     Copy(Box<CopyInst>),
+    /// A warp collective (`shfl`, `vote`, `match`, `redux`, `activemask`, `elect`,
+    /// `bar.warp.sync`; PTX ISA 9.2 §9.7.8.6, §9.7.13.3-10, [`WarpInst`]) as semantic
+    /// analysis resolves it; `pass::expand_warp` writes every one out in warp exchanges.
+    Warp(Box<WarpInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

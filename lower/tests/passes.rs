@@ -23,7 +23,9 @@
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `expand_copies` leaves no
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
-//! which it does not model); `legalize_atomics` leaves
+//! which it does not model); `expand_warp` leaves no warp collective (checked against
+//! the interpreter's model of each on the lanes' values, with lanes that exit, lanes on
+//! other paths and partial warps); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -56,9 +58,9 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_texture,
-    expand_video, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, structurize, LoopGuard, Target,
+    expand_video, expand_warp, float_modifiers, hoist_params, inline, legalize_atomics,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
+    schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -150,6 +152,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a matrix instruction",
             |_, i| expand_matrix::is_matrix(i),
             |k, _| expand_matrix::run(k),
+        )?,
+        ("expand_warp", None) => legalizes(
+            &mut s.kernel,
+            "a warp collective",
+            |_, i| expand_warp::is_warp(i),
+            |k, _| expand_warp::run(k),
         )?,
         ("expand_copies", None) => legalizes(
             &mut s.kernel,
@@ -750,6 +758,7 @@ fn every_pass_is_checked_on_results() {
         "expand_texture",
         "expand_matrix",
         "expand_copies",
+        "expand_warp",
         "check",
         "check:racecheck",
         "hoist_params",

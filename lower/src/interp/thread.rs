@@ -29,8 +29,9 @@ pub(super) enum WaitKind {
     Subgroup { op: SubgroupOp, dst: RegId, value: u32, lane: u32 },
     /// A sync point: the thread lets the others run.
     Yield,
-    /// A warp-level matrix instruction (`super::matrix`), which the warp runs together.
-    Matrix,
+    /// A high-level warp instruction (a matrix instruction, `super::matrix`, or a warp
+    /// collective, `super::collective`), which the warp runs together.
+    Whole,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,6 +341,7 @@ impl<'a> Thread<'a> {
                 | InstKind::WarpPublish { .. }
                 | InstKind::Subgroup { .. }
                 | InstKind::Matrix(_)
+                | InstKind::Warp(_)
         );
         if collective && self.function.is_some() {
             let what = "warp collectives in called functions".into();
@@ -370,7 +372,10 @@ impl<'a> Thread<'a> {
                 return Ok(Some(WaitKind::Subgroup { op: *op, dst: *dst, value, lane }));
             }
             InstKind::SyncPoint { .. } => return Ok(Some(WaitKind::Yield)),
-            InstKind::Matrix(_) => return Ok(Some(WaitKind::Matrix)),
+            InstKind::Matrix(_) => return Ok(Some(WaitKind::Whole)),
+            // `bar.warp.sync` exchanges nothing: as its expansion's `warp_sync`.
+            InstKind::Warp(w) if w.op == WarpOp::Sync => {}
+            InstKind::Warp(_) => return Ok(Some(WaitKind::Whole)),
             InstKind::WarpRead { dst, lane, .. } => {
                 let lane = self.at_bits(*lane, 32);
                 if lane >= 32 {

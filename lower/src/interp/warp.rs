@@ -72,7 +72,7 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error
     let collective = |s: &State| match s {
         State::Waiting {
             point,
-            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. } | WaitKind::Matrix),
+            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. } | WaitKind::Whole),
         } => Some((*point, std::mem::discriminant(kind))),
         _ => None,
     };
@@ -94,10 +94,16 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error
         }
     }
     let k = cx.k;
-    if first.1 == std::mem::discriminant(&WaitKind::Matrix) {
+    if first.1 == std::mem::discriminant(&WaitKind::Whole) {
         let inst = k.blocks.get(first.0 .0).and_then(|b| b.insts.get(first.0 .1));
-        if let Some(crate::ir::Inst { kind: InstKind::Matrix(m), span }) = inst {
-            super::matrix::run(cx, warp, present, m, *span)?;
+        match inst {
+            Some(crate::ir::Inst { kind: InstKind::Matrix(m), span }) => {
+                super::matrix::run(cx, warp, present, m, *span)?
+            }
+            Some(crate::ir::Inst { kind: InstKind::Warp(w), .. }) => {
+                super::collective::run(k, warp, present, w)
+            }
+            _ => {}
         }
         warp.iter_mut().filter(|t| member(t)).for_each(|t| t.state = State::Running);
         return Ok(true);

@@ -22,7 +22,9 @@
 //!    memory accesses (new blocks for guarded stores and generic accesses);
 //!    [`expand_copies`] — the asynchronous copies (`cp.async`, `cp.async.bulk`,
 //!    `cp.async.bulk.tensor`) become the loads and stores they perform (new blocks for
-//!    partial reads, loops and traps);
+//!    partial reads, loops and traps); [`expand_warp`] — the warp collectives (`shfl`,
+//!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
+//!    exchanges (new blocks for the loops over lanes of `match` and `redux`);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -43,9 +45,9 @@
 //!    exact paths become calls of emulation routines (`crate::routines`), added to the
 //!    kernel's functions once each, whose bodies [`structurize`] structures with the
 //!    kernel's (CFG → CFG);
-//! 6. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
-//!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
-//!    (CFG → CFG);
+//! 6. [`legalize_warps`] — the warp exchanges of [`expand_warp`] and [`expand_matrix`]
+//!    become subgroup operations or shared-memory scratch words, by the [`Target`]'s
+//!    warp mode (CFG → CFG);
 //! 7. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
 //! 8. [`predicate`] — when `crate::uniformity` finds an emulated collective in
@@ -68,9 +70,8 @@
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
-//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`]); the expansions (0) write those out, and
-//! every decision that
-//! depends on a device is a pass here, reading the [`Target`]. Each pass states its
+//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`]); the
+//! expansions (0) write those out, and every decision that depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
@@ -84,6 +85,7 @@ pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_texture;
 pub mod expand_video;
+pub mod expand_warp;
 mod expander;
 pub mod float_modifiers;
 pub mod hoist_params;
@@ -336,6 +338,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
+    expand_warp::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -443,6 +446,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a matrix instruction left by expand_matrix")
     } else if expand_copies::is_copy(kind) {
         Some("an asynchronous copy left by expand_copies")
+    } else if expand_warp::is_warp(kind) {
+        Some("a warp collective left by expand_warp")
     } else {
         None
     }

@@ -270,13 +270,10 @@ impl<'a> Printer<'a> {
                 v(*lhs),
                 v(*rhs)
             ),
-            InstKind::Mad { part, ty, dst, a, b, c } => format!(
-                "{} = mad.{}.{} {}",
-                r(*dst),
-                mad_part(*part),
-                op_ty(*ty),
-                self.list(&[*a, *b, *c])
-            ),
+            InstKind::Mad { part, ty, dst, a, b, c } => {
+                let abc = self.list(&[*a, *b, *c]);
+                format!("{} = mad.{}.{} {abc}", r(*dst), mad_part(*part), op_ty(*ty))
+            }
             InstKind::Bfe { ty, dst, a, pos, len } => {
                 format!("{} = bfe.{} {}", r(*dst), op_ty(*ty), self.list(&[*a, *pos, *len]))
             }
@@ -430,13 +427,32 @@ impl<'a> Printer<'a> {
             InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
                 format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
             }
+            InstKind::Video(_)
+            | InstKind::Half(_)
+            | InstKind::Integer(_)
+            | InstKind::HalfConvert(_)
+            | InstKind::Texture(_)
+            | InstKind::Matrix(_)
+            | InstKind::Warp(_)
+            | InstKind::Copy(_) => self.high_level(kind),
+        }
+    }
+
+    /// The line of a high-level operation, which its own module of the text format
+    /// spells (`text/video.rs`, `text/half.rs`, …).
+    fn high_level(&self, kind: &InstKind) -> String {
+        let r = |x: RegId| self.reg(x).to_string();
+        let v = |x: Value| self.value(x);
+        match kind {
             InstKind::Video(op) => super::video::print(op, r, v),
             InstKind::Half(op) => super::half::print(op, r, v),
             InstKind::Integer(op) => super::integer::print(op, r, v),
             InstKind::HalfConvert(c) => super::half::print_convert(c, r, v),
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
+            InstKind::Warp(w) => super::warp::print(w, r, v),
             InstKind::Copy(c) => super::copy::print(c, r, v),
+            other => format!("<not a high-level operation: {other:?}>"),
         }
     }
 
