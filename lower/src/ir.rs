@@ -38,7 +38,8 @@
 //!   `pass::expand_matrix`), [`InstKind::Copy`] (the asynchronous copies, [`CopyInst`],
 //!   whose module doc specifies them; `pass::expand_copies`), [`InstKind::Warp`] (the
 //!   warp collectives, [`WarpInst`], whose module doc specifies them, member masks and
-//!   lanes that do not arrive included; `pass::expand_warp`).
+//!   lanes that do not arrive included; `pass::expand_warp`), [`InstKind::BarrierReduce`]
+//!   (`bar.red`; `pass::expand_warp`).
 //!
 //! # Functions and calls
 //!
@@ -1343,6 +1344,18 @@ pub enum InstKind {
     /// `bar.warp.sync`; PTX ISA 9.2 §9.7.8.6, §9.7.13.3-10, [`WarpInst`]) as semantic
     /// analysis resolves it; `pass::expand_warp` writes every one out in warp exchanges.
     Warp(Box<WarpInst>),
+    /// `bar.red`/`barrier.red` (PTX ISA 9.2 §9.7.13.1): a block barrier after which
+    /// `dst` holds `op` over the block's threads of predicate `cond` (negated when
+    /// `negate`): [`BarrierReduction`]. `word` is the shared offset of the kernel's
+    /// scratch word for it (4 bytes, 8 in a wide window), which semantic analysis
+    /// placed; `pass::expand_warp` writes it out in barriers and a shared atomic.
+    BarrierReduce {
+        op: BarrierReduction,
+        dst: RegId,
+        cond: RegId,
+        negate: bool,
+        word: u32,
+    },
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

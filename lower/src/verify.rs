@@ -329,6 +329,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
         }
+        InstKind::BarrierReduce { dst, cond, .. } => {
+            defs.push(*dst);
+            uses.push(*cond);
+        }
         InstKind::Warp(w) => {
             defs.extend(w.defs().into_iter().map(|(r, _)| r));
             w.uses().iter().for_each(|(x, _)| v(x, uses));
@@ -576,6 +580,10 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         InstKind::Integer(op) => out.extend(op.operand_widths()),
         // The operands at the types `crate::ir::warp` gives them (a vote's predicate
         // included).
+        InstKind::BarrierReduce { op, dst, cond, .. } => {
+            at(Some(*dst), if *op == BarrierReduction::Popc { 32 } else { 1 });
+            at(Some(*cond), 1);
+        }
         InstKind::Warp(w) => {
             w.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));
             w.uses().iter().for_each(|(x, ty)| at(reg(x), ty.bits()));

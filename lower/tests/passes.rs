@@ -23,9 +23,10 @@
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `expand_copies` leaves no
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
-//! which it does not model); `expand_warp` leaves no warp collective (checked against
-//! the interpreter's model of each on the lanes' values, with lanes that exit, lanes on
-//! other paths and partial warps); `legalize_atomics` leaves
+//! which it does not model); `expand_warp` leaves no warp collective and no `bar.red`
+//! (checked against the interpreter's model of each on the lanes' values, with lanes
+//! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
+//! predicates); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -156,7 +157,7 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
         ("expand_warp", None) => legalizes(
             &mut s.kernel,
             "a warp collective",
-            |_, i| expand_warp::is_warp(i),
+            |_, i| expand_warp::is_collective(i),
             |k, _| expand_warp::run(k),
         )?,
         ("expand_copies", None) => legalizes(

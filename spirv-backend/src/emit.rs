@@ -464,8 +464,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Copy(_) => Err(Error::Internal(
                 "an asynchronous copy reached the emitter unexpanded (pass::expand_copies)".into(),
             )),
-            InstKind::Warp(_) => Err(Error::Internal(
-                "a warp collective reached the emitter unexpanded (pass::expand_warp)".into(),
+            InstKind::Warp(_) | InstKind::BarrierReduce { .. } => Err(Error::Internal(
+                "a warp collective or `bar.red` reached the emitter unexpanded (pass::expand_warp)"
+                    .into(),
             )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).

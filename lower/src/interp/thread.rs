@@ -20,6 +20,8 @@ const SLICE: u32 = 512;
 pub(super) enum WaitKind {
     /// `bar.sync`: every thread of the block.
     Barrier,
+    /// `bar.red` (`InstKind::BarrierReduce`), whose predicate holds in this thread or not.
+    BarrierReduce(bool),
     /// The workgroup barrier of an emulated collective, after which the thread's word
     /// of the warp scratch holds this value, when it publishes one.
     WarpBarrier(Option<u32>),
@@ -355,6 +357,9 @@ impl<'a> Thread<'a> {
                 self.exec_memory(cx, &inst.kind, span)?;
             }
             InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
+            InstKind::BarrierReduce { cond, negate, .. } => {
+                return Ok(Some(WaitKind::BarrierReduce(self.pred(*cond) != *negate)));
+            }
             InstKind::WarpBarrier { publish } => {
                 if publish.is_some() && k.warp_scratch.is_none() {
                     let what = "a warp barrier without scratch".into();

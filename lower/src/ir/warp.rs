@@ -93,6 +93,18 @@ pub enum WarpReduction {
     Xor,
 }
 
+/// What a `bar.red` ([`super::InstKind::BarrierReduce`]) computes over the threads of
+/// the block (PTX ISA 9.2 §9.7.13.1); a thread that exited holds no predicate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierReduction {
+    /// `.popc.u32`: the number of threads whose predicate holds (`dst` 32-bit).
+    Popc,
+    /// `.and.pred`: whether it holds in every thread of the block.
+    And,
+    /// `.or.pred`: whether it holds in one.
+    Or,
+}
+
 /// What a warp collective computes (the module doc specifies each).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WarpOp {

@@ -24,12 +24,19 @@
 //! - `elect`'s leader is the lowest lane of the arriving members (their bit count
 //!   below it).
 //!
+//! `bar.red` ([`InstKind::BarrierReduce`]) counts the threads whose predicate holds in
+//! its shared scratch word: thread 0 clears it, a barrier, an atomic add by every
+//! thread where it holds, a barrier, every thread reads the count, and a final barrier
+//! so that no thread clears it again (in the next `bar.red`) before all have read it.
+//! `.and` is "count == the block's threads", `.or` "count != 0".
+//!
 //! Pre: CFG IR after `pass::inline`, whose [`InstKind::Warp`] instructions semantic
 //! analysis resolved and checked (`sema::warp`), each `.sync` one after its warp's sync
 //! point.
 //!
-//! Post: no [`InstKind::Warp`] is left. Each became instructions with its span; `match`
-//! and `redux` add a loop's blocks (appended to the kernel), and the instructions after
+//! Post: no [`InstKind::Warp`] or [`InstKind::BarrierReduce`] is left. Each became
+//! instructions with its span; `match` and `redux` add a loop's blocks, `bar.red` two
+//! guarded blocks (appended to the kernel), and the instructions after
 //! them move to the last of those.
 
 use ptxvk_frontend::{Diagnostic, Span};
@@ -37,28 +44,37 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BlockId, CmpOp, InstKind, Kernel, OpTy, RegId, ShuffleMode, UnaryOp, Value, VoteMode,
-    WarpInst, WarpOp, WarpReduction,
+    Address, AtomicOp, BarrierReduction, BinaryOp, BlockId, CmpOp, Dim, InstKind, Kernel, OpTy,
+    Order, RegId, Scope, ShuffleMode, Space, SpecialReg, UnaryOp, Value, VoteMode, WarpInst,
+    WarpOp, WarpReduction,
 };
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
 
-/// Whether `kind` is an instruction this pass expands (`pass::leftover`).
-pub fn is_warp(kind: &InstKind) -> bool {
-    matches!(kind, InstKind::Warp(_))
+/// Whether `kind` is an instruction this pass expands (`pass::leftover`): a warp
+/// collective or a `bar.red`.
+pub fn is_collective(kind: &InstKind) -> bool {
+    matches!(kind, InstKind::Warp(_) | InstKind::BarrierReduce { .. })
 }
 
 /// Expands every warp collective of `k` as the module doc says. One whose shape is
 /// wrong (`WarpInst::malformed`) is an internal error.
 pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
-    expander::each(k, is_warp, |k, cur, span, kind| {
-        let InstKind::Warp(w) = kind else { return Ok(cur) };
-        if let Some(what) = w.malformed() {
-            return Err(Diagnostic::internal(span, what));
-        }
+    expander::each(k, is_collective, |k, cur, span, kind| {
         let mut e = Expand { k, cur, span, exchanged: None };
-        e.inst(&w);
+        match kind {
+            InstKind::Warp(w) => {
+                if let Some(what) = w.malformed() {
+                    return Err(Diagnostic::internal(span, what));
+                }
+                e.inst(&w);
+            }
+            InstKind::BarrierReduce { op, dst, cond, negate, word } => {
+                e.barrier_reduce(op, dst, (cond, negate), word)
+            }
+            _ => {}
+        }
         Ok(e.cur)
     })
 }
@@ -421,6 +437,61 @@ impl Expand<'_> {
         self.mov(OpTy::Pred, p, Value::Reg(is));
         if let Some(d) = d {
             self.mov(U32, d, leader);
+        }
+    }
+
+    /// `bar.red` (see the module doc): `word` is the scratch word's shared offset.
+    fn barrier_reduce(
+        &mut self,
+        op: BarrierReduction,
+        dst: RegId,
+        (cond, negate): (RegId, bool),
+        word: u32,
+    ) {
+        let addr = Address { base: None, offset: i64::from(word) };
+        // A 64-bit word of a wide window (`SharedLayout::wide`), whose low half
+        // (little-endian) is then read.
+        let counter = if self.k.shared.wide() { OpTy::U(64) } else { U32 };
+        let mut bits = Value::Imm(0);
+        for d in [Dim::X, Dim::Y, Dim::Z] {
+            let t = self.special(SpecialReg::Tid(d));
+            bits = self.or(U32, bits, t);
+        }
+        let first = self.cmp(CmpOp::Eq, U32, bits, Value::Imm(0));
+        self.guarded(first, false, |e| {
+            let srcs = vec![Value::Imm(0)];
+            e.push(InstKind::Store { space: Space::Shared, ty: counter, srcs, addr });
+        });
+        self.push(InstKind::Barrier);
+        self.guarded(cond, negate, |e| {
+            e.push(InstKind::Atomic {
+                op: AtomicOp::Add,
+                space: Space::Shared,
+                ty: counter,
+                scope: Scope::Cta,
+                order: Order::Relaxed,
+                dst: None,
+                addr,
+                src: Value::Imm(1),
+                cmp: Value::Imm(0),
+            });
+        });
+        self.push(InstKind::Barrier);
+        let count = self.temp(U32);
+        self.push(InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(count)], addr });
+        self.push(InstKind::Barrier);
+        let count = Value::Reg(count);
+        match op {
+            BarrierReduction::Popc => self.mov(U32, dst, count),
+            BarrierReduction::Or => {
+                let any = self.cmp(CmpOp::Ne, U32, count, Value::Imm(0));
+                self.mov(OpTy::Pred, dst, Value::Reg(any));
+            }
+            BarrierReduction::And => {
+                let threads = self.block_threads();
+                let all = self.cmp(CmpOp::Eq, U32, count, threads);
+                self.mov(OpTy::Pred, dst, Value::Reg(all));
+            }
         }
     }
 }

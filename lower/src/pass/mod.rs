@@ -446,7 +446,7 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a matrix instruction left by expand_matrix")
     } else if expand_copies::is_copy(kind) {
         Some("an asynchronous copy left by expand_copies")
-    } else if expand_warp::is_warp(kind) {
+    } else if expand_warp::is_collective(kind) {
         Some("a warp collective left by expand_warp")
     } else {
         None

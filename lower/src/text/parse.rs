@@ -622,8 +622,8 @@ impl KernelParser {
         if let Some(c) = super::copy::parse(&op_line, &mut m.words, addr)? {
             return Ok(InstKind::Copy(Box::new(c)));
         }
-        if let Some(w) = super::warp::parse(&op_line, &mut m.words)? {
-            return Ok(InstKind::Warp(Box::new(w)));
+        if let Some(kind) = super::warp::parse(&op_line, &mut m.words)? {
+            return Ok(kind);
         }
         o.collective(m)
     }

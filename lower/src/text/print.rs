@@ -280,13 +280,10 @@ impl<'a> Printer<'a> {
             InstKind::Bfi { ty, dst, a, b, pos, len } => {
                 format!("{} = bfi.{} {}", r(*dst), op_ty(*ty), self.list(&[*a, *b, *pos, *len]))
             }
-            InstKind::Fma { ty, mode, dst, a, b, c } => format!(
-                "{} = fma{}.{} {}",
-                r(*dst),
-                float_mode(*mode, ""),
-                op_ty(*ty),
-                self.list(&[*a, *b, *c])
-            ),
+            InstKind::Fma { ty, mode, dst, a, b, c } => {
+                let abc = self.list(&[*a, *b, *c]);
+                format!("{} = fma{}.{} {abc}", r(*dst), float_mode(*mode, ""), op_ty(*ty))
+            }
             InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
                 let mut s = format!(
                     "{}, {} = setp.{}{}",
@@ -434,6 +431,7 @@ impl<'a> Printer<'a> {
             | InstKind::Texture(_)
             | InstKind::Matrix(_)
             | InstKind::Warp(_)
+            | InstKind::BarrierReduce { .. }
             | InstKind::Copy(_) => self.high_level(kind),
         }
     }
@@ -451,6 +449,9 @@ impl<'a> Printer<'a> {
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
             InstKind::Warp(w) => super::warp::print(w, r, v),
+            InstKind::BarrierReduce { op, dst, cond, negate, word } => {
+                super::warp::print_barrier_reduce(*op, (*dst, *cond, *negate), *word, r)
+            }
             InstKind::Copy(c) => super::copy::print(c, r, v),
             other => format!("<not a high-level operation: {other:?}>"),
         }

@@ -12,6 +12,8 @@
 //! %r1 = activemask
 //! _, %p1 = elect.sync %r9
 //! bar.warp.sync %r9
+//! %r1 = bar.red.popc !%p1, 16                  ; bar.red: the scratch word's offset
+//! %p2 = bar.red.and %p1, 16
 //! ```
 
 use ptxvk_frontend::Diagnostic;
@@ -102,12 +104,52 @@ pub(super) fn print(
     }
 }
 
-/// The warp collective of a line whose opcode is one, else `None`; takes the modifiers
-/// it knows from `words`.
+impl Spelled for BarrierReduction {
+    const TABLE: &'static [(Self, &'static str)] = &[
+        (BarrierReduction::Popc, "popc"),
+        (BarrierReduction::And, "and"),
+        (BarrierReduction::Or, "or"),
+    ];
+}
+
+/// A `bar.red`'s line.
+pub(super) fn print_barrier_reduce(
+    op: BarrierReduction,
+    (dst, cond, negate): (RegId, RegId, bool),
+    word: u32,
+    reg: impl Fn(RegId) -> String,
+) -> String {
+    let not = if negate { "!" } else { "" };
+    format!("{} = bar.red.{} {not}{}, {word}", reg(dst), op.spelling(), reg(cond))
+}
+
+/// `bar.red.op {!}cond, word`.
+fn parse_barrier_reduce<R, V, E>(
+    line: &Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+) -> Result<InstKind, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    let bad = || (line.error)("`bar.red` needs `.popc`, `.and` or `.or`, `d = {!}p, word`".into());
+    let op = take(words, &["popc", "and", "or"]).and_then(|o| BarrierReduction::from_spelling(&o));
+    let ([d], [p, w], Some(op)) = (line.dsts, line.ops, op) else { return Err(bad()) };
+    let (negate, p) = match p.strip_prefix('!') {
+        Some(rest) => (true, rest),
+        None => (false, *p),
+    };
+    let word = w.parse().map_err(|_| bad())?;
+    Ok(InstKind::BarrierReduce { op, dst: (line.reg)(d)?, cond: (line.reg)(p)?, negate, word })
+}
+
+/// The warp collective (or `bar.red`) of a line whose opcode is one, else `None`; takes
+/// the modifiers it knows from `words`.
 pub(super) fn parse<R, V, E>(
     line: &Line<'_, R, V, E>,
     words: &mut Vec<&str>,
-) -> Result<Option<WarpInst>, Diagnostic>
+) -> Result<Option<InstKind>, Diagnostic>
 where
     R: Fn(&str) -> Result<RegId, Diagnostic>,
     V: Fn(&str) -> Result<Value, Diagnostic>,
@@ -118,6 +160,9 @@ where
         return Ok(None);
     }
     let bad = |what: &str| (line.error)(format!("`{opcode}` needs {what}"));
+    if opcode == "bar" && take_flag(words, "red") {
+        return parse_barrier_reduce(line, words).map(Some);
+    }
     let sync = take_flag(words, "sync");
     // The member mask is the last operand of a `.sync` form.
     let (ops, members) = match (sync, line.ops.split_last()) {
@@ -211,7 +256,7 @@ where
     if let Some(what) = inst.malformed() {
         return Err((line.error)(what.to_string()));
     }
-    Ok(Some(inst))
+    Ok(Some(InstKind::Warp(Box::new(inst))))
 }
 
 #[cfg(test)]
@@ -225,8 +270,9 @@ mod tests {
         let files = [
             include_str!("../../tests/passes/expand_warp_results.ir"),
             include_str!("../../tests/passes/expand_warp_partial_results.ir"),
+            include_str!("../../tests/passes/expand_warp_bar_red_results.ir"),
         ];
-        let ops = ["shfl.", "vote.", "match.", "redux.", "activemask", "elect.", "bar.warp"];
+        let ops = ["shfl.", "vote.", "match.", "redux.", "activemask", "elect.", "bar."];
         let mut forms = 0;
         for text in files {
             let kernels = parse_text(text).unwrap_or_else(|d| panic!("{}", d.message));
@@ -237,7 +283,7 @@ mod tests {
                 assert!(printed.lines().any(|p| p == line), "{line} prints as something else");
             }
         }
-        assert_eq!(forms, 44);
+        assert_eq!(forms, 53);
         let text = files[0];
         for (from, to, says) in [
             ("shfl.sync.up %x1, %b, %x4, %x3", "shfl.sync %x1, %b, %x4, %x3", "a mode"),
@@ -246,6 +292,7 @@ mod tests {
             ("redux.sync.xor.u32 %x1, %x3", "redux.sync.xor.f32 %x1, %x3", "not `.min`"),
             ("match.sync.any.b32 %k, %x3", "match.sync.any %k, %x3", "`.b32` or `.b64`"),
             ("%r22 = activemask", "%r22 = activemask %x1", "no operand"),
+            ("bar.warp.sync 0xffffffff", "bar.red.xor %p1, 0", "`.popc`, `.and` or `.or`"),
         ] {
             let bad = text.replacen(from, to, 1);
             let d = parse_text(&bad).err().unwrap_or_else(|| panic!("accepted {to}"));
