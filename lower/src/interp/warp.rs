@@ -10,7 +10,8 @@
 //!    instruction (one group per warp at a time); a lane that is elsewhere or has
 //!    exited publishes 0, and a shuffle from it reads an arbitrary value;
 //! 3. else yielded threads resume, or every thread waits at a block barrier
-//!    ([`release_barrier`]).
+//!    ([`release_barrier`]; a `bar.red` gets its result from the predicates of the
+//!    threads at one, [`reduce`]).
 
 use super::memory;
 use super::thread::{Ctx, State, Thread, WaitKind};

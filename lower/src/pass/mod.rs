@@ -24,7 +24,8 @@
 //!    `cp.async.bulk.tensor`) become the loads and stores they perform (new blocks for
 //!    partial reads, loops and traps); [`expand_warp`] — the warp collectives (`shfl`,
 //!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
-//!    exchanges (new blocks for the loops over lanes of `match` and `redux`);
+//!    exchanges (new blocks for the loops over lanes of `match` and `redux`), and
+//!    `bar.red` a shared counter between block barriers;
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -70,8 +71,9 @@
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
-//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`]); the
-//! expansions (0) write those out, and every decision that depends on a device is a pass here, reading the [`Target`]. Each pass states its
+//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`],
+//! [`InstKind::BarrierReduce`]); the expansions (0) write those out, and every decision
+//! that depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
