@@ -38,7 +38,10 @@
 //!   `pass::expand_matrix`), [`InstKind::Copy`] (the asynchronous copies, [`CopyInst`],
 //!   whose module doc specifies them; `pass::expand_copies`), [`InstKind::Mbarrier`]
 //!   (the mbarrier instructions, [`MbarrierOp`], whose module doc specifies the
-//!   object's layout and phases; `pass::expand_mbarrier`).
+//!   object's layout and phases; `pass::expand_mbarrier`), [`InstKind::Warp`] (the
+//!   warp collectives, [`WarpInst`], whose module doc specifies them, member masks and
+//!   lanes that do not arrive included; `pass::expand_warp`), [`InstKind::BarrierReduce`]
+//!   (`bar.red`; `pass::expand_warp`).
 //!
 //! # Functions and calls
 //!
@@ -114,6 +117,7 @@ mod mbarrier;
 mod routine;
 mod texture;
 mod video;
+mod warp;
 pub use copy::*;
 pub use half::*;
 pub use integer::*;
@@ -125,6 +129,7 @@ pub use texture::{
     TextureFetch, TextureInst, TextureQuery,
 };
 pub use video::*;
+pub use warp::*;
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -1216,7 +1221,7 @@ pub enum InstKind {
         lane: Value,
     },
     /// The same workgroup barrier, inserted by the emulation of a warp collective
-    /// (`sema::warp`), after storing `publish` (this thread's 32-bit contribution), when
+    /// (`pass::legalize_warps`), after storing `publish` (this thread's 32-bit contribution), when
     /// given, in the thread's own word of the warp scratch
     /// ([`Kernel::warp_scratch`] + 4 × linear thread id; the address needs no register,
     /// so a predicated-off thread stores to its own word too). It must be reached in
@@ -1239,8 +1244,9 @@ pub enum InstKind {
     },
     /// Warp exchange, before `pass::legalize_warps`: this thread's 32-bit `value` is
     /// what the next [`InstKind::WarpRead`]s and [`InstKind::WarpBallot`]s of its warp see
-    /// for its lane. Semantic analysis makes every warp collective of a publish, reads
-    /// and a [`InstKind::WarpSync`], whatever the device's warp mode.
+    /// for its lane. `pass::expand_warp` and `pass::expand_matrix` make every warp
+    /// collective of a publish, reads and a [`InstKind::WarpSync`], whatever the
+    /// device's warp mode.
     WarpPublish {
         value: Value,
     },
@@ -1343,6 +1349,22 @@ pub enum InstKind {
     /// operation) as semantic analysis resolves it; `pass::expand_mbarrier` writes every
     /// one out in shared-memory atomics.
     Mbarrier(Box<MbarrierOp>),
+    /// A warp collective (`shfl`, `vote`, `match`, `redux`, `activemask`, `elect`,
+    /// `bar.warp.sync`; PTX ISA 9.2 §9.7.8.6, §9.7.13.3-10, [`WarpInst`]) as semantic
+    /// analysis resolves it; `pass::expand_warp` writes every one out in warp exchanges.
+    Warp(Box<WarpInst>),
+    /// `bar.red`/`barrier.red` (PTX ISA 9.2 §9.7.13.1): a block barrier after which
+    /// `dst` holds `op` over the block's threads of predicate `cond` (negated when
+    /// `negate`): [`BarrierReduction`]. `word` is the shared offset of the kernel's
+    /// scratch word for it (4 bytes, 8 in a wide window), which semantic analysis
+    /// placed; `pass::expand_warp` writes it out in barriers and a shared atomic.
+    BarrierReduce {
+        op: BarrierReduction,
+        dst: RegId,
+        cond: RegId,
+        negate: bool,
+        word: u32,
+    },
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

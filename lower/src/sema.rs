@@ -360,8 +360,6 @@ struct Lowerer<'m> {
     const_bytes: u32,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
-    /// This thread's value in the current warp exchange (`sema::warp`).
-    exchanged: Option<Value>,
     /// `spaces` of each device function the kernel calls, by function name.
     function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
     /// The kernel's functions on call cycles (`sema::frames`).
@@ -494,7 +492,6 @@ fn lower_kernel<'m>(
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
         stack_pointer: None,
-        exchanged: None,
         function_spaces: BTreeMap::new(),
         recursive: BTreeSet::new(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),

@@ -100,6 +100,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Integer(op) => op.malformed(),
                 InstKind::Texture(t) => t.malformed(),
                 InstKind::Matrix(m) => m.malformed(),
+                InstKind::Warp(w) => w.malformed(),
                 InstKind::Copy(c) => c.malformed(),
                 _ => None,
             };
@@ -331,6 +332,14 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
+        InstKind::BarrierReduce { dst, cond, .. } => {
+            defs.push(*dst);
+            uses.push(*cond);
+        }
+        InstKind::Warp(w) => {
+            defs.extend(w.defs().into_iter().map(|(r, _)| r));
+            w.uses().iter().for_each(|(x, _)| v(x, uses));
         }
         InstKind::Call { args, results, .. } => {
             defs.extend(results);
@@ -581,6 +590,16 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             }
         }
         InstKind::Integer(op) => out.extend(op.operand_widths()),
+        // The operands at the types `crate::ir::warp` gives them (a vote's predicate
+        // included).
+        InstKind::BarrierReduce { op, dst, cond, .. } => {
+            at(Some(*dst), if *op == BarrierReduction::Popc { 32 } else { 1 });
+            at(Some(*cond), 1);
+        }
+        InstKind::Warp(w) => {
+            w.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));
+            w.uses().iter().for_each(|(x, ty)| at(reg(x), ty.bits()));
+        }
         InstKind::HalfConvert(c) => {
             // An integer side of a narrow `cvt` may be a wider register (PTX ISA 9.2
             // §5.2.2): its low bits are read, and the result extended into it.

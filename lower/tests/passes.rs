@@ -25,7 +25,10 @@
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
 //! which it does not model); `expand_mbarrier` leaves no mbarrier instruction (checked
 //! against the interpreter's model of the objects' phases, pending counts and
-//! tx-counts); `legalize_atomics` leaves
+//! tx-counts); `expand_warp` leaves no warp collective and no `bar.red`
+//! (checked against the interpreter's model of each on the lanes' values, with lanes
+//! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
+//! predicates); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -58,9 +61,9 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_mbarrier,
-    expand_texture, expand_video, float_modifiers, hoist_params, inline, legalize_atomics,
-    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
-    schedule, shared_in_memory, structurize, LoopGuard, Target,
+    expand_texture, expand_video, expand_warp, float_modifiers, hoist_params, inline,
+    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
+    predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -152,6 +155,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a matrix instruction",
             |_, i| expand_matrix::is_matrix(i),
             |k, _| expand_matrix::run(k),
+        )?,
+        ("expand_warp", None) => legalizes(
+            &mut s.kernel,
+            "a warp collective",
+            |_, i| expand_warp::is_collective(i),
+            |k, _| expand_warp::run(k),
         )?,
         ("expand_copies", None) => legalizes(
             &mut s.kernel,
@@ -759,6 +768,7 @@ fn every_pass_is_checked_on_results() {
         "expand_matrix",
         "expand_copies",
         "expand_mbarrier",
+        "expand_warp",
         "check",
         "check:racecheck",
         "hoist_params",

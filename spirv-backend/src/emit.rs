@@ -468,6 +468,10 @@ impl<'a> FnEmitter<'a> {
                 "an mbarrier instruction reached the emitter unexpanded (pass::expand_mbarrier)"
                     .into(),
             )),
+            InstKind::Warp(_) | InstKind::BarrierReduce { .. } => Err(Error::Internal(
+                "a warp collective or `bar.red` reached the emitter unexpanded (pass::expand_warp)"
+                    .into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

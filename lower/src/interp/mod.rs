@@ -7,7 +7,8 @@
 //!   ([`arith`], [`float`]); the video instructions from the ISA's pseudocode
 //!   ([`video`]), the integer and bit-level operations from the ISA's pseudocode
 //!   ([`integer`]) and half arithmetic correctly rounded, the UE8M0 conversions and the
-//!   other narrow-format conversions on exact values ([`half`]); the warp-level matrix instructions on whole matrices (`matrix`); mbarrier objects by
+//!   other narrow-format conversions on exact values ([`half`]); the warp-level matrix instructions on whole matrices (`matrix`) and the warp
+//!   collectives on the lanes' values (`collective`), both from the ISA; mbarrier objects by
 //!   their phases, pending counts and tx-counts ([`mbarrier`]); global memory as allocations at device addresses, each
 //!   block's shared window and each thread's local window as byte arrays, atomics
 //!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]); calls of
@@ -26,6 +27,7 @@
 
 pub mod arith;
 pub mod check;
+mod collective;
 pub mod control;
 pub mod float;
 pub mod half;

@@ -21,6 +21,8 @@ const SLICE: u32 = 512;
 pub(super) enum WaitKind {
     /// `bar.sync`: every thread of the block.
     Barrier,
+    /// `bar.red` (`InstKind::BarrierReduce`), whose predicate holds in this thread or not.
+    BarrierReduce(bool),
     /// The workgroup barrier of an emulated collective, after which the thread's word
     /// of the warp scratch holds this value, when it publishes one.
     WarpBarrier(Option<u32>),
@@ -30,8 +32,9 @@ pub(super) enum WaitKind {
     Subgroup { op: SubgroupOp, dst: RegId, value: u32, lane: u32 },
     /// A sync point: the thread lets the others run.
     Yield,
-    /// A warp-level matrix instruction (`super::matrix`), which the warp runs together.
-    Matrix,
+    /// A high-level warp instruction (a matrix instruction, `super::matrix`, or a warp
+    /// collective, `super::collective`), which the warp runs together.
+    Whole,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -341,6 +344,7 @@ impl<'a> Thread<'a> {
                 | InstKind::WarpPublish { .. }
                 | InstKind::Subgroup { .. }
                 | InstKind::Matrix(_)
+                | InstKind::Warp(_)
         );
         if collective && self.function.is_some() {
             let what = "warp collectives in called functions".into();
@@ -354,6 +358,9 @@ impl<'a> Thread<'a> {
                 self.exec_memory(cx, &inst.kind, span)?;
             }
             InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
+            InstKind::BarrierReduce { cond, negate, .. } => {
+                return Ok(Some(WaitKind::BarrierReduce(self.pred(*cond) != *negate)));
+            }
             InstKind::WarpBarrier { publish } => {
                 if publish.is_some() && k.warp_scratch.is_none() {
                     let what = "a warp barrier without scratch".into();
@@ -371,7 +378,10 @@ impl<'a> Thread<'a> {
                 return Ok(Some(WaitKind::Subgroup { op: *op, dst: *dst, value, lane }));
             }
             InstKind::SyncPoint { .. } => return Ok(Some(WaitKind::Yield)),
-            InstKind::Matrix(_) => return Ok(Some(WaitKind::Matrix)),
+            InstKind::Matrix(_) => return Ok(Some(WaitKind::Whole)),
+            // `bar.warp.sync` exchanges nothing: as its expansion's `warp_sync`.
+            InstKind::Warp(w) if w.op == WarpOp::Sync => {}
+            InstKind::Warp(_) => return Ok(Some(WaitKind::Whole)),
             InstKind::WarpRead { dst, lane, .. } => {
                 let lane = self.at_bits(*lane, 32);
                 if lane >= 32 {

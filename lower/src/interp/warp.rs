@@ -10,12 +10,13 @@
 //!    instruction (one group per warp at a time); a lane that is elsewhere or has
 //!    exited publishes 0, and a shuffle from it reads an arbitrary value;
 //! 3. else yielded threads resume, or every thread waits at a block barrier
-//!    ([`release_barrier`]).
+//!    ([`release_barrier`]; a `bar.red` gets its result from the predicates of the
+//!    threads at one, [`reduce`]).
 
 use super::memory;
 use super::thread::{Ctx, State, Thread, WaitKind};
 use super::Error;
-use crate::ir::{InstKind, SubgroupOp};
+use crate::ir::{BarrierReduction, InstKind, Kernel, SubgroupOp};
 
 /// What a shuffle from a lane that does not take part reads (SPIR-V leaves it
 /// undefined); a value no program computes by chance, so that relying on it shows.
@@ -72,7 +73,7 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error
     let collective = |s: &State| match s {
         State::Waiting {
             point,
-            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. } | WaitKind::Matrix),
+            kind: kind @ (WaitKind::Publish(_) | WaitKind::Subgroup { .. } | WaitKind::Whole),
         } => Some((*point, std::mem::discriminant(kind))),
         _ => None,
     };
@@ -94,10 +95,16 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error
         }
     }
     let k = cx.k;
-    if first.1 == std::mem::discriminant(&WaitKind::Matrix) {
+    if first.1 == std::mem::discriminant(&WaitKind::Whole) {
         let inst = k.blocks.get(first.0 .0).and_then(|b| b.insts.get(first.0 .1));
-        if let Some(crate::ir::Inst { kind: InstKind::Matrix(m), span }) = inst {
-            super::matrix::run(cx, warp, present, m, *span)?;
+        match inst {
+            Some(crate::ir::Inst { kind: InstKind::Matrix(m), span }) => {
+                super::matrix::run(cx, warp, present, m, *span)?
+            }
+            Some(crate::ir::Inst { kind: InstKind::Warp(w), .. }) => {
+                super::collective::run(k, warp, present, w)
+            }
+            _ => {}
         }
         warp.iter_mut().filter(|t| member(t)).for_each(|t| t.state = State::Running);
         return Ok(true);
@@ -136,6 +143,32 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error
     Ok(true)
 }
 
+/// The results of the `bar.red`s the block's threads wait at (PTX ISA 9.2 §9.7.13.1),
+/// from the threads' predicates: `.popc` counts the threads where it holds, `.and`
+/// holds when it holds in every thread of the block (exited ones hold none), `.or`
+/// when it holds in one.
+fn reduce(k: &Kernel, threads: &mut [Thread<'_>]) {
+    let vote = |t: &Thread<'_>| match t.state {
+        State::Waiting { kind: WaitKind::BarrierReduce(v), point } => Some((v, point)),
+        _ => None,
+    };
+    let holds = threads.iter().filter(|t| vote(t).is_some_and(|(v, _)| v)).count();
+    let every = holds == threads.len();
+    for t in threads.iter_mut() {
+        let Some((_, (b, i))) = vote(t) else { continue };
+        if let Some(InstKind::BarrierReduce { op, dst, .. }) =
+            k.blocks.get(b).and_then(|b| b.insts.get(i)).map(|i| &i.kind)
+        {
+            let v = match op {
+                BarrierReduction::Popc => holds as u64,
+                BarrierReduction::And => u64::from(every),
+                BarrierReduction::Or => u64::from(holds > 0),
+            };
+            t.set(k, *dst, v);
+        }
+    }
+}
+
 /// Releases threads that wait at block barriers (every live thread waits at one). An
 /// emulated collective's barriers go first, one instruction at a time: the threads at
 /// it are those that take part, and every other thread of the block publishes 0 in its
@@ -152,6 +185,7 @@ fn release_barrier(cx: &mut Ctx<'_>, threads: &mut [Thread<'_>]) -> Result<(), E
         })
         .min_by_key(|p| cx.rank(*p));
     let Some(point) = emulated else {
+        reduce(cx.k, threads);
         for t in threads.iter_mut() {
             if matches!(t.state, State::Waiting { .. }) {
                 t.state = State::Running;

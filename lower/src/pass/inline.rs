@@ -365,6 +365,11 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
         }
         InstKind::Texture(t) => t.for_each_reg(f),
         InstKind::Matrix(m) => m.for_each_reg(f),
+        InstKind::Warp(w) => w.for_each_reg(f),
+        InstKind::BarrierReduce { dst, cond, .. } => {
+            f(dst);
+            f(cond);
+        }
         InstKind::Copy(c) => c.for_each_reg(f),
         InstKind::Mbarrier(m) => m.for_each_reg(f),
         InstKind::Integer(op) => op.for_each_reg(f),

@@ -25,7 +25,10 @@
 //!    partial reads, loops and traps); [`expand_mbarrier`] — the mbarrier instructions
 //!    (and the `complete_tx` of the copies) become acquire-release atomics on the
 //!    object's shared words, phase completions behind their tests (new blocks), waits
-//!    polling reads;
+//!    polling reads; [`expand_warp`] — the warp collectives (`shfl`,
+//!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
+//!    exchanges (new blocks for the loops over lanes of `match` and `redux`), and
+//!    `bar.red` a shared counter between block barriers;
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -46,9 +49,9 @@
 //!    exact paths become calls of emulation routines (`crate::routines`), added to the
 //!    kernel's functions once each, whose bodies [`structurize`] structures with the
 //!    kernel's (CFG → CFG);
-//! 6. [`legalize_warps`] — the warp exchanges of semantic analysis become subgroup
-//!    operations or shared-memory scratch words, by the [`Target`]'s warp mode
-//!    (CFG → CFG);
+//! 6. [`legalize_warps`] — the warp exchanges of [`expand_warp`] and [`expand_matrix`]
+//!    become subgroup operations or shared-memory scratch words, by the [`Target`]'s
+//!    warp mode (CFG → CFG);
 //! 7. [`structurize`] — CFG → structured tree, after its CFG passes [`reducible`] and
 //!    [`loop_exits`] (and the analysis `crate::merges`);
 //! 8. [`predicate`] — when `crate::uniformity` finds an emulated collective in
@@ -71,10 +74,10 @@
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
-//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`],
-//! [`InstKind::Mbarrier`]); the expansions (0) write those out, and
-//! every decision that
-//! depends on a device is a pass here, reading the [`Target`]. Each pass states its
+//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`],
+//! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`]); the expansions (0) write those
+//! out, and every decision that depends on a device is a pass here, reading the
+//! [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
@@ -89,6 +92,7 @@ pub mod expand_matrix;
 pub mod expand_mbarrier;
 pub mod expand_texture;
 pub mod expand_video;
+pub mod expand_warp;
 mod expander;
 pub mod float_modifiers;
 pub mod hoist_params;
@@ -342,6 +346,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
     expand_mbarrier::run(&mut kernel).map_err(|d| vec![d])?;
+    expand_warp::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -451,6 +456,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("an asynchronous copy left by expand_copies")
     } else if expand_mbarrier::is_mbarrier(kind) {
         Some("an mbarrier instruction left by expand_mbarrier")
+    } else if expand_warp::is_collective(kind) {
+        Some("a warp collective left by expand_warp")
     } else {
         None
     }

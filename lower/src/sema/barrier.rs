@@ -11,11 +11,9 @@
 //! synchronizing too much. `bar.arrive` (arrival without waiting) has no Vulkan
 //! equivalent and is rejected.
 //!
-//! `bar.red` counts the threads whose predicate is true in a shared scratch word:
-//! thread 0 clears it, a barrier, an atomic add by every true thread, a barrier, every
-//! thread reads the count, and a final barrier so that no thread clears it again (in
-//! the next `bar.red`) before all have read it. `.and` is "count == threads", `.or`
-//! "count != 0".
+//! `bar.red` is resolved into one [`InstKind::BarrierReduce`] with the kernel's shared
+//! scratch word for it (placed here, `is_reduction`), which `pass::expand_warp` writes
+//! out.
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::decode;
@@ -27,8 +25,7 @@ use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BoolOp, CmpOp, Dim, InstKind, OpTy, Order, RegId, Scope, Space, SpecialReg,
-    Terminator, Value,
+    BarrierReduction, BoolOp, CmpOp, Dim, InstKind, OpTy, RegId, SpecialReg, Terminator, Value,
 };
 use crate::system as sys;
 
@@ -47,14 +44,6 @@ const POPC: Modifier = Modifier::Population(Population::Popc);
 const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
 const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
 const CTA: Modifier = Modifier::Scope(md::Scope::Cta);
-
-/// What a `bar.red` computes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Reduction {
-    Popc,
-    And,
-    Or,
-}
 
 impl Lowerer<'_> {
     pub(super) fn barrier(
@@ -101,9 +90,9 @@ impl Lowerer<'_> {
         let span = i.span;
         m.allow(&[RED, CTA, ALIGNED, SYNC, POPC])?;
         let kind = match (m.has(POPC), m.bool_op) {
-            (true, _) => Some(Reduction::Popc),
-            (false, Some(BoolOp::And)) => Some(Reduction::And),
-            (false, Some(BoolOp::Or)) => Some(Reduction::Or),
+            (true, _) => Some(BarrierReduction::Popc),
+            (false, Some(BoolOp::And)) => Some(BarrierReduction::And),
+            (false, Some(BoolOp::Or)) => Some(BarrierReduction::Or),
             _ => None,
         };
         let (Some(kind), Some(scratch)) = (kind, self.reduction_scratch) else {
@@ -113,13 +102,13 @@ impl Lowerer<'_> {
             ));
         };
         let (want, name) =
-            if kind == Reduction::Popc { (U32, ".u32") } else { (OpTy::Pred, ".pred") };
+            if kind == BarrierReduction::Popc { (U32, ".u32") } else { (OpTy::Pred, ".pred") };
         let ty = self.one_type(i, m)?;
         if ty != want {
             let spelled = match kind {
-                Reduction::Popc => "popc",
-                Reduction::And => "and",
-                Reduction::Or => "or",
+                BarrierReduction::Popc => "popc",
+                BarrierReduction::And => "and",
+                BarrierReduction::Or => "or",
             };
             return Err(Diagnostic::error(span, format!("`{op}.red.{spelled}` takes `{name}`")));
         }
@@ -141,60 +130,7 @@ impl Lowerer<'_> {
         };
         let dst = self.dst(dst, ty, false)?;
         let (cond, negate) = self.pred(pred)?;
-        let word = Address { base: None, offset: i64::from(scratch) };
-
-        // Thread 0 clears the count: a 64-bit word of a wide window (`SharedLayout::wide`),
-        // whose low half (little-endian) is then read.
-        let counter = if self.kernel.shared.wide() { OpTy::U(64) } else { U32 };
-        let first = self.is_thread_zero(span);
-        self.guarded(first, false, span, |l| {
-            l.push(
-                InstKind::Store {
-                    space: Space::Shared,
-                    ty: counter,
-                    srcs: vec![Value::Imm(0)],
-                    addr: word,
-                },
-                span,
-            );
-        });
-        self.push(InstKind::Barrier, span);
-        self.guarded(cond, negate, span, |l| {
-            l.push(
-                InstKind::Atomic {
-                    op: AtomicOp::Add,
-                    space: Space::Shared,
-                    ty: counter,
-                    scope: Scope::Cta,
-                    order: Order::Relaxed,
-                    dst: None,
-                    addr: word,
-                    src: Value::Imm(1),
-                    cmp: Value::Imm(0),
-                },
-                span,
-            );
-        });
-        self.push(InstKind::Barrier, span);
-        let count = self.temp(U32.storage(), span);
-        self.push(
-            InstKind::Load { space: Space::Shared, ty: U32, dsts: vec![Some(count)], addr: word },
-            span,
-        );
-        self.push(InstKind::Barrier, span);
-        let mut e = Emit { l: self, span };
-        match kind {
-            Reduction::Popc => e.mov(U32, dst, Value::Reg(count)),
-            Reduction::Or => {
-                let any = e.cmp(CmpOp::Ne, U32, Value::Reg(count), Value::Imm(0));
-                e.mov(OpTy::Pred, dst, Value::Reg(any));
-            }
-            Reduction::And => {
-                let threads = e.l.block_threads(span);
-                let all = e.cmp(CmpOp::Eq, U32, Value::Reg(count), threads);
-                e.mov(OpTy::Pred, dst, Value::Reg(all));
-            }
-        }
+        self.push(InstKind::BarrierReduce { op: kind, dst, cond, negate, word: scratch }, span);
         Ok(())
     }
 

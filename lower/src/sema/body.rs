@@ -40,7 +40,6 @@ pub(super) struct CallerBody {
     pub(super) module_scope: BTreeMap<Name, Symbol>,
     spaces: BTreeMap<Name, spaces::Provenance>,
     carry: Option<RegId>,
-    exchanged: Option<Value>,
     pub(super) stack_pointer: Option<RegId>,
     pub(super) last_error: Option<RegId>,
     frame: Option<frames::Frame>,
@@ -101,7 +100,6 @@ impl Lowerer<'_> {
             module_scope: self.module_scope.clone(),
             spaces: take(&mut self.spaces),
             carry: self.carry.take(),
-            exchanged: self.exchanged.take(),
             stack_pointer: self.stack_pointer.take(),
             last_error: self.device_runtime.last_error.take(),
             frame: self.frame.take(),
@@ -129,7 +127,6 @@ impl Lowerer<'_> {
         self.module_scope = caller.module_scope;
         self.spaces = caller.spaces;
         self.carry = caller.carry;
-        self.exchanged = caller.exchanged;
         self.stack_pointer = caller.stack_pointer;
         self.device_runtime.last_error = caller.last_error;
         self.frame = caller.frame;

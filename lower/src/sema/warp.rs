@@ -1,44 +1,13 @@
-//! Warp-level instructions (PTX ISA 9.2 §9.7.8.6-11, §9.7.13.4-6), independent of the
-//! device's warp mode (`docs/architecture.md`, *Warp modes*). A PTX warp is 32
-//! consecutive linear thread ids of the block, whatever the device's subgroup size. Every
-//! collective is an *exchange*:
-//!
-//! ```text
-//! warp_publish value; warp_read / warp_ballot of the lanes needed; warp_sync
-//! ```
-//!
-//! `pass::legalize_warps` makes the exchange subgroup operations (native and split
-//! modes) or scratch words in shared memory between workgroup barriers (emulated
-//! mode). Reductions and `match` read the 32 lanes in a loop; ballots are one
-//! instruction. A partial last warp has fewer lanes, which `activemask`, ballots and
-//! reductions account for.
+//! Warp-level instructions (PTX ISA 9.2 §9.7.8.6-7, §9.7.13.3-10), independent of the
+//! device's warp mode (`docs/architecture.md`, *Warp modes*): each collective (`shfl`,
+//! `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) is checked and
+//! resolved into one [`InstKind::Warp`], whose semantics (member masks, lanes that do
+//! not arrive) `crate::ir::warp`'s doc specifies and which `pass::expand_warp` writes
+//! out in warp exchanges. A `.sync` collective comes after a sync point of its warp
+//! ([`SyncPoint::Warp`]).
 //!
 //! Special registers: `%laneid` = linear tid mod 32, `%warpid` = linear tid / 32,
 //! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
-//!
-//! # Member masks and lanes that do not arrive
-//!
-//! A `.sync` collective operates over the lanes of its member mask that execute it
-//! (*arrive*). Lanes that exited are not members (PTX ISA 9.2 on `shfl.sync`,
-//! `vote.sync`, `match.sync`, `redux.sync`: "non-exited threads in membermask"), nor
-//! are lanes past a partial last warp's end. A lane that is alive but on another path is waited for where `pass::schedule`
-//! runs the kernel (it polls); elsewhere the collective completes among the lanes that
-//! arrive, as if the others had exited. A lane that does not arrive publishes nothing:
-//! it is in no ballot and a read of its word gives 0 (`ir::InstKind::WarpRead`). So:
-//!
-//! - `vote.all` holds when no arriving member votes false (`vote.all` of 1 is true);
-//!   `.any` when one votes true; `.uni` when all arriving members vote alike;
-//!   `.ballot` has the arriving members that vote true;
-//! - `redux` reduces the arriving members' values: each operation is published in a
-//!   form whose identity is 0 (`.min` as the maximum of complements, …);
-//! - `match` compares among the arriving members, `match.all`'s `d` is their mask;
-//! - `elect` elects the lowest arriving member;
-//! - `shfl` from a source lane outside the member mask or that does not arrive gives 0
-//!   (the ISA leaves it undefined); `p` is the ISA's range test alone;
-//! - `bar.warp.sync` waits for nothing more than the lanes that arrive.
-//!
-//! The executing lane itself should be in the member mask (undefined in the ISA when
-//! not); a lane outside it gets the result over the arriving members, itself excluded.
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::modifier::{
@@ -51,7 +20,10 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{BinaryOp, CmpOp, InstKind, OpTy, SyncPoint, Terminator, UnaryOp, Value};
+use crate::ir::{
+    BinaryOp, BoolOp, InstKind, OpTy, ShuffleMode, SyncPoint, Value, VoteMode, WarpInst, WarpOp,
+    WarpReduction,
+};
 
 const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
 const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
@@ -60,15 +32,6 @@ const MIN: Modifier = Modifier::Reduction(Reduction::Min);
 const MAX: Modifier = Modifier::Reduction(Reduction::Max);
 
 const U32: OpTy = OpTy::U(32);
-const S32: OpTy = OpTy::S(32);
-
-/// How a loop over the lanes of the warp combines their published words.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Combine {
-    /// Bit k set when lane k's word equals this thread's value.
-    Equal(Value),
-    Reduce(BinaryOp, OpTy),
-}
 
 /// The member mask operand of a warp collective of the `.sync` forms (none for the
 /// deprecated forms without it, for `activemask`, and for a wrong operand count, which
@@ -111,12 +74,9 @@ impl Lowerer<'_> {
             Opcode::Redux => self.redux(i, m),
             Opcode::Activemask => self.activemask(i, m),
             Opcode::Elect => self.elect(i),
-            Opcode::Bar if m.has(WARP) => {
-                // `bar.warp.sync`: every lane of the warp is already converged in
-                // block-uniform code; a workgroup barrier orders their memory.
-                let r = m.allow(&[WARP, SYNC]);
-                r.map(|()| self.end_exchange(i.span))
-            }
+            Opcode::Bar if m.has(WARP) => m
+                .allow(&[WARP, SYNC])
+                .and_then(|()| self.collective(WarpOp::Sync, i.operands.first(), i.span)),
             _ => return None,
         };
         Some(result)
@@ -186,127 +146,17 @@ impl Lowerer<'_> {
         Emit { l: self, span }.linear_tid()
     }
 
-    /// The lanes of this thread's warp that exist (all 32 but in a partial last warp).
-    fn warp_lanes(&mut self, t: Value, span: Span) -> Value {
-        let mut e = Emit { l: self, span };
-        let total = e.block_threads();
-        e.warp_lanes(t, total)
-    }
-
-    /// Publishes this thread's 32-bit `value`: afterwards [`Self::read_lane`] sees the
-    /// warp's values. How is the warp mode's business (`pass::legalize_warps`).
-    pub(super) fn publish(&mut self, value: Value, span: Span) {
-        self.push(InstKind::WarpPublish { value }, span);
-        self.exchanged = Some(value);
-    }
-
-    /// Ends an exchange, before the next one may overwrite it.
-    pub(super) fn end_exchange(&mut self, span: Span) {
-        self.push(InstKind::WarpSync, span);
-    }
-
-    /// The linear thread id of lane 0 of this thread's warp.
-    fn warp_base(&mut self, t: Value, span: Span) -> Value {
-        Emit { l: self, span }.and(U32, t, Value::Imm(!31u32 as u64))
-    }
-
-    /// Lane `lane`'s published word (of this thread's warp).
-    pub(super) fn read_lane(&mut self, t: Value, lane: Value, span: Span) -> Value {
-        let warp_base = self.warp_base(t, span);
-        let value = self.exchanged.unwrap_or(Value::Imm(0));
-        let dst = self.temp(U32.storage(), span);
-        self.push(InstKind::WarpRead { dst, value, lane, warp_base }, span);
-        Value::Reg(dst)
-    }
-
-    /// Bit k set when lane k is in `lanes` (a mask) and published a non-zero word.
-    fn ballot(&mut self, t: Value, lanes: Value, span: Span) -> Value {
-        let warp_base = self.warp_base(t, span);
-        let value = self.exchanged.unwrap_or(Value::Imm(0));
-        let dst = self.temp(U32.storage(), span);
-        self.push(InstKind::WarpBallot { dst, value, lanes, warp_base }, span);
-        Value::Reg(dst)
-    }
-
-    /// Combines the published words of the lanes in `lanes` (a mask) by `how`, starting
-    /// from `init`, in a loop over the 32 lanes.
-    fn over_lanes(
+    /// Pushes collective `op` with member mask operand `members` (none for the forms
+    /// without one).
+    fn collective(
         &mut self,
-        t: Value,
-        lanes: Value,
-        how: Combine,
-        init: Value,
+        op: WarpOp,
+        members: Option<&Operand>,
         span: Span,
-    ) -> Value {
-        let acc_ty = match how {
-            Combine::Reduce(_, ty) => ty,
-            Combine::Equal(_) => U32,
-        };
-        let acc = self.temp(acc_ty.storage(), span);
-        let k = self.temp(U32.storage(), span);
-        let mut e = Emit { l: self, span };
-        e.mov(acc_ty, acc, init);
-        e.mov(U32, k, Value::Imm(0));
-        let head = self.new_block(None, span);
-        let body = self.new_block(None, span);
-        let done = self.new_block(None, span);
-        self.terminate(Terminator::Jump(head), span);
-        self.cur = head;
-        self.closed = false;
-        let more = Emit { l: self, span }.cmp(CmpOp::Lt, U32, Value::Reg(k), Value::Imm(32));
-        self.terminate(
-            Terminator::Branch { cond: more, negate: false, if_true: body, if_false: done },
-            span,
-        );
-        self.cur = body;
-        self.closed = false;
-        let word = self.read_lane(t, Value::Reg(k), span);
-        let mut e = Emit { l: self, span };
-        let bit = e.bin(BinaryOp::Shl, U32, Value::Imm(1), Value::Reg(k));
-        let member = e.and(U32, lanes, bit);
-        let take = e.cmp(CmpOp::Ne, U32, member, Value::Imm(0));
-        let next = match how {
-            Combine::Equal(mine) => {
-                let same = e.cmp(CmpOp::Eq, U32, word, mine);
-                let b = e.sel(U32, same, bit, Value::Imm(0));
-                e.or(U32, Value::Reg(acc), b)
-            }
-            Combine::Reduce(op, ty) => e.bin(op, ty, Value::Reg(acc), word),
-        };
-        let next = e.sel(acc_ty, take, next, Value::Reg(acc));
-        e.mov(acc_ty, acc, next);
-        let k1 = e.add(U32, Value::Reg(k), Value::Imm(1));
-        e.mov(U32, k, k1);
-        self.terminate(Terminator::Jump(head), span);
-        self.cur = done;
-        self.closed = false;
-        Value::Reg(acc)
-    }
-
-    /// The member mask operand (`.sync` forms) intersected with the existing lanes.
-    fn participants(
-        &mut self,
-        t: Value,
-        mask: Option<&Operand>,
-        span: Span,
-    ) -> Result<Value, Diagnostic> {
-        let lanes = self.warp_lanes(t, span);
-        Ok(match mask {
-            Some(m) => {
-                let m = self.src(m, U32, false, span)?;
-                Emit { l: self, span }.and(U32, m, lanes)
-            }
-            None => lanes,
-        })
-    }
-
-    /// The lanes of `members` that arrive at this collective (see the module doc): a
-    /// ballot of 1, which a lane that exited or is on another path does not publish.
-    fn arriving(&mut self, t: Value, members: Value, span: Span) -> Value {
-        self.publish(Value::Imm(1), span);
-        let arrived = self.ballot(t, members, span);
-        self.end_exchange(span);
-        arrived
+    ) -> Result<(), Diagnostic> {
+        let members = members.map(|m| self.src(m, U32, false, span)).transpose()?;
+        self.push(InstKind::Warp(Box::new(WarpInst { op, members })), span);
+        Ok(())
     }
 
     /// `shfl{.sync}.mode.b32 d[|p], a, b, c{, membermask}` (§9.7.8.6-7).
@@ -328,62 +178,23 @@ impl Lowerer<'_> {
         if ops.len() != want {
             return Err(Diagnostic::error(span, format!("`shfl` takes {want} operands")));
         }
-        let (d, p) = match &ops[0] {
+        let (dst, pred) = match &ops[0] {
             Operand::Pair(d, p, _) => {
                 (self.dst(d, U32, false)?, Some(self.dst(p, OpTy::Pred, false)?))
             }
             d => (self.dst(d, U32, false)?, None),
         };
-        let a = self.src(&ops[1], U32, false, span)?;
-        let b = self.src(&ops[2], U32, false, span)?;
-        let c = self.src(&ops[3], U32, false, span)?;
-        let t = self.linear_tid(span);
-        let members = self.participants(t, ops.get(4).filter(|_| sync), span)?;
-        self.publish(a, span);
-        let mut e = Emit { l: self, span };
-        let lane = e.and(U32, t, Value::Imm(31));
-        let bval = e.and(U32, b, Value::Imm(31));
-        let cval = e.and(U32, c, Value::Imm(31));
-        let seg = e.bin(BinaryOp::Shr, U32, c, Value::Imm(8));
-        let seg = e.and(U32, seg, Value::Imm(31));
-        let not_seg = e.not(U32, seg);
-        let min_lane = e.and(U32, lane, seg);
-        let clamp = e.and(U32, cval, not_seg);
-        let max_lane = e.or(U32, min_lane, clamp);
-        let (j, ok) = match mode {
-            Shuffle::Up => {
-                let j = e.bin(BinaryOp::Sub, S32, lane, bval);
-                (j, e.cmp(CmpOp::Ge, S32, j, max_lane))
-            }
-            Shuffle::Down => {
-                let j = e.add(U32, lane, bval);
-                (j, e.cmp(CmpOp::Le, U32, j, max_lane))
-            }
-            Shuffle::Bfly => {
-                let j = e.bin(BinaryOp::Xor, U32, lane, bval);
-                (j, e.cmp(CmpOp::Le, U32, j, max_lane))
-            }
-            Shuffle::Idx => {
-                let off = e.and(U32, bval, not_seg);
-                let j = e.or(U32, min_lane, off);
-                (j, e.cmp(CmpOp::Le, U32, j, max_lane))
-            }
+        let value = self.src(&ops[1], U32, false, span)?;
+        let lane = self.src(&ops[2], U32, false, span)?;
+        let clamp = self.src(&ops[3], U32, false, span)?;
+        let mode = match mode {
+            Shuffle::Up => ShuffleMode::Up,
+            Shuffle::Down => ShuffleMode::Down,
+            Shuffle::Bfly => ShuffleMode::Bfly,
+            Shuffle::Idx => ShuffleMode::Idx,
         };
-        let src_lane = e.sel(U32, ok, j, lane);
-        let value = self.read_lane(t, src_lane, span);
-        self.end_exchange(span);
-        // A source lane outside the member mask (or the block) gives 0, as one that does
-        // not arrive does (the ISA leaves both undefined).
-        let mut e = Emit { l: self, span };
-        let bit = e.bin(BinaryOp::Shr, U32, members, src_lane);
-        let bit = e.and(U32, bit, Value::Imm(1));
-        let member = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
-        let value = e.sel(U32, member, value, Value::Imm(0));
-        e.mov(U32, d, value);
-        if let Some(p) = p {
-            e.mov(OpTy::Pred, p, Value::Reg(ok));
-        }
-        Ok(())
+        let op = WarpOp::Shuffle { mode, dst, pred, value, lane, clamp };
+        self.collective(op, ops.get(4).filter(|_| sync), span)
     }
 
     /// `vote{.sync}.{all,any,uni}.pred d, {!}a{, membermask}` and `.ballot.b32`.
@@ -395,44 +206,20 @@ impl Lowerer<'_> {
         if ops.len() != want {
             return Err(Diagnostic::error(span, format!("`vote` takes {want} operands")));
         }
-        let ballot = m.has(Modifier::Vote(Vote::Ballot));
-        let d = self.dst(&ops[0], if ballot { U32 } else { OpTy::Pred }, false)?;
-        let (a, negate) = self.pred(&ops[1])?;
-        let t = self.linear_tid(span);
-        let members = self.participants(t, ops.get(2).filter(|_| sync), span)?;
-        // Ballots count only the members that arrive, so `.all` asks whether one of them
-        // votes false rather than whether every member votes true (`vote.sync` is over
-        // the non-exited threads of membermask).
-        let votes = |l: &mut Self, truth: bool| {
-            let mut e = Emit { l, span };
-            let (yes, no) = (u64::from(truth != negate), u64::from(truth == negate));
-            let value = e.sel(U32, a, Value::Imm(yes), Value::Imm(no));
-            l.publish(value, span);
-            let votes = l.ballot(t, members, span);
-            l.end_exchange(span);
-            votes
-        };
-        if ballot {
-            let ones = votes(self, true);
-            Emit { l: self, span }.mov(U32, d, ones);
-            return Ok(());
-        }
-        let r = if m.has(Modifier::Vote(Vote::Any)) {
-            let ones = votes(self, true);
-            Emit { l: self, span }.cmp(CmpOp::Ne, U32, ones, Value::Imm(0))
+        let mode = if m.has(Modifier::Vote(Vote::Ballot)) {
+            VoteMode::Ballot
+        } else if m.has(Modifier::Vote(Vote::Any)) {
+            VoteMode::Any
         } else if m.has(Modifier::Vote(Vote::All)) {
-            let zeros = votes(self, false);
-            Emit { l: self, span }.cmp(CmpOp::Eq, U32, zeros, Value::Imm(0))
+            VoteMode::All
         } else {
-            let ones = votes(self, true);
-            let zeros = votes(self, false);
-            let mut e = Emit { l: self, span };
-            let all = e.cmp(CmpOp::Eq, U32, zeros, Value::Imm(0));
-            let none = e.cmp(CmpOp::Eq, U32, ones, Value::Imm(0));
-            e.pred_or(all, none)
+            VoteMode::Uni
         };
-        Emit { l: self, span }.mov(OpTy::Pred, d, Value::Reg(r));
-        Ok(())
+        let ty = if mode == VoteMode::Ballot { U32 } else { OpTy::Pred };
+        let dst = self.dst(&ops[0], ty, false)?;
+        let (src, negate) = self.pred(&ops[1])?;
+        let op = WarpOp::Vote { mode, dst, src, negate };
+        self.collective(op, ops.get(2).filter(|_| sync), span)
     }
 
     /// `match.{any,all}.sync.b32/.b64 d[|p], a, membermask` (§9.7.13.5 of PTX 9.2).
@@ -445,46 +232,15 @@ impl Lowerer<'_> {
         }
         let ops = i.operands.as_slice();
         let all = m.has(Modifier::Vote(Vote::All));
-        let (d, p) = match &ops[0] {
+        let (dst, pred) = match &ops[0] {
             Operand::Pair(d, p, _) if all => {
                 (self.dst(d, U32, false)?, Some(self.dst(p, OpTy::Pred, false)?))
             }
             d => (self.dst(d, U32, false)?, None),
         };
-        let wide = OpTy::U(ty.bits() as u8);
-        let a = self.src(&ops[1], wide, false, span)?;
-        let t = self.linear_tid(span);
-        let members = self.participants(t, Some(&ops[2]), span)?;
-        // Compared among the members that arrive (a lane that does not reads as 0).
-        let members = self.arriving(t, members, span);
-        // One round per 32-bit half: the lanes equal in every half.
-        let halves = if ty.bits() == 64 { 2 } else { 1 };
-        let mut same = members;
-        for h in 0..halves {
-            let mut e = Emit { l: self, span };
-            let part = if ty.bits() == 64 {
-                let shifted = e.bin(BinaryOp::Shr, wide, a, Value::Imm(32 * h));
-                e.cvt(U32, wide, shifted)
-            } else {
-                a
-            };
-            self.publish(part, span);
-            let eq = self.over_lanes(t, members, Combine::Equal(part), Value::Imm(0), span);
-            self.end_exchange(span);
-            same = Emit { l: self, span }.and(U32, same, eq);
-        }
-        let mut e = Emit { l: self, span };
-        if all {
-            let equal = e.cmp(CmpOp::Eq, U32, same, members);
-            let r = e.sel(U32, equal, members, Value::Imm(0));
-            e.mov(U32, d, r);
-            if let Some(p) = p {
-                e.mov(OpTy::Pred, p, Value::Reg(equal));
-            }
-        } else {
-            e.mov(U32, d, same);
-        }
-        Ok(())
+        let wide = ty.bits() == 64;
+        let value = self.src(&ops[1], OpTy::U(ty.bits() as u8), false, span)?;
+        self.collective(WarpOp::Match { all, wide, dst, pred, value }, Some(&ops[2]), span)
     }
 
     /// `redux.sync.op.type d, a, membermask` for integer operations (§9.7.13.6).
@@ -504,20 +260,13 @@ impl Lowerer<'_> {
         if ty.bits() != 32 {
             return Err(Diagnostic::error(span, "`redux.sync` takes 32-bit types"));
         }
-        // Each operation as one whose identity is 0, the word of a lane that does not
-        // arrive: published as `a ^ flip`, reduced, the result `^ flip` again (`.and` is
-        // the complement of the `.or` of complements, `.min` of the `.max` of them;
-        // signed order is unsigned order with the sign bit flipped).
-        let signed = ty.is_signed();
-        let (bop, flip) = match (op, bool_op) {
-            (Some(Reduction::Add), None) => (BinaryOp::Add, 0),
-            (Some(Reduction::Max), None) => (BinaryOp::Max, if signed { 0x8000_0000 } else { 0 }),
-            (Some(Reduction::Min), None) => {
-                (BinaryOp::Max, if signed { 0x7fff_ffff } else { 0xffff_ffff })
-            }
-            (None, Some(crate::ir::BoolOp::And)) => (BinaryOp::Or, 0xffff_ffff),
-            (None, Some(crate::ir::BoolOp::Or)) => (BinaryOp::Or, 0),
-            (None, Some(crate::ir::BoolOp::Xor)) => (BinaryOp::Xor, 0),
+        let op = match (op, bool_op) {
+            (Some(Reduction::Add), None) => WarpReduction::Add,
+            (Some(Reduction::Max), None) => WarpReduction::Max,
+            (Some(Reduction::Min), None) => WarpReduction::Min,
+            (None, Some(BoolOp::And)) => WarpReduction::And,
+            (None, Some(BoolOp::Or)) => WarpReduction::Or,
+            (None, Some(BoolOp::Xor)) => WarpReduction::Xor,
             _ => {
                 return Err(Diagnostic::error(
                     span,
@@ -526,25 +275,13 @@ impl Lowerer<'_> {
             }
         };
         let ops = i.operands.as_slice();
-        let d = self.dst(&ops[0], ty, false)?;
-        let a = self.src(&ops[1], ty, false, span)?;
-        let t = self.linear_tid(span);
-        let members = self.participants(t, Some(&ops[2]), span)?;
-        let word = Emit { l: self, span }.bin(BinaryOp::Xor, U32, a, Value::Imm(flip));
-        self.publish(word, span);
-        let r = self.over_lanes(t, members, Combine::Reduce(bop, U32), Value::Imm(0), span);
-        self.end_exchange(span);
-        let mut e = Emit { l: self, span };
-        let r = e.bin(BinaryOp::Xor, U32, r, Value::Imm(flip));
-        e.mov(ty, d, r);
-        Ok(())
+        let dst = self.dst(&ops[0], ty, false)?;
+        let value = self.src(&ops[1], ty, false, span)?;
+        let op = WarpOp::Reduce { op, ty, abs: false, nan: false, dst, value };
+        self.collective(op, Some(&ops[2]), span)
     }
 
-    /// `redux.sync.{min,max}{.abs}{.NaN}.f32 d, a, membermask` (PTX ISA 9.2 §9.7.13.7):
-    /// reduced as unsigned integer keys that order floats totally (-0 below +0), with a
-    /// NaN lane mapped to the identity (ignored) or, under `.NaN`, to the absorbing end;
-    /// only NaNs map to either end, so a result there is the canonical NaN 0x7fffffff
-    /// (all lanes NaN, or any under `.NaN`).
+    /// `redux.sync.{min,max}{.abs}{.NaN}.f32 d, a, membermask` (PTX ISA 9.2 §9.7.13.7).
     fn redux_f32(
         &mut self,
         i: &ast::Instruction,
@@ -556,9 +293,9 @@ impl Lowerer<'_> {
         let nan = Modifier::FloatOption(FloatOption::NaN);
         m.allow(&[SYNC, MIN, MAX, ALIGNED, abs, nan])?;
         let ty = self.one_type(i, m)?;
-        let min = match op {
-            Some(Reduction::Min) if ty == OpTy::F(32) => true,
-            Some(Reduction::Max) if ty == OpTy::F(32) => false,
+        let op = match op {
+            Some(Reduction::Min) if ty == OpTy::F(32) => WarpReduction::Min,
+            Some(Reduction::Max) if ty == OpTy::F(32) => WarpReduction::Max,
             _ => {
                 return Err(Diagnostic::error(
                     span,
@@ -570,42 +307,10 @@ impl Lowerer<'_> {
         let [d, a, mask] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`redux.sync` takes 3 operands"));
         };
-        let d = self.dst(d, U32, false)?;
-        let a = self.src(a, U32, false, span)?;
-        let t = self.linear_tid(span);
-        let members = self.participants(t, Some(mask), span)?;
-        let (identity, absorbing) = if min { (u32::MAX, 0) } else { (0, u32::MAX) };
-        let mut e = Emit { l: self, span };
-        let bits = if abs { e.and(U32, a, Value::Imm(0x7fff_ffff)) } else { a };
-        // key = bits ^ 0x8000_0000 for a clear sign bit, !bits for a set one.
-        let sign = e.bin(BinaryOp::Shr, S32, bits, Value::Imm(31));
-        let flip = e.or(U32, sign, Value::Imm(0x8000_0000));
-        let key = e.bin(BinaryOp::Xor, U32, bits, flip);
-        let magnitude = e.and(U32, bits, Value::Imm(0x7fff_ffff));
-        let is_nan = e.cmp(CmpOp::Gt, U32, magnitude, Value::Imm(0x7f80_0000));
-        let nan_key = if nan { absorbing } else { identity };
-        let key = e.sel(U32, is_nan, Value::Imm(u64::from(nan_key)), key);
-        // The maximum of the keys or, for `.min`, of their complements: identity 0, the
-        // word of a lane that does not arrive.
-        let flip = u64::from(identity);
-        let word = e.bin(BinaryOp::Xor, U32, key, Value::Imm(flip));
-        self.publish(word, span);
-        let r =
-            self.over_lanes(t, members, Combine::Reduce(BinaryOp::Max, U32), Value::Imm(0), span);
-        self.end_exchange(span);
-        let mut e = Emit { l: self, span };
-        let r = e.bin(BinaryOp::Xor, U32, r, Value::Imm(flip));
-        let positive = e.and(U32, r, Value::Imm(0x8000_0000));
-        let positive = e.cmp(CmpOp::Ne, U32, positive, Value::Imm(0));
-        let from_positive = e.bin(BinaryOp::Xor, U32, r, Value::Imm(0x8000_0000));
-        let from_negative = e.not(U32, r);
-        let value = e.sel(U32, positive, from_positive, from_negative);
-        let low_end = e.cmp(CmpOp::Eq, U32, r, Value::Imm(0));
-        let high_end = e.cmp(CmpOp::Eq, U32, r, Value::Imm(u64::from(u32::MAX)));
-        let ends = e.pred_or(low_end, high_end);
-        let result = e.sel(U32, ends, Value::Imm(0x7fff_ffff), value);
-        e.mov(U32, d, result);
-        Ok(())
+        let dst = self.dst(d, U32, false)?;
+        let value = self.src(a, U32, false, span)?;
+        let op = WarpOp::Reduce { op, ty, abs, nan, dst, value };
+        self.collective(op, Some(mask), span)
     }
 
     /// `activemask.b32 d`: the lanes of the warp that execute it.
@@ -615,25 +320,17 @@ impl Lowerer<'_> {
         let [d] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`activemask` takes 1 operand"));
         };
-        let d = self.dst(d, U32, false)?;
-        // A ballot of 1 over the existing lanes: under predication (`crate::pass::predicate`)
-        // inactive lanes publish 0.
-        let t = self.linear_tid(span);
-        let lanes = self.warp_lanes(t, span);
-        let active = self.arriving(t, lanes, span);
-        Emit { l: self, span }.mov(U32, d, active);
-        Ok(())
+        let dst = self.dst(d, U32, false)?;
+        self.collective(WarpOp::ActiveMask { dst }, None, span)
     }
 
-    /// `elect.sync d|p, membermask`: the lowest member that arrives is the leader (the
-    /// ISA elects an active thread; an exited one cannot lead).
+    /// `elect.sync d|p, membermask`.
     fn elect(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
-
         let [dp, mask] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, "`elect.sync` takes `d|p` and a member mask"));
         };
-        let (d, p) = match dp {
+        let (dst, pred) = match dp {
             Operand::Pair(d, p, _) => {
                 let d = match d.as_ref() {
                     Operand::Sink(_) => None,
@@ -643,23 +340,6 @@ impl Lowerer<'_> {
             }
             other => return Err(Diagnostic::error(other.span(), "expected `d|p`")),
         };
-        let t = self.linear_tid(span);
-        let members = self.participants(t, Some(mask), span)?;
-        let members = self.arriving(t, members, span);
-        let mut e = Emit { l: self, span };
-        // The lowest set bit's position: the bit count below it.
-        let minus = e.bin(BinaryOp::Sub, U32, members, Value::Imm(1));
-        let not_members = e.not(U32, members);
-        let below = e.and(U32, not_members, minus);
-        let leader = e.un(UnaryOp::Popc, U32, below);
-        let lane = e.and(U32, t, Value::Imm(31));
-        let me = e.cmp(CmpOp::Eq, U32, lane, leader);
-        let some = e.cmp(CmpOp::Ne, U32, members, Value::Imm(0));
-        let is = e.pred_and(me, some);
-        e.mov(OpTy::Pred, p, Value::Reg(is));
-        if let Some(d) = d {
-            e.mov(U32, d, leader);
-        }
-        Ok(())
+        self.collective(WarpOp::Elect { dst, pred }, Some(mask), span)
     }
 }

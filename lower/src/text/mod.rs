@@ -71,6 +71,7 @@ mod print;
 mod structured;
 mod texture;
 mod video;
+mod warp;
 
 pub use parse::parse;
 pub use print::{print, print_structured};

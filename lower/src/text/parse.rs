@@ -591,7 +591,7 @@ impl KernelParser {
             return Ok(kind);
         }
         // The high-level operations (`text/video.rs`, `text/half.rs`, `text/integer.rs`,
-        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`, `text/mbarrier.rs`).
+        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`, `text/mbarrier.rs`, `text/warp.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -624,6 +624,9 @@ impl KernelParser {
         }
         if let Some(op) = super::mbarrier::parse(&op_line, &mut m.words, addr)? {
             return Ok(InstKind::Mbarrier(Box::new(op)));
+        }
+        if let Some(kind) = super::warp::parse(&op_line, &mut m.words)? {
+            return Ok(kind);
         }
         o.collective(m)
     }

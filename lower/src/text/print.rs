@@ -270,26 +270,20 @@ impl<'a> Printer<'a> {
                 v(*lhs),
                 v(*rhs)
             ),
-            InstKind::Mad { part, ty, dst, a, b, c } => format!(
-                "{} = mad.{}.{} {}",
-                r(*dst),
-                mad_part(*part),
-                op_ty(*ty),
-                self.list(&[*a, *b, *c])
-            ),
+            InstKind::Mad { part, ty, dst, a, b, c } => {
+                let abc = self.list(&[*a, *b, *c]);
+                format!("{} = mad.{}.{} {abc}", r(*dst), mad_part(*part), op_ty(*ty))
+            }
             InstKind::Bfe { ty, dst, a, pos, len } => {
                 format!("{} = bfe.{} {}", r(*dst), op_ty(*ty), self.list(&[*a, *pos, *len]))
             }
             InstKind::Bfi { ty, dst, a, b, pos, len } => {
                 format!("{} = bfi.{} {}", r(*dst), op_ty(*ty), self.list(&[*a, *b, *pos, *len]))
             }
-            InstKind::Fma { ty, mode, dst, a, b, c } => format!(
-                "{} = fma{}.{} {}",
-                r(*dst),
-                float_mode(*mode, ""),
-                op_ty(*ty),
-                self.list(&[*a, *b, *c])
-            ),
+            InstKind::Fma { ty, mode, dst, a, b, c } => {
+                let abc = self.list(&[*a, *b, *c]);
+                format!("{} = fma{}.{} {abc}", r(*dst), float_mode(*mode, ""), op_ty(*ty))
+            }
             InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine } => {
                 let mut s = format!(
                     "{}, {} = setp.{}{}",
@@ -425,14 +419,38 @@ impl<'a> Printer<'a> {
                 format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
             }
             InstKind::RaceShadow { dst, word, swap } => self.race_shadow(*dst, *word, *swap),
+            InstKind::Video(_)
+            | InstKind::Half(_)
+            | InstKind::Integer(_)
+            | InstKind::HalfConvert(_)
+            | InstKind::Texture(_)
+            | InstKind::Matrix(_)
+            | InstKind::Warp(_)
+            | InstKind::BarrierReduce { .. }
+            | InstKind::Copy(_)
+            | InstKind::Mbarrier(_) => self.high_level(kind),
+        }
+    }
+
+    /// The line of a high-level operation, which its own module of the text format
+    /// spells (`text/video.rs`, `text/half.rs`, …).
+    fn high_level(&self, kind: &InstKind) -> String {
+        let r = |x: RegId| self.reg(x).to_string();
+        let v = |x: Value| self.value(x);
+        match kind {
             InstKind::Video(op) => super::video::print(op, r, v),
             InstKind::Half(op) => super::half::print(op, r, v),
             InstKind::Integer(op) => super::integer::print(op, r, v),
             InstKind::HalfConvert(c) => super::half::print_convert(c, r, v),
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
+            InstKind::Warp(w) => super::warp::print(w, r, v),
+            InstKind::BarrierReduce { op, dst, cond, negate, word } => {
+                super::warp::print_barrier_reduce(*op, (*dst, *cond, *negate), *word, r)
+            }
             InstKind::Copy(c) => super::copy::print(c, r, v),
             InstKind::Mbarrier(m) => super::mbarrier::print(m, r, v),
+            other => format!("<not a high-level operation: {other:?}>"),
         }
     }
 
