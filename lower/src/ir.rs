@@ -36,7 +36,10 @@
 //!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
 //!   matrix instructions, [`MatrixInst`], whose module doc specifies them;
 //!   `pass::expand_matrix`), [`InstKind::Copy`] (the asynchronous copies, [`CopyInst`],
-//!   whose module doc specifies them; `pass::expand_copies`).
+//!   whose module doc specifies them; `pass::expand_copies`), [`InstKind::System`] and
+//!   [`InstKind::DeviceLaunch`] (system calls, failures, the grid barrier and
+//!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
+//!   specifies them; `pass::expand_system`).
 //!
 //! # Functions and calls
 //!
@@ -109,6 +112,7 @@ mod half;
 mod integer;
 mod matrix;
 mod routine;
+mod system;
 mod texture;
 mod video;
 pub use copy::*;
@@ -116,6 +120,7 @@ pub use half::*;
 pub use integer::*;
 pub use matrix::*;
 pub use routine::Routine;
+pub use system::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
     TextureFetch, TextureInst, TextureQuery,
@@ -1334,6 +1339,15 @@ pub enum InstKind {
     /// ISA 9.2 §9.7.9.25, [`CopyInst`]) as semantic analysis resolves it; `pass::expand_copies` writes
     /// every one out in the loads and stores it performs.
     Copy(Box<CopyInst>),
+    /// A system call or failure (`trap`, `__assertfail`, `vprintf`, `malloc`, the grid
+    /// barrier; [`SystemInst`], whose module doc specifies them) as semantic analysis
+    /// resolves it; `pass::expand_system` writes every one out in accesses of the
+    /// system area ([`crate::system`]).
+    System(Box<SystemInst>),
+    /// A device-side launch operation (`cudaGetParameterBuffer`, `cudaLaunchDevice`;
+    /// [`LaunchInst`]) as semantic analysis resolves it; `pass::expand_system` writes
+    /// every one out in accesses of the launch arena ([`crate::device_launch`]).
+    DeviceLaunch(Box<LaunchInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -101,6 +101,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Texture(t) => t.malformed(),
                 InstKind::Matrix(m) => m.malformed(),
                 InstKind::Copy(c) => c.malformed(),
+                InstKind::System(s) => s.malformed(),
                 _ => None,
             };
             if let Some(what) = malformed {
@@ -323,6 +324,14 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::Copy(c) => {
             defs.extend(c.def().map(|(r, _)| r));
             uses.extend(c.uses().into_iter().map(|(r, _)| r));
+        }
+        InstKind::System(s) => {
+            defs.extend(s.def().map(|(r, _)| r));
+            s.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
+        InstKind::DeviceLaunch(l) => {
+            defs.extend(l.defs().map(|(r, _)| r));
+            l.uses().iter().for_each(|(x, _)| v(x, uses));
         }
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
@@ -558,6 +567,18 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
                     at(Some(r), bits);
                 }
             })
+        }
+        InstKind::System(s) => {
+            s.def().into_iter().for_each(|(r, bits)| at(Some(r), bits));
+            s.uses().iter().for_each(|(x, bits)| {
+                if let Some(bits) = bits {
+                    at(reg(x), *bits)
+                }
+            });
+        }
+        InstKind::DeviceLaunch(l) => {
+            l.defs().into_iter().for_each(|(r, bits)| at(Some(r), bits));
+            l.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
         }
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {

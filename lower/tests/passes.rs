@@ -23,7 +23,10 @@
 //! accesses); `expand_matrix` leaves no matrix instruction (checked against the
 //! interpreter's model of each on whole matrices); `expand_copies` leaves no
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
-//! which it does not model); `legalize_atomics` leaves
+//! which it does not model); `expand_system` leaves no system call, failure, grid
+//! barrier or device-side launch (checked against the interpreter's model of the
+//! failure records, printf records and heap, but grid barriers and launches, which it
+//! does not model); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -39,7 +42,8 @@
 //!
 //! And every pass keeps the kernel's results: the IR interpreter
 //! ([`ptxvk_lower::interp::check`]) runs the kernel before and after each pass on
-//! generated launches and compares global memory and the system status. A file whose
+//! generated launches and compares global memory, the system status and failure details
+//! and the printf records. A file whose
 //! kernel cannot be run says why (`; semantics: none (WHY)`); every pass has a
 //! `*_results.ir` file whose kernel stores what it computes, so that the comparison
 //! says something ([`every_pass_is_checked_on_results`]). An input may be structured
@@ -55,10 +59,10 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_texture,
-    expand_video, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, structurize, LoopGuard, Target,
+    check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_system,
+    expand_texture, expand_video, float_modifiers, hoist_params, inline, legalize_atomics,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
+    schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -150,6 +154,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a matrix instruction",
             |_, i| expand_matrix::is_matrix(i),
             |k, _| expand_matrix::run(k),
+        )?,
+        ("expand_system", None) => legalizes(
+            &mut s.kernel,
+            "a system call or device-side launch",
+            |_, i| expand_system::is_system(i),
+            |k, _| expand_system::run(k),
         )?,
         ("expand_copies", None) => legalizes(
             &mut s.kernel,
@@ -750,6 +760,7 @@ fn every_pass_is_checked_on_results() {
         "expand_texture",
         "expand_matrix",
         "expand_copies",
+        "expand_system",
         "check",
         "check:racecheck",
         "hoist_params",

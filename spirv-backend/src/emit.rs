@@ -464,6 +464,11 @@ impl<'a> FnEmitter<'a> {
             InstKind::Copy(_) => Err(Error::Internal(
                 "an asynchronous copy reached the emitter unexpanded (pass::expand_copies)".into(),
             )),
+            InstKind::System(_) | InstKind::DeviceLaunch(_) => Err(Error::Internal(
+                "a system call or device-side launch reached the emitter unexpanded \
+                 (pass::expand_system)"
+                    .into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

@@ -64,6 +64,8 @@ pub enum Error {
 pub const PARAM_BASE: u64 = 0x7f00_0000_0000;
 /// Where the allocation table and the parameter ranges of a checked launch live.
 pub const CHECK_TABLE_BASE: u64 = 0x7d00_0000_0000;
+/// Where the device heap of a kernel that calls `malloc` lives.
+pub const HEAP_BASE: u64 = 0x7c00_0000_0000;
 /// Where the shared windows of a kernel whose window is in device memory live.
 pub const SHARED_AREA_BASE: u64 = 0x7e00_0000_0000;
 /// Bytes of system area the interpreter gives a kernel (the header, and room for
@@ -90,6 +92,12 @@ pub struct Outcome {
     pub buffers: Vec<Vec<u8>>,
     /// The system area's status word ([`crate::system::STATUS`]): 0, or a failure.
     pub status: u32,
+    /// The failure's details (line, message, file, function: the system area's bytes
+    /// [`crate::system::LINE`] to [`crate::system::HEAP`]), zero without one.
+    pub failure: Vec<u8>,
+    /// The bytes of printf records reserved ([`crate::system::PRINTF_USED`]) and the
+    /// records, by thread ([`thread::printf_records`]).
+    pub printf: (u32, Vec<Vec<u8>>),
     /// Steps the launch took (not a result: passes change it).
     pub steps: u64,
 }
@@ -112,6 +120,13 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
     mem.regions.extend(launch.buffers.iter().cloned());
     if checked {
         check_tables(k, &mut mem, system_at);
+    }
+    // The module's device heap (`crate::system`): empty, its address in the area.
+    if k.heap {
+        let bytes = vec![0; crate::system::HEAP_BYTES as usize];
+        mem.regions.push(Region { base: HEAP_BASE, bytes });
+        let at = u64::from(system_at + crate::system::HEAP);
+        let _ = memory::write(&mut mem.regions[0].bytes, at, 8, HEAP_BASE);
     }
     let window = k.shared.static_bytes + launch.dynamic_shared;
     let [gx, gy, gz] = launch.grid;
@@ -148,9 +163,14 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
         warp::run_block(&mut cx, &mut threads)?;
         steps = cx.steps;
     }
-    let status = memory::read(&mem.regions[0].bytes, u64::from(system_at), 4).unwrap_or(0) as u32;
+    let area = mem.regions[0].bytes.get(system_at as usize..).unwrap_or_default();
+    let status = memory::read(area, u64::from(crate::system::STATUS), 4).unwrap_or(0) as u32;
+    let used = memory::read(area, u64::from(crate::system::PRINTF_USED), 4).unwrap_or(0) as u32;
+    let (line, heap) = (crate::system::LINE as usize, crate::system::HEAP as usize);
+    let failure = area.get(line..heap).unwrap_or_default().to_vec();
+    let printf = (used, thread::printf_records(area));
     let buffers = mem.regions[1..=launch.buffers.len()].iter().map(|r| r.bytes.clone()).collect();
-    Ok(Outcome { buffers, status, steps })
+    Ok(Outcome { buffers, status, failure, printf, steps })
 }
 
 /// Each block's place in program order: in the structured tree, the order of its

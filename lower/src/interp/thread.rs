@@ -8,8 +8,10 @@ use super::arith::{self, mask, sext};
 use super::memory::{self, Memory};
 use super::Error;
 use crate::ir::*;
+pub(super) use system::printf_records;
 
 mod copy;
+mod system;
 mod texture;
 
 /// Steps a thread runs before it lets the others run.
@@ -415,6 +417,11 @@ impl<'a> Thread<'a> {
             }
             InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
             InstKind::Copy(c) => self.exec_copy(cx, c, span)?,
+            InstKind::System(s) => self.exec_system(cx, s, span)?,
+            InstKind::DeviceLaunch(_) => {
+                let what = "device-side launches before expand_system".into();
+                return Err(Error::Unsupported { what, span });
+            }
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

@@ -366,6 +366,8 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
         InstKind::Texture(t) => t.for_each_reg(f),
         InstKind::Matrix(m) => m.for_each_reg(f),
         InstKind::Copy(c) => c.for_each_reg(f),
+        InstKind::System(s) => s.for_each_reg(f),
+        InstKind::DeviceLaunch(l) => l.for_each_reg(f),
         InstKind::Integer(op) => op.for_each_reg(f),
         InstKind::HalfConvert(c) => {
             f(&mut c.dst);

@@ -23,6 +23,10 @@
 //!    [`expand_copies`] — the asynchronous copies (`cp.async`, `cp.async.bulk`,
 //!    `cp.async.bulk.tensor`) become the loads and stores they perform (new blocks for
 //!    partial reads, loops and traps);
+//!    [`expand_system`] — the system calls (`trap`, `__assertfail`, `vprintf`,
+//!    `malloc`), the other failures, the grid barriers and the device-side launches
+//!    become accesses of the system area and the launch arena (new blocks for guarded
+//!    records, the printf copy loop, the grid barrier's spin loops);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -68,7 +72,8 @@
 //! Semantic analysis (`crate::sema`) makes IR that depends on no device, one operation
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
-//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`]); the expansions (0) write those out, and
+//! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::System`],
+//! [`InstKind::DeviceLaunch`]); the expansions (0) write those out, and
 //! every decision that
 //! depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
@@ -82,6 +87,7 @@ pub mod expand_copies;
 pub mod expand_formats;
 pub mod expand_integer;
 pub mod expand_matrix;
+pub mod expand_system;
 pub mod expand_texture;
 pub mod expand_video;
 mod expander;
@@ -336,6 +342,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_texture::run(&mut kernel).map_err(|d| vec![d])?;
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
+    // Before check and schedule, which see its accesses and loops as before; the grid
+    // barriers are written out here.
+    expand_system::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -443,6 +452,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a matrix instruction left by expand_matrix")
     } else if expand_copies::is_copy(kind) {
         Some("an asynchronous copy left by expand_copies")
+    } else if expand_system::is_system(kind) {
+        Some("a system call or device-side launch left by expand_system")
     } else {
         None
     }

@@ -68,6 +68,7 @@ mod matrix;
 mod parse;
 mod print;
 mod structured;
+mod system;
 mod texture;
 mod video;
 

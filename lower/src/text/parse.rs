@@ -591,7 +591,7 @@ impl KernelParser {
             return Ok(kind);
         }
         // The high-level operations (`text/video.rs`, `text/half.rs`, `text/integer.rs`,
-        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`).
+        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`, `text/system.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -621,6 +621,9 @@ impl KernelParser {
         }
         if let Some(c) = super::copy::parse(&op_line, &mut m.words, addr)? {
             return Ok(InstKind::Copy(Box::new(c)));
+        }
+        if let Some(kind) = super::system::parse(&op_line, &mut m.words)? {
+            return Ok(kind);
         }
         o.collective(m)
     }

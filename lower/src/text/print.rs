@@ -424,11 +424,9 @@ impl<'a> Printer<'a> {
             InstKind::ShadowWord { dst, table, addr } => {
                 format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
             }
-            InstKind::RaceShadow { dst, word, swap: None } => {
-                format!("{} = race_shadow {}", r(*dst), self.list(&[*word]))
-            }
-            InstKind::RaceShadow { dst, word, swap: Some(swap) } => {
-                format!("{} = race_shadow.swap {}", r(*dst), self.list(&[*word, *swap]))
+            InstKind::RaceShadow { dst, word, swap } => {
+                let (name, ops) = swap.map_or(("", vec![*word]), |s| (".swap", vec![*word, s]));
+                format!("{} = race_shadow{name} {}", r(*dst), self.list(&ops))
             }
             InstKind::Video(op) => super::video::print(op, r, v),
             InstKind::Half(op) => super::half::print(op, r, v),
@@ -437,6 +435,8 @@ impl<'a> Printer<'a> {
             InstKind::Texture(t) => super::texture::print(t, r, v),
             InstKind::Matrix(m) => super::matrix::print(m, r, v),
             InstKind::Copy(c) => super::copy::print(c, r, v),
+            InstKind::System(s) => super::system::print(s, r, v),
+            InstKind::DeviceLaunch(l) => super::system::print_launch(l, r, v),
         }
     }
 
