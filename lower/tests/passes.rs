@@ -25,7 +25,7 @@
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
 //! which it does not model); `expand_system` leaves no system call, failure, grid
 //! barrier or device-side launch (checked against the interpreter's model of the
-//! failure records, printf records and heap, but grid barriers and launches, which it
+//! failure records, printf records, heap and launch arena, but grid barriers, which it
 //! does not model); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no

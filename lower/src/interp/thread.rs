@@ -8,7 +8,7 @@ use super::arith::{self, mask, sext};
 use super::memory::{self, Memory};
 use super::Error;
 use crate::ir::*;
-pub(super) use system::printf_records;
+pub(super) use system::{launch_records, printf_records, ARENA_SLOTS};
 
 mod copy;
 mod system;
@@ -418,10 +418,7 @@ impl<'a> Thread<'a> {
             InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
             InstKind::Copy(c) => self.exec_copy(cx, c, span)?,
             InstKind::System(s) => self.exec_system(cx, s, span)?,
-            InstKind::DeviceLaunch(_) => {
-                let what = "device-side launches before expand_system".into();
-                return Err(Error::Unsupported { what, span });
-            }
+            InstKind::DeviceLaunch(l) => self.exec_launch(cx, l, span)?,
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);
