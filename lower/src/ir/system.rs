@@ -20,7 +20,9 @@
 //! header (size, argument bytes, the format address, `%ctaid` and `%tid`) and copies
 //! the argument buffer, a 32-bit word at a time: the bytes of the thread's local window
 //! from the buffer on, up to [`crate::system::MAX_ARGUMENT_BYTES`] and the end of the
-//! window ([`crate::ir::Kernel::local_bytes`]); none, with
+//! window ([`crate::ir::Kernel::local_bytes`], the whole window of the kernel: bytes past
+//! the buffer are the thread's own local memory, and the host reads only what the
+//! format needs); none, with
 //! [`crate::system::ARGUMENTS_MISSING`] set, when the buffer is not in the local
 //! window and not null. `vprintf`'s result (0) is semantic analysis's store.
 //!
