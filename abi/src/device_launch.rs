@@ -1,6 +1,7 @@
 //! Device-side launches (CUDA Dynamic Parallelism, CUDA Programming Guide, "CUDA
 //! Dynamic Parallelism"): the launch arena a kernel records its launches in, shared by
-//! `ptxvk-lower`'s `sema::device_launch` (which writes it) and the runtime (which reads it after the
+//! `ptxvk-lower`'s `pass::expand_system` (which writes it; `sema::device_launch`
+//! resolves the calls) and the runtime (which reads it after the
 //! grid completed and runs the launches).
 //!
 //! Since CUDA 12 a parent grid cannot wait for its children (`cudaDeviceSynchronize`

@@ -41,7 +41,10 @@
 //!   object's layout and phases; `pass::expand_mbarrier`), [`InstKind::Warp`] (the
 //!   warp collectives, [`WarpInst`], whose module doc specifies them, member masks and
 //!   lanes that do not arrive included; `pass::expand_warp`), [`InstKind::BarrierReduce`]
-//!   (`bar.red`; `pass::expand_warp`).
+//!   (`bar.red`; `pass::expand_warp`), [`InstKind::System`] and
+//!   [`InstKind::DeviceLaunch`] (system calls, failures, the grid barrier and
+//!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
+//!   specifies them; `pass::expand_system`).
 //!
 //! # Functions and calls
 //!
@@ -115,6 +118,7 @@ mod integer;
 mod matrix;
 mod mbarrier;
 mod routine;
+mod system;
 mod texture;
 mod video;
 mod warp;
@@ -124,6 +128,7 @@ pub use integer::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use routine::Routine;
+pub use system::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
     TextureFetch, TextureInst, TextureQuery,
@@ -1365,6 +1370,15 @@ pub enum InstKind {
         negate: bool,
         word: u32,
     },
+    /// A system call or failure (`trap`, `__assertfail`, `vprintf`, `malloc`, the grid
+    /// barrier; [`SystemInst`], whose module doc specifies them) as semantic analysis
+    /// resolves it; `pass::expand_system` writes every one out in accesses of the
+    /// system area ([`crate::system`]).
+    System(Box<SystemInst>),
+    /// A device-side launch operation (`cudaGetParameterBuffer`, `cudaLaunchDevice`;
+    /// [`LaunchInst`]) as semantic analysis resolves it; `pass::expand_system` writes
+    /// every one out in accesses of the launch arena ([`crate::device_launch`]).
+    DeviceLaunch(Box<LaunchInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

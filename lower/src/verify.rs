@@ -102,6 +102,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Matrix(m) => m.malformed(),
                 InstKind::Warp(w) => w.malformed(),
                 InstKind::Copy(c) => c.malformed(),
+                InstKind::System(s) => s.malformed(),
                 _ => None,
             };
             if let Some(what) = malformed {
@@ -328,6 +329,14 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::Mbarrier(m) => {
             defs.extend(m.def().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
+        InstKind::System(s) => {
+            defs.extend(s.def().map(|(r, _)| r));
+            s.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
+        InstKind::DeviceLaunch(l) => {
+            defs.extend(l.defs().map(|(r, _)| r));
+            l.uses().iter().for_each(|(x, _)| v(x, uses));
         }
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
@@ -579,6 +588,18 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
                     at(reg(&x), bits);
                 }
             }
+        }
+        InstKind::System(s) => {
+            s.def().into_iter().for_each(|(r, bits)| at(Some(r), bits));
+            s.uses().iter().for_each(|(x, bits)| {
+                if let Some(bits) = bits {
+                    at(reg(x), *bits)
+                }
+            });
+        }
+        InstKind::DeviceLaunch(l) => {
+            l.defs().into_iter().for_each(|(r, bits)| at(Some(r), bits));
+            l.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
         }
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {

@@ -28,7 +28,10 @@
 //! tx-counts); `expand_warp` leaves no warp collective and no `bar.red`
 //! (checked against the interpreter's model of each on the lanes' values, with lanes
 //! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
-//! predicates); `legalize_atomics` leaves
+//! predicates); `expand_system` leaves no system call, failure, grid
+//! barrier or device-side launch (checked against the interpreter's model of the
+//! failure records, printf records, heap and launch arena, but grid barriers, which it
+//! does not model); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -44,7 +47,8 @@
 //!
 //! And every pass keeps the kernel's results: the IR interpreter
 //! ([`ptxvk_lower::interp::check`]) runs the kernel before and after each pass on
-//! generated launches and compares global memory and the system status. A file whose
+//! generated launches and compares global memory, the system status and failure details
+//! and the printf records. A file whose
 //! kernel cannot be run says why (`; semantics: none (WHY)`); every pass has a
 //! `*_results.ir` file whose kernel stores what it computes, so that the comparison
 //! says something ([`every_pass_is_checked_on_results`]). An input may be structured
@@ -61,9 +65,9 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_mbarrier,
-    expand_texture, expand_video, expand_warp, float_modifiers, hoist_params, inline,
-    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
-    predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
+    expand_system, expand_texture, expand_video, expand_warp, float_modifiers, hoist_params,
+    inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits,
+    loop_guard, predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -161,6 +165,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a warp collective",
             |_, i| expand_warp::is_collective(i),
             |k, _| expand_warp::run(k),
+        )?,
+        ("expand_system", None) => legalizes(
+            &mut s.kernel,
+            "a system call or device-side launch",
+            |_, i| expand_system::is_system(i),
+            |k, _| expand_system::run(k),
         )?,
         ("expand_copies", None) => legalizes(
             &mut s.kernel,
@@ -769,6 +779,7 @@ fn every_pass_is_checked_on_results() {
         "expand_copies",
         "expand_mbarrier",
         "expand_warp",
+        "expand_system",
         "check",
         "check:racecheck",
         "hoist_params",

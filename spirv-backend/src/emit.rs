@@ -472,6 +472,11 @@ impl<'a> FnEmitter<'a> {
                 "a warp collective or `bar.red` reached the emitter unexpanded (pass::expand_warp)"
                     .into(),
             )),
+            InstKind::System(_) | InstKind::DeviceLaunch(_) => Err(Error::Internal(
+                "a system call or device-side launch reached the emitter unexpanded \
+                 (pass::expand_system)"
+                    .into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

@@ -109,7 +109,10 @@ pub fn compare(before: Program<'_>, after: Program<'_>, launch: &Launch) -> Verd
         (a, Ok(b)) => match first_difference(&a, &b) {
             None => {
                 let initial = launch.buffers.iter().map(|r| &r.bytes);
-                let observed = a.status != 0 || a.buffers.iter().ne(initial);
+                let observed = a.status != 0
+                    || a.printf.0 != 0
+                    || a.launches.0 != 0
+                    || a.buffers.iter().ne(initial);
                 Verdict::Same { observed }
             }
             Some(d) => Verdict::Differs(d),
@@ -120,6 +123,15 @@ pub fn compare(before: Program<'_>, after: Program<'_>, launch: &Launch) -> Verd
 fn first_difference(a: &Outcome, b: &Outcome) -> Option<String> {
     if a.status != b.status {
         return Some(format!("system status {} before, {} after", a.status, b.status));
+    }
+    if a.failure != b.failure {
+        return Some(format!("failure details {:?} before, {:?} after", a.failure, b.failure));
+    }
+    if a.launches != b.launches {
+        return Some(format!("launches {:?} before, {:?} after", a.launches, b.launches));
+    }
+    if a.printf != b.printf {
+        return Some(format!("printf records {:?} before, {:?} after", a.printf, b.printf));
     }
     for (i, (x, y)) in a.buffers.iter().zip(&b.buffers).enumerate() {
         if let Some(at) = x.iter().zip(y).position(|(p, q)| p != q) {

@@ -11,7 +11,8 @@
 //!   collectives on the lanes' values (`collective`), both from the ISA; mbarrier objects by
 //!   their phases, pending counts and tx-counts ([`mbarrier`]); global memory as allocations at device addresses, each
 //!   block's shared window and each thread's local window as byte arrays, atomics
-//!   ([`memory`]); warps of 32 threads and the block's barriers ([`warp`]); calls of
+//!   ([`memory`]); the system calls' failure records, printf records and heap from the
+//!   system area's layout (`thread/system.rs`); warps of 32 threads and the block's barriers ([`warp`]); calls of
 //!   the kernel's functions on a call stack per thread (before `pass::inline`; a warp
 //!   collective inside a called function is [`Error::Unsupported`]). It is the
 //!   model [`check`] compares each pass against: the observable results of a kernel
@@ -21,7 +22,7 @@
 //!   given branch decisions, to check that structuring keeps the path.
 //!
 //! What the interpreter cannot model exactly (the device clock, the allocation tables
-//! of checked launches, module data, 32-bit address windows, grid-wide barriers, texture
+//! of checked launches, module data, 32-bit address windows, grid-wide barriers, device-side launches, texture
 //! fetches and formatted surface accesses before `pass::expand_texture`) is an
 //! [`Error::Unsupported`], which callers count and skip.
 
@@ -68,6 +69,10 @@ pub enum Error {
 pub const PARAM_BASE: u64 = 0x7f00_0000_0000;
 /// Where the allocation table and the parameter ranges of a checked launch live.
 pub const CHECK_TABLE_BASE: u64 = 0x7d00_0000_0000;
+/// Where the launch arena of a kernel that launches lives.
+pub const ARENA_BASE: u64 = 0x7b00_0000_0000;
+/// Where the device heap of a kernel that calls `malloc` lives.
+pub const HEAP_BASE: u64 = 0x7c00_0000_0000;
 /// Where the shared windows of a kernel whose window is in device memory live.
 pub const SHARED_AREA_BASE: u64 = 0x7e00_0000_0000;
 /// Bytes of system area the interpreter gives a kernel (the header, and room for
@@ -94,6 +99,15 @@ pub struct Outcome {
     pub buffers: Vec<Vec<u8>>,
     /// The system area's status word ([`crate::system::STATUS`]): 0, or a failure.
     pub status: u32,
+    /// The failure's details (line, message, file, function: the system area's bytes
+    /// [`crate::system::LINE`] to [`crate::system::HEAP`]), zero without one.
+    pub failure: Vec<u8>,
+    /// The bytes of printf records reserved ([`crate::system::PRINTF_USED`]) and the
+    /// records, by thread ([`thread::printf_records`]).
+    pub printf: (u32, Vec<Vec<u8>>),
+    /// The launches recorded in the launch arena of a kernel that launches, canonical
+    /// ([`thread::launch_records`]), and the arena's data and slot counters.
+    pub launches: (u32, u32, Vec<Vec<u8>>),
     /// Steps the launch took (not a result: passes change it).
     pub steps: u64,
 }
@@ -116,6 +130,28 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
     mem.regions.extend(launch.buffers.iter().cloned());
     if checked {
         check_tables(k, &mut mem, system_at);
+    }
+    // The module's device heap (`crate::system`): empty, its address in the area.
+    if k.heap {
+        let bytes = vec![0; crate::system::HEAP_BYTES as usize];
+        mem.regions.push(Region { base: HEAP_BASE, bytes });
+        let at = u64::from(system_at + crate::system::HEAP);
+        let _ = memory::write(&mut mem.regions[0].bytes, at, 8, HEAP_BASE);
+    }
+    // The launch arena a host makes for a grid at depth 0 (`crate::device_launch`).
+    if !k.device_launches.is_empty() {
+        use crate::device_launch as dl;
+        let slots = thread::ARENA_SLOTS;
+        let mut bytes = vec![0; dl::arena_bytes(slots, dl::DATA_PER_SLOT) as usize];
+        bytes[..dl::TABLE as usize].copy_from_slice(&dl::arena_header(
+            slots,
+            dl::DATA_PER_SLOT,
+            slots,
+            0,
+        ));
+        mem.regions.push(Region { base: ARENA_BASE, bytes });
+        let at = u64::from(system_at + crate::system::LAUNCH_ARENA);
+        let _ = memory::write(&mut mem.regions[0].bytes, at, 8, ARENA_BASE);
     }
     let window = k.shared.static_bytes + launch.dynamic_shared;
     let [gx, gy, gz] = launch.grid;
@@ -152,9 +188,24 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
         warp::run_block(&mut cx, &mut threads)?;
         steps = cx.steps;
     }
-    let status = memory::read(&mem.regions[0].bytes, u64::from(system_at), 4).unwrap_or(0) as u32;
+    let area = mem.regions[0].bytes.get(system_at as usize..).unwrap_or_default();
+    let status = memory::read(area, u64::from(crate::system::STATUS), 4).unwrap_or(0) as u32;
+    let used = memory::read(area, u64::from(crate::system::PRINTF_USED), 4).unwrap_or(0) as u32;
+    let (line, heap) = (crate::system::LINE as usize, crate::system::HEAP as usize);
+    let failure = area.get(line..heap).unwrap_or_default().to_vec();
+    let printf = (used, thread::printf_records(area));
+    let launches = match mem.regions.iter().find(|r| r.base == ARENA_BASE) {
+        Some(r) => {
+            let kernels = k.device_launches.iter().filter(|n| !n.is_empty()).count();
+            let records = thread::launch_records(&r.bytes, kernels)
+                .map_err(|what| Error::Undefined { what, span: none })?;
+            let word = |at: u32| memory::read(&r.bytes, u64::from(at), 4).unwrap_or(0) as u32;
+            (word(crate::device_launch::USED), word(crate::device_launch::COUNT), records)
+        }
+        None => (0, 0, Vec::new()),
+    };
     let buffers = mem.regions[1..=launch.buffers.len()].iter().map(|r| r.bytes.clone()).collect();
-    Ok(Outcome { buffers, status, steps })
+    Ok(Outcome { buffers, status, failure, printf, launches, steps })
 }
 
 /// Each block's place in program order: in the structured tree, the order of its

@@ -8,9 +8,11 @@ use super::arith::{self, mask, sext};
 use super::memory::{self, Memory};
 use super::Error;
 use crate::ir::*;
+pub(super) use system::{launch_records, printf_records, ARENA_SLOTS};
 
 mod copy;
 mod mbarrier;
+mod system;
 mod texture;
 
 /// Steps a thread runs before it lets the others run.
@@ -427,6 +429,8 @@ impl<'a> Thread<'a> {
             InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
             InstKind::Copy(c) => self.exec_copy(cx, c, span)?,
             InstKind::Mbarrier(m) => return self.exec_mbarrier(cx, m, span),
+            InstKind::System(s) => self.exec_system(cx, s, span)?,
+            InstKind::DeviceLaunch(l) => self.exec_launch(cx, l, span)?,
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

@@ -29,6 +29,10 @@
 //!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
 //!    exchanges (new blocks for the loops over lanes of `match` and `redux`), and
 //!    `bar.red` a shared counter between block barriers;
+//!    [`expand_system`] — the system calls (`trap`, `__assertfail`, `vprintf`,
+//!    `malloc`), the other failures, the grid barriers and the device-side launches
+//!    become accesses of the system area and the launch arena (new blocks for guarded
+//!    records, the printf copy loop, the grid barrier's spin loops);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -75,9 +79,9 @@
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
 //! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`],
-//! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`]); the expansions (0) write those
-//! out, and every decision that depends on a device is a pass here, reading the
-//! [`Target`]. Each pass states its
+//! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`], [`InstKind::System`],
+//! [`InstKind::DeviceLaunch`]); the expansions (0) write those out, and every decision
+//! that depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
 //! in every test); after the last, the legalizations' postconditions are checked
@@ -90,6 +94,7 @@ pub mod expand_formats;
 pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
+pub mod expand_system;
 pub mod expand_texture;
 pub mod expand_video;
 pub mod expand_warp;
@@ -347,6 +352,10 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
     expand_mbarrier::run(&mut kernel).map_err(|d| vec![d])?;
     expand_warp::run(&mut kernel).map_err(|d| vec![d])?;
+    // Last of the expansions (the others may report failures through it), and before
+    // check and schedule, which see its accesses and loops as before; the grid
+    // barriers are written out here.
+    expand_system::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {
         check::run(&mut kernel, target);
@@ -458,6 +467,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("an mbarrier instruction left by expand_mbarrier")
     } else if expand_warp::is_collective(kind) {
         Some("a warp collective left by expand_warp")
+    } else if expand_system::is_system(kind) {
+        Some("a system call or device-side launch left by expand_system")
     } else {
         None
     }

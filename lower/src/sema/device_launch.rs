@@ -8,9 +8,10 @@
 //!   `cudaGetParameterBufferV2(func, gridDim, blockDim, sharedMem)`: a parameter buffer
 //!   from the arena, or 0 when it is exhausted (the thread's last error is then
 //!   `cudaErrorLaunchPendingCountExceeded`: CUDA's pending-launch limit is the memory
-//!   set aside for launches);
+//!   set aside for launches), one [`LaunchInst::ParameterBuffer`];
 //! * `cudaLaunchDevice(func, buffer, gridDim, blockDim, sharedMem, stream)` and
-//!   `cudaLaunchDeviceV2(buffer, stream)`: record the launch; a `cudaError_t`;
+//!   `cudaLaunchDeviceV2(buffer, stream)`: record the launch; a `cudaError_t`; one
+//!   [`LaunchInst::Launch`] (`pass::expand_system` writes both out);
 //! * `cudaGetLastError`, `cudaPeekAtLastError`: the thread's last launch error;
 //! * `cudaStreamCreateWithFlags`, `cudaStreamDestroy`: device streams, whose work runs
 //!   after the grid in launch order like every other launch (CUDA orders work only
@@ -35,9 +36,8 @@ use crate::abi::Layout as _;
 use crate::build::Build;
 use crate::device_launch as dl;
 use crate::ir::{
-    Address, BinaryOp, CmpOp, Inst, InstKind, OpTy, RegId, RegTy, Space, Terminator, Value,
+    Address, CmpOp, Inst, InstKind, LaunchConfig, LaunchInst, OpTy, RegId, RegTy, Space, Value,
 };
-use crate::system as sys;
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
@@ -106,14 +106,6 @@ pub(super) fn param_bytes(f: &ast::Function) -> u32 {
         })
     });
     crate::abi::KernelAbi::layout(params).map_or(0, |a| a.size)
-}
-
-/// A launch's function, grid, block and dynamic shared size.
-struct Config {
-    func: Value,
-    grid: [Value; 3],
-    block: [Value; 3],
-    shared: Value,
 }
 
 impl Lowerer<'_> {
@@ -241,8 +233,8 @@ impl Lowerer<'_> {
         r
     }
 
-    /// Marks the kernel as one that launches, and gives its launch arena's address.
-    fn arena(&mut self, span: Span) -> RegId {
+    /// Marks the kernel as one that launches (its launch targets).
+    fn mark_launches(&mut self) {
         if self.kernel.device_launches.is_empty() {
             self.kernel.device_launches =
                 self.device_runtime.kernels.iter().map(|k| k.to_string()).collect();
@@ -251,14 +243,11 @@ impl Lowerer<'_> {
                 self.kernel.device_launches.push(String::new());
             }
         }
-        let area = self.system_area(span);
-        let arena = self.temp(RegTy::Int(64), span);
-        let addr = Address { base: Some(area), offset: i64::from(sys::LAUNCH_ARENA) };
-        self.push(
-            InstKind::Load { space: Space::Global, ty: U64, dsts: vec![Some(arena)], addr },
-            span,
-        );
-        arena
+    }
+
+    /// Pushes launch operation `op`.
+    fn launch_op(&mut self, op: LaunchInst, span: Span) {
+        self.push(InstKind::DeviceLaunch(Box::new(op)), span);
     }
 
     /// Stores `v` in the `.param` result of the call, if it has one.
@@ -298,11 +287,11 @@ impl Lowerer<'_> {
         &mut self,
         func: Value,
         grid_block_shared: &[Operand],
-    ) -> Result<Config, Diagnostic> {
+    ) -> Result<LaunchConfig, Diagnostic> {
         let grid = self.param_dims(&grid_block_shared[0])?;
         let block = self.param_dims(&grid_block_shared[1])?;
         let shared = self.param_value(&grid_block_shared[2], U32)?;
-        Ok(Config { func, grid, block, shared })
+        Ok(LaunchConfig { func, grid, block, shared })
     }
 
     /// Stores `v` at the generic address `at`.
@@ -319,25 +308,6 @@ impl Lowerer<'_> {
             l.push(InstKind::Store { space, ty, srcs: vec![v], addr }, span);
             Ok(())
         })
-    }
-
-    /// Continues in a new block after branching on `cond` to `then` (made current by
-    /// the caller) or `otherwise`.
-    fn branch(&mut self, cond: RegId, otherwise: crate::ir::BlockId, span: Span) {
-        let then = self.new_block(None, span);
-        self.terminate(
-            Terminator::Branch { cond, negate: false, if_true: then, if_false: otherwise },
-            span,
-        );
-        self.cur = then;
-        self.closed = false;
-    }
-
-    /// Continues at `block`, which the current block jumps to.
-    fn continue_at(&mut self, block: crate::ir::BlockId, span: Span) {
-        self.terminate(Terminator::Jump(block), span);
-        self.cur = block;
-        self.closed = false;
     }
 
     fn get_parameter_buffer(
@@ -369,115 +339,21 @@ impl Lowerer<'_> {
         self.return_value(rets, U64, ptr, span)
     }
 
-    /// Takes a parameter buffer of `size` bytes aligned to `align` from the arena (see
-    /// `crate::device_launch`), writing `config` into its header when given (V2): its
-    /// address, or 0 (and the last error set) when the arena is exhausted.
+    /// A parameter buffer of `size` bytes aligned to `align` from the arena, with
+    /// `config` in its header when given (V2): its address, or 0 (and the last error
+    /// set) when the arena is exhausted.
     fn parameter_buffer(
         &mut self,
         align: Value,
         size: Value,
-        config: Option<Config>,
+        config: Option<LaunchConfig>,
         span: Span,
     ) -> Value {
-        let arena = self.arena(span);
+        self.mark_launches();
         let last_error = self.last_error(span);
-        let at = |offset: u32| Address { base: Some(arena), offset: i64::from(offset) };
-        let load32 = |l: &mut Self, offset: u32| {
-            let r = l.temp(RegTy::Int(32), span);
-            let addr = at(offset);
-            l.push(
-                InstKind::Load { space: Space::Global, ty: U32, dsts: vec![Some(r)], addr },
-                span,
-            );
-            Value::Reg(r)
-        };
-        let start = load32(self, dl::DATA_START);
-        let end = load32(self, dl::DATA_END);
-        // A plain read first: once the region is exhausted, later requests take
-        // nothing, so the counter cannot wrap however many threads ask.
-        let used_now = load32(self, dl::USED);
-        let mut e = Emit { l: self, span };
-        let slot = u64::from(dl::SLOT_ALIGN);
-        let a128 = e.cmp(CmpOp::Le, U64, align, Value::Imm(128));
-        let a = e.sel(U64, a128, Value::Imm(128), Value::Imm(u64::from(dl::MAX_ALIGN)));
-        let a64 = e.cmp(CmpOp::Le, U64, align, Value::Imm(slot));
-        let a = e.sel(U64, a64, Value::Imm(slot), a);
-        let align_ok = e.cmp(CmpOp::Le, U64, align, Value::Imm(u64::from(dl::MAX_ALIGN)));
-        let size_ok = e.cmp(CmpOp::Le, U64, size, Value::Imm(u64::from(dl::MAX_PARAM_BYTES)));
-        let ok = e.pred_and(align_ok, size_ok);
-        let span_now = e.bin(BinaryOp::Sub, U32, end, start);
-        let room_left = e.cmp(CmpOp::Lt, U32, used_now, span_now);
-        let ok = e.pred_and(ok, room_left);
-        // need = HEADER + round_up(size, 64) + (a - 64), all small once `ok`.
-        let size = e.sel(U64, ok, size, Value::Imm(0));
-        let rounded = e.add(U64, size, Value::Imm(slot - 1));
-        let rounded = e.and(U64, rounded, Value::Imm(!(slot - 1)));
-        let pad = e.bin(BinaryOp::Sub, U64, a, Value::Imm(slot));
-        let need = e.add(U64, rounded, pad);
-        let need = e.add(U64, need, Value::Imm(u64::from(dl::HEADER_BYTES)));
-        let need = e.lo32(need);
-        let take = e.sel(U32, ok, need, Value::Imm(0));
-        let old = e.atomic_add_global(U32, at(dl::USED), take);
-        // It fits when old + need <= end - start (in 64 bits: no wrap).
-        let old64 = e.cvt(U64, U32, Value::Reg(old));
-        let need64 = e.cvt(U64, U32, need);
-        let last = e.add(U64, old64, need64);
-        let region = e.cvt(U64, U32, span_now);
-        let inside = e.cmp(CmpOp::Le, U64, last, region);
-        let fits = e.pred_and(ok, inside);
-        // The buffer: round_up(start + old + HEADER, a); its header just before.
-        let start64 = e.cvt(U64, U32, start);
-        let off = e.add(U64, start64, old64);
-        let off = e.add(U64, off, Value::Imm(u64::from(dl::HEADER_BYTES)));
-        let mask = e.bin(BinaryOp::Sub, U64, a, Value::Imm(1));
-        let off = e.add(U64, off, mask);
-        let not_mask = e.not(U64, mask);
-        let off = e.and(U64, off, not_mask);
-        let buffer = e.add(U64, Value::Reg(arena), off);
-        let ptr = e.sel(U64, fits, buffer, Value::Imm(0));
-        let failed = dl::CUDA_ERROR_LAUNCH_PENDING_COUNT_EXCEEDED;
-        let err = e.sel(U32, fits, Value::Reg(last_error), Value::Imm(u64::from(failed)));
-        e.mov(U32, last_error, err);
-        if let Some(config) = config {
-            let header = self.temp(RegTy::Int(64), span);
-            let mut e = Emit { l: self, span };
-            let h = e.bin(BinaryOp::Sub, U64, ptr, Value::Imm(u64::from(dl::HEADER_BYTES)));
-            e.mov(U64, header, h);
-            let done = self.new_block(None, span);
-            self.branch(fits, done, span);
-            self.store_config(header, &config, span);
-            self.continue_at(done, span);
-        }
-        ptr
-    }
-
-    /// Writes a launch's function, grid, block and shared size into the buffer header
-    /// at `header`.
-    fn store_config(&mut self, header: RegId, c: &Config, span: Span) {
-        let at = |offset: u32| Address { base: Some(header), offset: i64::from(offset) };
-        let mut stores = vec![(dl::H_FUNC, U64, c.func), (dl::H_SHARED, U32, c.shared)];
-        for k in 0..3 {
-            stores.push((dl::H_GRID + 4 * k as u32, U32, c.grid[k]));
-            stores.push((dl::H_BLOCK + 4 * k as u32, U32, c.block[k]));
-        }
-        for (offset, ty, v) in stores {
-            self.store_global(ty, at(offset), v, span);
-        }
-    }
-
-    /// Reads a launch's configuration from the buffer header at `header` (V2).
-    fn load_config(&mut self, header: RegId, span: Span) -> Config {
-        let load = |l: &mut Self, offset: u32, ty: OpTy| {
-            let r = l.temp(ty.storage(), span);
-            let addr = Address { base: Some(header), offset: i64::from(offset) };
-            l.push(InstKind::Load { space: Space::Global, ty, dsts: vec![Some(r)], addr }, span);
-            Value::Reg(r)
-        };
-        let func = load(self, dl::H_FUNC, U64);
-        let shared = load(self, dl::H_SHARED, U32);
-        let grid = [0, 1, 2].map(|k| load(self, dl::H_GRID + 4 * k, U32));
-        let block = [0, 1, 2].map(|k| load(self, dl::H_BLOCK + 4 * k, U32));
-        Config { func, grid, block, shared }
+        let dst = self.temp(RegTy::Int(64), span);
+        self.launch_op(LaunchInst::ParameterBuffer { dst, last_error, align, size, config }, span);
+        Value::Reg(dst)
     }
 
     fn launch_device(
@@ -511,107 +387,14 @@ impl Lowerer<'_> {
     fn launch(
         &mut self,
         buffer: Value,
-        config: Option<Config>,
+        config: Option<LaunchConfig>,
         stream: Value,
         span: Span,
     ) -> Value {
-        let arena = self.arena(span);
+        self.mark_launches();
         let last_error = self.last_error(span);
-        let kernels = self.device_runtime.kernels.len() as u64;
-        let at = |offset: u32| Address { base: Some(arena), offset: i64::from(offset) };
-        let load32 = |l: &mut Self, offset: u32| {
-            let r = l.temp(RegTy::Int(32), span);
-            let addr = at(offset);
-            l.push(
-                InstKind::Load { space: Space::Global, ty: U32, dsts: vec![Some(r)], addr },
-                span,
-            );
-            Value::Reg(r)
-        };
-        let start = load32(self, dl::DATA_START);
-        let end = load32(self, dl::DATA_END);
-        let err = self.temp(RegTy::Int(32), span);
-        let header = self.temp(RegTy::Int(64), span);
-        let mut e = Emit { l: self, span };
-        e.mov(U32, err, Value::Imm(u64::from(dl::CUDA_ERROR_INVALID_VALUE)));
-        // The buffer must be one of this grid's: header inside the data region.
-        let off = e.bin(BinaryOp::Sub, U64, buffer, Value::Reg(arena));
-        let start64 = e.cvt(U64, U32, start);
-        let first = e.add(U64, start64, Value::Imm(u64::from(dl::HEADER_BYTES)));
-        let end64 = e.cvt(U64, U32, end);
-        let above = e.cmp(CmpOp::Ge, U64, off, first);
-        let below = e.cmp(CmpOp::Lt, U64, off, end64);
-        let valid = e.pred_and(above, below);
-        let h = e.bin(BinaryOp::Sub, U64, buffer, Value::Imm(u64::from(dl::HEADER_BYTES)));
-        e.mov(U64, header, h);
-        let done = self.new_block(None, span);
-        self.branch(valid, done, span);
-        let c = match config {
-            Some(c) => {
-                self.store_config(header, &c, span);
-                c
-            }
-            None => self.load_config(header, span),
-        };
-        let stream_at = Address { base: Some(header), offset: i64::from(dl::H_STREAM) };
-        self.store_global(U64, stream_at, stream, span);
-        let depth = load32(self, dl::DEPTH);
-        let mut e = Emit { l: self, span };
-        // The kernel: one of the module's (an address in the kernel window).
-        let index = e.bin(BinaryOp::Sub, U64, c.func, Value::Imm(dl::KERNEL_WINDOW + 1));
-        let func_ok = e.cmp(CmpOp::Lt, U64, index, Value::Imm(kernels));
-        // CUDA's configuration rules: every dimension at least 1, grid x below 2^31,
-        // y and z at most 65535, at most 1024 threads (x, y ≤ 1024, z ≤ 64).
-        let mut cfg_ok = e.cmp(CmpOp::Ge, U32, c.grid[0], Value::Imm(1));
-        let limits = [
-            (c.grid[0], i32::MAX as u64),
-            (c.grid[1], 65_535),
-            (c.grid[2], 65_535),
-            (c.block[0], 1024),
-            (c.block[1], 1024),
-            (c.block[2], 64),
-        ];
-        for (v, max) in limits {
-            let lo = e.cmp(CmpOp::Ge, U32, v, Value::Imm(1));
-            let hi = e.cmp(CmpOp::Le, U32, v, Value::Imm(max));
-            cfg_ok = e.pred_and(cfg_ok, lo);
-            cfg_ok = e.pred_and(cfg_ok, hi);
-        }
-        let threads = e.bin(BinaryOp::Mul, U32, c.block[0], c.block[1]);
-        let threads = e.bin(BinaryOp::Mul, U32, threads, c.block[2]);
-        let few = e.cmp(CmpOp::Le, U32, threads, Value::Imm(1024));
-        let cfg_ok = e.pred_and(cfg_ok, few);
-        let shallow = e.cmp(CmpOp::Lt, U32, depth, Value::Imm(u64::from(dl::MAX_DEPTH)));
-        let code = |c: u32| Value::Imm(u64::from(c));
-        let e1 = e.sel(U32, shallow, code(0), code(dl::CUDA_ERROR_LAUNCH_MAX_DEPTH_EXCEEDED));
-        let e2 = e.sel(U32, cfg_ok, e1, code(dl::CUDA_ERROR_INVALID_CONFIGURATION));
-        let e3 = e.sel(U32, func_ok, e2, code(dl::CUDA_ERROR_INVALID_DEVICE_FUNCTION));
-        e.mov(U32, err, e3);
-        let ok = e.cmp(CmpOp::Eq, U32, e3, Value::Imm(0));
-        self.branch(ok, done, span);
-        // Claim a slot; past the room the launch fails.
-        let room = load32(self, dl::ROOM);
-        let mut e = Emit { l: self, span };
-        let slot = e.atomic_add_global(U32, at(dl::COUNT), Value::Imm(1));
-        let fits = e.cmp(CmpOp::Lt, U32, Value::Reg(slot), room);
-        let full = dl::CUDA_ERROR_LAUNCH_PENDING_COUNT_EXCEEDED;
-        let code = e.sel(U32, fits, Value::Imm(0), Value::Imm(u64::from(full)));
-        e.mov(U32, err, code);
-        let slot64 = e.cvt(U64, U32, Value::Reg(slot));
-        let entry = e.bin(BinaryOp::Mul, U64, slot64, Value::Imm(4));
-        let entry = e.add(U64, entry, Value::Reg(arena));
-        let entry_reg = e.temp(U64);
-        e.mov(U64, entry_reg, entry);
-        let header_off = e.bin(BinaryOp::Sub, U64, Value::Reg(header), Value::Reg(arena));
-        let header_off = e.lo32(header_off);
-        self.branch(fits, done, span);
-        let table = Address { base: Some(entry_reg), offset: i64::from(dl::TABLE) };
-        self.store_global(U32, table, header_off, span);
-        self.continue_at(done, span);
-        let mut e = Emit { l: self, span };
-        let failed = e.cmp(CmpOp::Ne, U32, Value::Reg(err), Value::Imm(0));
-        let last = e.sel(U32, failed, Value::Reg(err), Value::Reg(last_error));
-        e.mov(U32, last_error, last);
-        Value::Reg(err)
+        let dst = self.temp(RegTy::Int(32), span);
+        self.launch_op(LaunchInst::Launch { dst, last_error, buffer, stream, config }, span);
+        Value::Reg(dst)
     }
 }

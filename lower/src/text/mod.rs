@@ -69,6 +69,7 @@ mod mbarrier;
 mod parse;
 mod print;
 mod structured;
+mod system;
 mod texture;
 mod video;
 mod warp;

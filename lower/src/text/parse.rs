@@ -591,7 +591,8 @@ impl KernelParser {
             return Ok(kind);
         }
         // The high-level operations (`text/video.rs`, `text/half.rs`, `text/integer.rs`,
-        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`, `text/mbarrier.rs`, `text/warp.rs`).
+        // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`, `text/mbarrier.rs`, `text/warp.rs`,
+        // `text/system.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -626,6 +627,9 @@ impl KernelParser {
             return Ok(InstKind::Mbarrier(Box::new(op)));
         }
         if let Some(kind) = super::warp::parse(&op_line, &mut m.words)? {
+            return Ok(kind);
+        }
+        if let Some(kind) = super::system::parse(&op_line, &mut m.words)? {
             return Ok(kind);
         }
         o.collective(m)

@@ -428,7 +428,9 @@ impl<'a> Printer<'a> {
             | InstKind::Warp(_)
             | InstKind::BarrierReduce { .. }
             | InstKind::Copy(_)
-            | InstKind::Mbarrier(_) => self.high_level(kind),
+            | InstKind::Mbarrier(_)
+            | InstKind::System(_)
+            | InstKind::DeviceLaunch(_) => self.high_level(kind),
         }
     }
 
@@ -450,6 +452,8 @@ impl<'a> Printer<'a> {
             }
             InstKind::Copy(c) => super::copy::print(c, r, v),
             InstKind::Mbarrier(m) => super::mbarrier::print(m, r, v),
+            InstKind::System(s) => super::system::print(s, r, v),
+            InstKind::DeviceLaunch(l) => super::system::print_launch(l, r, v),
             other => format!("<not a high-level operation: {other:?}>"),
         }
     }

@@ -27,7 +27,7 @@ impl Thread<'_> {
             MbarrierOp::Inval { .. } | MbarrierOp::CpAsyncArrive { noinc: false, .. } => {}
             MbarrierOp::Init { at, count } => match Object::init(self.at_bits(*count, 32) as u32) {
                 Some(o) => self.store_object(cx, at, o, span)?,
-                None => self.fail_mbarrier(cx, span)?,
+                None => self.fail_mbarrier(cx, self.at_bits(*count, 32), span)?,
             },
             MbarrierOp::CpAsyncArrive { at, noinc: true } => {
                 let mut o = self.load_object(cx, at, span)?;
@@ -95,13 +95,10 @@ impl Thread<'_> {
     }
 
     /// An `init` count past the layout's range: the launch fails with
-    /// [`crate::system::STATUS_MBARRIER`] unless it failed first, and the thread ends.
-    fn fail_mbarrier(&mut self, cx: &mut Ctx<'_>, span: Span) -> Result<(), Error> {
-        let system = crate::system::offset(cx.k.abi.size) + crate::system::STATUS;
-        let status = cx.param_base + u64::from(system);
-        if cx.memory.read(status, 4, span)? == 0 {
-            cx.memory.write(status, 4, u64::from(crate::system::STATUS_MBARRIER), span)?;
-        }
+    /// [`crate::system::STATUS_MBARRIER`] and the count in the line field, unless it
+    /// failed first, and the thread ends.
+    fn fail_mbarrier(&mut self, cx: &mut Ctx<'_>, count: u64, span: Span) -> Result<(), Error> {
+        self.record_failure(cx, crate::system::STATUS_MBARRIER, &[0, 0, count], span)?;
         self.state = State::Exited;
         Ok(())
     }

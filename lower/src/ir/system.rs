@@ -1,0 +1,241 @@
+//! CUDA's system calls, failures and device-side launches in the CFG IR before
+//! `pass::expand_system` ([`crate::ir::InstKind::System`] and
+//! [`crate::ir::InstKind::DeviceLaunch`]), as semantic analysis resolves them: values,
+//! nothing that refers to the AST. The layouts they write are the ABI's
+//! ([`crate::system`], the system area; [`crate::device_launch`], the launch arena).
+//!
+//! # Specification
+//!
+//! [`SystemInst::Fail`] makes [`Failure::status`] the launch's failure unless another
+//! thread did first (a compare-and-swap of the system area's status word from 0); the
+//! thread that did records itself (`%ctaid`, `%tid`) and the failure's details, as many
+//! as given of: message (u64), file (u64), line (u32), function (u64) at their fields
+//! of the area. The thread goes on: semantic analysis ends it after the operation
+//! (`trap`, `__assertfail`, a stack, barrier or mbarrier failure all end the thread),
+//! except after the grid barrier's time-out, which is written by the expansion.
+//!
+//! [`SystemInst::Printf`] is `vprintf(format, arguments)` (ABI guide §4): the thread
+//! reserves a record of the area's printf region with an atomic add of its size and,
+//! where the whole record fits in [`crate::system::PRINTF_CAPACITY`], writes the record
+//! header (size, argument bytes, the format address, `%ctaid` and `%tid`) and copies
+//! the argument buffer, a 32-bit word at a time: the bytes of the thread's local window
+//! from the buffer on, up to [`crate::system::MAX_ARGUMENT_BYTES`] and the end of the
+//! window ([`crate::ir::Kernel::local_bytes`], the whole window of the kernel: bytes past
+//! the buffer are the thread's own local memory, and the host reads only what the
+//! format needs); none, with
+//! [`crate::system::ARGUMENTS_MISSING`] set, when the buffer is not in the local
+//! window and not null. `vprintf`'s result (0) is semantic analysis's store.
+//!
+//! [`SystemInst::Malloc`] is `malloc(size)`: `size` (u64) rounded up to 16 bytes from
+//! the module's bump-allocated heap (its counter is the heap's first u64, allocations
+//! start at [`crate::system::HEAP_START`]); `dst` (u64) gets the address, or 0 when the
+//! request is larger than the heap or passes its end (which takes the bytes anyway:
+//! only the heap's unused tail is wasted). `free` does nothing, so it has no operation.
+//!
+//! [`SystemInst::GridSync`] is a **grid-wide barrier** (`cudaCGSynchronize`,
+//! `this_grid().sync()`; CUDA Programming Guide, "Grid Synchronization"): every thread
+//! of every block of the launch reaches it before any goes on, and the memory accesses
+//! before it are visible to every thread after it (at device scope). It is a block
+//! barrier as well. It is kept as one operation until `pass::expand_system`, so that a
+//! pass that splits a kernel into phases at its grid barriers (issue #39) can find
+//! them; the expansion is a spin barrier on the area's arrival count and generation,
+//! correct only when every block is resident ([`crate::ir::Kernel::grid_sync`]).
+//!
+//! [`SystemInst::GridWorkspace`] reads `%envreg2` (low) or `%envreg1` (high): a half of
+//! the 64-bit address of the area's grid workspace ([`crate::system::GRID_WORKSPACE`]),
+//! on which CUDA 12's cooperative-groups headers spin for their own grid barrier.
+//!
+//! [`LaunchInst`] is the device runtime's (CUDA Programming Guide, "CUDA Dynamic
+//! Parallelism", "Device-side Launch from PTX"). Both read and write `last_error`, the
+//! thread's last launch error (a 32-bit register semantic analysis keeps per thread):
+//!
+//! * [`LaunchInst::ParameterBuffer`] (`cudaGetParameterBuffer[V2]`): `dst` (u64) gets a
+//!   buffer of `size` bytes aligned to `align` (u64 values; 64, 128 or
+//!   [`crate::device_launch::MAX_ALIGN`] as needed) taken from the launch arena with an
+//!   atomic add of its data counter, with [`crate::device_launch::HEADER_BYTES`] of
+//!   header before it, or 0 when the request is invalid or the arena exhausted
+//!   (`last_error` then becomes `cudaErrorLaunchPendingCountExceeded`). With a
+//!   [`LaunchConfig`] (V2) the configuration is written into the header.
+//! * [`LaunchInst::Launch`] (`cudaLaunchDevice[V2]`): `dst` (u32) gets the
+//!   `cudaError_t` of launching the buffer at `buffer` on `stream` (u64): invalid value
+//!   unless its header is in the arena's data region; else the configuration (given,
+//!   and then written into the header, or read from it) is checked: a kernel of the
+//!   module (an address of the kernel window, [`crate::ir::Kernel::device_launches`]),
+//!   CUDA's limits on grid and block, the nesting depth; then a slot of the launch
+//!   table is claimed (atomic add) and the header's offset stored in it, or the pending
+//!   count is exceeded. A failure becomes `last_error` too.
+
+use super::{RegId, Value};
+
+/// A system call or failure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SystemInst {
+    /// Records the launch's failure (module doc); the thread goes on.
+    Fail(Failure),
+    /// `vprintf(format, arguments)`: two u64 values.
+    Printf { format: Value, arguments: Value },
+    /// `malloc(size)`: `dst` (u64) gets the allocation; `size` is u64.
+    Malloc { dst: RegId, size: Value },
+    /// A grid-wide barrier.
+    GridSync,
+    /// `dst` (u32) gets the high (`%envreg1`) or low (`%envreg2`) half of the grid
+    /// workspace's address.
+    GridWorkspace { dst: RegId, high: bool },
+}
+
+/// A failure and what it records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// One of `crate::system`'s `STATUS_*` codes.
+    pub status: u32,
+    /// At most four: message, file, line, function (module doc).
+    pub details: Vec<Value>,
+}
+
+/// A launch's configuration: `func` (u64, a kernel's address), the grid and block
+/// dimensions and the dynamic shared memory (u32 each).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchConfig {
+    pub func: Value,
+    pub grid: [Value; 3],
+    pub block: [Value; 3],
+    pub shared: Value,
+}
+
+/// A device-side launch operation (module doc).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LaunchInst {
+    ParameterBuffer {
+        dst: RegId,
+        last_error: RegId,
+        align: Value,
+        size: Value,
+        config: Option<LaunchConfig>,
+    },
+    Launch {
+        dst: RegId,
+        last_error: RegId,
+        buffer: Value,
+        stream: Value,
+        config: Option<LaunchConfig>,
+    },
+}
+
+impl LaunchConfig {
+    /// Its values with their widths in bits.
+    pub fn values(&self) -> Vec<(Value, u32)> {
+        let mut out = vec![(self.func, 64)];
+        out.extend(self.grid.iter().chain(&self.block).map(|v| (*v, 32)));
+        out.push((self.shared, 32));
+        out
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        std::iter::once(&mut self.func)
+            .chain(self.grid.iter_mut())
+            .chain(self.block.iter_mut())
+            .chain(std::iter::once(&mut self.shared))
+    }
+}
+
+fn value_reg(v: &mut Value, f: &mut dyn FnMut(&mut RegId)) {
+    if let Value::Reg(r) = v {
+        f(r)
+    }
+}
+
+impl SystemInst {
+    /// Every register it names, for renaming (`pass::inline`).
+    pub fn for_each_reg(&mut self, f: &mut dyn FnMut(&mut RegId)) {
+        match self {
+            SystemInst::Fail(x) => x.details.iter_mut().for_each(|v| value_reg(v, f)),
+            SystemInst::Printf { format, arguments } => {
+                value_reg(format, f);
+                value_reg(arguments, f);
+            }
+            SystemInst::Malloc { dst, size } => {
+                f(dst);
+                value_reg(size, f);
+            }
+            SystemInst::GridSync => {}
+            SystemInst::GridWorkspace { dst, .. } => f(dst),
+        }
+    }
+
+    /// The register it writes, with its width in bits.
+    pub fn def(&self) -> Option<(RegId, u32)> {
+        match self {
+            SystemInst::Malloc { dst, .. } => Some((*dst, 64)),
+            SystemInst::GridWorkspace { dst, .. } => Some((*dst, 32)),
+            _ => None,
+        }
+    }
+
+    /// The values it reads, with their widths in bits where they must have them (a
+    /// failure's details are stored at their fields' widths, truncated as by a store).
+    pub fn uses(&self) -> Vec<(Value, Option<u32>)> {
+        match self {
+            SystemInst::Fail(x) => x.details.iter().map(|v| (*v, None)).collect(),
+            SystemInst::Printf { format, arguments } => {
+                vec![(*format, Some(64)), (*arguments, Some(64))]
+            }
+            SystemInst::Malloc { size, .. } => vec![(*size, Some(64))],
+            SystemInst::GridSync | SystemInst::GridWorkspace { .. } => Vec::new(),
+        }
+    }
+
+    /// What is wrong with its shape, if anything (`crate::verify`).
+    pub fn malformed(&self) -> Option<&'static str> {
+        match self {
+            SystemInst::Fail(x) if x.details.len() > 4 => {
+                Some("a failure with more than four details")
+            }
+            SystemInst::Fail(x) if x.status == 0 => Some("a failure of status 0"),
+            _ => None,
+        }
+    }
+}
+
+impl LaunchInst {
+    /// Every register it names, for renaming (`pass::inline`).
+    pub fn for_each_reg(&mut self, f: &mut dyn FnMut(&mut RegId)) {
+        let (dst, last_error, a, b, config) = match self {
+            LaunchInst::ParameterBuffer { dst, last_error, align, size, config } => {
+                (dst, last_error, align, size, config)
+            }
+            LaunchInst::Launch { dst, last_error, buffer, stream, config } => {
+                (dst, last_error, buffer, stream, config)
+            }
+        };
+        f(dst);
+        f(last_error);
+        value_reg(a, f);
+        value_reg(b, f);
+        if let Some(c) = config {
+            c.values_mut().for_each(|v| value_reg(v, f));
+        }
+    }
+
+    /// The registers it writes, with their widths in bits: the result, the last error.
+    pub fn defs(&self) -> [(RegId, u32); 2] {
+        match self {
+            LaunchInst::ParameterBuffer { dst, last_error, .. } => [(*dst, 64), (*last_error, 32)],
+            LaunchInst::Launch { dst, last_error, .. } => [(*dst, 32), (*last_error, 32)],
+        }
+    }
+
+    /// The values it reads, with their widths in bits (the last error among them).
+    pub fn uses(&self) -> Vec<(Value, u32)> {
+        let (last_error, a, b, config) = match self {
+            LaunchInst::ParameterBuffer { last_error, align, size, config, .. } => {
+                (last_error, (*align, 64), (*size, 64), config)
+            }
+            LaunchInst::Launch { last_error, buffer, stream, config, .. } => {
+                (last_error, (*buffer, 64), (*stream, 64), config)
+            }
+        };
+        let mut out = vec![(Value::Reg(*last_error), 32), a, b];
+        out.extend(config.iter().flat_map(LaunchConfig::values));
+        out
+    }
+}
