@@ -279,7 +279,7 @@ mod tests {
             let v = self.next();
             let sign = ((v >> 63) as u32) << 31;
             let special = [0, 0x7f80_0000, 0x7fc0_0000, 1, 0x007f_ffff, 0x7f7f_ffff, 0x0080_0000];
-            if v % 64 == 0 {
+            if v.is_multiple_of(64) {
                 return f32::from_bits(sign | special[(v >> 8) as usize % special.len()]);
             }
             let e = (v >> 8) as u32 % 256;
