@@ -29,6 +29,11 @@
 //! the cost of the workaround. `--loop-guard` guards every loop as on a driver with
 //! Mesa 22.3's loop limit (`pass::loop_guard`, at 64,512 iterations), to time that.
 //!
+//! To time a change to the generated code before making it in the compiler:
+//! `SUITE_DUMP=DIR` writes each kernel's SPIR-V to `DIR/NAME.spv`, and `SUITE_SPV=DIR`
+//! runs `DIR/NAME.spv` instead of the compiled kernel where that file exists (edit it
+//! with `spirv-dis --raw-id` and `spirv-as`).
+//!
 //! `--check` also times each kernel as a checked launch (memcheck, `PTXVK_CHECK`),
 //! interleaved with the others, checks that it refuses nothing and computes the same,
 //! and adds the overhead (checked ÷ unchecked time) with its geometric mean.
@@ -280,8 +285,18 @@ fn run(d: &Device, c: Case<'_>) -> Row {
     // Under `--confine`, the kernel unconfined, against it confined below.
     let confine = CONFINE.load(Ordering::Relaxed);
     let base = ptxvk::compile::Target { confine: target(d).confine && !confine, ..target(d) };
-    let compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), base)
+    let mut compiled = ptxvk::compile::compile_with(&path, &ptx, Some(c.entry), base)
         .unwrap_or_else(|e| panic!("{path}: {e}"));
+    // `SUITE_DUMP=DIR` writes the kernel's SPIR-V to DIR/NAME.spv; `SUITE_SPV=DIR` runs
+    // DIR/NAME.spv instead where it exists (a hand-edited variant, to time a change).
+    if let Ok(dir) = std::env::var("SUITE_DUMP") {
+        let bytes: Vec<u8> = compiled.spirv.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        std::fs::write(format!("{dir}/{}.spv", c.name), bytes).expect("SUITE_DUMP");
+    }
+    let variant = std::env::var("SUITE_SPV").ok();
+    if let Some(bytes) = variant.and_then(|d| std::fs::read(format!("{d}/{}.spv", c.name)).ok()) {
+        compiled.spirv.words = words(&bytes);
+    }
     let ptx_words = compiled.spirv.words.len();
     let module = ptxvk::Module::from_compiled(d, compiled).expect("module");
     let kernel = module.kernel(c.entry).expect("kernel");

@@ -373,8 +373,9 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Div,
         ".rn{.ftz}.f32",
-        Emulated("an f64 quotient corrected by exact residuals at the f32 midpoints; without \
-             f64, the quotient computed exactly in integer arithmetic"),
+        Emulated("the device's quotient where an exact f64 residual proves it correctly rounded, \
+             else an f64 quotient corrected by exact residuals at the f32 midpoints; \
+             without f64, the quotient computed exactly in integer arithmetic"),
         "div.rn.f32 %r1, %r2, %r3;",
     ),
     row(
@@ -410,8 +411,9 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Fma,
         ".rn{.ftz}{.sat}.f32",
-        Emulated("the product and sum in f64, rounded to odd, then to f32; without f64, an \
-             exact fma in integer arithmetic rounded to odd, then to f32"),
+        Emulated("the product and sum in f64, rounded to f32 where the sum is no f32 \
+             rounding breakpoint, else rounded to odd first; without f64, an exact fma in \
+             integer arithmetic rounded to odd, then to f32"),
         "fma.rn.f32 %r1, %r2, %r3, %r4;",
     ),
     row(Opcode::Fma, ".rz .rm .rp .f32", Emulated(DIRECTED_HOW), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
@@ -553,8 +555,9 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Rcp,
         ".rn{.ftz}.f32",
-        Emulated("an f64 reciprocal corrected by exact residuals at the f32 midpoints; without \
-             f64, computed exactly in integer arithmetic"),
+        Emulated("the device's reciprocal where an exact f64 residual proves it correctly \
+             rounded, else an f64 reciprocal corrected by exact residuals at the f32 \
+             midpoints; without f64, computed exactly in integer arithmetic"),
         "rcp.rn.f32 %r1, %r2;",
     ),
     row(Opcode::Rcp, ".approx{.ftz}.f32", Emulated("the correctly rounded reciprocal (within 1 ulp)"), "rcp.approx.f32 %r1, %r2;"),
@@ -610,8 +613,9 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Sqrt,
         ".rn{.ftz}.f32",
-        Emulated("an f64 square root corrected by exact residuals at the f32 midpoints; \
-             without f64, computed exactly in integer arithmetic"),
+        Emulated("the device's square root where an exact f64 residual proves it correctly \
+             rounded, else an f64 square root corrected by exact residuals at the f32 \
+             midpoints; without f64, computed exactly in integer arithmetic"),
         "sqrt.rn.f32 %r1, %r2;",
     ),
     row(Opcode::Sqrt, ".approx{.ftz}.f32", Emulated("the correctly rounded square root"), "sqrt.approx.f32 %r1, %r2;"),

@@ -973,8 +973,9 @@ pub struct FloatMode {
 /// How [`FloatMode`]'s operation is computed exactly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FloatPath {
-    /// The default: f32 through f64 (exact residuals, round to odd), f64 `fma` in
-    /// integer arithmetic.
+    /// The default: f32 through f64 (a fast result that a cheap exact test proves
+    /// correctly rounded, else exact residuals or round to odd; the backend's
+    /// `emit/f32fast.rs`), f64 `fma` in integer arithmetic.
     #[default]
     F64,
     /// `.soft`: with integer arithmetic only, for a target without f64 (f32 `fma`,

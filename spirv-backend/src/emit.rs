@@ -28,6 +28,7 @@ mod arith;
 mod atomic;
 mod check;
 mod convert;
+mod f32fast;
 mod f64ops;
 pub(crate) mod helpers;
 mod math;

@@ -391,7 +391,22 @@ impl FnEmitter<'_> {
     /// when it lies above and the rounding goes away from zero for the result's sign.
     /// The side is the sign of the exact residual `|a| - q|b|` (q·|b| is exact in f64).
     /// An overflow to infinity truncates to the largest finite value the same way.
+    ///
+    /// To nearest, the device's f32 quotient is taken where one exact residual proves it
+    /// correctly rounded (the fast path of `f32fast.rs`).
     pub(super) fn div_f32(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
+        if rounding != Rounding::Nearest {
+            return self.div_f32_exact(a, b, rounding);
+        }
+        let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
+        let q0 = self.float_op(BinaryOp::Div, ft, a, b)?;
+        let good = self.is_rounded_quotient(a, b, q0)?;
+        let slow = self.b.logical_not(bt, None, good)?;
+        self.fast_unless(slow, ft, |_| Ok(q0), |e| e.div_f32_exact(a, b, rounding))
+    }
+
+    /// [`Self::div_f32`] for every operand, by exact residuals.
+    fn div_f32_exact(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
         let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
         let bt = self.ty(Scalar::Bool);
@@ -452,7 +467,22 @@ impl FnEmitter<'_> {
     /// true root lies; a midpoint is never exactly a root of an f32, so there are no ties.
     ///
     /// `sqrt.{rz,rm,rp}.f32`: as [`Self::div_f32`], with the residual `x - q·q`.
+    ///
+    /// To nearest, the device's f32 root is taken where one exact residual proves it
+    /// correctly rounded (the fast path of `f32fast.rs`).
     pub(super) fn sqrt_f32(&mut self, x: Word, rounding: Rounding) -> R<Word> {
+        if rounding != Rounding::Nearest {
+            return self.sqrt_f32_exact(x, rounding);
+        }
+        let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
+        let q0 = self.glsl1(ft, glsl::SQRT, x)?;
+        let good = self.is_rounded_root(x, q0)?;
+        let slow = self.b.logical_not(bt, None, good)?;
+        self.fast_unless(slow, ft, |_| Ok(q0), |e| e.sqrt_f32_exact(x, rounding))
+    }
+
+    /// [`Self::sqrt_f32`] for every operand, by exact residuals.
+    fn sqrt_f32_exact(&mut self, x: Word, rounding: Rounding) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
         let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
         let bt = self.ty(Scalar::Bool);
@@ -533,9 +563,11 @@ impl FnEmitter<'_> {
     }
 
     /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
-    /// `Fma`): the product of two f32 is exact in f64; the f64 sum is rounded to odd
-    /// using its exact error (TwoSum), and rounding that to f32 is then correctly
-    /// rounded (round-to-odd with 53 ≥ 24 + 2 bits; Boldo & Melquiond 2008).
+    /// `Fma`): the product of two f32 is exact in f64, and the f64 sum rounded to f32 is
+    /// correctly rounded unless the sum is an f32 breakpoint or f32-subnormal (the fast
+    /// path, `f32fast.rs`); then the sum is rounded to odd using its exact error
+    /// (TwoSum), and rounding that to f32 is correctly rounded (round-to-odd with
+    /// 53 ≥ 2·24 + 2 bits; Boldo & Melquiond 2008).
     pub(super) fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
         let dt = self.ty(Scalar::Float(64));
         let ft = self.ty(Scalar::Float(32));
@@ -543,28 +575,48 @@ impl FnEmitter<'_> {
         let bd = self.b.f_convert(dt, None, b)?;
         let cd = self.b.f_convert(dt, None, c)?;
         let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
-        let odd = self.odd_sum(p, cd)?;
-        Ok(self.b.f_convert(ft, None, odd)?)
+        let s = self.nearest_sum(p, cd)?;
+        let slow = self.f32_breakpoint_or_tiny(s)?;
+        self.fast_unless(
+            slow,
+            ft,
+            |e| Ok(e.b.f_convert(ft, None, s)?),
+            |e| {
+                let odd = e.odd_of_sum(p, cd, s)?;
+                Ok(e.b.f_convert(ft, None, odd)?)
+            },
+        )
     }
 
-    /// `p + c` for f64 `p` and `c`, rounded to odd: the round-to-nearest sum, stepped one
-    /// ulp toward the exact value when it is inexact and its last mantissa bit is even.
-    /// The error is exact (TwoSum, which needs round-to-nearest f64 addition, as Vulkan
-    /// guarantees for `OpFAdd`).
+    /// `p + c` for f64 `p` and `c`, rounded to odd (below).
     pub(super) fn odd_sum(&mut self, p: Word, c: Word) -> R<Word> {
+        let s = self.nearest_sum(p, c)?;
+        self.odd_of_sum(p, c, s)
+    }
+
+    /// `p + c` for f64 `p` and `c`, rounded to nearest (Vulkan's `OpFAdd`).
+    fn nearest_sum(&mut self, p: Word, c: Word) -> R<Word> {
+        let dt = self.ty(Scalar::Float(64));
+        let s = self.exact(BinaryOp::Add, dt, p, c)?;
+        // A constant addend (an fma's `+ 0.0`) may be folded away by a driver that was
+        // not probed.
+        if self.g.float_constants == FloatConstants::Repaired {
+            self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)
+        } else {
+            Ok(s)
+        }
+    }
+
+    /// `p + c` rounded to odd, from `s`, the sum rounded to nearest: `s` stepped one ulp
+    /// toward the exact value when it is inexact and its last mantissa bit is even. The
+    /// error is exact (TwoSum, which needs round-to-nearest f64 addition, as Vulkan
+    /// guarantees for `OpFAdd`).
+    fn odd_of_sum(&mut self, p: Word, c: Word, s: Word) -> R<Word> {
         let f64s = Scalar::Float(64);
         let dt = self.ty(f64s);
         let bt = self.ty(Scalar::Bool);
         let i64s = Scalar::Int(64);
         let it = self.ty(i64s);
-        let s = self.exact(BinaryOp::Add, dt, p, c)?;
-        // A constant addend (an fma's `+ 0.0`) may be folded away by a driver that was
-        // not probed.
-        let s = if self.g.float_constants == FloatConstants::Repaired {
-            self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)?
-        } else {
-            s
-        };
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
         let bb = self.exact(BinaryOp::Sub, dt, s, p)?;
         let sbb = self.exact(BinaryOp::Sub, dt, s, bb)?;
