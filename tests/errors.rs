@@ -128,5 +128,15 @@ fn every_snapshot_has_a_case() {
 fn line_diff_marks_changes() {
     assert_eq!(line_diff("a\nb\nc\n", "a\nx\nc\n"), "  a\n- b\n+ x\n  c\n");
     assert_eq!(line_diff("a\n", "a\nb\n"), "  a\n+ b\n");
-    assert_eq!(line_diff("a\n", "a"), "  a\n(the snapshots differ in the final newline)\n");
+    assert_eq!(line_diff("a\n", "a"), "(the snapshots differ in the final newline)\n");
+    // Large snapshots (a module's SPIR-V is tens of thousands of lines): only the
+    // changes and their context, and a bounded output.
+    let module: String = (0..50_000).map(|i| format!("%{i} = OpIAdd %uint %a %b\n")).collect();
+    let one_changed = module.replacen("%20000 = OpIAdd", "%20000 = OpISub", 1);
+    assert_eq!(
+        line_diff(&module, &one_changed).lines().filter(|l| !l.starts_with("  ")).count(),
+        2
+    );
+    let all_changed = module.replace("OpIAdd", "OpISub");
+    assert!(line_diff(&module, &all_changed).lines().count() <= 401);
 }

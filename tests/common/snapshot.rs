@@ -32,33 +32,44 @@ pub fn check(path: &Path, shown: &str, actual: &str) -> Option<String> {
     }
 }
 
-/// A line diff of `expected` → `actual` (longest common subsequence): unchanged lines
-/// start with two spaces, removed lines with `-`, added lines with `+`.
+/// Lines of unchanged context around each change in [`line_diff`].
+const CONTEXT: usize = 3;
+/// Lines of [`line_diff`]'s output shown at most: a snapshot of a whole module can
+/// change everywhere.
+const SHOWN: usize = 400;
+
+/// A line diff of `expected` → `actual` (Myers', from `similar`: linear memory, where a
+/// table of common subsequences of two large modules took gigabytes; at most about a
+/// second): unchanged lines
+/// start with two spaces, removed lines with `-`, added lines with `+`; `...` separates
+/// runs of changes more than [`CONTEXT`] lines apart.
 pub fn line_diff(expected: &str, actual: &str) -> String {
     let a: Vec<&str> = expected.lines().collect();
     let b: Vec<&str> = actual.lines().collect();
-    // lcs[i][j] = length of the LCS of a[i..] and b[j..].
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] =
-                if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+    // Past the deadline the diff is coarser but still correct (a longer run of changes).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let ops =
+        similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &a, &b, Some(deadline));
+    let mut lines = Vec::new();
+    for (n, group) in similar::group_diff_ops(ops, CONTEXT).iter().enumerate() {
+        if n > 0 {
+            lines.push("...".to_string());
+        }
+        for change in group.iter().flat_map(|op| op.iter_changes(&a, &b)) {
+            let sign = match change.tag() {
+                similar::ChangeTag::Equal => ' ',
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+            };
+            lines.push(format!("{sign} {}", change.value()));
         }
     }
-    let (mut i, mut j) = (0, 0);
     let mut out = String::new();
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            let _ = writeln!(out, "  {}", a[i]);
-            i += 1;
-            j += 1;
-        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            let _ = writeln!(out, "- {}", a[i]);
-            i += 1;
-        } else {
-            let _ = writeln!(out, "+ {}", b[j]);
-            j += 1;
-        }
+    for line in lines.iter().take(SHOWN) {
+        let _ = writeln!(out, "{line}");
+    }
+    if lines.len() > SHOWN {
+        let _ = writeln!(out, "... ({} more lines of diff)", lines.len() - SHOWN);
     }
     if expected.ends_with('\n') != actual.ends_with('\n') {
         out.push_str("(the snapshots differ in the final newline)\n");
