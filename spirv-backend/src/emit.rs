@@ -493,6 +493,9 @@ impl<'a> FnEmitter<'a> {
                     (Routine::FmaF64(Rounding::Nearest), [_, _, _]) if self.g.float64 => {
                         self.call(Helper::FmaF64, &args)?
                     }
+                    (Routine::DivF64(Rounding::Nearest), [_, _]) if self.g.float64 => {
+                        self.call(Helper::DivF64, &args)?
+                    }
                     _ => self.call(Helper::Routine(routine), &args)?,
                 };
                 self.write(*result, r, it, false)

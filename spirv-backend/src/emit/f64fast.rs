@@ -1,16 +1,18 @@
-//! The fast path of exact f64 `fma.rn` on a device with f64 but an unfused `Fma`
-//! (`FloatPath::F64`, which `pass::emulate` turns into a call of the integer routine
-//! `Routine::FmaF64`): error-free transformations in the device's f64 arithmetic,
-//! about 60 instructions where the routine runs 416, for every operand in a guard
-//! that holds for almost all finite ones; the others (zeros, subnormals, infinities,
-//! NaN, extreme exponents, results near the subnormal range) call the routine behind
-//! a branch ([`FnEmitter::fast_unless`], which a SIMD device such as lavapipe skips
-//! when no invocation takes it). Both are correctly rounded, so they give the same
-//! bits and the choice is invisible.
+//! The fast paths of exact f64 `fma.rn` and `div.rn` on a device with f64 but an
+//! unfused `Fma` (`FloatPath::F64`, which `pass::emulate` turns into calls of the
+//! integer routines `Routine::FmaF64` and `Routine::DivF64`): for `fma`, error-free
+//! transformations in the device's f64 arithmetic, about 60 instructions where the
+//! routine runs 416; for `div`, the device's quotient proved by an exact residual.
+//! Each holds for almost all finite operands; the others (zeros, subnormals,
+//! infinities, NaN, extreme exponents, results near the subnormal range) call the
+//! routine behind a branch ([`FnEmitter::fast_unless`], which a SIMD device such as
+//! lavapipe skips when no invocation takes it). Both are correctly rounded, so they
+//! give the same bits and the choice is invisible.
 //!
 //! What Vulkan guarantees (as `f32fast.rs`): `OpFAdd`, `OpFSub`, `OpFMul` of f64 are
 //! correctly rounded to nearest even (`NoContraction`, and the hidden operands of
-//! `float_op` where the driver folds known ones); nothing below uses `OpFDiv` or `Fma`.
+//! `float_op` where the driver folds known ones); `OpFDiv` only gives `div`'s candidate,
+//! whose accuracy nothing relies on, and nothing uses `Fma`.
 //!
 //! The scheme, with `RN` the f64 rounding to nearest even and `x = a·b + c`:
 //! 1. `a·b = p + e` exactly: Veltkamp's split of `a` and `b` into 26- and 27-bit
@@ -40,6 +42,24 @@
 //!
 //! A zero `c` is inside the guard and needs no case of its own: `s = p`, `t = ±0`,
 //! `v = e`, `r = RN(p + e) = p`, whose sign is the product's (non-zero) one.
+//!
+//! *div.rn.f64* ([`FnEmitter::div_f64_fast`], also `rcp.rn.f64` as `1.0 / x`): the
+//! device's quotient `q0 = OpFDiv(a, b)`, of any accuracy, is `RN(a/b)` iff
+//! `|a/b - q0| < h`, `h` the distance from `q0` to the midpoint on the side of `a/b`:
+//! half an ulp, `2^(e_q - 53)`, taken as a quarter, `2^(e_q - 54)`, on both sides when
+//! `q0` is a power of two (the grid below it is finer), which only sends more to the
+//! routine. A quotient is never a midpoint (`a = m·b` with `m` of 54 significant bits
+//! would need `a` to have more than 53), so `<` loses nothing. Scaled by `|b|`:
+//! `|a - q0·b| < |b|·h`. With `q0·b = p + e` exactly (step 1's product, under the same
+//! guard on `q0` and `b`, and `e_q ≥ -968` so that `h` and `|b|·h` are normal and
+//! exact), `a - q0·b = (a - p) - e`: where `p` lies within a factor 2 of `a`, `a - p`
+//! is exact (Sterbenz's lemma), `RN((a - p) - e)` is one monotone rounding and `|b|·h`
+//! an f64, so the rounded residual is below the bound only if the exact one is; where
+//! it does not, `|a - p| ≥ |p|/2` while `|b|·h ≤ |p|·2^-52`, so the test fails, as it
+//! does for a NaN or infinite `q0`, residual or operand. The other operands (zero or
+//! subnormal `b` or quotient, extreme exponents) and quotients the test cannot prove
+//! take [`Routine::DivF64`]: none on lavapipe, whose `OpFDiv` is the CPU's correctly
+//! rounded division, but for those.
 
 use rspirv::spirv::Word;
 
@@ -62,6 +82,8 @@ const PRODUCT: (u32, u32) = (1086, 1982);
 const ADDEND: (u32, u32) = (0, 2045);
 /// `s`: at least 2^-969 in magnitude, finite.
 const SUM: (u32, u32) = (54, 1993);
+/// The quotient `q0` of `div.rn`: a factor (as `a` above) whose half ulp is normal.
+const QUOTIENT: (u32, u32) = (55, 1964);
 
 impl FnEmitter<'_> {
     /// The biased exponent field of the f64 bit pattern `bits` (a 64-bit integer), as
@@ -101,6 +123,24 @@ impl FnEmitter<'_> {
         Ok((hi, lo))
     }
 
+    /// Dekker's product of the f64 `x` and `y`: `(p, e)` with `p = RN(x·y)` and
+    /// `x·y = p + e` exactly, under the guard of the module doc (step 1).
+    fn two_product(&mut self, x: Word, y: Word) -> R<(Word, Word)> {
+        let dt = self.ty(Scalar::Float(64));
+        let (xh, xl) = self.veltkamp(x)?;
+        let (yh, yl) = self.veltkamp(y)?;
+        let p = self.exact(BinaryOp::Mul, dt, x, y)?;
+        let hh = self.exact(BinaryOp::Mul, dt, xh, yh)?;
+        let e = self.exact(BinaryOp::Sub, dt, hh, p)?;
+        let hl = self.exact(BinaryOp::Mul, dt, xh, yl)?;
+        let e = self.exact(BinaryOp::Add, dt, e, hl)?;
+        let lh = self.exact(BinaryOp::Mul, dt, xl, yh)?;
+        let e = self.exact(BinaryOp::Add, dt, e, lh)?;
+        let ll = self.exact(BinaryOp::Mul, dt, xl, yl)?;
+        let e = self.exact(BinaryOp::Add, dt, e, ll)?;
+        Ok((p, e))
+    }
+
     /// `fma.rn.f64` of the bit patterns `a`, `b`, `c` (64-bit integers, as the routine
     /// takes them), returning the result's bit pattern: the scheme of the module doc
     /// where its guard holds, else [`Routine::FmaF64`].
@@ -122,17 +162,7 @@ impl FnEmitter<'_> {
             self.b.bitcast(dt, None, b)?,
             self.b.bitcast(dt, None, c)?,
         );
-        let (ah, al) = self.veltkamp(fa)?;
-        let (bh, bl) = self.veltkamp(fb)?;
-        let p = self.exact(BinaryOp::Mul, dt, fa, fb)?;
-        let hh = self.exact(BinaryOp::Mul, dt, ah, bh)?;
-        let e = self.exact(BinaryOp::Sub, dt, hh, p)?;
-        let hl = self.exact(BinaryOp::Mul, dt, ah, bl)?;
-        let e = self.exact(BinaryOp::Add, dt, e, hl)?;
-        let lh = self.exact(BinaryOp::Mul, dt, al, bh)?;
-        let e = self.exact(BinaryOp::Add, dt, e, lh)?;
-        let ll = self.exact(BinaryOp::Mul, dt, al, bl)?;
-        let e = self.exact(BinaryOp::Add, dt, e, ll)?;
+        let (p, e) = self.two_product(fa, fb)?;
         // 2. c + p = s + t (TwoSum).
         let s = self.exact(BinaryOp::Add, dt, fc, p)?;
         let bb = self.exact(BinaryOp::Sub, dt, s, fc)?;
@@ -161,14 +191,65 @@ impl FnEmitter<'_> {
     }
 }
 
+impl FnEmitter<'_> {
+    /// `div.rn.f64` of the bit patterns `a`, `b` (64-bit integers), returning the
+    /// result's bit pattern: the device's quotient where the test of the module doc
+    /// (*div.rn.f64*) proves it correctly rounded, else [`Routine::DivF64`].
+    pub(super) fn div_f64_fast(&mut self, a: Word, b: Word) -> R<Word> {
+        let (i64s, i32s, f64s) = (Scalar::Int(64), Scalar::Int(32), Scalar::Float(64));
+        let (lt, it, dt) = (self.ty(i64s), self.ty(i32s), self.ty(f64s));
+        let bt = self.ty(Scalar::Bool);
+        let (fa, fb) = (self.b.bitcast(dt, None, a)?, self.b.bitcast(dt, None, b)?);
+        let q0 = self.float_op(BinaryOp::Div, dt, fa, fb)?;
+        let q_bits = self.b.bitcast(lt, None, q0)?;
+        // The guard: q0 and b as the factors of an exact product, and h normal.
+        let (eq, eb) = (self.f64_exponent_field(q_bits)?, self.f64_exponent_field(b)?);
+        let bad_q = self.outside(eq, QUOTIENT)?;
+        let bad_b = self.outside(eb, FACTOR)?;
+        let eqb = self.b.i_add(it, None, eq, eb)?;
+        let bad_qb = self.outside(eqb, PRODUCT)?;
+        // h = 2^(e_q - 53), half q0's ulp, or 2^(e_q - 54) when q0 is a power of two
+        // (the grid below it is twice as fine).
+        let frac_mask = self.konst(i64s, (1 << 52) - 1);
+        let frac = self.b.bitwise_and(lt, None, q_bits, frac_mask)?;
+        let zero = self.konst(i64s, 0);
+        let power = self.b.i_equal(bt, None, frac, zero)?;
+        let (half, quarter) = (self.konst(i32s, 53), self.konst(i32s, 54));
+        let down = self.b.select(it, None, power, quarter, half)?;
+        let h_field = self.b.i_sub(it, None, eq, down)?;
+        let h_bits = self.b.u_convert(lt, None, h_field)?;
+        let k52 = self.konst(i64s, 52);
+        let h_bits = self.b.shift_left_logical(lt, None, h_bits, k52)?;
+        let h = self.b.bitcast(dt, None, h_bits)?;
+        // |a - q0·b| < |b|·h, with q0·b = p + e exactly.
+        let (p, e) = self.two_product(q0, fb)?;
+        let d = self.exact(BinaryOp::Sub, dt, fa, p)?;
+        let r = self.exact(BinaryOp::Sub, dt, d, e)?;
+        let r = self.glsl1(dt, super::glsl::FABS, r)?;
+        let abs_b = self.glsl1(dt, super::glsl::FABS, fb)?;
+        let bound = self.exact(BinaryOp::Mul, dt, abs_b, h)?;
+        let rounded = self.b.f_ord_less_than(bt, None, r, bound)?;
+        let bad = self.b.logical_or(bt, None, bad_q, bad_b)?;
+        let bad = self.b.logical_or(bt, None, bad, bad_qb)?;
+        let unproved = self.b.logical_not(bt, None, rounded)?;
+        let slow = self.b.logical_or(bt, None, bad, unproved)?;
+        self.fast_unless(
+            slow,
+            lt,
+            |_| Ok(q_bits),
+            |e| e.call(Helper::Routine(Routine::DivF64(Rounding::Nearest)), &[a, b]),
+        )
+    }
+}
+
 /// A CPU model of [`FnEmitter::fma_f64_fast`] in Rust's IEEE f64 arithmetic (as
 /// Vulkan's `OpFAdd`, `OpFSub`, `OpFMul`), against the interpreter's exact model
 /// (`ptxvk_lower::interp::float`, exact rationals rounded once) and the host's
 /// `f64::mul_add`. `PTXVK_ROUTINE_CASES` sets the number of cases (default 20,000).
 #[cfg(test)]
 mod tests {
-    use super::{ADDEND, FACTOR, PRODUCT, SPLIT, SUM};
-    use ptxvk_lower::interp::float::{decode_f64, fma_num, Mode};
+    use super::{ADDEND, FACTOR, PRODUCT, QUOTIENT, SPLIT, SUM};
+    use ptxvk_lower::interp::float::{decode_f64, div_num, fma_num, Mode};
     use ptxvk_lower::ir::FloatFormat;
 
     fn field(x: f64) -> u32 {
@@ -217,6 +298,27 @@ mod tests {
         let v = odd_sum(t, e);
         let r = s + v;
         (!bad && !outside(field(s), SUM)).then_some(r)
+    }
+
+    fn two_product(x: f64, y: f64) -> (f64, f64) {
+        let ((xh, xl), (yh, yl)) = (split(x), split(y));
+        let p = x * y;
+        (p, (((xh * yh - p) + xh * yl) + xl * yh) + xl * yl)
+    }
+
+    /// [`super::FnEmitter::div_f64_fast`]'s test of the device's quotient `q0`.
+    fn quotient_ok(a: f64, b: f64, q0: f64) -> bool {
+        let (eq, eb) = (field(q0), field(b));
+        let bad = outside(eq, QUOTIENT) || outside(eb, FACTOR) || outside(eq + eb, PRODUCT);
+        let down = if q0.to_bits() & ((1 << 52) - 1) == 0 { 54 } else { 53 };
+        let h = f64::from_bits(u64::from(eq.wrapping_sub(down)) << 52);
+        let (p, e) = two_product(q0, b);
+        let r = ((a - p) - e).abs();
+        !bad && r < b.abs() * h
+    }
+
+    fn exact_div(a: f64, b: f64) -> u64 {
+        div_num(decode_f64(a.to_bits()), decode_f64(b.to_bits()), FloatFormat::F64, Mode::Nearest)
     }
 
     fn exact_fma(a: f64, b: f64, c: f64) -> u64 {
@@ -340,5 +442,39 @@ mod tests {
         }
         assert!(fast > cases() / 3, "{fast} fast of {}", cases());
         eprintln!("fma.f64: {fast} on the fast path, {deferred} deferred");
+    }
+
+    #[test]
+    fn division_test_accepts_only_the_rounded_quotient() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut fast = 0u64;
+        for i in 0..cases() {
+            let (a, b) =
+                if i % 2 == 0 { (rng.f64(), rng.f64()) } else { (rng.moderate(), rng.moderate()) };
+            // Every fourth case: `a` a product of `b`, so the quotient is exact or short
+            // (powers of two among them).
+            let a = if i % 4 == 1 && b.is_finite() {
+                b * f64::from((rng.next() % 9) as u32 + 1) * 2f64.powi((rng.next() % 7) as i32 - 3)
+            } else {
+                a
+            };
+            let want = exact_div(a, b);
+            assert!(
+                want == (a / b).to_bits() || (a / b).is_nan(),
+                "models disagree on {a:e} / {b:e}"
+            );
+            // The device's quotient: right, a few ulps off, or anything.
+            let q0 = match i % 8 {
+                0..=3 => a / b,
+                4..=6 => f64::from_bits(want.wrapping_add(rng.next() % 7).wrapping_sub(3)),
+                _ => rng.f64(),
+            };
+            if quotient_ok(a, b, q0) {
+                assert_eq!(q0.to_bits(), want, "{a:e} / {b:e}: accepted {q0:e}");
+                fast += 1;
+            }
+        }
+        assert!(fast > cases() / 4, "{fast} fast of {}", cases());
+        eprintln!("div.f64: {fast} of {} accepted", cases());
     }
 }
