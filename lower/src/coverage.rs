@@ -143,6 +143,16 @@ const DIRECTED_HOW: &str = "the exact result rounded to odd in f64 (f32 products
 const SOFT_FMA: &str = "an exact fused multiply-add in integer arithmetic (128-bit product \
      of the significands, aligned addend with a sticky bit, one rounding in the wanted \
      mode); Vulkan's `Fma` need not be fused";
+const FMA_F64: &str = "to nearest on a device with f64, Dekker's exact product, TwoSum and \
+     round-to-odd in f64 arithmetic (Boldo & Melquiond 2008) where the exponents allow; \
+     otherwise, and in the other modes, an exact fused multiply-add in integer arithmetic \
+     (128-bit product of the significands, aligned addend with a sticky bit, one rounding in \
+     the wanted mode); Vulkan's `Fma` need not be fused";
+const DIV_F64: &str = "to nearest on a device with f64, the device's quotient where an exact \
+     residual (Dekker's product) proves it correctly rounded; otherwise, and in the other \
+     modes, exact in integer arithmetic (Vulkan allows f64 division 2.5 ulp): a 55-bit \
+     quotient by restoring division, the remainder as a sticky bit, one rounding in the \
+     wanted mode";
 const APPROX_HOW: &str = "computed in f64 (argument reduction and polynomials, no device \
      transcendental functions) and rounded once to f32: within one ulp, far inside the ISA's \
      bound; without f64, the same f64 arithmetic on bit patterns in integers";
@@ -388,7 +398,7 @@ pub static ROWS: &[Row] = &[
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
              the exact residual; without f64, computed exactly in integer arithmetic",
         ), "div.rz.f32 %r1, %r2, %r3;"),
-    row(Opcode::Div, ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "div.rn.f64 %rd1, %rd2, %rd3;"),
+    row(Opcode::Div, ".rn .rz .rm .rp .f64", Emulated(DIV_F64), "div.rn.f64 %rd1, %rd2, %rd3;"),
     row(
         Opcode::Dp2a,
         ".lo .hi with .u32 .s32 operand types",
@@ -417,7 +427,7 @@ pub static ROWS: &[Row] = &[
         "fma.rn.f32 %r1, %r2, %r3, %r4;",
     ),
     row(Opcode::Fma, ".rz .rm .rp .f32", Emulated(DIRECTED_HOW), "fma.rz.f32 %r1, %r2, %r3, %r4;"),
-    row(Opcode::Fma, ".rn .rz .rm .rp .f64", Emulated(SOFT_FMA), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
+    row(Opcode::Fma, ".rn .rz .rm .rp .f64", Emulated(FMA_F64), "fma.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
     row(Opcode::Fma, ".rn{.ftz}{.sat}{.relu}.f16 .f16x2, .rn{.relu}.bf16 .bf16x2", Emulated(HALF_HOW), "fma.rn.f16 %h1, %h2, %h3, %h4;"),
     row(Opcode::Fns, ".b32", Emulated("a binary search on population counts of the masked (or bit-reversed) mask"), "fns.b32 %r1, %r2, %r3, %r4;"),
     row(Opcode::Getctarank, "{.shared::cluster}.u32 .u64", Emulated(CLUSTER_HOW), "getctarank.shared::cluster.u32 %r1, %r2;"),
@@ -477,7 +487,7 @@ pub static ROWS: &[Row] = &[
         "mad.rn.f32 %r1, %r2, %r3, %r4;",
     ),
     row(Opcode::Mad, ".rz .rm .rp .f32 (fused)", Emulated(DIRECTED_HOW), "mad.rp.f32 %r1, %r2, %r3, %r4;"),
-    row(Opcode::Mad, ".rn .rz .rm .rp .f64 (fused)", Emulated(SOFT_FMA), "mad.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
+    row(Opcode::Mad, ".rn .rz .rm .rp .f64 (fused)", Emulated(FMA_F64), "mad.rn.f64 %rd1, %rd2, %rd3, %rd4;"),
     row(
         Opcode::Mad24,
         ".lo .hi on .u32 .s32",
@@ -566,7 +576,7 @@ pub static ROWS: &[Row] = &[
             "the nearest result corrected exactly (as `.rn`), then moved one ulp by the sign of \
              the exact residual; without f64, computed exactly in integer arithmetic",
         ), "rcp.rz.f32 %r1, %r2;"),
-    row(Opcode::Rcp, ".rn .rz .rm .rp .f64", Emulated(SOFT_DIV), "rcp.rn.f64 %rd1, %rd2;"),
+    row(Opcode::Rcp, ".rn .rz .rm .rp .f64", Emulated(DIV_F64), "rcp.rn.f64 %rd1, %rd2;"),
     row(
         Opcode::Red,
         ".add .and .or .xor .min .max integers; .inc .dec; .add .f32 .f64",

@@ -975,7 +975,8 @@ pub struct FloatMode {
 pub enum FloatPath {
     /// The default: f32 through f64 (a fast result that a cheap exact test proves
     /// correctly rounded, else exact residuals or round to odd; the backend's
-    /// `emit/f32fast.rs`), f64 `fma` in integer arithmetic.
+    /// `emit/f32fast.rs`), f64 `fma` in integer arithmetic (`pass::emulate`; to nearest,
+    /// the backend tries error-free transformations in f64 first, `emit/f64fast.rs`).
     #[default]
     F64,
     /// `.soft`: with integer arithmetic only, for a target without f64 (f32 `fma`,

@@ -29,6 +29,7 @@ mod atomic;
 mod check;
 mod convert;
 mod f32fast;
+mod f64fast;
 mod f64ops;
 pub(crate) mod helpers;
 mod math;
@@ -487,7 +488,16 @@ impl<'a> FnEmitter<'a> {
                 };
                 let it = Scalar::Int(64);
                 let args = args.iter().map(|&a| self.read(a, it)).collect::<R<Vec<_>>>()?;
-                let r = self.call(Helper::Routine(routine), &args)?;
+                let r = match (routine, args.as_slice()) {
+                    // With f64, the fast path first (`f64fast.rs`).
+                    (Routine::FmaF64(Rounding::Nearest), [_, _, _]) if self.g.float64 => {
+                        self.call(Helper::FmaF64, &args)?
+                    }
+                    (Routine::DivF64(Rounding::Nearest), [_, _]) if self.g.float64 => {
+                        self.call(Helper::DivF64, &args)?
+                    }
+                    _ => self.call(Helper::Routine(routine), &args)?,
+                };
                 self.write(*result, r, it, false)
             }
         }

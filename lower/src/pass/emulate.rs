@@ -7,7 +7,9 @@
 //! by Vulkan's own operations (`.native`) becomes a `Call` of the routine for its
 //! rounding, on the operands' bit patterns: [`Routine::FmaF64`],
 //! [`Routine::DivF64`] (`rcp` as `1.0 / x`), [`Routine::SqrtF64`] (PTX ISA 9.2
-//! §9.7.3.6-10).
+//! §9.7.3.6-10). On a target with f64 the backend calls `fma` and `div` to nearest
+//! through fast paths in f64 arithmetic that fall back to these routines
+//! (`spirv-backend/src/emit/f64fast.rs`): the IR and its interpreter see the routines.
 //!
 //! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic)
 //! and [`super::inline`] (no call but of routines).

@@ -54,6 +54,12 @@ pub(crate) enum Helper {
     Routine(Routine),
     /// `fma.rn.f32`, exactly rounded (`fma_f32`).
     FmaF32,
+    /// `fma.rn.f64` on bit patterns with f64 arithmetic: the fast path of `f64fast.rs`,
+    /// else [`Routine::FmaF64`] (`fma_f64_fast`).
+    FmaF64,
+    /// `div.rn.f64` on bit patterns with f64 arithmetic: the device's quotient where
+    /// an exact residual proves it, else [`Routine::DivF64`] (`div_f64_fast`).
+    DivF64,
     /// `div.f32` with a rounding (`div_f32`).
     DivF32(Rounding),
     /// `sqrt.f32` with a rounding (`sqrt_f32`).
@@ -92,6 +98,8 @@ impl Helper {
             }
             Helper::Newton { op, .. } => (vec![i64s; op.operands()], i64s),
             Helper::FmaF32 => (vec![f32s; 3], f32s),
+            Helper::FmaF64 => (vec![i64s; 3], i64s),
+            Helper::DivF64 => (vec![i64s; 2], i64s),
             Helper::DivF32(_) => (vec![f32s; 2], f32s),
             Helper::SqrtF32(_) | Helper::ApproxF32(_) | Helper::ApproxF32Int(_) => {
                 (vec![f32s], f32s)
@@ -125,6 +133,8 @@ impl Helper {
                 if soft { ".int" } else { "" }
             ),
             Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
+            Helper::FmaF64 => "ptxvk.fma.f64.rn.fast".to_string(),
+            Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
             Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
             Helper::ApproxF32(op) => format!("ptxvk.{op:?}.approx.f32").to_lowercase(),
@@ -168,6 +178,8 @@ impl FnEmitter<'_> {
                 self.newton(op, super::newton::Format { bits: bits.into() }, soft, p)
             }
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
+            Helper::FmaF64 => self.fma_f64_fast(p[0], p[1], p[2]),
+            Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
             Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
             Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
             Helper::ApproxF32(op) => self.approx(op, p[0]),
