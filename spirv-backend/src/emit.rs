@@ -31,6 +31,8 @@ mod convert;
 mod f32fast;
 mod f64fast;
 mod f64ops;
+#[cfg(test)]
+mod fast_inputs;
 pub(crate) mod helpers;
 mod math;
 mod memory;

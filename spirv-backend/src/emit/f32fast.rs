@@ -219,6 +219,7 @@ impl FnEmitter<'_> {
 /// 20,000; the offline run is 10^8).
 #[cfg(test)]
 mod tests {
+    use super::super::fast_inputs::{cases, Rng, F32};
     use super::{BREAKPOINT, LOW29, MIN_NORMAL_F32_AS_F64};
 
     /// [`super::FnEmitter::f32_breakpoint_or_tiny`].
@@ -264,53 +265,21 @@ mod tests {
         d < t2 + hh && d > hh - t2 && not_power
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        /// An f32 of any kind: mostly finite with a significand that is often a hard
-        /// one, an exponent anywhere (subnormals included), sometimes ±0, ±inf, NaN.
-        fn f32(&mut self) -> f32 {
-            let v = self.next();
-            let sign = ((v >> 63) as u32) << 31;
-            let special = [0, 0x7f80_0000, 0x7fc0_0000, 1, 0x007f_ffff, 0x7f7f_ffff, 0x0080_0000];
-            if v.is_multiple_of(64) {
-                return f32::from_bits(sign | special[(v >> 8) as usize % special.len()]);
-            }
-            let e = (v >> 8) as u32 % 256;
-            let e = if e == 255 { 127 } else { e };
-            let all = (1 << 23) - 1;
-            let significand = match (v >> 16) % 8 {
-                0 => 0,
-                1 => 1,
-                2 => all,
-                3 => all - 1,
-                // Short significands: exact products and sums, ties.
-                4 => ((v >> 24) as u32 & 0xfff) << 11,
-                5 => ((v >> 24) as u32 & 0xf) << 19,
-                _ => (v >> 24) as u32 & all,
-            };
-            f32::from_bits(sign | e << 23 | significand)
-        }
-
-        /// An exponent in a narrow range around 1, so that results are mostly normal.
-        fn moderate(&mut self) -> f32 {
-            let x = self.f32();
-            if !x.is_finite() || x == 0.0 {
-                return x;
-            }
-            let e = 100 + (self.next() % 56) as u32;
-            f32::from_bits(x.to_bits() & 0x807f_ffff | e << 23)
-        }
+    /// Operands of f32 (`fast_inputs`).
+    trait Draw {
+        fn f32(&mut self) -> f32;
+        fn moderate(&mut self) -> f32;
     }
 
-    fn cases() -> u64 {
-        std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000)
+    impl Draw for Rng {
+        fn f32(&mut self) -> f32 {
+            f32::from_bits(self.bits(F32) as u32)
+        }
+
+        fn moderate(&mut self) -> f32 {
+            let x = self.bits(F32);
+            f32::from_bits(self.moderate_bits(F32, x, 100, 56) as u32)
+        }
     }
 
     fn same(x: f32, y: f32) -> bool {

@@ -249,6 +249,7 @@ impl FnEmitter<'_> {
 /// `f64::mul_add`. `PTXVK_ROUTINE_CASES` sets the number of cases (default 20,000).
 #[cfg(test)]
 mod tests {
+    use super::super::fast_inputs::{cases, Rng, F64};
     use super::{ADDEND, FACTOR, PRODUCT, QUOTIENT, SPLIT, SUM};
     use ptxvk_lower::interp::float::{decode_f64, div_num, fma_num, Mode};
     use ptxvk_lower::ir::FloatFormat;
@@ -327,62 +328,21 @@ mod tests {
         fma_num(n(a), n(b), n(c), FloatFormat::F64, Mode::Nearest)
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        /// An f64 of any kind: mostly finite with a significand that is often a hard
-        /// one, an exponent anywhere (subnormals included), sometimes ±0, ±inf, NaN.
-        fn f64(&mut self) -> f64 {
-            let v = self.next();
-            let sign = (v >> 63) << 63;
-            let special = [
-                0,
-                0x7ff0_0000_0000_0000,
-                0x7ff8_0000_0000_0000,
-                1,
-                0x000f_ffff_ffff_ffff,
-                0x7fef_ffff_ffff_ffff,
-                0x0010_0000_0000_0000,
-            ];
-            if v.is_multiple_of(64) {
-                return f64::from_bits(sign | special[(v >> 8) as usize % special.len()]);
-            }
-            let e = (v >> 8) % 2048;
-            let e = if e == 2047 { 1023 } else { e };
-            let all = (1u64 << 52) - 1;
-            let w = self.next();
-            let significand = match (v >> 20) % 8 {
-                0 => 0,
-                1 => 1,
-                2 => all,
-                3 => all - 1,
-                // Short significands: exact products and sums, ties.
-                4 => (w & 0x3ff_ffff) << 26,
-                5 => (w & 0xff) << 44,
-                _ => w & all,
-            };
-            f64::from_bits(sign | e << 52 | significand)
-        }
-
-        /// An exponent in a narrow range around 1, so that results are mostly normal.
-        fn moderate(&mut self) -> f64 {
-            let x = self.f64();
-            if !x.is_finite() || x == 0.0 {
-                return x;
-            }
-            let e = 1000 + self.next() % 48;
-            f64::from_bits(x.to_bits() & 0x800f_ffff_ffff_ffff | e << 52)
-        }
+    /// Operands of f64 (`fast_inputs`).
+    trait Draw {
+        fn f64(&mut self) -> f64;
+        fn moderate(&mut self) -> f64;
     }
 
-    fn cases() -> u64 {
-        std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000)
+    impl Draw for Rng {
+        fn f64(&mut self) -> f64 {
+            f64::from_bits(self.bits(F64))
+        }
+
+        fn moderate(&mut self) -> f64 {
+            let x = self.bits(F64);
+            f64::from_bits(self.moderate_bits(F64, x, 1000, 48))
+        }
     }
 
     /// The f64 halfway between `x` and its successor in magnitude.
