@@ -1,4 +1,4 @@
-//! The model of [`InstKind::Matrix`] before `pass::expand_matrix`: each operation runs
+//! The model of [`InstKind::Matrix`](crate::ir::InstKind::Matrix) before `pass::expand_matrix`: each operation runs
 //! once for the whole warp when every lane waits at it, on the matrices themselves. The
 //! lanes' registers are read into whole matrices through the fragment layouts as
 //! `crate::ir::matrix` specifies them (the ISA's figures, PTX ISA 9.2 §9.7.14.5.x, and

@@ -1,6 +1,6 @@
 //! One thread: its registers and local window, where it is in the CFG or in the
 //! structured tree, and the execution of every instruction up to the next point where
-//! it must wait for other threads ([`Wait`]), which `super::warp` resolves.
+//! it must wait for other threads ([`WaitKind`]), which `super::warp` resolves.
 
 use ptxvk_frontend::Span;
 

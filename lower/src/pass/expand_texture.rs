@@ -14,8 +14,8 @@
 //!   coordinates, first wrapped (`x - floor(x)`) or mirrored (`frac(x)`, or `1 -
 //!   frac(x)` where `floor(x)` is odd) when that is its address mode, then scaled by
 //!   `n`; integer coordinates (`.s32`) are texel indices;
-//! - point sampling takes texel `floor(x)`; linear filtering takes texels `i = floor(x
-//!   - 0.5)` and `i + 1` with weight `a = frac(x - 0.5)` held, as NVIDIA's hardware holds
+//! - point sampling takes texel `floor(x)`; linear filtering takes texels
+//!   `i = floor(x - 0.5)` and `i + 1` with weight `a = frac(x - 0.5)` held, as NVIDIA's hardware holds
 //!   it, in 9-bit fixed point with 8 fraction bits (rounded to the nearest 1/256, ties
 //!   to even): `(1 - a) T[i] + a T[i + 1]`, and in 2-D and 3-D the products of the
 //!   dimensions' weights (exact) times the texels, summed in f32 in the order of

@@ -1,5 +1,5 @@
 //! Guards every loop on a driver that ends loops silently after a number of iterations
-//! ([`Target::loop_guard`], found by a probe when the device opens): the launch fails
+//! ([`super::Target::loop_guard`], found by a probe when the device opens): the launch fails
 //! with [`sys::STATUS_LOOP_LIMIT`], naming the loop, before the driver cuts one short.
 //!
 //! What such a driver counts (Mesa 22.3's lavapipe, measured; docs/status.md,

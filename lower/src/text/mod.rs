@@ -56,7 +56,7 @@
 //! `routine fnN NAME` line per emulation routine the kernel calls (its name determines
 //! its body); [`parse_structured`] reads it back.
 //!
-//! The printer is [`print`]'s file, the parser of the CFG form [`parse`]'s, that of the
+//! The printer is [`print`](mod@print)'s file, the parser of the CFG form [`parse`](mod@parse)'s, that of the
 //! structured form `structured.rs`.
 
 use std::fmt::Write as _;

@@ -1,4 +1,4 @@
-//! The model of [`InstKind::Copy`] before `pass::expand_copies`, from the PTX ISA 9.2
+//! The model of [`InstKind::Copy`](crate::ir::InstKind::Copy) before `pass::expand_copies`, from the PTX ISA 9.2
 //! (§9.7.9.25.3.1 `cp.async`, §9.7.9.25.4.1 `cp.async.bulk`): the copy happens when it
 //! is issued (`crate::ir::CopyInst`'s specification), as byte moves: the bytes read
 //! from the source, zeros for the rest of a `cp.async`; a bulk copy's bytes in

@@ -1,4 +1,4 @@
-//! The model of [`InstKind::System`] before `pass::expand_system`, written from the
+//! The model of [`InstKind::System`](crate::ir::InstKind::System) before `pass::expand_system`, written from the
 //! system area's layout (`crate::system`, ABI guide §4) rather than from the
 //! expansion: a failure is recorded when the status word is still 0, with the thread
 //! and the details at their fields; a printf record is appended at the reserved count

@@ -1,4 +1,4 @@
-//! The model of [`InstKind::Texture`] before `pass::expand_texture`, from the PTX ISA 9.2
+//! The model of [`InstKind::Texture`](crate::ir::InstKind::Texture) before `pass::expand_texture`, from the PTX ISA 9.2
 //! (§9.7.10.5 `txq`, §9.7.11 `suld`, `sust`, `sured`, `suq`) and the descriptor layout of
 //! [`ptxvk_abi::texture`]: queries and unformatted (`.b`) surface accesses. Fetches
 //! (`tex`, `tld4`: filtering, mipmaps, cube maps, channel conversions) and formatted

@@ -7,9 +7,9 @@
 //! table ([`InstKind::ShadowWord`]), or from its pointer parameter's allocation when it
 //! derives from one; memory without a shadow (host, managed and registered memory,
 //! module data, the heap) uses an all-ones word of the system area instead
-//! ([`system::ALL_WRITTEN`]), so that it always counts as written. A read (or atomic)
+//! ([`crate::system::ALL_WRITTEN`]), so that it always counts as written. A read (or atomic)
 //! tests the bits of the words it touches, and one with a clear bit is recorded as
-//! [`system::VIOLATION_UNINITIALIZED`] (the access still happens); a write (or atomic)
+//! [`crate::system::VIOLATION_UNINITIALIZED`] (the access still happens); a write (or atomic)
 //! sets them, with an atomic OR since other threads set bits of the same word.
 
 use crate::build::{Build, Builder};
