@@ -128,22 +128,37 @@ impl FnEmitter<'_> {
 }
 
 impl FnEmitter<'_> {
+    /// The types the candidate tests work in: i32, f32, f64 and bool.
+    fn candidate_types(&mut self) -> (Word, Word, Word, Word) {
+        let it = self.ty(Scalar::Int(32));
+        let ft = self.ty(Scalar::Float(32));
+        let dt = self.ty(Scalar::Float(64));
+        (it, ft, dt, self.ty(Scalar::Bool))
+    }
+
+    /// The f32 `q0`'s biased exponent field (in place) and fraction field, and the
+    /// constant 0, which both candidate tests start from.
+    fn exponent_and_fraction(&mut self, q0: Word) -> R<(Word, Word, Word)> {
+        let (i32s, it) = (Scalar::Int(32), self.ty(Scalar::Int(32)));
+        let bits = self.b.bitcast(it, None, q0)?;
+        let exp_mask = self.konst(i32s, 0x7f80_0000);
+        let exp = self.b.bitwise_and(it, None, bits, exp_mask)?;
+        let frac_mask = self.konst(i32s, 0x007f_ffff);
+        let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
+        Ok((exp, frac, self.konst(i32s, 0)))
+    }
+}
+
+impl FnEmitter<'_> {
     /// Whether the f32 `q0` is `a / b` rounded to nearest, for finite non-zero f32 `a`,
     /// `b` (the caller tests them), decided by one exact f64 residual; false also where
     /// it cannot tell cheaply (module doc, *div.rn.f32*).
     pub(super) fn is_rounded_quotient(&mut self, a: Word, b: Word, q0: Word) -> R<Word> {
-        let (i32s, f64s) = (Scalar::Int(32), Scalar::Float(64));
-        let (it, ft, dt) = (self.ty(i32s), self.ty(Scalar::Float(32)), self.ty(f64s));
-        let bt = self.ty(Scalar::Bool);
+        let (i32s, (it, ft, dt, bt)) = (Scalar::Int(32), self.candidate_types());
         let k = |e: &mut Self, v: u32| e.konst(i32s, u64::from(v));
-        let bits = self.b.bitcast(it, None, q0)?;
-        let exp_mask = k(self, 0x7f80_0000);
-        let exp = self.b.bitwise_and(it, None, bits, exp_mask)?;
+        let (exp, frac, zero) = self.exponent_and_fraction(q0)?;
         // h: the distance from q0 to the breakpoint below it, 2^(e-24), or 2^(e-25) when
         // q0 is a power of two (the grid below it is twice as fine).
-        let frac_mask = k(self, 0x007f_ffff);
-        let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
-        let zero = k(self, 0);
         let power = self.b.i_equal(bt, None, frac, zero)?;
         let (half, quarter) = (k(self, 24 << 23), k(self, 25 << 23));
         let down = self.b.select(it, None, power, quarter, half)?;
@@ -172,17 +187,10 @@ impl FnEmitter<'_> {
     /// one exact f64 residual; false also where it cannot tell cheaply (module doc,
     /// *sqrt.rn.f32*).
     pub(super) fn is_rounded_root(&mut self, x: Word, q0: Word) -> R<Word> {
-        let (i32s, f64s) = (Scalar::Int(32), Scalar::Float(64));
-        let (it, ft, dt) = (self.ty(i32s), self.ty(Scalar::Float(32)), self.ty(f64s));
-        let bt = self.ty(Scalar::Bool);
+        let (i32s, (it, ft, dt, bt)) = (Scalar::Int(32), self.candidate_types());
         let k = |e: &mut Self, v: u32| e.konst(i32s, u64::from(v));
-        let bits = self.b.bitcast(it, None, q0)?;
-        let exp_mask = k(self, 0x7f80_0000);
-        let exp = self.b.bitwise_and(it, None, bits, exp_mask)?;
+        let (exp, frac, zero) = self.exponent_and_fraction(q0)?;
         // A power of two has a finer grid below it: left to the exact path.
-        let frac_mask = k(self, 0x007f_ffff);
-        let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
-        let zero = k(self, 0);
         let not_power = self.b.i_not_equal(bt, None, frac, zero)?;
         // h = 2^(e-24), half q0's ulp.
         let half = k(self, 24 << 23);
