@@ -572,6 +572,9 @@ fn info(ctx: &CheckContext, v: &Violation) -> Option<ViolationInfo> {
                 "is out of bounds: the parameter block has {} bytes",
                 thousands(u64::from(ctx.param_bytes))
             ),
+            // `pass::check` instruments accesses after `pass::expand_generic`, which
+            // leaves none of a generic address.
+            (Space::Generic, _) => "is out of bounds".to_string(),
         }
     };
     Some(ViolationInfo {
@@ -595,6 +598,7 @@ fn describe(kernel: &str, v: &ViolationInfo) -> String {
         Space::Shared => "__shared__",
         Space::Local => "__local__",
         Space::Param => "__param__",
+        Space::Generic => "__generic__",
     };
     let mut out = if v.uninitialized {
         format!("========= Uninitialized {space} memory read of size {} bytes\n", v.size)

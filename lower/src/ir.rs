@@ -26,6 +26,16 @@
 //!   window (static variables first, then dynamic `extern .shared` memory); `Param`
 //!   addresses are offsets into the kernel parameter block laid out per the CUDA ABI
 //!   ([`crate::abi`]).
+//! * **Generic addresses** ([`Space::Generic`], PTX ISA 9.2 §6.4.1.1) are 64-bit, laid
+//!   out as the launch ABI's windows ([`SHARED_WINDOW`], [`LOCAL_WINDOW`]): an address
+//!   whose upper half is the shared window's is the shared address of its lower half,
+//!   one whose upper half is the local window's the local address of its lower half,
+//!   and any other a global address. A generic `Load`, `Store` or `Atomic` accesses the
+//!   space its address names, as that space's instruction does (the rules of each are
+//!   on [`Space::Generic`]). A module with 32-bit addresses widens its generic
+//!   addresses to this form first (`sema::memory`'s `widen_generic`). Generic accesses
+//!   are high-level operations too, expanded by `pass::expand_generic` into a test of
+//!   the window and a direct access per space.
 //! * No instruction traps. Integer division by zero and overflow have the values PTX
 //!   hardware produces (documented on [`BinaryOp`]).
 //! * **High-level operations** exist only between semantic analysis and the pass that
@@ -44,7 +54,8 @@
 //!   (`bar.red`; `pass::expand_warp`), [`InstKind::System`] and
 //!   [`InstKind::DeviceLaunch`] (system calls, failures, the grid barrier and
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
-//!   specifies them; `pass::expand_system`).
+//!   specifies them; `pass::expand_system`), and the accesses of generic addresses
+//!   ([`Space::Generic`]; `pass::expand_generic`).
 //!
 //! # Functions and calls
 //!
@@ -903,6 +914,23 @@ pub enum Space {
     Param,
     /// The thread's local window (`.local`): byte offsets into a per-invocation array.
     Local,
+    /// A generic address (module doc, *Memory*): the 64-bit address picks the shared
+    /// window, the local window or global memory at run time. Only for `Load`, `Store`
+    /// and `Atomic`, and only until `pass::expand_generic`, which makes each the access
+    /// of the space its address names:
+    /// * `Load` and `Store` are weak accesses in that space.
+    /// * `Atomic` with [`AtomicOp::Load`] or [`AtomicOp::Store`] is a strong `ld`/`st`
+    ///   (`.relaxed`, `.acquire`, `.release`, `.volatile`; PTX ISA 9.2 §8.4): an atomic
+    ///   where the space has atomics of `ty`'s width (global 32 and 64 bits, shared the
+    ///   window's word, [`SharedLayout::word`]; a narrower store into a wide window is an
+    ///   atomic store too, made a compare-and-swap by `pass::legalize_atomics`), else a
+    ///   plain access after a releasing store's fence or before an acquiring load's; in
+    ///   local memory, which no other thread observes, a plain access and no fence.
+    /// * Any other `Atomic` is that atomic in global or shared memory; a
+    ///   `FloatAdd { ftz: true }` flushes subnormals in global memory only (PTX ISA 9.2
+    ///   §9.7.13.5). On local memory a generic atomic is undefined (§9.7.13.5); the
+    ///   expansion fails the launch as `trap` does.
+    Generic,
 }
 
 // The generic address windows are the launch ABI's.
@@ -1366,6 +1394,7 @@ impl Space {
             Space::Shared => "shared",
             Space::Param => "param",
             Space::Local => "local",
+            Space::Generic => "generic",
         }
     }
 }

@@ -12,7 +12,9 @@
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
-//! `recursion_*.ir`); `expand_video` leaves no
+//! `recursion_*.ir`); `expand_generic` leaves no access of a generic address (checked
+//! against the interpreter's model of the windows, a generic address's upper half
+//! picking the space); `expand_video` leaves no
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
 //! checks the expansion); `expand_integer` leaves no integer or bit-level operation
 //! (checked likewise against the interpreter's models); `expand_formats` leaves no
@@ -64,10 +66,11 @@ use ptxvk_lower::ir::{
     BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_mbarrier,
-    expand_system, expand_texture, expand_video, expand_warp, float_modifiers, hoist_params,
-    inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits,
-    loop_guard, predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
+    check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
+    expand_mbarrier, expand_system, expand_texture, expand_video, expand_warp, float_modifiers,
+    hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, structurize,
+    LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -177,6 +180,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "an asynchronous copy",
             |_, i| expand_copies::is_copy(i),
             |k, _| expand_copies::run(k),
+        )?,
+        ("expand_generic", None) => legalizes(
+            &mut s.kernel,
+            "a generic access",
+            |_, i| expand_generic::is_generic(i),
+            |k, _| expand_generic::run(k),
         )?,
         ("expand_mbarrier", None) => legalizes(
             &mut s.kernel,
@@ -771,6 +780,7 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "inline",
+        "expand_generic",
         "expand_video",
         "expand_integer",
         "expand_formats",

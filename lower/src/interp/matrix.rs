@@ -380,6 +380,8 @@ fn read(
         Space::Shared => memory::read(&cx.shared, at, size).ok_or_else(fault),
         Space::Local => memory::read(&t.local, at, size).ok_or_else(fault),
         Space::Param => cx.memory.read(cx.param_base + at, size, span).map_err(|_| fault()),
+        // `wmma_address` resolves a generic address.
+        Space::Generic => Err(fault()),
     }
 }
 
@@ -439,7 +441,7 @@ fn wmma_store(
                     Space::Local => {
                         memory::write(&mut lanes.warp[lane].local, at, bytes, x).ok_or(fault)?
                     }
-                    Space::Param => return Err(fault),
+                    Space::Param | Space::Generic => return Err(fault),
                 }
             }
         }

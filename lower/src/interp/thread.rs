@@ -579,16 +579,26 @@ impl<'a> Thread<'a> {
         self.set(k, dst, v);
     }
 
-    /// The byte address of `addr` in `space`: 64-bit for global memory, a 32-bit
-    /// offset in the other spaces.
+    /// The byte address of `addr` in `space` (not generic): 64-bit for global memory, a
+    /// 32-bit offset in the other spaces.
     fn address(&self, space: Space, addr: &Address) -> u64 {
+        self.place(space, addr).1
+    }
+
+    /// The space and byte address of `addr` in `space`: 64-bit for global memory, a
+    /// 32-bit offset in the other spaces. A generic address's upper half says which
+    /// window, if any, its lower half is an offset in (`Space::Generic`, the launch
+    /// ABI's `SHARED_WINDOW` and `LOCAL_WINDOW`); any other is a global address.
+    fn place(&self, space: Space, addr: &Address) -> (Space, u64) {
         let base = addr.base.map_or(0, |r| self.regs[r.index()]);
         let a = base.wrapping_add(addr.offset as u64);
-        if space == Space::Global {
-            a
-        } else {
-            a & 0xffff_ffff
-        }
+        let space = match space {
+            Space::Generic if a >> 32 == SHARED_WINDOW >> 32 => Space::Shared,
+            Space::Generic if a >> 32 == LOCAL_WINDOW >> 32 => Space::Local,
+            Space::Generic => Space::Global,
+            space => space,
+        };
+        (space, if space == Space::Global { a } else { a & 0xffff_ffff })
     }
 
     fn read(
@@ -605,6 +615,8 @@ impl<'a> Thread<'a> {
             Space::Param => cx.memory.read(cx.param_base + addr, size, span).map_err(|_| fault()),
             Space::Shared => memory::read(&cx.shared, addr, size).ok_or_else(fault),
             Space::Local => memory::read(&self.local, addr, size).ok_or_else(fault),
+            // Resolved by `Thread::address`.
+            Space::Generic => Err(fault()),
         }
     }
 
@@ -620,7 +632,7 @@ impl<'a> Thread<'a> {
         let fault = || Error::Fault { space: space.name(), addr, size, span };
         match space {
             Space::Global => cx.memory.write(addr, size, v, span),
-            Space::Param => Err(fault()),
+            Space::Param | Space::Generic => Err(fault()),
             Space::Shared => memory::write(&mut cx.shared, addr, size, v).ok_or_else(fault),
             Space::Local => memory::write(&mut self.local, addr, size, v).ok_or_else(fault),
         }
@@ -630,11 +642,11 @@ impl<'a> Thread<'a> {
         let k = cx.k;
         match kind {
             InstKind::Load { space, ty, dsts, addr } => {
-                let (size, a) = (ty.bits().div_ceil(8), self.address(*space, addr));
+                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place(*space, addr));
                 for (i, d) in dsts.iter().enumerate() {
                     let v = self.read(
                         cx,
-                        *space,
+                        space,
                         a.wrapping_add(u64::from(size) * i as u64),
                         size,
                         span,
@@ -646,12 +658,12 @@ impl<'a> Thread<'a> {
                 }
             }
             InstKind::Store { space, ty, srcs, addr } => {
-                let (size, a) = (ty.bits().div_ceil(8), self.address(*space, addr));
+                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place(*space, addr));
                 for (i, s) in srcs.iter().enumerate() {
                     let v = self.at_bits(*s, ty.bits());
                     self.write(
                         cx,
-                        *space,
+                        space,
                         a.wrapping_add(u64::from(size) * i as u64),
                         size,
                         v,
@@ -659,13 +671,27 @@ impl<'a> Thread<'a> {
                     )?;
                 }
             }
-            InstKind::Atomic { op, space, ty, dst, addr, src, cmp, .. } => {
-                let (size, a) = (ty.bits().div_ceil(8), self.address(*space, addr));
-                let old = self.read(cx, *space, a, size, span)?;
+            InstKind::Atomic { op, space: given, ty, dst, addr, src, cmp, .. } => {
+                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place(*given, addr));
+                let op = match *op {
+                    // A generic atomic other than a strong load or store is undefined on
+                    // local memory (PTX ISA 9.2 §9.7.13.5).
+                    AtomicOp::Load | AtomicOp::Store => *op,
+                    _ if *given == Space::Generic && space == Space::Local => {
+                        let what = "a generic atomic on local memory".into();
+                        return Err(Error::Undefined { what, span });
+                    }
+                    // A generic float add's `.ftz` is global memory's (§9.7.13.5).
+                    AtomicOp::FloatAdd { ftz } if *given == Space::Generic => {
+                        AtomicOp::FloatAdd { ftz: ftz && space == Space::Global }
+                    }
+                    op => op,
+                };
+                let old = self.read(cx, space, a, size, span)?;
                 let (src, cmp) = (self.at_bits(*src, ty.bits()), self.at_bits(*cmp, ty.bits()));
-                let new = memory::atomic_update(*op, *ty, old, src, cmp);
-                if *op != AtomicOp::Load {
-                    self.write(cx, *space, a, size, new, span)?;
+                let new = memory::atomic_update(op, *ty, old, src, cmp);
+                if op != AtomicOp::Load {
+                    self.write(cx, space, a, size, new, span)?;
                 }
                 if let Some(d) = dst {
                     self.set(k, *d, old);

@@ -44,7 +44,7 @@ fn word_bits(k: &Kernel, space: Space) -> Option<u32> {
     match space {
         Space::Shared => Some(k.shared.word.bits()),
         Space::Local => Some(32),
-        Space::Global | Space::Param => None,
+        Space::Global | Space::Param | Space::Generic => None,
     }
 }
 

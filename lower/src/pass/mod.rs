@@ -7,7 +7,9 @@
 //!    calls push save areas on an explicit stack and whose returns switch on a
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
-//!    inside blocks): [`expand_video`] — the video instructions become core integer
+//!    inside blocks): [`expand_generic`] — the accesses of generic addresses
+//!    ([`crate::ir::Space::Generic`]) become a test of the address's window and a
+//!    direct access per space (new blocks); [`expand_video`] — the video instructions become core integer
 //!    operations; [`expand_integer`] — the integer and bit-level instructions without
 //!    a single SPIR-V counterpart (`prmt`, `lop3`, carry chains, `bfind`…) become core
 //!    operations; [`expand_formats`] — half arithmetic becomes exact f32 and f64
@@ -80,7 +82,7 @@
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
 //! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`],
 //! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`], [`InstKind::System`],
-//! [`InstKind::DeviceLaunch`]); the expansions (0) write those out, and every decision
+//! [`InstKind::DeviceLaunch`], and the accesses of generic addresses); the expansions (0) write those out, and every decision
 //! that depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
@@ -91,6 +93,7 @@ pub mod check;
 pub mod emulate;
 pub mod expand_copies;
 pub mod expand_formats;
+pub mod expand_generic;
 pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
@@ -344,6 +347,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     verify::run(&kernel)?;
     // First: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
+    // First of the expansions: its blocks come where sema's dispatch had them, before
+    // the others'; before expand_system, which writes out its failures.
+    expand_generic::run(&mut kernel).map_err(|d| vec![d])?;
     expand_video::run(&mut kernel);
     expand_integer::run(&mut kernel);
     expand_formats::run(&mut kernel);
@@ -451,6 +457,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a warp exchange left by legalize_warps")
     } else if schedule::is_sync_point(kind) {
         Some("a sync point left by schedule")
+    } else if expand_generic::is_generic(kind) {
+        Some("a generic access left by expand_generic")
     } else if expand_video::is_video(kind) {
         Some("a video instruction left by expand_video")
     } else if expand_integer::is_integer(kind) {
@@ -523,6 +531,7 @@ bb0:
     warp_sync
     %r1 = tex_query.width %rd1
     %r1 = movmatrix %r1
+    %r1 = load.generic.u32 [%rd1]
     return
 }
 ";
@@ -530,9 +539,9 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("eight leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("nine leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 8, "{messages:?}");
+        assert_eq!(errors.len(), 9, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
         for pass in [
             "legalize_atomics",
@@ -542,6 +551,7 @@ bb0:
             "expand_formats",
             "expand_texture",
             "expand_matrix",
+            "expand_generic",
         ] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }

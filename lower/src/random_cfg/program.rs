@@ -205,8 +205,9 @@ fn preamble(r: &Regs) -> Vec<InstKind> {
             dsts: vec![Some(r.d)],
             addr: global(r, 16),
         },
+        // Through a generic address (a global one): `pass::expand_generic`'s dispatch.
         InstKind::Load {
-            space: Space::Global,
+            space: Space::Generic,
             ty: OpTy::F(32),
             dsts: vec![Some(r.f[0]), Some(r.f[1])],
             addr: global(r, 24),

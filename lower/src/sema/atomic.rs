@@ -136,8 +136,9 @@ impl Lowerer<'_> {
             ));
         }
         // A generic atomic in a kernel with generic shared/local addresses: direct when
-        // the inference proves the space (`sema::spaces`), else a run-time test of the
-        // address's window (`Lowerer::dispatch_generic`).
+        // the inference proves the space (`sema::spaces`), else a generic atomic
+        // (`ir::Space::Generic`), which `pass::expand_generic` dispatches on the
+        // address's window.
         let mut generic_shared = false;
         let mut dispatch = false;
         if m.space.is_none() && self.generic_windows {
@@ -210,18 +211,8 @@ impl Lowerer<'_> {
         let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
         let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
         let emit = Emission { kind, ty, scope, order, dst, src, cmp, m, span };
-        if !dispatch {
-            return self.emit_atomic(&Placed { e: &emit, space: ir_space, addr });
-        }
-        // PTX ISA 9.2 §9.7.13.4: a generic `atom` must address global or shared memory;
-        // on local memory it is undefined, and ends the launch as `trap` does.
-        self.dispatch_generic(addr, span, |l, space, at| {
-            if space == Space::Local {
-                l.trap(span);
-                return Ok(());
-            }
-            l.emit_atomic(&Placed { e: &emit, space, addr: at })
-        })
+        let space = if dispatch { Space::Generic } else { ir_space };
+        self.emit_atomic(&Placed { e: &emit, space, addr })
     }
 
     /// `atom`/`red` on a vector (sm_90; PTX ISA 9.2 §9.7.13.5: `.v2`/`.v4` `.f32` `.add`,
@@ -286,9 +277,12 @@ impl Lowerer<'_> {
             Kind::Inc => AtomicOp::Inc,
             Kind::Dec => AtomicOp::Dec,
             // atom.add.f32 on global memory flushes subnormal inputs and results
-            // (§9.7.13.5, "current implementation"); on shared memory it does not.
+            // (§9.7.13.5, "current implementation"); on shared memory it does not (a
+            // generic one flushes where its address is global, `ir::Space::Generic`).
             Kind::FloatAdd => AtomicOp::FloatAdd {
-                ftz: ty == OpTy::F(32) && space == Space::Global && !m.has(NOFTZ),
+                ftz: ty == OpTy::F(32)
+                    && matches!(space, Space::Global | Space::Generic)
+                    && !m.has(NOFTZ),
             },
             Kind::HalfAdd(format, lanes) => AtomicOp::HalfAdd { format, lanes },
             Kind::HalfMinMax(max, format, lanes) => AtomicOp::HalfMinMax { max, format, lanes },

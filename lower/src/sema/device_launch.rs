@@ -304,10 +304,10 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let base = self.temp(RegTy::Int(64), span);
         Emit { l: self, span }.mov(U64, base, at);
-        self.dispatch_generic(Address { base: Some(base), offset: 0 }, span, |l, space, addr| {
-            l.push(InstKind::Store { space, ty, srcs: vec![v], addr }, span);
-            Ok(())
-        })
+        let (space, srcs, addr) =
+            (Space::Generic, vec![v], Address { base: Some(base), offset: 0 });
+        self.push(InstKind::Store { space, ty, srcs, addr }, span);
+        Ok(())
     }
 
     fn get_parameter_buffer(

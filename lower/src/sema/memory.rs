@@ -8,7 +8,7 @@ use super::{
 use crate::build::Build;
 use crate::ir::{
     Address, AtomicOp, BinaryOp, CmpOp, FloatMode, InstKind, OpTy, Order, RegTy, Scope, Space,
-    SpecialReg, Terminator, Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW,
+    SpecialReg, Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW,
     SHARED_WINDOW_32,
 };
 
@@ -70,11 +70,6 @@ impl Lowerer<'_> {
             return Err(Diagnostic::error(span, "kernel parameters are read-only"));
         }
         let elems = vector_elements(data, n)?;
-        // The access, for the space it turns out to be in.
-        enum Data {
-            Store(Vec<Value>),
-            Load(Vec<Option<RegId>>),
-        }
         // A float access of a wider bit-size register moves the same bits as the
         // bit-size access of its width (§5.2.2's relaxed rules: the low bits, and zeros
         // above them).
@@ -200,104 +195,53 @@ impl Lowerer<'_> {
             }
             spaces::Provenance::Unknown => {}
         }
-        self.dispatch_generic(address, span, |l, space, addr| {
-            access(l, space, addr);
-            Ok(())
-        })
+        self.generic_access(data, ty, (strength, one_word), address, span);
+        Ok(())
     }
 
-    /// A generic access whose space is known only at run time: `access` for the shared
-    /// window, the local window, or global memory, chosen by the address's upper half
-    /// (the windows' offsets are the lower half).
-    pub(super) fn dispatch_generic(
+    /// An access whose space the inference did not prove: one generic access
+    /// (`ir::Space::Generic`), which `pass::expand_generic` writes as a test of the
+    /// address's window. A strong access of one word (`strength`, `one_word`) is an
+    /// atomic load or store (the pass decides per space whether it is one); others are
+    /// a plain access with their fence.
+    fn generic_access(
         &mut self,
+        data: Data,
+        ty: OpTy,
+        (strength, one_word): (Option<(Order, Scope)>, bool),
         address: Address,
         span: Span,
-        mut access: impl FnMut(&mut Self, Space, Address) -> Result<(), Diagnostic>,
-    ) -> Result<(), Diagnostic> {
-        let u64t = OpTy::U(64);
-        let full = self.temp(RegTy::Int(64), span);
-        let base = address.base.map_or(Value::Imm(0), Value::Reg);
-        self.push(
-            InstKind::Binary {
-                op: BinaryOp::Add,
-                ty: u64t,
-                mode: FloatMode::default(),
-                dst: full,
-                lhs: base,
-                rhs: Value::Imm(address.offset as u64),
-            },
-            span,
-        );
-        let hi = self.temp(RegTy::Int(64), span);
-        let low = self.temp(RegTy::Int(32), span);
-        self.push(
-            InstKind::Binary {
-                op: BinaryOp::Shr,
-                ty: u64t,
-                mode: FloatMode::default(),
-                dst: hi,
-                lhs: Value::Reg(full),
-                rhs: Value::Imm(32),
-            },
-            span,
-        );
-        self.push(
-            InstKind::Convert {
-                to: OpTy::U(32),
-                from: u64t,
-                rounding: None,
-                mode: FloatMode::default(),
-                dst: low,
-                src: Value::Reg(full),
-            },
-            span,
-        );
-        let is_shared = self.temp(RegTy::Pred, span);
-        let is_local = self.temp(RegTy::Pred, span);
-        for (d, w) in [(is_shared, SHARED_WINDOW), (is_local, LOCAL_WINDOW)] {
-            self.push(
-                InstKind::Setp {
-                    cmp: CmpOp::Eq,
-                    ty: u64t,
-                    ftz: false,
-                    dst: Some(d),
-                    dst_not: None,
-                    lhs: Value::Reg(hi),
-                    rhs: Value::Imm(w >> 32),
-                    combine: None,
-                },
-                span,
-            );
-        }
-        let join = self.new_block(None, span);
-        let windows = [
-            (is_shared, Space::Shared, Address { base: Some(low), offset: 0 }),
-            (is_local, Space::Local, Address { base: Some(low), offset: 0 }),
-        ];
-        for (cond, space, addr) in windows {
-            let then = self.new_block(None, span);
-            let next = self.new_block(None, span);
-            self.terminate(
-                Terminator::Branch { cond, negate: false, if_true: then, if_false: next },
-                span,
-            );
-            self.cur = then;
-            self.closed = false;
-            access(self, space, addr)?;
-            if !self.closed {
-                self.terminate(Terminator::Jump(join), span);
+    ) {
+        let generic = Space::Generic;
+        let fence = strength
+            .filter(|(o, _)| *o != Order::Relaxed)
+            .map(|(_, scope)| InstKind::Fence { device_scope: scope != Scope::Cta });
+        let cmp = Value::Imm(0);
+        let (space, addr) = (generic, address);
+        match (data, strength.filter(|_| one_word)) {
+            (Data::Store(srcs), Some((order, scope))) => {
+                let (op, dst, src) = (AtomicOp::Store, None, srcs[0]);
+                let a = InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
+                self.push(a, span);
             }
-            self.cur = next;
-            self.closed = false;
+            (Data::Load(dsts), Some((order, scope))) => {
+                let (op, dst, src) = (AtomicOp::Load, dsts[0], Value::Imm(0));
+                let a = InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
+                self.push(a, span);
+            }
+            (Data::Store(srcs), None) => {
+                if let Some(f) = fence {
+                    self.push(f, span);
+                }
+                self.push(InstKind::Store { space, ty, srcs, addr }, span);
+            }
+            (Data::Load(dsts), None) => {
+                self.push(InstKind::Load { space, ty, dsts, addr }, span);
+                if let Some(f) = fence {
+                    self.push(f, span);
+                }
+            }
         }
-        access(self, Space::Global, Address { base: Some(full), offset: 0 })?;
-        if !self.closed {
-            self.terminate(Terminator::Jump(join), span);
-        }
-        self.cur = join;
-        self.closed = false;
-        Ok(())
     }
 
     /// The provenance of a generic address operand's base register.
@@ -386,6 +330,13 @@ impl Lowerer<'_> {
         );
         Address { base: Some(low), offset: address.offset }
     }
+}
+
+/// The data of an access: the values a store writes, or the registers a load fills
+/// (`None` for a sink).
+enum Data {
+    Store(Vec<Value>),
+    Load(Vec<Option<RegId>>),
 }
 
 /// The strength of an `ld`/`st` (PTX ISA 9.2 §8.4, §9.7.9.8-9): `None` for a weak

@@ -232,6 +232,7 @@ impl Spelled for Space {
         (Space::Shared, "shared"),
         (Space::Param, "param"),
         (Space::Local, "local"),
+        (Space::Generic, "generic"),
     ];
 }
 

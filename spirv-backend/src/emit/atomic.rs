@@ -61,7 +61,8 @@ impl FnEmitter<'_> {
                 let index = self.b.shift_right_logical(u32t, None, off, two)?;
                 (self.shared_word(index)?, SEM_WORKGROUP_MEMORY)
             }
-            Space::Param | Space::Local => {
+            // `pass::leftover` refuses a generic atomic before the emitter sees one.
+            Space::Param | Space::Local | Space::Generic => {
                 return Err(Error::Internal(format!("atomic on {space:?} memory")))
             }
         };
