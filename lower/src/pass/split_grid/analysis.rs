@@ -3,7 +3,8 @@
 //! block is on a cycle.
 
 use crate::ir::{
-    AtomicOp, BlockId, Inst, InstKind, Kernel, OpTy, RegId, SystemInst, Terminator, Value,
+    Address, AtomicOp, BinaryOp, BlockId, Inst, InstKind, Kernel, OpTy, RegId, SystemInst,
+    Terminator, Value,
 };
 use crate::verify::inst_defs_uses;
 
@@ -18,13 +19,30 @@ pub(super) fn inline_barriers(k: &mut Kernel) {
     if !tainted.iter().any(|&t| t) {
         return;
     }
-    let on = |i: &Inst| -> bool {
-        let addr = match &i.kind {
-            InstKind::Load { addr, .. } => addr,
-            InstKind::Atomic { op: AtomicOp::Load, addr, .. } => addr,
-            _ => return false,
-        };
+    // The arrivals' addresses: an inline barrier's spin reads the word it added to
+    // (in a debug build the workspace's address goes through local memory, so the
+    // address register need not be computed from `%envreg1/2` in registers).
+    let defs = unique_defs(k);
+    let root = |addr: &Address| addr.base.map(|r| root(&defs, r, addr.offset));
+    let arrivals: Vec<(RegId, i64)> = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match &i.kind {
+            InstKind::Atomic { op: AtomicOp::Add, addr, .. } => root(addr),
+            _ => None,
+        })
+        .collect();
+    let on_word = |addr: &Address| {
         addr.base.is_some_and(|r| tainted[r.index()])
+            || root(addr).is_some_and(|w| arrivals.contains(&w))
+    };
+    let on = |i: &Inst| -> bool {
+        match &i.kind {
+            InstKind::Load { addr, .. } => on_word(addr),
+            InstKind::Atomic { op: AtomicOp::Load, addr, .. } => on_word(addr),
+            _ => false,
+        }
     };
     let preds = predecessors(k);
     let mut found = Vec::new();
@@ -42,12 +60,11 @@ pub(super) fn inline_barriers(k: &mut Kernel) {
     }
     // The arrivals: a move of 0 (the loop they fed is gone), or nothing.
     let arrival = |i: &Inst| match &i.kind {
-        InstKind::Atomic { op, addr, .. } => {
-            *op != AtomicOp::Load && addr.base.is_some_and(|r| tainted[r.index()])
-        }
+        InstKind::Atomic { op, addr, .. } => *op != AtomicOp::Load && on_word(addr),
         _ => false,
     };
-    for b in &mut k.blocks {
+    let mut blocks = std::mem::take(&mut k.blocks);
+    for b in &mut blocks {
         b.insts.retain(|i| !arrival(i) || matches!(i.kind, InstKind::Atomic { dst: Some(_), .. }));
         for i in &mut b.insts {
             if let (true, InstKind::Atomic { dst: Some(dst), ty, .. }) = (arrival(i), &i.kind) {
@@ -56,6 +73,51 @@ pub(super) fn inline_barriers(k: &mut Kernel) {
             }
         }
     }
+    k.blocks = blocks;
+}
+
+/// Each register's defining instruction, where it has exactly one.
+fn unique_defs(k: &Kernel) -> Vec<Option<InstKind>> {
+    let mut count = vec![0u32; k.regs.len()];
+    let mut def: Vec<Option<InstKind>> = vec![None; k.regs.len()];
+    let (mut defs, mut uses) = (Vec::new(), Vec::new());
+    for i in k.blocks.iter().flat_map(|b| &b.insts) {
+        defs.clear();
+        inst_defs_uses(&i.kind, &mut defs, &mut uses);
+        for d in &defs {
+            count[d.index()] += 1;
+            def[d.index()] = Some(i.kind.clone());
+        }
+    }
+    for (d, &c) in def.iter_mut().zip(&count) {
+        if c != 1 {
+            *d = None;
+        }
+    }
+    def
+}
+
+/// The register and offset an address `r + offset` is computed from through moves,
+/// conversions and additions of constants (a generic access's window dispatch makes
+/// several such copies of one address).
+fn root(defs: &[Option<InstKind>], mut r: RegId, mut offset: i64) -> (RegId, i64) {
+    for _ in 0..MAX_WALK {
+        match &defs[r.index()] {
+            Some(InstKind::Mov { src: Value::Reg(s), .. })
+            | Some(InstKind::Convert { src: Value::Reg(s), .. }) => r = *s,
+            Some(InstKind::Binary {
+                op: BinaryOp::Add,
+                lhs: Value::Reg(s),
+                rhs: Value::Imm(i),
+                ..
+            }) => {
+                offset = offset.wrapping_add(*i as i64);
+                r = *s;
+            }
+            _ => break,
+        }
+    }
+    (r, offset)
 }
 
 /// The registers computed from the grid workspace's address (flow-insensitive).
@@ -112,12 +174,16 @@ fn reach(n: usize, from: BlockId, next: impl Fn(BlockId) -> Vec<BlockId>) -> Vec
     seen
 }
 
-/// The one edge (from, to) that leaves the cycle `b` is on, where `from` ends in a
-/// branch; `None` when `b` is on no cycle or the cycle has other exits.
+/// The one edge (from, to) that leaves the cycle `b` is on among the blocks without a
+/// block barrier, where `from` ends in a branch; `None` when `b` is on no such cycle or
+/// the cycle has other exits.
 fn loop_exit(k: &Kernel, preds: &[Vec<BlockId>], b: BlockId) -> Option<(BlockId, BlockId)> {
     let n = k.blocks.len();
-    let fwd = reach(n, b, |x| k.blocks[x.index()].term.successors());
-    let back = reach(n, b, |x| preds[x.index()].clone());
+    // The spin loop holds no block barrier; a loop around the whole grid barrier does.
+    let free = |x: &BlockId| !k.blocks[x.index()].insts.iter().any(|i| i.kind == InstKind::Barrier);
+    let fwd =
+        reach(n, b, |x| k.blocks[x.index()].term.successors().into_iter().filter(free).collect());
+    let back = reach(n, b, |x| preds[x.index()].iter().copied().filter(free).collect());
     if !fwd[b.index()] {
         return None;
     }
