@@ -234,12 +234,15 @@ impl Module {
 /// burst's peak for the module's lifetime (the driver library's soak grew by tens of
 /// MiB per million calls under confinement, where every launch has an area).
 const POOLED_SYSTEM_AREAS: usize = 128;
+/// The largest system area a module keeps for later launches.
+const POOLED_AREA_BYTES: u64 = 4 << 20;
 
 /// Returns a launch's system area to its module's pool (`areas`), or frees it when the
 /// pool is full.
 pub(super) fn pool_system_area(areas: &Mutex<Vec<ptxvk_vk::Buffer>>, buffer: ptxvk_vk::Buffer) {
     let mut areas = areas.lock().unwrap_or_else(PoisonError::into_inner);
-    if areas.len() < POOLED_SYSTEM_AREAS {
+    // An area with a large grid save area (`system::GridSave`) is freed, not kept.
+    if areas.len() < POOLED_SYSTEM_AREAS && buffer.size() <= POOLED_AREA_BYTES {
         areas.push(buffer);
     }
 }
