@@ -31,10 +31,14 @@
 //! themselves (`cooperative_groups/details/sync.h`, `sync_grids`): a block barrier,
 //! thread 0 adds to the barrier word of the grid workspace (`%envreg1/2`,
 //! [`SystemInst::GridWorkspace`]) and spins until its bit 31 flips, a block barrier.
-//! Each polling loop whose load reads an address computed from the workspace is such
-//! a barrier: the loop is left on its first round, the add becomes a move of 0, and
-//! the first block barrier after the loop's exit (along jumps) becomes a `GridSync`
-//! (which is a block barrier too), so that it splits as above.
+//! Each polling loop whose load reads an address computed from the workspace (in
+//! registers, or, where a debug build keeps the workspace's address in local memory,
+//! computed from the same register and offset as an `atom.add.release` of the kernel)
+//! is such a barrier: the loop is left on its first round, the add becomes a move of
+//! 0, and the first block barrier after the loop's exit (along jumps) becomes a
+//! `GridSync` (which is a block barrier too), so that it splits as above. Only kernels
+//! that read the workspace are searched, and only when every such loop is recognized
+//! is anything rewritten.
 //!
 //! Pre: CFG IR after `pass::inline` and the expansions other than `expand_system`,
 //! which would write the grid workspace's address out. Post: no `GridSync` is left;

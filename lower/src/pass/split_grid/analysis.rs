@@ -3,7 +3,7 @@
 //! block is on a cycle.
 
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BlockId, Inst, InstKind, Kernel, OpTy, RegId, SystemInst,
+    Address, AtomicOp, BinaryOp, BlockId, Inst, InstKind, Kernel, OpTy, Order, RegId, SystemInst,
     Terminator, Value,
 };
 use crate::verify::inst_defs_uses;
@@ -29,7 +29,8 @@ pub(super) fn inline_barriers(k: &mut Kernel) {
         .iter()
         .flat_map(|b| &b.insts)
         .filter_map(|i| match &i.kind {
-            InstKind::Atomic { op: AtomicOp::Add, addr, .. } => root(addr),
+            // `atom.add.release.gpu`, as the headers write it.
+            InstKind::Atomic { op: AtomicOp::Add, order: Order::Release, addr, .. } => root(addr),
             _ => None,
         })
         .collect();
