@@ -16,8 +16,7 @@
 //! | 36..40 | block scheduler: blocks of the grid that run and do not wait ([`BLOCKS_ACTIVE`]) |
 //! | 40..64 | the assertion's message, file and function (generic addresses, u64 each) |
 //! | 64..72 | the device heap's address (written by the host; 0 without a heap) |
-//! | 72..76 | grid barrier: blocks arrived at the current `cudaCGSynchronize` |
-//! | 76..80 | grid barrier: generation (incremented when the last block arrives) |
+//! | 72..80 | grid barriers: the address of the launch's grid save area ([`GRID_SAVE`]; written by the host) |
 //! | 80..84 | checked launches: violations found (atomic add) |
 //! | 84..88 | checked launches: violation records made (atomic add; picks the slot, may pass [`CHECK_CAPACITY`]) |
 //! | 88..96 | checked launches: the allocation table's address (written by the host) |
@@ -132,8 +131,9 @@ pub const MESSAGE: u32 = 40;
 pub const FILE: u32 = 48;
 pub const FUNCTION: u32 = 56;
 pub const HEAP: u32 = 64;
-pub const GRID_ARRIVED: u32 = 72;
-pub const GRID_GENERATION: u32 = 76;
+/// The device address of the launch's grid save area, for a kernel split into phases
+/// at its grid barriers ([`GridSave`]).
+pub const GRID_SAVE: u32 = 72;
 pub const CHECK_COUNT: u32 = 80;
 pub const CHECK_SLOTS: u32 = 84;
 pub const CHECK_TABLE: u32 = 88;
@@ -357,5 +357,76 @@ mod tests {
         assert_eq!(rep.records[0].arguments.as_deref(), Some(&[5, 0, 0, 0, 0, 0, 0, 0][..]));
         assert_eq!(rep.records[1].arguments, None);
         assert_eq!(rep.dropped_bytes, 48);
+    }
+}
+
+/// The grid save area of a launch of a kernel split into phases at its grid barriers
+/// (`ptxvk-lower`'s `pass::split_grid`): the launch runs as consecutive dispatches of
+/// the whole grid (phases); a thread that reaches a grid barrier saves its live
+/// registers and local window in its record, its block's shared window in the block's
+/// save, sets its resume slot and ends; the next phase restores them and goes on after
+/// the barrier. All values little-endian; the host zeroes bytes `0..data` (header,
+/// block words, slots) and writes the header's fields:
+///
+/// | bytes | contents |
+/// |---|---|
+/// | 0..4 | threads suspended at a grid barrier and not yet resumed (atomic add, wraps) |
+/// | 4..8 | bytes of shared window each block saves (a multiple of 4); its save takes them rounded up to 8 |
+/// | 8..16 | u64 offset of the resume slots |
+/// | 16..24 | u64 offset of the blocks' data |
+/// | 24..32 | u64 bytes of one block's data |
+/// | 32.. | a u32 per block (linear index): non-zero once its shared window was saved |
+/// | slots.. | a u32 per thread (linear block index × threads per block + linear thread index): 0 start, k + 1 resume after barrier k, [`GRID_DONE`] done or resumed |
+/// | data.. | per block: its shared save, then a record of `record_bytes` per thread |
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridSave {
+    pub blocks: u64,
+    pub threads: u64,
+    /// Bytes of shared window saved (a multiple of 4).
+    pub shared_bytes: u64,
+    /// Bytes of a block's shared save (a multiple of 8).
+    pub shared_save: u64,
+    pub slots: u64,
+    pub data: u64,
+    pub stride: u64,
+    pub size: u64,
+}
+
+/// Header field: threads suspended (u32).
+pub const GRID_SUSPENDED: u32 = 0;
+/// Header field: bytes of a block's shared save (u32).
+pub const GRID_SHARED_SAVE: u32 = 4;
+/// Header field: offset of the slots (u64).
+pub const GRID_SLOTS: u32 = 8;
+/// Header field: offset of the blocks' data (u64).
+pub const GRID_DATA: u32 = 16;
+/// Header field: bytes of one block's data (u64).
+pub const GRID_STRIDE: u32 = 24;
+/// Where the block words start.
+pub const GRID_BLOCK_WORDS: u32 = 32;
+/// A resume slot's value for a thread with nothing left to run in later phases.
+pub const GRID_DONE: u32 = u32::MAX;
+
+impl GridSave {
+    /// The layout for `blocks` blocks of `threads` threads with `shared_bytes` of shared
+    /// window each and records of `record_bytes` (a multiple of 8).
+    pub fn new(blocks: u64, threads: u64, shared_bytes: u64, record_bytes: u64) -> GridSave {
+        let shared_bytes = shared_bytes.next_multiple_of(4);
+        let shared_save = shared_bytes.next_multiple_of(8);
+        let slots = u64::from(GRID_BLOCK_WORDS) + 4 * blocks;
+        let data = (slots + 4 * blocks * threads).next_multiple_of(8);
+        let stride = shared_save + threads * record_bytes;
+        let size = data + blocks * stride;
+        GridSave { blocks, threads, shared_bytes, shared_save, slots, data, stride, size }
+    }
+
+    /// The header, written at the area's start over the zeroed control words.
+    pub fn header(&self) -> [u8; GRID_BLOCK_WORDS as usize] {
+        let mut h = [0u8; GRID_BLOCK_WORDS as usize];
+        h[4..8].copy_from_slice(&(self.shared_bytes as u32).to_le_bytes());
+        h[8..16].copy_from_slice(&self.slots.to_le_bytes());
+        h[16..24].copy_from_slice(&self.data.to_le_bytes());
+        h[24..32].copy_from_slice(&self.stride.to_le_bytes());
+        h
     }
 }

@@ -318,7 +318,7 @@ pub(crate) fn attribute(d: &Driver, attrib: c_int) -> Result<c_int, CUresult> {
         a if a == A::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED as c_int => 0,
         a if a == A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY as c_int => 1,
         a if a == A::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO as c_int => 2,
-        // Up to `resident_workgroups` blocks (`launch::check_cooperative`).
+        // Grids of any size (`launch::check_cooperative`).
         a if a == A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH as c_int => 1,
         a if a == A::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED as c_int => {
             c_int::from(d.device().vk().can_register_host())

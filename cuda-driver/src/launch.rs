@@ -161,16 +161,12 @@ launch_kernel! {
 /// `CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
 const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
 
-/// A cooperative launch: every block must be resident at once. ptxvk guarantees that
-/// for [`ptxvk::vk::DeviceInfo::resident_workgroups`] blocks (CUDA's
-/// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` beyond).
-fn check_cooperative(grid: [c_uint; 3]) -> Result<(), CUresult> {
-    let d = driver()?;
-    let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
-    if blocks > u64::from(d.device().info().resident_workgroups) {
-        return Err(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-    }
-    Ok(())
+/// A cooperative launch: CUDA wants every block resident at once, so that blocks can
+/// wait for each other at `this_grid().sync()`. ptxvk runs a kernel's grid barriers as
+/// consecutive dispatches (`ptxvk_lower::pass::split_grid`), so a grid of any size
+/// synchronizes and a cooperative launch is an ordinary one: nothing to refuse.
+fn check_cooperative(_grid: [c_uint; 3]) -> Result<(), CUresult> {
+    driver().map(|_| ())
 }
 
 /// `CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
@@ -252,8 +248,8 @@ pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
 
 macro_rules! launch_cooperative {
     ($($name:ident, $pt:expr;)*) => {$(
-        /// `cuLaunchKernel` of a grid whose blocks must all be resident at once
-        /// ([`check_cooperative`]).
+        /// `cuLaunchKernel` of a grid whose blocks may synchronize
+        /// ([`check_cooperative`]: any size).
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name(
@@ -281,8 +277,7 @@ launch_cooperative! {
 }
 
 /// Blocks of `block_size` threads that fit one "multiprocessor" (2,048 threads, 32
-/// blocks, the device's shared memory). A cooperative launch may use fewer
-/// ([`check_cooperative`]).
+/// blocks, the device's shared memory), for every kernel ([`check_cooperative`]).
 fn occupancy(
     d: &Driver,
     f: &Function,
@@ -303,16 +298,10 @@ fn occupancy(
     } else {
         limit.checked_div(shared).unwrap_or(u64::MAX)
     };
-    // A kernel that synchronizes its grid gets no more blocks than the device runs at
-    // once: CUDA promises that occupancy x multiprocessors blocks of it are co-resident
-    // (clients size cooperative grids so), and its launch refuses more.
-    let resident = if kernel.info().grid_sync {
-        let multiprocessors = crate::device::MULTIPROCESSORS.max(1) as u32;
-        u64::from((d.device().info().resident_workgroups / multiprocessors).max(1))
-    } else {
-        u64::MAX
-    };
-    Ok(by_threads.min(by_shared).min(32).min(resident) as c_int)
+    // A kernel that synchronizes its grid gets the same figure as any other: its grid
+    // barriers do not need the blocks resident (`check_cooperative`), so the
+    // occupancy x multiprocessors blocks clients size cooperative grids by all run.
+    Ok(by_threads.min(by_shared).min(32) as c_int)
 }
 
 #[no_mangle]

@@ -187,9 +187,12 @@ pub struct Kernel {
     pub maxntid: Option<[u32; 3]>,
     /// `.maxnreg` if given: the most registers per thread the kernel may use.
     pub maxnreg: Option<u32>,
-    /// The kernel synchronizes its whole grid (`cudaCGSynchronize`): every block must
-    /// be resident at once.
+    /// The kernel synchronizes its whole grid (`cudaCGSynchronize`, or reads the grid
+    /// workspace of cooperative groups' inline barrier).
     pub grid_sync: bool,
+    /// How `pass::split_grid` cut the kernel into phases at its grid barriers; `None`
+    /// before it, or without any.
+    pub grid_phases: Option<GridPhases>,
     /// The kernel reports traps, failed assertions or printf output through the
     /// system area after its parameter block ([`crate::system`]).
     pub system: bool,
@@ -1366,6 +1369,7 @@ impl Kernel {
             maxntid: None,
             maxnreg: None,
             grid_sync: false,
+            grid_phases: None,
             system: false,
             address_size: 64,
             heap: false,

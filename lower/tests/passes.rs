@@ -30,10 +30,10 @@
 //! tx-counts); `expand_warp` leaves no warp collective and no `bar.red`
 //! (checked against the interpreter's model of each on the lanes' values, with lanes
 //! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
-//! predicates); `expand_system` leaves no system call, failure, grid
-//! barrier or device-side launch (checked against the interpreter's model of the
-//! failure records, printf records, heap and launch arena, but grid barriers, which it
-//! does not model); `legalize_atomics` leaves
+//! predicates); `split_grid` leaves no grid barrier (the interpreter does not model
+//! phases: `tests/grid_sync_e2e.rs` checks them on a device); `expand_system` leaves no
+//! system call, failure or device-side launch (checked against the interpreter's model
+//! of the failure records, printf records, heap and launch arena); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -63,13 +63,13 @@ use ptxvk_lower::interp::check::Program;
 use ptxvk_lower::interp::{self, run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{
-    BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, Terminator, Value, WarpMode,
+    BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, SystemInst, Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
     expand_mbarrier, expand_system, expand_texture, expand_video, expand_warp, float_modifiers,
     hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, structurize,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, split_grid, structurize,
     LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
@@ -168,6 +168,15 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a warp collective",
             |_, i| expand_warp::is_collective(i),
             |k, _| expand_warp::run(k),
+        )?,
+        ("split_grid", None) => legalizes(
+            &mut s.kernel,
+            "a grid barrier",
+            |_, i| matches!(i, InstKind::System(x) if **x == SystemInst::GridSync),
+            |k, _| {
+                split_grid::run(k);
+                Ok(())
+            },
         )?,
         ("expand_system", None) => legalizes(
             &mut s.kernel,

@@ -97,8 +97,12 @@ pub struct KernelInfo {
     pub local_bytes: u32,
     /// Estimated registers per thread ([`ptxvk_lower::pressure`]).
     pub registers: u32,
-    /// The kernel synchronizes its grid: every block must be resident at once.
+    /// The kernel synchronizes its grid (or reads cooperative groups' grid workspace).
     pub grid_sync: bool,
+    /// How the kernel is cut into phases at its grid barriers
+    /// (`ptxvk_lower::pass::split_grid`): the launch runs a dispatch of the grid per
+    /// phase, with a grid save area.
+    pub grid_phases: Option<ptxvk_lower::ir::GridPhases>,
     /// The module's address size (32: pointers are offsets in the address window).
     pub address_size: u32,
     /// The accesses a checked kernel tests (`ptxvk_lower::pass::check`), which its
@@ -211,6 +215,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
             local_bytes: k.local_bytes,
             registers: ptxvk_lower::pressure::max_live_words(k),
             grid_sync: k.grid_sync,
+            grid_phases: k.grid_phases,
             address_size: k.address_size,
             check_sites: k.check_sites.clone(),
             race_shadow: has_race_shadow(k),

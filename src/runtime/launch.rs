@@ -40,6 +40,11 @@ impl From<[u32; 3]> for Dim3 {
     }
 }
 
+/// The most phases of a kernel cut at its grid barriers recorded in one go
+/// ([`Kernel::more_phases`]): a phase after every thread is done costs a dispatch in
+/// which each thread reads its slot and ends.
+const MAX_PHASES_AT_ONCE: u32 = 256;
+
 /// One kernel of a [`Module`].
 #[derive(Clone, Copy, Debug)]
 pub struct Kernel<'m> {
@@ -176,6 +181,9 @@ impl<'m> Kernel<'m> {
         // Kernels with a system area find their parameters in it.
         let params = prepared.system.is_none().then_some(prepared.params.as_slice());
         let stats = stream.launch_and_wait(self.program(), &prepared.cfg, params, &keep, timed)?;
+        if let Some(area) = &prepared.system {
+            self.more_phases(&stream, &prepared.cfg, area, &keep)?;
+        }
         let mut stats = LaunchStats {
             kernel_ms: stats.kernel_ms,
             dispatches: stats.dispatches,
@@ -264,6 +272,9 @@ impl<'m> Kernel<'m> {
             }
             Some(area) => {
                 stream.launch(self.program(), &prepared.cfg, &keep)?;
+                if self.info().grid_phases.is_some_and(|g| g.in_loop) {
+                    self.more_phases(stream, &prepared.cfg, &area, &keep)?;
+                }
                 let areas = Arc::clone(&self.module.system_areas);
                 stream.on_complete(Box::new(move || {
                     let report = area.read();
@@ -278,6 +289,31 @@ impl<'m> Kernel<'m> {
             }
         }
         Ok(())
+    }
+
+    /// For a kernel with a grid barrier inside a loop, whose number of phases is known
+    /// only at run time: waits for the launch and dispatches more phases (twice as many
+    /// each time) while threads are left suspended at a grid barrier. This launch waits,
+    /// also when enqueued on a stream, as one that launches kernels does.
+    fn more_phases(
+        &self,
+        stream: &Stream,
+        cfg: &LaunchConfig,
+        area: &SystemArea,
+        keep: &[&ptxvk_vk::Buffer],
+    ) -> Result<(), Error> {
+        if !self.info().grid_phases.is_some_and(|g| g.in_loop) {
+            return Ok(());
+        }
+        let mut cfg = *cfg;
+        loop {
+            stream.synchronize()?;
+            if !area.needs_phases()? {
+                return Ok(());
+            }
+            cfg.phases = cfg.phases.saturating_mul(2).min(MAX_PHASES_AT_ONCE);
+            stream.launch(self.program(), &cfg, keep)?;
+        }
     }
 
     pub(super) fn program(&self) -> &'m ptxvk_vk::Program {
@@ -329,18 +365,6 @@ impl<'m> Kernel<'m> {
                 )));
             }
         }
-        if info.grid_sync {
-            let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
-            let resident = self.module.device.info().resident_workgroups;
-            if blocks > u64::from(resident) {
-                return Err(Error::Launch(format!(
-                    "kernel `{}` synchronizes its grid (`grid.sync()`, `cudaCGSynchronize`), \
-                     so all {blocks} blocks must run at once; this device guarantees \
-                     {resident} (DeviceInfo::resident_workgroups)",
-                    info.name
-                )));
-            }
-        }
         let total_shared = if shared_bytes > 0 {
             info.dynamic_shared_offset
                 .checked_add(shared_bytes)
@@ -362,6 +386,9 @@ impl<'m> Kernel<'m> {
             window_base: module.window.as_ref().map_or(0, |w| w.base()),
             shared_in_device_memory: info.shared_in_device_memory,
             confined_outside: false,
+            // A kernel cut at its grid barriers: one phase more than it has barriers
+            // (`ptxvk_lower::pass::split_grid`); inside a loop, more as they are needed.
+            phases: info.grid_phases.map_or(1, |g| g.barriers.saturating_add(1)),
         };
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
@@ -412,7 +439,12 @@ impl<'m> Kernel<'m> {
             c.confinement.is_some() && c.param_ranges.iter().skip(1).any(|&(s, e, _)| s != e)
         });
         let system = if info.system {
-            let area = module.system_area(self.code, &params, check)?;
+            let grid_save = info.grid_phases.map(|g| {
+                let n = |d: [u32; 3]| d.iter().map(|&x| u64::from(x)).product::<u64>();
+                let record = u64::from(g.record_bytes);
+                system::GridSave::new(n(grid), n(block), u64::from(total_shared), record)
+            });
+            let area = module.system_area(self.code, &params, check, grid_save)?;
             cfg.param_address = area.buffer.address();
             Some(area)
         } else {

@@ -27,6 +27,9 @@ pub(super) struct SystemArea {
     pub(super) loops: Vec<crate::check::SiteSource>,
     /// Where the kernel's wait sites are, for a stuck block's failure.
     pub(super) waits: Vec<crate::check::SiteSource>,
+    /// The offset of the grid save area of a kernel cut into phases at its grid
+    /// barriers (`ptxvk_abi::system::GridSave`).
+    pub(super) grid_save: Option<u64>,
 }
 
 /// What a system area reported.
@@ -80,6 +83,19 @@ impl SystemArea {
     }
 
     /// The report of the accesses a checked launch refused, if it refused any.
+    /// Whether a launch cut into phases needs more of them: threads are suspended at a
+    /// grid barrier and the launch has not failed.
+    pub(super) fn needs_phases(&self) -> Result<bool, Error> {
+        let Some(at) = self.grid_save else { return Ok(false) };
+        let mut word = [0u8; 4];
+        self.buffer.read_mapped(u64::from(self.offset + system::STATUS), &mut word)?;
+        if u32::from_le_bytes(word) != 0 {
+            return Ok(false);
+        }
+        self.buffer.read_mapped(at + u64::from(system::GRID_SUSPENDED), &mut word)?;
+        Ok(u32::from_le_bytes(word) != 0)
+    }
+
     pub(super) fn violations(
         &self,
         check: &CheckContext,
@@ -103,12 +119,14 @@ impl SystemArea {
 
 impl Module {
     /// A system area holding `params`, its header zeroed but for the heap address; for
-    /// a checked launch, with its allocation table (the parameter block added).
+    /// a checked launch, with its allocation table (the parameter block added); for a
+    /// kernel cut into phases, with its grid save area (`grid_save`) after all that.
     pub(super) fn system_area(
         &self,
         code: &Code,
         params: &[u8],
         mut check: Option<Box<CheckContext>>,
+        grid_save: Option<system::GridSave>,
     ) -> Result<SystemArea, Error> {
         let kernel = &code.info().name;
         let offset = system::offset(params.len() as u32);
@@ -125,6 +143,8 @@ impl Module {
         } else {
             u64::from(offset + system::SIZE)
         };
+        let save_at = size.next_multiple_of(8);
+        let size = save_at + grid_save.map_or(0, |g| g.size);
         let reused = {
             let mut areas = self.system_areas.lock().unwrap_or_else(PoisonError::into_inner);
             areas.iter().position(|b| b.size() >= size).map(|i| areas.swap_remove(i))
@@ -181,6 +201,14 @@ impl Module {
             let address = buffer.address() + ranges_at;
             head[at..at + 8].copy_from_slice(&address.to_le_bytes());
         }
+        if let Some(g) = grid_save {
+            let at = (offset + system::GRID_SAVE) as usize;
+            head[at..at + 8].copy_from_slice(&(buffer.address() + save_at).to_le_bytes());
+            // The counts, block words and slots start at 0.
+            let mut control = vec![0u8; g.data as usize];
+            control[..system::GRID_BLOCK_WORDS as usize].copy_from_slice(&g.header());
+            buffer.write_mapped(save_at, &control)?;
+        }
         // The buffer is ours alone: fresh, or returned after its launch completed.
         buffer.write_mapped(0, &head)?;
         Ok(SystemArea {
@@ -192,6 +220,7 @@ impl Module {
             check,
             loops: code.unit.loop_sources.get(code.at).cloned().unwrap_or_default(),
             waits: code.unit.wait_sources.get(code.at).cloned().unwrap_or_default(),
+            grid_save: grid_save.map(|_| save_at),
         })
     }
 
@@ -205,12 +234,15 @@ impl Module {
 /// burst's peak for the module's lifetime (the driver library's soak grew by tens of
 /// MiB per million calls under confinement, where every launch has an area).
 const POOLED_SYSTEM_AREAS: usize = 128;
+/// The largest system area a module keeps for later launches.
+const POOLED_AREA_BYTES: u64 = 4 << 20;
 
 /// Returns a launch's system area to its module's pool (`areas`), or frees it when the
 /// pool is full.
 pub(super) fn pool_system_area(areas: &Mutex<Vec<ptxvk_vk::Buffer>>, buffer: ptxvk_vk::Buffer) {
     let mut areas = areas.lock().unwrap_or_else(PoisonError::into_inner);
-    if areas.len() < POOLED_SYSTEM_AREAS {
+    // An area with a large grid save area (`system::GridSave`) is freed, not kept.
+    if areas.len() < POOLED_SYSTEM_AREAS && buffer.size() <= POOLED_AREA_BYTES {
         areas.push(buffer);
     }
 }

@@ -46,6 +46,10 @@ pub struct LaunchConfig {
     /// against them (specialization constant `ptxvk_abi::spec_ids::CONFINED_OUTSIDE`).
     /// Without any, an access outside the range is refused with no further test.
     pub confined_outside: bool,
+    /// How many times the whole grid is dispatched, one after another (at least 1): the
+    /// phases of a kernel cut at its grid barriers. Every dispatch of a phase completes
+    /// before the next phase's first starts.
+    pub phases: u32,
 }
 
 impl Default for LaunchConfig {
@@ -61,6 +65,7 @@ impl Default for LaunchConfig {
             window_base: 0,
             shared_in_device_memory: false,
             confined_outside: false,
+            phases: 1,
         }
     }
 }

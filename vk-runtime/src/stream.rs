@@ -791,9 +791,13 @@ impl Stream {
                     dev.cmd_bind_pipeline(batch.cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
                     batch.bound = pipeline;
                 }
-                for (i, chunk) in chunks.iter().enumerate() {
+                // Phase-major: all of a phase's dispatches, a barrier, the next phase.
+                let phases =
+                    (0..cfg.phases.max(1)).flat_map(|p| chunks.iter().map(move |c| (p, c)));
+                for (i, (phase, chunk)) in phases.enumerate() {
                     // Dispatches that share the windows' area run one after the other.
-                    if i > 0 && cfg.shared_in_device_memory {
+                    let first_of_phase = std::ptr::eq(chunk, &chunks[0]);
+                    if i > 0 && (cfg.shared_in_device_memory || (phase > 0 && first_of_phase)) {
                         barrier(dev, batch.cmd);
                     }
                     let constants = conv::push_constants(param_address, cfg, chunk.base, windows);

@@ -108,8 +108,8 @@ pub struct DeviceInfo {
     pub limits: Limits,
     /// Optional capabilities the device offers.
     pub features: Features,
-    /// Workgroups the device is known to run at once, so that a grid of at most this
-    /// many blocks can synchronize (`cudaCGSynchronize`) without deadlock. Vulkan
+    /// Workgroups the device is known to run at once (grid barriers no longer depend
+    /// on it: `ptxvk_lower::pass::split_grid` runs them as phases). Vulkan
     /// promises no forward progress between workgroups (Vulkan 1.3 §3.6 leaves
     /// workgroup scheduling to the implementation), so this is 1 on every device. On
     /// lavapipe, whose worker threads each run one workgroup, two blocks do synchronize

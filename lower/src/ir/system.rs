@@ -34,12 +34,15 @@
 //!
 //! [`SystemInst::GridSync`] is a **grid-wide barrier** (`cudaCGSynchronize`,
 //! `this_grid().sync()`; CUDA Programming Guide, "Grid Synchronization"): every thread
-//! of every block of the launch reaches it before any goes on, and the memory accesses
-//! before it are visible to every thread after it (at device scope). It is a block
-//! barrier as well. It is kept as one operation until `pass::expand_system`, so that a
-//! pass that splits a kernel into phases at its grid barriers (issue #39) can find
-//! them; the expansion is a spin barrier on the area's arrival count and generation,
-//! correct only when every block is resident ([`crate::ir::Kernel::grid_sync`]).
+//! of every block of the launch that has not exited reaches it before any goes on, and
+//! the memory accesses before it are visible to every thread after it (at device
+//! scope). It is a block barrier as well, and like CUDA's it must be reached by every
+//! thread of a block that has not exited (block-uniform). It is kept as one operation
+//! until `pass::split_grid`, which cuts the kernel into phases there ([`GridPhases`]),
+//! the launch running one dispatch of the whole grid per phase, so that it holds for
+//! grids of any size without any block waiting for another. CUDA 12's cooperative
+//! groups inline their grid barrier on the grid workspace instead; `split_grid`
+//! recognizes that one and makes it a `GridSync` first.
 //!
 //! [`SystemInst::GridWorkspace`] reads `%envreg2` (low) or `%envreg1` (high): a half of
 //! the 64-bit address of the area's grid workspace ([`crate::system::GRID_WORKSPACE`]),
@@ -81,6 +84,22 @@ pub enum SystemInst {
     /// `dst` (u32) gets the high (`%envreg1`) or low (`%envreg2`) half of the grid
     /// workspace's address.
     GridWorkspace { dst: RegId, high: bool },
+}
+
+/// How `pass::split_grid` cut a kernel into phases at its grid barriers: what the
+/// runtime needs for the launch's grid save area (`ptxvk_abi::system::GridSave`) and
+/// for how many phases it dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridPhases {
+    /// Bytes of a thread's record (its live registers and local window), a multiple
+    /// of 8.
+    pub record_bytes: u32,
+    /// The grid barriers in the kernel's code.
+    pub barriers: u32,
+    /// Whether a grid barrier is on a cycle of the CFG: then the number of phases is
+    /// known only at run time, and the runtime dispatches until no thread is left
+    /// suspended; otherwise `barriers + 1` phases always suffice.
+    pub in_loop: bool,
 }
 
 /// A failure and what it records.

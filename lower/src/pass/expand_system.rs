@@ -12,20 +12,13 @@
 //!   copies the buffer a word at a time.
 //! * `malloc`: the heap's address from the area, an atomic add of the rounded size on
 //!   its counter, and the selects that make a request that does not fit 0.
-//! * The grid barrier: a block barrier and a device fence; thread 0 of each block loads
-//!   the generation and arrives at the area's counter; the last to arrive resets the
-//!   counter and bumps the generation, the others spin until the generation changes,
-//!   two nested loops of 65,535 rounds (lavapipe ends any one loop after 65,535
-//!   iterations) after which the launch fails with
-//!   [`crate::system::STATUS_GRID_SYNC`] instead of going on unsynchronized; then a
-//!   device fence and a block barrier. This is where a grid barrier stops being one
-//!   operation: a pass that splits the kernel into phases at its grid barriers
-//!   (issue #39) runs before this one.
+//! * The grid barriers are `pass::split_grid`'s, which runs before: one left here is an
+//!   internal error.
 //! * The grid workspace's address: the area's address plus
 //!   [`crate::system::GRID_WORKSPACE`], a half of it.
 //! * The device-side launches: `launch`'s doc.
 //!
-//! Pre: CFG IR after `pass::inline`, whose system and launch operations semantic
+//! Pre: CFG IR after `pass::inline` and `pass::split_grid`, whose system and launch operations semantic
 //! analysis resolved and checked (`sema::system`, `sema::device_launch`).
 //!
 //! Post: no [`InstKind::System`] or [`InstKind::DeviceLaunch`] is left; the kernel has
@@ -40,8 +33,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BlockId, CmpOp, Dim, Failure, InstKind, Kernel, OpTy, Order,
-    RegId, Scope, Space, SpecialReg, SystemInst, Terminator, Value, LOCAL_WINDOW,
+    Address, BinaryOp, BlockId, CmpOp, Failure, InstKind, Kernel, OpTy, RegId, Space, SystemInst,
+    Terminator, Value, LOCAL_WINDOW,
 };
 use crate::system as sys;
 
@@ -69,7 +62,10 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
                     SystemInst::Fail(f) => e.record_failure(&f),
                     SystemInst::Printf { format, arguments } => e.printf(format, arguments),
                     SystemInst::Malloc { dst, size } => e.malloc(dst, size),
-                    SystemInst::GridSync => e.grid_sync(),
+                    // `pass::split_grid` runs first and leaves none.
+                    SystemInst::GridSync => {
+                        return Err(Diagnostic::internal(span, "a grid barrier after split_grid"));
+                    }
                     SystemInst::GridWorkspace { dst, high } => e.grid_workspace(dst, high),
                 }
             }
@@ -162,116 +158,6 @@ impl Expand<'_> {
         let start = self.add(U64, Value::Reg(heap), Value::Imm(sys::HEAP_START));
         let ptr = self.add(U64, start, Value::Reg(used));
         self.select_into(U64, dst, fits, ptr, Value::Imm(0));
-    }
-
-    /// A 32-bit atomic of the grid barrier on the area's word at `offset`.
-    fn grid_atomic(
-        &mut self,
-        area: RegId,
-        op: AtomicOp,
-        order: Order,
-        offset: u32,
-        src: Value,
-    ) -> Value {
-        let dst = self.temp(U32);
-        self.push(InstKind::Atomic {
-            op,
-            space: Space::Global,
-            ty: U32,
-            scope: Scope::Gpu,
-            order,
-            dst: Some(dst),
-            addr: Address { base: Some(area), offset: i64::from(offset) },
-            src,
-            cmp: Value::Imm(0),
-        });
-        Value::Reg(dst)
-    }
-
-    /// The grid barrier (module doc).
-    fn grid_sync(&mut self) {
-        const ROUNDS: u64 = 65_535;
-        let area = self.area();
-        self.push(InstKind::Barrier);
-        self.push(InstKind::Fence { device_scope: true });
-        let t = self.linear_tid();
-        let leader = self.cmp(CmpOp::Eq, U32, t, Value::Imm(0));
-        let join = self.new_block();
-        self.branch(leader, join);
-        let mut blocks = Value::Imm(1);
-        for d in [Dim::X, Dim::Y, Dim::Z] {
-            let n = self.special(SpecialReg::Nctaid(d));
-            blocks = self.bin(BinaryOp::Mul, U32, blocks, n);
-        }
-        let generation = self.grid_atomic(
-            area,
-            AtomicOp::Load,
-            Order::Acquire,
-            sys::GRID_GENERATION,
-            Value::Imm(0),
-        );
-        let arrived =
-            self.grid_atomic(area, AtomicOp::Add, Order::AcqRel, sys::GRID_ARRIVED, Value::Imm(1));
-        let all_but_one = self.bin(BinaryOp::Sub, U32, blocks, Value::Imm(1));
-        let last = self.cmp(CmpOp::Eq, U32, arrived, all_but_one);
-        let release = self.new_block();
-        let wait = self.new_block();
-        let branch =
-            Terminator::Branch { cond: last, negate: false, if_true: release, if_false: wait };
-        self.end_block(branch, release);
-        // The last block: reset the count for the next synchronization, then release.
-        self.grid_atomic(area, AtomicOp::Exch, Order::Relaxed, sys::GRID_ARRIVED, Value::Imm(0));
-        self.grid_atomic(area, AtomicOp::Add, Order::Release, sys::GRID_GENERATION, Value::Imm(1));
-        self.end_block(Terminator::Jump(join), wait);
-        // The others: spin (outer × inner rounds) until the generation moves on.
-        let (outer, inner) = (self.temp(U32), self.temp(U32));
-        self.mov(U32, outer, Value::Imm(0));
-        let outer_head = self.new_block();
-        self.end_block(Terminator::Jump(outer_head), outer_head);
-        self.mov(U32, inner, Value::Imm(0));
-        let inner_head = self.new_block();
-        self.end_block(Terminator::Jump(inner_head), inner_head);
-        // Relaxed: on lavapipe an acquire in the loop is a suspension point that lets the
-        // block's other subgroups past the closing barrier (docs/status.md, *Devices*);
-        // the fence after the loop orders what the other blocks wrote.
-        let now = self.grid_atomic(
-            area,
-            AtomicOp::Load,
-            Order::Relaxed,
-            sys::GRID_GENERATION,
-            Value::Imm(0),
-        );
-        let moved = self.cmp(CmpOp::Ne, U32, now, generation);
-        let inner_latch = self.new_block();
-        let branch =
-            Terminator::Branch { cond: moved, negate: false, if_true: join, if_false: inner_latch };
-        self.end_block(branch, inner_latch);
-        let i = self.add(U32, Value::Reg(inner), Value::Imm(1));
-        self.mov(U32, inner, i);
-        let more = self.cmp(CmpOp::Lt, U32, Value::Reg(inner), Value::Imm(ROUNDS));
-        let outer_latch = self.new_block();
-        let branch = Terminator::Branch {
-            cond: more,
-            negate: false,
-            if_true: inner_head,
-            if_false: outer_latch,
-        };
-        self.end_block(branch, outer_latch);
-        let o = self.add(U32, Value::Reg(outer), Value::Imm(1));
-        self.mov(U32, outer, o);
-        let more = self.cmp(CmpOp::Lt, U32, Value::Reg(outer), Value::Imm(ROUNDS));
-        let timed_out = self.new_block();
-        let branch = Terminator::Branch {
-            cond: more,
-            negate: false,
-            if_true: outer_head,
-            if_false: timed_out,
-        };
-        self.end_block(branch, timed_out);
-        self.record_failure(&Failure { status: sys::STATUS_GRID_SYNC, details: Vec::new() });
-        self.end_block(Terminator::Jump(join), join);
-        self.push(InstKind::Fence { device_scope: true });
-        self.push(InstKind::Barrier);
     }
 
     /// `vprintf` (module doc).

@@ -31,10 +31,15 @@
 //!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
 //!    exchanges (new blocks for the loops over lanes of `match` and `redux`), and
 //!    `bar.red` a shared counter between block barriers;
+//!    [`split_grid`] — the kernel is cut into phases at its grid barriers (and at
+//!    cooperative groups' inline ones), which the runtime dispatches one after another:
+//!    a thread saves its live registers, local window and its block's shared window at
+//!    a barrier and ends; a new entry restores them and goes on after it (new blocks,
+//!    possibly irreducible);
 //!    [`expand_system`] — the system calls (`trap`, `__assertfail`, `vprintf`,
-//!    `malloc`), the other failures, the grid barriers and the device-side launches
+//!    `malloc`), the other failures and the device-side launches
 //!    become accesses of the system area and the launch arena (new blocks for guarded
-//!    records, the printf copy loop, the grid barrier's spin loops);
+//!    records, the printf copy loop);
 //! 1. [`hoist_params`] — parameter loads move to the start of the entry block, out of
 //!    branches and loops (CFG → CFG);
 //! 2. [`schedule`] — a kernel that polls (spin-waits on memory, locks, mbarrier waits,
@@ -116,6 +121,7 @@ pub mod recursion;
 pub mod reducible;
 pub mod schedule;
 pub mod shared_in_memory;
+pub mod split_grid;
 pub mod structurize;
 
 use ptxvk_frontend::Diagnostic;
@@ -358,9 +364,12 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
     expand_mbarrier::run(&mut kernel).map_err(|d| vec![d])?;
     expand_warp::run(&mut kernel).map_err(|d| vec![d])?;
+    // Before expand_system, which writes the grid workspace's address out: the grid
+    // barriers (and cooperative groups' inline ones) cut the kernel into phases.
+    split_grid::run(&mut kernel);
+    checked(&kernel, None)?;
     // Last of the expansions (the others may report failures through it), and before
-    // check and schedule, which see its accesses and loops as before; the grid
-    // barriers are written out here.
+    // check and schedule, which see its accesses and loops as before.
     expand_system::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     if check::Mode::of(target).is_some() {

@@ -95,8 +95,8 @@ impl Lowerer<'_> {
     /// registers are driver-defined (PTX ISA 9.2 §10.29); CUDA 12's cooperative groups
     /// (`cooperative_groups/details/sync.h`, CCCL's `__grid_workspace_ptr`) read these two
     /// as the workspace of `this_grid().sync()`, which spins on it, so the kernel
-    /// synchronizes its grid: the runtime refuses grids whose blocks cannot all be
-    /// resident, as for `cudaCGSynchronize`.
+    /// synchronizes its grid: `pass::split_grid` makes that barrier a
+    /// [`SystemInst::GridSync`].
     pub(super) fn grid_workspace_half(&mut self, high: bool, span: Span) -> Value {
         self.kernel.grid_sync = true;
         let dst = self.temp(OpTy::U(32).storage(), span);
@@ -121,8 +121,7 @@ impl Lowerer<'_> {
     }
 
     /// `cudaCGSynchronize`: a barrier across the whole grid (CUDA Programming Guide,
-    /// "Grid Synchronization"). Correct only when every block is resident at once,
-    /// which the runtime checks before launching ([`crate::ir::Kernel::grid_sync`]).
+    /// "Grid Synchronization"), which `pass::split_grid` cuts the kernel into phases at.
     fn grid_sync(&mut self, span: Span) {
         self.kernel.grid_sync = true;
         self.system(SystemInst::GridSync, span);

@@ -15,6 +15,7 @@
 //!     local 32                                   ; bytes of the local window
 //!     reqntid 32 1 1 | maxntid 256 1 1 | maxnreg 64
 //!     grid_sync | system | heap                  ; flags, when set
+//!     grid_phases 48 3 0                         ; split_grid: record bytes, barriers, in a loop
 //!     device_launches child parent               ; kernels it may launch (device_launch)
 //!     address_size 32                            ; when not 64
 //!     warp_scratch 512 | block_vote 1536         ; reserved shared words

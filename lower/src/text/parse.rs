@@ -414,6 +414,13 @@ impl KernelParser {
             "maxntid" => self.k.maxntid = dims()?,
             "maxnreg" => self.k.maxnreg = Some(num(1)?),
             "grid_sync" => self.k.grid_sync = true,
+            "grid_phases" if words.len() == 4 => {
+                self.k.grid_phases = Some(crate::ir::GridPhases {
+                    record_bytes: num(1)?,
+                    barriers: num(2)?,
+                    in_loop: num(3)? != 0,
+                });
+            }
             "address_size" => self.k.address_size = num(1)?,
             "system" => self.k.system = true,
             "heap" => self.k.heap = true,

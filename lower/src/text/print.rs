@@ -163,6 +163,10 @@ impl<'a> Printer<'a> {
                 let _ = writeln!(s, "    {flag}");
             }
         }
+        if let Some(g) = k.grid_phases {
+            let (r, b, l) = (g.record_bytes, g.barriers, u32::from(g.in_loop));
+            let _ = writeln!(s, "    grid_phases {r} {b} {l}");
+        }
         if !k.device_launches.is_empty() {
             let _ = writeln!(s, "    device_launches {}", k.device_launches.join(" "));
         }
