@@ -67,7 +67,8 @@ use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_integer, expand_matrix, expand_mbarrier,
     expand_system, expand_texture, expand_video, expand_warp, float_modifiers, hoist_params,
     inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits,
-    loop_guard, predicate, reducible, schedule, shared_in_memory, structurize, LoopGuard, Target,
+    loop_guard, predicate, reducible, schedule, shared_in_memory, structurize, warp_trees,
+    LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -281,6 +282,24 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             legalize_floats::run(k, &Target::portable()).map_err(|d| d.message)?;
             if needs(k) != 0 {
                 return Err(format!("{} instructions still need f64", needs(k)));
+            }
+        }
+        (trees, None) if trees.starts_with("warp_trees:") => {
+            // `warp_trees:S` on subgroups of S lanes; `warp_trees:S:none` expects no
+            // tree to qualify.
+            let spec: Vec<&str> = trees["warp_trees:".len()..].split(':').collect();
+            let size = spec[0].parse().map_err(|_| format!("bad subgroup size in {trees}"))?;
+            let target = Target {
+                emulated_subgroup: Some(size),
+                ..Target::with_warp_mode(WarpMode::Emulated)
+            };
+            let before = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
+            let trees = warp_trees::run(&mut s.kernel, &target);
+            let after = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
+            match (spec.get(1), trees) {
+                (Some(&"none"), 0) if after == before => {}
+                (None, 1..) if after < before => {}
+                _ => return Err(format!("{trees} trees, {before} shuffles before, {after} after")),
             }
         }
         (warps, None) if warps.starts_with("legalize_warps:") => {
@@ -778,6 +797,7 @@ fn every_pass_is_checked_on_results() {
         "expand_matrix",
         "expand_copies",
         "expand_mbarrier",
+        "warp_trees:8",
         "expand_warp",
         "expand_system",
         "check",

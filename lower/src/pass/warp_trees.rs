@@ -1,0 +1,447 @@
+//! Pass: shuffle trees on subgroups narrower than a warp (emulated warp mode with a
+//! known subgroup size, [`Target::emulated_subgroup`]).
+//!
+//! A *tree* is what nvcc, NVRTC, clang and numba make of an unrolled
+//! `v = op(v, __shfl_down_sync(~0, v, d))` or `__shfl_xor_sync` loop: in one block,
+//! steps of a [`WarpOp::Shuffle`] (`.down` or `.bfly`, one mode for the whole tree)
+//! of the running value `v` by a constant lane offset `d`, with the whole warp as its
+//! member mask and clamp 31 (`c = 0x1f`; a `.bfly` also with a segment mask none of
+//! its offsets has bits of), followed by one 32-bit [`InstKind::Binary`] of `v` and
+//! the shuffled value (either order, any operation, its float modes kept), whose
+//! result the next step shuffles. Sync points between the steps go; intermediate
+//! registers must not be read anywhere else.
+//!
+//! Without this pass, `pass::expand_warp` makes each step an exchange (two workgroup
+//! barriers and a scratch round trip). Here a tree becomes, for a subgroup size `S`
+//! (2 to 16) and the thread's lane `x`, runs of consecutive steps:
+//!
+//! - *in-subgroup* runs: `.bfly` steps with `d < S` (lane `x ^ d` is in `x`'s
+//!   subgroup), each a [`SubgroupOp::ShuffleNarrow`]; `.down` steps with `d < S`, each
+//!   three of them over the pair `(own, next)` = the values of lanes `x` and `x + S`
+//!   (lane `x + d` is in `x`'s subgroup or the next; in the next one, lane `x + d - S`
+//!   of this subgroup holds its value as `next`). `next` is exact for lanes below `S -`
+//!   the offsets so far (offsets are distinct powers of two whose sum stays below `S`),
+//!   which is all that later steps read;
+//! - *cross-subgroup* runs (`d >= S`, and before a `.down` in-subgroup run that has no
+//!   `next` yet): one exchange (`WarpPublish`, reads, `WarpSync`), after which each
+//!   lane evaluates the run's sub-tree for itself (and for `x + S` when `next` is
+//!   needed) from the published words: `2^m` reads for `m` steps.
+//!
+//! Every lane's value is the ISA's (PTX ISA 9.2 §9.7.8.6): the same operations on the
+//! same operands in the same order, so floats round as in the tree. `.down` clamps a
+//! source beyond lane 31 to the lane itself; a source lane past a partial last warp's
+//! end gives 0 (`crate::ir::warp`: it does not arrive). The rewrite applies only where
+//! every thread of the block that exists arrives: the tree's block is on every path
+//! from the entry to a `return`, in no cycle, in a kernel that does not poll (no
+//! `pass::schedule` rounds) and has no grid barrier. Elsewhere (lanes that exit first,
+//! divergent paths) the tree is left to `pass::expand_warp`.
+//!
+//! The subgroups are assumed to be `S` consecutive linear thread ids (the layout of
+//! lavapipe and of every device the native mode relies on), as the hand-written GLSL
+//! of `shaders/warp_reduce.comp` assumes too.
+//!
+//! Pre: CFG IR after `pass::inline`, before `pass::expand_warp`. Post: the same, with
+//! each recognised tree replaced by exchanges, narrow subgroup shuffles and core
+//! operations with the tree's span.
+
+use ptxvk_frontend::Span;
+
+use super::Target;
+use crate::build::{Build, Builder};
+use crate::ir::{
+    BinaryOp, CmpOp, FloatMode, Inst, InstKind, Kernel, OpTy, RegId, ShuffleMode, SubgroupOp,
+    SyncPoint, Terminator, Value, WarpMode, WarpOp,
+};
+use crate::verify::inst_defs_uses;
+
+const U32: OpTy = OpTy::U(32);
+
+/// The subgroup size this pass lowers trees for on `target`, if any.
+pub fn subgroup_size(target: &Target) -> Option<u32> {
+    let s = target.emulated_subgroup?;
+    (target.warp_mode == WarpMode::Emulated && s.is_power_of_two() && (2..32).contains(&s))
+        .then_some(s)
+}
+
+/// Rewrites every tree of `k` that qualifies (module doc); returns how many.
+pub fn run(k: &mut Kernel, target: &Target) -> usize {
+    let Some(s) = subgroup_size(target) else { return 0 };
+    if k.grid_sync || super::schedule::polls_anywhere(k) {
+        return 0;
+    }
+    let once = once_per_thread(k);
+    let mut done = 0;
+    let blocks: Vec<usize> = (0..k.blocks.len()).filter(|&b| once[b]).collect();
+    for b in blocks {
+        let mut i = 0;
+        while i < k.blocks[b].insts.len() {
+            match recognise(k, b, i).filter(|t| private(k, t)) {
+                Some(tree) => {
+                    let insts = lower(k, &tree, s);
+                    let n = insts.len();
+                    k.blocks[b].insts.splice(tree.start..tree.end, insts);
+                    i = tree.start + n;
+                    done += 1;
+                }
+                None => i += 1,
+            }
+        }
+    }
+    done
+}
+
+/// One step of a tree: the shuffle's lane offset and the combining instruction.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    delta: u32,
+    op: BinaryOp,
+    ty: OpTy,
+    mode: FloatMode,
+    /// The shuffled value is the left operand.
+    shuffled_left: bool,
+}
+
+/// A recognised tree: instructions `start..end` of block `block`.
+#[derive(Debug)]
+struct Tree {
+    block: usize,
+    start: usize,
+    end: usize,
+    down: bool,
+    input: Value,
+    steps: Vec<Step>,
+    /// The last step's result register.
+    output: RegId,
+    /// Registers the steps write (shuffle results and predicates, intermediate
+    /// results), which the rewrite does not write but `output`.
+    written: Vec<RegId>,
+    span: Span,
+}
+
+/// Whether each block runs exactly once in every thread: reachable, in no cycle, and
+/// no `return` is reachable from the entry without passing through it.
+fn once_per_thread(k: &Kernel) -> Vec<bool> {
+    let n = k.blocks.len();
+    let reach = |from: &[usize], avoid: Option<usize>| {
+        let mut seen = vec![false; n];
+        let mut stack: Vec<usize> = from.iter().copied().filter(|&b| Some(b) != avoid).collect();
+        while let Some(b) = stack.pop() {
+            if std::mem::replace(&mut seen[b], true) {
+                continue;
+            }
+            for s in k.blocks[b].term.successors() {
+                if Some(s.index()) != avoid && !seen[s.index()] {
+                    stack.push(s.index());
+                }
+            }
+        }
+        seen
+    };
+    let entry = k.entry.index();
+    let reachable = reach(&[entry], None);
+    (0..n)
+        .map(|b| {
+            if !reachable[b] {
+                return false;
+            }
+            let succ: Vec<usize> =
+                k.blocks[b].term.successors().iter().map(|s| s.index()).collect();
+            if reach(&succ, None)[b] {
+                return false;
+            }
+            if b == entry {
+                return true;
+            }
+            let around = reach(&[entry], Some(b));
+            !(0..n).any(|c| around[c] && matches!(k.blocks[c].term, Terminator::Return))
+        })
+        .collect()
+}
+
+/// The constant a value is: an immediate, or a register whose one definition in the
+/// kernel is a `mov` of one (nvcc's `mov.u32 %r19, 8` before a shuffle).
+fn constant(k: &Kernel, v: Value) -> Option<u64> {
+    let r = match v {
+        Value::Imm(c) => return Some(c),
+        Value::Reg(r) => r,
+    };
+    let mut found = None;
+    let mut defs = Vec::new();
+    for inst in k.blocks.iter().flat_map(|b| &b.insts) {
+        defs.clear();
+        inst_defs_uses(&inst.kind, &mut defs, &mut Vec::new());
+        if defs.contains(&r) {
+            match (&inst.kind, found) {
+                (InstKind::Mov { src: Value::Imm(c), .. }, None) => found = Some(*c),
+                _ => return None,
+            }
+        }
+    }
+    found
+}
+
+/// The tree whose first shuffle is instruction `i` of block `b`, if one starts there.
+fn recognise(k: &Kernel, b: usize, i: usize) -> Option<Tree> {
+    let insts = &k.blocks[b].insts;
+    let (mut at, mut steps, mut written) = (i, Vec::new(), Vec::new());
+    let (mut current, mut down, mut output, mut end) = (None, None, None, i);
+    loop {
+        while matches!(
+            insts.get(at).map(|i| &i.kind),
+            Some(InstKind::SyncPoint { point: SyncPoint::Warp { .. } })
+        ) && !steps.is_empty()
+        {
+            at += 1;
+        }
+        let Some(Inst { kind: InstKind::Warp(w), .. }) = insts.get(at) else { break };
+        let WarpOp::Shuffle { mode, dst, pred, value, lane, clamp } = w.op else { break };
+        let is_down = match mode {
+            ShuffleMode::Down => true,
+            ShuffleMode::Bfly => false,
+            _ => break,
+        };
+        let whole = w.members.map_or(Some(0xffff_ffff), |m| constant(k, m));
+        let (Some(0xffff_ffff), Some(d), Some(c)) = (whole, constant(k, lane), constant(k, clamp))
+        else {
+            break;
+        };
+        let (d, seg) = ((d & 31) as u32, ((c >> 8) & 31) as u32);
+        // .down: c = 0x1f exactly; .bfly: clamp 31 and a segment the offset stays in,
+        // where the range test always passes (§9.7.8.6).
+        let clamp_ok = c & 31 == 31 && if is_down { seg == 0 } else { seg & d == 0 };
+        if d == 0 || !clamp_ok || down.is_some_and(|x| x != is_down) {
+            break;
+        }
+        if current.is_some_and(|v| v != value) || value == Value::Reg(dst) {
+            break;
+        }
+        let Some(Inst { kind: InstKind::Binary { op, ty, mode, dst: acc, lhs, rhs }, .. }) =
+            insts.get(at + 1)
+        else {
+            break;
+        };
+        let shuffled = Value::Reg(dst);
+        let shuffled_left = match (*lhs == shuffled, *rhs == shuffled) {
+            (true, false) if *rhs == value => true,
+            (false, true) if *lhs == value => false,
+            _ => break,
+        };
+        if ty.bits() != 32 {
+            break;
+        }
+        steps.push(Step { delta: d, op: *op, ty: *ty, mode: *mode, shuffled_left });
+        written.extend([dst, *acc]);
+        written.extend(pred);
+        current = Some(Value::Reg(*acc));
+        (down, output, end, at) = (Some(is_down), Some(*acc), at + 2, at + 2);
+    }
+    let (Some(down), Some(output)) = (down, output) else { return None };
+    if steps.len() < 2 || (down && !distinct_powers(&steps)) {
+        return None;
+    }
+    let Some(InstKind::Warp(w)) = insts.get(i).map(|i| &i.kind) else { return None };
+    let WarpOp::Shuffle { value: input, .. } = w.op else { return None };
+    written.retain(|&r| r != output);
+    let span = insts[i].span;
+    Some(Tree { block: b, start: i, end, down, input, steps, output, written, span })
+}
+
+/// `.down` trees: offsets are distinct powers of two (so that an in-subgroup run's
+/// offsets sum below the subgroup size, the `next` invariant of the module doc).
+fn distinct_powers(steps: &[Step]) -> bool {
+    let mut seen = 0u32;
+    steps.iter().all(|s| {
+        let fresh = s.delta.is_power_of_two() && seen & s.delta == 0;
+        seen |= s.delta;
+        fresh
+    })
+}
+
+/// Whether no register the tree writes but its output is read outside the tree.
+fn private(k: &Kernel, t: &Tree) -> bool {
+    let mut uses = Vec::new();
+    for (b, block) in k.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
+            if b == t.block && (t.start..t.end).contains(&i) {
+                continue;
+            }
+            inst_defs_uses(&inst.kind, &mut Vec::new(), &mut uses);
+        }
+        match &block.term {
+            Terminator::Branch { cond, .. } => uses.push(*cond),
+            Terminator::Switch { selector, .. } => uses.push(*selector),
+            _ => {}
+        }
+    }
+    !t.written.iter().any(|r| uses.contains(r))
+}
+
+/// The instructions that replace tree `t` for subgroups of `s` lanes.
+fn lower(k: &mut Kernel, t: &Tree, s: u32) -> Vec<Inst> {
+    let mut e = Builder::new(k, t.span);
+    let tid = e.linear_tid();
+    let lane = e.and(U32, tid, Value::Imm(31));
+    let warp_base = e.and(U32, tid, Value::Imm(u64::from(!31u32)));
+    let total = e.block_threads();
+    // Lanes below `left` exist (all 32 but in a partial last warp).
+    let left = e.bin(BinaryOp::Sub, U32, total, warp_base);
+    let mut g = Gen { e, lane, warp_base, left, s, down: t.down };
+    let mut own = t.input;
+    let mut next: Option<Value> = None;
+    let mut rest = &t.steps[..];
+    while let Some(first) = rest.first() {
+        let intra = first.delta < s;
+        let len = rest.iter().take_while(|st| (st.delta < s) == intra).count();
+        let (run, after) = rest.split_at(len);
+        if intra {
+            if !t.down {
+                own = g.bfly_run(own, run);
+            } else {
+                let n = match next {
+                    Some(n) => n,
+                    None => g.exchange(own, &[], true).1.unwrap_or(Value::Imm(0)),
+                };
+                let last = after.is_empty();
+                (own, next) = g.down_run(own, n, run, last);
+            }
+        } else {
+            // `next` after a cross run only where a `.down` in-subgroup run follows.
+            let wants_next = t.down && !after.is_empty();
+            (own, next) = g.exchange(own, run, wants_next);
+        }
+        rest = after;
+    }
+    let mut e = g.e;
+    e.mov(t.steps.last().map_or(U32, |st| st.ty), t.output, own);
+    e.insts
+}
+
+/// The code of one tree.
+struct Gen<'k> {
+    e: Builder<'k>,
+    lane: Value,
+    warp_base: Value,
+    left: Value,
+    s: u32,
+    down: bool,
+}
+
+impl Gen<'_> {
+    /// `op(v, r)` as the step combines (operands in its order).
+    fn combine(&mut self, st: &Step, v: Value, r: Value) -> Value {
+        let dst = self.e.temp(st.ty);
+        let (lhs, rhs) = if st.shuffled_left { (r, v) } else { (v, r) };
+        self.e.push(InstKind::Binary { op: st.op, ty: st.ty, mode: st.mode, dst, lhs, rhs });
+        Value::Reg(dst)
+    }
+
+    /// `v` where lane `src` exists, else 0 (a source that does not arrive).
+    fn if_exists(&mut self, src: Value, v: Value) -> Value {
+        let there = self.e.cmp(CmpOp::Lt, U32, src, self.left);
+        self.e.sel(U32, there, v, Value::Imm(0))
+    }
+
+    /// The step's source lane for lane `y`: `y ^ d`, or `y + d` clamped to `y` beyond
+    /// lane 31 (§9.7.8.6).
+    fn source(&mut self, y: Value, d: u32) -> Value {
+        if !self.down {
+            return self.e.bin(BinaryOp::Xor, U32, y, Value::Imm(u64::from(d)));
+        }
+        let j = self.e.add(U32, y, Value::Imm(u64::from(d)));
+        let ok = self.e.cmp(CmpOp::Le, U32, j, Value::Imm(31));
+        self.e.sel(U32, ok, j, y)
+    }
+
+    /// Value `v` of warp lane `from`, which must be in this thread's subgroup.
+    fn narrow(&mut self, v: Value, from: Value) -> Value {
+        let dst = self.e.temp(U32);
+        let op = SubgroupOp::ShuffleNarrow;
+        self.e.push(InstKind::Subgroup { op, split: false, dst, value: v, lane: from });
+        Value::Reg(dst)
+    }
+
+    /// A `.bfly` run within subgroups: one narrow shuffle per step.
+    fn bfly_run(&mut self, mut own: Value, run: &[Step]) -> Value {
+        for st in run {
+            let src = self.source(self.lane, st.delta);
+            let r = self.narrow(own, src);
+            let r = self.if_exists(src, r);
+            own = self.combine(st, own, r);
+        }
+        own
+    }
+
+    /// A `.down` run within subgroups over the pair (own, next) (module doc): the
+    /// values of lanes `x` and `x + S`. `next` is not computed after the tree's last
+    /// step (`last`).
+    fn down_run(
+        &mut self,
+        mut own: Value,
+        mut next: Value,
+        run: &[Step],
+        last: bool,
+    ) -> (Value, Option<Value>) {
+        let s = u64::from(self.s);
+        let index = self.e.and(U32, self.lane, Value::Imm(s - 1));
+        for (n, st) in run.iter().enumerate() {
+            let d = u64::from(st.delta);
+            // Whether lane x + d is in this subgroup.
+            let within = {
+                let i = self.e.add(U32, index, Value::Imm(d));
+                self.e.cmp(CmpOp::Lt, U32, i, Value::Imm(s))
+            };
+            let src = self.e.add(U32, self.lane, Value::Imm(d));
+            let clamped = self.e.cmp(CmpOp::Gt, U32, src, Value::Imm(31));
+            let mine = self.narrow(own, src);
+            let back = self.e.bin(BinaryOp::Sub, U32, src, Value::Imm(s));
+            let theirs = self.narrow(next, back);
+            let r = self.e.sel(U32, within, mine, theirs);
+            let r = self.if_exists(src, r);
+            let r = self.e.sel(U32, clamped, own, r);
+            let new_own = self.combine(st, own, r);
+            if !(last && n + 1 == run.len()) {
+                // Lane x + S's step: its source x + S + d, held as `next` by lane
+                // x + d when that is in this subgroup (else not needed, module doc).
+                let z = self.e.add(U32, src, Value::Imm(s));
+                let z_clamped = self.e.cmp(CmpOp::Gt, U32, z, Value::Imm(31));
+                let r = self.narrow(next, src);
+                let r = self.if_exists(z, r);
+                let r = self.e.sel(U32, z_clamped, next, r);
+                next = self.combine(st, next, r);
+            }
+            own = new_own;
+        }
+        (own, (!last).then_some(next))
+    }
+
+    /// One exchange of `own`; then this lane's value after `run` (and, when `next`
+    /// is asked for, lane `x + S`'s) from the published words.
+    fn exchange(&mut self, own: Value, run: &[Step], next: bool) -> (Value, Option<Value>) {
+        self.e.push(InstKind::WarpPublish { value: own });
+        let mine = self.eval(own, run, self.lane);
+        let next = next.then(|| {
+            let y = self.e.add(U32, self.lane, Value::Imm(u64::from(self.s)));
+            self.eval(own, run, y)
+        });
+        self.e.push(InstKind::WarpSync);
+        (mine, next)
+    }
+
+    /// Lane `y`'s value after `run`, from the published words (`published` is the
+    /// value the exchange published). Lanes past 31 (a `next` of the last subgroup)
+    /// read some lane's word: their value is never used.
+    fn eval(&mut self, published: Value, run: &[Step], y: Value) -> Value {
+        let Some((st, before)) = run.split_last() else {
+            let at = self.e.and(U32, y, Value::Imm(31));
+            let dst = self.e.temp(U32);
+            let warp_base = self.warp_base;
+            self.e.push(InstKind::WarpRead { dst, value: published, lane: at, warp_base });
+            return Value::Reg(dst);
+        };
+        let v = self.eval(published, before, y);
+        let src = self.source(y, st.delta);
+        let r = self.eval(published, before, src);
+        let r = self.if_exists(src, r);
+        self.combine(st, v, r)
+    }
+}
