@@ -90,10 +90,17 @@ pub fn run(k: &mut Kernel, target: &Target) -> usize {
     done
 }
 
-/// One step of a tree: the shuffle's lane offset and the combining instruction.
+/// One step of a tree: the shuffle's lane offset and the combining instruction (none
+/// for a last step that only shuffles).
 #[derive(Clone, Copy, Debug)]
 struct Step {
     delta: u32,
+    combine: Option<Combine>,
+}
+
+/// A step's binary operation with the running value.
+#[derive(Clone, Copy, Debug)]
+struct Combine {
     op: BinaryOp,
     ty: OpTy,
     mode: FloatMode,
@@ -115,6 +122,12 @@ struct Tree {
     /// Registers the steps write (shuffle results and predicates, intermediate
     /// results), which the rewrite does not write but `output`.
     written: Vec<RegId>,
+    /// The register of the value before the last step, where that step only shuffles
+    /// (and the value is read after the tree).
+    before_last: Option<RegId>,
+    /// Instructions of `start..end` that stay, before the tree's code: `mov`s of
+    /// constants between the steps.
+    constants: Vec<usize>,
     span: Span,
 }
 
@@ -183,67 +196,122 @@ fn constant(k: &Kernel, v: Value) -> Option<u64> {
 /// The tree whose first shuffle is instruction `i` of block `b`, if one starts there.
 fn recognise(k: &Kernel, b: usize, i: usize) -> Option<Tree> {
     let insts = &k.blocks[b].insts;
-    let (mut at, mut steps, mut written) = (i, Vec::new(), Vec::new());
-    let (mut current, mut down, mut output, mut end) = (None, None, None, i);
+    let mut t = Tree {
+        block: b,
+        start: i,
+        end: i,
+        down: false,
+        input: Value::Imm(0),
+        steps: Vec::new(),
+        output: RegId(0),
+        written: Vec::new(),
+        before_last: None,
+        constants: Vec::new(),
+        span: insts.get(i)?.span,
+    };
+    let mut at = i;
+    let mut current = None;
     loop {
-        while matches!(
-            insts.get(at).map(|i| &i.kind),
-            Some(InstKind::SyncPoint { point: SyncPoint::Warp { .. } })
-        ) && !steps.is_empty()
-        {
+        // Between steps: sync points (which go) and nvcc's `mov`s of the next offset
+        // (which stay, before the tree's code).
+        let mut movs = Vec::new();
+        while !t.steps.is_empty() {
+            match insts.get(at).map(|i| &i.kind) {
+                Some(InstKind::SyncPoint { point: SyncPoint::Warp { .. } }) => {}
+                Some(InstKind::Mov { src: Value::Imm(_), .. }) => movs.push(at),
+                _ => break,
+            }
             at += 1;
         }
-        let Some(Inst { kind: InstKind::Warp(w), .. }) = insts.get(at) else { break };
-        let WarpOp::Shuffle { mode, dst, pred, value, lane, clamp } = w.op else { break };
-        let is_down = match mode {
-            ShuffleMode::Down => true,
-            ShuffleMode::Bfly => false,
-            _ => break,
-        };
-        let whole = w.members.map_or(Some(0xffff_ffff), |m| constant(k, m));
-        let (Some(0xffff_ffff), Some(d), Some(c)) = (whole, constant(k, lane), constant(k, clamp))
-        else {
-            break;
-        };
-        let (d, seg) = ((d & 31) as u32, ((c >> 8) & 31) as u32);
-        // .down: c = 0x1f exactly; .bfly: clamp 31 and a segment the offset stays in,
-        // where the range test always passes (§9.7.8.6).
-        let clamp_ok = c & 31 == 31 && if is_down { seg == 0 } else { seg & d == 0 };
-        if d == 0 || !clamp_ok || down.is_some_and(|x| x != is_down) {
+        let Some((shuffle, down)) = step_shuffle(k, insts.get(at)) else { break };
+        let (dst, pred, value, delta) = shuffle;
+        if (!t.steps.is_empty() && down != t.down) || current.is_some_and(|v| v != value) {
             break;
         }
-        if current.is_some_and(|v| v != value) || value == Value::Reg(dst) {
+        if value == Value::Reg(dst) {
             break;
         }
-        let Some(Inst { kind: InstKind::Binary { op, ty, mode, dst: acc, lhs, rhs }, .. }) =
-            insts.get(at + 1)
-        else {
-            break;
-        };
-        let shuffled = Value::Reg(dst);
-        let shuffled_left = match (*lhs == shuffled, *rhs == shuffled) {
-            (true, false) if *rhs == value => true,
-            (false, true) if *lhs == value => false,
-            _ => break,
-        };
-        if ty.bits() != 32 {
-            break;
+        t.down = down;
+        if t.steps.is_empty() {
+            t.input = value;
         }
-        steps.push(Step { delta: d, op: *op, ty: *ty, mode: *mode, shuffled_left });
-        written.extend([dst, *acc]);
-        written.extend(pred);
-        current = Some(Value::Reg(*acc));
-        (down, output, end, at) = (Some(is_down), Some(*acc), at + 2, at + 2);
+        t.written.extend(pred);
+        t.constants.extend(movs);
+        let combine = combining(insts.get(at + 1), dst, value);
+        let step = Step { delta, combine: combine.map(|c| c.1) };
+        t.steps.push(step);
+        match combine {
+            Some((acc, _)) => {
+                t.written.push(dst);
+                (t.output, t.end, at) = (acc, at + 2, at + 2);
+                current = Some(Value::Reg(acc));
+            }
+            // The last step may be a shuffle alone (clang sinks the last `add` into
+            // the branch that stores it): its shuffled value is the output.
+            None => {
+                t.before_last = current.and_then(crate::build::reg_of);
+                (t.output, t.end) = (dst, at + 1);
+                break;
+            }
+        }
+        t.written.push(t.output);
     }
-    let (Some(down), Some(output)) = (down, output) else { return None };
-    if steps.len() < 2 || (down && !distinct_powers(&steps)) {
+    if t.steps.len() < 2 || (t.down && !distinct_powers(&t.steps)) {
         return None;
     }
-    let Some(InstKind::Warp(w)) = insts.get(i).map(|i| &i.kind) else { return None };
-    let WarpOp::Shuffle { value: input, .. } = w.op else { return None };
-    written.retain(|&r| r != output);
-    let span = insts[i].span;
-    Some(Tree { block: b, start: i, end, down, input, steps, output, written, span })
+    t.constants.retain(|&c| c < t.end);
+    let (output, before_last) = (t.output, t.before_last);
+    t.written.retain(|&r| r != output && Some(r) != before_last);
+    // A kept `mov` must not write a register of the tree.
+    let mut mentioned = t.written.clone();
+    mentioned.extend([Some(output), before_last].into_iter().flatten());
+    mentioned.extend(crate::build::reg_of(t.input));
+    let clobbers = t.constants.iter().any(|&c| {
+        let mut defs = Vec::new();
+        inst_defs_uses(&insts[c].kind, &mut defs, &mut Vec::new());
+        defs.iter().any(|d| mentioned.contains(d))
+    });
+    (!clobbers).then_some(t)
+}
+
+/// A step's shuffle: its destination, predicate, value and lane offset.
+type StepShuffle = (RegId, Option<RegId>, Value, u32);
+
+/// A tree step's shuffle: `.down` or `.bfly` of the whole warp by a constant offset
+/// with clamp 31 (a `.bfly` may have a segment its offset stays in, where the range
+/// test always passes, §9.7.8.6): its destination, predicate, value and offset, and
+/// whether it is `.down`.
+fn step_shuffle(k: &Kernel, inst: Option<&Inst>) -> Option<(StepShuffle, bool)> {
+    let Some(Inst { kind: InstKind::Warp(w), .. }) = inst else { return None };
+    let WarpOp::Shuffle { mode, dst, pred, value, lane, clamp } = w.op else { return None };
+    let down = match mode {
+        ShuffleMode::Down => true,
+        ShuffleMode::Bfly => false,
+        _ => return None,
+    };
+    let whole = w.members.map_or(Some(0xffff_ffff), |m| constant(k, m));
+    let (Some(0xffff_ffff), Some(d), Some(c)) = (whole, constant(k, lane), constant(k, clamp))
+    else {
+        return None;
+    };
+    let (d, seg) = ((d & 31) as u32, ((c >> 8) & 31) as u32);
+    let clamp_ok = c & 31 == 31 && if down { seg == 0 } else { seg & d == 0 };
+    (d != 0 && clamp_ok).then_some(((dst, pred, value, d), down))
+}
+
+/// The step's combining instruction, if `inst` is one: a 32-bit binary operation of
+/// `value` and the shuffled register `shuffled`, in either order; its result register.
+fn combining(inst: Option<&Inst>, shuffled: RegId, value: Value) -> Option<(RegId, Combine)> {
+    let Some(Inst { kind: InstKind::Binary { op, ty, mode, dst, lhs, rhs }, .. }) = inst else {
+        return None;
+    };
+    let t = Value::Reg(shuffled);
+    let shuffled_left = match (*lhs == t, *rhs == t) {
+        (true, false) if *rhs == value => true,
+        (false, true) if *lhs == value => false,
+        _ => return None,
+    };
+    (ty.bits() == 32).then_some((*dst, Combine { op: *op, ty: *ty, mode: *mode, shuffled_left }))
 }
 
 /// `.down` trees: offsets are distinct powers of two (so that an in-subgroup run's
@@ -278,7 +346,9 @@ fn private(k: &Kernel, t: &Tree) -> bool {
 
 /// The instructions that replace tree `t` for subgroups of `s` lanes.
 fn lower(k: &mut Kernel, t: &Tree, s: u32) -> Vec<Inst> {
+    let kept: Vec<Inst> = t.constants.iter().map(|&c| k.blocks[t.block].insts[c].clone()).collect();
     let mut e = Builder::new(k, t.span);
+    e.insts = kept;
     let tid = e.linear_tid();
     let lane = e.and(U32, tid, Value::Imm(31));
     let warp_base = e.and(U32, tid, Value::Imm(u64::from(!31u32)));
@@ -286,34 +356,22 @@ fn lower(k: &mut Kernel, t: &Tree, s: u32) -> Vec<Inst> {
     // Lanes below `left` exist (all 32 but in a partial last warp).
     let left = e.bin(BinaryOp::Sub, U32, total, warp_base);
     let mut g = Gen { e, lane, warp_base, left, s, down: t.down };
-    let mut own = t.input;
-    let mut next: Option<Value> = None;
-    let mut rest = &t.steps[..];
-    while let Some(first) = rest.first() {
-        let intra = first.delta < s;
-        let len = rest.iter().take_while(|st| (st.delta < s) == intra).count();
-        let (run, after) = rest.split_at(len);
-        if intra {
-            if !t.down {
-                own = g.bfly_run(own, run);
-            } else {
-                let n = match next {
-                    Some(n) => n,
-                    None => g.exchange(own, &[], true).1.unwrap_or(Value::Imm(0)),
-                };
-                let last = after.is_empty();
-                (own, next) = g.down_run(own, n, run, last);
-            }
-        } else {
-            // `next` after a cross run only where a `.down` in-subgroup run follows.
-            let wants_next = t.down && !after.is_empty();
-            (own, next) = g.exchange(own, run, wants_next);
+    let ty = |st: &Step| st.combine.map_or(U32, |c| c.ty);
+    let n = t.steps.len();
+    match t.before_last {
+        // A last step that only shuffles: the value before it is an output too.
+        Some(before) => {
+            let (own, next) = g.runs(t.input, None, &t.steps[..n - 1], true);
+            g.e.mov(ty(&t.steps[n - 2]), before, own);
+            let (r, _) = g.runs(own, next, &t.steps[n - 1..], false);
+            g.e.mov(U32, t.output, r);
         }
-        rest = after;
+        None => {
+            let (r, _) = g.runs(t.input, None, &t.steps, false);
+            g.e.mov(ty(&t.steps[n - 1]), t.output, r);
+        }
     }
-    let mut e = g.e;
-    e.mov(t.steps.last().map_or(U32, |st| st.ty), t.output, own);
-    e.insts
+    g.e.insts
 }
 
 /// The code of one tree.
@@ -327,11 +385,46 @@ struct Gen<'k> {
 }
 
 impl Gen<'_> {
-    /// `op(v, r)` as the step combines (operands in its order).
+    /// `steps` from `own` (and `next`, when a `.down` in-subgroup run left one), run
+    /// by run; `more`: steps follow, which may need `next`.
+    fn runs(
+        &mut self,
+        mut own: Value,
+        mut next: Option<Value>,
+        steps: &[Step],
+        more: bool,
+    ) -> (Value, Option<Value>) {
+        let mut rest = steps;
+        while let Some(first) = rest.first() {
+            let intra = first.delta < self.s;
+            let len = rest.iter().take_while(|st| (st.delta < self.s) == intra).count();
+            let (run, after) = rest.split_at(len);
+            let later = more || !after.is_empty();
+            if intra && !self.down {
+                own = self.bfly_run(own, run);
+            } else if intra {
+                let n = match next {
+                    Some(n) => n,
+                    None => self.exchange(own, &[], true).1.unwrap_or(Value::Imm(0)),
+                };
+                (own, next) = self.down_run(own, n, run, !later);
+            } else {
+                // `next` after a cross run only where a `.down` in-subgroup run may
+                // follow.
+                (own, next) = self.exchange(own, run, self.down && later);
+            }
+            rest = after;
+        }
+        (own, next)
+    }
+
+    /// `op(v, r)` as the step combines (operands in its order); `r` for a step that
+    /// only shuffles.
     fn combine(&mut self, st: &Step, v: Value, r: Value) -> Value {
-        let dst = self.e.temp(st.ty);
-        let (lhs, rhs) = if st.shuffled_left { (r, v) } else { (v, r) };
-        self.e.push(InstKind::Binary { op: st.op, ty: st.ty, mode: st.mode, dst, lhs, rhs });
+        let Some(c) = st.combine else { return r };
+        let dst = self.e.temp(c.ty);
+        let (lhs, rhs) = if c.shuffled_left { (r, v) } else { (v, r) };
+        self.e.push(InstKind::Binary { op: c.op, ty: c.ty, mode: c.mode, dst, lhs, rhs });
         Value::Reg(dst)
     }
 
