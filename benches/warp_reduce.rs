@@ -1,5 +1,6 @@
 //! The cost of emulated warps: a warp sum (`benches/ptx/warp_reduce.ptx`, five
-//! `shfl.sync.down` per thread) compiled by ptxvk, against the same sums written by
+//! `shfl.sync.down` per thread, a tree `pass::warp_trees` lowers to subgroup shuffles
+//! and one exchange where the subgroups are narrower than 32) compiled by ptxvk, against the same sums written by
 //! hand for the device's native subgroups (`shaders/warp_reduce.comp`: `subgroupAdd`
 //! within each subgroup, then the first thread of each 32-thread group adds its
 //! subgroups' sums from shared memory), on the default device (8-wide subgroups on
@@ -28,7 +29,7 @@ fn main() {
     let inb = device.buffer_from(&input).expect("input");
     let grid = n / BLOCK;
 
-    // ptxvk: the PTX kernel, warps emulated.
+    // ptxvk: the PTX kernel, for the device.
     let ptx = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/benches/ptx/warp_reduce.ptx"
@@ -64,13 +65,32 @@ fn main() {
     assert_eq!(out2.to_vec().expect("read"), expected, "the subgroup shader's sums");
 
     println!("{} M elements, blocks of {BLOCK}, best of {RUNS} (median):", millions);
-    println!("  ptxvk, emulated warps:     {:8.2} ms ({:.2})", ptx_ms.0, ptx_ms.1);
+    println!("  ptxvk ({} warps): {:8.2} ms ({:.2})", info_mode(&device), ptx_ms.0, ptx_ms.1);
     println!("  native subgroups (GLSL):   {:8.2} ms ({:.2})", native_ms.0, native_ms.1);
     println!("  ratio (best):              {:8.2}x", ptx_ms.0 / native_ms.0);
 
-    for name in ["warp_reduce", "warp_reduce_plain"] {
-        let one = ptxvk::compile::compile("warp_reduce.ptx", &ptx, Some(name)).expect("compile");
-        println!("  SPIR-V of {name}: {} words", one.spirv.words.len());
+    // The device's target (shuffle trees on its subgroups where `pass::warp_trees`
+    // applies), the same without that pass (every shuffle an exchange), and the kernel
+    // without collectives.
+    let target = device.target();
+    let exchanges = ptxvk::compile::Target { emulated_subgroup: None, ..target };
+    for (name, what, t) in [
+        ("warp_reduce", "device target", target),
+        ("warp_reduce", "every shuffle an exchange", exchanges),
+        ("warp_reduce_plain", "no collectives", target),
+    ] {
+        let one =
+            ptxvk::compile::compile_with("warp_reduce.ptx", &ptx, Some(name), t).expect("compile");
+        println!("  SPIR-V of {name} ({what}): {} words", one.spirv.words.len());
+    }
+}
+
+/// The device's warp mode, and its subgroup size where `pass::warp_trees` uses it.
+fn info_mode(device: &Device) -> String {
+    let t = device.target();
+    match t.emulated_subgroup {
+        Some(s) => format!("{}, subgroups of {s}", t.warp_mode.name()),
+        None => t.warp_mode.name().to_string(),
     }
 }
 

@@ -28,7 +28,9 @@
 //! tx-counts); `expand_warp` leaves no warp collective and no `bar.red`
 //! (checked against the interpreter's model of each on the lanes' values, with lanes
 //! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
-//! predicates); `expand_system` leaves no system call, failure, grid
+//! predicates); `warp_trees:S` (subgroups of S lanes) replaces shuffles where it finds
+//! a tree, and `warp_trees:S:none` leaves every one (checked against the interpreter's
+//! model of each `shfl` on every lane's result); `expand_system` leaves no system call, failure, grid
 //! barrier or device-side launch (checked against the interpreter's model of the
 //! failure records, printf records, heap and launch arena, but grid barriers, which it
 //! does not model); `legalize_atomics` leaves
