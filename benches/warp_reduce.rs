@@ -8,7 +8,7 @@
 //! without its collectives.
 //!
 //! ```text
-//! cargo bench --bench warp_reduce [-- MILLION_ELEMENTS]
+//! cargo bench --bench warp_reduce [-- MILLION_ELEMENTS] [--exchanges]
 //! ```
 
 use ptxvk::{Arg, Device, Module};
@@ -35,7 +35,16 @@ fn main() {
         "/benches/ptx/warp_reduce.ptx"
     ))
     .expect("benches/ptx/warp_reduce.ptx");
-    let module = Module::from_ptx(&device, &ptx).expect("compile");
+    // `--exchanges`: without `pass::warp_trees` (every shuffle an exchange), for the
+    // comparison.
+    let exchanges = std::env::args().any(|a| a == "--exchanges");
+    let mut target = device.target();
+    if exchanges {
+        target.emulated_subgroup = None;
+    }
+    let compiled =
+        ptxvk::compile::compile_with("warp_reduce.ptx", &ptx, None, target).expect("compile");
+    let module = Module::from_compiled(&device, compiled).expect("load");
     let out = device.zeroed::<i32>((n / 32) as usize).expect("out");
     let kernel = module.kernel("warp_reduce").expect("kernel");
     let args = [Arg::from(&inb), Arg::from(n), Arg::from(&out)];
@@ -65,19 +74,20 @@ fn main() {
     assert_eq!(out2.to_vec().expect("read"), expected, "the subgroup shader's sums");
 
     println!("{} M elements, blocks of {BLOCK}, best of {RUNS} (median):", millions);
-    println!("  ptxvk ({} warps): {:8.2} ms ({:.2})", info_mode(&device), ptx_ms.0, ptx_ms.1);
+    let how = if exchanges { "every shuffle an exchange".to_string() } else { info_mode(&device) };
+    println!("  ptxvk ({how} warps): {:8.2} ms ({:.2})", ptx_ms.0, ptx_ms.1);
     println!("  native subgroups (GLSL):   {:8.2} ms ({:.2})", native_ms.0, native_ms.1);
     println!("  ratio (best):              {:8.2}x", ptx_ms.0 / native_ms.0);
 
     // The device's target (shuffle trees on its subgroups where `pass::warp_trees`
     // applies), the same without that pass (every shuffle an exchange), and the kernel
     // without collectives.
-    let target = device.target();
-    let exchanges = ptxvk::compile::Target { emulated_subgroup: None, ..target };
+    let own = device.target();
+    let without = ptxvk::compile::Target { emulated_subgroup: None, ..own };
     for (name, what, t) in [
-        ("warp_reduce", "device target", target),
-        ("warp_reduce", "every shuffle an exchange", exchanges),
-        ("warp_reduce_plain", "no collectives", target),
+        ("warp_reduce", "device target", own),
+        ("warp_reduce", "every shuffle an exchange", without),
+        ("warp_reduce_plain", "no collectives", own),
     ] {
         let one =
             ptxvk::compile::compile_with("warp_reduce.ptx", &ptx, Some(name), t).expect("compile");
