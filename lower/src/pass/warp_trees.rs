@@ -40,6 +40,9 @@
 //! lavapipe and of every device the native mode relies on), as the hand-written GLSL
 //! of `shaders/warp_reduce.comp` assumes too.
 //!
+//! Where the tree's exchange is the kernel's only one, the barrier that ends it goes
+//! (`drop_last_sync`): it runs once per thread and nothing publishes after it.
+//!
 //! Pre: CFG IR after `pass::inline`, before `pass::expand_warp`. Post: the same, with
 //! each recognised tree replaced by exchanges, narrow subgroup shuffles and core
 //! operations with the tree's span.
@@ -87,7 +90,26 @@ pub fn run(k: &mut Kernel, target: &Target) -> usize {
             }
         }
     }
+    if done > 0 {
+        drop_last_sync(k);
+    }
     done
+}
+
+/// Where the kernel's only exchange is one of a tree (so it runs once per thread, and
+/// no later publish can overwrite the scratch words its lanes still read), the
+/// barrier that ends it orders nothing and goes.
+fn drop_last_sync(k: &mut Kernel) {
+    let kinds = || k.blocks.iter().flat_map(|b| &b.insts).map(|i| &i.kind);
+    let count = |f: fn(&InstKind) -> bool| kinds().filter(|i| f(i)).count();
+    let publishes = count(|i| matches!(i, InstKind::WarpPublish { .. }));
+    let syncs = count(|i| matches!(i, InstKind::WarpSync));
+    let others = count(|i| matches!(i, InstKind::Warp(_) | InstKind::WarpBarrier { .. }));
+    if (publishes, syncs, others) == (1, 1, 0) {
+        for b in &mut k.blocks {
+            b.insts.retain(|i| !matches!(i.kind, InstKind::WarpSync));
+        }
+    }
 }
 
 /// One step of a tree: the shuffle's lane offset and the combining instruction (none
