@@ -1,5 +1,6 @@
 //! The cost of emulated warps: a warp sum (`benches/ptx/warp_reduce.ptx`, five
-//! `shfl.sync.down` per thread) compiled by ptxvk, against the same sums written by
+//! `shfl.sync.down` per thread, a tree `pass::warp_trees` lowers to subgroup shuffles
+//! and one exchange where the subgroups are narrower than 32) compiled by ptxvk, against the same sums written by
 //! hand for the device's native subgroups (`shaders/warp_reduce.comp`: `subgroupAdd`
 //! within each subgroup, then the first thread of each 32-thread group adds its
 //! subgroups' sums from shared memory), on the default device (8-wide subgroups on
@@ -7,7 +8,7 @@
 //! without its collectives.
 //!
 //! ```text
-//! cargo bench --bench warp_reduce [-- MILLION_ELEMENTS]
+//! cargo bench --bench warp_reduce [-- MILLION_ELEMENTS] [--exchanges]
 //! ```
 
 use ptxvk::{Arg, Device, Module};
@@ -28,13 +29,22 @@ fn main() {
     let inb = device.buffer_from(&input).expect("input");
     let grid = n / BLOCK;
 
-    // ptxvk: the PTX kernel, warps emulated.
+    // ptxvk: the PTX kernel, for the device.
     let ptx = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/benches/ptx/warp_reduce.ptx"
     ))
     .expect("benches/ptx/warp_reduce.ptx");
-    let module = Module::from_ptx(&device, &ptx).expect("compile");
+    // `--exchanges`: without `pass::warp_trees` (every shuffle an exchange), for the
+    // comparison.
+    let exchanges = std::env::args().any(|a| a == "--exchanges");
+    let mut target = device.target();
+    if exchanges {
+        target.emulated_subgroup = None;
+    }
+    let compiled =
+        ptxvk::compile::compile_with("warp_reduce.ptx", &ptx, None, target).expect("compile");
+    let module = Module::from_compiled(&device, compiled).expect("load");
     let out = device.zeroed::<i32>((n / 32) as usize).expect("out");
     let kernel = module.kernel("warp_reduce").expect("kernel");
     let args = [Arg::from(&inb), Arg::from(n), Arg::from(&out)];
@@ -64,13 +74,33 @@ fn main() {
     assert_eq!(out2.to_vec().expect("read"), expected, "the subgroup shader's sums");
 
     println!("{} M elements, blocks of {BLOCK}, best of {RUNS} (median):", millions);
-    println!("  ptxvk, emulated warps:     {:8.2} ms ({:.2})", ptx_ms.0, ptx_ms.1);
+    let how = if exchanges { "every shuffle an exchange".to_string() } else { info_mode(&device) };
+    println!("  ptxvk ({how} warps): {:8.2} ms ({:.2})", ptx_ms.0, ptx_ms.1);
     println!("  native subgroups (GLSL):   {:8.2} ms ({:.2})", native_ms.0, native_ms.1);
     println!("  ratio (best):              {:8.2}x", ptx_ms.0 / native_ms.0);
 
-    for name in ["warp_reduce", "warp_reduce_plain"] {
-        let one = ptxvk::compile::compile("warp_reduce.ptx", &ptx, Some(name)).expect("compile");
-        println!("  SPIR-V of {name}: {} words", one.spirv.words.len());
+    // The device's target (shuffle trees on its subgroups where `pass::warp_trees`
+    // applies), the same without that pass (every shuffle an exchange), and the kernel
+    // without collectives.
+    let own = device.target();
+    let without = ptxvk::compile::Target { emulated_subgroup: None, ..own };
+    for (name, what, t) in [
+        ("warp_reduce", "device target", own),
+        ("warp_reduce", "every shuffle an exchange", without),
+        ("warp_reduce_plain", "no collectives", own),
+    ] {
+        let one =
+            ptxvk::compile::compile_with("warp_reduce.ptx", &ptx, Some(name), t).expect("compile");
+        println!("  SPIR-V of {name} ({what}): {} words", one.spirv.words.len());
+    }
+}
+
+/// The device's warp mode, and its subgroup size where `pass::warp_trees` uses it.
+fn info_mode(device: &Device) -> String {
+    let t = device.target();
+    match t.emulated_subgroup {
+        Some(s) => format!("{}, subgroups of {s}", t.warp_mode.name()),
+        None => t.warp_mode.name().to_string(),
     }
 }
 

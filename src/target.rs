@@ -119,6 +119,7 @@ fn device_target(facts: &DeviceFacts) -> Target {
         int8: info.features.int8,
         int16: info.features.int16,
         shared_memory_bytes: Some(info.limits.max_shared_memory_bytes),
+        emulated_subgroup: fixed_subgroup_size(info),
         ..Target::portable()
     };
     let Some(f) = &facts.findings else { return unprobed };
@@ -184,6 +185,15 @@ pub fn warp_choice(info: &DeviceInfo) -> (WarpMode, String) {
                 info.subgroup_size
             ),
         ),
+    }
+}
+
+/// The device's subgroup size where every compute pipeline gets it: without subgroup
+/// size control, or where it allows one size only ([`Target::emulated_subgroup`]).
+fn fixed_subgroup_size(info: &DeviceInfo) -> Option<u32> {
+    match info.required_subgroup_sizes {
+        Some(s) if s.min != s.max => None,
+        _ => Some(info.subgroup_size),
     }
 }
 

@@ -511,6 +511,12 @@ pub enum SubgroupOp {
     /// Bit k set when `value` (32-bit) is non-zero in lane k of this thread's warp
     /// (among the invocations that execute it).
     Ballot,
+    /// Emulated warp mode, subgroups narrower than a warp (`pass::warp_trees`):
+    /// `value` (32-bit) of lane `lane` of this thread's warp, which must be in this
+    /// thread's subgroup (subgroups are consecutive, aligned linear thread ids), and
+    /// active; else the result is undefined. The invocation read is `lane` modulo the
+    /// subgroup size.
+    ShuffleNarrow,
 }
 
 /// What an [`InstKind::SyncPoint`] stands for.

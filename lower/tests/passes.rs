@@ -30,10 +30,13 @@
 //! tx-counts); `expand_warp` leaves no warp collective and no `bar.red`
 //! (checked against the interpreter's model of each on the lanes' values, with lanes
 //! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
-//! predicates); `split_grid` leaves no grid barrier (the interpreter does not model
-//! phases: `tests/grid_sync_e2e.rs` checks them on a device); `expand_system` leaves no
-//! system call, failure or device-side launch (checked against the interpreter's model
-//! of the failure records, printf records, heap and launch arena); `legalize_atomics` leaves
+//! predicates); `warp_trees:S` (subgroups of S lanes) replaces shuffles where it finds
+//! a tree, and `warp_trees:S:none` leaves every one (checked against the interpreter's
+//! model of each `shfl` on every lane's result); `split_grid` leaves no grid barrier
+//! (the interpreter does not model phases: `tests/grid_sync_e2e.rs` checks them on a
+//! device); `expand_system` leaves no system call, failure or device-side launch
+//! (checked against the interpreter's model of the failure records, printf records,
+//! heap and launch arena); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
@@ -70,6 +73,7 @@ use ptxvk_lower::pass::{
     expand_mbarrier, expand_system, expand_texture, expand_video, expand_warp, float_modifiers,
     hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
     loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, split_grid, structurize,
+    warp_trees,
     LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
@@ -299,6 +303,24 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             legalize_floats::run(k, &Target::portable()).map_err(|d| d.message)?;
             if needs(k) != 0 {
                 return Err(format!("{} instructions still need f64", needs(k)));
+            }
+        }
+        (trees, None) if trees.starts_with("warp_trees:") => {
+            // `warp_trees:S` on subgroups of S lanes; `warp_trees:S:none` expects no
+            // tree to qualify.
+            let spec: Vec<&str> = trees["warp_trees:".len()..].split(':').collect();
+            let size = spec[0].parse().map_err(|_| format!("bad subgroup size in {trees}"))?;
+            let target = Target {
+                emulated_subgroup: Some(size),
+                ..Target::with_warp_mode(WarpMode::Emulated)
+            };
+            let before = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
+            let trees = warp_trees::run(&mut s.kernel, &target);
+            let after = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
+            match (spec.get(1), trees) {
+                (Some(&"none"), 0) if after == before => {}
+                (None, 1..) if after < before => {}
+                _ => return Err(format!("{trees} trees, {before} shuffles before, {after} after")),
             }
         }
         (warps, None) if warps.starts_with("legalize_warps:") => {
@@ -797,6 +819,7 @@ fn every_pass_is_checked_on_results() {
         "expand_matrix",
         "expand_copies",
         "expand_mbarrier",
+        "warp_trees:8",
         "expand_warp",
         "expand_system",
         "check",

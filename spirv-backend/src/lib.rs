@@ -18,7 +18,7 @@ use rspirv::spirv::{ExecutionMode, ExecutionModel};
 
 use ptxvk_frontend::Span;
 use ptxvk_lower::abi::KernelAbi;
-use ptxvk_lower::ir::{InstKind, SpecialReg};
+use ptxvk_lower::ir::{InstKind, SpecialReg, SubgroupOp};
 use ptxvk_lower::pass::Target;
 use ptxvk_lower::LoweredKernel;
 
@@ -183,6 +183,9 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     }
     if any_inst(|i| matches!(i, InstKind::Subgroup { .. })) {
         g.declare_subgroup(&mut b, &mut t);
+    }
+    if any_inst(|i| matches!(i, InstKind::Subgroup { op: SubgroupOp::ShuffleNarrow, .. })) {
+        g.declare_subgroup_size(&mut b, &mut t);
     }
     if any_inst(|i| matches!(i, InstKind::Special { reg: SpecialReg::ConfinedOutside, .. })) {
         g.declare_confined_outside(&mut b, &mut t);

@@ -58,6 +58,8 @@ pub struct Globals {
     pub race_shadow: Option<Word>,
     /// `SubgroupLocalInvocationId`, when some kernel uses subgroup operations.
     pub subgroup_lane: Option<Word>,
+    /// `SubgroupSize`, when some kernel has narrow shuffles (`SubgroupOp::ShuffleNarrow`).
+    pub subgroup_size: Option<Word>,
     /// What the target's driver does with float arithmetic of known operands
     /// (`Target::float_constants`), which decides how the backend emits it.
     pub float_constants: FloatConstants,
@@ -174,6 +176,7 @@ impl Globals {
             dynamic_shared_bytes,
             race_shadow,
             subgroup_lane: None,
+            subgroup_size: None,
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
             float64: false,
@@ -217,6 +220,15 @@ impl Globals {
         t.used.subgroup = true;
     }
 
+    /// Declares `SubgroupSize` (for the narrow shuffles of the emulated warp mode).
+    pub fn declare_subgroup_size(&mut self, b: &mut Builder, t: &mut TypeCache) {
+        let u32t = t.scalar(b, Scalar::Int(32));
+        let ptr = t.pointer(b, StorageClass::Input, u32t);
+        let var = b.variable(ptr, None, StorageClass::Input, None);
+        b.decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::SubgroupSize)]);
+        self.subgroup_size = Some(var);
+    }
+
     /// Declares the loop counts of `subgroups` subgroups and `SubgroupId`
     /// ([`Self::loop_counts`]).
     pub fn declare_loop_counts(&mut self, b: &mut Builder, t: &mut TypeCache, subgroups: u32) {
@@ -251,6 +263,7 @@ impl Globals {
         }
         v.extend(self.race_shadow);
         v.extend(self.subgroup_lane);
+        v.extend(self.subgroup_size);
         v.extend(self.loop_counts.iter().flat_map(|&(counts, id)| [counts, id]));
         v
     }

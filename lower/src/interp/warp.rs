@@ -122,7 +122,7 @@ fn release_warp(cx: &mut Ctx<'_>, warp: &mut [Thread<'_>]) -> Result<bool, Error
             }
             State::Waiting { kind: WaitKind::Subgroup { op, dst, lane, .. }, .. } => {
                 let v = match op {
-                    SubgroupOp::Shuffle => {
+                    SubgroupOp::Shuffle | SubgroupOp::ShuffleNarrow => {
                         let l = lane % 32;
                         if present >> l & 1 != 0 {
                             values[l as usize]

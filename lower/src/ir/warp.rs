@@ -37,9 +37,9 @@
 //!   bval`, `p = j <= maxLane`; `.idx` `j = minLane | (bval & ~seg)`, `p = j <= maxLane`;
 //!   when `p` fails `j = lane`. `d = a` of lane `j` when `j` is in `M`, else 0 (the ISA
 //!   leaves a source lane outside the member mask, or that does not arrive, undefined).
-//!   The lane offset `b` and the clamp/segment word `c` are values, so that a later
-//!   recognition of reduction trees (`shfl.down`/`.bfly` by constant offsets) can match
-//!   on them.
+//!   The lane offset `b` and the clamp/segment word `c` are values, so that
+//!   `pass::warp_trees` recognises reduction and scan trees (`shfl.down`/`.bfly` by
+//!   constant offsets) on them.
 //! - [`WarpOp::Vote`] (`vote{.sync}.mode d, {!}a{, membermask}`, §9.7.13.4), each lane
 //!   voting `a` (negated under `!`): `.all` holds when no lane of `M` votes false (so it
 //!   holds for an empty `M`); `.any` when one votes true; `.uni` when all lanes of `M`

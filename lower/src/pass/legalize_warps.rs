@@ -3,7 +3,8 @@
 //! Pre: CFG IR from semantic analysis, whose warp collectives are exchanges
 //! ([`InstKind::WarpPublish`], [`InstKind::WarpRead`], [`InstKind::WarpBallot`],
 //! [`InstKind::WarpSync`]; `crate::sema::warp`) and which has no
-//! [`InstKind::Subgroup`], and no [`InstKind::WarpBarrier`] but the block collectives
+//! [`InstKind::Subgroup`] but the narrow shuffles of `pass::warp_trees` (emulated mode,
+//! which stay as they are), and no [`InstKind::WarpBarrier`] but the block collectives
 //! of `crate::sema::mbarrier` (its waits), for which the kernel gets the vote word of
 //! `predicate` in every mode.
 //!

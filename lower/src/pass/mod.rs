@@ -27,7 +27,11 @@
 //!    partial reads, loops and traps); [`expand_mbarrier`] — the mbarrier instructions
 //!    (and the `complete_tx` of the copies) become acquire-release atomics on the
 //!    object's shared words, phase completions behind their tests (new blocks), waits
-//!    polling reads; [`expand_warp`] — the warp collectives (`shfl`,
+//!    polling reads; [`warp_trees`] — in the emulated warp mode with a known
+//!    subgroup size, shuffle reduction and scan trees (`shfl.down`/`.bfly` steps by
+//!    constant offsets, each combined with the running value) become shuffles within
+//!    subgroups and one exchange per run of steps that crosses them, the same results
+//!    in every lane; [`expand_warp`] — the warp collectives (`shfl`,
 //!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
 //!    exchanges (new blocks for the loops over lanes of `match` and `redux`), and
 //!    `bar.red` a shared counter between block barriers;
@@ -123,6 +127,7 @@ pub mod schedule;
 pub mod shared_in_memory;
 pub mod split_grid;
 pub mod structurize;
+pub mod warp_trees;
 
 use ptxvk_frontend::Diagnostic;
 
@@ -184,6 +189,11 @@ pub struct Target {
     /// ([`shared_in_memory`]) instead of failing every launch. `None`: every window is
     /// on chip.
     pub shared_memory_bytes: Option<u32>,
+    /// In the emulated warp mode, the device's subgroup size where it is fixed (no
+    /// subgroup size control, or one size only): [`warp_trees`] then lowers shuffle
+    /// trees to shuffles within subgroups of that size (2 to 16) and one exchange.
+    /// `None`: unknown (no device) or not fixed.
+    pub emulated_subgroup: Option<u32>,
 }
 
 /// What the driver's compiler does with `OpFAdd`, `OpFSub`, `OpFMul` and `OpFDiv` of
@@ -290,6 +300,7 @@ impl Target {
             hide_sign_extensions: false,
             loop_guard: None,
             shared_memory_bytes: None,
+            emulated_subgroup: None,
         }
     }
 
@@ -326,6 +337,7 @@ impl Target {
             hide_sign_extensions: false,
             loop_guard: None,
             shared_memory_bytes: None,
+            emulated_subgroup: None,
         }
     }
 }
@@ -363,6 +375,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_matrix::run(&mut kernel).map_err(|d| vec![d])?;
     expand_copies::run(&mut kernel).map_err(|d| vec![d])?;
     expand_mbarrier::run(&mut kernel).map_err(|d| vec![d])?;
+    // Before expand_warp: the trees it recognises are still `shfl` instructions.
+    warp_trees::run(&mut kernel, target);
+    checked(&kernel, None)?;
     expand_warp::run(&mut kernel).map_err(|d| vec![d])?;
     // Before expand_system, which writes the grid workspace's address out: the grid
     // barriers (and cooperative groups' inline ones) cut the kernel into phases.

@@ -136,6 +136,12 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// Whether some loop of `k` polls, so that [`run`] makes the kernel rounds of a block
+/// scheduler.
+pub fn polls_anywhere(k: &Kernel) -> bool {
+    !polling_edges(k).is_empty()
+}
+
 /// Whether `kind` is a sync point, which this pass removes.
 pub fn is_sync_point(kind: &InstKind) -> bool {
     matches!(kind, InstKind::SyncPoint { .. })

@@ -243,8 +243,11 @@ impl Spelled for OddOp {
 }
 
 impl Spelled for SubgroupOp {
-    const TABLE: &'static [(Self, &'static str)] =
-        &[(SubgroupOp::Shuffle, "shuffle"), (SubgroupOp::Ballot, "ballot")];
+    const TABLE: &'static [(Self, &'static str)] = &[
+        (SubgroupOp::Shuffle, "shuffle"),
+        (SubgroupOp::Ballot, "ballot"),
+        (SubgroupOp::ShuffleNarrow, "shuffle_narrow"),
+    ];
 }
 
 impl Spelled for SpecialReg {

@@ -115,6 +115,19 @@ impl FnEmitter<'_> {
                 }
                 Ok(self.b.group_non_uniform_shuffle(u32t, None, scope, v, index)?)
             }
+            SubgroupOp::ShuffleNarrow => {
+                // Subgroups are aligned runs of consecutive lanes: the invocation is
+                // the lane modulo the subgroup size.
+                let Some(size_var) = self.g.subgroup_size else {
+                    return Err(Error::Internal("narrow shuffle without its builtin".into()));
+                };
+                let size = self.b.load(u32t, None, size_var, None, [])?;
+                let one = self.konst(s32, 1);
+                let low = self.b.i_sub(u32t, None, size, one)?;
+                let lane = self.read(lane, s32)?;
+                let index = self.b.bitwise_and(u32t, None, lane, low)?;
+                Ok(self.b.group_non_uniform_shuffle(u32t, None, scope, v, index)?)
+            }
             SubgroupOp::Ballot => {
                 let bool_t = self.ty(Scalar::Bool);
                 let zero = self.konst(s32, 0);

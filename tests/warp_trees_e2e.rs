@@ -1,0 +1,131 @@
+//! Warp shuffle trees (`pass::warp_trees`) on the default Vulkan device: six trees of
+//! clang 14's PTX (`tests/ptx/warp/trees.ptx`: `.down` and `.bfly`, offsets 16..1 and
+//! 1..16, int add and max, f32 add on values of very different magnitudes) for blocks
+//! of 32, 40 (a partial last warp) and 256 threads, compared bit for bit with a CPU
+//! model of 32-lane warps (PTX ISA 9.2 §9.7.8.6), compiled for the device (subgroup
+//! shuffles where its subgroups are narrower than 32 and of a fixed size) and without
+//! the pass (every shuffle an exchange).
+
+mod common;
+
+use common::*;
+use ptxvk::Arg;
+
+/// Each lane's value after a tree: `step(own, shuffled)` per offset, the source lane
+/// `x ^ d` (`bfly`) or `x + d` (`down`, the lane itself beyond lane 31), 0 from a lane
+/// past the warp's `lanes`.
+fn tree(v: &[u32], down: bool, deltas: &[u32], step: impl Fn(u32, u32) -> u32) -> Vec<u32> {
+    let lanes = v.len();
+    let mut cur = v.to_vec();
+    for &d in deltas {
+        let d = d as usize;
+        cur = (0..lanes)
+            .map(|x| {
+                let src = if !down {
+                    x ^ d
+                } else if x + d <= 31 {
+                    x + d
+                } else {
+                    x
+                };
+                let r = if src < lanes { cur[src] } else { 0 };
+                step(cur[x], r)
+            })
+            .collect();
+    }
+    cur
+}
+
+/// The kernel's six words per thread, warp by warp.
+fn reference(ints: &[i32], floats: &[f32], n: usize, block: usize, total: usize) -> Vec<u32> {
+    let mut out = vec![0u32; 6 * n];
+    let down = [16, 8, 4, 2, 1];
+    let up = [1, 2, 4, 8, 16];
+    let add = |a: u32, b: u32| a.wrapping_add(b);
+    let max = |a: u32, b: u32| (a as i32).max(b as i32) as u32;
+    let fadd = |a: u32, b: u32| (f32::from_bits(a) + f32::from_bits(b)).to_bits();
+    for b0 in (0..total).step_by(block) {
+        for w in (0..block).step_by(32) {
+            let lanes = (block - w).min(32);
+            let at = |l: usize| b0 + w + l;
+            let v: Vec<u32> =
+                (0..lanes).map(|l| if at(l) < n { ints[at(l)] as u32 } else { 0 }).collect();
+            let f: Vec<u32> =
+                (0..lanes).map(|l| if at(l) < n { floats[at(l)].to_bits() } else { 0 }).collect();
+            let results = [
+                tree(&v, true, &down, add),
+                tree(&v, false, &up, max),
+                tree(&f, true, &down, fadd),
+                tree(&f, false, &up, fadd),
+                tree(&v, true, &up, add),
+                tree(&f, false, &down, fadd),
+            ];
+            for l in (0..lanes).filter(|&l| at(l) < n) {
+                for (k, r) in results.iter().enumerate() {
+                    out[6 * at(l) + k] = r[l];
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Floats of magnitudes from 2^-20 to 2^20, either sign: sums whose order shows.
+fn float_of(bits: u32) -> f32 {
+    let exponent = 107 + (bits >> 23) % 41;
+    f32::from_bits((bits & 0x8000_0000) | exponent << 23 | (bits & 0x7f_ffff))
+}
+
+/// Whether SPIR-V `words` has an `OpGroupNonUniformShuffle` (opcode 345).
+fn has_subgroup_shuffle(words: &[u32]) -> bool {
+    let mut at = 5;
+    while at < words.len() {
+        let (count, op) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        if op == 345 {
+            return true;
+        }
+        at += count.max(1);
+    }
+    false
+}
+
+#[test]
+fn shuffle_trees_match_the_isa_in_every_lane() {
+    let Some(device) = device() else { return };
+    let path = repo().join("tests/ptx/warp/trees.ptx");
+    let text = std::fs::read_to_string(&path).expect("read PTX");
+    let target = device.target();
+    let without = ptxvk::compile::Target { emulated_subgroup: None, ..target };
+    // The pass applies where the device's subgroups are narrower than 32 and fixed.
+    let narrow = ptxvk::compile::compile_with("trees.ptx", &text, None, target).expect("compile");
+    let applies = target.warp_mode == ptxvk::compile::WarpMode::Emulated
+        && target.emulated_subgroup.is_some_and(|s| s.is_power_of_two() && s < 32);
+    assert_eq!(has_subgroup_shuffle(&narrow.spirv.words), applies, "{target:?}");
+    let mut rng = Rng(38);
+    for (blocks, block, n) in [(4usize, 32usize, 120usize), (3, 40, 110), (2, 256, 500)] {
+        let total = blocks * block;
+        let ints: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();
+        let floats: Vec<f32> = (0..n).map(|_| float_of(rng.next_u32())).collect();
+        let expected = reference(&ints, &floats, n, block, total);
+        for t in [target, without] {
+            let module = load_for(&device, &path, t);
+            let inb = device.buffer_from(&ints).expect("ints");
+            let fb = device.buffer_from(&floats).expect("floats");
+            let out = device.zeroed::<u32>(6 * n).expect("out");
+            let args = [Arg::from(&inb), Arg::from(&fb), Arg::from(n as u32), Arg::from(&out)];
+            let kernel = module.kernel("trees").expect("kernel");
+            kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
+            let got = out.to_vec().expect("read");
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    g,
+                    e,
+                    "block {block}, thread {}, tree {}, subgroups {:?}",
+                    i / 6,
+                    i % 6,
+                    t.emulated_subgroup
+                );
+            }
+        }
+    }
+}
