@@ -38,6 +38,7 @@ mod math;
 mod memory;
 mod narrow;
 mod newton;
+mod retry;
 mod softf64;
 mod sync;
 
@@ -197,11 +198,7 @@ impl<'a> FnEmitter<'a> {
     fn nodes(&mut self, nodes: &[Node]) -> R<bool> {
         for n in nodes {
             match n {
-                Node::Code(bid) => {
-                    for inst in &self.k.blocks[bid.index()].insts {
-                        self.inst(inst).map_err(|e| e.at(inst.span))?;
-                    }
-                }
+                Node::Code(bid) => self.code(&self.k.blocks[bid.index()].insts)?,
                 Node::Return => {
                     self.ret()?;
                     return Ok(true);

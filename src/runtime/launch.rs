@@ -316,6 +316,19 @@ impl<'m> Kernel<'m> {
         }
     }
 
+    /// Creates the pipeline a launch of `block` threads with `shared_bytes` of dynamic
+    /// shared memory would use, without launching: what that launch would wait for
+    /// first (on lavapipe, LLVM's compile of the shader; `benches/first_launch.rs`).
+    pub fn prepare_pipeline(&self, block: impl Into<Dim3>, shared_bytes: u32) -> Result<(), Error> {
+        let params = vec![0; self.info().abi.size as usize];
+        let prepared = self.prepare([1, 1, 1], block.into().0, shared_bytes, params)?;
+        let made = self.module.device.inner.prepare_pipeline(self.program(), &prepared.cfg);
+        if let Some(area) = prepared.system {
+            self.module.system_areas_return(area.buffer);
+        }
+        Ok(made?)
+    }
+
     pub(super) fn program(&self) -> &'m ptxvk_vk::Program {
         &self.code.program
     }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use ptxvk_abi::system;
 use ptxvk_frontend::SourceMap;
 use ptxvk_spirv::KernelInfo;
+use ptxvk_vk::timing;
 
 use super::{Device, Kernel, TextureObject};
 use crate::compile::{compile_module, Compiled, LazyModule};
@@ -111,7 +112,10 @@ impl Module {
     /// # }
     /// ```
     pub fn link(device: &Device, sources: &SourceMap) -> Result<Module, Error> {
+        let since = timing::start();
         let compiled = compile_module(sources, device.target())?;
+        let fields = format!("words={}", compiled.spirv.words.len());
+        timing::record(since, "compile", "<module>", &fields);
         Self::from_compiled(device, compiled)
     }
 
@@ -223,13 +227,18 @@ impl Module {
         if let Some(code) = slot.get() {
             return Ok(code);
         }
+        let since = timing::start();
         let compiled = Arc::new(lazy.compile(name)?);
+        let words = format!("words={}", compiled.spirv.words.len());
+        timing::record(since, "compile", name, &words);
         self.make_heap(&compiled)?;
         // The unit holds the kernels a device-side launcher may launch too; each keeps
         // its own slot, compiled alone when first looked up.
         let at = compiled.spirv.kernels.iter().position(|k| k.name == *name);
         let at = at.ok_or_else(|| Error::Launch(format!("kernel `{name}` compiled to no code")))?;
+        let since = timing::start();
         let code = program(&self.device, &compiled, at)?;
+        timing::record(since, "program", name, "");
         Ok(slot.get_or_init(|| code))
     }
 

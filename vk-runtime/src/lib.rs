@@ -42,6 +42,8 @@
 //! - `PTXVK_VALIDATION_ABORT=1`: abort on any validation-layer message (tests).
 //! - `PTXVK_NO_DISK_CACHE=1`: do not load or save the pipeline cache under
 //!   `$XDG_CACHE_HOME/ptxvk/` (or `~/.cache/ptxvk/`).
+//! - `PTXVK_LOG=timing`: a line on stderr per pipeline created and per kernel compiled
+//!   ([`timing`]).
 //!
 //! # Modules
 //!
@@ -77,6 +79,7 @@ mod region;
 mod reservation;
 mod shadow;
 mod stream;
+pub mod timing;
 mod types;
 mod window;
 

@@ -18,6 +18,7 @@ use ash::vk;
 use crate::conv;
 use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
+use crate::launch_config::{validate, LaunchConfig};
 use crate::types::{Features, PipelineKey, SubgroupSizes};
 
 /// A compiled kernel ready to launch: shader module, pipeline layout and its pipelines.
@@ -149,6 +150,19 @@ impl Device {
     }
 }
 
+impl Device {
+    /// Creates the pipeline a launch of `program` with `cfg` would use, without
+    /// launching: what the first launch of that shape waits for (on lavapipe, LLVM's
+    /// compile of the shader). Launches of that shape find it made.
+    pub fn prepare_pipeline(&self, program: &Program, cfg: &LaunchConfig) -> Result<(), Error> {
+        if program.inner.device_id != self.shared.id {
+            return Err(Error::ForeignObject("program"));
+        }
+        validate(cfg, &self.shared.info.limits)?;
+        program.inner.pipeline(&self.shared, PipelineKey::of(cfg)).map(drop)
+    }
+}
+
 impl Program {
     /// The entry point's name.
     pub fn entry(&self) -> &str {
@@ -209,11 +223,19 @@ impl ProgramInner {
         }
         let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)];
         let dev = &self.gpu.raw;
+        let since = crate::timing::start();
         // SAFETY: module, layout and pipeline cache are live objects of this device (the
         // caller's `shared` is this program's device: launches check the device id); the
         // entry point exists in the module (checked at creation); the specialization data
         // covers every map entry; everything referenced outlives the call.
         let created = unsafe { dev.create_compute_pipelines(shared.pipeline_cache, &info, None) };
+        if since.is_some() {
+            let fields = format!(
+                "block={:?} shared_words={} dynamic_shared={}",
+                key.block, key.shared_words, key.dynamic_shared_bytes
+            );
+            crate::timing::record(since, "pipeline", &self.entry.to_string_lossy(), &fields);
+        }
         let pipeline = match created {
             Ok(list) => list.first().copied(),
             Err((list, result)) => {

@@ -751,13 +751,7 @@ impl Stream {
         }
         let limits = &self.shared.info.limits;
         validate(cfg, limits)?;
-        let key = PipelineKey {
-            block: cfg.block,
-            shared_words: conv::shared_words(cfg.shared_bytes),
-            dynamic_shared_bytes: cfg.dynamic_shared_bytes,
-            confined_outside: cfg.confined_outside,
-        };
-        let pipeline = program.inner.pipeline(&self.shared, key)?;
+        let pipeline = program.inner.pipeline(&self.shared, PipelineKey::of(cfg))?;
         let limit = self.dispatch_limit(cfg);
         let chunks = conv::split_grid(cfg.grid, limit);
         let stride = ptxvk_abi::shared_stride(cfg.shared_bytes);

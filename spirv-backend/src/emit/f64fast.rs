@@ -146,6 +146,19 @@ impl FnEmitter<'_> {
     /// takes them), returning the result's bit pattern: the scheme of the module doc
     /// where its guard holds, else [`Routine::FmaF64`].
     pub(super) fn fma_f64_fast(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
+        let (r, bad) = self.fma_f64_parts(a, b, c)?;
+        let lt = self.ty(Scalar::Int(64));
+        self.fast_unless(
+            bad,
+            lt,
+            |_| Ok(r),
+            |e| e.call(Helper::Routine(Routine::FmaF64(Rounding::Nearest)), &[a, b, c]),
+        )
+    }
+
+    /// The fast path of [`Self::fma_f64_fast`] without its branch: the scheme's result
+    /// and whether the guard fails (then the result is meaningless).
+    pub(super) fn fma_f64_parts(&mut self, a: Word, b: Word, c: Word) -> R<(Word, Word)> {
         let (i64s, f64s) = (Scalar::Int(64), Scalar::Float(64));
         let (lt, dt, bt) = (self.ty(i64s), self.ty(f64s), self.ty(Scalar::Bool));
         let it = self.ty(Scalar::Int(32));
@@ -183,12 +196,7 @@ impl FnEmitter<'_> {
         let bad = self.b.logical_or(bt, None, bad, bad_ab)?;
         let bad = self.b.logical_or(bt, None, bad, bad_c)?;
         let bad = self.b.logical_or(bt, None, bad, bad_s)?;
-        self.fast_unless(
-            bad,
-            lt,
-            |_| Ok(r),
-            |e| e.call(Helper::Routine(Routine::FmaF64(Rounding::Nearest)), &[a, b, c]),
-        )
+        Ok((r, bad))
     }
 }
 
@@ -197,6 +205,19 @@ impl FnEmitter<'_> {
     /// result's bit pattern: the device's quotient where the test of the module doc
     /// (*div.rn.f64*) proves it correctly rounded, else [`Routine::DivF64`].
     pub(super) fn div_f64_fast(&mut self, a: Word, b: Word) -> R<Word> {
+        let (q_bits, slow) = self.div_f64_parts(a, b)?;
+        let lt = self.ty(Scalar::Int(64));
+        self.fast_unless(
+            slow,
+            lt,
+            |_| Ok(q_bits),
+            |e| e.call(Helper::Routine(Routine::DivF64(Rounding::Nearest)), &[a, b]),
+        )
+    }
+
+    /// The fast path of [`Self::div_f64_fast`] without its branch: the device's
+    /// quotient and whether the test fails to prove it (then the routine decides).
+    pub(super) fn div_f64_parts(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
         let (i64s, i32s, f64s) = (Scalar::Int(64), Scalar::Int(32), Scalar::Float(64));
         let (lt, it, dt) = (self.ty(i64s), self.ty(i32s), self.ty(f64s));
         let bt = self.ty(Scalar::Bool);
@@ -234,12 +255,7 @@ impl FnEmitter<'_> {
         let bad = self.b.logical_or(bt, None, bad, bad_qb)?;
         let unproved = self.b.logical_not(bt, None, rounded)?;
         let slow = self.b.logical_or(bt, None, bad, unproved)?;
-        self.fast_unless(
-            slow,
-            lt,
-            |_| Ok(q_bits),
-            |e| e.call(Helper::Routine(Routine::DivF64(Rounding::Nearest)), &[a, b]),
-        )
+        Ok((q_bits, slow))
     }
 }
 
