@@ -14,7 +14,10 @@ use crate::ast::{Instruction, ScalarType};
 use crate::decode::{BoolOp, Modifiers, MulPart};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
-use crate::modifier::{Bfind, Carry, Clamp, FloatClass, Modifier, Precision, ShiftDirection};
+use crate::modifier::{
+    Bfind, Carry, Clamp, Convergence, FloatClass, Modifier, Precision, ShiftDirection, Shuffle,
+    Vote,
+};
 
 /// One constraint of a form.
 #[derive(Debug)]
@@ -24,8 +27,11 @@ pub enum Check {
     Details(&'static [Modifier]),
     /// Exactly one type modifier, one of these.
     Type(&'static [ScalarType]),
-    /// Exactly two type modifiers, each one of these (`dp4a.atype.btype`).
-    TwoTypes(&'static [ScalarType]),
+    /// Exactly two type modifiers, the first one of the first set and the second one of
+    /// the second (`dp4a.atype.btype`, `slct.dtype.s32`).
+    TwoTypes(&'static [ScalarType], &'static [ScalarType]),
+    /// `.ftz` only when the last type is one of these (`slct.ftz.dtype.f32`).
+    FtzWith(&'static [ScalarType]),
     /// Exactly one of these modifiers (`shf.l`/`shf.r`).
     OneOf(&'static [Modifier]),
     /// A product half, one of these (`mul24.lo`/`mul24.hi`).
@@ -46,6 +52,8 @@ pub enum Check {
     Combines(&'static [BoolOp]),
     /// This many operands, one more with a predicate combine (`lop3`).
     Operands(usize),
+    /// This many operands, one more (the member mask) with `.sync` (`shfl`, `vote`).
+    SyncOperands(usize),
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -97,6 +105,7 @@ const F32F64: &[ScalarType] = &[F32, F64];
 /// bit operations, which ptxvk also takes with the `.uN` and `.sN` spellings of each size.
 const INT16_64: &[ScalarType] = &[B16, B32, B64, U16, U32, U64, S16, S32, S64];
 const BITS_PRED: &[ScalarType] = &[Pred, B16, B32, B64, U16, U32, U64, S16, S32, S64];
+const SLCT: &[ScalarType] = &[B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F32, F64];
 const LO_HI: &[MulPart] = &[MulPart::Lo, MulPart::Hi];
 const HI: &[MulPart] = &[MulPart::Hi];
 const AND_OR: &[BoolOp] = &[BoolOp::And, BoolOp::Or];
@@ -135,11 +144,13 @@ pub static FORMS: &[Form] = &[
     // §9.7.8.6
     row(&[Opcode::Lop3], &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5)]),
     // §9.7.1.22-23
-    row(&[Opcode::Dp4a], &[Details(&[]), TwoTypes(U32S32)]),
-    row(&[Opcode::Dp2a], &[Details(&[]), TwoTypes(U32S32), Part(LO_HI)]),
+    row(&[Opcode::Dp4a], &[Details(&[]), TwoTypes(U32S32, U32S32)]),
+    row(&[Opcode::Dp2a], &[Details(&[]), TwoTypes(U32S32, U32S32), Part(LO_HI)]),
     // §9.7.3.2-3
     row(&[Opcode::Copysign], &[Details(&[]), Type(F32F64)]),
     row(&[Opcode::Testp], &[OneOf(FLOAT_CLASSES), Type(F32F64)]),
+    // §9.7.7.3; ptxvk also takes the 8-bit destination types.
+    row(&[Opcode::Slct], &[Details(&[]), TwoTypes(SLCT, &[S32, F32]), FtzWith(&[F32])]),
     // §9.7.2.1-6: the carry chains; `add.cc`, `sub.cc` and `mad.cc` are integer only, so
     // they take no rounding or `.ftz` either.
     row(&[Opcode::Addc, Opcode::Subc], &[Details(&[CC]), Type(INT32_64)]),
@@ -203,6 +214,11 @@ pub static FORMS: &[Form] = &[
         &[Details(APPROX_FULL), Type(&[F32]), NoRounding],
     ),
     row(&[Opcode::Sqrt, Opcode::Rcp], &[Details(&[]), Type(F32F64), Rounding]),
+    // §9.7.13.6-9: the warp collectives.
+    row(&[Opcode::Shfl], &[OneOf(SHUFFLE), Type(&[B32, U32, S32, F32]), SyncOperands(4)]),
+    row(&[Opcode::Vote], &[SyncOperands(2)]),
+    row(&[Opcode::Match], &[Details(MATCH), Type(&[B32, U32, S32, F32, B64, U64, S64, F64])]),
+    row(&[Opcode::Activemask], &[Details(&[]), Operands(1)]),
     // §9.7.3.13-22, §9.7.4.8-9: the approximate functions (`.approx` only).
     row(
         &[Opcode::Ex2, Opcode::Tanh],
@@ -213,6 +229,20 @@ pub static FORMS: &[Form] = &[
 ];
 
 const APPROX: &[Modifier] = &[Modifier::Precision(Precision::Approx)];
+const SYNC: &[Modifier] =
+    &[Modifier::Convergence(Convergence::Sync), Modifier::Convergence(Convergence::Aligned)];
+const SHUFFLE: &[Modifier] = &[
+    Modifier::Shuffle(Shuffle::Up),
+    Modifier::Shuffle(Shuffle::Down),
+    Modifier::Shuffle(Shuffle::Bfly),
+    Modifier::Shuffle(Shuffle::Idx),
+];
+const MATCH: &[Modifier] = &[
+    Modifier::Vote(Vote::Any),
+    Modifier::Vote(Vote::All),
+    Modifier::Convergence(Convergence::Sync),
+    Modifier::Convergence(Convergence::Aligned),
+];
 const APPROX_FULL: &[Modifier] =
     &[Modifier::Precision(Precision::Approx), Modifier::Precision(Precision::Full)];
 
@@ -264,15 +294,24 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return Err(Diagnostic::error(second.span, "unexpected second type"))
             }
         },
-        TwoTypes(set) => {
+        TwoTypes(first, second) => {
             let [a, b] = m.types.as_slice() else {
                 return Err(Diagnostic::error(
                     i.span,
                     format!("`{op}` needs two types, such as `{op}.u32.s32`"),
                 ));
             };
-            if let Some(t) = [a, b].into_iter().find(|t| !set.contains(&t.value)) {
-                return Err(Diagnostic::error(t.span, format!("`{op}` takes {}", types(set))));
+            for (t, set) in [(a, first), (b, second)] {
+                if !set.contains(&t.value) {
+                    let msg = format!("`{op}` takes {} there", types(set));
+                    return Err(Diagnostic::error(t.span, msg));
+                }
+            }
+        }
+        FtzWith(set) => {
+            if m.ftz && !m.types.last().is_some_and(|t| set.contains(&t.value)) {
+                let msg = format!("`{name}.ftz` takes {} as its last type", types(set));
+                return Err(Diagnostic::error(i.span, msg));
             }
         }
         OneOf(set) => {
@@ -340,8 +379,12 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 ));
             }
         }
-        Operands(n) => {
-            let n = n + usize::from(m.combine.is_some());
+        Operands(n) | SyncOperands(n) => {
+            let more = match c {
+                SyncOperands(_) => m.has(SYNC[0]),
+                _ => m.combine.is_some(),
+            };
+            let n = n + usize::from(more);
             if i.operands.len() != n {
                 return Err(Diagnostic::error(
                     i.span,

@@ -105,7 +105,7 @@ fn integer_arithmetic_forms() {
         ("bfind.u16 %r1, %h2;", "`bfind` takes", ".u16"),
         ("fns.u32 %r1, %r2, %r3, %r0;", "`fns` takes `.b32`", ".u32"),
         ("dp4a.u32 %r1, %r2, %r3, %r0;", "`dp4a` needs two types", "dp4a.u32 %r1, %r2, %r3, %r0;"),
-        ("dp4a.u32.b32 %r1, %r2, %r3, %r0;", "`dp4a` takes `.u32` or `.s32`", ".b32"),
+        ("dp4a.u32.b32 %r1, %r2, %r3, %r0;", "`dp4a` takes `.u32` or `.s32` there", ".b32"),
         (
             "dp2a.u32.u32 %r1, %r2, %r3, %r0;",
             "`dp2a` needs `.lo` or `.hi`",
@@ -263,5 +263,57 @@ fn root_reciprocal_and_quotient_forms() {
         ("rcp.approx.rn.f32 %r1, %r2;", "`rcp.approx` takes no rounding", ".rn"),
         ("div.full.f64 %rd1, %rd2, %rd3;", "`div.full` takes `.f32`", ".f64"),
         ("div.approx.rz.f32 %r1, %r2, %r3;", "`div.approx` takes no rounding", ".rz"),
+    ]);
+}
+
+#[test]
+fn warp_collective_forms() {
+    // §9.7.13.6-9 (and the pre-`.sync` forms, without the member mask).
+    accepted(&[
+        "shfl.sync.bfly.b32 %r1|%p1, %r2, %r3, %r0, %r1;",
+        "shfl.idx.b32 %r1, %r2, %r3, %r0;",
+        "vote.sync.ballot.b32 %r1, %p1, %r2;",
+        "vote.all.pred %p1, %p2;",
+        "match.all.sync.b64 %r1|%p1, %rd2, %r3;",
+        "activemask.b32 %r1;",
+    ]);
+    refused(&[
+        (
+            "shfl.sync.b32 %r1, %r2, %r3, %r0, %r1;",
+            "`shfl` needs one of `.up`",
+            "shfl.sync.b32 %r1, %r2, %r3, %r0, %r1;",
+        ),
+        ("shfl.sync.up.b64 %rd1, %rd2, %r3, %r0, %r1;", "`shfl` takes", ".b64"),
+        (
+            "shfl.sync.up.b32 %r1, %r2, %r3, %r0;",
+            "`shfl` takes 5 operands here, found 4",
+            "shfl.sync.up.b32 %r1, %r2, %r3, %r0;",
+        ),
+        (
+            "vote.sync.any.pred %p1, %p2;",
+            "`vote` takes 3 operands here, found 2",
+            "vote.sync.any.pred %p1, %p2;",
+        ),
+        ("match.any.sync.b16 %r1, %h2, %r3;", "`match` takes", ".b16"),
+    ]);
+}
+
+#[test]
+fn select_forms() {
+    // §9.7.7.3
+    accepted(&[
+        "slct.u32.s32 %r1, %r2, %r3, %r0;",
+        "slct.ftz.f64.f32 %rd1, %rd2, %rd3, %r0;",
+        "slct.b16.s32 %h1, %h2, %h3, %r0;",
+    ]);
+    refused(&[
+        ("slct.u32 %r1, %r2, %r3, %r0;", "`slct` needs two types", "slct.u32 %r1, %r2, %r3, %r0;"),
+        ("slct.pred.s32 %p1, %p2, %p3, %r0;", "`slct` takes", ".pred"),
+        ("slct.u32.u32 %r1, %r2, %r3, %r0;", "`slct` takes `.s32` or `.f32` there", ".u32"),
+        (
+            "slct.ftz.u32.s32 %r1, %r2, %r3, %r0;",
+            "`slct.ftz` takes `.f32`",
+            "slct.ftz.u32.s32 %r1, %r2, %r3, %r0;",
+        ),
     ]);
 }

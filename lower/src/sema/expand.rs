@@ -680,29 +680,9 @@ impl Lowerer<'_> {
     /// `slct.dtype.s32 d, a, b, c` and `slct{.ftz}.dtype.f32 d, a, b, c` (§9.7.7.3):
     /// `c >= 0 ? a : b`; a NaN `c` selects `b`, and `-0.0` selects `a`.
     fn slct(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
         let span = i.span;
-        let [dt, ct] = match m.types.as_slice() {
-            [d, c] => [d, c],
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`slct` needs two types, such as `slct.u32.s32`",
-                ))
-            }
-        };
-        let dty = super::op_ty(dt)?;
-        if dty == OpTy::Pred {
-            return Err(Diagnostic::error(dt.span, "`slct` does not select predicates"));
-        }
-        let cty = match ct.value {
-            ScalarType::S32 => OpTy::S(32),
-            ScalarType::F32 => OpTy::F(32),
-            _ => return Err(Diagnostic::error(ct.span, "`slct` compares an `.s32` or `.f32` `c`")),
-        };
-        if m.ftz && !cty.is_float() {
-            return Err(Diagnostic::error(span, "`.ftz` takes `slct` with an `.f32` `c`"));
-        }
+        let dty = super::op_ty(&m.types[0])?;
+        let cty = if m.types[1].value == ScalarType::F32 { OpTy::F(32) } else { OpTy::S(32) };
         let dst = self.dst(&i.operands[0], dty, false)?;
         let [a, b, c] = self.srcs(i, 1, [dty, dty, cty])?;
         let op = IntegerOp::Slct { ty: dty, float: cty.is_float(), ftz: m.ftz };
