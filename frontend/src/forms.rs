@@ -48,6 +48,8 @@ pub enum Check {
     NoFtz,
     /// A rounding (`sqrt.rn`).
     Rounding,
+    /// A comparison (`setp.lt`).
+    Comparison,
     /// No predicate combine other than these (`lop3.and`, `lop3.or`).
     Combines(&'static [BoolOp]),
     /// This many operands, one more with a predicate combine (`lop3`).
@@ -149,6 +151,9 @@ pub static FORMS: &[Form] = &[
     // §9.7.3.2-3
     row(&[Opcode::Copysign], &[Details(&[]), Type(F32F64)]),
     row(&[Opcode::Testp], &[OneOf(FLOAT_CLASSES), Type(F32F64)]),
+    // §9.7.7.1-2: the comparison, and `c` with a predicate combine.
+    row(&[Opcode::Setp], &[Comparison, Operands(3)]),
+    row(&[Opcode::Set], &[Details(&[]), Comparison, Operands(3)]),
     // §9.7.7.3; ptxvk also takes the 8-bit destination types.
     row(&[Opcode::Slct], &[Details(&[]), TwoTypes(SLCT, &[S32, F32]), FtzWith(&[F32])]),
     // §9.7.2.1-6: the carry chains; `add.cc`, `sub.cc` and `mad.cc` are integer only, so
@@ -360,6 +365,12 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         NoFtz => {
             if m.ftz {
                 return Err(Diagnostic::error(i.span, format!("`{name}` takes no `.ftz`")));
+            }
+        }
+        Comparison => {
+            if m.cmp.is_none() {
+                let msg = format!("`{name}` needs a comparison such as `.lt`");
+                return Err(Diagnostic::error(i.span, msg));
             }
         }
         Rounding => {

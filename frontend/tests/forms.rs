@@ -317,3 +317,32 @@ fn select_forms() {
         ),
     ]);
 }
+
+#[test]
+fn comparison_forms() {
+    // §9.7.7.1-2: a comparison; with `.and`/`.or`/`.xor` a fourth operand, `c`.
+    accepted(&[
+        "setp.lt.s32 %p1, %r2, %r3;",
+        "setp.ge.and.u64 %p1|%p2, %rd2, %rd3, %p3;",
+        "set.eq.u32.f32 %r1, %r2, %r3;",
+        "set.ne.or.f32.s32 %r1, %r2, %r3, !%p1;",
+    ]);
+    refused(&[
+        (
+            "setp.s32 %p1, %r2, %r3;",
+            "`setp` needs a comparison such as `.lt`",
+            "setp.s32 %p1, %r2, %r3;",
+        ),
+        (
+            "setp.lt.and.s32 %p1, %r2, %r3;",
+            "`setp` takes 4 operands here, found 3",
+            "setp.lt.and.s32 %p1, %r2, %r3;",
+        ),
+        ("set.u32.s32 %r1, %r2, %r3;", "`set` needs a comparison", "set.u32.s32 %r1, %r2, %r3;"),
+        (
+            "set.lt.u32.s32 %r1, %r2, %r3, %p1;",
+            "`set` takes 3 operands here, found 4",
+            "set.lt.u32.s32 %r1, %r2, %r3, %p1;",
+        ),
+    ]);
+}

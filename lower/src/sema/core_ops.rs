@@ -638,13 +638,9 @@ impl Lowerer<'_> {
                     Some(_) => OpTy::F(32),
                     None => self.one_type(i, m)?,
                 };
-                m.allow(&[])?;
-                let cmp = m.cmp.ok_or_else(|| {
-                    Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
-                })?;
+                // The form has a comparison (`ptxvk_frontend::forms`).
+                let cmp = m.cmp.unwrap_or(CmpOp::Eq);
                 check_comparison(span, cmp, ty, m.ftz)?;
-                let n = if m.bool_op.is_some() { 4 } else { 3 };
-                arity(op, i, n)?;
                 let (dst, dst_not) = match &ops[0] {
                     Operand::Pair(a, b, _) => {
                         (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?)

@@ -610,7 +610,6 @@ impl Lowerer<'_> {
     /// (`.f32`, `.f16`, `.bf16`) when true, else 0. Half sources compare as their exact
     /// f32 values.
     fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
         let span = i.span;
         let [dt, st] = match m.types.as_slice() {
             [d, s] => [d, s],
@@ -647,17 +646,9 @@ impl Lowerer<'_> {
             Some(_) => OpTy::F(32),
             None => super::op_ty(st)?,
         };
-        let cmp = m
-            .cmp
-            .ok_or_else(|| Diagnostic::error(span, "`set` needs a comparison such as `.lt`"))?;
+        // The form has a comparison (`ptxvk_frontend::forms`).
+        let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
         super::check_comparison(span, cmp, sty, m.ftz)?;
-        let n = if m.bool_op.is_some() { 4 } else { 3 };
-        if i.operands.len() != n {
-            return Err(Diagnostic::error(
-                span,
-                format!("`set` takes {n} operands here, found {}", i.operands.len()),
-            ));
-        }
         let dst = self.dst(&i.operands[0], dty, false)?;
         let combine = match m.bool_op {
             Some(op) => {
