@@ -15,8 +15,9 @@
 //! brackets) is reported at the offending token with what would have been accepted.
 //!
 //! The table describes syntax, not support: a modifier listed here may still be rejected
-//! by semantic analysis because ptxvk does not lower it, and combinations of modifiers
-//! (`add.rn.s32`) and type rules are semantic analysis' business. Opcodes that are not
+//! because ptxvk does not lower it. Combinations of modifiers (`add.rn.s32`) and type
+//! rules are the business of the table of implemented forms ([`crate::forms`]) and,
+//! for opcodes it has no row for, of semantic analysis. Opcodes that are not
 //! in the table are left to semantic analysis, which reports them as unknown
 //! instructions at their span.
 //!
@@ -412,7 +413,7 @@ instruction_table! {
     (Mov, "mov", [TYPES, VECTOR], "V X", [Vector]),
     (Movmatrix, "movmatrix", [TYPES, SYNC, MATRIX], "V V", [], [Convergence, Shape, Transpose]),
     (Mul, "mul", [TYPES, INT_MODES, ROUND, FLOAT_MODES], "V V V", [MulPart, Rounding, Ftz, Sat]),
-    (Mul24, "mul24", [TYPES, INT_MODES], "V V V", [MulPart, Sat]),
+    (Mul24, "mul24", [TYPES, INT_MODES], "V V V", [MulPart]),
     (Multimem, "multimem", [
             TYPES,
             SPACES,

@@ -21,6 +21,7 @@
 pub mod ast;
 pub mod decode;
 pub mod diagnostic;
+pub mod forms;
 mod indexing;
 pub mod instructions;
 pub mod legacy;

@@ -1055,7 +1055,7 @@ impl Lowerer<'_> {
             }
             None => i,
         };
-        let m = Mods::from(decode::decode(i)?.ok_or_else(unknown)?);
+        let decoded = decode::decode(i)?.ok_or_else(unknown)?;
         let guard = match &i.guard {
             Some(g) => {
                 let (r, span) = match self.lookup(&g.pred.value) {
@@ -1067,6 +1067,10 @@ impl Lowerer<'_> {
             }
             None => None,
         };
+        // The types, modifiers and operands of the implemented forms
+        // (`ptxvk_frontend::forms`).
+        ptxvk_frontend::forms::check(i, &decoded)?;
+        let m = Mods::from(decoded);
 
         // Control flow first: it ends blocks instead of adding to them.
         match op {

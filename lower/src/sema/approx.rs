@@ -10,7 +10,7 @@ use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
 use super::expand::Emit;
-use super::{unsupported, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Rounding, UnaryOp, Value,
@@ -50,16 +50,6 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[APPROX])?;
-        if !m.has(APPROX) {
-            return Err(Diagnostic::error(span, format!("`{op}` needs `.approx`")));
-        }
-        if m.rounding.is_some() || m.sat {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}.approx` takes no rounding or `.sat`"),
-            ));
-        }
         let uop = match op {
             Opcode::Ex2 => UnaryOp::Ex2,
             Opcode::Lg2 => UnaryOp::Lg2,
@@ -125,13 +115,6 @@ impl Lowerer<'_> {
             // roundings, within one ulp).
             return self.approx_f64(UnaryOp::Rsqrt, i, m);
         }
-        if ty != F32 {
-            return Err(unsupported(
-                span,
-                &format!("`{op}.approx` on this type"),
-                "only `.f32` (and `.f16`/`.bf16` for `ex2` and `tanh`, `.f64` for `rsqrt`) is implemented",
-            ));
-        }
         let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
         let dst = self.dst(&i.operands[0], F32, false)?;
         let src = self.src(&i.operands[1], F32, false, span)?;
@@ -148,23 +131,12 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[APPROX])?;
         let ty = self.one_type(i, m)?;
-        if ty == OpTy::F(64) && op == Opcode::Rcp {
+        if ty == OpTy::F(64) {
             if !m.ftz {
                 return Err(Diagnostic::error(span, "`rcp.approx.f64` needs `.ftz`"));
             }
             return self.approx_f64(UnaryOp::Rcp, i, m);
-        }
-        if ty != F32 {
-            return Err(unsupported(
-                span,
-                &format!("`{op}.approx` on this type"),
-                "only `.f32` and `rcp.approx.ftz.f64` are implemented",
-            ));
-        }
-        if m.rounding.is_some() || m.sat {
-            return Err(Diagnostic::error(span, format!("`{op}.approx{{.ftz}}.f32 d, a`")));
         }
         let dst = self.dst(&i.operands[0], F32, false)?;
         let src = self.src(&i.operands[1], F32, false, span)?;
@@ -184,9 +156,6 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        if m.rounding.is_some() || m.sat {
-            return Err(Diagnostic::error(span, "expected `.approx{.ftz}.f64 d, a`"));
-        }
         let f64t = OpTy::F(64);
         let dst = self.dst(&i.operands[0], f64t, false)?;
         let src = self.src(&i.operands[1], f64t, false, span)?;
@@ -212,18 +181,7 @@ impl Lowerer<'_> {
     /// for 2^126 < |b| < 2^128, as the ISA specifies.
     fn approx_div(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[APPROX, FULL])?;
         let approx = m.has(APPROX);
-        let ty = self.one_type(i, m)?;
-        if ty != F32 {
-            return Err(Diagnostic::error(span, "`div.approx` and `div.full` take `.f32`"));
-        }
-        if m.rounding.is_some() || m.sat {
-            return Err(Diagnostic::error(
-                span,
-                "`div.approx{.ftz}.f32 d, a, b` / `div.full{.ftz}.f32 d, a, b`",
-            ));
-        }
         let dst = self.dst(&i.operands[0], F32, false)?;
         let a = self.src(&i.operands[1], F32, false, span)?;
         let b = self.src(&i.operands[2], F32, false, span)?;

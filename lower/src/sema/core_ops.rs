@@ -436,18 +436,8 @@ impl Lowerer<'_> {
                     self.push(InstKind::PredLogic { op: b, dst, lhs, rhs }, span);
                     return Ok(());
                 }
-                let logical = matches!(bop, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
-                if logical && ty.is_float() {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("`{op}` takes bit-size types, not floats"),
-                    ));
-                }
                 let rounded = matches!(bop, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div);
                 let mode = self.float_mode(span, ty, m, rounded)?;
-                if ty.is_float() && bop == BinaryOp::Rem {
-                    return Err(Diagnostic::error(span, "`rem` takes integer types"));
-                }
                 // Float `div` is exact in every rounding mode; `.approx`/`.full` are lowered
                 // by `sema::approx`, and PTX requires one of them or a rounding.
                 if ty.is_float() && bop == BinaryOp::Div && m.rounding.is_none() {
@@ -534,17 +524,6 @@ impl Lowerer<'_> {
             }
             Opcode::Bfe | Opcode::Bfi => {
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
-                if ty.is_float()
-                    || ty == OpTy::Pred
-                    || ty.bits() < 32
-                    || (op == Opcode::Bfi && ty.is_signed())
-                {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("`{op}` takes 32- or 64-bit integer types"),
-                    ));
-                }
                 let dst = self.dst(&ops[0], ty, false)?;
                 let a = self.src(&ops[1], ty, false, span)?;
                 if op == Opcode::Bfe {
@@ -581,16 +560,6 @@ impl Lowerer<'_> {
         match op {
             Opcode::Shl | Opcode::Shr => {
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
-                if ty.is_float() || ty == OpTy::Pred || (op == Opcode::Shl && ty.is_signed()) {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!(
-                            "`{op}` takes {} types",
-                            if op == Opcode::Shl { "`.bN`" } else { "integer" }
-                        ),
-                    ));
-                }
                 let dst = self.dst(&ops[0], ty, false)?;
                 let lhs = self.src(&ops[1], ty, false, span)?;
                 let rhs = self.src(&ops[2], OpTy::U(32), false, span)?;
@@ -601,18 +570,8 @@ impl Lowerer<'_> {
                 );
             }
             Opcode::Sqrt | Opcode::Rcp => {
-                // `.rn` forms are exact (emulated); `.approx` is an unsupported modifier.
+                // `.rn` forms are exact (emulated).
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
-                if !ty.is_float() {
-                    return Err(Diagnostic::error(span, format!("`{op}` takes `.f32` or `.f64`")));
-                }
-                if m.rounding.is_none() {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("`{op}` needs a rounding such as `.rn` (or `.approx` on `.f32`)"),
-                    ));
-                }
                 let mode = self.float_mode(span, ty, m, true)?;
                 let dst = self.dst(&ops[0], ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
@@ -629,12 +588,6 @@ impl Lowerer<'_> {
                 let ty = self.one_type(i, m)?;
                 m.allow(&[])?;
                 if ty == OpTy::Pred {
-                    if op != Opcode::Not {
-                        return Err(Diagnostic::error(
-                            span,
-                            format!("`{op}` does not take `.pred`"),
-                        ));
-                    }
                     let dst = self.dst(&ops[0], ty, false)?;
                     let (src, _) = self.reg_operand(&ops[1])?;
                     self.check_width(src, ops[1].span(), ty, false)?;
@@ -650,17 +603,8 @@ impl Lowerer<'_> {
                     Opcode::Clz => UnaryOp::Clz,
                     _ => UnaryOp::Brev,
                 };
-                if ty.is_float() && !matches!(uop, UnaryOp::Neg | UnaryOp::Abs) {
-                    return Err(Diagnostic::error(span, format!("`{op}` takes integer types")));
-                }
                 if m.ftz && ty != OpTy::F(32) {
                     return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
-                }
-                if ty.bits() < 16 {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("`{op}` takes 16-, 32- or 64-bit types"),
-                    ));
                 }
                 let dst_ty =
                     if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
@@ -694,13 +638,9 @@ impl Lowerer<'_> {
                     Some(_) => OpTy::F(32),
                     None => self.one_type(i, m)?,
                 };
-                m.allow(&[])?;
-                let cmp = m.cmp.ok_or_else(|| {
-                    Diagnostic::error(span, "`setp` needs a comparison such as `.lt`")
-                })?;
+                // The form has a comparison (`ptxvk_frontend::forms`).
+                let cmp = m.cmp.unwrap_or(CmpOp::Eq);
                 check_comparison(span, cmp, ty, m.ftz)?;
-                let n = if m.bool_op.is_some() { 4 } else { 3 };
-                arity(op, i, n)?;
                 let (dst, dst_not) = match &ops[0] {
                     Operand::Pair(a, b, _) => {
                         (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?)

@@ -16,18 +16,16 @@ use ptxvk_frontend::modifier::{
     ShiftDirection,
 };
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CarryOp, FloatTest, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy,
-    PackedOp, PredSource, PrmtMode, RegId, RegTy, SetSource, SetTruth, SyncPoint, Value,
+    BinaryOp, CarryOp, FloatTest, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy, PackedOp,
+    PredSource, PrmtMode, RegId, RegTy, SetSource, SetTruth, SyncPoint, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
-const U64: OpTy = OpTy::U(64);
 
 /// Emits IR for one PTX instruction into the current block.
 pub(super) struct Emit<'a, 'm> {
@@ -65,7 +63,6 @@ pub(super) const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
 const XORSIGN: Modifier = Modifier::FloatOption(FloatOption::Xorsign);
 const ABS: Modifier = Modifier::FloatOption(FloatOption::Abs);
 const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
-const WRAP: Modifier = Modifier::Clamp(Clamp::Wrap);
 
 impl Lowerer<'_> {
     /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
@@ -110,7 +107,7 @@ impl Lowerer<'_> {
             Opcode::Mul24 | Opcode::Mad24 => self.mul24(op, i, m),
             Opcode::Sad => self.sad(i, m),
             Opcode::Bfind => self.bfind(i, m),
-            Opcode::Fns => self.fns(i, m),
+            Opcode::Fns => self.fns(i),
             Opcode::Prefetch
             | Opcode::Prefetchu
             | Opcode::Applypriority
@@ -316,27 +313,17 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        m.allow(&[CC])?;
         let cc_out = m.has(CC);
         let carry_in = matches!(op, Opcode::Addc | Opcode::Subc | Opcode::Madc);
-        let ty = self.typed(i, m, &[U32, OpTy::S(32), U64, OpTy::S(64)])?;
-        if m.sat {
-            return Err(Diagnostic::error(i.span, format!("`{op}` with `.cc` takes no `.sat`")));
-        }
+        let ty = self.one_type(i, m)?;
         let span = i.span;
         let dst = self.dst(&i.operands[0], ty, false)?;
         let (op, srcs) = if matches!(op, Opcode::Mad | Opcode::Madc) {
-            let part = match m.mul_part.as_ref().map(|p| p.value) {
-                Some(BinaryOp::Mul) => CarryOp::MadLo,
-                Some(BinaryOp::MulHi) => CarryOp::MadHi,
-                _ => return Err(Diagnostic::error(span, format!("`{op}` needs `.lo` or `.hi`"))),
-            };
+            let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
+            let part = if hi { CarryOp::MadHi } else { CarryOp::MadLo };
             let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
             (part, vec![a, b, c])
         } else {
-            if let Some(p) = &m.mul_part {
-                return Err(Diagnostic::error(p.span, format!("`{op}` takes no `.lo/.hi/.wide`")));
-            }
             let [a, b] = self.srcs(i, 1, [ty, ty])?;
             let sum =
                 if matches!(op, Opcode::Sub | Opcode::Subc) { CarryOp::Sub } else { CarryOp::Add };
@@ -396,15 +383,9 @@ impl Lowerer<'_> {
     /// `mad.hi.sat.s32` (§9.7.1.4) and `mad24.hi.sat.s32` (§9.7.1.6): the high part of
     /// the product plus `c`, clamped to the s32 range.
     fn mad_hi_sat(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
         let span = i.span;
         let op = m.opcode;
-        let ty = self.one_type(i, m)?;
-        if ty != OpTy::S(32)
-            || !matches!(m.mul_part.as_ref().map(|p| p.value), Some(BinaryOp::MulHi))
-        {
-            return Err(Diagnostic::error(span, format!("integer `.sat` takes `{op}.hi.sat.s32`")));
-        }
+        let ty = OpTy::S(32);
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
         let op = IntegerOp::MadHiSat { mul24: op == Opcode::Mad24 };
@@ -416,13 +397,8 @@ impl Lowerer<'_> {
     /// product of the low 24 bits of `a` and `b` (sign-extended for `.s32`); `.lo` is
     /// bits 31..0, `.hi` bits 47..16; `mad24` adds `c` modulo 2^32.
     fn mul24(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
-        let ty = self.typed(i, m, &[U32, OpTy::S(32)])?;
-        let hi = match m.mul_part.as_ref().map(|p| p.value) {
-            Some(BinaryOp::Mul) => false,
-            Some(BinaryOp::MulHi) => true,
-            _ => return Err(Diagnostic::error(i.span, format!("`{op}` needs `.lo` or `.hi`"))),
-        };
+        let ty = self.one_type(i, m)?;
+        let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [ty, ty])?;
         let mut srcs = vec![a, b];
@@ -437,9 +413,7 @@ impl Lowerer<'_> {
 
     /// `sad` (§9.7.1.11): `d = c + |a - b|`, the difference taken in the type's order.
     fn sad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
-        let all = [OpTy::U(16), U32, U64, OpTy::S(16), OpTy::S(32), OpTy::S(64)];
-        let ty = self.typed(i, m, &all)?;
+        let ty = self.one_type(i, m)?;
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
         self.integer(IntegerOp::Sad { ty }, Some(dst), vec![a, b, c], i.span);
@@ -450,7 +424,7 @@ impl Lowerer<'_> {
     /// is set (for signed types: that differs from the sign bit), or 0xffffffff;
     /// `.shiftamt` gives `msb - position` instead, which is the leading-zero count.
     fn bfind(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let ty = self.typed(i, m, &[U32, U64, OpTy::S(32), OpTy::S(64)])?;
+        let ty = self.one_type(i, m)?;
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a] = self.srcs(i, 1, [ty])?;
         let shiftamt = m.has(Modifier::Bfind(Bfind::Shiftamt));
@@ -480,9 +454,7 @@ impl Lowerer<'_> {
     /// `fns.b32 d, mask, base, offset` (§9.7.1.18): the position of the |offset|-th set
     /// bit of `mask` counting from `base` upward (offset > 0) or downward (offset < 0),
     /// `base` itself when offset = 0 and that bit is set, else 0xffffffff.
-    fn fns(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
-        self.typed(i, m, &[U32])?;
+    fn fns(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [mask, base, offset] = self.srcs(i, 1, [U32, U32, OpTy::S(32)])?;
         self.integer(IntegerOp::Fns, Some(dst), vec![mask, base, offset], i.span);
@@ -493,18 +465,8 @@ impl Lowerer<'_> {
     /// `szext.{clamp,wrap}.{u32,s32} d, a, b` (§9.7.1.25): the low `b` bits of `a`,
     /// zero- or sign-extended.
     fn mask_ops(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let clamp = match (m.has(CLAMP), m.has(WRAP)) {
-            (true, false) => true,
-            (false, true) => false,
-            _ => {
-                return Err(Diagnostic::error(i.span, format!("`{op}` needs `.clamp` or `.wrap`")))
-            }
-        };
-        let ty = if op == Opcode::Bmsk {
-            self.typed(i, m, &[U32])?
-        } else {
-            self.typed(i, m, &[U32, OpTy::S(32)])?
-        };
+        let clamp = m.has(CLAMP);
+        let ty = self.one_type(i, m)?;
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [U32, U32])?;
         let op = if op == Opcode::Bmsk {
@@ -521,10 +483,6 @@ impl Lowerer<'_> {
     /// replicate the picked byte's sign); the modes pick by `c[1:0]` from the ISA's
     /// fixed table.
     fn prmt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        if let Some(second) = m.details.get(1) {
-            return Err(Diagnostic::error(second.span, "`prmt` takes one mode"));
-        }
-        self.typed(i, m, &[U32])?;
         let mode = m.find(|d| match d {
             Modifier::PermuteMode(p) => Some(p),
             _ => None,
@@ -547,20 +505,8 @@ impl Lowerer<'_> {
     /// by `n = clamp ? min(c, 32) : c & 31`, taking the high word (`.l`) or the low
     /// word (`.r`) of the shifted 64-bit value.
     fn shf(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let left = match (
-            m.has(Modifier::ShiftDirection(ShiftDirection::L)),
-            m.has(Modifier::ShiftDirection(ShiftDirection::R)),
-        ) {
-            (true, false) => true,
-            (false, true) => false,
-            _ => return Err(Diagnostic::error(i.span, "`shf` needs `.l` or `.r`")),
-        };
-        let clamp = match (m.has(CLAMP), m.has(WRAP)) {
-            (true, false) => true,
-            (false, true) => false,
-            _ => return Err(Diagnostic::error(i.span, "`shf` needs `.clamp` or `.wrap`")),
-        };
-        self.typed(i, m, &[U32])?;
+        let left = m.has(Modifier::ShiftDirection(ShiftDirection::L));
+        let clamp = m.has(CLAMP);
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
         self.integer(IntegerOp::Shf { left, clamp }, Some(dst), vec![a, b, c], i.span);
@@ -571,20 +517,8 @@ impl Lowerer<'_> {
     /// (§9.7.8.6): the bitwise function whose truth table is `immLut` (bit
     /// `4a + 2b + c` of the table is the result for input bits a, b, c).
     fn lop3(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
-        self.typed(i, m, &[U32])?;
         let span = i.span;
         let combine = m.bool_op;
-        if matches!(combine, Some(BoolOp::Xor)) {
-            return Err(Diagnostic::error(span, "`lop3` combines with `.and` or `.or`"));
-        }
-        let n = if combine.is_some() { 6 } else { 5 };
-        if i.operands.len() != n {
-            return Err(Diagnostic::error(
-                span,
-                format!("`lop3` takes {n} operands here, found {}", i.operands.len()),
-            ));
-        }
         let Operand::Imm(lut) = &i.operands[4] else {
             return Err(Diagnostic::error(i.operands[4].span(), "`immLut` must be a constant"));
         };
@@ -618,30 +552,15 @@ impl Lowerer<'_> {
     /// products of the half words of `a` and bytes 0-1 (`.lo`) or 2-3 (`.hi`) of `b`.
     /// Elements are sign-extended for `.s32`; the sum wraps modulo 2^32.
     fn dot(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
-        let [at, bt] = match m.types.as_slice() {
-            [x, y] => [x, y].map(|t| match t.value {
-                ScalarType::U32 => Ok(U32),
-                ScalarType::S32 => Ok(OpTy::S(32)),
-                _ => Err(Diagnostic::error(t.span, format!("`{op}` takes `.u32` or `.s32`"))),
-            }),
-            _ => {
-                return Err(Diagnostic::error(
-                    i.span,
-                    format!("`{op}` needs two types, such as `{op}.u32.s32`"),
-                ))
+        let [at, bt] = [0, 1].map(|k| {
+            let signed = m.types.get(k).is_some_and(|t| t.value == ScalarType::S32);
+            if signed {
+                OpTy::S(32)
+            } else {
+                U32
             }
-        };
-        let (at, bt) = (at?, bt?);
-        let hi = match (op, m.mul_part.as_ref().map(|p| p.value)) {
-            (Opcode::Dp4a, None) => false,
-            (Opcode::Dp2a, Some(BinaryOp::Mul)) => false,
-            (Opcode::Dp2a, Some(BinaryOp::MulHi)) => true,
-            (Opcode::Dp2a, _) => {
-                return Err(Diagnostic::error(i.span, "`dp2a` needs `.lo` or `.hi`"));
-            }
-            _ => return Err(Diagnostic::error(i.span, "`dp4a` takes no `.lo/.hi/.wide`")),
-        };
+        });
+        let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
         let signed = at.is_signed() || bt.is_signed();
         let dty = if signed { OpTy::S(32) } else { U32 };
         let dst = self.dst(&i.operands[0], dty, false)?;
@@ -654,8 +573,7 @@ impl Lowerer<'_> {
 
     /// `copysign.{f32,f64} d, a, b` (§9.7.3.2): `b` with the sign bit of `a`.
     fn copysign(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
-        let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
+        let ty = self.one_type(i, m)?;
         let bits = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [bits, bits])?;
@@ -667,18 +585,19 @@ impl Lowerer<'_> {
     /// `.number`, `.notanumber`, `.normal` (zero counts as normal, per the ISA),
     /// `.subnormal`.
     fn testp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let which = match m.details.as_slice() {
-            [Spanned { value: Modifier::FloatClass(c), .. }] => match c {
-                FloatClass::Finite => FloatTest::Finite,
-                FloatClass::Infinite => FloatTest::Infinite,
-                FloatClass::Number => FloatTest::Number,
-                FloatClass::NotANumber => FloatTest::NotANumber,
-                FloatClass::Normal => FloatTest::Normal,
-                FloatClass::Subnormal => FloatTest::Subnormal,
-            },
-            _ => return Err(Diagnostic::error(i.span, "`testp` needs one test such as `.finite`")),
+        let class = m.find(|d| match d {
+            Modifier::FloatClass(c) => Some(c),
+            _ => None,
+        });
+        let which = match class.map(|c| c.value) {
+            Some(FloatClass::Finite) => FloatTest::Finite,
+            Some(FloatClass::Infinite) => FloatTest::Infinite,
+            Some(FloatClass::Number) => FloatTest::Number,
+            Some(FloatClass::NotANumber) => FloatTest::NotANumber,
+            Some(FloatClass::Normal) => FloatTest::Normal,
+            _ => FloatTest::Subnormal,
         };
-        let ty = self.typed(i, m, &[OpTy::F(32), OpTy::F(64)])?;
+        let ty = self.one_type(i, m)?;
         let bits = ty.as_unsigned();
         let dst = self.dst(&i.operands[0], OpTy::Pred, false)?;
         let [a] = self.srcs(i, 1, [bits])?;
@@ -691,7 +610,6 @@ impl Lowerer<'_> {
     /// (`.f32`, `.f16`, `.bf16`) when true, else 0. Half sources compare as their exact
     /// f32 values.
     fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
         let span = i.span;
         let [dt, st] = match m.types.as_slice() {
             [d, s] => [d, s],
@@ -728,17 +646,9 @@ impl Lowerer<'_> {
             Some(_) => OpTy::F(32),
             None => super::op_ty(st)?,
         };
-        let cmp = m
-            .cmp
-            .ok_or_else(|| Diagnostic::error(span, "`set` needs a comparison such as `.lt`"))?;
+        // The form has a comparison (`ptxvk_frontend::forms`).
+        let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
         super::check_comparison(span, cmp, sty, m.ftz)?;
-        let n = if m.bool_op.is_some() { 4 } else { 3 };
-        if i.operands.len() != n {
-            return Err(Diagnostic::error(
-                span,
-                format!("`set` takes {n} operands here, found {}", i.operands.len()),
-            ));
-        }
         let dst = self.dst(&i.operands[0], dty, false)?;
         let combine = match m.bool_op {
             Some(op) => {
@@ -761,29 +671,9 @@ impl Lowerer<'_> {
     /// `slct.dtype.s32 d, a, b, c` and `slct{.ftz}.dtype.f32 d, a, b, c` (§9.7.7.3):
     /// `c >= 0 ? a : b`; a NaN `c` selects `b`, and `-0.0` selects `a`.
     fn slct(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        m.allow(&[])?;
         let span = i.span;
-        let [dt, ct] = match m.types.as_slice() {
-            [d, c] => [d, c],
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`slct` needs two types, such as `slct.u32.s32`",
-                ))
-            }
-        };
-        let dty = super::op_ty(dt)?;
-        if dty == OpTy::Pred {
-            return Err(Diagnostic::error(dt.span, "`slct` does not select predicates"));
-        }
-        let cty = match ct.value {
-            ScalarType::S32 => OpTy::S(32),
-            ScalarType::F32 => OpTy::F(32),
-            _ => return Err(Diagnostic::error(ct.span, "`slct` compares an `.s32` or `.f32` `c`")),
-        };
-        if m.ftz && !cty.is_float() {
-            return Err(Diagnostic::error(span, "`.ftz` takes `slct` with an `.f32` `c`"));
-        }
+        let dty = super::op_ty(&m.types[0])?;
+        let cty = if m.types[1].value == ScalarType::F32 { OpTy::F(32) } else { OpTy::S(32) };
         let dst = self.dst(&i.operands[0], dty, false)?;
         let [a, b, c] = self.srcs(i, 1, [dty, dty, cty])?;
         let op = IntegerOp::Slct { ty: dty, float: cty.is_float(), ftz: m.ftz };

@@ -14,7 +14,6 @@ use ptxvk_frontend::modifier::{
     BarrierForm, Convergence, FloatOption, Modifier, Reduction, Shuffle, Vote,
 };
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
@@ -72,7 +71,7 @@ impl Lowerer<'_> {
             Opcode::Vote => self.vote(i, m),
             Opcode::Match => self.match_(i, m),
             Opcode::Redux => self.redux(i, m),
-            Opcode::Activemask => self.activemask(i, m),
+            Opcode::Activemask => self.activemask(i),
             Opcode::Elect => self.elect(i),
             Opcode::Bar if m.has(WARP) => m
                 .allow(&[WARP, SYNC])
@@ -167,17 +166,7 @@ impl Lowerer<'_> {
             Modifier::Shuffle(s) => Some(s),
             _ => None,
         });
-        let Some(Spanned { value: mode, .. }) = mode else {
-            return Err(Diagnostic::error(span, "`shfl` needs `.up`, `.down`, `.bfly` or `.idx`"));
-        };
-        if self.one_type(i, m)?.bits() != 32 {
-            return Err(Diagnostic::error(span, "`shfl` takes `.b32`"));
-        }
         let ops = i.operands.as_slice();
-        let want = if sync { 5 } else { 4 };
-        if ops.len() != want {
-            return Err(Diagnostic::error(span, format!("`shfl` takes {want} operands")));
-        }
         let (dst, pred) = match &ops[0] {
             Operand::Pair(d, p, _) => {
                 (self.dst(d, U32, false)?, Some(self.dst(p, OpTy::Pred, false)?))
@@ -187,11 +176,11 @@ impl Lowerer<'_> {
         let value = self.src(&ops[1], U32, false, span)?;
         let lane = self.src(&ops[2], U32, false, span)?;
         let clamp = self.src(&ops[3], U32, false, span)?;
-        let mode = match mode {
-            Shuffle::Up => ShuffleMode::Up,
-            Shuffle::Down => ShuffleMode::Down,
-            Shuffle::Bfly => ShuffleMode::Bfly,
-            Shuffle::Idx => ShuffleMode::Idx,
+        let mode = match mode.map(|s| s.value) {
+            Some(Shuffle::Up) => ShuffleMode::Up,
+            Some(Shuffle::Down) => ShuffleMode::Down,
+            Some(Shuffle::Bfly) => ShuffleMode::Bfly,
+            _ => ShuffleMode::Idx,
         };
         let op = WarpOp::Shuffle { mode, dst, pred, value, lane, clamp };
         self.collective(op, ops.get(4).filter(|_| sync), span)
@@ -202,10 +191,6 @@ impl Lowerer<'_> {
         let span = i.span;
         let sync = m.has(SYNC);
         let ops = i.operands.as_slice();
-        let want = if sync { 3 } else { 2 };
-        if ops.len() != want {
-            return Err(Diagnostic::error(span, format!("`vote` takes {want} operands")));
-        }
         let mode = if m.has(Modifier::Vote(Vote::Ballot)) {
             VoteMode::Ballot
         } else if m.has(Modifier::Vote(Vote::Any)) {
@@ -225,11 +210,7 @@ impl Lowerer<'_> {
     /// `match.{any,all}.sync.b32/.b64 d[|p], a, membermask` (§9.7.13.5 of PTX 9.2).
     fn match_(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[Modifier::Vote(Vote::Any), Modifier::Vote(Vote::All), SYNC, ALIGNED])?;
         let ty = self.one_type(i, m)?;
-        if !matches!(ty.bits(), 32 | 64) || ty == OpTy::Pred {
-            return Err(Diagnostic::error(span, "`match` takes `.b32` or `.b64`"));
-        }
         let ops = i.operands.as_slice();
         let all = m.has(Modifier::Vote(Vote::All));
         let (dst, pred) = match &ops[0] {
@@ -314,13 +295,9 @@ impl Lowerer<'_> {
     }
 
     /// `activemask.b32 d`: the lanes of the warp that execute it.
-    fn activemask(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn activemask(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[])?;
-        let [d] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, "`activemask` takes 1 operand"));
-        };
-        let dst = self.dst(d, U32, false)?;
+        let dst = self.dst(&i.operands[0], U32, false)?;
         self.collective(WarpOp::ActiveMask { dst }, None, span)
     }
 

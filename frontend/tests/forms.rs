@@ -1,0 +1,348 @@
+//! The table of implemented forms (`ptxvk_frontend::forms`) against the PTX ISA 9.2:
+//! each instruction form a section lists is accepted, and forms outside it are refused
+//! with a diagnostic that names the instruction and points at the offending modifier or
+//! type. The cases are written from the ISA's syntax blocks, not from ptxvk's output.
+
+use ptxvk_frontend::ast::{Item, Statement};
+use ptxvk_frontend::{decode, forms, parse};
+
+/// Parses `inst` in a kernel and holds it against its form: `Ok` or the diagnostic's
+/// message and the text it points at.
+fn verdict(inst: &str) -> Result<(), (String, String)> {
+    let src = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
+         .reg .pred %p<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{inst}\n}}\n"
+    );
+    let module = parse(&src).map_err(|e| (format!("parse: {:?}", e.0), String::new()))?;
+    let f = module
+        .items
+        .iter()
+        .find_map(|it| match it {
+            Item::Function(f) => Some(f),
+            _ => None,
+        })
+        .expect("the kernel");
+    let i = f
+        .body
+        .iter()
+        .flatten()
+        .find_map(|s| match s {
+            Statement::Instruction(i) => Some(i),
+            _ => None,
+        })
+        .expect("the instruction");
+    let at = |d: ptxvk_frontend::Diagnostic| {
+        (d.message, src[d.span.start as usize..d.span.end as usize].to_string())
+    };
+    let m = decode::decode(i).map_err(at)?.expect("a PTX opcode");
+    forms::check(i, &m).map_err(at)
+}
+
+fn accepted(cases: &[&str]) {
+    for c in cases {
+        assert_eq!(verdict(c), Ok(()), "{c}");
+    }
+}
+
+/// Each case is refused with a message containing `msg`, pointing at `at`.
+fn refused(cases: &[(&str, &str, &str)]) {
+    for (c, msg, at) in cases {
+        match verdict(c) {
+            Ok(()) => panic!("{c} was accepted"),
+            Err((m, a)) => {
+                assert!(m.contains(msg), "{c}: `{m}` does not say `{msg}`");
+                assert_eq!(&a, at, "{c}: `{m}` points at `{a}`");
+            }
+        }
+    }
+}
+
+#[test]
+fn integer_arithmetic_forms() {
+    // §9.7.1.5-6: mul24/mad24 .hi/.lo on .u32/.s32; mad24.hi.sat.s32.
+    accepted(&[
+        "mul24.lo.u32 %r1, %r2, %r3;",
+        "mul24.hi.s32 %r1, %r2, %r3;",
+        "mad24.lo.s32 %r1, %r2, %r3, %r0;",
+        "mad24.hi.sat.s32 %r1, %r2, %r3, %r0;",
+        // §9.7.1.4
+        "mad.hi.sat.s32 %r1, %r2, %r3, %r0;",
+        // §9.7.1.11
+        "sad.u16 %h1, %h2, %h3, %h0;",
+        "sad.s64 %rd1, %rd2, %rd3, %rd0;",
+        // §9.7.1.16
+        "bfind.shiftamt.s64 %r1, %rd2;",
+        "bfind.u32 %r1, %r2;",
+        // §9.7.1.18, §9.7.1.22-25
+        "fns.b32 %r1, %r2, %r3, %r0;",
+        "dp4a.u32.s32 %r1, %r2, %r3, %r0;",
+        "dp2a.hi.s32.s32 %r1, %r2, %r3, %r0;",
+        "bmsk.clamp.b32 %r1, %r2, %r3;",
+        "szext.wrap.s32 %r1, %r2, %r3;",
+        // §9.7.2
+        "addc.cc.u64 %rd1, %rd2, %rd3;",
+        "subc.s32 %r1, %r2, %r3;",
+        "madc.hi.cc.u32 %r1, %r2, %r3, %r0;",
+        "add.cc.s32 %r1, %r2, %r3;",
+        "mad.lo.cc.u64 %rd1, %rd2, %rd3, %rd0;",
+    ]);
+    refused(&[
+        ("mul24.u32 %r1, %r2, %r3;", "`mul24` needs `.lo` or `.hi`", "mul24.u32 %r1, %r2, %r3;"),
+        ("mul24.wide.u32 %rd1, %r2, %r3;", "`mul24` needs", "mul24.wide.u32 %rd1, %r2, %r3;"),
+        ("mul24.lo.u64 %rd1, %rd2, %rd3;", "`mul24` takes `.u32` or `.s32`", ".u64"),
+        ("mul24.lo.b32 %r1, %r2, %r3;", "`mul24` takes", ".b32"),
+        // `mul24` has no `.sat` form; only `mad24.hi.sat.s32` saturates.
+        ("mul24.hi.sat.s32 %r1, %r2, %r3;", "`mul24` does not take `.sat`", ".sat"),
+        (
+            "mad24.lo.sat.s32 %r1, %r2, %r3, %r0;",
+            "needs `.hi`",
+            "mad24.lo.sat.s32 %r1, %r2, %r3, %r0;",
+        ),
+        ("mad24.hi.sat.u32 %r1, %r2, %r3, %r0;", "takes `.s32`", ".u32"),
+        ("mad.hi.sat.u32 %r1, %r2, %r3, %r0;", "takes `.s32`", ".u32"),
+        ("sad.f32 %r1, %r2, %r3, %r0;", "`sad` takes", ".f32"),
+        ("sad.b32 %r1, %r2, %r3, %r0;", "`sad` takes", ".b32"),
+        ("bfind.u16 %r1, %h2;", "`bfind` takes", ".u16"),
+        ("fns.u32 %r1, %r2, %r3, %r0;", "`fns` takes `.b32`", ".u32"),
+        ("dp4a.u32 %r1, %r2, %r3, %r0;", "`dp4a` needs two types", "dp4a.u32 %r1, %r2, %r3, %r0;"),
+        ("dp4a.u32.b32 %r1, %r2, %r3, %r0;", "`dp4a` takes `.u32` or `.s32` there", ".b32"),
+        (
+            "dp2a.u32.u32 %r1, %r2, %r3, %r0;",
+            "`dp2a` needs `.lo` or `.hi`",
+            "dp2a.u32.u32 %r1, %r2, %r3, %r0;",
+        ),
+        ("bmsk.b32 %r1, %r2, %r3;", "`bmsk` needs `.clamp` or `.wrap`", "bmsk.b32 %r1, %r2, %r3;"),
+        ("bmsk.clamp.u32 %r1, %r2, %r3;", "`bmsk` takes `.b32`", ".u32"),
+        ("szext.clamp.b32 %r1, %r2, %r3;", "`szext` takes `.u32` or `.s32`", ".b32"),
+        ("addc.u16 %h1, %h2, %h3;", "`addc` takes", ".u16"),
+        ("addc.b32 %r1, %r2, %r3;", "`addc` takes", ".b32"),
+        (
+            "madc.cc.u32 %r1, %r2, %r3, %r0;",
+            "`madc` needs `.lo` or `.hi`",
+            "madc.cc.u32 %r1, %r2, %r3, %r0;",
+        ),
+        (
+            "add.cc.sat.s32 %r1, %r2, %r3;",
+            "`add.cc` takes no `.sat`",
+            "add.cc.sat.s32 %r1, %r2, %r3;",
+        ),
+        ("add.cc.u16 %h1, %h2, %h3;", "`add.cc` takes", ".u16"),
+        ("add.cc.rn.u32 %r1, %r2, %r3;", "`add.cc` takes no rounding", ".rn"),
+        (
+            "sub.cc.ftz.u32 %r1, %r2, %r3;",
+            "`sub.cc` takes no `.ftz`",
+            "sub.cc.ftz.u32 %r1, %r2, %r3;",
+        ),
+        (
+            "mad.cc.u32 %r1, %r2, %r3, %r0;",
+            "`mad.cc` needs `.lo` or `.hi`",
+            "mad.cc.u32 %r1, %r2, %r3, %r0;",
+        ),
+    ]);
+}
+
+#[test]
+fn logic_and_float_bit_forms() {
+    accepted(&[
+        // §9.7.8.6-8
+        "lop3.b32 %r1, %r2, %r3, %r0, 0x96;",
+        "lop3.or.b32 %r1|%p1, %r2, %r3, %r0, 0x96, %p2;",
+        "prmt.b32 %r1, %r2, %r3, %r0;",
+        "prmt.b32.rc16 %r1, %r2, %r3, %r0;",
+        "shf.l.wrap.b32 %r1, %r2, %r3, %r0;",
+        "shf.r.clamp.b32 %r1, %r2, %r3, %r0;",
+        // §9.7.3.2-3
+        "copysign.f64 %rd1, %rd2, %rd3;",
+        "testp.notanumber.f32 %p1, %r2;",
+    ]);
+    refused(&[
+        (
+            "lop3.xor.b32 %r1|%p1, %r2, %r3, %r0, 0x96, %p2;",
+            "combines with `.and` or `.or`",
+            "lop3.xor.b32 %r1|%p1, %r2, %r3, %r0, 0x96, %p2;",
+        ),
+        (
+            "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96;",
+            "`lop3` takes 6 operands here, found 5",
+            "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96;",
+        ),
+        ("lop3.u32 %r1, %r2, %r3, %r0, 0x96;", "`lop3` takes `.b32`", ".u32"),
+        ("prmt.b32.f4e.b4e %r1, %r2, %r3, %r0;", "`prmt` takes one mode", ".b4e"),
+        (
+            "shf.wrap.b32 %r1, %r2, %r3, %r0;",
+            "`shf` needs `.l` or `.r`",
+            "shf.wrap.b32 %r1, %r2, %r3, %r0;",
+        ),
+        (
+            "shf.l.r.wrap.b32 %r1, %r2, %r3, %r0;",
+            "`shf` needs `.l` or `.r`",
+            "shf.l.r.wrap.b32 %r1, %r2, %r3, %r0;",
+        ),
+        (
+            "shf.l.b32 %r1, %r2, %r3, %r0;",
+            "`shf` needs `.clamp` or `.wrap`",
+            "shf.l.b32 %r1, %r2, %r3, %r0;",
+        ),
+        ("copysign.f16 %h1, %h2, %h3;", "`copysign` takes `.f32` or `.f64`", ".f16"),
+        ("testp.f32 %p1, %r2;", "`testp` needs one of `.finite`", "testp.f32 %p1, %r2;"),
+        ("testp.finite.b32 %p1, %r2;", "`testp` takes `.f32` or `.f64`", ".b32"),
+    ]);
+}
+
+#[test]
+fn approximate_function_forms() {
+    // §9.7.3.13-22, §9.7.4.8-9
+    accepted(&[
+        "sin.approx.f32 %r1, %r2;",
+        "cos.approx.ftz.f32 %r1, %r2;",
+        "lg2.approx.f32 %r1, %r2;",
+        "ex2.approx.f16x2 %r1, %r2;",
+        "ex2.approx.ftz.bf16 %h1, %h2;",
+        "tanh.approx.bf16x2 %r1, %r2;",
+        "rsqrt.approx.f64 %rd1, %rd2;",
+    ]);
+    refused(&[
+        ("sin.f32 %r1, %r2;", "`sin` needs `.approx`", "sin.f32 %r1, %r2;"),
+        ("sin.approx.f64 %rd1, %rd2;", "`sin` takes `.f32`", ".f64"),
+        ("ex2.approx.f64 %rd1, %rd2;", "`ex2` takes", ".f64"),
+        ("lg2.approx.f16 %h1, %h2;", "`lg2` takes `.f32`", ".f16"),
+        ("rsqrt.approx.f16 %h1, %h2;", "`rsqrt` takes `.f32` or `.f64`", ".f16"),
+        ("cos.full.f32 %r1, %r2;", "unknown or unsupported modifier `.full` for `cos`", ".full"),
+    ]);
+}
+
+#[test]
+fn bit_operation_forms() {
+    // §9.7.8.1-5, §9.7.1.9-10, §9.7.1.19-20; the `.uN`/`.sN` spellings of the bit
+    // operations are ptxvk's own leniency, kept because the test corpus uses them.
+    accepted(&[
+        "and.pred %p1, %p2, %p3;",
+        "xor.b64 %rd1, %rd2, %rd3;",
+        "not.b16 %h1, %h2;",
+        "cnot.b32 %r1, %r2;",
+        "popc.b64 %r1, %rd2;",
+        "clz.b32 %r1, %r2;",
+        "brev.b64 %rd1, %rd2;",
+        "shl.b16 %h1, %h2, %r3;",
+        "shr.s64 %rd1, %rd2, %r3;",
+        "rem.u16 %h1, %h2, %h3;",
+        "bfe.s64 %rd1, %rd2, %r3, %r0;",
+        "bfi.b32 %r1, %r2, %r3, %r0, %r1;",
+        "neg.s16 %h1, %h2;",
+        "abs.f64 %rd1, %rd2;",
+    ]);
+    refused(&[
+        ("and.f32 %r1, %r2, %r3;", "`and` takes", ".f32"),
+        ("cnot.pred %p1, %p2;", "`cnot` takes", ".pred"),
+        ("popc.f32 %r1, %r2;", "`popc` takes", ".f32"),
+        ("shl.s32 %r1, %r2, %r3;", "`shl` takes", ".s32"),
+        ("shl.b8 %h1, %h2, %r3;", "`shl` takes", ".b8"),
+        ("rem.f32 %r1, %r2, %r3;", "`rem` takes", ".f32"),
+        ("bfe.u16 %h1, %h2, %r3, %r0;", "`bfe` takes", ".u16"),
+        ("bfi.s32 %r1, %r2, %r3, %r0, %r1;", "`bfi` takes", ".s32"),
+        ("neg.pred %p1, %p2;", "`neg` takes", ".pred"),
+        ("abs.u8 %h1, %h2;", "`abs` takes", ".u8"),
+    ]);
+}
+
+#[test]
+fn root_reciprocal_and_quotient_forms() {
+    // §9.7.3.8-10
+    accepted(&[
+        "sqrt.approx.ftz.f32 %r1, %r2;",
+        "sqrt.rn.f64 %rd1, %rd2;",
+        "rcp.rz.f32 %r1, %r2;",
+        "rcp.approx.ftz.f64 %rd1, %rd2;",
+        "div.full.ftz.f32 %r1, %r2, %r3;",
+        "div.approx.f32 %r1, %r2, %r3;",
+    ]);
+    refused(&[
+        ("sqrt.f32 %r1, %r2;", "`sqrt` needs a rounding such as `.rn`", "sqrt.f32 %r1, %r2;"),
+        ("sqrt.rn.u32 %r1, %r2;", "`sqrt` takes `.f32` or `.f64`", ".u32"),
+        ("sqrt.approx.f64 %rd1, %rd2;", "`sqrt.approx` takes `.f32`", ".f64"),
+        ("rcp.approx.rn.f32 %r1, %r2;", "`rcp.approx` takes no rounding", ".rn"),
+        ("div.full.f64 %rd1, %rd2, %rd3;", "`div.full` takes `.f32`", ".f64"),
+        ("div.approx.rz.f32 %r1, %r2, %r3;", "`div.approx` takes no rounding", ".rz"),
+    ]);
+}
+
+#[test]
+fn warp_collective_forms() {
+    // §9.7.13.6-9 (and the pre-`.sync` forms, without the member mask).
+    accepted(&[
+        "shfl.sync.bfly.b32 %r1|%p1, %r2, %r3, %r0, %r1;",
+        "shfl.idx.b32 %r1, %r2, %r3, %r0;",
+        "vote.sync.ballot.b32 %r1, %p1, %r2;",
+        "vote.all.pred %p1, %p2;",
+        "match.all.sync.b64 %r1|%p1, %rd2, %r3;",
+        "activemask.b32 %r1;",
+    ]);
+    refused(&[
+        (
+            "shfl.sync.b32 %r1, %r2, %r3, %r0, %r1;",
+            "`shfl` needs one of `.up`",
+            "shfl.sync.b32 %r1, %r2, %r3, %r0, %r1;",
+        ),
+        ("shfl.sync.up.b64 %rd1, %rd2, %r3, %r0, %r1;", "`shfl` takes", ".b64"),
+        (
+            "shfl.sync.up.b32 %r1, %r2, %r3, %r0;",
+            "`shfl` takes 5 operands here, found 4",
+            "shfl.sync.up.b32 %r1, %r2, %r3, %r0;",
+        ),
+        (
+            "vote.sync.any.pred %p1, %p2;",
+            "`vote` takes 3 operands here, found 2",
+            "vote.sync.any.pred %p1, %p2;",
+        ),
+        ("match.any.sync.b16 %r1, %h2, %r3;", "`match` takes", ".b16"),
+    ]);
+}
+
+#[test]
+fn select_forms() {
+    // §9.7.7.3
+    accepted(&[
+        "slct.u32.s32 %r1, %r2, %r3, %r0;",
+        "slct.ftz.f64.f32 %rd1, %rd2, %rd3, %r0;",
+        "slct.b16.s32 %h1, %h2, %h3, %r0;",
+    ]);
+    refused(&[
+        ("slct.u32 %r1, %r2, %r3, %r0;", "`slct` needs two types", "slct.u32 %r1, %r2, %r3, %r0;"),
+        ("slct.pred.s32 %p1, %p2, %p3, %r0;", "`slct` takes", ".pred"),
+        ("slct.u32.u32 %r1, %r2, %r3, %r0;", "`slct` takes `.s32` or `.f32` there", ".u32"),
+        (
+            "slct.ftz.u32.s32 %r1, %r2, %r3, %r0;",
+            "`slct.ftz` takes `.f32`",
+            "slct.ftz.u32.s32 %r1, %r2, %r3, %r0;",
+        ),
+    ]);
+}
+
+#[test]
+fn comparison_forms() {
+    // §9.7.7.1-2: a comparison; with `.and`/`.or`/`.xor` a fourth operand, `c`.
+    accepted(&[
+        "setp.lt.s32 %p1, %r2, %r3;",
+        "setp.ge.and.u64 %p1|%p2, %rd2, %rd3, %p3;",
+        "set.eq.u32.f32 %r1, %r2, %r3;",
+        "set.ne.or.f32.s32 %r1, %r2, %r3, !%p1;",
+    ]);
+    refused(&[
+        (
+            "setp.s32 %p1, %r2, %r3;",
+            "`setp` needs a comparison such as `.lt`",
+            "setp.s32 %p1, %r2, %r3;",
+        ),
+        (
+            "setp.lt.and.s32 %p1, %r2, %r3;",
+            "`setp` takes 4 operands here, found 3",
+            "setp.lt.and.s32 %p1, %r2, %r3;",
+        ),
+        ("set.u32.s32 %r1, %r2, %r3;", "`set` needs a comparison", "set.u32.s32 %r1, %r2, %r3;"),
+        (
+            "set.lt.u32.s32 %r1, %r2, %r3, %p1;",
+            "`set` takes 3 operands here, found 4",
+            "set.lt.u32.s32 %r1, %r2, %r3, %p1;",
+        ),
+    ]);
+}
