@@ -48,7 +48,7 @@
 //!
 //! This file runs the probes and keeps their cache; each probe is a file of its own
 //! (`constants`, `sign_extension`, `loops`, `known` for subnormals and special values,
-//! `scheduler`, `float` for fused `Fma` and the float scheme, `warps`) over what they
+//! `scheduler`, `float` for fused `Fma` and the float scheme, `warps`, `trees`) over what they
 //! share (`kit`: the launch, the kernel's shape, floats as bits), and `findings` is what
 //! they found and how it is reported.
 
@@ -59,7 +59,7 @@ use ptxvk_lower::pass::{FloatConstants, FloatOps};
 
 /// Bumped when what a probe means changes without its PTX changing (the cache file
 /// also names the probes' PTX and ptxvk's version).
-const PROBES_VERSION: u32 = 3;
+const PROBES_VERSION: u32 = 4;
 
 mod constant_cases;
 mod constants;
@@ -70,6 +70,7 @@ mod known;
 mod loops;
 mod scheduler;
 mod sign_extension;
+mod trees;
 mod warps;
 
 pub use constants::{probe_constants, WrongConstant};
@@ -79,6 +80,7 @@ pub use known::{probe_denormals, probe_special};
 pub use loops::{probe_guarded_loops, probe_loops};
 pub use scheduler::probe_scheduler;
 pub use sign_extension::probe_sign_extension;
+pub use trees::probe_warp_trees;
 pub use warps::probe_warps;
 
 // The kernels the cache header hashes.
@@ -100,6 +102,7 @@ fn cache_header() -> String {
     text.push_str(SIGN_EXTENSION_PTX);
     text.push_str(FMA_PROBE);
     text.push_str(FLOAT_SCHEME_PROBE);
+    text.push_str(trees::TREES_PROBE);
     let hash = fnv1a(&text);
     format!("ptxvk-probes {PROBES_VERSION} {} {hash:016x}", env!("CARGO_PKG_VERSION"))
 }
@@ -231,6 +234,10 @@ pub fn run(device: &Device) -> Findings {
     match probe_scheduler(device, guarded) {
         Ok(wrong) => f.scheduler = wrong,
         Err(e) => error(&mut f, "scheduler", e),
+    }
+    match probe_warp_trees(device, base) {
+        Ok(wrong) => f.warp_trees = wrong,
+        Err(e) => error(&mut f, "warp-trees", e),
     }
     f
 }

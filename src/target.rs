@@ -129,6 +129,8 @@ fn device_target(facts: &DeviceFacts) -> Target {
         float_constants: f.float_constants(),
         hide_sign_extensions: !f.sign_extensions.is_empty(),
         loop_guard: f.loop_guard(info),
+        // `pass::warp_trees` only where its probe found nothing wrong.
+        emulated_subgroup: unprobed.emulated_subgroup.filter(|_| f.warp_trees.is_empty()),
         ..unprobed
     }
 }

@@ -771,7 +771,7 @@ fn devices_lists_every_device() {
 }
 
 /// The driver-bug probes `ptxvk devices` lists for each device.
-const PROBES: [&str; 8] = ptxvk::probes::NAMES;
+const PROBES: [&str; 9] = ptxvk::probes::NAMES;
 
 /// `--warp-mode`: the mode a run used is in its output; a mode the device's subgroups
 /// cannot run is an error (exit 3) naming the sizes.

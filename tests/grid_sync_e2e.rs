@@ -165,5 +165,33 @@ fn cuda_grid_sync_kernels_on_grids_larger_than_the_device_runs() {
         let got: Vec<u32> = x.to_vec().expect("x").iter().map(|v: &f32| v.to_bits()).collect();
         let want: Vec<u32> = cg_model(&d, &b, iters as u32).iter().map(|v| v.to_bits()).collect();
         assert_eq!(got, want, "{name}: cg_diag");
+        // Half of each block exits before the barrier; its shared words survive it.
+        let blocks = 300;
+        let n = blocks * THREADS;
+        let input: Vec<i32> = (0..n).map(|i| (i as i32).wrapping_mul(-7_919) ^ 0x5a5a).collect();
+        let inp = device.buffer_from(&input).expect("in");
+        let out = device.zeroed::<i32>(n).expect("out");
+        let k = module.kernel("early_exit").expect("early_exit");
+        k.launch(blocks as u32, THREADS as u32, 0, &[Arg::from(&inp), Arg::from(&out)])
+            .expect("early_exit");
+        assert_eq!(
+            out.to_vec().expect("out"),
+            early_exit_model(&input, blocks),
+            "{name}: early_exit"
+        );
     }
+}
+
+/// `early_exit` of `tests/kernels/grid_sync.cu`: the lower half of each block subtracts
+/// its own shared word from the one the upper half wrote before exiting; the upper
+/// half's outputs stay 0.
+fn early_exit_model(input: &[i32], blocks: usize) -> Vec<i32> {
+    let s = |b: usize, t: usize| input[b * THREADS + t].wrapping_mul(5).wrapping_add(b as i32);
+    let mut out = vec![0; blocks * THREADS];
+    for b in 0..blocks {
+        for t in 0..THREADS / 2 {
+            out[b * THREADS + t] = s(b, t + THREADS / 2).wrapping_sub(s(b, t));
+        }
+    }
+    out
 }

@@ -375,7 +375,7 @@ mod tests {
 /// | 8..16 | u64 offset of the resume slots |
 /// | 16..24 | u64 offset of the blocks' data |
 /// | 24..32 | u64 bytes of one block's data |
-/// | 32.. | a u32 per block (linear index): non-zero once its shared window was saved |
+/// | 32.. | a u32 per block (linear index): its threads' arrivals at grid barriers over all phases (tickets for the shared copy; non-zero once its shared window was saved) |
 /// | slots.. | a u32 per thread (linear block index × threads per block + linear thread index): 0 start, k + 1 resume after barrier k, [`GRID_DONE`] done or resumed |
 /// | data.. | per block: its shared save, then a record of `record_bytes` per thread |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -72,9 +72,8 @@ use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
     expand_mbarrier, expand_system, expand_texture, expand_video, expand_warp, float_modifiers,
     hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, split_grid, structurize,
-    warp_trees,
-    LoopGuard, Target,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, split_grid,
+    structurize, warp_trees, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 

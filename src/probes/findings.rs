@@ -41,12 +41,15 @@ pub struct Findings {
     /// What the driver got wrong in kernels that run as rounds of ptxvk's block
     /// scheduler (`pass::schedule`).
     pub scheduler: Vec<String>,
+    /// Shuffle-tree cases that came out wrong through `pass::warp_trees`; where any did,
+    /// the pass is off for the device (`probe_warp_trees`).
+    pub warp_trees: Vec<String>,
     /// Probes that could not run (not cached: they run again next time).
     pub errors: Vec<String>,
 }
 
 /// The probes' names, in the order they run and [`Findings::report`] lists them.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
     "fused-fma",
     "float-scheme",
     "constants",
@@ -55,6 +58,7 @@ pub const NAMES: [&str; 8] = [
     "denormals",
     "special-values",
     "scheduler",
+    "warp-trees",
 ];
 
 /// One probe's result, as `ptxvk devices` shows it.
@@ -286,6 +290,23 @@ impl Findings {
                 &self.scheduler,
             )
         });
+        out.push(if self.warp_trees.is_empty() {
+            r(
+                "warp-trees",
+                "ok",
+                "shuffle trees run on the device's subgroups where it has a fixed size".into(),
+                &[],
+            )
+        } else {
+            r(
+                "warp-trees",
+                "off",
+                "shuffle trees came out wrong on the device's subgroups: they are exchanged \
+                 through shared memory instead"
+                    .into(),
+                &self.warp_trees,
+            )
+        });
         for e in &self.errors {
             let name = e.split(':').next().unwrap_or("probe");
             if let Some(p) = out.iter_mut().find(|p| p.name == name) {
@@ -322,7 +343,7 @@ impl Findings {
         s
     }
 
-    pub(super) fn lists(&self) -> [(&'static str, &Vec<String>); 9] {
+    pub(super) fn lists(&self) -> [(&'static str, &Vec<String>); 10] {
         [
             ("constants", &self.constants),
             ("constants-hidden", &self.constants_hidden),
@@ -333,6 +354,7 @@ impl Findings {
             ("denormals", &self.denormals),
             ("special", &self.special),
             ("scheduler", &self.scheduler),
+            ("warp-trees", &self.warp_trees),
         ]
     }
 
@@ -365,6 +387,7 @@ impl Findings {
                 "denormals" => f.denormals.push(value.into()),
                 "special" => f.special.push(value.into()),
                 "scheduler" => f.scheduler.push(value.into()),
+                "warp-trees" => f.warp_trees.push(value.into()),
                 _ => return None,
             }
         }

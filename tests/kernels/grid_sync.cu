@@ -69,3 +69,20 @@ extern "C" __global__ void cg_diag(const float *d, const float *bvec, float *x,
     }
     x[i] = xi;
 }
+
+// The upper half of each block exits before the grid barrier (after the block
+// barrier, so its shared words are written); the lower half reads them after it. CUDA
+// counts exited threads as arrived at `bar.sync` (PTX ISA 9.2 §9.7.13.1) and its grid
+// barrier is thread 0's, so the lower half synchronizes alone; ptxvk must still save
+// and restore the whole shared window across the barrier.
+extern "C" __global__ void early_exit(const int *in, int *out) {
+    cg::grid_group g = cg::this_grid();
+    __shared__ int s[THREADS];
+    int t = threadIdx.x, b = blockIdx.x;
+    int gid = b * THREADS + t;
+    s[t] = in[gid] * 5 + b;
+    __syncthreads();
+    if (t >= THREADS / 2) return;
+    g.sync();
+    out[gid] = s[t + THREADS / 2] - s[t];
+}

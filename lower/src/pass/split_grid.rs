@@ -12,14 +12,20 @@
 //! * **Grid barrier `k`**: a block barrier (every thread of the block has written its
 //!   shared memory); the registers live after the barrier and the thread's local
 //!   window go to its record; its slot becomes `k + 1`; the suspended count goes up;
-//!   the block's shared window is copied to its save, a word per thread in turn, and
-//!   the block's word marks it saved; the thread ends. CUDA requires a grid barrier to
-//!   be reached by every thread of the block that has not exited, so all of them
-//!   suspend at the same barrier.
+//!   the thread takes a ticket from the block's word (an atomic add: the word counts
+//!   the block's arrivals over all phases); after a second block barrier the word's
+//!   value less its value at the phase's entry is the number of threads that arrived,
+//!   and the thread with ticket `i` of `n` copies words `i`, `i + n`, … of the shared
+//!   window to the block's save, so the whole window is saved also where threads of
+//!   the block have exited (they reach no grid barrier); the thread ends. CUDA requires
+//!   a grid barrier to be reached by every thread of the block that has not exited, so
+//!   all of them suspend at the same barrier.
 //! * **A new entry**: the thread reads its slot and sets it to
 //!   [`crate::system::GRID_DONE`] (so a thread that ends without reaching another grid
-//!   barrier stays done); where the block's word says its shared window was saved, the
-//!   block restores it; a block barrier; then a switch on the slot: 0 goes to the old
+//!   barrier stays done); it reads the block's word (the phase's base for the tickets;
+//!   no thread of the block takes one before the block barrier below); where the word
+//!   is non-zero the block's shared window was saved and every thread of the block
+//!   (all run the entry) restores its words in turn; a block barrier; then a switch on the slot: 0 goes to the old
 //!   entry, `k + 1` to barrier `k`'s resume block (the suspended count goes down, the
 //!   record is restored, then the code after the barrier), done ends the thread.
 //!
@@ -75,16 +81,19 @@ pub fn run(k: &mut Kernel) {
     let record_bytes = layouts.iter().map(|l| l.bytes).max().unwrap_or(0);
     let old_entry = k.entry;
     let span = Span::new(k.span.start, k.span.start);
+    // The block's word at the phase's entry, written by the new entry, which dominates
+    // every suspension.
+    let base = expander::temp(k, span, U32);
     for (i, (site, l)) in sites.iter().zip(&layouts).enumerate() {
         let span = Span::new(site.span.start, site.span.start);
         let mut e = Split { k, cur: site.save, span };
-        e.suspend(i as u32, l, record_bytes);
+        e.suspend(i as u32, l, record_bytes, base);
     }
     let entry = BlockId(k.blocks.len() as u32);
     let mut e = Split { k, cur: entry, span };
     e.new_block();
     let resumes: Vec<BlockId> = sites.iter().map(|_| e.new_block()).collect();
-    let a = e.entry(old_entry, &resumes, record_bytes);
+    let a = e.entry(old_entry, &resumes, record_bytes, base);
     for ((site, l), &r) in sites.iter().zip(&layouts).zip(&resumes) {
         e.cur = r;
         e.resume(&a, l, site.resume);
@@ -272,11 +281,11 @@ impl Split<'_> {
         self.end_block(Terminator::Jump(head), done);
     }
 
-    /// The block's shared window to its save (`to_save`) or back, a word per thread in
-    /// turn.
-    fn copy_shared(&mut self, p: &Places, to_save: bool) {
-        let start = self.bin(BinaryOp::Mul, U32, p.t, Value::Imm(4));
-        let step = self.bin(BinaryOp::Mul, U32, p.threads, Value::Imm(4));
+    /// The block's shared window to its save (`to_save`) or back: word `first`,
+    /// `first + count`, … (`count` threads share the copy).
+    fn copy_shared(&mut self, p: &Places, to_save: bool, first: Value, count: Value) {
+        let start = self.bin(BinaryOp::Mul, U32, first, Value::Imm(4));
+        let step = self.bin(BinaryOp::Mul, U32, count, Value::Imm(4));
         let (save, end) = (p.shared_save, p.shared_bytes);
         self.strided(start, end, step, |e, o| {
             let o64 = e.wide(o);
@@ -341,7 +350,7 @@ impl Split<'_> {
     }
 
     /// Grid barrier `k`'s suspension, at the end of the current block (module doc).
-    fn suspend(&mut self, k: u32, l: &Layout, record_bytes: u32) {
+    fn suspend(&mut self, k: u32, l: &Layout, record_bytes: u32, base: RegId) {
         self.push(InstKind::Barrier);
         let p = self.places(record_bytes);
         let record = p.record;
@@ -358,15 +367,27 @@ impl Split<'_> {
         self.store(Space::Global, U32, addr, Value::Imm(u64::from(k) + 1));
         self.count(p.save, 1);
         let addr = self.address(p.block_word, 0);
-        self.store(Space::Global, U32, addr, Value::Imm(1));
-        self.copy_shared(&p, true);
+        let ticket = self.atomic_add_global(U32, addr, Value::Imm(1));
+        let ticket = self.bin(BinaryOp::Sub, U32, Value::Reg(ticket), Value::Reg(base));
+        // Every thread of the block that has not exited has its ticket after this barrier.
+        self.push(InstKind::Barrier);
+        let addr = self.address(p.block_word, 0);
+        let total = self.atomic_add_global(U32, addr, Value::Imm(0));
+        let arrived = self.bin(BinaryOp::Sub, U32, Value::Reg(total), Value::Reg(base));
+        self.copy_shared(&p, true, ticket, arrived);
         let cur = self.cur;
         self.end_block(Terminator::Return, cur);
     }
 
     /// The new entry (module doc), in the current block; returns the thread's places
     /// for the resume blocks.
-    fn entry(&mut self, old_entry: BlockId, resumes: &[BlockId], record_bytes: u32) -> Places {
+    fn entry(
+        &mut self,
+        old_entry: BlockId,
+        resumes: &[BlockId],
+        record_bytes: u32,
+        base: RegId,
+    ) -> Places {
         let p = self.places(record_bytes);
         let slot_addr = self.address(p.slot, 0);
         let slot = self.temp(U32);
@@ -374,9 +395,12 @@ impl Split<'_> {
         self.push(InstKind::Load { space: Space::Global, ty: U32, dsts, addr: slot_addr });
         let addr = self.address(p.slot, 0);
         self.store(Space::Global, U32, addr, Value::Imm(u64::from(sys::GRID_DONE)));
-        let word = self.global(U32, p.block_word, 0);
-        let saved = self.cmp(CmpOp::Ne, U32, word, Value::Imm(0));
-        self.guarded(saved, false, |e| e.copy_shared(&p, false));
+        let addr = self.address(p.block_word, 0);
+        let dsts = vec![Some(base)];
+        self.push(InstKind::Load { space: Space::Global, ty: U32, dsts, addr });
+        let saved = self.cmp(CmpOp::Ne, U32, Value::Reg(base), Value::Imm(0));
+        let (t, threads) = (p.t, p.threads);
+        self.guarded(saved, false, |e| e.copy_shared(&p, false, t, threads));
         self.push(InstKind::Barrier);
         let done = self.new_block();
         let mut cases = vec![(0, old_entry)];
