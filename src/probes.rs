@@ -256,6 +256,29 @@ mod tests {
 
     /// Every probe kernel compiles, with the operands of all four operations hidden and
     /// with a loop guard, to SPIR-V that spirv-val accepts.
+    /// The tree probe exercises `pass::warp_trees`: compiled for 8-wide subgroups its
+    /// shuffles are subgroup shuffles (the pass rewrote both trees), and without a
+    /// fixed subgroup size they are not (exchanges through shared memory).
+    #[test]
+    fn the_tree_probe_goes_through_the_tree_pass() {
+        use ptxvk_lower::ir::WarpMode;
+        let shuffles = |subgroup: Option<u32>| {
+            let target = Target {
+                warp_mode: WarpMode::Emulated,
+                emulated_subgroup: subgroup,
+                ..Target::default()
+            };
+            let compiled = crate::compile::compile_with("trees", trees::TREES_PROBE, None, target)
+                .unwrap_or_else(|e| panic!("trees: {e}"));
+            ptxvk_spirv::validate(&compiled.spirv.words).unwrap_or_else(|e| panic!("{e}"));
+            let text =
+                ptxvk_spirv::disassemble(&compiled.spirv.words).unwrap_or_else(|e| panic!("{e}"));
+            text.matches("OpGroupNonUniformShuffle").count()
+        };
+        assert!(shuffles(Some(8)) >= 6, "the trees were not rewritten");
+        assert_eq!(shuffles(None), 0);
+    }
+
     #[test]
     fn the_probe_kernels_compile_to_valid_spirv_with_every_workaround() {
         let hidden = Target {
