@@ -587,10 +587,18 @@ struct SaveLayout {
 /// The continuation id at 0, then a 4-byte slot per register of at most 32 bits (a
 /// predicate as 0 or 1), then 8-byte slots; a multiple of 8 bytes.
 fn save_layout(k: &Kernel, regs: Vec<RegId>) -> SaveLayout {
+    let (slots, end) = register_slots(k, regs, 4);
+    SaveLayout { slots, bytes: end }
+}
+
+/// Byte offsets from `start` for saving `regs` to memory: a 4-byte slot per register of
+/// at most 32 bits (a predicate as 0 or 1), then 8-byte slots, 8-byte aligned; with the
+/// end, a multiple of 8 (also `pass::split_grid`'s records).
+pub(super) fn register_slots(k: &Kernel, regs: Vec<RegId>, start: u32) -> (Vec<(RegId, u32)>, u32) {
     let (wide, narrow): (Vec<RegId>, Vec<RegId>) =
         regs.into_iter().partition(|&r| k.reg(r).ty.bits() == 64);
     let mut slots = Vec::new();
-    let mut at: u32 = 4;
+    let mut at = start;
     for r in narrow {
         slots.push((r, at));
         at += 4;
@@ -600,7 +608,7 @@ fn save_layout(k: &Kernel, regs: Vec<RegId>) -> SaveLayout {
         slots.push((r, at));
         at += 8;
     }
-    SaveLayout { slots, bytes: at.next_multiple_of(8) }
+    (slots, at.next_multiple_of(8))
 }
 
 #[cfg(test)]

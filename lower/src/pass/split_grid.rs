@@ -150,19 +150,7 @@ struct Layout {
 /// Registers of at most 32 bits (a predicate as 0 or 1) first, 4 bytes each, then
 /// 64-bit ones 8-byte aligned, then the local window.
 fn layout(k: &Kernel, regs: Vec<RegId>) -> Layout {
-    let (wide, narrow): (Vec<RegId>, Vec<RegId>) =
-        regs.into_iter().partition(|&r| k.reg(r).ty.bits() == 64);
-    let mut slots = Vec::new();
-    let mut at: u32 = 0;
-    for r in narrow {
-        slots.push((r, at));
-        at += 4;
-    }
-    at = at.next_multiple_of(8);
-    for r in wide {
-        slots.push((r, at));
-        at += 8;
-    }
+    let (slots, at) = super::recursion::register_slots(k, regs, 0);
     let local_bytes = k.local_bytes.next_multiple_of(4);
     let bytes = (at + local_bytes).next_multiple_of(8);
     Layout { slots, local: at, local_bytes, bytes }
