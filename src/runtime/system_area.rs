@@ -82,7 +82,6 @@ impl SystemArea {
         })
     }
 
-    /// The report of the accesses a checked launch refused, if it refused any.
     /// Whether a launch cut into phases needs more of them: threads are suspended at a
     /// grid barrier and the launch has not failed.
     pub(super) fn needs_phases(&self) -> Result<bool, Error> {
@@ -96,6 +95,7 @@ impl SystemArea {
         Ok(u32::from_le_bytes(word) != 0)
     }
 
+    /// The report of the accesses a checked launch refused, if it refused any.
     pub(super) fn violations(
         &self,
         check: &CheckContext,
