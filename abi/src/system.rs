@@ -358,6 +358,20 @@ mod tests {
         assert_eq!(rep.records[1].arguments, None);
         assert_eq!(rep.dropped_bytes, 48);
     }
+
+    #[test]
+    fn blocks_within_a_budget_fill_it_and_no_more() {
+        for (threads, shared, record) in [(1, 0, 8), (32, 0, 16), (128, 4100, 48), (1024, 49152, 8)]
+        {
+            for budget in [0u64, 40, 1 << 12, 1 << 20, (1 << 24) + 7] {
+                let n = GridSave::blocks_within(budget, threads, shared, record);
+                if n > 0 {
+                    assert!(GridSave::new(n, threads, shared, record).size <= budget);
+                }
+                assert!(GridSave::new(n + 1, threads, shared, record).size > budget);
+            }
+        }
+    }
 }
 
 /// The grid save area of a launch of a kernel split into phases at its grid barriers
@@ -418,6 +432,21 @@ impl GridSave {
         let stride = shared_save + threads * record_bytes;
         let size = data + blocks * stride;
         GridSave { blocks, threads, shared_bytes, shared_save, slots, data, stride, size }
+    }
+
+    /// The most blocks of `threads` threads whose save area ([`GridSave::new`]) fits in
+    /// `budget` bytes (0 when not even one does).
+    pub fn blocks_within(budget: u64, threads: u64, shared_bytes: u64, record_bytes: u64) -> u64 {
+        let one = GridSave::new(1, threads, shared_bytes, record_bytes);
+        // Each block adds its word, its threads' slots and its data; the 8-byte alignment
+        // of the data adds at most 4 bytes once, so the estimate is at most one short.
+        let per_block = 4 + 4 * threads + one.stride;
+        let fixed = u64::from(GRID_BLOCK_WORDS) + 4;
+        let mut blocks = budget.saturating_sub(fixed) / per_block.max(1);
+        if GridSave::new(blocks + 1, threads, shared_bytes, record_bytes).size <= budget {
+            blocks += 1;
+        }
+        blocks
     }
 
     /// The header, written at the area's start over the zeroed control words.

@@ -276,9 +276,51 @@ launch_cooperative! {
     cuLaunchCooperativeKernel_ptsz, true;
 }
 
-/// Blocks of `block_size` threads that fit one "multiprocessor" (2,048 threads, 32
-/// blocks, the device's shared memory), for every kernel ([`check_cooperative`]).
+/// The bytes of grid save area ([`ptxvk_abi::system::GridSave`]) by which the occupancy
+/// of a kernel with grid barriers is counted ([`occupancy`]).
+const GRID_SAVE_BUDGET: u64 = 16 << 20;
+
+/// The most blocks of one grid the runtime reports for a kernel with grid barriers:
+/// Vulkan's minimum `maxComputeWorkGroupCount[0]`, one dispatch of a phase.
+const GRID_SYNC_BLOCKS: u64 = 65_535;
+
+/// Blocks of `block_size` threads active at once on one "multiprocessor", the figure
+/// clients multiply by `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT` to size grids and to
+/// bound cooperative launches (CUDA Programming Guide, *Grid Synchronization*).
+///
+/// - A kernel without grid barriers: the blocks resident together (2,048 threads, 32
+///   blocks, the device's shared memory).
+/// - A kernel with grid barriers runs them as phases (`ptxvk_lower::pass::split_grid`):
+///   at a barrier each block is saved to the launch's grid save area and ends, so its
+///   blocks need not be resident together, and what bounds the blocks that take part in
+///   one barrier is the memory that holds them. The figure is the blocks whose save
+///   fits [`GRID_SAVE_BUDGET`] (at least the resident figure, at most
+///   [`GRID_SYNC_BLOCKS`]). Clients that refuse or shrink cooperative grids beyond
+///   occupancy x multiprocessors (cuda.core, hence numba-cuda; CuPy) then accept the
+///   grids ptxvk runs; a larger cooperative grid still runs, memory permitting.
 fn occupancy(
+    d: &Driver,
+    f: &Function,
+    block_size: c_int,
+    dynamic_shared: usize,
+) -> Result<c_int, CUresult> {
+    let resident = resident_blocks(d, f, block_size, dynamic_shared)?;
+    let kernel = f.kernel()?;
+    let info = kernel.info();
+    let Some(phases) = info.grid_phases else { return Ok(resident) };
+    let saved = ptxvk_abi::system::GridSave::blocks_within(
+        GRID_SAVE_BUDGET,
+        block_size as u64,
+        u64::from(info.static_shared_bytes) + dynamic_shared as u64,
+        u64::from(phases.record_bytes),
+    );
+    let sms = crate::device::MULTIPROCESSORS as u64;
+    Ok((saved / sms).clamp(resident as u64, GRID_SYNC_BLOCKS / sms) as c_int)
+}
+
+/// Blocks of `block_size` threads resident together on one "multiprocessor": 2,048
+/// threads, 32 blocks, the device's shared memory.
+fn resident_blocks(
     d: &Driver,
     f: &Function,
     block_size: c_int,
@@ -289,18 +331,16 @@ fn occupancy(
         .filter(|&b| b > 0)
         .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let kernel = f.kernel()?;
-    let shared = u64::from(kernel.info().static_shared_bytes) + dynamic_shared as u64;
+    let info = kernel.info();
+    let shared = u64::from(info.static_shared_bytes) + dynamic_shared as u64;
     let limit = u64::from(d.device().info().limits.max_shared_memory_bytes);
     let by_threads = 2048 / u64::from(block);
     // A window in device memory takes no on-chip memory.
-    let by_shared = if kernel.info().shared_in_device_memory {
+    let by_shared = if info.shared_in_device_memory {
         u64::MAX
     } else {
         limit.checked_div(shared).unwrap_or(u64::MAX)
     };
-    // A kernel that synchronizes its grid gets the same figure as any other: its grid
-    // barriers do not need the blocks resident (`check_cooperative`), so the
-    // occupancy x multiprocessors blocks clients size cooperative grids by all run.
     Ok(by_threads.min(by_shared).min(32) as c_int)
 }
 
@@ -335,12 +375,33 @@ pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
         if blocks <= 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let by_threads = occupancy(d, &func, block_size, 0)?;
         let info = func.kernel()?.info();
         let limit = u64::from(crate::module::shared_limit(d, info));
         let fixed = u64::from(info.static_shared_bytes);
-        let available =
-            if blocks > by_threads { 0 } else { (limit / blocks as u64).saturating_sub(fixed) };
+        let available = if info.grid_phases.is_some() {
+            // Blocks are saved, not resident (`occupancy`): the largest dynamic size
+            // (occupancy falls as it grows) with which `blocks` still count.
+            let fits = |dynamic: u64| {
+                occupancy(d, &func, block_size, dynamic as usize).map(|n| n >= blocks)
+            };
+            let (mut fit, mut unfit) = (0, limit.saturating_sub(fixed) + 1);
+            if !fits(0)? {
+                unfit = 0;
+            }
+            while fit + 1 < unfit {
+                let mid = fit + (unfit - fit) / 2;
+                if fits(mid)? {
+                    fit = mid;
+                } else {
+                    unfit = mid;
+                }
+            }
+            fit
+        } else if blocks > occupancy(d, &func, block_size, 0)? {
+            0
+        } else {
+            (limit / blocks as u64).saturating_sub(fixed)
+        };
         // SAFETY: `bytes` is null or writable (CUDA's contract).
         unsafe { out(bytes, available as usize) }
     })
@@ -348,9 +409,10 @@ pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
 
 /// `cuOccupancyMaxPotentialBlockSize`: the block size (a multiple of the warp size, up
 /// to the kernel's limit and `block_limit` when non-zero) with the most resident
-/// threads by [`occupancy`], the largest such on ties, and the grid that fills the
-/// device with it. The dynamic shared memory of a block size comes from `smem_of`
-/// when given, else is `dynamic_shared`.
+/// threads by [`resident_blocks`] (grid barriers do not change what is resident), the
+/// largest such on ties, and the grid that fills the device with it. The dynamic
+/// shared memory of a block size comes from `smem_of` when given, else is
+/// `dynamic_shared`.
 #[no_mangle]
 pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
     min_grid: *mut c_int,
@@ -369,7 +431,7 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
         let resident = |size: c_int| {
             // SAFETY: the callback takes a block size and returns bytes (CUDA's contract).
             let smem = smem_of.map_or(dynamic_shared, |cb| unsafe { cb(size) });
-            occupancy(d, &func, size, smem).map(|blocks| (blocks, size))
+            resident_blocks(d, &func, size, smem).map(|blocks| (blocks, size))
         };
         // Whole warps, largest first, so that ties keep the larger block.
         let mut best = (0 as c_int, 0 as c_int);

@@ -357,7 +357,7 @@ fn two_ptx_modules_link_through_cu_link_and_their_kernel_runs() {
 }
 
 #[test]
-fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
+fn cooperative_launches_of_the_reported_limit_run_and_clusters_are_one_cta() {
     let Some(lib) = library_with_context() else { return };
     // SAFETY (this test): valid pointers and handles throughout.
     unsafe {
@@ -415,21 +415,53 @@ fn cooperative_launches_fit_the_resident_blocks_and_clusters_are_one_cta() {
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         assert_eq!(c, want);
 
-        // Occupancy: the documented model (2,048 threads, at most 32 blocks), for a
-        // plain kernel and for one that synchronizes its grid alike.
+        // Occupancy: the documented model (2,048 threads, at most 32 blocks) for a plain
+        // kernel.
         let occupancy: unsafe extern "C" fn(*mut c_int, usize, c_int, usize) -> R =
             proc(&lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
         let mut blocks = 0;
         assert_eq!(occupancy(&mut blocks, f, 128, 0), SUCCESS);
         assert_eq!(blocks, 2048 / 128, "by threads, under the 32-block cap");
+        // A kernel that synchronizes its grid is counted by the blocks its grid barriers
+        // can save, not by residency: clients bound cooperative grids by occupancy x
+        // multiprocessors (cuda.core, CuPy), and such a grid runs, the kernel's ring
+        // exchange across two grid barriers checked against a CPU model.
         let load: Load = proc(&lib, "cuModuleLoadData");
         let get_function: GetFunction = proc(&lib, "cuModuleGetFunction");
         let text = concat!(include_str!("../../tests/ptx/cooperative/grid_sync.ptx"), "\0");
         let (mut module, mut ring) = (0, 0);
         assert_eq!(load(&mut module, text.as_ptr().cast()), SUCCESS);
         assert_eq!(get_function(&mut ring, module, c"ring".as_ptr()), SUCCESS);
-        assert_eq!(occupancy(&mut blocks, ring, 64, 0), SUCCESS);
-        assert_eq!(blocks, 2048 / 64, "by threads, at the 32-block cap");
+        let threads = 64u32;
+        assert_eq!(occupancy(&mut blocks, ring, threads as c_int, 0), SUCCESS);
+        // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16.
+        let mut sms = 0;
+        assert_eq!(attribute(&mut sms, 16, 0), SUCCESS);
+        let grid = (blocks * sms) as u32;
+        assert!((1_000..=65_535).contains(&grid), "cooperative limit {grid}");
+        let total = (grid * threads) as usize;
+        let alloc: Alloc = proc(&lib, "cuMemAlloc");
+        let (mut ra, mut rb) = (0u64, 0u64);
+        assert_eq!(alloc(&mut ra, total * 4), SUCCESS);
+        assert_eq!(alloc(&mut rb, total * 4), SUCCESS);
+        let mut ring_params: [*mut c_void; 2] =
+            [(&mut ra as *mut u64).cast(), (&mut rb as *mut u64).cast()];
+        let launched = launch(ring, grid, 1, 1, threads, 1, 1, 0, 0, ring_params.as_mut_ptr());
+        assert_eq!(launched, SUCCESS);
+        let (mut got_a, mut got_b) = (vec![0u32; total], vec![0u32; total]);
+        assert_eq!(dtoh(got_a.as_mut_ptr().cast(), ra, total * 4), SUCCESS);
+        assert_eq!(dtoh(got_b.as_mut_ptr().cast(), rb, total * 4), SUCCESS);
+        // The ring (tests/ptx/cooperative/grid_sync.ptx): a[g] = 3g + 7; barrier;
+        // b[g] = a[next thread of the next block] + 1; barrier; a[g] = b[previous thread
+        // of the previous block] * 2.
+        let at = |block: u32, t: u32| (block * threads + t) as usize;
+        for g in 0..grid * threads {
+            let (block, t) = (g / threads, g % threads);
+            let next = at((block + 1) % grid, (t + 1) % threads) as u32;
+            assert_eq!(got_b[g as usize], 3 * next + 8, "b[{g}] of {grid} blocks");
+            let prev = at((block + grid - 1) % grid, (t + threads - 1) % threads);
+            assert_eq!(got_a[g as usize], got_b[prev] * 2, "a[{g}] of {grid} blocks");
+        }
     }
 }
 
