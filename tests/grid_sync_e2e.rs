@@ -10,8 +10,11 @@
 //! ptxvk builds them in (`lower/src/sema/system.rs`).
 
 mod common;
+#[path = "common/isolated.rs"]
+mod isolated;
 
 use common::*;
+use isolated::{job, run_isolated};
 use ptxvk::Arg;
 
 /// The kernel's two rounds for `blocks` blocks of `threads`: `b[g] = a0[next thread of
@@ -59,6 +62,25 @@ fn blocks_exchange_values_across_grid_synchronizations() {
 #[test]
 fn inline_grid_barrier_on_the_envreg_workspace() {
     check_ring("tests/ptx/cooperative/grid_sync_envreg.ptx");
+}
+
+/// A grid barrier in a loop that never ends (`tests/ptx/cooperative/grid_sync_forever.ptx`)
+/// fails the launch with the device's timeout instead of dispatching phases for ever; in
+/// a child process, whose timeout is 3 s.
+#[test]
+fn a_grid_barrier_in_an_endless_loop_times_out() {
+    let jobs = vec![job("forever", |device| {
+        device.vk().set_timeout(std::time::Duration::from_secs(3));
+        let module = load(device, &repo().join("tests/ptx/cooperative/grid_sync_forever.ptx"));
+        let kernel = module.kernel("forever").expect("kernel");
+        let flag = device.zeroed::<u32>(1).expect("flag");
+        let started = std::time::Instant::now();
+        let got = kernel.launch(4, 32, 0, &[Arg::from(&flag)]);
+        let message = got.expect_err("an endless grid-barrier loop must fail").to_string();
+        assert!(message.contains("did not finish within 3000 ms"), "{message}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "{message}");
+    })];
+    run_isolated("a_grid_barrier_in_an_endless_loop_times_out", jobs);
 }
 
 /// Threads per block of `tests/kernels/grid_sync.cu`.

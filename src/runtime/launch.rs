@@ -294,7 +294,10 @@ impl<'m> Kernel<'m> {
     /// For a kernel with a grid barrier inside a loop, whose number of phases is known
     /// only at run time: waits for the launch and dispatches more phases (twice as many
     /// each time) while threads are left suspended at a grid barrier. This launch waits,
-    /// also when enqueued on a stream, as one that launches kernels does.
+    /// also when enqueued on a stream, as one that launches kernels does. The device's
+    /// timeout bounds all the phases together, as it bounds any other launch: a grid
+    /// barrier in a loop that never ends fails with [`ptxvk_vk::Error::Timeout`] rather
+    /// than dispatching phases for ever.
     fn more_phases(
         &self,
         stream: &Stream,
@@ -306,10 +309,16 @@ impl<'m> Kernel<'m> {
             return Ok(());
         }
         let mut cfg = *cfg;
+        let timeout = self.module.device.inner.timeout();
+        let deadline = std::time::Instant::now() + timeout;
         loop {
             stream.synchronize()?;
             if !area.needs_phases()? {
                 return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                return Err(ptxvk_vk::Error::Timeout { ms }.into());
             }
             cfg.phases = cfg.phases.saturating_mul(2).min(MAX_PHASES_AT_ONCE);
             stream.launch(self.program(), &cfg, keep)?;
