@@ -126,7 +126,10 @@ impl Module {
     /// default), for libraries that ship hundreds of kernels of which a program uses
     /// a few ([`LazyModule`]).
     pub fn link_lazy(device: &Device, sources: SourceMap) -> Result<Module, Error> {
+        let since = timing::start();
+        let bytes = sources.text().len();
         let lazy = LazyModule::new(sources, device.target())?;
+        timing::record(since, "load", "<module>", &format!("bytes={bytes}"));
         check_warp_mode(device.info(), lazy.target().warp_mode)?;
         let names = lazy.kernel_names().to_vec();
         let layout = lazy.data().clone();

@@ -1,7 +1,8 @@
 //! The timing record of first launches (`PTXVK_LOG=timing`): one line on stderr per
-//! kernel compiled to SPIR-V (ptxvk's share) and per pipeline created (the driver's
-//! share, which on lavapipe is LLVM's compile of the shader), so that the time from a
-//! module's load to its first launch can be split between the two
+//! module loaded lazily (`load`: parsing and checking the whole module), per kernel
+//! compiled to SPIR-V (ptxvk's share) and per pipeline created (the driver's share,
+//! which on lavapipe is LLVM's compile of the shader), so that the time from a module's
+//! load to its first launch can be split between the two
 //! (`scripts/first-launch` reads them; docs/benchmarks.md, *First-launch latency*).
 //!
 //! Lines start `ptxvk timing:` and are whole (`eprintln!` holds stderr's lock).
