@@ -350,6 +350,16 @@ impl FnEmitter<'_> {
     /// `f32::MAX`). `residual(m)` is an exact f64 whose sign tells whether the true value
     /// lies above (> 0), on (= 0) or below (< 0) the f64 midpoint `m` between two f32
     /// neighbours; past `f32::MAX` the next neighbour is 2^128. Ties go to the even one.
+    ///
+    /// This and the exact `div.f32`/`sqrt.f32` below show their operands to the driver
+    /// ([`Self::unhidden`]): a driver's folding (`f32fast.rs`, *Driver folding*) changes
+    /// a value only for an infinite or NaN operand of a product with a known zero or
+    /// of a difference with itself, or the sign of a zero. Their special operands
+    /// (zeros, infinities, NaN) take results selected from the operands' bits, so the
+    /// arithmetic counts only for finite non-zero operands, where no known zero meets
+    /// an infinity (a known zero divisor or radicand is a special operand; a midpoint
+    /// past `f32::MAX` is 2^128, and one next to an infinite candidate is masked by
+    /// `allowed`), and every residual is only compared with zero.
     pub(super) fn round_by_midpoints(
         &mut self,
         q0: Word,
@@ -378,8 +388,8 @@ impl FnEmitter<'_> {
         // Whether the value lies past the midpoint of `lo` and `hi` (above it for `up`,
         // below it otherwise), a tie counting when q0 is odd; only where `allowed`.
         let step = |e: &mut Self, lo: Word, hi: Word, up: bool, allowed: Word| -> R<Word> {
-            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
-            let m = e.exact(BinaryOp::Mul, dt, sum, half)?;
+            let sum = e.unhidden(BinaryOp::Add, dt, lo, hi)?;
+            let m = e.unhidden(BinaryOp::Mul, dt, sum, half)?;
             let r = residual(e, m)?;
             let past = if up {
                 e.b.f_ord_greater_than(bt, None, r, zero_d)?
@@ -446,17 +456,17 @@ impl FnEmitter<'_> {
         let y = self.b.bitcast(ft, None, xb)?;
         let xd = self.b.f_convert(dt, None, x)?;
         let yd = self.b.f_convert(dt, None, y)?;
-        let qd = self.float_op(BinaryOp::Div, dt, xd, yd)?;
+        let qd = self.b.f_div(dt, None, xd, yd)?;
         let q0f = self.b.f_convert(ft, None, qd)?;
         let q0 = self.b.bitcast(it, None, q0f)?;
         // sign(|a| - m*|b|), exactly: m*|b| has at most 25 + 24 significant bits.
         let mag = self.round_by_midpoints(q0, |e, m| {
-            let p = e.exact(BinaryOp::Mul, dt, m, yd)?;
-            e.exact(BinaryOp::Sub, dt, xd, p)
+            let p = e.unhidden(BinaryOp::Mul, dt, m, yd)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, p)
         })?;
         let mag = self.direct_magnitude(mag, sign, rounding, |e, q| {
-            let p = e.exact(BinaryOp::Mul, dt, q, yd)?;
-            e.exact(BinaryOp::Sub, dt, xd, p)
+            let p = e.unhidden(BinaryOp::Mul, dt, q, yd)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, p)
         })?;
         let z = k(self, 0);
         // Special cases: NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf;
@@ -515,13 +525,13 @@ impl FnEmitter<'_> {
         // sign(x - m*m), exactly: m*m has at most 50 significant bits. A midpoint is
         // never exactly the root of an f32, so there are no ties.
         let corrected = self.round_by_midpoints(q0, |e, m| {
-            let sq = e.exact(BinaryOp::Mul, dt, m, m)?;
-            e.exact(BinaryOp::Sub, dt, xd, sq)
+            let sq = e.unhidden(BinaryOp::Mul, dt, m, m)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, sq)
         })?;
         let positive = self.konst(s32, 0);
         let corrected = self.direct_magnitude(corrected, positive, rounding, |e, q| {
-            let sq = e.exact(BinaryOp::Mul, dt, q, q)?;
-            e.exact(BinaryOp::Sub, dt, xd, sq)
+            let sq = e.unhidden(BinaryOp::Mul, dt, q, q)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, sq)
         })?;
         // Only positive, finite, non-zero inputs are corrected; the rest (±0, +inf,
         // NaN, negatives → NaN) are selected below.
