@@ -54,9 +54,10 @@
 //!   lies strictly inside `q ± 2^-150`, the breakpoints of the subnormal grid. So
 //!   always `(lo, hi)` is inside the interval of reals that round to `q` (endpoints,
 //!   the ties, excluded), and is that interval where `q` is normal and above 2^-126
-//!   (at 2^-126 the grid below is not finer, and `lo` is nearer than the breakpoint). `lo` and `hi`
-//!   have at most 25 significant bits. For `q = 0` the bit pattern `Q - 2^28` is a
-//!   NaN, and for `q = inf` or NaN `Q + 2^28` is one: every comparison with them fails.
+//!   (at 2^-126 the grid below is not finer, and `lo` is nearer than the breakpoint).
+//!   `lo` and `hi` have at most 25 significant bits. For `q = 0` the bit pattern
+//!   `Q - 2^28` is a NaN, and for `q = inf` or NaN `Q + 2^28` is one: every comparison
+//!   with them fails.
 //! * `div.rn.f32` ([`FnEmitter::rounded_quotient`]): the device's f32 quotient `q0` is
 //!   only a candidate. With `q = |q0|` and its `(lo, hi)`, `|a/b|` rounds to `q` if
 //!   `lo < |a/b| < hi`, that is `lo·|b| < |a| < hi·|b|` for finite non-zero `b`: the
@@ -178,6 +179,14 @@ impl FnEmitter<'_> {
         Ok((self.b.bitcast(dt, None, lo)?, self.b.bitcast(dt, None, hi)?))
     }
 
+    /// Whether `low < v < high` (f64 values; false where any is NaN).
+    fn between(&mut self, low: Word, v: Word, high: Word) -> R<Word> {
+        let bt = self.ty(Scalar::Bool);
+        let above = self.b.f_ord_less_than(bt, None, low, v)?;
+        let below = self.b.f_ord_less_than(bt, None, v, high)?;
+        Ok(self.b.logical_and(bt, None, above, below)?)
+    }
+
     /// The bits of the magnitude of the f32 whose bits are `vi` (an i32), and its
     /// value as f64.
     fn magnitude_f64(&mut self, vi: Word) -> R<(Word, Word)> {
@@ -210,9 +219,7 @@ impl FnEmitter<'_> {
         let dt = self.ty(Scalar::Float(64));
         let low = self.unhidden(BinaryOp::Mul, dt, lo, bd)?;
         let high = self.unhidden(BinaryOp::Mul, dt, hi, bd)?;
-        let above = self.b.f_ord_less_than(bt, None, low, ad)?;
-        let below = self.b.f_ord_less_than(bt, None, ad, high)?;
-        let proved = self.b.logical_and(bt, None, above, below)?;
+        let proved = self.between(low, ad, high)?;
         // A zero `a` over a finite non-zero `b`: |b|'s bits less 1 below 0x7f7f_ffff.
         let zero = self.konst(i32s, 0);
         let a_zero = self.b.i_equal(bt, None, a_abs, zero)?;
@@ -245,9 +252,7 @@ impl FnEmitter<'_> {
         // lo² < x < hi²: both squares exact (25 bits each).
         let low = self.unhidden(BinaryOp::Mul, dt, lo, lo)?;
         let high = self.unhidden(BinaryOp::Mul, dt, hi, hi)?;
-        let above = self.b.f_ord_less_than(bt, None, low, xd)?;
-        let below = self.b.f_ord_less_than(bt, None, xd, high)?;
-        let proved = self.b.logical_and(bt, None, above, below)?;
+        let proved = self.between(low, xd, high)?;
         // sqrt(±0) = ±0 (IEEE 754 §5.4.1).
         let zero = self.konst(Scalar::Float(64), 0);
         let x_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
