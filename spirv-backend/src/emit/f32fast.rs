@@ -6,7 +6,11 @@
 //! rounded, so the choice is invisible. The test selects between them with a branch
 //! ([`FnEmitter::fast_unless`]): a SIMD device such as lavapipe skips an arm that no
 //! invocation takes, so the exact paths, 3-5 times the cost, are almost never run
-//! (measured: `docs/benchmarks.md`, *Float schemes*).
+//! (measured: `docs/benchmarks.md`, *Float schemes*). The arm is not free all the same:
+//! on Mesa 25's lavapipe a kernel whose exact arms are never taken runs 1.3-1.6 times
+//! as long as the same kernel with the arms removed (`docs/benchmarks.md`, *Where the
+//! exact float time goes*), so the tests below take every common operand (zeros too)
+//! and the arms are kept small.
 //!
 //! What Vulkan guarantees (Vulkan specification, appendix *Vulkan Environment for
 //! SPIR-V*, *Precision and Operation of SPIR-V Instructions*, whose table holds for
@@ -37,24 +41,53 @@
 //!   (an f64 sum that rounds to zero is zero, with IEEE's sign, as the exact path's),
 //!   and an `S` below 2^-1022 gives a zero of the right sign either way; infinities and
 //!   NaN convert as the exact path converts them.
-//! * `div.rn.f32` ([`FnEmitter::is_rounded_quotient`]): the device's f32 quotient `q0`
-//!   is correctly rounded iff `|a/b - q0| < h`, with `h` the distance from `q0` to the
-//!   breakpoint on the side of `a/b` (half an ulp; a quarter below a power of two), a
-//!   tie going to the exact path. Scaled by `|b|`: `|a - q0·b| < |b|·h` (`h` is taken
-//!   as the smaller one below powers of two on both sides, which only sends more to
-//!   the exact path). `q0·b` is exact in f64 (48 bits), `a - q0·b` one rounding, which
-//!   is monotone, and `|b|·h` an f64, so the rounded residual is below the bound only
-//!   if the exact one is. Special operands fail the test by themselves: `b = ±0` makes
-//!   the bound 0, `b = ±inf` or a non-finite `q0` the residual infinite or NaN, `a = 0`
-//!   the residual `|q0·b| ≥ |b|·h`; a `q0` whose `h` is not a normal f32 (below
-//!   2^-101) gives `h ≤ 0` or NaN. IEEE infinities and NaN hold in f64 arithmetic
-//!   (`SignedZeroInfNanPreserve`).
-//! * `sqrt.rn.f32` ([`FnEmitter::is_rounded_root`]): the device's f32 root `q0` is
-//!   correctly rounded iff `(q0 - h)² < x < (q0 + h)²` (`h` half its ulp; a root is
-//!   never a breakpoint), that is `-2·q0·h + h² < x - q0² < 2·q0·h + h²`: `q0²` exact,
-//!   `x - q0²` one monotone rounding, both bounds exact (`2·q0·h` is a multiple of
-//!   `4h²`, so adding `h²` takes 26 bits). A power-of-two `q0` (finer grid below) takes
-//!   the exact path, and so do negative, zero, infinite and NaN `x`, which fail the test.
+//! * *Breakpoints by bits* ([`FnEmitter::breakpoints`]): for an f32 `q > 0` that is
+//!   not infinite, let `Q` be the bit pattern of its f64 value, whose 29 low bits are
+//!   zero, and `lo`, `hi` the f64 values of the bit patterns `Q - 2^28` and `Q + 2^28`.
+//!   Where `q` is a normal f32 that is not a power of two, `hi = q + h` and `lo = q - h`
+//!   with `h = 2^(e-24)` half its ulp (bit 28 of an f64 significand is worth
+//!   `2^(e-24)` in the binade of `q`, the subtraction borrowing from bit 29, the f32's
+//!   last bit): the two breakpoints around `q`. At a power of two the borrow crosses
+//!   into the binade below, and `lo` is `q - 2^(e-25)`, the breakpoint below, on the
+//!   grid twice as fine; at `f32::MAX`, `hi` is `2^128 - 2^103`, where rounding goes
+//!   to infinity. For a subnormal `q` its f64 exponent is below -126, so `q ± 2^(e-24)`
+//!   lies strictly inside `q ± 2^-150`, the breakpoints of the subnormal grid. So
+//!   always `(lo, hi)` is inside the interval of reals that round to `q` (endpoints,
+//!   the ties, excluded), and is that interval where `q` is normal and above 2^-126
+//!   (at 2^-126 the grid below is not finer, and `lo` is nearer than the breakpoint).
+//!   `lo` and `hi` have at most 25 significant bits. For `q = 0` the bit pattern
+//!   `Q - 2^28` is a NaN, and for `q = inf` or NaN `Q + 2^28` is one: every comparison
+//!   with them fails.
+//! * `div.rn.f32` ([`FnEmitter::rounded_quotient`]): the device's f32 quotient `q0` is
+//!   only a candidate. With `q = |q0|` and its `(lo, hi)`, `|a/b|` rounds to `q` if
+//!   `lo < |a/b| < hi`, that is `lo·|b| < |a| < hi·|b|` for finite non-zero `b`: the
+//!   products have at most 25 + 24 bits and lie within [2^-300, 2^257], so they are
+//!   exact in f64, and the comparison is the exact one. The result is `q` with the
+//!   sign of `a` xor `b` (so a candidate of the wrong sign costs nothing). A zero `a`
+//!   over a finite non-zero `b` gives that sign on a zero (IEEE 754 §6.3), decided on
+//!   the bits: zero numerators are common (sparse data), and the exact path behind a
+//!   branch costs every SIMD group that has one. Other special operands fail the test
+//!   by themselves: `a = ±0` (`lo·|b| < 0` is false), `b = ±0` (`|a| < 0`), `b = ±inf`
+//!   (`inf < |a|`), `a = ±inf` (`inf < hi·|b|`), NaN anywhere; an infinite or NaN `q0`
+//!   makes `hi` a NaN. Those take the exact path, as do quotients the test cannot
+//!   prove. Two f64 products and two comparisons, where the residual test this
+//!   replaces took three f64 operations and an exponent and fraction split of `q0`.
+//! * `sqrt.rn.f32` ([`FnEmitter::rounded_root`]): as for division, `q = |q0|` is
+//!   `sqrt(x)` rounded to nearest if `lo² < x < hi²`, both squares exact (50 bits,
+//!   within [2^-254, 2^257]); `x = ±0` gives `x` (IEEE 754 §5.4.1). Negative `x`
+//!   fails (`lo² < x`), `x = +inf` (`x < hi²` with `hi²` finite or NaN) and NaN too,
+//!   and so does every `q0` that is zero, infinite or NaN.
+//! * *Driver folding* (`FloatConstants::Hidden`, `docs/status.md`, *Drivers*): lavapipe
+//!   replaces a float add, sub or mul by its result when it knows an operand (gallivm's
+//!   `lp_build_add`: `x + 0` and `0 + x` give `x`; `lp_build_sub`: `x - 0` gives `x`,
+//!   `x - x` zero, and `0 - x` gives `-x`; Mesa 22.3's `lp_build_mul`: `x · 0` and
+//!   `0 · x` give 0, `x · 1` and `1 · x` give `x`). For finite operands each of these
+//!   gives the right value, with at worst the wrong sign of a zero. The products of the
+//!   two tests above are never zero (`lo`, `hi` and `|a|`, `|b|` of a passing test are
+//!   positive and finite) except `lo·|b|`, `hi·|b|` for `b = ±0`, which may fold to
+//!   `+0` instead of NaN: `|a| < +0` is false all the same. A folded candidate `q0` is
+//!   a candidate like any other. So the tests' products and candidates are emitted
+//!   with their operands visible to the driver ([`FnEmitter::unhidden`]).
 //!
 //! So the fast paths are exact on every device; how often they are taken depends on
 //! the device's f32 division and square root (always on lavapipe, whose are correctly
@@ -72,6 +105,9 @@ const BREAKPOINT: u64 = 0x1000_0000;
 const LOW29: u64 = 0x1fff_ffff;
 /// The bits of 2^-126 as f64, the smallest normal f32.
 const MIN_NORMAL_F32_AS_F64: u64 = 897 << 52;
+/// Half an ulp of an f32 in the bit pattern of its f64 value: bit 28, the highest of
+/// the 29 significand bits an f64 has beyond an f32's.
+const HALF_F32_ULP_IN_F64: u64 = 1 << 28;
 
 impl FnEmitter<'_> {
     /// Whether rounding the f64 `s`, the nearest f64 of some real value, to f32 might not
@@ -128,93 +164,102 @@ impl FnEmitter<'_> {
 }
 
 impl FnEmitter<'_> {
-    /// The types the candidate tests work in: i32, f32, f64 and bool.
-    fn candidate_types(&mut self) -> (Word, Word, Word, Word) {
-        let it = self.ty(Scalar::Int(32));
-        let ft = self.ty(Scalar::Float(32));
+    /// The f64 breakpoints `(lo, hi)` around the f32 candidate whose magnitude's bits
+    /// are `q_abs` (module doc, *Breakpoints by bits*): its f64 bit pattern less and
+    /// plus 2^28.
+    fn breakpoints(&mut self, q_abs: Word) -> R<(Word, Word)> {
+        let (i64s, ft) = (Scalar::Int(64), self.ty(Scalar::Float(32)));
+        let (dt, lt) = (self.ty(Scalar::Float(64)), self.ty(i64s));
+        let q = self.b.bitcast(ft, None, q_abs)?;
+        let qd = self.b.f_convert(dt, None, q)?;
+        let bits = self.b.bitcast(lt, None, qd)?;
+        let half = self.konst(i64s, HALF_F32_ULP_IN_F64);
+        let lo = self.b.i_sub(lt, None, bits, half)?;
+        let hi = self.b.i_add(lt, None, bits, half)?;
+        Ok((self.b.bitcast(dt, None, lo)?, self.b.bitcast(dt, None, hi)?))
+    }
+
+    /// Whether `low < v < high` (f64 values; false where any is NaN).
+    fn between(&mut self, low: Word, v: Word, high: Word) -> R<Word> {
+        let bt = self.ty(Scalar::Bool);
+        let above = self.b.f_ord_less_than(bt, None, low, v)?;
+        let below = self.b.f_ord_less_than(bt, None, v, high)?;
+        Ok(self.b.logical_and(bt, None, above, below)?)
+    }
+
+    /// The bits of the magnitude of the f32 whose bits are `vi` (an i32), and its
+    /// value as f64.
+    fn magnitude_f64(&mut self, vi: Word) -> R<(Word, Word)> {
+        let i32s = Scalar::Int(32);
+        let (it, ft, dt) = (self.ty(i32s), self.ty(Scalar::Float(32)), self.ty(Scalar::Float(64)));
+        let mask = self.konst(i32s, 0x7fff_ffff);
+        let abs = self.b.bitwise_and(it, None, vi, mask)?;
+        let value = self.b.bitcast(ft, None, abs)?;
+        Ok((abs, self.b.f_convert(dt, None, value)?))
+    }
+
+    /// Whether `a / b` is correctly rounded by the magnitude of the f32 `q0` with the
+    /// quotient's sign, and that value (module doc, *div.rn.f32*): proved by two exact
+    /// f64 products for finite non-zero `a` and `b`, and `±0` for `a = ±0` and finite
+    /// non-zero `b`. False for every other operand.
+    pub(super) fn rounded_quotient(&mut self, a: Word, b: Word, q0: Word) -> R<(Word, Word)> {
+        let i32s = Scalar::Int(32);
+        let (it, ft, bt) = (self.ty(i32s), self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
+        let (ai, bi, qi) = (
+            self.b.bitcast(it, None, a)?,
+            self.b.bitcast(it, None, b)?,
+            self.b.bitcast(it, None, q0)?,
+        );
+        let mask = self.konst(i32s, 0x7fff_ffff);
+        let q_abs = self.b.bitwise_and(it, None, qi, mask)?;
+        let (lo, hi) = self.breakpoints(q_abs)?;
+        let ((a_abs, ad), (b_abs, bd)) = (self.magnitude_f64(ai)?, self.magnitude_f64(bi)?);
+        // lo·|b| < |a| < hi·|b|: both products exact (25 by 24 bits), and no driver
+        // folding can make the test pass (module doc, *Driver folding*).
         let dt = self.ty(Scalar::Float(64));
-        (it, ft, dt, self.ty(Scalar::Bool))
+        let low = self.unhidden(BinaryOp::Mul, dt, lo, bd)?;
+        let high = self.unhidden(BinaryOp::Mul, dt, hi, bd)?;
+        let proved = self.between(low, ad, high)?;
+        // A zero `a` over a finite non-zero `b`: |b|'s bits less 1 below 0x7f7f_ffff.
+        let zero = self.konst(i32s, 0);
+        let a_zero = self.b.i_equal(bt, None, a_abs, zero)?;
+        let one = self.konst(i32s, 1);
+        let b_less = self.b.i_sub(it, None, b_abs, one)?;
+        let finite = self.konst(i32s, 0x7f7f_ffff);
+        let b_regular = self.b.u_less_than(bt, None, b_less, finite)?;
+        let zero_quotient = self.b.logical_and(bt, None, a_zero, b_regular)?;
+        let ok = self.b.logical_or(bt, None, proved, zero_quotient)?;
+        let magnitude = self.b.select(it, None, a_zero, zero, q_abs)?;
+        let signs = self.b.bitwise_xor(it, None, ai, bi)?;
+        let sign_mask = self.konst(i32s, 0x8000_0000);
+        let sign = self.b.bitwise_and(it, None, signs, sign_mask)?;
+        let q = self.b.bitwise_or(it, None, magnitude, sign)?;
+        Ok((ok, self.b.bitcast(ft, None, q)?))
     }
 
-    /// The f32 `q0`'s biased exponent field (in place) and fraction field, and the
-    /// constant 0, which both candidate tests start from.
-    fn exponent_and_fraction(&mut self, q0: Word) -> R<(Word, Word, Word)> {
-        let (i32s, it) = (Scalar::Int(32), self.ty(Scalar::Int(32)));
-        let bits = self.b.bitcast(it, None, q0)?;
-        let exp_mask = self.konst(i32s, 0x7f80_0000);
-        let exp = self.b.bitwise_and(it, None, bits, exp_mask)?;
-        let frac_mask = self.konst(i32s, 0x007f_ffff);
-        let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
-        Ok((exp, frac, self.konst(i32s, 0)))
-    }
-}
-
-impl FnEmitter<'_> {
-    /// Whether the f32 `q0` is `a / b` rounded to nearest, for finite non-zero f32 `a`,
-    /// `b` (the caller tests them), decided by one exact f64 residual; false also where
-    /// it cannot tell cheaply (module doc, *div.rn.f32*).
-    pub(super) fn is_rounded_quotient(&mut self, a: Word, b: Word, q0: Word) -> R<Word> {
-        let (i32s, (it, ft, dt, bt)) = (Scalar::Int(32), self.candidate_types());
-        let k = |e: &mut Self, v: u32| e.konst(i32s, u64::from(v));
-        let (exp, frac, zero) = self.exponent_and_fraction(q0)?;
-        // h: the distance from q0 to the breakpoint below it, 2^(e-24), or 2^(e-25) when
-        // q0 is a power of two (the grid below it is twice as fine).
-        let power = self.b.i_equal(bt, None, frac, zero)?;
-        let (half, quarter) = (k(self, 24 << 23), k(self, 25 << 23));
-        let down = self.b.select(it, None, power, quarter, half)?;
-        let h_bits = self.b.i_sub(it, None, exp, down)?;
-        let h = self.b.bitcast(ft, None, h_bits)?;
-        let hd = self.b.f_convert(dt, None, h)?;
-        // |a - q0·b| < |b|·h, exactly: q0·b is exact (48 bits), `a - q0·b` is one
-        // rounding, monotone, and |b|·h is an f64, so the rounded residual is below the
-        // bound only if the exact one is.
-        let (ad, bd, qd) = (
-            self.b.f_convert(dt, None, a)?,
-            self.b.f_convert(dt, None, b)?,
-            self.b.f_convert(dt, None, q0)?,
-        );
-        let p = self.exact(BinaryOp::Mul, dt, qd, bd)?;
-        let r = self.exact(BinaryOp::Sub, dt, ad, p)?;
-        let r = self.glsl1(dt, super::glsl::FABS, r)?;
-        let bd = self.glsl1(dt, super::glsl::FABS, bd)?;
-        let bound = self.exact(BinaryOp::Mul, dt, bd, hd)?;
-        Ok(self.b.f_ord_less_than(bt, None, r, bound)?)
-    }
-}
-
-impl FnEmitter<'_> {
-    /// Whether the f32 `q0` is `sqrt(x)` rounded to nearest for the f32 `x`, decided by
-    /// one exact f64 residual; false also where it cannot tell cheaply (module doc,
-    /// *sqrt.rn.f32*).
-    pub(super) fn is_rounded_root(&mut self, x: Word, q0: Word) -> R<Word> {
-        let (i32s, (it, ft, dt, bt)) = (Scalar::Int(32), self.candidate_types());
-        let k = |e: &mut Self, v: u32| e.konst(i32s, u64::from(v));
-        let (exp, frac, zero) = self.exponent_and_fraction(q0)?;
-        // A power of two has a finer grid below it: left to the exact path.
-        let not_power = self.b.i_not_equal(bt, None, frac, zero)?;
-        // h = 2^(e-24), half q0's ulp.
-        let half = k(self, 24 << 23);
-        let h_bits = self.b.i_sub(it, None, exp, half)?;
-        let h = self.b.bitcast(ft, None, h_bits)?;
-        let (hd, xd, qd) = (
-            self.b.f_convert(dt, None, h)?,
-            self.b.f_convert(dt, None, x)?,
-            self.b.f_convert(dt, None, q0)?,
-        );
-        // (q0 - h)² < x < (q0 + h)², that is -2·q0·h + h² < x - q0² < 2·q0·h + h²: q0²
-        // is exact (48 bits), `x - q0²` one monotone rounding, and both bounds exact
-        // (2·q0·h is a multiple of 4h², so adding h² takes 26 bits).
-        let sq = self.exact(BinaryOp::Mul, dt, qd, qd)?;
-        let d = self.exact(BinaryOp::Sub, dt, xd, sq)?;
-        let t = self.exact(BinaryOp::Mul, dt, qd, hd)?;
-        let t2 = self.exact(BinaryOp::Add, dt, t, t)?;
-        let hh = self.exact(BinaryOp::Mul, dt, hd, hd)?;
-        let upper = self.exact(BinaryOp::Add, dt, t2, hh)?;
-        let lower = self.exact(BinaryOp::Sub, dt, hh, t2)?;
-        let below = self.b.f_ord_less_than(bt, None, d, upper)?;
-        let above = self.b.f_ord_greater_than(bt, None, d, lower)?;
-        let inside = self.b.logical_and(bt, None, below, above)?;
-        Ok(self.b.logical_and(bt, None, inside, not_power)?)
+    /// Whether `sqrt(x)` is correctly rounded by the magnitude of the f32 `q0`, and
+    /// that value (module doc, *sqrt.rn.f32*): proved by two exact f64 squares, and
+    /// `x` itself for `x = ±0`. False for negative, infinite and NaN `x`.
+    pub(super) fn rounded_root(&mut self, x: Word, q0: Word) -> R<(Word, Word)> {
+        let i32s = Scalar::Int(32);
+        let (it, ft, bt) = (self.ty(i32s), self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
+        let dt = self.ty(Scalar::Float(64));
+        let qi = self.b.bitcast(it, None, q0)?;
+        let mask = self.konst(i32s, 0x7fff_ffff);
+        let q_abs = self.b.bitwise_and(it, None, qi, mask)?;
+        let (lo, hi) = self.breakpoints(q_abs)?;
+        let xd = self.b.f_convert(dt, None, x)?;
+        // lo² < x < hi²: both squares exact (25 bits each).
+        let low = self.unhidden(BinaryOp::Mul, dt, lo, lo)?;
+        let high = self.unhidden(BinaryOp::Mul, dt, hi, hi)?;
+        let proved = self.between(low, xd, high)?;
+        // sqrt(±0) = ±0 (IEEE 754 §5.4.1).
+        let zero = self.konst(Scalar::Float(64), 0);
+        let x_zero = self.b.f_ord_equal(bt, None, xd, zero)?;
+        let ok = self.b.logical_or(bt, None, proved, x_zero)?;
+        let xi = self.b.bitcast(it, None, x)?;
+        let q = self.b.select(it, None, x_zero, xi, q_abs)?;
+        Ok((ok, self.b.bitcast(ft, None, q)?))
     }
 }
 
@@ -228,7 +273,7 @@ impl FnEmitter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::fast_inputs::{cases, Rng, F32};
-    use super::{BREAKPOINT, LOW29, MIN_NORMAL_F32_AS_F64};
+    use super::{BREAKPOINT, HALF_F32_ULP_IN_F64, LOW29, MIN_NORMAL_F32_AS_F64};
 
     /// [`super::FnEmitter::f32_breakpoint_or_tiny`].
     fn breakpoint_or_tiny(s: f64) -> bool {
@@ -244,33 +289,31 @@ mod tests {
         (!breakpoint_or_tiny(s)).then_some(s as f32)
     }
 
-    /// `h`'s f32 bits from `q0`'s exponent field `exp` less `down` (as the integer code).
-    fn h_of(exp: u32, down: u32) -> f64 {
-        f64::from(f32::from_bits(exp.wrapping_sub(down)))
+    /// [`super::FnEmitter::breakpoints`] of the f32 magnitude `q`.
+    fn breakpoints(q: f32) -> (f64, f64) {
+        let bits = f64::from(q).to_bits();
+        let lo = f64::from_bits(bits.wrapping_sub(HALF_F32_ULP_IN_F64));
+        (lo, f64::from_bits(bits.wrapping_add(HALF_F32_ULP_IN_F64)))
     }
 
-    /// [`super::FnEmitter::is_rounded_quotient`].
-    fn quotient_ok(a: f32, b: f32, q0: f32) -> bool {
-        let bits = q0.to_bits();
-        let exp = bits & 0x7f80_0000;
-        let down = if bits & 0x007f_ffff == 0 { 25 << 23 } else { 24 << 23 };
-        let hd = h_of(exp, down);
-        let (ad, bd, qd) = (f64::from(a), f64::from(b), f64::from(q0));
-        let r = (ad - qd * bd).abs();
-        r < bd.abs() * hd
+    /// [`super::FnEmitter::rounded_quotient`]: the result where the test proves it.
+    fn quotient(a: f32, b: f32, q0: f32) -> Option<f32> {
+        let (lo, hi) = breakpoints(q0.abs());
+        let (ad, bd) = (f64::from(a.abs()), f64::from(b.abs()));
+        let sign = (a.to_bits() ^ b.to_bits()) & 0x8000_0000;
+        let a_zero = a.abs().to_bits() == 0;
+        let b_regular = b.abs().to_bits().wrapping_sub(1) < 0x7f7f_ffff;
+        let magnitude = if a_zero { 0 } else { q0.abs().to_bits() };
+        let q = f32::from_bits(magnitude | sign);
+        (lo * bd < ad && ad < hi * bd || a_zero && b_regular).then_some(q)
     }
 
-    /// [`super::FnEmitter::is_rounded_root`].
-    fn root_ok(x: f32, q0: f32) -> bool {
-        let bits = q0.to_bits();
-        let exp = bits & 0x7f80_0000;
-        let not_power = bits & 0x007f_ffff != 0;
-        let hd = h_of(exp, 24 << 23);
-        let (xd, qd) = (f64::from(x), f64::from(q0));
-        let d = xd - qd * qd;
-        let t2 = qd * hd + qd * hd;
-        let hh = hd * hd;
-        d < t2 + hh && d > hh - t2 && not_power
+    /// [`super::FnEmitter::rounded_root`]: the result where the test proves it.
+    fn root(x: f32, q0: f32) -> Option<f32> {
+        let (lo, hi) = breakpoints(q0.abs());
+        let xd = f64::from(x);
+        let q = if xd == 0.0 { x } else { q0.abs() };
+        (lo * lo < xd && xd < hi * hi || xd == 0.0).then_some(q)
     }
 
     /// Operands of f32 (`fast_inputs`).
@@ -332,22 +375,38 @@ mod tests {
         eprintln!("fma: {fast} on the fast path, {ties} deferred");
     }
 
+    /// The device's candidate for `want`: right, a few ulps off, of the other sign, at
+    /// the other side of a power of two, or anything.
+    fn candidate(rng: &mut Rng, i: u64, want: f32) -> f32 {
+        match i % 16 {
+            0..=6 => want,
+            7..=11 => neighbour(want, (rng.next() % 7) as i32 - 3),
+            12 => -want,
+            13 => f32::from_bits(want.to_bits() & 0xff80_0000),
+            14 => neighbour(f32::from_bits(want.to_bits() & 0xff80_0000), -1),
+            _ => rng.f32(),
+        }
+    }
+
     #[test]
     fn division_test_accepts_only_the_rounded_quotient() {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut fast = 0u64;
         for i in 0..cases() {
-            let (a, b) =
-                if i % 2 == 0 { (rng.f32(), rng.f32()) } else { (rng.moderate(), rng.moderate()) };
-            let want = (f64::from(a) / f64::from(b)) as f32;
-            // The device's quotient: right, a few ulps off, or anything.
-            let q0 = match i % 8 {
-                0..=3 => want,
-                4..=6 => neighbour(want, (rng.next() % 7) as i32 - 3),
-                _ => rng.f32(),
+            let (a, b) = match i % 4 {
+                0 | 1 => (rng.f32(), rng.f32()),
+                2 => (rng.moderate(), rng.moderate()),
+                // Quotients at or next to a power of two, and exact ones.
+                _ => {
+                    let b = rng.moderate();
+                    let q = f32::from_bits(rng.moderate().to_bits() & 0xff80_0000);
+                    (neighbour(q * b, (rng.next() % 3) as i32 - 1), b)
+                }
             };
-            if quotient_ok(a, b, q0) {
-                assert!(same(q0, want), "{a:e} / {b:e} = {want:e}, accepted {q0:e}");
+            let want = (f64::from(a) / f64::from(b)) as f32;
+            let q0 = candidate(&mut rng, i, want);
+            if let Some(got) = quotient(a, b, q0) {
+                assert!(same(got, want), "{a:e} / {b:e} = {want:e}, accepted {q0:e} as {got:e}");
                 fast += 1;
             }
         }
@@ -360,15 +419,20 @@ mod tests {
         let mut rng = Rng(0x1234_5678_9abc_def1);
         let mut fast = 0u64;
         for i in 0..cases() {
-            let x = if i % 2 == 0 { rng.f32() } else { rng.moderate() };
-            let want = f64::from(x).sqrt() as f32;
-            let q0 = match i % 8 {
-                0..=3 => want,
-                4..=6 => neighbour(want, (rng.next() % 7) as i32 - 3),
-                _ => rng.f32(),
+            let x = match i % 4 {
+                0 | 1 => rng.f32(),
+                2 => rng.moderate(),
+                // Squares of f32 and their neighbours, and roots near powers of two.
+                _ => {
+                    let r = rng.moderate();
+                    let r = if i % 8 == 3 { f32::from_bits(r.to_bits() & 0xff80_0000) } else { r };
+                    neighbour(r * r, (rng.next() % 3) as i32 - 1)
+                }
             };
-            if root_ok(x, q0) {
-                assert!(same(q0, want), "sqrt({x:e}) = {want:e}, accepted {q0:e}");
+            let want = f64::from(x).sqrt() as f32;
+            let q0 = candidate(&mut rng, i, want);
+            if let Some(got) = root(x, q0) {
+                assert!(same(got, want), "sqrt({x:e}) = {want:e}, accepted {q0:e} as {got:e}");
                 fast += 1;
             }
         }

@@ -186,6 +186,26 @@ impl FnEmitter<'_> {
         Ok(r)
     }
 
+    /// A correctly rounded float add, sub or mul like [`Self::exact`], but with its
+    /// operands never hidden from the driver ([`Self::float_op`]). Only for fast paths
+    /// whose proof shows that the driver's folding of known operands cannot change
+    /// what they compute (`f32fast.rs`, *Driver folding*): every folding lavapipe does
+    /// (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`: `x + 0`, `0 + x`,
+    /// `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`) gives the right
+    /// value for finite operands, and can only change the sign of a zero result.
+    pub(super) fn unhidden(&mut self, op: BinaryOp, ty: Word, a: Word, b: Word) -> R<Word> {
+        let r = match op {
+            BinaryOp::Add => self.b.f_add(ty, None, a, b)?,
+            BinaryOp::Sub => self.b.f_sub(ty, None, a, b)?,
+            BinaryOp::Mul => self.b.f_mul(ty, None, a, b)?,
+            other => {
+                return Err(Error::Internal(format!("{other:?} is not an exact float operation")))
+            }
+        };
+        self.b.decorate(r, Decoration::NoContraction, []);
+        Ok(r)
+    }
+
     /// `a op b` of float type `ty`: `OpFAdd`, `OpFSub`, `OpFMul` or `OpFDiv`. Every one
     /// of them the backend emits is made here, so that on a driver that folds them
     /// wrongly when it knows an operand (`FloatConstants::Hidden`: lavapipe returns
@@ -330,6 +350,16 @@ impl FnEmitter<'_> {
     /// `f32::MAX`). `residual(m)` is an exact f64 whose sign tells whether the true value
     /// lies above (> 0), on (= 0) or below (< 0) the f64 midpoint `m` between two f32
     /// neighbours; past `f32::MAX` the next neighbour is 2^128. Ties go to the even one.
+    ///
+    /// This and the exact `div.f32`/`sqrt.f32` below show their operands to the driver
+    /// ([`Self::unhidden`]): a driver's folding (`f32fast.rs`, *Driver folding*) changes
+    /// a value only for an infinite or NaN operand of a product with a known zero or
+    /// of a difference with itself, or the sign of a zero. Their special operands
+    /// (zeros, infinities, NaN) take results selected from the operands' bits, so the
+    /// arithmetic counts only for finite non-zero operands, where no known zero meets
+    /// an infinity (a known zero divisor or radicand is a special operand; a midpoint
+    /// past `f32::MAX` is 2^128, and one next to an infinite candidate is masked by
+    /// `allowed`), and every residual is only compared with zero.
     pub(super) fn round_by_midpoints(
         &mut self,
         q0: Word,
@@ -358,8 +388,8 @@ impl FnEmitter<'_> {
         // Whether the value lies past the midpoint of `lo` and `hi` (above it for `up`,
         // below it otherwise), a tie counting when q0 is odd; only where `allowed`.
         let step = |e: &mut Self, lo: Word, hi: Word, up: bool, allowed: Word| -> R<Word> {
-            let sum = e.exact(BinaryOp::Add, dt, lo, hi)?;
-            let m = e.exact(BinaryOp::Mul, dt, sum, half)?;
+            let sum = e.unhidden(BinaryOp::Add, dt, lo, hi)?;
+            let m = e.unhidden(BinaryOp::Mul, dt, sum, half)?;
             let r = residual(e, m)?;
             let past = if up {
                 e.b.f_ord_greater_than(bt, None, r, zero_d)?
@@ -399,10 +429,12 @@ impl FnEmitter<'_> {
             return self.div_f32_exact(a, b, rounding);
         }
         let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
-        let q0 = self.float_op(BinaryOp::Div, ft, a, b)?;
-        let good = self.is_rounded_quotient(a, b, q0)?;
+        // Only a candidate, which the test proves or rejects: no need to hide its
+        // operands from the driver.
+        let q0 = self.b.f_div(ft, None, a, b)?;
+        let (good, q) = self.rounded_quotient(a, b, q0)?;
         let slow = self.b.logical_not(bt, None, good)?;
-        self.fast_unless(slow, ft, |_| Ok(q0), |e| e.div_f32_exact(a, b, rounding))
+        self.fast_unless(slow, ft, |_| Ok(q), |e| e.div_f32_exact(a, b, rounding))
     }
 
     /// [`Self::div_f32`] for every operand, by exact residuals.
@@ -424,17 +456,17 @@ impl FnEmitter<'_> {
         let y = self.b.bitcast(ft, None, xb)?;
         let xd = self.b.f_convert(dt, None, x)?;
         let yd = self.b.f_convert(dt, None, y)?;
-        let qd = self.float_op(BinaryOp::Div, dt, xd, yd)?;
+        let qd = self.b.f_div(dt, None, xd, yd)?;
         let q0f = self.b.f_convert(ft, None, qd)?;
         let q0 = self.b.bitcast(it, None, q0f)?;
         // sign(|a| - m*|b|), exactly: m*|b| has at most 25 + 24 significant bits.
         let mag = self.round_by_midpoints(q0, |e, m| {
-            let p = e.exact(BinaryOp::Mul, dt, m, yd)?;
-            e.exact(BinaryOp::Sub, dt, xd, p)
+            let p = e.unhidden(BinaryOp::Mul, dt, m, yd)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, p)
         })?;
         let mag = self.direct_magnitude(mag, sign, rounding, |e, q| {
-            let p = e.exact(BinaryOp::Mul, dt, q, yd)?;
-            e.exact(BinaryOp::Sub, dt, xd, p)
+            let p = e.unhidden(BinaryOp::Mul, dt, q, yd)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, p)
         })?;
         let z = k(self, 0);
         // Special cases: NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf;
@@ -476,9 +508,9 @@ impl FnEmitter<'_> {
         }
         let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
         let q0 = self.glsl1(ft, glsl::SQRT, x)?;
-        let good = self.is_rounded_root(x, q0)?;
+        let (good, q) = self.rounded_root(x, q0)?;
         let slow = self.b.logical_not(bt, None, good)?;
-        self.fast_unless(slow, ft, |_| Ok(q0), |e| e.sqrt_f32_exact(x, rounding))
+        self.fast_unless(slow, ft, |_| Ok(q), |e| e.sqrt_f32_exact(x, rounding))
     }
 
     /// [`Self::sqrt_f32`] for every operand, by exact residuals.
@@ -493,13 +525,13 @@ impl FnEmitter<'_> {
         // sign(x - m*m), exactly: m*m has at most 50 significant bits. A midpoint is
         // never exactly the root of an f32, so there are no ties.
         let corrected = self.round_by_midpoints(q0, |e, m| {
-            let sq = e.exact(BinaryOp::Mul, dt, m, m)?;
-            e.exact(BinaryOp::Sub, dt, xd, sq)
+            let sq = e.unhidden(BinaryOp::Mul, dt, m, m)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, sq)
         })?;
         let positive = self.konst(s32, 0);
         let corrected = self.direct_magnitude(corrected, positive, rounding, |e, q| {
-            let sq = e.exact(BinaryOp::Mul, dt, q, q)?;
-            e.exact(BinaryOp::Sub, dt, xd, sq)
+            let sq = e.unhidden(BinaryOp::Mul, dt, q, q)?;
+            e.unhidden(BinaryOp::Sub, dt, xd, sq)
         })?;
         // Only positive, finite, non-zero inputs are corrected; the rest (±0, +inf,
         // NaN, negatives → NaN) are selected below.
@@ -568,21 +600,32 @@ impl FnEmitter<'_> {
     /// path, `f32fast.rs`); then the sum is rounded to odd using its exact error
     /// (TwoSum), and rounding that to f32 is correctly rounded (round-to-odd with
     /// 53 ≥ 2·24 + 2 bits; Boldo & Melquiond 2008).
+    ///
+    /// Hiding (`FloatConstants::Hidden`): where the driver folds sums with a known
+    /// operand, `a` and `c` are hidden as f32 (one 32-bit OR each, where hiding the
+    /// f64 sum's operands took two 64-bit ones): `cd` is then unknown to the driver,
+    /// and so is `p = ad·bd` (a product with an unknown factor, whose operands are
+    /// hidden as well where the driver folds products). No operand of the sum or of
+    /// the TwoSum behind it is known, so no folding can apply, and they are emitted
+    /// visible ([`Self::unhidden`]).
     pub(super) fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
         let dt = self.ty(Scalar::Float(64));
         let ft = self.ty(Scalar::Float(32));
+        let hide = self.g.float_constants.hides(BinaryOp::Add);
+        let (a, c) = if hide { (self.hidden(ft, a, 0)?, self.hidden(ft, c, 1)?) } else { (a, c) };
         let ad = self.b.f_convert(dt, None, a)?;
         let bd = self.b.f_convert(dt, None, b)?;
         let cd = self.b.f_convert(dt, None, c)?;
         let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
-        let s = self.nearest_sum(p, cd)?;
+        let s =
+            if hide { self.unhidden(BinaryOp::Add, dt, p, cd)? } else { self.nearest_sum(p, cd)? };
         let slow = self.f32_breakpoint_or_tiny(s)?;
         self.fast_unless(
             slow,
             ft,
             |e| Ok(e.b.f_convert(ft, None, s)?),
             |e| {
-                let odd = e.odd_of_sum(p, cd, s)?;
+                let odd = e.odd_of_sum(p, cd, s, hide)?;
                 Ok(e.b.f_convert(ft, None, odd)?)
             },
         )
@@ -591,7 +634,33 @@ impl FnEmitter<'_> {
     /// `p + c` for f64 `p` and `c`, rounded to odd (below).
     pub(super) fn odd_sum(&mut self, p: Word, c: Word) -> R<Word> {
         let s = self.nearest_sum(p, c)?;
-        self.odd_of_sum(p, c, s)
+        self.odd_of_sum(p, c, s, false)
+    }
+
+    /// [`Self::odd_sum`] with every operation's operands visible to the driver
+    /// ([`Self::unhidden`]), for a fast path whose proof allows it: finite `p` and `c`,
+    /// and a caller to whom the sign of a zero result does not matter.
+    pub(super) fn odd_sum_unhidden(&mut self, p: Word, c: Word) -> R<Word> {
+        let dt = self.ty(Scalar::Float(64));
+        let s = self.unhidden(BinaryOp::Add, dt, p, c)?;
+        self.odd_of_sum(p, c, s, true)
+    }
+
+    /// An exact float add, sub or mul, with its operands hidden from the driver as
+    /// [`Self::float_op`] decides, or `visible` ([`Self::unhidden`]).
+    fn exact_or_unhidden(
+        &mut self,
+        visible: bool,
+        op: BinaryOp,
+        ty: Word,
+        a: Word,
+        b: Word,
+    ) -> R<Word> {
+        if visible {
+            self.unhidden(op, ty, a, b)
+        } else {
+            self.exact(op, ty, a, b)
+        }
     }
 
     /// `p + c` for f64 `p` and `c`, rounded to nearest (Vulkan's `OpFAdd`).
@@ -610,19 +679,19 @@ impl FnEmitter<'_> {
     /// `p + c` rounded to odd, from `s`, the sum rounded to nearest: `s` stepped one ulp
     /// toward the exact value when it is inexact and its last mantissa bit is even. The
     /// error is exact (TwoSum, which needs round-to-nearest f64 addition, as Vulkan
-    /// guarantees for `OpFAdd`).
-    fn odd_of_sum(&mut self, p: Word, c: Word, s: Word) -> R<Word> {
+    /// guarantees for `OpFAdd`). `visible`: as [`Self::exact_or_unhidden`].
+    fn odd_of_sum(&mut self, p: Word, c: Word, s: Word, visible: bool) -> R<Word> {
         let f64s = Scalar::Float(64);
         let dt = self.ty(f64s);
         let bt = self.ty(Scalar::Bool);
         let i64s = Scalar::Int(64);
         let it = self.ty(i64s);
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
-        let bb = self.exact(BinaryOp::Sub, dt, s, p)?;
-        let sbb = self.exact(BinaryOp::Sub, dt, s, bb)?;
-        let e1 = self.exact(BinaryOp::Sub, dt, p, sbb)?;
-        let e2 = self.exact(BinaryOp::Sub, dt, c, bb)?;
-        let err = self.exact(BinaryOp::Add, dt, e1, e2)?;
+        let bb = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, s, p)?;
+        let sbb = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, s, bb)?;
+        let e1 = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, p, sbb)?;
+        let e2 = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, c, bb)?;
+        let err = self.exact_or_unhidden(visible, BinaryOp::Add, dt, e1, e2)?;
         let zero = self.konst(f64s, 0);
         let inexact = self.b.f_ord_not_equal(bt, None, err, zero)?;
         let sbits = self.b.bitcast(it, None, s)?;
