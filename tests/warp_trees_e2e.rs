@@ -15,7 +15,7 @@
 mod common;
 
 use common::*;
-use ptxvk::Arg;
+use ptxvk::{Arg, Device, Module};
 
 /// Each lane's value after a tree: `step(own, shuffled)` per offset, the source lane
 /// `x ^ d` (`bfly`) or `x + d` (`down`, the lane itself beyond lane 31), 0 from a lane
@@ -95,6 +95,34 @@ fn has_subgroup_shuffle(words: &[u32]) -> bool {
     false
 }
 
+/// Launches `entry` of `module` (arguments: the ints, the floats, their count, the
+/// output) in `blocks` blocks of `block` threads and compares each of its words per
+/// thread with `expected`.
+#[allow(clippy::too_many_arguments)]
+fn check_launch(
+    device: &Device,
+    module: &Module,
+    entry: &str,
+    (blocks, block): (usize, usize),
+    ints: &[i32],
+    floats: &[f32],
+    expected: &[u32],
+    what: &str,
+) {
+    let n = ints.len();
+    let words = expected.len() / n;
+    let inb = device.buffer_from(ints).expect("ints");
+    let fb = device.buffer_from(floats).expect("floats");
+    let out = device.zeroed::<u32>(words * n).expect("out");
+    let args = [Arg::from(&inb), Arg::from(&fb), Arg::from(n as u32), Arg::from(&out)];
+    let kernel = module.kernel(entry).expect("kernel");
+    kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
+    let got = out.to_vec().expect("read");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert_eq!(g, e, "{what}, block {block}, thread {}, word {}", i / words, i % words);
+    }
+}
+
 #[test]
 fn shuffle_trees_match_the_isa_in_every_lane() {
     let Some(device) = device() else { return };
@@ -115,23 +143,17 @@ fn shuffle_trees_match_the_isa_in_every_lane() {
         let expected = reference(&ints, &floats, n, block, total);
         for t in [target, without] {
             let module = load_for(&device, &path, t);
-            let inb = device.buffer_from(&ints).expect("ints");
-            let fb = device.buffer_from(&floats).expect("floats");
-            let out = device.zeroed::<u32>(6 * n).expect("out");
-            let args = [Arg::from(&inb), Arg::from(&fb), Arg::from(n as u32), Arg::from(&out)];
-            let kernel = module.kernel("trees").expect("kernel");
-            kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
-            let got = out.to_vec().expect("read");
-            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-                assert_eq!(
-                    g,
-                    e,
-                    "block {block}, thread {}, tree {}, subgroups {:?}",
-                    i / 6,
-                    i % 6,
-                    t.emulated_subgroup
-                );
-            }
+            let what = format!("subgroups {:?}", t.emulated_subgroup);
+            check_launch(
+                &device,
+                &module,
+                "trees",
+                (blocks, block),
+                &ints,
+                &floats,
+                &expected,
+                &what,
+            );
         }
     }
 }
@@ -198,23 +220,17 @@ fn lane_zero_trees_match_the_isa_where_they_are_read() {
             let floats: Vec<f32> = (0..n).map(|_| float_of(rng.next_u32())).collect();
             let expected = lane_zero_reference(&ints, &floats, n, block, total);
             for (t, module) in &modules {
-                let inb = device.buffer_from(&ints).expect("ints");
-                let fb = device.buffer_from(&floats).expect("floats");
-                let out = device.zeroed::<u32>(4 * n).expect("out");
-                let args = [Arg::from(&inb), Arg::from(&fb), Arg::from(n as u32), Arg::from(&out)];
-                let kernel = module.kernel("lane0").expect("kernel");
-                kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
-                let got = out.to_vec().expect("read");
-                for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-                    assert_eq!(
-                        g,
-                        e,
-                        "{compiler}, block {block}, thread {}, word {}, subgroups {:?}",
-                        i / 4,
-                        i % 4,
-                        t.emulated_subgroup
-                    );
-                }
+                let what = format!("{compiler}, subgroups {:?}", t.emulated_subgroup);
+                check_launch(
+                    &device,
+                    module,
+                    "lane0",
+                    (blocks, block),
+                    &ints,
+                    &floats,
+                    &expected,
+                    &what,
+                );
             }
         }
     }

@@ -638,7 +638,8 @@ fn lane_zero_readers(k: &Kernel, lane_zero: &[Option<Shape>], t: &Tree) -> Optio
                 (false, false) => continue,
             };
             for inst in &block.insts[first..] {
-                (defs.clear(), uses.clear());
+                defs.clear();
+                uses.clear();
                 inst_defs_uses(&inst.kind, &mut defs, &mut uses);
                 if !uses.contains(&r) {
                     continue;
