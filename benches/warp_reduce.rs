@@ -1,11 +1,13 @@
 //! The cost of emulated warps: a warp sum (`benches/ptx/warp_reduce.ptx`, five
-//! `shfl.sync.down` per thread, a tree `pass::warp_trees` lowers to subgroup shuffles
-//! and one exchange where the subgroups are narrower than 32) compiled by ptxvk, against the same sums written by
-//! hand for the device's native subgroups (`shaders/warp_reduce.comp`: `subgroupAdd`
-//! within each subgroup, then the first thread of each 32-thread group adds its
-//! subgroups' sums from shared memory), on the default device (8-wide subgroups on
-//! lavapipe, where ptxvk emulates warps). Also the SPIR-V size of the kernel with and
-//! without its collectives.
+//! `shfl.sync.down` per thread, a tree `pass::warp_trees` lowers to one exchange and
+//! subgroup shuffles where the subgroups are narrower than 32; lane 0 alone stores the
+//! sum, so each in-subgroup step is one shuffle) compiled by ptxvk, against the same
+//! sums written by hand for the device's native subgroups (`shaders/warp_reduce.comp`:
+//! `subgroupAdd` within each subgroup, then the first thread of each 32-thread group
+//! adds its subgroups' sums from shared memory), on the default device (8-wide
+//! subgroups on lavapipe, where ptxvk emulates warps). Also the time of the kernel
+//! with every shuffle a move (the floor for the tree's lowering), and the SPIR-V size
+//! of the kernel with and without its collectives.
 //!
 //! ```text
 //! cargo bench --bench warp_reduce [-- MILLION_ELEMENTS] [--exchanges]
@@ -50,6 +52,10 @@ fn main() {
     let args = [Arg::from(&inb), Arg::from(n), Arg::from(&out)];
     let ptx_ms = time(|| kernel.launch_timed(grid, BLOCK, 0, &args).expect("launch").kernel_ms);
     assert_eq!(out.to_vec().expect("read"), expected, "ptxvk's warp sums");
+    // The same kernel with every shuffle a move (its sums are not warp sums): the cost
+    // of everything but the tree, the floor of what the tree's lowering can reach.
+    let plain = module.kernel("warp_reduce_plain").expect("kernel");
+    let plain_ms = time(|| plain.launch_timed(grid, BLOCK, 0, &args).expect("launch").kernel_ms);
 
     // The hand-written subgroup shader, through the same runtime and launch ABI.
     let words = spirv_words(include_bytes!("../shaders/warp_reduce.spv"));
@@ -77,6 +83,7 @@ fn main() {
     let how = if exchanges { "every shuffle an exchange".to_string() } else { info_mode(&device) };
     println!("  ptxvk ({how} warps): {:8.2} ms ({:.2})", ptx_ms.0, ptx_ms.1);
     println!("  native subgroups (GLSL):   {:8.2} ms ({:.2})", native_ms.0, native_ms.1);
+    println!("  ptxvk, no collectives:     {:8.2} ms ({:.2})", plain_ms.0, plain_ms.1);
     println!("  ratio (best):              {:8.2}x", ptx_ms.0 / native_ms.0);
 
     // The device's target (shuffle trees on its subgroups where `pass::warp_trees`

@@ -5,11 +5,17 @@
 //! model of 32-lane warps (PTX ISA 9.2 §9.7.8.6), compiled for the device (subgroup
 //! shuffles where its subgroups are narrower than 32 and of a fixed size) and without
 //! the pass (every shuffle an exchange).
+//!
+//! And trees whose results only lane 0 of each warp reads (the pass's lane-0 form), as
+//! clang 14 and nvcc 13 compile them (`tests/ptx/warp/trees_lane0_{clang,nvcc}.ptx`),
+//! in blocks of 32, 40, 36 and 256 threads: in blocks of 40 and 36 the store behind
+//! `i % 32 == 0` is made by other lanes than 0 (lane 24 of warp 0 in block 1 of 40),
+//! whose values the exact form, which the kernel selects by the block's shape, gives.
 
 mod common;
 
 use common::*;
-use ptxvk::Arg;
+use ptxvk::{Arg, Device, Module};
 
 /// Each lane's value after a tree: `step(own, shuffled)` per offset, the source lane
 /// `x ^ d` (`bfly`) or `x + d` (`down`, the lane itself beyond lane 31), 0 from a lane
@@ -89,6 +95,34 @@ fn has_subgroup_shuffle(words: &[u32]) -> bool {
     false
 }
 
+/// Launches `entry` of `module` (arguments: the ints, the floats, their count, the
+/// output) in `blocks` blocks of `block` threads and compares each of its words per
+/// thread with `expected`.
+#[allow(clippy::too_many_arguments)]
+fn check_launch(
+    device: &Device,
+    module: &Module,
+    entry: &str,
+    (blocks, block): (usize, usize),
+    ints: &[i32],
+    floats: &[f32],
+    expected: &[u32],
+    what: &str,
+) {
+    let n = ints.len();
+    let words = expected.len() / n;
+    let inb = device.buffer_from(ints).expect("ints");
+    let fb = device.buffer_from(floats).expect("floats");
+    let out = device.zeroed::<u32>(words * n).expect("out");
+    let args = [Arg::from(&inb), Arg::from(&fb), Arg::from(n as u32), Arg::from(&out)];
+    let kernel = module.kernel(entry).expect("kernel");
+    kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
+    let got = out.to_vec().expect("read");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert_eq!(g, e, "{what}, block {block}, thread {}, word {}", i / words, i % words);
+    }
+}
+
 #[test]
 fn shuffle_trees_match_the_isa_in_every_lane() {
     let Some(device) = device() else { return };
@@ -109,21 +143,93 @@ fn shuffle_trees_match_the_isa_in_every_lane() {
         let expected = reference(&ints, &floats, n, block, total);
         for t in [target, without] {
             let module = load_for(&device, &path, t);
-            let inb = device.buffer_from(&ints).expect("ints");
-            let fb = device.buffer_from(&floats).expect("floats");
-            let out = device.zeroed::<u32>(6 * n).expect("out");
-            let args = [Arg::from(&inb), Arg::from(&fb), Arg::from(n as u32), Arg::from(&out)];
-            let kernel = module.kernel("trees").expect("kernel");
-            kernel.launch(blocks as u32, block as u32, 0, &args).expect("launch");
-            let got = out.to_vec().expect("read");
-            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-                assert_eq!(
-                    g,
-                    e,
-                    "block {block}, thread {}, tree {}, subgroups {:?}",
-                    i / 6,
-                    i % 6,
-                    t.emulated_subgroup
+            let what = format!("subgroups {:?}", t.emulated_subgroup);
+            check_launch(
+                &device,
+                &module,
+                "trees",
+                (blocks, block),
+                &ints,
+                &floats,
+                &expected,
+                &what,
+            );
+        }
+    }
+}
+
+/// The lane-0 kernel's four words per thread: lane 0's `.down` sum where `%laneid` is 0,
+/// the f32 sum (offsets 1..16) where `i % 32 == 0`, the xor where `tid.x % 32 == 0`,
+/// and in every thread lane 0's f32 sum (16..1, the shuffled value on the left).
+fn lane_zero_reference(
+    ints: &[i32],
+    floats: &[f32],
+    n: usize,
+    block: usize,
+    total: usize,
+) -> Vec<u32> {
+    let mut out = vec![0u32; 4 * n];
+    let down = [16, 8, 4, 2, 1];
+    let up = [1, 2, 4, 8, 16];
+    let add = |a: u32, b: u32| a.wrapping_add(b);
+    let xor = |a: u32, b: u32| a ^ b;
+    let fadd = |a: u32, b: u32| (f32::from_bits(a) + f32::from_bits(b)).to_bits();
+    for b0 in (0..total).step_by(block) {
+        for w in (0..block).step_by(32) {
+            let lanes = (block - w).min(32);
+            let at = |l: usize| b0 + w + l;
+            let v: Vec<u32> =
+                (0..lanes).map(|l| if at(l) < n { ints[at(l)] as u32 } else { 0 }).collect();
+            let f: Vec<u32> =
+                (0..lanes).map(|l| if at(l) < n { floats[at(l)].to_bits() } else { 0 }).collect();
+            let a = tree(&v, true, &down, add);
+            let c = tree(&f, true, &up, fadd);
+            let e = tree(&v, true, &down, xor);
+            let g = tree(&f, true, &down, |own, shuffled| fadd(shuffled, own));
+            for l in (0..lanes).filter(|&l| at(l) < n) {
+                let i = at(l);
+                let tid = w + l;
+                out[4 * i + 3] = g[0];
+                if tid % 32 == 0 {
+                    out[4 * i] = a[l];
+                    out[4 * i + 2] = e[l];
+                }
+                if i % 32 == 0 {
+                    out[4 * i + 1] = c[l];
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn lane_zero_trees_match_the_isa_where_they_are_read() {
+    let Some(device) = device() else { return };
+    let target = device.target();
+    let without = ptxvk::compile::Target { emulated_subgroup: None, ..target };
+    let mut rng = Rng(380);
+    for compiler in ["clang", "nvcc"] {
+        let path = repo().join(format!("tests/ptx/warp/trees_lane0_{compiler}.ptx"));
+        let modules = [target, without].map(|t| (t, load_for(&device, &path, t)));
+        for (blocks, block, n) in
+            [(4usize, 32usize, 120usize), (3, 40, 110), (3, 36, 100), (2, 256, 500)]
+        {
+            let total = blocks * block;
+            let ints: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();
+            let floats: Vec<f32> = (0..n).map(|_| float_of(rng.next_u32())).collect();
+            let expected = lane_zero_reference(&ints, &floats, n, block, total);
+            for (t, module) in &modules {
+                let what = format!("{compiler}, subgroups {:?}", t.emulated_subgroup);
+                check_launch(
+                    &device,
+                    module,
+                    "lane0",
+                    (blocks, block),
+                    &ints,
+                    &floats,
+                    &expected,
+                    &what,
                 );
             }
         }
