@@ -75,6 +75,9 @@ pub enum Check {
     Combine(&'static [BoolOp]),
     /// A state space, one of these (`cvta.shared`).
     Space(&'static [StateSpace]),
+    /// `cvt.pack.sat` from `.s32` to a narrow integer (§9.7.9.21), with the operand `c`
+    /// for targets under 16 bits.
+    Pack,
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -335,6 +338,7 @@ pub static FORMS: &[Form] = &[
     // `sema::expand`'s).
     row(&[Opcode::Cvt], &[Details(&[]), TwoTypes(CONVERT, CONVERT), ConvertRounding, Operands(2)])
         .when(When::If(register_cvt)),
+    row(&[Opcode::Cvt], &[Details(PACKS), Pack]).when(When::If(packing_cvt)),
     row(&[Opcode::Sqrt, Opcode::Rcp], &[Details(&[]), Type(F32F64), Rounding, FtzWith(&[F32])]),
     // §9.7.13.6-9: the warp collectives.
     row(&[Opcode::Shfl], &[OneOf(SHUFFLE), Type(&[B32, U32, S32, F32]), SyncOperands(4)]),
@@ -442,10 +446,60 @@ fn not_half(m: &Modifiers) -> bool {
 /// The types a `cvt` converts between in registers: integers and `.f32`/`.f64`.
 const CONVERT: &[ScalarType] = &[B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F32, F64];
 
+const PACKS: &[Modifier] = &[
+    Modifier::Conversion(crate::modifier::Conversion::Pack),
+    Modifier::Format(Format::U4),
+    Modifier::Format(Format::S4),
+    Modifier::Format(Format::U2),
+    Modifier::Format(Format::S2),
+];
+
 /// A `cvt` between register types: none of the half and narrow float types, stochastic
 /// rounding, `cvt.pack`, nor a directed rounding to a float (`.rz`, `.rm`, `.rp`).
 fn register_cvt(m: &Modifiers) -> bool {
-    use crate::modifier::{Conversion, ConvertRounding};
+    !float_format_cvt(m) && !m.has(PACKS[0])
+}
+
+/// A `cvt.pack` that is not one of [`float_format_cvt`].
+fn packing_cvt(m: &Modifiers) -> bool {
+    !float_format_cvt(m) && m.has(PACKS[0])
+}
+
+/// [`Check::Pack`].
+fn pack(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let sub_byte = m.details.iter().find_map(|d| match d.value {
+        Modifier::Format(Format::U4 | Format::S4) => Some(4),
+        Modifier::Format(Format::U2 | Format::S2) => Some(2),
+        _ => None,
+    });
+    let narrow = sub_byte.or_else(|| {
+        m.types.iter().find_map(|t| match t.value {
+            U16 | S16 => Some(16),
+            U8 | S8 => Some(8),
+            _ => None,
+        })
+    });
+    let Some(bits) = narrow else {
+        return Err(Diagnostic::error(
+            i.span,
+            "`cvt.pack` converts to `.u16`, `.s16`, `.u8`, `.s8`, `.u4`, `.s4`, `.u2` or `.s2`",
+        ));
+    };
+    if !m.sat || !m.types.iter().any(|t| t.value == S32) {
+        return Err(Diagnostic::error(i.span, "`cvt.pack` is `cvt.pack.sat` from `.s32`"));
+    }
+    let n = 3 + usize::from(bits < 16);
+    if i.operands.len() != n {
+        let msg = format!("`cvt.pack` to {bits} bits takes {n} operands");
+        return Err(Diagnostic::error(i.span, msg));
+    }
+    Ok(())
+}
+
+/// A `cvt` that `sema::formats` lowers: a half or narrow float type, stochastic
+/// rounding, or a directed rounding to a float (`.rz`, `.rm`, `.rp`).
+fn float_format_cvt(m: &Modifiers) -> bool {
+    use crate::modifier::ConvertRounding;
     let narrow_format = |d: &Modifier| {
         use Format::*;
         matches!(
@@ -464,15 +518,14 @@ fn register_cvt(m: &Modifiers) -> bool {
                     | E2m1x4
                     | S2f6x2
             ) | Modifier::ConvertRounding(ConvertRounding::Rs)
-                | Modifier::Conversion(Conversion::Pack)
         )
     };
     let directed = m.rounding.as_ref().is_some_and(|r| {
         !r.value.integer && r.value.direction != crate::decode::Direction::Nearest
     });
-    !directed
-        && !m.types.iter().any(|t| matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2 | Tf32))
-        && !m.details.iter().any(|d| narrow_format(&d.value))
+    directed
+        || m.types.iter().any(|t| matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2 | Tf32))
+        || m.details.iter().any(|d| narrow_format(&d.value))
 }
 
 /// The row of `m`'s instruction, if its opcode has one.
@@ -648,6 +701,7 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return Err(Diagnostic::error(i.span, msg));
             }
         }
+        Pack => pack(i, m)?,
         Space(set) => {
             if !m.space.as_ref().is_some_and(|s| set.contains(&s.value)) {
                 let names = set.iter().map(|s| format!("`{}`", s.directive())).collect();

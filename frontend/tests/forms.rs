@@ -421,6 +421,8 @@ fn conversion_forms() {
         "cvt.f64.f32 %rd1, %r2;",
         "cvt.rni.ftz.f32.f32 %r1, %r2;",
         "cvt.sat.u8.s32 %r1, %r2;",
+        "cvt.pack.sat.s16.s32 %r1, %r2, %r3;",
+        "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r0;",
     ]);
     refused(&[
         ("cvt.s32.f32 %r1, %r2;", "needs `.rni`", "cvt.s32.f32 %r1, %r2;"),
@@ -430,6 +432,18 @@ fn conversion_forms() {
         ("cvt.ftz.u32.s32 %r1, %r2;", "`.ftz` takes a floating-point", "cvt.ftz.u32.s32 %r1, %r2;"),
         ("cvt.relu.f32.f64 %r1, %rd2;", "modifier `.relu`", ".relu"),
         ("cvt.u32.pred %r1, %p2;", "`cvt` takes", ".pred"),
+        // `cvt.pack.sat` from `.s32`, with `c` below 16 bits.
+        (
+            "cvt.pack.u16.s32 %r1, %r2, %r3;",
+            "`cvt.pack.sat` from `.s32`",
+            "cvt.pack.u16.s32 %r1, %r2, %r3;",
+        ),
+        (
+            "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3;",
+            "takes 4 operands",
+            "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3;",
+        ),
+        ("cvt.pack.sat.relu.u8.s32.b32 %r1, %r2, %r3, %r0;", "modifier `.relu`", ".relu"),
     ]);
 }
 

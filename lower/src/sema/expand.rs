@@ -129,6 +129,7 @@ impl Lowerer<'_> {
     /// the lowest bits of `d`, `a` above it, and with `c` the remaining bits of `d` from
     /// the low bits of `c`.
     fn convert_pack(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        // The form is checked (`ptxvk_frontend::forms`): it names its narrow type.
         let span = i.span;
         let sub_byte = m.find(|d| match d {
             Modifier::Format(Format::U4) => Some((4u32, false)),
@@ -146,29 +147,8 @@ impl Lowerer<'_> {
                 _ => None,
             })
         });
-        let Some((bits, signed)) = narrow else {
-            return Err(Diagnostic::error(
-                span,
-                "`cvt.pack` converts to `.u16`, `.s16`, `.u8`, `.s8`, `.u4`, `.s4`, `.u2` or `.s2`",
-            ));
-        };
-        m.allow(&[
-            Modifier::Conversion(Conversion::Pack),
-            Modifier::Format(Format::U4),
-            Modifier::Format(Format::S4),
-            Modifier::Format(Format::U2),
-            Modifier::Format(Format::S2),
-        ])?;
-        if !m.sat || !m.types.iter().any(|t| t.value == ScalarType::S32) {
-            return Err(Diagnostic::error(span, "`cvt.pack` is `cvt.pack.sat` from `.s32`"));
-        }
+        let (bits, signed) = narrow.unwrap_or((16, false));
         let with_c = bits < 16;
-        if i.operands.len() != 3 + usize::from(with_c) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`cvt.pack` to {bits} bits takes {} operands", 3 + usize::from(with_c)),
-            ));
-        }
         let s32 = OpTy::S(32);
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b] = self.srcs(i, 1, [s32, s32])?;
