@@ -10,13 +10,13 @@
 //! at the instruction when something it needs is missing. Opcodes with no row are
 //! checked by semantic analysis itself.
 
-use crate::ast::{Instruction, ScalarType};
+use crate::ast::{Instruction, ScalarType, StateSpace};
 use crate::decode::{BoolOp, Modifiers, MulPart};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
 use crate::modifier::{
-    Bfind, Carry, Clamp, Convergence, FloatClass, Modifier, Precision, ShiftDirection, Shuffle,
-    Vote,
+    Bfind, Carry, Clamp, Convergence, FenceForm, FloatClass, FloatOption, Format, MemoryOrder,
+    Modifier, Precision, Reduction, Scope, ShiftDirection, Shuffle, Vote,
 };
 
 /// One constraint of a form.
@@ -56,10 +56,32 @@ pub enum Check {
     Operands(usize),
     /// This many operands, one more (the member mask) with `.sync` (`shfl`, `vote`).
     SyncOperands(usize),
+    // The core arithmetic, conversions, `redux` and fences (§9.7.1, §9.7.3, §9.7.9.21,
+    // §9.7.13.4, §9.7.13.7).
+    /// No type modifier (the packed `add.u16x2`, whose type is a format).
+    NoType,
+    /// `.sat` only when the type is one of these (`add.sat.f32`, not `add.sat.f64`).
+    SatWith(&'static [ScalarType]),
+    /// This modifier (`.xorsign` goes with `.abs`).
+    Needs(Modifier),
+    /// The first modifier only with the second (`min.relu` on packed words is `.s16x2`).
+    With(Modifier, Modifier),
+    /// The rounding a `cvt` between register types takes (§9.7.9.21): an integer one
+    /// (`.rni`…) from a float to an integer, optionally between floats of one size; a
+    /// float one (`.rn`…) from an integer to a float and to a narrower float; none
+    /// otherwise. `.ftz` needs an `.f32` side.
+    ConvertRounding,
+    /// A bitwise operation, one of these (`redux.sync.and.b32`).
+    Combine(&'static [BoolOp]),
+    /// A state space, one of these (`cvta.shared`).
+    Space(&'static [StateSpace]),
+    /// `cvt.pack.sat` from `.s32` to a narrow integer (§9.7.9.21), with the operand `c`
+    /// for targets under 16 bits.
+    Pack,
 }
 
 /// Which instructions of a row's opcodes the row describes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum When {
     Always,
     /// With `.sat`.
@@ -68,6 +90,12 @@ pub enum When {
     IntSat,
     /// With this modifier.
     Has(Modifier),
+    /// With one of these modifiers.
+    HasAny(&'static [Modifier]),
+    /// With exactly one type, one of these.
+    Type(&'static [ScalarType]),
+    /// When the function holds (a form that several modifiers and types select).
+    If(fn(&Modifiers) -> bool),
 }
 
 /// One implemented form.
@@ -86,6 +114,13 @@ use ScalarType::*;
 /// A row for every instruction of its opcodes.
 const fn row(ops: &'static [Opcode], checks: &'static [Check]) -> Form {
     Form { ops, when: When::Always, name: "", checks }
+}
+
+impl Form {
+    /// The row for the instructions `when` selects.
+    const fn when(self, when: When) -> Form {
+        Form { when, ..self }
+    }
 }
 
 /// A row for the instructions `when` selects, named `name` in diagnostics.
@@ -180,6 +215,81 @@ pub static FORMS: &[Form] = &[
     ),
     // §9.7.1.4: the one saturating integer `mad` (after `mad.cc`, which refuses `.sat`).
     named("mad.hi.sat", &[Opcode::Mad], When::IntSat, &[Details(&[]), Type(&[S32]), Part(HI)]),
+    // §9.7.1.1: the packed `add.u16x2`/`add.s16x2`, whose type is the format.
+    row(&[Opcode::Add], &[Details(PACKED16), OneOf(PACKED16), NoType, NoSat, NoRounding, NoFtz])
+        .when(When::HasAny(PACKED16)),
+    // §9.7.1.1-2: `add.sat.s32` and `sub.sat.s32`, the saturating integer forms.
+    row(&[Opcode::Add, Opcode::Sub], &[Details(&[]), Type(&[S32]), NoRounding, NoFtz])
+        .when(When::IntSat),
+    // §9.7.3.1-2, §9.7.3.5: `add{.rnd}{.ftz}{.sat}.f32`, `add{.rnd}.f64` (and `sub`,
+    // `mul`); the directed roundings are `sema::formats`'.
+    row(
+        &[Opcode::Add, Opcode::Sub, Opcode::Mul],
+        &[Details(&[]), NoPart, FtzWith(&[F32]), SatWith(&[F32])],
+    )
+    .when(When::Type(F32F64)),
+    // §9.7.1.1-3: `add.type`, `sub.type`, `mul.mode.type` on 16- to 64-bit integers.
+    row(&[Opcode::Add, Opcode::Sub], &[Details(&[]), Type(INT16_64), NoRounding, NoFtz])
+        .when(When::Type(INTEGER)),
+    row(&[Opcode::Mul], &[Details(&[]), Type(INT16_64), Part(PARTS), NoSat, NoRounding, NoFtz])
+        .when(When::Type(INTEGER)),
+    // §9.7.3.6-7: `mad.rnd{.ftz}{.sat}.f32`, `mad.rnd.f64`, `fma` the same (the rounding
+    // is required since PTX ISA 2.0); §9.7.1.4: `mad.mode.type` on integers (after
+    // `mad.cc` and `mad.hi.sat`).
+    row(
+        &[Opcode::Mad, Opcode::Fma],
+        &[Details(&[]), NoPart, Rounding, FtzWith(&[F32]), SatWith(&[F32])],
+    )
+    .when(When::Type(F32F64)),
+    row(&[Opcode::Mad], &[Details(&[]), Type(INT16_64), Part(PARTS), NoRounding, NoFtz])
+        .when(When::Type(INTEGER)),
+    row(&[Opcode::Fma], &[Type(&[F32, F64, F16, F16x2, Bf16, Bf16x2])]).when(When::Type(INTEGER)),
+    // §9.7.1.12-13: packed `min`/`max` (`.relu` on `.s16x2`) and `min.relu.s32`; the
+    // three-input forms are float only.
+    row(
+        &[Opcode::Min, Opcode::Max],
+        &[Details(MIN_PACKED), OneOf(PACKED16), NoType, With(RELU, S16X2), NoFtz, Operands(3)],
+    )
+    .when(When::HasAny(PACKED16)),
+    row(&[Opcode::Min, Opcode::Max], &[Details(&[RELU]), Type(&[S32]), NoFtz, Operands(3)])
+        .when(When::Has(RELU)),
+    // §9.7.3.11-12: `min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b` and
+    // `min{.ftz}{.NaN}{.abs}.f32 d, a, b, c`.
+    row(
+        &[Opcode::Min, Opcode::Max],
+        &[Details(&[NAN, XORSIGN, ABS]), Needs(ABS), Type(&[F32]), Operands(3)],
+    )
+    .when(When::Has(XORSIGN)),
+    row(&[Opcode::Min, Opcode::Max], &[Details(&[NAN, ABS])]).when(When::Type(&[F32])),
+    row(&[Opcode::Min, Opcode::Max], &[Details(&[]), Type(MIN_MAX), FtzWith(&[F32]), Operands(3)])
+        .when(When::Type(INTEGER_F64)),
+    // Any other type but the half ones (`sema::formats`): none, two, or one that
+    // `min` and `max` do not take.
+    row(&[Opcode::Min, Opcode::Max], &[Type(MIN_MAX)]).when(When::If(not_half)),
+    // §9.7.9.19: `cvta{.to}.space.size`; ptxvk also takes the `.b` and `.s` spellings of
+    // the sizes.
+    row(
+        &[Opcode::Cvta],
+        &[Details(&[TO]), Space(CVTA_SPACES), Type(&[B32, B64, U32, U64, S32, S64])],
+    ),
+    // §9.7.13.7: `redux.sync.{min,max}{.abs}{.NaN}.f32`, `redux.sync.{add,min,max}.type`
+    // and `redux.sync.{and,or,xor}.b32` (ptxvk takes every 32-bit integer type for both).
+    row(
+        &[Opcode::Redux],
+        &[Details(REDUX_F32), Needs(SYNC_MOD), OneOf(MIN_MAX_OPS), Combines(&[]), Operands(3)],
+    )
+    .when(When::Type(&[F32])),
+    row(
+        &[Opcode::Redux],
+        &[Details(REDUX_INT), Needs(SYNC_MOD), OneOf(REDUX_OPS), Combines(&[]), Type(INT32)],
+    )
+    .when(When::HasAny(REDUX_OPS)),
+    row(&[Opcode::Redux], &[Details(SYNC), Needs(SYNC_MOD), Combine(AND_OR_XOR), Type(INT32)]),
+    // §9.7.13.4: `fence.proxy` orders the generic proxy against the others, and every
+    // access here is a generic-proxy one; the other fences and `membar` take a scope, an
+    // order and the `.mbarrier_init`/`.sync_restrict` forms, and no operand.
+    row(&[Opcode::Fence], &[]).when(When::Has(Modifier::FenceForm(FenceForm::Proxy))),
+    row(&[Opcode::Fence, Opcode::Membar], &[Details(FENCES), Operands(0)]),
     // §9.7.8.1-5 and §9.7.1.9-10: `and`/`or`/`xor`/`not` also on predicates.
     row(&[Opcode::And, Opcode::Or, Opcode::Xor, Opcode::Not], &[Type(BITS_PRED)]),
     row(
@@ -191,7 +301,7 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Bfe], &[Type(&[B32, B64, U32, U64, S32, S64])]),
     row(&[Opcode::Bfi], &[Type(&[B32, B64, U32, U64])]),
     // §9.7.1.13-14, §9.7.3.5-6, §9.7.4.4-5: the half types are `sema::formats`'.
-    row(&[Opcode::Neg, Opcode::Abs], &[Type(NEG_ABS)]),
+    row(&[Opcode::Neg, Opcode::Abs], &[Details(&[]), Type(NEG_ABS), FtzWith(&[F32, F16, F16x2])]),
     // §9.7.3.8-10: `sqrt.approx{.ftz}.f32`, `rcp.approx{.ftz}.f32`, `rcp.approx.ftz.f64`,
     // `div.approx{.ftz}.f32`, `div.full{.ftz}.f32`, then the rounded `sqrt` and `rcp`.
     named(
@@ -210,15 +320,26 @@ pub static FORMS: &[Form] = &[
         "div.approx",
         &[Opcode::Div],
         When::Has(APPROX[0]),
-        &[Details(APPROX_FULL), Type(&[F32]), NoRounding],
+        &[Details(APPROX_FULL), OneOf(APPROX_FULL), Type(&[F32]), NoRounding],
     ),
     named(
         "div.full",
         &[Opcode::Div],
         When::Has(APPROX_FULL[1]),
-        &[Details(APPROX_FULL), Type(&[F32]), NoRounding],
+        &[Details(APPROX_FULL), OneOf(APPROX_FULL), Type(&[F32]), NoRounding],
     ),
-    row(&[Opcode::Sqrt, Opcode::Rcp], &[Details(&[]), Type(F32F64), Rounding]),
+    // §9.7.3.8: `div.rnd{.ftz}.f32`, `div.rnd.f64` (after `.approx` and `.full`);
+    // §9.7.1.7: `div.type` on integers.
+    row(&[Opcode::Div], &[Details(&[]), Rounding, FtzWith(&[F32])]).when(When::Type(F32F64)),
+    row(&[Opcode::Div], &[Details(&[]), Type(INT16_64), NoRounding, NoFtz])
+        .when(When::Type(INTEGER)),
+    // §9.7.9.21: `cvt` between integer and float types of register width (the narrow
+    // formats, directed roundings to a float and `cvt.pack` are `sema::formats`' and
+    // `sema::expand`'s).
+    row(&[Opcode::Cvt], &[Details(&[]), TwoTypes(CONVERT, CONVERT), ConvertRounding, Operands(2)])
+        .when(When::If(register_cvt)),
+    row(&[Opcode::Cvt], &[Details(PACKS), Pack]).when(When::If(packing_cvt)),
+    row(&[Opcode::Sqrt, Opcode::Rcp], &[Details(&[]), Type(F32F64), Rounding, FtzWith(&[F32])]),
     // §9.7.13.6-9: the warp collectives.
     row(&[Opcode::Shfl], &[OneOf(SHUFFLE), Type(&[B32, U32, S32, F32]), SyncOperands(4)]),
     row(&[Opcode::Vote], &[SyncOperands(2)]),
@@ -231,6 +352,72 @@ pub static FORMS: &[Form] = &[
     ),
     row(&[Opcode::Rsqrt], &[Details(APPROX), OneOf(APPROX), Type(F32F64)]),
     row(&[Opcode::Lg2, Opcode::Sin, Opcode::Cos], &[Details(APPROX), OneOf(APPROX), Type(&[F32])]),
+];
+
+const U16X2: Modifier = Modifier::Format(Format::U16x2);
+const S16X2: Modifier = Modifier::Format(Format::S16x2);
+const PACKED16: &[Modifier] = &[U16X2, S16X2];
+const MIN_PACKED: &[Modifier] = &[RELU, U16X2, S16X2];
+const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
+const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
+const XORSIGN: Modifier = Modifier::FloatOption(FloatOption::Xorsign);
+const ABS: Modifier = Modifier::FloatOption(FloatOption::Abs);
+const PARTS: &[MulPart] = &[MulPart::Lo, MulPart::Hi, MulPart::Wide];
+/// The types of one register of a predicate or an integer: a row for them selects
+/// every integer form (and the type check then names the sizes the ISA has).
+const INTEGER: &[ScalarType] = &[Pred, B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64];
+const INTEGER_F64: &[ScalarType] =
+    &[Pred, B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F64];
+const MIN_MAX: &[ScalarType] = &[B16, B32, B64, U16, U32, U64, S16, S32, S64, F32, F64];
+
+const TO: Modifier = Modifier::Conversion(crate::modifier::Conversion::To);
+const CVTA_SPACES: &[StateSpace] = &[
+    StateSpace::Global,
+    StateSpace::Const,
+    StateSpace::Shared,
+    StateSpace::Local,
+    StateSpace::Param,
+];
+const INT32: &[ScalarType] = &[B32, U32, S32];
+const SYNC_MOD: Modifier = Modifier::Convergence(Convergence::Sync);
+const AND_OR_XOR: &[BoolOp] = &[BoolOp::And, BoolOp::Or, BoolOp::Xor];
+const MIN_MAX_OPS: &[Modifier] =
+    &[Modifier::Reduction(Reduction::Min), Modifier::Reduction(Reduction::Max)];
+const REDUX_OPS: &[Modifier] = &[
+    Modifier::Reduction(Reduction::Add),
+    Modifier::Reduction(Reduction::Min),
+    Modifier::Reduction(Reduction::Max),
+];
+const REDUX_INT: &[Modifier] = &[
+    Modifier::Convergence(Convergence::Sync),
+    Modifier::Convergence(Convergence::Aligned),
+    Modifier::Reduction(Reduction::Add),
+    Modifier::Reduction(Reduction::Min),
+    Modifier::Reduction(Reduction::Max),
+];
+const REDUX_F32: &[Modifier] = &[
+    Modifier::Convergence(Convergence::Sync),
+    Modifier::Convergence(Convergence::Aligned),
+    Modifier::Reduction(Reduction::Min),
+    Modifier::Reduction(Reduction::Max),
+    ABS,
+    NAN,
+];
+/// The modifiers of `membar` and of the fences other than `fence.proxy` (§9.7.13.4);
+/// `.cluster` is `.cta` here (every cluster is one CTA).
+const FENCES: &[Modifier] = &[
+    Modifier::Scope(Scope::Cta),
+    Modifier::Scope(Scope::Cluster),
+    Modifier::Scope(Scope::Gl),
+    Modifier::Scope(Scope::Gpu),
+    Modifier::Scope(Scope::Sys),
+    Modifier::MemoryOrder(MemoryOrder::Sc),
+    Modifier::MemoryOrder(MemoryOrder::AcqRel),
+    Modifier::MemoryOrder(MemoryOrder::Release),
+    Modifier::MemoryOrder(MemoryOrder::Acquire),
+    Modifier::FenceForm(FenceForm::MbarrierInit),
+    Modifier::FenceForm(FenceForm::SyncRestrictSharedCta),
+    Modifier::FenceForm(FenceForm::SyncRestrictSharedCluster),
 ];
 
 const APPROX: &[Modifier] = &[Modifier::Precision(Precision::Approx)];
@@ -251,6 +438,96 @@ const MATCH: &[Modifier] = &[
 const APPROX_FULL: &[Modifier] =
     &[Modifier::Precision(Precision::Approx), Modifier::Precision(Precision::Full)];
 
+/// Not exactly one half type: the half forms are checked by `sema::formats`.
+fn not_half(m: &Modifiers) -> bool {
+    !matches!(m.types.as_slice(), [t] if matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2))
+}
+
+/// The types a `cvt` converts between in registers: integers and `.f32`/`.f64`.
+const CONVERT: &[ScalarType] = &[B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F32, F64];
+
+const PACKS: &[Modifier] = &[
+    Modifier::Conversion(crate::modifier::Conversion::Pack),
+    Modifier::Format(Format::U4),
+    Modifier::Format(Format::S4),
+    Modifier::Format(Format::U2),
+    Modifier::Format(Format::S2),
+];
+
+/// A `cvt` between register types: none of the half and narrow float types, stochastic
+/// rounding, `cvt.pack`, nor a directed rounding to a float (`.rz`, `.rm`, `.rp`).
+fn register_cvt(m: &Modifiers) -> bool {
+    !float_format_cvt(m) && !m.has(PACKS[0])
+}
+
+/// A `cvt.pack` that is not one of [`float_format_cvt`].
+fn packing_cvt(m: &Modifiers) -> bool {
+    !float_format_cvt(m) && m.has(PACKS[0])
+}
+
+/// [`Check::Pack`].
+fn pack(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let sub_byte = m.details.iter().find_map(|d| match d.value {
+        Modifier::Format(Format::U4 | Format::S4) => Some(4),
+        Modifier::Format(Format::U2 | Format::S2) => Some(2),
+        _ => None,
+    });
+    let narrow = sub_byte.or_else(|| {
+        m.types.iter().find_map(|t| match t.value {
+            U16 | S16 => Some(16),
+            U8 | S8 => Some(8),
+            _ => None,
+        })
+    });
+    let Some(bits) = narrow else {
+        return Err(Diagnostic::error(
+            i.span,
+            "`cvt.pack` converts to `.u16`, `.s16`, `.u8`, `.s8`, `.u4`, `.s4`, `.u2` or `.s2`",
+        ));
+    };
+    if !m.sat || !m.types.iter().any(|t| t.value == S32) {
+        return Err(Diagnostic::error(i.span, "`cvt.pack` is `cvt.pack.sat` from `.s32`"));
+    }
+    let n = 3 + usize::from(bits < 16);
+    if i.operands.len() != n {
+        let msg = format!("`cvt.pack` to {bits} bits takes {n} operands");
+        return Err(Diagnostic::error(i.span, msg));
+    }
+    Ok(())
+}
+
+/// A `cvt` that `sema::formats` lowers: a half or narrow float type, stochastic
+/// rounding, or a directed rounding to a float (`.rz`, `.rm`, `.rp`).
+fn float_format_cvt(m: &Modifiers) -> bool {
+    use crate::modifier::ConvertRounding;
+    let narrow_format = |d: &Modifier| {
+        use Format::*;
+        matches!(
+            d,
+            Modifier::Format(
+                E4m3x2
+                    | E5m2x2
+                    | E2m3x2
+                    | E3m2x2
+                    | E2m1x2
+                    | Ue8m0x2
+                    | E4m3x4
+                    | E5m2x4
+                    | E2m3x4
+                    | E3m2x4
+                    | E2m1x4
+                    | S2f6x2
+            ) | Modifier::ConvertRounding(ConvertRounding::Rs)
+        )
+    };
+    let directed = m.rounding.as_ref().is_some_and(|r| {
+        !r.value.integer && r.value.direction != crate::decode::Direction::Nearest
+    });
+    directed
+        || m.types.iter().any(|t| matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2 | Tf32))
+        || m.details.iter().any(|d| narrow_format(&d.value))
+}
+
 /// The row of `m`'s instruction, if its opcode has one.
 pub fn form(m: &Modifiers) -> Option<&'static Form> {
     FORMS.iter().find(|f| {
@@ -260,6 +537,9 @@ pub fn form(m: &Modifiers) -> Option<&'static Form> {
                 When::Sat => m.sat,
                 When::IntSat => m.sat && matches!(m.types.as_slice(), [t] if is_integer(t.value)),
                 When::Has(d) => m.has(d),
+                When::HasAny(set) => set.iter().any(|d| m.has(*d)),
+                When::Type(set) => matches!(m.types.as_slice(), [t] if set.contains(&t.value)),
+                When::If(f) => f(m),
             }
     })
 }
@@ -332,10 +612,10 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         }
         Part(set) => {
             if !m.mul_part.as_ref().is_some_and(|p| set.contains(&p.value)) {
-                let names: Vec<&str> = set.iter().map(|p| part_name(*p)).collect();
+                let names = set.iter().map(|p| part_name(*p).to_string()).collect();
                 return Err(Diagnostic::error(
                     i.span,
-                    format!("`{name}` needs {}", names.join(" or ")),
+                    format!("`{name}` needs {}", or_list(names)),
                 ));
             }
         }
@@ -377,17 +657,56 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
             if m.rounding.is_none() {
                 return Err(Diagnostic::error(
                     i.span,
-                    format!("`{name}` needs a rounding such as `.rn` (or `.approx` on `.f32`)"),
+                    format!("`{name}` needs a rounding such as `.rn`{}", approx_hint(op)),
                 ));
             }
         }
         Combines(set) => {
             if m.combine.is_some_and(|b| !set.contains(&b)) {
-                let names: Vec<&str> = set.iter().map(|b| combine_name(*b)).collect();
-                return Err(Diagnostic::error(
-                    i.span,
-                    format!("`{name}` combines with {}", names.join(" or ")),
-                ));
+                let names: Vec<String> = set.iter().map(|b| combine_name(*b).into()).collect();
+                let msg = if names.is_empty() {
+                    format!("`{name}` takes no `.and`, `.or` or `.xor` here")
+                } else {
+                    format!("`{name}` combines with {}", or_list(names))
+                };
+                return Err(Diagnostic::error(i.span, msg));
+            }
+        }
+        NoType => {
+            if let Some(t) = m.types.first() {
+                return Err(Diagnostic::error(t.span, format!("`{name}` takes no type here")));
+            }
+        }
+        SatWith(set) => {
+            if m.sat && !m.types.last().is_some_and(|t| set.contains(&t.value)) {
+                let msg = format!("`{name}.sat` takes {}", types(set));
+                return Err(Diagnostic::error(i.span, msg));
+            }
+        }
+        Needs(d) => {
+            if !m.has(*d) {
+                return Err(Diagnostic::error(i.span, format!("`{name}` needs `{d}` here")));
+            }
+        }
+        With(d, with) => {
+            if let Some(at) = m.details.iter().find(|x| x.value == *d).filter(|_| !m.has(*with)) {
+                return Err(Diagnostic::error(at.span, format!("`{d}` goes with `{with}`")));
+            }
+        }
+        ConvertRounding => convert_rounding(i, m)?,
+        Combine(set) => {
+            if !m.combine.is_some_and(|b| set.contains(&b)) {
+                let names = set.iter().map(|b| combine_name(*b).to_string()).collect();
+                let msg = format!("`{name}` needs an operation: {}", or_list(names));
+                return Err(Diagnostic::error(i.span, msg));
+            }
+        }
+        Pack => pack(i, m)?,
+        Space(set) => {
+            if !m.space.as_ref().is_some_and(|s| set.contains(&s.value)) {
+                let names = set.iter().map(|s| format!("`{}`", s.directive())).collect();
+                let at = m.space.as_ref().map_or(i.span, |s| s.span);
+                return Err(Diagnostic::error(at, format!("`{name}` takes {}", or_list(names))));
             }
         }
         Operands(n) | SyncOperands(n) => {
@@ -405,6 +724,62 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         }
     }
     Ok(())
+}
+
+/// [`Check::ConvertRounding`] (PTX ISA 9.2 §9.7.9.21), for two register types.
+fn convert_rounding(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let [to, from] = m.types.as_slice() else { return Ok(()) };
+    let (to, from) = (to.value, from.value);
+    let float = |t: ScalarType| matches!(t, F32 | F64);
+    let narrowing = from == F64 && to == F32;
+    // What the conversion rounds to: an integral value (`Some(true)`), a float
+    // (`Some(false)`), nothing; and whether that rounding is optional.
+    let (integral, optional) = match (float(from), float(to)) {
+        (true, false) => (Some(true), false),
+        (true, true) if to == from => (Some(true), true),
+        (true, true) if narrowing => (Some(false), false),
+        (false, true) => (Some(false), false),
+        _ => (None, true),
+    };
+    match (&m.rounding, integral) {
+        (Some(r), Some(integral)) if r.value.integer == integral => {}
+        (Some(r), _) => {
+            let msg = match integral {
+                Some(true) => {
+                    "this conversion rounds to an integral value: it takes `.rni`, `.rzi`, `.rmi` or `.rpi`"
+                }
+                Some(false) => {
+                    "this conversion rounds a float result: it takes `.rn`, `.rz`, `.rm` or `.rp`"
+                }
+                None => "this conversion takes no rounding modifier",
+            };
+            return Err(Diagnostic::error(r.span, msg));
+        }
+        (None, Some(true)) if !optional => {
+            let msg = "a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`";
+            return Err(Diagnostic::error(i.span, msg));
+        }
+        (None, Some(false)) => {
+            return Err(Diagnostic::error(i.span, "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`"));
+        }
+        (None, _) => {}
+    }
+    if m.ftz && !float(from) && !float(to) {
+        return Err(Diagnostic::error(i.span, "`.ftz` takes a floating-point conversion"));
+    }
+    if m.ftz && from != F32 && to != F32 {
+        return Err(Diagnostic::error(i.span, "`.ftz` applies to `.f32` conversions only"));
+    }
+    Ok(())
+}
+
+/// How an instruction with a precision (`sqrt`, `rcp`) may do without a rounding.
+fn approx_hint(op: Opcode) -> &'static str {
+    if op.spec().families.contains(&crate::modifier::Family::Precision) {
+        " (or `.approx` on `.f32`)"
+    } else {
+        ""
+    }
 }
 
 fn combine_name(b: BoolOp) -> &'static str {
@@ -425,7 +800,11 @@ fn part_name(p: MulPart) -> &'static str {
 
 /// `` `.u32` or `.s32` ``, `` `.u16`, `.u32` or `.s32` ``.
 fn types(set: &[ScalarType]) -> String {
-    let names: Vec<String> = set.iter().map(|t| format!("`{}`", t.directive())).collect();
+    or_list(set.iter().map(|t| format!("`{}`", t.directive())).collect())
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(names: Vec<String>) -> String {
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => names.join(""),

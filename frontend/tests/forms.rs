@@ -346,3 +346,137 @@ fn comparison_forms() {
         ),
     ]);
 }
+
+#[test]
+fn core_arithmetic_forms() {
+    // §9.7.1.1-4, §9.7.3.1-7, §9.7.1.12-13, §9.7.3.11-12.
+    accepted(&[
+        "add.s32 %r1, %r2, %r3;",
+        "add.sat.s32 %r1, %r2, %r3;",
+        "add.u16x2 %r1, %r2, %r3;",
+        "add.rz.ftz.sat.f32 %r1, %r2, %r3;",
+        "sub.rn.f64 %rd1, %rd2, %rd3;",
+        "mul.wide.s32 %rd1, %r2, %r3;",
+        "mul.rn.ftz.sat.f32 %r1, %r2, %r3;",
+        "mad.lo.u64 %rd1, %rd2, %rd3, %rd0;",
+        "mad.rn.ftz.sat.f32 %r1, %r2, %r3, %r0;",
+        "fma.rm.f64 %rd1, %rd2, %rd3, %rd0;",
+        "min.relu.s16x2 %r1, %r2, %r3;",
+        "max.relu.s32 %r1, %r2, %r3;",
+        "min.ftz.NaN.xorsign.abs.f32 %r1, %r2, %r3;",
+        "max.NaN.abs.f32 %r1, %r2, %r3, %r0;",
+        "min.u64 %rd1, %rd2, %rd3;",
+        "div.rn.ftz.f32 %r1, %r2, %r3;",
+        "div.s64 %rd1, %rd2, %rd3;",
+        "neg.ftz.f32 %r1, %r2;",
+        "sqrt.rz.f64 %rd1, %rd2;",
+    ]);
+    refused(&[
+        // Integer `.sat` is `add.sat.s32`/`sub.sat.s32`; it takes no rounding, `.ftz`,
+        // `.relu` or packed format.
+        ("add.sat.u32 %r1, %r2, %r3;", "`add` takes `.s32`", ".u32"),
+        ("add.rn.sat.s32 %r1, %r2, %r3;", "takes no rounding", ".rn"),
+        ("sub.sat.relu.s32 %r1, %r2, %r3;", "modifier `.relu` for `sub`", ".relu"),
+        ("add.sat.u16x2.s32 %r1, %r2, %r3;", "`add` takes no type here", ".s32"),
+        (
+            "add.u16x2.s16x2 %r1, %r2, %r3;",
+            "needs `.u16x2` or `.s16x2`",
+            "add.u16x2.s16x2 %r1, %r2, %r3;",
+        ),
+        (
+            "add.sat.f64 %rd1, %rd2, %rd3;",
+            "`add.sat` takes `.f32`",
+            "add.sat.f64 %rd1, %rd2, %rd3;",
+        ),
+        ("add.pred %p1, %p2, %p3;", "`add` takes", ".pred"),
+        ("mul.rz.hi.f32 %r1, %r2, %r3;", "takes no `.lo/.hi/.wide`", ".hi"),
+        ("mul.sat.lo.s32 %r1, %r2, %r3;", "`mul` takes no `.sat`", "mul.sat.lo.s32 %r1, %r2, %r3;"),
+        ("mul.u32 %r1, %r2, %r3;", "`mul` needs `.lo`, `.hi` or `.wide`", "mul.u32 %r1, %r2, %r3;"),
+        ("mad.rn.lo.u32 %r1, %r2, %r3, %r0;", "takes no rounding", ".rn"),
+        ("mad.f32 %r1, %r2, %r3, %r0;", "needs a rounding", "mad.f32 %r1, %r2, %r3, %r0;"),
+        ("fma.f32 %r1, %r2, %r3, %r0;", "needs a rounding", "fma.f32 %r1, %r2, %r3, %r0;"),
+        ("fma.rn.u32 %r1, %r2, %r3, %r0;", "`fma` takes", ".u32"),
+        ("min.ftz.relu.s32 %r1, %r2, %r3;", "takes no `.ftz`", "min.ftz.relu.s32 %r1, %r2, %r3;"),
+        ("min.relu.u16x2 %r1, %r2, %r3;", "`.relu` goes with `.s16x2`", ".relu"),
+        ("max.xorsign.f32 %r1, %r2, %r3;", "needs `.abs`", "max.xorsign.f32 %r1, %r2, %r3;"),
+        ("max.NaN.f64 %rd1, %rd2, %rd3;", "modifier `.NaN`", ".NaN"),
+        ("min.s32 %r1, %r2, %r3, %r0;", "takes 3 operands", "min.s32 %r1, %r2, %r3, %r0;"),
+        (
+            "div.approx.full.f32 %r1, %r2, %r3;",
+            "needs `.approx` or `.full`",
+            "div.approx.full.f32 %r1, %r2, %r3;",
+        ),
+        ("div.f64 %rd1, %rd2, %rd3;", "needs a rounding", "div.f64 %rd1, %rd2, %rd3;"),
+        ("neg.ftz.s32 %r1, %r2;", "`neg.ftz` takes", "neg.ftz.s32 %r1, %r2;"),
+    ]);
+}
+
+#[test]
+fn conversion_forms() {
+    // §9.7.9.21: integral roundings from floats to integers, float roundings to floats.
+    accepted(&[
+        "cvt.rzi.s32.f32 %r1, %r2;",
+        "cvt.rn.f32.u64 %r1, %rd2;",
+        "cvt.rn.f32.f64 %r1, %rd2;",
+        "cvt.f64.f32 %rd1, %r2;",
+        "cvt.rni.ftz.f32.f32 %r1, %r2;",
+        "cvt.sat.u8.s32 %r1, %r2;",
+        "cvt.pack.sat.s16.s32 %r1, %r2, %r3;",
+        "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r0;",
+    ]);
+    refused(&[
+        ("cvt.s32.f32 %r1, %r2;", "needs `.rni`", "cvt.s32.f32 %r1, %r2;"),
+        ("cvt.rn.s32.f32 %r1, %r2;", "rounds to an integral value", ".rn"),
+        ("cvt.f32.s32 %r1, %r2;", "needs `.rn`", "cvt.f32.s32 %r1, %r2;"),
+        ("cvt.rn.u32.s32 %r1, %r2;", "takes no rounding", ".rn"),
+        ("cvt.ftz.u32.s32 %r1, %r2;", "`.ftz` takes a floating-point", "cvt.ftz.u32.s32 %r1, %r2;"),
+        ("cvt.relu.f32.f64 %r1, %rd2;", "modifier `.relu`", ".relu"),
+        ("cvt.u32.pred %r1, %p2;", "`cvt` takes", ".pred"),
+        // `cvt.pack.sat` from `.s32`, with `c` below 16 bits.
+        (
+            "cvt.pack.u16.s32 %r1, %r2, %r3;",
+            "`cvt.pack.sat` from `.s32`",
+            "cvt.pack.u16.s32 %r1, %r2, %r3;",
+        ),
+        (
+            "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3;",
+            "takes 4 operands",
+            "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3;",
+        ),
+        ("cvt.pack.sat.relu.u8.s32.b32 %r1, %r2, %r3, %r0;", "modifier `.relu`", ".relu"),
+    ]);
+}
+
+#[test]
+fn redux_fence_and_cvta_forms() {
+    // §9.7.13.7, §9.7.13.4, §9.7.9.19.
+    accepted(&[
+        "redux.sync.add.u32 %r1, %r2, %r3;",
+        "redux.sync.xor.b32 %r1, %r2, %r3;",
+        "redux.sync.max.abs.NaN.f32 %r1, %r2, %r3;",
+        "fence.acq_rel.gpu;",
+        "fence.mbarrier_init.release.cluster;",
+        "membar.gl;",
+        "cvta.to.shared.u64 %rd1, %rd2;",
+        "cvta.local.u32 %r1, %r2;",
+    ]);
+    refused(&[
+        ("redux.add.u32 %r1, %r2, %r3;", "needs `.sync`", "redux.add.u32 %r1, %r2, %r3;"),
+        (
+            "redux.sync.add.min.u32 %r1, %r2, %r3;",
+            "needs one of `.add`, `.min`, `.max`",
+            "redux.sync.add.min.u32 %r1, %r2, %r3;",
+        ),
+        (
+            "redux.sync.min.and.f32 %r1, %r2, %r3;",
+            "takes no `.and`",
+            "redux.sync.min.and.f32 %r1, %r2, %r3;",
+        ),
+        ("redux.sync.add.u64 %rd1, %rd2, %r3;", "`redux` takes", ".u64"),
+        ("redux.sync.abs.and.b32 %r1, %r2, %r3;", "modifier `.abs`", ".abs"),
+        ("membar.proxy;", "modifier `.proxy`", ".proxy"),
+        ("fence.relaxed.gpu;", "modifier `.relaxed`", ".relaxed"),
+        ("cvta.global.f64 %rd1, %rd2;", "`cvta` takes", ".f64"),
+        ("cvta.u64 %rd1, %rd2;", "`cvta` takes `.global`", "cvta.u64 %rd1, %rd2;"),
+    ]);
+}

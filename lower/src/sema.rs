@@ -1269,44 +1269,6 @@ impl Lowerer<'_> {
             [_, second, ..] => Err(Diagnostic::error(second.span, "unexpected second type")),
         }
     }
-
-    fn float_mode(
-        &self,
-        span: Span,
-        ty: OpTy,
-        m: &Mods,
-        rounding_allowed: bool,
-    ) -> Result<FloatMode, Diagnostic> {
-        if !ty.is_float() {
-            if m.ftz || m.rounding.is_some() {
-                return Err(Diagnostic::error(
-                    span,
-                    "rounding and `.ftz` take floating-point types",
-                ));
-            }
-            return Ok(FloatMode::default());
-        }
-        if let Some(r) = &m.rounding {
-            if !rounding_allowed || r.value.1 {
-                return Err(Diagnostic::error(r.span, "this rounding modifier is not valid here"));
-            }
-            // Directed `div`/`rcp`/`sqrt` on f32 are exact in the backend (the other
-            // directed forms never get here: `sema::formats` lowers them).
-            let exact_directed = matches!(m.opcode, Opcode::Div | Opcode::Rcp | Opcode::Sqrt);
-            if r.value.0 != Rounding::Nearest && !exact_directed {
-                return Err(unsupported(
-                    r.span,
-                    "directed rounding (`.rz`, `.rm`, `.rp`) on this type",
-                    "an exact f64 emulation is not implemented yet",
-                ));
-            }
-        }
-        if m.ftz && ty.bits() != 32 {
-            return Err(Diagnostic::error(span, "`.ftz` applies to `.f32` only"));
-        }
-        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        Ok(FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 })
-    }
 }
 
 // ----- helpers --------------------------------------------------------------------------------
@@ -1391,6 +1353,13 @@ pub(super) fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
             ))
         }
     })
+}
+
+/// The float mode of an arithmetic instruction whose form is checked
+/// (`ptxvk_frontend::forms`): its rounding (to nearest by default), `.ftz` and `.sat`.
+fn float_mode(m: &Mods) -> FloatMode {
+    let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+    FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 }
 }
 
 fn widen(ty: OpTy, span: Span) -> Result<OpTy, Diagnostic> {

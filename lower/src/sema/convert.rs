@@ -1,92 +1,21 @@
 //! `cvt` (PTX ISA 9.2 §9.7.9.21) between integer and float types of register width,
 //! and the relaxed register widths of moves and conversions.
 
-use super::{
-    ast, expand, op_ty, unsupported, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span,
-};
+use super::{ast, expand, op_ty, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span};
 use crate::build::Build;
-use crate::ir::{FloatMode, InstKind, OpTy, RegTy, Rounding, Value};
+use crate::ir::{FloatMode, InstKind, OpTy, RegTy, Value};
 
 impl Lowerer<'_> {
     pub(super) fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        // The form is checked (`ptxvk_frontend::forms`): two register types, and the
+        // rounding §9.7.9.21 gives the conversion.
         let span = i.span;
-        m.allow(&[])?;
         let [to, from] = m.types.as_slice() else {
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                "`cvt` needs a destination and a source type",
-            ));
+            return Err(Diagnostic::internal(span, "`cvt` without its two types"));
         };
         let (to_t, from_t) = (op_ty(to)?, op_ty(from)?);
-        if to_t == OpTy::Pred || from_t == OpTy::Pred {
-            return Err(Diagnostic::error(span, "`cvt` does not take `.pred`"));
-        }
-        // PTX ISA 9.2 §9.7.9.21: float→int takes an integer rounding (`.rni`…), and so
-        // may a same-size float→float conversion (rounding to an integral value; without
-        // one it only applies `.ftz`/`.sat`); float narrowing and int→float take a float
-        // rounding (`.rn`…); float widening and int→int take none.
-        #[derive(PartialEq)]
-        enum Needs {
-            Integral,
-            OptionalIntegral,
-            Float,
-            Nothing,
-        }
-        let needs = match (from_t.is_float(), to_t.is_float()) {
-            (true, false) => Needs::Integral,
-            (true, true) if to_t == from_t => Needs::OptionalIntegral,
-            (true, true) if to_t.bits() < from_t.bits() => Needs::Float,
-            (false, true) => Needs::Float,
-            _ => Needs::Nothing,
-        };
-        let rounding = match (m.rounding.as_ref(), &needs) {
-            (Some(r), Needs::Integral | Needs::OptionalIntegral) if r.value.1 => Some(r.value.0),
-            (Some(r), Needs::Float) if !r.value.1 => {
-                if r.value.0 != Rounding::Nearest {
-                    return Err(unsupported(
-                        r.span,
-                        "`cvt` with directed rounding to a float",
-                        "exact emulation is not implemented yet",
-                    ));
-                }
-                Some(r.value.0)
-            }
-            (Some(r), _) => {
-                let msg = match needs {
-                    Needs::Integral | Needs::OptionalIntegral => {
-                        "this conversion rounds to an integral value: it takes `.rni`, `.rzi`, `.rmi` or `.rpi`"
-                    }
-                    Needs::Float => {
-                        "this conversion rounds a float result: it takes `.rn`, `.rz`, `.rm` or `.rp`"
-                    }
-                    Needs::Nothing => "this conversion takes no rounding modifier",
-                };
-                return Err(Diagnostic::error(r.span, msg));
-            }
-            (None, Needs::Integral) => {
-                return Err(Diagnostic::error(
-                    span,
-                    "a float-to-integer `cvt` needs `.rni`, `.rzi`, `.rmi` or `.rpi`",
-                ));
-            }
-            (None, Needs::Float) => {
-                return Err(Diagnostic::error(
-                    span,
-                    "this `cvt` needs `.rn`, `.rz`, `.rm` or `.rp`",
-                ));
-            }
-            (None, _) => None,
-        };
-        if m.ftz && !from_t.is_float() && !to_t.is_float() {
-            return Err(Diagnostic::error(span, "`.ftz` takes a floating-point conversion"));
-        }
-        if m.ftz && !(from_t == OpTy::F(32) || to_t == OpTy::F(32)) {
-            return Err(Diagnostic::error(span, "`.ftz` applies to `.f32` conversions only"));
-        }
+        let rounding = m.rounding.as_ref().map(|r| r.value.0);
         let ops = &i.operands;
-        if ops.len() != 2 {
-            return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
-        }
         let (dst, widened) = self.relaxed_dst(&ops[0], to_t, to_t.is_float())?;
         let src = self.relaxed_src(&ops[1], from_t, from_t.is_float(), span)?;
         self.push(

@@ -3,7 +3,7 @@
 //! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
 
 use super::{
-    ast, check_comparison, describe_op, expand, formats, md, unsupported, widen, Diagnostic,
+    ast, check_comparison, expand, float_mode, formats, md, unsupported, widen, Diagnostic,
     Lowerer, Modifier, Mods, Opcode, Operand, StateSpace,
 };
 use crate::build::Build;
@@ -150,6 +150,7 @@ impl Lowerer<'_> {
         // shared and local addresses move in and out of their generic windows
         // (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`; `docs/architecture.md`, *The
         // launch ABI*).
+        // The form is checked (`ptxvk_frontend::forms`): it has one of the spaces.
         let ty = self.one_type(i, m)?;
         let space = m.space.as_ref().map(|s| s.value);
         let to = m.has(Modifier::Conversion(md::Conversion::To));
@@ -162,14 +163,7 @@ impl Lowerer<'_> {
                 Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
                 Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
                 Some(StateSpace::Param) if self.in_device_function() => Some(LOCAL_WINDOW_32),
-                Some(StateSpace::Param) => Some(PARAM_WINDOW_32),
-                _ => {
-                    let s = m.space.as_ref().map_or(span, |s| s.span);
-                    return Err(Diagnostic::error(
-                        s,
-                        "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
-                    ));
-                }
+                _ => Some(PARAM_WINDOW_32),
             };
             let dst = self.dst(&ops[0], ty, false)?;
             let src = self.src(&ops[1], ty, false, span)?;
@@ -202,7 +196,7 @@ impl Lowerer<'_> {
             Some(StateSpace::Param) if self.in_device_function() => Some(LOCAL_WINDOW),
             // The kernel's parameter block is global memory: its generic
             // address is the block's address plus the offset.
-            Some(StateSpace::Param) => {
+            _ => {
                 let base = self.temp(RegTy::Int(64), span);
                 self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
                 let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
@@ -210,13 +204,6 @@ impl Lowerer<'_> {
                 let (lhs, rhs) = (src, Value::Reg(base));
                 self.push(InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs }, span);
                 return Ok(());
-            }
-            _ => {
-                let s = m.space.as_ref().map_or(span, |s| s.span);
-                return Err(Diagnostic::error(
-                    s,
-                    "`cvta` takes `.global`, `.const`, `.shared`, `.local` or `.param`",
-                ));
             }
         };
         let u64t = OpTy::U(64);
@@ -402,9 +389,8 @@ impl Lowerer<'_> {
             | Opcode::Xor
             | Opcode::Div
             | Opcode::Rem => {
+                // The form is checked (`ptxvk_frontend::forms`).
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
-                arity(op, i, 3)?;
                 let bop = match op {
                     Opcode::Add => BinaryOp::Add,
                     Opcode::Sub => BinaryOp::Sub,
@@ -420,13 +406,7 @@ impl Lowerer<'_> {
                     let b = match bop {
                         BinaryOp::And => BoolOp::And,
                         BinaryOp::Or => BoolOp::Or,
-                        BinaryOp::Xor => BoolOp::Xor,
-                        _ => {
-                            return Err(Diagnostic::error(
-                                span,
-                                format!("`{op}` does not take `.pred`"),
-                            ))
-                        }
+                        _ => BoolOp::Xor,
                     };
                     let dst = self.dst(&ops[0], ty, false)?;
                     let (lhs, _) = self.reg_operand(&ops[1])?;
@@ -436,49 +416,17 @@ impl Lowerer<'_> {
                     self.push(InstKind::PredLogic { op: b, dst, lhs, rhs }, span);
                     return Ok(());
                 }
-                let rounded = matches!(bop, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div);
-                let mode = self.float_mode(span, ty, m, rounded)?;
-                // Float `div` is exact in every rounding mode; `.approx`/`.full` are lowered
-                // by `sema::approx`, and PTX requires one of them or a rounding.
-                if ty.is_float() && bop == BinaryOp::Div && m.rounding.is_none() {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!(
-                            "`div.{}` needs a rounding such as `.rn`{}",
-                            describe_op(ty).trim_start_matches('.'),
-                            if ty.bits() == 32 { " (or `.approx`/`.full`)" } else { "" }
-                        ),
-                    ));
-                }
-                if m.sat && !ty.is_float() {
-                    return Err(unsupported(
-                        span,
-                        "integer `.sat` arithmetic",
-                        "saturating integer add/sub is not implemented yet",
-                    ));
-                }
+                let mode = float_mode(m);
                 let dst = self.dst(&ops[0], ty, false)?;
                 let lhs = self.src(&ops[1], ty, false, span)?;
                 let rhs = self.src(&ops[2], ty, false, span)?;
                 self.push(InstKind::Binary { op: bop, ty, mode, dst, lhs, rhs }, span);
             }
             Opcode::Mul => {
+                // An integer form has a product half (`ptxvk_frontend::forms`).
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
-                let part = if ty.is_float() {
-                    if let Some(p) = &m.mul_part {
-                        return Err(Diagnostic::error(
-                            p.span,
-                            "floating-point `mul` takes no `.lo/.hi/.wide`",
-                        ));
-                    }
-                    BinaryOp::Mul
-                } else {
-                    m.mul_part.as_ref().map(|p| p.value).ok_or_else(|| {
-                        Diagnostic::error(span, "integer `mul` needs `.lo`, `.hi` or `.wide`")
-                    })?
-                };
-                let mode = self.float_mode(span, ty, m, true)?;
+                let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
+                let mode = float_mode(m);
                 let dst_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
                 let dst = self.dst(&ops[0], dst_ty, false)?;
                 let lhs = self.src(&ops[1], ty, false, span)?;
@@ -486,34 +434,18 @@ impl Lowerer<'_> {
                 self.push(InstKind::Binary { op: part, ty, mode, dst, lhs, rhs }, span);
             }
             Opcode::Mad | Opcode::Fma => {
+                // The form is checked (`ptxvk_frontend::forms`): `fma` is a float one, and
+                // an integer `mad` has a product half.
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
                 if ty.is_float() {
-                    if op == Opcode::Mad && m.rounding.is_none() {
-                        return Err(Diagnostic::error(
-                            span,
-                            "`mad.f32` needs a rounding modifier (`.rn`) since PTX ISA 2.0",
-                        ));
-                    }
-                    if ty.bits() == 64 && (m.ftz || m.sat) {
-                        return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
-                    }
-                    let mode = self.float_mode(span, ty, m, true)?;
+                    let mode = float_mode(m);
                     let dst = self.dst(&ops[0], ty, false)?;
                     let a = self.src(&ops[1], ty, false, span)?;
                     let b = self.src(&ops[2], ty, false, span)?;
                     let c = self.src(&ops[3], ty, false, span)?;
                     self.push(InstKind::Fma { ty, mode, dst, a, b, c }, span);
                 } else {
-                    if op == Opcode::Fma {
-                        return Err(Diagnostic::error(span, "`fma` takes floating-point types"));
-                    }
-                    if m.sat {
-                        return Err(unsupported(span, "`mad.sat`", "not implemented yet"));
-                    }
-                    let part = m.mul_part.as_ref().map(|p| p.value).ok_or_else(|| {
-                        Diagnostic::error(span, "integer `mad` needs `.lo`, `.hi` or `.wide`")
-                    })?;
+                    let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
                     let wide_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
                     let dst = self.dst(&ops[0], wide_ty, false)?;
                     let a = self.src(&ops[1], ty, false, span)?;
@@ -572,7 +504,7 @@ impl Lowerer<'_> {
             Opcode::Sqrt | Opcode::Rcp => {
                 // `.rn` forms are exact (emulated).
                 let ty = self.one_type(i, m)?;
-                let mode = self.float_mode(span, ty, m, true)?;
+                let mode = float_mode(m);
                 let dst = self.dst(&ops[0], ty, false)?;
                 let src = self.src(&ops[1], ty, false, span)?;
                 let uop = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
@@ -586,7 +518,6 @@ impl Lowerer<'_> {
             | Opcode::Clz
             | Opcode::Brev => {
                 let ty = self.one_type(i, m)?;
-                m.allow(&[])?;
                 if ty == OpTy::Pred {
                     let dst = self.dst(&ops[0], ty, false)?;
                     let (src, _) = self.reg_operand(&ops[1])?;
@@ -603,9 +534,6 @@ impl Lowerer<'_> {
                     Opcode::Clz => UnaryOp::Clz,
                     _ => UnaryOp::Brev,
                 };
-                if m.ftz && ty != OpTy::F(32) {
-                    return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
-                }
                 let dst_ty =
                     if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
                 let dst = self.dst(&ops[0], dst_ty, false)?;
@@ -719,22 +647,15 @@ impl Lowerer<'_> {
                 }
             }
             Opcode::Membar | Opcode::Fence => {
-                use md::{FenceForm as F, MemoryOrder as O, Scope as S};
+                // The form is checked (`ptxvk_frontend::forms`). `.cluster` is `.cta`:
+                // every cluster is one CTA (`sema::cluster`), so
+                // `fence.mbarrier_init.release.cluster` and the `.sync_restrict` fences
+                // (§9.7.13.4) are CTA fences.
+                use md::Scope as S;
                 let device = m
                     .details
                     .iter()
                     .any(|d| matches!(d.value, Modifier::Scope(S::Gl | S::Gpu | S::Sys)));
-                // `.cluster` is `.cta`: every cluster is one CTA (`sema::cluster`), so
-                // `fence.mbarrier_init.release.cluster` and the `.sync_restrict` fences
-                // (§9.7.13.4) are CTA fences.
-                let scopes = [S::Cta, S::Cluster, S::Gl, S::Gpu, S::Sys].map(Modifier::Scope);
-                let orders = [O::Sc, O::AcqRel, O::Release, O::Acquire].map(Modifier::MemoryOrder);
-                let forms =
-                    [F::MbarrierInit, F::SyncRestrictSharedCta, F::SyncRestrictSharedCluster]
-                        .map(Modifier::FenceForm);
-                let ok: Vec<Modifier> = scopes.into_iter().chain(orders).chain(forms).collect();
-                m.allow(&ok)?;
-                arity(op, i, 0)?;
                 self.push(InstKind::Fence { device_scope: device }, span);
             }
             // Every other opcode of the PTX ISA parses (the front end's instruction
@@ -749,13 +670,4 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
-}
-
-/// Checks that `i` has exactly `n` operands.
-fn arity(op: Opcode, i: &ast::Instruction, n: usize) -> Result<(), Diagnostic> {
-    let found = i.operands.len();
-    if found == n {
-        return Ok(());
-    }
-    Err(Diagnostic::error(i.span, format!("`{op}` takes {n} operands, found {found}")))
 }

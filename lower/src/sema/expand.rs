@@ -89,14 +89,7 @@ impl Lowerer<'_> {
             Opcode::Mad if self.int_sat(i, m) => self.mad_hi_sat(i, m),
             Opcode::Addc | Opcode::Subc | Opcode::Madc => self.carry_chain(op, i, m),
             Opcode::Min | Opcode::Max if m.has(RELU) || packed_elem(m).is_some() => {
-                // The three-input form (§9.7.3.10) has neither.
-                match i.operands.len() {
-                    3 => self.packed_or_sat(op, i, m),
-                    n => Err(Diagnostic::error(
-                        i.span,
-                        format!("`{op}` takes 3 operands here, found {n}"),
-                    )),
-                }
+                self.packed_or_sat(op, i, m)
             }
             Opcode::Min | Opcode::Max
                 if m.has(NAN) || m.has(XORSIGN) || m.has(ABS) || i.operands.len() == 4 =>
@@ -136,6 +129,7 @@ impl Lowerer<'_> {
     /// the lowest bits of `d`, `a` above it, and with `c` the remaining bits of `d` from
     /// the low bits of `c`.
     fn convert_pack(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        // The form is checked (`ptxvk_frontend::forms`): it names its narrow type.
         let span = i.span;
         let sub_byte = m.find(|d| match d {
             Modifier::Format(Format::U4) => Some((4u32, false)),
@@ -153,29 +147,8 @@ impl Lowerer<'_> {
                 _ => None,
             })
         });
-        let Some((bits, signed)) = narrow else {
-            return Err(Diagnostic::error(
-                span,
-                "`cvt.pack` converts to `.u16`, `.s16`, `.u8`, `.s8`, `.u4`, `.s4`, `.u2` or `.s2`",
-            ));
-        };
-        m.allow(&[
-            Modifier::Conversion(Conversion::Pack),
-            Modifier::Format(Format::U4),
-            Modifier::Format(Format::S4),
-            Modifier::Format(Format::U2),
-            Modifier::Format(Format::S2),
-        ])?;
-        if !m.sat || !m.types.iter().any(|t| t.value == ScalarType::S32) {
-            return Err(Diagnostic::error(span, "`cvt.pack` is `cvt.pack.sat` from `.s32`"));
-        }
+        let (bits, signed) = narrow.unwrap_or((16, false));
         let with_c = bits < 16;
-        if i.operands.len() != 3 + usize::from(with_c) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`cvt.pack` to {bits} bits takes {} operands", 3 + usize::from(with_c)),
-            ));
-        }
         let s32 = OpTy::S(32);
         let dst = self.dst(&i.operands[0], U32, false)?;
         let [a, b] = self.srcs(i, 1, [s32, s32])?;
@@ -195,19 +168,6 @@ impl Lowerer<'_> {
     /// `add.sat.s32`/`sub.sat.s32`: the only saturating integer forms (§9.7.1.1-2).
     fn int_sat(&self, i: &ast::Instruction, m: &Mods) -> bool {
         m.sat && self.one_type(i, m).is_ok_and(|t| !t.is_float())
-    }
-
-    /// The type operands of an instruction with exactly one type among `allowed`.
-    fn typed(&self, i: &ast::Instruction, m: &Mods, allowed: &[OpTy]) -> Result<OpTy, Diagnostic> {
-        let ty = self.one_type(i, m)?;
-        if allowed.contains(&ty) {
-            return Ok(ty);
-        }
-        let names: Vec<String> = allowed.iter().map(|t| format!("`{}`", ty_name(*t))).collect();
-        Err(Diagnostic::error(
-            m.types.first().map_or(i.span, |t| t.span),
-            format!("`{}` takes {}", i.opcode.value, names.join(", ")),
-        ))
     }
 
     fn srcs<const N: usize>(
@@ -231,7 +191,7 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        m.allow(&[RELU, Modifier::Format(Format::U16x2), Modifier::Format(Format::S16x2)])?;
+        // The form is checked (`ptxvk_frontend::forms`).
         let relu = m.has(RELU);
         let bop = match op {
             Opcode::Add => BinaryOp::Add,
@@ -241,18 +201,6 @@ impl Lowerer<'_> {
         };
         let span = i.span;
         if let Some(elem) = packed_elem(m) {
-            if m.sat || m.ftz || m.rounding.is_some() {
-                return Err(Diagnostic::error(
-                    span,
-                    format!("`{op}.{}x2` takes no rounding, `.ftz` or `.sat`", ty_name(elem)),
-                ));
-            }
-            if relu && (elem != OpTy::S(16) || matches!(bop, BinaryOp::Add | BinaryOp::Sub)) {
-                return Err(Diagnostic::error(
-                    span,
-                    "`.relu` takes `min`/`max` on `.s16x2` or `.s32`",
-                ));
-            }
             let dst = self.dst(&i.operands[0], U32, false)?;
             let [a, b] = self.srcs(i, 1, [U32, U32])?;
             let op = match bop {
@@ -265,16 +213,6 @@ impl Lowerer<'_> {
             return Ok(());
         }
         let ty = self.one_type(i, m)?;
-        if ty != OpTy::S(32) {
-            return Err(Diagnostic::error(
-                span,
-                if relu {
-                    "`.relu` takes `min`/`max` on `.s16x2` or `.s32`"
-                } else {
-                    "integer `.sat` takes `.s32` only"
-                },
-            ));
-        }
         let dst = self.dst(&i.operands[0], ty, false)?;
         let [a, b] = self.srcs(i, 1, [ty, ty])?;
         let op = if relu {
@@ -345,25 +283,10 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        m.allow(&[NAN, XORSIGN, ABS])?;
+        // The form is checked (`ptxvk_frontend::forms`): these exist for `.f32` only.
         let span = i.span;
-        // These forms exist for `.f32` only (the half types go through `sema::formats`).
-        let ty = self.typed(i, m, &[OpTy::F(32)])?;
-        let xorsign = m.has(XORSIGN);
-        let abs = m.has(ABS);
-        if xorsign && !abs {
-            return Err(Diagnostic::error(span, "`.xorsign` goes with `.abs`"));
-        }
-        let n = i.operands.len();
-        if !(n == 3 || (n == 4 && !xorsign)) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` takes 3 operands (4 for three inputs)"),
-            ));
-        }
-        if m.ftz && ty != OpTy::F(32) {
-            return Err(Diagnostic::error(span, "`.ftz` takes `.f32`"));
-        }
+        let ty = OpTy::F(32);
+        let (xorsign, abs) = (m.has(XORSIGN), m.has(ABS));
         let dst = self.dst(&i.operands[0], ty, false)?;
         let mut x = Vec::new();
         for o in &i.operands[1..] {
@@ -679,14 +602,5 @@ impl Lowerer<'_> {
         let op = IntegerOp::Slct { ty: dty, float: cty.is_float(), ftz: m.ftz };
         self.integer(op, Some(dst), vec![a, b, c], span);
         Ok(())
-    }
-}
-
-fn ty_name(t: OpTy) -> String {
-    match t {
-        OpTy::Pred => ".pred".into(),
-        OpTy::U(b) => format!(".u{b}"),
-        OpTy::S(b) => format!(".s{b}"),
-        OpTy::F(b) => format!(".f{b}"),
     }
 }

@@ -25,10 +25,7 @@ use crate::ir::{
 };
 
 const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
-const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
 const WARP: Modifier = Modifier::BarrierForm(BarrierForm::Warp);
-const MIN: Modifier = Modifier::Reduction(Reduction::Min);
-const MAX: Modifier = Modifier::Reduction(Reduction::Max);
 
 const U32: OpTy = OpTy::U(32);
 
@@ -226,72 +223,31 @@ impl Lowerer<'_> {
 
     /// `redux.sync.op.type d, a, membermask` for integer operations (§9.7.13.6).
     fn redux(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        // The form is checked (`ptxvk_frontend::forms`): one operation, `.abs` and
+        // `.NaN` on `.f32` only.
         let span = i.span;
         let op = m.find(|d| match d {
-            Modifier::Reduction(r) => Some(r),
+            Modifier::Reduction(Reduction::Add) => Some(WarpReduction::Add),
+            Modifier::Reduction(Reduction::Min) => Some(WarpReduction::Min),
+            Modifier::Reduction(Reduction::Max) => Some(WarpReduction::Max),
             _ => None,
         });
-        let op = op.map(|r| r.value);
-        let bool_op = m.bool_op;
-        let ty = self.one_type(i, m)?;
-        if ty.is_float() {
-            return self.redux_f32(i, m, op);
-        }
-        m.allow(&[SYNC, ALIGNED, Modifier::Reduction(Reduction::Add), MIN, MAX])?;
-        if ty.bits() != 32 {
-            return Err(Diagnostic::error(span, "`redux.sync` takes 32-bit types"));
-        }
-        let op = match (op, bool_op) {
-            (Some(Reduction::Add), None) => WarpReduction::Add,
-            (Some(Reduction::Max), None) => WarpReduction::Max,
-            (Some(Reduction::Min), None) => WarpReduction::Min,
+        let op = match (op, m.bool_op) {
+            (Some(op), _) => op.value,
             (None, Some(BoolOp::And)) => WarpReduction::And,
             (None, Some(BoolOp::Or)) => WarpReduction::Or,
-            (None, Some(BoolOp::Xor)) => WarpReduction::Xor,
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`redux.sync` takes one of `.add .min .max .and .or .xor`",
-                ))
-            }
+            (None, _) => WarpReduction::Xor,
         };
-        let ops = i.operands.as_slice();
-        let dst = self.dst(&ops[0], ty, false)?;
-        let value = self.src(&ops[1], ty, false, span)?;
-        let op = WarpOp::Reduce { op, ty, abs: false, nan: false, dst, value };
-        self.collective(op, Some(&ops[2]), span)
-    }
-
-    /// `redux.sync.{min,max}{.abs}{.NaN}.f32 d, a, membermask` (PTX ISA 9.2 §9.7.13.7).
-    fn redux_f32(
-        &mut self,
-        i: &ast::Instruction,
-        m: &Mods,
-        op: Option<Reduction>,
-    ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let abs = Modifier::FloatOption(FloatOption::Abs);
-        let nan = Modifier::FloatOption(FloatOption::NaN);
-        m.allow(&[SYNC, MIN, MAX, ALIGNED, abs, nan])?;
         let ty = self.one_type(i, m)?;
-        let op = match op {
-            Some(Reduction::Min) if ty == OpTy::F(32) => WarpReduction::Min,
-            Some(Reduction::Max) if ty == OpTy::F(32) => WarpReduction::Max,
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`redux.sync` on floats is `.min` or `.max` on `.f32`",
-                ))
-            }
-        };
-        let (abs, nan) = (m.has(abs), m.has(nan));
-        let [d, a, mask] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, "`redux.sync` takes 3 operands"));
-        };
-        let dst = self.dst(d, U32, false)?;
-        let value = self.src(a, U32, false, span)?;
+        let abs = m.has(Modifier::FloatOption(FloatOption::Abs));
+        let nan = m.has(Modifier::FloatOption(FloatOption::NaN));
+        let ops = i.operands.as_slice();
+        // A float is read and written as its bits.
+        let bits = if ty.is_float() { U32 } else { ty };
+        let dst = self.dst(&ops[0], bits, false)?;
+        let value = self.src(&ops[1], bits, false, span)?;
         let op = WarpOp::Reduce { op, ty, abs, nan, dst, value };
-        self.collective(op, Some(mask), span)
+        self.collective(op, Some(&ops[2]), span)
     }
 
     /// `activemask.b32 d`: the lanes of the warp that execute it.
