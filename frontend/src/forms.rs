@@ -19,6 +19,8 @@ use crate::modifier::{
     Vote,
 };
 
+pub mod media;
+
 /// One constraint of a form.
 #[derive(Debug)]
 pub enum Check {
@@ -56,6 +58,8 @@ pub enum Check {
     Operands(usize),
     /// This many operands, one more (the member mask) with `.sync` (`shfl`, `vote`).
     SyncOperands(usize),
+    /// A check of the media families ([`media::Check`]).
+    Media(media::Check),
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -68,6 +72,8 @@ pub enum When {
     IntSat,
     /// With this modifier.
     Has(Modifier),
+    /// A selection of the media families ([`media::When`]).
+    Media(media::When),
 }
 
 /// One implemented form.
@@ -253,13 +259,14 @@ const APPROX_FULL: &[Modifier] =
 
 /// The row of `m`'s instruction, if its opcode has one.
 pub fn form(m: &Modifiers) -> Option<&'static Form> {
-    FORMS.iter().find(|f| {
+    media::FORMS.iter().chain(FORMS).find(|f| {
         f.ops.contains(&m.opcode)
             && match f.when {
                 When::Always => true,
                 When::Sat => m.sat,
                 When::IntSat => m.sat && matches!(m.types.as_slice(), [t] if is_integer(t.value)),
                 When::Has(d) => m.has(d),
+                When::Media(w) => w.holds(m),
             }
     })
 }
@@ -403,6 +410,7 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 ));
             }
         }
+        Media(c) => media::check(c, i, m, name)?,
     }
     Ok(())
 }

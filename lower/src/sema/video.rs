@@ -150,56 +150,16 @@ fn simd_mask(s: &Option<Spanned<String>>, lanes: usize) -> Result<Vec<bool>, Dia
     Ok((0..lanes).map(|lane| digits.contains(&(lane as u8))).collect())
 }
 
-/// `.u32` or `.s32`.
-fn video_type(t: &Spanned<ScalarType>, op: Opcode) -> Result<OpTy, Diagnostic> {
-    match t.value {
-        ScalarType::U32 => Ok(U32),
-        ScalarType::S32 => Ok(S32),
-        _ => Err(Diagnostic::error(t.span, format!("`{op}` takes `.u32` or `.s32` types"))),
-    }
-}
-
-/// The secondary operation among `allowed` (`.add .min .max`), if any.
-fn secondary(
-    m: &Mods,
-    op: Opcode,
-    allowed: &[Modifier],
-) -> Result<Option<VideoSecondary>, Diagnostic> {
-    let mut found = None;
-    for d in &m.details {
-        let s = match d.value {
-            ADD => VideoSecondary::Add,
-            MIN => VideoSecondary::Min,
-            MAX => VideoSecondary::Max,
-            _ => continue,
-        };
-        if !allowed.contains(&d.value) {
-            return Err(Diagnostic::error(d.span, format!("`{op}` does not take `{}`", d.value)));
-        }
-        if found.is_some() {
-            return Err(Diagnostic::error(d.span, "a second secondary operation"));
-        }
-        found = Some(s);
-    }
-    Ok(found)
-}
-
-const ADD: Modifier = Modifier::Reduction(Reduction::Add);
-const MIN: Modifier = Modifier::Reduction(Reduction::Min);
-const MAX: Modifier = Modifier::Reduction(Reduction::Max);
-const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
-const WRAP: Modifier = Modifier::Clamp(Clamp::Wrap);
-
-/// The comparison of `vset*`: one of `.eq .ne .lt .le .gt .ge` (the only ones the
-/// instruction table lets `vset` spell).
-fn video_cmp(i: &ast::Instruction, m: &Mods) -> Result<CmpOp, Diagnostic> {
-    match m.cmp {
-        Some(c) => Ok(c),
-        None => Err(Diagnostic::error(
-            i.opcode.span,
-            format!("`{}` needs one of `.eq .ne .lt .le .gt .ge`", i.opcode.value),
-        )),
-    }
+/// The secondary operation (`.add .min .max`), if any; `ptxvk_frontend::forms::media`
+/// has checked that there is at most one, of those the instruction takes.
+fn secondary(m: &Mods) -> Option<VideoSecondary> {
+    m.find(|d| match d {
+        Modifier::Reduction(Reduction::Add) => Some(VideoSecondary::Add),
+        Modifier::Reduction(Reduction::Min) => Some(VideoSecondary::Min),
+        Modifier::Reduction(Reduction::Max) => Some(VideoSecondary::Max),
+        _ => None,
+    })
+    .map(|s| s.value)
 }
 
 impl Lowerer<'_> {
@@ -222,22 +182,9 @@ impl Lowerer<'_> {
         })
     }
 
-    /// The types of a video instruction: `count` of `.u32`/`.s32`.
-    fn video_types(
-        &self,
-        i: &ast::Instruction,
-        m: &Mods,
-        count: usize,
-    ) -> Result<Vec<OpTy>, Diagnostic> {
-        let op = m.opcode;
-        if m.types.len() != count {
-            let example = if count == 2 { ".u32.s32" } else { ".s32.u32.s32" };
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                format!("`{op}` needs {count} types, such as `{op}{example}`"),
-            ));
-        }
-        m.types.iter().map(|t| video_type(t, op)).collect()
+    /// The types of a video instruction (`.u32`/`.s32`, `ptxvk_frontend::forms::media`).
+    fn video_types(m: &Mods) -> Vec<OpTy> {
+        m.types.iter().map(|t| if t.value == ScalarType::S32 { S32 } else { U32 }).collect()
     }
 
     /// A source read as 32 bits.
@@ -245,19 +192,8 @@ impl Lowerer<'_> {
         self.src(&v.operand, ty, false, span)
     }
 
-    fn video_operands(
-        &self,
-        i: &ast::Instruction,
-        counts: &[usize],
-    ) -> Result<Vec<VideoOperand>, Diagnostic> {
-        let n = i.operands.len();
-        if !counts.contains(&n) {
-            let want: Vec<String> = counts.iter().map(usize::to_string).collect();
-            return Err(Diagnostic::error(
-                i.span,
-                format!("`{}` takes {} operands, found {n}", i.opcode.value, want.join(" or ")),
-            ));
-        }
+    /// The operands, whose count the instruction table has checked.
+    fn video_operands(i: &ast::Instruction) -> Result<Vec<VideoOperand>, Diagnostic> {
         let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
         if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| i.op != Some(Opcode::Vmad)) {
             return Err(Diagnostic::error(
@@ -277,34 +213,12 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let shift = matches!(op, Opcode::Vshl | Opcode::Vshr);
-        let (dty, aty, bty, cmp) = if op == Opcode::Vset {
-            let t = self.video_types(i, m, 2)?;
-            if m.sat {
-                return Err(Diagnostic::error(i.opcode.span, "`vset` takes no `.sat`"));
-            }
-            (U32, t[0], t[1], Some(video_cmp(i, m)?))
-        } else {
-            let t = self.video_types(i, m, 3)?;
-            if shift && t[2] != U32 {
-                return Err(Diagnostic::error(
-                    m.types[2].span,
-                    format!("the shift amount of `{op}` is `.u32`"),
-                ));
-            }
-            (t[0], t[1], t[2], None)
-        };
-        let clamp = shift && m.has(CLAMP);
-        if shift && m.has(CLAMP) == m.has(WRAP) {
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                format!("`{op}` needs `.clamp` or `.wrap`"),
-            ));
-        }
-        let modes: &[Modifier] =
-            if shift { &[ADD, MIN, MAX, CLAMP, WRAP] } else { &[ADD, MIN, MAX] };
-        m.allow(modes)?;
-        let second = secondary(m, op, modes)?;
-        let ops = self.video_operands(i, &[3, 4])?;
+        let t = Self::video_types(m);
+        let (dty, aty, bty) =
+            if op == Opcode::Vset { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
+        let clamp = shift && m.has(Modifier::Clamp(Clamp::Clamp));
+        let second = secondary(m);
+        let ops = Self::video_operands(i)?;
         let dsel = &ops[0].selector;
         let merge = dsel.is_some();
         if merge && second.is_some() {
@@ -336,10 +250,10 @@ impl Lowerer<'_> {
             (None, Some(c)) if merge => VideoFinish::Merge(dpart, c),
             _ => VideoFinish::Plain,
         };
-        let op = match (op, cmp) {
-            (Opcode::Vshl, _) => ScalarVideoOp::Shl { clamp },
-            (Opcode::Vshr, _) => ScalarVideoOp::Shr { clamp },
-            (op, cmp) => ScalarVideoOp::Arith(arith(op, cmp)),
+        let op = match op {
+            Opcode::Vshl => ScalarVideoOp::Shl { clamp },
+            Opcode::Vshr => ScalarVideoOp::Shr { clamp },
+            op => ScalarVideoOp::Arith(arith(op, m.cmp)),
         };
         let source = |value, ty: OpTy, part| VideoSource { value, signed: ty.is_signed(), part };
         let video = ScalarVideo {
@@ -358,18 +272,18 @@ impl Lowerer<'_> {
     /// `vmad` (§9.7.16.1.4): `±(a*b) ± c`, `+1` under `.po`, scaled and saturated.
     fn vmad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let t = self.video_types(i, m, 3)?;
+        let t = Self::video_types(m);
         let (aty, bty) = (t[1], t[2]);
-        let scale = |s| Modifier::VideoScale(s);
-        m.allow(&[scale(VideoScale::Po), scale(VideoScale::Shr7), scale(VideoScale::Shr15)])?;
-        let po = m.has(scale(VideoScale::Po));
-        let shift = match (m.has(scale(VideoScale::Shr7)), m.has(scale(VideoScale::Shr15))) {
-            (false, false) => 0,
-            (true, false) => 7,
-            (false, true) => 15,
-            _ => return Err(Diagnostic::error(i.opcode.span, "`.shr7` conflicts with `.shr15`")),
+        let scale = |s| m.has(Modifier::VideoScale(s));
+        let po = scale(VideoScale::Po);
+        let shift = if scale(VideoScale::Shr7) {
+            7
+        } else if scale(VideoScale::Shr15) {
+            15
+        } else {
+            0
         };
-        let ops = self.video_operands(i, &[4])?;
+        let ops = Self::video_operands(i)?;
         if let Some(s) = &ops[0].selector {
             return Err(Diagnostic::error(s.span, "`vmad` takes no destination selector"));
         }
@@ -420,25 +334,11 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let (dty, aty, bty, cmp) = if base == Some(Opcode::Vset) {
-            let t = self.video_types(i, m, 2)?;
-            if m.sat {
-                return Err(Diagnostic::error(i.opcode.span, format!("`{op}` takes no `.sat`")));
-            }
-            (U32, t[0], t[1], Some(video_cmp(i, m)?))
-        } else {
-            let t = self.video_types(i, m, 3)?;
-            (t[0], t[1], t[2], None)
-        };
-        m.allow(&[ADD])?;
-        let accumulate = secondary(m, op, &[ADD])? == Some(VideoSecondary::Add);
-        if accumulate && m.sat {
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                "saturation cannot be used with the secondary accumulate operation `.add`",
-            ));
-        }
-        let ops = self.video_operands(i, &[4])?;
+        let t = Self::video_types(m);
+        let (dty, aty, bty) =
+            if base == Some(Opcode::Vset) { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
+        let accumulate = secondary(m) == Some(VideoSecondary::Add);
+        let ops = Self::video_operands(i)?;
         let mask = simd_mask(&ops[0].selector, lanes)?;
         let limit = 2 * lanes as u8;
         let identity: Vec<u8> = (0..lanes as u8).collect();
@@ -458,7 +358,7 @@ impl Lowerer<'_> {
         let b = self.video_src(&ops[2], bty, span)?;
         let c = self.video_src(&ops[3], dty, span)?;
         let video = SimdVideo {
-            op: base.map_or(SimdVideoOp::Avrg, |base| SimdVideoOp::Arith(arith(base, cmp))),
+            op: base.map_or(SimdVideoOp::Avrg, |base| SimdVideoOp::Arith(arith(base, m.cmp))),
             lanes: lanes as u8,
             dst,
             signed: [dty.is_signed(), aty.is_signed(), bty.is_signed()],

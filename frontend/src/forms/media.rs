@@ -1,0 +1,402 @@
+//! The implemented forms of the media families: the half-precision formats and directed
+//! roundings of the arithmetic instructions (PTX ISA 9.2 §9.7.4, §9.7.3), the video
+//! instructions (§9.7.16), textures and surfaces (§9.7.10-11) and the matrix
+//! instructions (§9.7.14), as rows of [`crate::forms`]'s table with the checks of their
+//! own ([`Check`]) and the selections of their own ([`When`]).
+//!
+//! These rows are tried before the others of an opcode: they select the narrow-format
+//! and directed-rounding forms of arithmetic opcodes whose other forms have rows there.
+
+use super::{Check::*, Form, When as Select};
+use crate::ast::{Instruction, ScalarType, StateSpace};
+use crate::decode::{BoolOp, Direction, Modifiers};
+use crate::diagnostic::Diagnostic;
+use crate::instructions::Opcode::{self, *};
+use crate::modifier::{
+    Boundary, Clamp, Component, Convergence, FloatOption, Fragment, Geometry, Layout, Lod,
+    Modifier, Reduction, Shape, SurfaceAccess, Transpose, VideoScale, WmmaOp,
+};
+use ScalarType::*;
+
+/// A constraint of a media form, beyond the generic ones of [`super::Check`].
+#[derive(Debug)]
+pub enum Check {
+    /// Exactly this many types, each one of the set (`vadd.s32.u32.s32`).
+    Types(usize, &'static [ScalarType]),
+    /// Type `k` (from 0) is one of the set; `what` names the operand it types.
+    TypeAt(usize, &'static [ScalarType], &'static str),
+    /// At most one of these modifiers (`vmad.shr7` or `.shr15`, one boundary mode).
+    AtMostOneOf(&'static [Modifier]),
+    /// No `.sat` with this modifier (`vadd2.add`).
+    NoSatWith(Modifier),
+    /// `.sat` only when the last type is one of these (`add.rz.sat.f32`).
+    SatWith(&'static [ScalarType]),
+    /// No integer rounding (`.rni`).
+    NoIntegerRounding,
+    /// A vector of this many elements (`tex.v4`).
+    Vector(u32),
+    /// Each of these modifiers (`movmatrix.m8n8.trans`).
+    Needs(&'static [Modifier]),
+    /// No state space other than these (`ldmatrix.shared`).
+    Spaces(&'static [StateSpace]),
+    /// The layouts in this order (`mma.row.col`).
+    Layouts(&'static [Layout]),
+    /// Exactly one operation: one of these modifiers or a predicate combine (`sured.add`,
+    /// `sured.and`).
+    Operation(&'static [Modifier]),
+}
+
+/// Which instructions of a media row's opcodes it describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// One type, one of these (`add.f16`).
+    TypeIn(&'static [ScalarType]),
+    /// The first type is this one (`tex.v2.f16x2.f32`).
+    FirstType(ScalarType),
+    /// A directed rounding (`.rz`, `.rm`, `.rp`), not an integer one.
+    Directed,
+}
+
+impl When {
+    /// Whether `m` is an instruction this selects.
+    pub fn holds(self, m: &Modifiers) -> bool {
+        match self {
+            When::TypeIn(set) => matches!(m.types.as_slice(), [t] if set.contains(&t.value)),
+            When::FirstType(t) => m.types.first().is_some_and(|f| f.value == t),
+            When::Directed => m
+                .rounding
+                .as_ref()
+                .is_some_and(|r| !r.value.integer && r.value.direction != Direction::Nearest),
+        }
+    }
+}
+
+const fn row(ops: &'static [Opcode], checks: &'static [super::Check]) -> Form {
+    Form { ops, when: Select::Always, name: "", checks }
+}
+
+const fn when(ops: &'static [Opcode], w: When, checks: &'static [super::Check]) -> Form {
+    Form { ops, when: Select::Media(w), name: "", checks }
+}
+
+const fn has(ops: &'static [Opcode], d: Modifier, checks: &'static [super::Check]) -> Form {
+    Form { ops, when: Select::Has(d), name: "", checks }
+}
+
+use super::Check::Media as M;
+use Check::*;
+
+const U32S32: &[ScalarType] = &[U32, S32];
+const ADD: Modifier = Modifier::Reduction(Reduction::Add);
+const MIN: Modifier = Modifier::Reduction(Reduction::Min);
+const MAX: Modifier = Modifier::Reduction(Reduction::Max);
+const SECONDARY: &[Modifier] = &[ADD, MIN, MAX];
+const CLAMP_WRAP: &[Modifier] = &[Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
+const SHIFT_MODES: &[Modifier] =
+    &[ADD, MIN, MAX, Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
+const SHR: &[Modifier] =
+    &[Modifier::VideoScale(VideoScale::Shr7), Modifier::VideoScale(VideoScale::Shr15)];
+const SCALES: &[Modifier] = &[
+    Modifier::VideoScale(VideoScale::Po),
+    Modifier::VideoScale(VideoScale::Shr7),
+    Modifier::VideoScale(VideoScale::Shr15),
+];
+
+const F16S: &[ScalarType] = &[F16, F16x2];
+const BF16S: &[ScalarType] = &[Bf16, Bf16x2];
+const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
+const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
+
+const GEOMETRIES: &[Modifier] = &[
+    Modifier::Geometry(Geometry::D1),
+    Modifier::Geometry(Geometry::D2),
+    Modifier::Geometry(Geometry::D3),
+    Modifier::Geometry(Geometry::A1d),
+    Modifier::Geometry(Geometry::A2d),
+    Modifier::Geometry(Geometry::Cube),
+    Modifier::Geometry(Geometry::Acube),
+    Modifier::Geometry(Geometry::D2ms),
+    Modifier::Geometry(Geometry::A2dms),
+];
+/// `tld4`'s geometries (§9.7.10.4), then its components.
+const TLD4: &[Modifier] = &[
+    Modifier::Geometry(Geometry::D2),
+    Modifier::Geometry(Geometry::A2d),
+    Modifier::Geometry(Geometry::Cube),
+    Modifier::Geometry(Geometry::Acube),
+    Modifier::Component(Component::R),
+    Modifier::Component(Component::G),
+    Modifier::Component(Component::B),
+    Modifier::Component(Component::A),
+];
+const LODS: &[Modifier] =
+    &[Modifier::Lod(Lod::Level), Modifier::Lod(Lod::Grad), Modifier::Lod(Lod::Base)];
+const ACCESS: &[Modifier] =
+    &[Modifier::SurfaceAccess(SurfaceAccess::B), Modifier::SurfaceAccess(SurfaceAccess::P)];
+const BOUNDARIES: &[Modifier] = &[
+    Modifier::Boundary(Boundary::Trap),
+    Modifier::Boundary(Boundary::Clamp),
+    Modifier::Boundary(Boundary::Zero),
+];
+const P: Modifier = Modifier::SurfaceAccess(SurfaceAccess::P);
+
+const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
+const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
+const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
+const M8N8: Modifier = Modifier::Shape(Shape { m: 8, n: 8, k: None });
+const SATFINITE: Modifier = Modifier::FloatOption(FloatOption::Satfinite);
+const WMMA_OPS: &[Modifier] = &[
+    Modifier::WmmaOp(WmmaOp::Load),
+    Modifier::WmmaOp(WmmaOp::Store),
+    Modifier::WmmaOp(WmmaOp::Mma),
+];
+const ROW_COL: &[Modifier] = &[Modifier::Layout(Layout::Row), Modifier::Layout(Layout::Col)];
+const SHARED: &[StateSpace] = &[StateSpace::Shared];
+const GLOBAL_SHARED: &[StateSpace] = &[StateSpace::Global, StateSpace::Shared];
+
+/// The media rows, tried before [`super::FORMS`].
+pub static FORMS: &[Form] = &[
+    // §9.7.4.1-4, §9.7.4.10-11: half-precision arithmetic, which `add`, `sub`, `mul` and
+    // `fma` round (`fma` with a rounding always), `fma` with `.relu`, `min`/`max` with
+    // `.NaN`; `.bf16` takes no `.ftz` or `.sat`, nor `.sat` with `.relu`.
+    when(&[Add, Sub, Mul], When::TypeIn(F16S), &[Details(&[]), M(NoIntegerRounding), NoPart]),
+    when(
+        &[Add, Sub, Mul],
+        When::TypeIn(BF16S),
+        &[Details(&[]), NoFtz, NoSat, M(NoIntegerRounding), NoPart],
+    ),
+    when(
+        &[Fma],
+        When::TypeIn(F16S),
+        &[Details(&[RELU]), M(NoSatWith(RELU)), M(NoIntegerRounding), Rounding, NoPart],
+    ),
+    when(
+        &[Fma],
+        When::TypeIn(BF16S),
+        &[Details(&[RELU]), NoFtz, NoSat, M(NoIntegerRounding), Rounding, NoPart],
+    ),
+    when(&[Neg, Abs], When::TypeIn(F16S), &[Details(&[])]),
+    when(&[Neg, Abs], When::TypeIn(BF16S), &[Details(&[]), NoFtz]),
+    when(&[Min, Max], When::TypeIn(F16S), &[Details(&[NAN]), Operands(3)]),
+    when(&[Min, Max], When::TypeIn(BF16S), &[Details(&[NAN]), NoFtz, Operands(3)]),
+    // §9.7.3.1-5: `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32`
+    // or `.f64`; `.ftz` and `.sat` on `.f32` only.
+    when(
+        &[Add, Sub, Mul, Fma, Mad],
+        When::Directed,
+        &[Details(&[]), Type(super::F32F64), FtzWith(&[F32]), M(SatWith(&[F32])), NoPart],
+    ),
+    // §9.7.16.1: the scalar video instructions, a secondary operation at most.
+    row(
+        &[Vadd, Vsub, Vabsdiff, Vmin, Vmax],
+        &[M(Types(3, U32S32)), Details(SECONDARY), M(AtMostOneOf(SECONDARY))],
+    ),
+    row(
+        &[Vshl, Vshr],
+        &[
+            M(Types(3, U32S32)),
+            M(TypeAt(2, &[U32], "the shift amount")),
+            OneOf(CLAMP_WRAP),
+            Details(SHIFT_MODES),
+            M(AtMostOneOf(SECONDARY)),
+        ],
+    ),
+    row(&[Vset], &[M(Types(2, U32S32)), Comparison, Details(SECONDARY), M(AtMostOneOf(SECONDARY))]),
+    row(&[Vmad], &[M(Types(3, U32S32)), Details(SCALES), M(AtMostOneOf(SHR))]),
+    // §9.7.16.2: the SIMD video instructions accumulate (`.add`) or saturate.
+    row(
+        &[Vadd2, Vsub2, Vavrg2, Vabsdiff2, Vmin2, Vmax2],
+        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD))],
+    ),
+    row(
+        &[Vadd4, Vsub4, Vavrg4, Vabsdiff4, Vmin4, Vmax4],
+        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD))],
+    ),
+    row(&[Vset2, Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD])]),
+    // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
+    when(
+        &[Tex],
+        When::FirstType(F16x2),
+        &[
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(LODS)),
+            TwoTypes(TEX_RESULTS, &[F32, S32]),
+            M(Vector(2)),
+        ],
+    ),
+    row(
+        &[Tex],
+        &[
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(LODS)),
+            TwoTypes(TEX_RESULTS, &[F32, S32]),
+            M(Vector(4)),
+        ],
+    ),
+    // §9.7.10.4: `tld4.comp.2d.v4.dtype.f32`.
+    row(
+        &[Tld4],
+        &[
+            Details(TLD4),
+            OneOf(TLD4.split_at(4).0),
+            OneOf(TLD4.split_at(4).1),
+            TwoTypes(&[F32, S32, U32], &[F32]),
+        ],
+    ),
+    // §9.7.11.2-4: `sust.p` stores `.b32`; `sured.p` is `.b32`, or `.b64` with `.min`
+    // and `.max`.
+    has(&[Sust], P, &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32])]),
+    has(
+        &[Sured],
+        P,
+        &[
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(BOUNDARIES)),
+            M(Operation(SECONDARY)),
+            Type(&[B32, B64]),
+        ],
+    ),
+    row(&[Suld], &[Details(SULD), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
+    row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
+    row(
+        &[Sured],
+        &[
+            OneOf(ACCESS),
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(BOUNDARIES)),
+            M(Operation(SECONDARY)),
+            Combines(&[BoolOp::And, BoolOp::Or]),
+        ],
+    ),
+    // §9.7.14.5.14: `mma.sync.aligned.shape.row.col`, `.satfinite` on the integer forms.
+    has(
+        &[Mma],
+        SATFINITE,
+        &[
+            M(TypeAt(0, &[S32], "`.satfinite`: the result")),
+            M(Layouts(&[Layout::Row, Layout::Col])),
+        ],
+    ),
+    row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col]))]),
+    // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
+    // `movmatrix.sync.aligned.m8n8.trans.b16`.
+    row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED))]),
+    row(&[Movmatrix], &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8])]),
+    // §9.7.14.4: `wmma.load.{a,b,c}`, `wmma.store.d`, one layout, `.global` or `.shared`.
+    has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS)]),
+    has(
+        &[Wmma],
+        WMMA_OPS[1],
+        &[
+            OneOf(WMMA_OPS),
+            OneOf(&[Modifier::Fragment(Fragment::D)]),
+            OneOf(ROW_COL),
+            M(Spaces(GLOBAL_SHARED)),
+        ],
+    ),
+    row(&[Wmma], &[OneOf(WMMA_OPS), OneOf(FRAGMENTS), OneOf(ROW_COL), M(Spaces(GLOBAL_SHARED))]),
+];
+
+const TEX_RESULTS: &[ScalarType] = &[F32, F16x2, S32, U32];
+const SULD: &[Modifier] = &[
+    Modifier::SurfaceAccess(SurfaceAccess::B),
+    Modifier::Geometry(Geometry::D1),
+    Modifier::Geometry(Geometry::D2),
+    Modifier::Geometry(Geometry::D3),
+    Modifier::Geometry(Geometry::A1d),
+    Modifier::Geometry(Geometry::A2d),
+    Modifier::Geometry(Geometry::Cube),
+    Modifier::Geometry(Geometry::Acube),
+    Modifier::Geometry(Geometry::D2ms),
+    Modifier::Geometry(Geometry::A2dms),
+    Modifier::Boundary(Boundary::Trap),
+    Modifier::Boundary(Boundary::Clamp),
+    Modifier::Boundary(Boundary::Zero),
+];
+const COUNTS: &[Modifier] = &[Modifier::Count(1), Modifier::Count(2), Modifier::Count(4)];
+const FRAGMENTS: &[Modifier] = &[
+    Modifier::Fragment(Fragment::A),
+    Modifier::Fragment(Fragment::B),
+    Modifier::Fragment(Fragment::C),
+];
+
+/// Holds `i`, with its decoded modifiers `m`, against one media check of its row.
+pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<(), Diagnostic> {
+    let op = m.opcode;
+    let fail = |span, msg: String| Err(Diagnostic::error(span, msg));
+    match c {
+        Types(n, set) => {
+            if m.types.len() != *n {
+                let example = if *n == 2 { ".u32.s32" } else { ".s32.u32.s32" };
+                let msg = format!("`{op}` needs {n} types, such as `{op}{example}`");
+                return fail(i.opcode.span, msg);
+            }
+            if let Some(t) = m.types.iter().find(|t| !set.contains(&t.value)) {
+                return fail(t.span, format!("`{op}` takes {} types", super::types(set)));
+            }
+        }
+        TypeAt(k, set, what) => {
+            if let Some(t) = m.types.get(*k).filter(|t| !set.contains(&t.value)) {
+                return fail(t.span, format!("{what} of `{name}` is {}", super::types(set)));
+            }
+        }
+        AtMostOneOf(set) => {
+            let mut found = m.details.iter().filter(|d| set.contains(&d.value));
+            if let (Some(first), Some(second)) = (found.next(), found.next()) {
+                let msg = format!("`{}` conflicts with `{}` on `{op}`", second.value, first.value);
+                return fail(second.span, msg);
+            }
+        }
+        NoSatWith(d) => {
+            if m.sat && m.has(*d) {
+                return fail(i.span, format!("`{name}` takes no `.sat` with `{d}`"));
+            }
+        }
+        SatWith(set) => {
+            if m.sat && !m.types.last().is_some_and(|t| set.contains(&t.value)) {
+                let msg = format!("`{name}.sat` takes {} as its last type", super::types(set));
+                return fail(i.span, msg);
+            }
+        }
+        NoIntegerRounding => {
+            if let Some(r) = m.rounding.as_ref().filter(|r| r.value.integer) {
+                return fail(r.span, format!("`{name}` takes no integer rounding"));
+            }
+        }
+        Vector(n) => {
+            if m.vector != Some(*n) {
+                return fail(i.span, format!("`{name}` here returns a `.v{n}` vector"));
+            }
+        }
+        Needs(set) => {
+            if let Some(d) = set.iter().find(|d| !m.has(**d)) {
+                return fail(i.span, format!("`{name}` needs `{d}`"));
+            }
+        }
+        Spaces(set) => {
+            if let Some(s) = m.space.as_ref().filter(|s| !set.contains(&s.value)) {
+                let names: Vec<&str> = set.iter().map(|s| s.directive()).collect();
+                let msg = format!("`{name}` takes `{}` addresses", names.join("` or `"));
+                return fail(s.span, msg);
+            }
+        }
+        Layouts(want) => {
+            let layouts = m.details.iter().filter_map(|d| match d.value {
+                Modifier::Layout(l) => Some(l),
+                _ => None,
+            });
+            if !layouts.eq(want.iter().copied()) {
+                let names: String = want.iter().map(|l| l.spelling()).collect();
+                return fail(i.span, format!("this `{name}` needs `{names}`"));
+            }
+        }
+        Operation(set) => {
+            let count = m.details.iter().filter(|d| set.contains(&d.value)).count()
+                + usize::from(m.combine.is_some());
+            if count != 1 {
+                return fail(i.span, format!("`{name}` names one operation (`.add`, `.min`, …)"));
+            }
+        }
+    }
+    Ok(())
+}
