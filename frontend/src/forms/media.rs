@@ -256,7 +256,15 @@ pub static FORMS: &[Form] = &[
             Type(&[B32, B64]),
         ],
     ),
-    row(&[Suld], &[Details(SULD), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
+    row(
+        &[Suld],
+        &[
+            Details(SULD),
+            OneOf(ACCESS.split_at(1).0),
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(BOUNDARIES)),
+        ],
+    ),
     row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
     row(
         &[Sured],
