@@ -8,7 +8,7 @@
 //! and directed-rounding forms of arithmetic opcodes whose other forms have rows there.
 
 use super::{Check::*, Form, When as Select};
-use crate::ast::{Instruction, ScalarType, StateSpace};
+use crate::ast::{Instruction, Operand, ScalarType, StateSpace};
 use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode::{self, *};
@@ -16,6 +16,7 @@ use crate::modifier::{
     Boundary, Clamp, Component, Convergence, FloatOption, Fragment, Geometry, Layout, Lod,
     Modifier, Reduction, Shape, SurfaceAccess, Transpose, VideoScale, WmmaOp,
 };
+use crate::span::Span;
 use ScalarType::*;
 
 /// A constraint of a media form, beyond the generic ones of [`super::Check`].
@@ -44,6 +45,35 @@ pub enum Check {
     /// Exactly one operation: one of these modifiers or a predicate combine (`sured.add`,
     /// `sured.and`).
     Operation(&'static [Modifier]),
+    /// The selectors and negations of a video instruction's operands ([`VideoOperands`]).
+    Video(VideoOperands),
+}
+
+/// The operand forms of the video instructions (§9.7.16): which selectors
+/// ([`selector`]) and negations each operand takes.
+#[derive(Clone, Copy, Debug)]
+pub enum VideoOperands {
+    /// `d{.dsel}, a{.asel}, b{.bsel}{, c}` with `.b0`-`.b3`, `.h0`, `.h1`; a destination
+    /// selector (a merge into `c`) or a secondary operation takes `c`, not both.
+    Scalar,
+    /// `vmad`: `d, {-}a{.asel}, {-}b{.bsel}, {-}c`, negating the product or `c`, and
+    /// nothing with `.po`.
+    Mad,
+    /// The SIMD forms of this many lanes: a destination mask (`.h10`, `.b3210`, digits
+    /// descending), a lane of `{b, a}` per digit of a source's selector, `c` plain.
+    Simd(u8),
+}
+
+/// A video operand's selector (§9.7.16): whether it names half words (`.h`) or bytes
+/// (`.b`), and its digits as written (highest lane first); `None` for a component
+/// that is not a selector (`%tid.x`).
+pub fn selector(component: &str) -> Option<(bool, Vec<u8>)> {
+    let (half, digits) = match component.strip_prefix(".h") {
+        Some(digits) => (true, digits),
+        None => (false, component.strip_prefix(".b")?),
+    };
+    let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    all_digits.then(|| (half, digits.bytes().map(|b| b - b'0').collect()))
 }
 
 /// Which instructions of a media row's opcodes it describes.
@@ -87,6 +117,9 @@ use super::Check::Media as M;
 use Check::*;
 
 const U32S32: &[ScalarType] = &[U32, S32];
+const SCALAR: VideoOperands = VideoOperands::Scalar;
+const SIMD2: VideoOperands = VideoOperands::Simd(2);
+const SIMD4: VideoOperands = VideoOperands::Simd(4);
 const ADD: Modifier = Modifier::Reduction(Reduction::Add);
 const MIN: Modifier = Modifier::Reduction(Reduction::Min);
 const MAX: Modifier = Modifier::Reduction(Reduction::Max);
@@ -189,7 +222,7 @@ pub static FORMS: &[Form] = &[
     // §9.7.16.1: the scalar video instructions, a secondary operation at most.
     row(
         &[Vadd, Vsub, Vabsdiff, Vmin, Vmax],
-        &[M(Types(3, U32S32)), Details(SECONDARY), M(AtMostOneOf(SECONDARY))],
+        &[M(Types(3, U32S32)), Details(SECONDARY), M(AtMostOneOf(SECONDARY)), M(Video(SCALAR))],
     ),
     row(
         &[Vshl, Vshr],
@@ -199,20 +232,34 @@ pub static FORMS: &[Form] = &[
             OneOf(CLAMP_WRAP),
             Details(SHIFT_MODES),
             M(AtMostOneOf(SECONDARY)),
+            M(Video(SCALAR)),
         ],
     ),
-    row(&[Vset], &[M(Types(2, U32S32)), Comparison, Details(SECONDARY), M(AtMostOneOf(SECONDARY))]),
-    row(&[Vmad], &[M(Types(3, U32S32)), Details(SCALES), M(AtMostOneOf(SHR))]),
+    row(
+        &[Vset],
+        &[
+            M(Types(2, U32S32)),
+            Comparison,
+            Details(SECONDARY),
+            M(AtMostOneOf(SECONDARY)),
+            M(Video(SCALAR)),
+        ],
+    ),
+    row(
+        &[Vmad],
+        &[M(Types(3, U32S32)), Details(SCALES), M(AtMostOneOf(SHR)), M(Video(VideoOperands::Mad))],
+    ),
     // §9.7.16.2: the SIMD video instructions accumulate (`.add`) or saturate.
     row(
         &[Vadd2, Vsub2, Vavrg2, Vabsdiff2, Vmin2, Vmax2],
-        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD))],
+        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD)), M(Video(SIMD2))],
     ),
     row(
         &[Vadd4, Vsub4, Vavrg4, Vabsdiff4, Vmin4, Vmax4],
-        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD))],
+        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD)), M(Video(SIMD4))],
     ),
-    row(&[Vset2, Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD])]),
+    row(&[Vset2], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD2))]),
+    row(&[Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD4))]),
     // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
     when(
         &[Tex],
@@ -289,7 +336,10 @@ pub static FORMS: &[Form] = &[
     // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
     // `movmatrix.sync.aligned.m8n8.trans.b16`.
     row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED))]),
-    row(&[Movmatrix], &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8])]),
+    row(
+        &[Movmatrix],
+        &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8]), Type(&[B16])],
+    ),
     // §9.7.14.4: `wmma.load.{a,b,c}`, `wmma.store.d`, one layout, `.global` or `.shared`.
     has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS)]),
     has(
@@ -404,6 +454,113 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
             if count != 1 {
                 return fail(i.span, format!("`{name}` names one operation (`.add`, `.min`, …)"));
             }
+        }
+        Video(form) => video_operands(*form, i, m)?,
+    }
+    Ok(())
+}
+
+/// A video operand split into its selector (the component, when it is one, and its
+/// span) and whether it is negated.
+struct VideoOperand<'a> {
+    selector: Option<(&'a str, Span)>,
+    negated: bool,
+    span: Span,
+}
+
+fn video_operand(op: &Operand) -> VideoOperand<'_> {
+    match op {
+        Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
+        Operand::Name { component: Some(c), .. } if selector(&c.value).is_some() => {
+            VideoOperand { selector: Some((&c.value, c.span)), negated: false, span: op.span() }
+        }
+        _ => VideoOperand { selector: None, negated: false, span: op.span() },
+    }
+}
+
+/// Checks the operands of a video instruction against `form` ([`VideoOperands`]).
+fn video_operands(form: VideoOperands, i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let ops: Vec<VideoOperand<'_>> = i.operands.iter().map(video_operand).collect();
+    let fail = |span, msg: String| Err(Diagnostic::error(span, msg));
+    let op = m.opcode;
+    let mad = matches!(form, VideoOperands::Mad);
+    if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| !mad) {
+        return fail(neg.span, "only `vmad` takes negated operands".into());
+    }
+    // The selector of operand `k` must satisfy `valid`; `what` describes a valid one.
+    let check = |k: usize, valid: &dyn Fn(bool, &[u8]) -> bool, what: &str| match ops
+        .get(k)
+        .and_then(|o| o.selector)
+    {
+        Some((text, span)) if !selector(text).is_some_and(|(h, d)| valid(h, &d)) => {
+            fail(span, format!("`{text}` is not {what}"))
+        }
+        _ => Ok(()),
+    };
+    let scalar = |half: bool, d: &[u8]| matches!(d, [k] if *k < if half { 2 } else { 4 });
+    // Operand `k` takes no selector; `what` names it.
+    let plain = |k: usize, what: String| match ops.get(k).and_then(|o| o.selector) {
+        Some((_, span)) => fail(span, format!("{what} takes no selector")),
+        None => Ok(()),
+    };
+    const SCALAR_SELECTOR: &str = "a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)";
+    match form {
+        VideoOperands::Scalar => {
+            let merge = ops[0].selector;
+            let secondary = m.details.iter().any(|d| SECONDARY.contains(&d.value));
+            if let Some((_, span)) = merge.filter(|_| secondary) {
+                let msg = "a destination selector merges into `c` and excludes `.add/.min/.max`";
+                return fail(span, msg.into());
+            }
+            if (secondary || merge.is_some()) && ops.len() == 3 {
+                let msg =
+                    format!("`{op}` with `.add/.min/.max` or a destination selector takes `c`");
+                return fail(i.span, msg);
+            }
+            for k in 0..3 {
+                check(k, &scalar, SCALAR_SELECTOR)?;
+            }
+            plain(3, format!("`c` of `{op}`"))?;
+        }
+        VideoOperands::Mad => {
+            plain(0, "the destination of `vmad`".into())?;
+            plain(3, "`c` of `vmad`".into())?;
+            let negate_product = ops[1].negated != ops[2].negated;
+            if m.has(SCALES[0]) && ops.iter().any(|o| o.negated) {
+                return fail(i.span, "`vmad.po` takes no negated operands".into());
+            }
+            if negate_product && ops[3].negated {
+                // §9.7.16.1.4: PTX negates either the product or `c`.
+                return fail(i.span, "`vmad` negates either `a*b` or `c`, not both".into());
+            }
+            if ops[0].negated {
+                return fail(ops[0].span, "a destination cannot be negated".into());
+            }
+            for k in 1..3 {
+                check(k, &scalar, SCALAR_SELECTOR)?;
+            }
+        }
+        VideoOperands::Simd(lanes) => {
+            let half = lanes == 2;
+            // A mask names its lanes, highest first.
+            let mask = |h: bool, d: &[u8]| {
+                h == half
+                    && !d.is_empty()
+                    && d.windows(2).all(|w| w[0] > w[1])
+                    && d.iter().all(|&k| k < lanes)
+            };
+            check(0, &mask, &format!("a {lanes}-lane destination mask"))?;
+            let source = |h: bool, d: &[u8]| {
+                h == half && d.len() == usize::from(lanes) && d.iter().all(|&k| k < 2 * lanes)
+            };
+            let prefix = if half { ".h" } else { ".b" };
+            let what = format!(
+                "a {lanes}-lane selector: `{prefix}` and {lanes} digits below {}",
+                2 * lanes
+            );
+            check(1, &source, &what)?;
+            check(2, &source, &what)?;
+            plain(3, format!("`c` of `{op}`"))?;
         }
     }
     Ok(())

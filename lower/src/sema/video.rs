@@ -17,9 +17,10 @@
 //! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::forms::media::selector;
 use ptxvk_frontend::modifier::{Clamp, Modifier, Reduction, VideoScale};
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Span, Spanned};
+use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{
@@ -69,11 +70,12 @@ pub(super) fn is_video(op: Opcode) -> bool {
     op == Opcode::Vmad || SCALAR.contains(&op) || simd(op).is_some()
 }
 
-/// A source of a video instruction: the operand without its selector, the selector
-/// (`.b0`, `.h1`, `.h32`, `.b7654` …) and whether it is negated (`vmad`).
+/// A source of a video instruction: the operand without its selector, the selector's
+/// digits (`.b0`, `.h1`, `.h32`, `.b7654` …, highest lane first) and whether it is
+/// negated (`vmad`), as `ptxvk_frontend::forms::media` has checked them.
 struct VideoOperand {
     operand: Operand,
-    selector: Option<Spanned<String>>,
+    selector: Option<(bool, Vec<u8>)>,
     negated: bool,
 }
 
@@ -82,72 +84,34 @@ struct VideoOperand {
 fn video_operand(op: &Operand) -> VideoOperand {
     match op {
         Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
-        Operand::Name { name, component: Some(c) } if is_selector(&c.value) => VideoOperand {
-            operand: Operand::Name { name: name.clone(), component: None },
-            selector: Some(Spanned::new(c.value.to_string(), c.span)),
-            negated: false,
-        },
+        Operand::Name { name, component: Some(c) } if selector(&c.value).is_some() => {
+            VideoOperand {
+                operand: Operand::Name { name: name.clone(), component: None },
+                selector: selector(&c.value),
+                negated: false,
+            }
+        }
         other => VideoOperand { operand: other.clone(), selector: None, negated: false },
     }
 }
 
-fn is_selector(component: &str) -> bool {
-    component
-        .strip_prefix(".b")
-        .or_else(|| component.strip_prefix(".h"))
-        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// `.b0`–`.b3`, `.h0`, `.h1` of a scalar video operand: the part it selects
 /// (§9.7.16.1); no selector is the whole word.
-fn scalar_part(selector: &Option<Spanned<String>>) -> Result<VideoPart, Diagnostic> {
-    let Some(s) = selector else { return Ok(VideoPart::Word) };
-    // `.bN` is byte N, `.hN` half word N.
-    let part = |prefix: char, count: u8| {
-        let digit = s.value.strip_prefix('.')?.strip_prefix(prefix).filter(|d| d.len() == 1)?;
-        digit.parse::<u8>().ok().filter(|&index| index < count)
-    };
-    let byte = part('b', 4).map(VideoPart::Byte);
-    byte.or_else(|| part('h', 2).map(VideoPart::Half)).ok_or_else(|| {
-        Diagnostic::error(
-            s.span,
-            format!("`{}` is not a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)", s.value),
-        )
-    })
+fn scalar_part(v: &VideoOperand) -> VideoPart {
+    match &v.selector {
+        Some((true, d)) => VideoPart::Half(d[0]),
+        Some((false, d)) => VideoPart::Byte(d[0]),
+        None => VideoPart::Word,
+    }
 }
 
-/// The lanes a SIMD selector names, lane 0 first: `.hxy` (lane 1 = half word x of
-/// `{b, a}`, lane 0 = y) or `.bxyzw`; every digit below `limit`.
-fn simd_lanes(s: &Spanned<String>, lanes: usize, limit: u8) -> Result<Vec<u8>, Diagnostic> {
-    let prefix = if lanes == 2 { ".h" } else { ".b" };
-    let digits = s.value.strip_prefix(prefix).unwrap_or("");
-    if digits.len() != lanes || digits.bytes().any(|d| !(b'0'..b'0' + limit).contains(&d)) {
-        return Err(Diagnostic::error(
-            s.span,
-            format!(
-                "`{}` is not a {lanes}-lane selector: `{prefix}` and {lanes} digits below {limit}",
-                s.value
-            ),
-        ));
+/// The lanes a SIMD selector names, lane 0 first (`.hxy`: lane 1 = half word x of
+/// `{b, a}`, lane 0 = y); `first`, `first + 1`, … without one.
+fn simd_lanes(v: &VideoOperand, lanes: u8, first: u8) -> Vec<u8> {
+    match &v.selector {
+        Some((_, digits)) => digits.iter().rev().copied().collect(),
+        None => (first..first + lanes).collect(),
     }
-    Ok(digits.bytes().rev().map(|d| d - b'0').collect())
-}
-
-/// The destination mask of a SIMD video instruction (`.h0 .h1 .h10`, `.b0` … `.b3210`):
-/// which lanes it writes; digits name lanes, highest first.
-fn simd_mask(s: &Option<Spanned<String>>, lanes: usize) -> Result<Vec<bool>, Diagnostic> {
-    let Some(s) = s else { return Ok(vec![true; lanes]) };
-    let prefix = if lanes == 2 { ".h" } else { ".b" };
-    let digits: Vec<u8> =
-        s.value.strip_prefix(prefix).unwrap_or("").bytes().map(|d| d.wrapping_sub(b'0')).collect();
-    let descending = digits.windows(2).all(|w| w[0] > w[1]);
-    if digits.is_empty() || !descending || digits.iter().any(|&d| usize::from(d) >= lanes) {
-        return Err(Diagnostic::error(
-            s.span,
-            format!("`{}` is not a {lanes}-lane destination mask", s.value),
-        ));
-    }
-    Ok((0..lanes).map(|lane| digits.contains(&(lane as u8))).collect())
 }
 
 /// The secondary operation (`.add .min .max`), if any; `ptxvk_frontend::forms::media`
@@ -176,7 +140,7 @@ impl Lowerer<'_> {
         Some(if op == Opcode::Vmad {
             self.vmad(i, m)
         } else if let Some((lanes, base)) = simd(op) {
-            self.video_simd(op, lanes, base, i, m)
+            self.video_simd(lanes, base, i, m)
         } else {
             self.video_scalar(op, i, m)
         })
@@ -190,18 +154,6 @@ impl Lowerer<'_> {
     /// A source read as 32 bits.
     fn video_src(&mut self, v: &VideoOperand, ty: OpTy, span: Span) -> Result<Value, Diagnostic> {
         self.src(&v.operand, ty, false, span)
-    }
-
-    /// The operands, whose count the instruction table has checked.
-    fn video_operands(i: &ast::Instruction) -> Result<Vec<VideoOperand>, Diagnostic> {
-        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
-        if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| i.op != Some(Opcode::Vmad)) {
-            return Err(Diagnostic::error(
-                neg.operand.span(),
-                "only `vmad` takes negated operands",
-            ));
-        }
-        Ok(ops)
     }
 
     /// `vadd vsub vabsdiff vmin vmax vshl vshr vset` (§9.7.16.1).
@@ -218,26 +170,12 @@ impl Lowerer<'_> {
             if op == Opcode::Vset { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
         let clamp = shift && m.has(Modifier::Clamp(Clamp::Clamp));
         let second = secondary(m);
-        let ops = Self::video_operands(i)?;
-        let dsel = &ops[0].selector;
-        let merge = dsel.is_some();
-        if merge && second.is_some() {
-            return Err(Diagnostic::error(
-                dsel.as_ref().map_or(span, |s| s.span),
-                "a destination selector merges into `c` and excludes `.add/.min/.max`",
-            ));
-        }
-        // With `c` but neither, `c` is not used (optMerge without a selector, as ptxas
+        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        // A destination selector merges into `c`; with `c` but neither it nor a
+        // secondary operation, `c` is not used (optMerge without a selector, as ptxas
         // accepts it).
-        if (second.is_some() || merge) && ops.len() == 3 {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` with `.add/.min/.max` or a destination selector takes `c`"),
-            ));
-        }
-        let dpart = scalar_part(dsel)?;
-        let apart = scalar_part(&ops[1].selector)?;
-        let bpart = scalar_part(&ops[2].selector)?;
+        let merge = ops[0].selector.is_some();
+        let [dpart, apart, bpart] = [0, 1, 2].map(|k| scalar_part(&ops[k]));
         let dst = self.dst(&ops[0].operand, dty, false)?;
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
@@ -283,36 +221,16 @@ impl Lowerer<'_> {
         } else {
             0
         };
-        let ops = Self::video_operands(i)?;
-        if let Some(s) = &ops[0].selector {
-            return Err(Diagnostic::error(s.span, "`vmad` takes no destination selector"));
-        }
-        if let Some(s) = &ops[3].selector {
-            return Err(Diagnostic::error(s.span, "`c` of `vmad` takes no selector"));
-        }
+        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
         let negate_product = ops[1].negated != ops[2].negated;
         let negate_c = ops[3].negated;
-        if po && (ops[1].negated || ops[2].negated || negate_c) {
-            return Err(Diagnostic::error(span, "`vmad.po` takes no negated operands"));
-        }
-        if negate_product && negate_c {
-            // §9.7.16.1.4: PTX negates either the product or `c`.
-            return Err(Diagnostic::error(span, "`vmad` negates either `a*b` or `c`, not both"));
-        }
-        if ops[0].negated {
-            return Err(Diagnostic::error(
-                ops[0].operand.span(),
-                "a destination cannot be negated",
-            ));
-        }
         let adjust = match (po, negate_product, negate_c) {
             (true, ..) => MadAdjust::PlusOne,
             (_, true, _) => MadAdjust::NegateProduct,
             (_, _, true) => MadAdjust::NegateC,
             _ => MadAdjust::None,
         };
-        let apart = scalar_part(&ops[1].selector)?;
-        let bpart = scalar_part(&ops[2].selector)?;
+        let (apart, bpart) = (scalar_part(&ops[1]), scalar_part(&ops[2]));
         let dst = self.dst(&ops[0].operand, U32, false)?;
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
@@ -327,7 +245,6 @@ impl Lowerer<'_> {
     /// `vadd2 … vset4` (§9.7.16.2).
     fn video_simd(
         &mut self,
-        op: Opcode,
         lanes: usize,
         base: Option<Opcode>,
         i: &ast::Instruction,
@@ -338,28 +255,21 @@ impl Lowerer<'_> {
         let (dty, aty, bty) =
             if base == Some(Opcode::Vset) { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
         let accumulate = secondary(m) == Some(VideoSecondary::Add);
-        let ops = Self::video_operands(i)?;
-        let mask = simd_mask(&ops[0].selector, lanes)?;
-        let limit = 2 * lanes as u8;
-        let identity: Vec<u8> = (0..lanes as u8).collect();
-        let a_lanes = match &ops[1].selector {
-            Some(s) => simd_lanes(s, lanes, limit)?,
-            None => identity.clone(),
+        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        // The destination mask names the lanes written, highest first; all without one.
+        let mask = match &ops[0].selector {
+            Some((_, digits)) => digits.iter().fold(0, |m, k| m | 1 << k),
+            None => (1 << lanes) - 1,
         };
-        let b_lanes = match &ops[2].selector {
-            Some(s) => simd_lanes(s, lanes, limit)?,
-            None => identity.iter().map(|k| k + lanes as u8).collect(),
-        };
-        if let Some(s) = &ops[3].selector {
-            return Err(Diagnostic::error(s.span, format!("`c` of `{op}` takes no selector")));
-        }
+        let lanes = lanes as u8;
+        let (a_lanes, b_lanes) = (simd_lanes(&ops[1], lanes, 0), simd_lanes(&ops[2], lanes, lanes));
         let dst = self.dst(&ops[0].operand, dty, false)?;
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
         let c = self.video_src(&ops[3], dty, span)?;
         let video = SimdVideo {
             op: base.map_or(SimdVideoOp::Avrg, |base| SimdVideoOp::Arith(arith(base, m.cmp))),
-            lanes: lanes as u8,
+            lanes,
             dst,
             signed: [dty.is_signed(), aty.is_signed(), bty.is_signed()],
             a,
@@ -367,7 +277,7 @@ impl Lowerer<'_> {
             c,
             a_lanes,
             b_lanes,
-            mask: (0..lanes).filter(|&k| mask[k]).fold(0, |m, k| m | 1 << k),
+            mask,
             sat: m.sat,
             accumulate,
         };
