@@ -565,3 +565,138 @@ fn video_operands(form: VideoOperands, i: &Instruction, m: &Modifiers) -> Result
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::{Item, Statement};
+
+    /// The diagnostic [`super::super::check`] gives `line`, or `None` when it passes.
+    fn checked(line: &str) -> Option<String> {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
+        );
+        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0)).expect("parses");
+        let Item::Function(f) = &module.items[0] else { unreachable!() };
+        let Some(body) = &f.body else { unreachable!() };
+        let Statement::Instruction(i) = &body[0] else { unreachable!() };
+        let m = crate::decode::decode(i).expect("decodes").expect("a PTX instruction");
+        super::super::check(i, &m).err().map(|d| d.message)
+    }
+
+    #[track_caller]
+    fn refused(line: &str, message: &str) {
+        assert_eq!(checked(line).as_deref(), Some(message), "{line}");
+    }
+
+    #[test]
+    fn video_forms() {
+        assert_eq!(checked("vadd.s32.u32.s32.sat %r1.h1, %r2.b3, %r3.h0, %r4;"), None);
+        assert_eq!(checked("vadd2.u32.u32.u32.add %r1.h1, %r2.h32, %r3.h01, %r4;"), None);
+        assert_eq!(checked("vmad.s32.s32.s32.shr7 %r1, -%r2.b1, %r3, %r4;"), None);
+        refused("vadd.u32.u32.u32.add %r1, %r2, %r3, %r4.h0;", "`c` of `vadd` takes no selector");
+        refused(
+            "vadd.u32.u32.u32.add %r1.h0, %r2, %r3, %r4;",
+            "a destination selector merges into `c` and excludes `.add/.min/.max`",
+        );
+        refused(
+            "vadd.u32.u32.u32.min %r1, %r2, %r3;",
+            "`vadd` with `.add/.min/.max` or a destination selector takes `c`",
+        );
+        refused("vshl.u32.u32.s32.clamp %r1, %r2, %r3;", "the shift amount of `vshl` is `.u32`");
+        refused("vshl.u32.u32.u32 %r1, %r2, %r3;", "`vshl` needs `.clamp` or `.wrap`");
+        refused(
+            "vmin.u32.u32.u32.add.max %r1, %r2, %r3, %r4;",
+            "`.max` conflicts with `.add` on `vmin`",
+        );
+        refused(
+            "vmad.s32.s32.s32.shr7.shr15 %r1, %r2, %r3, %r4;",
+            "`.shr15` conflicts with `.shr7` on `vmad`",
+        );
+        refused("vmad.u32.u32.u32.po %r1, -%r2, %r3, %r4;", "`vmad.po` takes no negated operands");
+        refused(
+            "vmad.u32.u32.u32 %r1, -%r2, %r3, -%r4;",
+            "`vmad` negates either `a*b` or `c`, not both",
+        );
+        refused(
+            "vadd4.u32.u32.u32 %r1.b02, %r2, %r3, %r4;",
+            "`.b02` is not a 4-lane destination mask",
+        );
+        refused(
+            "vadd2.u32.u32.u32 %r1, %r2.h4, %r3, %r4;",
+            "`.h4` is not a 2-lane selector: `.h` and 2 digits below 4",
+        );
+        refused("vadd2.u32.u32.u32 %r1, -%r2, %r3, %r4;", "only `vmad` takes negated operands");
+        refused(
+            "vadd2.sat.add.u32.u32.u32 %r1, %r2, %r3, %r4;",
+            "`vadd2` takes no `.sat` with `.add`",
+        );
+        refused("vset.u32.u32 %r1, %r2, %r3;", "`vset` needs a comparison such as `.lt`");
+    }
+
+    #[test]
+    fn texture_and_surface_forms() {
+        assert_eq!(checked("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}];"), None);
+        assert_eq!(checked("tex.2d.v2.f16x2.f32 {%r1, %r2}, [tr, {%f5, %f6}];"), None);
+        assert_eq!(checked("suld.b.2d.b32.trap %r1, [sr, {%r2, %r3}];"), None);
+        refused(
+            "tex.2d.v4.f16x2.f32 {%r1, %r2, %r3, %r4}, [tr, {%f5, %f6}];",
+            "`tex` here returns a `.v2` vector",
+        );
+        refused(
+            "tex.2d.level.grad.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}], %f7;",
+            "`.grad` conflicts with `.level` on `tex`",
+        );
+        refused(
+            "tld4.r.g.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}];",
+            "`tld4` needs one of `.r`, `.g`, `.b`, `.a`",
+        );
+        refused(
+            "sust.b.1d.b32.trap.zero [sr, {%r2}], %r1;",
+            "`.zero` conflicts with `.trap` on `sust`",
+        );
+        refused(
+            "sured.b.1d.add.min.b32 [sr, {%r2}], %r1;",
+            "`sured` names one operation (`.add`, `.min`, …)",
+        );
+        refused("sust.p.1d.b64.trap [sr, {%r2}], %rd1;", "`sust` takes `.b32`");
+        refused("sust.1d.b32.trap [sr, {%r2}], %r1;", "`sust` needs `.b` or `.p`");
+    }
+
+    #[test]
+    fn matrix_forms() {
+        let operands =
+            "{%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8}";
+        assert_eq!(
+            checked(&format!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {operands};")),
+            None
+        );
+        refused(
+            &format!("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {operands};"),
+            "this `mma` needs `.row.col`",
+        );
+        refused("wmma.store.a.sync.aligned.row.m16n16k16.f16 [%rd1], {%r1};", "`wmma` needs `.d`");
+        refused(
+            "wmma.load.d.sync.aligned.row.m16n16k16.f32 {%f1}, [%rd1];",
+            "`wmma` needs one of `.a`, `.b`, `.c`",
+        );
+        refused("movmatrix.sync.aligned.m8n8.b16 %r1, %r2;", "`movmatrix` needs `.trans`");
+        refused("movmatrix.sync.aligned.m8n8.trans.f32 %r1, %r2;", "`movmatrix` takes `.b16`");
+        refused(
+            "ldmatrix.sync.aligned.m8n8.x4.global.b16 {%r1, %r2, %r3, %r4}, [%rd1];",
+            "`ldmatrix` takes `.shared` addresses",
+        );
+    }
+
+    #[test]
+    fn half_and_directed_rounding_forms() {
+        assert_eq!(checked("add.rn.f16 %h1, %h2, %h3;"), None);
+        assert_eq!(checked("fma.rn.relu.bf16x2 %r1, %r2, %r3, %r4;"), None);
+        assert_eq!(checked("add.rz.ftz.sat.f32 %f1, %f2, %f3;"), None);
+        refused("add.ftz.bf16 %h1, %h2, %h3;", "`add` takes no `.ftz`");
+        refused("fma.rn.sat.relu.f16 %h1, %h2, %h3, %h4;", "`fma` takes no `.sat` with `.relu`");
+        refused("mul.lo.f16 %h1, %h2, %h3;", "`mul` takes no `.lo/.hi/.wide`");
+        refused("min.NaN.f16 %h1, %h2, %h3, %h4;", "`min` takes 3 operands here, found 4");
+        refused("add.rz.sat.f64 %fd1, %fd2, %fd3;", "`add.sat` takes `.f32` as its last type");
+        refused("mul.rm.s32 %r1, %r2, %r3;", "`mul` takes `.f32` or `.f64`");
+    }
+}
