@@ -13,8 +13,9 @@ use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode::{self, *};
 use crate::modifier::{
-    Boundary, Clamp, Component, Convergence, FloatOption, Fragment, Geometry, Layout, Lod,
-    Modifier, Reduction, Shape, SurfaceAccess, Transpose, VideoScale, WmmaOp,
+    Boundary, Clamp, Component, Convergence, ConvertRounding, FloatOption, Format, Fragment,
+    Geometry, Layout, Lod, Modifier, Reduction, Shape, SurfaceAccess, Transpose, VideoScale,
+    WmmaOp,
 };
 use crate::span::Span;
 use ScalarType::*;
@@ -38,6 +39,8 @@ pub enum Check {
     Vector(u32),
     /// Each of these modifiers (`movmatrix.m8n8.trans`).
     Needs(&'static [Modifier]),
+    /// None of these modifiers, which other forms of the opcode take (`suld.p`).
+    Without(&'static [Modifier]),
     /// No state space other than these (`ldmatrix.shared`).
     Spaces(&'static [StateSpace]),
     /// The layouts in this order (`mma.row.col`).
@@ -178,6 +181,8 @@ const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
 const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 const M8N8: Modifier = Modifier::Shape(Shape { m: 8, n: 8, k: None });
 const SATFINITE: Modifier = Modifier::FloatOption(FloatOption::Satfinite);
+const UE8M0X2: Modifier = Modifier::Format(Format::Ue8m0x2);
+const RS: Modifier = Modifier::ConvertRounding(ConvertRounding::Rs);
 const WMMA_OPS: &[Modifier] = &[
     Modifier::WmmaOp(WmmaOp::Load),
     Modifier::WmmaOp(WmmaOp::Store),
@@ -260,6 +265,9 @@ pub static FORMS: &[Form] = &[
     ),
     row(&[Vset2], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD2))]),
     row(&[Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD4))]),
+    // §9.7.9.21: `cvt.rn.bf16x2.ue8m0x2`, `cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}`
+    // (`.rs` is refused by semantic analysis as not supported).
+    has(&[Cvt], UE8M0X2, &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat]),
     // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
     when(
         &[Tex],
@@ -306,7 +314,7 @@ pub static FORMS: &[Form] = &[
     row(
         &[Suld],
         &[
-            Details(SULD),
+            M(Without(&[P])),
             OneOf(ACCESS.split_at(1).0),
             OneOf(GEOMETRIES),
             M(AtMostOneOf(BOUNDARIES)),
@@ -335,6 +343,7 @@ pub static FORMS: &[Form] = &[
     row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col]))]),
     // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
     // `movmatrix.sync.aligned.m8n8.trans.b16`.
+    has(&[Ldmatrix, Stmatrix], M8N8, &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16])]),
     row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED))]),
     row(
         &[Movmatrix],
@@ -356,21 +365,6 @@ pub static FORMS: &[Form] = &[
 ];
 
 const TEX_RESULTS: &[ScalarType] = &[F32, F16x2, S32, U32];
-const SULD: &[Modifier] = &[
-    Modifier::SurfaceAccess(SurfaceAccess::B),
-    Modifier::Geometry(Geometry::D1),
-    Modifier::Geometry(Geometry::D2),
-    Modifier::Geometry(Geometry::D3),
-    Modifier::Geometry(Geometry::A1d),
-    Modifier::Geometry(Geometry::A2d),
-    Modifier::Geometry(Geometry::Cube),
-    Modifier::Geometry(Geometry::Acube),
-    Modifier::Geometry(Geometry::D2ms),
-    Modifier::Geometry(Geometry::A2dms),
-    Modifier::Boundary(Boundary::Trap),
-    Modifier::Boundary(Boundary::Clamp),
-    Modifier::Boundary(Boundary::Zero),
-];
 const COUNTS: &[Modifier] = &[Modifier::Count(1), Modifier::Count(2), Modifier::Count(4)];
 const FRAGMENTS: &[Modifier] = &[
     Modifier::Fragment(Fragment::A),
@@ -429,6 +423,12 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         Needs(set) => {
             if let Some(d) = set.iter().find(|d| !m.has(**d)) {
                 return fail(i.span, format!("`{name}` needs `{d}`"));
+            }
+        }
+        Without(set) => {
+            if let Some(d) = m.details.iter().find(|d| set.contains(&d.value)) {
+                let msg = format!("unknown or unsupported modifier `{}` for `{op}`", d.value);
+                return fail(d.span, msg);
             }
         }
         Spaces(set) => {
@@ -660,6 +660,10 @@ mod tests {
         );
         refused("sust.p.1d.b64.trap [sr, {%r2}], %rd1;", "`sust` takes `.b32`");
         refused("sust.1d.b32.trap [sr, {%r2}], %r1;", "`sust` needs `.b` or `.p`");
+        refused(
+            "suld.p.1d.b32.trap %r1, [sr, {%r2}];",
+            "unknown or unsupported modifier `.p` for `suld`",
+        );
     }
 
     #[test]
@@ -685,6 +689,11 @@ mod tests {
             "ldmatrix.sync.aligned.m8n8.x4.global.b16 {%r1, %r2, %r3, %r4}, [%rd1];",
             "`ldmatrix` takes `.shared` addresses",
         );
+        refused(
+            "ldmatrix.sync.aligned.m8n8.x1.shared.b16.b16 {%r1}, [%rd1];",
+            "unexpected second type",
+        );
+        refused("cvt.rz.ftz.ue8m0x2.f32 %h1, %f2, %f3;", "`cvt` takes no `.ftz`");
     }
 
     #[test]

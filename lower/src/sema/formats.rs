@@ -205,15 +205,12 @@ impl Lowerer<'_> {
     /// the upper half, in the upper byte), or a pair back to `.bf16x2`.
     fn ue8m0_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[UE8M0X2, SATFINITE])?;
+        // Its modifiers are checked by `ptxvk_frontend::forms::media`.
         let satfinite = m.has(SATFINITE);
         let rounding = m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0);
         let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
         let ue8m0 = m.find(|d| (d == UE8M0X2).then_some(())).map(|d| d.span.start);
         let to_ue8m0 = ue8m0 < m.types.first().map(|t| t.span.start);
-        if m.ftz || m.sat {
-            return Err(Diagnostic::error(span, "`.ue8m0x2` conversions take no `.ftz` or `.sat`"));
-        }
         if !(2..=3).contains(&i.operands.len()) {
             return Err(Diagnostic::error(
                 span,

@@ -310,9 +310,7 @@ impl Lowerer<'_> {
         if !m8n8 {
             return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
         }
-        if !m.types.iter().all(|t| t.value == ast::ScalarType::B16) || m.types.is_empty() {
-            return Err(Diagnostic::error(span, format!("`{name}.m8n8` takes `.b16`")));
-        }
+        // `.m8n8` takes one `.b16` (`ptxvk_frontend::forms::media`).
         let count = m.find(|d| match d {
             Modifier::Count(n) => Some(n),
             _ => None,
