@@ -19,6 +19,8 @@ use crate::modifier::{
     Modifier, Precision, Reduction, Scope, ShiftDirection, Shuffle, Vote,
 };
 
+pub mod media;
+
 /// One constraint of a form.
 #[derive(Debug)]
 pub enum Check {
@@ -78,6 +80,8 @@ pub enum Check {
     /// `cvt.pack.sat` from `.s32` to a narrow integer (§9.7.9.21), with the operand `c`
     /// for targets under 16 bits.
     Pack,
+    /// A check of the media families ([`media::Check`]).
+    Media(media::Check),
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -96,6 +100,8 @@ pub enum When {
     Type(&'static [ScalarType]),
     /// When the function holds (a form that several modifiers and types select).
     If(fn(&Modifiers) -> bool),
+    /// A selection of the media families ([`media::When`]).
+    Media(media::When),
 }
 
 /// One implemented form.
@@ -530,7 +536,7 @@ fn float_format_cvt(m: &Modifiers) -> bool {
 
 /// The row of `m`'s instruction, if its opcode has one.
 pub fn form(m: &Modifiers) -> Option<&'static Form> {
-    FORMS.iter().find(|f| {
+    media::FORMS.iter().chain(FORMS).find(|f| {
         f.ops.contains(&m.opcode)
             && match f.when {
                 When::Always => true,
@@ -540,6 +546,7 @@ pub fn form(m: &Modifiers) -> Option<&'static Form> {
                 When::HasAny(set) => set.iter().any(|d| m.has(*d)),
                 When::Type(set) => matches!(m.types.as_slice(), [t] if set.contains(&t.value)),
                 When::If(f) => f(m),
+                When::Media(w) => w.holds(m),
             }
     })
 }
@@ -722,6 +729,7 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 ));
             }
         }
+        Media(c) => media::check(c, i, m, name)?,
     }
     Ok(())
 }

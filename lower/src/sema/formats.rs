@@ -142,52 +142,16 @@ impl Lowerer<'_> {
     }
 
     /// `.f16`/`.bf16`/`.f16x2`/`.bf16x2` arithmetic: one [`InstKind::Half`], which
-    /// `pass::expand_formats` computes lane by lane.
+    /// `pass::expand_formats` computes lane by lane. Its modifiers and operand count are
+    /// checked by `ptxvk_frontend::forms::media`.
     fn half_arith(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let Some((fmt, lanes)) = half_type(m) else {
-            return Err(Diagnostic::error(span, "expected a half-precision type"));
+            return Err(Diagnostic::internal(span, "expected a half-precision type"));
         };
-        let rounded = matches!(op, Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma);
-        m.allow(if op == Opcode::Fma {
-            &[RELU]
-        } else if matches!(op, Opcode::Min | Opcode::Max) {
-            &[NAN]
-        } else {
-            &[]
-        })?;
         let relu = m.has(RELU);
         let nan_mode = m.has(NAN);
-        if m.ftz && fmt == FloatFormat::Bf16 {
-            return Err(Diagnostic::error(span, "`.bf16` arithmetic takes no `.ftz`"));
-        }
-        if m.sat && (!rounded || fmt == FloatFormat::Bf16 || relu) {
-            return Err(Diagnostic::error(span, format!("`{op}` on this type takes no `.sat`")));
-        }
-        let rounding = match &m.rounding {
-            Some(r) if r.value.1 || !rounded => {
-                return Err(Diagnostic::error(r.span, "this rounding modifier is not valid here"))
-            }
-            Some(r) => r.value.0,
-            None if op == Opcode::Fma => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`fma` needs a rounding modifier such as `.rn`",
-                ))
-            }
-            None => Rounding::Nearest,
-        };
-        let arity = match op {
-            Opcode::Fma => 4,
-            Opcode::Neg | Opcode::Abs => 2,
-            _ => 3,
-        };
-        if i.operands.len() != arity {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` takes {arity} operands, found {}", i.operands.len()),
-            ));
-        }
+        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
         let width = OpTy::U((16 * lanes) as u8);
         let dst = self.dst(&i.operands[0], width, false)?;
         let mut srcs = Vec::new();
@@ -241,15 +205,12 @@ impl Lowerer<'_> {
     /// the upper half, in the upper byte), or a pair back to `.bf16x2`.
     fn ue8m0_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[UE8M0X2, SATFINITE])?;
+        // Its modifiers are checked by `ptxvk_frontend::forms::media`.
         let satfinite = m.has(SATFINITE);
         let rounding = m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0);
         let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
         let ue8m0 = m.find(|d| (d == UE8M0X2).then_some(())).map(|d| d.span.start);
         let to_ue8m0 = ue8m0 < m.types.first().map(|t| t.span.start);
-        if m.ftz || m.sat {
-            return Err(Diagnostic::error(span, "`.ue8m0x2` conversions take no `.ftz` or `.sat`"));
-        }
         if !(2..=3).contains(&i.operands.len()) {
             return Err(Diagnostic::error(
                 span,
@@ -423,7 +384,8 @@ impl Lowerer<'_> {
     }
 
     /// `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32` or
-    /// `.f64`: the operation with its rounding, for `pass::legalize_floats`.
+    /// `.f64` (checked by `ptxvk_frontend::forms::media`): the operation with its
+    /// rounding, for `pass::legalize_floats`.
     fn directed_arith(
         &mut self,
         op: Opcode,
@@ -431,22 +393,8 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[])?;
         let ty = self.one_type(i, m)?;
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        if ty != F32 && ty != F64 {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` with a rounding takes `.f32` or `.f64`"),
-            ));
-        }
-        if ty == F64 && (m.ftz || m.sat) {
-            return Err(Diagnostic::error(span, "`.ftz` and `.sat` take `.f32`"));
-        }
-        let arity = if matches!(op, Opcode::Fma | Opcode::Mad) { 4 } else { 3 };
-        if i.operands.len() != arity {
-            return Err(Diagnostic::error(span, format!("`{op}` takes {arity} operands")));
-        }
         let dst = self.dst(&i.operands[0], ty, false)?;
         let mut x = Vec::new();
         for o in &i.operands[1..] {

@@ -7,7 +7,7 @@
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::modifier::{
-    FloatOption, Format, Layout, Modifier, Population, Shape as ModifierShape, Transpose,
+    FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
 };
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::Spanned;
@@ -124,7 +124,7 @@ impl Lowerer<'_> {
             Opcode::Mma => self.mma(i, m),
             Opcode::Ldmatrix => self.ldmatrix(i, m, false),
             Opcode::Stmatrix => self.ldmatrix(i, m, true),
-            Opcode::Movmatrix => self.movmatrix(i, m),
+            Opcode::Movmatrix => self.movmatrix(i),
             _ => return None,
         })
     }
@@ -149,19 +149,12 @@ impl Lowerer<'_> {
         Ok(items)
     }
 
-    /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c`.
+    /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c`
+    /// (the layouts and `.satfinite` checked by `ptxvk_frontend::forms::media`).
     fn mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let types: Vec<(TypeName, Span)> =
             type_names(m).into_iter().map(|t| (t.value, t.span)).collect();
-        let layouts: Vec<Layout> = m
-            .details
-            .iter()
-            .filter_map(|d| match d.value {
-                Modifier::Layout(l) => Some(l),
-                _ => None,
-            })
-            .collect();
         let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
         let combine = match m.bool_op {
             Some(BoolOp::And) => Some(BinaryOp::And),
@@ -235,12 +228,6 @@ impl Lowerer<'_> {
                  quad-pair layout, which is not implemented)",
             ));
         }
-        if layouts != [Layout::Row, Layout::Col] {
-            return Err(Diagnostic::error(span, "this `mma` shape needs `.row.col`"));
-        }
-        if satfinite && d != MatrixAccum::S32 {
-            return Err(Diagnostic::error(span, "`.satfinite` applies to the integer `mma` forms"));
-        }
         let mut op =
             Mma { form, wmma: false, d: Vec::new(), a: Vec::new(), b: Vec::new(), c: Vec::new() };
         self.mma_operands(i, &mut op, "`mma`")?;
@@ -280,16 +267,8 @@ impl Lowerer<'_> {
     /// The shared-memory offset an `ldmatrix`/`stmatrix` address operand names.
     fn shared_offset(&mut self, op: &Operand, m: &Mods, span: Span) -> Result<Value, Diagnostic> {
         use ptxvk_frontend::ast::StateSpace;
-        let space = match &m.space {
-            Some(s) if s.value == StateSpace::Shared => StateSpace::Shared,
-            Some(s) => {
-                return Err(Diagnostic::error(
-                    s.span,
-                    "matrix loads and stores take `.shared` addresses",
-                ))
-            }
-            None => StateSpace::Global,
-        };
+        // `.shared` or generic (`ptxvk_frontend::forms::media`).
+        let space = if m.space.is_some() { StateSpace::Shared } else { StateSpace::Global };
         let (_, Address { base, offset }) = self.address(op, space)?;
         let mut e = Emit { l: self, span };
         let Some(base) = base else {
@@ -331,17 +310,13 @@ impl Lowerer<'_> {
         if !m8n8 {
             return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
         }
-        if !m.types.iter().all(|t| t.value == ast::ScalarType::B16) || m.types.is_empty() {
-            return Err(Diagnostic::error(span, format!("`{name}.m8n8` takes `.b16`")));
-        }
+        // `.m8n8` takes one `.b16` (`ptxvk_frontend::forms::media`).
         let count = m.find(|d| match d {
             Modifier::Count(n) => Some(n),
             _ => None,
         });
-        let count = count.map(|n| n.value);
-        let Some(count) = count else {
-            return Err(Diagnostic::error(span, format!("`{name}` needs `.x1`, `.x2` or `.x4`")));
-        };
+        // One of `.x1`, `.x2`, `.x4` (`ptxvk_frontend::forms::media`).
+        let count = count.map_or(1, |n| n.value);
         let trans = m.has(TRANS);
         let [first, second] = i.operands.as_slice() else {
             return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
@@ -365,13 +340,10 @@ impl Lowerer<'_> {
     }
 
     /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the transpose of one fragment.
-    fn movmatrix(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn movmatrix(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
         let span = i.span;
-        if !m.has(TRANS) || !m.has(Modifier::Shape(M8N8)) {
-            return Err(Diagnostic::error(span, "`movmatrix` is `.m8n8.trans`"));
-        }
         let [d, a] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, "`movmatrix` takes 2 operands"));
+            return Err(Diagnostic::internal(span, "`movmatrix` takes 2 operands"));
         };
         let dst = self.dst(d, U32, false)?;
         let src = self.src(a, U32, false, span)?;

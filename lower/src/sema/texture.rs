@@ -77,23 +77,17 @@ impl Lowerer<'_> {
         Some(inst.map(|t| self.push(InstKind::Texture(Box::new(t)), i.span)))
     }
 
+    /// The geometry, which `ptxvk_frontend::forms::media` has checked there is one of.
     fn geometry_of(&self, i: &ast::Instruction, m: &Mods) -> Result<TexGeometry, Diagnostic> {
-        if let Some(g) = m.find(|d| match d {
+        let g = m.find(|d| match d {
             Modifier::Geometry(g) => Some(g),
             _ => None,
-        }) {
-            return geometry(g.value).ok_or_else(|| {
-                super::unsupported(
-                    i.span,
-                    &format!("`{}` with `{}`", i.opcode.value, g.value.spelling()),
-                    crate::coverage::TEXTURE,
-                )
-            });
-        }
-        Err(Diagnostic::error(
-            i.span,
-            format!("`{}` names its geometry (`.1d`, `.2d`, …)", i.opcode.value),
-        ))
+        });
+        let g = g.ok_or_else(|| Diagnostic::internal(i.span, "a texture without a geometry"))?;
+        geometry(g.value).ok_or_else(|| {
+            let what = format!("`{}` with `{}`", i.opcode.value, g.value.spelling());
+            super::unsupported(i.span, &what, crate::coverage::TEXTURE)
+        })
     }
 
     /// The handle operand: a 64-bit register or immediate holding the descriptor's address.
@@ -130,38 +124,8 @@ impl Lowerer<'_> {
             _ => self.geometry_of(i, m)?,
         };
         let (dims, layered) = (geometry.dims(), geometry.layered());
-        let [dtype, ctype] = m.types.as_slice() else {
-            return Err(Diagnostic::error(
-                span,
-                "`tex` takes a result and a coordinate type (`.f32.f32`)",
-            ));
-        };
-        let result = match dtype.value {
-            ScalarType::F32 => TexResult::F32,
-            ScalarType::F16x2 => TexResult::F16x2,
-            ScalarType::S32 => TexResult::S32,
-            ScalarType::U32 => TexResult::U32,
-            _ => {
-                return Err(Diagnostic::error(
-                    dtype.span,
-                    "`tex` returns `.f32`, `.f16x2`, `.s32` or `.u32`",
-                ))
-            }
-        };
-        let integer_coords = match ctype.value {
-            ScalarType::F32 => false,
-            ScalarType::S32 => true,
-            _ => {
-                return Err(Diagnostic::error(ctype.span, "`tex` coordinates are `.f32` or `.s32`"))
-            }
-        };
+        let (result, integer_coords) = fetch_types(m);
         let words = result.words();
-        if m.vector != Some(words as u32) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`tex` returns a `.v{words}` vector of `{}`", dtype.value.directive()),
-            ));
-        }
         let ops = i.operands.as_slice();
         let extra = if m.has(Modifier::Lod(Lod::Grad)) {
             2
@@ -222,36 +186,20 @@ impl Lowerer<'_> {
     /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`.
     fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<TextureFetch, Diagnostic> {
         let span = i.span;
+        // `.2d` or `.a2d` (`ptxvk_frontend::forms::media`), with one component.
         let geometry = self.geometry_of(i, m)?;
         let layered = geometry.layered();
-        if geometry.dims() != 2 {
-            return Err(Diagnostic::error(span, "`tld4` gathers from `.2d` and `.a2d` textures"));
-        }
-        let component = |c| m.has(Modifier::Component(c));
-        let channel = [Component::R, Component::G, Component::B, Component::A]
-            .into_iter()
-            .position(component)
-            .map(|c| [Channel::R, Channel::G, Channel::B, Channel::A][c])
-            .ok_or_else(|| {
-                Diagnostic::error(span, "`tld4` names a component (`.r`, `.g`, `.b`, `.a`)")
-            })?;
-        let [dtype, ctype] = m.types.as_slice() else {
-            return Err(Diagnostic::error(span, "`tld4` takes a result and a coordinate type"));
-        };
-        if ctype.value != ScalarType::F32 {
-            return Err(Diagnostic::error(ctype.span, "`tld4` coordinates are `.f32`"));
-        }
-        let result = match dtype.value {
-            ScalarType::F32 => TexResult::F32,
-            ScalarType::S32 => TexResult::S32,
-            ScalarType::U32 => TexResult::U32,
-            _ => {
-                return Err(Diagnostic::error(
-                    dtype.span,
-                    "`tld4` returns `.f32`, `.s32` or `.u32`",
-                ))
-            }
-        };
+        let channel = m.find(|d| match d {
+            Modifier::Component(c) => Some(match c {
+                Component::R => Channel::R,
+                Component::G => Channel::G,
+                Component::B => Channel::B,
+                Component::A => Channel::A,
+            }),
+            _ => None,
+        });
+        let channel = channel.map_or(Channel::R, |c| c.value);
+        let (result, _) = fetch_types(m);
         let ops = i.operands.as_slice();
         let (Some(first), Some(Operand::Tuple(parts, _))) = (ops.first(), ops.get(1)) else {
             return Err(Diagnostic::error(span, "`tld4` takes d, [texture, {coordinates}]"));
@@ -445,21 +393,10 @@ impl Lowerer<'_> {
         let geometry = self.geometry_of(i, m)?;
         let (dims, layered) = (geometry.dims(), geometry.layered());
         // `.b` addresses bytes and moves bits; `.p` addresses samples and converts to the
-        // surface's format (PTX ISA 9.2 §9.7.11.2-3). There is no `suld.p`.
+        // surface's format (PTX ISA 9.2 §9.7.11.2-3). There is no `suld.p`
+        // (`ptxvk_frontend::forms::media`).
         let formatted = m.has(Modifier::SurfaceAccess(Access::P));
-        if !formatted && !m.has(Modifier::SurfaceAccess(Access::B)) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` is either `.b` (unformatted) or `.p` (formatted)"),
-            ));
-        }
         let load = op == Opcode::Suld;
-        if formatted && load {
-            return Err(Diagnostic::error(
-                span,
-                "`suld.p` is not a PTX instruction: surfaces load with `suld.b`",
-            ));
-        }
         let mode = m.find(|d| match d {
             Modifier::Boundary(b) => Some(b),
             _ => None,
@@ -478,13 +415,10 @@ impl Lowerer<'_> {
         let ops = i.operands.as_slice();
         // `sured.op`: an atomic read-modify-write of the element (PTX ISA 9.2 §9.7.11.3).
         let reduction = if op == Opcode::Sured {
-            Some(sured_operation(m, ty, raw_type, formatted, ops.len(), span)?)
+            Some(sured_operation(m, ty, raw_type, formatted, span)?)
         } else {
             None
         };
-        if formatted && op == Opcode::Sust && raw_type != ScalarType::B32 {
-            return Err(Diagnostic::error(span, "`sust.p` stores `.b32` values"));
-        }
         let (values, target) = if load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
         let Operand::Tuple(parts, _) = target else {
             return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
@@ -535,6 +469,18 @@ impl Lowerer<'_> {
     }
 }
 
+/// The result and whether the coordinates are integers, of a fetch whose types
+/// `ptxvk_frontend::forms::media` has checked.
+fn fetch_types(m: &Mods) -> (TexResult, bool) {
+    let result = match m.types.first().map(|t| t.value) {
+        Some(ScalarType::F16x2) => TexResult::F16x2,
+        Some(ScalarType::S32) => TexResult::S32,
+        Some(ScalarType::U32) => TexResult::U32,
+        _ => TexResult::F32,
+    };
+    (result, m.types.get(1).is_some_and(|t| t.value == ScalarType::S32))
+}
+
 /// The operands inside `[…]` of a fetch: the texture, a separate sampler if there is
 /// one, and the coordinates.
 fn texture_operands(parts: &[Operand]) -> Option<(&Operand, Option<&Operand>, &[Operand])> {
@@ -563,13 +509,12 @@ fn destination(first: &Operand) -> (&Operand, Option<&Operand>) {
 }
 
 /// The operation of a `sured` (PTX ISA 9.2 §9.7.11.3): an atomic read-modify-write of
-/// the element, checked against the type, the access and the operand count.
+/// the element, checked against the type and the access.
 fn sured_operation(
     m: &Mods,
     ty: OpTy,
     raw_type: ScalarType,
     formatted: bool,
-    operands: usize,
     span: Span,
 ) -> Result<AtomicOp, Diagnostic> {
     let arithmetic = m.find(|d| match d {
@@ -578,27 +523,16 @@ fn sured_operation(
         Modifier::Reduction(Reduction::Max) => Some(AtomicOp::Max),
         _ => None,
     });
-    let found = arithmetic.map(|a| a.value).or(match m.bool_op {
-        Some(BoolOp::And) => Some(AtomicOp::And),
-        Some(BoolOp::Or) => Some(AtomicOp::Or),
-        _ => None,
+    // One operation (`ptxvk_frontend::forms::media`).
+    let a = arithmetic.map(|a| a.value).unwrap_or(match m.bool_op {
+        Some(BoolOp::And) => AtomicOp::And,
+        _ => AtomicOp::Or,
     });
-    let Some(a) = found else {
-        return Err(Diagnostic::error(span, "`sured` names its operation (`.add`, `.min`, …)"));
-    };
-    if operands != 2 || !matches!(ty.bits(), 32 | 64) {
-        return Err(Diagnostic::error(
-            span,
-            "`sured` takes [surface, {coordinates}] and a 32- or 64-bit value",
-        ));
+    if !matches!(ty.bits(), 32 | 64) {
+        return Err(Diagnostic::error(span, "`sured` takes a 32- or 64-bit value"));
     }
-    // `sured.p` is `.b32`, or `.b64` for `.min`/`.max` only.
-    let formatted_type = match raw_type {
-        ScalarType::B32 => true,
-        ScalarType::B64 => matches!(a, AtomicOp::Min | AtomicOp::Max),
-        _ => false,
-    };
-    if formatted && !formatted_type {
+    // `sured.p` is `.b32` (`forms::media`), or `.b64` for `.min`/`.max` only.
+    if formatted && raw_type == ScalarType::B64 && !matches!(a, AtomicOp::Min | AtomicOp::Max) {
         return Err(Diagnostic::error(
             span,
             "`sured.p` is `.b32`, or `.b64` with `.min` and `.max`",

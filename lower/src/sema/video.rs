@@ -17,9 +17,10 @@
 //! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::forms::media::selector;
 use ptxvk_frontend::modifier::{Clamp, Modifier, Reduction, VideoScale};
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Span, Spanned};
+use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{
@@ -69,11 +70,12 @@ pub(super) fn is_video(op: Opcode) -> bool {
     op == Opcode::Vmad || SCALAR.contains(&op) || simd(op).is_some()
 }
 
-/// A source of a video instruction: the operand without its selector, the selector
-/// (`.b0`, `.h1`, `.h32`, `.b7654` …) and whether it is negated (`vmad`).
+/// A source of a video instruction: the operand without its selector, the selector's
+/// digits (`.b0`, `.h1`, `.h32`, `.b7654` …, highest lane first) and whether it is
+/// negated (`vmad`), as `ptxvk_frontend::forms::media` has checked them.
 struct VideoOperand {
     operand: Operand,
-    selector: Option<Spanned<String>>,
+    selector: Option<(bool, Vec<u8>)>,
     negated: bool,
 }
 
@@ -82,124 +84,46 @@ struct VideoOperand {
 fn video_operand(op: &Operand) -> VideoOperand {
     match op {
         Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
-        Operand::Name { name, component: Some(c) } if is_selector(&c.value) => VideoOperand {
-            operand: Operand::Name { name: name.clone(), component: None },
-            selector: Some(Spanned::new(c.value.to_string(), c.span)),
-            negated: false,
-        },
+        Operand::Name { name, component: Some(c) } if selector(&c.value).is_some() => {
+            VideoOperand {
+                operand: Operand::Name { name: name.clone(), component: None },
+                selector: selector(&c.value),
+                negated: false,
+            }
+        }
         other => VideoOperand { operand: other.clone(), selector: None, negated: false },
     }
 }
 
-fn is_selector(component: &str) -> bool {
-    component
-        .strip_prefix(".b")
-        .or_else(|| component.strip_prefix(".h"))
-        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// `.b0`–`.b3`, `.h0`, `.h1` of a scalar video operand: the part it selects
 /// (§9.7.16.1); no selector is the whole word.
-fn scalar_part(selector: &Option<Spanned<String>>) -> Result<VideoPart, Diagnostic> {
-    let Some(s) = selector else { return Ok(VideoPart::Word) };
-    // `.bN` is byte N, `.hN` half word N.
-    let part = |prefix: char, count: u8| {
-        let digit = s.value.strip_prefix('.')?.strip_prefix(prefix).filter(|d| d.len() == 1)?;
-        digit.parse::<u8>().ok().filter(|&index| index < count)
-    };
-    let byte = part('b', 4).map(VideoPart::Byte);
-    byte.or_else(|| part('h', 2).map(VideoPart::Half)).ok_or_else(|| {
-        Diagnostic::error(
-            s.span,
-            format!("`{}` is not a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)", s.value),
-        )
+fn scalar_part(v: &VideoOperand) -> VideoPart {
+    match &v.selector {
+        Some((true, d)) => VideoPart::Half(d[0]),
+        Some((false, d)) => VideoPart::Byte(d[0]),
+        None => VideoPart::Word,
+    }
+}
+
+/// The lanes a SIMD selector names, lane 0 first (`.hxy`: lane 1 = half word x of
+/// `{b, a}`, lane 0 = y); `first`, `first + 1`, … without one.
+fn simd_lanes(v: &VideoOperand, lanes: u8, first: u8) -> Vec<u8> {
+    match &v.selector {
+        Some((_, digits)) => digits.iter().rev().copied().collect(),
+        None => (first..first + lanes).collect(),
+    }
+}
+
+/// The secondary operation (`.add .min .max`), if any; `ptxvk_frontend::forms::media`
+/// has checked that there is at most one, of those the instruction takes.
+fn secondary(m: &Mods) -> Option<VideoSecondary> {
+    m.find(|d| match d {
+        Modifier::Reduction(Reduction::Add) => Some(VideoSecondary::Add),
+        Modifier::Reduction(Reduction::Min) => Some(VideoSecondary::Min),
+        Modifier::Reduction(Reduction::Max) => Some(VideoSecondary::Max),
+        _ => None,
     })
-}
-
-/// The lanes a SIMD selector names, lane 0 first: `.hxy` (lane 1 = half word x of
-/// `{b, a}`, lane 0 = y) or `.bxyzw`; every digit below `limit`.
-fn simd_lanes(s: &Spanned<String>, lanes: usize, limit: u8) -> Result<Vec<u8>, Diagnostic> {
-    let prefix = if lanes == 2 { ".h" } else { ".b" };
-    let digits = s.value.strip_prefix(prefix).unwrap_or("");
-    if digits.len() != lanes || digits.bytes().any(|d| !(b'0'..b'0' + limit).contains(&d)) {
-        return Err(Diagnostic::error(
-            s.span,
-            format!(
-                "`{}` is not a {lanes}-lane selector: `{prefix}` and {lanes} digits below {limit}",
-                s.value
-            ),
-        ));
-    }
-    Ok(digits.bytes().rev().map(|d| d - b'0').collect())
-}
-
-/// The destination mask of a SIMD video instruction (`.h0 .h1 .h10`, `.b0` … `.b3210`):
-/// which lanes it writes; digits name lanes, highest first.
-fn simd_mask(s: &Option<Spanned<String>>, lanes: usize) -> Result<Vec<bool>, Diagnostic> {
-    let Some(s) = s else { return Ok(vec![true; lanes]) };
-    let prefix = if lanes == 2 { ".h" } else { ".b" };
-    let digits: Vec<u8> =
-        s.value.strip_prefix(prefix).unwrap_or("").bytes().map(|d| d.wrapping_sub(b'0')).collect();
-    let descending = digits.windows(2).all(|w| w[0] > w[1]);
-    if digits.is_empty() || !descending || digits.iter().any(|&d| usize::from(d) >= lanes) {
-        return Err(Diagnostic::error(
-            s.span,
-            format!("`{}` is not a {lanes}-lane destination mask", s.value),
-        ));
-    }
-    Ok((0..lanes).map(|lane| digits.contains(&(lane as u8))).collect())
-}
-
-/// `.u32` or `.s32`.
-fn video_type(t: &Spanned<ScalarType>, op: Opcode) -> Result<OpTy, Diagnostic> {
-    match t.value {
-        ScalarType::U32 => Ok(U32),
-        ScalarType::S32 => Ok(S32),
-        _ => Err(Diagnostic::error(t.span, format!("`{op}` takes `.u32` or `.s32` types"))),
-    }
-}
-
-/// The secondary operation among `allowed` (`.add .min .max`), if any.
-fn secondary(
-    m: &Mods,
-    op: Opcode,
-    allowed: &[Modifier],
-) -> Result<Option<VideoSecondary>, Diagnostic> {
-    let mut found = None;
-    for d in &m.details {
-        let s = match d.value {
-            ADD => VideoSecondary::Add,
-            MIN => VideoSecondary::Min,
-            MAX => VideoSecondary::Max,
-            _ => continue,
-        };
-        if !allowed.contains(&d.value) {
-            return Err(Diagnostic::error(d.span, format!("`{op}` does not take `{}`", d.value)));
-        }
-        if found.is_some() {
-            return Err(Diagnostic::error(d.span, "a second secondary operation"));
-        }
-        found = Some(s);
-    }
-    Ok(found)
-}
-
-const ADD: Modifier = Modifier::Reduction(Reduction::Add);
-const MIN: Modifier = Modifier::Reduction(Reduction::Min);
-const MAX: Modifier = Modifier::Reduction(Reduction::Max);
-const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
-const WRAP: Modifier = Modifier::Clamp(Clamp::Wrap);
-
-/// The comparison of `vset*`: one of `.eq .ne .lt .le .gt .ge` (the only ones the
-/// instruction table lets `vset` spell).
-fn video_cmp(i: &ast::Instruction, m: &Mods) -> Result<CmpOp, Diagnostic> {
-    match m.cmp {
-        Some(c) => Ok(c),
-        None => Err(Diagnostic::error(
-            i.opcode.span,
-            format!("`{}` needs one of `.eq .ne .lt .le .gt .ge`", i.opcode.value),
-        )),
-    }
+    .map(|s| s.value)
 }
 
 impl Lowerer<'_> {
@@ -216,56 +140,20 @@ impl Lowerer<'_> {
         Some(if op == Opcode::Vmad {
             self.vmad(i, m)
         } else if let Some((lanes, base)) = simd(op) {
-            self.video_simd(op, lanes, base, i, m)
+            self.video_simd(lanes, base, i, m)
         } else {
             self.video_scalar(op, i, m)
         })
     }
 
-    /// The types of a video instruction: `count` of `.u32`/`.s32`.
-    fn video_types(
-        &self,
-        i: &ast::Instruction,
-        m: &Mods,
-        count: usize,
-    ) -> Result<Vec<OpTy>, Diagnostic> {
-        let op = m.opcode;
-        if m.types.len() != count {
-            let example = if count == 2 { ".u32.s32" } else { ".s32.u32.s32" };
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                format!("`{op}` needs {count} types, such as `{op}{example}`"),
-            ));
-        }
-        m.types.iter().map(|t| video_type(t, op)).collect()
+    /// The types of a video instruction (`.u32`/`.s32`, `ptxvk_frontend::forms::media`).
+    fn video_types(m: &Mods) -> Vec<OpTy> {
+        m.types.iter().map(|t| if t.value == ScalarType::S32 { S32 } else { U32 }).collect()
     }
 
     /// A source read as 32 bits.
     fn video_src(&mut self, v: &VideoOperand, ty: OpTy, span: Span) -> Result<Value, Diagnostic> {
         self.src(&v.operand, ty, false, span)
-    }
-
-    fn video_operands(
-        &self,
-        i: &ast::Instruction,
-        counts: &[usize],
-    ) -> Result<Vec<VideoOperand>, Diagnostic> {
-        let n = i.operands.len();
-        if !counts.contains(&n) {
-            let want: Vec<String> = counts.iter().map(usize::to_string).collect();
-            return Err(Diagnostic::error(
-                i.span,
-                format!("`{}` takes {} operands, found {n}", i.opcode.value, want.join(" or ")),
-            ));
-        }
-        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
-        if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| i.op != Some(Opcode::Vmad)) {
-            return Err(Diagnostic::error(
-                neg.operand.span(),
-                "only `vmad` takes negated operands",
-            ));
-        }
-        Ok(ops)
     }
 
     /// `vadd vsub vabsdiff vmin vmax vshl vshr vset` (§9.7.16.1).
@@ -277,53 +165,17 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let shift = matches!(op, Opcode::Vshl | Opcode::Vshr);
-        let (dty, aty, bty, cmp) = if op == Opcode::Vset {
-            let t = self.video_types(i, m, 2)?;
-            if m.sat {
-                return Err(Diagnostic::error(i.opcode.span, "`vset` takes no `.sat`"));
-            }
-            (U32, t[0], t[1], Some(video_cmp(i, m)?))
-        } else {
-            let t = self.video_types(i, m, 3)?;
-            if shift && t[2] != U32 {
-                return Err(Diagnostic::error(
-                    m.types[2].span,
-                    format!("the shift amount of `{op}` is `.u32`"),
-                ));
-            }
-            (t[0], t[1], t[2], None)
-        };
-        let clamp = shift && m.has(CLAMP);
-        if shift && m.has(CLAMP) == m.has(WRAP) {
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                format!("`{op}` needs `.clamp` or `.wrap`"),
-            ));
-        }
-        let modes: &[Modifier] =
-            if shift { &[ADD, MIN, MAX, CLAMP, WRAP] } else { &[ADD, MIN, MAX] };
-        m.allow(modes)?;
-        let second = secondary(m, op, modes)?;
-        let ops = self.video_operands(i, &[3, 4])?;
-        let dsel = &ops[0].selector;
-        let merge = dsel.is_some();
-        if merge && second.is_some() {
-            return Err(Diagnostic::error(
-                dsel.as_ref().map_or(span, |s| s.span),
-                "a destination selector merges into `c` and excludes `.add/.min/.max`",
-            ));
-        }
-        // With `c` but neither, `c` is not used (optMerge without a selector, as ptxas
+        let t = Self::video_types(m);
+        let (dty, aty, bty) =
+            if op == Opcode::Vset { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
+        let clamp = shift && m.has(Modifier::Clamp(Clamp::Clamp));
+        let second = secondary(m);
+        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        // A destination selector merges into `c`; with `c` but neither it nor a
+        // secondary operation, `c` is not used (optMerge without a selector, as ptxas
         // accepts it).
-        if (second.is_some() || merge) && ops.len() == 3 {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` with `.add/.min/.max` or a destination selector takes `c`"),
-            ));
-        }
-        let dpart = scalar_part(dsel)?;
-        let apart = scalar_part(&ops[1].selector)?;
-        let bpart = scalar_part(&ops[2].selector)?;
+        let merge = ops[0].selector.is_some();
+        let [dpart, apart, bpart] = [0, 1, 2].map(|k| scalar_part(&ops[k]));
         let dst = self.dst(&ops[0].operand, dty, false)?;
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
@@ -336,10 +188,10 @@ impl Lowerer<'_> {
             (None, Some(c)) if merge => VideoFinish::Merge(dpart, c),
             _ => VideoFinish::Plain,
         };
-        let op = match (op, cmp) {
-            (Opcode::Vshl, _) => ScalarVideoOp::Shl { clamp },
-            (Opcode::Vshr, _) => ScalarVideoOp::Shr { clamp },
-            (op, cmp) => ScalarVideoOp::Arith(arith(op, cmp)),
+        let op = match op {
+            Opcode::Vshl => ScalarVideoOp::Shl { clamp },
+            Opcode::Vshr => ScalarVideoOp::Shr { clamp },
+            op => ScalarVideoOp::Arith(arith(op, m.cmp)),
         };
         let source = |value, ty: OpTy, part| VideoSource { value, signed: ty.is_signed(), part };
         let video = ScalarVideo {
@@ -358,47 +210,27 @@ impl Lowerer<'_> {
     /// `vmad` (§9.7.16.1.4): `±(a*b) ± c`, `+1` under `.po`, scaled and saturated.
     fn vmad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let t = self.video_types(i, m, 3)?;
+        let t = Self::video_types(m);
         let (aty, bty) = (t[1], t[2]);
-        let scale = |s| Modifier::VideoScale(s);
-        m.allow(&[scale(VideoScale::Po), scale(VideoScale::Shr7), scale(VideoScale::Shr15)])?;
-        let po = m.has(scale(VideoScale::Po));
-        let shift = match (m.has(scale(VideoScale::Shr7)), m.has(scale(VideoScale::Shr15))) {
-            (false, false) => 0,
-            (true, false) => 7,
-            (false, true) => 15,
-            _ => return Err(Diagnostic::error(i.opcode.span, "`.shr7` conflicts with `.shr15`")),
+        let scale = |s| m.has(Modifier::VideoScale(s));
+        let po = scale(VideoScale::Po);
+        let shift = if scale(VideoScale::Shr7) {
+            7
+        } else if scale(VideoScale::Shr15) {
+            15
+        } else {
+            0
         };
-        let ops = self.video_operands(i, &[4])?;
-        if let Some(s) = &ops[0].selector {
-            return Err(Diagnostic::error(s.span, "`vmad` takes no destination selector"));
-        }
-        if let Some(s) = &ops[3].selector {
-            return Err(Diagnostic::error(s.span, "`c` of `vmad` takes no selector"));
-        }
+        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
         let negate_product = ops[1].negated != ops[2].negated;
         let negate_c = ops[3].negated;
-        if po && (ops[1].negated || ops[2].negated || negate_c) {
-            return Err(Diagnostic::error(span, "`vmad.po` takes no negated operands"));
-        }
-        if negate_product && negate_c {
-            // §9.7.16.1.4: PTX negates either the product or `c`.
-            return Err(Diagnostic::error(span, "`vmad` negates either `a*b` or `c`, not both"));
-        }
-        if ops[0].negated {
-            return Err(Diagnostic::error(
-                ops[0].operand.span(),
-                "a destination cannot be negated",
-            ));
-        }
         let adjust = match (po, negate_product, negate_c) {
             (true, ..) => MadAdjust::PlusOne,
             (_, true, _) => MadAdjust::NegateProduct,
             (_, _, true) => MadAdjust::NegateC,
             _ => MadAdjust::None,
         };
-        let apart = scalar_part(&ops[1].selector)?;
-        let bpart = scalar_part(&ops[2].selector)?;
+        let (apart, bpart) = (scalar_part(&ops[1]), scalar_part(&ops[2]));
         let dst = self.dst(&ops[0].operand, U32, false)?;
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
@@ -413,53 +245,31 @@ impl Lowerer<'_> {
     /// `vadd2 … vset4` (§9.7.16.2).
     fn video_simd(
         &mut self,
-        op: Opcode,
         lanes: usize,
         base: Option<Opcode>,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let (dty, aty, bty, cmp) = if base == Some(Opcode::Vset) {
-            let t = self.video_types(i, m, 2)?;
-            if m.sat {
-                return Err(Diagnostic::error(i.opcode.span, format!("`{op}` takes no `.sat`")));
-            }
-            (U32, t[0], t[1], Some(video_cmp(i, m)?))
-        } else {
-            let t = self.video_types(i, m, 3)?;
-            (t[0], t[1], t[2], None)
+        let t = Self::video_types(m);
+        let (dty, aty, bty) =
+            if base == Some(Opcode::Vset) { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
+        let accumulate = secondary(m) == Some(VideoSecondary::Add);
+        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        // The destination mask names the lanes written, highest first; all without one.
+        let mask = match &ops[0].selector {
+            Some((_, digits)) => digits.iter().fold(0, |m, k| m | 1 << k),
+            None => (1 << lanes) - 1,
         };
-        m.allow(&[ADD])?;
-        let accumulate = secondary(m, op, &[ADD])? == Some(VideoSecondary::Add);
-        if accumulate && m.sat {
-            return Err(Diagnostic::error(
-                i.opcode.span,
-                "saturation cannot be used with the secondary accumulate operation `.add`",
-            ));
-        }
-        let ops = self.video_operands(i, &[4])?;
-        let mask = simd_mask(&ops[0].selector, lanes)?;
-        let limit = 2 * lanes as u8;
-        let identity: Vec<u8> = (0..lanes as u8).collect();
-        let a_lanes = match &ops[1].selector {
-            Some(s) => simd_lanes(s, lanes, limit)?,
-            None => identity.clone(),
-        };
-        let b_lanes = match &ops[2].selector {
-            Some(s) => simd_lanes(s, lanes, limit)?,
-            None => identity.iter().map(|k| k + lanes as u8).collect(),
-        };
-        if let Some(s) = &ops[3].selector {
-            return Err(Diagnostic::error(s.span, format!("`c` of `{op}` takes no selector")));
-        }
+        let lanes = lanes as u8;
+        let (a_lanes, b_lanes) = (simd_lanes(&ops[1], lanes, 0), simd_lanes(&ops[2], lanes, lanes));
         let dst = self.dst(&ops[0].operand, dty, false)?;
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
         let c = self.video_src(&ops[3], dty, span)?;
         let video = SimdVideo {
-            op: base.map_or(SimdVideoOp::Avrg, |base| SimdVideoOp::Arith(arith(base, cmp))),
-            lanes: lanes as u8,
+            op: base.map_or(SimdVideoOp::Avrg, |base| SimdVideoOp::Arith(arith(base, m.cmp))),
+            lanes,
             dst,
             signed: [dty.is_signed(), aty.is_signed(), bty.is_signed()],
             a,
@@ -467,7 +277,7 @@ impl Lowerer<'_> {
             c,
             a_lanes,
             b_lanes,
-            mask: (0..lanes).filter(|&k| mask[k]).fold(0, |m, k| m | 1 << k),
+            mask,
             sat: m.sat,
             accumulate,
         };

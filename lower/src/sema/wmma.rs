@@ -89,26 +89,15 @@ impl Lowerer<'_> {
         let span = i.span;
         let store = m.has(Modifier::WmmaOp(WmmaOp::Store));
         let fragment = |f| m.has(Modifier::Fragment(f));
+        // One fragment, `.d` to store, and one layout (`ptxvk_frontend::forms::media`).
         let which = if fragment(FragmentName::A) {
             Fragment::A
         } else if fragment(FragmentName::B) {
             Fragment::B
-        } else if fragment(FragmentName::C) || fragment(FragmentName::D) {
-            Fragment::C
         } else {
-            return Err(Diagnostic::error(span, "`wmma.load` needs `.a`, `.b` or `.c`"));
+            Fragment::C
         };
-        let row_major =
-            match (m.has(Modifier::Layout(Layout::Row)), m.has(Modifier::Layout(Layout::Col))) {
-                (true, false) => true,
-                (false, true) => false,
-                _ => {
-                    return Err(Diagnostic::error(
-                        span,
-                        "`wmma` needs one layout, `.row` or `.col`",
-                    ))
-                }
-            };
+        let row_major = m.has(Modifier::Layout(Layout::Row));
         let shape = self.wmma_shape(i, m)?;
         let type_name = type_names(m)
             .into_iter()
@@ -148,13 +137,8 @@ impl Lowerer<'_> {
             stride: Value::Imm(0),
         };
         let items = self.vector_operand(frag, access.regs().1, "the `wmma` fragment")?;
-        let space = match &m.space {
-            Some(s) if matches!(s.value, StateSpace::Global | StateSpace::Shared) => s.value,
-            Some(s) => {
-                return Err(Diagnostic::error(s.span, "`wmma` moves `.global` or `.shared` memory"))
-            }
-            None => StateSpace::Global,
-        };
+        // `.global`, `.shared` or generic (`ptxvk_frontend::forms::media`).
+        let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
         // A generic address in a kernel with generic shared addresses: its space as the
         // inference proves it, else chosen per access at run time (`ld`'s way).
         let provenance =

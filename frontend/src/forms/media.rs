@@ -1,0 +1,711 @@
+//! The implemented forms of the media families: the half-precision formats and directed
+//! roundings of the arithmetic instructions (PTX ISA 9.2 §9.7.4, §9.7.3), the video
+//! instructions (§9.7.16), textures and surfaces (§9.7.10-11) and the matrix
+//! instructions (§9.7.14), as rows of [`crate::forms`]'s table with the checks of their
+//! own ([`Check`]) and the selections of their own ([`When`]).
+//!
+//! These rows are tried before the others of an opcode: they select the narrow-format
+//! and directed-rounding forms of arithmetic opcodes whose other forms have rows there.
+
+use super::{Check::*, Form, When as Select};
+use crate::ast::{Instruction, Operand, ScalarType, StateSpace};
+use crate::decode::{BoolOp, Direction, Modifiers};
+use crate::diagnostic::Diagnostic;
+use crate::instructions::Opcode::{self, *};
+use crate::modifier::{
+    Boundary, Clamp, Component, Convergence, ConvertRounding, FloatOption, Format, Fragment,
+    Geometry, Layout, Lod, Modifier, Reduction, Shape, SurfaceAccess, Transpose, VideoScale,
+    WmmaOp,
+};
+use crate::span::Span;
+use ScalarType::*;
+
+/// A constraint of a media form, beyond the generic ones of [`super::Check`].
+#[derive(Debug)]
+pub enum Check {
+    /// Exactly this many types, each one of the set (`vadd.s32.u32.s32`).
+    Types(usize, &'static [ScalarType]),
+    /// Type `k` (from 0) is one of the set; `what` names the operand it types.
+    TypeAt(usize, &'static [ScalarType], &'static str),
+    /// At most one of these modifiers (`vmad.shr7` or `.shr15`, one boundary mode).
+    AtMostOneOf(&'static [Modifier]),
+    /// No `.sat` with this modifier (`vadd2.add`).
+    NoSatWith(Modifier),
+    /// `.sat` only when the last type is one of these (`add.rz.sat.f32`).
+    SatWith(&'static [ScalarType]),
+    /// No integer rounding (`.rni`).
+    NoIntegerRounding,
+    /// A vector of this many elements (`tex.v4`).
+    Vector(u32),
+    /// Each of these modifiers (`movmatrix.m8n8.trans`).
+    Needs(&'static [Modifier]),
+    /// None of these modifiers, which other forms of the opcode take (`suld.p`).
+    Without(&'static [Modifier]),
+    /// No state space other than these (`ldmatrix.shared`).
+    Spaces(&'static [StateSpace]),
+    /// The layouts in this order (`mma.row.col`).
+    Layouts(&'static [Layout]),
+    /// Exactly one operation: one of these modifiers or a predicate combine (`sured.add`,
+    /// `sured.and`).
+    Operation(&'static [Modifier]),
+    /// The selectors and negations of a video instruction's operands ([`VideoOperands`]).
+    Video(VideoOperands),
+}
+
+/// The operand forms of the video instructions (§9.7.16): which selectors
+/// ([`selector`]) and negations each operand takes.
+#[derive(Clone, Copy, Debug)]
+pub enum VideoOperands {
+    /// `d{.dsel}, a{.asel}, b{.bsel}{, c}` with `.b0`-`.b3`, `.h0`, `.h1`; a destination
+    /// selector (a merge into `c`) or a secondary operation takes `c`, not both.
+    Scalar,
+    /// `vmad`: `d, {-}a{.asel}, {-}b{.bsel}, {-}c`, negating the product or `c`, and
+    /// nothing with `.po`.
+    Mad,
+    /// The SIMD forms of this many lanes: a destination mask (`.h10`, `.b3210`, digits
+    /// descending), a lane of `{b, a}` per digit of a source's selector, `c` plain.
+    Simd(u8),
+}
+
+/// A video operand's selector (§9.7.16): whether it names half words (`.h`) or bytes
+/// (`.b`), and its digits as written (highest lane first); `None` for a component
+/// that is not a selector (`%tid.x`).
+pub fn selector(component: &str) -> Option<(bool, Vec<u8>)> {
+    let (half, digits) = match component.strip_prefix(".h") {
+        Some(digits) => (true, digits),
+        None => (false, component.strip_prefix(".b")?),
+    };
+    let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    all_digits.then(|| (half, digits.bytes().map(|b| b - b'0').collect()))
+}
+
+/// Which instructions of a media row's opcodes it describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// One type, one of these (`add.f16`).
+    TypeIn(&'static [ScalarType]),
+    /// The first type is this one (`tex.v2.f16x2.f32`).
+    FirstType(ScalarType),
+    /// A directed rounding (`.rz`, `.rm`, `.rp`), not an integer one.
+    Directed,
+}
+
+impl When {
+    /// Whether `m` is an instruction this selects.
+    pub fn holds(self, m: &Modifiers) -> bool {
+        match self {
+            When::TypeIn(set) => matches!(m.types.as_slice(), [t] if set.contains(&t.value)),
+            When::FirstType(t) => m.types.first().is_some_and(|f| f.value == t),
+            When::Directed => m
+                .rounding
+                .as_ref()
+                .is_some_and(|r| !r.value.integer && r.value.direction != Direction::Nearest),
+        }
+    }
+}
+
+const fn row(ops: &'static [Opcode], checks: &'static [super::Check]) -> Form {
+    Form { ops, when: Select::Always, name: "", checks }
+}
+
+const fn when(ops: &'static [Opcode], w: When, checks: &'static [super::Check]) -> Form {
+    Form { ops, when: Select::Media(w), name: "", checks }
+}
+
+const fn has(ops: &'static [Opcode], d: Modifier, checks: &'static [super::Check]) -> Form {
+    Form { ops, when: Select::Has(d), name: "", checks }
+}
+
+use super::Check::Media as M;
+use Check::*;
+
+const U32S32: &[ScalarType] = &[U32, S32];
+const SCALAR: VideoOperands = VideoOperands::Scalar;
+const SIMD2: VideoOperands = VideoOperands::Simd(2);
+const SIMD4: VideoOperands = VideoOperands::Simd(4);
+const ADD: Modifier = Modifier::Reduction(Reduction::Add);
+const MIN: Modifier = Modifier::Reduction(Reduction::Min);
+const MAX: Modifier = Modifier::Reduction(Reduction::Max);
+const SECONDARY: &[Modifier] = &[ADD, MIN, MAX];
+const CLAMP_WRAP: &[Modifier] = &[Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
+const SHIFT_MODES: &[Modifier] =
+    &[ADD, MIN, MAX, Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
+const SHR: &[Modifier] =
+    &[Modifier::VideoScale(VideoScale::Shr7), Modifier::VideoScale(VideoScale::Shr15)];
+const SCALES: &[Modifier] = &[
+    Modifier::VideoScale(VideoScale::Po),
+    Modifier::VideoScale(VideoScale::Shr7),
+    Modifier::VideoScale(VideoScale::Shr15),
+];
+
+const F16S: &[ScalarType] = &[F16, F16x2];
+const BF16S: &[ScalarType] = &[Bf16, Bf16x2];
+const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
+const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
+
+const GEOMETRIES: &[Modifier] = &[
+    Modifier::Geometry(Geometry::D1),
+    Modifier::Geometry(Geometry::D2),
+    Modifier::Geometry(Geometry::D3),
+    Modifier::Geometry(Geometry::A1d),
+    Modifier::Geometry(Geometry::A2d),
+    Modifier::Geometry(Geometry::Cube),
+    Modifier::Geometry(Geometry::Acube),
+    Modifier::Geometry(Geometry::D2ms),
+    Modifier::Geometry(Geometry::A2dms),
+];
+/// `tld4`'s geometries (§9.7.10.4), then its components.
+const TLD4: &[Modifier] = &[
+    Modifier::Geometry(Geometry::D2),
+    Modifier::Geometry(Geometry::A2d),
+    Modifier::Geometry(Geometry::Cube),
+    Modifier::Geometry(Geometry::Acube),
+    Modifier::Component(Component::R),
+    Modifier::Component(Component::G),
+    Modifier::Component(Component::B),
+    Modifier::Component(Component::A),
+];
+const LODS: &[Modifier] =
+    &[Modifier::Lod(Lod::Level), Modifier::Lod(Lod::Grad), Modifier::Lod(Lod::Base)];
+const ACCESS: &[Modifier] =
+    &[Modifier::SurfaceAccess(SurfaceAccess::B), Modifier::SurfaceAccess(SurfaceAccess::P)];
+const BOUNDARIES: &[Modifier] = &[
+    Modifier::Boundary(Boundary::Trap),
+    Modifier::Boundary(Boundary::Clamp),
+    Modifier::Boundary(Boundary::Zero),
+];
+const P: Modifier = Modifier::SurfaceAccess(SurfaceAccess::P);
+
+const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
+const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
+const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
+const M8N8: Modifier = Modifier::Shape(Shape { m: 8, n: 8, k: None });
+const SATFINITE: Modifier = Modifier::FloatOption(FloatOption::Satfinite);
+const UE8M0X2: Modifier = Modifier::Format(Format::Ue8m0x2);
+const RS: Modifier = Modifier::ConvertRounding(ConvertRounding::Rs);
+const WMMA_OPS: &[Modifier] = &[
+    Modifier::WmmaOp(WmmaOp::Load),
+    Modifier::WmmaOp(WmmaOp::Store),
+    Modifier::WmmaOp(WmmaOp::Mma),
+];
+const ROW_COL: &[Modifier] = &[Modifier::Layout(Layout::Row), Modifier::Layout(Layout::Col)];
+const SHARED: &[StateSpace] = &[StateSpace::Shared];
+const GLOBAL_SHARED: &[StateSpace] = &[StateSpace::Global, StateSpace::Shared];
+
+/// The media rows, tried before [`super::FORMS`].
+pub static FORMS: &[Form] = &[
+    // §9.7.4.1-4, §9.7.4.10-11: half-precision arithmetic, which `add`, `sub`, `mul` and
+    // `fma` round (`fma` with a rounding always), `fma` with `.relu`, `min`/`max` with
+    // `.NaN`; `.bf16` takes no `.ftz` or `.sat`, nor `.sat` with `.relu`.
+    when(&[Add, Sub, Mul], When::TypeIn(F16S), &[Details(&[]), M(NoIntegerRounding), NoPart]),
+    when(
+        &[Add, Sub, Mul],
+        When::TypeIn(BF16S),
+        &[Details(&[]), NoFtz, NoSat, M(NoIntegerRounding), NoPart],
+    ),
+    when(
+        &[Fma],
+        When::TypeIn(F16S),
+        &[Details(&[RELU]), M(NoSatWith(RELU)), M(NoIntegerRounding), Rounding, NoPart],
+    ),
+    when(
+        &[Fma],
+        When::TypeIn(BF16S),
+        &[Details(&[RELU]), NoFtz, NoSat, M(NoIntegerRounding), Rounding, NoPart],
+    ),
+    when(&[Neg, Abs], When::TypeIn(F16S), &[Details(&[])]),
+    when(&[Neg, Abs], When::TypeIn(BF16S), &[Details(&[]), NoFtz]),
+    when(&[Min, Max], When::TypeIn(F16S), &[Details(&[NAN]), Operands(3)]),
+    when(&[Min, Max], When::TypeIn(BF16S), &[Details(&[NAN]), NoFtz, Operands(3)]),
+    // §9.7.3.1-5: `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32`
+    // or `.f64`; `.ftz` and `.sat` on `.f32` only.
+    when(
+        &[Add, Sub, Mul, Fma, Mad],
+        When::Directed,
+        &[Details(&[]), Type(super::F32F64), FtzWith(&[F32]), M(SatWith(&[F32])), NoPart],
+    ),
+    // §9.7.16.1: the scalar video instructions, a secondary operation at most.
+    row(
+        &[Vadd, Vsub, Vabsdiff, Vmin, Vmax],
+        &[M(Types(3, U32S32)), Details(SECONDARY), M(AtMostOneOf(SECONDARY)), M(Video(SCALAR))],
+    ),
+    row(
+        &[Vshl, Vshr],
+        &[
+            M(Types(3, U32S32)),
+            M(TypeAt(2, &[U32], "the shift amount")),
+            OneOf(CLAMP_WRAP),
+            Details(SHIFT_MODES),
+            M(AtMostOneOf(SECONDARY)),
+            M(Video(SCALAR)),
+        ],
+    ),
+    row(
+        &[Vset],
+        &[
+            M(Types(2, U32S32)),
+            Comparison,
+            Details(SECONDARY),
+            M(AtMostOneOf(SECONDARY)),
+            M(Video(SCALAR)),
+        ],
+    ),
+    row(
+        &[Vmad],
+        &[M(Types(3, U32S32)), Details(SCALES), M(AtMostOneOf(SHR)), M(Video(VideoOperands::Mad))],
+    ),
+    // §9.7.16.2: the SIMD video instructions accumulate (`.add`) or saturate.
+    row(
+        &[Vadd2, Vsub2, Vavrg2, Vabsdiff2, Vmin2, Vmax2],
+        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD)), M(Video(SIMD2))],
+    ),
+    row(
+        &[Vadd4, Vsub4, Vavrg4, Vabsdiff4, Vmin4, Vmax4],
+        &[M(Types(3, U32S32)), Details(&[ADD]), M(NoSatWith(ADD)), M(Video(SIMD4))],
+    ),
+    row(&[Vset2], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD2))]),
+    row(&[Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD4))]),
+    // §9.7.9.21: `cvt.rn.bf16x2.ue8m0x2`, `cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}`
+    // (`.rs` is refused by semantic analysis as not supported).
+    has(&[Cvt], UE8M0X2, &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat]),
+    // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
+    when(
+        &[Tex],
+        When::FirstType(F16x2),
+        &[
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(LODS)),
+            TwoTypes(TEX_RESULTS, &[F32, S32]),
+            M(Vector(2)),
+        ],
+    ),
+    row(
+        &[Tex],
+        &[
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(LODS)),
+            TwoTypes(TEX_RESULTS, &[F32, S32]),
+            M(Vector(4)),
+        ],
+    ),
+    // §9.7.10.4: `tld4.comp.2d.v4.dtype.f32`.
+    row(
+        &[Tld4],
+        &[
+            Details(TLD4),
+            OneOf(TLD4.split_at(4).0),
+            OneOf(TLD4.split_at(4).1),
+            TwoTypes(&[F32, S32, U32], &[F32]),
+        ],
+    ),
+    // §9.7.11.2-4: `sust.p` stores `.b32`; `sured.p` is `.b32`, or `.b64` with `.min`
+    // and `.max`.
+    has(&[Sust], P, &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32])]),
+    has(
+        &[Sured],
+        P,
+        &[
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(BOUNDARIES)),
+            M(Operation(SECONDARY)),
+            Type(&[B32, B64]),
+        ],
+    ),
+    row(
+        &[Suld],
+        &[
+            M(Without(&[P])),
+            OneOf(ACCESS.split_at(1).0),
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(BOUNDARIES)),
+        ],
+    ),
+    row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
+    row(
+        &[Sured],
+        &[
+            OneOf(ACCESS),
+            OneOf(GEOMETRIES),
+            M(AtMostOneOf(BOUNDARIES)),
+            M(Operation(SECONDARY)),
+            Combines(&[BoolOp::And, BoolOp::Or]),
+        ],
+    ),
+    // §9.7.14.5.14: `mma.sync.aligned.shape.row.col`, `.satfinite` on the integer forms.
+    has(
+        &[Mma],
+        SATFINITE,
+        &[
+            M(TypeAt(0, &[S32], "`.satfinite`: the result")),
+            M(Layouts(&[Layout::Row, Layout::Col])),
+        ],
+    ),
+    row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col]))]),
+    // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
+    // `movmatrix.sync.aligned.m8n8.trans.b16`.
+    has(&[Ldmatrix, Stmatrix], M8N8, &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16])]),
+    row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED))]),
+    row(
+        &[Movmatrix],
+        &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8]), Type(&[B16])],
+    ),
+    // §9.7.14.4: `wmma.load.{a,b,c}`, `wmma.store.d`, one layout, `.global` or `.shared`.
+    has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS)]),
+    has(
+        &[Wmma],
+        WMMA_OPS[1],
+        &[
+            OneOf(WMMA_OPS),
+            OneOf(&[Modifier::Fragment(Fragment::D)]),
+            OneOf(ROW_COL),
+            M(Spaces(GLOBAL_SHARED)),
+        ],
+    ),
+    row(&[Wmma], &[OneOf(WMMA_OPS), OneOf(FRAGMENTS), OneOf(ROW_COL), M(Spaces(GLOBAL_SHARED))]),
+];
+
+const TEX_RESULTS: &[ScalarType] = &[F32, F16x2, S32, U32];
+const COUNTS: &[Modifier] = &[Modifier::Count(1), Modifier::Count(2), Modifier::Count(4)];
+const FRAGMENTS: &[Modifier] = &[
+    Modifier::Fragment(Fragment::A),
+    Modifier::Fragment(Fragment::B),
+    Modifier::Fragment(Fragment::C),
+];
+
+/// Holds `i`, with its decoded modifiers `m`, against one media check of its row.
+pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<(), Diagnostic> {
+    let op = m.opcode;
+    let fail = |span, msg: String| Err(Diagnostic::error(span, msg));
+    match c {
+        Types(n, set) => {
+            if m.types.len() != *n {
+                let example = if *n == 2 { ".u32.s32" } else { ".s32.u32.s32" };
+                let msg = format!("`{op}` needs {n} types, such as `{op}{example}`");
+                return fail(i.opcode.span, msg);
+            }
+            if let Some(t) = m.types.iter().find(|t| !set.contains(&t.value)) {
+                return fail(t.span, format!("`{op}` takes {} types", super::types(set)));
+            }
+        }
+        TypeAt(k, set, what) => {
+            if let Some(t) = m.types.get(*k).filter(|t| !set.contains(&t.value)) {
+                return fail(t.span, format!("{what} of `{name}` is {}", super::types(set)));
+            }
+        }
+        AtMostOneOf(set) => {
+            let mut found = m.details.iter().filter(|d| set.contains(&d.value));
+            if let (Some(first), Some(second)) = (found.next(), found.next()) {
+                let msg = format!("`{}` conflicts with `{}` on `{op}`", second.value, first.value);
+                return fail(second.span, msg);
+            }
+        }
+        NoSatWith(d) => {
+            if m.sat && m.has(*d) {
+                return fail(i.span, format!("`{name}` takes no `.sat` with `{d}`"));
+            }
+        }
+        SatWith(set) => {
+            if m.sat && !m.types.last().is_some_and(|t| set.contains(&t.value)) {
+                let msg = format!("`{name}.sat` takes {} as its last type", super::types(set));
+                return fail(i.span, msg);
+            }
+        }
+        NoIntegerRounding => {
+            if let Some(r) = m.rounding.as_ref().filter(|r| r.value.integer) {
+                return fail(r.span, format!("`{name}` takes no integer rounding"));
+            }
+        }
+        Vector(n) => {
+            if m.vector != Some(*n) {
+                return fail(i.span, format!("`{name}` here returns a `.v{n}` vector"));
+            }
+        }
+        Needs(set) => {
+            if let Some(d) = set.iter().find(|d| !m.has(**d)) {
+                return fail(i.span, format!("`{name}` needs `{d}`"));
+            }
+        }
+        Without(set) => {
+            if let Some(d) = m.details.iter().find(|d| set.contains(&d.value)) {
+                let msg = format!("unknown or unsupported modifier `{}` for `{op}`", d.value);
+                return fail(d.span, msg);
+            }
+        }
+        Spaces(set) => {
+            if let Some(s) = m.space.as_ref().filter(|s| !set.contains(&s.value)) {
+                let names: Vec<&str> = set.iter().map(|s| s.directive()).collect();
+                let msg = format!("`{name}` takes `{}` addresses", names.join("` or `"));
+                return fail(s.span, msg);
+            }
+        }
+        Layouts(want) => {
+            let layouts = m.details.iter().filter_map(|d| match d.value {
+                Modifier::Layout(l) => Some(l),
+                _ => None,
+            });
+            if !layouts.eq(want.iter().copied()) {
+                let names: String = want.iter().map(|l| l.spelling()).collect();
+                return fail(i.span, format!("this `{name}` needs `{names}`"));
+            }
+        }
+        Operation(set) => {
+            let count = m.details.iter().filter(|d| set.contains(&d.value)).count()
+                + usize::from(m.combine.is_some());
+            if count != 1 {
+                return fail(i.span, format!("`{name}` names one operation (`.add`, `.min`, …)"));
+            }
+        }
+        Video(form) => video_operands(*form, i, m)?,
+    }
+    Ok(())
+}
+
+/// A video operand split into its selector (the component, when it is one, and its
+/// span) and whether it is negated.
+struct VideoOperand<'a> {
+    selector: Option<(&'a str, Span)>,
+    negated: bool,
+    span: Span,
+}
+
+fn video_operand(op: &Operand) -> VideoOperand<'_> {
+    match op {
+        Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
+        Operand::Name { component: Some(c), .. } if selector(&c.value).is_some() => {
+            VideoOperand { selector: Some((&c.value, c.span)), negated: false, span: op.span() }
+        }
+        _ => VideoOperand { selector: None, negated: false, span: op.span() },
+    }
+}
+
+/// Checks the operands of a video instruction against `form` ([`VideoOperands`]).
+fn video_operands(form: VideoOperands, i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let ops: Vec<VideoOperand<'_>> = i.operands.iter().map(video_operand).collect();
+    let fail = |span, msg: String| Err(Diagnostic::error(span, msg));
+    let op = m.opcode;
+    let mad = matches!(form, VideoOperands::Mad);
+    if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| !mad) {
+        return fail(neg.span, "only `vmad` takes negated operands".into());
+    }
+    // The selector of operand `k` must satisfy `valid`; `what` describes a valid one.
+    let check = |k: usize, valid: &dyn Fn(bool, &[u8]) -> bool, what: &str| match ops
+        .get(k)
+        .and_then(|o| o.selector)
+    {
+        Some((text, span)) if !selector(text).is_some_and(|(h, d)| valid(h, &d)) => {
+            fail(span, format!("`{text}` is not {what}"))
+        }
+        _ => Ok(()),
+    };
+    let scalar = |half: bool, d: &[u8]| matches!(d, [k] if *k < if half { 2 } else { 4 });
+    // Operand `k` takes no selector; `what` names it.
+    let plain = |k: usize, what: String| match ops.get(k).and_then(|o| o.selector) {
+        Some((_, span)) => fail(span, format!("{what} takes no selector")),
+        None => Ok(()),
+    };
+    const SCALAR_SELECTOR: &str = "a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)";
+    match form {
+        VideoOperands::Scalar => {
+            let merge = ops[0].selector;
+            let secondary = m.details.iter().any(|d| SECONDARY.contains(&d.value));
+            if let Some((_, span)) = merge.filter(|_| secondary) {
+                let msg = "a destination selector merges into `c` and excludes `.add/.min/.max`";
+                return fail(span, msg.into());
+            }
+            if (secondary || merge.is_some()) && ops.len() == 3 {
+                let msg =
+                    format!("`{op}` with `.add/.min/.max` or a destination selector takes `c`");
+                return fail(i.span, msg);
+            }
+            for k in 0..3 {
+                check(k, &scalar, SCALAR_SELECTOR)?;
+            }
+            plain(3, format!("`c` of `{op}`"))?;
+        }
+        VideoOperands::Mad => {
+            plain(0, "the destination of `vmad`".into())?;
+            plain(3, "`c` of `vmad`".into())?;
+            let negate_product = ops[1].negated != ops[2].negated;
+            if m.has(SCALES[0]) && ops.iter().any(|o| o.negated) {
+                return fail(i.span, "`vmad.po` takes no negated operands".into());
+            }
+            if negate_product && ops[3].negated {
+                // §9.7.16.1.4: PTX negates either the product or `c`.
+                return fail(i.span, "`vmad` negates either `a*b` or `c`, not both".into());
+            }
+            if ops[0].negated {
+                return fail(ops[0].span, "a destination cannot be negated".into());
+            }
+            for k in 1..3 {
+                check(k, &scalar, SCALAR_SELECTOR)?;
+            }
+        }
+        VideoOperands::Simd(lanes) => {
+            let half = lanes == 2;
+            // A mask names its lanes, highest first.
+            let mask = |h: bool, d: &[u8]| {
+                h == half
+                    && !d.is_empty()
+                    && d.windows(2).all(|w| w[0] > w[1])
+                    && d.iter().all(|&k| k < lanes)
+            };
+            check(0, &mask, &format!("a {lanes}-lane destination mask"))?;
+            let source = |h: bool, d: &[u8]| {
+                h == half && d.len() == usize::from(lanes) && d.iter().all(|&k| k < 2 * lanes)
+            };
+            let prefix = if half { ".h" } else { ".b" };
+            let what = format!(
+                "a {lanes}-lane selector: `{prefix}` and {lanes} digits below {}",
+                2 * lanes
+            );
+            check(1, &source, &what)?;
+            check(2, &source, &what)?;
+            plain(3, format!("`c` of `{op}`"))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::{Item, Statement};
+
+    /// The diagnostic [`super::super::check`] gives `line`, or `None` when it passes.
+    fn checked(line: &str) -> Option<String> {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
+        );
+        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0)).expect("parses");
+        let Item::Function(f) = &module.items[0] else { unreachable!() };
+        let Some(body) = &f.body else { unreachable!() };
+        let Statement::Instruction(i) = &body[0] else { unreachable!() };
+        let m = crate::decode::decode(i).expect("decodes").expect("a PTX instruction");
+        super::super::check(i, &m).err().map(|d| d.message)
+    }
+
+    #[track_caller]
+    fn refused(line: &str, message: &str) {
+        assert_eq!(checked(line).as_deref(), Some(message), "{line}");
+    }
+
+    #[test]
+    fn video_forms() {
+        assert_eq!(checked("vadd.s32.u32.s32.sat %r1.h1, %r2.b3, %r3.h0, %r4;"), None);
+        assert_eq!(checked("vadd2.u32.u32.u32.add %r1.h1, %r2.h32, %r3.h01, %r4;"), None);
+        assert_eq!(checked("vmad.s32.s32.s32.shr7 %r1, -%r2.b1, %r3, %r4;"), None);
+        refused("vadd.u32.u32.u32.add %r1, %r2, %r3, %r4.h0;", "`c` of `vadd` takes no selector");
+        refused(
+            "vadd.u32.u32.u32.add %r1.h0, %r2, %r3, %r4;",
+            "a destination selector merges into `c` and excludes `.add/.min/.max`",
+        );
+        refused(
+            "vadd.u32.u32.u32.min %r1, %r2, %r3;",
+            "`vadd` with `.add/.min/.max` or a destination selector takes `c`",
+        );
+        refused("vshl.u32.u32.s32.clamp %r1, %r2, %r3;", "the shift amount of `vshl` is `.u32`");
+        refused("vshl.u32.u32.u32 %r1, %r2, %r3;", "`vshl` needs `.clamp` or `.wrap`");
+        refused(
+            "vmin.u32.u32.u32.add.max %r1, %r2, %r3, %r4;",
+            "`.max` conflicts with `.add` on `vmin`",
+        );
+        refused(
+            "vmad.s32.s32.s32.shr7.shr15 %r1, %r2, %r3, %r4;",
+            "`.shr15` conflicts with `.shr7` on `vmad`",
+        );
+        refused("vmad.u32.u32.u32.po %r1, -%r2, %r3, %r4;", "`vmad.po` takes no negated operands");
+        refused(
+            "vmad.u32.u32.u32 %r1, -%r2, %r3, -%r4;",
+            "`vmad` negates either `a*b` or `c`, not both",
+        );
+        refused(
+            "vadd4.u32.u32.u32 %r1.b02, %r2, %r3, %r4;",
+            "`.b02` is not a 4-lane destination mask",
+        );
+        refused(
+            "vadd2.u32.u32.u32 %r1, %r2.h4, %r3, %r4;",
+            "`.h4` is not a 2-lane selector: `.h` and 2 digits below 4",
+        );
+        refused("vadd2.u32.u32.u32 %r1, -%r2, %r3, %r4;", "only `vmad` takes negated operands");
+        refused(
+            "vadd2.sat.add.u32.u32.u32 %r1, %r2, %r3, %r4;",
+            "`vadd2` takes no `.sat` with `.add`",
+        );
+        refused("vset.u32.u32 %r1, %r2, %r3;", "`vset` needs a comparison such as `.lt`");
+    }
+
+    #[test]
+    fn texture_and_surface_forms() {
+        assert_eq!(checked("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}];"), None);
+        assert_eq!(checked("tex.2d.v2.f16x2.f32 {%r1, %r2}, [tr, {%f5, %f6}];"), None);
+        assert_eq!(checked("suld.b.2d.b32.trap %r1, [sr, {%r2, %r3}];"), None);
+        refused(
+            "tex.2d.v4.f16x2.f32 {%r1, %r2, %r3, %r4}, [tr, {%f5, %f6}];",
+            "`tex` here returns a `.v2` vector",
+        );
+        refused(
+            "tex.2d.level.grad.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}], %f7;",
+            "`.grad` conflicts with `.level` on `tex`",
+        );
+        refused(
+            "tld4.r.g.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}];",
+            "`tld4` needs one of `.r`, `.g`, `.b`, `.a`",
+        );
+        refused(
+            "sust.b.1d.b32.trap.zero [sr, {%r2}], %r1;",
+            "`.zero` conflicts with `.trap` on `sust`",
+        );
+        refused(
+            "sured.b.1d.add.min.b32 [sr, {%r2}], %r1;",
+            "`sured` names one operation (`.add`, `.min`, …)",
+        );
+        refused("sust.p.1d.b64.trap [sr, {%r2}], %rd1;", "`sust` takes `.b32`");
+        refused("sust.1d.b32.trap [sr, {%r2}], %r1;", "`sust` needs `.b` or `.p`");
+        refused(
+            "suld.p.1d.b32.trap %r1, [sr, {%r2}];",
+            "unknown or unsupported modifier `.p` for `suld`",
+        );
+    }
+
+    #[test]
+    fn matrix_forms() {
+        let operands =
+            "{%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8}";
+        assert_eq!(
+            checked(&format!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {operands};")),
+            None
+        );
+        refused(
+            &format!("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {operands};"),
+            "this `mma` needs `.row.col`",
+        );
+        refused("wmma.store.a.sync.aligned.row.m16n16k16.f16 [%rd1], {%r1};", "`wmma` needs `.d`");
+        refused(
+            "wmma.load.d.sync.aligned.row.m16n16k16.f32 {%f1}, [%rd1];",
+            "`wmma` needs one of `.a`, `.b`, `.c`",
+        );
+        refused("movmatrix.sync.aligned.m8n8.b16 %r1, %r2;", "`movmatrix` needs `.trans`");
+        refused("movmatrix.sync.aligned.m8n8.trans.f32 %r1, %r2;", "`movmatrix` takes `.b16`");
+        refused(
+            "ldmatrix.sync.aligned.m8n8.x4.global.b16 {%r1, %r2, %r3, %r4}, [%rd1];",
+            "`ldmatrix` takes `.shared` addresses",
+        );
+        refused(
+            "ldmatrix.sync.aligned.m8n8.x1.shared.b16.b16 {%r1}, [%rd1];",
+            "unexpected second type",
+        );
+        refused("cvt.rz.ftz.ue8m0x2.f32 %h1, %f2, %f3;", "`cvt` takes no `.ftz`");
+    }
+
+    #[test]
+    fn half_and_directed_rounding_forms() {
+        assert_eq!(checked("add.rn.f16 %h1, %h2, %h3;"), None);
+        assert_eq!(checked("fma.rn.relu.bf16x2 %r1, %r2, %r3, %r4;"), None);
+        assert_eq!(checked("add.rz.ftz.sat.f32 %f1, %f2, %f3;"), None);
+        refused("add.ftz.bf16 %h1, %h2, %h3;", "`add` takes no `.ftz`");
+        refused("fma.rn.sat.relu.f16 %h1, %h2, %h3, %h4;", "`fma` takes no `.sat` with `.relu`");
+        refused("mul.lo.f16 %h1, %h2, %h3;", "`mul` takes no `.lo/.hi/.wide`");
+        refused("min.NaN.f16 %h1, %h2, %h3, %h4;", "`min` takes 3 operands here, found 4");
+        refused("add.rz.sat.f64 %fd1, %fd2, %fd3;", "`add.sat` takes `.f32` as its last type");
+        refused("mul.rm.s32 %r1, %r2, %r3;", "`mul` takes `.f32` or `.f64`");
+    }
+}
