@@ -157,7 +157,7 @@ pub fn run(k: &mut Kernel, mode: WarpMode) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Whether every warp exchange of `k` is part of a `.sync` collective, whose sync point
+/// Whether `k` has warp exchanges and each is part of a `.sync` collective, whose sync point
 /// has the same span (`pass::expand_warp` and `pass::expand_matrix` give a collective's
 /// instructions its span): then the rounds can carry the exchanges (module doc,
 /// *Exchanges*). Collectives without a member mask (`activemask`, `vote` and `shfl`
@@ -168,9 +168,10 @@ fn exchanges_owned(k: &Kernel) -> bool {
         .filter(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Warp { .. } }))
         .map(|i| i.span)
         .collect();
-    insts()
+    let mut exchanges = insts()
         .filter(|i| matches!(i.kind, InstKind::WarpPublish { .. } | InstKind::WarpSync))
-        .all(|i| points.contains(&i.span))
+        .peekable();
+    exchanges.peek().is_some() && exchanges.all(|i| points.contains(&i.span))
 }
 
 /// Whether `kind` only computes registers from registers (and special registers), so
@@ -574,6 +575,19 @@ impl Grid {
     }
 }
 
+/// What the rounds keep where they carry the warp exchanges (module doc, *Exchanges*).
+#[derive(Clone, Copy)]
+struct Exchanges {
+    /// Whether the kernel has words to publish (not only `bar.warp.sync`).
+    publishes: bool,
+    /// The word a thread waiting at an exchange publishes at each round's second
+    /// barrier.
+    pending: RegId,
+    /// The lanes of the thread's warp released with it from its last collective (its
+    /// members that have not exited), whose words its reads see.
+    arrived: RegId,
+}
+
 /// The registers and words the rounds use.
 struct Scheduler<'k> {
     k: &'k mut Kernel,
@@ -600,15 +614,8 @@ struct Scheduler<'k> {
     /// The byte offset among the waiting masks of the one a thread at a collective is
     /// in: its kind's, of its warp.
     waiting_at: RegId,
-    /// Whether the rounds carry the warp exchanges (module doc, *Exchanges*), and
-    /// whether there are words to publish.
-    exchanges: bool,
-    publishes: bool,
-    /// The word a thread waiting at an exchange publishes at each round's second
-    /// barrier, and the lanes of its warp released with it from its last collective
-    /// (its members that have not exited), whose words its reads see.
-    pending: RegId,
-    arrived: RegId,
+    /// Where the rounds carry the warp exchanges (module doc, *Exchanges*).
+    exchanges: Option<Exchanges>,
     grid: Grid,
     /// The block that ends every round.
     round_end: BlockId,
@@ -653,7 +660,8 @@ impl<'k> Scheduler<'k> {
         let [pc, wait, members, start, round, idle, site, parity, lane_bit, warp_word, lanes] =
             [(); 11].map(|()| reg(k, U32));
         let waiting_at = reg(k, U32);
-        let (pending, arrived) = (reg(k, U32), reg(k, U32));
+        let exchanges =
+            exchanges.then(|| Exchanges { publishes, pending: reg(k, U32), arrived: reg(k, U32) });
         let grid = Grid { area: reg(k, U64), calm: reg(k, U32), events: reg(k, U32) };
         let first_thread = reg(k, OpTy::Pred);
         let round_end = BlockId(k.blocks.len() as u32);
@@ -677,9 +685,6 @@ impl<'k> Scheduler<'k> {
             first_thread,
             waiting_at,
             exchanges,
-            publishes,
-            pending,
-            arrived,
             grid,
             round_end,
             resume,
@@ -712,8 +717,8 @@ impl<'k> Scheduler<'k> {
         for b in 0..original_blocks {
             self.split_waits(b);
         }
-        if self.exchanges {
-            self.mask_reads();
+        if let Some(x) = self.exchanges {
+            self.mask_reads(x.arrived);
         }
         self.dispatch(rounds, original_entry);
     }
@@ -722,8 +727,8 @@ impl<'k> Scheduler<'k> {
     /// another lane is one it published for an earlier exchange (module doc,
     /// *Exchanges*), and a lane that did not arrive reads as 0
     /// ([`InstKind::WarpRead`]).
-    fn mask_reads(&mut self) {
-        let arrived = Value::Reg(self.arrived);
+    fn mask_reads(&mut self, arrived: RegId) {
+        let arrived = Value::Reg(arrived);
         for b in 0..self.k.blocks.len() {
             if !self.k.blocks[b]
                 .insts
@@ -789,7 +794,8 @@ impl<'k> Scheduler<'k> {
         e.mov(OpTy::Pred, self.first_thread, Value::Reg(first));
         let grid = self.grid;
         let regs = [self.pc, self.wait, self.members, self.round, self.idle, self.site];
-        for r in regs.into_iter().chain([self.pending, self.arrived]) {
+        let more = self.exchanges.map(|x| [x.pending, x.arrived]);
+        for r in regs.into_iter().chain(more.into_iter().flatten()) {
             e.mov(U32, r, Value::Imm(0));
         }
         for r in [grid.calm, grid.events] {
@@ -868,7 +874,7 @@ impl<'k> Scheduler<'k> {
         // takes back from the grid's active count when it ends: 1 unless it waited.
         // Threads waiting at an exchange publish their word at it (module doc,
         // *Exchanges*); the others' words are read by nobody.
-        let publish = self.publishes.then_some(Value::Reg(self.pending));
+        let publish = self.exchanges.filter(|x| x.publishes).map(|x| Value::Reg(x.pending));
         e.push(InstKind::WarpBarrier { publish });
         let none_left = e.cmp(CmpOp::Eq, U32, live, Value::Imm(0));
         let counted = e.cmp(CmpOp::Lt, U32, Value::Reg(self.idle), Value::Imm(QUIET_AFTER.into()));
@@ -920,10 +926,10 @@ impl<'k> Scheduler<'k> {
         st.atomic(&mut e, AtomicOp::And, WAITING, Some(self.waiting_at), unmask);
         st.store(&mut e, PROGRESS, parity, Value::Imm(1));
         e.mov(U32, self.wait, Value::Imm(RUNNABLE));
-        if self.exchanges {
+        if let Some(x) = self.exchanges {
             let here = e.not(U32, exited);
             let arrived = e.and(U32, Value::Reg(self.members), here);
-            e.mov(U32, self.arrived, arrived);
+            e.mov(U32, x.arrived, arrived);
         }
         let release = std::mem::take(&mut e.insts);
 
@@ -1055,14 +1061,19 @@ impl<'k> Scheduler<'k> {
         let st = self.state;
         let parity = Some(self.parity);
         // The thread waits among the lanes of its kind of collective (`waiting_at`),
-        // with the word it publishes, if any.
-        let (waiting_at, lane_bit, wait, pending) =
-            (self.waiting_at, self.lane_bit, self.wait, self.pending);
-        let wait_at_collective = |e: &mut Builder<'_>, publish: Option<Value>| {
+        // with its members (set first) and the word it publishes, if any.
+        let (waiting_at, lane_bit, wait) = (self.waiting_at, self.lane_bit, self.wait);
+        let (lanes, members_reg) = (self.lanes, self.members);
+        let pending = self.exchanges.map(|x| x.pending);
+        let wait_at_collective = |e: &mut Builder<'_>, members: Option<Value>, publish| {
             st.atomic(e, AtomicOp::Or, WAITING, Some(waiting_at), Value::Reg(lane_bit));
             st.store(e, PROGRESS, parity, Value::Imm(1));
+            if let Some(members) = members {
+                let members = e.and(U32, members, Value::Reg(lanes));
+                e.mov(U32, members_reg, members);
+            }
             e.mov(U32, wait, Value::Imm(AT_COLLECTIVE));
-            if let Some(word) = publish {
+            if let (Some(word), Some(pending)) = (publish, pending) {
                 e.mov(U32, pending, word);
             }
         };
@@ -1084,11 +1095,9 @@ impl<'k> Scheduler<'k> {
                 let offset = Value::Imm(u64::from(st.bytes() * WARPS * kind));
                 let at = e.add(U32, Value::Reg(self.warp_word), offset);
                 e.mov(U32, self.waiting_at, at);
-                let members = e.and(U32, members, Value::Reg(self.lanes));
-                e.mov(U32, self.members, members);
-                wait_at_collective(&mut e, publish);
+                wait_at_collective(&mut e, Some(members), publish);
             }
-            Yield::Exchange(word) => wait_at_collective(&mut e, Some(word)),
+            Yield::Exchange(word) => wait_at_collective(&mut e, None, Some(word)),
         }
         e.mov(U32, self.pc, Value::Imm(u64::from(id)));
         e.mov(U32, self.site, Value::Imm(u64::from(site)));
@@ -1116,7 +1125,7 @@ impl<'k> Scheduler<'k> {
     fn split_waits(&mut self, b: usize) {
         let mut cur = b;
         loop {
-            let exchanges = self.exchanges;
+            let exchanges = self.exchanges.is_some();
             let at = self.k.blocks[cur].insts.iter().position(|i| match i.kind {
                 InstKind::Barrier | InstKind::SyncPoint { .. } => true,
                 InstKind::WarpPublish { .. } => exchanges,
