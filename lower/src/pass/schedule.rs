@@ -578,7 +578,8 @@ impl Grid {
 /// What the rounds keep where they carry the warp exchanges (module doc, *Exchanges*).
 #[derive(Clone, Copy)]
 struct Exchanges {
-    /// Whether the kernel has words to publish (not only `bar.warp.sync`).
+    /// Whether the kernel reads published words (not only `bar.warp.sync`); then
+    /// `pass::legalize_warps` gives it the warp scratch they are stored in.
     publishes: bool,
     /// The word a thread waiting at an exchange publishes at each round's second
     /// barrier.
@@ -636,7 +637,7 @@ impl<'k> Scheduler<'k> {
             && k.blocks
                 .iter()
                 .flat_map(|b| &b.insts)
-                .any(|i| matches!(i.kind, InstKind::WarpPublish { .. }));
+                .any(|i| matches!(i.kind, InstKind::WarpRead { .. } | InstKind::WarpBallot { .. }));
         let kinds = k
             .blocks
             .iter()
