@@ -394,7 +394,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     // Before atomics: the compare-and-swap loops legalize_atomics makes are not polling.
-    schedule::run(&mut kernel).map_err(|d| vec![d])?;
+    schedule::run(&mut kernel, target.warp_mode).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     // Atomics first: their loops for half-precision adds contain float arithmetic that
     // legalize_floats must see.

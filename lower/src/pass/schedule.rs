@@ -53,6 +53,23 @@
 //! made after the round's second barrier; reads happen between its two barriers, so
 //! every thread decides on the same snapshot.
 //!
+//! **Exchanges.** A warp collective is exchanges of a word per lane
+//! (`pass::expand_warp`): a publish, reads of the lanes' words, an end. In the emulated
+//! warp mode `pass::legalize_warps` makes each publish and end a workgroup barrier,
+//! which must then be reached in block-uniform control flow; inside the rounds, whose
+//! threads run different code, that would make `pass::predicate` walk every thread
+//! through every collective of the kernel in every round. So there, when every
+//! exchange belongs to a `.sync` collective (its sync point, with its span), the rounds
+//! carry the exchanges instead: a publish is a yield (the collective's first one is its
+//! wait, the code before it only computes registers) at which the thread waits again
+//! with the same members, and keeps its word in a register; every thread stores that
+//! word in its lane's word of the warp scratch at each round's second barrier; the
+//! threads released together from it read their partners' words after that barrier
+//! (a lane that exited reads as 0, [`InstKind::WarpRead`]), before the next round's
+//! first barrier, after which the next words are stored; the ends go. The rounds are
+//! then the kernel's only barriers. Collectives without a member mask (`activemask`,
+//! `vote` and `shfl` without `.sync`) keep the barriers.
+//!
 //! **Waits that cannot end.** A round in which no thread could run while threads are
 //! left is a deadlock (every thread waits at a barrier or collective that some other
 //! waiting thread would have to reach). A spin — rounds in which no thread made
@@ -76,7 +93,9 @@
 //! makes are retry loops, never polling ones). Post: no [`InstKind::SyncPoint`]; a
 //! kernel with polling loops has no [`InstKind::Barrier`] left (the barriers of the
 //! rounds are [`InstKind::WarpBarrier`]s, which predication keeps unmasked) and no
-//! `Return` inside the rounds.
+//! `Return` inside the rounds; where the rounds carry the exchanges, no
+//! [`InstKind::WarpPublish`] or [`InstKind::WarpSync`] either (the reads and ballots
+//! stay, for `pass::legalize_warps`).
 
 use ptxvk_frontend::{Diagnostic, Span};
 
@@ -84,7 +103,7 @@ use crate::build::{reg_of, Build, Builder};
 use crate::cfg::{strongly_connected, Cfg};
 use crate::ir::{
     Address, AtomicOp, BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, Order, RegId,
-    Scope, Space, SyncPoint, Terminator, Value,
+    Scope, Space, SyncPoint, Terminator, Value, WarpMode,
 };
 use crate::system as sys;
 
@@ -125,15 +144,56 @@ const RUNNABLE: u64 = 0;
 const AT_BARRIER: u64 = 1;
 const AT_COLLECTIVE: u64 = 2;
 
-/// Makes the kernel's threads progress independently where it polls (module doc).
-pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
+/// Makes the kernel's threads progress independently where it polls (module doc), for
+/// a device whose warps are in `mode`.
+pub fn run(k: &mut Kernel, mode: WarpMode) -> Result<(), Diagnostic> {
     let polls = polling_edges(k);
     if polls.is_empty() {
         remove_sync_points(k);
         return Ok(());
     }
-    Scheduler::new(k).build(&polls);
+    let exchanges = mode == WarpMode::Emulated && exchanges_owned(k);
+    Scheduler::new(k, exchanges).build(&polls);
     Ok(())
+}
+
+/// Whether `k` has warp exchanges and each is part of a `.sync` collective, whose sync point
+/// has the same span (`pass::expand_warp` and `pass::expand_matrix` give a collective's
+/// instructions its span): then the rounds can carry the exchanges (module doc,
+/// *Exchanges*). Collectives without a member mask (`activemask`, `vote` and `shfl`
+/// without `.sync`) have no sync point.
+fn exchanges_owned(k: &Kernel) -> bool {
+    let insts = || k.blocks.iter().flat_map(|b| &b.insts);
+    let points: Vec<Span> = insts()
+        .filter(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Warp { .. } }))
+        .map(|i| i.span)
+        .collect();
+    let mut exchanges = insts()
+        .filter(|i| matches!(i.kind, InstKind::WarpPublish { .. } | InstKind::WarpSync))
+        .peekable();
+    exchanges.peek().is_some() && exchanges.all(|i| points.contains(&i.span))
+}
+
+/// Whether `kind` only computes registers from registers (and special registers), so
+/// that it may run before a wait as well as after it.
+fn is_pure(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Mov { .. }
+            | InstKind::Pack { .. }
+            | InstKind::Unpack { .. }
+            | InstKind::Special { .. }
+            | InstKind::Unary { .. }
+            | InstKind::Binary { .. }
+            | InstKind::Mad { .. }
+            | InstKind::Bfe { .. }
+            | InstKind::Bfi { .. }
+            | InstKind::Setp { .. }
+            | InstKind::Select { .. }
+            | InstKind::PredLogic { .. }
+            | InstKind::PredNot { .. }
+            | InstKind::Convert { .. }
+    )
 }
 
 /// Whether some loop of `k` polls, so that [`run`] makes the kernel rounds of a block
@@ -356,7 +416,11 @@ enum Yield {
     /// A block barrier; resumes after it.
     Barrier,
     /// A warp collective with this member mask and kind; resumes at the collective.
-    Collective(Value, u32),
+    /// With `publish`, the collective's first exchange too (its word).
+    Collective { members: Value, kind: u32, publish: Option<Value> },
+    /// A later exchange of the collective the thread was released from: its word. The
+    /// thread waits with the same members again (module doc, *Exchanges*).
+    Exchange(Value),
 }
 
 /// Where the block's state is, and its word: the shared window's atomic word (32 bits,
@@ -511,6 +575,20 @@ impl Grid {
     }
 }
 
+/// What the rounds keep where they carry the warp exchanges (module doc, *Exchanges*).
+#[derive(Clone, Copy)]
+struct Exchanges {
+    /// Whether the kernel reads published words (not only `bar.warp.sync`); then
+    /// `pass::legalize_warps` gives it the warp scratch they are stored in.
+    publishes: bool,
+    /// The word a thread waiting at an exchange publishes at each round's second
+    /// barrier.
+    pending: RegId,
+    /// The lanes of the thread's warp released with it from its last collective (its
+    /// members that have not exited), whose words its reads see.
+    arrived: RegId,
+}
+
 /// The registers and words the rounds use.
 struct Scheduler<'k> {
     k: &'k mut Kernel,
@@ -537,6 +615,8 @@ struct Scheduler<'k> {
     /// The byte offset among the waiting masks of the one a thread at a collective is
     /// in: its kind's, of its warp.
     waiting_at: RegId,
+    /// Where the rounds carry the warp exchanges (module doc, *Exchanges*).
+    exchanges: Option<Exchanges>,
     grid: Grid,
     /// The block that ends every round.
     round_end: BlockId,
@@ -545,8 +625,19 @@ struct Scheduler<'k> {
 }
 
 impl<'k> Scheduler<'k> {
-    fn new(k: &'k mut Kernel) -> Scheduler<'k> {
+    fn new(k: &'k mut Kernel, exchanges: bool) -> Scheduler<'k> {
         let span = k.span;
+        if exchanges {
+            // The rounds' barriers order the exchanges (module doc, *Exchanges*).
+            for b in &mut k.blocks {
+                b.insts.retain(|i| !matches!(i.kind, InstKind::WarpSync));
+            }
+        }
+        let publishes = exchanges
+            && k.blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .any(|i| matches!(i.kind, InstKind::WarpRead { .. } | InstKind::WarpBallot { .. }));
         let kinds = k
             .blocks
             .iter()
@@ -570,6 +661,8 @@ impl<'k> Scheduler<'k> {
         let [pc, wait, members, start, round, idle, site, parity, lane_bit, warp_word, lanes] =
             [(); 11].map(|()| reg(k, U32));
         let waiting_at = reg(k, U32);
+        let exchanges =
+            exchanges.then(|| Exchanges { publishes, pending: reg(k, U32), arrived: reg(k, U32) });
         let grid = Grid { area: reg(k, U64), calm: reg(k, U32), events: reg(k, U32) };
         let first_thread = reg(k, OpTy::Pred);
         let round_end = BlockId(k.blocks.len() as u32);
@@ -592,6 +685,7 @@ impl<'k> Scheduler<'k> {
             lanes,
             first_thread,
             waiting_at,
+            exchanges,
             grid,
             round_end,
             resume,
@@ -624,7 +718,51 @@ impl<'k> Scheduler<'k> {
         for b in 0..original_blocks {
             self.split_waits(b);
         }
+        if let Some(x) = self.exchanges {
+            self.mask_reads(x.arrived);
+        }
         self.dispatch(rounds, original_entry);
+    }
+
+    /// Makes the exchanges' reads see only the lanes released with the thread: a word of
+    /// another lane is one it published for an earlier exchange (module doc,
+    /// *Exchanges*), and a lane that did not arrive reads as 0
+    /// ([`InstKind::WarpRead`]).
+    fn mask_reads(&mut self, arrived: RegId) {
+        let arrived = Value::Reg(arrived);
+        for b in 0..self.k.blocks.len() {
+            if !self.k.blocks[b]
+                .insts
+                .iter()
+                .any(|i| matches!(i.kind, InstKind::WarpRead { .. } | InstKind::WarpBallot { .. }))
+            {
+                continue;
+            }
+            let insts = std::mem::take(&mut self.k.blocks[b].insts);
+            let mut out = Vec::with_capacity(insts.len());
+            for inst in insts {
+                let mut e = Builder::new(self.k, inst.span);
+                match inst.kind {
+                    InstKind::WarpRead { dst, value, lane, warp_base } => {
+                        let word = e.temp(U32);
+                        e.push(InstKind::WarpRead { dst: word, value, lane, warp_base });
+                        let lane = e.and(U32, lane, Value::Imm(31));
+                        let bit = e.bin(BinaryOp::Shr, U32, arrived, lane);
+                        let bit = e.and(U32, bit, Value::Imm(1));
+                        let there = e.cmp(CmpOp::Ne, U32, bit, Value::Imm(0));
+                        let word = e.sel(U32, there, Value::Reg(word), Value::Imm(0));
+                        e.mov(U32, dst, word);
+                    }
+                    InstKind::WarpBallot { dst, value, lanes, warp_base } => {
+                        let lanes = e.and(U32, lanes, arrived);
+                        e.push(InstKind::WarpBallot { dst, value, lanes, warp_base });
+                    }
+                    kind => e.push(kind),
+                }
+                out.append(&mut e.insts);
+            }
+            self.k.blocks[b].insts = out;
+        }
     }
 
     /// Makes the kernel's new entry: the state's initialization, the block's start in
@@ -656,7 +794,9 @@ impl<'k> Scheduler<'k> {
         }
         e.mov(OpTy::Pred, self.first_thread, Value::Reg(first));
         let grid = self.grid;
-        for r in [self.pc, self.wait, self.members, self.round, self.idle, self.site] {
+        let regs = [self.pc, self.wait, self.members, self.round, self.idle, self.site];
+        let more = self.exchanges.map(|x| [x.pending, x.arrived]);
+        for r in regs.into_iter().chain(more.into_iter().flatten()) {
             e.mov(U32, r, Value::Imm(0));
         }
         for r in [grid.calm, grid.events] {
@@ -733,7 +873,10 @@ impl<'k> Scheduler<'k> {
 
         // After the second barrier: end, fail, or decide whether to run. What the block
         // takes back from the grid's active count when it ends: 1 unless it waited.
-        e.push(BARRIER);
+        // Threads waiting at an exchange publish their word at it (module doc,
+        // *Exchanges*); the others' words are read by nobody.
+        let publish = self.exchanges.filter(|x| x.publishes).map(|x| Value::Reg(x.pending));
+        e.push(InstKind::WarpBarrier { publish });
         let none_left = e.cmp(CmpOp::Eq, U32, live, Value::Imm(0));
         let counted = e.cmp(CmpOp::Lt, U32, Value::Reg(self.idle), Value::Imm(QUIET_AFTER.into()));
         let leaving = e.temp(U32);
@@ -784,6 +927,11 @@ impl<'k> Scheduler<'k> {
         st.atomic(&mut e, AtomicOp::And, WAITING, Some(self.waiting_at), unmask);
         st.store(&mut e, PROGRESS, parity, Value::Imm(1));
         e.mov(U32, self.wait, Value::Imm(RUNNABLE));
+        if let Some(x) = self.exchanges {
+            let here = e.not(U32, exited);
+            let arrived = e.and(U32, Value::Reg(self.members), here);
+            e.mov(U32, x.arrived, arrived);
+        }
         let release = std::mem::take(&mut e.insts);
 
         let runnable = e.cmp(CmpOp::Eq, U32, Value::Reg(self.wait), Value::Imm(RUNNABLE));
@@ -913,6 +1061,23 @@ impl<'k> Scheduler<'k> {
         self.k.wait_sites.push(span);
         let st = self.state;
         let parity = Some(self.parity);
+        // The thread waits among the lanes of its kind of collective (`waiting_at`),
+        // with its members (set first) and the word it publishes, if any.
+        let (waiting_at, lane_bit, wait) = (self.waiting_at, self.lane_bit, self.wait);
+        let (lanes, members_reg) = (self.lanes, self.members);
+        let pending = self.exchanges.map(|x| x.pending);
+        let wait_at_collective = |e: &mut Builder<'_>, members: Option<Value>, publish| {
+            st.atomic(e, AtomicOp::Or, WAITING, Some(waiting_at), Value::Reg(lane_bit));
+            st.store(e, PROGRESS, parity, Value::Imm(1));
+            if let Some(members) = members {
+                let members = e.and(U32, members, Value::Reg(lanes));
+                e.mov(U32, members_reg, members);
+            }
+            e.mov(U32, wait, Value::Imm(AT_COLLECTIVE));
+            if let (Some(word), Some(pending)) = (publish, pending) {
+                e.mov(U32, pending, word);
+            }
+        };
         let mut e = Builder::new(self.k, span);
         match how {
             Yield::Poll => {
@@ -927,17 +1092,13 @@ impl<'k> Scheduler<'k> {
                 st.store(&mut e, PROGRESS, parity, Value::Imm(1));
                 e.mov(U32, self.wait, Value::Imm(AT_BARRIER));
             }
-            Yield::Collective(members, kind) => {
+            Yield::Collective { members, kind, publish } => {
                 let offset = Value::Imm(u64::from(st.bytes() * WARPS * kind));
                 let at = e.add(U32, Value::Reg(self.warp_word), offset);
                 e.mov(U32, self.waiting_at, at);
-                let bit = Value::Reg(self.lane_bit);
-                st.atomic(&mut e, AtomicOp::Or, WAITING, Some(self.waiting_at), bit);
-                st.store(&mut e, PROGRESS, parity, Value::Imm(1));
-                let members = e.and(U32, members, Value::Reg(self.lanes));
-                e.mov(U32, self.members, members);
-                e.mov(U32, self.wait, Value::Imm(AT_COLLECTIVE));
+                wait_at_collective(&mut e, Some(members), publish);
             }
+            Yield::Exchange(word) => wait_at_collective(&mut e, None, Some(word)),
         }
         e.mov(U32, self.pc, Value::Imm(u64::from(id)));
         e.mov(U32, self.site, Value::Imm(u64::from(site)));
@@ -965,15 +1126,33 @@ impl<'k> Scheduler<'k> {
     fn split_waits(&mut self, b: usize) {
         let mut cur = b;
         loop {
-            let at = self.k.blocks[cur]
-                .insts
-                .iter()
-                .position(|i| matches!(i.kind, InstKind::Barrier | InstKind::SyncPoint { .. }));
+            let exchanges = self.exchanges.is_some();
+            let at = self.k.blocks[cur].insts.iter().position(|i| match i.kind {
+                InstKind::Barrier | InstKind::SyncPoint { .. } => true,
+                InstKind::WarpPublish { .. } => exchanges,
+                _ => false,
+            });
             let Some(at) = at else { break };
             let insts = std::mem::take(&mut self.k.blocks[cur].insts);
             let (before, rest) = insts.split_at(at);
-            let (wait, after) = (&rest[0], &rest[1..]);
+            let (wait, mut after) = (&rest[0], &rest[1..]);
+            let mut before = before.to_vec();
             let span = wait.span;
+            // A collective's first exchange is its wait: the pure code between them runs
+            // before it (module doc, *Exchanges*).
+            let mut publish = None;
+            if exchanges
+                && matches!(wait.kind, InstKind::SyncPoint { point: SyncPoint::Warp { .. } })
+            {
+                let first = after.iter().position(|i| !is_pure(&i.kind));
+                if let Some(j) = first {
+                    if let InstKind::WarpPublish { value } = after[j].kind {
+                        before.extend_from_slice(&after[..j]);
+                        publish = Some(value);
+                        after = &after[j + 1..];
+                    }
+                }
+            }
             // The code after the wait, with the block's terminator.
             let term = std::mem::replace(&mut self.k.blocks[cur].term, Terminator::Return);
             let next = BlockId(self.k.blocks.len() as u32);
@@ -984,12 +1163,13 @@ impl<'k> Scheduler<'k> {
                 term,
                 term_span: self.k.blocks[cur].term_span,
             });
-            self.k.blocks[cur].insts = before.to_vec();
+            self.k.blocks[cur].insts = before;
             let how = match wait.kind {
                 InstKind::Barrier => Some(Yield::Barrier),
                 InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } } => {
-                    Some(Yield::Collective(members, kind))
+                    Some(Yield::Collective { members, kind, publish })
                 }
+                InstKind::WarpPublish { value } => Some(Yield::Exchange(value)),
                 _ => None,
             };
             self.k.blocks[cur].term = match how {
