@@ -118,6 +118,8 @@ const fn has(ops: &'static [Opcode], d: Modifier, checks: &'static [super::Check
 
 use super::Check::Media as M;
 use Check::*;
+// `forms` has checks of these names for the core arithmetic; here they are this file's.
+use Check::{Needs, SatWith};
 
 const U32S32: &[ScalarType] = &[U32, S32];
 const SCALAR: VideoOperands = VideoOperands::Scalar;
