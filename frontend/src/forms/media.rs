@@ -39,8 +39,9 @@ pub enum Check {
     Vector(u32),
     /// Each of these modifiers (`movmatrix.m8n8.trans`).
     Needs(&'static [Modifier]),
-    /// None of these modifiers, which other forms of the opcode take (`suld.p`).
-    Without(&'static [Modifier]),
+    /// None of these modifiers, which other opcodes' forms take (`suld.p`), and what to
+    /// write instead.
+    Without(&'static [Modifier], &'static str),
     /// No state space other than these (`ldmatrix.shared`).
     Spaces(&'static [StateSpace]),
     /// The layouts in this order (`mma.row.col`).
@@ -302,21 +303,27 @@ pub static FORMS: &[Form] = &[
     ),
     // §9.7.11.2-4: `sust.p` stores `.b32`; `sured.p` is `.b32`, or `.b64` with `.min`
     // and `.max`.
-    has(&[Sust], P, &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32])]),
-    has(
-        &[Sured],
-        P,
-        &[
-            OneOf(GEOMETRIES),
-            M(AtMostOneOf(BOUNDARIES)),
-            M(Operation(SECONDARY)),
-            Type(&[B32, B64]),
-        ],
-    ),
+    Form {
+        name: "sust.p",
+        ..has(&[Sust], P, &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32])])
+    },
+    Form {
+        name: "sured.p",
+        ..has(
+            &[Sured],
+            P,
+            &[
+                OneOf(GEOMETRIES),
+                M(AtMostOneOf(BOUNDARIES)),
+                M(Operation(SECONDARY)),
+                Type(&[B32, B64]),
+            ],
+        )
+    },
     row(
         &[Suld],
         &[
-            M(Without(&[P])),
+            M(Without(&[P], "surfaces load with `suld.b`")),
             OneOf(ACCESS.split_at(1).0),
             OneOf(GEOMETRIES),
             M(AtMostOneOf(BOUNDARIES)),
@@ -427,9 +434,9 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return fail(i.span, format!("`{name}` needs `{d}`"));
             }
         }
-        Without(set) => {
+        Without(set, instead) => {
             if let Some(d) = m.details.iter().find(|d| set.contains(&d.value)) {
-                let msg = format!("unknown or unsupported modifier `{}` for `{op}`", d.value);
+                let msg = format!("`{op}{}` is not a PTX instruction: {instead}", d.value);
                 return fail(d.span, msg);
             }
         }
@@ -660,11 +667,11 @@ mod tests {
             "sured.b.1d.add.min.b32 [sr, {%r2}], %r1;",
             "`sured` names one operation (`.add`, `.min`, …)",
         );
-        refused("sust.p.1d.b64.trap [sr, {%r2}], %rd1;", "`sust` takes `.b32`");
+        refused("sust.p.1d.b64.trap [sr, {%r2}], %rd1;", "`sust.p` takes `.b32`");
         refused("sust.1d.b32.trap [sr, {%r2}], %r1;", "`sust` needs `.b` or `.p`");
         refused(
             "suld.p.1d.b32.trap %r1, [sr, {%r2}];",
-            "unknown or unsupported modifier `.p` for `suld`",
+            "`suld.p` is not a PTX instruction: surfaces load with `suld.b`",
         );
     }
 
