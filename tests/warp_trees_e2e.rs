@@ -42,6 +42,35 @@ fn tree(v: &[u32], down: bool, deltas: &[u32], step: impl Fn(u32, u32) -> u32) -
     cur
 }
 
+/// One warp of the input: the global index of its lane 0, that lane's `tid.x`, and
+/// each lane's int and float bits (0 past `n`); a partial last warp has fewer lanes.
+struct Warp {
+    first: usize,
+    tid: usize,
+    ints: Vec<u32>,
+    floats: Vec<u32>,
+}
+
+/// The warps of blocks of `block` threads over `total` threads, in order.
+fn warps(ints: &[i32], floats: &[f32], n: usize, block: usize, total: usize) -> Vec<Warp> {
+    let mut out = Vec::new();
+    for b0 in (0..total).step_by(block) {
+        for w in (0..block).step_by(32) {
+            let lanes = (block - w).min(32);
+            let at = |l: usize| b0 + w + l;
+            let bits =
+                |l: usize, get: &dyn Fn(usize) -> u32| if at(l) < n { get(at(l)) } else { 0 };
+            out.push(Warp {
+                first: b0 + w,
+                tid: w,
+                ints: (0..lanes).map(|l| bits(l, &|i| ints[i] as u32)).collect(),
+                floats: (0..lanes).map(|l| bits(l, &|i| floats[i].to_bits())).collect(),
+            });
+        }
+    }
+    out
+}
+
 /// The kernel's six words per thread, warp by warp.
 fn reference(ints: &[i32], floats: &[f32], n: usize, block: usize, total: usize) -> Vec<u32> {
     let mut out = vec![0u32; 6 * n];
@@ -50,26 +79,18 @@ fn reference(ints: &[i32], floats: &[f32], n: usize, block: usize, total: usize)
     let add = |a: u32, b: u32| a.wrapping_add(b);
     let max = |a: u32, b: u32| (a as i32).max(b as i32) as u32;
     let fadd = |a: u32, b: u32| (f32::from_bits(a) + f32::from_bits(b)).to_bits();
-    for b0 in (0..total).step_by(block) {
-        for w in (0..block).step_by(32) {
-            let lanes = (block - w).min(32);
-            let at = |l: usize| b0 + w + l;
-            let v: Vec<u32> =
-                (0..lanes).map(|l| if at(l) < n { ints[at(l)] as u32 } else { 0 }).collect();
-            let f: Vec<u32> =
-                (0..lanes).map(|l| if at(l) < n { floats[at(l)].to_bits() } else { 0 }).collect();
-            let results = [
-                tree(&v, true, &down, add),
-                tree(&v, false, &up, max),
-                tree(&f, true, &down, fadd),
-                tree(&f, false, &up, fadd),
-                tree(&v, true, &up, add),
-                tree(&f, false, &down, fadd),
-            ];
-            for l in (0..lanes).filter(|&l| at(l) < n) {
-                for (k, r) in results.iter().enumerate() {
-                    out[6 * at(l) + k] = r[l];
-                }
+    for Warp { first, ints: v, floats: f, .. } in warps(ints, floats, n, block, total) {
+        let results = [
+            tree(&v, true, &down, add),
+            tree(&v, false, &up, max),
+            tree(&f, true, &down, fadd),
+            tree(&f, false, &up, fadd),
+            tree(&v, true, &up, add),
+            tree(&f, false, &down, fadd),
+        ];
+        for l in (0..v.len()).filter(|&l| first + l < n) {
+            for (k, r) in results.iter().enumerate() {
+                out[6 * (first + l) + k] = r[l];
             }
         }
     }
@@ -174,29 +195,20 @@ fn lane_zero_reference(
     let add = |a: u32, b: u32| a.wrapping_add(b);
     let xor = |a: u32, b: u32| a ^ b;
     let fadd = |a: u32, b: u32| (f32::from_bits(a) + f32::from_bits(b)).to_bits();
-    for b0 in (0..total).step_by(block) {
-        for w in (0..block).step_by(32) {
-            let lanes = (block - w).min(32);
-            let at = |l: usize| b0 + w + l;
-            let v: Vec<u32> =
-                (0..lanes).map(|l| if at(l) < n { ints[at(l)] as u32 } else { 0 }).collect();
-            let f: Vec<u32> =
-                (0..lanes).map(|l| if at(l) < n { floats[at(l)].to_bits() } else { 0 }).collect();
-            let a = tree(&v, true, &down, add);
-            let c = tree(&f, true, &up, fadd);
-            let e = tree(&v, true, &down, xor);
-            let g = tree(&f, true, &down, |own, shuffled| fadd(shuffled, own));
-            for l in (0..lanes).filter(|&l| at(l) < n) {
-                let i = at(l);
-                let tid = w + l;
-                out[4 * i + 3] = g[0];
-                if tid % 32 == 0 {
-                    out[4 * i] = a[l];
-                    out[4 * i + 2] = e[l];
-                }
-                if i % 32 == 0 {
-                    out[4 * i + 1] = c[l];
-                }
+    for Warp { first, tid, ints: v, floats: f } in warps(ints, floats, n, block, total) {
+        let a = tree(&v, true, &down, add);
+        let c = tree(&f, true, &up, fadd);
+        let e = tree(&v, true, &down, xor);
+        let g = tree(&f, true, &down, |own, shuffled| fadd(shuffled, own));
+        for l in (0..v.len()).filter(|&l| first + l < n) {
+            let i = first + l;
+            out[4 * i + 3] = g[0];
+            if (tid + l) % 32 == 0 {
+                out[4 * i] = a[l];
+                out[4 * i + 2] = e[l];
+            }
+            if i % 32 == 0 {
+                out[4 * i + 1] = c[l];
             }
         }
     }
