@@ -378,6 +378,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // Before expand_warp: the trees it recognises are still `shfl` instructions.
     warp_trees::run(&mut kernel, target);
     checked(&kernel, None)?;
+    let collectives_synced = schedule::every_collective_synced(&kernel);
     expand_warp::run(&mut kernel).map_err(|d| vec![d])?;
     // Before expand_system, which writes the grid workspace's address out: the grid
     // barriers (and cooperative groups' inline ones) cut the kernel into phases.
@@ -394,7 +395,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     hoist_params::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     // Before atomics: the compare-and-swap loops legalize_atomics makes are not polling.
-    schedule::run(&mut kernel, target.warp_mode).map_err(|d| vec![d])?;
+    schedule::run(&mut kernel, target.warp_mode, collectives_synced).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     // Atomics first: their loops for half-precision adds contain float arithmetic that
     // legalize_floats must see.

@@ -59,7 +59,8 @@
 //! which must then be reached in block-uniform control flow; inside the rounds, whose
 //! threads run different code, that would make `pass::predicate` walk every thread
 //! through every collective of the kernel in every round. So there, when every
-//! exchange belongs to a `.sync` collective (its sync point, with its span), the rounds
+//! warp collective of the kernel is a `.sync` form ([`every_collective_synced`], so
+//! each exchange follows its sync point), the rounds
 //! carry the exchanges instead: a publish is a yield (the collective's first one is its
 //! wait, the code before it only computes registers) at which the thread waits again
 //! with the same members, and keeps its word in a register; every thread stores that
@@ -145,33 +146,40 @@ const AT_BARRIER: u64 = 1;
 const AT_COLLECTIVE: u64 = 2;
 
 /// Makes the kernel's threads progress independently where it polls (module doc), for
-/// a device whose warps are in `mode`.
-pub fn run(k: &mut Kernel, mode: WarpMode) -> Result<(), Diagnostic> {
+/// a device whose warps are in `mode`. `collectives_synced` says whether every warp
+/// collective the kernel had before `pass::expand_warp` was a `.sync` form
+/// ([`every_collective_synced`]): then each of its exchanges follows a sync point and
+/// the rounds can carry them (module doc, *Exchanges*).
+pub fn run(k: &mut Kernel, mode: WarpMode, collectives_synced: bool) -> Result<(), Diagnostic> {
     let polls = polling_edges(k);
     if polls.is_empty() {
         remove_sync_points(k);
         return Ok(());
     }
-    let exchanges = mode == WarpMode::Emulated && exchanges_owned(k);
+    let exchanges = mode == WarpMode::Emulated && collectives_synced && has_exchanges(k);
     Scheduler::new(k, exchanges).build(&polls);
     Ok(())
 }
 
-/// Whether `k` has warp exchanges and each is part of a `.sync` collective, whose sync point
-/// has the same span (`pass::expand_warp` and `pass::expand_matrix` give a collective's
-/// instructions its span): then the rounds can carry the exchanges (module doc,
-/// *Exchanges*). Collectives without a member mask (`activemask`, `vote` and `shfl`
-/// without `.sync`) have no sync point.
-fn exchanges_owned(k: &Kernel) -> bool {
-    let insts = || k.blocks.iter().flat_map(|b| &b.insts);
-    let points: Vec<Span> = insts()
-        .filter(|i| matches!(i.kind, InstKind::SyncPoint { point: SyncPoint::Warp { .. } }))
-        .map(|i| i.span)
-        .collect();
-    let mut exchanges = insts()
-        .filter(|i| matches!(i.kind, InstKind::WarpPublish { .. } | InstKind::WarpSync))
-        .peekable();
-    exchanges.peek().is_some() && exchanges.all(|i| points.contains(&i.span))
+/// Whether every warp collective of `k` (before `pass::expand_warp`) has a member mask:
+/// a `.sync` form, which sema gives a sync point ([`SyncPoint::Warp`]), as
+/// `pass::expand_matrix` gives matrix instructions. Collectives without one
+/// (`activemask`, `vote` and `shfl` without `.sync`) exchange without a sync point.
+/// Decided on the collectives themselves, not on spans, so that IR read back from its
+/// text lowers the same.
+pub fn every_collective_synced(k: &Kernel) -> bool {
+    k.blocks.iter().flat_map(|b| &b.insts).all(|i| match &i.kind {
+        InstKind::Warp(w) => w.members.is_some(),
+        _ => true,
+    })
+}
+
+/// Whether `k` has warp exchanges (`pass::expand_warp`'s and `pass::expand_matrix`'s).
+fn has_exchanges(k: &Kernel) -> bool {
+    k.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|i| matches!(i.kind, InstKind::WarpPublish { .. } | InstKind::WarpSync))
 }
 
 /// Whether `kind` only computes registers from registers (and special registers), so
