@@ -31,13 +31,13 @@
 //! instructions after it move to the last of them.
 
 use ptxvk_abi::tensor_map::{mode, offset, MAGIC};
-use ptxvk_frontend::{Diagnostic, Span};
+use ptxvk_frontend::Diagnostic;
 
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AsyncCopy, BinaryOp, BlockId, BulkCopy, CmpOp, CopyInst, CopyRead, InstKind, Kernel,
-    OpTy, RegId, Space, TensorCopy, Value,
+    Address, AsyncCopy, BinaryOp, BulkCopy, CmpOp, CopyInst, CopyRead, InstKind, Kernel, OpTy,
+    RegId, Space, TensorCopy, Value,
 };
 
 mod tensor;
@@ -69,15 +69,11 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     })
 }
 
-/// Builds the expansion of one instruction from block `cur` on: instructions go to the
-/// current block, branches end it and continue in new blocks, all with `span`.
-struct Expand<'k> {
-    k: &'k mut Kernel,
-    cur: BlockId,
-    span: Span,
-}
-
-expander::expansion!(Expand);
+expander::expansion!(
+    /// Builds the expansion of one instruction from block `cur` on: instructions go to the
+    /// current block, branches end it and continue in new blocks, all with `span`.
+    struct Expand
+);
 
 impl Expand<'_> {
     /// `cp.async` (module doc).

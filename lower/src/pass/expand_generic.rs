@@ -18,13 +18,13 @@
 //! Post: no access of [`Space::Generic`] is left; each became its dispatch, with its
 //! span, in blocks appended to the kernel; the instructions after it move to the join.
 
-use ptxvk_frontend::{Diagnostic, Span};
+use ptxvk_frontend::Diagnostic;
 
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BlockId, CmpOp, Failure, FloatMode, InstKind, Kernel, OpTy, Order,
-    Scope, Space, SystemInst, Terminator, Value, LOCAL_WINDOW, SHARED_WINDOW,
+    Address, AtomicOp, BinaryOp, CmpOp, Failure, FloatMode, InstKind, Kernel, OpTy, Order, Scope,
+    Space, SystemInst, Terminator, Value, LOCAL_WINDOW, SHARED_WINDOW,
 };
 use crate::system as sys;
 
@@ -129,14 +129,10 @@ fn strong(b: &mut impl Build, a: &Strong, space: Space, addr: Address, wide_wind
     }
 }
 
-/// Builds the expansion of one instruction from block `cur` on.
-struct Expand<'k> {
-    k: &'k mut Kernel,
-    cur: BlockId,
-    span: Span,
-}
-
-expander::expansion!(Expand);
+expander::expansion!(
+    /// Builds the expansion of one instruction from block `cur` on.
+    struct Expand
+);
 
 impl Expand<'_> {
     /// The access `kind` for the shared window, the local window, or global memory,

@@ -36,11 +36,10 @@ use ptxvk_frontend::Diagnostic;
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, BlockId, CmpOp, InstKind, Kernel, MbarrierOp, MbarrierWait, OpTy,
-    Order, Scope, Space, SyncPoint, Value,
+    Address, AtomicOp, BinaryOp, CmpOp, InstKind, Kernel, MbarrierOp, MbarrierWait, OpTy, Order,
+    Scope, Space, SyncPoint, Value,
 };
 use crate::system as sys;
-use ptxvk_frontend::Span;
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
@@ -65,14 +64,10 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     })
 }
 
-/// Builds the expansion of one instruction from block `cur` on.
-struct Expand<'k> {
-    k: &'k mut Kernel,
-    cur: BlockId,
-    span: Span,
-}
-
-expander::expansion!(Expand);
+expander::expansion!(
+    /// Builds the expansion of one instruction from block `cur` on.
+    struct Expand
+);
 
 impl Expand<'_> {
     fn op(&mut self, op: MbarrierOp) {

@@ -76,15 +76,11 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     })
 }
 
-/// Builds the expansion of one instruction from block `cur` on: instructions go to the
-/// current block, branches end it and continue in new blocks, all with `span`.
-struct Expand<'k> {
-    k: &'k mut Kernel,
-    cur: BlockId,
-    span: Span,
-}
-
-expander::expansion!(Expand);
+expander::expansion!(
+    /// Builds the expansion of one instruction from block `cur` on: instructions go to the
+    /// current block, branches end it and continue in new blocks, all with `span`.
+    struct Expand
+);
 
 impl Expand<'_> {
     /// The device address of the system area; the kernel has one.

@@ -58,13 +58,13 @@
 //! instructions after it move to the last of them.
 
 use ptxvk_abi::texture::{flags, format, offset, AddressMode, ChannelKind, MAGIC, SIZE};
-use ptxvk_frontend::{Diagnostic, Span};
+use ptxvk_frontend::Diagnostic;
 
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, BlockId, CmpOp, FloatFormat, InstKind, Kernel, OpTy, RegId, Rounding, Space,
-    TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, UnaryOp, Value,
+    Address, BinaryOp, CmpOp, FloatFormat, InstKind, Kernel, OpTy, RegId, Rounding, Space, TexLod,
+    TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, UnaryOp, Value,
 };
 
 mod surface;
@@ -133,15 +133,11 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
     })
 }
 
-/// Builds the expansion of one instruction from block `cur` on: instructions go to the
-/// current block, branches end it and continue in new blocks, all with `span`.
-struct Expand<'k> {
-    k: &'k mut Kernel,
-    cur: BlockId,
-    span: Span,
-}
-
-expander::expansion!(Expand);
+expander::expansion!(
+    /// Builds the expansion of one instruction from block `cur` on: instructions go to the
+    /// current block, branches end it and continue in new blocks, all with `span`.
+    struct Expand
+);
 
 impl Expand<'_> {
     /// Expands one texture or surface instruction.

@@ -65,8 +65,19 @@ pub(crate) fn push(k: &mut Kernel, cur: BlockId, span: Span, kind: InstKind) {
 }
 
 /// `Build` and [`Blocks`] for an expansion type with fields `k: &mut Kernel`,
-/// `cur: BlockId` and `span: Span`.
+/// `cur: BlockId` and `span: Span`; with `struct`, also the type itself, with just those
+/// fields (each pass's own type, so that its methods' names stay its own).
 macro_rules! expansion {
+    ($(#[$doc:meta])* struct $ty:ident) => {
+        $(#[$doc])*
+        struct $ty<'k> {
+            k: &'k mut $crate::ir::Kernel,
+            cur: $crate::ir::BlockId,
+            span: ptxvk_frontend::Span,
+        }
+
+        $crate::pass::expander::expansion!($ty);
+    };
     ($ty:ident) => {
         impl $crate::build::Build for $ty<'_> {
             fn temp(&mut self, ty: $crate::ir::OpTy) -> $crate::ir::RegId {

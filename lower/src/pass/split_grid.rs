@@ -170,13 +170,10 @@ struct Places {
     threads: Value,
 }
 
-struct Split<'k> {
-    k: &'k mut Kernel,
-    cur: BlockId,
-    span: Span,
-}
-
-expander::expansion!(Split);
+expander::expansion!(
+    /// Builds the phases' entry and saves from block `cur` on.
+    struct Split
+);
 
 impl Split<'_> {
     fn global(&mut self, ty: OpTy, base: Value, offset: u64) -> Value {
