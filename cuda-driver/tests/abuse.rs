@@ -11,8 +11,9 @@
 //! streams and events destroyed, some with work in flight), which several threads could
 //! not do deterministically (a freed address may come back to another thread).
 //!
-//! `PTXVK_ABUSE_OPS` sets the operations per thread (default 400; the long run of
-//! `docs/benchmarks.md` uses 20,000).
+//! `PTXVK_ABUSE_OPS` sets the operations per thread (default 400). The long run is a
+//! benchmark: `cargo bench -p ptxvk-cuda-driver --bench soak` drives this model's valid
+//! calls by the million (`docs/benchmarks.md`, *Soak*).
 
 mod common;
 
