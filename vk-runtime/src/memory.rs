@@ -123,6 +123,28 @@ impl Memory {
         }
     }
 
+    /// The bytes from this memory's start that no other allocation and no host data can
+    /// occupy, for a buffer of `size` bytes: up to the end of the last page for a memory
+    /// object of its own that the host maps from a page boundary (an exportable
+    /// allocation: on lavapipe its own memfd mapping), `size` otherwise (host memory
+    /// imported around the range is the program's; a sub-allocation's neighbours are
+    /// other allocations). A confined kernel may touch these bytes, as a kernel on a CUDA
+    /// GPU may run a little past a small allocation without a fault: CUDA rounds
+    /// allocations up (`cudaMalloc` pointers are aligned to at least 256 bytes, CUDA
+    /// Programming Guide, *Device Memory Accesses*), and numba-cuda's own tests rely on it.
+    pub(crate) fn reach(&self, size: u64) -> u64 {
+        const PAGE: u64 = 4096;
+        let mapped_here =
+            self.mapped.as_ref().is_some_and(|Mapped(p)| p.as_ptr() as u64 == self.address);
+        match &self.backing {
+            Backing::Shared(_) if mapped_here && self.address.is_multiple_of(PAGE) => {
+                let end = self.address.saturating_add(self.capacity.max(size));
+                end.checked_next_multiple_of(PAGE).unwrap_or(end) - self.address
+            }
+            _ => size,
+        }
+    }
+
     /// Creates a buffer of at least `size` bytes (rounded up to a multiple of 4 so it can
     /// be filled as a whole) in `location`.
     pub(crate) fn allocate(
@@ -443,6 +465,7 @@ impl Buffer {
         pool: Option<Arc<PoolInner>>,
     ) -> Buffer {
         let address = memory.address;
+        let reach = memory.reach(size);
         let inner = Arc::new(BufferInner {
             gpu: Arc::clone(&shared.gpu),
             device: Arc::downgrade(shared),
@@ -452,7 +475,7 @@ impl Buffer {
             pool,
             shadow: std::sync::OnceLock::new(),
         });
-        shared.addresses.insert(address, size, Arc::downgrade(&inner));
+        shared.addresses.insert(address, size, reach, Arc::downgrade(&inner));
         Buffer { inner }
     }
 
@@ -564,6 +587,9 @@ pub(crate) struct AddressMap {
 
 struct Entry {
     size: u64,
+    /// The bytes from the allocation's start that are its own memory: its size, or
+    /// up to the end of the last page of a memory object of its own ([`Memory::reach`]).
+    reach: u64,
     inner: Weak<BufferInner>,
     /// The runtime's own memory ([`Buffer::set_internal`]), which checked launches do
     /// not count as the program's.
@@ -581,9 +607,9 @@ pub struct Range {
 const FREED_REMEMBERED: usize = 256;
 
 impl AddressMap {
-    fn insert(&self, address: u64, size: u64, inner: Weak<BufferInner>) {
+    fn insert(&self, address: u64, size: u64, reach: u64, inner: Weak<BufferInner>) {
         let mut map = self.map.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.insert(address, Entry { size, inner, internal: false });
+        map.insert(address, Entry { size, reach, inner, internal: false });
         // A range reused is live again, not freed.
         let mut freed = self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         freed.retain(|f| f.start != address);
@@ -615,13 +641,14 @@ impl AddressMap {
             .collect()
     }
 
-    /// The live allocations (the runtime's own excluded) below `start` or from `end` on.
+    /// The live allocations (the runtime's own excluded) below `start` or from `end` on,
+    /// each with its reach.
     fn live_outside(&self, start: u64, end: u64) -> Vec<Range> {
         let map = self.map.read().unwrap_or_else(std::sync::PoisonError::into_inner);
         map.range(..start)
             .chain(map.range(end..))
             .filter(|(_, e)| !e.internal)
-            .map(|(&start, e)| Range { start, size: e.size })
+            .map(|(&start, e)| Range { start, size: e.reach })
             .collect()
     }
 

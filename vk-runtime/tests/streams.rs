@@ -549,7 +549,20 @@ fn allocations_of_a_cpu_device_lie_in_its_confinement_range() {
         let outside = dev.allocations_outside_confinement();
         assert_eq!(outside.len(), 1);
         assert_eq!(outside[0].start, registered.address());
+        // The program's host memory around the registered range is not the allocation's.
+        assert_eq!(outside[0].size, 8192);
         drop(registered);
         drop(host);
+    }
+    // An exportable allocation is a memory object of its own, mapped from a page
+    // boundary: a confined kernel may reach to the end of its last page (as a kernel on
+    // a CUDA GPU runs a little past a small allocation without a fault), not further.
+    if dev.can_export_memory() {
+        let exported = dev.alloc_exportable(40).expect("exportable alloc");
+        assert!(!inside(&exported));
+        let outside = dev.allocations_outside_confinement();
+        let own = outside.iter().find(|r| r.start == exported.address()).expect("listed");
+        assert_eq!(exported.address() % 4096, 0);
+        assert_eq!(own.size, 4096, "the reach of a 40-byte exportable allocation");
     }
 }
