@@ -1,32 +1,12 @@
-//! CUDA's device runtime for launches (CUDA Programming Guide, "CUDA Dynamic
-//! Parallelism", and its "Device-side Launch from PTX" section): the calls nvcc emits
-//! for `kernel<<<grid, block, shared, stream>>>(…)` in device code and a few
-//! companions, recorded in the grid's launch arena (`crate::device_launch`, which gives
-//! the layout) for the runtime to run after the grid. Each call is resolved by name
-//! like the other functions CUDA provides (`sema::system`, `crate::ir::RuntimeFn`), and
-//! `pass::expand_runtime` writes it out:
-//!
-//! * `cudaGetParameterBuffer(alignment, size)` and
-//!   `cudaGetParameterBufferV2(func, gridDim, blockDim, sharedMem)`: a parameter buffer
-//!   from the arena, or 0 when it is exhausted (the thread's last error is then
-//!   `cudaErrorLaunchPendingCountExceeded`: CUDA's pending-launch limit is the memory
-//!   set aside for launches), one `LaunchInst::ParameterBuffer`;
-//! * `cudaLaunchDevice(func, buffer, gridDim, blockDim, sharedMem, stream)` and
-//!   `cudaLaunchDeviceV2(buffer, stream)`: record the launch; a `cudaError_t`; one
-//!   `LaunchInst::Launch` (`pass::expand_system` writes both out);
-//! * `cudaGetLastError`, `cudaPeekAtLastError`: the thread's last launch error (one
-//!   register of the kernel, after inlining);
-//! * `cudaStreamCreateWithFlags`, `cudaStreamDestroy`: device streams, whose work runs
-//!   after the grid in launch order like every other launch (CUDA orders work only
-//!   within a stream, so one order serves all);
-//! * `cudaGetDevice`: device 0.
-//!
-//! CUDA 12 nvcc names them `__cudaCDP2…`; the Programming Guide and CUDA 11 PTX use
-//! the plain `cuda…` names, with the same parameters. `cudaDeviceSynchronize` in device
-//! code was removed in CUDA 12 (a grid cannot wait for its children): it is rejected.
-//!
-//! What stays here is what the module knows: its kernels' addresses and the size of a
-//! V2 parameter buffer.
+//! What a kernel knows of CUDA's device runtime for launches (CUDA Programming Guide,
+//! "CUDA Dynamic Parallelism", "Device-side Launch from PTX"): the module's kernels,
+//! whose addresses launches name, and the size of a V2 parameter buffer. The calls
+//! themselves (`cudaGetParameterBuffer[V2]`, `cudaLaunchDevice[V2]`, the last error,
+//! streams, `cudaGetDevice`; nvcc 12's `__cudaCDP2…` names too) are resolved by name
+//! like every function CUDA provides (`sema::system`); `crate::ir::SystemInst`'s module
+//! doc specifies them, recorded in the grid's launch arena (`crate::device_launch`) for
+//! the runtime to run after the grid, each stream's work in launch order like every
+//! other launch (CUDA orders work only within a stream, so one order serves all).
 //!
 //! A kernel's address (`mov.u64 %rd, kernel;`) is `device_launch::KERNEL_WINDOW` plus
 //! one plus the kernel's index among the module's kernels in name order; a launch
