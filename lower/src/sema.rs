@@ -574,7 +574,6 @@ fn lower_kernel<'m>(
         l.init_stack(f.name.span);
     }
     l.init_reserved(f.name.span);
-    l.share_last_error(&callees, f.name.span);
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {

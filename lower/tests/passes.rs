@@ -34,7 +34,10 @@
 //! a tree, and `warp_trees:S:none` leaves every one (checked against the interpreter's
 //! model of each `shfl` on every lane's result); `split_grid` leaves no grid barrier
 //! (the interpreter does not model phases: `tests/grid_sync_e2e.rs` checks them on a
-//! device); `expand_system` leaves no system call, failure or device-side launch
+//! device); `expand_runtime` leaves no call of a function CUDA provides (checked against
+//! the interpreter's model of each call, over its models of the system area, but the
+//! launches', which it models after the pass); `expand_system` leaves no system call,
+//! failure or device-side launch
 //! (checked against the interpreter's model of the failure records, printf records,
 //! heap and launch arena); `legalize_atomics` leaves
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
@@ -70,10 +73,10 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
-    expand_mbarrier, expand_system, expand_texture, expand_video, expand_warp, float_modifiers,
-    hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, split_grid,
-    structurize, warp_trees, LoopGuard, Target,
+    expand_mbarrier, expand_runtime, expand_system, expand_texture, expand_video, expand_warp,
+    float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory,
+    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
+    split_grid, structurize, warp_trees, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -141,6 +144,16 @@ fn legalizes(
     }
 }
 
+/// A pass that cannot fail, as [`legalizes`] takes it.
+fn infallible(
+    run: fn(&mut Kernel),
+) -> impl FnOnce(&mut Kernel, &Target) -> Result<(), ptxvk_frontend::Diagnostic> {
+    move |k, _| {
+        run(k);
+        Ok(())
+    }
+}
+
 /// Runs `pass`, checking its contract. Returns what went wrong.
 fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     match pass {
@@ -176,10 +189,13 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             &mut s.kernel,
             "a grid barrier",
             |_, i| matches!(i, InstKind::System(x) if **x == SystemInst::GridSync),
-            |k, _| {
-                split_grid::run(k);
-                Ok(())
-            },
+            infallible(split_grid::run),
+        )?,
+        ("expand_runtime", None) => legalizes(
+            &mut s.kernel,
+            "a call of a runtime function",
+            |_, i| expand_runtime::is_runtime_call(i),
+            |k, _| expand_runtime::run(k),
         )?,
         ("expand_system", None) => legalizes(
             &mut s.kernel,
@@ -243,46 +259,31 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             &mut s.kernel,
             "half arithmetic",
             |_, i| expand_formats::is_half(i),
-            |k, _| {
-                expand_formats::run(k);
-                Ok(())
-            },
+            infallible(expand_formats::run),
         )?,
         ("expand_integer", None) => legalizes(
             &mut s.kernel,
             "an integer operation",
             |_, i| expand_integer::is_integer(i),
-            |k, _| {
-                expand_integer::run(k);
-                Ok(())
-            },
+            infallible(expand_integer::run),
         )?,
         ("expand_video", None) => legalizes(
             &mut s.kernel,
             "a video instruction",
             |_, i| expand_video::is_video(i),
-            |k, _| {
-                expand_video::run(k);
-                Ok(())
-            },
+            infallible(expand_video::run),
         )?,
         ("emulate", None) => legalizes(
             &mut s.kernel,
             "f64 arithmetic on an exact path",
             |_, i| emulate::emulated(i).is_some(),
-            |k, _| {
-                emulate::run(k);
-                Ok(())
-            },
+            infallible(emulate::run),
         )?,
         ("float_modifiers", None) => legalizes(
             &mut s.kernel,
             "a `.ftz` or `.sat` on arithmetic",
             |_, i| float_modifiers::remains(i),
-            |k, _| {
-                float_modifiers::run(k);
-                Ok(())
-            },
+            infallible(float_modifiers::run),
         )?,
         ("legalize_floats", None) => legalizes(
             &mut s.kernel,
@@ -812,6 +813,7 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "inline",
+        "expand_runtime",
         "expand_generic",
         "expand_video",
         "expand_integer",

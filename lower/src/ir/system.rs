@@ -50,7 +50,7 @@
 //!
 //! [`LaunchInst`] is the device runtime's (CUDA Programming Guide, "CUDA Dynamic
 //! Parallelism", "Device-side Launch from PTX"). Both read and write `last_error`, the
-//! thread's last launch error (a 32-bit register semantic analysis keeps per thread):
+//! thread's last launch error (a 32-bit register of the kernel, `pass::expand_runtime`):
 //!
 //! * [`LaunchInst::ParameterBuffer`] (`cudaGetParameterBuffer[V2]`): `dst` (u64) gets a
 //!   buffer of `size` bytes aligned to `align` (u64 values; 64, 128 or
@@ -67,8 +67,32 @@
 //!   CUDA's limits on grid and block, the nesting depth; then a slot of the launch
 //!   table is claimed (atomic add) and the header's offset stored in it, or the pending
 //!   count is exceeded. A failure becomes `last_error` too.
+//!
+//! [`SystemInst::Call`] is a call of a function the program declares but does not
+//! define and CUDA provides ([`RuntimeFn`]: its system calls, ABI guide §4, and its
+//! device runtime's), as semantic analysis resolves it by name: the local-window
+//! addresses of the caller's `.param` variables that the function reads (its leading
+//! arguments, [`RuntimeFn::reads`]) and of its result, if the call has one. It exists
+//! only until `pass::expand_runtime`, which writes out what each function does in the
+//! operations above and core ones: the arguments' loads, then
+//!
+//! * `vprintf`: a [`SystemInst::Printf`], and 0 as the result;
+//! * `__assertfail(message, file, line, function, char_size)`: a [`SystemInst::Fail`]
+//!   (semantic analysis ends the thread after the call);
+//! * `malloc`: a [`SystemInst::Malloc`] and its result; `free` nothing (the heap is a
+//!   bump allocator);
+//! * `cudaCGGetIntrinsicHandle`: a nonzero grid handle; `cudaCGSynchronize`: a
+//!   [`SystemInst::GridSync`] and `cudaSuccess`;
+//! * `cudaGetParameterBuffer[V2]`, `cudaLaunchDevice[V2]`: their [`LaunchInst`] on the
+//!   thread's last error, one register of the kernel that starts at `cudaSuccess`;
+//!   `cudaGetLastError` reads and resets it, `cudaPeekAtLastError` reads it;
+//! * `cudaStreamCreateWithFlags(&stream, flags)`: a created stream's handle stored at
+//!   the generic address `stream`, `cudaSuccess` for `cudaStreamNonBlocking` (1) and
+//!   `cudaErrorInvalidValue` otherwise (device streams must be non-blocking);
+//!   `cudaStreamDestroy`: `cudaSuccess`; `cudaGetDevice(&device)`: device 0 stored at
+//!   `device`, `cudaSuccess`.
 
-use super::{RegId, Value};
+use super::{Address, RegId, Value};
 
 /// A system call or failure.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +108,125 @@ pub enum SystemInst {
     /// `dst` (u32) gets the high (`%envreg1`) or low (`%envreg2`) half of the grid
     /// workspace's address.
     GridWorkspace { dst: RegId, high: bool },
+    /// A call of a function CUDA provides (module doc).
+    Call(RuntimeCall),
+}
+
+/// A call of a function CUDA provides: the local-window addresses of the arguments it
+/// reads and of its result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeCall {
+    pub func: RuntimeFn,
+    pub args: Vec<Address>,
+    pub result: Option<Address>,
+}
+
+/// A function CUDA provides to device code (module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeFn {
+    Vprintf,
+    AssertFail,
+    Malloc,
+    Free,
+    CgGetIntrinsicHandle,
+    CgSynchronize,
+    GetParameterBuffer,
+    /// Its buffer holds `bytes`, the module's largest parameter block (at least 8).
+    GetParameterBufferV2 {
+        bytes: u32,
+    },
+    LaunchDevice,
+    LaunchDeviceV2,
+    GetLastError,
+    PeekAtLastError,
+    StreamCreateWithFlags,
+    StreamDestroy,
+    GetDevice,
+}
+
+/// How many results a call of a [`RuntimeFn`] has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallResults {
+    None,
+    One,
+    /// None or one (a `cudaError_t` or an `int` the caller may ignore).
+    Optional,
+}
+
+/// Each function: its name (the device runtime's without its `cuda` or CUDA 12's
+/// `__cudaCDP2` prefix), its arguments, its results and how many leading arguments it
+/// reads.
+const FUNCTIONS: &[(&str, RuntimeFn, usize, CallResults, usize)] = &[
+    ("vprintf", RuntimeFn::Vprintf, 2, CallResults::Optional, 2),
+    ("__assertfail", RuntimeFn::AssertFail, 5, CallResults::None, 4),
+    ("malloc", RuntimeFn::Malloc, 1, CallResults::One, 1),
+    ("free", RuntimeFn::Free, 1, CallResults::None, 0),
+    ("cudaCGGetIntrinsicHandle", RuntimeFn::CgGetIntrinsicHandle, 1, CallResults::One, 0),
+    ("cudaCGSynchronize", RuntimeFn::CgSynchronize, 2, CallResults::Optional, 0),
+    ("GetParameterBuffer", RuntimeFn::GetParameterBuffer, 2, CallResults::Optional, 2),
+    (
+        "GetParameterBufferV2",
+        RuntimeFn::GetParameterBufferV2 { bytes: 0 },
+        4,
+        CallResults::Optional,
+        4,
+    ),
+    ("LaunchDevice", RuntimeFn::LaunchDevice, 6, CallResults::Optional, 6),
+    ("LaunchDeviceV2", RuntimeFn::LaunchDeviceV2, 2, CallResults::Optional, 2),
+    ("GetLastError", RuntimeFn::GetLastError, 0, CallResults::Optional, 0),
+    ("PeekAtLastError", RuntimeFn::PeekAtLastError, 0, CallResults::Optional, 0),
+    ("StreamCreateWithFlags", RuntimeFn::StreamCreateWithFlags, 2, CallResults::Optional, 2),
+    ("StreamDestroy", RuntimeFn::StreamDestroy, 1, CallResults::Optional, 0),
+    ("GetDevice", RuntimeFn::GetDevice, 1, CallResults::Optional, 1),
+];
+
+impl RuntimeFn {
+    fn entry(self) -> &'static (&'static str, RuntimeFn, usize, CallResults, usize) {
+        let same = |f: &RuntimeFn| std::mem::discriminant(f) == std::mem::discriminant(&self);
+        FUNCTIONS.iter().find(|e| same(&e.1)).unwrap_or(&FUNCTIONS[0])
+    }
+
+    /// The function called `name`, if CUDA provides one (the device runtime's with
+    /// either prefix; a `GetParameterBufferV2`'s `bytes` are 0).
+    pub fn named(name: &str) -> Option<RuntimeFn> {
+        let short = name.strip_prefix("__cudaCDP2").or_else(|| name.strip_prefix("cuda"));
+        FUNCTIONS.iter().find_map(|&(n, f, ..)| {
+            let device_runtime = n.starts_with(|c: char| c.is_ascii_uppercase());
+            let hit = if device_runtime { short == Some(n) } else { name == n };
+            hit.then_some(f)
+        })
+    }
+
+    /// Its name in the IR text format: CUDA's (the device runtime's with `cuda`).
+    pub fn name(self) -> String {
+        let n = self.entry().0;
+        if n.starts_with(|c: char| c.is_ascii_uppercase()) {
+            format!("cuda{n}")
+        } else {
+            n.to_string()
+        }
+    }
+
+    /// Whether a call with `args` arguments and `results` results matches it.
+    pub fn takes(self, args: usize, results: usize) -> bool {
+        let (_, _, n, r, _) = *self.entry();
+        args == n
+            && match r {
+                CallResults::None => results == 0,
+                CallResults::One => results == 1,
+                CallResults::Optional => results <= 1,
+            }
+    }
+
+    /// How many of its leading arguments it reads.
+    pub fn reads(self) -> usize {
+        self.entry().4
+    }
+
+    /// Whether it is one of the device runtime's (`cuda…`/`__cudaCDP2…`).
+    pub fn is_device_runtime(self) -> bool {
+        self.entry().0.starts_with(|c: char| c.is_ascii_uppercase())
+    }
 }
 
 /// How `pass::split_grid` cut a kernel into phases at its grid barriers: what the
@@ -178,6 +321,11 @@ impl SystemInst {
             }
             SystemInst::GridSync => {}
             SystemInst::GridWorkspace { dst, .. } => f(dst),
+            SystemInst::Call(c) => c
+                .args
+                .iter_mut()
+                .chain(&mut c.result)
+                .for_each(|a| a.base.iter_mut().for_each(&mut *f)),
         }
     }
 
@@ -200,6 +348,11 @@ impl SystemInst {
             }
             SystemInst::Malloc { size, .. } => vec![(*size, Some(64))],
             SystemInst::GridSync | SystemInst::GridWorkspace { .. } => Vec::new(),
+            // Local-window offsets.
+            SystemInst::Call(c) => {
+                let bases = c.args.iter().chain(&c.result).filter_map(|a| a.base);
+                bases.map(|r| (Value::Reg(r), Some(32))).collect()
+            }
         }
     }
 
@@ -210,6 +363,12 @@ impl SystemInst {
                 Some("a failure with more than four details")
             }
             SystemInst::Fail(x) if x.status == 0 => Some("a failure of status 0"),
+            SystemInst::Call(c)
+                if c.args.len() != c.func.reads()
+                    || !c.func.takes(c.func.entry().2, usize::from(c.result.is_some())) =>
+            {
+                Some("a call of a runtime function with other arguments or results than it has")
+            }
             _ => None,
         }
     }

@@ -19,7 +19,7 @@
 //! * The device-side launches: `launch`'s doc.
 //!
 //! Pre: CFG IR after `pass::inline` and `pass::split_grid`, whose system and launch operations semantic
-//! analysis resolved and checked (`sema::system`, `sema::device_launch`).
+//! analysis resolved and checked (`sema::system`) or `pass::expand_runtime` wrote.
 //!
 //! Post: no [`InstKind::System`] or [`InstKind::DeviceLaunch`] is left; the kernel has
 //! a system area ([`Kernel::system`]) if it had any. Each became core operations with
@@ -67,6 +67,13 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
                         return Err(Diagnostic::internal(span, "a grid barrier after split_grid"));
                     }
                     SystemInst::GridWorkspace { dst, high } => e.grid_workspace(dst, high),
+                    // `pass::expand_runtime` runs first and leaves none.
+                    SystemInst::Call(_) => {
+                        return Err(Diagnostic::internal(
+                            span,
+                            "a runtime call after expand_runtime",
+                        ));
+                    }
                 }
             }
             InstKind::DeviceLaunch(l) => e.device_launch(&l),

@@ -7,7 +7,9 @@
 //!    calls push save areas on an explicit stack and whose returns switch on a
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
-//!    inside blocks): [`expand_generic`] — the accesses of generic addresses
+//!    inside blocks): [`expand_runtime`] — the calls of functions CUDA provides
+//!    (`vprintf`, `malloc`, the device runtime's…) become their arguments' loads, their
+//!    system or launch operations and their results' stores; [`expand_generic`] — the accesses of generic addresses
 //!    ([`crate::ir::Space::Generic`]) become a test of the address's window and a
 //!    direct access per space (new blocks); [`expand_video`] — the video instructions become core integer
 //!    operations; [`expand_integer`] — the integer and bit-level instructions without
@@ -106,6 +108,7 @@ pub mod expand_generic;
 pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
+pub mod expand_runtime;
 pub mod expand_system;
 pub mod expand_texture;
 pub mod expand_video;
@@ -365,7 +368,10 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     verify::run(&kernel)?;
     // First: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
-    // First of the expansions: its blocks come where sema's dispatch had them, before
+    // The calls of CUDA's functions, now all the kernel's: before the expansions of
+    // what they become.
+    expand_runtime::run(&mut kernel).map_err(|d| vec![d])?;
+    // First of the other expansions: its blocks come where sema's dispatch had them, before
     // the others'; before expand_system, which writes out its failures.
     expand_generic::run(&mut kernel).map_err(|d| vec![d])?;
     expand_video::run(&mut kernel);
@@ -500,6 +506,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("an mbarrier instruction left by expand_mbarrier")
     } else if expand_warp::is_collective(kind) {
         Some("a warp collective left by expand_warp")
+    } else if expand_runtime::is_runtime_call(kind) {
+        Some("a call of a runtime function left by expand_runtime")
     } else if expand_system::is_system(kind) {
         Some("a system call or device-side launch left by expand_system")
     } else {

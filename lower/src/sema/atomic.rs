@@ -15,21 +15,6 @@ use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Sp
 
 const NOFTZ: Modifier = Modifier::FloatOption(FloatOption::NoFtz);
 
-/// What an `atom`/`red` computes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Native(AtomicOp),
-    Inc,
-    Dec,
-    FloatAdd,
-    /// `.add.noftz` on `.f16`/`.bf16` (one lane, 16 bits) or `.f16x2`/`.bf16x2` (two).
-    HalfAdd(FloatFormat, u32),
-    /// `.min`/`.max` (`true`) `.noftz` on half lanes.
-    HalfMinMax(bool, FloatFormat, u32),
-    /// `.cas.b16`: a compare-and-swap of the 16-bit half of a word.
-    Cas16,
-}
-
 /// Whether `i` is a 64-bit `atom`/`red` that may reach shared memory: on `.shared`, or
 /// on a generic address in a kernel that makes generic shared addresses. Such a kernel
 /// gets a window of 64-bit words (`SharedLayout::wide`).
@@ -70,7 +55,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let opname = m.opcode;
-        let (mut kind, scope, order) = operation_and_strength(m)?;
+        let (op, scope, order) = operation_and_strength(m)?;
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
@@ -82,52 +67,51 @@ impl Lowerer<'_> {
         // loop (on the containing 32-bit word for one 16-bit lane).
         let half = super::formats::half_type(m)
             .filter(|(f, _)| matches!(f, FloatFormat::F16 | FloatFormat::Bf16));
-        let ty = match half {
-            Some((fmt, lanes)) => {
+        let (op, ty) = match half {
+            Some((format, lanes)) => {
                 if !m.has(NOFTZ) {
                     return Err(Diagnostic::error(
                         span,
                         "half-precision atomics are `.add`, `.min` or `.max` with `.noftz`",
                     ));
                 }
-                kind =
-                    Some(match kind {
-                        Some(Kind::Native(AtomicOp::Add)) => Kind::HalfAdd(fmt, lanes),
+                let op =
+                    match op {
+                        Some(AtomicOp::Add) => AtomicOp::HalfAdd { format, lanes },
                         // PTX has these in vector forms only (`atom.v2.min.noftz.f16`).
-                        Some(Kind::Native(op @ (AtomicOp::Min | AtomicOp::Max)))
-                            if m.vector.is_some() =>
-                        {
-                            Kind::HalfMinMax(op == AtomicOp::Max, fmt, lanes)
+                        Some(op @ (AtomicOp::Min | AtomicOp::Max)) if m.vector.is_some() => {
+                            AtomicOp::HalfMinMax { max: op == AtomicOp::Max, format, lanes }
                         }
                         _ => return Err(Diagnostic::error(
                             span,
                             "half-precision atomics are `.add`, or `.min`/`.max` in vector forms",
                         )),
-                    });
-                OpTy::U((16 * lanes) as u8)
+                    };
+                (Some(op), OpTy::U((16 * lanes) as u8))
             }
-            None => self.one_type(i, m)?,
+            None => (op, self.one_type(i, m)?),
         };
-        let Some(mut kind) = kind else {
+        let Some(mut op) = op else {
             return Err(Diagnostic::error(
                 span,
                 format!("`{opname}` needs an operation such as `.add`"),
             ));
         };
-        if kind == Kind::Native(AtomicOp::Cas) && ty.bits() == 16 {
-            kind = Kind::Cas16;
-        }
         if ty.is_float() {
-            if kind != Kind::Native(AtomicOp::Add) {
+            if op != AtomicOp::Add {
                 return Err(Diagnostic::error(span, format!("`{opname}` on floats takes `.add`")));
             }
-            kind = Kind::FloatAdd;
+            // Its flushing depends on the space (below).
+            op = AtomicOp::FloatAdd { ftz: false };
         }
-        if matches!(kind, Kind::Inc | Kind::Dec) && ty != OpTy::U(32) {
+        if matches!(op, AtomicOp::Inc | AtomicOp::Dec) && ty != OpTy::U(32) {
             return Err(Diagnostic::error(span, format!("`{opname}.inc`/`.dec` take `.u32`")));
         }
-        let sub_word =
-            matches!(kind, Kind::HalfAdd(_, 1) | Kind::HalfMinMax(_, _, 1) | Kind::Cas16);
+        // A 16-bit `cas`: `pass::legalize_atomics` swaps the containing word.
+        let sub_word = matches!(
+            op,
+            AtomicOp::HalfAdd { lanes: 1, .. } | AtomicOp::HalfMinMax { lanes: 1, .. }
+        ) || (op == AtomicOp::Cas && ty.bits() == 16);
         if !(matches!(ty.bits(), 32 | 64) || sub_word) {
             return Err(super::unsupported(
                 span,
@@ -160,7 +144,7 @@ impl Lowerer<'_> {
             }
         };
         let ops = i.operands.as_slice();
-        let cas = matches!(kind, Kind::Native(AtomicOp::Cas) | Kind::Cas16);
+        let cas = op == AtomicOp::Cas;
         let (dst_op, addr_op, rest) = if red {
             match ops {
                 [a, rest @ ..] => (None, a, rest),
@@ -209,10 +193,19 @@ impl Lowerer<'_> {
         };
         let src = self.src(&rest[0], ty, false, span)?;
         let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
+        // `cas(r, s, t)`: `src` is the new value and `cmp` the comparand.
         let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
-        let emit = Emission { kind, ty, scope, order, dst, src, cmp, m, span };
         let space = if dispatch { Space::Generic } else { ir_space };
-        self.emit_atomic(&Placed { e: &emit, space, addr })
+        // atom.add.f32 on global memory flushes subnormal inputs and results
+        // (§9.7.13.5, "current implementation"); on shared memory it does not (a
+        // generic one flushes where its address is global, `ir::Space::Generic`).
+        if let AtomicOp::FloatAdd { ftz } = &mut op {
+            *ftz = ty == OpTy::F(32)
+                && matches!(space, Space::Global | Space::Generic)
+                && !m.has(NOFTZ);
+        }
+        self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);
+        Ok(())
     }
 
     /// `atom`/`red` on a vector (sm_90; PTX ISA 9.2 §9.7.13.5: `.v2`/`.v4` `.f32` `.add`,
@@ -265,32 +258,6 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
-
-    /// The instructions of one atomic in one space.
-    fn emit_atomic(&mut self, a: &Placed<'_>) -> Result<(), Diagnostic> {
-        let Placed { e, space, addr } = *a;
-        let Emission { kind, ty, scope, order, dst, src, cmp, m, span, .. } = *e;
-        let op = match kind {
-            Kind::Native(op) => op,
-            // A 16-bit `cas`: `pass::legalize_atomics` swaps the containing word.
-            Kind::Cas16 => AtomicOp::Cas,
-            Kind::Inc => AtomicOp::Inc,
-            Kind::Dec => AtomicOp::Dec,
-            // atom.add.f32 on global memory flushes subnormal inputs and results
-            // (§9.7.13.5, "current implementation"); on shared memory it does not (a
-            // generic one flushes where its address is global, `ir::Space::Generic`).
-            Kind::FloatAdd => AtomicOp::FloatAdd {
-                ftz: ty == OpTy::F(32)
-                    && matches!(space, Space::Global | Space::Generic)
-                    && !m.has(NOFTZ),
-            },
-            Kind::HalfAdd(format, lanes) => AtomicOp::HalfAdd { format, lanes },
-            Kind::HalfMinMax(max, format, lanes) => AtomicOp::HalfMinMax { max, format, lanes },
-        };
-        // `cas(r, s, t)`: b is the comparand and c the new value.
-        self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);
-        Ok(())
-    }
 }
 
 impl Lowerer<'_> {
@@ -312,59 +279,30 @@ impl Lowerer<'_> {
     }
 }
 
-/// An atomic's operation and operands, before its space is known.
-#[derive(Clone, Copy)]
-struct Emission<'m> {
-    kind: Kind,
-    ty: OpTy,
-    scope: Scope,
-    order: Order,
-    dst: Option<crate::ir::RegId>,
-    src: Value,
-    cmp: Value,
-    m: &'m Mods,
-    span: Span,
-}
-
-/// An [`Emission`] at an address of one space.
-#[derive(Clone, Copy)]
-struct Placed<'a> {
-    e: &'a Emission<'a>,
-    space: Space,
-    addr: Address,
-}
-
 /// The operation, scope and order of an `atom`/`red` (defaults: `.relaxed.gpu`).
-fn operation_and_strength(m: &Mods) -> Result<(Option<Kind>, Scope, Order), Diagnostic> {
+fn operation_and_strength(m: &Mods) -> Result<(Option<AtomicOp>, Scope, Order), Diagnostic> {
     let opname = m.opcode;
-    let mut kind = None;
+    let mut op = m.bool_op.map(|b| match b {
+        crate::ir::BoolOp::And => AtomicOp::And,
+        crate::ir::BoolOp::Or => AtomicOp::Or,
+        crate::ir::BoolOp::Xor => AtomicOp::Xor,
+    });
     let mut scope = Scope::Gpu;
     let mut order = Order::Relaxed;
-    if let Some(b) = m.bool_op {
-        kind = Some(Kind::Native(match b {
-            crate::ir::BoolOp::And => AtomicOp::And,
-            crate::ir::BoolOp::Or => AtomicOp::Or,
-            crate::ir::BoolOp::Xor => AtomicOp::Xor,
-        }));
-    }
     for d in &m.details {
-        let k = match d.value {
-            Modifier::Reduction(r) => Some(match r {
-                Reduction::Add => Kind::Native(AtomicOp::Add),
-                Reduction::Min => Kind::Native(AtomicOp::Min),
-                Reduction::Max => Kind::Native(AtomicOp::Max),
-                Reduction::Exch => Kind::Native(AtomicOp::Exch),
-                Reduction::Cas => Kind::Native(AtomicOp::Cas),
-                Reduction::Inc => Kind::Inc,
-                Reduction::Dec => Kind::Dec,
-            }),
-            _ => None,
-        };
-        if let Some(k) = k {
-            if kind.is_some() {
+        if let Modifier::Reduction(r) = d.value {
+            if op.is_some() {
                 return Err(Diagnostic::error(d.span, format!("`{opname}` takes one operation")));
             }
-            kind = Some(k);
+            op = Some(match r {
+                Reduction::Add => AtomicOp::Add,
+                Reduction::Min => AtomicOp::Min,
+                Reduction::Max => AtomicOp::Max,
+                Reduction::Exch => AtomicOp::Exch,
+                Reduction::Cas => AtomicOp::Cas,
+                Reduction::Inc => AtomicOp::Inc,
+                Reduction::Dec => AtomicOp::Dec,
+            });
             continue;
         }
         match d.value {
@@ -382,5 +320,5 @@ fn operation_and_strength(m: &Mods) -> Result<(Option<Kind>, Scope, Order), Diag
             _ => return Err(super::unsupported_modifier(d, opname)),
         }
     }
-    Ok((kind, scope, order))
+    Ok((op, scope, order))
 }

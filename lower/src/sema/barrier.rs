@@ -157,17 +157,12 @@ impl Lowerer<'_> {
     /// `%tid == (0, 0, 0)`.
     pub(super) fn is_thread_zero(&mut self, span: Span) -> RegId {
         let mut bits = Value::Imm(0);
+        let mut e = Emit { l: self, span };
         for d in [Dim::X, Dim::Y, Dim::Z] {
-            let t = self.temp(U32.storage(), span);
-            self.push(InstKind::Special { dst: t, reg: SpecialReg::Tid(d) }, span);
-            bits = Emit { l: self, span }.or(U32, bits, Value::Reg(t));
+            let t = e.special(SpecialReg::Tid(d));
+            bits = e.or(U32, bits, t);
         }
-        Emit { l: self, span }.cmp(CmpOp::Eq, U32, bits, Value::Imm(0))
-    }
-
-    /// The number of threads of the block, `%ntid.x * %ntid.y * %ntid.z`.
-    pub(super) fn block_threads(&mut self, span: Span) -> Value {
-        Emit { l: self, span }.block_threads()
+        e.cmp(CmpOp::Eq, U32, bits, Value::Imm(0))
     }
 
     /// A barrier's thread count must cover every warp of the block: else the launch
@@ -175,8 +170,8 @@ impl Lowerer<'_> {
     /// count to be the same for all of them), so none waits at the barrier.
     fn check_count(&mut self, count: &Operand, span: Span) -> Result<(), Diagnostic> {
         let b = self.src(count, U32, false, span)?;
-        let threads = self.block_threads(span);
         let mut e = Emit { l: self, span };
+        let threads = e.block_threads();
         let rounded = e.add(U32, threads, Value::Imm(31));
         let rounded = e.and(U32, rounded, Value::Imm(!31u32 as u64));
         let short = e.cmp(CmpOp::Lt, U32, b, rounded);

@@ -1,7 +1,7 @@
 //! The body being lowered: a kernel's, or a device function's (`sema::calls`), which
 //! interrupts its caller's at its first call. Each body has its own arenas of registers
 //! and blocks, labels, scopes and per-body registers (the carry flag, the warp
-//! exchange, the stack pointer and the last error as the body sees them); the
+//! exchange and the stack pointer as the body sees them); the
 //! kernel's layout and flags are shared.
 
 use std::collections::BTreeMap;
@@ -20,9 +20,6 @@ pub(super) struct BodyContext {
     /// The function's predicate that says it ended the thread, once it may
     /// ([`Lowerer::thread_end`]).
     pub(super) ended: Option<RegId>,
-    /// The kernel passes its last error (`sema::device_launch`) to its functions, since
-    /// one of them uses the device runtime.
-    pub(super) shares_last_error: bool,
 }
 
 /// The state of the body whose lowering a device function's interrupts (at its first
@@ -41,7 +38,6 @@ pub(super) struct CallerBody {
     spaces: BTreeMap<Name, spaces::Provenance>,
     carry: Option<RegId>,
     pub(super) stack_pointer: Option<RegId>,
-    pub(super) last_error: Option<RegId>,
     frame: Option<frames::Frame>,
     body: BodyContext,
 }
@@ -86,7 +82,7 @@ impl Lowerer<'_> {
     /// block and no labels, scopes or per-body registers.
     pub(super) fn enter_body(&mut self, span: Span) -> CallerBody {
         use std::mem::take;
-        let body = BodyContext { in_function: true, ended: None, ..self.body };
+        let body = BodyContext { in_function: true, ended: None };
         let caller = CallerBody {
             regs: take(&mut self.kernel.regs),
             blocks: take(&mut self.kernel.blocks),
@@ -101,7 +97,6 @@ impl Lowerer<'_> {
             spaces: take(&mut self.spaces),
             carry: self.carry.take(),
             stack_pointer: self.stack_pointer.take(),
-            last_error: self.device_runtime.last_error.take(),
             frame: self.frame.take(),
             body: std::mem::replace(&mut self.body, body),
         };
@@ -128,7 +123,6 @@ impl Lowerer<'_> {
         self.spaces = caller.spaces;
         self.carry = caller.carry;
         self.stack_pointer = caller.stack_pointer;
-        self.device_runtime.last_error = caller.last_error;
         self.frame = caller.frame;
         self.body = caller.body;
         (regs, blocks, entry)

@@ -101,6 +101,15 @@ impl Lowerer<'_> {
                  bulk group (`.bulk_group`)",
             ));
         }
+        // Only the copy from `.global` into `.shared::cluster` multicasts (its `ctaMask`
+        // follows the mbarrier operand).
+        if multicast && !mbarrier {
+            return Err(Diagnostic::error(
+                span,
+                "`cp.async.bulk` multicasts (`.multicast::cluster`) only into `.shared::cluster` \
+                 on an mbarrier",
+            ));
+        }
         let expected = 3 + usize::from(mbarrier) + usize::from(multicast) + usize::from(hinted);
         if ops.len() != expected {
             return Err(Diagnostic::error(

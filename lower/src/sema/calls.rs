@@ -13,9 +13,8 @@
 //! parameters need no copies; `pass::inline` folds the address back into constant
 //! offsets. `.reg` parameters and results are IR parameters and returns by value.
 //! The kernel's registers that every function shares are passed too
-//! ([`Lowerer::thread_state`]): module-scope `.reg` variables and the thread's last
-//! error in and out, the stack pointer in only, so that what a callee allocates is
-//! freed when it returns. A function that may end the thread (`exit`, `trap`, a failed
+//! ([`Lowerer::thread_state`]): module-scope `.reg` variables in and out, the stack
+//! pointer in only, so that what a callee allocates is freed when it returns. A function that may end the thread (`exit`, `trap`, a failed
 //! assertion or stack push) returns one more predicate that says it did, and its
 //! callers end in turn (`Lowerer::thread_end`). `ret` in the callee returns.
 //!
@@ -36,7 +35,7 @@
 //! too) is lowered the same way, its calls `Call`s, with its frame on the stack
 //! (`sema::frames`); SPIR-V forbids recursion (2.16.1), and `pass::recursion` turns
 //! those calls into a machine over an explicit stack. Calls of declared functions
-//! without a body are system calls (`sema::system`).
+//! without a body are calls of functions CUDA provides (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,10 +43,10 @@ use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
 use super::body::CallerBody;
-use super::{names_used, op_ty, Lowerer, Resolved, Symbol};
+use super::{names_used, op_ty, Lowerer, Symbol};
 use crate::build::Build;
 use crate::ir::{
-    Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator, Value,
+    Address, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator, Value,
     FUNCTION_WINDOW,
 };
 
@@ -332,28 +331,24 @@ impl Lowerer<'_> {
         actual: &Operand,
         span: Span,
     ) -> Result<Value, Diagnostic> {
-        let slot = match actual {
-            Operand::Name { name, component: None } => self.lookup(&name.value),
-            _ => None,
+        let wrong = |_| {
+            let msg = "a `.param` parameter takes a `.param` variable of the caller";
+            Diagnostic::error(actual.span(), msg)
         };
-        match slot {
-            Some(Resolved::Local(off)) => Ok(Value::Imm(u64::from(off))),
-            Some(Resolved::Framed(base, off)) => {
-                Ok(self.framed_address(base, off, OpTy::U(32), span))
+        Ok(match self.param_slot(actual).map_err(wrong)? {
+            Address { base: Some(base), offset } => {
+                self.framed_address(base, offset as u32, OpTy::U(32), span)
             }
-            _ => Err(Diagnostic::error(
-                actual.span(),
-                "a `.param` parameter takes a `.param` variable of the caller",
-            )),
-        }
+            Address { base: None, offset } => Value::Imm(offset as u64),
+        })
     }
 
     /// The registers every body of the kernel shares, as a call passes them: the
-    /// module-scope `.reg` variables and the thread's last error (`sema::device_launch`),
-    /// which a callee gets and gives back, then the stack pointer (`sema::stack`), which
-    /// it only gets: what it allocates is freed when it returns (PTX ISA 9.2 §9.7.17.1).
+    /// module-scope `.reg` variables, which a callee gets and gives back, then the stack
+    /// pointer (`sema::stack`), which it only gets: what it allocates is freed when it
+    /// returns (PTX ISA 9.2 §9.7.17.1).
     fn thread_state(&self) -> (Vec<Value>, Vec<RegId>) {
-        let mut shared: Vec<RegId> = self
+        let shared: Vec<RegId> = self
             .module_scope
             .values()
             .filter_map(|s| match s {
@@ -361,7 +356,6 @@ impl Lowerer<'_> {
                 _ => None,
             })
             .collect();
-        shared.extend(self.device_runtime.last_error.filter(|_| self.body.shares_last_error));
         let args = shared.iter().map(|r| Value::Reg(*r)).chain(self.stack_pointer.map(Value::Reg));
         (args.collect(), shared)
     }
@@ -500,12 +494,6 @@ impl Lowerer<'_> {
                 *sym = Symbol::Reg(own);
             }
         }
-        if caller.last_error.is_some() && self.body.shares_last_error {
-            let own = self.temp(RegTy::Int(32), span);
-            params.push((own, OpTy::U(32)));
-            returns.push((own, OpTy::U(32)));
-            self.device_runtime.last_error = Some(own);
-        }
         if caller.stack_pointer.is_some() {
             let own = self.temp(RegTy::Int(32), span);
             params.push((own, OpTy::U(32)));
@@ -623,7 +611,8 @@ mod tests {
     }
 
     /// The thread's registers a function shares with its kernel: a module-scope `.reg`
-    /// variable it writes and the last error it reads.
+    /// variable it writes; the last error it reads is the kernel's after inlining
+    /// (`pass::expand_runtime`).
     const SHARED: &str = "\
 .reg .b32 g;\n\
 .extern .func (.param .b32 r) cudaPeekAtLastError();\n\
@@ -636,14 +625,15 @@ mod tests {
  st.global.u32 [%rd3], g;\n st.global.u32 [%rd3+4], %r3;\n ret;\n}\n";
 
     #[test]
-    fn module_registers_and_the_last_error_go_in_and_out_of_calls() {
+    fn module_registers_go_in_and_out_of_calls() {
         let k = kernel(SHARED);
         crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
-        // `x`, then `g` and the last error, in and out.
+        // `x` and `g` in, `e` and `g` out.
         let f = &k.functions[0];
-        assert_eq!((f.params.len(), f.returns.len()), (3, 3), "{}", crate::text::print(&k));
+        assert_eq!((f.params.len(), f.returns.len()), (2, 2), "{}", crate::text::print(&k));
         let mut inlined = k.clone();
         crate::pass::inline::run(&mut inlined).expect("inlines");
+        crate::pass::expand_runtime::run(&mut inlined).expect("expands");
         let launch = one_block(4);
         for program in [&k, &inlined] {
             let out = interp::run(program, None, &launch).expect("runs");

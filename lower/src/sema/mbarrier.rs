@@ -28,14 +28,11 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        (op == Opcode::Mbarrier).then(|| self.lower_mbarrier(i, m))
-    }
-
-    fn lower_mbarrier(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let op = self.resolve_mbarrier(i, m)?;
-        self.push_mbarrier(op, span);
-        Ok(())
+        (op == Opcode::Mbarrier).then(|| {
+            let op = self.resolve_mbarrier(i, m)?;
+            self.push_mbarrier(op, i.span);
+            Ok(())
+        })
     }
 
     fn push_mbarrier(&mut self, op: MbarrierOp, span: Span) {
@@ -113,14 +110,13 @@ impl Lowerer<'_> {
                 });
             }
             let state = self.state_result(&ops[0])?;
-            let count = Value::Imm(1);
-            if form(F::CompleteTx) {
-                // `.arrive.complete_tx`: the tx update, then a plain arrive.
+            let (count, no_complete) = (Value::Imm(1), false);
+            // `.arrive.complete_tx`: the tx update, then a plain arrive.
+            let complete = form(F::CompleteTx);
+            if complete {
                 self.push_mbarrier(MbarrierOp::CompleteTx { at, tx }, span);
-                let (expect_tx, no_complete) = (None, false);
-                return Ok(MbarrierOp::Arrive { state, at, count, expect_tx, no_complete, drop });
             }
-            let (expect_tx, no_complete) = (Some(tx), false);
+            let expect_tx = (!complete).then_some(tx);
             return Ok(MbarrierOp::Arrive { state, at, count, expect_tx, no_complete, drop });
         }
         if arrive {

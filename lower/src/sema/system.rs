@@ -1,29 +1,20 @@
-//! CUDA's system calls (ABI guide §4) and `trap`, each resolved into one
-//! [`SystemInst`] (whose module doc specifies them; `pass::expand_system` writes them
-//! out in accesses of the system area, `crate::system`):
-//!
-//! * `trap` and `__assertfail(message, file, line, function, char_size)`: a
-//!   [`SystemInst::Fail`], then the thread's end. The host turns the status into an
-//!   error naming the kernel, the thread and, for assertions, the message, file, line
-//!   and function.
-//! * `vprintf(format, arguments)`: a [`SystemInst::Printf`]; `vprintf` returns 0.
-//! * `malloc(size)`: a [`SystemInst::Malloc`]; `free(ptr)` does nothing (the heap is a
-//!   bump allocator).
-//! * `cudaCGSynchronize`: a [`SystemInst::GridSync`]; `%envreg1`/`%envreg2` a
-//!   [`SystemInst::GridWorkspace`].
+//! Calls of functions the program declares but does not define, which CUDA provides
+//! (its system calls, ABI guide §4, and its device runtime's, `sema::device_launch`),
+//! and `trap`. A call is resolved by name into one [`SystemInst::Call`]
+//! ([`RuntimeFn`]): the local-window addresses of the caller's `.param` variables
+//! it reads and of its result; `pass::expand_runtime` writes out what the function does
+//! (`crate::ir::SystemInst`'s module doc). `__assertfail` and `trap` end the thread;
+//! `trap` is a [`SystemInst::Fail`]. `%envreg1`/`%envreg2` are a
+//! [`SystemInst::GridWorkspace`].
 
 use ptxvk_frontend::ast::Operand;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Resolved};
-use crate::ir::{Address, Failure, InstKind, OpTy, RegId, Space, SystemInst, Terminator, Value};
+use crate::ir::{
+    Address, Failure, InstKind, OpTy, RegId, RuntimeCall, RuntimeFn, SystemInst, Terminator, Value,
+};
 use crate::system as sys;
-
-const U32: OpTy = OpTy::U(32);
-const U64: OpTy = OpTy::U(64);
-
-/// What `cudaCGGetIntrinsicHandle` returns: an opaque nonzero grid handle.
-const GRID_HANDLE: u64 = 1;
 
 impl Lowerer<'_> {
     /// A call of the declared (body-less) function `name`.
@@ -34,59 +25,42 @@ impl Lowerer<'_> {
         rets: &[Operand],
         span: Span,
     ) -> Result<(), Diagnostic> {
-        match name.value.as_str() {
-            "vprintf" if args.len() == 2 && rets.len() <= 1 => self.vprintf(args, rets, span),
-            "__assertfail" if args.len() == 5 && rets.is_empty() => {
-                let mut details = Vec::new();
-                for (k, ty) in [(0, U64), (1, U64), (2, U32), (3, U64)] {
-                    details.push(self.param_value(&args[k], ty)?);
-                }
-                self.fail(sys::STATUS_ASSERT, &details, span);
-                Ok(())
+        let mut func = match RuntimeFn::named(&name.value) {
+            Some(f) if f.takes(args.len(), rets.len()) => f,
+            // Cooperative groups' entry points are known by their signatures only.
+            Some(RuntimeFn::CgGetIntrinsicHandle | RuntimeFn::CgSynchronize) | None => {
+                return Err(undefined(name))
             }
-            "vprintf" | "__assertfail" => Err(Diagnostic::error(
-                span,
-                format!("`{}` is called with the wrong number of arguments", name.value),
-            )),
-            "malloc" if args.len() == 1 && rets.len() == 1 => self.malloc(&args[0], &rets[0], span),
-            // The bump allocator never reuses memory (`crate::system`).
-            "free" if args.len() == 1 && rets.is_empty() => Ok(()),
-            "malloc" | "free" => Err(Diagnostic::error(
-                span,
-                format!("`{}` is called with the wrong number of arguments", name.value),
-            )),
-            // libcudadevrt's cooperative-groups entry points (CUDA Programming Guide,
-            // "Grid Synchronization"). The handle only names the grid; any nonzero
-            // value does.
-            "cudaCGGetIntrinsicHandle" if args.len() == 1 && rets.len() == 1 => {
-                let addr = self.param_slot(&rets[0])?;
-                let srcs = vec![Value::Imm(GRID_HANDLE)];
-                self.push(InstKind::Store { space: Space::Local, ty: U64, srcs, addr }, span);
-                Ok(())
+            Some(_) => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{}` is called with the wrong number of arguments", name.value),
+                ))
             }
-            "cudaCGSynchronize" if args.len() == 2 && rets.len() <= 1 => {
-                self.grid_sync(span);
-                // cudaError_t: success.
-                if let Some(r) = rets.first() {
-                    let addr = self.param_slot(r)?;
-                    let srcs = vec![Value::Imm(0)];
-                    self.push(InstKind::Store { space: Space::Local, ty: U32, srcs, addr }, span);
-                }
-                Ok(())
-            }
-            other => {
-                // CUDA's device runtime (`sema::device_launch`).
-                if let Some(done) = self.device_runtime_call(name, args, rets, span) {
-                    return done;
-                }
-                Err(Diagnostic::error(name.span, format!("`{other}` is called but never defined"))
-                    .with_note(
-                        "only functions defined in the program (its modules, linked) and CUDA's \
-                 `vprintf`, `__assertfail`, `malloc`, `free` and `cudaCGGetIntrinsicHandle` \
-                 can be called",
-                    ))
-            }
+        };
+        if let RuntimeFn::GetParameterBufferV2 { bytes } = &mut func {
+            *bytes = self.device_runtime.max_params().max(8);
         }
+        let args = args[..func.reads()].iter().map(|a| self.param_slot(a));
+        let args = args.collect::<Result<Vec<_>, _>>()?;
+        let result = rets.first().map(|r| self.param_slot(r)).transpose()?;
+        // What the kernel has, which the runtime and the passes read.
+        match func {
+            RuntimeFn::Malloc => self.kernel.heap = true,
+            RuntimeFn::CgSynchronize => self.kernel.grid_sync = true,
+            RuntimeFn::GetParameterBuffer
+            | RuntimeFn::GetParameterBufferV2 { .. }
+            | RuntimeFn::LaunchDevice
+            | RuntimeFn::LaunchDeviceV2 => self.mark_launches(),
+            _ => {}
+        }
+        let call = SystemInst::Call(RuntimeCall { func, args, result });
+        self.push(InstKind::System(Box::new(call)), span);
+        if func == RuntimeFn::AssertFail {
+            let end = self.thread_end(span);
+            self.terminate(end, span);
+        }
+        Ok(())
     }
 
     /// `%envreg2` (`high` false) or `%envreg1` (`high`): the low or high 32 bits of the
@@ -100,31 +74,8 @@ impl Lowerer<'_> {
     pub(super) fn grid_workspace_half(&mut self, high: bool, span: Span) -> Value {
         self.kernel.grid_sync = true;
         let dst = self.temp(OpTy::U(32).storage(), span);
-        self.system(SystemInst::GridWorkspace { dst, high }, span);
+        self.push(InstKind::System(Box::new(SystemInst::GridWorkspace { dst, high })), span);
         Value::Reg(dst)
-    }
-
-    fn system(&mut self, op: SystemInst, span: Span) {
-        self.push(InstKind::System(Box::new(op)), span);
-    }
-
-    /// `malloc(size)`: `size` bytes (rounded up to 16) from the module's heap, or 0.
-    fn malloc(&mut self, size: &Operand, ret: &Operand, span: Span) -> Result<(), Diagnostic> {
-        let size = self.param_value(size, U64)?;
-        let ret = self.param_slot(ret)?;
-        self.kernel.heap = true;
-        let dst = self.temp(U64.storage(), span);
-        self.system(SystemInst::Malloc { dst, size }, span);
-        let srcs = vec![Value::Reg(dst)];
-        self.push(InstKind::Store { space: Space::Local, ty: U64, srcs, addr: ret }, span);
-        Ok(())
-    }
-
-    /// `cudaCGSynchronize`: a barrier across the whole grid (CUDA Programming Guide,
-    /// "Grid Synchronization"), which `pass::split_grid` cuts the kernel into phases at.
-    fn grid_sync(&mut self, span: Span) {
-        self.kernel.grid_sync = true;
-        self.system(SystemInst::GridSync, span);
     }
 
     /// `trap`: the launch fails; this thread ends.
@@ -151,14 +102,6 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The value of the caller's `.param` variable `op` (an argument of a system call).
-    pub(super) fn param_value(&mut self, op: &Operand, ty: OpTy) -> Result<Value, Diagnostic> {
-        let addr = self.param_slot(op)?;
-        let r = self.temp(ty.storage(), op.span());
-        self.push(InstKind::Load { space: Space::Local, ty, dsts: vec![Some(r)], addr }, op.span());
-        Ok(Value::Reg(r))
-    }
-
     /// Fails the launch with `status` and `details` (as [`Self::fail`]) where predicate
     /// `cond` (negated when `negate`) holds; the code after runs where it does not.
     pub(super) fn fail_if(
@@ -183,28 +126,49 @@ impl Lowerer<'_> {
     /// function in `details`) unless another thread did first, and ends the thread.
     pub(super) fn fail(&mut self, status: u32, details: &[Value], span: Span) {
         let details = details.to_vec();
-        self.system(SystemInst::Fail(Failure { status, details }), span);
+        let fail = SystemInst::Fail(Failure { status, details });
+        self.push(InstKind::System(Box::new(fail)), span);
         let end = self.thread_end(span);
         self.terminate(end, span);
     }
+}
 
-    /// `vprintf(format, arguments)`: appends a printf record (`SystemInst::Printf`).
-    fn vprintf(
-        &mut self,
-        args: &[Operand],
-        rets: &[Operand],
-        span: Span,
-    ) -> Result<(), Diagnostic> {
-        let format = self.param_value(&args[0], U64)?;
-        let arguments = self.param_value(&args[1], U64)?;
-        self.system(SystemInst::Printf { format, arguments }, span);
-        if let Some(ret) = rets.first() {
-            let addr = self.param_slot(ret)?;
-            self.push(
-                InstKind::Store { space: Space::Local, ty: U32, srcs: vec![Value::Imm(0)], addr },
-                span,
-            );
-        }
-        Ok(())
+/// The diagnostic of a call of a function that is neither defined nor CUDA's.
+fn undefined(name: &ptxvk_frontend::Ident) -> Diagnostic {
+    let n = name.value.as_str();
+    let short = n.strip_prefix("__cudaCDP2").or_else(|| n.strip_prefix("cuda"));
+    // CUDA 12 removed device-side synchronization (CUDA Programming Guide, "CUDA
+    // Dynamic Parallelism", CDP2): a grid cannot wait for its children.
+    if matches!(short, Some("DeviceSynchronize" | "DeviceSynchronizeDeprecationAvoidance")) {
+        let what = if n == "cudaDeviceSynchronize" {
+            format!("`{n}`")
+        } else {
+            format!("`{n}` (`cudaDeviceSynchronize`)")
+        };
+        return Diagnostic::error(
+            name.span,
+            format!(
+                "{what} in device code was removed in CUDA 12: a grid cannot wait for the \
+                 grids it launches"
+            ),
+        )
+        .with_note(
+            "launch the work that needs the children's results into `cudaStreamTailLaunch`: \
+             it runs after this grid and all its other launches have completed",
+        );
     }
+    if n.starts_with("__cudaCDP2") {
+        return Diagnostic::error(
+            name.span,
+            format!("the device runtime's `{n}` is not supported"),
+        )
+        .with_note(
+            "device code may launch kernels (`cudaGetParameterBuffer`, `cudaLaunchDevice` \
+                 and their V2 forms), create and destroy streams and read the last error",
+        );
+    }
+    Diagnostic::error(name.span, format!("`{n}` is called but never defined")).with_note(
+        "only functions defined in the program (its modules, linked) and CUDA's `vprintf`, \
+         `__assertfail`, `malloc`, `free` and `cudaCGGetIntrinsicHandle` can be called",
+    )
 }

@@ -83,20 +83,20 @@ impl Lowerer<'_> {
         let mut e = Emit { l: self, span };
         Some(match name {
             "%laneid" => {
-                let t = e.l.linear_tid(span);
+                let t = e.linear_tid();
                 e.and(U32, t, Value::Imm(31))
             }
             "%warpid" => {
-                let t = e.l.linear_tid(span);
+                let t = e.linear_tid();
                 e.bin(BinaryOp::Shr, U32, t, Value::Imm(5))
             }
             "%nwarpid" => {
-                let n = e.l.block_threads(span);
+                let n = e.block_threads();
                 let n = e.add(U32, n, Value::Imm(31));
                 e.bin(BinaryOp::Shr, U32, n, Value::Imm(5))
             }
             "%lanemask_eq" | "%lanemask_lt" | "%lanemask_le" | "%lanemask_gt" | "%lanemask_ge" => {
-                let t = e.l.linear_tid(span);
+                let t = e.linear_tid();
                 let lane = e.and(U32, t, Value::Imm(31));
                 let eq = e.bin(BinaryOp::Shl, U32, Value::Imm(1), lane);
                 let lt = e.bin(BinaryOp::Sub, U32, eq, Value::Imm(1));
@@ -135,11 +135,6 @@ impl Lowerer<'_> {
     /// `wmma`, …), which every lane of the warp executes together.
     pub(super) fn whole_warp_sync_point(&mut self, i: &ast::Instruction) {
         self.warp_sync_point(i, Value::Imm(0xffff_ffff));
-    }
-
-    /// `%tid.x + %ntid.x * (%tid.y + %ntid.y * %tid.z)`: warps are formed from it.
-    pub(super) fn linear_tid(&mut self, span: Span) -> Value {
-        Emit { l: self, span }.linear_tid()
     }
 
     /// Pushes collective `op` with member mask operand `members` (none for the forms

@@ -636,7 +636,7 @@ impl KernelParser {
         if let Some(kind) = super::warp::parse(&op_line, &mut m.words)? {
             return Ok(kind);
         }
-        if let Some(kind) = super::system::parse(&op_line, &mut m.words)? {
+        if let Some(kind) = super::system::parse(&op_line, &mut m.words, addr)? {
             return Ok(kind);
         }
         o.collective(m)

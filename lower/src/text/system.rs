@@ -11,6 +11,9 @@
 //! %rd1, %r9 = param_buffer %r9, 64, 256      ; result, last error = last error,
 //!                                            ; alignment, size{, configuration}
 //! %r1, %r9 = launch_device %r9, %rd1, %rd2   ; buffer, stream{, configuration}
+//! runtime.vprintf [8], [16]                  ; a call: the arguments it reads,
+//! runtime.malloc.ret [%r1], [%r1+8]          ; then with `.ret` its result
+//! runtime.cudaGetParameterBufferV2 256, [8], [16], [28], [40]   ; V2: its bytes first
 //! ```
 //!
 //! The last error is read and written: it is the second destination and the first
@@ -19,6 +22,7 @@
 
 use ptxvk_frontend::Diagnostic;
 
+use super::matrix::address;
 use super::video::Line;
 use crate::ir::*;
 use crate::system as sys;
@@ -69,6 +73,15 @@ pub(super) fn print(
         SystemInst::GridWorkspace { dst, high } => {
             format!("{} = grid_workspace.{}", reg(*dst), if *high { "hi" } else { "lo" })
         }
+        SystemInst::Call(c) => {
+            let ret = if c.result.is_some() { ".ret" } else { "" };
+            let mut ops: Vec<String> = match c.func {
+                RuntimeFn::GetParameterBufferV2 { bytes } => vec![bytes.to_string()],
+                _ => Vec::new(),
+            };
+            ops.extend(c.args.iter().chain(&c.result).map(|a| address(*a, &reg)));
+            format!("runtime.{}{ret} {}", c.func.name(), ops.join(", "))
+        }
     }
 }
 
@@ -96,6 +109,7 @@ pub(super) fn print_launch(
 pub(super) fn parse<R, V, E>(
     line: &Line<'_, R, V, E>,
     words: &mut Vec<&str>,
+    addr: impl Fn(&str) -> Result<Address, Diagnostic>,
 ) -> Result<Option<InstKind>, Diagnostic>
 where
     R: Fn(&str) -> Result<RegId, Diagnostic>,
@@ -142,6 +156,24 @@ where
             words.remove(0);
             system(SystemInst::GridWorkspace { dst: (line.reg)(d)?, high })
         }
+        ("runtime", []) => {
+            let func = words.first().and_then(|n| RuntimeFn::named(n));
+            let Some(mut func) = func else { return Err(bad("a function CUDA provides")) };
+            words.remove(0);
+            let ret = words.first() == Some(&"ret");
+            if ret {
+                words.remove(0);
+            }
+            let mut ops = line.ops;
+            if let RuntimeFn::GetParameterBufferV2 { bytes } = &mut func {
+                let Some((first, rest)) = ops.split_first() else { return Err(bad("its bytes")) };
+                *bytes = first.parse().map_err(|_| bad("its bytes"))?;
+                ops = rest;
+            }
+            let mut args = ops.iter().map(|o| addr(o)).collect::<Result<Vec<_>, _>>()?;
+            let result = if ret { args.pop() } else { None };
+            system(SystemInst::Call(RuntimeCall { func, args, result }))
+        }
         ("param_buffer" | "launch_device", [d, e]) => {
             let (dst, last_error) = ((line.reg)(d)?, (line.reg)(e)?);
             let v = values()?;
@@ -165,7 +197,7 @@ where
             };
             Ok(Some(InstKind::DeviceLaunch(Box::new(op))))
         }
-        ("fail" | "printf" | "malloc" | "grid_sync" | "grid_workspace", _)
+        ("fail" | "printf" | "malloc" | "grid_sync" | "grid_workspace" | "runtime", _)
         | ("param_buffer" | "launch_device", _) => Err(bad("other operands")),
         _ => Ok(None),
     }

@@ -21,7 +21,10 @@ use ptxvk_frontend::Span;
 
 use super::{Ctx, Error, Thread};
 use crate::device_launch as dl;
-use crate::ir::{LaunchConfig, LaunchInst, Space, SystemInst, Value, LOCAL_WINDOW};
+use crate::ir::{
+    Address, LaunchConfig, LaunchInst, RuntimeCall, RuntimeFn, Space, SystemInst, Value,
+    LOCAL_WINDOW,
+};
 use crate::system as sys;
 
 impl Thread<'_> {
@@ -47,27 +50,99 @@ impl Thread<'_> {
                 self.printf(cx, area, self.get(*format), self.get(*arguments), span)
             }
             SystemInst::Malloc { dst, size } => {
-                let heap = cx.memory.read(area + u64::from(sys::HEAP), 8, span)?;
-                let room = sys::HEAP_BYTES - sys::HEAP_START;
-                let rounded = self.get(*size).wrapping_add(15) & !15;
-                let ptr = if rounded > room {
-                    0
-                } else {
-                    let used = cx.memory.read(heap, 8, span)?;
-                    cx.memory.write(heap, 8, used.wrapping_add(rounded), span)?;
-                    if used <= room - rounded {
-                        heap + sys::HEAP_START + used
-                    } else {
-                        0
-                    }
-                };
+                let ptr = Self::malloc(cx, area, self.get(*size), span)?;
                 self.set(cx.k, *dst, ptr);
                 Ok(())
             }
             SystemInst::GridSync | SystemInst::GridWorkspace { .. } => {
                 Err(Error::Unsupported { what: "grid-wide barriers".into(), span })
             }
+            SystemInst::Call(c) => self.runtime_call(cx, area, c, span),
         }
+    }
+
+    /// `malloc(size)` on the heap's counter: the allocation, or 0.
+    fn malloc(cx: &mut Ctx<'_>, area: u64, size: u64, span: Span) -> Result<u64, Error> {
+        let heap = cx.memory.read(area + u64::from(sys::HEAP), 8, span)?;
+        let room = sys::HEAP_BYTES - sys::HEAP_START;
+        let rounded = size.wrapping_add(15) & !15;
+        if rounded > room {
+            return Ok(0);
+        }
+        let used = cx.memory.read(heap, 8, span)?;
+        cx.memory.write(heap, 8, used.wrapping_add(rounded), span)?;
+        Ok(if used <= room - rounded { heap + sys::HEAP_START + used } else { 0 })
+    }
+
+    /// A call of a function CUDA provides, as `crate::ir::SystemInst`'s module doc
+    /// specifies it, over the models above. The device-side launches are modelled as
+    /// their [`LaunchInst`]s after `pass::expand_runtime`, not as calls, so the
+    /// thread's last error is `cudaSuccess` here.
+    fn runtime_call(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        area: u64,
+        c: &RuntimeCall,
+        span: Span,
+    ) -> Result<(), Error> {
+        let sizes: &[u32] = match c.func {
+            RuntimeFn::AssertFail => &[8, 8, 4, 8],
+            RuntimeFn::StreamCreateWithFlags => &[8, 4],
+            _ => &[8, 8],
+        };
+        let mut args = Vec::new();
+        for (a, size) in c.args.iter().zip(sizes) {
+            args.push(self.read(cx, Space::Local, self.address(Space::Local, a), *size, span)?);
+        }
+        let result = match c.func {
+            RuntimeFn::Vprintf => {
+                self.printf(cx, area, args[0], args[1], span)?;
+                Some((0, 4))
+            }
+            RuntimeFn::AssertFail => {
+                self.record_failure(cx, sys::STATUS_ASSERT, &args, span)?;
+                None
+            }
+            RuntimeFn::Malloc => Some((Self::malloc(cx, area, args[0], span)?, 8)),
+            RuntimeFn::Free => None,
+            RuntimeFn::CgGetIntrinsicHandle => Some((1, 8)),
+            RuntimeFn::GetLastError | RuntimeFn::PeekAtLastError | RuntimeFn::StreamDestroy => {
+                Some((0, 4))
+            }
+            RuntimeFn::StreamCreateWithFlags => {
+                self.write_generic(cx, args[0], 8, dl::STREAM_CREATED, span)?;
+                let invalid = u64::from(dl::CUDA_ERROR_INVALID_VALUE);
+                Some((if args[1] == 1 { 0 } else { invalid }, 4))
+            }
+            RuntimeFn::GetDevice => {
+                self.write_generic(cx, args[0], 4, 0, span)?;
+                Some((0, 4))
+            }
+            RuntimeFn::CgSynchronize => {
+                return Err(Error::Unsupported { what: "grid-wide barriers".into(), span })
+            }
+            _ => {
+                let what = "device-side launches before pass::expand_runtime".into();
+                return Err(Error::Unsupported { what, span });
+            }
+        };
+        if let (Some(at), Some((v, size))) = (c.result, result) {
+            self.write(cx, Space::Local, self.address(Space::Local, &at), size, v, span)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `v` (`size` bytes) at the generic address `at`.
+    fn write_generic(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        at: u64,
+        size: u32,
+        v: u64,
+        span: Span,
+    ) -> Result<(), Error> {
+        let (space, a) = self.place(Space::Generic, &Address { base: None, offset: at as i64 });
+        self.write(cx, space, a, size, v, span)
     }
 
     /// `%ctaid` and `%tid`, six u32, at `at`.
