@@ -45,7 +45,6 @@ mod stack;
 mod system;
 mod tensor_copy;
 mod texture;
-mod vectors;
 
 /// Bytes of stack per thread in a kernel that recurses (`pass::recursion`).
 pub use crate::pass::recursion::RECURSION_STACK_BYTES;
@@ -154,7 +153,7 @@ pub struct PreparedModule<'a> {
 impl<'a> PreparedModule<'a> {
     /// The module-scope analysis; its errors are every kernel's.
     pub fn new(module: &'a ast::Module) -> Result<PreparedModule<'a>, Diagnostics> {
-        let module = vectors::split(module).map_err(Diagnostics)?;
+        let module = ptxvk_frontend::vectors::split(module).map_err(Diagnostics)?;
         let mut errors = Vec::new();
         let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
         // PTX ISA 9.2 §11.1.4: without `.address_size`, addresses are 32-bit.
