@@ -1020,13 +1020,17 @@ impl Lowerer<'_> {
             return result;
         }
         match op {
-            Mov | Ld | St | Ldu | Cvt | Selp => self.core_moves(op, i, m),
+            Mov => self.mov(i, m),
+            Ld | St | Ldu => self.memory(op, i, m),
+            Cvt => self.convert(i, m),
+            Selp => self.selp(i, m),
+            Setp => self.setp(i, m),
             Cvta => self.cvta(i, m),
-            Isspacep => self.isspacep(op, i, m),
+            Isspacep => self.isspacep(i, m),
             Add | Sub | Min | Max | And | Or | Xor | Div | Rem | Mul | Mad | Fma | Bfe | Bfi => {
                 self.core_arithmetic(op, i, m)
             }
-            Shl | Shr | Sqrt | Rcp | Not | Cnot | Neg | Abs | Popc | Clz | Brev | Setp => {
+            Shl | Shr | Sqrt | Rcp | Not | Cnot | Neg | Abs | Popc | Clz | Brev => {
                 self.core_logic(op, i, m)
             }
             _ => self.core_control(op, i, m),
