@@ -20,6 +20,7 @@ use crate::modifier::{
 };
 
 pub mod media;
+pub mod operands;
 
 /// One constraint of a form.
 #[derive(Debug)]
@@ -536,19 +537,23 @@ fn float_format_cvt(m: &Modifiers) -> bool {
 
 /// The row of `m`'s instruction, if its opcode has one.
 pub fn form(m: &Modifiers) -> Option<&'static Form> {
-    media::FORMS.iter().chain(FORMS).find(|f| {
-        f.ops.contains(&m.opcode)
-            && match f.when {
-                When::Always => true,
-                When::Sat => m.sat,
-                When::IntSat => m.sat && matches!(m.types.as_slice(), [t] if is_integer(t.value)),
-                When::Has(d) => m.has(d),
-                When::HasAny(set) => set.iter().any(|d| m.has(*d)),
-                When::Type(set) => matches!(m.types.as_slice(), [t] if set.contains(&t.value)),
-                When::If(f) => f(m),
-                When::Media(w) => w.holds(m),
-            }
-    })
+    media::FORMS.iter().chain(FORMS).find(|f| f.ops.contains(&m.opcode) && f.when.holds(m))
+}
+
+impl When {
+    /// Whether the row selects the instruction with decoded modifiers `m`.
+    pub fn holds(self, m: &Modifiers) -> bool {
+        match self {
+            When::Always => true,
+            When::Sat => m.sat,
+            When::IntSat => m.sat && matches!(m.types.as_slice(), [t] if is_integer(t.value)),
+            When::Has(d) => m.has(d),
+            When::HasAny(set) => set.iter().any(|d| m.has(*d)),
+            When::Type(set) => matches!(m.types.as_slice(), [t] if set.contains(&t.value)),
+            When::If(f) => f(m),
+            When::Media(w) => w.holds(m),
+        }
+    }
 }
 
 /// Holds `i`, with its decoded modifiers `m`, against its row.

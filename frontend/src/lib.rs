@@ -34,6 +34,7 @@ pub mod printer;
 pub mod source;
 pub mod span;
 pub mod split;
+pub mod vectors;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile, SourceMap};
 pub use instructions::Opcode;

@@ -1,9 +1,10 @@
 //! Semantic analysis: the AST of one PTX module → the CFG IR ([`crate::ir`]).
 //!
 //! Resolves names (registers, parameters, shared variables, labels) in their scopes,
-//! checks every instruction's modifiers, types and operand shapes against what ptxvk
-//! implements, lays out the parameter block and the shared window, and splits
-//! predicated instructions into their own blocks. Anything PTX allows that ptxvk does
+//! with the parameter block and the shared window laid out by [`crate::abi`], holds
+//! every instruction against its implemented form (`ptxvk_frontend::forms`), resolves
+//! its operands (by the form's operand shapes where it has them, `Lowerer::args`) into
+//! its IR operation, and splits predicated instructions into their own blocks. Anything PTX allows that ptxvk does
 //! not implement yet is a diagnostic naming the construct at its span; nothing is
 //! dropped silently.
 //!
@@ -16,7 +17,7 @@ use ptxvk_frontend::legacy::{legacy_default_modes, Legacy, LEGACY_PRODUCT};
 use ptxvk_frontend::modifier::{self as md, Modifier};
 use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanned};
 
-use crate::abi::{KernelAbi, Layout as _};
+use crate::abi;
 use crate::ir::*;
 use mods::{is_cache_hint, unsupported_modifier, Mods};
 
@@ -45,7 +46,6 @@ mod stack;
 mod system;
 mod tensor_copy;
 mod texture;
-mod vectors;
 
 /// Bytes of stack per thread in a kernel that recurses (`pass::recursion`).
 pub use crate::pass::recursion::RECURSION_STACK_BYTES;
@@ -154,7 +154,7 @@ pub struct PreparedModule<'a> {
 impl<'a> PreparedModule<'a> {
     /// The module-scope analysis; its errors are every kernel's.
     pub fn new(module: &'a ast::Module) -> Result<PreparedModule<'a>, Diagnostics> {
-        let module = vectors::split(module).map_err(Diagnostics)?;
+        let module = ptxvk_frontend::vectors::split(module).map_err(Diagnostics)?;
         let mut errors = Vec::new();
         let address_size = module.address_size.as_ref().map_or(32, |a| a.value);
         // PTX ISA 9.2 §11.1.4: without `.address_size`, addresses are 32-bit.
@@ -170,22 +170,11 @@ impl<'a> PreparedModule<'a> {
         };
         for item in &module.items {
             if let ast::Item::Variable(v) = item {
-                if !matches!(
-                    v.space,
-                    StateSpace::Shared
-                        | StateSpace::Global
-                        | StateSpace::Const
-                        | StateSpace::Tex
-                        | StateSpace::Reg
-                        | StateSpace::Local
-                ) {
-                    errors.push(Diagnostic::error(
-                        v.span,
-                        format!(
-                            "module-scope `{}` variables are not supported yet",
-                            v.space.directive()
-                        ),
-                    ));
+                // Every other state space has module-scope variables here.
+                if matches!(v.space, StateSpace::Param | StateSpace::Sreg) {
+                    let space = v.space.directive();
+                    let msg = format!("module-scope `{space}` variables are not supported yet");
+                    errors.push(Diagnostic::error(v.span, msg));
                 }
             }
         }
@@ -232,32 +221,23 @@ impl<'a> PreparedModule<'a> {
     pub fn lower(&self, name: &str) -> Option<Result<Kernel, Diagnostics>> {
         let f = kernels(&self.module).find(|f| &*f.name.value == name)?;
         let module: &ast::Module = &self.module;
+        let variables = |keep: &dyn Fn(StateSpace) -> bool| -> Vec<&ast::VarDecl> {
+            let items = module.items.iter();
+            items
+                .filter_map(|i| match i {
+                    ast::Item::Variable(v) if keep(v.space) => Some(v),
+                    _ => None,
+                })
+                .collect()
+        };
         // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
         // every kernel that names one gets its own instance in its shared window.
-        let module_shared: Vec<&ast::VarDecl> = module
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ast::Item::Variable(v) if v.space == StateSpace::Shared => Some(v),
-                _ => None,
-            })
-            .collect();
+        let module_shared = variables(&|s| s == StateSpace::Shared);
         // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
         // per-thread storage that every function of the module names. Each kernel
         // declares them in its module scope and passes the registers to the functions
         // it calls (`sema::calls`).
-        let module_per_thread: Vec<&ast::VarDecl> = module
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ast::Item::Variable(v)
-                    if matches!(v.space, StateSpace::Reg | StateSpace::Local) =>
-                {
-                    Some(v)
-                }
-                _ => None,
-            })
-            .collect();
+        let module_per_thread = variables(&|s| matches!(s, StateSpace::Reg | StateSpace::Local));
         // Device functions, for calls, and those in function tables.
         let functions = device_functions(module);
         let table_functions = calls::named_by_initializers(module);
@@ -275,15 +255,16 @@ impl<'a> PreparedModule<'a> {
     }
 }
 
+/// What a name in scope is.
 #[derive(Clone, Copy, Debug)]
 enum Symbol {
     Reg(RegId),
     /// A kernel parameter: its offset in the parameter block.
     Param(u32),
-    /// A static `.shared` variable: its offset in the shared window.
-    Shared(u32),
-    /// An `extern` (dynamic) `.shared` array: the start of the dynamic region.
-    DynamicShared,
+    /// A static `.shared` variable's offset in the shared window, or `None` for an
+    /// `extern` (dynamic) array, at the start of the dynamic region, whose offset is
+    /// `SpecialReg::DynamicSharedBase` (passes may still grow the static part).
+    Shared(Option<u32>),
     /// A `.local` variable: its offset in the thread's local window.
     Local(u32),
     /// A `.local` or `.param` variable of a recursive function's activation
@@ -294,18 +275,8 @@ enum Symbol {
     Global(u32),
 }
 
-/// A name as instructions see it.
-#[derive(Clone, Copy, Debug)]
-enum Resolved {
-    Reg(RegId),
-    Param(u32),
-    /// A static shared variable's offset, or `None` for the dynamic region, whose
-    /// offset is `SpecialReg::DynamicSharedBase` (passes may still grow the static part).
-    Shared(Option<u32>),
-    Local(u32),
-    Framed(RegId, u32),
-    Global(u32),
-}
+/// A name as instructions see it ([`Lowerer::lookup`]).
+type Resolved = Symbol;
 
 struct Lowerer<'m> {
     kernel: Kernel,
@@ -325,7 +296,7 @@ struct Lowerer<'m> {
     closed: bool,
     errors: Vec<Diagnostic>,
     /// Where each `.shared` declaration (by the span of its name) was placed.
-    shared_slots: BTreeMap<Span, Symbol>,
+    shared_slots: BTreeMap<Span, abi::SharedSlot>,
     /// The carry flag of `.cc` instructions, once one is used (`expand::carry_flag`).
     carry: Option<RegId>,
     /// The kernel makes generic addresses of shared or local memory (`cvta` to the
@@ -402,70 +373,19 @@ fn lower_kernel<'m>(
         address_size,
         kernels,
     } = *ctx;
-    let mut errors = Vec::new();
-    let mut params = Vec::new();
-    for p in &f.params {
-        if p.space != StateSpace::Param {
-            errors.push(Diagnostic::error(
-                p.span,
-                "kernel parameters must be in the `.param` state space",
-            ));
-            continue;
-        }
-        if p.vector.is_some() {
-            errors
-                .push(Diagnostic::error(p.span, "vector kernel parameters are not supported yet"));
-        }
-        // A `.texref`/`.samplerref`/`.surfref` parameter (§5.3) holds a 64-bit handle,
-        // as a texture or surface object parameter does (`sema::texture`).
-        let ty = p.ty.value.scalar().unwrap_or(ScalarType::U64);
-        for n in &p.names {
-            let count: u64 = n.dims.iter().map(|d| d.unwrap_or(0)).product();
-            let count = if n.dims.is_empty() { 1 } else { count };
-            match u32::try_from(count) {
-                Ok(c) if c > 0 => {
-                    params.push((n.name.value.as_str(), ty, c, p.align.as_ref().map(|a| a.value)))
-                }
-                _ => errors.push(Diagnostic::error(
-                    n.name.span,
-                    "kernel parameter arrays need a positive size",
-                )),
-            }
-        }
-    }
-    let abi = KernelAbi::layout(params.iter().copied()).unwrap_or_default();
-    // PTX ISA 8.1+ allows 32,764 bytes of kernel parameters, earlier versions 4,352
-    // (ptxas's limits); ptxvk's parameter block is a buffer, but larger blocks are not
-    // PTX.
-    let (max, since) =
-        if version >= (8, 1) { (32_764, "") } else { (4_352, " before PTX ISA 8.1") };
-    if abi.size > max {
-        errors.push(Diagnostic::error(
-            f.name.span,
-            format!(
-                "kernel `{}` has {} bytes of parameters; PTX allows at most {max}{since}",
-                f.name.value, abi.size
-            ),
-        ));
-    }
-    let (reqntid, maxntid) = block_size_attributes(f, &mut errors);
+    let (abi, mut errors) = abi::kernel_params(f, version);
+    let bounds = abi::launch_bounds(f, &mut errors);
     let explicit_cluster = cluster::cluster_attributes(f).unwrap_or_else(|e| {
         errors.push(e);
         false
-    });
-    let maxnreg = f.attributes.iter().find_map(|a| match &a.kind {
-        ast::DirectiveKind::Tuning { name, values } if name.value == ".maxnreg" => {
-            values.first().map(|v| v.value)
-        }
-        _ => None,
     });
 
     let mut l = Lowerer {
         version,
         kernel: Kernel {
-            reqntid,
-            maxntid,
-            maxnreg,
+            reqntid: bounds.reqntid,
+            maxntid: bounds.maxntid,
+            maxnreg: bounds.maxnreg,
             address_size,
             ..Kernel::new(f.name.value.to_string(), f.span, abi.clone())
         },
@@ -640,38 +560,6 @@ fn names_used<'a>(stmts: &'a [ast::Statement], out: &mut BTreeSet<&'a str>) {
     }
 }
 
-fn block_size_attributes(
-    f: &ast::Function,
-    errors: &mut Vec<Diagnostic>,
-) -> (Option<[u32; 3]>, Option<[u32; 3]>) {
-    let mut req = None;
-    let mut max = None;
-    for a in &f.attributes {
-        let ast::DirectiveKind::Tuning { name, values } = &a.kind else { continue };
-        let dims = || -> Option<[u32; 3]> {
-            let v: Vec<u32> = values.iter().map(|x| x.value).collect();
-            match v.as_slice() {
-                [x] => Some([*x, 1, 1]),
-                [x, y] => Some([*x, *y, 1]),
-                [x, y, z] => Some([*x, *y, *z]),
-                _ => None,
-            }
-        };
-        match name.value.as_str() {
-            ".reqntid" | ".maxntid" => match dims() {
-                Some(d) if name.value == ".reqntid" => req = Some(d),
-                Some(d) => max = Some(d),
-                None => errors.push(Diagnostic::error(
-                    a.span,
-                    format!("`{}` takes 1 to 3 positive integers", name.value),
-                )),
-            },
-            _ => {}
-        }
-    }
-    (req, max)
-}
-
 impl Lowerer<'_> {
     // ----- blocks ---------------------------------------------------------------------
 
@@ -802,37 +690,25 @@ impl Lowerer<'_> {
         match v.space {
             StateSpace::Reg => {
                 if v.vector.is_some() {
-                    // `sema::vectors` splits them before analysis.
+                    // `ptxvk_frontend::vectors` splits them before analysis.
                     self.errors.push(Diagnostic::internal(v.span, "a vector register left"));
                     return;
                 }
                 let Some(scalar) = v.ty.value.scalar() else {
-                    self.errors.push(opaque_unsupported(v));
+                    self.errors.push(abi::opaque_unsupported(v));
                     return;
                 };
-                let ty = match scalar.kind() {
-                    ast::TypeKind::Pred => RegTy::Pred,
-                    ast::TypeKind::Float if matches!(scalar, ScalarType::F32 | ScalarType::F64) => {
-                        RegTy::Float(scalar.bits() as u8)
-                    }
-                    // Narrow floats live as bit patterns (`sema::formats`).
-                    ast::TypeKind::Float if scalar != ScalarType::Tf32 => {
-                        RegTy::Int(scalar.bits() as u8)
-                    }
-                    ast::TypeKind::Float => {
+                let ty = match scalar {
+                    ScalarType::Pred => RegTy::Pred,
+                    ScalarType::F32 | ScalarType::F64 => RegTy::Float(scalar.bits() as u8),
+                    ScalarType::Tf32 | ScalarType::B128 => {
                         self.errors.push(Diagnostic::error(
                             v.ty.span,
                             format!("`{}` registers are not supported yet", scalar.directive()),
                         ));
                         return;
                     }
-                    _ if scalar == ScalarType::B128 => {
-                        self.errors.push(Diagnostic::error(
-                            v.ty.span,
-                            "`.b128` registers are not supported yet",
-                        ));
-                        return;
-                    }
+                    // Narrow floats live as bit patterns (`sema::formats`).
                     _ => RegTy::Int(scalar.bits() as u8),
                 };
                 for n in &v.names {
@@ -856,7 +732,11 @@ impl Lowerer<'_> {
             StateSpace::Shared => {
                 // Placed by `place_shared` before any instruction was lowered.
                 for n in &v.names {
-                    if let Some(&sym) = self.shared_slots.get(&n.name.span) {
+                    if let Some(&slot) = self.shared_slots.get(&n.name.span) {
+                        let sym = match slot {
+                            abi::SharedSlot::Static(offset) => Symbol::Shared(Some(offset)),
+                            abi::SharedSlot::Dynamic => Symbol::Shared(None),
+                        };
                         if let Some(scope) = self.scopes.last_mut() {
                             scope.insert(n.name.value.clone(), sym);
                         }
@@ -891,12 +771,16 @@ impl Lowerer<'_> {
     /// `.local` variables get the next aligned offset of the thread's local window.
     fn place_local(&mut self, v: &ast::VarDecl) {
         let Some(scalar) = v.ty.value.scalar() else {
-            self.errors.push(opaque_unsupported(v));
+            self.errors.push(abi::opaque_unsupported(v));
             return;
         };
         for n in &v.names {
-            let Some((elem, align)) = self.element_layout(v, scalar, n, "`.local`") else {
-                continue;
+            let (elem, align) = match abi::element_layout(v, scalar, n, "`.local`") {
+                Ok(l) => l,
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
             };
             let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
             let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
@@ -916,26 +800,6 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The element size and alignment of name `n` of a `.local` or `.shared` declaration
-    /// `v`, or `None` when it has an initializer, which neither space allows (reported).
-    fn element_layout(
-        &mut self,
-        v: &ast::VarDecl,
-        scalar: ScalarType,
-        n: &ast::DeclName,
-        space: &str,
-    ) -> Option<(u32, u32)> {
-        if n.init.is_some() {
-            self.errors.push(Diagnostic::error(
-                n.name.span,
-                format!("{space} variables cannot have initializers"),
-            ));
-            return None;
-        }
-        let elem = scalar.bytes() * v.vector.unwrap_or(1);
-        Some((elem, v.align.as_ref().map_or(elem, |a| a.value).max(1)))
-    }
-
     /// Places every `.shared` variable of `stmts` (nested blocks included) in the
     /// kernel's shared window, so that the dynamic region's offset is final before any
     /// instruction uses it.
@@ -951,41 +815,10 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Static variables get the next aligned offset; `extern` and unsized arrays share
-    /// the dynamic region after all static ones (CUDA semantics of `extern __shared__`).
+    /// [`abi::place_shared`] in the kernel's window.
     fn place_shared(&mut self, v: &ast::VarDecl) {
-        let Some(scalar) = v.ty.value.scalar() else {
-            self.errors.push(opaque_unsupported(v));
-            return;
-        };
-        for n in &v.names {
-            let Some((elem, align)) = self.element_layout(v, scalar, n, "`.shared`") else {
-                continue;
-            };
-            if v.linkage == Some(ast::Linkage::Extern) || n.dims.contains(&None) {
-                if n.dims.len() != 1 {
-                    self.errors.push(Diagnostic::error(
-                        n.name.span,
-                        "dynamic shared memory must be declared as `name[]`",
-                    ));
-                    continue;
-                }
-                let a = self.kernel.shared.dynamic_align.unwrap_or(1).max(align);
-                self.kernel.shared.dynamic_align = Some(a);
-                self.shared_slots.insert(n.name.span, Symbol::DynamicShared);
-                continue;
-            }
-            let count: u64 = n.dims.iter().map(|d| d.unwrap_or(1)).product();
-            let size = count.checked_mul(elem as u64).and_then(|s| u32::try_from(s).ok());
-            let Some(size) = size else {
-                self.errors.push(Diagnostic::error(n.name.span, "shared variable too large"));
-                continue;
-            };
-            let offset = self.kernel.shared.static_bytes.next_multiple_of(align);
-            self.kernel.shared.static_bytes = offset.saturating_add(size);
-            self.kernel.shared.variables.push((n.name.value.to_string(), offset, size));
-            self.shared_slots.insert(n.name.span, Symbol::Shared(offset));
-        }
+        let (shared, slots) = (&mut self.kernel.shared, &mut self.shared_slots);
+        abi::place_shared(shared, v, slots, &mut self.errors);
     }
 
     fn add_reg(&mut self, name: String, ty: RegTy, span: Span) {
@@ -1011,16 +844,7 @@ impl Lowerer<'_> {
 
     /// Resolves a name in the innermost scope that declares it.
     fn lookup(&self, name: &str) -> Option<Resolved> {
-        let sym = self.scopes.iter().rev().find_map(|s| s.get(name).copied())?;
-        Some(match sym {
-            Symbol::Reg(r) => Resolved::Reg(r),
-            Symbol::Param(off) => Resolved::Param(off),
-            Symbol::Shared(off) => Resolved::Shared(Some(off)),
-            Symbol::DynamicShared => Resolved::Shared(None),
-            Symbol::Local(off) => Resolved::Local(off),
-            Symbol::Framed(base, off) => Resolved::Framed(base, off),
-            Symbol::Global(off) => Resolved::Global(off),
-        })
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
     }
 
     // ----- instructions ---------------------------------------------------------------------
@@ -1154,28 +978,7 @@ impl Lowerer<'_> {
             join
         });
         let result = self.operation(op, i, &m);
-        if result.is_ok()
-            && matches!(
-                op,
-                Opcode::Ld
-                    | Opcode::Ldu
-                    | Opcode::St
-                    | Opcode::Atom
-                    | Opcode::Red
-                    | Opcode::Cp
-                    | Opcode::Ldmatrix
-                    | Opcode::Stmatrix
-                    | Opcode::Wmma
-                    | Opcode::Mbarrier
-                    | Opcode::Tex
-                    | Opcode::Tld4
-                    | Opcode::Txq
-                    | Opcode::Suld
-                    | Opcode::Sust
-                    | Opcode::Sured
-                    | Opcode::Suq
-            )
-        {
+        if result.is_ok() && MEMORY_OPCODES.contains(&op) {
             self.kernel.memory_instructions.push(span);
         }
         if let Some(join) = join {
@@ -1216,13 +1019,17 @@ impl Lowerer<'_> {
             return result;
         }
         match op {
-            Mov | Ld | St | Ldu | Cvt | Selp => self.core_moves(op, i, m),
+            Mov => self.mov(i, m),
+            Ld | St | Ldu => self.memory(op, i, m),
+            Cvt => self.convert(i, m),
+            Selp => self.selp(i, m),
+            Setp => self.setp(i, m),
             Cvta => self.cvta(i, m),
-            Isspacep => self.isspacep(op, i, m),
+            Isspacep => self.isspacep(i, m),
             Add | Sub | Min | Max | And | Or | Xor | Div | Rem | Mul | Mad | Fma | Bfe | Bfi => {
                 self.core_arithmetic(op, i, m)
             }
-            Shl | Shr | Sqrt | Rcp | Not | Cnot | Neg | Abs | Popc | Clz | Brev | Setp => {
+            Shl | Shr | Sqrt | Rcp | Not | Cnot | Neg | Abs | Popc | Clz | Brev => {
                 self.core_logic(op, i, m)
             }
             _ => self.core_control(op, i, m),
@@ -1269,6 +1076,15 @@ impl Lowerer<'_> {
         }
     }
 }
+
+/// The instructions that access memory (`Kernel::memory_instructions`).
+const MEMORY_OPCODES: &[Opcode] = {
+    use Opcode::*;
+    &[
+        Ld, Ldu, St, Atom, Red, Cp, Ldmatrix, Stmatrix, Wmma, Mbarrier, Tex, Tld4, Txq, Suld, Sust,
+        Sured, Suq,
+    ]
+};
 
 // ----- helpers --------------------------------------------------------------------------------
 
@@ -1367,14 +1183,6 @@ fn widen(ty: OpTy, span: Span) -> Result<OpTy, Diagnostic> {
         OpTy::S(b) if b <= 32 => Ok(OpTy::S(b * 2)),
         _ => Err(Diagnostic::error(span, "`.wide` takes 16- or 32-bit integer types")),
     }
-}
-
-/// `.texref`/`.samplerref`/`.surfref` declarations parse but are not lowered.
-fn opaque_unsupported(v: &ast::VarDecl) -> Diagnostic {
-    Diagnostic::error(
-        v.ty.span,
-        format!("`{}` variables are not supported yet", v.ty.value.directive()),
-    )
 }
 
 /// `name`, `name + c`, `name - c` or `c + name` with `c` constant: a register or a

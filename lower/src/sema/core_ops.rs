@@ -3,8 +3,8 @@
 //! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
 
 use super::{
-    ast, check_comparison, expand, float_mode, formats, md, unsupported, widen, Diagnostic,
-    Lowerer, Modifier, Mods, Opcode, Operand, StateSpace,
+    ast, check_comparison, expand, float_mode, formats, md, unsupported, Diagnostic, Lowerer,
+    Modifier, Mods, Opcode, Operand, StateSpace,
 };
 use crate::build::Build;
 use crate::ir::{
@@ -13,255 +13,213 @@ use crate::ir::{
 };
 
 impl Lowerer<'_> {
-    /// The core lowering of moves between registers and memory: `mov`, `ld`, `st`,
-    /// `ldu`, `cvt`, `selp`.
-    pub(super) fn core_moves(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
+    /// The core lowering of `mov` (PTX ISA 9.2 §9.7.9.1): between registers, vectors
+    /// of registers (`.v2`, `.v4`) and the elements of packed registers.
+    pub(super) fn mov(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        match op {
-            Opcode::Mov => {
-                let ty = self.bits_type(i, m)?;
-                m.allow(&[])?;
-                // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
-                // registers (a vector register is one, `sema::vectors`).
-                if let Some(n) = m.vector {
-                    // `mov.v8.u16 {h0, …, h7}, %q`: the elements of registers that hold
-                    // several, as `mov.b128 {…}, %q` moves them (PTX ISA 9.2 §9.7.9.1; a
-                    // `.b128` register is a pair of `.b64` here, `sema::vectors`).
-                    let as_list = |o: &Operand| match o {
-                        Operand::Vector(v, _) => v.clone(),
-                        other => vec![other.clone()],
-                    };
-                    let (d, s) = (as_list(&ops[0]), as_list(&ops[1]));
-                    let n_elems = n as usize;
-                    let split = if d.len() == n_elems && s.len() < n_elems {
-                        Some((&d, &s, true))
-                    } else if s.len() == n_elems && d.len() < n_elems {
-                        Some((&s, &d, false))
+        let ty = self.bits_type(i, m)?;
+        m.allow(&[])?;
+        // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
+        // registers (a vector register is one, `ptxvk_frontend::vectors`).
+        if let Some(n) = m.vector {
+            // `mov.v8.u16 {h0, …, h7}, %q`: the elements of registers that hold
+            // several, as `mov.b128 {…}, %q` moves them (PTX ISA 9.2 §9.7.9.1; a
+            // `.b128` register is a pair of `.b64` here, `ptxvk_frontend::vectors`).
+            let as_list = |o: &Operand| match o {
+                Operand::Vector(v, _) => v.clone(),
+                other => vec![other.clone()],
+            };
+            let (d, s) = (as_list(&ops[0]), as_list(&ops[1]));
+            let n_elems = n as usize;
+            let split = if d.len() == n_elems && s.len() < n_elems {
+                Some((&d, &s, true))
+            } else if s.len() == n_elems && d.len() < n_elems {
+                Some((&s, &d, false))
+            } else {
+                None
+            };
+            let split =
+                split.filter(|(_, few, _)| !few.is_empty() && n_elems.is_multiple_of(few.len()));
+            if let Some((many, few, unpack)) = split {
+                let group = n_elems / few.len();
+                let packed = OpTy::U((ty.bits() as usize * group) as u8);
+                for (whole, parts) in few.iter().zip(many.chunks(group)) {
+                    if unpack {
+                        let dsts =
+                            parts.iter().map(|e| self.opt_dst(e, ty)).collect::<Result<_, _>>()?;
+                        let src = self.src(whole, packed, false, span)?;
+                        self.push(InstKind::Unpack { elem: ty, dsts, src }, span);
                     } else {
-                        None
-                    };
-                    let split = split
-                        .filter(|(_, few, _)| !few.is_empty() && n_elems.is_multiple_of(few.len()));
-                    if let Some((many, few, unpack)) = split {
-                        let group = n_elems / few.len();
-                        let packed = OpTy::U((ty.bits() as usize * group) as u8);
-                        for (whole, parts) in few.iter().zip(many.chunks(group)) {
-                            if unpack {
-                                let dsts = parts
-                                    .iter()
-                                    .map(|e| self.opt_dst(e, ty))
-                                    .collect::<Result<_, _>>()?;
-                                let src = self.src(whole, packed, false, span)?;
-                                self.push(InstKind::Unpack { elem: ty, dsts, src }, span);
-                            } else {
-                                let dst = self.dst(whole, packed, false)?;
-                                let srcs = parts
-                                    .iter()
-                                    .map(|e| self.src(e, ty, false, span))
-                                    .collect::<Result<_, _>>()?;
-                                self.push(InstKind::Pack { elem: ty, dst, srcs }, span);
-                            }
-                        }
-                        return Ok(());
-                    }
-                    let (Operand::Vector(d, _), Operand::Vector(s, _)) = (&ops[0], &ops[1]) else {
-                        return Err(Diagnostic::error(span, format!("`mov.v{n}` moves vectors")));
-                    };
-                    if d.len() != n as usize || s.len() != n as usize {
-                        return Err(Diagnostic::error(
-                            span,
-                            format!("`mov.v{n}` moves vectors of {n} elements"),
-                        ));
-                    }
-                    // Every source is read before any destination is written (`mov.v2
-                    // {a, b}, {b, a}` swaps).
-                    let mut srcs = Vec::new();
-                    for e in s {
-                        let v = self.src(e, ty, false, span)?;
-                        let t = self.temp(ty.storage(), span);
-                        self.push(InstKind::Mov { ty, dst: t, src: v }, span);
-                        srcs.push(Value::Reg(t));
-                    }
-                    for (d, src) in d.iter().zip(srcs) {
-                        if let Some(dst) = self.opt_dst(d, ty)? {
-                            self.push(InstKind::Mov { ty, dst, src }, span);
-                        }
-                    }
-                    return Ok(());
-                }
-                match (&ops[0], &ops[1]) {
-                    (Operand::Vector(elems, vs), src) => {
-                        let elem = self.pack_elem(ty, elems.len(), *vs)?;
-                        let dsts = elems
+                        let dst = self.dst(whole, packed, false)?;
+                        let srcs = parts
                             .iter()
-                            .map(|e| self.opt_dst(e, elem))
+                            .map(|e| self.src(e, ty, false, span))
                             .collect::<Result<_, _>>()?;
-                        let src = self.src(src, ty, false, span)?;
-                        self.push(InstKind::Unpack { elem, dsts, src }, span);
-                    }
-                    (d, Operand::Vector(elems, vs)) => {
-                        let elem = self.pack_elem(ty, elems.len(), *vs)?;
-                        let dst = self.dst(d, ty, false)?;
-                        let srcs = elems
-                            .iter()
-                            .map(|e| self.src(e, elem, false, span))
-                            .collect::<Result<_, _>>()?;
-                        self.push(InstKind::Pack { elem, dst, srcs }, span);
-                    }
-                    (d, s) => {
-                        let dst = self.dst(d, ty, false)?;
-                        let src = self.src(s, ty, ty.bits() < 32, span)?;
-                        self.push(InstKind::Mov { ty, dst, src }, span);
+                        self.push(InstKind::Pack { elem: ty, dst, srcs }, span);
                     }
                 }
+                return Ok(());
             }
-            Opcode::Ld | Opcode::St | Opcode::Ldu => self.memory(op, i, m)?,
-            Opcode::Selp => {
-                let ty = self.bits_type(i, m)?;
-                m.allow(&[])?;
-                let dst = self.dst(&ops[0], ty, false)?;
-                let a = self.src(&ops[1], ty, false, span)?;
-                let b = self.src(&ops[2], ty, false, span)?;
-                let (cond, negate) = self.pred(&ops[3])?;
-                self.push(InstKind::Select { ty, dst, a, b, cond, negate }, span);
-            }
-            Opcode::Cvt => self.convert(i, m)?,
-            _ => {
-                return Err(Diagnostic::internal(
+            let (Operand::Vector(d, _), Operand::Vector(s, _)) = (&ops[0], &ops[1]) else {
+                return Err(Diagnostic::error(span, format!("`mov.v{n}` moves vectors")));
+            };
+            if d.len() != n as usize || s.len() != n as usize {
+                return Err(Diagnostic::error(
                     span,
-                    format!("`{op}` is not a moves instruction"),
-                ))
+                    format!("`mov.v{n}` moves vectors of {n} elements"),
+                ));
+            }
+            // Every source is read before any destination is written (`mov.v2
+            // {a, b}, {b, a}` swaps).
+            let mut srcs = Vec::new();
+            for e in s {
+                let v = self.src(e, ty, false, span)?;
+                let t = self.temp(ty.storage(), span);
+                self.push(InstKind::Mov { ty, dst: t, src: v }, span);
+                srcs.push(Value::Reg(t));
+            }
+            for (d, src) in d.iter().zip(srcs) {
+                if let Some(dst) = self.opt_dst(d, ty)? {
+                    self.push(InstKind::Mov { ty, dst, src }, span);
+                }
+            }
+            return Ok(());
+        }
+        match (&ops[0], &ops[1]) {
+            (Operand::Vector(elems, vs), src) => {
+                let elem = self.pack_elem(ty, elems.len(), *vs)?;
+                let dsts = elems.iter().map(|e| self.opt_dst(e, elem)).collect::<Result<_, _>>()?;
+                let src = self.src(src, ty, false, span)?;
+                self.push(InstKind::Unpack { elem, dsts, src }, span);
+            }
+            (d, Operand::Vector(elems, vs)) => {
+                let elem = self.pack_elem(ty, elems.len(), *vs)?;
+                let dst = self.dst(d, ty, false)?;
+                let srcs = elems
+                    .iter()
+                    .map(|e| self.src(e, elem, false, span))
+                    .collect::<Result<_, _>>()?;
+                self.push(InstKind::Pack { elem, dst, srcs }, span);
+            }
+            (d, s) => {
+                let dst = self.dst(d, ty, false)?;
+                let src = self.src(s, ty, ty.bits() < 32, span)?;
+                self.push(InstKind::Mov { ty, dst, src }, span);
             }
         }
         Ok(())
     }
 
-    /// The core lowering of `cvta` (PTX ISA 9.2 §9.7.9.19).
+    /// `selp.type d, a, b, {!}c` (PTX ISA 9.2 §9.7.7): `c ? a : b`.
+    pub(super) fn selp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let ty = self.bits_type(i, m)?;
+        m.allow(&[])?;
+        let ops = i.operands.as_slice();
+        let dst = self.dst(&ops[0], ty, false)?;
+        let a = self.src(&ops[1], ty, false, i.span)?;
+        let b = self.src(&ops[2], ty, false, i.span)?;
+        let (cond, negate) = self.pred(&ops[3])?;
+        self.push(InstKind::Select { ty, dst, a, b, cond, negate }, i.span);
+        Ok(())
+    }
+
+    /// The core lowering of `cvta` (PTX ISA 9.2 §9.7.9.19): generic and global (and
+    /// constant) addresses coincide; shared and local addresses move in and out of
+    /// their generic windows (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`;
+    /// `docs/architecture.md`, *The launch ABI*), a call parameter's as the caller's
+    /// local frame's. In a module with 32-bit addresses, generic and global addresses are
+    /// the same window offsets, and the others move in and out of the top windows of the
+    /// 32-bit range (`ir::SHARED_WINDOW_32`), the kernel's parameter block too; in a
+    /// 64-bit one the parameter block is global memory, and its generic address is the
+    /// block's address plus the offset.
     pub(super) fn cvta(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let ops = i.operands.as_slice();
-        // `cvta.to.global` / `cvta.global`: generic and global addresses coincide;
-        // shared and local addresses move in and out of their generic windows
-        // (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`; `docs/architecture.md`, *The
-        // launch ABI*).
         // The form is checked (`ptxvk_frontend::forms`): it has one of the spaces.
         let ty = self.one_type(i, m)?;
         let space = m.space.as_ref().map(|s| s.value);
         let to = m.has(Modifier::Conversion(md::Conversion::To));
-        // In a module with 32-bit addresses, generic and global addresses are the
-        // same window offsets, and shared and local ones move in and out of the
-        // top windows of the 32-bit range (`ir::SHARED_WINDOW_32`).
-        if ty.bits() == 32 && self.kernel.address_size == 32 {
-            let window = match space {
-                Some(StateSpace::Global | StateSpace::Const) => None,
-                Some(StateSpace::Shared) => Some(SHARED_WINDOW_32),
-                Some(StateSpace::Local) => Some(LOCAL_WINDOW_32),
-                Some(StateSpace::Param) if self.in_device_function() => Some(LOCAL_WINDOW_32),
-                _ => Some(PARAM_WINDOW_32),
-            };
-            let dst = self.dst(&ops[0], ty, false)?;
-            let src = self.src(&ops[1], ty, false, span)?;
-            let kind = match window {
-                None => InstKind::Mov { ty, dst, src },
-                Some(w) => {
-                    let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
-                    let (mode, rhs) = (FloatMode::default(), Value::Imm(u64::from(w)));
-                    InstKind::Binary { op, ty: OpTy::U(32), mode, dst, lhs: src, rhs }
-                }
-            };
-            self.push(kind, span);
-            return Ok(());
-        }
-        if ty.bits() != 64 {
+        let narrow = ty.bits() == 32 && self.kernel.address_size == 32;
+        if !narrow && ty.bits() != 64 {
             return Err(unsupported(
                 span,
                 "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
                 "generic addresses are 64-bit there",
             ));
         }
-        let dst = self.dst(&ops[0], ty, false)?;
-        let src = self.src(&ops[1], ty, false, span)?;
+        let (dst, [src]) = self.fixed_args(i, m)?;
+        let (shared, local) = if narrow {
+            (u64::from(SHARED_WINDOW_32), u64::from(LOCAL_WINDOW_32))
+        } else {
+            (SHARED_WINDOW, LOCAL_WINDOW)
+        };
         let window = match space {
-            // Generic, global and constant addresses coincide.
             Some(StateSpace::Global | StateSpace::Const) => None,
-            Some(StateSpace::Shared) => Some(SHARED_WINDOW),
-            Some(StateSpace::Local) => Some(LOCAL_WINDOW),
-            // A call parameter lives in the caller's local frame.
-            Some(StateSpace::Param) if self.in_device_function() => Some(LOCAL_WINDOW),
-            // The kernel's parameter block is global memory: its generic
-            // address is the block's address plus the offset.
+            Some(StateSpace::Shared) => Some(shared),
+            Some(StateSpace::Local) => Some(local),
+            Some(StateSpace::Param) if self.in_device_function() => Some(local),
+            _ if narrow => Some(u64::from(PARAM_WINDOW_32)),
             _ => {
                 let base = self.temp(RegTy::Int(64), span);
                 self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
                 let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
-                let mode = FloatMode::default();
                 let (lhs, rhs) = (src, Value::Reg(base));
+                let mode = FloatMode::default();
                 self.push(InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs }, span);
                 return Ok(());
             }
         };
-        let u64t = OpTy::U(64);
-        let kind = match window {
-            None => InstKind::Mov { ty, dst, src },
-            Some(_) if to => InstKind::Binary {
-                op: BinaryOp::And,
-                ty: u64t,
-                mode: FloatMode::default(),
-                dst,
-                lhs: src,
-                rhs: Value::Imm(0xffff_ffff),
-            },
-            Some(w) => InstKind::Binary {
-                op: BinaryOp::Or,
-                ty: u64t,
-                mode: FloatMode::default(),
-                dst,
-                lhs: src,
-                rhs: Value::Imm(w),
-            },
+        let Some(w) = window else {
+            self.push(InstKind::Mov { ty, dst, src }, span);
+            return Ok(());
         };
-        self.push(kind, span);
+        let (op, ty, rhs) = match (narrow, to) {
+            (true, _) => (if to { BinaryOp::Sub } else { BinaryOp::Add }, OpTy::U(32), w),
+            (false, true) => (BinaryOp::And, OpTy::U(64), 0xffff_ffff),
+            (false, false) => (BinaryOp::Or, OpTy::U(64), w),
+        };
+        let (mode, rhs) = (FloatMode::default(), Value::Imm(rhs));
+        self.push(InstKind::Binary { op, ty, mode, dst, lhs: src, rhs }, span);
         Ok(())
     }
 
-    /// The core lowering of `isspacep` (PTX ISA 9.2 §9.7.9.18).
-    pub(super) fn isspacep(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
+    /// The core lowering of `isspacep.space p, a` (PTX ISA 9.2 §9.7.9.18): whether
+    /// generic address `a` is in the space's window (`ir::SHARED_WINDOW`), or in a
+    /// module with 32-bit addresses its range (`ir::SHARED_WINDOW_32`).
+    pub(super) fn isspacep(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        match op {
-            Opcode::Isspacep if self.kernel.address_size == 32 => {
-                // A 32-bit generic address: its range (`ir::SHARED_WINDOW_32`).
-                m.allow(&[])?;
-                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
-                let a = self.address_value(&ops[1], 32, span)?;
-                let u32t = OpTy::U(32);
-                let space = m.space.as_ref().map(|s| s.value);
-                if matches!(space, Some(StateSpace::Const | StateSpace::Global)) {
-                    // The global address of the offset (the window's base plus it).
-                    let base = self.temp(RegTy::Int(64), span);
-                    self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
-                    let mut e = expand::Emit { l: self, span };
-                    let wide = e.cvt(OpTy::U(64), u32t, a);
-                    let global = e.add(OpTy::U(64), Value::Reg(base), wide);
-                    let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(PARAM_WINDOW_32)));
-                    let is_const = space == Some(StateSpace::Const);
-                    let c = self.const_test(global, is_const, span);
-                    let mut e = expand::Emit { l: self, span };
-                    let r = if is_const { c } else { e.pred_and(below, c) };
-                    e.mov(OpTy::Pred, dst, Value::Reg(r));
-                    return Ok(());
+        m.allow(&[])?;
+        let space = m.space.as_ref().map(|s| s.value);
+        let dst = self.dst(&ops[0], OpTy::Pred, false)?;
+        let narrow = self.kernel.address_size == 32;
+        let a = self.address_value(&ops[1], if narrow { 32 } else { 64 }, span)?;
+        let (u32t, u64t) = (OpTy::U(32), OpTy::U(64));
+        // The window of a 64-bit generic address is its upper word.
+        let hi = if narrow {
+            Value::Imm(0)
+        } else {
+            expand::Emit { l: self, span }.bin(BinaryOp::Shr, u64t, a, Value::Imm(32))
+        };
+        let r = match space {
+            Some(StateSpace::Const | StateSpace::Global) if narrow => {
+                // The global address of the offset (the window's base plus it).
+                let base = self.temp(RegTy::Int(64), span);
+                self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
+                let mut e = expand::Emit { l: self, span };
+                let wide = e.cvt(OpTy::U(64), u32t, a);
+                let global = e.add(OpTy::U(64), Value::Reg(base), wide);
+                let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(PARAM_WINDOW_32)));
+                let is_const = space == Some(StateSpace::Const);
+                let c = self.const_test(global, is_const, span);
+                let mut e = expand::Emit { l: self, span };
+                if is_const {
+                    c
+                } else {
+                    e.pred_and(below, c)
                 }
+            }
+            _ if narrow => {
                 let (lo, hi) = match space {
                     Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
                     Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
@@ -281,96 +239,50 @@ impl Lowerer<'_> {
                 let mut e = expand::Emit { l: self, span };
                 let above = e.cmp(CmpOp::Ge, u32t, a, Value::Imm(u64::from(lo)));
                 let below = e.cmp(CmpOp::Le, u32t, a, Value::Imm(u64::from(hi)));
-                let both = e.pred_and(above, below);
-                e.mov(OpTy::Pred, dst, Value::Reg(both));
+                e.pred_and(above, below)
             }
-            Opcode::Isspacep => {
-                // `isspacep.{global,shared,local} p, a`: the window of a generic address.
-                m.allow(&[])?;
-                let space = m.space.as_ref().map(|s| s.value);
-                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
-                let a = self.address_value(&ops[1], 64, span)?;
-                let u64t = OpTy::U(64);
-                let hi = self.temp(RegTy::Int(64), span);
-                self.push(
-                    InstKind::Binary {
-                        op: BinaryOp::Shr,
-                        ty: u64t,
-                        mode: FloatMode::default(),
-                        dst: hi,
-                        lhs: a,
-                        rhs: Value::Imm(32),
-                    },
-                    span,
-                );
-                let setp = |cmp, rhs: u64, d| InstKind::Setp {
-                    cmp,
-                    ty: u64t,
-                    ftz: false,
-                    dst: Some(d),
-                    dst_not: None,
-                    lhs: Value::Reg(hi),
-                    rhs: Value::Imm(rhs),
-                    combine: None,
-                };
-                match space {
-                    Some(StateSpace::Shared) => {
-                        self.push(setp(CmpOp::Eq, SHARED_WINDOW >> 32, dst), span)
-                    }
-                    Some(StateSpace::Local) => {
-                        self.push(setp(CmpOp::Eq, LOCAL_WINDOW >> 32, dst), span)
-                    }
-                    // Global: below both windows, and not the `.const` variables.
-                    Some(StateSpace::Global) => {
-                        let below = self.temp(RegTy::Pred, span);
-                        self.push(setp(CmpOp::Lt, LOCAL_WINDOW >> 32, below), span);
-                        let not_const = self.const_test(a, false, span);
-                        let mut e = expand::Emit { l: self, span };
-                        let r = e.pred_and(below, not_const);
-                        e.mov(OpTy::Pred, dst, Value::Reg(r));
-                    }
-                    // Constant memory: the `.const` variables at the start of the module
-                    // data.
-                    Some(StateSpace::Const) => {
-                        let r = self.const_test(a, true, span);
-                        self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
-                    }
-                    // The kernel's parameter block, also in a device function (called by
-                    // its kernel): a generic address there is a kernel parameter's
-                    // (libcu++'s `__isGridConstant`); call parameters are local memory,
-                    // which `isspacep.local` tells.
-                    Some(StateSpace::Param) => {
-                        let size = u64::from(self.kernel.abi.size);
-                        let base = self.temp(RegTy::Int(64), span);
-                        self.push(
-                            InstKind::Special { dst: base, reg: SpecialReg::ParamBlock },
-                            span,
-                        );
-                        let mut e = expand::Emit { l: self, span };
-                        let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
-                        let inside = e.cmp(CmpOp::Lt, u64t, off, Value::Imm(size));
-                        e.mov(OpTy::Pred, dst, Value::Reg(inside));
-                    }
-                    _ => {
-                        return Err(Diagnostic::error(
-                            span,
-                            "`isspacep` takes `.global`, `.shared`, `.local`, `.const` or `.param`",
-                        ))
-                    }
-                }
+            // Constant memory: the `.const` variables at the start of the module data.
+            Some(StateSpace::Const) => self.const_test(a, true, span),
+            // The kernel's parameter block, also in a device function (called by its
+            // kernel): a generic address there is a kernel parameter's (libcu++'s
+            // `__isGridConstant`); call parameters are local memory, which
+            // `isspacep.local` tells.
+            Some(StateSpace::Param) => {
+                let size = u64::from(self.kernel.abi.size);
+                let base = self.temp(RegTy::Int(64), span);
+                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
+                let mut e = expand::Emit { l: self, span };
+                let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
+                e.cmp(CmpOp::Lt, u64t, off, Value::Imm(size))
+            }
+            Some(StateSpace::Shared | StateSpace::Local) => {
+                let w =
+                    if space == Some(StateSpace::Shared) { SHARED_WINDOW } else { LOCAL_WINDOW };
+                let mut e = expand::Emit { l: self, span };
+                e.cmp_into(dst, CmpOp::Eq, u64t, hi, Value::Imm(w >> 32));
+                return Ok(());
+            }
+            // Global: below both windows, and not the `.const` variables.
+            Some(StateSpace::Global) => {
+                let mut e = expand::Emit { l: self, span };
+                let below = e.cmp(CmpOp::Lt, u64t, hi, Value::Imm(LOCAL_WINDOW >> 32));
+                let not_const = self.const_test(a, false, span);
+                expand::Emit { l: self, span }.pred_and(below, not_const)
             }
             _ => {
-                return Err(Diagnostic::internal(
+                return Err(Diagnostic::error(
                     span,
-                    format!("`{op}` is not a isspacep instruction"),
+                    "`isspacep` takes `.global`, `.shared`, `.local`, `.const` or `.param`",
                 ))
             }
-        }
+        };
+        self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
         Ok(())
     }
 
     /// The core lowering of integer and float arithmetic with one IR operation:
-    /// `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`.
+    /// `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`, of the operands their form's
+    /// shapes resolve ([`Lowerer::args`]).
     pub(super) fn core_arithmetic(
         &mut self,
         op: Opcode,
@@ -378,20 +290,43 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let ops = i.operands.as_slice();
-        match op {
-            Opcode::Add
-            | Opcode::Sub
-            | Opcode::Min
-            | Opcode::Max
-            | Opcode::And
-            | Opcode::Or
-            | Opcode::Xor
-            | Opcode::Div
-            | Opcode::Rem => {
-                // The form is checked (`ptxvk_frontend::forms`).
-                let ty = self.one_type(i, m)?;
-                let bop = match op {
+        // The form is checked (`ptxvk_frontend::forms`): an integer `mul`/`mad` has a
+        // product half, `fma` is a float one.
+        let ty = self.one_type(i, m)?;
+        let (mode, part) = (float_mode(m), m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value));
+        let kind = match op {
+            Opcode::And | Opcode::Or | Opcode::Xor if ty == OpTy::Pred => {
+                let b = match op {
+                    Opcode::And => BoolOp::And,
+                    Opcode::Or => BoolOp::Or,
+                    _ => BoolOp::Xor,
+                };
+                let ops = i.operands.as_slice();
+                let dst = self.dst(&ops[0], ty, false)?;
+                let (lhs, _) = self.reg_operand(&ops[1])?;
+                let (rhs, _) = self.reg_operand(&ops[2])?;
+                self.check_width(lhs, ops[1].span(), ty, false)?;
+                self.check_width(rhs, ops[2].span(), ty, false)?;
+                InstKind::PredLogic { op: b, dst, lhs, rhs }
+            }
+            Opcode::Mad | Opcode::Fma => {
+                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
+                if ty.is_float() {
+                    InstKind::Fma { ty, mode, dst, a, b, c }
+                } else {
+                    InstKind::Mad { part, ty, dst, a, b, c }
+                }
+            }
+            Opcode::Bfe => {
+                let (dst, [a, pos, len]) = self.fixed_args(i, m)?;
+                InstKind::Bfe { ty, dst, a, pos, len }
+            }
+            Opcode::Bfi => {
+                let (dst, [a, b, pos, len]) = self.fixed_args(i, m)?;
+                InstKind::Bfi { ty, dst, a, b, pos, len }
+            }
+            _ => {
+                let op = match op {
                     Opcode::Add => BinaryOp::Add,
                     Opcode::Sub => BinaryOp::Sub,
                     Opcode::Min => BinaryOp::Min,
@@ -400,82 +335,14 @@ impl Lowerer<'_> {
                     Opcode::Or => BinaryOp::Or,
                     Opcode::Xor => BinaryOp::Xor,
                     Opcode::Div => BinaryOp::Div,
+                    Opcode::Mul => part,
                     _ => BinaryOp::Rem,
                 };
-                if ty == OpTy::Pred {
-                    let b = match bop {
-                        BinaryOp::And => BoolOp::And,
-                        BinaryOp::Or => BoolOp::Or,
-                        _ => BoolOp::Xor,
-                    };
-                    let dst = self.dst(&ops[0], ty, false)?;
-                    let (lhs, _) = self.reg_operand(&ops[1])?;
-                    let (rhs, _) = self.reg_operand(&ops[2])?;
-                    self.check_width(lhs, ops[1].span(), ty, false)?;
-                    self.check_width(rhs, ops[2].span(), ty, false)?;
-                    self.push(InstKind::PredLogic { op: b, dst, lhs, rhs }, span);
-                    return Ok(());
-                }
-                let mode = float_mode(m);
-                let dst = self.dst(&ops[0], ty, false)?;
-                let lhs = self.src(&ops[1], ty, false, span)?;
-                let rhs = self.src(&ops[2], ty, false, span)?;
-                self.push(InstKind::Binary { op: bop, ty, mode, dst, lhs, rhs }, span);
+                let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
+                InstKind::Binary { op, ty, mode, dst, lhs, rhs }
             }
-            Opcode::Mul => {
-                // An integer form has a product half (`ptxvk_frontend::forms`).
-                let ty = self.one_type(i, m)?;
-                let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
-                let mode = float_mode(m);
-                let dst_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
-                let dst = self.dst(&ops[0], dst_ty, false)?;
-                let lhs = self.src(&ops[1], ty, false, span)?;
-                let rhs = self.src(&ops[2], ty, false, span)?;
-                self.push(InstKind::Binary { op: part, ty, mode, dst, lhs, rhs }, span);
-            }
-            Opcode::Mad | Opcode::Fma => {
-                // The form is checked (`ptxvk_frontend::forms`): `fma` is a float one, and
-                // an integer `mad` has a product half.
-                let ty = self.one_type(i, m)?;
-                if ty.is_float() {
-                    let mode = float_mode(m);
-                    let dst = self.dst(&ops[0], ty, false)?;
-                    let a = self.src(&ops[1], ty, false, span)?;
-                    let b = self.src(&ops[2], ty, false, span)?;
-                    let c = self.src(&ops[3], ty, false, span)?;
-                    self.push(InstKind::Fma { ty, mode, dst, a, b, c }, span);
-                } else {
-                    let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
-                    let wide_ty = if part == BinaryOp::MulWide { widen(ty, span)? } else { ty };
-                    let dst = self.dst(&ops[0], wide_ty, false)?;
-                    let a = self.src(&ops[1], ty, false, span)?;
-                    let b = self.src(&ops[2], ty, false, span)?;
-                    let c = self.src(&ops[3], wide_ty, false, span)?;
-                    self.push(InstKind::Mad { part, ty, dst, a, b, c }, span);
-                }
-            }
-            Opcode::Bfe | Opcode::Bfi => {
-                let ty = self.one_type(i, m)?;
-                let dst = self.dst(&ops[0], ty, false)?;
-                let a = self.src(&ops[1], ty, false, span)?;
-                if op == Opcode::Bfe {
-                    let pos = self.src(&ops[2], OpTy::U(32), false, span)?;
-                    let len = self.src(&ops[3], OpTy::U(32), false, span)?;
-                    self.push(InstKind::Bfe { ty, dst, a, pos, len }, span);
-                } else {
-                    let b = self.src(&ops[2], ty, false, span)?;
-                    let pos = self.src(&ops[3], OpTy::U(32), false, span)?;
-                    let len = self.src(&ops[4], OpTy::U(32), false, span)?;
-                    self.push(InstKind::Bfi { ty, dst, a, b, pos, len }, span);
-                }
-            }
-            _ => {
-                return Err(Diagnostic::internal(
-                    span,
-                    format!("`{op}` is not a arithmetic instruction"),
-                ))
-            }
-        }
+        };
+        self.push(kind, span);
         Ok(())
     }
 
@@ -492,23 +359,17 @@ impl Lowerer<'_> {
         match op {
             Opcode::Shl | Opcode::Shr => {
                 let ty = self.one_type(i, m)?;
-                let dst = self.dst(&ops[0], ty, false)?;
-                let lhs = self.src(&ops[1], ty, false, span)?;
-                let rhs = self.src(&ops[2], OpTy::U(32), false, span)?;
-                let bop = if op == Opcode::Shl { BinaryOp::Shl } else { BinaryOp::Shr };
-                self.push(
-                    InstKind::Binary { op: bop, ty, mode: FloatMode::default(), dst, lhs, rhs },
-                    span,
-                );
+                let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
+                let op = if op == Opcode::Shl { BinaryOp::Shl } else { BinaryOp::Shr };
+                let mode = FloatMode::default();
+                self.push(InstKind::Binary { op, ty, mode, dst, lhs, rhs }, span);
             }
             Opcode::Sqrt | Opcode::Rcp => {
                 // `.rn` forms are exact (emulated).
                 let ty = self.one_type(i, m)?;
-                let mode = float_mode(m);
-                let dst = self.dst(&ops[0], ty, false)?;
-                let src = self.src(&ops[1], ty, false, span)?;
-                let uop = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
-                self.push(InstKind::Unary { op: uop, ty, dst, src, mode }, span);
+                let (dst, [src]) = self.fixed_args(i, m)?;
+                let op = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
+                self.push(InstKind::Unary { op, ty, dst, src, mode: float_mode(m) }, span);
             }
             Opcode::Not
             | Opcode::Cnot
@@ -534,10 +395,7 @@ impl Lowerer<'_> {
                     Opcode::Clz => UnaryOp::Clz,
                     _ => UnaryOp::Brev,
                 };
-                let dst_ty =
-                    if matches!(uop, UnaryOp::Popc | UnaryOp::Clz) { OpTy::U(32) } else { ty };
-                let dst = self.dst(&ops[0], dst_ty, false)?;
-                let mut src = self.src(&ops[1], ty, false, span)?;
+                let (dst, [mut src]) = self.fixed_args(i, m)?;
                 if m.ftz {
                     // `abs.ftz`/`neg.ftz`: a subnormal input is a zero of its sign first.
                     let t = self.temp(RegTy::Float(32), span);
@@ -553,61 +411,6 @@ impl Lowerer<'_> {
                     span,
                 );
             }
-            Opcode::Setp => {
-                // Half types compare as their exact f32 values (§9.7.4.6).
-                let half = match m.types.as_slice() {
-                    [t] => formats::half_source(t.value).map(|h| (h, t.span)),
-                    _ => None,
-                };
-                let ty = match half {
-                    Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
-                        return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
-                    }
-                    Some(_) => OpTy::F(32),
-                    None => self.one_type(i, m)?,
-                };
-                // The form has a comparison (`ptxvk_frontend::forms`).
-                let cmp = m.cmp.unwrap_or(CmpOp::Eq);
-                check_comparison(span, cmp, ty, m.ftz)?;
-                let (dst, dst_not) = match &ops[0] {
-                    Operand::Pair(a, b, _) => {
-                        (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?)
-                    }
-                    d => (self.opt_dst(d, OpTy::Pred)?, None),
-                };
-                let combine = match m.bool_op {
-                    Some(b) => {
-                        let (r, neg) = self.pred(&ops[3])?;
-                        Some((b, r, neg))
-                    }
-                    None => None,
-                };
-                // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
-                // x2 comparison; a scalar one writes `p` (and `q` is its negation).
-                if let Some(((fmt, lanes), at)) = half {
-                    let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
-                    let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
-                    if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
-                        return Err(Diagnostic::error(
-                            at,
-                            "an x2 `setp` writes two predicates `p|q`",
-                        ));
-                    }
-                    let dsts = if lanes == 2 {
-                        vec![(dst, None), (dst_not, None)]
-                    } else {
-                        vec![(dst, dst_not)]
-                    };
-                    let mut e = expand::Emit { l: self, span };
-                    e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
-                    return Ok(());
-                }
-                let (lhs, rhs, ftz) = {
-                    let a = self.src(&ops[1], ty, false, span)?;
-                    (a, self.src(&ops[2], ty, false, span)?, m.ftz)
-                };
-                self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
-            }
             _ => {
                 return Err(Diagnostic::internal(
                     span,
@@ -615,6 +418,59 @@ impl Lowerer<'_> {
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// `setp.CmpOp{.BoolOp}{.ftz}.type p{|q}, a, b{, {!}c}` (PTX ISA 9.2 §9.7.7.2, and
+    /// §9.7.4.6 for half types, which compare as their exact f32 values).
+    pub(super) fn setp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ops = i.operands.as_slice();
+        // Half types compare as their exact f32 values (§9.7.4.6).
+        let half = match m.types.as_slice() {
+            [t] => formats::half_source(t.value).map(|h| (h, t.span)),
+            _ => None,
+        };
+        let ty = match half {
+            Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
+                return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
+            }
+            Some(_) => OpTy::F(32),
+            None => self.one_type(i, m)?,
+        };
+        // The form has a comparison (`ptxvk_frontend::forms`).
+        let cmp = m.cmp.unwrap_or(CmpOp::Eq);
+        check_comparison(span, cmp, ty, m.ftz)?;
+        let (dst, dst_not) = match &ops[0] {
+            Operand::Pair(a, b, _) => (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?),
+            d => (self.opt_dst(d, OpTy::Pred)?, None),
+        };
+        let combine = match m.bool_op {
+            Some(b) => {
+                let (r, neg) = self.pred(&ops[3])?;
+                Some((b, r, neg))
+            }
+            None => None,
+        };
+        // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
+        // x2 comparison; a scalar one writes `p` (and `q` is its negation).
+        if let Some(((fmt, lanes), at)) = half {
+            let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
+            let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
+            if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
+                return Err(Diagnostic::error(at, "an x2 `setp` writes two predicates `p|q`"));
+            }
+            let dsts =
+                if lanes == 2 { vec![(dst, None), (dst_not, None)] } else { vec![(dst, dst_not)] };
+            let mut e = expand::Emit { l: self, span };
+            e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
+            return Ok(());
+        }
+        let (lhs, rhs, ftz) = {
+            let a = self.src(&ops[1], ty, false, span)?;
+            (a, self.src(&ops[2], ty, false, span)?, m.ftz)
+        };
+        self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
         Ok(())
     }
 

@@ -57,6 +57,85 @@ fn packed_elem(m: &Mods) -> Option<OpTy> {
     .map(|t| t.value)
 }
 
+/// Packed `.u16x2`/`.s16x2` `add`/`min`/`max` (§9.7.1.1, §9.7.1.12-13), `.relu`
+/// and `add.sat.s32`/`sub.sat.s32`.
+fn packed_or_sat(op: Opcode, m: &Mods) -> IntegerOp {
+    let relu = m.has(RELU);
+    match (packed_elem(m), op) {
+        (Some(elem), _) => {
+            let op = match op {
+                Opcode::Min => PackedOp::Min,
+                Opcode::Max => PackedOp::Max,
+                _ => PackedOp::Add,
+            };
+            IntegerOp::Packed { op, signed: elem.is_signed(), relu }
+        }
+        (None, Opcode::Min | Opcode::Max) if relu => IntegerOp::Relu { max: op == Opcode::Max },
+        (None, _) => IntegerOp::AddSat { sub: op == Opcode::Sub },
+    }
+}
+
+/// `cvt.pack.sat.{u16,s16}.s32 d, a, b` and `cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32
+/// d, a, b, c` (§9.7.9.22): `a` and `b` clamped to the narrow type's range, `b` in
+/// the lowest bits of `d`, `a` above it, and with `c` the remaining bits of `d` from
+/// the low bits of `c`. The form is checked (`ptxvk_frontend::forms`): it names its
+/// narrow type.
+fn convert_pack(m: &Mods) -> IntegerOp {
+    let sub_byte = m.find(|d| match d {
+        Modifier::Format(Format::U4) => Some((4u8, false)),
+        Modifier::Format(Format::S4) => Some((4, true)),
+        Modifier::Format(Format::U2) => Some((2, false)),
+        Modifier::Format(Format::S2) => Some((2, true)),
+        _ => None,
+    });
+    let narrow = sub_byte.map(|n| n.value).or_else(|| {
+        m.types.iter().find_map(|t| match t.value {
+            ScalarType::U16 => Some((16, false)),
+            ScalarType::S16 => Some((16, true)),
+            ScalarType::U8 => Some((8, false)),
+            ScalarType::S8 => Some((8, true)),
+            _ => None,
+        })
+    });
+    let (bits, signed) = narrow.unwrap_or((16, false));
+    IntegerOp::CvtPack { bits, signed }
+}
+
+/// The mode of `prmt.b32{.mode}` (§9.7.8.7): without one each result byte has a 4-bit
+/// selector in `c` (bit 3: replicate the picked byte's sign); the modes pick by
+/// `c[1:0]` from the ISA's fixed table.
+fn permute_mode(m: &Mods) -> Option<PrmtMode> {
+    let mode = m.find(|d| match d {
+        Modifier::PermuteMode(p) => Some(p),
+        _ => None,
+    })?;
+    Some(match mode.value {
+        PermuteMode::F4e => PrmtMode::F4e,
+        PermuteMode::B4e => PrmtMode::B4e,
+        PermuteMode::Rc8 => PrmtMode::Rc8,
+        PermuteMode::Ecl => PrmtMode::Ecl,
+        PermuteMode::Ecr => PrmtMode::Ecr,
+        PermuteMode::Rc16 => PrmtMode::Rc16,
+    })
+}
+
+/// The class `testp.op` tests (§9.7.3.3): `.finite`, `.infinite`, `.number`,
+/// `.notanumber`, `.normal` (zero counts as normal, per the ISA), `.subnormal`.
+fn float_test(m: &Mods) -> FloatTest {
+    let class = m.find(|d| match d {
+        Modifier::FloatClass(c) => Some(c),
+        _ => None,
+    });
+    match class.map(|c| c.value) {
+        Some(FloatClass::Finite) => FloatTest::Finite,
+        Some(FloatClass::Infinite) => FloatTest::Infinite,
+        Some(FloatClass::Number) => FloatTest::Number,
+        Some(FloatClass::NotANumber) => FloatTest::NotANumber,
+        Some(FloatClass::Normal) => FloatTest::Normal,
+        _ => FloatTest::Subnormal,
+    }
+}
+
 const CC: Modifier = Modifier::Carry(Carry::Cc);
 pub(super) const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
 pub(super) const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
@@ -66,41 +145,55 @@ const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
 
 impl Lowerer<'_> {
     /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
-    /// core lowering.
+    /// core lowering. Most become one [`InstKind::Integer`] of the operands their form's
+    /// shapes resolve ([`Lowerer::args`]).
     pub(super) fn expand(
         &mut self,
         op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        let result = match op {
+        let (hi, clamp) =
+            (m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi), m.has(CLAMP));
+        let integer = match op {
             // Packed half words exist for `add`, `min` and `max` only (§9.7.1.1-2).
             Opcode::Add | Opcode::Sub if m.has(CC) && packed_elem(m).is_none() => {
-                self.carry_chain(op, i, m)
+                return Some(self.carry_chain(op, i, m))
             }
             Opcode::Add | Opcode::Sub
                 if m.has(CC)
                     || self.int_sat(i, m)
                     || (op == Opcode::Add && packed_elem(m).is_some()) =>
             {
-                self.packed_or_sat(op, i, m)
+                Ok(packed_or_sat(op, m))
             }
-            Opcode::Mad if m.has(CC) => self.carry_chain(op, i, m),
-            Opcode::Mad if self.int_sat(i, m) => self.mad_hi_sat(i, m),
-            Opcode::Addc | Opcode::Subc | Opcode::Madc => self.carry_chain(op, i, m),
+            Opcode::Mad if m.has(CC) => return Some(self.carry_chain(op, i, m)),
+            // `mad.hi.sat.s32` (§9.7.1.4) and `mad24.hi.sat.s32` (§9.7.1.6).
+            Opcode::Mad if self.int_sat(i, m) => Ok(IntegerOp::MadHiSat { mul24: false }),
+            Opcode::Mul24 | Opcode::Mad24 if m.sat => Ok(IntegerOp::MadHiSat { mul24: true }),
+            Opcode::Addc | Opcode::Subc | Opcode::Madc => return Some(self.carry_chain(op, i, m)),
             Opcode::Min | Opcode::Max if m.has(RELU) || packed_elem(m).is_some() => {
-                self.packed_or_sat(op, i, m)
+                Ok(packed_or_sat(op, m))
             }
+            // `min`/`max` on `.f32` with `.NaN`, `.xorsign.abs`, `.abs` or three sources
+            // (§9.7.3.11-12; the form is checked: these exist for `.f32` only).
             Opcode::Min | Opcode::Max
                 if m.has(NAN) || m.has(XORSIGN) || m.has(ABS) || i.operands.len() == 4 =>
             {
-                self.float_min_max(op, i, m)
+                let (nan, abs, xorsign, ftz) = (m.has(NAN), m.has(ABS), m.has(XORSIGN), m.ftz);
+                Ok(IntegerOp::FloatMinMax { max: op == Opcode::Max, ftz, nan, abs, xorsign })
             }
-            Opcode::Mul24 | Opcode::Mad24 if m.sat => self.mad_hi_sat(i, m),
-            Opcode::Mul24 | Opcode::Mad24 => self.mul24(op, i, m),
-            Opcode::Sad => self.sad(i, m),
-            Opcode::Bfind => self.bfind(i, m),
-            Opcode::Fns => self.fns(i),
+            Opcode::Mul24 | Opcode::Mad24 => self.one_type(i, m).map(|ty| IntegerOp::Mul24 {
+                signed: ty.is_signed(),
+                hi,
+                mad: op == Opcode::Mad24,
+            }),
+            Opcode::Sad => self.one_type(i, m).map(|ty| IntegerOp::Sad { ty }),
+            Opcode::Bfind => {
+                let shiftamt = m.has(Modifier::Bfind(Bfind::Shiftamt));
+                self.one_type(i, m).map(|ty| IntegerOp::Bfind { ty, shiftamt })
+            }
+            Opcode::Fns => Ok(IntegerOp::Fns),
             Opcode::Prefetch
             | Opcode::Prefetchu
             | Opcode::Applypriority
@@ -108,56 +201,37 @@ impl Lowerer<'_> {
             | Opcode::Nanosleep
             | Opcode::Pmevent
             | Opcode::Griddepcontrol
-            | Opcode::Setmaxnreg => self.hint(op, i),
-            Opcode::Bmsk | Opcode::Szext => self.mask_ops(op, i, m),
-            Opcode::Prmt => self.prmt(i, m),
-            Opcode::Shf => self.shf(i, m),
-            Opcode::Lop3 => self.lop3(i, m),
-            Opcode::Dp4a | Opcode::Dp2a => self.dot(op, i, m),
-            Opcode::Copysign => self.copysign(i, m),
-            Opcode::Testp => self.testp(i, m),
-            Opcode::Set => self.set(i, m),
-            Opcode::Slct => self.slct(i, m),
-            Opcode::Cvt if m.has(Modifier::Conversion(Conversion::Pack)) => self.convert_pack(i, m),
+            | Opcode::Setmaxnreg => return Some(self.hint(op, i)),
+            Opcode::Bmsk => Ok(IntegerOp::Bmsk { clamp }),
+            Opcode::Szext => {
+                self.one_type(i, m).map(|ty| IntegerOp::Szext { clamp, signed: ty.is_signed() })
+            }
+            Opcode::Prmt => Ok(IntegerOp::Prmt { mode: permute_mode(m) }),
+            Opcode::Shf => {
+                let left = m.has(Modifier::ShiftDirection(ShiftDirection::L));
+                Ok(IntegerOp::Shf { left, clamp })
+            }
+            Opcode::Lop3 => return Some(self.lop3(i, m)),
+            Opcode::Dp4a | Opcode::Dp2a => return Some(self.dot(op, i, m)),
+            Opcode::Copysign => self.one_type(i, m).map(|ty| IntegerOp::Copysign { ty }),
+            Opcode::Testp => {
+                let test = float_test(m);
+                self.one_type(i, m).map(|ty| IntegerOp::Testp { test, ty })
+            }
+            Opcode::Set => return Some(self.set(i, m)),
+            Opcode::Slct => super::op_ty(&m.types[0]).map(|ty| IntegerOp::Slct {
+                ty,
+                float: m.types[1].value == ScalarType::F32,
+                ftz: m.ftz,
+            }),
+            Opcode::Cvt if m.has(Modifier::Conversion(Conversion::Pack)) => Ok(convert_pack(m)),
             _ => return None,
         };
-        Some(result)
-    }
-
-    /// `cvt.pack.sat.{u16,s16}.s32 d, a, b` and `cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32
-    /// d, a, b, c` (§9.7.9.22): `a` and `b` clamped to the narrow type's range, `b` in
-    /// the lowest bits of `d`, `a` above it, and with `c` the remaining bits of `d` from
-    /// the low bits of `c`.
-    fn convert_pack(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        // The form is checked (`ptxvk_frontend::forms`): it names its narrow type.
-        let span = i.span;
-        let sub_byte = m.find(|d| match d {
-            Modifier::Format(Format::U4) => Some((4u32, false)),
-            Modifier::Format(Format::S4) => Some((4, true)),
-            Modifier::Format(Format::U2) => Some((2, false)),
-            Modifier::Format(Format::S2) => Some((2, true)),
-            _ => None,
-        });
-        let narrow = sub_byte.map(|n| n.value).or_else(|| {
-            m.types.iter().find_map(|t| match t.value {
-                ScalarType::U16 => Some((16, false)),
-                ScalarType::S16 => Some((16, true)),
-                ScalarType::U8 => Some((8, false)),
-                ScalarType::S8 => Some((8, true)),
-                _ => None,
-            })
-        });
-        let (bits, signed) = narrow.unwrap_or((16, false));
-        let with_c = bits < 16;
-        let s32 = OpTy::S(32);
-        let dst = self.dst(&i.operands[0], U32, false)?;
-        let [a, b] = self.srcs(i, 1, [s32, s32])?;
-        let mut srcs = vec![a, b];
-        if with_c {
-            srcs.push(self.src(&i.operands[3], U32, false, span)?);
-        }
-        self.integer(IntegerOp::CvtPack { bits: bits as u8, signed }, Some(dst), srcs, span);
-        Ok(())
+        Some(integer.and_then(|op| {
+            let args = self.args(i, m)?;
+            self.integer(op, args.dst, args.srcs, i.span);
+            Ok(())
+        }))
     }
 
     /// Appends one [`InstKind::Integer`].
@@ -181,47 +255,6 @@ impl Lowerer<'_> {
             out[k] = self.src(&i.operands[from + k], ty, false, i.span)?;
         }
         Ok(out)
-    }
-
-    /// Packed `.u16x2`/`.s16x2` `add`/`min`/`max` (§9.7.1.1, §9.7.1.12-13), `.relu`
-    /// and `add.sat.s32`/`sub.sat.s32`.
-    fn packed_or_sat(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        // The form is checked (`ptxvk_frontend::forms`).
-        let relu = m.has(RELU);
-        let bop = match op {
-            Opcode::Add => BinaryOp::Add,
-            Opcode::Sub => BinaryOp::Sub,
-            Opcode::Min => BinaryOp::Min,
-            _ => BinaryOp::Max,
-        };
-        let span = i.span;
-        if let Some(elem) = packed_elem(m) {
-            let dst = self.dst(&i.operands[0], U32, false)?;
-            let [a, b] = self.srcs(i, 1, [U32, U32])?;
-            let op = match bop {
-                BinaryOp::Min => PackedOp::Min,
-                BinaryOp::Max => PackedOp::Max,
-                _ => PackedOp::Add,
-            };
-            let op = IntegerOp::Packed { op, signed: elem.is_signed(), relu };
-            self.integer(op, Some(dst), vec![a, b], span);
-            return Ok(());
-        }
-        let ty = self.one_type(i, m)?;
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let [a, b] = self.srcs(i, 1, [ty, ty])?;
-        let op = if relu {
-            IntegerOp::Relu { max: bop == BinaryOp::Max }
-        } else {
-            IntegerOp::AddSat { sub: bop == BinaryOp::Sub }
-        };
-        self.integer(op, Some(dst), vec![a, b], span);
-        Ok(())
     }
 
     /// The carry flag `CC.CF` of the extended-precision instructions (§9.7.2): a
@@ -251,107 +284,20 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        let cc_out = m.has(CC);
-        let carry_in = matches!(op, Opcode::Addc | Opcode::Subc | Opcode::Madc);
         let ty = self.one_type(i, m)?;
-        let span = i.span;
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let (op, srcs) = if matches!(op, Opcode::Mad | Opcode::Madc) {
-            let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
-            let part = if hi { CarryOp::MadHi } else { CarryOp::MadLo };
-            let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
-            (part, vec![a, b, c])
-        } else {
-            let [a, b] = self.srcs(i, 1, [ty, ty])?;
-            let sum =
-                if matches!(op, Opcode::Sub | Opcode::Subc) { CarryOp::Sub } else { CarryOp::Add };
-            (sum, vec![a, b])
-        };
-        let cf = self.carry_flag(span);
-        let carry_in = carry_in.then_some(cf);
-        let carry_out = cc_out.then_some(cf);
-        self.integer(IntegerOp::Carry { op, ty, carry_in, carry_out }, Some(dst), srcs, span);
-        Ok(())
-    }
-
-    /// `min`/`max` on `.f32` with `.NaN` (a NaN operand gives the canonical NaN),
-    /// `.xorsign.abs` (the magnitude of the result with the XOR of the operands' signs),
-    /// `.abs` and three operands (§9.7.3.11-12).
-    fn float_min_max(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        // The form is checked (`ptxvk_frontend::forms`): these exist for `.f32` only.
-        let span = i.span;
-        let ty = OpTy::F(32);
-        let (xorsign, abs) = (m.has(XORSIGN), m.has(ABS));
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let mut x = Vec::new();
-        for o in &i.operands[1..] {
-            x.push(self.src(o, ty, false, span)?);
-        }
-        let op = IntegerOp::FloatMinMax {
-            max: op == Opcode::Max,
-            ftz: m.ftz,
-            nan: m.has(NAN),
-            abs,
-            xorsign,
-        };
-        self.integer(op, Some(dst), x, span);
-        Ok(())
-    }
-
-    /// `mad.hi.sat.s32` (§9.7.1.4) and `mad24.hi.sat.s32` (§9.7.1.6): the high part of
-    /// the product plus `c`, clamped to the s32 range.
-    fn mad_hi_sat(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let op = m.opcode;
-        let ty = OpTy::S(32);
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
-        let op = IntegerOp::MadHiSat { mul24: op == Opcode::Mad24 };
-        self.integer(op, Some(dst), vec![a, b, c], span);
-        Ok(())
-    }
-
-    /// `mul24.{lo,hi}` and `mad24.{lo,hi}` on `.u32`/`.s32` (§9.7.1.5-6): the 48-bit
-    /// product of the low 24 bits of `a` and `b` (sign-extended for `.s32`); `.lo` is
-    /// bits 31..0, `.hi` bits 47..16; `mad24` adds `c` modulo 2^32.
-    fn mul24(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let ty = self.one_type(i, m)?;
+        let args = self.args(i, m)?;
         let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let [a, b] = self.srcs(i, 1, [ty, ty])?;
-        let mut srcs = vec![a, b];
-        let mad = op == Opcode::Mad24;
-        if mad {
-            srcs.push(self.src(&i.operands[3], ty, false, i.span)?);
-        }
-        let op = IntegerOp::Mul24 { signed: ty.is_signed(), hi, mad };
-        self.integer(op, Some(dst), srcs, i.span);
-        Ok(())
-    }
-
-    /// `sad` (§9.7.1.11): `d = c + |a - b|`, the difference taken in the type's order.
-    fn sad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let ty = self.one_type(i, m)?;
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let [a, b, c] = self.srcs(i, 1, [ty, ty, ty])?;
-        self.integer(IntegerOp::Sad { ty }, Some(dst), vec![a, b, c], i.span);
-        Ok(())
-    }
-
-    /// `bfind{.shiftamt}` (§9.7.1.16): the position of the most significant bit that
-    /// is set (for signed types: that differs from the sign bit), or 0xffffffff;
-    /// `.shiftamt` gives `msb - position` instead, which is the leading-zero count.
-    fn bfind(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let ty = self.one_type(i, m)?;
-        let dst = self.dst(&i.operands[0], U32, false)?;
-        let [a] = self.srcs(i, 1, [ty])?;
-        let shiftamt = m.has(Modifier::Bfind(Bfind::Shiftamt));
-        self.integer(IntegerOp::Bfind { ty, shiftamt }, Some(dst), vec![a], i.span);
+        let carry = match op {
+            Opcode::Mad | Opcode::Madc if hi => CarryOp::MadHi,
+            Opcode::Mad | Opcode::Madc => CarryOp::MadLo,
+            Opcode::Sub | Opcode::Subc => CarryOp::Sub,
+            _ => CarryOp::Add,
+        };
+        let cf = self.carry_flag(i.span);
+        let carry_in = matches!(op, Opcode::Addc | Opcode::Subc | Opcode::Madc).then_some(cf);
+        let carry_out = m.has(CC).then_some(cf);
+        let op = IntegerOp::Carry { op: carry, ty, carry_in, carry_out };
+        self.integer(op, args.dst, args.srcs, i.span);
         Ok(())
     }
 
@@ -371,68 +317,6 @@ impl Lowerer<'_> {
             let dst = self.dst(&i.operands[0], OpTy::U(64), false)?;
             self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);
         }
-        Ok(())
-    }
-
-    /// `fns.b32 d, mask, base, offset` (§9.7.1.18): the position of the |offset|-th set
-    /// bit of `mask` counting from `base` upward (offset > 0) or downward (offset < 0),
-    /// `base` itself when offset = 0 and that bit is set, else 0xffffffff.
-    fn fns(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
-        let dst = self.dst(&i.operands[0], U32, false)?;
-        let [mask, base, offset] = self.srcs(i, 1, [U32, U32, OpTy::S(32)])?;
-        self.integer(IntegerOp::Fns, Some(dst), vec![mask, base, offset], i.span);
-        Ok(())
-    }
-
-    /// `bmsk.{clamp,wrap}.b32 d, a, b` (§9.7.1.24): a mask of `b` ones from bit `a`;
-    /// `szext.{clamp,wrap}.{u32,s32} d, a, b` (§9.7.1.25): the low `b` bits of `a`,
-    /// zero- or sign-extended.
-    fn mask_ops(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let clamp = m.has(CLAMP);
-        let ty = self.one_type(i, m)?;
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let [a, b] = self.srcs(i, 1, [U32, U32])?;
-        let op = if op == Opcode::Bmsk {
-            IntegerOp::Bmsk { clamp }
-        } else {
-            IntegerOp::Szext { clamp, signed: ty.is_signed() }
-        };
-        self.integer(op, Some(dst), vec![a, b], i.span);
-        Ok(())
-    }
-
-    /// `prmt.b32{.mode} d, a, b, c` (§9.7.8.7): four bytes picked from the eight of
-    /// `{b, a}`. Without a mode each result byte has a 4-bit selector in `c` (bit 3:
-    /// replicate the picked byte's sign); the modes pick by `c[1:0]` from the ISA's
-    /// fixed table.
-    fn prmt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let mode = m.find(|d| match d {
-            Modifier::PermuteMode(p) => Some(p),
-            _ => None,
-        });
-        let mode = mode.map(|p| match p.value {
-            PermuteMode::F4e => PrmtMode::F4e,
-            PermuteMode::B4e => PrmtMode::B4e,
-            PermuteMode::Rc8 => PrmtMode::Rc8,
-            PermuteMode::Ecl => PrmtMode::Ecl,
-            PermuteMode::Ecr => PrmtMode::Ecr,
-            PermuteMode::Rc16 => PrmtMode::Rc16,
-        });
-        let dst = self.dst(&i.operands[0], U32, false)?;
-        let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
-        self.integer(IntegerOp::Prmt { mode }, Some(dst), vec![a, b, c], i.span);
-        Ok(())
-    }
-
-    /// `shf.{l,r}.{clamp,wrap}.b32 d, a, b, c` (§9.7.8.8): the funnel shift of `{b, a}`
-    /// by `n = clamp ? min(c, 32) : c & 31`, taking the high word (`.l`) or the low
-    /// word (`.r`) of the shifted 64-bit value.
-    fn shf(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let left = m.has(Modifier::ShiftDirection(ShiftDirection::L));
-        let clamp = m.has(CLAMP);
-        let dst = self.dst(&i.operands[0], U32, false)?;
-        let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
-        self.integer(IntegerOp::Shf { left, clamp }, Some(dst), vec![a, b, c], i.span);
         Ok(())
     }
 
@@ -491,40 +375,6 @@ impl Lowerer<'_> {
         let pairs = if op == Opcode::Dp4a { 4 } else { 2 };
         let op = IntegerOp::Dot { pairs, hi, a_signed: at.is_signed(), b_signed: bt.is_signed() };
         self.integer(op, Some(dst), vec![a, b, c], i.span);
-        Ok(())
-    }
-
-    /// `copysign.{f32,f64} d, a, b` (§9.7.3.2): `b` with the sign bit of `a`.
-    fn copysign(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let ty = self.one_type(i, m)?;
-        let bits = ty.as_unsigned();
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let [a, b] = self.srcs(i, 1, [bits, bits])?;
-        self.integer(IntegerOp::Copysign { ty }, Some(dst), vec![a, b], i.span);
-        Ok(())
-    }
-
-    /// `testp.op.{f32,f64} p, a` (§9.7.3.3): `.finite`, `.infinite`,
-    /// `.number`, `.notanumber`, `.normal` (zero counts as normal, per the ISA),
-    /// `.subnormal`.
-    fn testp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let class = m.find(|d| match d {
-            Modifier::FloatClass(c) => Some(c),
-            _ => None,
-        });
-        let which = match class.map(|c| c.value) {
-            Some(FloatClass::Finite) => FloatTest::Finite,
-            Some(FloatClass::Infinite) => FloatTest::Infinite,
-            Some(FloatClass::Number) => FloatTest::Number,
-            Some(FloatClass::NotANumber) => FloatTest::NotANumber,
-            Some(FloatClass::Normal) => FloatTest::Normal,
-            _ => FloatTest::Subnormal,
-        };
-        let ty = self.one_type(i, m)?;
-        let bits = ty.as_unsigned();
-        let dst = self.dst(&i.operands[0], OpTy::Pred, false)?;
-        let [a] = self.srcs(i, 1, [bits])?;
-        self.integer(IntegerOp::Testp { test: which, ty }, Some(dst), vec![a], i.span);
         Ok(())
     }
 
@@ -588,19 +438,6 @@ impl Lowerer<'_> {
         };
         let op = IntegerOp::Set { cmp, source, ftz: m.ftz, truth, combine };
         self.integer(op, Some(dst), vec![a, b], span);
-        Ok(())
-    }
-
-    /// `slct.dtype.s32 d, a, b, c` and `slct{.ftz}.dtype.f32 d, a, b, c` (§9.7.7.3):
-    /// `c >= 0 ? a : b`; a NaN `c` selects `b`, and `-0.0` selects `a`.
-    fn slct(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let dty = super::op_ty(&m.types[0])?;
-        let cty = if m.types[1].value == ScalarType::F32 { OpTy::F(32) } else { OpTy::S(32) };
-        let dst = self.dst(&i.operands[0], dty, false)?;
-        let [a, b, c] = self.srcs(i, 1, [dty, dty, cty])?;
-        let op = IntegerOp::Slct { ty: dty, float: cty.is_float(), ftz: m.ftz };
-        self.integer(op, Some(dst), vec![a, b, c], span);
         Ok(())
     }
 }

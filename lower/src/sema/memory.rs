@@ -108,38 +108,20 @@ impl Lowerer<'_> {
         // makes a compare-and-swap loop (`store_in_wide_word`).
         let shared_atomic_bits = if self.kernel.shared.wide() { 64 } else { 32 };
         let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
+            // A generic access is atomic when its space's is (`pass::expand_generic`).
             let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))
-                || (space == Space::Shared && ty.bits() == shared_atomic_bits);
+                || (space == Space::Shared && ty.bits() == shared_atomic_bits)
+                || space == Space::Generic;
             let native = strength.filter(|_| atomic_width && one_word);
             match (&data, native) {
-                (Data::Store(srcs), Some((order, scope))) => (
-                    InstKind::Atomic {
-                        op: AtomicOp::Store,
-                        space,
-                        ty,
-                        scope,
-                        order,
-                        dst: None,
-                        addr,
-                        src: srcs[0],
-                        cmp: Value::Imm(0),
-                    },
-                    None,
-                ),
-                (Data::Load(dsts), Some((order, scope))) => (
-                    InstKind::Atomic {
-                        op: AtomicOp::Load,
-                        space,
-                        ty,
-                        scope,
-                        order,
-                        dst: dsts[0],
-                        addr,
-                        src: Value::Imm(0),
-                        cmp: Value::Imm(0),
-                    },
-                    None,
-                ),
+                (data, Some((order, scope))) => {
+                    let (op, dst, src) = match data {
+                        Data::Store(srcs) => (AtomicOp::Store, None, srcs[0]),
+                        Data::Load(dsts) => (AtomicOp::Load, dsts[0], Value::Imm(0)),
+                    };
+                    let cmp = Value::Imm(0);
+                    (InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, None)
+                }
                 (Data::Store(srcs), _) => {
                     (InstKind::Store { space, ty, srcs: srcs.clone(), addr }, strength)
                 }
@@ -183,65 +165,19 @@ impl Lowerer<'_> {
         // The inference may prove the space: then a direct access, no test.
         match self.generic_provenance(addr) {
             spaces::Provenance::Plain | spaces::Provenance::Global => {
-                access(self, Space::Global, address);
-                return Ok(());
+                access(self, Space::Global, address)
             }
             p @ (spaces::Provenance::Shared | spaces::Provenance::Local) => {
                 let space =
                     if p == spaces::Provenance::Shared { Space::Shared } else { Space::Local };
                 let low = self.window_offset(address, span);
                 access(self, space, low);
-                return Ok(());
             }
-            spaces::Provenance::Unknown => {}
+            // An access whose space the inference did not prove: one generic access,
+            // which `pass::expand_generic` writes as a test of the address's window.
+            spaces::Provenance::Unknown => access(self, Space::Generic, address),
         }
-        self.generic_access(data, ty, (strength, one_word), address, span);
         Ok(())
-    }
-
-    /// An access whose space the inference did not prove: one generic access
-    /// (`ir::Space::Generic`), which `pass::expand_generic` writes as a test of the
-    /// address's window. A strong access of one word (`strength`, `one_word`) is an
-    /// atomic load or store (the pass decides per space whether it is one); others are
-    /// a plain access with their fence.
-    fn generic_access(
-        &mut self,
-        data: Data,
-        ty: OpTy,
-        (strength, one_word): (Option<(Order, Scope)>, bool),
-        address: Address,
-        span: Span,
-    ) {
-        let generic = Space::Generic;
-        let fence = strength
-            .filter(|(o, _)| *o != Order::Relaxed)
-            .map(|(_, scope)| InstKind::Fence { device_scope: scope != Scope::Cta });
-        let cmp = Value::Imm(0);
-        let (space, addr) = (generic, address);
-        match (data, strength.filter(|_| one_word)) {
-            (Data::Store(srcs), Some((order, scope))) => {
-                let (op, dst, src) = (AtomicOp::Store, None, srcs[0]);
-                let a = InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
-                self.push(a, span);
-            }
-            (Data::Load(dsts), Some((order, scope))) => {
-                let (op, dst, src) = (AtomicOp::Load, dsts[0], Value::Imm(0));
-                let a = InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
-                self.push(a, span);
-            }
-            (Data::Store(srcs), None) => {
-                if let Some(f) = fence {
-                    self.push(f, span);
-                }
-                self.push(InstKind::Store { space, ty, srcs, addr }, span);
-            }
-            (Data::Load(dsts), None) => {
-                self.push(InstKind::Load { space, ty, dsts, addr }, span);
-                if let Some(f) = fence {
-                    self.push(f, span);
-                }
-            }
-        }
     }
 
     /// The provenance of a generic address operand's base register.

@@ -2,6 +2,7 @@
 
 use super::{decode, md, Diagnostic, Modifier, Opcode, ScalarType, Spanned, StateSpace};
 use crate::ir::{BinaryOp, BoolOp, CmpOp, Rounding};
+use ptxvk_frontend::forms::{self, operands::OperandShape};
 
 /// Modifiers that select cache behaviour only; Vulkan has no equivalent, so they are
 /// accepted and have no effect (PTX ISA 9.2 §9.7.9.1: they are performance hints).
@@ -25,6 +26,9 @@ pub(super) struct Mods {
     pub(super) bool_op: Option<BoolOp>,
     pub(super) mul_part: Option<Spanned<BinaryOp>>,
     pub(super) details: Vec<Spanned<Modifier>>,
+    /// The operand shapes of the instruction's form ([`forms::operands`]), which
+    /// `Lowerer::args` resolves; empty for a form without a row there.
+    pub(super) shapes: &'static [OperandShape],
 }
 
 impl Mods {
@@ -56,6 +60,7 @@ pub(super) fn unsupported_modifier(d: &Spanned<Modifier>, op: Opcode) -> Diagnos
 
 impl From<decode::Modifiers> for Mods {
     fn from(m: decode::Modifiers) -> Mods {
+        let shapes = forms::operands::shapes(&m).unwrap_or(&[]);
         let rounding = m.rounding.map(|r| {
             let direction = match r.value.direction {
                 decode::Direction::Nearest => Rounding::Nearest,
@@ -86,6 +91,7 @@ impl From<decode::Modifiers> for Mods {
             bool_op,
             mul_part,
             details: m.details,
+            shapes,
         }
     }
 }

@@ -2,15 +2,97 @@
 //! types their instruction reads and writes (PTX ISA 9.2 §6.4, §9.7).
 
 use super::{
-    ast, calls, describe_op, describe_reg, expand, imm_bits, reserved, symbol_plus_offset,
-    undeclared, Diagnostic, Lowerer, Name, Operand, RegId, Resolved, Span, Spanned, StateSpace,
+    ast, calls, describe_op, describe_reg, expand, imm_bits, op_ty, reserved, symbol_plus_offset,
+    undeclared, widen, Diagnostic, Lowerer, Mods, Name, Operand, RegId, Resolved, Span, Spanned,
+    StateSpace,
 };
 use crate::build::Build;
 use crate::ir::{
     Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialReg, Value,
 };
+use ptxvk_frontend::forms::operands::{OperandShape, OperandType};
+
+/// The operands of an instruction resolved by its form's shapes
+/// ([`OperandShape`], [`Lowerer::args`]): its destination register and its sources in
+/// order.
+pub(super) struct Args {
+    pub(super) dst: Option<RegId>,
+    pub(super) srcs: Vec<Value>,
+}
 
 impl Lowerer<'_> {
+    /// Resolves every operand of `i` by the shapes of its form
+    /// (`ptxvk_frontend::forms::operands`): first the type each shape names, then each
+    /// operand in order, a destination as a register of exactly its type's width and a
+    /// source as a value read at its type ([`Self::dst`], [`Self::src`]). A shape past
+    /// the last operand is an optional operand the instruction does not have. This is
+    /// the one step of operand resolution of every such form; the lowerings of the other
+    /// sema families may call it for theirs once `forms::operands` has their rows.
+    pub(super) fn args(&mut self, i: &ast::Instruction, m: &Mods) -> Result<Args, Diagnostic> {
+        let types = m
+            .shapes
+            .iter()
+            .map(|s| match s {
+                OperandShape::Dst(t) | OperandShape::Src(t) => self.operand_type(*t, i, m),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut args = Args { dst: None, srcs: Vec::new() };
+        for ((shape, ty), op) in m.shapes.iter().zip(types).zip(&i.operands) {
+            match shape {
+                OperandShape::Dst(_) => args.dst = Some(self.dst(op, ty, false)?),
+                OperandShape::Src(_) => args.srcs.push(self.src(op, ty, false, i.span)?),
+            }
+        }
+        Ok(args)
+    }
+
+    /// [`Self::args`] of a form with a destination and `N` sources (an internal error
+    /// if its shapes say otherwise).
+    pub(super) fn fixed_args<const N: usize>(
+        &mut self,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(RegId, [Value; N]), Diagnostic> {
+        let args = self.args(i, m)?;
+        match (args.dst, <[Value; N]>::try_from(args.srcs)) {
+            (Some(dst), Ok(srcs)) => Ok((dst, srcs)),
+            _ => Err(Diagnostic::internal(
+                i.span,
+                format!(
+                    "the operand shapes of `{}` are not a destination and {N} sources",
+                    m.opcode
+                ),
+            )),
+        }
+    }
+
+    /// The operation type an [`OperandType`] names for `i`.
+    fn operand_type(
+        &self,
+        t: OperandType,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<OpTy, Diagnostic> {
+        let nth = |k: usize| match m.types.get(k) {
+            Some(t) => op_ty(t),
+            None => Err(Diagnostic::internal(i.span, "an operand of a type the form lacks")),
+        };
+        Ok(match t {
+            OperandType::Type => self.one_type(i, m)?,
+            OperandType::First => nth(0)?,
+            OperandType::Second => nth(1)?,
+            OperandType::Product => {
+                let ty = self.one_type(i, m)?;
+                match &m.mul_part {
+                    Some(p) if p.value == BinaryOp::MulWide => widen(ty, i.span)?,
+                    _ => ty,
+                }
+            }
+            OperandType::Bits => self.one_type(i, m)?.as_unsigned(),
+            OperandType::Fixed(t) => op_ty(&Spanned::new(t, i.span))?,
+        })
+    }
+
     pub(super) fn reg_operand(&self, op: &Operand) -> Result<(RegId, Span), Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
@@ -166,12 +248,7 @@ impl Lowerer<'_> {
                 Ok(Value::Reg(r))
             }
             Some(Resolved::Shared(off)) => {
-                if ty.is_float() || ty.bits() < 32 {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a shared variable is a 32- or 64-bit integer",
-                    ));
-                }
+                address_width(ty, 0, name.span, "a shared variable")?;
                 match off {
                     Some(off) => Ok(Value::Imm(off as u64)),
                     None => {
@@ -190,21 +267,11 @@ impl Lowerer<'_> {
                 }
             }
             Some(Resolved::Local(off)) => {
-                if ty.is_float() || ty.bits() < 32 {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a local variable is a 32- or 64-bit integer",
-                    ));
-                }
+                address_width(ty, 0, name.span, "a local variable")?;
                 Ok(Value::Imm(off as u64))
             }
             Some(Resolved::Framed(base, off)) => {
-                if ty.is_float() || ty.bits() < 32 {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a local variable is a 32- or 64-bit integer",
-                    ));
-                }
+                address_width(ty, 0, name.span, "a local variable")?;
                 Ok(self.framed_address(base, off, ty, span))
             }
             // In a module with 32-bit addresses, its offset in the address window.
@@ -214,42 +281,22 @@ impl Lowerer<'_> {
                 Ok(self.window_offset_of_module_data(off, span))
             }
             Some(Resolved::Global(off)) => {
-                if ty.bits() != 64 || ty.is_float() {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a module variable is a 64-bit integer",
-                    ));
-                }
+                address_width(ty, 64, name.span, "a module variable")?;
                 Ok(Value::Reg(self.module_address(off, span)))
             }
             // A kernel parameter's `.param` address: its offset in the block.
             Some(Resolved::Param(off)) => {
-                if ty.is_float() || ty.bits() < 32 {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a kernel parameter is a 32- or 64-bit integer",
-                    ));
-                }
+                address_width(ty, 0, name.span, "a kernel parameter")?;
                 Ok(Value::Imm(u64::from(off)))
             }
             // A device function's address (`sema::calls::function_address`).
             None if self.functions.contains_key(&name.value) => {
-                if ty.bits() != 64 || ty.is_float() {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a function is a 64-bit integer",
-                    ));
-                }
+                address_width(ty, 64, name.span, "a function")?;
                 Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
             }
             // A kernel's address, for device-side launches (`sema::device_launch`).
             None if self.device_runtime.kernel_address(&name.value).is_some() => {
-                if ty.bits() != 64 || ty.is_float() {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "the address of a kernel is a 64-bit integer",
-                    ));
-                }
+                address_width(ty, 64, name.span, "a kernel")?;
                 Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
             }
             // PTX ISA 9.2 §10.31-10.33: shared memory sizes of the launch.
@@ -259,10 +306,8 @@ impl Lowerer<'_> {
             ) =>
             {
                 if ty.bits() != 32 || ty.is_float() {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        format!("`{}` is a 32-bit register", name.value),
-                    ));
+                    let msg = format!("`{}` is a 32-bit register", name.value);
+                    return Err(Diagnostic::error(name.span, msg));
                 }
                 let reg = if name.value == "%dynamic_smem_size" {
                     SpecialReg::DynamicSharedBytes
@@ -322,10 +367,8 @@ impl Lowerer<'_> {
             }
             None if matches!(name.value.as_str(), "%envreg1" | "%envreg2") => {
                 if ty.bits() != 32 || ty.is_float() {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        format!("`{}` is a 32-bit register", name.value),
-                    ));
+                    let msg = format!("`{}` is a 32-bit register", name.value);
+                    return Err(Diagnostic::error(name.span, msg));
                 }
                 Ok(self.grid_workspace_half(name.value == "%envreg1", name.span))
             }
@@ -578,6 +621,18 @@ impl Lowerer<'_> {
         };
         Ok((ir_space, Address { base, offset }))
     }
+}
+
+/// `Ok` when `ty` is an integer of `bits` bits (of 32 or 64 with `bits` 0), as the
+/// address of `what` is, else the error saying so at `at`.
+fn address_width(ty: OpTy, bits: u32, at: Span, what: &str) -> Result<(), Diagnostic> {
+    let width = match bits {
+        0 if !ty.is_float() && matches!(ty.bits(), 32 | 64) => return Ok(()),
+        0 => "32- or 64".to_string(),
+        _ if !ty.is_float() && ty.bits() == bits => return Ok(()),
+        _ => bits.to_string(),
+    };
+    Err(Diagnostic::error(at, format!("the address of {what} is a {width}-bit integer")))
 }
 
 pub(super) fn special_reg(

@@ -1,6 +1,6 @@
 //! Vector registers (PTX ISA 9.2 §5.4.2: `.reg .v2 .f32 %v;`, `.v4`), which old
-//! compilers emit: each becomes one scalar register per component before semantic
-//! analysis, named `%v.x`, `%v.y`, `%v.z`, `%v.w`. A component operand (`%v.x`, or
+//! compilers emit: an AST rewrite that semantic analysis runs first (`lower::sema`),
+//! after which each is one scalar register per component, named `%v.x`, `%v.y`, `%v.z`, `%v.w`. A component operand (`%v.x`, or
 //! `%v.r`/`.g`/`.b`/`.a`, §6.4.2) names its register; the whole register as an
 //! operand (`ld.global.v4.f32 %v, [a]`) is the vector of its components
 //! (`{%v.x, %v.y, %v.z, %v.w}`).
@@ -13,13 +13,13 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use ptxvk_frontend::ast::{self, Operand, StateSpace, Statement};
-use ptxvk_frontend::{Diagnostic, Name, Spanned};
+use crate::ast::{self, Operand, StateSpace, Statement};
+use crate::{Diagnostic, Name, Spanned};
 
 const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// `module` with its vector registers split, or itself when it declares none.
-pub(super) fn split(module: &ast::Module) -> Result<Cow<'_, ast::Module>, Vec<Diagnostic>> {
+pub fn split(module: &ast::Module) -> Result<Cow<'_, ast::Module>, Vec<Diagnostic>> {
     let has_vectors = |f: &ast::Function| {
         declares_vectors(f.body.as_deref().unwrap_or(&[]))
             || f.params.iter().chain(&f.returns).any(is_vector_register)
@@ -99,7 +99,7 @@ fn split_b128(i: &mut ast::Instruction, errors: &mut Vec<Diagnostic>) {
     else {
         return;
     };
-    use ptxvk_frontend::Opcode;
+    use crate::Opcode;
     if !matches!(i.op, Some(Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Mov)) {
         errors.push(Diagnostic::error(
             i.modifiers[k].span,
@@ -154,7 +154,7 @@ fn rewrite(stmts: &mut [Statement], scopes: &mut Scopes, errors: &mut Vec<Diagno
 /// A split vector register as a call's argument or result is its components, in
 /// order, as the callee's split parameter is (`split_params`).
 fn flatten_call_lists(i: &mut ast::Instruction) {
-    if i.op != Some(ptxvk_frontend::Opcode::Call) {
+    if i.op != Some(crate::Opcode::Call) {
         return;
     }
     for op in &mut i.operands {
