@@ -327,7 +327,9 @@ impl Lowerer<'_> {
         offsets[..dims].iter().map(|o| self.src(o, S32, false, span)).collect()
     }
 
-    /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
+    /// `txq.field.b32 d, [handle]`, `txq.level.field.b32 d, [handle], level` and
+    /// `suq.field.b32 d, [handle]` (their operand counts checked by
+    /// `ptxvk_frontend::forms::media`).
     fn query(
         &mut self,
         op: Opcode,
@@ -340,11 +342,17 @@ impl Lowerer<'_> {
             _ => None,
         });
         let field = field.map(|f| f.value);
-        let [dst, handle] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` takes a destination and [handle]"),
-            ));
+        let (dst, handle, level) = match i.operands.as_slice() {
+            [dst, handle] => (dst, handle, None),
+            [dst, handle, level] if m.has(Modifier::Query(Query::Level)) => {
+                (dst, handle, Some(level))
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{op}` takes a destination and [handle]"),
+                ))
+            }
         };
         let Operand::Address(a) = handle else {
             return Err(Diagnostic::error(handle.span(), "expected `[handle]`"));
@@ -355,6 +363,7 @@ impl Lowerer<'_> {
         let handle = Operand::Name { name: base.clone(), component: None };
         let dst = self.dst(dst, U32, false)?;
         let h = self.handle(&handle, span)?;
+        let level = level.map(|l| self.src(l, U32, false, span)).transpose()?;
         let txq = op == Opcode::Txq;
         let field = match field {
             Some(Query::Width) => TexQuery::Width,
@@ -378,7 +387,7 @@ impl Lowerer<'_> {
                 ));
             }
         };
-        Ok(TextureQuery { field, dst, handle: h })
+        Ok(TextureQuery { field, dst, handle: h, level })
     }
 
     /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
