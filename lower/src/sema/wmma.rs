@@ -184,7 +184,10 @@ impl Lowerer<'_> {
     }
 
     /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c` (`.f16`)
-    /// and `….dtype.atype.btype.ctype{.satfinite}` (the others).
+    /// and `….dtype.atype.btype.ctype{.satfinite}` (the others). The layouts must be
+    /// those `a` and `b` were loaded with (§9.7.14.4.5); ptxvk's fragments hold each
+    /// element at its place in the matrix whatever the layout in memory (`wmma.load`
+    /// applies it), so the product does not depend on them.
     fn wmma_mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let shape = self.wmma_shape(i, m)?;
