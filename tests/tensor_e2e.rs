@@ -625,6 +625,206 @@ fn nvcuda_wmma_matches_the_cpu_model() {
     }
 }
 
+/// A matrix of `rows x cols` elements of `bytes` bytes (raw bits), stored row-major
+/// (`row`) or column-major with a leading dimension 16 elements past the packed one, the
+/// gap filled with other values (a load that strays reads them).
+struct Stored {
+    row: bool,
+    ld: usize,
+    bits: Vec<u64>,
+    bytes: usize,
+}
+
+impl Stored {
+    fn new(
+        (rows, cols): (usize, usize),
+        row: bool,
+        bytes: usize,
+        mut draw: impl FnMut() -> u64,
+    ) -> Stored {
+        let ld = if row { cols } else { rows } + 16;
+        let lines = if row { rows } else { cols };
+        Stored { row, ld, bits: (0..lines * ld).map(|_| draw()).collect(), bytes }
+    }
+
+    /// Where element (r, c) is, in elements (PTX ISA 9.2 §9.7.14.4.1: `.row` has rows
+    /// `ld` apart, `.col` columns).
+    fn at(&self, r: usize, c: usize) -> usize {
+        if self.row {
+            r * self.ld + c
+        } else {
+            c * self.ld + r
+        }
+    }
+
+    fn get(&self, r: usize, c: usize) -> u64 {
+        self.bits[self.at(r, c)]
+    }
+
+    fn le_bytes(&self) -> Vec<u8> {
+        self.bits.iter().flat_map(|v| v.to_le_bytes()[..self.bytes].to_vec()).collect()
+    }
+}
+
+/// One family of `tests/kernels/wmma_layouts.cu`: its shape, inputs and accumulator
+/// (`None`: `.f64`).
+struct LayoutFamily {
+    name: &'static str,
+    shape: (usize, usize, usize),
+    input: Option<In>,
+    acc: Acc,
+}
+
+const fn family(
+    name: &'static str,
+    shape: (usize, usize, usize),
+    input: In,
+    acc: Acc,
+) -> LayoutFamily {
+    LayoutFamily { name, shape, input: Some(input), acc }
+}
+
+const LAYOUT_FAMILIES: [LayoutFamily; 9] = [
+    family("f16", (16, 16, 16), In::F16, Acc::F32),
+    family("f16_m32", (32, 8, 16), In::F16, Acc::F32),
+    family("f16_m8", (8, 32, 16), In::F16, Acc::F32),
+    family("f16_acc", (16, 16, 16), In::F16, Acc::F16),
+    family("bf16", (16, 16, 16), In::Bf16, Acc::F32),
+    family("tf32", (16, 16, 8), In::Tf32, Acc::F32),
+    family("s8", (16, 16, 16), In::S8, WRAP),
+    family("u8", (32, 8, 16), In::U8, WRAP),
+    LayoutFamily { name: "f64", shape: (8, 8, 4), input: None, acc: Acc::F32 },
+];
+
+/// `D = A B + C` (element (i, j) of D) by the model of `mma_kernels`: products exact,
+/// float sums in f32 in k order (`.f16` accumulators rounded once at the end), integer
+/// sums exact and wrapped to s32, `.f64` fused steps in k order.
+fn layout_model(
+    f: &LayoutFamily,
+    a: &Stored,
+    b: &Stored,
+    c: &Stored,
+    (i, j): (usize, usize),
+) -> u64 {
+    let k = f.shape.2;
+    let Some(input) = f.input else {
+        let a = |x| f64::from_bits(a.get(i, x));
+        let b = |x| f64::from_bits(b.get(x, j));
+        return (0..k)
+            .fold(f64::from_bits(c.get(i, j)), |acc, x| a(x).mul_add(b(x), acc))
+            .to_bits();
+    };
+    let va = |x| input.value(a.get(i, x) as u32);
+    let vb = |x| input.value(b.get(x, j) as u32);
+    let float = |v| match v {
+        Val::F(x) => x,
+        Val::I(_) => unreachable!("a float form"),
+    };
+    let int = |v| match v {
+        Val::I(x) => x,
+        Val::F(_) => unreachable!("an integer form"),
+    };
+    let cell = c.get(i, j);
+    match f.acc {
+        Acc::F32 => dot_f32(
+            f32::from_bits(cell as u32),
+            (0..k).map(|x| float(va(x))),
+            (0..k).map(|x| float(vb(x))),
+        )
+        .to_bits()
+        .into(),
+        Acc::F16 => {
+            let start = f16::from_bits(cell as u16).to_f32();
+            let sum = dot_f32(start, (0..k).map(|x| float(va(x))), (0..k).map(|x| float(vb(x))));
+            f16::from_f32(sum).to_bits().into()
+        }
+        Acc::S32 { .. } | Acc::Popc { .. } => {
+            let sum = i64::from(cell as u32 as i32)
+                + (0..k).map(|x| int(va(x)) * int(vb(x))).sum::<i64>();
+            u64::from(sum as i32 as u32)
+        }
+    }
+}
+
+/// `tests/kernels/wmma_layouts.cu`: every pair of A and B layouts of every WMMA shape and
+/// type ptxvk implements, C and D in B's layout, against [`layout_model`]. ptxvk's
+/// fragments hold each element at its matrix place whatever the layout it was loaded
+/// with (`lower/src/ir/matrix.rs`), so `wmma.mma`'s `.alayout.blayout`, which the ISA
+/// requires to be those of the loads, add nothing; this checks that every pair computes
+/// the product of the matrices in memory.
+#[test]
+fn wmma_of_every_layout_pair_matches_the_cpu_model() {
+    let Some(device) = common::device() else { return };
+    let path = common::repo().join("tests/kernels/wmma_layouts.nvcc.sm_80.ptx");
+    let module = common::load(&device, &path);
+    let mut rng = Rng(0x1a_0075);
+    for f in &LAYOUT_FAMILIES {
+        let (m, n, k) = f.shape;
+        let (in_bytes, acc_bytes) = match (f.input, f.acc) {
+            (None, _) => (8, 8),
+            (Some(In::F16 | In::Bf16), Acc::F16) => (2, 2),
+            (Some(In::F16 | In::Bf16), _) => (2, 4),
+            (Some(In::S8 | In::U8), _) => (1, 4),
+            _ => (4, 4),
+        };
+        for (a_row, b_row) in [(true, true), (true, false), (false, true), (false, false)] {
+            let entry = format!(
+                "{}_{}{}",
+                f.name,
+                if a_row { 'r' } else { 'c' },
+                if b_row { 'r' } else { 'c' }
+            );
+            let input = |rng: &mut Rng| match f.input {
+                None => rng.f64().to_bits(),
+                // tf32 values: the low 13 bits clear.
+                Some(In::Tf32) => u64::from(rng.f32_bits() & 0xffff_e000),
+                Some(t) => u64::from(t.random(rng)),
+            };
+            let a = Stored::new((m, k), a_row, in_bytes, || input(&mut rng));
+            let b = Stored::new((k, n), b_row, in_bytes, || input(&mut rng));
+            let c = Stored::new((m, n), b_row, acc_bytes, || match (f.input, f.acc) {
+                (None, _) => rng.f64().to_bits(),
+                (_, Acc::F32) => u64::from(rng.f32_bits()),
+                (_, Acc::F16) => u64::from(rng.f16_bits()),
+                _ => u64::from(rng.next()),
+            });
+            let buffers: Vec<_> = [&a, &b, &c]
+                .iter()
+                .map(|s| device.buffer_from(&s.le_bytes()).expect("input buffer"))
+                .collect();
+            let d = device.zeroed::<u8>(c.bits.len() * acc_bytes).expect("D");
+            let mut args: Vec<Arg<'_>> = buffers.iter().map(Arg::from).collect();
+            args.push(Arg::from(&d));
+            args.extend([a.ld, b.ld, c.ld].map(|ld| Arg::from(ld as u32)));
+            let kernel = module.kernel(&entry).unwrap_or_else(|e| panic!("{entry}: {e}"));
+            kernel.launch([1; 3], [32, 1, 1], 0, &args).unwrap_or_else(|e| panic!("{entry}: {e}"));
+            let got = d.to_vec().expect("D");
+            let element = |at: usize| {
+                let mut word = [0u8; 8];
+                word[..acc_bytes].copy_from_slice(&got[at * acc_bytes..(at + 1) * acc_bytes]);
+                u64::from_le_bytes(word)
+            };
+            let nan = |x: u64| match (f.input, f.acc) {
+                (None, _) => f64::from_bits(x).is_nan(),
+                (_, Acc::F32) => f32::from_bits(x as u32).is_nan(),
+                (_, Acc::F16) => f16::from_bits(x as u16).is_nan(),
+                _ => false,
+            };
+            let mut written = vec![false; c.bits.len()];
+            for (i, j) in (0..m).flat_map(|i| (0..n).map(move |j| (i, j))) {
+                let (got, want) = (element(c.at(i, j)), layout_model(f, &a, &b, &c, (i, j)));
+                assert!(
+                    got == want || (nan(got) && nan(want)),
+                    "{entry} D[{i}][{j}] = {got:#x} want {want:#x}"
+                );
+                written[c.at(i, j)] = true;
+            }
+            let stray = (0..c.bits.len()).find(|&at| !written[at] && element(at) != 0);
+            assert_eq!(stray, None, "{entry}: D written between its lines");
+        }
+    }
+}
+
 /// A permutation of 0..n drawn from `rng`.
 fn permutation(rng: &mut Rng, n: usize) -> Vec<u32> {
     let mut p: Vec<u32> = (0..n as u32).collect();

@@ -995,6 +995,54 @@ fn textures_from_the_command_line_and_launch_specs() {
     );
 }
 
+/// `tests/ptx/memory/texture_levels.ptx`: `txq.level` (PTX ISA 9.2 §9.7.10.5) gives
+/// the width, height and depth of a mipmap level: level k of a texture has
+/// `max(1, size >> k)` texels in each dimension (the layout `ptxvk_abi::texture`
+/// documents, as CUDA's mipmapped arrays have them), for every level of a 3-D texture
+/// whose sizes are not powers of two.
+#[test]
+fn level_queries_give_each_mipmap_level_its_size() {
+    let Some(device) = common::device() else { return };
+    let module = common::load(&device, &common::repo().join("tests/ptx/memory/texture_levels.ptx"));
+    let (sizes, levels) = ([700u32, 37, 5], 10u32);
+    let texels = device.zeroed::<u32>(4).expect("texels");
+    let texel_bytes = 4;
+    let tex = TextureDesc {
+        address: texels.address(),
+        width: sizes[0],
+        height: sizes[1],
+        depth: sizes[2],
+        row_pitch: texel_bytes * u64::from(sizes[0]),
+        slice_pitch: texel_bytes * u64::from(sizes[0] * sizes[1]),
+        kind: ChannelKind::Float,
+        channel_bytes: 4,
+        channels: 1,
+        levels,
+        ..TextureDesc::default()
+    };
+    let tex = device.texture_object(&tex).expect("texture");
+    let threads = 64u32;
+    let asked: Vec<u32> = (0..threads).map(|t| t % levels).collect();
+    let levels_buffer = device.buffer_from(&asked).expect("levels");
+    let out = device.zeroed::<u32>(4 * threads as usize).expect("out");
+    module
+        .kernel("level_sizes")
+        .expect("kernel")
+        .launch(
+            [1, 1, 1],
+            [threads, 1, 1],
+            0,
+            &[Arg::from(&tex), Arg::from(&levels_buffer), Arg::from(&out)],
+        )
+        .expect("level_sizes");
+    let got = out.to_vec().expect("read");
+    for (t, &level) in asked.iter().enumerate() {
+        let size = |s: u32| (s >> level).max(1);
+        let want = [size(sizes[0]), size(sizes[1]), size(sizes[2]), (sizes[1] >> 2).max(1)];
+        assert_eq!(&got[4 * t..4 * t + 4], &want, "thread {t}, level {level}");
+    }
+}
+
 /// `reductions` of `tests/ptx/memory/texture_queries.ptx`: `sured` adds and maxima on
 /// surface elements, `.zero` dropping those outside.
 #[test]

@@ -55,8 +55,8 @@ const TEXTURE_HOW: &str = "the handle is the address of ptxvk's texture descript
 const SURFACE_HOW: &str = "the handle is the address of ptxvk's descriptor; the byte address \
      of the element is computed from the pitches, and an access outside traps, is clamped or \
      reads zero (writes nothing) as its mode says";
-const QUERY_HOW: &str = "the field read from ptxvk's descriptor (textures have one mipmap \
-     level and no samples)";
+const QUERY_HOW: &str = "the field read from ptxvk's descriptor (textures have no \
+     samples: multisample textures are not implemented)";
 pub(crate) const TEXTURE: &str = "not implemented yet: of the texture and surface \
      instructions, `tex` (1-D, 2-D, 3-D, layered, cube), `tld4`, `txq`, `suld.b`, `sust.b`, \
      `sust.p`, `sured.b`, `sured.p` and `suq` on texture and surface objects and references are";
@@ -709,6 +709,7 @@ pub static ROWS: &[Row] = &[
         "trap;",
     ),
     row(Opcode::Txq, ".width .height .depth .array_size .normalized_coords .force_unnormalized_coords .filter_mode .addr_mode_0-2 .num_mipmap_levels .num_samples", Emulated(QUERY_HOW), "txq.width.b32 %r1, [%rd1];"),
+    row(Opcode::Txq, ".level .width .height .depth", Emulated("the size of the mipmap level the operand names, `max(1, size >> level)` in each dimension, from ptxvk's descriptor"), "txq.level.width.b32 %r1, [%rd1], %r2;"),
     row(Opcode::Vabsdiff, ".u32 .s32 (d, a, b), .sat, .add .min .max or a destination selector", Emulated(VIDEO_HOW), "vabsdiff.s32.u32.s32.sat %r1, %r2, %r3;"),
     row(Opcode::Vabsdiff2, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff2.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),
     row(Opcode::Vabsdiff4, ".u32 .s32 (d, a, b), .sat or .add, lane selectors and masks", Emulated(VIDEO_SIMD_HOW), "vabsdiff4.s32.u32.s32.sat %r1, %r2, %r3, %r4;"),

@@ -14,7 +14,7 @@ use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode::{self, *};
 use crate::modifier::{
     Boundary, Clamp, Component, Convergence, ConvertRounding, FloatOption, Format, Fragment,
-    Geometry, Layout, Lod, Modifier, Reduction, Shape, SurfaceAccess, Transpose, VideoScale,
+    Geometry, Layout, Lod, Modifier, Query, Reduction, Shape, SurfaceAccess, Transpose, VideoScale,
     WmmaOp,
 };
 use crate::span::Span;
@@ -168,6 +168,13 @@ const TLD4: &[Modifier] = &[
     Modifier::Component(Component::B),
     Modifier::Component(Component::A),
 ];
+/// `txq.level` and the queries it takes (§9.7.10.5).
+const LEVEL_QUERIES: &[Modifier] = &[
+    Modifier::Query(Query::Level),
+    Modifier::Query(Query::Width),
+    Modifier::Query(Query::Height),
+    Modifier::Query(Query::Depth),
+];
 const LODS: &[Modifier] =
     &[Modifier::Lod(Lod::Level), Modifier::Lod(Lod::Grad), Modifier::Lod(Lod::Base)];
 const ACCESS: &[Modifier] =
@@ -299,8 +306,17 @@ pub static FORMS: &[Form] = &[
             OneOf(TLD4.split_at(4).0),
             OneOf(TLD4.split_at(4).1),
             TwoTypes(&[F32, S32, U32], &[F32]),
+            M(Vector(4)),
         ],
     ),
+    // §9.7.10.5: `txq.level.{width,height,depth}.b32 d, [a], lod`; the other queries
+    // `txq.query.b32 d, [a]`, one query each.
+    has(
+        &[Txq],
+        LEVEL_QUERIES[0],
+        &[Details(LEVEL_QUERIES), OneOf(LEVEL_QUERIES.split_at(1).1), Operands(3)],
+    ),
+    row(&[Txq], &[AtMostOne("query"), Operands(2)]),
     // §9.7.11.2-4: `sust.p` stores `.b32`; `sured.p` is `.b32`, or `.b64` with `.min`
     // and `.max`.
     Form {
@@ -659,6 +675,19 @@ mod tests {
             "tld4.r.g.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}];",
             "`tld4` needs one of `.r`, `.g`, `.b`, `.a`",
         );
+        refused(
+            "tld4.r.2d.f32.f32 {%f1, %f2, %f3, %f4}, [tr, {%f5, %f6}];",
+            "`tld4` here returns a `.v4` vector",
+        );
+        assert_eq!(checked("txq.level.depth.b32 %r1, [tr], %r2;"), None);
+        assert_eq!(checked("txq.num_mipmap_levels.b32 %r1, [tr];"), None);
+        refused("txq.level.width.b32 %r1, [tr];", "`txq` takes 3 operands here, found 2");
+        refused("txq.width.b32 %r1, [tr], %r2;", "`txq` takes 2 operands here, found 3");
+        refused(
+            "txq.level.array_size.b32 %r1, [tr], %r2;",
+            "unknown or unsupported modifier `.array_size` for `txq`",
+        );
+        refused("txq.width.height.b32 %r1, [tr];", "`txq` takes one query");
         refused(
             "sust.b.1d.b32.trap.zero [sr, {%r2}], %r1;",
             "`.zero` conflicts with `.trap` on `sust`",

@@ -156,12 +156,15 @@ pub enum TexQuery {
     AddrMode(u8),
 }
 
-/// `dst = query(handle)`.
+/// `dst = query(handle)`; with `level` (`txq.level`, PTX ISA 9.2 §9.7.10.5, only
+/// `.width`, `.height` and `.depth`), the size of that mipmap level, `max(1, size >>
+/// level)` (u32, `ptxvk_abi::texture`'s levels).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextureQuery {
     pub field: TexQuery,
     pub dst: RegId,
     pub handle: Value,
+    pub level: Option<Value>,
 }
 
 /// What a surface access does out of bounds (`.trap`, `.clamp`, `.zero`).
@@ -230,7 +233,7 @@ impl TextureInst {
             }
             TextureInst::Query(q) => {
                 f(&mut q.dst);
-                value(&mut q.handle, f);
+                std::iter::once(&mut q.handle).chain(q.level.iter_mut()).for_each(|v| value(v, f));
             }
             TextureInst::Surface(s) => {
                 std::iter::once(&mut s.handle)
@@ -266,7 +269,7 @@ impl TextureInst {
             }
             TextureInst::Query(q) => {
                 defs.push(q.dst);
-                read(&q.handle);
+                std::iter::once(&q.handle).chain(&q.level).for_each(&mut read);
             }
             TextureInst::Surface(s) => {
                 std::iter::once(&s.handle).chain(&s.layer).chain(&s.coords).for_each(&mut read);
@@ -306,6 +309,8 @@ impl TextureInst {
             }
             TextureInst::Query(q) => match q.field {
                 TexQuery::AddrMode(k) if k > 2 => Some("a query of a fourth dimension"),
+                TexQuery::Width | TexQuery::Height | TexQuery::Depth => None,
+                _ if q.level.is_some() => Some("a level query of a field without levels"),
                 _ => None,
             },
             TextureInst::Surface(s) => {
@@ -352,6 +357,7 @@ impl TextureInst {
             TextureInst::Query(q) => {
                 out.push((q.dst, 32));
                 out.extend(reg(&q.handle).map(|r| (r, 64)));
+                out.extend(q.level.as_ref().and_then(reg).map(|r| (r, 32)));
             }
             TextureInst::Surface(s) => {
                 out.extend(reg(&s.handle).map(|r| (r, 64)));

@@ -853,7 +853,8 @@ impl Expand<'_> {
         Value::Reg(out)
     }
 
-    /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
+    /// `txq.field.b32 d, [handle]`, `txq.level.field.b32 d, [handle], level` (the
+    /// level's size, `max(1, size >> level)`) and `suq.field.b32 d, [handle]`.
     fn query(&mut self, q: &TextureQuery) {
         let (dst, h) = (q.dst, q.handle);
         let d = self.descriptor(h);
@@ -890,6 +891,13 @@ impl Expand<'_> {
                 self.and(U32, b, Value::Imm(1))
             }
             TexQuery::AddrMode(k) => mode(self, u32::from(k)),
+        };
+        let value = match q.level {
+            Some(level) => {
+                let size = self.bin(BinaryOp::Shr, U32, value, level);
+                self.bin(BinaryOp::Max, U32, size, Value::Imm(1))
+            }
+            None => value,
         };
         self.mov(U32, dst, value);
     }

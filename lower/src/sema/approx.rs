@@ -4,12 +4,13 @@
 //! correctly rounded forms, which are within every documented bound), and `ex2`/`tanh`
 //! on `.f16`/`.bf16` (through f32).
 
-use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::ast;
 use ptxvk_frontend::modifier::{Modifier, Precision};
 use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
 use super::expand::Emit;
+use super::formats::half_type;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
@@ -21,6 +22,16 @@ const FULL: Modifier = Modifier::Precision(Precision::Full);
 
 const F32: OpTy = OpTy::F(32);
 
+/// The transcendental instructions, one [`UnaryOp`] each (§9.7.3.17-22, §9.7.4.8-9).
+const TRANSCENDENTAL: &[(Opcode, UnaryOp)] = &[
+    (Opcode::Ex2, UnaryOp::Ex2),
+    (Opcode::Lg2, UnaryOp::Lg2),
+    (Opcode::Sin, UnaryOp::Sin),
+    (Opcode::Cos, UnaryOp::Cos),
+    (Opcode::Rsqrt, UnaryOp::Rsqrt),
+    (Opcode::Tanh, UnaryOp::Tanh),
+];
+
 impl Lowerer<'_> {
     /// Lowers `i` if it is an approximate instruction; `None` leaves it to the others.
     pub(super) fn approx(
@@ -30,13 +41,10 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         let approx = m.has(APPROX);
+        if let Some(&(_, uop)) = TRANSCENDENTAL.iter().find(|t| t.0 == op) {
+            return Some(self.transcendental(uop, i, m));
+        }
         match op {
-            Opcode::Ex2
-            | Opcode::Lg2
-            | Opcode::Sin
-            | Opcode::Cos
-            | Opcode::Rsqrt
-            | Opcode::Tanh => Some(self.transcendental(op, i, m)),
             Opcode::Sqrt | Opcode::Rcp if approx => Some(self.approx_unary(op, i, m)),
             Opcode::Div if approx || m.has(FULL) => Some(self.approx_div(i, m)),
             _ => None,
@@ -45,30 +53,13 @@ impl Lowerer<'_> {
 
     fn transcendental(
         &mut self,
-        op: Opcode,
+        uop: UnaryOp,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let uop = match op {
-            Opcode::Ex2 => UnaryOp::Ex2,
-            Opcode::Lg2 => UnaryOp::Lg2,
-            Opcode::Sin => UnaryOp::Sin,
-            Opcode::Cos => UnaryOp::Cos,
-            Opcode::Rsqrt => UnaryOp::Rsqrt,
-            _ => UnaryOp::Tanh,
-        };
         // `ex2` and `tanh` also take half types (§9.7.4.8-9).
-        let half = match m.types.as_slice() {
-            [t] if matches!(op, Opcode::Ex2 | Opcode::Tanh) => match t.value {
-                ScalarType::F16 => Some((FloatFormat::F16, 1u32)),
-                ScalarType::F16x2 => Some((FloatFormat::F16, 2)),
-                ScalarType::Bf16 => Some((FloatFormat::Bf16, 1)),
-                ScalarType::Bf16x2 => Some((FloatFormat::Bf16, 2)),
-                _ => None,
-            },
-            _ => None,
-        };
+        let half = half_type(m).filter(|_| matches!(uop, UnaryOp::Ex2 | UnaryOp::Tanh));
         if let Some((fmt, lanes)) = half {
             let width = OpTy::U((16 * lanes) as u8);
             let dst = self.dst(&i.operands[0], width, false)?;
@@ -110,7 +101,7 @@ impl Lowerer<'_> {
             return Ok(());
         }
         let ty = self.one_type(i, m)?;
-        if ty == OpTy::F(64) && op == Opcode::Rsqrt {
+        if ty == OpTy::F(64) && uop == UnaryOp::Rsqrt {
             // `rsqrt.approx{.ftz}.f64`: the exact square root and reciprocal (two
             // roundings, within one ulp).
             return self.approx_f64(UnaryOp::Rsqrt, i, m);

@@ -91,10 +91,22 @@ const UE8M0X2: Modifier = Modifier::Format(Format::Ue8m0x2);
 /// The half type of an arithmetic instruction with exactly one type.
 pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
     match m.types.as_slice() {
-        [t] => narrow_scalar(t.value).filter(|(f, _)| *f != FloatFormat::Tf32),
+        [t] => half_source(t.value),
         _ => None,
     }
 }
+
+/// The opcodes of half-precision arithmetic (§9.7.4.1-4, §9.7.4.10-11).
+const HALF_OPS: &[(Opcode, HalfArith)] = &[
+    (Opcode::Add, HalfArith::Add),
+    (Opcode::Sub, HalfArith::Sub),
+    (Opcode::Mul, HalfArith::Mul),
+    (Opcode::Fma, HalfArith::Fma),
+    (Opcode::Neg, HalfArith::Neg),
+    (Opcode::Abs, HalfArith::Abs),
+    (Opcode::Min, HalfArith::Min),
+    (Opcode::Max, HalfArith::Max),
+];
 
 fn directed(m: &Mods) -> bool {
     m.rounding.as_ref().is_some_and(|r| !r.value.1 && r.value.0 != Rounding::Nearest)
@@ -113,19 +125,11 @@ impl Lowerer<'_> {
             m.types.iter().any(|t| narrow_scalar(t.value).is_some())
                 || formats(m).any(|f| fp8_pair(f.value).is_some() || unimplemented_format(f.value))
         };
+        let half = HALF_OPS.iter().find(|h| h.0 == op).filter(|_| half_type(m).is_some());
+        if let Some(&(_, arith)) = half {
+            return Some(self.half_arith(arith, i, m));
+        }
         match op {
-            Opcode::Add
-            | Opcode::Sub
-            | Opcode::Mul
-            | Opcode::Fma
-            | Opcode::Neg
-            | Opcode::Abs
-            | Opcode::Min
-            | Opcode::Max
-                if half_type(m).is_some() =>
-            {
-                Some(self.half_arith(op, i, m))
-            }
             Opcode::Cvt if m.has(Modifier::ConvertRounding(ConvertRounding::Rs)) => {
                 let rs = Modifier::ConvertRounding(ConvertRounding::Rs);
                 let at = m.find(|d| (d == rs).then_some(())).map_or(i.span, |d| d.span);
@@ -144,7 +148,12 @@ impl Lowerer<'_> {
     /// `.f16`/`.bf16`/`.f16x2`/`.bf16x2` arithmetic: one [`InstKind::Half`], which
     /// `pass::expand_formats` computes lane by lane. Its modifiers and operand count are
     /// checked by `ptxvk_frontend::forms::media`.
-    fn half_arith(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+    fn half_arith(
+        &mut self,
+        op: HalfArith,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
         let span = i.span;
         let Some((fmt, lanes)) = half_type(m) else {
             return Err(Diagnostic::internal(span, "expected a half-precision type"));
@@ -154,20 +163,7 @@ impl Lowerer<'_> {
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
         let width = OpTy::U((16 * lanes) as u8);
         let dst = self.dst(&i.operands[0], width, false)?;
-        let mut srcs = Vec::new();
-        for o in &i.operands[1..] {
-            srcs.push(self.src(o, width, false, span)?);
-        }
-        let op = match op {
-            Opcode::Add => HalfArith::Add,
-            Opcode::Sub => HalfArith::Sub,
-            Opcode::Mul => HalfArith::Mul,
-            Opcode::Fma => HalfArith::Fma,
-            Opcode::Neg => HalfArith::Neg,
-            Opcode::Abs => HalfArith::Abs,
-            Opcode::Min => HalfArith::Min,
-            _ => HalfArith::Max,
-        };
+        let srcs = self.sources(&i.operands[1..], width, span)?;
         let lanes = lanes as u8;
         let (ftz, sat) = (m.ftz, m.sat);
         let half =
@@ -211,22 +207,17 @@ impl Lowerer<'_> {
         let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
         let ue8m0 = m.find(|d| (d == UE8M0X2).then_some(())).map(|d| d.span.start);
         let to_ue8m0 = ue8m0 < m.types.first().map(|t| t.span.start);
+        let fail = |message: &str| Err(Diagnostic::error(span, message));
         if !(2..=3).contains(&i.operands.len()) {
-            return Err(Diagnostic::error(
-                span,
-                "`cvt` takes a destination and one or two sources",
-            ));
+            return fail("`cvt` takes a destination and one or two sources");
         }
         if !to_ue8m0 {
             // cvt.rn.bf16x2.ue8m0x2 d, a: each byte to the bf16 2^(e - 127), NaN kept.
             if types != [ScalarType::Bf16x2] || rounding != Some(Rounding::Nearest) || satfinite {
-                return Err(Diagnostic::error(
-                    span,
-                    "`.ue8m0x2` converts to `.bf16x2` only, as `cvt.rn.bf16x2.ue8m0x2`",
-                ));
+                return fail("`.ue8m0x2` converts to `.bf16x2` only, as `cvt.rn.bf16x2.ue8m0x2`");
             }
             if i.operands.len() != 2 {
-                return Err(Diagnostic::error(span, "this `cvt` takes 1 source"));
+                return fail("this `cvt` takes 1 source");
             }
             let dst = self.dst(&i.operands[0], OpTy::U(32), false)?;
             let a = self.src(&i.operands[1], OpTy::U(16), false, span)?;
@@ -236,12 +227,7 @@ impl Lowerer<'_> {
         let up = match rounding {
             Some(Rounding::Zero) => false,
             Some(Rounding::Up) => true,
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "conversions to `.ue8m0x2` need `.rz` or `.rp`",
-                ))
-            }
+            _ => return fail("conversions to `.ue8m0x2` need `.rz` or `.rp`"),
         };
         let dst = self.dst(&i.operands[0], OpTy::U(16), false)?;
         let (srcs, bf16x2) = match (types.as_slice(), i.operands.len()) {
@@ -253,12 +239,7 @@ impl Lowerer<'_> {
             ([ScalarType::Bf16x2], 2) => {
                 (vec![self.src(&i.operands[1], OpTy::U(32), false, span)?], true)
             }
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`",
-                ))
-            }
+            _ => return fail("`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`"),
         };
         self.half_convert(HalfConvertOp::ToUe8m0 { bf16x2, up, satfinite }, dst, srcs, span);
         Ok(())
@@ -396,10 +377,7 @@ impl Lowerer<'_> {
         let ty = self.one_type(i, m)?;
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
         let dst = self.dst(&i.operands[0], ty, false)?;
-        let mut x = Vec::new();
-        for o in &i.operands[1..] {
-            x.push(self.src(o, ty, false, span)?);
-        }
+        let x = self.sources(&i.operands[1..], ty, span)?;
         let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 };
         let kind = match op {
             Opcode::Add | Opcode::Sub | Opcode::Mul => {

@@ -18,7 +18,7 @@ use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
     Address, BinaryOp, BoolOp, FloatFormat, InstKind, MatrixAccum, MatrixElem, MatrixInst, Mma,
-    MmaForm, OpTy, RegTy, Value,
+    MmaForm, OpTy, RegId, RegTy, Value,
 };
 
 const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
@@ -53,6 +53,14 @@ pub(super) fn type_names(m: &Mods) -> Vec<Spanned<TypeName>> {
     let mut all: Vec<Spanned<TypeName>> = scalars.chain(formats).collect();
     all.sort_by_key(|t| t.span.start);
     all
+}
+
+/// The shape modifier of a matrix instruction (`.m16n8k16`, `.m8n8`), if it has one.
+fn shape_of(m: &Mods) -> Option<Spanned<ModifierShape>> {
+    m.find(|d| match d {
+        Modifier::Shape(s) => Some(s),
+        _ => None,
+    })
 }
 
 /// The `mma` input type `t` names.
@@ -136,10 +144,7 @@ impl Lowerer<'_> {
         count: u32,
         what: &str,
     ) -> Result<Vec<&'o Operand>, Diagnostic> {
-        let items: Vec<&Operand> = match op {
-            Operand::Vector(v, _) => v.iter().collect(),
-            one => vec![one],
-        };
+        let items = super::texture::items(op);
         if items.len() as u32 != count {
             return Err(Diagnostic::error(
                 op.span(),
@@ -147,6 +152,25 @@ impl Lowerer<'_> {
             ));
         }
         Ok(items)
+    }
+
+    /// The values of `ops`, each read at `ty`.
+    pub(super) fn sources<'o>(
+        &mut self,
+        ops: impl IntoIterator<Item = &'o Operand>,
+        ty: OpTy,
+        span: Span,
+    ) -> Result<Vec<Value>, Diagnostic> {
+        ops.into_iter().map(|o| self.src(o, ty, false, span)).collect()
+    }
+
+    /// The registers `ops` name, each written at `ty`.
+    pub(super) fn destinations<'o>(
+        &mut self,
+        ops: impl IntoIterator<Item = &'o Operand>,
+        ty: OpTy,
+    ) -> Result<Vec<RegId>, Diagnostic> {
+        ops.into_iter().map(|o| self.dst(o, ty, false)).collect()
     }
 
     /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c`
@@ -162,11 +186,7 @@ impl Lowerer<'_> {
             _ => None,
         };
         let counted = m.has(Modifier::Population(Population::Popc));
-        let shape = m.find(|d| match d {
-            Modifier::Shape(s) => Some(s),
-            _ => None,
-        });
-        let Some(shape) = shape else {
+        let Some(shape) = shape_of(m) else {
             return Err(Diagnostic::error(span, "`mma` needs a shape such as `.m16n8k16`"));
         };
         let (mm, nn, kk) = match shape.value {
@@ -250,13 +270,10 @@ impl Lowerer<'_> {
         let [dn, an, bn, cn] = op.counts();
         let form = op.form;
         let d_items = self.vector_operand(d_op, dn, &format!("{what}'s d"))?;
-        op.d = d_items
-            .iter()
-            .map(|o| self.dst(o, form.d.reg_ty(), false))
-            .collect::<Result<Vec<_>, _>>()?;
+        op.d = self.destinations(d_items, form.d.reg_ty())?;
         let mut read = |operand, count, ty, name: &str| -> Result<Vec<Value>, Diagnostic> {
             let items = self.vector_operand(operand, count, &format!("{what}'s {name}"))?;
-            items.iter().map(|o| self.src(o, ty, false, span)).collect()
+            self.sources(items, ty, span)
         };
         op.a = read(a_op, an, form.a.reg_ty(), "a")?;
         op.b = read(b_op, bn, form.b.reg_ty(), "b")?;
@@ -295,10 +312,7 @@ impl Lowerer<'_> {
     fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
         let span = i.span;
         let name = if store { "stmatrix" } else { "ldmatrix" };
-        let shape = m.find(|d| match d {
-            Modifier::Shape(s) => Some(s),
-            _ => None,
-        });
+        let shape = shape_of(m);
         let m8n8 = shape.as_ref().is_some_and(|s| s.value == M8N8);
         if shape.is_some() && !m8n8 {
             return Err(super::unsupported(
@@ -325,15 +339,9 @@ impl Lowerer<'_> {
         let items = self.vector_operand(data, count, &format!("`{name}`"))?;
         let at = self.shared_offset(addr, m, span)?;
         let inst = if store {
-            let srcs = items
-                .iter()
-                .map(|o| self.src(o, U32, false, span))
-                .collect::<Result<Vec<_>, _>>()?;
-            MatrixInst::StoreRows { trans, addr: at, srcs }
+            MatrixInst::StoreRows { trans, addr: at, srcs: self.sources(items, U32, span)? }
         } else {
-            let dsts =
-                items.iter().map(|o| self.dst(o, U32, false)).collect::<Result<Vec<_>, _>>()?;
-            MatrixInst::LoadRows { trans, addr: at, dsts }
+            MatrixInst::LoadRows { trans, addr: at, dsts: self.destinations(items, U32)? }
         };
         self.push(InstKind::Matrix(Box::new(inst)), span);
         Ok(())

@@ -38,23 +38,87 @@ fn geometry(g: Geometry) -> Option<TexGeometry> {
     })
 }
 
-/// A checked `tex` or `tld4`: what it is and the operands it writes.
-struct Fetch<'i> {
+/// What a checked `tex` or `tld4` fetches.
+struct Fetch {
     gather: Option<Channel>,
     geometry: TexGeometry,
     result: TexResult,
     integer_coords: bool,
-    dsts: &'i [Operand],
-    resident: Option<&'i Operand>,
 }
 
-/// The operands a checked fetch reads.
-struct FetchFrom<'i> {
+/// The operands of a fetch, `d{|p}, [texture{, sampler}, {coordinates}]{, lod}{, {offsets}}`.
+struct FetchOperands<'i> {
+    dsts: &'i [Operand],
+    resident: Option<&'i Operand>,
+    /// `[…]`, where errors of the coordinates point.
+    tuple: &'i Operand,
     handle: &'i Operand,
     sampler: Option<&'i Operand>,
     coords: &'i [Operand],
     offsets: Option<&'i [Operand]>,
+    /// `.level`'s level, `.grad`'s two gradient vectors.
     lod: &'i [Operand],
+}
+
+/// The operands of fetch `i` with `extra` level or gradient operands ([`FetchOperands`]).
+fn fetch_operands(i: &ast::Instruction, extra: usize) -> Result<FetchOperands<'_>, Diagnostic> {
+    let (span, op) = (i.span, &i.opcode.value);
+    let ops = i.operands.as_slice();
+    let (Some(first), Some(tuple)) = (ops.first(), ops.get(1)) else {
+        return Err(Diagnostic::error(span, format!("`{op}` takes d, [texture, {{coordinates}}]")));
+    };
+    if ops.len() < 2 + extra {
+        return Err(Diagnostic::error(span, format!("`{op}` is missing its level or gradients")));
+    }
+    // Texel offsets are a vector (`{x}` in 1-D too); a depth-compare value follows them.
+    let (offsets, rest) = match ops[2 + extra..].split_first() {
+        Some((Operand::Vector(v, _), after)) => (Some(v.as_slice()), after),
+        _ => (None, &ops[2 + extra..]),
+    };
+    if let Some(depth) = rest.first() {
+        let what = format!("`{op}` with depth compare");
+        return Err(super::unsupported(depth.span(), &what, crate::coverage::TEXTURE));
+    }
+    let (dst_vector, resident) = match first {
+        Operand::Pair(d, p, _) => (&**d, Some(&**p)),
+        d => (d, None),
+    };
+    let Operand::Vector(dsts, _) = dst_vector else {
+        let msg = format!("`{op}` writes a vector `{{a, b, c, d}}`");
+        return Err(Diagnostic::error(first.span(), msg));
+    };
+    let Operand::Tuple(parts, _) = tuple else {
+        return Err(Diagnostic::error(tuple.span(), "expected `[texture, {coordinates}]`"));
+    };
+    let (handle, sampler, coords) = match parts.as_slice() {
+        [t, Operand::Vector(c, _)] => (t, None, c),
+        [t, s, Operand::Vector(c, _)] => (t, Some(s), c),
+        _ => {
+            return Err(Diagnostic::error(
+                tuple.span(),
+                "expected `[texture, {coordinates}]` or `[texture, sampler, {coordinates}]`",
+            ))
+        }
+    };
+    let lod = &ops[2..2 + extra];
+    Ok(FetchOperands { dsts, resident, tuple, handle, sampler, coords, offsets, lod })
+}
+
+/// The coordinate operands of a geometry: the layer first, three of a 3-D one and four
+/// of a layered 2-D one (PTX ISA 9.2 §9.7.10.3, §9.7.11.1).
+fn coordinate_operands(geometry: TexGeometry) -> usize {
+    match (geometry.dims(), geometry.layered()) {
+        (3, _) | (2, true) => 4,
+        (d, l) => d + usize::from(l),
+    }
+}
+
+/// The registers of a `{…}` operand (a single operand counts as one).
+pub(super) fn items(op: &Operand) -> Vec<&Operand> {
+    match op {
+        Operand::Vector(v, _) => v.iter().collect(),
+        one => vec![one],
+    }
 }
 
 impl Lowerer<'_> {
@@ -123,64 +187,31 @@ impl Lowerer<'_> {
             (true, false) => TexGeometry::Cube,
             _ => self.geometry_of(i, m)?,
         };
-        let (dims, layered) = (geometry.dims(), geometry.layered());
         let (result, integer_coords) = fetch_types(m);
         let words = result.words();
-        let ops = i.operands.as_slice();
         let extra = if m.has(Modifier::Lod(Lod::Grad)) {
             2
         } else {
             usize::from(m.has(Modifier::Lod(Lod::Level)))
         };
-        let (Some(first), Some(tuple)) = (ops.first(), ops.get(1)) else {
-            return Err(Diagnostic::error(span, "`tex` takes d, [texture, {coordinates}]"));
-        };
-        if ops.len() < 2 + extra {
-            return Err(Diagnostic::error(span, "`tex` is missing its level or gradients"));
-        }
-        let (offsets, rest) = texel_offsets(&ops[2 + extra..]);
-        if !rest.is_empty() {
-            return Err(super::unsupported(
-                rest[0].span(),
-                "`tex` with depth compare",
-                crate::coverage::TEXTURE,
-            ));
-        }
-        let (dst_vector, resident) = destination(first);
-        let Operand::Vector(dsts, _) = dst_vector else {
-            return Err(Diagnostic::error(first.span(), "`tex` writes a vector `{a, b, c, d}`"));
-        };
-        let Operand::Tuple(parts, _) = tuple else {
-            return Err(Diagnostic::error(tuple.span(), "expected `[texture, {coordinates}]`"));
-        };
-        let Some((handle, sampler, coords)) = texture_operands(parts) else {
-            return Err(Diagnostic::error(
-                tuple.span(),
-                "expected `[texture, {coordinates}]` or `[texture, sampler, {coordinates}]`",
-            ));
-        };
-        // Layered: {layer, x, …}; 3-D and layered 2-D take four coordinates.
-        let wanted = match (dims, layered) {
-            (3, _) | (2, true) => 4,
-            (d, l) => d + usize::from(l),
-        };
+        let mut f = fetch_operands(i, extra)?;
+        let wanted = coordinate_operands(geometry);
         // PTX ISA 1.x-2.x: `tex.1d` and `tex.2d` take a four-element coordinate vector
         // whose unused elements are ignored (`[tex, {%f1, %f2, %f3, %f4}]`).
-        let legacy_vector = coords.len() == 4 && wanted < 4 && !layered && !cube;
-        let coords = if legacy_vector { &coords[..wanted] } else { coords };
-        if coords.len() != wanted || dsts.len() != words {
+        if f.coords.len() == 4 && wanted < 4 && !geometry.layered() && !cube {
+            f.coords = &f.coords[..wanted];
+        }
+        if f.coords.len() != wanted || f.dsts.len() != words {
             return Err(Diagnostic::error(
-                tuple.span(),
+                f.tuple.span(),
                 format!("this `tex` takes {wanted} coordinates and writes {words} values"),
             ));
         }
-        if cube && offsets.is_some() {
+        if cube && f.offsets.is_some() {
             return Err(Diagnostic::error(span, "cube-map fetches take no texel offsets"));
         }
-        let lod = &ops[2..2 + extra];
-        let (gather, dsts) = (None, dsts.as_slice());
-        let fetch = Fetch { gather, geometry, result, integer_coords, dsts, resident };
-        self.fetch(fetch, FetchFrom { handle, sampler, coords, offsets, lod }, span)
+        let fetch = Fetch { gather: None, geometry, result, integer_coords };
+        self.fetch(fetch, f, span)
     }
 
     /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`.
@@ -188,7 +219,6 @@ impl Lowerer<'_> {
         let span = i.span;
         // `.2d` or `.a2d` (`ptxvk_frontend::forms::media`), with one component.
         let geometry = self.geometry_of(i, m)?;
-        let layered = geometry.layered();
         let channel = m.find(|d| match d {
             Modifier::Component(c) => Some(match c {
                 Component::R => Channel::R,
@@ -198,40 +228,17 @@ impl Lowerer<'_> {
             }),
             _ => None,
         });
-        let channel = channel.map_or(Channel::R, |c| c.value);
+        let gather = Some(channel.map_or(Channel::R, |c| c.value));
         let (result, _) = fetch_types(m);
-        let ops = i.operands.as_slice();
-        let (Some(first), Some(Operand::Tuple(parts, _))) = (ops.first(), ops.get(1)) else {
-            return Err(Diagnostic::error(span, "`tld4` takes d, [texture, {coordinates}]"));
-        };
-        let (offsets, rest) = texel_offsets(&ops[2..]);
-        if !rest.is_empty() {
-            return Err(super::unsupported(
-                rest[0].span(),
-                "`tld4` with depth compare",
-                crate::coverage::TEXTURE,
-            ));
-        }
-        let (dst_vector, resident) = destination(first);
-        let Operand::Vector(dsts, _) = dst_vector else {
-            return Err(Diagnostic::error(first.span(), "`tld4` writes a vector `{a, b, c, d}`"));
-        };
-        let Some((handle, sampler, coords)) = texture_operands(parts) else {
-            return Err(Diagnostic::error(
-                span,
-                "expected `[texture, {coordinates}]` or `[texture, sampler, {coordinates}]`",
-            ));
-        };
-        let wanted = if layered { 4 } else { 2 };
-        if coords.len() != wanted || dsts.len() != 4 {
+        let f = fetch_operands(i, 0)?;
+        let wanted = coordinate_operands(geometry);
+        if f.coords.len() != wanted || f.dsts.len() != 4 {
             return Err(Diagnostic::error(
                 span,
                 format!("this `tld4` takes {wanted} coordinates and writes 4 values"),
             ));
         }
-        let (gather, dsts, integer_coords) = (Some(channel), dsts.as_slice(), false);
-        let fetch = Fetch { gather, geometry, result, integer_coords, dsts, resident };
-        self.fetch(fetch, FetchFrom { handle, sampler, coords, offsets, lod: &[] }, span)
+        self.fetch(Fetch { gather, geometry, result, integer_coords: false }, f, span)
     }
 
     /// Resolves a fetch whose form is checked, in this order: the texel offsets, the
@@ -240,24 +247,18 @@ impl Lowerer<'_> {
     /// destinations (`None` for `_`).
     fn fetch(
         &mut self,
-        f: Fetch<'_>,
-        from: FetchFrom<'_>,
+        f: Fetch,
+        from: FetchOperands<'_>,
         span: Span,
     ) -> Result<TextureFetch, Diagnostic> {
         let (geometry, integer_coords) = (f.geometry, f.integer_coords);
         let (dims, layered) = (geometry.dims(), geometry.layered());
         let offsets = self.offset_values(from.offsets, dims, span)?;
-        let resident = f.resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
+        let resident = from.resident.map(|p| self.dst(p, OpTy::Pred, false)).transpose()?;
         // `.level`: an explicit level of detail; `.grad`: the coordinates' gradients.
         let mut lod = Vec::new();
         for o in from.lod {
-            let items: Vec<&Operand> = match o {
-                Operand::Vector(v, _) => v.iter().collect(),
-                other => vec![other],
-            };
-            let values: Vec<Value> =
-                items.iter().map(|x| self.src(x, F32, false, span)).collect::<Result<_, _>>()?;
-            lod.push(values);
+            lod.push(self.sources(items(o), F32, span)?);
         }
         let texture = self.handle(from.handle, span)?;
         let sampler = from.sampler.map(|s| self.handle(s, span)).transpose()?;
@@ -270,11 +271,8 @@ impl Lowerer<'_> {
         let first = usize::from(layered);
         let coords = from.coords;
         let layer = if layered { Some(self.src(&coords[0], S32, false, span)?) } else { None };
-        let coords = coords[first..first + dims]
-            .iter()
-            .map(|c| self.src(c, cty, false, span))
-            .collect::<Result<_, _>>()?;
-        let dsts = f
+        let coords = self.sources(&coords[first..first + dims], cty, span)?;
+        let dsts = from
             .dsts
             .iter()
             .map(|d| match d {
@@ -324,10 +322,12 @@ impl Lowerer<'_> {
                 format!("this fetch takes {wanted} texel offsets"),
             ));
         }
-        offsets[..dims].iter().map(|o| self.src(o, S32, false, span)).collect()
+        self.sources(&offsets[..dims], S32, span)
     }
 
-    /// `txq.field.b32 d, [handle]` and `suq.field.b32 d, [handle]`.
+    /// `txq.field.b32 d, [handle]`, `txq.level.field.b32 d, [handle], level` and
+    /// `suq.field.b32 d, [handle]` (their operand counts checked by
+    /// `ptxvk_frontend::forms::media`).
     fn query(
         &mut self,
         op: Opcode,
@@ -340,11 +340,17 @@ impl Lowerer<'_> {
             _ => None,
         });
         let field = field.map(|f| f.value);
-        let [dst, handle] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{op}` takes a destination and [handle]"),
-            ));
+        let (dst, handle, level) = match i.operands.as_slice() {
+            [dst, handle] => (dst, handle, None),
+            [dst, handle, level] if m.has(Modifier::Query(Query::Level)) => {
+                (dst, handle, Some(level))
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{op}` takes a destination and [handle]"),
+                ))
+            }
         };
         let Operand::Address(a) = handle else {
             return Err(Diagnostic::error(handle.span(), "expected `[handle]`"));
@@ -355,30 +361,15 @@ impl Lowerer<'_> {
         let handle = Operand::Name { name: base.clone(), component: None };
         let dst = self.dst(dst, U32, false)?;
         let h = self.handle(&handle, span)?;
+        let level = level.map(|l| self.src(l, U32, false, span)).transpose()?;
         let txq = op == Opcode::Txq;
-        let field = match field {
-            Some(Query::Width) => TexQuery::Width,
-            Some(Query::Height) => TexQuery::Height,
-            Some(Query::Depth) => TexQuery::Depth,
-            Some(Query::ArraySize) => TexQuery::ArraySize,
-            Some(Query::NumMipmapLevels) => TexQuery::NumMipmapLevels,
-            Some(Query::NumSamples) => TexQuery::NumSamples,
-            Some(Query::NormalizedCoords) if txq => TexQuery::NormalizedCoords,
-            Some(Query::FilterMode) if txq => TexQuery::FilterMode,
-            Some(Query::ForceUnnormalizedCoords) if txq => TexQuery::ForceUnnormalizedCoords,
-            Some(Query::AddrMode0) if txq => TexQuery::AddrMode(0),
-            Some(Query::AddrMode1) if txq => TexQuery::AddrMode(1),
-            Some(Query::AddrMode2) if txq => TexQuery::AddrMode(2),
-            other => {
-                let other = other.map_or("", Query::spelling);
-                return Err(super::unsupported(
-                    span,
-                    &format!("`{op}{other}`"),
-                    crate::coverage::TEXTURE,
-                ));
-            }
+        let known = QUERIES.iter().find(|q| Some(q.0) == field && (txq || q.2));
+        let Some(&(_, field, _)) = known else {
+            let other = field.map_or("", Query::spelling);
+            let what = format!("`{op}{other}`");
+            return Err(super::unsupported(span, &what, crate::coverage::TEXTURE));
         };
-        Ok(TextureQuery { field, dst, handle: h })
+        Ok(TextureQuery { field, dst, handle: h, level })
     }
 
     /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
@@ -426,18 +417,8 @@ impl Lowerer<'_> {
         let [handle, coords] = parts.as_slice() else {
             return Err(Diagnostic::error(target.span(), "expected `[surface, {coordinates}]`"));
         };
-        let coords: Vec<&Operand> = match coords {
-            Operand::Vector(v, _) => v.iter().collect(),
-            one => vec![one],
-        };
-        let items: Vec<&Operand> = match values {
-            Operand::Vector(v, _) => v.iter().collect(),
-            one => vec![one],
-        };
-        let wanted = match (dims, layered) {
-            (3, _) | (2, true) => 4,
-            (d, l) => d + usize::from(l),
-        };
+        let (coords, items) = (items(coords), items(values));
+        let wanted = coordinate_operands(geometry);
         if coords.len() != wanted || items.len() != count {
             return Err(Diagnostic::error(
                 span,
@@ -447,10 +428,7 @@ impl Lowerer<'_> {
         let h = self.handle(handle, span)?;
         let first = usize::from(layered);
         let layer = if layered { Some(self.src(coords[0], S32, false, span)?) } else { None };
-        let xs: Vec<Value> = coords[first..first + dims]
-            .iter()
-            .map(|c| self.src(c, S32, false, span))
-            .collect::<Result<_, _>>()?;
+        let xs = self.sources(coords[first..first + dims].iter().copied(), S32, span)?;
         let op = if load {
             SurfaceOp::Load(items.iter().map(|o| self.dst(o, ty, true)).collect::<Result<_, _>>()?)
         } else {
@@ -469,6 +447,23 @@ impl Lowerer<'_> {
     }
 }
 
+/// The `txq` and `suq` queries ptxvk answers (§9.7.10.5, §9.7.11.4), and whether `suq`
+/// has them too.
+const QUERIES: &[(Query, TexQuery, bool)] = &[
+    (Query::Width, TexQuery::Width, true),
+    (Query::Height, TexQuery::Height, true),
+    (Query::Depth, TexQuery::Depth, true),
+    (Query::ArraySize, TexQuery::ArraySize, true),
+    (Query::NumMipmapLevels, TexQuery::NumMipmapLevels, true),
+    (Query::NumSamples, TexQuery::NumSamples, true),
+    (Query::NormalizedCoords, TexQuery::NormalizedCoords, false),
+    (Query::FilterMode, TexQuery::FilterMode, false),
+    (Query::ForceUnnormalizedCoords, TexQuery::ForceUnnormalizedCoords, false),
+    (Query::AddrMode0, TexQuery::AddrMode(0), false),
+    (Query::AddrMode1, TexQuery::AddrMode(1), false),
+    (Query::AddrMode2, TexQuery::AddrMode(2), false),
+];
+
 /// The result and whether the coordinates are integers, of a fetch whose types
 /// `ptxvk_frontend::forms::media` has checked.
 fn fetch_types(m: &Mods) -> (TexResult, bool) {
@@ -479,33 +474,6 @@ fn fetch_types(m: &Mods) -> (TexResult, bool) {
         _ => TexResult::F32,
     };
     (result, m.types.get(1).is_some_and(|t| t.value == ScalarType::S32))
-}
-
-/// The operands inside `[…]` of a fetch: the texture, a separate sampler if there is
-/// one, and the coordinates.
-fn texture_operands(parts: &[Operand]) -> Option<(&Operand, Option<&Operand>, &[Operand])> {
-    match parts {
-        [t, Operand::Vector(c, _)] => Some((t, None, c)),
-        [t, s, Operand::Vector(c, _)] => Some((t, Some(s), c)),
-        _ => None,
-    }
-}
-
-/// The operands after a fetch's coordinates (and level or gradients): the texel
-/// offsets, if the first is a vector (`{x}` in 1-D too), and what follows them.
-fn texel_offsets(rest: &[Operand]) -> (Option<&[Operand]>, &[Operand]) {
-    match rest.split_first() {
-        Some((Operand::Vector(v, _), after)) => (Some(v.as_slice()), after),
-        _ => (None, rest),
-    }
-}
-
-/// A fetch's destination: the values, and the residency predicate of `d|p`.
-fn destination(first: &Operand) -> (&Operand, Option<&Operand>) {
-    match first {
-        Operand::Pair(d, p, _) => (&**d, Some(&**p)),
-        d => (d, None),
-    }
 }
 
 /// The operation of a `sured` (PTX ISA 9.2 §9.7.11.3): an atomic read-modify-write of

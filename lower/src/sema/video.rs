@@ -95,6 +95,25 @@ fn video_operand(op: &Operand) -> VideoOperand {
     }
 }
 
+/// The types of the destination, `a` and `b` of a video instruction (`.u32`/`.s32`,
+/// `ptxvk_frontend::forms::media`): `vset`'s destination is `.u32`, its two types `a`'s
+/// and `b`'s.
+fn video_types(m: &Mods, set: bool) -> (OpTy, OpTy, OpTy) {
+    let t: Vec<OpTy> =
+        m.types.iter().map(|t| if t.value == ScalarType::S32 { S32 } else { U32 }).collect();
+    let at = |k: usize| t.get(k).copied().unwrap_or(U32);
+    if set {
+        (U32, at(0), at(1))
+    } else {
+        (at(0), at(1), at(2))
+    }
+}
+
+/// A source of type `ty` and the part of it its selector names.
+fn source(value: Value, ty: OpTy, part: VideoPart) -> VideoSource {
+    VideoSource { value, signed: ty.is_signed(), part }
+}
+
 /// `.b0`–`.b3`, `.h0`, `.h1` of a scalar video operand: the part it selects
 /// (§9.7.16.1); no selector is the whole word.
 fn scalar_part(v: &VideoOperand) -> VideoPart {
@@ -146,11 +165,6 @@ impl Lowerer<'_> {
         })
     }
 
-    /// The types of a video instruction (`.u32`/`.s32`, `ptxvk_frontend::forms::media`).
-    fn video_types(m: &Mods) -> Vec<OpTy> {
-        m.types.iter().map(|t| if t.value == ScalarType::S32 { S32 } else { U32 }).collect()
-    }
-
     /// A source read as 32 bits.
     fn video_src(&mut self, v: &VideoOperand, ty: OpTy, span: Span) -> Result<Value, Diagnostic> {
         self.src(&v.operand, ty, false, span)
@@ -165,9 +179,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let shift = matches!(op, Opcode::Vshl | Opcode::Vshr);
-        let t = Self::video_types(m);
-        let (dty, aty, bty) =
-            if op == Opcode::Vset { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
+        let (dty, aty, bty) = video_types(m, op == Opcode::Vset);
         let clamp = shift && m.has(Modifier::Clamp(Clamp::Clamp));
         let second = secondary(m);
         let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
@@ -193,7 +205,6 @@ impl Lowerer<'_> {
             Opcode::Vshr => ScalarVideoOp::Shr { clamp },
             op => ScalarVideoOp::Arith(arith(op, m.cmp)),
         };
-        let source = |value, ty: OpTy, part| VideoSource { value, signed: ty.is_signed(), part };
         let video = ScalarVideo {
             op,
             dst,
@@ -210,17 +221,15 @@ impl Lowerer<'_> {
     /// `vmad` (§9.7.16.1.4): `±(a*b) ± c`, `+1` under `.po`, scaled and saturated.
     fn vmad(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let t = Self::video_types(m);
-        let (aty, bty) = (t[1], t[2]);
-        let scale = |s| m.has(Modifier::VideoScale(s));
-        let po = scale(VideoScale::Po);
-        let shift = if scale(VideoScale::Shr7) {
-            7
-        } else if scale(VideoScale::Shr15) {
-            15
-        } else {
-            0
-        };
+        let (_, aty, bty) = video_types(m, false);
+        let po = m.has(Modifier::VideoScale(VideoScale::Po));
+        // At most one of `.shr7`, `.shr15` (`ptxvk_frontend::forms::media`).
+        let shift = m.find(|d| match d {
+            Modifier::VideoScale(VideoScale::Shr7) => Some(7),
+            Modifier::VideoScale(VideoScale::Shr15) => Some(15),
+            _ => None,
+        });
+        let shift = shift.map_or(0, |s| s.value);
         let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
         let negate_product = ops[1].negated != ops[2].negated;
         let negate_c = ops[3].negated;
@@ -235,7 +244,6 @@ impl Lowerer<'_> {
         let a = self.video_src(&ops[1], aty, span)?;
         let b = self.video_src(&ops[2], bty, span)?;
         let c = self.video_src(&ops[3], U32, span)?;
-        let source = |value, ty: OpTy, part| VideoSource { value, signed: ty.is_signed(), part };
         let (a, b) = (source(a, aty, apart), source(b, bty, bpart));
         let video = VideoMad { dst, a, b, c, adjust, shift, sat: m.sat };
         self.push(InstKind::Video(Box::new(VideoOp::Mad(video))), span);
@@ -251,9 +259,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let t = Self::video_types(m);
-        let (dty, aty, bty) =
-            if base == Some(Opcode::Vset) { (U32, t[0], t[1]) } else { (t[0], t[1], t[2]) };
+        let (dty, aty, bty) = video_types(m, base == Some(Opcode::Vset));
         let accumulate = secondary(m) == Some(VideoSecondary::Add);
         let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
         // The destination mask names the lanes written, highest first; all without one.

@@ -23,6 +23,10 @@ use crate::ir::{
 
 const U32: OpTy = OpTy::U(32);
 
+/// The WMMA shapes ptxvk implements (§9.7.14.4.1, without the sub-byte ones).
+const SHAPES: [(u32, u32, u32); 5] =
+    [(16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8), (8, 8, 4)];
+
 /// Whether ptxvk implements `wmma` with input `a` and `k`.
 fn known_form(a: MatrixElem, k: u32, span: Span) -> Result<(), Diagnostic> {
     let known = matches!(
@@ -64,12 +68,9 @@ impl Lowerer<'_> {
     /// The shape modifier, the tile height and the tile counts.
     fn wmma_shape(&self, i: &ast::Instruction, m: &Mods) -> Result<(u32, u32, u32), Diagnostic> {
         let shape = m.find(|d| match d {
-            Modifier::Shape(ModifierShape { m, n, k: Some(k) }) => match (m, n, k) {
-                (16, 16, 16) | (32, 8, 16) | (8, 32, 16) | (16, 16, 8) | (8, 8, 4) => {
-                    Some((m, n, k))
-                }
-                _ => None,
-            },
+            Modifier::Shape(ModifierShape { m, n, k: Some(k) }) => {
+                Some((m, n, k)).filter(|s| SHAPES.contains(s))
+            }
             _ => None,
         });
         let shape = shape.map(|s| s.value);
@@ -169,22 +170,19 @@ impl Lowerer<'_> {
         };
         let reg_ty = data.reg_ty();
         let inst = if store {
-            let srcs = items
-                .iter()
-                .map(|o| self.src(o, reg_ty, false, span))
-                .collect::<Result<Vec<_>, _>>()?;
-            MatrixInst::WmmaStore(access, srcs)
+            MatrixInst::WmmaStore(access, self.sources(items, reg_ty, span)?)
         } else {
-            let dsts =
-                items.iter().map(|o| self.dst(o, reg_ty, false)).collect::<Result<Vec<_>, _>>()?;
-            MatrixInst::WmmaLoad(access, dsts)
+            MatrixInst::WmmaLoad(access, self.destinations(items, reg_ty)?)
         };
         self.push(InstKind::Matrix(Box::new(inst)), span);
         Ok(())
     }
 
     /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c` (`.f16`)
-    /// and `….dtype.atype.btype.ctype{.satfinite}` (the others).
+    /// and `….dtype.atype.btype.ctype{.satfinite}` (the others). The layouts must be
+    /// those `a` and `b` were loaded with (§9.7.14.4.5); ptxvk's fragments hold each
+    /// element at its place in the matrix whatever the layout in memory (`wmma.load`
+    /// applies it), so the product does not depend on them.
     fn wmma_mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let shape = self.wmma_shape(i, m)?;

@@ -120,7 +120,9 @@ pub(super) fn print(
             format!("{} = {head} {}", dsts.join(", "), ops.join(", "))
         }
         TextureInst::Query(q) => {
-            format!("{} = tex_query.{} {}", reg(q.dst), q.field.spelling(), value(q.handle))
+            let level = q.level.map_or_else(String::new, |l| format!(", {}", value(l)));
+            let (field, handle) = (q.field.spelling(), value(q.handle));
+            format!("{} = tex_query.{field} {handle}{level}", reg(q.dst))
         }
         TextureInst::Surface(s) => {
             let access = if s.formatted { "p" } else { "b" };
@@ -214,9 +216,14 @@ where
         "tex_query" => {
             let field =
                 first(words, TexQuery::from_spelling).ok_or_else(|| l.missing("a field"))?;
-            l.operand_count(1)?;
+            // `handle` or `handle, level`.
+            if l.ops.len() != 2 {
+                l.operand_count(1)?;
+            }
             let [dst] = l.dsts else { return Err(l.missing("one destination")) };
-            TextureInst::Query(TextureQuery { field, dst: (l.reg)(dst)?, handle: l.value_at(0)? })
+            let level = if l.ops.len() == 2 { Some(l.value_at(1)?) } else { None };
+            let (dst, handle) = ((l.reg)(dst)?, l.value_at(0)?);
+            TextureInst::Query(TextureQuery { field, dst, handle, level })
         }
         "suld" | "sust" | "sured" => TextureInst::Surface(surface(l, words)?),
         _ => return Ok(None),

@@ -60,6 +60,15 @@ impl Thread<'_> {
                     TexQuery::ForceUnnormalizedCoords => bit(5, 1),
                     TexQuery::AddrMode(k) => bit(8 + 2 * u32::from(k), 2),
                 };
+                // A mipmap level's size (PTX ISA 9.2 §9.7.10.5 `txq.level`): level k has
+                // max(1, size >> k) texels (`ptxvk_abi::texture`), none past 31.
+                let value = match q.level {
+                    Some(level) => {
+                        let k = self.get(level) as u32;
+                        value.checked_shr(k).unwrap_or(0).max(1)
+                    }
+                    None => value,
+                };
                 self.set(cx.k, q.dst, u64::from(value));
                 Ok(())
             }
