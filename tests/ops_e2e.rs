@@ -979,6 +979,34 @@ fn cvt_converts_the_low_bits_of_a_wider_source_register() {
     assert_eq!(out.to_vec().expect("read"), want);
 }
 
+/// Runs each of `entries` (kernels of `tests/ptx/ops/f32_chain.ptx` or `f64_chain.ptx`)
+/// on the operands `abc`, one thread per element, and returns each one's eight results
+/// per element, as bits `R` of the operands' width.
+fn run_chains<T: ptxvk::Pod, R: ptxvk::Pod>(
+    device: &ptxvk::Device,
+    module: &ptxvk::Module,
+    entries: [&str; 2],
+    abc: [&[T]; 3],
+) -> Vec<Vec<R>> {
+    let n = abc[0].len();
+    let inputs = abc.map(|v| device.buffer_from(v).expect("operands"));
+    let mut results = Vec::new();
+    for entry in entries {
+        let out = device.zeroed::<R>(8 * n).expect("out");
+        let args = [
+            ptxvk::Arg::from(&inputs[0]),
+            ptxvk::Arg::from(&inputs[1]),
+            ptxvk::Arg::from(&inputs[2]),
+            ptxvk::Arg::from(&out),
+            ptxvk::Arg::from(n as u32),
+        ];
+        let kernel = module.kernel(entry).expect("kernel");
+        kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
+        results.push(out.to_vec().expect("read"));
+    }
+    results
+}
+
 /// Exact f32 `fma.rn`, `div.rn`, `sqrt.rn` and `rcp.rn` chained in one block with stores
 /// and loads among them (`tests/ptx/ops/f32_chain.ptx`: one exact run of the emitter,
 /// `spirv-backend/src/emit/exact_runs.rs`, whose second pass restores a register the
@@ -992,7 +1020,7 @@ fn cvt_converts_the_low_bits_of_a_wider_source_register() {
 #[test]
 fn f32_chains_share_one_exact_branch_and_stay_exact() {
     let Some(device) = device() else { return };
-    let module = load(&device, &repo().join("tests/ptx/ops/f32_chain.ptx"));
+    let path = repo().join("tests/ptx/ops/f32_chain.ptx");
     let specials = [
         0.0,
         -0.0,
@@ -1030,24 +1058,18 @@ fn f32_chains_share_one_exact_branch_and_stay_exact() {
         b.push(y);
         c.push(z);
     }
-    let (da, db, dc) = (
-        device.buffer_from(&a).expect("a"),
-        device.buffer_from(&b).expect("b"),
-        device.buffer_from(&c).expect("c"),
-    );
-    let mut results = Vec::new();
-    for entry in ["f32_chain", "f32_chain_split"] {
-        let out = device.zeroed::<u32>(8 * n).expect("out");
-        let args = [
-            ptxvk::Arg::from(&da),
-            ptxvk::Arg::from(&db),
-            ptxvk::Arg::from(&dc),
-            ptxvk::Arg::from(&out),
-            ptxvk::Arg::from(n as u32),
-        ];
-        let kernel = module.kernel(entry).expect("kernel");
-        kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
-        results.push(out.to_vec().expect("read"));
+    // As the device compiles (on lavapipe confined: the confinement's tests around each
+    // access split the run), and unconfined (one run, its stores deferred).
+    let unconfined = ptxvk::compile::Target { confine: false, ..device.target() };
+    let mut results: Vec<Vec<u32>> = Vec::new();
+    for target in [device.target(), unconfined] {
+        let module = load_for(&device, &path, target);
+        results.extend(run_chains(
+            &device,
+            &module,
+            ["f32_chain", "f32_chain_split"],
+            [&a, &b, &c],
+        ));
     }
     let key = |x: f32| if x.is_nan() { u32::MAX } else { x.to_bits() };
     let div = |p: f32, q: f32| (f64::from(p) / f64::from(q)) as f32;
@@ -1059,18 +1081,23 @@ fn f32_chains_share_one_exact_branch_and_stay_exact() {
         let t3 = sqrt(t2);
         let t4 = div(1.0, t3);
         let t8 = z.mul_add(y, t4);
-        // The load of the run: out[8*i] (the latest store, t1) in odd threads, else a[i].
-        let w = if i % 2 == 1 { t1 } else { x };
+        // The load of the run: out[8*i] (the latest store, y) in odd threads, else a[i].
+        let w = if i % 2 == 1 { y } else { x };
         let t5 = t4.mul_add(w, t1);
         let t6 = div(x, t5);
         let t7 = div((t6 + t8).mul_add(z, t2), y);
         let want = [t1, t2, t3, t4, t5, t6, t7, t8].map(key);
-        let got: Vec<u32> =
-            results[0][8 * i..8 * i + 8].iter().map(|&g| key(f32::from_bits(g))).collect();
-        assert_eq!(got, want, "element {i}: x = {x:e}, y = {y:e}, z = {z:e}");
-        let split: Vec<u32> =
-            results[1][8 * i..8 * i + 8].iter().map(|&g| key(f32::from_bits(g))).collect();
-        assert_eq!(split, want, "element {i} (split)");
+        for (k, r) in results.iter().enumerate() {
+            let got: Vec<u32> =
+                r[8 * i..8 * i + 8].iter().map(|&g| key(f32::from_bits(g))).collect();
+            let kernel = [
+                "chain, as the device compiles",
+                "split",
+                "chain, unconfined",
+                "split, unconfined",
+            ][k];
+            assert_eq!(got, want, "{kernel}: element {i}: x = {x:e}, y = {y:e}, z = {z:e}");
+        }
     }
 }
 
@@ -1117,25 +1144,8 @@ fn f64_chains_share_one_routine_call_and_stay_exact() {
         b.push(pick(&mut rng));
         c.push(pick(&mut rng));
     }
-    let (da, db, dc) = (
-        device.buffer_from(&a).expect("a"),
-        device.buffer_from(&b).expect("b"),
-        device.buffer_from(&c).expect("c"),
-    );
-    let mut results = Vec::new();
-    for entry in ["f64_chain", "f64_chain_split"] {
-        let out = device.zeroed::<u64>(8 * n).expect("out");
-        let args = [
-            ptxvk::Arg::from(&da),
-            ptxvk::Arg::from(&db),
-            ptxvk::Arg::from(&dc),
-            ptxvk::Arg::from(&out),
-            ptxvk::Arg::from(n as u32),
-        ];
-        let kernel = module.kernel(entry).expect("kernel");
-        kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
-        results.push(out.to_vec().expect("read"));
-    }
+    let results: Vec<Vec<u64>> =
+        run_chains(&device, &module, ["f64_chain", "f64_chain_split"], [&a, &b, &c]);
     let key = |x: f64| if x.is_nan() { u64::MAX } else { x.to_bits() };
     for i in 0..n {
         let (x, y, z) = (a[i], b[i], c[i]);

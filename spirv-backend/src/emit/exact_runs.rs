@@ -23,6 +23,10 @@
 //! 4. after the selection, the deferred stores of the pass the invocation took are
 //!    made, in program order.
 //!
+//! Anything else ends a run: an atomic, fence or barrier, a call that is not an emulation
+//! routine, a special register, control flow (so also the tests that checked and confined
+//! launches put around memory accesses, `pass::check`).
+//!
 //! Running a run again gives the values it would have given had it run once, at the
 //! time of the second pass: it has no atomic, fence, barrier or special register, its
 //! stores are not made before the second pass is over, and a weak load run again may
