@@ -979,6 +979,128 @@ fn cvt_converts_the_low_bits_of_a_wider_source_register() {
     assert_eq!(out.to_vec().expect("read"), want);
 }
 
+/// Runs each of `entries` (kernels of `tests/ptx/ops/f32_chain.ptx` or `f64_chain.ptx`)
+/// on the operands `abc`, one thread per element, and returns each one's eight results
+/// per element, as bits `R` of the operands' width.
+fn run_chains<T: ptxvk::Pod, R: ptxvk::Pod>(
+    device: &ptxvk::Device,
+    module: &ptxvk::Module,
+    entries: [&str; 2],
+    abc: [&[T]; 3],
+) -> Vec<Vec<R>> {
+    let n = abc[0].len();
+    let inputs = abc.map(|v| device.buffer_from(v).expect("operands"));
+    let mut results = Vec::new();
+    for entry in entries {
+        let out = device.zeroed::<R>(8 * n).expect("out");
+        let args = [
+            ptxvk::Arg::from(&inputs[0]),
+            ptxvk::Arg::from(&inputs[1]),
+            ptxvk::Arg::from(&inputs[2]),
+            ptxvk::Arg::from(&out),
+            ptxvk::Arg::from(n as u32),
+        ];
+        let kernel = module.kernel(entry).expect("kernel");
+        kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
+        results.push(out.to_vec().expect("read"));
+    }
+    results
+}
+
+/// Exact f32 `fma.rn`, `div.rn`, `sqrt.rn` and `rcp.rn` chained in one block with stores
+/// and loads among them (`tests/ptx/ops/f32_chain.ptx`: one exact run of the emitter,
+/// `spirv-backend/src/emit/exact_runs.rs`, whose second pass restores a register the
+/// chain reads and then writes, and which defers two stores to one address that a load
+/// of the run reads back in odd threads), on operands that take the exact paths at one
+/// site, several or none (zeros, subnormals, infinities, NaNs, sums on f32 breakpoints,
+/// extreme and random exponents, mixed within each subgroup): against Rust's arithmetic
+/// (`f32::mul_add`; f64 division and square root rounded to f32, correctly rounded
+/// since 53 ≥ 2·24 + 2), as is the same chain with a volatile store after each
+/// operation, where no run forms.
+#[test]
+fn f32_chains_share_one_exact_branch_and_stay_exact() {
+    let Some(device) = device() else { return };
+    let path = repo().join("tests/ptx/ops/f32_chain.ptx");
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        f32::MIN_POSITIVE,
+        1e-45,
+        -3e-40,
+        f32::MAX,
+        -1e30,
+        1e-30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        3.0,
+    ];
+    let mut rng = Rng(3802);
+    let pick = |rng: &mut Rng| -> f32 {
+        match rng.next_u64() % 4 {
+            0 => specials[(rng.next_u64() % specials.len() as u64) as usize],
+            1 => f32::from_bits(rng.next_u64() as u32),
+            // Moderate magnitudes: the fast paths.
+            _ => (rng.next_u64() >> 40) as f32 * 2f32.powi(-21) - 4.0,
+        }
+    };
+    let n = 8192;
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let (x, y) = (pick(&mut rng), pick(&mut rng));
+        // Every eighth: `x·y + z` on an f32 breakpoint (`(1 + 2^-11)^2 + 3` is
+        // 4 + 2^-10 + 2^-22, a tie in [4, 8)), where the first `fma`'s fast path fails.
+        let tie = 1.0 + 2f32.powi(-11);
+        let (x, y, z) = if i % 8 == 5 { (tie, tie, 3.0) } else { (x, y, pick(&mut rng)) };
+        a.push(x);
+        b.push(y);
+        c.push(z);
+    }
+    // As the device compiles (on lavapipe confined: the confinement's tests around each
+    // access split the run), and unconfined (one run, its stores deferred).
+    let unconfined = ptxvk::compile::Target { confine: false, ..device.target() };
+    let mut results: Vec<Vec<u32>> = Vec::new();
+    for target in [device.target(), unconfined] {
+        let module = load_for(&device, &path, target);
+        results.extend(run_chains(
+            &device,
+            &module,
+            ["f32_chain", "f32_chain_split"],
+            [&a, &b, &c],
+        ));
+    }
+    let key = |x: f32| if x.is_nan() { u32::MAX } else { x.to_bits() };
+    let div = |p: f32, q: f32| (f64::from(p) / f64::from(q)) as f32;
+    let sqrt = |p: f32| f64::from(p).sqrt() as f32;
+    for i in 0..n {
+        let (x, y, z) = (a[i], b[i], c[i]);
+        let t1 = x.mul_add(y, z);
+        let t2 = div(t1, z);
+        let t3 = sqrt(t2);
+        let t4 = div(1.0, t3);
+        let t8 = z.mul_add(y, t4);
+        // The load of the run: out[8*i] (the latest store, y) in odd threads, else a[i].
+        let w = if i % 2 == 1 { y } else { x };
+        let t5 = t4.mul_add(w, t1);
+        let t6 = div(x, t5);
+        let t7 = div((t6 + t8).mul_add(z, t2), y);
+        let want = [t1, t2, t3, t4, t5, t6, t7, t8].map(key);
+        for (k, r) in results.iter().enumerate() {
+            let got: Vec<u32> =
+                r[8 * i..8 * i + 8].iter().map(|&g| key(f32::from_bits(g))).collect();
+            let kernel = [
+                "chain, as the device compiles",
+                "split",
+                "chain, unconfined",
+                "split, unconfined",
+            ][k];
+            assert_eq!(got, want, "{kernel}: element {i}: x = {x:e}, y = {y:e}, z = {z:e}");
+        }
+    }
+}
+
 /// Exact f64 `fma.rn` and `div.rn` chained in one block (`tests/ptx/ops/f64_chain.ptx`,
 /// two retry regions of the emitter around an instruction that reads what it writes:
 /// `spirv-backend/src/emit/retry.rs`), on operands that take the routines at one site,
@@ -1022,25 +1144,8 @@ fn f64_chains_share_one_routine_call_and_stay_exact() {
         b.push(pick(&mut rng));
         c.push(pick(&mut rng));
     }
-    let (da, db, dc) = (
-        device.buffer_from(&a).expect("a"),
-        device.buffer_from(&b).expect("b"),
-        device.buffer_from(&c).expect("c"),
-    );
-    let mut results = Vec::new();
-    for entry in ["f64_chain", "f64_chain_split"] {
-        let out = device.zeroed::<u64>(8 * n).expect("out");
-        let args = [
-            ptxvk::Arg::from(&da),
-            ptxvk::Arg::from(&db),
-            ptxvk::Arg::from(&dc),
-            ptxvk::Arg::from(&out),
-            ptxvk::Arg::from(n as u32),
-        ];
-        let kernel = module.kernel(entry).expect("kernel");
-        kernel.launch((n as u32).div_ceil(64), 64, 0, &args).expect("launch");
-        results.push(out.to_vec().expect("read"));
-    }
+    let results: Vec<Vec<u64>> =
+        run_chains(&device, &module, ["f64_chain", "f64_chain_split"], [&a, &b, &c]);
     let key = |x: f64| if x.is_nan() { u64::MAX } else { x.to_bits() };
     for i in 0..n {
         let (x, y, z) = (a[i], b[i], c[i]);

@@ -28,6 +28,7 @@ mod arith;
 mod atomic;
 mod check;
 mod convert;
+mod exact_runs;
 mod f32fast;
 mod f64fast;
 mod f64ops;
@@ -86,6 +87,10 @@ pub struct FnEmitter<'a> {
     /// `ptxvk_lower::routines` builds them): each register's value, as SSA ids, in
     /// place of variables.
     values: Option<Vec<Option<Word>>>,
+    /// In an exact f32 run (`exact_runs.rs`): which of its passes is being emitted.
+    run: Option<exact_runs::RunPass>,
+    /// The stores the pass of an exact run being emitted defers (`exact_runs.rs`).
+    deferred: Vec<exact_runs::Deferred>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -101,6 +106,8 @@ impl<'a> FnEmitter<'a> {
             soft_f64: false,
             returns: None,
             values: None,
+            run: None,
+            deferred: Vec::new(),
         }
     }
 

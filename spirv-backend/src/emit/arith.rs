@@ -254,7 +254,7 @@ impl FnEmitter<'_> {
                     self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
                 }
                 BinaryOp::Div if ty.bits() == 32 => {
-                    self.call(Helper::DivF32(mode.rounding), &[a, c])?
+                    self.exact_f32(SoftOp::Div, mode.rounding, &[a, c])?
                 }
                 // Exact paths: `pass::emulate` made them calls of routines.
                 BinaryOp::Div if !matches!(mode.path, FloatPath::Fused { .. }) => {

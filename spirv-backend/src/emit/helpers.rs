@@ -64,6 +64,10 @@ pub(crate) enum Helper {
     DivF32(Rounding),
     /// `sqrt.f32` with a rounding (`sqrt_f32`).
     SqrtF32(Rounding),
+    /// `fma.rn`, `div.rn` or `sqrt.rn` on f32 by the exact path alone, without the fast
+    /// path (`fma_f32_exact`, `div_f32_exact`, `sqrt_f32_exact`): the second pass of an
+    /// exact run (`exact_runs.rs`).
+    ExactF32(SoftOp),
     /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
     /// devices without f64.
     SoftF32(SoftOp, Rounding),
@@ -93,7 +97,7 @@ impl Helper {
         let (i64s, f32s) = (Scalar::Int(64), Scalar::Float(32));
         match self {
             Helper::Routine(r) => (vec![i64s; r.arity()], i64s),
-            Helper::SoftF32(op, _) | Helper::Newton { op, bits: 32, .. } => {
+            Helper::SoftF32(op, _) | Helper::ExactF32(op) | Helper::Newton { op, bits: 32, .. } => {
                 (vec![f32s; op.operands()], f32s)
             }
             Helper::Newton { op, .. } => (vec![i64s; op.operands()], i64s),
@@ -133,6 +137,9 @@ impl Helper {
                 if soft { ".int" } else { "" }
             ),
             Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
+            Helper::ExactF32(op) => {
+                format!("ptxvk.{}.f32.rn.exact", format!("{op:?}").to_lowercase())
+            }
             Helper::FmaF64 => "ptxvk.fma.f64.rn.fast".to_string(),
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
@@ -178,6 +185,9 @@ impl FnEmitter<'_> {
                 self.newton(op, super::newton::Format { bits: bits.into() }, soft, p)
             }
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
+            Helper::ExactF32(SoftOp::Fma) => self.fma_f32_exact(p[0], p[1], p[2]),
+            Helper::ExactF32(SoftOp::Div) => self.div_f32_exact(p[0], p[1], Rounding::Nearest),
+            Helper::ExactF32(SoftOp::Sqrt) => self.sqrt_f32_exact(p[0], Rounding::Nearest),
             Helper::FmaF64 => self.fma_f64_fast(p[0], p[1], p[2]),
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
             Helper::DivF32(r) => self.div_f32(p[0], p[1], r),

@@ -52,19 +52,18 @@ impl FnEmitter<'_> {
                         self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[one, v])?
                     }
                     (UnaryOp::Sqrt, path) if path != FloatPath::Integer => {
-                        self.call(Helper::SqrtF32(mode.rounding), &[v])?
+                        self.exact_f32(SoftOp::Sqrt, mode.rounding, &[v])?
                     }
                     (UnaryOp::Sqrt, _) => {
                         self.call(Helper::SoftF32(SoftOp::Sqrt, mode.rounding), &[v])?
                     }
                     (_, path) => {
                         let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                        let div = if path == FloatPath::Integer {
-                            Helper::SoftF32(SoftOp::Div, mode.rounding)
+                        if path == FloatPath::Integer {
+                            self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[one, v])?
                         } else {
-                            Helper::DivF32(mode.rounding)
-                        };
-                        self.call(div, &[one, v])?
+                            self.exact_f32(SoftOp::Div, mode.rounding, &[one, v])?
+                        }
                     }
                 };
                 self.write_op(*dst, r, *ty)
@@ -116,12 +115,11 @@ impl FnEmitter<'_> {
                 let av = self.read_op(*a, *ty)?;
                 let bv = self.read_op(*b, *ty)?;
                 let cv = self.read_op(*c, *ty)?;
-                let fma = if mode.path == FloatPath::Integer {
-                    Helper::SoftF32(SoftOp::Fma, mode.rounding)
+                let r = if mode.path == FloatPath::Integer {
+                    self.call(Helper::SoftF32(SoftOp::Fma, mode.rounding), &[av, bv, cv])?
                 } else {
-                    Helper::FmaF32
+                    self.exact_f32(SoftOp::Fma, Rounding::Nearest, &[av, bv, cv])?
                 };
-                let r = self.call(fma, &[av, bv, cv])?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
@@ -428,17 +426,24 @@ impl FnEmitter<'_> {
         if rounding != Rounding::Nearest {
             return self.div_f32_exact(a, b, rounding);
         }
+        let ft = self.ty(Scalar::Float(32));
+        let (slow, q) = self.div_f32_fast(a, b)?;
+        self.fast_unless(slow, ft, |_| Ok(q), |e| e.div_f32_exact(a, b, rounding))
+    }
+
+    /// The fast path of `div.rn.f32` (`f32fast.rs`): whether it fails, and its result
+    /// where it does not.
+    pub(super) fn div_f32_fast(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
         let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
         // Only a candidate, which the test proves or rejects: no need to hide its
         // operands from the driver.
         let q0 = self.b.f_div(ft, None, a, b)?;
         let (good, q) = self.rounded_quotient(a, b, q0)?;
-        let slow = self.b.logical_not(bt, None, good)?;
-        self.fast_unless(slow, ft, |_| Ok(q), |e| e.div_f32_exact(a, b, rounding))
+        Ok((self.b.logical_not(bt, None, good)?, q))
     }
 
     /// [`Self::div_f32`] for every operand, by exact residuals.
-    fn div_f32_exact(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
+    pub(super) fn div_f32_exact(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
         let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
         let bt = self.ty(Scalar::Bool);
@@ -506,15 +511,22 @@ impl FnEmitter<'_> {
         if rounding != Rounding::Nearest {
             return self.sqrt_f32_exact(x, rounding);
         }
-        let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
-        let q0 = self.glsl1(ft, glsl::SQRT, x)?;
-        let (good, q) = self.rounded_root(x, q0)?;
-        let slow = self.b.logical_not(bt, None, good)?;
+        let ft = self.ty(Scalar::Float(32));
+        let (slow, q) = self.sqrt_f32_fast(x)?;
         self.fast_unless(slow, ft, |_| Ok(q), |e| e.sqrt_f32_exact(x, rounding))
     }
 
+    /// The fast path of `sqrt.rn.f32` (`f32fast.rs`): whether it fails, and its result
+    /// where it does not.
+    pub(super) fn sqrt_f32_fast(&mut self, x: Word) -> R<(Word, Word)> {
+        let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
+        let q0 = self.glsl1(ft, glsl::SQRT, x)?;
+        let (good, q) = self.rounded_root(x, q0)?;
+        Ok((self.b.logical_not(bt, None, good)?, q))
+    }
+
     /// [`Self::sqrt_f32`] for every operand, by exact residuals.
-    fn sqrt_f32_exact(&mut self, x: Word, rounding: Rounding) -> R<Word> {
+    pub(super) fn sqrt_f32_exact(&mut self, x: Word, rounding: Rounding) -> R<Word> {
         let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
         let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
         let bt = self.ty(Scalar::Bool);
@@ -609,6 +621,30 @@ impl FnEmitter<'_> {
     /// the TwoSum behind it is known, so no folding can apply, and they are emitted
     /// visible ([`Self::unhidden`]).
     pub(super) fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
+        let ft = self.ty(Scalar::Float(32));
+        let sum = self.fma_f32_sum(a, b, c)?;
+        let slow = self.f32_breakpoint_or_tiny(sum.s)?;
+        self.fast_unless(slow, ft, |e| Ok(e.b.f_convert(ft, None, sum.s)?), |e| e.fma_f32_odd(sum))
+    }
+
+    /// The fast path of `fma.rn.f32` ([`Self::fma_f32`]): whether it fails, and its
+    /// result where it does not.
+    pub(super) fn fma_f32_fast(&mut self, a: Word, b: Word, c: Word) -> R<(Word, Word)> {
+        let ft = self.ty(Scalar::Float(32));
+        let sum = self.fma_f32_sum(a, b, c)?;
+        let slow = self.f32_breakpoint_or_tiny(sum.s)?;
+        Ok((slow, self.b.f_convert(ft, None, sum.s)?))
+    }
+
+    /// [`Self::fma_f32`] for every operand, by round-to-odd.
+    pub(super) fn fma_f32_exact(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
+        let sum = self.fma_f32_sum(a, b, c)?;
+        self.fma_f32_odd(sum)
+    }
+
+    /// The exact f64 product `a·b` of `fma.rn.f32`, its f64 addend and their sum rounded
+    /// to nearest (the operands hidden as [`Self::fma_f32`] says).
+    fn fma_f32_sum(&mut self, a: Word, b: Word, c: Word) -> R<FmaSum> {
         let dt = self.ty(Scalar::Float(64));
         let ft = self.ty(Scalar::Float(32));
         let hide = self.g.float_constants.hides(BinaryOp::Add);
@@ -619,16 +655,14 @@ impl FnEmitter<'_> {
         let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
         let s =
             if hide { self.unhidden(BinaryOp::Add, dt, p, cd)? } else { self.nearest_sum(p, cd)? };
-        let slow = self.f32_breakpoint_or_tiny(s)?;
-        self.fast_unless(
-            slow,
-            ft,
-            |e| Ok(e.b.f_convert(ft, None, s)?),
-            |e| {
-                let odd = e.odd_of_sum(p, cd, s, hide)?;
-                Ok(e.b.f_convert(ft, None, odd)?)
-            },
-        )
+        Ok(FmaSum { p, cd, s, hide })
+    }
+
+    /// The exact path of `fma.rn.f32`: the sum rounded to odd, then to f32.
+    fn fma_f32_odd(&mut self, sum: FmaSum) -> R<Word> {
+        let ft = self.ty(Scalar::Float(32));
+        let odd = self.odd_of_sum(sum.p, sum.cd, sum.s, sum.hide)?;
+        Ok(self.b.f_convert(ft, None, odd)?)
     }
 
     /// `p + c` for f64 `p` and `c`, rounded to odd (below).
@@ -711,4 +745,14 @@ impl FnEmitter<'_> {
         let odd_bits = self.b.select(it, None, adjust, stepped, sbits)?;
         Ok(self.b.bitcast(dt, None, odd_bits)?)
     }
+}
+
+/// The f64 values of `fma.rn.f32` ([`FnEmitter::fma_f32_sum`]): the product, the addend,
+/// their sum rounded to nearest, and whether the operands were hidden.
+#[derive(Clone, Copy)]
+struct FmaSum {
+    p: Word,
+    cd: Word,
+    s: Word,
+    hide: bool,
 }

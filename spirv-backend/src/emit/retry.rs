@@ -57,7 +57,8 @@ impl Site {
 const NONE: u64 = u32::MAX as u64;
 
 impl FnEmitter<'_> {
-    /// The instructions of one block, with their retry regions (module doc).
+    /// The instructions of one block, with their retry regions (module doc) and, between
+    /// them, their exact f32 runs (`exact_runs.rs`).
     pub(super) fn code(&mut self, insts: &[Inst]) -> R<()> {
         let regions = if self.values.is_none() && self.g.float64 {
             self.retry_regions(insts)
@@ -66,16 +67,11 @@ impl FnEmitter<'_> {
         };
         let mut at = 0;
         for (start, end) in regions {
-            for inst in &insts[at..start] {
-                self.inst(inst).map_err(|e| e.at(inst.span))?;
-            }
+            self.code_with_runs(&insts[at..start])?;
             self.retry_region(&insts[start..end])?;
             at = end;
         }
-        for inst in &insts[at..] {
-            self.inst(inst).map_err(|e| e.at(inst.span))?;
-        }
-        Ok(())
+        self.code_with_runs(&insts[at..])
     }
 
     /// The site `inst` is: a call of the f64 `fma.rn` or `div.rn` routine.
@@ -93,7 +89,7 @@ impl FnEmitter<'_> {
 
     /// Whether running `inst` again on the same registers gives the same registers:
     /// register arithmetic and calls of the emulation routines (pure functions).
-    fn reruns(&self, inst: &Inst) -> bool {
+    pub(super) fn reruns(&self, inst: &Inst) -> bool {
         match &inst.kind {
             InstKind::Mov { .. }
             | InstKind::Pack { .. }
@@ -265,7 +261,7 @@ impl FnEmitter<'_> {
     }
 
     /// The label of the block being written.
-    fn current_label(&self) -> R<Word> {
+    pub(super) fn current_label(&self) -> R<Word> {
         let (f, at) = (self.b.selected_function(), self.b.selected_block());
         f.zip(at)
             .and_then(|(f, at)| self.b.module_ref().functions.get(f)?.blocks.get(at))
