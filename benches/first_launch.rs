@@ -1,9 +1,11 @@
 //! First-launch latency of the corpus: for every kernel of `tests/kernels/*.ptx` (or
 //! of the PTX files and folders given), the time from loading its module to its first
 //! pipeline, split into ptxvk's share (the kernel to SPIR-V, lazily, as the driver
-//! library loads it, and the shader module) and the driver's (`vkCreateComputePipelines`
-//! of one launch shape, which on lavapipe is LLVM's compile of the shader and nearly
-//! all of what a first launch waits for). Both caches start empty: ptxvk's pipeline
+//! library loads it, and the shader module) and the driver's `vkCreateComputePipelines`
+//! of one launch shape. On lavapipe that is not all the driver's share: its LLVM compile
+//! of the shader runs at the pipeline's first dispatch, which this bench does not make
+//! (it has no arguments for the kernels), and is often the larger part
+//! (`scripts/first-dispatch.py` times a whole first launch). Both caches start empty: ptxvk's pipeline
 //! cache is off (`PTXVK_NO_DISK_CACHE=1`) and so is Mesa's shader cache
 //! (`MESA_SHADER_CACHE_DISABLE=true`), unless `--warm`.
 //!
