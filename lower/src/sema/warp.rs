@@ -70,9 +70,7 @@ impl Lowerer<'_> {
             Opcode::Redux => self.redux(i, m),
             Opcode::Activemask => self.activemask(i),
             Opcode::Elect => self.elect(i),
-            Opcode::Bar if m.has(WARP) => m
-                .allow(&[WARP, SYNC])
-                .and_then(|()| self.collective(WarpOp::Sync, i.operands.first(), i.span)),
+            Opcode::Bar if m.has(WARP) => self.collective(WarpOp::Sync, i.operands.first(), i.span),
             _ => return None,
         };
         Some(result)
