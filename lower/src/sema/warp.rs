@@ -112,9 +112,9 @@ impl Lowerer<'_> {
     }
 
     /// The sync point before collective `i` of the lanes of `members`. Its kind is the
-    /// instruction's opcode and decoded modifiers (`decode::Qualifiers`): a `.sync` collective
-    /// waits for the lanes of its member mask to execute one "with the same qualifiers"
-    /// (PTX ISA 9.2 §9.7.8.6), not necessarily the same instruction.
+    /// instruction's opcode and decoded modifiers (`decode::Qualifiers`): a `.sync`
+    /// collective waits for the lanes of its member mask to execute one "with the same
+    /// qualifiers" (PTX ISA 9.2 §9.7.8.6), not necessarily the same instruction.
     fn warp_sync_point(&mut self, i: &ast::Instruction, m: &Mods, members: Value) {
         let kind = match self.collective_kinds.iter().position(|k| *k == m.qualifiers) {
             Some(k) => k,
