@@ -41,7 +41,7 @@ test: setup
 	cargo clippy --workspace --all-targets -- -D warnings
 	# The middle end's module docs are its specification (the IR's above all): their
 	# links must resolve.
-	RUSTDOCFLAGS="-D warnings" cargo doc -p ptxvk-lower --no-deps --document-private-items
+	RUSTDOCFLAGS="-D warnings" cargo doc -p ptxvk-frontend -p ptxvk-lower --no-deps --document-private-items
 	scripts/nvcc-env >/dev/null
 	cargo test --workspace
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk

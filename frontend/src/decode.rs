@@ -117,6 +117,42 @@ impl Modifiers {
     }
 }
 
+/// The opcode and decoded modifiers of an instruction without their spans: two
+/// instructions with equal qualifiers have "the same qualifiers" in the ISA's sense
+/// (PTX ISA 9.2 §9.7.8.6, the `.sync` collectives), whatever their spellings
+/// (`.shared::cta` is `.shared`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Qualifiers {
+    opcode: Opcode,
+    types: Vec<ScalarType>,
+    space: Option<StateSpace>,
+    vector: Option<u32>,
+    rounding: Option<Rounding>,
+    ftz_sat: (bool, bool),
+    cmp: Option<CmpOp>,
+    combine: Option<BoolOp>,
+    mul_part: Option<MulPart>,
+    details: Vec<Modifier>,
+}
+
+impl Modifiers {
+    /// The instruction's [`Qualifiers`].
+    pub fn qualifiers(&self) -> Qualifiers {
+        Qualifiers {
+            opcode: self.opcode,
+            types: self.types.iter().map(|t| t.value).collect(),
+            space: self.space.as_ref().map(|s| s.value),
+            vector: self.vector,
+            rounding: self.rounding.as_ref().map(|r| r.value),
+            ftz_sat: (self.ftz, self.sat),
+            cmp: self.cmp,
+            combine: self.combine,
+            mul_part: self.mul_part.as_ref().map(|p| p.value),
+            details: self.details.iter().map(|d| d.value).collect(),
+        }
+    }
+}
+
 /// Decodes the modifiers of `i`; `None` when the opcode is not a PTX instruction.
 pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
     let Some(opcode) = i.op else { return Ok(None) };

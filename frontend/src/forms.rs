@@ -15,8 +15,9 @@ use crate::decode::{BoolOp, Modifiers, MulPart};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
 use crate::modifier::{
-    Bfind, Carry, Clamp, Convergence, FenceForm, FloatClass, FloatOption, Format, MemoryOrder,
-    Modifier, Precision, Reduction, Scope, ShiftDirection, Shuffle, Vote,
+    BarrierForm, Bfind, CacheHint, CacheOp, Carry, Clamp, Convergence, FenceForm, FloatClass,
+    FloatOption, Format, MemoryOrder, Modifier, Population, Precision, Reduction, Scope,
+    ShiftDirection, Shuffle, Vote,
 };
 
 pub mod media;
@@ -359,7 +360,94 @@ pub static FORMS: &[Form] = &[
     ),
     row(&[Opcode::Rsqrt], &[Details(APPROX), OneOf(APPROX), Type(F32F64)]),
     row(&[Opcode::Lg2, Opcode::Sin, Opcode::Cos], &[Details(APPROX), OneOf(APPROX), Type(&[F32])]),
+    // §9.7.13.5-6: `atom`/`red` with an operation, an order, a scope, `.noftz` and cache
+    // hints (`.nc` and `.unified` are no hints); `sema::atomic` checks their combinations.
+    row(&[Opcode::Atom, Opcode::Red], &[Details(ATOMIC)]),
+    // §9.7.13.8: `barrier.cluster.arrive{.release|.relaxed}{.aligned}` and
+    // `barrier.cluster.wait{.acquire}{.aligned}`.
+    named(
+        "barrier.cluster",
+        &[Opcode::Barrier],
+        When::Has(Modifier::Scope(Scope::Cluster)),
+        &[Details(BARRIER_CLUSTER), Operands(0), OneOf(ARRIVE_WAIT)],
+    ),
+    // §9.7.13.1-2: `bar.warp.sync`; `bar.arrive` (which `sema::barrier` refuses: Vulkan
+    // has no arrival without waiting); `bar{.cta}.red`; `bar{.cta}.sync{.aligned}`.
+    row(&[Opcode::Bar], &[Details(BAR_WARP)]).when(When::Has(BAR_WARP[0])),
+    row(&[Opcode::Bar, Opcode::Barrier], &[]).when(When::Has(ARRIVE_WAIT[0])),
+    row(&[Opcode::Bar, Opcode::Barrier], &[Details(BAR_RED)]).when(When::Has(BAR_RED[0])),
+    row(&[Opcode::Bar, Opcode::Barrier], &[Details(BAR_SYNC)]),
+    // §9.7.9.23: `mapa.type d, a, rank` and `getctarank.type d, a` (with a state space).
+    row(&[Opcode::Mapa], &[Details(&[]), Type(U32B32_64), Operands(3)]),
+    row(&[Opcode::Getctarank], &[Details(&[]), Type(U32B32_64), Operands(2)]),
+    // §9.7.17: `alloca`, `stacksave`, `stackrestore` on 32- or 64-bit addresses.
+    row(
+        &[Opcode::Alloca, Opcode::Stacksave, Opcode::Stackrestore],
+        &[Details(&[]), Type(U32B32_64)],
+    ),
 ];
+
+/// The modifiers `atom` and `red` take here (§9.7.13.5-6); `.cluster` is `.cta` (every
+/// cluster is one CTA, `sema::cluster`).
+const ATOMIC: &[Modifier] = &[
+    Modifier::Reduction(Reduction::Add),
+    Modifier::Reduction(Reduction::Inc),
+    Modifier::Reduction(Reduction::Dec),
+    Modifier::Reduction(Reduction::Exch),
+    Modifier::Reduction(Reduction::Cas),
+    Modifier::Reduction(Reduction::Min),
+    Modifier::Reduction(Reduction::Max),
+    Modifier::Scope(Scope::Cta),
+    Modifier::Scope(Scope::Cluster),
+    Modifier::Scope(Scope::Gpu),
+    Modifier::Scope(Scope::Sys),
+    Modifier::MemoryOrder(MemoryOrder::Relaxed),
+    Modifier::MemoryOrder(MemoryOrder::Acquire),
+    Modifier::MemoryOrder(MemoryOrder::Release),
+    Modifier::MemoryOrder(MemoryOrder::AcqRel),
+    Modifier::FloatOption(FloatOption::NoFtz),
+    Modifier::CacheOp(CacheOp::Ca),
+    Modifier::CacheOp(CacheOp::Cg),
+    Modifier::CacheOp(CacheOp::Cs),
+    Modifier::CacheOp(CacheOp::Lu),
+    Modifier::CacheOp(CacheOp::Cv),
+    Modifier::CacheOp(CacheOp::Wb),
+    Modifier::CacheOp(CacheOp::Wt),
+    Modifier::CacheHint(CacheHint::L1EvictNormal),
+    Modifier::CacheHint(CacheHint::L1EvictUnchanged),
+    Modifier::CacheHint(CacheHint::L1EvictFirst),
+    Modifier::CacheHint(CacheHint::L1EvictLast),
+    Modifier::CacheHint(CacheHint::L1NoAllocate),
+    Modifier::CacheHint(CacheHint::L2EvictNormal),
+    Modifier::CacheHint(CacheHint::L2EvictFirst),
+    Modifier::CacheHint(CacheHint::L2EvictLast),
+    Modifier::CacheHint(CacheHint::L2EvictUnchanged),
+    Modifier::CacheHint(CacheHint::L2CacheHint),
+    Modifier::CacheHint(CacheHint::L2Prefetch64B),
+    Modifier::CacheHint(CacheHint::L2Prefetch128B),
+    Modifier::CacheHint(CacheHint::L2Prefetch256B),
+];
+const BAR_WARP: &[Modifier] = &[Modifier::BarrierForm(BarrierForm::Warp), SYNC[0]];
+const ARRIVE_WAIT: &[Modifier] =
+    &[Modifier::BarrierForm(BarrierForm::Arrive), Modifier::BarrierForm(BarrierForm::Wait)];
+const BARRIER_CLUSTER: &[Modifier] = &[
+    Modifier::Scope(Scope::Cluster),
+    ARRIVE_WAIT[0],
+    ARRIVE_WAIT[1],
+    Modifier::MemoryOrder(MemoryOrder::Release),
+    Modifier::MemoryOrder(MemoryOrder::Relaxed),
+    Modifier::MemoryOrder(MemoryOrder::Acquire),
+    Modifier::Convergence(Convergence::Aligned),
+];
+const BAR_SYNC: &[Modifier] = &[SYNC[0], Modifier::Scope(Scope::Cta), SYNC[1]];
+const BAR_RED: &[Modifier] = &[
+    Modifier::BarrierForm(BarrierForm::Red),
+    Modifier::Scope(Scope::Cta),
+    SYNC[0],
+    SYNC[1],
+    Modifier::Population(Population::Popc),
+];
+const U32B32_64: &[ScalarType] = &[U32, U64, B32, B64];
 
 const U16X2: Modifier = Modifier::Format(Format::U16x2);
 const S16X2: Modifier = Modifier::Format(Format::S16x2);

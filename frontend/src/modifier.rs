@@ -1,6 +1,6 @@
 //! The typed modifiers of PTX instructions beyond the classes [`crate::decode`] keeps in
 //! fields of their own (types, spaces, vectors, rounding, `.ftz`, `.sat`, comparisons,
-//! combines, product halves): one enum per family, written once by [`families!`] with
+//! combines, product halves): one enum per family, written once by `families!` with
 //! the spelling of every value.
 //!
 //! A row of the instruction table ([`crate::instructions`]) lists the families its

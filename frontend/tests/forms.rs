@@ -480,3 +480,66 @@ fn redux_fence_and_cvta_forms() {
         ("cvta.u64 %rd1, %rd2;", "`cvta` takes `.global`", "cvta.u64 %rd1, %rd2;"),
     ]);
 }
+
+#[test]
+fn atomic_barrier_cluster_and_stack_forms() {
+    // §9.7.13.5-6: `atom{.sem}{.scope}{.space}.op{.level::cache_hint}.type`, `red` the
+    // same without a destination; `.noftz` on the half forms.
+    accepted(&[
+        "atom.acq_rel.gpu.global.add.u32 %r1, [%rd1], %r2;",
+        "atom.relaxed.cluster.shared.cas.b64 %rd1, [%rd2], %rd3, %rd0;",
+        "atom.global.add.noftz.f16 %h1, [%rd1], %h2;",
+        "red.release.sys.global.add.L2::cache_hint.u32 [%rd1], %r2, %rd2;",
+        "red.global.inc.u32 [%rd1], %r2;",
+    ]);
+    refused(&[
+        ("atom.weak.global.add.u32 %r1, [%rd1], %r2;", "modifier `.weak` for `atom`", ".weak"),
+        ("red.gl.global.add.u32 [%rd1], %r2;", "modifier `.gl` for `red`", ".gl"),
+        ("atom.global.nc.add.u32 %r1, [%rd1], %r2;", "modifier `.nc` for `atom`", ".nc"),
+    ]);
+    // §9.7.13.1-2: `bar{.cta}.sync`, `barrier{.cta}.sync{.aligned}`, `.red.popc.u32`,
+    // `.red.and.pred`; `bar.warp.sync`.
+    accepted(&[
+        "bar.sync 0;",
+        "barrier.cta.sync.aligned 0, %r1;",
+        "bar.red.popc.u32 %r1, 0, %p1;",
+        "barrier.red.and.pred %p2, 0, %p1;",
+        "bar.warp.sync -1;",
+        // Refused by sema as unsupported, not here.
+        "bar.arrive 0, 64;",
+    ]);
+    refused(&[
+        ("bar.sync.popc 0;", "modifier `.popc` for `bar`", ".popc"),
+        ("bar.cta.warp.sync -1;", "modifier `.cta` for `bar`", ".cta"),
+    ]);
+    // §9.7.13.8: `barrier.cluster.arrive{.release|.relaxed}{.aligned}`,
+    // `barrier.cluster.wait{.acquire}{.aligned}`, no operands.
+    accepted(&["barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire;"]);
+    refused(&[
+        ("barrier.cluster.wait.popc;", "modifier `.popc` for `barrier`", ".popc"),
+        (
+            "barrier.cluster.arrive 0;",
+            "`barrier.cluster` takes 0 operands",
+            "barrier.cluster.arrive 0;",
+        ),
+        (
+            "barrier.cluster.aligned;",
+            "`barrier.cluster` needs `.arrive` or `.wait`",
+            "barrier.cluster.aligned;",
+        ),
+    ]);
+    // §9.7.9.23: `mapa{.space}.type d, a, b`, `getctarank{.space}.type d, a` (.u32/.u64);
+    // §9.7.17: `alloca.type ptr, size{, align}`, `stacksave.type`, `stackrestore.type`.
+    accepted(&[
+        "mapa.shared::cluster.u32 %r1, %r2, %r3;",
+        "getctarank.u64 %r1, %rd2;",
+        "alloca.u64 %rd1, 16, 32;",
+        "stacksave.u32 %r1;",
+        "stackrestore.b64 %rd1;",
+    ]);
+    refused(&[
+        ("mapa.s32 %r1, %r2, %r3;", "`mapa` takes `.u32`, `.u64`, `.b32` or `.b64`", ".s32"),
+        ("getctarank.u16 %h1, %h2;", "`getctarank` takes", ".u16"),
+        ("stacksave.s64 %rd1;", "`stacksave` takes", ".s64"),
+    ]);
+}

@@ -317,9 +317,9 @@ struct Lowerer<'m> {
     module_scope: BTreeMap<Name, Symbol>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
-    /// The warp collectives' kinds (opcode and modifiers), in order of appearance: a
-    /// sync point's `kind` is an index here (`SyncPoint::Warp`).
-    collective_kinds: Vec<String>,
+    /// The warp collectives' kinds (opcode and decoded modifiers), in order of
+    /// appearance: a sync point's `kind` is an index here (`SyncPoint::Warp`).
+    collective_kinds: Vec<decode::Qualifiers>,
     /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
     reserved_smem: Option<u32>,

@@ -132,6 +132,14 @@ pub static OPERANDS: &[Operands] = &[
     // §9.7.9.21: `cvt.pack.sat.type.s32 d, a, b{, c}`.
     row(&[Opcode::Cvt], &[Dst(U32), Src(S32), Src(S32), Src(U32)])
         .when(When::Has(Modifier::Conversion(Conversion::Pack))),
+    // §9.7.9.23: `mapa.type d, a, rank`, `getctarank.type d, a` (the rank is 32 bits).
+    row(&[Opcode::Mapa], &[Dst(Type), Src(Type), Src(U32)]),
+    row(&[Opcode::Getctarank], &[Dst(U32), Src(Type)]),
+    // §9.7.17: `alloca.type ptr, size{, immAlign}`, `stacksave.type d`,
+    // `stackrestore.type a`.
+    row(&[Opcode::Alloca], &[Dst(Type), Src(Type), Src(U32)]),
+    row(&[Opcode::Stacksave], &[Dst(Type)]),
+    row(&[Opcode::Stackrestore], &[Src(Type)]),
 ];
 
 /// The operand shapes of `m`'s instruction, if its form has them.

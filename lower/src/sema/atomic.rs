@@ -10,7 +10,7 @@ use ptxvk_frontend::modifier::{self as md, FloatOption, Modifier, Reduction};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{is_cache_hint, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value};
 
 const NOFTZ: Modifier = Modifier::FloatOption(FloatOption::NoFtz);
@@ -315,9 +315,8 @@ fn operation_and_strength(m: &Mods) -> Result<(Option<AtomicOp>, Scope, Order), 
             Modifier::MemoryOrder(md::MemoryOrder::AcqRel) => order = Order::AcqRel,
             // Every cluster is one CTA (`sema::cluster`).
             Modifier::Scope(md::Scope::Cluster) => scope = Scope::Cta,
-            Modifier::FloatOption(FloatOption::NoFtz) => {}
-            v if is_cache_hint(v) => {}
-            _ => return Err(super::unsupported_modifier(d, opname)),
+            // `.noftz` and cache hints (`ptxvk_frontend::forms` has checked the rest).
+            _ => {}
         }
     }
     Ok((op, scope, order))

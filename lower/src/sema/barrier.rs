@@ -17,7 +17,7 @@
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::decode;
-use ptxvk_frontend::modifier::{self as md, BarrierForm, Convergence, Modifier, Population};
+use ptxvk_frontend::modifier::{BarrierForm, Modifier, Population};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
@@ -41,9 +41,6 @@ pub(super) fn is_reduction(i: &ast::Instruction) -> bool {
 
 const RED: Modifier = Modifier::BarrierForm(BarrierForm::Red);
 const POPC: Modifier = Modifier::Population(Population::Popc);
-const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
-const ALIGNED: Modifier = Modifier::Convergence(Convergence::Aligned);
-const CTA: Modifier = Modifier::Scope(md::Scope::Cta);
 
 impl Lowerer<'_> {
     pub(super) fn barrier(
@@ -64,7 +61,6 @@ impl Lowerer<'_> {
         if m.has(RED) {
             return self.barrier_reduction(op, i, m);
         }
-        m.allow(&[SYNC, CTA, ALIGNED])?;
         let ops = i.operands.as_slice();
         match ops {
             [_] => {}
@@ -88,7 +84,6 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[RED, CTA, ALIGNED, SYNC, POPC])?;
         let kind = match (m.has(POPC), m.bool_op) {
             (true, _) => Some(BarrierReduction::Popc),
             (false, Some(BoolOp::And)) => Some(BarrierReduction::And),

@@ -21,7 +21,7 @@
 //! library's `cuLaunchKernelEx`).
 
 use ptxvk_frontend::ast;
-use ptxvk_frontend::modifier::{BarrierForm, Convergence, MemoryOrder, Modifier, Scope};
+use ptxvk_frontend::modifier::{BarrierForm, Modifier, Scope};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
@@ -91,65 +91,30 @@ impl Lowerer<'_> {
     }
 
     /// `mapa{.shared::cluster}.type d, a, rank` (`d = a`) and
-    /// `getctarank{.shared::cluster}.type d, a` (`d = 0`).
+    /// `getctarank{.shared::cluster}.type d, a` (`d = 0`); the rank is read (it is an
+    /// operand) but only rank 0 exists. Their forms are checked
+    /// (`ptxvk_frontend::forms`).
     fn mapa(&mut self, i: &ast::Instruction, m: &Mods, map: bool) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[])?;
-        let ty = self.one_type(i, m)?;
-        if !matches!(ty, OpTy::U(32 | 64)) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`{}` takes `.u32` or `.u64`", i.opcode.value),
-            ));
-        }
-        let ops = i.operands.as_slice();
-        let (d, value) = match (map, ops) {
-            (true, [d, a, rank]) => {
-                // The rank is read (it is an operand) but only rank 0 exists.
-                self.src(rank, OpTy::U(32), false, span)?;
-                (d, self.src(a, ty, false, span)?)
-            }
-            (false, [d, a]) => {
-                self.src(a, ty, false, span)?;
-                (d, Value::Imm(0))
-            }
-            _ => {
-                let n = if map { 3 } else { 2 };
-                let name = &i.opcode.value;
-                return Err(Diagnostic::error(span, format!("`{name}` takes {n} operands")));
-            }
+        let (dst, value) = if map {
+            let (dst, [a, _rank]) = self.fixed_args(i, m)?;
+            (dst, a)
+        } else {
+            let (dst, [_a]) = self.fixed_args(i, m)?;
+            (dst, Value::Imm(0))
         };
-        let ty = if map { ty } else { OpTy::U(32) };
-        let d = self.dst(d, ty, false)?;
-        self.push(InstKind::Mov { ty, dst: d, src: value }, span);
+        let ty = if map { self.one_type(i, m)? } else { OpTy::U(32) };
+        self.push(InstKind::Mov { ty, dst, src: value }, span);
         Ok(())
     }
 
-    /// `barrier.cluster.arrive{.release|.relaxed}{.aligned}` and
-    /// `barrier.cluster.wait{.acquire}{.aligned}`.
+    /// `barrier.cluster.arrive{.release|.relaxed}{.aligned}` (nothing to do) and
+    /// `barrier.cluster.wait{.acquire}{.aligned}` (the block's barrier), whose form is
+    /// checked (`ptxvk_frontend::forms`).
     fn barrier_cluster(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let arrive = Modifier::BarrierForm(BarrierForm::Arrive);
-        let wait = Modifier::BarrierForm(BarrierForm::Wait);
-        m.allow(&[
-            Modifier::Scope(Scope::Cluster),
-            arrive,
-            wait,
-            Modifier::MemoryOrder(MemoryOrder::Release),
-            Modifier::MemoryOrder(MemoryOrder::Relaxed),
-            Modifier::MemoryOrder(MemoryOrder::Acquire),
-            Modifier::Convergence(Convergence::Aligned),
-        ])?;
-        if !i.operands.is_empty() {
-            return Err(Diagnostic::error(span, "`barrier.cluster` takes no operands"));
+        if m.has(Modifier::BarrierForm(BarrierForm::Wait)) {
+            self.push(InstKind::Barrier, i.span);
         }
-        match (m.has(arrive), m.has(wait)) {
-            (true, false) => Ok(()),
-            (false, true) => {
-                self.push(InstKind::Barrier, span);
-                Ok(())
-            }
-            _ => Err(Diagnostic::error(span, "`barrier.cluster` is `.arrive` or `.wait`")),
-        }
+        Ok(())
     }
 }

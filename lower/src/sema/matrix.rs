@@ -125,7 +125,7 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
         if matches!(op, Opcode::Mma | Opcode::Ldmatrix | Opcode::Stmatrix | Opcode::Movmatrix) {
-            self.whole_warp_sync_point(i);
+            self.whole_warp_sync_point(i, m);
         }
         Some(match op {
             // The types and shape are read in order from the modifiers themselves.

@@ -29,6 +29,8 @@ pub(super) struct Mods {
     /// The operand shapes of the instruction's form ([`forms::operands`]), which
     /// `Lowerer::args` resolves; empty for a form without a row there.
     pub(super) shapes: &'static [OperandShape],
+    /// The opcode and modifiers without spans (the kind of a warp sync point).
+    pub(super) qualifiers: decode::Qualifiers,
 }
 
 impl Mods {
@@ -61,6 +63,7 @@ pub(super) fn unsupported_modifier(d: &Spanned<Modifier>, op: Opcode) -> Diagnos
 impl From<decode::Modifiers> for Mods {
     fn from(m: decode::Modifiers) -> Mods {
         let shapes = forms::operands::shapes(&m).unwrap_or(&[]);
+        let qualifiers = m.qualifiers();
         let rounding = m.rounding.map(|r| {
             let direction = match r.value.direction {
                 decode::Direction::Nearest => Rounding::Nearest,
@@ -92,6 +95,7 @@ impl From<decode::Modifiers> for Mods {
             mul_part,
             details: m.details,
             shapes,
+            qualifiers,
         }
     }
 }

@@ -53,6 +53,8 @@ impl Lowerer<'_> {
         Some(self.lower_stack(op, i, m))
     }
 
+    /// The stack instruction `op`, whose form and operands are checked
+    /// (`ptxvk_frontend::forms`).
     fn lower_stack(
         &mut self,
         op: Opcode,
@@ -60,45 +62,35 @@ impl Lowerer<'_> {
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        m.allow(&[])?;
         let ty = self.one_type(i, m)?;
-        if !matches!(ty, OpTy::U(32 | 64)) {
-            return Err(Diagnostic::error(span, format!("`{op}` takes `.u32` or `.u64`")));
-        }
         let Some(sp) = self.stack_pointer else {
             return Err(Diagnostic::internal(span, "no stack pointer"));
         };
-        let ops = i.operands.as_slice();
-        match (op, ops) {
-            (Opcode::Stacksave, [d]) => {
-                let d = self.dst(d, ty, false)?;
+        let args = self.args(i, m)?;
+        match (op, args.dst, args.srcs.as_slice()) {
+            (Opcode::Stacksave, Some(d), []) => {
                 let mut e = Emit { l: self, span };
                 let v = e.cvt(ty, U32, Value::Reg(sp));
                 e.mov(ty, d, v);
             }
-            (Opcode::Stackrestore, [a]) => {
-                let a = self.src(a, ty, false, span)?;
+            (Opcode::Stackrestore, None, [a]) => {
                 let mut e = Emit { l: self, span };
-                let v = e.cvt(U32, ty, a);
+                let v = e.cvt(U32, ty, *a);
                 e.mov(U32, sp, v);
             }
-            (Opcode::Alloca, [d, size, rest @ ..]) if rest.len() <= 1 => {
-                let align = match rest {
-                    [a] => match self.src(a, U32, false, span)? {
-                        Value::Imm(v) if v.is_power_of_two() && v <= 1 << 23 => v,
-                        _ => {
-                            return Err(Diagnostic::error(
-                                a.span(),
-                                "the alignment of `alloca` is a power of 2 up to 2^23",
-                            ))
-                        }
-                    },
-                    _ => FRAME_ALIGN,
+            (Opcode::Alloca, Some(d), [size, align @ ..]) => {
+                let align = match (align, i.operands.get(2)) {
+                    ([Value::Imm(v)], _) if v.is_power_of_two() && *v <= 1 << 23 => *v,
+                    ([], _) => FRAME_ALIGN,
+                    (_, at) => {
+                        return Err(Diagnostic::error(
+                            at.map_or(span, |a| a.span()),
+                            "the alignment of `alloca` is a power of 2 up to 2^23",
+                        ))
+                    }
                 }
                 .max(FRAME_ALIGN);
-                let d = self.dst(d, ty, false)?;
-                let size = self.src(size, ty, false, span)?;
-                self.alloca(sp, d, ty, size, align, span);
+                self.alloca(sp, d, ty, *size, align, span);
             }
             _ => return Err(Diagnostic::error(span, format!("wrong operands for `{op}`"))),
         }

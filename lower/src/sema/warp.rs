@@ -61,7 +61,7 @@ impl Lowerer<'_> {
                 Ok(v) => v,
                 Err(d) => return Some(Err(d)),
             };
-            self.warp_sync_point(i, members);
+            self.warp_sync_point(i, m, members);
         }
         let result = match op {
             Opcode::Shfl => self.shfl(i, m),
@@ -70,9 +70,7 @@ impl Lowerer<'_> {
             Opcode::Redux => self.redux(i, m),
             Opcode::Activemask => self.activemask(i),
             Opcode::Elect => self.elect(i),
-            Opcode::Bar if m.has(WARP) => m
-                .allow(&[WARP, SYNC])
-                .and_then(|()| self.collective(WarpOp::Sync, i.operands.first(), i.span)),
+            Opcode::Bar if m.has(WARP) => self.collective(WarpOp::Sync, i.operands.first(), i.span),
             _ => return None,
         };
         Some(result)
@@ -114,17 +112,14 @@ impl Lowerer<'_> {
     }
 
     /// The sync point before collective `i` of the lanes of `members`. Its kind is the
-    /// instruction's opcode and modifiers: a `.sync` collective waits for the lanes of
-    /// its member mask to execute one "with the same qualifiers" (PTX ISA 9.2
-    /// §9.7.8.6), not necessarily the same instruction.
-    fn warp_sync_point(&mut self, i: &ast::Instruction, members: Value) {
-        let signature: String = std::iter::once(i.opcode.value.as_str())
-            .chain(i.modifiers.iter().map(|m| m.value.as_str()))
-            .collect();
-        let kind = match self.collective_kinds.iter().position(|k| *k == signature) {
+    /// instruction's opcode and decoded modifiers (`decode::Qualifiers`): a `.sync`
+    /// collective waits for the lanes of its member mask to execute one "with the same
+    /// qualifiers" (PTX ISA 9.2 §9.7.8.6), not necessarily the same instruction.
+    fn warp_sync_point(&mut self, i: &ast::Instruction, m: &Mods, members: Value) {
+        let kind = match self.collective_kinds.iter().position(|k| *k == m.qualifiers) {
             Some(k) => k,
             None => {
-                self.collective_kinds.push(signature);
+                self.collective_kinds.push(m.qualifiers.clone());
                 self.collective_kinds.len() - 1
             }
         } as u32;
@@ -133,8 +128,8 @@ impl Lowerer<'_> {
 
     /// The sync point of a `.sync.aligned` matrix instruction (`mma`, `ldmatrix`,
     /// `wmma`, …), which every lane of the warp executes together.
-    pub(super) fn whole_warp_sync_point(&mut self, i: &ast::Instruction) {
-        self.warp_sync_point(i, Value::Imm(0xffff_ffff));
+    pub(super) fn whole_warp_sync_point(&mut self, i: &ast::Instruction, m: &Mods) {
+        self.warp_sync_point(i, m, Value::Imm(0xffff_ffff));
     }
 
     /// Pushes collective `op` with member mask operand `members` (none for the forms

@@ -60,7 +60,7 @@ impl Lowerer<'_> {
         if op != Opcode::Wmma {
             return None;
         }
-        self.whole_warp_sync_point(i);
+        self.whole_warp_sync_point(i, m);
         let mma = m.has(Modifier::WmmaOp(WmmaOp::Mma));
         Some(if mma { self.wmma_mma(i, m) } else { self.wmma_move(i, m) })
     }
