@@ -1,9 +1,12 @@
 //! The timing record of first launches (`PTXVK_LOG=timing`): one line on stderr per
 //! module loaded lazily (`load`: parsing and checking the whole module), per kernel
-//! compiled to SPIR-V (ptxvk's share) and per pipeline created (the driver's share,
-//! which on lavapipe is LLVM's compile of the shader), so that the time from a module's
-//! load to its first launch can be split between the two
-//! (`scripts/first-launch` reads them; docs/benchmarks.md, *First-launch latency*).
+//! compiled to SPIR-V (ptxvk's share) and per pipeline created (`vkCreateComputePipelines`,
+//! part of the driver's share), so that the time from a module's load to its first launch
+//! can be split (`scripts/first-launch` reads them; docs/benchmarks.md, *First-launch
+//! latency*). On lavapipe the pipeline line is the NIR work only: LLVM compiles the
+//! shader at the pipeline's first dispatch, which no line records, and Mesa's shader
+//! cache keeps that compile across processes (`scripts/first-dispatch.py` times a whole
+//! first launch).
 //!
 //! Lines start `ptxvk timing:` and are whole (`eprintln!` holds stderr's lock).
 
