@@ -576,6 +576,33 @@ pub enum SpecialReg {
 }
 
 impl InstKind {
+    /// Whether the instruction only computes its destinations from its operands:
+    /// register arithmetic, with no memory, special register, control or call. Running
+    /// it again on the same registers gives the same registers.
+    pub fn is_register_arithmetic(&self) -> bool {
+        matches!(
+            self,
+            InstKind::Mov { .. }
+                | InstKind::Pack { .. }
+                | InstKind::Unpack { .. }
+                | InstKind::Unary { .. }
+                | InstKind::Binary { .. }
+                | InstKind::Mad { .. }
+                | InstKind::Bfe { .. }
+                | InstKind::Bfi { .. }
+                | InstKind::Fma { .. }
+                | InstKind::Setp { .. }
+                | InstKind::Select { .. }
+                | InstKind::PredLogic { .. }
+                | InstKind::PredNot { .. }
+                | InstKind::Convert { .. }
+                | InstKind::Narrow { .. }
+                | InstKind::IntToFloat { .. }
+                | InstKind::Widen { .. }
+                | InstKind::RoundToOdd { .. }
+        )
+    }
+
     /// Whether every thread of the block must reach this instruction: a workgroup
     /// barrier (`bar.sync`, or an emulated warp collective's). SPIR-V wants
     /// `OpControlBarrier` executed by every invocation of the workgroup, and a driver may

@@ -646,7 +646,7 @@ fn lane_zero_readers(k: &Kernel, lane_zero: &[Option<Shape>], t: &Tree) -> Optio
                 }
                 if let Some(s) = lane_zero[b] {
                     shape = shape.max(s);
-                } else if is_pure(&inst.kind) {
+                } else if inst.kind.is_register_arithmetic() {
                     let fresh: Vec<RegId> =
                         defs.iter().copied().filter(|d| !watched.contains(d)).collect();
                     watched.extend(fresh);
@@ -684,31 +684,6 @@ fn from_lane_zero(k: &Kernel, inst: &InstKind, r: RegId) -> bool {
 /// An integer type (whose low five bits a lane test may read).
 fn int(ty: OpTy) -> bool {
     matches!(ty, OpTy::U(_) | OpTy::S(_))
-}
-
-/// Instructions that only compute their destinations from their operands.
-fn is_pure(inst: &InstKind) -> bool {
-    matches!(
-        inst,
-        InstKind::Mov { .. }
-            | InstKind::Pack { .. }
-            | InstKind::Unpack { .. }
-            | InstKind::Unary { .. }
-            | InstKind::Binary { .. }
-            | InstKind::Mad { .. }
-            | InstKind::Bfe { .. }
-            | InstKind::Bfi { .. }
-            | InstKind::Fma { .. }
-            | InstKind::Setp { .. }
-            | InstKind::Select { .. }
-            | InstKind::PredLogic { .. }
-            | InstKind::PredNot { .. }
-            | InstKind::Convert { .. }
-            | InstKind::Narrow { .. }
-            | InstKind::IntToFloat { .. }
-            | InstKind::Widen { .. }
-            | InstKind::RoundToOdd { .. }
-    )
 }
 
 /// How a `.down` tree computes its lanes' values.

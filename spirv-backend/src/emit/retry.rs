@@ -91,28 +91,10 @@ impl FnEmitter<'_> {
     /// register arithmetic and calls of the emulation routines (pure functions).
     pub(super) fn reruns(&self, inst: &Inst) -> bool {
         match &inst.kind {
-            InstKind::Mov { .. }
-            | InstKind::Pack { .. }
-            | InstKind::Unpack { .. }
-            | InstKind::Select { .. }
-            | InstKind::PredLogic { .. }
-            | InstKind::PredNot { .. }
-            | InstKind::Unary { .. }
-            | InstKind::Fma { .. }
-            | InstKind::Narrow { .. }
-            | InstKind::IntToFloat { .. }
-            | InstKind::Widen { .. }
-            | InstKind::RoundToOdd { .. }
-            | InstKind::Convert { .. }
-            | InstKind::Binary { .. }
-            | InstKind::Mad { .. }
-            | InstKind::Bfe { .. }
-            | InstKind::Bfi { .. }
-            | InstKind::Setp { .. } => true,
             InstKind::Call { callee, .. } => {
                 self.k.functions.get(callee.index()).is_some_and(|f| f.routine.is_some())
             }
-            _ => false,
+            kind => kind.is_register_arithmetic(),
         }
     }
 
