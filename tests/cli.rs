@@ -549,6 +549,39 @@ fn run_with_flags_prints_json() {
     assert_eq!(c["data"], json!([11.0, 22.0, 33.0, 44.0]));
 }
 
+/// `PTXVK_LOG=timing` gives the pipeline one `pipeline` line and its first launch one
+/// `first-dispatch` line after it (`vk-runtime/src/timing.rs`).
+#[test]
+fn run_with_timing_log_records_the_first_dispatch_once() {
+    let Some(_) = vulkan("run_with_timing_log_records_the_first_dispatch_once") else { return };
+    let mut args = vec!["run", VECTOR_ADD, "--grid", "1", "--block", "4"];
+    args.extend(VECTOR_ADD_ARGS);
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxvk"))
+        .current_dir(repo())
+        .args(&args)
+        .env("PTXVK_LOG", "timing")
+        .output()
+        .expect("the ptxvk binary runs");
+    expect_ok(&out, "run with PTXVK_LOG=timing");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("ptxvk timing: ")).collect();
+    let at = |what: &str| -> Vec<usize> {
+        let prefix = format!("ptxvk timing: {what} vector_add ms=");
+        lines.iter().enumerate().filter(|(_, l)| l.starts_with(&prefix)).map(|(i, _)| i).collect()
+    };
+    let (pipelines, dispatches) = (at("pipeline"), at("first-dispatch"));
+    assert_eq!(pipelines.len(), 1, "one pipeline line: {err}");
+    assert_eq!(dispatches.len(), 1, "one first-dispatch line: {err}");
+    assert!(pipelines[0] < dispatches[0], "the dispatch follows the pipeline: {err}");
+    let ms: f64 = lines[dispatches[0]]
+        .split("ms=")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("a number of milliseconds: {err}"));
+    assert!(ms.is_finite() && ms >= 0.0, "first-dispatch ms = {ms}");
+}
+
 #[test]
 fn run_with_flags_prints_a_human_summary() {
     let Some(devices) = vulkan("run_with_flags_prints_a_human_summary") else { return };

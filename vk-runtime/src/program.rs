@@ -7,7 +7,7 @@
 //! docs), so one module serves every launch shape; the device's `VkPipelineCache` makes
 //! re-creating a pipeline that was built before (in this or an earlier process) cheap.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -42,6 +42,9 @@ pub(crate) struct ProgramInner {
     subgroups: Option<(u32, SubgroupSizes)>,
     device_name: String,
     pipelines: Mutex<BTreeMap<PipelineKey, vk::Pipeline>>,
+    /// Pipelines created but never dispatched, kept only while `PTXVK_LOG=timing` is on
+    /// (`crate::timing`): their first dispatch gets its own line.
+    undispatched: Mutex<BTreeSet<PipelineKey>>,
 }
 
 impl fmt::Debug for Program {
@@ -145,6 +148,7 @@ impl Device {
                 subgroups,
                 device_name: info.name.clone(),
                 pipelines: Mutex::new(BTreeMap::new()),
+                undispatched: Mutex::new(BTreeSet::new()),
             }),
         })
     }
@@ -249,7 +253,17 @@ impl ProgramInner {
         .ok_or(Error::Vk { call: "vkCreateComputePipelines", result: vk::Result::ERROR_UNKNOWN })?;
         shared.pipeline_cache_dirty.store(true, Ordering::Relaxed);
         pipelines.insert(key, pipeline);
+        if since.is_some() {
+            self.undispatched.lock().unwrap_or_else(PoisonError::into_inner).insert(key);
+        }
         Ok(pipeline)
+    }
+
+    /// Whether a launch of shape `key` is its pipeline's first dispatch, under
+    /// `PTXVK_LOG=timing` (always false without it).
+    pub(crate) fn first_dispatch(&self, key: PipelineKey) -> bool {
+        crate::timing::enabled()
+            && self.undispatched.lock().unwrap_or_else(PoisonError::into_inner).remove(&key)
     }
 }
 

@@ -751,7 +751,9 @@ impl Stream {
         }
         let limits = &self.shared.info.limits;
         validate(cfg, limits)?;
-        let pipeline = program.inner.pipeline(&self.shared, PipelineKey::of(cfg))?;
+        let key = PipelineKey::of(cfg);
+        let pipeline = program.inner.pipeline(&self.shared, key)?;
+        let first_dispatch = program.inner.first_dispatch(key).then(std::time::Instant::now);
         let limit = self.dispatch_limit(cfg);
         let chunks = conv::split_grid(cfg.grid, limit);
         let stride = ptxvk_abi::shared_stride(cfg.shared_bytes);
@@ -810,7 +812,16 @@ impl Stream {
                 self::keep(batch, buffer);
             }
             Ok(())
-        })
+        })?;
+        if first_dispatch.is_some() {
+            let name = program.entry().to_owned();
+            let record = move || {
+                crate::timing::record(first_dispatch, "first-dispatch", &name, "");
+                Ok(())
+            };
+            self.on_complete(Box::new(record))?;
+        }
+        Ok(())
     }
 
     /// The most workgroups per dimension of one dispatch of `cfg`: the device's

@@ -4,9 +4,11 @@
 //! part of the driver's share), so that the time from a module's load to its first launch
 //! can be split (`scripts/first-launch` reads them; docs/benchmarks.md, *First-launch
 //! latency*). On lavapipe the pipeline line is the NIR work only: LLVM compiles the
-//! shader at the pipeline's first dispatch, which no line records, and Mesa's shader
-//! cache keeps that compile across processes (`scripts/first-dispatch.py` times a whole
-//! first launch).
+//! shader at the pipeline's first dispatch, and Mesa's shader cache keeps that compile
+//! across processes. So each pipeline's first launch gets a line too (`first-dispatch`):
+//! from its enqueueing to the host seeing it complete, which holds LLVM's compile, the
+//! run itself, and any wait for earlier work of the stream or for the batch to be
+//! submitted (`scripts/first-dispatch.py` times a whole first launch from Python).
 //!
 //! Lines start `ptxvk timing:` and are whole (`eprintln!` holds stderr's lock).
 
