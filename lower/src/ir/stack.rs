@@ -92,7 +92,7 @@ impl StackInst {
 
     /// What makes it malformed, if anything: an integer type other than 32 or 64 bits,
     /// an alignment that is not a power of 2 of at least 8, a frame size that is not a
-    /// multiple of 8.
+    /// multiple of 8 (or with its alignment past 32 bits).
     pub fn malformed(&self) -> Option<&'static str> {
         let int = |ty: OpTy| matches!(ty, OpTy::U(32 | 64) | OpTy::S(32 | 64));
         match *self {
@@ -107,7 +107,10 @@ impl StackInst {
                 Some("an `alloca` alignment that is not a power of 2 of at least 8")
             }
             StackInst::Frame { size, align, .. }
-                if size % 8 != 0 || !align.is_power_of_two() || align < 8 =>
+                if size % 8 != 0
+                    || !align.is_power_of_two()
+                    || align < 8
+                    || size.checked_add(align).is_none() =>
             {
                 Some("a frame that is not a multiple of 8 bytes at a power-of-2 alignment")
             }

@@ -41,7 +41,7 @@ impl Thread<'_> {
             }
             StackInst::Frame { fp, sp, size, align, stack } => {
                 let top = self.at_bits(Value::Reg(sp), 32);
-                if u64::from(size + align - 8) > top {
+                if u64::from(size) + u64::from(align) - 8 > top {
                     let details = [0, u64::from(stack), u64::from(size), 1];
                     return self.stack_failure(cx, &details, span);
                 }
