@@ -54,7 +54,8 @@
 //!   (`bar.red`; `pass::expand_warp`), [`InstKind::System`] and
 //!   [`InstKind::DeviceLaunch`] (system calls, failures, the grid barrier and
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
-//!   specifies them; `pass::expand_system`), and the accesses of generic addresses
+//!   specifies them; `pass::expand_system`), [`InstKind::Stack`] (the thread's stack,
+//!   [`StackInst`]; `pass::expand_stack`), and the accesses of generic addresses
 //!   ([`Space::Generic`]; `pass::expand_generic`).
 //!
 //! # Functions and calls
@@ -91,7 +92,8 @@
 //!   is free: a function may use it for its own allocations and the frames of its
 //!   callees (`pass::recursion` keeps its save areas there), never above.
 //! * A function on a call cycle allocates its `.local` and `.param` variables on the
-//!   stack, at entry (`sema::frames`), so that its activations never alias.
+//!   stack, at entry (a [`StackInst::Frame`] that `sema::frames` lays out), so that its
+//!   activations never alias.
 //! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s.
 //!   **After it** (and `pass::recursion`, which it runs for calls into call cycles), the
 //!   kernel contains no `Call` of a device function and
@@ -130,6 +132,7 @@ mod layout;
 mod matrix;
 mod mbarrier;
 mod routine;
+mod stack;
 mod system;
 mod texture;
 mod video;
@@ -141,6 +144,7 @@ pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use routine::Routine;
+pub use stack::*;
 pub use system::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
@@ -1346,6 +1350,10 @@ pub enum InstKind {
     /// [`LaunchInst`]) as semantic analysis resolves it; `pass::expand_system` writes
     /// every one out in accesses of the launch arena ([`crate::device_launch`]).
     DeviceLaunch(Box<LaunchInst>),
+    /// `alloca`, `stacksave`, `stackrestore` and a recursive function's frame push
+    /// ([`StackInst`], whose module doc specifies them) as semantic analysis resolves
+    /// them; `pass::expand_stack` writes every one out in integer operations.
+    Stack(Box<StackInst>),
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -103,6 +103,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Warp(w) => w.malformed(),
                 InstKind::Copy(c) => c.malformed(),
                 InstKind::System(s) => s.malformed(),
+                InstKind::Stack(s) => s.malformed(),
                 _ => None,
             };
             if let Some(what) = malformed {
@@ -337,6 +338,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::DeviceLaunch(l) => {
             defs.extend(l.defs().map(|(r, _)| r));
             l.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
+        InstKind::Stack(s) => {
+            defs.extend(s.defs().into_iter().map(|(r, _)| r));
+            s.uses().iter().for_each(|(x, _)| v(x, uses));
         }
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
@@ -600,6 +605,10 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         InstKind::DeviceLaunch(l) => {
             l.defs().into_iter().for_each(|(r, bits)| at(Some(r), bits));
             l.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
+        }
+        InstKind::Stack(s) => {
+            s.defs().into_iter().for_each(|(r, bits)| at(Some(r), bits));
+            s.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
         }
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {

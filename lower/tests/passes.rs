@@ -34,7 +34,8 @@
 //! a tree, and `warp_trees:S:none` leaves every one (checked against the interpreter's
 //! model of each `shfl` on every lane's result); `split_grid` leaves no grid barrier
 //! (the interpreter does not model phases: `tests/grid_sync_e2e.rs` checks them on a
-//! device); `expand_runtime` leaves no call of a function CUDA provides (checked against
+//! device); `expand_stack` leaves no stack operation (checked against the interpreter's
+//! model of the stack pointer and of a push that does not fit); `expand_runtime` leaves no call of a function CUDA provides (checked against
 //! the interpreter's model of each call, over its models of the system area, but the
 //! launches', which it models after the pass); `expand_system` leaves no system call,
 //! failure or device-side launch
@@ -73,10 +74,10 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
-    expand_mbarrier, expand_runtime, expand_system, expand_texture, expand_video, expand_warp,
-    float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats, legalize_memory,
-    legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory,
-    split_grid, structurize, warp_trees, LoopGuard, Target,
+    expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture, expand_video,
+    expand_warp, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
+    shared_in_memory, split_grid, structurize, warp_trees, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -196,6 +197,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a call of a runtime function",
             |_, i| expand_runtime::is_runtime_call(i),
             |k, _| expand_runtime::run(k),
+        )?,
+        ("expand_stack", None) => legalizes(
+            &mut s.kernel,
+            "a stack operation",
+            |_, i| expand_stack::is_stack(i),
+            |k, _| expand_stack::run(k),
         )?,
         ("expand_system", None) => legalizes(
             &mut s.kernel,
@@ -813,6 +820,7 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "inline",
+        "expand_stack",
         "expand_runtime",
         "expand_generic",
         "expand_video",

@@ -485,6 +485,9 @@ impl<'a> FnEmitter<'a> {
                  (pass::expand_system)"
                     .into(),
             )),
+            InstKind::Stack(_) => Err(Error::Internal(
+                "a stack operation reached the emitter unexpanded (pass::expand_stack)".into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

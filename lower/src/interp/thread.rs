@@ -12,6 +12,7 @@ pub(super) use system::{launch_records, printf_records, ARENA_SLOTS};
 
 mod copy;
 mod mbarrier;
+mod stack;
 mod system;
 mod texture;
 
@@ -431,6 +432,7 @@ impl<'a> Thread<'a> {
             InstKind::Mbarrier(m) => return self.exec_mbarrier(cx, m, span),
             InstKind::System(s) => self.exec_system(cx, s, span)?,
             InstKind::DeviceLaunch(l) => self.exec_launch(cx, l, span)?,
+            InstKind::Stack(s) => self.exec_stack(cx, s, span)?,
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

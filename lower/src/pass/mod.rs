@@ -7,7 +7,9 @@
 //!    calls push save areas on an explicit stack and whose returns switch on a
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
-//!    inside blocks): [`expand_runtime`] — the calls of functions CUDA provides
+//!    inside blocks): [`expand_stack`] — `alloca`, `stacksave`, `stackrestore` and
+//!    the frame pushes of recursive functions become stack pointer arithmetic and a
+//!    failure where a push does not fit (new blocks); [`expand_runtime`] — the calls of functions CUDA provides
 //!    (`vprintf`, `malloc`, the device runtime's…) become their arguments' loads, their
 //!    system or launch operations and their results' stores; [`expand_generic`] — the accesses of generic addresses
 //!    ([`crate::ir::Space::Generic`]) become a test of the address's window and a
@@ -93,7 +95,7 @@
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
 //! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`],
 //! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`], [`InstKind::System`],
-//! [`InstKind::DeviceLaunch`], and the accesses of generic addresses); the expansions (0) write those out, and every decision
+//! [`InstKind::DeviceLaunch`], [`InstKind::Stack`], and the accesses of generic addresses); the expansions (0) write those out, and every decision
 //! that depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
 //! before the first pass and after the last, and after every pass in debug builds (so
@@ -109,6 +111,7 @@ pub mod expand_integer;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
 pub mod expand_runtime;
+pub mod expand_stack;
 pub mod expand_system;
 pub mod expand_texture;
 pub mod expand_video;
@@ -368,6 +371,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     verify::run(&kernel)?;
     // First: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
+    // After inline: a stack push that does not fit ends the thread at a `return`.
+    expand_stack::run(&mut kernel).map_err(|d| vec![d])?;
     // The calls of CUDA's functions, now all the kernel's: before the expansions of
     // what they become.
     expand_runtime::run(&mut kernel).map_err(|d| vec![d])?;
@@ -508,6 +513,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a warp collective left by expand_warp")
     } else if expand_runtime::is_runtime_call(kind) {
         Some("a call of a runtime function left by expand_runtime")
+    } else if expand_stack::is_stack(kind) {
+        Some("a stack operation left by expand_stack")
     } else if expand_system::is_system(kind) {
         Some("a system call or device-side launch left by expand_system")
     } else {

@@ -24,8 +24,9 @@
 //!   after the call.
 //!
 //! The frames of the activations are semantic analysis's (`sema::frames`: each
-//! activation pushes one at its entry, below its stack pointer), so activations never
-//! alias. The stack is [`RECURSION_STACK_BYTES`] per thread in a kernel with recursion:
+//! activation pushes one at its entry, below its stack pointer, a
+//! `crate::ir::StackInst::Frame` that `pass::expand_stack` writes out after this
+//! machine is built), so activations never alias. The stack is [`RECURSION_STACK_BYTES`] per thread in a kernel with recursion:
 //!
 //! ```text
 //!   higher addresses   caller's frame and allocas

@@ -5,9 +5,9 @@
 //! window that other functions' have (`sema::calls`). Each activation allocates a
 //! **frame** on the thread's stack (`sema::stack`) at its entry, as `alloca` does, and
 //! addresses them from its frame pointer; the stack pointer is a parameter passed by
-//! value, so the frame is freed when the activation returns. A push that does not fit
-//! ends the launch with `crate::system::STATUS_STACK` (the function field 1 marks a
-//! call frame, the file field holds the stack size).
+//! value, so the frame is freed when the activation returns. The push is one
+//! [`StackInst::Frame`] (`pass::expand_stack` writes it out: a push that does not fit
+//! ends the launch with `crate::system::STATUS_STACK`).
 //!
 //! Everything else about recursion is a pass: semantic analysis lowers a recursive
 //! function like any other, into an IR function with `Call`s, and `pass::recursion`
@@ -23,9 +23,8 @@ use super::calls::{same_signature, CallSet};
 use super::expand::Emit;
 use super::{Lowerer, Symbol};
 use crate::build::Build;
-use crate::ir::{BinaryOp, BlockId, CmpOp, Inst, InstKind, OpTy, RegId, Terminator, Value};
+use crate::ir::{BlockId, Inst, InstKind, OpTy, RegId, StackInst, Terminator, Value};
 use crate::pass::recursion::RECURSION_STACK_BYTES;
-use crate::system as sys;
 
 const U32: OpTy = OpTy::U(32);
 
@@ -176,26 +175,16 @@ impl Lowerer<'_> {
     }
 
     /// Fills the entry block of the recursive function just lowered: the push of its
-    /// frame (`sp = fp = (sp - size) & -align`), then its body.
+    /// frame (one [`StackInst::Frame`], which `pass::expand_stack` writes out), then its
+    /// body.
     pub(super) fn push_frame(&mut self, span: Span) {
         let (Some(frame), Some(sp)) = (self.frame.take(), self.stack_pointer) else { return };
         self.cur = self.kernel.entry;
         self.closed = false;
         let size = frame.bytes.next_multiple_of(8);
-        let align = frame.align.max(8);
-        let sp_v = Value::Reg(sp);
-        if size > 0 {
-            let mut e = Emit { l: self, span };
-            let room = e.cmp(CmpOp::Le, U32, Value::Imm(u64::from(size + align - 8)), sp_v);
-            let details = [0, self.stack_bytes(), size, 1].map(|v| Value::Imm(u64::from(v)));
-            self.fail_if(room, true, sys::STATUS_STACK, &details, span);
-            let mut e = Emit { l: self, span };
-            let low = e.bin(BinaryOp::Sub, U32, sp_v, Value::Imm(u64::from(size)));
-            let fp = e.and(U32, low, Value::Imm(u64::from(!(align - 1))));
-            e.mov(U32, frame.fp, fp);
-            e.mov(U32, sp, Value::Reg(frame.fp));
-        } else if frame.used {
-            Emit { l: self, span }.mov(U32, frame.fp, sp_v);
+        if size > 0 || frame.used {
+            let (align, stack) = (frame.align.max(8), self.stack_bytes());
+            self.push_stack(StackInst::Frame { fp: frame.fp, sp, size, align, stack }, span);
         }
         self.terminate(Terminator::Jump(frame.body), span);
     }

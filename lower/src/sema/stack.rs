@@ -3,9 +3,9 @@
 //! recursion, whose frames live there too, `sema::frames`), growing down from its top. The
 //! stack pointer is a register set at kernel entry; a device function gets a copy of
 //! it (`sema::calls`), so what the function allocated is freed when it returns
-//! (§9.7.17.1). An `alloca`
-//! that does not fit ends the launch with an error (`crate::system::STATUS_STACK`)
-//! instead of corrupting other local memory.
+//! (§9.7.17.1). Each instruction is one [`StackInst`] on the body's stack pointer;
+//! `pass::expand_stack` writes out its arithmetic and the failure of an `alloca` that
+//! does not fit.
 
 use ptxvk_frontend::ast;
 use ptxvk_frontend::Opcode;
@@ -14,8 +14,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{BinaryOp, CmpOp, OpTy, RegId, Value};
-use crate::system as sys;
+use crate::ir::{InstKind, OpTy, StackInst, Value};
 
 /// Bytes of stack per thread (CUDA's default stack size), in a kernel without recursion
 /// (`pass::recursion::RECURSION_STACK_BYTES` with).
@@ -68,17 +67,13 @@ impl Lowerer<'_> {
         };
         let args = self.args(i, m)?;
         match (op, args.dst, args.srcs.as_slice()) {
-            (Opcode::Stacksave, Some(d), []) => {
-                let mut e = Emit { l: self, span };
-                let v = e.cvt(ty, U32, Value::Reg(sp));
-                e.mov(ty, d, v);
+            (Opcode::Stacksave, Some(dst), []) => {
+                self.push_stack(StackInst::Save { ty, dst, sp }, span)
             }
-            (Opcode::Stackrestore, None, [a]) => {
-                let mut e = Emit { l: self, span };
-                let v = e.cvt(U32, ty, *a);
-                e.mov(U32, sp, v);
+            (Opcode::Stackrestore, None, [src]) => {
+                self.push_stack(StackInst::Restore { ty, sp, src: *src }, span)
             }
-            (Opcode::Alloca, Some(d), [size, align @ ..]) => {
+            (Opcode::Alloca, Some(dst), [size, align @ ..]) => {
                 let align = match (align, i.operands.get(2)) {
                     ([Value::Imm(v)], _) if v.is_power_of_two() && *v <= 1 << 23 => *v,
                     ([], _) => FRAME_ALIGN,
@@ -90,29 +85,16 @@ impl Lowerer<'_> {
                     }
                 }
                 .max(FRAME_ALIGN);
-                self.alloca(sp, d, ty, *size, align, span);
+                let stack = self.stack_bytes();
+                self.push_stack(StackInst::Alloca { ty, dst, sp, size: *size, align, stack }, span)
             }
             _ => return Err(Diagnostic::error(span, format!("wrong operands for `{op}`"))),
         }
         Ok(())
     }
 
-    /// `sp = (sp - size) & -align`, failing the launch when that passes the bottom.
-    fn alloca(&mut self, sp: RegId, d: RegId, ty: OpTy, size: Value, align: u64, span: Span) {
-        let mut e = Emit { l: self, span };
-        // In 64 bits, so that no size wraps around.
-        let u64t = OpTy::U(64);
-        let size = e.cvt(u64t, ty, size);
-        let top = e.cvt(u64t, U32, Value::Reg(sp));
-        let room = e.cmp(CmpOp::Le, u64t, size, top);
-        let lower = e.bin(BinaryOp::Sub, u64t, top, size);
-        let aligned = e.and(u64t, lower, Value::Imm(!(align - 1)));
-        let stack = Value::Imm(u64::from(self.stack_bytes()));
-        self.fail_if(room, true, sys::STATUS_STACK, &[Value::Imm(0), stack, size], span);
-        let mut e = Emit { l: self, span };
-        let new_sp = e.cvt(U32, u64t, aligned);
-        e.mov(U32, sp, new_sp);
-        let ptr = e.cvt(ty, U32, Value::Reg(sp));
-        e.mov(ty, d, ptr);
+    /// One stack operation (`crate::ir::StackInst`), which `pass::expand_stack` writes out.
+    pub(super) fn push_stack(&mut self, s: StackInst, span: Span) {
+        self.push(InstKind::Stack(Box::new(s)), span);
     }
 }

@@ -69,6 +69,7 @@ mod matrix;
 mod mbarrier;
 mod parse;
 mod print;
+mod stack;
 mod structured;
 mod system;
 mod texture;

@@ -599,7 +599,7 @@ impl KernelParser {
         }
         // The high-level operations (`text/video.rs`, `text/half.rs`, `text/integer.rs`,
         // `text/texture.rs`, `text/matrix.rs`, `text/copy.rs`, `text/mbarrier.rs`, `text/warp.rs`,
-        // `text/system.rs`).
+        // `text/system.rs`, `text/stack.rs`).
         let op_line = super::video::Line {
             opcode,
             dsts,
@@ -638,6 +638,9 @@ impl KernelParser {
         }
         if let Some(kind) = super::system::parse(&op_line, &mut m.words, addr)? {
             return Ok(kind);
+        }
+        if let Some(st) = super::stack::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::Stack(Box::new(st)));
         }
         o.collective(m)
     }

@@ -434,7 +434,8 @@ impl<'a> Printer<'a> {
             | InstKind::Copy(_)
             | InstKind::Mbarrier(_)
             | InstKind::System(_)
-            | InstKind::DeviceLaunch(_) => self.high_level(kind),
+            | InstKind::DeviceLaunch(_)
+            | InstKind::Stack(_) => self.high_level(kind),
         }
     }
 
@@ -458,6 +459,7 @@ impl<'a> Printer<'a> {
             InstKind::Mbarrier(m) => super::mbarrier::print(m, r, v),
             InstKind::System(s) => super::system::print(s, r, v),
             InstKind::DeviceLaunch(l) => super::system::print_launch(l, r, v),
+            InstKind::Stack(st) => super::stack::print(st, r, v),
             other => format!("<not a high-level operation: {other:?}>"),
         }
     }
