@@ -8,8 +8,8 @@ use super::{
 };
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp, Value,
-    LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
+    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp,
+    Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
 };
 
 impl Lowerer<'_> {
@@ -124,62 +124,30 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of `cvta` (PTX ISA 9.2 §9.7.9.19): generic and global (and
-    /// constant) addresses coincide; shared and local addresses move in and out of
-    /// their generic windows (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`;
-    /// `docs/architecture.md`, *The launch ABI*), a call parameter's as the caller's
-    /// local frame's. In a module with 32-bit addresses, generic and global addresses are
-    /// the same window offsets, and the others move in and out of the top windows of the
-    /// 32-bit range (`ir::SHARED_WINDOW_32`), the kernel's parameter block too; in a
-    /// 64-bit one the parameter block is global memory, and its generic address is the
-    /// block's address plus the offset.
+    /// `cvta` (PTX ISA 9.2 §9.7.9.19): one [`InstKind::Cvta`], which `pass::infer_spaces`
+    /// reads as the provenance of generic addresses and writes out in the windows of the
+    /// launch ABI. Generic addresses are 64-bit, or 32-bit in a module with 32-bit ones.
     pub(super) fn cvta(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
         // The form is checked (`ptxvk_frontend::forms`): it has one of the spaces.
         let ty = self.one_type(i, m)?;
-        let space = m.space.as_ref().map(|s| s.value);
-        let to = m.has(Modifier::Conversion(md::Conversion::To));
         let narrow = ty.bits() == 32 && self.kernel.address_size == 32;
         if !narrow && ty.bits() != 64 {
             return Err(unsupported(
-                span,
+                i.span,
                 "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
                 "generic addresses are 64-bit there",
             ));
         }
         let (dst, [src]) = self.fixed_args(i, m)?;
-        let (shared, local) = if narrow {
-            (u64::from(SHARED_WINDOW_32), u64::from(LOCAL_WINDOW_32))
-        } else {
-            (SHARED_WINDOW, LOCAL_WINDOW)
+        let space = match m.space.as_ref().map(|s| s.value) {
+            Some(StateSpace::Global | StateSpace::Const) => CvtaSpace::Global,
+            Some(StateSpace::Shared) => CvtaSpace::Shared,
+            Some(StateSpace::Local) => CvtaSpace::Local,
+            Some(StateSpace::Param) if self.in_device_function() => CvtaSpace::CallParam,
+            _ => CvtaSpace::Param,
         };
-        let window = match space {
-            Some(StateSpace::Global | StateSpace::Const) => None,
-            Some(StateSpace::Shared) => Some(shared),
-            Some(StateSpace::Local) => Some(local),
-            Some(StateSpace::Param) if self.in_device_function() => Some(local),
-            _ if narrow => Some(u64::from(PARAM_WINDOW_32)),
-            _ => {
-                let base = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
-                let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
-                let (lhs, rhs) = (src, Value::Reg(base));
-                let mode = FloatMode::default();
-                self.push(InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs }, span);
-                return Ok(());
-            }
-        };
-        let Some(w) = window else {
-            self.push(InstKind::Mov { ty, dst, src }, span);
-            return Ok(());
-        };
-        let (op, ty, rhs) = match (narrow, to) {
-            (true, _) => (if to { BinaryOp::Sub } else { BinaryOp::Add }, OpTy::U(32), w),
-            (false, true) => (BinaryOp::And, OpTy::U(64), 0xffff_ffff),
-            (false, false) => (BinaryOp::Or, OpTy::U(64), w),
-        };
-        let (mode, rhs) = (FloatMode::default(), Value::Imm(rhs));
-        self.push(InstKind::Binary { op, ty, mode, dst, lhs: src, rhs }, span);
+        let to = m.has(Modifier::Conversion(md::Conversion::To));
+        self.push(InstKind::Cvta { space, to, ty, dst, src }, i.span);
         Ok(())
     }
 
