@@ -37,8 +37,8 @@
 use super::expand_generic;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, CvtaSpace, FloatMode, InstKind, Kernel, MatrixInst, OpTy, RegId,
-    Space, SpecialReg, Value, WmmaSpace, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32,
+    Address, AtomicOp, BinaryOp, CvtaSpace, FloatMode, Inst, InstKind, Kernel, MatrixInst, OpTy,
+    RegId, Space, SpecialReg, Value, WmmaSpace, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32,
     SHARED_WINDOW, SHARED_WINDOW_32,
 };
 
@@ -92,8 +92,26 @@ fn rewrite_body(k: &mut Kernel, seeds: &[RegId], in_function: bool, wide: bool) 
     let mut generic_wmma = false;
     for b in 0..k.blocks.len() {
         let insts = std::mem::take(&mut k.blocks[b].insts);
-        let mut out = Vec::with_capacity(insts.len());
+        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+        let mut fence_of_local_load = None;
         for inst in insts {
+            if matches!(inst.kind, InstKind::Fence { .. }) && fence_of_local_load == Some(inst.span)
+            {
+                continue;
+            }
+            fence_of_local_load = None;
+            if let Some(local) = local_access(&inst.kind, &provenance) {
+                // The fence sema puts after a strong load or before a strong store of
+                // more than one word (`sema::memory`): none on local memory, which has
+                // no other observer.
+                if local == Access::Load {
+                    fence_of_local_load = Some(inst.span);
+                } else if out.last().is_some_and(|f| {
+                    matches!(f.kind, InstKind::Fence { .. }) && f.span == inst.span
+                }) {
+                    out.pop();
+                }
+            }
             let mut bld = Builder::new(k, inst.span);
             generic_wmma |= rewrite(&mut bld, inst.kind, &provenance, wide);
             out.append(&mut bld.insts);
@@ -101,6 +119,22 @@ fn rewrite_body(k: &mut Kernel, seeds: &[RegId], in_function: bool, wide: bool) 
         k.blocks[b].insts = out;
     }
     generic_wmma
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Load,
+    Store,
+}
+
+/// Whether `kind` is a weak generic load or store proven local.
+fn local_access(kind: &InstKind, p: &[Provenance]) -> Option<Access> {
+    let (access, addr) = match kind {
+        InstKind::Load { space: Space::Generic, addr, .. } => (Access::Load, addr),
+        InstKind::Store { space: Space::Generic, addr, .. } => (Access::Store, addr),
+        _ => return None,
+    };
+    (base_provenance(addr, p) == Provenance::Local).then_some(access)
 }
 
 /// The provenance of every register of `k`.
