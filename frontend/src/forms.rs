@@ -167,6 +167,11 @@ const FLOAT_CLASSES: &[Modifier] = &[
     Modifier::FloatClass(FloatClass::Subnormal),
 ];
 
+/// Whether the source type (the last) is `.bf16` or `.bf16x2` (`set.dtype.stype`).
+fn bf16_source(m: &Modifiers) -> bool {
+    m.types.last().is_some_and(|t| matches!(t.value, Bf16 | Bf16x2))
+}
+
 /// Every implemented form with a row, by opcode; the first row of an opcode whose
 /// [`When`] holds is the instruction's form.
 pub static FORMS: &[Form] = &[
@@ -195,7 +200,20 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Copysign], &[Details(&[]), Type(F32F64)]),
     row(&[Opcode::Testp], &[OneOf(FLOAT_CLASSES), Type(F32F64)]),
     // §9.7.7.1-2: the comparison, and `c` with a predicate combine.
+    // §9.7.4.6: `.bf16` comparisons take no `.ftz`.
+    named(
+        "setp.bf16",
+        &[Opcode::Setp],
+        When::Type(&[Bf16, Bf16x2]),
+        &[Comparison, Operands(3), NoFtz],
+    ),
     row(&[Opcode::Setp], &[Comparison, Operands(3)]),
+    named(
+        "set.bf16",
+        &[Opcode::Set],
+        When::If(bf16_source),
+        &[Details(&[]), Comparison, Operands(3), NoFtz],
+    ),
     row(&[Opcode::Set], &[Details(&[]), Comparison, Operands(3)]),
     // §9.7.7.3; ptxvk also takes the 8-bit destination types.
     row(&[Opcode::Slct], &[Details(&[]), TwoTypes(SLCT, &[S32, F32]), FtzWith(&[F32])]),

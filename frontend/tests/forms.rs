@@ -326,8 +326,22 @@ fn comparison_forms() {
         "setp.ge.and.u64 %p1|%p2, %rd2, %rd3, %p3;",
         "set.eq.u32.f32 %r1, %r2, %r3;",
         "set.ne.or.f32.s32 %r1, %r2, %r3, !%p1;",
+        // §9.7.4.6: half comparisons; `.ftz` with `.f16` only.
+        "setp.lt.ftz.f16 %p1, %h2, %h3;",
+        "setp.lt.bf16x2 %p1|%p2, %r2, %r3;",
+        "set.lt.ftz.u16.f16 %h1, %h2, %h3;",
     ]);
     refused(&[
+        (
+            "setp.lt.ftz.bf16 %p1, %h2, %h3;",
+            "`setp.bf16` takes no `.ftz`",
+            "setp.lt.ftz.bf16 %p1, %h2, %h3;",
+        ),
+        (
+            "set.lt.ftz.u32.bf16x2 %r1, %r2, %r3;",
+            "`set.bf16` takes no `.ftz`",
+            "set.lt.ftz.u32.bf16x2 %r1, %r2, %r3;",
+        ),
         (
             "setp.s32 %p1, %r2, %r3;",
             "`setp` needs a comparison such as `.lt`",

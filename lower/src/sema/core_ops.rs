@@ -399,13 +399,8 @@ impl Lowerer<'_> {
             [t] => formats::half_source(t.value).map(|h| (h, t.span)),
             _ => None,
         };
-        let ty = match half {
-            Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
-                return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
-            }
-            Some(_) => OpTy::F(32),
-            None => self.one_type(i, m)?,
-        };
+        // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
+        let ty = if half.is_some() { OpTy::F(32) } else { self.one_type(i, m)? };
         // The form has a comparison (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(CmpOp::Eq);
         check_comparison(span, cmp, ty, m.ftz)?;
@@ -464,12 +459,9 @@ impl Lowerer<'_> {
             // generic-proxy access, so there is nothing to order.
             Opcode::Fence if m.has(Modifier::FenceForm(md::FenceForm::Proxy)) => {}
             // A weak write of indeterminate values (§9.7.9.16): keeping the old values
-            // is one of them.
-            Opcode::Discard => {
-                if !m.details.iter().all(|d| d.value == Modifier::CacheLevel(md::CacheLevel::L2)) {
-                    return Err(Diagnostic::error(span, "`discard` takes `.global.L2`"));
-                }
-            }
+            // is one of them. Its only modifier besides the space is `.L2` (the
+            // instruction table's row).
+            Opcode::Discard => {}
             Opcode::Membar | Opcode::Fence => {
                 // The form is checked (`ptxvk_frontend::forms`). `.cluster` is `.cta`:
                 // every cluster is one CTA (`sema::cluster`), so

@@ -412,13 +412,8 @@ impl Lowerer<'_> {
                 )),
             };
         let dty = OpTy::U((lane_bits * lanes) as u8);
-        let sty = match half {
-            Some((crate::ir::FloatFormat::Bf16, _)) if m.ftz => {
-                return Err(Diagnostic::error(st.span, "`.bf16` comparisons take no `.ftz`"))
-            }
-            Some(_) => OpTy::F(32),
-            None => super::op_ty(st)?,
-        };
+        // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
+        let sty = if half.is_some() { OpTy::F(32) } else { super::op_ty(st)? };
         // The form has a comparison (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
         super::check_comparison(span, cmp, sty, m.ftz)?;
