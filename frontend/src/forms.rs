@@ -298,6 +298,8 @@ pub static FORMS: &[Form] = &[
         &[Opcode::Cvta],
         &[Details(&[TO]), Space(CVTA_SPACES), Type(&[B32, B64, U32, U64, S32, S64])],
     ),
+    // §9.7.9.18: `isspacep.space`, the same spaces.
+    row(&[Opcode::Isspacep], &[Details(&[]), Space(CVTA_SPACES)]),
     // §9.7.13.7: `redux.sync.{min,max}{.abs}{.NaN}.f32`, `redux.sync.{add,min,max}.type`
     // and `redux.sync.{and,or,xor}.b32` (ptxvk takes every 32-bit integer type for both).
     row(

@@ -473,6 +473,9 @@ fn redux_fence_and_cvta_forms() {
         "membar.gl;",
         "cvta.to.shared.u64 %rd1, %rd2;",
         "cvta.local.u32 %r1, %r2;",
+        // §9.7.9.18
+        "isspacep.const %p1, %rd1;",
+        "isspacep.param %p1, %rd1;",
     ]);
     refused(&[
         ("redux.add.u32 %r1, %r2, %r3;", "needs `.sync`", "redux.add.u32 %r1, %r2, %r3;"),
@@ -492,6 +495,7 @@ fn redux_fence_and_cvta_forms() {
         ("fence.relaxed.gpu;", "modifier `.relaxed`", ".relaxed"),
         ("cvta.global.f64 %rd1, %rd2;", "`cvta` takes", ".f64"),
         ("cvta.u64 %rd1, %rd2;", "`cvta` takes `.global`", "cvta.u64 %rd1, %rd2;"),
+        ("isspacep %p1, %rd1;", "`isspacep` takes `.global`", "isspacep %p1, %rd1;"),
     ]);
 }
 

@@ -157,7 +157,7 @@ impl Lowerer<'_> {
     pub(super) fn isspacep(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        m.allow(&[])?;
+        // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
         let space = m.space.as_ref().map(|s| s.value);
         let dst = self.dst(&ops[0], OpTy::Pred, false)?;
         let narrow = self.kernel.address_size == 32;
@@ -231,17 +231,11 @@ impl Lowerer<'_> {
                 return Ok(());
             }
             // Global: below both windows, and not the `.const` variables.
-            Some(StateSpace::Global) => {
+            _ => {
                 let mut e = expand::Emit { l: self, span };
                 let below = e.cmp(CmpOp::Lt, u64t, hi, Value::Imm(LOCAL_WINDOW >> 32));
                 let not_const = self.const_test(a, false, span);
                 expand::Emit { l: self, span }.pred_and(below, not_const)
-            }
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`isspacep` takes `.global`, `.shared`, `.local`, `.const` or `.param`",
-                ))
             }
         };
         self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
