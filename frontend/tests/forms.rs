@@ -330,6 +330,8 @@ fn comparison_forms() {
         "setp.lt.ftz.f16 %p1, %h2, %h3;",
         "setp.lt.bf16x2 %p1|%p2, %r2, %r3;",
         "set.lt.ftz.u16.f16 %h1, %h2, %h3;",
+        "set.lt.u32.bf16 %r1, %h2, %h3;",
+        "set.ne.bf16x2.f16x2 %r1, %r2, %r3;",
     ]);
     refused(&[
         (
@@ -339,9 +341,18 @@ fn comparison_forms() {
         ),
         (
             "set.lt.ftz.u32.bf16x2 %r1, %r2, %r3;",
-            "`set.bf16` takes no `.ftz`",
+            "`set.ftz` takes `.f16x2` as its last type",
             "set.lt.ftz.u32.bf16x2 %r1, %r2, %r3;",
         ),
+        // §9.7.7.1, §9.7.4.7: the destination types each source type allows.
+        (
+            "set.lt.u16.s32 %h1, %r2, %r3;",
+            "`set` takes `.u32`, `.s32`, `.f32`, `.f16` or `.bf16` there",
+            ".u16",
+        ),
+        ("set.lt.f32.f16 %r1, %h2, %h3;", "`set` takes", ".f32"),
+        ("set.lt.f16.f16x2 %r1, %r2, %r3;", "`set` takes", ".f16"),
+        ("set.lt.u32 %r1, %r2, %r3;", "`set` needs two types", "set.lt.u32 %r1, %r2, %r3;"),
         (
             "setp.s32 %p1, %r2, %r3;",
             "`setp` needs a comparison such as `.lt`",
