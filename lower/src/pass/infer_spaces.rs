@@ -7,7 +7,7 @@
 //!
 //! The analysis is flow-insensitive and runs over one body's instructions until nothing
 //! changes: the kernel's, and each device function's separately (its registers are its
-//! own). Each register gets a [`Provenance`]: `Plain` (an integer that is no generic
+//! own). Each register gets a `Provenance`: `Plain` (an integer that is no generic
 //! pointer: immediates, special registers, arithmetic other than `mov`, `add`, `sub`,
 //! `and`, `or`, `mad`, `selp` and `cvt`), one space (a `cvta` to the generic space of a
 //! `.global`/`.const`, `.shared` or `.local` address, a kernel parameter loaded at a
@@ -23,8 +23,10 @@
 //! prove a space the call's caller decides.
 //!
 //! A proven access is its space's, as `pass::expand_generic` writes it in that space's
-//! branch ([`expand_generic::access_in`]); a shared or local one at the low half of the
-//! address (a `cvt` to 32 bits). An atomic other than a strong `ld`/`st` stays generic
+//! branch (`expand_generic::access_in`); a shared or local one at the low half of the
+//! address (a `cvt` to 32 bits); a strong `ld`/`st` of more than one word, which sema
+//! made a plain access and its fence, loses the fence on local memory, which has no
+//! other observer. An atomic other than a strong `ld`/`st` stays generic
 //! on local memory, where `expand_generic` fails the launch. A `wmma` access whose
 //! space is not proven may take the local window, which the kernel then has.
 //!
