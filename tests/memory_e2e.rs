@@ -184,7 +184,7 @@ fn local_memory_and_generic_addressing() {
     assert_eq!(got.iter().find(|(a, _)| *a == 1).expect("out").1, case.expected[0].1);
 }
 
-/// The address-space inference (`lower/src/sema/spaces.rs`): a kernel that converts a
+/// The address-space inference (`lower/src/pass/infer_spaces.rs`): a kernel that converts a
 /// shared address to a generic one and loads through it in a loop gets direct shared
 /// loads, with no run-time test of the window, and computes the right sums.
 #[test]

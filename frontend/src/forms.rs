@@ -167,6 +167,20 @@ const FLOAT_CLASSES: &[Modifier] = &[
     Modifier::FloatClass(FloatClass::Subnormal),
 ];
 
+/// Whether the source type (the last) is `.f16` or `.bf16` (`set.dtype.stype`).
+fn half_source(m: &Modifiers) -> bool {
+    m.types.last().is_some_and(|t| matches!(t.value, F16 | Bf16))
+}
+
+/// Whether the source type (the last) is `.f16x2` or `.bf16x2`.
+fn half_pair_source(m: &Modifiers) -> bool {
+    m.types.last().is_some_and(|t| matches!(t.value, F16x2 | Bf16x2))
+}
+
+/// `set`'s other source types (semantic analysis refuses those it does not implement).
+const SET_SOURCES: &[ScalarType] =
+    &[Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, Tf32, F32, F64];
+
 /// Every implemented form with a row, by opcode; the first row of an opcode whose
 /// [`When`] holds is the instruction's form.
 pub static FORMS: &[Form] = &[
@@ -195,8 +209,49 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Copysign], &[Details(&[]), Type(F32F64)]),
     row(&[Opcode::Testp], &[OneOf(FLOAT_CLASSES), Type(F32F64)]),
     // §9.7.7.1-2: the comparison, and `c` with a predicate combine.
+    // §9.7.4.6: `.bf16` comparisons take no `.ftz`.
+    named(
+        "setp.bf16",
+        &[Opcode::Setp],
+        When::Type(&[Bf16, Bf16x2]),
+        &[Comparison, Operands(3), NoFtz],
+    ),
     row(&[Opcode::Setp], &[Comparison, Operands(3)]),
-    row(&[Opcode::Set], &[Details(&[]), Comparison, Operands(3)]),
+    // §9.7.7.1, §9.7.4.7: `set.dtype.stype`, half sources (`.ftz` with `.f16` only) to
+    // half, 16-bit or 32-bit lanes.
+    named(
+        "set",
+        &[Opcode::Set],
+        When::If(half_pair_source),
+        &[
+            Details(&[]),
+            Comparison,
+            Operands(3),
+            TwoTypes(&[U32, S32, F16x2, Bf16x2], &[F16x2, Bf16x2]),
+            FtzWith(&[F16x2]),
+        ],
+    ),
+    named(
+        "set",
+        &[Opcode::Set],
+        When::If(half_source),
+        &[
+            Details(&[]),
+            Comparison,
+            Operands(3),
+            TwoTypes(&[U32, S32, U16, S16, F16, Bf16], &[F16, Bf16]),
+            FtzWith(&[F16]),
+        ],
+    ),
+    row(
+        &[Opcode::Set],
+        &[
+            Details(&[]),
+            Comparison,
+            Operands(3),
+            TwoTypes(&[U32, S32, F32, F16, Bf16], SET_SOURCES),
+        ],
+    ),
     // §9.7.7.3; ptxvk also takes the 8-bit destination types.
     row(&[Opcode::Slct], &[Details(&[]), TwoTypes(SLCT, &[S32, F32]), FtzWith(&[F32])]),
     // §9.7.2.1-6: the carry chains; `add.cc`, `sub.cc` and `mad.cc` are integer only, so
@@ -280,6 +335,8 @@ pub static FORMS: &[Form] = &[
         &[Opcode::Cvta],
         &[Details(&[TO]), Space(CVTA_SPACES), Type(&[B32, B64, U32, U64, S32, S64])],
     ),
+    // §9.7.9.18: `isspacep.space`, the same spaces.
+    row(&[Opcode::Isspacep], &[Details(&[]), Space(CVTA_SPACES)]),
     // §9.7.13.7: `redux.sync.{min,max}{.abs}{.NaN}.f32`, `redux.sync.{add,min,max}.type`
     // and `redux.sync.{and,or,xor}.b32` (ptxvk takes every 32-bit integer type for both).
     row(

@@ -326,8 +326,33 @@ fn comparison_forms() {
         "setp.ge.and.u64 %p1|%p2, %rd2, %rd3, %p3;",
         "set.eq.u32.f32 %r1, %r2, %r3;",
         "set.ne.or.f32.s32 %r1, %r2, %r3, !%p1;",
+        // §9.7.4.6: half comparisons; `.ftz` with `.f16` only.
+        "setp.lt.ftz.f16 %p1, %h2, %h3;",
+        "setp.lt.bf16x2 %p1|%p2, %r2, %r3;",
+        "set.lt.ftz.u16.f16 %h1, %h2, %h3;",
+        "set.lt.u32.bf16 %r1, %h2, %h3;",
+        "set.ne.bf16x2.f16x2 %r1, %r2, %r3;",
     ]);
     refused(&[
+        (
+            "setp.lt.ftz.bf16 %p1, %h2, %h3;",
+            "`setp.bf16` takes no `.ftz`",
+            "setp.lt.ftz.bf16 %p1, %h2, %h3;",
+        ),
+        (
+            "set.lt.ftz.u32.bf16x2 %r1, %r2, %r3;",
+            "`set.ftz` takes `.f16x2` as its last type",
+            "set.lt.ftz.u32.bf16x2 %r1, %r2, %r3;",
+        ),
+        // §9.7.7.1, §9.7.4.7: the destination types each source type allows.
+        (
+            "set.lt.u16.s32 %h1, %r2, %r3;",
+            "`set` takes `.u32`, `.s32`, `.f32`, `.f16` or `.bf16` there",
+            ".u16",
+        ),
+        ("set.lt.f32.f16 %r1, %h2, %h3;", "`set` takes", ".f32"),
+        ("set.lt.f16.f16x2 %r1, %r2, %r3;", "`set` takes", ".f16"),
+        ("set.lt.u32 %r1, %r2, %r3;", "`set` needs two types", "set.lt.u32 %r1, %r2, %r3;"),
         (
             "setp.s32 %p1, %r2, %r3;",
             "`setp` needs a comparison such as `.lt`",
@@ -459,6 +484,9 @@ fn redux_fence_and_cvta_forms() {
         "membar.gl;",
         "cvta.to.shared.u64 %rd1, %rd2;",
         "cvta.local.u32 %r1, %r2;",
+        // §9.7.9.18
+        "isspacep.const %p1, %rd1;",
+        "isspacep.param %p1, %rd1;",
     ]);
     refused(&[
         ("redux.add.u32 %r1, %r2, %r3;", "needs `.sync`", "redux.add.u32 %r1, %r2, %r3;"),
@@ -478,6 +506,7 @@ fn redux_fence_and_cvta_forms() {
         ("fence.relaxed.gpu;", "modifier `.relaxed`", ".relaxed"),
         ("cvta.global.f64 %rd1, %rd2;", "`cvta` takes", ".f64"),
         ("cvta.u64 %rd1, %rd2;", "`cvta` takes `.global`", "cvta.u64 %rd1, %rd2;"),
+        ("isspacep %p1, %rd1;", "`isspacep` takes `.global`", "isspacep %p1, %rd1;"),
     ]);
 }
 

@@ -1354,6 +1354,44 @@ pub enum InstKind {
     /// ([`StackInst`], whose module doc specifies them) as semantic analysis resolves
     /// them; `pass::expand_stack` writes every one out in integer operations.
     Stack(Box<StackInst>),
+    /// `cvta` (PTX ISA 9.2 §9.7.9.19) as semantic analysis resolves it: `dst` gets the
+    /// generic address of `src`, an address in `space`, or with `to` the address in
+    /// `space` of the generic address `src`, at `ty` (`.u64`, or `.u32` in a module
+    /// with 32-bit addresses). It is the provenance of generic addresses that
+    /// `pass::infer_spaces` reads before it writes each one out in the window
+    /// arithmetic of the launch ABI (module doc, *Memory*), so no later pass sees one.
+    Cvta {
+        space: CvtaSpace,
+        to: bool,
+        ty: OpTy,
+        dst: RegId,
+        src: Value,
+    },
+}
+
+/// The state space of a [`InstKind::Cvta`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CvtaSpace {
+    /// `.global` and `.const`: their generic addresses are the addresses themselves.
+    Global,
+    Shared,
+    Local,
+    /// `.param` in a kernel: the kernel's parameter block.
+    Param,
+    /// `.param` in a device function: its call parameters, in the caller's local frame.
+    CallParam,
+}
+
+impl CvtaSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            CvtaSpace::Global => "global",
+            CvtaSpace::Shared => "shared",
+            CvtaSpace::Local => "local",
+            CvtaSpace::Param => "param",
+            CvtaSpace::CallParam => "call_param",
+        }
+    }
 }
 
 /// A statement of the structured IR, which `pass::structurize` makes from the CFG:

@@ -41,7 +41,6 @@ mod memory;
 mod mods;
 mod operands;
 mod reserved;
-mod spaces;
 mod stack;
 mod system;
 mod tensor_copy;
@@ -303,8 +302,6 @@ struct Lowerer<'m> {
     /// generic space): then generic accesses dispatch on the address's window; else
     /// every generic address is global and they go straight to global memory.
     generic_windows: bool,
-    /// Where each register's generic addresses may point (`sema::spaces`).
-    spaces: BTreeMap<Name, spaces::Provenance>,
     /// The kernel declares its cluster shape (`%is_explicit_cluster`, `sema::cluster`).
     explicit_cluster: bool,
     /// The module's device functions, by name.
@@ -331,8 +328,6 @@ struct Lowerer<'m> {
     const_bytes: u32,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
-    /// `spaces` of each device function the kernel calls, by function name.
-    function_spaces: BTreeMap<Name, BTreeMap<Name, spaces::Provenance>>,
     /// The kernel's functions on call cycles (`sema::frames`).
     recursive: BTreeSet<Name>,
     /// Device-side launches (`sema::device_launch`).
@@ -400,7 +395,6 @@ fn lower_kernel<'m>(
         shared_slots: BTreeMap::new(),
         carry: None,
         generic_windows: false,
-        spaces: BTreeMap::new(),
         explicit_cluster,
         functions,
         call_stack: Vec::new(),
@@ -412,7 +406,6 @@ fn lower_kernel<'m>(
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
         stack_pointer: None,
-        function_spaces: BTreeMap::new(),
         recursive: BTreeSet::new(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
         body: body::BodyContext::default(),
@@ -482,12 +475,6 @@ fn lower_kernel<'m>(
         l.kernel.local_bytes = l.stack_bytes();
     }
     l.generic_windows = generic_windows;
-    if l.generic_windows {
-        l.spaces = spaces::infer(f);
-        for c in &callees {
-            l.function_spaces.insert(c.name.value.clone(), spaces::infer_function(c));
-        }
-    }
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
     if uses_stack {
@@ -1096,11 +1083,10 @@ fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
 }
 
-/// Whether `stmts` convert a shared or local address to a generic one (`cvta.shared`,
+/// Whether `i` makes a generic address of shared or local memory (`cvta.shared`,
 /// `cvta.local` without `.to`): the address-space inference of ptxvk in its simplest,
-/// whole-kernel form (`sema::spaces` is the per-register one): without such a
+/// whole-kernel form (`pass::infer_spaces` is the per-register one): without such a
 /// conversion no generic address can point into shared or local memory.
-/// Whether `i` makes a generic address of shared or local memory.
 fn makes_generic_window(i: &ast::Instruction) -> bool {
     // A 32-bit generic address of a kernel parameter is in a window too (in 64-bit
     // modules it is the parameter block's global address).

@@ -188,7 +188,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         }
     };
     match kind {
-        InstKind::Mov { dst, src, .. } => {
+        InstKind::Mov { dst, src, .. } | InstKind::Cvta { dst, src, .. } => {
             defs.push(*dst);
             v(src, uses);
         }
@@ -464,7 +464,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
     let mut out = Vec::new();
     let mut at = |v: Option<RegId>, bits: u32| out.extend(v.map(|r| (r, bits)));
     match kind {
-        InstKind::Mov { ty, dst, src } => {
+        InstKind::Mov { ty, dst, src } | InstKind::Cvta { ty, dst, src, .. } => {
             at(Some(*dst), ty.bits());
             at(reg(src), ty.bits());
         }

@@ -10,7 +10,8 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `inline` leaves no call and
+//! its output text: the verifier accepts the IR after it; `infer_spaces` leaves no
+//! `cvta`; `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
 //! `recursion_*.ir`); `expand_generic` leaves no access of a generic address (checked
 //! against the interpreter's model of the windows, a generic address's upper half
@@ -75,7 +76,8 @@ use ptxvk_lower::ir::{
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
     expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture, expand_video,
-    expand_warp, float_modifiers, hoist_params, inline, legalize_atomics, legalize_floats,
+    expand_warp, float_modifiers, hoist_params, infer_spaces, inline, legalize_atomics,
+    legalize_floats,
     legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
     shared_in_memory, split_grid, structurize, warp_trees, LoopGuard, Target,
 };
@@ -215,6 +217,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "an asynchronous copy",
             |_, i| expand_copies::is_copy(i),
             |k, _| expand_copies::run(k),
+        )?,
+        ("infer_spaces", None) => legalizes(
+            &mut s.kernel,
+            "a `cvta`",
+            |_, i| matches!(i, InstKind::Cvta { .. }),
+            infallible(infer_spaces::run),
         )?,
         ("expand_generic", None) => legalizes(
             &mut s.kernel,
@@ -819,6 +827,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "infer_spaces",
         "inline",
         "expand_stack",
         "expand_runtime",

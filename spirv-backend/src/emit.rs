@@ -462,6 +462,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Video(_) => Err(Error::Internal(
                 "a video instruction reached the emitter unexpanded (pass::expand_video)".into(),
             )),
+            InstKind::Cvta { .. } => Err(Error::Internal(
+                "a `cvta` reached the emitter unexpanded (pass::infer_spaces)".into(),
+            )),
             InstKind::Texture(_) => Err(Error::Internal(
                 "a texture instruction reached the emitter unexpanded (pass::expand_texture)"
                     .into(),

@@ -437,6 +437,10 @@ impl<'a> Thread<'a> {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);
             }
+            InstKind::Cvta { space, to, ty, dst, src } => {
+                let v = cvta(*space, *to, ty.bits(), self.at_bits(*src, ty.bits()), cx.param_base);
+                self.set(k, *dst, v);
+            }
             kind => self.exec_value(k, kind),
         }
         Ok(None)
@@ -727,4 +731,30 @@ fn in_allocation(
         }
     }
     Ok(false)
+}
+
+/// `cvta` ([`InstKind::Cvta`]) of the `bits`-bit address `a`, as `pass::infer_spaces`
+/// writes it out: the shared and local windows (a device function's call parameters are
+/// in the local one) are the upper halves `SHARED_WINDOW` and `LOCAL_WINDOW` of 64-bit
+/// generic addresses, or the top windows of the 32-bit range from `SHARED_WINDOW_32`,
+/// `LOCAL_WINDOW_32` and `PARAM_WINDOW_32`; the kernel's parameter block is at
+/// `param_base` in 64-bit generic addresses; global addresses are generic ones.
+fn cvta(space: CvtaSpace, to: bool, bits: u32, a: u64, param_base: u64) -> u64 {
+    let narrow = bits == 32;
+    let window = match space {
+        CvtaSpace::Global => return a,
+        CvtaSpace::Shared if narrow => u64::from(SHARED_WINDOW_32),
+        CvtaSpace::Local | CvtaSpace::CallParam if narrow => u64::from(LOCAL_WINDOW_32),
+        CvtaSpace::Param if narrow => u64::from(PARAM_WINDOW_32),
+        CvtaSpace::Shared => SHARED_WINDOW,
+        CvtaSpace::Local | CvtaSpace::CallParam => LOCAL_WINDOW,
+        CvtaSpace::Param if to => return a.wrapping_sub(param_base),
+        CvtaSpace::Param => return a.wrapping_add(param_base),
+    };
+    match (narrow, to) {
+        (true, false) => a.wrapping_add(window) & 0xffff_ffff,
+        (true, true) => a.wrapping_sub(window) & 0xffff_ffff,
+        (false, true) => a & 0xffff_ffff,
+        (false, false) => a | window,
+    }
 }

@@ -11,7 +11,8 @@
 //! fence of its order; any other atomic on local memory fails the launch as `trap`.
 //!
 //! Pre: CFG IR after `pass::inline`, whose generic accesses semantic analysis made
-//! (`sema::memory`, `sema::atomic`) or `pass::expand_runtime` made, with 64-bit addresses
+//! (`sema::memory`, `sema::atomic`) and `pass::infer_spaces` did not prove, or
+//! `pass::expand_runtime` made, with 64-bit addresses
 //! (modules with 32-bit addresses widen theirs in sema). Runs before `pass::expand_system`,
 //! which writes out the failure of a local atomic.
 //!

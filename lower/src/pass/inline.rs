@@ -256,7 +256,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
         }
     };
     match kind {
-        InstKind::Mov { dst, src, .. } => {
+        InstKind::Mov { dst, src, .. } | InstKind::Cvta { dst, src, .. } => {
             f(dst);
             v(src, f);
         }

@@ -1,6 +1,9 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`inline`] — every call of a device function becomes a copy of its body, so that
+//! 0. [`infer_spaces`] — in each body, the generic accesses whose space a
+//!    flow-insensitive provenance of the registers proves become direct accesses, and
+//!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
+//!    [`inline`] — every call of a device function becomes a copy of its body, so that
 //!    the kernel is one CFG (CFG with functions → CFG; emulation routines stay), and
 //!    every call into a call
 //!    cycle (recursion) [`recursion`]'s machine: a copy of the cycle's functions whose
@@ -119,6 +122,7 @@ pub mod expand_warp;
 mod expander;
 pub mod float_modifiers;
 pub mod hoist_params;
+pub mod infer_spaces;
 pub mod inline;
 pub mod legalize_atomics;
 pub mod legalize_floats;
@@ -369,7 +373,10 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
-    // First: every later pass sees the kernel as one CFG.
+    // Before inline: each function's generic addresses are inferred in its own body.
+    infer_spaces::run(&mut kernel);
+    checked(&kernel, None)?;
+    // First of the others: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
     // After inline: a stack push that does not fit ends the thread at a `return`.
     expand_stack::run(&mut kernel).map_err(|d| vec![d])?;
@@ -495,6 +502,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a sync point left by schedule")
     } else if expand_generic::is_generic(kind) {
         Some("a generic access left by expand_generic")
+    } else if matches!(kind, InstKind::Cvta { .. }) {
+        Some("a `cvta` left by infer_spaces")
     } else if expand_video::is_video(kind) {
         Some("a video instruction left by expand_video")
     } else if expand_integer::is_integer(kind) {

@@ -119,19 +119,10 @@ impl Lowerer<'_> {
                 "only 32- and 64-bit atomics are implemented",
             ));
         }
-        // A generic atomic in a kernel with generic shared/local addresses: direct when
-        // the inference proves the space (`sema::spaces`), else a generic atomic
-        // (`ir::Space::Generic`), which `pass::expand_generic` dispatches on the
-        // address's window.
-        let mut generic_shared = false;
-        let mut dispatch = false;
-        if m.space.is_none() && self.generic_windows {
-            match i.operands.get(usize::from(!red)).map(|a| self.generic_provenance(a)) {
-                Some(super::spaces::Provenance::Shared) => generic_shared = true,
-                Some(super::spaces::Provenance::Global | super::spaces::Provenance::Plain) => {}
-                _ => dispatch = true,
-            }
-        }
+        // A generic atomic in a kernel with generic shared/local addresses: a generic
+        // atomic (`ir::Space::Generic`), direct where `pass::infer_spaces` proves its
+        // space, else dispatched on the address's window by `pass::expand_generic`.
+        let dispatch = m.space.is_none() && self.generic_windows;
         let space = match m.space.as_ref().map(|s| s.value) {
             // Without a space the address is generic, which is global memory for now.
             None | Some(StateSpace::Global) => StateSpace::Global,
@@ -171,12 +162,7 @@ impl Lowerer<'_> {
             ));
         }
         let (ir_space, addr) = self.address(addr_op, space)?;
-        let addr = if generic_shared || dispatch { self.widen_generic(addr, span) } else { addr };
-        let (ir_space, addr) = if generic_shared {
-            (Space::Shared, self.window_offset(addr, span))
-        } else {
-            (ir_space, addr)
-        };
+        let addr = if dispatch { self.widen_generic(addr, span) } else { addr };
         let wide_window = self.kernel.shared.wide();
         if ir_space == Space::Shared && ty.bits() == 64 && !wide_window {
             return Err(Diagnostic::internal(

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ptxvk_frontend::{Name, Span};
 
-use super::{calls, frames, spaces, Lowerer, Symbol};
+use super::{calls, frames, Lowerer, Symbol};
 use crate::ir::{Block, BlockId, Inst, InstKind, OpTy, RegId, RegInfo, RegTy, Terminator, Value};
 
 /// What the lowering of the current body knows beyond its arenas.
@@ -35,7 +35,6 @@ pub(super) struct CallerBody {
     call_sets: BTreeMap<Name, calls::CallSet>,
     scopes: Vec<BTreeMap<Name, Symbol>>,
     pub(super) module_scope: BTreeMap<Name, Symbol>,
-    spaces: BTreeMap<Name, spaces::Provenance>,
     carry: Option<RegId>,
     pub(super) stack_pointer: Option<RegId>,
     frame: Option<frames::Frame>,
@@ -94,7 +93,6 @@ impl Lowerer<'_> {
             call_sets: take(&mut self.call_sets),
             scopes: take(&mut self.scopes),
             module_scope: self.module_scope.clone(),
-            spaces: take(&mut self.spaces),
             carry: self.carry.take(),
             stack_pointer: self.stack_pointer.take(),
             frame: self.frame.take(),
@@ -120,7 +118,6 @@ impl Lowerer<'_> {
         self.call_sets = caller.call_sets;
         self.scopes = caller.scopes;
         self.module_scope = caller.module_scope;
-        self.spaces = caller.spaces;
         self.carry = caller.carry;
         self.stack_pointer = caller.stack_pointer;
         self.frame = caller.frame;

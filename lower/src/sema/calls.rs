@@ -23,8 +23,8 @@
 //! the kernel's window, its `.local` and call `.param` variables in the kernel's local
 //! window (one static slot each: a function without recursion has one activation at a
 //! time; a recursive one's are in a frame on the stack, `sema::frames`), its generic
-//! addresses by the kernel's windows and its own provenance
-//! (`sema::spaces`).
+//! addresses by the kernel's windows (their spaces inferred in its own body by
+//! `pass::infer_spaces`).
 //!
 //! An indirect call through a function pointer tests the pointer against each possible
 //! callee (its `.calltargets`, or the functions matching its `.callprototype` that the
@@ -501,7 +501,6 @@ impl Lowerer<'_> {
         }
         self.scopes = vec![module_scope.clone(), scope];
         self.module_scope = module_scope;
-        self.spaces = self.function_spaces.get(&f.name.value).cloned().unwrap_or_default();
         Ok((params, returns))
     }
 }

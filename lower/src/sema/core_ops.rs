@@ -8,8 +8,8 @@ use super::{
 };
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp, Value,
-    LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
+    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp,
+    Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
 };
 
 impl Lowerer<'_> {
@@ -124,62 +124,30 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of `cvta` (PTX ISA 9.2 §9.7.9.19): generic and global (and
-    /// constant) addresses coincide; shared and local addresses move in and out of
-    /// their generic windows (`ir::SHARED_WINDOW`, `ir::LOCAL_WINDOW`;
-    /// `docs/architecture.md`, *The launch ABI*), a call parameter's as the caller's
-    /// local frame's. In a module with 32-bit addresses, generic and global addresses are
-    /// the same window offsets, and the others move in and out of the top windows of the
-    /// 32-bit range (`ir::SHARED_WINDOW_32`), the kernel's parameter block too; in a
-    /// 64-bit one the parameter block is global memory, and its generic address is the
-    /// block's address plus the offset.
+    /// `cvta` (PTX ISA 9.2 §9.7.9.19): one [`InstKind::Cvta`], which `pass::infer_spaces`
+    /// reads as the provenance of generic addresses and writes out in the windows of the
+    /// launch ABI. Generic addresses are 64-bit, or 32-bit in a module with 32-bit ones.
     pub(super) fn cvta(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
         // The form is checked (`ptxvk_frontend::forms`): it has one of the spaces.
         let ty = self.one_type(i, m)?;
-        let space = m.space.as_ref().map(|s| s.value);
-        let to = m.has(Modifier::Conversion(md::Conversion::To));
         let narrow = ty.bits() == 32 && self.kernel.address_size == 32;
         if !narrow && ty.bits() != 64 {
             return Err(unsupported(
-                span,
+                i.span,
                 "`cvta` with 32-bit generic addresses in a module with 64-bit addresses",
                 "generic addresses are 64-bit there",
             ));
         }
         let (dst, [src]) = self.fixed_args(i, m)?;
-        let (shared, local) = if narrow {
-            (u64::from(SHARED_WINDOW_32), u64::from(LOCAL_WINDOW_32))
-        } else {
-            (SHARED_WINDOW, LOCAL_WINDOW)
+        let space = match m.space.as_ref().map(|s| s.value) {
+            Some(StateSpace::Global | StateSpace::Const) => CvtaSpace::Global,
+            Some(StateSpace::Shared) => CvtaSpace::Shared,
+            Some(StateSpace::Local) => CvtaSpace::Local,
+            Some(StateSpace::Param) if self.in_device_function() => CvtaSpace::CallParam,
+            _ => CvtaSpace::Param,
         };
-        let window = match space {
-            Some(StateSpace::Global | StateSpace::Const) => None,
-            Some(StateSpace::Shared) => Some(shared),
-            Some(StateSpace::Local) => Some(local),
-            Some(StateSpace::Param) if self.in_device_function() => Some(local),
-            _ if narrow => Some(u64::from(PARAM_WINDOW_32)),
-            _ => {
-                let base = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
-                let op = if to { BinaryOp::Sub } else { BinaryOp::Add };
-                let (lhs, rhs) = (src, Value::Reg(base));
-                let mode = FloatMode::default();
-                self.push(InstKind::Binary { op, ty: OpTy::U(64), mode, dst, lhs, rhs }, span);
-                return Ok(());
-            }
-        };
-        let Some(w) = window else {
-            self.push(InstKind::Mov { ty, dst, src }, span);
-            return Ok(());
-        };
-        let (op, ty, rhs) = match (narrow, to) {
-            (true, _) => (if to { BinaryOp::Sub } else { BinaryOp::Add }, OpTy::U(32), w),
-            (false, true) => (BinaryOp::And, OpTy::U(64), 0xffff_ffff),
-            (false, false) => (BinaryOp::Or, OpTy::U(64), w),
-        };
-        let (mode, rhs) = (FloatMode::default(), Value::Imm(rhs));
-        self.push(InstKind::Binary { op, ty, mode, dst, lhs: src, rhs }, span);
+        let to = m.has(Modifier::Conversion(md::Conversion::To));
+        self.push(InstKind::Cvta { space, to, ty, dst, src }, i.span);
         Ok(())
     }
 
@@ -189,7 +157,7 @@ impl Lowerer<'_> {
     pub(super) fn isspacep(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        m.allow(&[])?;
+        // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
         let space = m.space.as_ref().map(|s| s.value);
         let dst = self.dst(&ops[0], OpTy::Pred, false)?;
         let narrow = self.kernel.address_size == 32;
@@ -263,17 +231,11 @@ impl Lowerer<'_> {
                 return Ok(());
             }
             // Global: below both windows, and not the `.const` variables.
-            Some(StateSpace::Global) => {
+            _ => {
                 let mut e = expand::Emit { l: self, span };
                 let below = e.cmp(CmpOp::Lt, u64t, hi, Value::Imm(LOCAL_WINDOW >> 32));
                 let not_const = self.const_test(a, false, span);
                 expand::Emit { l: self, span }.pred_and(below, not_const)
-            }
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`isspacep` takes `.global`, `.shared`, `.local`, `.const` or `.param`",
-                ))
             }
         };
         self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
@@ -431,13 +393,8 @@ impl Lowerer<'_> {
             [t] => formats::half_source(t.value).map(|h| (h, t.span)),
             _ => None,
         };
-        let ty = match half {
-            Some(((fmt, _), at)) if m.ftz && fmt == crate::ir::FloatFormat::Bf16 => {
-                return Err(Diagnostic::error(at, "`.bf16` comparisons take no `.ftz`"))
-            }
-            Some(_) => OpTy::F(32),
-            None => self.one_type(i, m)?,
-        };
+        // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
+        let ty = if half.is_some() { OpTy::F(32) } else { self.one_type(i, m)? };
         // The form has a comparison (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(CmpOp::Eq);
         check_comparison(span, cmp, ty, m.ftz)?;
@@ -496,12 +453,9 @@ impl Lowerer<'_> {
             // generic-proxy access, so there is nothing to order.
             Opcode::Fence if m.has(Modifier::FenceForm(md::FenceForm::Proxy)) => {}
             // A weak write of indeterminate values (§9.7.9.16): keeping the old values
-            // is one of them.
-            Opcode::Discard => {
-                if !m.details.iter().all(|d| d.value == Modifier::CacheLevel(md::CacheLevel::L2)) {
-                    return Err(Diagnostic::error(span, "`discard` takes `.global.L2`"));
-                }
-            }
+            // is one of them. Its only modifier besides the space is `.L2` (the
+            // instruction table's row).
+            Opcode::Discard => {}
             Opcode::Membar | Opcode::Fence => {
                 // The form is checked (`ptxvk_frontend::forms`). `.cluster` is `.cta`:
                 // every cluster is one CTA (`sema::cluster`), so

@@ -384,41 +384,22 @@ impl Lowerer<'_> {
     /// f32 values.
     fn set(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let [dt, st] = match m.types.as_slice() {
-            [d, s] => [d, s],
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`set` needs two types, such as `set.lt.u32.s32`",
-                ))
-            }
-        };
+        // The form is checked (`ptxvk_frontend::forms`): two types, the destination's
+        // one the source's allows, `.ftz` not with `.bf16`.
+        let [dt, st] = [0, 1].map(|k| &m.types[k]);
         let half = super::formats::half_source(st.value);
         let lanes = half.map_or(1, |(_, n)| n);
         // What one lane holds when the comparison is true (§9.7.7.1: all ones for
         // integers, 1.0 for floats), and the destination's lane width.
-        let (truth, lane_bits) =
-            match (dt.value, lanes) {
-                (ScalarType::U32 | ScalarType::S32, 1) => (SetTruth::Ones32, 32),
-                (ScalarType::F32, 1) if half.is_none() => (SetTruth::F32, 32),
-                (ScalarType::U16 | ScalarType::S16, 1) if half.is_some() => (SetTruth::Ones16, 16),
-                (ScalarType::U32 | ScalarType::S32, 2) => (SetTruth::Ones16, 16),
-                (ScalarType::F16, 1) | (ScalarType::F16x2, 2) => (SetTruth::F16, 16),
-                (ScalarType::Bf16, 1) | (ScalarType::Bf16x2, 2) => (SetTruth::Bf16, 16),
-                _ => return Err(Diagnostic::error(
-                    dt.span,
-                    "`set` writes `.u32`, `.s32` or `.f32`; `.f16` or `.bf16`; `.u16` or `.s16` \
-                     from half sources; `.f16x2`, `.bf16x2`, `.u32` or `.s32` from x2 sources",
-                )),
-            };
-        let dty = OpTy::U((lane_bits * lanes) as u8);
-        let sty = match half {
-            Some((crate::ir::FloatFormat::Bf16, _)) if m.ftz => {
-                return Err(Diagnostic::error(st.span, "`.bf16` comparisons take no `.ftz`"))
-            }
-            Some(_) => OpTy::F(32),
-            None => super::op_ty(st)?,
+        let (truth, lane_bits) = match dt.value {
+            ScalarType::U32 | ScalarType::S32 if lanes == 1 => (SetTruth::Ones32, 32),
+            ScalarType::F32 => (SetTruth::F32, 32),
+            ScalarType::F16 | ScalarType::F16x2 => (SetTruth::F16, 16),
+            ScalarType::Bf16 | ScalarType::Bf16x2 => (SetTruth::Bf16, 16),
+            _ => (SetTruth::Ones16, 16),
         };
+        let dty = OpTy::U((lane_bits * lanes) as u8);
+        let sty = if half.is_some() { OpTy::F(32) } else { super::op_ty(st)? };
         // The form has a comparison (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
         super::check_comparison(span, cmp, sty, m.ftz)?;

@@ -2,7 +2,7 @@
 //! and generic addresses dispatched on the window they point into.
 
 use super::{
-    ast, expand, is_cache_hint, md, spaces, unsupported, unsupported_modifier, Diagnostic, Lowerer,
+    ast, expand, is_cache_hint, md, unsupported, unsupported_modifier, Diagnostic, Lowerer,
     Modifier, Mods, Opcode, Operand, RegId, Span, StateSpace,
 };
 use crate::build::Build;
@@ -161,34 +161,11 @@ impl Lowerer<'_> {
             access(self, ir_space, address);
             return Ok(());
         }
+        // One generic access: `pass::infer_spaces` makes it a direct one where it proves
+        // the space, `pass::expand_generic` a test of the address's window where not.
         let address = self.widen_generic(address, span);
-        // The inference may prove the space: then a direct access, no test.
-        match self.generic_provenance(addr) {
-            spaces::Provenance::Plain | spaces::Provenance::Global => {
-                access(self, Space::Global, address)
-            }
-            p @ (spaces::Provenance::Shared | spaces::Provenance::Local) => {
-                let space =
-                    if p == spaces::Provenance::Shared { Space::Shared } else { Space::Local };
-                let low = self.window_offset(address, span);
-                access(self, space, low);
-            }
-            // An access whose space the inference did not prove: one generic access,
-            // which `pass::expand_generic` writes as a test of the address's window.
-            spaces::Provenance::Unknown => access(self, Space::Generic, address),
-        }
+        access(self, Space::Generic, address);
         Ok(())
-    }
-
-    /// The provenance of a generic address operand's base register.
-    pub(super) fn generic_provenance(&self, addr: &Operand) -> spaces::Provenance {
-        match addr {
-            Operand::Address(a) => match &a.base {
-                Some(n) => self.spaces.get(&n.value).copied().unwrap_or(spaces::Provenance::Plain),
-                None => spaces::Provenance::Plain,
-            },
-            _ => spaces::Provenance::Unknown,
-        }
     }
 
     /// A generic address of a module with 32-bit addresses, in the 64-bit form every

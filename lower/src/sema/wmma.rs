@@ -15,7 +15,7 @@ use ptxvk_frontend::modifier::{
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::matrix::{accum, elem, type_names, TypeName};
-use super::{spaces, Lowerer, Mods};
+use super::{Lowerer, Mods};
 use crate::ir::{
     FloatFormat, Fragment, InstKind, MatrixElem, MatrixInst, Mma, MmaForm, OpTy, Rounding, Space,
     Value, WmmaAccess, WmmaData, WmmaSpace,
@@ -140,24 +140,12 @@ impl Lowerer<'_> {
         let items = self.vector_operand(frag, access.regs().1, "the `wmma` fragment")?;
         // `.global`, `.shared` or generic (`ptxvk_frontend::forms::media`).
         let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
-        // A generic address in a kernel with generic shared addresses: its space as the
-        // inference proves it, else chosen per access at run time (`ld`'s way).
-        let provenance =
-            (m.space.is_none() && self.generic_windows).then(|| self.generic_provenance(addr));
+        // A generic address in a kernel with generic shared addresses: its space as
+        // `pass::infer_spaces` proves it, else chosen per access at run time (`ld`'s way).
+        let generic = m.space.is_none() && self.generic_windows;
         let (ir_space, base) = self.address(addr, space)?;
-        access.addr = if provenance.is_some() { self.widen_generic(base, span) } else { base };
-        access.space = match provenance {
-            None | Some(spaces::Provenance::Plain | spaces::Provenance::Global) => {
-                WmmaSpace::In(ir_space)
-            }
-            Some(spaces::Provenance::Shared) => WmmaSpace::Window(Space::Shared),
-            Some(spaces::Provenance::Local) => WmmaSpace::Window(Space::Local),
-            Some(spaces::Provenance::Unknown) => {
-                // The run-time choice may take the local window.
-                self.kernel.local_bytes = self.kernel.local_bytes.max(4);
-                WmmaSpace::Generic
-            }
-        };
+        access.addr = if generic { self.widen_generic(base, span) } else { base };
+        access.space = if generic { WmmaSpace::Generic } else { WmmaSpace::In(ir_space) };
         // Elements between rows (`.row`) or columns (`.col`).
         let (rows, cols) = match which {
             Fragment::A => (shape.0, shape.2),

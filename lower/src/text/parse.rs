@@ -724,6 +724,26 @@ impl Operands<'_, '_> {
                 o.shape(1, 1)?;
                 InstKind::Mov { ty: o.ty(m)?, dst: o.reg(o.dsts[0])?, src: o.val(o.ops[0])? }
             }
+            "cvta" => {
+                o.shape(1, 1)?;
+                let to = m.flag("to");
+                let spaces = [
+                    CvtaSpace::Global,
+                    CvtaSpace::Shared,
+                    CvtaSpace::Local,
+                    CvtaSpace::Param,
+                    CvtaSpace::CallParam,
+                ];
+                let space = m.take(|w| spaces.into_iter().find(|s| s.name() == w));
+                let space = space.ok_or_else(|| o.missing("a state space"))?;
+                InstKind::Cvta {
+                    space,
+                    to,
+                    ty: o.ty(m)?,
+                    dst: o.reg(o.dsts[0])?,
+                    src: o.val(o.ops[0])?,
+                }
+            }
             "pack" => {
                 if o.dsts.len() != 1 {
                     return Err(o.missing("one destination"));

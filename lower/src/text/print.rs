@@ -253,6 +253,10 @@ impl<'a> Printer<'a> {
             InstKind::Pack { elem, dst, srcs } => {
                 format!("{} = pack.{} {}", r(*dst), op_ty(*elem), self.list(srcs))
             }
+            InstKind::Cvta { space, to, ty, dst, src } => {
+                let to = if *to { "to." } else { "" };
+                format!("{} = cvta.{to}{}.{} {}", r(*dst), space.name(), op_ty(*ty), v(*src))
+            }
             InstKind::Unpack { elem, dsts, src } => {
                 format!("{} = unpack.{} {}", self.dsts(dsts), op_ty(*elem), v(*src))
             }
