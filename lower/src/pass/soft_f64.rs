@@ -7,7 +7,8 @@
 //!   [`super::emulate`] then makes calls of the exact routine: `a + b` is
 //!   `fma(a, 1, b)`, `a - b` is `fma(b, -1, a)`, `a · b` is `fma(a, b, -0)` (`x·y + -0`
 //!   keeps the sign of a zero product), so the results are the same bits as the f64
-//!   operations' (PTX ISA 9.2 §9.7.3.1-6); `div` and `sqrt` stay for it too.
+//!   operations' (PTX ISA 9.2 §9.7.3.1-6); `div` and `sqrt` stay for it too, Vulkan's
+//!   own (`.native`) made the exact ones.
 //! * `abs` and `neg` clear and flip the sign bit; `mov` and `selp` move the bits.
 //! * `setp` `.eq`, `.lt`, `.gt` and `.nan` compare the bit patterns: a pattern's order
 //!   key (negative patterns inverted, positive ones above them) orders the non-NaN
@@ -18,7 +19,7 @@
 //!   integer conversion [`InstKind::IntToFloat`].
 //!
 //! Pre: CFG IR of plain operations (no `.ftz`, `.sat` or directed rounding on f64:
-//! after [`super::float_modifiers`]). Post: no f64 operation but `fma`, `div` and
+//! after [`super::float_modifiers`]). Post: no f64 operation but exact `fma`, `div` and
 //! `sqrt` to nearest, and `Narrow` from f64 bits; no f64 register (64-bit integers).
 //! Any other f64 operation is a ptxvk bug, reported.
 
@@ -26,8 +27,8 @@ use ptxvk_frontend::Diagnostic;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, OpTy, RegId, RegTy,
-    Rounding, UnaryOp, Value,
+    BinaryOp, BoolOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, Kernel, OpTy, RegId,
+    RegTy, Rounding, UnaryOp, Value,
 };
 
 const F64: OpTy = OpTy::F(64);
@@ -75,7 +76,9 @@ pub fn touches_f64(kind: &InstKind) -> bool {
     match kind {
         InstKind::Binary { op: BinaryOp::Div, ty: F64, mode, .. }
         | InstKind::Unary { op: UnaryOp::Sqrt, ty: F64, mode, .. }
-        | InstKind::Fma { ty: F64, mode, .. } => mode.rounding != Rounding::Nearest,
+        | InstKind::Fma { ty: F64, mode, .. } => {
+            mode.rounding != Rounding::Nearest || mode.path == FloatPath::Native
+        }
         InstKind::Binary { ty, .. }
         | InstKind::Unary { ty, .. }
         | InstKind::Setp { ty, .. }
@@ -90,6 +93,19 @@ pub fn touches_f64(kind: &InstKind) -> bool {
 fn rewrite(e: &mut Builder<'_>, kind: &InstKind) -> bool {
     let nearest = |m: &FloatMode| *m == FloatMode::default();
     match *kind {
+        // Vulkan's `div` and `sqrt` need f64: the exact ones (the routines).
+        InstKind::Binary { op: BinaryOp::Div, ty: F64, mode, dst, lhs, rhs }
+            if mode.path == FloatPath::Native =>
+        {
+            let mode = FloatMode { path: FloatPath::F64, ..mode };
+            e.push(InstKind::Binary { op: BinaryOp::Div, ty: F64, mode, dst, lhs, rhs });
+        }
+        InstKind::Unary { op: UnaryOp::Sqrt, ty: F64, mode, dst, src }
+            if mode.path == FloatPath::Native =>
+        {
+            let mode = FloatMode { path: FloatPath::F64, ..mode };
+            e.push(InstKind::Unary { op: UnaryOp::Sqrt, ty: F64, mode, dst, src });
+        }
         InstKind::Binary { op, ty: F64, ref mode, dst, lhs, rhs } if nearest(mode) => {
             let (a, b, c) = match op {
                 BinaryOp::Add => (lhs, k(1f64.to_bits()), rhs),

@@ -5,9 +5,10 @@
 //! Vulkan's own `exp2`, `log2` and `inversesqrt` are allowed errors far larger than PTX
 //! documents for these instructions, so ptxvk does not use them: f64 addition and
 //! multiplication are correctly rounded (the emitter keeps them apart with
-//! `NoContraction`), `div` and `sqrt` are the exact routines ([`crate::pass::emulate`]),
-//! and the polynomials below are accurate to about 1e-16 on their reduced ranges. The
-//! results are therefore within one ulp of the exact value, for every input. Special
+//! `NoContraction`), f64 `div` and `sqrt` are Vulkan's (`.native`: errors of a few f64
+//! ulps, far below an f32 ulp; without f64 the exact routines), and the polynomials
+//! below are accurate to about 1e-16 on their reduced ranges. The results are
+//! therefore within one ulp of the exact value, for every input. Special
 //! values follow the PTX ISA tables (§9.7.3.15-22); a NaN result is the canonical NaN
 //! (as `Narrow` gives for a NaN input).
 //!
@@ -18,7 +19,10 @@
 //! [`Routine::Approx`]: crate::ir::Routine::Approx
 
 use crate::build::Build;
-use crate::ir::{BinaryOp, CmpOp, FloatFormat, FloatMode, OpTy, RegId, Rounding, UnaryOp, Value};
+use crate::ir::{
+    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, OpTy, RegId, Rounding, UnaryOp,
+    Value,
+};
 
 const F64: OpTy = OpTy::F(64);
 const F32: OpTy = OpTy::F(32);
@@ -29,6 +33,9 @@ const SIGN32: u64 = 0x8000_0000;
 const INF32: u64 = 0x7f80_0000;
 /// The IR's f32 NaN (`FloatFormat::nan`, PTX's canonical NaN).
 const NAN32: u64 = 0x7fff_ffff;
+/// Vulkan's f64 `div` and `sqrt` (module doc).
+const NATIVE: FloatMode =
+    FloatMode { ftz: false, sat: false, rounding: Rounding::Nearest, path: FloatPath::Native };
 
 /// 1/k! for k = 0..=13, highest first: e^y on |y| ≤ 0.35 to about 2e-17.
 const EXP_TAYLOR: [f64; 14] = [
@@ -56,6 +63,20 @@ fn kf(v: f64) -> Value {
 trait F64Ops: Build {
     fn fop(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
         self.bin(op, F64, a, b)
+    }
+
+    /// Vulkan's f64 `a / b` (`.native`).
+    fn fdiv(&mut self, lhs: Value, rhs: Value) -> Value {
+        let (dst, mode) = (self.temp(F64), NATIVE);
+        self.push(InstKind::Binary { op: BinaryOp::Div, ty: F64, mode, dst, lhs, rhs });
+        Value::Reg(dst)
+    }
+
+    /// Vulkan's f64 `sqrt(a)` (`.native`).
+    fn fsqrt(&mut self, src: Value) -> Value {
+        let (dst, mode) = (self.temp(F64), NATIVE);
+        self.push(InstKind::Unary { op: UnaryOp::Sqrt, ty: F64, mode, dst, src });
+        Value::Reg(dst)
     }
 
     fn fcmp(&mut self, cmp: CmpOp, a: Value, b: Value) -> RegId {
@@ -141,7 +162,7 @@ fn lg2(b: &mut impl Build, xd: Value) -> Value {
     let e = b.sel(U64, big, e1, e);
     let num = b.fop(BinaryOp::Sub, m, kf(1.0));
     let den = b.fop(BinaryOp::Add, m, kf(1.0));
-    let s = b.fop(BinaryOp::Div, num, den);
+    let s = b.fdiv(num, den);
     let s2 = b.fop(BinaryOp::Mul, s, s);
     let series: Vec<f64> = (0..12).rev().map(|k| 1.0 / (2 * k + 1) as f64).collect();
     let p = b.horner(s2, &series);
@@ -163,8 +184,8 @@ fn lg2(b: &mut impl Build, xd: Value) -> Value {
 
 /// 1/sqrt(x): rsqrt(±0) = ±inf, rsqrt(+inf) = +0, rsqrt(x < 0) = NaN.
 fn rsqrt(b: &mut impl Build, x: Value, xd: Value) -> Value {
-    let s = b.un(UnaryOp::Sqrt, F64, xd);
-    let r = b.fop(BinaryOp::Div, kf(1.0), s);
+    let s = b.fsqrt(xd);
+    let r = b.fdiv(kf(1.0), s);
     let r = b.round_to_f32(r);
     let is_zero = b.fcmp(CmpOp::Eq, xd, kf(0.0));
     let is_inf = b.fcmp(CmpOp::Eq, xd, kf(f64::INFINITY));
@@ -185,7 +206,7 @@ fn tanh(b: &mut impl Build, x: Value, xd: Value) -> Value {
     let t = b.fop(BinaryOp::Mul, ax, kf(2.0 * std::f64::consts::LOG2_E));
     let e = b.exp2_f64(t);
     let e1 = b.fop(BinaryOp::Add, e, kf(1.0));
-    let q = b.fop(BinaryOp::Div, kf(2.0), e1);
+    let q = b.fdiv(kf(2.0), e1);
     let th = b.fop(BinaryOp::Sub, kf(1.0), q);
     let small = b.fcmp(CmpOp::Lt, ax, kf(2f64.powi(-20)));
     let th = b.fsel(small, ax, th);

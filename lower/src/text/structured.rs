@@ -24,8 +24,8 @@
 //! After the body, one line per emulation routine the kernel calls, `routine fnN NAME`
 //! (`crate::ir::Routine::name`): a routine's body is the one its name determines,
 //! which `crate::pass::routine` builds and structures, so it is named, not printed.
-//! An `.approx` routine's is the one for a target with f64, calling the routines
-//! named before it (`crate::pass::emulate::add`).
+//! An `.approx` routine's is the one for a target with f64
+//! (`crate::pass::emulate::add`; any routine it calls is named before it).
 
 use std::collections::BTreeMap;
 
