@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use rspirv::dr::Builder;
 use rspirv::spirv::{FunctionControl, Word};
 
-use ptxvk_lower::ir::{FloatFormat, OpTy, Rounding, Routine, UnaryOp};
+use ptxvk_lower::ir::{FloatFormat, Function, OpTy, Rounding, Routine, UnaryOp};
 use ptxvk_lower::LoweredKernel;
 
 use super::{FnEmitter, R};
@@ -277,7 +277,11 @@ fn emit_routine(
     });
     let built;
     let (f, functions) = match of_kernels {
-        Some((f, functions)) => (f, functions.clone()),
+        // Only what each is (`Function::routine`, from its name): the callees' bodies
+        // are theirs to emit.
+        Some((f, functions)) => {
+            (f, functions.iter().map(|g| Function::new(g.name.clone(), g.span)).collect())
+        }
         None => {
             built = ptxvk_lower::pass::routine(r)
                 .map_err(|d| crate::Error::Internal(format!("routine {r:?}: {d:?}")))?;
