@@ -111,10 +111,12 @@
 //!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first
 //!   use in a kernel, the routine to [`Kernel::functions`].
 //! * Routines live in the kernel that calls them, like device functions (they read no
-//!   register, memory or state of it: pure functions of their 64-bit integer
-//!   arguments, one 64-bit result); the same [`Routine`] is the same function in every
-//!   kernel, so the emitter writes each once per module, as a SPIR-V function, and each
-//!   call as a function call. A routine calls no function.
+//!   register, memory or state of it: pure functions of their integer arguments, one
+//!   result); the same [`Routine`] is the same function in every kernel of a module,
+//!   so the emitter writes each once per module, as a SPIR-V function, and each call
+//!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
+//!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
+//!   f64 routines; the others call no function.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains

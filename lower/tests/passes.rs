@@ -45,7 +45,11 @@
 //! only native atomics as wide as their space's word; `legalize_memory` leaves no store
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
-//! arithmetic that needs f64); `legalize_warps:MODE` leaves
+//! arithmetic that needs f64); `soft_f64` leaves no f64 operation but `fma`, `div` and
+//! `sqrt`; `emulate` leaves no exact f64 `fma`, `div`, `rcp` or `sqrt` and none of the
+//! `.approx` functions that are routines (as `emulate:no_f64`, for a target without
+//! f64, no f64 register in the routines either);
+//! `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
 //! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
@@ -71,15 +75,16 @@ use ptxvk_lower::interp::check::Program;
 use ptxvk_lower::interp::{self, run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{
-    BinaryOp, Inst, InstKind, Kernel, Space, SyncPoint, SystemInst, Terminator, Value, WarpMode,
+    BinaryOp, Inst, InstKind, Kernel, RegTy, Space, SyncPoint, SystemInst, Terminator, Value,
+    WarpMode,
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
     expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture, expand_video,
     expand_warp, float_modifiers, hoist_params, infer_spaces, inline, legalize_atomics,
-    legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, split_grid, structurize, warp_trees, LoopGuard, Target,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate,
+    reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees,
+    LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -144,6 +149,21 @@ fn legalizes(
     match left(k) {
         0 => Ok(()),
         n => Err(format!("{n} of {what} left")),
+    }
+}
+
+/// `emulate` for a device without f64: no operation it emulates is left, and no f64
+/// register in the routines it adds (`soft_f64` made their f64 arithmetic integer code).
+fn emulate_without_f64(k: &mut Kernel) -> Result<(), String> {
+    let left = |k: &Kernel| count(k, |i| emulate::emulated(i).is_some());
+    if left(k) == 0 {
+        return Err("the input has no `.approx` function".into());
+    }
+    emulate::run(k, &Target::portable()).map_err(|d| d.message)?;
+    let f64_regs = k.functions.iter().flat_map(|f| &f.regs).filter(|r| r.ty == RegTy::Float(64));
+    match (left(k), f64_regs.count()) {
+        (0, 0) => Ok(()),
+        (n, r) => Err(format!("{n} emulated operations and {r} f64 registers left")),
     }
 }
 
@@ -292,7 +312,15 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             &mut s.kernel,
             "f64 arithmetic on an exact path",
             |_, i| emulate::emulated(i).is_some(),
-            infallible(emulate::run),
+            emulate::run,
+        )?,
+        // For a device without f64: the `.approx` routines' f64 arithmetic made integer code.
+        ("emulate:no_f64", None) => emulate_without_f64(&mut s.kernel)?,
+        ("soft_f64", None) => legalizes(
+            &mut s.kernel,
+            "an f64 operation but fma, div and sqrt",
+            |_, i| soft_f64::touches_f64(i),
+            |k, _| soft_f64::run(k),
         )?,
         ("float_modifiers", None) => legalizes(
             &mut s.kernel,
@@ -852,6 +880,8 @@ fn every_pass_is_checked_on_results() {
         "legalize_floats:no_f64",
         "float_modifiers",
         "emulate",
+        "emulate:no_f64",
+        "soft_f64",
         "legalize_warps:native",
         "legalize_warps:split",
         "legalize_warps:emulated",

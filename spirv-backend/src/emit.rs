@@ -498,7 +498,7 @@ impl<'a> FnEmitter<'a> {
                 let (Some(routine), [result]) = (routine, results.as_slice()) else {
                     return Err(Error::Internal("a call left by inline".into()));
                 };
-                let it = Scalar::Int(64);
+                let it = Scalar::Int(routine.bits() as u8);
                 let args = args.iter().map(|&a| self.read(a, it)).collect::<R<Vec<_>>>()?;
                 let r = match (routine, args.as_slice()) {
                     // With f64, the fast path first (`f64fast.rs`).

@@ -1,7 +1,7 @@
 //! Emulation routines: functions a pass adds to a kernel (module doc, *Emulation
 //! routines*), named by what they compute.
 
-use super::Rounding;
+use super::{Rounding, UnaryOp};
 
 /// An emulation routine, as [`super::Function::routine`] names it: a pure function of
 /// its 64-bit integer arguments to one 64-bit integer result, built by
@@ -10,12 +10,19 @@ use super::Rounding;
 /// `.f64` with the given rounding (PTX ISA 9.2 §9.7.3.6, §9.7.3.8, §9.7.3.10); `FmaF64Odd`
 /// is `fma.f64` rounded to odd (truncated, the last bit set when inexact), the first
 /// rounding of the backend's exactly rounded f32 arithmetic without f64.
+///
+/// `Approx(op)` is one of the `.approx` functions of [`Routine::APPROX`] on f32 bit patterns
+/// (32-bit argument and result): computed in f64 arithmetic and rounded once
+/// (`crate::routines`' `approx`), the f64 arithmetic legalized for the target like any
+/// (`pass::soft_f64` without f64, then `pass::emulate`), so that it may call the other
+/// routines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
     FmaF64Odd,
     DivF64(Rounding),
     SqrtF64(Rounding),
+    Approx(UnaryOp),
 }
 
 /// The roundings of the routines, by their PTX suffix.
@@ -31,12 +38,16 @@ fn suffix(r: Rounding) -> &'static str {
 }
 
 impl Routine {
+    /// The `.approx` functions that are routines ([`Routine::Approx`]).
+    pub const APPROX: [UnaryOp; 4] = [UnaryOp::Ex2, UnaryOp::Lg2, UnaryOp::Rsqrt, UnaryOp::Tanh];
+
     /// Every routine, in a fixed order.
     pub fn all() -> Vec<Routine> {
         let mut all = vec![Routine::FmaF64Odd];
         for (r, _) in ROUNDINGS {
             all.extend([Routine::FmaF64(r), Routine::DivF64(r), Routine::SqrtF64(r)]);
         }
+        all.extend(Routine::APPROX.map(Routine::Approx));
         all
     }
 
@@ -48,6 +59,7 @@ impl Routine {
             Routine::FmaF64Odd => "ptxvk.fma.f64.ro".to_string(),
             Routine::DivF64(r) => format!("ptxvk.div.f64.{}", suffix(r)),
             Routine::SqrtF64(r) => format!("ptxvk.sqrt.f64.{}", suffix(r)),
+            Routine::Approx(op) => format!("ptxvk.{op:?}.approx.f32").to_lowercase(),
         }
     }
 
@@ -56,12 +68,20 @@ impl Routine {
         Routine::all().into_iter().find(|r| r.name() == name)
     }
 
-    /// How many arguments it takes (each a 64-bit integer).
+    /// How many arguments it takes (each an integer of [`Routine::bits`]).
     pub fn arity(self) -> usize {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd => 3,
             Routine::DivF64(_) => 2,
-            Routine::SqrtF64(_) => 1,
+            Routine::SqrtF64(_) | Routine::Approx(_) => 1,
+        }
+    }
+
+    /// The width of its arguments and of its result: f64 or f32 bit patterns.
+    pub fn bits(self) -> u32 {
+        match self {
+            Routine::Approx(_) => 32,
+            _ => 64,
         }
     }
 }

@@ -11,14 +11,25 @@
 //! through fast paths in f64 arithmetic that fall back to these routines
 //! (`spirv-backend/src/emit/f64fast.rs`): the IR and its interpreter see the routines.
 //!
-//! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic)
-//! and [`super::inline`] (no call but of routines).
+//! The `.approx` functions `ex2`, `lg2`, `rsqrt` and `tanh` ([`Routine::APPROX`]) of
+//! f32 become calls of [`Routine::Approx`] on the bit patterns. Their bodies are f64
+//! arithmetic, legalized here when the routine is added as a program's would be: on a
+//! target without f64 by [`super::soft_f64`] first, then their `fma`, `div` and `sqrt`
+//! become calls of the routines above (so these routines call routines).
 //!
-//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths ([`emulated`] holds for
-//! none); [`crate::ir::Kernel::functions`] holds each routine called, once.
+//! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic
+//! or on the `.approx` functions) and [`super::inline`] (no call but of routines).
+//!
+//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths and no `.approx`
+//! function of [`Routine::APPROX`] ([`emulated`] holds for none), in the kernel or its
+//! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
 
+use ptxvk_frontend::Diagnostic;
+
+use super::Target;
 use crate::ir::{
-    BinaryOp, FloatMode, FloatPath, Inst, InstKind, Kernel, OpTy, RegId, Routine, UnaryOp, Value,
+    BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, Routine,
+    UnaryOp, Value,
 };
 use crate::routines;
 
@@ -46,21 +57,50 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
             let one = Value::Imm(1f64.to_bits());
             Some((Routine::DivF64(mode.rounding), vec![one, *src], *dst))
         }
+        InstKind::Unary { op, ty: OpTy::F(32), dst, src, .. } if Routine::APPROX.contains(op) => {
+            Some((Routine::Approx(*op), vec![*src], *dst))
+        }
         _ => None,
     }
 }
 
 /// Replaces every operation [`emulated`] names by a call of its routine.
-pub fn run(k: &mut Kernel) {
+pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     for b in 0..k.blocks.len() {
         for i in 0..k.blocks[b].insts.len() {
             let Some((routine, args, dst)) = emulated(&k.blocks[b].insts[i].kind) else {
                 continue;
             };
-            let callee = routines::get(k, routine);
+            let callee = add(k, routine, target)?;
             let span = k.blocks[b].insts[i].span;
             let kind = InstKind::Call { callee, args, results: vec![dst] };
             k.blocks[b].insts[i] = Inst { kind, span };
         }
     }
+    Ok(())
+}
+
+/// The function of `k` that is routine `r`, added on its first use: an `.approx`
+/// routine's f64 arithmetic legalized for `target` (module doc).
+pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Diagnostic> {
+    if !matches!(r, Routine::Approx(_)) {
+        return Ok(routines::get(k, r));
+    }
+    if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {
+        return Ok(FunctionId(i as u32));
+    }
+    let mut f = routines::build(r);
+    let mut shell = f.shell();
+    if !target.float64 {
+        super::soft_f64::run(&mut shell)?;
+    }
+    for inst in shell.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        if let Some((inner, args, dst)) = emulated(&inst.kind) {
+            let callee = add(k, inner, target)?;
+            inst.kind = InstKind::Call { callee, args, results: vec![dst] };
+        }
+    }
+    (f.regs, f.blocks) = (shell.regs, shell.blocks);
+    k.functions.push(f);
+    Ok(FunctionId(k.functions.len() as u32 - 1))
 }

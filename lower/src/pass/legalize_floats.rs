@@ -21,8 +21,8 @@
 //! device needs this.
 //!
 //! **A target without f64** ([`Target::float64`] false) gets no f64 for f32 code:
-//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding, and the `.approx` functions
-//!   (`ex2`, `lg2`, `sin`, `cos`, `rsqrt`, `tanh`), become `.soft`
+//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding, and `sin.approx` and
+//!   `cos.approx`, become `.soft`
 //!   ([`FloatPath::Integer`]): the emitter computes them exactly in integer arithmetic
 //!   instead of correcting an f64 candidate with exact f64 residuals;
 //! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
@@ -121,9 +121,9 @@ fn newton_width(kind: &InstKind) -> Option<u32> {
     }
 }
 
-/// The `.approx` functions, which the emitter computes in f64 (or soft f64).
-const APPROX: [UnaryOp; 6] =
-    [UnaryOp::Ex2, UnaryOp::Lg2, UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Rsqrt, UnaryOp::Tanh];
+/// The `.approx` functions the emitter computes in f64 (or soft f64); the others are
+/// routines whose f64 arithmetic is legalized as such (`pass::emulate`).
+const APPROX: [UnaryOp; 2] = [UnaryOp::Sin, UnaryOp::Cos];
 
 /// The float mode of an f32 operation that needs f64 unless computed in integers.
 fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {

@@ -68,9 +68,10 @@
 //! 5. [`float_modifiers`] — `.ftz` and `.sat` become conversions of their own (flushed
 //!    inputs, a flushed and clamped result), so that the emitter applies them in one
 //!    place (CFG → CFG); then [`emulate`] — f64 `fma`, `div`, `rcp` and `sqrt` on the
-//!    exact paths become calls of emulation routines (`crate::routines`), added to the
-//!    kernel's functions once each, whose bodies [`structurize`] structures with the
-//!    kernel's (CFG → CFG);
+//!    exact paths, and the `.approx` functions but `sin` and `cos`, become calls of
+//!    emulation routines (`crate::routines`), added to the kernel's functions once
+//!    each (the `.approx` ones' f64 arithmetic legalized, by [`soft_f64`] without f64),
+//!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG);
 //! 6. [`legalize_warps`] — the warp exchanges of [`expand_warp`] and [`expand_matrix`]
 //!    become subgroup operations or shared-memory scratch words, by the [`Target`]'s
 //!    warp mode (CFG → CFG);
@@ -135,6 +136,7 @@ pub mod recursion;
 pub mod reducible;
 pub mod schedule;
 pub mod shared_in_memory;
+pub mod soft_f64;
 pub mod split_grid;
 pub mod structurize;
 pub mod warp_trees;
@@ -425,7 +427,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     float_modifiers::run(&mut kernel);
     checked(&kernel, None)?;
     // After float_modifiers: the routines take plain operands.
-    emulate::run(&mut kernel);
+    emulate::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
@@ -455,10 +457,18 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 
 /// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
 /// structured, for the emitter's own uses of it (the exactly rounded f32 arithmetic
-/// without f64, the `.approx` functions in soft f64, the Newton steps' exact path).
+/// without f64, `sin.approx` and `cos.approx` in soft f64, the Newton steps' exact path).
 pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
-    let mut f = crate::routines::build(r);
-    let mut shell = f.shell();
+    structured(crate::routines::build(r), &[])
+}
+
+/// Routine `f` structured and verified as `run` leaves it, in a kernel whose functions
+/// are `functions` (those it calls).
+pub fn structured(
+    mut f: crate::ir::Function,
+    functions: &[crate::ir::Function],
+) -> Result<crate::ir::Function, Vec<Diagnostic>> {
+    let mut shell = Kernel { functions: functions.to_vec(), ..f.shell() };
     f.body = structurize::run(&mut shell).map_err(|d| vec![d])?;
     verify::run(&shell)?;
     verify::structured(&shell, &f.body)?;

@@ -1,13 +1,15 @@
 //! The emulation routines (`crate::ir`'s module doc, *Emulation routines*), each written
 //! once with the one IR builder ([`Build`]) as a [`Function`] of core integer
 //! operations: [`wide`] has the 128-bit arithmetic they share, [`softf64`] the exact f64
-//! `fma`, `div` and `sqrt`.
+//! `fma`, `div` and `sqrt`; [`approx`] the `.approx` functions in f64 arithmetic.
 //!
 //! A routine is one block of straight-line code (comparisons and selects, loops
 //! unrolled): the same IR on every target, so that one body per module serves every
 //! kernel, and the interpreter and the pass file tests check it against the ISA's
-//! arithmetic like any code.
+//! arithmetic like any code. The `.approx` routines are built in f64 arithmetic, which
+//! [`crate::pass::emulate`] legalizes for the target when it adds them.
 
+mod approx;
 mod softf64;
 mod wide;
 
@@ -18,8 +20,6 @@ use crate::ir::{
     Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, Routine,
     Terminator, Value,
 };
-
-const U64: OpTy = OpTy::U(64);
 
 /// Builds a routine's body: registers into the function, instructions into its one block.
 struct FnBuilder {
@@ -45,10 +45,11 @@ impl Build for FnBuilder {
 pub fn build(r: Routine) -> Function {
     let span = Span::default();
     let mut b = FnBuilder { f: Function::new(r.name(), span), insts: Vec::new() };
+    let ty = OpTy::U(r.bits() as u8);
     let params: Vec<Value> = (0..r.arity())
         .map(|_| {
-            let p = b.temp(U64);
-            b.f.params.push((p, U64));
+            let p = b.temp(ty);
+            b.f.params.push((p, ty));
             Value::Reg(p)
         })
         .collect();
@@ -57,11 +58,12 @@ pub fn build(r: Routine) -> Function {
         Routine::FmaF64Odd => softf64::fma(&mut b, &params, crate::ir::Rounding::Zero, true),
         Routine::DivF64(rounding) => softf64::div(&mut b, params[0], params[1], rounding),
         Routine::SqrtF64(rounding) => softf64::sqrt(&mut b, params[0], rounding),
+        Routine::Approx(op) => approx::build(&mut b, op, params[0]),
     };
-    let ret = b.temp(U64);
-    b.mov(U64, ret, result);
+    let ret = b.temp(ty);
+    b.mov(ty, ret, result);
     let FnBuilder { mut f, insts } = b;
-    f.returns.push((ret, U64));
+    f.returns.push((ret, ty));
     f.blocks.push(Block { label: None, span, insts, term: Terminator::Return, term_span: span });
     f.entry = BlockId(0);
     f

@@ -6,7 +6,8 @@
 //! The routine is run by a straight-line evaluator over its one block, each operation
 //! by the interpreter's own semantics (`interp::arith`), fast enough for many inputs:
 //! `PTXVK_ROUTINE_CASES` sets how many per routine (default 20,000; the change that
-//! moved the routines ran 1,000,000 in release).
+//! moved the routines ran 1,000,000 in release). The `.approx` routines are checked
+//! against Rust's f64 math library instead (`PTXVK_APPROX_CASES`, default 20,000).
 
 use super::build;
 use crate::interp::arith;
@@ -48,6 +49,18 @@ fn eval(f: &crate::ir::Function, args: &[u64]) -> u64 {
                 (*dst, arith::convert(*to, *from, *rounding, *mode, get(&regs, *src)))
             }
             InstKind::Mov { dst, src, .. } => (*dst, get(&regs, *src)),
+            InstKind::Fma { ty, mode, dst, a, b, c } => {
+                let (a, b, c) = (get(&regs, *a), get(&regs, *b), get(&regs, *c));
+                (*dst, arith::fma(*ty, *mode, a, b, c))
+            }
+            InstKind::PredNot { dst, src } => (*dst, u64::from(regs[src.index()] == 0)),
+            InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
+                let v = get(&regs, *src);
+                (*dst, arith::narrow(*to, *from, *rounding, *satfinite, *relu, v))
+            }
+            InstKind::IntToFloat { to, from, rounding, dst, src } => {
+                (*dst, arith::int_to_float(*to, *from, *rounding, get(&regs, *src)))
+            }
             other => panic!("a routine has {other:?}"),
         };
         regs[dst.index()] = v;
@@ -62,6 +75,7 @@ fn model(r: Routine, x: &[u64]) -> u64 {
         Routine::FmaF64(rd) => arith::fma(F64, mode(rd), x[0], x[1], x[2]),
         Routine::DivF64(rd) => arith::binary(BinaryOp::Div, F64, mode(rd), x[0], x[1]),
         Routine::SqrtF64(rd) => arith::unary(UnaryOp::Sqrt, F64, mode(rd), x[0]),
+        Routine::Approx(_) => panic!("the `.approx` routines have their own test"),
         // Truncated, the last bit set when inexact (the roundings down and up differ,
         // and not only in the sign of an exact zero).
         Routine::FmaF64Odd => {
@@ -146,11 +160,22 @@ fn inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
     }
 }
 
+/// Fails naming `r` and the first few of its `wrong` cases, if any.
+fn none_wrong(r: Routine, cases: usize, wrong: &[String]) {
+    assert!(
+        wrong.is_empty(),
+        "{}: {} of {cases} wrong, e.g. {}",
+        r.name(),
+        wrong.len(),
+        wrong[..wrong.len().min(4)].join("; ")
+    );
+}
+
 #[test]
 fn routines_round_as_the_model_in_every_direction() {
     let cases: usize =
         std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
-    for r in Routine::all() {
+    for r in Routine::all().into_iter().filter(|r| r.bits() == 64) {
         let f = build(r);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ r.name().len() as u64);
         let mut wrong = Vec::new();
@@ -161,13 +186,7 @@ fn routines_round_as_the_model_in_every_direction() {
                 wrong.push(format!("{x:016x?}: {got:016x}, want {want:016x}"));
             }
         }
-        assert!(
-            wrong.is_empty(),
-            "{}: {} of {cases} wrong, e.g. {}",
-            r.name(),
-            wrong.len(),
-            wrong[..wrong.len().min(4)].join("; ")
-        );
+        none_wrong(r, cases, &wrong);
     }
 }
 
@@ -206,4 +225,127 @@ fn structured_text_names_the_routines() {
         k2.functions[1].blocks[0].insts.len(),
         lowered.kernel.functions[1].blocks[0].insts.len()
     );
+}
+
+/// The `.approx` routine `r` as a target without f64 gets it: [`crate::pass::soft_f64`]
+/// on its body (before `pass::emulate` makes its `fma`, `div` and `sqrt` calls).
+fn soft(r: Routine) -> crate::ir::Function {
+    let mut f = build(r);
+    let mut shell = f.shell();
+    crate::pass::soft_f64::run(&mut shell).expect("legalizes");
+    assert!(shell.regs.iter().all(|r| r.ty != crate::ir::RegTy::Float(64)));
+    (f.regs, f.blocks) = (shell.regs, shell.blocks);
+    f
+}
+
+/// Rust's f64 math library with the PTX ISA's special values (§9.7.3.15-22):
+/// lg2(±0) = -inf, lg2(x < 0) = NaN, rsqrt(±0) = ±inf, rsqrt(x < 0) = NaN.
+fn libm(op: UnaryOp, x: f32) -> f64 {
+    let x = f64::from(x);
+    match op {
+        UnaryOp::Ex2 => x.exp2(),
+        UnaryOp::Lg2 if x == 0.0 => f64::NEG_INFINITY,
+        UnaryOp::Lg2 => x.log2(),
+        UnaryOp::Rsqrt if x == 0.0 => f64::INFINITY.copysign(x),
+        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+        _ => x.tanh(),
+    }
+}
+
+/// Whether `got` is `v` rounded to f32 in one direction or the other (so within one
+/// ulp); NaN for NaN.
+fn faithful(got: f32, v: f64) -> bool {
+    if v.is_nan() {
+        return got.is_nan();
+    }
+    let f = v as f32;
+    let other = match f64::from(f).partial_cmp(&v) {
+        Some(std::cmp::Ordering::Less) => f.next_up(),
+        Some(std::cmp::Ordering::Greater) => f.next_down(),
+        _ => f,
+    };
+    got.to_bits() == f.to_bits() || got.to_bits() == other.to_bits()
+}
+
+/// An f32 input for `op`: edge values, random bits, or a value in the range where the
+/// function is not saturated (ex2's [-150, 130], tanh's [-10, 10], lg2's and rsqrt's
+/// positive numbers of every magnitude, subnormals included).
+fn approx_input(op: UnaryOp, rng: &mut Rng) -> f32 {
+    const EDGES: [f32; 14] = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+        128.0,
+    ];
+    let unit = (rng.next() >> 40) as f32 / (1u64 << 24) as f32;
+    match rng.next() % 8 {
+        0 => EDGES[(rng.next() % EDGES.len() as u64) as usize],
+        1 | 2 => f32::from_bits(rng.next() as u32),
+        _ => match op {
+            UnaryOp::Ex2 => unit * 280.0 - 150.0,
+            UnaryOp::Tanh => unit * 20.0 - 10.0,
+            _ => f32::from_bits(rng.next() as u32 & 0x7fff_ffff),
+        },
+    }
+}
+
+/// Each `.approx` routine, in f64 and legalized without f64, on random and edge
+/// inputs: the two forms give the same bits, within one ulp of the math library's
+/// value (a faithful rounding of it).
+#[test]
+fn approx_routines_are_faithful_to_the_math_library() {
+    let cases: usize =
+        std::env::var("PTXVK_APPROX_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    for op in Routine::APPROX {
+        let r = Routine::Approx(op);
+        let (f, s) = (build(r), soft(r));
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ op as u64);
+        let (mut wrong, mut nearest) = (Vec::new(), 0usize);
+        for _ in 0..cases {
+            let x = approx_input(op, &mut rng);
+            let got = eval(&f, &[u64::from(x.to_bits())]);
+            let soft_got = eval(&s, &[u64::from(x.to_bits())]);
+            let (got32, v) = (f32::from_bits(got as u32), libm(op, x));
+            nearest += usize::from(got32.to_bits() == (v as f32).to_bits() || v.is_nan());
+            if got != soft_got || !faithful(got32, v) {
+                wrong.push(format!("{x:e}: {got:08x} (soft {soft_got:08x}), libm {v:e}"));
+            }
+        }
+        eprintln!("{}: {nearest} of {cases} the nearest f32 of libm's", r.name());
+        none_wrong(r, cases, &wrong);
+    }
+}
+
+/// A kernel that calls `.approx` routines parses back from its structured text with
+/// each routine's body (the form for a target with f64).
+#[test]
+fn structured_text_rebuilds_the_approx_routines() {
+    let text = "kernel approx {\n    params size 8 align 8\n    \
+                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
+                entry bb0\n    reg i64 %rd1\n    reg f32 %f1 %f2\nbb0:\n    \
+                %rd1 = load.param.u64 [0]\n    %f1 = load.global.f32 [%rd1]\n    \
+                %f2 = lg2.f32 %f1\n    %f1 = rsqrt.f32 %f2\n    \
+                store.global.f32 [%rd1], %f1\n    return\n}\n";
+    let k = crate::text::parse(text).expect("parses").remove(0);
+    let lowered = crate::pass::run(k, &crate::pass::Target::default()).expect("lowers");
+    let printed = crate::text::print_structured(&lowered.kernel, &lowered.body);
+    assert!(
+        printed.contains("routine fn0 ptxvk.lg2.approx.f32\nroutine fn1 ptxvk.rsqrt.approx.f32\n")
+    );
+    let parsed = crate::text::parse_structured(&printed).expect("parses back");
+    let (k2, body2) = &parsed[0];
+    assert_eq!(crate::text::print_structured(k2, body2), printed);
+    for (a, b) in k2.functions.iter().zip(&lowered.kernel.functions) {
+        assert_eq!(a.blocks[0].insts.len(), b.blocks[0].insts.len(), "{}", a.name);
+    }
 }

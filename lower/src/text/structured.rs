@@ -24,6 +24,8 @@
 //! After the body, one line per emulation routine the kernel calls, `routine fnN NAME`
 //! (`crate::ir::Routine::name`): a routine's body is the one its name determines,
 //! which `crate::pass::routine` builds and structures, so it is named, not printed.
+//! An `.approx` routine's is the one for a target with f64
+//! (`crate::pass::emulate::add`; any routine it calls is named before it).
 
 use std::collections::BTreeMap;
 
@@ -88,10 +90,20 @@ fn routine(line: Line<'_>, before: &[Function]) -> Result<Function, Diagnostic> 
         return Err(line.error(format!("expected fn{}", before.len())));
     }
     let r = Routine::from_name(name).ok_or_else(bad)?;
-    crate::pass::routine(r).map_err(|d| {
+    let failed = |d: Vec<Diagnostic>| {
         let what = d.first().map_or(String::new(), |d| d.message.clone());
         line.error(format!("routine {name}: {what}"))
-    })
+    };
+    if let Routine::Approx(_) = r {
+        let mut k = Kernel::new(String::new(), line.span, crate::abi::KernelAbi::default());
+        k.functions = before.to_vec();
+        let target = crate::pass::Target::default();
+        crate::pass::emulate::add(&mut k, r, &target).map_err(|d| failed(vec![d]))?;
+        let f = k.functions.pop().filter(|_| k.functions.len() == before.len());
+        let f = f.ok_or_else(|| line.error("the routines it calls are not named before it"))?;
+        return crate::pass::structured(f, before).map_err(failed);
+    }
+    crate::pass::routine(r).map_err(failed)
 }
 
 struct Tree {

@@ -1,13 +1,14 @@
-//! The `.approx` transcendental functions (`UnaryOp::{Ex2, Lg2, Sin, Cos, Rsqrt, Tanh}`),
-//! computed in f64 with argument reduction and polynomials and rounded once to f32.
+//! `sin.approx` and `cos.approx` (`UnaryOp::{Sin, Cos}`), computed in f64 with an exact
+//! argument reduction and polynomials and rounded once to f32. (`ex2`, `lg2`, `rsqrt`
+//! and `tanh` are IR routines: `ptxvk_lower::routines`, `Routine::Approx`.)
 //!
-//! Vulkan's own `exp2`, `log2`, `sin`, `cos` and `inversesqrt` are allowed errors far
-//! larger than PTX documents for these instructions (e.g. an absolute error of 2^-11
-//! for `sin`, against PTX's 2^-20.5 on [-2π, 2π]), so ptxvk does not use them: f64 addition and
-//! multiplication are correctly rounded on every Vulkan device, and the polynomials
-//! below are accurate to about 1e-16 on their reduced ranges. The results are therefore
-//! within one ulp of the exact value, for every input (`sin`/`cos` reduce their argument
-//! exactly). Special values follow the PTX ISA tables (§9.7.3.14-22).
+//! Vulkan's own `sin` and `cos` are allowed errors far larger than PTX documents for
+//! these instructions (an absolute error of 2^-11, against PTX's 2^-20.5 on [-2π, 2π]),
+//! so ptxvk does not use them: f64 addition and multiplication are correctly rounded on
+//! every Vulkan device, and the polynomials below are accurate to about 1e-16 on their
+//! reduced ranges. The results are therefore within one ulp of the exact value, for
+//! every input (the argument is reduced exactly). Special values follow the PTX ISA
+//! tables (§9.7.3.18-19).
 
 use rspirv::spirv::Word;
 
@@ -22,25 +23,6 @@ use crate::Error;
 const TWO_OVER_PI_24: [u32; 12] = [
     0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
     0xabdebb, 0xc561b7, 0x246e3a,
-];
-const I64: Scalar = Scalar::Int(64);
-
-/// 1/k! for k = 0..=13, highest first: e^y on |y| ≤ 0.35 to about 2e-17.
-const EXP_TAYLOR: [f64; 14] = [
-    1.0 / 6_227_020_800.0,
-    1.0 / 479_001_600.0,
-    1.0 / 39_916_800.0,
-    1.0 / 3_628_800.0,
-    1.0 / 362_880.0,
-    1.0 / 40_320.0,
-    1.0 / 5_040.0,
-    1.0 / 720.0,
-    1.0 / 120.0,
-    1.0 / 24.0,
-    1.0 / 6.0,
-    0.5,
-    1.0,
-    1.0,
 ];
 
 /// Piece `i` of 2/π: `TWO_OVER_PI_24[i] · 2^(-24(i+1))`, exact in f64.
@@ -61,38 +43,6 @@ impl FnEmitter<'_> {
         Ok(acc)
     }
 
-    /// 2^t for an f64 `t`, clamped to [-1000, 1000] (NaN stays NaN): t = n + f with n
-    /// an integer and |f| ≤ 1/2, 2^f = e^(f ln 2) by its Taylor series, 2^n exactly by
-    /// building the f64 exponent.
-    fn exp2_f64(&mut self, t: Word) -> R<Word> {
-        let it = self.ty(I64);
-        let hi = self.kf(1000.0);
-        let lo = self.kf(-1000.0);
-        let over = self.fgt(t, hi)?;
-        let t = self.sel64(over, hi, t)?;
-        let under = self.flt(t, lo)?;
-        let t = self.sel64(under, lo, t)?;
-        let half = self.kf(0.5);
-        let th = self.fadd(t, half)?;
-        let n = self.floor64(th)?;
-        let f = self.fsub(t, n)?;
-        let ln2 = self.kf(std::f64::consts::LN_2);
-        let y = self.fmul(f, ln2)?;
-        let p = self.horner(y, &EXP_TAYLOR)?;
-        // A NaN `n` would make the conversion undefined: use 0 instead (p is NaN then).
-        let is_nan = self.fisnan(n)?;
-        let zero = self.kf(0.0);
-        let n = self.sel64(is_nan, zero, n)?;
-        let ni = self.f64_to_i64(n)?;
-        let bias = self.konst(I64, 1023);
-        let biased = self.b.i_add(it, None, ni, bias)?;
-        let s52 = self.konst(I64, 52);
-        let bits = self.b.shift_left_logical(it, None, biased, s52)?;
-        // 2^n for n in [-1000, 1000] is normal; the two factors keep it in range.
-        let scale = self.f64_from_bits(bits)?;
-        self.fmul(p, scale)
-    }
-
     /// Rounds an f64 to f32 to nearest, overflowing to infinity and into subnormals
     /// exactly (integer arithmetic, not the device's conversion).
     fn round_f64_to_f32(&mut self, v: Word) -> R<Word> {
@@ -102,120 +52,13 @@ impl FnEmitter<'_> {
         Ok(self.b.bitcast(ft, None, r)?)
     }
 
-    /// One of the `.approx` functions of an f32 `x`.
+    /// `sin.approx` or `cos.approx` of an f32 `x`.
     pub(super) fn approx(&mut self, op: UnaryOp, x: Word) -> R<Word> {
-        let bt = self.ty(Scalar::Bool);
-        let ft = self.ty(Scalar::Float(32));
         let xd = self.f64_from_f32(x)?;
-        let zero = self.kf(0.0);
-        let one = self.kf(1.0);
-        let f32c = |e: &mut Self, v: f32| e.konst(Scalar::Float(32), u64::from(v.to_bits()));
-        let r = match op {
-            UnaryOp::Ex2 => {
-                let r = self.exp2_f64(xd)?;
-                self.round_f64_to_f32(r)?
-            }
-            UnaryOp::Lg2 => {
-                // x = m · 2^e with m in [sqrt(1/2), sqrt(2)); log2 m = 2 atanh(s) / ln 2
-                // with s = (m - 1)/(m + 1), |s| ≤ 0.172, by its odd series.
-                let it = self.ty(I64);
-                let bits = self.f64_bits(xd)?;
-                let s52 = self.konst(I64, 52);
-                let exp_field = self.b.shift_right_logical(it, None, bits, s52)?;
-                let e_mask = self.konst(I64, 0x7ff);
-                let exp_field = self.b.bitwise_and(it, None, exp_field, e_mask)?;
-                let bias = self.konst(I64, 1023);
-                let e = self.b.i_sub(it, None, exp_field, bias)?;
-                let frac_mask = self.konst(I64, (1 << 52) - 1);
-                let frac = self.b.bitwise_and(it, None, bits, frac_mask)?;
-                let one_bits = self.konst(I64, 1f64.to_bits());
-                let m_bits = self.b.bitwise_or(it, None, frac, one_bits)?;
-                let m = self.f64_from_bits(m_bits)?;
-                let sqrt2 = self.kf(std::f64::consts::SQRT_2);
-                let big = self.fgt(m, sqrt2)?;
-                let half = self.kf(0.5);
-                let m_half = self.fmul(m, half)?;
-                let m = self.sel64(big, m_half, m)?;
-                let ione = self.konst(I64, 1);
-                let e1 = self.b.i_add(it, None, e, ione)?;
-                let e = self.b.select(it, None, big, e1, e)?;
-                let num = self.fsub(m, one)?;
-                let den = self.fadd(m, one)?;
-                let s = self.fdiv(num, den)?;
-                let s2 = self.fmul(s, s)?;
-                let series: Vec<f64> = (0..12).rev().map(|k| 1.0 / (2 * k + 1) as f64).collect();
-                let p = self.horner(s2, &series)?;
-                let atanh = self.fmul(s, p)?;
-                let k = self.kf(2.0 / std::f64::consts::LN_2);
-                let frac_log = self.fmul(atanh, k)?;
-                let ef = self.f64_from_i64(e)?;
-                let r = self.fadd(ef, frac_log)?;
-                let r = self.round_f64_to_f32(r)?;
-                // log2(±0) = -inf, log2(x < 0) = NaN, log2(+inf) = +inf, NaN stays NaN.
-                let is_zero = self.feq(xd, zero)?;
-                let neg = self.flt(xd, zero)?;
-                let inf = self.kf(f64::INFINITY);
-                let is_inf = self.feq(xd, inf)?;
-                let is_nan = self.fisnan(xd)?;
-                let ninf = f32c(self, f32::NEG_INFINITY);
-                let nan = f32c(self, f32::NAN);
-                let pinf = f32c(self, f32::INFINITY);
-                let r = self.b.select(ft, None, is_zero, ninf, r)?;
-                let bad = self.b.logical_or(bt, None, neg, is_nan)?;
-                let r = self.b.select(ft, None, bad, nan, r)?;
-                self.b.select(ft, None, is_inf, pinf, r)?
-            }
-            UnaryOp::Sin | UnaryOp::Cos => self.sin_cos(op == UnaryOp::Sin, xd)?,
-            UnaryOp::Rsqrt => {
-                let s = self.fsqrt(xd)?;
-                let r = self.fdiv(one, s)?;
-                let r = self.round_f64_to_f32(r)?;
-                // rsqrt(±0) = ±inf, rsqrt(+inf) = +0, rsqrt(x < 0) = NaN.
-                let is_zero = self.feq(xd, zero)?;
-                let inf = self.kf(f64::INFINITY);
-                let is_inf = self.feq(xd, inf)?;
-                let neg = self.flt(xd, zero)?;
-                let is_nan = self.fisnan(xd)?;
-                let it = self.ty(Scalar::Int(32));
-                let xb = self.b.bitcast(it, None, x)?;
-                let sign_mask = self.konst(Scalar::Int(32), 0x8000_0000);
-                let sign = self.b.bitwise_and(it, None, xb, sign_mask)?;
-                let inf_bits = self.konst(Scalar::Int(32), 0x7f80_0000);
-                let signed_inf = self.b.bitwise_or(it, None, sign, inf_bits)?;
-                let signed_inf = self.b.bitcast(ft, None, signed_inf)?;
-                let pzero = f32c(self, 0.0);
-                let nan = f32c(self, f32::NAN);
-                let r = self.b.select(ft, None, is_zero, signed_inf, r)?;
-                let r = self.b.select(ft, None, is_inf, pzero, r)?;
-                let bad = self.b.logical_or(bt, None, neg, is_nan)?;
-                self.b.select(ft, None, bad, nan, r)?
-            }
-            UnaryOp::Tanh => {
-                // tanh |x| = 1 - 2/(e^(2|x|) + 1); below 2^-20 tanh x = x to 2^-40.
-                let ax = self.fabs(xd)?;
-                let k = self.kf(2.0 * std::f64::consts::LOG2_E);
-                let t = self.fmul(ax, k)?;
-                let e = self.exp2_f64(t)?;
-                let e1 = self.fadd(e, one)?;
-                let two = self.kf(2.0);
-                let q = self.fdiv(two, e1)?;
-                let th = self.fsub(one, q)?;
-                let tiny = self.kf(2f64.powi(-20));
-                let small = self.flt(ax, tiny)?;
-                let th = self.sel64(small, ax, th)?;
-                let r = self.round_f64_to_f32(th)?;
-                // The sign of x (tanh is odd; ±0 stays ±0); NaN stays NaN.
-                let it = self.ty(Scalar::Int(32));
-                let xb = self.b.bitcast(it, None, x)?;
-                let rb = self.b.bitcast(it, None, r)?;
-                let sign_mask = self.konst(Scalar::Int(32), 0x8000_0000);
-                let sign = self.b.bitwise_and(it, None, xb, sign_mask)?;
-                let rb = self.b.bitwise_or(it, None, rb, sign)?;
-                self.b.bitcast(ft, None, rb)?
-            }
-            other => return Err(Error::Internal(format!("{other:?} is not an approx function"))),
-        };
-        Ok(r)
+        match op {
+            UnaryOp::Sin | UnaryOp::Cos => self.sin_cos(op == UnaryOp::Sin, xd),
+            other => Err(Error::Internal(format!("{other:?} is a routine, not emitted here"))),
+        }
     }
 
     /// `x·c - 4·round(x·c/4)`, in [-2, 2]: exact (a multiple of the product's ulp of at

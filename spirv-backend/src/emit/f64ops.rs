@@ -1,4 +1,4 @@
-//! f64 arithmetic for the `.approx` routines (`approx.rs`), in one of two forms chosen
+//! f64 arithmetic for `sin.approx` and `cos.approx` (`approx.rs`), in one of two forms chosen
 //! by [`FnEmitter::soft_f64`]:
 //!
 //! * **native**: f64 SPIR-V values and operations; addition, subtraction,
@@ -16,7 +16,7 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::Word;
 
-use ptxvk_lower::ir::{BinaryOp, FloatFormat, OpTy, Rounding, Routine};
+use ptxvk_lower::ir::{BinaryOp, Rounding, Routine};
 
 use super::helpers::Helper;
 use super::{glsl, FnEmitter, R};
@@ -72,24 +72,6 @@ impl FnEmitter<'_> {
             self.soft_fma(a, b, minus_zero)
         } else {
             self.native(BinaryOp::Mul, a, b)
-        }
-    }
-
-    pub(super) fn fdiv(&mut self, a: Word, b: Word) -> R<Word> {
-        if self.soft_f64 {
-            self.call(Helper::Routine(Routine::DivF64(Rounding::Nearest)), &[a, b])
-        } else {
-            let dt = self.ty(F64);
-            self.float_op(BinaryOp::Div, dt, a, b)
-        }
-    }
-
-    pub(super) fn fsqrt(&mut self, a: Word) -> R<Word> {
-        if self.soft_f64 {
-            self.call(Helper::Routine(Routine::SqrtF64(Rounding::Nearest)), &[a])
-        } else {
-            let dt = self.ty(F64);
-            self.glsl1(dt, glsl::SQRT, a)
         }
     }
 
@@ -170,11 +152,6 @@ impl FnEmitter<'_> {
         let (ka, kb) = (self.order_key(a)?, self.order_key(b)?);
         let less = self.b.u_less_than(bt, None, ka, kb)?;
         Ok(self.b.logical_and(bt, None, ok, less)?)
-    }
-
-    /// `a > b` (false when either is NaN).
-    pub(super) fn fgt(&mut self, a: Word, b: Word) -> R<Word> {
-        self.flt(b, a)
     }
 
     /// `a == b` (false when either is NaN; ±0 are equal).
@@ -263,16 +240,6 @@ impl FnEmitter<'_> {
         }
     }
 
-    /// The f64 value of a bit pattern.
-    pub(super) fn f64_from_bits(&mut self, bits: Word) -> R<Word> {
-        if self.soft_f64 {
-            Ok(bits)
-        } else {
-            let dt = self.ty(F64);
-            Ok(self.b.bitcast(dt, None, bits)?)
-        }
-    }
-
     /// The 64-bit integer of an integral f64 `v` with |v| < 2^52 (0 for ±0).
     pub(super) fn f64_to_i64(&mut self, v: Word) -> R<Word> {
         let it = self.ty(I64);
@@ -302,15 +269,5 @@ impl FnEmitter<'_> {
         let neg_bit = self.b.bitwise_and(it, None, v, sign)?;
         let negative = self.b.i_not_equal(bt, None, neg_bit, zero)?;
         Ok(self.b.select(it, None, negative, neg, n)?)
-    }
-
-    /// The f64 of a 64-bit signed integer, rounded to nearest.
-    pub(super) fn f64_from_i64(&mut self, n: Word) -> R<Word> {
-        if self.soft_f64 {
-            self.int_to_float_bits(FloatFormat::F64, OpTy::S(64), Rounding::Nearest, n)
-        } else {
-            let dt = self.ty(F64);
-            Ok(self.b.convert_s_to_f(dt, None, n)?)
-        }
     }
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use rspirv::dr::Builder;
 use rspirv::spirv::{FunctionControl, Word};
 
-use ptxvk_lower::ir::{FloatFormat, OpTy, Rounding, Routine, UnaryOp};
+use ptxvk_lower::ir::{FloatFormat, Function, OpTy, Rounding, Routine, UnaryOp};
 use ptxvk_lower::LoweredKernel;
 
 use super::{FnEmitter, R};
@@ -96,7 +96,10 @@ impl Helper {
     fn signature(self) -> (Vec<Scalar>, Scalar) {
         let (i64s, f32s) = (Scalar::Int(64), Scalar::Float(32));
         match self {
-            Helper::Routine(r) => (vec![i64s; r.arity()], i64s),
+            Helper::Routine(r) => {
+                let bits = Scalar::Int(r.bits() as u8);
+                (vec![bits; r.arity()], bits)
+            }
             Helper::SoftF32(op, _) | Helper::ExactF32(op) | Helper::Newton { op, bits: 32, .. } => {
                 (vec![f32s; op.operands()], f32s)
             }
@@ -268,17 +271,24 @@ fn emit_routine(
     r: Routine,
     id: Word,
 ) -> R<()> {
-    let of_kernels =
-        kernels.iter().flat_map(|lk| &lk.kernel.functions).find(|f| f.routine == Some(r));
+    let of_kernels = kernels.iter().find_map(|lk| {
+        let f = lk.kernel.functions.iter().find(|f| f.routine == Some(r))?;
+        Some((f, &lk.kernel.functions))
+    });
     let built;
-    let f = match of_kernels {
-        Some(f) => f,
+    let (f, functions) = match of_kernels {
+        // Only what each is (`Function::routine`, from its name): the callees' bodies
+        // are theirs to emit.
+        Some((f, functions)) => {
+            (f, functions.iter().map(|g| Function::new(g.name.clone(), g.span)).collect())
+        }
         None => {
             built = ptxvk_lower::pass::routine(r)
                 .map_err(|d| crate::Error::Internal(format!("routine {r:?}: {d:?}")))?;
-            &built
+            (&built, Vec::new())
         }
     };
-    let shell = f.shell();
+    // The kernel's functions: the routines this one calls (`.approx` ones do).
+    let shell = ptxvk_lower::ir::Kernel { functions, ..f.shell() };
     FnEmitter::new(b, t, g, &shell).routine(f, id)
 }

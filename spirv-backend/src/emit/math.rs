@@ -68,19 +68,8 @@ impl FnEmitter<'_> {
                 };
                 self.write_op(*dst, r, *ty)
             }
-            InstKind::Unary {
-                op:
-                    op @ (UnaryOp::Ex2
-                    | UnaryOp::Lg2
-                    | UnaryOp::Sin
-                    | UnaryOp::Cos
-                    | UnaryOp::Rsqrt
-                    | UnaryOp::Tanh),
-                ty,
-                mode,
-                dst,
-                src,
-            } => {
+            // The other `.approx` functions are routines (`pass::emulate`).
+            InstKind::Unary { op: op @ (UnaryOp::Sin | UnaryOp::Cos), ty, mode, dst, src } => {
                 let v = self.read_op(*src, *ty)?;
                 let routine = if mode.path == FloatPath::Integer {
                     Helper::ApproxF32Int(*op)
