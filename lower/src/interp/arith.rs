@@ -106,7 +106,7 @@ fn float_unary(op: UnaryOp, ty: OpTy, mode: FloatMode, a: u64) -> u64 {
 
 /// The `.approx` functions, computed in f64 and rounded once (the ISA bounds their
 /// error, §9.7.3.14-22; ptxvk computes them so).
-fn approx(op: UnaryOp, f: FloatFormat, x: Num) -> u64 {
+pub(super) fn approx(op: UnaryOp, f: FloatFormat, x: Num) -> u64 {
     let v = float::to_host(x);
     let r = match op {
         UnaryOp::Ex2 => v.exp2(),

@@ -1,11 +1,13 @@
 //! Expands the half arithmetic of semantic analysis ([`InstKind::Half`]: `.f16`,
-//! `.bf16`, `.f16x2`, `.bf16x2` `add sub mul fma neg abs min max`, PTX ISA 9.2 §9.7.4)
+//! `.bf16`, `.f16x2`, `.bf16x2` `add sub mul fma neg abs min max`, and `ex2.approx`,
+//! `tanh.approx`, PTX ISA 9.2 §9.7.4)
 //! lane by lane into operations that need no half support on the device (CFG → CFG,
 //! inside blocks): each rounded operation widens its lanes to f32 exactly (`Widen`),
 //! computes exactly and rounds to odd in f64 (`RoundToOdd`) and rounds that once to the
 //! format (`Narrow`), which is correct in every rounding direction (Boldo & Melquiond
 //! 2008); `neg` and `abs` are bit operations; `min` and `max` compare the widened
-//! values. `.ftz`, `.sat` and `.relu` apply to the half bits.
+//! values; `ex2` and `tanh` are the f32 functions of the widened lane, rounded to
+//! nearest to the format. `.ftz`, `.sat` and `.relu` apply to the half bits.
 //!
 //! The division of labour with [`super::legalize_floats`]: this pass writes out the
 //! half formats, whose roundings (any direction) are all in its `Narrow`s; the
@@ -26,7 +28,7 @@ mod narrow;
 use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, CmpOp, HalfArith, HalfConvert, HalfConvertOp, HalfOp, InstKind, Kernel, OddOp, OpTy,
-    Value,
+    Rounding, UnaryOp, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -91,6 +93,18 @@ pub fn half(e: &mut impl Build, op: &HalfOp) {
                     let (a, b) = (e.widen(fmt, arg(0)), e.widen(fmt, arg(1)));
                     let nan = e.cmp(CmpOp::Nan, F32, a, b);
                     e.sel(H16, nan, Value::Imm(fmt.nan()), r)
+                } else {
+                    r
+                }
+            }
+            HalfArith::Ex2 | HalfArith::Tanh => {
+                // Through the f32 function, rounded once to nearest to the format.
+                let w = e.widen(fmt, arg(0));
+                let f = if op.op == HalfArith::Ex2 { UnaryOp::Ex2 } else { UnaryOp::Tanh };
+                let r = e.un(f, F32, w);
+                let r = e.narrow(fmt, F32, Rounding::Nearest, false, false, r);
+                if op.ftz {
+                    e.flush_bits(fmt, r)
                 } else {
                     r
                 }
