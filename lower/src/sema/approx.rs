@@ -107,9 +107,7 @@ impl Lowerer<'_> {
         let span = i.span;
         let ty = self.one_type(i, m)?;
         if ty == OpTy::F(64) {
-            if !m.ftz {
-                return Err(Diagnostic::error(span, "`rcp.approx.f64` needs `.ftz`"));
-            }
+            // `rcp.approx.ftz.f64`, with its `.ftz` (`ptxvk_frontend::forms`).
             return self.approx_f64(UnaryOp::Rcp, i, m);
         }
         let dst = self.dst(&i.operands[0], F32, false)?;
