@@ -15,8 +15,7 @@ use super::formats::half_type;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, HalfArith, HalfOp, InstKind, OpTy, Rounding, UnaryOp,
-    Value,
+    BinaryOp, CmpOp, FloatMode, HalfArith, HalfOp, InstKind, OpTy, Rounding, UnaryOp, Value,
 };
 
 const APPROX: Modifier = Modifier::Precision(Precision::Approx);
@@ -118,9 +117,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (§9.7.3.9, §9.7.3.16): the
-    /// exactly rounded reciprocal (of the exactly rounded square root), with `.ftz`
-    /// flushing subnormal inputs and results to zeros of their sign.
+    /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (§9.7.3.9, §9.7.3.16): one f64
+    /// `Unary` with its `.ftz`, which `pass::expand_formats` writes out as the exactly
+    /// rounded reciprocal (of the exactly rounded square root).
     fn approx_f64(
         &mut self,
         op: UnaryOp,
@@ -131,20 +130,8 @@ impl Lowerer<'_> {
         let f64t = OpTy::F(64);
         let dst = self.dst(&i.operands[0], f64t, false)?;
         let src = self.src(&i.operands[1], f64t, false, span)?;
-        let mut e = Emit { l: self, span };
-        let x = if m.ftz { e.flush_bits(FloatFormat::F64, src) } else { src };
-        let mode = FloatMode::default();
-        let x = if op == UnaryOp::Rsqrt {
-            let t = e.temp(f64t);
-            e.push(InstKind::Unary { op: UnaryOp::Sqrt, ty: f64t, mode, dst: t, src: x });
-            Value::Reg(t)
-        } else {
-            x
-        };
-        let r = e.temp(f64t);
-        e.push(InstKind::Unary { op: UnaryOp::Rcp, ty: f64t, mode, dst: r, src: x });
-        let r = if m.ftz { e.flush_bits(FloatFormat::F64, Value::Reg(r)) } else { Value::Reg(r) };
-        e.mov(f64t, dst, r);
+        let mode = FloatMode { ftz: m.ftz, ..FloatMode::default() };
+        self.push(InstKind::Unary { op, ty: f64t, mode, dst, src }, span);
         Ok(())
     }
 
