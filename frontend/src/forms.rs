@@ -50,6 +50,8 @@ pub enum Check {
     NoRounding,
     /// No `.ftz`.
     NoFtz,
+    /// `.ftz` (`rcp.approx.ftz.f64`).
+    Ftz,
     /// A rounding (`sqrt.rn`).
     Rounding,
     /// A comparison (`setp.lt`).
@@ -367,13 +369,19 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Bfi], &[Type(&[B32, B64, U32, U64])]),
     // §9.7.1.13-14, §9.7.3.5-6, §9.7.4.4-5: the half types are `sema::formats`'.
     row(&[Opcode::Neg, Opcode::Abs], &[Details(&[]), Type(NEG_ABS), FtzWith(&[F32, F16, F16x2])]),
-    // §9.7.3.8-10: `sqrt.approx{.ftz}.f32`, `rcp.approx{.ftz}.f32`, `rcp.approx.ftz.f64`,
+    // §9.7.3.8-10: `sqrt.approx{.ftz}.f32`, `rcp.approx.ftz.f64`, `rcp.approx{.ftz}.f32`,
     // `div.approx{.ftz}.f32`, `div.full{.ftz}.f32`, then the rounded `sqrt` and `rcp`.
     named(
         "sqrt.approx",
         &[Opcode::Sqrt],
         When::Has(APPROX[0]),
         &[Details(APPROX), Type(&[F32]), NoRounding],
+    ),
+    named(
+        "rcp.approx.f64",
+        &[Opcode::Rcp],
+        When::If(approx_f64),
+        &[Details(APPROX), NoRounding, Ftz],
     ),
     named(
         "rcp.approx",
@@ -398,8 +406,8 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Div], &[Details(&[]), Rounding, FtzWith(&[F32])]).when(When::Type(F32F64)),
     row(&[Opcode::Div], &[Details(&[]), Type(INT16_64), NoRounding, NoFtz])
         .when(When::Type(INTEGER)),
-    // §9.7.9.21: `cvt` between integer and float types of register width (the narrow
-    // formats, directed roundings to a float and `cvt.pack` are `sema::formats`' and
+    // §9.7.9.21: `cvt` between integer and float types of register width, in every
+    // rounding (the narrow formats and `cvt.pack` are `sema::formats`' and
     // `sema::expand`'s).
     row(&[Opcode::Cvt], &[Details(&[]), TwoTypes(CONVERT, CONVERT), ConvertRounding, Operands(2)])
         .when(When::If(register_cvt)),
@@ -590,6 +598,11 @@ const MATCH: &[Modifier] = &[
 const APPROX_FULL: &[Modifier] =
     &[Modifier::Precision(Precision::Approx), Modifier::Precision(Precision::Full)];
 
+/// `rcp.approx.f64`, which needs `.ftz` (§9.7.3.9).
+fn approx_f64(m: &Modifiers) -> bool {
+    m.has(APPROX[0]) && matches!(m.types.as_slice(), [t] if t.value == F64)
+}
+
 /// Not exactly one half type: the half forms are checked by `sema::formats`.
 fn not_half(m: &Modifiers) -> bool {
     !matches!(m.types.as_slice(), [t] if matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2))
@@ -606,15 +619,16 @@ const PACKS: &[Modifier] = &[
     Modifier::Format(Format::S2),
 ];
 
-/// A `cvt` between register types: none of the half and narrow float types, stochastic
-/// rounding, `cvt.pack`, nor a directed rounding to a float (`.rz`, `.rm`, `.rp`).
+/// A `cvt` between register types: none of the half and narrow float types nor
+/// stochastic rounding, and no `cvt.pack` but with a directed rounding (which
+/// [`Check::Details`] refuses there).
 fn register_cvt(m: &Modifiers) -> bool {
-    !float_format_cvt(m) && !m.has(PACKS[0])
+    !narrow_format_cvt(m) && (!m.has(PACKS[0]) || media::When::Directed.holds(m))
 }
 
-/// A `cvt.pack` that is not one of [`float_format_cvt`].
+/// A `cvt.pack` that is not one of [`narrow_format_cvt`], without a directed rounding.
 fn packing_cvt(m: &Modifiers) -> bool {
-    !float_format_cvt(m) && m.has(PACKS[0])
+    !narrow_format_cvt(m) && m.has(PACKS[0]) && !media::When::Directed.holds(m)
 }
 
 /// [`Check::Pack`].
@@ -648,9 +662,9 @@ fn pack(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// A `cvt` that `sema::formats` lowers: a half or narrow float type, stochastic
-/// rounding, or a directed rounding to a float (`.rz`, `.rm`, `.rp`).
-fn float_format_cvt(m: &Modifiers) -> bool {
+/// A `cvt` that `sema::formats` lowers: a half or narrow float type, or stochastic
+/// rounding.
+fn narrow_format_cvt(m: &Modifiers) -> bool {
     use crate::modifier::ConvertRounding;
     let narrow_format = |d: &Modifier| {
         use Format::*;
@@ -672,11 +686,7 @@ fn float_format_cvt(m: &Modifiers) -> bool {
             ) | Modifier::ConvertRounding(ConvertRounding::Rs)
         )
     };
-    let directed = m.rounding.as_ref().is_some_and(|r| {
-        !r.value.integer && r.value.direction != crate::decode::Direction::Nearest
-    });
-    directed
-        || m.types.iter().any(|t| matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2 | Tf32))
+    m.types.iter().any(|t| matches!(t.value, F16 | F16x2 | Bf16 | Bf16x2 | Tf32))
         || m.details.iter().any(|d| narrow_format(&d.value))
 }
 
@@ -802,6 +812,11 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         NoFtz => {
             if m.ftz {
                 return Err(Diagnostic::error(i.span, format!("`{name}` takes no `.ftz`")));
+            }
+        }
+        Ftz => {
+            if !m.ftz {
+                return Err(Diagnostic::error(i.span, format!("`{name}` needs `.ftz`")));
             }
         }
         Comparison => {

@@ -261,6 +261,11 @@ fn root_reciprocal_and_quotient_forms() {
         ("sqrt.rn.u32 %r1, %r2;", "`sqrt` takes `.f32` or `.f64`", ".u32"),
         ("sqrt.approx.f64 %rd1, %rd2;", "`sqrt.approx` takes `.f32`", ".f64"),
         ("rcp.approx.rn.f32 %r1, %r2;", "`rcp.approx` takes no rounding", ".rn"),
+        (
+            "rcp.approx.f64 %rd1, %rd2;",
+            "`rcp.approx.f64` needs `.ftz`",
+            "rcp.approx.f64 %rd1, %rd2;",
+        ),
         ("div.full.f64 %rd1, %rd2, %rd3;", "`div.full` takes `.f32`", ".f64"),
         ("div.approx.rz.f32 %r1, %r2, %r3;", "`div.approx` takes no rounding", ".rz"),
     ]);
@@ -448,6 +453,10 @@ fn conversion_forms() {
         "cvt.sat.u8.s32 %r1, %r2;",
         "cvt.pack.sat.s16.s32 %r1, %r2, %r3;",
         "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r0;",
+        // The directed roundings: to `.f32` from `.f64`, to a float from an integer.
+        "cvt.rz.f32.f64 %r1, %rd2;",
+        "cvt.rm.ftz.sat.f32.s32 %r1, %r2;",
+        "cvt.rp.f64.u64 %rd1, %rd2;",
     ]);
     refused(&[
         ("cvt.s32.f32 %r1, %r2;", "needs `.rni`", "cvt.s32.f32 %r1, %r2;"),
@@ -457,6 +466,15 @@ fn conversion_forms() {
         ("cvt.ftz.u32.s32 %r1, %r2;", "`.ftz` takes a floating-point", "cvt.ftz.u32.s32 %r1, %r2;"),
         ("cvt.relu.f32.f64 %r1, %rd2;", "modifier `.relu`", ".relu"),
         ("cvt.u32.pred %r1, %p2;", "`cvt` takes", ".pred"),
+        ("cvt.rz.f32.f32 %r1, %r2;", "rounds to an integral value", ".rz"),
+        ("cvt.rp.s32.f32 %r1, %r2;", "rounds to an integral value", ".rp"),
+        ("cvt.rm.f64.f32 %rd1, %r2;", "takes no rounding", ".rm"),
+        (
+            "cvt.rz.ftz.f64.s32 %rd1, %r2;",
+            "`.ftz` applies to `.f32`",
+            "cvt.rz.ftz.f64.s32 %rd1, %r2;",
+        ),
+        ("cvt.rz.pack.sat.u8.s32 %r1, %r2, %r3;", "modifier `.pack`", ".pack"),
         // `cvt.pack.sat` from `.s32`, with `c` below 16 bits.
         (
             "cvt.pack.u16.s32 %r1, %r2, %r3;",

@@ -17,7 +17,7 @@ use crate::modifier::{
     Geometry, Layout, Lod, Modifier, Query, Reduction, Shape, SurfaceAccess, Transpose, VideoScale,
     WmmaOp,
 };
-use crate::span::Span;
+use crate::span::{Span, Spanned};
 use ScalarType::*;
 
 /// A constraint of a media form, beyond the generic ones of [`super::Check`].
@@ -51,6 +51,23 @@ pub enum Check {
     Operation(&'static [Modifier]),
     /// The selectors and negations of a video instruction's operands ([`VideoOperands`]).
     Video(VideoOperands),
+    /// The two forms of `cvt` with `.ue8m0x2` (§9.7.9.21): `cvt.rn.bf16x2.ue8m0x2 d, a`,
+    /// and `cvt.{rz,rp}{.satfinite}.ue8m0x2.f32 d, a, b` or `….ue8m0x2.bf16x2 d, a`
+    /// ([`to_ue8m0`] tells them apart); with `.rs` left to semantic analysis, which
+    /// refuses stochastic rounding.
+    Ue8m0,
+    /// None of these modifiers, which name forms that are not implemented; the note
+    /// says why (`cvt` with the x4 formats).
+    Unsupported(&'static [Modifier], &'static str),
+    /// No `.sat`: the narrow formats saturate with `.satfinite` (`cvt.satfinite.e4m3x2`).
+    NoSatButSatfinite,
+}
+
+/// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
+/// the source (`cvt.rz.ue8m0x2.f32`), not after it (`cvt.rn.bf16x2.ue8m0x2`).
+pub fn to_ue8m0(details: &[Spanned<Modifier>], types: &[Spanned<ScalarType>]) -> bool {
+    let ue8m0 = details.iter().find(|d| d.value == UE8M0X2).map(|d| d.span.start);
+    ue8m0 < types.first().map(|t| t.span.start)
 }
 
 /// The operand forms of the video instructions (§9.7.16): which selectors
@@ -277,7 +294,19 @@ pub static FORMS: &[Form] = &[
     row(&[Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD4))]),
     // §9.7.9.21: `cvt.rn.bf16x2.ue8m0x2`, `cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}`
     // (`.rs` is refused by semantic analysis as not supported).
-    has(&[Cvt], UE8M0X2, &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat]),
+    has(&[Cvt], UE8M0X2, &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat, M(Ue8m0)]),
+    // §9.7.9.21: `cvt` with a narrow format on either side (`.rs` is refused by semantic
+    // analysis as not supported).
+    Form {
+        ops: &[Cvt],
+        when: Select::If(narrow_cvt),
+        name: "",
+        checks: &[
+            M(Unsupported(UNIMPLEMENTED_FORMATS, STOCHASTIC)),
+            Details(NARROW_CVT),
+            M(NoSatButSatfinite),
+        ],
+    },
     // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
     when(
         &[Tex],
@@ -389,6 +418,40 @@ pub static FORMS: &[Form] = &[
     row(&[Wmma], &[OneOf(WMMA_OPS), OneOf(FRAGMENTS), OneOf(ROW_COL), M(Spaces(GLOBAL_SHARED))]),
 ];
 
+/// A `cvt` with a half or narrow float type (`sema::formats`), but `.ue8m0x2` (a row of
+/// its own) and `.rs`.
+fn narrow_cvt(m: &Modifiers) -> bool {
+    super::narrow_format_cvt(m) && !m.has(RS)
+}
+
+/// The modifiers of a narrow-format `cvt`: the FP8, FP6 and FP4 pairs, `.rna`, `.relu`
+/// and `.satfinite`.
+const NARROW_CVT: &[Modifier] = &[
+    Modifier::Format(Format::E4m3x2),
+    Modifier::Format(Format::E5m2x2),
+    Modifier::Format(Format::E2m3x2),
+    Modifier::Format(Format::E3m2x2),
+    Modifier::Format(Format::E2m1x2),
+    Modifier::ConvertRounding(ConvertRounding::Rna),
+    RELU,
+    SATFINITE,
+];
+
+/// Narrow float forms that are not implemented: the x4 forms, which exist only with
+/// stochastic rounding (`.rs`), and `.s2f6x2`.
+const UNIMPLEMENTED_FORMATS: &[Modifier] = &[
+    Modifier::Format(Format::E4m3x4),
+    Modifier::Format(Format::E5m2x4),
+    Modifier::Format(Format::E2m3x4),
+    Modifier::Format(Format::E3m2x4),
+    Modifier::Format(Format::E2m1x4),
+    Modifier::Format(Format::S2f6x2),
+];
+
+/// Why stochastic rounding (`.rs`) and the x4 forms that need it are not implemented.
+pub const STOCHASTIC: &str = "the PTX ISA shows how `.rs` applies the random bits `rbits` only \
+     in a figure, not in its text, so results could not be made bit-exact";
+
 const TEX_RESULTS: &[ScalarType] = &[F32, F16x2, S32, U32];
 const COUNTS: &[Modifier] = &[Modifier::Count(1), Modifier::Count(2), Modifier::Count(4)];
 const FRAGMENTS: &[Modifier] = &[
@@ -481,25 +544,82 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
             }
         }
         Video(form) => video_operands(*form, i, m)?,
+        Ue8m0 if !m.has(RS) => ue8m0(i, m)?,
+        Ue8m0 => {}
+        Unsupported(set, why) => {
+            if let Some(d) = m.details.iter().find(|d| set.contains(&d.value)) {
+                let msg = format!("`{op}` with `{}` is not supported yet", d.value);
+                return Err(Diagnostic::error(d.span, msg).with_note(why.to_string()));
+            }
+        }
+        NoSatButSatfinite => {
+            if m.sat {
+                return fail(i.span, format!("narrow-format `{name}` saturates with `.satfinite`"));
+            }
+        }
     }
     Ok(())
 }
 
-/// A video operand split into its selector (the component, when it is one, and its
-/// span) and whether it is negated.
-struct VideoOperand<'a> {
-    selector: Option<(&'a str, Span)>,
-    negated: bool,
-    span: Span,
+/// [`Check::Ue8m0`].
+fn ue8m0(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let fail = |msg: &str| Err(Diagnostic::error(i.span, msg.to_string()));
+    let sources = i.operands.len().wrapping_sub(1);
+    if !(1..=2).contains(&sources) {
+        return fail("`cvt` takes a destination and one or two sources");
+    }
+    let rounding = m.rounding.as_ref().filter(|r| !r.value.integer).map(|r| r.value.direction);
+    let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
+    if !to_ue8m0(&m.details, &m.types) {
+        if types != [Bf16x2] || rounding != Some(Direction::Nearest) || m.has(SATFINITE) {
+            return fail("`.ue8m0x2` converts to `.bf16x2` only, as `cvt.rn.bf16x2.ue8m0x2`");
+        }
+        if sources != 1 {
+            return fail("this `cvt` takes 1 source");
+        }
+        return Ok(());
+    }
+    if !matches!(rounding, Some(Direction::Zero | Direction::Up)) {
+        return fail("conversions to `.ue8m0x2` need `.rz` or `.rp`");
+    }
+    match (types.as_slice(), sources) {
+        ([F32], 2) | ([Bf16x2], 1) => Ok(()),
+        _ => fail("`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`"),
+    }
 }
 
-fn video_operand(op: &Operand) -> VideoOperand<'_> {
+/// A video operand (§9.7.16) split into the operand it reads or writes, its selector
+/// (the component, when it is one, and its span) and whether it is negated (`vmad`).
+/// Components that are not selectors (`%tid.x`) stay on the operand.
+#[derive(Clone, Debug)]
+pub struct VideoOperand<'a> {
+    pub operand: Operand,
+    pub selector: Option<(&'a str, Span)>,
+    pub negated: bool,
+    pub span: Span,
+}
+
+impl VideoOperand<'_> {
+    /// The selector's kind and digits ([`selector`]).
+    pub fn digits(&self) -> Option<(bool, Vec<u8>)> {
+        self.selector.and_then(|(text, _)| selector(text))
+    }
+}
+
+/// Splits a selector and a negation off `op`.
+pub fn video_operand(op: &Operand) -> VideoOperand<'_> {
+    let span = op.span();
     match op {
         Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
-        Operand::Name { component: Some(c), .. } if selector(&c.value).is_some() => {
-            VideoOperand { selector: Some((&c.value, c.span)), negated: false, span: op.span() }
+        Operand::Name { name, component: Some(c) } if selector(&c.value).is_some() => {
+            VideoOperand {
+                operand: Operand::Name { name: name.clone(), component: None },
+                selector: Some((&c.value, c.span)),
+                negated: false,
+                span,
+            }
         }
-        _ => VideoOperand { selector: None, negated: false, span: op.span() },
+        other => VideoOperand { operand: other.clone(), selector: None, negated: false, span },
     }
 }
 
@@ -732,6 +852,39 @@ mod tests {
             "unexpected second type",
         );
         refused("cvt.rz.ftz.ue8m0x2.f32 %h1, %f2, %f3;", "`cvt` takes no `.ftz`");
+    }
+
+    #[test]
+    fn scale_factor_and_narrow_conversion_forms() {
+        // §9.7.9.21: `.ue8m0x2` from two `.f32` or one `.bf16x2` (`.rz`, `.rp`), to `.bf16x2`.
+        assert_eq!(checked("cvt.rp.satfinite.ue8m0x2.f32 %h1, %f2, %f3;"), None);
+        assert_eq!(checked("cvt.rz.ue8m0x2.bf16x2 %h1, %r2;"), None);
+        assert_eq!(checked("cvt.rn.bf16x2.ue8m0x2 %r1, %h2;"), None);
+        refused(
+            "cvt.rn.ue8m0x2.f32 %h1, %f2, %f3;",
+            "conversions to `.ue8m0x2` need `.rz` or `.rp`",
+        );
+        refused(
+            "cvt.rz.ue8m0x2.f32 %h1, %f2;",
+            "`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`",
+        );
+        refused(
+            "cvt.rz.bf16x2.ue8m0x2 %r1, %h2;",
+            "`.ue8m0x2` converts to `.bf16x2` only, as `cvt.rn.bf16x2.ue8m0x2`",
+        );
+        refused("cvt.rn.bf16x2.ue8m0x2 %r1, %h2, %h3;", "this `cvt` takes 1 source");
+        // The other narrow formats: `.satfinite`, not `.sat`; no x4 forms (only `.rs` has
+        // them).
+        assert_eq!(checked("cvt.rn.satfinite.relu.e4m3x2.f32 %h1, %f2, %f3;"), None);
+        refused("cvt.rn.sat.f16.f32 %h1, %f2;", "narrow-format `cvt` saturates with `.satfinite`");
+        refused(
+            "cvt.rn.satfinite.e4m3x4.f32 %r1, %f2, %f3, %f4, %f5;",
+            "`cvt` with `.e4m3x4` is not supported yet",
+        );
+        refused(
+            "cvt.rn.pack.f16.f32 %h1, %f2;",
+            "unknown or unsupported modifier `.pack` for `cvt`",
+        );
     }
 
     #[test]

@@ -91,6 +91,13 @@ pub fn unary(op: UnaryOp, ty: OpTy, mode: FloatMode, a: u64) -> u64 {
 fn float_unary(op: UnaryOp, ty: OpTy, mode: FloatMode, a: u64) -> u64 {
     let f = format(ty);
     let sign = float::Fmt::of(f).sign_bit();
+    // `.ftz` flushes f64 values in `rcp.approx.ftz.f64` and `rsqrt.approx.ftz.f64` only
+    // (PTX ISA 9.2 §9.7.3.9, §9.7.3.16).
+    let f64_ftz = mode.ftz && f == F64 && matches!(op, UnaryOp::Rcp | UnaryOp::Rsqrt);
+    if f64_ftz {
+        let r = float_unary(op, ty, FloatMode { ftz: false, ..mode }, float::flush(f, a));
+        return float::flush(f, r);
+    }
     let a = if mode.ftz && f == F32 { float::flush(f, a) } else { a };
     let x = float::decode(f, a);
     let r = match op {
@@ -106,7 +113,7 @@ fn float_unary(op: UnaryOp, ty: OpTy, mode: FloatMode, a: u64) -> u64 {
 
 /// The `.approx` functions, computed in f64 and rounded once (the ISA bounds their
 /// error, §9.7.3.14-22; ptxvk computes them so).
-fn approx(op: UnaryOp, f: FloatFormat, x: Num) -> u64 {
+pub(super) fn approx(op: UnaryOp, f: FloatFormat, x: Num) -> u64 {
     let v = float::to_host(x);
     let r = match op {
         UnaryOp::Ex2 => v.exp2(),

@@ -9,7 +9,7 @@ mod narrow;
 use std::cmp::Ordering;
 
 use super::float::{self, Exact, Mode, Num};
-use crate::ir::{FloatFormat, HalfArith, HalfConvert, HalfConvertOp, HalfOp, Value};
+use crate::ir::{FloatFormat, HalfArith, HalfConvert, HalfConvertOp, HalfOp, UnaryOp, Value};
 
 /// The result of `op`, whose sources `read` gives as `16 * lanes`-bit words.
 pub fn eval(op: &HalfOp, read: impl Fn(Value) -> u64) -> u64 {
@@ -41,6 +41,7 @@ fn lane_result(op: &HalfOp, x: &[u64]) -> u64 {
         _ => float::fma_num(num(0), num(1), num(2), fmt, mode),
     };
     let r = match op.op {
+        HalfArith::Ex2 | HalfArith::Tanh => return approx(op, num(0)),
         HalfArith::Neg => return arg(0) ^ sign,
         HalfArith::Abs => return arg(0) & !sign,
         HalfArith::Min | HalfArith::Max => return min_max(op, arg(0), arg(1)),
@@ -56,6 +57,20 @@ fn lane_result(op: &HalfOp, x: &[u64]) -> u64 {
     let r = if op.sat { saturate(fmt, r) } else { r };
     if op.ftz {
         float::flush(fmt, r)
+    } else {
+        r
+    }
+}
+
+/// `ex2.approx` and `tanh.approx` of one lane (§9.7.4.8-9): the f32 function of its
+/// value (within the ISA's bound, as the interpreter computes `.approx.f32`, §9.7.3),
+/// rounded to nearest to the format; `.ftz` flushes the result.
+fn approx(op: &HalfOp, x: Num) -> u64 {
+    let f = if op.op == HalfArith::Ex2 { UnaryOp::Ex2 } else { UnaryOp::Tanh };
+    let r = super::arith::approx(f, FloatFormat::F32, x);
+    let r = float::round_num(float::decode(FloatFormat::F32, r), op.format, Mode::Nearest, false);
+    if op.ftz {
+        float::flush(op.format, r)
     } else {
         r
     }

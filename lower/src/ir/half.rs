@@ -22,13 +22,18 @@ pub enum HalfArith {
     /// A NaN operand gives the other (two give the canonical NaN); -0 is below +0.
     Min,
     Max,
+    /// `ex2.approx` (PTX ISA 9.2 §9.7.4.8): 2^x of the lane, computed in f32 (the f32
+    /// operation, [`super::UnaryOp::Ex2`]) and rounded to nearest to the format.
+    Ex2,
+    /// `tanh.approx` (§9.7.4.9), likewise through [`super::UnaryOp::Tanh`].
+    Tanh,
 }
 
 impl HalfArith {
     /// The number of sources.
     pub fn arity(self) -> usize {
         match self {
-            HalfArith::Neg | HalfArith::Abs => 1,
+            HalfArith::Neg | HalfArith::Abs | HalfArith::Ex2 | HalfArith::Tanh => 1,
             HalfArith::Fma => 3,
             _ => 2,
         }

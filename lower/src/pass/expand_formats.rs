@@ -1,11 +1,13 @@
 //! Expands the half arithmetic of semantic analysis ([`InstKind::Half`]: `.f16`,
-//! `.bf16`, `.f16x2`, `.bf16x2` `add sub mul fma neg abs min max`, PTX ISA 9.2 §9.7.4)
+//! `.bf16`, `.f16x2`, `.bf16x2` `add sub mul fma neg abs min max`, and `ex2.approx`,
+//! `tanh.approx`, PTX ISA 9.2 §9.7.4)
 //! lane by lane into operations that need no half support on the device (CFG → CFG,
 //! inside blocks): each rounded operation widens its lanes to f32 exactly (`Widen`),
 //! computes exactly and rounds to odd in f64 (`RoundToOdd`) and rounds that once to the
 //! format (`Narrow`), which is correct in every rounding direction (Boldo & Melquiond
 //! 2008); `neg` and `abs` are bit operations; `min` and `max` compare the widened
-//! values. `.ftz`, `.sat` and `.relu` apply to the half bits.
+//! values; `ex2` and `tanh` are the f32 functions of the widened lane, rounded to
+//! nearest to the format. `.ftz`, `.sat` and `.relu` apply to the half bits.
 //!
 //! The division of labour with [`super::legalize_floats`]: this pass writes out the
 //! half formats, whose roundings (any direction) are all in its `Narrow`s; the
@@ -18,25 +20,39 @@
 //! unpacked and packed with integer operations (`cvt` with `.f16`, `.bf16`, `.tf32`, the
 //! FP8/FP6/FP4 pairs; [`narrow`]).
 //!
-//! Precondition: none. Postcondition: no [`InstKind::Half`] or [`InstKind::HalfConvert`]
-//! is left ([`is_half`], which `super::leftover` checks).
+//! The f64 `.approx` reciprocals (`rcp.approx.ftz.f64`, `rsqrt.approx{.ftz}.f64`,
+//! [`is_approx_f64`]) become the exactly rounded `sqrt` and `rcp` between flushes.
+//!
+//! Precondition: none. Postcondition: no [`InstKind::Half`], [`InstKind::HalfConvert`]
+//! or f64 `.approx` reciprocal is left ([`is_half`], which `super::leftover` checks).
 
 mod narrow;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, CmpOp, HalfArith, HalfConvert, HalfConvertOp, HalfOp, InstKind, Kernel, OddOp, OpTy,
-    Value,
+    BinaryOp, CmpOp, FloatFormat, FloatMode, HalfArith, HalfConvert, HalfConvertOp, HalfOp,
+    InstKind, Kernel, OddOp, OpTy, RegId, Rounding, UnaryOp, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
 const H16: OpTy = OpTy::U(16);
 
-/// Whether `kind` is half arithmetic or a narrow-format conversion, which this pass
-/// expands.
+/// Whether `kind` is half arithmetic, a narrow-format conversion or an f64 `.approx`
+/// reciprocal ([`is_approx_f64`]), which this pass expands.
 pub fn is_half(kind: &InstKind) -> bool {
-    matches!(kind, InstKind::Half(_) | InstKind::HalfConvert(_))
+    matches!(kind, InstKind::Half(_) | InstKind::HalfConvert(_)) || is_approx_f64(kind)
+}
+
+/// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (PTX ISA 9.2 §9.7.3.9, §9.7.3.16)
+/// as semantic analysis resolves them: an f64 `rsqrt`, or an f64 `rcp` with `.ftz`
+/// (which flushes f64 subnormals only in these two).
+pub fn is_approx_f64(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Unary { op: UnaryOp::Rsqrt, ty: F64, .. }
+            | InstKind::Unary { op: UnaryOp::Rcp, ty: F64, mode: FloatMode { ftz: true, .. }, .. }
+    )
 }
 
 /// Expands every half operation of `k`.
@@ -54,6 +70,11 @@ pub fn run(k: &mut Kernel) {
                     half(&mut e, op);
                     out.append(&mut e.insts);
                 }
+                &InstKind::Unary { op, mode, dst, src, .. } if is_approx_f64(&inst.kind) => {
+                    let mut e = Builder::new(k, inst.span);
+                    approx_f64(&mut e, op, mode.ftz, dst, src);
+                    out.append(&mut e.insts);
+                }
                 InstKind::HalfConvert(c) => {
                     let reg_bits = k.reg(c.dst).ty.bits();
                     let mut e = Builder::new(k, inst.span);
@@ -68,6 +89,17 @@ pub fn run(k: &mut Kernel) {
         }
         k.blocks[b].insts = out;
     }
+}
+
+/// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64`: the exactly rounded reciprocal
+/// (of the exactly rounded square root: two roundings, within the ISA's bounds), with
+/// `ftz` flushing subnormal inputs and results to zeros of their sign.
+fn approx_f64(e: &mut impl Build, op: UnaryOp, ftz: bool, dst: RegId, src: Value) {
+    let x = if ftz { e.flush_bits(FloatFormat::F64, src) } else { src };
+    let x = if op == UnaryOp::Rsqrt { e.un(UnaryOp::Sqrt, F64, x) } else { x };
+    let r = e.un(UnaryOp::Rcp, F64, x);
+    let r = if ftz { e.flush_bits(FloatFormat::F64, r) } else { r };
+    e.mov(F64, dst, r);
 }
 
 /// The instructions of one half operation, lane by lane.
@@ -91,6 +123,18 @@ pub fn half(e: &mut impl Build, op: &HalfOp) {
                     let (a, b) = (e.widen(fmt, arg(0)), e.widen(fmt, arg(1)));
                     let nan = e.cmp(CmpOp::Nan, F32, a, b);
                     e.sel(H16, nan, Value::Imm(fmt.nan()), r)
+                } else {
+                    r
+                }
+            }
+            HalfArith::Ex2 | HalfArith::Tanh => {
+                // Through the f32 function, rounded once to nearest to the format.
+                let w = e.widen(fmt, arg(0));
+                let f = if op.op == HalfArith::Ex2 { UnaryOp::Ex2 } else { UnaryOp::Tanh };
+                let r = e.un(f, F32, w);
+                let r = e.narrow(fmt, F32, Rounding::Nearest, false, false, r);
+                if op.ftz {
+                    e.flush_bits(fmt, r)
                 } else {
                     r
                 }

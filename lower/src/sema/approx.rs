@@ -2,7 +2,8 @@
 //! §9.7.4.8-9): `ex2`, `lg2`, `sin`, `cos`, `rsqrt`, `tanh` (IR `UnaryOp`s computed in
 //! f64 by the backend), `sqrt.approx`, `rcp.approx`, `div.approx`, `div.full` (the
 //! correctly rounded forms, which are within every documented bound), and `ex2`/`tanh`
-//! on `.f16`/`.bf16` (through f32).
+//! on `.f16`/`.bf16` (one [`InstKind::Half`] each, which `pass::expand_formats` computes
+//! through f32).
 
 use ptxvk_frontend::ast;
 use ptxvk_frontend::modifier::{Modifier, Precision};
@@ -14,7 +15,7 @@ use super::formats::half_type;
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Rounding, UnaryOp, Value,
+    BinaryOp, CmpOp, FloatMode, HalfArith, HalfOp, InstKind, OpTy, Rounding, UnaryOp, Value,
 };
 
 const APPROX: Modifier = Modifier::Precision(Precision::Approx);
@@ -60,44 +61,25 @@ impl Lowerer<'_> {
         let span = i.span;
         // `ex2` and `tanh` also take half types (§9.7.4.8-9).
         let half = half_type(m).filter(|_| matches!(uop, UnaryOp::Ex2 | UnaryOp::Tanh));
-        if let Some((fmt, lanes)) = half {
+        if let Some((format, lanes)) = half {
+            // One half operation, which `pass::expand_formats` computes through f32.
             let width = OpTy::U((16 * lanes) as u8);
             let dst = self.dst(&i.operands[0], width, false)?;
             let src = self.src(&i.operands[1], width, false, span)?;
-            let mut e = Emit { l: self, span };
-            let mut out = Vec::new();
-            for k in 0..lanes {
-                let lane = if lanes == 1 {
-                    src
-                } else {
-                    let s = e.bin(BinaryOp::Shr, OpTy::U(32), src, Value::Imm(16 * u64::from(k)));
-                    e.cvt(OpTy::U(16), OpTy::U(32), s)
-                };
-                let w = e.temp(F32);
-                e.push(InstKind::Widen { from: fmt, dst: w, src: lane });
-                let r = e.temp(F32);
-                let mode = FloatMode::default();
-                e.push(InstKind::Unary { op: uop, ty: F32, mode, dst: r, src: Value::Reg(w) });
-                let h = e.temp(OpTy::U(16));
-                e.push(InstKind::Narrow {
-                    to: fmt,
-                    from: F32,
-                    rounding: Rounding::Nearest,
-                    satfinite: false,
-                    relu: false,
-                    dst: h,
-                    src: Value::Reg(r),
-                });
-                out.push(Value::Reg(h));
-            }
-            let r = if lanes == 1 {
-                out[0]
-            } else {
-                let t = e.temp(OpTy::U(32));
-                e.push(InstKind::Pack { elem: OpTy::U(16), dst: t, srcs: out });
-                Value::Reg(t)
+            let op = if uop == UnaryOp::Ex2 { HalfArith::Ex2 } else { HalfArith::Tanh };
+            let half = HalfOp {
+                op,
+                format,
+                lanes: lanes as u8,
+                dst,
+                srcs: vec![src],
+                rounding: Rounding::Nearest,
+                ftz: false,
+                sat: false,
+                relu: false,
+                nan: false,
             };
-            e.mov(width, dst, r);
+            self.push(InstKind::Half(Box::new(half)), span);
             return Ok(());
         }
         let ty = self.one_type(i, m)?;
@@ -124,9 +106,7 @@ impl Lowerer<'_> {
         let span = i.span;
         let ty = self.one_type(i, m)?;
         if ty == OpTy::F(64) {
-            if !m.ftz {
-                return Err(Diagnostic::error(span, "`rcp.approx.f64` needs `.ftz`"));
-            }
+            // `rcp.approx.ftz.f64`, with its `.ftz` (`ptxvk_frontend::forms`).
             return self.approx_f64(UnaryOp::Rcp, i, m);
         }
         let dst = self.dst(&i.operands[0], F32, false)?;
@@ -137,9 +117,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (§9.7.3.9, §9.7.3.16): the
-    /// exactly rounded reciprocal (of the exactly rounded square root), with `.ftz`
-    /// flushing subnormal inputs and results to zeros of their sign.
+    /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (§9.7.3.9, §9.7.3.16): one f64
+    /// `Unary` with its `.ftz`, which `pass::expand_formats` writes out as the exactly
+    /// rounded reciprocal (of the exactly rounded square root).
     fn approx_f64(
         &mut self,
         op: UnaryOp,
@@ -150,20 +130,8 @@ impl Lowerer<'_> {
         let f64t = OpTy::F(64);
         let dst = self.dst(&i.operands[0], f64t, false)?;
         let src = self.src(&i.operands[1], f64t, false, span)?;
-        let mut e = Emit { l: self, span };
-        let x = if m.ftz { e.flush_bits(FloatFormat::F64, src) } else { src };
-        let mode = FloatMode::default();
-        let x = if op == UnaryOp::Rsqrt {
-            let t = e.temp(f64t);
-            e.push(InstKind::Unary { op: UnaryOp::Sqrt, ty: f64t, mode, dst: t, src: x });
-            Value::Reg(t)
-        } else {
-            x
-        };
-        let r = e.temp(f64t);
-        e.push(InstKind::Unary { op: UnaryOp::Rcp, ty: f64t, mode, dst: r, src: x });
-        let r = if m.ftz { e.flush_bits(FloatFormat::F64, Value::Reg(r)) } else { Value::Reg(r) };
-        e.mov(f64t, dst, r);
+        let mode = FloatMode { ftz: m.ftz, ..FloatMode::default() };
+        self.push(InstKind::Unary { op, ty: f64t, mode, dst, src }, span);
         Ok(())
     }
 

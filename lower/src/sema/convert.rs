@@ -8,7 +8,8 @@ use crate::ir::{FloatMode, InstKind, OpTy, RegTy, Value};
 impl Lowerer<'_> {
     pub(super) fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         // The form is checked (`ptxvk_frontend::forms`): two register types, and the
-        // rounding §9.7.9.21 gives the conversion.
+        // rounding §9.7.9.21 gives the conversion; `pass::legalize_floats` applies a
+        // directed one (`.rz`, `.rm`, `.rp`).
         let span = i.span;
         let [to, from] = m.types.as_slice() else {
             return Err(Diagnostic::internal(span, "`cvt` without its two types"));

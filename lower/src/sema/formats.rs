@@ -11,10 +11,12 @@
 //!   to and from the UE8M0 scale factors `.ue8m0x2`: checked and resolved into one
 //!   `InstKind::HalfConvert` (its semantics are documented there), which
 //!   `pass::expand_formats` writes out;
-//! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` and of
-//!   `cvt` to a float is checked here and kept in the IR for `pass::legalize_floats`.
+//! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` is kept
+//!   in the IR for `pass::legalize_floats` (that of `cvt` between register types is
+//!   `sema::convert`'s).
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::forms::media::{self, to_ue8m0};
 use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
@@ -27,10 +29,6 @@ use crate::ir::{
 
 const F32: OpTy = OpTy::F(32);
 const F64: OpTy = OpTy::F(64);
-
-/// Why stochastic rounding (`.rs`) and the x4 forms that need it are rejected.
-const STOCHASTIC: &str = "the PTX ISA shows how `.rs` applies the random bits `rbits` only in \
-     a figure, not in its text, so results could not be made bit-exact";
 
 /// A type in a `cvt`: an ordinary operation type, or a narrow format with 1 or 2 lanes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,13 +64,6 @@ fn fp8_pair(f: Format) -> Option<FloatFormat> {
         Format::E2m1x2 => Some(FloatFormat::E2m1),
         _ => None,
     }
-}
-
-/// Narrow float forms that are not implemented: the x4 forms, which exist only with
-/// stochastic rounding (`.rs`), and `.s2f6x2`.
-fn unimplemented_format(f: Format) -> bool {
-    use Format::*;
-    matches!(f, E4m3x4 | E5m2x4 | E2m3x4 | E3m2x4 | E2m1x4 | S2f6x2)
 }
 
 /// The formats among `m`'s modifiers.
@@ -123,7 +114,7 @@ impl Lowerer<'_> {
     ) -> Option<Result<(), Diagnostic>> {
         let narrow_cvt = || {
             m.types.iter().any(|t| narrow_scalar(t.value).is_some())
-                || formats(m).any(|f| fp8_pair(f.value).is_some() || unimplemented_format(f.value))
+                || formats(m).any(|f| fp8_pair(f.value).is_some())
         };
         let half = HALF_OPS.iter().find(|h| h.0 == op).filter(|_| half_type(m).is_some());
         if let Some(&(_, arith)) = half {
@@ -133,11 +124,10 @@ impl Lowerer<'_> {
             Opcode::Cvt if m.has(Modifier::ConvertRounding(ConvertRounding::Rs)) => {
                 let rs = Modifier::ConvertRounding(ConvertRounding::Rs);
                 let at = m.find(|d| (d == rs).then_some(())).map_or(i.span, |d| d.span);
-                Some(Err(unsupported(at, "`cvt.rs` (stochastic rounding)", STOCHASTIC)))
+                Some(Err(unsupported(at, "`cvt.rs` (stochastic rounding)", media::STOCHASTIC)))
             }
             Opcode::Cvt if m.has(UE8M0X2) => Some(self.ue8m0_cvt(i, m)),
             Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
-            Opcode::Cvt if directed(m) => Some(self.directed_cvt(i, m)),
             Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma | Opcode::Mad if directed(m) => {
                 Some(self.directed_arith(op, i, m))
             }
@@ -176,10 +166,6 @@ impl Lowerer<'_> {
     fn cvt_types(m: &Mods) -> Result<Vec<Spanned<CvtType>>, Diagnostic> {
         let mut out = Vec::new();
         for f in formats(m) {
-            if unimplemented_format(f.value) {
-                let what = format!("`cvt` with `{}`", f.value.spelling());
-                return Err(unsupported(f.span, &what, STOCHASTIC));
-            }
             if let Some(narrow) = fp8_pair(f.value) {
                 out.push(Spanned::new(CvtType::Narrow(narrow, 2), f.span));
             }
@@ -201,45 +187,22 @@ impl Lowerer<'_> {
     /// the upper half, in the upper byte), or a pair back to `.bf16x2`.
     fn ue8m0_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        // Its modifiers are checked by `ptxvk_frontend::forms::media`.
-        let satfinite = m.has(SATFINITE);
-        let rounding = m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0);
-        let types: Vec<ScalarType> = m.types.iter().map(|t| t.value).collect();
-        let ue8m0 = m.find(|d| (d == UE8M0X2).then_some(())).map(|d| d.span.start);
-        let to_ue8m0 = ue8m0 < m.types.first().map(|t| t.span.start);
-        let fail = |message: &str| Err(Diagnostic::error(span, message));
-        if !(2..=3).contains(&i.operands.len()) {
-            return fail("`cvt` takes a destination and one or two sources");
-        }
-        if !to_ue8m0 {
+        // Its form is checked by `ptxvk_frontend::forms::media` (`Check::Ue8m0`).
+        if !to_ue8m0(&m.details, &m.types) {
             // cvt.rn.bf16x2.ue8m0x2 d, a: each byte to the bf16 2^(e - 127), NaN kept.
-            if types != [ScalarType::Bf16x2] || rounding != Some(Rounding::Nearest) || satfinite {
-                return fail("`.ue8m0x2` converts to `.bf16x2` only, as `cvt.rn.bf16x2.ue8m0x2`");
-            }
-            if i.operands.len() != 2 {
-                return fail("this `cvt` takes 1 source");
-            }
             let dst = self.dst(&i.operands[0], OpTy::U(32), false)?;
             let a = self.src(&i.operands[1], OpTy::U(16), false, span)?;
             self.half_convert(HalfConvertOp::FromUe8m0, dst, vec![a], span);
             return Ok(());
         }
-        let up = match rounding {
-            Some(Rounding::Zero) => false,
-            Some(Rounding::Up) => true,
-            _ => return fail("conversions to `.ue8m0x2` need `.rz` or `.rp`"),
-        };
+        let satfinite = m.has(SATFINITE);
+        let up = m.rounding.as_ref().is_some_and(|r| r.value.0 == Rounding::Up);
         let dst = self.dst(&i.operands[0], OpTy::U(16), false)?;
-        let (srcs, bf16x2) = match (types.as_slice(), i.operands.len()) {
-            ([ScalarType::F32], 3) => {
-                let a = self.src(&i.operands[1], F32, false, span)?;
-                let b = self.src(&i.operands[2], F32, false, span)?;
-                (vec![a, b], false)
-            }
-            ([ScalarType::Bf16x2], 2) => {
-                (vec![self.src(&i.operands[1], OpTy::U(32), false, span)?], true)
-            }
-            _ => return fail("`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`"),
+        let bf16x2 = m.types.iter().any(|t| t.value == ScalarType::Bf16x2);
+        let srcs = if bf16x2 {
+            vec![self.src(&i.operands[1], OpTy::U(32), false, span)?]
+        } else {
+            self.sources(&i.operands[1..], F32, span)?
         };
         self.half_convert(HalfConvertOp::ToUe8m0 { bf16x2, up, satfinite }, dst, srcs, span);
         Ok(())
@@ -257,13 +220,8 @@ impl Lowerer<'_> {
         let [to, from] = types.as_slice() else {
             return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
         };
+        // Its modifiers, `.sat` and its formats are checked by `ptxvk_frontend::forms::media`.
         let rna = Modifier::ConvertRounding(ConvertRounding::Rna);
-        if let Some(d) = m.details.iter().find(|d| match d.value {
-            Modifier::Format(f) => fp8_pair(f).is_none(),
-            d => ![RELU, SATFINITE, rna].contains(&d),
-        }) {
-            return Err(super::unsupported_modifier(d, m.opcode));
-        }
         let relu = m.has(RELU);
         let satfinite = m.has(SATFINITE);
         let float_rounding = if m.has(rna) {
@@ -272,9 +230,6 @@ impl Lowerer<'_> {
             m.rounding.as_ref().filter(|r| !r.value.1).map(|r| r.value.0)
         };
         let integral = m.rounding.as_ref().filter(|r| r.value.1).map(|r| r.value.0);
-        if m.sat {
-            return Err(Diagnostic::error(span, "narrow-format `cvt` saturates with `.satfinite`"));
-        }
         let srcs = &i.operands[1..];
         let dst_bits = |t: CvtType| match t {
             CvtType::Op(o) => o.bits(),
@@ -329,38 +284,6 @@ impl Lowerer<'_> {
         if let Some(register) = widened {
             self.zero_extend_into(register, dst, span);
         }
-        Ok(())
-    }
-
-    /// `cvt.{rz,rm,rp}` to `.f32` from `.f64`, and to `.f32`/`.f64` from any integer
-    /// (PTX ISA 9.2 §9.7.9.21): rounded once, with integer arithmetic.
-    fn directed_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        m.allow(&[])?;
-        let [to, from] = m.types.as_slice() else {
-            return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
-        };
-        let (to_t, from_t) = (super::op_ty(to)?, super::op_ty(from)?);
-        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        if !(to_t == F32 || (to_t == F64 && !from_t.is_float())) {
-            return Err(unsupported(
-                span,
-                "`cvt` with directed rounding to this type",
-                "implemented: to `.f32` from `.f64`, and to `.f32`/`.f64` from integers",
-            ));
-        }
-        if from_t.is_float() && from_t != F64 {
-            return Err(Diagnostic::error(span, "this conversion does not round"));
-        }
-        if i.operands.len() != 2 {
-            return Err(Diagnostic::error(span, "`cvt` takes 2 operands"));
-        }
-        let dst = self.dst(&i.operands[0], to_t, false)?;
-        let src = self.src(&i.operands[1], from_t, false, span)?;
-        // `pass::legalize_floats` rounds it.
-        let mode = FloatMode { ftz: m.ftz, sat: m.sat, ..FloatMode::default() };
-        let (to, from, rounding) = (to_t, from_t, Some(rounding));
-        self.push(InstKind::Convert { to, from, rounding, mode, dst, src }, span);
         Ok(())
     }
 

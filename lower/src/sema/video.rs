@@ -16,8 +16,8 @@
 //! as ptxas rejects it; a scalar form given `c` without `.add/.min/.max` or a
 //! destination selector ignores `c` (optMerge without a selector), as ptxas accepts it.
 
-use ptxvk_frontend::ast::{self, Operand, ScalarType};
-use ptxvk_frontend::forms::media::selector;
+use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::forms::media::{video_operand, VideoOperand};
 use ptxvk_frontend::modifier::{Clamp, Modifier, Reduction, VideoScale};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
@@ -70,31 +70,6 @@ pub(super) fn is_video(op: Opcode) -> bool {
     op == Opcode::Vmad || SCALAR.contains(&op) || simd(op).is_some()
 }
 
-/// A source of a video instruction: the operand without its selector, the selector's
-/// digits (`.b0`, `.h1`, `.h32`, `.b7654` …, highest lane first) and whether it is
-/// negated (`vmad`), as `ptxvk_frontend::forms::media` has checked them.
-struct VideoOperand {
-    operand: Operand,
-    selector: Option<(bool, Vec<u8>)>,
-    negated: bool,
-}
-
-/// Splits a selector and a negation off `op`. Components that are not selectors
-/// (`%tid.x`) stay on the operand.
-fn video_operand(op: &Operand) -> VideoOperand {
-    match op {
-        Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
-        Operand::Name { name, component: Some(c) } if selector(&c.value).is_some() => {
-            VideoOperand {
-                operand: Operand::Name { name: name.clone(), component: None },
-                selector: selector(&c.value),
-                negated: false,
-            }
-        }
-        other => VideoOperand { operand: other.clone(), selector: None, negated: false },
-    }
-}
-
 /// The types of the destination, `a` and `b` of a video instruction (`.u32`/`.s32`,
 /// `ptxvk_frontend::forms::media`): `vset`'s destination is `.u32`, its two types `a`'s
 /// and `b`'s.
@@ -114,10 +89,11 @@ fn source(value: Value, ty: OpTy, part: VideoPart) -> VideoSource {
     VideoSource { value, signed: ty.is_signed(), part }
 }
 
-/// `.b0`–`.b3`, `.h0`, `.h1` of a scalar video operand: the part it selects
-/// (§9.7.16.1); no selector is the whole word.
-fn scalar_part(v: &VideoOperand) -> VideoPart {
-    match &v.selector {
+/// `.b0`–`.b3`, `.h0`, `.h1` of a scalar video operand (as
+/// `ptxvk_frontend::forms::media` has checked them): the part it selects (§9.7.16.1);
+/// no selector is the whole word.
+fn scalar_part(v: &VideoOperand<'_>) -> VideoPart {
+    match &v.digits() {
         Some((true, d)) => VideoPart::Half(d[0]),
         Some((false, d)) => VideoPart::Byte(d[0]),
         None => VideoPart::Word,
@@ -126,8 +102,8 @@ fn scalar_part(v: &VideoOperand) -> VideoPart {
 
 /// The lanes a SIMD selector names, lane 0 first (`.hxy`: lane 1 = half word x of
 /// `{b, a}`, lane 0 = y); `first`, `first + 1`, … without one.
-fn simd_lanes(v: &VideoOperand, lanes: u8, first: u8) -> Vec<u8> {
-    match &v.selector {
+fn simd_lanes(v: &VideoOperand<'_>, lanes: u8, first: u8) -> Vec<u8> {
+    match &v.digits() {
         Some((_, digits)) => digits.iter().rev().copied().collect(),
         None => (first..first + lanes).collect(),
     }
@@ -166,7 +142,12 @@ impl Lowerer<'_> {
     }
 
     /// A source read as 32 bits.
-    fn video_src(&mut self, v: &VideoOperand, ty: OpTy, span: Span) -> Result<Value, Diagnostic> {
+    fn video_src(
+        &mut self,
+        v: &VideoOperand<'_>,
+        ty: OpTy,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
         self.src(&v.operand, ty, false, span)
     }
 
@@ -182,7 +163,7 @@ impl Lowerer<'_> {
         let (dty, aty, bty) = video_types(m, op == Opcode::Vset);
         let clamp = shift && m.has(Modifier::Clamp(Clamp::Clamp));
         let second = secondary(m);
-        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        let ops: Vec<VideoOperand<'_>> = i.operands.iter().map(video_operand).collect();
         // A destination selector merges into `c`; with `c` but neither it nor a
         // secondary operation, `c` is not used (optMerge without a selector, as ptxas
         // accepts it).
@@ -230,7 +211,7 @@ impl Lowerer<'_> {
             _ => None,
         });
         let shift = shift.map_or(0, |s| s.value);
-        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        let ops: Vec<VideoOperand<'_>> = i.operands.iter().map(video_operand).collect();
         let negate_product = ops[1].negated != ops[2].negated;
         let negate_c = ops[3].negated;
         let adjust = match (po, negate_product, negate_c) {
@@ -261,9 +242,9 @@ impl Lowerer<'_> {
         let span = i.span;
         let (dty, aty, bty) = video_types(m, base == Some(Opcode::Vset));
         let accumulate = secondary(m) == Some(VideoSecondary::Add);
-        let ops: Vec<VideoOperand> = i.operands.iter().map(video_operand).collect();
+        let ops: Vec<VideoOperand<'_>> = i.operands.iter().map(video_operand).collect();
         // The destination mask names the lanes written, highest first; all without one.
-        let mask = match &ops[0].selector {
+        let mask = match &ops[0].digits() {
             Some((_, digits)) => digits.iter().fold(0, |m, k| m | 1 << k),
             None => (1 << lanes) - 1,
         };

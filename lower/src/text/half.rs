@@ -24,6 +24,8 @@ const OPS: &[(HalfArith, &str)] = &[
     (HalfArith::Abs, "habs"),
     (HalfArith::Min, "hmin"),
     (HalfArith::Max, "hmax"),
+    (HalfArith::Ex2, "hex2"),
+    (HalfArith::Tanh, "htanh"),
 ];
 
 /// A half operation's line.
