@@ -9,8 +9,6 @@ use ptxvk_frontend::{ast, SourceMap};
 use ptxvk_lower::ir::{AccessKind, CheckSite, Space};
 use ptxvk_vk::Range;
 
-use crate::Error;
-
 /// The environment variable that checks every launch of a device, the driver
 /// library's included: a comma-separated list of `memcheck`, `racecheck` and
 /// `initcheck` (each of the last two includes memcheck), or `off` (the default).
@@ -87,20 +85,6 @@ impl CheckConfig {
             }
         }
         Ok(config)
-    }
-
-    /// The configuration `PTXVK_CHECK` and `PTXVK_CHECK_LIMIT` ask for.
-    pub fn from_env() -> Result<CheckConfig, Error> {
-        let tools = std::env::var(ENV_CHECK).unwrap_or_default();
-        let tools = CheckConfig::parse_tools(&tools)
-            .map_err(|e| Error::Config(format!("{ENV_CHECK}={tools}: {e}")))?;
-        let limit = match std::env::var(ENV_CHECK_LIMIT) {
-            Err(_) => DEFAULT_LIMIT,
-            Ok(v) => v.trim().parse::<usize>().map_err(|_| {
-                Error::Config(format!("{ENV_CHECK_LIMIT}={v}: expected a number of violations"))
-            })?,
-        };
-        Ok(CheckConfig { limit, ..tools })
     }
 }
 

@@ -63,7 +63,7 @@ const PROBES_VERSION: u32 = 4;
 
 mod constant_cases;
 mod constants;
-mod findings;
+pub(crate) mod findings;
 mod float;
 mod kit;
 mod known;

@@ -20,9 +20,9 @@ use std::sync::Arc;
 
 use ptxvk_vk::DeviceInfo;
 
-use crate::check::CheckConfig;
+use crate::check::{CheckConfig, DEFAULT_LIMIT, ENV_CHECK, ENV_CHECK_LIMIT};
 use crate::compile::{Target, WarpMode};
-use crate::probes::Findings;
+use crate::probes::findings::Findings;
 use crate::Error;
 
 /// The environment variable that chooses exact (`exact`, the default) or Vulkan's own
@@ -83,6 +83,22 @@ impl Options {
     pub fn from_env() -> Result<Options, Error> {
         let native_float = native_float_from_env()?;
         Ok(Options { warp_mode: None, native_float, check: CheckConfig::from_env()? })
+    }
+}
+
+impl CheckConfig {
+    /// The configuration `PTXVK_CHECK` and `PTXVK_CHECK_LIMIT` ask for.
+    pub fn from_env() -> Result<CheckConfig, Error> {
+        let tools = std::env::var(ENV_CHECK).unwrap_or_default();
+        let tools = CheckConfig::parse_tools(&tools)
+            .map_err(|e| Error::Config(format!("{ENV_CHECK}={tools}: {e}")))?;
+        let limit = match std::env::var(ENV_CHECK_LIMIT) {
+            Err(_) => DEFAULT_LIMIT,
+            Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+                Error::Config(format!("{ENV_CHECK_LIMIT}={v}: expected a number of violations"))
+            })?,
+        };
+        Ok(CheckConfig { limit, ..tools })
     }
 }
 

@@ -11,19 +11,18 @@
 //! leaves its context unusable, as CUDA's do ("sticky" errors, CUDA C++ Programming
 //! Guide, *Error Checking*): the call that reports the fault marks the calling thread's
 //! current context (or the primary context when none is current), and every later call
-//! made in it returns the same code ([`crate::state::driver`]) until the context is
+//! made in it returns the same code (`state::driver`) until the context is
 //! destroyed or, for the primary context, reset (`cuDevicePrimaryCtxReset`). What does
 //! not need a usable context still works: device queries, creating, destroying and
 //! switching contexts, and the error strings. Another context is unaffected.
 
-use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cudarc::driver::sys::{CUctxCreateParams, CUresult};
 
-use crate::state::{driver, driver_in_any_state, Driver};
+use crate::objects::{Context, Primary};
+use crate::state::{driver, driver_in_any_state, Driver, CURRENT};
 use crate::{entry, out};
 
 /// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`: a Vulkan device is one multiprocessor
@@ -31,58 +30,14 @@ use crate::{entry, out};
 /// once).
 pub(crate) const MULTIPROCESSORS: c_int = 1;
 
-/// A context handle's object.
-#[derive(Debug)]
-pub(crate) struct Context {
-    pub(crate) flags: c_uint,
-    pub(crate) primary: bool,
-    /// The fault that made the context unusable (*Sticky errors* above).
-    sticky: Mutex<Option<CUresult>>,
-}
-
 impl Context {
     fn new(flags: c_uint, primary: bool) -> Context {
         Context { flags, primary, sticky: Mutex::new(None) }
     }
 
-    fn sticky(&self) -> MutexGuard<'_, Option<CUresult>> {
+    pub(crate) fn sticky(&self) -> MutexGuard<'_, Option<CUresult>> {
         self.sticky.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// Set once any context has held a sticky error: until then no call looks one up.
-static ANY_STICKY: AtomicBool = AtomicBool::new(false);
-
-/// The sticky error of the calling thread's current context, if it has one.
-pub(crate) fn sticky_error(d: &Driver) -> Option<CUresult> {
-    if !ANY_STICKY.load(Ordering::Acquire) {
-        return None;
-    }
-    let handle = CURRENT.with(|c| c.borrow().last().copied())?;
-    let context = d.contexts.get(handle)?;
-    let error = *context.sticky();
-    error
-}
-
-/// Makes `error`, a kernel's fault just reported, the sticky error of the calling
-/// thread's current context, or of the primary context when none is current.
-pub(crate) fn make_sticky(error: CUresult) {
-    let Ok(d) = crate::state::driver_in_any_state() else { return };
-    let current = CURRENT.with(|c| c.borrow().last().copied());
-    let handle =
-        current.or_else(|| d.primary.lock().unwrap_or_else(PoisonError::into_inner).handle);
-    if let Some(context) = handle.and_then(|h| d.contexts.get(h)) {
-        ANY_STICKY.store(true, Ordering::Release);
-        context.sticky().get_or_insert(error);
-    }
-}
-
-/// The primary context's state.
-#[derive(Debug, Default)]
-pub(crate) struct Primary {
-    pub(crate) handle: Option<usize>,
-    pub(crate) refs: u32,
-    pub(crate) flags: c_uint,
 }
 
 impl Primary {
@@ -98,11 +53,6 @@ impl Primary {
             }
         }
     }
-}
-
-thread_local! {
-    /// The calling thread's context stack; the last is current.
-    static CURRENT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The compute capability reported (`PTXVK_CUDA_CC=MAJOR.MINOR`, default 8.0: what the
@@ -415,7 +365,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: c_int) -> CUresult {
             d.device().synchronize().map_err(crate::code)?;
         }
         if let Some(h) = primary {
-            crate::export_table::context_gone(h);
+            crate::context_storage::context_gone(h);
         }
         if let Some(context) = context {
             *context.sticky() = None;
@@ -489,7 +439,7 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: usize) -> CUresult {
             Some(c) if !c.primary => {
                 d.device().synchronize().map_err(crate::code)?;
                 d.contexts.remove(ctx);
-                crate::export_table::context_gone(ctx);
+                crate::context_storage::context_gone(ctx);
                 CURRENT.with(|c| c.borrow_mut().retain(|&h| h != ctx));
                 Ok(())
             }

@@ -23,35 +23,14 @@
 //! | tools context `21318c60-…-41ff7324c8f2`         | none (size only; 13.4+)              |
 
 use std::cell::UnsafeCell;
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::{Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use cudarc::driver::sys::{CUresult, CUuuid};
 
+use crate::context_storage::{Destructor, STORAGE};
+use crate::trace::trace;
 use crate::{entry, out};
-
-/// Whether `PTXVK_LOG` names `driver` (comma-separated list): every table request,
-/// every slot call and every `cuGetProcAddress` lookup is then written to standard
-/// error.
-pub(crate) fn tracing() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        std::env::var("PTXVK_LOG")
-            .map(|v| v.split(',').any(|w| w.trim() == "driver" || w.trim() == "all"))
-            .unwrap_or(false)
-    })
-}
-
-/// Writes a trace line when [`tracing`].
-macro_rules! trace {
-    ($($arg:tt)*) => {
-        if $crate::export_table::tracing() {
-            eprintln!("ptxvk libcuda trace: {}", format_args!($($arg)*));
-        }
-    };
-}
-pub(crate) use trace;
 
 /// A table: pointers, immutable after start-up.
 #[repr(C)]
@@ -395,16 +374,6 @@ unsafe extern "C" fn hooks_buffer_2(ptr: *mut *mut c_void, size: *mut usize) {
 
 // --- Context-local storage ---------------------------------------------------------
 
-/// A destructor the runtime registers with a value: called with the context, the key
-/// and the value when the context goes.
-type Destructor = unsafe extern "C" fn(usize, *mut c_void, *mut c_void);
-
-/// A stored value and its destructor.
-type Stored = (usize, Option<Destructor>);
-
-/// Values by (context, key), with their destructors.
-static STORAGE: Mutex<BTreeMap<(usize, usize), Stored>> = Mutex::new(BTreeMap::new());
-
 /// `ctx`, or the current context when it is null.
 fn context_or_current(ctx: usize) -> Result<usize, CUresult> {
     if ctx == 0 {
@@ -452,24 +421,6 @@ unsafe extern "C" fn cls_get(value: *mut *mut c_void, ctx: usize, key: *mut c_vo
     });
     trace!("context-local storage slot 2: get ctx={ctx:#x} key={key:p}: {r:?}");
     r
-}
-
-/// Runs and forgets the destructors of `ctx`'s values (`cuCtxDestroy`,
-/// `cuDevicePrimaryCtxReset`).
-pub(crate) fn context_gone(ctx: usize) {
-    let gone: Vec<((usize, usize), Stored)> = {
-        let mut s = STORAGE.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys: Vec<(usize, usize)> =
-            s.range((ctx, 0)..=(ctx, usize::MAX)).map(|(k, _)| *k).collect();
-        keys.into_iter().filter_map(|k| s.remove(&k).map(|v| (k, v))).collect()
-    };
-    for ((ctx, key), (value, dtor)) in gone {
-        if let Some(dtor) = dtor {
-            trace!("context-local storage destructor ctx={ctx:#x} key={key:#x}");
-            // SAFETY: the runtime registered `dtor` for this value and context.
-            unsafe { dtor(ctx, key as *mut c_void, value as *mut c_void) };
-        }
-    }
 }
 
 // --- Context checks ------------------------------------------------------------------

@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys::CUresult;
 use ptxvk::vk::{Buffer, ExportedMemory};
 
+use crate::objects::StreamRef;
 use crate::state::{driver, Allocation, Driver};
-use crate::stream::StreamRef;
 use crate::{entry, out};
 
 /// Size of `CUipcMemHandle` and `CUipcEventHandle` (`CU_IPC_HANDLE_SIZE`).

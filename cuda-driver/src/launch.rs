@@ -11,9 +11,9 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use cudarc::driver::sys::{CUlaunchConfig, CUresult};
 
-use crate::module::Function;
+use crate::objects::Function;
+use crate::state::stream_of;
 use crate::state::{driver, Driver};
-use crate::stream::stream_of;
 use crate::{entry, out};
 
 const CU_LAUNCH_PARAM_END: usize = 0;
@@ -117,7 +117,7 @@ unsafe fn launch(
     let s = stream_of(d, stream, per_thread)?;
     // A capturing stream records the launch (`crate::graph`).
     let recorded = crate::graph::record_with(&s, || {
-        let op = crate::graph::KernelOp::new(
+        let op = crate::objects::KernelOp::new(
             func.clone(),
             f,
             grid,
@@ -126,7 +126,7 @@ unsafe fn launch(
             bytes.clone(),
             keep.clone(),
         )?;
-        Ok(crate::graph::Op::Kernel(op))
+        Ok(crate::objects::Op::Kernel(op))
     })?;
     if recorded {
         return Ok(());

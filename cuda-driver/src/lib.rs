@@ -41,6 +41,7 @@ macro_rules! arg_or_null {
     };
 }
 
+mod context_storage;
 mod device;
 mod export_table;
 mod fatbin;
@@ -50,12 +51,14 @@ mod ipc;
 mod launch;
 mod memory;
 mod module;
+mod objects;
 mod proc;
 mod proc_table;
 mod state;
 mod stream;
 mod tensor_map;
 mod texture;
+mod trace;
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -102,7 +105,7 @@ pub(crate) fn entry(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => CUresult::CUDA_SUCCESS,
         Ok(Err(e)) => {
-            export_table::trace!("{e:?} from {}:{}", at.file(), at.line());
+            trace::trace!("{e:?} from {}:{}", at.file(), at.line());
             e
         }
         Err(_) => {
@@ -247,7 +250,7 @@ pub(crate) fn code(e: ptxvk::Error) -> CUresult {
     };
     eprintln!("ptxvk libcuda: {e}");
     if faulted {
-        device::make_sticky(result);
+        state::make_sticky(result);
     }
     result
 }

@@ -15,32 +15,9 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUresult;
 
+use crate::objects::{Function, JitOptions, Link, LoadedModule};
 use crate::state::{driver, Driver};
 use crate::{c_str, entry, out};
-
-/// A module handle's object: the compiled module (shared with its functions) and the
-/// handles of its functions.
-pub(crate) struct LoadedModule {
-    pub(crate) module: Arc<ptxvk::Module>,
-    pub(crate) functions: Vec<(String, usize)>,
-}
-
-/// A function handle's object.
-pub(crate) struct Function {
-    pub(crate) module: Arc<ptxvk::Module>,
-    pub(crate) index: usize,
-    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` as set by the client.
-    pub(crate) max_dynamic_shared: AtomicU32,
-    /// `CU_JIT_MAX_REGISTERS` of the load, which caps the reported register count.
-    pub(crate) max_registers: Option<u32>,
-    /// The architecture of the module's PTX (`.target sm_100` is 100), which
-    /// `CU_FUNC_ATTRIBUTE_PTX_VERSION` reports.
-    pub(crate) ptx_arch: Option<u32>,
-    /// The kernel's name, NUL-terminated (`cuFuncGetName` hands out a pointer to it).
-    pub(crate) name: CString,
-    /// The handle of the module (library) it belongs to, set once that is inserted.
-    pub(crate) module_handle: AtomicUsize,
-}
 
 impl Function {
     /// The kernel, compiled now when its module is loaded lazily and this is its first
@@ -101,15 +78,6 @@ fn ptx_text(what: &str, bytes: &[u8]) -> Result<String, CUresult> {
             Err(CUresult::CUDA_ERROR_INVALID_PTX)
         }
     }
-}
-
-/// The JIT options ptxvk acts on: where to write the error log
-/// (`CU_JIT_ERROR_LOG_BUFFER` and its size) and `CU_JIT_MAX_REGISTERS`.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct JitOptions {
-    buffer: usize,
-    size: usize,
-    max_registers: Option<u32>,
 }
 
 /// `CUjit_option` values (CUDA driver API).
@@ -256,7 +224,7 @@ fn dump_ptx(text: &str) {
     let n = LOADS.fetch_add(1, Ordering::Relaxed);
     let path = std::path::Path::new(&dir).join(format!("module-{}-{n}.ptx", std::process::id()));
     match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
-        Ok(()) => crate::export_table::trace!("PTX written to {}", path.display()),
+        Ok(()) => crate::trace::trace!("PTX written to {}", path.display()),
         Err(e) => eprintln!("ptxvk libcuda: PTXVK_DUMP_PTX: cannot write {}: {e}", path.display()),
     }
 }
@@ -761,15 +729,6 @@ pub unsafe extern "C" fn cuKernelSetCacheConfig(
 ) -> CUresult {
     // SAFETY: forwarded.
     unsafe { cuFuncSetCacheConfig(kernel, config) }
-}
-
-/// A JIT link in progress: the PTX files added so far (name and text) and the linked
-/// result.
-#[derive(Default)]
-pub(crate) struct Link {
-    ptx: Vec<(String, String)>,
-    output: Vec<u8>,
-    options: JitOptions,
 }
 
 /// `CUjitInputType` values (CUDA driver API, `cuLinkAddData`).

@@ -456,7 +456,7 @@ fn lookup(
     let version = u32::try_from(version).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0;
     let found = resolve(name, version, per_thread).and_then(export);
-    crate::export_table::trace!(
+    crate::trace::trace!(
         "cuGetProcAddress {name} version {version} flags {flags}: {}",
         if found.is_some() {
             resolve(name, version, per_thread).unwrap_or("?")

@@ -1,4 +1,7 @@
-//! The driver's global state: the device, opened by `cuInit`, and the handle tables.
+//! The driver's global state: the device, opened by `cuInit`, the handle tables (of the
+//! objects of `objects.rs`), the calling thread's context stack with the contexts' sticky
+//! errors, and the lookups every call makes (a stream handle, a device address). It
+//! stands below every file of API calls and imports none of them.
 //!
 //! # Device loss
 //!
@@ -10,12 +13,22 @@
 //! forgotten, as a reset context's are in CUDA, and their handles become invalid ones.
 //! Device queries and context management work throughout.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use cudarc::driver::sys::CUresult;
+use ptxvk::vk::Buffer;
 
 use crate::handles::Table;
+use crate::objects::StreamRef;
+use crate::vk_code;
+
+/// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`: the legacy and the per-thread default
+/// streams named explicitly (cuda.h).
+pub(crate) const CU_STREAM_LEGACY: usize = 1;
+pub(crate) const CU_STREAM_PER_THREAD: usize = 2;
 
 /// One allocation made through the API, by its device address.
 #[derive(Debug)]
@@ -29,26 +42,26 @@ pub(crate) struct Allocation {
 pub(crate) struct Driver {
     /// The device; replaced by a newly opened one when a lost one is reset.
     device: RwLock<ptxvk::Device>,
-    pub(crate) contexts: Table<crate::device::Context>,
-    pub(crate) primary: Mutex<crate::device::Primary>,
-    pub(crate) modules: Table<crate::module::LoadedModule>,
-    pub(crate) functions: Table<crate::module::Function>,
-    pub(crate) streams: Table<crate::stream::StreamEntry>,
+    pub(crate) contexts: Table<crate::objects::Context>,
+    pub(crate) primary: Mutex<crate::objects::Primary>,
+    pub(crate) modules: Table<crate::objects::LoadedModule>,
+    pub(crate) functions: Table<crate::objects::Function>,
+    pub(crate) streams: Table<crate::objects::StreamEntry>,
     pub(crate) events: Table<ptxvk::Event>,
-    pub(crate) links: Table<Mutex<crate::module::Link>>,
+    pub(crate) links: Table<Mutex<crate::objects::Link>>,
     pub(crate) pools: Table<ptxvk::vk::MemPool>,
-    pub(crate) arrays: Table<crate::texture::Array>,
+    pub(crate) arrays: Table<crate::objects::Array>,
     /// Graphs and executable graphs (`crate::graph`).
-    pub(crate) graphs: Table<crate::graph::Graph>,
-    pub(crate) graph_execs: Table<crate::graph::Exec>,
+    pub(crate) graphs: Table<crate::objects::Graph>,
+    pub(crate) graph_execs: Table<crate::objects::Exec>,
     /// Graph nodes: the handle of the graph each belongs to.
     pub(crate) graph_nodes: Table<usize>,
     /// Events recorded on capturing streams, by event handle (`crate::graph`).
-    pub(crate) captured_events: Mutex<BTreeMap<usize, crate::graph::CapturedEvent>>,
-    pub(crate) user_objects: Table<crate::graph::UserObject>,
-    pub(crate) mipmapped: Table<crate::texture::Mipmapped>,
+    pub(crate) captured_events: Mutex<BTreeMap<usize, crate::objects::CapturedEvent>>,
+    pub(crate) user_objects: Table<crate::objects::UserObject>,
+    pub(crate) mipmapped: Table<crate::objects::Mipmapped>,
     /// Texture and surface references (`cuModuleGetTexRef`).
-    pub(crate) references: Table<crate::texture::Reference>,
+    pub(crate) references: Table<crate::objects::Reference>,
     /// Texture and surface objects by handle (their descriptor's device address).
     pub(crate) texture_objects: Mutex<BTreeMap<u64, ptxvk::TextureObject>>,
     /// Device, managed and pool allocations by device address.
@@ -139,7 +152,7 @@ pub(crate) fn driver() -> Result<&'static Driver, CUresult> {
     if d.device_lost() {
         return Err(CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE);
     }
-    match crate::device::sticky_error(d) {
+    match sticky_error(d) {
         Some(error) => Err(error),
         None => Ok(d),
     }
@@ -153,6 +166,65 @@ pub(crate) fn driver_in_any_state() -> Result<&'static Driver, CUresult> {
         Some(Err(e)) => Err(*e),
         None => Err(CUresult::CUDA_ERROR_NOT_INITIALIZED),
     }
+}
+
+thread_local! {
+    /// The calling thread's context stack; the last is current.
+    pub(crate) static CURRENT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Set once any context has held a sticky error: until then no call looks one up.
+static ANY_STICKY: AtomicBool = AtomicBool::new(false);
+
+/// The sticky error of the calling thread's current context, if it has one.
+pub(crate) fn sticky_error(d: &Driver) -> Option<CUresult> {
+    if !ANY_STICKY.load(Ordering::Acquire) {
+        return None;
+    }
+    let handle = CURRENT.with(|c| c.borrow().last().copied())?;
+    let context = d.contexts.get(handle)?;
+    let error = *context.sticky();
+    error
+}
+
+/// Makes `error`, a kernel's fault just reported, the sticky error of the calling
+/// thread's current context, or of the primary context when none is current.
+pub(crate) fn make_sticky(error: CUresult) {
+    let Ok(d) = driver_in_any_state() else { return };
+    let current = CURRENT.with(|c| c.borrow().last().copied());
+    let handle =
+        current.or_else(|| d.primary.lock().unwrap_or_else(PoisonError::into_inner).handle);
+    if let Some(context) = handle.and_then(|h| d.contexts.get(h)) {
+        ANY_STICKY.store(true, Ordering::Release);
+        context.sticky().get_or_insert(error);
+    }
+}
+
+/// The stream `handle` names; `per_thread` makes 0 the thread's own stream.
+pub(crate) fn stream_of(
+    d: &Driver,
+    handle: usize,
+    per_thread: bool,
+) -> Result<StreamRef, CUresult> {
+    let device = d.device();
+    let vk = device.vk();
+    match handle {
+        0 if per_thread => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
+        0 | CU_STREAM_LEGACY => Ok(StreamRef::Default(vk.default_stream())),
+        CU_STREAM_PER_THREAD => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
+        h => d.streams.get(h).map(StreamRef::Created).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE),
+    }
+}
+
+/// The allocation holding device address `ptr` and the offset into it; any live
+/// allocation counts (module globals too). Unknown addresses are
+/// `CUDA_ERROR_INVALID_VALUE`.
+pub(crate) fn resolve(d: &Driver, ptr: u64) -> Result<(Buffer, u64), CUresult> {
+    d.device()
+        .vk()
+        .resolve(ptr)
+        .map(|r| (r.buffer, r.offset))
+        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
 }
 
 impl Driver {

@@ -10,23 +10,11 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUresult;
 use ptxvk::{Event, Stream, StreamKind};
 
-use crate::state::{driver, Driver};
+use crate::objects::{StreamEntry, StreamRef};
+use crate::state::{driver, stream_of, Driver, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
 use crate::{entry, out, vk_code};
 
-/// A stream handle's object.
-pub(crate) struct StreamEntry {
-    pub(crate) stream: Stream,
-    pub(crate) flags: c_uint,
-    pub(crate) priority: c_int,
-    /// Stream capture (`crate::graph`).
-    pub(crate) capture: crate::graph::CaptureCell,
-}
-
-/// A stream an API call works on.
-pub(crate) enum StreamRef {
-    Created(Arc<StreamEntry>),
-    Default(Stream),
-}
+const CU_STREAM_NON_BLOCKING: c_uint = 1;
 
 impl StreamRef {
     pub(crate) fn get(&self) -> &Stream {
@@ -36,10 +24,6 @@ impl StreamRef {
         }
     }
 }
-
-const CU_STREAM_LEGACY: usize = 1;
-const CU_STREAM_PER_THREAD: usize = 2;
-const CU_STREAM_NON_BLOCKING: c_uint = 1;
 
 /// The stream `handle` names, to enqueue work that cannot be captured on: a capturing
 /// stream refuses it (`crate::graph`).
@@ -51,22 +35,6 @@ pub(crate) fn work_stream(
     let s = stream_of(d, handle, per_thread)?;
     crate::graph::refuse_during_capture(&s)?;
     Ok(s)
-}
-
-/// The stream `handle` names; `per_thread` makes 0 the thread's own stream.
-pub(crate) fn stream_of(
-    d: &Driver,
-    handle: usize,
-    per_thread: bool,
-) -> Result<StreamRef, CUresult> {
-    let device = d.device();
-    let vk = device.vk();
-    match handle {
-        0 if per_thread => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
-        0 | CU_STREAM_LEGACY => Ok(StreamRef::Default(vk.default_stream())),
-        CU_STREAM_PER_THREAD => vk.per_thread_stream().map(StreamRef::Default).map_err(vk_code),
-        h => d.streams.get(h).map(StreamRef::Created).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE),
-    }
 }
 
 fn create(handle: *mut usize, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
@@ -239,10 +207,10 @@ pub unsafe extern "C" fn cuStreamIsCapturing_ptsz(handle: usize, status: *mut c_
 }
 
 /// Enqueues a host function (a `cuLaunchHostFunc` or a graph's host node) on `s`.
-pub(crate) fn enqueue_host(s: &StreamRef, call: crate::graph::HostOp) -> Result<(), CUresult> {
+pub(crate) fn enqueue_host(s: &StreamRef, call: crate::objects::HostOp) -> Result<(), CUresult> {
     s.get()
         .launch_host_func(Box::new(move || {
-            let crate::graph::HostOp { f, data } = call;
+            let crate::objects::HostOp { f, data } = call;
             // SAFETY: the client's function with its own argument, called once on a thread
             // of the driver, as `cuLaunchHostFunc` documents.
             unsafe { f(data as *mut c_void) }
@@ -259,9 +227,9 @@ fn host_func(
 ) -> Result<(), CUresult> {
     let d = driver()?;
     let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let call = crate::graph::HostOp { f, data: data as usize };
+    let call = crate::objects::HostOp { f, data: data as usize };
     let s = stream_of(d, handle, per_thread)?;
-    if crate::graph::record(&s, || crate::graph::Op::Host(call))? {
+    if crate::graph::record(&s, || crate::objects::Op::Host(call))? {
         return Ok(());
     }
     enqueue_host(&s, call)

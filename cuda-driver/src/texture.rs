@@ -14,20 +14,9 @@ use std::ffi::{c_int, c_uint};
 use cudarc::driver::sys::CUresult;
 use ptxvk::{AddressMode, ChannelKind, TextureDesc};
 
+use crate::objects::{Array, Array3dDescriptor, Mipmapped, Reference};
 use crate::state::{driver, Driver};
 use crate::{arg, entry, out, vk_code};
-
-/// A CUDA array: its memory and layout.
-pub(crate) struct Array {
-    /// The memory (shared by the levels of a mipmapped array) and where this array's
-    /// texels start in it.
-    buffer: std::sync::Arc<ptxvk::vk::Buffer>,
-    offset: u64,
-    /// Its description (`depth`: slices of a 3-D array or layers; 0 for 1-D and 2-D).
-    desc: Array3dDescriptor,
-    kind: ChannelKind,
-    channel_bytes: u32,
-}
 
 impl Array {
     fn pitch(&self) -> usize {
@@ -98,18 +87,6 @@ pub struct ArrayDescriptor {
     channels: c_uint,
 }
 
-/// `CUDA_ARRAY3D_DESCRIPTOR`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Array3dDescriptor {
-    width: usize,
-    height: usize,
-    depth: usize,
-    format: c_uint,
-    channels: c_uint,
-    flags: c_uint,
-}
-
 const _: () = assert!(
     std::mem::size_of::<Array3dDescriptor>()
         == std::mem::size_of::<cudarc::driver::sys::CUDA_ARRAY3D_DESCRIPTOR>()
@@ -173,15 +150,6 @@ fn create_array(d: &Driver, a: Array3dDescriptor) -> Result<usize, CUresult> {
     let bytes = bytes_of(&a, channel_bytes)?;
     let buffer = std::sync::Arc::new(d.device().vk().alloc(bytes as u64).map_err(vk_code)?);
     Ok(d.arrays.insert(array_in(buffer, 0, &a, kind, channel_bytes)))
-}
-
-/// A mipmapped array: its levels packed level after level in one allocation, and the
-/// level arrays handed out (`cuMipmappedArrayGetLevel`), freed with it.
-pub(crate) struct Mipmapped {
-    /// Level 0, at the start of the allocation.
-    base: Array,
-    levels: u32,
-    level_arrays: std::sync::Mutex<Vec<usize>>,
 }
 
 impl Mipmapped {
@@ -551,15 +519,6 @@ pub unsafe extern "C" fn cuTexObjectDestroy(object: u64) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuSurfObjectDestroy(object: u64) -> CUresult {
     entry(|| destroy_object(object))
-}
-
-/// A texture or surface reference of a module (`cuModuleGetTexRef`): the sampler state
-/// and memory the host sets, bound by writing a texture object's handle into the
-/// module's 8-byte variable of that name (`ptxvk::Module::bind_texture`).
-pub(crate) struct Reference {
-    module: std::sync::Arc<ptxvk::Module>,
-    name: String,
-    state: std::sync::Mutex<(TextureDesc, c_uint, Option<ptxvk::TextureObject>)>,
 }
 
 impl Reference {

@@ -87,7 +87,7 @@ fn main() {
     let parsed = ptxvk_frontend::parse(&module).expect("the benchmark module parses");
     let check = measure(|| {
         let mut errors = Vec::new();
-        ptxvk_frontend::instructions::check_module(&parsed, &mut errors);
+        ptxvk_frontend::instruction_check::check_module(&parsed, &mut errors);
         errors.len()
     });
     drop(parsed);

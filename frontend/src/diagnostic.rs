@@ -186,22 +186,6 @@ impl SourceMap {
         self.files.len() - 1
     }
 
-    /// Appends a file read as bytes ([`crate::source::decode`]: bytes that are not
-    /// UTF-8 are allowed in comments and strings). Returns its index, and the error for
-    /// such a byte anywhere else, with a span in this map (the file is added all the
-    /// same, so that the error renders with its line).
-    pub fn add_bytes(
-        &mut self,
-        name: impl Into<String>,
-        bytes: &[u8],
-    ) -> (usize, Option<Diagnostic>) {
-        let (text, error) = crate::source::decode(bytes);
-        let start = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
-        let i = self.add(name, &text);
-        let shift = |s: Span| Span::new(s.start.saturating_add(start), s.end.saturating_add(start));
-        (i, error.map(|d| Diagnostic { span: shift(d.span), ..d }))
-    }
-
     /// The number of files.
     pub fn len(&self) -> usize {
         self.files.len()

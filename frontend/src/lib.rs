@@ -21,8 +21,10 @@
 pub mod ast;
 pub mod decode;
 pub mod diagnostic;
+mod driver;
 pub mod forms;
 mod indexing;
+pub mod instruction_check;
 pub mod instructions;
 pub mod legacy;
 pub mod lexer;
@@ -37,8 +39,8 @@ pub mod split;
 pub mod vectors;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile, SourceMap};
+pub use driver::{parse, parse_file, parse_syntax};
 pub use instructions::Opcode;
 pub use link::link;
-pub use parser::{parse, parse_file, parse_syntax};
 pub use printer::print;
 pub use span::{Ident, Name, Span, Spanned};

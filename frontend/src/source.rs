@@ -4,7 +4,8 @@
 //! one, so that offsets are unchanged; anywhere else a byte that is not UTF-8 is an
 //! error at its offset.
 
-use crate::{Diagnostic, Span};
+use crate::diagnostic::{Diagnostic, SourceMap};
+use crate::span::Span;
 
 /// Where the scanner is, for the bytes that follow.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -75,6 +76,24 @@ pub fn decode(bytes: &[u8]) -> (String, Option<Diagnostic>) {
         scanned = offset;
     }
     (text, error)
+}
+
+impl SourceMap {
+    /// Appends a file read as bytes ([`decode`]: bytes that are not
+    /// UTF-8 are allowed in comments and strings). Returns its index, and the error for
+    /// such a byte anywhere else, with a span in this map (the file is added all the
+    /// same, so that the error renders with its line).
+    pub fn add_bytes(
+        &mut self,
+        name: impl Into<String>,
+        bytes: &[u8],
+    ) -> (usize, Option<Diagnostic>) {
+        let (text, error) = decode(bytes);
+        let start = u32::try_from(self.text().len()).unwrap_or(u32::MAX);
+        let i = self.add(name, &text);
+        let shift = |s: Span| Span::new(s.start.saturating_add(start), s.end.saturating_add(start));
+        (i, error.map(|d| Diagnostic { span: shift(d.span), ..d }))
+    }
 }
 
 #[cfg(test)]

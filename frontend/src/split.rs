@@ -84,12 +84,12 @@ pub fn parse_range_in_chunks(
 }
 
 /// Checks the instructions of `module` against the instruction table
-/// ([`crate::instructions::check_module`]) on up to `threads` threads, appending the
+/// ([`crate::instruction_check::check_module`]) on up to `threads` threads, appending the
 /// errors in source order.
 pub fn check_module_in_chunks(module: &Module, threads: usize, errors: &mut Vec<Diagnostic>) {
     let items = &module.items;
     if threads <= 1 || items.len() < 2 {
-        crate::instructions::check_items(items, errors);
+        crate::instruction_check::check_items(items, errors);
         return;
     }
     // Items of about equal numbers of statements per thread.
@@ -116,19 +116,19 @@ pub fn check_module_in_chunks(module: &Module, threads: usize, errors: &mut Vec<
                 let part = &items[r.clone()];
                 scope.spawn(move || {
                     let mut e = Vec::new();
-                    crate::instructions::check_items(part, &mut e);
+                    crate::instruction_check::check_items(part, &mut e);
                     e
                 })
             })
             .collect();
         let mut first = Vec::new();
-        crate::instructions::check_items(&items[ranges[0].clone()], &mut first);
+        crate::instruction_check::check_items(&items[ranges[0].clone()], &mut first);
         let rest: Option<Vec<_>> = handles.into_iter().map(|h| h.join().ok()).collect();
         rest.map(|rest| std::iter::once(first).chain(rest).collect())
     });
     match found {
         Some(found) => errors.extend(found.into_iter().flatten()),
-        None => crate::instructions::check_items(items, errors),
+        None => crate::instruction_check::check_items(items, errors),
     }
 }
 

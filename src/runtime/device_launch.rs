@@ -32,7 +32,7 @@ use ptxvk_abi::device_launch as dl;
 use ptxvk_abi::system;
 use ptxvk_vk::Stream;
 
-use super::launch::Prepared;
+use super::prepared::Prepared;
 use super::{Kernel, LaunchStats, Module};
 use crate::Error;
 

@@ -11,9 +11,9 @@ use crate::check::{CheckContext, Region};
 use crate::Error;
 use ptxvk_abi::system;
 
-use super::module::Code;
+use super::prepared::Prepared;
 use super::system_area::SystemArea;
-use super::{device_launch, Arg, LaunchStats, Module};
+use super::{device_launch, Arg, Kernel, LaunchStats};
 
 /// Grid and block dimensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,14 +44,6 @@ impl From<[u32; 3]> for Dim3 {
 /// ([`Kernel::more_phases`]): a phase after every thread is done costs a dispatch in
 /// which each thread reads its slot and ends.
 const MAX_PHASES_AT_ONCE: u32 = 256;
-
-/// One kernel of a [`Module`].
-#[derive(Clone, Copy, Debug)]
-pub struct Kernel<'m> {
-    pub(super) module: &'m Module,
-    pub(super) index: usize,
-    pub(super) code: &'m Code,
-}
 
 impl<'m> Kernel<'m> {
     pub fn info(&self) -> &'m KernelInfo {
@@ -598,37 +590,6 @@ fn confined_ranges(range: ptxvk_vk::Range, regions: &[Region]) -> Vec<(u64, u64,
         .chain(outside)
         .map(|(start, end)| (start, end, 0))
         .collect()
-}
-
-/// A launch ready to enqueue.
-pub(super) struct Prepared<'m> {
-    pub(super) module: &'m Module,
-    pub(super) cfg: LaunchConfig,
-    pub(super) params: Vec<u8>,
-    pub(super) system: Option<SystemArea>,
-}
-
-impl Prepared<'_> {
-    /// The buffers the launch uses: its arguments', the module data and heap, and the
-    /// system area.
-    pub(super) fn keep(&self, args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
-        let mut keep = Self::arguments(args);
-        keep.extend(self.module.data.iter().chain(self.module.heap.get()).cloned());
-        keep.extend(self.system.as_ref().map(|s| s.buffer.clone()));
-        keep
-    }
-}
-
-impl Prepared<'_> {
-    /// The buffers `args` pass.
-    pub(super) fn arguments(args: &[Arg<'_>]) -> Vec<ptxvk_vk::Buffer> {
-        args.iter()
-            .filter_map(|a| match a {
-                Arg::Pointer { buffer, .. } => Some((*buffer).clone()),
-                Arg::Bytes(_) => None,
-            })
-            .collect()
-    }
 }
 
 pub(super) fn describe(elem: ScalarType, count: u32) -> String {

@@ -8,10 +8,18 @@ use ptxvk_frontend::SourceMap;
 use ptxvk_spirv::KernelInfo;
 use ptxvk_vk::timing;
 
-use super::{Device, Kernel, TextureObject};
+use super::{Device, TextureObject};
 use crate::compile::{compile_module, Compiled, LazyModule};
 use crate::target::{check_warp_mode, required_subgroup_size};
 use crate::Error;
+
+/// One kernel of a [`Module`].
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel<'m> {
+    pub(super) module: &'m Module,
+    pub(super) index: usize,
+    pub(super) code: &'m Code,
+}
 
 /// A PTX module loaded on a device: compiled once, one pipeline per block size.
 ///

@@ -218,6 +218,18 @@ pub(crate) fn cache_header_matches(
         && data.get(16..CACHE_HEADER_LEN) == Some(&uuid[..])
 }
 
+impl PipelineKey {
+    /// The key of a launch with `cfg`.
+    pub(crate) fn of(cfg: &LaunchConfig) -> PipelineKey {
+        PipelineKey {
+            block: cfg.block,
+            shared_words: shared_words(cfg.shared_bytes),
+            dynamic_shared_bytes: cfg.dynamic_shared_bytes,
+            confined_outside: cfg.confined_outside,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

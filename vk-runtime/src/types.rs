@@ -134,18 +134,6 @@ pub struct PipelineKey {
     pub confined_outside: bool,
 }
 
-impl PipelineKey {
-    /// The key of a launch with `cfg`.
-    pub(crate) fn of(cfg: &crate::launch_config::LaunchConfig) -> PipelineKey {
-        PipelineKey {
-            block: cfg.block,
-            shared_words: crate::conv::shared_words(cfg.shared_bytes),
-            dynamic_shared_bytes: cfg.dynamic_shared_bytes,
-            confined_outside: cfg.confined_outside,
-        }
-    }
-}
-
 /// How a stream orders itself against the legacy default stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamKind {

@@ -2,40 +2,9 @@
 //! capturing stream becomes nodes of the capture's graph (see the parent module).
 
 use super::*;
+use crate::objects::{Capture, CapturedEvent, Session};
 
 // Stream capture.
-
-/// One capture: the graph it records into and the streams taking part.
-pub(crate) struct Session {
-    graph: usize,
-    g: Arc<Graph>,
-    /// The stream that began the capture (and must end it).
-    origin: usize,
-    /// Something that cannot be captured was enqueued on one of its streams.
-    invalid: AtomicBool,
-    /// Streams that joined by waiting for an event of the capture.
-    joined: Mutex<Vec<Weak<StreamEntry>>>,
-    /// Begun by `cuStreamBeginCaptureToGraph`: the graph is the client's, kept on failure.
-    client_graph: bool,
-}
-
-/// A stream's capture state.
-#[derive(Default)]
-pub(crate) enum Capture {
-    #[default]
-    Idle,
-    /// Capturing: the nodes the stream's next node depends on.
-    Active { session: Arc<Session>, deps: Vec<usize> },
-}
-
-/// A stream's capture state behind its lock (`StreamEntry::capture`).
-pub(crate) type CaptureCell = Mutex<Capture>;
-
-/// Where a `cuEventRecord` on a capturing stream was made (`Driver::captured_events`).
-pub(crate) struct CapturedEvent {
-    session: Weak<Session>,
-    deps: Vec<usize>,
-}
 
 /// `CUstreamCaptureStatus`.
 const CAPTURE_STATUS_NONE: c_int = 0;

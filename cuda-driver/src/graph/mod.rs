@@ -53,15 +53,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cudarc::driver::sys::CUresult;
 use ptxvk::vk::Pattern;
 
-use crate::memory::Memcpy3d;
-use crate::module::Function;
+use crate::objects::Function;
+use crate::objects::Memcpy3d;
+use crate::objects::{Body, CopyOp, Exec, Graph, Held, HostOp, KernelOp, MemsetParams, Node, Op};
+use crate::objects::{StreamEntry, StreamRef};
+use crate::state::stream_of;
 use crate::state::{driver, Driver};
-use crate::stream::{stream_of, StreamEntry, StreamRef};
 use crate::{arg, entry, out};
 
 mod capture;
@@ -79,22 +81,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 // Node operations.
-
-/// A kernel launch with its parameter block (copied when the node was made).
-pub(crate) struct KernelOp {
-    pub(crate) func: Arc<Function>,
-    /// The `CUfunction` (or `CUkernel`: one kind of handle here) the client named.
-    pub(crate) handle: usize,
-    pub(crate) grid: [c_uint; 3],
-    pub(crate) block: [c_uint; 3],
-    pub(crate) shared: c_uint,
-    pub(crate) params: Vec<u8>,
-    /// The allocations the parameters point at, alive while the node is.
-    pub(crate) keep: Vec<ptxvk::vk::Buffer>,
-    /// `kernelParams` as `cuGraphKernelNodeGetParams` hands it out: the address of each
-    /// parameter in `params` (whose heap storage does not move while the node lives).
-    args: Vec<usize>,
-}
 
 impl KernelOp {
     pub(crate) fn new(
@@ -146,28 +132,12 @@ impl Clone for KernelOp {
     }
 }
 
-/// A copy node's `CUDA_MEMCPY3D`.
-#[derive(Clone, Copy)]
-pub(crate) struct CopyOp(pub(crate) Memcpy3d);
-
 // SAFETY: the descriptor's pointers are addresses the client gave, only dereferenced when the
 // node runs, under the client's contract that they are then valid (as for any async copy);
 // holding or moving the numbers between threads is harmless.
 unsafe impl Send for CopyOp {}
 // SAFETY: as above; shared references only read the numbers.
 unsafe impl Sync for CopyOp {}
-
-/// `CUDA_MEMSET_NODE_PARAMS` (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MemsetParams {
-    pub(crate) dst: u64,
-    pub(crate) pitch: usize,
-    pub(crate) value: c_uint,
-    pub(crate) element_size: c_uint,
-    pub(crate) width: usize,
-    pub(crate) height: usize,
-}
 
 const _: () = assert!(
     std::mem::size_of::<MemsetParams>()
@@ -212,7 +182,7 @@ impl MemsetParams {
         if self.height > 1 && self.pitch < row {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        crate::memory::resolve(d, self.dst).map(drop)
+        crate::state::resolve(d, self.dst).map(drop)
     }
 }
 
@@ -224,13 +194,6 @@ pub struct HostParams {
     data: *mut c_void,
 }
 
-/// A host node's function and argument.
-#[derive(Clone, Copy)]
-pub(crate) struct HostOp {
-    pub(crate) f: unsafe extern "C" fn(*mut c_void),
-    pub(crate) data: usize,
-}
-
 impl HostOp {
     fn from_params(p: HostParams) -> Result<HostOp, CUresult> {
         let f = p.f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
@@ -240,20 +203,6 @@ impl HostOp {
     fn params(&self) -> HostParams {
         HostParams { f: Some(self.f), data: self.data as *mut c_void }
     }
-}
-
-/// What a node does.
-#[derive(Clone)]
-pub(crate) enum Op {
-    Empty,
-    Kernel(KernelOp),
-    Memcpy(CopyOp),
-    Memset(MemsetParams),
-    Host(HostOp),
-    /// `cuEventRecord` of this event handle.
-    EventRecord(usize),
-    /// `cuStreamWaitEvent` on this event handle.
-    EventWait(usize),
 }
 
 /// `CUgraphNodeType`.
@@ -280,25 +229,6 @@ impl Op {
 }
 
 // Graphs.
-
-/// One node of a graph.
-#[derive(Clone)]
-struct Node {
-    op: Op,
-    /// The nodes it depends on, in the order the dependencies were added.
-    deps: Vec<usize>,
-    /// Disabled nodes of an executable graph do nothing (`cuGraphNodeSetEnabled`).
-    enabled: bool,
-    /// The node this one was cloned from (`cuGraphNodeFindInClone`); itself otherwise.
-    origin: usize,
-}
-
-/// A graph's nodes by handle. Handles grow with every node made, so the map's order is the
-/// order the nodes were added in.
-#[derive(Clone, Default)]
-struct Body {
-    nodes: BTreeMap<usize, Node>,
-}
 
 impl Body {
     fn node(&self, h: usize) -> Result<&Node, CUresult> {
@@ -364,10 +294,6 @@ impl Body {
     }
 }
 
-/// References a graph holds on user objects, released when it is dropped.
-#[derive(Default)]
-struct Held(Mutex<Vec<(usize, c_uint)>>);
-
 impl Held {
     /// A copy of the references, retained again (for an executable graph or a clone).
     fn retained(&self) -> Result<Held, CUresult> {
@@ -386,23 +312,6 @@ impl Drop for Held {
             let _ = release_user_object(object, count);
         }
     }
-}
-
-/// A graph (`CUgraph`).
-#[derive(Default)]
-pub(crate) struct Graph {
-    body: Mutex<Body>,
-    held: Held,
-}
-
-/// An executable graph (`CUgraphExec`): a copy of a graph's nodes, keyed by the graph's node
-/// handles (which `cuGraphExec*SetParams` name), and its order of execution.
-pub(crate) struct Exec {
-    body: Mutex<Body>,
-    order: Vec<usize>,
-    flags: u64,
-    /// Its own references to the graph's user objects, released when it is destroyed.
-    _held: Held,
 }
 
 fn graph_of(d: &Driver, graph: usize) -> Result<Arc<Graph>, CUresult> {

@@ -2,16 +2,9 @@
 //! destructor, called once the last reference to it is released.
 
 use super::*;
+use crate::objects::UserObject;
 
 // User objects.
-
-/// A user object (`CUuserObject`): a pointer and its destructor, called once the last
-/// reference (the caller's or a graph's) is released.
-pub(crate) struct UserObject {
-    ptr: usize,
-    destroy: unsafe extern "C" fn(*mut c_void),
-    refs: Mutex<c_uint>,
-}
 
 /// Adds `count` references to user object `object`.
 pub(super) fn retain_user_object(object: usize, count: c_uint) -> Result<(), CUresult> {

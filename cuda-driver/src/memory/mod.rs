@@ -11,9 +11,9 @@ use std::ffi::{c_int, c_uint, c_void};
 use cudarc::driver::sys::CUresult;
 use ptxvk::vk::{Buffer, Pattern};
 
-use crate::graph::{CopyOp, MemsetParams, Op};
-use crate::state::{driver, Allocation, Driver};
-use crate::stream::{stream_of, work_stream, StreamRef};
+use crate::objects::{CopyOp, Memcpy3d, MemsetParams, Op, StreamRef};
+use crate::state::{driver, resolve, stream_of, Allocation, Driver};
+use crate::stream::work_stream;
 use crate::{entry, host_bytes, host_bytes_mut, out, vk_code};
 
 mod attributes;
@@ -31,17 +31,6 @@ pub use managed::*;
 pub use peer::*;
 pub use pitched::*;
 pub use pools::*;
-
-/// The allocation holding device address `ptr` and the offset into it; any live
-/// allocation counts (module globals too). Unknown addresses are
-/// `CUDA_ERROR_INVALID_VALUE`.
-pub(crate) fn resolve(d: &Driver, ptr: u64) -> Result<(Buffer, u64), CUresult> {
-    d.device()
-        .vk()
-        .resolve(ptr)
-        .map(|r| (r.buffer, r.offset))
-        .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
-}
 
 /// Like [`resolve`], checking that `len` bytes from `ptr` lie inside the allocation.
 fn resolve_range(d: &Driver, ptr: u64, len: usize) -> Result<(Buffer, u64), CUresult> {

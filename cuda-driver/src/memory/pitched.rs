@@ -2,6 +2,7 @@
 //! `cuStreamWriteValue32`.
 
 use super::*;
+use crate::objects::Memcpy3d;
 
 /// `CUDA_MEMCPY2D` (cuda.h), with the memory types read as plain integers: a client's
 /// out-of-range value must be an error, not an invalid Rust enum.
@@ -165,37 +166,6 @@ pub(super) unsafe fn memcpy_2d(
     };
     // SAFETY: forwarded (function contract).
     unsafe { copy_3d(as_3d, stream, per_thread, wait) }
-}
-
-/// `CUDA_MEMCPY3D` (cuda.h), memory types as plain integers (see [`Memcpy2d`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Memcpy3d {
-    pub(crate) src_x_bytes: usize,
-    pub(crate) src_y: usize,
-    pub(crate) src_z: usize,
-    pub(crate) src_lod: usize,
-    pub(crate) src_type: c_uint,
-    pub(crate) src_host: *const c_void,
-    pub(crate) src_device: u64,
-    pub(crate) src_array: usize,
-    pub(super) reserved0: *mut c_void,
-    pub(crate) src_pitch: usize,
-    pub(crate) src_height: usize,
-    pub(crate) dst_x_bytes: usize,
-    pub(crate) dst_y: usize,
-    pub(crate) dst_z: usize,
-    pub(crate) dst_lod: usize,
-    pub(crate) dst_type: c_uint,
-    pub(crate) dst_host: *mut c_void,
-    pub(crate) dst_device: u64,
-    pub(crate) dst_array: usize,
-    pub(super) reserved1: *mut c_void,
-    pub(crate) dst_pitch: usize,
-    pub(crate) dst_height: usize,
-    pub(crate) width_bytes: usize,
-    pub(crate) height: usize,
-    pub(crate) depth: usize,
 }
 
 const _: () = assert!(

@@ -5,60 +5,21 @@
 //! the current block, so one run reports every syntax error of a file. It never panics:
 //! every token access is bounds-checked and every loop consumes input.
 //!
-//! After parsing, every instruction is checked against the instruction table
-//! ([`crate::instructions`]): a misspelled modifier or an operand of the wrong shape is
-//! reported at the offending token. Opcodes the table does not know are left to
-//! semantic analysis, which reports them at the instruction.
+//! The entry points that also check every instruction against the instruction table
+//! (`parse`, `parse_file`) stand above the parser, in `driver.rs`.
 
 use std::collections::VecDeque;
 
 use logos::Logos;
 
 use crate::ast::*;
-use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
+use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
 use crate::lexer::Tok;
 use crate::span::{Ident, Name, Span, Spanned};
 use literals::{parse_int, payload_len};
 
 mod literals;
-
-/// Parses a whole PTX module and checks its instructions against the instruction
-/// table. Returns the module, or every error found, in source order.
-pub fn parse(src: &str) -> Result<Module, Diagnostics> {
-    parse_in(src, 0..src.len())
-}
-
-/// Parses file `i` of a [`SourceMap`] like [`parse`]; spans are offsets into the map,
-/// so diagnostics of modules linked together name their own files.
-pub fn parse_file(map: &SourceMap, i: usize) -> Result<Module, Diagnostics> {
-    parse_in(map.text(), map.range(i))
-}
-
-fn parse_in(src: &str, range: std::ops::Range<usize>) -> Result<Module, Diagnostics> {
-    let threads = crate::split::threads_for(&src[range.clone()]);
-    let (module, mut errors) = crate::split::parse_range_in_chunks(src, range, threads);
-    // Instructions that parsed are checked even when others did not.
-    let syntax_errors = errors.len();
-    crate::split::check_module_in_chunks(&module, threads, &mut errors);
-    let mut module = module;
-    crate::indexing::scale_element_indices(&mut module, &mut errors);
-    if errors.len() > syntax_errors && syntax_errors > 0 {
-        errors.sort_by_key(|d| d.span.start);
-    }
-    if errors.is_empty() {
-        Ok(module)
-    } else {
-        Err(Diagnostics(errors))
-    }
-}
-
-/// Parses a module without checking instructions against the instruction table: the
-/// (possibly partial) module and the syntax errors found. Large modules are parsed in
-/// parallel ([`crate::split`]), with the same result as one sequential parse.
-pub fn parse_syntax(src: &str) -> (Module, Vec<Diagnostic>) {
-    crate::split::parse_syntax_in_chunks(src, crate::split::threads_for(src))
-}
 
 /// Parses `src[start..end]`, which must begin and end between module items, on one
 /// thread. Spans are offsets into the whole of `src`.

@@ -1,6 +1,7 @@
 //! The parser's unit tests.
 
 use super::*;
+use crate::parse;
 
 const SAMPLE: &str = r#"
 //
