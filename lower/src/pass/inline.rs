@@ -639,3 +639,105 @@ pub fn is_call(k: &Kernel, kind: &InstKind) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::{self, check, memory::Region, Launch};
+    use crate::ir::{InstKind, Kernel};
+
+    fn kernel(ptx: &str) -> Kernel {
+        let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+        let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
+        crate::sema::run(&module).expect("lowers").kernels.remove(0)
+    }
+
+    fn calls(k: &Kernel) -> usize {
+        let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
+        bodies
+            .flatten()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i.kind, InstKind::Call { .. }))
+            .count()
+    }
+
+    /// numba's reference counting: `release` (`NRT_decref`) returns at once for a null
+    /// object, else decrements its count and at zero calls its destructor through a
+    /// pointer (a `.callprototype` call). `dtor` and `other` match the prototype; only
+    /// `dtor`'s address is taken. The kernel releases null 24 times, its object once.
+    const RELEASES: &str = "\
+.func release(.param .b64 obj)\n{\n .reg .pred %p<3>;\n .reg .b64 %rd<5>;\n\
+ ld.param.u64 %rd1, [obj];\n setp.eq.s64 %p1, %rd1, 0;\n @%p1 bra DONE;\n\
+ ld.global.u64 %rd2, [%rd1];\n add.s64 %rd2, %rd2, -1;\n st.global.u64 [%rd1], %rd2;\n\
+ setp.ne.s64 %p2, %rd2, 0;\n @%p2 bra DONE;\n\
+ ld.global.u64 %rd3, [%rd1+8];\n ld.global.u64 %rd4, [%rd1+16];\n\
+ { .param .b64 a0; .param .b64 a1; .param .b64 a2;\n\
+   st.param.b64 [a0], %rd4;\n st.param.b64 [a1], %rd1;\n st.param.b64 [a2], 0;\n\
+   proto: .callprototype _ (.param .b64 _, .param .b64 _, .param .b64 _);\n\
+   call %rd3, (a0, a1, a2), proto; }\n\
+DONE:\n ret;\n}\n\
+.func dtor(.param .b64 a, .param .b64 b, .param .b64 c)\n{\n .reg .b64 %rd<3>;\n\
+ ld.param.u64 %rd1, [a];\n ld.param.u64 %rd2, [b];\n st.global.u64 [%rd2+24], %rd1;\n ret;\n}\n\
+.func other(.param .b64 a, .param .b64 b, .param .b64 c)\n{\n .reg .b64 %rd<3>;\n\
+ ld.param.u64 %rd1, [a];\n ld.param.u64 %rd2, [b];\n add.u64 %rd1, %rd1, 1000;\n\
+ st.global.u64 [%rd2+24], %rd1;\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<8>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n\
+ mul.wide.u32 %rd2, %r1, 32;\n add.u64 %rd3, %rd1, %rd2;\n\
+ st.global.u64 [%rd3], 1;\n mov.u64 %rd4, dtor;\n st.global.u64 [%rd3+8], %rd4;\n\
+ cvt.u64.u32 %rd5, %r1;\n add.u64 %rd5, %rd5, 7;\n st.global.u64 [%rd3+16], %rd5;\n\
+ st.global.u64 [%rd3+24], 0;\n\
+ { .param .b64 o0; .param .b64 o1; .param .b64 o2;\n\
+   st.param.b64 [o0], 0;\n st.param.b64 [o1], %rd3;\n st.param.b64 [o2], 0;\n\
+   call.uni other, (o0, o1, o2); }\n\
+ NULLS\
+ { .param .b64 q;\n st.param.b64 [q], %rd3;\n call.uni release, (q); }\n\
+ ret;\n}\n";
+
+    /// Each release of null copies `release`'s entry block only, and `release`'s
+    /// indirect call tests `dtor` only (`other` is only called directly): the kernel
+    /// after inlining is at most its own instructions plus, per call, the moves of its
+    /// arguments and results and what it runs (for null the entry block, for the object
+    /// `release`'s body and `dtor`'s), whatever the number of calls.
+    #[test]
+    fn calls_with_constant_arguments_copy_what_they_run() {
+        let null = " { .param .b64 z;\n st.param.b64 [z], 0;\n call.uni release, (z); }\n";
+        let k = kernel(&RELEASES.replace("NULLS", &null.repeat(24)));
+        let function = |name: &str| {
+            k.functions.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("{name}"))
+        };
+        let size =
+            |blocks: &[crate::ir::Block]| blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+        let moves = |f: &crate::ir::Function| f.params.len() + f.returns.len();
+        let (release, dtor, other) = (function("release"), function("dtor"), function("other"));
+        let entry = release.blocks[release.entry.index()].insts.len();
+        let bound = size(&k.blocks)
+            + 24 * (moves(release) + entry)
+            + (moves(release) + size(&release.blocks))
+            + (moves(dtor) + size(&dtor.blocks))
+            + (moves(other) + size(&other.blocks));
+        let mut inlined = k.clone();
+        crate::pass::inline::run(&mut inlined).expect("inlines");
+        assert_eq!(calls(&inlined), 0);
+        let total = size(&inlined.blocks);
+        assert!(total <= bound, "{total} instructions after inlining, bound {bound}");
+        // Each thread's object: count 0, its payload written by `dtor` (7 + t), not by
+        // `other` (1000); `other`'s direct call wrote 1000 first.
+        let threads = 4u32;
+        let base = check::BUFFER_STRIDE;
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [threads, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 32 * threads as usize] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            let word = |i: usize| u64::from_le_bytes(out.buffers[0][i..i + 8].try_into().unwrap());
+            for t in 0..threads as usize {
+                assert_eq!((word(32 * t), word(32 * t + 24)), (0, 7 + t as u64), "thread {t}");
+            }
+        }
+    }
+}
