@@ -429,21 +429,15 @@ fn stored_before(insts: &[Inst], at: i64, ty: OpTy) -> Option<u64> {
 }
 
 /// Whether `kind` may write the thread's local window: anything but register
-/// arithmetic, loads, and stores to other spaces.
+/// arithmetic, special registers, loads, and stores to other spaces.
 fn may_write_local(kind: &InstKind) -> bool {
-    !matches!(
-        kind,
-        InstKind::Mov { .. }
-            | InstKind::Unary { .. }
-            | InstKind::Binary { .. }
-            | InstKind::Setp { .. }
-            | InstKind::Select { .. }
-            | InstKind::Convert { .. }
-            | InstKind::Special { .. }
-            | InstKind::PredLogic { .. }
-            | InstKind::PredNot { .. }
-            | InstKind::Load { .. }
-    ) && !matches!(kind, InstKind::Store { space: Space::Global | Space::Shared, .. })
+    !(kind.is_register_arithmetic()
+        || matches!(
+            kind,
+            InstKind::Special { .. }
+                | InstKind::Load { .. }
+                | InstKind::Store { space: Space::Global | Space::Shared, .. }
+        ))
 }
 
 /// The parameters of `f` that it never writes and whose argument is an immediate, by
