@@ -734,4 +734,52 @@ DONE:\n ret;\n}\n\
             }
         }
     }
+
+    /// `apply` calls through a pointer with its own prototype: looking for call cycles,
+    /// `sema::frames` counts `apply` itself as a candidate and gives it a frame, but
+    /// only `twice`'s address is taken, so the calls form no cycle and are inlined as
+    /// any other, the frame with them.
+    #[test]
+    fn a_framed_function_off_any_cycle_is_inlined() {
+        let k = kernel(
+            "\
+.func (.param .b32 r) apply(.param .b64 fp, .param .b32 x)\n{\n\
+ .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n\
+ ld.param.u64 %rd1, [fp];\n ld.param.u32 %r1, [x];\n\
+ { .param .b64 a0; .param .b32 a1; .param .b32 a2;\n\
+   st.param.b64 [a0], 0;\n st.param.b32 [a1], %r1;\n\
+   proto: .callprototype (.param .b32 _) _ (.param .b64 _, .param .b32 _);\n\
+   call (a2), %rd1, (a0, a1), proto;\n ld.param.b32 %r2, [a2]; }\n\
+ st.param.b32 [r], %r2;\n ret;\n}\n\
+.func (.param .b32 r) twice(.param .b64 fp, .param .b32 x)\n{\n\
+ .reg .b32 %r<3>;\n ld.param.u32 %r1, [x];\n add.u32 %r2, %r1, %r1;\n\
+ st.param.b32 [r], %r2;\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<5>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n mov.u64 %rd4, twice;\n\
+ { .param .b64 b0; .param .b32 b1; .param .b32 b2;\n\
+   st.param.b64 [b0], %rd4;\n st.param.b32 [b1], %r1;\n\
+   call.uni (b2), apply, (b0, b1);\n ld.param.b32 %r2, [b2]; }\n\
+ mul.wide.u32 %rd2, %r1, 4;\n add.u64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r2;\n ret;\n}\n",
+        );
+        let mut inlined = k.clone();
+        super::run(&mut inlined).expect("inlines");
+        assert_eq!(calls(&inlined), 0);
+        let threads = 4u32;
+        let base = check::BUFFER_STRIDE;
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [threads, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; 4 * threads as usize] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        };
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            for t in 0..threads as usize {
+                let word = u32::from_le_bytes(out.buffers[0][4 * t..4 * t + 4].try_into().unwrap());
+                assert_eq!(word, 2 * t as u32, "thread {t}");
+            }
+        }
+    }
 }
