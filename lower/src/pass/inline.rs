@@ -645,6 +645,20 @@ mod tests {
         crate::sema::run(&module).expect("lowers").kernels.remove(0)
     }
 
+    /// A launch of one block of `threads` threads whose parameter points at a buffer of
+    /// `bytes` bytes of 0xee per thread.
+    fn one_block(threads: u32, bytes: usize) -> Launch {
+        let base = check::BUFFER_STRIDE;
+        Launch {
+            grid: [1, 1, 1],
+            block: [threads, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; bytes * threads as usize] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        }
+    }
+
     fn calls(k: &Kernel) -> usize {
         let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
         bodies
@@ -717,15 +731,7 @@ DONE:\n ret;\n}\n\
         // Each thread's object: count 0, its payload written by `dtor` (7 + t), not by
         // `other` (1000); `other`'s direct call wrote 1000 first.
         let threads = 4u32;
-        let base = check::BUFFER_STRIDE;
-        let launch = Launch {
-            grid: [1, 1, 1],
-            block: [threads, 1, 1],
-            params: base.to_le_bytes().to_vec(),
-            buffers: vec![Region { base, bytes: vec![0xee; 32 * threads as usize] }],
-            dynamic_shared: 0,
-            step_limit: 100_000,
-        };
+        let launch = one_block(threads, 32);
         for program in [&k, &inlined] {
             let out = interp::run(program, None, &launch).expect("runs");
             let word = |i: usize| u64::from_le_bytes(out.buffers[0][i..i + 8].try_into().unwrap());
@@ -765,15 +771,7 @@ DONE:\n ret;\n}\n\
         super::run(&mut inlined).expect("inlines");
         assert_eq!(calls(&inlined), 0);
         let threads = 4u32;
-        let base = check::BUFFER_STRIDE;
-        let launch = Launch {
-            grid: [1, 1, 1],
-            block: [threads, 1, 1],
-            params: base.to_le_bytes().to_vec(),
-            buffers: vec![Region { base, bytes: vec![0xee; 4 * threads as usize] }],
-            dynamic_shared: 0,
-            step_limit: 100_000,
-        };
+        let launch = one_block(threads, 4);
         for program in [&k, &inlined] {
             let out = interp::run(program, None, &launch).expect("runs");
             for t in 0..threads as usize {
