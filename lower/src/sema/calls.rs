@@ -28,8 +28,9 @@
 //!
 //! An indirect call through a function pointer tests the pointer against each possible
 //! callee (its `.calltargets`, or the functions matching its `.callprototype` whose
-//! address the kernel or a function it calls takes, [`address_taken`]) and calls each. A function's address is
-//! `ir::FUNCTION_WINDOW` plus its index, so it survives being stored and loaded.
+//! address the kernel or a function it calls takes, [`address_taken`]) and calls each.
+//! A function's address is `ir::FUNCTION_WINDOW` plus its index, so it survives being
+//! stored and loaded.
 //!
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
 //! too) is lowered the same way, its calls `Call`s, with its frame on the stack
