@@ -23,6 +23,14 @@
 //! (`sema::calls`). Copies may contain calls (the callee's own, already a copy): the
 //! scan goes on through them, so calls nested at any depth are inlined.
 //!
+//! A call copies only what it can run: an immediate argument of a `.reg` parameter, or
+//! an immediate the caller stored in the `.param` variable a folded parameter addresses
+//! just before the call (nothing between may write it), is the value of the callee's
+//! entry-block read of it; integer `setp.eq`/`.ne` of such values and the entry block's
+//! branch on one are decided, and only the blocks reachable from the entry (and the
+//! registers they name) are copied (`Specialized`). numba's runtime functions are
+//! called mostly with null pointers, on which they return at once.
+//!
 //! A call of a function on a call cycle (recursion, which cannot be inlined) is replaced
 //! by `pass::recursion`'s machine, a copy of the cycle's functions over an explicit
 //! stack; its calls out of the cycle are then inlined as any other. So this ends.
