@@ -287,7 +287,7 @@ pub static ROWS: &[Row] = &[
     row(
         Opcode::Call,
         "indirect through a function pointer, with a .callprototype or .calltargets",
-        Emulated("the pointer is tested against each candidate (the .calltargets, or every function the kernel names that matches the prototype), each inlined; a function's address is a number in a window of its own, so pointers survive memory and module-variable tables"),
+        Emulated("the pointer is tested against each candidate (the .calltargets, or every function matching the prototype whose address the kernel takes), each inlined; a function's address is a number in a window of its own, so pointers survive memory and module-variable tables"),
         "call %rd1, P;",
     ),
     row(

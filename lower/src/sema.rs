@@ -287,9 +287,9 @@ struct Lowerer<'m> {
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
     /// `.calltargets` and `.callprototype` of indirect calls, by their label.
     call_sets: BTreeMap<Name, calls::CallSet>,
-    /// Device functions the kernel names (calls or takes the address of), directly or
-    /// through the functions it calls: the candidates of `.callprototype` calls.
-    reachable_functions: BTreeSet<Name>,
+    /// Device functions whose address the kernel or a function it calls takes: the
+    /// candidates of `.callprototype` calls (`calls::address_taken`).
+    address_taken: BTreeSet<Name>,
     cur: BlockId,
     /// The current block has been terminated; further code goes to a fresh block.
     closed: bool,
@@ -388,7 +388,7 @@ fn lower_kernel<'m>(
         labels: BTreeMap::new(),
         branch_tables: BTreeMap::new(),
         call_sets: BTreeMap::new(),
-        reachable_functions: BTreeSet::new(),
+        address_taken: BTreeSet::new(),
         cur: BlockId(0),
         closed: false,
         errors,
@@ -424,7 +424,7 @@ fn lower_kernel<'m>(
     for c in &callees {
         names_used(c.body.as_deref().unwrap_or(&[]), &mut used);
     }
-    l.reachable_functions = callees.iter().map(|c| c.name.value.clone()).collect();
+    l.address_taken = calls::address_taken(body, &callees, table_functions);
     for v in module_shared {
         let names: Vec<ast::DeclName> =
             v.names.iter().filter(|n| used.contains(n.name.value.as_str())).cloned().collect();

@@ -23,6 +23,14 @@
 //! (`sema::calls`). Copies may contain calls (the callee's own, already a copy): the
 //! scan goes on through them, so calls nested at any depth are inlined.
 //!
+//! A call copies only what it can run: an immediate argument of a `.reg` parameter, or
+//! an immediate the caller stored in the `.param` variable a folded parameter addresses
+//! just before the call (nothing between may write it), is the value of the callee's
+//! entry-block read of it; integer `setp.eq`/`.ne` of such values and the entry block's
+//! branch on one are decided, and only the blocks reachable from the entry (and the
+//! registers they name) are copied (`Specialized`). numba's runtime functions are
+//! called mostly with null pointers, on which they return at once.
+//!
 //! A call of a function on a call cycle (recursion, which cannot be inlined) is replaced
 //! by `pass::recursion`'s machine, a copy of the cycle's functions over an explicit
 //! stack; its calls out of the cycle are then inlined as any other. So this ends.
@@ -40,8 +48,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::recursion;
 use crate::ir::{
-    Address, Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, RegId, RegInfo,
-    Terminator, Value,
+    Address, Block, BlockId, CmpOp, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId,
+    RegInfo, Space, Terminator, Value,
 };
 use crate::verify::inst_defs_uses;
 
@@ -131,16 +139,19 @@ fn inline_call(
     results: &[RegId],
     span: Span,
 ) {
-    // Registers: the callee's, renamed; blocks: after the kernel's, and the continuation.
-    let continuation = BlockId((k.blocks.len() + f.blocks.len()) as u32);
-    let (first_reg, first_block) = copy_body(k, f, &folded_params(f, args), continuation);
-    let reg = |r: RegId| RegId(first_reg + r.0);
+    // Registers: the callee's, renamed; blocks: after the kernel's (those this call can
+    // reach), and the continuation.
+    let folded = folded_params(f, args);
+    let run = Specialized::new(f, args, &folded, &k.blocks[b.index()].insts[..at]);
+    let live = run.live.iter().filter(|l| **l).count();
+    let continuation = BlockId((k.blocks.len() + live) as u32);
+    let (copy, entry) = copy_blocks(k, f, &folded, continuation, &run);
+    let reg = |r: RegId| copy.get(r.index()).copied().unwrap_or(r);
     // The continuation: results, the rest of the block, its terminator.
     let caller = &mut k.blocks[b.index()];
     let rest = caller.insts.split_off(at + 1);
     caller.insts.pop();
-    let old_term =
-        std::mem::replace(&mut caller.term, Terminator::Jump(BlockId(first_block + f.entry.0)));
+    let old_term = std::mem::replace(&mut caller.term, Terminator::Jump(entry));
     let old_term_span = std::mem::replace(&mut caller.term_span, span);
     for (&(p, ty), &arg) in f.params.iter().zip(args) {
         caller.insts.push(Inst { kind: InstKind::Mov { ty, dst: reg(p), src: arg }, span });
@@ -168,27 +179,74 @@ pub(crate) fn copy_body(
     folded: &BTreeMap<RegId, u64>,
     ret: BlockId,
 ) -> (u32, u32) {
-    let first_reg = k.regs.len() as u32;
+    let (first_reg, first_block) = (k.regs.len() as u32, k.blocks.len() as u32);
+    copy_blocks(k, f, folded, ret, &Specialized::whole(f));
+    (first_reg, first_block)
+}
+
+/// [`copy_body`] of the blocks of `f` that `run` reaches, in order, with `run`'s entry
+/// block, and of the registers they, `f`'s parameters and its returns name, in order
+/// (every register for [`Specialized::whole`]). Each of `f`'s registers' copy (those
+/// not copied keep their id, unused) and the copy's entry block.
+fn copy_blocks(
+    k: &mut Kernel,
+    f: &Function,
+    folded: &BTreeMap<RegId, u64>,
+    ret: BlockId,
+    run: &Specialized,
+) -> (Vec<RegId>, BlockId) {
+    let body = |b: usize| match &run.entry {
+        Some((insts, term)) if b == f.entry.index() => (insts, term),
+        _ => (&f.blocks[b].insts, &f.blocks[b].term),
+    };
+    let live = || (0..f.blocks.len()).filter(|b| run.live[*b]);
+    let mut used = vec![run.entry.is_none(); f.regs.len()];
+    let mut mark = |r: &mut RegId| {
+        if let Some(u) = used.get_mut(r.index()) {
+            *u = true;
+        }
+    };
+    for (mut r, _) in f.params.iter().chain(&f.returns).copied() {
+        mark(&mut r);
+    }
+    for (insts, term) in live().map(body) {
+        for i in insts {
+            for_each_reg(&mut i.kind.clone(), &mut mark);
+        }
+        if let Terminator::Branch { mut cond, .. } | Terminator::Switch { selector: mut cond, .. } =
+            term
+        {
+            mark(&mut cond);
+        }
+    }
     // Temporaries are named by their id (`$tN`): renamed by their new one.
-    k.regs.extend(f.regs.iter().enumerate().map(|(i, r)| {
+    let mut copy = Vec::with_capacity(f.regs.len());
+    for (i, r) in f.regs.iter().enumerate() {
+        if !used[i] {
+            copy.push(RegId(i as u32));
+            continue;
+        }
+        let id = k.regs.len();
         let temp = r.name.strip_prefix("$t").is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
-        let name = if temp { format!("$t{}", first_reg as usize + i) } else { r.name.clone() };
-        RegInfo { name, ..r.clone() }
-    }));
-    let reg = |r: RegId| RegId(first_reg + r.0);
-    let first_block = k.blocks.len() as u32;
-    let copies: Vec<Block> = f
-        .blocks
-        .iter()
-        .map(|block| {
-            let insts = block
-                .insts
-                .iter()
-                .map(|i| Inst { kind: renamed(&i.kind, &reg, folded), span: i.span })
-                .collect();
-            let mut term = block.term.clone();
+        let name = if temp { format!("$t{id}") } else { r.name.clone() };
+        k.regs.push(RegInfo { name, ..r.clone() });
+        copy.push(RegId(id as u32));
+    }
+    let reg = |r: RegId| copy.get(r.index()).copied().unwrap_or(r);
+    // Each live block's copy, numbered in order after the kernel's blocks (every target
+    // of a live block is live).
+    let mut copy_of = vec![BlockId(u32::MAX); f.blocks.len()];
+    for (n, b) in live().enumerate() {
+        copy_of[b] = BlockId((k.blocks.len() + n) as u32);
+    }
+    let copies: Vec<Block> = live()
+        .map(|b| {
+            let (insts, term) = body(b);
+            let insts =
+                insts.iter().map(|i| Inst { kind: renamed(&i.kind, &reg, folded), span: i.span });
+            let mut term = term.clone();
             for t in term.targets_mut() {
-                *t = BlockId(first_block + t.0);
+                *t = copy_of[t.index()];
             }
             match &mut term {
                 Terminator::Return => term = Terminator::Jump(ret),
@@ -196,11 +254,198 @@ pub(crate) fn copy_body(
                 Terminator::Switch { selector, .. } => *selector = reg(*selector),
                 Terminator::Jump(_) => {}
             }
-            Block { label: None, span: block.span, insts, term, term_span: block.term_span }
+            let block = &f.blocks[b];
+            Block {
+                label: None,
+                span: block.span,
+                insts: insts.collect(),
+                term,
+                term_span: block.term_span,
+            }
         })
         .collect();
     k.blocks.extend(copies);
-    (first_reg, first_block)
+    (copy, copy_of[f.entry.index()])
+}
+
+/// A callee's body as one call runs it: the call's immediate arguments (a `.reg`
+/// parameter's, or the immediate the caller stored in the `.param` variable a folded
+/// parameter addresses, just before the call) make some of its entry block's loads and
+/// tests constants, and the entry block's branch then goes one way. numba's runtime
+/// functions are called mostly with null pointers (`NRT_decref(NULL)` returns at once),
+/// so a call copies the blocks it can reach, not the whole body.
+struct Specialized {
+    /// The entry block's instructions and terminator, when they changed.
+    entry: Option<(Vec<Inst>, Terminator)>,
+    /// The blocks the call can reach, by the callee's block index.
+    live: Vec<bool>,
+}
+
+impl Specialized {
+    /// Every block, unchanged.
+    fn whole(f: &Function) -> Specialized {
+        Specialized { entry: None, live: vec![true; f.blocks.len()] }
+    }
+
+    /// `f` called with `args` (`folded`: its parameters that address the caller's
+    /// `.param` variables) after the caller's instructions `before`.
+    fn new(
+        f: &Function,
+        args: &[Value],
+        folded: &BTreeMap<RegId, u64>,
+        before: &[Inst],
+    ) -> Specialized {
+        let Some(entry) = f.blocks.get(f.entry.index()) else { return Specialized::whole(f) };
+        // The entry block runs once per call only if nothing jumps back to it.
+        if f.blocks.iter().any(|b| b.term.successors().contains(&f.entry)) {
+            return Specialized::whole(f);
+        }
+        let mut known: BTreeMap<RegId, u64> = f
+            .params
+            .iter()
+            .zip(args)
+            .filter_map(|(&(p, ty), &a)| match a {
+                Value::Imm(c) if !ty.is_float() => Some((p, c & mask(ty.bits()))),
+                _ => None,
+            })
+            .collect();
+        // Whether the local window is still as the caller left it.
+        let mut unwritten = true;
+        let mut insts = Vec::with_capacity(entry.insts.len());
+        for inst in &entry.insts {
+            let kind = match &inst.kind {
+                InstKind::Load { space: Space::Local, ty, dsts, addr }
+                    if unwritten && !ty.is_float() && dsts.len() == 1 =>
+                {
+                    let at = match addr.base {
+                        Some(p) => folded.get(&p).map(|&c| addr.offset.wrapping_add(c as i64)),
+                        None => Some(addr.offset),
+                    };
+                    let value = at.and_then(|at| stored_before(before, at, *ty));
+                    match (value, dsts[0]) {
+                        (Some(v), Some(dst))
+                            if f.regs
+                                .get(dst.index())
+                                .is_some_and(|r| r.ty.bits() == ty.bits()) =>
+                        {
+                            InstKind::Mov { ty: *ty, dst, src: Value::Imm(v) }
+                        }
+                        _ => inst.kind.clone(),
+                    }
+                }
+                kind => kind.clone(),
+            };
+            unwritten &= !may_write_local(&kind);
+            fold(&kind, &mut known);
+            insts.push(Inst { kind, span: inst.span });
+        }
+        let term = match entry.term {
+            Terminator::Branch { cond, negate, if_true, if_false } => match known.get(&cond) {
+                Some(&v) => Terminator::Jump(if (v != 0) != negate { if_true } else { if_false }),
+                None => entry.term.clone(),
+            },
+            ref other => other.clone(),
+        };
+        let mut live = vec![false; f.blocks.len()];
+        let mut work = vec![f.entry];
+        while let Some(b) = work.pop() {
+            if std::mem::replace(&mut live[b.index()], true) {
+                continue;
+            }
+            let successors = if b == f.entry {
+                term.successors()
+            } else {
+                f.blocks[b.index()].term.successors()
+            };
+            work.extend(successors);
+        }
+        Specialized { entry: Some((insts, term)), live }
+    }
+}
+
+/// The low `bits` bits.
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// What `known` registers (constant values, by register) are after `kind`: a `mov` of a
+/// constant and an integer `setp.eq`/`.ne` of constants make theirs known; any other
+/// write makes its registers unknown.
+fn fold(kind: &InstKind, known: &mut BTreeMap<RegId, u64>) {
+    let value = |v: &Value, known: &BTreeMap<RegId, u64>| match v {
+        Value::Imm(c) => Some(*c),
+        Value::Reg(r) => known.get(r).copied(),
+    };
+    let (mut defs, mut uses) = (Vec::new(), Vec::new());
+    inst_defs_uses(kind, &mut defs, &mut uses);
+    let mut results: Vec<(RegId, u64)> = Vec::new();
+    match kind {
+        InstKind::Mov { ty, dst, src } if !ty.is_float() => {
+            if let Some(v) = value(src, known) {
+                results.push((*dst, v & mask(ty.bits())));
+            }
+        }
+        InstKind::Setp { cmp, ty, ftz: false, dst, dst_not, lhs, rhs, combine: None }
+            if !ty.is_float() && matches!(cmp, CmpOp::Eq | CmpOp::Ne) =>
+        {
+            let m = mask(ty.bits());
+            if let (Some(a), Some(b)) = (value(lhs, known), value(rhs, known)) {
+                let holds = ((a & m) == (b & m)) == (*cmp == CmpOp::Eq);
+                results.extend(dst.map(|d| (d, holds as u64)));
+                results.extend(dst_not.map(|d| (d, !holds as u64)));
+            }
+        }
+        _ => {}
+    }
+    for d in defs {
+        known.remove(&d);
+    }
+    known.extend(results);
+}
+
+/// The immediate the last of `insts` that writes the local window's bytes at `at` of
+/// type `ty` stored there, if it is such a store of exactly those bytes and nothing
+/// between it and the end of `insts` may have written them.
+fn stored_before(insts: &[Inst], at: i64, ty: OpTy) -> Option<u64> {
+    let bytes = i64::from(ty.bits() / 8);
+    for inst in insts.iter().rev() {
+        match &inst.kind {
+            InstKind::Store {
+                space: Space::Local,
+                ty: t,
+                srcs,
+                addr: Address { base: None, offset },
+            } => {
+                let len = i64::from(t.bits() / 8) * srcs.len() as i64;
+                if *offset + len <= at || at + bytes <= *offset {
+                    continue;
+                }
+                return match srcs.as_slice() {
+                    [Value::Imm(v)] if *offset == at && *t == ty => Some(v & mask(ty.bits())),
+                    _ => None,
+                };
+            }
+            kind if may_write_local(kind) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `kind` may write the thread's local window: anything but register
+/// arithmetic, special registers, loads, and stores to other spaces.
+fn may_write_local(kind: &InstKind) -> bool {
+    !(kind.is_register_arithmetic()
+        || matches!(
+            kind,
+            InstKind::Special { .. }
+                | InstKind::Load { .. }
+                | InstKind::Store { space: Space::Global | Space::Shared, .. }
+        ))
 }
 
 /// The parameters of `f` that it never writes and whose argument is an immediate, by
@@ -395,5 +640,153 @@ pub fn is_call(k: &Kernel, kind: &InstKind) -> bool {
             k.functions.get(callee.index()).is_none_or(|f| f.routine.is_none())
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::{self, check, memory::Region, Launch};
+    use crate::ir::{InstKind, Kernel};
+
+    fn kernel(ptx: &str) -> Kernel {
+        let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+        let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
+        crate::sema::run(&module).expect("lowers").kernels.remove(0)
+    }
+
+    /// A launch of one block of `threads` threads whose parameter points at a buffer of
+    /// `bytes` bytes of 0xee per thread.
+    fn one_block(threads: u32, bytes: usize) -> Launch {
+        let base = check::BUFFER_STRIDE;
+        Launch {
+            grid: [1, 1, 1],
+            block: [threads, 1, 1],
+            params: base.to_le_bytes().to_vec(),
+            buffers: vec![Region { base, bytes: vec![0xee; bytes * threads as usize] }],
+            dynamic_shared: 0,
+            step_limit: 100_000,
+        }
+    }
+
+    fn calls(k: &Kernel) -> usize {
+        let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
+        bodies
+            .flatten()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i.kind, InstKind::Call { .. }))
+            .count()
+    }
+
+    /// numba's reference counting: `release` (`NRT_decref`) returns at once for a null
+    /// object, else decrements its count and at zero calls its destructor through a
+    /// pointer (a `.callprototype` call). `dtor` and `other` match the prototype; only
+    /// `dtor`'s address is taken. The kernel releases null 24 times, its object once.
+    const RELEASES: &str = "\
+.func release(.param .b64 obj)\n{\n .reg .pred %p<3>;\n .reg .b64 %rd<5>;\n\
+ ld.param.u64 %rd1, [obj];\n setp.eq.s64 %p1, %rd1, 0;\n @%p1 bra DONE;\n\
+ ld.global.u64 %rd2, [%rd1];\n add.s64 %rd2, %rd2, -1;\n st.global.u64 [%rd1], %rd2;\n\
+ setp.ne.s64 %p2, %rd2, 0;\n @%p2 bra DONE;\n\
+ ld.global.u64 %rd3, [%rd1+8];\n ld.global.u64 %rd4, [%rd1+16];\n\
+ { .param .b64 a0; .param .b64 a1; .param .b64 a2;\n\
+   st.param.b64 [a0], %rd4;\n st.param.b64 [a1], %rd1;\n st.param.b64 [a2], 0;\n\
+   proto: .callprototype _ (.param .b64 _, .param .b64 _, .param .b64 _);\n\
+   call %rd3, (a0, a1, a2), proto; }\n\
+DONE:\n ret;\n}\n\
+.func dtor(.param .b64 a, .param .b64 b, .param .b64 c)\n{\n .reg .b64 %rd<3>;\n\
+ ld.param.u64 %rd1, [a];\n ld.param.u64 %rd2, [b];\n st.global.u64 [%rd2+24], %rd1;\n ret;\n}\n\
+.func other(.param .b64 a, .param .b64 b, .param .b64 c)\n{\n .reg .b64 %rd<3>;\n\
+ ld.param.u64 %rd1, [a];\n ld.param.u64 %rd2, [b];\n add.u64 %rd1, %rd1, 1000;\n\
+ st.global.u64 [%rd2+24], %rd1;\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<8>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n\
+ mul.wide.u32 %rd2, %r1, 32;\n add.u64 %rd3, %rd1, %rd2;\n\
+ st.global.u64 [%rd3], 1;\n mov.u64 %rd4, dtor;\n st.global.u64 [%rd3+8], %rd4;\n\
+ cvt.u64.u32 %rd5, %r1;\n add.u64 %rd5, %rd5, 7;\n st.global.u64 [%rd3+16], %rd5;\n\
+ st.global.u64 [%rd3+24], 0;\n\
+ { .param .b64 o0; .param .b64 o1; .param .b64 o2;\n\
+   st.param.b64 [o0], 0;\n st.param.b64 [o1], %rd3;\n st.param.b64 [o2], 0;\n\
+   call.uni other, (o0, o1, o2); }\n\
+ NULLS\
+ { .param .b64 q;\n st.param.b64 [q], %rd3;\n call.uni release, (q); }\n\
+ ret;\n}\n";
+
+    /// Each release of null copies `release`'s entry block only, and `release`'s
+    /// indirect call tests `dtor` only (`other` is only called directly): the kernel
+    /// after inlining is at most its own instructions plus, per call, the moves of its
+    /// arguments and results and what it runs (for null the entry block, for the object
+    /// `release`'s body and `dtor`'s), whatever the number of calls.
+    #[test]
+    fn calls_with_constant_arguments_copy_what_they_run() {
+        let null = " { .param .b64 z;\n st.param.b64 [z], 0;\n call.uni release, (z); }\n";
+        let k = kernel(&RELEASES.replace("NULLS", &null.repeat(24)));
+        let function = |name: &str| {
+            k.functions.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("{name}"))
+        };
+        let size =
+            |blocks: &[crate::ir::Block]| blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+        let moves = |f: &crate::ir::Function| f.params.len() + f.returns.len();
+        let (release, dtor, other) = (function("release"), function("dtor"), function("other"));
+        let entry = release.blocks[release.entry.index()].insts.len();
+        let bound = size(&k.blocks)
+            + 24 * (moves(release) + entry)
+            + (moves(release) + size(&release.blocks))
+            + (moves(dtor) + size(&dtor.blocks))
+            + (moves(other) + size(&other.blocks));
+        let mut inlined = k.clone();
+        crate::pass::inline::run(&mut inlined).expect("inlines");
+        assert_eq!(calls(&inlined), 0);
+        let total = size(&inlined.blocks);
+        assert!(total <= bound, "{total} instructions after inlining, bound {bound}");
+        // Each thread's object: count 0, its payload written by `dtor` (7 + t), not by
+        // `other` (1000); `other`'s direct call wrote 1000 first.
+        let threads = 4u32;
+        let launch = one_block(threads, 32);
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            let word = |i: usize| u64::from_le_bytes(out.buffers[0][i..i + 8].try_into().unwrap());
+            for t in 0..threads as usize {
+                assert_eq!((word(32 * t), word(32 * t + 24)), (0, 7 + t as u64), "thread {t}");
+            }
+        }
+    }
+
+    /// `apply` calls through a pointer with its own prototype: looking for call cycles,
+    /// `sema::frames` counts `apply` itself as a candidate and gives it a frame, but
+    /// only `twice`'s address is taken, so the calls form no cycle and are inlined as
+    /// any other, the frame with them.
+    #[test]
+    fn a_framed_function_off_any_cycle_is_inlined() {
+        let k = kernel(
+            "\
+.func (.param .b32 r) apply(.param .b64 fp, .param .b32 x)\n{\n\
+ .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n\
+ ld.param.u64 %rd1, [fp];\n ld.param.u32 %r1, [x];\n\
+ { .param .b64 a0; .param .b32 a1; .param .b32 a2;\n\
+   st.param.b64 [a0], 0;\n st.param.b32 [a1], %r1;\n\
+   proto: .callprototype (.param .b32 _) _ (.param .b64 _, .param .b32 _);\n\
+   call (a2), %rd1, (a0, a1), proto;\n ld.param.b32 %r2, [a2]; }\n\
+ st.param.b32 [r], %r2;\n ret;\n}\n\
+.func (.param .b32 r) twice(.param .b64 fp, .param .b32 x)\n{\n\
+ .reg .b32 %r<3>;\n ld.param.u32 %r1, [x];\n add.u32 %r2, %r1, %r1;\n\
+ st.param.b32 [r], %r2;\n ret;\n}\n\
+.entry k(.param .u64 p)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<5>;\n\
+ ld.param.u64 %rd1, [p];\n mov.u32 %r1, %tid.x;\n mov.u64 %rd4, twice;\n\
+ { .param .b64 b0; .param .b32 b1; .param .b32 b2;\n\
+   st.param.b64 [b0], %rd4;\n st.param.b32 [b1], %r1;\n\
+   call.uni (b2), apply, (b0, b1);\n ld.param.b32 %r2, [b2]; }\n\
+ mul.wide.u32 %rd2, %r1, 4;\n add.u64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r2;\n ret;\n}\n",
+        );
+        let mut inlined = k.clone();
+        super::run(&mut inlined).expect("inlines");
+        assert_eq!(calls(&inlined), 0);
+        let threads = 4u32;
+        let launch = one_block(threads, 4);
+        for program in [&k, &inlined] {
+            let out = interp::run(program, None, &launch).expect("runs");
+            for t in 0..threads as usize {
+                let word = u32::from_le_bytes(out.buffers[0][4 * t..4 * t + 4].try_into().unwrap());
+                assert_eq!(word, 2 * t as u32, "thread {t}");
+            }
+        }
     }
 }

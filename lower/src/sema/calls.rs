@@ -27,9 +27,10 @@
 //! `pass::infer_spaces`).
 //!
 //! An indirect call through a function pointer tests the pointer against each possible
-//! callee (its `.calltargets`, or the functions matching its `.callprototype` that the
-//! kernel names anywhere) and calls each. A function's address is
-//! `ir::FUNCTION_WINDOW` plus its index, so it survives being stored and loaded.
+//! callee (its `.calltargets`, or the functions matching its `.callprototype` whose
+//! address the kernel or a function it calls takes, [`address_taken`]) and calls each.
+//! A function's address is `ir::FUNCTION_WINDOW` plus its index, so it survives being
+//! stored and loaded.
 //!
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
 //! too) is lowered the same way, its calls `Call`s, with its frame on the stack
@@ -40,7 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
+use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
 
 use super::body::CallerBody;
 use super::{names_used, op_ty, Lowerer, Symbol};
@@ -104,6 +105,50 @@ pub(super) fn reachable<'m>(
     found.into_values().collect()
 }
 
+/// The functions among `callees` whose address is taken: named by the kernel's `body`
+/// or a callee's other than as the function of a direct call (`mov.u64 %rd, f`, an
+/// argument), or by a module table (`roots`). Only these can be the target of an
+/// indirect call through a `.callprototype`: a function that is only ever called
+/// directly has no address any register could hold.
+pub(super) fn address_taken(
+    body: &[ast::Statement],
+    callees: &[&ast::Function],
+    roots: &BTreeSet<Name>,
+) -> BTreeSet<Name> {
+    let mut named = BTreeSet::new();
+    for stmts in std::iter::once(body).chain(callees.iter().filter_map(|c| c.body.as_deref())) {
+        names_taken(stmts, &mut named);
+    }
+    callees
+        .iter()
+        .map(|c| &c.name.value)
+        .filter(|n| named.contains(*n) || roots.contains(*n))
+        .cloned()
+        .collect()
+}
+
+/// The names `stmts` use but as the function (or the prototype) of a `call`.
+fn names_taken(stmts: &[ast::Statement], out: &mut BTreeSet<Name>) {
+    for s in stmts {
+        let mut names = BTreeSet::new();
+        match s {
+            // `call (results), f, (arguments), proto`: the lists only.
+            ast::Statement::Instruction(i) if i.op == Some(Opcode::Call) => {
+                let lists = i.operands.iter().filter(|o| matches!(o, Operand::List(..)));
+                let call = ast::Instruction { operands: lists.cloned().collect(), ..i.clone() };
+                let call = [ast::Statement::Instruction(call)];
+                names_used(&call, &mut names);
+                out.extend(names.into_iter().map(Name::from));
+            }
+            ast::Statement::Block(inner, _) => names_taken(inner, out),
+            other => {
+                names_used(std::slice::from_ref(other), &mut names);
+                out.extend(names.into_iter().map(Name::from));
+            }
+        }
+    }
+}
+
 /// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
 #[derive(Clone, Debug)]
 pub(super) enum CallSet {
@@ -161,8 +206,8 @@ impl Lowerer<'_> {
     }
 
     /// An indirect call: a test of the function address against each candidate (the
-    /// `.calltargets` list, or every function the kernel names whose signature matches
-    /// the `.callprototype`), each called.
+    /// `.calltargets` list, or every function whose address the kernel takes whose
+    /// signature matches the `.callprototype`), each called.
     fn indirect_call(
         &mut self,
         callee: &Operand,
@@ -206,7 +251,7 @@ impl Lowerer<'_> {
                 .collect::<Result<_, _>>()?,
             CallSet::Prototype { returns, params } => functions
                 .values()
-                .filter(|f| self.reachable_functions.contains(&f.name.value))
+                .filter(|f| self.address_taken.contains(&f.name.value))
                 .filter(|f| {
                     same_signature(&f.returns, returns) && same_signature(&f.params, params)
                 })
