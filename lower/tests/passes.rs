@@ -82,9 +82,8 @@ use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
     expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture, expand_video,
     expand_warp, float_modifiers, hoist_params, infer_spaces, inline, legalize_atomics,
-    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate,
-    reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees,
-    LoopGuard, Target,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
+    schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -348,55 +347,58 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
                 return Err(format!("{} instructions still need f64", needs(k)));
             }
         }
-        (trees, None) if trees.starts_with("warp_trees:") => {
-            // `warp_trees:S` on subgroups of S lanes; `warp_trees:S:none` expects no
-            // tree to qualify.
-            let spec: Vec<&str> = trees["warp_trees:".len()..].split(':').collect();
-            let size = spec[0].parse().map_err(|_| format!("bad subgroup size in {trees}"))?;
-            let target = Target {
-                emulated_subgroup: Some(size),
-                ..Target::with_warp_mode(WarpMode::Emulated)
-            };
-            let before = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
-            let trees = warp_trees::run(&mut s.kernel, &target);
-            let after = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
-            match (spec.get(1), trees) {
-                (Some(&"none"), 0) if after == before => {}
-                (None, 1..) if after < before => {}
-                _ => return Err(format!("{trees} trees, {before} shuffles before, {after} after")),
-            }
-        }
-        (warps, None) if warps.starts_with("legalize_warps:") => {
-            let mode = match &warps["legalize_warps:".len()..] {
-                "native" => WarpMode::Native,
-                "split" => WarpMode::Split,
-                "emulated" => WarpMode::Emulated,
-                other => return Err(format!("unknown warp mode `{other}`")),
-            };
-            let exchanges = count(&s.kernel, legalize_warps::is_exchange);
-            if exchanges == 0 {
-                return Err("the input has no warp exchange".into());
-            }
-            legalize_warps::run(&mut s.kernel, &Target::with_warp_mode(mode))
-                .map_err(|d| d.message)?;
-            if count(&s.kernel, legalize_warps::is_exchange) != 0 {
-                return Err("an exchange is left".into());
-            }
-            let subgroup = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { .. }));
-            let barriers = count(&s.kernel, |i| matches!(i, InstKind::WarpBarrier { .. }));
-            let emulated = mode == WarpMode::Emulated;
-            if emulated != (barriers > 0) || emulated == (subgroup > 0) {
-                return Err(format!("{subgroup} subgroup operations and {barriers} warp barriers"));
-            }
-            if emulated != s.kernel.warp_scratch.is_some() {
-                return Err("the warp scratch is reserved exactly in emulated mode".into());
-            }
-            let split = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { split: true, .. }));
-            if (mode == WarpMode::Split) != (split > 0) {
-                return Err("split subgroup operations exactly in split mode".into());
-            }
-        }
+        (trees, None) if trees.starts_with("warp_trees:") => run_warp_trees(trees, s)?,
+        (warps, None) if warps.starts_with("legalize_warps:") => run_legalize_warps(warps, s)?,
         (other, _) => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    Ok(())
+}
+
+/// `warp_trees:S` on subgroups of S lanes; `warp_trees:S:none` expects no tree to qualify.
+fn run_warp_trees(trees: &str, s: &mut State) -> Result<(), String> {
+    let spec: Vec<&str> = trees["warp_trees:".len()..].split(':').collect();
+    let size = spec[0].parse().map_err(|_| format!("bad subgroup size in {trees}"))?;
+    let target =
+        Target { emulated_subgroup: Some(size), ..Target::with_warp_mode(WarpMode::Emulated) };
+    let before = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
+    let trees = warp_trees::run(&mut s.kernel, &target);
+    let after = count(&s.kernel, |i| matches!(i, InstKind::Warp(_)));
+    match (spec.get(1), trees) {
+        (Some(&"none"), 0) if after == before => {}
+        (None, 1..) if after < before => {}
+        _ => return Err(format!("{trees} trees, {before} shuffles before, {after} after")),
+    }
+    Ok(())
+}
+
+/// `legalize_warps:MODE`: no warp exchange is left, in the shape the mode asks for.
+fn run_legalize_warps(warps: &str, s: &mut State) -> Result<(), String> {
+    let mode = match &warps["legalize_warps:".len()..] {
+        "native" => WarpMode::Native,
+        "split" => WarpMode::Split,
+        "emulated" => WarpMode::Emulated,
+        other => return Err(format!("unknown warp mode `{other}`")),
+    };
+    let exchanges = count(&s.kernel, legalize_warps::is_exchange);
+    if exchanges == 0 {
+        return Err("the input has no warp exchange".into());
+    }
+    legalize_warps::run(&mut s.kernel, &Target::with_warp_mode(mode)).map_err(|d| d.message)?;
+    if count(&s.kernel, legalize_warps::is_exchange) != 0 {
+        return Err("an exchange is left".into());
+    }
+    let subgroup = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { .. }));
+    let barriers = count(&s.kernel, |i| matches!(i, InstKind::WarpBarrier { .. }));
+    let emulated = mode == WarpMode::Emulated;
+    if emulated != (barriers > 0) || emulated == (subgroup > 0) {
+        return Err(format!("{subgroup} subgroup operations and {barriers} warp barriers"));
+    }
+    if emulated != s.kernel.warp_scratch.is_some() {
+        return Err("the warp scratch is reserved exactly in emulated mode".into());
+    }
+    let split = count(&s.kernel, |i| matches!(i, InstKind::Subgroup { split: true, .. }));
+    if (mode == WarpMode::Split) != (split > 0) {
+        return Err("split subgroup operations exactly in split mode".into());
     }
     Ok(())
 }
