@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 use ptxvk_frontend::ast::{self, ScalarType, StateSpace};
 use ptxvk_frontend::{Diagnostic, Span};
 
+pub use crate::ir::KernelAbi;
 use crate::ir::SharedLayout;
 
 /// One kernel parameter's place in the parameter block.
 pub type ParamSlot = ptxvk_abi::params::ParamSlot<ScalarType>;
-/// The parameter block of one kernel.
-pub type KernelAbi = ptxvk_abi::params::KernelAbi<ScalarType>;
 
 /// [`KernelAbi::layout_with`] for PTX's scalar types, whose natural alignment is their
 /// size (`KernelAbi::layout`).

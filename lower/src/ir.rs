@@ -125,7 +125,9 @@
 
 use ptxvk_frontend::Span;
 
-use crate::abi::KernelAbi;
+/// The parameter block of one kernel (the launch ABI's layout, `ptxvk_abi::params`, over
+/// PTX's scalar types; `crate::abi` lays it out).
+pub type KernelAbi = ptxvk_abi::params::KernelAbi<ptxvk_frontend::ast::ScalarType>;
 
 mod copy;
 mod half;
@@ -302,7 +304,7 @@ impl Function {
             regs: self.regs.clone(),
             blocks: self.blocks.clone(),
             entry: self.entry,
-            ..Kernel::new(self.name.clone(), self.span, crate::abi::KernelAbi::default())
+            ..Kernel::new(self.name.clone(), self.span, KernelAbi::default())
         }
     }
 
@@ -1469,6 +1471,12 @@ impl Kernel {
 
     pub fn reg(&self, r: RegId) -> &RegInfo {
         &self.regs[r.index()]
+    }
+
+    /// Every instruction of the kernel's blocks, then of its functions' blocks.
+    pub fn all_insts(&self) -> impl Iterator<Item = &Inst> {
+        let functions = self.functions.iter().flat_map(|f| &f.blocks);
+        self.blocks.iter().chain(functions).flat_map(|b| &b.insts)
     }
 }
 

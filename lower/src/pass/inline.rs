@@ -669,12 +669,7 @@ mod tests {
     }
 
     fn calls(k: &Kernel) -> usize {
-        let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
-        bodies
-            .flatten()
-            .flat_map(|b| &b.insts)
-            .filter(|i| matches!(i.kind, InstKind::Call { .. }))
-            .count()
+        k.all_insts().filter(|i| matches!(i.kind, InstKind::Call { .. })).count()
     }
 
     /// numba's reference counting: `release` (`NRT_decref`) returns at once for a null

@@ -553,10 +553,7 @@ fn legalized(k: &Kernel, target: &Target) -> Result<(), Vec<Diagnostic>> {
         })
     };
     let errors: Vec<Diagnostic> = k
-        .blocks
-        .iter()
-        .chain(k.functions.iter().flat_map(|f| &f.blocks))
-        .flat_map(|b| &b.insts)
+        .all_insts()
         .filter_map(|i| left(&i.kind).map(|what| Diagnostic::internal(i.span, what)))
         .collect();
     if errors.is_empty() {

@@ -618,12 +618,7 @@ mod tests {
     }
 
     fn calls(k: &Kernel) -> usize {
-        let bodies = std::iter::once(&k.blocks).chain(k.functions.iter().map(|f| &f.blocks));
-        bodies
-            .flatten()
-            .flat_map(|b| &b.insts)
-            .filter(|i| matches!(i.kind, InstKind::Call { .. }))
-            .count()
+        k.all_insts().filter(|i| matches!(i.kind, InstKind::Call { .. })).count()
     }
 
     /// A launch of one block of `threads` threads whose parameter points at a buffer
