@@ -3,11 +3,12 @@
 //! branch per instruction.
 //!
 //! Why: each f32 fast path of `f32fast.rs` selects between its result and the exact
-//! path with a branch ([`FnEmitter::fast_unless`]). On Mesa 25's lavapipe a kernel
-//! whose exact arms are never taken still runs 1.3-1.6 times as long as the same
-//! kernel without them (`docs/benchmarks.md`, *Where the exact float time goes*):
-//! gallivm's divergent `if` pushes and pops the execution mask, tests whether any lane
-//! is active, and merges the values written in the arm.
+//! path with a branch ([`FnEmitter::fast_unless`]). On Mesa 25's lavapipe each such
+//! branch costs even when no lane takes it: gallivm's divergent `if` pushes and pops the
+//! execution mask, tests whether any lane is active, and merges the values written in
+//! the arm. One branch per run took `matmul_naive` from 0.65 to 0.75 of its GLSL and
+//! `matmul_tiled` from 0.77 to 0.87 (`docs/benchmarks.md`, *Where the exact float time
+//! goes*).
 //!
 //! How: a *run* is a stretch of one block's instructions that compute registers from
 //! registers and memory ([`FnEmitter::reruns`], and weak loads) and store to global

@@ -5,7 +5,7 @@
 //! fast path's branch to [`Routine::FmaF64`] (416 instructions) or
 //! [`Routine::DivF64`] (641) becomes a copy of the routine in the driver's compile: a
 //! numba ufunc kernel of 108 `fma.rn.f64` took lavapipe's LLVM 15-20 s, nearly all of
-//! it those copies (docs/benchmarks.md, *First-launch latency*).
+//! it those copies (docs/benchmarks.md, *Compile speed and SPIR-V size*).
 //!
 //! How: a *retry region* is a run of instructions of one block that only compute
 //! registers from registers (no memory, no special registers, no other thread: each
