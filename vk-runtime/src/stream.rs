@@ -46,11 +46,14 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::conv::{self, SharedWindows};
-use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
 use crate::event::Event;
 use crate::launch_config::{validate, LaunchConfig};
-use crate::memory::{Buffer, Memory, MemoryKind};
+use crate::memory::Buffer;
+use crate::objects::{
+    Arena, Batch, Chunk, Device, DeviceShared, Gpu, Hook, Memory, MemoryKind, StreamCore,
+    StreamState,
+};
 use crate::pool::MemPool;
 use crate::program::Program;
 use crate::region::{BufferRegion, Extent3d, HostLayout};
@@ -73,34 +76,6 @@ const ARENA_MAX_PIECE: u64 = ARENA_CHUNK / 4;
 /// keeps them in device memory; a larger grid is cut into dispatches of as many blocks
 /// as fit, with a barrier between them (they reuse the area).
 const SHARED_WINDOWS_BYTES: u64 = 16 << 20;
-
-/// Completion work of a batch, run on the host once the GPU has finished it; an error is
-/// reported by the stream's next synchronisation.
-pub type Hook = Box<dyn FnOnce() -> Result<(), Error> + Send>;
-
-/// One command buffer's worth of stream operations.
-struct Batch {
-    cmd: vk::CommandBuffer,
-    /// The timeline value its submission signals.
-    value: u64,
-    /// Semaphore values it waits for, with the streams that own them (kept alive).
-    waits: Vec<(Arc<StreamCore>, u64)>,
-    /// Everything its commands use.
-    keep: Vec<Arc<dyn Any + Send + Sync>>,
-    hooks: Vec<Hook>,
-    ops: u32,
-    /// An operation was recorded since the last barrier.
-    dirty: bool,
-    bound: vk::Pipeline,
-}
-
-/// A piece of host-visible memory of the arena (or a one-off staging buffer). Holds the
-/// [`Gpu`] rather than the device, so the default streams' arenas do not keep their
-/// device alive.
-pub(crate) struct Chunk {
-    gpu: Arc<Gpu>,
-    memory: Option<Memory>,
-}
 
 impl Chunk {
     fn new(
@@ -135,16 +110,6 @@ impl Drop for Chunk {
             memory.destroy(&self.gpu);
         }
     }
-}
-
-/// Host-visible memory for parameter blocks and staged uploads, bump-allocated in chunks.
-/// A full chunk is reused once no pending batch holds it.
-#[derive(Default)]
-struct Arena {
-    current: Option<(Arc<Chunk>, u64)>,
-    retired: Vec<Arc<Chunk>>,
-    /// The area of shared windows in device memory, and its size.
-    shared_windows: Option<(Arc<Chunk>, u64)>,
 }
 
 impl Arena {
@@ -210,36 +175,6 @@ impl Arena {
         self.current = Some((Arc::clone(&chunk), len));
         Ok((chunk, 0))
     }
-}
-
-struct StreamState {
-    pool: vk::CommandPool,
-    spare: Vec<vk::CommandBuffer>,
-    open: Option<Batch>,
-    in_flight: VecDeque<Batch>,
-    /// The value a host callback signals, which the next batch must wait for.
-    host_wait: Option<u64>,
-    /// The first error of a completion hook since the last synchronisation.
-    error: Option<Error>,
-    arena: Arena,
-    /// The pool and semaphore are destroyed (device teardown).
-    destroyed: bool,
-}
-
-/// The shared part of a stream.
-pub(crate) struct StreamCore {
-    gpu: Arc<Gpu>,
-    pub(crate) kind: StreamKind,
-    pub(crate) priority: i32,
-    pub(crate) timeline: vk::Semaphore,
-    /// The highest value anything scheduled on this stream signals (open batch included).
-    last: AtomicU64,
-    /// For blocking streams: the legacy stream's value this stream already waits for.
-    /// For the legacy stream: unused.
-    legacy_seen: AtomicU64,
-    /// For blocking streams: this stream's value the legacy stream already waits for.
-    seen_by_legacy: AtomicU64,
-    state: Mutex<StreamState>,
 }
 
 impl fmt::Debug for StreamCore {
