@@ -53,7 +53,8 @@
 //! teardown, host callbacks),
 //! `memory` (allocations, host memory, the address map), `external` (memory shared
 //! with other processes), `pool` (stream-ordered pools),
-//! `stream` (streams, copies, memsets; `region` the pitched regions of 3-D copies),
+//! `stream` (streams; its `copies` the copies and memsets, its `arena` their staging
+//! memory; `region` the pitched regions of 3-D copies),
 //! `event`, `program` (shader module, layout, specialized pipelines), `launch_config`
 //! (the launch configuration and its validation), `launch` (timed launches), `conv`
 //! (pure mapping helpers), `error`, and `types`, the plain data the files share (device
