@@ -123,7 +123,7 @@ pub(crate) struct HostCallback {
     pub(crate) f: Box<dyn FnOnce() + Send>,
 }
 
-// Streams (`stream.rs`).
+// Streams (`stream.rs`; the arena's operations in `stream/arena.rs`).
 
 /// The shared part of a stream.
 pub(crate) struct StreamCore {

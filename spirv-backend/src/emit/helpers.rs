@@ -23,6 +23,7 @@ use rspirv::spirv::{FunctionControl, Word};
 use ptxvk_lower::ir::{Function, Rounding, Routine};
 use ptxvk_lower::LoweredKernel;
 
+// What a use asks for: plain data below the type cache, which keys the functions by it.
 pub(crate) use super::helper_kinds::{Helper, SoftOp};
 use super::{FnEmitter, R};
 use crate::module::Globals;
