@@ -105,33 +105,6 @@ const CRATES: [&str; 8] =
 /// passes are being split into passes).
 const CIRCLES_ALLOWED_IN: [&str; 1] = ["lower"];
 
-/// Circles not broken yet, by their files: vk-runtime's around `DeviceShared` in
-/// `device.rs`, which holds the streams, pools, events and address map whose files use
-/// it (break it as cuda-driver's `objects.rs` did: the types down, their operations
-/// above), and the emitter's helpers with the type cache. A circle found elsewhere must
-/// lie inside one of these: they may shrink or split, never grow.
-const OPEN_CIRCLES: [&[&str]; 2] = [
-    &[
-        "vk-runtime/src/device.rs",
-        "vk-runtime/src/event.rs",
-        "vk-runtime/src/external.rs",
-        "vk-runtime/src/memory.rs",
-        "vk-runtime/src/pool.rs",
-        "vk-runtime/src/program.rs",
-        "vk-runtime/src/region.rs",
-        "vk-runtime/src/shadow.rs",
-        "vk-runtime/src/stream.rs",
-        "vk-runtime/src/window.rs",
-    ],
-    &[
-        "spirv-backend/src/lib.rs",
-        "spirv-backend/src/emit/helpers.rs",
-        "spirv-backend/src/emit/newton.rs",
-        "spirv-backend/src/module.rs",
-        "spirv-backend/src/types.rs",
-    ],
-];
-
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
     Ident(String),
@@ -628,9 +601,8 @@ fn circles(edges: &[std::collections::BTreeSet<usize>]) -> Vec<Vec<usize>> {
     w.found
 }
 
-/// Each circle of the crate in `dir` (crate roots `src/lib.rs` and `src/main.rs`) but
-/// the open ones, as the files in it and the arrows between them, paths from the
-/// workspace root.
+/// Each circle of the crate in `dir` (crate roots `src/lib.rs` and `src/main.rs`), as
+/// the files in it and the arrows between them, paths from the workspace root.
 fn crate_circles(workspace: &Path, dir: &str) -> Vec<String> {
     let mut found = Vec::new();
     for root in ["src/lib.rs", "src/main.rs"] {
@@ -646,9 +618,6 @@ fn crate_circles(workspace: &Path, dir: &str) -> Vec<String> {
         };
         for part in circles(&edges) {
             let files: Vec<String> = part.iter().map(|&f| name(f)).collect();
-            if OPEN_CIRCLES.iter().any(|open| files.iter().all(|f| open.contains(&f.as_str()))) {
-                continue;
-            }
             let arrows: Vec<String> = part
                 .iter()
                 .flat_map(|&a| edges[a].iter().filter(|b| part.contains(b)).map(move |&b| (a, b)))

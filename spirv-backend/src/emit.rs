@@ -34,6 +34,7 @@ mod f64fast;
 mod f64ops;
 #[cfg(test)]
 mod fast_inputs;
+pub(crate) mod helper_kinds;
 pub(crate) mod helpers;
 mod math;
 mod memory;

@@ -69,7 +69,7 @@ pub struct TypeCache {
     constants: BTreeMap<(Scalar, u64), Word>,
     pub used: Used,
     /// The module's emulation routines, by the id of their function (`emit::helpers`).
-    pub(crate) helpers: BTreeMap<crate::emit::helpers::Helper, Word>,
+    pub(crate) helpers: BTreeMap<crate::emit::helper_kinds::Helper, Word>,
 }
 
 impl TypeCache {

@@ -13,7 +13,6 @@ use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::thread::ThreadId;
 use std::time::Duration;
 
 use ash::vk;
@@ -23,11 +22,10 @@ use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 use crate::adapter::Adapter;
 use crate::conv;
 use crate::error::Error;
-use crate::event::{Event, EventInner};
+use crate::event::Event;
 use crate::instance::Instance;
-use crate::memory::AddressMap;
-use crate::pool::PoolInner;
-use crate::stream::{self, StreamCore};
+use crate::objects::{AddressMap, Device, DeviceShared, Gpu, Grave, HostCallback, StreamCore};
+use crate::stream;
 use crate::types::DeviceInfo;
 use crate::types::StreamKind;
 
@@ -95,15 +93,6 @@ impl fmt::Display for DeviceSelector {
             DeviceSelector::Name(n) => f.write_str(n),
         }
     }
-}
-
-/// An open Vulkan device: memory, programs and launches.
-///
-/// Cheap to clone (all clones share one device) and usable from several threads; GPU
-/// submissions from different threads are serialized.
-#[derive(Clone)]
-pub struct Device {
-    pub(crate) shared: Arc<DeviceShared>,
 }
 
 impl fmt::Debug for Device {
@@ -289,85 +278,6 @@ fn timeout_from_env() -> Result<u64, Error> {
     }
 }
 
-/// Everything one open device owns. See the module docs for the teardown order.
-pub(crate) struct DeviceShared {
-    /// Unique among the devices of this process (objects name their device by it).
-    pub(crate) id: u64,
-    pub(crate) raw: ash::Device,
-    pub(crate) info: DeviceInfo,
-    pub(crate) max_buffer_size: u64,
-    pub(crate) queue_family: u32,
-    pub(crate) timestamp_valid_bits: u32,
-    pub(crate) unified_memory: bool,
-    pub(crate) host_pointer_alignment: u64,
-    pub(crate) external_memory_host: Option<ash::ext::external_memory_host::Device>,
-    /// Where every allocation lives on a device that confines kernels
-    /// (`crate::reservation`).
-    pub(crate) reservation: Option<Arc<crate::reservation::Reservation>>,
-    /// `VK_KHR_external_memory_fd`, when buffers can be shared as opaque fds.
-    pub(crate) external_memory_fd: Option<ash::khr::external_memory_fd::Device>,
-    /// `deviceUUID`: imported memory must come from a device with the same one.
-    pub(crate) device_uuid: [u8; vk::UUID_SIZE],
-    /// Memory shared as opaque fds must be a dedicated allocation.
-    pub(crate) external_memory_fd_dedicated: bool,
-    pub(crate) memory_properties: vk::PhysicalDeviceMemoryProperties,
-    /// Shared by every program of this device; internally synchronized by Vulkan.
-    pub(crate) pipeline_cache: vk::PipelineCache,
-    /// Set when a pipeline was created, so the cache is worth saving.
-    pub(crate) pipeline_cache_dirty: AtomicBool,
-    cache_path: Option<PathBuf>,
-    pipeline_cache_uuid: [u8; vk::UUID_SIZE],
-    timeout_ms: AtomicU64,
-    /// How long waits spin before blocking (`PTXVK_SPIN_US`).
-    pub(crate) spin_us: u64,
-    /// Set once any call reported `VK_ERROR_DEVICE_LOST`.
-    lost: AtomicBool,
-    /// Whether new device allocations get write shadows (`crate::shadow`).
-    pub(crate) track_writes: AtomicBool,
-    /// The device, allocator and instance, which outlive every object made from them.
-    pub(crate) gpu: Arc<Gpu>,
-    /// The legacy default stream.
-    pub(crate) legacy: Arc<StreamCore>,
-    /// Blocking streams the legacy default stream synchronises with.
-    blocking: Mutex<Vec<Weak<StreamCore>>>,
-    /// Per-thread default streams, kept for the device's life.
-    per_thread: Mutex<Vec<(ThreadId, Arc<StreamCore>)>>,
-    pub(crate) default_pool: Arc<PoolInner>,
-    pub(crate) addresses: AddressMap,
-    /// Timing events of synchronous launches, for reuse (creating a query pool per launch
-    /// costs more than the launch).
-    timers: Mutex<Vec<Arc<EventInner>>>,
-    /// The host-callback thread's inbox, started on first use.
-    callbacks: Mutex<Option<mpsc::Sender<HostCallback>>>,
-}
-
-/// The Vulkan device, its allocator and the instance: what every object needs to be
-/// destroyed. Stream cores, arena chunks and events hold it directly (not
-/// [`DeviceShared`], which owns the default streams: that would be a cycle), so it is
-/// destroyed last, when the last of them is gone.
-pub(crate) struct Gpu {
-    pub(crate) raw: ash::Device,
-    /// `ManuallyDrop` so it is dropped before the device is destroyed.
-    allocator: ManuallyDrop<Mutex<Allocator>>,
-    /// `ManuallyDrop` so it is destroyed after the device (and not at all if the device
-    /// has to be leaked).
-    instance: ManuallyDrop<Instance>,
-    /// Set when work may still run at teardown: the device is then leaked.
-    pub(crate) leak: AtomicBool,
-    /// The one queue; its lock is held only around `vkQueueSubmit`.
-    queue: Mutex<vk::Queue>,
-    /// Objects of dropped streams waiting to be destroyed (see [`Gpu::bury`]).
-    graveyard: Mutex<Vec<Grave>>,
-}
-
-/// A dropped stream's command pool and semaphore, and a fence signalled by an empty
-/// submission made after the stream's last batch.
-struct Grave {
-    fence: vk::Fence,
-    pool: vk::CommandPool,
-    semaphore: vk::Semaphore,
-}
-
 impl Gpu {
     /// Destroys a dropped stream's pool and semaphore once the queue has moved past them.
     ///
@@ -457,15 +367,6 @@ impl Drop for Gpu {
             ManuallyDrop::drop(&mut self.instance);
         }
     }
-}
-
-/// A host function waiting for its stream (see [`DeviceShared::run_host_callback`]).
-struct HostCallback {
-    shared: Arc<DeviceShared>,
-    core: Arc<StreamCore>,
-    after: u64,
-    signal: u64,
-    f: Box<dyn FnOnce() + Send>,
 }
 
 impl DeviceShared {

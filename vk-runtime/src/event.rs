@@ -12,17 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ash::vk;
 
 use crate::conv;
-use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
-use crate::stream::StreamCore;
-
-/// The shared part of an event; pending batches that write its timestamp keep it alive.
-pub(crate) struct EventInner {
-    gpu: Arc<Gpu>,
-    /// One timestamp query, or null without timing.
-    pub(crate) queries: vk::QueryPool,
-    recorded: Mutex<Option<(Arc<StreamCore>, u64)>>,
-}
+use crate::objects::{Device, DeviceShared, EventInner, StreamCore};
 
 impl EventInner {
     pub(crate) fn recorded(&self) -> Option<(Arc<StreamCore>, u64)> {

@@ -14,20 +14,11 @@ use std::ptr::NonNull;
 
 use ash::vk;
 
-use crate::device::{Device, DeviceShared};
 use crate::error::Error;
-use crate::memory::{
-    buffer_address, create_external_buffer, Backing, Buffer, Mapped, Memory, MemoryKind,
-};
+use crate::memory::{buffer_address, create_external_buffer, Buffer};
+use crate::objects::{Backing, Device, DeviceShared, Mapped, Memory, MemoryKind, SharedMemory};
 
 const HANDLE_TYPE: vk::ExternalMemoryHandleTypeFlags = vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
-
-/// The memory object behind a shared buffer.
-pub(crate) struct SharedMemory {
-    pub(crate) memory: vk::DeviceMemory,
-    allocation_size: u64,
-    memory_type_index: u32,
-}
 
 /// What another process needs, besides the file descriptor, to import a buffer's memory
 /// ([`Buffer::export_fd`], [`Device::import_memory`]).

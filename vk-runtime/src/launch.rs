@@ -3,11 +3,11 @@
 //! [`Stream`](crate::Stream) (`stream.rs`).
 
 use crate::conv;
-use crate::device::Device;
 use crate::error::Error;
 use crate::event::Event;
 use crate::launch_config::LaunchConfig;
 use crate::memory::Buffer;
+use crate::objects::Device;
 use crate::program::Program;
 use crate::stream::Stream;
 use crate::types::Submit;

@@ -48,10 +48,13 @@
 //! # Modules
 //!
 //! `instance` (loader, enumeration, validation messages), `adapter` (feature and limit
-//! probing), `device` (selection, creation, pipeline cache, teardown, host callbacks),
+//! probing), `objects` (what an open device owns and holds, types only, below every
+//! file that operates on them), `device` (selection, creation, pipeline cache,
+//! teardown, host callbacks),
 //! `memory` (allocations, host memory, the address map), `external` (memory shared
 //! with other processes), `pool` (stream-ordered pools),
-//! `stream` (streams, copies, memsets; `region` the pitched regions of 3-D copies),
+//! `stream` (streams; its `copies` the copies and memsets, its `arena` their staging
+//! memory; `region` the pitched regions of 3-D copies),
 //! `event`, `program` (shader module, layout, specialized pipelines), `launch_config`
 //! (the launch configuration and its validation), `launch` (timed launches), `conv`
 //! (pure mapping helpers), `error`, and `types`, the plain data the files share (device
@@ -72,6 +75,7 @@ mod instance;
 mod launch;
 mod launch_config;
 mod memory;
+mod objects;
 mod pool;
 mod program;
 mod ranges;
@@ -84,7 +88,7 @@ mod types;
 mod window;
 
 pub use device::{
-    Device, DeviceSelector, DEFAULT_SPIN_US, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE,
+    DeviceSelector, DEFAULT_SPIN_US, DEFAULT_TIMEOUT_MS, ENV_DEVICE, ENV_NO_DISK_CACHE,
     ENV_SPIN_US, ENV_TIMEOUT_MS,
 };
 pub use error::Error;
@@ -93,11 +97,12 @@ pub use external::ExportedMemory;
 pub use instance::{enumerate_devices, validation_messages, ENV_VALIDATION_ABORT};
 pub use launch::LaunchStats;
 pub use launch_config::{LaunchConfig, CUDA_MAX_BLOCK, CUDA_MAX_GRID, CUDA_MAX_SHARED_PER_BLOCK};
-pub use memory::{Buffer, MemoryKind, Range, Resolved, BUFFER_ALIGNMENT};
+pub use memory::{Buffer, Resolved, BUFFER_ALIGNMENT};
+pub use objects::{Device, Hook, MemoryKind, Range};
 pub use pool::MemPool;
 pub use program::Program;
 pub use region::{BufferRegion, Extent3d, HostLayout};
-pub use stream::{Hook, Stream, MAX_BATCH_OPS};
+pub use stream::{Stream, MAX_BATCH_OPS};
 pub use types::{
     DeviceInfo, DeviceType, Features, Limits, Pattern, PipelineKey, StreamKind, SubgroupSizes,
 };

@@ -17,19 +17,20 @@
 //! `conv::unified_memory`) device allocations are host-visible and mapped, and host copies
 //! read and write them directly instead of going through staging buffers.
 
-use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use ash::vk;
-use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::vulkan::{AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
 use crate::conv;
-use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
-use crate::pool::PoolInner;
+use crate::objects::{
+    AddressMap, Backing, BufferInner, Device, DeviceShared, Entry, Gpu, Mapped, Memory, MemoryKind,
+    PoolInner, Range, SharedMemory, WindowInner,
+};
 
 /// Alignment of every buffer's device address, in bytes (as `cudaMalloc` guarantees).
 pub const BUFFER_ALIGNMENT: u64 = 256;
@@ -37,78 +38,10 @@ pub const BUFFER_ALIGNMENT: u64 = 256;
 /// Smallest buffer created internally; also what a zero-sized buffer really occupies.
 const MIN_INTERNAL_SIZE: u64 = 16;
 
-/// Where an allocation lives and who can reach it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemoryKind {
-    /// Device memory (`cuMemAlloc`). Host-visible only on unified-memory devices.
-    Device,
-    /// Pinned host memory that kernels read and write directly (`cuMemHostAlloc`).
-    Host,
-    /// Existing host memory registered for kernels (`cuMemHostRegister`), imported through
-    /// `VK_EXT_external_memory_host`.
-    Registered,
-    /// Memory both the host and kernels use directly, host-visible and coherent
-    /// (`cuMemAllocManaged`). On discrete GPUs it lives in host memory, so kernels reach
-    /// it over the bus: slower than device memory.
-    Managed,
-}
-
-/// The memory behind a buffer.
-pub(crate) enum Backing {
-    /// Sub-allocated by gpu-allocator.
-    Allocated(Allocation),
-    /// A dedicated `VkDeviceMemory` importing host memory the caller owns.
-    Imported(vk::DeviceMemory),
-    /// A dedicated `VkDeviceMemory` other processes can share (`crate::external`):
-    /// exportable as an opaque fd, or imported from one.
-    Shared(crate::external::SharedMemory),
-    /// Bytes `offset..offset + len` of a [`crate::Window`]'s buffer, whose `VkBuffer`
-    /// this memory shares.
-    Window { window: Arc<crate::window::WindowInner>, offset: u64, len: u64 },
-    /// A piece of the device's confinement reservation (`crate::reservation`),
-    /// imported as its own `VkDeviceMemory`.
-    Reserved {
-        memory: vk::DeviceMemory,
-        reservation: Arc<crate::reservation::Reservation>,
-        piece: Mapped,
-        len: u64,
-    },
-}
-
-/// A host pointer to mapped memory.
-#[derive(Clone, Copy)]
-pub(crate) struct Mapped(pub(crate) NonNull<u8>);
-
-// SAFETY: the pointer refers to memory mapped for the whole life of the allocation (or
-// host memory the registrant keeps alive), not to thread-local data; every access goes
-// through `Buffer` methods that copy bytes with no aliasing references.
-unsafe impl Send for Mapped {}
-// SAFETY: as above; shared access only copies bytes.
-unsafe impl Sync for Mapped {}
-
-/// One Vulkan buffer and the memory bound to it.
-pub(crate) struct Memory {
-    pub(crate) raw: vk::Buffer,
-    pub(crate) backing: Backing,
-    /// Offset in `raw` of the buffer's byte 0 (non-zero for registered memory, whose
-    /// import starts at the page below the registered pointer).
-    pub(crate) raw_offset: u64,
-    /// Bytes usable from byte 0 (at least the requested size).
-    pub(crate) capacity: u64,
-    pub(crate) address: u64,
-    pub(crate) mapped: Option<Mapped>,
-    pub(crate) kind: MemoryKind,
-}
-
 impl Memory {
     /// Bytes `offset..offset + len` of this memory as memory of their own, sharing its
     /// `VkBuffer` (a [`crate::Window`]'s sub-allocation).
-    pub(crate) fn window_range(
-        &self,
-        window: Arc<crate::window::WindowInner>,
-        offset: u64,
-        len: u64,
-    ) -> Memory {
+    pub(crate) fn window_range(&self, window: Arc<WindowInner>, offset: u64, len: u64) -> Memory {
         Memory {
             raw: self.raw,
             backing: Backing::Window { window, offset, len },
@@ -326,8 +259,7 @@ impl Memory {
             // A failure here only means the allocator's bookkeeping is off; nothing to
             // report from a destructor.
             Backing::Allocated(a) => drop(gpu.allocator().free(a)),
-            Backing::Imported(m)
-            | Backing::Shared(crate::external::SharedMemory { memory: m, .. }) => {
+            Backing::Imported(m) | Backing::Shared(SharedMemory { memory: m, .. }) => {
                 // SAFETY: the memory was allocated by this device and its buffer is
                 // destroyed (freeing memory also unmaps it).
                 unsafe { gpu.raw.free_memory(m, None) }
@@ -404,22 +336,6 @@ pub(crate) fn buffer_address(dev: &ash::Device, raw: vk::Buffer) -> u64 {
     // bufferDeviceAddress enabled, and is bound to memory allocated with the device-address
     // flag (gpu-allocator's `buffer_device_address`, or the import's allocate flags).
     unsafe { dev.get_buffer_device_address(&info) }
-}
-
-/// The shared part of a [`Buffer`]: frees (or returns to its pool) the memory when the
-/// last handle, the user's or a pending stream operation's, is dropped.
-pub(crate) struct BufferInner {
-    /// What the memory is freed through; it outlives the device handle if need be.
-    gpu: Arc<Gpu>,
-    /// The device, for its address map (gone once the device is).
-    device: Weak<DeviceShared>,
-    device_id: u64,
-    /// `None` only during drop.
-    memory: Option<Memory>,
-    size: u64,
-    pool: Option<Arc<PoolInner>>,
-    /// Which words have been written, when the device tracks writes (`crate::shadow`).
-    pub(crate) shadow: std::sync::OnceLock<crate::shadow::Shadow>,
 }
 
 impl Drop for BufferInner {
@@ -573,34 +489,6 @@ pub struct Resolved {
     pub buffer: Buffer,
     /// The address's offset from the allocation's start.
     pub offset: u64,
-}
-
-/// Every live allocation by address, for [`Device::resolve`] (`cuMemGetAddressRange`,
-/// `cuPointerGetAttribute`), and the last allocations freed. Taken on allocation and free
-/// only, and on the launch path only by checked launches, which copy the live ranges
-/// into their allocation table.
-#[derive(Default)]
-pub(crate) struct AddressMap {
-    map: std::sync::RwLock<BTreeMap<u64, Entry>>,
-    freed: Mutex<VecDeque<Range>>,
-}
-
-struct Entry {
-    size: u64,
-    /// The bytes from the allocation's start that are its own memory: its size, or
-    /// up to the end of the last page of a memory object of its own ([`Memory::reach`]).
-    reach: u64,
-    inner: Weak<BufferInner>,
-    /// The runtime's own memory ([`Buffer::set_internal`]), which checked launches do
-    /// not count as the program's.
-    internal: bool,
-}
-
-/// A range of device addresses: an allocation's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Range {
-    pub start: u64,
-    pub size: u64,
 }
 
 /// How many freed allocations [`Device::freed_allocations`] remembers.

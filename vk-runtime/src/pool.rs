@@ -10,28 +10,12 @@
 //! [`Stream::free_async`]: crate::Stream::free_async
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
-use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
-use crate::memory::{Buffer, Memory};
-
-/// The pool's state, shared by its handle and by every buffer allocated from it.
-#[derive(Default)]
-pub(crate) struct PoolInner {
-    /// Memory ready for reuse.
-    free: Mutex<Vec<Memory>>,
-    release_threshold: AtomicU64,
-    /// Bytes of memory out in buffers.
-    used: AtomicU64,
-    /// Bytes of memory the pool owns: out in buffers or held free.
-    reserved: AtomicU64,
-    reserved_high: AtomicU64,
-    used_high: AtomicU64,
-    /// Set when the pool's handle is gone: returned memory is then released.
-    closed: AtomicBool,
-}
+use crate::memory::Buffer;
+use crate::objects::{Device, DeviceShared, Gpu, Memory, PoolInner};
 
 impl PoolInner {
     fn free_list(&self) -> std::sync::MutexGuard<'_, Vec<Memory>> {

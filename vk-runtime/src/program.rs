@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ash::vk;
 
 use crate::conv;
-use crate::device::{Device, DeviceShared, Gpu};
 use crate::error::Error;
 use crate::launch_config::{validate, LaunchConfig};
+use crate::objects::{Device, DeviceShared, Gpu};
 use crate::types::{Features, PipelineKey, SubgroupSizes};
 
 /// A compiled kernel ready to launch: shader module, pipeline layout and its pipelines.

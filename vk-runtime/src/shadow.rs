@@ -19,17 +19,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use gpu_allocator::MemoryLocation;
 
-use crate::device::{Device, DeviceShared};
 use crate::error::Error;
-use crate::memory::{Buffer, Memory, MemoryKind};
+use crate::memory::Buffer;
+use crate::objects::{Device, DeviceShared, Memory, MemoryKind, Shadow};
 
 /// Bytes of allocation one shadow word covers (32 words of 4 bytes).
 const BYTES_PER_SHADOW_WORD: u64 = 128;
-
-/// An allocation's shadow ([`crate::shadow`]).
-pub(crate) struct Shadow {
-    pub(crate) memory: Memory,
-}
 
 impl Shadow {
     /// A clear shadow for an allocation of `size` bytes.

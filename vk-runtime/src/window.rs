@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use gpu_allocator::MemoryLocation;
 
-use crate::device::{Device, Gpu};
 use crate::error::Error;
-use crate::memory::{Buffer, Memory, MemoryKind, BUFFER_ALIGNMENT};
+use crate::memory::{Buffer, BUFFER_ALIGNMENT};
+use crate::objects::{Device, Memory, MemoryKind, WindowInner};
 use crate::ranges::FreeRanges;
 
 /// The largest window: its offsets are 32-bit.
@@ -23,13 +23,6 @@ pub const MAX_WINDOW_BYTES: u64 = 1 << 32;
 #[derive(Clone)]
 pub struct Window {
     inner: Arc<WindowInner>,
-}
-
-pub(crate) struct WindowInner {
-    gpu: Arc<Gpu>,
-    /// The window's own buffer; `None` only during drop.
-    memory: Option<Memory>,
-    free: FreeRanges,
 }
 
 impl WindowInner {

@@ -20,20 +20,14 @@ use std::collections::BTreeSet;
 use rspirv::dr::Builder;
 use rspirv::spirv::{FunctionControl, Word};
 
-use ptxvk_lower::ir::{FloatFormat, Function, OpTy, Rounding, Routine, UnaryOp};
+use ptxvk_lower::ir::{Function, Rounding, Routine};
 use ptxvk_lower::LoweredKernel;
 
+// What a use asks for: plain data below the type cache, which keys the functions by it.
+pub(crate) use super::helper_kinds::{Helper, SoftOp};
 use super::{FnEmitter, R};
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
-
-/// The operations [`Helper::SoftF32`] computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum SoftOp {
-    Fma,
-    Div,
-    Sqrt,
-}
 
 impl SoftOp {
     /// How many operands the operation takes.
@@ -44,51 +38,6 @@ impl SoftOp {
             SoftOp::Sqrt => 1,
         }
     }
-}
-
-/// A routine and the variant of it a use needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Helper {
-    /// An emulation routine of the IR (`ptxvk_lower::routines`): the function of the
-    /// kernels that call it, or built for the routines below that use it.
-    Routine(Routine),
-    /// `fma.rn.f32`, exactly rounded (`fma_f32`).
-    FmaF32,
-    /// `fma.rn.f64` on bit patterns with f64 arithmetic: the fast path of `f64fast.rs`,
-    /// else [`Routine::FmaF64`] (`fma_f64_fast`).
-    FmaF64,
-    /// `div.rn.f64` on bit patterns with f64 arithmetic: the device's quotient where
-    /// an exact residual proves it, else [`Routine::DivF64`] (`div_f64_fast`).
-    DivF64,
-    /// `div.f32` with a rounding (`div_f32`).
-    DivF32(Rounding),
-    /// `sqrt.f32` with a rounding (`sqrt_f32`).
-    SqrtF32(Rounding),
-    /// `fma.rn`, `div.rn` or `sqrt.rn` on f32 by the exact path alone, without the fast
-    /// path (`fma_f32_exact`, `div_f32_exact`, `sqrt_f32_exact`): the second pass of an
-    /// exact run (`exact_runs.rs`).
-    ExactF32(SoftOp),
-    /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
-    /// devices without f64.
-    SoftF32(SoftOp, Rounding),
-    /// `div.rn` or `sqrt.rn` on f32 (`bits` 32) or f64 bit patterns (64) by Newton steps
-    /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
-    /// one) for other operands (`newton`).
-    Newton { op: SoftOp, bits: u8, soft: bool },
-    /// One `.approx.f32` function (`approx`).
-    ApproxF32(UnaryOp),
-    /// The same in soft f64 arithmetic (`f64ops.rs`), for devices without f64.
-    ApproxF32Int(UnaryOp),
-    /// An f32/f64 bit pattern (as 64 bits) rounded to a narrow format (`narrow_bits`).
-    Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
-    /// An integer converted to a float format (`int_to_float_bits`).
-    IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
-    /// The allocation test of checked launches (`in_allocation`), for a write (or
-    /// atomic) or a read: the only routine that reads memory, the table its first
-    /// argument points to.
-    InAllocation { write: bool },
-    /// Initcheck's shadow word of an address (`shadow_word`), from the same table.
-    ShadowWord,
 }
 
 impl Helper {

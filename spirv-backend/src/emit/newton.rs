@@ -24,7 +24,7 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::{SelectionControl, Word};
 
-use super::helpers::{Helper, SoftOp};
+use super::helper_kinds::{Helper, SoftOp};
 use super::{glsl, FnEmitter, R};
 use crate::types::Scalar;
 use ptxvk_lower::ir::{BinaryOp, Rounding, Routine};
