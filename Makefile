@@ -39,9 +39,9 @@ test: setup
 	mkdir -p target/wheel-test && (scripts/wheel-test --prepare >target/wheel-test/prepare.log 2>&1 &)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	# The middle end's module docs are its specification (the IR's above all): their
-	# links must resolve.
-	RUSTDOCFLAGS="-D warnings" cargo doc -p ptxvk-frontend -p ptxvk-lower --no-deps --document-private-items
+	# Module docs are the crates' specifications (the IR's above all): their links must
+	# resolve, in every crate.
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items
 	scripts/nvcc-env >/dev/null
 	cargo test --workspace
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation PTXVK_VALIDATION_ABORT=1 cargo test -p ptxvk-vk

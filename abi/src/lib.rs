@@ -149,7 +149,7 @@ pub mod spec_ids {
     pub const DYNAMIC_SHARED_BYTES: u32 = 4;
     /// 1 when a confined launch may reach allocations outside the device's confinement
     /// range (registered host memory), 0 otherwise: with 0 the driver folds the test
-    /// against those ranges ([`system::CONFINED_OUTSIDE`]) away, and an access outside
+    /// against those ranges away, and an access outside
     /// the range is refused at once.
     pub const CONFINED_OUTSIDE: u32 = 5;
 }

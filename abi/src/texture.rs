@@ -13,7 +13,7 @@
 //! | 20..24 | u32 layers (0: not layered) |
 //! | 24..32 | u64 bytes from a row to the next |
 //! | 32..40 | u64 bytes from a slice (3-D) or layer to the next |
-//! | 40..44 | u32 [`format`]: channel kind, bytes per channel, channels |
+//! | 40..44 | u32 [`format`](mod@format): channel kind, bytes per channel, channels |
 //! | 44..48 | u32 [`flags`]: geometry, coordinates, read mode, filter, address modes |
 //! | 48..64 | f32 border colour (4 channels) |
 //! | 64..68 | [`MAGIC`] |

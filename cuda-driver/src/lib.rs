@@ -11,7 +11,7 @@
 //! occupancy), `tensor_map.rs` (tensor maps), `texture.rs`
 //! (arrays, texture and surface objects) and `proc.rs`
 //! (`cuGetProcAddress` and the export table). Every exported function is a thin `extern "C"` shim over a Rust
-//! function returning `Result<T, CUresult>`; [`entry`] turns that (and any panic) into the
+//! function returning `Result<T, CUresult>`; `entry` turns that (and any panic) into the
 //! C result code.
 //!
 //! # Safety

@@ -139,7 +139,7 @@ pub(crate) struct Reference {
 
 // Copies (`memory/`).
 
-/// `CUDA_MEMCPY3D` (cuda.h), memory types as plain integers (see [`Memcpy2d`]).
+/// `CUDA_MEMCPY3D` (cuda.h), memory types as plain integers (see [`Memcpy2d`](crate::memory::Memcpy2d)).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Memcpy3d {

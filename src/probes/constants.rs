@@ -116,7 +116,7 @@ pub(super) fn expected(op: Op, a: f64, b: f64, c: f64, width: u32) -> u64 {
 }
 
 /// A wrong case of [`probe_constants`]: its description and the operations it points
-/// at ([`Op::ops`]).
+/// at (`Op::ops`).
 #[derive(Clone, Debug)]
 pub struct WrongConstant {
     pub text: String,

@@ -10,7 +10,7 @@ use crate::Error;
 /// lets only its first subgroup in), and a flag from warp 1 to warp 0. Each of the 64
 /// threads takes a ticket under the lock and adds it to a counter; thread 0 of warp 0
 /// waits for warp 1's flag (set after a `bar.warp.sync`) and copies the counter it saw.
-/// out[t] = ticket, out[64] = count, out[65] = the flag's value warp 0 read.
+/// `out[t]` = ticket, `out[64]` = count, `out[65]` = the flag's value warp 0 read.
 pub(super) const SCHEDULER_PROBE: &str = r#"
 .version 8.0
 .target sm_80
@@ -75,7 +75,7 @@ DONE:
 }
 "#;
 
-/// Runs [`SCHEDULER_PROBE`] compiled for `target` and returns what came out wrong: the
+/// Runs `SCHEDULER_PROBE` compiled for `target` and returns what came out wrong: the
 /// tickets must be 0 to 63 in some order, the count 64 and the flag 7.
 pub fn probe_scheduler(device: &Device, target: Target) -> Result<Vec<String>, Error> {
     let compiled = crate::compile::compile_with("scheduler.ptx", SCHEDULER_PROBE, None, target)?;

@@ -11,7 +11,7 @@ use crate::Error;
 
 /// Each thread's value goes through a `shfl.down` sum tree (16 to 1) and a `shfl.bfly`
 /// xor tree (1 to 16), the shapes compilers emit for `__shfl_down_sync` and
-/// `__shfl_xor_sync` loops; out[2t] and out[2t + 1] are the two results of thread t.
+/// `__shfl_xor_sync` loops; `out[2t]` and `out[2t + 1]` are the two results of thread t.
 pub(super) const TREES_PROBE: &str = r#"
 .version 7.0
 .target sm_70
@@ -69,7 +69,7 @@ fn model(warp_start: u32) -> Vec<[u32; 2]> {
     down.into_iter().zip(bfly).map(|(a, b)| [a, b]).collect()
 }
 
-/// Runs [`TREES_PROBE`] compiled for `target` in blocks of 64 and 96 threads and
+/// Runs `TREES_PROBE` compiled for `target` in blocks of 64 and 96 threads and
 /// returns what came out wrong (empty where nothing did, or where the target does not
 /// rewrite trees).
 pub fn probe_warp_trees(device: &Device, target: Target) -> Result<Vec<String>, Error> {

@@ -16,7 +16,7 @@
 //!
 //! Limits: a grid at depth `MAX_DEPTH` (24) cannot launch
 //! (`cudaErrorLaunchMaxDepthExceeded`), and at most the device's pending-launch limit
-//! ([`Device::set_pending_launch_limit`], `cudaLimitDevRuntimePendingLaunchCount`,
+//! ([`Device::set_pending_launch_limit`](crate::Device::set_pending_launch_limit), `cudaLimitDevRuntimePendingLaunchCount`,
 //! 2048 by default) launches are pending at once: the launches a grid may make are the
 //! limit less those recorded by its ancestors and not yet run; past it a launch returns
 //! `cudaErrorLaunchPendingCountExceeded` to the device code.

@@ -1,6 +1,6 @@
 //! Synchronous timed launches (the launch configuration and its validation are
 //! `launch_config.rs`'s). Recording happens on a
-//! [`Stream`](crate::Stream) (`stream.rs`).
+//! [`Stream`] (`stream.rs`).
 
 use crate::conv;
 use crate::error::Error;

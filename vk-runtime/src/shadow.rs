@@ -78,14 +78,14 @@ impl Buffer {
     }
 
     /// Records that bytes `offset..offset + len` have been written, in the buffer's
-    /// shadow when it has one ([`crate::shadow`]).
+    /// shadow when it has one (`shadow.rs`).
     pub fn mark_written(&self, offset: u64, len: u64) {
         if let Some(shadow) = self.inner.shadow.get() {
             shadow.mark(offset, len);
         }
     }
 
-    /// The device address of the buffer's shadow ([`crate::shadow`]), or 0 when it has
+    /// The device address of the buffer's shadow (`shadow.rs`), or 0 when it has
     /// none.
     pub fn shadow_address(&self) -> u64 {
         self.inner.shadow.get().map_or(0, |s| s.memory.address)
@@ -94,7 +94,7 @@ impl Buffer {
 
 impl Device {
     /// Gives every device allocation made from now on (`alloc`, pools) a write shadow,
-    /// for initcheck ([`crate::shadow`]); `false` stops giving new ones shadows.
+    /// for initcheck (`shadow.rs`); `false` stops giving new ones shadows.
     pub fn set_track_writes(&self, on: bool) {
         self.shared.track_writes.store(on, Ordering::Relaxed);
     }
@@ -108,7 +108,7 @@ impl Device {
     }
 
     /// The device address of the write shadow of the allocation starting at `start`, or
-    /// 0 when it has none ([`crate::shadow`]).
+    /// 0 when it has none (`shadow.rs`).
     pub fn shadow_of(&self, start: u64) -> u64 {
         self.resolve(start).filter(|r| r.offset == 0).map_or(0, |r| r.buffer.shadow_address())
     }

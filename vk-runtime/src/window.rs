@@ -19,7 +19,7 @@ use crate::ranges::FreeRanges;
 /// The largest window: its offsets are 32-bit.
 pub const MAX_WINDOW_BYTES: u64 = 1 << 32;
 
-/// A window of device memory ([module docs](self)); cloning shares it.
+/// A window of device memory (`window.rs`'s module doc); cloning shares it.
 #[derive(Clone)]
 pub struct Window {
     inner: Arc<WindowInner>,

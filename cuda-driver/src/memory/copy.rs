@@ -72,7 +72,7 @@ pub(super) enum Kinds {
 /// One copy entry point: `dst`/`src` classified by `kinds`, on `stream`.
 ///
 /// # Safety
-/// As [`copy`].
+/// As [`copy()`].
 pub(super) unsafe fn memcpy(
     dst: u64,
     src: u64,

@@ -18,7 +18,7 @@ use super::{FnEmitter, R};
 use crate::types::Scalar;
 use crate::Error;
 
-/// 2/π in 24-bit pieces: 2/π = Σ TWO_OVER_PI_24[i] · 2^(-24(i+1)) to 288 bits (the
+/// 2/π in 24-bit pieces: `2/π = Σ TWO_OVER_PI_24[i] · 2^(-24(i+1))` to 288 bits (the
 /// table of fdlibm's `k_rem_pio2.c`, recomputed from π).
 const TWO_OVER_PI_24: [u32; 12] = [
     0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
