@@ -321,9 +321,14 @@ impl Lowerer<'_> {
                 ),
             ));
         }
-        // A recursive function is known before its body is lowered, so this is a guard.
+        // A call into a function being lowered: in the first lowering, a sign of
+        // recursion; in the second, its functions are known before their bodies are
+        // lowered, so this is a guard.
         let known = self.lowered_functions.contains_key(&name.value);
         if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value && !known) {
+            if self.back_edge(&name.value, span) {
+                return Ok(());
+            }
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
             cycle.push(name.value.as_str());
             return Err(Diagnostic::internal(
@@ -403,6 +408,54 @@ impl Lowerer<'_> {
             .collect();
         let args = shared.iter().map(|r| Value::Reg(*r)).chain(self.stack_pointer.map(Value::Reg));
         (args.collect(), shared)
+    }
+
+    /// In the first lowering of a kernel (`sema::lower_kernel`), a call of `name`, a
+    /// function being lowered: a `Call` of a stand-in id that
+    /// [`Self::functions_on_cycles`] resolves, and true; false in the second lowering.
+    fn back_edge(&mut self, name: &Name, span: Span) -> bool {
+        let Some(back_edges) = self.back_edges.as_mut() else { return false };
+        let at = match back_edges.iter().position(|n| n == name) {
+            Some(at) => at,
+            None => {
+                back_edges.push(name.clone());
+                back_edges.len() - 1
+            }
+        };
+        let callee = FunctionId(u32::MAX - at as u32);
+        self.push(InstKind::Call { callee, args: Vec::new(), results: Vec::new() }, span);
+        true
+    }
+
+    /// After the first lowering of a kernel: the functions on call cycles of its IR
+    /// (`pass::recursion::cycles`, the calls of [`Self::back_edge`] included), if it
+    /// called a function being lowered.
+    pub(super) fn functions_on_cycles(&mut self) -> Option<BTreeSet<Name>> {
+        let back_edges = self.back_edges.take().filter(|b| !b.is_empty())?;
+        let ids: Vec<Option<FunctionId>> = back_edges
+            .iter()
+            .map(|n| match self.lowered_functions.get(n) {
+                Some(Ok(lowered)) => Some(lowered.id),
+                _ => None,
+            })
+            .collect();
+        for inst in
+            self.kernel.functions.iter_mut().flat_map(|f| &mut f.blocks).flat_map(|b| &mut b.insts)
+        {
+            if let InstKind::Call { callee, .. } = &mut inst.kind {
+                if let Some(Some(id)) = ids.get((u32::MAX - callee.0) as usize) {
+                    *callee = *id;
+                }
+            }
+        }
+        let cycles = crate::pass::recursion::cycles(&self.kernel.functions);
+        let functions = self.kernel.functions.iter().zip(cycles);
+        Some(
+            functions
+                .filter(|(_, c)| c.is_some())
+                .map(|(f, _)| Name::from(f.name.as_str()))
+                .collect(),
+        )
     }
 
     /// The IR function of `f`, lowered at its first call.
