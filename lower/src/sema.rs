@@ -286,7 +286,7 @@ struct Lowerer<'m> {
     /// `.branchtargets` tables of `brx.idx`, by their label.
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
     /// `.calltargets` and `.callprototype` of indirect calls, by their label.
-    call_sets: BTreeMap<Name, calls::CallSet>,
+    call_sets: BTreeMap<Name, body::CallSet>,
     /// Device functions whose address the kernel or a function it calls takes: the
     /// candidates of `.callprototype` calls (`calls::address_taken`).
     address_taken: BTreeSet<Name>,
@@ -646,11 +646,11 @@ impl Lowerer<'_> {
                         self.branch_tables.insert(label.value.clone(), targets.clone());
                     }
                     ast::DirectiveKind::CallTargets { label, targets } => {
-                        let set = calls::CallSet::Targets(targets.clone());
+                        let set = body::CallSet::Targets(targets.clone());
                         self.call_sets.insert(label.value.clone(), set);
                     }
                     ast::DirectiveKind::CallPrototype { label, returns, params, .. } => {
-                        let set = calls::CallSet::Prototype {
+                        let set = body::CallSet::Prototype {
                             returns: returns.clone(),
                             params: params.clone(),
                         };

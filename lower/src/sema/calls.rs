@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
 
-use super::body::CallerBody;
+use super::body::{CallSet, CallerBody};
 use super::{names_used, op_ty, Lowerer, Symbol};
 use crate::build::Build;
 use crate::ir::{
@@ -149,13 +149,6 @@ fn names_taken(stmts: &[ast::Statement], out: &mut BTreeSet<Name>) {
     }
 }
 
-/// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
-#[derive(Clone, Debug)]
-pub(super) enum CallSet {
-    Targets(Vec<ptxvk_frontend::Ident>),
-    Prototype { returns: Vec<ast::Param>, params: Vec<ast::Param> },
-}
-
 /// The address of function `name` (`mov.u64 %rd, name`): [`FUNCTION_WINDOW`] plus its
 /// position among the module's device functions, counting from 1.
 pub(super) fn function_address(functions: &BTreeMap<Name, &ast::Function>, name: &str) -> u64 {
@@ -164,7 +157,7 @@ pub(super) fn function_address(functions: &BTreeMap<Name, &ast::Function>, name:
 }
 
 /// Whether two parameter lists have the same state spaces, types and sizes.
-pub(super) fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
+fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     let shape =
         |p: &ast::Param| (p.space, p.ty.value, p.vector, p.names.first().map(|n| n.dims.clone()));
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
