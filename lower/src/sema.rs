@@ -333,7 +333,7 @@ struct Lowerer<'m> {
     recursive: BTreeSet<Name>,
     /// In the first lowering, which assumes no recursion: the functions called while
     /// being lowered (`calls::back_edge`); `None` once the recursion is known.
-    back_edges: Option<Vec<Name>>,
+    back_edges: Option<calls::BackEdges>,
     /// Device-side launches (`sema::device_launch`).
     device_runtime: device_launch::DeviceRuntime,
     /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
@@ -427,7 +427,7 @@ fn lower_kernel_with<'m>(
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
         stack_pointer: None,
-        back_edges: recursive.is_none().then(Vec::new),
+        back_edges: recursive.is_none().then(calls::BackEdges::default),
         recursive: recursive.unwrap_or_default(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
         body: body::BodyContext::default(),

@@ -319,7 +319,7 @@ impl Lowerer<'_> {
         // lowered, so this is a guard.
         let known = self.lowered_functions.contains_key(&name.value);
         if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value && !known) {
-            if self.back_edge(&name.value, span) {
+            if self.back_edge(&name.value, pos, span) {
                 return Ok(());
             }
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
@@ -404,15 +404,17 @@ impl Lowerer<'_> {
     }
 
     /// In the first lowering of a kernel (`sema::lower_kernel`), a call of `name`, a
-    /// function being lowered: a `Call` of a stand-in id that
+    /// function being lowered (`call_stack[pos]`): a `Call` of a stand-in id that
     /// [`Self::functions_on_cycles`] resolves, and true; false in the second lowering.
-    fn back_edge(&mut self, name: &Name, span: Span) -> bool {
+    fn back_edge(&mut self, name: &Name, pos: usize, span: Span) -> bool {
         let Some(back_edges) = self.back_edges.as_mut() else { return false };
-        let at = match back_edges.iter().position(|n| n == name) {
+        back_edges.on_paths.extend(self.call_stack[pos..].iter().cloned());
+        let targets = &mut back_edges.targets;
+        let at = match targets.iter().position(|n| n == name) {
             Some(at) => at,
             None => {
-                back_edges.push(name.clone());
-                back_edges.len() - 1
+                targets.push(name.clone());
+                targets.len() - 1
             }
         };
         let callee = FunctionId(u32::MAX - at as u32);
@@ -422,10 +424,13 @@ impl Lowerer<'_> {
 
     /// After the first lowering of a kernel: the functions on call cycles of its IR
     /// (`pass::recursion::cycles`, the calls of [`Self::back_edge`] included), if it
-    /// called a function being lowered.
+    /// called a function being lowered. The functions between a back edge's ends are
+    /// added whatever the IR says: a call that failed to lower (an error reported) is no
+    /// `Call`, but the second lowering meets the same back edge.
     pub(super) fn functions_on_cycles(&mut self) -> Option<BTreeSet<Name>> {
-        let back_edges = self.back_edges.take().filter(|b| !b.is_empty())?;
+        let back_edges = self.back_edges.take().filter(|b| !b.targets.is_empty())?;
         let ids: Vec<Option<FunctionId>> = back_edges
+            .targets
             .iter()
             .map(|n| match self.lowered_functions.get(n) {
                 Some(Ok(lowered)) => Some(lowered.id),
@@ -443,12 +448,9 @@ impl Lowerer<'_> {
         }
         let cycles = crate::pass::recursion::cycles(&self.kernel.functions);
         let functions = self.kernel.functions.iter().zip(cycles);
-        Some(
-            functions
-                .filter(|(_, c)| c.is_some())
-                .map(|(f, _)| Name::from(f.name.as_str()))
-                .collect(),
-        )
+        let on_cycles =
+            functions.filter(|(_, c)| c.is_some()).map(|(f, _)| Name::from(f.name.as_str()));
+        Some(on_cycles.chain(back_edges.on_paths).collect())
     }
 
     /// The IR function of `f`, lowered at its first call.
@@ -594,6 +596,17 @@ impl Lowerer<'_> {
         self.module_scope = module_scope;
         Ok((params, returns))
     }
+}
+
+/// The calls into functions being lowered that the first lowering of a kernel met
+/// ([`Lowerer::back_edge`]).
+#[derive(Debug, Default)]
+pub(super) struct BackEdges {
+    /// The functions called, by their stand-in id (`u32::MAX` minus the index).
+    targets: Vec<Name>,
+    /// The functions being lowered at those calls, from the callee on: each calls the
+    /// next, and the last the callee.
+    on_paths: BTreeSet<Name>,
 }
 
 /// A device function as the kernel's calls see it.

@@ -201,6 +201,21 @@ mod tests {
     }
 
     #[test]
+    fn a_call_into_a_cycle_that_fails_to_lower_is_reported_once() {
+        // `f`'s call of `g` is refused after `g` (which calls `f` back) was lowered: no
+        // `Call` of `g` in `f`, but `f` and `g` are still lowered as recursive.
+        let module = ptxvk_frontend::parse(&format!(
+            "{HEADER}.func f(.param .b32 n)\n{{\n .reg .b32 %r1;\n call.uni g, (%r1);\n ret;\n}}\n\
+             .func g(.param .b32 m)\n{{\n {{ .param .b32 b;\n call.uni f, (b); }}\n ret;\n}}\n\
+             .entry k()\n{{\n {{ .param .b32 a;\n call.uni f, (a); }}\n ret;\n}}\n"
+        ))
+        .expect("parses");
+        let errors = crate::sema::run(&module).expect_err("refused").0;
+        let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["a `.param` parameter takes a `.param` variable of the caller"]);
+    }
+
+    #[test]
     fn activations_address_their_variables_from_a_frame_pointer() {
         // `buf` of the recursive function is frame-relative; the kernel's `keep` is not.
         let module = ptxvk_frontend::parse(&format!(
