@@ -2,14 +2,13 @@
 //! §9.7.12.4); a function on a **call cycle** of the kernel's call graph (direct calls,
 //! and the candidates of indirect ones, as `pass::recursion::cycles` finds them in the
 //! IR of a first lowering that assumed none, `sema::lower_kernel`) may have several
-//! activations at once, so its
-//! `.local` and call `.param` variables cannot have the static slots of the local
-//! window that other functions' have (`sema::calls`). Each activation allocates a
-//! **frame** on the thread's stack (`sema::stack`) at its entry, as `alloca` does, and
-//! addresses them from its frame pointer; the stack pointer is a parameter passed by
-//! value, so the frame is freed when the activation returns. The push is one
-//! [`StackInst::Frame`] (`pass::expand_stack` writes it out: a push that does not fit
-//! ends the launch with `crate::system::STATUS_STACK`).
+//! activations at once, so its `.local` and call `.param` variables cannot have the
+//! static slots of the local window that other functions' have (`sema::calls`). Each
+//! activation allocates a **frame** on the thread's stack (`sema::stack`) at its entry,
+//! as `alloca` does, and addresses them from its frame pointer; the stack pointer is a
+//! parameter passed by value, so the frame is freed when the activation returns. The
+//! push is one [`StackInst::Frame`] (`pass::expand_stack` writes it out: a push that
+//! does not fit ends the launch with `crate::system::STATUS_STACK`).
 //!
 //! Everything else about recursion is a pass: semantic analysis lowers a recursive
 //! function like any other, into an IR function with `Call`s, and `pass::recursion`
