@@ -286,7 +286,7 @@ struct Lowerer<'m> {
     /// `.branchtargets` tables of `brx.idx`, by their label.
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
     /// `.calltargets` and `.callprototype` of indirect calls, by their label.
-    call_sets: BTreeMap<Name, calls::CallSet>,
+    call_sets: BTreeMap<Name, body::CallSet>,
     /// Device functions whose address the kernel or a function it calls takes: the
     /// candidates of `.callprototype` calls (`calls::address_taken`).
     address_taken: BTreeSet<Name>,
@@ -328,8 +328,12 @@ struct Lowerer<'m> {
     const_bytes: u32,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
-    /// The kernel's functions on call cycles (`sema::frames`).
+    /// The kernel's functions on call cycles (`sema::frames`), as [`lower_kernel`]'s
+    /// first lowering found them.
     recursive: BTreeSet<Name>,
+    /// In the first lowering, which assumes no recursion: the functions called while
+    /// being lowered (`calls::back_edge`); `None` once the recursion is known.
+    back_edges: Option<calls::BackEdges>,
     /// Device-side launches (`sema::device_launch`).
     device_runtime: device_launch::DeviceRuntime,
     /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
@@ -354,10 +358,27 @@ struct ModuleContext<'m> {
     kernels: (&'m [Name], u32),
 }
 
+/// Lowers kernel `f`. A first lowering assumes no recursion; a call into a function
+/// being lowered shows there is some, and then the functions on call cycles of the
+/// first lowering's IR (`pass::recursion::cycles`) are lowered again with frames
+/// (`sema::frames`).
 fn lower_kernel<'m>(
     f: &'m ast::Function,
     ctx: &ModuleContext<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
+    match lower_kernel_with(f, ctx, None) {
+        (lowered, None) => lowered,
+        (_, Some(recursive)) => lower_kernel_with(f, ctx, Some(recursive)).0,
+    }
+}
+
+/// [`lower_kernel`] with the functions on call cycles (`recursive`), or, for `None`, a
+/// lowering that assumes none and also returns the functions on cycles if it found any.
+fn lower_kernel_with<'m>(
+    f: &'m ast::Function,
+    ctx: &ModuleContext<'m>,
+    recursive: Option<BTreeSet<Name>>,
+) -> (Result<Kernel, Vec<Diagnostic>>, Option<BTreeSet<Name>>) {
     let ModuleContext {
         module_shared,
         module_per_thread,
@@ -406,7 +427,8 @@ fn lower_kernel<'m>(
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
         stack_pointer: None,
-        recursive: BTreeSet::new(),
+        back_edges: recursive.is_none().then(calls::BackEdges::default),
+        recursive: recursive.unwrap_or_default(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
         body: body::BodyContext::default(),
         lowered_functions: BTreeMap::new(),
@@ -469,7 +491,6 @@ fn lower_kernel<'m>(
     }
     // The stack is the start of the local window (`sema::stack`); recursive functions
     // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
-    l.recursive = frames::recursive(&callees);
     let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack)) || !l.recursive.is_empty();
     if uses_stack {
         l.kernel.local_bytes = l.stack_bytes();
@@ -486,10 +507,11 @@ fn lower_kernel<'m>(
     if !l.closed {
         l.terminate(Terminator::Return, f.span);
     }
+    let recursive = l.functions_on_cycles();
     if l.errors.is_empty() {
-        Ok(l.kernel)
+        (Ok(l.kernel), recursive)
     } else {
-        Err(l.errors)
+        (Err(l.errors), recursive)
     }
 }
 
@@ -624,11 +646,11 @@ impl Lowerer<'_> {
                         self.branch_tables.insert(label.value.clone(), targets.clone());
                     }
                     ast::DirectiveKind::CallTargets { label, targets } => {
-                        let set = calls::CallSet::Targets(targets.clone());
+                        let set = body::CallSet::Targets(targets.clone());
                         self.call_sets.insert(label.value.clone(), set);
                     }
                     ast::DirectiveKind::CallPrototype { label, returns, params, .. } => {
-                        let set = calls::CallSet::Prototype {
+                        let set = body::CallSet::Prototype {
                             returns: returns.clone(),
                             params: params.clone(),
                         };

@@ -107,6 +107,7 @@
 //! together. A failure is a ptxvk bug, reported as an internal error.
 
 pub mod check;
+pub mod copy_body;
 pub mod emulate;
 pub mod expand_copies;
 pub mod expand_formats;

@@ -5,7 +5,7 @@
 //! meets (and inlines every other call, those the machine's copies make included).
 //!
 //! A call into a cycle (the **outer call**) is replaced by a copy of every function of
-//! the cycle, after the kernel's blocks, each with fresh registers (`inline::copy_body`):
+//! the cycle, after the kernel's blocks, each with fresh registers (`pass::copy_body`):
 //!
 //! * each function gets an **entry block**, which keeps the stack pointer it was called
 //!   with (`osp`, [`Function::stack_pointer`]) and goes to its body, and a **return
@@ -53,7 +53,7 @@ use std::collections::BTreeSet;
 
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::inline::copy_body;
+use super::copy_body::copy_body;
 use crate::build::{Build, Builder};
 use crate::ir::{
     Address, BinaryOp, Block, BlockId, CmpOp, FloatMode, Function, Inst, InstKind, Kernel, OpTy,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Rng;
 use crate::ir::*;
-use crate::pass::inline::for_each_reg;
+use crate::pass::copy_body::for_each_reg;
 
 /// `k` with some of its blocks' instructions (about one in two, chosen by `seed`) moved
 /// into functions of their own: each such block becomes one call, whose arguments are

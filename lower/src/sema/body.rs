@@ -6,10 +6,17 @@
 
 use std::collections::BTreeMap;
 
-use ptxvk_frontend::{Name, Span};
+use ptxvk_frontend::{ast, Name, Span};
 
-use super::{calls, frames, Lowerer, Symbol};
+use super::{frames, Lowerer, Symbol};
 use crate::ir::{Block, BlockId, Inst, InstKind, OpTy, RegId, RegInfo, RegTy, Terminator, Value};
+
+/// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
+#[derive(Clone, Debug)]
+pub(super) enum CallSet {
+    Targets(Vec<ptxvk_frontend::Ident>),
+    Prototype { returns: Vec<ast::Param>, params: Vec<ast::Param> },
+}
 
 /// What the lowering of the current body knows beyond its arenas.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,7 +39,7 @@ pub(super) struct CallerBody {
     closed: bool,
     labels: BTreeMap<Name, BlockId>,
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
-    call_sets: BTreeMap<Name, calls::CallSet>,
+    call_sets: BTreeMap<Name, CallSet>,
     scopes: Vec<BTreeMap<Name, Symbol>>,
     pub(super) module_scope: BTreeMap<Name, Symbol>,
     carry: Option<RegId>,

@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
 
-use super::body::CallerBody;
+use super::body::{CallSet, CallerBody};
 use super::{names_used, op_ty, Lowerer, Symbol};
 use crate::build::Build;
 use crate::ir::{
@@ -149,13 +149,6 @@ fn names_taken(stmts: &[ast::Statement], out: &mut BTreeSet<Name>) {
     }
 }
 
-/// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
-#[derive(Clone, Debug)]
-pub(super) enum CallSet {
-    Targets(Vec<ptxvk_frontend::Ident>),
-    Prototype { returns: Vec<ast::Param>, params: Vec<ast::Param> },
-}
-
 /// The address of function `name` (`mov.u64 %rd, name`): [`FUNCTION_WINDOW`] plus its
 /// position among the module's device functions, counting from 1.
 pub(super) fn function_address(functions: &BTreeMap<Name, &ast::Function>, name: &str) -> u64 {
@@ -164,7 +157,7 @@ pub(super) fn function_address(functions: &BTreeMap<Name, &ast::Function>, name:
 }
 
 /// Whether two parameter lists have the same state spaces, types and sizes.
-pub(super) fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
+fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     let shape =
         |p: &ast::Param| (p.space, p.ty.value, p.vector, p.names.first().map(|n| n.dims.clone()));
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
@@ -321,9 +314,14 @@ impl Lowerer<'_> {
                 ),
             ));
         }
-        // A recursive function is known before its body is lowered, so this is a guard.
+        // A call into a function being lowered: in the first lowering, a sign of
+        // recursion; in the second, its functions are known before their bodies are
+        // lowered, so this is a guard.
         let known = self.lowered_functions.contains_key(&name.value);
         if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value && !known) {
+            if self.back_edge(&name.value, pos, span) {
+                return Ok(());
+            }
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
             cycle.push(name.value.as_str());
             return Err(Diagnostic::internal(
@@ -403,6 +401,56 @@ impl Lowerer<'_> {
             .collect();
         let args = shared.iter().map(|r| Value::Reg(*r)).chain(self.stack_pointer.map(Value::Reg));
         (args.collect(), shared)
+    }
+
+    /// In the first lowering of a kernel (`sema::lower_kernel`), a call of `name`, a
+    /// function being lowered (`call_stack[pos]`): a `Call` of a stand-in id that
+    /// [`Self::functions_on_cycles`] resolves, and true; false in the second lowering.
+    fn back_edge(&mut self, name: &Name, pos: usize, span: Span) -> bool {
+        let Some(back_edges) = self.back_edges.as_mut() else { return false };
+        back_edges.on_paths.extend(self.call_stack[pos..].iter().cloned());
+        let targets = &mut back_edges.targets;
+        let at = match targets.iter().position(|n| n == name) {
+            Some(at) => at,
+            None => {
+                targets.push(name.clone());
+                targets.len() - 1
+            }
+        };
+        let callee = FunctionId(u32::MAX - at as u32);
+        self.push(InstKind::Call { callee, args: Vec::new(), results: Vec::new() }, span);
+        true
+    }
+
+    /// After the first lowering of a kernel: the functions on call cycles of its IR
+    /// (`pass::recursion::cycles`, the calls of [`Self::back_edge`] included), if it
+    /// called a function being lowered. The functions between a back edge's ends are
+    /// added whatever the IR says: a call that failed to lower (an error reported) is no
+    /// `Call`, but the second lowering meets the same back edge.
+    pub(super) fn functions_on_cycles(&mut self) -> Option<BTreeSet<Name>> {
+        let back_edges = self.back_edges.take().filter(|b| !b.targets.is_empty())?;
+        let ids: Vec<Option<FunctionId>> = back_edges
+            .targets
+            .iter()
+            .map(|n| match self.lowered_functions.get(n) {
+                Some(Ok(lowered)) => Some(lowered.id),
+                _ => None,
+            })
+            .collect();
+        for inst in
+            self.kernel.functions.iter_mut().flat_map(|f| &mut f.blocks).flat_map(|b| &mut b.insts)
+        {
+            if let InstKind::Call { callee, .. } = &mut inst.kind {
+                if let Some(Some(id)) = ids.get((u32::MAX - callee.0) as usize) {
+                    *callee = *id;
+                }
+            }
+        }
+        let cycles = crate::pass::recursion::cycles(&self.kernel.functions);
+        let functions = self.kernel.functions.iter().zip(cycles);
+        let on_cycles =
+            functions.filter(|(_, c)| c.is_some()).map(|(f, _)| Name::from(f.name.as_str()));
+        Some(on_cycles.chain(back_edges.on_paths).collect())
     }
 
     /// The IR function of `f`, lowered at its first call.
@@ -548,6 +596,17 @@ impl Lowerer<'_> {
         self.module_scope = module_scope;
         Ok((params, returns))
     }
+}
+
+/// The calls into functions being lowered that the first lowering of a kernel met
+/// ([`Lowerer::back_edge`]).
+#[derive(Debug, Default)]
+pub(super) struct BackEdges {
+    /// The functions called, by their stand-in id (`u32::MAX` minus the index).
+    targets: Vec<Name>,
+    /// The functions being lowered at those calls, from the callee on: each calls the
+    /// next, and the last the callee.
+    on_paths: BTreeSet<Name>,
 }
 
 /// A device function as the kernel's calls see it.

@@ -1,25 +1,22 @@
 //! Frames of recursive device functions. PTX allows recursion (PTX ISA 9.2
 //! §9.7.12.4); a function on a **call cycle** of the kernel's call graph (direct calls,
-//! and the candidates of indirect ones) may have several activations at once, so its
-//! `.local` and call `.param` variables cannot have the static slots of the local
-//! window that other functions' have (`sema::calls`). Each activation allocates a
-//! **frame** on the thread's stack (`sema::stack`) at its entry, as `alloca` does, and
-//! addresses them from its frame pointer; the stack pointer is a parameter passed by
-//! value, so the frame is freed when the activation returns. The push is one
-//! [`StackInst::Frame`] (`pass::expand_stack` writes it out: a push that does not fit
-//! ends the launch with `crate::system::STATUS_STACK`).
+//! and the candidates of indirect ones, as `pass::recursion::cycles` finds them in the
+//! IR of a first lowering that assumed none, `sema::lower_kernel`) may have several
+//! activations at once, so its `.local` and call `.param` variables cannot have the
+//! static slots of the local window that other functions' have (`sema::calls`). Each
+//! activation allocates a **frame** on the thread's stack (`sema::stack`) at its entry,
+//! as `alloca` does, and addresses them from its frame pointer; the stack pointer is a
+//! parameter passed by value, so the frame is freed when the activation returns. The
+//! push is one [`StackInst::Frame`] (`pass::expand_stack` writes it out: a push that
+//! does not fit ends the launch with `crate::system::STATUS_STACK`).
 //!
 //! Everything else about recursion is a pass: semantic analysis lowers a recursive
 //! function like any other, into an IR function with `Call`s, and `pass::recursion`
 //! turns the calls into a cycle into a machine over an explicit stack (SPIR-V 2.16.1
 //! forbids recursion).
 
-use std::collections::{BTreeMap, BTreeSet};
+use ptxvk_frontend::Span;
 
-use ptxvk_frontend::ast::{self, Operand};
-use ptxvk_frontend::{Name, Opcode, Span};
-
-use super::calls::{same_signature, CallSet};
 use super::expand::Emit;
 use super::{Lowerer, Symbol};
 use crate::build::Build;
@@ -27,115 +24,6 @@ use crate::ir::{BlockId, Inst, InstKind, OpTy, RegId, StackInst, Terminator, Val
 use crate::pass::recursion::RECURSION_STACK_BYTES;
 
 const U32: OpTy = OpTy::U(32);
-
-/// The functions among `callees` (the kernel's reachable device functions with bodies)
-/// that are on a call cycle.
-pub(super) fn recursive(callees: &[&ast::Function]) -> BTreeSet<Name> {
-    let by_name: BTreeMap<&str, &ast::Function> =
-        callees.iter().map(|f| (f.name.value.as_str(), *f)).collect();
-    let graph: BTreeMap<&str, BTreeSet<&str>> = callees
-        .iter()
-        .map(|f| (f.name.value.as_str(), calls_in(f.body.as_deref().unwrap_or(&[]), &by_name)))
-        .collect();
-    let mut out = BTreeSet::new();
-    for &f in graph.keys() {
-        // Whether `f` reaches itself.
-        let mut seen = BTreeSet::new();
-        let mut work: Vec<&str> = graph[f].iter().copied().collect();
-        while let Some(g) = work.pop() {
-            if seen.insert(g) {
-                work.extend(graph.get(g).into_iter().flatten().copied());
-            }
-        }
-        if seen.contains(f) {
-            out.insert(Name::from(f));
-        }
-    }
-    out
-}
-
-/// The functions `body` may call: direct calls of functions with bodies, the
-/// `.calltargets` of indirect calls, and for a `.callprototype` every function of
-/// `functions` with its signature (as `sema::calls` chooses them).
-fn calls_in<'a>(
-    body: &[ast::Statement],
-    functions: &BTreeMap<&'a str, &'a ast::Function>,
-) -> BTreeSet<&'a str> {
-    fn sets(stmts: &[ast::Statement], out: &mut BTreeMap<Name, CallSet>) {
-        for s in stmts {
-            match s {
-                ast::Statement::Block(inner, _) => sets(inner, out),
-                ast::Statement::Directive(d) => match &d.kind {
-                    ast::DirectiveKind::CallTargets { label, targets } => {
-                        out.insert(label.value.clone(), CallSet::Targets(targets.clone()));
-                    }
-                    ast::DirectiveKind::CallPrototype { label, returns, params, .. } => {
-                        let set =
-                            CallSet::Prototype { returns: returns.clone(), params: params.clone() };
-                        out.insert(label.value.clone(), set);
-                    }
-                    _ => {}
-                },
-                _ => {}
-            }
-        }
-    }
-    fn walk<'a>(
-        stmts: &[ast::Statement],
-        sets: &BTreeMap<Name, CallSet>,
-        functions: &BTreeMap<&'a str, &'a ast::Function>,
-        out: &mut BTreeSet<&'a str>,
-    ) {
-        for s in stmts {
-            let i = match s {
-                ast::Statement::Block(inner, _) => {
-                    walk(inner, sets, functions, out);
-                    continue;
-                }
-                ast::Statement::Instruction(i) if i.op == Some(Opcode::Call) => i,
-                _ => continue,
-            };
-            let rest = match i.operands.as_slice() {
-                [Operand::List(..), rest @ ..] => rest,
-                rest => rest,
-            };
-            if let Some(Operand::Name { name, component: None }) = rest.first() {
-                if let Some((&n, _)) = functions.get_key_value(name.value.as_str()) {
-                    out.insert(n);
-                    continue;
-                }
-            }
-            let Some(Operand::Name { name: label, component: None }) =
-                rest.last().filter(|_| rest.len() >= 2)
-            else {
-                continue;
-            };
-            match sets.get(&label.value) {
-                Some(CallSet::Targets(list)) => {
-                    for t in list {
-                        if let Some((&n, _)) = functions.get_key_value(t.value.as_str()) {
-                            out.insert(n);
-                        }
-                    }
-                }
-                Some(CallSet::Prototype { returns, params }) => {
-                    for (&n, f) in functions {
-                        if same_signature(&f.returns, returns) && same_signature(&f.params, params)
-                        {
-                            out.insert(n);
-                        }
-                    }
-                }
-                None => {}
-            }
-        }
-    }
-    let mut call_sets = BTreeMap::new();
-    sets(body, &mut call_sets);
-    let mut out = BTreeSet::new();
-    walk(body, &call_sets, functions, &mut out);
-    out
-}
 
 /// The frame of the recursive function being lowered.
 #[derive(Clone, Copy, Debug)]
@@ -269,38 +157,61 @@ mod tests {
 
     const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
-    /// The functions `recursive` finds on call cycles among the functions of `ptx`.
-    fn on_cycles(ptx: &str) -> Vec<String> {
+    /// The functions of the kernel lowered from `ptx` that push a frame.
+    fn framed(ptx: &str) -> Vec<String> {
         let module = ptxvk_frontend::parse(&format!("{HEADER}{ptx}")).expect("parses");
-        let functions: Vec<&ast::Function> = module
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ast::Item::Function(f) if !f.is_entry && f.body.is_some() => Some(f),
-                _ => None,
-            })
-            .collect();
-        recursive(&functions).iter().map(|n| n.to_string()).collect()
+        let k: Kernel = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        let pushes = |f: &crate::ir::Function| {
+            let mut insts = f.blocks.iter().flat_map(|b| &b.insts);
+            insts.any(
+                |i| matches!(&i.kind, InstKind::Stack(s) if matches!(**s, StackInst::Frame { .. })),
+            )
+        };
+        k.functions.iter().filter(|f| pushes(f)).map(|f| f.name.clone()).collect()
     }
 
     #[test]
-    fn finds_direct_mutual_and_indirect_cycles_only() {
-        let found = on_cycles(
-            ".func a() { call.uni a; ret; }\n\
-             .func b() { call.uni c; ret; }\n\
-             .func c() { call.uni b; ret; }\n\
-             .func d() { call.uni e; ret; }\n\
-             .func e() { ret; }\n\
-             .func g() { call.uni a; call.uni d; ret; }\n\
+    fn functions_on_direct_mutual_and_indirect_cycles_get_frames() {
+        let mut found = framed(
+            ".func a() { .local .b32 x; call.uni a; ret; }\n\
+             .func b() { .local .b32 x; call.uni c; ret; }\n\
+             .func c() { .local .b32 x; call.uni b; ret; }\n\
+             .func d() { .local .b32 x; call.uni e; ret; }\n\
+             .func e() { .local .b32 x; ret; }\n\
+             .func g() { .local .b32 x; call.uni a; call.uni d; ret; }\n\
              .func (.param .b32 r) h(.param .b32 x)\n\
              { .reg .b64 %rd1; .param .b32 p; .param .b32 q;\n\
                mov.u64 %rd1, h;\n\
                P: .callprototype (.param .b32 _) _ (.param .b32 _);\n\
                call (q), %rd1, (p), P; ret; }\n\
-             .func k() { .reg .b64 %rd1; T: .calltargets m; call %rd1, T; ret; }\n\
-             .func m() { call.uni k; ret; }\n",
+             .func k() { .local .b32 x; .reg .b64 %rd1; T: .calltargets m; call %rd1, T; ret; }\n\
+             .func m() { .local .b32 x; call.uni k; ret; }\n\
+             .func p() { .local .b32 x; call.uni q; call.uni r; ret; }\n\
+             .func q() { .local .b32 x; call.uni p; ret; }\n\
+             .func r() { .local .b32 x; call.uni q; ret; }\n\
+             .entry main() { .param .b32 a0; .param .b32 r0;\n\
+               call.uni g; call.uni b; call.uni (r0), h, (a0); call.uni k; call.uni p; ret; }\n",
         );
-        assert_eq!(found, ["a", "b", "c", "h", "k", "m"]);
+        found.sort();
+        // `r` is on the cycle p → r → q → p, which the first lowering meets as a call
+        // of `q` after `q` was lowered.
+        assert_eq!(found, ["a", "b", "c", "h", "k", "m", "p", "q", "r"]);
+    }
+
+    #[test]
+    fn a_call_into_a_cycle_that_fails_to_lower_is_reported_once() {
+        // `f`'s call of `g` is refused after `g` (which calls `f` back) was lowered: no
+        // `Call` of `g` in `f`, but `f` and `g` are still lowered as recursive.
+        let module = ptxvk_frontend::parse(&format!(
+            "{HEADER}.func f(.param .b32 n)\n{{\n .reg .b32 %r1;\n call.uni g, (%r1);\n ret;\n}}\n\
+             .func g(.param .b32 m)\n{{\n {{ .param .b32 b;\n call.uni f, (b); }}\n ret;\n}}\n\
+             .entry k()\n{{\n {{ .param .b32 a;\n call.uni f, (a); }}\n ret;\n}}\n"
+        ))
+        .expect("parses");
+        let errors = crate::sema::run(&module).expect_err("refused").0;
+        let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["a `.param` parameter takes a `.param` variable of the caller"]);
     }
 
     #[test]
