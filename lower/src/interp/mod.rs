@@ -30,6 +30,7 @@ pub mod arith;
 pub mod check;
 mod collective;
 pub mod control;
+mod error;
 pub mod float;
 pub mod half;
 pub mod integer;
@@ -41,29 +42,13 @@ pub mod video;
 mod warp;
 
 pub use control::{run_cfg, run_structured, Decide};
+pub use error::Error;
 
 use ptxvk_frontend::Span;
 
 use crate::ir::{Kernel, Node};
 use memory::{Memory, Region};
 use thread::{Ctx, Thread};
-
-/// Why a run has no outcome to compare, or its failure.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Error {
-    /// The interpreter does not model this operation.
-    #[error("the interpreter does not model {what}")]
-    Unsupported { what: String, span: Span },
-    /// The program does something the IR leaves undefined.
-    #[error("undefined behaviour: {what}")]
-    Undefined { what: String, span: Span },
-    /// An access outside every allocation or window (a device would fault, or worse).
-    #[error("{space} access of {size} bytes at {addr:#x} is outside memory")]
-    Fault { space: &'static str, addr: u64, size: u32, span: Span },
-    /// The launch had not ended after this many steps (it may hang).
-    #[error("no end after {0} steps")]
-    StepLimit(u64),
-}
 
 /// Where the parameter block (followed by the system area) lives in device memory.
 pub const PARAM_BASE: u64 = 0x7f00_0000_0000;

@@ -5,8 +5,8 @@
 use ptxvk_frontend::Span;
 
 use super::arith::{self, mask, sext};
+use super::error::Error;
 use super::memory::{self, Memory};
-use super::Error;
 use crate::ir::*;
 pub(super) use system::{launch_records, printf_records, ARENA_SLOTS};
 
