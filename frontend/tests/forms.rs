@@ -374,6 +374,39 @@ fn comparison_forms() {
             "`set` takes 3 operands here, found 4",
             "set.lt.u32.s32 %r1, %r2, %r3, %p1;",
         ),
+        // §9.7.7.1-2: unordered comparisons and `.ftz` compare floats only.
+        (
+            "setp.ltu.s32 %p1, %r2, %r3;",
+            "unordered comparisons take floating-point types",
+            "setp.ltu.s32 %p1, %r2, %r3;",
+        ),
+        (
+            "setp.num.pred %p1, %p2, %p3;",
+            "unordered comparisons take floating-point types",
+            "setp.num.pred %p1, %p2, %p3;",
+        ),
+        (
+            "setp.eq.ftz.u64 %p1, %rd2, %rd3;",
+            "`.ftz` takes floating-point types",
+            "setp.eq.ftz.u64 %p1, %rd2, %rd3;",
+        ),
+        (
+            "set.nan.f32.b32 %r1, %r2, %r3;",
+            "unordered comparisons take floating-point types",
+            "set.nan.f32.b32 %r1, %r2, %r3;",
+        ),
+        (
+            "set.gt.ftz.u32.s16 %r1, %h2, %h3;",
+            "`.ftz` takes floating-point types",
+            "set.gt.ftz.u32.s16 %r1, %h2, %h3;",
+        ),
+    ]);
+    // The same comparisons of floats, and of half types (compared as f32).
+    accepted(&[
+        "setp.ltu.ftz.f32 %p1, %r2, %r3;",
+        "setp.nan.f64 %p1, %rd2, %rd3;",
+        "set.geu.ftz.u32.f32 %r1, %r2, %r3;",
+        "setp.num.f16 %p1, %h2, %h3;",
     ]);
 }
 

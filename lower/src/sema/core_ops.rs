@@ -3,8 +3,8 @@
 //! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
 
 use super::{
-    ast, check_comparison, expand, float_mode, formats, md, unsupported, Diagnostic, Lowerer,
-    Modifier, Mods, Opcode, Operand, StateSpace,
+    ast, expand, float_mode, formats, md, unsupported, Diagnostic, Lowerer, Modifier, Mods, Opcode,
+    Operand, StateSpace,
 };
 use crate::build::Build;
 use crate::ir::{
@@ -242,43 +242,18 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of integer and float arithmetic with one IR operation:
-    /// `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`, of the operands their form's
-    /// shapes resolve ([`Lowerer::args`]).
+    /// The core lowering of `mad`, `fma`, `bfe` and `bfi`: one IR operation of the
+    /// operands their form's shapes resolve ([`Lowerer::args`]).
     pub(super) fn core_arithmetic(
         &mut self,
         op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        let span = i.span;
         // The form is checked (`ptxvk_frontend::forms`): an integer `mul`/`mad` has a
         // product half, `fma` is a float one.
         let ty = self.one_type(i, m)?;
-        let (mode, part) = (float_mode(m), m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value));
         let kind = match op {
-            Opcode::And | Opcode::Or | Opcode::Xor if ty == OpTy::Pred => {
-                let b = match op {
-                    Opcode::And => BoolOp::And,
-                    Opcode::Or => BoolOp::Or,
-                    _ => BoolOp::Xor,
-                };
-                let ops = i.operands.as_slice();
-                let dst = self.dst(&ops[0], ty, false)?;
-                let (lhs, _) = self.reg_operand(&ops[1])?;
-                let (rhs, _) = self.reg_operand(&ops[2])?;
-                self.check_width(lhs, ops[1].span(), ty, false)?;
-                self.check_width(rhs, ops[2].span(), ty, false)?;
-                InstKind::PredLogic { op: b, dst, lhs, rhs }
-            }
-            Opcode::Mad | Opcode::Fma => {
-                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
-                if ty.is_float() {
-                    InstKind::Fma { ty, mode, dst, a, b, c }
-                } else {
-                    InstKind::Mad { part, ty, dst, a, b, c }
-                }
-            }
             Opcode::Bfe => {
                 let (dst, [a, pos, len]) = self.fixed_args(i, m)?;
                 InstKind::Bfe { ty, dst, a, pos, len }
@@ -288,77 +263,74 @@ impl Lowerer<'_> {
                 InstKind::Bfi { ty, dst, a, b, pos, len }
             }
             _ => {
-                let op = match op {
-                    Opcode::Add => BinaryOp::Add,
-                    Opcode::Sub => BinaryOp::Sub,
-                    Opcode::Min => BinaryOp::Min,
-                    Opcode::Max => BinaryOp::Max,
-                    Opcode::And => BinaryOp::And,
-                    Opcode::Or => BinaryOp::Or,
-                    Opcode::Xor => BinaryOp::Xor,
-                    Opcode::Div => BinaryOp::Div,
-                    Opcode::Mul => part,
-                    _ => BinaryOp::Rem,
-                };
-                let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
-                InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
+                if ty.is_float() {
+                    InstKind::Fma { ty, mode: float_mode(m), dst, a, b, c }
+                } else {
+                    let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
+                    InstKind::Mad { part, ty, dst, a, b, c }
+                }
             }
         };
-        self.push(kind, span);
+        self.push(kind, i.span);
         Ok(())
     }
 
-    /// The core lowering of shifts, square roots and reciprocals, unary and bitwise
-    /// operations, and `setp`.
-    pub(super) fn core_logic(
+    /// The lowering of the opcodes of [`ONE_OPERATION`]: the one IR operation its row
+    /// names, of the instruction's type and the operands its form's shapes resolve
+    /// ([`Lowerer::args`]); `None` for another opcode.
+    pub(super) fn one_operation(
         &mut self,
         op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let &(_, operation, moded) = ONE_OPERATION.iter().find(|(o, ..)| *o == op)?;
+        Some(self.one_operation_of(operation, moded, i, m))
+    }
+
+    fn one_operation_of(
+        &mut self,
+        operation: OneOperation,
+        moded: bool,
+        i: &ast::Instruction,
+        m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let ops = i.operands.as_slice();
-        match op {
-            Opcode::Shl | Opcode::Shr => {
-                let ty = self.one_type(i, m)?;
-                let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
-                let op = if op == Opcode::Shl { BinaryOp::Shl } else { BinaryOp::Shr };
-                let mode = FloatMode::default();
-                self.push(InstKind::Binary { op, ty, mode, dst, lhs, rhs }, span);
-            }
-            Opcode::Sqrt | Opcode::Rcp => {
-                // `.rn` forms are exact (emulated).
-                let ty = self.one_type(i, m)?;
-                let (dst, [src]) = self.fixed_args(i, m)?;
-                let op = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
-                self.push(InstKind::Unary { op, ty, dst, src, mode: float_mode(m) }, span);
-            }
-            Opcode::Not
-            | Opcode::Cnot
-            | Opcode::Neg
-            | Opcode::Abs
-            | Opcode::Popc
-            | Opcode::Clz
-            | Opcode::Brev => {
-                let ty = self.one_type(i, m)?;
-                if ty == OpTy::Pred {
+        let ty = self.one_type(i, m)?;
+        let mode = if moded { float_mode(m) } else { FloatMode::default() };
+        let kind = match operation {
+            OneOperation::Binary(op) => match predicate_logic(op).filter(|_| ty == OpTy::Pred) {
+                Some(op) => {
+                    let ops = i.operands.as_slice();
                     let dst = self.dst(&ops[0], ty, false)?;
-                    let (src, _) = self.reg_operand(&ops[1])?;
-                    self.check_width(src, ops[1].span(), ty, false)?;
-                    self.push(InstKind::PredNot { dst, src }, span);
-                    return Ok(());
+                    let (lhs, _) = self.reg_operand(&ops[1])?;
+                    let (rhs, _) = self.reg_operand(&ops[2])?;
+                    self.check_width(lhs, ops[1].span(), ty, false)?;
+                    self.check_width(rhs, ops[2].span(), ty, false)?;
+                    InstKind::PredLogic { op, dst, lhs, rhs }
                 }
-                let uop = match op {
-                    Opcode::Not => UnaryOp::Not,
-                    Opcode::Cnot => UnaryOp::Cnot,
-                    Opcode::Neg => UnaryOp::Neg,
-                    Opcode::Abs => UnaryOp::Abs,
-                    Opcode::Popc => UnaryOp::Popc,
-                    Opcode::Clz => UnaryOp::Clz,
-                    _ => UnaryOp::Brev,
-                };
+                None => {
+                    // `mul`'s product half (`.lo`, `.hi`, `.wide`) is its operation.
+                    let op = match (op, &m.mul_part) {
+                        (BinaryOp::Mul, Some(part)) => part.value,
+                        _ => op,
+                    };
+                    let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
+                    InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+                }
+            },
+            // A bit operation on a predicate is its negation.
+            OneOperation::Unary(_) if ty == OpTy::Pred && !moded => {
+                let ops = i.operands.as_slice();
+                let dst = self.dst(&ops[0], ty, false)?;
+                let (src, _) = self.reg_operand(&ops[1])?;
+                self.check_width(src, ops[1].span(), ty, false)?;
+                InstKind::PredNot { dst, src }
+            }
+            OneOperation::Unary(op) => {
                 let (dst, [mut src]) = self.fixed_args(i, m)?;
-                if m.ftz {
+                if m.ftz && !moded {
                     // `abs.ftz`/`neg.ftz`: a subnormal input is a zero of its sign first.
                     let t = self.temp(RegTy::Float(32), span);
                     let mode = FloatMode { ftz: true, ..FloatMode::default() };
@@ -368,18 +340,10 @@ impl Lowerer<'_> {
                     );
                     src = Value::Reg(t);
                 }
-                self.push(
-                    InstKind::Unary { op: uop, ty, mode: FloatMode::default(), dst, src },
-                    span,
-                );
+                InstKind::Unary { op, ty, mode, dst, src }
             }
-            _ => {
-                return Err(Diagnostic::internal(
-                    span,
-                    format!("`{op}` is not a logic instruction"),
-                ))
-            }
-        }
+        };
+        self.push(kind, span);
         Ok(())
     }
 
@@ -395,9 +359,8 @@ impl Lowerer<'_> {
         };
         // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
         let ty = if half.is_some() { OpTy::F(32) } else { self.one_type(i, m)? };
-        // The form has a comparison (`ptxvk_frontend::forms`).
+        // The form has a comparison of the type's kind (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(CmpOp::Eq);
-        check_comparison(span, cmp, ty, m.ftz)?;
         let (dst, dst_not) = match &ops[0] {
             Operand::Pair(a, b, _) => (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?),
             d => (self.opt_dst(d, OpTy::Pred)?, None),
@@ -479,5 +442,58 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The IR operation of an opcode in [`ONE_OPERATION`].
+#[derive(Clone, Copy)]
+enum OneOperation {
+    /// `op d, a, b`.
+    Binary(BinaryOp),
+    /// `op d, a`.
+    Unary(UnaryOp),
+}
+
+/// The opcodes whose remaining forms (once the formats, approximations and expansions
+/// of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
+/// operation of the same shape (PTX ISA 9.2 §9.7.1-9.7.3, §9.7.8): the operation, and
+/// whether it takes the instruction's float mode (rounding, `.ftz`, `.sat`;
+/// [`float_mode`]). `mul`'s product half replaces its operation; `and`, `or` and `xor`
+/// of predicates are [`InstKind::PredLogic`], the unmoded unary ones of a predicate
+/// [`InstKind::PredNot`].
+const ONE_OPERATION: &[(Opcode, OneOperation, bool)] = {
+    use OneOperation::{Binary, Unary};
+    &[
+        (Opcode::Add, Binary(BinaryOp::Add), true),
+        (Opcode::Sub, Binary(BinaryOp::Sub), true),
+        (Opcode::Mul, Binary(BinaryOp::Mul), true),
+        (Opcode::Div, Binary(BinaryOp::Div), true),
+        (Opcode::Rem, Binary(BinaryOp::Rem), true),
+        (Opcode::Min, Binary(BinaryOp::Min), true),
+        (Opcode::Max, Binary(BinaryOp::Max), true),
+        (Opcode::And, Binary(BinaryOp::And), true),
+        (Opcode::Or, Binary(BinaryOp::Or), true),
+        (Opcode::Xor, Binary(BinaryOp::Xor), true),
+        (Opcode::Shl, Binary(BinaryOp::Shl), false),
+        (Opcode::Shr, Binary(BinaryOp::Shr), false),
+        (Opcode::Sqrt, Unary(UnaryOp::Sqrt), true),
+        (Opcode::Rcp, Unary(UnaryOp::Rcp), true),
+        (Opcode::Not, Unary(UnaryOp::Not), false),
+        (Opcode::Cnot, Unary(UnaryOp::Cnot), false),
+        (Opcode::Neg, Unary(UnaryOp::Neg), false),
+        (Opcode::Abs, Unary(UnaryOp::Abs), false),
+        (Opcode::Popc, Unary(UnaryOp::Popc), false),
+        (Opcode::Clz, Unary(UnaryOp::Clz), false),
+        (Opcode::Brev, Unary(UnaryOp::Brev), false),
+    ]
+};
+
+/// The predicate operation of a bitwise one (`and.pred`).
+fn predicate_logic(op: BinaryOp) -> Option<BoolOp> {
+    match op {
+        BinaryOp::And => Some(BoolOp::And),
+        BinaryOp::Or => Some(BoolOp::Or),
+        BinaryOp::Xor => Some(BoolOp::Xor),
+        _ => None,
     }
 }

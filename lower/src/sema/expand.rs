@@ -400,9 +400,8 @@ impl Lowerer<'_> {
         };
         let dty = OpTy::U((lane_bits * lanes) as u8);
         let sty = if half.is_some() { OpTy::F(32) } else { super::op_ty(st)? };
-        // The form has a comparison (`ptxvk_frontend::forms`).
+        // The form has a comparison of the source type's kind (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
-        super::check_comparison(span, cmp, sty, m.ftz)?;
         let dst = self.dst(&i.operands[0], dty, false)?;
         let combine = match m.bool_op {
             Some(op) => {
