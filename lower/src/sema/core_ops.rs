@@ -285,20 +285,24 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        let &(_, operation, moded) = ONE_OPERATION.iter().find(|(o, ..)| *o == op)?;
-        Some(self.one_operation_of(operation, moded, i, m))
+        let &(_, operation, takes) = ONE_OPERATION.iter().find(|(o, ..)| *o == op)?;
+        Some(self.one_operation_of(operation, takes, i, m))
     }
 
     fn one_operation_of(
         &mut self,
         operation: OneOperation,
-        moded: bool,
+        takes: Takes,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let ty = self.one_type(i, m)?;
-        let mode = if moded { float_mode(m) } else { FloatMode::default() };
+        let mode = match takes {
+            Takes::FloatMode => float_mode(m),
+            Takes::Ftz => FloatMode { ftz: m.ftz, ..FloatMode::default() },
+            Takes::Nothing => FloatMode::default(),
+        };
         let kind = match operation {
             OneOperation::Binary(op) => match predicate_logic(op).filter(|_| ty == OpTy::Pred) {
                 Some(op) => {
@@ -321,7 +325,7 @@ impl Lowerer<'_> {
                 }
             },
             // A bit operation on a predicate is its negation.
-            OneOperation::Unary(_) if ty == OpTy::Pred && !moded => {
+            OneOperation::Unary(_) if ty == OpTy::Pred && takes != Takes::FloatMode => {
                 let ops = i.operands.as_slice();
                 let dst = self.dst(&ops[0], ty, false)?;
                 let (src, _) = self.reg_operand(&ops[1])?;
@@ -329,17 +333,7 @@ impl Lowerer<'_> {
                 InstKind::PredNot { dst, src }
             }
             OneOperation::Unary(op) => {
-                let (dst, [mut src]) = self.fixed_args(i, m)?;
-                if m.ftz && !moded {
-                    // `abs.ftz`/`neg.ftz`: a subnormal input is a zero of its sign first.
-                    let t = self.temp(RegTy::Float(32), span);
-                    let mode = FloatMode { ftz: true, ..FloatMode::default() };
-                    self.push(
-                        InstKind::Convert { to: ty, from: ty, rounding: None, mode, dst: t, src },
-                        span,
-                    );
-                    src = Value::Reg(t);
-                }
+                let (dst, [src]) = self.fixed_args(i, m)?;
                 InstKind::Unary { op, ty, mode, dst, src }
             }
         };
@@ -454,37 +448,48 @@ enum OneOperation {
     Unary(UnaryOp),
 }
 
+/// Which modifiers of the instruction an operation of [`ONE_OPERATION`] takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    /// Its rounding, `.ftz` and `.sat` ([`float_mode`]).
+    FloatMode,
+    /// `.ftz` only: `abs.ftz`/`neg.ftz` flush a subnormal input to a zero of its sign
+    /// (§9.7.3.6-7; `pass::float_modifiers` writes the flush out).
+    Ftz,
+    Nothing,
+}
+
 /// The opcodes whose remaining forms (once the formats, approximations and expansions
 /// of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
 /// operation of the same shape (PTX ISA 9.2 §9.7.1-9.7.3, §9.7.8): the operation, and
-/// whether it takes the instruction's float mode (rounding, `.ftz`, `.sat`;
-/// [`float_mode`]). `mul`'s product half replaces its operation; `and`, `or` and `xor`
-/// of predicates are [`InstKind::PredLogic`], the unmoded unary ones of a predicate
-/// [`InstKind::PredNot`].
-const ONE_OPERATION: &[(Opcode, OneOperation, bool)] = {
+/// the modifiers it takes. `mul`'s product half replaces its operation; `and`, `or` and
+/// `xor` of predicates are [`InstKind::PredLogic`], the unary ones but `sqrt` and `rcp`
+/// of a predicate [`InstKind::PredNot`].
+const ONE_OPERATION: &[(Opcode, OneOperation, Takes)] = {
     use OneOperation::{Binary, Unary};
+    use Takes::{FloatMode as F, Ftz, Nothing as N};
     &[
-        (Opcode::Add, Binary(BinaryOp::Add), true),
-        (Opcode::Sub, Binary(BinaryOp::Sub), true),
-        (Opcode::Mul, Binary(BinaryOp::Mul), true),
-        (Opcode::Div, Binary(BinaryOp::Div), true),
-        (Opcode::Rem, Binary(BinaryOp::Rem), true),
-        (Opcode::Min, Binary(BinaryOp::Min), true),
-        (Opcode::Max, Binary(BinaryOp::Max), true),
-        (Opcode::And, Binary(BinaryOp::And), true),
-        (Opcode::Or, Binary(BinaryOp::Or), true),
-        (Opcode::Xor, Binary(BinaryOp::Xor), true),
-        (Opcode::Shl, Binary(BinaryOp::Shl), false),
-        (Opcode::Shr, Binary(BinaryOp::Shr), false),
-        (Opcode::Sqrt, Unary(UnaryOp::Sqrt), true),
-        (Opcode::Rcp, Unary(UnaryOp::Rcp), true),
-        (Opcode::Not, Unary(UnaryOp::Not), false),
-        (Opcode::Cnot, Unary(UnaryOp::Cnot), false),
-        (Opcode::Neg, Unary(UnaryOp::Neg), false),
-        (Opcode::Abs, Unary(UnaryOp::Abs), false),
-        (Opcode::Popc, Unary(UnaryOp::Popc), false),
-        (Opcode::Clz, Unary(UnaryOp::Clz), false),
-        (Opcode::Brev, Unary(UnaryOp::Brev), false),
+        (Opcode::Add, Binary(BinaryOp::Add), F),
+        (Opcode::Sub, Binary(BinaryOp::Sub), F),
+        (Opcode::Mul, Binary(BinaryOp::Mul), F),
+        (Opcode::Div, Binary(BinaryOp::Div), F),
+        (Opcode::Rem, Binary(BinaryOp::Rem), F),
+        (Opcode::Min, Binary(BinaryOp::Min), F),
+        (Opcode::Max, Binary(BinaryOp::Max), F),
+        (Opcode::And, Binary(BinaryOp::And), F),
+        (Opcode::Or, Binary(BinaryOp::Or), F),
+        (Opcode::Xor, Binary(BinaryOp::Xor), F),
+        (Opcode::Shl, Binary(BinaryOp::Shl), N),
+        (Opcode::Shr, Binary(BinaryOp::Shr), N),
+        (Opcode::Sqrt, Unary(UnaryOp::Sqrt), F),
+        (Opcode::Rcp, Unary(UnaryOp::Rcp), F),
+        (Opcode::Not, Unary(UnaryOp::Not), N),
+        (Opcode::Cnot, Unary(UnaryOp::Cnot), N),
+        (Opcode::Neg, Unary(UnaryOp::Neg), Ftz),
+        (Opcode::Abs, Unary(UnaryOp::Abs), Ftz),
+        (Opcode::Popc, Unary(UnaryOp::Popc), N),
+        (Opcode::Clz, Unary(UnaryOp::Clz), N),
+        (Opcode::Brev, Unary(UnaryOp::Brev), N),
     ]
 };
 
