@@ -8,8 +8,8 @@ use super::{
 };
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp,
-    Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
+    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, IsSpaceInst, OpTy, SpaceTest,
+    UnaryOp, Value,
 };
 
 impl Lowerer<'_> {
@@ -151,94 +151,39 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of `isspacep.space p, a` (PTX ISA 9.2 §9.7.9.18): whether
-    /// generic address `a` is in the space's window (`ir::SHARED_WINDOW`), or in a
-    /// module with 32-bit addresses its range (`ir::SHARED_WINDOW_32`).
+    /// `isspacep.space p, a` (PTX ISA 9.2 §9.7.9.18): one [`InstKind::IsSpace`], which
+    /// `pass::expand_isspace` writes out in the windows of the launch ABI. A generic
+    /// address is 64-bit, or 32-bit in a module with 32-bit addresses.
     pub(super) fn isspacep(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
-        let space = m.space.as_ref().map(|s| s.value);
         let dst = self.dst(&ops[0], OpTy::Pred, false)?;
         let narrow = self.kernel.address_size == 32;
-        let a = self.address_value(&ops[1], if narrow { 32 } else { 64 }, span)?;
-        let (u32t, u64t) = (OpTy::U(32), OpTy::U(64));
-        // The window of a 64-bit generic address is its upper word.
-        let hi = if narrow {
-            Value::Imm(0)
-        } else {
-            expand::Emit { l: self, span }.bin(BinaryOp::Shr, u64t, a, Value::Imm(32))
-        };
-        let r = match space {
-            Some(StateSpace::Const | StateSpace::Global) if narrow => {
-                // The global address of the offset (the window's base plus it).
-                let base = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
-                let mut e = expand::Emit { l: self, span };
-                let wide = e.cvt(OpTy::U(64), u32t, a);
-                let global = e.add(OpTy::U(64), Value::Reg(base), wide);
-                let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(PARAM_WINDOW_32)));
-                let is_const = space == Some(StateSpace::Const);
-                let c = self.const_test(global, is_const, span);
-                let mut e = expand::Emit { l: self, span };
-                if is_const {
-                    c
-                } else {
-                    e.pred_and(below, c)
-                }
+        let ty = OpTy::U(if narrow { 32 } else { 64 });
+        let addr = self.address_value(&ops[1], ty.bits(), span)?;
+        // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
+        let const_bytes = self.const_bytes;
+        let space = match m.space.as_ref().map(|s| s.value) {
+            Some(StateSpace::Const) => SpaceTest::Const { const_bytes },
+            Some(StateSpace::Shared) => SpaceTest::Shared,
+            Some(StateSpace::Local) => SpaceTest::Local,
+            // A device function's parameters are local memory; with 64-bit addresses a
+            // generic address there is its kernel's parameter (libcu++'s
+            // `__isGridConstant`), whose block is global memory.
+            Some(StateSpace::Param) if !(narrow && self.in_device_function()) => {
+                SpaceTest::Param { bytes: self.kernel.abi.size }
             }
-            _ if narrow => {
-                let (lo, hi) = match space {
-                    Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
-                    Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
-                    // In a kernel; a device function's parameters are local memory.
-                    Some(StateSpace::Param) if !self.in_device_function() => {
-                        (PARAM_WINDOW_32, LOCAL_WINDOW_32 - 1)
-                    }
-                    _ => {
-                        let s = m.space.as_ref().map_or(span, |s| s.span);
-                        return Err(Diagnostic::error(
-                            s,
-                            "`isspacep` in a module with 32-bit addresses takes `.global`, \
-                             `.const`, `.shared`, `.local` or (in a kernel) `.param`",
-                        ));
-                    }
-                };
-                let mut e = expand::Emit { l: self, span };
-                let above = e.cmp(CmpOp::Ge, u32t, a, Value::Imm(u64::from(lo)));
-                let below = e.cmp(CmpOp::Le, u32t, a, Value::Imm(u64::from(hi)));
-                e.pred_and(above, below)
-            }
-            // Constant memory: the `.const` variables at the start of the module data.
-            Some(StateSpace::Const) => self.const_test(a, true, span),
-            // The kernel's parameter block, also in a device function (called by its
-            // kernel): a generic address there is a kernel parameter's (libcu++'s
-            // `__isGridConstant`); call parameters are local memory, which
-            // `isspacep.local` tells.
             Some(StateSpace::Param) => {
-                let size = u64::from(self.kernel.abi.size);
-                let base = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
-                let mut e = expand::Emit { l: self, span };
-                let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
-                e.cmp(CmpOp::Lt, u64t, off, Value::Imm(size))
+                let s = m.space.as_ref().map_or(span, |s| s.span);
+                return Err(Diagnostic::error(
+                    s,
+                    "`isspacep` in a module with 32-bit addresses takes `.global`, \
+                     `.const`, `.shared`, `.local` or (in a kernel) `.param`",
+                ));
             }
-            Some(StateSpace::Shared | StateSpace::Local) => {
-                let w =
-                    if space == Some(StateSpace::Shared) { SHARED_WINDOW } else { LOCAL_WINDOW };
-                let mut e = expand::Emit { l: self, span };
-                e.cmp_into(dst, CmpOp::Eq, u64t, hi, Value::Imm(w >> 32));
-                return Ok(());
-            }
-            // Global: below both windows, and not the `.const` variables.
-            _ => {
-                let mut e = expand::Emit { l: self, span };
-                let below = e.cmp(CmpOp::Lt, u64t, hi, Value::Imm(LOCAL_WINDOW >> 32));
-                let not_const = self.const_test(a, false, span);
-                expand::Emit { l: self, span }.pred_and(below, not_const)
-            }
+            _ => SpaceTest::Global { const_bytes },
         };
-        self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
+        self.push(InstKind::IsSpace(IsSpaceInst { space, ty, dst, addr }), span);
         Ok(())
     }
 
