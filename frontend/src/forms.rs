@@ -10,7 +10,7 @@
 //! at the instruction when something it needs is missing. Opcodes with no row are
 //! checked by semantic analysis itself.
 
-use crate::ast::{Instruction, ScalarType, StateSpace};
+use crate::ast::{Instruction, Operand, ScalarType, StateSpace};
 use crate::decode::{BoolOp, Modifiers, MulPart};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
@@ -66,6 +66,8 @@ pub enum Check {
     Operands(usize),
     /// This many operands, one more (the member mask) with `.sync` (`shfl`, `vote`).
     SyncOperands(usize),
+    /// Operand 4 is a constant of 8 bits (`lop3`'s truth table `immLut`, §9.7.8.6).
+    TruthTable,
     // The core arithmetic, conversions, `redux` and fences (§9.7.1, §9.7.3, §9.7.9.21,
     // §9.7.13.4, §9.7.13.7).
     /// No type modifier (the packed `add.u16x2`, whose type is a format).
@@ -207,7 +209,7 @@ pub static FORMS: &[Form] = &[
     // §9.7.8.8
     row(&[Opcode::Shf], &[OneOf(SHIFT), OneOf(CLAMP), Type(&[B32])]),
     // §9.7.8.6
-    row(&[Opcode::Lop3], &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5)]),
+    row(&[Opcode::Lop3], &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5), TruthTable]),
     // §9.7.1.22-23
     row(&[Opcode::Dp4a], &[Details(&[]), TwoTypes(U32S32, U32S32)]),
     row(&[Opcode::Dp2a], &[Details(&[]), TwoTypes(U32S32, U32S32), Part(LO_HI)]),
@@ -885,6 +887,16 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 let names = set.iter().map(|s| format!("`{}`", s.directive())).collect();
                 let at = m.space.as_ref().map_or(i.span, |s| s.span);
                 return Err(Diagnostic::error(at, format!("`{name}` takes {}", or_list(names))));
+            }
+        }
+        TruthTable => {
+            let table = &i.operands[4];
+            let Operand::Imm(lut) = table else {
+                return Err(Diagnostic::error(table.span(), "`immLut` must be a constant"));
+            };
+            let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
+            if lut > 0xff {
+                return Err(Diagnostic::error(table.span(), "`immLut` is an 8-bit table"));
             }
         }
         Operands(n) | SyncOperands(n) => {

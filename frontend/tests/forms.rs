@@ -147,6 +147,7 @@ fn logic_and_float_bit_forms() {
         // §9.7.8.6-8
         "lop3.b32 %r1, %r2, %r3, %r0, 0x96;",
         "lop3.or.b32 %r1|%p1, %r2, %r3, %r0, 0x96, %p2;",
+        "lop3.b32 %r1, %r2, %r3, %r0, 0xff;",
         "prmt.b32 %r1, %r2, %r3, %r0;",
         "prmt.b32.rc16 %r1, %r2, %r3, %r0;",
         "shf.l.wrap.b32 %r1, %r2, %r3, %r0;",
@@ -167,6 +168,10 @@ fn logic_and_float_bit_forms() {
             "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96;",
         ),
         ("lop3.u32 %r1, %r2, %r3, %r0, 0x96;", "`lop3` takes `.b32`", ".u32"),
+        // §9.7.8.6: the truth table is an 8-bit constant.
+        ("lop3.b32 %r1, %r2, %r3, %r0, %r1;", "`immLut` must be a constant", "%r1"),
+        ("lop3.b32 %r1, %r2, %r3, %r0, 0x100;", "`immLut` is an 8-bit table", "0x100"),
+        ("lop3.or.b32 %r1|%p1, %r2, %r3, %r0, 256, %p2;", "8-bit table", "256"),
         ("prmt.b32.f4e.b4e %r1, %r2, %r3, %r0;", "`prmt` takes one mode", ".b4e"),
         (
             "shf.wrap.b32 %r1, %r2, %r3, %r0;",
