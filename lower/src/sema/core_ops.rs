@@ -3,13 +3,12 @@
 //! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
 
 use super::{
-    ast, expand, float_mode, formats, md, unsupported, Diagnostic, Lowerer, Modifier, Mods, Opcode,
+    ast, float_mode, formats, md, unsupported, Diagnostic, Lowerer, Modifier, Mods, Opcode,
     Operand, StateSpace,
 };
-use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, IsSpaceInst, OpTy, SpaceTest,
-    UnaryOp, Value,
+    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, IntegerInst, IntegerOp, IsSpaceInst,
+    OpTy, PredSource, SpaceTest, UnaryOp, Value,
 };
 
 impl Lowerer<'_> {
@@ -286,8 +285,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `setp.CmpOp{.BoolOp}{.ftz}.type p{|q}, a, b{, {!}c}` (PTX ISA 9.2 §9.7.7.2, and
-    /// §9.7.4.6 for half types, which compare as their exact f32 values).
+    /// `setp.CmpOp{.BoolOp}{.ftz}.type p{|q}, a, b{, {!}c}` (PTX ISA 9.2 §9.7.7.2): one
+    /// [`InstKind::Setp`], or for half types (§9.7.4.6, which compare as their exact f32
+    /// values) one [`IntegerOp::HalfSetp`].
     pub(super) fn setp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
@@ -313,16 +313,18 @@ impl Lowerer<'_> {
         };
         // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
         // x2 comparison; a scalar one writes `p` (and `q` is its negation).
-        if let Some(((fmt, lanes), at)) = half {
+        // One `IntegerOp::HalfSetp`, which `pass::expand_integer` writes out.
+        if let Some(((format, lanes), at)) = half {
             let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
             let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
             if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
                 return Err(Diagnostic::error(at, "an x2 `setp` writes two predicates `p|q`"));
             }
-            let dsts =
-                if lanes == 2 { vec![(dst, None), (dst_not, None)] } else { vec![(dst, dst_not)] };
-            let mut e = expand::Emit { l: self, span };
-            e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
+            let combine = combine.map(|(op, pred, negate)| PredSource { op, pred, negate });
+            let (lanes, ftz) = (lanes as u8, m.ftz);
+            let op = IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q: dst_not };
+            let srcs = vec![a, b];
+            self.push(InstKind::Integer(Box::new(IntegerInst { op, dst, srcs })), span);
             return Ok(());
         }
         let (lhs, rhs, ftz) = {
