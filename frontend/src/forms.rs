@@ -10,7 +10,7 @@
 //! at the instruction when something it needs is missing. Opcodes with no row are
 //! checked by semantic analysis itself.
 
-use crate::ast::{Instruction, ScalarType, StateSpace};
+use crate::ast::{Instruction, Operand, ScalarType, StateSpace};
 use crate::decode::{BoolOp, Modifiers, MulPart};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
@@ -56,12 +56,18 @@ pub enum Check {
     Rounding,
     /// A comparison (`setp.lt`).
     Comparison,
+    /// The type rules of a comparison (§9.7.7.1-2): the unordered ones (`.equ` …
+    /// `.nan`) and `.ftz` compare floats only. The compared type is `setp`'s one type
+    /// or `set`'s second.
+    ComparedType,
     /// No predicate combine other than these (`lop3.and`, `lop3.or`).
     Combines(&'static [BoolOp]),
     /// This many operands, one more with a predicate combine (`lop3`).
     Operands(usize),
     /// This many operands, one more (the member mask) with `.sync` (`shfl`, `vote`).
     SyncOperands(usize),
+    /// Operand 4 is a constant of 8 bits (`lop3`'s truth table `immLut`, §9.7.8.6).
+    TruthTable,
     // The core arithmetic, conversions, `redux` and fences (§9.7.1, §9.7.3, §9.7.9.21,
     // §9.7.13.4, §9.7.13.7).
     /// No type modifier (the packed `add.u16x2`, whose type is a format).
@@ -203,7 +209,7 @@ pub static FORMS: &[Form] = &[
     // §9.7.8.8
     row(&[Opcode::Shf], &[OneOf(SHIFT), OneOf(CLAMP), Type(&[B32])]),
     // §9.7.8.6
-    row(&[Opcode::Lop3], &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5)]),
+    row(&[Opcode::Lop3], &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5), TruthTable]),
     // §9.7.1.22-23
     row(&[Opcode::Dp4a], &[Details(&[]), TwoTypes(U32S32, U32S32)]),
     row(&[Opcode::Dp2a], &[Details(&[]), TwoTypes(U32S32, U32S32), Part(LO_HI)]),
@@ -218,7 +224,7 @@ pub static FORMS: &[Form] = &[
         When::Type(&[Bf16, Bf16x2]),
         &[Comparison, Operands(3), NoFtz],
     ),
-    row(&[Opcode::Setp], &[Comparison, Operands(3)]),
+    row(&[Opcode::Setp], &[Comparison, Operands(3), ComparedType]),
     // §9.7.7.1, §9.7.4.7: `set.dtype.stype`, half sources (`.ftz` with `.f16` only) to
     // half, 16-bit or 32-bit lanes.
     named(
@@ -252,6 +258,7 @@ pub static FORMS: &[Form] = &[
             Comparison,
             Operands(3),
             TwoTypes(&[U32, S32, F32, F16, Bf16], SET_SOURCES),
+            ComparedType,
         ],
     ),
     // §9.7.7.3; ptxvk also takes the 8-bit destination types.
@@ -825,6 +832,7 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return Err(Diagnostic::error(i.span, msg));
             }
         }
+        ComparedType => compared_type(i, m)?,
         Rounding => {
             if m.rounding.is_none() {
                 return Err(Diagnostic::error(
@@ -879,6 +887,16 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 let names = set.iter().map(|s| format!("`{}`", s.directive())).collect();
                 let at = m.space.as_ref().map_or(i.span, |s| s.span);
                 return Err(Diagnostic::error(at, format!("`{name}` takes {}", or_list(names))));
+            }
+        }
+        TruthTable => {
+            let table = &i.operands[4];
+            let Operand::Imm(lut) = table else {
+                return Err(Diagnostic::error(table.span(), "`immLut` must be a constant"));
+            };
+            let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
+            if lut > 0xff {
+                return Err(Diagnostic::error(table.span(), "`immLut` is an 8-bit table"));
             }
         }
         Operands(n) | SyncOperands(n) => {
@@ -985,6 +1003,31 @@ fn or_list(names: Vec<String>) -> String {
 }
 
 /// A type that names an integer (or bit-size) value, or a predicate: not a float.
+/// [`Check::ComparedType`]. Other types are left to the type checks of semantic
+/// analysis, which come first: no type or two for `setp`, and the types it does not
+/// implement.
+fn compared_type(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let compared = match (m.opcode == Opcode::Set, m.types.as_slice()) {
+        (false, [t]) | (true, [_, t]) => t.value,
+        _ => return Ok(()),
+    };
+    if !is_integer(compared) {
+        return Ok(());
+    }
+    use crate::decode::CmpOp as C;
+    let unordered = matches!(
+        m.cmp,
+        Some(C::Equ | C::Neu | C::Ltu | C::Leu | C::Gtu | C::Geu | C::Num | C::Nan)
+    );
+    if unordered {
+        return Err(Diagnostic::error(i.span, "unordered comparisons take floating-point types"));
+    }
+    if m.ftz {
+        return Err(Diagnostic::error(i.span, "`.ftz` takes floating-point types"));
+    }
+    Ok(())
+}
+
 fn is_integer(t: ScalarType) -> bool {
     matches!(t, Pred | B8 | B16 | B32 | B64 | U8 | U16 | U32 | U64 | S8 | S16 | S32 | S64)
 }

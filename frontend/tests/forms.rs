@@ -147,6 +147,7 @@ fn logic_and_float_bit_forms() {
         // §9.7.8.6-8
         "lop3.b32 %r1, %r2, %r3, %r0, 0x96;",
         "lop3.or.b32 %r1|%p1, %r2, %r3, %r0, 0x96, %p2;",
+        "lop3.b32 %r1, %r2, %r3, %r0, 0xff;",
         "prmt.b32 %r1, %r2, %r3, %r0;",
         "prmt.b32.rc16 %r1, %r2, %r3, %r0;",
         "shf.l.wrap.b32 %r1, %r2, %r3, %r0;",
@@ -167,6 +168,10 @@ fn logic_and_float_bit_forms() {
             "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96;",
         ),
         ("lop3.u32 %r1, %r2, %r3, %r0, 0x96;", "`lop3` takes `.b32`", ".u32"),
+        // §9.7.8.6: the truth table is an 8-bit constant.
+        ("lop3.b32 %r1, %r2, %r3, %r0, %r1;", "`immLut` must be a constant", "%r1"),
+        ("lop3.b32 %r1, %r2, %r3, %r0, 0x100;", "`immLut` is an 8-bit table", "0x100"),
+        ("lop3.or.b32 %r1|%p1, %r2, %r3, %r0, 256, %p2;", "8-bit table", "256"),
         ("prmt.b32.f4e.b4e %r1, %r2, %r3, %r0;", "`prmt` takes one mode", ".b4e"),
         (
             "shf.wrap.b32 %r1, %r2, %r3, %r0;",
@@ -374,6 +379,39 @@ fn comparison_forms() {
             "`set` takes 3 operands here, found 4",
             "set.lt.u32.s32 %r1, %r2, %r3, %p1;",
         ),
+        // §9.7.7.1-2: unordered comparisons and `.ftz` compare floats only.
+        (
+            "setp.ltu.s32 %p1, %r2, %r3;",
+            "unordered comparisons take floating-point types",
+            "setp.ltu.s32 %p1, %r2, %r3;",
+        ),
+        (
+            "setp.num.pred %p1, %p2, %p3;",
+            "unordered comparisons take floating-point types",
+            "setp.num.pred %p1, %p2, %p3;",
+        ),
+        (
+            "setp.eq.ftz.u64 %p1, %rd2, %rd3;",
+            "`.ftz` takes floating-point types",
+            "setp.eq.ftz.u64 %p1, %rd2, %rd3;",
+        ),
+        (
+            "set.nan.f32.b32 %r1, %r2, %r3;",
+            "unordered comparisons take floating-point types",
+            "set.nan.f32.b32 %r1, %r2, %r3;",
+        ),
+        (
+            "set.gt.ftz.u32.s16 %r1, %h2, %h3;",
+            "`.ftz` takes floating-point types",
+            "set.gt.ftz.u32.s16 %r1, %h2, %h3;",
+        ),
+    ]);
+    // The same comparisons of floats, and of half types (compared as f32).
+    accepted(&[
+        "setp.ltu.ftz.f32 %p1, %r2, %r3;",
+        "setp.nan.f64 %p1, %rd2, %rd3;",
+        "set.geu.ftz.u32.f32 %r1, %r2, %r3;",
+        "setp.num.f16 %p1, %h2, %h3;",
     ]);
 }
 

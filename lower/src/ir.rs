@@ -40,7 +40,8 @@
 //!   hardware produces (documented on [`BinaryOp`]).
 //! * **High-level operations** exist only between semantic analysis and the pass that
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
-//!   any that remains: [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Integer`]
+//!   any that remains: [`InstKind::IsSpace`] (`isspacep`; `pass::expand_isspace`),
+//!   [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Integer`]
 //!   (`pass::expand_integer`), [`InstKind::Half`] and [`InstKind::HalfConvert`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
 //!   [`TextureInst`]; `pass::expand_texture`), [`InstKind::Matrix`] (the warp-level
@@ -136,6 +137,7 @@ mod layout;
 mod matrix;
 mod mbarrier;
 mod routine;
+mod space_test;
 mod stack;
 mod system;
 mod texture;
@@ -148,6 +150,7 @@ pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use routine::Routine;
+pub use space_test::{IsSpaceInst, SpaceTest};
 pub use stack::*;
 pub use system::*;
 pub use texture::{
@@ -1371,6 +1374,8 @@ pub enum InstKind {
         dst: RegId,
         src: Value,
     },
+    /// `isspacep` (PTX ISA 9.2 §9.7.9.18), [`IsSpaceInst`]; `pass::expand_isspace`.
+    IsSpace(IsSpaceInst),
 }
 
 /// The state space of a [`InstKind::Cvta`].

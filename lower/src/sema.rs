@@ -1035,13 +1035,8 @@ impl Lowerer<'_> {
             Setp => self.setp(i, m),
             Cvta => self.cvta(i, m),
             Isspacep => self.isspacep(i, m),
-            Add | Sub | Min | Max | And | Or | Xor | Div | Rem | Mul | Mad | Fma | Bfe | Bfi => {
-                self.core_arithmetic(op, i, m)
-            }
-            Shl | Shr | Sqrt | Rcp | Not | Cnot | Neg | Abs | Popc | Clz | Brev => {
-                self.core_logic(op, i, m)
-            }
-            _ => self.core_control(op, i, m),
+            Mad | Fma | Bfe | Bfi => self.core_arithmetic(op, i, m),
+            _ => self.one_operation(op, i, m).unwrap_or_else(|| self.core_control(op, i, m)),
         }
     }
 
@@ -1130,28 +1125,6 @@ fn contains(stmts: &[ast::Statement], f: &dyn Fn(&ast::Instruction) -> bool) -> 
         ast::Statement::Block(inner, _) => contains(inner, f),
         _ => false,
     })
-}
-
-/// The type rules of a `setp`/`set` comparison (PTX ISA 9.2 §9.7.7.1-2).
-fn check_comparison(span: Span, cmp: CmpOp, ty: OpTy, ftz: bool) -> Result<(), Diagnostic> {
-    let unordered = matches!(
-        cmp,
-        CmpOp::Equ
-            | CmpOp::Neu
-            | CmpOp::Ltu
-            | CmpOp::Leu
-            | CmpOp::Gtu
-            | CmpOp::Geu
-            | CmpOp::Num
-            | CmpOp::Nan
-    );
-    if !ty.is_float() && unordered {
-        return Err(Diagnostic::error(span, "unordered comparisons take floating-point types"));
-    }
-    if ftz && !ty.is_float() {
-        return Err(Diagnostic::error(span, "`.ftz` takes floating-point types"));
-    }
-    Ok(())
 }
 
 pub(super) fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {

@@ -192,6 +192,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.push(*dst);
             v(src, uses);
         }
+        InstKind::IsSpace(IsSpaceInst { dst, addr, .. }) => {
+            defs.push(*dst);
+            v(addr, uses);
+        }
         InstKind::Pack { dst, srcs, .. } => {
             defs.push(*dst);
             srcs.iter().for_each(|s| v(s, uses));
@@ -486,6 +490,10 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(reg(b), ty.bits());
             at(Some(*dst), ty.bits());
             at(Some(*cond), 1);
+        }
+        InstKind::IsSpace(IsSpaceInst { ty, dst, addr, .. }) => {
+            at(Some(*dst), 1);
+            at(reg(addr), ty.bits());
         }
         InstKind::Setp { ty, lhs, rhs, .. } => {
             at(reg(lhs), ty.bits());

@@ -79,11 +79,12 @@ use ptxvk_lower::ir::{
     WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_matrix,
-    expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture, expand_video,
-    expand_warp, float_modifiers, hoist_params, infer_spaces, inline, legalize_atomics,
-    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
-    schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, LoopGuard, Target,
+    check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_isspace,
+    expand_matrix, expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture,
+    expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces, inline,
+    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
+    predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize,
+    warp_trees, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -242,6 +243,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a `cvta`",
             |_, i| matches!(i, InstKind::Cvta { .. }),
             infallible(infer_spaces::run),
+        )?,
+        ("expand_isspace", None) => legalizes(
+            &mut s.kernel,
+            "an `isspacep`",
+            |_, i| matches!(i, InstKind::IsSpace(_)),
+            infallible(expand_isspace::run),
         )?,
         ("expand_generic", None) => legalizes(
             &mut s.kernel,

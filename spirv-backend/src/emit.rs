@@ -466,6 +466,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Cvta { .. } => Err(Error::Internal(
                 "a `cvta` reached the emitter unexpanded (pass::infer_spaces)".into(),
             )),
+            InstKind::IsSpace(_) => Err(Error::Internal(
+                "an `isspacep` reached the emitter unexpanded (pass::expand_isspace)".into(),
+            )),
             InstKind::Texture(_) => Err(Error::Internal(
                 "a texture instruction reached the emitter unexpanded (pass::expand_texture)"
                     .into(),

@@ -152,6 +152,22 @@ pub fn eval(
             }
             d
         }
+        IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q } => {
+            let lane = |v: u64, k: u32| {
+                let h = if lanes == 2 { v >> (16 * k) & 0xffff } else { v & 0xffff };
+                half_to_f64(format, ftz, h)
+            };
+            let fold = |holds: bool| match combine {
+                Some(s) => bool_op(s.op, holds, pred(s.pred) != s.negate),
+                None => holds,
+            };
+            let first = compare_f64(cmp, lane(a, 0), lane(b, 0));
+            let second = if lanes == 2 { compare_f64(cmp, lane(a, 1), lane(b, 1)) } else { !first };
+            if let Some(r) = q {
+                out.push((r, u64::from(fold(second))));
+            }
+            u64::from(fold(first))
+        }
         IntegerOp::Slct { ty, float, ftz } => {
             let pick_a = if float {
                 let v = f32::from_bits(c as u32);

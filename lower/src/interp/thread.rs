@@ -441,6 +441,14 @@ impl<'a> Thread<'a> {
                 let v = cvta(*space, *to, ty.bits(), self.at_bits(*src, ty.bits()), cx.param_base);
                 self.set(k, *dst, v);
             }
+            InstKind::IsSpace(IsSpaceInst { space, ty, dst, addr }) => {
+                let a = self.at_bits(*addr, ty.bits());
+                let Some(v) = is_space(*space, ty.bits(), a, cx.param_base) else {
+                    let what = format!("`isspacep.{}`, which tests the module data", space.name());
+                    return Err(Error::Unsupported { what, span });
+                };
+                self.set(k, *dst, u64::from(v));
+            }
             kind => self.exec_value(k, kind),
         }
         Ok(None)
@@ -731,6 +739,22 @@ fn in_allocation(
         }
     }
     Ok(false)
+}
+
+/// `isspacep` ([`InstKind::IsSpace`]) of the `bits`-bit generic address `a`, from the
+/// windows [`cvta`] makes; `None` for `.global` and `.const`, which test the module
+/// data's address (`SpecialReg::ModuleData`, not modelled).
+fn is_space(space: SpaceTest, bits: u32, a: u64, param_base: u64) -> Option<bool> {
+    let in_range = |lo: u32, hi: u32| (u64::from(lo)..=u64::from(hi)).contains(&a);
+    Some(match space {
+        SpaceTest::Global { .. } | SpaceTest::Const { .. } => return None,
+        SpaceTest::Shared if bits == 32 => in_range(SHARED_WINDOW_32, u32::MAX),
+        SpaceTest::Local if bits == 32 => in_range(LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
+        SpaceTest::Param { .. } if bits == 32 => in_range(PARAM_WINDOW_32, LOCAL_WINDOW_32 - 1),
+        SpaceTest::Shared => a >> 32 == SHARED_WINDOW >> 32,
+        SpaceTest::Local => a >> 32 == LOCAL_WINDOW >> 32,
+        SpaceTest::Param { bytes } => a.wrapping_sub(param_base) < u64::from(bytes),
+    })
 }
 
 /// `cvta` ([`InstKind::Cvta`]) of the `bits`-bit address `a`, as `pass::infer_spaces`

@@ -99,6 +99,20 @@ pub enum IntegerOp {
     /// `set.cmp{.bool}{.ftz}.dtype.stype d, a, b{, {!}c}` (§9.7.7.1, §9.7.4.7): per lane
     /// `truth`'s value when the comparison (combined with `combine`) holds, else 0.
     Set { cmp: CmpOp, source: SetSource, ftz: bool, truth: SetTruth, combine: Option<PredSource> },
+    /// `setp.cmp{.bool}{.ftz}.{f16,bf16}{x2} p{|q}, a, b{, {!}c}` (§9.7.4.6, §9.7.7.2):
+    /// each of the `lanes` 16-bit lanes of `format` in `a` and `b` (lane 0 in bits
+    /// 0-15) compared as its exact f32 value (with `ftz` a subnormal is a zero of its
+    /// sign first), then combined with `combine`. With one lane the destination is the
+    /// result and `q` the combined negation of the comparison, as `setp`'s; with two
+    /// the destination is lane 0's result and `q` lane 1's. Either may be `None` (`_`).
+    HalfSetp {
+        cmp: CmpOp,
+        format: FloatFormat,
+        lanes: u8,
+        ftz: bool,
+        combine: Option<PredSource>,
+        q: Option<RegId>,
+    },
     /// `slct.dtype.s32 d, a, b, c` / `slct{.ftz}.dtype.f32` (§9.7.7.3): `c >= 0 ? a :
     /// b` on `ty`; `c` is an f32 when `float` (NaN selects `b`, -0 selects `a`).
     Slct { ty: OpTy, float: bool, ftz: bool },
@@ -254,7 +268,7 @@ impl IntegerOp {
             IntegerOp::Dot { a_signed, b_signed, .. } if a_signed || b_signed => S32,
             IntegerOp::FloatMinMax { .. } => OpTy::F(32),
             IntegerOp::Copysign { ty } => ty,
-            IntegerOp::Testp { .. } => OpTy::Pred,
+            IntegerOp::Testp { .. } | IntegerOp::HalfSetp { .. } => OpTy::Pred,
             IntegerOp::Set { source, truth, .. } => {
                 OpTy::U((source.lanes() * truth.lane_bits()) as u8)
             }
@@ -289,6 +303,7 @@ impl IntegerOp {
             IntegerOp::Testp { ty, .. } => s(1, ty),
             IntegerOp::Set { source: SetSource::Scalar(t), .. } => s(2, t),
             IntegerOp::Set { source, .. } => s(2, OpTy::U(source.bits() as u8)),
+            IntegerOp::HalfSetp { lanes, .. } => s(2, OpTy::U(16 * lanes)),
             IntegerOp::Slct { ty, float, .. } => {
                 vec![ty, ty, if float { OpTy::F(32) } else { S32 }]
             }
@@ -333,11 +348,18 @@ impl IntegerInst {
                         && (lanes == 1 || (lanes == 2 && truth.lane_bits() == 16))
                 }
                 IntegerOp::Set { source: SetSource::Scalar(t), .. } => t != OpTy::Pred,
+                IntegerOp::HalfSetp { format, lanes, .. } => {
+                    matches!(format, FloatFormat::F16 | FloatFormat::Bf16) && matches!(lanes, 1 | 2)
+                }
                 IntegerOp::Slct { ty, .. } => ty != OpTy::Pred,
                 IntegerOp::CvtPack { bits, .. } => matches!(bits, 2 | 4 | 8 | 16),
                 _ => true,
             }
-            && (self.dst.is_some() || matches!(self.op, IntegerOp::Lop3 { combine: Some(_), .. }));
+            && (self.dst.is_some()
+                || matches!(
+                    self.op,
+                    IntegerOp::Lop3 { combine: Some(_), .. } | IntegerOp::HalfSetp { .. }
+                ));
         (!ok).then_some("an integer operation with types, fields or operands it does not have")
     }
 
@@ -347,6 +369,7 @@ impl IntegerInst {
         let extra = match self.op {
             IntegerOp::Carry { carry_out, .. } => carry_out,
             IntegerOp::Lop3 { combine: Some(c), .. } => c.dst,
+            IntegerOp::HalfSetp { q, .. } => q,
             _ => None,
         };
         self.dst.into_iter().chain(extra).collect()
@@ -357,7 +380,8 @@ impl IntegerInst {
         let extra = match self.op {
             IntegerOp::Carry { carry_in, .. } => carry_in,
             IntegerOp::Lop3 { combine: Some(c), .. } => Some(c.with.pred),
-            IntegerOp::Set { combine: Some(c), .. } => Some(c.pred),
+            IntegerOp::Set { combine: Some(c), .. }
+            | IntegerOp::HalfSetp { combine: Some(c), .. } => Some(c.pred),
             _ => None,
         };
         self.srcs.iter().copied().chain(extra.map(Value::Reg)).collect()
@@ -380,6 +404,9 @@ impl IntegerInst {
                 out.extend(c.dst.iter().chain([&c.with.pred]).map(|&r| (r, 1)));
             }
             IntegerOp::Set { combine: Some(c), .. } => out.push((c.pred, 1)),
+            IntegerOp::HalfSetp { combine, q, .. } => {
+                out.extend(combine.map(|c| c.pred).iter().chain(q.iter()).map(|&r| (r, 1)));
+            }
             _ => {}
         }
         out
@@ -405,6 +432,12 @@ impl IntegerInst {
                 f(&mut c.with.pred);
             }
             IntegerOp::Set { combine: Some(c), .. } => f(&mut c.pred),
+            IntegerOp::HalfSetp { combine, q, .. } => {
+                if let Some(c) = combine {
+                    f(&mut c.pred);
+                }
+                q.iter_mut().for_each(f);
+            }
             _ => {}
         }
     }

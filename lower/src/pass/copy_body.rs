@@ -170,6 +170,10 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             f(dst);
             v(src, f);
         }
+        InstKind::IsSpace(i) => {
+            f(&mut i.dst);
+            v(&mut i.addr, f);
+        }
         InstKind::Pack { dst, srcs, .. } => {
             f(dst);
             srcs.iter_mut().for_each(|s| v(s, f));

@@ -157,6 +157,13 @@ pub fn expand(e: &mut impl Build, i: &IntegerInst) {
         IntegerOp::Set { cmp, source, ftz, truth, combine } => {
             bits::set(e, cmp, source, ftz, truth, combine, a, b)
         }
+        IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q } => {
+            // Each lane's exact f32 value compared (`Build::half_compare`).
+            let combine = combine.map(|c| (c.op, c.pred, c.negate));
+            let dsts = if lanes == 2 { vec![(i.dst, None), (q, None)] } else { vec![(i.dst, q)] };
+            e.half_compare(format, u32::from(lanes), cmp, ftz, a, b, combine, &dsts);
+            return;
+        }
         IntegerOp::Slct { ty, float, ftz } => {
             let p = e.temp(OpTy::Pred);
             // `.ftz` only changes a subnormal `c`, whose comparison with 0 it cannot

@@ -7,7 +7,8 @@
 //! the same float without a rounding), so each becomes such a [`InstKind::Convert`]:
 //! one per flushed input (an immediate is flushed here), and one for the result that
 //! flushes it, then clamps it. The arithmetic in between runs without either modifier,
-//! into a temporary.
+//! into a temporary. `abs.ftz` and `neg.ftz` (§9.7.3.6-7) only have their input
+//! flushed: the sign operations of a flushed value are never subnormal.
 //!
 //! Pre: CFG IR after [`super::legalize_floats`] (whose instructions may carry the
 //! modifiers of the ones they replace). `Unary`, `Binary` and `Fma` may carry `.ftz`
@@ -18,7 +19,7 @@
 //! them.
 
 use crate::build::{Build, Builder};
-use crate::ir::{FloatMode, Inst, InstKind, Kernel, OpTy, RegId, Value};
+use crate::ir::{FloatMode, Inst, InstKind, Kernel, OpTy, RegId, UnaryOp, Value};
 
 const F32: OpTy = OpTy::F(32);
 
@@ -58,9 +59,14 @@ pub fn run(k: &mut Kernel) {
 fn peel(e: &mut Builder<'_>, inst: Inst) {
     let mut kind = inst.kind;
     match &mut kind {
-        InstKind::Unary { ty, mode, src, .. } => {
+        InstKind::Unary { op, ty, mode, src, .. } => {
             let result = take(mode);
             flush_inputs(e, *ty, result, [src]);
+            // `abs.ftz`/`neg.ftz` (§9.7.3.6-7) flush their input only: the sign
+            // operations of a flushed value are never subnormal.
+            if matches!(op, UnaryOp::Abs | UnaryOp::Neg) && !result.sat {
+                return e.push(kind);
+            }
             finish(e, kind, result);
         }
         InstKind::Binary { ty, mode, lhs, rhs, .. } => {

@@ -1,6 +1,7 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`infer_spaces`] — in each body, the generic accesses whose space a
+//! 0. [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
 //!    [`inline`] — every call of a device function becomes a copy of its body, so that
@@ -113,6 +114,7 @@ pub mod expand_copies;
 pub mod expand_formats;
 pub mod expand_generic;
 pub mod expand_integer;
+pub mod expand_isspace;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
 pub mod expand_runtime;
@@ -376,6 +378,8 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    expand_isspace::run(&mut kernel);
+    checked(&kernel, None)?;
     // Before inline: each function's generic addresses are inferred in its own body.
     infer_spaces::run(&mut kernel);
     checked(&kernel, None)?;
@@ -515,6 +519,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a generic access left by expand_generic")
     } else if matches!(kind, InstKind::Cvta { .. }) {
         Some("a `cvta` left by infer_spaces")
+    } else if matches!(kind, InstKind::IsSpace(_)) {
+        Some("an `isspacep` left by expand_isspace")
     } else if expand_video::is_video(kind) {
         Some("a video instruction left by expand_video")
     } else if expand_integer::is_integer(kind) {

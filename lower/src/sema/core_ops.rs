@@ -3,13 +3,12 @@
 //! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
 
 use super::{
-    ast, check_comparison, expand, float_mode, formats, md, unsupported, Diagnostic, Lowerer,
-    Modifier, Mods, Opcode, Operand, StateSpace,
+    ast, float_mode, formats, md, unsupported, Diagnostic, Lowerer, Modifier, Mods, Opcode,
+    Operand, StateSpace,
 };
-use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, OpTy, RegTy, SpecialReg, UnaryOp,
-    Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW, SHARED_WINDOW_32,
+    BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, IntegerInst, IntegerOp, IsSpaceInst,
+    OpTy, PredSource, SpaceTest, UnaryOp, Value,
 };
 
 impl Lowerer<'_> {
@@ -151,134 +150,54 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of `isspacep.space p, a` (PTX ISA 9.2 §9.7.9.18): whether
-    /// generic address `a` is in the space's window (`ir::SHARED_WINDOW`), or in a
-    /// module with 32-bit addresses its range (`ir::SHARED_WINDOW_32`).
+    /// `isspacep.space p, a` (PTX ISA 9.2 §9.7.9.18): one [`InstKind::IsSpace`], which
+    /// `pass::expand_isspace` writes out in the windows of the launch ABI. A generic
+    /// address is 64-bit, or 32-bit in a module with 32-bit addresses.
     pub(super) fn isspacep(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
-        // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
-        let space = m.space.as_ref().map(|s| s.value);
         let dst = self.dst(&ops[0], OpTy::Pred, false)?;
         let narrow = self.kernel.address_size == 32;
-        let a = self.address_value(&ops[1], if narrow { 32 } else { 64 }, span)?;
-        let (u32t, u64t) = (OpTy::U(32), OpTy::U(64));
-        // The window of a 64-bit generic address is its upper word.
-        let hi = if narrow {
-            Value::Imm(0)
-        } else {
-            expand::Emit { l: self, span }.bin(BinaryOp::Shr, u64t, a, Value::Imm(32))
-        };
-        let r = match space {
-            Some(StateSpace::Const | StateSpace::Global) if narrow => {
-                // The global address of the offset (the window's base plus it).
-                let base = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
-                let mut e = expand::Emit { l: self, span };
-                let wide = e.cvt(OpTy::U(64), u32t, a);
-                let global = e.add(OpTy::U(64), Value::Reg(base), wide);
-                let below = e.cmp(CmpOp::Lt, u32t, a, Value::Imm(u64::from(PARAM_WINDOW_32)));
-                let is_const = space == Some(StateSpace::Const);
-                let c = self.const_test(global, is_const, span);
-                let mut e = expand::Emit { l: self, span };
-                if is_const {
-                    c
-                } else {
-                    e.pred_and(below, c)
-                }
+        let ty = OpTy::U(if narrow { 32 } else { 64 });
+        let addr = self.address_value(&ops[1], ty.bits(), span)?;
+        // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
+        let const_bytes = self.const_bytes;
+        let space = match m.space.as_ref().map(|s| s.value) {
+            Some(StateSpace::Const) => SpaceTest::Const { const_bytes },
+            Some(StateSpace::Shared) => SpaceTest::Shared,
+            Some(StateSpace::Local) => SpaceTest::Local,
+            // A device function's parameters are local memory; with 64-bit addresses a
+            // generic address there is its kernel's parameter (libcu++'s
+            // `__isGridConstant`), whose block is global memory.
+            Some(StateSpace::Param) if !(narrow && self.in_device_function()) => {
+                SpaceTest::Param { bytes: self.kernel.abi.size }
             }
-            _ if narrow => {
-                let (lo, hi) = match space {
-                    Some(StateSpace::Shared) => (SHARED_WINDOW_32, u32::MAX),
-                    Some(StateSpace::Local) => (LOCAL_WINDOW_32, SHARED_WINDOW_32 - 1),
-                    // In a kernel; a device function's parameters are local memory.
-                    Some(StateSpace::Param) if !self.in_device_function() => {
-                        (PARAM_WINDOW_32, LOCAL_WINDOW_32 - 1)
-                    }
-                    _ => {
-                        let s = m.space.as_ref().map_or(span, |s| s.span);
-                        return Err(Diagnostic::error(
-                            s,
-                            "`isspacep` in a module with 32-bit addresses takes `.global`, \
-                             `.const`, `.shared`, `.local` or (in a kernel) `.param`",
-                        ));
-                    }
-                };
-                let mut e = expand::Emit { l: self, span };
-                let above = e.cmp(CmpOp::Ge, u32t, a, Value::Imm(u64::from(lo)));
-                let below = e.cmp(CmpOp::Le, u32t, a, Value::Imm(u64::from(hi)));
-                e.pred_and(above, below)
-            }
-            // Constant memory: the `.const` variables at the start of the module data.
-            Some(StateSpace::Const) => self.const_test(a, true, span),
-            // The kernel's parameter block, also in a device function (called by its
-            // kernel): a generic address there is a kernel parameter's (libcu++'s
-            // `__isGridConstant`); call parameters are local memory, which
-            // `isspacep.local` tells.
             Some(StateSpace::Param) => {
-                let size = u64::from(self.kernel.abi.size);
-                let base = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
-                let mut e = expand::Emit { l: self, span };
-                let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
-                e.cmp(CmpOp::Lt, u64t, off, Value::Imm(size))
+                let s = m.space.as_ref().map_or(span, |s| s.span);
+                return Err(Diagnostic::error(
+                    s,
+                    "`isspacep` in a module with 32-bit addresses takes `.global`, \
+                     `.const`, `.shared`, `.local` or (in a kernel) `.param`",
+                ));
             }
-            Some(StateSpace::Shared | StateSpace::Local) => {
-                let w =
-                    if space == Some(StateSpace::Shared) { SHARED_WINDOW } else { LOCAL_WINDOW };
-                let mut e = expand::Emit { l: self, span };
-                e.cmp_into(dst, CmpOp::Eq, u64t, hi, Value::Imm(w >> 32));
-                return Ok(());
-            }
-            // Global: below both windows, and not the `.const` variables.
-            _ => {
-                let mut e = expand::Emit { l: self, span };
-                let below = e.cmp(CmpOp::Lt, u64t, hi, Value::Imm(LOCAL_WINDOW >> 32));
-                let not_const = self.const_test(a, false, span);
-                expand::Emit { l: self, span }.pred_and(below, not_const)
-            }
+            _ => SpaceTest::Global { const_bytes },
         };
-        self.push(InstKind::Mov { ty: OpTy::Pred, dst, src: Value::Reg(r) }, span);
+        self.push(InstKind::IsSpace(IsSpaceInst { space, ty, dst, addr }), span);
         Ok(())
     }
 
-    /// The core lowering of integer and float arithmetic with one IR operation:
-    /// `add` … `rem`, `mul`, `mad`, `fma`, `bfe`, `bfi`, of the operands their form's
-    /// shapes resolve ([`Lowerer::args`]).
+    /// The core lowering of `mad`, `fma`, `bfe` and `bfi`: one IR operation of the
+    /// operands their form's shapes resolve ([`Lowerer::args`]).
     pub(super) fn core_arithmetic(
         &mut self,
         op: Opcode,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
-        let span = i.span;
         // The form is checked (`ptxvk_frontend::forms`): an integer `mul`/`mad` has a
         // product half, `fma` is a float one.
         let ty = self.one_type(i, m)?;
-        let (mode, part) = (float_mode(m), m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value));
         let kind = match op {
-            Opcode::And | Opcode::Or | Opcode::Xor if ty == OpTy::Pred => {
-                let b = match op {
-                    Opcode::And => BoolOp::And,
-                    Opcode::Or => BoolOp::Or,
-                    _ => BoolOp::Xor,
-                };
-                let ops = i.operands.as_slice();
-                let dst = self.dst(&ops[0], ty, false)?;
-                let (lhs, _) = self.reg_operand(&ops[1])?;
-                let (rhs, _) = self.reg_operand(&ops[2])?;
-                self.check_width(lhs, ops[1].span(), ty, false)?;
-                self.check_width(rhs, ops[2].span(), ty, false)?;
-                InstKind::PredLogic { op: b, dst, lhs, rhs }
-            }
-            Opcode::Mad | Opcode::Fma => {
-                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
-                if ty.is_float() {
-                    InstKind::Fma { ty, mode, dst, a, b, c }
-                } else {
-                    InstKind::Mad { part, ty, dst, a, b, c }
-                }
-            }
             Opcode::Bfe => {
                 let (dst, [a, pos, len]) = self.fixed_args(i, m)?;
                 InstKind::Bfe { ty, dst, a, pos, len }
@@ -288,103 +207,87 @@ impl Lowerer<'_> {
                 InstKind::Bfi { ty, dst, a, b, pos, len }
             }
             _ => {
-                let op = match op {
-                    Opcode::Add => BinaryOp::Add,
-                    Opcode::Sub => BinaryOp::Sub,
-                    Opcode::Min => BinaryOp::Min,
-                    Opcode::Max => BinaryOp::Max,
-                    Opcode::And => BinaryOp::And,
-                    Opcode::Or => BinaryOp::Or,
-                    Opcode::Xor => BinaryOp::Xor,
-                    Opcode::Div => BinaryOp::Div,
-                    Opcode::Mul => part,
-                    _ => BinaryOp::Rem,
-                };
-                let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
-                InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
+                if ty.is_float() {
+                    InstKind::Fma { ty, mode: float_mode(m), dst, a, b, c }
+                } else {
+                    let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
+                    InstKind::Mad { part, ty, dst, a, b, c }
+                }
+            }
+        };
+        self.push(kind, i.span);
+        Ok(())
+    }
+
+    /// The lowering of the opcodes of [`ONE_OPERATION`]: the one IR operation its row
+    /// names, of the instruction's type and the operands its form's shapes resolve
+    /// ([`Lowerer::args`]); `None` for another opcode.
+    pub(super) fn one_operation(
+        &mut self,
+        op: Opcode,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Option<Result<(), Diagnostic>> {
+        let &(_, operation, takes) = ONE_OPERATION.iter().find(|(o, ..)| *o == op)?;
+        Some(self.one_operation_of(operation, takes, i, m))
+    }
+
+    fn one_operation_of(
+        &mut self,
+        operation: OneOperation,
+        takes: Takes,
+        i: &ast::Instruction,
+        m: &Mods,
+    ) -> Result<(), Diagnostic> {
+        let span = i.span;
+        let ty = self.one_type(i, m)?;
+        let mode = match takes {
+            Takes::FloatMode => float_mode(m),
+            Takes::Ftz => FloatMode { ftz: m.ftz, ..FloatMode::default() },
+            Takes::Nothing => FloatMode::default(),
+        };
+        let kind = match operation {
+            OneOperation::Binary(op) => match predicate_logic(op).filter(|_| ty == OpTy::Pred) {
+                Some(op) => {
+                    let ops = i.operands.as_slice();
+                    let dst = self.dst(&ops[0], ty, false)?;
+                    let (lhs, _) = self.reg_operand(&ops[1])?;
+                    let (rhs, _) = self.reg_operand(&ops[2])?;
+                    self.check_width(lhs, ops[1].span(), ty, false)?;
+                    self.check_width(rhs, ops[2].span(), ty, false)?;
+                    InstKind::PredLogic { op, dst, lhs, rhs }
+                }
+                None => {
+                    // `mul`'s product half (`.lo`, `.hi`, `.wide`) is its operation.
+                    let op = match (op, &m.mul_part) {
+                        (BinaryOp::Mul, Some(part)) => part.value,
+                        _ => op,
+                    };
+                    let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
+                    InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+                }
+            },
+            // A bit operation on a predicate is its negation.
+            OneOperation::Unary(_) if ty == OpTy::Pred && takes != Takes::FloatMode => {
+                let ops = i.operands.as_slice();
+                let dst = self.dst(&ops[0], ty, false)?;
+                let (src, _) = self.reg_operand(&ops[1])?;
+                self.check_width(src, ops[1].span(), ty, false)?;
+                InstKind::PredNot { dst, src }
+            }
+            OneOperation::Unary(op) => {
+                let (dst, [src]) = self.fixed_args(i, m)?;
+                InstKind::Unary { op, ty, mode, dst, src }
             }
         };
         self.push(kind, span);
         Ok(())
     }
 
-    /// The core lowering of shifts, square roots and reciprocals, unary and bitwise
-    /// operations, and `setp`.
-    pub(super) fn core_logic(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let ops = i.operands.as_slice();
-        match op {
-            Opcode::Shl | Opcode::Shr => {
-                let ty = self.one_type(i, m)?;
-                let (dst, [lhs, rhs]) = self.fixed_args(i, m)?;
-                let op = if op == Opcode::Shl { BinaryOp::Shl } else { BinaryOp::Shr };
-                let mode = FloatMode::default();
-                self.push(InstKind::Binary { op, ty, mode, dst, lhs, rhs }, span);
-            }
-            Opcode::Sqrt | Opcode::Rcp => {
-                // `.rn` forms are exact (emulated).
-                let ty = self.one_type(i, m)?;
-                let (dst, [src]) = self.fixed_args(i, m)?;
-                let op = if op == Opcode::Sqrt { UnaryOp::Sqrt } else { UnaryOp::Rcp };
-                self.push(InstKind::Unary { op, ty, dst, src, mode: float_mode(m) }, span);
-            }
-            Opcode::Not
-            | Opcode::Cnot
-            | Opcode::Neg
-            | Opcode::Abs
-            | Opcode::Popc
-            | Opcode::Clz
-            | Opcode::Brev => {
-                let ty = self.one_type(i, m)?;
-                if ty == OpTy::Pred {
-                    let dst = self.dst(&ops[0], ty, false)?;
-                    let (src, _) = self.reg_operand(&ops[1])?;
-                    self.check_width(src, ops[1].span(), ty, false)?;
-                    self.push(InstKind::PredNot { dst, src }, span);
-                    return Ok(());
-                }
-                let uop = match op {
-                    Opcode::Not => UnaryOp::Not,
-                    Opcode::Cnot => UnaryOp::Cnot,
-                    Opcode::Neg => UnaryOp::Neg,
-                    Opcode::Abs => UnaryOp::Abs,
-                    Opcode::Popc => UnaryOp::Popc,
-                    Opcode::Clz => UnaryOp::Clz,
-                    _ => UnaryOp::Brev,
-                };
-                let (dst, [mut src]) = self.fixed_args(i, m)?;
-                if m.ftz {
-                    // `abs.ftz`/`neg.ftz`: a subnormal input is a zero of its sign first.
-                    let t = self.temp(RegTy::Float(32), span);
-                    let mode = FloatMode { ftz: true, ..FloatMode::default() };
-                    self.push(
-                        InstKind::Convert { to: ty, from: ty, rounding: None, mode, dst: t, src },
-                        span,
-                    );
-                    src = Value::Reg(t);
-                }
-                self.push(
-                    InstKind::Unary { op: uop, ty, mode: FloatMode::default(), dst, src },
-                    span,
-                );
-            }
-            _ => {
-                return Err(Diagnostic::internal(
-                    span,
-                    format!("`{op}` is not a logic instruction"),
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    /// `setp.CmpOp{.BoolOp}{.ftz}.type p{|q}, a, b{, {!}c}` (PTX ISA 9.2 §9.7.7.2, and
-    /// §9.7.4.6 for half types, which compare as their exact f32 values).
+    /// `setp.CmpOp{.BoolOp}{.ftz}.type p{|q}, a, b{, {!}c}` (PTX ISA 9.2 §9.7.7.2): one
+    /// [`InstKind::Setp`], or for half types (§9.7.4.6, which compare as their exact f32
+    /// values) one [`IntegerOp::HalfSetp`].
     pub(super) fn setp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
@@ -395,9 +298,8 @@ impl Lowerer<'_> {
         };
         // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
         let ty = if half.is_some() { OpTy::F(32) } else { self.one_type(i, m)? };
-        // The form has a comparison (`ptxvk_frontend::forms`).
+        // The form has a comparison of the type's kind (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(CmpOp::Eq);
-        check_comparison(span, cmp, ty, m.ftz)?;
         let (dst, dst_not) = match &ops[0] {
             Operand::Pair(a, b, _) => (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?),
             d => (self.opt_dst(d, OpTy::Pred)?, None),
@@ -411,16 +313,18 @@ impl Lowerer<'_> {
         };
         // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
         // x2 comparison; a scalar one writes `p` (and `q` is its negation).
-        if let Some(((fmt, lanes), at)) = half {
+        // One `IntegerOp::HalfSetp`, which `pass::expand_integer` writes out.
+        if let Some(((format, lanes), at)) = half {
             let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
             let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
             if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
                 return Err(Diagnostic::error(at, "an x2 `setp` writes two predicates `p|q`"));
             }
-            let dsts =
-                if lanes == 2 { vec![(dst, None), (dst_not, None)] } else { vec![(dst, dst_not)] };
-            let mut e = expand::Emit { l: self, span };
-            e.half_compare(fmt, lanes, cmp, m.ftz, a, b, combine, &dsts);
+            let combine = combine.map(|(op, pred, negate)| PredSource { op, pred, negate });
+            let (lanes, ftz) = (lanes as u8, m.ftz);
+            let op = IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q: dst_not };
+            let srcs = vec![a, b];
+            self.push(InstKind::Integer(Box::new(IntegerInst { op, dst, srcs })), span);
             return Ok(());
         }
         let (lhs, rhs, ftz) = {
@@ -479,5 +383,69 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The IR operation of an opcode in [`ONE_OPERATION`].
+#[derive(Clone, Copy)]
+enum OneOperation {
+    /// `op d, a, b`.
+    Binary(BinaryOp),
+    /// `op d, a`.
+    Unary(UnaryOp),
+}
+
+/// Which modifiers of the instruction an operation of [`ONE_OPERATION`] takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    /// Its rounding, `.ftz` and `.sat` ([`float_mode`]).
+    FloatMode,
+    /// `.ftz` only: `abs.ftz`/`neg.ftz` flush a subnormal input to a zero of its sign
+    /// (§9.7.3.6-7; `pass::float_modifiers` writes the flush out).
+    Ftz,
+    Nothing,
+}
+
+/// The opcodes whose remaining forms (once the formats, approximations and expansions
+/// of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
+/// operation of the same shape (PTX ISA 9.2 §9.7.1-9.7.3, §9.7.8): the operation, and
+/// the modifiers it takes. `mul`'s product half replaces its operation; `and`, `or` and
+/// `xor` of predicates are [`InstKind::PredLogic`], the unary ones but `sqrt` and `rcp`
+/// of a predicate [`InstKind::PredNot`].
+const ONE_OPERATION: &[(Opcode, OneOperation, Takes)] = {
+    use OneOperation::{Binary, Unary};
+    use Takes::{FloatMode as F, Ftz, Nothing as N};
+    &[
+        (Opcode::Add, Binary(BinaryOp::Add), F),
+        (Opcode::Sub, Binary(BinaryOp::Sub), F),
+        (Opcode::Mul, Binary(BinaryOp::Mul), F),
+        (Opcode::Div, Binary(BinaryOp::Div), F),
+        (Opcode::Rem, Binary(BinaryOp::Rem), F),
+        (Opcode::Min, Binary(BinaryOp::Min), F),
+        (Opcode::Max, Binary(BinaryOp::Max), F),
+        (Opcode::And, Binary(BinaryOp::And), F),
+        (Opcode::Or, Binary(BinaryOp::Or), F),
+        (Opcode::Xor, Binary(BinaryOp::Xor), F),
+        (Opcode::Shl, Binary(BinaryOp::Shl), N),
+        (Opcode::Shr, Binary(BinaryOp::Shr), N),
+        (Opcode::Sqrt, Unary(UnaryOp::Sqrt), F),
+        (Opcode::Rcp, Unary(UnaryOp::Rcp), F),
+        (Opcode::Not, Unary(UnaryOp::Not), N),
+        (Opcode::Cnot, Unary(UnaryOp::Cnot), N),
+        (Opcode::Neg, Unary(UnaryOp::Neg), Ftz),
+        (Opcode::Abs, Unary(UnaryOp::Abs), Ftz),
+        (Opcode::Popc, Unary(UnaryOp::Popc), N),
+        (Opcode::Clz, Unary(UnaryOp::Clz), N),
+        (Opcode::Brev, Unary(UnaryOp::Brev), N),
+    ]
+};
+
+/// The predicate operation of a bitwise one (`and.pred`).
+fn predicate_logic(op: BinaryOp) -> Option<BoolOp> {
+    match op {
+        BinaryOp::And => Some(BoolOp::And),
+        BinaryOp::Or => Some(BoolOp::Or),
+        BinaryOp::Xor => Some(BoolOp::Xor),
+        _ => None,
     }
 }

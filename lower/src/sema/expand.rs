@@ -326,13 +326,11 @@ impl Lowerer<'_> {
     fn lop3(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let combine = m.bool_op;
-        let Operand::Imm(lut) = &i.operands[4] else {
-            return Err(Diagnostic::error(i.operands[4].span(), "`immLut` must be a constant"));
+        // The form is checked (`ptxvk_frontend::forms`): `immLut` is an 8-bit constant.
+        let lut = match &i.operands[4] {
+            Operand::Imm(lut) => lut.eval_int().map_or(0, |c| c.value as u8),
+            _ => 0,
         };
-        let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
-        if lut > 0xff {
-            return Err(Diagnostic::error(i.operands[4].span(), "`immLut` is an 8-bit table"));
-        }
         let (dst, pred_dst) = match (&i.operands[0], combine) {
             (Operand::Pair(d, p, _), Some(_)) => {
                 (self.opt_dst(d, U32)?, self.opt_dst(p, OpTy::Pred)?)
@@ -350,7 +348,7 @@ impl Lowerer<'_> {
             }
             None => None,
         };
-        self.integer(IntegerOp::Lop3 { lut: lut as u8, combine }, dst, vec![a, b, c], span);
+        self.integer(IntegerOp::Lop3 { lut, combine }, dst, vec![a, b, c], span);
         Ok(())
     }
 
@@ -400,9 +398,8 @@ impl Lowerer<'_> {
         };
         let dty = OpTy::U((lane_bits * lanes) as u8);
         let sty = if half.is_some() { OpTy::F(32) } else { super::op_ty(st)? };
-        // The form has a comparison (`ptxvk_frontend::forms`).
+        // The form has a comparison of the source type's kind (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
-        super::check_comparison(span, cmp, sty, m.ftz)?;
         let dst = self.dst(&i.operands[0], dty, false)?;
         let combine = match m.bool_op {
             Some(op) => {

@@ -212,18 +212,6 @@ impl Lowerer<'_> {
         Address { base: Some(r), offset: 0 }
     }
 
-    /// Whether 64-bit generic address `a` points at a `.const` variable (the first
-    /// `const_bytes` of the module data), or with `inside` false whether it does not.
-    pub(super) fn const_test(&mut self, a: Value, inside: bool, span: Span) -> RegId {
-        let u64t = OpTy::U(64);
-        let base = self.module_address(0, span);
-        let mut e = expand::Emit { l: self, span };
-        let off = e.bin(BinaryOp::Sub, u64t, a, Value::Reg(base));
-        let bytes = u64::from(e.l.const_bytes);
-        let cmp = if inside { CmpOp::Lt } else { CmpOp::Ge };
-        e.cmp(cmp, u64t, off, Value::Imm(bytes))
-    }
-
     /// A generic shared or local address as an address in its space: the low 32 bits
     /// of the base register (the window's offset), plus the constant offset.
     pub(super) fn window_offset(&mut self, address: Address, span: Span) -> Address {

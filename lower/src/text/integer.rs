@@ -158,6 +158,15 @@ fn spelling(op: &IntegerOp) -> (&'static str, Vec<String>) {
             }
             ("set", w)
         }
+        IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, .. } => {
+            let mut w = vec![s(cmp.spelling())];
+            w.extend(combine.map(|c| s(c.op.spelling())));
+            w.push(format!("{}{}", format.spelling(), if lanes == 2 { "x2" } else { "" }));
+            if ftz {
+                w.push(s("ftz"));
+            }
+            ("hsetp", w)
+        }
         IntegerOp::Slct { ty, float, ftz } => {
             let mut w = vec![op_ty(ty), s(pick(float, "f32", "s32"))];
             if ftz {
@@ -190,10 +199,22 @@ pub(super) fn print(
             srcs.push(pred(c.with));
         }
         IntegerOp::Set { combine: Some(c), .. } => srcs.push(pred(c)),
+        IntegerOp::HalfSetp { combine, q, .. } => {
+            dsts.push(opt(q));
+            srcs.extend(combine.map(pred));
+        }
         _ => {}
     }
     let modifiers: String = words.iter().map(|w| format!(".{w}")).collect();
     format!("{} = {name}{modifiers} {}", dsts.join(", "), srcs.join(", "))
+}
+
+/// A half format and its lanes: `f16`, `bf16`, `f16x2` or `bf16x2`.
+fn half_lanes(w: &str) -> Option<(FloatFormat, u8)> {
+    let (f, lanes) = w.strip_suffix("x2").map_or((w, 1), |f| (f, 2));
+    FloatFormat::from_spelling(f)
+        .filter(|f| matches!(f, FloatFormat::F16 | FloatFormat::Bf16))
+        .map(|format| (format, lanes))
 }
 
 /// Removes and returns the first word `f` accepts.
@@ -311,18 +332,21 @@ where
         "set" => {
             let cmp = take(words, CmpOp::from_spelling).ok_or_else(|| need("a comparison"))?;
             combine_op = take(words, BoolOp::from_spelling);
-            let half = |w: &str| {
-                let (f, lanes) = w.strip_suffix("x2").map_or((w, 1), |f| (f, 2));
-                FloatFormat::from_spelling(f)
-                    .filter(|f| matches!(f, FloatFormat::F16 | FloatFormat::Bf16))
-                    .map(|format| SetSource::Half { format, lanes })
-            };
+            let half =
+                |w: &str| half_lanes(w).map(|(format, lanes)| SetSource::Half { format, lanes });
             let source = take(words, half)
                 .or_else(|| take(words, parse_op_ty).map(SetSource::Scalar))
                 .ok_or_else(|| need("a source type"))?;
             let truth = take(words, |w| TRUTHS.iter().find(|e| e.1 == w).map(|e| e.0))
                 .ok_or_else(|| need("`.ones32`, `.ones16`, `.onef32`, `.onef16` or `.onebf16`"))?;
             IntegerOp::Set { cmp, source, ftz: take_flag(words, "ftz"), truth, combine: None }
+        }
+        "hsetp" => {
+            let cmp = take(words, CmpOp::from_spelling).ok_or_else(|| need("a comparison"))?;
+            combine_op = take(words, BoolOp::from_spelling);
+            let (format, lanes) = take(words, half_lanes).ok_or_else(|| need("a half format"))?;
+            let ftz = take_flag(words, "ftz");
+            IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine: None, q: None }
         }
         "slct" => {
             let ty = ty(words)?;
@@ -353,7 +377,9 @@ where
 {
     let arity = op.src_tys(line.ops.len() == 3).len();
     let extra_src = usize::from(carry_in || combine_op.is_some());
-    let two_dsts = carry_out || (combine_op.is_some() && matches!(op, IntegerOp::Lop3 { .. }));
+    let two_dsts = carry_out
+        || (combine_op.is_some() && matches!(op, IntegerOp::Lop3 { .. }))
+        || matches!(op, IntegerOp::HalfSetp { .. });
     let dsts = 1 + usize::from(two_dsts);
     if line.dsts.len() != dsts || line.ops.len() != arity + extra_src {
         return Err((line.error)(format!(
@@ -389,6 +415,13 @@ where
                 let (p, negate) = pred(line.ops[arity])?;
                 *combine = Some(PredSource { op: bop, pred: p, negate });
             }
+        }
+        IntegerOp::HalfSetp { combine, q, .. } => {
+            if let Some(bop) = combine_op {
+                let (p, negate) = pred(line.ops[arity])?;
+                *combine = Some(PredSource { op: bop, pred: p, negate });
+            }
+            *q = opt(line.dsts[1])?;
         }
         _ => {}
     }

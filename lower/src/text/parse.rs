@@ -693,6 +693,29 @@ impl Operands<'_, '_> {
         self.dsts.iter().map(|d| self.p.dst(self.line, d)).collect()
     }
 
+    /// `isspace.SPACE.TYPE a{, BYTES}` ([`IsSpaceInst`]).
+    fn isspace(&self, m: &mut Modifiers<'_>) -> Result<InstKind, Diagnostic> {
+        let spaces = ["global", "const", "shared", "local", "param"];
+        let name = m.take(|w| spaces.into_iter().find(|s| *s == w));
+        let name = name.ok_or_else(|| self.missing("a state space"))?;
+        // `.global`, `.const` and `.param` name their bytes.
+        let sized = matches!(name, "global" | "const" | "param");
+        self.shape(1, 1 + usize::from(sized))?;
+        let bytes = match sized {
+            true => number::<u32>(self.ops[1]).ok_or_else(|| self.missing("a byte count"))?,
+            false => 0,
+        };
+        let space = match name {
+            "global" => SpaceTest::Global { const_bytes: bytes },
+            "const" => SpaceTest::Const { const_bytes: bytes },
+            "shared" => SpaceTest::Shared,
+            "local" => SpaceTest::Local,
+            _ => SpaceTest::Param { bytes },
+        };
+        let (ty, dst, addr) = (self.ty(m)?, self.reg(self.dsts[0])?, self.val(self.ops[0])?);
+        Ok(InstKind::IsSpace(IsSpaceInst { space, ty, dst, addr }))
+    }
+
     /// Unary and binary operations, moves, integer and float arithmetic, comparisons.
     fn arithmetic(&self, m: &mut Modifiers<'_>) -> Result<Option<InstKind>, Diagnostic> {
         let o = self;
@@ -744,6 +767,7 @@ impl Operands<'_, '_> {
                     src: o.val(o.ops[0])?,
                 }
             }
+            "isspace" => o.isspace(m)?,
             "pack" => {
                 if o.dsts.len() != 1 {
                     return Err(o.missing("one destination"));

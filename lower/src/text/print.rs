@@ -243,6 +243,12 @@ impl<'a> Printer<'a> {
         }
     }
 
+    fn isspace(&self, i: &IsSpaceInst) -> String {
+        let bytes = i.space.bytes().map_or(String::new(), |b| format!(", {b}"));
+        let (dst, space, ty) = (self.reg(i.dst), i.space.name(), op_ty(i.ty));
+        format!("{dst} = isspace.{space}.{ty} {}{bytes}", self.value(i.addr))
+    }
+
     fn inst(&self, kind: &InstKind) -> String {
         let r = |x: RegId| self.reg(x).to_string();
         let v = |x: Value| self.value(x);
@@ -257,6 +263,7 @@ impl<'a> Printer<'a> {
                 let to = if *to { "to." } else { "" };
                 format!("{} = cvta.{to}{}.{} {}", r(*dst), space.name(), op_ty(*ty), v(*src))
             }
+            InstKind::IsSpace(i) => self.isspace(i),
             InstKind::Unpack { elem, dsts, src } => {
                 format!("{} = unpack.{} {}", self.dsts(dsts), op_ty(*elem), v(*src))
             }
