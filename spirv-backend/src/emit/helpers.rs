@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use rspirv::dr::Builder;
 use rspirv::spirv::{FunctionControl, Word};
 
-use ptxvk_lower::ir::{FloatFormat, Function, OpTy, Rounding, Routine, UnaryOp};
+use ptxvk_lower::ir::{FloatFormat, Function, OpTy, Rounding, Routine};
 use ptxvk_lower::LoweredKernel;
 
 use super::{FnEmitter, R};
@@ -75,10 +75,6 @@ pub(crate) enum Helper {
     /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
     /// one) for other operands (`newton`).
     Newton { op: SoftOp, bits: u8, soft: bool },
-    /// One `.approx.f32` function (`approx`).
-    ApproxF32(UnaryOp),
-    /// The same in soft f64 arithmetic (`f64ops.rs`), for devices without f64.
-    ApproxF32Int(UnaryOp),
     /// An f32/f64 bit pattern (as 64 bits) rounded to a narrow format (`narrow_bits`).
     Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
     /// An integer converted to a float format (`int_to_float_bits`).
@@ -108,9 +104,7 @@ impl Helper {
             Helper::FmaF64 => (vec![i64s; 3], i64s),
             Helper::DivF64 => (vec![i64s; 2], i64s),
             Helper::DivF32(_) => (vec![f32s; 2], f32s),
-            Helper::SqrtF32(_) | Helper::ApproxF32(_) | Helper::ApproxF32Int(_) => {
-                (vec![f32s], f32s)
-            }
+            Helper::SqrtF32(_) => (vec![f32s], f32s),
             Helper::Narrow { to, .. } => (vec![i64s], Scalar::Int(to.bits() as u8)),
             Helper::IntToFloat { to, from, .. } => {
                 (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
@@ -147,8 +141,6 @@ impl Helper {
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
             Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
-            Helper::ApproxF32(op) => format!("ptxvk.{op:?}.approx.f32").to_lowercase(),
-            Helper::ApproxF32Int(op) => format!("ptxvk.{op:?}.approx.f32.int").to_lowercase(),
             Helper::Narrow { to, from_bits, rounding, satfinite, relu } => format!(
                 "ptxvk.cvt.{}.f{from_bits}.{}{}{}",
                 format!("{to:?}").to_lowercase(),
@@ -195,13 +187,6 @@ impl FnEmitter<'_> {
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
             Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
             Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
-            Helper::ApproxF32(op) => self.approx(op, p[0]),
-            Helper::ApproxF32Int(op) => {
-                self.soft_f64 = true;
-                let r = self.approx(op, p[0]);
-                self.soft_f64 = false;
-                r
-            }
             Helper::Narrow { to, from_bits, rounding, satfinite, relu } => {
                 self.narrow_bits(to, u32::from(from_bits), rounding, satfinite, relu, p[0])
             }
