@@ -32,7 +32,7 @@ const U64: OpTy = OpTy::U(64);
 const SIGN32: u64 = 0x8000_0000;
 const INF32: u64 = 0x7f80_0000;
 /// The IR's f32 NaN (`FloatFormat::nan`, PTX's canonical NaN).
-const NAN32: u64 = 0x7fff_ffff;
+pub(super) const NAN32: u64 = 0x7fff_ffff;
 /// Vulkan's f64 `div` and `sqrt` (module doc).
 const NATIVE: FloatMode =
     FloatMode { ftz: false, sat: false, rounding: Rounding::Nearest, path: FloatPath::Native };

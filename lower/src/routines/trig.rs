@@ -8,7 +8,8 @@
 //! every Vulkan device, and the polynomials below are accurate to about 1e-16 on their
 //! reduced ranges. The results are therefore within one ulp of the exact value, for
 //! every input (the argument is reduced exactly). Special values follow the PTX ISA
-//! tables (§9.7.3.18-19); the NaN of ±inf and NaN is `0x7fc00000`.
+//! tables (§9.7.3.18-19); the NaN of ±inf and NaN is the canonical NaN, as the other
+//! routines' (the SPIR-V the emitter built before gave `0x7fc00000`).
 //!
 //! As the other `.approx` routines (`approx.rs`), the body is f64 IR that
 //! [`crate::pass::soft_f64`] makes integer code on a target without f64; that form
@@ -16,7 +17,7 @@
 //!
 //! [`Routine::Approx`]: crate::ir::Routine::Approx
 
-use super::approx::{kf, F64Ops};
+use super::approx::{kf, F64Ops, NAN32};
 use super::FnBuilder;
 use crate::build::Build;
 use crate::ir::{
@@ -176,5 +177,5 @@ pub(super) fn sin_cos(b: &mut FnBuilder, is_sin: bool, x: Value, looped: bool) -
     // sin/cos of ±inf or NaN is NaN.
     let ax = b.un(UnaryOp::Abs, F64, xd);
     let finite = b.fcmp(CmpOp::Lt, ax, kf(f64::INFINITY));
-    b.sel(U32, finite, r, Value::Imm(u64::from(f32::NAN.to_bits())))
+    b.sel(U32, finite, r, Value::Imm(NAN32))
 }
