@@ -61,38 +61,38 @@ fn run_block(insts: &[crate::ir::Inst], regs: &mut [u64]) {
     for inst in insts {
         let (dst, v) = match &inst.kind {
             InstKind::Binary { op, ty, mode, dst, lhs, rhs } => {
-                (*dst, arith::binary(*op, *ty, *mode, get(&regs, *lhs), get(&regs, *rhs)))
+                (*dst, arith::binary(*op, *ty, *mode, get(regs, *lhs), get(regs, *rhs)))
             }
             InstKind::Unary { op, ty, mode, dst, src } => {
-                (*dst, arith::unary(*op, *ty, *mode, get(&regs, *src)))
+                (*dst, arith::unary(*op, *ty, *mode, get(regs, *src)))
             }
             InstKind::Setp { cmp, ty, ftz, dst: Some(dst), lhs, rhs, .. } => {
-                let c = arith::compare(*cmp, *ty, *ftz, get(&regs, *lhs), get(&regs, *rhs));
+                let c = arith::compare(*cmp, *ty, *ftz, get(regs, *lhs), get(regs, *rhs));
                 (*dst, u64::from(c))
             }
             InstKind::Select { dst, a, b, cond, negate, .. } => {
                 let c = (regs[cond.index()] != 0) != *negate;
-                (*dst, if c { get(&regs, *a) } else { get(&regs, *b) })
+                (*dst, if c { get(regs, *a) } else { get(regs, *b) })
             }
             InstKind::PredLogic { op, dst, lhs, rhs } => {
                 let (a, b) = (regs[lhs.index()] != 0, regs[rhs.index()] != 0);
                 (*dst, u64::from(arith::bool_op(*op, a, b)))
             }
             InstKind::Convert { to, from, rounding, mode, dst, src } => {
-                (*dst, arith::convert(*to, *from, *rounding, *mode, get(&regs, *src)))
+                (*dst, arith::convert(*to, *from, *rounding, *mode, get(regs, *src)))
             }
-            InstKind::Mov { dst, src, .. } => (*dst, get(&regs, *src)),
+            InstKind::Mov { dst, src, .. } => (*dst, get(regs, *src)),
             InstKind::Fma { ty, mode, dst, a, b, c } => {
-                let (a, b, c) = (get(&regs, *a), get(&regs, *b), get(&regs, *c));
+                let (a, b, c) = (get(regs, *a), get(regs, *b), get(regs, *c));
                 (*dst, arith::fma(*ty, *mode, a, b, c))
             }
             InstKind::PredNot { dst, src } => (*dst, u64::from(regs[src.index()] == 0)),
             InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
-                let v = get(&regs, *src);
+                let v = get(regs, *src);
                 (*dst, arith::narrow(*to, *from, *rounding, *satfinite, *relu, v))
             }
             InstKind::IntToFloat { to, from, rounding, dst, src } => {
-                (*dst, arith::int_to_float(*to, *from, *rounding, get(&regs, *src)))
+                (*dst, arith::int_to_float(*to, *from, *rounding, get(regs, *src)))
             }
             other => panic!("a routine has {other:?}"),
         };
