@@ -403,3 +403,29 @@ fn only_the_reduction_of_sin_and_cos_loops() {
         }
     }
 }
+
+/// `pass::loop_guard` counts the reduction loop of `sin` at each call, where the target
+/// has no f64 (with f64 the routine has no loop, and the kernel none to count).
+#[test]
+fn the_loop_guard_counts_the_loop_of_sin_without_f64() {
+    let text = "kernel trig {\n    params size 8 align 8\n    \
+                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
+                entry bb0\n    reg i64 %rd1\n    reg f32 %f1 %f2\nbb0:\n    \
+                %rd1 = load.param.u64 [0]\n    %f1 = load.global.f32 [%rd1]\n    \
+                %f2 = sin.f32 %f1\n    store.global.f32 [%rd1], %f2\n    return\n}\n";
+    let k = crate::text::parse(text).expect("parses").remove(0);
+    let guard = crate::pass::LoopGuard { limit: 60_000, subgroups: 4 };
+    for (float64, want) in [(true, vec![]), (false, vec![11])] {
+        let target = crate::pass::Target { float64, loop_guard: Some(guard), ..Default::default() };
+        let lowered = crate::pass::run(k.clone(), &target).expect("lowers");
+        let counts: Vec<i32> = lowered
+            .kernel
+            .all_insts()
+            .filter_map(|i| match i.kind {
+                InstKind::LoopCount { add, .. } => Some(add),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, want, "float64: {float64}");
+    }
+}
