@@ -121,8 +121,9 @@
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
-//!   (core integer arithmetic, comparisons and selects in one block), which the
-//!   verifier's checks of the legalizations confirm.
+//!   (core integer arithmetic, comparisons and selects, in one block but for the loop
+//!   of `sin` and `cos` without f64), which the verifier's checks of the legalizations
+//!   confirm; `pass::loop_guard` counts a routine's loops at each call.
 
 use ptxvk_frontend::Span;
 

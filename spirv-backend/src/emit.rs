@@ -23,7 +23,6 @@ use helpers::{Helper, SoftOp};
 
 type R<T> = Result<T, Error>;
 
-mod approx;
 mod arith;
 mod atomic;
 mod check;
@@ -31,7 +30,6 @@ mod convert;
 mod exact_runs;
 mod f32fast;
 mod f64fast;
-mod f64ops;
 #[cfg(test)]
 mod fast_inputs;
 pub(crate) mod helper_kinds;
@@ -79,9 +77,6 @@ pub struct FnEmitter<'a> {
     local: Option<Word>,
     /// Innermost loop's (merge, continue) labels, and whether it was broken out of.
     loops: Vec<(Word, Word, bool)>,
-    /// Whether the f64 arithmetic of the `.approx` routines is soft (bit patterns in
-    /// integers, for devices without f64; `emit/f64ops.rs`).
-    soft_f64: bool,
     /// In an emulation routine ([`Self::routine`]): the register it returns.
     returns: Option<RegId>,
     /// In a routine that is one block writing each register once, before any read (as
@@ -104,7 +99,6 @@ impl<'a> FnEmitter<'a> {
             vars: Vec::new(),
             local: None,
             loops: Vec::new(),
-            soft_f64: false,
             returns: None,
             values: None,
             run: None,

@@ -1,5 +1,6 @@
 //! The `.approx` and `.full` instructions (`lower/src/sema/approx.rs`,
-//! `lower/src/routines/approx.rs`, `spirv-backend/src/emit/approx.rs`) against Rust's f64 math library: ptxvk computes
+//! `lower/src/routines/approx.rs`, `lower/src/routines/trig.rs`) against Rust's f64 math
+//! library: ptxvk computes
 //! them in f64 and rounds once, so each result must be within one ulp of the exact
 //! value, inside the bounds the PTX ISA documents (§9.7.3.14-22: e.g. 2 ulp for `ex2`,
 //! an absolute error of 2^-20.5 for `sin`/`cos` on [-2π, 2π] and 2^-14.7 on
@@ -139,8 +140,7 @@ fn approximate_transcendentals_are_within_one_ulp() {
 }
 
 /// The same on a device without f64: the `.approx` routines in soft f64 arithmetic
-/// (`lower/src/pass/soft_f64.rs`; `spirv-backend/src/emit/f64ops.rs` for `sin` and
-/// `cos`) must be as exact, and the module must not need
+/// (`lower/src/pass/soft_f64.rs`) must be as exact, and the module must not need
 /// `shaderFloat64` (checked when loading). One slot per routine and fewer cases:
 /// lavapipe compiles the inlined soft routines slowly (`sin` about 8 s).
 #[test]

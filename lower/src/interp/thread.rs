@@ -233,9 +233,13 @@ impl<'a> Thread<'a> {
         let k = cx.k;
         let mut slice = 0;
         while self.state == State::Running {
-            cx.steps += 1;
-            if cx.steps > cx.step_limit {
-                return Err(Error::StepLimit(cx.step_limit));
+            // An emulation routine's steps do not count: a call of one stands for one
+            // instruction, and its loops are bounded (`Routine::loop_iterations`).
+            if self.function.is_none_or(|f| k.functions[f.index()].routine.is_none()) {
+                cx.steps += 1;
+                if cx.steps > cx.step_limit {
+                    return Err(Error::StepLimit(cx.step_limit));
+                }
             }
             slice += 1;
             if slice > SLICE {

@@ -15,7 +15,8 @@ use super::{Rounding, UnaryOp};
 /// (32-bit argument and result): computed in f64 arithmetic and rounded once
 /// (`crate::routines`' `approx`), the f64 arithmetic legalized for the target like any
 /// (`pass::soft_f64` without f64, then `pass::emulate`), so that it may call the other
-/// routines.
+/// routines. `sin` and `cos` reduce their argument in a loop in their form for a target
+/// without f64 ([`Routine::loop_iterations`]); every other routine is straight-line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
@@ -39,7 +40,19 @@ fn suffix(r: Rounding) -> &'static str {
 
 impl Routine {
     /// The `.approx` functions that are routines ([`Routine::Approx`]).
-    pub const APPROX: [UnaryOp; 4] = [UnaryOp::Ex2, UnaryOp::Lg2, UnaryOp::Rsqrt, UnaryOp::Tanh];
+    pub const APPROX: [UnaryOp; 6] =
+        [UnaryOp::Ex2, UnaryOp::Lg2, UnaryOp::Rsqrt, UnaryOp::Tanh, UnaryOp::Sin, UnaryOp::Cos];
+
+    /// The most iterations of a loop of its body, where its body has loops (those of
+    /// `sin` and `cos` for a target without f64, one per piece of 2/π after the first:
+    /// `crate::routines`' `trig`); 0 for the others. `pass::loop_guard` counts them at
+    /// each call.
+    pub fn loop_iterations(self) -> u32 {
+        match self {
+            Routine::Approx(UnaryOp::Sin | UnaryOp::Cos) => crate::routines::SIN_COS_ITERATIONS,
+            _ => 0,
+        }
+    }
 
     /// Every routine, in a fixed order.
     pub fn all() -> Vec<Routine> {

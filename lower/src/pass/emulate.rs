@@ -11,11 +11,12 @@
 //! through fast paths in f64 arithmetic that fall back to these routines
 //! (`spirv-backend/src/emit/f64fast.rs`): the IR and its interpreter see the routines.
 //!
-//! The `.approx` functions `ex2`, `lg2`, `rsqrt` and `tanh` ([`Routine::APPROX`]) of
-//! f32 become calls of [`Routine::Approx`] on the bit patterns. Their bodies are f64
-//! arithmetic, legalized here when the routine is added as a program's would be: on a
-//! target without f64 by [`super::soft_f64`] first, then their `fma`, `div` and `sqrt`
-//! become calls of the routines above (so these routines call routines).
+//! The `.approx` functions `ex2`, `lg2`, `rsqrt`, `tanh`, `sin` and `cos`
+//! ([`Routine::APPROX`]) of f32 become calls of [`Routine::Approx`] on the bit patterns.
+//! Their bodies are f64 arithmetic, legalized here when the routine is added as a
+//! program's would be: on a target without f64 by [`super::soft_f64`] first (in the
+//! form whose reductions are loops, [`routines::build_with`]), then their `fma`, `div`
+//! and `sqrt` become calls of the routines above (so these routines call routines).
 //!
 //! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic
 //! or on the `.approx` functions) and [`super::inline`] (no call but of routines).
@@ -89,7 +90,7 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
     if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {
         return Ok(FunctionId(i as u32));
     }
-    let mut f = routines::build(r);
+    let mut f = routines::build_with(r, !target.float64);
     let mut shell = f.shell();
     if !target.float64 {
         super::soft_f64::run(&mut shell)?;

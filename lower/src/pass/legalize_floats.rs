@@ -21,10 +21,10 @@
 //! device needs this.
 //!
 //! **A target without f64** ([`Target::float64`] false) gets no f64 for f32 code:
-//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding, and `sin.approx` and
-//!   `cos.approx`, become `.soft`
+//! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding become `.soft`
 //!   ([`FloatPath::Integer`]): the emitter computes them exactly in integer arithmetic
-//!   instead of correcting an f64 candidate with exact f64 residuals;
+//!   instead of correcting an f64 candidate with exact f64 residuals (the `.approx`
+//!   functions are routines, whose f64 arithmetic `pass::emulate` legalizes);
 //! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
 //!   (`a + b` = `fma(a, 1, b)`, …), instead of round-to-odd f64 arithmetic;
 //! * `RoundToOdd` (half-precision arithmetic) becomes `.soft`, its result register a
@@ -121,17 +121,12 @@ fn newton_width(kind: &InstKind) -> Option<u32> {
     }
 }
 
-/// The `.approx` functions the emitter computes in f64 (or soft f64); the others are
-/// routines whose f64 arithmetic is legalized as such (`pass::emulate`).
-const APPROX: [UnaryOp; 2] = [UnaryOp::Sin, UnaryOp::Cos];
-
 /// The float mode of an f32 operation that needs f64 unless computed in integers.
 fn f64_assisted(kind: &mut InstKind) -> Option<&mut FloatMode> {
     match kind {
         InstKind::Fma { ty: F32, mode, .. }
         | InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, .. }
         | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, ty: F32, mode, .. } => Some(mode),
-        InstKind::Unary { op, ty: F32, mode, .. } if APPROX.contains(op) => Some(mode),
         _ => None,
     }
 }
@@ -331,9 +326,6 @@ pub fn needs_f64(kind: &InstKind) -> bool {
             // A fused `fma` needs nothing; Newton steps fall back to f64 unless `soft`.
             mode.path == FloatPath::F64
                 || mode.path == FloatPath::Fused { soft: false } && newton_width(kind).is_some()
-        }
-        InstKind::Unary { op, ty: F32, mode, .. } if APPROX.contains(op) => {
-            mode.path == FloatPath::F64
         }
         _ => false,
     }

@@ -24,8 +24,9 @@
 //!   over-count when some do not: these loops then also count their own iterations;
 //!   the invocations that skip them may be the only ones of an arm while others wait
 //!   outside it, so a `return` too must count them);
-//! - a block with an instruction that the SPIR-V backend makes into a loop of its own
-//!   ([`hidden_iterations`]) counts that loop's most iterations before it.
+//! - a block with an instruction that the SPIR-V backend makes into a loop of its own,
+//!   or with a call of an emulation routine that has loops ([`hidden_iterations`]),
+//!   counts that loop's most iterations before it.
 //!
 //! The count is never below the driver's (NIR's loop unrolling only lowers the
 //! driver's), so a launch that passes every test ran no loop the driver cut. A test
@@ -42,10 +43,7 @@ use ptxvk_frontend::Span;
 
 use super::LoopGuard;
 use crate::build::{Build, Builder};
-use crate::ir::{
-    CmpOp, FloatPath, Inst, InstKind, Kernel, Node, OpTy, RegId, SwitchCase, Terminator, UnaryOp,
-    Value,
-};
+use crate::ir::{CmpOp, Inst, InstKind, Kernel, Node, OpTy, RegId, SwitchCase, Terminator, Value};
 use crate::system as sys;
 
 /// Iterations of the binary search of a checked access's allocation table, a loop the
@@ -54,26 +52,31 @@ use crate::system as sys;
 /// entry count, at most.
 pub const TABLE_SEARCH_ITERATIONS: u32 = 32;
 
-/// Iterations of the exact argument reduction of `sin.approx`/`cos.approx` in integer
-/// arithmetic, a loop the backend makes inside their [`FloatPath::Integer`] routine
-/// (`spirv-backend/src/emit/approx.rs`, `reduce_loop`): one per piece of 2/π after the
-/// first.
-pub const SIN_COS_REDUCTION_ITERATIONS: u32 = 11;
-
-/// The most iterations of the loop the SPIR-V backend makes of `kind` on its own, for
-/// the instructions it makes one of.
-pub fn hidden_iterations(kind: &InstKind) -> Option<u32> {
+/// The most iterations of a loop that `kind` runs out of the kernel's sight: the one
+/// the SPIR-V backend makes of it, or those of the emulation routine it calls (whose
+/// body has loops: [`crate::ir::Routine::loop_iterations`]; drivers inline the call).
+pub fn hidden_iterations(k: &Kernel, kind: &InstKind) -> Option<u32> {
     match kind {
         InstKind::InAllocation { .. } | InstKind::ShadowWord { .. } => {
             Some(TABLE_SEARCH_ITERATIONS)
         }
-        InstKind::Unary { op: UnaryOp::Sin | UnaryOp::Cos, mode, .. }
-            if mode.path == FloatPath::Integer =>
-        {
-            Some(SIN_COS_REDUCTION_ITERATIONS)
+        InstKind::Call { callee, .. } => {
+            let f = k.functions.get(callee.index())?;
+            let r = f.routine.filter(|_| has_loop(&f.body))?;
+            Some(r.loop_iterations())
         }
         _ => None,
     }
+}
+
+/// Whether a structured body has a loop.
+fn has_loop(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Loop { .. } => true,
+        Node::If { then, otherwise, .. } => has_loop(then) || has_loop(otherwise),
+        Node::Switch { cases, .. } => cases.iter().any(|c| has_loop(&c.body)),
+        Node::Code(_) | Node::Break | Node::Continue | Node::Return => false,
+    })
 }
 
 /// Iterations the driver runs for `nodes` when no invocation of the subgroup is active
@@ -85,7 +88,7 @@ pub fn idle_iterations(k: &Kernel, nodes: &[Node]) -> u32 {
             Node::Code(b) => k.blocks[b.index()]
                 .insts
                 .iter()
-                .filter(|i| hidden_iterations(&i.kind).is_some())
+                .filter(|i| hidden_iterations(k, &i.kind).is_some())
                 .count() as u32,
             Node::If { then, otherwise, .. } => {
                 idle_iterations(k, then) + idle_iterations(k, otherwise)
@@ -240,8 +243,9 @@ impl Guard<'_> {
             Node::Code(b) => {
                 let block = &self.k.blocks[b.index()];
                 let hidden: u32 =
-                    block.insts.iter().filter_map(|i| hidden_iterations(&i.kind)).sum();
-                let first = block.insts.iter().find(|i| hidden_iterations(&i.kind).is_some());
+                    block.insts.iter().filter_map(|i| hidden_iterations(self.k, &i.kind)).sum();
+                let first =
+                    block.insts.iter().find(|i| hidden_iterations(self.k, &i.kind).is_some());
                 let site = first.map(|i| i.span);
                 self.count(hidden, innermost.or(site), out);
                 out.push(Node::Code(b));

@@ -69,7 +69,7 @@
 //! 5. [`float_modifiers`] — `.ftz` and `.sat` become conversions of their own (flushed
 //!    inputs, a flushed and clamped result), so that the emitter applies them in one
 //!    place (CFG → CFG); then [`emulate`] — f64 `fma`, `div`, `rcp` and `sqrt` on the
-//!    exact paths, and the `.approx` functions but `sin` and `cos`, become calls of
+//!    exact paths, and the `.approx` functions, become calls of
 //!    emulation routines (`crate::routines`), added to the kernel's functions once
 //!    each (the `.approx` ones' f64 arithmetic legalized, by [`soft_f64`] without f64),
 //!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG);
@@ -462,7 +462,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 
 /// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
 /// structured, for the emitter's own uses of it (the exactly rounded f32 arithmetic
-/// without f64, `sin.approx` and `cos.approx` in soft f64, the Newton steps' exact path).
+/// without f64, the Newton steps' exact path).
 pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
     structured(crate::routines::build(r), &[])
 }
@@ -482,8 +482,8 @@ pub fn structured(
 }
 
 /// Structures each emulation routine's body as the kernel's ([`structurize`]); the
-/// passes after it rewrite nothing a routine contains (core integer operations in one
-/// block), which [`legalized`] checks.
+/// passes after it rewrite nothing a routine contains (core integer operations), which
+/// [`legalized`] checks.
 fn structure_routines(k: &mut Kernel) -> Result<(), Vec<Diagnostic>> {
     for f in k.functions.iter_mut().filter(|f| f.routine.is_some() && f.body.is_empty()) {
         let mut shell = f.shell();

@@ -32,7 +32,7 @@ const U64: OpTy = OpTy::U(64);
 const SIGN32: u64 = 0x8000_0000;
 const INF32: u64 = 0x7f80_0000;
 /// The IR's f32 NaN (`FloatFormat::nan`, PTX's canonical NaN).
-const NAN32: u64 = 0x7fff_ffff;
+pub(super) const NAN32: u64 = 0x7fff_ffff;
 /// Vulkan's f64 `div` and `sqrt` (module doc).
 const NATIVE: FloatMode =
     FloatMode { ftz: false, sat: false, rounding: Rounding::Nearest, path: FloatPath::Native };
@@ -55,12 +55,12 @@ const EXP_TAYLOR: [f64; 14] = [
     1.0,
 ];
 
-fn kf(v: f64) -> Value {
+pub(super) fn kf(v: f64) -> Value {
     Value::Imm(v.to_bits())
 }
 
 /// f64 arithmetic to nearest on top of [`Build`].
-trait F64Ops: Build {
+pub(super) trait F64Ops: Build {
     fn fop(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
         self.bin(op, F64, a, b)
     }
@@ -110,7 +110,7 @@ trait F64Ops: Build {
         let under = self.fcmp(CmpOp::Lt, t, kf(-1000.0));
         let t = self.fsel(under, kf(-1000.0), t);
         let th = self.fop(BinaryOp::Add, t, kf(0.5));
-        let n = self.convert(F64, F64, Some(Rounding::Down), FloatMode::default(), th);
+        let n = self.floor(th);
         let f = self.fop(BinaryOp::Sub, t, n);
         let y = self.fop(BinaryOp::Mul, f, kf(std::f64::consts::LN_2));
         let p = self.horner(y, &EXP_TAYLOR);
@@ -122,6 +122,11 @@ trait F64Ops: Build {
         // 2^n for n in [-1000, 1000] is normal; the two factors keep it in range.
         let scale = self.bin(BinaryOp::Shl, U64, biased, Value::Imm(52));
         self.fop(BinaryOp::Mul, p, scale)
+    }
+
+    /// `floor(a)` (`cvt.rmi.f64.f64`).
+    fn floor(&mut self, a: Value) -> Value {
+        self.convert(F64, F64, Some(Rounding::Down), FloatMode::default(), a)
     }
 
     /// An f64 rounded to the f32 bit pattern to nearest (overflow and subnormals exact).
@@ -142,7 +147,7 @@ pub(super) fn build(b: &mut impl Build, op: UnaryOp, x: Value) -> Value {
         }
         UnaryOp::Lg2 => lg2(b, xd),
         UnaryOp::Rsqrt => rsqrt(b, x, xd),
-        // Only the four of `Routine::APPROX` are routines.
+        // `sin` and `cos` are `trig`'s.
         _ => tanh(b, x, xd),
     }
 }

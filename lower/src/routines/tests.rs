@@ -3,69 +3,101 @@
 //! operands that reach every path: random bits, specials, subnormals, products near
 //! the addend (cancellation) and quotients and roots near halfway cases.
 //!
-//! The routine is run by a straight-line evaluator over its one block, each operation
-//! by the interpreter's own semantics (`interp::arith`), fast enough for many inputs:
+//! The routine is run by a small evaluator over its CFG, each operation by the
+//! interpreter's own semantics (`interp::arith`), fast enough for many inputs:
 //! `PTXVK_ROUTINE_CASES` sets how many per routine (default 20,000; the change that
 //! moved the routines ran 1,000,000 in release). The `.approx` routines are checked
 //! against Rust's f64 math library instead (`PTXVK_APPROX_CASES`, default 20,000).
 
-use super::build;
+use super::{build, build_with};
 use crate::interp::arith;
-use crate::ir::{BinaryOp, FloatMode, InstKind, OpTy, Rounding, Routine, UnaryOp, Value};
+use crate::ir::{
+    BinaryOp, FloatMode, InstKind, OpTy, Rounding, Routine, Terminator, UnaryOp, Value,
+};
 
 const F64: OpTy = OpTy::F(64);
 
-/// Runs routine `f`'s one block on `args`.
+/// Runs routine `f` on `args`.
 fn eval(f: &crate::ir::Function, args: &[u64]) -> u64 {
+    run(f, args).0
+}
+
+/// Runs routine `f`'s CFG on `args`: its result, and how many jumps went back to the
+/// block they left or an earlier one (the iterations of its loops after their first:
+/// the routines' blocks are in the order they are built).
+fn run(f: &crate::ir::Function, args: &[u64]) -> (u64, u32) {
     let mut regs = vec![0u64; f.regs.len()];
     for (&(r, _), &a) in f.params.iter().zip(args) {
         regs[r.index()] = a;
     }
+    let (mut at, mut back) = (f.entry, 0);
+    loop {
+        let block = &f.blocks[at.index()];
+        run_block(&block.insts, &mut regs);
+        let next = match block.term {
+            Terminator::Return => return (regs[f.returns[0].0.index()], back),
+            Terminator::Jump(b) => b,
+            Terminator::Branch { cond, negate, if_true, if_false } => {
+                if (regs[cond.index()] != 0) != negate {
+                    if_true
+                } else {
+                    if_false
+                }
+            }
+            ref other => panic!("a routine has {other:?}"),
+        };
+        back += u32::from(next.index() <= at.index());
+        assert!(back < 1000, "{}: a loop runs on", f.name);
+        at = next;
+    }
+}
+
+/// Runs the instructions of one block.
+fn run_block(insts: &[crate::ir::Inst], regs: &mut [u64]) {
     let get = |regs: &[u64], v: Value| match v {
         Value::Imm(b) => b,
         Value::Reg(r) => regs[r.index()],
     };
-    for inst in &f.blocks[0].insts {
+    for inst in insts {
         let (dst, v) = match &inst.kind {
             InstKind::Binary { op, ty, mode, dst, lhs, rhs } => {
-                (*dst, arith::binary(*op, *ty, *mode, get(&regs, *lhs), get(&regs, *rhs)))
+                (*dst, arith::binary(*op, *ty, *mode, get(regs, *lhs), get(regs, *rhs)))
             }
             InstKind::Unary { op, ty, mode, dst, src } => {
-                (*dst, arith::unary(*op, *ty, *mode, get(&regs, *src)))
+                (*dst, arith::unary(*op, *ty, *mode, get(regs, *src)))
             }
             InstKind::Setp { cmp, ty, ftz, dst: Some(dst), lhs, rhs, .. } => {
-                let c = arith::compare(*cmp, *ty, *ftz, get(&regs, *lhs), get(&regs, *rhs));
+                let c = arith::compare(*cmp, *ty, *ftz, get(regs, *lhs), get(regs, *rhs));
                 (*dst, u64::from(c))
             }
             InstKind::Select { dst, a, b, cond, negate, .. } => {
                 let c = (regs[cond.index()] != 0) != *negate;
-                (*dst, if c { get(&regs, *a) } else { get(&regs, *b) })
+                (*dst, if c { get(regs, *a) } else { get(regs, *b) })
             }
             InstKind::PredLogic { op, dst, lhs, rhs } => {
                 let (a, b) = (regs[lhs.index()] != 0, regs[rhs.index()] != 0);
                 (*dst, u64::from(arith::bool_op(*op, a, b)))
             }
             InstKind::Convert { to, from, rounding, mode, dst, src } => {
-                (*dst, arith::convert(*to, *from, *rounding, *mode, get(&regs, *src)))
+                (*dst, arith::convert(*to, *from, *rounding, *mode, get(regs, *src)))
             }
-            InstKind::Mov { dst, src, .. } => (*dst, get(&regs, *src)),
+            InstKind::Mov { dst, src, .. } => (*dst, get(regs, *src)),
             InstKind::Fma { ty, mode, dst, a, b, c } => {
-                let (a, b, c) = (get(&regs, *a), get(&regs, *b), get(&regs, *c));
+                let (a, b, c) = (get(regs, *a), get(regs, *b), get(regs, *c));
                 (*dst, arith::fma(*ty, *mode, a, b, c))
             }
             InstKind::PredNot { dst, src } => (*dst, u64::from(regs[src.index()] == 0)),
             InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
-                let v = get(&regs, *src);
+                let v = get(regs, *src);
                 (*dst, arith::narrow(*to, *from, *rounding, *satfinite, *relu, v))
             }
             InstKind::IntToFloat { to, from, rounding, dst, src } => {
-                (*dst, arith::int_to_float(*to, *from, *rounding, get(&regs, *src)))
+                (*dst, arith::int_to_float(*to, *from, *rounding, get(regs, *src)))
             }
             other => panic!("a routine has {other:?}"),
         };
         regs[dst.index()] = v;
     }
-    regs[f.returns[0].0.index()]
 }
 
 /// The model: the interpreter's f64 arithmetic, rounded by `rounding`.
@@ -230,7 +262,7 @@ fn structured_text_names_the_routines() {
 /// The `.approx` routine `r` as a target without f64 gets it: [`crate::pass::soft_f64`]
 /// on its body (before `pass::emulate` makes its `fma`, `div` and `sqrt` calls).
 fn soft(r: Routine) -> crate::ir::Function {
-    let mut f = build(r);
+    let mut f = build_with(r, true);
     let mut shell = f.shell();
     crate::pass::soft_f64::run(&mut shell).expect("legalizes");
     assert!(shell.regs.iter().all(|r| r.ty != crate::ir::RegTy::Float(64)));
@@ -239,7 +271,8 @@ fn soft(r: Routine) -> crate::ir::Function {
 }
 
 /// Rust's f64 math library with the PTX ISA's special values (§9.7.3.15-22):
-/// lg2(±0) = -inf, lg2(x < 0) = NaN, rsqrt(±0) = ±inf, rsqrt(x < 0) = NaN.
+/// lg2(±0) = -inf, lg2(x < 0) = NaN, rsqrt(±0) = ±inf, rsqrt(x < 0) = NaN, sin and cos
+/// of ±inf NaN.
 fn libm(op: UnaryOp, x: f32) -> f64 {
     let x = f64::from(x);
     match op {
@@ -248,6 +281,8 @@ fn libm(op: UnaryOp, x: f32) -> f64 {
         UnaryOp::Lg2 => x.log2(),
         UnaryOp::Rsqrt if x == 0.0 => f64::INFINITY.copysign(x),
         UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+        UnaryOp::Sin => x.sin(),
+        UnaryOp::Cos => x.cos(),
         _ => x.tanh(),
     }
 }
@@ -269,7 +304,8 @@ fn faithful(got: f32, v: f64) -> bool {
 
 /// An f32 input for `op`: edge values, random bits, or a value in the range where the
 /// function is not saturated (ex2's [-150, 130], tanh's [-10, 10], lg2's and rsqrt's
-/// positive numbers of every magnitude, subnormals included).
+/// positive numbers of every magnitude, subnormals included; sin's and cos's [-100π,
+/// 100π], where the ISA bounds their error).
 fn approx_input(op: UnaryOp, rng: &mut Rng) -> f32 {
     const EDGES: [f32; 14] = [
         0.0,
@@ -294,14 +330,15 @@ fn approx_input(op: UnaryOp, rng: &mut Rng) -> f32 {
         _ => match op {
             UnaryOp::Ex2 => unit * 280.0 - 150.0,
             UnaryOp::Tanh => unit * 20.0 - 10.0,
+            UnaryOp::Sin | UnaryOp::Cos => (unit - 0.5) * 200.0 * std::f32::consts::PI,
             _ => f32::from_bits(rng.next() as u32 & 0x7fff_ffff),
         },
     }
 }
 
-/// Each `.approx` routine, in f64 and legalized without f64, on random and edge
-/// inputs: the two forms give the same bits, within one ulp of the math library's
-/// value (a faithful rounding of it).
+/// Each `.approx` routine, in f64 and legalized without f64 (`sin` and `cos` with
+/// their reduction a loop), on random and edge inputs: the two forms give the same
+/// bits, within one ulp of the math library's value (a faithful rounding of it).
 #[test]
 fn approx_routines_are_faithful_to_the_math_library() {
     let cases: usize =
@@ -347,5 +384,48 @@ fn structured_text_rebuilds_the_approx_routines() {
     assert_eq!(crate::text::print_structured(k2, body2), printed);
     for (a, b) in k2.functions.iter().zip(&lowered.kernel.functions) {
         assert_eq!(a.blocks[0].insts.len(), b.blocks[0].insts.len(), "{}", a.name);
+    }
+}
+
+/// The form of `sin` and `cos` for a target without f64 reduces its argument in one
+/// loop of [`Routine::loop_iterations`] iterations, which `pass::loop_guard` counts at
+/// each call; every other routine, and that form of the others, is straight-line.
+#[test]
+fn only_the_reduction_of_sin_and_cos_loops() {
+    for r in Routine::all() {
+        for looped in [false, true] {
+            let f = build_with(r, looped);
+            let (_, back) = run(&f, &vec![0x3f80_0000; r.arity()]);
+            let iterations = if back == 0 { 0 } else { back + 1 };
+            let want = if looped { r.loop_iterations() } else { 0 };
+            assert_eq!(iterations, want, "{} (loops: {looped})", r.name());
+            assert_eq!(f.blocks.len() == 1, want == 0, "{}", r.name());
+        }
+    }
+}
+
+/// `pass::loop_guard` counts the reduction loop of `sin` at each call, where the target
+/// has no f64 (with f64 the routine has no loop, and the kernel none to count).
+#[test]
+fn the_loop_guard_counts_the_loop_of_sin_without_f64() {
+    let text = "kernel trig {\n    params size 8 align 8\n    \
+                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
+                entry bb0\n    reg i64 %rd1\n    reg f32 %f1 %f2\nbb0:\n    \
+                %rd1 = load.param.u64 [0]\n    %f1 = load.global.f32 [%rd1]\n    \
+                %f2 = sin.f32 %f1\n    store.global.f32 [%rd1], %f2\n    return\n}\n";
+    let k = crate::text::parse(text).expect("parses").remove(0);
+    let guard = crate::pass::LoopGuard { limit: 60_000, subgroups: 4 };
+    for (float64, want) in [(true, vec![]), (false, vec![11])] {
+        let target = crate::pass::Target { float64, loop_guard: Some(guard), ..Default::default() };
+        let lowered = crate::pass::run(k.clone(), &target).expect("lowers");
+        let counts: Vec<i32> = lowered
+            .kernel
+            .all_insts()
+            .filter_map(|i| match i.kind {
+                InstKind::LoopCount { add, .. } => Some(add),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, want, "float64: {float64}");
     }
 }

@@ -57,9 +57,7 @@ impl Helper {
             Helper::FmaF64 => (vec![i64s; 3], i64s),
             Helper::DivF64 => (vec![i64s; 2], i64s),
             Helper::DivF32(_) => (vec![f32s; 2], f32s),
-            Helper::SqrtF32(_) | Helper::ApproxF32(_) | Helper::ApproxF32Int(_) => {
-                (vec![f32s], f32s)
-            }
+            Helper::SqrtF32(_) => (vec![f32s], f32s),
             Helper::Narrow { to, .. } => (vec![i64s], Scalar::Int(to.bits() as u8)),
             Helper::IntToFloat { to, from, .. } => {
                 (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
@@ -96,8 +94,6 @@ impl Helper {
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
             Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
-            Helper::ApproxF32(op) => format!("ptxvk.{op:?}.approx.f32").to_lowercase(),
-            Helper::ApproxF32Int(op) => format!("ptxvk.{op:?}.approx.f32.int").to_lowercase(),
             Helper::Narrow { to, from_bits, rounding, satfinite, relu } => format!(
                 "ptxvk.cvt.{}.f{from_bits}.{}{}{}",
                 format!("{to:?}").to_lowercase(),
@@ -144,13 +140,6 @@ impl FnEmitter<'_> {
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
             Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
             Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
-            Helper::ApproxF32(op) => self.approx(op, p[0]),
-            Helper::ApproxF32Int(op) => {
-                self.soft_f64 = true;
-                let r = self.approx(op, p[0]);
-                self.soft_f64 = false;
-                r
-            }
             Helper::Narrow { to, from_bits, rounding, satfinite, relu } => {
                 self.narrow_bits(to, u32::from(from_bits), rounding, satfinite, relu, p[0])
             }

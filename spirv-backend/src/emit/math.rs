@@ -68,17 +68,6 @@ impl FnEmitter<'_> {
                 };
                 self.write_op(*dst, r, *ty)
             }
-            // The other `.approx` functions are routines (`pass::emulate`).
-            InstKind::Unary { op: op @ (UnaryOp::Sin | UnaryOp::Cos), ty, mode, dst, src } => {
-                let v = self.read_op(*src, *ty)?;
-                let routine = if mode.path == FloatPath::Integer {
-                    Helper::ApproxF32Int(*op)
-                } else {
-                    Helper::ApproxF32(*op)
-                };
-                let r = self.call(routine, &[v])?;
-                self.write_op(*dst, r, *ty)
-            }
             InstKind::Unary { op, ty, dst, src, .. } => {
                 let v = self.read_op(*src, *ty)?;
                 let (r, rt) = self.unary(*op, *ty, v)?;
