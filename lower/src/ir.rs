@@ -150,7 +150,7 @@ pub use integer::*;
 pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
-pub use routine::Routine;
+pub use routine::{Routine, SIN_COS_REDUCTION_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use stack::*;
 pub use system::*;

@@ -38,6 +38,11 @@ fn suffix(r: Rounding) -> &'static str {
     ROUNDINGS.iter().find(|(x, _)| *x == r).map_or("rna", |(_, s)| s)
 }
 
+/// The iterations of `sin` and `cos`'s argument reduction loop on a target without f64:
+/// one per 24-bit piece of 2/π after the first, of the 12 that reach 288 bits
+/// (`crate::routines`' `trig` builds the loop and checks its table against this).
+pub const SIN_COS_REDUCTION_ITERATIONS: u32 = 11;
+
 impl Routine {
     /// The `.approx` functions that are routines ([`Routine::Approx`]).
     pub const APPROX: [UnaryOp; 6] =
@@ -49,7 +54,7 @@ impl Routine {
     /// each call.
     pub fn loop_iterations(self) -> u32 {
         match self {
-            Routine::Approx(UnaryOp::Sin | UnaryOp::Cos) => crate::routines::SIN_COS_ITERATIONS,
+            Routine::Approx(UnaryOp::Sin | UnaryOp::Cos) => SIN_COS_REDUCTION_ITERATIONS,
             _ => 0,
         }
     }

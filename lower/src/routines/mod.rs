@@ -27,10 +27,6 @@ use crate::ir::{
     Terminator, UnaryOp, Value,
 };
 
-/// The iterations of the argument reduction loop of `sin` and `cos`
-/// ([`Routine::loop_iterations`]).
-pub(crate) const SIN_COS_ITERATIONS: u32 = trig::REDUCTION_ITERATIONS;
-
 /// Builds a routine's body: registers into the function, instructions into its current
 /// block, the blocks in the order they are ended.
 struct FnBuilder {

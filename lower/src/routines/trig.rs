@@ -36,9 +36,10 @@ const TWO_OVER_PI_24: [u32; 12] = [
     0xabdebb, 0xc561b7, 0x246e3a,
 ];
 
-/// The iterations of the reduction loop: one per piece of 2/π after the first
-/// ([`crate::ir::Routine::loop_iterations`]).
-pub(super) const REDUCTION_ITERATIONS: u32 = TWO_OVER_PI_24.len() as u32 - 1;
+/// The iterations of the reduction loop: one per piece of 2/π after the first, as the
+/// IR states them ([`crate::ir::Routine::loop_iterations`]).
+pub(super) const REDUCTION_ITERATIONS: u32 = crate::ir::SIN_COS_REDUCTION_ITERATIONS;
+const _: () = assert!(TWO_OVER_PI_24.len() as u32 - 1 == REDUCTION_ITERATIONS);
 
 /// Piece `i` of 2/π: `TWO_OVER_PI_24[i] · 2^(-24(i+1))`, exact in f64.
 fn two_over_pi_piece(i: usize) -> Value {
