@@ -5,7 +5,7 @@
 //! operations and fragment layouts are specified in `crate::ir::matrix`'s doc.
 
 use ptxvk_frontend::ast::ScalarType;
-use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::modifier::{
     FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
 };
@@ -13,12 +13,10 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::Emit;
 use super::{Lowerer, Mods};
-use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, BoolOp, FloatFormat, InstKind, MatrixAccum, MatrixElem, MatrixInst, Mma,
-    MmaForm, OpTy, RegId, RegTy, Value,
+    BinaryOp, BoolOp, FloatFormat, InstKind, MatrixAccum, MatrixElem, MatrixInst, Mma, MmaForm,
+    OpTy, RegId, Value,
 };
 
 const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
@@ -281,32 +279,6 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The shared-memory offset an `ldmatrix`/`stmatrix` address operand names.
-    fn shared_offset(&mut self, op: &Operand, m: &Mods, span: Span) -> Result<Value, Diagnostic> {
-        use ptxvk_frontend::ast::StateSpace;
-        // `.shared` or generic (`ptxvk_frontend::forms::media`).
-        let space = if m.space.is_some() { StateSpace::Shared } else { StateSpace::Global };
-        let (_, Address { base, offset }) = self.address(op, space)?;
-        let mut e = Emit { l: self, span };
-        let Some(base) = base else {
-            return Ok(Value::Imm(offset as u64 & 0xffff_ffff));
-        };
-        let wide = e.l.kernel.reg(base).ty == RegTy::Int(64);
-        let low = if wide { e.lo32(Value::Reg(base)) } else { Value::Reg(base) };
-        let at = e.add(U32, low, Value::Imm(offset as u64 & 0xffff_ffff));
-        // A generic 32-bit address of shared memory is the offset plus the window's
-        // base (`ir::SHARED_WINDOW_32`); a 64-bit one has the offset in its low half.
-        if space == StateSpace::Global && !wide {
-            return Ok(e.bin(
-                BinaryOp::Sub,
-                U32,
-                at,
-                Value::Imm(u64::from(crate::ir::SHARED_WINDOW_32)),
-            ));
-        }
-        Ok(at)
-    }
-
     /// `ldmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 r, [p]` and, with `store`,
     /// `stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 [p], r`.
     fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
@@ -337,11 +309,15 @@ impl Lowerer<'_> {
         };
         let (data, addr) = if store { (second, first) } else { (first, second) };
         let items = self.vector_operand(data, count, &format!("`{name}`"))?;
-        let at = self.shared_offset(addr, m, span)?;
+        // `.shared` or generic (`ptxvk_frontend::forms::media`), its shared-window offset
+        // `pass::expand_matrix`'s.
+        let generic = m.space.is_none();
+        let space = if generic { StateSpace::Global } else { StateSpace::Shared };
+        let (_, addr) = self.address(addr, space)?;
         let inst = if store {
-            MatrixInst::StoreRows { trans, addr: at, srcs: self.sources(items, U32, span)? }
+            MatrixInst::StoreRows { trans, addr, generic, srcs: self.sources(items, U32, span)? }
         } else {
-            MatrixInst::LoadRows { trans, addr: at, dsts: self.destinations(items, U32)? }
+            MatrixInst::LoadRows { trans, addr, generic, dsts: self.destinations(items, U32)? }
         };
         self.push(InstKind::Matrix(Box::new(inst)), span);
         Ok(())
