@@ -21,6 +21,7 @@ use crate::modifier::{
 };
 
 pub mod media;
+mod mma;
 pub mod operands;
 
 /// One constraint of a form.

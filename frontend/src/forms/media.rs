@@ -61,6 +61,8 @@ pub enum Check {
     Unsupported(&'static [Modifier], &'static str),
     /// No `.sat`: the narrow formats saturate with `.satfinite` (`cvt.satfinite.e4m3x2`).
     NoSatButSatfinite,
+    /// `mma`'s shape and types: a combination ptxvk implements (`super::mma`).
+    MmaShapeTypes,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -392,9 +394,10 @@ pub static FORMS: &[Form] = &[
         &[
             M(TypeAt(0, &[S32], "`.satfinite`: the result")),
             M(Layouts(&[Layout::Row, Layout::Col])),
+            M(MmaShapeTypes),
         ],
     ),
-    row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col]))]),
+    row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col])), M(MmaShapeTypes)]),
     // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
     // `movmatrix.sync.aligned.m8n8.trans.b16`.
     has(&[Ldmatrix, Stmatrix], M8N8, &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16])]),
@@ -557,6 +560,7 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return fail(i.span, format!("narrow-format `{name}` saturates with `.satfinite`"));
             }
         }
+        MmaShapeTypes => super::mma::check(i, m)?,
     }
     Ok(())
 }
@@ -836,6 +840,52 @@ mod tests {
             &format!("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {operands};"),
             "this `mma` needs `.row.col`",
         );
+        // Shapes and types (`super::mma`): the pairs of A and B, `.b1` with `.popc`, and
+        // the combinations sm_80–sm_90 have.
+        let mma = |mods: &str| checked(&format!("mma.sync.aligned.{mods} {operands};"));
+        assert_eq!(mma("m16n8k32.row.col.f32.e4m3.e5m2.f32"), None);
+        assert_eq!(mma("m16n8k32.row.col.s32.s8.u8.s32"), None);
+        assert_eq!(mma("m16n8k256.row.col.xor.popc.s32.b1.b1.s32"), None);
+        let refusals = [
+            (
+                "m16n8k16.row.col.f32.f16.s8.f32",
+                "`mma`: A type `.f16` and B type `.s8` do not go together",
+            ),
+            (
+                "m16n8k32.row.col.s32.s8.s4.s32",
+                "`mma`: A type `.s8` and B type `.s4` do not go together",
+            ),
+            (
+                "m16n8k256.row.col.s32.b1.b1.s32",
+                "`.b1` `mma` is `.and.popc` or `.xor.popc`, and only it takes them",
+            ),
+            (
+                "m16n8k16.row.col.and.popc.f32.f16.f16.f32",
+                "`.b1` `mma` is `.and.popc` or `.xor.popc`, and only it takes them",
+            ),
+            (
+                "m16n8k16.row.col.u32.f16.f16.f32",
+                "`mma.u32.f16.f16.f32`: the accumulators are not .f16, .f32, .f64 or .s32",
+            ),
+            ("m16n8k16.row.col.f32.f16.f16", "`mma` needs four types: `.dtype.atype.btype.ctype`"),
+            ("m16n8.row.col.f32.f16.f16.f32", "unknown `mma` shape `.m16n8`"),
+            ("row.col.f32.f16.f16.f32", "`mma` needs a shape such as `.m16n8k16`"),
+            (
+                "m16n8k32.row.col.f32.e2m1.e2m1.f32",
+                "`mma` with `.e2m1.e2m1` inputs is not supported yet",
+            ),
+            (
+                "m16n8k16.row.col.f32.bf16.bf16.f16",
+                "`mma.m16n8k16` with `.f32.bf16.bf16.f16` is not supported yet",
+            ),
+            (
+                "m8n8k4.row.col.f32.f16.f16.f32",
+                "`mma.m8n8k4` with `.f32.f16.f16.f32` is not supported yet",
+            ),
+        ];
+        for (mods, message) in refusals {
+            assert_eq!(mma(mods).as_deref(), Some(message), "{mods}");
+        }
         refused("wmma.store.a.sync.aligned.row.m16n16k16.f16 [%rd1], {%r1};", "`wmma` needs `.d`");
         refused(
             "wmma.load.d.sync.aligned.row.m16n16k16.f32 {%f1}, [%rd1];",

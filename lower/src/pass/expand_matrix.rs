@@ -36,8 +36,9 @@
 //! space inference placed, or chosen at run time by the address's window.
 //!
 //! Pre: CFG IR after `pass::inline`, whose [`InstKind::Matrix`] instructions semantic
-//! analysis resolved and checked (`sema::matrix`, `sema::wmma`: what ptxvk does not
-//! implement is a diagnostic there), each after the warp's sync point.
+//! analysis resolved and checked (`sema::matrix`, `sema::wmma` and the forms table
+//! `ptxvk_frontend::forms`: what ptxvk does not implement is a diagnostic there), each
+//! after the warp's sync point.
 //!
 //! Post: no [`InstKind::Matrix`] is left. Each became instructions with its span:
 //! exchanges, arithmetic, and loads and stores that `pass::check` then instruments as
