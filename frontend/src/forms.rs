@@ -21,7 +21,7 @@ use crate::modifier::{
 };
 
 pub mod media;
-mod mma;
+pub mod mma;
 pub mod operands;
 
 /// One constraint of a form.

@@ -63,6 +63,8 @@ pub enum Check {
     NoSatButSatfinite,
     /// `mma`'s shape and types: a combination ptxvk implements (`super::mma`).
     MmaShapeTypes,
+    /// `wmma`'s shape and types: a form ptxvk implements (`super::mma`).
+    WmmaShapeTypes,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -407,7 +409,7 @@ pub static FORMS: &[Form] = &[
         &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8]), Type(&[B16])],
     ),
     // §9.7.14.4: `wmma.load.{a,b,c}`, `wmma.store.d`, one layout, `.global` or `.shared`.
-    has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS)]),
+    has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS), M(WmmaShapeTypes)]),
     has(
         &[Wmma],
         WMMA_OPS[1],
@@ -416,9 +418,19 @@ pub static FORMS: &[Form] = &[
             OneOf(&[Modifier::Fragment(Fragment::D)]),
             OneOf(ROW_COL),
             M(Spaces(GLOBAL_SHARED)),
+            M(WmmaShapeTypes),
         ],
     ),
-    row(&[Wmma], &[OneOf(WMMA_OPS), OneOf(FRAGMENTS), OneOf(ROW_COL), M(Spaces(GLOBAL_SHARED))]),
+    row(
+        &[Wmma],
+        &[
+            OneOf(WMMA_OPS),
+            OneOf(FRAGMENTS),
+            OneOf(ROW_COL),
+            M(Spaces(GLOBAL_SHARED)),
+            M(WmmaShapeTypes),
+        ],
+    ),
 ];
 
 /// A `cvt` with a half or narrow float type (`sema::formats`), but `.ue8m0x2` (a row of
@@ -561,6 +573,7 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
             }
         }
         MmaShapeTypes => super::mma::check(i, m)?,
+        WmmaShapeTypes => super::mma::check_wmma(i, m)?,
     }
     Ok(())
 }
@@ -885,6 +898,34 @@ mod tests {
         ];
         for (mods, message) in refusals {
             assert_eq!(mma(mods).as_deref(), Some(message), "{mods}");
+        }
+        // `wmma`'s shapes and types (`super::mma::check_wmma`).
+        let wmma = [
+            ("wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1];", None),
+            ("wmma.load.c.sync.aligned.row.m16n16k8.f32 {%f1}, [%rd1];", None),
+            (
+                "wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r1}, [%rd1];",
+                Some("this `wmma` shape is not supported yet"),
+            ),
+            (
+                "wmma.load.c.sync.aligned.row.m16n16k16.s8 {%r1}, [%rd1];",
+                Some("`.s8` is not an accumulator type"),
+            ),
+            (
+                "wmma.load.b.sync.aligned.row.m16n16k16.f32 {%f1}, [%rd1];",
+                Some("`.f32` is not a WMMA input type"),
+            ),
+            (
+                "wmma.load.a.sync.aligned.row.m16n16k16.tf32 {%r1}, [%rd1];",
+                Some("this `wmma` shape and type is not supported yet"),
+            ),
+            (
+                "wmma.mma.sync.aligned.row.col.m16n16k16.f32 {%f1}, {%r1}, {%r2}, {%f2};",
+                Some("`wmma.mma` needs `.dtype.ctype` (f16) or `.dtype.atype.btype.ctype`"),
+            ),
+        ];
+        for (line, message) in wmma {
+            assert_eq!(checked(line).as_deref(), message, "{line}");
         }
         refused("wmma.store.a.sync.aligned.row.m16n16k16.f16 [%rd1], {%r1};", "`wmma` needs `.d`");
         refused(

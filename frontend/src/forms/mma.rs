@@ -1,11 +1,12 @@
 //! The `mma` forms ptxvk implements (PTX ISA 9.2 §9.7.14.5.14): a shape `.mMnNkK` and
 //! the types `.dtype.atype.btype.ctype` of a combination sm_80–sm_90 have
-//! ([`super::media::Check::MmaShapeTypes`]).
+//! ([`super::media::Check::MmaShapeTypes`]); and the `wmma` forms (§9.7.14.4,
+//! [`super::media::Check::WmmaShapeTypes`]).
 
 use crate::ast::{Instruction, ScalarType};
-use crate::decode::{BoolOp, Modifiers};
+use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
-use crate::modifier::{Format, Modifier, Population, Shape};
+use crate::modifier::{Format, Fragment, Modifier, Population, Shape, WmmaOp};
 use crate::span::Span;
 
 /// An `mma` input type (A, B).
@@ -73,6 +74,23 @@ impl Name {
     }
 }
 
+/// The type modifiers of `m` in source order, formats included, with their spans.
+fn spanned_type_names(m: &Modifiers) -> Vec<(Name, Span)> {
+    let formats = m.details.iter().filter_map(|d| match d.value {
+        Modifier::Format(f) => Some((Name::Format(f), d.span)),
+        _ => None,
+    });
+    let mut types: Vec<(Name, Span)> =
+        m.types.iter().map(|t| (Name::Scalar(t.value), t.span)).chain(formats).collect();
+    types.sort_by_key(|t| t.1.start);
+    types
+}
+
+/// The type modifiers of `m` in source order.
+fn type_names(m: &Modifiers) -> Vec<Name> {
+    spanned_type_names(m).into_iter().map(|t| t.0).collect()
+}
+
 fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
 }
@@ -113,14 +131,7 @@ pub(super) fn check(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
         Shape { m, n, k: Some(k) } => (m, n, k),
         s => return Err(Diagnostic::error(shape.span, format!("unknown `mma` shape `{s}`"))),
     };
-    // The type modifiers in source order, formats included.
-    let formats = m.details.iter().filter_map(|d| match d.value {
-        Modifier::Format(f) => Some((Name::Format(f), d.span)),
-        _ => None,
-    });
-    let mut types: Vec<(Name, Span)> =
-        m.types.iter().map(|t| (Name::Scalar(t.value), t.span)).chain(formats).collect();
-    types.sort_by_key(|t| t.1.start);
+    let types = spanned_type_names(m);
     let [(d, _), (a, a_span), (b, _), (c, _)] = types.as_slice() else {
         let unknown = types.iter().find(|(t, _)| t.input().is_none() && t.acc().is_none());
         if let Some((t, s)) = unknown {
@@ -172,6 +183,91 @@ pub(super) fn check(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
             &format!("`mma.m{mm}n{nn}k{kk}` with `{types_text}`"),
             "not an sm_80–sm_90 shape and type combination (`m8n8k4` with f16 is the sm_70 \
              quad-pair layout, which is not implemented)",
+        ));
+    }
+    Ok(())
+}
+
+/// The WMMA shapes ptxvk implements (§9.7.14.4.1, without the sub-byte ones).
+pub const WMMA_SHAPES: [(u32, u32, u32); 5] =
+    [(16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8), (8, 8, 4)];
+
+/// Checks `wmma`'s shape and types (§9.7.14.4): a shape ptxvk implements; for
+/// `wmma.load`/`wmma.store` an element type of the fragment (the last type that is an
+/// `mma` type), for `wmma.mma` `.dtype.ctype` (`.f16` inputs) or
+/// `.dtype.atype.btype.ctype` and only `.rn`; inputs ptxvk implements at that `k`.
+pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let span = i.span;
+    let shape = m.find(|d| match d {
+        Modifier::Shape(Shape { m, n, k: Some(k) }) => {
+            Some((m, n, k)).filter(|s| WMMA_SHAPES.contains(s))
+        }
+        _ => None,
+    });
+    let Some((_, _, k)) = shape.map(|s| s.value) else {
+        return Err(unsupported(
+            span,
+            "this `wmma` shape",
+            "the sub-byte `.m8n8k32` (`.s4`/`.u4`) and `.m8n8k128` (`.b1`) forms are not \
+             implemented",
+        ));
+    };
+    let names = type_names(m);
+    let matrix_type = |t: &Name| t.input().is_some() || t.acc().is_some();
+    let input = if m.has(Modifier::WmmaOp(WmmaOp::Mma)) {
+        let names: Vec<Name> = names.into_iter().filter(matrix_type).collect();
+        if let Some(r) = m.rounding.as_ref().filter(|r| r.value.direction != Direction::Nearest) {
+            return Err(unsupported(
+                r.span,
+                "`wmma.mma` rounding other than `.rn`",
+                "not implemented",
+            ));
+        }
+        let parsed = match *names.as_slice() {
+            [d, c] => (d.acc(), Some(Input::F16), c.acc()),
+            [d, a, b, c] => (d.acc(), a.input().filter(|_| b.input().is_some()), c.acc()),
+            _ => (None, None, None),
+        };
+        let (Some(_), Some(a), Some(_)) = parsed else {
+            return Err(Diagnostic::error(
+                span,
+                "`wmma.mma` needs `.dtype.ctype` (f16) or `.dtype.atype.btype.ctype`",
+            ));
+        };
+        a
+    } else {
+        let Some(&t) = names.iter().rev().find(|t| matrix_type(t)) else {
+            return Err(Diagnostic::error(span, "`wmma` needs an element type"));
+        };
+        let accumulator =
+            !m.has(Modifier::Fragment(Fragment::A)) && !m.has(Modifier::Fragment(Fragment::B));
+        // The input of the `mma` tile whose layout the fragment has (`ir::WmmaData::tile`).
+        match (accumulator, t.acc(), t.input()) {
+            (true, Some(Acc::F64), _) => Input::F64,
+            (true, Some(_), _) if k == 8 => Input::Tf32,
+            (true, Some(Acc::S32), _) => Input::Int(8),
+            (true, Some(_), _) => Input::F16,
+            (false, _, Some(input)) => input,
+            (true, None, _) => {
+                let msg = format!("`{}` is not an accumulator type", t.spelling());
+                return Err(Diagnostic::error(span, msg));
+            }
+            (false, _, None) => {
+                let msg = format!("`{}` is not a WMMA input type", t.spelling());
+                return Err(Diagnostic::error(span, msg));
+            }
+        }
+    };
+    let known = matches!(
+        (input, k),
+        (Input::F16 | Input::Bf16 | Input::Int(8), 16) | (Input::Tf32, 8) | (Input::F64, 4)
+    );
+    if !known {
+        return Err(unsupported(
+            span,
+            "this `wmma` shape and type",
+            "not a WMMA form ptxvk implements (f16, bf16, s8/u8 with k16, tf32 with k8, f64 \
+             with k4)",
         ));
     }
     Ok(())
