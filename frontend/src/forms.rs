@@ -21,6 +21,7 @@ use crate::modifier::{
 };
 
 pub mod media;
+pub mod mma;
 pub mod operands;
 
 /// One constraint of a form.

@@ -155,8 +155,8 @@ pub use space_test::{IsSpaceInst, SpaceTest};
 pub use stack::*;
 pub use system::*;
 pub use texture::{
-    Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexLod, TexQuery, TexResult,
-    TextureFetch, TextureInst, TextureQuery,
+    Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle, TexLod, TexQuery,
+    TexResult, TextureFetch, TextureInst, TextureQuery,
 };
 pub use video::*;
 pub use warp::*;

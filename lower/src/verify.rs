@@ -640,10 +640,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
         }
         InstKind::HalfConvert(c) => {
             // An integer side of a narrow `cvt` may be a wider register (PTX ISA 9.2
-            // §5.2.2): its low bits are read, and the result extended into it.
+            // §5.2.2): its low bits are read, and the result extended into it; so may
+            // the destination of any other (the result zero-extended into it).
             let relaxed = |s: CvtSide| matches!(s, CvtSide::Op(OpTy::U(_) | OpTy::S(_)));
             let (to, from) = match c.op {
-                HalfConvertOp::Narrow(n) => (relaxed(n.to), relaxed(n.from)),
+                HalfConvertOp::Narrow(n) => (true, relaxed(n.from)),
                 _ => (false, false),
             };
             if !to {

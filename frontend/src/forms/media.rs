@@ -61,6 +61,10 @@ pub enum Check {
     Unsupported(&'static [Modifier], &'static str),
     /// No `.sat`: the narrow formats saturate with `.satfinite` (`cvt.satfinite.e4m3x2`).
     NoSatButSatfinite,
+    /// `mma`'s shape and types: a combination ptxvk implements (`super::mma`).
+    MmaShapeTypes,
+    /// `wmma`'s shape and types: a form ptxvk implements (`super::mma`).
+    WmmaShapeTypes,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -392,9 +396,10 @@ pub static FORMS: &[Form] = &[
         &[
             M(TypeAt(0, &[S32], "`.satfinite`: the result")),
             M(Layouts(&[Layout::Row, Layout::Col])),
+            M(MmaShapeTypes),
         ],
     ),
-    row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col]))]),
+    row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col])), M(MmaShapeTypes)]),
     // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
     // `movmatrix.sync.aligned.m8n8.trans.b16`.
     has(&[Ldmatrix, Stmatrix], M8N8, &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16])]),
@@ -404,7 +409,7 @@ pub static FORMS: &[Form] = &[
         &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8]), Type(&[B16])],
     ),
     // §9.7.14.4: `wmma.load.{a,b,c}`, `wmma.store.d`, one layout, `.global` or `.shared`.
-    has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS)]),
+    has(&[Wmma], WMMA_OPS[2], &[OneOf(WMMA_OPS), M(WmmaShapeTypes)]),
     has(
         &[Wmma],
         WMMA_OPS[1],
@@ -413,9 +418,19 @@ pub static FORMS: &[Form] = &[
             OneOf(&[Modifier::Fragment(Fragment::D)]),
             OneOf(ROW_COL),
             M(Spaces(GLOBAL_SHARED)),
+            M(WmmaShapeTypes),
         ],
     ),
-    row(&[Wmma], &[OneOf(WMMA_OPS), OneOf(FRAGMENTS), OneOf(ROW_COL), M(Spaces(GLOBAL_SHARED))]),
+    row(
+        &[Wmma],
+        &[
+            OneOf(WMMA_OPS),
+            OneOf(FRAGMENTS),
+            OneOf(ROW_COL),
+            M(Spaces(GLOBAL_SHARED)),
+            M(WmmaShapeTypes),
+        ],
+    ),
 ];
 
 /// A `cvt` with a half or narrow float type (`sema::formats`), but `.ue8m0x2` (a row of
@@ -557,6 +572,8 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return fail(i.span, format!("narrow-format `{name}` saturates with `.satfinite`"));
             }
         }
+        MmaShapeTypes => super::mma::check(i, m)?,
+        WmmaShapeTypes => super::mma::check_wmma(i, m)?,
     }
     Ok(())
 }
@@ -836,6 +853,80 @@ mod tests {
             &format!("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {operands};"),
             "this `mma` needs `.row.col`",
         );
+        // Shapes and types (`super::mma`): the pairs of A and B, `.b1` with `.popc`, and
+        // the combinations sm_80–sm_90 have.
+        let mma = |mods: &str| checked(&format!("mma.sync.aligned.{mods} {operands};"));
+        assert_eq!(mma("m16n8k32.row.col.f32.e4m3.e5m2.f32"), None);
+        assert_eq!(mma("m16n8k32.row.col.s32.s8.u8.s32"), None);
+        assert_eq!(mma("m16n8k256.row.col.xor.popc.s32.b1.b1.s32"), None);
+        let refusals = [
+            (
+                "m16n8k16.row.col.f32.f16.s8.f32",
+                "`mma`: A type `.f16` and B type `.s8` do not go together",
+            ),
+            (
+                "m16n8k32.row.col.s32.s8.s4.s32",
+                "`mma`: A type `.s8` and B type `.s4` do not go together",
+            ),
+            (
+                "m16n8k256.row.col.s32.b1.b1.s32",
+                "`.b1` `mma` is `.and.popc` or `.xor.popc`, and only it takes them",
+            ),
+            (
+                "m16n8k16.row.col.and.popc.f32.f16.f16.f32",
+                "`.b1` `mma` is `.and.popc` or `.xor.popc`, and only it takes them",
+            ),
+            (
+                "m16n8k16.row.col.u32.f16.f16.f32",
+                "`mma.u32.f16.f16.f32`: the accumulators are not .f16, .f32, .f64 or .s32",
+            ),
+            ("m16n8k16.row.col.f32.f16.f16", "`mma` needs four types: `.dtype.atype.btype.ctype`"),
+            ("m16n8.row.col.f32.f16.f16.f32", "unknown `mma` shape `.m16n8`"),
+            ("row.col.f32.f16.f16.f32", "`mma` needs a shape such as `.m16n8k16`"),
+            (
+                "m16n8k32.row.col.f32.e2m1.e2m1.f32",
+                "`mma` with `.e2m1.e2m1` inputs is not supported yet",
+            ),
+            (
+                "m16n8k16.row.col.f32.bf16.bf16.f16",
+                "`mma.m16n8k16` with `.f32.bf16.bf16.f16` is not supported yet",
+            ),
+            (
+                "m8n8k4.row.col.f32.f16.f16.f32",
+                "`mma.m8n8k4` with `.f32.f16.f16.f32` is not supported yet",
+            ),
+        ];
+        for (mods, message) in refusals {
+            assert_eq!(mma(mods).as_deref(), Some(message), "{mods}");
+        }
+        // `wmma`'s shapes and types (`super::mma::check_wmma`).
+        let wmma = [
+            ("wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1];", None),
+            ("wmma.load.c.sync.aligned.row.m16n16k8.f32 {%f1}, [%rd1];", None),
+            (
+                "wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r1}, [%rd1];",
+                Some("this `wmma` shape is not supported yet"),
+            ),
+            (
+                "wmma.load.c.sync.aligned.row.m16n16k16.s8 {%r1}, [%rd1];",
+                Some("`.s8` is not an accumulator type"),
+            ),
+            (
+                "wmma.load.b.sync.aligned.row.m16n16k16.f32 {%f1}, [%rd1];",
+                Some("`.f32` is not a WMMA input type"),
+            ),
+            (
+                "wmma.load.a.sync.aligned.row.m16n16k16.tf32 {%r1}, [%rd1];",
+                Some("this `wmma` shape and type is not supported yet"),
+            ),
+            (
+                "wmma.mma.sync.aligned.row.col.m16n16k16.f32 {%f1}, {%r1}, {%r2}, {%f2};",
+                Some("`wmma.mma` needs `.dtype.ctype` (f16) or `.dtype.atype.btype.ctype`"),
+            ),
+        ];
+        for (line, message) in wmma {
+            assert_eq!(checked(line).as_deref(), message, "{line}");
+        }
         refused("wmma.store.a.sync.aligned.row.m16n16k16.f16 [%rd1], {%r1};", "`wmma` needs `.d`");
         refused(
             "wmma.load.d.sync.aligned.row.m16n16k16.f32 {%f1}, [%rd1];",

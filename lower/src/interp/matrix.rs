@@ -14,9 +14,9 @@ use super::memory;
 use super::thread::{Ctx, Thread};
 use super::Error;
 use crate::ir::{
-    BinaryOp, FloatFormat, FloatMode, Fragment, Kernel, MatrixAccum, MatrixElem, MatrixInst, Mma,
-    MmaForm, OpTy, RegId, Rounding, Space, Value, WmmaAccess, WmmaSpace, LOCAL_WINDOW,
-    SHARED_WINDOW,
+    rows_offset, Address, BinaryOp, FloatFormat, FloatMode, Fragment, Kernel, MatrixAccum,
+    MatrixElem, MatrixInst, Mma, MmaForm, OpTy, RegId, Rounding, Space, Value, WmmaAccess,
+    WmmaSpace, LOCAL_WINDOW, SHARED_WINDOW,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -94,11 +94,13 @@ pub(super) fn run(
     let mut lanes = Lanes { warp, present };
     match m {
         MatrixInst::Mma(x) => mma(k, &mut lanes, x),
-        MatrixInst::LoadRows { trans, addr, dsts } => {
-            load_rows(cx, &mut lanes, *trans, *addr, dsts, span)?
+        MatrixInst::LoadRows { trans, addr, generic, dsts } => {
+            let rows = row_offsets(k, &lanes, addr, *generic);
+            load_rows(cx, &mut lanes, *trans, &rows, dsts, span)?
         }
-        MatrixInst::StoreRows { trans, addr, srcs } => {
-            store_rows(cx, &lanes, *trans, *addr, srcs, span)?
+        MatrixInst::StoreRows { trans, addr, generic, srcs } => {
+            let rows = row_offsets(k, &lanes, addr, *generic);
+            store_rows(cx, &lanes, *trans, &rows, srcs, span)?
         }
         MatrixInst::Transpose { dst, src } => {
             let words: Vec<u64> = (0..32).map(|l| lanes.get(l, *src, 32)).collect();
@@ -248,16 +250,29 @@ fn mma(k: &Kernel, lanes: &mut Lanes<'_, '_>, x: &Mma) {
     }
 }
 
+/// Each lane's shared-window offset of an `ldmatrix`/`stmatrix` address
+/// (`ir::rows_offset`).
+fn row_offsets(k: &Kernel, lanes: &Lanes<'_, '_>, addr: &Address, generic: bool) -> Vec<u64> {
+    let base = |lane: usize| {
+        addr.base.map(|b| {
+            let bits = k.reg(b).ty.bits();
+            (lanes.get(lane, Value::Reg(b), bits), bits)
+        })
+    };
+    // An absent lane gives no address (0, as its registers read).
+    let offset = |lane| if lanes.has(lane) { rows_offset(addr, generic, base(lane)) } else { 0 };
+    (0..32).map(offset).collect()
+}
+
 /// `ldmatrix`: lane `8i + r` gives row `r` of matrix `i`.
 fn load_rows(
     cx: &Ctx<'_>,
     lanes: &mut Lanes<'_, '_>,
     trans: bool,
-    addr: Value,
+    rows: &[u64],
     dsts: &[RegId],
     span: Span,
 ) -> Result<(), Error> {
-    let rows: Vec<u64> = (0..32).map(|l| lanes.get(l, addr, 32)).collect();
     let element = |matrix: usize, row: u32, col: u32| -> Result<u64, Error> {
         let at = rows[8 * matrix + row as usize].wrapping_add(2 * u64::from(col)) & mask(32);
         let fault = Error::Fault { space: "shared", addr: at, size: 2, span };
@@ -286,7 +301,7 @@ fn store_rows(
     cx: &mut Ctx<'_>,
     lanes: &Lanes<'_, '_>,
     trans: bool,
-    addr: Value,
+    rows: &[u64],
     srcs: &[Value],
     span: Span,
 ) -> Result<(), Error> {
@@ -296,7 +311,7 @@ fn store_rows(
     };
     for lane in (0..32).filter(|&l| lanes.has(l) && l / 8 < srcs.len()) {
         let (matrix, row) = (lane / 8, (lane % 8) as u32);
-        let at = lanes.get(lane, addr, 32);
+        let at = rows[lane];
         for col in 0..8u32 {
             let v = if trans { fragment(matrix, col, row) } else { fragment(matrix, row, col) };
             let a = at.wrapping_add(2 * u64::from(col)) & mask(32);

@@ -86,6 +86,8 @@ pub struct HalfOp {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HalfConvert {
     pub op: HalfConvertOp,
+    /// A narrow `cvt`'s may be a wider integer register (PTX ISA 9.2 §5.2.2): an
+    /// integer result is extended into it as its type says, any other zero-extended.
     pub dst: RegId,
     /// The sources, [`HalfConvertOp::src_bits`] wide each.
     pub srcs: Vec<Value>,

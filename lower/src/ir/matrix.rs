@@ -42,8 +42,8 @@
 //! repeat the first ones (a load writes them, an `mma` ignores them).
 //!
 //! **`ldmatrix`** ([`MatrixInst::LoadRows`], §9.7.14.5.15): `n` (1, 2 or 4) 8 × 8
-//! matrices of 16-bit elements; lane `8i + r` gives (in `addr`, a shared-window offset)
-//! the address of row `r` of matrix `i`, 16 bytes. Register `i` of each lane gets
+//! matrices of 16-bit elements; lane `8i + r` gives (in `addr`, [`rows_offset`]) the
+//! address of row `r` of matrix `i`, 16 bytes. Register `i` of each lane gets
 //! matrix `i`'s elements `(g, 2t)` and `(g, 2t + 1)` (`.trans`: `(2t, g)` and
 //! `(2t + 1, g)`), the first in the low half. **`stmatrix`** ([`MatrixInst::StoreRows`])
 //! is its inverse: each row is stored at the address its lane gives. **`movmatrix`**
@@ -342,11 +342,12 @@ impl WmmaAccess {
 pub enum MatrixInst {
     /// `mma.sync` (§9.7.14.5.14) and `wmma.mma` (§9.7.14.4.5).
     Mma(Mma),
-    /// `ldmatrix.m8n8.xN{.trans}.b16` into `dsts` (N of them), from the shared-window
-    /// offset `addr` (u32) each lane gives.
-    LoadRows { trans: bool, addr: Value, dsts: Vec<RegId> },
-    /// `stmatrix.m8n8.xN{.trans}.b16` of `srcs`.
-    StoreRows { trans: bool, addr: Value, srcs: Vec<Value> },
+    /// `ldmatrix.m8n8.xN{.trans}{.shared}.b16` into `dsts` (N of them), from the
+    /// address `addr` each lane gives: `.shared`, or with `generic` a generic one
+    /// ([`rows_offset`] says where in the shared window it is).
+    LoadRows { trans: bool, addr: Address, generic: bool, dsts: Vec<RegId> },
+    /// `stmatrix.m8n8.xN{.trans}{.shared}.b16` of `srcs` (the address as `LoadRows`').
+    StoreRows { trans: bool, addr: Address, generic: bool, srcs: Vec<Value> },
     /// `movmatrix.m8n8.trans.b16`.
     Transpose { dst: RegId, src: Value },
     /// `wmma.load` into `dsts`.
@@ -398,11 +399,12 @@ impl MatrixInst {
                 regs.extend(&mut m.d);
             }
             MatrixInst::LoadRows { addr, dsts, .. } => {
-                value(addr);
+                regs.extend(addr.base.as_mut());
                 regs.extend(dsts);
             }
             MatrixInst::StoreRows { addr, srcs, .. } => {
-                std::iter::once(addr).chain(srcs).for_each(&mut value);
+                srcs.iter_mut().for_each(&mut value);
+                regs.extend(addr.base.as_mut());
             }
             MatrixInst::Transpose { dst, src } => {
                 value(src);
@@ -443,9 +445,11 @@ impl MatrixInst {
                 let b = m.b.iter().map(|&v| (v, Some(b)));
                 a.chain(b).chain(m.c.iter().map(|&v| (v, Some(c)))).collect()
             }
-            MatrixInst::LoadRows { addr, .. } => vec![(*addr, u32t)],
+            MatrixInst::LoadRows { addr, .. } => base_use(addr),
             MatrixInst::StoreRows { addr, srcs, .. } => {
-                std::iter::once(addr).chain(srcs).map(|&v| (v, u32t)).collect()
+                let mut all = base_use(addr);
+                all.extend(srcs.iter().map(|&v| (v, u32t)));
+                all
             }
             MatrixInst::Transpose { src, .. } => vec![(*src, u32t)],
             MatrixInst::WmmaLoad(w, _) => w.address_uses(),
@@ -474,5 +478,27 @@ impl WmmaAccess {
     fn address_uses(&self) -> Vec<(Value, Option<OpTy>)> {
         let base = self.addr.base.map(|r| (Value::Reg(r), None));
         base.into_iter().chain([(self.stride, Some(OpTy::U(32)))]).collect()
+    }
+}
+
+/// An address's base register, read at its own width.
+fn base_use(addr: &Address) -> Vec<(Value, Option<OpTy>)> {
+    addr.base.map(|b| (Value::Reg(b), None)).into_iter().collect()
+}
+
+/// Where an `ldmatrix`/`stmatrix` address ([`MatrixInst::LoadRows`]) is in the shared
+/// window, from `base`, the value and width of its base register (`None` without one):
+/// the low 32 bits of base plus offset, which is the shared-window offset of a
+/// `.shared` address and of a 64-bit generic one (whose upper half names the window);
+/// a 32-bit generic one is the offset plus [`super::SHARED_WINDOW_32`]. An address
+/// without a base is its offset.
+pub fn rows_offset(addr: &Address, generic: bool, base: Option<(u64, u32)>) -> u64 {
+    let low = |x: u64| x & 0xffff_ffff;
+    let Some((value, bits)) = base else { return low(addr.offset as u64) };
+    let at = low(low(value).wrapping_add(low(addr.offset as u64)));
+    if generic && bits != 64 {
+        low(at.wrapping_sub(u64::from(super::SHARED_WINDOW_32)))
+    } else {
+        at
     }
 }

@@ -3,13 +3,43 @@
 //! `suq` (PTX ISA 9.2 §9.7.10-11) as semantic analysis resolves them: operands are
 //! values and registers, modifiers typed, and nothing refers to the AST.
 //!
-//! A handle (`texture`, `sampler`, `handle`) is a 64-bit value: the device address of a
-//! descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), already loaded from a
-//! `.texref`/`.surfref` variable or parameter when the PTX names one. Coordinates,
+//! A handle (`texture`, `sampler`, `handle`) is a 64-bit value, the device address of a
+//! descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), or the `.texref`/`.surfref`
+//! variable or parameter that holds one ([`TexHandle`]). Coordinates,
 //! layers, texel offsets and levels of detail are 32-bit; fetch results are 32-bit words.
 //! What each instruction computes is `pass::expand_texture`'s module doc.
 
 use super::{AtomicOp, OpTy, RegId, Value};
+
+/// A texture, sampler or surface handle operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexHandle {
+    /// The handle itself (a 64-bit register or immediate).
+    Value(Value),
+    /// The 64-bit variable at this offset of the module data that holds it: a
+    /// `.global .texref`/`.samplerref`/`.surfref` or `.tex` variable, which the host binds.
+    Global(u32),
+    /// The kernel parameter at this offset that holds it (`.param .texref`, PTX ISA 9.2
+    /// §5.3).
+    Param(u32),
+}
+
+impl TexHandle {
+    /// The operand's value, unless a variable holds it.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            TexHandle::Value(v) => Some(v),
+            TexHandle::Global(_) | TexHandle::Param(_) => None,
+        }
+    }
+
+    pub fn value_mut(&mut self) -> Option<&mut Value> {
+        match self {
+            TexHandle::Value(v) => Some(v),
+            TexHandle::Global(_) | TexHandle::Param(_) => None,
+        }
+    }
+}
 
 /// A texture or surface instruction.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,9 +158,9 @@ pub struct TextureFetch {
     pub dsts: Vec<Option<RegId>>,
     /// The residency predicate of `d|p` (always true for ptxvk's textures).
     pub resident: Option<RegId>,
-    pub texture: Value,
+    pub texture: TexHandle,
     /// A separate sampler (`[texture, sampler, coordinates]`).
-    pub sampler: Option<Value>,
+    pub sampler: Option<TexHandle>,
     /// The layer of a layered geometry (s32).
     pub layer: Option<Value>,
     /// [`TexGeometry::dims`] coordinates.
@@ -163,7 +193,7 @@ pub enum TexQuery {
 pub struct TextureQuery {
     pub field: TexQuery,
     pub dst: RegId,
-    pub handle: Value,
+    pub handle: TexHandle,
     pub level: Option<Value>,
 }
 
@@ -201,7 +231,7 @@ pub struct SurfaceAccess {
     pub boundary: Boundary,
     /// The element type (`.b8`…`.b64`).
     pub ty: OpTy,
-    pub handle: Value,
+    pub handle: TexHandle,
     pub layer: Option<Value>,
     pub coords: Vec<Value>,
 }
@@ -223,8 +253,10 @@ impl TextureInst {
                     TexLod::Level(l) => vec![l],
                     TexLod::Grad { dx, dy } => dx.iter_mut().chain(dy.iter_mut()).collect(),
                 };
-                std::iter::once(&mut t.texture)
-                    .chain(t.sampler.iter_mut())
+                t.texture
+                    .value_mut()
+                    .into_iter()
+                    .chain(t.sampler.iter_mut().filter_map(TexHandle::value_mut))
                     .chain(t.layer.iter_mut())
                     .chain(t.coords.iter_mut())
                     .chain(t.offsets.iter_mut())
@@ -233,10 +265,13 @@ impl TextureInst {
             }
             TextureInst::Query(q) => {
                 f(&mut q.dst);
-                std::iter::once(&mut q.handle).chain(q.level.iter_mut()).for_each(|v| value(v, f));
+                let handle = q.handle.value_mut().into_iter();
+                handle.chain(q.level.iter_mut()).for_each(|v| value(v, f));
             }
             TextureInst::Surface(s) => {
-                std::iter::once(&mut s.handle)
+                s.handle
+                    .value_mut()
+                    .into_iter()
                     .chain(s.layer.iter_mut())
                     .chain(s.coords.iter_mut())
                     .for_each(|v| value(v, f));
@@ -264,15 +299,17 @@ impl TextureInst {
                     TexLod::Level(l) => vec![l],
                     TexLod::Grad { dx, dy } => dx.iter().chain(dy).collect(),
                 };
-                let handles = std::iter::once(&f.texture).chain(&f.sampler).chain(&f.layer);
+                let sampler = f.sampler.iter().filter_map(TexHandle::value);
+                let handles = f.texture.value().into_iter().chain(sampler).chain(&f.layer);
                 handles.chain(&f.coords).chain(&f.offsets).chain(lod).for_each(&mut read);
             }
             TextureInst::Query(q) => {
                 defs.push(q.dst);
-                std::iter::once(&q.handle).chain(&q.level).for_each(&mut read);
+                q.handle.value().into_iter().chain(&q.level).for_each(&mut read);
             }
             TextureInst::Surface(s) => {
-                std::iter::once(&s.handle).chain(&s.layer).chain(&s.coords).for_each(&mut read);
+                let handle = s.handle.value().into_iter();
+                handle.chain(&s.layer).chain(&s.coords).for_each(&mut read);
                 match &s.op {
                     SurfaceOp::Load(dsts) => defs.extend(dsts),
                     SurfaceOp::Store(srcs) => srcs.iter().for_each(read),
@@ -345,7 +382,7 @@ impl TextureInst {
                 out.extend(f.dsts.iter().flatten().map(|&r| (r, 32)));
                 out.extend(f.resident.map(|r| (r, 1)));
                 let handles = std::iter::once(&f.texture).chain(&f.sampler);
-                out.extend(handles.filter_map(reg).map(|r| (r, 64)));
+                out.extend(handles.filter_map(TexHandle::value).filter_map(reg).map(|r| (r, 64)));
                 let lod: Vec<&Value> = match &f.lod {
                     TexLod::Base => Vec::new(),
                     TexLod::Level(l) => vec![l],
@@ -356,11 +393,11 @@ impl TextureInst {
             }
             TextureInst::Query(q) => {
                 out.push((q.dst, 32));
-                out.extend(reg(&q.handle).map(|r| (r, 64)));
+                out.extend(q.handle.value().and_then(reg).map(|r| (r, 64)));
                 out.extend(q.level.as_ref().and_then(reg).map(|r| (r, 32)));
             }
             TextureInst::Surface(s) => {
-                out.extend(reg(&s.handle).map(|r| (r, 64)));
+                out.extend(s.handle.value().and_then(reg).map(|r| (r, 64)));
                 out.extend(s.layer.iter().chain(&s.coords).filter_map(reg).map(|r| (r, 32)));
             }
         }

@@ -30,8 +30,8 @@ mod narrow;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, HalfArith, HalfConvert, HalfConvertOp, HalfOp,
-    InstKind, Kernel, OddOp, OpTy, RegId, Rounding, UnaryOp, Value,
+    BinaryOp, CmpOp, CvtSide, FloatFormat, FloatMode, HalfArith, HalfConvert, HalfConvertOp,
+    HalfOp, InstKind, Kernel, NarrowCvt, OddOp, OpTy, RegId, RegTy, Rounding, UnaryOp, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -76,10 +76,13 @@ pub fn run(k: &mut Kernel) {
                     out.append(&mut e.insts);
                 }
                 InstKind::HalfConvert(c) => {
-                    let reg_bits = k.reg(c.dst).ty.bits();
+                    let reg = k.reg(c.dst).ty;
                     let mut e = Builder::new(k, inst.span);
                     match c.op {
-                        HalfConvertOp::Narrow(n) => narrow::convert(&mut e, c, n, reg_bits),
+                        HalfConvertOp::Narrow(n) if zero_extended(n, reg) => {
+                            narrow_into(&mut e, c, n, reg.bits())
+                        }
+                        HalfConvertOp::Narrow(n) => narrow::convert(&mut e, c, n, reg.bits()),
                         _ => convert(&mut e, c),
                     }
                     out.append(&mut e.insts);
@@ -89,6 +92,25 @@ pub fn run(k: &mut Kernel) {
         }
         k.blocks[b].insts = out;
     }
+}
+
+/// Whether the result of narrow `cvt` `n` is zero-extended into its destination, a
+/// register of type `reg` (PTX ISA 9.2 §5.2.2): a float or narrow-format result in a
+/// wider integer register (an integer result is extended by `narrow::convert`).
+fn zero_extended(n: NarrowCvt, reg: RegTy) -> bool {
+    let integer = matches!(n.to, CvtSide::Op(t) if !t.is_float());
+    !integer && matches!(reg, RegTy::Int(b) if u32::from(b) > n.to.bits())
+}
+
+/// Narrow `cvt` `c` whose result is zero-extended into its register of `reg_bits`
+/// ([`zero_extended`]).
+fn narrow_into(e: &mut impl Build, c: &HalfConvert, n: NarrowCvt, reg_bits: u32) {
+    let bits = n.to.bits();
+    let (narrow, wide) = (OpTy::U(bits as u8), OpTy::U(reg_bits as u8));
+    let result = e.temp(narrow);
+    narrow::convert(e, &HalfConvert { dst: result, ..c.clone() }, n, bits);
+    let extended = e.cvt(wide, narrow, Value::Reg(result));
+    e.mov(wide, c.dst, extended);
 }
 
 /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64`: the exactly rounded reciprocal

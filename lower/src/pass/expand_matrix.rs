@@ -21,6 +21,7 @@
 //!
 //! # `ldmatrix`, `stmatrix`, `movmatrix`
 //!
+//! Each lane's address becomes its shared-window offset first (`ir::rows_offset`).
 //! `ldmatrix`: one exchange of the row addresses, then loads from shared memory (a word
 //! for a row's two elements, two halves with `.trans`). `stmatrix`: the lane with a
 //! row's address gathers the row from the 4 lanes holding it (the 8 holders of a column
@@ -35,8 +36,9 @@
 //! space inference placed, or chosen at run time by the address's window.
 //!
 //! Pre: CFG IR after `pass::inline`, whose [`InstKind::Matrix`] instructions semantic
-//! analysis resolved and checked (`sema::matrix`, `sema::wmma`: what ptxvk does not
-//! implement is a diagnostic there), each after the warp's sync point.
+//! analysis resolved and checked (`sema::matrix`, `sema::wmma` and the forms table
+//! `ptxvk_frontend::forms`: what ptxvk does not implement is a diagnostic there), each
+//! after the warp's sync point.
 //!
 //! Post: no [`InstKind::Matrix`] is left. Each became instructions with its span:
 //! exchanges, arithmetic, and loads and stores that `pass::check` then instruments as
@@ -50,7 +52,7 @@ use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
     Address, BinaryOp, BlockId, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, MatrixAccum,
-    MatrixElem, MatrixInst, Mma, MmaForm, OpTy, RegId, Rounding, Space, Value,
+    MatrixElem, MatrixInst, Mma, MmaForm, OpTy, RegId, RegTy, Rounding, Space, Value,
 };
 
 mod wmma;
@@ -106,8 +108,14 @@ impl Expand<'_> {
         match m {
             MatrixInst::Mma(x) if x.wmma => self.wmma_mma(x)?,
             MatrixInst::Mma(x) => self.mma(x)?,
-            MatrixInst::LoadRows { trans, addr, dsts } => self.ldmatrix(*trans, *addr, dsts),
-            MatrixInst::StoreRows { trans, addr, srcs } => self.stmatrix(*trans, *addr, srcs),
+            MatrixInst::LoadRows { trans, addr, generic, dsts } => {
+                let at = self.rows_offset(*addr, *generic);
+                self.ldmatrix(*trans, at, dsts)
+            }
+            MatrixInst::StoreRows { trans, addr, generic, srcs } => {
+                let at = self.rows_offset(*addr, *generic);
+                self.stmatrix(*trans, at, srcs)
+            }
             MatrixInst::Transpose { dst, src } => self.movmatrix(*dst, *src),
             MatrixInst::WmmaLoad(w, dsts) => self.wmma_load(w, dsts),
             MatrixInst::WmmaStore(w, srcs) => self.wmma_store(w, srcs),
@@ -476,6 +484,21 @@ impl Expand<'_> {
                 e.push(InstKind::Store { space: Space::Shared, ty: U32, srcs: words, addr });
             });
         }
+    }
+
+    /// The shared-window offset (u32) of an `ldmatrix`/`stmatrix` address, as
+    /// `ir::rows_offset` defines it.
+    fn rows_offset(&mut self, addr: Address, generic: bool) -> Value {
+        let offset = Value::Imm(addr.offset as u64 & 0xffff_ffff);
+        let Some(base) = addr.base else { return offset };
+        let wide = self.k.reg(base).ty == RegTy::Int(64);
+        let low = if wide { self.lo32(Value::Reg(base)) } else { Value::Reg(base) };
+        let at = self.add(U32, low, offset);
+        if generic && !wide {
+            let window = Value::Imm(u64::from(crate::ir::SHARED_WINDOW_32));
+            return self.bin(BinaryOp::Sub, U32, at, window);
+        }
+        at
     }
 
     /// `movmatrix`: element (g, 2t + j) of the result is (2t + j, g) of the source:

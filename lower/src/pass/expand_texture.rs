@@ -4,8 +4,9 @@
 //! `.f16x2`, `.s32` and `.u32` results; texel offsets; `.level` and `.grad` on
 //! mipmapped textures), `tld4`, `txq`, `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p`
 //! and `suq`, on texture and surface objects: 64-bit handles that are the device
-//! address of a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]) (semantic
-//! analysis loaded those a `.texref`/`.surfref`/`.tex` variable or parameter holds).
+//! address of a descriptor in ptxvk's layout ([`ptxvk_abi::texture`]), loaded first
+//! from the `.texref`/`.surfref`/`.tex` variable or parameter that holds one
+//! ([`TexHandle`]).
 //!
 //! Every fetch is the kernel's own code, so the result is NVIDIA's on any device
 //! (CUDA Programming Guide, "Texture Fetching"):
@@ -63,8 +64,9 @@ use ptxvk_frontend::Diagnostic;
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, CmpOp, FloatFormat, InstKind, Kernel, OpTy, RegId, Rounding, Space, TexLod,
-    TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, UnaryOp, Value,
+    Address, BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, Kernel, OpTy, RegId, Rounding,
+    Space, SpecialReg, TexHandle, TexLod, TexQuery, TexResult, TextureFetch, TextureInst,
+    TextureQuery, UnaryOp, Value,
 };
 
 mod surface;
@@ -142,14 +144,55 @@ expander::expansion!(
 impl Expand<'_> {
     /// Expands one texture or surface instruction.
     fn inst(&mut self, t: &TextureInst) {
+        // The handles first, the texture's before the sampler's.
         match t {
-            TextureInst::Fetch(f) => match f.gather {
-                Some(channel) => self.tld4(f, channel.index()),
-                None => self.tex(f),
-            },
-            TextureInst::Query(q) => self.query(q),
-            TextureInst::Surface(s) => self.surface(s),
+            TextureInst::Fetch(f) => {
+                let texture = self.handle(f.texture);
+                let sampler = f.sampler.map(|s| self.handle(s));
+                match f.gather {
+                    Some(channel) => self.tld4(f, texture, sampler, channel.index()),
+                    None => self.tex(f, texture, sampler),
+                }
+            }
+            TextureInst::Query(q) => {
+                let handle = self.handle(q.handle);
+                self.query(q, handle)
+            }
+            TextureInst::Surface(s) => {
+                let handle = self.handle(s.handle);
+                self.surface(s, handle)
+            }
         }
+    }
+
+    /// The value of handle operand `h`: loaded from the variable or parameter that holds
+    /// it (the module data's address is `SpecialReg::ModuleData`).
+    fn handle(&mut self, h: TexHandle) -> Value {
+        let (space, addr) = match h {
+            TexHandle::Value(v) => return v,
+            TexHandle::Global(offset) => {
+                let data = self.temp(U64);
+                self.push(InstKind::Special { dst: data, reg: SpecialReg::ModuleData });
+                let at = match offset {
+                    0 => data,
+                    _ => {
+                        let at = self.temp(U64);
+                        let (lhs, rhs) = (Value::Reg(data), Value::Imm(u64::from(offset)));
+                        let mode = FloatMode::default();
+                        let (op, ty, dst) = (BinaryOp::Add, U64, at);
+                        self.push(InstKind::Binary { op, ty, mode, dst, lhs, rhs });
+                        at
+                    }
+                };
+                (Space::Global, Address { base: Some(at), offset: 0 })
+            }
+            TexHandle::Param(offset) => {
+                (Space::Param, Address { base: None, offset: i64::from(offset) })
+            }
+        };
+        let r = self.temp(U64);
+        self.push(InstKind::Load { space, ty: U64, dsts: vec![Some(r)], addr });
+        Value::Reg(r)
     }
 
     /// Loads the descriptor at `handle`, trapping when it is null (an unbound reference)
@@ -267,13 +310,13 @@ impl Expand<'_> {
     }
 
     /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.
-    fn tex(&mut self, f: &TextureFetch) {
+    fn tex(&mut self, f: &TextureFetch, handle: Value, sampler: Option<Value>) {
         if let Some(p) = f.resident {
             self.set_resident(p);
         }
         let (cube, integer_coords) = (f.geometry.cube(), f.integer_coords);
         let result = if f.result.is_float() { Result4::Float } else { Result4::Int };
-        let (handle, sampler, offsets) = (f.texture, f.sampler, &f.offsets);
+        let offsets = &f.offsets;
         let (xs, layer) = (f.coords.clone(), f.layer);
         let d = self.texture_descriptor(handle, sampler);
         let (xs, layer) = if cube {
@@ -325,12 +368,12 @@ impl Expand<'_> {
     /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`: component `comp` of the
     /// four texels linear filtering would use, in the order (i, j+1), (i+1, j+1),
     /// (i+1, j), (i, j) (counter-clockwise from the lower left, as the ISA says).
-    fn tld4(&mut self, f: &TextureFetch, comp: usize) {
+    fn tld4(&mut self, f: &TextureFetch, handle: Value, sampler: Option<Value>, comp: usize) {
         if let Some(p) = f.resident {
             self.set_resident(p);
         }
         let result = if f.result.is_float() { Result4::Float } else { Result4::Int };
-        let (handle, sampler, offsets) = (f.texture, f.sampler, &f.offsets);
+        let offsets = &f.offsets;
         let (layer, xs, dregs) = (f.layer, &f.coords, &f.dsts);
         let d = self.texture_descriptor(handle, sampler);
         let layer = layer.map(|l| self.clamp_layer(&d, l));
@@ -855,8 +898,8 @@ impl Expand<'_> {
 
     /// `txq.field.b32 d, [handle]`, `txq.level.field.b32 d, [handle], level` (the
     /// level's size, `max(1, size >> level)`) and `suq.field.b32 d, [handle]`.
-    fn query(&mut self, q: &TextureQuery) {
-        let (dst, h) = (q.dst, q.handle);
+    fn query(&mut self, q: &TextureQuery, h: Value) {
+        let dst = q.dst;
         let d = self.descriptor(h);
         let mode = |e: &mut Self, k: u32| {
             let b = e.bin(

@@ -238,9 +238,13 @@ impl Lowerer<'_> {
         let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
         // PTX ISA 9.2 §5.2.2: `cvt` operands may be wider than the instruction type (an
         // f16 in a 32-bit register): the low bits are converted, and a narrow result is
-        // zero-extended into its register.
-        let (dst, widened) =
-            self.relaxed_dst(&i.operands[0], OpTy::U(dst_bits(to.value) as u8), !int_dst)?;
+        // zero-extended into its register (`pass::expand_formats`).
+        let to_bits = dst_bits(to.value);
+        let wider = self.wider_register(&i.operands[0], to_bits).filter(|_| !int_dst);
+        let dst = match wider {
+            Some(register) => register,
+            None => self.dst(&i.operands[0], OpTy::U(to_bits as u8), true)?,
+        };
         let read = |l: &mut Lowerer<'_>, t: CvtType, k: usize| -> Result<Value, Diagnostic> {
             let (ty, bits_only) = match t {
                 CvtType::Op(o) => (o, o.is_float()),
@@ -281,9 +285,6 @@ impl Lowerer<'_> {
             vals.push(read(self, from.value, k)?);
         }
         self.half_convert(HalfConvertOp::Narrow(cvt), dst, vals, span);
-        if let Some(register) = widened {
-            self.zero_extend_into(register, dst, span);
-        }
         Ok(())
     }
 

@@ -1,11 +1,12 @@
 //! Warp-level matrix instructions (PTX ISA 9.2 §9.7.14): `mma.sync`, `ldmatrix`,
 //! `stmatrix` and `movmatrix`, each resolved into one [`InstKind::Matrix`] (its
-//! shape, types and fragments checked here), which `pass::expand_matrix` writes out in
-//! warp exchanges so that they run on every subgroup size and in every warp mode. The
-//! operations and fragment layouts are specified in `crate::ir::matrix`'s doc.
+//! fragments checked here, its form by `ptxvk_frontend::forms`), which
+//! `pass::expand_matrix` writes out in warp exchanges so that they run on every subgroup
+//! size and in every warp mode. The operations and fragment layouts are specified in
+//! `crate::ir::matrix`'s doc.
 
 use ptxvk_frontend::ast::ScalarType;
-use ptxvk_frontend::ast::{self, Operand};
+use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::modifier::{
     FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
 };
@@ -13,12 +14,10 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::Emit;
 use super::{Lowerer, Mods};
-use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, BoolOp, FloatFormat, InstKind, MatrixAccum, MatrixElem, MatrixInst, Mma,
-    MmaForm, OpTy, RegId, RegTy, Value,
+    BinaryOp, BoolOp, FloatFormat, InstKind, MatrixAccum, MatrixElem, MatrixInst, Mma, MmaForm,
+    OpTy, RegId, Value,
 };
 
 const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
@@ -93,29 +92,6 @@ pub(super) fn accum(t: TypeName) -> Option<MatrixAccum> {
     })
 }
 
-/// Whether sm_80–sm_90 have this `mma` form (PTX ISA 9.2 §9.7.14.5.14, the `mma`
-/// syntax).
-fn exists(f: &MmaForm) -> bool {
-    use FloatFormat as F;
-    use MatrixAccum as A;
-    use MatrixElem as E;
-    // D and C have the same type (ptxas: ".dtype must be '.f16' when .ctype is '.f16'").
-    let float_acc = f.d == f.c && matches!(f.d, A::F32 | A::F16);
-    let f32_acc = f.d == A::F32 && f.c == A::F32;
-    let s32 = f.d == A::S32 && f.c == A::S32;
-    match (f.a, f.m, f.n, f.k) {
-        (E::Float(F::F16), 16, 8, 8 | 16) => float_acc,
-        (E::Float(F::Bf16), 16, 8, 8 | 16) => f32_acc,
-        (E::Float(F::Tf32), 16, 8, 4 | 8) => f32_acc,
-        (E::Float(F::E4m3 | F::E5m2), 16, 8, 16 | 32) => float_acc,
-        (E::F64, 8, 8, 4) | (E::F64, 16, 8, 4 | 8 | 16) => f.d == A::F64 && f.c == A::F64,
-        (E::Int { bits: 8, .. }, 8, 8, 16) | (E::Int { bits: 8, .. }, 16, 8, 16 | 32) => s32,
-        (E::Int { bits: 4, .. }, 8, 8, 32) | (E::Int { bits: 4, .. }, 16, 8, 32 | 64) => s32,
-        (E::Bit, 8, 8, 128) | (E::Bit, 16, 8, 128 | 256) => s32 && f.popc.is_some(),
-        _ => false,
-    }
-}
-
 impl Lowerer<'_> {
     /// Matrix instructions; `None` for other instructions.
     pub(super) fn matrix(
@@ -174,80 +150,29 @@ impl Lowerer<'_> {
     }
 
     /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c`
-    /// (the layouts and `.satfinite` checked by `ptxvk_frontend::forms::media`).
+    /// (its layouts, `.satfinite`, shape and types checked by
+    /// `ptxvk_frontend::forms::media`, `Check::MmaShapeTypes`).
     fn mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let types: Vec<(TypeName, Span)> =
-            type_names(m).into_iter().map(|t| (t.value, t.span)).collect();
         let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
-        let combine = match m.bool_op {
-            Some(BoolOp::And) => Some(BinaryOp::And),
-            Some(BoolOp::Xor) => Some(BinaryOp::Xor),
+        let counted = m.has(Modifier::Population(Population::Popc));
+        let popc = match m.bool_op {
+            Some(BoolOp::And) if counted => Some(BinaryOp::And),
+            Some(BoolOp::Xor) if counted => Some(BinaryOp::Xor),
             _ => None,
         };
-        let counted = m.has(Modifier::Population(Population::Popc));
-        let Some(shape) = shape_of(m) else {
-            return Err(Diagnostic::error(span, "`mma` needs a shape such as `.m16n8k16`"));
-        };
-        let (mm, nn, kk) = match shape.value {
-            ModifierShape { m, n, k: Some(k) } => (m, n, k),
-            s => return Err(Diagnostic::error(shape.span, format!("unknown `mma` shape `{s}`"))),
-        };
-        let [(d_name, _), (a_name, a_span), (b_name, _), (c_name, _)] = types.as_slice() else {
-            let unknown = types.iter().find(|(t, _)| elem(*t).is_none() && accum(*t).is_none());
-            if let Some((t, s)) = unknown {
-                return Err(super::unsupported(
-                    *s,
-                    &format!("`mma` with `{t}`"),
-                    "sparse (`.sp`), block-scaled (`.kind`, `.block_scale`) and sm_100 forms \
-                     are not implemented",
-                ));
+        let shape = shape_of(m).map(|s| s.value);
+        let types: Vec<TypeName> = type_names(m).into_iter().map(|t| t.value).collect();
+        let checked = match (shape, types.as_slice()) {
+            (Some(ModifierShape { m, n, k: Some(k) }), &[d, a, b, c]) => {
+                Some((m, n, k, accum(d), elem(a), elem(b), accum(c)))
             }
-            return Err(Diagnostic::error(
-                span,
-                "`mma` needs four types: `.dtype.atype.btype.ctype`",
-            ));
+            _ => None,
         };
-        let types_text = format!("{d_name}{a_name}{b_name}{c_name}");
-        let (Some(d), Some(c)) = (accum(*d_name), accum(*c_name)) else {
-            return Err(Diagnostic::error(
-                span,
-                format!("`mma{types_text}`: the accumulators are not .f16, .f32, .f64 or .s32"),
-            ));
+        let Some((mm, nn, kk, Some(d), Some(a), Some(b), Some(c))) = checked else {
+            return Err(Diagnostic::internal(span, "an `mma` form the forms table refuses"));
         };
-        let (Some(ae), Some(be)) = (elem(*a_name), elem(*b_name)) else {
-            return Err(super::unsupported(
-                *a_span,
-                &format!("`mma` with `{a_name}{b_name}` inputs"),
-                "the sm_100 inputs (`.e2m1`, `.e3m2`, `.e2m3`) are not implemented",
-            ));
-        };
-        // A and B may differ only in signedness or FP8 encoding.
-        let fp8 =
-            |e: MatrixElem| matches!(e, MatrixElem::Float(FloatFormat::E4m3 | FloatFormat::E5m2));
-        let int = |e: MatrixElem| matches!(e, MatrixElem::Int { .. });
-        if ae != be && !(fp8(ae) && fp8(be)) && !(int(ae) && int(be) && ae.bits() == be.bits()) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`mma`: A type `{a_name}` and B type `{b_name}` do not go together"),
-            ));
-        }
-        if (ae == MatrixElem::Bit) != (combine.is_some() && counted) {
-            return Err(Diagnostic::error(
-                span,
-                "`.b1` `mma` is `.and.popc` or `.xor.popc`, and only it takes them",
-            ));
-        }
-        let popc = combine.filter(|_| counted);
-        let form = MmaForm { m: mm, n: nn, k: kk, a: ae, b: be, d, c, satfinite, popc };
-        if !exists(&form) {
-            return Err(super::unsupported(
-                span,
-                &format!("`mma.m{mm}n{nn}k{kk}` with `{types_text}`"),
-                "not an sm_80–sm_90 shape and type combination (`m8n8k4` with f16 is the sm_70 \
-                 quad-pair layout, which is not implemented)",
-            ));
-        }
+        let form = MmaForm { m: mm, n: nn, k: kk, a, b, d, c, satfinite, popc };
         let mut op =
             Mma { form, wmma: false, d: Vec::new(), a: Vec::new(), b: Vec::new(), c: Vec::new() };
         self.mma_operands(i, &mut op, "`mma`")?;
@@ -281,32 +206,6 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The shared-memory offset an `ldmatrix`/`stmatrix` address operand names.
-    fn shared_offset(&mut self, op: &Operand, m: &Mods, span: Span) -> Result<Value, Diagnostic> {
-        use ptxvk_frontend::ast::StateSpace;
-        // `.shared` or generic (`ptxvk_frontend::forms::media`).
-        let space = if m.space.is_some() { StateSpace::Shared } else { StateSpace::Global };
-        let (_, Address { base, offset }) = self.address(op, space)?;
-        let mut e = Emit { l: self, span };
-        let Some(base) = base else {
-            return Ok(Value::Imm(offset as u64 & 0xffff_ffff));
-        };
-        let wide = e.l.kernel.reg(base).ty == RegTy::Int(64);
-        let low = if wide { e.lo32(Value::Reg(base)) } else { Value::Reg(base) };
-        let at = e.add(U32, low, Value::Imm(offset as u64 & 0xffff_ffff));
-        // A generic 32-bit address of shared memory is the offset plus the window's
-        // base (`ir::SHARED_WINDOW_32`); a 64-bit one has the offset in its low half.
-        if space == StateSpace::Global && !wide {
-            return Ok(e.bin(
-                BinaryOp::Sub,
-                U32,
-                at,
-                Value::Imm(u64::from(crate::ir::SHARED_WINDOW_32)),
-            ));
-        }
-        Ok(at)
-    }
-
     /// `ldmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 r, [p]` and, with `store`,
     /// `stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 [p], r`.
     fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
@@ -337,11 +236,15 @@ impl Lowerer<'_> {
         };
         let (data, addr) = if store { (second, first) } else { (first, second) };
         let items = self.vector_operand(data, count, &format!("`{name}`"))?;
-        let at = self.shared_offset(addr, m, span)?;
+        // `.shared` or generic (`ptxvk_frontend::forms::media`), its shared-window offset
+        // `pass::expand_matrix`'s.
+        let generic = m.space.is_none();
+        let space = if generic { StateSpace::Global } else { StateSpace::Shared };
+        let (_, addr) = self.address(addr, space)?;
         let inst = if store {
-            MatrixInst::StoreRows { trans, addr: at, srcs: self.sources(items, U32, span)? }
+            MatrixInst::StoreRows { trans, addr, generic, srcs: self.sources(items, U32, span)? }
         } else {
-            MatrixInst::LoadRows { trans, addr: at, dsts: self.destinations(items, U32)? }
+            MatrixInst::LoadRows { trans, addr, generic, dsts: self.destinations(items, U32)? }
         };
         self.push(InstKind::Matrix(Box::new(inst)), span);
         Ok(())

@@ -3,7 +3,7 @@
 //! one [`InstKind::Texture`] each ([`crate::ir::TextureInst`]), which
 //! `pass::expand_texture` expands into the fetches themselves. A handle held in a
 //! `.texref`/`.surfref`/`.tex` variable or a `.texref`/`.samplerref`/`.surfref`
-//! parameter is loaded here, as the operand's value.
+//! parameter is that variable ([`TexHandle`]), which the pass loads.
 //!
 //! Not implemented (diagnostics): multisample textures, depth compare, and the `txq`/`suq`
 //! attributes of formats and samples.
@@ -17,8 +17,8 @@ use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{
-    Address, AtomicOp, BoolOp, Boundary, Channel, InstKind, OpTy, Space, SurfaceAccess, SurfaceOp,
-    TexGeometry, TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
+    AtomicOp, BoolOp, Boundary, Channel, InstKind, OpTy, SurfaceAccess, SurfaceOp, TexGeometry,
+    TexHandle, TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
 };
 
 const S32: OpTy = OpTy::S(32);
@@ -154,26 +154,19 @@ impl Lowerer<'_> {
         })
     }
 
-    /// The handle operand: a 64-bit register or immediate holding the descriptor's address.
-    fn handle(&mut self, op: &Operand, span: Span) -> Result<Value, Diagnostic> {
-        // A `.texref`/`.surfref` (or `.tex`) variable holds the handle the host bound.
-        // So does a `.texref`/`.samplerref`/`.surfref` kernel parameter (§5.3).
+    /// The handle operand: a 64-bit register or immediate holding the descriptor's
+    /// address, or the variable holding it, which `pass::expand_texture` loads: a
+    /// `.texref`/`.surfref` (or `.tex`) variable, which the host binds, or a
+    /// `.texref`/`.samplerref`/`.surfref` kernel parameter (§5.3).
+    fn handle(&mut self, op: &Operand, span: Span) -> Result<TexHandle, Diagnostic> {
         if let Operand::Name { name, component: None } = op {
-            let (space, addr) = match self.lookup(&name.value) {
-                Some(super::Resolved::Global(off)) => {
-                    let at = self.module_address(off, span);
-                    (Space::Global, Address { base: Some(at), offset: 0 })
-                }
-                Some(super::Resolved::Param(off)) => {
-                    (Space::Param, Address { base: None, offset: i64::from(off) })
-                }
-                _ => return self.src(op, U64, false, span),
-            };
-            let r = self.temp(U64.storage(), span);
-            self.push(InstKind::Load { space, ty: U64, dsts: vec![Some(r)], addr }, span);
-            return Ok(Value::Reg(r));
+            match self.lookup(&name.value) {
+                Some(super::Resolved::Global(off)) => return Ok(TexHandle::Global(off)),
+                Some(super::Resolved::Param(off)) => return Ok(TexHandle::Param(off)),
+                _ => {}
+            }
         }
-        self.src(op, U64, false, span)
+        self.src(op, U64, false, span).map(TexHandle::Value)
     }
 
     /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.

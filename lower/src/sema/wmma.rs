@@ -6,48 +6,23 @@
 //! Forms: `.m16n16k16`, `.m32n8k16`, `.m8n32k16` with `.f16` (f16 or f32 C/D), `.bf16`,
 //! `.s8`/`.u8` (s32, `.satfinite`); `.m16n16k8` with `.tf32`; `.m8n8k4` with `.f64`
 //! (`.rn`). `.global`, `.shared` and generic addresses. Not: the sub-byte
-//! `.s4`/`.u4`/`.b1` forms.
+//! `.s4`/`.u4`/`.b1` forms. The shapes and types are checked by `ptxvk_frontend::forms`.
 
 use ptxvk_frontend::ast::{self, StateSpace};
+use ptxvk_frontend::forms::mma::WMMA_SHAPES;
 use ptxvk_frontend::modifier::{
     FloatOption, Fragment as FragmentName, Layout, Modifier, Shape as ModifierShape, WmmaOp,
 };
-use ptxvk_frontend::{Diagnostic, Opcode, Span};
+use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::matrix::{accum, elem, type_names, TypeName};
 use super::{Lowerer, Mods};
 use crate::ir::{
-    FloatFormat, Fragment, InstKind, MatrixElem, MatrixInst, Mma, MmaForm, OpTy, Rounding, Space,
-    Value, WmmaAccess, WmmaData, WmmaSpace,
+    FloatFormat, Fragment, InstKind, MatrixElem, MatrixInst, Mma, MmaForm, OpTy, Space, Value,
+    WmmaAccess, WmmaData, WmmaSpace,
 };
 
 const U32: OpTy = OpTy::U(32);
-
-/// The WMMA shapes ptxvk implements (§9.7.14.4.1, without the sub-byte ones).
-const SHAPES: [(u32, u32, u32); 5] =
-    [(16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8), (8, 8, 4)];
-
-/// Whether ptxvk implements `wmma` with input `a` and `k`.
-fn known_form(a: MatrixElem, k: u32, span: Span) -> Result<(), Diagnostic> {
-    let known = matches!(
-        (a, k),
-        (
-            MatrixElem::Float(FloatFormat::F16 | FloatFormat::Bf16)
-                | MatrixElem::Int { bits: 8, .. },
-            16
-        ) | (MatrixElem::Float(FloatFormat::Tf32), 8)
-            | (MatrixElem::F64, 4)
-    );
-    if known {
-        return Ok(());
-    }
-    Err(super::unsupported(
-        span,
-        "this `wmma` shape and type",
-        "not a WMMA form ptxvk implements (f16, bf16, s8/u8 with k16, tf32 with k8, f64 \
-         with k4)",
-    ))
-}
 
 impl Lowerer<'_> {
     /// `wmma.*`; `None` for other instructions.
@@ -65,23 +40,16 @@ impl Lowerer<'_> {
         Some(if mma { self.wmma_mma(i, m) } else { self.wmma_move(i, m) })
     }
 
-    /// The shape modifier, the tile height and the tile counts.
+    /// The shape `(m, n, k)`.
     fn wmma_shape(&self, i: &ast::Instruction, m: &Mods) -> Result<(u32, u32, u32), Diagnostic> {
         let shape = m.find(|d| match d {
             Modifier::Shape(ModifierShape { m, n, k: Some(k) }) => {
-                Some((m, n, k)).filter(|s| SHAPES.contains(s))
+                Some((m, n, k)).filter(|s| WMMA_SHAPES.contains(s))
             }
             _ => None,
         });
         let shape = shape.map(|s| s.value);
-        shape.ok_or_else(|| {
-            super::unsupported(
-                i.span,
-                "this `wmma` shape",
-                "the sub-byte `.m8n8k32` (`.s4`/`.u4`) and `.m8n8k128` (`.b1`) forms are not \
-                 implemented",
-            )
-        })
+        shape.ok_or_else(|| Diagnostic::internal(i.span, "a `wmma` shape the forms refuse"))
     }
 
     /// `wmma.load.{a,b,c}.sync.aligned.layout.shape{.ss}.type r, [p]{, stride}` and
@@ -100,21 +68,15 @@ impl Lowerer<'_> {
         };
         let row_major = m.has(Modifier::Layout(Layout::Row));
         let shape = self.wmma_shape(i, m)?;
-        let type_name = type_names(m)
-            .into_iter()
-            .rev()
-            .map(|t| t.value)
-            .find(|&t| elem(t).is_some() || accum(t).is_some())
-            .ok_or_else(|| Diagnostic::error(span, "`wmma` needs an element type"))?;
-        let data = match which {
-            Fragment::C => WmmaData::Acc(accum(type_name).ok_or_else(|| {
-                Diagnostic::error(span, format!("`{type_name}` is not an accumulator type"))
-            })?),
-            _ => WmmaData::In(elem(type_name).ok_or_else(|| {
-                Diagnostic::error(span, format!("`{type_name}` is not a WMMA input type"))
-            })?),
+        let matrix_type = |t: &TypeName| elem(*t).is_some() || accum(*t).is_some();
+        let type_name = type_names(m).into_iter().rev().map(|t| t.value).find(matrix_type);
+        let data = match (which, type_name) {
+            (Fragment::C, Some(t)) => accum(t).map(WmmaData::Acc),
+            (_, Some(t)) => elem(t).map(WmmaData::In),
+            _ => None,
         };
-        known_form(data.tile(shape).a, shape.2, span)?;
+        let data =
+            data.ok_or_else(|| Diagnostic::internal(span, "a `wmma` type the forms refuse"))?;
         let ops = i.operands.as_slice();
         let (addr, frag, stride) = match (store, ops) {
             (false, [r, p]) => (p, r, None),
@@ -180,13 +142,6 @@ impl Lowerer<'_> {
             .filter(|&t| elem(t).is_some() || accum(t).is_some())
             .collect();
         let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
-        if let Some(r) = m.rounding.as_ref().filter(|r| r.value.0 != Rounding::Nearest) {
-            return Err(super::unsupported(
-                r.span,
-                "`wmma.mma` rounding other than `.rn`",
-                "not implemented",
-            ));
-        }
         let f16 = Some(MatrixElem::Float(FloatFormat::F16));
         let parsed = match *names.as_slice() {
             [d, c] => (accum(d), f16, f16, accum(c)),
@@ -194,12 +149,8 @@ impl Lowerer<'_> {
             _ => (None, None, None, None),
         };
         let (Some(d), Some(a), Some(b), Some(c)) = parsed else {
-            return Err(Diagnostic::error(
-                span,
-                "`wmma.mma` needs `.dtype.ctype` (f16) or `.dtype.atype.btype.ctype`",
-            ));
+            return Err(Diagnostic::internal(span, "`wmma.mma` types the forms refuse"));
         };
-        known_form(a, shape.2, span)?;
         let (mm, n, k) = shape;
         let form = MmaForm { m: mm, n, k, a, b, d, c, satfinite, popc: None };
         let mut op =

@@ -4,15 +4,16 @@
 //! ```text
 //! %f1, %f2, %f3, %f4 = mma.m16n8k16.f32.f16.f16.f32 [%r1, %r2, %r3, %r4], [%r5, %r6], [%f5, %f6, %f7, %f8]
 //! %r1, %r2 = mma.m8n8k128.s32.b1.b1.s32.xor [%r3], [%r4], [%r5, %r6]
-//! %r1, %r2 = ldmatrix.trans %r3
-//! stmatrix %r3, %r1, %r2
+//! %r1, %r2 = ldmatrix.trans [%r3+16]
+//! stmatrix.generic [%rd3], %r1, %r2
 //! %r1 = movmatrix %r2
 //! %r1, %r2 = wmma_load.a.row.m16n16k16.f16.global [%rd1+8], 16
 //! wmma_store.c.col.m16n16k16.f32.window.shared [%rd1], %r9, %f1, %f2
 //! ```
 //!
 //! `mma`'s types are D's, A's, B's and C's, then `.satfinite` and a `.b1` form's
-//! `.and`/`.xor`; `wmma_mma` is written the same way. A WMMA load or store names the
+//! `.and`/`.xor`; `wmma_mma` is written the same way. `ldmatrix` and `stmatrix` take a
+//! `.shared` address, or with `.generic` a generic one. A WMMA load or store names the
 //! fragment (`a`, `b`, `c`), the layout, the shape, the element type, then the space
 //! (`global`, `shared`, `window.shared`, `window.local`, `generic`); its operands are the
 //! address and the stride, then a store's values.
@@ -93,6 +94,7 @@ pub(super) fn print(
     let regs = |rs: &[RegId]| rs.iter().map(|&r| reg(r)).collect::<Vec<_>>().join(", ");
     let values = |vs: &[Value]| vs.iter().map(|&v| format!(", {}", value(v))).collect::<String>();
     let trans = |t: bool| if t { ".trans" } else { "" };
+    let generic = |g: bool| if g { ".generic" } else { "" };
     match m {
         MatrixInst::Mma(x) => {
             let f = &x.form;
@@ -118,11 +120,17 @@ pub(super) fn print(
             let ops = [list(&x.a, &value), list(&x.b, &value), list(&x.c, &value)];
             format!("{} = {head} {}", regs(&x.d), ops.join(", "))
         }
-        MatrixInst::LoadRows { trans: t, addr, dsts } => {
-            format!("{} = ldmatrix{} {}", regs(dsts), trans(*t), value(*addr))
+        MatrixInst::LoadRows { trans: t, addr, generic: g, dsts } => {
+            format!(
+                "{} = ldmatrix{}{} {}",
+                regs(dsts),
+                trans(*t),
+                generic(*g),
+                address(*addr, &reg)
+            )
         }
-        MatrixInst::StoreRows { trans: t, addr, srcs } => {
-            format!("stmatrix{} {}{}", trans(*t), value(*addr), values(srcs))
+        MatrixInst::StoreRows { trans: t, addr, generic: g, srcs } => {
+            format!("stmatrix{}{} {}{}", trans(*t), generic(*g), address(*addr, &reg), values(srcs))
         }
         MatrixInst::Transpose { dst, src } => format!("{} = movmatrix {}", reg(*dst), value(*src)),
         MatrixInst::WmmaLoad(w, dsts) => {
@@ -227,20 +235,21 @@ where
         }
         "ldmatrix" | "stmatrix" => {
             let trans = take_flag(words, "trans");
+            let generic = take_flag(words, "generic");
             let Some((first, rest)) = line.ops.split_first() else {
                 return Err(bad("an address"));
             };
-            let addr = (line.value)(first)?;
+            let addr = addr(first)?;
             if opcode == "ldmatrix" {
                 if !rest.is_empty() {
                     return Err(bad("one address"));
                 }
-                MatrixInst::LoadRows { trans, addr, dsts: dsts()? }
+                MatrixInst::LoadRows { trans, addr, generic, dsts: dsts()? }
             } else {
                 if !line.dsts.is_empty() {
                     return Err(bad("no destination"));
                 }
-                MatrixInst::StoreRows { trans, addr, srcs: values(rest)? }
+                MatrixInst::StoreRows { trans, addr, generic, srcs: values(rest)? }
             }
         }
         "movmatrix" => {

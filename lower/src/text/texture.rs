@@ -5,8 +5,8 @@
 //! %f1, %f2, %f3, %f4 = tex.a2d.f32.f32.level %rd1, _, [%r1, %f5, %f6], [1, -1], %f7
 //! %f1, %f2, _, _, %p1 = tex.2d.f32.s32.grad.resident %rd1, %rd2, [%r5, %r6], [], [%f1, %f2], [%f3, %f4]
 //! %r1, %r2, %r3, %r4 = tld4.g.2d.u32.f32 %rd1, _, [%f1, %f2], []
-//! %r1 = tex_query.addr_mode_1 %rd1
-//! %r1, %r2 = suld.b.2d.zero.u32 %rd1, [%r3, %r4]
+//! %r1 = tex_query.addr_mode_1 param[16]
+//! %r1, %r2 = suld.b.2d.zero.u32 module[8], [%r3, %r4]
 //! sust.p.a1d.trap.u32 %rd1, [%r5, %r3], %r1, %r2, %r3, %r4
 //! sured.min.p.1d.clamp.u64 %rd1, [%r3], %rd2
 //! ```
@@ -17,15 +17,16 @@
 //! (a layered geometry's layer first), the texel offsets (`[]` for none), then the level
 //! or the two gradients. A surface access's: the operation (`sured`), `b` or `p`, the
 //! geometry, the boundary mode and the element type; the handle, the coordinates, then the
-//! values of a store or reduction.
+//! values of a store or reduction. A handle is a value, or the variable that holds it:
+//! `module[offset]` in the module data, `param[offset]` a kernel parameter.
 
 use ptxvk_frontend::Diagnostic;
 
 use super::video::take_flag;
 use super::{op_ty, parse_op_ty, Spelled};
 use crate::ir::{
-    AtomicOp, Boundary, Channel, OpTy, RegId, SurfaceAccess, SurfaceOp, TexGeometry, TexLod,
-    TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
+    AtomicOp, Boundary, Channel, OpTy, RegId, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle,
+    TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
 };
 
 impl Spelled for TexGeometry {
@@ -87,6 +88,11 @@ pub(super) fn print(
         format!("[{}]", all.join(", "))
     };
     let dst = |d: Option<RegId>| d.map_or_else(|| "_".to_string(), &reg);
+    let handle = |h: TexHandle| match h {
+        TexHandle::Value(v) => value(v),
+        TexHandle::Global(offset) => format!("module[{offset}]"),
+        TexHandle::Param(offset) => format!("param[{offset}]"),
+    };
     match t {
         TextureInst::Fetch(f) => {
             let mut dsts: Vec<String> = f.dsts.iter().map(|d| dst(*d)).collect();
@@ -97,8 +103,8 @@ pub(super) fn print(
             let ctype = if f.integer_coords { "s32" } else { "f32" };
             head += &format!(".{}.{}.{ctype}", f.geometry.spelling(), f.result.spelling());
             let mut ops = vec![
-                value(f.texture),
-                f.sampler.map_or_else(|| "_".to_string(), &value),
+                handle(f.texture),
+                f.sampler.map_or_else(|| "_".to_string(), &handle),
                 list(&mut f.layer.iter().chain(&f.coords)),
                 list(&mut f.offsets.iter()),
             ];
@@ -121,7 +127,7 @@ pub(super) fn print(
         }
         TextureInst::Query(q) => {
             let level = q.level.map_or_else(String::new, |l| format!(", {}", value(l)));
-            let (field, handle) = (q.field.spelling(), value(q.handle));
+            let (field, handle) = (q.field.spelling(), handle(q.handle));
             format!("{} = tex_query.{field} {handle}{level}", reg(q.dst))
         }
         TextureInst::Surface(s) => {
@@ -132,7 +138,8 @@ pub(super) fn print(
                 s.boundary.spelling(),
                 op_ty(s.ty)
             );
-            let at = format!("{}, {}", value(s.handle), list(&mut s.layer.iter().chain(&s.coords)));
+            let at =
+                format!("{}, {}", handle(s.handle), list(&mut s.layer.iter().chain(&s.coords)));
             let values = |vs: &[Value]| -> String {
                 vs.iter().map(|v| format!(", {}", value(*v))).collect()
             };
@@ -181,6 +188,19 @@ impl Line<'_> {
         (self.value)(self.operand(i)?)
     }
 
+    /// The handle at operand `i`: a value, `module[offset]` or `param[offset]`.
+    fn handle_at(&self, i: usize) -> Result<TexHandle, Diagnostic> {
+        let s = self.operand(i)?;
+        let held = |prefix: &str| s.strip_prefix(prefix)?.strip_suffix(']')?.parse().ok();
+        if let Some(offset) = held("module[") {
+            return Ok(TexHandle::Global(offset));
+        }
+        if let Some(offset) = held("param[") {
+            return Ok(TexHandle::Param(offset));
+        }
+        Ok(TexHandle::Value((self.value)(s)?))
+    }
+
     /// The values of the bracketed list `[a, b]` at operand `i`.
     fn list(&self, i: usize) -> Result<Vec<Value>, Diagnostic> {
         let s = self.operand(i)?;
@@ -222,7 +242,7 @@ where
             }
             let [dst] = l.dsts else { return Err(l.missing("one destination")) };
             let level = if l.ops.len() == 2 { Some(l.value_at(1)?) } else { None };
-            let (dst, handle) = ((l.reg)(dst)?, l.value_at(0)?);
+            let (dst, handle) = ((l.reg)(dst)?, l.handle_at(0)?);
             TextureInst::Query(TextureQuery { field, dst, handle, level })
         }
         "suld" | "sust" | "sured" => TextureInst::Surface(surface(l, words)?),
@@ -260,7 +280,7 @@ fn fetch(l: &Line<'_>, words: &mut Vec<&str>) -> Result<TextureFetch, Diagnostic
     };
     let sampler = match l.operand(1)? {
         "_" => None,
-        s => Some((l.value)(s)?),
+        _ => Some(l.handle_at(1)?),
     };
     let mut coords = l.list(2)?;
     let layer =
@@ -279,7 +299,7 @@ fn fetch(l: &Line<'_>, words: &mut Vec<&str>) -> Result<TextureFetch, Diagnostic
         integer_coords,
         dsts,
         resident,
-        texture: l.value_at(0)?,
+        texture: l.handle_at(0)?,
         sampler,
         layer,
         coords,
@@ -327,7 +347,7 @@ fn surface(l: &Line<'_>, words: &mut Vec<&str>) -> Result<SurfaceAccess, Diagnos
         geometry,
         boundary,
         ty,
-        handle: l.value_at(0)?,
+        handle: l.handle_at(0)?,
         layer,
         coords,
     })
@@ -355,8 +375,8 @@ bb0:
     %r1, %r2 = tex.acube.f16x2.f32 %rd1, _, [%r3, %f1, %f2, %f3], []
     %r1, %r2, %r3, %r4 = tex.3d.s32.s32 %rd1, _, [%r1, %r2, %r3], [%r4, 0, 1]
     %r1, %r2, %r3, %r4 = tld4.a.2d.u32.f32 %rd1, %rd2, [%f1, %f2], [2, 3]
-    %r1 = tex_query.addr_mode_2 %rd1
-    %r1, %r2 = suld.b.a1d.zero.u32 %rd1, [%r3, %r4]
+    %r1 = tex_query.addr_mode_2 param[0]
+    %r1, %r2 = suld.b.a1d.zero.u32 module[8], [%r3, %r4]
     sust.p.3d.trap.u32 %rd1, [%r1, %r2, %r3], %r1, %r2, %r3, %r4
     sured.max.p.2d.clamp.u64 %rd1, [%r1, %r2], %rd2
     return

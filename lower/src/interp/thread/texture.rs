@@ -14,7 +14,7 @@ use ptxvk_frontend::Span;
 
 use super::{Ctx, Error, State, Thread};
 use crate::interp::memory;
-use crate::ir::{Boundary, SurfaceAccess, SurfaceOp, TexQuery, TextureInst};
+use crate::ir::{Boundary, SurfaceAccess, SurfaceOp, TexHandle, TexQuery, TextureInst};
 
 /// The fields of a descriptor (its layout's table).
 struct Descriptor {
@@ -42,7 +42,8 @@ impl Thread<'_> {
                 Err(Error::Unsupported { what, span })
             }
             TextureInst::Query(q) => {
-                let Some(d) = self.descriptor(cx, self.get(q.handle), span)? else {
+                let handle = self.handle(cx, q.handle, span)?;
+                let Some(d) = self.descriptor(cx, handle, span)? else {
                     return Ok(());
                 };
                 let bit = |shift: u32, bits: u32| {
@@ -77,6 +78,18 @@ impl Thread<'_> {
                 Err(Error::Unsupported { what, span })
             }
             TextureInst::Surface(s) => self.surface(cx, s, span),
+        }
+    }
+
+    /// The value of handle operand `h`: a kernel parameter's is read from the parameter
+    /// block; the module data (`.global .texref`) is not modelled.
+    fn handle(&self, cx: &Ctx<'_>, h: TexHandle, span: Span) -> Result<u64, Error> {
+        match h {
+            TexHandle::Value(v) => Ok(self.get(v)),
+            TexHandle::Param(offset) => cx.memory.read(cx.param_base + u64::from(offset), 8, span),
+            TexHandle::Global(_) => {
+                Err(Error::Unsupported { what: "handles in the module data".into(), span })
+            }
         }
     }
 
@@ -127,7 +140,8 @@ impl Thread<'_> {
     /// `suld.b`, `sust.b`, `sured.b`: x in bytes, inside when the whole access is in
     /// its row; y, z (or the layer) in rows and slices (or layers).
     fn surface(&mut self, cx: &mut Ctx<'_>, s: &SurfaceAccess, span: Span) -> Result<(), Error> {
-        let Some(d) = self.descriptor(cx, self.get(s.handle), span)? else { return Ok(()) };
+        let handle = self.handle(cx, s.handle, span)?;
+        let Some(d) = self.descriptor(cx, handle, span)? else { return Ok(()) };
         if d.sizes[0] == 0 {
             return self.trap(cx, span);
         }

@@ -16,7 +16,7 @@ use ptxvk_abi::texture::ChannelKind;
 impl Expand<'_> {
     /// `suld.b.geom{.vN}.bK.mode d, [handle, {coords}]`, `sust.b…`/`sust.p…` and
     /// `sured.b…`/`sured.p…` (module doc).
-    pub(super) fn surface(&mut self, s: &SurfaceAccess) {
+    pub(super) fn surface(&mut self, s: &SurfaceAccess, h: Value) {
         let (formatted, mode, ty) = (s.formatted, s.boundary, s.ty);
         let bytes = ty.bits() / 8;
         let count = match &s.op {
@@ -28,7 +28,7 @@ impl Expand<'_> {
             SurfaceOp::Reduce(op, _) => Some(op),
             _ => None,
         };
-        let (h, layer, xs) = (s.handle, s.layer, &s.coords);
+        let (layer, xs) = (s.layer, &s.coords);
         let d = self.descriptor(h);
         self.require_texels(&d);
         // Inside: 0 <= x <= the last sample (`.p`) or row bytes - access bytes (`.b`),
