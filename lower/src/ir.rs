@@ -585,6 +585,9 @@ pub enum SpecialReg {
     /// specialization constant, so that the driver folds the test against those
     /// allocations away in the common case that there are none.
     ConfinedOutside,
+    /// A register of the warp model (`%laneid`, `%lanemask_lt`…: [`WarpReg`]), until
+    /// `pass::expand_warp` writes it out.
+    Warp(WarpReg),
 }
 
 impl InstKind {

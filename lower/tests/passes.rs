@@ -28,7 +28,8 @@
 //! asynchronous copy (checked against the interpreter's byte moves, but tensor copies,
 //! which it does not model); `expand_mbarrier` leaves no mbarrier instruction (checked
 //! against the interpreter's model of the objects' phases, pending counts and
-//! tx-counts); `expand_warp` leaves no warp collective and no `bar.red`
+//! tx-counts); `expand_warp` leaves no warp collective, no `bar.red` and no special
+//! register of the warp model (`%laneid`, `%lanemask_*`…)
 //! (checked against the interpreter's model of each on the lanes' values, with lanes
 //! that exit, lanes on other paths and partial warps, and of `bar.red` on the block's
 //! predicates); `warp_trees:S` (subgroups of S lanes) replaces shuffles where it finds

@@ -473,6 +473,7 @@ impl<'a> Thread<'a> {
             // As if the launch had allocations outside the range: the test against them
             // is then modelled too.
             SpecialReg::ConfinedOutside => 1,
+            SpecialReg::Warp(reg) => u64::from(warp_model(reg, self.tid, cx.ntid)),
             SpecialReg::ModuleData | SpecialReg::WindowBase | SpecialReg::DeviceClock => {
                 return Err(Error::Unsupported { what: format!("special register {reg:?}"), span });
             }
@@ -784,5 +785,25 @@ fn cvta(space: CvtaSpace, to: bool, bits: u32, a: u64, param_base: u64) -> u64 {
         (true, true) => a.wrapping_sub(window) & 0xffff_ffff,
         (false, true) => a & 0xffff_ffff,
         (false, false) => a | window,
+    }
+}
+
+/// A special register of the warp model (as [`WarpReg`]'s doc specifies) of the thread
+/// `tid` of a block of `ntid`.
+fn warp_model(reg: WarpReg, tid: [u32; 3], ntid: [u32; 3]) -> u32 {
+    let t = tid[0]
+        .wrapping_add(ntid[0].wrapping_mul(tid[1].wrapping_add(ntid[1].wrapping_mul(tid[2]))));
+    let lane = t % 32;
+    let below = (1u32 << lane) - 1;
+    let threads = ntid[0].wrapping_mul(ntid[1]).wrapping_mul(ntid[2]);
+    match reg {
+        WarpReg::LaneId => lane,
+        WarpReg::WarpId => t / 32,
+        WarpReg::Nwarpid => threads.wrapping_add(31) / 32,
+        WarpReg::LanemaskEq => 1 << lane,
+        WarpReg::LanemaskLt => below,
+        WarpReg::LanemaskLe => below | 1 << lane,
+        WarpReg::LanemaskGt => !(below | 1 << lane),
+        _ => !below,
     }
 }

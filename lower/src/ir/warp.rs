@@ -264,3 +264,22 @@ impl WarpInst {
         }
     }
 }
+
+/// The warp model's special registers (PTX ISA 9.2 §10.3-5, §10.7-11), from the
+/// thread's linear id `t` in its block (module doc): `%laneid` = `t % 32`, `%warpid` =
+/// `t / 32`, `%nwarpid` = the block's warps (its threads plus 31, over 32), and
+/// `%lanemask_eq/lt/le/gt/ge` the lanes of the warp equal to, below, at most, above and
+/// at least `%laneid` (`1 << lane`, `(1 << lane) - 1`, …). Semantic analysis resolves
+/// each into one [`super::SpecialReg::Warp`]; `pass::expand_warp` writes it out from
+/// `%tid` and `%ntid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpReg {
+    LaneId,
+    WarpId,
+    Nwarpid,
+    LanemaskEq,
+    LanemaskLt,
+    LanemaskLe,
+    LanemaskGt,
+    LanemaskGe,
+}

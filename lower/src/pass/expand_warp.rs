@@ -30,11 +30,16 @@
 //! so that no thread clears it again (in the next `bar.red`) before all have read it.
 //! `.and` is "count == the block's threads", `.or` "count != 0".
 //!
+//! The warp model's special registers (`%laneid`, `%warpid`, `%nwarpid`,
+//! `%lanemask_*`, [`WarpReg`]'s doc) become arithmetic on the linear thread
+//! id and the block's size.
+//!
 //! Pre: CFG IR after `pass::inline`, whose [`InstKind::Warp`] instructions semantic
 //! analysis resolved and checked (`sema::warp`), each `.sync` one after its warp's sync
 //! point.
 //!
-//! Post: no [`InstKind::Warp`] or [`InstKind::BarrierReduce`] is left. Each became
+//! Post: no [`InstKind::Warp`], [`InstKind::BarrierReduce`] or special register of the
+//! warp model is left. Each became
 //! instructions with its span; `match` and `redux` add a loop's blocks, `bar.red` two
 //! guarded blocks (appended to the kernel), and the instructions after
 //! them move to the last of those.
@@ -44,18 +49,19 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BarrierReduction, BinaryOp, BlockId, CmpOp, Dim, InstKind, Kernel, OpTy,
-    Order, RegId, Scope, ShuffleMode, Space, SpecialReg, UnaryOp, Value, VoteMode, WarpInst,
-    WarpOp, WarpReduction,
+    Address, AtomicOp, BarrierReduction, BinaryOp, BlockId, CmpOp, Dim, FloatMode, InstKind,
+    Kernel, OpTy, Order, RegId, Scope, ShuffleMode, Space, SpecialReg, UnaryOp, Value, VoteMode,
+    WarpInst, WarpOp, WarpReduction, WarpReg,
 };
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
 
 /// Whether `kind` is an instruction this pass expands (`pass::leftover`): a warp
-/// collective or a `bar.red`.
+/// collective, a `bar.red` or a special register of the warp model.
 pub fn is_collective(kind: &InstKind) -> bool {
     matches!(kind, InstKind::Warp(_) | InstKind::BarrierReduce { .. })
+        || matches!(kind, InstKind::Special { reg: SpecialReg::Warp(_), .. })
 }
 
 /// Expands every warp collective of `k` as the module doc says. One whose shape is
@@ -73,10 +79,16 @@ pub fn run(k: &mut Kernel) -> Result<(), Diagnostic> {
             InstKind::BarrierReduce { op, dst, cond, negate, word } => {
                 e.barrier_reduce(op, dst, (cond, negate), word)
             }
+            InstKind::Special { dst, reg: SpecialReg::Warp(reg) } => e.warp_register(reg, dst),
             _ => {}
         }
         Ok(e.cur)
     })
+}
+
+/// `dst = lhs op rhs` on 32-bit words.
+fn binary(op: BinaryOp, dst: RegId, lhs: Value, rhs: Value) -> InstKind {
+    InstKind::Binary { op, ty: U32, mode: FloatMode::default(), dst, lhs, rhs }
 }
 
 /// How a loop over the lanes of the warp combines their published words.
@@ -123,6 +135,55 @@ impl Expand<'_> {
             // Every lane of the warp is already converged in block-uniform code; the
             // exchanges' end orders their memory.
             WarpOp::Sync => self.end_exchange(),
+        }
+    }
+
+    /// Special register `reg` of the warp model into `dst`, as
+    /// [`WarpReg`]'s doc specifies, from the linear thread id.
+    fn warp_register(&mut self, reg: WarpReg, dst: RegId) {
+        let last = match reg {
+            WarpReg::Nwarpid => {
+                let n = self.block_threads();
+                let n = self.add(U32, n, Value::Imm(31));
+                binary(BinaryOp::Shr, dst, n, Value::Imm(5))
+            }
+            WarpReg::LaneId => {
+                let t = self.linear_tid();
+                binary(BinaryOp::And, dst, t, Value::Imm(31))
+            }
+            WarpReg::WarpId => {
+                let t = self.linear_tid();
+                binary(BinaryOp::Shr, dst, t, Value::Imm(5))
+            }
+            mask => self.lane_mask(mask, dst),
+        };
+        self.push(last);
+    }
+
+    /// The last instruction of `%lanemask_*` `mask` into `dst`, after those before it.
+    fn lane_mask(&mut self, mask: WarpReg, dst: RegId) -> InstKind {
+        let t = self.linear_tid();
+        let lane = self.and(U32, t, Value::Imm(31));
+        let one = Value::Imm(1);
+        if mask == WarpReg::LanemaskEq {
+            return binary(BinaryOp::Shl, dst, one, lane);
+        }
+        let eq = self.bin(BinaryOp::Shl, U32, one, lane);
+        if mask == WarpReg::LanemaskLt {
+            return binary(BinaryOp::Sub, dst, eq, one);
+        }
+        let lt = self.bin(BinaryOp::Sub, U32, eq, one);
+        let not = |src| InstKind::Unary {
+            op: UnaryOp::Not,
+            ty: U32,
+            mode: FloatMode::default(),
+            dst,
+            src,
+        };
+        match mask {
+            WarpReg::LanemaskGe => not(lt),
+            WarpReg::LanemaskLe => binary(BinaryOp::Or, dst, lt, eq),
+            _ => not(self.or(U32, lt, eq)),
         }
     }
 

@@ -41,8 +41,9 @@
 //!    subgroups and one exchange per run of steps that crosses them, the same results
 //!    in every lane; [`expand_warp`] — the warp collectives (`shfl`,
 //!    `vote`, `match`, `redux`, `activemask`, `elect`, `bar.warp.sync`) become warp
-//!    exchanges (new blocks for the loops over lanes of `match` and `redux`), and
-//!    `bar.red` a shared counter between block barriers;
+//!    exchanges (new blocks for the loops over lanes of `match` and `redux`),
+//!    `bar.red` a shared counter between block barriers, and `%laneid`, `%warpid`,
+//!    `%nwarpid` and `%lanemask_*` arithmetic on the linear thread id;
 //!    [`split_grid`] — the kernel is cut into phases at its grid barriers (and at
 //!    cooperative groups' inline ones), which the runtime dispatches one after another:
 //!    a thread saves its live registers, local window and its block's shared window at

@@ -71,7 +71,7 @@ use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, CmpOp, Dim, FloatMode, Inst, InstKind, Kernel, OpTy, RegId, ShuffleMode, SpecialReg,
-    SubgroupOp, SyncPoint, Terminator, Value, WarpMode, WarpOp,
+    SubgroupOp, SyncPoint, Terminator, Value, WarpMode, WarpOp, WarpReg,
 };
 use crate::verify::inst_defs_uses;
 
@@ -499,6 +499,11 @@ impl<'k> LaneFacts<'k> {
             }
             InstKind::Special { reg: SpecialReg::Ntid(Dim::X), .. } => {
                 Some(Zero(Shape::WidthAligned))
+            }
+            // `%laneid` (before `pass::expand_warp`, which writes it as the linear id
+            // modulo 32).
+            InstKind::Special { reg: SpecialReg::Warp(WarpReg::LaneId), .. } => {
+                Some(Lane(Shape::Any))
             }
             InstKind::Mov { src, .. } => r(*src),
             InstKind::Convert { to, from, mode, src, .. }

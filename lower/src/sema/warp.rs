@@ -6,8 +6,9 @@
 //! out in warp exchanges. A `.sync` collective comes after a sync point of its warp
 //! ([`SyncPoint::Warp`]).
 //!
-//! Special registers: `%laneid` = linear tid mod 32, `%warpid` = linear tid / 32,
-//! `%nwarpid` = the block's warps, `%lanemask_*` from `%laneid`.
+//! The warp model's special registers (`%laneid`, `%warpid`, `%nwarpid`,
+//! `%lanemask_*`) are resolved into one [`InstKind::Special`] each
+//! ([`WarpReg`]'s doc specifies them).
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::modifier::{
@@ -16,12 +17,10 @@ use ptxvk_frontend::modifier::{
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::expand::Emit;
 use super::{Lowerer, Mods};
-use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BoolOp, InstKind, OpTy, ShuffleMode, SyncPoint, Value, VoteMode, WarpInst, WarpOp,
-    WarpReduction,
+    BoolOp, InstKind, OpTy, ShuffleMode, SpecialReg, SyncPoint, Value, VoteMode, WarpInst, WarpOp,
+    WarpReduction, WarpReg,
 };
 
 const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
@@ -76,39 +75,23 @@ impl Lowerer<'_> {
         Some(result)
     }
 
-    /// A special register of the warp model, when `name` is one.
+    /// A special register of the warp model, when `name` is one: one
+    /// [`InstKind::Special`], which `pass::expand_warp` writes out.
     pub(super) fn warp_register(&mut self, name: &str, span: Span) -> Option<Value> {
-        let mut e = Emit { l: self, span };
-        Some(match name {
-            "%laneid" => {
-                let t = e.linear_tid();
-                e.and(U32, t, Value::Imm(31))
-            }
-            "%warpid" => {
-                let t = e.linear_tid();
-                e.bin(BinaryOp::Shr, U32, t, Value::Imm(5))
-            }
-            "%nwarpid" => {
-                let n = e.block_threads();
-                let n = e.add(U32, n, Value::Imm(31));
-                e.bin(BinaryOp::Shr, U32, n, Value::Imm(5))
-            }
-            "%lanemask_eq" | "%lanemask_lt" | "%lanemask_le" | "%lanemask_gt" | "%lanemask_ge" => {
-                let t = e.linear_tid();
-                let lane = e.and(U32, t, Value::Imm(31));
-                let eq = e.bin(BinaryOp::Shl, U32, Value::Imm(1), lane);
-                let lt = e.bin(BinaryOp::Sub, U32, eq, Value::Imm(1));
-                let le = e.or(U32, lt, eq);
-                match name {
-                    "%lanemask_eq" => eq,
-                    "%lanemask_lt" => lt,
-                    "%lanemask_le" => le,
-                    "%lanemask_gt" => e.not(U32, le),
-                    _ => e.not(U32, lt),
-                }
-            }
+        let reg = match name {
+            "%laneid" => WarpReg::LaneId,
+            "%warpid" => WarpReg::WarpId,
+            "%nwarpid" => WarpReg::Nwarpid,
+            "%lanemask_eq" => WarpReg::LanemaskEq,
+            "%lanemask_lt" => WarpReg::LanemaskLt,
+            "%lanemask_le" => WarpReg::LanemaskLe,
+            "%lanemask_gt" => WarpReg::LanemaskGt,
+            "%lanemask_ge" => WarpReg::LanemaskGe,
             _ => return None,
-        })
+        };
+        let dst = self.temp(U32.storage(), span);
+        self.push(InstKind::Special { dst, reg: SpecialReg::Warp(reg) }, span);
+        Some(Value::Reg(dst))
     }
 
     /// The sync point before collective `i` of the lanes of `members`. Its kind is the

@@ -274,6 +274,14 @@ impl Spelled for SpecialReg {
         (SpecialReg::DeviceClock, "device_clock"),
         (SpecialReg::SharedWindowAddress, "shared_window_address"),
         (SpecialReg::ConfinedOutside, "confined_outside"),
+        (SpecialReg::Warp(WarpReg::LaneId), "laneid"),
+        (SpecialReg::Warp(WarpReg::WarpId), "warpid"),
+        (SpecialReg::Warp(WarpReg::Nwarpid), "nwarpid"),
+        (SpecialReg::Warp(WarpReg::LanemaskEq), "lanemask_eq"),
+        (SpecialReg::Warp(WarpReg::LanemaskLt), "lanemask_lt"),
+        (SpecialReg::Warp(WarpReg::LanemaskLe), "lanemask_le"),
+        (SpecialReg::Warp(WarpReg::LanemaskGt), "lanemask_gt"),
+        (SpecialReg::Warp(WarpReg::LanemaskGe), "lanemask_ge"),
     ];
 }
 

@@ -179,6 +179,9 @@ impl FnEmitter<'_> {
                 let fixed = self.t.u32(self.b, self.k.shared.static_bytes);
                 Ok(self.b.i_add(u32_ty, None, fixed, self.g.dynamic_shared_bytes)?)
             }
+            reg @ SpecialReg::Warp(_) => {
+                Err(Error::Internal(format!("{reg:?} left by expand_warp")))
+            }
             SpecialReg::ModuleData
             | SpecialReg::ParamBlock
             | SpecialReg::WindowBase
