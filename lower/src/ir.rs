@@ -132,6 +132,7 @@ use ptxvk_frontend::Span;
 pub type KernelAbi = ptxvk_abi::params::KernelAbi<ptxvk_frontend::ast::ScalarType>;
 
 mod copy;
+mod float_format;
 mod half;
 mod integer;
 mod layout;
@@ -145,6 +146,7 @@ mod texture;
 mod video;
 mod warp;
 pub use copy::*;
+pub use float_format::FloatFormat;
 pub use half::*;
 pub use integer::*;
 pub use layout::*;
@@ -727,104 +729,6 @@ pub enum Rounding {
     Up,
     /// To nearest, ties away from zero (`.rna`; only for [`InstKind::Narrow`]).
     NearestAway,
-}
-
-/// Floating-point formats ptxvk keeps as bit patterns in integer registers and converts
-/// with exact integer arithmetic, so that no device support for them is needed
-/// (PTX ISA 9.2 §5.2.5, §9.7.9.21): every format is sign, exponent and mantissa bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FloatFormat {
-    /// IEEE binary32, as the target of directed rounding from f64.
-    F32,
-    /// IEEE binary16 (`.f16`).
-    F16,
-    /// bfloat16 (`.bf16`): the top half of an f32.
-    Bf16,
-    /// TensorFloat-32 (`.tf32`): an f32 bit pattern whose low 13 mantissa bits are 0.
-    Tf32,
-    /// FP8 E4M3 (`.e4m3`): no infinities; `S.1111.111` is NaN; largest 448.
-    E4m3,
-    /// FP8 E5M2 (`.e5m2`): IEEE-like, with infinities and NaNs.
-    E5m2,
-    /// IEEE binary64, as the target of [`InstKind::IntToFloat`].
-    F64,
-    /// FP6 E2M3 (`.e2m3`): no infinities or NaNs; largest 7.5. Kept in a byte.
-    E2m3,
-    /// FP6 E3M2 (`.e3m2`): no infinities or NaNs; largest 28. Kept in a byte.
-    E3m2,
-    /// FP4 E2M1 (`.e2m1`): no infinities or NaNs; largest 6. Kept in a byte.
-    E2m1,
-}
-
-impl FloatFormat {
-    /// (exponent bits, mantissa bits) of the format.
-    pub fn layout(self) -> (u32, u32) {
-        match self {
-            FloatFormat::F32 => (8, 23),
-            FloatFormat::F16 => (5, 10),
-            FloatFormat::Bf16 => (8, 7),
-            FloatFormat::Tf32 => (8, 10),
-            FloatFormat::E4m3 => (4, 3),
-            FloatFormat::E5m2 => (5, 2),
-            FloatFormat::F64 => (11, 52),
-            FloatFormat::E2m3 => (2, 3),
-            FloatFormat::E3m2 => (3, 2),
-            FloatFormat::E2m1 => (2, 1),
-        }
-    }
-
-    pub fn bias(self) -> i64 {
-        (1 << (self.layout().0 - 1)) - 1
-    }
-
-    /// The width of the bit pattern in a register.
-    pub fn bits(self) -> u32 {
-        match self {
-            FloatFormat::F32 | FloatFormat::Tf32 => 32,
-            FloatFormat::F16 | FloatFormat::Bf16 => 16,
-            FloatFormat::E4m3
-            | FloatFormat::E5m2
-            | FloatFormat::E2m3
-            | FloatFormat::E3m2
-            | FloatFormat::E2m1 => 8,
-            FloatFormat::F64 => 64,
-        }
-    }
-
-    /// Whether the format has NaNs (the FP6 and FP4 formats have none).
-    pub fn has_nan(self) -> bool {
-        !matches!(self, FloatFormat::E2m3 | FloatFormat::E3m2 | FloatFormat::E2m1)
-    }
-
-    /// Whether the all-ones exponent encodes infinities and NaNs (IEEE-like).
-    pub fn has_infinity(self) -> bool {
-        self.has_nan() && self != FloatFormat::E4m3
-    }
-
-    /// The magnitude bits of the largest finite value.
-    pub fn max_finite(self) -> u64 {
-        let (e, m) = self.layout();
-        if self.has_infinity() {
-            (((1u64 << e) - 1) << m) - 1
-        } else if self.has_nan() {
-            // E4M3: the all-ones pattern is NaN, the one below it the largest value.
-            (1u64 << (e + m)) - 2
-        } else {
-            (1u64 << (e + m)) - 1
-        }
-    }
-
-    /// The NaN a conversion produces (positive, quiet). Formats without NaN get their
-    /// largest finite value: a NaN converted with `.satfinite` saturates (ptxvk's
-    /// choice; the ISA leaves it open).
-    pub fn nan(self) -> u64 {
-        let (e, m) = self.layout();
-        if self.has_nan() {
-            (1u64 << (e + m)) - 1
-        } else {
-            self.max_finite()
-        }
-    }
 }
 
 /// An atomic operation (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`): a read-modify-write,
