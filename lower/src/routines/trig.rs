@@ -29,7 +29,7 @@ const F32: OpTy = OpTy::F(32);
 const S64: OpTy = OpTy::S(64);
 const U32: OpTy = OpTy::U(32);
 
-/// 2/π in 24-bit pieces: 2/π = Σ TWO_OVER_PI_24[i] · 2^(-24(i+1)) to 288 bits (the
+/// 2/π in 24-bit pieces: `2/π = Σ TWO_OVER_PI_24[i] · 2^(-24(i+1))` to 288 bits (the
 /// table of fdlibm's `k_rem_pio2.c`, recomputed from π).
 const TWO_OVER_PI_24: [u32; 12] = [
     0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
