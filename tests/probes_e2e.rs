@@ -149,6 +149,28 @@ fn the_probe_finds_what_the_workaround_repairs() {
     assert!(texts.is_empty(), "{texts:?}");
 }
 
+/// For a device whose driver was not probed (`FloatConstants::Repaired`, what `ptxvk
+/// compile` assumes), the sums and differences with a zero literal keep IEEE's sign of
+/// zero (`-0 + 0` is +0, `0 - +0` is +0, `fma(-3, 0, 0)` is -0 + 0), though the driver
+/// may fold them: the backend repairs exactly the sums a fold can change (a zero
+/// constant operand), and these are the probe's cases that lavapipe folds.
+#[test]
+fn unprobed_targets_repair_the_sign_of_zero_sums_with_a_zero_literal() {
+    let Some(device) = device() else { return };
+    let repaired =
+        ptxvk::compile::Target { float_constants: FloatConstants::Repaired, ..device.target() };
+    let (f32s, f64s) = literal_constants(&device, repaired);
+    // Operations 3 (`add x, 0.0`), 6 (`sub 0.0, x`) and 12 (`fma x, 0.0, 0.0`) of
+    // `literal_constants.ptx`; the others are the multiplications and derived constants
+    // that only the probed workaround hides.
+    let sums = ["operation 3:", "operation 6:", "operation 12:"];
+    let wrong: Vec<String> = wrong(&f32s, &f64s)
+        .into_iter()
+        .filter(|w| sums.iter().any(|s| w.contains(&format!("{s} "))))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("; "));
+}
+
 /// The same through `ptxvk run`: the output buffer holds IEEE's results.
 #[test]
 fn literal_constants_are_exact_through_ptxvk_run() {

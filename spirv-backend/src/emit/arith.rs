@@ -14,11 +14,16 @@ impl FnEmitter<'_> {
                 let a = self.read_op(*lhs, *ty)?;
                 let c = self.read_op(*rhs, rhs_ty)?;
                 let (mut r, rt) = self.binary(*op, *ty, *mode, a, c)?;
-                let constant = matches!(lhs, Value::Imm(_)) || matches!(rhs, Value::Imm(_));
+                // Only a zero constant operand lets a fold change a zero sum's sign
+                // (`x + 0.0` to `x` gives -0 for `x` = -0; `0.0 - x` to `-x` gives -0
+                // for `x` = +0): with any other constant the sum is zero only when it is
+                // exact, and then +0 however the driver computes it.
+                let magnitude = (1u64 << (ty.bits().clamp(1, 64) - 1)) - 1;
+                let zero = |v: &Value| matches!(v, Value::Imm(bits) if bits & magnitude == 0);
                 let repair = self.g.float_constants == FloatConstants::Repaired;
                 if repair
-                    && constant
                     && ty.is_float()
+                    && (zero(lhs) || zero(rhs))
                     && matches!(op, BinaryOp::Add | BinaryOp::Sub)
                 {
                     r = self.zero_sign_of_sum(*op == BinaryOp::Sub, *ty, a, c, r)?;

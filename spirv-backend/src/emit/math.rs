@@ -240,8 +240,8 @@ impl FnEmitter<'_> {
     /// result set as IEEE 754 §6.3 says for round-to-nearest: -0 only when both addends
     /// are -0 (`a` and `-c` for a difference). Decided on the bit patterns: lavapipe
     /// 22.3 folds `x + 0.0` to `x` even under `SignedZeroInfNanPreserve`, which turns
-    /// `-0 + 0` into -0; only sums with a constant operand can be folded, so only those
-    /// get this repair, and only for a target whose driver was not probed
+    /// `-0 + 0` into -0; only sums with a constant zero operand can be folded that way,
+    /// so only those get this repair, and only for a target whose driver was not probed
     /// (`FloatConstants::Repaired`; a probed one is exact, or has its operands hidden).
     pub(super) fn zero_sign_of_sum(
         &mut self,
