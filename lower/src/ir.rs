@@ -314,6 +314,15 @@ impl Function {
         }
     }
 
+    /// Runs `pass` on this function's [`Self::shell`] and takes back the registers,
+    /// blocks and entry it leaves: how a pass that works on kernels rewrites a function.
+    pub fn rewrite_in_shell<T>(&mut self, pass: impl FnOnce(&mut Kernel) -> T) -> T {
+        let mut shell = self.shell();
+        let out = pass(&mut shell);
+        (self.regs, self.blocks, self.entry) = (shell.regs, shell.blocks, shell.entry);
+        out
+    }
+
     pub fn reg(&self, r: RegId) -> &RegInfo {
         &self.regs[r.index()]
     }

@@ -25,16 +25,11 @@ const U64: OpTy = OpTy::U(64);
 /// Writes out every `IsSpace` of the kernel and of its functions.
 pub fn run(k: &mut Kernel) {
     rewrite_body(k);
-    for i in 0..k.functions.len() {
-        let f = &k.functions[i];
-        let has = |inst: &Inst| matches!(inst.kind, InstKind::IsSpace(_));
-        if !f.blocks.iter().any(|b| b.insts.iter().any(has)) {
-            continue;
+    let has = |inst: &Inst| matches!(inst.kind, InstKind::IsSpace(_));
+    for f in &mut k.functions {
+        if f.blocks.iter().any(|b| b.insts.iter().any(has)) {
+            f.rewrite_in_shell(rewrite_body);
         }
-        let mut shell = f.shell();
-        rewrite_body(&mut shell);
-        let f = &mut k.functions[i];
-        (f.regs, f.blocks) = (shell.regs, shell.blocks);
     }
 }
 

@@ -68,19 +68,12 @@ impl Provenance {
 pub fn run(k: &mut Kernel) {
     let wide = k.shared.wide();
     let mut generic_wmma = rewrite_body(k, &[], false, wide);
-    for i in 0..k.functions.len() {
-        let f = &k.functions[i];
-        if f.routine.is_some() {
-            continue;
-        }
+    for f in k.functions.iter_mut().filter(|f| f.routine.is_none()) {
         // A device function's parameters and returns may be any pointer its callers
         // pass (its stack pointer is the local window's offset).
         let passed = f.params.iter().chain(&f.returns).map(|(r, _)| *r);
         let seeds: Vec<RegId> = passed.filter(|r| Some(*r) != f.stack_pointer).collect();
-        let mut shell = f.shell();
-        generic_wmma |= rewrite_body(&mut shell, &seeds, true, wide);
-        let f = &mut k.functions[i];
-        (f.regs, f.blocks) = (shell.regs, shell.blocks);
+        generic_wmma |= f.rewrite_in_shell(|shell| rewrite_body(shell, &seeds, true, wide));
     }
     if generic_wmma {
         k.local_bytes = k.local_bytes.max(4);

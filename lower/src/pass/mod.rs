@@ -487,11 +487,7 @@ pub fn structured(
 /// [`legalized`] checks.
 fn structure_routines(k: &mut Kernel) -> Result<(), Vec<Diagnostic>> {
     for f in k.functions.iter_mut().filter(|f| f.routine.is_some() && f.body.is_empty()) {
-        let mut shell = f.shell();
-        f.body = structurize::run(&mut shell).map_err(|d| vec![d])?;
-        f.regs = shell.regs;
-        f.blocks = shell.blocks;
-        f.entry = shell.entry;
+        f.body = f.rewrite_in_shell(structurize::run).map_err(|d| vec![d])?;
     }
     Ok(())
 }

@@ -235,13 +235,12 @@ fn routine_names_name_them() {
 /// after the body, and parses back to the same routines.
 #[test]
 fn structured_text_names_the_routines() {
-    let text = "kernel calls {\n    params size 8 align 8\n    \
-                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
-                entry bb0\n    reg i64 %rd1\n    reg f64 %fd1 %fd2\nbb0:\n    \
-                %rd1 = load.param.u64 [0]\n    %fd1 = load.global.f64 [%rd1]\n    \
-                %fd2 = sqrt.rz.f64 %fd1\n    %fd1 = fma.rm.f64 %fd2, %fd1, %fd2\n    \
-                store.global.f64 [%rd1], %fd1\n    return\n}\n";
-    let k = crate::text::parse(text).expect("parses").remove(0);
+    let k = buffer_kernel(
+        "calls",
+        "f64 %fd1 %fd2",
+        "%fd1 = load.global.f64 [%rd1]\n    %fd2 = sqrt.rz.f64 %fd1\n    \
+         %fd1 = fma.rm.f64 %fd2, %fd1, %fd2\n    store.global.f64 [%rd1], %fd1",
+    );
     let lowered = crate::pass::run(k, &crate::pass::Target::default()).expect("lowers");
     let printed = crate::text::print_structured(&lowered.kernel, &lowered.body);
     assert!(printed.contains("routine fn0 ptxvk.sqrt.f64.rz\nroutine fn1 ptxvk.fma.f64.rm\n"));
@@ -367,13 +366,12 @@ fn approx_routines_are_faithful_to_the_math_library() {
 /// each routine's body (the form for a target with f64).
 #[test]
 fn structured_text_rebuilds_the_approx_routines() {
-    let text = "kernel approx {\n    params size 8 align 8\n    \
-                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
-                entry bb0\n    reg i64 %rd1\n    reg f32 %f1 %f2\nbb0:\n    \
-                %rd1 = load.param.u64 [0]\n    %f1 = load.global.f32 [%rd1]\n    \
-                %f2 = lg2.f32 %f1\n    %f1 = rsqrt.f32 %f2\n    \
-                store.global.f32 [%rd1], %f1\n    return\n}\n";
-    let k = crate::text::parse(text).expect("parses").remove(0);
+    let k = buffer_kernel(
+        "approx",
+        "f32 %f1 %f2",
+        "%f1 = load.global.f32 [%rd1]\n    %f2 = lg2.f32 %f1\n    %f1 = rsqrt.f32 %f2\n    \
+         store.global.f32 [%rd1], %f1",
+    );
     let lowered = crate::pass::run(k, &crate::pass::Target::default()).expect("lowers");
     let printed = crate::text::print_structured(&lowered.kernel, &lowered.body);
     assert!(
@@ -408,12 +406,11 @@ fn only_the_reduction_of_sin_and_cos_loops() {
 /// has no f64 (with f64 the routine has no loop, and the kernel none to count).
 #[test]
 fn the_loop_guard_counts_the_loop_of_sin_without_f64() {
-    let text = "kernel trig {\n    params size 8 align 8\n    \
-                param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
-                entry bb0\n    reg i64 %rd1\n    reg f32 %f1 %f2\nbb0:\n    \
-                %rd1 = load.param.u64 [0]\n    %f1 = load.global.f32 [%rd1]\n    \
-                %f2 = sin.f32 %f1\n    store.global.f32 [%rd1], %f2\n    return\n}\n";
-    let k = crate::text::parse(text).expect("parses").remove(0);
+    let k = buffer_kernel(
+        "trig",
+        "f32 %f1 %f2",
+        "%f1 = load.global.f32 [%rd1]\n    %f2 = sin.f32 %f1\n    store.global.f32 [%rd1], %f2",
+    );
     let guard = crate::pass::LoopGuard { limit: 60_000, subgroups: 4 };
     for (float64, want) in [(true, vec![]), (false, vec![11])] {
         let target = crate::pass::Target { float64, loop_guard: Some(guard), ..Default::default() };
@@ -428,4 +425,16 @@ fn the_loop_guard_counts_the_loop_of_sin_without_f64() {
             .collect();
         assert_eq!(counts, want, "float64: {float64}");
     }
+}
+
+/// A kernel of one block in the IR text format whose parameter is a buffer: `%rd1` holds
+/// its address, `regs` declares the other registers, `body` runs before the return.
+fn buffer_kernel(name: &str, regs: &str, body: &str) -> crate::ir::Kernel {
+    let text = format!(
+        "kernel {name} {{\n    params size 8 align 8\n    \
+         param out .u64 x1 @0 size 8 align 8\n    shared 0\n    local 0\n    \
+         entry bb0\n    reg i64 %rd1\n    reg {regs}\nbb0:\n    \
+         %rd1 = load.param.u64 [0]\n    {body}\n    return\n}}\n"
+    );
+    crate::text::parse(&text).expect("parses").remove(0)
 }
