@@ -1,7 +1,8 @@
 //! The `.approx` and `.full` floating-point instructions (PTX ISA 9.2 §9.7.3.8-22,
 //! §9.7.4.8-9): `ex2`, `lg2`, `sin`, `cos`, `rsqrt`, `tanh` (IR `UnaryOp`s computed in
-//! f64 by the backend), `sqrt.approx`, `rcp.approx`, `div.approx`, `div.full` (the
-//! correctly rounded forms, which are within every documented bound), and `ex2`/`tanh`
+//! f64 by the backend), `sqrt.approx`, `rcp.approx` (the correctly rounded forms, which
+//! are within every documented bound), `div.approx` (one
+//! [`IntegerOp::ApproxDiv`], which `pass::expand_integer` writes out), and `ex2`/`tanh`
 //! on `.f16`/`.bf16` (one [`InstKind::Half`] each, which `pass::expand_formats` computes
 //! through f32).
 
@@ -10,16 +11,13 @@ use ptxvk_frontend::modifier::{Modifier, Precision};
 use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
-use super::expand::Emit;
 use super::formats::half_type;
 use super::{Lowerer, Mods};
-use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CmpOp, FloatMode, HalfArith, HalfOp, InstKind, OpTy, Rounding, UnaryOp, Value,
+    FloatMode, HalfArith, HalfOp, InstKind, IntegerInst, IntegerOp, OpTy, Rounding, UnaryOp,
 };
 
 const APPROX: Modifier = Modifier::Precision(Precision::Approx);
-const FULL: Modifier = Modifier::Precision(Precision::Full);
 
 const F32: OpTy = OpTy::F(32);
 
@@ -47,7 +45,9 @@ impl Lowerer<'_> {
         }
         match op {
             Opcode::Sqrt | Opcode::Rcp if approx => Some(self.approx_unary(op, i, m)),
-            Opcode::Div if approx || m.has(FULL) => Some(self.approx_div(i, m)),
+            // `div.full.f32` is the correctly rounded quotient (within its 2-ulp bound),
+            // the core lowering's.
+            Opcode::Div if approx => Some(self.approx_div(i, m)),
             _ => None,
         }
     }
@@ -135,40 +135,13 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `div.approx.f32` and `div.full.f32`: the correctly rounded quotient (within their
-    /// 2-ulp bounds), except that `div.approx` gives 0 (NaN for an infinite dividend)
-    /// for 2^126 < |b| < 2^128, as the ISA specifies.
+    /// `div.approx{.ftz}.f32`: one [`IntegerOp::ApproxDiv`], which
+    /// `pass::expand_integer` writes out.
     fn approx_div(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let approx = m.has(APPROX);
-        let dst = self.dst(&i.operands[0], F32, false)?;
-        let a = self.src(&i.operands[1], F32, false, span)?;
-        let b = self.src(&i.operands[2], F32, false, span)?;
-        let mode = FloatMode { ftz: m.ftz, sat: false, ..FloatMode::default() };
-        let mut e = Emit { l: self, span };
-        let q = e.temp(F32);
-        e.push(InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, dst: q, lhs: a, rhs: b });
-        let mut r = Value::Reg(q);
-        if approx {
-            let u32t = OpTy::U(32);
-            let mag_b = e.and(u32t, b, Value::Imm(0x7fff_ffff));
-            let above = e.cmp(CmpOp::Gt, u32t, mag_b, Value::Imm(0x7e80_0000));
-            let finite = e.cmp(CmpOp::Lt, u32t, mag_b, Value::Imm(0x7f80_0000));
-            let huge = e.temp(OpTy::Pred);
-            e.push(InstKind::PredLogic {
-                op: crate::ir::BoolOp::And,
-                dst: huge,
-                lhs: above,
-                rhs: finite,
-            });
-            let sign = e.bin(BinaryOp::Xor, u32t, a, b);
-            let sign = e.and(u32t, sign, Value::Imm(0x8000_0000));
-            let mag_a = e.and(u32t, a, Value::Imm(0x7fff_ffff));
-            let a_inf = e.cmp(CmpOp::Eq, u32t, mag_a, Value::Imm(0x7f80_0000));
-            let special = e.sel(u32t, a_inf, Value::Imm(0x7fc0_0000), sign);
-            r = e.sel(u32t, huge, special, r);
-        }
-        e.mov(F32, dst, r);
+        let (dst, [a, b]) = self.fixed_args(i, m)?;
+        let op = IntegerOp::ApproxDiv { ftz: m.ftz };
+        let div = IntegerInst { op, dst: Some(dst), srcs: vec![a, b] };
+        self.push(InstKind::Integer(Box::new(div)), i.span);
         Ok(())
     }
 }
