@@ -19,6 +19,8 @@
 //! instruction is a `mov`, or the carry flag's after it), so the destination may be a
 //! source.
 //!
+//! Each carry flag starts at 0 at the kernel's entry ([`init_carry_flags`]).
+//!
 //! Precondition: none. Postcondition: no [`InstKind::Integer`] is left ([`is_integer`],
 //! which `super::leftover` checks).
 
@@ -26,8 +28,8 @@ mod bits;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, BoolOp, CarryOp, CmpOp, FloatMode, InstKind, IntegerInst, IntegerOp, Kernel, OpTy,
-    PackedOp, RegId, Value,
+    BinaryOp, BoolOp, CarryOp, CmpOp, FloatMode, Inst, InstKind, IntegerInst, IntegerOp, Kernel,
+    OpTy, PackedOp, RegId, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -42,6 +44,7 @@ pub fn is_integer(kind: &InstKind) -> bool {
 
 /// Expands every integer operation of `k`.
 pub fn run(k: &mut Kernel) {
+    init_carry_flags(k);
     for b in 0..k.blocks.len() {
         if !k.blocks[b].insts.iter().any(|i| is_integer(&i.kind)) {
             continue;
@@ -60,6 +63,29 @@ pub fn run(k: &mut Kernel) {
         }
         k.blocks[b].insts = out;
     }
+}
+
+/// Sets each carry flag (the register a carry chain names, [`IntegerOp::Carry`]) to 0
+/// at the kernel's entry, so that every path defines it: PTX leaves `CC.CF` undefined
+/// before the first `.cc` instruction (§9.7.2). In register order, each with the span
+/// of the first instruction that names it.
+fn init_carry_flags(k: &mut Kernel) {
+    let mut flags = std::collections::BTreeMap::new();
+    for inst in k.blocks.iter().flat_map(|b| &b.insts) {
+        if let InstKind::Integer(i) = &inst.kind {
+            if let IntegerOp::Carry { carry_in, carry_out, .. } = i.op {
+                for cf in carry_in.into_iter().chain(carry_out) {
+                    flags.entry(cf).or_insert(inst.span);
+                }
+            }
+        }
+    }
+    let entry = k.entry.index();
+    let inits = flags.into_iter().map(|(cf, span)| Inst {
+        kind: InstKind::Mov { ty: U32, dst: cf, src: Value::Imm(0) },
+        span,
+    });
+    k.blocks[entry].insts.splice(0..0, inits);
 }
 
 /// The instructions of one integer operation.
