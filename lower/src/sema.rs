@@ -1017,7 +1017,7 @@ impl Lowerer<'_> {
             Shfl | Vote | Match | Redux | Activemask | Elect | Bar => self.warp(op, i, m),
             Mma | Ldmatrix | Stmatrix | Movmatrix => self.matrix(op, i, m),
             Wmma => self.wmma(op, i, m),
-            Ex2 | Lg2 | Sin | Cos | Rsqrt | Tanh | Sqrt | Rcp | Div => self.approx(op, i, m),
+            Ex2 | Tanh | Div => self.approx(op, i, m),
             Add | Sub | Mul | Fma | Mad | Neg | Abs | Min | Max | Cvt => {
                 self.float_formats(op, i, m).or_else(|| self.expand(op, i, m))
             }

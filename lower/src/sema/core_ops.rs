@@ -401,13 +401,14 @@ enum Takes {
     /// Its rounding, `.ftz` and `.sat` ([`float_mode`]).
     FloatMode,
     /// `.ftz` only: `abs.ftz`/`neg.ftz` flush a subnormal input to a zero of its sign
-    /// (§9.7.3.6-7; `pass::float_modifiers` writes the flush out).
+    /// (§9.7.3.6-7; `pass::float_modifiers` writes the flush out), as the approximate
+    /// functions flush their input and result.
     Ftz,
     Nothing,
 }
 
-/// The opcodes whose remaining forms (once the formats, approximations and expansions
-/// of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
+/// The opcodes whose remaining forms (once the formats, half functions, `div.approx`
+/// and expansions of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
 /// operation of the same shape (PTX ISA 9.2 §9.7.1-9.7.3, §9.7.8): the operation, and
 /// the modifiers it takes. `mul`'s product half replaces its operation; `and`, `or` and
 /// `xor` of predicates are [`InstKind::PredLogic`], the unary ones but `sqrt` and `rcp`
@@ -430,6 +431,14 @@ const ONE_OPERATION: &[(Opcode, OneOperation, Takes)] = {
         (Opcode::Shr, Binary(BinaryOp::Shr), N),
         (Opcode::Sqrt, Unary(UnaryOp::Sqrt), F),
         (Opcode::Rcp, Unary(UnaryOp::Rcp), F),
+        // The approximate functions (§9.7.3.17-22), computed in f64 by the backend
+        // (`rsqrt.approx.f64` by `pass::expand_formats`).
+        (Opcode::Ex2, Unary(UnaryOp::Ex2), Ftz),
+        (Opcode::Lg2, Unary(UnaryOp::Lg2), Ftz),
+        (Opcode::Sin, Unary(UnaryOp::Sin), Ftz),
+        (Opcode::Cos, Unary(UnaryOp::Cos), Ftz),
+        (Opcode::Rsqrt, Unary(UnaryOp::Rsqrt), Ftz),
+        (Opcode::Tanh, Unary(UnaryOp::Tanh), Ftz),
         (Opcode::Not, Unary(UnaryOp::Not), N),
         (Opcode::Cnot, Unary(UnaryOp::Cnot), N),
         (Opcode::Neg, Unary(UnaryOp::Neg), Ftz),
