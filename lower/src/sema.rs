@@ -922,10 +922,8 @@ impl Lowerer<'_> {
             Opcode::Brx => {
                 // `brx.idx index, table;` (PTX ISA 9.2 §9.7.13.3): a jump table, which
                 // becomes a switch. An index past the table is undefined in PTX; it
-                // goes to the first target here.
-                if !m.has(Modifier::Indexed(md::Indexed::Idx)) {
-                    return Err(Diagnostic::error(span, "`brx` needs `.idx`"));
-                }
+                // goes to the first target here. The form is checked
+                // (`ptxvk_frontend::forms`): it has `.idx`.
                 let [index, Operand::Name { name: table, component: None }] = i.operands.as_slice()
                 else {
                     return Err(Diagnostic::error(

@@ -293,7 +293,7 @@ impl Lowerer<'_> {
         let ops = i.operands.as_slice();
         // Half types compare as their exact f32 values (§9.7.4.6).
         let half = match m.types.as_slice() {
-            [t] => formats::half_source(t.value).map(|h| (h, t.span)),
+            [t] => formats::half_source(t.value),
             _ => None,
         };
         // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
@@ -312,14 +312,12 @@ impl Lowerer<'_> {
             None => None,
         };
         // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
-        // x2 comparison; a scalar one writes `p` (and `q` is its negation).
-        // One `IntegerOp::HalfSetp`, which `pass::expand_integer` writes out.
-        if let Some(((format, lanes), at)) = half {
+        // x2 comparison (the form is checked: it writes `p|q`); a scalar one writes `p`
+        // (and `q` is its negation). One `IntegerOp::HalfSetp`, which
+        // `pass::expand_integer` writes out.
+        if let Some((format, lanes)) = half {
             let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
             let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
-            if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
-                return Err(Diagnostic::error(at, "an x2 `setp` writes two predicates `p|q`"));
-            }
             let combine = combine.map(|(op, pred, negate)| PredSource { op, pred, negate });
             let (lanes, ftz) = (lanes as u8, m.ftz);
             let op = IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q: dst_not };

@@ -326,14 +326,12 @@ impl Lowerer<'_> {
             Operand::Imm(lut) => lut.eval_int().map_or(0, |c| c.value as u8),
             _ => 0,
         };
+        // With a combine the destination is a pair `d|p` (the form is checked too).
         let (dst, pred_dst) = match (&i.operands[0], combine) {
             (Operand::Pair(d, p, _), Some(_)) => {
                 (self.opt_dst(d, U32)?, self.opt_dst(p, OpTy::Pred)?)
             }
-            (_, Some(_)) => {
-                return Err(Diagnostic::error(span, "`lop3` with `.and`/`.or` writes `d|p`"))
-            }
-            (d, None) => (Some(self.dst(d, U32, false)?), None),
+            (d, _) => (Some(self.dst(d, U32, false)?), None),
         };
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
         let combine = match combine {
