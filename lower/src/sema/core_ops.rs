@@ -17,8 +17,9 @@ impl Lowerer<'_> {
     pub(super) fn mov(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
+        // The instruction table gives `mov` and `selp` no modifiers but types and
+        // `mov`'s vector (`ptxvk_frontend::instructions`).
         let ty = self.bits_type(i, m)?;
-        m.allow(&[])?;
         // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
         // registers (a vector register is one, `ptxvk_frontend::vectors`).
         if let Some(n) = m.vector {
@@ -113,7 +114,6 @@ impl Lowerer<'_> {
     /// `selp.type d, a, b, {!}c` (PTX ISA 9.2 §9.7.7): `c ? a : b`.
     pub(super) fn selp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let ty = self.bits_type(i, m)?;
-        m.allow(&[])?;
         let ops = i.operands.as_slice();
         let dst = self.dst(&ops[0], ty, false)?;
         let a = self.src(&ops[1], ty, false, i.span)?;
@@ -345,7 +345,6 @@ impl Lowerer<'_> {
         match op {
             Opcode::Call => return self.call(i),
             Opcode::Trap => {
-                m.allow(&[])?;
                 self.trap(span);
                 return Ok(());
             }
