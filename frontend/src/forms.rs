@@ -16,7 +16,7 @@ use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
 use crate::modifier::{
     BarrierForm, Bfind, CacheHint, CacheOp, Carry, Clamp, Convergence, FenceForm, FloatClass,
-    FloatOption, Format, MemoryOrder, Modifier, Population, Precision, Reduction, Scope,
+    FloatOption, Format, Indexed, MemoryOrder, Modifier, Population, Precision, Reduction, Scope,
     ShiftDirection, Shuffle, Vote,
 };
 
@@ -69,6 +69,10 @@ pub enum Check {
     SyncOperands(usize),
     /// Operand 4 is a constant of 8 bits (`lop3`'s truth table `immLut`, §9.7.8.6).
     TruthTable,
+    /// With a predicate combine the destination is a pair `d|p` (`lop3.and`, §9.7.8.6).
+    CombinedPair,
+    /// With one of these types the destination is a pair `p|q` (`setp.f16x2`, §9.7.4.6).
+    PairWith(&'static [ScalarType]),
     // The core arithmetic, conversions, `redux` and fences (§9.7.1, §9.7.3, §9.7.9.21,
     // §9.7.13.4, §9.7.13.7).
     /// No type modifier (the packed `add.u16x2`, whose type is a format).
@@ -210,7 +214,10 @@ pub static FORMS: &[Form] = &[
     // §9.7.8.8
     row(&[Opcode::Shf], &[OneOf(SHIFT), OneOf(CLAMP), Type(&[B32])]),
     // §9.7.8.6
-    row(&[Opcode::Lop3], &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5), TruthTable]),
+    row(
+        &[Opcode::Lop3],
+        &[Details(&[]), Type(&[B32]), Combines(AND_OR), Operands(5), TruthTable, CombinedPair],
+    ),
     // §9.7.1.22-23
     row(&[Opcode::Dp4a], &[Details(&[]), TwoTypes(U32S32, U32S32)]),
     row(&[Opcode::Dp2a], &[Details(&[]), TwoTypes(U32S32, U32S32), Part(LO_HI)]),
@@ -223,9 +230,9 @@ pub static FORMS: &[Form] = &[
         "setp.bf16",
         &[Opcode::Setp],
         When::Type(&[Bf16, Bf16x2]),
-        &[Comparison, Operands(3), NoFtz],
+        &[Comparison, Operands(3), NoFtz, PairWith(&[Bf16x2])],
     ),
-    row(&[Opcode::Setp], &[Comparison, Operands(3), ComparedType]),
+    row(&[Opcode::Setp], &[Comparison, Operands(3), ComparedType, PairWith(&[F16x2])]),
     // §9.7.7.1, §9.7.4.7: `set.dtype.stype`, half sources (`.ftz` with `.f16` only) to
     // half, 16-bit or 32-bit lanes.
     named(
@@ -444,6 +451,8 @@ pub static FORMS: &[Form] = &[
         When::Has(Modifier::Scope(Scope::Cluster)),
         &[Details(BARRIER_CLUSTER), Operands(0), OneOf(ARRIVE_WAIT)],
     ),
+    // §9.7.13.3: `brx.idx{.uni} index, tlist`.
+    row(&[Opcode::Brx], &[OneOf(INDEXED)]),
     // §9.7.13.1-2: `bar.warp.sync`; `bar.arrive` (which `sema::barrier` refuses: Vulkan
     // has no arrival without waiting); `bar{.cta}.red`; `bar{.cta}.sync{.aligned}`.
     row(&[Opcode::Bar], &[Details(BAR_WARP)]).when(When::Has(BAR_WARP[0])),
@@ -589,6 +598,7 @@ const FENCES: &[Modifier] = &[
 ];
 
 const APPROX: &[Modifier] = &[Modifier::Precision(Precision::Approx)];
+const INDEXED: &[Modifier] = &[Modifier::Indexed(Indexed::Idx)];
 const SYNC: &[Modifier] =
     &[Modifier::Convergence(Convergence::Sync), Modifier::Convergence(Convergence::Aligned)];
 const SHUFFLE: &[Modifier] = &[
@@ -898,6 +908,19 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
             let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
             if lut > 0xff {
                 return Err(Diagnostic::error(table.span(), "`immLut` is an 8-bit table"));
+            }
+        }
+        CombinedPair => {
+            if m.combine.is_some() && !matches!(i.operands.first(), Some(Operand::Pair(..))) {
+                let msg = format!("`{name}` with `.and`/`.or` writes `d|p`");
+                return Err(Diagnostic::error(i.span, msg));
+            }
+        }
+        PairWith(set) => {
+            let paired = matches!(i.operands.first(), Some(Operand::Pair(..)));
+            if let Some(t) = m.types.iter().find(|t| set.contains(&t.value)).filter(|_| !paired) {
+                let msg = format!("an x2 `{op}` writes two predicates `p|q`");
+                return Err(Diagnostic::error(t.span, msg));
             }
         }
         Operands(n) | SyncOperands(n) => {

@@ -168,6 +168,12 @@ fn logic_and_float_bit_forms() {
             "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96;",
         ),
         ("lop3.u32 %r1, %r2, %r3, %r0, 0x96;", "`lop3` takes `.b32`", ".u32"),
+        // §9.7.8.6: with `.and`/`.or` the destination is `d|p`.
+        (
+            "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96, %p2;",
+            "`lop3` with `.and`/`.or` writes `d|p`",
+            "lop3.and.b32 %r1, %r2, %r3, %r0, 0x96, %p2;",
+        ),
         // §9.7.8.6: the truth table is an 8-bit constant.
         ("lop3.b32 %r1, %r2, %r3, %r0, %r1;", "`immLut` must be a constant", "%r1"),
         ("lop3.b32 %r1, %r2, %r3, %r0, 0x100;", "`immLut` is an 8-bit table", "0x100"),
@@ -342,6 +348,12 @@ fn comparison_forms() {
         "set.lt.ftz.u16.f16 %h1, %h2, %h3;",
         "set.lt.u32.bf16 %r1, %h2, %h3;",
         "set.ne.bf16x2.f16x2 %r1, %r2, %r3;",
+        "setp.gt.f16x2 _|%p2, %r2, %r3;",
+    ]);
+    // §9.7.4.6: an x2 comparison writes a predicate per lane, `p|q`.
+    refused(&[
+        ("setp.lt.f16x2 %p1, %r2, %r3;", "an x2 `setp` writes two predicates `p|q`", ".f16x2"),
+        ("setp.lt.or.bf16x2 %p1, %r2, %r3, %p3;", "an x2 `setp` writes", ".bf16x2"),
     ]);
     refused(&[
         (
@@ -525,6 +537,16 @@ fn conversion_forms() {
             "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3;",
         ),
         ("cvt.pack.sat.relu.u8.s32.b32 %r1, %r2, %r3, %r0;", "modifier `.relu`", ".relu"),
+    ]);
+}
+
+#[test]
+fn branch_table_forms() {
+    // §9.7.13.3: `brx.idx{.uni} index, tlist`.
+    accepted(&["brx.idx %r1, tab;", "brx.idx.uni %r1, tab;"]);
+    refused(&[
+        ("brx %r1, tab;", "`brx` needs `.idx`", "brx %r1, tab;"),
+        ("brx.uni %r1, tab;", "`brx` needs `.idx`", "brx.uni %r1, tab;"),
     ]);
 }
 

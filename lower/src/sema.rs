@@ -922,10 +922,8 @@ impl Lowerer<'_> {
             Opcode::Brx => {
                 // `brx.idx index, table;` (PTX ISA 9.2 §9.7.13.3): a jump table, which
                 // becomes a switch. An index past the table is undefined in PTX; it
-                // goes to the first target here.
-                if !m.has(Modifier::Indexed(md::Indexed::Idx)) {
-                    return Err(Diagnostic::error(span, "`brx` needs `.idx`"));
-                }
+                // goes to the first target here. The form is checked
+                // (`ptxvk_frontend::forms`): it has `.idx`.
                 let [index, Operand::Name { name: table, component: None }] = i.operands.as_slice()
                 else {
                     return Err(Diagnostic::error(
@@ -1017,7 +1015,7 @@ impl Lowerer<'_> {
             Shfl | Vote | Match | Redux | Activemask | Elect | Bar => self.warp(op, i, m),
             Mma | Ldmatrix | Stmatrix | Movmatrix => self.matrix(op, i, m),
             Wmma => self.wmma(op, i, m),
-            Ex2 | Lg2 | Sin | Cos | Rsqrt | Tanh | Sqrt | Rcp | Div => self.approx(op, i, m),
+            Ex2 | Tanh | Div => self.approx(op, i, m),
             Add | Sub | Mul | Fma | Mad | Neg | Abs | Min | Max | Cvt => {
                 self.float_formats(op, i, m).or_else(|| self.expand(op, i, m))
             }

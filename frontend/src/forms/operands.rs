@@ -107,8 +107,9 @@ pub static OPERANDS: &[Operands] = &[
     // §9.7.8.4-8: the shift amounts are `.u32`.
     row(&[Opcode::Shl, Opcode::Shr], &[Dst(Type), Src(Type), Src(U32)]),
     row(&[Opcode::Prmt, Opcode::Shf], TERNARY),
-    // §9.7.1.9-10, §9.7.1.14-15, §9.7.1.17, §9.7.3.9-10, §9.7.8.5: one source (not on
-    // predicates); `popc` and `clz` count into a `.u32`.
+    // §9.7.1.9-10, §9.7.1.14-15, §9.7.1.17, §9.7.3.9-10, §9.7.3.17-22, §9.7.8.5: one
+    // source (not on predicates, nor for `sema::approx`'s half `ex2`/`tanh`); `popc` and
+    // `clz` count into a `.u32`.
     row(&[Opcode::Popc, Opcode::Clz], &[Dst(U32), Src(Type)]),
     row(
         &[
@@ -119,6 +120,12 @@ pub static OPERANDS: &[Operands] = &[
             Opcode::Brev,
             Opcode::Sqrt,
             Opcode::Rcp,
+            Opcode::Ex2,
+            Opcode::Lg2,
+            Opcode::Sin,
+            Opcode::Cos,
+            Opcode::Rsqrt,
+            Opcode::Tanh,
         ],
         &[Dst(Type), Src(Type)],
     ),

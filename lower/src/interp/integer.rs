@@ -192,6 +192,7 @@ pub fn eval(
             }
             d & 0xffff_ffff
         }
+        IntegerOp::ApproxDiv { ftz } => approx_div(ftz, a as u32, b as u32),
     };
     if let Some(d) = i.dst {
         out.insert(0, (d, value & mask(i.op.dst_ty().bits())));
@@ -391,6 +392,21 @@ fn float_min_max([max, ftz, nan, abs, xorsign]: [bool; 5], x: &[u64]) -> u64 {
         r |= (a ^ b) as u32 & SIGN;
     }
     u64::from(r)
+}
+
+/// `div.approx{.ftz}.f32` (§9.7.3.8): the quotient, correctly rounded (the
+/// interpreter's exact model), but for a finite |b| above 2^126: a zero of the sign of
+/// `a * b`, or the canonical NaN when `a` is infinite.
+fn approx_div(ftz: bool, a: u32, b: u32) -> u64 {
+    let divisor = f32::from_bits(b).abs();
+    if divisor > 2f32.powi(126) && divisor.is_finite() {
+        return match f32::from_bits(a) {
+            x if x.is_infinite() => 0x7fc0_0000,
+            _ => u64::from((a ^ b) & 0x8000_0000),
+        };
+    }
+    let mode = crate::ir::FloatMode { ftz, ..crate::ir::FloatMode::default() };
+    super::arith::binary(crate::ir::BinaryOp::Div, crate::ir::OpTy::F(32), mode, a.into(), b.into())
 }
 
 /// §9.7.3.3 by the host's classification.

@@ -120,6 +120,11 @@ pub enum IntegerOp {
     /// d, a, b, c` (§9.7.9.22): `a` and `b` (s32) clamped to the `bits`-wide type, `b`
     /// in the low bits, `a` above, and for `bits < 16` `c`'s low bits above those.
     CvtPack { bits: u8, signed: bool },
+    /// `div.approx{.ftz}.f32 d, a, b` (§9.7.3.8): the correctly rounded quotient (within
+    /// the 2-ulp bound), except that for 2^126 < |b| < 2^128 it is the zero of the sign
+    /// of `a` XOR `b` (the canonical NaN 0x7fc00000 when `a` is infinite), as the ISA
+    /// specifies. The sign and magnitude tests read the sources' bits as they are.
+    ApproxDiv { ftz: bool },
 }
 
 /// The packed half-word operations.
@@ -266,7 +271,7 @@ impl IntegerOp {
             | IntegerOp::Mul24 { signed: true, .. }
             | IntegerOp::Szext { signed: true, .. } => S32,
             IntegerOp::Dot { a_signed, b_signed, .. } if a_signed || b_signed => S32,
-            IntegerOp::FloatMinMax { .. } => OpTy::F(32),
+            IntegerOp::FloatMinMax { .. } | IntegerOp::ApproxDiv { .. } => OpTy::F(32),
             IntegerOp::Copysign { ty } => ty,
             IntegerOp::Testp { .. } | IntegerOp::HalfSetp { .. } => OpTy::Pred,
             IntegerOp::Set { source, truth, .. } => {
@@ -300,6 +305,7 @@ impl IntegerOp {
             }
             IntegerOp::FloatMinMax { .. } => s(2 + usize::from(three), OpTy::F(32)),
             IntegerOp::Copysign { ty } => s(2, ty),
+            IntegerOp::ApproxDiv { .. } => s(2, OpTy::F(32)),
             IntegerOp::Testp { ty, .. } => s(1, ty),
             IntegerOp::Set { source: SetSource::Scalar(t), .. } => s(2, t),
             IntegerOp::Set { source, .. } => s(2, OpTy::U(source.bits() as u8)),

@@ -12,11 +12,14 @@
 //! * `prmt` and `shf` shift the 64-bit `{b, a}`; `lop3` is the OR of the minterms its
 //!   table selects; `dp4a`/`dp2a` sum `bfe`d elements;
 //! * the float bit-level operations mask the sign and exponent bits, `set` and `slct`
-//!   compare with `setp` and select.
+//!   compare with `setp` and select; `div.approx.f32` is the exact quotient, selected
+//!   away for the divisors the ISA gives a zero.
 //!
 //! Every expansion reads its sources before it writes the destination (the last
 //! instruction is a `mov`, or the carry flag's after it), so the destination may be a
 //! source.
+//!
+//! Each carry flag starts at 0 at the kernel's entry ([`init_carry_flags`]).
 //!
 //! Precondition: none. Postcondition: no [`InstKind::Integer`] is left ([`is_integer`],
 //! which `super::leftover` checks).
@@ -25,8 +28,8 @@ mod bits;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, CarryOp, CmpOp, FloatMode, InstKind, IntegerInst, IntegerOp, Kernel, OpTy, PackedOp,
-    RegId, Value,
+    BinaryOp, BoolOp, CarryOp, CmpOp, FloatMode, Inst, InstKind, IntegerInst, IntegerOp, Kernel,
+    OpTy, PackedOp, RegId, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -41,6 +44,7 @@ pub fn is_integer(kind: &InstKind) -> bool {
 
 /// Expands every integer operation of `k`.
 pub fn run(k: &mut Kernel) {
+    init_carry_flags(k);
     for b in 0..k.blocks.len() {
         if !k.blocks[b].insts.iter().any(|i| is_integer(&i.kind)) {
             continue;
@@ -59,6 +63,29 @@ pub fn run(k: &mut Kernel) {
         }
         k.blocks[b].insts = out;
     }
+}
+
+/// Sets each carry flag (the register a carry chain names, [`IntegerOp::Carry`]) to 0
+/// at the kernel's entry, so that every path defines it: PTX leaves `CC.CF` undefined
+/// before the first `.cc` instruction (§9.7.2). In register order, each with the span
+/// of the first instruction that names it.
+fn init_carry_flags(k: &mut Kernel) {
+    let mut flags = std::collections::BTreeMap::new();
+    for inst in k.blocks.iter().flat_map(|b| &b.insts) {
+        if let InstKind::Integer(i) = &inst.kind {
+            if let IntegerOp::Carry { carry_in, carry_out, .. } = i.op {
+                for cf in carry_in.into_iter().chain(carry_out) {
+                    flags.entry(cf).or_insert(inst.span);
+                }
+            }
+        }
+    }
+    let entry = k.entry.index();
+    let inits = flags.into_iter().map(|(cf, span)| Inst {
+        kind: InstKind::Mov { ty: U32, dst: cf, src: Value::Imm(0) },
+        span,
+    });
+    k.blocks[entry].insts.splice(0..0, inits);
 }
 
 /// The instructions of one integer operation.
@@ -181,10 +208,32 @@ pub fn expand(e: &mut impl Build, i: &IntegerInst) {
             e.sel(ty, p, a, b)
         }
         IntegerOp::CvtPack { bits, signed } => cvt_pack(e, bits, signed, &i.srcs),
+        IntegerOp::ApproxDiv { ftz } => approx_div(e, ftz, a, b),
     };
     if let Some(d) = i.dst {
         e.mov(ty, d, r);
     }
+}
+
+/// `div.approx.f32` (§9.7.3.8): the correctly rounded quotient, replaced by the zero of
+/// the sign of `a` XOR `b` (the canonical NaN for an infinite `a`) when the bits of |b|
+/// lie strictly between 2^126's (0x7e800000) and infinity's.
+fn approx_div(e: &mut impl Build, ftz: bool, a: Value, b: Value) -> Value {
+    let f32t = OpTy::F(32);
+    let q = e.temp(f32t);
+    let mode = FloatMode { ftz, ..FloatMode::default() };
+    e.push(InstKind::Binary { op: BinaryOp::Div, ty: f32t, mode, dst: q, lhs: a, rhs: b });
+    let mag_b = e.and(U32, b, Value::Imm(0x7fff_ffff));
+    let above = e.cmp(CmpOp::Gt, U32, mag_b, Value::Imm(0x7e80_0000));
+    let finite = e.cmp(CmpOp::Lt, U32, mag_b, Value::Imm(0x7f80_0000));
+    let huge = e.temp(OpTy::Pred);
+    e.push(InstKind::PredLogic { op: BoolOp::And, dst: huge, lhs: above, rhs: finite });
+    let sign = e.bin(BinaryOp::Xor, U32, a, b);
+    let sign = e.and(U32, sign, Value::Imm(0x8000_0000));
+    let mag_a = e.and(U32, a, Value::Imm(0x7fff_ffff));
+    let a_inf = e.cmp(CmpOp::Eq, U32, mag_a, Value::Imm(0x7f80_0000));
+    let special = e.sel(U32, a_inf, Value::Imm(0x7fc0_0000), sign);
+    e.sel(U32, huge, special, Value::Reg(q))
 }
 
 /// An s64 clamped to the s32 range (a saturating conversion).

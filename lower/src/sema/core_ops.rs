@@ -17,8 +17,9 @@ impl Lowerer<'_> {
     pub(super) fn mov(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let ops = i.operands.as_slice();
+        // The instruction table gives `mov` and `selp` no modifiers but types and
+        // `mov`'s vector (`ptxvk_frontend::instructions`).
         let ty = self.bits_type(i, m)?;
-        m.allow(&[])?;
         // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
         // registers (a vector register is one, `ptxvk_frontend::vectors`).
         if let Some(n) = m.vector {
@@ -113,7 +114,6 @@ impl Lowerer<'_> {
     /// `selp.type d, a, b, {!}c` (PTX ISA 9.2 §9.7.7): `c ? a : b`.
     pub(super) fn selp(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let ty = self.bits_type(i, m)?;
-        m.allow(&[])?;
         let ops = i.operands.as_slice();
         let dst = self.dst(&ops[0], ty, false)?;
         let a = self.src(&ops[1], ty, false, i.span)?;
@@ -293,7 +293,7 @@ impl Lowerer<'_> {
         let ops = i.operands.as_slice();
         // Half types compare as their exact f32 values (§9.7.4.6).
         let half = match m.types.as_slice() {
-            [t] => formats::half_source(t.value).map(|h| (h, t.span)),
+            [t] => formats::half_source(t.value),
             _ => None,
         };
         // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
@@ -312,14 +312,12 @@ impl Lowerer<'_> {
             None => None,
         };
         // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
-        // x2 comparison; a scalar one writes `p` (and `q` is its negation).
-        // One `IntegerOp::HalfSetp`, which `pass::expand_integer` writes out.
-        if let Some(((format, lanes), at)) = half {
+        // x2 comparison (the form is checked: it writes `p|q`); a scalar one writes `p`
+        // (and `q` is its negation). One `IntegerOp::HalfSetp`, which
+        // `pass::expand_integer` writes out.
+        if let Some((format, lanes)) = half {
             let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
             let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
-            if lanes == 2 && !matches!(ops[0], Operand::Pair(..)) {
-                return Err(Diagnostic::error(at, "an x2 `setp` writes two predicates `p|q`"));
-            }
             let combine = combine.map(|(op, pred, negate)| PredSource { op, pred, negate });
             let (lanes, ftz) = (lanes as u8, m.ftz);
             let op = IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q: dst_not };
@@ -347,7 +345,6 @@ impl Lowerer<'_> {
         match op {
             Opcode::Call => return self.call(i),
             Opcode::Trap => {
-                m.allow(&[])?;
                 self.trap(span);
                 return Ok(());
             }
@@ -401,13 +398,14 @@ enum Takes {
     /// Its rounding, `.ftz` and `.sat` ([`float_mode`]).
     FloatMode,
     /// `.ftz` only: `abs.ftz`/`neg.ftz` flush a subnormal input to a zero of its sign
-    /// (§9.7.3.6-7; `pass::float_modifiers` writes the flush out).
+    /// (§9.7.3.6-7; `pass::float_modifiers` writes the flush out), as the approximate
+    /// functions flush their input and result.
     Ftz,
     Nothing,
 }
 
-/// The opcodes whose remaining forms (once the formats, approximations and expansions
-/// of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
+/// The opcodes whose remaining forms (once the formats, half functions, `div.approx`
+/// and expansions of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
 /// operation of the same shape (PTX ISA 9.2 §9.7.1-9.7.3, §9.7.8): the operation, and
 /// the modifiers it takes. `mul`'s product half replaces its operation; `and`, `or` and
 /// `xor` of predicates are [`InstKind::PredLogic`], the unary ones but `sqrt` and `rcp`
@@ -430,6 +428,14 @@ const ONE_OPERATION: &[(Opcode, OneOperation, Takes)] = {
         (Opcode::Shr, Binary(BinaryOp::Shr), N),
         (Opcode::Sqrt, Unary(UnaryOp::Sqrt), F),
         (Opcode::Rcp, Unary(UnaryOp::Rcp), F),
+        // The approximate functions (§9.7.3.17-22), computed in f64 by the backend
+        // (`rsqrt.approx.f64` by `pass::expand_formats`).
+        (Opcode::Ex2, Unary(UnaryOp::Ex2), Ftz),
+        (Opcode::Lg2, Unary(UnaryOp::Lg2), Ftz),
+        (Opcode::Sin, Unary(UnaryOp::Sin), Ftz),
+        (Opcode::Cos, Unary(UnaryOp::Cos), Ftz),
+        (Opcode::Rsqrt, Unary(UnaryOp::Rsqrt), Ftz),
+        (Opcode::Tanh, Unary(UnaryOp::Tanh), Ftz),
         (Opcode::Not, Unary(UnaryOp::Not), N),
         (Opcode::Cnot, Unary(UnaryOp::Cnot), N),
         (Opcode::Neg, Unary(UnaryOp::Neg), Ftz),

@@ -258,19 +258,14 @@ impl Lowerer<'_> {
     }
 
     /// The carry flag `CC.CF` of the extended-precision instructions (§9.7.2): a
-    /// 32-bit register holding 0 or 1, created on first use. PTX leaves its value
-    /// undefined before the first `.cc` instruction; here it starts at 0.
+    /// 32-bit register holding 0 or 1, created on first use (`pass::expand_integer`
+    /// sets it to 0 at the kernel's entry).
     fn carry_flag(&mut self, span: Span) -> RegId {
         if let Some(cc) = self.carry {
             return cc;
         }
         let cc = self.temp(RegTy::Int(32), span);
         self.kernel.regs[cc.index()].name = "$cc".into();
-        // Initialized at the kernel's entry so that every path defines it.
-        let entry = self.kernel.entry.index();
-        let init =
-            crate::ir::Inst { kind: InstKind::Mov { ty: U32, dst: cc, src: Value::Imm(0) }, span };
-        self.kernel.blocks[entry].insts.insert(0, init);
         self.carry = Some(cc);
         cc
     }
@@ -331,14 +326,12 @@ impl Lowerer<'_> {
             Operand::Imm(lut) => lut.eval_int().map_or(0, |c| c.value as u8),
             _ => 0,
         };
+        // With a combine the destination is a pair `d|p` (the form is checked too).
         let (dst, pred_dst) = match (&i.operands[0], combine) {
             (Operand::Pair(d, p, _), Some(_)) => {
                 (self.opt_dst(d, U32)?, self.opt_dst(p, OpTy::Pred)?)
             }
-            (_, Some(_)) => {
-                return Err(Diagnostic::error(span, "`lop3` with `.and`/`.or` writes `d|p`"))
-            }
-            (d, None) => (Some(self.dst(d, U32, false)?), None),
+            (d, _) => (Some(self.dst(d, U32, false)?), None),
         };
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
         let combine = match combine {

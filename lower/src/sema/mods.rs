@@ -43,19 +43,10 @@ impl Mods {
     pub(super) fn find<T>(&self, f: impl Fn(Modifier) -> Option<T>) -> Option<Spanned<T>> {
         self.details.iter().find_map(|d| f(d.value).map(|v| Spanned::new(v, d.span)))
     }
-
-    /// Rejects every modifier that is not in `allowed`: the forms of one instruction
-    /// that take fewer modifiers than its row of the instruction table.
-    pub(super) fn allow(&self, allowed: &[Modifier]) -> Result<(), Diagnostic> {
-        match self.details.iter().find(|d| !allowed.contains(&d.value)) {
-            Some(d) => Err(unsupported_modifier(d, self.opcode)),
-            None => Ok(()),
-        }
-    }
 }
 
 /// The diagnostic for a modifier that an instruction takes in PTX but not in the form
-/// it has here.
+/// it has here (as `ptxvk_frontend::forms` words it).
 pub(super) fn unsupported_modifier(d: &Spanned<Modifier>, op: Opcode) -> Diagnostic {
     Diagnostic::error(d.span, format!("unknown or unsupported modifier `{}` for `{op}`", d.value))
 }

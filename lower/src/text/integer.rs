@@ -24,6 +24,7 @@
 //! %r1 = set.lt.or.f16x2.onef16.ftz %r2, %r3, !%p2   ; ones32 ones16 onef32 onef16 onebf16
 //! %r1 = slct.u32.f32.ftz %r2, %r3, %f4   ; dtype, the type of c
 //! %r1 = cvtpack.s4 %r2, %r3, %r4
+//! %f1 = divapprox.ftz %f2, %f3           ; div.approx.f32
 //! ```
 
 use ptxvk_frontend::Diagnostic;
@@ -175,6 +176,7 @@ fn spelling(op: &IntegerOp) -> (&'static str, Vec<String>) {
             ("slct", w)
         }
         IntegerOp::CvtPack { bits, signed } => ("cvtpack", vec![int_ty(signed, u32::from(bits))]),
+        IntegerOp::ApproxDiv { ftz } => ("divapprox", ftz.then(|| s("ftz")).into_iter().collect()),
     }
 }
 
@@ -358,6 +360,7 @@ where
                 .ok_or_else(|| need("a narrow integer type"))?;
             IntegerOp::CvtPack { bits: bits as u8, signed }
         }
+        "divapprox" => IntegerOp::ApproxDiv { ftz: take_flag(words, "ftz") },
         _ => return Ok(None),
     };
     operands(line, op, [carry_in, carry_out], combine_op).map(Some)
@@ -439,6 +442,7 @@ mod tests {
         let files = [
             include_str!("../../tests/passes/expand_integer_results.ir"),
             include_str!("../../tests/passes/expand_integer_float_results.ir"),
+            include_str!("../../tests/passes/expand_integer_approx_div_results.ir"),
         ];
         let mnemonics = [
             "addsat",
@@ -472,6 +476,7 @@ mod tests {
             "set",
             "slct",
             "cvtpack",
+            "divapprox",
         ];
         let mut seen = 0;
         for text in files {
