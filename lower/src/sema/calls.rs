@@ -256,16 +256,9 @@ impl Lowerer<'_> {
         let mut arms: Vec<CallArm> = Vec::new();
         let mut ended = None;
         for (f, name) in candidates {
-            let Some(body) = f.body.as_deref() else {
-                let msg = format!(
-                    "an indirect call of `{}`, a function CUDA provides, is not supported",
-                    name.value
-                );
-                return Err(Diagnostic::error(name.span, msg));
-            };
             let address = function_address(functions, &name.value);
             let (callee, args, results) =
-                self.call_operands(f, body, &name, args, rets, &mut ended, span)?;
+                self.call_operands(f, &name, args, rets, &mut ended, span)?;
             arms.push(CallArm { address, callee, args, results });
         }
         // An address that is no candidate is undefined behaviour in PTX: no call, and a
@@ -288,12 +281,11 @@ impl Lowerer<'_> {
         rets: &[Operand],
         span: Span,
     ) -> Result<(), Diagnostic> {
-        let Some(body) = f.body.as_deref() else {
+        if f.body.is_none() {
             return self.system_call(name, args, rets, span);
-        };
+        }
         let mut ended = None;
-        let (callee, args, results) =
-            self.call_operands(f, body, name, args, rets, &mut ended, span)?;
+        let (callee, args, results) = self.call_operands(f, name, args, rets, &mut ended, span)?;
         self.push(InstKind::Call { callee, args, results }, span);
         self.end_if_ended(ended, span);
         Ok(())
@@ -308,20 +300,26 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The callee, arguments and results of a call of `f` (named `name`, with body
-    /// `body`): its IR function, lowered at its first call. A callee that may end the
-    /// thread returns its flag into `ended` (a new predicate if none yet).
-    #[allow(clippy::too_many_arguments)]
+    /// The callee, arguments and results of a call of `f` (named `name`): its IR
+    /// function, lowered at its first call. A callee that may end the thread returns
+    /// its flag into `ended` (a new predicate if none yet).
     fn call_operands(
         &mut self,
         f: &ast::Function,
-        body: &[ast::Statement],
         name: &ptxvk_frontend::Ident,
         args: &[Operand],
         rets: &[Operand],
         ended: &mut Option<RegId>,
         span: Span,
     ) -> Result<(FunctionId, Vec<Value>, Vec<RegId>), Diagnostic> {
+        // A function CUDA provides is a system call when called directly.
+        let Some(body) = f.body.as_deref() else {
+            let msg = format!(
+                "an indirect call of `{}`, a function CUDA provides, is not supported",
+                name.value
+            );
+            return Err(Diagnostic::error(name.span, msg));
+        };
         // A call that expects a result of a function that returns nothing is linked as
         // CUDA's linker links it (by name): the caller's result variable keeps its
         // value. numba-cuda declares external device functions with a status result
