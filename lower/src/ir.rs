@@ -83,8 +83,9 @@
 //!   others (PTX ISA 9.2 §9.7.12.4): each activation has its own registers. Memory is
 //!   shared: the callee sees the caller's local window.
 //! * Semantic analysis lowers each function a kernel calls once, and every direct
-//!   `call` to one `Call` (an indirect call is a test of the address against each
-//!   candidate, each a `Call`). How PTX's parameters become IR parameters is
+//!   `call` to one `Call`, every indirect one to one [`InstKind::CallIndirect`] over
+//!   the candidates it resolves (`ir::call`'s doc specifies it;
+//!   `pass::expand_indirect_calls` writes it out in tests and `Call`s). How PTX's parameters become IR parameters is
 //!   `sema::calls`'s: a `.reg` parameter is passed by value; a `.param` parameter or
 //!   result is passed as the local-window address (u32) of the caller's `.param`
 //!   variable; a kernel that uses the stack passes its stack pointer (u32) as a
@@ -95,7 +96,8 @@
 //! * A function on a call cycle allocates its `.local` and `.param` variables on the
 //!   stack, at entry (a [`StackInst::Frame`] that `sema::frames` lays out), so that its
 //!   activations never alias.
-//! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s.
+//! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s (and
+//!   `CallIndirect`s, before `pass::expand_indirect_calls`).
 //!   **After it** (and `pass::recursion`, which it runs for calls into call cycles), the
 //!   kernel contains no `Call` of a device function and
 //!   [`Kernel::functions`] holds only emulation routines (below): every later pass, the
@@ -131,6 +133,7 @@ use ptxvk_frontend::Span;
 /// PTX's scalar types; `crate::abi` lays it out).
 pub type KernelAbi = ptxvk_abi::params::KernelAbi<ptxvk_frontend::ast::ScalarType>;
 
+mod call;
 mod copy;
 mod float_format;
 mod half;
@@ -145,6 +148,7 @@ mod system;
 mod texture;
 mod video;
 mod warp;
+pub use call::CallArm;
 pub use copy::*;
 pub use float_format::FloatFormat;
 pub use half::*;
@@ -1208,6 +1212,13 @@ pub enum InstKind {
         callee: FunctionId,
         args: Vec<Value>,
         results: Vec<RegId>,
+    },
+    /// A call through a function address `target` (u64) of one of `arms`' callees, the
+    /// arm whose address it is ([`CallArm`], whose module doc specifies it), until
+    /// `pass::expand_indirect_calls` writes it out in tests and `Call`s.
+    CallIndirect {
+        target: Value,
+        arms: Vec<CallArm>,
     },
     /// Racecheck's shadow of the shared window (`pass::check`; four 32-bit words per
     /// 32-bit word of the window, zero when the block starts): `dst` gets word `word`

@@ -80,6 +80,9 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
             if let InstKind::Call { callee, args, results } = &inst.kind {
                 widths = call_widths(k, *callee, args, results, inst.span, errors);
             }
+            if let InstKind::CallIndirect { target, arms } = &inst.kind {
+                widths = indirect_call_widths(k, *target, arms, inst.span, errors);
+            }
             for (r, want) in widths {
                 let have = body.regs.get(r.index()).map(|reg| reg.ty.bits());
                 if have.is_some_and(|have| have != want) {
@@ -171,6 +174,23 @@ fn call_widths(
     });
     let results = results.iter().zip(&f.returns).map(|(r, &(_, ty))| (*r, ty.bits()));
     args.chain(results).collect()
+}
+
+/// The operand widths of an indirect call: its target's (64 bits) and each arm's as a
+/// call's ([`call_widths`]).
+fn indirect_call_widths(
+    k: &Kernel,
+    target: Value,
+    arms: &[CallArm],
+    span: Span,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<(RegId, u32)> {
+    let mut widths: Vec<(RegId, u32)> =
+        crate::build::reg_of(target).map(|r| (r, 64)).into_iter().collect();
+    for arm in arms {
+        widths.extend(call_widths(k, arm.callee, &arm.args, &arm.results, span, errors));
+    }
+    widths
 }
 
 /// Every register an instruction mentions.
@@ -362,6 +382,13 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         InstKind::Call { args, results, .. } => {
             defs.extend(results);
             args.iter().for_each(|a| v(a, uses));
+        }
+        InstKind::CallIndirect { target, arms } => {
+            v(target, uses);
+            for arm in arms {
+                defs.extend(&arm.results);
+                arm.args.iter().for_each(|a| v(a, uses));
+            }
         }
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `infer_spaces` leaves no
-//! `cvta`; `inline` leaves no call and
+//! `cvta`; `expand_indirect_calls` leaves no indirect call (checked against the
+//! interpreter's model of one: the arm at the target's address); `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
 //! `recursion_*.ir`); `expand_generic` leaves no access of a generic address (checked
 //! against the interpreter's model of the windows, a generic address's upper half
@@ -80,12 +81,12 @@ use ptxvk_lower::ir::{
     WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_isspace,
-    expand_matrix, expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture,
-    expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces, inline,
-    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
-    predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize,
-    warp_trees, LoopGuard, Target,
+    check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
+    expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
+    expand_system, expand_texture, expand_video, expand_warp, float_modifiers, hoist_params,
+    infer_spaces, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
+    structurize, warp_trees, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -239,6 +240,18 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| expand_copies::is_copy(i),
             |k, _| expand_copies::run(k),
         )?,
+        // In the kernel and in its functions.
+        ("expand_indirect_calls", None) => {
+            let is = |i: &Inst| expand_indirect_calls::is_indirect_call(&i.kind);
+            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
+            if left(&s.kernel) == 0 {
+                return Err("the input has no indirect call".into());
+            }
+            expand_indirect_calls::run(&mut s.kernel).map_err(|d| d.message)?;
+            if left(&s.kernel) != 0 {
+                return Err("an indirect call is left".into());
+            }
+        }
         ("infer_spaces", None) => legalizes(
             &mut s.kernel,
             "a `cvta`",
@@ -866,6 +879,7 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "infer_spaces",
+        "expand_indirect_calls",
         "inline",
         "expand_stack",
         "expand_runtime",

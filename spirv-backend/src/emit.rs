@@ -489,6 +489,10 @@ impl<'a> FnEmitter<'a> {
             InstKind::Stack(_) => Err(Error::Internal(
                 "a stack operation reached the emitter unexpanded (pass::expand_stack)".into(),
             )),
+            InstKind::CallIndirect { .. } => Err(Error::Internal(
+                "an indirect call reached the emitter unexpanded (pass::expand_indirect_calls)"
+                    .into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

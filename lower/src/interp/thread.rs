@@ -361,6 +361,13 @@ impl<'a> Thread<'a> {
             InstKind::Call { callee, args, results } => {
                 self.call(k, *callee, args, results, span)?
             }
+            // `crate::ir::CallArm`: the first arm at the target's address, if any.
+            InstKind::CallIndirect { target, arms } => {
+                let address = self.at_bits(*target, 64);
+                if let Some(arm) = arms.iter().find(|a| a.address == address) {
+                    self.call(k, arm.callee, &arm.args, &arm.results, span)?
+                }
+            }
             InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. } => {
                 self.exec_memory(cx, &inst.kind, span)?;
             }

@@ -272,6 +272,13 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             args.iter_mut().for_each(|a| v(a, f));
             results.iter_mut().for_each(&mut *f);
         }
+        InstKind::CallIndirect { target, arms } => {
+            v(target, f);
+            for arm in arms {
+                arm.args.iter_mut().for_each(|a| v(a, f));
+                arm.results.iter_mut().for_each(&mut *f);
+            }
+        }
         InstKind::Video(op) => op.for_each_reg(f),
         InstKind::Half(op) => {
             f(&mut op.dst);

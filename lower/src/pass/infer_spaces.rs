@@ -188,6 +188,9 @@ fn definitions(kind: &InstKind, p: &[Provenance], in_function: bool) -> Vec<(Reg
         InstKind::Call { results, .. } => {
             results.iter().map(|d| (*d, Provenance::Unknown)).collect()
         }
+        InstKind::CallIndirect { arms, .. } => {
+            arms.iter().flat_map(|a| &a.results).map(|d| (*d, Provenance::Unknown)).collect()
+        }
         // Pointer arithmetic keeps the space of its pointer operand.
         InstKind::Mov { dst, src, .. } | InstKind::Convert { dst, src, .. } => {
             vec![(*dst, of(src))]

@@ -38,7 +38,8 @@
 //! Calls of emulation routines (`Function::routine`) stay, and the routines stay the
 //! kernel's functions, renumbered in order.
 //!
-//! Pre: the kernel verifies. Post: no `Call` of a device function is left and
+//! Pre: the kernel verifies and has no indirect call (`pass::expand_indirect_calls`
+//! ran). Post: no `Call` of a device function is left and
 //! [`Kernel::functions`] holds only routines; the kernel computes what it computed, with the same spans on the callee's
 //! instructions (`pass::check` and the memory-instruction lists find them by span).
 
@@ -445,6 +446,7 @@ DONE:\n ret;\n}\n\
             + (moves(dtor) + size(&dtor.blocks))
             + (moves(other) + size(&other.blocks));
         let mut inlined = k.clone();
+        crate::pass::expand_indirect_calls::run(&mut inlined).expect("expands");
         crate::pass::inline::run(&mut inlined).expect("inlines");
         assert_eq!(calls(&inlined), 0);
         let total = size(&inlined.blocks);
@@ -489,6 +491,7 @@ DONE:\n ret;\n}\n\
  mul.wide.u32 %rd2, %r1, 4;\n add.u64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r2;\n ret;\n}\n",
         );
         let mut inlined = k.clone();
+        crate::pass::expand_indirect_calls::run(&mut inlined).expect("expands");
         super::run(&mut inlined).expect("inlines");
         assert_eq!(calls(&inlined), 0);
         let threads = 4u32;

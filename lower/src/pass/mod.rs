@@ -4,8 +4,9 @@
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
-//!    [`inline`] — every call of a device function becomes a copy of its body, so that
-//!    the kernel is one CFG (CFG with functions → CFG; emulation routines stay), and
+//!    [`expand_indirect_calls`] — every indirect call a test of the function address
+//!    against each candidate's and a call of it (new blocks); then [`inline`] — every
+//!    call of a device function becomes a copy of its body, so that the kernel is one CFG (CFG with functions → CFG; emulation routines stay), and
 //!    every call into a call
 //!    cycle (recursion) [`recursion`]'s machine: a copy of the cycle's functions whose
 //!    calls push save areas on an explicit stack and whose returns switch on a
@@ -114,6 +115,7 @@ pub mod emulate;
 pub mod expand_copies;
 pub mod expand_formats;
 pub mod expand_generic;
+pub mod expand_indirect_calls;
 pub mod expand_integer;
 pub mod expand_isspace;
 pub mod expand_matrix;
@@ -384,6 +386,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // Before inline: each function's generic addresses are inferred in its own body.
     infer_spaces::run(&mut kernel);
     checked(&kernel, None)?;
+    expand_indirect_calls::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     // First of the others: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
     // After inline: a stack push that does not fit ends the thread at a `return`.
@@ -498,6 +502,8 @@ fn structure_routines(k: &mut Kernel) -> Result<(), Vec<Diagnostic>> {
 pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     if inline::is_call(k, kind) {
         Some("a call left by inline")
+    } else if expand_indirect_calls::is_indirect_call(kind) {
+        Some("an indirect call left by expand_indirect_calls")
     } else if emulate::emulated(kind).is_some() {
         Some("f64 arithmetic left by emulate")
     } else if legalize_floats::is_directed(kind) {

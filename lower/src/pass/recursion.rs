@@ -80,12 +80,9 @@ pub fn cycles(functions: &[Function]) -> Vec<Option<usize>> {
         .iter()
         .map(|f| {
             let insts = f.blocks.iter().flat_map(|b| &b.insts);
-            insts
-                .filter_map(|i| match i.kind {
-                    InstKind::Call { callee, .. } if callee.index() < n => Some(callee.index()),
-                    _ => None,
-                })
-                .collect()
+            // The arms of indirect calls too (`sema::frames` asks before they are calls).
+            let callees = insts.flat_map(|i| i.kind.callees()).map(|c| c.index());
+            callees.filter(|&c| c < n).collect()
         })
         .collect();
     let reach: Vec<BTreeSet<usize>> = (0..n)

@@ -26,10 +26,12 @@
 //! addresses by the kernel's windows (their spaces inferred in its own body by
 //! `pass::infer_spaces`).
 //!
-//! An indirect call through a function pointer tests the pointer against each possible
-//! callee (its `.calltargets`, or the functions matching its `.callprototype` whose
-//! address the kernel or a function it calls takes, [`address_taken`]) and calls each.
-//! A function's address is `ir::FUNCTION_WINDOW` plus its index, so it survives being
+//! An indirect call through a function pointer is one [`InstKind::CallIndirect`] whose
+//! arms are its possible callees (its `.calltargets`, or the functions matching its
+//! `.callprototype` whose address the kernel or a function it calls takes,
+//! [`address_taken`]), each with the operands a direct call of it has;
+//! `pass::expand_indirect_calls` writes it out in tests of the address and `Call`s. A
+//! function's address is `ir::FUNCTION_WINDOW` plus its index, so it survives being
 //! stored and loaded.
 //!
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
@@ -45,10 +47,9 @@ use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
 
 use super::body::{CallSet, CallerBody};
 use super::{names_used, op_ty, Lowerer, Symbol};
-use crate::build::Build;
 use crate::ir::{
-    Address, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator, Value,
-    FUNCTION_WINDOW,
+    Address, CallArm, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator,
+    Value, FUNCTION_WINDOW,
 };
 
 /// Functions lowered at their first calls nest at most this deep.
@@ -198,9 +199,9 @@ impl Lowerer<'_> {
         }
     }
 
-    /// An indirect call: a test of the function address against each candidate (the
+    /// An indirect call: one `CallIndirect` whose arms are the candidates (the
     /// `.calltargets` list, or every function whose address the kernel takes whose
-    /// signature matches the `.callprototype`), each called.
+    /// signature matches the `.callprototype`), each with a direct call's operands.
     fn indirect_call(
         &mut self,
         callee: &Operand,
@@ -251,35 +252,22 @@ impl Lowerer<'_> {
                 .map(|&f| (f, f.name.clone()))
                 .collect(),
         };
-        let ptr = self.src(callee, OpTy::U(64), false, span)?;
-        let join = self.new_block(None, span);
+        let target = self.src(callee, OpTy::U(64), false, span)?;
+        let mut arms: Vec<CallArm> = Vec::new();
+        let mut ended = None;
         for (f, name) in candidates {
-            let id = function_address(functions, &name.value);
-            let hit = super::expand::Emit { l: self, span }.cmp(
-                crate::ir::CmpOp::Eq,
-                OpTy::U(64),
-                ptr,
-                Value::Imm(id),
-            );
-            let then = self.new_block(None, span);
-            let next = self.new_block(None, span);
-            self.terminate(
-                Terminator::Branch { cond: hit, negate: false, if_true: then, if_false: next },
-                span,
-            );
-            self.cur = then;
-            self.closed = false;
-            self.call_function(f, &name, args, rets, span)?;
-            if !self.closed {
-                self.terminate(Terminator::Jump(join), span);
-            }
-            self.cur = next;
-            self.closed = false;
+            let address = function_address(functions, &name.value);
+            let (callee, args, results) =
+                self.call_operands(f, &name, args, rets, &mut ended, span)?;
+            arms.push(CallArm { address, callee, args, results });
         }
-        // An address that is no candidate is undefined behaviour in PTX: no call.
-        self.terminate(Terminator::Jump(join), span);
-        self.cur = join;
-        self.closed = false;
+        // An address that is no candidate is undefined behaviour in PTX: no call, and a
+        // callee that cannot end the thread leaves the flag false.
+        if let Some(flag) = ended {
+            self.push(InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) }, span);
+        }
+        self.push(InstKind::CallIndirect { target, arms }, span);
+        self.end_if_ended(ended, span);
         Ok(())
     }
 
@@ -293,8 +281,44 @@ impl Lowerer<'_> {
         rets: &[Operand],
         span: Span,
     ) -> Result<(), Diagnostic> {
-        let Some(body) = f.body.as_deref() else {
+        if f.body.is_none() {
             return self.system_call(name, args, rets, span);
+        }
+        let mut ended = None;
+        let (callee, args, results) = self.call_operands(f, name, args, rets, &mut ended, span)?;
+        self.push(InstKind::Call { callee, args, results }, span);
+        self.end_if_ended(ended, span);
+        Ok(())
+    }
+
+    /// A callee that ended the thread (`exit`, `trap`, a failure) ends the caller's:
+    /// `ended` is its flag.
+    fn end_if_ended(&mut self, ended: Option<RegId>, span: Span) {
+        if let Some(flag) = ended {
+            let end = self.thread_end(span);
+            self.terminate_guarded(end, Some((flag, false)), span);
+        }
+    }
+
+    /// The callee, arguments and results of a call of `f` (named `name`): its IR
+    /// function, lowered at its first call. A callee that may end the thread returns
+    /// its flag into `ended` (a new predicate if none yet).
+    fn call_operands(
+        &mut self,
+        f: &ast::Function,
+        name: &ptxvk_frontend::Ident,
+        args: &[Operand],
+        rets: &[Operand],
+        ended: &mut Option<RegId>,
+        span: Span,
+    ) -> Result<(FunctionId, Vec<Value>, Vec<RegId>), Diagnostic> {
+        // A function CUDA provides is a system call when called directly.
+        let Some(body) = f.body.as_deref() else {
+            let msg = format!(
+                "an indirect call of `{}`, a function CUDA provides, is not supported",
+                name.value
+            );
+            return Err(Diagnostic::error(name.span, msg));
         };
         // A call that expects a result of a function that returns nothing is linked as
         // CUDA's linker links it (by name): the caller's result variable keeps its
@@ -319,8 +343,8 @@ impl Lowerer<'_> {
         // lowered, so this is a guard.
         let known = self.lowered_functions.contains_key(&name.value);
         if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value && !known) {
-            if self.back_edge(&name.value, pos, span) {
-                return Ok(());
+            if let Some(stand_in) = self.back_edge(&name.value, pos) {
+                return Ok((stand_in, Vec::new(), Vec::new()));
             }
             let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
             cycle.push(name.value.as_str());
@@ -356,15 +380,10 @@ impl Lowerer<'_> {
         let (thread_args, thread_results) = self.thread_state();
         values.extend(thread_args);
         results.extend(thread_results);
-        let ended = callee.ends_thread.then(|| self.temp(RegTy::Pred, span));
-        results.extend(ended);
-        self.push(InstKind::Call { callee: callee.id, args: values, results }, span);
-        // A callee that ended the thread (`exit`, `trap`, a failure) ends the caller's.
-        if let Some(flag) = ended {
-            let end = self.thread_end(span);
-            self.terminate_guarded(end, Some((flag, false)), span);
+        if callee.ends_thread {
+            results.push(*ended.get_or_insert_with(|| self.temp(RegTy::Pred, span)));
         }
-        Ok(())
+        Ok((callee.id, values, results))
     }
 
     /// The local-window address of the caller's `.param` variable `actual`, which a
@@ -404,10 +423,11 @@ impl Lowerer<'_> {
     }
 
     /// In the first lowering of a kernel (`sema::lower_kernel`), a call of `name`, a
-    /// function being lowered (`call_stack[pos]`): a `Call` of a stand-in id that
-    /// [`Self::functions_on_cycles`] resolves, and true; false in the second lowering.
-    fn back_edge(&mut self, name: &Name, pos: usize, span: Span) -> bool {
-        let Some(back_edges) = self.back_edges.as_mut() else { return false };
+    /// function being lowered (`call_stack[pos]`): a stand-in id that
+    /// [`Self::functions_on_cycles`] resolves, to call without operands; none in the
+    /// second lowering.
+    fn back_edge(&mut self, name: &Name, pos: usize) -> Option<FunctionId> {
+        let back_edges = self.back_edges.as_mut()?;
         back_edges.on_paths.extend(self.call_stack[pos..].iter().cloned());
         let targets = &mut back_edges.targets;
         let at = match targets.iter().position(|n| n == name) {
@@ -417,9 +437,7 @@ impl Lowerer<'_> {
                 targets.len() - 1
             }
         };
-        let callee = FunctionId(u32::MAX - at as u32);
-        self.push(InstKind::Call { callee, args: Vec::new(), results: Vec::new() }, span);
-        true
+        Some(FunctionId(u32::MAX - at as u32))
     }
 
     /// After the first lowering of a kernel: the functions on call cycles of its IR
@@ -440,7 +458,7 @@ impl Lowerer<'_> {
         for inst in
             self.kernel.functions.iter_mut().flat_map(|f| &mut f.blocks).flat_map(|b| &mut b.insts)
         {
-            if let InstKind::Call { callee, .. } = &mut inst.kind {
+            for callee in inst.kind.callees_mut() {
                 if let Some(Some(id)) = ids.get((u32::MAX - callee.0) as usize) {
                     *callee = *id;
                 }

@@ -24,6 +24,7 @@
 //! bb0 ($L__BB0_1):                               ; blocks, in id order; label optional
 //!     %r2 = add.u32 %r1, 4
 //!     %r3 = call.fn0 %r2, 7                      ; a call of the kernel's function fn0
+//!     call_indirect %rd1, [0xf000000000000001 fn0 (%r2, 7) -> (%r3)]  ; an arm per candidate
 //!     branch !%p1, bb1, bb2                      ; the terminator ends the block
 //! function fn0 square {                          ; the kernel's functions, in id order
 //!     entry bb0

@@ -223,7 +223,7 @@ impl KernelParser {
         let bodies =
             std::iter::once(&self.k.blocks).chain(self.k.functions.iter().map(|f| &f.blocks));
         for inst in bodies.flatten().flat_map(|b| &b.insts) {
-            if let InstKind::Call { callee, .. } = inst.kind {
+            for callee in inst.kind.callees() {
                 if callee.index() >= self.k.functions.len() {
                     return Err(Diagnostic::error(
                         inst.span,
@@ -693,6 +693,33 @@ impl Operands<'_, '_> {
         self.dsts.iter().map(|d| self.p.dst(self.line, d)).collect()
     }
 
+    /// `call_indirect TARGET, [ADDRESS fnN (ARGS) -> (RESULTS)], ...` ([`CallArm`]).
+    fn call_indirect(&self) -> Result<InstKind, Diagnostic> {
+        let bad = || self.missing("a target and arms `[ADDRESS fnN (ARGS) -> (RESULTS)]`");
+        let ([target, arms @ ..], []) = (self.ops, self.dsts) else { return Err(bad()) };
+        fn list(s: &str) -> Vec<&str> {
+            s.split(',').map(str::trim).filter(|x| !x.is_empty()).collect()
+        }
+        let mut out = Vec::new();
+        for arm in arms {
+            let inner = arm.strip_prefix('[').and_then(|a| a.strip_suffix(']')).ok_or_else(bad)?;
+            let (address, rest) = inner.split_once(' ').ok_or_else(bad)?;
+            let (callee, rest) = rest.trim().split_once(' ').ok_or_else(bad)?;
+            let operands = rest.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')'));
+            let (args, results) = operands.and_then(|o| o.split_once(") -> (")).ok_or_else(bad)?;
+            out.push(CallArm {
+                address: number(address).ok_or_else(bad)?,
+                callee: FunctionId(callee.strip_prefix("fn").and_then(number).ok_or_else(bad)?),
+                args: self.vals(&list(args))?,
+                results: list(results)
+                    .into_iter()
+                    .map(|r| self.reg(r))
+                    .collect::<Result<_, _>>()?,
+            });
+        }
+        Ok(InstKind::CallIndirect { target: self.val(target)?, arms: out })
+    }
+
     /// `isspace.SPACE.TYPE a{, BYTES}` ([`IsSpaceInst`]).
     fn isspace(&self, m: &mut Modifiers<'_>) -> Result<InstKind, Diagnostic> {
         let spaces = ["global", "const", "shared", "local", "param"];
@@ -1131,6 +1158,7 @@ impl Operands<'_, '_> {
                 let results = o.dsts.iter().map(|d| o.reg(d)).collect::<Result<_, _>>()?;
                 InstKind::Call { callee: FunctionId(callee), args: o.vals(o.ops)?, results }
             }
+            "call_indirect" => o.call_indirect()?,
             other => return Err(o.line.error(format!("unknown IR instruction `{other}`"))),
         })
     }

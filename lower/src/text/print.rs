@@ -234,13 +234,37 @@ impl<'a> Printer<'a> {
     }
 
     /// `%a, %b = call.fnN args`.
-    fn call(&self, callee: FunctionId, args: &[Value], results: &[RegId]) -> String {
+    /// A call's line, or an indirect call's.
+    fn call(&self, kind: &InstKind) -> String {
+        let (callee, args, results) = match kind {
+            InstKind::Call { callee, args, results } => (*callee, args, results),
+            InstKind::CallIndirect { target, arms } => return self.call_indirect(*target, arms),
+            other => return format!("<not a call: {other:?}>"),
+        };
         let dsts: Vec<String> = results.iter().map(|d| self.reg(*d).to_string()).collect();
         let call = format!("call.fn{} {}", callee.0, self.list(args));
         match dsts.is_empty() {
             true => call.trim_end().to_string(),
             false => format!("{} = {}", dsts.join(", "), call.trim_end()),
         }
+    }
+
+    /// `call_indirect TARGET, [ADDRESS fnN (ARGS) -> (RESULTS)], ...`: one bracket per
+    /// arm ([`CallArm`]).
+    fn call_indirect(&self, target: Value, arms: &[CallArm]) -> String {
+        let mut line = format!("call_indirect {}", self.value(target));
+        for arm in arms {
+            let results: Vec<String> =
+                arm.results.iter().map(|r| self.reg(*r).to_string()).collect();
+            line += &format!(
+                ", [{:#x} fn{} ({}) -> ({})]",
+                arm.address,
+                arm.callee.0,
+                self.list(&arm.args),
+                results.join(", ")
+            );
+        }
+        line
     }
 
     fn isspace(&self, i: &IsSpaceInst) -> String {
@@ -423,7 +447,7 @@ impl<'a> Printer<'a> {
             InstKind::SyncPoint { point: SyncPoint::Sleep } => "sync_point.sleep".into(),
             InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
             InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
-            InstKind::Call { callee, args, results } => self.call(*callee, args, results),
+            InstKind::Call { .. } | InstKind::CallIndirect { .. } => self.call(kind),
             InstKind::InAllocation { dst, table, addr, size, write } => format!(
                 "{} = in_allocation{} {}",
                 r(*dst),
