@@ -242,8 +242,10 @@ impl Builder {
     }
 }
 
+mod indirect;
 mod outline;
 mod program;
 
+pub use indirect::outline_indirect;
 pub use outline::outline;
 pub use program::{program, PROGRAM_STEPS, SLOT_BYTES};

@@ -6,7 +6,10 @@
 //! kernel computes what the kernel from semantic analysis computes, on generated
 //! launches; and so does the kernel with some of its blocks moved into functions it
 //! calls ([`ptxvk_lower::random_cfg::outline`]), through `pass::inline` and the rest,
-//! which checks the interpreter's calls too.
+//! which checks the interpreter's calls too; and so does the kernel with some blocks
+//! called through function addresses ([`ptxvk_lower::random_cfg::outline_indirect`]:
+//! `CallIndirect`s with arms that hit, miss, share an address or end the thread),
+//! through `pass::expand_indirect_calls`, `pass::inline` and the rest.
 //!
 //! `PTXVK_FUZZ_CASES=N` runs N programs instead of the default 256, and
 //! `PROPTEST_RNG_SEED=S` other ones than the default's (a failure names its program's
@@ -17,7 +20,7 @@ use proptest::prelude::*;
 use ptxvk_lower::interp::check::{check, Program, Tally};
 use ptxvk_lower::ir::WarpMode;
 use ptxvk_lower::pass::{self, Target};
-use ptxvk_lower::random_cfg::{outline, program};
+use ptxvk_lower::random_cfg::{outline, outline_indirect, program};
 use ptxvk_lower::text;
 
 /// The targets each program is lowered for: every warp mode, and a device without f64.
@@ -33,7 +36,8 @@ fn targets() -> Vec<(String, Target)> {
 /// Lowers program `seed` for every target and compares it with the original on two
 /// launches each; returns what was compared, or the first difference.
 fn check_program(seed: u64) -> Result<Tally, String> {
-    let k = program(seed, 3 + (seed % 8) as usize);
+    let blocks = 3 + (seed % 8) as usize;
+    let k = program(seed, blocks);
     let mut total = Tally::default();
     for (name, target) in targets() {
         let lowered = pass::run(k.clone(), &target).map_err(|d| {
@@ -60,6 +64,16 @@ fn check_program(seed: u64) -> Result<Tally, String> {
         check(before, after, seed, 1)
             .map_err(|e| format!("seed {seed} (outlined): {e}\n{}", text::print(&outlined)))?;
     }
+    // Some blocks called through function addresses: written out, inlined and
+    // lowered, it computes what the interpreter's indirect calls compute.
+    let indirect = outline_indirect(&k, seed, blocks);
+    let lowered = pass::run(indirect.clone(), &Target::default()).map_err(|d| {
+        let msg: Vec<_> = d.iter().map(|d| d.message.clone()).collect();
+        format!("seed {seed} (indirect): the passes fail: {msg:?}\n{}", text::print(&indirect))
+    })?;
+    let after = Program { kernel: &lowered.kernel, body: Some(&lowered.body) };
+    check(Program::cfg(&indirect), after, seed, 1)
+        .map_err(|e| format!("seed {seed} (indirect): {e}\n{}", text::print(&indirect)))?;
     Ok(total)
 }
 
@@ -121,5 +135,41 @@ fn outlined_programs_call_and_are_compared() {
         observed += t.observed;
     }
     assert!(functions >= 40 && nested >= 10, "{functions} functions, {nested} nested calls");
+    assert!(observed >= 30, "{observed} compared with results");
+}
+
+/// Indirect calls are made, with arms that end the thread and arms at a taken address
+/// among them, and the interpreter compares their results.
+#[test]
+fn indirect_calls_are_made_and_compared() {
+    use ptxvk_lower::ir::InstKind;
+    let (mut calls, mut arms, mut ending, mut shared, mut observed) = (0, 0, 0, 0, 0);
+    for seed in 0..40 {
+        let blocks = 3 + (seed % 8) as usize;
+        let k = outline_indirect(&program(seed, blocks), seed, blocks);
+        for inst in k.all_insts() {
+            let InstKind::CallIndirect { arms: here, .. } = &inst.kind else { continue };
+            calls += 1;
+            arms += here.len();
+            ending += here
+                .iter()
+                .filter(|a| k.functions[a.callee.index()].name.ends_with("_end"))
+                .count();
+            let mut addresses: Vec<_> = here.iter().map(|a| a.address).collect();
+            addresses.sort_unstable();
+            addresses.dedup();
+            shared += usize::from(addresses.len() < here.len());
+        }
+        let lowered = pass::run(k.clone(), &Target::default()).unwrap_or_else(|d| panic!("{d:?}"));
+        let after = Program { kernel: &lowered.kernel, body: Some(&lowered.body) };
+        let t =
+            check(Program::cfg(&k), after, seed, 1).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        observed += t.observed;
+    }
+    eprintln!("{calls} indirect calls, {arms} arms, {ending} ending, {shared} with a taken address, {observed} compared");
+    assert!(
+        calls >= 40 && ending >= 10 && shared >= 10,
+        "{calls} calls, {ending} ending, {shared} shared"
+    );
     assert!(observed >= 30, "{observed} compared with results");
 }

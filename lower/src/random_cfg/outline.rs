@@ -30,7 +30,7 @@ pub fn outline(k: &Kernel, seed: u64) -> Kernel {
 }
 
 /// Whether `kind` waits for other threads or exchanges with them.
-fn waits(kind: &InstKind) -> bool {
+pub(super) fn waits(kind: &InstKind) -> bool {
     matches!(
         kind,
         InstKind::Barrier
@@ -47,7 +47,7 @@ fn waits(kind: &InstKind) -> bool {
 /// A new function of `functions` that runs `insts` (whose registers are `regs`), and
 /// the call that stands for them: every register they mention is a parameter, every
 /// one they write also a return.
-fn function(
+pub(super) fn function(
     regs: &[RegInfo],
     insts: &[Inst],
     functions: &mut Vec<Function>,
