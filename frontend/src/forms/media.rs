@@ -65,6 +65,8 @@ pub enum Check {
     MmaShapeTypes,
     /// `wmma`'s shape and types: a form ptxvk implements (`super::mma`).
     WmmaShapeTypes,
+    /// A texture or surface instruction's geometry and operands (`super::texture`).
+    Texture,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -320,6 +322,7 @@ pub static FORMS: &[Form] = &[
             M(AtMostOneOf(LODS)),
             TwoTypes(TEX_RESULTS, &[F32, S32]),
             M(Vector(2)),
+            M(Texture),
         ],
     ),
     row(
@@ -329,6 +332,7 @@ pub static FORMS: &[Form] = &[
             M(AtMostOneOf(LODS)),
             TwoTypes(TEX_RESULTS, &[F32, S32]),
             M(Vector(4)),
+            M(Texture),
         ],
     ),
     // §9.7.10.4: `tld4.comp.2d.v4.dtype.f32`.
@@ -340,6 +344,7 @@ pub static FORMS: &[Form] = &[
             OneOf(TLD4.split_at(4).1),
             TwoTypes(&[F32, S32, U32], &[F32]),
             M(Vector(4)),
+            M(Texture),
         ],
     ),
     // §9.7.10.5: `txq.level.{width,height,depth}.b32 d, [a], lod`; the other queries
@@ -347,14 +352,19 @@ pub static FORMS: &[Form] = &[
     has(
         &[Txq],
         LEVEL_QUERIES[0],
-        &[Details(LEVEL_QUERIES), OneOf(LEVEL_QUERIES.split_at(1).1), Operands(3)],
+        &[Details(LEVEL_QUERIES), OneOf(LEVEL_QUERIES.split_at(1).1), Operands(3), M(Texture)],
     ),
-    row(&[Txq], &[AtMostOne("query"), Operands(2)]),
+    row(&[Txq], &[AtMostOne("query"), Operands(2), M(Texture)]),
+    row(&[Suq], &[M(Texture)]),
     // §9.7.11.2-4: `sust.p` stores `.b32`; `sured.p` is `.b32`, or `.b64` with `.min`
     // and `.max`.
     Form {
         name: "sust.p",
-        ..has(&[Sust], P, &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32])])
+        ..has(
+            &[Sust],
+            P,
+            &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32]), M(Texture)],
+        )
     },
     Form {
         name: "sured.p",
@@ -366,6 +376,7 @@ pub static FORMS: &[Form] = &[
                 M(AtMostOneOf(BOUNDARIES)),
                 M(Operation(SECONDARY)),
                 Type(&[B32, B64]),
+                M(Texture),
             ],
         )
     },
@@ -376,9 +387,10 @@ pub static FORMS: &[Form] = &[
             OneOf(ACCESS.split_at(1).0),
             OneOf(GEOMETRIES),
             M(AtMostOneOf(BOUNDARIES)),
+            M(Texture),
         ],
     ),
-    row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
+    row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), M(Texture)]),
     row(
         &[Sured],
         &[
@@ -387,6 +399,7 @@ pub static FORMS: &[Form] = &[
             M(AtMostOneOf(BOUNDARIES)),
             M(Operation(SECONDARY)),
             Combines(&[BoolOp::And, BoolOp::Or]),
+            M(Texture),
         ],
     ),
     // §9.7.14.5.14: `mma.sync.aligned.shape.row.col`, `.satfinite` on the integer forms.
@@ -574,6 +587,7 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         }
         MmaShapeTypes => super::mma::check(i, m)?,
         WmmaShapeTypes => super::mma::check_wmma(i, m)?,
+        Texture => super::texture::check(i, m)?,
     }
     Ok(())
 }

@@ -120,7 +120,7 @@ impl Lowerer<'_> {
         count: u32,
         what: &str,
     ) -> Result<Vec<&'o Operand>, Diagnostic> {
-        let items = super::texture::items(op);
+        let items = ptxvk_frontend::forms::texture::items(op);
         if items.len() as u32 != count {
             return Err(Diagnostic::error(
                 op.span(),
