@@ -61,9 +61,7 @@ pub(crate) const TEXTURE: &str = ptxvk_frontend::forms::texture::NOT_IMPLEMENTED
 const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
      `mma` of sm_80–sm_90, `wmma`, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated \
      through the warp model)";
-pub(crate) const TENSOR_SM100: &str =
-    "the sm_100 `.m16n16` and `.m8n16` forms of 8-bit and packed 6/4-bit \
-     elements are not implemented";
+const TENSOR_SM100: &str = ptxvk_frontend::forms::mma::SM100_ROWS;
 const MMA_HOW: &str = "through the warp model (any subgroup size, every warp mode): each thread \
      gathers the rows of A and columns of B its D elements need from the lanes holding them \
      (one exchange per 32-bit register word), then accumulates in k order from C with exact \

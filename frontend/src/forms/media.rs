@@ -67,6 +67,8 @@ pub enum Check {
     WmmaShapeTypes,
     /// A texture or surface instruction's geometry and operands (`super::texture`).
     Texture,
+    /// `ldmatrix`'s and `stmatrix`'s shape and registers (`super::mma`).
+    MatrixRows,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -415,8 +417,12 @@ pub static FORMS: &[Form] = &[
     row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col])), M(MmaShapeTypes)]),
     // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
     // `movmatrix.sync.aligned.m8n8.trans.b16`.
-    has(&[Ldmatrix, Stmatrix], M8N8, &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16])]),
-    row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED))]),
+    has(
+        &[Ldmatrix, Stmatrix],
+        M8N8,
+        &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16]), M(MatrixRows)],
+    ),
+    row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED)), M(MatrixRows)]),
     row(
         &[Movmatrix],
         &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8]), Type(&[B16])],
@@ -588,6 +594,7 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         MmaShapeTypes => super::mma::check(i, m)?,
         WmmaShapeTypes => super::mma::check_wmma(i, m)?,
         Texture => super::texture::check(i, m)?,
+        MatrixRows => super::mma::check_rows(i, m)?,
     }
     Ok(())
 }
@@ -955,6 +962,28 @@ mod tests {
         refused(
             "ldmatrix.sync.aligned.m8n8.x1.shared.b16.b16 {%r1}, [%rd1];",
             "unexpected second type",
+        );
+        // `ldmatrix`/`stmatrix`: `.m8n8` and a register per matrix (`super::mma`).
+        assert_eq!(checked("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%rd1], {%r1, %r2};"), None);
+        refused(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [%rd1];",
+            "`ldmatrix` takes 4 register(s) here, found 2",
+        );
+        refused(
+            "stmatrix.sync.aligned.m8n8.shared.b16 [%rd1], {%r1, %r2};",
+            "`stmatrix` needs one of `.x1`, `.x2`, `.x4`",
+        );
+        refused(
+            "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1, %r2}, [%rd1];",
+            "`ldmatrix` shapes other than `.m8n8` is not supported yet",
+        );
+        refused(
+            "ldmatrix.sync.aligned.x1.shared.b16 {%r1}, [%rd1];",
+            "`ldmatrix` needs a shape (`.m8n8`)",
+        );
+        refused(
+            "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1], %r2, %r3;",
+            "`wmma` load/store takes a fragment, an address and an optional stride",
         );
         refused("cvt.rz.ftz.ue8m0x2.f32 %h1, %f2, %f3;", "`cvt` takes no `.ftz`");
     }

@@ -195,7 +195,8 @@ pub const WMMA_SHAPES: [(u32, u32, u32); 5] =
 /// Checks `wmma`'s shape and types (§9.7.14.4): a shape ptxvk implements; for
 /// `wmma.load`/`wmma.store` an element type of the fragment (the last type that is an
 /// `mma` type), for `wmma.mma` `.dtype.ctype` (`.f16` inputs) or
-/// `.dtype.atype.btype.ctype` and only `.rn`; inputs ptxvk implements at that `k`.
+/// `.dtype.atype.btype.ctype` and only `.rn`; inputs ptxvk implements at that `k`; a
+/// load's or store's fragment, address and optional stride.
 pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
     let span = i.span;
     let shape = m.find(|d| match d {
@@ -269,6 +270,50 @@ pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnosti
             "not a WMMA form ptxvk implements (f16, bf16, s8/u8 with k16, tf32 with k8, f64 \
              with k4)",
         ));
+    }
+    let moves = !m.has(Modifier::WmmaOp(WmmaOp::Mma));
+    if moves && !(2..=3).contains(&i.operands.len()) {
+        return Err(Diagnostic::error(
+            span,
+            "`wmma` load/store takes a fragment, an address and an optional stride",
+        ));
+    }
+    Ok(())
+}
+
+/// Why the sm_100 shapes of `ldmatrix` and `stmatrix` are not implemented.
+pub const SM100_ROWS: &str = "the sm_100 `.m16n16` and `.m8n16` forms of 8-bit and packed \
+     6/4-bit elements are not implemented";
+
+/// Checks `ldmatrix`'s and `stmatrix`'s shape, `.m8n8`, and that their data operand
+/// has one register per matrix (`.x1`, `.x2`, `.x4`; one without).
+pub(super) fn check_rows(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let (span, name) = (i.span, m.opcode);
+    let shape = m.find(|d| match d {
+        Modifier::Shape(s) => Some(s),
+        _ => None,
+    });
+    let m8n8 = shape.as_ref().is_some_and(|s| s.value == Shape { m: 8, n: 8, k: None });
+    if shape.is_some() && !m8n8 {
+        let what = format!("`{name}` shapes other than `.m8n8`");
+        return Err(unsupported(span, &what, SM100_ROWS));
+    }
+    if !m8n8 {
+        return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
+    }
+    let count = m.find(|d| match d {
+        Modifier::Count(n) => Some(n),
+        _ => None,
+    });
+    let count = count.map_or(1, |n| n.value);
+    let [first, second] = i.operands.as_slice() else {
+        return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
+    };
+    let data = if m.opcode == crate::instructions::Opcode::Stmatrix { second } else { first };
+    let found = super::texture::items(data).len();
+    if found != count as usize {
+        let msg = format!("`{name}` takes {count} register(s) here, found {found}");
+        return Err(Diagnostic::error(data.span(), msg));
     }
     Ok(())
 }

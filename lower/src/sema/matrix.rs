@@ -20,7 +20,6 @@ use crate::ir::{
     OpTy, RegId, Value,
 };
 
-const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
 const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U32: OpTy = OpTy::U(32);
@@ -210,32 +209,13 @@ impl Lowerer<'_> {
     /// `stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 [p], r`.
     fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
         let span = i.span;
-        let name = if store { "stmatrix" } else { "ldmatrix" };
-        let shape = shape_of(m);
-        let m8n8 = shape.as_ref().is_some_and(|s| s.value == M8N8);
-        if shape.is_some() && !m8n8 {
-            return Err(super::unsupported(
-                span,
-                &format!("`{name}` shapes other than `.m8n8`"),
-                crate::coverage::TENSOR_SM100,
-            ));
-        }
-        if !m8n8 {
-            return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
-        }
-        // `.m8n8` takes one `.b16` (`ptxvk_frontend::forms::media`).
-        let count = m.find(|d| match d {
-            Modifier::Count(n) => Some(n),
-            _ => None,
-        });
-        // One of `.x1`, `.x2`, `.x4` (`ptxvk_frontend::forms::media`).
-        let count = count.map_or(1, |n| n.value);
+        // `.m8n8`, one `.b16`, and one register per matrix (`ptxvk_frontend::forms`).
         let trans = m.has(TRANS);
         let [first, second] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
+            return Err(Diagnostic::internal(span, "an `ldmatrix` form the forms refuse"));
         };
         let (data, addr) = if store { (second, first) } else { (first, second) };
-        let items = self.vector_operand(data, count, &format!("`{name}`"))?;
+        let items = ptxvk_frontend::forms::texture::items(data);
         // `.shared` or generic (`ptxvk_frontend::forms::media`), its shared-window offset
         // `pass::expand_matrix`'s.
         let generic = m.space.is_none();

@@ -83,12 +83,7 @@ impl Lowerer<'_> {
             (false, [r, p, s]) => (p, r, Some(s)),
             (true, [p, r]) => (p, r, None),
             (true, [p, r, s]) => (p, r, Some(s)),
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`wmma` load/store takes a fragment, an address and an optional stride",
-                ))
-            }
+            _ => return Err(Diagnostic::internal(span, "`wmma` operands the forms refuse")),
         };
         let mut access = WmmaAccess {
             which,
