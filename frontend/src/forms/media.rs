@@ -69,6 +69,11 @@ pub enum Check {
     Texture,
     /// `ldmatrix`'s and `stmatrix`'s shape and registers (`super::mma`).
     MatrixRows,
+    /// No stochastic rounding (`cvt.rs`, [`STOCHASTIC`]).
+    Stochastic,
+    /// A conversion from `.f32` or `.f64` to a narrow float takes a source per lane
+    /// (`cvt.rn.f16x2.f32 d, a, b`).
+    NarrowSources,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -301,10 +306,14 @@ pub static FORMS: &[Form] = &[
     row(&[Vset2], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD2))]),
     row(&[Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD4))]),
     // §9.7.9.21: `cvt.rn.bf16x2.ue8m0x2`, `cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}`
-    // (`.rs` is refused by semantic analysis as not supported).
-    has(&[Cvt], UE8M0X2, &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat, M(Ue8m0)]),
-    // §9.7.9.21: `cvt` with a narrow format on either side (`.rs` is refused by semantic
-    // analysis as not supported).
+    // (`.rs` refused as not supported).
+    has(
+        &[Cvt],
+        UE8M0X2,
+        &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat, M(Ue8m0), M(Stochastic)],
+    ),
+    // §9.7.9.21: `cvt` with a narrow format on either side; with `.rs`, refused as not
+    // supported.
     Form {
         ops: &[Cvt],
         when: Select::If(narrow_cvt),
@@ -313,8 +322,10 @@ pub static FORMS: &[Form] = &[
             M(Unsupported(UNIMPLEMENTED_FORMATS, STOCHASTIC)),
             Details(NARROW_CVT),
             M(NoSatButSatfinite),
+            M(NarrowSources),
         ],
     },
+    has(&[Cvt], RS, &[M(Stochastic)]),
     // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
     when(
         &[Tex],
@@ -595,6 +606,42 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         WmmaShapeTypes => super::mma::check_wmma(i, m)?,
         Texture => super::texture::check(i, m)?,
         MatrixRows => super::mma::check_rows(i, m)?,
+        Stochastic => {
+            if let Some(d) = m.details.iter().find(|d| d.value == RS) {
+                let msg = "`cvt.rs` (stochastic rounding) is not supported yet";
+                return Err(Diagnostic::error(d.span, msg).with_note(STOCHASTIC.to_string()));
+            }
+        }
+        NarrowSources => narrow_sources(i, m)?,
+    }
+    Ok(())
+}
+
+/// [`Check::NarrowSources`].
+fn narrow_sources(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    use Format::*;
+    // The types in source order: where, the lanes of a narrow float, whether f32/f64.
+    let pairs = m.details.iter().filter_map(|d| match d.value {
+        Modifier::Format(E4m3x2 | E5m2x2 | E2m3x2 | E3m2x2 | E2m1x2) => {
+            Some((d.span.start, Some(2), false))
+        }
+        _ => None,
+    });
+    let scalars = m.types.iter().map(|t| {
+        let lanes = match t.value {
+            F16 | Bf16 | Tf32 => Some(1),
+            F16x2 | Bf16x2 => Some(2),
+            _ => None,
+        };
+        (t.span.start, lanes, matches!(t.value, F32 | F64))
+    });
+    let mut types: Vec<(u32, Option<usize>, bool)> = pairs.chain(scalars).collect();
+    types.sort_by_key(|t| t.0);
+    if let [(_, Some(lanes), _), (_, _, true)] = types.as_slice() {
+        if i.operands.len().saturating_sub(1) != *lanes {
+            let msg = format!("this `cvt` takes {lanes} source(s)");
+            return Err(Diagnostic::error(i.span, msg));
+        }
     }
     Ok(())
 }
@@ -1019,6 +1066,15 @@ mod tests {
             "cvt.rn.pack.f16.f32 %h1, %f2;",
             "unknown or unsupported modifier `.pack` for `cvt`",
         );
+        // A source per lane from `.f32`/`.f64`; no stochastic rounding.
+        assert_eq!(checked("cvt.rn.bf16x2.f32 %r1, %f2, %f3;"), None);
+        refused("cvt.rn.f16x2.f32 %r1, %f2;", "this `cvt` takes 2 source(s)");
+        refused("cvt.rz.satfinite.e5m2x2.f64 %h1, %fd2;", "this `cvt` takes 2 source(s)");
+        refused("cvt.rn.tf32.f32 %r1, %f2, %f3;", "this `cvt` takes 1 source(s)");
+        let stochastic = "`cvt.rs` (stochastic rounding) is not supported yet";
+        refused("cvt.rs.f16x2.f32 %r1, %f2, %f3, %r4;", stochastic);
+        refused("cvt.rs.satfinite.e4m3x4.f32 %r1, {%f2, %f3, %f4, %f5}, %r6;", stochastic);
+        refused("cvt.rs.satfinite.ue8m0x2.f32 %h1, %f2, %f3;", stochastic);
     }
 
     #[test]
