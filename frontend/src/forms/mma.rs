@@ -7,7 +7,7 @@ use crate::ast::{Instruction, ScalarType};
 use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
 use crate::modifier::{Format, Fragment, Modifier, Population, Shape, WmmaOp};
-use crate::span::Span;
+use crate::span::{Span, Spanned};
 
 /// An `mma` input type (A, B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,32 +32,33 @@ enum Acc {
     S32,
 }
 
-/// A type modifier: a scalar type, or a format no register has (`.e4m3`, `.s4`, `.b1`).
+/// A type modifier of a matrix instruction: a scalar type, or a format no register has
+/// (`.e4m3`, `.s4`, `.b1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Name {
+pub enum TypeName {
     Scalar(ScalarType),
     Format(Format),
 }
 
-impl Name {
-    fn spelling(self) -> &'static str {
+impl TypeName {
+    pub fn spelling(self) -> &'static str {
         match self {
-            Name::Scalar(t) => t.directive(),
-            Name::Format(f) => f.spelling(),
+            TypeName::Scalar(t) => t.directive(),
+            TypeName::Format(f) => f.spelling(),
         }
     }
 
     fn input(self) -> Option<Input> {
         use ScalarType::*;
         let input = match self {
-            Name::Scalar(F16) => Input::F16,
-            Name::Scalar(Bf16) => Input::Bf16,
-            Name::Scalar(Tf32) => Input::Tf32,
-            Name::Format(Format::E4m3 | Format::E5m2) => Input::Fp8,
-            Name::Scalar(F64) => Input::F64,
-            Name::Scalar(S8 | U8) => Input::Int(8),
-            Name::Format(Format::S4 | Format::U4) => Input::Int(4),
-            Name::Format(Format::B1) => Input::B1,
+            TypeName::Scalar(F16) => Input::F16,
+            TypeName::Scalar(Bf16) => Input::Bf16,
+            TypeName::Scalar(Tf32) => Input::Tf32,
+            TypeName::Format(Format::E4m3 | Format::E5m2) => Input::Fp8,
+            TypeName::Scalar(F64) => Input::F64,
+            TypeName::Scalar(S8 | U8) => Input::Int(8),
+            TypeName::Format(Format::S4 | Format::U4) => Input::Int(4),
+            TypeName::Format(Format::B1) => Input::B1,
             _ => return None,
         };
         Some(input)
@@ -65,30 +66,38 @@ impl Name {
 
     fn acc(self) -> Option<Acc> {
         Some(match self {
-            Name::Scalar(ScalarType::F16) => Acc::F16,
-            Name::Scalar(ScalarType::F32) => Acc::F32,
-            Name::Scalar(ScalarType::F64) => Acc::F64,
-            Name::Scalar(ScalarType::S32) => Acc::S32,
+            TypeName::Scalar(ScalarType::F16) => Acc::F16,
+            TypeName::Scalar(ScalarType::F32) => Acc::F32,
+            TypeName::Scalar(ScalarType::F64) => Acc::F64,
+            TypeName::Scalar(ScalarType::S32) => Acc::S32,
             _ => return None,
         })
     }
 }
 
 /// The type modifiers of `m` in source order, formats included, with their spans.
-fn spanned_type_names(m: &Modifiers) -> Vec<(Name, Span)> {
+fn spanned_type_names(m: &Modifiers) -> Vec<(TypeName, Span)> {
     let formats = m.details.iter().filter_map(|d| match d.value {
-        Modifier::Format(f) => Some((Name::Format(f), d.span)),
+        Modifier::Format(f) => Some((TypeName::Format(f), d.span)),
         _ => None,
     });
-    let mut types: Vec<(Name, Span)> =
-        m.types.iter().map(|t| (Name::Scalar(t.value), t.span)).chain(formats).collect();
+    let mut types: Vec<(TypeName, Span)> =
+        m.types.iter().map(|t| (TypeName::Scalar(t.value), t.span)).chain(formats).collect();
     types.sort_by_key(|t| t.1.start);
     types
 }
 
-/// The type modifiers of `m` in source order.
-fn type_names(m: &Modifiers) -> Vec<Name> {
-    spanned_type_names(m).into_iter().map(|t| t.0).collect()
+/// The type modifiers of an instruction with types `types` and other modifiers
+/// `details`, in source order, formats included.
+pub fn type_names(details: &[Spanned<Modifier>], types: &[Spanned<ScalarType>]) -> Vec<TypeName> {
+    let formats = details.iter().filter_map(|d| match d.value {
+        Modifier::Format(f) => Some((TypeName::Format(f), d.span.start)),
+        _ => None,
+    });
+    let mut all: Vec<(TypeName, u32)> =
+        types.iter().map(|t| (TypeName::Scalar(t.value), t.span.start)).chain(formats).collect();
+    all.sort_by_key(|t| t.1);
+    all.into_iter().map(|t| t.0).collect()
 }
 
 fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
@@ -213,10 +222,10 @@ pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnosti
              implemented",
         ));
     };
-    let names = type_names(m);
-    let matrix_type = |t: &Name| t.input().is_some() || t.acc().is_some();
+    let names = type_names(&m.details, &m.types);
+    let matrix_type = |t: &TypeName| t.input().is_some() || t.acc().is_some();
     let input = if m.has(Modifier::WmmaOp(WmmaOp::Mma)) {
-        let names: Vec<Name> = names.into_iter().filter(matrix_type).collect();
+        let names: Vec<TypeName> = names.into_iter().filter(matrix_type).collect();
         if let Some(r) = m.rounding.as_ref().filter(|r| r.value.direction != Direction::Nearest) {
             return Err(unsupported(
                 r.span,

@@ -7,6 +7,7 @@
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+pub(super) use ptxvk_frontend::forms::mma::{type_names, TypeName};
 use ptxvk_frontend::modifier::{
     FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
 };
@@ -23,35 +24,6 @@ use crate::ir::{
 const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U32: OpTy = OpTy::U(32);
-
-/// A type modifier of a matrix instruction: a register type, or a format no register
-/// has (`.e4m3`, `.s4`, `.b1`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum TypeName {
-    Scalar(ScalarType),
-    Format(Format),
-}
-
-impl std::fmt::Display for TypeName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TypeName::Scalar(t) => t.directive(),
-            TypeName::Format(t) => t.spelling(),
-        })
-    }
-}
-
-/// The type modifiers of `m`, formats included, in source order.
-pub(super) fn type_names(m: &Mods) -> Vec<Spanned<TypeName>> {
-    let formats = m.details.iter().filter_map(|d| match d.value {
-        Modifier::Format(f) => Some(Spanned::new(TypeName::Format(f), d.span)),
-        _ => None,
-    });
-    let scalars = m.types.iter().map(|t| Spanned::new(TypeName::Scalar(t.value), t.span));
-    let mut all: Vec<Spanned<TypeName>> = scalars.chain(formats).collect();
-    all.sort_by_key(|t| t.span.start);
-    all
-}
 
 /// The shape modifier of a matrix instruction (`.m16n8k16`, `.m8n8`), if it has one.
 fn shape_of(m: &Mods) -> Option<Spanned<ModifierShape>> {
@@ -161,7 +133,7 @@ impl Lowerer<'_> {
             _ => None,
         };
         let shape = shape_of(m).map(|s| s.value);
-        let types: Vec<TypeName> = type_names(m).into_iter().map(|t| t.value).collect();
+        let types = type_names(&m.details, &m.types);
         let checked = match (shape, types.as_slice()) {
             (Some(ModifierShape { m, n, k: Some(k) }), &[d, a, b, c]) => {
                 Some((m, n, k, accum(d), elem(a), elem(b), accum(c)))
