@@ -1,13 +1,12 @@
 //! Texture and surface instructions (PTX ISA 9.2 §9.7.10-11): `tex`, `tld4`, `txq`,
-//! `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p` and `suq`, resolved and checked into
-//! one [`InstKind::Texture`] each ([`crate::ir::TextureInst`]; their geometries and
-//! operands checked by `ptxvk_frontend::forms::texture`), which
-//! `pass::expand_texture` expands into the fetches themselves. A handle held in a
-//! `.texref`/`.surfref`/`.tex` variable or a `.texref`/`.samplerref`/`.surfref`
-//! parameter is that variable ([`TexHandle`]), which the pass loads.
-//!
-//! Not implemented (diagnostics): multisample textures, depth compare, and the `txq`/`suq`
-//! attributes of formats and samples.
+//! `suld.b`, `sust.b`/`sust.p`, `sured.b`/`sured.p` and `suq`, each resolved into one
+//! [`InstKind::Texture`] ([`crate::ir::TextureInst`]), which `pass::expand_texture`
+//! expands into the fetches themselves. Their geometries and operands are checked, and
+//! read here, by `ptxvk_frontend::forms::texture`, which also refuses what is not
+//! implemented: multisample textures, depth compare, and the `txq`/`suq` attributes of
+//! formats and samples. A handle held in a `.texref`/`.surfref`/`.tex` variable or a
+//! `.texref`/`.samplerref`/`.surfref` parameter is that variable ([`TexHandle`]), which
+//! the pass loads.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::forms::texture::{self, items, FetchOperands};
