@@ -23,6 +23,7 @@ use crate::modifier::{
 pub mod media;
 pub mod mma;
 pub mod operands;
+pub mod texture;
 
 /// One constraint of a form.
 #[derive(Debug)]

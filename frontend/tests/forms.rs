@@ -650,3 +650,82 @@ fn atomic_barrier_cluster_and_stack_forms() {
         ("stacksave.s64 %rd1;", "`stacksave` takes", ".s64"),
     ]);
 }
+
+#[test]
+fn texture_and_surface_operand_forms() {
+    // §9.7.10.3-5, §9.7.11.1-4: the coordinates of each geometry (the layer first, four
+    // of a 3-D or layered 2-D one), four results (two `.f16x2`), a level or two
+    // gradients, one texel offset per dimension (four in 3-D).
+    const D4: &str = "{%r1, %r2, %r3, %r0}";
+    accepted(&[
+        &format!("tex.2d.v4.f32.f32 {D4}, [%rd1, {{%r1, %r2}}];"),
+        // PTX ISA 1.x: four coordinates of a 1-D fetch, the unused ones ignored.
+        &format!("tex.1d.v4.f32.s32 {D4}, [%rd1, {{%r1, %r1, %r1, %r1}}];"),
+        &format!("tex.a2d.v4.s32.f32 {D4}|%p1, [%rd1, %rd2, {{%r1, %r2, %r3, %r3}}];"),
+        &format!("tex.grad.3d.v4.f32.f32 {D4}, [%rd1, {D4}], {D4}, {D4}, {{1, 2, 3, 0}};"),
+        "tex.level.2d.v2.f16x2.f32 {%r1, %r2}, [%rd1, {%r1, %r2}], %r3;",
+        &format!("tex.acube.v4.f32.f32 {D4}, [%rd1, {D4}];"),
+        &format!("tld4.g.a2d.v4.u32.f32 {D4}, [%rd1, {D4}], {{1, -1}};"),
+        "txq.level.width.b32 %r1, [%rd1], %r2;",
+        "txq.addr_mode_1.b32 %r1, [%rd1];",
+        "suq.array_size.b32 %r1, [%rd1];",
+        "suld.b.a1d.v2.b32.trap {%r1, %r2}, [%rd1, {%r1, %r2}];",
+        &format!("sust.p.3d.v4.b32.zero [%rd1, {D4}], {D4};"),
+        "sured.p.min.2d.trap.b64 [%rd1, {%r1, %r2}], %rd2;",
+        "sured.b.and.1d.b32 [%rd1, {%r1}], %r2;",
+    ]);
+    let fetch = format!("tex.2d.v4.f32.f32 {D4}, [%rd1, {{%r1}}];");
+    let cube = format!("tex.cube.v4.f32.s32 {D4}, [%rd1, {D4}];");
+    let offsets = format!("tex.2d.v4.f32.f32 {D4}, [%rd1, {{%r1, %r2}}], {{1, 2, 3}};");
+    let tld4 = format!("tld4.r.2d.v4.f32.f32 {D4}, [%rd1, {D4}];");
+    let suld = "suld.b.2d.v2.b32.trap {%r1, %r2}, [%rd1, {%r1}];";
+    let sured = "sured.b.add.1d.trap.b16 [%rd1, {%r1}], %h1;";
+    let sured_p = "sured.p.add.1d.trap.b64 [%rd1, {%r1}], %rd1;";
+    refused(&[
+        (
+            &format!("tex.2dms.v4.f32.s32 {D4}, [%rd1, {{%r1, %r2}}];"),
+            "`tex` with `.2dms` is not supported yet",
+            &format!("tex.2dms.v4.f32.s32 {D4}, [%rd1, {{%r1, %r2}}];"),
+        ),
+        (&fetch, "takes 2 coordinates and writes 4 values", "[%rd1, {%r1}]"),
+        (
+            &format!("tex.level.2d.v4.f32.f32 {D4}, [%rd1, {{%r1, %r2}}];"),
+            "`tex` is missing its level or gradients",
+            &format!("tex.level.2d.v4.f32.f32 {D4}, [%rd1, {{%r1, %r2}}];"),
+        ),
+        (
+            &format!("tex.2d.v4.f32.f32 {D4}, [%rd1, {{%r1, %r2}}], {{1, 2}}, %r3;"),
+            "`tex` with depth compare is not supported yet",
+            "%r3",
+        ),
+        ("tex.2d.v4.f32.f32 %r1, [%rd1, {%r1, %r2}];", "writes a vector", "%r1"),
+        (
+            &format!("tex.2d.v4.f32.f32 {D4}, [%rd1];"),
+            "expected `[texture, {coordinates}]`",
+            "[%rd1]",
+        ),
+        (&cube, "cube-map coordinates are `.f32`", &cube),
+        (&offsets, "this fetch takes 2 texel offsets", &offsets),
+        (&tld4, "this `tld4` takes 2 coordinates and writes 4 values", &tld4),
+        (
+            &format!("tld4.r.cube.v4.f32.f32 {D4}, [%rd1, {D4}];"),
+            "`tld4` with `.cube` is not supported yet",
+            &format!("tld4.r.cube.v4.f32.f32 {D4}, [%rd1, {D4}];"),
+        ),
+        ("txq.width.b32 %r1, [42];", "expected `[handle]`", "[42]"),
+        (
+            "txq.channel_order.b32 %r1, [%rd1];",
+            "`txq.channel_order` is not supported yet",
+            "txq.channel_order.b32 %r1, [%rd1];",
+        ),
+        (
+            "suq.filter_mode.b32 %r1, [%rd1];",
+            "`suq.filter_mode` is not supported yet",
+            "suq.filter_mode.b32 %r1, [%rd1];",
+        ),
+        (suld, "this `suld` takes 2 coordinates and 2 values", suld),
+        ("sust.b.1d.b32.trap [%rd1], %r1;", "expected `[surface, {coordinates}]`", "[%rd1]"),
+        (sured, "`sured` takes a 32- or 64-bit value", sured),
+        (sured_p, "`sured.p` is `.b32`, or `.b64` with `.min` and `.max`", sured_p),
+    ]);
+}

@@ -57,15 +57,11 @@ const SURFACE_HOW: &str = "the handle is the address of ptxvk's descriptor; the 
      reads zero (writes nothing) as its mode says";
 const QUERY_HOW: &str = "the field read from ptxvk's descriptor (textures have no \
      samples: multisample textures are not implemented)";
-pub(crate) const TEXTURE: &str = "not implemented yet: of the texture and surface \
-     instructions, `tex` (1-D, 2-D, 3-D, layered, cube), `tld4`, `txq`, `suld.b`, `sust.b`, \
-     `sust.p`, `sured.b`, `sured.p` and `suq` on texture and surface objects and references are";
+pub(crate) const TEXTURE: &str = ptxvk_frontend::forms::texture::NOT_IMPLEMENTED;
 const TENSOR: &str = "not implemented yet: of the tensor-core instructions, the warp-level \
      `mma` of sm_80–sm_90, `wmma`, `ldmatrix`, `stmatrix` and `movmatrix` are (emulated \
      through the warp model)";
-pub(crate) const TENSOR_SM100: &str =
-    "the sm_100 `.m16n16` and `.m8n16` forms of 8-bit and packed 6/4-bit \
-     elements are not implemented";
+const TENSOR_SM100: &str = ptxvk_frontend::forms::mma::SM100_ROWS;
 const MMA_HOW: &str = "through the warp model (any subgroup size, every warp mode): each thread \
      gathers the rows of A and columns of B its D elements need from the lanes holding them \
      (one exchange per 32-bit register word), then accumulates in k order from C with exact \

@@ -65,6 +65,15 @@ pub enum Check {
     MmaShapeTypes,
     /// `wmma`'s shape and types: a form ptxvk implements (`super::mma`).
     WmmaShapeTypes,
+    /// A texture or surface instruction's geometry and operands (`super::texture`).
+    Texture,
+    /// `ldmatrix`'s and `stmatrix`'s shape and registers (`super::mma`).
+    MatrixRows,
+    /// No stochastic rounding (`cvt.rs`, [`STOCHASTIC`]).
+    Stochastic,
+    /// A conversion from `.f32` or `.f64` to a narrow float takes a source per lane
+    /// (`cvt.rn.f16x2.f32 d, a, b`).
+    NarrowSources,
 }
 
 /// Whether a `cvt` with `.ue8m0x2` converts to it: the format comes before the type in
@@ -297,10 +306,14 @@ pub static FORMS: &[Form] = &[
     row(&[Vset2], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD2))]),
     row(&[Vset4], &[M(Types(2, U32S32)), Comparison, Details(&[ADD]), M(Video(SIMD4))]),
     // §9.7.9.21: `cvt.rn.bf16x2.ue8m0x2`, `cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}`
-    // (`.rs` is refused by semantic analysis as not supported).
-    has(&[Cvt], UE8M0X2, &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat, M(Ue8m0)]),
-    // §9.7.9.21: `cvt` with a narrow format on either side (`.rs` is refused by semantic
-    // analysis as not supported).
+    // (`.rs` refused as not supported).
+    has(
+        &[Cvt],
+        UE8M0X2,
+        &[Details(&[UE8M0X2, SATFINITE, RS]), NoFtz, NoSat, M(Ue8m0), M(Stochastic)],
+    ),
+    // §9.7.9.21: `cvt` with a narrow format on either side; with `.rs`, refused as not
+    // supported.
     Form {
         ops: &[Cvt],
         when: Select::If(narrow_cvt),
@@ -309,8 +322,10 @@ pub static FORMS: &[Form] = &[
             M(Unsupported(UNIMPLEMENTED_FORMATS, STOCHASTIC)),
             Details(NARROW_CVT),
             M(NoSatButSatfinite),
+            M(NarrowSources),
         ],
     },
+    has(&[Cvt], RS, &[M(Stochastic)]),
     // §9.7.10.3: `tex.geom.v4.dtype.ctype`, `.v2` for `.f16x2`.
     when(
         &[Tex],
@@ -320,6 +335,7 @@ pub static FORMS: &[Form] = &[
             M(AtMostOneOf(LODS)),
             TwoTypes(TEX_RESULTS, &[F32, S32]),
             M(Vector(2)),
+            M(Texture),
         ],
     ),
     row(
@@ -329,6 +345,7 @@ pub static FORMS: &[Form] = &[
             M(AtMostOneOf(LODS)),
             TwoTypes(TEX_RESULTS, &[F32, S32]),
             M(Vector(4)),
+            M(Texture),
         ],
     ),
     // §9.7.10.4: `tld4.comp.2d.v4.dtype.f32`.
@@ -340,6 +357,7 @@ pub static FORMS: &[Form] = &[
             OneOf(TLD4.split_at(4).1),
             TwoTypes(&[F32, S32, U32], &[F32]),
             M(Vector(4)),
+            M(Texture),
         ],
     ),
     // §9.7.10.5: `txq.level.{width,height,depth}.b32 d, [a], lod`; the other queries
@@ -347,14 +365,19 @@ pub static FORMS: &[Form] = &[
     has(
         &[Txq],
         LEVEL_QUERIES[0],
-        &[Details(LEVEL_QUERIES), OneOf(LEVEL_QUERIES.split_at(1).1), Operands(3)],
+        &[Details(LEVEL_QUERIES), OneOf(LEVEL_QUERIES.split_at(1).1), Operands(3), M(Texture)],
     ),
-    row(&[Txq], &[AtMostOne("query"), Operands(2)]),
+    row(&[Txq], &[AtMostOne("query"), Operands(2), M(Texture)]),
+    row(&[Suq], &[M(Texture)]),
     // §9.7.11.2-4: `sust.p` stores `.b32`; `sured.p` is `.b32`, or `.b64` with `.min`
     // and `.max`.
     Form {
         name: "sust.p",
-        ..has(&[Sust], P, &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32])])
+        ..has(
+            &[Sust],
+            P,
+            &[OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), Type(&[B32]), M(Texture)],
+        )
     },
     Form {
         name: "sured.p",
@@ -366,6 +389,7 @@ pub static FORMS: &[Form] = &[
                 M(AtMostOneOf(BOUNDARIES)),
                 M(Operation(SECONDARY)),
                 Type(&[B32, B64]),
+                M(Texture),
             ],
         )
     },
@@ -376,9 +400,10 @@ pub static FORMS: &[Form] = &[
             OneOf(ACCESS.split_at(1).0),
             OneOf(GEOMETRIES),
             M(AtMostOneOf(BOUNDARIES)),
+            M(Texture),
         ],
     ),
-    row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES))]),
+    row(&[Sust], &[OneOf(ACCESS), OneOf(GEOMETRIES), M(AtMostOneOf(BOUNDARIES)), M(Texture)]),
     row(
         &[Sured],
         &[
@@ -387,6 +412,7 @@ pub static FORMS: &[Form] = &[
             M(AtMostOneOf(BOUNDARIES)),
             M(Operation(SECONDARY)),
             Combines(&[BoolOp::And, BoolOp::Or]),
+            M(Texture),
         ],
     ),
     // §9.7.14.5.14: `mma.sync.aligned.shape.row.col`, `.satfinite` on the integer forms.
@@ -402,8 +428,12 @@ pub static FORMS: &[Form] = &[
     row(&[Mma], &[M(Layouts(&[Layout::Row, Layout::Col])), M(MmaShapeTypes)]),
     // §9.7.14.5.15-17: `ldmatrix`/`stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16`,
     // `movmatrix.sync.aligned.m8n8.trans.b16`.
-    has(&[Ldmatrix, Stmatrix], M8N8, &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16])]),
-    row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED))]),
+    has(
+        &[Ldmatrix, Stmatrix],
+        M8N8,
+        &[OneOf(COUNTS), M(Spaces(SHARED)), Type(&[B16]), M(MatrixRows)],
+    ),
+    row(&[Ldmatrix, Stmatrix], &[OneOf(COUNTS), M(Spaces(SHARED)), M(MatrixRows)]),
     row(
         &[Movmatrix],
         &[M(Needs(&[TRANS, M8N8])), Details(&[SYNC, ALIGNED, TRANS, M8N8]), Type(&[B16])],
@@ -574,6 +604,44 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         }
         MmaShapeTypes => super::mma::check(i, m)?,
         WmmaShapeTypes => super::mma::check_wmma(i, m)?,
+        Texture => super::texture::check(i, m)?,
+        MatrixRows => super::mma::check_rows(i, m)?,
+        Stochastic => {
+            if let Some(d) = m.details.iter().find(|d| d.value == RS) {
+                let msg = "`cvt.rs` (stochastic rounding) is not supported yet";
+                return Err(Diagnostic::error(d.span, msg).with_note(STOCHASTIC.to_string()));
+            }
+        }
+        NarrowSources => narrow_sources(i, m)?,
+    }
+    Ok(())
+}
+
+/// [`Check::NarrowSources`].
+fn narrow_sources(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    use Format::*;
+    // The types in source order: where, the lanes of a narrow float, whether f32/f64.
+    let pairs = m.details.iter().filter_map(|d| match d.value {
+        Modifier::Format(E4m3x2 | E5m2x2 | E2m3x2 | E3m2x2 | E2m1x2) => {
+            Some((d.span.start, Some(2), false))
+        }
+        _ => None,
+    });
+    let scalars = m.types.iter().map(|t| {
+        let lanes = match t.value {
+            F16 | Bf16 | Tf32 => Some(1),
+            F16x2 | Bf16x2 => Some(2),
+            _ => None,
+        };
+        (t.span.start, lanes, matches!(t.value, F32 | F64))
+    });
+    let mut types: Vec<(u32, Option<usize>, bool)> = pairs.chain(scalars).collect();
+    types.sort_by_key(|t| t.0);
+    if let [(_, Some(lanes), _), (_, _, true)] = types.as_slice() {
+        if i.operands.len().saturating_sub(1) != *lanes {
+            let msg = format!("this `cvt` takes {lanes} source(s)");
+            return Err(Diagnostic::error(i.span, msg));
+        }
     }
     Ok(())
 }
@@ -942,6 +1010,28 @@ mod tests {
             "ldmatrix.sync.aligned.m8n8.x1.shared.b16.b16 {%r1}, [%rd1];",
             "unexpected second type",
         );
+        // `ldmatrix`/`stmatrix`: `.m8n8` and a register per matrix (`super::mma`).
+        assert_eq!(checked("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%rd1], {%r1, %r2};"), None);
+        refused(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [%rd1];",
+            "`ldmatrix` takes 4 register(s) here, found 2",
+        );
+        refused(
+            "stmatrix.sync.aligned.m8n8.shared.b16 [%rd1], {%r1, %r2};",
+            "`stmatrix` needs one of `.x1`, `.x2`, `.x4`",
+        );
+        refused(
+            "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1, %r2}, [%rd1];",
+            "`ldmatrix` shapes other than `.m8n8` is not supported yet",
+        );
+        refused(
+            "ldmatrix.sync.aligned.x1.shared.b16 {%r1}, [%rd1];",
+            "`ldmatrix` needs a shape (`.m8n8`)",
+        );
+        refused(
+            "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1], %r2, %r3;",
+            "`wmma` load/store takes a fragment, an address and an optional stride",
+        );
         refused("cvt.rz.ftz.ue8m0x2.f32 %h1, %f2, %f3;", "`cvt` takes no `.ftz`");
     }
 
@@ -976,6 +1066,15 @@ mod tests {
             "cvt.rn.pack.f16.f32 %h1, %f2;",
             "unknown or unsupported modifier `.pack` for `cvt`",
         );
+        // A source per lane from `.f32`/`.f64`; no stochastic rounding.
+        assert_eq!(checked("cvt.rn.bf16x2.f32 %r1, %f2, %f3;"), None);
+        refused("cvt.rn.f16x2.f32 %r1, %f2;", "this `cvt` takes 2 source(s)");
+        refused("cvt.rz.satfinite.e5m2x2.f64 %h1, %fd2;", "this `cvt` takes 2 source(s)");
+        refused("cvt.rn.tf32.f32 %r1, %f2, %f3;", "this `cvt` takes 1 source(s)");
+        let stochastic = "`cvt.rs` (stochastic rounding) is not supported yet";
+        refused("cvt.rs.f16x2.f32 %r1, %f2, %f3, %r4;", stochastic);
+        refused("cvt.rs.satfinite.e4m3x4.f32 %r1, {%f2, %f3, %f4, %f5}, %r6;", stochastic);
+        refused("cvt.rs.satfinite.ue8m0x2.f32 %h1, %f2, %f3;", stochastic);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::ast::{Instruction, ScalarType};
 use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
 use crate::modifier::{Format, Fragment, Modifier, Population, Shape, WmmaOp};
-use crate::span::Span;
+use crate::span::{Span, Spanned};
 
 /// An `mma` input type (A, B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,32 +32,33 @@ enum Acc {
     S32,
 }
 
-/// A type modifier: a scalar type, or a format no register has (`.e4m3`, `.s4`, `.b1`).
+/// A type modifier of a matrix instruction: a scalar type, or a format no register has
+/// (`.e4m3`, `.s4`, `.b1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Name {
+pub enum TypeName {
     Scalar(ScalarType),
     Format(Format),
 }
 
-impl Name {
-    fn spelling(self) -> &'static str {
+impl TypeName {
+    pub fn spelling(self) -> &'static str {
         match self {
-            Name::Scalar(t) => t.directive(),
-            Name::Format(f) => f.spelling(),
+            TypeName::Scalar(t) => t.directive(),
+            TypeName::Format(f) => f.spelling(),
         }
     }
 
     fn input(self) -> Option<Input> {
         use ScalarType::*;
         let input = match self {
-            Name::Scalar(F16) => Input::F16,
-            Name::Scalar(Bf16) => Input::Bf16,
-            Name::Scalar(Tf32) => Input::Tf32,
-            Name::Format(Format::E4m3 | Format::E5m2) => Input::Fp8,
-            Name::Scalar(F64) => Input::F64,
-            Name::Scalar(S8 | U8) => Input::Int(8),
-            Name::Format(Format::S4 | Format::U4) => Input::Int(4),
-            Name::Format(Format::B1) => Input::B1,
+            TypeName::Scalar(F16) => Input::F16,
+            TypeName::Scalar(Bf16) => Input::Bf16,
+            TypeName::Scalar(Tf32) => Input::Tf32,
+            TypeName::Format(Format::E4m3 | Format::E5m2) => Input::Fp8,
+            TypeName::Scalar(F64) => Input::F64,
+            TypeName::Scalar(S8 | U8) => Input::Int(8),
+            TypeName::Format(Format::S4 | Format::U4) => Input::Int(4),
+            TypeName::Format(Format::B1) => Input::B1,
             _ => return None,
         };
         Some(input)
@@ -65,30 +66,38 @@ impl Name {
 
     fn acc(self) -> Option<Acc> {
         Some(match self {
-            Name::Scalar(ScalarType::F16) => Acc::F16,
-            Name::Scalar(ScalarType::F32) => Acc::F32,
-            Name::Scalar(ScalarType::F64) => Acc::F64,
-            Name::Scalar(ScalarType::S32) => Acc::S32,
+            TypeName::Scalar(ScalarType::F16) => Acc::F16,
+            TypeName::Scalar(ScalarType::F32) => Acc::F32,
+            TypeName::Scalar(ScalarType::F64) => Acc::F64,
+            TypeName::Scalar(ScalarType::S32) => Acc::S32,
             _ => return None,
         })
     }
 }
 
 /// The type modifiers of `m` in source order, formats included, with their spans.
-fn spanned_type_names(m: &Modifiers) -> Vec<(Name, Span)> {
+fn spanned_type_names(m: &Modifiers) -> Vec<(TypeName, Span)> {
     let formats = m.details.iter().filter_map(|d| match d.value {
-        Modifier::Format(f) => Some((Name::Format(f), d.span)),
+        Modifier::Format(f) => Some((TypeName::Format(f), d.span)),
         _ => None,
     });
-    let mut types: Vec<(Name, Span)> =
-        m.types.iter().map(|t| (Name::Scalar(t.value), t.span)).chain(formats).collect();
+    let mut types: Vec<(TypeName, Span)> =
+        m.types.iter().map(|t| (TypeName::Scalar(t.value), t.span)).chain(formats).collect();
     types.sort_by_key(|t| t.1.start);
     types
 }
 
-/// The type modifiers of `m` in source order.
-fn type_names(m: &Modifiers) -> Vec<Name> {
-    spanned_type_names(m).into_iter().map(|t| t.0).collect()
+/// The type modifiers of an instruction with types `types` and other modifiers
+/// `details`, in source order, formats included.
+pub fn type_names(details: &[Spanned<Modifier>], types: &[Spanned<ScalarType>]) -> Vec<TypeName> {
+    let formats = details.iter().filter_map(|d| match d.value {
+        Modifier::Format(f) => Some((TypeName::Format(f), d.span.start)),
+        _ => None,
+    });
+    let mut all: Vec<(TypeName, u32)> =
+        types.iter().map(|t| (TypeName::Scalar(t.value), t.span.start)).chain(formats).collect();
+    all.sort_by_key(|t| t.1);
+    all.into_iter().map(|t| t.0).collect()
 }
 
 fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
@@ -195,7 +204,8 @@ pub const WMMA_SHAPES: [(u32, u32, u32); 5] =
 /// Checks `wmma`'s shape and types (§9.7.14.4): a shape ptxvk implements; for
 /// `wmma.load`/`wmma.store` an element type of the fragment (the last type that is an
 /// `mma` type), for `wmma.mma` `.dtype.ctype` (`.f16` inputs) or
-/// `.dtype.atype.btype.ctype` and only `.rn`; inputs ptxvk implements at that `k`.
+/// `.dtype.atype.btype.ctype` and only `.rn`; inputs ptxvk implements at that `k`; a
+/// load's or store's fragment, address and optional stride.
 pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
     let span = i.span;
     let shape = m.find(|d| match d {
@@ -212,10 +222,10 @@ pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnosti
              implemented",
         ));
     };
-    let names = type_names(m);
-    let matrix_type = |t: &Name| t.input().is_some() || t.acc().is_some();
+    let names = type_names(&m.details, &m.types);
+    let matrix_type = |t: &TypeName| t.input().is_some() || t.acc().is_some();
     let input = if m.has(Modifier::WmmaOp(WmmaOp::Mma)) {
-        let names: Vec<Name> = names.into_iter().filter(matrix_type).collect();
+        let names: Vec<TypeName> = names.into_iter().filter(matrix_type).collect();
         if let Some(r) = m.rounding.as_ref().filter(|r| r.value.direction != Direction::Nearest) {
             return Err(unsupported(
                 r.span,
@@ -269,6 +279,50 @@ pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnosti
             "not a WMMA form ptxvk implements (f16, bf16, s8/u8 with k16, tf32 with k8, f64 \
              with k4)",
         ));
+    }
+    let moves = !m.has(Modifier::WmmaOp(WmmaOp::Mma));
+    if moves && !(2..=3).contains(&i.operands.len()) {
+        return Err(Diagnostic::error(
+            span,
+            "`wmma` load/store takes a fragment, an address and an optional stride",
+        ));
+    }
+    Ok(())
+}
+
+/// Why the sm_100 shapes of `ldmatrix` and `stmatrix` are not implemented.
+pub const SM100_ROWS: &str = "the sm_100 `.m16n16` and `.m8n16` forms of 8-bit and packed \
+     6/4-bit elements are not implemented";
+
+/// Checks `ldmatrix`'s and `stmatrix`'s shape, `.m8n8`, and that their data operand
+/// has one register per matrix (`.x1`, `.x2`, `.x4`; one without).
+pub(super) fn check_rows(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
+    let (span, name) = (i.span, m.opcode);
+    let shape = m.find(|d| match d {
+        Modifier::Shape(s) => Some(s),
+        _ => None,
+    });
+    let m8n8 = shape.as_ref().is_some_and(|s| s.value == Shape { m: 8, n: 8, k: None });
+    if shape.is_some() && !m8n8 {
+        let what = format!("`{name}` shapes other than `.m8n8`");
+        return Err(unsupported(span, &what, SM100_ROWS));
+    }
+    if !m8n8 {
+        return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
+    }
+    let count = m.find(|d| match d {
+        Modifier::Count(n) => Some(n),
+        _ => None,
+    });
+    let count = count.map_or(1, |n| n.value);
+    let [first, second] = i.operands.as_slice() else {
+        return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
+    };
+    let data = if m.opcode == crate::instructions::Opcode::Stmatrix { second } else { first };
+    let found = super::texture::items(data).len();
+    if found != count as usize {
+        let msg = format!("`{name}` takes {count} register(s) here, found {found}");
+        return Err(Diagnostic::error(data.span(), msg));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@
 //!   `sema::convert`'s).
 
 use ptxvk_frontend::ast::{self, ScalarType};
-use ptxvk_frontend::forms::media::{self, to_ue8m0};
+use ptxvk_frontend::forms::media::to_ue8m0;
 use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
@@ -28,7 +28,6 @@ use crate::ir::{
 };
 
 const F32: OpTy = OpTy::F(32);
-const F64: OpTy = OpTy::F(64);
 
 /// A type in a `cvt`: an ordinary operation type, or a narrow format with 1 or 2 lanes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -121,11 +120,6 @@ impl Lowerer<'_> {
             return Some(self.half_arith(arith, i, m));
         }
         match op {
-            Opcode::Cvt if m.has(Modifier::ConvertRounding(ConvertRounding::Rs)) => {
-                let rs = Modifier::ConvertRounding(ConvertRounding::Rs);
-                let at = m.find(|d| (d == rs).then_some(())).map_or(i.span, |d| d.span);
-                Some(Err(unsupported(at, "`cvt.rs` (stochastic rounding)", media::STOCHASTIC)))
-            }
             Opcode::Cvt if m.has(UE8M0X2) => Some(self.ue8m0_cvt(i, m)),
             Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
             Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma | Opcode::Mad if directed(m) => {
@@ -220,7 +214,8 @@ impl Lowerer<'_> {
         let [to, from] = types.as_slice() else {
             return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
         };
-        // Its modifiers, `.sat` and its formats are checked by `ptxvk_frontend::forms::media`.
+        // Its modifiers, `.sat`, its formats and its sources from `.f32`/`.f64` are
+        // checked by `ptxvk_frontend::forms::media` (`.rs` refused there).
         let rna = Modifier::ConvertRounding(ConvertRounding::Rna);
         let relu = m.has(RELU);
         let satfinite = m.has(SATFINITE);
@@ -267,12 +262,6 @@ impl Lowerer<'_> {
             satfinite,
             ftz: m.ftz,
         };
-        if let (CvtSide::Narrow(_, lanes), CvtSide::Op(F32 | F64)) = (cvt.to, cvt.from) {
-            if srcs.len() != usize::from(lanes) {
-                let what = format!("this `cvt` takes {lanes} source(s)");
-                return Err(Diagnostic::error(span, what));
-            }
-        }
         match cvt.refusal() {
             Some(CvtRefusal::Invalid(why)) => return Err(Diagnostic::error(span, why)),
             Some(CvtRefusal::NotImplemented) => {

@@ -7,6 +7,7 @@
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
+pub(super) use ptxvk_frontend::forms::mma::{type_names, TypeName};
 use ptxvk_frontend::modifier::{
     FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
 };
@@ -20,39 +21,9 @@ use crate::ir::{
     OpTy, RegId, Value,
 };
 
-const M8N8: ModifierShape = ModifierShape { m: 8, n: 8, k: None };
 const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U32: OpTy = OpTy::U(32);
-
-/// A type modifier of a matrix instruction: a register type, or a format no register
-/// has (`.e4m3`, `.s4`, `.b1`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum TypeName {
-    Scalar(ScalarType),
-    Format(Format),
-}
-
-impl std::fmt::Display for TypeName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TypeName::Scalar(t) => t.directive(),
-            TypeName::Format(t) => t.spelling(),
-        })
-    }
-}
-
-/// The type modifiers of `m`, formats included, in source order.
-pub(super) fn type_names(m: &Mods) -> Vec<Spanned<TypeName>> {
-    let formats = m.details.iter().filter_map(|d| match d.value {
-        Modifier::Format(f) => Some(Spanned::new(TypeName::Format(f), d.span)),
-        _ => None,
-    });
-    let scalars = m.types.iter().map(|t| Spanned::new(TypeName::Scalar(t.value), t.span));
-    let mut all: Vec<Spanned<TypeName>> = scalars.chain(formats).collect();
-    all.sort_by_key(|t| t.span.start);
-    all
-}
 
 /// The shape modifier of a matrix instruction (`.m16n8k16`, `.m8n8`), if it has one.
 fn shape_of(m: &Mods) -> Option<Spanned<ModifierShape>> {
@@ -120,7 +91,7 @@ impl Lowerer<'_> {
         count: u32,
         what: &str,
     ) -> Result<Vec<&'o Operand>, Diagnostic> {
-        let items = super::texture::items(op);
+        let items = ptxvk_frontend::forms::texture::items(op);
         if items.len() as u32 != count {
             return Err(Diagnostic::error(
                 op.span(),
@@ -162,7 +133,7 @@ impl Lowerer<'_> {
             _ => None,
         };
         let shape = shape_of(m).map(|s| s.value);
-        let types: Vec<TypeName> = type_names(m).into_iter().map(|t| t.value).collect();
+        let types = type_names(&m.details, &m.types);
         let checked = match (shape, types.as_slice()) {
             (Some(ModifierShape { m, n, k: Some(k) }), &[d, a, b, c]) => {
                 Some((m, n, k, accum(d), elem(a), elem(b), accum(c)))
@@ -210,32 +181,13 @@ impl Lowerer<'_> {
     /// `stmatrix.sync.aligned.m8n8.num{.trans}{.shared}.b16 [p], r`.
     fn ldmatrix(&mut self, i: &ast::Instruction, m: &Mods, store: bool) -> Result<(), Diagnostic> {
         let span = i.span;
-        let name = if store { "stmatrix" } else { "ldmatrix" };
-        let shape = shape_of(m);
-        let m8n8 = shape.as_ref().is_some_and(|s| s.value == M8N8);
-        if shape.is_some() && !m8n8 {
-            return Err(super::unsupported(
-                span,
-                &format!("`{name}` shapes other than `.m8n8`"),
-                crate::coverage::TENSOR_SM100,
-            ));
-        }
-        if !m8n8 {
-            return Err(Diagnostic::error(span, format!("`{name}` needs a shape (`.m8n8`)")));
-        }
-        // `.m8n8` takes one `.b16` (`ptxvk_frontend::forms::media`).
-        let count = m.find(|d| match d {
-            Modifier::Count(n) => Some(n),
-            _ => None,
-        });
-        // One of `.x1`, `.x2`, `.x4` (`ptxvk_frontend::forms::media`).
-        let count = count.map_or(1, |n| n.value);
+        // `.m8n8`, one `.b16`, and one register per matrix (`ptxvk_frontend::forms`).
         let trans = m.has(TRANS);
         let [first, second] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, format!("`{name}` takes 2 operands")));
+            return Err(Diagnostic::internal(span, "an `ldmatrix` form the forms refuse"));
         };
         let (data, addr) = if store { (second, first) } else { (first, second) };
-        let items = self.vector_operand(data, count, &format!("`{name}`"))?;
+        let items = ptxvk_frontend::forms::texture::items(data);
         // `.shared` or generic (`ptxvk_frontend::forms::media`), its shared-window offset
         // `pass::expand_matrix`'s.
         let generic = m.space.is_none();

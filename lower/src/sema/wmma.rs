@@ -69,7 +69,7 @@ impl Lowerer<'_> {
         let row_major = m.has(Modifier::Layout(Layout::Row));
         let shape = self.wmma_shape(i, m)?;
         let matrix_type = |t: &TypeName| elem(*t).is_some() || accum(*t).is_some();
-        let type_name = type_names(m).into_iter().rev().map(|t| t.value).find(matrix_type);
+        let type_name = type_names(&m.details, &m.types).into_iter().rev().find(matrix_type);
         let data = match (which, type_name) {
             (Fragment::C, Some(t)) => accum(t).map(WmmaData::Acc),
             (_, Some(t)) => elem(t).map(WmmaData::In),
@@ -83,12 +83,7 @@ impl Lowerer<'_> {
             (false, [r, p, s]) => (p, r, Some(s)),
             (true, [p, r]) => (p, r, None),
             (true, [p, r, s]) => (p, r, Some(s)),
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`wmma` load/store takes a fragment, an address and an optional stride",
-                ))
-            }
+            _ => return Err(Diagnostic::internal(span, "`wmma` operands the forms refuse")),
         };
         let mut access = WmmaAccess {
             which,
@@ -136,9 +131,8 @@ impl Lowerer<'_> {
     fn wmma_mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
         let shape = self.wmma_shape(i, m)?;
-        let names: Vec<TypeName> = type_names(m)
+        let names: Vec<TypeName> = type_names(&m.details, &m.types)
             .into_iter()
-            .map(|t| t.value)
             .filter(|&t| elem(t).is_some() || accum(t).is_some())
             .collect();
         let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
