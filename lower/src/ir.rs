@@ -32,8 +32,9 @@
 //!   one whose upper half is the local window's the local address of its lower half,
 //!   and any other a global address. A generic `Load`, `Store` or `Atomic` accesses the
 //!   space its address names, as that space's instruction does (the rules of each are
-//!   on [`Space::Generic`]). A module with 32-bit addresses widens its generic
-//!   addresses to this form first (`sema::memory`'s `widen_generic`). Generic accesses
+//!   on [`Space::Generic`]). In a module with 32-bit addresses, a generic access may
+//!   have a 32-bit address (base register), in the 32-bit windows ([`SHARED_WINDOW_32`]
+//!   …); `pass::widen_generic` widens it to this form first. Generic accesses
 //!   are high-level operations too, expanded by `pass::expand_generic` into a test of
 //!   the window and a direct access per space.
 //! * No instruction traps. Integer division by zero and overflow have the values PTX

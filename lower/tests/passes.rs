@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `infer_spaces` leaves no
+//! its output text: the verifier accepts the IR after it; `widen_generic` leaves no
+//! generic access of a 32-bit address (checked against the interpreter's model of the
+//! 32-bit windows); `infer_spaces` leaves no
 //! `cvta`; `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
 //! `recursion_*.ir`); `expand_generic` leaves no access of a generic address (checked
@@ -85,7 +87,7 @@ use ptxvk_lower::pass::{
     expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces, inline,
     legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
     predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize,
-    warp_trees, LoopGuard, Target,
+    warp_trees, widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -244,6 +246,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a `cvta`",
             |_, i| matches!(i, InstKind::Cvta { .. }),
             infallible(infer_spaces::run),
+        )?,
+        ("widen_generic", None) => legalizes(
+            &mut s.kernel,
+            "a generic access of a 32-bit address",
+            widen_generic::is_narrow_generic,
+            infallible(widen_generic::run),
         )?,
         ("expand_isspace", None) => legalizes(
             &mut s.kernel,
@@ -865,6 +873,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "widen_generic",
         "infer_spaces",
         "inline",
         "expand_stack",

@@ -1,6 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
 //! 0. [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//!    [`widen_generic`] — in a module with 32-bit addresses, every generic access's
+//!    address the 64-bit generic address of the launch ABI's windows; then
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
@@ -144,6 +146,7 @@ pub mod soft_f64;
 pub mod split_grid;
 pub mod structurize;
 pub mod warp_trees;
+pub mod widen_generic;
 
 use ptxvk_frontend::Diagnostic;
 
@@ -380,6 +383,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
     expand_isspace::run(&mut kernel);
+    checked(&kernel, None)?;
+    // Before infer_spaces, which infers the spaces of the widened addresses.
+    widen_generic::run(&mut kernel);
     checked(&kernel, None)?;
     // Before inline: each function's generic addresses are inferred in its own body.
     infer_spaces::run(&mut kernel);

@@ -162,7 +162,6 @@ impl Lowerer<'_> {
             ));
         }
         let (ir_space, addr) = self.address(addr_op, space)?;
-        let addr = if dispatch { self.widen_generic(addr, span) } else { addr };
         let wide_window = self.kernel.shared.wide();
         if ir_space == Space::Shared && ty.bits() == 64 && !wide_window {
             return Err(Diagnostic::internal(
