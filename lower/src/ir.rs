@@ -42,6 +42,7 @@
 //! * **High-level operations** exist only between semantic analysis and the pass that
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
 //!   any that remains: [`InstKind::IsSpace`] (`isspacep`; `pass::expand_isspace`),
+//!   [`InstKind::VectorAtomic`] (`atom`/`red` on vectors; `pass::expand_vector_atomics`),
 //!   [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Integer`]
 //!   (`pass::expand_integer`), [`InstKind::Half`] and [`InstKind::HalfConvert`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
@@ -144,6 +145,7 @@ mod space_test;
 mod stack;
 mod system;
 mod texture;
+mod vector_atomic;
 mod video;
 mod warp;
 pub use copy::*;
@@ -161,6 +163,7 @@ pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle, TexLod, TexQuery,
     TexResult, TextureFetch, TextureInst, TextureQuery,
 };
+pub use vector_atomic::VectorAtomic;
 pub use video::*;
 pub use warp::*;
 
@@ -1294,6 +1297,8 @@ pub enum InstKind {
     },
     /// `isspacep` (PTX ISA 9.2 §9.7.9.18), [`IsSpaceInst`]; `pass::expand_isspace`.
     IsSpace(IsSpaceInst),
+    /// `atom`/`red` on a vector, [`VectorAtomic`]; `pass::expand_vector_atomics`.
+    VectorAtomic(Box<VectorAtomic>),
 }
 
 /// The state space of a [`InstKind::Cvta`].

@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `widen_generic` leaves no
+//! its output text: the verifier accepts the IR after it; `expand_vector_atomics`
+//! leaves no vector atomic (checked against the interpreter's model of each element's
+//! atomic); `widen_generic` leaves no
 //! generic access of a 32-bit address (checked against the interpreter's model of the
 //! 32-bit windows); `infer_spaces` leaves no
 //! `cvta`; `inline` leaves no call and
@@ -84,10 +86,10 @@ use ptxvk_lower::ir::{
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_isspace,
     expand_matrix, expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture,
-    expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces, inline,
-    legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
-    predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize,
-    warp_trees, widen_generic, LoopGuard, Target,
+    expand_vector_atomics, expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces,
+    inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits,
+    loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
+    structurize, warp_trees, widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -246,6 +248,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a `cvta`",
             |_, i| matches!(i, InstKind::Cvta { .. }),
             infallible(infer_spaces::run),
+        )?,
+        ("expand_vector_atomics", None) => legalizes(
+            &mut s.kernel,
+            "a vector atomic",
+            |_, i| expand_vector_atomics::is_vector_atomic(i),
+            infallible(expand_vector_atomics::run),
         )?,
         ("widen_generic", None) => legalizes(
             &mut s.kernel,
@@ -873,6 +881,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "expand_vector_atomics",
         "widen_generic",
         "infer_spaces",
         "inline",

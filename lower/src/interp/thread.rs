@@ -361,7 +361,10 @@ impl<'a> Thread<'a> {
             InstKind::Call { callee, args, results } => {
                 self.call(k, *callee, args, results, span)?
             }
-            InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. } => {
+            InstKind::Load { .. }
+            | InstKind::Store { .. }
+            | InstKind::Atomic { .. }
+            | InstKind::VectorAtomic(_) => {
                 self.exec_memory(cx, &inst.kind, span)?;
             }
             InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
@@ -673,6 +676,21 @@ impl<'a> Thread<'a> {
     fn exec_memory(&mut self, cx: &mut Ctx<'_>, kind: &InstKind, span: Span) -> Result<(), Error> {
         let k = cx.k;
         match kind {
+            // One atomic per element, in element order, each at its element's offset
+            // (`ir::VectorAtomic`; PTX ISA 9.2 §9.7.13.5).
+            InstKind::VectorAtomic(a) => {
+                let (op, space, ty, scope, order) = (a.op, a.space, a.ty, a.scope, a.order);
+                for (k, (dst, b)) in a.dsts.iter().zip(&a.srcs).enumerate() {
+                    let offset = a.addr.offset + i64::from(ty.bits() / 8) * k as i64;
+                    let addr = Address { base: a.addr.base, offset };
+                    // `atom.cas`'s `b` is the comparand, `c` the new value.
+                    let (src, cmp) = if op == AtomicOp::Cas { (a.cmp, *b) } else { (*b, a.cmp) };
+                    let dst = *dst;
+                    let element =
+                        InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
+                    self.exec_memory(cx, &element, span)?;
+                }
+            }
             InstKind::Load { space, ty, dsts, addr } => {
                 let (size, (space, a)) = (ty.bits().div_ceil(8), self.place_in(k, *space, addr));
                 for (i, d) in dsts.iter().enumerate() {
