@@ -32,8 +32,9 @@
 //!   one whose upper half is the local window's the local address of its lower half,
 //!   and any other a global address. A generic `Load`, `Store` or `Atomic` accesses the
 //!   space its address names, as that space's instruction does (the rules of each are
-//!   on [`Space::Generic`]). A module with 32-bit addresses widens its generic
-//!   addresses to this form first (`sema::memory`'s `widen_generic`). Generic accesses
+//!   on [`Space::Generic`]). In a module with 32-bit addresses, a generic access may
+//!   have a 32-bit address (base register), in the 32-bit windows ([`SHARED_WINDOW_32`]
+//!   …); `pass::widen_generic` widens it to this form first. Generic accesses
 //!   are high-level operations too, expanded by `pass::expand_generic` into a test of
 //!   the window and a direct access per space.
 //! * No instruction traps. Integer division by zero and overflow have the values PTX
@@ -41,6 +42,7 @@
 //! * **High-level operations** exist only between semantic analysis and the pass that
 //!   expands them, which `crate::pass::run` runs first; `crate::pass::leftover` refuses
 //!   any that remains: [`InstKind::IsSpace`] (`isspacep`; `pass::expand_isspace`),
+//!   [`InstKind::VectorAtomic`] (`atom`/`red` on vectors; `pass::expand_vector_atomics`),
 //!   [`InstKind::Video`] (`pass::expand_video`), [`InstKind::Integer`]
 //!   (`pass::expand_integer`), [`InstKind::Half`] and [`InstKind::HalfConvert`]
 //!   (`pass::expand_formats`), [`InstKind::Texture`] (texture and surface instructions,
@@ -146,6 +148,7 @@ mod space_test;
 mod stack;
 mod system;
 mod texture;
+mod vector_atomic;
 mod video;
 mod warp;
 pub use call::CallArm;
@@ -164,6 +167,7 @@ pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle, TexLod, TexQuery,
     TexResult, TextureFetch, TextureInst, TextureQuery,
 };
+pub use vector_atomic::VectorAtomic;
 pub use video::*;
 pub use warp::*;
 
@@ -1304,6 +1308,8 @@ pub enum InstKind {
     },
     /// `isspacep` (PTX ISA 9.2 §9.7.9.18), [`IsSpaceInst`]; `pass::expand_isspace`.
     IsSpace(IsSpaceInst),
+    /// `atom`/`red` on a vector, [`VectorAtomic`]; `pass::expand_vector_atomics`.
+    VectorAtomic(Box<VectorAtomic>),
 }
 
 /// The state space of a [`InstKind::Cvta`].

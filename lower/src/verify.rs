@@ -290,6 +290,12 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             v(src, uses);
             v(cmp, uses);
         }
+        InstKind::VectorAtomic(a) => {
+            defs.extend(a.dsts.iter().flatten());
+            uses.extend(a.addr.base);
+            a.srcs.iter().for_each(|s| v(s, uses));
+            v(&a.cmp, uses);
+        }
         InstKind::Subgroup { dst, value, lane, .. } => {
             defs.push(*dst);
             v(value, uses);
@@ -569,6 +575,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             at(reg(src), ty.bits());
             at(reg(cmp), ty.bits());
         }
+        InstKind::VectorAtomic(a) => out.extend(a.operand_widths()),
         // Warp exchanges move 32-bit words.
         InstKind::Subgroup { dst, value, lane, .. } => {
             at(Some(*dst), 32);

@@ -10,7 +10,11 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `infer_spaces` leaves no
+//! its output text: the verifier accepts the IR after it; `expand_vector_atomics`
+//! leaves no vector atomic (checked against the interpreter's model of each element's
+//! atomic); `widen_generic` leaves no
+//! generic access of a 32-bit address (checked against the interpreter's model of the
+//! 32-bit windows); `infer_spaces` leaves no
 //! `cvta`; `expand_indirect_calls` leaves no indirect call (checked against the
 //! interpreter's model of one: the arm at the target's address); `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
@@ -83,10 +87,11 @@ use ptxvk_lower::ir::{
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
     expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
-    expand_system, expand_texture, expand_video, expand_warp, float_modifiers, hoist_params,
-    infer_spaces, inline, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
-    structurize, warp_trees, LoopGuard, Target,
+    expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
+    float_modifiers, hoist_params, infer_spaces, inline, legalize_atomics, legalize_floats,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
+    shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic, LoopGuard,
+    Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -257,6 +262,18 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a `cvta`",
             |_, i| matches!(i, InstKind::Cvta { .. }),
             infallible(infer_spaces::run),
+        )?,
+        ("expand_vector_atomics", None) => legalizes(
+            &mut s.kernel,
+            "a vector atomic",
+            |_, i| expand_vector_atomics::is_vector_atomic(i),
+            infallible(expand_vector_atomics::run),
+        )?,
+        ("widen_generic", None) => legalizes(
+            &mut s.kernel,
+            "a generic access of a 32-bit address",
+            widen_generic::is_narrow_generic,
+            infallible(widen_generic::run),
         )?,
         ("expand_isspace", None) => legalizes(
             &mut s.kernel,
@@ -878,6 +895,8 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "expand_vector_atomics",
+        "widen_generic",
         "infer_spaces",
         "expand_indirect_calls",
         "inline",

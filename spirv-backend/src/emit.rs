@@ -463,6 +463,10 @@ impl<'a> FnEmitter<'a> {
             InstKind::IsSpace(_) => Err(Error::Internal(
                 "an `isspacep` reached the emitter unexpanded (pass::expand_isspace)".into(),
             )),
+            InstKind::VectorAtomic(_) => Err(Error::Internal(
+                "a vector atomic reached the emitter unexpanded (pass::expand_vector_atomics)"
+                    .into(),
+            )),
             InstKind::Texture(_) => Err(Error::Internal(
                 "a texture instruction reached the emitter unexpanded (pass::expand_texture)"
                     .into(),

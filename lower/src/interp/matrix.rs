@@ -370,6 +370,11 @@ fn wmma_address(
     };
     let at = base.wrapping_add(offset) & mask(bits);
     let at = at.wrapping_add(w.addr.offset as u64);
+    // A 32-bit generic address of a module with 32-bit addresses is in the 32-bit
+    // windows (`pass::widen_generic`).
+    if w.space == WmmaSpace::Generic && k.address_size == 32 && bits == 32 {
+        return memory::narrow_generic_place(at as u32);
+    }
     // A window's offset is the address's low half; a generic address's upper half says
     // which window, if any (`crate::ir::SHARED_WINDOW`, `LOCAL_WINDOW`).
     let space = match w.space {

@@ -8,7 +8,24 @@ use ptxvk_frontend::Span;
 
 use super::arith::{self, mask, sext};
 use super::Error;
-use crate::ir::{AtomicOp, OpTy};
+use crate::ir::{AtomicOp, OpTy, Space, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW_32};
+
+/// The model's address window of a module with 32-bit addresses
+/// ([`crate::ir::SpecialReg::WindowBase`]): where `interp::check`'s first buffer is.
+pub const WINDOW_BASE: u64 = 0x1_0000_0000;
+
+/// The space and address of a 32-bit generic address (PTX ISA 9.2 §6.4.1.1, the launch
+/// ABI's 32-bit windows): an offset in the shared, local or parameter window at the top
+/// of the 32-bit range, else an offset from the address window's base.
+pub fn narrow_generic_place(a: u32) -> (Space, u64) {
+    let (space, start) = match a {
+        a if a >= SHARED_WINDOW_32 => (Space::Shared, SHARED_WINDOW_32),
+        a if a >= LOCAL_WINDOW_32 => (Space::Local, LOCAL_WINDOW_32),
+        a if a >= PARAM_WINDOW_32 => (Space::Param, PARAM_WINDOW_32),
+        a => return (Space::Global, WINDOW_BASE + u64::from(a)),
+    };
+    (space, u64::from(a - start))
+}
 
 /// One allocation of global memory.
 #[derive(Clone, Debug, PartialEq, Eq)]

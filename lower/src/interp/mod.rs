@@ -103,9 +103,6 @@ pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome
     if k.grid_sync {
         return Err(Error::Unsupported { what: "grid-wide barriers".into(), span: none });
     }
-    if k.address_size != 64 {
-        return Err(Error::Unsupported { what: "32-bit address windows".into(), span: none });
-    }
     let system_at = crate::system::offset(k.abi.size.max(launch.params.len() as u32));
     let checked = !k.check_sites.is_empty();
     let system_bytes = if checked { crate::system::CHECKED_SIZE } else { SYSTEM_BYTES };

@@ -368,7 +368,10 @@ impl<'a> Thread<'a> {
                     self.call(k, arm.callee, &arm.args, &arm.results, span)?
                 }
             }
-            InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. } => {
+            InstKind::Load { .. }
+            | InstKind::Store { .. }
+            | InstKind::Atomic { .. }
+            | InstKind::VectorAtomic(_) => {
                 self.exec_memory(cx, &inst.kind, span)?;
             }
             InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
@@ -481,7 +484,8 @@ impl<'a> Thread<'a> {
             // is then modelled too.
             SpecialReg::ConfinedOutside => 1,
             SpecialReg::Warp(reg) => u64::from(warp_model(reg, self.tid, cx.ntid)),
-            SpecialReg::ModuleData | SpecialReg::WindowBase | SpecialReg::DeviceClock => {
+            SpecialReg::WindowBase => memory::WINDOW_BASE,
+            SpecialReg::ModuleData | SpecialReg::DeviceClock => {
                 return Err(Error::Unsupported { what: format!("special register {reg:?}"), span });
             }
         })
@@ -627,6 +631,18 @@ impl<'a> Thread<'a> {
         (space, if space == Space::Global { a } else { a & 0xffff_ffff })
     }
 
+    /// [`Self::place`], but a generic access of a 32-bit address (base register) in a
+    /// module with 32-bit addresses, which `pass::widen_generic` widens, is in the top
+    /// windows of the 32-bit range ([`memory::narrow_generic_place`]).
+    fn place_in(&self, k: &Kernel, space: Space, addr: &Address) -> (Space, u64) {
+        let narrow = addr.base.is_none_or(|r| k.reg(r).ty.bits() == 32);
+        if space != Space::Generic || k.address_size != 32 || !narrow {
+            return self.place(space, addr);
+        }
+        let base = addr.base.map_or(0, |r| self.regs[r.index()]);
+        memory::narrow_generic_place(base.wrapping_add(addr.offset as u64) as u32)
+    }
+
     fn read(
         &self,
         cx: &Ctx<'_>,
@@ -667,8 +683,23 @@ impl<'a> Thread<'a> {
     fn exec_memory(&mut self, cx: &mut Ctx<'_>, kind: &InstKind, span: Span) -> Result<(), Error> {
         let k = cx.k;
         match kind {
+            // One atomic per element, in element order, each at its element's offset
+            // (`ir::VectorAtomic`; PTX ISA 9.2 §9.7.13.5).
+            InstKind::VectorAtomic(a) => {
+                let (op, space, ty, scope, order) = (a.op, a.space, a.ty, a.scope, a.order);
+                for (k, (dst, b)) in a.dsts.iter().zip(&a.srcs).enumerate() {
+                    let offset = a.addr.offset + i64::from(ty.bits() / 8) * k as i64;
+                    let addr = Address { base: a.addr.base, offset };
+                    // `atom.cas`'s `b` is the comparand, `c` the new value.
+                    let (src, cmp) = if op == AtomicOp::Cas { (a.cmp, *b) } else { (*b, a.cmp) };
+                    let dst = *dst;
+                    let element =
+                        InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
+                    self.exec_memory(cx, &element, span)?;
+                }
+            }
             InstKind::Load { space, ty, dsts, addr } => {
-                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place(*space, addr));
+                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place_in(k, *space, addr));
                 for (i, d) in dsts.iter().enumerate() {
                     let v = self.read(
                         cx,
@@ -684,7 +715,7 @@ impl<'a> Thread<'a> {
                 }
             }
             InstKind::Store { space, ty, srcs, addr } => {
-                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place(*space, addr));
+                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place_in(k, *space, addr));
                 for (i, s) in srcs.iter().enumerate() {
                     let v = self.at_bits(*s, ty.bits());
                     self.write(
@@ -698,7 +729,7 @@ impl<'a> Thread<'a> {
                 }
             }
             InstKind::Atomic { op, space: given, ty, dst, addr, src, cmp, .. } => {
-                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place(*given, addr));
+                let (size, (space, a)) = (ty.bits().div_ceil(8), self.place_in(k, *given, addr));
                 let op = match *op {
                     // A generic atomic other than a strong load or store is undefined on
                     // local memory (PTX ISA 9.2 §9.7.13.5).

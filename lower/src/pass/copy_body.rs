@@ -244,6 +244,12 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             v(src, f);
             v(cmp, f);
         }
+        InstKind::VectorAtomic(a) => {
+            a.dsts.iter_mut().flatten().for_each(&mut *f);
+            a.addr.base.iter_mut().for_each(&mut *f);
+            a.srcs.iter_mut().for_each(|s| v(s, f));
+            v(&mut a.cmp, f);
+        }
         InstKind::Subgroup { dst, value, lane, .. } => {
             f(dst);
             v(value, f);

@@ -31,8 +31,8 @@
 //! space is not proven may take the local window, which the kernel then has.
 //!
 //! Pre: CFG IR from semantic analysis, with its functions (before `pass::inline`);
-//! generic accesses of 64-bit addresses (`sema::memory` widens those of modules with
-//! 32-bit addresses, keeping their provenance: the widening is pointer arithmetic).
+//! generic accesses of 64-bit addresses (`pass::widen_generic` widens those of modules
+//! with 32-bit addresses, keeping their provenance: the widening is pointer arithmetic).
 //!
 //! Post: no `Cvta` is left; every generic access left is one whose space is not proven.
 

@@ -1,6 +1,9 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//! 0. [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
+//!    [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//!    [`widen_generic`] — in a module with 32-bit addresses, every generic access's
+//!    address the 64-bit generic address of the launch ABI's windows; then
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
@@ -101,7 +104,7 @@
 //! per PTX instruction where the IR has a high-level one for it ([`InstKind::Video`],
 //! [`InstKind::Integer`], [`InstKind::Half`], [`InstKind::HalfConvert`],
 //! [`InstKind::Texture`], [`InstKind::Matrix`], [`InstKind::Copy`], [`InstKind::Warp`],
-//! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`], [`InstKind::System`],
+//! [`InstKind::BarrierReduce`], [`InstKind::Mbarrier`], [`InstKind::VectorAtomic`], [`InstKind::System`],
 //! [`InstKind::DeviceLaunch`], [`InstKind::Stack`], and the accesses of generic addresses); the expansions (0) write those out, and every decision
 //! that depends on a device is a pass here, reading the [`Target`]. Each pass states its
 //! pre- and postconditions in its module doc. `crate::verify` checks the IR
@@ -124,6 +127,7 @@ pub mod expand_runtime;
 pub mod expand_stack;
 pub mod expand_system;
 pub mod expand_texture;
+pub mod expand_vector_atomics;
 pub mod expand_video;
 pub mod expand_warp;
 mod expander;
@@ -146,6 +150,7 @@ pub mod soft_f64;
 pub mod split_grid;
 pub mod structurize;
 pub mod warp_trees;
+pub mod widen_generic;
 
 use ptxvk_frontend::Diagnostic;
 
@@ -381,7 +386,12 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    expand_vector_atomics::run(&mut kernel);
+    checked(&kernel, None)?;
     expand_isspace::run(&mut kernel);
+    checked(&kernel, None)?;
+    // Before infer_spaces, which infers the spaces of the widened addresses.
+    widen_generic::run(&mut kernel);
     checked(&kernel, None)?;
     // Before inline: each function's generic addresses are inferred in its own body.
     infer_spaces::run(&mut kernel);
@@ -524,6 +534,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a `cvta` left by infer_spaces")
     } else if matches!(kind, InstKind::IsSpace(_)) {
         Some("an `isspacep` left by expand_isspace")
+    } else if expand_vector_atomics::is_vector_atomic(kind) {
+        Some("a vector atomic left by expand_vector_atomics")
     } else if expand_video::is_video(kind) {
         Some("a video instruction left by expand_video")
     } else if expand_integer::is_integer(kind) {

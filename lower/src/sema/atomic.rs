@@ -11,9 +11,15 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
-use crate::ir::{Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value};
+use crate::ir::{
+    Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic,
+};
 
 const NOFTZ: Modifier = Modifier::FloatOption(FloatOption::NoFtz);
+
+/// The element operands of a vector `atom`/`red`: destinations (`None` for `red`) and
+/// values.
+type VectorOperands = (Option<Vec<Operand>>, Vec<Operand>);
 
 /// Whether `i` is a 64-bit `atom`/`red` that may reach shared memory: on `.shared`, or
 /// on a generic address in a kernel that makes generic shared addresses. Such a kernel
@@ -59,10 +65,11 @@ impl Lowerer<'_> {
         if red && matches!(order, Order::Acquire | Order::AcqRel) {
             return Err(Diagnostic::error(span, "`red` takes `.relaxed` or `.release`"));
         }
-        // (`vector_atomic` lowers each element as `.v1`.)
-        if let Some(n) = m.vector.filter(|&n| n > 1) {
-            return self.vector_atomic(red, i, m, n);
-        }
+        // A vector's elements (`.v2`/`.v4`/`.v8`), resolved with the rest below.
+        let vector = match m.vector.filter(|&n| n > 1) {
+            Some(n) => Some(self.vector_elements(red, i, m, n)?),
+            None => None,
+        };
         // Half precision: the bits of one or two lanes, added by a compare-and-swap
         // loop (on the containing 32-bit word for one 16-bit lane).
         let half = super::formats::half_type(m)
@@ -162,7 +169,6 @@ impl Lowerer<'_> {
             ));
         }
         let (ir_space, addr) = self.address(addr_op, space)?;
-        let addr = if dispatch { self.widen_generic(addr, span) } else { addr };
         let wide_window = self.kernel.shared.wide();
         if ir_space == Space::Shared && ty.bits() == 64 && !wide_window {
             return Err(Diagnostic::internal(
@@ -173,14 +179,6 @@ impl Lowerer<'_> {
         if ir_space == Space::Param {
             return Err(Diagnostic::error(span, "kernel parameters are read-only"));
         }
-        let dst = match dst_op {
-            Some(Operand::Sink(_)) | None => None,
-            Some(d) => Some(self.dst(d, ty, false)?),
-        };
-        let src = self.src(&rest[0], ty, false, span)?;
-        let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
-        // `cas(r, s, t)`: `src` is the new value and `cmp` the comparand.
-        let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
         let space = if dispatch { Space::Generic } else { ir_space };
         // atom.add.f32 on global memory flushes subnormal inputs and results
         // (§9.7.13.5, "current implementation"); on shared memory it does not (a
@@ -190,34 +188,58 @@ impl Lowerer<'_> {
                 && matches!(space, Space::Global | Space::Generic)
                 && !m.has(NOFTZ);
         }
+        // One destination and value per element (of a scalar, one).
+        let (dst_ops, src_ops): (Vec<Option<&Operand>>, Vec<&Operand>) = match &vector {
+            Some((ds, bs)) => {
+                ((0..bs.len()).map(|k| ds.as_ref().map(|d| &d[k])).collect(), bs.iter().collect())
+            }
+            None => (vec![dst_op], vec![&rest[0]]),
+        };
+        let dst = |l: &mut Self, d: Option<&Operand>| match d {
+            Some(Operand::Sink(_)) | None => Ok(None),
+            Some(d) => l.dst(d, ty, false).map(Some),
+        };
+        let dsts: Vec<_> = dst_ops.into_iter().map(|d| dst(self, d)).collect::<Result<_, _>>()?;
+        let srcs: Vec<Value> =
+            src_ops.iter().map(|s| self.src(s, ty, false, span)).collect::<Result<_, _>>()?;
+        let cmp = if cas { self.src(&rest[1], ty, false, span)? } else { Value::Imm(0) };
+        if vector.is_some() {
+            let a = VectorAtomic { op, space, ty, scope, order, dsts, addr, srcs, cmp };
+            self.push(InstKind::VectorAtomic(Box::new(a)), span);
+            return Ok(());
+        }
+        let (dst, src) = (dsts[0], srcs[0]);
+        // `cas(r, s, t)`: `src` is the new value and `cmp` the comparand.
+        let (src, cmp) = if cas { (cmp, src) } else { (src, cmp) };
         self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);
         Ok(())
     }
 
-    /// `atom`/`red` on a vector (sm_90; PTX ISA 9.2 §9.7.13.5: `.v2`/`.v4` `.f32` `.add`,
-    /// `.v2`/`.v4`/`.v8` `.f16`/`.bf16` and `.v2`/`.v4` `.f16x2`/`.bf16x2` `.add.noftz`,
-    /// on global memory): one atomic per element, since the ISA makes each element
-    /// atomic separately and not the vector as a whole.
-    fn vector_atomic(
+    /// The element operands of `atom`/`red` on a vector (sm_90; PTX ISA 9.2 §9.7.13.5:
+    /// `.v2`/`.v4` `.f32` `.add`, `.v2`/`.v4`/`.v8` `.f16`/`.bf16` and `.v2`/`.v4`
+    /// `.f16x2`/`.bf16x2` `.add.noftz`, on global memory), `n` each; one
+    /// `InstKind::VectorAtomic` that `pass::expand_vector_atomics` splits.
+    fn vector_elements(
         &mut self,
         red: bool,
         i: &ast::Instruction,
         m: &Mods,
         n: u32,
-    ) -> Result<(), Diagnostic> {
+    ) -> Result<VectorOperands, Diagnostic> {
         let span = i.span;
         if m.space.as_ref().is_some_and(|s| s.value != StateSpace::Global) {
             return Err(Diagnostic::error(span, "vector atomics address global memory"));
         }
-        let bytes = match super::formats::half_type(m) {
-            Some((_, lanes)) => 2 * lanes as i64,
-            None => i64::from(self.one_type(i, m)?.bits() / 8),
-        };
-        let ops = i.operands.as_slice();
-        let (d, a, rest) = match (red, ops) {
+        if super::formats::half_type(m).is_none() {
+            self.one_type(i, m)?;
+        }
+        let (d, a, rest) = match (red, i.operands.as_slice()) {
             (true, [a, rest @ ..]) => (None, a, rest),
             (false, [d, a, rest @ ..]) => (Some(d), a, rest),
             _ => return Err(Diagnostic::error(span, "`atom` takes a destination and an address")),
+        };
+        let (Operand::Address(_), Some(b)) = (a, rest.first()) else {
+            return Err(Diagnostic::error(span, "`atom` takes an address and a value"));
         };
         let elems = |o: &ast::Operand| match o {
             Operand::Vector(v, _) if v.len() == n as usize => Ok(v.clone()),
@@ -226,23 +248,7 @@ impl Lowerer<'_> {
                 format!("a `.v{n}` atomic takes vectors of {n} elements in braces"),
             )),
         };
-        let (Operand::Address(addr), Some(b)) = (a, rest.first()) else {
-            return Err(Diagnostic::error(span, "`atom` takes an address and a value"));
-        };
-        let ds = d.map(elems).transpose()?;
-        let bs = elems(b)?;
-        let scalar = Mods { vector: Some(1), ..m.clone() };
-        for k in 0..n as usize {
-            let mut element = i.clone();
-            let at = ast::Address { offset: addr.offset + k as i64 * bytes, ..addr.clone() };
-            let mut operands: Vec<Operand> = ds.iter().map(|d| d[k].clone()).collect();
-            operands.push(Operand::Address(at));
-            operands.push(bs[k].clone());
-            operands.extend(rest[1..].iter().cloned());
-            element.operands = operands;
-            self.lower_atomic(red, &element, &scalar)?;
-        }
-        Ok(())
+        Ok((d.map(elems).transpose()?, elems(b)?))
     }
 }
 

@@ -15,7 +15,9 @@ use ptxvk_frontend::modifier::{CopyForm, CopySpace, MbarrierForm as F, Modifier}
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
-use crate::ir::{Address, InstKind, MbarrierOp, MbarrierWait, OpTy, RegId, Value};
+use crate::ir::{
+    Address, CvtaSpace, FloatMode, InstKind, MbarrierOp, MbarrierWait, OpTy, RegId, RegTy, Value,
+};
 
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
@@ -200,9 +202,37 @@ impl Lowerer<'_> {
         if shared {
             return Ok(at);
         }
-        // A generic address: its offset in the shared window.
-        let wide = self.widen_generic(at, span);
-        Ok(self.window_offset(wide, span))
+        // A generic address: its offset in the shared window; of a 32-bit one, its
+        // `cvta.to.shared` (the 32-bit shared window, `ir::SHARED_WINDOW_32`).
+        let narrow = at.base.is_none_or(|b| self.kernel.reg(b).ty.bits() == 32);
+        if self.kernel.address_size != 32 || !narrow {
+            return Ok(self.window_offset(at, span));
+        }
+        let dst = self.temp(RegTy::Int(32), span);
+        let src = at.base.map_or(Value::Imm(0), Value::Reg);
+        let (space, ty) = (CvtaSpace::Shared, OpTy::U(32));
+        self.push(InstKind::Cvta { space, to: true, ty, dst, src }, span);
+        Ok(Address { base: Some(dst), offset: at.offset })
+    }
+
+    /// A generic shared address of 64 bits as a shared address: the low 32 bits of the base
+    /// register (the window's offset), plus the constant offset.
+    fn window_offset(&mut self, address: Address, span: Span) -> Address {
+        let Some(base) = address.base else { return address };
+        let low = self.temp(RegTy::Int(32), span);
+        let from = OpTy::U(self.kernel.reg(base).ty.bits() as u8);
+        self.push(
+            InstKind::Convert {
+                to: OpTy::U(32),
+                from,
+                rounding: None,
+                mode: FloatMode::default(),
+                dst: low,
+                src: Value::Reg(base),
+            },
+            span,
+        );
+        Address { base: Some(low), offset: address.offset }
     }
 
     /// An arrive's state destination (64-bit), or `None` for `_`.

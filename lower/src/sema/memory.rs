@@ -2,15 +2,10 @@
 //! and generic addresses dispatched on the window they point into.
 
 use super::{
-    ast, expand, is_cache_hint, md, unsupported, unsupported_modifier, Diagnostic, Lowerer,
-    Modifier, Mods, Opcode, Operand, RegId, Span, StateSpace,
+    ast, is_cache_hint, md, unsupported, unsupported_modifier, Diagnostic, Lowerer, Modifier, Mods,
+    Opcode, Operand, RegId, Span, StateSpace,
 };
-use crate::build::Build;
-use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, FloatMode, InstKind, OpTy, Order, RegTy, Scope, Space,
-    SpecialReg, Value, LOCAL_WINDOW, LOCAL_WINDOW_32, PARAM_WINDOW_32, SHARED_WINDOW,
-    SHARED_WINDOW_32,
-};
+use crate::ir::{Address, AtomicOp, InstKind, OpTy, Order, Scope, Space, Value};
 
 impl Lowerer<'_> {
     pub(super) fn memory(
@@ -161,75 +156,12 @@ impl Lowerer<'_> {
             access(self, ir_space, address);
             return Ok(());
         }
-        // One generic access: `pass::infer_spaces` makes it a direct one where it proves
-        // the space, `pass::expand_generic` a test of the address's window where not.
-        let address = self.widen_generic(address, span);
+        // One generic access (of a 32-bit address in a module with 32-bit addresses, which
+        // `pass::widen_generic` widens): `pass::infer_spaces` makes it a direct one where
+        // it proves the space, `pass::expand_generic` a test of the address's window
+        // where not.
         access(self, Space::Generic, address);
         Ok(())
-    }
-
-    /// A generic address of a module with 32-bit addresses, in the 64-bit form every
-    /// generic access works with: `SHARED_WINDOW | offset` or `LOCAL_WINDOW | offset`
-    /// for the top windows of the 32-bit range (`ir::SHARED_WINDOW_32`,
-    /// `ir::LOCAL_WINDOW_32`), the parameter block's address plus the offset for the
-    /// window below them (`ir::PARAM_WINDOW_32`), else the global address (the address
-    /// window's base plus the offset). Addresses of 64-bit modules are returned as they
-    /// are.
-    pub(super) fn widen_generic(&mut self, address: Address, span: Span) -> Address {
-        let narrow = address.base.is_none_or(|b| self.kernel.reg(b).ty.bits() == 32);
-        if self.kernel.address_size != 32 || !narrow {
-            return address;
-        }
-        let (u32t, u64t) = (OpTy::U(32), OpTy::U(64));
-        let base = address.base.map_or(Value::Imm(0), Value::Reg);
-        let window_base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: window_base, reg: SpecialReg::WindowBase }, span);
-        let mut e = expand::Emit { l: self, span };
-        // The 32-bit sum wraps, as PTX's 32-bit address arithmetic does.
-        let x = e.add(u32t, base, Value::Imm(address.offset as u64 & 0xffff_ffff));
-        let wide = e.cvt(u64t, u32t, x);
-        let global = e.add(u64t, Value::Reg(window_base), wide);
-        let in_window = |e: &mut expand::Emit<'_, '_>, start: u32, tag: u64| {
-            let off = e.bin(BinaryOp::Sub, u32t, x, Value::Imm(u64::from(start)));
-            let off = e.cvt(u64t, u32t, off);
-            e.or(u64t, off, Value::Imm(tag))
-        };
-        let shared = in_window(&mut e, SHARED_WINDOW_32, SHARED_WINDOW);
-        let local = in_window(&mut e, LOCAL_WINDOW_32, LOCAL_WINDOW);
-        let is_shared = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(SHARED_WINDOW_32)));
-        let is_local = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(LOCAL_WINDOW_32)));
-        let is_param = e.cmp(CmpOp::Ge, u32t, x, Value::Imm(u64::from(PARAM_WINDOW_32)));
-        let param_off = e.bin(BinaryOp::Sub, u32t, x, Value::Imm(u64::from(PARAM_WINDOW_32)));
-        let param_off = e.cvt(u64t, u32t, param_off);
-        let block = e.temp(u64t);
-        e.push(InstKind::Special { dst: block, reg: SpecialReg::ParamBlock });
-        let param = e.add(u64t, Value::Reg(block), param_off);
-        let not_local = e.sel(u64t, is_param, param, global);
-        let not_shared = e.sel(u64t, is_local, local, not_local);
-        let g = e.sel(u64t, is_shared, shared, not_shared);
-        let r = e.temp(u64t);
-        e.mov(u64t, r, g);
-        Address { base: Some(r), offset: 0 }
-    }
-
-    /// A generic shared or local address as an address in its space: the low 32 bits
-    /// of the base register (the window's offset), plus the constant offset.
-    pub(super) fn window_offset(&mut self, address: Address, span: Span) -> Address {
-        let Some(base) = address.base else { return address };
-        let low = self.temp(RegTy::Int(32), span);
-        let from = OpTy::U(self.kernel.reg(base).ty.bits() as u8);
-        self.push(
-            InstKind::Convert {
-                to: OpTy::U(32),
-                from,
-                rounding: None,
-                mode: FloatMode::default(),
-                dst: low,
-                src: Value::Reg(base),
-            },
-            span,
-        );
-        Address { base: Some(low), offset: address.offset }
     }
 }
 

@@ -122,7 +122,7 @@ impl Lowerer<'_> {
         }
         let map_address = self.src(map_operand, U64, false, span)?;
         let map_address = match map_address {
-            Value::Reg(r) => self.widen_generic(Address { base: Some(r), offset: 0 }, span),
+            Value::Reg(r) => Address { base: Some(r), offset: 0 },
             imm => {
                 let r = self.temp(U64.storage(), span);
                 Emit { l: self, span }.mov(U64, r, imm);

@@ -101,7 +101,7 @@ impl Lowerer<'_> {
         // `pass::infer_spaces` proves it, else chosen per access at run time (`ld`'s way).
         let generic = m.space.is_none() && self.generic_windows;
         let (ir_space, base) = self.address(addr, space)?;
-        access.addr = if generic { self.widen_generic(base, span) } else { base };
+        access.addr = base;
         access.space = if generic { WmmaSpace::Generic } else { WmmaSpace::In(ir_space) };
         // Elements between rows (`.row`) or columns (`.col`).
         let (rows, cols) = match which {

@@ -930,6 +930,16 @@ impl Operands<'_, '_> {
         }))
     }
 
+    /// An atomic's operation, space, scope and order.
+    fn atomic(&self, m: &mut Modifiers<'_>) -> Result<(AtomicOp, Space, Scope, Order), Diagnostic> {
+        let o = self;
+        let op = m.first(AtomicOp::from_spelling).ok_or_else(|| o.missing("an operation"))?;
+        let space = m.take(Space::from_spelling).ok_or_else(|| o.missing("a state space"))?;
+        let scope = m.take(Scope::from_spelling).ok_or_else(|| o.missing("a scope"))?;
+        let order = m.take(Order::from_spelling).ok_or_else(|| o.missing("an order"))?;
+        Ok((op, space, scope, order))
+    }
+
     /// Conversions, loads, stores and atomics.
     fn conversion_or_memory(&self, m: &mut Modifiers<'_>) -> Result<Option<InstKind>, Diagnostic> {
         let o = self;
@@ -1014,12 +1024,7 @@ impl Operands<'_, '_> {
                 if o.dsts.len() > 1 || o.ops.len() != 3 {
                     return Err(o.missing("at most one destination, an address and two values"));
                 }
-                let op =
-                    m.first(AtomicOp::from_spelling).ok_or_else(|| o.missing("an operation"))?;
-                let space =
-                    m.take(Space::from_spelling).ok_or_else(|| o.missing("a state space"))?;
-                let scope = m.take(Scope::from_spelling).ok_or_else(|| o.missing("a scope"))?;
-                let order = m.take(Order::from_spelling).ok_or_else(|| o.missing("an order"))?;
+                let (op, space, scope, order) = o.atomic(m)?;
                 InstKind::Atomic {
                     op,
                     space,
@@ -1031,6 +1036,25 @@ impl Operands<'_, '_> {
                     src: o.val(o.ops[1])?,
                     cmp: o.val(o.ops[2])?,
                 }
+            }
+            "vatom" => {
+                if o.ops.len() < 4 || o.dsts.len() != o.ops.len() - 2 {
+                    return Err(o.missing(
+                        "a destination per value, an address, a value to compare and values",
+                    ));
+                }
+                let (op, space, scope, order) = o.atomic(m)?;
+                InstKind::VectorAtomic(Box::new(VectorAtomic {
+                    op,
+                    space,
+                    ty: o.ty(m)?,
+                    scope,
+                    order,
+                    dsts: o.dst_list()?,
+                    addr: o.p.addr(o.line, o.ops[0])?,
+                    srcs: o.vals(&o.ops[2..])?,
+                    cmp: o.val(o.ops[1])?,
+                }))
             }
             _ => return Ok(None),
         }))

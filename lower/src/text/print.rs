@@ -273,6 +273,27 @@ impl<'a> Printer<'a> {
         format!("{dst} = isspace.{space}.{ty} {}{bytes}", self.value(i.addr))
     }
 
+    /// `atom` and `vatom`: `LHS NAME.op.space.scope.order.ty [addr], OPERANDS`.
+    fn atomic(
+        &self,
+        lhs: &str,
+        name: &str,
+        (op, space, scope, order, ty): (AtomicOp, Space, Scope, Order, OpTy),
+        addr: Address,
+        operands: &str,
+    ) -> String {
+        let (op, space, scope, order) =
+            (op.spelling(), space.spelling(), scope.spelling(), order.spelling());
+        let (ty, addr) = (op_ty(ty), self.addr(addr));
+        format!("{lhs}{name}.{op}.{space}.{scope}.{order}.{ty} {addr}, {operands}")
+    }
+
+    fn vector_atomic(&self, a: &VectorAtomic) -> String {
+        let lhs = format!("{} = ", self.dsts(&a.dsts));
+        let operands = format!("{}, {}", self.value(a.cmp), self.list(&a.srcs));
+        self.atomic(&lhs, "vatom", (a.op, a.space, a.scope, a.order, a.ty), a.addr, &operands)
+    }
+
     fn inst(&self, kind: &InstKind) -> String {
         let r = |x: RegId| self.reg(x).to_string();
         let v = |x: Value| self.value(x);
@@ -288,6 +309,7 @@ impl<'a> Printer<'a> {
                 format!("{} = cvta.{to}{}.{} {}", r(*dst), space.name(), op_ty(*ty), v(*src))
             }
             InstKind::IsSpace(i) => self.isspace(i),
+            InstKind::VectorAtomic(a) => self.vector_atomic(a),
             InstKind::Unpack { elem, dsts, src } => {
                 format!("{} = unpack.{} {}", self.dsts(dsts), op_ty(*elem), v(*src))
             }
@@ -405,17 +427,8 @@ impl<'a> Printer<'a> {
             ),
             InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp } => {
                 let lhs = dst.map(|d| format!("{} = ", r(d))).unwrap_or_default();
-                format!(
-                    "{lhs}atom.{}.{}.{}.{}.{} {}, {}, {}",
-                    op.spelling(),
-                    space.spelling(),
-                    scope.spelling(),
-                    order.spelling(),
-                    op_ty(*ty),
-                    self.addr(*addr),
-                    v(*src),
-                    v(*cmp)
-                )
+                let operands = self.list(&[*src, *cmp]);
+                self.atomic(&lhs, "atom", (*op, *space, *scope, *order, *ty), *addr, &operands)
             }
             InstKind::Barrier => "barrier".into(),
             InstKind::Subgroup { op, split, dst, value, lane } => format!(
