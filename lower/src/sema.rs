@@ -264,8 +264,9 @@ enum Symbol {
     /// `extern` (dynamic) array, at the start of the dynamic region, whose offset is
     /// `SpecialReg::DynamicSharedBase` (passes may still grow the static part).
     Shared(Option<u32>),
-    /// A `.local` variable: its offset in the thread's local window.
-    Local(u32),
+    /// A `.local` variable (or a call's `.param` variable), which `pass::layout_memory`
+    /// places in the thread's local window.
+    Local(VarId),
     /// A `.local` or `.param` variable of a recursive function's activation
     /// (`sema::frames`), or a `.param` parameter (the caller's variable): a register
     /// holding a local-window offset, plus a constant offset.
@@ -456,6 +457,22 @@ fn lower_kernel_with<'m>(
             l.declare(&decl);
         }
     }
+    // The stack is the start of the local window (`sema::stack`); recursive functions
+    // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
+    let uses_stack = callees
+        .iter()
+        .chain([&f])
+        .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack))
+        || !l.recursive.is_empty();
+    if uses_stack {
+        let stack = Variable {
+            name: "$stack".into(),
+            space: Space::Local,
+            size: l.stack_bytes(),
+            align: 8,
+        };
+        l.kernel.variables.push(stack);
+    }
     for v in module_per_thread {
         l.declare(&ast::VarDecl { linkage: None, ..(*v).clone() });
     }
@@ -488,12 +505,6 @@ fn lower_kernel_with<'m>(
     bodies().for_each(|b| names_used(b, &mut names));
     if names.iter().any(|n| reserved::is_reserved_register(n)) {
         l.place_reserved();
-    }
-    // The stack is the start of the local window (`sema::stack`); recursive functions
-    // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
-    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack)) || !l.recursive.is_empty();
-    if uses_stack {
-        l.kernel.local_bytes = l.stack_bytes();
     }
     l.generic_windows = generic_windows;
     l.kernel.entry = l.new_block(None, f.name.span);
@@ -797,11 +808,14 @@ impl Lowerer<'_> {
                 self.errors.push(Diagnostic::error(n.name.span, "local variable too large"));
                 continue;
             };
-            // A recursive function's variables are in its activation's frame.
+            // A recursive function's variables are in its activation's frame; the
+            // others are variables `pass::layout_memory` places.
             let sym = self.frame_slot(size, align).unwrap_or_else(|| {
-                let offset = self.kernel.local_bytes.next_multiple_of(align);
-                self.kernel.local_bytes = offset.saturating_add(size);
-                Symbol::Local(offset)
+                let var = VarId(self.kernel.variables.len() as u32);
+                let name = n.name.value.to_string();
+                let space = Space::Local;
+                self.kernel.variables.push(Variable { name, space, size, align });
+                Symbol::Local(var)
             });
             if let Some(scope) = self.scopes.last_mut() {
                 scope.insert(n.name.value.clone(), sym);
@@ -838,10 +852,24 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A temporary, named by its index among the body's registers but variables'
+    /// addresses (which `pass::layout_memory` removes).
     fn temp(&mut self, ty: RegTy, span: Span) -> RegId {
         let id = RegId(self.kernel.regs.len() as u32);
-        self.kernel.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
+        let name = format!("$t{}", id.0 - self.body.addresses);
+        self.kernel.regs.push(RegInfo { name, ty, span });
         id
+    }
+
+    /// A register holding the offset of variable `var` at `ty` (u32 or u64).
+    fn variable_address(&mut self, var: VarId, ty: OpTy, span: Span) -> RegId {
+        let ty = ty.as_unsigned();
+        let dst = RegId(self.kernel.regs.len() as u32);
+        let name = format!("$v{}", var.0);
+        self.kernel.regs.push(RegInfo { name, ty: ty.storage(), span });
+        self.body.addresses += 1;
+        self.push(InstKind::VariableAddress(VariableAddress { ty, dst, var }), span);
+        dst
     }
 
     /// A register holding the offset of the dynamic shared region.

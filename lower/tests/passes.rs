@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `infer_spaces` leaves no
+//! its output text: the verifier accepts the IR after it; `layout_memory` leaves no
+//! variable address (checked against the interpreter's model of the layout);
+//! `infer_spaces` leaves no
 //! `cvta`; `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
 //! `recursion_*.ir`); `expand_generic` leaves no access of a generic address (checked
@@ -82,7 +84,7 @@ use ptxvk_lower::ir::{
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_integer, expand_isspace,
     expand_matrix, expand_mbarrier, expand_runtime, expand_stack, expand_system, expand_texture,
-    expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces, inline,
+    expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces, inline, layout_memory,
     legalize_atomics, legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard,
     predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize,
     warp_trees, LoopGuard, Target,
@@ -220,6 +222,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a call of a runtime function",
             |_, i| expand_runtime::is_runtime_call(i),
             |k, _| expand_runtime::run(k),
+        )?,
+        ("layout_memory", None) => legalizes(
+            &mut s.kernel,
+            "a variable address",
+            |_, i| matches!(i, InstKind::VariableAddress(_)),
+            infallible(layout_memory::run),
         )?,
         ("expand_stack", None) => legalizes(
             &mut s.kernel,
@@ -865,6 +873,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "layout_memory",
         "infer_spaces",
         "inline",
         "expand_stack",

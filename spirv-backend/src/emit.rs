@@ -489,6 +489,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Stack(_) => Err(Error::Internal(
                 "a stack operation reached the emitter unexpanded (pass::expand_stack)".into(),
             )),
+            InstKind::VariableAddress(_) => Err(Error::Internal(
+                "a variable address reached the emitter unplaced (pass::layout_memory)".into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

@@ -1,6 +1,7 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//! 0. [`layout_memory`] — the variables of the local window get their offsets, which
+//!    replace their addresses; then [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
@@ -129,6 +130,7 @@ pub mod float_modifiers;
 pub mod hoist_params;
 pub mod infer_spaces;
 pub mod inline;
+pub mod layout_memory;
 pub mod legalize_atomics;
 pub mod legalize_floats;
 pub mod legalize_memory;
@@ -379,6 +381,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // First: the later passes see the windows' offsets as constants.
+    layout_memory::run(&mut kernel);
+    checked(&kernel, None)?;
     expand_isspace::run(&mut kernel);
     checked(&kernel, None)?;
     // Before inline: each function's generic addresses are inferred in its own body.
@@ -514,6 +519,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a sync point left by schedule")
     } else if expand_generic::is_generic(kind) {
         Some("a generic access left by expand_generic")
+    } else if matches!(kind, InstKind::VariableAddress(_)) {
+        Some("a variable address left by layout_memory")
     } else if matches!(kind, InstKind::Cvta { .. }) {
         Some("a `cvta` left by infer_spaces")
     } else if matches!(kind, InstKind::IsSpace(_)) {

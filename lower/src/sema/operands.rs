@@ -266,9 +266,9 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            Some(Resolved::Local(off)) => {
+            Some(Resolved::Local(var)) => {
                 address_width(ty, 0, name.span, "a local variable")?;
-                Ok(Value::Imm(off as u64))
+                Ok(Value::Reg(self.variable_address(var, ty, span)))
             }
             Some(Resolved::Framed(base, off)) => {
                 address_width(ty, 0, name.span, "a local variable")?;
@@ -580,7 +580,7 @@ impl Lowerer<'_> {
                     }
                     (Some(self.module_address(off, a.span)), a.offset)
                 }
-                Some(Resolved::Local(off)) => {
+                Some(Resolved::Local(var)) => {
                     // `.param` variables of device-function calls are local memory.
                     if !matches!(space, StateSpace::Local | StateSpace::Param) {
                         return Err(Diagnostic::error(
@@ -589,7 +589,7 @@ impl Lowerer<'_> {
                         ));
                     }
                     ir_space = Space::Local;
-                    (None, off as i64 + a.offset)
+                    (Some(self.variable_address(var, OpTy::U(32), name.span)), a.offset)
                 }
                 Some(Resolved::Framed(base, off)) => {
                     if !matches!(space, StateSpace::Local | StateSpace::Param) {

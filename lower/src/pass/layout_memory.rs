@@ -1,0 +1,188 @@
+//! Places the kernel's variables ([`crate::ir::Variable`]) in their windows and
+//! replaces each [`InstKind::VariableAddress`] by the variable's offset.
+//!
+//! Each variable gets the next offset of its alignment after those declared before it
+//! (the arena's order: semantic analysis declares the kernel's and its functions'
+//! variables as it meets them, the thread's stack first), as ptxas lays out a
+//! kernel's local depot; the local window grows to the end of the last one. An
+//! address is folded into the instructions that read it, as the constant it is: an
+//! address operand based on it becomes an absolute one, a value operand an immediate.
+//! Where some instruction reads it otherwise, the address becomes a `mov` of the
+//! offset. Address registers that no instruction names any more are removed (the
+//! others renumbered in order).
+//!
+//! Pre: the kernel and its functions verify. Post: no variable and no
+//! `VariableAddress` remain; every offset read is the one the layout gave.
+
+use std::collections::BTreeMap;
+
+use crate::ir::{
+    Address, Block, Function, InstKind, Kernel, OpTy, RegId, RegInfo, Space, SystemInst,
+    Terminator, Value, Variable,
+};
+use crate::pass::copy_body::for_each_reg;
+
+/// Each variable's offset in its window, in arena order, and the bytes of the local
+/// window they fill.
+pub fn offsets(variables: &[Variable]) -> (Vec<u32>, u32) {
+    let mut local = 0u32;
+    let offsets = variables
+        .iter()
+        .map(|v| {
+            let offset = local.next_multiple_of(v.align.max(1));
+            local = offset.saturating_add(v.size);
+            offset
+        })
+        .collect();
+    (offsets, local)
+}
+
+/// The bytes of `k`'s local window once its variables are placed.
+pub fn local_bytes(k: &Kernel) -> u32 {
+    k.local_bytes.max(offsets(&k.variables).1)
+}
+
+pub fn run(k: &mut Kernel) {
+    if k.variables.is_empty() {
+        return;
+    }
+    let (offsets, local_end) = offsets(&k.variables);
+    let spaces: Vec<Space> = k.variables.iter().map(|v| v.space).collect();
+    if spaces.contains(&Space::Local) {
+        k.local_bytes = k.local_bytes.max(local_end);
+    }
+    k.variables.clear();
+    rewrite_body(&mut k.regs, &mut k.blocks, None, &offsets);
+    for f in &mut k.functions {
+        let Function { regs, blocks, params, returns, stack_pointer, .. } = f;
+        rewrite_body(regs, blocks, Some((params, returns, stack_pointer)), &offsets);
+    }
+}
+
+/// A function's registers that are not in its blocks: parameters, returns, the stack
+/// pointer.
+type Signature<'a> =
+    (&'a mut Vec<(RegId, OpTy)>, &'a mut Vec<(RegId, OpTy)>, &'a mut Option<RegId>);
+
+/// Folds the addresses of one body (the kernel's or a function's) into their readers.
+fn rewrite_body(
+    regs: &mut Vec<RegInfo>,
+    blocks: &mut [Block],
+    signature: Option<Signature<'_>>,
+    offsets: &[u32],
+) {
+    let mut address: BTreeMap<RegId, u64> = BTreeMap::new();
+    for i in blocks.iter().flat_map(|b| &b.insts) {
+        if let InstKind::VariableAddress(a) = &i.kind {
+            address.insert(a.dst, u64::from(offsets[a.var.index()]));
+        }
+    }
+    if address.is_empty() {
+        return;
+    }
+    for i in blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        if !matches!(i.kind, InstKind::VariableAddress(_)) {
+            fold(&mut i.kind, &address);
+        }
+    }
+    // The addresses some instruction still reads stay, as a `mov` of the offset.
+    let mut read = vec![false; regs.len()];
+    for i in blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        if !matches!(i.kind, InstKind::VariableAddress(_)) {
+            for_each_reg(&mut i.kind, &mut |r: &mut RegId| read[r.index()] = true);
+        }
+    }
+    for b in blocks.iter_mut() {
+        b.insts.retain_mut(|i| {
+            let InstKind::VariableAddress(a) = i.kind else { return true };
+            let src = Value::Imm(address[&a.dst]);
+            i.kind = InstKind::Mov { ty: a.ty, dst: a.dst, src };
+            read[a.dst.index()]
+        });
+    }
+    let removed: Vec<RegId> = address.keys().copied().filter(|r| !read[r.index()]).collect();
+    remove_regs(regs, blocks, signature, &removed);
+}
+
+/// Folds the address registers `address` reads into `kind`'s operands, where an
+/// operand can be a constant.
+fn fold(kind: &mut InstKind, address: &BTreeMap<RegId, u64>) {
+    let value = |v: &mut Value| {
+        if let Value::Reg(r) = *v {
+            if let Some(&offset) = address.get(&r) {
+                *v = Value::Imm(offset);
+            }
+        }
+    };
+    let addr = |a: &mut Address| {
+        if let Some(&offset) = a.base.and_then(|b| address.get(&b)) {
+            *a = Address { base: None, offset: a.offset.wrapping_add(offset as i64) };
+        }
+    };
+    match kind {
+        InstKind::Mov { src, .. }
+        | InstKind::Cvta { src, .. }
+        | InstKind::Unary { src, .. }
+        | InstKind::Convert { src, .. } => value(src),
+        InstKind::Binary { lhs, rhs, .. } => {
+            value(lhs);
+            value(rhs);
+        }
+        InstKind::IsSpace(i) => value(&mut i.addr),
+        InstKind::Pack { srcs, .. } => srcs.iter_mut().for_each(value),
+        InstKind::Call { args, .. } => args.iter_mut().for_each(value),
+        InstKind::Load { addr: a, .. } => addr(a),
+        InstKind::Store { addr: a, srcs, .. } => {
+            addr(a);
+            srcs.iter_mut().for_each(value);
+        }
+        InstKind::Atomic { addr: a, src, cmp, .. } => {
+            addr(a);
+            value(src);
+            value(cmp);
+        }
+        InstKind::System(s) => {
+            if let SystemInst::Call(call) = &mut **s {
+                call.args.iter_mut().for_each(addr);
+                call.result.iter_mut().for_each(addr);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes registers `removed` (named by no instruction) from a body, renumbering the
+/// others in order.
+fn remove_regs(
+    regs: &mut Vec<RegInfo>,
+    blocks: &mut [Block],
+    signature: Option<Signature<'_>>,
+    removed: &[RegId],
+) {
+    if removed.is_empty() {
+        return;
+    }
+    let mut gone = vec![false; regs.len()];
+    removed.iter().for_each(|r| gone[r.index()] = true);
+    let mut renamed = Vec::with_capacity(regs.len());
+    let mut next = 0u32;
+    for &g in &gone {
+        renamed.push(RegId(next));
+        next += u32::from(!g);
+    }
+    let mut kept = gone.iter().map(|g| !g);
+    regs.retain(|_| kept.next().unwrap_or(true));
+    let rename = &mut |r: &mut RegId| *r = renamed[r.index()];
+    for b in blocks.iter_mut() {
+        b.insts.iter_mut().for_each(|i| for_each_reg(&mut i.kind, rename));
+        match &mut b.term {
+            Terminator::Branch { cond, .. } => rename(cond),
+            Terminator::Switch { selector, .. } => rename(selector),
+            Terminator::Jump(_) | Terminator::Return => {}
+        }
+    }
+    if let Some((params, returns, stack_pointer)) = signature {
+        params.iter_mut().chain(returns.iter_mut()).for_each(|(r, _)| rename(r));
+        stack_pointer.iter_mut().for_each(rename);
+    }
+}
