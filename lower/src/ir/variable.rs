@@ -5,17 +5,22 @@
 //! # Specification
 //!
 //! * A [`Variable`] is `size` bytes of the thread's local window ([`Space::Local`]: a
-//!   `.local` variable, a call's `.param` variable, the thread's stack) aligned to
-//!   `align` (a power of 2). The kernel owns one arena of them, indexed by [`VarId`]
-//!   in declaration order (the order semantic analysis meets the declarations, the
-//!   kernel's and its functions' interleaved as their bodies are lowered), which the
-//!   kernel's body and its functions' bodies name alike.
-//! * [`VariableAddress`] (`dst = address.ty var`) sets `dst` (`ty`: u32 or u64, its
-//!   register as wide) to the variable's offset in its window, zero-extended; the
-//!   register is written by no other instruction. Variables do not overlap, and each
-//!   lies inside the window ([`crate::ir::Kernel::local_bytes`] once placed).
+//!   `.local` variable, a call's `.param` variable, the thread's stack) or of the
+//!   block's shared window ([`Space::Shared`]: a static `.shared` variable, `bar.red`'s
+//!   word, the reserved area) aligned to `align` (a power of 2). The kernel owns one
+//!   arena of them, indexed by [`VarId`] in declaration order (the order semantic
+//!   analysis meets the declarations, the kernel's and its functions' interleaved as
+//!   their bodies are lowered), which the kernel's body and its functions' bodies name
+//!   alike.
+//! * [`VariableAddress`] (`dst = address.ty var+offset`) sets `dst` (`ty`: u32 or
+//!   u64, its register as wide) to the variable's offset in its window plus `offset`
+//!   (PTX's `var+4` operands), modulo 2^`ty`'s bits; the register is written by no
+//!   other instruction. Variables do not overlap, and each lies inside its window
+//!   ([`crate::ir::Kernel::local_bytes`], the static part of
+//!   [`crate::ir::Kernel::shared`], once placed).
 //! * `pass::layout_memory` places every variable (each at the next offset of its
-//!   alignment after the variables declared before it, from offset 0) and replaces
+//!   alignment after the variables of its window declared before it, from offset 0;
+//!   the shared ones listed in [`crate::ir::SharedLayout::variables`]) and replaces
 //!   each address by its offset, folded into the instructions that read it; after it
 //!   the arena is empty and no `VariableAddress` remains.
 
@@ -41,20 +46,22 @@ pub struct Variable {
     pub align: u32,
 }
 
-/// `dst = address.ty var`: the offset of `var` in its window (module doc).
+/// `dst = address.ty var+offset`: the offset of `var` in its window plus `offset`
+/// (module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VariableAddress {
     pub ty: OpTy,
     pub dst: RegId,
     pub var: VarId,
+    pub offset: u64,
 }
 
 impl Variable {
-    /// What makes it malformed, if anything: a space other than the local window, an
-    /// alignment that is not a power of 2.
+    /// What makes it malformed, if anything: a space other than the local and shared
+    /// windows, an alignment that is not a power of 2.
     pub fn malformed(&self) -> Option<&'static str> {
-        if self.space != Space::Local {
-            Some("a variable outside the local window")
+        if !matches!(self.space, Space::Local | Space::Shared) {
+            Some("a variable outside the local and shared windows")
         } else if !self.align.is_power_of_two() {
             Some("a variable whose alignment is not a power of 2")
         } else {

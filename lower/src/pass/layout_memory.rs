@@ -1,10 +1,13 @@
 //! Places the kernel's variables ([`crate::ir::Variable`]) in their windows and
 //! replaces each [`InstKind::VariableAddress`] by the variable's offset.
 //!
-//! Each variable gets the next offset of its alignment after those declared before it
-//! (the arena's order: semantic analysis declares the kernel's and its functions'
-//! variables as it meets them, the thread's stack first), as ptxas lays out a
-//! kernel's local depot; the local window grows to the end of the last one. An
+//! Each variable gets the next offset of its alignment after those of its window
+//! declared before it (the arena's order: semantic analysis declares the kernel's and
+//! its functions' local variables as it meets them, the thread's stack first, and the
+//! shared ones before any instruction: the module's the kernel names, the kernel's,
+//! its functions', `bar.red`'s word, the reserved area), as ptxas lays out a kernel's
+//! local depot; the local window and the shared window's static part grow to the end
+//! of their last one, and the shared ones are listed in the shared layout. An
 //! address is folded into the instructions that read it, as the constant it is: an
 //! address operand based on it becomes an absolute one, a value operand an immediate.
 //! Where some instruction reads it otherwise, the address becomes a `mov` of the
@@ -17,41 +20,52 @@
 use std::collections::BTreeMap;
 
 use crate::ir::{
-    Address, Block, Function, InstKind, Kernel, OpTy, RegId, RegInfo, Space, SystemInst,
-    Terminator, Value, Variable,
+    Address, Block, CopyInst, Function, InstKind, Kernel, MatrixInst, MbarrierOp, MbarrierWait,
+    OpTy, RegId, RegInfo, Space, SystemInst, Terminator, Value, Variable,
 };
 use crate::pass::copy_body::for_each_reg;
 
-/// Each variable's offset in its window, in arena order, and the bytes of the local
-/// window they fill.
-pub fn offsets(variables: &[Variable]) -> (Vec<u32>, u32) {
-    let mut local = 0u32;
-    let offsets = variables
-        .iter()
-        .map(|v| {
-            let offset = local.next_multiple_of(v.align.max(1));
-            local = offset.saturating_add(v.size);
-            offset
-        })
-        .collect();
-    (offsets, local)
+/// Where the variables go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Each variable's offset in its window, in arena order.
+    pub offsets: Vec<u32>,
+    /// The bytes of the local window and of the shared window's static part they fill.
+    pub local_bytes: u32,
+    pub shared_bytes: u32,
 }
 
-/// The bytes of `k`'s local window once its variables are placed.
-pub fn local_bytes(k: &Kernel) -> u32 {
-    k.local_bytes.max(offsets(&k.variables).1)
+/// The layout of `variables`: each at the next offset of its alignment after the
+/// variables of its window before it.
+pub fn layout(variables: &[Variable]) -> Layout {
+    let (mut local_bytes, mut shared_bytes) = (0u32, 0u32);
+    let mut offsets = Vec::with_capacity(variables.len());
+    for v in variables {
+        let end = if v.space == Space::Shared { &mut shared_bytes } else { &mut local_bytes };
+        let offset = end.next_multiple_of(v.align.max(1));
+        *end = offset.saturating_add(v.size);
+        offsets.push(offset);
+    }
+    Layout { offsets, local_bytes, shared_bytes }
 }
 
 pub fn run(k: &mut Kernel) {
     if k.variables.is_empty() {
         return;
     }
-    let (offsets, local_end) = offsets(&k.variables);
-    let spaces: Vec<Space> = k.variables.iter().map(|v| v.space).collect();
-    if spaces.contains(&Space::Local) {
-        k.local_bytes = k.local_bytes.max(local_end);
+    let Layout { offsets, local_bytes, shared_bytes } = layout(&k.variables);
+    let variables = std::mem::take(&mut k.variables);
+    if variables.iter().any(|v| v.space == Space::Local) {
+        k.local_bytes = k.local_bytes.max(local_bytes);
     }
-    k.variables.clear();
+    if variables.iter().any(|v| v.space == Space::Shared) {
+        k.shared.static_bytes = k.shared.static_bytes.max(shared_bytes);
+    }
+    for (v, &offset) in variables.iter().zip(&offsets) {
+        if v.space == Space::Shared {
+            k.shared.variables.push((v.name.clone(), offset, v.size));
+        }
+    }
     rewrite_body(&mut k.regs, &mut k.blocks, None, &offsets);
     for f in &mut k.functions {
         let Function { regs, blocks, params, returns, stack_pointer, .. } = f;
@@ -74,7 +88,9 @@ fn rewrite_body(
     let mut address: BTreeMap<RegId, u64> = BTreeMap::new();
     for i in blocks.iter().flat_map(|b| &b.insts) {
         if let InstKind::VariableAddress(a) = &i.kind {
-            address.insert(a.dst, u64::from(offsets[a.var.index()]));
+            let mask = if a.ty.bits() >= 64 { u64::MAX } else { (1 << a.ty.bits()) - 1 };
+            let at = u64::from(offsets[a.var.index()]).wrapping_add(a.offset) & mask;
+            address.insert(a.dst, at);
         }
     }
     if address.is_empty() {
@@ -147,6 +163,30 @@ fn fold(kind: &mut InstKind, address: &BTreeMap<RegId, u64>) {
                 call.result.iter_mut().for_each(addr);
             }
         }
+        InstKind::Mbarrier(m) => match &mut **m {
+            MbarrierOp::Init { at, .. }
+            | MbarrierOp::Inval { at }
+            | MbarrierOp::Arrive { at, .. }
+            | MbarrierOp::ExpectTx { at, .. }
+            | MbarrierOp::CompleteTx { at, .. }
+            | MbarrierOp::CpAsyncArrive { at, .. }
+            | MbarrierOp::TestWait(MbarrierWait { at, .. })
+            | MbarrierOp::TryWait(MbarrierWait { at, .. }) => addr(at),
+            MbarrierOp::PendingCount { .. } => {}
+        },
+        InstKind::Copy(c) => match &mut **c {
+            CopyInst::Async(c) => addr(&mut c.dst),
+            CopyInst::Bulk(c) => {
+                addr(&mut c.dst);
+                addr(&mut c.src);
+            }
+            CopyInst::Tensor(c) => addr(&mut c.shared),
+        },
+        InstKind::Matrix(m) => match &mut **m {
+            MatrixInst::LoadRows { addr: a, .. } | MatrixInst::StoreRows { addr: a, .. } => addr(a),
+            MatrixInst::WmmaLoad(w, _) | MatrixInst::WmmaStore(w, _) => addr(&mut w.addr),
+            MatrixInst::Mma(_) | MatrixInst::Transpose { .. } => {}
+        },
         _ => {}
     }
 }

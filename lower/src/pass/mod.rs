@@ -1,7 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`layout_memory`] — the variables of the local window get their offsets, which
-//!    replace their addresses; then [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//! 0. [`layout_memory`] — the variables of the local and shared windows get their
+//!    offsets, which replace their addresses; then [`expand_isspace`] — every
+//!    `isspacep` the window tests of the launch ABI; then
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then

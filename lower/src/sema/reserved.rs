@@ -34,9 +34,7 @@ pub(super) fn is_reserved_register(name: &str) -> bool {
 impl Lowerer<'_> {
     /// Places the area after the static variables (16-byte aligned).
     pub(super) fn place_reserved(&mut self) {
-        let offset = self.kernel.shared.static_bytes.next_multiple_of(16);
-        self.kernel.shared.static_bytes = offset + RESERVED_BYTES;
-        self.kernel.shared.variables.push(("$reserved".to_string(), offset, RESERVED_BYTES));
+        let offset = self.placed_variable("$reserved", Space::Shared, RESERVED_BYTES, 16);
         self.reserved_smem = Some(offset);
     }
 

@@ -5,6 +5,7 @@
 //! ```text
 //!     variable buf local size 8 align 4          ; variable v0
 //! %r1 = address.u32 v0
+//! %r2 = address.u32 v0+4                         ; plus a constant offset
 //! ```
 
 use ptxvk_frontend::Diagnostic;
@@ -32,7 +33,8 @@ pub(super) fn parse_variable(words: &[&str]) -> Option<Variable> {
 
 /// An address's line.
 pub(super) fn print(a: &VariableAddress, reg: impl Fn(RegId) -> String) -> String {
-    format!("{} = address.{} v{}", reg(a.dst), op_ty(a.ty), a.var.0)
+    let offset = if a.offset == 0 { String::new() } else { format!("+{}", a.offset) };
+    format!("{} = address.{} v{}{offset}", reg(a.dst), op_ty(a.ty), a.var.0)
 }
 
 /// The address of a line whose opcode is `address`, else `None`; takes the type from
@@ -53,6 +55,8 @@ where
     let ty = words.first().and_then(|w| parse_op_ty(w)).ok_or_else(bad)?;
     words.remove(0);
     let (&[dst], &[var]) = (line.dsts, line.ops) else { return Err(bad()) };
+    let (var, offset) = var.split_once('+').unwrap_or((var, "0"));
     let var = var.strip_prefix('v').and_then(|n| n.parse().ok()).ok_or_else(bad)?;
-    Ok(Some(VariableAddress { ty, dst: (line.reg)(dst)?, var: VarId(var) }))
+    let offset = offset.parse().map_err(|_| bad())?;
+    Ok(Some(VariableAddress { ty, dst: (line.reg)(dst)?, var: VarId(var), offset }))
 }
