@@ -226,3 +226,70 @@ fn remove_regs(
         stack_pointer.iter_mut().for_each(rename);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{InstKind, Kernel, Space, Value};
+
+    /// The kernel lowered from `ptx`, its variables placed.
+    fn placed(ptx: &str) -> Kernel {
+        let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+        let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
+        let mut k = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        super::run(&mut k);
+        crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        k
+    }
+
+    /// The constant addresses of the stores of immediate `value` into `space`, in the
+    /// kernel's body and then its functions'.
+    fn stores_of(k: &Kernel, space: Space, value: u64) -> Vec<i64> {
+        let blocks = k.blocks.iter().chain(k.functions.iter().flat_map(|f| &f.blocks));
+        let insts = blocks.flat_map(|b| &b.insts);
+        insts
+            .filter_map(|i| match &i.kind {
+                InstKind::Store { space: s, srcs, addr, .. }
+                    if *s == space && srcs == &[Value::Imm(value)] && addr.base.is_none() =>
+                {
+                    Some(addr.offset)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn functions_variables_come_between_the_kernels_in_the_order_they_are_declared() {
+        // `a` (4 bytes), then the call: `f`'s `x` (8 bytes, align 8) and the call's
+        // argument `p`, then `b` after the call's block.
+        let k = placed(
+            ".func f(.param .b32 n)\n{\n .local .align 8 .b8 x[8];\n st.local.u32 [x+4], 2;\n ret;\n}\n\
+             .entry k()\n{\n .local .align 4 .b8 a[4];\n st.local.u32 [a], 1;\n\
+             { .param .b32 p;\n st.param.b32 [p], 3;\n call.uni f, (p); }\n\
+             .local .align 4 .b8 b[4];\n st.local.u32 [b], 4;\n ret;\n}\n",
+        );
+        // a@0, p@4 (declared at the call's block, before the call lowers f), x@8, b@16.
+        let at = |v| stores_of(&k, Space::Local, v);
+        assert_eq!((at(1), at(3), at(2), at(4)), (vec![0], vec![4], vec![12], vec![16]));
+        assert_eq!(k.local_bytes, 20);
+        assert!(k.variables.is_empty());
+    }
+
+    #[test]
+    fn shared_variables_are_placed_apart_from_local_ones_and_listed() {
+        let k = placed(
+            ".entry k()\n{\n .local .b32 l;\n .shared .align 4 .b8 s[6];\n\
+             .shared .align 8 .b8 t[8];\n st.local.u32 [l], 1;\n st.shared.u32 [s+4], 2;\n\
+             st.shared.u32 [t], 3;\n ret;\n}\n",
+        );
+        assert_eq!(stores_of(&k, Space::Local, 1), [0]);
+        assert_eq!(
+            (stores_of(&k, Space::Shared, 2), stores_of(&k, Space::Shared, 3)),
+            (vec![4], vec![8])
+        );
+        assert_eq!(k.shared.static_bytes, 16);
+        let listed: Vec<(&str, u32, u32)> =
+            k.shared.variables.iter().map(|(n, o, s)| (n.as_str(), *o, *s)).collect();
+        assert_eq!(listed, [("s", 0, 6), ("t", 8, 8)]);
+    }
+}
