@@ -319,9 +319,9 @@ struct Lowerer<'m> {
     /// The warp collectives' kinds (opcode and decoded modifiers), in order of
     /// appearance: a sync point's `kind` is an index here (`SyncPoint::Warp`).
     collective_kinds: Vec<decode::Qualifiers>,
-    /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
+    /// The variable of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
-    reserved_smem: Option<u32>,
+    reserved_smem: Option<VarId>,
     /// The module-data offsets of `.global`/`.const` variables declared inside functions,
     /// by the span of the declared name (`globals::GlobalVar::decl`).
     scoped_globals: BTreeMap<Span, u32>,
@@ -860,7 +860,7 @@ impl Lowerer<'_> {
     }
 
     /// A new variable's offset where `pass::layout_memory` will place it (for the
-    /// operations that take offsets as constants: `bar.red`'s word, the reserved area).
+    /// operation that takes an offset as a constant: `bar.red`'s word).
     fn placed_variable(&mut self, name: &str, space: Space, size: u32, align: u32) -> u32 {
         let var = self.kernel.variables.len();
         let name = name.to_string();
