@@ -132,18 +132,20 @@ pub fn launch_bounds(f: &ast::Function, errors: &mut Vec<Diagnostic>) -> LaunchB
 /// Where a `.shared` variable is in its kernel's shared window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SharedSlot {
-    /// A static variable at this offset.
-    Static(u32),
+    /// A static variable, which `pass::layout_memory` places.
+    Static(crate::ir::VarId),
     /// An `extern` (dynamic) array: the start of the dynamic region.
     Dynamic,
 }
 
-/// Places every name of `.shared` declaration `v` in `shared`, recording each one's
-/// slot in `slots` by the span of its name: static variables get the next aligned
-/// offset; `extern` and unsized arrays share the dynamic region after all static ones
-/// (CUDA semantics of `extern __shared__`).
+/// Places every name of `.shared` declaration `v`, recording each one's slot in
+/// `slots` by the span of its name: static variables are variables of the kernel
+/// (`variables`, which `pass::layout_memory` places); `extern` and unsized arrays
+/// share the dynamic region after all static ones (CUDA semantics of `extern
+/// __shared__`), whose alignment `shared` keeps.
 pub fn place_shared(
     shared: &mut SharedLayout,
+    variables: &mut Vec<crate::ir::Variable>,
     v: &ast::VarDecl,
     slots: &mut BTreeMap<Span, SharedSlot>,
     errors: &mut Vec<Diagnostic>,
@@ -178,10 +180,10 @@ pub fn place_shared(
             errors.push(Diagnostic::error(n.name.span, "shared variable too large"));
             continue;
         };
-        let offset = shared.static_bytes.next_multiple_of(align);
-        shared.static_bytes = offset.saturating_add(size);
-        shared.variables.push((n.name.value.to_string(), offset, size));
-        slots.insert(n.name.span, SharedSlot::Static(offset));
+        let var = crate::ir::VarId(variables.len() as u32);
+        let (name, space) = (n.name.value.to_string(), crate::ir::Space::Shared);
+        variables.push(crate::ir::Variable { name, space, size, align });
+        slots.insert(n.name.span, SharedSlot::Static(var));
     }
 }
 

@@ -58,7 +58,8 @@
 //!   [`InstKind::DeviceLaunch`] (system calls, failures, the grid barrier and
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
 //!   specifies them; `pass::expand_system`), [`InstKind::Stack`] (the thread's stack,
-//!   [`StackInst`]; `pass::expand_stack`), and the accesses of generic addresses
+//!   [`StackInst`]; `pass::expand_stack`), [`InstKind::VariableAddress`] (the
+//!   variables' addresses, [`Variable`]; `pass::layout_memory`), and the accesses of generic addresses
 //!   ([`Space::Generic`]; `pass::expand_generic`).
 //!
 //! # Functions and calls
@@ -149,6 +150,7 @@ mod stack;
 mod system;
 mod texture;
 mod vector_atomic;
+mod variable;
 mod video;
 mod warp;
 pub use call::CallArm;
@@ -168,6 +170,7 @@ pub use texture::{
     TexResult, TextureFetch, TextureInst, TextureQuery,
 };
 pub use vector_atomic::VectorAtomic;
+pub use variable::*;
 pub use video::*;
 pub use warp::*;
 
@@ -203,6 +206,9 @@ pub struct Kernel {
     pub shared: SharedLayout,
     /// Bytes of the thread's local window (`.local` variables).
     pub local_bytes: u32,
+    /// The variables `pass::layout_memory` places ([`Variable`], whose module doc
+    /// specifies them); empty after it.
+    pub variables: Vec<Variable>,
     /// `.reqntid` if given: the only block size the kernel may run with.
     pub reqntid: Option<[u32; 3]>,
     /// `.maxntid` if given: the largest block size.
@@ -1293,6 +1299,9 @@ pub enum InstKind {
     /// ([`StackInst`], whose module doc specifies them) as semantic analysis resolves
     /// them; `pass::expand_stack` writes every one out in integer operations.
     Stack(Box<StackInst>),
+    /// The offset of a variable in its window ([`VariableAddress`], whose module doc
+    /// specifies it); `pass::layout_memory` replaces it by the offset.
+    VariableAddress(VariableAddress),
     /// `cvta` (PTX ISA 9.2 §9.7.9.19) as semantic analysis resolves it: `dst` gets the
     /// generic address of `src`, an address in `space`, or with `to` the address in
     /// `space` of the generic address `src`, at `ty` (`.u64`, or `.u32` in a module
@@ -1387,6 +1396,7 @@ impl Kernel {
             entry: BlockId(0),
             shared: SharedLayout::default(),
             local_bytes: 0,
+            variables: Vec::new(),
             reqntid: None,
             maxntid: None,
             maxnreg: None,

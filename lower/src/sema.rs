@@ -1,7 +1,8 @@
 //! Semantic analysis: the AST of one PTX module → the CFG IR ([`crate::ir`]).
 //!
 //! Resolves names (registers, parameters, shared variables, labels) in their scopes,
-//! with the parameter block and the shared window laid out by [`crate::abi`], holds
+//! with the parameter block laid out by [`crate::abi`] and the `.local` and `.shared`
+//! variables declared as IR variables (`pass::layout_memory` places them), holds
 //! every instruction against its implemented form (`ptxvk_frontend::forms`), resolves
 //! its operands (by the form's operand shapes where it has them, `Lowerer::args`) into
 //! its IR operation, and splits predicated instructions into their own blocks. Anything PTX allows that ptxvk does
@@ -260,12 +261,13 @@ enum Symbol {
     Reg(RegId),
     /// A kernel parameter: its offset in the parameter block.
     Param(u32),
-    /// A static `.shared` variable's offset in the shared window, or `None` for an
-    /// `extern` (dynamic) array, at the start of the dynamic region, whose offset is
+    /// A static `.shared` variable (which `pass::layout_memory` places), or `None` for
+    /// an `extern` (dynamic) array, at the start of the dynamic region, whose offset is
     /// `SpecialReg::DynamicSharedBase` (passes may still grow the static part).
-    Shared(Option<u32>),
-    /// A `.local` variable: its offset in the thread's local window.
-    Local(u32),
+    Shared(Option<VarId>),
+    /// A `.local` variable (or a call's `.param` variable), which `pass::layout_memory`
+    /// places in the thread's local window.
+    Local(VarId),
     /// A `.local` or `.param` variable of a recursive function's activation
     /// (`sema::frames`), or a `.param` parameter (the caller's variable): a register
     /// holding a local-window offset, plus a constant offset.
@@ -317,9 +319,9 @@ struct Lowerer<'m> {
     /// The warp collectives' kinds (opcode and decoded modifiers), in order of
     /// appearance: a sync point's `kind` is an index here (`SyncPoint::Warp`).
     collective_kinds: Vec<decode::Qualifiers>,
-    /// The offset of the reserved shared area (`sema::reserved`), when the kernel names
+    /// The variable of the reserved shared area (`sema::reserved`), when the kernel names
     /// one of its registers.
-    reserved_smem: Option<u32>,
+    reserved_smem: Option<VarId>,
     /// The module-data offsets of `.global`/`.const` variables declared inside functions,
     /// by the span of the declared name (`globals::GlobalVar::decl`).
     scoped_globals: BTreeMap<Span, u32>,
@@ -456,6 +458,22 @@ fn lower_kernel_with<'m>(
             l.declare(&decl);
         }
     }
+    // The stack is the start of the local window (`sema::stack`); recursive functions
+    // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
+    let uses_stack = callees
+        .iter()
+        .chain([&f])
+        .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack))
+        || !l.recursive.is_empty();
+    if uses_stack {
+        let stack = Variable {
+            name: "$stack".into(),
+            space: Space::Local,
+            size: l.stack_bytes(),
+            align: 8,
+        };
+        l.kernel.variables.push(stack);
+    }
     for v in module_per_thread {
         l.declare(&ast::VarDecl { linkage: None, ..(*v).clone() });
     }
@@ -479,21 +497,12 @@ fn lower_kernel_with<'m>(
     // word of a wide window, which it counts in with 64-bit atomics).
     if bodies().any(|b| contains(b, &barrier::is_reduction)) {
         let size = if l.kernel.shared.wide() { 8 } else { 4 };
-        let offset = l.kernel.shared.static_bytes.next_multiple_of(size);
-        l.kernel.shared.static_bytes = offset + size;
-        l.kernel.shared.variables.push(("$bar.red".to_string(), offset, size));
-        l.reduction_scratch = Some(offset);
+        l.reduction_scratch = Some(l.placed_variable("$bar.red", Space::Shared, size, size));
     }
     let mut names = BTreeSet::new();
     bodies().for_each(|b| names_used(b, &mut names));
     if names.iter().any(|n| reserved::is_reserved_register(n)) {
         l.place_reserved();
-    }
-    // The stack is the start of the local window (`sema::stack`); recursive functions
-    // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
-    let uses_stack = bodies().any(|b| contains(b, &stack::uses_stack)) || !l.recursive.is_empty();
-    if uses_stack {
-        l.kernel.local_bytes = l.stack_bytes();
     }
     l.generic_windows = generic_windows;
     l.kernel.entry = l.new_block(None, f.name.span);
@@ -743,7 +752,7 @@ impl Lowerer<'_> {
                 for n in &v.names {
                     if let Some(&slot) = self.shared_slots.get(&n.name.span) {
                         let sym = match slot {
-                            abi::SharedSlot::Static(offset) => Symbol::Shared(Some(offset)),
+                            abi::SharedSlot::Static(var) => Symbol::Shared(Some(var)),
                             abi::SharedSlot::Dynamic => Symbol::Shared(None),
                         };
                         if let Some(scope) = self.scopes.last_mut() {
@@ -797,11 +806,14 @@ impl Lowerer<'_> {
                 self.errors.push(Diagnostic::error(n.name.span, "local variable too large"));
                 continue;
             };
-            // A recursive function's variables are in its activation's frame.
+            // A recursive function's variables are in its activation's frame; the
+            // others are variables `pass::layout_memory` places.
             let sym = self.frame_slot(size, align).unwrap_or_else(|| {
-                let offset = self.kernel.local_bytes.next_multiple_of(align);
-                self.kernel.local_bytes = offset.saturating_add(size);
-                Symbol::Local(offset)
+                let var = VarId(self.kernel.variables.len() as u32);
+                let name = n.name.value.to_string();
+                let space = Space::Local;
+                self.kernel.variables.push(Variable { name, space, size, align });
+                Symbol::Local(var)
             });
             if let Some(scope) = self.scopes.last_mut() {
                 scope.insert(n.name.value.clone(), sym);
@@ -826,8 +838,8 @@ impl Lowerer<'_> {
 
     /// [`abi::place_shared`] in the kernel's window.
     fn place_shared(&mut self, v: &ast::VarDecl) {
-        let (shared, slots) = (&mut self.kernel.shared, &mut self.shared_slots);
-        abi::place_shared(shared, v, slots, &mut self.errors);
+        let (shared, variables) = (&mut self.kernel.shared, &mut self.kernel.variables);
+        abi::place_shared(shared, variables, v, &mut self.shared_slots, &mut self.errors);
     }
 
     fn add_reg(&mut self, name: String, ty: RegTy, span: Span) {
@@ -838,10 +850,47 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A temporary, named by its index among the body's registers but variables'
+    /// addresses (which `pass::layout_memory` removes).
     fn temp(&mut self, ty: RegTy, span: Span) -> RegId {
         let id = RegId(self.kernel.regs.len() as u32);
-        self.kernel.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
+        let name = format!("$t{}", id.0 - self.body.addresses);
+        self.kernel.regs.push(RegInfo { name, ty, span });
         id
+    }
+
+    /// A new variable's offset where `pass::layout_memory` will place it (for the
+    /// operation that takes an offset as a constant: `bar.red`'s word).
+    fn placed_variable(&mut self, name: &str, space: Space, size: u32, align: u32) -> u32 {
+        let var = self.kernel.variables.len();
+        let name = name.to_string();
+        self.kernel.variables.push(Variable { name, space, size, align });
+        crate::pass::layout_memory::layout(&self.kernel.variables).offsets[var]
+    }
+
+    /// A register holding the offset of variable `var` at `ty` (u32 or u64).
+    fn variable_address(&mut self, var: VarId, ty: OpTy, span: Span) -> RegId {
+        let ty = ty.as_unsigned();
+        let dst = RegId(self.kernel.regs.len() as u32);
+        let name = format!("$v{}", var.0);
+        self.kernel.regs.push(RegInfo { name, ty: ty.storage(), span });
+        self.body.addresses += 1;
+        let address = VariableAddress { ty, dst, var, offset: 0 };
+        self.push(InstKind::VariableAddress(address), span);
+        dst
+    }
+
+    /// Adds `offset` to the variable address that `r` is when the current block's last
+    /// instruction made it (`var+4` is one address); false otherwise.
+    fn offset_variable_address(&mut self, r: RegId, offset: u64) -> bool {
+        let last = self.kernel.blocks[self.cur.index()].insts.last_mut();
+        match last.map(|i| &mut i.kind) {
+            Some(InstKind::VariableAddress(a)) if a.dst == r && !self.closed => {
+                a.offset = a.offset.wrapping_add(offset);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// A register holding the offset of the dynamic shared region.

@@ -15,6 +15,11 @@ use crate::ir::*;
 /// and width, and whose stack pointer is one of their 32-bit parameters.
 pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
+    for v in &k.variables {
+        if let Some(what) = v.malformed() {
+            errors.push(bug(k.span, format!("variable `{}`: {what}", v.name)));
+        }
+    }
     let kernel = Body { regs: &k.regs, blocks: &k.blocks, entry: k.entry, span: k.span };
     body(k, kernel, &mut errors);
     for f in &k.functions {
@@ -107,6 +112,9 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Copy(c) => c.malformed(),
                 InstKind::System(s) => s.malformed(),
                 InstKind::Stack(s) => s.malformed(),
+                InstKind::VariableAddress(a) => a.malformed().or_else(|| {
+                    (a.var.index() >= k.variables.len()).then_some("a variable out of range")
+                }),
                 _ => None,
             };
             if let Some(what) = malformed {
@@ -373,6 +381,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.extend(s.defs().into_iter().map(|(r, _)| r));
             s.uses().iter().for_each(|(x, _)| v(x, uses));
         }
+        InstKind::VariableAddress(a) => defs.push(a.dst),
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
@@ -652,6 +661,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             s.defs().into_iter().for_each(|(r, bits)| at(Some(r), bits));
             s.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
         }
+        InstKind::VariableAddress(a) => at(Some(a.dst), a.ty.bits()),
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {
             m.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));

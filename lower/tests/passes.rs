@@ -12,7 +12,8 @@
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
-//! atomic); `widen_generic` leaves no
+//! atomic); `layout_memory` leaves no variable address (checked against the
+//! interpreter's model of the layout); `widen_generic` leaves no
 //! generic access of a 32-bit address (checked against the interpreter's model of the
 //! 32-bit windows); `infer_spaces` leaves no
 //! `cvta`; `expand_indirect_calls` leaves no indirect call (checked against the
@@ -88,10 +89,10 @@ use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
     expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
     expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
-    float_modifiers, hoist_params, infer_spaces, inline, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic, LoopGuard,
-    Target,
+    float_modifiers, hoist_params, infer_spaces, inline, layout_memory, legalize_atomics,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate,
+    reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees,
+    widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -226,6 +227,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a call of a runtime function",
             |_, i| expand_runtime::is_runtime_call(i),
             |k, _| expand_runtime::run(k),
+        )?,
+        ("layout_memory", None) => legalizes(
+            &mut s.kernel,
+            "a variable address",
+            |_, i| matches!(i, InstKind::VariableAddress(_)),
+            infallible(layout_memory::run),
         )?,
         ("expand_stack", None) => legalizes(
             &mut s.kernel,
@@ -896,6 +903,7 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "expand_vector_atomics",
+        "layout_memory",
         "widen_generic",
         "infer_spaces",
         "expand_indirect_calls",

@@ -497,6 +497,9 @@ impl<'a> FnEmitter<'a> {
                 "an indirect call reached the emitter unexpanded (pass::expand_indirect_calls)"
                     .into(),
             )),
+            InstKind::VariableAddress(_) => Err(Error::Internal(
+                "a variable address reached the emitter unplaced (pass::layout_memory)".into(),
+            )),
             // `pass::leftover` reports calls of device functions above: what is left
             // calls an emulation routine, written once per module (`helpers`).
             InstKind::Call { callee, args, results } => {

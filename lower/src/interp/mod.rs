@@ -99,6 +99,12 @@ pub struct Outcome {
 
 /// Runs `k` (its structured tree `body` when given, else its CFG) for `launch`.
 pub fn run(k: &Kernel, body: Option<&[Node]>, launch: &Launch) -> Result<Outcome, Error> {
+    // Variables are where `pass::layout_memory` places them, with the windows it sizes.
+    if body.is_none() && !k.variables.is_empty() {
+        let mut placed = k.clone();
+        crate::pass::layout_memory::run(&mut placed);
+        return run(&placed, None, launch);
+    }
     let none = Span::default();
     if k.grid_sync {
         return Err(Error::Unsupported { what: "grid-wide barriers".into(), span: none });

@@ -447,6 +447,13 @@ impl<'a> Thread<'a> {
             InstKind::System(s) => self.exec_system(cx, s, span)?,
             InstKind::DeviceLaunch(l) => self.exec_launch(cx, l, span)?,
             InstKind::Stack(s) => self.exec_stack(cx, s, span)?,
+            // The offset `pass::layout_memory` gives the variable (`interp::run` runs a
+            // CFG with variables after the pass; a structured tree has none).
+            InstKind::VariableAddress(a) => {
+                let layout = crate::pass::layout_memory::layout(&k.variables);
+                let offset = layout.offsets.get(a.var.index()).copied().unwrap_or(0);
+                self.set(k, a.dst, u64::from(offset).wrapping_add(a.offset));
+            }
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);

@@ -369,7 +369,10 @@ mod tests {
     fn kernel(ptx: &str) -> Kernel {
         let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
         let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
-        crate::sema::run(&module).expect("lowers").kernels.remove(0)
+        let mut k = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        // As `pass::run` gives it to inline: its variables placed.
+        crate::pass::layout_memory::run(&mut k);
+        k
     }
 
     /// A launch of one block of `threads` threads whose parameter points at a buffer of

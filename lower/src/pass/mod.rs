@@ -1,7 +1,9 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
 //! 0. [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
-//!    [`expand_isspace`] — every `isspacep` the window tests of the launch ABI; then
+//!    [`layout_memory`] — the variables of the local and shared windows get their
+//!    offsets, which replace their addresses; then [`expand_isspace`] — every
+//!    `isspacep` the window tests of the launch ABI; then
 //!    [`widen_generic`] — in a module with 32-bit addresses, every generic access's
 //!    address the 64-bit generic address of the launch ABI's windows; then
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
@@ -135,6 +137,7 @@ pub mod float_modifiers;
 pub mod hoist_params;
 pub mod infer_spaces;
 pub mod inline;
+pub mod layout_memory;
 pub mod legalize_atomics;
 pub mod legalize_floats;
 pub mod legalize_memory;
@@ -388,6 +391,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     verify::run(&kernel)?;
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
+    // Before the others: the later passes see the windows' offsets as constants.
+    layout_memory::run(&mut kernel);
+    checked(&kernel, None)?;
     expand_isspace::run(&mut kernel);
     checked(&kernel, None)?;
     // Before infer_spaces, which infers the spaces of the widened addresses.
@@ -530,6 +536,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a sync point left by schedule")
     } else if expand_generic::is_generic(kind) {
         Some("a generic access left by expand_generic")
+    } else if matches!(kind, InstKind::VariableAddress(_)) {
+        Some("a variable address left by layout_memory")
     } else if matches!(kind, InstKind::Cvta { .. }) {
         Some("a `cvta` left by infer_spaces")
     } else if matches!(kind, InstKind::IsSpace(_)) {

@@ -27,6 +27,8 @@ pub(super) struct BodyContext {
     /// The function's predicate that says it ended the thread, once it may
     /// ([`Lowerer::thread_end`]).
     pub(super) ended: Option<RegId>,
+    /// The registers of variables' addresses made so far (`Lowerer::variable_address`).
+    pub(super) addresses: u32,
 }
 
 /// The state of the body whose lowering a device function's interrupts (at its first
@@ -88,7 +90,7 @@ impl Lowerer<'_> {
     /// block and no labels, scopes or per-body registers.
     pub(super) fn enter_body(&mut self, span: Span) -> CallerBody {
         use std::mem::take;
-        let body = BodyContext { in_function: true, ended: None };
+        let body = BodyContext { in_function: true, ..BodyContext::default() };
         let caller = CallerBody {
             regs: take(&mut self.kernel.regs),
             blocks: take(&mut self.kernel.blocks),

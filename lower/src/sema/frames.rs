@@ -228,8 +228,10 @@ mod tests {
              {{ .param .b32 a;\n st.param.b32 [a], %r1;\n call.uni f, (a); }}\n ret;\n}}\n"
         ))
         .expect("parses");
-        let k: Kernel = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        let mut k: Kernel = crate::sema::run(&module).expect("lowers").kernels.remove(0);
         crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
+        // The kernel's variables in their places.
+        crate::pass::layout_memory::run(&mut k);
         let stores = |blocks: &[crate::ir::Block], regs: &[crate::ir::RegInfo]| {
             let mut out = Vec::new();
             for i in blocks.iter().flat_map(|b| &b.insts) {

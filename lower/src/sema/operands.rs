@@ -247,10 +247,10 @@ impl Lowerer<'_> {
                 self.check_width(r, name.span, ty, allow_wider)?;
                 Ok(Value::Reg(r))
             }
-            Some(Resolved::Shared(off)) => {
+            Some(Resolved::Shared(var)) => {
                 address_width(ty, 0, name.span, "a shared variable")?;
-                match off {
-                    Some(off) => Ok(Value::Imm(off as u64)),
+                match var {
+                    Some(var) => Ok(Value::Reg(self.variable_address(var, ty, span))),
                     None => {
                         let base = Value::Reg(self.dynamic_shared_base(span));
                         if ty.bits() == 32 {
@@ -266,9 +266,9 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            Some(Resolved::Local(off)) => {
+            Some(Resolved::Local(var)) => {
                 address_width(ty, 0, name.span, "a local variable")?;
-                Ok(Value::Imm(off as u64))
+                Ok(Value::Reg(self.variable_address(var, ty, span)))
             }
             Some(Resolved::Framed(base, off)) => {
                 address_width(ty, 0, name.span, "a local variable")?;
@@ -444,6 +444,7 @@ impl Lowerer<'_> {
         let mask = if ty.bits() >= 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
         Ok(match base {
             Value::Imm(v) => Value::Imm(v.wrapping_add(offset as u64) & mask),
+            Value::Reg(r) if self.offset_variable_address(r, offset as u64) => Value::Reg(r),
             base => {
                 let int = OpTy::U(ty.bits() as u8);
                 let rhs = Value::Imm(offset as u64 & mask);
@@ -580,7 +581,7 @@ impl Lowerer<'_> {
                     }
                     (Some(self.module_address(off, a.span)), a.offset)
                 }
-                Some(Resolved::Local(off)) => {
+                Some(Resolved::Local(var)) => {
                     // `.param` variables of device-function calls are local memory.
                     if !matches!(space, StateSpace::Local | StateSpace::Param) {
                         return Err(Diagnostic::error(
@@ -589,7 +590,7 @@ impl Lowerer<'_> {
                         ));
                     }
                     ir_space = Space::Local;
-                    (None, off as i64 + a.offset)
+                    (Some(self.variable_address(var, OpTy::U(32), name.span)), a.offset)
                 }
                 Some(Resolved::Framed(base, off)) => {
                     if !matches!(space, StateSpace::Local | StateSpace::Param) {
@@ -601,7 +602,7 @@ impl Lowerer<'_> {
                     ir_space = Space::Local;
                     (Some(base), off as i64 + a.offset)
                 }
-                Some(Resolved::Shared(off)) => {
+                Some(Resolved::Shared(var)) => {
                     if space != StateSpace::Shared {
                         if space == StateSpace::Global {
                             return Err(Diagnostic::error(
@@ -611,8 +612,10 @@ impl Lowerer<'_> {
                         }
                         ir_space = Space::Shared;
                     }
-                    match off {
-                        Some(off) => (None, off as i64 + a.offset),
+                    match var {
+                        Some(var) => {
+                            (Some(self.variable_address(var, OpTy::U(32), name.span)), a.offset)
+                        }
                         None => (Some(self.dynamic_shared_base(name.span)), a.offset),
                     }
                 }

@@ -17,7 +17,7 @@
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::Lowerer;
-use crate::ir::{Address, InstKind, OpTy, Space, Value};
+use crate::ir::{Address, InstKind, OpTy, Space, Value, VarId, Variable};
 
 /// The size of the area, as CUDA reserves on sm_80 and later.
 pub(super) const RESERVED_BYTES: u32 = 1024;
@@ -32,22 +32,24 @@ pub(super) fn is_reserved_register(name: &str) -> bool {
 }
 
 impl Lowerer<'_> {
-    /// Places the area after the static variables (16-byte aligned).
+    /// Declares the area after the static variables (16-byte aligned), a variable that
+    /// `pass::layout_memory` places.
     pub(super) fn place_reserved(&mut self) {
-        let offset = self.kernel.shared.static_bytes.next_multiple_of(16);
-        self.kernel.shared.static_bytes = offset + RESERVED_BYTES;
-        self.kernel.shared.variables.push(("$reserved".to_string(), offset, RESERVED_BYTES));
-        self.reserved_smem = Some(offset);
+        let var = VarId(self.kernel.variables.len() as u32);
+        let (name, space) = ("$reserved".to_string(), Space::Shared);
+        self.kernel.variables.push(Variable { name, space, size: RESERVED_BYTES, align: 16 });
+        self.reserved_smem = Some(var);
     }
 
     /// Thread 0 zeroes the area's first words, then the block waits for it: the code at
     /// the kernel's entry, where every thread is.
     pub(super) fn init_reserved(&mut self, span: Span) {
-        let Some(offset) = self.reserved_smem else { return };
+        let Some(var) = self.reserved_smem else { return };
         let first = self.is_thread_zero(span);
         self.guarded(first, false, span, |l| {
             for w in 0..ZEROED_WORDS {
-                let addr = Address { base: None, offset: i64::from(offset + 4 * w) };
+                let base = l.variable_address(var, OpTy::U(32), span);
+                let addr = Address { base: Some(base), offset: i64::from(4 * w) };
                 let kind = InstKind::Store {
                     space: Space::Shared,
                     ty: OpTy::U(32),
@@ -60,9 +62,10 @@ impl Lowerer<'_> {
         self.push(InstKind::Barrier, span);
     }
 
-    /// The value of register `name` of the area, read as `ty`.
+    /// The value of register `name` of the area, read as `ty`: an offset in the area's
+    /// variable, or its size.
     pub(super) fn reserved_register(
-        &self,
+        &mut self,
         name: &str,
         ty: OpTy,
         span: Span,
@@ -70,14 +73,14 @@ impl Lowerer<'_> {
         if ty.bits() != 32 || ty.is_float() {
             return Err(Diagnostic::error(span, format!("`{name}` is a 32-bit register")));
         }
-        let Some(begin) = self.reserved_smem else {
+        let Some(var) = self.reserved_smem else {
             return Err(Diagnostic::internal(span, "the reserved shared area was not placed"));
         };
-        let value = match &name["%reserved_smem_offset_".len()..] {
-            "begin" | "0" => begin,
-            "1" => begin + RESERVED_BYTES / 2,
-            "end" => begin + RESERVED_BYTES,
-            "cap" => RESERVED_BYTES,
+        let offset = match &name["%reserved_smem_offset_".len()..] {
+            "begin" | "0" => 0,
+            "1" => RESERVED_BYTES / 2,
+            "end" => RESERVED_BYTES,
+            "cap" => return Ok(Value::Imm(u64::from(RESERVED_BYTES))),
             _ => {
                 return Err(Diagnostic::error(
                     span,
@@ -85,6 +88,8 @@ impl Lowerer<'_> {
                 ))
             }
         };
-        Ok(Value::Imm(u64::from(value)))
+        let address = self.variable_address(var, ty, span);
+        self.offset_variable_address(address, u64::from(offset));
+        Ok(Value::Reg(address))
     }
 }

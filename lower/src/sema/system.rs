@@ -85,10 +85,13 @@ impl Lowerer<'_> {
 
     /// The local-window address of the caller's `.param` variable `op` (in a recursive
     /// function's frame, `sema::frames`, relative to its frame pointer).
-    pub(super) fn param_slot(&self, op: &Operand) -> Result<Address, Diagnostic> {
+    pub(super) fn param_slot(&mut self, op: &Operand) -> Result<Address, Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {
-                Some(Resolved::Local(off)) => Ok(Address { base: None, offset: i64::from(off) }),
+                Some(Resolved::Local(var)) => {
+                    let base = self.variable_address(var, OpTy::U(32), name.span);
+                    Ok(Address { base: Some(base), offset: 0 })
+                }
                 Some(Resolved::Framed(base, off)) => {
                     Ok(Address { base: Some(base), offset: i64::from(off) })
                 }

@@ -13,6 +13,7 @@
 //!     shared 256 align 16 word 64                ; static bytes, dynamic align, element bits
 //!     shared_var tile @0 256                     ; static shared variables
 //!     local 32                                   ; bytes of the local window
+//!     variable buf local size 8 align 4          ; variables v0, v1… (layout_memory)
 //!     reqntid 32 1 1 | maxntid 256 1 1 | maxnreg 64
 //!     grid_sync | system | heap                  ; flags, when set
 //!     grid_phases 48 3 0                         ; split_grid: record bytes, barriers, in a loop
@@ -74,6 +75,7 @@ mod stack;
 mod structured;
 mod system;
 mod texture;
+mod variable;
 mod video;
 mod warp;
 

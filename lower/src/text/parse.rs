@@ -410,6 +410,10 @@ impl KernelParser {
                 self.k.shared.variables.push((words[1].to_string(), at(2)?, num(3)?));
             }
             "local" => self.k.local_bytes = num(1)?,
+            "variable" => {
+                let v = super::variable::parse_variable(&words).ok_or_else(bad)?;
+                self.k.variables.push(v);
+            }
             "reqntid" => self.k.reqntid = dims()?,
             "maxntid" => self.k.maxntid = dims()?,
             "maxnreg" => self.k.maxnreg = Some(num(1)?),
@@ -641,6 +645,9 @@ impl KernelParser {
         }
         if let Some(st) = super::stack::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::Stack(Box::new(st)));
+        }
+        if let Some(a) = super::variable::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::VariableAddress(a));
         }
         o.collective(m)
     }

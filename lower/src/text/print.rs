@@ -147,6 +147,9 @@ impl<'a> Printer<'a> {
             let _ = writeln!(s, "    shared_var {name} @{offset} {size}");
         }
         let _ = writeln!(s, "    local {}", k.local_bytes);
+        for v in &k.variables {
+            let _ = writeln!(s, "    {}", super::variable::print_variable(v));
+        }
         for (key, dims) in [("reqntid", k.reqntid), ("maxntid", k.maxntid)] {
             if let Some([x, y, z]) = dims {
                 let _ = writeln!(s, "    {key} {x} {y} {z}");
@@ -461,16 +464,9 @@ impl<'a> Printer<'a> {
             InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
             InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
             InstKind::Call { .. } | InstKind::CallIndirect { .. } => self.call(kind),
-            InstKind::InAllocation { dst, table, addr, size, write } => format!(
-                "{} = in_allocation{} {}",
-                r(*dst),
-                if *write { ".write" } else { "" },
-                self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
-            ),
-            InstKind::ShadowWord { dst, table, addr } => {
-                format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
-            }
-            InstKind::RaceShadow { dst, word, swap } => self.race_shadow(*dst, *word, *swap),
+            InstKind::InAllocation { .. }
+            | InstKind::ShadowWord { .. }
+            | InstKind::RaceShadow { .. } => self.check_shadow(kind),
             InstKind::Video(_)
             | InstKind::Half(_)
             | InstKind::Integer(_)
@@ -483,7 +479,26 @@ impl<'a> Printer<'a> {
             | InstKind::Mbarrier(_)
             | InstKind::System(_)
             | InstKind::DeviceLaunch(_)
-            | InstKind::Stack(_) => self.high_level(kind),
+            | InstKind::Stack(_)
+            | InstKind::VariableAddress(_) => self.high_level(kind),
+        }
+    }
+
+    /// The line of one of `pass::check`'s shadow operations.
+    fn check_shadow(&self, kind: &InstKind) -> String {
+        let r = |x: RegId| self.reg(x).to_string();
+        match kind {
+            InstKind::InAllocation { dst, table, addr, size, write } => format!(
+                "{} = in_allocation{} {}",
+                r(*dst),
+                if *write { ".write" } else { "" },
+                self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
+            ),
+            InstKind::ShadowWord { dst, table, addr } => {
+                format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
+            }
+            InstKind::RaceShadow { dst, word, swap } => self.race_shadow(*dst, *word, *swap),
+            other => format!("<not a shadow operation: {other:?}>"),
         }
     }
 
@@ -508,6 +523,7 @@ impl<'a> Printer<'a> {
             InstKind::System(s) => super::system::print(s, r, v),
             InstKind::DeviceLaunch(l) => super::system::print_launch(l, r, v),
             InstKind::Stack(st) => super::stack::print(st, r, v),
+            InstKind::VariableAddress(a) => super::variable::print(a, r),
             other => format!("<not a high-level operation: {other:?}>"),
         }
     }

@@ -1,0 +1,62 @@
+//! The variables of the memory windows ([`crate::ir::Variable`]) and their addresses
+//! ([`InstKind::VariableAddress`]) in the IR text format: a header line per variable,
+//! in arena order, and the address naming the variable by its index:
+//!
+//! ```text
+//!     variable buf local size 8 align 4          ; variable v0
+//! %r1 = address.u32 v0
+//! %r2 = address.u32 v0+4                         ; plus a constant offset
+//! ```
+
+use ptxvk_frontend::Diagnostic;
+
+use super::video::Line;
+use super::{op_ty, parse_op_ty};
+use crate::ir::*;
+
+/// A variable's header line (without its indentation).
+pub(super) fn print_variable(v: &Variable) -> String {
+    format!("variable {} {} size {} align {}", v.name, v.space.name(), v.size, v.align)
+}
+
+/// The variable of a header line's words (`variable NAME SPACE size S align A`).
+pub(super) fn parse_variable(words: &[&str]) -> Option<Variable> {
+    let ["variable", name, space, "size", size, "align", align] = *words else { return None };
+    let space = match space {
+        "local" => Space::Local,
+        "shared" => Space::Shared,
+        _ => return None,
+    };
+    let (size, align) = (size.parse().ok()?, align.parse().ok()?);
+    Some(Variable { name: name.to_string(), space, size, align })
+}
+
+/// An address's line.
+pub(super) fn print(a: &VariableAddress, reg: impl Fn(RegId) -> String) -> String {
+    let offset = if a.offset == 0 { String::new() } else { format!("+{}", a.offset) };
+    format!("{} = address.{} v{}{offset}", reg(a.dst), op_ty(a.ty), a.var.0)
+}
+
+/// The address of a line whose opcode is `address`, else `None`; takes the type from
+/// `words`.
+pub(super) fn parse<R, V, E>(
+    line: &Line<'_, R, V, E>,
+    words: &mut Vec<&str>,
+) -> Result<Option<VariableAddress>, Diagnostic>
+where
+    R: Fn(&str) -> Result<RegId, Diagnostic>,
+    V: Fn(&str) -> Result<Value, Diagnostic>,
+    E: Fn(String) -> Diagnostic,
+{
+    if line.opcode != "address" {
+        return Ok(None);
+    }
+    let bad = || (line.error)("`address` is `DST = address.TYPE vN`".to_string());
+    let ty = words.first().and_then(|w| parse_op_ty(w)).ok_or_else(bad)?;
+    words.remove(0);
+    let (&[dst], &[var]) = (line.dsts, line.ops) else { return Err(bad()) };
+    let (var, offset) = var.split_once('+').unwrap_or((var, "0"));
+    let var = var.strip_prefix('v').and_then(|n| n.parse().ok()).ok_or_else(bad)?;
+    let offset = offset.parse().map_err(|_| bad())?;
+    Ok(Some(VariableAddress { ty, dst: (line.reg)(dst)?, var: VarId(var), offset }))
+}
