@@ -5,24 +5,30 @@
 //! made required: they are the `.approx.ftz` forms (PTX ISA 9.2 §9.7.3, §9.7.4, the
 //! PTX ISA notes of each). `mad.f32` without a rounding (ISA 1.x, sm_1x) is a product
 //! truncated to f32, then added with rounding to nearest, subnormals flushed
-//! (§9.7.3.6): `mul.rz.ftz` and `add.rn.ftz`.
+//! (§9.7.3.6): `mul.rz.ftz` and `add.rn.ftz`, which is not a form of ISA 1.4 and later;
+//! it is checked as `mad.rn.ftz.f32` and the caller lowers it ([`Legacy::TruncatedMad`]).
 
-use crate::ast::{Instruction, Operand};
+use crate::ast::Instruction;
 use crate::instructions::Opcode;
 use crate::span::{Name, Spanned};
-
-/// The register name of the product of a PTX ISA 1.x `mad.f32` ([`legacy_default_modes`]).
-pub const LEGACY_PRODUCT: &str = "%__ptxvk_mad_product";
 
 /// An instruction of a PTX ISA 1.x module rewritten to the form with its default modes.
 #[derive(Debug)]
 pub enum Legacy {
     Modes(Instruction),
-    /// `mad.f32 d, a, b, c` as `mul.rz.ftz.f32 p, a, b` and `add.rn.ftz.f32 d, p, c`.
-    Mad {
-        mul: Instruction,
-        add: Instruction,
-    },
+    /// `mad{.sat}.f32 d, a, b, c` written `mad.rn.ftz{.sat}.f32`, whose form and operands
+    /// are those of the ISA 1.x `mad`; the caller lowers it as `mul.rz.ftz.f32 p, a, b`
+    /// then `add.rn.ftz{.sat}.f32 d, p, c`.
+    TruncatedMad(Instruction),
+}
+
+impl Legacy {
+    /// The rewritten instruction.
+    pub fn instruction(&self) -> &Instruction {
+        match self {
+            Legacy::Modes(i) | Legacy::TruncatedMad(i) => i,
+        }
+    }
 }
 
 /// `i` (of opcode `op`) in a module of PTX ISA `version` with its default modes
@@ -34,20 +40,14 @@ pub fn legacy_default_modes(version: (u32, u32), op: Opcode, i: &Instruction) ->
         return None;
     }
     // Modifiers inserted before the type, keeping the others.
-    let with = |opcode: Opcode, name: &str, extra: &[&str], operands: Vec<Operand>| {
+    let with = |extra: &[&str]| {
         let mut modifiers: Vec<_> = extra
             .iter()
             .map(|m| Spanned::new(Name::from(*m), i.opcode.span))
             .chain(i.modifiers.iter().filter(|m| m.value != ".ftz").cloned())
             .collect();
         modifiers.dedup_by(|a, b| a.value == b.value);
-        Instruction {
-            opcode: Spanned::new(Name::from(name), i.opcode.span),
-            op: Some(opcode),
-            modifiers,
-            operands,
-            ..i.clone()
-        }
+        Instruction { modifiers, ..i.clone() }
     };
     match op {
         Opcode::Sin
@@ -59,20 +59,10 @@ pub fn legacy_default_modes(version: (u32, u32), op: Opcode, i: &Instruction) ->
         | Opcode::Div
             if version < (1, 4) =>
         {
-            let name = i.opcode.value.clone();
-            Some(Legacy::Modes(with(op, &name, &[".approx", ".ftz"], i.operands.clone())))
+            Some(Legacy::Modes(with(&[".approx", ".ftz"])))
         }
         Opcode::Mad if version < (2, 0) && i.operands.len() == 4 => {
-            let product = Operand::Name {
-                name: Spanned::new(Name::from(LEGACY_PRODUCT), i.span),
-                component: None,
-            };
-            let ops = &i.operands;
-            let mul_ops = vec![product.clone(), ops[1].clone(), ops[2].clone()];
-            let mut mul = with(Opcode::Mul, "mul", &[".rz", ".ftz"], mul_ops);
-            mul.modifiers.retain(|m| m.value != ".sat");
-            let add_ops = vec![ops[0].clone(), product, ops[3].clone()];
-            Some(Legacy::Mad { mul, add: with(Opcode::Add, "add", &[".rn", ".ftz"], add_ops) })
+            Some(Legacy::TruncatedMad(with(&[".rn", ".ftz"])))
         }
         _ => None,
     }

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ptxvk_frontend::ast::{self, ExprKind, Operand, ScalarType, StateSpace};
-use ptxvk_frontend::legacy::{legacy_default_modes, Legacy, LEGACY_PRODUCT};
+use ptxvk_frontend::legacy::{legacy_default_modes, Legacy};
 use ptxvk_frontend::modifier::{self as md, Modifier};
 use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanned};
 
@@ -920,22 +920,8 @@ impl Lowerer<'_> {
         }
         // PTX ISA 1.0-1.3 forms get their default modes written out
         // (`ptxvk_frontend::legacy`).
-        let legacy;
-        let i = match legacy_default_modes(self.version, op, i) {
-            Some(Legacy::Modes(rewritten)) => {
-                legacy = rewritten;
-                &legacy
-            }
-            Some(Legacy::Mad { mul, add }) => {
-                let product = self.temp(RegTy::Float(32), span);
-                if let Some(scope) = self.scopes.last_mut() {
-                    scope.insert(Name::from(LEGACY_PRODUCT), Symbol::Reg(product));
-                }
-                self.instruction(&mul)?;
-                return self.instruction(&add);
-            }
-            None => i,
-        };
+        let legacy = legacy_default_modes(self.version, op, i);
+        let i = legacy.as_ref().map_or(i, Legacy::instruction);
         let decoded = decode::decode(i)?.ok_or_else(unknown)?;
         let guard = match &i.guard {
             Some(g) => {
@@ -951,7 +937,8 @@ impl Lowerer<'_> {
         // The types, modifiers and operands of the implemented forms
         // (`ptxvk_frontend::forms`).
         ptxvk_frontend::forms::check(i, &decoded)?;
-        let m = Mods::from(decoded);
+        let mut m = Mods::from(decoded);
+        m.truncated_mad = matches!(legacy, Some(Legacy::TruncatedMad(_)));
 
         // Control flow first: it ends blocks instead of adding to them.
         match op {

@@ -193,6 +193,7 @@ pub fn eval(
             d & 0xffff_ffff
         }
         IntegerOp::ApproxDiv { ftz } => approx_div(ftz, a as u32, b as u32),
+        IntegerOp::TruncatedMad { sat } => truncated_mad(sat, a, b, c),
     };
     if let Some(d) = i.dst {
         out.insert(0, (d, value & mask(i.op.dst_ty().bits())));
@@ -407,6 +408,18 @@ fn approx_div(ftz: bool, a: u32, b: u32) -> u64 {
     }
     let mode = crate::ir::FloatMode { ftz, ..crate::ir::FloatMode::default() };
     super::arith::binary(crate::ir::BinaryOp::Div, crate::ir::OpTy::F(32), mode, a.into(), b.into())
+}
+
+/// PTX ISA 1.x `mad{.sat}.f32` (§9.7.3.6, sm_1x): the product rounded toward zero, then
+/// the sum rounded to nearest, both flushing subnormals (the interpreter's exact model
+/// of each step).
+fn truncated_mad(sat: bool, a: u64, b: u64, c: u64) -> u64 {
+    use crate::ir::{BinaryOp, FloatMode, OpTy, Rounding};
+    let f32t = OpTy::F(32);
+    let product = FloatMode { ftz: true, rounding: Rounding::Zero, ..FloatMode::default() };
+    let p = super::arith::binary(BinaryOp::Mul, f32t, product, a, b);
+    let sum = FloatMode { ftz: true, sat, rounding: Rounding::Nearest, ..FloatMode::default() };
+    super::arith::binary(BinaryOp::Add, f32t, sum, p, c)
 }
 
 /// §9.7.3.3 by the host's classification.

@@ -125,6 +125,10 @@ pub enum IntegerOp {
     /// of `a` XOR `b` (the canonical NaN 0x7fc00000 when `a` is infinite), as the ISA
     /// specifies. The sign and magnitude tests read the sources' bits as they are.
     ApproxDiv { ftz: bool },
+    /// `mad{.sat}.f32 d, a, b, c` of PTX ISA 1.x (no rounding; §9.7.3.6, sm_1x): the
+    /// product of `a` and `b` rounded toward zero, then added to `c` rounded to nearest
+    /// (`.sat` clamping the sum), subnormal inputs and results flushed in both steps.
+    TruncatedMad { sat: bool },
 }
 
 /// The packed half-word operations.
@@ -271,7 +275,9 @@ impl IntegerOp {
             | IntegerOp::Mul24 { signed: true, .. }
             | IntegerOp::Szext { signed: true, .. } => S32,
             IntegerOp::Dot { a_signed, b_signed, .. } if a_signed || b_signed => S32,
-            IntegerOp::FloatMinMax { .. } | IntegerOp::ApproxDiv { .. } => OpTy::F(32),
+            IntegerOp::FloatMinMax { .. }
+            | IntegerOp::ApproxDiv { .. }
+            | IntegerOp::TruncatedMad { .. } => OpTy::F(32),
             IntegerOp::Copysign { ty } => ty,
             IntegerOp::Testp { .. } | IntegerOp::HalfSetp { .. } => OpTy::Pred,
             IntegerOp::Set { source, truth, .. } => {
@@ -306,6 +312,7 @@ impl IntegerOp {
             IntegerOp::FloatMinMax { .. } => s(2 + usize::from(three), OpTy::F(32)),
             IntegerOp::Copysign { ty } => s(2, ty),
             IntegerOp::ApproxDiv { .. } => s(2, OpTy::F(32)),
+            IntegerOp::TruncatedMad { .. } => s(3, OpTy::F(32)),
             IntegerOp::Testp { ty, .. } => s(1, ty),
             IntegerOp::Set { source: SetSource::Scalar(t), .. } => s(2, t),
             IntegerOp::Set { source, .. } => s(2, OpTy::U(source.bits() as u8)),

@@ -13,7 +13,8 @@
 //!   table selects; `dp4a`/`dp2a` sum `bfe`d elements;
 //! * the float bit-level operations mask the sign and exponent bits, `set` and `slct`
 //!   compare with `setp` and select; `div.approx.f32` is the exact quotient, selected
-//!   away for the divisors the ISA gives a zero.
+//!   away for the divisors the ISA gives a zero; PTX ISA 1.x `mad.f32` is a `mul.rz`
+//!   and an `add.rn` (flushing subnormals).
 //!
 //! Every expansion reads its sources before it writes the destination (the last
 //! instruction is a `mov`, or the carry flag's after it), so the destination may be a
@@ -29,7 +30,7 @@ mod bits;
 use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, BoolOp, CarryOp, CmpOp, FloatMode, Inst, InstKind, IntegerInst, IntegerOp, Kernel,
-    OpTy, PackedOp, RegId, Value,
+    OpTy, PackedOp, RegId, Rounding, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -209,6 +210,12 @@ pub fn expand(e: &mut impl Build, i: &IntegerInst) {
         }
         IntegerOp::CvtPack { bits, signed } => cvt_pack(e, bits, signed, &i.srcs),
         IntegerOp::ApproxDiv { ftz } => approx_div(e, ftz, a, b),
+        IntegerOp::TruncatedMad { sat } => {
+            if let Some(d) = i.dst {
+                truncated_mad(e, sat, [a, b, c], d);
+            }
+            return;
+        }
     };
     if let Some(d) = i.dst {
         e.mov(ty, d, r);
@@ -234,6 +241,18 @@ fn approx_div(e: &mut impl Build, ftz: bool, a: Value, b: Value) -> Value {
     let a_inf = e.cmp(CmpOp::Eq, U32, mag_a, Value::Imm(0x7f80_0000));
     let special = e.sel(U32, a_inf, Value::Imm(0x7fc0_0000), sign);
     e.sel(U32, huge, special, Value::Reg(q))
+}
+
+/// PTX ISA 1.x `mad{.sat}.f32` (§9.7.3.6, sm_1x): `mul.rz.ftz.f32` into a temporary,
+/// then `add.rn.ftz{.sat}.f32` of it and `c` into `d` (which reads both first).
+fn truncated_mad(e: &mut impl Build, sat: bool, [a, b, c]: [Value; 3], d: RegId) {
+    let f32t = OpTy::F(32);
+    let p = e.temp(f32t);
+    let mode = FloatMode { ftz: true, rounding: Rounding::Zero, ..FloatMode::default() };
+    e.push(InstKind::Binary { op: BinaryOp::Mul, ty: f32t, mode, dst: p, lhs: a, rhs: b });
+    let mode = FloatMode { ftz: true, sat, ..FloatMode::default() };
+    let lhs = Value::Reg(p);
+    e.push(InstKind::Binary { op: BinaryOp::Add, ty: f32t, mode, dst: d, lhs, rhs: c });
 }
 
 /// An s64 clamped to the s32 range (a saturating conversion).

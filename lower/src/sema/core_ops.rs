@@ -187,7 +187,8 @@ impl Lowerer<'_> {
     }
 
     /// The core lowering of `mad`, `fma`, `bfe` and `bfi`: one IR operation of the
-    /// operands their form's shapes resolve ([`Lowerer::args`]).
+    /// operands their form's shapes resolve ([`Lowerer::args`]); a PTX ISA 1.x `mad.f32`
+    /// is [`IntegerOp::TruncatedMad`], which `pass::expand_integer` writes out.
     pub(super) fn core_arithmetic(
         &mut self,
         op: Opcode,
@@ -208,7 +209,11 @@ impl Lowerer<'_> {
             }
             _ => {
                 let (dst, [a, b, c]) = self.fixed_args(i, m)?;
-                if ty.is_float() {
+                if m.truncated_mad {
+                    let op = IntegerOp::TruncatedMad { sat: m.sat };
+                    let mad = IntegerInst { op, dst: Some(dst), srcs: vec![a, b, c] };
+                    InstKind::Integer(Box::new(mad))
+                } else if ty.is_float() {
                     InstKind::Fma { ty, mode: float_mode(m), dst, a, b, c }
                 } else {
                     let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);

@@ -26,6 +26,9 @@ pub(super) struct Mods {
     pub(super) bool_op: Option<BoolOp>,
     pub(super) mul_part: Option<Spanned<BinaryOp>>,
     pub(super) details: Vec<Spanned<Modifier>>,
+    /// A PTX ISA 1.x `mad.f32`, checked as `mad.rn.ftz.f32`, whose product is
+    /// truncated ([`ptxvk_frontend::legacy::Legacy::TruncatedMad`]).
+    pub(super) truncated_mad: bool,
     /// The operand shapes of the instruction's form ([`forms::operands`]), which
     /// `Lowerer::args` resolves; empty for a form without a row there.
     pub(super) shapes: &'static [OperandShape],
@@ -85,6 +88,7 @@ impl From<decode::Modifiers> for Mods {
             bool_op,
             mul_part,
             details: m.details,
+            truncated_mad: false,
             shapes,
             qualifiers,
         }

@@ -25,6 +25,7 @@
 //! %r1 = slct.u32.f32.ftz %r2, %r3, %f4   ; dtype, the type of c
 //! %r1 = cvtpack.s4 %r2, %r3, %r4
 //! %f1 = divapprox.ftz %f2, %f3           ; div.approx.f32
+//! %f1 = truncmad.sat %f2, %f3, %f4       ; PTX ISA 1.x mad.sat.f32
 //! ```
 
 use ptxvk_frontend::Diagnostic;
@@ -177,6 +178,9 @@ fn spelling(op: &IntegerOp) -> (&'static str, Vec<String>) {
         }
         IntegerOp::CvtPack { bits, signed } => ("cvtpack", vec![int_ty(signed, u32::from(bits))]),
         IntegerOp::ApproxDiv { ftz } => ("divapprox", ftz.then(|| s("ftz")).into_iter().collect()),
+        IntegerOp::TruncatedMad { sat } => {
+            ("truncmad", sat.then(|| s("sat")).into_iter().collect())
+        }
     }
 }
 
@@ -361,6 +365,7 @@ where
             IntegerOp::CvtPack { bits: bits as u8, signed }
         }
         "divapprox" => IntegerOp::ApproxDiv { ftz: take_flag(words, "ftz") },
+        "truncmad" => IntegerOp::TruncatedMad { sat: take_flag(words, "sat") },
         _ => return Ok(None),
     };
     operands(line, op, [carry_in, carry_out], combine_op).map(Some)
@@ -443,6 +448,7 @@ mod tests {
             include_str!("../../tests/passes/expand_integer_results.ir"),
             include_str!("../../tests/passes/expand_integer_float_results.ir"),
             include_str!("../../tests/passes/expand_integer_approx_div_results.ir"),
+            include_str!("../../tests/passes/expand_integer_truncated_mad_results.ir"),
         ];
         let mnemonics = [
             "addsat",
@@ -477,6 +483,7 @@ mod tests {
             "slct",
             "cvtpack",
             "divapprox",
+            "truncmad",
         ];
         let mut seen = 0;
         for text in files {
