@@ -147,6 +147,9 @@ fn fold(kind: &mut InstKind, address: &BTreeMap<RegId, u64>) {
         InstKind::IsSpace(i) => value(&mut i.addr),
         InstKind::Pack { srcs, .. } => srcs.iter_mut().for_each(value),
         InstKind::Call { args, .. } => args.iter_mut().for_each(value),
+        InstKind::CallIndirect { arms, .. } => {
+            arms.iter_mut().for_each(|arm| arm.args.iter_mut().for_each(value))
+        }
         InstKind::Load { addr: a, .. } => addr(a),
         InstKind::Store { addr: a, srcs, .. } => {
             addr(a);
