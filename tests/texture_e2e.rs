@@ -1081,6 +1081,71 @@ fn surface_reductions_are_atomic_and_drop_what_is_outside() {
     assert_eq!(maxima.to_vec().expect("read"), want);
 }
 
+/// `tests/ptx/memory/surface_wide_registers.ptx`: `suld.b`/`sust.b` with registers
+/// wider than the access, as nvcc emits for `surf2Dread<unsigned char>` (a `.b8` access
+/// in a `.b16` register). The model, from PTX ISA 9.2 §9.4.1's relaxed operand-size
+/// rules for bit-size types: a load zero-extends the bytes (little-endian) to the
+/// register, a store writes only the access's low bytes.
+#[test]
+fn surface_accesses_extend_and_chop_wide_registers() {
+    let Some(device) = common::device() else { return };
+    let module =
+        common::load(&device, &common::repo().join("tests/ptx/memory/surface_wide_registers.ptx"));
+    const WIDTH: usize = 64;
+    const FILL: u8 = 0x5a;
+    let threads = 8usize;
+    // Bytes with the high bit set and clear, so a sign extension would show.
+    let bytes: Vec<u8> = (0..WIDTH).map(|i| (i * 37 + 0x71) as u8).collect();
+    let src = device.buffer_from(&bytes).expect("src");
+    let dst = device.buffer_from(&[FILL; WIDTH]).expect("dst");
+    let out = device.buffer_from(&vec![0xeeu8; 24 * threads]).expect("out");
+    let surface = |address: u64| TextureDesc {
+        address,
+        width: WIDTH as u32,
+        height: 1,
+        depth: 1,
+        row_pitch: WIDTH as u64,
+        slice_pitch: WIDTH as u64,
+        kind: ChannelKind::Unsigned,
+        channel_bytes: 1,
+        channels: 1,
+        ..TextureDesc::default()
+    };
+    let s = device.texture_object(&surface(src.address())).expect("surface");
+    let d = device.texture_object(&surface(dst.address())).expect("surface");
+    module
+        .kernel("wide")
+        .expect("kernel")
+        .launch(
+            [1, 1, 1],
+            [threads as u32, 1, 1],
+            0,
+            &[Arg::from(&s), Arg::from(&d), Arg::from(&out)],
+        )
+        .expect("wide");
+    let mut want_out = vec![0xeeu8; 24 * threads];
+    let mut want_dst = vec![FILL; WIDTH];
+    for t in 0..threads {
+        let (x, o) = (4 * t, 24 * t);
+        let half = u64::from(u16::from_le_bytes([bytes[x], bytes[x + 1]]));
+        want_out[o..o + 8].copy_from_slice(&half.to_le_bytes());
+        want_out[o + 8..o + 12].copy_from_slice(&u32::from(bytes[x + 1]).to_le_bytes());
+        for (k, at) in [(x, 12), (x + 2, 14), (x + 3, 16)] {
+            want_out[o + at..o + at + 2].copy_from_slice(&u16::from(bytes[k]).to_le_bytes());
+        }
+        let step = 0x101 * t as u64;
+        let stored = 0xa580 + step;
+        want_dst[x] = stored as u8;
+        want_dst[x + 1] = stored as u8;
+        want_dst[x + 2] = stored as u8;
+        want_dst[x + 3] = (0xb481 + step) as u8;
+        let wide = (0x1122_3344_c3d2 + step).to_le_bytes();
+        want_dst[32 + x..34 + x].copy_from_slice(&wide[..2]);
+    }
+    assert_eq!(out.to_vec().expect("read"), want_out, "loads");
+    assert_eq!(dst.to_vec().expect("read"), want_dst, "stores");
+}
+
 /// `tests/ptx/memory/independent_samplers.ptx`: separate samplers (PTX's independent
 /// texture mode) passed as `.samplerref` parameters, bound by the host, or initialized
 /// in the module, override the texture's filter and address modes; the texture keeps

@@ -209,7 +209,7 @@ pub enum Boundary {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SurfaceOp {
     /// `suld.b`: consecutive elements of the access type into registers at least as
-    /// wide.
+    /// wide, zero-extended.
     Load(Vec<RegId>),
     /// `sust.b`/`sust.p`: consecutive elements (wider registers truncated), or with
     /// `.p` one 32-bit value per channel.

@@ -8,8 +8,8 @@
 use super::{Blocks, Desc, Expand, F32, S32, U32};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, Boundary, CmpOp, FloatFormat, InstKind, OpTy, Order, RegId,
-    Rounding, Scope, Space, SurfaceAccess, SurfaceOp, Value,
+    Address, AtomicOp, BinaryOp, Boundary, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, Order,
+    RegId, Rounding, Scope, Space, SurfaceAccess, SurfaceOp, Value,
 };
 use ptxvk_abi::texture::ChannelKind;
 
@@ -99,8 +99,21 @@ impl Expand<'_> {
             } else {
                 read(self);
             }
+            // A register wider than `.bK` gets the data zero-extended (PTX ISA 9.2
+            // §9.4.1's relaxed rules for bit-size destinations, as `ld`'s; ptxas takes
+            // `suld.b.2d.b8 {%rs1}` with a `.b16` `%rs1`, as nvcc emits for `uchar`).
             for (&dst, &w) in dsts.iter().zip(&words) {
-                self.mov(ty, dst, Value::Reg(w));
+                let bits = self.k.reg(dst).ty.bits();
+                if bits > ty.bits() {
+                    let to = OpTy::U(bits as u8);
+                    let from = OpTy::U(ty.bits() as u8);
+                    let src = Value::Reg(w);
+                    let mode = FloatMode::default();
+                    let kind = InstKind::Convert { to, from, rounding: None, mode, dst, src };
+                    self.push(kind);
+                } else {
+                    self.mov(ty, dst, Value::Reg(w));
+                }
             }
             return;
         }
