@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use super::{FloatFormat, OpTy, Rounding, UnaryOp};
 
 /// An emulation routine, as [`super::Function::routine`] names it: a pure function of
-/// its 64-bit integer arguments to one 64-bit integer result, built by
+/// its integer arguments to one integer result (64-bit but where
+/// [`Routine::param_bits`] and [`Routine::result_bits`] say otherwise), built by
 /// `crate::routines` from core integer operations. `FmaF64`, `DivF64` and `SqrtF64`
 /// take and return f64 bit patterns and round exactly as PTX's `fma`, `div` and `sqrt`
 /// `.f64` with the given rounding (PTX ISA 9.2 §9.7.3.6, §9.7.3.8, §9.7.3.10); `FmaF64Odd`
@@ -159,7 +160,7 @@ impl Routine {
         names.get(name).copied()
     }
 
-    /// How many arguments it takes (each an integer of [`Routine::bits`]).
+    /// How many arguments it takes (each an integer of [`Routine::param_bits`]).
     pub fn arity(self) -> usize {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd => 3,
