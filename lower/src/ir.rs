@@ -111,7 +111,8 @@
 //! # Emulation routines
 //!
 //! * An operation the target cannot compute in a few instructions (today f64 `fma`,
-//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding) is a `Call` of an
+//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, and the narrow
+//!   formats' conversions `Narrow`, `IntToFloat` and `Widen`) is a `Call` of an
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
 //!   ([`Routine`]), built once from core integer operations by `crate::routines` with the
 //!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first

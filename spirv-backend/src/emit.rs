@@ -36,7 +36,6 @@ pub(crate) mod helper_kinds;
 pub(crate) mod helpers;
 mod math;
 mod memory;
-mod narrow;
 mod newton;
 mod retry;
 mod softf64;
@@ -417,11 +416,11 @@ impl<'a> FnEmitter<'a> {
             | InstKind::PredNot { .. } => self.data_inst(&inst.kind),
             InstKind::Unary { .. }
             | InstKind::Fma { .. }
-            | InstKind::Narrow { .. }
-            | InstKind::IntToFloat { .. }
-            | InstKind::Widen { .. }
             | InstKind::RoundToOdd { .. }
             | InstKind::Convert { .. } => self.math_inst(&inst.kind),
+            InstKind::Narrow { .. } | InstKind::IntToFloat { .. } | InstKind::Widen { .. } => {
+                Err(Error::Internal("a narrow conversion left by pass::emulate".into()))
+            }
             InstKind::Binary { .. }
             | InstKind::Mad { .. }
             | InstKind::Bfe { .. }
@@ -507,7 +506,7 @@ impl<'a> FnEmitter<'a> {
                 let (Some(routine), [result]) = (routine, results.as_slice()) else {
                     return Err(Error::Internal("a call left by inline".into()));
                 };
-                let it = Scalar::Int(routine.bits() as u8);
+                let it = Scalar::Int(routine.param_bits() as u8);
                 let args = args.iter().map(|&a| self.read(a, it)).collect::<R<Vec<_>>>()?;
                 let r = match (routine, args.as_slice()) {
                     // With f64, the fast path first (`f64fast.rs`).
@@ -519,7 +518,7 @@ impl<'a> FnEmitter<'a> {
                     }
                     _ => self.call(Helper::Routine(routine), &args)?,
                 };
-                self.write(*result, r, it, false)
+                self.write(*result, r, Scalar::Int(routine.result_bits() as u8), false)
             }
         }
     }

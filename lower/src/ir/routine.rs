@@ -1,10 +1,14 @@
 //! Emulation routines: functions a pass adds to a kernel (module doc, *Emulation
 //! routines*), named by what they compute.
 
-use super::{Rounding, UnaryOp};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use super::{FloatFormat, OpTy, Rounding, UnaryOp};
 
 /// An emulation routine, as [`super::Function::routine`] names it: a pure function of
-/// its 64-bit integer arguments to one 64-bit integer result, built by
+/// its integer arguments to one integer result (64-bit but where
+/// [`Routine::param_bits`] and [`Routine::result_bits`] say otherwise), built by
 /// `crate::routines` from core integer operations. `FmaF64`, `DivF64` and `SqrtF64`
 /// take and return f64 bit patterns and round exactly as PTX's `fma`, `div` and `sqrt`
 /// `.f64` with the given rounding (PTX ISA 9.2 §9.7.3.6, §9.7.3.8, §9.7.3.10); `FmaF64Odd`
@@ -17,6 +21,11 @@ use super::{Rounding, UnaryOp};
 /// (`pass::soft_f64` without f64, then `pass::emulate`), so that it may call the other
 /// routines. `sin` and `cos` reduce their argument in a loop in their form for a target
 /// without f64 ([`Routine::loop_iterations`]); every other routine is straight-line.
+///
+/// `Narrow`, `IntToFloat` and `Widen` are the conversions of [`super::InstKind::Narrow`],
+/// [`super::InstKind::IntToFloat`] and [`super::InstKind::Widen`] with those operations'
+/// semantics, on their source's bit pattern (`from_bits` or `from` wide) to the result's
+/// (`to.bits()` wide; an f32 pattern for `Widen`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
@@ -24,6 +33,9 @@ pub enum Routine {
     DivF64(Rounding),
     SqrtF64(Rounding),
     Approx(UnaryOp),
+    Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
+    IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
+    Widen(FloatFormat),
 }
 
 /// The roundings of the routines, by their PTX suffix.
@@ -34,8 +46,30 @@ const ROUNDINGS: [(Rounding, &str); 4] = [
     (Rounding::Up, "rp"),
 ];
 
+/// Every rounding of a conversion.
+const CVT_ROUNDINGS: [Rounding; 5] =
+    [Rounding::Nearest, Rounding::Zero, Rounding::Down, Rounding::Up, Rounding::NearestAway];
+
+/// Every format but f64, which only integers convert to.
+const FORMATS: [FloatFormat; 9] = [
+    FloatFormat::F32,
+    FloatFormat::F16,
+    FloatFormat::Bf16,
+    FloatFormat::Tf32,
+    FloatFormat::E4m3,
+    FloatFormat::E5m2,
+    FloatFormat::E2m3,
+    FloatFormat::E3m2,
+    FloatFormat::E2m1,
+];
+
 fn suffix(r: Rounding) -> &'static str {
     ROUNDINGS.iter().find(|(x, _)| *x == r).map_or("rna", |(_, s)| s)
+}
+
+/// A format's or type's PTX name (`f16`, `e4m3`, `s32`).
+fn lower(x: impl std::fmt::Debug) -> String {
+    format!("{x:?}").to_lowercase().replace(['(', ')'], "")
 }
 
 /// The iterations of `sin` and `cos`'s argument reduction loop on a target without f64:
@@ -66,6 +100,29 @@ impl Routine {
             all.extend([Routine::FmaF64(r), Routine::DivF64(r), Routine::SqrtF64(r)]);
         }
         all.extend(Routine::APPROX.map(Routine::Approx));
+        let flags = [(false, false), (true, false), (false, true), (true, true)];
+        for rounding in CVT_ROUNDINGS {
+            for to in FORMATS {
+                for from_bits in [32, 64].into_iter().filter(|&b| to != FloatFormat::F32 || b == 64)
+                {
+                    all.extend(flags.map(|(satfinite, relu)| Routine::Narrow {
+                        to,
+                        from_bits,
+                        rounding,
+                        satfinite,
+                        relu,
+                    }));
+                }
+            }
+            for to in FORMATS.into_iter().chain([FloatFormat::F64]) {
+                for bits in [8, 16, 32, 64] {
+                    for from in [OpTy::U(bits), OpTy::S(bits)] {
+                        all.push(Routine::IntToFloat { to, from, rounding });
+                    }
+                }
+            }
+        }
+        all.extend(FORMATS.map(Routine::Widen));
         all
     }
 
@@ -78,27 +135,57 @@ impl Routine {
             Routine::DivF64(r) => format!("ptxvk.div.f64.{}", suffix(r)),
             Routine::SqrtF64(r) => format!("ptxvk.sqrt.f64.{}", suffix(r)),
             Routine::Approx(op) => format!("ptxvk.{op:?}.approx.f32").to_lowercase(),
+            Routine::Narrow { to, from_bits, rounding, satfinite, relu } => format!(
+                "ptxvk.cvt.{}.f{from_bits}.{}{}{}",
+                lower(to),
+                suffix(rounding),
+                if satfinite { ".satfinite" } else { "" },
+                if relu { ".relu" } else { "" }
+            ),
+            Routine::IntToFloat { to, from, rounding } => {
+                format!("ptxvk.cvt.{}.{}.{}", lower(to), lower(from), suffix(rounding))
+            }
+            Routine::Widen(from) => format!("ptxvk.cvt.f32.{}", lower(from)),
         }
     }
 
     /// The routine named `name`, if it is one's.
     pub fn from_name(name: &str) -> Option<Routine> {
-        Routine::all().into_iter().find(|r| r.name() == name)
+        static NAMES: OnceLock<BTreeMap<String, Routine>> = OnceLock::new();
+        if !name.starts_with("ptxvk.") {
+            return None;
+        }
+        let names =
+            NAMES.get_or_init(|| Routine::all().into_iter().map(|r| (r.name(), r)).collect());
+        names.get(name).copied()
     }
 
-    /// How many arguments it takes (each an integer of [`Routine::bits`]).
+    /// How many arguments it takes (each an integer of [`Routine::param_bits`]).
     pub fn arity(self) -> usize {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd => 3,
             Routine::DivF64(_) => 2,
             Routine::SqrtF64(_) | Routine::Approx(_) => 1,
+            Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_) => 1,
         }
     }
 
-    /// The width of its arguments and of its result: f64 or f32 bit patterns.
-    pub fn bits(self) -> u32 {
+    /// The width of its arguments: f64 or f32 bit patterns, or a conversion's source.
+    pub fn param_bits(self) -> u32 {
         match self {
             Routine::Approx(_) => 32,
+            Routine::Narrow { from_bits, .. } => u32::from(from_bits),
+            Routine::IntToFloat { from, .. } => from.bits(),
+            Routine::Widen(from) => from.bits(),
+            _ => 64,
+        }
+    }
+
+    /// The width of its result: f64 or f32 bit patterns, or a conversion's result.
+    pub fn result_bits(self) -> u32 {
+        match self {
+            Routine::Approx(_) | Routine::Widen(_) => 32,
+            Routine::Narrow { to, .. } | Routine::IntToFloat { to, .. } => to.bits(),
             _ => 64,
         }
     }

@@ -18,16 +18,23 @@
 //! form whose reductions are loops, [`routines::build_with`]), then their `fma`, `div`
 //! and `sqrt` become calls of the routines above (so these routines call routines).
 //!
+//! The conversions of the narrow float formats (`InstKind::Narrow`, `IntToFloat` and
+//! `Widen`) become calls of [`Routine::Narrow`], [`Routine::IntToFloat`] and
+//! [`Routine::Widen`] on the source's bit pattern, in the kernel and in the `.approx`
+//! routines, which round their f64 result to f32 with a `Narrow`.
+//!
 //! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic
 //! or on the `.approx` functions) and [`super::inline`] (no call but of routines).
 //!
-//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths and no `.approx`
-//! function of [`Routine::APPROX`] ([`emulated`] holds for none), in the kernel or its
+//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, no `.approx`
+//! function of [`Routine::APPROX`] and no `Narrow`, `IntToFloat` or `Widen`
+//! ([`emulated`] holds for none), in the kernel or its
 //! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
 
-use ptxvk_frontend::Diagnostic;
+use ptxvk_frontend::{Diagnostic, Span};
 
 use super::Target;
+use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, Routine,
     UnaryOp, Value,
@@ -61,24 +68,84 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
         InstKind::Unary { op, ty: OpTy::F(32), dst, src, .. } if Routine::APPROX.contains(op) => {
             Some((Routine::Approx(*op), vec![*src], *dst))
         }
+        &InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
+            let from_bits = from.bits() as u8;
+            Some((Routine::Narrow { to, from_bits, rounding, satfinite, relu }, vec![src], dst))
+        }
+        &InstKind::IntToFloat { to, from, rounding, dst, src } => {
+            Some((Routine::IntToFloat { to, from, rounding }, vec![src], dst))
+        }
+        &InstKind::Widen { from, dst, src } => Some((Routine::Widen(from), vec![src], dst)),
         _ => None,
     }
 }
 
 /// Replaces every operation [`emulated`] names by a call of its routine.
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
-    for b in 0..k.blocks.len() {
-        for i in 0..k.blocks[b].insts.len() {
-            let Some((routine, args, dst)) = emulated(&k.blocks[b].insts[i].kind) else {
+    rewrite(k, None, target)
+}
+
+/// Replaces every operation [`emulated`] names in `body`'s blocks by a call of its
+/// routine, a function of `home` (`body` itself when `None`).
+fn rewrite(
+    body: &mut Kernel,
+    mut home: Option<&mut Kernel>,
+    target: &Target,
+) -> Result<(), Diagnostic> {
+    for b in 0..body.blocks.len() {
+        let insts = std::mem::take(&mut body.blocks[b].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            let Some((routine, args, dst)) = emulated(&inst.kind) else {
+                out.push(inst);
                 continue;
             };
-            let callee = add(k, routine, target)?;
-            let span = k.blocks[b].insts[i].span;
-            let kind = InstKind::Call { callee, args, results: vec![dst] };
-            k.blocks[b].insts[i] = Inst { kind, span };
+            let callee = match home.as_deref_mut() {
+                Some(home) => add(home, routine, target)?,
+                None => add(body, routine, target)?,
+            };
+            out.extend(call(body, routine, callee, args, dst, inst.span));
         }
+        body.blocks[b].insts = out;
     }
     Ok(())
+}
+
+/// The call of routine `r`, the function `callee`, on `args` into `dst`, with registers
+/// in `k`: a source register wider than the routine's parameters is truncated first (a
+/// `cvt` reads the low bits of a wider source, PTX ISA 9.2 §5.2.2), and a wider `dst`
+/// receives the result zero-extended.
+fn call(
+    k: &mut Kernel,
+    r: Routine,
+    callee: FunctionId,
+    args: Vec<Value>,
+    dst: RegId,
+    span: Span,
+) -> Vec<Inst> {
+    let mut e = Builder::new(k, span);
+    let (param, result) = (r.param_bits(), r.result_bits());
+    let args = args
+        .into_iter()
+        .map(|a| match a {
+            Value::Reg(x) if e.kernel.reg(x).ty.bits() > param => {
+                let wide = e.kernel.reg(x).ty.bits();
+                e.cvt(OpTy::U(param as u8), OpTy::U(wide as u8), a)
+            }
+            a => a,
+        })
+        .collect();
+    let wide = e.kernel.reg(dst).ty.bits();
+    if wide > result {
+        let t = e.temp(OpTy::U(result as u8));
+        e.push(InstKind::Call { callee, args, results: vec![t] });
+        let (to, from) = (OpTy::U(wide as u8), OpTy::U(result as u8));
+        let mode = FloatMode::default();
+        e.push(InstKind::Convert { to, from, rounding: None, mode, dst, src: Value::Reg(t) });
+    } else {
+        e.push(InstKind::Call { callee, args, results: vec![dst] });
+    }
+    e.insts
 }
 
 /// The function of `k` that is routine `r`, added on its first use: an `.approx`
@@ -95,12 +162,7 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
     if !target.float64 {
         super::soft_f64::run(&mut shell)?;
     }
-    for inst in shell.blocks.iter_mut().flat_map(|b| &mut b.insts) {
-        if let Some((inner, args, dst)) = emulated(&inst.kind) {
-            let callee = add(k, inner, target)?;
-            inst.kind = InstKind::Call { callee, args, results: vec![dst] };
-        }
-    }
+    rewrite(&mut shell, Some(k), target)?;
     (f.regs, f.blocks) = (shell.regs, shell.blocks);
     k.functions.push(f);
     Ok(FunctionId(k.functions.len() as u32 - 1))

@@ -76,8 +76,8 @@
 //! 5. [`float_modifiers`] — `.ftz` and `.sat` become conversions of their own (flushed
 //!    inputs, a flushed and clamped result), so that the emitter applies them in one
 //!    place (CFG → CFG); then [`emulate`] — f64 `fma`, `div`, `rcp` and `sqrt` on the
-//!    exact paths, and the `.approx` functions, become calls of
-//!    emulation routines (`crate::routines`), added to the kernel's functions once
+//!    exact paths, the `.approx` functions and the narrow formats' conversions become
+//!    calls of emulation routines (`crate::routines`), added to the kernel's functions once
 //!    each (the `.approx` ones' f64 arithmetic legalized, by [`soft_f64`] without f64),
 //!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG);
 //! 6. [`legalize_warps`] — the warp exchanges of [`expand_warp`] and [`expand_matrix`]
@@ -521,7 +521,7 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     } else if expand_indirect_calls::is_indirect_call(kind) {
         Some("an indirect call left by expand_indirect_calls")
     } else if emulate::emulated(kind).is_some() {
-        Some("f64 arithmetic left by emulate")
+        Some("an operation left by emulate (f64 arithmetic, `.approx`, a narrow conversion)")
     } else if legalize_floats::is_directed(kind) {
         Some("directed rounding left by legalize_floats")
     } else if float_modifiers::remains(kind) {

@@ -2,7 +2,8 @@
 //! once with the one IR builder ([`Build`]) as a [`Function`] of core integer
 //! operations: [`wide`] has the 128-bit arithmetic they share, [`softf64`] the exact f64
 //! `fma`, `div` and `sqrt`; [`approx`] the `.approx` functions in f64 arithmetic, but
-//! `sin` and `cos`, which are [`trig`]'s.
+//! `sin` and `cos`, which are [`trig`]'s; [`convert`] the conversions of the narrow float
+//! formats.
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
@@ -15,6 +16,7 @@
 //! ([`build_with`]).
 
 mod approx;
+mod convert;
 mod softf64;
 mod trig;
 mod wide;
@@ -75,7 +77,7 @@ pub fn build(r: Routine) -> Function {
 pub fn build_with(r: Routine, loops: bool) -> Function {
     let span = Span::default();
     let mut b = FnBuilder { f: Function::new(r.name(), span), insts: Vec::new() };
-    let ty = OpTy::U(r.bits() as u8);
+    let ty = OpTy::U(r.param_bits() as u8);
     let params: Vec<Value> = (0..r.arity())
         .map(|_| {
             let p = b.temp(ty);
@@ -92,7 +94,15 @@ pub fn build_with(r: Routine, loops: bool) -> Function {
             trig::sin_cos(&mut b, op == UnaryOp::Sin, params[0], loops)
         }
         Routine::Approx(op) => approx::build(&mut b, op, params[0]),
+        Routine::Narrow { to, from_bits, rounding, satfinite, relu } => {
+            convert::narrow(&mut b, params[0], (to, from_bits), rounding, satfinite, relu)
+        }
+        Routine::IntToFloat { to, from, rounding } => {
+            convert::int_to_float(&mut b, params[0], to, from, rounding)
+        }
+        Routine::Widen(from) => convert::widen(&mut b, params[0], from),
     };
+    let ty = OpTy::U(r.result_bits() as u8);
     let ret = b.temp(ty);
     b.mov(ty, ret, result);
     b.end_block(Terminator::Return);

@@ -108,6 +108,11 @@ fn model(r: Routine, x: &[u64]) -> u64 {
         Routine::DivF64(rd) => arith::binary(BinaryOp::Div, F64, mode(rd), x[0], x[1]),
         Routine::SqrtF64(rd) => arith::unary(UnaryOp::Sqrt, F64, mode(rd), x[0]),
         Routine::Approx(_) => panic!("the `.approx` routines have their own test"),
+        Routine::Narrow { to, from_bits, rounding, satfinite, relu } => {
+            arith::narrow(to, OpTy::F(from_bits), rounding, satfinite, relu, x[0])
+        }
+        Routine::IntToFloat { to, from, rounding } => arith::int_to_float(to, from, rounding, x[0]),
+        Routine::Widen(from) => arith::widen(from, x[0]),
         // Truncated, the last bit set when inexact (the roundings down and up differ,
         // and not only in the sign of an exact zero).
         Routine::FmaF64Odd => {
@@ -207,7 +212,13 @@ fn none_wrong(r: Routine, cases: usize, wrong: &[String]) {
 fn routines_round_as_the_model_in_every_direction() {
     let cases: usize =
         std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
-    for r in Routine::all().into_iter().filter(|r| r.bits() == 64) {
+    let f64_routines = |r: &Routine| {
+        matches!(
+            r,
+            Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::DivF64(_) | Routine::SqrtF64(_)
+        )
+    };
+    for r in Routine::all().into_iter().filter(f64_routines) {
         let f = build(r);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ r.name().len() as u64);
         let mut wrong = Vec::new();
@@ -219,6 +230,66 @@ fn routines_round_as_the_model_in_every_direction() {
             }
         }
         none_wrong(r, cases, &wrong);
+    }
+}
+
+/// A conversion's source: specials, random bits, or (floats) a value near the target's
+/// range, its subnormals and overflow included, (integers) of any magnitude.
+fn conversion_input(r: Routine, rng: &mut Rng) -> u64 {
+    let (bits, pick) = (r.param_bits(), rng.next() % 4);
+    let keep = |v: u64| if bits == 64 { v } else { v & ((1 << bits) - 1) };
+    match r {
+        Routine::Narrow { to, from_bits, .. } if pick > 0 => {
+            let (es, ms, bias) = if from_bits == 32 { (8, 23, 127) } else { (11, 52, 1023) };
+            let (et, mt) = to.layout();
+            let sign = (rng.next() & 1) << (from_bits - 1);
+            if pick == 3 {
+                // Zero, infinity, a quiet and a signalling NaN.
+                let inf = ((1 << es) - 1) << ms;
+                return sign | [0, inf, inf | 1 << (ms - 1), inf | 1][(rng.next() % 4) as usize];
+            }
+            // A binary exponent from below the target's subnormals to past its largest.
+            let (lo, hi) = (-2 - to.bias() - i64::from(mt), (1 << et) - to.bias() + 1);
+            let e = lo + (rng.next() % (hi - lo + 1) as u64) as i64;
+            let field = (e + bias).clamp(0, (1 << es) - 2) as u64;
+            let frac = rng.next() & ((1 << ms) - 1);
+            // Ties and exact values: nothing below the first bit that rounds.
+            let frac = if pick == 1 { frac & !((1 << (ms - mt - 1)) - 1) } else { frac };
+            sign | field << ms | frac
+        }
+        Routine::IntToFloat { .. } if pick > 0 => keep(rng.next() >> (rng.next() % 64)),
+        _ => keep(rng.next()),
+    }
+}
+
+/// The conversions against the interpreter's model: `Widen` of every bit pattern,
+/// `Narrow` and `IntToFloat` of `PTXVK_ROUTINE_CASES / 10` sources each (default 2,000).
+#[test]
+fn conversions_round_as_the_model() {
+    let cases: usize = std::env::var("PTXVK_ROUTINE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(2_000, |n: usize| n / 10);
+    let conversions = Routine::all().into_iter().filter(|r| {
+        matches!(r, Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_))
+    });
+    for r in conversions {
+        let f = build(r);
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ r.name().len() as u64);
+        let inputs: Vec<u64> = match r {
+            Routine::Widen(from) if from.bits() < 32 => (0..1u64 << from.bits()).collect(),
+            _ => (0..cases).map(|_| conversion_input(r, &mut rng)).collect(),
+        };
+        let mut wrong = Vec::new();
+        // `Widen` keeps a NaN a NaN: f32 and TF32 ones keep their bits (a bitcast).
+        let nan = |v: u64| matches!(r, Routine::Widen(_)) && v & 0x7fff_ffff > 0x7f80_0000;
+        for &x in &inputs {
+            let (got, want) = (eval(&f, &[x]), model(r, &[x]));
+            if got != want && !(nan(got) && nan(want)) {
+                wrong.push(format!("{x:#x}: {got:#x}, want {want:#x}"));
+            }
+        }
+        none_wrong(r, inputs.len(), &wrong);
     }
 }
 
@@ -374,9 +445,11 @@ fn structured_text_rebuilds_the_approx_routines() {
     );
     let lowered = crate::pass::run(k, &crate::pass::Target::default()).expect("lowers");
     let printed = crate::text::print_structured(&lowered.kernel, &lowered.body);
-    assert!(
-        printed.contains("routine fn0 ptxvk.lg2.approx.f32\nroutine fn1 ptxvk.rsqrt.approx.f32\n")
-    );
+    // The `.approx` routines round to f32 with the `Narrow` routine, named before them.
+    assert!(printed.contains(
+        "routine fn0 ptxvk.cvt.f32.f64.rn\nroutine fn1 ptxvk.lg2.approx.f32\n\
+         routine fn2 ptxvk.rsqrt.approx.f32\n"
+    ));
     let parsed = crate::text::parse_structured(&printed).expect("parses back");
     let (k2, body2) = &parsed[0];
     assert_eq!(crate::text::print_structured(k2, body2), printed);

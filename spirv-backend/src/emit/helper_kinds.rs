@@ -2,7 +2,7 @@
 //! (`FnEmitter::call`) and what the type cache keys their functions by
 //! (`TypeCache::helpers`). Their signatures, names and bodies are in `helpers.rs`.
 
-use ptxvk_lower::ir::{FloatFormat, OpTy, Rounding, Routine};
+use ptxvk_lower::ir::{Rounding, Routine};
 
 /// The operations [`Helper::SoftF32`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,10 +41,6 @@ pub(crate) enum Helper {
     /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
     /// one) for other operands (`newton`).
     Newton { op: SoftOp, bits: u8, soft: bool },
-    /// An f32/f64 bit pattern (as 64 bits) rounded to a narrow format (`narrow_bits`).
-    Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
-    /// An integer converted to a float format (`int_to_float_bits`).
-    IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
     /// The allocation test of checked launches (`in_allocation`), for a write (or
     /// atomic) or a read: the only routine that reads memory, the table its first
     /// argument points to.

@@ -46,8 +46,8 @@ impl Helper {
         let (i64s, f32s) = (Scalar::Int(64), Scalar::Float(32));
         match self {
             Helper::Routine(r) => {
-                let bits = Scalar::Int(r.bits() as u8);
-                (vec![bits; r.arity()], bits)
+                let bits = |b: u32| Scalar::Int(b as u8);
+                (vec![bits(r.param_bits()); r.arity()], bits(r.result_bits()))
             }
             Helper::SoftF32(op, _) | Helper::ExactF32(op) | Helper::Newton { op, bits: 32, .. } => {
                 (vec![f32s; op.operands()], f32s)
@@ -58,10 +58,6 @@ impl Helper {
             Helper::DivF64 => (vec![i64s; 2], i64s),
             Helper::DivF32(_) => (vec![f32s; 2], f32s),
             Helper::SqrtF32(_) => (vec![f32s], f32s),
-            Helper::Narrow { to, .. } => (vec![i64s], Scalar::Int(to.bits() as u8)),
-            Helper::IntToFloat { to, from, .. } => {
-                (vec![Scalar::Int(from.bits() as u8)], Scalar::Int(to.bits() as u8))
-            }
             Helper::InAllocation { .. } => (vec![i64s; 3], Scalar::Bool),
             Helper::ShadowWord => (vec![i64s; 2], i64s),
         }
@@ -94,19 +90,6 @@ impl Helper {
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
             Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
             Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
-            Helper::Narrow { to, from_bits, rounding, satfinite, relu } => format!(
-                "ptxvk.cvt.{}.f{from_bits}.{}{}{}",
-                format!("{to:?}").to_lowercase(),
-                r(rounding),
-                if satfinite { ".satfinite" } else { "" },
-                if relu { ".relu" } else { "" }
-            ),
-            Helper::IntToFloat { to, from, rounding } => format!(
-                "ptxvk.cvt.{}.{}.{}",
-                format!("{to:?}").to_lowercase(),
-                format!("{from:?}").to_lowercase().replace(['(', ')'], ""),
-                r(rounding)
-            ),
             Helper::InAllocation { write } => {
                 format!("ptxvk.check.in_allocation{}", if write { ".write" } else { "" })
             }
@@ -140,12 +123,6 @@ impl FnEmitter<'_> {
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
             Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
             Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
-            Helper::Narrow { to, from_bits, rounding, satfinite, relu } => {
-                self.narrow_bits(to, u32::from(from_bits), rounding, satfinite, relu, p[0])
-            }
-            Helper::IntToFloat { to, from, rounding } => {
-                self.int_to_float_bits(to, from, rounding, p[0])
-            }
             Helper::InAllocation { write } => self.in_allocation(p[0], p[1], p[2], write),
             Helper::ShadowWord => self.shadow_word(p[0], p[1]),
         }

@@ -100,18 +100,6 @@ impl FnEmitter<'_> {
                 };
                 self.write_op(*dst, r, *ty)
             }
-            InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
-                let r = self.narrow(*to, *from, *rounding, *satfinite, *relu, *src)?;
-                self.write(*dst, r, Scalar::Int(to.bits() as u8), false)
-            }
-            InstKind::IntToFloat { to, from, rounding, dst, src } => {
-                let r = self.int_to_float(*to, *from, *rounding, *src)?;
-                self.write(*dst, r, Scalar::Int(to.bits() as u8), false)
-            }
-            InstKind::Widen { from, dst, src } => {
-                let r = self.widen(*from, *src)?;
-                self.write(*dst, r, Scalar::Float(32), false)
-            }
             InstKind::RoundToOdd { op, soft: false, dst, a, b, c } => {
                 let r = self.round_to_odd(*op, *a, *b, *c)?;
                 self.write(*dst, r, Scalar::Float(64), false)
@@ -733,4 +721,31 @@ struct FmaSum {
     cd: Word,
     s: Word,
     hide: bool,
+}
+
+impl FnEmitter<'_> {
+    /// `InstKind::RoundToOdd`: products of f32 are exact in f64; sums are rounded to
+    /// odd with their exact TwoSum error.
+    pub(super) fn round_to_odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> R<Word> {
+        let f32t = OpTy::F(32);
+        let dt = self.ty(Scalar::Float(64));
+        let av = self.read_op(a, f32t)?;
+        let bv = self.read_op(b, f32t)?;
+        let ad = self.b.f_convert(dt, None, av)?;
+        let bd = self.b.f_convert(dt, None, bv)?;
+        match op {
+            OddOp::Mul => self.exact(BinaryOp::Mul, dt, ad, bd),
+            OddOp::Add => self.odd_sum(ad, bd),
+            OddOp::Sub => {
+                let nb = self.b.f_negate(dt, None, bd)?;
+                self.odd_sum(ad, nb)
+            }
+            OddOp::Fma => {
+                let cv = self.read_op(c, f32t)?;
+                let cd = self.b.f_convert(dt, None, cv)?;
+                let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
+                self.odd_sum(p, cd)
+            }
+        }
+    }
 }

@@ -15,6 +15,10 @@ const U64: Scalar = Scalar::Int(64);
 const U32: Scalar = Scalar::Int(32);
 
 impl FnEmitter<'_> {
+    fn k64(&mut self, v: u64) -> Word {
+        self.konst(U64, v)
+    }
+
     fn sel(&mut self, c: Word, a: Word, b: Word) -> R<Word> {
         let it = self.ty(U64);
         Ok(self.b.select(it, None, c, a, b)?)
@@ -103,14 +107,14 @@ impl FnEmitter<'_> {
             SoftOp::Div => self.call(Helper::Routine(Routine::DivF64(rounding)), &wide)?,
             SoftOp::Sqrt => self.call(Helper::Routine(Routine::SqrtF64(rounding)), &wide)?,
         };
-        let narrow = Helper::Narrow {
+        let narrow = Routine::Narrow {
             to: FloatFormat::F32,
             from_bits: 64,
             rounding,
             satfinite: false,
             relu: false,
         };
-        let bits = self.call(narrow, &[r])?;
+        let bits = self.call(Helper::Routine(narrow), &[r])?;
         Ok(self.b.bitcast(ft, None, bits)?)
     }
 
