@@ -823,12 +823,19 @@ fn address_initializers() {
 
 /// `atom`/`red.add.noftz` on `.f16`, `.bf16`, `.f16x2`, `.bf16x2` and `atom.cas.b16`,
 /// 256 threads on the same words of global and shared memory; two 16-bit counters share
-/// one word, so neither may clobber the other (`tests/ptx/memory/half_atomics.ptx`).
+/// one word, so neither may clobber the other (`tests/ptx/memory/half_atomics.ptx`, and
+/// `half_atomics_a32.ptx`, the same kernel with `.address_size 32`).
 #[test]
 fn half_precision_atomics_under_contention() {
+    for file in ["half_atomics.ptx", "half_atomics_a32.ptx"] {
+        half_precision_atomics_of(file);
+    }
+}
+
+fn half_precision_atomics_of(file: &str) {
     use half::{bf16, f16};
     let Some(device) = device() else { return };
-    let module = load(&device, &repo().join("tests/ptx/memory/half_atomics.ptx"));
+    let module = load(&device, &repo().join("tests/ptx/memory").join(file));
     let mut init = vec![0u32; 8];
     init[6] = 0xabcd_0000;
     let g = device.buffer_from(&init).expect("g");
@@ -842,12 +849,12 @@ fn half_precision_atomics_under_contention() {
     let b = |x: f32| u32::from(bf16::from_f32(x).to_bits());
     let pair = |lo: u32, hi: u32| lo | hi << 16;
     let sums = [pair(h(256.0), b(256.0)), pair(h(256.0), h(512.0)), pair(b(256.0), b(128.0))];
-    assert_eq!(got[..3], sums, "global");
-    assert_eq!(got[3..6], sums, "shared");
+    assert_eq!(got[..3], sums, "{file}: global");
+    assert_eq!(got[3..6], sums, "{file}: shared");
     let winner = got[6] & 0xffff;
-    assert!((1..=256).contains(&winner), "cas.b16 result {winner}");
-    assert_eq!(got[6] >> 16, 0xabcd, "the other half of the cas word");
-    assert_eq!(got[7], 1, "exactly one thread sees the initial 0");
+    assert!((1..=256).contains(&winner), "{file}: cas.b16 result {winner}");
+    assert_eq!(got[6] >> 16, 0xabcd, "{file}: the other half of the cas word");
+    assert_eq!(got[7], 1, "{file}: exactly one thread sees the initial 0");
 }
 
 #[test]

@@ -20,6 +20,7 @@ use crate::modifier::{
     ShiftDirection, Shuffle, Vote,
 };
 
+mod atomic;
 pub mod media;
 pub mod mma;
 pub mod operands;
@@ -98,6 +99,10 @@ pub enum Check {
     Pack,
     /// A check of the media families ([`media::Check`]).
     Media(media::Check),
+    /// The vector forms of `atom`/`red` (§9.7.13.5-6, in `forms/atomic.rs`): `.global`,
+    /// `.add` on `.v2`/`.v4` `.f32`, `.add`/`.min`/`.max` `.noftz` on `.v2`/`.v4`/`.v8`
+    /// `.f16`/`.bf16` and `.v2`/`.v4` `.f16x2`/`.bf16x2`.
+    VectorAtomic,
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -442,7 +447,10 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Rsqrt], &[Details(APPROX), OneOf(APPROX), Type(F32F64)]),
     row(&[Opcode::Lg2, Opcode::Sin, Opcode::Cos], &[Details(APPROX), OneOf(APPROX), Type(&[F32])]),
     // §9.7.13.5-6: `atom`/`red` with an operation, an order, a scope, `.noftz` and cache
-    // hints (`.nc` and `.unified` are no hints); `sema::atomic` checks their combinations.
+    // hints (`.nc` and `.unified` are no hints); the vector forms are the ISA's three
+    // (`Check::VectorAtomic`); `sema::atomic` checks the scalar combinations.
+    row(&[Opcode::Atom, Opcode::Red], &[VectorAtomic, Details(VECTOR_ATOMIC)])
+        .when(When::If(|m| m.vector.is_some())),
     row(&[Opcode::Atom, Opcode::Red], &[Details(ATOMIC)]),
     // §9.7.13.8: `barrier.cluster.arrive{.release|.relaxed}{.aligned}` and
     // `barrier.cluster.wait{.acquire}{.aligned}`.
@@ -471,7 +479,7 @@ pub static FORMS: &[Form] = &[
 ];
 
 /// The modifiers `atom` and `red` take here (§9.7.13.5-6); `.cluster` is `.cta` (every
-/// cluster is one CTA, `sema::cluster`).
+/// cluster is one CTA, `sema::cluster`). The first 17 are [`VECTOR_ATOMIC`].
 const ATOMIC: &[Modifier] = &[
     Modifier::Reduction(Reduction::Add),
     Modifier::Reduction(Reduction::Inc),
@@ -489,6 +497,7 @@ const ATOMIC: &[Modifier] = &[
     Modifier::MemoryOrder(MemoryOrder::Release),
     Modifier::MemoryOrder(MemoryOrder::AcqRel),
     Modifier::FloatOption(FloatOption::NoFtz),
+    Modifier::CacheHint(CacheHint::L2CacheHint),
     Modifier::CacheOp(CacheOp::Ca),
     Modifier::CacheOp(CacheOp::Cg),
     Modifier::CacheOp(CacheOp::Cs),
@@ -505,11 +514,14 @@ const ATOMIC: &[Modifier] = &[
     Modifier::CacheHint(CacheHint::L2EvictFirst),
     Modifier::CacheHint(CacheHint::L2EvictLast),
     Modifier::CacheHint(CacheHint::L2EvictUnchanged),
-    Modifier::CacheHint(CacheHint::L2CacheHint),
     Modifier::CacheHint(CacheHint::L2Prefetch64B),
     Modifier::CacheHint(CacheHint::L2Prefetch128B),
     Modifier::CacheHint(CacheHint::L2Prefetch256B),
 ];
+/// The modifiers of the vector forms of `atom` and `red` (§9.7.13.5-6): `.op`, `.scope`,
+/// `.sem`, `.noftz` and `.L2::cache_hint`, the first of [`ATOMIC`] ([`Check::VectorAtomic`]
+/// refuses the operations other than `.add`, `.min` and `.max` with the ISA's wording).
+const VECTOR_ATOMIC: &[Modifier] = ATOMIC.split_at(17).0;
 const BAR_WARP: &[Modifier] = &[Modifier::BarrierForm(BarrierForm::Warp), SYNC[0]];
 const ARRIVE_WAIT: &[Modifier] =
     &[Modifier::BarrierForm(BarrierForm::Arrive), Modifier::BarrierForm(BarrierForm::Wait)];
@@ -938,6 +950,7 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
             }
         }
         Media(c) => media::check(c, i, m, name)?,
+        VectorAtomic => atomic::vector(i, m)?,
     }
     Ok(())
 }

@@ -729,3 +729,67 @@ fn texture_and_surface_operand_forms() {
         (sured_p, "`sured.p` is `.b32`, or `.b64` with `.min` and `.max`", sured_p),
     ]);
 }
+
+#[test]
+fn vector_atomic_forms() {
+    // §9.7.13.5-6 (sm_90, PTX ISA 8.1): vector `atom`/`red` on `.global` (or a generic
+    // address) only, `.add` on `.v2`/`.v4` `.f32`, and `.op.noftz` (`.op = { .add, .min,
+    // .max }`) on `.v2`/`.v4`/`.v8` `.f16`/`.bf16` and `.v2`/`.v4` `.f16x2`/`.bf16x2`.
+    accepted(&[
+        "atom.global.v4.f32.add {%r0, %r1, %r2, %r3}, [%rd1], {%r0, %r1, %r2, %r3};",
+        "atom.relaxed.gpu.global.add.L2::cache_hint.v2.f32 {%r0, %r1}, [%rd1], {%r0, %r1}, %rd2;",
+        "red.release.sys.add.v2.f32 [%rd1], {%r0, %r1};",
+        "atom.global.min.noftz.v2.f16 {%h0, %h1}, [%rd1], {%h0, %h1};",
+        "red.global.max.noftz.v8.bf16 [%rd1], {%h0, %h1, %h2, %h3, %h0, %h1, %h2, %h3};",
+        "atom.add.noftz.v4.f16x2 {%r0, %r1, %r2, %r3}, [%rd1], {%r0, %r1, %r2, %r3};",
+        "red.global.max.noftz.v2.bf16x2 [%rd1], {%r0, %r1};",
+    ]);
+    // Each of these was accepted (and lowered) before this check, except the `.shared` one,
+    // `.max.v2.f32` and `.add.v2.f16` (no `.noftz`), which semantic analysis refused.
+    let all_ops = "takes `.op = { .add, .min, .max }` (PTX ISA 9.2 §9.7.13.5)";
+    let red_types = "`red` with vector type takes `.f32`, `.f16`, `.bf16`, `.f16x2` or `.bf16x2`";
+    refused(&[
+        ("atom.global.exch.v2.u32 {%r0, %r1}, [%rd1], {%r0, %r1};", all_ops, ".exch"),
+        ("atom.global.cas.v2.b32 {%r0, %r1}, [%rd1], {%r0, %r1}, %r2;", all_ops, ".cas"),
+        (
+            "atom.global.inc.v4.u32 {%r0, %r1, %r2, %r3}, [%rd1], {%r0, %r1, %r2, %r3};",
+            all_ops,
+            ".inc",
+        ),
+        ("atom.global.dec.v2.u32 {%r0, %r1}, [%rd1], {%r0, %r1};", all_ops, ".dec"),
+        ("red.global.and.v2.b32 [%rd1], {%r0, %r1};", "takes `.op = { .add, .min, .max }`", "red"),
+        ("red.global.add.v2.u32 [%rd1], {%r0, %r1};", red_types, ".u32"),
+        ("atom.global.add.v2.u64 {%rd0, %rd1}, [%rd1], {%rd0, %rd1};", "takes `.f32`", ".u64"),
+        (
+            "red.global.add.v8.f64 [%rd1], {%rd0, %rd1, %rd2, %rd3, %rd0, %rd1, %rd2, %rd3};",
+            red_types,
+            ".f64",
+        ),
+        (
+            "red.global.add.v8.f32 [%rd1], {%r0, %r1, %r2, %r3, %r0, %r1, %r2, %r3};",
+            "on `.f32` takes `.v2` or `.v4`, not `.v8`",
+            ".f32",
+        ),
+        (
+            "red.global.min.noftz.v8.bf16x2 [%rd1], {%r0, %r1, %r2, %r3, %r0, %r1, %r2, %r3};",
+            "on `.bf16x2` takes `.v2` or `.v4`, not `.v8`",
+            ".bf16x2",
+        ),
+        (
+            "atom.global.add.noftz.v4.f32 {%r0, %r1, %r2, %r3}, [%rd1], {%r0, %r1, %r2, %r3};",
+            "on `.f32` takes no `.noftz`",
+            ".noftz",
+        ),
+        (
+            "atom.global.max.v2.f32 {%r0, %r1}, [%rd1], {%r0, %r1};",
+            "on `.f32` takes `.add` only",
+            ".max",
+        ),
+        (
+            "atom.shared.add.noftz.v2.f16 {%h0, %h1}, [%rd1], {%h0, %h1};",
+            "may be used only with `.global` space, not `.shared`",
+            ".shared",
+        ),
+        ("red.global.add.v2.f16 [%rd1], {%h0, %h1};", "on `.f16` needs `.noftz`", ".f16"),
+    ]);
+}

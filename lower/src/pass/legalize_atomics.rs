@@ -175,9 +175,13 @@ fn cas_loop(k: &mut Kernel, b: usize, pre: &mut Vec<Inst>, a: &Rmw, span: Span) 
     // The word and, for a narrower element, the bit position of the element in it.
     let (addr, shift) = if bits.bits() < word_bits {
         // The address at its register's width: shared addresses may be held in 64-bit
-        // registers (clang, NVRTC) or 32-bit ones (nvcc).
-        let wide_base = a.addr.base.is_some_and(|r| e.kernel.reg(r).ty.bits() == 64);
-        let aty = if a.space == Space::Global || wide_base { OpTy::U(64) } else { U32 };
+        // registers (clang, NVRTC) or 32-bit ones (nvcc), and global ones are 32-bit
+        // offsets in a module with `.address_size 32` (`Kernel::address_size`).
+        let wide_base = match a.addr.base {
+            Some(r) => e.kernel.reg(r).ty.bits() == 64,
+            None => a.space == Space::Global && e.kernel.address_size == 64,
+        };
+        let aty = if wide_base { OpTy::U(64) } else { U32 };
         let base = a.addr.base.map_or(Value::Imm(0), Value::Reg);
         let full = e.add(aty, base, Value::Imm(a.addr.offset as u64));
         let (word_bytes, elem_bytes) = (u64::from(word_bits / 8), u64::from(bits.bits() / 8));

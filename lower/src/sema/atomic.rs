@@ -67,7 +67,7 @@ impl Lowerer<'_> {
         }
         // A vector's elements (`.v2`/`.v4`/`.v8`), resolved with the rest below.
         let vector = match m.vector.filter(|&n| n > 1) {
-            Some(n) => Some(self.vector_elements(red, i, m, n)?),
+            Some(n) => Some(self.vector_elements(red, i, n)?),
             None => None,
         };
         // Half precision: the bits of one or two lanes, added by a compare-and-swap
@@ -215,24 +215,16 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The element operands of `atom`/`red` on a vector (sm_90; PTX ISA 9.2 §9.7.13.5:
-    /// `.v2`/`.v4` `.f32` `.add`, `.v2`/`.v4`/`.v8` `.f16`/`.bf16` and `.v2`/`.v4`
-    /// `.f16x2`/`.bf16x2` `.add.noftz`, on global memory), `n` each; one
-    /// `InstKind::VectorAtomic` that `pass::expand_vector_atomics` splits.
+    /// The element operands of `atom`/`red` on a vector, `n` each (its form, one of
+    /// PTX ISA 9.2 §9.7.13.5's three on global memory, `ptxvk_frontend::forms` has
+    /// checked); one `InstKind::VectorAtomic` that `pass::expand_vector_atomics` splits.
     fn vector_elements(
         &mut self,
         red: bool,
         i: &ast::Instruction,
-        m: &Mods,
         n: u32,
     ) -> Result<VectorOperands, Diagnostic> {
         let span = i.span;
-        if m.space.as_ref().is_some_and(|s| s.value != StateSpace::Global) {
-            return Err(Diagnostic::error(span, "vector atomics address global memory"));
-        }
-        if super::formats::half_type(m).is_none() {
-            self.one_type(i, m)?;
-        }
         let (d, a, rest) = match (red, i.operands.as_slice()) {
             (true, [a, rest @ ..]) => (None, a, rest),
             (false, [d, a, rest @ ..]) => (Some(d), a, rest),
