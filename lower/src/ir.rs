@@ -150,8 +150,8 @@ mod space_test;
 mod stack;
 mod system;
 mod texture;
-mod vector_atomic;
 mod variable;
+mod vector_atomic;
 mod video;
 mod warp;
 pub use call::CallArm;
@@ -170,8 +170,8 @@ pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle, TexLod, TexQuery,
     TexResult, TextureFetch, TextureInst, TextureQuery,
 };
-pub use vector_atomic::VectorAtomic;
 pub use variable::*;
+pub use vector_atomic::VectorAtomic;
 pub use video::*;
 pub use warp::*;
 

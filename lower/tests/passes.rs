@@ -90,9 +90,9 @@ use ptxvk_lower::pass::{
     expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
     expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
     float_modifiers, hoist_params, infer_spaces, inline, layout_memory, legalize_atomics,
-    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate,
-    reducible, schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees,
-    widen_generic, LoopGuard, Target,
+    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
+    schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic,
+    LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
