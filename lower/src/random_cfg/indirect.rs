@@ -1,4 +1,4 @@
-//! Random indirect calls: [`outline`](super::outline)'s functions called through a
+//! Random indirect calls: [`outline`](super::outline())'s functions called through a
 //! function address, to fuzz `pass::expand_indirect_calls` (and `pass::inline` after
 //! it) against the interpreter's model of [`InstKind::CallIndirect`].
 
@@ -9,7 +9,7 @@ use super::Rng;
 use crate::ir::*;
 
 /// `k` with about one in two of its first `sites` blocks' instructions moved into a
-/// function (as [`outline`](super::outline) does) that the block calls indirectly:
+/// function (as [`outline`](super::outline()) does) that the block calls indirectly:
 /// one [`InstKind::CallIndirect`] whose arms are the function, a decoy of the same
 /// signature that adds a constant to each integer it returns, and (in a kernel without
 /// warp collectives, barriers or sync points) a function that ends the thread, in a
@@ -19,7 +19,7 @@ use crate::ir::*;
 /// lane of a warp calls the same function), among four consecutive ones: the arms' and
 /// one or two that no arm has (no call: the results keep their values), and every
 /// visit the next one, so that loops still end. `sites` is to cover the blocks of
-/// [`program`](super::program)'s control flow, not its preamble and barrier.
+/// [`program`](super::program())'s control flow, not its preamble and barrier.
 pub fn outline_indirect(k: &Kernel, seed: u64, sites: usize) -> Kernel {
     let mut rng = Rng(seed ^ 0x1d1e_c7ca_11ed_0042);
     let mut out = k.clone();
