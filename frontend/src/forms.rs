@@ -913,16 +913,7 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return Err(Diagnostic::error(at, format!("`{name}` takes {}", or_list(names))));
             }
         }
-        TruthTable => {
-            let table = &i.operands[4];
-            let Operand::Imm(lut) = table else {
-                return Err(Diagnostic::error(table.span(), "`immLut` must be a constant"));
-            };
-            let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
-            if lut > 0xff {
-                return Err(Diagnostic::error(table.span(), "`immLut` is an 8-bit table"));
-            }
-        }
+        TruthTable => truth_table(i)?,
         CombinedPair => {
             if m.combine.is_some() && !matches!(i.operands.first(), Some(Operand::Pair(..))) {
                 let msg = format!("`{name}` with `.and`/`.or` writes `d|p`");
@@ -951,6 +942,19 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         }
         Media(c) => media::check(c, i, m, name)?,
         VectorAtomic => atomic::vector(i, m)?,
+    }
+    Ok(())
+}
+
+/// [`Check::TruthTable`]: `lop3`'s `immLut`, an 8-bit constant (PTX ISA 9.2 §9.7.8.6).
+fn truth_table(i: &Instruction) -> Result<(), Diagnostic> {
+    let table = &i.operands[4];
+    let Operand::Imm(lut) = table else {
+        return Err(Diagnostic::error(table.span(), "`immLut` must be a constant"));
+    };
+    let lut = lut.eval_int().map_err(|(s, msg)| Diagnostic::error(s, msg))?.value;
+    if lut > 0xff {
+        return Err(Diagnostic::error(table.span(), "`immLut` is an 8-bit table"));
     }
     Ok(())
 }
