@@ -329,10 +329,20 @@ impl Function {
         }
     }
 
-    /// Runs `pass` on this function's [`Self::shell`] and takes back the registers,
+    /// Runs `pass` on a [`Self::shell`] that this function's registers and blocks are
+    /// moved into (not copied: routines are large), and takes back the registers,
     /// blocks and entry it leaves: how a pass that works on kernels rewrites a function.
     pub fn rewrite_in_shell<T>(&mut self, pass: impl FnOnce(&mut Kernel) -> T) -> T {
-        let mut shell = self.shell();
+        self.rewrite_in(Kernel::new(self.name.clone(), self.span, KernelAbi::default()), pass)
+    }
+
+    /// [`Self::rewrite_in_shell`] in `shell`, a kernel whose registers, blocks and entry
+    /// are replaced by this function's for the pass (its other parts, such as the
+    /// functions a routine calls, stay).
+    pub fn rewrite_in<T>(&mut self, mut shell: Kernel, pass: impl FnOnce(&mut Kernel) -> T) -> T {
+        shell.regs = std::mem::take(&mut self.regs);
+        shell.blocks = std::mem::take(&mut self.blocks);
+        shell.entry = self.entry;
         let out = pass(&mut shell);
         (self.regs, self.blocks, self.entry) = (shell.regs, shell.blocks, shell.entry);
         out

@@ -158,12 +158,12 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
         return Ok(FunctionId(i as u32));
     }
     let mut f = routines::build_with(r, !target.float64);
-    let mut shell = f.shell();
-    if !target.float64 {
-        super::soft_f64::run(&mut shell)?;
-    }
-    rewrite(&mut shell, Some(k), target)?;
-    (f.regs, f.blocks) = (shell.regs, shell.blocks);
+    f.rewrite_in_shell(|shell| {
+        if !target.float64 {
+            super::soft_f64::run(shell)?;
+        }
+        rewrite(shell, Some(k), target)
+    })?;
     k.functions.push(f);
     Ok(FunctionId(k.functions.len() as u32 - 1))
 }

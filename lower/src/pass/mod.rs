@@ -494,11 +494,16 @@ pub fn structured(
     mut f: crate::ir::Function,
     functions: &[crate::ir::Function],
 ) -> Result<crate::ir::Function, Vec<Diagnostic>> {
-    let mut shell = Kernel { functions: functions.to_vec(), ..f.shell() };
-    f.body = structurize::run(&mut shell).map_err(|d| vec![d])?;
-    verify::run(&shell)?;
-    verify::structured(&shell, &f.body)?;
-    (f.regs, f.blocks, f.entry) = (shell.regs, shell.blocks, shell.entry);
+    let shell = Kernel {
+        functions: functions.to_vec(),
+        ..Kernel::new(f.name.clone(), f.span, Default::default())
+    };
+    f.body = f.rewrite_in(shell, |shell| {
+        let body = structurize::run(shell).map_err(|d| vec![d])?;
+        verify::run(shell)?;
+        verify::structured(shell, &body)?;
+        Ok::<_, Vec<Diagnostic>>(body)
+    })?;
     Ok(f)
 }
 
