@@ -67,6 +67,8 @@ pub struct TypeCache {
     scalars: BTreeMap<Scalar, Word>,
     pointers: BTreeMap<(u32, Word), Word>,
     constants: BTreeMap<(Scalar, u64), Word>,
+    /// The bits of each constant of `constants`, by its id.
+    constant_bits: BTreeMap<Word, u64>,
     pub used: Used,
     /// The module's emulation routines, by the id of their function (`emit::helpers`).
     pub(crate) helpers: BTreeMap<crate::emit::helper_kinds::Helper, Word>,
@@ -131,7 +133,13 @@ impl TypeCache {
             _ => b.constant_bit32(ty, bits as u32),
         };
         self.constants.insert((s, bits), id);
+        self.constant_bits.insert(id, bits);
         id
+    }
+
+    /// The bits of `id` if it is a constant of [`Self::constant`].
+    pub fn constant_bits(&self, id: Word) -> Option<u64> {
+        self.constant_bits.get(&id).copied()
     }
 
     pub fn u32(&mut self, b: &mut Builder, v: u32) -> Word {

@@ -357,6 +357,24 @@ impl FnEmitter<'_> {
                 // SPIR-V leaves them undefined. Shift by min(c, width-1), then fix up.
                 let u32s = Scalar::Int(32);
                 let wm1 = self.konst(u32s, (bits - 1) as u64);
+                // A constant amount (most of the emulation routines' shifts): the clamp
+                // is decided here, not by three instructions in the shader.
+                if let Some(n) = self.t.constant_bits(c) {
+                    let r = match (op, signed) {
+                        (BinaryOp::Shl, _) if n < bits as u64 => {
+                            self.b.shift_left_logical(t, None, a, c)?
+                        }
+                        (_, true) => {
+                            let amt = if n < bits as u64 { c } else { wm1 };
+                            self.b.shift_right_arithmetic(t, None, a, amt)?
+                        }
+                        (_, false) if n < bits as u64 => {
+                            self.b.shift_right_logical(t, None, a, c)?
+                        }
+                        _ => self.konst(s, 0),
+                    };
+                    return Ok((r, ty));
+                }
                 let big = self.b.u_greater_than(bt, None, c, wm1)?;
                 let u32t = self.ty(u32s);
                 let amt = self.b.select(u32t, None, big, wm1, c)?;
