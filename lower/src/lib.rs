@@ -110,3 +110,11 @@ pub fn lower_each(
         })
         .collect())
 }
+
+/// The first kernel of `ptx` (under an sm_80, 64-bit header), lowered: for unit tests.
+#[cfg(test)]
+pub(crate) fn first_kernel(ptx: &str) -> ir::Kernel {
+    let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+    let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
+    sema::run(&module).expect("lowers").kernels.remove(0)
+}

@@ -367,9 +367,7 @@ mod tests {
     use crate::ir::{InstKind, Kernel};
 
     fn kernel(ptx: &str) -> Kernel {
-        let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
-        let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
-        let mut k = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        let mut k = crate::first_kernel(ptx);
         // As `pass::run` gives it to inline: its variables placed.
         crate::pass::layout_memory::run(&mut k);
         k

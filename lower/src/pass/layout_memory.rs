@@ -236,9 +236,7 @@ mod tests {
 
     /// The kernel lowered from `ptx`, its variables placed.
     fn placed(ptx: &str) -> Kernel {
-        let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
-        let module = ptxvk_frontend::parse(&format!("{header}{ptx}")).expect("parses");
-        let mut k = crate::sema::run(&module).expect("lowers").kernels.remove(0);
+        let mut k = crate::first_kernel(ptx);
         super::run(&mut k);
         crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
         k
