@@ -59,7 +59,9 @@
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
 //!   specifies them; `pass::expand_system`), [`InstKind::Stack`] (the thread's stack,
 //!   [`StackInst`]; `pass::expand_stack`), [`InstKind::VariableAddress`] (the
-//!   variables' addresses, [`Variable`]; `pass::layout_memory`), and the accesses of generic addresses
+//!   variables' addresses, [`Variable`]; `pass::layout_memory`), the special registers
+//!   derived from others ([`SpecialReg::Ptx`], `crate::ir::special`; `pass::expand_special`),
+//!   and the accesses of generic addresses
 //!   ([`Space::Generic`]; `pass::expand_generic`).
 //!
 //! # Functions and calls
@@ -147,6 +149,7 @@ mod matrix;
 mod mbarrier;
 mod routine;
 mod space_test;
+mod special;
 mod stack;
 mod system;
 mod texture;
@@ -164,6 +167,7 @@ pub use matrix::*;
 pub use mbarrier::*;
 pub use routine::{Routine, SIN_COS_REDUCTION_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
+pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
 pub use system::*;
 pub use texture::{
@@ -219,6 +223,8 @@ pub struct Kernel {
     /// The kernel synchronizes its whole grid (`cudaCGSynchronize`, or reads the grid
     /// workspace of cooperative groups' inline barrier).
     pub grid_sync: bool,
+    /// The kernel declares its cluster shape (`%is_explicit_cluster`, [`PtxReg`]).
+    pub explicit_cluster: bool,
     /// How `pass::split_grid` cut the kernel into phases at its grid barriers; `None`
     /// before it, or without any.
     pub grid_phases: Option<GridPhases>,
@@ -583,7 +589,7 @@ pub enum SyncPoint {
     Acquire,
 }
 
-/// Special registers (PTX ISA 9.2 §10).
+/// Special registers (PTX ISA 9.2 §10; PTX's names: [`ptx_register`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpecialReg {
     Tid(Dim),
@@ -624,6 +630,8 @@ pub enum SpecialReg {
     /// A register of the warp model (`%laneid`, `%lanemask_lt`…: [`WarpReg`]), until
     /// `pass::expand_warp` writes it out.
     Warp(WarpReg),
+    /// A register derived from others ([`PtxReg`]), until `pass::expand_special`.
+    Ptx(PtxReg),
 }
 
 impl InstKind {
@@ -1412,6 +1420,7 @@ impl Kernel {
             maxntid: None,
             maxnreg: None,
             grid_sync: false,
+            explicit_cluster: false,
             grid_phases: None,
             system: false,
             address_size: 64,

@@ -42,7 +42,8 @@
 //! a tree, and `warp_trees:S:none` leaves every one (checked against the interpreter's
 //! model of each `shfl` on every lane's result); `split_grid` leaves no grid barrier
 //! (the interpreter does not model phases: `tests/grid_sync_e2e.rs` checks them on a
-//! device); `expand_stack` leaves no stack operation (checked against the interpreter's
+//! device); `expand_special` leaves no derived special register (checked against the interpreter's
+//! model of the cluster registers of one-CTA clusters); `expand_stack` leaves no stack operation (checked against the interpreter's
 //! model of the stack pointer and of a push that does not fit); `expand_runtime` leaves no call of a function CUDA provides (checked against
 //! the interpreter's model of each call, over its models of the system area, but the
 //! launches', which it models after the pass); `expand_system` leaves no system call,
@@ -87,8 +88,8 @@ use ptxvk_lower::ir::{
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
-    expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
-    expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
+    expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_special,
+    expand_stack, expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
     float_modifiers, hoist_params, infer_spaces, inline, layout_memory, legalize_atomics,
     legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
     schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic,
@@ -215,6 +216,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a warp collective",
             |_, i| expand_warp::is_collective(i),
             |k, _| expand_warp::run(k),
+        )?,
+        ("expand_special", None) => legalizes(
+            &mut s.kernel,
+            "a derived special register",
+            |_, i| expand_special::is_derived_special(i),
+            infallible(expand_special::run),
         )?,
         ("split_grid", None) => legalizes(
             &mut s.kernel,
@@ -908,6 +915,7 @@ fn every_pass_is_checked_on_results() {
         "infer_spaces",
         "expand_indirect_calls",
         "inline",
+        "expand_special",
         "expand_stack",
         "expand_runtime",
         "expand_generic",

@@ -492,7 +492,13 @@ impl<'a> Thread<'a> {
             SpecialReg::ConfinedOutside => 1,
             SpecialReg::Warp(reg) => u64::from(warp_model(reg, self.tid, cx.ntid)),
             SpecialReg::WindowBase => memory::WINDOW_BASE,
-            SpecialReg::ModuleData | SpecialReg::DeviceClock => {
+            // The cluster registers of one-CTA clusters (`crate::ir::special`).
+            SpecialReg::Ptx(PtxReg::IsExplicitCluster) => u64::from(k.explicit_cluster),
+            SpecialReg::Ptx(PtxReg::ClusterCtaid(_) | PtxReg::ClusterCtarank) => 0,
+            SpecialReg::Ptx(PtxReg::ClusterNctaid(_) | PtxReg::ClusterNctarank) => 1,
+            SpecialReg::ModuleData
+            | SpecialReg::DeviceClock
+            | SpecialReg::Ptx(PtxReg::ClockLow | PtxReg::ClockHigh | PtxReg::EnvReg { .. }) => {
                 return Err(Error::Unsupported { what: format!("special register {reg:?}"), span });
             }
         })

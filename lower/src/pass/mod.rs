@@ -17,7 +17,10 @@
 //!    calls push save areas on an explicit stack and whose returns switch on a
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
-//!    inside blocks): [`expand_stack`] — `alloca`, `stacksave`, `stackrestore` and
+//!    inside blocks): [`expand_special`] — the special registers derived from others
+//!    (the clocks' halves, `%envreg1/2`, the cluster registers of one-CTA clusters)
+//!    become the device clock's halves, the grid workspace's and constants;
+//!    [`expand_stack`] — `alloca`, `stacksave`, `stackrestore` and
 //!    the frame pushes of recursive functions become stack pointer arithmetic and a
 //!    failure where a push does not fit (new blocks); [`expand_runtime`] — the calls of functions CUDA provides
 //!    (`vprintf`, `malloc`, the device runtime's…) become their arguments' loads, their
@@ -126,6 +129,7 @@ pub mod expand_isspace;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
 pub mod expand_runtime;
+pub mod expand_special;
 pub mod expand_stack;
 pub mod expand_system;
 pub mod expand_texture;
@@ -406,6 +410,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     // First of the others: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
+    // After inline (the kernel's blocks only); before split_grid, which recognizes the
+    // grid workspace's reads.
+    expand_special::run(&mut kernel);
     // After inline: a stack push that does not fit ends the thread at a `return`.
     expand_stack::run(&mut kernel).map_err(|d| vec![d])?;
     // The calls of CUDA's functions, now all the kernel's: before the expansions of
@@ -563,6 +570,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("an asynchronous copy left by expand_copies")
     } else if expand_mbarrier::is_mbarrier(kind) {
         Some("an mbarrier instruction left by expand_mbarrier")
+    } else if expand_special::is_derived_special(kind) {
+        Some("a derived special register left by expand_special")
     } else if expand_warp::is_collective(kind) {
         Some("a warp collective left by expand_warp")
     } else if expand_runtime::is_runtime_call(kind) {

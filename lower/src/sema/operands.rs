@@ -3,12 +3,13 @@
 
 use super::{
     ast, calls, describe_op, describe_reg, expand, imm_bits, op_ty, reserved, symbol_plus_offset,
-    undeclared, widen, Diagnostic, Lowerer, Mods, Name, Operand, RegId, Resolved, Span, Spanned,
+    undeclared, widen, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span, Spanned,
     StateSpace,
 };
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialReg, Value,
+    ptx_register, Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialLookup,
+    SpecialReg, SpecialWidth, Value,
 };
 use ptxvk_frontend::forms::operands::{OperandShape, OperandType};
 
@@ -205,16 +206,29 @@ impl Lowerer<'_> {
                     ));
                 }
                 let dim = match c.value.as_str() {
-                    ".x" => Some(Dim::X),
-                    ".y" => Some(Dim::Y),
-                    ".z" => Some(Dim::Z),
-                    _ => None,
+                    ".x" => Dim::X,
+                    ".y" => Dim::Y,
+                    ".z" => Dim::Z,
+                    _ => {
+                        let msg = format!("`{}` has no component `{}`", name.value, c.value);
+                        return Err(Diagnostic::error(c.span, msg));
+                    }
                 };
-                if let Some(v) = dim.and_then(|d| self.cluster_register(&name.value, Some(d), span))
-                {
-                    return Ok(v);
-                }
-                let reg = special_reg(name, c.as_ref())?;
+                let reg = match ptx_register(&name.value, Some(dim)) {
+                    SpecialLookup::Reg(reg, _) => reg,
+                    SpecialLookup::Unsupported => {
+                        let msg = format!(
+                            "special register `{}{}` is not supported yet",
+                            name.value, c.value
+                        );
+                        return Err(Diagnostic::error(name.span, msg));
+                    }
+                    SpecialLookup::Unknown => {
+                        let msg =
+                            format!("`{}` is not a special register with components", name.value);
+                        return Err(Diagnostic::error(name.span, msg));
+                    }
+                };
                 let t = self.temp(RegTy::Int(32), span);
                 self.push(InstKind::Special { dst: t, reg }, span);
                 if ty.bits() < 32 {
@@ -299,97 +313,32 @@ impl Lowerer<'_> {
                 address_width(ty, 64, name.span, "a kernel")?;
                 Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
             }
-            // PTX ISA 9.2 §10.31-10.33: shared memory sizes of the launch.
-            None if matches!(
-                name.value.as_str(),
-                "%dynamic_smem_size" | "%total_smem_size" | "%aggr_smem_size"
-            ) =>
-            {
-                if ty.bits() != 32 || ty.is_float() {
-                    let msg = format!("`{}` is a 32-bit register", name.value);
-                    return Err(Diagnostic::error(name.span, msg));
-                }
-                let reg = if name.value == "%dynamic_smem_size" {
-                    SpecialReg::DynamicSharedBytes
-                } else {
-                    SpecialReg::TotalSharedBytes
-                };
-                let t = self.temp(OpTy::U(32).storage(), span);
-                self.push(InstKind::Special { dst: t, reg }, span);
-                Ok(Value::Reg(t))
-            }
-            // PTX ISA 9.2 §10.22-10.25: the clocks read VK_KHR_shader_clock's device
-            // clock, a 64-bit counter in the device's own unit (module doc of
-            // `SpecialReg::DeviceClock`).
-            None if matches!(
-                name.value.as_str(),
-                "%clock"
-                    | "%clock_hi"
-                    | "%clock64"
-                    | "%globaltimer"
-                    | "%globaltimer_lo"
-                    | "%globaltimer_hi"
-            ) =>
-            {
-                let wide = matches!(name.value.as_str(), "%clock64" | "%globaltimer");
-                if ty.is_float() || ty.bits() != if wide { 64 } else { 32 } {
-                    let bits = if wide { 64 } else { 32 };
-                    return Err(Diagnostic::error(
-                        name.span,
-                        format!("`{}` is a {bits}-bit register", name.value),
-                    ));
-                }
-                let t = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: t, reg: SpecialReg::DeviceClock }, span);
-                let mut e = expand::Emit { l: self, span };
-                Ok(match name.value.as_str() {
-                    "%clock64" | "%globaltimer" => Value::Reg(t),
-                    "%clock_hi" | "%globaltimer_hi" => {
-                        let hi = e.bin(BinaryOp::Shr, OpTy::U(64), Value::Reg(t), Value::Imm(32));
-                        e.cvt(OpTy::U(32), OpTy::U(64), hi)
-                    }
-                    _ => e.cvt(OpTy::U(32), OpTy::U(64), Value::Reg(t)),
-                })
-            }
             None if reserved::is_reserved_register(&name.value) => {
                 self.reserved_register(&name.value, ty, name.span)
             }
-            // A predicate (PTX ISA 9.2 §10.41); every cluster is one CTA, declared
-            // or not (`sema::cluster`).
-            None if name.value == "%is_explicit_cluster" => {
-                if ty != OpTy::Pred {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "`%is_explicit_cluster` is a `.pred` register",
-                    ));
+            // PTX ISA 9.2 §10: one table names the IR register of each.
+            None => match ptx_register(&name.value, None) {
+                SpecialLookup::Reg(reg, width) => {
+                    let (fits, what) = match width {
+                        SpecialWidth::Pred => (ty == OpTy::Pred, "a `.pred`".to_string()),
+                        SpecialWidth::Bits(b) => {
+                            (!ty.is_float() && ty.bits() == b, format!("a {b}-bit"))
+                        }
+                    };
+                    if !fits {
+                        let msg = format!("`{}` is {what} register", name.value);
+                        return Err(Diagnostic::error(name.span, msg));
+                    }
+                    let t = self.temp(ty.storage(), span);
+                    self.push(InstKind::Special { dst: t, reg }, span);
+                    Ok(Value::Reg(t))
                 }
-                Ok(Value::Imm(u64::from(self.explicit_cluster)))
-            }
-            None if matches!(name.value.as_str(), "%envreg1" | "%envreg2") => {
-                if ty.bits() != 32 || ty.is_float() {
-                    let msg = format!("`{}` is a 32-bit register", name.value);
-                    return Err(Diagnostic::error(name.span, msg));
-                }
-                Ok(self.grid_workspace_half(name.value == "%envreg1", name.span))
-            }
-            None if is_special_name(&name.value) => {
-                let value = match self.warp_register(&name.value, name.span) {
-                    Some(v) => Some(v),
-                    None => self.cluster_register(&name.value, None, name.span),
-                };
-                match value {
-                    Some(v) if ty.bits() == 32 && !ty.is_float() => Ok(v),
-                    Some(_) => Err(Diagnostic::error(
-                        name.span,
-                        format!("`{}` is a 32-bit register", name.value),
-                    )),
-                    None => Err(Diagnostic::error(
-                        name.span,
-                        format!("special register `{}` is not supported yet", name.value),
-                    )),
-                }
-            }
-            None => Err(undeclared(name)),
+                SpecialLookup::Unsupported => Err(Diagnostic::error(
+                    name.span,
+                    format!("special register `{}` is not supported yet", name.value),
+                )),
+                SpecialLookup::Unknown => Err(undeclared(name)),
+            },
         }
     }
 
@@ -636,77 +585,4 @@ fn address_width(ty: OpTy, bits: u32, at: Span, what: &str) -> Result<(), Diagno
         _ => bits.to_string(),
     };
     Err(Diagnostic::error(at, format!("the address of {what} is a {width}-bit integer")))
-}
-
-pub(super) fn special_reg(
-    name: &ptxvk_frontend::Ident,
-    c: &Spanned<Name>,
-) -> Result<SpecialReg, Diagnostic> {
-    let dim = match c.value.as_str() {
-        ".x" => Dim::X,
-        ".y" => Dim::Y,
-        ".z" => Dim::Z,
-        _ => {
-            return Err(Diagnostic::error(
-                c.span,
-                format!("`{}` has no component `{}`", name.value, c.value),
-            ))
-        }
-    };
-    Ok(match name.value.as_str() {
-        "%tid" => SpecialReg::Tid(dim),
-        "%ntid" => SpecialReg::Ntid(dim),
-        "%ctaid" => SpecialReg::Ctaid(dim),
-        "%nctaid" => SpecialReg::Nctaid(dim),
-        other if is_special_name(other) => {
-            return Err(Diagnostic::error(
-                name.span,
-                format!("special register `{other}{}` is not supported yet", c.value),
-            ))
-        }
-        other => {
-            return Err(Diagnostic::error(
-                name.span,
-                format!("`{other}` is not a special register with components"),
-            ))
-        }
-    })
-}
-
-pub(super) fn is_special_name(s: &str) -> bool {
-    const SREGS: &[&str] = &[
-        "%tid",
-        "%ntid",
-        "%laneid",
-        "%warpid",
-        "%nwarpid",
-        "%ctaid",
-        "%nctaid",
-        "%smid",
-        "%nsmid",
-        "%gridid",
-        "%lanemask_eq",
-        "%lanemask_le",
-        "%lanemask_lt",
-        "%lanemask_ge",
-        "%lanemask_gt",
-        "%clock",
-        "%clock_hi",
-        "%clock64",
-        "%globaltimer",
-        "%globaltimer_lo",
-        "%globaltimer_hi",
-        "%total_smem_size",
-        "%dynamic_smem_size",
-        "%aggr_smem_size",
-        "%is_explicit_cluster",
-        "%clusterid",
-        "%nclusterid",
-        "%cluster_ctaid",
-        "%cluster_nctaid",
-        "%cluster_ctarank",
-        "%cluster_nctarank",
-        "%current_graph_exec",
-    ];
-    SREGS.contains(&s) || s.starts_with("%pm") || s.starts_with("%envreg")
 }

@@ -161,7 +161,9 @@ impl<'a> Printer<'a> {
         if k.address_size != 64 {
             let _ = writeln!(s, "    address_size {}", k.address_size);
         }
-        for (flag, set) in [("grid_sync", k.grid_sync), ("system", k.system), ("heap", k.heap)] {
+        let flags = [("grid_sync", k.grid_sync), ("system", k.system), ("heap", k.heap)];
+        let flags = flags.into_iter().chain([("explicit_cluster", k.explicit_cluster)]);
+        for (flag, set) in flags {
             if set {
                 let _ = writeln!(s, "    {flag}");
             }
