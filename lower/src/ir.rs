@@ -59,7 +59,8 @@
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
 //!   specifies them; `pass::expand_system`), [`InstKind::Stack`] (the thread's stack,
 //!   [`StackInst`]; `pass::expand_stack`), [`InstKind::VariableAddress`] (the
-//!   variables' addresses, [`Variable`]; `pass::layout_memory`), the special registers
+//!   variables' addresses, [`Variable`]; `pass::layout_memory`), [`InstKind::DataAddress`]
+//!   (module-data and parameter-block addresses; `pass::expand_data_addresses`), the special registers
 //!   derived from others ([`SpecialReg::Ptx`], `crate::ir::special`; `pass::expand_special`),
 //!   and the accesses of generic addresses
 //!   ([`Space::Generic`]; `pass::expand_generic`).
@@ -141,6 +142,7 @@ pub type KernelAbi = ptxvk_abi::params::KernelAbi<ptxvk_frontend::ast::ScalarTyp
 
 mod call;
 mod copy;
+mod data_address;
 mod float_format;
 mod half;
 mod integer;
@@ -159,6 +161,7 @@ mod video;
 mod warp;
 pub use call::CallArm;
 pub use copy::*;
+pub use data_address::DataAddress;
 pub use float_format::FloatFormat;
 pub use half::*;
 pub use integer::*;
@@ -1321,6 +1324,9 @@ pub enum InstKind {
     /// The offset of a variable in its window ([`VariableAddress`], whose module doc
     /// specifies it); `pass::layout_memory` replaces it by the offset.
     VariableAddress(VariableAddress),
+    /// An address of the module data or the parameter block ([`DataAddress`], whose
+    /// module doc specifies it); `pass::expand_data_addresses` writes it out.
+    DataAddress(DataAddress),
     /// `cvta` (PTX ISA 9.2 §9.7.9.19) as semantic analysis resolves it: `dst` gets the
     /// generic address of `src`, an address in `space`, or with `to` the address in
     /// `space` of the generic address `src`, at `ty` (`.u64`, or `.u32` in a module

@@ -112,6 +112,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Copy(c) => c.malformed(),
                 InstKind::System(s) => s.malformed(),
                 InstKind::Stack(s) => s.malformed(),
+                InstKind::DataAddress(a) => a.malformed(),
                 InstKind::VariableAddress(a) => a.malformed().or_else(|| {
                     (a.var.index() >= k.variables.len()).then_some("a variable out of range")
                 }),
@@ -382,6 +383,10 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             s.uses().iter().for_each(|(x, _)| v(x, uses));
         }
         InstKind::VariableAddress(a) => defs.push(a.dst),
+        InstKind::DataAddress(a) => {
+            defs.push(a.def().0);
+            a.uses().iter().for_each(|(x, _)| v(x, uses));
+        }
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
@@ -662,6 +667,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             s.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
         }
         InstKind::VariableAddress(a) => at(Some(a.dst), a.ty.bits()),
+        InstKind::DataAddress(a) => {
+            let (dst, bits) = a.def();
+            at(Some(dst), bits);
+            a.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
+        }
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {
             m.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));

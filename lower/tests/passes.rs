@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `expand_vector_atomics`
+//! its output text: the verifier accepts the IR after it; `expand_data_addresses` leaves
+//! no module-data or parameter-block address, in the kernel or its functions (checked
+//! against the interpreter's model of the parameter block's); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
 //! interpreter's model of the layout); `widen_generic` leaves no
@@ -87,13 +89,13 @@ use ptxvk_lower::ir::{
     WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
-    expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_special,
-    expand_stack, expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
-    float_modifiers, hoist_params, infer_spaces, inline, layout_memory, legalize_atomics,
-    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
-    schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic,
-    LoopGuard, Target,
+    check, emulate, expand_copies, expand_data_addresses, expand_formats, expand_generic,
+    expand_indirect_calls, expand_integer, expand_isspace, expand_matrix, expand_mbarrier,
+    expand_runtime, expand_special, expand_stack, expand_system, expand_texture,
+    expand_vector_atomics, expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces,
+    inline, layout_memory, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
+    structurize, warp_trees, widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -269,6 +271,18 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             expand_indirect_calls::run(&mut s.kernel).map_err(|d| d.message)?;
             if left(&s.kernel) != 0 {
                 return Err("an indirect call is left".into());
+            }
+        }
+        // In the kernel and in its functions.
+        ("expand_data_addresses", None) => {
+            let is = |i: &Inst| expand_data_addresses::is_data_address(&i.kind);
+            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
+            if left(&s.kernel) == 0 {
+                return Err("the input has no data address".into());
+            }
+            expand_data_addresses::run(&mut s.kernel);
+            if left(&s.kernel) != 0 {
+                return Err("a data address is left".into());
             }
         }
         ("infer_spaces", None) => legalizes(
@@ -909,6 +923,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "expand_data_addresses",
         "expand_vector_atomics",
         "layout_memory",
         "widen_generic",

@@ -1,6 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
+//! 0. [`expand_data_addresses`] — the module data's and the parameter block's
+//!    addresses the arithmetic on their bases; [`expand_vector_atomics`] — every
+//!    `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
 //!    `isspacep` the window tests of the launch ABI; then
@@ -121,6 +123,7 @@ pub mod check;
 pub mod copy_body;
 pub mod emulate;
 pub mod expand_copies;
+pub mod expand_data_addresses;
 pub mod expand_formats;
 pub mod expand_generic;
 pub mod expand_indirect_calls;
@@ -393,6 +396,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // First: every later pass sees the module data's and the parameter block's
+    // addresses as the arithmetic on their bases.
+    expand_data_addresses::run(&mut kernel);
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
     // Before the others: the later passes see the windows' offsets as constants.
@@ -570,6 +576,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("an asynchronous copy left by expand_copies")
     } else if expand_mbarrier::is_mbarrier(kind) {
         Some("an mbarrier instruction left by expand_mbarrier")
+    } else if expand_data_addresses::is_data_address(kind) {
+        Some("a data address left by expand_data_addresses")
     } else if expand_special::is_derived_special(kind) {
         Some("a derived special register left by expand_special")
     } else if expand_warp::is_collective(kind) {

@@ -8,8 +8,8 @@ use super::{
 };
 use crate::build::Build;
 use crate::ir::{
-    ptx_register, Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialLookup,
-    SpecialReg, SpecialWidth, Value,
+    ptx_register, Address, BinaryOp, DataAddress, Dim, FloatMode, InstKind, OpTy, RegTy, Space,
+    SpecialLookup, SpecialWidth, Value,
 };
 use ptxvk_frontend::forms::operands::{OperandShape, OperandType};
 
@@ -292,7 +292,8 @@ impl Lowerer<'_> {
             Some(Resolved::Global(off))
                 if self.kernel.address_size == 32 && ty.bits() == 32 && !ty.is_float() =>
             {
-                Ok(self.window_offset_of_module_data(off, span))
+                let make = |dst| DataAddress::ModuleWindow { dst, offset: off };
+                Ok(Value::Reg(self.data_address(span, make)))
             }
             Some(Resolved::Global(off)) => {
                 address_width(ty, 64, name.span, "a module variable")?;
@@ -403,52 +404,24 @@ impl Lowerer<'_> {
     }
 
     /// A register holding the device address of parameter-block offset `off` (a
-    /// 32- or 64-bit register).
+    /// 32- or 64-bit register): one [`DataAddress::Param`].
     pub(super) fn param_block_address(&mut self, off: RegId, span: Span) -> RegId {
-        let base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
-        let mut e = expand::Emit { l: self, span };
-        let off = match e.l.kernel.reg(off).ty.bits() {
-            64 => Value::Reg(off),
-            _ => e.cvt(OpTy::U(64), OpTy::U(32), Value::Reg(off)),
-        };
-        let sum = e.add(OpTy::U(64), Value::Reg(base), off);
-        let r = e.temp(OpTy::U(64));
-        e.mov(OpTy::U(64), r, sum);
-        r
+        let ty = OpTy::U(self.kernel.reg(off).ty.bits() as u8);
+        self.data_address(span, |dst| DataAddress::Param { dst, ty, offset: off })
     }
 
     /// A register holding the device address of module data offset `off`.
-    /// The 32-bit window offset of module-data byte `off`: its address minus the
-    /// window's base, truncated (the module data lies in the window).
-    pub(super) fn window_offset_of_module_data(&mut self, off: u32, span: Span) -> Value {
-        let address = self.module_address(off, span);
-        let base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
-        let mut e = expand::Emit { l: self, span };
-        let offset = e.bin(BinaryOp::Sub, OpTy::U(64), Value::Reg(address), Value::Reg(base));
-        e.cvt(OpTy::U(32), OpTy::U(64), offset)
+    pub(super) fn module_address(&mut self, off: u32, span: Span) -> RegId {
+        self.data_address(span, |dst| DataAddress::Module { dst, offset: off })
     }
 
-    pub(super) fn module_address(&mut self, off: u32, span: Span) -> RegId {
-        let base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: base, reg: SpecialReg::ModuleData }, span);
-        if off == 0 {
-            return base;
-        }
-        let r = self.temp(RegTy::Int(64), span);
-        self.push(
-            InstKind::Binary {
-                op: BinaryOp::Add,
-                ty: OpTy::U(64),
-                mode: FloatMode::default(),
-                dst: r,
-                lhs: Value::Reg(base),
-                rhs: Value::Imm(u64::from(off)),
-            },
-            span,
-        );
-        r
+    /// A register of `make`'s address (64-bit, or 32 for a window offset).
+    fn data_address(&mut self, span: Span, make: impl Fn(RegId) -> DataAddress) -> RegId {
+        let ty = |bits: u32| RegTy::Int(bits as u8);
+        let probe = make(RegId(0));
+        let dst = self.temp(ty(probe.def().1), span);
+        self.push(InstKind::DataAddress(make(dst)), span);
+        dst
     }
 
     /// The state space of the variable an address operand names (`[local_x+8]`), when

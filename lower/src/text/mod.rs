@@ -65,6 +65,7 @@
 use std::fmt::Write as _;
 
 mod copy;
+mod data_address;
 mod half;
 mod integer;
 mod matrix;

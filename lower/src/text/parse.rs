@@ -650,6 +650,9 @@ impl KernelParser {
         if let Some(a) = super::variable::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::VariableAddress(a));
         }
+        if let Some(a) = super::data_address::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::DataAddress(a));
+        }
         o.collective(m)
     }
 }

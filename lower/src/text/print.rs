@@ -482,7 +482,8 @@ impl<'a> Printer<'a> {
             | InstKind::System(_)
             | InstKind::DeviceLaunch(_)
             | InstKind::Stack(_)
-            | InstKind::VariableAddress(_) => self.high_level(kind),
+            | InstKind::VariableAddress(_)
+            | InstKind::DataAddress(_) => self.high_level(kind),
         }
     }
 
@@ -526,6 +527,7 @@ impl<'a> Printer<'a> {
             InstKind::DeviceLaunch(l) => super::system::print_launch(l, r, v),
             InstKind::Stack(st) => super::stack::print(st, r, v),
             InstKind::VariableAddress(a) => super::variable::print(a, r),
+            InstKind::DataAddress(a) => super::data_address::print(a, r),
             other => format!("<not a high-level operation: {other:?}>"),
         }
     }
