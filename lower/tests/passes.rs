@@ -197,10 +197,37 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "check" | "check:racecheck" => run_check(pass, s)?,
         "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
         "inline" => run_inline(s)?,
+        "expand_special" | "expand_data_addresses" => run_operand_pass(pass, s)?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
     verify::run(&s.kernel).map_err(|d| messages(&d))
+}
+
+/// The expansions of sema's operands (special registers, data addresses), checking each
+/// one's contract.
+fn run_operand_pass(pass: &str, s: &mut State) -> Result<(), String> {
+    match pass {
+        "expand_special" => legalizes(
+            &mut s.kernel,
+            "a derived special register",
+            |_, i| expand_special::is_derived_special(i),
+            infallible(expand_special::run),
+        )?,
+        // In the kernel and in its functions.
+        _ => {
+            let is = |i: &Inst| expand_data_addresses::is_data_address(&i.kind);
+            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
+            if left(&s.kernel) == 0 {
+                return Err("the input has no data address".into());
+            }
+            expand_data_addresses::run(&mut s.kernel);
+            if left(&s.kernel) != 0 {
+                return Err("a data address is left".into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The legalizations (CFG → CFG, or in the blocks of a tree), checking each one's
@@ -218,12 +245,6 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a warp collective",
             |_, i| expand_warp::is_collective(i),
             |k, _| expand_warp::run(k),
-        )?,
-        ("expand_special", None) => legalizes(
-            &mut s.kernel,
-            "a derived special register",
-            |_, i| expand_special::is_derived_special(i),
-            infallible(expand_special::run),
         )?,
         ("split_grid", None) => legalizes(
             &mut s.kernel,
@@ -271,18 +292,6 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             expand_indirect_calls::run(&mut s.kernel).map_err(|d| d.message)?;
             if left(&s.kernel) != 0 {
                 return Err("an indirect call is left".into());
-            }
-        }
-        // In the kernel and in its functions.
-        ("expand_data_addresses", None) => {
-            let is = |i: &Inst| expand_data_addresses::is_data_address(&i.kind);
-            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
-            if left(&s.kernel) == 0 {
-                return Err("the input has no data address".into());
-            }
-            expand_data_addresses::run(&mut s.kernel);
-            if left(&s.kernel) != 0 {
-                return Err("a data address is left".into());
             }
         }
         ("infer_spaces", None) => legalizes(

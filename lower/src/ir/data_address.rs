@@ -17,7 +17,7 @@
 //!   plus the register (`ty`: u32, zero-extended, or u64).
 //! * Each only computes its destination; none exists after the pass.
 
-use super::{OpTy, RegId, Value};
+use super::{OpTy, RegId};
 
 /// An address of the module data or of the parameter block (module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +36,19 @@ impl DataAddress {
         }
     }
 
-    /// The register it reads, with its width.
-    pub fn uses(&self) -> Vec<(Value, u32)> {
+    /// The register it writes, then the one it reads, each with its width.
+    pub fn operands(&self) -> Vec<(RegId, u32)> {
         match *self {
-            DataAddress::Param { ty, offset, .. } => vec![(Value::Reg(offset), ty.bits())],
-            _ => Vec::new(),
+            DataAddress::Param { dst, ty, offset } => vec![(dst, 64), (offset, ty.bits())],
+            _ => vec![self.def()],
         }
+    }
+
+    /// The registers it writes (`defs`) and reads (`uses`).
+    pub fn defs_uses(&self, defs: &mut Vec<RegId>, uses: &mut Vec<RegId>) {
+        let mut operands = self.operands().into_iter().map(|(r, _)| r);
+        defs.extend(operands.next());
+        uses.extend(operands);
     }
 
     /// Calls `f` on every register it names.

@@ -38,24 +38,11 @@ pub fn run(k: &mut Kernel) {
 }
 
 fn rewrite_body(k: &mut Kernel) {
-    for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| is_data_address(&i.kind)) {
-            continue;
+    super::expander::each_in_block(k, is_data_address, |e, kind| {
+        if let InstKind::DataAddress(a) = kind {
+            write_out(e, a);
         }
-        let insts = std::mem::take(&mut k.blocks[b].insts);
-        let mut out = Vec::with_capacity(insts.len());
-        for inst in insts {
-            match inst.kind {
-                InstKind::DataAddress(a) => {
-                    let mut e = Builder::new(k, inst.span);
-                    write_out(&mut e, a);
-                    out.append(&mut e.insts);
-                }
-                _ => out.push(inst),
-            }
-        }
-        k.blocks[b].insts = out;
-    }
+    });
 }
 
 /// The instructions of one address (module doc).

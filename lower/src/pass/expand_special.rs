@@ -34,24 +34,11 @@ pub fn is_derived_special(kind: &InstKind) -> bool {
 
 /// Expands every derived special register of `k` as the module doc says.
 pub fn run(k: &mut Kernel) {
-    for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| is_derived_special(&i.kind)) {
-            continue;
+    super::expander::each_in_block(k, is_derived_special, |e, kind| {
+        if let InstKind::Special { dst, reg: SpecialReg::Ptx(reg) } = kind {
+            expand(e, reg, dst);
         }
-        let insts = std::mem::take(&mut k.blocks[b].insts);
-        let mut out = Vec::with_capacity(insts.len());
-        for inst in insts {
-            match inst.kind {
-                InstKind::Special { dst, reg: SpecialReg::Ptx(reg) } => {
-                    let mut e = Builder::new(k, inst.span);
-                    expand(&mut e, reg, dst);
-                    out.append(&mut e.insts);
-                }
-                _ => out.push(inst),
-            }
-        }
-        k.blocks[b].insts = out;
-    }
+    });
 }
 
 /// The instructions that write derived register `reg` into `dst`.

@@ -8,8 +8,8 @@ use super::{
 };
 use crate::build::Build;
 use crate::ir::{
-    ptx_register, Address, BinaryOp, DataAddress, Dim, FloatMode, InstKind, OpTy, RegTy, Space,
-    SpecialLookup, SpecialWidth, Value,
+    ptx_register, Address, BinaryOp, DataAddress, Dim, InstKind, OpTy, RegTy, Space, SpecialLookup,
+    SpecialWidth, Value,
 };
 use ptxvk_frontend::forms::operands::{OperandShape, OperandType};
 
@@ -270,13 +270,7 @@ impl Lowerer<'_> {
                         if ty.bits() == 32 {
                             return Ok(base);
                         }
-                        let t = self.temp(RegTy::Int(64), span);
-                        let (to, from) = (OpTy::U(64), OpTy::U(32));
-                        let mode = FloatMode::default();
-                        let kind =
-                            InstKind::Convert { to, from, rounding: None, mode, dst: t, src: base };
-                        self.push(kind, span);
-                        Ok(Value::Reg(t))
+                        Ok(expand::Emit { l: self, span }.cvt(OpTy::U(64), OpTy::U(32), base))
                     }
                 }
             }
