@@ -59,7 +59,10 @@
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
 //!   specifies them; `pass::expand_system`), [`InstKind::Stack`] (the thread's stack,
 //!   [`StackInst`]; `pass::expand_stack`), [`InstKind::VariableAddress`] (the
-//!   variables' addresses, [`Variable`]; `pass::layout_memory`), and the accesses of generic addresses
+//!   variables' addresses, [`Variable`]; `pass::layout_memory`), [`InstKind::DataAddress`]
+//!   (module-data and parameter-block addresses; `pass::expand_data_addresses`), the special registers
+//!   derived from others ([`SpecialReg::Ptx`], `crate::ir::special`; `pass::expand_special`),
+//!   and the accesses of generic addresses
 //!   ([`Space::Generic`]; `pass::expand_generic`).
 //!
 //! # Functions and calls
@@ -139,6 +142,7 @@ pub type KernelAbi = ptxvk_abi::params::KernelAbi<ptxvk_frontend::ast::ScalarTyp
 
 mod call;
 mod copy;
+mod data_address;
 mod float_format;
 mod half;
 mod integer;
@@ -147,6 +151,7 @@ mod matrix;
 mod mbarrier;
 mod routine;
 mod space_test;
+mod special;
 mod stack;
 mod system;
 mod texture;
@@ -156,6 +161,7 @@ mod video;
 mod warp;
 pub use call::CallArm;
 pub use copy::*;
+pub use data_address::DataAddress;
 pub use float_format::FloatFormat;
 pub use half::*;
 pub use integer::*;
@@ -164,6 +170,7 @@ pub use matrix::*;
 pub use mbarrier::*;
 pub use routine::{Routine, SIN_COS_REDUCTION_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
+pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
 pub use system::*;
 pub use texture::{
@@ -219,6 +226,8 @@ pub struct Kernel {
     /// The kernel synchronizes its whole grid (`cudaCGSynchronize`, or reads the grid
     /// workspace of cooperative groups' inline barrier).
     pub grid_sync: bool,
+    /// The kernel declares its cluster shape (`%is_explicit_cluster`, [`PtxReg`]).
+    pub explicit_cluster: bool,
     /// How `pass::split_grid` cut the kernel into phases at its grid barriers; `None`
     /// before it, or without any.
     pub grid_phases: Option<GridPhases>,
@@ -583,7 +592,7 @@ pub enum SyncPoint {
     Acquire,
 }
 
-/// Special registers (PTX ISA 9.2 §10).
+/// Special registers (PTX ISA 9.2 §10; PTX's names: [`ptx_register`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpecialReg {
     Tid(Dim),
@@ -624,6 +633,8 @@ pub enum SpecialReg {
     /// A register of the warp model (`%laneid`, `%lanemask_lt`…: [`WarpReg`]), until
     /// `pass::expand_warp` writes it out.
     Warp(WarpReg),
+    /// A register derived from others ([`PtxReg`]), until `pass::expand_special`.
+    Ptx(PtxReg),
 }
 
 impl InstKind {
@@ -1313,6 +1324,9 @@ pub enum InstKind {
     /// The offset of a variable in its window ([`VariableAddress`], whose module doc
     /// specifies it); `pass::layout_memory` replaces it by the offset.
     VariableAddress(VariableAddress),
+    /// An address of the module data or the parameter block ([`DataAddress`], whose
+    /// module doc specifies it); `pass::expand_data_addresses` writes it out.
+    DataAddress(DataAddress),
     /// `cvta` (PTX ISA 9.2 §9.7.9.19) as semantic analysis resolves it: `dst` gets the
     /// generic address of `src`, an address in `space`, or with `to` the address in
     /// `space` of the generic address `src`, at `ty` (`.u64`, or `.u32` in a module
@@ -1412,6 +1426,7 @@ impl Kernel {
             maxntid: None,
             maxnreg: None,
             grid_sync: false,
+            explicit_cluster: false,
             grid_phases: None,
             system: false,
             address_size: 64,

@@ -304,8 +304,6 @@ struct Lowerer<'m> {
     /// generic space): then generic accesses dispatch on the address's window; else
     /// every generic address is global and they go straight to global memory.
     generic_windows: bool,
-    /// The kernel declares its cluster shape (`%is_explicit_cluster`, `sema::cluster`).
-    explicit_cluster: bool,
     /// The module's device functions, by name.
     functions: &'m BTreeMap<Name, &'m ast::Function>,
     /// The functions being lowered, outermost first (to name a recursion's cycle).
@@ -405,6 +403,7 @@ fn lower_kernel_with<'m>(
             maxntid: bounds.maxntid,
             maxnreg: bounds.maxnreg,
             address_size,
+            explicit_cluster,
             ..Kernel::new(f.name.value.to_string(), f.span, abi.clone())
         },
         scopes: vec![BTreeMap::new()],
@@ -418,7 +417,6 @@ fn lower_kernel_with<'m>(
         shared_slots: BTreeMap::new(),
         carry: None,
         generic_windows: false,
-        explicit_cluster,
         functions,
         call_stack: Vec::new(),
         frame: None,

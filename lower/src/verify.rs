@@ -112,6 +112,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Copy(c) => c.malformed(),
                 InstKind::System(s) => s.malformed(),
                 InstKind::Stack(s) => s.malformed(),
+                InstKind::DataAddress(a) => a.malformed(),
                 InstKind::VariableAddress(a) => a.malformed().or_else(|| {
                     (a.var.index() >= k.variables.len()).then_some("a variable out of range")
                 }),
@@ -382,6 +383,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             s.uses().iter().for_each(|(x, _)| v(x, uses));
         }
         InstKind::VariableAddress(a) => defs.push(a.dst),
+        InstKind::DataAddress(a) => a.defs_uses(defs, uses),
         InstKind::Matrix(m) => {
             defs.extend(m.defs().into_iter().map(|(r, _)| r));
             m.uses().iter().for_each(|(x, _)| v(x, uses));
@@ -503,10 +505,7 @@ pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
 /// comparisons, packs, atomics and warp exchanges (32-bit words). `Convert`, `Load` and `Store` may change widths
 /// (PTX's `cvt`, `ld` and `st` take wider registers, PTX ISA 9.2 §5.2.2).
 fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
-    let reg = |v: &Value| match v {
-        Value::Reg(r) => Some(*r),
-        _ => None,
-    };
+    let reg = |v: &Value| crate::build::reg_of(*v);
     let mut out = Vec::new();
     let mut at = |v: Option<RegId>, bits: u32| out.extend(v.map(|r| (r, bits)));
     match kind {
@@ -662,6 +661,7 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             s.uses().iter().for_each(|(x, bits)| at(reg(x), *bits));
         }
         InstKind::VariableAddress(a) => at(Some(a.dst), a.ty.bits()),
+        InstKind::DataAddress(a) => out.extend(a.operands()),
         // Fragments at their registers' types (PTX ISA 9.2 §9.7.14).
         InstKind::Matrix(m) => {
             m.defs().into_iter().for_each(|(r, ty)| at(Some(r), ty.bits()));

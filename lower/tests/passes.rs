@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `expand_vector_atomics`
+//! its output text: the verifier accepts the IR after it; `expand_data_addresses` leaves
+//! no module-data or parameter-block address, in the kernel or its functions (checked
+//! against the interpreter's model of the parameter block's); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
 //! interpreter's model of the layout); `widen_generic` leaves no
@@ -42,7 +44,8 @@
 //! a tree, and `warp_trees:S:none` leaves every one (checked against the interpreter's
 //! model of each `shfl` on every lane's result); `split_grid` leaves no grid barrier
 //! (the interpreter does not model phases: `tests/grid_sync_e2e.rs` checks them on a
-//! device); `expand_stack` leaves no stack operation (checked against the interpreter's
+//! device); `expand_special` leaves no derived special register (checked against the interpreter's
+//! model of the cluster registers of one-CTA clusters); `expand_stack` leaves no stack operation (checked against the interpreter's
 //! model of the stack pointer and of a push that does not fit); `expand_runtime` leaves no call of a function CUDA provides (checked against
 //! the interpreter's model of each call, over its models of the system area, but the
 //! launches', which it models after the pass); `expand_system` leaves no system call,
@@ -86,13 +89,13 @@ use ptxvk_lower::ir::{
     WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
-    expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
-    expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
-    float_modifiers, hoist_params, infer_spaces, inline, layout_memory, legalize_atomics,
-    legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
-    schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic,
-    LoopGuard, Target,
+    check, emulate, expand_copies, expand_data_addresses, expand_formats, expand_generic,
+    expand_indirect_calls, expand_integer, expand_isspace, expand_matrix, expand_mbarrier,
+    expand_runtime, expand_special, expand_stack, expand_system, expand_texture,
+    expand_vector_atomics, expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces,
+    inline, layout_memory, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
+    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
+    structurize, warp_trees, widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -194,10 +197,37 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "check" | "check:racecheck" => run_check(pass, s)?,
         "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
         "inline" => run_inline(s)?,
+        "expand_special" | "expand_data_addresses" => run_operand_pass(pass, s)?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
     verify::run(&s.kernel).map_err(|d| messages(&d))
+}
+
+/// The expansions of sema's operands (special registers, data addresses), checking each
+/// one's contract.
+fn run_operand_pass(pass: &str, s: &mut State) -> Result<(), String> {
+    match pass {
+        "expand_special" => legalizes(
+            &mut s.kernel,
+            "a derived special register",
+            |_, i| expand_special::is_derived_special(i),
+            infallible(expand_special::run),
+        )?,
+        // In the kernel and in its functions.
+        _ => {
+            let is = |i: &Inst| expand_data_addresses::is_data_address(&i.kind);
+            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
+            if left(&s.kernel) == 0 {
+                return Err("the input has no data address".into());
+            }
+            expand_data_addresses::run(&mut s.kernel);
+            if left(&s.kernel) != 0 {
+                return Err("a data address is left".into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The legalizations (CFG → CFG, or in the blocks of a tree), checking each one's
@@ -902,12 +932,14 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "expand_data_addresses",
         "expand_vector_atomics",
         "layout_memory",
         "widen_generic",
         "infer_spaces",
         "expand_indirect_calls",
         "inline",
+        "expand_special",
         "expand_stack",
         "expand_runtime",
         "expand_generic",

@@ -496,6 +496,10 @@ impl<'a> FnEmitter<'a> {
                 "an indirect call reached the emitter unexpanded (pass::expand_indirect_calls)"
                     .into(),
             )),
+            InstKind::DataAddress(_) => Err(Error::Internal(
+                "a data address reached the emitter unexpanded (pass::expand_data_addresses)"
+                    .into(),
+            )),
             InstKind::VariableAddress(_) => Err(Error::Internal(
                 "a variable address reached the emitter unplaced (pass::layout_memory)".into(),
             )),

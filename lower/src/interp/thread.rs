@@ -454,6 +454,16 @@ impl<'a> Thread<'a> {
                 let offset = layout.offsets.get(a.var.index()).copied().unwrap_or(0);
                 self.set(k, a.dst, u64::from(offset).wrapping_add(a.offset));
             }
+            // The parameter block's address plus the offset (`crate::ir::data_address`);
+            // the module data's address is not modelled.
+            InstKind::DataAddress(DataAddress::Param { dst, ty, offset }) => {
+                let offset = self.at_bits(Value::Reg(*offset), ty.bits());
+                self.set(k, *dst, cx.param_base.wrapping_add(offset));
+            }
+            InstKind::DataAddress(a) => {
+                let what = format!("the module data's address ({a:?})");
+                return Err(Error::Unsupported { what, span });
+            }
             InstKind::Special { dst, reg } => {
                 let v = self.special(cx, *reg, span)?;
                 self.set(k, *dst, v);
@@ -492,7 +502,13 @@ impl<'a> Thread<'a> {
             SpecialReg::ConfinedOutside => 1,
             SpecialReg::Warp(reg) => u64::from(warp_model(reg, self.tid, cx.ntid)),
             SpecialReg::WindowBase => memory::WINDOW_BASE,
-            SpecialReg::ModuleData | SpecialReg::DeviceClock => {
+            // The cluster registers of one-CTA clusters (`crate::ir::special`).
+            SpecialReg::Ptx(PtxReg::IsExplicitCluster) => u64::from(k.explicit_cluster),
+            SpecialReg::Ptx(PtxReg::ClusterCtaid(_) | PtxReg::ClusterCtarank) => 0,
+            SpecialReg::Ptx(PtxReg::ClusterNctaid(_) | PtxReg::ClusterNctarank) => 1,
+            SpecialReg::ModuleData
+            | SpecialReg::DeviceClock
+            | SpecialReg::Ptx(PtxReg::ClockLow | PtxReg::ClockHigh | PtxReg::EnvReg { .. }) => {
                 return Err(Error::Unsupported { what: format!("special register {reg:?}"), span });
             }
         })

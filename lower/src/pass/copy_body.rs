@@ -303,6 +303,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
         InstKind::DeviceLaunch(l) => l.for_each_reg(f),
         InstKind::Stack(s) => s.for_each_reg(f),
         InstKind::VariableAddress(a) => f(&mut a.dst),
+        InstKind::DataAddress(a) => a.for_each_reg(f),
         InstKind::Integer(op) => op.for_each_reg(f),
         InstKind::HalfConvert(c) => {
             f(&mut c.dst);

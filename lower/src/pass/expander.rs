@@ -6,7 +6,7 @@
 
 use ptxvk_frontend::{Diagnostic, Span};
 
-use crate::build::Build;
+use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, Terminator,
     Value,
@@ -50,6 +50,33 @@ pub(crate) fn each(
         }
     }
     Ok(())
+}
+
+/// Replaces every instruction of `k`'s blocks that `is` picks by the instructions
+/// `expand` builds for it, with its span, in its block (an expansion without control
+/// flow).
+pub(crate) fn each_in_block(
+    k: &mut Kernel,
+    is: fn(&InstKind) -> bool,
+    mut expand: impl FnMut(&mut Builder<'_>, InstKind),
+) {
+    for b in 0..k.blocks.len() {
+        if !k.blocks[b].insts.iter().any(|i| is(&i.kind)) {
+            continue;
+        }
+        let insts = std::mem::take(&mut k.blocks[b].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            if is(&inst.kind) {
+                let mut e = Builder::new(k, inst.span);
+                expand(&mut e, inst.kind);
+                out.append(&mut e.insts);
+            } else {
+                out.push(inst);
+            }
+        }
+        k.blocks[b].insts = out;
+    }
 }
 
 /// [`Build::temp`] of an expansion: a new register of `k`.

@@ -1,6 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
+//! 0. [`expand_data_addresses`] — the module data's and the parameter block's
+//!    addresses the arithmetic on their bases; [`expand_vector_atomics`] — every
+//!    `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
 //!    `isspacep` the window tests of the launch ABI; then
@@ -17,7 +19,10 @@
 //!    calls push save areas on an explicit stack and whose returns switch on a
 //!    continuation id (new blocks, possibly irreducible); then the expansions of the
 //!    operations semantic analysis resolves one PTX instruction into (CFG → CFG,
-//!    inside blocks): [`expand_stack`] — `alloca`, `stacksave`, `stackrestore` and
+//!    inside blocks): [`expand_special`] — the special registers derived from others
+//!    (the clocks' halves, `%envreg1/2`, the cluster registers of one-CTA clusters)
+//!    become the device clock's halves, the grid workspace's and constants;
+//!    [`expand_stack`] — `alloca`, `stacksave`, `stackrestore` and
 //!    the frame pushes of recursive functions become stack pointer arithmetic and a
 //!    failure where a push does not fit (new blocks); [`expand_runtime`] — the calls of functions CUDA provides
 //!    (`vprintf`, `malloc`, the device runtime's…) become their arguments' loads, their
@@ -118,6 +123,7 @@ pub mod check;
 pub mod copy_body;
 pub mod emulate;
 pub mod expand_copies;
+pub mod expand_data_addresses;
 pub mod expand_formats;
 pub mod expand_generic;
 pub mod expand_indirect_calls;
@@ -126,6 +132,7 @@ pub mod expand_isspace;
 pub mod expand_matrix;
 pub mod expand_mbarrier;
 pub mod expand_runtime;
+pub mod expand_special;
 pub mod expand_stack;
 pub mod expand_system;
 pub mod expand_texture;
@@ -389,6 +396,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // First: every later pass sees the module data's and the parameter block's
+    // addresses as the arithmetic on their bases.
+    expand_data_addresses::run(&mut kernel);
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
     // Before the others: the later passes see the windows' offsets as constants.
@@ -406,6 +416,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     // First of the others: every later pass sees the kernel as one CFG.
     inline::run(&mut kernel).map_err(|d| vec![d])?;
+    // After inline (the kernel's blocks only); before split_grid, which recognizes the
+    // grid workspace's reads.
+    expand_special::run(&mut kernel);
     // After inline: a stack push that does not fit ends the thread at a `return`.
     expand_stack::run(&mut kernel).map_err(|d| vec![d])?;
     // The calls of CUDA's functions, now all the kernel's: before the expansions of
@@ -563,6 +576,10 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("an asynchronous copy left by expand_copies")
     } else if expand_mbarrier::is_mbarrier(kind) {
         Some("an mbarrier instruction left by expand_mbarrier")
+    } else if expand_data_addresses::is_data_address(kind) {
+        Some("a data address left by expand_data_addresses")
+    } else if expand_special::is_derived_special(kind) {
+        Some("a derived special register left by expand_special")
     } else if expand_warp::is_collective(kind) {
         Some("a warp collective left by expand_warp")
     } else if expand_runtime::is_runtime_call(kind) {

@@ -6,7 +6,8 @@
 //! - `%clusterid` is `%ctaid`, `%nclusterid` is `%nctaid`, `%cluster_ctaid` is 0,
 //!   `%cluster_nctaid` 1, `%cluster_ctarank` 0, `%cluster_nctarank` 1, and the
 //!   predicate `%is_explicit_cluster` says whether the kernel declares its cluster
-//!   shape (`.explicitcluster` or `.reqnctapercluster`; read in `Lowerer::src`);
+//!   shape (`.explicitcluster` or `.reqnctapercluster`): `crate::ir::PtxReg`, which
+//!   `pass::expand_special` writes out;
 //! - `barrier.cluster.arrive` does nothing and `barrier.cluster.wait` is the block's
 //!   barrier: every thread of the cluster has arrived once every thread of the CTA
 //!   reaches the wait, and the barrier orders their memory as the pair's release and
@@ -22,10 +23,10 @@
 
 use ptxvk_frontend::ast;
 use ptxvk_frontend::modifier::{BarrierForm, Modifier, Scope};
-use ptxvk_frontend::{Diagnostic, Opcode, Span};
+use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::{Lowerer, Mods};
-use crate::ir::{Dim, InstKind, OpTy, SpecialReg, Value};
+use crate::ir::{InstKind, OpTy, Value};
 
 /// Whether kernel `f` declares its cluster (`.explicitcluster`, `.reqnctapercluster`:
 /// `%is_explicit_cluster`); an error when it requires clusters of several CTAs.
@@ -54,27 +55,6 @@ pub(super) fn cluster_attributes(f: &ast::Function) -> Result<bool, Diagnostic> 
 }
 
 impl Lowerer<'_> {
-    /// A cluster special register (module doc); `None` for other names.
-    pub(super) fn cluster_register(
-        &mut self,
-        name: &str,
-        dim: Option<Dim>,
-        span: Span,
-    ) -> Option<Value> {
-        let special = |l: &mut Self, reg: SpecialReg| {
-            let t = l.temp(OpTy::U(32).storage(), span);
-            l.push(InstKind::Special { dst: t, reg }, span);
-            Value::Reg(t)
-        };
-        Some(match (name, dim) {
-            ("%clusterid", Some(d)) => special(self, SpecialReg::Ctaid(d)),
-            ("%nclusterid", Some(d)) => special(self, SpecialReg::Nctaid(d)),
-            ("%cluster_ctaid", Some(_)) | ("%cluster_ctarank", None) => Value::Imm(0),
-            ("%cluster_nctaid", Some(_)) | ("%cluster_nctarank", None) => Value::Imm(1),
-            _ => return None,
-        })
-    }
-
     /// `mapa`, `getctarank` and `barrier.cluster`; `None` for other instructions.
     pub(super) fn cluster(
         &mut self,

@@ -3,12 +3,13 @@
 
 use super::{
     ast, calls, describe_op, describe_reg, expand, imm_bits, op_ty, reserved, symbol_plus_offset,
-    undeclared, widen, Diagnostic, Lowerer, Mods, Name, Operand, RegId, Resolved, Span, Spanned,
+    undeclared, widen, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span, Spanned,
     StateSpace,
 };
 use crate::build::Build;
 use crate::ir::{
-    Address, BinaryOp, Dim, FloatMode, InstKind, OpTy, RegTy, Space, SpecialReg, Value,
+    ptx_register, Address, BinaryOp, DataAddress, Dim, InstKind, OpTy, RegTy, Space, SpecialLookup,
+    SpecialWidth, Value,
 };
 use ptxvk_frontend::forms::operands::{OperandShape, OperandType};
 
@@ -205,16 +206,29 @@ impl Lowerer<'_> {
                     ));
                 }
                 let dim = match c.value.as_str() {
-                    ".x" => Some(Dim::X),
-                    ".y" => Some(Dim::Y),
-                    ".z" => Some(Dim::Z),
-                    _ => None,
+                    ".x" => Dim::X,
+                    ".y" => Dim::Y,
+                    ".z" => Dim::Z,
+                    _ => {
+                        let msg = format!("`{}` has no component `{}`", name.value, c.value);
+                        return Err(Diagnostic::error(c.span, msg));
+                    }
                 };
-                if let Some(v) = dim.and_then(|d| self.cluster_register(&name.value, Some(d), span))
-                {
-                    return Ok(v);
-                }
-                let reg = special_reg(name, c.as_ref())?;
+                let reg = match ptx_register(&name.value, Some(dim)) {
+                    SpecialLookup::Reg(reg, _) => reg,
+                    SpecialLookup::Unsupported => {
+                        let msg = format!(
+                            "special register `{}{}` is not supported yet",
+                            name.value, c.value
+                        );
+                        return Err(Diagnostic::error(name.span, msg));
+                    }
+                    SpecialLookup::Unknown => {
+                        let msg =
+                            format!("`{}` is not a special register with components", name.value);
+                        return Err(Diagnostic::error(name.span, msg));
+                    }
+                };
                 let t = self.temp(RegTy::Int(32), span);
                 self.push(InstKind::Special { dst: t, reg }, span);
                 if ty.bits() < 32 {
@@ -256,13 +270,7 @@ impl Lowerer<'_> {
                         if ty.bits() == 32 {
                             return Ok(base);
                         }
-                        let t = self.temp(RegTy::Int(64), span);
-                        let (to, from) = (OpTy::U(64), OpTy::U(32));
-                        let mode = FloatMode::default();
-                        let kind =
-                            InstKind::Convert { to, from, rounding: None, mode, dst: t, src: base };
-                        self.push(kind, span);
-                        Ok(Value::Reg(t))
+                        Ok(expand::Emit { l: self, span }.cvt(OpTy::U(64), OpTy::U(32), base))
                     }
                 }
             }
@@ -278,7 +286,8 @@ impl Lowerer<'_> {
             Some(Resolved::Global(off))
                 if self.kernel.address_size == 32 && ty.bits() == 32 && !ty.is_float() =>
             {
-                Ok(self.window_offset_of_module_data(off, span))
+                let make = |dst| DataAddress::ModuleWindow { dst, offset: off };
+                Ok(Value::Reg(self.data_address(span, make)))
             }
             Some(Resolved::Global(off)) => {
                 address_width(ty, 64, name.span, "a module variable")?;
@@ -299,97 +308,32 @@ impl Lowerer<'_> {
                 address_width(ty, 64, name.span, "a kernel")?;
                 Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
             }
-            // PTX ISA 9.2 §10.31-10.33: shared memory sizes of the launch.
-            None if matches!(
-                name.value.as_str(),
-                "%dynamic_smem_size" | "%total_smem_size" | "%aggr_smem_size"
-            ) =>
-            {
-                if ty.bits() != 32 || ty.is_float() {
-                    let msg = format!("`{}` is a 32-bit register", name.value);
-                    return Err(Diagnostic::error(name.span, msg));
-                }
-                let reg = if name.value == "%dynamic_smem_size" {
-                    SpecialReg::DynamicSharedBytes
-                } else {
-                    SpecialReg::TotalSharedBytes
-                };
-                let t = self.temp(OpTy::U(32).storage(), span);
-                self.push(InstKind::Special { dst: t, reg }, span);
-                Ok(Value::Reg(t))
-            }
-            // PTX ISA 9.2 §10.22-10.25: the clocks read VK_KHR_shader_clock's device
-            // clock, a 64-bit counter in the device's own unit (module doc of
-            // `SpecialReg::DeviceClock`).
-            None if matches!(
-                name.value.as_str(),
-                "%clock"
-                    | "%clock_hi"
-                    | "%clock64"
-                    | "%globaltimer"
-                    | "%globaltimer_lo"
-                    | "%globaltimer_hi"
-            ) =>
-            {
-                let wide = matches!(name.value.as_str(), "%clock64" | "%globaltimer");
-                if ty.is_float() || ty.bits() != if wide { 64 } else { 32 } {
-                    let bits = if wide { 64 } else { 32 };
-                    return Err(Diagnostic::error(
-                        name.span,
-                        format!("`{}` is a {bits}-bit register", name.value),
-                    ));
-                }
-                let t = self.temp(RegTy::Int(64), span);
-                self.push(InstKind::Special { dst: t, reg: SpecialReg::DeviceClock }, span);
-                let mut e = expand::Emit { l: self, span };
-                Ok(match name.value.as_str() {
-                    "%clock64" | "%globaltimer" => Value::Reg(t),
-                    "%clock_hi" | "%globaltimer_hi" => {
-                        let hi = e.bin(BinaryOp::Shr, OpTy::U(64), Value::Reg(t), Value::Imm(32));
-                        e.cvt(OpTy::U(32), OpTy::U(64), hi)
-                    }
-                    _ => e.cvt(OpTy::U(32), OpTy::U(64), Value::Reg(t)),
-                })
-            }
             None if reserved::is_reserved_register(&name.value) => {
                 self.reserved_register(&name.value, ty, name.span)
             }
-            // A predicate (PTX ISA 9.2 §10.41); every cluster is one CTA, declared
-            // or not (`sema::cluster`).
-            None if name.value == "%is_explicit_cluster" => {
-                if ty != OpTy::Pred {
-                    return Err(Diagnostic::error(
-                        name.span,
-                        "`%is_explicit_cluster` is a `.pred` register",
-                    ));
+            // PTX ISA 9.2 §10: one table names the IR register of each.
+            None => match ptx_register(&name.value, None) {
+                SpecialLookup::Reg(reg, width) => {
+                    let (fits, what) = match width {
+                        SpecialWidth::Pred => (ty == OpTy::Pred, "a `.pred`".to_string()),
+                        SpecialWidth::Bits(b) => {
+                            (!ty.is_float() && ty.bits() == b, format!("a {b}-bit"))
+                        }
+                    };
+                    if !fits {
+                        let msg = format!("`{}` is {what} register", name.value);
+                        return Err(Diagnostic::error(name.span, msg));
+                    }
+                    let t = self.temp(ty.storage(), span);
+                    self.push(InstKind::Special { dst: t, reg }, span);
+                    Ok(Value::Reg(t))
                 }
-                Ok(Value::Imm(u64::from(self.explicit_cluster)))
-            }
-            None if matches!(name.value.as_str(), "%envreg1" | "%envreg2") => {
-                if ty.bits() != 32 || ty.is_float() {
-                    let msg = format!("`{}` is a 32-bit register", name.value);
-                    return Err(Diagnostic::error(name.span, msg));
-                }
-                Ok(self.grid_workspace_half(name.value == "%envreg1", name.span))
-            }
-            None if is_special_name(&name.value) => {
-                let value = match self.warp_register(&name.value, name.span) {
-                    Some(v) => Some(v),
-                    None => self.cluster_register(&name.value, None, name.span),
-                };
-                match value {
-                    Some(v) if ty.bits() == 32 && !ty.is_float() => Ok(v),
-                    Some(_) => Err(Diagnostic::error(
-                        name.span,
-                        format!("`{}` is a 32-bit register", name.value),
-                    )),
-                    None => Err(Diagnostic::error(
-                        name.span,
-                        format!("special register `{}` is not supported yet", name.value),
-                    )),
-                }
-            }
-            None => Err(undeclared(name)),
+                SpecialLookup::Unsupported => Err(Diagnostic::error(
+                    name.span,
+                    format!("special register `{}` is not supported yet", name.value),
+                )),
+                SpecialLookup::Unknown => Err(undeclared(name)),
+            },
         }
     }
 
@@ -454,52 +398,24 @@ impl Lowerer<'_> {
     }
 
     /// A register holding the device address of parameter-block offset `off` (a
-    /// 32- or 64-bit register).
+    /// 32- or 64-bit register): one [`DataAddress::Param`].
     pub(super) fn param_block_address(&mut self, off: RegId, span: Span) -> RegId {
-        let base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: base, reg: SpecialReg::ParamBlock }, span);
-        let mut e = expand::Emit { l: self, span };
-        let off = match e.l.kernel.reg(off).ty.bits() {
-            64 => Value::Reg(off),
-            _ => e.cvt(OpTy::U(64), OpTy::U(32), Value::Reg(off)),
-        };
-        let sum = e.add(OpTy::U(64), Value::Reg(base), off);
-        let r = e.temp(OpTy::U(64));
-        e.mov(OpTy::U(64), r, sum);
-        r
+        let ty = OpTy::U(self.kernel.reg(off).ty.bits() as u8);
+        self.data_address(span, |dst| DataAddress::Param { dst, ty, offset: off })
     }
 
     /// A register holding the device address of module data offset `off`.
-    /// The 32-bit window offset of module-data byte `off`: its address minus the
-    /// window's base, truncated (the module data lies in the window).
-    pub(super) fn window_offset_of_module_data(&mut self, off: u32, span: Span) -> Value {
-        let address = self.module_address(off, span);
-        let base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: base, reg: SpecialReg::WindowBase }, span);
-        let mut e = expand::Emit { l: self, span };
-        let offset = e.bin(BinaryOp::Sub, OpTy::U(64), Value::Reg(address), Value::Reg(base));
-        e.cvt(OpTy::U(32), OpTy::U(64), offset)
+    pub(super) fn module_address(&mut self, off: u32, span: Span) -> RegId {
+        self.data_address(span, |dst| DataAddress::Module { dst, offset: off })
     }
 
-    pub(super) fn module_address(&mut self, off: u32, span: Span) -> RegId {
-        let base = self.temp(RegTy::Int(64), span);
-        self.push(InstKind::Special { dst: base, reg: SpecialReg::ModuleData }, span);
-        if off == 0 {
-            return base;
-        }
-        let r = self.temp(RegTy::Int(64), span);
-        self.push(
-            InstKind::Binary {
-                op: BinaryOp::Add,
-                ty: OpTy::U(64),
-                mode: FloatMode::default(),
-                dst: r,
-                lhs: Value::Reg(base),
-                rhs: Value::Imm(u64::from(off)),
-            },
-            span,
-        );
-        r
+    /// A register of `make`'s address (64-bit, or 32 for a window offset).
+    fn data_address(&mut self, span: Span, make: impl Fn(RegId) -> DataAddress) -> RegId {
+        let ty = |bits: u32| RegTy::Int(bits as u8);
+        let probe = make(RegId(0));
+        let dst = self.temp(ty(probe.def().1), span);
+        self.push(InstKind::DataAddress(make(dst)), span);
+        dst
     }
 
     /// The state space of the variable an address operand names (`[local_x+8]`), when
@@ -636,77 +552,4 @@ fn address_width(ty: OpTy, bits: u32, at: Span, what: &str) -> Result<(), Diagno
         _ => bits.to_string(),
     };
     Err(Diagnostic::error(at, format!("the address of {what} is a {width}-bit integer")))
-}
-
-pub(super) fn special_reg(
-    name: &ptxvk_frontend::Ident,
-    c: &Spanned<Name>,
-) -> Result<SpecialReg, Diagnostic> {
-    let dim = match c.value.as_str() {
-        ".x" => Dim::X,
-        ".y" => Dim::Y,
-        ".z" => Dim::Z,
-        _ => {
-            return Err(Diagnostic::error(
-                c.span,
-                format!("`{}` has no component `{}`", name.value, c.value),
-            ))
-        }
-    };
-    Ok(match name.value.as_str() {
-        "%tid" => SpecialReg::Tid(dim),
-        "%ntid" => SpecialReg::Ntid(dim),
-        "%ctaid" => SpecialReg::Ctaid(dim),
-        "%nctaid" => SpecialReg::Nctaid(dim),
-        other if is_special_name(other) => {
-            return Err(Diagnostic::error(
-                name.span,
-                format!("special register `{other}{}` is not supported yet", c.value),
-            ))
-        }
-        other => {
-            return Err(Diagnostic::error(
-                name.span,
-                format!("`{other}` is not a special register with components"),
-            ))
-        }
-    })
-}
-
-pub(super) fn is_special_name(s: &str) -> bool {
-    const SREGS: &[&str] = &[
-        "%tid",
-        "%ntid",
-        "%laneid",
-        "%warpid",
-        "%nwarpid",
-        "%ctaid",
-        "%nctaid",
-        "%smid",
-        "%nsmid",
-        "%gridid",
-        "%lanemask_eq",
-        "%lanemask_le",
-        "%lanemask_lt",
-        "%lanemask_ge",
-        "%lanemask_gt",
-        "%clock",
-        "%clock_hi",
-        "%clock64",
-        "%globaltimer",
-        "%globaltimer_lo",
-        "%globaltimer_hi",
-        "%total_smem_size",
-        "%dynamic_smem_size",
-        "%aggr_smem_size",
-        "%is_explicit_cluster",
-        "%clusterid",
-        "%nclusterid",
-        "%cluster_ctaid",
-        "%cluster_nctaid",
-        "%cluster_ctarank",
-        "%cluster_nctarank",
-        "%current_graph_exec",
-    ];
-    SREGS.contains(&s) || s.starts_with("%pm") || s.starts_with("%envreg")
 }

@@ -4,8 +4,7 @@
 //! ([`RuntimeFn`]): the local-window addresses of the caller's `.param` variables
 //! it reads and of its result; `pass::expand_runtime` writes out what the function does
 //! (`crate::ir::SystemInst`'s module doc). `__assertfail` and `trap` end the thread;
-//! `trap` is a [`SystemInst::Fail`]. `%envreg1`/`%envreg2` are a
-//! [`SystemInst::GridWorkspace`].
+//! `trap` is a [`SystemInst::Fail`].
 
 use ptxvk_frontend::ast::Operand;
 use ptxvk_frontend::{Diagnostic, Span};
@@ -61,21 +60,6 @@ impl Lowerer<'_> {
             self.terminate(end, span);
         }
         Ok(())
-    }
-
-    /// `%envreg2` (`high` false) or `%envreg1` (`high`): the low or high 32 bits of the
-    /// launch's grid workspace address ([`sys::GRID_WORKSPACE`]); the headers pack them
-    /// as `mov.b64 %0, {%%envreg2, %%envreg1}` (low half first). The environment
-    /// registers are driver-defined (PTX ISA 9.2 §10.29); CUDA 12's cooperative groups
-    /// (`cooperative_groups/details/sync.h`, CCCL's `__grid_workspace_ptr`) read these two
-    /// as the workspace of `this_grid().sync()`, which spins on it, so the kernel
-    /// synchronizes its grid: `pass::split_grid` makes that barrier a
-    /// [`SystemInst::GridSync`].
-    pub(super) fn grid_workspace_half(&mut self, high: bool, span: Span) -> Value {
-        self.kernel.grid_sync = true;
-        let dst = self.temp(OpTy::U(32).storage(), span);
-        self.push(InstKind::System(Box::new(SystemInst::GridWorkspace { dst, high })), span);
-        Value::Reg(dst)
     }
 
     /// `trap`: the launch fails; this thread ends.

@@ -5,10 +5,6 @@
 //! not arrive) `crate::ir::warp`'s doc specifies and which `pass::expand_warp` writes
 //! out in warp exchanges. A `.sync` collective comes after a sync point of its warp
 //! ([`SyncPoint::Warp`]).
-//!
-//! The warp model's special registers (`%laneid`, `%warpid`, `%nwarpid`,
-//! `%lanemask_*`) are resolved into one [`InstKind::Special`] each
-//! ([`WarpReg`]'s doc specifies them).
 
 use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::modifier::{
@@ -19,8 +15,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{
-    BoolOp, InstKind, OpTy, ShuffleMode, SpecialReg, SyncPoint, Value, VoteMode, WarpInst, WarpOp,
-    WarpReduction, WarpReg,
+    BoolOp, InstKind, OpTy, ShuffleMode, SyncPoint, Value, VoteMode, WarpInst, WarpOp,
+    WarpReduction,
 };
 
 const SYNC: Modifier = Modifier::Convergence(Convergence::Sync);
@@ -73,25 +69,6 @@ impl Lowerer<'_> {
             _ => return None,
         };
         Some(result)
-    }
-
-    /// A special register of the warp model, when `name` is one: one
-    /// [`InstKind::Special`], which `pass::expand_warp` writes out.
-    pub(super) fn warp_register(&mut self, name: &str, span: Span) -> Option<Value> {
-        let reg = match name {
-            "%laneid" => WarpReg::LaneId,
-            "%warpid" => WarpReg::WarpId,
-            "%nwarpid" => WarpReg::Nwarpid,
-            "%lanemask_eq" => WarpReg::LanemaskEq,
-            "%lanemask_lt" => WarpReg::LanemaskLt,
-            "%lanemask_le" => WarpReg::LanemaskLe,
-            "%lanemask_gt" => WarpReg::LanemaskGt,
-            "%lanemask_ge" => WarpReg::LanemaskGe,
-            _ => return None,
-        };
-        let dst = self.temp(U32.storage(), span);
-        self.push(InstKind::Special { dst, reg: SpecialReg::Warp(reg) }, span);
-        Some(Value::Reg(dst))
     }
 
     /// The sync point before collective `i` of the lanes of `members`. Its kind is the

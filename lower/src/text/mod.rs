@@ -15,7 +15,7 @@
 //!     local 32                                   ; bytes of the local window
 //!     variable buf local size 8 align 4          ; variables v0, v1… (layout_memory)
 //!     reqntid 32 1 1 | maxntid 256 1 1 | maxnreg 64
-//!     grid_sync | system | heap                  ; flags, when set
+//!     grid_sync | system | heap | explicit_cluster ; flags, when set
 //!     grid_phases 48 3 0                         ; split_grid: record bytes, barriers, in a loop
 //!     device_launches child parent               ; kernels it may launch (device_launch)
 //!     address_size 32                            ; when not 64
@@ -65,6 +65,7 @@
 use std::fmt::Write as _;
 
 mod copy;
+mod data_address;
 mod half;
 mod integer;
 mod matrix;
@@ -285,6 +286,19 @@ impl Spelled for SpecialReg {
         (SpecialReg::Warp(WarpReg::LanemaskLe), "lanemask_le"),
         (SpecialReg::Warp(WarpReg::LanemaskGt), "lanemask_gt"),
         (SpecialReg::Warp(WarpReg::LanemaskGe), "lanemask_ge"),
+        (SpecialReg::Ptx(PtxReg::ClockLow), "clock_lo"),
+        (SpecialReg::Ptx(PtxReg::ClockHigh), "clock_hi"),
+        (SpecialReg::Ptx(PtxReg::EnvReg { high: true }), "envreg1"),
+        (SpecialReg::Ptx(PtxReg::EnvReg { high: false }), "envreg2"),
+        (SpecialReg::Ptx(PtxReg::IsExplicitCluster), "is_explicit_cluster"),
+        (SpecialReg::Ptx(PtxReg::ClusterCtaid(Dim::X)), "cluster_ctaid.x"),
+        (SpecialReg::Ptx(PtxReg::ClusterCtaid(Dim::Y)), "cluster_ctaid.y"),
+        (SpecialReg::Ptx(PtxReg::ClusterCtaid(Dim::Z)), "cluster_ctaid.z"),
+        (SpecialReg::Ptx(PtxReg::ClusterNctaid(Dim::X)), "cluster_nctaid.x"),
+        (SpecialReg::Ptx(PtxReg::ClusterNctaid(Dim::Y)), "cluster_nctaid.y"),
+        (SpecialReg::Ptx(PtxReg::ClusterNctaid(Dim::Z)), "cluster_nctaid.z"),
+        (SpecialReg::Ptx(PtxReg::ClusterCtarank), "cluster_ctarank"),
+        (SpecialReg::Ptx(PtxReg::ClusterNctarank), "cluster_nctarank"),
     ];
 }
 

@@ -418,6 +418,7 @@ impl KernelParser {
             "maxntid" => self.k.maxntid = dims()?,
             "maxnreg" => self.k.maxnreg = Some(num(1)?),
             "grid_sync" => self.k.grid_sync = true,
+            "explicit_cluster" => self.k.explicit_cluster = true,
             "grid_phases" if words.len() == 4 => {
                 self.k.grid_phases = Some(crate::ir::GridPhases {
                     record_bytes: num(1)?,
@@ -648,6 +649,9 @@ impl KernelParser {
         }
         if let Some(a) = super::variable::parse(&op_line, &mut m.words)? {
             return Ok(InstKind::VariableAddress(a));
+        }
+        if let Some(a) = super::data_address::parse(&op_line, &mut m.words)? {
+            return Ok(InstKind::DataAddress(a));
         }
         o.collective(m)
     }

@@ -161,7 +161,9 @@ impl<'a> Printer<'a> {
         if k.address_size != 64 {
             let _ = writeln!(s, "    address_size {}", k.address_size);
         }
-        for (flag, set) in [("grid_sync", k.grid_sync), ("system", k.system), ("heap", k.heap)] {
+        let flags = [("grid_sync", k.grid_sync), ("system", k.system), ("heap", k.heap)];
+        let flags = flags.into_iter().chain([("explicit_cluster", k.explicit_cluster)]);
+        for (flag, set) in flags {
             if set {
                 let _ = writeln!(s, "    {flag}");
             }
@@ -480,7 +482,8 @@ impl<'a> Printer<'a> {
             | InstKind::System(_)
             | InstKind::DeviceLaunch(_)
             | InstKind::Stack(_)
-            | InstKind::VariableAddress(_) => self.high_level(kind),
+            | InstKind::VariableAddress(_)
+            | InstKind::DataAddress(_) => self.high_level(kind),
         }
     }
 
@@ -524,6 +527,7 @@ impl<'a> Printer<'a> {
             InstKind::DeviceLaunch(l) => super::system::print_launch(l, r, v),
             InstKind::Stack(st) => super::stack::print(st, r, v),
             InstKind::VariableAddress(a) => super::variable::print(a, r),
+            InstKind::DataAddress(a) => super::data_address::print(a, r),
             other => format!("<not a high-level operation: {other:?}>"),
         }
     }

@@ -182,6 +182,9 @@ impl FnEmitter<'_> {
             reg @ SpecialReg::Warp(_) => {
                 Err(Error::Internal(format!("{reg:?} left by expand_warp")))
             }
+            reg @ SpecialReg::Ptx(_) => {
+                Err(Error::Internal(format!("{reg:?} left by expand_special")))
+            }
             SpecialReg::ModuleData
             | SpecialReg::ParamBlock
             | SpecialReg::WindowBase
