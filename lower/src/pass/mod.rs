@@ -1,6 +1,9 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
+//! 0. [`thread_registers`] — the registers of device functions that stand for the
+//!    kernel's (module-scope `.reg` variables) parameters and returns, passed at each
+//!    call; then
+//!    [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
 //!    `isspacep` the window tests of the launch ABI; then
@@ -9,6 +12,8 @@
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
+//!    [`thread_ends`] — every thread end in a device function an ended flag the
+//!    function returns and a branch after each call of it (new blocks); then
 //!    [`expand_indirect_calls`] — every indirect call a test of the function address
 //!    against each candidate's and a call of it (new blocks); then [`inline`] — every
 //!    call of a device function becomes a copy of its body, so that the kernel is one CFG (CFG with functions → CFG; emulation routines stay), and
@@ -152,6 +157,8 @@ pub mod shared_in_memory;
 pub mod soft_f64;
 pub mod split_grid;
 pub mod structurize;
+pub mod thread_ends;
+pub mod thread_registers;
 pub mod warp_trees;
 pub mod widen_generic;
 
@@ -389,6 +396,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // First: the later passes before inline see a function's registers as values.
+    thread_registers::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
     // Before the others: the later passes see the windows' offsets as constants.
@@ -401,6 +411,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     // Before inline: each function's generic addresses are inferred in its own body.
     infer_spaces::run(&mut kernel);
+    checked(&kernel, None)?;
+    thread_ends::run(&mut kernel);
     checked(&kernel, None)?;
     expand_indirect_calls::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
@@ -523,6 +535,8 @@ fn structure_routines(k: &mut Kernel) -> Result<(), Vec<Diagnostic>> {
 pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     if inline::is_call(k, kind) {
         Some("a call left by inline")
+    } else if matches!(kind, InstKind::EndThread) {
+        Some("a thread end left by thread_ends")
     } else if expand_indirect_calls::is_indirect_call(kind) {
         Some("an indirect call left by expand_indirect_calls")
     } else if emulate::emulated(kind).is_some() {
