@@ -298,6 +298,9 @@ pub struct Function {
     /// The parameter (u32) that holds the thread's stack pointer, in a kernel that
     /// uses the stack (module doc, *Functions and calls*).
     pub stack_pointer: Option<RegId>,
+    /// Its registers that stand for registers of the kernel, each with the kernel's
+    /// (`ir::call`'s doc, *Thread registers*), until `pass::thread_registers`.
+    pub thread_regs: Vec<(RegId, RegId)>,
     pub regs: Vec<RegInfo>,
     pub blocks: Vec<Block>,
     pub entry: BlockId,
@@ -320,6 +323,7 @@ impl Function {
             params: Vec::new(),
             returns: Vec::new(),
             stack_pointer: None,
+            thread_regs: Vec::new(),
             regs: Vec::new(),
             blocks: Vec::new(),
             entry: BlockId(0),
@@ -1245,6 +1249,10 @@ pub enum InstKind {
         args: Vec<Value>,
         results: Vec<RegId>,
     },
+    /// `exit`, `trap` or a failure in a device function: the thread ends, every call
+    /// active with it (`ir::call`'s doc, *Thread ends*). None is left after
+    /// `pass::thread_ends`.
+    EndThread,
     /// A call through a function address `target` (u64) of one of `arms`' callees, the
     /// arm whose address it is ([`CallArm`], whose module doc specifies it), until
     /// `pass::expand_indirect_calls` writes it out in tests and `Call`s.

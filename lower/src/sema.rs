@@ -312,6 +312,9 @@ struct Lowerer<'m> {
     frame: Option<frames::Frame>,
     /// The names every function sees: module variables (a callee sees no kernel names).
     module_scope: BTreeMap<Name, Symbol>,
+    /// The kernel's registers among them (module-scope `.reg` variables), which each
+    /// function names through its own (`Function::thread_regs`).
+    thread_regs: BTreeMap<RegId, RegInfo>,
     /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
     reduction_scratch: Option<u32>,
     /// The warp collectives' kinds (opcode and decoded modifiers), in order of
@@ -421,6 +424,7 @@ fn lower_kernel_with<'m>(
         call_stack: Vec::new(),
         frame: None,
         module_scope: BTreeMap::new(),
+        thread_regs: BTreeMap::new(),
         reduction_scratch: None,
         collective_kinds: Vec::new(),
         reserved_smem: None,
@@ -478,6 +482,11 @@ fn lower_kernel_with<'m>(
     l.module_scope = l.scopes[0].clone();
     for p in &abi.params {
         l.module_scope.remove(p.name.as_str());
+    }
+    for sym in l.module_scope.values() {
+        if let Symbol::Reg(r) = *sym {
+            l.thread_regs.insert(r, l.kernel.regs[r.index()].clone());
+        }
     }
     l.place_all_shared(body);
     // A device function's `.shared` variables are static: one per CTA, however many

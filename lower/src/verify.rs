@@ -33,6 +33,13 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
                 ));
             }
         }
+        for &(own, kernel_reg) in &f.thread_regs {
+            let own_ty = f.regs.get(own.index()).map(|r| r.ty);
+            if own_ty.is_none() || own_ty != k.regs.get(kernel_reg.index()).map(|r| r.ty) {
+                let what = "a thread register that is no register of the kernel's type";
+                errors.push(bug(f.span, format!("{}: {what}", f.name)));
+            }
+        }
         for &(r, ty) in f.params.iter().chain(&f.returns) {
             if f.regs.get(r.index()).is_none_or(|reg| reg.ty.bits() != ty.bits()) {
                 errors.push(bug(
@@ -341,6 +348,7 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
         }
         InstKind::SyncPoint { point: SyncPoint::Warp { members, .. } } => v(members, uses),
         InstKind::Barrier
+        | InstKind::EndThread
         | InstKind::Fence { .. }
         | InstKind::WarpSync
         | InstKind::SyncPoint { point: SyncPoint::Sleep | SyncPoint::Acquire } => {}

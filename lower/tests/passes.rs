@@ -18,7 +18,10 @@
 //! interpreter's model of the layout); `widen_generic` leaves no
 //! generic access of a 32-bit address (checked against the interpreter's model of the
 //! 32-bit windows); `infer_spaces` leaves no
-//! `cvta`; `expand_indirect_calls` leaves no indirect call (checked against the
+//! `cvta`; `thread_registers` leaves no function with thread registers (checked against
+//! the interpreter's model of them: the caller's view copied in and out of a call);
+//! `thread_ends` leaves no thread end (checked against the interpreter's model
+//! of one: the thread and every call active end); `expand_indirect_calls` leaves no indirect call (checked against the
 //! interpreter's model of one: the arm at the target's address); `inline` leaves no call and
 //! no function (calls into call cycles too, through `pass::recursion`'s machine:
 //! `recursion_*.ir`); `expand_generic` leaves no access of a generic address (checked
@@ -95,7 +98,7 @@ use ptxvk_lower::pass::{
     expand_vector_atomics, expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces,
     inline, layout_memory, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
     loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
-    structurize, warp_trees, widen_generic, LoopGuard, Target,
+    structurize, thread_ends, thread_registers, warp_trees, widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -163,6 +166,24 @@ fn legalizes(
     }
 }
 
+/// [`legalizes`] for a pass over the kernel and its functions, of whose work `left`
+/// counts what is left (in all of them).
+fn in_bodies(
+    k: &mut Kernel,
+    what: &str,
+    left: impl Fn(&Kernel) -> usize,
+    pass: impl FnOnce(&mut Kernel) -> Result<(), String>,
+) -> Result<(), String> {
+    if left(k) == 0 {
+        return Err(format!("the input has no {what}"));
+    }
+    pass(k)?;
+    match left(k) {
+        0 => Ok(()),
+        n => Err(format!("{n} of {what} left")),
+    }
+}
+
 /// `emulate` for a device without f64: no operation it emulates is left, and no f64
 /// register in the routines it adds (`soft_f64` made their f64 arithmetic integer code).
 fn emulate_without_f64(k: &mut Kernel) -> Result<(), String> {
@@ -197,15 +218,17 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "check" | "check:racecheck" => run_check(pass, s)?,
         "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
         "inline" => run_inline(s)?,
-        "expand_special" | "expand_data_addresses" => run_operand_pass(pass, s)?,
+        "expand_special" => run_operand_pass(pass, s)?,
+        "thread_registers" | "thread_ends" | "expand_indirect_calls" | "expand_data_addresses" => {
+            run_call_pass(pass, s)?
+        }
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
     verify::run(&s.kernel).map_err(|d| messages(&d))
 }
 
-/// The expansions of sema's operands (special registers, data addresses), checking each
-/// one's contract.
+/// The expansion of the derived special registers, checking its contract.
 fn run_operand_pass(pass: &str, s: &mut State) -> Result<(), String> {
     match pass {
         "expand_special" => legalizes(
@@ -214,18 +237,46 @@ fn run_operand_pass(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| expand_special::is_derived_special(i),
             infallible(expand_special::run),
         )?,
-        // In the kernel and in its functions.
-        _ => {
-            let is = |i: &Inst| expand_data_addresses::is_data_address(&i.kind);
-            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
-            if left(&s.kernel) == 0 {
-                return Err("the input has no data address".into());
-            }
-            expand_data_addresses::run(&mut s.kernel);
-            if left(&s.kernel) != 0 {
-                return Err("a data address is left".into());
-            }
-        }
+        other => return Err(format!("unknown pass `{other}` at this point")),
+    }
+    Ok(())
+}
+
+/// The passes over the calls of the kernel and of its functions (on a CFG), checking
+/// each one's contract.
+fn run_call_pass(pass: &str, s: &mut State) -> Result<(), String> {
+    match (pass, &s.body) {
+        ("thread_registers", None) => in_bodies(
+            &mut s.kernel,
+            "thread register",
+            |k| k.functions.iter().map(|f| f.thread_regs.len()).sum(),
+            |k| thread_registers::run(k).map_err(|d| d.message),
+        )?,
+        ("thread_ends", None) => in_bodies(
+            &mut s.kernel,
+            "thread end",
+            |k| k.all_insts().filter(|i| i.kind == InstKind::EndThread).count(),
+            |k| {
+                thread_ends::run(k);
+                Ok(())
+            },
+        )?,
+        ("expand_indirect_calls", None) => in_bodies(
+            &mut s.kernel,
+            "indirect call",
+            |k| k.all_insts().filter(|i| expand_indirect_calls::is_indirect_call(&i.kind)).count(),
+            |k| expand_indirect_calls::run(k).map_err(|d| d.message),
+        )?,
+        ("expand_data_addresses", None) => in_bodies(
+            &mut s.kernel,
+            "data address",
+            |k| k.all_insts().filter(|i| expand_data_addresses::is_data_address(&i.kind)).count(),
+            |k| {
+                expand_data_addresses::run(k);
+                Ok(())
+            },
+        )?,
+        (other, _) => return Err(format!("unknown pass `{other}` at this point")),
     }
     Ok(())
 }
@@ -283,17 +334,6 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             |k, _| expand_copies::run(k),
         )?,
         // In the kernel and in its functions.
-        ("expand_indirect_calls", None) => {
-            let is = |i: &Inst| expand_indirect_calls::is_indirect_call(&i.kind);
-            let left = |k: &Kernel| k.all_insts().filter(|i| is(i)).count();
-            if left(&s.kernel) == 0 {
-                return Err("the input has no indirect call".into());
-            }
-            expand_indirect_calls::run(&mut s.kernel).map_err(|d| d.message)?;
-            if left(&s.kernel) != 0 {
-                return Err("an indirect call is left".into());
-            }
-        }
         ("infer_spaces", None) => legalizes(
             &mut s.kernel,
             "a `cvta`",
@@ -933,10 +973,12 @@ fn every_pass_is_checked_on_results() {
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
         "expand_data_addresses",
+        "thread_registers",
         "expand_vector_atomics",
         "layout_memory",
         "widen_generic",
         "infer_spaces",
+        "thread_ends",
         "expand_indirect_calls",
         "inline",
         "expand_special",

@@ -492,6 +492,9 @@ impl<'a> FnEmitter<'a> {
             InstKind::Stack(_) => Err(Error::Internal(
                 "a stack operation reached the emitter unexpanded (pass::expand_stack)".into(),
             )),
+            InstKind::EndThread => Err(Error::Internal(
+                "a thread end in a function reached the emitter (pass::thread_ends)".into(),
+            )),
             InstKind::CallIndirect { .. } => Err(Error::Internal(
                 "an indirect call reached the emitter unexpanded (pass::expand_indirect_calls)"
                     .into(),

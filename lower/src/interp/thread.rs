@@ -197,6 +197,15 @@ impl<'a> Thread<'a> {
         }
         let values: Vec<u64> =
             args.iter().zip(&f.params).map(|(a, (_, ty))| self.at_bits(*a, ty.bits())).collect();
+        // `crate::ir::call`, *Thread registers*: the caller's view of each.
+        let mut thread = Vec::new();
+        for &(own, kernel_reg) in &f.thread_regs {
+            let Some(r) = self.thread_reg(k, kernel_reg) else {
+                let what = format!("a call of {} from a body without its thread registers", f.name);
+                return Err(Error::Undefined { what, span });
+            };
+            thread.push((own, self.regs[r.index()]));
+        }
         let regs = std::mem::replace(&mut self.regs, vec![0; f.regs.len()]);
         self.calls.push(CallFrame {
             function: self.function.replace(callee),
@@ -208,7 +217,21 @@ impl<'a> Thread<'a> {
         for (v, (r, _)) in values.into_iter().zip(&f.params) {
             self.set(k, *r, v);
         }
+        for (own, v) in thread {
+            self.regs[own.index()] = v;
+        }
         Ok(())
+    }
+
+    /// The register of the body running that stands for the kernel's `kernel_reg`: itself
+    /// in the kernel, a function's thread register (`crate::ir::call`).
+    fn thread_reg(&self, k: &Kernel, kernel_reg: RegId) -> Option<RegId> {
+        match self.function {
+            None => Some(kernel_reg),
+            Some(f) => {
+                k.functions[f.index()].thread_regs.iter().find(|t| t.1 == kernel_reg).map(|t| t.0)
+            }
+        }
     }
 
     /// A called function's return: its return registers into the caller's results, and
@@ -218,12 +241,22 @@ impl<'a> Thread<'a> {
         let f = &k.functions[f.index()];
         let values: Vec<u64> =
             f.returns.iter().map(|(r, ty)| self.at_bits(Value::Reg(*r), ty.bits())).collect();
+        let thread: Vec<(RegId, u64)> = f
+            .thread_regs
+            .iter()
+            .map(|&(own, kernel_reg)| (kernel_reg, self.regs[own.index()]))
+            .collect();
         self.regs = frame.regs;
         self.function = frame.function;
         self.at = frame.at;
         self.tree = frame.tree;
         for (r, v) in frame.results.iter().zip(values) {
             self.set(k, *r, v);
+        }
+        for (kernel_reg, v) in thread {
+            if let Some(r) = self.thread_reg(k, kernel_reg) {
+                self.regs[r.index()] = v;
+            }
         }
         true
     }
@@ -375,6 +408,13 @@ impl<'a> Thread<'a> {
                 self.exec_memory(cx, &inst.kind, span)?;
             }
             InstKind::Barrier => return Ok(Some(WaitKind::Barrier)),
+            // The thread ends with every call active (`crate::ir::call`).
+            InstKind::EndThread => {
+                self.calls.clear();
+                self.function = None;
+                self.at = None;
+                self.state = State::Exited;
+            }
             InstKind::BarrierReduce { cond, negate, .. } => {
                 return Ok(Some(WaitKind::BarrierReduce(self.pred(*cond) != *negate)));
             }

@@ -17,6 +17,30 @@
 //!
 //! `pass::expand_indirect_calls` writes each out in a test of `target` against each
 //! arm's address and a `Call` where it holds, before `pass::inline`.
+//!
+//! # Thread registers
+//!
+//! A function may name registers of the kernel (module-scope `.reg` variables, per-thread
+//! storage that every function of a module names, PTX ISA 9.2 §5.1.1) through registers
+//! of its own, [`crate::ir::Function::thread_regs`]: each pairs one of its registers
+//! with the kernel's it stands for. A call copies the caller's view of each kernel
+//! register (the register itself in the kernel, the caller's own for it in a function,
+//! which must have one) into the callee's own after its parameters, and copies the
+//! callee's own back into the caller's view when it returns (after its returns), as if
+//! each were a parameter and a return. `pass::thread_registers` makes them exactly that,
+//! so that none is left after it.
+//!
+//! # Thread ends
+//!
+//! [`crate::ir::InstKind::EndThread`] ends the thread where it stands (`exit`, `trap`,
+//! a failure: PTX ISA 9.2 §9.7.12.6, §9.7.19.1): the rest of its block does not run,
+//! nor the rest of any call active, and the thread's registers are not copied back to
+//! any caller. Semantic analysis makes it in device functions only, alone in a block
+//! that returns (in a kernel, a thread end is a `return`). Before `pass::thread_ends`
+//! the kernel and its functions may contain it; that pass writes it out in an ended
+//! flag that each function that may end the thread returns last (a predicate, a
+//! `Call`'s or an ending arm's last result) and a branch to a return after each call of
+//! one, so that none is left after it.
 
 use super::{FunctionId, InstKind, RegId, Value};
 

@@ -310,6 +310,7 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             c.srcs.iter_mut().for_each(|s| v(s, f));
         }
         InstKind::Barrier
+        | InstKind::EndThread
         | InstKind::Fence { .. }
         | InstKind::WarpSync
         | InstKind::SyncPoint { .. } => {}

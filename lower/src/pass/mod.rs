@@ -1,8 +1,10 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
 //! 0. [`expand_data_addresses`] — the module data's and the parameter block's
-//!    addresses the arithmetic on their bases; [`expand_vector_atomics`] — every
-//!    `atom`/`red` on a vector one atomic per element;
+//!    addresses the arithmetic on their bases; [`thread_registers`] — the registers of
+//!    device functions that stand for the kernel's (module-scope `.reg` variables)
+//!    parameters and returns, passed at each call; then
+//!    [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
 //!    `isspacep` the window tests of the launch ABI; then
@@ -11,6 +13,8 @@
 //!    [`infer_spaces`] — in each body, the generic accesses whose space a
 //!    flow-insensitive provenance of the registers proves become direct accesses, and
 //!    every `cvta` the window arithmetic of the launch ABI (in blocks); then
+//!    [`thread_ends`] — every thread end in a device function an ended flag the
+//!    function returns and a branch after each call of it (new blocks); then
 //!    [`expand_indirect_calls`] — every indirect call a test of the function address
 //!    against each candidate's and a call of it (new blocks); then [`inline`] — every
 //!    call of a device function becomes a copy of its body, so that the kernel is one CFG (CFG with functions → CFG; emulation routines stay), and
@@ -159,6 +163,8 @@ pub mod shared_in_memory;
 pub mod soft_f64;
 pub mod split_grid;
 pub mod structurize;
+pub mod thread_ends;
+pub mod thread_registers;
 pub mod warp_trees;
 pub mod widen_generic;
 
@@ -399,6 +405,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // First: every later pass sees the module data's and the parameter block's
     // addresses as the arithmetic on their bases.
     expand_data_addresses::run(&mut kernel);
+    // The later passes before inline see a function's registers as values.
+    thread_registers::run(&mut kernel).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
     // Before the others: the later passes see the windows' offsets as constants.
@@ -411,6 +420,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     // Before inline: each function's generic addresses are inferred in its own body.
     infer_spaces::run(&mut kernel);
+    checked(&kernel, None)?;
+    thread_ends::run(&mut kernel);
     checked(&kernel, None)?;
     expand_indirect_calls::run(&mut kernel).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
@@ -536,6 +547,8 @@ fn structure_routines(k: &mut Kernel) -> Result<(), Vec<Diagnostic>> {
 pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     if inline::is_call(k, kind) {
         Some("a call left by inline")
+    } else if matches!(kind, InstKind::EndThread) {
+        Some("a thread end left by thread_ends")
     } else if expand_indirect_calls::is_indirect_call(kind) {
         Some("an indirect call left by expand_indirect_calls")
     } else if emulate::emulated(kind).is_some() {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use ptxvk_frontend::{ast, Name, Span};
 
 use super::{frames, Lowerer, Symbol};
-use crate::ir::{Block, BlockId, Inst, InstKind, OpTy, RegId, RegInfo, RegTy, Terminator, Value};
+use crate::ir::{Block, BlockId, Inst, InstKind, RegId, RegInfo, Terminator};
 
 /// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
 #[derive(Clone, Debug)]
@@ -22,11 +22,8 @@ pub(super) enum CallSet {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct BodyContext {
     /// The body is a device function's: `ret` returns to its caller, and ending the
-    /// thread sets `ended` and returns.
+    /// thread ends its callers too.
     pub(super) in_function: bool,
-    /// The function's predicate that says it ended the thread, once it may
-    /// ([`Lowerer::thread_end`]).
-    pub(super) ended: Option<RegId>,
     /// The registers of variables' addresses made so far (`Lowerer::variable_address`).
     pub(super) addresses: u32,
 }
@@ -43,7 +40,6 @@ pub(super) struct CallerBody {
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
     call_sets: BTreeMap<Name, CallSet>,
     scopes: Vec<BTreeMap<Name, Symbol>>,
-    pub(super) module_scope: BTreeMap<Name, Symbol>,
     carry: Option<RegId>,
     pub(super) stack_pointer: Option<RegId>,
     frame: Option<frames::Frame>,
@@ -58,31 +54,15 @@ impl Lowerer<'_> {
     }
 
     /// How the thread ends here (`exit`, `trap`, a failure): in the kernel, it
-    /// returns; in a device function, it sets the function's ended flag and returns,
-    /// and its callers end in turn (`sema::calls`).
+    /// returns; in a device function, a block with an [`InstKind::EndThread`], which
+    /// `pass::thread_ends` writes out.
     pub(super) fn thread_end(&mut self, span: Span) -> Terminator {
         if !self.body.in_function {
             return Terminator::Return;
         }
-        let flag = self.ended_flag(span);
         let end = self.new_block(None, span);
-        let set = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(1) };
-        self.kernel.blocks[end.index()].insts.push(Inst { kind: set, span });
+        self.kernel.blocks[end.index()].insts.push(Inst { kind: InstKind::EndThread, span });
         Terminator::Jump(end)
-    }
-
-    /// The device function's predicate that says it ended the thread (false at its
-    /// entry), made at its first use.
-    pub(super) fn ended_flag(&mut self, span: Span) -> RegId {
-        if let Some(flag) = self.body.ended {
-            return flag;
-        }
-        let flag = self.temp(RegTy::Pred, span);
-        let init = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) };
-        let entry = self.kernel.entry.index();
-        self.kernel.blocks[entry].insts.insert(0, Inst { kind: init, span });
-        self.body.ended = Some(flag);
-        flag
     }
 
     /// Starts the body of a device function: the current body's state is saved (and
@@ -101,7 +81,6 @@ impl Lowerer<'_> {
             branch_tables: take(&mut self.branch_tables),
             call_sets: take(&mut self.call_sets),
             scopes: take(&mut self.scopes),
-            module_scope: self.module_scope.clone(),
             carry: self.carry.take(),
             stack_pointer: self.stack_pointer.take(),
             frame: self.frame.take(),
@@ -126,7 +105,6 @@ impl Lowerer<'_> {
         self.branch_tables = caller.branch_tables;
         self.call_sets = caller.call_sets;
         self.scopes = caller.scopes;
-        self.module_scope = caller.module_scope;
         self.carry = caller.carry;
         self.stack_pointer = caller.stack_pointer;
         self.frame = caller.frame;

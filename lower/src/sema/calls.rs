@@ -12,11 +12,14 @@
 //! through, so structs by value and address-taken
 //! parameters need no copies; `pass::inline` folds the address back into constant
 //! offsets. `.reg` parameters and results are IR parameters and returns by value.
-//! The kernel's registers that every function shares are passed too
-//! ([`Lowerer::thread_state`]): module-scope `.reg` variables in and out, the stack
-//! pointer in only, so that what a callee allocates is freed when it returns. A function that may end the thread (`exit`, `trap`, a failed
-//! assertion or stack push) returns one more predicate that says it did, and its
-//! callers end in turn (`Lowerer::thread_end`). `ret` in the callee returns.
+//! The stack pointer is passed too, in only, so that what a callee allocates is freed
+//! when it returns (PTX ISA 9.2 §9.7.17.1). A function names the kernel's
+//! module-scope `.reg` variables through registers of its own
+//! (`Function::thread_regs`), which `pass::thread_registers` passes in and out.
+//! `exit`, `trap` and failures in a function end the thread with an
+//! [`InstKind::EndThread`] (`Lowerer::thread_end`), which `pass::thread_ends` writes
+//! out in a flag the function returns and its callers test. `ret` in the callee
+//! returns.
 //!
 //! What a function's lowering depends on beyond its body is the kernel's, so a
 //! function is lowered in the kernel's context: its `.shared` variables are placed in
@@ -254,20 +257,12 @@ impl Lowerer<'_> {
         };
         let target = self.src(callee, OpTy::U(64), false, span)?;
         let mut arms: Vec<CallArm> = Vec::new();
-        let mut ended = None;
         for (f, name) in candidates {
             let address = function_address(functions, &name.value);
-            let (callee, args, results) =
-                self.call_operands(f, &name, args, rets, &mut ended, span)?;
+            let (callee, args, results) = self.call_operands(f, &name, args, rets, span)?;
             arms.push(CallArm { address, callee, args, results });
         }
-        // An address that is no candidate is undefined behaviour in PTX: no call, and a
-        // callee that cannot end the thread leaves the flag false.
-        if let Some(flag) = ended {
-            self.push(InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) }, span);
-        }
         self.push(InstKind::CallIndirect { target, arms }, span);
-        self.end_if_ended(ended, span);
         Ok(())
     }
 
@@ -284,32 +279,19 @@ impl Lowerer<'_> {
         if f.body.is_none() {
             return self.system_call(name, args, rets, span);
         }
-        let mut ended = None;
-        let (callee, args, results) = self.call_operands(f, name, args, rets, &mut ended, span)?;
+        let (callee, args, results) = self.call_operands(f, name, args, rets, span)?;
         self.push(InstKind::Call { callee, args, results }, span);
-        self.end_if_ended(ended, span);
         Ok(())
     }
 
-    /// A callee that ended the thread (`exit`, `trap`, a failure) ends the caller's:
-    /// `ended` is its flag.
-    fn end_if_ended(&mut self, ended: Option<RegId>, span: Span) {
-        if let Some(flag) = ended {
-            let end = self.thread_end(span);
-            self.terminate_guarded(end, Some((flag, false)), span);
-        }
-    }
-
     /// The callee, arguments and results of a call of `f` (named `name`): its IR
-    /// function, lowered at its first call. A callee that may end the thread returns
-    /// its flag into `ended` (a new predicate if none yet).
+    /// function, lowered at its first call.
     fn call_operands(
         &mut self,
         f: &ast::Function,
         name: &ptxvk_frontend::Ident,
         args: &[Operand],
         rets: &[Operand],
-        ended: &mut Option<RegId>,
         span: Span,
     ) -> Result<(FunctionId, Vec<Value>, Vec<RegId>), Diagnostic> {
         // A function CUDA provides is a system call when called directly.
@@ -362,7 +344,7 @@ impl Lowerer<'_> {
         let callee = self.function(f, body)?;
         // Arguments in the callee's parameter order: `.reg` parameters by value, `.param`
         // parameters and results as the address of the caller's variable, then the
-        // thread's registers (`Self::thread_state`).
+        // stack pointer.
         let mut values = Vec::new();
         let mut results = Vec::new();
         for (decl, actual) in f.params.iter().zip(args) {
@@ -377,12 +359,7 @@ impl Lowerer<'_> {
                 _ => results.push(self.reg_operand(actual)?.0),
             }
         }
-        let (thread_args, thread_results) = self.thread_state();
-        values.extend(thread_args);
-        results.extend(thread_results);
-        if callee.ends_thread {
-            results.push(*ended.get_or_insert_with(|| self.temp(RegTy::Pred, span)));
-        }
+        values.extend(self.stack_pointer.map(Value::Reg));
         Ok((callee.id, values, results))
     }
 
@@ -403,23 +380,6 @@ impl Lowerer<'_> {
             }
             Address { base: None, offset } => Value::Imm(offset as u64),
         })
-    }
-
-    /// The registers every body of the kernel shares, as a call passes them: the
-    /// module-scope `.reg` variables, which a callee gets and gives back, then the stack
-    /// pointer (`sema::stack`), which it only gets: what it allocates is freed when it
-    /// returns (PTX ISA 9.2 §9.7.17.1).
-    fn thread_state(&self) -> (Vec<Value>, Vec<RegId>) {
-        let shared: Vec<RegId> = self
-            .module_scope
-            .values()
-            .filter_map(|s| match s {
-                Symbol::Reg(r) => Some(*r),
-                _ => None,
-            })
-            .collect();
-        let args = shared.iter().map(|r| Value::Reg(*r)).chain(self.stack_pointer.map(Value::Reg));
-        (args.collect(), shared)
     }
 
     /// In the first lowering of a kernel (`sema::lower_kernel`), a call of `name`, a
@@ -481,11 +441,10 @@ impl Lowerer<'_> {
             return done.clone();
         }
         let slot = self.recursive.contains(&f.name.value).then(|| {
-            // Its calls of itself come before its lowering ends: its id is reserved, and
-            // it may end the thread (its frame may not fit).
+            // Its calls of itself come before its lowering ends: its id is reserved.
             let id = FunctionId(self.kernel.functions.len() as u32);
             self.kernel.functions.push(Function::new(f.name.value.to_string(), f.span));
-            let known = Lowered { id, ends_thread: true };
+            let known = Lowered { id };
             self.lowered_functions.insert(f.name.value.clone(), Ok(known));
             id
         });
@@ -507,7 +466,7 @@ impl Lowerer<'_> {
         let span = f.name.span;
         let caller = self.enter_body(span);
         let signature = self.function_signature(f, &caller, span);
-        let (params, mut returns) = match signature {
+        let (params, returns, thread_regs) = match signature {
             Ok(s) => s,
             Err(e) => {
                 self.leave_body(caller);
@@ -516,7 +475,6 @@ impl Lowerer<'_> {
         };
         let stack_pointer = self.stack_pointer;
         if slot.is_some() {
-            self.ended_flag(span);
             self.open_frame(span);
         }
         self.call_stack.push(f.name.value.clone());
@@ -528,10 +486,7 @@ impl Lowerer<'_> {
         self.call_stack.pop();
         if slot.is_some() {
             self.push_frame(span);
-            self.set_ended_at_returns(&returns, span);
         }
-        let ends_thread = self.body.ended.is_some();
-        returns.extend(self.body.ended.map(|flag| (flag, OpTy::Pred)));
         let (regs, blocks, entry) = self.leave_body(caller);
         let id = slot.unwrap_or(FunctionId(self.kernel.functions.len() as u32));
         let name = f.name.value.to_string();
@@ -541,6 +496,7 @@ impl Lowerer<'_> {
             params,
             returns,
             stack_pointer,
+            thread_regs,
             regs,
             blocks,
             entry,
@@ -551,17 +507,17 @@ impl Lowerer<'_> {
             Some(reserved) => *reserved = function,
             None => self.kernel.functions.push(function),
         }
-        Ok(Lowered { id, ends_thread })
+        Ok(Lowered { id })
     }
 
-    /// In a new body: `f`'s parameters and returns bound in its scope, and the thread's
-    /// registers ([`Self::thread_state`]) as its own, in the order calls pass them.
+    /// In a new body: `f`'s parameters and returns bound in its scope, then its stack
+    /// pointer, and its own registers for the kernel's module-scope ones.
     fn function_signature(
         &mut self,
         f: &ast::Function,
         caller: &CallerBody,
         span: Span,
-    ) -> Result<(PassedRegs, PassedRegs), Diagnostic> {
+    ) -> Result<(PassedRegs, PassedRegs, ThreadRegs), Diagnostic> {
         let mut scope = BTreeMap::new();
         let (mut params, mut returns) = (Vec::new(), Vec::new());
         for (decl, is_return) in
@@ -590,18 +546,15 @@ impl Lowerer<'_> {
                 _ => return Err(Diagnostic::error(decl.span, "parameters are `.reg` or `.param`")),
             }
         }
-        // The thread's registers: the caller's module-scope registers by name, renamed.
-        let mut module_scope = caller.module_scope.clone();
+        // The kernel's module-scope registers, each through one of its own.
+        let mut module_scope = self.module_scope.clone();
+        let mut thread_regs = Vec::new();
         for sym in module_scope.values_mut() {
-            if let Symbol::Reg(r) = sym {
-                let Some(info) = caller.regs.get(r.index()).cloned() else {
-                    return Err(Diagnostic::internal(span, "a module register of another body"));
-                };
-                let ty = op_type(info.ty);
+            let Symbol::Reg(r) = *sym else { continue };
+            if let Some(info) = self.thread_regs.get(&r).cloned() {
                 let own = self.temp(info.ty, span);
                 self.kernel.regs[own.index()].name = info.name;
-                params.push((own, ty));
-                returns.push((own, ty));
+                thread_regs.push((own, r));
                 *sym = Symbol::Reg(own);
             }
         }
@@ -610,9 +563,8 @@ impl Lowerer<'_> {
             params.push((own, OpTy::U(32)));
             self.stack_pointer = Some(own);
         }
-        self.scopes = vec![module_scope.clone(), scope];
-        self.module_scope = module_scope;
-        Ok((params, returns))
+        self.scopes = vec![module_scope, scope];
+        Ok((params, returns, thread_regs))
     }
 }
 
@@ -627,13 +579,13 @@ pub(super) struct BackEdges {
     on_paths: BTreeSet<Name>,
 }
 
+/// A function's registers for the kernel's (`Function::thread_regs`).
+type ThreadRegs = Vec<(RegId, RegId)>;
+
 /// A device function as the kernel's calls see it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Lowered {
     id: FunctionId,
-    /// It may end the thread (`exit`, `trap`, a failure): its last return is a
-    /// predicate that says it did.
-    ends_thread: bool,
 }
 
 /// The operation type of a `.reg` parameter (a scalar).
@@ -648,15 +600,6 @@ fn reg_param_type(decl: &ast::VarDecl) -> Result<OpTy, Diagnostic> {
         }
     };
     op_ty(&Spanned::new(scalar, decl.ty.span))
-}
-
-/// The operation type a register of storage type `ty` is passed at.
-fn op_type(ty: RegTy) -> OpTy {
-    match ty {
-        RegTy::Pred => OpTy::Pred,
-        RegTy::Int(b) => OpTy::U(b),
-        RegTy::Float(b) => OpTy::F(b),
-    }
 }
 
 #[cfg(test)]
@@ -720,10 +663,16 @@ mod tests {
         assert_eq!(names, ["odd", "scale"]);
         // The kernel's two calls of scale and scale's call of odd.
         assert_eq!(calls(&k), 3);
-        // scale: two `.param` addresses and its result's; it may end the thread.
+        // scale: two `.param` addresses and its result's; it may end the thread, and
+        // returns the flag that says it did once `pass::thread_ends` ran.
         let scale = &k.functions[1];
         assert_eq!(scale.params.len(), 3);
-        assert_eq!(scale.returns.len(), 1);
+        assert_eq!(scale.returns.len(), 0);
+        let mut ended = k.clone();
+        crate::pass::thread_ends::run(&mut ended);
+        let returns: Vec<usize> = ended.functions.iter().map(|f| f.returns.len()).collect();
+        assert_eq!(returns, [1, 1]);
+        assert_eq!(ended.functions[1].returns[0].1, crate::ir::OpTy::Pred);
     }
 
     /// The thread's registers a function shares with its kernel: a module-scope `.reg`
@@ -744,10 +693,17 @@ mod tests {
     fn module_registers_go_in_and_out_of_calls() {
         let k = kernel(SHARED);
         crate::verify::run(&k).unwrap_or_else(|d| panic!("{d:?}"));
-        // `x` and `g` in, `e` and `g` out.
+        // `x` in and `e` out; `g` through its own register for the kernel's, which
+        // `pass::thread_registers` passes in and out.
         let f = &k.functions[0];
-        assert_eq!((f.params.len(), f.returns.len()), (2, 2), "{}", crate::text::print(&k));
+        assert_eq!((f.params.len(), f.returns.len()), (1, 1), "{}", crate::text::print(&k));
+        assert_eq!(f.thread_regs.len(), 1);
+        let g = f.thread_regs[0].1;
+        assert_eq!(k.regs[g.index()].name, "g");
         let mut inlined = k.clone();
+        crate::pass::thread_registers::run(&mut inlined).expect("passes");
+        let f = &inlined.functions[0];
+        assert_eq!((f.params.len(), f.returns.len()), (2, 2));
         crate::pass::inline::run(&mut inlined).expect("inlines");
         crate::pass::expand_runtime::run(&mut inlined).expect("expands");
         let launch = one_block(4);

@@ -20,7 +20,7 @@ use ptxvk_frontend::Span;
 use super::expand::Emit;
 use super::{Lowerer, Symbol};
 use crate::build::Build;
-use crate::ir::{BlockId, Inst, InstKind, OpTy, RegId, StackInst, Terminator, Value};
+use crate::ir::{BlockId, OpTy, RegId, StackInst, Terminator, Value};
 use crate::pass::recursion::RECURSION_STACK_BYTES;
 
 const U32: OpTy = OpTy::U(32);
@@ -75,35 +75,6 @@ impl Lowerer<'_> {
             self.push_stack(StackInst::Frame { fp: frame.fp, sp, size, align, stack }, span);
         }
         self.terminate(Terminator::Jump(frame.body), span);
-    }
-
-    /// In a recursive function, the predicate that says it ended the thread is set at
-    /// each return (false, or true where it ends the thread) instead of at its entry:
-    /// then it is live across no call, and `pass::recursion` saves it in no save area.
-    /// Where it ends the thread, its `.reg` results (`returns`) are 0, which no caller
-    /// reads: they are not live there either.
-    pub(super) fn set_ended_at_returns(&mut self, returns: &[(RegId, OpTy)], span: Span) {
-        let Some(flag) = self.body.ended else { return };
-        let is_set = |i: &Inst| matches!(i.kind, InstKind::Mov { dst, .. } if dst == flag);
-        let entry = self.kernel.entry.index();
-        if let Some(at) = self.kernel.blocks[entry].insts.iter().position(is_set) {
-            self.kernel.blocks[entry].insts.remove(at);
-        }
-        for b in &mut self.kernel.blocks {
-            if b.term != Terminator::Return {
-                continue;
-            }
-            if let Some(set) = b.insts.pop_if(|i| is_set(i)) {
-                for &(dst, ty) in returns {
-                    let kind = InstKind::Mov { ty, dst, src: Value::Imm(0) };
-                    b.insts.push(Inst { kind, span });
-                }
-                b.insts.push(set);
-            } else {
-                let kind = InstKind::Mov { ty: OpTy::Pred, dst: flag, src: Value::Imm(0) };
-                b.insts.push(Inst { kind, span });
-            }
-        }
     }
 
     /// The slot of a `.local` or `.param` variable of `size` bytes declared by the

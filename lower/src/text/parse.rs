@@ -83,6 +83,8 @@ pub(super) struct KernelParser {
     function: Option<(PassedRegs, PassedRegs)>,
     /// A function's `stack REG` line.
     stack_pointer: Option<RegId>,
+    /// A function's `thread REG KERNEL_REG` lines, the kernel's register by name.
+    thread_regs: Vec<(RegId, String, Span)>,
 }
 
 /// Splits `s` at top-level commas (not inside `[...]`).
@@ -181,6 +183,7 @@ impl KernelParser {
             entry_span: None,
             function: None,
             stack_pointer: None,
+            thread_regs: Vec::new(),
         }
     }
 
@@ -257,6 +260,11 @@ impl KernelParser {
         p.body(lines)?;
         let (params, returns) = p.function.unwrap_or_default();
         let stack_pointer = p.stack_pointer;
+        let thread_regs = p
+            .thread_regs
+            .iter()
+            .map(|(own, name, span)| Ok((*own, self.reg(Line { text: name, span: *span }, name)?)));
+        let thread_regs = thread_regs.collect::<Result<_, Diagnostic>>()?;
         let k = p.k;
         self.k.functions.push(Function {
             routine: crate::ir::Routine::from_name(&k.name),
@@ -265,6 +273,7 @@ impl KernelParser {
             params,
             returns,
             stack_pointer,
+            thread_regs,
             regs: k.regs,
             blocks: k.blocks,
             entry: k.entry,
@@ -368,6 +377,11 @@ impl KernelParser {
         }
         if let (Some(_), ["stack", reg]) = (self.function.as_ref(), words.as_slice()) {
             self.stack_pointer = Some(self.reg(line, reg)?);
+            return Ok(());
+        }
+        // `thread REG KERNEL_REG`, resolved in the kernel's names after the function.
+        if let (Some(_), ["thread", reg, kernel_reg]) = (self.function.as_ref(), words.as_slice()) {
+            self.thread_regs.push((self.reg(line, reg)?, kernel_reg.to_string(), line.span));
             return Ok(());
         }
         match words[0] {
@@ -1078,6 +1092,10 @@ impl Operands<'_, '_> {
             "barrier" => {
                 o.shape(0, 0)?;
                 InstKind::Barrier
+            }
+            "end_thread" => {
+                o.shape(0, 0)?;
+                InstKind::EndThread
             }
             "subgroup" => {
                 o.shape(1, 2)?;

@@ -25,6 +25,9 @@ pub fn print(k: &Kernel) -> String {
         if let Some(sp) = f.stack_pointer {
             let _ = writeln!(s, "    stack {}", p.reg(sp));
         }
+        for &(own, kernel_reg) in &f.thread_regs {
+            let _ = writeln!(s, "    thread {} {}", p.reg(own), Printer::new(k).reg(kernel_reg));
+        }
         p.blocks(&f.blocks, &mut s);
         s.push_str("}\n");
     }
@@ -436,6 +439,7 @@ impl<'a> Printer<'a> {
                 self.atomic(&lhs, "atom", (*op, *space, *scope, *order, *ty), *addr, &operands)
             }
             InstKind::Barrier => "barrier".into(),
+            InstKind::EndThread => "end_thread".into(),
             InstKind::Subgroup { op, split, dst, value, lane } => format!(
                 "{} = subgroup.{}{} {}, {}",
                 r(*dst),
