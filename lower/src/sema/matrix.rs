@@ -7,12 +7,9 @@
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-pub(super) use ptxvk_frontend::forms::mma::{type_names, TypeName};
-use ptxvk_frontend::modifier::{
-    FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
-};
+use ptxvk_frontend::forms::mma::{self, TypeName};
+use ptxvk_frontend::modifier::{FloatOption, Format, Modifier, Population, Transpose};
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
@@ -24,14 +21,6 @@ use crate::ir::{
 const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U32: OpTy = OpTy::U(32);
-
-/// The shape modifier of a matrix instruction (`.m16n8k16`, `.m8n8`), if it has one.
-fn shape_of(m: &Mods) -> Option<Spanned<ModifierShape>> {
-    m.find(|d| match d {
-        Modifier::Shape(s) => Some(s),
-        _ => None,
-    })
-}
 
 /// The `mma` input type `t` names.
 pub(super) fn elem(t: TypeName) -> Option<MatrixElem> {
@@ -132,15 +121,9 @@ impl Lowerer<'_> {
             Some(BoolOp::Xor) if counted => Some(BinaryOp::Xor),
             _ => None,
         };
-        let shape = shape_of(m).map(|s| s.value);
-        let types = type_names(&m.details, &m.types);
-        let checked = match (shape, types.as_slice()) {
-            (Some(ModifierShape { m, n, k: Some(k) }), &[d, a, b, c]) => {
-                Some((m, n, k, accum(d), elem(a), elem(b), accum(c)))
-            }
-            _ => None,
-        };
-        let Some((mm, nn, kk, Some(d), Some(a), Some(b), Some(c))) = checked else {
+        let parsed = mma::mma_types(&m.details, &m.types)
+            .map(|(shape, [d, a, b, c])| (shape, accum(d), elem(a), elem(b), accum(c)));
+        let Some(((mm, nn, kk), Some(d), Some(a), Some(b), Some(c))) = parsed else {
             return Err(Diagnostic::internal(span, "an `mma` form the forms table refuses"));
         };
         let form = MmaForm { m: mm, n: nn, k: kk, a, b, d, c, satfinite, popc };
