@@ -68,7 +68,7 @@ impl Lowerer<'_> {
             Opcode::Mma => self.mma(i, m),
             Opcode::Ldmatrix => self.ldmatrix(i, m, false),
             Opcode::Stmatrix => self.ldmatrix(i, m, true),
-            Opcode::Movmatrix => self.movmatrix(i),
+            Opcode::Movmatrix => self.movmatrix(i, m),
             _ => return None,
         })
     }
@@ -186,14 +186,9 @@ impl Lowerer<'_> {
     }
 
     /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the transpose of one fragment.
-    fn movmatrix(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let [d, a] = i.operands.as_slice() else {
-            return Err(Diagnostic::internal(span, "`movmatrix` takes 2 operands"));
-        };
-        let dst = self.dst(d, U32, false)?;
-        let src = self.src(a, U32, false, span)?;
-        self.push(InstKind::Matrix(Box::new(MatrixInst::Transpose { dst, src })), span);
+    fn movmatrix(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let (dst, [src]) = self.fixed_args(i, m)?;
+        self.push(InstKind::Matrix(Box::new(MatrixInst::Transpose { dst, src })), i.span);
         Ok(())
     }
 }
