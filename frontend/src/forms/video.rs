@@ -1,5 +1,5 @@
 //! The video instructions (PTX ISA 9.2 §9.7.16): the selectors and negations each
-//! form's operands take ([`VideoOperands`], [`check`], the rows being
+//! form's operands take ([`VideoOperands`], `check`, the rows being
 //! `super::media`'s), and a checked instruction decoded ([`decode`]) into what its one
 //! IR operation holds but the operands' values ([`Video`]): the type of each operand,
 //! the parts and lanes its selector names, and the operation.
@@ -203,7 +203,7 @@ fn pool_elements(v: Option<&VideoOperand<'_>>, lanes: u8, first: u8) -> Vec<u8> 
 }
 
 /// Decodes a video instruction `i`, of opcode `op` with modifiers `details`, types
-/// `types` and comparison `cmp`, whose form [`check`] and its row have checked (at
+/// `types` and comparison `cmp`, whose form `check` and its row have checked (at
 /// most one secondary operation or `.shr`, selectors in range); `None` for the other
 /// instructions.
 pub fn decode(
