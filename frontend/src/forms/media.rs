@@ -7,7 +7,7 @@
 //! These rows are tried before the others of an opcode: they select the narrow-format
 //! and directed-rounding forms of arithmetic opcodes whose other forms have rows there.
 
-use super::video::VideoOperands;
+use super::video::{VideoOperands, SCALES, SECONDARY};
 use super::{Check::*, Form, When as Select};
 use crate::ast::{Instruction, ScalarType, StateSpace};
 use crate::decode::{BoolOp, Direction, Modifiers};
@@ -133,17 +133,11 @@ const SIMD4: VideoOperands = VideoOperands::Simd(4);
 const ADD: Modifier = Modifier::Reduction(Reduction::Add);
 const MIN: Modifier = Modifier::Reduction(Reduction::Min);
 const MAX: Modifier = Modifier::Reduction(Reduction::Max);
-pub(super) const SECONDARY: &[Modifier] = &[ADD, MIN, MAX];
 const CLAMP_WRAP: &[Modifier] = &[Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
 const SHIFT_MODES: &[Modifier] =
     &[ADD, MIN, MAX, Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
 const SHR: &[Modifier] =
     &[Modifier::VideoScale(VideoScale::Shr7), Modifier::VideoScale(VideoScale::Shr15)];
-pub(super) const SCALES: &[Modifier] = &[
-    Modifier::VideoScale(VideoScale::Po),
-    Modifier::VideoScale(VideoScale::Shr7),
-    Modifier::VideoScale(VideoScale::Shr15),
-];
 
 const F16S: &[ScalarType] = &[F16, F16x2];
 const BF16S: &[ScalarType] = &[Bf16, Bf16x2];

@@ -21,13 +21,26 @@
 //! The operation types ([`VideoArith`], [`VideoPart`], …) are also the IR's
 //! (`ptxvk_lower::ir::video` re-exports them), as `decode::CmpOp` is.
 
-use super::media::{SCALES, SECONDARY};
 use crate::ast::{Instruction, Operand, ScalarType};
 use crate::decode::{CmpOp, Modifiers};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode::{self, *};
-use crate::modifier::{Clamp, Modifier, Reduction};
+use crate::modifier::{Clamp, Modifier, Reduction, VideoScale};
 use crate::span::{Span, Spanned};
+
+/// The secondary operations of the scalar video instructions, `.add .min .max`
+/// (§9.7.16.1), of which the SIMD ones take `.add`.
+pub(super) const SECONDARY: &[Modifier] = &[
+    Modifier::Reduction(Reduction::Add),
+    Modifier::Reduction(Reduction::Min),
+    Modifier::Reduction(Reduction::Max),
+];
+/// `vmad`'s `.po`, `.shr7` and `.shr15` (§9.7.16.1.4).
+pub(super) const SCALES: &[Modifier] = &[
+    Modifier::VideoScale(VideoScale::Po),
+    Modifier::VideoScale(VideoScale::Shr7),
+    Modifier::VideoScale(VideoScale::Shr15),
+];
 
 /// The arithmetic both scalar and SIMD video instructions have: `vadd vsub vabsdiff vmin
 /// vmax`, and `vset` with its comparison (one of `eq ne lt le gt ge`), which gives 1 or 0.
