@@ -25,6 +25,7 @@ pub mod media;
 pub mod mma;
 pub mod operands;
 pub mod texture;
+pub mod video;
 
 /// One constraint of a form.
 #[derive(Debug)]

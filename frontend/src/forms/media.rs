@@ -7,8 +7,9 @@
 //! These rows are tried before the others of an opcode: they select the narrow-format
 //! and directed-rounding forms of arithmetic opcodes whose other forms have rows there.
 
+use super::video::{VideoOperands, SCALES, SECONDARY};
 use super::{Check::*, Form, When as Select};
-use crate::ast::{Instruction, Operand, ScalarType, StateSpace};
+use crate::ast::{Instruction, ScalarType, StateSpace};
 use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode::{self, *};
@@ -17,7 +18,7 @@ use crate::modifier::{
     Geometry, Layout, Lod, Modifier, Query, Reduction, Shape, SurfaceAccess, Transpose, VideoScale,
     WmmaOp,
 };
-use crate::span::{Span, Spanned};
+use crate::span::Spanned;
 use ScalarType::*;
 
 /// A constraint of a media form, beyond the generic ones of [`super::Check`].
@@ -83,33 +84,6 @@ pub fn to_ue8m0(details: &[Spanned<Modifier>], types: &[Spanned<ScalarType>]) ->
     ue8m0 < types.first().map(|t| t.span.start)
 }
 
-/// The operand forms of the video instructions (§9.7.16): which selectors
-/// ([`selector`]) and negations each operand takes.
-#[derive(Clone, Copy, Debug)]
-pub enum VideoOperands {
-    /// `d{.dsel}, a{.asel}, b{.bsel}{, c}` with `.b0`-`.b3`, `.h0`, `.h1`; a destination
-    /// selector (a merge into `c`) or a secondary operation takes `c`, not both.
-    Scalar,
-    /// `vmad`: `d, {-}a{.asel}, {-}b{.bsel}, {-}c`, negating the product or `c`, and
-    /// nothing with `.po`.
-    Mad,
-    /// The SIMD forms of this many lanes: a destination mask (`.h10`, `.b3210`, digits
-    /// descending), a lane of `{b, a}` per digit of a source's selector, `c` plain.
-    Simd(u8),
-}
-
-/// A video operand's selector (§9.7.16): whether it names half words (`.h`) or bytes
-/// (`.b`), and its digits as written (highest lane first); `None` for a component
-/// that is not a selector (`%tid.x`).
-pub fn selector(component: &str) -> Option<(bool, Vec<u8>)> {
-    let (half, digits) = match component.strip_prefix(".h") {
-        Some(digits) => (true, digits),
-        None => (false, component.strip_prefix(".b")?),
-    };
-    let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-    all_digits.then(|| (half, digits.bytes().map(|b| b - b'0').collect()))
-}
-
 /// Which instructions of a media row's opcodes it describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {
@@ -159,17 +133,11 @@ const SIMD4: VideoOperands = VideoOperands::Simd(4);
 const ADD: Modifier = Modifier::Reduction(Reduction::Add);
 const MIN: Modifier = Modifier::Reduction(Reduction::Min);
 const MAX: Modifier = Modifier::Reduction(Reduction::Max);
-const SECONDARY: &[Modifier] = &[ADD, MIN, MAX];
 const CLAMP_WRAP: &[Modifier] = &[Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
 const SHIFT_MODES: &[Modifier] =
     &[ADD, MIN, MAX, Modifier::Clamp(Clamp::Clamp), Modifier::Clamp(Clamp::Wrap)];
 const SHR: &[Modifier] =
     &[Modifier::VideoScale(VideoScale::Shr7), Modifier::VideoScale(VideoScale::Shr15)];
-const SCALES: &[Modifier] = &[
-    Modifier::VideoScale(VideoScale::Po),
-    Modifier::VideoScale(VideoScale::Shr7),
-    Modifier::VideoScale(VideoScale::Shr15),
-];
 
 const F16S: &[ScalarType] = &[F16, F16x2];
 const BF16S: &[ScalarType] = &[Bf16, Bf16x2];
@@ -588,7 +556,7 @@ pub fn check(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
                 return fail(i.span, format!("`{name}` names one operation (`.add`, `.min`, …)"));
             }
         }
-        Video(form) => video_operands(*form, i, m)?,
+        Video(form) => super::video::check(*form, i, m)?,
         Ue8m0 if !m.has(RS) => ue8m0(i, m)?,
         Ue8m0 => {}
         Unsupported(set, why) => {
@@ -671,129 +639,6 @@ fn ue8m0(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
         ([F32], 2) | ([Bf16x2], 1) => Ok(()),
         _ => fail("`.ue8m0x2` converts from two `.f32` sources or one `.bf16x2`"),
     }
-}
-
-/// A video operand (§9.7.16) split into the operand it reads or writes, its selector
-/// (the component, when it is one, and its span) and whether it is negated (`vmad`).
-/// Components that are not selectors (`%tid.x`) stay on the operand.
-#[derive(Clone, Debug)]
-pub struct VideoOperand<'a> {
-    pub operand: Operand,
-    pub selector: Option<(&'a str, Span)>,
-    pub negated: bool,
-    pub span: Span,
-}
-
-impl VideoOperand<'_> {
-    /// The selector's kind and digits ([`selector`]).
-    pub fn digits(&self) -> Option<(bool, Vec<u8>)> {
-        self.selector.and_then(|(text, _)| selector(text))
-    }
-}
-
-/// Splits a selector and a negation off `op`.
-pub fn video_operand(op: &Operand) -> VideoOperand<'_> {
-    let span = op.span();
-    match op {
-        Operand::Neg(inner, _) => VideoOperand { negated: true, ..video_operand(inner) },
-        Operand::Name { name, component: Some(c) } if selector(&c.value).is_some() => {
-            VideoOperand {
-                operand: Operand::Name { name: name.clone(), component: None },
-                selector: Some((&c.value, c.span)),
-                negated: false,
-                span,
-            }
-        }
-        other => VideoOperand { operand: other.clone(), selector: None, negated: false, span },
-    }
-}
-
-/// Checks the operands of a video instruction against `form` ([`VideoOperands`]).
-fn video_operands(form: VideoOperands, i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
-    let ops: Vec<VideoOperand<'_>> = i.operands.iter().map(video_operand).collect();
-    let fail = |span, msg: String| Err(Diagnostic::error(span, msg));
-    let op = m.opcode;
-    let mad = matches!(form, VideoOperands::Mad);
-    if let Some(neg) = ops.iter().find(|o| o.negated).filter(|_| !mad) {
-        return fail(neg.span, "only `vmad` takes negated operands".into());
-    }
-    // The selector of operand `k` must satisfy `valid`; `what` describes a valid one.
-    let check = |k: usize, valid: &dyn Fn(bool, &[u8]) -> bool, what: &str| match ops
-        .get(k)
-        .and_then(|o| o.selector)
-    {
-        Some((text, span)) if !selector(text).is_some_and(|(h, d)| valid(h, &d)) => {
-            fail(span, format!("`{text}` is not {what}"))
-        }
-        _ => Ok(()),
-    };
-    let scalar = |half: bool, d: &[u8]| matches!(d, [k] if *k < if half { 2 } else { 4 });
-    // Operand `k` takes no selector; `what` names it.
-    let plain = |k: usize, what: String| match ops.get(k).and_then(|o| o.selector) {
-        Some((_, span)) => fail(span, format!("{what} takes no selector")),
-        None => Ok(()),
-    };
-    const SCALAR_SELECTOR: &str = "a scalar video selector (`.b0`-`.b3`, `.h0`, `.h1`)";
-    match form {
-        VideoOperands::Scalar => {
-            let merge = ops[0].selector;
-            let secondary = m.details.iter().any(|d| SECONDARY.contains(&d.value));
-            if let Some((_, span)) = merge.filter(|_| secondary) {
-                let msg = "a destination selector merges into `c` and excludes `.add/.min/.max`";
-                return fail(span, msg.into());
-            }
-            if (secondary || merge.is_some()) && ops.len() == 3 {
-                let msg =
-                    format!("`{op}` with `.add/.min/.max` or a destination selector takes `c`");
-                return fail(i.span, msg);
-            }
-            for k in 0..3 {
-                check(k, &scalar, SCALAR_SELECTOR)?;
-            }
-            plain(3, format!("`c` of `{op}`"))?;
-        }
-        VideoOperands::Mad => {
-            plain(0, "the destination of `vmad`".into())?;
-            plain(3, "`c` of `vmad`".into())?;
-            let negate_product = ops[1].negated != ops[2].negated;
-            if m.has(SCALES[0]) && ops.iter().any(|o| o.negated) {
-                return fail(i.span, "`vmad.po` takes no negated operands".into());
-            }
-            if negate_product && ops[3].negated {
-                // §9.7.16.1.4: PTX negates either the product or `c`.
-                return fail(i.span, "`vmad` negates either `a*b` or `c`, not both".into());
-            }
-            if ops[0].negated {
-                return fail(ops[0].span, "a destination cannot be negated".into());
-            }
-            for k in 1..3 {
-                check(k, &scalar, SCALAR_SELECTOR)?;
-            }
-        }
-        VideoOperands::Simd(lanes) => {
-            let half = lanes == 2;
-            // A mask names its lanes, highest first.
-            let mask = |h: bool, d: &[u8]| {
-                h == half
-                    && !d.is_empty()
-                    && d.windows(2).all(|w| w[0] > w[1])
-                    && d.iter().all(|&k| k < lanes)
-            };
-            check(0, &mask, &format!("a {lanes}-lane destination mask"))?;
-            let source = |h: bool, d: &[u8]| {
-                h == half && d.len() == usize::from(lanes) && d.iter().all(|&k| k < 2 * lanes)
-            };
-            let prefix = if half { ".h" } else { ".b" };
-            let what = format!(
-                "a {lanes}-lane selector: `{prefix}` and {lanes} digits below {}",
-                2 * lanes
-            );
-            check(1, &source, &what)?;
-            check(2, &source, &what)?;
-            plain(3, format!("`c` of `{op}`"))?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use crate::ast::{Instruction, ScalarType};
 use crate::decode::{BoolOp, Direction, Modifiers};
 use crate::diagnostic::Diagnostic;
-use crate::modifier::{Format, Fragment, Modifier, Population, Shape, WmmaOp};
+use crate::modifier::{Format, Fragment, Layout, Modifier, Population, Shape, WmmaOp};
 use crate::span::{Span, Spanned};
 
 /// An `mma` input type (A, B).
@@ -288,6 +288,59 @@ pub(super) fn check_wmma(i: &Instruction, m: &Modifiers) -> Result<(), Diagnosti
         ));
     }
     Ok(())
+}
+
+/// The shape `(m, n, k)` and the types D, A, B, C of a checked `mma` or `wmma.mma`
+/// with modifiers `details` and types `types` (`wmma.mma`'s `.dtype.ctype` has `.f16`
+/// inputs); `None` for other instructions.
+pub fn mma_types(
+    details: &[Spanned<Modifier>],
+    types: &[Spanned<ScalarType>],
+) -> Option<((u32, u32, u32), [TypeName; 4])> {
+    let shape = details.iter().find_map(|d| match d.value {
+        Modifier::Shape(Shape { m, n, k: Some(k) }) => Some((m, n, k)),
+        _ => None,
+    })?;
+    let matrix_type = |t: &TypeName| t.input().is_some() || t.acc().is_some();
+    let names: Vec<TypeName> = type_names(details, types).into_iter().filter(matrix_type).collect();
+    let f16 = TypeName::Scalar(ScalarType::F16);
+    match *names.as_slice() {
+        [d, c] => Some((shape, [d, f16, f16, c])),
+        [d, a, b, c] => Some((shape, [d, a, b, c])),
+        _ => None,
+    }
+}
+
+/// A checked `wmma.load` or `wmma.store` (§9.7.14.4.3-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WmmaMove {
+    pub store: bool,
+    /// `.a`, `.b`, `.c` (loaded) or `.d` (stored).
+    pub fragment: Fragment,
+    /// `.row` (else `.col`).
+    pub row_major: bool,
+    pub shape: (u32, u32, u32),
+    /// The element type: the last type modifier that is an `mma` type.
+    pub data: TypeName,
+}
+
+/// The [`WmmaMove`] of a checked `wmma.load` or `wmma.store` with modifiers `details`
+/// and types `types`; `None` for other instructions.
+pub fn wmma_move(details: &[Spanned<Modifier>], types: &[Spanned<ScalarType>]) -> Option<WmmaMove> {
+    let has = |m: Modifier| details.iter().any(|d| d.value == m);
+    let store = has(Modifier::WmmaOp(WmmaOp::Store));
+    let fragment = details.iter().find_map(|d| match d.value {
+        Modifier::Fragment(f) => Some(f),
+        _ => None,
+    })?;
+    let shape = details.iter().find_map(|d| match d.value {
+        Modifier::Shape(Shape { m, n, k: Some(k) }) => Some((m, n, k)),
+        _ => None,
+    })?;
+    let matrix_type = |t: &TypeName| t.input().is_some() || t.acc().is_some();
+    let data = type_names(details, types).into_iter().rev().find(matrix_type)?;
+    let row_major = has(Modifier::Layout(Layout::Row));
+    Some(WmmaMove { store, fragment, row_major, shape, data })
 }
 
 /// Why the sm_100 shapes of `ldmatrix` and `stmatrix` are not implemented.

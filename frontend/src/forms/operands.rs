@@ -147,6 +147,9 @@ pub static OPERANDS: &[Operands] = &[
     row(&[Opcode::Alloca], &[Dst(Type), Src(Type), Src(U32)]),
     row(&[Opcode::Stacksave], &[Dst(Type)]),
     row(&[Opcode::Stackrestore], &[Src(Type)]),
+    // §9.7.14.5.17: `movmatrix.sync.aligned.m8n8.trans.b16 d, a`, one fragment register
+    // of two `.b16` elements each.
+    row(&[Opcode::Movmatrix], &[Dst(U32), Src(U32)]),
 ];
 
 /// The operand shapes of `m`'s instruction, if its form has them.

@@ -5,13 +5,18 @@
 //! `txq`'s and `suq`'s `[handle]` and the queries ptxvk answers ([`answered`]); and
 //! `suld`'s, `sust`'s and `sured`'s `[surface, {coordinates}]`, values and value type
 //! ([`surface_operands`]). Semantic analysis reads the operands through the same
-//! functions, which cannot fail on a checked instruction.
+//! functions, which cannot fail on a checked instruction, and the modifiers as the typed
+//! values [`fetch_geometry`], [`channel`], [`fetch_result`], [`boundary`] and
+//! [`query_field`] decode them to, which are also the IR's (`ptxvk_lower::ir::texture`
+//! re-exports the types).
 
 use crate::ast::{Instruction, Operand, ScalarType};
 use crate::decode::Modifiers;
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
-use crate::modifier::{Geometry, Lod, Modifier, Query, Reduction, SurfaceAccess};
+use crate::modifier::{
+    Boundary as BoundaryMode, Component, Geometry, Lod, Modifier, Query, Reduction, SurfaceAccess,
+};
 use crate::span::Spanned;
 
 /// Why a texture or surface form is not implemented (the note of its diagnostic, and of
@@ -23,6 +28,188 @@ pub const NOT_IMPLEMENTED: &str = "not implemented yet: of the texture and surfa
 fn unsupported(span: crate::span::Span, what: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet"))
         .with_note(NOT_IMPLEMENTED.to_string())
+}
+
+/// The geometries ptxvk reads: dimensions, a leading layer coordinate, cube maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexGeometry {
+    D1,
+    D2,
+    D3,
+    A1d,
+    A2d,
+    /// A direction `{x, y, z}` picks a face (six layers).
+    Cube,
+    /// Layered cube maps: a layer (of six faces each), then the direction.
+    Acube,
+}
+
+impl TexGeometry {
+    /// The coordinates after the layer: 1, 2 or 3.
+    pub fn dims(self) -> usize {
+        match self {
+            TexGeometry::D1 | TexGeometry::A1d => 1,
+            TexGeometry::D2 | TexGeometry::A2d => 2,
+            TexGeometry::D3 | TexGeometry::Cube | TexGeometry::Acube => 3,
+        }
+    }
+
+    /// Whether the first coordinate is a layer.
+    pub fn layered(self) -> bool {
+        matches!(self, TexGeometry::A1d | TexGeometry::A2d | TexGeometry::Acube)
+    }
+
+    pub fn cube(self) -> bool {
+        matches!(self, TexGeometry::Cube | TexGeometry::Acube)
+    }
+}
+
+/// What a fetch writes: four f32, s32 or u32 words, or the four float results rounded to
+/// halves in two words (`.f16x2`: R and G in the first, B and A in the second, the first
+/// of each pair in the low half).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexResult {
+    F32,
+    F16x2,
+    S32,
+    U32,
+}
+
+impl TexResult {
+    /// Whether the results are floats (channels converted), else integers.
+    pub fn is_float(self) -> bool {
+        matches!(self, TexResult::F32 | TexResult::F16x2)
+    }
+
+    /// Result words: 4, or 2 for `.f16x2`.
+    pub fn words(self) -> usize {
+        if self == TexResult::F16x2 {
+            2
+        } else {
+            4
+        }
+    }
+}
+
+/// The channel `tld4` gathers (`.r`, `.g`, `.b`, `.a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    R,
+    G,
+    B,
+    A,
+}
+
+impl Channel {
+    pub fn index(self) -> usize {
+        match self {
+            Channel::R => 0,
+            Channel::G => 1,
+            Channel::B => 2,
+            Channel::A => 3,
+        }
+    }
+}
+
+/// The attribute a `txq`/`suq` reads (32-bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexQuery {
+    Width,
+    Height,
+    Depth,
+    ArraySize,
+    NumMipmapLevels,
+    NumSamples,
+    NormalizedCoords,
+    FilterMode,
+    ForceUnnormalizedCoords,
+    /// `.addr_mode_N` of dimension N (0-2).
+    AddrMode(u8),
+}
+
+/// What a surface access does out of bounds (`.trap`, `.clamp`, `.zero`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+/// The geometry ptxvk fetches from that `g` is; `None` for the multisample ones.
+pub fn tex_geometry(g: Geometry) -> Option<TexGeometry> {
+    Some(match g {
+        Geometry::D1 => TexGeometry::D1,
+        Geometry::D2 => TexGeometry::D2,
+        Geometry::D3 => TexGeometry::D3,
+        Geometry::A1d => TexGeometry::A1d,
+        Geometry::A2d => TexGeometry::A2d,
+        Geometry::Cube => TexGeometry::Cube,
+        Geometry::Acube => TexGeometry::Acube,
+        Geometry::D2ms | Geometry::A2dms => return None,
+    })
+}
+
+/// The geometry of a checked texture or surface instruction with modifiers `details`.
+pub fn fetch_geometry(details: &[Spanned<Modifier>]) -> Option<TexGeometry> {
+    geometry(details).and_then(|g| tex_geometry(g.value))
+}
+
+/// The channel `tld4` (with modifiers `details`) gathers: its `.r`, `.g`, `.b` or `.a`.
+pub fn channel(details: &[Spanned<Modifier>]) -> Channel {
+    let component = details.iter().find_map(|d| match d.value {
+        Modifier::Component(c) => Some(c),
+        _ => None,
+    });
+    match component {
+        Some(Component::G) => Channel::G,
+        Some(Component::B) => Channel::B,
+        Some(Component::A) => Channel::A,
+        Some(Component::R) | None => Channel::R,
+    }
+}
+
+/// The result of a checked `tex` or `tld4` of types `types` (`.dtype.ctype`), and
+/// whether its coordinates are integers (`.s32`).
+pub fn fetch_result(types: &[Spanned<ScalarType>]) -> (TexResult, bool) {
+    let result = match types.first().map(|t| t.value) {
+        Some(ScalarType::F16x2) => TexResult::F16x2,
+        Some(ScalarType::S32) => TexResult::S32,
+        Some(ScalarType::U32) => TexResult::U32,
+        _ => TexResult::F32,
+    };
+    (result, types.get(1).is_some_and(|t| t.value == ScalarType::S32))
+}
+
+/// A surface access's out-of-bounds mode among `details`: `.trap` without one.
+pub fn boundary(details: &[Spanned<Modifier>]) -> Boundary {
+    let mode = details.iter().find_map(|d| match d.value {
+        Modifier::Boundary(b) => Some(b),
+        _ => None,
+    });
+    match mode {
+        Some(BoundaryMode::Clamp) => Boundary::Clamp,
+        Some(BoundaryMode::Zero) => Boundary::Zero,
+        Some(BoundaryMode::Trap) | None => Boundary::Trap,
+    }
+}
+
+/// The attribute query `q` reads, if ptxvk answers it with some instruction.
+pub fn query_field(q: Query) -> Option<TexQuery> {
+    Some(match q {
+        Query::Width => TexQuery::Width,
+        Query::Height => TexQuery::Height,
+        Query::Depth => TexQuery::Depth,
+        Query::ArraySize => TexQuery::ArraySize,
+        Query::NumMipmapLevels => TexQuery::NumMipmapLevels,
+        Query::NumSamples => TexQuery::NumSamples,
+        Query::NormalizedCoords => TexQuery::NormalizedCoords,
+        Query::FilterMode => TexQuery::FilterMode,
+        Query::ForceUnnormalizedCoords => TexQuery::ForceUnnormalizedCoords,
+        Query::AddrMode0 => TexQuery::AddrMode(0),
+        Query::AddrMode1 => TexQuery::AddrMode(1),
+        Query::AddrMode2 => TexQuery::AddrMode(2),
+        _ => return None,
+    })
 }
 
 /// The dimensions of geometry `g` and whether its first coordinate is a layer.
@@ -229,20 +416,13 @@ pub fn surface_operands<'i>(
 /// Whether ptxvk answers query `q` of `op` (`txq` or `suq`, PTX ISA 9.2 §9.7.10.5,
 /// §9.7.11.4): the sizes and levels of both, and `txq`'s sampler state.
 pub fn answered(op: Opcode, q: Query) -> bool {
-    match q {
-        Query::Width
-        | Query::Height
-        | Query::Depth
-        | Query::ArraySize
-        | Query::NumMipmapLevels
-        | Query::NumSamples => true,
-        Query::NormalizedCoords
-        | Query::FilterMode
-        | Query::ForceUnnormalizedCoords
-        | Query::AddrMode0
-        | Query::AddrMode1
-        | Query::AddrMode2 => op == Opcode::Txq,
-        _ => false,
+    use TexQuery::*;
+    match query_field(q) {
+        Some(NormalizedCoords | FilterMode | ForceUnnormalizedCoords | AddrMode(_)) => {
+            op == Opcode::Txq
+        }
+        Some(_) => true,
+        None => false,
     }
 }
 

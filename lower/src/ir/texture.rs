@@ -10,6 +10,8 @@
 //! What each instruction computes is `pass::expand_texture`'s module doc.
 
 use super::{AtomicOp, OpTy, RegId, Value};
+/// The typed modifiers, decoded by the frontend's forms (`ptxvk_frontend::forms::texture`).
+pub use ptxvk_frontend::forms::texture::{Boundary, Channel, TexGeometry, TexQuery, TexResult};
 
 /// A texture, sampler or surface handle operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,87 +54,6 @@ pub enum TextureInst {
     Surface(SurfaceAccess),
 }
 
-/// The geometries ptxvk reads: dimensions, a leading layer coordinate, cube maps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TexGeometry {
-    D1,
-    D2,
-    D3,
-    A1d,
-    A2d,
-    /// A direction `{x, y, z}` picks a face (six layers).
-    Cube,
-    /// Layered cube maps: a layer (of six faces each), then the direction.
-    Acube,
-}
-
-impl TexGeometry {
-    /// The coordinates after the layer: 1, 2 or 3.
-    pub fn dims(self) -> usize {
-        match self {
-            TexGeometry::D1 | TexGeometry::A1d => 1,
-            TexGeometry::D2 | TexGeometry::A2d => 2,
-            TexGeometry::D3 | TexGeometry::Cube | TexGeometry::Acube => 3,
-        }
-    }
-
-    /// Whether the first coordinate is a layer.
-    pub fn layered(self) -> bool {
-        matches!(self, TexGeometry::A1d | TexGeometry::A2d | TexGeometry::Acube)
-    }
-
-    pub fn cube(self) -> bool {
-        matches!(self, TexGeometry::Cube | TexGeometry::Acube)
-    }
-}
-
-/// What a fetch writes: four f32, s32 or u32 words, or the four float results rounded to
-/// halves in two words (`.f16x2`: R and G in the first, B and A in the second, the first
-/// of each pair in the low half).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TexResult {
-    F32,
-    F16x2,
-    S32,
-    U32,
-}
-
-impl TexResult {
-    /// Whether the results are floats (channels converted), else integers.
-    pub fn is_float(self) -> bool {
-        matches!(self, TexResult::F32 | TexResult::F16x2)
-    }
-
-    /// Result words: 4, or 2 for `.f16x2`.
-    pub fn words(self) -> usize {
-        if self == TexResult::F16x2 {
-            2
-        } else {
-            4
-        }
-    }
-}
-
-/// The channel `tld4` gathers (`.r`, `.g`, `.b`, `.a`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Channel {
-    R,
-    G,
-    B,
-    A,
-}
-
-impl Channel {
-    pub fn index(self) -> usize {
-        match self {
-            Channel::R => 0,
-            Channel::G => 1,
-            Channel::B => 2,
-            Channel::A => 3,
-        }
-    }
-}
-
 /// How a `tex` picks its mipmap level.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TexLod {
@@ -170,22 +91,6 @@ pub struct TextureFetch {
     pub lod: TexLod,
 }
 
-/// The attribute a `txq`/`suq` reads (32-bit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TexQuery {
-    Width,
-    Height,
-    Depth,
-    ArraySize,
-    NumMipmapLevels,
-    NumSamples,
-    NormalizedCoords,
-    FilterMode,
-    ForceUnnormalizedCoords,
-    /// `.addr_mode_N` of dimension N (0-2).
-    AddrMode(u8),
-}
-
 /// `dst = query(handle)`; with `level` (`txq.level`, PTX ISA 9.2 §9.7.10.5, only
 /// `.width`, `.height` and `.depth`), the size of that mipmap level, `max(1, size >>
 /// level)` (u32, `ptxvk_abi::texture`'s levels).
@@ -195,14 +100,6 @@ pub struct TextureQuery {
     pub dst: RegId,
     pub handle: TexHandle,
     pub level: Option<Value>,
-}
-
-/// What a surface access does out of bounds (`.trap`, `.clamp`, `.zero`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Boundary {
-    Trap,
-    Clamp,
-    Zero,
 }
 
 /// The operation of a [`SurfaceAccess`].

@@ -3,7 +3,12 @@
 //! selectors, modifiers), before `pass::expand_video` writes each out in core integer
 //! operations. Every source and the destination is 32-bit.
 
-use super::{CmpOp, RegId, Value};
+use super::{RegId, Value};
+/// The operation types, decoded by the frontend's forms
+/// (`ptxvk_frontend::forms::video`).
+pub use ptxvk_frontend::forms::video::{
+    MadAdjust, ScalarVideoOp, SimdVideoOp, VideoArith, VideoPart, VideoSecondary,
+};
 
 /// A video instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,77 +107,12 @@ impl VideoOp {
     }
 }
 
-/// The arithmetic both scalar and SIMD video instructions have: `vadd vsub vabsdiff vmin
-/// vmax`, and `vset` with its comparison (one of `eq ne lt le gt ge`), which gives 1 or 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VideoArith {
-    Add,
-    Sub,
-    Absdiff,
-    Min,
-    Max,
-    Set(CmpOp),
-}
-
-/// The primary operation of a scalar video instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScalarVideoOp {
-    Arith(VideoArith),
-    /// `vshl`: the amount clamped to 32 (`.clamp`) or taken mod 32 (`.wrap`).
-    Shl {
-        clamp: bool,
-    },
-    /// `vshr`, arithmetic for a signed `a`.
-    Shr {
-        clamp: bool,
-    },
-}
-
-/// The part of a 32-bit word a scalar video operand selects (`.b0`–`.b3`, `.h0`,
-/// `.h1`, or none: the word).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VideoPart {
-    Word,
-    /// Byte 0–3.
-    Byte(u8),
-    /// Half word 0–1.
-    Half(u8),
-}
-
-impl VideoPart {
-    /// Whether the byte or half word exists.
-    pub fn valid(self) -> bool {
-        match self {
-            VideoPart::Word => true,
-            VideoPart::Byte(k) => k < 4,
-            VideoPart::Half(k) => k < 2,
-        }
-    }
-
-    /// The bit position and width of the part.
-    pub fn position_and_bits(self) -> (u32, u32) {
-        match self {
-            VideoPart::Word => (0, 32),
-            VideoPart::Byte(k) => (8 * u32::from(k), 8),
-            VideoPart::Half(k) => (16 * u32::from(k), 16),
-        }
-    }
-}
-
 /// A scalar source: the value, whether its type is `.s32`, and the part selected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VideoSource {
     pub value: Value,
     pub signed: bool,
     pub part: VideoPart,
-}
-
-/// The secondary operation of a scalar video instruction (`.add .min .max`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VideoSecondary {
-    Add,
-    Min,
-    Max,
 }
 
 /// What a scalar video instruction does with its (saturated) result.
@@ -212,18 +152,6 @@ impl ScalarVideo {
     }
 }
 
-/// The adjustment of `vmad`'s sum (the ISA allows one of them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MadAdjust {
-    None,
-    /// `.po`: `a*b + c + 1`.
-    PlusOne,
-    /// `-a*b + c` (`a` or `b` negated).
-    NegateProduct,
-    /// `a*b - c`.
-    NegateC,
-}
-
 /// `vmad` (§9.7.16.1.4): `±(a*b) ± c (+1)`, shifted right by `shift` (0, 7 for `.shr7`
 /// or 15 for `.shr15`), `.sat` clamping to the 32-bit range of the final sign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,14 +172,6 @@ impl VideoMad {
             || self.b.signed
             || matches!(self.adjust, MadAdjust::NegateProduct | MadAdjust::NegateC)
     }
-}
-
-/// The primary operation of a SIMD video instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SimdVideoOp {
-    Arith(VideoArith),
-    /// `vavrg2`, `vavrg4`: the average, rounded away from zero.
-    Avrg,
 }
 
 /// `vadd2 … vset4` (§9.7.16.2): `lanes` (2 or 4) half words or bytes of the pool

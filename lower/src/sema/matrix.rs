@@ -7,12 +7,9 @@
 
 use ptxvk_frontend::ast::ScalarType;
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-pub(super) use ptxvk_frontend::forms::mma::{type_names, TypeName};
-use ptxvk_frontend::modifier::{
-    FloatOption, Format, Modifier, Population, Shape as ModifierShape, Transpose,
-};
+use ptxvk_frontend::forms::mma::{self, TypeName};
+use ptxvk_frontend::modifier::{FloatOption, Format, Modifier, Population, Transpose};
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::Spanned;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
@@ -24,14 +21,6 @@ use crate::ir::{
 const TRANS: Modifier = Modifier::Transpose(Transpose::Trans);
 
 const U32: OpTy = OpTy::U(32);
-
-/// The shape modifier of a matrix instruction (`.m16n8k16`, `.m8n8`), if it has one.
-fn shape_of(m: &Mods) -> Option<Spanned<ModifierShape>> {
-    m.find(|d| match d {
-        Modifier::Shape(s) => Some(s),
-        _ => None,
-    })
-}
 
 /// The `mma` input type `t` names.
 pub(super) fn elem(t: TypeName) -> Option<MatrixElem> {
@@ -79,7 +68,7 @@ impl Lowerer<'_> {
             Opcode::Mma => self.mma(i, m),
             Opcode::Ldmatrix => self.ldmatrix(i, m, false),
             Opcode::Stmatrix => self.ldmatrix(i, m, true),
-            Opcode::Movmatrix => self.movmatrix(i),
+            Opcode::Movmatrix => self.movmatrix(i, m),
             _ => return None,
         })
     }
@@ -132,15 +121,9 @@ impl Lowerer<'_> {
             Some(BoolOp::Xor) if counted => Some(BinaryOp::Xor),
             _ => None,
         };
-        let shape = shape_of(m).map(|s| s.value);
-        let types = type_names(&m.details, &m.types);
-        let checked = match (shape, types.as_slice()) {
-            (Some(ModifierShape { m, n, k: Some(k) }), &[d, a, b, c]) => {
-                Some((m, n, k, accum(d), elem(a), elem(b), accum(c)))
-            }
-            _ => None,
-        };
-        let Some((mm, nn, kk, Some(d), Some(a), Some(b), Some(c))) = checked else {
+        let parsed = mma::mma_types(&m.details, &m.types)
+            .map(|(shape, [d, a, b, c])| (shape, accum(d), elem(a), elem(b), accum(c)));
+        let Some(((mm, nn, kk), Some(d), Some(a), Some(b), Some(c))) = parsed else {
             return Err(Diagnostic::internal(span, "an `mma` form the forms table refuses"));
         };
         let form = MmaForm { m: mm, n: nn, k: kk, a, b, d, c, satfinite, popc };
@@ -203,14 +186,9 @@ impl Lowerer<'_> {
     }
 
     /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the transpose of one fragment.
-    fn movmatrix(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let [d, a] = i.operands.as_slice() else {
-            return Err(Diagnostic::internal(span, "`movmatrix` takes 2 operands"));
-        };
-        let dst = self.dst(d, U32, false)?;
-        let src = self.src(a, U32, false, span)?;
-        self.push(InstKind::Matrix(Box::new(MatrixInst::Transpose { dst, src })), span);
+    fn movmatrix(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
+        let (dst, [src]) = self.fixed_args(i, m)?;
+        self.push(InstKind::Matrix(Box::new(MatrixInst::Transpose { dst, src })), i.span);
         Ok(())
     }
 }

@@ -8,38 +8,21 @@
 //! `.texref`/`.samplerref`/`.surfref` parameter is that variable ([`TexHandle`]), which
 //! the pass loads.
 
-use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::ast::{self, Operand};
 use ptxvk_frontend::forms::texture::{self, items, FetchOperands};
-use ptxvk_frontend::modifier::{
-    Boundary as BoundaryMode, Component, Geometry, Modifier, Query, Reduction,
-    SurfaceAccess as Access,
-};
+use ptxvk_frontend::modifier::{Modifier, Reduction, SurfaceAccess as Access};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
 use crate::ir::{
-    AtomicOp, BoolOp, Boundary, Channel, InstKind, OpTy, SurfaceAccess, SurfaceOp, TexGeometry,
-    TexHandle, TexLod, TexQuery, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
+    AtomicOp, BoolOp, Channel, InstKind, OpTy, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle,
+    TexLod, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
 };
 
 const S32: OpTy = OpTy::S(32);
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 const F32: OpTy = OpTy::F(32);
-
-/// The geometries ptxvk fetches from.
-fn geometry(g: Geometry) -> Option<TexGeometry> {
-    Some(match g {
-        Geometry::D1 => TexGeometry::D1,
-        Geometry::D2 => TexGeometry::D2,
-        Geometry::D3 => TexGeometry::D3,
-        Geometry::A1d => TexGeometry::A1d,
-        Geometry::A2d => TexGeometry::A2d,
-        Geometry::Cube => TexGeometry::Cube,
-        Geometry::Acube => TexGeometry::Acube,
-        Geometry::D2ms | Geometry::A2dms => return None,
-    })
-}
 
 /// What a checked `tex` or `tld4` fetches.
 struct Fetch {
@@ -72,11 +55,7 @@ impl Lowerer<'_> {
     /// The geometry, one of those ptxvk fetches from with this instruction
     /// (`ptxvk_frontend::forms::texture`).
     fn geometry_of(&self, i: &ast::Instruction, m: &Mods) -> Result<TexGeometry, Diagnostic> {
-        let g = m.find(|d| match d {
-            Modifier::Geometry(g) => geometry(g),
-            _ => None,
-        });
-        g.map(|g| g.value)
+        texture::fetch_geometry(&m.details)
             .ok_or_else(|| Diagnostic::internal(i.span, "a geometry the forms refuse"))
     }
 
@@ -98,7 +77,7 @@ impl Lowerer<'_> {
     /// `tex.geom.v4.dtype.ctype d, [handle, {coords}] {, lod | dPdx, dPdy}`.
     fn tex(&mut self, i: &ast::Instruction, m: &Mods) -> Result<TextureFetch, Diagnostic> {
         let geometry = self.geometry_of(i, m)?;
-        let (result, integer_coords) = fetch_types(m);
+        let (result, integer_coords) = texture::fetch_result(&m.types);
         let fetch = Fetch { gather: None, geometry, result, integer_coords };
         self.fetch(fetch, texture::fetch_operands(i, true, &m.details, &m.types)?, i.span)
     }
@@ -106,17 +85,8 @@ impl Lowerer<'_> {
     /// `tld4.comp.{2d,a2d}.v4.dtype.f32 d, [handle, {coords}]`.
     fn tld4(&mut self, i: &ast::Instruction, m: &Mods) -> Result<TextureFetch, Diagnostic> {
         let geometry = self.geometry_of(i, m)?;
-        let channel = m.find(|d| match d {
-            Modifier::Component(c) => Some(match c {
-                Component::R => Channel::R,
-                Component::G => Channel::G,
-                Component::B => Channel::B,
-                Component::A => Channel::A,
-            }),
-            _ => None,
-        });
-        let gather = Some(channel.map_or(Channel::R, |c| c.value));
-        let (result, _) = fetch_types(m);
+        let gather = Some(texture::channel(&m.details));
+        let (result, _) = texture::fetch_result(&m.types);
         let fetch = Fetch { gather, geometry, result, integer_coords: false };
         self.fetch(fetch, texture::fetch_operands(i, false, &m.details, &m.types)?, i.span)
     }
@@ -193,7 +163,7 @@ impl Lowerer<'_> {
         let dst = self.dst(dst, U32, false)?;
         let handle = self.handle(&handle, span)?;
         let level = level.map(|l| self.src(l, U32, false, span)).transpose()?;
-        let field = texture::query(&m.details).and_then(query_field);
+        let field = texture::query(&m.details).and_then(texture::query_field);
         let field = field.ok_or_else(|| Diagnostic::internal(span, "a query the forms refuse"))?;
         Ok(TextureQuery { field, dst, handle, level })
     }
@@ -214,15 +184,7 @@ impl Lowerer<'_> {
         // (`ptxvk_frontend::forms::media`).
         let formatted = m.has(Modifier::SurfaceAccess(Access::P));
         let load = op == Opcode::Suld;
-        let mode = m.find(|d| match d {
-            Modifier::Boundary(b) => Some(b),
-            _ => None,
-        });
-        let boundary = match mode.map_or(BoundaryMode::Trap, |b| b.value) {
-            BoundaryMode::Trap => Boundary::Trap,
-            BoundaryMode::Clamp => Boundary::Clamp,
-            BoundaryMode::Zero => Boundary::Zero,
-        };
+        let boundary = texture::boundary(&m.details);
         let Some(ty) = m.types.first() else {
             return Err(Diagnostic::internal(span, "a surface access the forms refuse"));
         };
@@ -251,38 +213,6 @@ impl Lowerer<'_> {
         let (handle, coords) = (h, xs);
         Ok(SurfaceAccess { op, formatted, geometry, boundary, ty, handle, layer, coords })
     }
-}
-
-/// The field of query `q` (one `ptxvk_frontend::forms::texture::answered`); `None` for
-/// the others.
-fn query_field(q: Query) -> Option<TexQuery> {
-    Some(match q {
-        Query::Width => TexQuery::Width,
-        Query::Height => TexQuery::Height,
-        Query::Depth => TexQuery::Depth,
-        Query::ArraySize => TexQuery::ArraySize,
-        Query::NumMipmapLevels => TexQuery::NumMipmapLevels,
-        Query::NumSamples => TexQuery::NumSamples,
-        Query::NormalizedCoords => TexQuery::NormalizedCoords,
-        Query::FilterMode => TexQuery::FilterMode,
-        Query::ForceUnnormalizedCoords => TexQuery::ForceUnnormalizedCoords,
-        Query::AddrMode0 => TexQuery::AddrMode(0),
-        Query::AddrMode1 => TexQuery::AddrMode(1),
-        Query::AddrMode2 => TexQuery::AddrMode(2),
-        _ => return None,
-    })
-}
-
-/// The result and whether the coordinates are integers, of a fetch whose types
-/// `ptxvk_frontend::forms::media` has checked.
-fn fetch_types(m: &Mods) -> (TexResult, bool) {
-    let result = match m.types.first().map(|t| t.value) {
-        Some(ScalarType::F16x2) => TexResult::F16x2,
-        Some(ScalarType::S32) => TexResult::S32,
-        Some(ScalarType::U32) => TexResult::U32,
-        _ => TexResult::F32,
-    };
-    (result, m.types.get(1).is_some_and(|t| t.value == ScalarType::S32))
 }
 
 /// The operation of a `sured` (PTX ISA 9.2 §9.7.11.3): an atomic read-modify-write of

@@ -9,17 +9,15 @@
 //! `.s4`/`.u4`/`.b1` forms. The shapes and types are checked by `ptxvk_frontend::forms`.
 
 use ptxvk_frontend::ast::{self, StateSpace};
-use ptxvk_frontend::forms::mma::WMMA_SHAPES;
-use ptxvk_frontend::modifier::{
-    FloatOption, Fragment as FragmentName, Layout, Modifier, Shape as ModifierShape, WmmaOp,
-};
+use ptxvk_frontend::forms::mma;
+use ptxvk_frontend::modifier::{FloatOption, Fragment as FragmentName, Modifier, WmmaOp};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
-use super::matrix::{accum, elem, type_names, TypeName};
+use super::matrix::{accum, elem};
 use super::{Lowerer, Mods};
 use crate::ir::{
-    FloatFormat, Fragment, InstKind, MatrixElem, MatrixInst, Mma, MmaForm, OpTy, Space, Value,
-    WmmaAccess, WmmaData, WmmaSpace,
+    Fragment, InstKind, MatrixInst, Mma, MmaForm, OpTy, Space, Value, WmmaAccess, WmmaData,
+    WmmaSpace,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -40,40 +38,21 @@ impl Lowerer<'_> {
         Some(if mma { self.wmma_mma(i, m) } else { self.wmma_move(i, m) })
     }
 
-    /// The shape `(m, n, k)`.
-    fn wmma_shape(&self, i: &ast::Instruction, m: &Mods) -> Result<(u32, u32, u32), Diagnostic> {
-        let shape = m.find(|d| match d {
-            Modifier::Shape(ModifierShape { m, n, k: Some(k) }) => {
-                Some((m, n, k)).filter(|s| WMMA_SHAPES.contains(s))
-            }
-            _ => None,
-        });
-        let shape = shape.map(|s| s.value);
-        shape.ok_or_else(|| Diagnostic::internal(i.span, "a `wmma` shape the forms refuse"))
-    }
-
     /// `wmma.load.{a,b,c}.sync.aligned.layout.shape{.ss}.type r, [p]{, stride}` and
     /// `wmma.store.d.sync.aligned.layout.shape{.ss}.type [p], r{, stride}`.
     fn wmma_move(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let store = m.has(Modifier::WmmaOp(WmmaOp::Store));
-        let fragment = |f| m.has(Modifier::Fragment(f));
-        // One fragment, `.d` to store, and one layout (`ptxvk_frontend::forms::media`).
-        let which = if fragment(FragmentName::A) {
-            Fragment::A
-        } else if fragment(FragmentName::B) {
-            Fragment::B
-        } else {
-            Fragment::C
+        let moved = mma::wmma_move(&m.details, &m.types);
+        let moved = moved.ok_or_else(|| Diagnostic::internal(span, "a `wmma` the forms refuse"))?;
+        let mma::WmmaMove { store, fragment, row_major, shape, data } = moved;
+        let which = match fragment {
+            FragmentName::A => Fragment::A,
+            FragmentName::B => Fragment::B,
+            FragmentName::C | FragmentName::D => Fragment::C,
         };
-        let row_major = m.has(Modifier::Layout(Layout::Row));
-        let shape = self.wmma_shape(i, m)?;
-        let matrix_type = |t: &TypeName| elem(*t).is_some() || accum(*t).is_some();
-        let type_name = type_names(&m.details, &m.types).into_iter().rev().find(matrix_type);
-        let data = match (which, type_name) {
-            (Fragment::C, Some(t)) => accum(t).map(WmmaData::Acc),
-            (_, Some(t)) => elem(t).map(WmmaData::In),
-            _ => None,
+        let data = match which {
+            Fragment::C => accum(data).map(WmmaData::Acc),
+            _ => elem(data).map(WmmaData::In),
         };
         let data =
             data.ok_or_else(|| Diagnostic::internal(span, "a `wmma` type the forms refuse"))?;
@@ -130,19 +109,10 @@ impl Lowerer<'_> {
     /// applies it), so the product does not depend on them.
     fn wmma_mma(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let shape = self.wmma_shape(i, m)?;
-        let names: Vec<TypeName> = type_names(&m.details, &m.types)
-            .into_iter()
-            .filter(|&t| elem(t).is_some() || accum(t).is_some())
-            .collect();
         let satfinite = m.has(Modifier::FloatOption(FloatOption::Satfinite));
-        let f16 = Some(MatrixElem::Float(FloatFormat::F16));
-        let parsed = match *names.as_slice() {
-            [d, c] => (accum(d), f16, f16, accum(c)),
-            [d, a, b, c] => (accum(d), elem(a), elem(b), accum(c)),
-            _ => (None, None, None, None),
-        };
-        let (Some(d), Some(a), Some(b), Some(c)) = parsed else {
+        let parsed = mma::mma_types(&m.details, &m.types)
+            .map(|(shape, [d, a, b, c])| (shape, accum(d), elem(a), elem(b), accum(c)));
+        let Some((shape, Some(d), Some(a), Some(b), Some(c))) = parsed else {
             return Err(Diagnostic::internal(span, "`wmma.mma` types the forms refuse"));
         };
         let (mm, n, k) = shape;
