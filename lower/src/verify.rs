@@ -579,9 +579,15 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             }
             at(reg(src), elem.bits() * dsts.len() as u32);
         }
-        InstKind::Atomic { ty, dst, src, cmp, .. } => {
-            at(*dst, ty.bits());
-            at(reg(src), ty.bits());
+        InstKind::Atomic { op, ty, dst, src, cmp, .. } => {
+            // A strong load's or store's may be wider until `pass::expand_strong`, as a
+            // `Load`'s and a `Store`'s.
+            if *op != AtomicOp::Load {
+                at(*dst, ty.bits());
+            }
+            if *op != AtomicOp::Store {
+                at(reg(src), ty.bits());
+            }
             at(reg(cmp), ty.bits());
         }
         InstKind::VectorAtomic(a) => out.extend(a.operand_widths()),

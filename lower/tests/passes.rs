@@ -10,7 +10,9 @@
 //! rewrites the expectations; read the diff before committing it.
 //!
 //! Besides the snapshot, every pass is checked against its contract, independently of
-//! its output text: the verifier accepts the IR after it; `expand_vector_atomics`
+//! its output text: the verifier accepts the IR after it; `expand_strong` leaves no
+//! strong access without an atomic of its width (checked against the interpreter's
+//! model of atomic loads and stores); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
 //! interpreter's model of the layout); `widen_generic` leaves no
@@ -88,7 +90,7 @@ use ptxvk_lower::ir::{
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_formats, expand_generic, expand_indirect_calls,
     expand_integer, expand_isspace, expand_matrix, expand_mbarrier, expand_runtime, expand_stack,
-    expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
+    expand_strong, expand_system, expand_texture, expand_vector_atomics, expand_video, expand_warp,
     float_modifiers, hoist_params, infer_spaces, inline, layout_memory, legalize_atomics,
     legalize_floats, legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible,
     schedule, shared_in_memory, soft_f64, split_grid, structurize, warp_trees, widen_generic,
@@ -269,6 +271,12 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a `cvta`",
             |_, i| matches!(i, InstKind::Cvta { .. }),
             infallible(infer_spaces::run),
+        )?,
+        ("expand_strong", None) => legalizes(
+            &mut s.kernel,
+            "a strong access without an atomic of its width",
+            expand_strong::remains,
+            infallible(expand_strong::run),
         )?,
         ("expand_vector_atomics", None) => legalizes(
             &mut s.kernel,
@@ -902,6 +910,7 @@ fn every_pass_is_checked_on_results() {
     let cases = cases();
     let observed: Vec<String> = cases.iter().filter_map(|c| check(c).ok()).flatten().collect();
     let passes = [
+        "expand_strong",
         "expand_vector_atomics",
         "layout_memory",
         "widen_generic",

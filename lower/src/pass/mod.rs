@@ -1,6 +1,8 @@
 //! The passes after semantic analysis, one file each, in the order [`run`] applies them:
 //!
-//! 0. [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
+//! 0. [`expand_strong`] — the strong `ld`/`st` (atomic loads and stores) that SPIR-V
+//!    has no atomic for become plain accesses ordered by a fence;
+//!    [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
 //!    `isspacep` the window tests of the launch ABI; then
@@ -127,6 +129,7 @@ pub mod expand_matrix;
 pub mod expand_mbarrier;
 pub mod expand_runtime;
 pub mod expand_stack;
+pub mod expand_strong;
 pub mod expand_system;
 pub mod expand_texture;
 pub mod expand_vector_atomics;
@@ -389,6 +392,9 @@ fn checked(k: &Kernel, body: Option<&[Node]>) -> Result<(), Vec<Diagnostic>> {
 /// `crate::text`).
 pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Diagnostic>> {
     verify::run(&kernel)?;
+    // Before expand_vector_atomics: vector loads and stores are plain accesses.
+    expand_strong::run(&mut kernel);
+    checked(&kernel, None)?;
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
     // Before the others: the later passes see the windows' offsets as constants.
@@ -547,6 +553,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a `cvta` left by infer_spaces")
     } else if matches!(kind, InstKind::IsSpace(_)) {
         Some("an `isspacep` left by expand_isspace")
+    } else if expand_strong::remains(k, kind) {
+        Some("a strong access left by expand_strong")
     } else if expand_vector_atomics::is_vector_atomic(kind) {
         Some("a vector atomic left by expand_vector_atomics")
     } else if expand_video::is_video(kind) {
