@@ -196,6 +196,12 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "check" | "check:racecheck" => run_check(pass, s)?,
         "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
         "inline" => run_inline(s)?,
+        "expand_strong" => legalizes(
+            &mut s.kernel,
+            "a strong access without an atomic of its width",
+            expand_strong::remains,
+            infallible(expand_strong::run),
+        )?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
@@ -271,12 +277,6 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             "a `cvta`",
             |_, i| matches!(i, InstKind::Cvta { .. }),
             infallible(infer_spaces::run),
-        )?,
-        ("expand_strong", None) => legalizes(
-            &mut s.kernel,
-            "a strong access without an atomic of its width",
-            expand_strong::remains,
-            infallible(expand_strong::run),
         )?,
         ("expand_vector_atomics", None) => legalizes(
             &mut s.kernel,

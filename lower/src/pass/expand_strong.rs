@@ -1,6 +1,6 @@
 //! Pass: the strong `ld`/`st` (`.relaxed`, `.acquire`, `.release`, `.volatile`; PTX ISA
 //! 9.2 §8.4, §9.7.9.8-9), which semantic analysis makes atomic loads and stores
-//! ([`AtomicOp::Load`], [`AtomicOp::Store`]; [`VectorAtomic`]s of them for vectors),
+//! ([`AtomicOp::Load`], [`AtomicOp::Store`]; [`crate::ir::VectorAtomic`]s of them for vectors),
 //! stay atomics where SPIR-V has an atomic of their width in their space ([`native`]),
 //! and become plain accesses elsewhere: after an acquiring load's fence or before a
 //! releasing store's, and without a fence in local memory, which no other thread
