@@ -21,6 +21,7 @@ use crate::modifier::{
 };
 
 mod atomic;
+pub mod copy;
 pub mod media;
 pub mod mma;
 pub mod operands;
@@ -104,6 +105,12 @@ pub enum Check {
     /// `.add` on `.v2`/`.v4` `.f32`, `.add`/`.min`/`.max` `.noftz` on `.v2`/`.v4`/`.v8`
     /// `.f16`/`.bf16` and `.v2`/`.v4` `.f16x2`/`.bf16x2`.
     VectorAtomic,
+    /// The asynchronous, bulk and tensor copies of `cp` (§9.7.9.25.3-5, in
+    /// `forms/copy.rs`, [`copy::copy_form`]): modifiers and operand counts.
+    Copy,
+    /// The `mbarrier` forms (§9.7.13.15, [`copy::mbarrier_form`]): operand counts and
+    /// the `.shared` state space.
+    Mbarrier,
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -463,6 +470,9 @@ pub static FORMS: &[Form] = &[
     ),
     // §9.7.13.3: `brx.idx{.uni} index, tlist`.
     row(&[Opcode::Brx], &[OneOf(INDEXED)]),
+    // §9.7.9.25.3-5, §9.7.13.15: the copies ptxvk implements and mbarrier objects.
+    row(&[Opcode::Cp], &[Copy]),
+    row(&[Opcode::Mbarrier], &[Mbarrier]),
     // §9.7.13.1-2: `bar.warp.sync`; `bar.arrive` (which `sema::barrier` refuses: Vulkan
     // has no arrival without waiting); `bar{.cta}.red`; `bar{.cta}.sync{.aligned}`.
     row(&[Opcode::Bar], &[Details(BAR_WARP)]).when(When::Has(BAR_WARP[0])),
@@ -943,6 +953,8 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         }
         Media(c) => media::check(c, i, m, name)?,
         VectorAtomic => atomic::vector(i, m)?,
+        Copy => _ = copy::copy_form(i, &m.details, m.types.first())?,
+        Mbarrier => _ = copy::mbarrier_form(i, &m.details, m.space.as_ref())?,
     }
     Ok(())
 }

@@ -793,3 +793,57 @@ fn vector_atomic_forms() {
         ("red.global.add.v2.f16 [%rd1], {%h0, %h1};", "on `.f16` needs `.noftz`", ".f16"),
     ]);
 }
+
+#[test]
+fn copy_and_mbarrier_forms() {
+    // §9.7.9.25.3: `cp.async.ca|cg.shared{::cta}.global{.level::cache_hint}
+    // {.level::prefetch_size} [dst], [src], cp-size{, src-size | ignore-src}{,
+    // cache-policy}`; `.cg` copies 16 bytes; the groups.
+    // §9.7.9.25.4-5: bulk and tensor copies; §9.7.13.15: mbarrier objects.
+    accepted(&[
+        "cp.async.ca.shared.global [%rd1], [%rd2], 4;",
+        "cp.async.cg.shared::cta.global.L2::128B [%rd1], [%rd2], 16, %r1;",
+        "cp.async.ca.shared.global.L2::cache_hint [%rd1], [%rd2], 8, !%p1, %rd3;",
+        "cp.async.wait_group 1;",
+        "cp.async.mbarrier.arrive.noinc.shared.b64 [%rd1];",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \
+         [%rd1], [%rd2], %r1, [%rd3], %h1;",
+        "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%rd1], [%rd2], 64, %rd3;",
+        "cp.async.bulk.wait_group.read 0;",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+         [%rd1], [%rd2, {%r1, %r2}], [%rd3];",
+        "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd2, {%r1}], [%rd1];",
+        "mbarrier.init.shared::cta.b64 [%rd1], 4;",
+        "mbarrier.arrive.expect_tx.b64 %rd2, [%rd1], 16;",
+        "mbarrier.try_wait.parity.shared.b64 %p1, [%rd1], %r1, 100;",
+        "mbarrier.pending_count.b64 %r1, %rd2;",
+    ]);
+    refused(&[
+        ("cp.async.cg.shared.global [%rd1], [%rd2], 8;", "cp-size is 4, 8 or 16 (`.cg`: 16)", "8"),
+        (
+            "cp.async.ca.global.shared [%rd1], [%rd2], 4;",
+            "copies from `.global` to `.shared`",
+            "cp.async.ca.global.shared [%rd1], [%rd2], 4;",
+        ),
+        ("cp.async.commit_group 1;", "takes 0 operand(s)", "cp.async.commit_group 1;"),
+        (
+            "cp.async.bulk.shared::cluster.global.bulk_group [%rd1], [%rd2], 64;",
+            "copies into `.shared` on an mbarrier",
+            "cp.async.bulk.shared::cluster.global.bulk_group [%rd1], [%rd2], 64;",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd2, {%r1}], [%rd1];",
+            "a 2-D copy takes 2 coordinates",
+            "[%rd2, {%r1}]",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes \
+             [%rd1], [%rd2, {%r1, %r2}], [%rd3];",
+            "is not supported yet",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes \
+             [%rd1], [%rd2, {%r1, %r2}], [%rd3];",
+        ),
+        ("mbarrier.init.global.b64 [%rd1], 4;", "an mbarrier is in `.shared` memory", ".global"),
+        ("mbarrier.inval.b64 [%rd1], 4;", "`.inval` takes [addr]", "mbarrier.inval.b64 [%rd1], 4;"),
+    ]);
+}

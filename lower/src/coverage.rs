@@ -81,8 +81,7 @@ const CP_ASYNC_HOW: &str = "performed when issued, by the issuing thread (a load
      which checked launches test): the ISA orders an asynchronous copy only with the wait \
      that completes it, so this is one of the executions it allows, and committing and \
      waiting emit nothing; a partial `src-size` reads only its bytes and zero-fills";
-pub(crate) const ASYNC: &str = "not implemented yet: im2col tensor copies and bulk reductions \
-     (`cp.async`, mbarrier objects, bulk copies and tiled tensor copies are)";
+pub(crate) const ASYNC: &str = ptxvk_frontend::forms::copy::NOT_IMPLEMENTED;
 const BULK_HOW: &str = "performed when issued, by the issuing thread, 16 bytes at a time \
      (a loop for a size in a register), then the copy's `complete_tx` on its mbarrier; bulk \
      groups complete at once, so committing and waiting emit nothing";

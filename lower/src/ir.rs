@@ -1136,7 +1136,10 @@ pub enum InstKind {
     /// the old value; `cmp` is the comparand of `Cas` (ignored otherwise). After
     /// `pass::legalize_atomics` every atomic is native ([`AtomicOp::is_native`]) and
     /// as wide as its space's atomic word: global atomics 32 or 64 bits, shared ones
-    /// 32, or 64 in a wide window ([`SharedLayout::word`]).
+    /// 32, or 64 in a wide window ([`SharedLayout::word`]). `Load` and `Store` are a
+    /// strong `ld`/`st` in any space, by [`Space::Generic`]'s rules for those (a load's
+    /// `dst`, a store's `src`, may be wider than `ty`, as a `Load`'s and a `Store`'s,
+    /// until `pass::expand_strong`).
     Atomic {
         op: AtomicOp,
         space: Space,

@@ -507,6 +507,25 @@ pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
     }
 }
 
+/// An atomic's registers, all as wide as `ty`: but a strong load's `dst` and a strong
+/// store's `src`, which may be wider until `pass::expand_strong`, as a `Load`'s and a
+/// `Store`'s.
+fn atomic_widths(
+    op: AtomicOp,
+    ty: OpTy,
+    dst: Option<RegId>,
+    src: &Value,
+    cmp: &Value,
+) -> Vec<(RegId, u32)> {
+    let reg = |v: &Value| match v {
+        Value::Reg(r) => Some(*r),
+        Value::Imm(_) => None,
+    };
+    let dst = dst.filter(|_| op != AtomicOp::Load);
+    let src = reg(src).filter(|_| op != AtomicOp::Store);
+    [dst, src, reg(cmp)].into_iter().flatten().map(|r| (r, ty.bits())).collect()
+}
+
 /// The register operands of `kind` that the equal-width rule constrains, each with the
 /// width it must have: moves, arithmetic (a shift's amount and bit-field positions are
 /// 32-bit, a widening product's result twice as wide, counts 32-bit), fma, selects,
@@ -586,10 +605,8 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             }
             at(reg(src), elem.bits() * dsts.len() as u32);
         }
-        InstKind::Atomic { ty, dst, src, cmp, .. } => {
-            at(*dst, ty.bits());
-            at(reg(src), ty.bits());
-            at(reg(cmp), ty.bits());
+        InstKind::Atomic { op, ty, dst, src, cmp, .. } => {
+            out.extend(atomic_widths(*op, *ty, *dst, src, cmp))
         }
         InstKind::VectorAtomic(a) => out.extend(a.operand_widths()),
         // Warp exchanges move 32-bit words.

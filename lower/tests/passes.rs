@@ -12,7 +12,9 @@
 //! Besides the snapshot, every pass is checked against its contract, independently of
 //! its output text: the verifier accepts the IR after it; `expand_data_addresses` leaves
 //! no module-data or parameter-block address, in the kernel or its functions (checked
-//! against the interpreter's model of the parameter block's); `expand_vector_atomics`
+//! against the interpreter's model of the parameter block's);
+//! `expand_strong` leaves no strong access without an atomic of its width (checked
+//! against the interpreter's model of atomic loads and stores); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
 //! interpreter's model of the layout); `widen_generic` leaves no
@@ -94,7 +96,7 @@ use ptxvk_lower::ir::{
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_data_addresses, expand_formats, expand_generic,
     expand_indirect_calls, expand_integer, expand_isspace, expand_matrix, expand_mbarrier,
-    expand_runtime, expand_special, expand_stack, expand_system, expand_texture,
+    expand_runtime, expand_special, expand_stack, expand_strong, expand_system, expand_texture,
     expand_vector_atomics, expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces,
     inline, layout_memory, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
     loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
@@ -222,6 +224,12 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "thread_registers" | "thread_ends" | "expand_indirect_calls" | "expand_data_addresses" => {
             run_call_pass(pass, s)?
         }
+        "expand_strong" => legalizes(
+            &mut s.kernel,
+            "a strong access without an atomic of its width",
+            expand_strong::remains,
+            infallible(expand_strong::run),
+        )?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
@@ -974,6 +982,7 @@ fn every_pass_is_checked_on_results() {
     let passes = [
         "expand_data_addresses",
         "thread_registers",
+        "expand_strong",
         "expand_vector_atomics",
         "layout_memory",
         "widen_generic",

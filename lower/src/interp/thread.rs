@@ -814,7 +814,9 @@ impl<'a> Thread<'a> {
                     self.write(cx, space, a, size, new, span)?;
                 }
                 if let Some(d) = dst {
-                    self.set(k, *d, old);
+                    // A strong load into a wider register extends as a `Load` does.
+                    let signed = op == AtomicOp::Load && ty.is_signed();
+                    self.set(k, *d, if signed { sext(old, ty.bits()) as u64 } else { old });
                 }
             }
             _ => {}

@@ -10,6 +10,11 @@ use super::{Address, AtomicOp, OpTy, Order, RegId, Scope, Space, Value};
 /// `dsts[k]` (`None`: discarded, and always for `red`), each as [`super::InstKind::Atomic`]
 /// with the same space, scope and order. The elements are atomic each on its own, not
 /// the vector as a whole (§9.7.13.5), and are performed in element order.
+///
+/// With [`AtomicOp::Load`] or [`AtomicOp::Store`] it is a strong vector `ld`/`st`
+/// (PTX ISA 9.2 §8.4), which `pass::expand_strong` makes one plain vector access and
+/// the fence of its order; its registers may then be wider than `ty`, as a `Load`'s and
+/// a `Store`'s.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VectorAtomic {
     pub op: AtomicOp,
@@ -27,8 +32,12 @@ pub struct VectorAtomic {
 
 impl VectorAtomic {
     /// The register operands with their widths (`crate::verify`): every destination,
-    /// value and `cmp` as wide as an element.
+    /// value and `cmp` as wide as an element; none for a strong vector load or store,
+    /// whose registers may be wider, as a `Load`'s and a `Store`'s.
     pub fn operand_widths(&self) -> Vec<(RegId, u32)> {
+        if matches!(self.op, AtomicOp::Load | AtomicOp::Store) {
+            return Vec::new();
+        }
         let values = self.srcs.iter().chain([&self.cmp]).filter_map(|v| match v {
             Value::Reg(r) => Some(*r),
             Value::Imm(_) => None,

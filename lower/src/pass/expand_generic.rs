@@ -21,11 +21,12 @@
 
 use ptxvk_frontend::Diagnostic;
 
+use super::expand_strong::{native, plain, Data, Plain};
 use super::expander::{self, Blocks};
 use crate::build::Build;
 use crate::ir::{
-    Address, AtomicOp, BinaryOp, CmpOp, Failure, FloatMode, InstKind, Kernel, OpTy, Order, Scope,
-    Space, SystemInst, Terminator, Value, LOCAL_WINDOW, SHARED_WINDOW,
+    Address, AtomicOp, BinaryOp, CmpOp, Failure, FloatMode, InstKind, Kernel, OpTy, Space,
+    SystemInst, Terminator, Value, LOCAL_WINDOW, SHARED_WINDOW,
 };
 use crate::system as sys;
 
@@ -65,9 +66,13 @@ pub(crate) fn access_in(
         InstKind::Load { ty, dsts, .. } => b.push(InstKind::Load { space, ty, dsts, addr }),
         InstKind::Store { ty, srcs, .. } => b.push(InstKind::Store { space, ty, srcs, addr }),
         InstKind::Atomic { op, ty, scope, order, dst, src, cmp, .. } => {
-            if matches!(op, AtomicOp::Load | AtomicOp::Store) {
-                let a = Strong { load: op == AtomicOp::Load, ty, scope, order, dst, src };
-                strong(b, &a, space, addr, wide_window);
+            // A strong `ld`/`st`: `pass::expand_strong`'s rule, in `space`.
+            let load = op == AtomicOp::Load;
+            if (load || op == AtomicOp::Store) && !native(space, ty, load, wide_window) {
+                let data = if load { Data::Load(vec![dst]) } else { Data::Store(vec![src]) };
+                plain(Plain { space, ty, scope, order, addr, data })
+                    .into_iter()
+                    .for_each(|k| b.push(k));
                 return false;
             }
             if space == Space::Local {
@@ -88,46 +93,6 @@ pub(crate) fn access_in(
         _ => {}
     }
     false
-}
-
-/// A strong `ld` (`load`) or `st` of one value.
-struct Strong {
-    load: bool,
-    ty: OpTy,
-    scope: Scope,
-    order: Order,
-    dst: Option<crate::ir::RegId>,
-    src: Value,
-}
-
-/// A strong access in `space` ([`Space::Generic`]'s rules): an atomic where the space
-/// has one of the width, else a plain access ordered by a fence outside local memory.
-fn strong(b: &mut impl Build, a: &Strong, space: Space, addr: Address, wide_window: bool) {
-    let Strong { load, ty, scope, order, dst, src } = *a;
-    let shared_word = if wide_window { 64 } else { 32 };
-    let atomic = match space {
-        Space::Global => matches!(ty.bits(), 32 | 64),
-        // A narrower store into a wide window is an atomic store, which
-        // `pass::legalize_atomics` makes a compare-and-swap on the containing word.
-        Space::Shared => ty.bits() == shared_word || (!load && wide_window && ty.bits() < 64),
-        _ => false,
-    };
-    if atomic {
-        let op = if load { AtomicOp::Load } else { AtomicOp::Store };
-        let src = if load { Value::Imm(0) } else { src };
-        let cmp = Value::Imm(0);
-        b.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp });
-        return;
-    }
-    let fence = (order != Order::Relaxed && space != Space::Local)
-        .then_some(InstKind::Fence { device_scope: scope != Scope::Cta });
-    if load {
-        b.push(InstKind::Load { space, ty, dsts: vec![dst], addr });
-        fence.into_iter().for_each(|f| b.push(f));
-    } else {
-        fence.into_iter().for_each(|f| b.push(f));
-        b.push(InstKind::Store { space, ty, srcs: vec![src], addr });
-    }
 }
 
 expander::expansion!(

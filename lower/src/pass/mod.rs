@@ -3,7 +3,9 @@
 //! 0. [`expand_data_addresses`] — the module data's and the parameter block's
 //!    addresses the arithmetic on their bases; [`thread_registers`] — the registers of
 //!    device functions that stand for the kernel's (module-scope `.reg` variables)
-//!    parameters and returns, passed at each call; then
+//!    parameters and returns, passed at each call; [`expand_strong`] — the strong
+//!    `ld`/`st` (atomic loads and stores) that SPIR-V has no atomic for become plain
+//!    accesses ordered by a fence; then
 //!    [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
@@ -138,6 +140,7 @@ pub mod expand_mbarrier;
 pub mod expand_runtime;
 pub mod expand_special;
 pub mod expand_stack;
+pub mod expand_strong;
 pub mod expand_system;
 pub mod expand_texture;
 pub mod expand_vector_atomics;
@@ -407,6 +410,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     expand_data_addresses::run(&mut kernel);
     // The later passes before inline see a function's registers as values.
     thread_registers::run(&mut kernel).map_err(|d| vec![d])?;
+    // Before expand_vector_atomics: vector loads and stores are plain accesses.
+    expand_strong::run(&mut kernel);
     checked(&kernel, None)?;
     expand_vector_atomics::run(&mut kernel);
     checked(&kernel, None)?;
@@ -573,6 +578,8 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
         Some("a `cvta` left by infer_spaces")
     } else if matches!(kind, InstKind::IsSpace(_)) {
         Some("an `isspacep` left by expand_isspace")
+    } else if expand_strong::remains(k, kind) {
+        Some("a strong access left by expand_strong")
     } else if expand_vector_atomics::is_vector_atomic(kind) {
         Some("a vector atomic left by expand_vector_atomics")
     } else if expand_video::is_video(kind) {

@@ -7,13 +7,11 @@
 use ptxvk_frontend::ast::{self, Operand, ScalarType::*, StateSpace};
 use ptxvk_frontend::decode;
 use ptxvk_frontend::modifier::{self as md, FloatOption, Modifier, Reduction};
+use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
-use ptxvk_frontend::{Diagnostic, Span};
 
 use super::{Lowerer, Mods};
-use crate::ir::{
-    Address, AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic,
-};
+use crate::ir::{AtomicOp, FloatFormat, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic};
 
 const NOFTZ: Modifier = Modifier::FloatOption(FloatOption::NoFtz);
 
@@ -241,25 +239,6 @@ impl Lowerer<'_> {
             )),
         };
         Ok((d.map(elems).transpose()?, elems(b)?))
-    }
-}
-
-impl Lowerer<'_> {
-    /// A strong store of fewer than 64 bits into a wide shared window: an atomic store
-    /// that `pass::legalize_atomics` makes a compare-and-swap loop on the containing
-    /// word, so that no observer sees the other bytes of the word, or this element,
-    /// change but to their written values.
-    pub(super) fn store_in_wide_word(
-        &mut self,
-        ty: OpTy,
-        order: Order,
-        scope: Scope,
-        addr: Address,
-        src: Value,
-        span: Span,
-    ) {
-        let (op, space, dst, cmp) = (AtomicOp::Store, Space::Shared, None, Value::Imm(0));
-        self.push(InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, span);
     }
 }
 

@@ -11,7 +11,7 @@
 //! [`MbarrierOp::CompleteTx`] after the copy ([`Lowerer::complete_tx`]).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-use ptxvk_frontend::modifier::{CopyForm, CopySpace, MbarrierForm as F, Modifier};
+use ptxvk_frontend::forms::copy::{mbarrier_form, MbarrierShape as Shape};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
 use super::{Lowerer, Mods};
@@ -41,133 +41,92 @@ impl Lowerer<'_> {
         self.push(InstKind::Mbarrier(Box::new(op)), span);
     }
 
+    /// The operation of an `mbarrier` of the form `ptxvk_frontend::forms::copy` checked.
     fn resolve_mbarrier(
         &mut self,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<MbarrierOp, Diagnostic> {
         let span = i.span;
-        let form = |f: F| m.has(Modifier::MbarrierForm(f));
         let ops = i.operands.as_slice();
-        let arity = |n: &[usize], what: &str| -> Result<(), Diagnostic> {
-            if n.contains(&ops.len()) {
-                Ok(())
-            } else {
-                Err(Diagnostic::error(span, format!("`mbarrier` {what}")))
+        let shared = m.space.is_some();
+        Ok(match mbarrier_form(i, &m.details, m.space.as_ref())? {
+            Shape::PendingCount => {
+                let dst = self.dst(&ops[0], U32, false)?;
+                let state = self.src(&ops[1], U64, false, span)?;
+                MbarrierOp::PendingCount { dst, state }
             }
-        };
-        if form(F::PendingCount) {
-            arity(&[2], "`.pending_count` takes a destination and a state")?;
-            let dst = self.dst(&ops[0], U32, false)?;
-            let state = self.src(&ops[1], U64, false, span)?;
-            return Ok(MbarrierOp::PendingCount { dst, state });
-        }
-        if form(F::Init) {
-            arity(&[2], "`.init` takes [addr] and a count")?;
-            let at = self.mbarrier_address(&ops[0], m)?;
-            let count = self.src(&ops[1], U32, false, span)?;
-            return Ok(MbarrierOp::Init { at, count });
-        }
-        if form(F::Inval) {
-            arity(&[1], "`.inval` takes [addr]")?;
-            let at = self.mbarrier_address(&ops[0], m)?;
-            return Ok(MbarrierOp::Inval { at });
-        }
-        if form(F::TestWait) || form(F::TryWait) {
-            // An optional suspend-time hint follows the state (`try_wait`).
-            arity(
-                &[3, 4],
-                "waits take a predicate, [addr], a state or parity, and an optional time hint",
-            )?;
-            let dst = self.dst(&ops[0], OpTy::Pred, false)?;
-            let at = self.mbarrier_address(&ops[1], m)?;
-            let parity = form(F::Parity);
-            let waited = self.src(&ops[2], if parity { U32 } else { U64 }, false, span)?;
-            if let Some(hint) = ops.get(3) {
-                self.src(hint, U32, false, span)?;
+            Shape::Init => {
+                let at = self.shared_address(&ops[0], shared)?;
+                let count = self.src(&ops[1], U32, false, span)?;
+                MbarrierOp::Init { at, count }
             }
-            let w = MbarrierWait { dst, at, parity, waited };
-            return Ok(if form(F::TryWait) {
-                MbarrierOp::TryWait(w)
-            } else {
-                MbarrierOp::TestWait(w)
-            });
-        }
-        let arrive = form(F::Arrive) || form(F::ArriveDrop);
-        let drop = form(F::ArriveDrop);
-        if form(F::ExpectTx) || form(F::CompleteTx) {
-            if arrive {
-                arity(&[3], "`.arrive.expect_tx` takes a state, [addr] and a tx-count")?;
-            } else {
-                arity(&[2], "`.expect_tx`/`.complete_tx` take [addr] and a tx-count")?;
+            Shape::Inval => MbarrierOp::Inval { at: self.shared_address(&ops[0], shared)? },
+            Shape::Wait { try_wait, parity } => {
+                let dst = self.dst(&ops[0], OpTy::Pred, false)?;
+                let at = self.shared_address(&ops[1], shared)?;
+                let waited = self.src(&ops[2], if parity { U32 } else { U64 }, false, span)?;
+                // An optional suspend-time hint follows the state (`try_wait`).
+                if let Some(hint) = ops.get(3) {
+                    self.src(hint, U32, false, span)?;
+                }
+                let w = MbarrierWait { dst, at, parity, waited };
+                if try_wait {
+                    MbarrierOp::TryWait(w)
+                } else {
+                    MbarrierOp::TestWait(w)
+                }
             }
-            let (addr, tx) = if arrive { (&ops[1], &ops[2]) } else { (&ops[0], &ops[1]) };
-            let at = self.mbarrier_address(addr, m)?;
-            let tx = self.src(tx, U32, false, span)?;
-            if !arrive {
-                return Ok(if form(F::CompleteTx) {
+            Shape::Tx { complete } => {
+                let at = self.shared_address(&ops[0], shared)?;
+                let tx = self.src(&ops[1], U32, false, span)?;
+                if complete {
                     MbarrierOp::CompleteTx { at, tx }
                 } else {
                     MbarrierOp::ExpectTx { at, tx }
-                });
+                }
             }
-            let state = self.state_result(&ops[0])?;
-            let (count, no_complete) = (Value::Imm(1), false);
-            // `.arrive.complete_tx`: the tx update, then a plain arrive.
-            let complete = form(F::CompleteTx);
-            if complete {
-                self.push_mbarrier(MbarrierOp::CompleteTx { at, tx }, span);
+            Shape::ArriveTx { complete, drop } => {
+                let at = self.shared_address(&ops[1], shared)?;
+                let tx = self.src(&ops[2], U32, false, span)?;
+                let state = self.state_result(&ops[0])?;
+                // `.arrive.complete_tx`: the tx update, then a plain arrive.
+                if complete {
+                    self.push_mbarrier(MbarrierOp::CompleteTx { at, tx }, span);
+                }
+                let (count, no_complete, expect_tx) =
+                    (Value::Imm(1), false, (!complete).then_some(tx));
+                MbarrierOp::Arrive { state, at, count, expect_tx, no_complete, drop }
             }
-            let expect_tx = (!complete).then_some(tx);
-            return Ok(MbarrierOp::Arrive { state, at, count, expect_tx, no_complete, drop });
-        }
-        if arrive {
-            arity(&[2, 3], "`.arrive` takes a state, [addr] and an optional count")?;
-            let at = self.mbarrier_address(&ops[1], m)?;
-            let count = match ops.get(2) {
-                Some(c) => self.src(c, U32, false, span)?,
-                None => Value::Imm(1),
-            };
-            let no_complete = form(F::NoComplete);
-            let state = self.state_result(&ops[0])?;
-            return Ok(MbarrierOp::Arrive { state, at, count, expect_tx: None, no_complete, drop });
-        }
-        Err(Diagnostic::error(
-            span,
-            "`mbarrier` takes `.init`, `.inval`, `.arrive`, `.arrive_drop`, `.expect_tx`, \
-             `.complete_tx`, `.test_wait`, `.try_wait` or `.pending_count`",
-        ))
+            Shape::Arrive { drop, no_complete } => {
+                let at = self.shared_address(&ops[1], shared)?;
+                let count = match ops.get(2) {
+                    Some(c) => self.src(c, U32, false, span)?,
+                    None => Value::Imm(1),
+                };
+                let state = self.state_result(&ops[0])?;
+                MbarrierOp::Arrive { state, at, count, expect_tx: None, no_complete, drop }
+            }
+        })
     }
 
     /// `cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]`
-    /// ([`MbarrierOp::CpAsyncArrive`]).
+    /// ([`MbarrierOp::CpAsyncArrive`]), in `.shared` memory or generic.
     pub(super) fn async_copy_arrive(
         &mut self,
         i: &ast::Instruction,
-        m: &Mods,
+        shared: bool,
+        noinc: bool,
     ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let [addr] = i.operands.as_slice() else {
-            return Err(Diagnostic::error(span, "`cp.async.mbarrier.arrive` takes [addr]"));
-        };
-        let shared = m.details.iter().any(|d| {
-            matches!(
-                d.value,
-                Modifier::CopySpace(
-                    CopySpace::Shared | CopySpace::SharedCta | CopySpace::SharedCluster
-                )
-            )
-        });
-        let at = self.shared_address(addr, shared, span)?;
-        let noinc = m.has(Modifier::CopyForm(CopyForm::NoInc));
-        self.push_mbarrier(MbarrierOp::CpAsyncArrive { at, noinc }, span);
+        let at = self.shared_address(&i.operands[0], shared)?;
+        self.push_mbarrier(MbarrierOp::CpAsyncArrive { at, noinc }, i.span);
         Ok(())
     }
 
     /// The mbarrier operand of a bulk copy (`[mbar]`, in `.shared::cluster`, which is
     /// the CTA's `.shared`).
     pub(super) fn mbarrier_operand(&mut self, op: &Operand) -> Result<Address, Diagnostic> {
-        self.shared_address(op, true, op.span())
+        self.shared_address(op, true)
     }
 
     /// The completion of a copy of `bytes` (a u32 value) on the mbarrier at `at`: its
@@ -178,26 +137,8 @@ impl Lowerer<'_> {
 
     /// The shared address of an mbarrier operand: in `.shared` (also `::cta` and
     /// `::cluster`) or a generic address, which PTX requires to point into it.
-    fn mbarrier_address(&mut self, op: &Operand, m: &Mods) -> Result<Address, Diagnostic> {
-        let shared = match m.space.as_ref().map(|s| s.value) {
-            None => false,
-            Some(StateSpace::Shared) => true,
-            Some(other) => {
-                return Err(Diagnostic::error(
-                    op.span(),
-                    format!("an mbarrier is in `.shared` memory, not `{}`", other.directive()),
-                ))
-            }
-        };
-        self.shared_address(op, shared, op.span())
-    }
-
-    fn shared_address(
-        &mut self,
-        op: &Operand,
-        shared: bool,
-        span: Span,
-    ) -> Result<Address, Diagnostic> {
+    fn shared_address(&mut self, op: &Operand, shared: bool) -> Result<Address, Diagnostic> {
+        let span = op.span();
         let (_, at) = self.address(op, StateSpace::Shared)?;
         if shared {
             return Ok(at);

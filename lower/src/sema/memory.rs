@@ -5,7 +5,7 @@ use super::{
     ast, is_cache_hint, md, unsupported, unsupported_modifier, Diagnostic, Lowerer, Modifier, Mods,
     Opcode, Operand, RegId, Span, StateSpace,
 };
-use crate::ir::{Address, AtomicOp, InstKind, OpTy, Order, Scope, Space, Value};
+use crate::ir::{AtomicOp, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic};
 
 impl Lowerer<'_> {
     pub(super) fn memory(
@@ -87,80 +87,41 @@ impl Lowerer<'_> {
                 .collect::<Result<_, _>>()?;
             Data::Load(dsts)
         };
-        // A strong access (PTX ISA 9.2 §8.4) is an atomic load or store where SPIR-V has
-        // one: a scalar 32/64-bit word of global memory or a 32-bit one of shared memory
-        // into a register of its width. Others (local memory has no other observer;
-        // sub-word and vector accesses) are plain accesses, after an acquiring load's
-        // fence or before a releasing store's.
-        let one_word = match &data {
-            Data::Store(srcs) => srcs.len() == 1,
-            Data::Load(dsts) => {
-                dsts.len() == 1 && dsts[0].is_none_or(|d| self.kernel.reg(d).ty.bits() == ty.bits())
-            }
-        };
-        // A wide shared window (`SharedLayout::wide`) has atomics of 64 bits only; a
-        // strong narrower store there is an atomic store that `pass::legalize_atomics`
-        // makes a compare-and-swap loop (`store_in_wide_word`).
-        let shared_atomic_bits = if self.kernel.shared.wide() { 64 } else { 32 };
-        let access = |space: Space, addr: Address| -> (InstKind, Option<(Order, Scope)>) {
-            // A generic access is atomic when its space's is (`pass::expand_generic`).
-            let atomic_width = matches!((space, ty.bits()), (Space::Global, 32 | 64))
-                || (space == Space::Shared && ty.bits() == shared_atomic_bits)
-                || space == Space::Generic;
-            let native = strength.filter(|_| atomic_width && one_word);
-            match (&data, native) {
-                (data, Some((order, scope))) => {
-                    let (op, dst, src) = match data {
-                        Data::Store(srcs) => (AtomicOp::Store, None, srcs[0]),
-                        Data::Load(dsts) => (AtomicOp::Load, dsts[0], Value::Imm(0)),
-                    };
-                    let cmp = Value::Imm(0);
-                    (InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp }, None)
-                }
-                (Data::Store(srcs), _) => {
-                    (InstKind::Store { space, ty, srcs: srcs.clone(), addr }, strength)
-                }
-                (Data::Load(dsts), _) => {
-                    (InstKind::Load { space, ty, dsts: dsts.clone(), addr }, strength)
-                }
-            }
-        };
-        let access = |l: &mut Self, space: Space, addr: Address| {
-            if let (Data::Store(srcs), Some((order, scope)), Space::Shared, true) =
-                (&data, strength, space, l.kernel.shared.wide() && ty.bits() < 64)
-            {
-                if let [src] = srcs.as_slice() {
-                    l.store_in_wide_word(ty, order, scope, addr, *src, span);
-                    return;
-                }
-            }
-            let (inst, fence) = access(space, addr);
-            let fence = fence.filter(|(o, _)| *o != Order::Relaxed && space != Space::Local);
-            let fence =
-                fence.map(|(_, scope)| InstKind::Fence { device_scope: scope != Scope::Cta });
-            if let (Some(f), InstKind::Store { .. }) = (&fence, &inst) {
-                l.push(f.clone(), span);
-            }
-            let is_load = matches!(inst, InstKind::Load { .. });
-            l.push(inst, span);
-            if let (Some(f), true) = (fence, is_load) {
-                l.push(f, span);
-            }
-        };
-        if ir_space == Space::Local || (generic && self.generic_windows) {
+        let generic = generic && self.generic_windows;
+        if ir_space == Space::Local || generic {
             // A local access needs a window even when the kernel declares no `.local`
             // variable (its addresses are then out of range, which PTX leaves undefined).
             self.kernel.local_bytes = self.kernel.local_bytes.max(4);
         }
-        if !(generic && self.generic_windows) {
-            access(self, ir_space, address);
-            return Ok(());
-        }
-        // One generic access (of a 32-bit address in a module with 32-bit addresses, which
+        // A generic access (of a 32-bit address in a module with 32-bit addresses, which
         // `pass::widen_generic` widens): `pass::infer_spaces` makes it a direct one where
         // it proves the space, `pass::expand_generic` a test of the address's window
         // where not.
-        access(self, Space::Generic, address);
+        let space = if generic { Space::Generic } else { ir_space };
+        let addr = address;
+        let inst = match (data, strength) {
+            (Data::Load(dsts), None) => InstKind::Load { space, ty, dsts, addr },
+            (Data::Store(srcs), None) => InstKind::Store { space, ty, srcs, addr },
+            // A strong access (PTX ISA 9.2 §8.4): an atomic load or store, which
+            // `pass::expand_strong` makes a plain access and a fence where SPIR-V has no
+            // atomic of its width.
+            (data, Some((order, scope))) => {
+                let (op, srcs, dsts) = match data {
+                    Data::Load(d) => (AtomicOp::Load, vec![Value::Imm(0); d.len()], d),
+                    Data::Store(s) => {
+                        let dsts = vec![None; s.len()];
+                        (AtomicOp::Store, s, dsts)
+                    }
+                };
+                let cmp = Value::Imm(0);
+                let a = VectorAtomic { op, space, ty, scope, order, dsts, addr, srcs, cmp };
+                match a.srcs.len() {
+                    1 => a.element(0),
+                    _ => InstKind::VectorAtomic(Box::new(a)),
+                }
+            }
+        };
+        self.push(inst, span);
         Ok(())
     }
 }

@@ -23,103 +23,36 @@
 //! of the box, which the ISA requires aligned to the pattern's repeat.
 //!
 //! `.im2col` modes, reductions (`cp.reduce.async.bulk.tensor`) and tensor maps NVIDIA's
-//! driver encoded are not implemented; the first two are rejected here, the last is
+//! driver encoded are not implemented; the first two are rejected by `ptxvk_frontend::forms::copy`, the last is
 //! found at run time by its missing [`ptxvk_abi::tensor_map::MAGIC`] and ends the
 //! launch with a trap.
 
-use ptxvk_abi::tensor_map::MAX_RANK;
-use ptxvk_frontend::ast::{self, Operand, StateSpace};
-use ptxvk_frontend::modifier::{CopyForm, Modifier, TensorDims};
+use ptxvk_frontend::ast;
+use ptxvk_frontend::forms::copy::tensor_operand;
 use ptxvk_frontend::Diagnostic;
 
-use super::bulk_copy::{copy_space, BULK_GROUP, CACHE_HINT, COMPLETE_TX, MULTICAST};
 use super::expand::Emit;
 use super::Lowerer;
 use crate::build::Build;
-use crate::ir::{Address, CopyInst, InstKind, OpTy, Space, TensorCopy, Value};
+use crate::ir::{Address, CopyInst, InstKind, OpTy, TensorCopy, Value};
 
 const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
 const U64: OpTy = OpTy::U(64);
 
 impl Lowerer<'_> {
-    /// `cp.async.bulk.tensor.Nd…` (module doc); `names` are the instruction's modifiers,
-    /// `spelled` as written.
+    /// `cp.async.bulk.tensor.Nd…` (module doc): a load into shared memory completing on
+    /// the mbarrier of operand 2, or a store; multicast with the mask of operand 3.
     pub(super) fn tensor_copy(
         &mut self,
         i: &ast::Instruction,
-        names: &[Modifier],
-        spelled: &str,
+        load: bool,
+        multicast: bool,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let unsupported =
-            |what: &str| super::unsupported(span, &format!("`{what}`"), crate::coverage::ASYNC);
-        let rank = match names.get(3) {
-            Some(Modifier::TensorDims(d)) => Some(match d {
-                TensorDims::D1 => 1,
-                TensorDims::D2 => 2,
-                TensorDims::D3 => 3,
-                TensorDims::D4 => 4,
-                TensorDims::D5 => 5,
-            }),
-            _ => None,
-        }
-        .filter(|n| (1..=MAX_RANK).contains(n));
-        let Some(rank) = rank else {
-            return Err(Diagnostic::error(
-                span,
-                "`cp.async.bulk.tensor` names its rank, `.1d` to `.5d`",
-            ));
-        };
-        let mut spaces = Vec::new();
-        let (mut mbarrier, mut bulk_group, mut multicast, mut hinted) =
-            (false, false, false, false);
-        for n in &names[4..] {
-            if let Some(space) = copy_space(*n) {
-                spaces.push(space);
-                continue;
-            }
-            match *n {
-                Modifier::CopyForm(CopyForm::Tile) => {}
-                COMPLETE_TX => mbarrier = true,
-                BULK_GROUP => bulk_group = true,
-                MULTICAST => multicast = true,
-                CACHE_HINT => hinted = true,
-                other => return Err(unsupported(&format!("cp.async.bulk.tensor with `{other}`"))),
-            }
-        }
-        let load = match spaces.as_slice() {
-            [Space::Shared, Space::Global] if mbarrier && !bulk_group => true,
-            [Space::Global, Space::Shared] if bulk_group && !mbarrier && !multicast => false,
-            _ => {
-                return Err(Diagnostic::error(
-                    span,
-                    "`cp.async.bulk.tensor` loads `.shared::cluster.global` on an mbarrier or \
-                     stores `.global.shared::cta` in a bulk group",
-                ))
-            }
-        };
         let ops = i.operands.as_slice();
-        let expected = 2 + usize::from(load) + usize::from(multicast) + usize::from(hinted);
-        if ops.len() != expected {
-            return Err(Diagnostic::error(
-                span,
-                format!("`cp{spelled}` takes {expected} operands, found {}", ops.len()),
-            ));
-        }
         let (tensor, smem) = if load { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
-        let Operand::Tuple(parts, _) = tensor else {
-            return Err(Diagnostic::error(tensor.span(), "expected `[tensorMap, {coordinates}]`"));
-        };
-        let [map_operand, Operand::Vector(coordinates, _)] = parts.as_slice() else {
-            return Err(Diagnostic::error(tensor.span(), "expected `[tensorMap, {coordinates}]`"));
-        };
-        if coordinates.len() != rank {
-            return Err(Diagnostic::error(
-                tensor.span(),
-                format!("a {rank}-D copy takes {rank} coordinates"),
-            ));
-        }
+        let (map_operand, coordinates) = tensor_operand(tensor)?;
         let map_address = self.src(map_operand, U64, false, span)?;
         let map_address = match map_address {
             Value::Reg(r) => Address { base: Some(r), offset: 0 },
@@ -131,7 +64,7 @@ impl Lowerer<'_> {
         };
         let coords: Vec<Value> =
             coordinates.iter().map(|c| self.src(c, S32, false, span)).collect::<Result<_, _>>()?;
-        let (_, shared) = self.address(smem, StateSpace::Shared)?;
+        let (_, shared) = self.address(smem, ast::StateSpace::Shared)?;
         let mask = match multicast {
             true => Some(self.src(&ops[3], OpTy::U(16), false, span)?),
             false => None,
