@@ -2,7 +2,8 @@
 //! integer and f64 arithmetic (PTX ISA 9.2 §9.7.3, §9.7.4, §9.7.9.21):
 //!
 //! * `.f16`, `.bf16`, `.f16x2`, `.bf16x2` arithmetic (`add`, `sub`, `mul`, `fma`,
-//!   `neg`, `abs`, `min`, `max`): checked and resolved into one `InstKind::Half`, which
+//!   `neg`, `abs`, `min`, `max`, and `ex2.approx`, `tanh.approx` through their f32
+//!   functions): checked and resolved into one `InstKind::Half`, which
 //!   `pass::expand_formats` computes lane by lane (widened to f32 exactly, computed
 //!   exactly and rounded to odd in f64, rounded once to the format) with no f16 support
 //!   needed;
@@ -11,9 +12,10 @@
 //!   to and from the UE8M0 scale factors `.ue8m0x2`: checked and resolved into one
 //!   `InstKind::HalfConvert` (its semantics are documented there), which
 //!   `pass::expand_formats` writes out;
-//! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` is kept
-//!   in the IR for `pass::legalize_floats` (that of `cvt` between register types is
-//!   `sema::convert`'s).
+//!
+//! Directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` on
+//! `.f32`/`.f64` is the core lowering's float mode (`sema::core_ops`), which
+//! `pass::legalize_floats` applies.
 
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::forms::media::to_ue8m0;
@@ -23,8 +25,8 @@ use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
 use super::{unsupported, Lowerer, Mods};
 use crate::ir::{
-    packed_bits, BinaryOp, CvtRefusal, CvtSide, FloatFormat, FloatMode, FloatPath, HalfArith,
-    HalfConvert, HalfConvertOp, HalfOp, InstKind, NarrowCvt, OpTy, RegId, Rounding, Value,
+    packed_bits, CvtRefusal, CvtSide, FloatFormat, HalfArith, HalfConvert, HalfConvertOp, HalfOp,
+    InstKind, NarrowCvt, OpTy, RegId, Rounding, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
@@ -86,7 +88,7 @@ pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
     }
 }
 
-/// The opcodes of half-precision arithmetic (§9.7.4.1-4, §9.7.4.10-11).
+/// The opcodes of half-precision arithmetic (§9.7.4.1-4, §9.7.4.8-11).
 const HALF_OPS: &[(Opcode, HalfArith)] = &[
     (Opcode::Add, HalfArith::Add),
     (Opcode::Sub, HalfArith::Sub),
@@ -96,11 +98,10 @@ const HALF_OPS: &[(Opcode, HalfArith)] = &[
     (Opcode::Abs, HalfArith::Abs),
     (Opcode::Min, HalfArith::Min),
     (Opcode::Max, HalfArith::Max),
+    // `ex2.approx` and `tanh.approx` on half types (§9.7.4.8-9), computed through f32.
+    (Opcode::Ex2, HalfArith::Ex2),
+    (Opcode::Tanh, HalfArith::Tanh),
 ];
-
-fn directed(m: &Mods) -> bool {
-    m.rounding.as_ref().is_some_and(|r| !r.value.1 && r.value.0 != Rounding::Nearest)
-}
 
 impl Lowerer<'_> {
     /// Lowers `i` if it needs a narrow format or a directed rounding; `None` leaves it
@@ -122,9 +123,6 @@ impl Lowerer<'_> {
         match op {
             Opcode::Cvt if m.has(UE8M0X2) => Some(self.ue8m0_cvt(i, m)),
             Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
-            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma | Opcode::Mad if directed(m) => {
-                Some(self.directed_arith(op, i, m))
-            }
             _ => None,
         }
     }
@@ -145,11 +143,13 @@ impl Lowerer<'_> {
         let relu = m.has(RELU);
         let nan_mode = m.has(NAN);
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+        // `ex2.approx.ftz.bf16`'s `.ftz` is not applied (as before this table held them).
+        let function = matches!(op, HalfArith::Ex2 | HalfArith::Tanh);
         let width = OpTy::U((16 * lanes) as u8);
         let dst = self.dst(&i.operands[0], width, false)?;
         let srcs = self.sources(&i.operands[1..], width, span)?;
         let lanes = lanes as u8;
-        let (ftz, sat) = (m.ftz, m.sat);
+        let (ftz, sat) = (m.ftz && !function, m.sat);
         let half =
             HalfOp { op, format: fmt, lanes, dst, srcs, rounding, ftz, sat, relu, nan: nan_mode };
         self.push(InstKind::Half(Box::new(half)), span);
@@ -274,36 +274,6 @@ impl Lowerer<'_> {
             vals.push(read(self, from.value, k)?);
         }
         self.half_convert(HalfConvertOp::Narrow(cvt), dst, vals, span);
-        Ok(())
-    }
-
-    /// `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32` or
-    /// `.f64` (checked by `ptxvk_frontend::forms::media`): the operation with its
-    /// rounding, for `pass::legalize_floats`.
-    fn directed_arith(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let ty = self.one_type(i, m)?;
-        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let x = self.sources(&i.operands[1..], ty, span)?;
-        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 };
-        let kind = match op {
-            Opcode::Add | Opcode::Sub | Opcode::Mul => {
-                let op = match op {
-                    Opcode::Add => BinaryOp::Add,
-                    Opcode::Sub => BinaryOp::Sub,
-                    _ => BinaryOp::Mul,
-                };
-                InstKind::Binary { op, ty, mode, dst, lhs: x[0], rhs: x[1] }
-            }
-            _ => InstKind::Fma { ty, mode, dst, a: x[0], b: x[1], c: x[2] },
-        };
-        self.push(kind, span);
         Ok(())
     }
 }
