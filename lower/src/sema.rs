@@ -1097,8 +1097,8 @@ impl Lowerer<'_> {
                 self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);
                 Ok(())
             }
-            // Every other opcode of the PTX ISA parses (the front end's instruction table
-            // knows it) but is not lowered yet.
+            // The opcodes of `ONE_OPERATION`; every other opcode of the PTX ISA parses (the
+            // front end's instruction table knows it) but is not lowered yet.
             _ => self.one_operation(op, i, m).unwrap_or_else(|| {
                 Err(unsupported(
                     i.opcode.span,
