@@ -1063,6 +1063,8 @@ pub enum InstKind {
     /// `1 << (bits - 1)` when the source is `.f64` or the destination 64-bit),
     /// integer→float and float→float (round by `rounding`), and float→same float:
     /// rounding to an integral value when `rounding` is set, else only `.ftz`/`.sat`.
+    /// A float side may be a wider integer register (PTX ISA 9.2 §5.2.2): its low bits
+    /// are read, the result zero-extended into it (until `pass::expand_formats`).
     Convert {
         to: OpTy,
         from: OpTy,

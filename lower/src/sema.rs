@@ -22,7 +22,6 @@ use crate::abi;
 use crate::ir::*;
 use mods::{is_cache_hint, unsupported_modifier, Mods};
 
-mod approx;
 mod async_copy;
 mod atomic;
 mod barrier;
@@ -1042,10 +1041,10 @@ impl Lowerer<'_> {
     }
 
     /// Lowers one instruction: one dispatch on its opcode to the lowering of its family
-    /// (a `sema` submodule per concern). Arithmetic opcodes try their narrow-format and
-    /// directed-rounding forms (`sema::formats`), then their expanded forms
-    /// (`sema::expand`); what no lowering of a concern takes goes to the core lowerings
-    /// (`sema::core_ops`).
+    /// (a `sema` submodule per concern). Arithmetic opcodes try their narrow-format forms
+    /// (`sema::formats`), then their expanded forms (`sema::expand`); what no lowering of
+    /// a concern takes goes to the core lowerings (`sema::core_ops`, most of them one row
+    /// of its `ONE_OPERATION` table), the hints and the fences.
     fn operation(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         use Opcode::*;
         let special = match op {
@@ -1058,8 +1057,7 @@ impl Lowerer<'_> {
             Shfl | Vote | Match | Redux | Activemask | Elect | Bar => self.warp(op, i, m),
             Mma | Ldmatrix | Stmatrix | Movmatrix => self.matrix(op, i, m),
             Wmma => self.wmma(op, i, m),
-            Ex2 | Tanh | Div => self.approx(op, i, m),
-            Add | Sub | Mul | Fma | Mad | Neg | Abs | Min | Max | Cvt => {
+            Add | Sub | Mul | Fma | Neg | Abs | Min | Max | Cvt | Ex2 | Tanh => {
                 self.float_formats(op, i, m).or_else(|| self.expand(op, i, m))
             }
             _ if video::is_video(op) => self.video(op, i, m),
@@ -1076,8 +1074,45 @@ impl Lowerer<'_> {
             Setp => self.setp(i, m),
             Cvta => self.cvta(i, m),
             Isspacep => self.isspacep(i, m),
-            Mad | Fma | Bfe | Bfi => self.core_arithmetic(op, i, m),
-            _ => self.one_operation(op, i, m).unwrap_or_else(|| self.core_control(op, i, m)),
+            Call => self.call(i),
+            Trap => {
+                self.trap(i.span);
+                Ok(())
+            }
+            Bar | Barrier => self.barrier(op, i, m),
+            Membar | Fence => {
+                self.fence(m, i.span);
+                Ok(())
+            }
+            // Performance hints with no effect on results (`prefetch`/`prefetchu`
+            // §9.7.9.15, `applypriority` §9.7.9.17, `pmevent` §9.7.19.2, `griddepcontrol`
+            // §9.7.13.14: without programmatic dependent launch every grid already waits
+            // for its predecessor; `setmaxnreg` §9.7.19.5), and `discard` (§9.7.9.16), a
+            // weak write of indeterminate values, of which the old values are one.
+            Prefetch | Prefetchu | Applypriority | Pmevent | Griddepcontrol | Setmaxnreg
+            | Discard => Ok(()),
+            // `nanosleep` (§9.7.13.11): the duration is only an upper bound, so none is a
+            // valid sleep; a hint that the thread waits for others, so a turn for them
+            // where the block is scheduled (`pass::schedule`).
+            Nanosleep => {
+                self.push(InstKind::SyncPoint { point: SyncPoint::Sleep }, i.span);
+                Ok(())
+            }
+            // `createpolicy` (§9.7.9.18) returns an opaque cache policy, here 0.
+            Createpolicy => {
+                let dst = self.dst(&i.operands[0], OpTy::U(64), false)?;
+                self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);
+                Ok(())
+            }
+            // The opcodes of `ONE_OPERATION`; every other opcode of the PTX ISA parses (the
+            // front end's instruction table knows it) but is not lowered yet.
+            _ => self.one_operation(op, i, m).unwrap_or_else(|| {
+                Err(unsupported(
+                    i.opcode.span,
+                    &format!("instruction `{op}`"),
+                    "it parses, but ptxvk does not lower it yet",
+                ))
+            }),
         }
     }
 

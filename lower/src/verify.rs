@@ -708,12 +708,11 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             w.uses().iter().for_each(|(x, ty)| at(reg(x), ty.bits()));
         }
         InstKind::HalfConvert(c) => {
-            // An integer side of a narrow `cvt` may be a wider register (PTX ISA 9.2
-            // §5.2.2): its low bits are read, and the result extended into it; so may
-            // the destination of any other (the result zero-extended into it).
-            let relaxed = |s: CvtSide| matches!(s, CvtSide::Op(OpTy::U(_) | OpTy::S(_)));
+            // The sides of a narrow `cvt` may be wider registers (PTX ISA 9.2 §5.2.2):
+            // the low bits of a source are read, and the result extended into its
+            // destination; so may the destination of any other (zero-extended).
             let (to, from) = match c.op {
-                HalfConvertOp::Narrow(n) => (true, relaxed(n.from)),
+                HalfConvertOp::Narrow(_) => (true, true),
                 _ => (false, false),
             };
             if !to {

@@ -32,7 +32,7 @@
 //! video instruction (and the interpreter's model of each, from the ISA's pseudocode,
 //! checks the expansion); `expand_integer` leaves no integer or bit-level operation
 //! (checked likewise against the interpreter's models); `expand_formats` leaves no
-//! half arithmetic or narrow-format conversion (checked against the interpreter's
+//! half arithmetic, narrow-format conversion or `cvt` of a wider register (checked against the interpreter's
 //! correctly rounded model, its model of the scale factors and its model of the
 //! narrow `cvt`s on exact values); `expand_texture` leaves no texture or
 //! surface instruction (the interpreter models queries and unformatted surface
@@ -415,7 +415,7 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
         ("expand_formats", None) => legalizes(
             &mut s.kernel,
             "half arithmetic",
-            |_, i| expand_formats::is_half(i),
+            |k, i| expand_formats::is_half(i) || expand_formats::is_widened_convert(k, i),
             infallible(expand_formats::run),
         )?,
         ("expand_integer", None) => legalizes(

@@ -1,5 +1,6 @@
-//! The `.approx` and `.full` instructions (`lower/src/sema/approx.rs`,
-//! `lower/src/routines/approx.rs`, `lower/src/routines/trig.rs`) against Rust's f64 math
+//! The `.approx` and `.full` instructions (`lower/src/sema/formats.rs`,
+//! `lower/src/sema/expand.rs`, `lower/src/routines/approx.rs`,
+//! `lower/src/routines/trig.rs`) against Rust's f64 math
 //! library: ptxvk computes
 //! them in f64 and rounds once, so each result must be within one ulp of the exact
 //! value, inside the bounds the PTX ISA documents (§9.7.3.14-22: e.g. 2 ulp for `ex2`,

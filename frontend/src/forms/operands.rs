@@ -108,7 +108,7 @@ pub static OPERANDS: &[Operands] = &[
     row(&[Opcode::Shl, Opcode::Shr], &[Dst(Type), Src(Type), Src(U32)]),
     row(&[Opcode::Prmt, Opcode::Shf], TERNARY),
     // §9.7.1.9-10, §9.7.1.14-15, §9.7.1.17, §9.7.3.9-10, §9.7.3.17-22, §9.7.8.5: one
-    // source (not on predicates, nor for `sema::approx`'s half `ex2`/`tanh`); `popc` and
+    // source (not on predicates, nor for `sema::formats`' half `ex2`/`tanh`); `popc` and
     // `clz` count into a `.u32`.
     row(&[Opcode::Popc, Opcode::Clz], &[Dst(U32), Src(Type)]),
     row(

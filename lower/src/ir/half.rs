@@ -89,7 +89,9 @@ pub struct HalfConvert {
     /// A narrow `cvt`'s may be a wider integer register (PTX ISA 9.2 §5.2.2): an
     /// integer result is extended into it as its type says, any other zero-extended.
     pub dst: RegId,
-    /// The sources, [`HalfConvertOp::src_bits`] wide each.
+    /// The sources, [`HalfConvertOp::src_bits`] wide each; a narrow `cvt`'s may be
+    /// wider integer registers (§5.2.2), read as an integer type says or, for a float
+    /// or narrow format, their low bits.
     pub srcs: Vec<Value>,
 }
 

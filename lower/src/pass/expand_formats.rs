@@ -23,8 +23,15 @@
 //! The f64 `.approx` reciprocals (`rcp.approx.ftz.f64`, `rsqrt.approx{.ftz}.f64`,
 //! [`is_approx_f64`]) become the exactly rounded `sqrt` and `rcp` between flushes.
 //!
+//! PTX ISA 9.2 §5.2.2 lets `cvt` hold a float or narrow-format value in a wider integer
+//! register, which semantic analysis leaves as it is: a source's low bits are read out
+//! ([`low_bits`]) and a result is zero-extended into its register
+//! ([`zero_extend_into`]), in [`InstKind::HalfConvert`] and [`InstKind::Convert`]
+//! ([`is_widened_convert`]) alike.
+//!
 //! Precondition: none. Postcondition: no [`InstKind::Half`], [`InstKind::HalfConvert`]
-//! or f64 `.approx` reciprocal is left ([`is_half`], which `super::leftover` checks).
+//! or f64 `.approx` reciprocal is left ([`is_half`], which `super::leftover` checks),
+//! nor a `Convert` with a float side in a wider register ([`is_widened_convert`]).
 
 mod narrow;
 
@@ -58,7 +65,7 @@ pub fn is_approx_f64(kind: &InstKind) -> bool {
 /// Expands every half operation of `k`.
 pub fn run(k: &mut Kernel) {
     for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| is_half(&i.kind)) {
+        if !k.blocks[b].insts.iter().any(|i| is_half(&i.kind) || is_widened_convert(k, &i.kind)) {
             continue;
         }
         let insts = std::mem::take(&mut k.blocks[b].insts);
@@ -78,12 +85,30 @@ pub fn run(k: &mut Kernel) {
                 InstKind::HalfConvert(c) => {
                     let reg = k.reg(c.dst).ty;
                     let mut e = Builder::new(k, inst.span);
+                    let c = &low_sources(&mut e, c);
                     match c.op {
                         HalfConvertOp::Narrow(n) if zero_extended(n, reg) => {
                             narrow_into(&mut e, c, n, reg.bits())
                         }
                         HalfConvertOp::Narrow(n) => narrow::convert(&mut e, c, n, reg.bits()),
                         _ => convert(&mut e, c),
+                    }
+                    out.append(&mut e.insts);
+                }
+                &InstKind::Convert { to, from, rounding, mode, dst, src }
+                    if is_widened_convert(k, &inst.kind) =>
+                {
+                    let reg_bits = k.reg(dst).ty.bits();
+                    let mut e = Builder::new(k, inst.span);
+                    let src =
+                        if from.is_float() { low_bits(&mut e, src, from.bits()) } else { src };
+                    let convert = |e: &mut Builder<'_>, dst| {
+                        e.push(InstKind::Convert { to, from, rounding, mode, dst, src })
+                    };
+                    if to.is_float() && reg_bits > to.bits() {
+                        zero_extend_into(&mut e, dst, to.bits(), reg_bits, convert);
+                    } else {
+                        convert(&mut e, dst);
                     }
                     out.append(&mut e.insts);
                 }
@@ -104,13 +129,64 @@ fn zero_extended(n: NarrowCvt, reg: RegTy) -> bool {
 
 /// Narrow `cvt` `c` whose result is zero-extended into its register of `reg_bits`
 /// ([`zero_extended`]).
-fn narrow_into(e: &mut impl Build, c: &HalfConvert, n: NarrowCvt, reg_bits: u32) {
+fn narrow_into(e: &mut Builder<'_>, c: &HalfConvert, n: NarrowCvt, reg_bits: u32) {
     let bits = n.to.bits();
+    zero_extend_into(e, c.dst, bits, reg_bits, |e, result| {
+        narrow::convert(e, &HalfConvert { dst: result, ..c.clone() }, n, bits)
+    });
+}
+
+/// Whether `kind` is a [`InstKind::Convert`] with a float side in a wider integer
+/// register (PTX ISA 9.2 §5.2.2), which this pass chops or zero-extends into.
+pub fn is_widened_convert(k: &Kernel, kind: &InstKind) -> bool {
+    let wider = |r: RegId, bits: u32| matches!(k.reg(r).ty, RegTy::Int(w) if u32::from(w) > bits);
+    match *kind {
+        InstKind::Convert { to, from, dst, src, .. } => {
+            (to.is_float() && wider(dst, to.bits()))
+                || (from.is_float() && matches!(src, Value::Reg(r) if wider(r, from.bits())))
+        }
+        _ => false,
+    }
+}
+
+/// The low `bits` of `v` when it is a wider integer register (PTX ISA 9.2 §5.2.2's
+/// relaxed rules for a float or narrow-format operand), else `v`.
+fn low_bits(e: &mut Builder<'_>, v: Value, bits: u32) -> Value {
+    match v {
+        Value::Reg(r) => match e.kernel.reg(r).ty {
+            RegTy::Int(w) if u32::from(w) > bits => e.cvt(OpTy::U(bits as u8), OpTy::U(w), v),
+            _ => v,
+        },
+        Value::Imm(_) => v,
+    }
+}
+
+/// `c` reading the low bits of its sources in wider integer registers ([`low_bits`]),
+/// but an integer source of a narrow `cvt`, which `narrow::convert` reads as its type
+/// says.
+fn low_sources(e: &mut Builder<'_>, c: &HalfConvert) -> HalfConvert {
+    let integer = |s: CvtSide| matches!(s, CvtSide::Op(t) if !t.is_float());
+    if matches!(c.op, HalfConvertOp::Narrow(n) if integer(n.from)) {
+        return c.clone();
+    }
+    let srcs = c.srcs.iter().zip(c.op.src_bits()).map(|(&v, bits)| low_bits(e, v, bits));
+    HalfConvert { srcs: srcs.collect(), ..c.clone() }
+}
+
+/// What `write` computes into a temporary of `bits`, zero-extended into `dst`, an
+/// integer register of `reg_bits` (PTX ISA 9.2 §5.2.2).
+fn zero_extend_into(
+    e: &mut Builder<'_>,
+    dst: RegId,
+    bits: u32,
+    reg_bits: u32,
+    write: impl FnOnce(&mut Builder<'_>, RegId),
+) {
     let (narrow, wide) = (OpTy::U(bits as u8), OpTy::U(reg_bits as u8));
     let result = e.temp(narrow);
-    narrow::convert(e, &HalfConvert { dst: result, ..c.clone() }, n, bits);
+    write(e, result);
     let extended = e.cvt(wide, narrow, Value::Reg(result));
-    e.mov(wide, c.dst, extended);
+    e.mov(wide, dst, extended);
 }
 
 /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64`: the exactly rounded reciprocal

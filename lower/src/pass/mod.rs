@@ -41,7 +41,8 @@
 //!    arithmetic and one rounding to the format (`Narrow`), the UE8M0 conversions
 //!    integer operations on the exponent bits, the other narrow-format `cvt`s
 //!    (`.f16`, `.bf16`, `.tf32`, FP8/FP6/FP4 pairs) `Widen`, `Narrow` and
-//!    `IntToFloat` on unpacked lanes; [`expand_texture`] —
+//!    `IntToFloat` on unpacked lanes, and a `cvt`'s float side in a wider integer
+//!    register (§5.2.2) its low bits or a zero-extension; [`expand_texture`] —
 //!    texture and surface instructions become the kernel's own reads of their
 //!    descriptors and texels, with the branches and traps they need (new blocks);
 //!    [`expand_matrix`] — the warp-level matrix instructions (`mma`, `ldmatrix`,

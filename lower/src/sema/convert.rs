@@ -1,8 +1,7 @@
 //! `cvt` (PTX ISA 9.2 §9.7.9.21) between integer and float types of register width,
 //! and the relaxed register widths of moves and conversions.
 
-use super::{ast, expand, op_ty, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span};
-use crate::build::Build;
+use super::{ast, op_ty, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span};
 use crate::ir::{FloatMode, InstKind, OpTy, RegTy, Value};
 
 impl Lowerer<'_> {
@@ -17,7 +16,12 @@ impl Lowerer<'_> {
         let (to_t, from_t) = (op_ty(to)?, op_ty(from)?);
         let rounding = m.rounding.as_ref().map(|r| r.value.0);
         let ops = &i.operands;
-        let (dst, widened) = self.relaxed_dst(&ops[0], to_t, to_t.is_float())?;
+        // A float side may be a wider integer register (§5.2.2), which
+        // `pass::expand_formats` chops or zero-extends into.
+        let dst = match self.wider_register(&ops[0], to_t.bits()).filter(|_| to_t.is_float()) {
+            Some(register) => register,
+            None => self.dst(&ops[0], to_t, !to_t.is_float())?,
+        };
         let src = self.relaxed_src(&ops[1], from_t, from_t.is_float(), span)?;
         self.push(
             InstKind::Convert {
@@ -30,9 +34,6 @@ impl Lowerer<'_> {
             },
             span,
         );
-        if let Some(register) = widened {
-            self.zero_extend_into(register, dst, span);
-        }
         Ok(())
     }
 
@@ -54,9 +55,10 @@ impl Lowerer<'_> {
         ty.is_float() && self.wider_register(op, ty.bits()).is_some()
     }
 
-    /// A source of `ld`, `st` and `cvt` at type `ty` in a register that may be wider
-    /// (§5.2.2). Integer types read it as they are (the instruction takes its low bits);
-    /// with `bits_only` (a float type or a narrow format) the low bits are read out.
+    /// A source of `cvt` at type `ty` in a register that may be wider (§5.2.2).
+    /// Integer types read it as they are (the instruction takes its low bits); with
+    /// `bits_only` (a float type or a narrow format) the register itself, whose low bits
+    /// `pass::expand_formats` reads out.
     pub(super) fn relaxed_src(
         &mut self,
         op: &Operand,
@@ -64,36 +66,9 @@ impl Lowerer<'_> {
         bits_only: bool,
         span: Span,
     ) -> Result<Value, Diagnostic> {
-        let wide = if bits_only { self.wider_register(op, ty.bits()) } else { None };
-        let Some(r) = wide else {
-            return self.src(op, ty, !ty.is_float(), span);
-        };
-        let from = OpTy::U(self.kernel.reg(r).ty.bits() as u8);
-        Ok(expand::Emit { l: self, span }.cvt(ty.as_unsigned(), from, Value::Reg(r)))
-    }
-
-    /// A destination of `ld` and `cvt` at type `ty` in a register that may be wider
-    /// (§5.2.2): with `bits_only`, a temporary of the type's width and the register to
-    /// zero-extend it into ([`Self::zero_extend_into`]).
-    pub(super) fn relaxed_dst(
-        &mut self,
-        op: &Operand,
-        ty: OpTy,
-        bits_only: bool,
-    ) -> Result<(RegId, Option<RegId>), Diagnostic> {
-        let wide = if bits_only { self.wider_register(op, ty.bits()) } else { None };
-        let Some(register) = wide else {
-            return Ok((self.dst(op, ty, !ty.is_float())?, None));
-        };
-        Ok((self.temp(RegTy::Int(ty.bits() as u8), op.span()), Some(register)))
-    }
-
-    /// `register = zext(value)`.
-    pub(super) fn zero_extend_into(&mut self, register: RegId, value: RegId, span: Span) {
-        let wide = OpTy::U(self.kernel.reg(register).ty.bits() as u8);
-        let narrow = OpTy::U(self.kernel.reg(value).ty.bits() as u8);
-        let mut e = expand::Emit { l: self, span };
-        let extended = e.cvt(wide, narrow, Value::Reg(value));
-        e.mov(wide, register, extended);
+        match self.wider_register(op, ty.bits()).filter(|_| bits_only) {
+            Some(r) => Ok(Value::Reg(r)),
+            None => self.src(op, ty, !ty.is_float(), span),
+        }
     }
 }

@@ -4,11 +4,11 @@
 
 use super::{
     ast, float_mode, formats, md, unsupported, Diagnostic, Lowerer, Modifier, Mods, Opcode,
-    Operand, StateSpace,
+    Operand, Span, StateSpace,
 };
 use crate::ir::{
     BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, IntegerInst, IntegerOp, IsSpaceInst,
-    OpTy, PredSource, SpaceTest, UnaryOp, Value,
+    OpTy, SpaceTest, UnaryOp, Value,
 };
 
 impl Lowerer<'_> {
@@ -20,47 +20,64 @@ impl Lowerer<'_> {
         // The instruction table gives `mov` and `selp` no modifiers but types and
         // `mov`'s vector (`ptxvk_frontend::instructions`).
         let ty = self.bits_type(i, m)?;
-        // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of
-        // registers (a vector register is one, `ptxvk_frontend::vectors`).
-        if let Some(n) = m.vector {
-            // `mov.v8.u16 {h0, …, h7}, %q`: the elements of registers that hold
-            // several, as `mov.b128 {…}, %q` moves them (PTX ISA 9.2 §9.7.9.1; a
-            // `.b128` register is a pair of `.b64` here, `ptxvk_frontend::vectors`).
-            let as_list = |o: &Operand| match o {
-                Operand::Vector(v, _) => v.clone(),
-                other => vec![other.clone()],
-            };
-            let (d, s) = (as_list(&ops[0]), as_list(&ops[1]));
-            let n_elems = n as usize;
-            let split = if d.len() == n_elems && s.len() < n_elems {
-                Some((&d, &s, true))
-            } else if s.len() == n_elems && d.len() < n_elems {
-                Some((&s, &d, false))
-            } else {
-                None
-            };
-            let split =
-                split.filter(|(_, few, _)| !few.is_empty() && n_elems.is_multiple_of(few.len()));
-            if let Some((many, few, unpack)) = split {
-                let group = n_elems / few.len();
-                let packed = OpTy::U((ty.bits() as usize * group) as u8);
-                for (whole, parts) in few.iter().zip(many.chunks(group)) {
-                    if unpack {
-                        let dsts =
-                            parts.iter().map(|e| self.opt_dst(e, ty)).collect::<Result<_, _>>()?;
-                        let src = self.src(whole, packed, false, span)?;
-                        self.push(InstKind::Unpack { elem: ty, dsts, src }, span);
-                    } else {
-                        let dst = self.dst(whole, packed, false)?;
-                        let srcs = parts
-                            .iter()
-                            .map(|e| self.src(e, ty, false, span))
-                            .collect::<Result<_, _>>()?;
-                        self.push(InstKind::Pack { elem: ty, dst, srcs }, span);
-                    }
-                }
-                return Ok(());
+        let elements = |o: &Operand| match o {
+            Operand::Vector(v, _) => v.clone(),
+            other => vec![other.clone()],
+        };
+        let (d, s) = (elements(&ops[0]), elements(&ops[1]));
+        // The elements of registers that hold several (§9.7.9.1): of one register
+        // (`mov.b64 {lo, hi}, %rd`), or of each register that holds a group of a vector's
+        // elements (`mov.v8.u16 {h0, …, h7}, %q`, as `mov.b128 {…}, %q` moves them; a
+        // `.b128` register is a pair of `.b64` here, `ptxvk_frontend::vectors`): the
+        // element type, the packed one, the elements, the registers holding them, and
+        // whether they are unpacked.
+        let packing = match (m.vector.map(|n| n as usize), &ops[0], &ops[1]) {
+            (Some(n), ..) => {
+                let split = if d.len() == n && s.len() < n {
+                    Some((&d, &s, true))
+                } else if s.len() == n && d.len() < n {
+                    Some((&s, &d, false))
+                } else {
+                    None
+                };
+                let split =
+                    split.filter(|(_, few, _)| !few.is_empty() && n.is_multiple_of(few.len()));
+                split.map(|(many, few, unpack)| {
+                    let packed = OpTy::U((ty.bits() as usize * n / few.len()) as u8);
+                    (ty, packed, many.as_slice(), few.as_slice(), unpack)
+                })
             }
+            (None, Operand::Vector(v, vs), whole) => {
+                let elem = self.pack_elem(ty, v.len(), *vs)?;
+                Some((elem, ty, v.as_slice(), std::slice::from_ref(whole), true))
+            }
+            (None, whole, Operand::Vector(v, vs)) => {
+                let elem = self.pack_elem(ty, v.len(), *vs)?;
+                Some((elem, ty, v.as_slice(), std::slice::from_ref(whole), false))
+            }
+            _ => None,
+        };
+        if let Some((elem, packed, many, few, unpack)) = packing {
+            for (whole, parts) in few.iter().zip(many.chunks(many.len() / few.len())) {
+                if unpack {
+                    let dsts =
+                        parts.iter().map(|e| self.opt_dst(e, elem)).collect::<Result<_, _>>()?;
+                    let src = self.src(whole, packed, false, span)?;
+                    self.push(InstKind::Unpack { elem, dsts, src }, span);
+                } else {
+                    let dst = self.dst(whole, packed, false)?;
+                    let srcs = parts
+                        .iter()
+                        .map(|e| self.src(e, elem, false, span))
+                        .collect::<Result<_, _>>()?;
+                    self.push(InstKind::Pack { elem, dst, srcs }, span);
+                }
+            }
+            return Ok(());
+        }
+        // `mov.v2`/`.v4` (§9.7.9.1): a move per element between vectors of registers (a
+        // vector register is one, `ptxvk_frontend::vectors`).
+        if let Some(n) = m.vector {
             let (Operand::Vector(d, _), Operand::Vector(s, _)) = (&ops[0], &ops[1]) else {
                 return Err(Diagnostic::error(span, format!("`mov.v{n}` moves vectors")));
             };
@@ -86,28 +103,9 @@ impl Lowerer<'_> {
             }
             return Ok(());
         }
-        match (&ops[0], &ops[1]) {
-            (Operand::Vector(elems, vs), src) => {
-                let elem = self.pack_elem(ty, elems.len(), *vs)?;
-                let dsts = elems.iter().map(|e| self.opt_dst(e, elem)).collect::<Result<_, _>>()?;
-                let src = self.src(src, ty, false, span)?;
-                self.push(InstKind::Unpack { elem, dsts, src }, span);
-            }
-            (d, Operand::Vector(elems, vs)) => {
-                let elem = self.pack_elem(ty, elems.len(), *vs)?;
-                let dst = self.dst(d, ty, false)?;
-                let srcs = elems
-                    .iter()
-                    .map(|e| self.src(e, elem, false, span))
-                    .collect::<Result<_, _>>()?;
-                self.push(InstKind::Pack { elem, dst, srcs }, span);
-            }
-            (d, s) => {
-                let dst = self.dst(d, ty, false)?;
-                let src = self.src(s, ty, ty.bits() < 32, span)?;
-                self.push(InstKind::Mov { ty, dst, src }, span);
-            }
-        }
+        let dst = self.dst(&ops[0], ty, false)?;
+        let src = self.src(&ops[1], ty, ty.bits() < 32, span)?;
+        self.push(InstKind::Mov { ty, dst, src }, span);
         Ok(())
     }
 
@@ -186,45 +184,6 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The core lowering of `mad`, `fma`, `bfe` and `bfi`: one IR operation of the
-    /// operands their form's shapes resolve ([`Lowerer::args`]); a PTX ISA 1.x `mad.f32`
-    /// is [`IntegerOp::TruncatedMad`], which `pass::expand_integer` writes out.
-    pub(super) fn core_arithmetic(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        // The form is checked (`ptxvk_frontend::forms`): an integer `mul`/`mad` has a
-        // product half, `fma` is a float one.
-        let ty = self.one_type(i, m)?;
-        let kind = match op {
-            Opcode::Bfe => {
-                let (dst, [a, pos, len]) = self.fixed_args(i, m)?;
-                InstKind::Bfe { ty, dst, a, pos, len }
-            }
-            Opcode::Bfi => {
-                let (dst, [a, b, pos, len]) = self.fixed_args(i, m)?;
-                InstKind::Bfi { ty, dst, a, b, pos, len }
-            }
-            _ => {
-                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
-                if m.truncated_mad {
-                    let op = IntegerOp::TruncatedMad { sat: m.sat };
-                    let mad = IntegerInst { op, dst: Some(dst), srcs: vec![a, b, c] };
-                    InstKind::Integer(Box::new(mad))
-                } else if ty.is_float() {
-                    InstKind::Fma { ty, mode: float_mode(m), dst, a, b, c }
-                } else {
-                    let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
-                    InstKind::Mad { part, ty, dst, a, b, c }
-                }
-            }
-        };
-        self.push(kind, i.span);
-        Ok(())
-    }
-
     /// The lowering of the opcodes of [`ONE_OPERATION`]: the one IR operation its row
     /// names, of the instruction's type and the operands its form's shapes resolve
     /// ([`Lowerer::args`]); `None` for another opcode.
@@ -285,6 +244,27 @@ impl Lowerer<'_> {
                 let (dst, [src]) = self.fixed_args(i, m)?;
                 InstKind::Unary { op, ty, mode, dst, src }
             }
+            OneOperation::MulAdd => {
+                let (dst, [a, b, c]) = self.fixed_args(i, m)?;
+                if m.truncated_mad {
+                    let op = IntegerOp::TruncatedMad { sat: m.sat };
+                    let mad = IntegerInst { op, dst: Some(dst), srcs: vec![a, b, c] };
+                    InstKind::Integer(Box::new(mad))
+                } else if ty.is_float() {
+                    InstKind::Fma { ty, mode, dst, a, b, c }
+                } else {
+                    let part = m.mul_part.as_ref().map_or(BinaryOp::Mul, |p| p.value);
+                    InstKind::Mad { part, ty, dst, a, b, c }
+                }
+            }
+            OneOperation::Bfe => {
+                let (dst, [a, pos, len]) = self.fixed_args(i, m)?;
+                InstKind::Bfe { ty, dst, a, pos, len }
+            }
+            OneOperation::Bfi => {
+                let (dst, [a, b, pos, len]) = self.fixed_args(i, m)?;
+                InstKind::Bfi { ty, dst, a, b, pos, len }
+            }
         };
         self.push(kind, span);
         Ok(())
@@ -297,10 +277,7 @@ impl Lowerer<'_> {
         let span = i.span;
         let ops = i.operands.as_slice();
         // Half types compare as their exact f32 values (§9.7.4.6).
-        let half = match m.types.as_slice() {
-            [t] => formats::half_source(t.value),
-            _ => None,
-        };
+        let half = formats::half_type(m);
         // The form is checked (`ptxvk_frontend::forms`): `.bf16` takes no `.ftz`.
         let ty = if half.is_some() { OpTy::F(32) } else { self.one_type(i, m)? };
         // The form has a comparison of the type's kind (`ptxvk_frontend::forms`).
@@ -309,13 +286,7 @@ impl Lowerer<'_> {
             Operand::Pair(a, b, _) => (self.opt_dst(a, OpTy::Pred)?, self.opt_dst(b, OpTy::Pred)?),
             d => (self.opt_dst(d, OpTy::Pred)?, None),
         };
-        let combine = match m.bool_op {
-            Some(b) => {
-                let (r, neg) = self.pred(&ops[3])?;
-                Some((b, r, neg))
-            }
-            None => None,
-        };
+        let combine = self.combined_with(i, m, 3)?;
         // Half lanes (§9.7.7.2): `p` is the lower lane and `q` the upper of an
         // x2 comparison (the form is checked: it writes `p|q`); a scalar one writes `p`
         // (and `q` is its negation). One `IntegerOp::HalfSetp`, which
@@ -323,7 +294,6 @@ impl Lowerer<'_> {
         if let Some((format, lanes)) = half {
             let a = self.src(&ops[1], OpTy::U((16 * lanes) as u8), false, span)?;
             let b = self.src(&ops[2], OpTy::U((16 * lanes) as u8), false, span)?;
-            let combine = combine.map(|(op, pred, negate)| PredSource { op, pred, negate });
             let (lanes, ftz) = (lanes as u8, m.ftz);
             let op = IntegerOp::HalfSetp { cmp, format, lanes, ftz, combine, q: dst_not };
             let srcs = vec![a, b];
@@ -334,57 +304,26 @@ impl Lowerer<'_> {
             let a = self.src(&ops[1], ty, false, span)?;
             (a, self.src(&ops[2], ty, false, span)?, m.ftz)
         };
+        let combine = combine.map(|c| (c.op, c.pred, c.negate));
         self.push(InstKind::Setp { cmp, ty, ftz, dst, dst_not, lhs, rhs, combine }, span);
         Ok(())
     }
 
-    /// The core lowering of calls, traps, barriers and fences; every other opcode is
-    /// not lowered.
-    pub(super) fn core_control(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        match op {
-            Opcode::Call => return self.call(i),
-            Opcode::Trap => {
-                self.trap(span);
-                return Ok(());
-            }
-            Opcode::Bar | Opcode::Barrier => self.barrier(op, i, m)?,
-            // Proxy fences order accesses between the generic proxy and the async,
-            // alias or tensormap proxies (PTX ISA 9.2 §8.6); every ptxvk access is a
-            // generic-proxy access, so there is nothing to order.
-            Opcode::Fence if m.has(Modifier::FenceForm(md::FenceForm::Proxy)) => {}
-            // A weak write of indeterminate values (§9.7.9.16): keeping the old values
-            // is one of them. Its only modifier besides the space is `.L2` (the
-            // instruction table's row).
-            Opcode::Discard => {}
-            Opcode::Membar | Opcode::Fence => {
-                // The form is checked (`ptxvk_frontend::forms`). `.cluster` is `.cta`:
-                // every cluster is one CTA (`sema::cluster`), so
-                // `fence.mbarrier_init.release.cluster` and the `.sync_restrict` fences
-                // (§9.7.13.4) are CTA fences.
-                use md::Scope as S;
-                let device = m
-                    .details
-                    .iter()
-                    .any(|d| matches!(d.value, Modifier::Scope(S::Gl | S::Gpu | S::Sys)));
-                self.push(InstKind::Fence { device_scope: device }, span);
-            }
-            // Every other opcode of the PTX ISA parses (the front end's instruction
-            // table knows it) but is not lowered yet.
-            _ => {
-                return Err(unsupported(
-                    i.opcode.span,
-                    &format!("instruction `{op}`"),
-                    "it parses, but ptxvk does not lower it yet",
-                ));
-            }
+    /// `membar` and `fence` (PTX ISA 9.2 §9.7.13.4, the form checked by
+    /// `ptxvk_frontend::forms`): one [`InstKind::Fence`], at device scope for `.gl`,
+    /// `.gpu` and `.sys`. `.cluster` is `.cta`: every cluster is one CTA
+    /// (`sema::cluster`), so `fence.mbarrier_init.release.cluster` and the
+    /// `.sync_restrict` fences are CTA fences. Proxy fences order accesses between the
+    /// generic proxy and the async, alias or tensormap proxies (§8.6); every ptxvk access
+    /// is a generic-proxy access, so they have nothing to order.
+    pub(super) fn fence(&mut self, m: &Mods, span: Span) {
+        use md::Scope as S;
+        if m.has(Modifier::FenceForm(md::FenceForm::Proxy)) {
+            return;
         }
-        Ok(())
+        let device =
+            m.details.iter().any(|d| matches!(d.value, Modifier::Scope(S::Gl | S::Gpu | S::Sys)));
+        self.push(InstKind::Fence { device_scope: device }, span);
     }
 }
 
@@ -395,6 +334,14 @@ enum OneOperation {
     Binary(BinaryOp),
     /// `op d, a`.
     Unary(UnaryOp),
+    /// `mad`/`fma d, a, b, c`: [`InstKind::Fma`] on floats, [`InstKind::Mad`] of the
+    /// product half on integers; a PTX ISA 1.x `mad.f32` is [`IntegerOp::TruncatedMad`],
+    /// which `pass::expand_integer` writes out.
+    MulAdd,
+    /// `bfe d, a, pos, len`.
+    Bfe,
+    /// `bfi d, a, b, pos, len`.
+    Bfi,
 }
 
 /// Which modifiers of the instruction an operation of [`ONE_OPERATION`] takes.
@@ -410,13 +357,14 @@ enum Takes {
 }
 
 /// The opcodes whose remaining forms (once the formats, half functions, `div.approx`
-/// and expansions of `sema::formats`, `sema::approx` and `sema::expand` took theirs) are each one IR
+/// and expansions of `sema::formats` and `sema::expand` took theirs) are each one IR
 /// operation of the same shape (PTX ISA 9.2 §9.7.1-9.7.3, §9.7.8): the operation, and
-/// the modifiers it takes. `mul`'s product half replaces its operation; `and`, `or` and
+/// the modifiers it takes (with `mad`, `fma`, `bfe` and `bfi`, of three or four
+/// sources). `mul`'s product half replaces its operation; `and`, `or` and
 /// `xor` of predicates are [`InstKind::PredLogic`], the unary ones but `sqrt` and `rcp`
 /// of a predicate [`InstKind::PredNot`].
 const ONE_OPERATION: &[(Opcode, OneOperation, Takes)] = {
-    use OneOperation::{Binary, Unary};
+    use OneOperation::{Bfe, Bfi, Binary, MulAdd, Unary};
     use Takes::{FloatMode as F, Ftz, Nothing as N};
     &[
         (Opcode::Add, Binary(BinaryOp::Add), F),
@@ -448,6 +396,10 @@ const ONE_OPERATION: &[(Opcode, OneOperation, Takes)] = {
         (Opcode::Popc, Unary(UnaryOp::Popc), N),
         (Opcode::Clz, Unary(UnaryOp::Clz), N),
         (Opcode::Brev, Unary(UnaryOp::Brev), N),
+        (Opcode::Mad, MulAdd, F),
+        (Opcode::Fma, MulAdd, F),
+        (Opcode::Bfe, Bfe, N),
+        (Opcode::Bfi, Bfi, N),
     ]
 };
 

@@ -1,19 +1,17 @@
 //! The integer instructions of PTX ISA 9.2 §9.7.1 and §9.7.8 that have no single SPIR-V
-//! counterpart
-//! (`mul24`, `mad24`, `sad`, `bfind`, `bmsk`, `szext`, `prmt`, `shf`, `lop3`, `dp4a`,
-//! `dp2a`, the `.cc` carry chains `add.cc`/`addc`/`sub.cc`/`subc`/`mad.cc`/`madc`,
-//! saturating `add`/`sub`, `.relu` and the packed `.u16x2`/`.s16x2` forms of
-//! `add`/`min`/`max`), and the float bit-level instructions `copysign`, `testp`,
-//! `set` and `slct` (§9.7.3, §9.7.7), and `cvt.pack` (§9.7.9.22): each is checked and
-//! resolved into one [`InstKind::Integer`], which `pass::expand_integer` writes out in
-//! core operations (their semantics are documented on [`IntegerOp`]). Also the
-//! performance hints, which lower to nothing, and `Emit`, the [`Build`] of semantic
-//! analysis.
+//! counterpart (`mul24`, `mad24`, `sad`, `bfind`, `bmsk`, `szext`, `prmt`, `shf`,
+//! `lop3`, `dp4a`, `dp2a`, the `.cc` carry chains `add.cc`/`addc`/`sub.cc`/`subc`/
+//! `mad.cc`/`madc`, saturating `add`/`sub`, `.relu` and the packed `.u16x2`/`.s16x2`
+//! forms of `add`/`min`/`max`), the float bit-level instructions `copysign`, `testp`,
+//! `set` and `slct` (§9.7.3, §9.7.7), `div.approx.f32` (§9.7.3.8) and `cvt.pack`
+//! (§9.7.9.22): each is checked and resolved into one [`InstKind::Integer`], which
+//! `pass::expand_integer` writes out in core operations (their semantics are documented
+//! on [`IntegerOp`]). Also `Emit`, the [`Build`] of semantic analysis.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
 use ptxvk_frontend::modifier::{
     Bfind, Carry, Clamp, Conversion, FloatClass, FloatOption, Format, Modifier, PermuteMode,
-    ShiftDirection,
+    Precision, ShiftDirection,
 };
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
@@ -22,7 +20,7 @@ use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, CarryOp, FloatTest, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy, PackedOp,
-    PredSource, PrmtMode, RegId, RegTy, SetSource, SetTruth, SyncPoint, Value,
+    PredSource, PrmtMode, RegId, RegTy, SetSource, SetTruth, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -142,6 +140,7 @@ pub(super) const NAN: Modifier = Modifier::FloatOption(FloatOption::NaN);
 const XORSIGN: Modifier = Modifier::FloatOption(FloatOption::Xorsign);
 const ABS: Modifier = Modifier::FloatOption(FloatOption::Abs);
 const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
+const APPROX: Modifier = Modifier::Precision(Precision::Approx);
 
 impl Lowerer<'_> {
     /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
@@ -194,14 +193,9 @@ impl Lowerer<'_> {
                 self.one_type(i, m).map(|ty| IntegerOp::Bfind { ty, shiftamt })
             }
             Opcode::Fns => Ok(IntegerOp::Fns),
-            Opcode::Prefetch
-            | Opcode::Prefetchu
-            | Opcode::Applypriority
-            | Opcode::Createpolicy
-            | Opcode::Nanosleep
-            | Opcode::Pmevent
-            | Opcode::Griddepcontrol
-            | Opcode::Setmaxnreg => return Some(self.hint(op, i)),
+            // `div.approx{.ftz}.f32` (§9.7.3.8); `div.full.f32` is the correctly rounded
+            // quotient (within its 2-ulp bound), the core lowering's.
+            Opcode::Div if m.has(APPROX) => Ok(IntegerOp::ApproxDiv { ftz: m.ftz }),
             Opcode::Bmsk => Ok(IntegerOp::Bmsk { clamp }),
             Opcode::Szext => {
                 self.one_type(i, m).map(|ty| IntegerOp::Szext { clamp, signed: ty.is_signed() })
@@ -296,25 +290,6 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// Performance hints with no effect on results, lowered to nothing (PTX ISA 9.2:
-    /// `prefetch`/`prefetchu` §9.7.9.15, `applypriority` §9.7.9.17, `pmevent`
-    /// §9.7.19.2, `griddepcontrol` §9.7.13.14 — without programmatic dependent launch
-    /// every grid already waits for its predecessor —, `setmaxnreg` §9.7.19.5) and
-    /// `nanosleep` (§9.7.13.11: the duration is only an upper bound, so none is a valid
-    /// sleep). `createpolicy` (§9.7.9.18) returns an opaque cache policy, here 0.
-    fn hint(&mut self, op: Opcode, i: &ast::Instruction) -> Result<(), Diagnostic> {
-        if op == Opcode::Nanosleep {
-            // Not a sleep, but a hint that the thread waits for others: a turn for them
-            // where the block is scheduled (`pass::schedule`).
-            self.push(InstKind::SyncPoint { point: SyncPoint::Sleep }, i.span);
-        }
-        if op == Opcode::Createpolicy {
-            let dst = self.dst(&i.operands[0], OpTy::U(64), false)?;
-            self.push(InstKind::Mov { ty: OpTy::U(64), dst, src: Value::Imm(0) }, i.span);
-        }
-        Ok(())
-    }
-
     /// `lop3.b32 d, a, b, c, immLut` and `lop3.{and,or}.b32 d|p, a, b, c, immLut, q`
     /// (§9.7.8.6): the bitwise function whose truth table is `immLut` (bit
     /// `4a + 2b + c` of the table is the result for input bits a, b, c).
@@ -334,15 +309,22 @@ impl Lowerer<'_> {
             (d, _) => (Some(self.dst(d, U32, false)?), None),
         };
         let [a, b, c] = self.srcs(i, 1, [U32, U32, U32])?;
-        let combine = match combine {
-            Some(op) => {
-                let (pred, negate) = self.pred(&i.operands[5])?;
-                Some(Lop3Combine { dst: pred_dst, with: PredSource { op, pred, negate } })
-            }
-            None => None,
-        };
+        let combine = self.combined_with(i, m, 5)?.map(|with| Lop3Combine { dst: pred_dst, with });
         self.integer(IntegerOp::Lop3 { lut, combine }, dst, vec![a, b, c], span);
         Ok(())
+    }
+
+    /// The predicate `{!}c` (operand `k`) that `set`, `setp` and `lop3` combine their
+    /// result with by `.and`, `.or` or `.xor` (§9.7.7.1-2, §9.7.8.6), if they have one.
+    pub(super) fn combined_with(
+        &mut self,
+        i: &ast::Instruction,
+        m: &Mods,
+        k: usize,
+    ) -> Result<Option<PredSource>, Diagnostic> {
+        let Some(op) = m.bool_op else { return Ok(None) };
+        let (pred, negate) = self.pred(&i.operands[k])?;
+        Ok(Some(PredSource { op, pred, negate }))
     }
 
     /// `dp4a.atype.btype d, a, b, c` (§9.7.1.23): `c` plus the four products of the
@@ -394,13 +376,7 @@ impl Lowerer<'_> {
         // The form has a comparison of the source type's kind (`ptxvk_frontend::forms`).
         let cmp = m.cmp.unwrap_or(crate::ir::CmpOp::Eq);
         let dst = self.dst(&i.operands[0], dty, false)?;
-        let combine = match m.bool_op {
-            Some(op) => {
-                let (pred, negate) = self.pred(&i.operands[3])?;
-                Some(PredSource { op, pred, negate })
-            }
-            None => None,
-        };
+        let combine = self.combined_with(i, m, 3)?;
         let src_ty = if half.is_some() { OpTy::U((16 * lanes) as u8) } else { sty };
         let [a, b] = self.srcs(i, 1, [src_ty, src_ty])?;
         let source = match half {

@@ -2,7 +2,8 @@
 //! integer and f64 arithmetic (PTX ISA 9.2 §9.7.3, §9.7.4, §9.7.9.21):
 //!
 //! * `.f16`, `.bf16`, `.f16x2`, `.bf16x2` arithmetic (`add`, `sub`, `mul`, `fma`,
-//!   `neg`, `abs`, `min`, `max`): checked and resolved into one `InstKind::Half`, which
+//!   `neg`, `abs`, `min`, `max`, and `ex2.approx`, `tanh.approx` through their f32
+//!   functions): checked and resolved into one `InstKind::Half`, which
 //!   `pass::expand_formats` computes lane by lane (widened to f32 exactly, computed
 //!   exactly and rounded to odd in f64, rounded once to the format) with no f16 support
 //!   needed;
@@ -11,9 +12,10 @@
 //!   to and from the UE8M0 scale factors `.ue8m0x2`: checked and resolved into one
 //!   `InstKind::HalfConvert` (its semantics are documented there), which
 //!   `pass::expand_formats` writes out;
-//! * directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` is kept
-//!   in the IR for `pass::legalize_floats` (that of `cvt` between register types is
-//!   `sema::convert`'s).
+//!
+//! Directed rounding (`.rz`, `.rm`, `.rp`) of `add`, `sub`, `mul`, `fma`/`mad` on
+//! `.f32`/`.f64` is the core lowering's float mode (`sema::core_ops`), which
+//! `pass::legalize_floats` applies.
 
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::forms::media::to_ue8m0;
@@ -23,18 +25,11 @@ use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
 use super::{unsupported, Lowerer, Mods};
 use crate::ir::{
-    packed_bits, BinaryOp, CvtRefusal, CvtSide, FloatFormat, FloatMode, FloatPath, HalfArith,
-    HalfConvert, HalfConvertOp, HalfOp, InstKind, NarrowCvt, OpTy, RegId, Rounding, Value,
+    CvtRefusal, CvtSide, FloatFormat, HalfArith, HalfConvert, HalfConvertOp, HalfOp, InstKind,
+    NarrowCvt, OpTy, RegId, Rounding, Value,
 };
 
 const F32: OpTy = OpTy::F(32);
-
-/// A type in a `cvt`: an ordinary operation type, or a narrow format with 1 or 2 lanes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum CvtType {
-    Op(OpTy),
-    Narrow(FloatFormat, u32),
-}
 
 fn narrow_scalar(t: ScalarType) -> Option<(FloatFormat, u32)> {
     Some(match t {
@@ -86,7 +81,7 @@ pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
     }
 }
 
-/// The opcodes of half-precision arithmetic (§9.7.4.1-4, §9.7.4.10-11).
+/// The opcodes of half-precision arithmetic (§9.7.4.1-4, §9.7.4.8-11).
 const HALF_OPS: &[(Opcode, HalfArith)] = &[
     (Opcode::Add, HalfArith::Add),
     (Opcode::Sub, HalfArith::Sub),
@@ -96,11 +91,10 @@ const HALF_OPS: &[(Opcode, HalfArith)] = &[
     (Opcode::Abs, HalfArith::Abs),
     (Opcode::Min, HalfArith::Min),
     (Opcode::Max, HalfArith::Max),
+    // `ex2.approx` and `tanh.approx` on half types (§9.7.4.8-9), computed through f32.
+    (Opcode::Ex2, HalfArith::Ex2),
+    (Opcode::Tanh, HalfArith::Tanh),
 ];
-
-fn directed(m: &Mods) -> bool {
-    m.rounding.as_ref().is_some_and(|r| !r.value.1 && r.value.0 != Rounding::Nearest)
-}
 
 impl Lowerer<'_> {
     /// Lowers `i` if it needs a narrow format or a directed rounding; `None` leaves it
@@ -115,16 +109,13 @@ impl Lowerer<'_> {
             m.types.iter().any(|t| narrow_scalar(t.value).is_some())
                 || formats(m).any(|f| fp8_pair(f.value).is_some())
         };
-        let half = HALF_OPS.iter().find(|h| h.0 == op).filter(|_| half_type(m).is_some());
-        if let Some(&(_, arith)) = half {
-            return Some(self.half_arith(arith, i, m));
+        let half = HALF_OPS.iter().find(|h| h.0 == op).zip(half_type(m));
+        if let Some((&(_, arith), (format, lanes))) = half {
+            return Some(self.half_arith(arith, format, lanes, i, m));
         }
         match op {
             Opcode::Cvt if m.has(UE8M0X2) => Some(self.ue8m0_cvt(i, m)),
             Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
-            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Fma | Opcode::Mad if directed(m) => {
-                Some(self.directed_arith(op, i, m))
-            }
             _ => None,
         }
     }
@@ -135,39 +126,39 @@ impl Lowerer<'_> {
     fn half_arith(
         &mut self,
         op: HalfArith,
+        format: FloatFormat,
+        lanes: u32,
         i: &ast::Instruction,
         m: &Mods,
     ) -> Result<(), Diagnostic> {
         let span = i.span;
-        let Some((fmt, lanes)) = half_type(m) else {
-            return Err(Diagnostic::internal(span, "expected a half-precision type"));
-        };
         let relu = m.has(RELU);
         let nan_mode = m.has(NAN);
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
+        // `ex2.approx.ftz.bf16`'s `.ftz` is not applied (as before this table held them).
+        let function = matches!(op, HalfArith::Ex2 | HalfArith::Tanh);
         let width = OpTy::U((16 * lanes) as u8);
         let dst = self.dst(&i.operands[0], width, false)?;
         let srcs = self.sources(&i.operands[1..], width, span)?;
         let lanes = lanes as u8;
-        let (ftz, sat) = (m.ftz, m.sat);
-        let half =
-            HalfOp { op, format: fmt, lanes, dst, srcs, rounding, ftz, sat, relu, nan: nan_mode };
+        let (ftz, sat) = (m.ftz && !function, m.sat);
+        let half = HalfOp { op, format, lanes, dst, srcs, rounding, ftz, sat, relu, nan: nan_mode };
         self.push(InstKind::Half(Box::new(half)), span);
         Ok(())
     }
 
     /// The types of a `cvt` in source order (destination first), narrow ones included.
-    fn cvt_types(m: &Mods) -> Result<Vec<Spanned<CvtType>>, Diagnostic> {
+    fn cvt_types(m: &Mods) -> Result<Vec<Spanned<CvtSide>>, Diagnostic> {
         let mut out = Vec::new();
         for f in formats(m) {
             if let Some(narrow) = fp8_pair(f.value) {
-                out.push(Spanned::new(CvtType::Narrow(narrow, 2), f.span));
+                out.push(Spanned::new(CvtSide::Narrow(narrow, 2), f.span));
             }
         }
         for t in &m.types {
             let ty = match narrow_scalar(t.value) {
-                Some((f, n)) => CvtType::Narrow(f, n),
-                None => CvtType::Op(super::op_ty(t)?),
+                Some((f, n)) => CvtSide::Narrow(f, n as u8),
+                None => CvtSide::Op(super::op_ty(t)?),
             };
             out.push(Spanned::new(ty, t.span));
         }
@@ -226,36 +217,28 @@ impl Lowerer<'_> {
         };
         let integral = m.rounding.as_ref().filter(|r| r.value.1).map(|r| r.value.0);
         let srcs = &i.operands[1..];
-        let dst_bits = |t: CvtType| match t {
-            CvtType::Op(o) => o.bits(),
-            CvtType::Narrow(f, n) => packed_bits(f) * n,
-        };
-        let int_dst = matches!(to.value, CvtType::Op(t) if !t.is_float());
+        let int_dst = matches!(to.value, CvtSide::Op(t) if !t.is_float());
         // PTX ISA 9.2 §5.2.2: `cvt` operands may be wider than the instruction type (an
         // f16 in a 32-bit register): the low bits are converted, and a narrow result is
         // zero-extended into its register (`pass::expand_formats`).
-        let to_bits = dst_bits(to.value);
+        let to_bits = to.value.bits();
         let wider = self.wider_register(&i.operands[0], to_bits).filter(|_| !int_dst);
         let dst = match wider {
             Some(register) => register,
             None => self.dst(&i.operands[0], OpTy::U(to_bits as u8), true)?,
         };
-        let read = |l: &mut Lowerer<'_>, t: CvtType, k: usize| -> Result<Value, Diagnostic> {
+        let read = |l: &mut Lowerer<'_>, t: CvtSide, k: usize| -> Result<Value, Diagnostic> {
             let (ty, bits_only) = match t {
-                CvtType::Op(o) => (o, o.is_float()),
-                CvtType::Narrow(..) => (OpTy::U(dst_bits(t) as u8), true),
+                CvtSide::Op(o) => (o, o.is_float()),
+                CvtSide::Narrow(..) => (OpTy::U(t.bits() as u8), true),
             };
             let op =
                 srcs.get(k).ok_or_else(|| Diagnostic::error(span, "`cvt` is missing a source"))?;
             l.relaxed_src(op, ty, bits_only, span)
         };
-        let side = |t: CvtType| match t {
-            CvtType::Op(o) => CvtSide::Op(o),
-            CvtType::Narrow(f, n) => CvtSide::Narrow(f, n as u8),
-        };
         let cvt = NarrowCvt {
-            to: side(to.value),
-            from: side(from.value),
+            to: to.value,
+            from: from.value,
             rounding: integral.or(float_rounding),
             integral: integral.is_some(),
             relu,
@@ -274,36 +257,6 @@ impl Lowerer<'_> {
             vals.push(read(self, from.value, k)?);
         }
         self.half_convert(HalfConvertOp::Narrow(cvt), dst, vals, span);
-        Ok(())
-    }
-
-    /// `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32` or
-    /// `.f64` (checked by `ptxvk_frontend::forms::media`): the operation with its
-    /// rounding, for `pass::legalize_floats`.
-    fn directed_arith(
-        &mut self,
-        op: Opcode,
-        i: &ast::Instruction,
-        m: &Mods,
-    ) -> Result<(), Diagnostic> {
-        let span = i.span;
-        let ty = self.one_type(i, m)?;
-        let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        let dst = self.dst(&i.operands[0], ty, false)?;
-        let x = self.sources(&i.operands[1..], ty, span)?;
-        let mode = FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 };
-        let kind = match op {
-            Opcode::Add | Opcode::Sub | Opcode::Mul => {
-                let op = match op {
-                    Opcode::Add => BinaryOp::Add,
-                    Opcode::Sub => BinaryOp::Sub,
-                    _ => BinaryOp::Mul,
-                };
-                InstKind::Binary { op, ty, mode, dst, lhs: x[0], rhs: x[1] }
-            }
-            _ => InstKind::Fma { ty, mode, dst, a: x[0], b: x[1], c: x[2] },
-        };
-        self.push(kind, span);
         Ok(())
     }
 }
