@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ptxvk_frontend::{ast, Name, Span};
 
-use super::{frames, Lowerer, Symbol};
+use super::{Lowerer, Symbol};
 use crate::ir::{Block, BlockId, Inst, InstKind, OpTy, RegId, RegInfo, RegTy, Terminator, Value};
 
 /// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
@@ -46,7 +46,6 @@ pub(super) struct CallerBody {
     pub(super) module_scope: BTreeMap<Name, Symbol>,
     carry: Option<RegId>,
     pub(super) stack_pointer: Option<RegId>,
-    frame: Option<frames::Frame>,
     body: BodyContext,
 }
 
@@ -104,7 +103,6 @@ impl Lowerer<'_> {
             module_scope: self.module_scope.clone(),
             carry: self.carry.take(),
             stack_pointer: self.stack_pointer.take(),
-            frame: self.frame.take(),
             body: std::mem::replace(&mut self.body, body),
         };
         self.kernel.entry = self.new_block(None, span);
@@ -129,7 +127,6 @@ impl Lowerer<'_> {
         self.module_scope = caller.module_scope;
         self.carry = caller.carry;
         self.stack_pointer = caller.stack_pointer;
-        self.frame = caller.frame;
         self.body = caller.body;
         (regs, blocks, entry)
     }
