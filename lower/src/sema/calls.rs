@@ -38,9 +38,10 @@
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
 //! too) is lowered the same way, its calls `Call`s; a call into a function being
 //! lowered gets the callee's id reserved ([`Lowerer::reserve_cycle`]). SPIR-V forbids
-//! recursion (2.16.1): `pass::layout_memory` gives the functions on cycles frames on the
-//! stack, and `pass::recursion` turns their calls into a machine over an explicit stack. Calls of declared functions
-//! without a body are calls of functions CUDA provides (`sema::system`).
+//! recursion (2.16.1): `pass::layout_memory` gives the functions on cycles frames on
+//! the stack, and `pass::recursion` turns their calls into a machine over an explicit
+//! stack. Calls of declared functions without a body are calls of functions CUDA
+//! provides (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -541,7 +542,7 @@ impl Lowerer<'_> {
     /// then it is live across no call, and `pass::recursion` saves it in no save area.
     /// Where it ends the thread, its `.reg` results (`returns`) are 0, which no caller
     /// reads: they are not live there either.
-    pub(super) fn set_ended_at_returns(&mut self, returns: &[(RegId, OpTy)], span: Span) {
+    fn set_ended_at_returns(&mut self, returns: &[(RegId, OpTy)], span: Span) {
         let Some(flag) = self.body.ended else { return };
         let is_set = |i: &Inst| matches!(i.kind, InstKind::Mov { dst, .. } if dst == flag);
         let entry = self.kernel.entry.index();
