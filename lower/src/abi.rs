@@ -182,7 +182,7 @@ pub fn place_shared(
         };
         let var = crate::ir::VarId(variables.len() as u32);
         let (name, space) = (n.name.value.to_string(), crate::ir::Space::Shared);
-        variables.push(crate::ir::Variable { name, space, size, align });
+        variables.push(crate::ir::Variable::new(name, space, size, align));
         slots.insert(n.name.span, SharedSlot::Static(var));
     }
 }

@@ -100,7 +100,7 @@
 //!   is free: a function may use it for its own allocations and the frames of its
 //!   callees (`pass::recursion` keeps its save areas there), never above.
 //! * A function on a call cycle allocates its `.local` and `.param` variables on the
-//!   stack, at entry (a [`StackInst::Frame`] that `sema::frames` lays out), so that its
+//!   stack, at entry (a [`StackInst::Frame`] that `pass::layout_memory` lays out), so that its
 //!   activations never alias.
 //! * **Before `pass::inline`**, the kernel and its functions may contain `Call`s (and
 //!   `CallIndirect`s, before `pass::expand_indirect_calls`).

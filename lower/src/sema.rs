@@ -34,7 +34,6 @@ mod core_ops;
 mod device_launch;
 mod expand;
 mod formats;
-mod frames;
 mod matrix;
 mod mbarrier;
 mod memory;
@@ -267,9 +266,8 @@ enum Symbol {
     /// A `.local` variable (or a call's `.param` variable), which `pass::layout_memory`
     /// places in the thread's local window.
     Local(VarId),
-    /// A `.local` or `.param` variable of a recursive function's activation
-    /// (`sema::frames`), or a `.param` parameter (the caller's variable): a register
-    /// holding a local-window offset, plus a constant offset.
+    /// A `.param` parameter (the caller's variable, `sema::calls`): a register holding
+    /// a local-window offset, plus a constant offset.
     Framed(RegId, u32),
     /// A module-scope `.global`/`.const` variable: its offset in the module data.
     Global(u32),
@@ -307,8 +305,13 @@ struct Lowerer<'m> {
     functions: &'m BTreeMap<Name, &'m ast::Function>,
     /// The functions being lowered, outermost first (to name a recursion's cycle).
     call_stack: Vec<Name>,
-    /// The frame of the recursive function being lowered (`sema::frames`).
-    frame: Option<frames::Frame>,
+    /// The `{ }` blocks being lowered in the current body, outermost first (a
+    /// variable's [`Variable::scope`]), and the number of blocks met so far.
+    scope_path: Vec<u32>,
+    scope_count: u32,
+    /// The `.local` and `.param` variables the current body declared (a device
+    /// function's are owned by it, [`Variable::owner`]).
+    body_variables: Vec<VarId>,
     /// The names every function sees: module variables (a callee sees no kernel names).
     module_scope: BTreeMap<Name, Symbol>,
     /// The kernel's registers among them (module-scope `.reg` variables), which each
@@ -330,12 +333,6 @@ struct Lowerer<'m> {
     const_bytes: u32,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
-    /// The kernel's functions on call cycles (`sema::frames`), as [`lower_kernel`]'s
-    /// first lowering found them.
-    recursive: BTreeSet<Name>,
-    /// In the first lowering, which assumes no recursion: the functions called while
-    /// being lowered (`calls::back_edge`); `None` once the recursion is known.
-    back_edges: Option<calls::BackEdges>,
     /// Device-side launches (`sema::device_launch`).
     device_runtime: device_launch::DeviceRuntime,
     /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
@@ -360,27 +357,11 @@ struct ModuleContext<'m> {
     kernels: (&'m [Name], u32),
 }
 
-/// Lowers kernel `f`. A first lowering assumes no recursion; a call into a function
-/// being lowered shows there is some, and then the functions on call cycles of the
-/// first lowering's IR (`pass::recursion::cycles`) are lowered again with frames
-/// (`sema::frames`).
+/// Lowers kernel `f` (and the device functions it calls, `sema::calls`).
 fn lower_kernel<'m>(
     f: &'m ast::Function,
     ctx: &ModuleContext<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
-    match lower_kernel_with(f, ctx, None) {
-        (lowered, None) => lowered,
-        (_, Some(recursive)) => lower_kernel_with(f, ctx, Some(recursive)).0,
-    }
-}
-
-/// [`lower_kernel`] with the functions on call cycles (`recursive`), or, for `None`, a
-/// lowering that assumes none and also returns the functions on cycles if it found any.
-fn lower_kernel_with<'m>(
-    f: &'m ast::Function,
-    ctx: &ModuleContext<'m>,
-    recursive: Option<BTreeSet<Name>>,
-) -> (Result<Kernel, Vec<Diagnostic>>, Option<BTreeSet<Name>>) {
     let ModuleContext {
         module_shared,
         module_per_thread,
@@ -421,7 +402,9 @@ fn lower_kernel_with<'m>(
         generic_windows: false,
         functions,
         call_stack: Vec::new(),
-        frame: None,
+        scope_path: Vec::new(),
+        scope_count: 0,
+        body_variables: Vec::new(),
         module_scope: BTreeMap::new(),
         thread_regs: BTreeMap::new(),
         reduction_scratch: None,
@@ -430,8 +413,6 @@ fn lower_kernel_with<'m>(
         scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
         const_bytes: data.const_bytes,
         stack_pointer: None,
-        back_edges: recursive.is_none().then(calls::BackEdges::default),
-        recursive: recursive.unwrap_or_default(),
         device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
         body: body::BodyContext::default(),
         lowered_functions: BTreeMap::new(),
@@ -459,20 +440,15 @@ fn lower_kernel_with<'m>(
             l.declare(&decl);
         }
     }
-    // The stack is the start of the local window (`sema::stack`); recursive functions
-    // keep their frames there too (`sema::frames`), and `pass::recursion` its save areas.
+    // The stack is the start of the local window (`sema::stack`; `pass::layout_memory`
+    // makes it larger for recursive functions' frames and `pass::recursion`'s save areas).
     let uses_stack = callees
         .iter()
         .chain([&f])
-        .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack))
-        || !l.recursive.is_empty();
+        .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack));
+    let stack_var = VarId(l.kernel.variables.len() as u32);
     if uses_stack {
-        let stack = Variable {
-            name: "$stack".into(),
-            space: Space::Local,
-            size: l.stack_bytes(),
-            align: 8,
-        };
+        let stack = Variable::new(stack::STACK.into(), Space::Local, stack::STACK_BYTES, 8);
         l.kernel.variables.push(stack);
     }
     for v in module_per_thread {
@@ -514,7 +490,7 @@ fn lower_kernel_with<'m>(
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
     if uses_stack {
-        l.init_stack(f.name.span);
+        l.init_stack(stack_var, f.name.span);
     }
     l.init_reserved(f.name.span);
     l.collect_labels(body);
@@ -522,11 +498,10 @@ fn lower_kernel_with<'m>(
     if !l.closed {
         l.terminate(Terminator::Return, f.span);
     }
-    let recursive = l.functions_on_cycles();
     if l.errors.is_empty() {
-        (Ok(l.kernel), recursive)
+        Ok(l.kernel)
     } else {
-        (Err(l.errors), recursive)
+        Err(l.errors)
     }
 }
 
@@ -699,10 +674,10 @@ impl Lowerer<'_> {
                 }
                 ast::Statement::Block(inner, _) => {
                     self.scopes.push(BTreeMap::new());
-                    // A recursive function's frame reuses a block's slots after it.
-                    let frame = self.frame_mark();
+                    self.scope_count += 1;
+                    self.scope_path.push(self.scope_count);
                     self.statements(inner);
-                    self.release_frame(frame);
+                    self.scope_path.pop();
                     self.scopes.pop();
                 }
                 ast::Statement::Directive(_) => {}
@@ -812,17 +787,14 @@ impl Lowerer<'_> {
                 self.errors.push(Diagnostic::error(n.name.span, "local variable too large"));
                 continue;
             };
-            // A recursive function's variables are in its activation's frame; the
-            // others are variables `pass::layout_memory` places.
-            let sym = self.frame_slot(size, align).unwrap_or_else(|| {
-                let var = VarId(self.kernel.variables.len() as u32);
-                let name = n.name.value.to_string();
-                let space = Space::Local;
-                self.kernel.variables.push(Variable { name, space, size, align });
-                Symbol::Local(var)
-            });
+            // `pass::layout_memory` places it (in a frame, for a recursive function).
+            let var = VarId(self.kernel.variables.len() as u32);
+            let mut v = Variable::new(n.name.value.to_string(), Space::Local, size, align);
+            v.scope = self.scope_path.clone();
+            self.kernel.variables.push(v);
+            self.body_variables.push(var);
             if let Some(scope) = self.scopes.last_mut() {
-                scope.insert(n.name.value.clone(), sym);
+                scope.insert(n.name.value.clone(), Symbol::Local(var));
             }
         }
     }
@@ -870,7 +842,7 @@ impl Lowerer<'_> {
     fn placed_variable(&mut self, name: &str, space: Space, size: u32, align: u32) -> u32 {
         let var = self.kernel.variables.len();
         let name = name.to_string();
-        self.kernel.variables.push(Variable { name, space, size, align });
+        self.kernel.variables.push(Variable::new(name, space, size, align));
         crate::pass::layout_memory::layout(&self.kernel.variables).offsets[var]
     }
 

@@ -19,6 +19,9 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
         if let Some(what) = v.malformed() {
             errors.push(bug(k.span, format!("variable `{}`: {what}", v.name)));
         }
+        if v.owner.is_some_and(|f| f.index() >= k.functions.len()) {
+            errors.push(bug(k.span, format!("variable `{}`: owned by no function", v.name)));
+        }
     }
     let kernel = Body { regs: &k.regs, blocks: &k.blocks, entry: k.entry, span: k.span };
     body(k, kernel, &mut errors);

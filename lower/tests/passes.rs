@@ -17,7 +17,9 @@
 //! against the interpreter's model of atomic loads and stores); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
-//! interpreter's model of the layout); `widen_generic` leaves no
+//! interpreter's model of the layout; `layout_memory_frames.ir` shows the frames of a
+//! function on a call cycle, which `recursion_*.ir` run on the interpreter after
+//! `inline`); `widen_generic` leaves no
 //! generic access of a 32-bit address (checked against the interpreter's model of the
 //! 32-bit windows); `infer_spaces` leaves no
 //! `cvta`; `thread_registers` leaves no function with thread registers (checked against

@@ -698,8 +698,9 @@ impl<'a> Thread<'a> {
     /// module with 32-bit addresses, which `pass::widen_generic` widens, is in the top
     /// windows of the 32-bit range ([`memory::narrow_generic_place`]).
     fn place_in(&self, k: &Kernel, space: Space, addr: &Address) -> (Space, u64) {
-        let narrow = addr.base.is_none_or(|r| k.reg(r).ty.bits() == 32);
-        if space != Space::Generic || k.address_size != 32 || !narrow {
+        // The base's width is asked last: in a function's body, `k.regs` are not its.
+        let narrow = || addr.base.is_none_or(|r| k.reg(r).ty.bits() == 32);
+        if space != Space::Generic || k.address_size != 32 || !narrow() {
             return self.place(space, addr);
         }
         let base = addr.base.map_or(0, |r| self.regs[r.index()]);

@@ -1,7 +1,7 @@
 //! The thread's stack in the CFG IR before `pass::expand_stack`
 //! ([`crate::ir::InstKind::Stack`]): `alloca`, `stacksave` and `stackrestore` (PTX ISA
-//! 9.2 §9.7.17), one operation each, and the push of a recursive function's frame, as
-//! semantic analysis resolves them.
+//! 9.2 §9.7.17), one operation each, as semantic analysis resolves them, and the push
+//! of a recursive function's frame, which `pass::layout_memory` lays out.
 //!
 //! # Specification
 //!

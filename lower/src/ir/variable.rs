@@ -23,8 +23,14 @@
 //!   the shared ones listed in [`crate::ir::SharedLayout::variables`]) and replaces
 //!   each address by its offset, folded into the instructions that read it; after it
 //!   the arena is empty and no `VariableAddress` remains.
+//! * A variable of a device function ([`Variable::owner`]) on a call cycle has one
+//!   instance per activation: `pass::layout_memory` places it in the activation's
+//!   **frame** on the thread's stack instead (`crate::ir::StackInst::Frame`, pushed at
+//!   the function's entry), where the variables of a `{ }` block ([`Variable::scope`])
+//!   may reuse the bytes of a sibling block's, as ptxas reuses call sequences' `.param`
+//!   space. Its address is then the frame pointer plus its offset in the frame.
 
-use super::{OpTy, RegId, Space};
+use super::{FunctionId, OpTy, RegId, Space};
 
 /// A variable's handle: its index in [`crate::ir::Kernel::variables`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,6 +50,12 @@ pub struct Variable {
     pub space: Space,
     pub size: u32,
     pub align: u32,
+    /// The device function that declared it (`None`: the kernel, or a variable of the
+    /// whole CTA or thread).
+    pub owner: Option<FunctionId>,
+    /// The `{ }` blocks it is declared in, outermost first, each by an id unique in the
+    /// kernel (empty: the body's top scope).
+    pub scope: Vec<u32>,
 }
 
 /// `dst = address.ty var+offset`: the offset of `var` in its window plus `offset`
@@ -57,6 +69,11 @@ pub struct VariableAddress {
 }
 
 impl Variable {
+    /// A variable of the kernel's windows that no function owns.
+    pub fn new(name: String, space: Space, size: u32, align: u32) -> Variable {
+        Variable { name, space, size, align, owner: None, scope: Vec::new() }
+    }
+
     /// What makes it malformed, if anything: a space other than the local and shared
     /// windows, an alignment that is not a power of 2.
     pub fn malformed(&self) -> Option<&'static str> {

@@ -466,7 +466,7 @@ DONE:\n ret;\n}\n\
     }
 
     /// `apply` calls through a pointer with its own prototype: looking for call cycles,
-    /// `sema::frames` counts `apply` itself as a candidate and gives it a frame, but
+    /// `pass::layout_memory` counts `apply` itself as a candidate and gives it a frame, but
     /// only `twice`'s address is taken, so the calls form no cycle and are inlined as
     /// any other, the frame with them.
     #[test]

@@ -14,6 +14,9 @@
 //! offset. Address registers that no instruction names any more are removed (the
 //! others renumbered in order).
 //!
+//! First, the variables of functions on call cycles go in frames on the stack instead
+//! ([`frames`], whose module doc says how), and the stack gets its size for recursion.
+//!
 //! Pre: the kernel and its functions verify. Post: no variable and no
 //! `VariableAddress` remain; every offset read is the one the layout gave.
 
@@ -24,6 +27,8 @@ use crate::ir::{
     OpTy, RegId, RegInfo, Space, SystemInst, Terminator, Value, Variable,
 };
 use crate::pass::copy_body::for_each_reg;
+
+mod frames;
 
 /// Where the variables go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +55,7 @@ pub fn layout(variables: &[Variable]) -> Layout {
 }
 
 pub fn run(k: &mut Kernel) {
+    frames::place(k);
     if k.variables.is_empty() {
         return;
     }
@@ -123,18 +129,28 @@ fn rewrite_body(
 /// Folds the address registers `address` reads into `kind`'s operands, where an
 /// operand can be a constant.
 fn fold(kind: &mut InstKind, address: &BTreeMap<RegId, u64>) {
-    let value = |v: &mut Value| {
+    let value = &mut |v: &mut Value| {
         if let Value::Reg(r) = *v {
             if let Some(&offset) = address.get(&r) {
                 *v = Value::Imm(offset);
             }
         }
     };
-    let addr = |a: &mut Address| {
+    let addr = &mut |a: &mut Address| {
         if let Some(&offset) = a.base.and_then(|b| address.get(&b)) {
             *a = Address { base: None, offset: a.offset.wrapping_add(offset as i64) };
         }
     };
+    fold_with(kind, value, addr);
+}
+
+/// Applies `value` to `kind`'s value operands that may be constants and `addr` to its
+/// address operands.
+fn fold_with(
+    kind: &mut InstKind,
+    value: &mut dyn FnMut(&mut Value),
+    addr: &mut dyn FnMut(&mut Address),
+) {
     match kind {
         InstKind::Mov { src, .. }
         | InstKind::Cvta { src, .. }
@@ -145,15 +161,15 @@ fn fold(kind: &mut InstKind, address: &BTreeMap<RegId, u64>) {
             value(rhs);
         }
         InstKind::IsSpace(i) => value(&mut i.addr),
-        InstKind::Pack { srcs, .. } => srcs.iter_mut().for_each(value),
-        InstKind::Call { args, .. } => args.iter_mut().for_each(value),
+        InstKind::Pack { srcs, .. } => srcs.iter_mut().for_each(&mut *value),
+        InstKind::Call { args, .. } => args.iter_mut().for_each(&mut *value),
         InstKind::CallIndirect { arms, .. } => {
-            arms.iter_mut().for_each(|arm| arm.args.iter_mut().for_each(value))
+            arms.iter_mut().for_each(|arm| arm.args.iter_mut().for_each(&mut *value))
         }
         InstKind::Load { addr: a, .. } => addr(a),
         InstKind::Store { addr: a, srcs, .. } => {
             addr(a);
-            srcs.iter_mut().for_each(value);
+            srcs.iter_mut().for_each(&mut *value);
         }
         InstKind::Atomic { addr: a, src, cmp, .. } => {
             addr(a);
@@ -162,8 +178,8 @@ fn fold(kind: &mut InstKind, address: &BTreeMap<RegId, u64>) {
         }
         InstKind::System(s) => {
             if let SystemInst::Call(call) = &mut **s {
-                call.args.iter_mut().for_each(addr);
-                call.result.iter_mut().for_each(addr);
+                call.args.iter_mut().for_each(&mut *addr);
+                call.result.iter_mut().for_each(&mut *addr);
             }
         }
         InstKind::Mbarrier(m) => match &mut **m {

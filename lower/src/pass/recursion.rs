@@ -23,7 +23,7 @@
 //!   callee's results, restores the saved registers from the save area and goes on
 //!   after the call.
 //!
-//! The frames of the activations are semantic analysis's (`sema::frames`: each
+//! The frames of the activations are `pass::layout_memory`'s (each
 //! activation pushes one at its entry, below its stack pointer, a
 //! `crate::ir::StackInst::Frame` that `pass::expand_stack` writes out after this
 //! machine is built), so activations never alias. The stack is [`RECURSION_STACK_BYTES`] per thread in a kernel with recursion:
@@ -80,7 +80,8 @@ pub fn cycles(functions: &[Function]) -> Vec<Option<usize>> {
         .iter()
         .map(|f| {
             let insts = f.blocks.iter().flat_map(|b| &b.insts);
-            // The arms of indirect calls too (`sema::frames` asks before they are calls).
+            // The arms of indirect calls too (`pass::layout_memory` asks before they are
+            // calls).
             let callees = insts.flat_map(|i| i.kind.callees()).map(|c| c.index());
             callees.filter(|&c| c < n).collect()
         })

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ptxvk_frontend::{ast, Name, Span};
 
-use super::{frames, Lowerer, Symbol};
+use super::{Lowerer, Symbol};
 use crate::ir::{Block, BlockId, Inst, InstKind, RegId, RegInfo, Terminator};
 
 /// What an indirect call may call: a `.calltargets` list or a `.callprototype`.
@@ -42,7 +42,6 @@ pub(super) struct CallerBody {
     scopes: Vec<BTreeMap<Name, Symbol>>,
     carry: Option<RegId>,
     pub(super) stack_pointer: Option<RegId>,
-    frame: Option<frames::Frame>,
     body: BodyContext,
 }
 
@@ -83,7 +82,6 @@ impl Lowerer<'_> {
             scopes: take(&mut self.scopes),
             carry: self.carry.take(),
             stack_pointer: self.stack_pointer.take(),
-            frame: self.frame.take(),
             body: std::mem::replace(&mut self.body, body),
         };
         self.kernel.entry = self.new_block(None, span);
@@ -107,7 +105,6 @@ impl Lowerer<'_> {
         self.scopes = caller.scopes;
         self.carry = caller.carry;
         self.stack_pointer = caller.stack_pointer;
-        self.frame = caller.frame;
         self.body = caller.body;
         (regs, blocks, entry)
     }

@@ -24,8 +24,9 @@
 //! What a function's lowering depends on beyond its body is the kernel's, so a
 //! function is lowered in the kernel's context: its `.shared` variables are placed in
 //! the kernel's window, its `.local` and call `.param` variables in the kernel's local
-//! window (one static slot each: a function without recursion has one activation at a
-//! time; a recursive one's are in a frame on the stack, `sema::frames`), its generic
+//! window (variables it owns, [`crate::ir::Variable::owner`], which `pass::layout_memory`
+//! gives one static slot each, or a slot in a frame on the stack for a function on a
+//! call cycle, which may have several activations at once), its generic
 //! addresses by the kernel's windows (their spaces inferred in its own body by
 //! `pass::infer_spaces`).
 //!
@@ -38,10 +39,12 @@
 //! stored and loaded.
 //!
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
-//! too) is lowered the same way, its calls `Call`s, with its frame on the stack
-//! (`sema::frames`); SPIR-V forbids recursion (2.16.1), and `pass::recursion` turns
-//! those calls into a machine over an explicit stack. Calls of declared functions
-//! without a body are calls of functions CUDA provides (`sema::system`).
+//! too) is lowered the same way, its calls `Call`s; a call into a function being
+//! lowered gets the callee's id reserved ([`Lowerer::reserve_cycle`]). SPIR-V forbids
+//! recursion (2.16.1): `pass::layout_memory` gives the functions on cycles frames on
+//! the stack, and `pass::recursion` turns their calls into a machine over an explicit
+//! stack. Calls of declared functions without a body are calls of functions CUDA
+//! provides (`sema::system`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,7 +52,9 @@ use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
 
 use super::body::{CallSet, CallerBody};
+use super::expand::Emit;
 use super::{names_used, op_ty, Lowerer, Symbol};
+use crate::build::Build;
 use crate::ir::{
     Address, CallArm, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator,
     Value, FUNCTION_WINDOW,
@@ -320,20 +325,9 @@ impl Lowerer<'_> {
                 ),
             ));
         }
-        // A call into a function being lowered: in the first lowering, a sign of
-        // recursion; in the second, its functions are known before their bodies are
-        // lowered, so this is a guard.
-        let known = self.lowered_functions.contains_key(&name.value);
-        if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value && !known) {
-            if let Some(stand_in) = self.back_edge(&name.value, pos) {
-                return Ok((stand_in, Vec::new(), Vec::new()));
-            }
-            let mut cycle: Vec<&str> = self.call_stack[pos..].iter().map(|n| n.as_str()).collect();
-            cycle.push(name.value.as_str());
-            return Err(Diagnostic::internal(
-                name.span,
-                format!("recursive call not found as a call cycle: {}", cycle.join(" → ")),
-            ));
+        // A call into a function being lowered: recursion.
+        if let Some(pos) = self.call_stack.iter().position(|n| *n == name.value) {
+            self.reserve_cycle(pos);
         }
         if self.call_stack.len() >= MAX_DEPTH {
             return Err(Diagnostic::error(
@@ -382,53 +376,43 @@ impl Lowerer<'_> {
         })
     }
 
-    /// In the first lowering of a kernel (`sema::lower_kernel`), a call of `name`, a
-    /// function being lowered (`call_stack[pos]`): a stand-in id that
-    /// [`Self::functions_on_cycles`] resolves, to call without operands; none in the
-    /// second lowering.
-    fn back_edge(&mut self, name: &Name, pos: usize) -> Option<FunctionId> {
-        let back_edges = self.back_edges.as_mut()?;
-        back_edges.on_paths.extend(self.call_stack[pos..].iter().cloned());
-        let targets = &mut back_edges.targets;
-        let at = match targets.iter().position(|n| n == name) {
-            Some(at) => at,
-            None => {
-                targets.push(name.clone());
-                targets.len() - 1
-            }
+    /// The address `base + offset` in the local window, as a `ty` (32 or 64 bits).
+    pub(super) fn framed_address(
+        &mut self,
+        base: RegId,
+        offset: u32,
+        ty: OpTy,
+        span: Span,
+    ) -> Value {
+        let mut e = Emit { l: self, span };
+        let ty = ty.as_unsigned();
+        let base = if ty.bits() == 64 {
+            e.cvt(ty, OpTy::U(32), Value::Reg(base))
+        } else {
+            Value::Reg(base)
         };
-        Some(FunctionId(u32::MAX - at as u32))
+        if offset == 0 {
+            base
+        } else {
+            e.add(ty, base, Value::Imm(u64::from(offset)))
+        }
     }
 
-    /// After the first lowering of a kernel: the functions on call cycles of its IR
-    /// (`pass::recursion::cycles`, the calls of [`Self::back_edge`] included), if it
-    /// called a function being lowered. The functions between a back edge's ends are
-    /// added whatever the IR says: a call that failed to lower (an error reported) is no
-    /// `Call`, but the second lowering meets the same back edge.
-    pub(super) fn functions_on_cycles(&mut self) -> Option<BTreeSet<Name>> {
-        let back_edges = self.back_edges.take().filter(|b| !b.targets.is_empty())?;
-        let ids: Vec<Option<FunctionId>> = back_edges
-            .targets
-            .iter()
-            .map(|n| match self.lowered_functions.get(n) {
-                Some(Ok(lowered)) => Some(lowered.id),
-                _ => None,
-            })
-            .collect();
-        for inst in
-            self.kernel.functions.iter_mut().flat_map(|f| &mut f.blocks).flat_map(|b| &mut b.insts)
-        {
-            for callee in inst.kind.callees_mut() {
-                if let Some(Some(id)) = ids.get((u32::MAX - callee.0) as usize) {
-                    *callee = *id;
-                }
+    /// A call into `call_stack[pos]`, a function being lowered: the functions from it
+    /// to the caller are on a call cycle. Their ids are reserved now, in the order
+    /// their lowerings began, so that calls of them can be made before their lowerings
+    /// end.
+    fn reserve_cycle(&mut self, pos: usize) {
+        for at in pos..self.call_stack.len() {
+            let name = self.call_stack[at].clone();
+            let Some(&f) = self.functions.get(&name) else { continue };
+            if self.lowered_functions.contains_key(&name) {
+                continue;
             }
+            let id = FunctionId(self.kernel.functions.len() as u32);
+            self.kernel.functions.push(Function::new(name.to_string(), f.span));
+            self.lowered_functions.insert(name, Ok(Lowered { id }));
         }
-        let cycles = crate::pass::recursion::cycles(&self.kernel.functions);
-        let functions = self.kernel.functions.iter().zip(cycles);
-        let on_cycles =
-            functions.filter(|(_, c)| c.is_some()).map(|(f, _)| Name::from(f.name.as_str()));
-        Some(on_cycles.chain(back_edges.on_paths).collect())
     }
 
     /// The IR function of `f`, lowered at its first call.
@@ -440,28 +424,19 @@ impl Lowerer<'_> {
         if let Some(done) = self.lowered_functions.get(&f.name.value) {
             return done.clone();
         }
-        let slot = self.recursive.contains(&f.name.value).then(|| {
-            // Its calls of itself come before its lowering ends: its id is reserved.
-            let id = FunctionId(self.kernel.functions.len() as u32);
-            self.kernel.functions.push(Function::new(f.name.value.to_string(), f.span));
-            let known = Lowered { id };
-            self.lowered_functions.insert(f.name.value.clone(), Ok(known));
-            id
-        });
-        let result = self.lower_function(f, body, slot);
+        let result = self.lower_function(f, body);
         self.lowered_functions.insert(f.name.value.clone(), result.clone());
         result
     }
 
     /// Lowers `f`'s body once, in a body of its own (module doc of `crate::ir`,
     /// *Functions and calls*): its registers and blocks, its labels and scope; the
-    /// kernel's layout (shared and local windows, flags) is shared. A recursive
-    /// function (`slot`: its reserved id) has its variables in a frame (`sema::frames`).
+    /// kernel's layout (shared and local windows, flags) is shared. The `.local` and
+    /// `.param` variables it declares are its own.
     fn lower_function(
         &mut self,
         f: &ast::Function,
         body: &[ast::Statement],
-        slot: Option<FunctionId>,
     ) -> Result<Lowered, Diagnostic> {
         let span = f.name.span;
         let caller = self.enter_body(span);
@@ -474,9 +449,8 @@ impl Lowerer<'_> {
             }
         };
         let stack_pointer = self.stack_pointer;
-        if slot.is_some() {
-            self.open_frame(span);
-        }
+        let outer_variables = std::mem::take(&mut self.body_variables);
+        let outer_scope = std::mem::take(&mut self.scope_path);
         self.call_stack.push(f.name.value.clone());
         self.collect_labels(body);
         self.statements(body);
@@ -484,11 +458,18 @@ impl Lowerer<'_> {
             self.terminate(Terminator::Return, f.span);
         }
         self.call_stack.pop();
-        if slot.is_some() {
-            self.push_frame(span);
-        }
+        self.scope_path = outer_scope;
+        let own_variables = std::mem::replace(&mut self.body_variables, outer_variables);
+        // Its id was reserved if it was called while being lowered (`reserve_cycle`).
+        let slot = match self.lowered_functions.get(&f.name.value) {
+            Some(Ok(reserved)) => Some(reserved.id),
+            _ => None,
+        };
         let (regs, blocks, entry) = self.leave_body(caller);
         let id = slot.unwrap_or(FunctionId(self.kernel.functions.len() as u32));
+        for v in own_variables {
+            self.kernel.variables[v.index()].owner = Some(id);
+        }
         let name = f.name.value.to_string();
         let function = Function {
             name,
@@ -566,17 +547,6 @@ impl Lowerer<'_> {
         self.scopes = vec![module_scope, scope];
         Ok((params, returns, thread_regs))
     }
-}
-
-/// The calls into functions being lowered that the first lowering of a kernel met
-/// ([`Lowerer::back_edge`]).
-#[derive(Debug, Default)]
-pub(super) struct BackEdges {
-    /// The functions called, by their stand-in id (`u32::MAX` minus the index).
-    targets: Vec<Name>,
-    /// The functions being lowered at those calls, from the callee on: each calls the
-    /// next, and the last the callee.
-    on_paths: BTreeSet<Name>,
 }
 
 /// A function's registers for the kernel's (`Function::thread_regs`).

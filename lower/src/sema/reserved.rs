@@ -37,7 +37,7 @@ impl Lowerer<'_> {
     pub(super) fn place_reserved(&mut self) {
         let var = VarId(self.kernel.variables.len() as u32);
         let (name, space) = ("$reserved".to_string(), Space::Shared);
-        self.kernel.variables.push(Variable { name, space, size: RESERVED_BYTES, align: 16 });
+        self.kernel.variables.push(Variable::new(name, space, RESERVED_BYTES, 16));
         self.reserved_smem = Some(var);
     }
 

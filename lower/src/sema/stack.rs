@@ -1,7 +1,7 @@
 //! The thread's stack (PTX ISA 9.2 §9.7.17: `alloca`, `stacksave`, `stackrestore`):
-//! the first [`STACK_BYTES`] of the local window (a larger one in a kernel with
-//! recursion, whose frames live there too, `sema::frames`), growing down from its top. The
-//! stack pointer is a register set at kernel entry; a device function gets a copy of
+//! the variable [`STACK`], first in the local window (`pass::layout_memory` makes it
+//! larger in a kernel with recursion, whose frames live there too), growing down from
+//! its top. The stack pointer is a register set at kernel entry; a device function gets a copy of
 //! it (`sema::calls`), so what the function allocated is freed when it returns
 //! (§9.7.17.1). Each instruction is one [`StackInst`] on the body's stack pointer;
 //! `pass::expand_stack` writes out its arithmetic and the failure of an `alloca` that
@@ -14,11 +14,14 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expand::Emit;
 use super::{Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{InstKind, OpTy, StackInst, Value};
+use crate::ir::{InstKind, OpTy, StackInst, Value, VarId};
 
 /// Bytes of stack per thread (CUDA's default stack size), in a kernel without recursion
 /// (`pass::recursion::RECURSION_STACK_BYTES` with).
 pub(super) const STACK_BYTES: u32 = 1024;
+
+/// The name of the stack's variable.
+pub(super) const STACK: &str = "$stack";
 
 /// `alloca` aligns to at least this (the ISA's "minimum guaranteed alignment").
 const FRAME_ALIGN: u64 = 8;
@@ -31,11 +34,13 @@ pub(super) fn uses_stack(i: &ast::Instruction) -> bool {
 }
 
 impl Lowerer<'_> {
-    /// Creates the stack pointer at the top of the stack (at kernel entry).
-    pub(super) fn init_stack(&mut self, span: Span) {
+    /// Creates the stack pointer at the top of the stack `var` (at kernel entry): the
+    /// end of the variable, as `pass::layout_memory` sizes it.
+    pub(super) fn init_stack(&mut self, var: VarId, span: Span) {
         let sp = self.temp(U32.storage(), span);
-        let top = u64::from(self.stack_bytes());
-        Emit { l: self, span }.mov(U32, sp, Value::Imm(top));
+        let top = self.variable_address(var, U32, span);
+        self.offset_variable_address(top, u64::from(STACK_BYTES));
+        Emit { l: self, span }.mov(U32, sp, Value::Reg(top));
         self.stack_pointer = Some(sp);
     }
 
@@ -85,7 +90,7 @@ impl Lowerer<'_> {
                     }
                 }
                 .max(FRAME_ALIGN);
-                let stack = self.stack_bytes();
+                let stack = STACK_BYTES;
                 self.push_stack(StackInst::Alloca { ty, dst, sp, size: *size, align, stack }, span)
             }
             _ => return Err(Diagnostic::error(span, format!("wrong operands for `{op}`"))),

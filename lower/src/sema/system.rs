@@ -67,8 +67,8 @@ impl Lowerer<'_> {
         self.fail(sys::STATUS_TRAP, &[], span);
     }
 
-    /// The local-window address of the caller's `.param` variable `op` (in a recursive
-    /// function's frame, `sema::frames`, relative to its frame pointer).
+    /// The local-window address of the caller's `.param` variable `op` (a `.param`
+    /// parameter's is relative to the register holding the caller's address).
     pub(super) fn param_slot(&mut self, op: &Operand) -> Result<Address, Diagnostic> {
         match op {
             Operand::Name { name, component: None } => match self.lookup(&name.value) {

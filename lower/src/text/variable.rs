@@ -4,6 +4,7 @@
 //!
 //! ```text
 //!     variable buf local size 8 align 4          ; variable v0
+//!     variable x local size 4 align 4 owner f1 scope 2.5 ; of function 1, in blocks 2 and 5
 //! %r1 = address.u32 v0
 //! %r2 = address.u32 v0+4                         ; plus a constant offset
 //! ```
@@ -16,19 +17,39 @@ use crate::ir::*;
 
 /// A variable's header line (without its indentation).
 pub(super) fn print_variable(v: &Variable) -> String {
-    format!("variable {} {} size {} align {}", v.name, v.space.name(), v.size, v.align)
+    let mut line =
+        format!("variable {} {} size {} align {}", v.name, v.space.name(), v.size, v.align);
+    if let Some(f) = v.owner {
+        line += &format!(" owner f{}", f.0);
+    }
+    if !v.scope.is_empty() {
+        let scope: Vec<String> = v.scope.iter().map(u32::to_string).collect();
+        line += &format!(" scope {}", scope.join("."));
+    }
+    line
 }
 
 /// The variable of a header line's words (`variable NAME SPACE size S align A`).
 pub(super) fn parse_variable(words: &[&str]) -> Option<Variable> {
-    let ["variable", name, space, "size", size, "align", align] = *words else { return None };
+    let ["variable", name, space, "size", size, "align", align, ref rest @ ..] = *words else {
+        return None;
+    };
     let space = match space {
         "local" => Space::Local,
         "shared" => Space::Shared,
         _ => return None,
     };
-    let (size, align) = (size.parse().ok()?, align.parse().ok()?);
-    Some(Variable { name: name.to_string(), space, size, align })
+    let mut v = Variable::new(name.to_string(), space, size.parse().ok()?, align.parse().ok()?);
+    let mut rest = rest;
+    if let ["owner", f, more @ ..] = rest {
+        v.owner = Some(FunctionId(f.strip_prefix('f')?.parse().ok()?));
+        rest = more;
+    }
+    if let ["scope", path, more @ ..] = rest {
+        v.scope = path.split('.').map(|s| s.parse().ok()).collect::<Option<_>>()?;
+        rest = more;
+    }
+    rest.is_empty().then_some(v)
 }
 
 /// An address's line.
