@@ -220,6 +220,17 @@ fn local_memory_per_activation() {
     });
 }
 
+/// A kernel's own `.local` variable named `$stack` is its 8 bytes, not the thread's
+/// stack the recursive `tri`'s frames live on (`tests/ptx/recursion/named_stack.ptx`).
+#[test]
+fn user_variable_named_stack() {
+    let input = depths(300, 41);
+    per_thread_u32(&ptx("named_stack"), "named_stack", &input, |_, x| {
+        let tri: u32 = (1..=x).fold(0, u32::wrapping_add);
+        tri.wrapping_add(x.wrapping_mul(3))
+    });
+}
+
 /// Recursion through function pointers (`.callprototype` and `.calltargets`).
 #[test]
 fn recursion_through_function_pointers() {

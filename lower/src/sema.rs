@@ -448,7 +448,8 @@ fn lower_kernel<'m>(
         .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack));
     let stack_var = VarId(l.kernel.variables.len() as u32);
     if uses_stack {
-        let stack = Variable::new(stack::STACK.into(), Space::Local, stack::STACK_BYTES, 8);
+        let stack =
+            Variable::made(VariableRole::Stack, stack::STACK, Space::Local, stack::STACK_BYTES, 8);
         l.kernel.variables.push(stack);
     }
     for v in module_per_thread {
@@ -479,7 +480,9 @@ fn lower_kernel<'m>(
     // word of a wide window, which it counts in with 64-bit atomics).
     if bodies().any(|b| contains(b, &barrier::is_reduction)) {
         let size = if l.kernel.shared.wide() { 8 } else { 4 };
-        l.reduction_scratch = Some(l.placed_variable("$bar.red", Space::Shared, size, size));
+        let word =
+            Variable::made(VariableRole::ReductionWord, "$bar.red", Space::Shared, size, size);
+        l.reduction_scratch = Some(l.placed_variable(word));
     }
     let mut names = BTreeSet::new();
     bodies().for_each(|b| names_used(b, &mut names));
@@ -839,10 +842,9 @@ impl Lowerer<'_> {
 
     /// A new variable's offset where `pass::layout_memory` will place it (for the
     /// operation that takes an offset as a constant: `bar.red`'s word).
-    fn placed_variable(&mut self, name: &str, space: Space, size: u32, align: u32) -> u32 {
+    fn placed_variable(&mut self, v: Variable) -> u32 {
         let var = self.kernel.variables.len();
-        let name = name.to_string();
-        self.kernel.variables.push(Variable::new(name, space, size, align));
+        self.kernel.variables.push(v);
         crate::pass::layout_memory::layout(&self.kernel.variables).offsets[var]
     }
 

@@ -12,7 +12,8 @@ use crate::ir::*;
 /// instructions have their operation type's width (the equal-width rule of
 /// [`crate::ir`]), and that the entry block exists; in the kernel and in each of its
 /// functions, whose calls must match their callees' parameters and returns in number
-/// and width, and whose stack pointer is one of their 32-bit parameters.
+/// and width, and whose stack pointer is one of their 32-bit parameters; and that the
+/// kernel's variables are well formed (`crate::ir::Variable`'s module doc).
 pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
     for v in &k.variables {
@@ -21,6 +22,10 @@ pub fn run(k: &Kernel) -> Result<(), Vec<Diagnostic>> {
         }
         if v.owner.is_some_and(|f| f.index() >= k.functions.len()) {
             errors.push(bug(k.span, format!("variable `{}`: owned by no function", v.name)));
+        }
+        let same_role = k.variables.iter().filter(|w| w.role == v.role).count();
+        if v.role != VariableRole::Declared && same_role > 1 {
+            errors.push(bug(k.span, format!("variable `{}`: a second {}", v.name, v.role.name())));
         }
     }
     let kernel = Body { regs: &k.regs, blocks: &k.blocks, entry: k.entry, span: k.span };
@@ -772,6 +777,20 @@ mod tests {
         let errors = run(&bad).expect_err("a 32-bit register moved at 64 bits");
         assert!(errors[0].message.contains("used as a 64-bit operand"), "{}", errors[0].message);
         assert_eq!(errors[0].severity, ptxvk_frontend::Severity::Internal);
+    }
+
+    #[test]
+    fn made_variables_are_one_of_each_role_in_their_window() {
+        let stack = |space| Variable::made(VariableRole::Stack, "$stack", space, 1024, 8);
+        let mut k = crate::random_cfg::kernel(7, 1);
+        k.variables = vec![stack(Space::Local), Variable::new("$stack".into(), Space::Local, 4, 4)];
+        assert_eq!(run(&k), Ok(()));
+        let message = |variables| {
+            let k = Kernel { variables, ..k.clone() };
+            run(&k).expect_err("malformed").iter().map(|d| d.message.clone()).collect::<String>()
+        };
+        assert!(message(vec![stack(Space::Local), stack(Space::Local)]).contains("a second stack"));
+        assert!(message(vec![stack(Space::Shared)]).contains("outside its role's window"));
     }
 
     #[test]

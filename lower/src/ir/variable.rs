@@ -29,6 +29,11 @@
 //!   the function's entry), where the variables of a `{ }` block ([`Variable::scope`])
 //!   may reuse the bytes of a sibling block's, as ptxas reuses call sequences' `.param`
 //!   space. Its address is then the frame pointer plus its offset in the frame.
+//! * A variable's [`VariableRole`] says whether the PTX declared it or semantic
+//!   analysis made it for the kernel (the thread's stack, `bar.red`'s word, the reserved
+//!   area); passes find those by their role, never by name (a PTX name may start with
+//!   `$`, PTX ISA 9.2 §4.4). A kernel has at most one variable of each made role, of
+//!   no function, the stack in the local window and the others in the shared one.
 
 use super::{FunctionId, OpTy, RegId, Space};
 
@@ -45,8 +50,10 @@ impl VarId {
 /// A variable of a memory window (module doc).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variable {
-    /// The PTX name (for the IR text; `$stack` for the thread's stack).
+    /// The PTX name (for the IR text; `$stack`, `$bar.red`, `$reserved` for the
+    /// variables of the made roles).
     pub name: String,
+    pub role: VariableRole,
     pub space: Space,
     pub size: u32,
     pub align: u32,
@@ -56,6 +63,46 @@ pub struct Variable {
     /// The `{ }` blocks it is declared in, outermost first, each by an id unique in the
     /// kernel (empty: the body's top scope).
     pub scope: Vec<u32>,
+}
+
+/// Whether the PTX declared a variable or semantic analysis made it (module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariableRole {
+    /// A `.local`, `.shared` or call `.param` variable of the PTX.
+    Declared,
+    /// The thread's stack (`sema::stack`; the frames of `pass::layout_memory`).
+    Stack,
+    /// The scratch word of `bar.red` (`sema::barrier`).
+    ReductionWord,
+    /// The reserved shared-memory area (`sema::reserved`).
+    Reserved,
+}
+
+impl VariableRole {
+    /// Its name in the IR text (where `Declared` is left out).
+    pub fn name(self) -> &'static str {
+        match self {
+            VariableRole::Declared => "declared",
+            VariableRole::Stack => "stack",
+            VariableRole::ReductionWord => "reduction_word",
+            VariableRole::Reserved => "reserved",
+        }
+    }
+
+    /// The role of an IR text name.
+    pub fn parse(name: &str) -> Option<VariableRole> {
+        let roles = [VariableRole::Stack, VariableRole::ReductionWord, VariableRole::Reserved];
+        std::iter::once(VariableRole::Declared).chain(roles).find(|r| r.name() == name)
+    }
+
+    /// The window of a made role's variable (`None`: `Declared`, any).
+    fn space(self) -> Option<Space> {
+        match self {
+            VariableRole::Declared => None,
+            VariableRole::Stack => Some(Space::Local),
+            VariableRole::ReductionWord | VariableRole::Reserved => Some(Space::Shared),
+        }
+    }
 }
 
 /// `dst = address.ty var+offset`: the offset of `var` in its window plus `offset`
@@ -71,16 +118,26 @@ pub struct VariableAddress {
 impl Variable {
     /// A variable of the kernel's windows that no function owns.
     pub fn new(name: String, space: Space, size: u32, align: u32) -> Variable {
-        Variable { name, space, size, align, owner: None, scope: Vec::new() }
+        let role = VariableRole::Declared;
+        Variable { name, role, space, size, align, owner: None, scope: Vec::new() }
+    }
+
+    /// The kernel's variable of a made `role` (module doc).
+    pub fn made(role: VariableRole, name: &str, space: Space, size: u32, align: u32) -> Variable {
+        Variable { role, ..Variable::new(name.to_string(), space, size, align) }
     }
 
     /// What makes it malformed, if anything: a space other than the local and shared
-    /// windows, an alignment that is not a power of 2.
+    /// windows, an alignment that is not a power of 2, a made role's variable of a
+    /// function or outside its window.
     pub fn malformed(&self) -> Option<&'static str> {
+        let role_space = self.role.space();
         if !matches!(self.space, Space::Local | Space::Shared) {
             Some("a variable outside the local and shared windows")
         } else if !self.align.is_power_of_two() {
             Some("a variable whose alignment is not a power of 2")
+        } else if role_space.is_some_and(|s| s != self.space || self.owner.is_some()) {
+            Some("a made variable of a function or outside its role's window")
         } else {
             None
         }

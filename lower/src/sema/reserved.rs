@@ -17,7 +17,7 @@
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::Lowerer;
-use crate::ir::{Address, InstKind, OpTy, Space, Value, VarId, Variable};
+use crate::ir::{Address, InstKind, OpTy, Space, Value, VarId, Variable, VariableRole};
 
 /// The size of the area, as CUDA reserves on sm_80 and later.
 pub(super) const RESERVED_BYTES: u32 = 1024;
@@ -36,8 +36,8 @@ impl Lowerer<'_> {
     /// `pass::layout_memory` places.
     pub(super) fn place_reserved(&mut self) {
         let var = VarId(self.kernel.variables.len() as u32);
-        let (name, space) = ("$reserved".to_string(), Space::Shared);
-        self.kernel.variables.push(Variable::new(name, space, RESERVED_BYTES, 16));
+        let (role, space) = (VariableRole::Reserved, Space::Shared);
+        self.kernel.variables.push(Variable::made(role, "$reserved", space, RESERVED_BYTES, 16));
         self.reserved_smem = Some(var);
     }
 

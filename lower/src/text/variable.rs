@@ -5,6 +5,7 @@
 //! ```text
 //!     variable buf local size 8 align 4          ; variable v0
 //!     variable x local size 4 align 4 owner f1 scope 2.5 ; of function 1, in blocks 2 and 5
+//!     variable $stack local size 1024 align 8 role stack ; made by semantic analysis
 //! %r1 = address.u32 v0
 //! %r2 = address.u32 v0+4                         ; plus a constant offset
 //! ```
@@ -19,6 +20,9 @@ use crate::ir::*;
 pub(super) fn print_variable(v: &Variable) -> String {
     let mut line =
         format!("variable {} {} size {} align {}", v.name, v.space.name(), v.size, v.align);
+    if v.role != VariableRole::Declared {
+        line += &format!(" role {}", v.role.name());
+    }
     if let Some(f) = v.owner {
         line += &format!(" owner f{}", f.0);
     }
@@ -29,7 +33,8 @@ pub(super) fn print_variable(v: &Variable) -> String {
     line
 }
 
-/// The variable of a header line's words (`variable NAME SPACE size S align A`).
+/// The variable of a header line's words (`variable NAME SPACE size S align A`, then
+/// `role R`, `owner fN`, `scope I.J`, each if any).
 pub(super) fn parse_variable(words: &[&str]) -> Option<Variable> {
     let ["variable", name, space, "size", size, "align", align, ref rest @ ..] = *words else {
         return None;
@@ -41,6 +46,10 @@ pub(super) fn parse_variable(words: &[&str]) -> Option<Variable> {
     };
     let mut v = Variable::new(name.to_string(), space, size.parse().ok()?, align.parse().ok()?);
     let mut rest = rest;
+    if let ["role", role, more @ ..] = rest {
+        v.role = VariableRole::parse(role)?;
+        rest = more;
+    }
     if let ["owner", f, more @ ..] = rest {
         v.owner = Some(FunctionId(f.strip_prefix('f')?.parse().ok()?));
         rest = more;
@@ -80,4 +89,22 @@ where
     let var = var.strip_prefix('v').and_then(|n| n.parse().ok()).ok_or_else(bad)?;
     let offset = offset.parse().map_err(|_| bad())?;
     Ok(Some(VariableAddress { ty, dst: (line.reg)(dst)?, var: VarId(var), offset }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_and_unknown_ones_are_refused() {
+        let line = "variable $stack local size 1024 align 8 role stack";
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let v = parse_variable(&words).expect("parses");
+        assert_eq!(v.role, VariableRole::Stack);
+        assert_eq!(print_variable(&v), line);
+        let declared = parse_variable(&["variable", "$stack", "local", "size", "4", "align", "4"]);
+        assert_eq!(declared.map(|v| v.role), Some(VariableRole::Declared));
+        let words = ["variable", "x", "shared", "size", "4", "align", "4", "role", "frame"];
+        assert_eq!(parse_variable(&words), None);
+    }
 }

@@ -20,11 +20,13 @@ use std::collections::BTreeMap;
 use crate::ir::{
     Address, BinaryOp, Block, FloatMode, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId,
     RegInfo, RegTy, Space, StackInst, Terminator, Value, VarId, Variable, VariableAddress,
+    VariableRole,
 };
 use crate::pass::copy_body::for_each_reg;
 use crate::pass::recursion::{self, RECURSION_STACK_BYTES};
 
-/// The name of the thread stack's variable (`sema::stack`).
+/// The name of the thread stack's variable in the IR text (`sema::stack`'s; the pass
+/// finds it by its role).
 const STACK: &str = "$stack";
 
 const U32: OpTy = OpTy::U(32);
@@ -52,7 +54,7 @@ pub(super) fn place(k: &mut Kernel) {
 
 /// The stack at [`RECURSION_STACK_BYTES`], and a stack pointer in every body.
 fn grow_stack(k: &mut Kernel) {
-    let stack = k.variables.iter().position(|v| v.name == STACK && v.owner.is_none());
+    let stack = k.variables.iter().position(|v| v.role == VariableRole::Stack);
     let Some(stack) = stack else {
         add_stack(k);
         return;
@@ -81,7 +83,7 @@ fn grow_stack(k: &mut Kernel) {
 /// A stack first in the local window and a stack pointer in every body, in a kernel
 /// without one.
 fn add_stack(k: &mut Kernel) {
-    let stack = Variable::new(STACK.into(), Space::Local, RECURSION_STACK_BYTES, 8);
+    let stack = Variable::made(VariableRole::Stack, STACK, Space::Local, RECURSION_STACK_BYTES, 8);
     k.variables.insert(0, stack);
     let bodies =
         std::iter::once(&mut k.blocks).chain(k.functions.iter_mut().map(|f| &mut f.blocks));
@@ -305,6 +307,25 @@ mod tests {
         assert!(k.functions.iter().all(|f| f.stack_pointer.is_some()));
         // The static variables: `d`, `e` and `g`'s `x`, `main`'s `a0` and `r0`.
         assert_eq!(k.local_bytes, RECURSION_STACK_BYTES + 20);
+    }
+
+    #[test]
+    fn a_variable_named_stack_is_not_the_stack() {
+        // The kernel's `$stack` (PTX ISA 9.2 §4.4: names may start with `$`) is no
+        // stack: the pass makes the stack first in the window, the 4 bytes after it.
+        let k = placed(
+            ".version 8.0\n.target sm_80\n.address_size 64\n\
+             .func f() { call.uni f; ret; }\n\
+             .entry k() { .local .b32 $stack; .reg .b32 %r1;\n\
+               st.local.u32 [$stack], %r1; call.uni f; ret; }\n",
+        );
+        assert_eq!(k.local_bytes, RECURSION_STACK_BYTES + 4);
+        let store = k.blocks.iter().flat_map(|b| &b.insts).find_map(|i| match &i.kind {
+            InstKind::Store { addr, .. } => Some(*addr),
+            _ => None,
+        });
+        assert_eq!(store, Some(Address { base: None, offset: i64::from(RECURSION_STACK_BYTES) }));
+        assert!(k.functions[0].stack_pointer.is_some());
     }
 
     #[test]
