@@ -139,7 +139,6 @@ pub type KernelAbi = ptxvk_abi::params::KernelAbi<ptxvk_frontend::ast::ScalarTyp
 
 mod call;
 mod copy;
-mod float_format;
 mod half;
 mod integer;
 mod layout;
@@ -156,12 +155,12 @@ mod video;
 mod warp;
 pub use call::CallArm;
 pub use copy::*;
-pub use float_format::FloatFormat;
 pub use half::*;
 pub use integer::*;
 pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
+pub use ptxvk_frontend::forms::formats::FloatFormat;
 pub use routine::{Routine, SIN_COS_REDUCTION_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use stack::*;
