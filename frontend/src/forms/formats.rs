@@ -177,3 +177,35 @@ pub fn cvt_types(
     out.sort_by_key(|t| t.span.start);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{cvt_types, is_narrow_cvt, CvtType, FloatFormat};
+    use crate::ast::{Item, ScalarType, Statement};
+
+    /// The sides [`cvt_types`] decodes from `line`, if it is a narrow `cvt`.
+    fn sides(line: &str) -> Option<Vec<CvtType>> {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
+        );
+        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0)).expect("parses");
+        let Item::Function(f) = &module.items[0] else { unreachable!() };
+        let Some(body) = &f.body else { unreachable!() };
+        let Statement::Instruction(i) = &body[0] else { unreachable!() };
+        let m = crate::decode::decode(i).expect("decodes").expect("a PTX instruction");
+        is_narrow_cvt(&m.details, &m.types)
+            .then(|| cvt_types(&m.details, &m.types).into_iter().map(|t| t.value).collect())
+    }
+
+    #[test]
+    fn cvt_sides_in_source_order() {
+        use CvtType::{Narrow, Register};
+        let pair = sides("cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;");
+        assert_eq!(pair, Some(vec![Narrow(FloatFormat::E4m3, 2), Register(ScalarType::F32)]));
+        let widen = sides("cvt.f32.bf16 %f1, %h1;");
+        assert_eq!(widen, Some(vec![Register(ScalarType::F32), Narrow(FloatFormat::Bf16, 1)]));
+        let unpack = sides("cvt.rn.f16x2.e2m1x2 %r1, %h1;");
+        assert_eq!(unpack, Some(vec![Narrow(FloatFormat::F16, 2), Narrow(FloatFormat::E2m1, 2)]));
+        assert_eq!(sides("cvt.rn.f32.f64 %f1, %fd1;"), None);
+    }
+}
