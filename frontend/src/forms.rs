@@ -22,6 +22,7 @@ use crate::modifier::{
 
 mod atomic;
 pub mod copy;
+pub mod formats;
 pub mod media;
 pub mod mma;
 pub mod operands;

@@ -18,6 +18,7 @@
 //! `pass::legalize_floats` applies.
 
 use ptxvk_frontend::ast::{self, ScalarType};
+use ptxvk_frontend::forms::formats::{self, CvtType};
 use ptxvk_frontend::forms::media::to_ue8m0;
 use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
@@ -31,41 +32,10 @@ use crate::ir::{
 
 const F32: OpTy = OpTy::F(32);
 
-fn narrow_scalar(t: ScalarType) -> Option<(FloatFormat, u32)> {
-    Some(match t {
-        ScalarType::F16 => (FloatFormat::F16, 1),
-        ScalarType::F16x2 => (FloatFormat::F16, 2),
-        ScalarType::Bf16 => (FloatFormat::Bf16, 1),
-        ScalarType::Bf16x2 => (FloatFormat::Bf16, 2),
-        ScalarType::Tf32 => (FloatFormat::Tf32, 1),
-        _ => return None,
-    })
-}
-
 /// The half type (format) of a comparison's source type, when it is one: `setp` and `set`
 /// on `.f16`/`.bf16` (PTX ISA 9.2 §9.7.4.6-7). `None` for other types.
 pub(super) fn half_source(t: ScalarType) -> Option<(FloatFormat, u32)> {
-    narrow_scalar(t).filter(|(f, _)| *f != FloatFormat::Tf32)
-}
-
-/// The FP8, FP6 and FP4 pair types of `cvt`, which no register has.
-fn fp8_pair(f: Format) -> Option<FloatFormat> {
-    match f {
-        Format::E4m3x2 => Some(FloatFormat::E4m3),
-        Format::E5m2x2 => Some(FloatFormat::E5m2),
-        Format::E2m3x2 => Some(FloatFormat::E2m3),
-        Format::E3m2x2 => Some(FloatFormat::E3m2),
-        Format::E2m1x2 => Some(FloatFormat::E2m1),
-        _ => None,
-    }
-}
-
-/// The formats among `m`'s modifiers.
-fn formats(m: &Mods) -> impl Iterator<Item = Spanned<Format>> + '_ {
-    m.details.iter().filter_map(|d| match d.value {
-        Modifier::Format(f) => Some(Spanned::new(f, d.span)),
-        _ => None,
-    })
+    formats::half_source(t)
 }
 
 const RELU: Modifier = Modifier::FloatOption(FloatOption::Relu);
@@ -76,7 +46,7 @@ const UE8M0X2: Modifier = Modifier::Format(Format::Ue8m0x2);
 /// The half type of an arithmetic instruction with exactly one type.
 pub(super) fn half_type(m: &Mods) -> Option<(FloatFormat, u32)> {
     match m.types.as_slice() {
-        [t] => half_source(t.value),
+        [t] => formats::half_source(t.value),
         _ => None,
     }
 }
@@ -105,17 +75,15 @@ impl Lowerer<'_> {
         i: &ast::Instruction,
         m: &Mods,
     ) -> Option<Result<(), Diagnostic>> {
-        let narrow_cvt = || {
-            m.types.iter().any(|t| narrow_scalar(t.value).is_some())
-                || formats(m).any(|f| fp8_pair(f.value).is_some())
-        };
         let half = HALF_OPS.iter().find(|h| h.0 == op).zip(half_type(m));
         if let Some((&(_, arith), (format, lanes))) = half {
             return Some(self.half_arith(arith, format, lanes, i, m));
         }
         match op {
             Opcode::Cvt if m.has(UE8M0X2) => Some(self.ue8m0_cvt(i, m)),
-            Opcode::Cvt if narrow_cvt() => Some(self.narrow_cvt(i, m)),
+            Opcode::Cvt if formats::is_narrow_cvt(&m.details, &m.types) => {
+                Some(self.narrow_cvt(i, m))
+            }
             _ => None,
         }
     }
@@ -145,26 +113,6 @@ impl Lowerer<'_> {
         let half = HalfOp { op, format, lanes, dst, srcs, rounding, ftz, sat, relu, nan: nan_mode };
         self.push(InstKind::Half(Box::new(half)), span);
         Ok(())
-    }
-
-    /// The types of a `cvt` in source order (destination first), narrow ones included.
-    fn cvt_types(m: &Mods) -> Result<Vec<Spanned<CvtSide>>, Diagnostic> {
-        let mut out = Vec::new();
-        for f in formats(m) {
-            if let Some(narrow) = fp8_pair(f.value) {
-                out.push(Spanned::new(CvtSide::Narrow(narrow, 2), f.span));
-            }
-        }
-        for t in &m.types {
-            let ty = match narrow_scalar(t.value) {
-                Some((f, n)) => CvtSide::Narrow(f, n as u8),
-                None => CvtSide::Op(super::op_ty(t)?),
-            };
-            out.push(Spanned::new(ty, t.span));
-        }
-        // Source order: the destination type first.
-        out.sort_by_key(|t| t.span.start);
-        Ok(out)
     }
 
     /// `cvt` to and from `.ue8m0x2` (PTX ISA 9.2 §9.7.9.21, §5.2.5): two f32 sources or
@@ -201,8 +149,13 @@ impl Lowerer<'_> {
     /// `cvt` with a narrow format on either side (PTX ISA 9.2 §9.7.9.21).
     fn narrow_cvt(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         let span = i.span;
-        let types = Self::cvt_types(m)?;
-        let [to, from] = types.as_slice() else {
+        let side = |t: &Spanned<CvtType>| match t.value {
+            CvtType::Register(r) => super::op_ty(&Spanned::new(r, t.span)).map(CvtSide::Op),
+            CvtType::Narrow(f, n) => Ok(CvtSide::Narrow(f, n)),
+        };
+        let types = formats::cvt_types(&m.details, &m.types);
+        let types = types.iter().map(side).collect::<Result<Vec<_>, _>>()?;
+        let &[to, from] = types.as_slice() else {
             return Err(Diagnostic::error(span, "`cvt` needs a destination and a source type"));
         };
         // Its modifiers, `.sat`, its formats and its sources from `.f32`/`.f64` are
@@ -217,11 +170,11 @@ impl Lowerer<'_> {
         };
         let integral = m.rounding.as_ref().filter(|r| r.value.1).map(|r| r.value.0);
         let srcs = &i.operands[1..];
-        let int_dst = matches!(to.value, CvtSide::Op(t) if !t.is_float());
+        let int_dst = matches!(to, CvtSide::Op(t) if !t.is_float());
         // PTX ISA 9.2 §5.2.2: `cvt` operands may be wider than the instruction type (an
         // f16 in a 32-bit register): the low bits are converted, and a narrow result is
         // zero-extended into its register (`pass::expand_formats`).
-        let to_bits = to.value.bits();
+        let to_bits = to.bits();
         let wider = self.wider_register(&i.operands[0], to_bits).filter(|_| !int_dst);
         let dst = match wider {
             Some(register) => register,
@@ -237,8 +190,8 @@ impl Lowerer<'_> {
             l.relaxed_src(op, ty, bits_only, span)
         };
         let cvt = NarrowCvt {
-            to: to.value,
-            from: from.value,
+            to,
+            from,
             rounding: integral.or(float_rounding),
             integral: integral.is_some(),
             relu,
@@ -254,7 +207,7 @@ impl Lowerer<'_> {
         }
         let mut vals = Vec::new();
         for k in 0..cvt.arity() {
-            vals.push(read(self, from.value, k)?);
+            vals.push(read(self, from, k)?);
         }
         self.half_convert(HalfConvertOp::Narrow(cvt), dst, vals, span);
         Ok(())
