@@ -28,6 +28,7 @@ pub mod mma;
 pub mod operands;
 pub mod texture;
 pub mod video;
+pub mod warp;
 
 /// One constraint of a form.
 #[derive(Debug)]

@@ -64,34 +64,9 @@
 
 use super::{OpTy, RegId, Value};
 
-/// `shfl`'s mode (PTX ISA 9.2 §9.7.8.6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShuffleMode {
-    Up,
-    Down,
-    Bfly,
-    Idx,
-}
-
-/// `vote`'s mode (§9.7.13.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VoteMode {
-    All,
-    Any,
-    Uni,
-    Ballot,
-}
-
-/// `redux.sync`'s operation (§9.7.13.6-7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WarpReduction {
-    Add,
-    Min,
-    Max,
-    And,
-    Or,
-    Xor,
-}
+/// `shfl`'s mode, `vote`'s and `redux.sync`'s operation, as the front end decodes
+/// them (`ptxvk_frontend::forms::warp`).
+pub use ptxvk_frontend::forms::warp::{ShuffleMode, VoteMode, WarpReduction};
 
 /// What a `bar.red` ([`super::InstKind::BarrierReduce`]) computes over the threads of
 /// the block (PTX ISA 9.2 §9.7.13.1); a thread that exited holds no predicate.
