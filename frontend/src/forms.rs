@@ -21,6 +21,7 @@ use crate::modifier::{
 };
 
 mod atomic;
+pub mod integer;
 pub mod media;
 pub mod mma;
 pub mod operands;
