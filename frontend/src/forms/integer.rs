@@ -81,3 +81,9 @@ pub fn pack_narrow(details: &[Spanned<Modifier>], types: &[Spanned<ScalarType>])
     });
     narrow.unwrap_or((16, false))
 }
+
+/// Whether `dp4a.atype.btype`/`dp2a.mode.atype.btype`'s `a` and `b` are signed
+/// (§9.7.1.22-23: `.s32`, else `.u32`). The form is checked: it has the two types.
+pub fn dot_signed(types: &[Spanned<ScalarType>]) -> [bool; 2] {
+    [0, 1].map(|k| types.get(k).is_some_and(|t| t.value == ScalarType::S32))
+}

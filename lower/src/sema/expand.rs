@@ -260,14 +260,7 @@ impl Lowerer<'_> {
     /// products of the half words of `a` and bytes 0-1 (`.lo`) or 2-3 (`.hi`) of `b`.
     /// Elements are sign-extended for `.s32`; the sum wraps modulo 2^32.
     fn dot(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let [at, bt] = [0, 1].map(|k| {
-            let signed = m.types.get(k).is_some_and(|t| t.value == ScalarType::S32);
-            if signed {
-                OpTy::S(32)
-            } else {
-                U32
-            }
-        });
+        let [at, bt] = integer::dot_signed(&m.types).map(|s| if s { OpTy::S(32) } else { U32 });
         let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
         let signed = at.is_signed() || bt.is_signed();
         let dty = if signed { OpTy::S(32) } else { U32 };
