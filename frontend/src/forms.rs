@@ -23,6 +23,7 @@ use crate::modifier::{
 mod atomic;
 pub mod copy;
 pub mod formats;
+pub mod integer;
 pub mod media;
 pub mod mma;
 pub mod operands;

@@ -11,6 +11,9 @@
 //! a source.
 
 use super::{BoolOp, CmpOp, FloatFormat, OpTy, RegId, Value};
+/// The modes of `prmt` (§9.7.8.7) with their table, and the tests of `testp`
+/// (§9.7.3.3): the frontend's decoded modifiers (`ptxvk_frontend::forms::integer`).
+pub use ptxvk_frontend::modifier::{FloatClass as FloatTest, PermuteMode as PrmtMode};
 
 /// One integer or bit-level instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,32 +153,6 @@ pub enum CarryOp {
     MadHi,
 }
 
-/// The modes of `prmt` (§9.7.8.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PrmtMode {
-    F4e,
-    B4e,
-    Rc8,
-    Ecl,
-    Ecr,
-    Rc16,
-}
-
-impl PrmtMode {
-    /// The ISA's table: the selector word (four 3-bit byte indices in nibbles, byte 0
-    /// lowest) for each value of `c[1:0]`.
-    pub fn table(self) -> [u64; 4] {
-        match self {
-            PrmtMode::F4e => [0x3210, 0x4321, 0x5432, 0x6543],
-            PrmtMode::B4e => [0x5670, 0x6701, 0x7012, 0x0123],
-            PrmtMode::Rc8 => [0x0000, 0x1111, 0x2222, 0x3333],
-            PrmtMode::Ecl => [0x3210, 0x3211, 0x3222, 0x3333],
-            PrmtMode::Ecr => [0x0000, 0x1110, 0x2210, 0x3210],
-            PrmtMode::Rc16 => [0x1010, 0x3232, 0x1010, 0x3232],
-        }
-    }
-}
-
 /// A predicate source with its negation (`{!}q`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PredSource {
@@ -189,18 +166,6 @@ pub struct PredSource {
 pub struct Lop3Combine {
     pub dst: Option<RegId>,
     pub with: PredSource,
-}
-
-/// The tests of `testp` (§9.7.3.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FloatTest {
-    Finite,
-    Infinite,
-    Number,
-    NotANumber,
-    /// Normal or zero (the ISA counts zero as normal).
-    Normal,
-    Subnormal,
 }
 
 /// What `set` compares: `.f32`/`.f64`/integer sources, or lanes of a half format (each

@@ -9,9 +9,9 @@
 //! on [`IntegerOp`]). Also `Emit`, the [`Build`] of semantic analysis.
 
 use ptxvk_frontend::ast::{self, Operand, ScalarType};
+use ptxvk_frontend::forms::integer;
 use ptxvk_frontend::modifier::{
-    Bfind, Carry, Clamp, Conversion, FloatClass, FloatOption, Format, Modifier, PermuteMode,
-    Precision, ShiftDirection,
+    Bfind, Carry, Clamp, Conversion, FloatOption, Modifier, Precision, ShiftDirection,
 };
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
@@ -19,8 +19,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::{Lowerer, Mods};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CarryOp, FloatTest, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy, PackedOp,
-    PredSource, PrmtMode, RegId, RegTy, SetSource, SetTruth, Value,
+    BinaryOp, CarryOp, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy, PackedOp, PredSource,
+    RegId, RegTy, SetSource, SetTruth, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -41,96 +41,21 @@ impl Build for Emit<'_, '_> {
     }
 }
 
-/// The packed integer types of `add`/`sub`/`min`/`max` (§9.7.1.1, §9.7.1.12): the
-/// element type of each half word.
-fn packed_elem(m: &Mods) -> Option<OpTy> {
-    if !m.types.is_empty() {
-        return None;
-    }
-    m.find(|d| match d {
-        Modifier::Format(Format::U16x2) => Some(OpTy::U(16)),
-        Modifier::Format(Format::S16x2) => Some(OpTy::S(16)),
-        _ => None,
-    })
-    .map(|t| t.value)
-}
-
 /// Packed `.u16x2`/`.s16x2` `add`/`min`/`max` (§9.7.1.1, §9.7.1.12-13), `.relu`
 /// and `add.sat.s32`/`sub.sat.s32`.
 fn packed_or_sat(op: Opcode, m: &Mods) -> IntegerOp {
     let relu = m.has(RELU);
-    match (packed_elem(m), op) {
-        (Some(elem), _) => {
+    match (integer::packed_half(&m.details, &m.types), op) {
+        (Some(signed), _) => {
             let op = match op {
                 Opcode::Min => PackedOp::Min,
                 Opcode::Max => PackedOp::Max,
                 _ => PackedOp::Add,
             };
-            IntegerOp::Packed { op, signed: elem.is_signed(), relu }
+            IntegerOp::Packed { op, signed, relu }
         }
         (None, Opcode::Min | Opcode::Max) if relu => IntegerOp::Relu { max: op == Opcode::Max },
         (None, _) => IntegerOp::AddSat { sub: op == Opcode::Sub },
-    }
-}
-
-/// `cvt.pack.sat.{u16,s16}.s32 d, a, b` and `cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32
-/// d, a, b, c` (§9.7.9.22): `a` and `b` clamped to the narrow type's range, `b` in
-/// the lowest bits of `d`, `a` above it, and with `c` the remaining bits of `d` from
-/// the low bits of `c`. The form is checked (`ptxvk_frontend::forms`): it names its
-/// narrow type.
-fn convert_pack(m: &Mods) -> IntegerOp {
-    let sub_byte = m.find(|d| match d {
-        Modifier::Format(Format::U4) => Some((4u8, false)),
-        Modifier::Format(Format::S4) => Some((4, true)),
-        Modifier::Format(Format::U2) => Some((2, false)),
-        Modifier::Format(Format::S2) => Some((2, true)),
-        _ => None,
-    });
-    let narrow = sub_byte.map(|n| n.value).or_else(|| {
-        m.types.iter().find_map(|t| match t.value {
-            ScalarType::U16 => Some((16, false)),
-            ScalarType::S16 => Some((16, true)),
-            ScalarType::U8 => Some((8, false)),
-            ScalarType::S8 => Some((8, true)),
-            _ => None,
-        })
-    });
-    let (bits, signed) = narrow.unwrap_or((16, false));
-    IntegerOp::CvtPack { bits, signed }
-}
-
-/// The mode of `prmt.b32{.mode}` (§9.7.8.7): without one each result byte has a 4-bit
-/// selector in `c` (bit 3: replicate the picked byte's sign); the modes pick by
-/// `c[1:0]` from the ISA's fixed table.
-fn permute_mode(m: &Mods) -> Option<PrmtMode> {
-    let mode = m.find(|d| match d {
-        Modifier::PermuteMode(p) => Some(p),
-        _ => None,
-    })?;
-    Some(match mode.value {
-        PermuteMode::F4e => PrmtMode::F4e,
-        PermuteMode::B4e => PrmtMode::B4e,
-        PermuteMode::Rc8 => PrmtMode::Rc8,
-        PermuteMode::Ecl => PrmtMode::Ecl,
-        PermuteMode::Ecr => PrmtMode::Ecr,
-        PermuteMode::Rc16 => PrmtMode::Rc16,
-    })
-}
-
-/// The class `testp.op` tests (§9.7.3.3): `.finite`, `.infinite`, `.number`,
-/// `.notanumber`, `.normal` (zero counts as normal, per the ISA), `.subnormal`.
-fn float_test(m: &Mods) -> FloatTest {
-    let class = m.find(|d| match d {
-        Modifier::FloatClass(c) => Some(c),
-        _ => None,
-    });
-    match class.map(|c| c.value) {
-        Some(FloatClass::Finite) => FloatTest::Finite,
-        Some(FloatClass::Infinite) => FloatTest::Infinite,
-        Some(FloatClass::Number) => FloatTest::Number,
-        Some(FloatClass::NotANumber) => FloatTest::NotANumber,
-        Some(FloatClass::Normal) => FloatTest::Normal,
-        _ => FloatTest::Subnormal,
     }
 }
 
@@ -154,15 +79,17 @@ impl Lowerer<'_> {
     ) -> Option<Result<(), Diagnostic>> {
         let (hi, clamp) =
             (m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi), m.has(CLAMP));
+        let packed = integer::packed_half(&m.details, &m.types).is_some();
         let integer = match op {
             // Packed half words exist for `add`, `min` and `max` only (§9.7.1.1-2).
-            Opcode::Add | Opcode::Sub if m.has(CC) && packed_elem(m).is_none() => {
+            Opcode::Add | Opcode::Sub if m.has(CC) && !packed => {
                 return Some(self.carry_chain(op, i, m))
             }
             Opcode::Add | Opcode::Sub
                 if m.has(CC)
                     || self.int_sat(i, m)
-                    || (op == Opcode::Add && packed_elem(m).is_some()) =>
+                    || (op == Opcode::Add
+                        && integer::packed_half(&m.details, &m.types).is_some()) =>
             {
                 Ok(packed_or_sat(op, m))
             }
@@ -171,9 +98,7 @@ impl Lowerer<'_> {
             Opcode::Mad if self.int_sat(i, m) => Ok(IntegerOp::MadHiSat { mul24: false }),
             Opcode::Mul24 | Opcode::Mad24 if m.sat => Ok(IntegerOp::MadHiSat { mul24: true }),
             Opcode::Addc | Opcode::Subc | Opcode::Madc => return Some(self.carry_chain(op, i, m)),
-            Opcode::Min | Opcode::Max if m.has(RELU) || packed_elem(m).is_some() => {
-                Ok(packed_or_sat(op, m))
-            }
+            Opcode::Min | Opcode::Max if m.has(RELU) || packed => Ok(packed_or_sat(op, m)),
             // `min`/`max` on `.f32` with `.NaN`, `.xorsign.abs`, `.abs` or three sources
             // (§9.7.3.11-12; the form is checked: these exist for `.f32` only).
             Opcode::Min | Opcode::Max
@@ -200,7 +125,7 @@ impl Lowerer<'_> {
             Opcode::Szext => {
                 self.one_type(i, m).map(|ty| IntegerOp::Szext { clamp, signed: ty.is_signed() })
             }
-            Opcode::Prmt => Ok(IntegerOp::Prmt { mode: permute_mode(m) }),
+            Opcode::Prmt => Ok(IntegerOp::Prmt { mode: integer::permute_mode(&m.details) }),
             Opcode::Shf => {
                 let left = m.has(Modifier::ShiftDirection(ShiftDirection::L));
                 Ok(IntegerOp::Shf { left, clamp })
@@ -209,7 +134,7 @@ impl Lowerer<'_> {
             Opcode::Dp4a | Opcode::Dp2a => return Some(self.dot(op, i, m)),
             Opcode::Copysign => self.one_type(i, m).map(|ty| IntegerOp::Copysign { ty }),
             Opcode::Testp => {
-                let test = float_test(m);
+                let test = integer::float_class(&m.details);
                 self.one_type(i, m).map(|ty| IntegerOp::Testp { test, ty })
             }
             Opcode::Set => return Some(self.set(i, m)),
@@ -218,7 +143,10 @@ impl Lowerer<'_> {
                 float: m.types[1].value == ScalarType::F32,
                 ftz: m.ftz,
             }),
-            Opcode::Cvt if m.has(Modifier::Conversion(Conversion::Pack)) => Ok(convert_pack(m)),
+            Opcode::Cvt if m.has(Modifier::Conversion(Conversion::Pack)) => {
+                let (bits, signed) = integer::pack_narrow(&m.details, &m.types);
+                Ok(IntegerOp::CvtPack { bits, signed })
+            }
             _ => return None,
         };
         Some(integer.and_then(|op| {
@@ -332,14 +260,7 @@ impl Lowerer<'_> {
     /// products of the half words of `a` and bytes 0-1 (`.lo`) or 2-3 (`.hi`) of `b`.
     /// Elements are sign-extended for `.s32`; the sum wraps modulo 2^32.
     fn dot(&mut self, op: Opcode, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
-        let [at, bt] = [0, 1].map(|k| {
-            let signed = m.types.get(k).is_some_and(|t| t.value == ScalarType::S32);
-            if signed {
-                OpTy::S(32)
-            } else {
-                U32
-            }
-        });
+        let [at, bt] = integer::dot_signed(&m.types).map(|s| if s { OpTy::S(32) } else { U32 });
         let hi = m.mul_part.as_ref().is_some_and(|p| p.value == BinaryOp::MulHi);
         let signed = at.is_signed() || bt.is_signed();
         let dty = if signed { OpTy::S(32) } else { U32 };
