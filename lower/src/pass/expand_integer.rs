@@ -27,7 +27,7 @@
 
 mod bits;
 
-use crate::build::{Build, Builder};
+use crate::build::Build;
 use crate::ir::{
     BinaryOp, BoolOp, CarryOp, CmpOp, FloatMode, Inst, InstKind, IntegerInst, IntegerOp, Kernel,
     OpTy, PackedOp, RegId, Rounding, Value,
@@ -46,24 +46,11 @@ pub fn is_integer(kind: &InstKind) -> bool {
 /// Expands every integer operation of `k`.
 pub fn run(k: &mut Kernel) {
     init_carry_flags(k);
-    for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| is_integer(&i.kind)) {
-            continue;
+    super::expander::each_in_block(k, is_integer, |e, kind| {
+        if let InstKind::Integer(op) = kind {
+            expand(e, &op);
         }
-        let insts = std::mem::take(&mut k.blocks[b].insts);
-        let mut out = Vec::with_capacity(insts.len());
-        for inst in insts {
-            match &inst.kind {
-                InstKind::Integer(op) => {
-                    let mut e = Builder::new(k, inst.span);
-                    expand(&mut e, op);
-                    out.append(&mut e.insts);
-                }
-                _ => out.push(inst),
-            }
-        }
-        k.blocks[b].insts = out;
-    }
+    });
 }
 
 /// Sets each carry flag (the register a carry chain names, [`IntegerOp::Carry`]) to 0

@@ -27,7 +27,7 @@
 //! Precondition: none. Postcondition: no [`InstKind::Video`] is left ([`is_video`],
 //! which `super::leftover` checks).
 
-use crate::build::{Build, Builder};
+use crate::build::Build;
 use crate::ir::{
     BinaryOp, CmpOp, InstKind, Kernel, MadAdjust, OpTy, ScalarVideo, ScalarVideoOp, SimdVideo,
     SimdVideoOp, UnaryOp, Value, VideoArith, VideoFinish, VideoMad, VideoOp, VideoPart,
@@ -46,24 +46,11 @@ pub fn is_video(kind: &InstKind) -> bool {
 
 /// Expands every video instruction of `k`.
 pub fn run(k: &mut Kernel) {
-    for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| is_video(&i.kind)) {
-            continue;
+    super::expander::each_in_block(k, is_video, |e, kind| {
+        if let InstKind::Video(op) = kind {
+            expand(e, &op);
         }
-        let insts = std::mem::take(&mut k.blocks[b].insts);
-        let mut out = Vec::with_capacity(insts.len());
-        for inst in insts {
-            match &inst.kind {
-                InstKind::Video(op) => {
-                    let mut e = Builder::new(k, inst.span);
-                    expand(&mut e, op);
-                    out.append(&mut e.insts);
-                }
-                _ => out.push(inst),
-            }
-        }
-        k.blocks[b].insts = out;
-    }
+    });
 }
 
 /// The instructions of one video instruction.

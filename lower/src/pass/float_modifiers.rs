@@ -19,7 +19,7 @@
 //! them.
 
 use crate::build::{Build, Builder};
-use crate::ir::{FloatMode, Inst, InstKind, Kernel, OpTy, RegId, UnaryOp, Value};
+use crate::ir::{FloatMode, InstKind, Kernel, OpTy, RegId, UnaryOp, Value};
 
 const F32: OpTy = OpTy::F(32);
 
@@ -36,28 +36,11 @@ pub fn remains(kind: &InstKind) -> bool {
 
 /// Takes every `.ftz` and `.sat` off arithmetic, as the module doc describes.
 pub fn run(k: &mut Kernel) {
-    for b in 0..k.blocks.len() {
-        if !k.blocks[b].insts.iter().any(|i| remains(&i.kind)) {
-            continue;
-        }
-        let insts = std::mem::take(&mut k.blocks[b].insts);
-        let mut out = Vec::with_capacity(insts.len());
-        for inst in insts {
-            if remains(&inst.kind) {
-                let mut e = Builder::new(k, inst.span);
-                peel(&mut e, inst);
-                out.append(&mut e.insts);
-            } else {
-                out.push(inst);
-            }
-        }
-        k.blocks[b].insts = out;
-    }
+    super::expander::each_in_block(k, remains, peel);
 }
 
-/// `inst` without its modifiers, between the conversions that apply them.
-fn peel(e: &mut Builder<'_>, inst: Inst) {
-    let mut kind = inst.kind;
+/// Instruction `kind` without its modifiers, between the conversions that apply them.
+fn peel(e: &mut Builder<'_>, mut kind: InstKind) {
     match &mut kind {
         InstKind::Unary { op, ty, mode, src, .. } => {
             let result = take(mode);
