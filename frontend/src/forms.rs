@@ -25,6 +25,7 @@ pub mod copy;
 pub mod formats;
 pub mod integer;
 pub mod media;
+pub mod memory;
 pub mod mma;
 pub mod operands;
 pub mod texture;
@@ -114,6 +115,9 @@ pub enum Check {
     /// The `mbarrier` forms (§9.7.13.15, [`copy::mbarrier_form`]): operand counts and
     /// the `.shared` state space.
     Mbarrier,
+    /// The `ld`/`st`/`ldu` forms (§9.7.9.8-10, in `forms/memory.rs`,
+    /// [`memory::access_form`]): one type, strength, vectors, operand counts.
+    Access,
 }
 
 /// Which instructions of a row's opcodes the row describes.
@@ -476,6 +480,8 @@ pub static FORMS: &[Form] = &[
     // §9.7.9.25.3-5, §9.7.13.15: the copies ptxvk implements and mbarrier objects.
     row(&[Opcode::Cp], &[Copy]),
     row(&[Opcode::Mbarrier], &[Mbarrier]),
+    // §9.7.9.8-10: `ld`, `st` and `ldu`.
+    row(&[Opcode::Ld, Opcode::St, Opcode::Ldu], &[Access]),
     // §9.7.13.1-2: `bar.warp.sync`; `bar.arrive` (which `sema::barrier` refuses: Vulkan
     // has no arrival without waiting); `bar{.cta}.red`; `bar{.cta}.sync{.aligned}`.
     row(&[Opcode::Bar], &[Details(BAR_WARP)]).when(When::Has(BAR_WARP[0])),
@@ -958,6 +964,10 @@ fn check_one(c: &Check, i: &Instruction, m: &Modifiers, name: &str) -> Result<()
         VectorAtomic => atomic::vector(i, m)?,
         Copy => _ = copy::copy_form(i, &m.details, m.types.first())?,
         Mbarrier => _ = copy::mbarrier_form(i, &m.details, m.space.as_ref())?,
+        Access => {
+            let space = m.space.as_ref().map(|s| s.value);
+            _ = memory::access_form(i, op, &m.details, &m.types, space, m.vector)?
+        }
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanne
 
 use crate::abi;
 use crate::ir::*;
-use mods::{is_cache_hint, unsupported_modifier, Mods};
+use mods::Mods;
 
 mod async_copy;
 mod atomic;

@@ -1,10 +1,11 @@
-//! `ld`, `st` and `ldu` (PTX ISA 9.2 §9.7.9.8-10): strength, state spaces, vectors,
-//! and generic addresses dispatched on the window they point into.
+//! `ld`, `st` and `ldu` (PTX ISA 9.2 §9.7.9.8-10): the form checked and classified in
+//! the frontend (`ptxvk_frontend::forms::memory`: strength, vectors, operand counts);
+//! here state spaces, operands, and generic addresses dispatched on the window they
+//! point into.
 
-use super::{
-    ast, is_cache_hint, md, unsupported, unsupported_modifier, Diagnostic, Lowerer, Modifier, Mods,
-    Opcode, Operand, RegId, Span, StateSpace,
-};
+use ptxvk_frontend::forms::memory::{access_form, vector_error, Strength};
+
+use super::{ast, md, Diagnostic, Lowerer, Modifier, Mods, Opcode, Operand, RegId, StateSpace};
 use crate::ir::{AtomicOp, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic};
 
 impl Lowerer<'_> {
@@ -16,15 +17,27 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let ty = self.bits_type(i, m)?;
-        let strength = memory_order(op, span, m)?;
+        let space = m.space.as_ref().map(|s| s.value);
+        let shape = access_form(i, op, &m.details, &m.types, space, m.vector)?;
+        // Every cluster is one CTA (`sema::cluster`); `.volatile` is `.relaxed.sys`.
+        let strength = shape.strength.map(|(order, scope)| {
+            let order = match order {
+                Strength::Relaxed => Order::Relaxed,
+                Strength::Acquire => Order::Acquire,
+                Strength::Release => Order::Release,
+            };
+            let scope = match scope {
+                Some(md::Scope::Cta | md::Scope::Cluster) => Scope::Cta,
+                Some(md::Scope::Gpu) => Scope::Gpu,
+                _ => Scope::Sys,
+            };
+            (order, scope)
+        });
         if m.has(Modifier::MemoryOrder(md::MemoryOrder::Volatile)) {
             self.kernel.volatile_accesses.push(span);
         }
         if op == Opcode::Ld && strength.is_some() {
             self.kernel.polling_reads.push(span);
-        }
-        if ty == OpTy::Pred {
-            return Err(Diagnostic::error(span, format!("`{op}` cannot move predicates")));
         }
         // Generic addresses are global addresses unless the kernel makes generic
         // addresses of shared or local memory; then they dispatch on the window.
@@ -37,34 +50,20 @@ impl Lowerer<'_> {
             Some(_) => None,
         };
         let generic = m.space.is_none() && named.is_none();
-        let space = m.space.as_ref().map(|s| s.value).or(named).unwrap_or(StateSpace::Global);
-        if ty.bits() > 64 {
-            return Err(unsupported(span, "128-bit memory accesses", "not implemented yet"));
-        }
-        let n = m.vector.unwrap_or(1);
-        // Vectors of up to 128 bits; 256-bit `.v8` (32-bit elements) and `.v4` (64-bit
-        // ones) on global memory (PTX ISA 9.2 §9.7.9.8, sm_100).
-        let wide = space == StateSpace::Global && n * ty.bits() == 256 && ty.bits() >= 32;
-        // `.v8` of 8- and 16-bit elements: ptxas takes them as it takes `.v4` (64 and
-        // 128 bits).
-        let small_v8 = n == 8 && ty.bits() <= 16;
-        if !(matches!(n, 1 | 2 | 4) && n * ty.bits() <= 128 || wide || small_v8) {
-            return Err(Diagnostic::error(
-                span,
-                format!("`.v{n}` of {}-bit elements is not a valid vector here", ty.bits()),
-            ));
-        }
-        // `.L2::cache_hint` adds a cache-policy operand, which is only a hint.
-        let hinted = m.has(Modifier::CacheHint(md::CacheHint::L2CacheHint));
-        if !(ops.len() == 2 || (hinted && ops.len() == 3)) {
-            return Err(Diagnostic::error(span, format!("`{op}` takes 2 operands")));
+        let space = space.or(named).unwrap_or(StateSpace::Global);
+        let n = shape.elements;
+        if shape.wide && space != StateSpace::Global {
+            return Err(vector_error(span, n, ty.bits()));
         }
         let (data, addr) = if op == Opcode::St { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
         let (ir_space, address) = self.address(addr, space)?;
         if op == Opcode::St && ir_space == Space::Param {
             return Err(Diagnostic::error(span, "kernel parameters are read-only"));
         }
-        let elems = vector_elements(data, n)?;
+        let elems = match data {
+            Operand::Vector(v, _) => v.iter().collect(),
+            d => vec![d],
+        };
         // A float access of a wider bit-size register moves the same bits as the
         // bit-size access of its width (§5.2.2's relaxed rules: the low bits, and zeros
         // above them).
@@ -131,53 +130,4 @@ impl Lowerer<'_> {
 enum Data {
     Store(Vec<Value>),
     Load(Vec<Option<RegId>>),
-}
-
-/// The strength of an `ld`/`st` (PTX ISA 9.2 §8.4, §9.7.9.8-9): `None` for a weak
-/// access, else the order and scope of a strong one. `.volatile` is `.relaxed.sys`;
-/// `.mmio` accesses are strong too (Vulkan has no memory-mapped I/O to distinguish).
-pub(super) fn memory_order(
-    op: Opcode,
-    span: Span,
-    m: &Mods,
-) -> Result<Option<(Order, Scope)>, Diagnostic> {
-    use md::{CacheOp, MemoryOrder as O, Scope as S};
-    let mut order = None;
-    let mut scope = None;
-    for d in &m.details {
-        match d.value {
-            Modifier::MemoryOrder(O::Weak | O::Mmio) | Modifier::CacheOp(CacheOp::Nc) => {}
-            Modifier::MemoryOrder(O::Volatile | O::Relaxed) => order = Some(Order::Relaxed),
-            Modifier::MemoryOrder(O::Acquire) if op == Opcode::Ld => order = Some(Order::Acquire),
-            Modifier::MemoryOrder(O::Release) if op == Opcode::St => order = Some(Order::Release),
-            Modifier::Scope(S::Cta) => scope = Some(Scope::Cta),
-            Modifier::Scope(S::Gpu) => scope = Some(Scope::Gpu),
-            Modifier::Scope(S::Sys) => scope = Some(Scope::Sys),
-            // Every cluster is one CTA (`sema::cluster`).
-            Modifier::Scope(S::Cluster) => scope = Some(Scope::Cta),
-            d if is_cache_hint(d) => {}
-            _ => return Err(unsupported_modifier(d, op)),
-        }
-    }
-    if order.is_some() && scope.is_none() && !m.has(Modifier::MemoryOrder(O::Volatile)) {
-        return Err(Diagnostic::error(span, format!("a `.relaxed`, `.acquire` or `.release` `{op}` needs a scope (`.cta`, `.gpu`, `.sys`)")));
-    }
-    Ok(order.map(|o| (o, scope.unwrap_or(Scope::Sys))))
-}
-
-/// The element operands of an access of `n` elements: `{a, b, …}` for a vector.
-fn vector_elements(data: &Operand, n: u32) -> Result<Vec<&Operand>, Diagnostic> {
-    Ok(match (data, n) {
-        (Operand::Vector(v, vs), n) => {
-            if v.len() as u32 != n || n == 1 {
-                return Err(Diagnostic::error(
-                    *vs,
-                    format!("expected {n} vector elements for `.v{n}`"),
-                ));
-            }
-            v.iter().collect()
-        }
-        (d, 1) => vec![d],
-        (d, _) => return Err(Diagnostic::error(d.span(), "a vector access needs a `{…}` operand")),
-    })
 }

@@ -1,15 +1,8 @@
 //! The decoded modifiers of one instruction as sema uses them.
 
-use super::{decode, md, Diagnostic, Modifier, Opcode, ScalarType, Spanned, StateSpace};
+use super::{decode, Modifier, Opcode, ScalarType, Spanned, StateSpace};
 use crate::ir::{BinaryOp, BoolOp, CmpOp, Rounding};
 use ptxvk_frontend::forms::{self, operands::OperandShape};
-
-/// Modifiers that select cache behaviour only; Vulkan has no equivalent, so they are
-/// accepted and have no effect (PTX ISA 9.2 §9.7.9.1: they are performance hints).
-pub(super) fn is_cache_hint(d: Modifier) -> bool {
-    matches!(d, Modifier::CacheHint(_))
-        || matches!(d, Modifier::CacheOp(c) if c != md::CacheOp::Nc && c != md::CacheOp::Unified)
-}
 
 /// The decoded modifiers of one instruction ([`ptxvk_frontend::decode`]), with
 /// rounding, comparisons, combines and product halves as IR values.
@@ -46,12 +39,6 @@ impl Mods {
     pub(super) fn find<T>(&self, f: impl Fn(Modifier) -> Option<T>) -> Option<Spanned<T>> {
         self.details.iter().find_map(|d| f(d.value).map(|v| Spanned::new(v, d.span)))
     }
-}
-
-/// The diagnostic for a modifier that an instruction takes in PTX but not in the form
-/// it has here (as `ptxvk_frontend::forms` words it).
-pub(super) fn unsupported_modifier(d: &Spanned<Modifier>, op: Opcode) -> Diagnostic {
-    Diagnostic::error(d.span, format!("unknown or unsupported modifier `{}` for `{op}`", d.value))
 }
 
 impl From<decode::Modifiers> for Mods {
