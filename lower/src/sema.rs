@@ -495,7 +495,6 @@ fn lower_kernel<'m>(
     if uses_stack {
         l.init_stack(stack_var, f.name.span);
     }
-    l.init_reserved(f.name.span);
     l.collect_labels(body);
     l.statements(body);
     if !l.closed {

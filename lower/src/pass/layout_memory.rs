@@ -14,8 +14,10 @@
 //! offset. Address registers that no instruction names any more are removed (the
 //! others renumbered in order).
 //!
-//! First, the variables of functions on call cycles go in frames on the stack instead
-//! ([`frames`], whose module doc says how), and the stack gets its size for recursion.
+//! First, thread 0 zeroes the start of the reserved shared area, if the kernel has one
+//! ([`reserved`]); then the variables of functions on call cycles go in frames on the
+//! stack instead ([`frames`], whose module doc says how), and the stack gets its size
+//! for recursion.
 //!
 //! Pre: the kernel and its functions verify. Post: no variable and no
 //! `VariableAddress` remain; every offset read is the one the layout gave.
@@ -29,6 +31,7 @@ use crate::ir::{
 use crate::pass::copy_body::for_each_reg;
 
 mod frames;
+mod reserved;
 
 /// Where the variables go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +58,7 @@ pub fn layout(variables: &[Variable]) -> Layout {
 }
 
 pub fn run(k: &mut Kernel) {
+    reserved::init(k);
     frames::place(k);
     if k.variables.is_empty() {
         return;
@@ -248,7 +252,7 @@ fn remove_regs(
 
 #[cfg(test)]
 mod tests {
-    use crate::ir::{InstKind, Kernel, Space, Value};
+    use crate::ir::{InstKind, Kernel, Space, Terminator, Value};
 
     /// The kernel lowered from `ptx`, its variables placed.
     fn placed(ptx: &str) -> Kernel {
@@ -290,6 +294,22 @@ mod tests {
         assert_eq!((at(1), at(3), at(2), at(4)), (vec![0], vec![4], vec![12], vec![16]));
         assert_eq!(k.local_bytes, 20);
         assert!(k.variables.is_empty());
+    }
+
+    #[test]
+    fn thread_zero_zeroes_the_reserved_area_first_then_the_block_waits() {
+        // `x` (4 bytes), then the area at 16: words 16..48 zeroed before `x`'s store.
+        let k = placed(
+            ".entry k()\n{\n .shared .align 4 .b8 x[4];\n .reg .b32 %r;\n\
+             mov.u32 %r, %reserved_smem_offset_1;\n st.shared.u32 [x], 7;\n ret;\n}\n",
+        );
+        assert_eq!(stores_of(&k, Space::Shared, 0), (0..8).map(|w| 16 + 4 * w).collect::<Vec<_>>());
+        let entry = &k.blocks[k.entry.index()];
+        let Terminator::Branch { if_true, if_false, .. } = entry.term else { panic!() };
+        assert_eq!((if_true.index(), if_false.index()), (1, 2));
+        let join = &k.blocks[2];
+        assert!(matches!(join.insts[0].kind, InstKind::Barrier));
+        assert_eq!(stores_of(&k, Space::Shared, 7), vec![0]);
     }
 
     #[test]

@@ -24,9 +24,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::expand::Emit;
 use super::{unsupported, Lowerer, Mods};
 use crate::build::Build;
-use crate::ir::{
-    BarrierReduction, BoolOp, CmpOp, Dim, InstKind, OpTy, RegId, SpecialReg, Terminator, Value,
-};
+use crate::ir::{BarrierReduction, BoolOp, CmpOp, InstKind, OpTy, Value};
 use crate::system as sys;
 
 const U32: OpTy = OpTy::U(32);
@@ -127,37 +125,6 @@ impl Lowerer<'_> {
         let (cond, negate) = self.pred(pred)?;
         self.push(InstKind::BarrierReduce { op: kind, dst, cond, negate, word: scratch }, span);
         Ok(())
-    }
-
-    /// Runs `body` only where predicate `cond` (negated if `negate`) holds.
-    pub(super) fn guarded(
-        &mut self,
-        cond: RegId,
-        negate: bool,
-        span: Span,
-        body: impl FnOnce(&mut Self),
-    ) {
-        self.open(span);
-        let then = self.new_block(None, span);
-        let join = self.new_block(None, span);
-        self.terminate(Terminator::Branch { cond, negate, if_true: then, if_false: join }, span);
-        self.cur = then;
-        self.closed = false;
-        body(self);
-        self.terminate(Terminator::Jump(join), span);
-        self.cur = join;
-        self.closed = false;
-    }
-
-    /// `%tid == (0, 0, 0)`.
-    pub(super) fn is_thread_zero(&mut self, span: Span) -> RegId {
-        let mut bits = Value::Imm(0);
-        let mut e = Emit { l: self, span };
-        for d in [Dim::X, Dim::Y, Dim::Z] {
-            let t = e.special(SpecialReg::Tid(d));
-            bits = e.or(U32, bits, t);
-        }
-        e.cmp(CmpOp::Eq, U32, bits, Value::Imm(0))
     }
 
     /// A barrier's thread count must cover every warp of the block: else the launch

@@ -7,8 +7,9 @@
 //! warp, found through `%reserved_smem_offset_1` (`cooperative_groups/details/
 //! memory.h`, which relies on the barrier words starting at zero). A kernel that names
 //! one of these registers gets such an area in its shared window, after its static
-//! variables (so it counts against the device's limit like them), and thread 0 zeroes
-//! its first words before anything else runs, as the hardware does.
+//! variables (so it counts against the device's limit like them); `pass::layout_memory`
+//! places it and has thread 0 zero its first words before anything else runs, as the
+//! hardware does.
 //!
 //! ptxvk's layout: `_begin` is the area's offset in the window, `_cap` its size (1,024
 //! bytes), `_end` = `_begin + _cap`; `_0` is `_begin` and `_1` is `_begin + 512`, two
@@ -17,14 +18,10 @@
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::Lowerer;
-use crate::ir::{Address, InstKind, OpTy, Space, Value, VarId, Variable, VariableRole};
+use crate::ir::{OpTy, Space, Value, VarId, Variable, VariableRole};
 
 /// The size of the area, as CUDA reserves on sm_80 and later.
 pub(super) const RESERVED_BYTES: u32 = 1024;
-
-/// The bytes zeroed at the start: cooperative groups' barrier words and the 12 bytes
-/// after them.
-const ZEROED_WORDS: u32 = 8;
 
 /// Whether `name` is one of the registers of the reserved area.
 pub(super) fn is_reserved_register(name: &str) -> bool {
@@ -39,27 +36,6 @@ impl Lowerer<'_> {
         let (role, space) = (VariableRole::Reserved, Space::Shared);
         self.kernel.variables.push(Variable::made(role, "$reserved", space, RESERVED_BYTES, 16));
         self.reserved_smem = Some(var);
-    }
-
-    /// Thread 0 zeroes the area's first words, then the block waits for it: the code at
-    /// the kernel's entry, where every thread is.
-    pub(super) fn init_reserved(&mut self, span: Span) {
-        let Some(var) = self.reserved_smem else { return };
-        let first = self.is_thread_zero(span);
-        self.guarded(first, false, span, |l| {
-            for w in 0..ZEROED_WORDS {
-                let base = l.variable_address(var, OpTy::U(32), span);
-                let addr = Address { base: Some(base), offset: i64::from(4 * w) };
-                let kind = InstKind::Store {
-                    space: Space::Shared,
-                    ty: OpTy::U(32),
-                    srcs: vec![Value::Imm(0)],
-                    addr,
-                };
-                l.push(kind, span);
-            }
-        });
-        self.push(InstKind::Barrier, span);
     }
 
     /// The value of register `name` of the area, read as `ty`: an offset in the area's
