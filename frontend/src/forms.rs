@@ -20,7 +20,7 @@ use crate::modifier::{
     ShiftDirection, Shuffle, Vote,
 };
 
-mod atomic;
+pub mod atomic;
 pub mod copy;
 pub mod formats;
 pub mod integer;

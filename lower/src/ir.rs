@@ -779,84 +779,9 @@ pub enum Rounding {
     NearestAway,
 }
 
-/// An atomic operation (PTX ISA 9.2 §9.7.13.5; SPIR-V `OpAtomic*`): a read-modify-write,
-/// or the atomic load and store that strong `ld`/`st` are (§8.4).
-///
-/// `Load` to `Cas` on integers as wide as the space's atomic word (32 or 64 bits; 64 in
-/// a wide shared window) are native SPIR-V atomics. `Inc`, `Dec`, `FloatAdd`, `HalfAdd`,
-/// `HalfMinMax` and narrower elements are not: `pass::legalize_atomics` makes them compare-and-swap
-/// loops on the containing word, and the emitter never sees them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AtomicOp {
-    /// `dst` receives the value; `src` and `cmp` are ignored. Never `Release`/`AcqRel`.
-    Load,
-    /// Stores `src`; no `dst`. Never `Acquire`/`AcqRel`.
-    Store,
-    Add,
-    And,
-    Or,
-    Xor,
-    Exch,
-    /// Signed or unsigned by the operation type.
-    Min,
-    Max,
-    /// Compare and swap: `*a = (*a == cmp) ? src : *a`.
-    Cas,
-    /// `atom.inc`: `*a = (*a >= src) ? 0 : *a + 1` (unsigned).
-    Inc,
-    /// `atom.dec`: `*a = (*a == 0 || *a > src) ? src : *a - 1` (unsigned).
-    Dec,
-    /// Float addition rounded to nearest, at the operation type (f32, f64); `ftz`
-    /// flushes subnormal inputs and results (global `atom.add.f32`, §9.7.13.5).
-    FloatAdd {
-        ftz: bool,
-    },
-    /// `.add.noftz` of `lanes` 16-bit lanes of `format` (`.f16`, `.bf16`, `x2` forms),
-    /// each rounded to nearest with subnormals kept.
-    HalfAdd {
-        format: FloatFormat,
-        lanes: u32,
-    },
-    /// `.min.noftz`/`.max.noftz` (`max`) of `lanes` 16-bit lanes of `format`, each as
-    /// `min.f16`/`max.f16` computes it.
-    HalfMinMax {
-        max: bool,
-        format: FloatFormat,
-        lanes: u32,
-    },
-}
-
-impl AtomicOp {
-    /// Whether SPIR-V has the operation (on a whole atomic word).
-    pub fn is_native(self) -> bool {
-        !matches!(
-            self,
-            AtomicOp::Inc
-                | AtomicOp::Dec
-                | AtomicOp::FloatAdd { .. }
-                | AtomicOp::HalfAdd { .. }
-                | AtomicOp::HalfMinMax { .. }
-        )
-    }
-}
-
-/// The scope of an atomic or fence (PTX `.cta`, `.gpu`, `.sys`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    Cta,
-    Gpu,
-    Sys,
-}
-
-/// The memory-ordering semantics of an atomic (PTX `.relaxed`, `.acquire`, `.release`,
-/// `.acq_rel`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Order {
-    Relaxed,
-    Acquire,
-    Release,
-    AcqRel,
-}
+/// An atomic operation, scope and order, as the front end decodes them
+/// ([`ptxvk_frontend::forms::atomic`]).
+pub use ptxvk_frontend::forms::atomic::{AtomicOp, Order, Scope};
 
 /// The operation of [`InstKind::RoundToOdd`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
