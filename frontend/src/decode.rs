@@ -283,19 +283,30 @@ fn mul_part(s: &str) -> Option<MulPart> {
     })
 }
 
+/// The instruction of a kernel whose body is `line` (PTX 8.0, sm_90), for the tests of
+/// the decoders and the forms.
+#[cfg(test)]
+pub(crate) fn test_instruction(line: &str) -> Result<crate::ast::Instruction, String> {
+    use crate::ast::{Item, Statement};
+    let src =
+        format!(".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n");
+    let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0))?;
+    let Some(Item::Function(f)) = module.items.into_iter().next() else {
+        return Err("no kernel".into());
+    };
+    match f.body.and_then(|b| b.into_iter().next()) {
+        Some(Statement::Instruction(i)) => Ok(i),
+        _ => Err("no instruction".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn decoded(line: &str) -> Result<Modifiers, String> {
-        let src = format!(
-            ".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
-        );
-        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0))?;
-        let crate::ast::Item::Function(f) = &module.items[0] else { unreachable!() };
-        let Some(body) = &f.body else { unreachable!() };
-        let crate::ast::Statement::Instruction(i) = &body[0] else { unreachable!() };
-        decode(i).map_err(|d| d.message).map(|m| m.expect("a PTX instruction"))
+        let i = test_instruction(line)?;
+        decode(&i).map_err(|d| d.message).map(|m| m.expect("a PTX instruction"))
     }
 
     #[test]

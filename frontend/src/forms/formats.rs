@@ -181,18 +181,12 @@ pub fn cvt_types(
 #[cfg(test)]
 mod tests {
     use super::{cvt_types, is_narrow_cvt, CvtType, FloatFormat};
-    use crate::ast::{Item, ScalarType, Statement};
+    use crate::ast::ScalarType;
 
     /// The sides [`cvt_types`] decodes from `line`, if it is a narrow `cvt`.
     fn sides(line: &str) -> Option<Vec<CvtType>> {
-        let src = format!(
-            ".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
-        );
-        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0)).expect("parses");
-        let Item::Function(f) = &module.items[0] else { unreachable!() };
-        let Some(body) = &f.body else { unreachable!() };
-        let Statement::Instruction(i) = &body[0] else { unreachable!() };
-        let m = crate::decode::decode(i).expect("decodes").expect("a PTX instruction");
+        let i = crate::decode::test_instruction(line).expect("parses");
+        let m = crate::decode::decode(&i).expect("decodes").expect("a PTX instruction");
         is_narrow_cvt(&m.details, &m.types)
             .then(|| cvt_types(&m.details, &m.types).into_iter().map(|t| t.value).collect())
     }

@@ -643,19 +643,11 @@ fn ue8m0(i: &Instruction, m: &Modifiers) -> Result<(), Diagnostic> {
 
 #[cfg(test)]
 mod tests {
-    use crate::ast::{Item, Statement};
-
     /// The diagnostic [`super::super::check`] gives `line`, or `None` when it passes.
     fn checked(line: &str) -> Option<String> {
-        let src = format!(
-            ".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n\t{line}\n}}\n"
-        );
-        let module = crate::parse(&src).map_err(|e| format!("{:?}", e.0)).expect("parses");
-        let Item::Function(f) = &module.items[0] else { unreachable!() };
-        let Some(body) = &f.body else { unreachable!() };
-        let Statement::Instruction(i) = &body[0] else { unreachable!() };
-        let m = crate::decode::decode(i).expect("decodes").expect("a PTX instruction");
-        super::super::check(i, &m).err().map(|d| d.message)
+        let i = crate::decode::test_instruction(line).expect("parses");
+        let m = crate::decode::decode(&i).expect("decodes").expect("a PTX instruction");
+        super::super::check(&i, &m).err().map(|d| d.message)
     }
 
     #[track_caller]
