@@ -338,7 +338,7 @@ struct Lowerer<'m> {
     /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
     body: body::BodyContext,
     /// The device functions lowered so far (`Kernel::functions`), by name.
-    lowered_functions: BTreeMap<Name, Result<calls::Lowered, Diagnostic>>,
+    lowered_functions: BTreeMap<Name, Result<FunctionId, Diagnostic>>,
 }
 
 /// What every kernel of a module shares.

@@ -354,7 +354,7 @@ impl Lowerer<'_> {
             }
         }
         values.extend(self.stack_pointer.map(Value::Reg));
-        Ok((callee.id, values, results))
+        Ok((callee, values, results))
     }
 
     /// The local-window address of the caller's `.param` variable `actual`, which a
@@ -411,7 +411,7 @@ impl Lowerer<'_> {
             }
             let id = FunctionId(self.kernel.functions.len() as u32);
             self.kernel.functions.push(Function::new(name.to_string(), f.span));
-            self.lowered_functions.insert(name, Ok(Lowered { id }));
+            self.lowered_functions.insert(name, Ok(id));
         }
     }
 
@@ -420,7 +420,7 @@ impl Lowerer<'_> {
         &mut self,
         f: &ast::Function,
         body: &[ast::Statement],
-    ) -> Result<Lowered, Diagnostic> {
+    ) -> Result<FunctionId, Diagnostic> {
         if let Some(done) = self.lowered_functions.get(&f.name.value) {
             return done.clone();
         }
@@ -437,7 +437,7 @@ impl Lowerer<'_> {
         &mut self,
         f: &ast::Function,
         body: &[ast::Statement],
-    ) -> Result<Lowered, Diagnostic> {
+    ) -> Result<FunctionId, Diagnostic> {
         let span = f.name.span;
         let caller = self.enter_body(span);
         let signature = self.function_signature(f, &caller, span);
@@ -462,7 +462,7 @@ impl Lowerer<'_> {
         let own_variables = std::mem::replace(&mut self.body_variables, outer_variables);
         // Its id was reserved if it was called while being lowered (`reserve_cycle`).
         let slot = match self.lowered_functions.get(&f.name.value) {
-            Some(Ok(reserved)) => Some(reserved.id),
+            Some(Ok(reserved)) => Some(*reserved),
             _ => None,
         };
         let (regs, blocks, entry) = self.leave_body(caller);
@@ -488,7 +488,7 @@ impl Lowerer<'_> {
             Some(reserved) => *reserved = function,
             None => self.kernel.functions.push(function),
         }
-        Ok(Lowered { id })
+        Ok(id)
     }
 
     /// In a new body: `f`'s parameters and returns bound in its scope, then its stack
@@ -551,12 +551,6 @@ impl Lowerer<'_> {
 
 /// A function's registers for the kernel's (`Function::thread_regs`).
 type ThreadRegs = Vec<(RegId, RegId)>;
-
-/// A device function as the kernel's calls see it.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Lowered {
-    id: FunctionId,
-}
 
 /// The operation type of a `.reg` parameter (a scalar).
 fn reg_param_type(decl: &ast::VarDecl) -> Result<OpTy, Diagnostic> {
