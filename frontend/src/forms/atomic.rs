@@ -212,27 +212,22 @@ pub fn decode<'a>(
     vector: Option<u32>,
     combine: Option<BoolOp>,
 ) -> Option<Result<Atomic<'a>, Diagnostic>> {
-    let red = match opcode {
-        Opcode::Atom => false,
-        Opcode::Red => true,
-        _ => return None,
-    };
-    let has = |d: Modifier| details.iter().any(|x| x.value == d);
-    Some(decode_atomic(i, red, opcode, details, types, space, vector, combine, &has))
+    matches!(opcode, Opcode::Atom | Opcode::Red)
+        .then(|| decode_atomic(i, opcode, details, types, space, vector, combine))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// [`decode`] of an `atom` or `red`.
 fn decode_atomic<'a>(
     i: &'a Instruction,
-    red: bool,
     opname: Opcode,
     details: &[Spanned<Modifier>],
     types: &[Spanned<ScalarType>],
     space: Option<Spanned<StateSpace>>,
     vector: Option<u32>,
     combine: Option<BoolOp>,
-    has: &dyn Fn(Modifier) -> bool,
 ) -> Result<Atomic<'a>, Diagnostic> {
+    let red = opname == Opcode::Red;
+    let has = |d: Modifier| details.iter().any(|x| x.value == d);
     let span = i.span;
     let (op, scope, order) = operation_and_strength(opname, details, combine)?;
     if red && matches!(order, Order::Acquire | Order::AcqRel) {
