@@ -1014,3 +1014,139 @@ fn out_of_range_shared_accesses_stay_in_the_window() {
         .collect();
     assert_eq!(out.to_vec().expect("read"), want);
 }
+
+/// Strong stores and loads through registers wider than the access (PTX ISA 9.2 §5.2.2:
+/// a store writes the register's low bits, a load extends into it) stay single-copy
+/// atomic accesses (§8.4-8.6: `pass::expand_strong` moves them through a register of the
+/// access's width): 64 threads store the low halves of 64-bit values with
+/// `st.relaxed`/`.release`/`.volatile` to global and shared memory, load 32-bit halves
+/// into 64-bit registers with `ld.relaxed.s32` and `ld.acquire.u32`, and, in a kernel
+/// whose shared window has 64-bit words (a 64-bit shared atomic), store 16- and 8-bit
+/// parts of wider registers next to their neighbours' in the same word.
+#[test]
+fn strong_accesses_through_wider_registers_stay_atomic() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry strong_wide(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<16>;
+    .shared .align 4 .b8 words[256];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    mul.wide.u32 %rd5, %r1, 32;
+    add.s64 %rd6, %rd1, %rd5;
+    ld.global.u64 %rd7, [%rd4];
+    shr.u64 %rd8, %rd7, 16;
+    xor.b64 %rd9, %rd7, -1;
+    st.relaxed.gpu.global.u32 [%rd6], %rd7;
+    st.release.gpu.global.u32 [%rd6+4], %rd8;
+    st.volatile.global.u32 [%rd6+8], %rd9;
+    mov.u32 %r2, words;
+    shl.b32 %r3, %r1, 2;
+    add.s32 %r4, %r2, %r3;
+    st.relaxed.cta.shared.u32 [%r4], %rd8;
+    bar.sync 0;
+    add.s32 %r5, %r1, 1;
+    and.b32 %r5, %r5, 63;
+    shl.b32 %r5, %r5, 2;
+    add.s32 %r5, %r2, %r5;
+    ld.relaxed.cta.shared.u32 %rd10, [%r5];
+    st.global.u32 [%rd6+12], %rd10;
+    ld.relaxed.gpu.global.s32 %rd11, [%rd4+4];
+    st.global.u64 [%rd6+16], %rd11;
+    ld.acquire.gpu.global.u32 %rd12, [%rd4+4];
+    st.global.u64 [%rd6+24], %rd12;
+    ret;
+}
+
+.visible .entry strong_narrow_shared(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<12>;
+    .shared .align 8 .b8 window[384];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u64 %rd5, [%rd4];
+    cvt.u32.u64 %r2, %rd5;
+    mov.u32 %r3, window;
+    shl.b32 %r4, %r1, 1;
+    add.s32 %r4, %r3, %r4;
+    st.relaxed.cta.shared.u16 [%r4], %r2;
+    add.s32 %r5, %r3, %r1;
+    st.volatile.shared.u8 [%r5+128], %rd5;
+    atom.shared.add.u64 %rd6, [%r3+256], %rd5;
+    bar.sync 0;
+    add.s32 %r6, %r1, 1;
+    and.b32 %r6, %r6, 63;
+    shl.b32 %r7, %r6, 1;
+    add.s32 %r7, %r3, %r7;
+    ld.shared.u16 %r8, [%r7];
+    add.s32 %r9, %r3, %r6;
+    ld.shared.u8 %r10, [%r9+128];
+    shl.b32 %r10, %r10, 16;
+    or.b32 %r8, %r8, %r10;
+    mul.wide.u32 %rd7, %r1, 4;
+    add.s64 %rd8, %rd1, %rd7;
+    st.global.u32 [%rd8], %r8;
+    ret;
+}
+"#;
+    let compiled = ptxvk::compile::compile_with(
+        "strong_wide.ptx",
+        ptx,
+        None,
+        ptxvk::compile::Target::portable(),
+    )
+    .expect("compiles");
+    let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+    let count = |op: &str| text.lines().filter(|l| l.contains(op)).count();
+    // Four strong stores and three strong loads in `strong_wide`, each one atomic.
+    assert!(count("OpAtomicStore") >= 4, "atomic stores:\n{text}");
+    assert!(count("OpAtomicLoad") >= 3, "atomic loads:\n{text}");
+    let Some(device) = device() else { return };
+    const N: usize = 64;
+    let input: Vec<u64> =
+        (0..N as u64).map(|t| (t + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (t << 63)).collect();
+    let lo = |x: u64| x as u32;
+    let hi = |x: u64| (x >> 32) as u32;
+    let want_wide: Vec<u32> = (0..N)
+        .flat_map(|t| {
+            let x = input[t];
+            let signed = i64::from(hi(x) as i32) as u64;
+            [
+                lo(x),
+                lo(x >> 16),
+                lo(!x),
+                lo(input[(t + 1) % N] >> 16),
+                lo(signed),
+                hi(signed),
+                hi(x),
+                0,
+            ]
+        })
+        .collect();
+    let want_narrow: Vec<u32> = (0..N)
+        .map(|t| {
+            let x = input[(t + 1) % N];
+            (x & 0xffff) as u32 | ((x & 0xff) as u32) << 16
+        })
+        .collect();
+    let module = ptxvk::Module::from_compiled(&device, compiled).expect("module");
+    let src = device.buffer_from(&input).expect("input");
+    for (entry, want) in [("strong_wide", want_wide), ("strong_narrow_shared", want_narrow)] {
+        let out = device.zeroed::<u32>(want.len()).expect("output");
+        let args = [ptxvk::Arg::from(&out), ptxvk::Arg::from(&src)];
+        module.kernel(entry).expect("kernel").launch(1, N as u32, 0, &args).expect("launch");
+        assert_eq!(out.to_vec().expect("read"), want, "{entry}");
+    }
+}

@@ -13,8 +13,9 @@
 //! its output text: the verifier accepts the IR after it; `expand_data_addresses` leaves
 //! no module-data or parameter-block address, in the kernel or its functions (checked
 //! against the interpreter's model of the parameter block's);
-//! `expand_strong` leaves no strong access without an atomic of its width (checked
-//! against the interpreter's model of atomic loads and stores); `expand_vector_atomics`
+//! `expand_strong` leaves no strong access without an atomic of its width, and each one
+//! with an atomic of its width in its space one atomic (checked against the
+//! interpreter's model of atomic loads and stores); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
 //! interpreter's model of the layout; `layout_memory_frames.ir` shows the frames of a
@@ -92,8 +93,8 @@ use ptxvk_lower::interp::check::Program;
 use ptxvk_lower::interp::{self, run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{
-    BinaryOp, Inst, InstKind, Kernel, RegTy, Space, SyncPoint, SystemInst, Terminator, Value,
-    WarpMode,
+    AtomicOp, BinaryOp, Inst, InstKind, Kernel, RegTy, Space, SyncPoint, SystemInst, Terminator,
+    Value, WarpMode,
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_data_addresses, expand_formats, expand_generic,
@@ -226,16 +227,40 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "thread_registers" | "thread_ends" | "expand_indirect_calls" | "expand_data_addresses" => {
             run_call_pass(pass, s)?
         }
-        "expand_strong" => legalizes(
-            &mut s.kernel,
-            "a strong access without an atomic of its width",
-            expand_strong::remains,
-            infallible(expand_strong::run),
-        )?,
+        "expand_strong" => run_expand_strong(&mut s.kernel)?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
     verify::run(&s.kernel).map_err(|d| messages(&d))
+}
+
+/// `expand_strong`, checking its contract: no strong access without an atomic of its
+/// width is left, and every scalar one with an atomic of its width in its space stays
+/// one atomic (through a register of its width: PTX ISA 9.2 §8.4-8.6, a strong access
+/// is single-copy atomic).
+fn run_expand_strong(k: &mut Kernel) -> Result<(), String> {
+    let atomics = |k: &Kernel| {
+        let wide_window = k.shared.wide();
+        count(k, |i| match *i {
+            InstKind::Atomic { op: op @ (AtomicOp::Load | AtomicOp::Store), space, ty, .. } => {
+                expand_strong::native(space, ty, op == AtomicOp::Load, wide_window)
+            }
+            _ => false,
+        })
+    };
+    let before = atomics(k);
+    legalizes(
+        k,
+        "a strong access without an atomic of its width",
+        expand_strong::remains,
+        infallible(expand_strong::run),
+    )?;
+    match atomics(k) {
+        after if after == before => Ok(()),
+        after => {
+            Err(format!("{before} strong accesses with an atomic of their width, {after} after"))
+        }
+    }
 }
 
 /// The expansion of the derived special registers, checking its contract.

@@ -4,9 +4,12 @@
 //! stay atomics where SPIR-V has an atomic of their width in their space ([`native`]),
 //! and become plain accesses elsewhere: after an acquiring load's fence or before a
 //! releasing store's, and without a fence in local memory, which no other thread
-//! observes. Vectors, and accesses through a register wider than the access (PTX ISA
-//! 9.2 §5.2.2: a load extends into it, a store writes its low bits), are always plain
-//! accesses (SPIR-V's atomics move one value of their own width).
+//! observes. Vectors are always plain accesses (SPIR-V has no vector atomics). An atomic
+//! access through a register wider than the access (PTX ISA 9.2 §5.2.2: a load extends
+//! into it, a store writes its low bits) goes through a temporary of the access's width
+//! (SPIR-V's atomics move one value of their own width): a store truncates the register
+//! into it first, a load extends it into the register after, so that the access stays
+//! one single-copy atomic access (§8.4-8.6).
 //!
 //! Pre: CFG IR from semantic analysis, with its functions (first of the passes: the
 //! others see the accesses as the program's own).
@@ -16,9 +19,11 @@
 //! (`ir::Space::Generic`) is decided in its space by `pass::expand_generic`, with the
 //! same rule.
 
+use ptxvk_frontend::Span;
+
 use crate::ir::{
-    Address, AtomicOp, Block, Inst, InstKind, Kernel, OpTy, Order, RegId, RegInfo, Scope, Space,
-    Value,
+    Address, AtomicOp, Block, FloatMode, Inst, InstKind, Kernel, OpTy, Order, RegId, RegInfo,
+    RegTy, Scope, Space, Value,
 };
 
 /// Whether a strong access of `ty` in `space` is an atomic: in global memory of 32 or
@@ -68,20 +73,13 @@ pub(crate) fn plain(a: Plain) -> Vec<InstKind> {
 }
 
 /// The strong access `kind` as a plain access, where the module doc makes it one.
-fn made_plain(kind: &InstKind, regs: &[RegInfo], wide_window: bool) -> Option<Plain> {
-    let fits = |d: Option<RegId>, ty: OpTy| {
-        d.and_then(|d| regs.get(d.index())).is_none_or(|r| r.ty.bits() == ty.bits())
-    };
+fn made_plain(kind: &InstKind, wide_window: bool) -> Option<Plain> {
     match kind {
         &InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, .. }
             if matches!(op, AtomicOp::Load | AtomicOp::Store) =>
         {
             let load = op == AtomicOp::Load;
-            let value = match src {
-                Value::Reg(r) => Some(r),
-                Value::Imm(_) => None,
-            };
-            if native(space, ty, load, wide_window) && fits(dst, ty) && fits(value, ty) {
+            if native(space, ty, load, wide_window) {
                 return None;
             }
             let data = if load { Data::Load(vec![dst]) } else { Data::Store(vec![src]) };
@@ -99,32 +97,81 @@ fn made_plain(kind: &InstKind, regs: &[RegInfo], wide_window: bool) -> Option<Pl
     }
 }
 
+/// The register wider than the access that the strong atomic load or store `kind`
+/// moves its value through, and its width (module doc).
+fn wider_register(kind: &InstKind, regs: &[RegInfo]) -> Option<(RegId, u8)> {
+    let &InstKind::Atomic { op, ty, dst, src, .. } = kind else { return None };
+    let reg = match (op, src) {
+        (AtomicOp::Load, _) => dst?,
+        (AtomicOp::Store, Value::Reg(r)) => r,
+        _ => return None,
+    };
+    match regs.get(reg.index())?.ty {
+        RegTy::Int(bits) if u32::from(bits) > ty.bits() => Some((reg, bits)),
+        _ => None,
+    }
+}
+
+/// The atomic `kind` through a new register of its width (a temporary in `regs`) instead
+/// of the wider register `wide` of `bits` bits: the truncation before a store, the
+/// extension after a load (by the access's signedness, as a `Load` extends).
+fn through_temporary(
+    kind: InstKind,
+    (wide, bits): (RegId, u8),
+    regs: &mut Vec<RegInfo>,
+    span: Span,
+) -> Vec<InstKind> {
+    let InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp } = kind else {
+        return vec![kind];
+    };
+    let narrow = RegId(regs.len() as u32);
+    regs.push(RegInfo { name: format!("$t{}", narrow.0), ty: ty.storage(), span });
+    let convert = |to, from, dst, src| InstKind::Convert {
+        to,
+        from,
+        rounding: None,
+        mode: FloatMode::default(),
+        dst,
+        src: Value::Reg(src),
+    };
+    let access = |dst, src| InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp };
+    if op == AtomicOp::Store {
+        let (to, from) = (OpTy::U(ty.bits() as u8), OpTy::U(bits));
+        return vec![convert(to, from, narrow, wide), access(dst, Value::Reg(narrow))];
+    }
+    let to = if ty.is_signed() { OpTy::S(bits) } else { OpTy::U(bits) };
+    vec![access(Some(narrow), src), convert(to, ty, wide, narrow)]
+}
+
 /// Whether `kind` is a strong access this pass makes plain (its postcondition).
 pub fn remains(k: &Kernel, kind: &InstKind) -> bool {
-    made_plain(kind, &k.regs, k.shared.wide()).is_some()
+    made_plain(kind, k.shared.wide()).is_some() || wider_register(kind, &k.regs).is_some()
 }
 
 /// Rewrites the strong accesses of the kernel and of its functions.
 pub fn run(k: &mut Kernel) {
     let wide_window = k.shared.wide();
-    rewrite(&mut k.blocks, &k.regs, wide_window);
+    rewrite(&mut k.blocks, &mut k.regs, wide_window);
     for f in &mut k.functions {
-        rewrite(&mut f.blocks, &f.regs, wide_window);
+        rewrite(&mut f.blocks, &mut f.regs, wide_window);
     }
 }
 
-fn rewrite(blocks: &mut [Block], regs: &[RegInfo], wide_window: bool) {
+fn rewrite(blocks: &mut [Block], regs: &mut Vec<RegInfo>, wide_window: bool) {
     for b in blocks {
-        if !b.insts.iter().any(|i| made_plain(&i.kind, regs, wide_window).is_some()) {
+        let rewritten = |i: &Inst| {
+            made_plain(&i.kind, wide_window).is_some() || wider_register(&i.kind, regs).is_some()
+        };
+        if !b.insts.iter().any(rewritten) {
             continue;
         }
-        for inst in std::mem::take(&mut b.insts) {
-            let Some(access) = made_plain(&inst.kind, regs, wide_window) else {
-                b.insts.push(inst);
-                continue;
+        for Inst { kind, span } in std::mem::take(&mut b.insts) {
+            let kinds = match (made_plain(&kind, wide_window), wider_register(&kind, regs)) {
+                (Some(access), _) => plain(access),
+                (None, Some(wide)) => through_temporary(kind, wide, regs, span),
+                (None, None) => vec![kind],
             };
-            let span = inst.span;
-            b.insts.extend(plain(access).into_iter().map(|kind| Inst { kind, span }));
+            b.insts.extend(kinds.into_iter().map(|kind| Inst { kind, span }));
         }
     }
 }
