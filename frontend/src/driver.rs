@@ -1,6 +1,7 @@
 //! The front end's entry points: a module parsed (in chunks on threads when it is
 //! large, `split`), every instruction checked against the instruction table
-//! (`instruction_check`), and vector element indices scaled (`indexing`).
+//! (`instruction_check`) and the module's `.target` (`target`), and vector element
+//! indices scaled (`indexing`).
 //!
 //! After parsing, a misspelled modifier or an operand of the wrong shape is reported at
 //! the offending token. Opcodes the table does not know are left to semantic analysis,
@@ -8,7 +9,7 @@
 
 use crate::ast::Module;
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
-use crate::{indexing, split};
+use crate::{indexing, split, target};
 
 /// Parses a whole PTX module and checks its instructions against the instruction
 /// table. Returns the module, or every error found, in source order.
@@ -28,9 +29,10 @@ fn parse_in(src: &str, range: std::ops::Range<usize>) -> Result<Module, Diagnost
     // Instructions that parsed are checked even when others did not.
     let syntax_errors = errors.len();
     split::check_module_in_chunks(&module, threads, &mut errors);
+    target::check_module(&module, &mut errors);
     let mut module = module;
     indexing::scale_element_indices(&mut module, &mut errors);
-    if errors.len() > syntax_errors && syntax_errors > 0 {
+    if errors.len() > syntax_errors {
         errors.sort_by_key(|d| d.span.start);
     }
     if errors.is_empty() {

@@ -36,6 +36,7 @@ pub mod printer;
 pub mod source;
 pub mod span;
 pub mod split;
+mod target;
 pub mod vectors;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile, SourceMap};
