@@ -142,6 +142,8 @@ enum Want {
     NearF32(u64),
     /// The same for an f16 result.
     NearF16(u64),
+    /// The same for a bf16 result.
+    NearBf16(u64),
     /// Any result the predicate accepts (e.g. a flushed zero of either sign).
     Check(fn(u64) -> bool),
 }
@@ -186,6 +188,15 @@ impl Want {
                         -14,
                     )
             }
+            Want::NearBf16(exact) => {
+                got >> 16 == 0
+                    && near(
+                        half::bf16::from_bits(got as u16).to_f64(),
+                        f64::from_bits(exact),
+                        7,
+                        -126,
+                    )
+            }
             Want::Check(f) => f(got),
         }
     }
@@ -201,6 +212,9 @@ impl Want {
             Want::Either(x, _) => x,
             Want::NearF32(exact) => u64::from((f64::from_bits(exact) as f32).to_bits()),
             Want::NearF16(exact) => u64::from(half::f16::from_f64(f64::from_bits(exact)).to_bits()),
+            Want::NearBf16(exact) => {
+                u64::from(half::bf16::from_f64(f64::from_bits(exact)).to_bits())
+            }
             Want::Check(_) => 0,
         }
     }

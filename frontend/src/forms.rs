@@ -454,10 +454,12 @@ pub static FORMS: &[Form] = &[
     row(&[Opcode::Vote], &[SyncOperands(2)]),
     row(&[Opcode::Match], &[Details(MATCH), Type(&[B32, U32, S32, F32, B64, U64, S64, F64])]),
     row(&[Opcode::Activemask], &[Details(&[]), Operands(1)]),
-    // §9.7.3.13-22, §9.7.4.8-9: the approximate functions (`.approx` only).
+    // §9.7.3.13-22, §9.7.4.10-11: the approximate functions (`.approx` only; the half
+    // `ex2` forms' `.ftz` in `media`; `tanh` takes none, §9.7.3.22).
+    row(&[Opcode::Ex2], &[Details(APPROX), OneOf(APPROX), Type(&[F32, F16, F16x2, Bf16, Bf16x2])]),
     row(
-        &[Opcode::Ex2, Opcode::Tanh],
-        &[Details(APPROX), OneOf(APPROX), Type(&[F32, F16, F16x2, Bf16, Bf16x2])],
+        &[Opcode::Tanh],
+        &[Details(APPROX), OneOf(APPROX), Type(&[F32, F16, F16x2, Bf16, Bf16x2]), NoFtz],
     ),
     row(&[Opcode::Rsqrt], &[Details(APPROX), OneOf(APPROX), Type(F32F64)]),
     row(&[Opcode::Lg2, Opcode::Sin, Opcode::Cos], &[Details(APPROX), OneOf(APPROX), Type(&[F32])]),

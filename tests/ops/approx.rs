@@ -74,6 +74,34 @@ fn half_of(x: u64) -> f64 {
     half::f16::from_bits(x as u16).to_f64()
 }
 
+/// `ex2.approx.ftz.bf16` (PTX ISA 9.2 §9.7.4.10): subnormal inputs and results flushed
+/// to zeros of their sign (a result is positive: +0), so -inf gives +0, ±subnormal and
+/// ±0 give 1, +inf gives +inf and NaN a NaN; other results within one bf16 ulp of 2^a.
+fn ex2_ftz_bf16(bits: u16) -> Want {
+    let flushed = if bits & 0x7f80 == 0 { bits & 0x8000 } else { bits };
+    let a = f64::from(half::bf16::from_bits(flushed).to_f32());
+    if a.is_nan() {
+        return Want::NanIn { exp: 0x7f80, man: 0x7f };
+    }
+    let r = a.exp2();
+    if r < f64::from(f32::MIN_POSITIVE) {
+        Want::Bits(0)
+    } else if half::bf16::from_f64(r).is_infinite() {
+        Want::NearBf16(f64::INFINITY.to_bits())
+    } else {
+        Want::NearBf16(r.to_bits())
+    }
+}
+
+/// bf16 inputs for `ex2.approx.ftz.bf16` in the low 16 bits: results just below and at
+/// the smallest normal (2^-126), subnormal and special inputs, results near overflow.
+fn bf16_ex2_cases() -> Vec<In> {
+    let values = [-130.0f32, -126.5, -126.0, -127.0, -133.0, -134.0, 1.0, 0.5, -0.0, 127.5, 128.0];
+    let bits = values.iter().map(|v| half::bf16::from_f32(*v).to_bits());
+    let specials = [0x0001u16, 0x8001, 0x007f, 0x807f, 0x7f80, 0xff80, 0x7fc0];
+    bits.chain(specials).map(|b| In::new(u64::from(b), 0, 0)).collect()
+}
+
 fn approx_cases() -> Vec<In> {
     let mut values: Vec<f32> = vec![
         0.0,
@@ -201,6 +229,9 @@ fn approx_kernel() -> OpsKernel {
                 f32w(a / b)
             }
         }),
+        slot("ex2.approx.ftz.bf16 %d16, %a16", |x| ex2_ftz_bf16(x.a as u16)),
     ];
-    generated("approx", slots, approx_cases())
+    let mut cases = approx_cases();
+    cases.extend(bf16_ex2_cases());
+    generated("approx", slots, cases)
 }

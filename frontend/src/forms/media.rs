@@ -225,6 +225,10 @@ pub static FORMS: &[Form] = &[
     when(&[Neg, Abs], When::TypeIn(BF16S), &[Details(&[]), NoFtz]),
     when(&[Min, Max], When::TypeIn(F16S), &[Details(&[NAN]), Operands(3)]),
     when(&[Min, Max], When::TypeIn(BF16S), &[Details(&[NAN]), NoFtz, Operands(3)]),
+    // §9.7.4.10: `ex2.approx.f16{x2}` takes no `.ftz`, `ex2.approx.ftz.bf16{x2}` must have
+    // it (subnormal inputs and results flushed; ptxas refuses either other spelling).
+    when(&[Ex2], When::TypeIn(F16S), &[Details(super::APPROX), OneOf(super::APPROX), NoFtz]),
+    when(&[Ex2], When::TypeIn(BF16S), &[Details(super::APPROX), OneOf(super::APPROX), Ftz]),
     // §9.7.3.1-5: `add`, `sub`, `mul`, `fma`, `mad` with `.rz`, `.rm` or `.rp` on `.f32`
     // or `.f64`; `.ftz` and `.sat` on `.f32` only.
     when(
@@ -925,5 +929,21 @@ mod tests {
         refused("min.NaN.f16 %h1, %h2, %h3, %h4;", "`min` takes 3 operands here, found 4");
         refused("add.rz.sat.f64 %fd1, %fd2, %fd3;", "`add.sat` takes `.f32` as its last type");
         refused("mul.rm.s32 %r1, %r2, %r3;", "`mul` takes `.f32` or `.f64`");
+    }
+
+    /// §9.7.4.10-11, as ptxas 13 reads them: `ex2.approx.ftz.bf16{x2}` and
+    /// `ex2.approx.f16{x2}` only; `tanh` without `.ftz` on every type.
+    #[test]
+    fn half_ex2_and_tanh_forms() {
+        assert_eq!(checked("ex2.approx.ftz.bf16 %h1, %h2;"), None);
+        assert_eq!(checked("ex2.approx.ftz.bf16x2 %r1, %r2;"), None);
+        assert_eq!(checked("ex2.approx.f16x2 %r1, %r2;"), None);
+        assert_eq!(checked("ex2.approx.ftz.f32 %f1, %f2;"), None);
+        assert_eq!(checked("tanh.approx.bf16 %h1, %h2;"), None);
+        refused("ex2.approx.bf16 %h1, %h2;", "`ex2` needs `.ftz`");
+        refused("ex2.approx.bf16x2 %r1, %r2;", "`ex2` needs `.ftz`");
+        refused("ex2.approx.ftz.f16 %h1, %h2;", "`ex2` takes no `.ftz`");
+        refused("tanh.approx.ftz.f32 %f1, %f2;", "`tanh` takes no `.ftz`");
+        refused("tanh.approx.ftz.bf16x2 %r1, %r2;", "`tanh` takes no `.ftz`");
     }
 }

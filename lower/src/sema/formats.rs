@@ -103,13 +103,13 @@ impl Lowerer<'_> {
         let relu = m.has(RELU);
         let nan_mode = m.has(NAN);
         let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-        // `ex2.approx.ftz.bf16`'s `.ftz` is not applied (as before this table held them).
-        let function = matches!(op, HalfArith::Ex2 | HalfArith::Tanh);
         let width = OpTy::U((16 * lanes) as u8);
         let dst = self.dst(&i.operands[0], width, false)?;
         let srcs = self.sources(&i.operands[1..], width, span)?;
         let lanes = lanes as u8;
-        let (ftz, sat) = (m.ftz && !function, m.sat);
+        // `ex2.approx.ftz.bf16` flushes subnormal inputs and results (§9.7.4.10; the
+        // forms allow `.ftz` on no other half function).
+        let (ftz, sat) = (m.ftz, m.sat);
         let half = HalfOp { op, format, lanes, dst, srcs, rounding, ftz, sat, relu, nan: nan_mode };
         self.push(InstKind::Half(Box::new(half)), span);
         Ok(())
