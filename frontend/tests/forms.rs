@@ -843,6 +843,26 @@ fn copy_and_mbarrier_forms() {
             "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes \
              [%rd1], [%rd2, {%r1, %r2}], [%rd3];",
         ),
+        // §9.7.9.25.3-5: no type (ptxas 13: "Unexpected instruction types").
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.b32 \
+             [%rd1], [%rd2], 64, [%rd3];",
+            "takes no type (PTX ISA 9.2 §9.7.9.25.4)",
+            ".b32",
+        ),
+        (
+            "cp.async.bulk.global.shared::cta.bulk_group.u8 [%rd1], [%rd2], 64;",
+            "takes no type (PTX ISA 9.2 §9.7.9.25.4)",
+            ".u8",
+        ),
+        ("cp.async.bulk.commit_group.b64;", "takes no type", ".b64"),
+        ("cp.async.bulk.prefetch.L2.global.b32 [%rd1], 64;", "takes no type", ".b32"),
+        (
+            "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.b32 [%rd2, {%r1}], [%rd1];",
+            "takes no type (PTX ISA 9.2 §9.7.9.25.5)",
+            ".b32",
+        ),
+        ("cp.async.wait_all.b32;", "takes no type (PTX ISA 9.2 §9.7.9.25.3)", ".b32"),
         ("mbarrier.init.global.b64 [%rd1], 4;", "an mbarrier is in `.shared` memory", ".global"),
         ("mbarrier.inval.b64 [%rd1], 4;", "`.inval` takes [addr]", "mbarrier.inval.b64 [%rd1], 4;"),
     ]);

@@ -87,6 +87,18 @@ pub fn copy_form(
     let spelled = spelled(i);
     let groups = |n| format!("`cp{spelled}` takes {n} operand(s) (PTX ISA 9.2 §9.7.9.25.3)");
     match names.as_slice() {
+        // Of these forms only `cp.async.mbarrier.arrive` has a type (`.b64`): the groups
+        // (§9.7.9.25.3), bulk copies (§9.7.9.25.4) and tensor copies (§9.7.9.25.5) none.
+        [ASYNC, COMMIT_GROUP | WAIT_ALL | WAIT_GROUP] | [ASYNC, BULK, ..] if ty.is_some() => {
+            let section = match names.as_slice() {
+                [ASYNC, BULK, TENSOR, ..] => "§9.7.9.25.5",
+                [ASYNC, BULK, ..] => "§9.7.9.25.4",
+                _ => "§9.7.9.25.3",
+            };
+            let t = ty.map_or(i.span, |t| t.span);
+            let msg = format!("`cp{spelled}` takes no type (PTX ISA 9.2 {section})");
+            Err(Diagnostic::error(t, msg))
+        }
         // §9.7.9.25.3: `cp.async.commit_group`, `cp.async.wait_group N`,
         // `cp.async.wait_all`.
         [ASYNC, COMMIT_GROUP] | [ASYNC, WAIT_ALL] => {
