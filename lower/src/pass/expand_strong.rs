@@ -143,7 +143,8 @@ fn through_temporary(
     vec![access(Some(narrow), src), convert(to, ty, wide, narrow)]
 }
 
-/// Whether `kind` is a strong access this pass makes plain (its postcondition).
+/// Whether `kind` is a strong access this pass rewrites, into a plain access or through
+/// a register of its width (its postcondition: none is left).
 pub fn remains(k: &Kernel, kind: &InstKind) -> bool {
     made_plain(kind, k.shared.wide()).is_some() || wider_register(kind, &k.regs).is_some()
 }
