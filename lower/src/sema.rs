@@ -20,6 +20,7 @@ use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanne
 
 use crate::abi;
 use crate::ir::*;
+use facts::{KernelFacts, ModuleFacts};
 use mods::Mods;
 
 mod async_copy;
@@ -33,6 +34,7 @@ mod convert;
 mod core_ops;
 mod device_launch;
 mod expand;
+mod facts;
 mod formats;
 mod matrix;
 mod mbarrier;
@@ -218,38 +220,8 @@ impl<'a> PreparedModule<'a> {
     /// has no such kernel.
     pub fn lower(&self, name: &str) -> Option<Result<Kernel, Diagnostics>> {
         let f = kernels(&self.module).find(|f| &*f.name.value == name)?;
-        let module: &ast::Module = &self.module;
-        let variables = |keep: &dyn Fn(StateSpace) -> bool| -> Vec<&ast::VarDecl> {
-            let items = module.items.iter();
-            items
-                .filter_map(|i| match i {
-                    ast::Item::Variable(v) if keep(v.space) => Some(v),
-                    _ => None,
-                })
-                .collect()
-        };
-        // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
-        // every kernel that names one gets its own instance in its shared window.
-        let module_shared = variables(&|s| s == StateSpace::Shared);
-        // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
-        // per-thread storage that every function of the module names. Each kernel
-        // declares them in its module scope and passes the registers to the functions
-        // it calls (`sema::calls`).
-        let module_per_thread = variables(&|s| matches!(s, StateSpace::Reg | StateSpace::Local));
-        // Device functions, for calls, and those in function tables.
-        let functions = device_functions(module);
-        let table_functions = calls::named_by_initializers(module);
-        let ctx = ModuleContext {
-            module_shared: &module_shared,
-            module_per_thread: &module_per_thread,
-            data: &self.data,
-            functions: &functions,
-            table_functions: &table_functions,
-            version: module.version.as_ref().map_or((0, 0), |v| v.value),
-            address_size: self.address_size,
-            kernels: (&self.kernel_names, self.max_params),
-        };
-        Some(lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once()))
+        let module = ModuleFacts::of(self);
+        Some(lower_kernel(f, &module).map_err(|e| Diagnostics(e).once()))
     }
 }
 
@@ -277,18 +249,17 @@ enum Symbol {
 type Resolved = Symbol;
 
 struct Lowerer<'m> {
+    /// What the module's kernels share.
+    module: &'m ModuleFacts<'m>,
+    /// The analyses of the kernel's AST.
+    facts: &'m KernelFacts<'m>,
     kernel: Kernel,
-    /// The module's `.version` (PTX ISA 1.x gives some instructions default modes).
-    version: (u32, u32),
     scopes: Vec<BTreeMap<Name, Symbol>>,
     labels: BTreeMap<Name, BlockId>,
     /// `.branchtargets` tables of `brx.idx`, by their label.
     branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
     /// `.calltargets` and `.callprototype` of indirect calls, by their label.
     call_sets: BTreeMap<Name, body::CallSet>,
-    /// Device functions whose address the kernel or a function it calls takes: the
-    /// candidates of `.callprototype` calls (`calls::address_taken`).
-    address_taken: BTreeSet<Name>,
     cur: BlockId,
     /// The current block has been terminated; further code goes to a fresh block.
     closed: bool,
@@ -297,12 +268,6 @@ struct Lowerer<'m> {
     shared_slots: BTreeMap<Span, abi::SharedSlot>,
     /// The carry flag of `.cc` instructions, once one is used (`expand::carry_flag`).
     carry: Option<RegId>,
-    /// The kernel makes generic addresses of shared or local memory (`cvta` to the
-    /// generic space): then generic accesses dispatch on the address's window; else
-    /// every generic address is global and they go straight to global memory.
-    generic_windows: bool,
-    /// The module's device functions, by name.
-    functions: &'m BTreeMap<Name, &'m ast::Function>,
     /// The functions being lowered, outermost first (to name a recursion's cycle).
     call_stack: Vec<Name>,
     /// The `{ }` blocks being lowered in the current body, outermost first (a
@@ -317,62 +282,24 @@ struct Lowerer<'m> {
     /// The kernel's registers among them (module-scope `.reg` variables), which each
     /// function names through its own (`Function::thread_regs`).
     thread_regs: BTreeMap<RegId, RegInfo>,
-    /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
-    reduction_scratch: Option<u32>,
     /// The warp collectives' kinds (opcode and decoded modifiers), in order of
     /// appearance: a sync point's `kind` is an index here (`SyncPoint::Warp`).
     collective_kinds: Vec<decode::Qualifiers>,
-    /// The variable of the reserved shared area (`sema::reserved`), when the kernel names
-    /// one of its registers.
-    reserved_smem: Option<VarId>,
-    /// The module-data offsets of `.global`/`.const` variables declared inside functions,
-    /// by the span of the declared name (`globals::GlobalVar::decl`).
-    scoped_globals: BTreeMap<Span, u32>,
-    /// The bytes of `.const` variables at the start of the module data
-    /// (`globals::ModuleData::const_bytes`).
-    const_bytes: u32,
     /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
     stack_pointer: Option<RegId>,
-    /// Device-side launches (`sema::device_launch`).
-    device_runtime: device_launch::DeviceRuntime,
     /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
     body: body::BodyContext,
     /// The device functions lowered so far (`Kernel::functions`), by name.
     lowered_functions: BTreeMap<Name, Result<FunctionId, Diagnostic>>,
 }
 
-/// What every kernel of a module shares.
-struct ModuleContext<'m> {
-    module_shared: &'m [&'m ast::VarDecl],
-    /// Module-scope `.reg` and `.local` variables.
-    module_per_thread: &'m [&'m ast::VarDecl],
-    data: &'m crate::globals::ModuleData,
-    functions: &'m BTreeMap<Name, &'m ast::Function>,
-    /// Functions named in module-variable initializers (function tables).
-    table_functions: &'m BTreeSet<Name>,
-    version: (u32, u32),
-    address_size: u32,
-    /// The module's kernels with bodies in name order, and the bytes of their largest
-    /// parameter block (`sema::device_launch`).
-    kernels: (&'m [Name], u32),
-}
-
 /// Lowers kernel `f` (and the device functions it calls, `sema::calls`).
 fn lower_kernel<'m>(
     f: &'m ast::Function,
-    ctx: &ModuleContext<'m>,
+    module: &ModuleFacts<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
-    let ModuleContext {
-        module_shared,
-        module_per_thread,
-        data,
-        functions,
-        table_functions,
-        version,
-        address_size,
-        kernels,
-    } = *ctx;
-    let (abi, mut errors) = abi::kernel_params(f, version);
+    let facts = KernelFacts::of(f, module);
+    let (abi, mut errors) = abi::kernel_params(f, module.version);
     let bounds = abi::launch_bounds(f, &mut errors);
     let explicit_cluster = cluster::cluster_attributes(f).unwrap_or_else(|e| {
         errors.push(e);
@@ -380,12 +307,13 @@ fn lower_kernel<'m>(
     });
 
     let mut l = Lowerer {
-        version,
+        module,
+        facts: &facts,
         kernel: Kernel {
             reqntid: bounds.reqntid,
             maxntid: bounds.maxntid,
             maxnreg: bounds.maxnreg,
-            address_size,
+            address_size: module.address_size,
             explicit_cluster,
             ..Kernel::new(f.name.value.to_string(), f.span, abi.clone())
         },
@@ -393,47 +321,36 @@ fn lower_kernel<'m>(
         labels: BTreeMap::new(),
         branch_tables: BTreeMap::new(),
         call_sets: BTreeMap::new(),
-        address_taken: BTreeSet::new(),
         cur: BlockId(0),
         closed: false,
         errors,
         shared_slots: BTreeMap::new(),
         carry: None,
-        generic_windows: false,
-        functions,
         call_stack: Vec::new(),
         scope_path: Vec::new(),
         scope_count: 0,
         body_variables: Vec::new(),
         module_scope: BTreeMap::new(),
         thread_regs: BTreeMap::new(),
-        reduction_scratch: None,
         collective_kinds: Vec::new(),
-        reserved_smem: None,
-        scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
-        const_bytes: data.const_bytes,
         stack_pointer: None,
-        device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
         body: body::BodyContext::default(),
         lowered_functions: BTreeMap::new(),
     };
-    for g in data.vars.iter().filter(|g| g.decl.is_none()) {
+    for g in module.data.vars.iter().filter(|g| g.decl.is_none()) {
         l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
     }
     for p in &abi.params {
         l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
     }
     let body = f.body.as_deref().unwrap_or(&[]);
-    let callees = calls::reachable(body, table_functions, functions);
-    let mut used = BTreeSet::new();
-    names_used(body, &mut used);
-    for c in &callees {
-        names_used(c.body.as_deref().unwrap_or(&[]), &mut used);
-    }
-    l.address_taken = calls::address_taken(body, &callees, table_functions);
-    for v in module_shared {
-        let names: Vec<ast::DeclName> =
-            v.names.iter().filter(|n| used.contains(n.name.value.as_str())).cloned().collect();
+    for v in &module.module_shared {
+        let names: Vec<ast::DeclName> = v
+            .names
+            .iter()
+            .filter(|n| facts.names.contains(n.name.value.as_str()))
+            .cloned()
+            .collect();
         if !names.is_empty() {
             let decl = ast::VarDecl { names, ..(*v).clone() };
             l.place_shared(&decl);
@@ -442,17 +359,13 @@ fn lower_kernel<'m>(
     }
     // The stack is the start of the local window (`sema::stack`; `pass::layout_memory`
     // makes it larger for recursive functions' frames and `pass::recursion`'s save areas).
-    let uses_stack = callees
-        .iter()
-        .chain([&f])
-        .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack));
     let stack_var = VarId(l.kernel.variables.len() as u32);
-    if uses_stack {
+    if facts.uses_stack {
         let stack =
             Variable::made(VariableRole::Stack, stack::STACK, Space::Local, stack::STACK_BYTES, 8);
         l.kernel.variables.push(stack);
     }
-    for v in module_per_thread {
+    for v in &module.module_per_thread {
         l.declare(&ast::VarDecl { linkage: None, ..(*v).clone() });
     }
     l.module_scope = l.scopes[0].clone();
@@ -467,32 +380,26 @@ fn lower_kernel<'m>(
     l.place_all_shared(body);
     // A device function's `.shared` variables are static: one per CTA, however many
     // times the function is called.
-    for c in &callees {
+    for c in &facts.callees {
         l.place_all_shared(c.body.as_deref().unwrap_or(&[]));
     }
-    let bodies =
-        || std::iter::once(body).chain(callees.iter().map(|c| c.body.as_deref().unwrap_or(&[])));
-    let generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
-    if bodies().any(|b| contains(b, &|i| atomic::may_be_wide_shared(i, generic_windows))) {
+    if facts.wide_shared {
         l.kernel.shared.word = SharedWord::U64;
     }
     // The scratch word of `bar.red`, placed with the static variables (a whole 64-bit
     // word of a wide window, which it counts in with 64-bit atomics).
-    if bodies().any(|b| contains(b, &barrier::is_reduction)) {
+    if facts.bar_reduction {
         let size = if l.kernel.shared.wide() { 8 } else { 4 };
         let word =
             Variable::made(VariableRole::ReductionWord, "$bar.red", Space::Shared, size, size);
-        l.reduction_scratch = Some(l.placed_variable(word));
+        l.kernel.variables.push(word);
     }
-    let mut names = BTreeSet::new();
-    bodies().for_each(|b| names_used(b, &mut names));
-    if names.iter().any(|n| reserved::is_reserved_register(n)) {
+    if facts.reserved_area {
         l.place_reserved();
     }
-    l.generic_windows = generic_windows;
     l.kernel.entry = l.new_block(None, f.name.span);
     l.cur = l.kernel.entry;
-    if uses_stack {
+    if facts.uses_stack {
         l.init_stack(stack_var, f.name.span);
     }
     l.collect_labels(body);
@@ -504,60 +411,6 @@ fn lower_kernel<'m>(
         Ok(l.kernel)
     } else {
         Err(l.errors)
-    }
-}
-
-/// Every name an operand of `stmts` mentions (registers, variables, labels).
-fn names_used<'a>(stmts: &'a [ast::Statement], out: &mut BTreeSet<&'a str>) {
-    fn operand<'a>(op: &'a Operand, out: &mut BTreeSet<&'a str>) {
-        match op {
-            Operand::Name { name, .. } => {
-                out.insert(name.value.as_str());
-            }
-            Operand::Address(a) => {
-                if let Some(b) = &a.base {
-                    out.insert(b.value.as_str());
-                }
-            }
-            Operand::Imm(e) => expr(e, out),
-            Operand::Not(o, _) => operand(o, out),
-            Operand::Pair(a, b, _) => {
-                operand(a, out);
-                operand(b, out);
-            }
-            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Tuple(v, _) => {
-                v.iter().for_each(|o| operand(o, out))
-            }
-            Operand::Neg(o, _) => operand(o, out),
-            Operand::Sink(_) => {}
-        }
-    }
-    fn expr<'a>(e: &'a ast::Expr, out: &mut BTreeSet<&'a str>) {
-        match &e.kind {
-            ExprKind::Symbol(s) | ExprKind::Generic(s) => {
-                out.insert(s.as_str());
-            }
-            ExprKind::Unary(_, a)
-            | ExprKind::Cast { expr: a, .. }
-            | ExprKind::Mask { expr: a, .. } => expr(a, out),
-            ExprKind::Binary(_, a, b) => {
-                expr(a, out);
-                expr(b, out);
-            }
-            ExprKind::Ternary(a, b, c) => {
-                expr(a, out);
-                expr(b, out);
-                expr(c, out);
-            }
-            ExprKind::Int { .. } | ExprKind::F32Bits(_) | ExprKind::F64Bits(_) => {}
-        }
-    }
-    for s in stmts {
-        match s {
-            ast::Statement::Instruction(i) => i.operands.iter().for_each(|o| operand(o, out)),
-            ast::Statement::Block(inner, _) => names_used(inner, out),
-            _ => {}
-        }
     }
 }
 
@@ -750,7 +603,7 @@ impl Lowerer<'_> {
             // (`globals::layout`), visible in this scope only.
             StateSpace::Global | StateSpace::Const => {
                 for n in &v.names {
-                    let Some(&offset) = self.scoped_globals.get(&n.name.span) else {
+                    let Some(&offset) = self.module.scoped_globals.get(&n.name.span) else {
                         self.errors.push(Diagnostic::internal(
                             n.name.span,
                             "a function-scope variable missing from the module data",
@@ -839,12 +692,11 @@ impl Lowerer<'_> {
         id
     }
 
-    /// A new variable's offset where `pass::layout_memory` will place it (for the
-    /// operation that takes an offset as a constant: `bar.red`'s word).
-    fn placed_variable(&mut self, v: Variable) -> u32 {
-        let var = self.kernel.variables.len();
-        self.kernel.variables.push(v);
-        crate::pass::layout_memory::layout(&self.kernel.variables).offsets[var]
+    /// The kernel's variable of the made `role` (`ir::VariableRole`), which lowering
+    /// the kernel declared before its instructions.
+    fn made_variable(&self, role: VariableRole) -> Option<VarId> {
+        let at = self.kernel.variables.iter().position(|v| v.role == role)?;
+        Some(VarId(at as u32))
     }
 
     /// A register holding the offset of variable `var` at `ty` (u32 or u64).
@@ -899,7 +751,7 @@ impl Lowerer<'_> {
         }
         // PTX ISA 1.0-1.3 forms get their default modes written out
         // (`ptxvk_frontend::legacy`).
-        let legacy = legacy_default_modes(self.version, op, i);
+        let legacy = legacy_default_modes(self.module.version, op, i);
         let i = legacy.as_ref().map_or(i, Legacy::instruction);
         let decoded = decode::decode(i)?.ok_or_else(unknown)?;
         let guard = match &i.guard {
@@ -1147,33 +999,6 @@ fn undeclared(name: &ptxvk_frontend::Ident) -> Diagnostic {
 
 fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
-}
-
-/// Whether `i` makes a generic address of shared or local memory (`cvta.shared`,
-/// `cvta.local` without `.to`): the address-space inference of ptxvk in its simplest,
-/// whole-kernel form (`pass::infer_spaces` is the per-register one): without such a
-/// conversion no generic address can point into shared or local memory.
-fn makes_generic_window(i: &ast::Instruction) -> bool {
-    // A 32-bit generic address of a kernel parameter is in a window too (in 64-bit
-    // modules it is the parameter block's global address).
-    if i.op != Some(Opcode::Cvta) {
-        return false;
-    }
-    let Ok(Some(m)) = decode::decode(i) else { return false };
-    let space = m.space.as_ref().map(|s| s.value);
-    let param32 =
-        space == Some(StateSpace::Param) && m.types.iter().any(|t| t.value == ScalarType::U32);
-    !m.has(Modifier::Conversion(md::Conversion::To))
-        && (matches!(space, Some(StateSpace::Shared | StateSpace::Local)) || param32)
-}
-
-/// Whether some instruction of `stmts` (nested blocks included) satisfies `f`.
-fn contains(stmts: &[ast::Statement], f: &dyn Fn(&ast::Instruction) -> bool) -> bool {
-    stmts.iter().any(|s| match s {
-        ast::Statement::Instruction(i) => f(i),
-        ast::Statement::Block(inner, _) => contains(inner, f),
-        _ => false,
-    })
 }
 
 pub(super) fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {

@@ -74,7 +74,7 @@ impl Lowerer<'_> {
         // A generic atomic in a kernel with generic shared/local addresses: a generic
         // atomic (`ir::Space::Generic`), direct where `pass::infer_spaces` proves its
         // space, else dispatched on the address's window by `pass::expand_generic`.
-        let space = if a.generic && self.generic_windows { Space::Generic } else { ir_space };
+        let space = if a.generic && self.facts.generic_windows { Space::Generic } else { ir_space };
         let mut op = a.op;
         // atom.add.f32 on global memory flushes subnormal inputs and results
         // (§9.7.13.5, "current implementation"); on shared memory it does not (a

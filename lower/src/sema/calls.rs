@@ -33,7 +33,7 @@
 //! An indirect call through a function pointer is one [`InstKind::CallIndirect`] whose
 //! arms are its possible callees (its `.calltargets`, or the functions matching its
 //! `.callprototype` whose address the kernel or a function it calls takes,
-//! [`address_taken`]), each with the operands a direct call of it has;
+//! `sema::facts`'s `address_taken`), each with the operands a direct call of it has;
 //! `pass::expand_indirect_calls` writes it out in tests of the address and `Call`s. A
 //! function's address is `ir::FUNCTION_WINDOW` plus its index, so it survives being
 //! stored and loaded.
@@ -46,14 +46,14 @@
 //! stack. Calls of declared functions without a body are calls of functions CUDA
 //! provides (`sema::system`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
+use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
 use super::body::{CallSet, CallerBody};
 use super::expand::Emit;
-use super::{names_used, op_ty, Lowerer, Symbol};
+use super::{op_ty, Lowerer, Symbol};
 use crate::build::Build;
 use crate::ir::{
     Address, CallArm, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator,
@@ -62,101 +62,6 @@ use crate::ir::{
 
 /// Functions lowered at their first calls nest at most this deep.
 const MAX_DEPTH: usize = 64;
-
-/// The names module-scope variable initializers use (function addresses in tables).
-pub(super) fn named_by_initializers(module: &ast::Module) -> BTreeSet<Name> {
-    fn walk(init: &ast::Initializer, out: &mut BTreeSet<Name>) {
-        match init {
-            ast::Initializer::List(items, _) => items.iter().for_each(|i| walk(i, out)),
-            ast::Initializer::Expr(e) => {
-                if let ast::ExprKind::Symbol(n) | ast::ExprKind::Generic(n) = &e.kind {
-                    out.insert(n.clone());
-                }
-            }
-            ast::Initializer::Fields(..) => {}
-        }
-    }
-    let mut out = BTreeSet::new();
-    for item in &module.items {
-        if let ast::Item::Variable(v) = item {
-            v.names.iter().filter_map(|n| n.init.as_ref()).for_each(|i| walk(i, &mut out));
-        }
-    }
-    out
-}
-
-/// The device functions with bodies that `body` names (calls or takes the address of),
-/// directly or through other functions, plus those named in `roots` (function tables
-/// in module variables), in name order.
-pub(super) fn reachable<'m>(
-    body: &[ast::Statement],
-    roots: &BTreeSet<Name>,
-    functions: &BTreeMap<Name, &'m ast::Function>,
-) -> Vec<&'m ast::Function> {
-    let mut found: BTreeMap<&str, &'m ast::Function> = BTreeMap::new();
-    let mut work = vec![body];
-    let mut first = true;
-    while let Some(stmts) = work.pop() {
-        let mut used = BTreeSet::new();
-        names_used(stmts, &mut used);
-        if std::mem::take(&mut first) {
-            used.extend(roots.iter().map(|n| n.as_str()));
-        }
-        for name in used {
-            if let Some(&f) = functions.get(name) {
-                if let (Some(b), false) = (f.body.as_deref(), found.contains_key(name)) {
-                    found.insert(f.name.value.as_str(), f);
-                    work.push(b);
-                }
-            }
-        }
-    }
-    found.into_values().collect()
-}
-
-/// The functions among `callees` whose address is taken: named by the kernel's `body`
-/// or a callee's other than as the function of a direct call (`mov.u64 %rd, f`, an
-/// argument), or by a module table (`roots`). Only these can be the target of an
-/// indirect call through a `.callprototype`: a function that is only ever called
-/// directly has no address any register could hold.
-pub(super) fn address_taken(
-    body: &[ast::Statement],
-    callees: &[&ast::Function],
-    roots: &BTreeSet<Name>,
-) -> BTreeSet<Name> {
-    let mut named = BTreeSet::new();
-    for stmts in std::iter::once(body).chain(callees.iter().filter_map(|c| c.body.as_deref())) {
-        names_taken(stmts, &mut named);
-    }
-    callees
-        .iter()
-        .map(|c| &c.name.value)
-        .filter(|n| named.contains(*n) || roots.contains(*n))
-        .cloned()
-        .collect()
-}
-
-/// The names `stmts` use but as the function (or the prototype) of a `call`.
-fn names_taken(stmts: &[ast::Statement], out: &mut BTreeSet<Name>) {
-    for s in stmts {
-        let mut names = BTreeSet::new();
-        match s {
-            // `call (results), f, (arguments), proto`: the lists only.
-            ast::Statement::Instruction(i) if i.op == Some(Opcode::Call) => {
-                let lists = i.operands.iter().filter(|o| matches!(o, Operand::List(..)));
-                let call = ast::Instruction { operands: lists.cloned().collect(), ..i.clone() };
-                let call = [ast::Statement::Instruction(call)];
-                names_used(&call, &mut names);
-                out.extend(names.into_iter().map(Name::from));
-            }
-            ast::Statement::Block(inner, _) => names_taken(inner, out),
-            other => {
-                names_used(std::slice::from_ref(other), &mut names);
-                out.extend(names.into_iter().map(Name::from));
-            }
-        }
-    }
-}
 
 /// The address of function `name` (`mov.u64 %rd, name`): [`FUNCTION_WINDOW`] plus its
 /// position among the module's device functions, counting from 1.
@@ -195,7 +100,7 @@ impl Lowerer<'_> {
         };
         match callee {
             Operand::Name { name, component: None } if self.lookup(&name.value).is_none() => {
-                let Some(&f) = self.functions.get(&name.value) else {
+                let Some(&f) = self.module.functions.get(&name.value) else {
                     return Err(Diagnostic::error(
                         name.span,
                         format!("undefined function `{}`", name.value),
@@ -240,7 +145,7 @@ impl Lowerer<'_> {
                 ))
             }
         };
-        let functions = self.functions;
+        let functions = &self.module.functions;
         let candidates: Vec<(&ast::Function, ptxvk_frontend::Ident)> = match &set {
             CallSet::Targets(list) => list
                 .iter()
@@ -253,7 +158,7 @@ impl Lowerer<'_> {
                 .collect::<Result<_, _>>()?,
             CallSet::Prototype { returns, params } => functions
                 .values()
-                .filter(|f| self.address_taken.contains(&f.name.value))
+                .filter(|f| self.facts.address_taken.contains(&f.name.value))
                 .filter(|f| {
                     same_signature(&f.returns, returns) && same_signature(&f.params, params)
                 })
@@ -405,7 +310,7 @@ impl Lowerer<'_> {
     fn reserve_cycle(&mut self, pos: usize) {
         for at in pos..self.call_stack.len() {
             let name = self.call_stack[at].clone();
-            let Some(&f) = self.functions.get(&name) else { continue };
+            let Some(&f) = self.module.functions.get(&name) else { continue };
             if self.lowered_functions.contains_key(&name) {
                 continue;
             }

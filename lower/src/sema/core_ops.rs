@@ -159,7 +159,7 @@ impl Lowerer<'_> {
         let ty = OpTy::U(if narrow { 32 } else { 64 });
         let addr = self.address_value(&ops[1], ty.bits(), span)?;
         // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
-        let const_bytes = self.const_bytes;
+        let const_bytes = self.module.data.const_bytes;
         let space = match m.space.as_ref().map(|s| s.value) {
             Some(StateSpace::Const) => SpaceTest::Const { const_bytes },
             Some(StateSpace::Shared) => SpaceTest::Shared,

@@ -68,7 +68,7 @@ impl Lowerer<'_> {
     pub(super) fn mark_launches(&mut self) {
         if self.kernel.device_launches.is_empty() {
             self.kernel.device_launches =
-                self.device_runtime.kernels.iter().map(|k| k.to_string()).collect();
+                self.module.device_runtime.kernels.iter().map(|k| k.to_string()).collect();
             // An empty table still needs the flag: a placeholder no address reaches.
             if self.kernel.device_launches.is_empty() {
                 self.kernel.device_launches.push(String::new());

@@ -86,7 +86,7 @@ impl Lowerer<'_> {
                 .collect::<Result<_, _>>()?;
             Data::Load(dsts)
         };
-        let generic = generic && self.generic_windows;
+        let generic = generic && self.facts.generic_windows;
         if ir_space == Space::Local || generic {
             // A local access needs a window even when the kernel declares no `.local`
             // variable (its addresses are then out of range, which PTX leaves undefined).

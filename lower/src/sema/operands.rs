@@ -299,14 +299,14 @@ impl Lowerer<'_> {
                 Ok(Value::Imm(u64::from(off)))
             }
             // A device function's address (`sema::calls::function_address`).
-            None if self.functions.contains_key(&name.value) => {
+            None if self.module.functions.contains_key(&name.value) => {
                 address_width(ty, 64, name.span, "a function")?;
-                Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
+                Ok(Value::Imm(calls::function_address(&self.module.functions, &name.value)))
             }
             // A kernel's address, for device-side launches (`sema::device_launch`).
-            None if self.device_runtime.kernel_address(&name.value).is_some() => {
+            None if self.module.device_runtime.kernel_address(&name.value).is_some() => {
                 address_width(ty, 64, name.span, "a kernel")?;
-                Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
+                Ok(Value::Imm(self.module.device_runtime.kernel_address(&name.value).unwrap_or(0)))
             }
             None if reserved::is_reserved_register(&name.value) => {
                 self.reserved_register(&name.value, ty, name.span)

@@ -38,7 +38,7 @@ impl Lowerer<'_> {
             }
         };
         if let RuntimeFn::GetParameterBufferV2 { bytes } = &mut func {
-            *bytes = self.device_runtime.max_params().max(8);
+            *bytes = self.module.device_runtime.max_params().max(8);
         }
         let args = args[..func.reads()].iter().map(|a| self.param_slot(a));
         let args = args.collect::<Result<Vec<_>, _>>()?;

@@ -78,7 +78,7 @@ impl Lowerer<'_> {
         let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
         // A generic address in a kernel with generic shared addresses: its space as
         // `pass::infer_spaces` proves it, else chosen per access at run time (`ld`'s way).
-        let generic = m.space.is_none() && self.generic_windows;
+        let generic = m.space.is_none() && self.facts.generic_windows;
         let (ir_space, base) = self.address(addr, space)?;
         access.addr = base;
         access.space = if generic { WmmaSpace::Generic } else { WmmaSpace::In(ir_space) };
