@@ -11,7 +11,7 @@ use ptxvk_frontend::forms::atomic;
 use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{AtomicOp, InstKind, OpTy, Space, Value, VectorAtomic};
 
 /// Whether `i` is a 64-bit `atom`/`red` that may reach shared memory: on `.shared`, or
@@ -32,7 +32,7 @@ pub(super) fn may_be_wide_shared(i: &ast::Instruction, generic_windows: bool) ->
         }
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Lowers `atom` and `red`; `None` for other instructions.
     pub(super) fn atomic(
         &mut self,

@@ -23,7 +23,7 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{unsupported, Lowerer, Mods};
+use super::{unsupported, Mods, Resolver};
 use crate::build::Build;
 use crate::ir::{BarrierReduction, BoolOp, CmpOp, InstKind, OpTy, Value, VariableRole};
 use crate::system as sys;
@@ -41,7 +41,7 @@ pub(super) fn is_reduction(i: &ast::Instruction) -> bool {
 const RED: Modifier = Modifier::BarrierForm(BarrierForm::Red);
 const POPC: Modifier = Modifier::Population(Population::Popc);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     pub(super) fn barrier(
         &mut self,
         op: Opcode,
@@ -138,7 +138,7 @@ impl Lowerer<'_> {
     /// count to be the same for all of them), so none waits at the barrier.
     fn check_count(&mut self, count: &Operand, span: Span) -> Result<(), Diagnostic> {
         let b = self.src(count, U32, false, span)?;
-        let mut e = Emit { l: self, span };
+        let mut e = Emit { resolver: self, span };
         let threads = e.block_threads();
         let rounded = e.add(U32, threads, Value::Imm(31));
         let rounded = e.and(U32, rounded, Value::Imm(!31u32 as u64));

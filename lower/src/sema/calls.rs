@@ -5,7 +5,7 @@
 //! `pass::inline` then inlines them (`crate::ir`, *Functions and calls*).
 //!
 //! Parameters follow the PTX ABI: the caller declares `.param` variables in its own
-//! frame (here, static slots of the thread's local window, see `Lowerer::declare`),
+//! frame (here, static slots of the thread's local window, see `Resolver::declare`),
 //! writes the arguments with `st.param` and reads the results with `ld.param`. A
 //! callee's `.param` parameter or result is an IR parameter holding the local-window
 //! address of the caller's variable, which the callee's `ld.param`/`st.param` go
@@ -17,7 +17,7 @@
 //! module-scope `.reg` variables through registers of its own
 //! (`Function::thread_regs`), which `pass::thread_registers` passes in and out.
 //! `exit`, `trap` and failures in a function end the thread with an
-//! [`InstKind::EndThread`] (`Lowerer::thread_end`), which `pass::thread_ends` writes
+//! [`InstKind::EndThread`] (`Resolver::thread_end`), which `pass::thread_ends` writes
 //! out in a flag the function returns and its callers test. `ret` in the callee
 //! returns.
 //!
@@ -40,7 +40,7 @@
 //!
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
 //! too) is lowered the same way, its calls `Call`s; a call into a function being
-//! lowered gets the callee's id reserved ([`Lowerer::reserve_cycle`]). SPIR-V forbids
+//! lowered gets the callee's id reserved ([`Resolver::reserve_cycle`]). SPIR-V forbids
 //! recursion (2.16.1): `pass::layout_memory` gives the functions on cycles frames on
 //! the stack, and `pass::recursion` turns their calls into a machine over an explicit
 //! stack. Calls of declared functions without a body are calls of functions CUDA
@@ -51,9 +51,9 @@ use std::collections::BTreeMap;
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
-use super::body::{CallSet, CallerBody};
+use super::body::{CallSet, CallerBody, FunctionBody};
 use super::expand::Emit;
-use super::{op_ty, Lowerer, Symbol};
+use super::{op_ty, Resolver, Symbol};
 use crate::build::Build;
 use crate::ir::{
     Address, CallArm, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator,
@@ -77,7 +77,7 @@ fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `call{.uni} (results), f, (arguments);`, and the indirect
     /// `call (results), %ptr, (arguments), proto_or_targets;`.
     pub(super) fn call(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
@@ -125,7 +125,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let set = match targets {
             Some(Operand::Name { name, component: None }) => {
-                match self.call_sets.get(&name.value) {
+                match self.body.call_sets.get(&name.value) {
                     Some(set) => set.clone(),
                     None => {
                         return Err(Diagnostic::error(
@@ -258,7 +258,7 @@ impl Lowerer<'_> {
                 _ => results.push(self.reg_operand(actual)?.0),
             }
         }
-        values.extend(self.stack_pointer.map(Value::Reg));
+        values.extend(self.body.stack_pointer.map(Value::Reg));
         Ok((callee, values, results))
     }
 
@@ -289,7 +289,7 @@ impl Lowerer<'_> {
         ty: OpTy,
         span: Span,
     ) -> Value {
-        let mut e = Emit { l: self, span };
+        let mut e = Emit { resolver: self, span };
         let ty = ty.as_unsigned();
         let base = if ty.bits() == 64 {
             e.cvt(ty, OpTy::U(32), Value::Reg(base))
@@ -353,26 +353,22 @@ impl Lowerer<'_> {
                 return Err(e);
             }
         };
-        let stack_pointer = self.stack_pointer;
-        let outer_variables = std::mem::take(&mut self.body_variables);
-        let outer_scope = std::mem::take(&mut self.scope_path);
+        let stack_pointer = self.body.stack_pointer;
         self.call_stack.push(f.name.value.clone());
         self.collect_labels(body);
         self.statements(body);
-        if !self.closed {
+        if !self.body.closed {
             self.terminate(Terminator::Return, f.span);
         }
         self.call_stack.pop();
-        self.scope_path = outer_scope;
-        let own_variables = std::mem::replace(&mut self.body_variables, outer_variables);
         // Its id was reserved if it was called while being lowered (`reserve_cycle`).
         let slot = match self.lowered_functions.get(&f.name.value) {
             Some(Ok(reserved)) => Some(*reserved),
             _ => None,
         };
-        let (regs, blocks, entry) = self.leave_body(caller);
+        let FunctionBody { regs, blocks, entry, variables } = self.leave_body(caller);
         let id = slot.unwrap_or(FunctionId(self.kernel.functions.len() as u32));
-        for v in own_variables {
+        for v in variables {
             self.kernel.variables[v.index()].owner = Some(id);
         }
         let name = f.name.value.to_string();
@@ -444,12 +440,12 @@ impl Lowerer<'_> {
                 *sym = Symbol::Reg(own);
             }
         }
-        if caller.stack_pointer.is_some() {
+        if caller.body.stack_pointer.is_some() {
             let own = self.temp(RegTy::Int(32), span);
             params.push((own, OpTy::U(32)));
-            self.stack_pointer = Some(own);
+            self.body.stack_pointer = Some(own);
         }
-        self.scopes = vec![module_scope, scope];
+        self.body.scopes = vec![module_scope, scope];
         Ok((params, returns, thread_regs))
     }
 }

@@ -16,7 +16,7 @@
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::Name;
 
-use super::Lowerer;
+use super::Resolver;
 use crate::abi::Layout as _;
 use crate::device_launch as dl;
 
@@ -63,7 +63,7 @@ pub(super) fn param_bytes(f: &ast::Function) -> u32 {
     crate::abi::KernelAbi::layout(params).map_or(0, |a| a.size)
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Marks the kernel as one that launches (its launch targets).
     pub(super) fn mark_launches(&mut self) {
         if self.kernel.device_launches.is_empty() {

@@ -5,10 +5,10 @@
 
 use ptxvk_frontend::forms::memory::{access_form, vector_error, Strength};
 
-use super::{ast, md, Diagnostic, Lowerer, Modifier, Mods, Opcode, Operand, RegId, StateSpace};
+use super::{ast, md, Diagnostic, Modifier, Mods, Opcode, Operand, RegId, Resolver, StateSpace};
 use crate::ir::{AtomicOp, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic};
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     pub(super) fn memory(
         &mut self,
         op: Opcode,

@@ -17,7 +17,7 @@
 
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::Lowerer;
+use super::Resolver;
 use crate::ir::{OpTy, Space, Value, Variable, VariableRole};
 
 /// The size of the area, as CUDA reserves on sm_80 and later.
@@ -28,7 +28,7 @@ pub(super) fn is_reserved_register(name: &str) -> bool {
     name.starts_with("%reserved_smem_offset_")
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Declares the area after the static variables (16-byte aligned), a variable that
     /// `pass::layout_memory` places.
     pub(super) fn place_reserved(&mut self) {

@@ -14,7 +14,7 @@ use ptxvk_frontend::modifier::{FloatOption, Fragment as FragmentName, Modifier, 
 use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::matrix::{accum, elem};
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{
     Fragment, InstKind, MatrixInst, Mma, MmaForm, OpTy, Space, Value, WmmaAccess, WmmaData,
     WmmaSpace,
@@ -22,7 +22,7 @@ use crate::ir::{
 
 const U32: OpTy = OpTy::U(32);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `wmma.*`; `None` for other instructions.
     pub(super) fn wmma(
         &mut self,
