@@ -4,10 +4,32 @@
 //! with the parameter block laid out by [`crate::abi`] and the `.local` and `.shared`
 //! variables declared as IR variables (`pass::layout_memory` places them), holds
 //! every instruction against its implemented form (`ptxvk_frontend::forms`), resolves
-//! its operands (by the form's operand shapes where it has them, `Lowerer::args`) into
-//! its IR operation, and splits predicated instructions into their own blocks. Anything PTX allows that ptxvk does
-//! not implement yet is a diagnostic naming the construct at its span; nothing is
-//! dropped silently.
+//! its operands (by the form's operand shapes where it has them, `Resolver::args`) into
+//! its IR operation, and splits predicated instructions into their own blocks. Anything
+//! PTX allows that ptxvk does not implement yet is a diagnostic naming the construct at
+//! its span; nothing is dropped silently.
+//!
+//! Three parts, each with one concern:
+//! - **Facts** (`sema/facts.rs`), computed once from the AST before anything is
+//!   resolved and read-only after: [`ModuleFacts`], what every kernel of the module
+//!   shares (its device functions, module variables, module data, version, launch
+//!   targets), and [`KernelFacts`], the analyses of one kernel and the functions it
+//!   reaches (which functions, which names, whose addresses are taken, whether it uses
+//!   the stack, makes generic shared or local addresses, needs 64-bit shared words, a
+//!   `bar.red` word or the reserved area), each computed by one function.
+//! - **The resolver** ([`Resolver`]): the IR kernel being built and the name tables
+//!   that resolve into it: the body being resolved (`sema/body.rs`: its current block,
+//!   labels, scopes and per-body registers, saved while a device function's body is
+//!   resolved at its first call), the module scope every function sees, where each
+//!   `.shared` declaration was placed, and the device functions resolved so far.
+//!   `lower_kernel` first declares what the facts call for
+//!   (`Resolver::declare_kernel_storage`), then resolves the instructions.
+//! - **The lowering of each instruction family**, one file each under `sema/`, as
+//!   methods of the resolver, dispatched once on the opcode (`Resolver::operation`).
+//!
+//! What sema adds to the kernel beyond the PTX's declarations is IR: the variables of
+//! the made roles (the stack, the `bar.red` word, the reserved area,
+//! `ir::VariableRole`), which instructions find by their role.
 //!
 //! Pre: the module parsed. Post: every kernel passes [`crate::verify::run`].
 
@@ -20,6 +42,7 @@ use ptxvk_frontend::{decode, Diagnostic, Diagnostics, Name, Opcode, Span, Spanne
 
 use crate::abi;
 use crate::ir::*;
+use facts::{KernelFacts, ModuleFacts};
 use mods::Mods;
 
 mod async_copy;
@@ -33,6 +56,7 @@ mod convert;
 mod core_ops;
 mod device_launch;
 mod expand;
+mod facts;
 mod formats;
 mod matrix;
 mod mbarrier;
@@ -218,38 +242,8 @@ impl<'a> PreparedModule<'a> {
     /// has no such kernel.
     pub fn lower(&self, name: &str) -> Option<Result<Kernel, Diagnostics>> {
         let f = kernels(&self.module).find(|f| &*f.name.value == name)?;
-        let module: &ast::Module = &self.module;
-        let variables = |keep: &dyn Fn(StateSpace) -> bool| -> Vec<&ast::VarDecl> {
-            let items = module.items.iter();
-            items
-                .filter_map(|i| match i {
-                    ast::Item::Variable(v) if keep(v.space) => Some(v),
-                    _ => None,
-                })
-                .collect()
-        };
-        // Module-scope `.shared` variables (file-scope `__shared__`, `extern __shared__`):
-        // every kernel that names one gets its own instance in its shared window.
-        let module_shared = variables(&|s| s == StateSpace::Shared);
-        // Module-scope `.reg` and `.local` variables (PTX ISA 1.x-2.x; §5.1.1, §5.1.5):
-        // per-thread storage that every function of the module names. Each kernel
-        // declares them in its module scope and passes the registers to the functions
-        // it calls (`sema::calls`).
-        let module_per_thread = variables(&|s| matches!(s, StateSpace::Reg | StateSpace::Local));
-        // Device functions, for calls, and those in function tables.
-        let functions = device_functions(module);
-        let table_functions = calls::named_by_initializers(module);
-        let ctx = ModuleContext {
-            module_shared: &module_shared,
-            module_per_thread: &module_per_thread,
-            data: &self.data,
-            functions: &functions,
-            table_functions: &table_functions,
-            version: module.version.as_ref().map_or((0, 0), |v| v.value),
-            address_size: self.address_size,
-            kernels: (&self.kernel_names, self.max_params),
-        };
-        Some(lower_kernel(f, &ctx).map_err(|e| Diagnostics(e).once()))
+        let module = ModuleFacts::of(self);
+        Some(lower_kernel(f, &module).map_err(|e| Diagnostics(e).once()))
     }
 }
 
@@ -273,295 +267,178 @@ enum Symbol {
     Global(u32),
 }
 
-/// A name as instructions see it ([`Lowerer::lookup`]).
+/// A name as instructions see it ([`Resolver::lookup`]).
 type Resolved = Symbol;
 
-struct Lowerer<'m> {
+/// The resolution of one kernel: the IR being built and the name tables (module doc).
+struct Resolver<'m> {
+    /// What the module's kernels share (read-only).
+    module: &'m ModuleFacts<'m>,
+    /// The analyses of the kernel's AST (read-only).
+    facts: &'m KernelFacts<'m>,
+    /// The IR being built: the kernel, with the device functions resolved so far.
     kernel: Kernel,
-    /// The module's `.version` (PTX ISA 1.x gives some instructions default modes).
-    version: (u32, u32),
-    scopes: Vec<BTreeMap<Name, Symbol>>,
-    labels: BTreeMap<Name, BlockId>,
-    /// `.branchtargets` tables of `brx.idx`, by their label.
-    branch_tables: BTreeMap<Name, Vec<ptxvk_frontend::Ident>>,
-    /// `.calltargets` and `.callprototype` of indirect calls, by their label.
-    call_sets: BTreeMap<Name, body::CallSet>,
-    /// Device functions whose address the kernel or a function it calls takes: the
-    /// candidates of `.callprototype` calls (`calls::address_taken`).
-    address_taken: BTreeSet<Name>,
-    cur: BlockId,
-    /// The current block has been terminated; further code goes to a fresh block.
-    closed: bool,
-    errors: Vec<Diagnostic>,
-    /// Where each `.shared` declaration (by the span of its name) was placed.
-    shared_slots: BTreeMap<Span, abi::SharedSlot>,
-    /// The carry flag of `.cc` instructions, once one is used (`expand::carry_flag`).
-    carry: Option<RegId>,
-    /// The kernel makes generic addresses of shared or local memory (`cvta` to the
-    /// generic space): then generic accesses dispatch on the address's window; else
-    /// every generic address is global and they go straight to global memory.
-    generic_windows: bool,
-    /// The module's device functions, by name.
-    functions: &'m BTreeMap<Name, &'m ast::Function>,
-    /// The functions being lowered, outermost first (to name a recursion's cycle).
-    call_stack: Vec<Name>,
-    /// The `{ }` blocks being lowered in the current body, outermost first (a
-    /// variable's [`Variable::scope`]), and the number of blocks met so far.
-    scope_path: Vec<u32>,
-    scope_count: u32,
-    /// The `.local` and `.param` variables the current body declared (a device
-    /// function's are owned by it, [`Variable::owner`]).
-    body_variables: Vec<VarId>,
+    /// The body being resolved (the kernel's or a device function's, `sema::body`).
+    body: body::Body,
     /// The names every function sees: module variables (a callee sees no kernel names).
     module_scope: BTreeMap<Name, Symbol>,
     /// The kernel's registers among them (module-scope `.reg` variables), which each
     /// function names through its own (`Function::thread_regs`).
     thread_regs: BTreeMap<RegId, RegInfo>,
-    /// The shared word `bar.red` counts in (`sema::barrier`), when the kernel has one.
-    reduction_scratch: Option<u32>,
+    /// Where each `.shared` declaration (by the span of its name) was placed.
+    shared_slots: BTreeMap<Span, abi::SharedSlot>,
+    /// The number of `{ }` blocks met so far, in every body (a block's id,
+    /// [`Variable::scope`]).
+    scope_count: u32,
+    /// The device functions resolved so far or being resolved (`Kernel::functions`),
+    /// by name.
+    lowered_functions: BTreeMap<Name, Result<FunctionId, Diagnostic>>,
+    /// The device functions being resolved, outermost first (to name a recursion's
+    /// cycle).
+    call_stack: Vec<Name>,
     /// The warp collectives' kinds (opcode and decoded modifiers), in order of
     /// appearance: a sync point's `kind` is an index here (`SyncPoint::Warp`).
     collective_kinds: Vec<decode::Qualifiers>,
-    /// The variable of the reserved shared area (`sema::reserved`), when the kernel names
-    /// one of its registers.
-    reserved_smem: Option<VarId>,
-    /// The module-data offsets of `.global`/`.const` variables declared inside functions,
-    /// by the span of the declared name (`globals::GlobalVar::decl`).
-    scoped_globals: BTreeMap<Span, u32>,
-    /// The bytes of `.const` variables at the start of the module data
-    /// (`globals::ModuleData::const_bytes`).
-    const_bytes: u32,
-    /// The stack pointer of `alloca` (`sema::stack`), when the kernel uses the stack.
-    stack_pointer: Option<RegId>,
-    /// Device-side launches (`sema::device_launch`).
-    device_runtime: device_launch::DeviceRuntime,
-    /// The body being lowered: the kernel's, or a device function's (`sema::calls`).
-    body: body::BodyContext,
-    /// The device functions lowered so far (`Kernel::functions`), by name.
-    lowered_functions: BTreeMap<Name, Result<FunctionId, Diagnostic>>,
+    errors: Vec<Diagnostic>,
 }
 
-/// What every kernel of a module shares.
-struct ModuleContext<'m> {
-    module_shared: &'m [&'m ast::VarDecl],
-    /// Module-scope `.reg` and `.local` variables.
-    module_per_thread: &'m [&'m ast::VarDecl],
-    data: &'m crate::globals::ModuleData,
-    functions: &'m BTreeMap<Name, &'m ast::Function>,
-    /// Functions named in module-variable initializers (function tables).
-    table_functions: &'m BTreeSet<Name>,
-    version: (u32, u32),
-    address_size: u32,
-    /// The module's kernels with bodies in name order, and the bytes of their largest
-    /// parameter block (`sema::device_launch`).
-    kernels: (&'m [Name], u32),
-}
-
-/// Lowers kernel `f` (and the device functions it calls, `sema::calls`).
+/// Lowers kernel `f` (and the device functions it calls, `sema::calls`): its facts
+/// first, then its declarations, then its instructions.
 fn lower_kernel<'m>(
     f: &'m ast::Function,
-    ctx: &ModuleContext<'m>,
+    module: &ModuleFacts<'m>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
-    let ModuleContext {
-        module_shared,
-        module_per_thread,
-        data,
-        functions,
-        table_functions,
-        version,
-        address_size,
-        kernels,
-    } = *ctx;
-    let (abi, mut errors) = abi::kernel_params(f, version);
-    let bounds = abi::launch_bounds(f, &mut errors);
-    let explicit_cluster = cluster::cluster_attributes(f).unwrap_or_else(|e| {
-        errors.push(e);
-        false
-    });
-
-    let mut l = Lowerer {
-        version,
-        kernel: Kernel {
-            reqntid: bounds.reqntid,
-            maxntid: bounds.maxntid,
-            maxnreg: bounds.maxnreg,
-            address_size,
-            explicit_cluster,
-            ..Kernel::new(f.name.value.to_string(), f.span, abi.clone())
-        },
-        scopes: vec![BTreeMap::new()],
-        labels: BTreeMap::new(),
-        branch_tables: BTreeMap::new(),
-        call_sets: BTreeMap::new(),
-        address_taken: BTreeSet::new(),
-        cur: BlockId(0),
-        closed: false,
-        errors,
-        shared_slots: BTreeMap::new(),
-        carry: None,
-        generic_windows: false,
-        functions,
-        call_stack: Vec::new(),
-        scope_path: Vec::new(),
-        scope_count: 0,
-        body_variables: Vec::new(),
-        module_scope: BTreeMap::new(),
-        thread_regs: BTreeMap::new(),
-        reduction_scratch: None,
-        collective_kinds: Vec::new(),
-        reserved_smem: None,
-        scoped_globals: data.vars.iter().filter_map(|g| Some((g.decl?, g.offset))).collect(),
-        const_bytes: data.const_bytes,
-        stack_pointer: None,
-        device_runtime: device_launch::DeviceRuntime::new(kernels.0.to_vec(), kernels.1),
-        body: body::BodyContext::default(),
-        lowered_functions: BTreeMap::new(),
-    };
-    for g in data.vars.iter().filter(|g| g.decl.is_none()) {
-        l.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
-    }
-    for p in &abi.params {
-        l.scopes[0].insert(Name::from(p.name.as_str()), Symbol::Param(p.offset));
+    let facts = KernelFacts::of(f, module);
+    let mut resolver = Resolver::new(f, module, &facts);
+    resolver.declare_kernel_storage(f);
+    let span = f.name.span;
+    resolver.kernel.entry = resolver.new_block(None, span);
+    resolver.body.cur = resolver.kernel.entry;
+    if facts.uses_stack {
+        resolver.init_stack(span);
     }
     let body = f.body.as_deref().unwrap_or(&[]);
-    let callees = calls::reachable(body, table_functions, functions);
-    let mut used = BTreeSet::new();
-    names_used(body, &mut used);
-    for c in &callees {
-        names_used(c.body.as_deref().unwrap_or(&[]), &mut used);
+    resolver.collect_labels(body);
+    resolver.statements(body);
+    if !resolver.body.closed {
+        resolver.terminate(Terminator::Return, f.span);
     }
-    l.address_taken = calls::address_taken(body, &callees, table_functions);
-    for v in module_shared {
-        let names: Vec<ast::DeclName> =
-            v.names.iter().filter(|n| used.contains(n.name.value.as_str())).cloned().collect();
-        if !names.is_empty() {
-            let decl = ast::VarDecl { names, ..(*v).clone() };
-            l.place_shared(&decl);
-            l.declare(&decl);
-        }
-    }
-    // The stack is the start of the local window (`sema::stack`; `pass::layout_memory`
-    // makes it larger for recursive functions' frames and `pass::recursion`'s save areas).
-    let uses_stack = callees
-        .iter()
-        .chain([&f])
-        .any(|c| contains(c.body.as_deref().unwrap_or(&[]), &stack::uses_stack));
-    let stack_var = VarId(l.kernel.variables.len() as u32);
-    if uses_stack {
-        let stack =
-            Variable::made(VariableRole::Stack, stack::STACK, Space::Local, stack::STACK_BYTES, 8);
-        l.kernel.variables.push(stack);
-    }
-    for v in module_per_thread {
-        l.declare(&ast::VarDecl { linkage: None, ..(*v).clone() });
-    }
-    l.module_scope = l.scopes[0].clone();
-    for p in &abi.params {
-        l.module_scope.remove(p.name.as_str());
-    }
-    for sym in l.module_scope.values() {
-        if let Symbol::Reg(r) = *sym {
-            l.thread_regs.insert(r, l.kernel.regs[r.index()].clone());
-        }
-    }
-    l.place_all_shared(body);
-    // A device function's `.shared` variables are static: one per CTA, however many
-    // times the function is called.
-    for c in &callees {
-        l.place_all_shared(c.body.as_deref().unwrap_or(&[]));
-    }
-    let bodies =
-        || std::iter::once(body).chain(callees.iter().map(|c| c.body.as_deref().unwrap_or(&[])));
-    let generic_windows = bodies().any(|b| contains(b, &makes_generic_window));
-    if bodies().any(|b| contains(b, &|i| atomic::may_be_wide_shared(i, generic_windows))) {
-        l.kernel.shared.word = SharedWord::U64;
-    }
-    // The scratch word of `bar.red`, placed with the static variables (a whole 64-bit
-    // word of a wide window, which it counts in with 64-bit atomics).
-    if bodies().any(|b| contains(b, &barrier::is_reduction)) {
-        let size = if l.kernel.shared.wide() { 8 } else { 4 };
-        let word =
-            Variable::made(VariableRole::ReductionWord, "$bar.red", Space::Shared, size, size);
-        l.reduction_scratch = Some(l.placed_variable(word));
-    }
-    let mut names = BTreeSet::new();
-    bodies().for_each(|b| names_used(b, &mut names));
-    if names.iter().any(|n| reserved::is_reserved_register(n)) {
-        l.place_reserved();
-    }
-    l.generic_windows = generic_windows;
-    l.kernel.entry = l.new_block(None, f.name.span);
-    l.cur = l.kernel.entry;
-    if uses_stack {
-        l.init_stack(stack_var, f.name.span);
-    }
-    l.collect_labels(body);
-    l.statements(body);
-    if !l.closed {
-        l.terminate(Terminator::Return, f.span);
-    }
-    if l.errors.is_empty() {
-        Ok(l.kernel)
+    if resolver.errors.is_empty() {
+        Ok(resolver.kernel)
     } else {
-        Err(l.errors)
+        Err(resolver.errors)
     }
 }
 
-/// Every name an operand of `stmts` mentions (registers, variables, labels).
-fn names_used<'a>(stmts: &'a [ast::Statement], out: &mut BTreeSet<&'a str>) {
-    fn operand<'a>(op: &'a Operand, out: &mut BTreeSet<&'a str>) {
-        match op {
-            Operand::Name { name, .. } => {
-                out.insert(name.value.as_str());
-            }
-            Operand::Address(a) => {
-                if let Some(b) = &a.base {
-                    out.insert(b.value.as_str());
-                }
-            }
-            Operand::Imm(e) => expr(e, out),
-            Operand::Not(o, _) => operand(o, out),
-            Operand::Pair(a, b, _) => {
-                operand(a, out);
-                operand(b, out);
-            }
-            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Tuple(v, _) => {
-                v.iter().for_each(|o| operand(o, out))
-            }
-            Operand::Neg(o, _) => operand(o, out),
-            Operand::Sink(_) => {}
+impl<'m> Resolver<'m> {
+    /// The resolver of kernel `f`: an IR kernel with its parameter block and launch
+    /// attributes, and empty name tables.
+    fn new(
+        f: &ast::Function,
+        module: &'m ModuleFacts<'m>,
+        facts: &'m KernelFacts<'m>,
+    ) -> Resolver<'m> {
+        let (abi, mut errors) = abi::kernel_params(f, module.version);
+        let bounds = abi::launch_bounds(f, &mut errors);
+        let explicit_cluster = cluster::cluster_attributes(f).unwrap_or_else(|e| {
+            errors.push(e);
+            false
+        });
+        Resolver {
+            module,
+            facts,
+            kernel: Kernel {
+                reqntid: bounds.reqntid,
+                maxntid: bounds.maxntid,
+                maxnreg: bounds.maxnreg,
+                address_size: module.address_size,
+                explicit_cluster,
+                ..Kernel::new(f.name.value.to_string(), f.span, abi)
+            },
+            body: body::Body::new(BlockId(0), false),
+            module_scope: BTreeMap::new(),
+            thread_regs: BTreeMap::new(),
+            shared_slots: BTreeMap::new(),
+            scope_count: 0,
+            lowered_functions: BTreeMap::new(),
+            call_stack: Vec::new(),
+            collective_kinds: Vec::new(),
+            errors,
         }
     }
-    fn expr<'a>(e: &'a ast::Expr, out: &mut BTreeSet<&'a str>) {
-        match &e.kind {
-            ExprKind::Symbol(s) | ExprKind::Generic(s) => {
-                out.insert(s.as_str());
-            }
-            ExprKind::Unary(_, a)
-            | ExprKind::Cast { expr: a, .. }
-            | ExprKind::Mask { expr: a, .. } => expr(a, out),
-            ExprKind::Binary(_, a, b) => {
-                expr(a, out);
-                expr(b, out);
-            }
-            ExprKind::Ternary(a, b, c) => {
-                expr(a, out);
-                expr(b, out);
-                expr(c, out);
-            }
-            ExprKind::Int { .. } | ExprKind::F32Bits(_) | ExprKind::F64Bits(_) => {}
+
+    /// Declares what kernel `f` names beyond its own declarations: the module's
+    /// variables and the kernel's parameters in its outermost scope, and the variables
+    /// its facts call for, before any instruction is resolved (so that the shared
+    /// window's static part is final when an instruction uses the dynamic region).
+    fn declare_kernel_storage(&mut self, f: &ast::Function) {
+        let (module, facts) = (self.module, self.facts);
+        for g in module.data.vars.iter().filter(|g| g.decl.is_none()) {
+            self.body.scopes[0].insert(Name::from(g.name.as_str()), Symbol::Global(g.offset));
         }
-    }
-    for s in stmts {
-        match s {
-            ast::Statement::Instruction(i) => i.operands.iter().for_each(|o| operand(o, out)),
-            ast::Statement::Block(inner, _) => names_used(inner, out),
-            _ => {}
+        let params: Vec<(Name, u32)> = self
+            .kernel
+            .abi
+            .params
+            .iter()
+            .map(|p| (Name::from(p.name.as_str()), p.offset))
+            .collect();
+        for (name, offset) in &params {
+            self.body.scopes[0].insert(name.clone(), Symbol::Param(*offset));
+        }
+        // Module-scope `.shared` variables, those the kernel or its callees name.
+        for v in &module.module_shared {
+            let used = |n: &&ast::DeclName| facts.names.contains(n.name.value.as_str());
+            let names: Vec<ast::DeclName> = v.names.iter().filter(used).cloned().collect();
+            if !names.is_empty() {
+                let decl = ast::VarDecl { names, ..(*v).clone() };
+                self.place_shared(&decl);
+                self.declare(&decl);
+            }
+        }
+        // The stack is the start of the local window (`sema::stack`; `pass::layout_memory`
+        // makes it larger for recursive functions' frames and `pass::recursion`'s save
+        // areas).
+        if facts.uses_stack {
+            let (role, space) = (VariableRole::Stack, Space::Local);
+            let stack = Variable::made(role, stack::STACK, space, stack::STACK_BYTES, 8);
+            self.kernel.variables.push(stack);
+        }
+        for v in &module.module_per_thread {
+            self.declare(&ast::VarDecl { linkage: None, ..(*v).clone() });
+        }
+        self.module_scope = self.body.scopes[0].clone();
+        for (name, _) in &params {
+            self.module_scope.remove(name);
+        }
+        for sym in self.module_scope.values() {
+            if let Symbol::Reg(r) = *sym {
+                self.thread_regs.insert(r, self.kernel.regs[r.index()].clone());
+            }
+        }
+        self.place_all_shared(f.body.as_deref().unwrap_or(&[]));
+        // A device function's `.shared` variables are static: one per CTA, however many
+        // times the function is called.
+        for c in &facts.callees {
+            self.place_all_shared(c.body.as_deref().unwrap_or(&[]));
+        }
+        if facts.wide_shared {
+            self.kernel.shared.word = SharedWord::U64;
+        }
+        // The scratch word of `bar.red`, placed with the static variables (a whole 64-bit
+        // word of a wide window, which it counts in with 64-bit atomics).
+        if facts.bar_reduction {
+            let size = if self.kernel.shared.wide() { 8 } else { 4 };
+            let (role, space) = (VariableRole::ReductionWord, Space::Shared);
+            self.kernel.variables.push(Variable::made(role, "$bar.red", space, size, size));
+        }
+        if facts.reserved_area {
+            self.place_reserved();
         }
     }
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     // ----- blocks ---------------------------------------------------------------------
 
     fn new_block(&mut self, label: Option<String>, span: Span) -> BlockId {
@@ -577,10 +454,10 @@ impl Lowerer<'_> {
     }
 
     fn terminate(&mut self, term: Terminator, span: Span) {
-        let b = &mut self.kernel.blocks[self.cur.index()];
+        let b = &mut self.kernel.blocks[self.body.cur.index()];
         b.term = term;
         b.term_span = span;
-        self.closed = true;
+        self.body.closed = true;
     }
 
     /// Ends the current block with `term`; under a guard `@p`, only when `p` holds, and
@@ -601,52 +478,52 @@ impl Lowerer<'_> {
         };
         let next = self.new_block(None, span);
         self.terminate(Terminator::Branch { cond, negate, if_true: taken, if_false: next }, span);
-        self.cur = next;
-        self.closed = false;
+        self.body.cur = next;
+        self.body.closed = false;
     }
 
     /// Makes sure there is an open block to append to.
     fn open(&mut self, span: Span) {
-        if self.closed {
-            self.cur = self.new_block(None, span);
-            self.closed = false;
+        if self.body.closed {
+            self.body.cur = self.new_block(None, span);
+            self.body.closed = false;
         }
     }
 
     fn push(&mut self, kind: InstKind, span: Span) {
         self.open(span);
-        self.kernel.blocks[self.cur.index()].insts.push(Inst { kind, span });
+        self.kernel.blocks[self.body.cur.index()].insts.push(Inst { kind, span });
     }
 
     fn collect_labels(&mut self, stmts: &[ast::Statement]) {
         for s in stmts {
             match s {
                 ast::Statement::Label(l) => {
-                    if self.labels.contains_key(&l.value) {
+                    if self.body.labels.contains_key(&l.value) {
                         self.errors.push(Diagnostic::error(
                             l.span,
                             format!("label `{}` is defined twice", l.value),
                         ));
                     } else {
                         let b = self.new_block(Some(l.value.to_string()), l.span);
-                        self.labels.insert(l.value.clone(), b);
+                        self.body.labels.insert(l.value.clone(), b);
                     }
                 }
                 ast::Statement::Block(inner, _) => self.collect_labels(inner),
                 ast::Statement::Directive(d) => match &d.kind {
                     ast::DirectiveKind::BranchTargets { label, targets } => {
-                        self.branch_tables.insert(label.value.clone(), targets.clone());
+                        self.body.branch_tables.insert(label.value.clone(), targets.clone());
                     }
                     ast::DirectiveKind::CallTargets { label, targets } => {
                         let set = body::CallSet::Targets(targets.clone());
-                        self.call_sets.insert(label.value.clone(), set);
+                        self.body.call_sets.insert(label.value.clone(), set);
                     }
                     ast::DirectiveKind::CallPrototype { label, returns, params, .. } => {
                         let set = body::CallSet::Prototype {
                             returns: returns.clone(),
                             params: params.clone(),
                         };
-                        self.call_sets.insert(label.value.clone(), set);
+                        self.body.call_sets.insert(label.value.clone(), set);
                     }
                     _ => {}
                 },
@@ -662,12 +539,12 @@ impl Lowerer<'_> {
             match s {
                 ast::Statement::Variable(v) => self.declare(v),
                 ast::Statement::Label(l) => {
-                    let Some(&b) = self.labels.get(&l.value) else { continue };
-                    if !self.closed {
+                    let Some(&b) = self.body.labels.get(&l.value) else { continue };
+                    if !self.body.closed {
                         self.terminate(Terminator::Jump(b), l.span);
                     }
-                    self.cur = b;
-                    self.closed = false;
+                    self.body.cur = b;
+                    self.body.closed = false;
                 }
                 ast::Statement::Instruction(i) => {
                     if let Err(d) = self.instruction(i) {
@@ -675,12 +552,12 @@ impl Lowerer<'_> {
                     }
                 }
                 ast::Statement::Block(inner, _) => {
-                    self.scopes.push(BTreeMap::new());
+                    self.body.scopes.push(BTreeMap::new());
                     self.scope_count += 1;
-                    self.scope_path.push(self.scope_count);
+                    self.body.scope_path.push(self.scope_count);
                     self.statements(inner);
-                    self.scope_path.pop();
-                    self.scopes.pop();
+                    self.body.scope_path.pop();
+                    self.body.scopes.pop();
                 }
                 ast::Statement::Directive(_) => {}
             }
@@ -738,7 +615,7 @@ impl Lowerer<'_> {
                             abi::SharedSlot::Static(var) => Symbol::Shared(Some(var)),
                             abi::SharedSlot::Dynamic => Symbol::Shared(None),
                         };
-                        if let Some(scope) = self.scopes.last_mut() {
+                        if let Some(scope) = self.body.scopes.last_mut() {
                             scope.insert(n.name.value.clone(), sym);
                         }
                     }
@@ -750,14 +627,14 @@ impl Lowerer<'_> {
             // (`globals::layout`), visible in this scope only.
             StateSpace::Global | StateSpace::Const => {
                 for n in &v.names {
-                    let Some(&offset) = self.scoped_globals.get(&n.name.span) else {
+                    let Some(&offset) = self.module.scoped_globals.get(&n.name.span) else {
                         self.errors.push(Diagnostic::internal(
                             n.name.span,
                             "a function-scope variable missing from the module data",
                         ));
                         continue;
                     };
-                    if let Some(scope) = self.scopes.last_mut() {
+                    if let Some(scope) = self.body.scopes.last_mut() {
                         scope.insert(n.name.value.clone(), Symbol::Global(offset));
                     }
                 }
@@ -792,10 +669,10 @@ impl Lowerer<'_> {
             // `pass::layout_memory` places it (in a frame, for a recursive function).
             let var = VarId(self.kernel.variables.len() as u32);
             let mut v = Variable::new(n.name.value.to_string(), Space::Local, size, align);
-            v.scope = self.scope_path.clone();
+            v.scope = self.body.scope_path.clone();
             self.kernel.variables.push(v);
-            self.body_variables.push(var);
-            if let Some(scope) = self.scopes.last_mut() {
+            self.body.variables.push(var);
+            if let Some(scope) = self.body.scopes.last_mut() {
                 scope.insert(n.name.value.clone(), Symbol::Local(var));
             }
         }
@@ -825,7 +702,7 @@ impl Lowerer<'_> {
     fn add_reg(&mut self, name: String, ty: RegTy, span: Span) {
         let id = RegId(self.kernel.regs.len() as u32);
         self.kernel.regs.push(RegInfo { name: name.clone(), ty, span });
-        if let Some(s) = self.scopes.last_mut() {
+        if let Some(s) = self.body.scopes.last_mut() {
             s.insert(Name::from(name.as_str()), Symbol::Reg(id));
         }
     }
@@ -839,12 +716,11 @@ impl Lowerer<'_> {
         id
     }
 
-    /// A new variable's offset where `pass::layout_memory` will place it (for the
-    /// operation that takes an offset as a constant: `bar.red`'s word).
-    fn placed_variable(&mut self, v: Variable) -> u32 {
-        let var = self.kernel.variables.len();
-        self.kernel.variables.push(v);
-        crate::pass::layout_memory::layout(&self.kernel.variables).offsets[var]
+    /// The kernel's variable of the made `role` (`ir::VariableRole`), which lowering
+    /// the kernel declared before its instructions.
+    fn made_variable(&self, role: VariableRole) -> Option<VarId> {
+        let at = self.kernel.variables.iter().position(|v| v.role == role)?;
+        Some(VarId(at as u32))
     }
 
     /// A register holding the offset of variable `var` at `ty` (u32 or u64).
@@ -862,9 +738,9 @@ impl Lowerer<'_> {
     /// Adds `offset` to the variable address that `r` is when the current block's last
     /// instruction made it (`var+4` is one address); false otherwise.
     fn offset_variable_address(&mut self, r: RegId, offset: u64) -> bool {
-        let last = self.kernel.blocks[self.cur.index()].insts.last_mut();
+        let last = self.kernel.blocks[self.body.cur.index()].insts.last_mut();
         match last.map(|i| &mut i.kind) {
-            Some(InstKind::VariableAddress(a)) if a.dst == r && !self.closed => {
+            Some(InstKind::VariableAddress(a)) if a.dst == r && !self.body.closed => {
                 a.offset = a.offset.wrapping_add(offset);
                 true
             }
@@ -881,7 +757,7 @@ impl Lowerer<'_> {
 
     /// Resolves a name in the innermost scope that declares it.
     fn lookup(&self, name: &str) -> Option<Resolved> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.body.scopes.iter().rev().find_map(|s| s.get(name).copied())
     }
 
     // ----- instructions ---------------------------------------------------------------------
@@ -899,7 +775,7 @@ impl Lowerer<'_> {
         }
         // PTX ISA 1.0-1.3 forms get their default modes written out
         // (`ptxvk_frontend::legacy`).
-        let legacy = legacy_default_modes(self.version, op, i);
+        let legacy = legacy_default_modes(self.module.version, op, i);
         let i = legacy.as_ref().map_or(i, Legacy::instruction);
         let decoded = decode::decode(i)?.ok_or_else(unknown)?;
         let guard = match &i.guard {
@@ -925,7 +801,7 @@ impl Lowerer<'_> {
                 let [Operand::Name { name, component: None }] = i.operands.as_slice() else {
                     return Err(Diagnostic::error(span, "`bra` takes one label"));
                 };
-                let Some(&target) = self.labels.get(&name.value) else {
+                let Some(&target) = self.body.labels.get(&name.value) else {
                     return Err(Diagnostic::error(
                         name.span,
                         format!("undefined label `{}`", name.value),
@@ -954,7 +830,7 @@ impl Lowerer<'_> {
                         "the `brx.idx` index must be a 32-bit integer register",
                     ));
                 }
-                let Some(labels) = self.branch_tables.get(&table.value).cloned() else {
+                let Some(labels) = self.body.branch_tables.get(&table.value).cloned() else {
                     return Err(Diagnostic::error(
                         table.span,
                         format!("`{}` is not a `.branchtargets` table", table.value),
@@ -962,7 +838,7 @@ impl Lowerer<'_> {
                 };
                 let mut cases = Vec::new();
                 for (v, l) in labels.iter().enumerate() {
-                    let Some(&b) = self.labels.get(&l.value) else {
+                    let Some(&b) = self.body.labels.get(&l.value) else {
                         return Err(Diagnostic::error(
                             l.span,
                             format!("undefined label `{}`", l.value),
@@ -995,8 +871,8 @@ impl Lowerer<'_> {
                 Terminator::Branch { cond, negate, if_true: then, if_false: join },
                 span,
             );
-            self.cur = then;
-            self.closed = false;
+            self.body.cur = then;
+            self.body.closed = false;
             join
         });
         let result = self.operation(op, i, &m);
@@ -1004,11 +880,11 @@ impl Lowerer<'_> {
             self.kernel.memory_instructions.push(span);
         }
         if let Some(join) = join {
-            if !self.closed {
+            if !self.body.closed {
                 self.terminate(Terminator::Jump(join), span);
             }
-            self.cur = join;
-            self.closed = false;
+            self.body.cur = join;
+            self.body.closed = false;
         }
         result
     }
@@ -1147,33 +1023,6 @@ fn undeclared(name: &ptxvk_frontend::Ident) -> Diagnostic {
 
 fn unsupported(span: Span, what: &str, why: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{what} is not supported yet")).with_note(why.to_string())
-}
-
-/// Whether `i` makes a generic address of shared or local memory (`cvta.shared`,
-/// `cvta.local` without `.to`): the address-space inference of ptxvk in its simplest,
-/// whole-kernel form (`pass::infer_spaces` is the per-register one): without such a
-/// conversion no generic address can point into shared or local memory.
-fn makes_generic_window(i: &ast::Instruction) -> bool {
-    // A 32-bit generic address of a kernel parameter is in a window too (in 64-bit
-    // modules it is the parameter block's global address).
-    if i.op != Some(Opcode::Cvta) {
-        return false;
-    }
-    let Ok(Some(m)) = decode::decode(i) else { return false };
-    let space = m.space.as_ref().map(|s| s.value);
-    let param32 =
-        space == Some(StateSpace::Param) && m.types.iter().any(|t| t.value == ScalarType::U32);
-    !m.has(Modifier::Conversion(md::Conversion::To))
-        && (matches!(space, Some(StateSpace::Shared | StateSpace::Local)) || param32)
-}
-
-/// Whether some instruction of `stmts` (nested blocks included) satisfies `f`.
-fn contains(stmts: &[ast::Statement], f: &dyn Fn(&ast::Instruction) -> bool) -> bool {
-    stmts.iter().any(|s| match s {
-        ast::Statement::Instruction(i) => f(i),
-        ast::Statement::Block(inner, _) => contains(inner, f),
-        _ => false,
-    })
 }
 
 pub(super) fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {

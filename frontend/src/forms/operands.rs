@@ -2,7 +2,7 @@
 //! register written, a value read, a predicate read) and the type it has, derived from
 //! the instruction's types and modifiers as the PTX ISA 9.2 section of the instruction
 //! gives it. Semantic analysis resolves all the operands of such a form in one generic
-//! step (`lower::sema::operands`, `Lowerer::args`), so that each lowering only builds
+//! step (`lower::sema::operands`, `Resolver::args`), so that each lowering only builds
 //! its IR operation from them.
 //!
 //! Like [`super::FORMS`], the first row of an opcode whose [`When`] selects the

@@ -12,12 +12,12 @@ use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::forms::copy::{copy_form, CopyShape};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{AsyncCopy, CopyInst, CopyRead, InstKind, OpTy, RegTy, Value};
 
 const U32: OpTy = OpTy::U(32);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `cp.async…`; `None` for other instructions.
     pub(super) fn async_copy(
         &mut self,

@@ -11,7 +11,7 @@ use ptxvk_frontend::forms::atomic;
 use ptxvk_frontend::Diagnostic;
 use ptxvk_frontend::Opcode;
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{AtomicOp, InstKind, OpTy, Space, Value, VectorAtomic};
 
 /// Whether `i` is a 64-bit `atom`/`red` that may reach shared memory: on `.shared`, or
@@ -32,7 +32,7 @@ pub(super) fn may_be_wide_shared(i: &ast::Instruction, generic_windows: bool) ->
         }
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Lowers `atom` and `red`; `None` for other instructions.
     pub(super) fn atomic(
         &mut self,
@@ -74,7 +74,7 @@ impl Lowerer<'_> {
         // A generic atomic in a kernel with generic shared/local addresses: a generic
         // atomic (`ir::Space::Generic`), direct where `pass::infer_spaces` proves its
         // space, else dispatched on the address's window by `pass::expand_generic`.
-        let space = if a.generic && self.generic_windows { Space::Generic } else { ir_space };
+        let space = if a.generic && self.facts.generic_windows { Space::Generic } else { ir_space };
         let mut op = a.op;
         // atom.add.f32 on global memory flushes subnormal inputs and results
         // (§9.7.13.5, "current implementation"); on shared memory it does not (a

@@ -12,7 +12,8 @@
 //! equivalent and is rejected.
 //!
 //! `bar.red` is resolved into one [`InstKind::BarrierReduce`] with the kernel's shared
-//! scratch word for it (placed here, `is_reduction`), which `pass::expand_warp` writes
+//! scratch word for it (a variable the kernel declares when `is_reduction` finds one,
+//! `sema::facts`), which `pass::expand_warp` writes
 //! out.
 
 use ptxvk_frontend::ast::{self, Operand};
@@ -22,9 +23,9 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{unsupported, Lowerer, Mods};
+use super::{unsupported, Mods, Resolver};
 use crate::build::Build;
-use crate::ir::{BarrierReduction, BoolOp, CmpOp, InstKind, OpTy, Value};
+use crate::ir::{BarrierReduction, BoolOp, CmpOp, InstKind, OpTy, Value, VariableRole};
 use crate::system as sys;
 
 const U32: OpTy = OpTy::U(32);
@@ -40,7 +41,7 @@ pub(super) fn is_reduction(i: &ast::Instruction) -> bool {
 const RED: Modifier = Modifier::BarrierForm(BarrierForm::Red);
 const POPC: Modifier = Modifier::Population(Population::Popc);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     pub(super) fn barrier(
         &mut self,
         op: Opcode,
@@ -88,7 +89,12 @@ impl Lowerer<'_> {
             (false, Some(BoolOp::Or)) => Some(BarrierReduction::Or),
             _ => None,
         };
-        let (Some(kind), Some(scratch)) = (kind, self.reduction_scratch) else {
+        // The kernel's word, declared before its instructions (`KernelFacts::bar_reduction`),
+        // at the offset `pass::layout_memory` will give it.
+        let word = self.made_variable(VariableRole::ReductionWord).map(|var| {
+            crate::pass::layout_memory::layout(&self.kernel.variables).offsets[var.index()]
+        });
+        let (Some(kind), Some(scratch)) = (kind, word) else {
             return Err(Diagnostic::error(
                 span,
                 format!("`{op}.red` takes `.popc.u32`, `.and.pred` or `.or.pred`"),
@@ -132,7 +138,7 @@ impl Lowerer<'_> {
     /// count to be the same for all of them), so none waits at the barrier.
     fn check_count(&mut self, count: &Operand, span: Span) -> Result<(), Diagnostic> {
         let b = self.src(count, U32, false, span)?;
-        let mut e = Emit { l: self, span };
+        let mut e = Emit { resolver: self, span };
         let threads = e.block_threads();
         let rounded = e.add(U32, threads, Value::Imm(31));
         let rounded = e.and(U32, rounded, Value::Imm(!31u32 as u64));

@@ -16,12 +16,12 @@
 use ptxvk_frontend::ast::{self, StateSpace};
 use ptxvk_frontend::Diagnostic;
 
-use super::Lowerer;
+use super::Resolver;
 use crate::ir::{BulkCopy, CopyInst, InstKind, OpTy, Space};
 
 const U32: OpTy = OpTy::U(32);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `cp.async.bulk [dst], [src], size{, [mbar]}{, ctaMask}` between the spaces
     /// `shared` says (destination, source), completing on the mbarrier of operand 3 or
     /// in a bulk group, multicast with the mask of operand 4.

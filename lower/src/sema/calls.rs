@@ -5,7 +5,7 @@
 //! `pass::inline` then inlines them (`crate::ir`, *Functions and calls*).
 //!
 //! Parameters follow the PTX ABI: the caller declares `.param` variables in its own
-//! frame (here, static slots of the thread's local window, see `Lowerer::declare`),
+//! frame (here, static slots of the thread's local window, see `Resolver::declare`),
 //! writes the arguments with `st.param` and reads the results with `ld.param`. A
 //! callee's `.param` parameter or result is an IR parameter holding the local-window
 //! address of the caller's variable, which the callee's `ld.param`/`st.param` go
@@ -17,7 +17,7 @@
 //! module-scope `.reg` variables through registers of its own
 //! (`Function::thread_regs`), which `pass::thread_registers` passes in and out.
 //! `exit`, `trap` and failures in a function end the thread with an
-//! [`InstKind::EndThread`] (`Lowerer::thread_end`), which `pass::thread_ends` writes
+//! [`InstKind::EndThread`] (`Resolver::thread_end`), which `pass::thread_ends` writes
 //! out in a flag the function returns and its callers test. `ret` in the callee
 //! returns.
 //!
@@ -33,27 +33,27 @@
 //! An indirect call through a function pointer is one [`InstKind::CallIndirect`] whose
 //! arms are its possible callees (its `.calltargets`, or the functions matching its
 //! `.callprototype` whose address the kernel or a function it calls takes,
-//! [`address_taken`]), each with the operands a direct call of it has;
+//! `sema::facts`'s `address_taken`), each with the operands a direct call of it has;
 //! `pass::expand_indirect_calls` writes it out in tests of the address and `Call`s. A
 //! function's address is `ir::FUNCTION_WINDOW` plus its index, so it survives being
 //! stored and loaded.
 //!
 //! A recursive function (on a call cycle, direct or mutual, through function pointers
 //! too) is lowered the same way, its calls `Call`s; a call into a function being
-//! lowered gets the callee's id reserved ([`Lowerer::reserve_cycle`]). SPIR-V forbids
+//! lowered gets the callee's id reserved ([`Resolver::reserve_cycle`]). SPIR-V forbids
 //! recursion (2.16.1): `pass::layout_memory` gives the functions on cycles frames on
 //! the stack, and `pass::recursion` turns their calls into a machine over an explicit
 //! stack. Calls of declared functions without a body are calls of functions CUDA
 //! provides (`sema::system`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
-use ptxvk_frontend::{Diagnostic, Name, Opcode, Span, Spanned};
+use ptxvk_frontend::{Diagnostic, Name, Span, Spanned};
 
-use super::body::{CallSet, CallerBody};
+use super::body::{CallSet, CallerBody, FunctionBody};
 use super::expand::Emit;
-use super::{names_used, op_ty, Lowerer, Symbol};
+use super::{op_ty, Resolver, Symbol};
 use crate::build::Build;
 use crate::ir::{
     Address, CallArm, Function, FunctionId, InstKind, OpTy, PassedRegs, RegId, RegTy, Terminator,
@@ -62,101 +62,6 @@ use crate::ir::{
 
 /// Functions lowered at their first calls nest at most this deep.
 const MAX_DEPTH: usize = 64;
-
-/// The names module-scope variable initializers use (function addresses in tables).
-pub(super) fn named_by_initializers(module: &ast::Module) -> BTreeSet<Name> {
-    fn walk(init: &ast::Initializer, out: &mut BTreeSet<Name>) {
-        match init {
-            ast::Initializer::List(items, _) => items.iter().for_each(|i| walk(i, out)),
-            ast::Initializer::Expr(e) => {
-                if let ast::ExprKind::Symbol(n) | ast::ExprKind::Generic(n) = &e.kind {
-                    out.insert(n.clone());
-                }
-            }
-            ast::Initializer::Fields(..) => {}
-        }
-    }
-    let mut out = BTreeSet::new();
-    for item in &module.items {
-        if let ast::Item::Variable(v) = item {
-            v.names.iter().filter_map(|n| n.init.as_ref()).for_each(|i| walk(i, &mut out));
-        }
-    }
-    out
-}
-
-/// The device functions with bodies that `body` names (calls or takes the address of),
-/// directly or through other functions, plus those named in `roots` (function tables
-/// in module variables), in name order.
-pub(super) fn reachable<'m>(
-    body: &[ast::Statement],
-    roots: &BTreeSet<Name>,
-    functions: &BTreeMap<Name, &'m ast::Function>,
-) -> Vec<&'m ast::Function> {
-    let mut found: BTreeMap<&str, &'m ast::Function> = BTreeMap::new();
-    let mut work = vec![body];
-    let mut first = true;
-    while let Some(stmts) = work.pop() {
-        let mut used = BTreeSet::new();
-        names_used(stmts, &mut used);
-        if std::mem::take(&mut first) {
-            used.extend(roots.iter().map(|n| n.as_str()));
-        }
-        for name in used {
-            if let Some(&f) = functions.get(name) {
-                if let (Some(b), false) = (f.body.as_deref(), found.contains_key(name)) {
-                    found.insert(f.name.value.as_str(), f);
-                    work.push(b);
-                }
-            }
-        }
-    }
-    found.into_values().collect()
-}
-
-/// The functions among `callees` whose address is taken: named by the kernel's `body`
-/// or a callee's other than as the function of a direct call (`mov.u64 %rd, f`, an
-/// argument), or by a module table (`roots`). Only these can be the target of an
-/// indirect call through a `.callprototype`: a function that is only ever called
-/// directly has no address any register could hold.
-pub(super) fn address_taken(
-    body: &[ast::Statement],
-    callees: &[&ast::Function],
-    roots: &BTreeSet<Name>,
-) -> BTreeSet<Name> {
-    let mut named = BTreeSet::new();
-    for stmts in std::iter::once(body).chain(callees.iter().filter_map(|c| c.body.as_deref())) {
-        names_taken(stmts, &mut named);
-    }
-    callees
-        .iter()
-        .map(|c| &c.name.value)
-        .filter(|n| named.contains(*n) || roots.contains(*n))
-        .cloned()
-        .collect()
-}
-
-/// The names `stmts` use but as the function (or the prototype) of a `call`.
-fn names_taken(stmts: &[ast::Statement], out: &mut BTreeSet<Name>) {
-    for s in stmts {
-        let mut names = BTreeSet::new();
-        match s {
-            // `call (results), f, (arguments), proto`: the lists only.
-            ast::Statement::Instruction(i) if i.op == Some(Opcode::Call) => {
-                let lists = i.operands.iter().filter(|o| matches!(o, Operand::List(..)));
-                let call = ast::Instruction { operands: lists.cloned().collect(), ..i.clone() };
-                let call = [ast::Statement::Instruction(call)];
-                names_used(&call, &mut names);
-                out.extend(names.into_iter().map(Name::from));
-            }
-            ast::Statement::Block(inner, _) => names_taken(inner, out),
-            other => {
-                names_used(std::slice::from_ref(other), &mut names);
-                out.extend(names.into_iter().map(Name::from));
-            }
-        }
-    }
-}
 
 /// The address of function `name` (`mov.u64 %rd, name`): [`FUNCTION_WINDOW`] plus its
 /// position among the module's device functions, counting from 1.
@@ -172,7 +77,7 @@ fn same_signature(a: &[ast::Param], b: &[ast::Param]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| shape(x) == shape(y))
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `call{.uni} (results), f, (arguments);`, and the indirect
     /// `call (results), %ptr, (arguments), proto_or_targets;`.
     pub(super) fn call(&mut self, i: &ast::Instruction) -> Result<(), Diagnostic> {
@@ -195,7 +100,7 @@ impl Lowerer<'_> {
         };
         match callee {
             Operand::Name { name, component: None } if self.lookup(&name.value).is_none() => {
-                let Some(&f) = self.functions.get(&name.value) else {
+                let Some(&f) = self.module.functions.get(&name.value) else {
                     return Err(Diagnostic::error(
                         name.span,
                         format!("undefined function `{}`", name.value),
@@ -220,7 +125,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let set = match targets {
             Some(Operand::Name { name, component: None }) => {
-                match self.call_sets.get(&name.value) {
+                match self.body.call_sets.get(&name.value) {
                     Some(set) => set.clone(),
                     None => {
                         return Err(Diagnostic::error(
@@ -240,7 +145,7 @@ impl Lowerer<'_> {
                 ))
             }
         };
-        let functions = self.functions;
+        let functions = &self.module.functions;
         let candidates: Vec<(&ast::Function, ptxvk_frontend::Ident)> = match &set {
             CallSet::Targets(list) => list
                 .iter()
@@ -253,7 +158,7 @@ impl Lowerer<'_> {
                 .collect::<Result<_, _>>()?,
             CallSet::Prototype { returns, params } => functions
                 .values()
-                .filter(|f| self.address_taken.contains(&f.name.value))
+                .filter(|f| self.facts.address_taken.contains(&f.name.value))
                 .filter(|f| {
                     same_signature(&f.returns, returns) && same_signature(&f.params, params)
                 })
@@ -353,7 +258,7 @@ impl Lowerer<'_> {
                 _ => results.push(self.reg_operand(actual)?.0),
             }
         }
-        values.extend(self.stack_pointer.map(Value::Reg));
+        values.extend(self.body.stack_pointer.map(Value::Reg));
         Ok((callee, values, results))
     }
 
@@ -384,7 +289,7 @@ impl Lowerer<'_> {
         ty: OpTy,
         span: Span,
     ) -> Value {
-        let mut e = Emit { l: self, span };
+        let mut e = Emit { resolver: self, span };
         let ty = ty.as_unsigned();
         let base = if ty.bits() == 64 {
             e.cvt(ty, OpTy::U(32), Value::Reg(base))
@@ -405,7 +310,7 @@ impl Lowerer<'_> {
     fn reserve_cycle(&mut self, pos: usize) {
         for at in pos..self.call_stack.len() {
             let name = self.call_stack[at].clone();
-            let Some(&f) = self.functions.get(&name) else { continue };
+            let Some(&f) = self.module.functions.get(&name) else { continue };
             if self.lowered_functions.contains_key(&name) {
                 continue;
             }
@@ -448,26 +353,22 @@ impl Lowerer<'_> {
                 return Err(e);
             }
         };
-        let stack_pointer = self.stack_pointer;
-        let outer_variables = std::mem::take(&mut self.body_variables);
-        let outer_scope = std::mem::take(&mut self.scope_path);
+        let stack_pointer = self.body.stack_pointer;
         self.call_stack.push(f.name.value.clone());
         self.collect_labels(body);
         self.statements(body);
-        if !self.closed {
+        if !self.body.closed {
             self.terminate(Terminator::Return, f.span);
         }
         self.call_stack.pop();
-        self.scope_path = outer_scope;
-        let own_variables = std::mem::replace(&mut self.body_variables, outer_variables);
         // Its id was reserved if it was called while being lowered (`reserve_cycle`).
         let slot = match self.lowered_functions.get(&f.name.value) {
             Some(Ok(reserved)) => Some(*reserved),
             _ => None,
         };
-        let (regs, blocks, entry) = self.leave_body(caller);
+        let FunctionBody { regs, blocks, entry, variables } = self.leave_body(caller);
         let id = slot.unwrap_or(FunctionId(self.kernel.functions.len() as u32));
-        for v in own_variables {
+        for v in variables {
             self.kernel.variables[v.index()].owner = Some(id);
         }
         let name = f.name.value.to_string();
@@ -539,12 +440,12 @@ impl Lowerer<'_> {
                 *sym = Symbol::Reg(own);
             }
         }
-        if caller.stack_pointer.is_some() {
+        if caller.body.stack_pointer.is_some() {
             let own = self.temp(RegTy::Int(32), span);
             params.push((own, OpTy::U(32)));
-            self.stack_pointer = Some(own);
+            self.body.stack_pointer = Some(own);
         }
-        self.scopes = vec![module_scope, scope];
+        self.body.scopes = vec![module_scope, scope];
         Ok((params, returns, thread_regs))
     }
 }

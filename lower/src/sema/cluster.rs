@@ -25,7 +25,7 @@ use ptxvk_frontend::ast;
 use ptxvk_frontend::modifier::{BarrierForm, Modifier, Scope};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{InstKind, OpTy, Value};
 
 /// Whether kernel `f` declares its cluster (`.explicitcluster`, `.reqnctapercluster`:
@@ -54,7 +54,7 @@ pub(super) fn cluster_attributes(f: &ast::Function) -> Result<bool, Diagnostic> 
     Ok(explicit)
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `mapa`, `getctarank` and `barrier.cluster`; `None` for other instructions.
     pub(super) fn cluster(
         &mut self,

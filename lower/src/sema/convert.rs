@@ -1,10 +1,10 @@
 //! `cvt` (PTX ISA 9.2 §9.7.9.21) between integer and float types of register width,
 //! and the relaxed register widths of moves and conversions.
 
-use super::{ast, op_ty, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span};
+use super::{ast, op_ty, Diagnostic, Mods, Operand, RegId, Resolved, Resolver, Span};
 use crate::ir::{FloatMode, InstKind, OpTy, RegTy, Value};
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     pub(super) fn convert(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
         // The form is checked (`ptxvk_frontend::forms`): two register types, and the
         // rounding §9.7.9.21 gives the conversion; `pass::legalize_floats` applies a

@@ -1,17 +1,17 @@
 //! The core lowerings: instructions of one thread on registers and memory that map to
 //! one IR operation or a few (PTX ISA 9.2 §9.7.1-9.7.9), reached from
-//! [`Lowerer::operation`] when no lowering of a specific concern takes the instruction.
+//! [`Resolver::operation`] when no lowering of a specific concern takes the instruction.
 
 use super::{
-    ast, float_mode, formats, md, unsupported, Diagnostic, Lowerer, Modifier, Mods, Opcode,
-    Operand, Span, StateSpace,
+    ast, float_mode, formats, md, unsupported, Diagnostic, Modifier, Mods, Opcode, Operand,
+    Resolver, Span, StateSpace,
 };
 use crate::ir::{
     BinaryOp, BoolOp, CmpOp, CvtaSpace, FloatMode, InstKind, IntegerInst, IntegerOp, IsSpaceInst,
     OpTy, SpaceTest, UnaryOp, Value,
 };
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// The core lowering of `mov` (PTX ISA 9.2 §9.7.9.1): between registers, vectors
     /// of registers (`.v2`, `.v4`) and the elements of packed registers.
     pub(super) fn mov(&mut self, i: &ast::Instruction, m: &Mods) -> Result<(), Diagnostic> {
@@ -159,7 +159,7 @@ impl Lowerer<'_> {
         let ty = OpTy::U(if narrow { 32 } else { 64 });
         let addr = self.address_value(&ops[1], ty.bits(), span)?;
         // The form is checked (`ptxvk_frontend::forms`): one of the spaces of `cvta`.
-        let const_bytes = self.const_bytes;
+        let const_bytes = self.module.data.const_bytes;
         let space = match m.space.as_ref().map(|s| s.value) {
             Some(StateSpace::Const) => SpaceTest::Const { const_bytes },
             Some(StateSpace::Shared) => SpaceTest::Shared,
@@ -186,7 +186,7 @@ impl Lowerer<'_> {
 
     /// The lowering of the opcodes of [`ONE_OPERATION`]: the one IR operation its row
     /// names, of the instruction's type and the operands its form's shapes resolve
-    /// ([`Lowerer::args`]); `None` for another opcode.
+    /// ([`Resolver::args`]); `None` for another opcode.
     pub(super) fn one_operation(
         &mut self,
         op: Opcode,

@@ -16,7 +16,7 @@
 use ptxvk_frontend::ast::{self, ScalarType};
 use ptxvk_frontend::Name;
 
-use super::Lowerer;
+use super::Resolver;
 use crate::abi::Layout as _;
 use crate::device_launch as dl;
 
@@ -63,12 +63,12 @@ pub(super) fn param_bytes(f: &ast::Function) -> u32 {
     crate::abi::KernelAbi::layout(params).map_or(0, |a| a.size)
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Marks the kernel as one that launches (its launch targets).
     pub(super) fn mark_launches(&mut self) {
         if self.kernel.device_launches.is_empty() {
             self.kernel.device_launches =
-                self.device_runtime.kernels.iter().map(|k| k.to_string()).collect();
+                self.module.device_runtime.kernels.iter().map(|k| k.to_string()).collect();
             // An empty table still needs the flag: a placeholder no address reaches.
             if self.kernel.device_launches.is_empty() {
                 self.kernel.device_launches.push(String::new());

@@ -16,7 +16,7 @@ use ptxvk_frontend::modifier::{
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::build::Build;
 use crate::ir::{
     BinaryOp, CarryOp, InstKind, IntegerInst, IntegerOp, Lop3Combine, OpTy, PackedOp, PredSource,
@@ -27,17 +27,17 @@ const U32: OpTy = OpTy::U(32);
 
 /// Emits IR for one PTX instruction into the current block.
 pub(super) struct Emit<'a, 'm> {
-    pub(super) l: &'a mut Lowerer<'m>,
+    pub(super) resolver: &'a mut Resolver<'m>,
     pub(super) span: Span,
 }
 
 impl Build for Emit<'_, '_> {
     fn temp(&mut self, ty: OpTy) -> RegId {
-        self.l.temp(ty.storage(), self.span)
+        self.resolver.temp(ty.storage(), self.span)
     }
 
     fn push(&mut self, kind: InstKind) {
-        self.l.push(kind, self.span);
+        self.resolver.push(kind, self.span);
     }
 }
 
@@ -67,10 +67,10 @@ const ABS: Modifier = Modifier::FloatOption(FloatOption::Abs);
 const CLAMP: Modifier = Modifier::Clamp(Clamp::Clamp);
 const APPROX: Modifier = Modifier::Precision(Precision::Approx);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Lowers `i` if it is one of this module's instructions; `None` leaves it to the
     /// core lowering. Most become one [`InstKind::Integer`] of the operands their form's
-    /// shapes resolve ([`Lowerer::args`]).
+    /// shapes resolve ([`Resolver::args`]).
     pub(super) fn expand(
         &mut self,
         op: Opcode,
@@ -183,12 +183,12 @@ impl Lowerer<'_> {
     /// 32-bit register holding 0 or 1, created on first use (`pass::expand_integer`
     /// sets it to 0 at the kernel's entry).
     fn carry_flag(&mut self, span: Span) -> RegId {
-        if let Some(cc) = self.carry {
+        if let Some(cc) = self.body.carry {
             return cc;
         }
         let cc = self.temp(RegTy::Int(32), span);
         self.kernel.regs[cc.index()].name = "$cc".into();
-        self.carry = Some(cc);
+        self.body.carry = Some(cc);
         cc
     }
 

@@ -24,7 +24,7 @@ use ptxvk_frontend::modifier::{ConvertRounding, FloatOption, Format, Modifier};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span, Spanned};
 
-use super::{unsupported, Lowerer, Mods};
+use super::{unsupported, Mods, Resolver};
 use crate::ir::{
     CvtRefusal, CvtSide, FloatFormat, HalfArith, HalfConvert, HalfConvertOp, HalfOp, InstKind,
     NarrowCvt, OpTy, RegId, Rounding, Value,
@@ -66,7 +66,7 @@ const HALF_OPS: &[(Opcode, HalfArith)] = &[
     (Opcode::Tanh, HalfArith::Tanh),
 ];
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Lowers `i` if it needs a narrow format or a directed rounding; `None` leaves it
     /// to the other lowerings.
     pub(super) fn float_formats(
@@ -180,7 +180,7 @@ impl Lowerer<'_> {
             Some(register) => register,
             None => self.dst(&i.operands[0], OpTy::U(to_bits as u8), true)?,
         };
-        let read = |l: &mut Lowerer<'_>, t: CvtSide, k: usize| -> Result<Value, Diagnostic> {
+        let read = |l: &mut Resolver<'_>, t: CvtSide, k: usize| -> Result<Value, Diagnostic> {
             let (ty, bits_only) = match t {
                 CvtSide::Op(o) => (o, o.is_float()),
                 CvtSide::Narrow(..) => (OpTy::U(t.bits() as u8), true),

@@ -12,7 +12,7 @@ use ptxvk_frontend::modifier::{FloatOption, Format, Modifier, Population, Transp
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{
     BinaryOp, BoolOp, FloatFormat, InstKind, MatrixAccum, MatrixElem, MatrixInst, Mma, MmaForm,
     OpTy, RegId, Value,
@@ -52,7 +52,7 @@ pub(super) fn accum(t: TypeName) -> Option<MatrixAccum> {
     })
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Matrix instructions; `None` for other instructions.
     pub(super) fn matrix(
         &mut self,

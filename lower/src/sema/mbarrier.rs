@@ -8,13 +8,13 @@
 //! object and each operation; `pass::expand_mbarrier` writes them out.
 //!
 //! The `complete_tx` of a bulk or tensor copy into shared memory is an
-//! [`MbarrierOp::CompleteTx`] after the copy ([`Lowerer::complete_tx`]).
+//! [`MbarrierOp::CompleteTx`] after the copy ([`Resolver::complete_tx`]).
 
 use ptxvk_frontend::ast::{self, Operand, StateSpace};
 use ptxvk_frontend::forms::copy::{mbarrier_form, MbarrierShape as Shape};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{
     Address, CvtaSpace, FloatMode, InstKind, MbarrierOp, MbarrierWait, OpTy, RegId, RegTy, Value,
 };
@@ -22,7 +22,7 @@ use crate::ir::{
 const U32: OpTy = OpTy::U(32);
 const U64: OpTy = OpTy::U(64);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `mbarrier.*`; `None` for other instructions.
     pub(super) fn mbarrier(
         &mut self,

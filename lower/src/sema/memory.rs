@@ -5,10 +5,10 @@
 
 use ptxvk_frontend::forms::memory::{access_form, vector_error, Strength};
 
-use super::{ast, md, Diagnostic, Lowerer, Modifier, Mods, Opcode, Operand, RegId, StateSpace};
+use super::{ast, md, Diagnostic, Modifier, Mods, Opcode, Operand, RegId, Resolver, StateSpace};
 use crate::ir::{AtomicOp, InstKind, OpTy, Order, Scope, Space, Value, VectorAtomic};
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     pub(super) fn memory(
         &mut self,
         op: Opcode,
@@ -86,7 +86,7 @@ impl Lowerer<'_> {
                 .collect::<Result<_, _>>()?;
             Data::Load(dsts)
         };
-        let generic = generic && self.generic_windows;
+        let generic = generic && self.facts.generic_windows;
         if ir_space == Space::Local || generic {
             // A local access needs a window even when the kernel declares no `.local`
             // variable (its addresses are then out of range, which PTX leaves undefined).

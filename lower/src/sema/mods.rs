@@ -23,7 +23,7 @@ pub(super) struct Mods {
     /// truncated ([`ptxvk_frontend::legacy::Legacy::TruncatedMad`]).
     pub(super) truncated_mad: bool,
     /// The operand shapes of the instruction's form ([`forms::operands`]), which
-    /// `Lowerer::args` resolves; empty for a form without a row there.
+    /// `Resolver::args` resolves; empty for a form without a row there.
     pub(super) shapes: &'static [OperandShape],
     /// The opcode and modifiers without spans (the kind of a warp sync point).
     pub(super) qualifiers: decode::Qualifiers,

@@ -3,7 +3,7 @@
 
 use super::{
     ast, calls, describe_op, describe_reg, expand, imm_bits, op_ty, reserved, symbol_plus_offset,
-    undeclared, widen, Diagnostic, Lowerer, Mods, Operand, RegId, Resolved, Span, Spanned,
+    undeclared, widen, Diagnostic, Mods, Operand, RegId, Resolved, Resolver, Span, Spanned,
     StateSpace,
 };
 use crate::build::Build;
@@ -14,14 +14,14 @@ use crate::ir::{
 use ptxvk_frontend::forms::operands::{OperandShape, OperandType};
 
 /// The operands of an instruction resolved by its form's shapes
-/// ([`OperandShape`], [`Lowerer::args`]): its destination register and its sources in
+/// ([`OperandShape`], [`Resolver::args`]): its destination register and its sources in
 /// order.
 pub(super) struct Args {
     pub(super) dst: Option<RegId>,
     pub(super) srcs: Vec<Value>,
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Resolves every operand of `i` by the shapes of its form
     /// (`ptxvk_frontend::forms::operands`): first the type each shape names, then each
     /// operand in order, a destination as a register of exactly its type's width and a
@@ -235,7 +235,7 @@ impl Lowerer<'_> {
                     // PTX ISA 1.x's special registers were 16-bit (`mov.u16 %rh, %tid.x`,
                     // still accepted): the low bits.
                     let narrow = OpTy::U(ty.bits() as u8);
-                    return Ok(expand::Emit { l: self, span }.cvt(
+                    return Ok(expand::Emit { resolver: self, span }.cvt(
                         narrow,
                         OpTy::U(32),
                         Value::Reg(t),
@@ -270,7 +270,11 @@ impl Lowerer<'_> {
                         if ty.bits() == 32 {
                             return Ok(base);
                         }
-                        Ok(expand::Emit { l: self, span }.cvt(OpTy::U(64), OpTy::U(32), base))
+                        Ok(expand::Emit { resolver: self, span }.cvt(
+                            OpTy::U(64),
+                            OpTy::U(32),
+                            base,
+                        ))
                     }
                 }
             }
@@ -299,14 +303,14 @@ impl Lowerer<'_> {
                 Ok(Value::Imm(u64::from(off)))
             }
             // A device function's address (`sema::calls::function_address`).
-            None if self.functions.contains_key(&name.value) => {
+            None if self.module.functions.contains_key(&name.value) => {
                 address_width(ty, 64, name.span, "a function")?;
-                Ok(Value::Imm(calls::function_address(self.functions, &name.value)))
+                Ok(Value::Imm(calls::function_address(&self.module.functions, &name.value)))
             }
             // A kernel's address, for device-side launches (`sema::device_launch`).
-            None if self.device_runtime.kernel_address(&name.value).is_some() => {
+            None if self.module.device_runtime.kernel_address(&name.value).is_some() => {
                 address_width(ty, 64, name.span, "a kernel")?;
-                Ok(Value::Imm(self.device_runtime.kernel_address(&name.value).unwrap_or(0)))
+                Ok(Value::Imm(self.module.device_runtime.kernel_address(&name.value).unwrap_or(0)))
             }
             None if reserved::is_reserved_register(&name.value) => {
                 self.reserved_register(&name.value, ty, name.span)
@@ -357,7 +361,7 @@ impl Lowerer<'_> {
             Some(RegTy::Int(w @ (32 | 64))) if u32::from(w) != bits => {
                 let from = OpTy::U(w);
                 let v = self.src(op, from, false, span)?;
-                Ok(expand::Emit { l: self, span }.cvt(ty, from, v))
+                Ok(expand::Emit { resolver: self, span }.cvt(ty, from, v))
             }
             _ => self.src(op, ty, false, span),
         }
@@ -392,7 +396,7 @@ impl Lowerer<'_> {
             base => {
                 let int = OpTy::U(ty.bits() as u8);
                 let rhs = Value::Imm(offset as u64 & mask);
-                expand::Emit { l: self, span }.add(int, base, rhs)
+                expand::Emit { resolver: self, span }.add(int, base, rhs)
             }
         })
     }

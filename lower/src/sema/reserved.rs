@@ -17,8 +17,8 @@
 
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::Lowerer;
-use crate::ir::{OpTy, Space, Value, VarId, Variable, VariableRole};
+use super::Resolver;
+use crate::ir::{OpTy, Space, Value, Variable, VariableRole};
 
 /// The size of the area, as CUDA reserves on sm_80 and later.
 pub(super) const RESERVED_BYTES: u32 = 1024;
@@ -28,14 +28,12 @@ pub(super) fn is_reserved_register(name: &str) -> bool {
     name.starts_with("%reserved_smem_offset_")
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Declares the area after the static variables (16-byte aligned), a variable that
     /// `pass::layout_memory` places.
     pub(super) fn place_reserved(&mut self) {
-        let var = VarId(self.kernel.variables.len() as u32);
         let (role, space) = (VariableRole::Reserved, Space::Shared);
         self.kernel.variables.push(Variable::made(role, "$reserved", space, RESERVED_BYTES, 16));
-        self.reserved_smem = Some(var);
     }
 
     /// The value of register `name` of the area, read as `ty`: an offset in the area's
@@ -49,7 +47,7 @@ impl Lowerer<'_> {
         if ty.bits() != 32 || ty.is_float() {
             return Err(Diagnostic::error(span, format!("`{name}` is a 32-bit register")));
         }
-        let Some(var) = self.reserved_smem else {
+        let Some(var) = self.made_variable(VariableRole::Reserved) else {
             return Err(Diagnostic::internal(span, "the reserved shared area was not placed"));
         };
         let offset = match &name["%reserved_smem_offset_".len()..] {

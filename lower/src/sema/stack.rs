@@ -12,9 +12,9 @@ use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
 use super::expand::Emit;
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::build::Build;
-use crate::ir::{InstKind, OpTy, StackInst, Value, VarId};
+use crate::ir::{InstKind, OpTy, StackInst, Value, VariableRole};
 
 /// Bytes of stack per thread (CUDA's default stack size), in a kernel without recursion
 /// (`pass::recursion::RECURSION_STACK_BYTES` with).
@@ -33,15 +33,19 @@ pub(super) fn uses_stack(i: &ast::Instruction) -> bool {
     matches!(i.op, Some(Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore))
 }
 
-impl Lowerer<'_> {
-    /// Creates the stack pointer at the top of the stack `var` (at kernel entry): the
-    /// end of the variable, as `pass::layout_memory` sizes it.
-    pub(super) fn init_stack(&mut self, var: VarId, span: Span) {
+impl Resolver<'_> {
+    /// Creates the stack pointer at the top of the stack (at kernel entry): the end of
+    /// its variable, as `pass::layout_memory` sizes it.
+    pub(super) fn init_stack(&mut self, span: Span) {
+        let Some(var) = self.made_variable(VariableRole::Stack) else {
+            self.errors.push(Diagnostic::internal(span, "the stack was not declared"));
+            return;
+        };
         let sp = self.temp(U32.storage(), span);
         let top = self.variable_address(var, U32, span);
         self.offset_variable_address(top, u64::from(STACK_BYTES));
-        Emit { l: self, span }.mov(U32, sp, Value::Reg(top));
-        self.stack_pointer = Some(sp);
+        Emit { resolver: self, span }.mov(U32, sp, Value::Reg(top));
+        self.body.stack_pointer = Some(sp);
     }
 
     /// `alloca`, `stacksave` and `stackrestore`; `None` for other instructions.
@@ -67,7 +71,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Diagnostic> {
         let span = i.span;
         let ty = self.one_type(i, m)?;
-        let Some(sp) = self.stack_pointer else {
+        let Some(sp) = self.body.stack_pointer else {
             return Err(Diagnostic::internal(span, "no stack pointer"));
         };
         let args = self.args(i, m)?;

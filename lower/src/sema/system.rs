@@ -9,13 +9,13 @@
 use ptxvk_frontend::ast::Operand;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{Lowerer, Resolved};
+use super::{Resolved, Resolver};
 use crate::ir::{
     Address, Failure, InstKind, OpTy, RegId, RuntimeCall, RuntimeFn, SystemInst, Terminator, Value,
 };
 use crate::system as sys;
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// A call of the declared (body-less) function `name`.
     pub(super) fn system_call(
         &mut self,
@@ -38,7 +38,7 @@ impl Lowerer<'_> {
             }
         };
         if let RuntimeFn::GetParameterBufferV2 { bytes } = &mut func {
-            *bytes = self.device_runtime.max_params().max(8);
+            *bytes = self.module.device_runtime.max_params().max(8);
         }
         let args = args[..func.reads()].iter().map(|a| self.param_slot(a));
         let args = args.collect::<Result<Vec<_>, _>>()?;
@@ -102,11 +102,11 @@ impl Lowerer<'_> {
         let failing = self.new_block(None, span);
         let ok = self.new_block(None, span);
         self.terminate(Terminator::Branch { cond, negate, if_true: failing, if_false: ok }, span);
-        self.cur = failing;
-        self.closed = false;
+        self.body.cur = failing;
+        self.body.closed = false;
         self.fail(status, details, span);
-        self.cur = ok;
-        self.closed = false;
+        self.body.cur = ok;
+        self.body.closed = false;
     }
 
     /// Records failure `status` (with the assertion's message, file, line and

@@ -32,7 +32,7 @@ use ptxvk_frontend::forms::copy::tensor_operand;
 use ptxvk_frontend::Diagnostic;
 
 use super::expand::Emit;
-use super::Lowerer;
+use super::Resolver;
 use crate::build::Build;
 use crate::ir::{Address, CopyInst, InstKind, OpTy, TensorCopy, Value};
 
@@ -40,7 +40,7 @@ const U32: OpTy = OpTy::U(32);
 const S32: OpTy = OpTy::S(32);
 const U64: OpTy = OpTy::U(64);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `cp.async.bulk.tensor.Nd…` (module doc): a load into shared memory completing on
     /// the mbarrier of operand 2, or a store; multicast with the mask of operand 3.
     pub(super) fn tensor_copy(
@@ -58,7 +58,7 @@ impl Lowerer<'_> {
             Value::Reg(r) => Address { base: Some(r), offset: 0 },
             imm => {
                 let r = self.temp(U64.storage(), span);
-                Emit { l: self, span }.mov(U64, r, imm);
+                Emit { resolver: self, span }.mov(U64, r, imm);
                 Address { base: Some(r), offset: 0 }
             }
         };

@@ -13,7 +13,7 @@ use ptxvk_frontend::forms::texture::{self, items, FetchOperands};
 use ptxvk_frontend::modifier::{Modifier, Reduction, SurfaceAccess as Access};
 use ptxvk_frontend::{Diagnostic, Opcode, Span};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{
     AtomicOp, BoolOp, Channel, InstKind, OpTy, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle,
     TexLod, TexResult, TextureFetch, TextureInst, TextureQuery, Value,
@@ -32,7 +32,7 @@ struct Fetch {
     integer_coords: bool,
 }
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// The texture and surface instructions; `None` for others.
     pub(super) fn texture(
         &mut self,

@@ -10,12 +10,12 @@ use ptxvk_frontend::forms::video::{decode, Finish, Video, VideoKind};
 use ptxvk_frontend::Opcode;
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{
     InstKind, OpTy, ScalarVideo, SimdVideo, VideoFinish, VideoMad, VideoOp, VideoSource,
 };
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// The video instructions; `None` for other instructions.
     pub(super) fn video(
         &mut self,

@@ -11,12 +11,12 @@ use ptxvk_frontend::ast;
 use ptxvk_frontend::forms::warp::{decode, Collective, CollectiveKind as Kind};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{InstKind, OpTy, SyncPoint, Value, VoteMode, WarpInst, WarpOp};
 
 const U32: OpTy = OpTy::U(32);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// Warp instructions, decoded by the front end (`forms::warp`); `None` for other
     /// instructions.
     pub(super) fn warp(

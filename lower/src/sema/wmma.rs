@@ -14,7 +14,7 @@ use ptxvk_frontend::modifier::{FloatOption, Fragment as FragmentName, Modifier, 
 use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::matrix::{accum, elem};
-use super::{Lowerer, Mods};
+use super::{Mods, Resolver};
 use crate::ir::{
     Fragment, InstKind, MatrixInst, Mma, MmaForm, OpTy, Space, Value, WmmaAccess, WmmaData,
     WmmaSpace,
@@ -22,7 +22,7 @@ use crate::ir::{
 
 const U32: OpTy = OpTy::U(32);
 
-impl Lowerer<'_> {
+impl Resolver<'_> {
     /// `wmma.*`; `None` for other instructions.
     pub(super) fn wmma(
         &mut self,
@@ -78,7 +78,7 @@ impl Lowerer<'_> {
         let space = m.space.as_ref().map_or(StateSpace::Global, |s| s.value);
         // A generic address in a kernel with generic shared addresses: its space as
         // `pass::infer_spaces` proves it, else chosen per access at run time (`ld`'s way).
-        let generic = m.space.is_none() && self.generic_windows;
+        let generic = m.space.is_none() && self.facts.generic_windows;
         let (ir_space, base) = self.address(addr, space)?;
         access.addr = base;
         access.space = if generic { WmmaSpace::Generic } else { WmmaSpace::In(ir_space) };
