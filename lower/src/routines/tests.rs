@@ -226,6 +226,13 @@ fn inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
     }
 }
 
+/// `PTXVK_ROUTINE_CASES` (default 20,000) over `share`: how many operands a test tries
+/// per routine.
+fn routine_cases(share: usize) -> usize {
+    let all: Option<usize> = std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok());
+    all.unwrap_or(20_000) / share
+}
+
 /// Fails naming `r` and the first few of its `wrong` cases, if any.
 fn none_wrong(r: Routine, cases: usize, wrong: &[String]) {
     assert!(
@@ -239,8 +246,7 @@ fn none_wrong(r: Routine, cases: usize, wrong: &[String]) {
 
 #[test]
 fn routines_round_as_the_model_in_every_direction() {
-    let cases: usize =
-        std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let cases = routine_cases(1);
     let f64_routines = |r: &Routine| {
         matches!(
             r,
@@ -321,10 +327,7 @@ fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
 /// `PTXVK_ROUTINE_CASES / 4` operands each (default 5,000). A NaN result is any NaN.
 #[test]
 fn soft_f32_routines_round_as_the_model() {
-    let cases: usize = std::env::var("PTXVK_ROUTINE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(5_000, |n: usize| n / 4);
+    let cases = routine_cases(4);
     let soft_f32 = |r: &Routine| {
         matches!(
             r,
@@ -390,10 +393,7 @@ fn conversion_input(r: Routine, rng: &mut Rng) -> u64 {
 /// `Narrow` and `IntToFloat` of `PTXVK_ROUTINE_CASES / 10` sources each (default 2,000).
 #[test]
 fn conversions_round_as_the_model() {
-    let cases: usize = std::env::var("PTXVK_ROUTINE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(2_000, |n: usize| n / 10);
+    let cases = routine_cases(10);
     let conversions = Routine::all().into_iter().filter(|r| {
         matches!(r, Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_))
     });
