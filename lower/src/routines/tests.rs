@@ -297,13 +297,21 @@ fn f32_operand(rng: &mut Rng, e: i64) -> u64 {
 }
 
 /// Operands for an f32 routine `r`: an addend near the product, its negation (the
-/// product cancels) or anywhere; exponents over the whole range, past overflow and
-/// below the subnormals.
+/// product cancels), a tiny one that decides a tie, or anywhere; exponents over the
+/// whole range, past overflow and below the subnormals.
 fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
     let exponent = |rng: &mut Rng| (rng.next() % 300) as i64 - 160;
     let (ea, eb, e) = (exponent(rng) / 2, exponent(rng) / 2, exponent(rng));
     let (a, b) = (f32_operand(rng, ea), f32_operand(rng, eb));
     match r.arity() {
+        // A product halfway between two f32 (1 + m/2^12 times 1 + n/2^12, m and n odd)
+        // and a tiny addend that decides its rounding: an `fma` rounded to nearest in f64
+        // first would lose the addend and round the tie to even.
+        3 if rng.next().is_multiple_of(4) => {
+            let (m, n) = (rng.next() % 2048 * 2 + 1, rng.next() % 2048 * 2 + 1);
+            let tiny = (27 + rng.next() % 60) << 23 | (rng.next() & 1) << 31;
+            vec![0x3f80_0000 | m << 11, 0x3f80_0000 | n << 11, tiny]
+        }
         3 => {
             let p = f32::from_bits(a as u32) * f32::from_bits(b as u32);
             let c = match rng.next() % 3 {
