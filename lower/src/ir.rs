@@ -114,8 +114,9 @@
 //! # Emulation routines
 //!
 //! * An operation the target cannot compute in a few instructions (today f64 `fma`,
-//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, and the narrow
-//!   formats' conversions `Narrow`, `IntToFloat` and `Widen`) is a `Call` of an
+//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, the f32 ones and
+//!   `RoundToOdd` of a target without f64 (`.soft`), and the narrow formats'
+//!   conversions `Narrow`, `IntToFloat` and `Widen`) is a `Call` of an
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
 //!   ([`Routine`]), built once from core integer operations by `crate::routines` with the
 //!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first
@@ -126,7 +127,8 @@
 //!   so the emitter writes each once per module, as a SPIR-V function, and each call
 //!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
-//!   f64 routines; the others call no function.
+//!   f64 routines; the f32 ones without f64 call the f64 routines and the
+//!   conversions they need ([`Routine::callees`]); the others call no function.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
@@ -784,7 +786,7 @@ pub enum Rounding {
 pub use ptxvk_frontend::forms::atomic::{AtomicOp, Order, Scope};
 
 /// The operation of [`InstKind::RoundToOdd`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OddOp {
     Add,
     Sub,
@@ -820,7 +822,7 @@ pub enum FloatPath {
     #[default]
     F64,
     /// `.soft`: with integer arithmetic only, for a target without f64 (f32 `fma`,
-    /// `div`, `rcp`, `sqrt`).
+    /// `div`, `rcp`, `sqrt`: calls of [`Routine::FmaF32`]… after `pass::emulate`).
     Integer,
     /// `.fused`: the device's `Fma`, which a probe found fused. `fma` to nearest is that
     /// one instruction. f32 `div`, `rcp` and `sqrt` to nearest are Newton steps on it,
@@ -1049,7 +1051,8 @@ pub enum InstKind {
     /// direction gives the correctly rounded result (Boldo & Melquiond, "Emulation of
     /// FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
     /// `soft` (`.soft`, from `pass::legalize_floats` for a target without f64): computed
-    /// with integer arithmetic into a 64-bit integer `dst` holding the f64 bit pattern.
+    /// with integer arithmetic into a 64-bit integer `dst` holding the f64 bit pattern
+    /// (a call of [`Routine::OddF32`] after `pass::emulate`).
     RoundToOdd {
         op: OddOp,
         soft: bool,

@@ -64,9 +64,9 @@
 //! of part of a window word; `legalize_floats` leaves no
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
 //! arithmetic that needs f64); `soft_f64` leaves no f64 operation but `fma`, `div` and
-//! `sqrt`; `emulate` leaves no exact f64 `fma`, `div`, `rcp` or `sqrt` and none of the
-//! `.approx` functions that are routines (as `emulate:no_f64`, for a target without
-//! f64, no f64 register in the routines either);
+//! `sqrt`; `emulate` leaves no exact f64 `fma`, `div`, `rcp` or `sqrt`, no `.soft` f32
+//! arithmetic and none of the `.approx` functions that are routines (as
+//! `emulate:no_f64`, for a target without f64, no f64 register in the routines either);
 //! `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
@@ -194,7 +194,7 @@ fn in_bodies(
 fn emulate_without_f64(k: &mut Kernel) -> Result<(), String> {
     let left = |k: &Kernel| count(k, |i| emulate::emulated(i).is_some());
     if left(k) == 0 {
-        return Err("the input has no `.approx` function".into());
+        return Err("the input has nothing to emulate".into());
     }
     emulate::run(k, &Target::portable()).map_err(|d| d.message)?;
     let f64_regs = k.functions.iter().flat_map(|f| &f.regs).filter(|r| r.ty == RegTy::Float(64));

@@ -38,7 +38,6 @@ mod math;
 mod memory;
 mod newton;
 mod retry;
-mod softf64;
 mod sync;
 
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).

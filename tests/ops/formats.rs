@@ -611,7 +611,7 @@ fn directed_rounding_of_f32_arithmetic_and_conversions() {
 /// f32 `add`, `sub`, `mul`, `fma`, `div`, `rcp` and `sqrt` in every rounding, with
 /// `.ftz` and `.sat`, compiled for a device without f64 (`Target::float64` false): the
 /// SPIR-V needs no `shaderFloat64` (checked when loading) and every result is exactly
-/// the model's (`pass::legalize_floats`, `emit/softf64.rs`'s `soft_f32`).
+/// the model's (`pass::legalize_floats`, the routines of `lower/src/routines/soft_f32.rs`).
 #[test]
 fn f32_arithmetic_without_f64() {
     // `.ftz`: a subnormal operand or result becomes a zero of its sign.
@@ -690,7 +690,7 @@ fn f64c(x: u64) -> Class {
 }
 
 /// `fma.f64` (all four roundings) and `add`/`sub`/`mul` `.f64` with directed rounding,
-/// exact on every device (`spirv-backend/src/emit/softf64.rs`), against the exact model.
+/// exact on every device (`lower/src/routines/softf64.rs`), against the exact model.
 #[test]
 fn exact_f64_fma_and_directed_rounding() {
     let mut slots = Vec::new();

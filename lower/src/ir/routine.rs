@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use super::{FloatFormat, OpTy, Rounding, UnaryOp};
+use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 
 /// An emulation routine, as [`super::Function::routine`] names it: a pure function of
 /// its integer arguments to one integer result (64-bit but where
@@ -26,6 +26,14 @@ use super::{FloatFormat, OpTy, Rounding, UnaryOp};
 /// [`super::InstKind::IntToFloat`] and [`super::InstKind::Widen`] with those operations'
 /// semantics, on their source's bit pattern (`from_bits` or `from` wide) to the result's
 /// (`to.bits()` wide; an f32 pattern for `Widen`).
+///
+/// The f32 arithmetic of a target without f64 (`FloatPath::Integer`, `.soft`) calls
+/// routines that call these ([`Routine::callees`]): `F32ToF64` is `cvt.f64.f32` on bit
+/// patterns (exact; a NaN the f64 NaN of `FmaF64`'s results), `FmaF32`, `DivF32` and
+/// `SqrtF32` round an f32 `fma`, `div` and `sqrt` once by the rounding (f32 bit
+/// patterns, 32-bit arguments and result), and `OddF32(op)` is
+/// [`super::InstKind::RoundToOdd`] `.soft`: `op` on f32 patterns rounded to odd in f64
+/// (an f64 pattern).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
@@ -36,7 +44,15 @@ pub enum Routine {
     Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
     IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
     Widen(FloatFormat),
+    F32ToF64,
+    FmaF32(Rounding),
+    DivF32(Rounding),
+    SqrtF32(Rounding),
+    OddF32(OddOp),
 }
+
+/// The operations of [`Routine::OddF32`].
+const ODD_OPS: [OddOp; 4] = [OddOp::Add, OddOp::Sub, OddOp::Mul, OddOp::Fma];
 
 /// The roundings of the routines, by their PTX suffix.
 const ROUNDINGS: [(Rounding, &str); 4] = [
@@ -123,7 +139,40 @@ impl Routine {
             }
         }
         all.extend(FORMATS.map(Routine::Widen));
+        all.push(Routine::F32ToF64);
+        for (r, _) in ROUNDINGS {
+            all.extend([Routine::FmaF32(r), Routine::DivF32(r), Routine::SqrtF32(r)]);
+        }
+        all.extend(ODD_OPS.map(Routine::OddF32));
         all
+    }
+
+    /// The routines its body calls, in a fixed order: in the function
+    /// `crate::routines::build` makes of it alone, callee `i` is `FunctionId(i)` (a
+    /// kernel's renumber them, `crate::routines::get`). The f32 arithmetic without f64
+    /// widens its operands exactly and rounds once with the f64 routines: `fma` to
+    /// nearest rounds to odd first, so that the rounding to f32 is the only one (the
+    /// module doc of `crate::routines`' `soft_f32`). The `.approx` routines' calls are
+    /// not fixed (`pass::emulate` legalizes their bodies); the others call none.
+    pub fn callees(self) -> Vec<Routine> {
+        let narrow = |rounding| Routine::Narrow {
+            to: FloatFormat::F32,
+            from_bits: 64,
+            rounding,
+            satfinite: false,
+            relu: false,
+        };
+        let widen = Routine::F32ToF64;
+        match self {
+            Routine::FmaF32(Rounding::Nearest) => {
+                vec![widen, Routine::FmaF64Odd, narrow(Rounding::Nearest)]
+            }
+            Routine::FmaF32(r) => vec![widen, Routine::FmaF64(r), narrow(r)],
+            Routine::DivF32(r) => vec![widen, Routine::DivF64(r), narrow(r)],
+            Routine::SqrtF32(r) => vec![widen, Routine::SqrtF64(r), narrow(r)],
+            Routine::OddF32(_) => vec![widen, Routine::FmaF64Odd],
+            _ => Vec::new(),
+        }
     }
 
     /// The function's name, e.g. `ptxvk.div.f64.rn`: not a PTX identifier (those have no
@@ -146,6 +195,12 @@ impl Routine {
                 format!("ptxvk.cvt.{}.{}.{}", lower(to), lower(from), suffix(rounding))
             }
             Routine::Widen(from) => format!("ptxvk.cvt.f32.{}", lower(from)),
+            Routine::F32ToF64 => "ptxvk.cvt.f64.f32".to_string(),
+            // `.int`: not the names of the backend's f32 helpers, which use f64.
+            Routine::FmaF32(r) => format!("ptxvk.fma.f32.{}.int", suffix(r)),
+            Routine::DivF32(r) => format!("ptxvk.div.f32.{}.int", suffix(r)),
+            Routine::SqrtF32(r) => format!("ptxvk.sqrt.f32.{}.int", suffix(r)),
+            Routine::OddF32(op) => format!("ptxvk.{}.ro.f64.f32", lower(op)),
         }
     }
 
@@ -163,17 +218,21 @@ impl Routine {
     /// How many arguments it takes (each an integer of [`Routine::param_bits`]).
     pub fn arity(self) -> usize {
         match self {
-            Routine::FmaF64(_) | Routine::FmaF64Odd => 3,
-            Routine::DivF64(_) => 2,
-            Routine::SqrtF64(_) | Routine::Approx(_) => 1,
+            Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::FmaF32(_) => 3,
+            Routine::OddF32(OddOp::Fma) => 3,
+            Routine::DivF64(_) | Routine::DivF32(_) | Routine::OddF32(_) => 2,
+            Routine::SqrtF64(_) | Routine::SqrtF32(_) | Routine::Approx(_) => 1,
             Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_) => 1,
+            Routine::F32ToF64 => 1,
         }
     }
 
     /// The width of its arguments: f64 or f32 bit patterns, or a conversion's source.
     pub fn param_bits(self) -> u32 {
         match self {
-            Routine::Approx(_) => 32,
+            Routine::Approx(_) | Routine::F32ToF64 => 32,
+            Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
+            Routine::OddF32(_) => 32,
             Routine::Narrow { from_bits, .. } => u32::from(from_bits),
             Routine::IntToFloat { from, .. } => from.bits(),
             Routine::Widen(from) => from.bits(),
@@ -185,6 +244,7 @@ impl Routine {
     pub fn result_bits(self) -> u32 {
         match self {
             Routine::Approx(_) | Routine::Widen(_) => 32,
+            Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
             Routine::Narrow { to, .. } | Routine::IntToFloat { to, .. } => to.bits(),
             _ => 64,
         }

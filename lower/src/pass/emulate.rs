@@ -11,6 +11,13 @@
 //! through fast paths in f64 arithmetic that fall back to these routines
 //! (`spirv-backend/src/emit/f64fast.rs`): the IR and its interpreter see the routines.
 //!
+//! Without f64 (`legalize_floats`' `.soft`, [`FloatPath::Integer`]): an f32 `fma`,
+//! `div`, `rcp` or `sqrt` becomes a `Call` of [`Routine::FmaF32`], [`Routine::DivF32`]
+//! (`rcp` as `1.0 / x`) or [`Routine::SqrtF32`] for its rounding, on the operands' bit
+//! patterns, and a `RoundToOdd` `.soft` one of [`Routine::OddF32`]: routines that widen
+//! their operands to f64 patterns and call the f64 routines above
+//! ([`Routine::callees`]).
+//!
 //! The `.approx` functions `ex2`, `lg2`, `rsqrt`, `tanh`, `sin` and `cos`
 //! ([`Routine::APPROX`]) of f32 become calls of [`Routine::Approx`] on the bit patterns.
 //! Their bodies are f64 arithmetic, legalized here when the routine is added as a
@@ -23,10 +30,12 @@
 //! [`Routine::Widen`] on the source's bit pattern, in the kernel and in the `.approx`
 //! routines, which round their f64 result to f32 with a `Narrow`.
 //!
-//! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic
-//! or on the `.approx` functions) and [`super::inline`] (no call but of routines).
+//! Pre: CFG IR after [`super::float_modifiers`] (no `.ftz` or `.sat` on f64 arithmetic,
+//! `.soft` f32 arithmetic or the `.approx` functions) and [`super::inline`] (no call but
+//! of routines).
 //!
-//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, no `.approx`
+//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, no `.soft` f32 `fma`,
+//! `div`, `rcp`, `sqrt` or `RoundToOdd`, no `.approx`
 //! function of [`Routine::APPROX`] and no `Narrow`, `IntToFloat` or `Widen`
 //! ([`emulated`] holds for none), in the kernel or its
 //! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
@@ -36,12 +45,13 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, Routine,
-    UnaryOp, Value,
+    BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, OddOp, OpTy, RegId,
+    Routine, UnaryOp, Value,
 };
 use crate::routines;
 
 const F64: OpTy = OpTy::F(64);
+const F32: OpTy = OpTy::F(32);
 
 /// Whether an f64 operation in `mode` is exact in integer arithmetic (neither fused nor
 /// native).
@@ -64,6 +74,29 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
         InstKind::Unary { op: UnaryOp::Rcp, ty, mode, dst, src } if exact(*ty, mode) => {
             let one = Value::Imm(1f64.to_bits());
             Some((Routine::DivF64(mode.rounding), vec![one, *src], *dst))
+        }
+        InstKind::Fma { ty: F32, mode, dst, a, b, c } if mode.path == FloatPath::Integer => {
+            Some((Routine::FmaF32(mode.rounding), vec![*a, *b, *c], *dst))
+        }
+        InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, dst, lhs, rhs }
+            if mode.path == FloatPath::Integer =>
+        {
+            Some((Routine::DivF32(mode.rounding), vec![*lhs, *rhs], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Sqrt, ty: F32, mode, dst, src }
+            if mode.path == FloatPath::Integer =>
+        {
+            Some((Routine::SqrtF32(mode.rounding), vec![*src], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Rcp, ty: F32, mode, dst, src }
+            if mode.path == FloatPath::Integer =>
+        {
+            let one = Value::Imm(1f32.to_bits().into());
+            Some((Routine::DivF32(mode.rounding), vec![one, *src], *dst))
+        }
+        &InstKind::RoundToOdd { op, soft: true, dst, a, b, c } => {
+            let args = if op == OddOp::Fma { vec![a, b, c] } else { vec![a, b] };
+            Some((Routine::OddF32(op), args, dst))
         }
         InstKind::Unary { op, ty: OpTy::F(32), dst, src, .. } if Routine::APPROX.contains(op) => {
             Some((Routine::Approx(*op), vec![*src], *dst))

@@ -22,13 +22,15 @@
 //!
 //! **A target without f64** ([`Target::float64`] false) gets no f64 for f32 code:
 //! * f32 `fma`, `div`, `rcp` and `sqrt` in every rounding become `.soft`
-//!   ([`FloatPath::Integer`]): the emitter computes them exactly in integer arithmetic
-//!   instead of correcting an f64 candidate with exact f64 residuals (the `.approx`
+//!   ([`FloatPath::Integer`]): `pass::emulate` makes them calls of routines that compute
+//!   them exactly in integer arithmetic, instead of the emitter correcting an f64
+//!   candidate with exact f64 residuals (the `.approx`
 //!   functions are routines, whose f64 arithmetic `pass::emulate` legalizes);
 //! * f32 directed `add`, `sub` and `mul` become such an `fma`, as f64 ones do above
 //!   (`a + b` = `fma(a, 1, b)`, …), instead of round-to-odd f64 arithmetic;
 //! * `RoundToOdd` (half-precision arithmetic) becomes `.soft`, its result register a
-//!   64-bit integer holding the f64 bit pattern, which `Narrow` reads.
+//!   64-bit integer holding the f64 bit pattern, which `Narrow` reads (a call of a
+//!   routine after `pass::emulate`).
 //!
 //! Post (without f64): every f32 `fma`, `div`, `rcp` and `sqrt`, and every `RoundToOdd`,
 //! is `.soft` or `.fused.soft`, but `fma.rn` that is `.fused`.

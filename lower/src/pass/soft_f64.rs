@@ -151,7 +151,7 @@ fn rewrite(e: &mut Builder<'_>, kind: &InstKind) -> bool {
         }
         InstKind::Convert { to, from, rounding, ref mode, dst, src } if nearest(mode) => {
             let r = match (to, from, rounding) {
-                (F64, F32, None) => widen_f32(e, src),
+                (F64, F32, None) => crate::routines::f32_to_f64(e, src),
                 (F64, F64, Some(Rounding::Down)) => floor(e, src),
                 (S64, F64, Some(Rounding::Zero)) => truncate(e, src),
                 (F64, S64, rounding) => {
@@ -221,45 +221,6 @@ fn less(e: &mut Builder<'_>, a: Value, b: Value) -> RegId {
     let lt = e.cmp(CmpOp::Lt, U64, ka, kb);
     let kept = not(e, excluded);
     e.pred_and(lt, kept)
-}
-
-/// The f64 pattern of the f32 pattern `x`, exactly: normal numbers rebias their
-/// exponent, subnormals (normal in f64) are normalized; a NaN is the canonical NaN.
-fn widen_f32(e: &mut Builder<'_>, x: Value) -> Value {
-    let x = e.cvt(U64, U32, x);
-    let sign = e.bin(BinaryOp::Shr, U64, x, k(31));
-    let sign = e.bin(BinaryOp::Shl, U64, sign, k(63));
-    let ef = e.bin(BinaryOp::Shr, U64, x, k(23));
-    let ef = e.and(U64, ef, k(0xff));
-    let frac = e.and(U64, x, k((1 << 23) - 1));
-    let frac52 = e.bin(BinaryOp::Shl, U64, frac, k(29));
-    let e64 = e.add(U64, ef, k(1023 - 127));
-    let e64 = e.bin(BinaryOp::Shl, U64, e64, k(52));
-    let normal = e.or(U64, e64, frac52);
-    // A subnormal frac · 2^-149 with its leading bit at p is 2^(p - 149) · 1.f: the
-    // exponent field is p + 874, the fraction frac shifted to bit 52.
-    let lz = e.un(UnaryOp::Clz, U64, frac);
-    let msb = e.cvt(U64, U32, lz);
-    let msb = e.bin(BinaryOp::Sub, U64, k(63), msb);
-    let se = e.add(U64, msb, k(874));
-    let se = e.bin(BinaryOp::Shl, U64, se, k(52));
-    let shift = e.bin(BinaryOp::Sub, U64, k(52), msb);
-    let shift = e.and(U64, shift, k(63));
-    let shift = e.cvt(U32, U64, shift);
-    let sf = e.bin(BinaryOp::Shl, U64, frac, shift);
-    let sf = e.and(U64, sf, k((1 << 52) - 1));
-    let subnormal = e.or(U64, se, sf);
-    let exp_zero = e.cmp(CmpOp::Eq, U64, ef, k(0));
-    let frac_zero = e.cmp(CmpOp::Eq, U64, frac, k(0));
-    let r = e.sel(U64, exp_zero, subnormal, normal);
-    let is_zero = e.pred_and(exp_zero, frac_zero);
-    let r = e.sel(U64, is_zero, k(0), r);
-    let special = e.cmp(CmpOp::Eq, U64, ef, k(0xff));
-    let r = e.sel(U64, special, k(INF), r);
-    let r = e.or(U64, r, sign);
-    let payload = not(e, frac_zero);
-    let nan = e.pred_and(special, payload);
-    e.sel(U64, nan, k(QNAN), r)
 }
 
 /// `floor(a)`: an integral magnitude (±inf, |a| ≥ 2^52) stays, a NaN is the canonical

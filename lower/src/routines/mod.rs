@@ -1,9 +1,10 @@
 //! The emulation routines (`crate::ir`'s module doc, *Emulation routines*), each written
 //! once with the one IR builder ([`Build`]) as a [`Function`] of core integer
 //! operations: [`wide`] has the 128-bit arithmetic they share, [`softf64`] the exact f64
-//! `fma`, `div` and `sqrt`; [`approx`] the `.approx` functions in f64 arithmetic, but
-//! `sin` and `cos`, which are [`trig`]'s; [`convert`] the conversions of the narrow float
-//! formats.
+//! `fma`, `div` and `sqrt`; [`soft_f32`] the f32 `fma`, `div`, `sqrt` and round-to-odd
+//! arithmetic of a target without f64, which call those; [`approx`] the `.approx`
+//! functions in f64 arithmetic, but `sin` and `cos`, which are [`trig`]'s; [`convert`]
+//! the conversions of the narrow float formats.
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
@@ -14,14 +15,24 @@
 //! [`crate::pass::emulate`] legalizes for the target when it adds them; for a target
 //! without f64 the argument reduction of `sin` and `cos` is a loop instead of unrolled
 //! ([`build_with`]).
+//!
+//! A routine whose body calls routines ([`Routine::callees`]) is built calling them as
+//! the functions of their indices in that list, as in a kernel of its own (the form
+//! `crate::pass::routine` structures); [`get`] adds the callees to a kernel first and
+//! renumbers the calls.
 
 mod approx;
 mod convert;
+mod soft_f32;
 mod softf64;
 mod trig;
 mod wide;
 
 use ptxvk_frontend::Span;
+
+/// `cvt.f64.f32` on bit patterns, written out: [`crate::pass::soft_f64`]'s, and the body
+/// of [`Routine::F32ToF64`].
+pub(crate) use soft_f32::widen as f32_to_f64;
 
 use crate::build::Build;
 use crate::ir::{
@@ -34,6 +45,8 @@ use crate::ir::{
 struct FnBuilder {
     f: Function,
     insts: Vec<Inst>,
+    /// The routines the body may call ([`Routine::callees`]), by function index.
+    callees: Vec<Routine>,
 }
 
 impl FnBuilder {
@@ -76,7 +89,8 @@ pub fn build(r: Routine) -> Function {
 /// for about a minute. Both forms compute the same bits.
 pub fn build_with(r: Routine, loops: bool) -> Function {
     let span = Span::default();
-    let mut b = FnBuilder { f: Function::new(r.name(), span), insts: Vec::new() };
+    let mut b =
+        FnBuilder { f: Function::new(r.name(), span), insts: Vec::new(), callees: r.callees() };
     let ty = OpTy::U(r.param_bits() as u8);
     let params: Vec<Value> = (0..r.arity())
         .map(|_| {
@@ -101,6 +115,11 @@ pub fn build_with(r: Routine, loops: bool) -> Function {
             convert::int_to_float(&mut b, params[0], to, from, rounding)
         }
         Routine::Widen(from) => convert::widen(&mut b, params[0], from),
+        Routine::F32ToF64 => soft_f32::widen(&mut b, params[0]),
+        Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => {
+            soft_f32::f32_op(&mut b, &params)
+        }
+        Routine::OddF32(op) => soft_f32::odd(&mut b, op, &params),
     };
     let ty = OpTy::U(r.result_bits() as u8);
     let ret = b.temp(ty);
@@ -112,12 +131,20 @@ pub fn build_with(r: Routine, loops: bool) -> Function {
     f
 }
 
-/// The function of `k` that is routine `r`, added (built) on its first use.
+/// The function of `k` that is routine `r`, added (built) on its first use, after the
+/// routines it calls, its calls renumbered for `k`'s functions.
 pub fn get(k: &mut Kernel, r: Routine) -> FunctionId {
     if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {
         return FunctionId(i as u32);
     }
-    k.functions.push(build(r));
+    let ids: Vec<FunctionId> = r.callees().into_iter().map(|c| get(k, c)).collect();
+    let mut f = build(r);
+    for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        if let InstKind::Call { callee, .. } = &mut inst.kind {
+            *callee = ids.get(callee.index()).copied().unwrap_or(FunctionId(u32::MAX));
+        }
+    }
+    k.functions.push(f);
     FunctionId(k.functions.len() as u32 - 1)
 }
 

@@ -9,17 +9,37 @@
 //! moved the routines ran 1,000,000 in release). The `.approx` routines are checked
 //! against Rust's f64 math library instead (`PTXVK_APPROX_CASES`, default 20,000).
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
 use super::{build, build_with};
 use crate::interp::arith;
 use crate::ir::{
-    BinaryOp, FloatMode, InstKind, OpTy, Rounding, Routine, Terminator, UnaryOp, Value,
+    BinaryOp, FloatMode, Function, InstKind, OpTy, Rounding, Routine, Terminator, UnaryOp, Value,
 };
 
 const F64: OpTy = OpTy::F(64);
+const F32: OpTy = OpTy::F(32);
 
 /// Runs routine `f` on `args`.
 fn eval(f: &crate::ir::Function, args: &[u64]) -> u64 {
     run(f, args).0
+}
+
+thread_local! {
+    /// The routines called so far, built once (a call runs its callee's body).
+    static CALLEES: RefCell<BTreeMap<Routine, Rc<Function>>> = RefCell::default();
+}
+
+/// Runs callee `i` of routine `f` ([`Routine::callees`]: a routine built alone calls
+/// them by index) on `args`.
+fn call(f: &Function, i: usize, args: &[u64]) -> u64 {
+    let r = f.routine.and_then(|r| r.callees().get(i).copied());
+    let r = r.unwrap_or_else(|| panic!("{} calls function {i}, not a callee", f.name));
+    let callee =
+        CALLEES.with(|c| c.borrow_mut().entry(r).or_insert_with(|| build(r).into()).clone());
+    eval(&callee, args)
 }
 
 /// Runs routine `f`'s CFG on `args`: its result, and how many jumps went back to the
@@ -33,7 +53,7 @@ fn run(f: &crate::ir::Function, args: &[u64]) -> (u64, u32) {
     let (mut at, mut back) = (f.entry, 0);
     loop {
         let block = &f.blocks[at.index()];
-        run_block(&block.insts, &mut regs);
+        run_block(f, &block.insts, &mut regs);
         let next = match block.term {
             Terminator::Return => return (regs[f.returns[0].0.index()], back),
             Terminator::Jump(b) => b,
@@ -52,8 +72,8 @@ fn run(f: &crate::ir::Function, args: &[u64]) -> (u64, u32) {
     }
 }
 
-/// Runs the instructions of one block.
-fn run_block(insts: &[crate::ir::Inst], regs: &mut [u64]) {
+/// Runs the instructions of one block of `f`.
+fn run_block(f: &Function, insts: &[crate::ir::Inst], regs: &mut [u64]) {
     let get = |regs: &[u64], v: Value| match v {
         Value::Imm(b) => b,
         Value::Reg(r) => regs[r.index()],
@@ -94,6 +114,10 @@ fn run_block(insts: &[crate::ir::Inst], regs: &mut [u64]) {
             InstKind::IntToFloat { to, from, rounding, dst, src } => {
                 (*dst, arith::int_to_float(*to, *from, *rounding, get(regs, *src)))
             }
+            InstKind::Call { callee, args, results } => {
+                let args: Vec<u64> = args.iter().map(|&a| get(regs, a)).collect();
+                (results[0], call(f, callee.index(), &args))
+            }
             other => panic!("a routine has {other:?}"),
         };
         regs[dst.index()] = v;
@@ -113,6 +137,11 @@ fn model(r: Routine, x: &[u64]) -> u64 {
         }
         Routine::IntToFloat { to, from, rounding } => arith::int_to_float(to, from, rounding, x[0]),
         Routine::Widen(from) => arith::widen(from, x[0]),
+        Routine::F32ToF64 => arith::convert(F64, F32, None, FloatMode::default(), x[0]),
+        Routine::FmaF32(rd) => arith::fma(F32, mode(rd), x[0], x[1], x[2]),
+        Routine::DivF32(rd) => arith::binary(BinaryOp::Div, F32, mode(rd), x[0], x[1]),
+        Routine::SqrtF32(rd) => arith::unary(UnaryOp::Sqrt, F32, mode(rd), x[0]),
+        Routine::OddF32(op) => arith::round_to_odd(op, x[0], x[1], x.get(2).map_or(0, |&c| c)),
         // Truncated, the last bit set when inexact (the roundings down and up differ,
         // and not only in the sign of an exact zero).
         Routine::FmaF64Odd => {
@@ -197,6 +226,13 @@ fn inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
     }
 }
 
+/// `PTXVK_ROUTINE_CASES` (default 20,000) over `share`: how many operands a test tries
+/// per routine.
+fn routine_cases(share: usize) -> usize {
+    let all: Option<usize> = std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok());
+    all.unwrap_or(20_000) / share
+}
+
 /// Fails naming `r` and the first few of its `wrong` cases, if any.
 fn none_wrong(r: Routine, cases: usize, wrong: &[String]) {
     assert!(
@@ -210,8 +246,7 @@ fn none_wrong(r: Routine, cases: usize, wrong: &[String]) {
 
 #[test]
 fn routines_round_as_the_model_in_every_direction() {
-    let cases: usize =
-        std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let cases = routine_cases(1);
     let f64_routines = |r: &Routine| {
         matches!(
             r,
@@ -231,6 +266,106 @@ fn routines_round_as_the_model_in_every_direction() {
         }
         none_wrong(r, cases, &wrong);
     }
+}
+
+/// An f32 operand: special values (zeros, infinities, NaNs, the subnormal and finite
+/// extremes), subnormals, random bits, or a value near 2^e.
+fn f32_operand(rng: &mut Rng, e: i64) -> u64 {
+    const SPECIAL: [u32; 10] = [
+        0,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffa0_0001,
+        1,
+        0x007f_ffff,
+        0x7f7f_ffff,
+        0x3f80_0000,
+    ];
+    let bits = match rng.next() % 16 {
+        0 => SPECIAL[(rng.next() % SPECIAL.len() as u64) as usize],
+        1 => rng.next() as u32 & 0x807f_ffff,
+        2 | 3 => rng.next() as u32,
+        _ => {
+            let near = e + (rng.next() % 9) as i64 - 4;
+            let field = (near + 127).clamp(0, 254) as u32;
+            (rng.next() as u32 & 0x8000_0000) | field << 23 | (rng.next() as u32 & 0x007f_ffff)
+        }
+    };
+    u64::from(bits)
+}
+
+/// Operands for an f32 routine `r`: an addend near the product, its negation (the
+/// product cancels), a tiny one that decides a tie, or anywhere; exponents over the
+/// whole range, past overflow and below the subnormals.
+fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
+    let exponent = |rng: &mut Rng| (rng.next() % 300) as i64 - 160;
+    let (ea, eb, e) = (exponent(rng) / 2, exponent(rng) / 2, exponent(rng));
+    let (a, b) = (f32_operand(rng, ea), f32_operand(rng, eb));
+    match r.arity() {
+        // A product halfway between two f32 (1 + m/2^12 times 1 + n/2^12, m and n odd)
+        // and a tiny addend that decides its rounding: an `fma` rounded to nearest in f64
+        // first would lose the addend and round the tie to even.
+        3 if rng.next().is_multiple_of(4) => {
+            let (m, n) = (rng.next() % 2048 * 2 + 1, rng.next() % 2048 * 2 + 1);
+            let tiny = (27 + rng.next() % 60) << 23 | (rng.next() & 1) << 31;
+            vec![0x3f80_0000 | m << 11, 0x3f80_0000 | n << 11, tiny]
+        }
+        3 => {
+            let p = f32::from_bits(a as u32) * f32::from_bits(b as u32);
+            let c = match rng.next() % 3 {
+                0 => u64::from((-p).to_bits().wrapping_add(rng.next() as u32 % 5)),
+                1 => {
+                    let near = ea + eb + (rng.next() % 60) as i64 - 30;
+                    f32_operand(rng, near)
+                }
+                _ => f32_operand(rng, e),
+            };
+            vec![a, b, c]
+        }
+        2 => vec![a, f32_operand(rng, e)],
+        _ => vec![a],
+    }
+}
+
+/// The f32 arithmetic of a target without f64 (`FmaF32`, `DivF32`, `SqrtF32` in every
+/// rounding; `OddF32`, the `RoundToOdd` `.soft`) and the widening they call, each with
+/// the routines it calls, against the interpreter's model of the PTX operation, on
+/// `PTXVK_ROUTINE_CASES / 4` operands each (default 5,000). A NaN result is any NaN.
+#[test]
+fn soft_f32_routines_round_as_the_model() {
+    let cases = routine_cases(4);
+    let soft_f32 = |r: &Routine| {
+        matches!(
+            r,
+            Routine::F32ToF64
+                | Routine::FmaF32(_)
+                | Routine::DivF32(_)
+                | Routine::SqrtF32(_)
+                | Routine::OddF32(_)
+        )
+    };
+    let nan = |r: Routine, v: u64| match r.result_bits() {
+        32 => v & 0x7fff_ffff > 0x7f80_0000,
+        _ => v & !(1 << 63) > 0x7ff0_0000_0000_0000,
+    };
+    let mut total = 0;
+    for r in Routine::all().into_iter().filter(soft_f32) {
+        let f = build(r);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ r.name().len() as u64 ^ total as u64);
+        let mut wrong = Vec::new();
+        for _ in 0..cases {
+            let x = f32_inputs(r, &mut rng);
+            let (got, want) = (eval(&f, &x), model(r, &x));
+            if got != want && !(nan(r, got) && nan(r, want)) {
+                wrong.push(format!("{x:08x?}: {got:x}, want {want:x}"));
+            }
+        }
+        none_wrong(r, cases, &wrong);
+        total += cases;
+    }
+    eprintln!("{total} cases of the f32 routines without f64 agree with the model");
 }
 
 /// A conversion's source: specials, random bits, or (floats) a value near the target's
@@ -266,10 +401,7 @@ fn conversion_input(r: Routine, rng: &mut Rng) -> u64 {
 /// `Narrow` and `IntToFloat` of `PTXVK_ROUTINE_CASES / 10` sources each (default 2,000).
 #[test]
 fn conversions_round_as_the_model() {
-    let cases: usize = std::env::var("PTXVK_ROUTINE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(2_000, |n: usize| n / 10);
+    let cases = routine_cases(10);
     let conversions = Routine::all().into_iter().filter(|r| {
         matches!(r, Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_))
     });

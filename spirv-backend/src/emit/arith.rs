@@ -255,9 +255,6 @@ impl FnEmitter<'_> {
                     let soft = mode.path == FloatPath::Fused { soft: true };
                     self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[a, c])?
                 }
-                BinaryOp::Div if ty.bits() == 32 && mode.path == FloatPath::Integer => {
-                    self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[a, c])?
-                }
                 BinaryOp::Div if ty.bits() == 32 => {
                     self.exact_f32(SoftOp::Div, mode.rounding, &[a, c])?
                 }

@@ -4,7 +4,7 @@
 
 use ptxvk_lower::ir::{Rounding, Routine};
 
-/// The operations [`Helper::SoftF32`] computes.
+/// The operations [`Helper::ExactF32`] and [`Helper::Newton`] compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum SoftOp {
     Fma,
@@ -34,12 +34,9 @@ pub(crate) enum Helper {
     /// path (`fma_f32_exact`, `div_f32_exact`, `sqrt_f32_exact`): the second pass of an
     /// exact run (`exact_runs.rs`).
     ExactF32(SoftOp),
-    /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
-    /// devices without f64.
-    SoftF32(SoftOp, Rounding),
     /// `div.rn` or `sqrt.rn` on f32 (`bits` 32) or f64 bit patterns (64) by Newton steps
     /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
-    /// one) for other operands (`newton`).
+    /// one, [`Routine::DivF32`] or [`Routine::SqrtF32`]) for other operands (`newton`).
     Newton { op: SoftOp, bits: u8, soft: bool },
     /// The allocation test of checked launches (`in_allocation`), for a write (or
     /// atomic) or a read: the only routine that reads memory, the table its first

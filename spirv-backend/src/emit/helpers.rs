@@ -49,7 +49,7 @@ impl Helper {
                 let bits = |b: u32| Scalar::Int(b as u8);
                 (vec![bits(r.param_bits()); r.arity()], bits(r.result_bits()))
             }
-            Helper::SoftF32(op, _) | Helper::ExactF32(op) | Helper::Newton { op, bits: 32, .. } => {
+            Helper::ExactF32(op) | Helper::Newton { op, bits: 32, .. } => {
                 (vec![f32s; op.operands()], f32s)
             }
             Helper::Newton { op, .. } => (vec![i64s; op.operands()], i64s),
@@ -74,9 +74,6 @@ impl Helper {
         };
         match self {
             Helper::Routine(x) => x.name(),
-            Helper::SoftF32(op, x) => {
-                format!("ptxvk.{}.f32.{}.int", format!("{op:?}").to_lowercase(), r(x))
-            }
             Helper::Newton { op, bits, soft } => format!(
                 "ptxvk.{}.f{bits}.rn.fused{}",
                 format!("{op:?}").to_lowercase(),
@@ -111,7 +108,6 @@ impl FnEmitter<'_> {
     fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
         match h {
             Helper::Routine(r) => Err(crate::Error::Internal(format!("{r:?} has no body here"))),
-            Helper::SoftF32(op, r) => self.soft_f32(op, r, p),
             Helper::Newton { op, bits, soft } => {
                 self.newton(op, super::newton::Format { bits: bits.into() }, soft, p)
             }
@@ -197,10 +193,12 @@ fn emit_routine(
         Some((f, functions)) => {
             (f, functions.iter().map(|g| Function::new(g.name.clone(), g.span)).collect())
         }
+        // Built alone: its calls are of its callees, by index (`Routine::callees`).
         None => {
             built = ptxvk_lower::pass::routine(r)
                 .map_err(|d| crate::Error::Internal(format!("routine {r:?}: {d:?}")))?;
-            (&built, Vec::new())
+            let callees = r.callees().into_iter();
+            (&built, callees.map(|c| Function::new(c.name(), built.span)).collect())
         }
     };
     // The kernel's functions: the routines this one calls (`.approx` ones do).

@@ -51,19 +51,11 @@ impl FnEmitter<'_> {
                         let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
                         self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[one, v])?
                     }
-                    (UnaryOp::Sqrt, path) if path != FloatPath::Integer => {
-                        self.exact_f32(SoftOp::Sqrt, mode.rounding, &[v])?
-                    }
-                    (UnaryOp::Sqrt, _) => {
-                        self.call(Helper::SoftF32(SoftOp::Sqrt, mode.rounding), &[v])?
-                    }
-                    (_, path) => {
+                    // `.soft` ones: `pass::emulate` made them calls of routines.
+                    (UnaryOp::Sqrt, _) => self.exact_f32(SoftOp::Sqrt, mode.rounding, &[v])?,
+                    _ => {
                         let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                        if path == FloatPath::Integer {
-                            self.call(Helper::SoftF32(SoftOp::Div, mode.rounding), &[one, v])?
-                        } else {
-                            self.exact_f32(SoftOp::Div, mode.rounding, &[one, v])?
-                        }
+                        self.exact_f32(SoftOp::Div, mode.rounding, &[one, v])?
                     }
                 };
                 self.write_op(*dst, r, *ty)
@@ -89,24 +81,18 @@ impl FnEmitter<'_> {
             InstKind::Fma { ty: OpTy::F(64), .. } => {
                 Err(Error::Internal("f64 arithmetic left by emulate".into()))
             }
-            InstKind::Fma { ty, mode, dst, a, b, c } => {
+            InstKind::Fma { ty, dst, a, b, c, .. } => {
                 let av = self.read_op(*a, *ty)?;
                 let bv = self.read_op(*b, *ty)?;
                 let cv = self.read_op(*c, *ty)?;
-                let r = if mode.path == FloatPath::Integer {
-                    self.call(Helper::SoftF32(SoftOp::Fma, mode.rounding), &[av, bv, cv])?
-                } else {
-                    self.exact_f32(SoftOp::Fma, Rounding::Nearest, &[av, bv, cv])?
-                };
+                // `.soft` ones: `pass::emulate` made them calls of routines.
+                let r = self.exact_f32(SoftOp::Fma, Rounding::Nearest, &[av, bv, cv])?;
                 self.write_op(*dst, r, *ty)
             }
+            // `.soft` ones: `pass::emulate` made them calls of routines.
             InstKind::RoundToOdd { op, soft: false, dst, a, b, c } => {
                 let r = self.round_to_odd(*op, *a, *b, *c)?;
                 self.write(*dst, r, Scalar::Float(64), false)
-            }
-            InstKind::RoundToOdd { op, soft: true, dst, a, b, c } => {
-                let r = self.soft_round_to_odd(*op, *a, *b, *c)?;
-                self.write(*dst, r, Scalar::Int(64), false)
             }
             InstKind::Convert { to, from, rounding, mode, dst, src } => {
                 let v = self.read_op(*src, *from)?;

@@ -173,7 +173,15 @@ impl FnEmitter<'_> {
             (_, 64, _) => self.call(Helper::Routine(Routine::SqrtF64(rn)), &p[..1])?,
             (SoftOp::Div, _, false) => self.call(Helper::DivF32(rn), &p[..2])?,
             (_, _, false) => self.call(Helper::SqrtF32(rn), &p[..1])?,
-            (op, _, true) => self.call(Helper::SoftF32(op, rn), p)?,
+            (op, _, true) => {
+                let r = if op == SoftOp::Div { Routine::DivF32(rn) } else { Routine::SqrtF32(rn) };
+                let bits = p
+                    .iter()
+                    .map(|&x| self.b.bitcast(it, None, x))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let r = self.call(Helper::Routine(r), &bits)?;
+                self.b.bitcast(ft, None, r)?
+            }
         };
         self.b.branch(merge)?;
         self.b.begin_block(Some(merge))?;
