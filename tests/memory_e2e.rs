@@ -1015,6 +1015,14 @@ fn out_of_range_shared_accesses_stay_in_the_window() {
     assert_eq!(out.to_vec().expect("read"), want);
 }
 
+/// `ptx` compiled for the portable target, and its SPIR-V's disassembly.
+fn portable_with_spirv(name: &str, ptx: &str) -> (ptxvk::compile::Compiled, String) {
+    let target = ptxvk::compile::Target::portable();
+    let compiled = ptxvk::compile::compile_with(name, ptx, None, target).expect("compiles");
+    let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+    (compiled, text)
+}
+
 /// Strong stores and loads through registers wider than the access (PTX ISA 9.2 §5.2.2:
 /// a store writes the register's low bits, a load extends into it) stay single-copy
 /// atomic accesses (§8.4-8.6: `pass::expand_strong` moves them through a register of the
@@ -1101,14 +1109,7 @@ fn strong_accesses_through_wider_registers_stay_atomic() {
     ret;
 }
 "#;
-    let compiled = ptxvk::compile::compile_with(
-        "strong_wide.ptx",
-        ptx,
-        None,
-        ptxvk::compile::Target::portable(),
-    )
-    .expect("compiles");
-    let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+    let (compiled, text) = portable_with_spirv("strong_wide.ptx", ptx);
     let count = |op: &str| text.lines().filter(|l| l.contains(op)).count();
     // Four strong stores and three strong loads in `strong_wide`, each one atomic.
     assert!(count("OpAtomicStore") >= 4, "atomic stores:\n{text}");
@@ -1208,14 +1209,7 @@ fn strong_narrow_accesses_are_atomic() {
     ret;
 }
 "#;
-    let compiled = ptxvk::compile::compile_with(
-        "strong_bytes.ptx",
-        ptx,
-        None,
-        ptxvk::compile::Target::portable(),
-    )
-    .expect("compiles");
-    let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+    let (compiled, text) = portable_with_spirv("strong_bytes.ptx", ptx);
     let count = |op: &str| text.lines().filter(|l| l.contains(op)).count();
     // Four strong narrow stores (a loop each) and four strong narrow loads.
     assert!(count("OpAtomicCompareExchange") >= 4, "compare-and-swaps:\n{text}");
