@@ -7,12 +7,11 @@
 //! there is single-copy atomic (§8.4-8.6). They become plain accesses elsewhere: after
 //! an acquiring load's fence or before a releasing store's, and without a fence in local
 //! memory, which no other thread observes. Vectors are always plain accesses (SPIR-V
-//! has no vector atomics). An atomic
-//! access through a register wider than the access (PTX ISA 9.2 §5.2.2: a load extends
-//! into it, a store writes its low bits) goes through a temporary of the access's width
-//! (SPIR-V's atomics move one value of their own width): a store truncates the register
-//! into it first, a load extends it into the register after, so that the access stays
-//! one single-copy atomic access (§8.4-8.6).
+//! has no vector atomics). An atomic access through a register wider than the access
+//! (PTX ISA 9.2 §5.2.2: a load extends into it, a store writes its low bits) goes
+//! through a temporary of the access's width (SPIR-V's atomics move one value of their
+//! own width): a store truncates the register into it first, a load extends it into the
+//! register after, so that the access stays one single-copy atomic access (§8.4-8.6).
 //!
 //! Pre: CFG IR from semantic analysis, with its functions (first of the passes: the
 //! others see the accesses as the program's own).

@@ -211,19 +211,10 @@ fn word_load(k: &mut Kernel, pre: &mut Vec<Inst>, a: &Rmw, span: Span) {
     let mut e = Builder::new(k, span);
     let (addr, shift) = containing_word(&mut e, a, word_ty.bits());
     let word = e.temp(word_ty);
-    let (space, scope, order, src, cmp) = (a.space, a.scope, a.order, Value::Imm(0), Value::Imm(0));
+    let (space, scope, order, dst) = (a.space, a.scope, a.order, Some(word));
+    let (src, cmp) = (Value::Imm(0), Value::Imm(0));
     let op = AtomicOp::Load;
-    e.push(InstKind::Atomic {
-        op,
-        space,
-        ty: word_ty,
-        scope,
-        order,
-        dst: Some(word),
-        addr,
-        src,
-        cmp,
-    });
+    e.push(InstKind::Atomic { op, space, ty: word_ty, scope, order, dst, addr, src, cmp });
     let moved = match shift {
         Some(sh) => e.bin(BinaryOp::Shr, word_ty, Value::Reg(word), sh),
         None => Value::Reg(word),
