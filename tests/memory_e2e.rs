@@ -1015,6 +1015,14 @@ fn out_of_range_shared_accesses_stay_in_the_window() {
     assert_eq!(out.to_vec().expect("read"), want);
 }
 
+/// `ptx` compiled for the portable target, and its SPIR-V's disassembly.
+fn portable_with_spirv(name: &str, ptx: &str) -> (ptxvk::compile::Compiled, String) {
+    let target = ptxvk::compile::Target::portable();
+    let compiled = ptxvk::compile::compile_with(name, ptx, None, target).expect("compiles");
+    let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+    (compiled, text)
+}
+
 /// Strong stores and loads through registers wider than the access (PTX ISA 9.2 §5.2.2:
 /// a store writes the register's low bits, a load extends into it) stay single-copy
 /// atomic accesses (§8.4-8.6: `pass::expand_strong` moves them through a register of the
@@ -1101,14 +1109,7 @@ fn strong_accesses_through_wider_registers_stay_atomic() {
     ret;
 }
 "#;
-    let compiled = ptxvk::compile::compile_with(
-        "strong_wide.ptx",
-        ptx,
-        None,
-        ptxvk::compile::Target::portable(),
-    )
-    .expect("compiles");
-    let text = ptxvk::spirv::disassemble(&compiled.spirv.words).expect("disassembles");
+    let (compiled, text) = portable_with_spirv("strong_wide.ptx", ptx);
     let count = |op: &str| text.lines().filter(|l| l.contains(op)).count();
     // Four strong stores and three strong loads in `strong_wide`, each one atomic.
     assert!(count("OpAtomicStore") >= 4, "atomic stores:\n{text}");
@@ -1149,4 +1150,91 @@ fn strong_accesses_through_wider_registers_stay_atomic() {
         module.kernel(entry).expect("kernel").launch(1, N as u32, 0, &args).expect("launch");
         assert_eq!(out.to_vec().expect("read"), want, "{entry}");
     }
+}
+
+/// Strong 8- and 16-bit accesses to global and shared memory are single-copy atomic
+/// (PTX ISA 9.2 §8.4-8.6): a store is a compare-and-swap loop on the containing 32-bit
+/// word, a load an atomic load of it (`pass::legalize_atomics`). 128 threads store bytes
+/// and halves next to each other's in the same words at the same time (`st.relaxed.u8`
+/// of a 64-bit register's low bits, `st.release.b16`, `st.volatile.u8`; a byte store
+/// must leave its neighbours' bytes alone), load bytes and halves of their input
+/// (`ld.relaxed.u8`, `ld.acquire.s16` into a 32-bit register, `ld.volatile.s8` into a
+/// 64-bit one, extended by their signedness, §5.2.2), and a byte a neighbour stored
+/// into the shared window (`st.relaxed.cta.shared.u8`, `ld.acquire.cta.shared.u8`).
+#[test]
+fn strong_narrow_accesses_are_atomic() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry strong_bytes(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<16>;
+    .shared .align 4 .b8 bytes[128];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u64 %rd5, [%rd4];
+    cvt.u64.u32 %rd6, %r1;
+    add.s64 %rd7, %rd1, %rd6;
+    st.relaxed.gpu.global.u8 [%rd7], %rd5;
+    shr.u64 %rd8, %rd5, 8;
+    cvt.u16.u64 %h1, %rd8;
+    mul.wide.u32 %rd9, %r1, 2;
+    add.s64 %rd10, %rd1, %rd9;
+    st.release.gpu.global.b16 [%rd10+128], %h1;
+    cvt.u32.u64 %r2, %rd5;
+    shr.u32 %r3, %r2, 24;
+    st.volatile.global.u8 [%rd7+384], %r3;
+    ld.relaxed.gpu.global.u8 %r4, [%rd4+1];
+    ld.acquire.gpu.global.s16 %r5, [%rd4+2];
+    ld.volatile.global.s8 %rd11, [%rd4+7];
+    mov.u32 %r6, bytes;
+    add.s32 %r7, %r6, %r1;
+    st.relaxed.cta.shared.u8 [%r7], %r4;
+    bar.sync 0;
+    add.s32 %r8, %r1, 1;
+    and.b32 %r8, %r8, 127;
+    add.s32 %r9, %r6, %r8;
+    ld.acquire.cta.shared.u8 %r10, [%r9];
+    mul.wide.u32 %rd12, %r1, 16;
+    add.s64 %rd13, %rd1, %rd12;
+    st.global.u32 [%rd13+512], %r5;
+    st.global.u32 [%rd13+516], %r10;
+    st.global.u64 [%rd13+520], %rd11;
+    ret;
+}
+"#;
+    let (compiled, text) = portable_with_spirv("strong_bytes.ptx", ptx);
+    let count = |op: &str| text.lines().filter(|l| l.contains(op)).count();
+    // Four strong narrow stores (a loop each) and four strong narrow loads.
+    assert!(count("OpAtomicCompareExchange") >= 4, "compare-and-swaps:\n{text}");
+    assert!(count("OpAtomicLoad") >= 4, "atomic loads:\n{text}");
+    let Some(device) = device() else { return };
+    const N: usize = 128;
+    let input: Vec<u64> =
+        (0..N as u64).map(|t| (t + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 0x0101_0101).collect();
+    let mut want = vec![0u8; 512 + 16 * N];
+    for (t, &x) in input.iter().enumerate() {
+        want[t] = x as u8;
+        want[128 + 2 * t..][..2].copy_from_slice(&((x >> 8) as u16).to_le_bytes());
+        want[384 + t] = (x >> 24) as u8;
+        let half = i32::from((x >> 16) as u16 as i16);
+        let neighbour = u32::from((input[(t + 1) % N] >> 8) as u8);
+        let byte = i64::from((x >> 56) as u8 as i8);
+        let row = &mut want[512 + 16 * t..][..16];
+        row[..4].copy_from_slice(&half.to_le_bytes());
+        row[4..8].copy_from_slice(&neighbour.to_le_bytes());
+        row[8..].copy_from_slice(&byte.to_le_bytes());
+    }
+    let module = ptxvk::Module::from_compiled(&device, compiled).expect("module");
+    let src = device.buffer_from(&input).expect("input");
+    let out = device.zeroed::<u8>(want.len()).expect("output");
+    let args = [ptxvk::Arg::from(&out), ptxvk::Arg::from(&src)];
+    module.kernel("strong_bytes").expect("kernel").launch(1, N as u32, 0, &args).expect("launch");
+    assert_eq!(out.to_vec().expect("read"), want);
 }

@@ -863,6 +863,16 @@ fn copy_and_mbarrier_forms() {
             ".b32",
         ),
         ("cp.async.wait_all.b32;", "takes no type (PTX ISA 9.2 §9.7.9.25.3)", ".b32"),
+        (
+            "cp.async.ca.shared.global.b32 [%r1], [%rd2], 4;",
+            "`cp.async.ca.shared.global` takes no type (PTX ISA 9.2 §9.7.9.25.3)",
+            ".b32",
+        ),
+        (
+            "cp.async.cg.shared.global.L2::128B.u64 [%r1], [%rd2], 16;",
+            "takes no type (PTX ISA 9.2 §9.7.9.25.3)",
+            ".u64",
+        ),
         ("mbarrier.init.global.b64 [%rd1], 4;", "an mbarrier is in `.shared` memory", ".global"),
         ("mbarrier.inval.b64 [%rd1], 4;", "`.inval` takes [addr]", "mbarrier.inval.b64 [%rd1], 4;"),
     ]);

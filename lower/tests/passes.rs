@@ -13,8 +13,8 @@
 //! its output text: the verifier accepts the IR after it; `expand_data_addresses` leaves
 //! no module-data or parameter-block address, in the kernel or its functions (checked
 //! against the interpreter's model of the parameter block's);
-//! `expand_strong` leaves no strong access without an atomic of its width, and each one
-//! with an atomic of its width in its space one atomic (checked against the
+//! `expand_strong` leaves no strong access outside global and shared memory (nor a
+//! vector one), and each scalar one in them one atomic (checked against the
 //! interpreter's model of atomic loads and stores); `expand_vector_atomics`
 //! leaves no vector atomic (checked against the interpreter's model of each element's
 //! atomic); `layout_memory` leaves no variable address (checked against the
@@ -234,16 +234,16 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
     verify::run(&s.kernel).map_err(|d| messages(&d))
 }
 
-/// `expand_strong`, checking its contract: no strong access without an atomic of its
-/// width is left, and every scalar one with an atomic of its width in its space stays
-/// one atomic (through a register of its width: PTX ISA 9.2 §8.4-8.6, a strong access
-/// is single-copy atomic).
+/// `expand_strong`, checking its contract: no strong access outside global and shared
+/// memory (nor a vector one) is left, and every scalar one in them stays one atomic
+/// (through a register of its width: PTX ISA 9.2 §8.4-8.6, a strong access is
+/// single-copy atomic).
 fn run_expand_strong(k: &mut Kernel) -> Result<(), String> {
     let atomics = |k: &Kernel| {
         let wide_window = k.shared.wide();
         count(k, |i| match *i {
-            InstKind::Atomic { op: op @ (AtomicOp::Load | AtomicOp::Store), space, ty, .. } => {
-                expand_strong::native(space, ty, op == AtomicOp::Load, wide_window)
+            InstKind::Atomic { op: AtomicOp::Load | AtomicOp::Store, space, ty, .. } => {
+                expand_strong::native(space, ty, wide_window)
             }
             _ => false,
         })

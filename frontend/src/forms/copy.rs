@@ -87,16 +87,20 @@ pub fn copy_form(
     let spelled = spelled(i);
     let groups = |n| format!("`cp{spelled}` takes {n} operand(s) (PTX ISA 9.2 §9.7.9.25.3)");
     match names.as_slice() {
-        // Of these forms only `cp.async.mbarrier.arrive` has a type (`.b64`): the groups
-        // (§9.7.9.25.3), bulk copies (§9.7.9.25.4) and tensor copies (§9.7.9.25.5) none.
-        [ASYNC, COMMIT_GROUP | WAIT_ALL | WAIT_GROUP] | [ASYNC, BULK, ..] if ty.is_some() => {
+        // Of these forms only `cp.async.mbarrier.arrive` has a type (`.b64`): `cp.async`
+        // and its groups (§9.7.9.25.3), bulk copies (§9.7.9.25.4) and tensor copies
+        // (§9.7.9.25.5) none.
+        [ASYNC, ..] if ty.is_some() && !names.contains(&MBARRIER) => {
             let section = match names.as_slice() {
                 [ASYNC, BULK, TENSOR, ..] => "§9.7.9.25.5",
                 [ASYNC, BULK, ..] => "§9.7.9.25.4",
                 _ => "§9.7.9.25.3",
             };
             let t = ty.map_or(i.span, |t| t.span);
-            let msg = format!("`cp{spelled}` takes no type (PTX ISA 9.2 {section})");
+            // The form as written, without the type.
+            let form: String =
+                i.modifiers.iter().filter(|m| m.span != t).map(|m| m.value.as_str()).collect();
+            let msg = format!("`cp{form}` takes no type (PTX ISA 9.2 {section})");
             Err(Diagnostic::error(t, msg))
         }
         // §9.7.9.25.3: `cp.async.commit_group`, `cp.async.wait_group N`,
@@ -130,23 +134,20 @@ pub fn copy_form(
         }
         [ASYNC, BULK, TENSOR, ..] => tensor_form(i, &names, &spelled),
         [ASYNC, BULK, ..] => bulk_form(i, &names, &spelled),
-        [ASYNC, ..] => async_form(i, details, ty, &spelled),
+        [ASYNC, ..] => async_form(i, details, &spelled),
         _ => Err(unsupported(i.span, &format!("cp{spelled}"))),
     }
 }
 
 /// `cp.async` (§9.7.9.25.3): `.ca` or `.cg`, from `.global` to `.shared{::cta}`, an
-/// optional `.L2::cache_hint` (a cache-policy operand) and `.L2::` prefetch size; no type.
+/// optional `.L2::cache_hint` (a cache-policy operand) and `.L2::` prefetch size; no type
+/// ([`copy_form`] refuses one).
 fn async_form(
     i: &Instruction,
     details: &[Spanned<Modifier>],
-    ty: Option<&Spanned<ScalarType>>,
     spelled: &str,
 ) -> Result<CopyShape, Diagnostic> {
     let span = i.span;
-    if let Some(t) = ty {
-        return Err(unsupported(span, &format!("cp.async with `{}`", t.value.directive())));
-    }
     let mut cache = None;
     let mut spaces = Vec::new();
     let mut hinted = false;

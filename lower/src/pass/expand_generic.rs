@@ -6,9 +6,9 @@
 //! doc, *Memory*): a shared-window address is the shared access at its lower half, a
 //! local-window address the local access at its lower half, any other the global
 //! access at the address itself. Each space gets its own block, and the three join
-//! after them. A strong `ld`/`st` (an `Atomic` load or store) is an atomic where its
-//! space has one of its width, else a plain access and, outside local memory, the
-//! fence of its order; any other atomic on local memory fails the launch as `trap`.
+//! after them. A strong `ld`/`st` (an `Atomic` load or store) is an atomic in global
+//! and shared memory (`pass::expand_strong`'s rule), a plain access in local memory;
+//! any other atomic on local memory fails the launch as `trap`.
 //!
 //! Pre: CFG IR after `pass::inline`, whose generic accesses semantic analysis made
 //! (`sema::memory`, `sema::atomic`) and `pass::infer_spaces` did not prove, or
@@ -68,7 +68,7 @@ pub(crate) fn access_in(
         InstKind::Atomic { op, ty, scope, order, dst, src, cmp, .. } => {
             // A strong `ld`/`st`: `pass::expand_strong`'s rule, in `space`.
             let load = op == AtomicOp::Load;
-            if (load || op == AtomicOp::Store) && !native(space, ty, load, wide_window) {
+            if (load || op == AtomicOp::Store) && !native(space, ty, wide_window) {
                 let data = if load { Data::Load(vec![dst]) } else { Data::Store(vec![src]) };
                 plain(Plain { space, ty, scope, order, addr, data })
                     .into_iter()

@@ -1,15 +1,17 @@
 //! Pass: the strong `ld`/`st` (`.relaxed`, `.acquire`, `.release`, `.volatile`; PTX ISA
 //! 9.2 §8.4, §9.7.9.8-9), which semantic analysis makes atomic loads and stores
 //! ([`AtomicOp::Load`], [`AtomicOp::Store`]; [`crate::ir::VectorAtomic`]s of them for vectors),
-//! stay atomics where SPIR-V has an atomic of their width in their space ([`native`]),
-//! and become plain accesses elsewhere: after an acquiring load's fence or before a
-//! releasing store's, and without a fence in local memory, which no other thread
-//! observes. Vectors are always plain accesses (SPIR-V has no vector atomics). An atomic
-//! access through a register wider than the access (PTX ISA 9.2 §5.2.2: a load extends
-//! into it, a store writes its low bits) goes through a temporary of the access's width
-//! (SPIR-V's atomics move one value of their own width): a store truncates the register
-//! into it first, a load extends it into the register after, so that the access stays
-//! one single-copy atomic access (§8.4-8.6).
+//! stay atomics in global and shared memory ([`native`]): those narrower than their
+//! space's atomic word too, which `pass::legalize_atomics` makes an atomic load of the
+//! containing word or a compare-and-swap loop on it, so that every scalar strong access
+//! there is single-copy atomic (§8.4-8.6). They become plain accesses elsewhere: after
+//! an acquiring load's fence or before a releasing store's, and without a fence in local
+//! memory, which no other thread observes. Vectors are always plain accesses (SPIR-V
+//! has no vector atomics). An atomic access through a register wider than the access
+//! (PTX ISA 9.2 §5.2.2: a load extends into it, a store writes its low bits) goes
+//! through a temporary of the access's width (SPIR-V's atomics move one value of their
+//! own width): a store truncates the register into it first, a load extends it into the
+//! register after, so that the access stays one single-copy atomic access (§8.4-8.6).
 //!
 //! Pre: CFG IR from semantic analysis, with its functions (first of the passes: the
 //! others see the accesses as the program's own).
@@ -26,19 +28,20 @@ use crate::ir::{
     RegTy, Scope, Space, Value,
 };
 
-/// Whether a strong access of `ty` in `space` is an atomic: in global memory of 32 or
-/// 64 bits, in shared memory of the window's word ([`crate::ir::SharedLayout::word`]; a
-/// narrower store into a wide window is an atomic store too, which
-/// `pass::legalize_atomics` makes a compare-and-swap on the containing word), and
-/// generic ones until `pass::expand_generic` knows their space.
-pub fn native(space: Space, ty: OpTy, load: bool, wide_window: bool) -> bool {
-    let shared_word = if wide_window { 64 } else { 32 };
-    match space {
-        Space::Global => matches!(ty.bits(), 32 | 64),
-        Space::Shared => ty.bits() == shared_word || (!load && wide_window && ty.bits() < 64),
-        Space::Generic => true,
-        Space::Param | Space::Local => false,
-    }
+/// Whether a strong access of `ty` in `space` is an atomic: in global memory up to 64
+/// bits, in shared memory up to the window's word ([`crate::ir::SharedLayout::word`]: 32
+/// bits, or 64 in a wide window; `pass::legalize_atomics` makes a narrower one an
+/// atomic load of the containing word or a compare-and-swap loop on it), and generic
+/// ones until `pass::expand_generic` knows their space.
+pub fn native(space: Space, ty: OpTy, wide_window: bool) -> bool {
+    let word = match space {
+        Space::Global => 64,
+        Space::Shared if wide_window => 64,
+        Space::Shared => 32,
+        Space::Generic => return true,
+        Space::Param | Space::Local => return false,
+    };
+    ty.bits() <= word
 }
 
 /// A strong access to make plain: a load's destinations or a store's values.
@@ -78,10 +81,10 @@ fn made_plain(kind: &InstKind, wide_window: bool) -> Option<Plain> {
         &InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, .. }
             if matches!(op, AtomicOp::Load | AtomicOp::Store) =>
         {
-            let load = op == AtomicOp::Load;
-            if native(space, ty, load, wide_window) {
+            if native(space, ty, wide_window) {
                 return None;
             }
+            let load = op == AtomicOp::Load;
             let data = if load { Data::Load(vec![dst]) } else { Data::Store(vec![src]) };
             Some(Plain { space, ty, scope, order, addr, data })
         }

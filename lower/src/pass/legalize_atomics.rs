@@ -1,13 +1,17 @@
 //! Pass: atomics that SPIR-V does not have become compare-and-swap loops.
 //!
 //! Pre: CFG IR whose [`InstKind::Atomic`]s may be any [`AtomicOp`] on any element
-//! width that semantic analysis accepts (16, 32, 64 bits).
+//! width that semantic analysis accepts (8 bits for strong loads and stores, 16, 32, 64
+//! bits).
 //!
 //! Post: every atomic is native ([`AtomicOp::is_native`]) and as wide as the atomic
 //! word of its space: 32 or 64 bits in global memory; 32 bits in shared memory, or 64
 //! in a wide window ([`crate::ir::SharedLayout::wide`], which has 64-bit elements
-//! only). The others — `inc`, `dec`, the float additions, 16-bit `cas`, and anything
-//! narrower than the word, such as a strong 32-bit store into a wide window — become
+//! only). A narrower atomic load (a strong `ld`, `pass::expand_strong`) becomes an
+//! atomic load of the containing word with the same scope and order, and the element
+//! shifted out of it: one single-copy atomic access (PTX ISA 9.2 §8.4-8.6). The others
+//! — `inc`, `dec`, the float additions, 16-bit `cas`, and anything else narrower than
+//! the word, such as a strong 8-bit store, or a 32-bit one into a wide window — become
 //!
 //! ```text
 //! old = *word; loop { new = update(old); seen = cas(word, old, new);
@@ -83,9 +87,16 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
             .find_map(|(i, inst)| needing_loop(k, &inst.kind).map(|r| (i, r, inst.span)));
         if let Some((at, rmw, span)) = found {
             let mut insts = std::mem::take(&mut k.blocks[b].insts);
-            // The atomic itself is dropped: the loop replaces it.
+            // The atomic itself is dropped: the word's load or the loop replaces it.
             let rest = insts.split_off(at + 1);
             insts.truncate(at);
+            if rmw.op == AtomicOp::Load {
+                word_load(k, &mut insts, &rmw, span);
+                insts.extend(rest);
+                k.blocks[b].insts = insts;
+                // The block's later atomics.
+                continue;
+            }
             let done = cas_loop(k, b, &mut insts, &rmw, span);
             k.blocks[b].insts = insts;
             k.blocks[done.index()].insts.extend(rest);
@@ -164,16 +175,11 @@ fn update(e: &mut Builder<'_>, a: &Rmw, old: Value) -> Value {
     }
 }
 
-/// Ends block `b` (whose instructions so far are `pre`) with the loop for `a`; returns
-/// the block after it, which takes over `b`'s terminator and receives the old element
-/// in `a.dst`.
-fn cas_loop(k: &mut Kernel, b: usize, pre: &mut Vec<Inst>, a: &Rmw, span: Span) -> BlockId {
+/// The address of the word that contains `a`'s element and, for an element narrower
+/// than the word (`word_bits`), the element's bit position in it.
+fn containing_word(e: &mut Builder<'_>, a: &Rmw, word_bits: u32) -> (Address, Option<Value>) {
     let bits = a.ty.as_unsigned();
-    let word_bits = word_bits(k, a.space, a.ty);
-    let word_ty = OpTy::U(word_bits as u8);
-    let mut e = Builder::new(k, span);
-    // The word and, for a narrower element, the bit position of the element in it.
-    let (addr, shift) = if bits.bits() < word_bits {
+    if bits.bits() < word_bits {
         // The address at its register's width: shared addresses may be held in 64-bit
         // registers (clang, NVRTC) or 32-bit ones (nvcc), and global ones are 32-bit
         // offsets in a module with `.address_size 32` (`Kernel::address_size`).
@@ -194,7 +200,41 @@ fn cas_loop(k: &mut Kernel, b: usize, pre: &mut Vec<Inst>, a: &Rmw, span: Span) 
         (Address { base: Some(word_reg), offset: 0 }, Some(shift))
     } else {
         (a.addr, None)
+    }
+}
+
+/// Appends to `pre` the narrow atomic load `a` as an atomic load of the containing word
+/// and its element's bits, into `a.dst` (module doc).
+fn word_load(k: &mut Kernel, pre: &mut Vec<Inst>, a: &Rmw, span: Span) {
+    let bits = a.ty.as_unsigned();
+    let word_ty = OpTy::U(word_bits(k, a.space, a.ty) as u8);
+    let mut e = Builder::new(k, span);
+    let (addr, shift) = containing_word(&mut e, a, word_ty.bits());
+    let word = e.temp(word_ty);
+    let (space, scope, order, dst) = (a.space, a.scope, a.order, Some(word));
+    let (src, cmp) = (Value::Imm(0), Value::Imm(0));
+    let op = AtomicOp::Load;
+    e.push(InstKind::Atomic { op, space, ty: word_ty, scope, order, dst, addr, src, cmp });
+    let moved = match shift {
+        Some(sh) => e.bin(BinaryOp::Shr, word_ty, Value::Reg(word), sh),
+        None => Value::Reg(word),
     };
+    let elem = e.cvt(bits, word_ty, moved);
+    if let Some(d) = a.dst {
+        e.mov(bits, d, elem);
+    }
+    pre.append(&mut e.insts);
+}
+
+/// Ends block `b` (whose instructions so far are `pre`) with the loop for `a`; returns
+/// the block after it, which takes over `b`'s terminator and receives the old element
+/// in `a.dst`.
+fn cas_loop(k: &mut Kernel, b: usize, pre: &mut Vec<Inst>, a: &Rmw, span: Span) -> BlockId {
+    let bits = a.ty.as_unsigned();
+    let word_bits = word_bits(k, a.space, a.ty);
+    let word_ty = OpTy::U(word_bits as u8);
+    let mut e = Builder::new(k, span);
+    let (addr, shift) = containing_word(&mut e, a, word_bits);
     let old = e.temp(word_ty);
     e.push(InstKind::Load { space: a.space, ty: word_ty, dsts: vec![Some(old)], addr });
     pre.append(&mut e.insts);

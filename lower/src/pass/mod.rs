@@ -4,8 +4,8 @@
 //!    addresses the arithmetic on their bases; [`thread_registers`] — the registers of
 //!    device functions that stand for the kernel's (module-scope `.reg` variables)
 //!    parameters and returns, passed at each call; [`expand_strong`] — the strong
-//!    `ld`/`st` (atomic loads and stores) that SPIR-V has no atomic for become plain
-//!    accesses ordered by a fence; then
+//!    `ld`/`st` (atomic loads and stores) outside global and shared memory, and vector
+//!    ones, become plain accesses ordered by a fence; then
 //!    [`expand_vector_atomics`] — every `atom`/`red` on a vector one atomic per element;
 //!    [`layout_memory`] — the variables of the local and shared windows get their
 //!    offsets, which replace their addresses; then [`expand_isspace`] — every
@@ -78,8 +78,8 @@
 //!    so that the threads it waits for run; other kernels only lose the sync points of
 //!    semantic analysis (CFG → CFG);
 //! 3. [`legalize_atomics`] — atomics SPIR-V lacks (`inc`, `dec`, float and 16-bit
-//!    ones, elements narrower than the atomic word) become compare-and-swap loops
-//!    (CFG → CFG);
+//!    ones, elements narrower than the atomic word) become compare-and-swap loops, and
+//!    atomic loads of narrower elements atomic loads of the containing word (CFG → CFG);
 //! 4. [`legalize_floats`] — f32 and f64 arithmetic with directed rounding (the half
 //!    formats' roundings are all in [`expand_formats`]'s `Narrow`s) becomes exact
 //!    round-to-odd arithmetic and one final rounding, and on a target without f64,
