@@ -36,7 +36,6 @@ pub(crate) mod helper_kinds;
 pub(crate) mod helpers;
 mod math;
 mod memory;
-mod newton;
 mod retry;
 mod softf64;
 mod sync;
@@ -51,6 +50,7 @@ mod glsl {
     pub const NMAX: u32 = 80;
     pub const FIND_UMSB: u32 = 75;
     pub const SQRT: u32 = 31;
+    pub const INVERSE_SQRT: u32 = 32;
     pub const FABS: u32 = 4;
     /// GLSL.std.450 `Fma` (§ "Fma": "the result may be computed as if the operations
     /// were separate"; used only where a probe found it fused).

@@ -20,12 +20,21 @@ use super::{FloatFormat, OpTy, Rounding, UnaryOp};
 /// (`crate::routines`' `approx`), the f64 arithmetic legalized for the target like any
 /// (`pass::soft_f64` without f64, then `pass::emulate`), so that it may call the other
 /// routines. `sin` and `cos` reduce their argument in a loop in their form for a target
-/// without f64 ([`Routine::loop_iterations`]); every other routine is straight-line.
+/// without f64 ([`Routine::loop_iterations`]); every other routine but `Newton` is
+/// straight-line.
 ///
 /// `Narrow`, `IntToFloat` and `Widen` are the conversions of [`super::InstKind::Narrow`],
 /// [`super::InstKind::IntToFloat`] and [`super::InstKind::Widen`] with those operations'
 /// semantics, on their source's bit pattern (`from_bits` or `from` wide) to the result's
 /// (`to.bits()` wide; an f32 pattern for `Widen`).
+///
+/// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
+/// f64 bit patterns, for a device whose `Fma` a probe found fused
+/// ([`super::FloatPath::Fused`]): Newton steps on that `Fma` (`.native` `fma`, `div` and
+/// `rsqrt`, the device's own) with an exact final rounding where the operands allow,
+/// and the operation on the exact path elsewhere ([`super::FloatPath::F64`], or with
+/// `soft` [`super::FloatPath::Integer`]), legalized like the `.approx` routines'
+/// arithmetic (`crate::routines`' `newton`). Its body branches between the two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
@@ -36,6 +45,16 @@ pub enum Routine {
     Narrow { to: FloatFormat, from_bits: u8, rounding: Rounding, satfinite: bool, relu: bool },
     IntToFloat { to: FloatFormat, from: OpTy, rounding: Rounding },
     Widen(FloatFormat),
+    Newton { op: NewtonOp, bits: u8, soft: bool },
+}
+
+/// The operation of [`Routine::Newton`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NewtonOp {
+    /// `a / b` (`rcp` is `1 / b`).
+    Div,
+    /// `sqrt(a)`.
+    Sqrt,
 }
 
 /// The roundings of the routines, by their PTX suffix.
@@ -123,6 +142,12 @@ impl Routine {
             }
         }
         all.extend(FORMATS.map(Routine::Widen));
+        for op in [NewtonOp::Div, NewtonOp::Sqrt] {
+            all.push(Routine::Newton { op, bits: 64, soft: false });
+            for soft in [false, true] {
+                all.push(Routine::Newton { op, bits: 32, soft });
+            }
+        }
         all
     }
 
@@ -146,7 +171,17 @@ impl Routine {
                 format!("ptxvk.cvt.{}.{}.{}", lower(to), lower(from), suffix(rounding))
             }
             Routine::Widen(from) => format!("ptxvk.cvt.f32.{}", lower(from)),
+            Routine::Newton { op, bits, soft } => {
+                format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
+            }
         }
+    }
+
+    /// Whether its body is legalized for the target when `pass::emulate` adds it, and
+    /// may call other routines: the `.approx` ones and `Newton`'s (whose arithmetic is
+    /// a program's); the others are core integer operations.
+    pub fn legalized(self) -> bool {
+        matches!(self, Routine::Approx(_) | Routine::Newton { .. })
     }
 
     /// The routine named `name`, if it is one's.
@@ -165,6 +200,7 @@ impl Routine {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd => 3,
             Routine::DivF64(_) => 2,
+            Routine::Newton { op, .. } => 1 + usize::from(op == NewtonOp::Div),
             Routine::SqrtF64(_) | Routine::Approx(_) => 1,
             Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_) => 1,
         }
@@ -177,6 +213,7 @@ impl Routine {
             Routine::Narrow { from_bits, .. } => u32::from(from_bits),
             Routine::IntToFloat { from, .. } => from.bits(),
             Routine::Widen(from) => from.bits(),
+            Routine::Newton { bits, .. } => u32::from(bits),
             _ => 64,
         }
     }
@@ -186,6 +223,7 @@ impl Routine {
         match self {
             Routine::Approx(_) | Routine::Widen(_) => 32,
             Routine::Narrow { to, .. } | Routine::IntToFloat { to, .. } => to.bits(),
+            Routine::Newton { bits, .. } => u32::from(bits),
             _ => 64,
         }
     }

@@ -513,7 +513,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 
 /// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
 /// structured, for the emitter's own uses of it (the exactly rounded f32 arithmetic
-/// without f64, the Newton steps' exact path).
+/// without f64).
 pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
     structured(crate::routines::build(r), &[])
 }

@@ -37,10 +37,6 @@ pub(crate) enum Helper {
     /// An f32 `fma`, `div` or `sqrt` in integer arithmetic only (`soft_f32`), for
     /// devices without f64.
     SoftF32(SoftOp, Rounding),
-    /// `div.rn` or `sqrt.rn` on f32 (`bits` 32) or f64 bit patterns (64) by Newton steps
-    /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
-    /// one) for other operands (`newton`).
-    Newton { op: SoftOp, bits: u8, soft: bool },
     /// The allocation test of checked launches (`in_allocation`), for a write (or
     /// atomic) or a read: the only routine that reads memory, the table its first
     /// argument points to.
