@@ -464,6 +464,7 @@ mod tests {
         let k = RegId(f.regs.len() as u32);
         f.regs.push(RegInfo { name: "%ulps".into(), ty: ty.storage(), span: f.span });
         f.params.push((k, ty));
+        let mut approximations = 0;
         for block in &mut f.blocks {
             for inst in std::mem::take(&mut block.insts) {
                 let moved = match inst.kind {
@@ -474,12 +475,14 @@ mod tests {
                 let span = inst.span;
                 block.insts.push(inst);
                 if let Some(dst) = moved {
+                    approximations += 1;
                     let (lhs, rhs, mode) = (Value::Reg(dst), Value::Reg(k), FloatMode::default());
                     let kind = InstKind::Binary { op: BinaryOp::Add, ty, mode, dst, lhs, rhs };
                     block.insts.push(crate::ir::Inst { kind, span });
                 }
             }
         }
+        assert_eq!(approximations, 1, "{}: one approximation, moved", r.name());
         f
     }
 
