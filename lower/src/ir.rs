@@ -115,8 +115,9 @@
 //!
 //! * An operation the target cannot compute in a few instructions (today f64 `fma`,
 //!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, the f32 ones and
-//!   `RoundToOdd` of a target without f64 (`.soft`), and the narrow formats'
-//!   conversions `Narrow`, `IntToFloat` and `Widen`) is a `Call` of an
+//!   `RoundToOdd` of a target without f64 (`.soft`), the narrow formats' conversions
+//!   `Narrow`, `IntToFloat` and `Widen`, the `.approx` functions, and `div`, `rcp` and
+//!   `sqrt` by Newton steps on a fused `Fma`) is a `Call` of an
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
 //!   ([`Routine`]), built once from core integer operations by `crate::routines` with the
 //!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first
@@ -128,7 +129,10 @@
 //!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
 //!   f64 routines; the f32 ones without f64 call the f64 routines and the
-//!   conversions they need ([`Routine::callees`]); the others call no function.
+//!   conversions they need ([`Routine::callees`]); the Newton routines
+//!   ([`Routine::Newton`]) are float arithmetic on the device's own operations, their
+//!   exact path legalized the same way (f64: a call of the f64 routine; f32 without
+//!   f64: a call of the f32 routine); the others call no function.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
@@ -169,7 +173,7 @@ pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use ptxvk_frontend::forms::formats::FloatFormat;
-pub use routine::{Routine, SIN_COS_REDUCTION_ITERATIONS};
+pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
@@ -725,7 +729,10 @@ pub enum UnaryOp {
     Sin,
     /// `cos.approx.f32`.
     Cos,
-    /// `rsqrt.approx.f32`: 1/sqrt(x).
+    /// `rsqrt.approx.f32`: 1/sqrt(x). With [`FloatPath::Native`] (f32 or f64; only in
+    /// the Newton routines, [`Routine::Newton`]) the device's own reciprocal square root,
+    /// GLSL.std.450 `InverseSqrt`, of Vulkan's precision (the interpreter computes it as
+    /// the `.approx` one: the Newton steps then give the correctly rounded result).
     Rsqrt,
     /// `tanh.approx.f32`.
     Tanh,
@@ -825,11 +832,12 @@ pub enum FloatPath {
     /// `div`, `rcp`, `sqrt`: calls of [`Routine::FmaF32`]… after `pass::emulate`).
     Integer,
     /// `.fused`: the device's `Fma`, which a probe found fused. `fma` to nearest is that
-    /// one instruction. f32 `div`, `rcp` and `sqrt` to nearest are Newton steps on it,
-    /// whose last candidate an exact residual test rounds correctly; operands outside
-    /// the range where every step is exact (zeros, subnormals, infinities, NaNs, extreme
-    /// exponents) take the [`FloatPath::F64`] path, or with `soft` (`.fused.soft`, a
-    /// target without f64) the [`FloatPath::Integer`] one.
+    /// one instruction. f32 and f64 `div`, `rcp` and `sqrt` to nearest are Newton steps
+    /// on it, whose last candidate an exact residual test rounds correctly; operands
+    /// outside the range where every step is exact (zeros, subnormals, infinities, NaNs,
+    /// extreme exponents) take the [`FloatPath::F64`] path, or with `soft` (`.fused.soft`,
+    /// f32 on a target without f64) the [`FloatPath::Integer`] one: `pass::emulate`
+    /// makes them calls of [`Routine::Newton`].
     Fused { soft: bool },
     /// `.native`: Vulkan's own `Fma`, `OpFDiv` and `Sqrt`, with Vulkan's precision (not
     /// exact: `--float native`, to nearest only).

@@ -36,7 +36,6 @@ pub(crate) mod helper_kinds;
 pub(crate) mod helpers;
 mod math;
 mod memory;
-mod newton;
 mod retry;
 mod sync;
 
@@ -50,6 +49,7 @@ mod glsl {
     pub const NMAX: u32 = 80;
     pub const FIND_UMSB: u32 = 75;
     pub const SQRT: u32 = 31;
+    pub const INVERSE_SQRT: u32 = 32;
     pub const FABS: u32 = 4;
     /// GLSL.std.450 `Fma` (§ "Fma": "the result may be computed as if the operations
     /// were separate"; used only where a probe found it fused).
@@ -77,10 +77,13 @@ pub struct FnEmitter<'a> {
     loops: Vec<(Word, Word, bool)>,
     /// In an emulation routine ([`Self::routine`]): the register it returns.
     returns: Option<RegId>,
-    /// In a routine that is one block writing each register once, before any read (as
-    /// `ptxvk_lower::routines` builds them): each register's value, as SSA ids, in
-    /// place of variables.
+    /// In a routine: the values of its registers that are SSA values ([`Self::ssa`]), as
+    /// SSA ids, in place of variables.
     values: Option<Vec<Option<Word>>>,
+    /// In a routine: which registers are SSA values ([`ssa_registers`]): every one of a
+    /// routine that is one block writing each register once, before any read (as
+    /// `ptxvk_lower::routines` builds most).
+    ssa: Vec<bool>,
     /// In an exact f32 run (`exact_runs.rs`): which of its passes is being emitted.
     run: Option<exact_runs::RunPass>,
     /// The stores the pass of an exact run being emitted defers (`exact_runs.rs`).
@@ -99,6 +102,7 @@ impl<'a> FnEmitter<'a> {
             loops: Vec::new(),
             returns: None,
             values: None,
+            ssa: Vec::new(),
             run: None,
             deferred: Vec::new(),
         }
@@ -139,11 +143,9 @@ impl<'a> FnEmitter<'a> {
             .collect::<Result<Vec<_>, _>>()?;
         self.b.begin_block(None)?;
         self.returns = Some(ret.0);
-        if straight_line(f) {
-            self.values = Some(vec![None; f.regs.len()]);
-        } else {
-            self.declare_regs();
-        }
+        self.ssa = ssa_registers(f);
+        self.values = Some(vec![None; f.regs.len()]);
+        self.declare_regs();
         for (&(r, ty), arg) in f.params.iter().zip(args) {
             self.write(r, arg, Scalar::of_op(ty), false)?;
         }
@@ -167,8 +169,13 @@ impl<'a> FnEmitter<'a> {
     }
 
     /// A `Function` variable per register, and the local window's.
+    /// A variable for each register but the SSA values of a routine ([`Self::ssa`]).
     fn declare_regs(&mut self) {
-        for r in &self.k.regs {
+        for (i, r) in self.k.regs.iter().enumerate() {
+            if self.ssa.get(i).copied().unwrap_or(false) {
+                self.vars.push(0);
+                continue;
+            }
             let ty = self.t.scalar(self.b, Scalar::of_reg(r.ty));
             let ptr = self.t.pointer(self.b, StorageClass::Function, ty);
             let v = self.b.variable(ptr, None, StorageClass::Function, None);
@@ -314,7 +321,7 @@ impl<'a> FnEmitter<'a> {
     fn load_reg(&mut self, r: RegId) -> R<(Word, Scalar)> {
         let s = Scalar::of_reg(self.k.reg(r).ty);
         let ty = self.ty(s);
-        if let Some(values) = &self.values {
+        if let Some(values) = self.values.as_ref().filter(|_| self.is_ssa(r)) {
             let v = values.get(r.index()).copied().flatten();
             let v = v.ok_or_else(|| Error::Internal(format!("routine reads {r:?} unset")))?;
             return Ok((v, s));
@@ -377,12 +384,19 @@ impl<'a> FnEmitter<'a> {
         } else {
             return Err(Error::Internal(format!("cannot write {have:?} to {want:?} register")));
         };
-        if let Some(values) = &mut self.values {
-            values[r.index()] = Some(v);
-            return Ok(());
+        if self.is_ssa(r) {
+            if let Some(values) = &mut self.values {
+                values[r.index()] = Some(v);
+                return Ok(());
+            }
         }
         self.b.store(self.vars[r.index()], v, None, [])?;
         Ok(())
+    }
+
+    /// Whether register `r` is an SSA value of the routine being emitted.
+    fn is_ssa(&self, r: RegId) -> bool {
+        self.ssa.get(r.index()).copied().unwrap_or(false)
     }
 
     fn write_op(&mut self, r: RegId, id: Word, t: OpTy) -> R<()> {
@@ -632,29 +646,77 @@ fn int_range(t: OpTy) -> (i128, i128) {
     }
 }
 
-/// Whether `f` is one block of code that writes each register once (its parameters
-/// first), so that each register is one SSA value ([`FnEmitter::values`]).
-fn straight_line(f: &Function) -> bool {
-    let ([Node::Code(b)] | [Node::Code(b), Node::Return]) = f.body.as_slice() else {
-        return false;
-    };
-    let mut written = vec![false; f.regs.len()];
+/// The registers of routine `f` that can be SSA values ([`FnEmitter::values`]): each
+/// written once (a parameter by the call) and read only where that write dominates the
+/// read: later in the same block, or anywhere after the body's first block (which runs
+/// once, before the others; the structured tree's conditions, selectors and the return
+/// only there). Every register of a straight-line routine is one; in one with branches
+/// or loops the others are variables.
+fn ssa_registers(f: &Function) -> Vec<bool> {
+    let n = f.regs.len();
+    // Where each register is written: (block, instruction), or `None` for a parameter.
+    let mut def: Vec<Option<Option<(usize, usize)>>> = vec![None; n];
+    let mut ok = vec![true; n];
+    let mut written =
+        |r: RegId, at: Option<(usize, usize)>, ok: &mut Vec<bool>| match def.get_mut(r.index()) {
+            Some(d @ None) => *d = Some(at),
+            Some(Some(_)) => ok[r.index()] = false,
+            None => {}
+        };
     for &(r, _) in &f.params {
-        written[r.index()] = true;
+        written(r, None, &mut ok);
     }
-    let Some(block) = f.blocks.get(b.index()) else { return false };
-    for inst in &block.insts {
-        let (mut defs, mut uses) = (Vec::new(), Vec::new());
-        ptxvk_lower::verify::inst_defs_uses(&inst.kind, &mut defs, &mut uses);
-        if uses.iter().any(|u| !written.get(u.index()).copied().unwrap_or(false)) {
-            return false;
-        }
-        for d in defs {
-            match written.get_mut(d.index()) {
-                Some(w) if !*w => *w = true,
-                _ => return false,
+    let mut uses_at = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
+            let (mut defs, mut uses) = (Vec::new(), Vec::new());
+            ptxvk_lower::verify::inst_defs_uses(&inst.kind, &mut defs, &mut uses);
+            uses_at.extend(uses.into_iter().map(|u| (u, Some((b, i)))));
+            for d in defs {
+                written(d, Some((b, i)), &mut ok);
             }
         }
     }
-    true
+    let first = match f.body.first() {
+        Some(Node::Code(b)) => Some(b.index()),
+        _ => None,
+    };
+    // The tree's reads, after every block: dominated by the first block only.
+    let mut tree = Vec::new();
+    node_registers(&f.body, &mut tree);
+    tree.extend(f.returns.iter().map(|&(r, _)| r));
+    uses_at.extend(tree.into_iter().map(|r| (r, None)));
+    for (u, at) in uses_at {
+        let dominated = match (def.get(u.index()).copied().flatten(), at) {
+            (None, _) => false,
+            (Some(None), _) => true,
+            (Some(Some((db, di))), Some((b, i))) if db == b => di < i,
+            (Some(Some((db, _))), _) => Some(db) == first,
+        };
+        if let Some(o) = ok.get_mut(u.index()) {
+            *o &= dominated;
+        }
+    }
+    (0..n).map(|r| ok[r] && def[r].is_some()).collect()
+}
+
+/// The registers the structured tree reads: its conditions and selectors.
+fn node_registers(nodes: &[Node], out: &mut Vec<RegId>) {
+    for n in nodes {
+        match n {
+            Node::If { cond, then, otherwise, .. } => {
+                out.push(*cond);
+                node_registers(then, out);
+                node_registers(otherwise, out);
+            }
+            Node::Switch { selector, cases, .. } => {
+                out.push(*selector);
+                for c in cases {
+                    node_registers(&c.body, out);
+                }
+            }
+            Node::Loop { body, .. } => node_registers(body, out),
+            Node::Code(_) | Node::Break | Node::Continue | Node::Return => {}
+        }
+    }
 }

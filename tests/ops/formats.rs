@@ -956,8 +956,8 @@ fn the_fused_fma_path_is_exact_exactly_when_the_probe_says_fused() {
 }
 
 /// `div.rn`, `rcp.rn` and `sqrt.rn` (f32 and f64) compiled for a fused `Fma` (`.fused`:
-/// Newton steps, `spirv-backend/src/emit/newton.rs`, whose CPU model has its own unit
-/// test), forced on this device: operands outside the steps' range (zeros, subnormals,
+/// Newton steps, the IR routine of `lower/src/routines/newton.rs`, whose CPU model and
+/// interpreted body have their own unit tests), forced on this device: operands outside the steps' range (zeros, subnormals,
 /// infinities, NaNs, extreme exponents) take the exact path and match the correctly
 /// rounded results bit for bit; inside it, the results are exact if the probe found the
 /// device's `Fma` fused and within one ulp otherwise (lavapipe's is not fused, so this
@@ -993,7 +993,7 @@ fn newton_case(device: &ptxvk::Device, bits: u32, fused: bool) {
         s4 = 4 * size,
     );
     // The format: significand bits, exponent mask, bias; the Newton steps' range
-    // (newton.rs): normal operands, a dividend of biased exponent at least `min`, the
+    // (routines/newton.rs): normal operands, a dividend of biased exponent at least `min`, the
     // quotient's exponent in [2, max - 4] (biased), or a zero dividend; the same bound
     // for a square root.
     let (m, mask, min): (u32, u64, i64) = if bits == 32 { (23, 0xff, 32) } else { (52, 0x7ff, 64) };

@@ -20,7 +20,8 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// (`crate::routines`' `approx`), the f64 arithmetic legalized for the target like any
 /// (`pass::soft_f64` without f64, then `pass::emulate`), so that it may call the other
 /// routines. `sin` and `cos` reduce their argument in a loop in their form for a target
-/// without f64 ([`Routine::loop_iterations`]); every other routine is straight-line.
+/// without f64 ([`Routine::loop_iterations`]); every other routine but `Newton` is
+/// straight-line.
 ///
 /// `Narrow`, `IntToFloat` and `Widen` are the conversions of [`super::InstKind::Narrow`],
 /// [`super::InstKind::IntToFloat`] and [`super::InstKind::Widen`] with those operations'
@@ -34,6 +35,14 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// patterns, 32-bit arguments and result), and `OddF32(op)` is
 /// [`super::InstKind::RoundToOdd`] `.soft`: `op` on f32 patterns rounded to odd in f64
 /// (an f64 pattern).
+///
+/// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
+/// f64 bit patterns, for a device whose `Fma` a probe found fused
+/// ([`super::FloatPath::Fused`]): Newton steps on that `Fma` (`.native` `fma`, `div` and
+/// `rsqrt`, the device's own) with an exact final rounding where the operands allow,
+/// and the operation on the exact path elsewhere ([`super::FloatPath::F64`], or with
+/// `soft` [`super::FloatPath::Integer`]), legalized like the `.approx` routines'
+/// arithmetic (`crate::routines`' `newton`). Its body branches between the two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
@@ -49,6 +58,16 @@ pub enum Routine {
     DivF32(Rounding),
     SqrtF32(Rounding),
     OddF32(OddOp),
+    Newton { op: NewtonOp, bits: u8, soft: bool },
+}
+
+/// The operation of [`Routine::Newton`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NewtonOp {
+    /// `a / b` (`rcp` is `1 / b`).
+    Div,
+    /// `sqrt(a)`.
+    Sqrt,
 }
 
 /// The operations of [`Routine::OddF32`].
@@ -144,6 +163,12 @@ impl Routine {
             all.extend([Routine::FmaF32(r), Routine::DivF32(r), Routine::SqrtF32(r)]);
         }
         all.extend(ODD_OPS.map(Routine::OddF32));
+        for op in [NewtonOp::Div, NewtonOp::Sqrt] {
+            all.push(Routine::Newton { op, bits: 64, soft: false });
+            for soft in [false, true] {
+                all.push(Routine::Newton { op, bits: 32, soft });
+            }
+        }
         all
     }
 
@@ -201,7 +226,17 @@ impl Routine {
             Routine::DivF32(r) => format!("ptxvk.div.f32.{}.int", suffix(r)),
             Routine::SqrtF32(r) => format!("ptxvk.sqrt.f32.{}.int", suffix(r)),
             Routine::OddF32(op) => format!("ptxvk.{}.ro.f64.f32", lower(op)),
+            Routine::Newton { op, bits, soft } => {
+                format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
+            }
         }
+    }
+
+    /// Whether its body is legalized for the target when `pass::emulate` adds it, and
+    /// may call other routines: the `.approx` ones and `Newton`'s (whose arithmetic is
+    /// a program's); the others are core integer operations.
+    pub fn legalized(self) -> bool {
+        matches!(self, Routine::Approx(_) | Routine::Newton { .. })
     }
 
     /// The routine named `name`, if it is one's.
@@ -221,6 +256,7 @@ impl Routine {
             Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::FmaF32(_) => 3,
             Routine::OddF32(OddOp::Fma) => 3,
             Routine::DivF64(_) | Routine::DivF32(_) | Routine::OddF32(_) => 2,
+            Routine::Newton { op, .. } => 1 + usize::from(op == NewtonOp::Div),
             Routine::SqrtF64(_) | Routine::SqrtF32(_) | Routine::Approx(_) => 1,
             Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_) => 1,
             Routine::F32ToF64 => 1,
@@ -236,6 +272,7 @@ impl Routine {
             Routine::Narrow { from_bits, .. } => u32::from(from_bits),
             Routine::IntToFloat { from, .. } => from.bits(),
             Routine::Widen(from) => from.bits(),
+            Routine::Newton { bits, .. } => u32::from(bits),
             _ => 64,
         }
     }
@@ -246,6 +283,7 @@ impl Routine {
             Routine::Approx(_) | Routine::Widen(_) => 32,
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
             Routine::Narrow { to, .. } | Routine::IntToFloat { to, .. } => to.bits(),
+            Routine::Newton { bits, .. } => u32::from(bits),
             _ => 64,
         }
     }

@@ -3,8 +3,8 @@
 //! routines*), each routine added to the kernel once ([`crate::routines::get`]).
 //!
 //! Today: exact f64 arithmetic. An f64 `fma`, `div`, `rcp` or `sqrt` computed neither
-//! by the device's fused `Fma` (`.fused`, whose Newton steps the emitter writes) nor
-//! by Vulkan's own operations (`.native`) becomes a `Call` of the routine for its
+//! by the device's fused `Fma` (`.fused`, below) nor by Vulkan's own operations
+//! (`.native`) becomes a `Call` of the routine for its
 //! rounding, on the operands' bit patterns: [`Routine::FmaF64`],
 //! [`Routine::DivF64`] (`rcp` as `1.0 / x`), [`Routine::SqrtF64`] (PTX ISA 9.2
 //! §9.7.3.6-10). On a target with f64 the backend calls `fma` and `div` to nearest
@@ -25,6 +25,13 @@
 //! form whose reductions are loops, [`routines::build_with`]), then their `fma`, `div`
 //! and `sqrt` become calls of the routines above (so these routines call routines).
 //!
+//! An f32 or f64 `div`, `rcp` or `sqrt` on the device's fused `Fma` (`.fused`, to
+//! nearest) becomes a call of [`Routine::Newton`] on the bit patterns (`rcp` as
+//! `1 / x`): Newton steps on the device's `.native` `fma`, `div` and `rsqrt`, and on
+//! operands outside their range the same operation on the exact path (`.fused.soft`:
+//! the integer one), which is legalized here when the routine is added as a program's
+//! would be (f64 and f32 without f64: the calls of the routines above).
+//!
 //! The conversions of the narrow float formats (`InstKind::Narrow`, `IntToFloat` and
 //! `Widen`) become calls of [`Routine::Narrow`], [`Routine::IntToFloat`] and
 //! [`Routine::Widen`] on the source's bit pattern, in the kernel and in the `.approx`
@@ -34,8 +41,8 @@
 //! `.soft` f32 arithmetic or the `.approx` functions) and [`super::inline`] (no call but
 //! of routines).
 //!
-//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, no `.soft` f32 `fma`,
-//! `div`, `rcp`, `sqrt` or `RoundToOdd`, no `.approx`
+//! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, none `.fused` but
+//! `fma`, no `.soft` f32 `fma`, `div`, `rcp`, `sqrt` or `RoundToOdd`, no `.approx`
 //! function of [`Routine::APPROX`] and no `Narrow`, `IntToFloat` or `Widen`
 //! ([`emulated`] holds for none), in the kernel or its
 //! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
@@ -45,7 +52,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, OddOp, OpTy, RegId,
+    BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp, OpTy,
+    RegId,
     Routine, UnaryOp, Value,
 };
 use crate::routines;
@@ -57,6 +65,18 @@ const F32: OpTy = OpTy::F(32);
 /// native).
 fn exact(ty: OpTy, mode: &FloatMode) -> bool {
     ty == F64 && !matches!(mode.path, FloatPath::Fused { .. } | FloatPath::Native)
+}
+
+/// Whether `mode` is the Newton steps' (`.fused`; `pass::legalize_floats` gives it to
+/// `div`, `rcp` and `sqrt` to nearest only).
+fn is_fused(mode: &FloatMode) -> bool {
+    matches!(mode.path, FloatPath::Fused { .. })
+}
+
+/// The Newton routine of `op` on `bits`-wide floats in `mode` (`.fused`, `.fused.soft`).
+fn newton(op: NewtonOp, bits: u8, mode: &FloatMode) -> Routine {
+    let soft = mode.path == FloatPath::Fused { soft: true };
+    Routine::Newton { op, bits, soft }
 }
 
 /// The routine that computes `kind`, with its arguments and result, if one does.
@@ -98,7 +118,27 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
             let args = if op == OddOp::Fma { vec![a, b, c] } else { vec![a, b] };
             Some((Routine::OddF32(op), args, dst))
         }
-        InstKind::Unary { op, ty: OpTy::F(32), dst, src, .. } if Routine::APPROX.contains(op) => {
+        // Newton steps on the device's fused `Fma` (`.fused`), `rcp` as `1 / x`.
+        InstKind::Binary { op: BinaryOp::Div, ty: OpTy::F(bits), mode, dst, lhs, rhs }
+            if is_fused(mode) =>
+        {
+            Some((newton(NewtonOp::Div, *bits, mode), vec![*lhs, *rhs], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Sqrt, ty: OpTy::F(bits), mode, dst, src }
+            if is_fused(mode) =>
+        {
+            Some((newton(NewtonOp::Sqrt, *bits, mode), vec![*src], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Rcp, ty: OpTy::F(bits), mode, dst, src }
+            if is_fused(mode) =>
+        {
+            let one = if *bits == 32 { 1f32.to_bits().into() } else { 1f64.to_bits() };
+            Some((newton(NewtonOp::Div, *bits, mode), vec![Value::Imm(one), *src], *dst))
+        }
+        // The device's own `rsqrt` (`.native`, in the Newton routines) is no routine.
+        InstKind::Unary { op, ty: OpTy::F(32), mode, dst, src, .. }
+            if Routine::APPROX.contains(op) && mode.path != FloatPath::Native =>
+        {
             Some((Routine::Approx(*op), vec![*src], *dst))
         }
         &InstKind::Narrow { to, from, rounding, satfinite, relu, dst, src } => {
@@ -181,10 +221,10 @@ fn call(
     e.insts
 }
 
-/// The function of `k` that is routine `r`, added on its first use: an `.approx`
-/// routine's f64 arithmetic legalized for `target` (module doc).
+/// The function of `k` that is routine `r`, added on its first use: an `.approx` or
+/// Newton routine's arithmetic legalized for `target` (module doc).
 pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Diagnostic> {
-    if !matches!(r, Routine::Approx(_)) {
+    if !r.legalized() {
         return Ok(routines::get(k, r));
     }
     if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {

@@ -37,7 +37,7 @@ mod narrow;
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, CmpOp, CvtSide, FloatFormat, FloatMode, HalfArith, HalfConvert, HalfConvertOp,
+    BinaryOp, CmpOp, CvtSide, FloatFormat, FloatPath, HalfArith, HalfConvert, HalfConvertOp,
     HalfOp, InstKind, Kernel, NarrowCvt, OddOp, OpTy, RegId, RegTy, Rounding, UnaryOp, Value,
 };
 
@@ -52,14 +52,15 @@ pub fn is_half(kind: &InstKind) -> bool {
 }
 
 /// `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` (PTX ISA 9.2 §9.7.3.9, §9.7.3.16)
-/// as semantic analysis resolves them: an f64 `rsqrt`, or an f64 `rcp` with `.ftz`
-/// (which flushes f64 subnormals only in these two).
+/// as semantic analysis resolves them: an f64 `rsqrt` (but the device's own, `.native`,
+/// of the Newton routines), or an f64 `rcp` with `.ftz` (which flushes f64 subnormals
+/// only in these two).
 pub fn is_approx_f64(kind: &InstKind) -> bool {
-    matches!(
-        kind,
-        InstKind::Unary { op: UnaryOp::Rsqrt, ty: F64, .. }
-            | InstKind::Unary { op: UnaryOp::Rcp, ty: F64, mode: FloatMode { ftz: true, .. }, .. }
-    )
+    match kind {
+        InstKind::Unary { op: UnaryOp::Rsqrt, ty: F64, mode, .. } => mode.path != FloatPath::Native,
+        InstKind::Unary { op: UnaryOp::Rcp, ty: F64, mode, .. } => mode.ftz,
+        _ => false,
+    }
 }
 
 /// Expands every half operation of `k`.

@@ -4,15 +4,17 @@
 //! `fma`, `div` and `sqrt`; [`soft_f32`] the f32 `fma`, `div`, `sqrt` and round-to-odd
 //! arithmetic of a target without f64, which call those; [`approx`] the `.approx`
 //! functions in f64 arithmetic, but `sin` and `cos`, which are [`trig`]'s; [`convert`]
-//! the conversions of the narrow float formats.
+//! the conversions of the narrow float formats; [`newton`] `div.rn` and `sqrt.rn` by
+//! Newton steps on a fused `Fma`.
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
 //! code (comparisons and selects, loops unrolled). The integer routines are the same IR
 //! on every target, so that one body per module serves every kernel, and the
 //! interpreter and the pass file tests check them against the ISA's arithmetic like any
-//! code. The `.approx` routines are built in f64 arithmetic, which
-//! [`crate::pass::emulate`] legalizes for the target when it adds them; for a target
+//! code. The `.approx` routines are built in f64 arithmetic, and the Newton routines'
+//! exact path in the operation it replaces, which [`crate::pass::emulate`] legalizes
+//! for the target when it adds them; for a target
 //! without f64 the argument reduction of `sin` and `cos` is a loop instead of unrolled
 //! ([`build_with`]).
 //!
@@ -23,6 +25,7 @@
 
 mod approx;
 mod convert;
+mod newton;
 mod soft_f32;
 mod softf64;
 mod trig;
@@ -120,6 +123,7 @@ pub fn build_with(r: Routine, loops: bool) -> Function {
             soft_f32::f32_op(&mut b, &params)
         }
         Routine::OddF32(op) => soft_f32::odd(&mut b, op, &params),
+        Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
     };
     let ty = OpTy::U(r.result_bits() as u8);
     let ret = b.temp(ty);

@@ -24,7 +24,7 @@
 //! After the body, one line per emulation routine the kernel calls, `routine fnN NAME`
 //! (`crate::ir::Routine::name`): a routine's body is the one its name determines,
 //! which `crate::pass::routine` builds and structures, so it is named, not printed.
-//! An `.approx` routine's is the one for a target with f64
+//! An `.approx` or Newton routine's is the one for a target with f64
 //! (`crate::pass::emulate::add`); any routine a routine calls is named before it.
 
 use std::collections::BTreeMap;
@@ -95,7 +95,7 @@ fn routine(line: Line<'_>, before: &[Function]) -> Result<Function, Diagnostic> 
         line.error(format!("routine {name}: {what}"))
     };
     // A routine that calls routines: those are named before it (in a kernel's order).
-    if matches!(r, Routine::Approx(_)) || !r.callees().is_empty() {
+    if r.legalized() || !r.callees().is_empty() {
         let mut k = Kernel::new(String::new(), line.span, crate::abi::KernelAbi::default());
         k.functions = before.to_vec();
         let target = crate::pass::Target::default();

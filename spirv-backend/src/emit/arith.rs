@@ -249,27 +249,12 @@ impl FnEmitter<'_> {
                 BinaryOp::Div if mode.path == FloatPath::Native => {
                     self.float_op(BinaryOp::Div, t, a, c)?
                 }
-                BinaryOp::Div
-                    if ty.bits() == 32 && matches!(mode.path, FloatPath::Fused { .. }) =>
-                {
-                    let soft = mode.path == FloatPath::Fused { soft: true };
-                    self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[a, c])?
-                }
                 BinaryOp::Div if ty.bits() == 32 => {
                     self.exact_f32(SoftOp::Div, mode.rounding, &[a, c])?
                 }
-                // Exact paths: `pass::emulate` made them calls of routines.
-                BinaryOp::Div if !matches!(mode.path, FloatPath::Fused { .. }) => {
-                    return Err(Error::Internal("f64 arithmetic left by emulate".into()));
-                }
+                // Exact and Newton paths: `pass::emulate` made them calls of routines.
                 BinaryOp::Div => {
-                    let i64t = self.ty(Scalar::Int(64));
-                    let f64t = self.ty(Scalar::Float(64));
-                    let ai = self.b.bitcast(i64t, None, a)?;
-                    let ci = self.b.bitcast(i64t, None, c)?;
-                    let div = Helper::Newton { op: SoftOp::Div, bits: 64, soft: false };
-                    let r = self.call(div, &[ai, ci])?;
-                    self.b.bitcast(f64t, None, r)?
+                    return Err(Error::Internal("f64 arithmetic left by emulate".into()));
                 }
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };

@@ -34,10 +34,6 @@ pub(crate) enum Helper {
     /// path (`fma_f32_exact`, `div_f32_exact`, `sqrt_f32_exact`): the second pass of an
     /// exact run (`exact_runs.rs`).
     ExactF32(SoftOp),
-    /// `div.rn` or `sqrt.rn` on f32 (`bits` 32) or f64 bit patterns (64) by Newton steps
-    /// on the device's fused `Fma`, with the exact path (for f32 with `soft` the integer
-    /// one, [`Routine::DivF32`] or [`Routine::SqrtF32`]) for other operands (`newton`).
-    Newton { op: SoftOp, bits: u8, soft: bool },
     /// The allocation test of checked launches (`in_allocation`), for a write (or
     /// atomic) or a read: the only routine that reads memory, the table its first
     /// argument points to.

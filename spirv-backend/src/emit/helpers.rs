@@ -49,10 +49,7 @@ impl Helper {
                 let bits = |b: u32| Scalar::Int(b as u8);
                 (vec![bits(r.param_bits()); r.arity()], bits(r.result_bits()))
             }
-            Helper::ExactF32(op) | Helper::Newton { op, bits: 32, .. } => {
-                (vec![f32s; op.operands()], f32s)
-            }
-            Helper::Newton { op, .. } => (vec![i64s; op.operands()], i64s),
+            Helper::ExactF32(op) => (vec![f32s; op.operands()], f32s),
             Helper::FmaF32 => (vec![f32s; 3], f32s),
             Helper::FmaF64 => (vec![i64s; 3], i64s),
             Helper::DivF64 => (vec![i64s; 2], i64s),
@@ -74,11 +71,6 @@ impl Helper {
         };
         match self {
             Helper::Routine(x) => x.name(),
-            Helper::Newton { op, bits, soft } => format!(
-                "ptxvk.{}.f{bits}.rn.fused{}",
-                format!("{op:?}").to_lowercase(),
-                if soft { ".int" } else { "" }
-            ),
             Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
             Helper::ExactF32(op) => {
                 format!("ptxvk.{}.f32.rn.exact", format!("{op:?}").to_lowercase())
@@ -108,9 +100,6 @@ impl FnEmitter<'_> {
     fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
         match h {
             Helper::Routine(r) => Err(crate::Error::Internal(format!("{r:?} has no body here"))),
-            Helper::Newton { op, bits, soft } => {
-                self.newton(op, super::newton::Format { bits: bits.into() }, soft, p)
-            }
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
             Helper::ExactF32(SoftOp::Fma) => self.fma_f32_exact(p[0], p[1], p[2]),
             Helper::ExactF32(SoftOp::Div) => self.div_f32_exact(p[0], p[1], Rounding::Nearest),

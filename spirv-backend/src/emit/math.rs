@@ -7,15 +7,22 @@ impl FnEmitter<'_> {
     /// One-operand float and integer operations, `fma`, conversions and the narrow float formats.
     pub(super) fn math_inst(&mut self, kind: &InstKind) -> R<()> {
         match kind {
-            // `--float native`: Vulkan's square root and division (not exact).
-            InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src }
-                if mode.path == FloatPath::Native =>
-            {
+            // `--float native`: Vulkan's square root and division (not exact); and the
+            // device's reciprocal square root of the Newton routines.
+            InstKind::Unary {
+                op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp | UnaryOp::Rsqrt),
+                ty,
+                mode,
+                dst,
+                src,
+            } if mode.path == FloatPath::Native => {
                 let v = self.read_op(*src, *ty)?;
                 let s = Scalar::of_op(*ty);
                 let t = self.ty(s);
                 let r = if *op == UnaryOp::Sqrt {
                     self.glsl1(t, glsl::SQRT, v)?
+                } else if *op == UnaryOp::Rsqrt {
+                    self.glsl1(t, glsl::INVERSE_SQRT, v)?
                 } else {
                     let one_bits =
                         if ty.bits() == 32 { 1f32.to_bits().into() } else { 1f64.to_bits() };
@@ -25,38 +32,17 @@ impl FnEmitter<'_> {
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src } => {
+                // `pass::emulate` made the exact and Newton paths calls of routines.
                 if *ty == OpTy::F(64) {
-                    let it = Scalar::Int(64);
-                    let v = self.read(*src, it)?;
-                    // `pass::emulate` made the exact paths calls of routines.
-                    if !matches!(mode.path, FloatPath::Fused { .. }) {
-                        return Err(Error::Internal("f64 arithmetic left by emulate".into()));
-                    }
-                    let newton = |op| Helper::Newton { op, bits: 64, soft: false };
-                    let (sqrt, div) = (newton(SoftOp::Sqrt), newton(SoftOp::Div));
-                    let r = if *op == UnaryOp::Sqrt {
-                        self.call(sqrt, &[v])?
-                    } else {
-                        let one = self.konst(it, 1f64.to_bits());
-                        self.call(div, &[one, v])?
-                    };
-                    return self.write(*dst, r, it, false);
+                    return Err(Error::Internal("f64 arithmetic left by emulate".into()));
                 }
                 let v = self.read_op(*src, *ty)?;
-                let r = match (*op, mode.path) {
-                    (UnaryOp::Sqrt, FloatPath::Fused { soft }) => {
-                        self.call(Helper::Newton { op: SoftOp::Sqrt, bits: 32, soft }, &[v])?
-                    }
-                    (_, FloatPath::Fused { soft }) => {
-                        let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                        self.call(Helper::Newton { op: SoftOp::Div, bits: 32, soft }, &[one, v])?
-                    }
-                    // `.soft` ones: `pass::emulate` made them calls of routines.
-                    (UnaryOp::Sqrt, _) => self.exact_f32(SoftOp::Sqrt, mode.rounding, &[v])?,
-                    _ => {
-                        let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                        self.exact_f32(SoftOp::Div, mode.rounding, &[one, v])?
-                    }
+                // The `.soft` and `.fused` ones `pass::emulate` made calls of routines.
+                let r = if *op == UnaryOp::Sqrt {
+                    self.exact_f32(SoftOp::Sqrt, mode.rounding, &[v])?
+                } else {
+                    let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
+                    self.exact_f32(SoftOp::Div, mode.rounding, &[one, v])?
                 };
                 self.write_op(*dst, r, *ty)
             }
