@@ -153,6 +153,40 @@ impl Modifiers {
     }
 }
 
+/// The canonical spelling of the qualifiers: the opcode, then each decoded modifier
+/// as PTX spells it, the family modifiers (in source order) first, then the state
+/// space, the comparison, the combine, the product half, the rounding, `.ftz`, `.sat`,
+/// the vector size and the types (in source order): `shfl.sync.idx.b32`,
+/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`. For one opcode a spelling belongs to
+/// one class, so two qualifiers are equal exactly when their spellings are.
+impl std::fmt::Display for Qualifiers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.opcode)?;
+        for d in &self.details {
+            write!(f, "{d}")?;
+        }
+        let words = [
+            self.space.map(StateSpace::directive),
+            self.cmp.map(|c| spell_in(&COMPARISONS, &c)),
+            self.combine.map(|c| spell_in(&COMBINES, &c)),
+            self.mul_part.map(|p| spell_in(&MUL_PARTS, &p)),
+            self.rounding.map(|r| spell_in(&ROUNDINGS, &r)),
+            self.ftz_sat.0.then_some(".ftz"),
+            self.ftz_sat.1.then_some(".sat"),
+        ];
+        for w in words.into_iter().flatten() {
+            f.write_str(w)?;
+        }
+        if let Some(n) = self.vector {
+            write!(f, ".v{n}")?;
+        }
+        for t in &self.types {
+            f.write_str(t.directive())?;
+        }
+        Ok(())
+    }
+}
+
 /// Decodes the modifiers of `i`; `None` when the opcode is not a PTX instruction.
 pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
     let Some(opcode) = i.op else { return Ok(None) };
@@ -230,57 +264,78 @@ pub fn decode(i: &Instruction) -> Result<Option<Modifiers>, Diagnostic> {
     Ok(Some(m))
 }
 
+/// The rounding modifiers, as PTX spells them.
+const ROUNDINGS: [(&str, Rounding); 8] = {
+    const fn r(direction: Direction, integer: bool) -> Rounding {
+        Rounding { direction, integer }
+    }
+    [
+        (".rn", r(Direction::Nearest, false)),
+        (".rz", r(Direction::Zero, false)),
+        (".rm", r(Direction::Down, false)),
+        (".rp", r(Direction::Up, false)),
+        (".rni", r(Direction::Nearest, true)),
+        (".rzi", r(Direction::Zero, true)),
+        (".rmi", r(Direction::Down, true)),
+        (".rpi", r(Direction::Up, true)),
+    ]
+};
+
+/// The comparisons, as PTX spells them; a comparison's first spelling is the one
+/// [`Qualifiers`] prints (`.lo` is `.lt`).
+const COMPARISONS: [(&str, CmpOp); 18] = [
+    (".eq", CmpOp::Eq),
+    (".ne", CmpOp::Ne),
+    (".lt", CmpOp::Lt),
+    (".lo", CmpOp::Lt),
+    (".le", CmpOp::Le),
+    (".ls", CmpOp::Le),
+    (".gt", CmpOp::Gt),
+    (".hi", CmpOp::Gt),
+    (".ge", CmpOp::Ge),
+    (".hs", CmpOp::Ge),
+    (".equ", CmpOp::Equ),
+    (".neu", CmpOp::Neu),
+    (".ltu", CmpOp::Ltu),
+    (".leu", CmpOp::Leu),
+    (".gtu", CmpOp::Gtu),
+    (".geu", CmpOp::Geu),
+    (".num", CmpOp::Num),
+    (".nan", CmpOp::Nan),
+];
+
+/// The predicate combines, as PTX spells them.
+const COMBINES: [(&str, BoolOp); 3] =
+    [(".and", BoolOp::And), (".or", BoolOp::Or), (".xor", BoolOp::Xor)];
+
+/// The product halves, as PTX spells them.
+const MUL_PARTS: [(&str, MulPart); 3] =
+    [(".lo", MulPart::Lo), (".hi", MulPart::Hi), (".wide", MulPart::Wide)];
+
+/// The value of spelling `s` in `table`.
+fn parse_in<T: Copy>(table: &[(&str, T)], s: &str) -> Option<T> {
+    table.iter().find(|(spelling, _)| *spelling == s).map(|&(_, v)| v)
+}
+
+/// The first spelling of `v` in `table`.
+fn spell_in<T: PartialEq>(table: &[(&'static str, T)], v: &T) -> &'static str {
+    table.iter().find(|(_, x)| x == v).map_or("", |(spelling, _)| spelling)
+}
+
 fn rounding(s: &str) -> Option<Rounding> {
-    let (direction, integer) = match s {
-        ".rn" => (Direction::Nearest, false),
-        ".rz" => (Direction::Zero, false),
-        ".rm" => (Direction::Down, false),
-        ".rp" => (Direction::Up, false),
-        ".rni" => (Direction::Nearest, true),
-        ".rzi" => (Direction::Zero, true),
-        ".rmi" => (Direction::Down, true),
-        ".rpi" => (Direction::Up, true),
-        _ => return None,
-    };
-    Some(Rounding { direction, integer })
+    parse_in(&ROUNDINGS, s)
 }
 
 fn comparison(s: &str) -> Option<CmpOp> {
-    Some(match s {
-        ".eq" => CmpOp::Eq,
-        ".ne" => CmpOp::Ne,
-        ".lt" | ".lo" => CmpOp::Lt,
-        ".le" | ".ls" => CmpOp::Le,
-        ".gt" | ".hi" => CmpOp::Gt,
-        ".ge" | ".hs" => CmpOp::Ge,
-        ".equ" => CmpOp::Equ,
-        ".neu" => CmpOp::Neu,
-        ".ltu" => CmpOp::Ltu,
-        ".leu" => CmpOp::Leu,
-        ".gtu" => CmpOp::Gtu,
-        ".geu" => CmpOp::Geu,
-        ".num" => CmpOp::Num,
-        ".nan" => CmpOp::Nan,
-        _ => return None,
-    })
+    parse_in(&COMPARISONS, s)
 }
 
 fn combine(s: &str) -> Option<BoolOp> {
-    Some(match s {
-        ".and" => BoolOp::And,
-        ".or" => BoolOp::Or,
-        ".xor" => BoolOp::Xor,
-        _ => return None,
-    })
+    parse_in(&COMBINES, s)
 }
 
 fn mul_part(s: &str) -> Option<MulPart> {
-    Some(match s {
-        ".lo" => MulPart::Lo,
-        ".hi" => MulPart::Hi,
-        ".wide" => MulPart::Wide,
-        _ => return None,
-    })
+    parse_in(&MUL_PARTS, s)
 }
 
 /// The instruction of a kernel whose body is `line` (PTX 8.0, sm_90), for the tests of
@@ -387,6 +442,23 @@ mod tests {
         assert_eq!(
             decoded("add.rn.rz.f32 %r1, %r2, %r3;").err().as_deref(),
             Some("`.rz` conflicts with `.rn` on `add`")
+        );
+    }
+
+    #[test]
+    fn qualifiers_print_one_spelling_for_equal_qualifiers() {
+        let spelled = |line: &str| decoded(line).expect("decodes").qualifiers().to_string();
+        assert_eq!(spelled("shfl.sync.idx.b32 %r1, %r2, %r3, 31, -1;"), "shfl.sync.idx.b32");
+        // `.shared::cta` is `.shared`, `.lo` on `setp` is `.lt` (PTX ISA 9.2 §9.7.7.1).
+        let ld = spelled("ld.shared::cta.v2.u32 {%r1, %r2}, [%r3];");
+        assert_eq!(ld, spelled("ld.shared.v2.u32 {%r1, %r2}, [%r3];"));
+        assert_eq!(ld, "ld.shared.v2.u32");
+        assert_eq!(spelled("setp.lo.and.u32 %p1, %r1, %r2, %p2;"), "setp.lt.and.u32");
+        assert_eq!(spelled("cvt.rzi.ftz.sat.f32.f32 %r1, %r2;"), "cvt.rzi.ftz.sat.f32.f32");
+        assert_eq!(spelled("mul.wide.u32 %rd1, %r1, %r2;"), "mul.wide.u32");
+        assert_ne!(
+            spelled("vote.sync.any.pred %p1, %p2, -1;"),
+            spelled("vote.sync.all.pred %p1, %p2, -1;")
         );
     }
 }

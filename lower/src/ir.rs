@@ -54,7 +54,9 @@
 //!   object's layout and phases; `pass::expand_mbarrier`), [`InstKind::Warp`] (the
 //!   warp collectives, [`WarpInst`], whose module doc specifies them, member masks and
 //!   lanes that do not arrive included; `pass::expand_warp`), [`InstKind::BarrierReduce`]
-//!   (`bar.red`; `pass::expand_warp`), [`InstKind::System`] and
+//!   (`bar.red`; `pass::expand_warp`), [`InstKind::SyncPoint`] (where a thread may wait
+//!   for others, [`SyncPoint`], whose module doc says which collectives a warp one
+//!   meets; `pass::schedule`), [`InstKind::System`] and
 //!   [`InstKind::DeviceLaunch`] (system calls, failures, the grid barrier and
 //!   device-side launches, [`SystemInst`] and [`LaunchInst`], whose module doc
 //!   specifies them; `pass::expand_system`), [`InstKind::Stack`] (the thread's stack,
@@ -158,6 +160,7 @@ mod routine;
 mod space_test;
 mod special;
 mod stack;
+mod sync;
 mod system;
 mod texture;
 mod variable;
@@ -177,6 +180,7 @@ pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
+pub use sync::{SyncPoint, WarpSyncKind};
 pub use system::*;
 pub use texture::{
     Boundary, Channel, SurfaceAccess, SurfaceOp, TexGeometry, TexHandle, TexLod, TexQuery,
@@ -583,22 +587,6 @@ pub enum SubgroupOp {
     /// active; else the result is undefined. The invocation read is `lane` modulo the
     /// subgroup size.
     ShuffleNarrow,
-}
-
-/// What an [`InstKind::SyncPoint`] stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SyncPoint {
-    /// Before a warp collective that every lane of `members` (PTX's 32-bit member mask)
-    /// must reach before any of them goes on (PTX ISA 9.2 §9.7.8.6 ff., `.sync` forms).
-    /// Collectives of one `kind` (an index per kernel: the same opcode and modifiers)
-    /// meet each other; others do not.
-    Warp { members: Value, kind: u32 },
-    /// `nanosleep` (§9.7.13.11): the thread offers the others of its block a turn.
-    Sleep,
-    /// After an mbarrier wait's test (§9.7.13.15.16): what the waiting thread does next
-    /// is ordered after the arrivals it waited for. Racecheck (`pass::check`) starts a
-    /// block epoch of the thread there, as it does at a barrier.
-    Acquire,
 }
 
 /// Special registers (PTX ISA 9.2 §10; PTX's names: [`ptx_register`]).

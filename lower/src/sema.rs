@@ -296,9 +296,6 @@ struct Resolver<'m> {
     /// The device functions being resolved, outermost first (to name a recursion's
     /// cycle).
     call_stack: Vec<Name>,
-    /// The warp collectives' kinds (opcode and decoded modifiers), in order of
-    /// appearance: a sync point's `kind` is an index here (`SyncPoint::Warp`).
-    collective_kinds: Vec<decode::Qualifiers>,
     errors: Vec<Diagnostic>,
 }
 
@@ -362,7 +359,6 @@ impl<'m> Resolver<'m> {
             scope_count: 0,
             lowered_functions: BTreeMap::new(),
             call_stack: Vec::new(),
-            collective_kinds: Vec::new(),
             errors,
         }
     }

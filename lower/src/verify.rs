@@ -124,6 +124,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::Texture(t) => t.malformed(),
                 InstKind::Matrix(m) => m.malformed(),
                 InstKind::Warp(w) => w.malformed(),
+                InstKind::SyncPoint { point } => point.malformed(),
                 InstKind::Copy(c) => c.malformed(),
                 InstKind::System(s) => s.malformed(),
                 InstKind::Stack(s) => s.malformed(),

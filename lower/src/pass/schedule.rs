@@ -34,7 +34,8 @@
 //!   (CUDA's barriers match by count, not by instruction), and then resumes after it;
 //! * a warp collective of the `.sync` forms ([`SyncPoint::Warp`]): the thread waits
 //!   until every lane of the member mask waits at a collective of the same kind (the
-//!   same opcode and qualifiers, as the ISA matches them) or has exited (lanes that do
+//!   sync point's [`WarpSyncKind`]: the same opcode and qualifiers, as the ISA matches
+//!   them; the pass numbers the kernel's kinds in sorted order) or has exited (lanes that do
 //!   not exist in a partial warp count as arrived), and then runs the collective with
 //!   them;
 //! * the end of the thread (`ret`, `exit`, `trap`).
@@ -98,13 +99,15 @@
 //! [`InstKind::WarpPublish`] or [`InstKind::WarpSync`] either (the reads and ballots
 //! stay, for `pass::legalize_warps`).
 
+use std::collections::BTreeSet;
+
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::build::{reg_of, Build, Builder};
 use crate::cfg::{strongly_connected, Cfg};
 use crate::ir::{
     Address, AtomicOp, BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, Order, RegId,
-    Scope, Space, SyncPoint, Terminator, Value, WarpMode,
+    Scope, Space, SyncPoint, Terminator, Value, WarpMode, WarpSyncKind,
 };
 use crate::system as sys;
 
@@ -133,7 +136,8 @@ const EVENTS_SEEN: u32 = 8;
 /// One word per warp (CUDA's blocks have at most 32): the lanes that exited.
 const EXITED: u32 = 10;
 /// One word per warp and collective kind: the lanes waiting at a collective of the
-/// kind (`SyncPoint::Warp`), words `WAITING + 32 * kind + warp`.
+/// kind (`SyncPoint::Warp`), words `WAITING + 32 * kind + warp`, `kind` the number
+/// [`warp_sync_kinds`] gives it.
 const WAITING: u32 = 42;
 const WARPS: u32 = 32;
 
@@ -180,6 +184,22 @@ fn has_exchanges(k: &Kernel) -> bool {
         .iter()
         .flat_map(|b| &b.insts)
         .any(|i| matches!(i.kind, InstKind::WarpPublish { .. } | InstKind::WarpSync))
+}
+
+/// The distinct kinds of `k`'s warp sync points, sorted by spelling: the scheduler's
+/// number of a kind is its index here. Sorting makes the numbers depend only on which
+/// kinds the kernel has, not on where the passes before put their blocks.
+fn warp_sync_kinds(k: &Kernel) -> Vec<WarpSyncKind> {
+    let kinds: BTreeSet<&WarpSyncKind> = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match &i.kind {
+            InstKind::SyncPoint { point: SyncPoint::Warp { kind, .. } } => Some(kind),
+            _ => None,
+        })
+        .collect();
+    kinds.into_iter().cloned().collect()
 }
 
 /// Whether `kind` only computes registers from registers (and special registers), so
@@ -625,6 +645,9 @@ struct Scheduler<'k> {
     waiting_at: RegId,
     /// Where the rounds carry the warp exchanges (module doc, *Exchanges*).
     exchanges: Option<Exchanges>,
+    /// The kinds of the kernel's warp sync points ([`warp_sync_kinds`]): the waiting
+    /// masks of kind `kinds[i]` are the `i`-th.
+    kinds: Vec<WarpSyncKind>,
     grid: Grid,
     /// The block that ends every round.
     round_end: BlockId,
@@ -646,22 +669,13 @@ impl<'k> Scheduler<'k> {
                 .iter()
                 .flat_map(|b| &b.insts)
                 .any(|i| matches!(i.kind, InstKind::WarpRead { .. } | InstKind::WarpBallot { .. }));
-        let kinds = k
-            .blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .filter_map(|i| match i.kind {
-                InstKind::SyncPoint { point: SyncPoint::Warp { kind, .. } } => Some(kind + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
+        let kinds = warp_sync_kinds(k);
         let wide = k.shared.wide();
         let unit = if wide { 8 } else { 4 };
         let at = k.shared.static_bytes.next_multiple_of(unit);
         // A word of each warp's waiting lanes is read and updated even without a
         // collective (kind 0): it must be in the window.
-        let bytes = unit * (WAITING + WARPS * kinds.max(1));
+        let bytes = unit * (WAITING + WARPS * (kinds.len() as u32).max(1));
         k.shared.static_bytes = at + bytes;
         k.shared.variables.push(("$schedule".to_string(), at, bytes));
         k.system = true;
@@ -694,6 +708,7 @@ impl<'k> Scheduler<'k> {
             first_thread,
             waiting_at,
             exchanges,
+            kinds,
             grid,
             round_end,
             resume,
@@ -1172,12 +1187,14 @@ impl<'k> Scheduler<'k> {
                 term_span: self.k.blocks[cur].term_span,
             });
             self.k.blocks[cur].insts = before;
-            let how = match wait.kind {
+            let how = match &wait.kind {
                 InstKind::Barrier => Some(Yield::Barrier),
                 InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } } => {
-                    Some(Yield::Collective { members, kind, publish })
+                    // Every kind is listed: the list is the kernel's sync points'.
+                    let kind = self.kinds.binary_search(kind).unwrap_or(0) as u32;
+                    Some(Yield::Collective { members: *members, kind, publish })
                 }
-                InstKind::WarpPublish { value } => Some(Yield::Exchange(value)),
+                InstKind::WarpPublish { value } => Some(Yield::Exchange(*value)),
                 _ => None,
             };
             self.k.blocks[cur].term = match how {

@@ -797,7 +797,9 @@ fn warp_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
     let mut v = vec![];
     if r.sync_all || rng.below(2) == 0 {
         let members = Value::Imm(0xffff_ffff);
-        v.push(InstKind::SyncPoint { point: SyncPoint::Warp { members, kind: 0 } });
+        // One kind for all: every exchange of the program meets every other.
+        let kind = WarpSyncKind::new("shfl.sync.idx.b32");
+        v.push(InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } });
     }
     v.push(InstKind::WarpPublish { value });
     for _ in 0..1 + rng.below(2) {

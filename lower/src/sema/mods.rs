@@ -25,7 +25,8 @@ pub(super) struct Mods {
     /// The operand shapes of the instruction's form ([`forms::operands`]), which
     /// `Resolver::args` resolves; empty for a form without a row there.
     pub(super) shapes: &'static [OperandShape],
-    /// The opcode and modifiers without spans (the kind of a warp sync point).
+    /// The opcode and modifiers without spans (spelled, the kind of a warp sync point,
+    /// `ir::WarpSyncKind`).
     pub(super) qualifiers: decode::Qualifiers,
 }
 

@@ -12,7 +12,7 @@ use ptxvk_frontend::forms::warp::{decode, Collective, CollectiveKind as Kind};
 use ptxvk_frontend::{Diagnostic, Opcode};
 
 use super::{Mods, Resolver};
-use crate::ir::{InstKind, OpTy, SyncPoint, Value, VoteMode, WarpInst, WarpOp};
+use crate::ir::{InstKind, OpTy, SyncPoint, Value, VoteMode, WarpInst, WarpOp, WarpSyncKind};
 
 const U32: OpTy = OpTy::U(32);
 
@@ -30,17 +30,11 @@ impl Resolver<'_> {
     }
 
     /// The sync point before collective `i` of the lanes of `members`. Its kind is the
-    /// instruction's opcode and decoded modifiers (`decode::Qualifiers`): a `.sync`
-    /// collective waits for the lanes of its member mask to execute one "with the same
-    /// qualifiers" (PTX ISA 9.2 §9.7.8.6), not necessarily the same instruction.
+    /// instruction's opcode and decoded modifiers (`decode::Qualifiers`), spelled: a
+    /// `.sync` collective waits for the lanes of its member mask to execute one "with
+    /// the same qualifiers" (PTX ISA 9.2 §9.7.8.6), not necessarily the same instruction.
     fn warp_sync_point(&mut self, i: &ast::Instruction, m: &Mods, members: Value) {
-        let kind = match self.collective_kinds.iter().position(|k| *k == m.qualifiers) {
-            Some(k) => k,
-            None => {
-                self.collective_kinds.push(m.qualifiers.clone());
-                self.collective_kinds.len() - 1
-            }
-        } as u32;
+        let kind = WarpSyncKind::new(m.qualifiers.to_string());
         self.push(InstKind::SyncPoint { point: SyncPoint::Warp { members, kind } }, i.span);
     }
 

@@ -1153,10 +1153,11 @@ impl Operands<'_, '_> {
             }
             "sync_point" if m.flag("warp") => {
                 o.shape(0, 2)?;
-                let Value::Imm(kind) = o.val(o.ops[1])? else {
-                    return Err(o.line.error("`sync_point.warp` takes a constant kind"));
-                };
-                let kind = u32::try_from(kind).map_err(|_| o.line.error("kind out of range"))?;
+                // The kind is an instruction's spelling (`ir::sync`), one word.
+                let kind = WarpSyncKind::new(o.ops[1]);
+                if !kind.is_spelling() {
+                    return Err(o.line.error("`sync_point.warp` takes an instruction's spelling"));
+                }
                 InstKind::SyncPoint { point: SyncPoint::Warp { members: o.val(o.ops[0])?, kind } }
             }
             "sync_point" if m.flag("sleep") => {
