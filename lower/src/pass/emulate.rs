@@ -53,8 +53,7 @@ use super::Target;
 use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp, OpTy,
-    RegId,
-    Routine, UnaryOp, Value,
+    RegId, Routine, UnaryOp, Value,
 };
 use crate::routines;
 
