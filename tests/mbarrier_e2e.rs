@@ -265,7 +265,7 @@ fn mbarriers_and_block_barriers_follow_the_isa() {
 /// scheduler (`pass::schedule`) lets warp 0 run while warp 1 polls.
 const LATER: &str = r#"
 .version 8.0
-.target sm_80
+.target sm_90
 .address_size 64
 
 .visible .entry later(.param .u64 out)

@@ -7,10 +7,11 @@ use ptxvk_frontend::ast::{Item, Statement};
 use ptxvk_frontend::{decode, forms, parse};
 
 /// Parses `inst` in a kernel and holds it against its form: `Ok` or the diagnostic's
-/// message and the text it points at.
+/// message and the text it points at. The target is the highest any case needs
+/// (`redux.sync.f32` and three-input `min`/`max` need sm_100a, PTX ISA 8.6).
 fn verdict(inst: &str) -> Result<(), (String, String)> {
     let src = format!(
-        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
+        ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{{\n\
          .reg .pred %p<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{inst}\n}}\n"
     );
     let module = parse(&src).map_err(|e| (format!("parse: {:?}", e.0), String::new()))?;
