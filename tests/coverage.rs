@@ -13,10 +13,11 @@ fn repo() -> PathBuf {
 }
 
 /// A kernel around one probe instruction (registers as `coverage` documents them), a
-/// device function `f` and the system call `free` to call (with `.param` `param0`).
+/// device function `f` and the system call `free` to call (with `.param` `param0`). The
+/// target is the highest a probe needs (`redux.sync.f32`: sm_100a).
 fn probe_kernel(probe: &str) -> String {
     format!(
-        ".version 8.8\n.target sm_90\n.address_size 64\n\n\
+        ".version 8.8\n.target sm_100a\n.address_size 64\n\n\
          .func f\n{{\n    ret;\n}}\n\n.extern .func free(.param .b64 free_p);\n\n\
          .visible .entry probe(.param .u64 probe_p)\n{{\n\
          \x20   .reg .pred %p<5>;\n    .reg .b16 %h<5>;\n    .reg .b32 %r<5>;\n    .reg .b64 %rd<5>;\n    .reg .b128 %q<2>;\n\
