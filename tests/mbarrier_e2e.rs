@@ -69,6 +69,20 @@ impl Mbarrier {
     }
 }
 
+/// The kernel's `arrive_n`: one arrive-on of count `n` on sm_90 (`counted`), else `n`
+/// arrive-ons of one (the count operand needs sm_90, PTX ISA 9.2 §9.7.13.15), the
+/// state of the last returned.
+fn arrive_n(b: &mut Mbarrier, n: u32, counted: bool) -> State {
+    if counted {
+        return b.arrive(n, false, true);
+    }
+    let mut state = b.arrive(1, false, true);
+    for _ in 1..n {
+        state = b.arrive(1, false, true);
+    }
+    state
+}
+
 /// What `mbarrier_ops` writes (the kernel's header comment), on sm_90 (`tx`) or not.
 fn mbarrier_ops_model(tx: bool) -> Vec<u32> {
     let mut out = vec![0u32; 32];
@@ -76,7 +90,7 @@ fn mbarrier_ops_model(tx: bool) -> Vec<u32> {
     let s0 = b.arrive(1, false, true);
     out[0] = b.done(s0);
     out[1] = s0.pending;
-    let s1 = b.arrive(2, false, true);
+    let s1 = arrive_n(&mut b, 2, tx);
     out[2] = b.done(s0);
     out[3] = s1.pending;
     out[4] = b.parity_done(0);
@@ -84,12 +98,12 @@ fn mbarrier_ops_model(tx: bool) -> Vec<u32> {
     let s2 = b.arrive(1, true, true);
     out[6] = b.done(s2);
     out[7] = s2.pending;
-    let s3 = b.arrive(2, false, true);
+    let s3 = arrive_n(&mut b, 2, tx);
     out[8] = b.done(s2);
     out[9] = s3.pending;
     if tx {
         b.tx(64);
-        let s4 = b.arrive(2, false, true);
+        let s4 = arrive_n(&mut b, 2, tx);
         out[10] = b.done(s4);
         b.tx(-40);
         out[11] = b.done(s4);
@@ -102,7 +116,7 @@ fn mbarrier_ops_model(tx: bool) -> Vec<u32> {
         b.tx(-16);
         out[15] = b.done(s5);
     } else {
-        let s4 = b.arrive(2, false, true);
+        let s4 = arrive_n(&mut b, 2, tx);
         out[10] = 1;
         out[11] = 1;
         out[12] = b.done(s4);

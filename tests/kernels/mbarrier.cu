@@ -61,12 +61,19 @@ __device__ unsigned long long arrive(unsigned long long* bar) {
     return state;
 }
 
+// An arrive-on of count n. The count operand without .noComplete needs sm_90 (PTX ISA
+// 9.2 §9.7.13.15, Target ISA Notes); before, n arrive-ons of one, whose last returns
+// the same state (the phase they arrive on).
 __device__ unsigned long long arrive_n(unsigned long long* bar, unsigned n) {
     unsigned long long state;
+#if __CUDA_ARCH__ >= 900
     asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1], %2;"
                  : "=l"(state)
                  : "r"(bar_addr(bar)), "r"(n)
                  : "memory");
+#else
+    for (unsigned i = 0; i < n; ++i) state = arrive(bar);
+#endif
     return state;
 }
 
