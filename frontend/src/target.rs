@@ -4,8 +4,8 @@
 //! its target. A module without an `sm_XX` target is not checked.
 //!
 //! The forms: `atom` and `red` with a vector type (`.v2`, `.v4`, `.v8`) need sm_90
-//! (§9.7.13.5-6); the rest are the rows of [`GATES`] and the cluster special registers
-//! ([`CLUSTER_REGISTERS`]). Each row is the lowest target the ISA names for the form:
+//! (§9.7.13.5-6); the rest are the rows of [`GATES`] and the special registers of sm_90
+//! ([`SM90_REGISTERS`]). Each row is the lowest target the ISA names for the form:
 //! forms that need an architecture-specific target (`setmaxnreg` needs `sm_90a`,
 //! `redux.sync.f32` `sm_100a`) are checked against the number only, and forms that
 //! need sm_70 or older are not checked (CUDA 13's `ptxas`, against which every row was
@@ -40,17 +40,18 @@ fn needs(i: &Instruction) -> Option<(u32, &'static str)> {
     }
     .into_iter()
     .chain(GATES.iter().filter(|g| g.selects(i)).map(|g| (g.sm, g.section)))
-    .chain(cluster_register(i).map(|_| (90, CLUSTER_SECTION)))
+    .chain(sm90_register(i).map(|(_, section)| (90, section)))
     .max_by_key(|&(sm, _)| sm)
 }
 
 /// A form that needs `.target sm_{sm}` or higher: instruction `op` (any with `None`)
-/// with every modifier of `all` and, unless `any` is empty, one of `any` (patterns of
-/// [`pattern_matches`]), and `operands` operands when given.
+/// with every modifier of `all`, none of `none` and, unless `any` is empty, one of
+/// `any` (patterns of [`pattern_matches`]), and `operands` operands when given.
 struct Gate {
     op: Option<Opcode>,
     all: &'static [&'static str],
     any: &'static [&'static str],
+    none: &'static [&'static str],
     operands: Option<usize>,
     sm: u32,
     section: &'static str,
@@ -61,6 +62,7 @@ impl Gate {
         let has = |p: &&str| i.modifiers.iter().any(|m| pattern_matches(p, &m.value));
         self.op.is_none_or(|op| i.op == Some(op))
             && self.all.iter().all(has)
+            && !self.none.iter().any(has)
             && (self.any.is_empty() || self.any.iter().any(has))
             && self.operands.is_none_or(|n| i.operands.len() == n)
     }
@@ -68,7 +70,7 @@ impl Gate {
 
 /// A row of [`GATES`] for instruction `op` with one of the modifiers `any`.
 const fn gate(op: Opcode, any: &'static [&'static str], sm: u32, section: &'static str) -> Gate {
-    Gate { op: Some(op), all: &[], any, operands: None, sm, section }
+    Gate { op: Some(op), all: &[], any, none: &[], operands: None, sm, section }
 }
 
 /// The thread-block cluster: "applicable only on target architecture sm_90 or higher".
@@ -90,6 +92,7 @@ const GATES: &[Gate] = &[
         op: None,
         all: &[],
         any: &[".cluster", ".shared::cluster"],
+        none: &[],
         operands: None,
         sm: 90,
         section: CLUSTER_SECTION,
@@ -111,6 +114,16 @@ const GATES: &[Gate] = &[
     // mbarrier objects, and the transaction counts and `try_wait` of sm_90.
     gate(Opcode::Mbarrier, &[], 80, "§9.7.13.15"),
     gate(Opcode::Mbarrier, &[".expect_tx", ".complete_tx", ".try_wait"], 90, "§9.7.13.15"),
+    // `mbarrier.arrive{_drop} state, [addr], count`: a count without `.noComplete`.
+    Gate {
+        op: Some(Opcode::Mbarrier),
+        all: &[],
+        any: &[".arrive", ".arrive_drop"],
+        none: &[".noComplete"],
+        operands: Some(3),
+        sm: 90,
+        section: "§9.7.13.15",
+    },
     gate(
         Opcode::Fence,
         &[".async", ".async::*", ".tensormap::*", ".mbarrier_init"],
@@ -134,6 +147,7 @@ const GATES: &[Gate] = &[
         op: Some(Opcode::Mma),
         all: &[".f64"],
         any: MMA_SM80,
+        none: &[],
         operands: None,
         sm: 90,
         section: "§9.7.14.5.14",
@@ -161,6 +175,7 @@ const GATES: &[Gate] = &[
         op: Some(Opcode::Min),
         all: &[".f32"],
         any: &[],
+        none: &[],
         operands: Some(4),
         sm: 100,
         section: "§9.7.3",
@@ -169,6 +184,7 @@ const GATES: &[Gate] = &[
         op: Some(Opcode::Max),
         all: &[".f32"],
         any: &[],
+        none: &[],
         operands: Some(4),
         sm: 100,
         section: "§9.7.3",
@@ -181,23 +197,25 @@ const GATES: &[Gate] = &[
     gate(Opcode::Cvt, FP8, 89, "§9.7.9, `cvt`"),
 ];
 
-/// The special registers of thread-block clusters (PTX ISA 9.2 §10).
-const CLUSTER_REGISTERS: &[&str] = &[
-    "%clusterid",
-    "%nclusterid",
-    "%cluster_ctaid",
-    "%cluster_nctaid",
-    "%cluster_ctarank",
-    "%cluster_nctarank",
-    "%is_explicit_cluster",
+/// The special registers of sm_90 (PTX ISA 9.2 §10), with the section that says so:
+/// the thread-block cluster's and the CTA's aggregate shared memory size.
+const SM90_REGISTERS: &[(&str, &str)] = &[
+    ("%is_explicit_cluster", CLUSTER_SECTION),
+    ("%clusterid", CLUSTER_SECTION),
+    ("%nclusterid", CLUSTER_SECTION),
+    ("%cluster_ctaid", CLUSTER_SECTION),
+    ("%cluster_nctaid", CLUSTER_SECTION),
+    ("%cluster_ctarank", CLUSTER_SECTION),
+    ("%cluster_nctarank", CLUSTER_SECTION),
+    ("%aggr_smem_size", "§10, `%aggr_smem_size`"),
 ];
 
-/// The cluster special register an operand of `i` names, if one does.
-fn cluster_register(i: &Instruction) -> Option<&'static str> {
-    fn named(o: &Operand) -> Option<&'static str> {
+/// The sm_90 special register an operand of `i` names, with its section, if one does.
+fn sm90_register(i: &Instruction) -> Option<(&'static str, &'static str)> {
+    fn named(o: &Operand) -> Option<(&'static str, &'static str)> {
         match o {
             Operand::Name { name, .. } => {
-                CLUSTER_REGISTERS.iter().copied().find(|&r| r == name.value.as_str())
+                SM90_REGISTERS.iter().copied().find(|&(r, _)| r == name.value.as_str())
             }
             Operand::Not(o, _) | Operand::Neg(o, _) => named(o),
             Operand::Vector(v, _) | Operand::List(v, _) | Operand::Tuple(v, _) => {
@@ -228,10 +246,8 @@ fn check_statements(stmts: &[Statement], sm: u32, errors: &mut Vec<Diagnostic>) 
                     let mut name: String = std::iter::once(i.opcode.value.as_str())
                         .chain(i.modifiers.iter().map(|m| m.value.as_str()))
                         .collect();
-                    // A cluster special register is named with the instruction reading it.
-                    if let Some(register) =
-                        cluster_register(i).filter(|_| section == CLUSTER_SECTION)
-                    {
+                    // A special register is named with the instruction reading it.
+                    if let Some((register, _)) = sm90_register(i).filter(|&(_, s)| s == section) {
                         name = format!("{name}` reading `{register}");
                     }
                     errors.push(Diagnostic::error(
@@ -278,6 +294,8 @@ mod tests {
         (90, "cp.async.bulk.prefetch.L2.global [%rd1], 16;"),
         (90, "mbarrier.expect_tx.shared::cta.b64 [%rd1], 16;"),
         (90, "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%rd1], %r1;"),
+        (90, "mbarrier.arrive.shared.b64 %rd2, [%rd1], 2;"),
+        (90, "mov.u32 %r1, %aggr_smem_size;"),
         (90, "fence.proxy.async;"),
         (90, "fence.mbarrier_init.release.cluster;"),
         (90, "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];"),
@@ -372,6 +390,13 @@ mod tests {
         ];
         for line in lines {
             parse(&module("sm_75", line)).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        }
+        // sm_80's mbarrier arrivals: without a count, or with one and `.noComplete`.
+        for line in [
+            "mbarrier.arrive.shared.b64 %rd2, [%rd1];",
+            "mbarrier.arrive.noComplete.shared.b64 %rd2, [%rd1], 2;",
+        ] {
+            parse(&module("sm_80", line)).unwrap_or_else(|e| panic!("{line}: {e:?}"));
         }
     }
 
