@@ -73,6 +73,19 @@ const fn gate(op: Opcode, any: &'static [&'static str], sm: u32, section: &'stat
     Gate { op: Some(op), all: &[], any, none: &[], operands: None, sm, section }
 }
 
+/// `min`/`max` of three inputs, `max.f32 d, a, b, c` (sm_100, §9.7.3).
+const fn three_inputs(op: Opcode) -> Gate {
+    Gate {
+        op: Some(op),
+        all: &[".f32"],
+        any: &[],
+        none: &[],
+        operands: Some(4),
+        sm: 100,
+        section: "§9.7.3",
+    }
+}
+
 /// The thread-block cluster: "applicable only on target architecture sm_90 or higher".
 const CLUSTER_SECTION: &str = "§2.2.2";
 const BF16: &[&str] = &[".bf16", ".bf16x2"];
@@ -170,25 +183,8 @@ const GATES: &[Gate] = &[
     gate(Opcode::Max, &[".xorsign"], 86, "§9.7.3, §9.7.4"),
     gate(Opcode::Min, &[".relu", ".u16x2", ".s16x2"], 90, "§9.7.1, `min`/`max`"),
     gate(Opcode::Max, &[".relu", ".u16x2", ".s16x2"], 90, "§9.7.1, `min`/`max`"),
-    // Three inputs: `min.f32 d, a, b, c`.
-    Gate {
-        op: Some(Opcode::Min),
-        all: &[".f32"],
-        any: &[],
-        none: &[],
-        operands: Some(4),
-        sm: 100,
-        section: "§9.7.3",
-    },
-    Gate {
-        op: Some(Opcode::Max),
-        all: &[".f32"],
-        any: &[],
-        none: &[],
-        operands: Some(4),
-        sm: 100,
-        section: "§9.7.3",
-    },
+    three_inputs(Opcode::Min),
+    three_inputs(Opcode::Max),
     gate(Opcode::Ex2, &[".f16", ".f16x2"], 75, "§9.7.4, `ex2`"),
     gate(Opcode::Ex2, BF16, 90, "§9.7.4, `ex2`"),
     gate(Opcode::Tanh, &[], 75, "§9.7.3-4, `tanh`"),
