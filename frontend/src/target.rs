@@ -166,8 +166,8 @@ const GATES: &[Gate] = &[
         section: "§9.7.14.5.14",
     },
     gate(Opcode::Mma, FP8, 89, "§9.7.14.5.14"),
-    // Half-precision and bf16 arithmetic (§9.7.4), packed integers (§9.7.1), and the
-    // `min`/`max` forms of sm_80 and later (§9.7.1, §9.7.3-4).
+    // Half-precision and bf16 arithmetic (§9.7.4), packed integer `add` (§9.7.1.1; `sub`
+    // has no packed form), and the `min`/`max` forms of sm_80 and later (§9.7.1, §9.7.3-4).
     gate(Opcode::Add, BF16, 90, "§9.7.4.1"),
     gate(Opcode::Sub, BF16, 90, "§9.7.4.2"),
     gate(Opcode::Mul, BF16, 90, "§9.7.4.3"),
@@ -176,7 +176,6 @@ const GATES: &[Gate] = &[
     gate(Opcode::Neg, BF16, 80, "§9.7.4, `neg`"),
     gate(Opcode::Abs, BF16, 80, "§9.7.4, `abs`"),
     gate(Opcode::Add, PACKED_I16, 90, "§9.7.1.1"),
-    gate(Opcode::Sub, PACKED_I16, 90, "§9.7.1.2"),
     gate(Opcode::Min, &[".f16", ".f16x2", ".bf16", ".bf16x2", ".NaN"], 80, "§9.7.3, §9.7.4"),
     gate(Opcode::Max, &[".f16", ".f16x2", ".bf16", ".bf16x2", ".NaN"], 80, "§9.7.3, §9.7.4"),
     gate(Opcode::Min, &[".xorsign"], 86, "§9.7.3, §9.7.4"),
