@@ -8,7 +8,9 @@
 //! (`tests/kernels/*.cu`, `lower/tests/passes/NAME.ir`) must match a file. Every Rust
 //! path that starts at a workspace crate, a module its `lib.rs` declares or a test file
 //! (`pass::inline`, `sema::Resolver`, `abi::window::SHARED_WINDOW`) must name module
-//! files down to an item the last of them defines.
+//! files down to an item the last of them defines. Every relative link
+//! (`[status](docs/status.md#forward-progress)`) must name a file and, after `#`, one
+//! of its headings.
 
 use std::path::{Path, PathBuf};
 
@@ -57,23 +59,31 @@ fn repository_entries() -> Vec<String> {
     out
 }
 
-/// The inline code spans of a Markdown text with their line numbers, fenced code
-/// blocks left out. A span opens with a run of backticks and closes at the next run of
-/// the same length (CommonMark, *Code spans*).
-fn code_spans(text: &str) -> Vec<(usize, String)> {
+/// A Markdown text with its fenced code blocks blanked (their lines kept empty, so
+/// that offsets still give line numbers).
+fn prose(text: &str) -> String {
     let mut prose = String::new();
     let mut fenced = false;
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
-            prose.push('\n');
-        } else if fenced {
-            prose.push('\n');
-        } else {
+        } else if !fenced {
             prose.push_str(line);
-            prose.push('\n');
         }
+        prose.push('\n');
     }
+    prose
+}
+
+/// The line of byte `offset` of `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    1 + text[..offset].matches('\n').count()
+}
+
+/// The byte ranges of the inline code spans of `prose`, backticks left out. A span
+/// opens with a run of backticks and closes at the next run of the same length
+/// (CommonMark, *Code spans*).
+fn code_spans(prose: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = prose.as_bytes();
     let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
     let mut spans = Vec::new();
@@ -100,11 +110,44 @@ fn code_spans(text: &str) -> Vec<(usize, String)> {
             }
         }
         let Some(end) = close else { break };
-        let line = 1 + prose[..start].matches('\n').count();
-        spans.push((line, prose[start..end].trim().to_string()));
+        spans.push(start..end);
         i = end + open;
     }
     spans
+}
+
+/// The targets of the inline links of `prose` outside code spans (`[text](target)`),
+/// with their offsets.
+fn links(prose: &str, spans: &[std::ops::Range<usize>]) -> Vec<(usize, String)> {
+    prose
+        .match_indices("](")
+        .filter(|(at, _)| !spans.iter().any(|s| s.contains(at)))
+        .filter_map(|(at, _)| {
+            let rest = &prose[at + 2..];
+            Some((at, rest[..rest.find(')')?].to_string()))
+        })
+        .collect()
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation but `-` and `_` dropped,
+/// spaces made `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of the headings of a Markdown text.
+fn heading_anchors(text: &str) -> Vec<String> {
+    prose(text)
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| anchor(l.trim_start_matches('#')))
+        .collect()
 }
 
 /// Whether a code span is one file's name (`inline.rs`), not an instruction with a
@@ -334,7 +377,10 @@ fn the_docs_name_paths_and_modules_that_exist() {
     for doc in docs() {
         let text = std::fs::read_to_string(&doc).expect("read a doc");
         let name = doc.strip_prefix(repo()).unwrap_or(&doc).display().to_string();
-        for (line, span) in code_spans(&text) {
+        let prose = prose(&text);
+        for range in code_spans(&prose) {
+            let line = line_at(&prose, range.start);
+            let span = prose[range].trim().to_string();
             let module_path = span
                 .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
                 .next()
@@ -368,4 +414,37 @@ fn the_docs_name_paths_and_modules_that_exist() {
         paths > 300 && module_paths > 50,
         "only {paths} paths and {module_paths} module paths seen"
     );
+}
+
+/// Every relative link of the docs (`[status](docs/status.md#forward-progress)`) names
+/// a file or directory that exists, and a heading of it where it names one.
+#[test]
+fn the_docs_links_resolve() {
+    let mut stale = Vec::new();
+    let mut checked = 0;
+    for doc in docs() {
+        let text = std::fs::read_to_string(&doc).expect("read a doc");
+        let name = doc.strip_prefix(repo()).unwrap_or(&doc).display().to_string();
+        let prose = prose(&text);
+        for (at, target) in links(&prose, &code_spans(&prose)) {
+            if target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            checked += 1;
+            let line = line_at(&prose, at);
+            let (path, heading) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if path.is_empty() { doc.clone() } else { doc.with_file_name(path) };
+            if !file.exists() {
+                stale.push(format!("{name}:{line}: `{target}`: no file `{path}`"));
+                continue;
+            }
+            let Ok(linked) = std::fs::read_to_string(&file) else { continue };
+            let headings = heading_anchors(&linked);
+            if !heading.is_empty() && !headings.iter().any(|h| *h == heading) {
+                stale.push(format!("{name}:{line}: `{target}`: no heading `#{heading}`"));
+            }
+        }
+    }
+    assert!(stale.is_empty(), "the docs link to what does not exist:\n{}", stale.join("\n"));
+    assert!(checked > 40, "only {checked} links seen");
 }
