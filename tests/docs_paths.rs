@@ -392,7 +392,10 @@ fn the_docs_name_paths_and_modules_that_exist() {
                 missing_path(path, &roots, &entries)
             } else if is_file_name(&span) {
                 paths += 1;
-                (!entries.iter().any(|e| e.rsplit('/').next() == Some(span.as_str())))
+                let pattern = wildcard_of(&span);
+                let named =
+                    |e: &String| wildcard_match(&pattern, e.rsplit('/').next().unwrap_or(""));
+                (!entries.iter().any(named))
                     .then(|| format!("`{span}` is the name of no repository file"))
             } else if let (Some(path), false) = (module_path, candidates.is_empty()) {
                 module_paths += 1;
