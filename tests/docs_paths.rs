@@ -8,10 +8,13 @@
 //! (`tests/kernels/*.cu`, `lower/tests/passes/NAME.ir`) must match a file. Every Rust
 //! path that starts at a workspace crate, a module its `lib.rs` declares or a test file
 //! (`pass::inline`, `sema::Resolver`, `abi::window::SHARED_WINDOW`) must name module
-//! files down to an item the last of them defines. Every relative link
+//! files down to an item the last of them defines; every `Type::member`
+//! (`InstKind::Warp`, `Resolver::operation`) a member of a type the workspace declares
+//! (in a file that declares or implements it). Every relative link
 //! (`[status](docs/status.md#forward-progress)`) must name a file and, after `#`, one
 //! of its headings.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use ptxvk::frontend::instructions::Opcode;
@@ -309,7 +312,7 @@ fn modules() -> Vec<Module> {
 
 /// Whether the Rust module (its file, and the directory of its submodules) defines an
 /// item named `name`: a `fn`, type, `const`, `mod` (at any depth: `impl` members count,
-/// as `sema::Resolver` and `pass::run` do), an enum variant, or re-exports it (`pub use
+/// as `sema::Resolver` and `pass::run` do), an enum variant or field, or re-exports it (`pub use
 /// variable::Variable;`, or a glob `pub use copy::*;` of a submodule that defines it).
 fn defines(file: &Path, dir: &Path, name: &str) -> bool {
     let Ok(text) = std::fs::read_to_string(file) else { return false };
@@ -322,10 +325,14 @@ fn defines(file: &Path, dir: &Path, name: &str) -> bool {
     };
     let declared = text.lines().any(|line| {
         let words = words_of(line);
-        let variant = line
-            .trim_start()
-            .strip_prefix(name)
-            .is_some_and(|rest| rest.starts_with([',', '(', '{', ' ']));
+        // An enum variant or a field (`Warp(WarpInst),`, `pub thread_regs: …`).
+        let line = line.trim_start();
+        let line = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|v| line.strip_prefix(v))
+            .unwrap_or(line);
+        let variant =
+            line.strip_prefix(name).is_some_and(|rest| rest.starts_with([',', '(', '{', ' ', ':']));
         words.windows(2).any(|w| keywords.contains(&w[0].as_str()) && w[1] == name) || variant
     });
     declared
@@ -338,6 +345,52 @@ fn defines(file: &Path, dir: &Path, name: &str) -> bool {
                         .first()
                         .is_some_and(|m| defines(&dir.join(format!("{m}.rs")), &dir.join(m), name)))
         })
+}
+
+/// Every Rust file of the workspace, but the build output.
+fn rust_files() -> Vec<PathBuf> {
+    repository_entries()
+        .into_iter()
+        .filter(|e| e.ends_with(".rs"))
+        .map(|e| repo().join(e))
+        .collect()
+}
+
+/// The files that declare each type or implement something for it (`enum InstKind`,
+/// `impl<'m> Resolver<'m>`), by the type's name.
+fn files_by_type() -> BTreeMap<String, BTreeSet<PathBuf>> {
+    let mut index: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
+    for file in rust_files() {
+        let text = std::fs::read_to_string(&file).expect("read a Rust file");
+        for line in text.lines() {
+            let words: Vec<&str> = line
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            let kinds = ["enum", "struct", "trait", "type", "union"];
+            let declared = words.windows(2).filter(|w| kinds.contains(&w[0])).map(|w| w[1]);
+            let implemented = words
+                .iter()
+                .copied()
+                .filter(|_| line.trim_start().starts_with("impl"))
+                .filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()));
+            for ty in declared.chain(implemented) {
+                index.entry(ty.to_string()).or_default().insert(file.clone());
+            }
+        }
+    }
+    index
+}
+
+/// The type and member a code span names (`InstKind::Warp`, `Resolver::operation`): a
+/// path whose first segment is a type's name. A pytest id (`TestUfunc::test_x`) is
+/// Python's, not a Rust path.
+fn type_member(span: &str) -> Option<(&str, &str)> {
+    let path = span.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).next()?;
+    let mut segments = path.split("::");
+    let (ty, member) = (segments.next()?, segments.next()?);
+    let is_type = ty.starts_with(|c: char| c.is_ascii_uppercase());
+    (is_type && !member.is_empty() && !member.starts_with("test_")).then_some((ty, member))
 }
 
 /// Why a module path the docs name (`pass::inline`) names nothing in `module`, if it
@@ -364,7 +417,7 @@ fn missing_item(path: &str, module: &Module) -> Option<String> {
 }
 
 #[test]
-fn the_docs_name_paths_and_modules_that_exist() {
+fn the_docs_name_paths_modules_and_items_that_exist() {
     let entries = repository_entries();
     // The repository's top-level directories: a path starting with one is a full path.
     let roots: Vec<String> = entries
@@ -373,7 +426,8 @@ fn the_docs_name_paths_and_modules_that_exist() {
         .cloned()
         .collect();
     let modules = modules();
-    let (mut paths, mut module_paths, mut stale) = (0, 0, Vec::new());
+    let types = files_by_type();
+    let (mut paths, mut module_paths, mut type_members, mut stale) = (0, 0, 0, Vec::new());
     for doc in docs() {
         let text = std::fs::read_to_string(&doc).expect("read a doc");
         let name = doc.strip_prefix(repo()).unwrap_or(&doc).display().to_string();
@@ -397,6 +451,12 @@ fn the_docs_name_paths_and_modules_that_exist() {
                     |e: &String| wildcard_match(&pattern, e.rsplit('/').next().unwrap_or(""));
                 (!entries.iter().any(named))
                     .then(|| format!("`{span}` is the name of no repository file"))
+            } else if let Some((ty, member)) = type_member(&span) {
+                type_members += 1;
+                let mut files = types.get(ty).into_iter().flatten();
+                let found = files.any(|f| defines(f, &f.with_extension(""), member));
+                (!found)
+                    .then(|| format!("`{ty}::{member}`: no type `{ty}` with a member `{member}`"))
             } else if let (Some(path), false) = (module_path, candidates.is_empty()) {
                 module_paths += 1;
                 // A name two modules share (`abi`, `check`) resolves in either.
@@ -414,8 +474,8 @@ fn the_docs_name_paths_and_modules_that_exist() {
     assert!(stale.is_empty(), "the docs name what does not exist:\n{}", stale.join("\n"));
     // The docs name hundreds of both: fewer means the code spans were not found.
     assert!(
-        paths > 300 && module_paths > 50,
-        "only {paths} paths and {module_paths} module paths seen"
+        paths > 300 && module_paths > 50 && type_members > 100,
+        "only {paths} paths, {module_paths} module paths and {type_members} type members seen"
     );
 }
 
