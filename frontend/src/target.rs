@@ -7,7 +7,6 @@
 //! (§9.7.13.5-6).
 
 use crate::ast::{Function, Instruction, Item, Module, Statement};
-use crate::decode::decode;
 use crate::diagnostic::Diagnostic;
 use crate::instructions::Opcode;
 
@@ -24,7 +23,9 @@ fn sm_version(module: &Module) -> Option<u32> {
 fn needs(i: &Instruction) -> Option<(u32, &'static str)> {
     // The decoded vector size (an instruction whose modifiers do not decode is reported
     // by the instruction check, not here).
-    let vector = || decode(i).ok().flatten().is_some_and(|m| matches!(m.vector, Some(2 | 4 | 8)));
+    let vector = || {
+        crate::decode::decode(i).ok().flatten().is_some_and(|m| matches!(m.vector, Some(2 | 4 | 8)))
+    };
     match i.op? {
         Opcode::Atom if vector() => Some((90, "§9.7.13.5")),
         Opcode::Red if vector() => Some((90, "§9.7.13.6")),
