@@ -32,10 +32,14 @@ fn sm_version(module: &Module) -> Option<u32> {
 
 /// The `sm_XX` that `i` needs, with the section that says so, for the forms above.
 fn needs(i: &Instruction) -> Option<(u32, &'static str)> {
-    let vector = i.modifiers.iter().any(|m| matches!(m.value.as_str(), ".v2" | ".v4" | ".v8"));
+    // The decoded vector size (an instruction whose modifiers do not decode is reported
+    // by the instruction check, not here).
+    let vector = || {
+        crate::decode::decode(i).ok().flatten().is_some_and(|m| matches!(m.vector, Some(2 | 4 | 8)))
+    };
     match i.op? {
-        Opcode::Atom if vector => Some((90, "§9.7.13.5")),
-        Opcode::Red if vector => Some((90, "§9.7.13.6")),
+        Opcode::Atom if vector() => Some((90, "§9.7.13.5")),
+        Opcode::Red if vector() => Some((90, "§9.7.13.6")),
         _ => None,
     }
     .into_iter()

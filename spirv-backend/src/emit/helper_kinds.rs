@@ -4,7 +4,7 @@
 
 use ptxvk_lower::ir::{Rounding, Routine};
 
-/// The operations [`Helper::ExactF32`] and [`Helper::Newton`] compute.
+/// The exactly rounded f32 operations of [`Helper::ExactF32`] and `FnEmitter::exact_f32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum SoftOp {
     Fma,
