@@ -341,7 +341,7 @@ fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
 #[test]
 fn f32_routines_round_as_the_model() {
     let cases = routine_cases(4);
-    let soft_f32 = |r: &Routine| {
+    let f32_routine = |r: &Routine| {
         matches!(
             r,
             Routine::F32ToF64
@@ -357,7 +357,7 @@ fn f32_routines_round_as_the_model() {
         _ => v & !(1 << 63) > 0x7ff0_0000_0000_0000,
     };
     let mut total = 0;
-    for r in Routine::all().into_iter().filter(soft_f32) {
+    for r in Routine::all().into_iter().filter(f32_routine) {
         let f = build(r);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ r.name().len() as u64 ^ total as u64);
         let mut wrong = Vec::new();
