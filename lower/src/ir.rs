@@ -117,7 +117,8 @@
 //!
 //! * An operation the target cannot compute in a few instructions (today f64 `fma`,
 //!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, the f32 ones and
-//!   `RoundToOdd` of a target without f64 (`.soft`), the narrow formats' conversions
+//!   `RoundToOdd` of a target without f64 (`.soft`), `RoundToOdd` in f64 arithmetic
+//!   on a target with f64, the narrow formats' conversions
 //!   `Narrow`, `IntToFloat` and `Widen`, the `.approx` functions, and `div`, `rcp` and
 //!   `sqrt` by Newton steps on a fused `Fma`) is a `Call` of an
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
@@ -134,7 +135,11 @@
 //!   conversions they need ([`Routine::callees`]); the Newton routines
 //!   ([`Routine::Newton`]) are float arithmetic on the device's own operations, their
 //!   exact path legalized the same way (f64: a call of the f64 routine; f32 without
-//!   f64: a call of the f32 routine); the others call no function.
+//!   f64: a call of the f32 routine); the others call no function. A routine's float
+//!   arithmetic is emitted as a program's, its operands hidden from a driver that folds
+//!   known operands; [`Routine::OddF32InF64`] has a form per target, which
+//!   `pass::emulate` picks (with the sign of a zero sum repaired for a driver that was
+//!   not probed).
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
@@ -1048,7 +1053,8 @@ pub enum InstKind {
     /// FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
     /// `soft` (`.soft`, from `pass::legalize_floats` for a target without f64): computed
     /// with integer arithmetic into a 64-bit integer `dst` holding the f64 bit pattern
-    /// (a call of [`Routine::OddF32`] after `pass::emulate`).
+    /// (a call of [`Routine::OddF32`] after `pass::emulate`); else a call of
+    /// [`Routine::OddF32InF64`], f64 arithmetic, after `pass::emulate`.
     RoundToOdd {
         op: OddOp,
         soft: bool,

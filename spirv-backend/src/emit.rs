@@ -427,10 +427,12 @@ impl<'a> FnEmitter<'a> {
             | InstKind::Select { .. }
             | InstKind::PredLogic { .. }
             | InstKind::PredNot { .. } => self.data_inst(&inst.kind),
-            InstKind::Unary { .. }
-            | InstKind::Fma { .. }
-            | InstKind::RoundToOdd { .. }
-            | InstKind::Convert { .. } => self.math_inst(&inst.kind),
+            InstKind::Unary { .. } | InstKind::Fma { .. } | InstKind::Convert { .. } => {
+                self.math_inst(&inst.kind)
+            }
+            InstKind::RoundToOdd { .. } => {
+                Err(Error::Internal("a RoundToOdd left by pass::emulate".into()))
+            }
             InstKind::Narrow { .. } | InstKind::IntToFloat { .. } | InstKind::Widen { .. } => {
                 Err(Error::Internal("a narrow conversion left by pass::emulate".into()))
             }

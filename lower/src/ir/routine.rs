@@ -36,6 +36,16 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// [`super::InstKind::RoundToOdd`] `.soft`: `op` on f32 patterns rounded to odd in f64
 /// (an f64 pattern).
 ///
+/// `OddF32InF64 { op, repaired }` is [`super::InstKind::RoundToOdd`] on a target with
+/// f64 (not `.soft`), the same function as `OddF32(op)`, built of f64 arithmetic
+/// (`crate::routines`' `exact_f32`): products of f32 are exact in f64, and a sum is
+/// rounded to odd with its exact TwoSum error. Its arithmetic is emitted as a
+/// program's, its operands hidden from a driver that folds known operands
+/// (`FloatConstants::Hidden`); with `repaired` (`FloatConstants::Repaired`, a driver
+/// that was not probed) the sign of a zero sum is set from its operands' bits, since
+/// such a driver may fold the `+ 0.0` of a constant addend once it has inlined the
+/// call. `pass::emulate` picks the form for its target.
+///
 /// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
 /// f64 bit patterns, for a device whose `Fma` a probe found fused
 /// ([`super::FloatPath::Fused`]): Newton steps on that `Fma` (`.native` `fma`, `div` and
@@ -58,6 +68,7 @@ pub enum Routine {
     DivF32(Rounding),
     SqrtF32(Rounding),
     OddF32(OddOp),
+    OddF32InF64 { op: OddOp, repaired: bool },
     Newton { op: NewtonOp, bits: u8, soft: bool },
 }
 
@@ -163,6 +174,9 @@ impl Routine {
             all.extend([Routine::FmaF32(r), Routine::DivF32(r), Routine::SqrtF32(r)]);
         }
         all.extend(ODD_OPS.map(Routine::OddF32));
+        for repaired in [false, true] {
+            all.extend(ODD_OPS.map(|op| Routine::OddF32InF64 { op, repaired }));
+        }
         for op in [NewtonOp::Div, NewtonOp::Sqrt] {
             all.push(Routine::Newton { op, bits: 64, soft: false });
             for soft in [false, true] {
@@ -226,6 +240,11 @@ impl Routine {
             Routine::DivF32(r) => format!("ptxvk.div.f32.{}.int", suffix(r)),
             Routine::SqrtF32(r) => format!("ptxvk.sqrt.f32.{}.int", suffix(r)),
             Routine::OddF32(op) => format!("ptxvk.{}.ro.f64.f32", lower(op)),
+            Routine::OddF32InF64 { op, repaired } => format!(
+                "ptxvk.{}.ro.f64.f32.fp64{}",
+                lower(op),
+                if repaired { ".repaired" } else { "" }
+            ),
             Routine::Newton { op, bits, soft } => {
                 format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
             }
@@ -254,8 +273,9 @@ impl Routine {
     pub fn arity(self) -> usize {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::FmaF32(_) => 3,
-            Routine::OddF32(OddOp::Fma) => 3,
+            Routine::OddF32(OddOp::Fma) | Routine::OddF32InF64 { op: OddOp::Fma, .. } => 3,
             Routine::DivF64(_) | Routine::DivF32(_) | Routine::OddF32(_) => 2,
+            Routine::OddF32InF64 { .. } => 2,
             Routine::Newton { op, .. } => 1 + usize::from(op == NewtonOp::Div),
             Routine::SqrtF64(_) | Routine::SqrtF32(_) | Routine::Approx(_) => 1,
             Routine::Narrow { .. } | Routine::IntToFloat { .. } | Routine::Widen(_) => 1,
@@ -268,7 +288,7 @@ impl Routine {
         match self {
             Routine::Approx(_) | Routine::F32ToF64 => 32,
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
-            Routine::OddF32(_) => 32,
+            Routine::OddF32(_) | Routine::OddF32InF64 { .. } => 32,
             Routine::Narrow { from_bits, .. } => u32::from(from_bits),
             Routine::IntToFloat { from, .. } => from.bits(),
             Routine::Widen(from) => from.bits(),

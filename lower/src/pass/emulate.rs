@@ -18,6 +18,10 @@
 //! their operands to f64 patterns and call the f64 routines above
 //! ([`Routine::callees`]).
 //!
+//! With f64, a `RoundToOdd` becomes a call of [`Routine::OddF32InF64`], f64 arithmetic
+//! in its form for the target (the sign of a zero sum repaired where the driver was not
+//! probed, `FloatConstants::Repaired`), emitted with the hiding of any f64 arithmetic.
+//!
 //! The `.approx` functions `ex2`, `lg2`, `rsqrt`, `tanh`, `sin` and `cos`
 //! ([`Routine::APPROX`]) of f32 become calls of [`Routine::Approx`] on the bit patterns.
 //! Their bodies are f64 arithmetic, legalized here when the routine is added as a
@@ -42,14 +46,14 @@
 //! of routines).
 //!
 //! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, none `.fused` but
-//! `fma`, no `.soft` f32 `fma`, `div`, `rcp`, `sqrt` or `RoundToOdd`, no `.approx`
+//! `fma`, no `.soft` f32 `fma`, `div`, `rcp` or `sqrt`, no `RoundToOdd`, no `.approx`
 //! function of [`Routine::APPROX`] and no `Narrow`, `IntToFloat` or `Widen`
 //! ([`emulated`] holds for none), in the kernel or its
 //! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
 
 use ptxvk_frontend::{Diagnostic, Span};
 
-use super::Target;
+use super::{FloatConstants, Target};
 use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp, OpTy,
@@ -78,7 +82,8 @@ fn newton(op: NewtonOp, bits: u8, mode: &FloatMode) -> Routine {
     Routine::Newton { op, bits, soft }
 }
 
-/// The routine that computes `kind`, with its arguments and result, if one does.
+/// The routine that computes `kind`, with its arguments and result, if one does (in
+/// its form for a driver that was not probed: [`for_target`] picks the target's).
 pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
     match kind {
         InstKind::Fma { ty, mode, dst, a, b, c } if exact(*ty, mode) => {
@@ -117,6 +122,10 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
             let args = if op == OddOp::Fma { vec![a, b, c] } else { vec![a, b] };
             Some((Routine::OddF32(op), args, dst))
         }
+        &InstKind::RoundToOdd { op, soft: false, dst, a, b, c } => {
+            let args = if op == OddOp::Fma { vec![a, b, c] } else { vec![a, b] };
+            Some((Routine::OddF32InF64 { op, repaired: true }, args, dst))
+        }
         // Newton steps on the device's fused `Fma` (`.fused`), `rcp` as `1 / x`.
         InstKind::Binary { op: BinaryOp::Div, ty: OpTy::F(bits), mode, dst, lhs, rhs }
             if is_fused(mode) =>
@@ -152,6 +161,18 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
     }
 }
 
+/// Routine `r` in its form for `target`: [`Routine::OddF32InF64`] repairs the sign of a
+/// zero sum only for a driver that was not probed (`FloatConstants::Repaired`).
+pub fn for_target(r: Routine, target: &Target) -> Routine {
+    match r {
+        Routine::OddF32InF64 { op, .. } => {
+            let repaired = target.float_constants == FloatConstants::Repaired;
+            Routine::OddF32InF64 { op, repaired }
+        }
+        r => r,
+    }
+}
+
 /// Replaces every operation [`emulated`] names by a call of its routine.
 pub fn run(k: &mut Kernel, target: &Target) -> Result<(), Diagnostic> {
     rewrite(k, None, target)
@@ -172,6 +193,7 @@ fn rewrite(
                 out.push(inst);
                 continue;
             };
+            let routine = for_target(routine, target);
             let callee = match home.as_deref_mut() {
                 Some(home) => add(home, routine, target)?,
                 None => add(body, routine, target)?,

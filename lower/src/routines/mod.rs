@@ -5,7 +5,9 @@
 //! arithmetic of a target without f64, which call those; [`approx`] the `.approx`
 //! functions in f64 arithmetic, but `sin` and `cos`, which are [`trig`]'s; [`convert`]
 //! the conversions of the narrow float formats; [`newton`] `div.rn` and `sqrt.rn` by
-//! Newton steps on a fused `Fma`.
+//! Newton steps on a fused `Fma`; [`exact_f32`] the round-to-odd f32 arithmetic of a
+//! target with f64, in f64 arithmetic (built per target: its form for a driver that
+//! was not probed repairs the sign of a zero sum).
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
@@ -25,6 +27,7 @@
 
 mod approx;
 mod convert;
+mod exact_f32;
 mod newton;
 mod soft_f32;
 mod softf64;
@@ -123,6 +126,7 @@ pub fn build_with(r: Routine, loops: bool) -> Function {
             soft_f32::f32_op(&mut b, &params)
         }
         Routine::OddF32(op) => soft_f32::odd(&mut b, op, &params),
+        Routine::OddF32InF64 { op, repaired } => exact_f32::odd(&mut b, op, repaired, &params),
         Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
     };
     let ty = OpTy::U(r.result_bits() as u8);

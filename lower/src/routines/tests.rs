@@ -142,7 +142,9 @@ fn model(r: Routine, x: &[u64]) -> u64 {
         Routine::FmaF32(rd) => arith::fma(F32, mode(rd), x[0], x[1], x[2]),
         Routine::DivF32(rd) => arith::binary(BinaryOp::Div, F32, mode(rd), x[0], x[1]),
         Routine::SqrtF32(rd) => arith::unary(UnaryOp::Sqrt, F32, mode(rd), x[0]),
-        Routine::OddF32(op) => arith::round_to_odd(op, x[0], x[1], x.get(2).map_or(0, |&c| c)),
+        Routine::OddF32(op) | Routine::OddF32InF64 { op, .. } => {
+            arith::round_to_odd(op, x[0], x[1], x.get(2).map_or(0, |&c| c))
+        }
         // Truncated, the last bit set when inexact (the roundings down and up differ,
         // and not only in the sign of an exact zero).
         Routine::FmaF64Odd => {
@@ -332,12 +334,14 @@ fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
 
 /// The f32 arithmetic of a target without f64 (`FmaF32`, `DivF32`, `SqrtF32` in every
 /// rounding; `OddF32`, the `RoundToOdd` `.soft`) and the widening they call, each with
-/// the routines it calls, against the interpreter's model of the PTX operation, on
-/// `PTXVK_ROUTINE_CASES / 4` operands each (default 5,000). A NaN result is any NaN.
+/// the routines it calls, and the `RoundToOdd` of a target with f64 in f64 arithmetic
+/// (`OddF32InF64`, both forms: the sign of a zero sum repaired or not), against the
+/// interpreter's model of the PTX operation, on `PTXVK_ROUTINE_CASES / 4` operands each
+/// (default 5,000). A NaN result is any NaN.
 #[test]
-fn soft_f32_routines_round_as_the_model() {
+fn f32_routines_round_as_the_model() {
     let cases = routine_cases(4);
-    let soft_f32 = |r: &Routine| {
+    let f32_routine = |r: &Routine| {
         matches!(
             r,
             Routine::F32ToF64
@@ -345,6 +349,7 @@ fn soft_f32_routines_round_as_the_model() {
                 | Routine::DivF32(_)
                 | Routine::SqrtF32(_)
                 | Routine::OddF32(_)
+                | Routine::OddF32InF64 { .. }
         )
     };
     let nan = |r: Routine, v: u64| match r.result_bits() {
@@ -352,7 +357,7 @@ fn soft_f32_routines_round_as_the_model() {
         _ => v & !(1 << 63) > 0x7ff0_0000_0000_0000,
     };
     let mut total = 0;
-    for r in Routine::all().into_iter().filter(soft_f32) {
+    for r in Routine::all().into_iter().filter(f32_routine) {
         let f = build(r);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ r.name().len() as u64 ^ total as u64);
         let mut wrong = Vec::new();
@@ -366,7 +371,7 @@ fn soft_f32_routines_round_as_the_model() {
         none_wrong(r, cases, &wrong);
         total += cases;
     }
-    eprintln!("{total} cases of the f32 routines without f64 agree with the model");
+    eprintln!("{total} cases of the f32 routines agree with the model");
 }
 
 /// A conversion's source: specials, random bits, or (floats) a value near the target's

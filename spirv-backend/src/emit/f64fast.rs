@@ -48,7 +48,7 @@
 //!    finite operands barring overflow: the guard takes `|c| < 2^1022`, so
 //!    `|c + p| < 1.5·2^1023`).
 //! 3. `v = RO(t + e)`, rounding to odd: `RN(t + e)` stepped one ulp toward the exact
-//!    sum when it is inexact (its TwoSum error non-zero) and even (`odd_sum`).
+//!    sum when it is inexact (its TwoSum error non-zero) and even (`odd_sum_unhidden`).
 //! 4. `r = RN(s + v) = RN(x)`: Boldo & Melquiond, "Emulation of FMA and correctly
 //!    rounded sums: proved algorithms using rounding to odd", IEEE Trans. Computers
 //!    57(4), 2008, Section 5.3 (the emulated FMA, this very sequence, proved for any
@@ -308,7 +308,7 @@ mod tests {
         (s, (a - (s - bb)) + (b - bb))
     }
 
-    /// `math.rs`'s `odd_sum`.
+    /// `math.rs`'s `odd_sum_unhidden`.
     fn odd_sum(x: f64, y: f64) -> f64 {
         let (h, l) = two_sum(x, y);
         if l != 0.0 && h.to_bits() & 1 == 0 {

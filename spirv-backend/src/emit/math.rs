@@ -75,11 +75,6 @@ impl FnEmitter<'_> {
                 let r = self.exact_f32(SoftOp::Fma, Rounding::Nearest, &[av, bv, cv])?;
                 self.write_op(*dst, r, *ty)
             }
-            // `.soft` ones: `pass::emulate` made them calls of routines.
-            InstKind::RoundToOdd { op, soft: false, dst, a, b, c } => {
-                let r = self.round_to_odd(*op, *a, *b, *c)?;
-                self.write(*dst, r, Scalar::Float(64), false)
-            }
             InstKind::Convert { to, from, rounding, mode, dst, src } => {
                 let v = self.read_op(*src, *from)?;
                 let r = self.convert(*to, *from, *rounding, *mode, v)?;
@@ -603,15 +598,10 @@ impl FnEmitter<'_> {
         Ok(self.b.f_convert(ft, None, odd)?)
     }
 
-    /// `p + c` for f64 `p` and `c`, rounded to odd (below).
-    pub(super) fn odd_sum(&mut self, p: Word, c: Word) -> R<Word> {
-        let s = self.nearest_sum(p, c)?;
-        self.odd_of_sum(p, c, s, false)
-    }
-
-    /// [`Self::odd_sum`] with every operation's operands visible to the driver
-    /// ([`Self::unhidden`]), for a fast path whose proof allows it: finite `p` and `c`,
-    /// and a caller to whom the sign of a zero result does not matter.
+    /// `p + c` for f64 `p` and `c`, rounded to odd ([`Self::odd_of_sum`]), with every
+    /// operation's operands visible to the driver ([`Self::unhidden`]), for a fast path
+    /// whose proof allows it: finite `p` and `c`, and a caller to whom the sign of a
+    /// zero result does not matter. (`RoundToOdd` is a routine, `pass::emulate`.)
     pub(super) fn odd_sum_unhidden(&mut self, p: Word, c: Word) -> R<Word> {
         let dt = self.ty(Scalar::Float(64));
         let s = self.unhidden(BinaryOp::Add, dt, p, c)?;
@@ -693,31 +683,4 @@ struct FmaSum {
     cd: Word,
     s: Word,
     hide: bool,
-}
-
-impl FnEmitter<'_> {
-    /// `InstKind::RoundToOdd`: products of f32 are exact in f64; sums are rounded to
-    /// odd with their exact TwoSum error.
-    pub(super) fn round_to_odd(&mut self, op: OddOp, a: Value, b: Value, c: Value) -> R<Word> {
-        let f32t = OpTy::F(32);
-        let dt = self.ty(Scalar::Float(64));
-        let av = self.read_op(a, f32t)?;
-        let bv = self.read_op(b, f32t)?;
-        let ad = self.b.f_convert(dt, None, av)?;
-        let bd = self.b.f_convert(dt, None, bv)?;
-        match op {
-            OddOp::Mul => self.exact(BinaryOp::Mul, dt, ad, bd),
-            OddOp::Add => self.odd_sum(ad, bd),
-            OddOp::Sub => {
-                let nb = self.b.f_negate(dt, None, bd)?;
-                self.odd_sum(ad, nb)
-            }
-            OddOp::Fma => {
-                let cv = self.read_op(c, f32t)?;
-                let cd = self.b.f_convert(dt, None, cv)?;
-                let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
-                self.odd_sum(p, cd)
-            }
-        }
-    }
 }
