@@ -93,7 +93,7 @@ pub fn build(r: Routine) -> Function {
 pub fn build_with(r: Routine, loops: bool) -> Function {
     let span = Span::default();
     let mut b =
-        FnBuilder { f: Function::new(r.name(), span), insts: Vec::new(), callees: r.callees() };
+        FnBuilder { f: Function::of_routine(r, span), insts: Vec::new(), callees: r.callees() };
     let ty = OpTy::U(r.param_bits() as u8);
     let params: Vec<Value> = (0..r.arity())
         .map(|_| {

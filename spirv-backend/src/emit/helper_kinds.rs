@@ -4,7 +4,7 @@
 
 use ptxvk_lower::ir::{Rounding, Routine};
 
-/// The operations [`Helper::ExactF32`] and [`Helper::Newton`] compute.
+/// The operations [`Helper::ExactF32`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum SoftOp {
     Fma,
