@@ -388,6 +388,8 @@ impl Function {
 
 #[derive(Clone, Debug)]
 pub struct RegInfo {
+    /// The PTX name, or a pass's; empty for an emulation routine's temporaries, which
+    /// the text names `$t` and their index, as a pass names a kernel's.
     pub name: String,
     pub ty: RegTy,
     pub span: Span,

@@ -73,7 +73,9 @@ impl Build for FnBuilder {
     fn temp(&mut self, ty: OpTy) -> RegId {
         let id = RegId(self.f.regs.len() as u32);
         let span = self.f.span;
-        self.f.regs.push(RegInfo { name: format!("$t{}", id.0), ty: ty.storage(), span });
+        // No name: the text names it `$t` and its index (`RegInfo::name`), as a kernel's
+        // temporaries are named; thousands of names cost a routine's build a third.
+        self.f.regs.push(RegInfo { name: String::new(), ty: ty.storage(), span });
         id
     }
 
