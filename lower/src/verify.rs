@@ -87,11 +87,12 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
     if body.entry.index() >= nblocks {
         errors.push(bug(body.span, "entry block out of range".into()));
     }
+    let mut regs = Vec::new();
     for b in body.blocks {
         for inst in &b.insts {
-            let mut regs = Vec::new();
+            regs.clear();
             inst_regs(&inst.kind, &mut regs);
-            for r in regs {
+            for &r in &regs {
                 if r.index() >= nregs {
                     errors.push(bug(inst.span, format!("register %{} out of range", r.0)));
                 }
@@ -433,8 +434,32 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
 /// `Continue` or `Return` in its sequence, `If` tests a predicate, and a `Switch` tests
 /// a 32-bit register with exactly one default case and no value in two cases.
 pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
+    let kernel = Body { regs: &k.regs, blocks: &k.blocks, entry: k.entry, span: k.span };
+    let mut errors = tree(kernel, body);
+    // The structured IR has one body per kernel (`pass::inline` ran), and its emulation
+    // routines, each structured too.
+    for f in &k.functions {
+        if f.routine.is_none() {
+            errors.push(Diagnostic::internal(
+                k.span,
+                "structured tree: functions left after inlining",
+            ));
+            continue;
+        }
+        let function = Body { regs: &f.regs, blocks: &f.blocks, entry: f.entry, span: f.span };
+        errors.append(&mut tree(function, &f.body));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// [`structured`]'s checks of one body's tree: what they find wrong.
+fn tree(k: Body<'_>, body: &[Node]) -> Vec<Diagnostic> {
     struct Walk<'k> {
-        k: &'k Kernel,
+        k: Body<'k>,
         seen: Vec<bool>,
         errors: Vec<Diagnostic>,
     }
@@ -498,22 +523,7 @@ pub fn structured(k: &Kernel, body: &[Node]) -> Result<(), Vec<Diagnostic>> {
     }
     let mut w = Walk { k, seen: vec![false; k.blocks.len()], errors: Vec::new() };
     w.seq(body, 0, k.span);
-    // The structured IR has one body per kernel (`pass::inline` ran), and its emulation
-    // routines, each structured too.
-    for f in &k.functions {
-        if f.routine.is_none() {
-            w.bug(k.span, "functions left after inlining");
-            continue;
-        }
-        if let Err(mut e) = structured(&f.shell(), &f.body) {
-            w.errors.append(&mut e);
-        }
-    }
-    if w.errors.is_empty() {
-        Ok(())
-    } else {
-        Err(w.errors)
-    }
+    w.errors
 }
 
 /// An atomic's registers, all as wide as `ty`: but a strong load's `dst` and a strong

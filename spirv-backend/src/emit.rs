@@ -668,13 +668,12 @@ fn ssa_registers(f: &Function) -> Vec<bool> {
     for &(r, _) in &f.params {
         written(r, None, &mut ok);
     }
-    let mut uses_at = Vec::new();
+    let (mut uses_at, mut defs, mut uses) = (Vec::new(), Vec::new(), Vec::new());
     for (b, block) in f.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
-            let (mut defs, mut uses) = (Vec::new(), Vec::new());
             ptxvk_lower::verify::inst_defs_uses(&inst.kind, &mut defs, &mut uses);
-            uses_at.extend(uses.into_iter().map(|u| (u, Some((b, i)))));
-            for d in defs {
+            uses_at.extend(uses.drain(..).map(|u| (u, Some((b, i)))));
+            for d in defs.drain(..) {
                 written(d, Some((b, i)), &mut ok);
             }
         }

@@ -56,8 +56,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::{FloatConstants, Target};
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, FloatMode, FloatPath, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp, OpTy,
-    RegId, Routine, UnaryOp, Value,
+    BinaryOp, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp,
+    OpTy, RegId, Routine, UnaryOp, Value,
 };
 use crate::routines;
 
@@ -251,6 +251,15 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
     if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {
         return Ok(FunctionId(i as u32));
     }
+    let key = (r, target.float64);
+    let again = match LEGALIZED.lookup(key) {
+        Ok((f, callees)) => {
+            let ids: Vec<_> =
+                callees.into_iter().map(|c| add(k, c, target)).collect::<Result<_, _>>()?;
+            return Ok(routines::place(k, f, &ids));
+        }
+        Err(again) => again,
+    };
     let mut f = routines::build_with(r, !target.float64);
     f.rewrite_in_shell(|shell| {
         if !target.float64 {
@@ -258,6 +267,39 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
         }
         rewrite(shell, Some(k), target)
     })?;
+    if let Some(entry) = again.then(|| by_routine(k, &f)).flatten() {
+        LEGALIZED.keep(key, entry);
+    }
     k.functions.push(f);
     Ok(FunctionId(k.functions.len() as u32 - 1))
+}
+
+/// The routines [`add`] legalized in this process, by routine and whether the target
+/// has f64 (all that their legalization reads of the target): each body with its calls
+/// numbered by the list beside it, the routines it calls in the order of their first
+/// calls. Adding the callees in that order adds the same functions in the same order as
+/// the legalization did, so a kernel gets the same functions either way.
+static LEGALIZED: routines::Memo<(Routine, bool), (Function, Vec<Routine>)> = routines::Memo::new();
+
+/// Forgets the routines built and legalized so far ([`LEGALIZED`], `routines`').
+#[cfg(test)]
+pub(crate) fn forget_kept() {
+    routines::forget_built();
+    LEGALIZED.forget();
+}
+
+/// Routine `f` of `k` as [`LEGALIZED`] keeps it, if it calls only routines.
+fn by_routine(k: &Kernel, f: &Function) -> Option<(Function, Vec<Routine>)> {
+    let (mut f, mut callees) = (f.clone(), Vec::new());
+    for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        if let InstKind::Call { callee, .. } = &mut inst.kind {
+            let r = k.functions.get(callee.index())?.routine?;
+            let i = callees.iter().position(|&c| c == r).unwrap_or_else(|| {
+                callees.push(r);
+                callees.len() - 1
+            });
+            *callee = FunctionId(i as u32);
+        }
+    }
+    Some((f, callees))
 }

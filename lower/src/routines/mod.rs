@@ -34,6 +34,9 @@ mod softf64;
 mod trig;
 mod wide;
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
 use ptxvk_frontend::Span;
 
 /// `cvt.f64.f32` on bit patterns, written out: [`crate::pass::soft_f64`]'s, and the body
@@ -73,7 +76,9 @@ impl Build for FnBuilder {
     fn temp(&mut self, ty: OpTy) -> RegId {
         let id = RegId(self.f.regs.len() as u32);
         let span = self.f.span;
-        self.f.regs.push(RegInfo { name: format!("$t{}", id.0), ty: ty.storage(), span });
+        // No name: the text names it `$t` and its index (`RegInfo::name`), as a kernel's
+        // temporaries are named; thousands of names cost a routine's build a third.
+        self.f.regs.push(RegInfo { name: String::new(), ty: ty.storage(), span });
         id
     }
 
@@ -94,9 +99,74 @@ pub fn build(r: Routine) -> Function {
 /// dozen calls per unrolled step, which drivers that inline every call (Mesa) compile
 /// for about a minute. Both forms compute the same bits.
 pub fn build_with(r: Routine, loops: bool) -> Function {
+    match BUILT.lookup((r, loops)) {
+        Ok(f) => f,
+        Err(again) => {
+            let f = construct(r, loops);
+            if again {
+                BUILT.keep((r, loops), f.clone());
+            }
+            f
+        }
+    }
+}
+
+/// The routines built in this process, by routine and form ([`build_with`]'s `loops`),
+/// of which a body is a function: the kernels of a module, and the modules a process
+/// compiles, use the same few.
+static BUILT: Memo<(Routine, bool), Function> = Memo::new();
+
+/// Values of a function of their keys alone, kept for the process, each from its second
+/// computation on: a process that computes each once (a module of one kernel) copies
+/// none.
+pub(crate) struct Memo<K, V>(Mutex<BTreeMap<K, Option<V>>>);
+
+impl<K: Ord, V: Clone> Memo<K, V> {
+    pub(crate) const fn new() -> Self {
+        Memo(Mutex::new(BTreeMap::new()))
+    }
+
+    /// The value kept for `key`, or whether it was asked for before (then the caller
+    /// computes it and [`Self::keep`]s it).
+    pub(crate) fn lookup(&self, key: K) -> Result<V, bool> {
+        let Ok(mut kept) = self.0.lock() else { return Err(false) };
+        match kept.get(&key) {
+            Some(Some(v)) => Ok(v.clone()),
+            Some(None) => Err(true),
+            None => {
+                kept.insert(key, None);
+                Err(false)
+            }
+        }
+    }
+
+    /// Keeps `v` as the value for `key`.
+    pub(crate) fn keep(&self, key: K, v: V) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.insert(key, Some(v));
+        }
+    }
+
+    /// Forgets every value and request (the next computation of each is its first).
+    #[cfg(test)]
+    pub(crate) fn forget(&self) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.clear();
+        }
+    }
+}
+
+/// Forgets the routines built so far ([`BUILT`]).
+#[cfg(test)]
+pub(crate) fn forget_built() {
+    BUILT.forget();
+}
+
+/// [`build_with`]'s body, built.
+fn construct(r: Routine, loops: bool) -> Function {
     let span = Span::default();
     let mut b =
-        FnBuilder { f: Function::new(r.name(), span), insts: Vec::new(), callees: r.callees() };
+        FnBuilder { f: Function::of_routine(r, span), insts: Vec::new(), callees: r.callees() };
     let ty = OpTy::U(r.param_bits() as u8);
     let params: Vec<Value> = (0..r.arity())
         .map(|_| {
@@ -146,7 +216,12 @@ pub fn get(k: &mut Kernel, r: Routine) -> FunctionId {
         return FunctionId(i as u32);
     }
     let ids: Vec<FunctionId> = r.callees().into_iter().map(|c| get(k, c)).collect();
-    let mut f = build(r);
+    place(k, build(r), &ids)
+}
+
+/// Adds function `f` to `k`, its calls, which are of the functions of its callee list
+/// by index, renumbered to `ids`, their indices in `k`.
+pub(crate) fn place(k: &mut Kernel, mut f: Function, ids: &[FunctionId]) -> FunctionId {
     for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
         if let InstKind::Call { callee, .. } = &mut inst.kind {
             *callee = ids.get(callee.index()).copied().unwrap_or(FunctionId(u32::MAX));

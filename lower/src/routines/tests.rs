@@ -467,6 +467,41 @@ fn structured_text_names_the_routines() {
     );
 }
 
+/// A kernel gets the same routines, in the same order, whether this process builds and
+/// legalizes them ([`super::build_with`], `pass::emulate::add`) or copies those it kept
+/// ([`super::Memo`]): lowered with nothing kept, again (each routine asked for a second
+/// time, now kept), and a third time (all copied). Its own `div.rn.f64` comes first, so
+/// that the `.approx` routines' legalization finds that routine in the kernel.
+#[test]
+fn kept_routines_are_the_routines_built() {
+    let k = buffer_kernel(
+        "kept",
+        "f32 %f1 %f2\n    reg f64 %fd1",
+        "%fd1 = load.global.f64 [%rd1]\n    %fd1 = div.rn.f64 %fd1, %fd1\n    \
+         store.global.f64 [%rd1], %fd1\n    %f1 = load.global.f32 [%rd1]\n    \
+         %f2 = lg2.f32 %f1\n    %f1 = sin.f32 %f2\n    %f2 = div.rn.f32 %f1, %f2\n    \
+         %f1 = sqrt.rn.f32 %f2\n    store.global.f32 [%rd1], %f1",
+    );
+    let fused = crate::pass::FusedFma { f32: true, f64: true };
+    for target in [
+        crate::pass::Target::default(),
+        crate::pass::Target { float64: false, ..Default::default() },
+        crate::pass::Target { fused_fma: fused, ..Default::default() },
+    ] {
+        crate::pass::emulate::forget_kept();
+        let printed: Vec<String> = (0..3)
+            .map(|_| {
+                let lowered = crate::pass::run(k.clone(), &target).expect("lowers");
+                crate::text::print(&lowered.kernel)
+            })
+            .collect();
+        assert!(printed[0].contains("ptxvk.lg2.approx.f32"), "{}", printed[0]);
+        assert!(printed[0].contains("ptxvk.div.f64.rn"));
+        assert_eq!(printed[1], printed[0], "{}", target.float_strategy());
+        assert_eq!(printed[2], printed[0], "{}", target.float_strategy());
+    }
+}
+
 /// The `.approx` routine `r` as a target without f64 gets it: [`crate::pass::soft_f64`]
 /// on its body (before `pass::emulate` makes its `fma`, `div` and `sqrt` calls).
 fn soft(r: Routine) -> crate::ir::Function {

@@ -63,22 +63,24 @@ impl<'a> Printer<'a> {
 
     /// A printer of a body whose registers are `regs` (the kernel's, or a function's).
     fn with_regs(k: &'a Kernel, regs: &[RegInfo]) -> Self {
-        let token = |name: &str| {
-            if name.starts_with('%') || name.starts_with('$') {
+        let token = |i: usize, name: &str| {
+            if name.is_empty() {
+                format!("$t{i}")
+            } else if name.starts_with('%') || name.starts_with('$') {
                 name.to_string()
             } else {
                 format!("%{name}")
             }
         };
         let mut count: BTreeMap<String, u32> = BTreeMap::new();
-        for r in regs {
-            *count.entry(token(&r.name)).or_default() += 1;
+        for (i, r) in regs.iter().enumerate() {
+            *count.entry(token(i, &r.name)).or_default() += 1;
         }
         let names = regs
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let t = token(&r.name);
+                let t = token(i, &r.name);
                 if count.get(&t).copied().unwrap_or(0) > 1 || t.len() == 1 {
                     format!("{t}#{i}")
                 } else {

@@ -162,6 +162,11 @@ pub(crate) fn emit_helpers(
     }
 }
 
+/// Function `f` without its body: its name and what routine it is.
+fn stub(f: &Function) -> Function {
+    Function { name: f.name.clone(), routine: f.routine, ..Function::new(String::new(), f.span) }
+}
+
 /// Writes routine `r` as the function `id`, from the IR (`FnEmitter::routine`).
 fn emit_routine(
     b: &mut Builder,
@@ -177,17 +182,15 @@ fn emit_routine(
     });
     let built;
     let (f, functions) = match of_kernels {
-        // Only what each is (`Function::routine`, from its name): the callees' bodies
-        // are theirs to emit.
-        Some((f, functions)) => {
-            (f, functions.iter().map(|g| Function::new(g.name.clone(), g.span)).collect())
-        }
+        // Only what each is (`Function::routine`): the callees' bodies are theirs to
+        // emit.
+        Some((f, functions)) => (f, functions.iter().map(stub).collect()),
         // Built alone: its calls are of its callees, by index (`Routine::callees`).
         None => {
             built = ptxvk_lower::pass::routine(r)
                 .map_err(|d| crate::Error::Internal(format!("routine {r:?}: {d:?}")))?;
             let callees = r.callees().into_iter();
-            (&built, callees.map(|c| Function::new(c.name(), built.span)).collect())
+            (&built, callees.map(|c| Function::of_routine(c, built.span)).collect())
         }
     };
     // The kernel's functions: the routines this one calls (`.approx` ones do).
