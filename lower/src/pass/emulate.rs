@@ -251,7 +251,7 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
     if let Some(i) = k.functions.iter().position(|f| f.routine == Some(r)) {
         return Ok(FunctionId(i as u32));
     }
-    let key = (r, target.float64);
+    let key = (r, target.float64, target.float_constants == FloatConstants::Repaired);
     let again = match LEGALIZED.lookup(key) {
         Ok((f, callees)) => {
             let ids: Vec<_> =
@@ -274,12 +274,14 @@ pub fn add(k: &mut Kernel, r: Routine, target: &Target) -> Result<FunctionId, Di
     Ok(FunctionId(k.functions.len() as u32 - 1))
 }
 
-/// The routines [`add`] legalized in this process, by routine and whether the target
-/// has f64 (all that their legalization reads of the target): each body with its calls
+/// The routines [`add`] legalized in this process, by routine, whether the target has
+/// f64 and whether its float constants are repaired ([`for_target`]; all that their
+/// legalization reads of the target): each body with its calls
 /// numbered by the list beside it, the routines it calls in the order of their first
 /// calls. Adding the callees in that order adds the same functions in the same order as
 /// the legalization did, so a kernel gets the same functions either way.
-static LEGALIZED: routines::Memo<(Routine, bool), (Function, Vec<Routine>)> = routines::Memo::new();
+static LEGALIZED: routines::Memo<(Routine, bool, bool), (Function, Vec<Routine>)> =
+    routines::Memo::new();
 
 /// Forgets the routines built and legalized so far ([`LEGALIZED`], `routines`').
 #[cfg(test)]
