@@ -807,6 +807,9 @@ fn copy_and_mbarrier_forms() {
         "cp.async.ca.shared.global.L2::cache_hint [%rd1], [%rd2], 8, !%p1, %rd3;",
         "cp.async.wait_group 1;",
         "cp.async.mbarrier.arrive.noinc.shared.b64 [%rd1];",
+        // ptxas 13 also takes `.u64` and no type.
+        "cp.async.mbarrier.arrive.shared.u64 [%rd1];",
+        "cp.async.mbarrier.arrive [%rd1];",
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \
          [%rd1], [%rd2], %r1, [%rd3], %h1;",
         "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%rd1], [%rd2], 64, %rd3;",
@@ -874,6 +877,12 @@ fn copy_and_mbarrier_forms() {
             "takes no type (PTX ISA 9.2 §9.7.9.25.3)",
             ".u64",
         ),
+        (
+            "cp.async.mbarrier.arrive.noinc.shared.b32 [%rd1];",
+            "`cp.async.mbarrier.arrive` takes the type `.b64` (PTX ISA 9.2 §9.7.9.25.3.4)",
+            ".b32",
+        ),
+        ("cp.async.mbarrier.arrive.s64 [%rd1];", "takes the type `.b64`", ".s64"),
         ("mbarrier.init.global.b64 [%rd1], 4;", "an mbarrier is in `.shared` memory", ".global"),
         ("mbarrier.inval.b64 [%rd1], 4;", "`.inval` takes [addr]", "mbarrier.inval.b64 [%rd1], 4;"),
     ]);

@@ -114,6 +114,13 @@ pub fn copy_form(
             Ok(CopyShape::Nothing)
         }
         [ASYNC, MBARRIER, ARRIVE, ..] => {
+            // §9.7.9.25.3.4: the type is `.b64` (ptxas 13 also takes `.u64` and none,
+            // and refuses every other with "Unexpected instruction types").
+            if let Some(t) = ty.filter(|t| !matches!(t.value, ScalarType::B64 | ScalarType::U64)) {
+                let msg = "`cp.async.mbarrier.arrive` takes the type `.b64` (PTX ISA 9.2 \
+                           §9.7.9.25.3.4)";
+                return Err(Diagnostic::error(t.span, msg));
+            }
             // §9.7.9.25.3.4: `[addr]`, in `.shared{::cta}` or generic.
             if i.operands.len() != 1 {
                 let msg = "`cp.async.mbarrier.arrive` takes [addr] (PTX ISA 9.2 §9.7.9.25.3.4)";
