@@ -319,6 +319,9 @@ pub static FORMS: &[Form] = &[
     // §9.7.1.1: the packed `add.u16x2`/`add.s16x2`, whose type is the format.
     row(&[Opcode::Add], &[Details(PACKED16), OneOf(PACKED16), NoType, NoSat, NoRounding, NoFtz])
         .when(When::HasAny(PACKED16)),
+    // Only `add`, `min` and `max` are packed (§9.7.1.1, §9.7.1.12-13): `sub.u16x2` and
+    // `mul.s16x2` are no PTX (ptxas 13 refuses them), refused at the format.
+    row(&[Opcode::Sub, Opcode::Mul], &[Details(&[])]).when(When::HasAny(PACKED16)),
     // §9.7.1.1-2: `add.sat.s32` and `sub.sat.s32`, the saturating integer forms.
     row(&[Opcode::Add, Opcode::Sub], &[Details(&[]), Type(&[S32]), NoRounding, NoFtz])
         .when(When::IntSat),

@@ -459,6 +459,9 @@ fn core_arithmetic_forms() {
         ("add.rn.sat.s32 %r1, %r2, %r3;", "takes no rounding", ".rn"),
         ("sub.sat.relu.s32 %r1, %r2, %r3;", "modifier `.relu` for `sub`", ".relu"),
         ("add.sat.u16x2.s32 %r1, %r2, %r3;", "`add` takes no type here", ".s32"),
+        // Only `add`, `min` and `max` have packed forms (§9.7.1; ptxas 13 refuses these).
+        ("sub.u16x2 %r1, %r2, %r3;", "modifier `.u16x2` for `sub`", ".u16x2"),
+        ("mul.lo.s16x2 %r1, %r2, %r3;", "modifier `.s16x2` for `mul`", ".s16x2"),
         (
             "add.u16x2.s16x2 %r1, %r2, %r3;",
             "needs `.u16x2` or `.s16x2`",
