@@ -3,8 +3,8 @@
 //! that a kernel tested with ptxvk does not use a form NVIDIA's assembler rejects for
 //! its target. A module without an `sm_XX` target is not checked.
 //!
-//! The forms: `atom` and `red` with a vector type (`.v2`, `.v4`, `.v8`) need sm_90
-//! (§9.7.13.5-6); the rest are the rows of [`GATES`] and the special registers of sm_90
+//! The forms are the rows of [`GATES`] (among them `atom` and `red` with a vector type,
+//! `.v2`, `.v4`, `.v8`, sm_90, §9.7.13.5-6) and the special registers of sm_90
 //! ([`SM90_REGISTERS`]). Each row is the lowest target the ISA names for the form:
 //! forms that need an architecture-specific target (`setmaxnreg` needs `sm_90a`,
 //! `redux.sync.f32` `sm_100a`) are checked against the number only, and forms that
@@ -32,20 +32,12 @@ fn sm_version(module: &Module) -> Option<u32> {
 
 /// The `sm_XX` that `i` needs, with the section that says so, for the forms above.
 fn needs(i: &Instruction) -> Option<(u32, &'static str)> {
-    // The decoded vector size (an instruction whose modifiers do not decode is reported
-    // by the instruction check, not here).
-    let vector = || {
-        crate::decode::decode(i).ok().flatten().is_some_and(|m| matches!(m.vector, Some(2 | 4 | 8)))
-    };
-    match i.op? {
-        Opcode::Atom if vector() => Some((90, "§9.7.13.5")),
-        Opcode::Red if vector() => Some((90, "§9.7.13.6")),
-        _ => None,
-    }
-    .into_iter()
-    .chain(GATES.iter().filter(|g| g.selects(i)).map(|g| (g.sm, g.section)))
-    .chain(sm90_register(i).map(|(_, section)| (90, section)))
-    .max_by_key(|&(sm, _)| sm)
+    GATES
+        .iter()
+        .filter(|g| g.selects(i))
+        .map(|g| (g.sm, g.section))
+        .chain(sm90_register(i).map(|(_, section)| (90, section)))
+        .max_by_key(|&(sm, _)| sm)
 }
 
 /// A form that needs `.target sm_{sm}` or higher: instruction `op` (any with `None`)
@@ -93,6 +85,8 @@ const fn three_inputs(op: Opcode) -> Gate {
 /// The thread-block cluster: "applicable only on target architecture sm_90 or higher".
 const CLUSTER_SECTION: &str = "§2.2.2";
 const BF16: &[&str] = &[".bf16", ".bf16x2"];
+/// `atom`/`red` on a vector (§9.7.13.5-6).
+const VECTOR: &[&str] = &[".v2", ".v4", ".v8"];
 const PACKED_I16: &[&str] = &[".u16x2", ".s16x2"];
 const FP8: &[&str] = &[".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2"];
 /// `mma`'s shapes (§9.7.14.5.14, by type): the ones sm_75 added and the ones sm_80 did.
@@ -124,6 +118,8 @@ const GATES: &[Gate] = &[
     gate(Opcode::St, &[".async"], 90, "§9.7.9, `st.async`"),
     gate(Opcode::St, &[".bulk"], 100, "§9.7.9, `st.bulk`"),
     gate(Opcode::Red, &[".async"], 90, "§9.7.13, `red.async`"),
+    gate(Opcode::Atom, VECTOR, 90, "§9.7.13.5"),
+    gate(Opcode::Red, VECTOR, 90, "§9.7.13.6"),
     gate(Opcode::Atom, BF16, 90, "§9.7.13.5"),
     gate(Opcode::Red, BF16, 90, "§9.7.13.6"),
     gate(Opcode::Atom, &[".b128"], 90, "§9.7.13.5"),
