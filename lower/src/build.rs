@@ -9,7 +9,7 @@ use ptxvk_frontend::Span;
 
 use crate::ir::{
     Address, AtomicOp, BinaryOp, BoolOp, CmpOp, Dim, FloatFormat, FloatMode, Inst, InstKind,
-    Kernel, OddOp, OpTy, Order, RegId, RegInfo, Rounding, Scope, Space, SpecialReg, UnaryOp, Value,
+    Kernel, OddOp, OpTy, Order, RegId, Rounding, Scope, Space, SpecialReg, UnaryOp, Value,
 };
 
 const U32: OpTy = OpTy::U(32);
@@ -437,10 +437,7 @@ impl<'k> Builder<'k> {
 
 impl Build for Builder<'_> {
     fn temp(&mut self, ty: OpTy) -> RegId {
-        let id = RegId(self.kernel.regs.len() as u32);
-        let (ty, span) = (ty.storage(), self.span);
-        self.kernel.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
-        id
+        crate::ir::new_temp(&mut self.kernel.regs, ty.storage(), self.span)
     }
 
     fn push(&mut self, kind: InstKind) {

@@ -393,11 +393,20 @@ impl Function {
 
 #[derive(Clone, Debug)]
 pub struct RegInfo {
-    /// The PTX name, or a pass's; empty for an emulation routine's temporaries, which
-    /// the text names `$t` and their index, as a pass names a kernel's.
+    /// The PTX name, or a pass's; empty for a temporary ([`new_temp`]), which the text
+    /// names `$t` and its index.
     pub name: String,
     pub ty: RegTy,
     pub span: Span,
+}
+
+/// A new temporary register of type `ty` in `regs` (a kernel's or a function's): the
+/// one way passes, builders and routines make them. It has no name string, so that
+/// making thousands costs no allocation; the text names it by its index.
+pub fn new_temp(regs: &mut Vec<RegInfo>, ty: RegTy, span: Span) -> RegId {
+    let id = RegId(regs.len() as u32);
+    regs.push(RegInfo { name: String::new(), ty, span });
+    id
 }
 
 /// Storage type of a register.

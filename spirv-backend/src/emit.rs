@@ -179,10 +179,12 @@ impl<'a> FnEmitter<'a> {
             let ty = self.t.scalar(self.b, Scalar::of_reg(r.ty));
             let ptr = self.t.pointer(self.b, StorageClass::Function, ty);
             let v = self.b.variable(ptr, None, StorageClass::Function, None);
-            // PTX register names in the disassembly (`--emit spvasm`) and in driver tools
-            // (a routine's are all temporaries: none).
+            // PTX register names in the disassembly (`--emit spvasm`) and in driver tools,
+            // a temporary's as the text's (`$t` and its index; a routine's are all
+            // temporaries: none).
             if self.returns.is_none() {
-                self.b.name(v, r.name.clone());
+                let name = if r.name.is_empty() { format!("$t{i}") } else { r.name.clone() };
+                self.b.name(v, name);
             }
             self.vars.push(v);
         }

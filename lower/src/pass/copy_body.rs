@@ -61,7 +61,7 @@ pub(super) fn copy_blocks(
             mark(&mut cond);
         }
     }
-    // Temporaries are named by their id (`$tN`): renamed by their new one.
+    // A temporary is named by its index (`$tN`): the copy is a new temporary.
     let mut copy = Vec::with_capacity(f.regs.len());
     for (i, r) in f.regs.iter().enumerate() {
         if !used[i] {
@@ -70,7 +70,7 @@ pub(super) fn copy_blocks(
         }
         let id = k.regs.len();
         let temp = r.name.strip_prefix("$t").is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
-        let name = if temp { format!("$t{id}") } else { r.name.clone() };
+        let name = if temp { String::new() } else { r.name.clone() };
         k.regs.push(RegInfo { name, ..r.clone() });
         copy.push(RegId(id as u32));
     }

@@ -127,8 +127,7 @@ fn through_temporary(
     let InstKind::Atomic { op, space, ty, scope, order, dst, addr, src, cmp } = kind else {
         return vec![kind];
     };
-    let narrow = RegId(regs.len() as u32);
-    regs.push(RegInfo { name: format!("$t{}", narrow.0), ty: ty.storage(), span });
+    let narrow = crate::ir::new_temp(regs, ty.storage(), span);
     let convert = |to, from, dst, src| InstKind::Convert {
         to,
         from,

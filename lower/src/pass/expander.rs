@@ -8,8 +8,7 @@ use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, Terminator,
-    Value,
+    BinaryOp, Block, BlockId, CmpOp, Inst, InstKind, Kernel, OpTy, RegId, Terminator, Value,
 };
 use crate::system as sys;
 
@@ -81,9 +80,7 @@ pub(crate) fn each_in_block(
 
 /// [`Build::temp`] of an expansion: a new register of `k`.
 pub(crate) fn temp(k: &mut Kernel, span: Span, ty: OpTy) -> RegId {
-    let id = RegId(k.regs.len() as u32);
-    k.regs.push(RegInfo { name: format!("$t{}", id.0), ty: ty.storage(), span });
-    id
+    crate::ir::new_temp(&mut k.regs, ty.storage(), span)
 }
 
 /// [`Build::push`] of an expansion: an instruction at the end of block `cur`.

@@ -16,7 +16,7 @@
 use ptxvk_frontend::Diagnostic;
 
 use super::Target;
-use crate::ir::{Address, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, RegTy, Space, Value};
+use crate::ir::{Address, Inst, InstKind, Kernel, OpTy, RegId, RegTy, Space, Value};
 
 /// What a hoisted load is shared by: offset, element type, destination register types.
 type Key = (i64, OpTy, Vec<Option<RegTy>>);
@@ -52,8 +52,11 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
             let temps = match hoisted.iter().find(|(k2, _)| *k2 == key) {
                 Some((_, temps)) => temps.clone(),
                 None => {
-                    let temps: Vec<Option<RegId>> =
-                        key.2.iter().map(|t| t.map(|t| new_reg(k, t, inst.span))).collect();
+                    let temps: Vec<Option<RegId>> = key
+                        .2
+                        .iter()
+                        .map(|t| t.map(|t| crate::ir::new_temp(&mut k.regs, t, inst.span)))
+                        .collect();
                     let kind = InstKind::Load {
                         space: Space::Param,
                         ty: *ty,
@@ -78,12 +81,6 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
     let entry_insts = &mut k.blocks[entry].insts;
     entry_insts.splice(0..0, at_entry);
     Ok(())
-}
-
-fn new_reg(k: &mut Kernel, ty: RegTy, span: ptxvk_frontend::Span) -> RegId {
-    let id = RegId(k.regs.len() as u32);
-    k.regs.push(RegInfo { name: format!("$t{}", id.0), ty, span });
-    id
 }
 
 /// The operation type of a whole register of type `ty`.

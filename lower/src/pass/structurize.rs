@@ -26,7 +26,7 @@
 use ptxvk_frontend::{Diagnostic, Span};
 
 use crate::cfg::Cfg;
-use crate::ir::{BlockId, Kernel, Node, SwitchCase, Terminator};
+use crate::ir::{BlockId, Kernel, Node, RegId, SwitchCase, Terminator};
 use crate::merges::{continuations, join, LoopForest};
 
 /// Upper bound on nesting, so that hostile input cannot exhaust the stack.
@@ -291,6 +291,11 @@ pub fn print(k: &Kernel, nodes: &[Node]) -> String {
 
 fn print_nodes(k: &Kernel, nodes: &[Node], depth: usize, s: &mut String) {
     let pad = "    ".repeat(depth);
+    // A temporary has no name string (`ir::new_temp`): the text's `$t` and its index.
+    let name = |r: RegId| match k.reg(r).name.as_str() {
+        "" => format!("$t{}", r.0),
+        named => named.to_string(),
+    };
     for n in nodes {
         match n {
             Node::Code(b) => {
@@ -300,7 +305,7 @@ fn print_nodes(k: &Kernel, nodes: &[Node], depth: usize, s: &mut String) {
             }
             Node::If { cond, negate, then, otherwise, .. } => {
                 let bang = if *negate { "!" } else { "" };
-                s.push_str(&format!("{pad}if {bang}{} {{\n", k.reg(*cond).name));
+                s.push_str(&format!("{pad}if {bang}{} {{\n", name(*cond)));
                 print_nodes(k, then, depth + 1, s);
                 if !otherwise.is_empty() {
                     s.push_str(&format!("{pad}}} else {{\n"));
@@ -309,7 +314,7 @@ fn print_nodes(k: &Kernel, nodes: &[Node], depth: usize, s: &mut String) {
                 s.push_str(&format!("{pad}}} // merge\n"));
             }
             Node::Switch { selector, cases, .. } => {
-                s.push_str(&format!("{pad}switch {} {{\n", k.reg(*selector).name));
+                s.push_str(&format!("{pad}switch {} {{\n", name(*selector)));
                 for c in cases {
                     let mut labels: Vec<String> =
                         c.values.iter().map(|v| format!("case {v}")).collect();

@@ -45,8 +45,8 @@ pub(crate) use soft_f32::widen as f32_to_f64;
 
 use crate::build::Build;
 use crate::ir::{
-    Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, RegInfo, Routine,
-    Terminator, UnaryOp, Value,
+    Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, Routine, Terminator,
+    UnaryOp, Value,
 };
 
 /// Builds a routine's body: registers into the function, instructions into its current
@@ -74,12 +74,7 @@ impl FnBuilder {
 
 impl Build for FnBuilder {
     fn temp(&mut self, ty: OpTy) -> RegId {
-        let id = RegId(self.f.regs.len() as u32);
-        let span = self.f.span;
-        // No name: the text names it `$t` and its index (`RegInfo::name`), as a kernel's
-        // temporaries are named; thousands of names cost a routine's build a third.
-        self.f.regs.push(RegInfo { name: String::new(), ty: ty.storage(), span });
-        id
+        crate::ir::new_temp(&mut self.f.regs, ty.storage(), self.f.span)
     }
 
     fn push(&mut self, kind: InstKind) {
