@@ -3,24 +3,23 @@
 //! [`Routine::SqrtF32InF64`], `div`, `rcp` and `sqrt` in every rounding; and
 //! [`Routine::FmaF32InF64`], `fma.rn`.
 //!
-//! *Round to odd.* The f32 operands widen exactly
-//! to f64, where a product of two is exact; a sum is rounded to nearest and then to odd
-//! with its exact error (TwoSum, Knuth; it needs round-to-nearest f64 addition, which
-//! Vulkan guarantees for `OpFAdd`): the sum is stepped one ulp toward the exact value
-//! when it is inexact and its last mantissa bit is even. `fma.rn.f32` is the f64
-//! `fma` rounded to odd, then to f32: correct, rounding to odd in 53 ≥ 2·24 + 2 bits
-//! and then to nearest in 24 (Boldo & Melquiond, "Emulation of FMA and correctly
-//! rounded sums: proved algorithms using rounding to odd", IEEE Trans. Computers
-//! 57(4), 2008, Theorem 1).
+//! *Round to odd.* The f32 operands widen exactly to f64, where a product of two is
+//! exact; a sum is rounded to nearest and then to odd with its exact error (TwoSum,
+//! Knuth; it needs round-to-nearest f64 addition, which Vulkan guarantees for
+//! `OpFAdd`): the sum is stepped one ulp toward the exact value when it is inexact and
+//! its last mantissa bit is even. `fma.rn.f32` is the f64 `fma` rounded to odd, then
+//! to f32: correct, rounding to odd in 53 ≥ 2·24 + 2 bits and then to nearest in 24
+//! (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
+//! using rounding to odd", IEEE Trans. Computers 57(4), 2008, Theorem 1).
 //!
-//! The f64 `add`, `sub` and `mul` of round to odd are a program's: the backend emits each as one
-//! uncontracted operation, its operands hidden from a driver that folds known operands
-//! (`FloatConstants::Hidden`), the same hiding as any f64 arithmetic. With `repaired`
-//! (`FloatConstants::Repaired`: a driver that was not probed) the sign of a zero sum to
-//! nearest is set from the addends' bits (IEEE 754 §6.3: -0 only when both are -0),
-//! since such a driver may fold the sum with a constant `+ 0.0` addend to the other
-//! addend once it has inlined the call; the backend repairs only sums with an immediate
-//! zero operand, and a routine's operands are parameters.
+//! The f64 `add`, `sub` and `mul` of round to odd are a program's: the backend emits
+//! each as one uncontracted operation, its operands hidden from a driver that folds
+//! known operands (`FloatConstants::Hidden`), the same hiding as any f64 arithmetic.
+//! With `repaired` (`FloatConstants::Repaired`: a driver that was not probed) the sign
+//! of a zero sum to nearest is set from the addends' bits (IEEE 754 §6.3: -0 only when
+//! both are -0), since such a driver may fold the sum with a constant `+ 0.0` addend to
+//! the other addend once it has inlined the call; the backend repairs only sums with an
+//! immediate zero operand, and a routine's operands are parameters.
 //!
 //! *Division and square root by residuals.* Vulkan's f64 `OpFDiv` is only 2.5 ulp
 //! accurate and its `Sqrt` inherits `InverseSqrt`'s precision (Vulkan specification,
@@ -265,6 +264,14 @@ fn round_by_midpoints(
     b.sel(U32, go_down, down, r)
 }
 
+/// Whether a directed rounding goes away from zero: never, always, or where a
+/// predicate holds (by the result's sign).
+enum Away {
+    Never,
+    Always,
+    Where(RegId),
+}
+
 /// Applies a directed rounding to `mag`, the bits of a non-negative f32 rounded to
 /// nearest (+inf for overflow) of an exact magnitude `v`; `sign` is the bits of the
 /// result's sign bit (0 or `SIGN32`), `None` for a positive result, and `residual(q)`
@@ -276,12 +283,11 @@ fn direct_magnitude(
     rounding: Rounding,
     residual: &dyn Fn(&mut FnBuilder, Value) -> Value,
 ) -> Value {
-    // Whether the rounding goes away from zero: never, always, or where it holds.
     let away = match (rounding, sign) {
-        (Rounding::Zero, _) | (Rounding::Down, None) => Some(None),
-        (Rounding::Up, None) => None,
-        (Rounding::Up, Some(s)) => Some(Some(b.cmp(CmpOp::Eq, U32, s, Value::Imm(0)))),
-        (Rounding::Down, Some(s)) => Some(Some(b.cmp(CmpOp::Ne, U32, s, Value::Imm(0)))),
+        (Rounding::Zero, _) | (Rounding::Down, None) => Away::Never,
+        (Rounding::Up, None) => Away::Always,
+        (Rounding::Up, Some(s)) => Away::Where(b.cmp(CmpOp::Eq, U32, s, Value::Imm(0))),
+        (Rounding::Down, Some(s)) => Away::Where(b.cmp(CmpOp::Ne, U32, s, Value::Imm(0))),
         (Rounding::Nearest | Rounding::NearestAway, _) => return mag,
     };
     let q = wide(b, mag);
@@ -293,9 +299,9 @@ fn direct_magnitude(
     // Toward zero when the exact value is below (whatever the direction, the magnitude
     // never rounds past it); away from zero only when asked and above.
     match away {
-        Some(None) => b.sel(U32, below, down, mag),
-        None => b.sel(U32, above, up, mag),
-        Some(Some(away)) => {
+        Away::Never => b.sel(U32, below, down, mag),
+        Away::Always => b.sel(U32, above, up, mag),
+        Away::Where(away) => {
             let toward = b.temp(OpTy::Pred);
             b.push(InstKind::PredNot { dst: toward, src: away });
             let truncate = b.pred_and(toward, below);
@@ -312,10 +318,10 @@ fn direct_magnitude(
 /// which an exact f64 comparison tells (`|a|` with `n·|b|`, `x` with `n·n`, both
 /// products exact). The routines run with the interpreter's semantics of each
 /// operation (`routines::tests`' evaluator), their `.native` f64 candidate moved by up
-/// to 2^27 f64 ulps (a quarter of an f32 ulp; Vulkan allows 2.5) where the operands
-/// are finite, on edge values,
-/// subnormals, random bits, quotients and roots next to f32 values and midpoints,
-/// subnormal quotients that are midpoints (ties), and overflow and underflow.
+/// to 2^27 f64 ulps (a quarter of an f32 ulp; Vulkan allows 2.5 f64 ulps) where the
+/// operands are finite, on edge values, subnormals, random bits, quotients and roots
+/// next to f32 values and midpoints, subnormal quotients that are midpoints (ties),
+/// and overflow and underflow.
 #[cfg(test)]
 mod tests {
     use std::cmp::Ordering;

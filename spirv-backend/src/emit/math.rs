@@ -125,10 +125,10 @@ impl FnEmitter<'_> {
     /// and `.visible` operations (`FloatMode::visible`) whose proof shows that the
     /// driver's folding of known operands cannot change what they compute
     /// (`f32fast.rs`, *Driver folding*; `lower/src/routines/exact_f32.rs`): every
-    /// folding lavapipe does
-    /// (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`: `x + 0`, `0 + x`,
-    /// `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`) gives the right
-    /// value for finite operands, and can only change the sign of a zero result.
+    /// folding lavapipe does (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`:
+    /// `x + 0`, `0 + x`, `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`)
+    /// gives the right value for finite operands, and can only change the sign of a
+    /// zero result.
     pub(super) fn unhidden(&mut self, op: BinaryOp, ty: Word, a: Word, b: Word) -> R<Word> {
         let r = match op {
             BinaryOp::Add => self.b.f_add(ty, None, a, b)?,
