@@ -497,6 +497,38 @@ mod tests {
         }
     }
 
+    /// Each routine builds alone, structured and verified, as the backend builds those
+    /// no kernel holds (`pass::routine`); the f64 arithmetic of `div` and `sqrt` is all
+    /// `.visible`, and `fma`'s is its callee's (hidden as a program's).
+    #[test]
+    fn the_routines_build_alone_with_their_arithmetic_visible() {
+        for r in Routine::all().into_iter().filter(|r| {
+            matches!(
+                r,
+                Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. }
+            )
+        }) {
+            let f = crate::pass::routine(r).unwrap_or_else(|d| panic!("{}: {d:?}", r.name()));
+            let float_ops: Vec<bool> = f
+                .blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .filter_map(|i| match i.kind {
+                    InstKind::Binary {
+                        op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul,
+                        ty: OpTy::F(64),
+                        mode,
+                        ..
+                    } => Some(mode.visible),
+                    _ => None,
+                })
+                .collect();
+            let fma = matches!(r, Routine::FmaF32InF64 { .. });
+            assert_eq!(float_ops.is_empty(), fma, "{}", r.name());
+            assert!(float_ops.iter().all(|&v| v), "{}: {float_ops:?}", r.name());
+        }
+    }
+
     #[test]
     fn exact_f32_routines_round_as_the_ieee_model_with_moved_candidates() {
         let cases: usize = std::env::var("PTXVK_ROUTINE_CASES")
