@@ -17,7 +17,8 @@ pub(crate) enum SoftOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
     /// An emulation routine of the IR (`ptxvk_lower::routines`): the function of the
-    /// kernels that call it, or built for the routines below that use it.
+    /// kernels that call it, or built alone for the emitter's own uses (the routines
+    /// below, the second pass of an exact run, `exact_runs.rs`).
     Routine(Routine),
     /// `fma.rn.f32`, exactly rounded: the fast path of `f32fast.rs`, else
     /// [`Routine::FmaF32InF64`] (`fma_f32`).
