@@ -117,8 +117,9 @@
 //!
 //! * An operation the target cannot compute in a few instructions (today f64 `fma`,
 //!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, the f32 ones and
-//!   `RoundToOdd` of a target without f64 (`.soft`), `RoundToOdd` in f64 arithmetic
-//!   on a target with f64, the narrow formats' conversions
+//!   `RoundToOdd` of a target without f64 (`.soft`), `RoundToOdd` and the f32 `div`,
+//!   `rcp` and `sqrt` with a directed rounding in f64 arithmetic on a target with f64,
+//!   the narrow formats' conversions
 //!   `Narrow`, `IntToFloat` and `Widen`, the `.approx` functions, and `div`, `rcp` and
 //!   `sqrt` by Newton steps on a fused `Fma`) is a `Call` of an
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
@@ -132,14 +133,19 @@
 //!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
 //!   f64 routines; the f32 ones without f64 call the f64 routines and the
-//!   conversions they need ([`Routine::callees`]); the Newton routines
+//!   conversions they need, and [`Routine::FmaF32InF64`] calls
+//!   [`Routine::OddF32InF64`] ([`Routine::callees`]); the Newton routines
 //!   ([`Routine::Newton`]) are float arithmetic on the device's own operations, their
 //!   exact path legalized the same way (f64: a call of the f64 routine; f32 without
 //!   f64: a call of the f32 routine); the others call no function. A routine's float
 //!   arithmetic is emitted as a program's, its operands hidden from a driver that folds
-//!   known operands; [`Routine::OddF32InF64`] has a form per target, which
-//!   `pass::emulate` picks (with the sign of a zero sum repaired for a driver that was
-//!   not probed).
+//!   known operands, but a `.visible` one's ([`FloatMode::visible`]);
+//!   [`Routine::OddF32InF64`] and [`Routine::FmaF32InF64`] have a form per target,
+//!   which `pass::emulate` picks (with the sign of a zero sum repaired for a driver
+//!   that was not probed). The backend also calls routines no kernel holds, built on
+//!   their own (`pass::routine`): the exact f32 `fma.rn`, `div.rn` and `sqrt.rn`
+//!   ([`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`])
+//!   where its fast path's test fails, and the f64 ones behind its f64 fast paths.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
@@ -832,6 +838,12 @@ pub struct FloatMode {
     /// How an exact f32 `fma`, `div`, `rcp` or `sqrt` or an f64 `fma` is computed
     /// (`pass::legalize_floats` chooses by the target; the default for all else).
     pub path: FloatPath,
+    /// `.visible`: the backend emits this float `add`, `sub` or `mul` (or a `.native`
+    /// `div` or `sqrt`) with its operands shown to the driver, never hidden from one
+    /// that folds known operands (`FloatConstants::Hidden`). Only in routines whose
+    /// proof shows that the driver's folding of known operands cannot change the
+    /// result (`crate::routines`' `exact_f32`); the semantics are otherwise the same.
+    pub visible: bool,
 }
 
 /// How [`FloatMode`]'s operation is computed exactly.

@@ -1049,7 +1049,7 @@ pub(super) fn op_ty(t: &Spanned<ScalarType>) -> Result<OpTy, Diagnostic> {
 /// (`ptxvk_frontend::forms`): its rounding (to nearest by default), `.ftz` and `.sat`.
 fn float_mode(m: &Mods) -> FloatMode {
     let rounding = m.rounding.as_ref().map_or(Rounding::Nearest, |r| r.value.0);
-    FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64 }
+    FloatMode { ftz: m.ftz, sat: m.sat, rounding, path: FloatPath::F64, visible: false }
 }
 
 fn widen(ty: OpTy, span: Span) -> Result<OpTy, Diagnostic> {

@@ -133,7 +133,7 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
                 InstKind::VariableAddress(a) => a.malformed().or_else(|| {
                     (a.var.index() >= k.variables.len()).then_some("a variable out of range")
                 }),
-                _ => None,
+                kind => misplaced_visible(kind),
             };
             if let Some(what) = malformed {
                 errors.push(bug(inst.span, what.to_string()));
@@ -165,6 +165,26 @@ fn body(k: &Kernel, body: Body<'_>, errors: &mut Vec<Diagnostic>) {
             _ => {}
         }
     }
+}
+
+/// `.visible` ([`crate::ir::FloatMode::visible`]) on an operation the backend never
+/// hides anyway: only a float `add`, `sub` or `mul`, or a `.native` `div` or `sqrt`,
+/// has operands to show the driver.
+fn misplaced_visible(kind: &InstKind) -> Option<&'static str> {
+    let native = |mode: &crate::ir::FloatMode| mode.path == crate::ir::FloatPath::Native;
+    let meaningful = match kind {
+        InstKind::Binary { op, ty, mode, .. } if mode.visible => {
+            ty.is_float()
+                && (matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul)
+                    || *op == BinaryOp::Div && native(mode))
+        }
+        InstKind::Unary { op, ty, mode, .. } if mode.visible => {
+            ty.is_float() && *op == crate::ir::UnaryOp::Sqrt && native(mode)
+        }
+        InstKind::Fma { mode, .. } => !mode.visible,
+        _ => true,
+    };
+    (!meaningful).then_some("`.visible` on an operation that has no operands to show")
 }
 
 /// The widths a call's register operands must have (its callee's parameter and return
@@ -788,6 +808,32 @@ mod tests {
         let errors = run(&bad).expect_err("a 32-bit register moved at 64 bits");
         assert!(errors[0].message.contains("used as a 64-bit operand"), "{}", errors[0].message);
         assert_eq!(errors[0].severity, ptxvk_frontend::Severity::Internal);
+    }
+
+    #[test]
+    fn visible_marks_only_float_arithmetic_with_operands_to_show() {
+        let k = crate::random_cfg::kernel(7, 1);
+        let r = RegId(k.regs.len() as u32);
+        let visible = FloatMode { visible: true, ..FloatMode::default() };
+        let native = FloatMode { path: FloatPath::Native, ..visible };
+        let (lhs, rhs) = (Value::Reg(r), Value::Imm(3));
+        let bin = |op, ty, mode| InstKind::Binary { op, ty, mode, dst: r, lhs, rhs };
+        let sqrt =
+            |mode| InstKind::Unary { op: UnaryOp::Sqrt, ty: OpTy::F(64), mode, dst: r, src: lhs };
+        let ok = with_insts(vec![
+            bin(BinaryOp::Mul, OpTy::F(64), visible),
+            bin(BinaryOp::Div, OpTy::F(64), native),
+            sqrt(native),
+        ]);
+        assert_eq!(run(&ok), Ok(()));
+        for bad in [
+            bin(BinaryOp::Mul, OpTy::U(64), visible),
+            bin(BinaryOp::Div, OpTy::F(64), visible),
+            sqrt(visible),
+        ] {
+            let errors = run(&with_insts(vec![bad.clone()])).expect_err("misplaced");
+            assert!(errors[0].message.contains("`.visible`"), "{bad:?}: {}", errors[0].message);
+        }
     }
 
     #[test]

@@ -46,6 +46,16 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// such a driver may fold the `+ 0.0` of a constant addend once it has inlined the
 /// call. `pass::emulate` picks the form for its target.
 ///
+/// `DivF32InF64(rounding)`, `SqrtF32InF64(rounding)` and `FmaF32InF64 { repaired }` are
+/// the exact f32 `div`, `sqrt` and `fma.rn` of a target with f64 ([`super::FloatPath::F64`])
+/// on f32 bit patterns (32-bit arguments and result), built of f64 arithmetic
+/// (`crate::routines`' `exact_f32`): `div` and `sqrt` correct the device's `.native`
+/// f64 quotient or root rounded to f32 with exact residuals at the midpoints around it,
+/// their arithmetic `.visible` ([`super::FloatMode::visible`]); `fma` is
+/// `OddF32InF64 { op: Fma, repaired }` rounded to f32. `pass::emulate` makes the
+/// directed `div`, `rcp` and `sqrt` calls of them; to nearest the backend calls them
+/// where its fast path's test fails (`spirv-backend/src/emit/f32fast.rs`).
+///
 /// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
 /// f64 bit patterns, for a device whose `Fma` a probe found fused
 /// ([`super::FloatPath::Fused`]): Newton steps on that `Fma` (`.native` `fma`, `div` and
@@ -69,6 +79,9 @@ pub enum Routine {
     SqrtF32(Rounding),
     OddF32(OddOp),
     OddF32InF64 { op: OddOp, repaired: bool },
+    DivF32InF64(Rounding),
+    SqrtF32InF64(Rounding),
+    FmaF32InF64 { repaired: bool },
     Newton { op: NewtonOp, bits: u8, soft: bool },
 }
 
@@ -177,6 +190,10 @@ impl Routine {
         for repaired in [false, true] {
             all.extend(ODD_OPS.map(|op| Routine::OddF32InF64 { op, repaired }));
         }
+        for (r, _) in ROUNDINGS {
+            all.extend([Routine::DivF32InF64(r), Routine::SqrtF32InF64(r)]);
+        }
+        all.extend([false, true].map(|repaired| Routine::FmaF32InF64 { repaired }));
         for op in [NewtonOp::Div, NewtonOp::Sqrt] {
             all.push(Routine::Newton { op, bits: 64, soft: false });
             for soft in [false, true] {
@@ -191,8 +208,9 @@ impl Routine {
     /// kernel's renumber them, `crate::routines::get`). The f32 arithmetic without f64
     /// widens its operands exactly and rounds once with the f64 routines: `fma` to
     /// nearest rounds to odd first, so that the rounding to f32 is the only one (the
-    /// module doc of `crate::routines`' `soft_f32`). The `.approx` routines' calls are
-    /// not fixed (`pass::emulate` legalizes their bodies); the others call none.
+    /// module doc of `crate::routines`' `soft_f32`); so does `FmaF32InF64`, with f64
+    /// (`OddF32InF64`). The `.approx` routines' calls are not fixed (`pass::emulate`
+    /// legalizes their bodies); the others call none.
     pub fn callees(self) -> Vec<Routine> {
         let narrow = |rounding| Routine::Narrow {
             to: FloatFormat::F32,
@@ -210,6 +228,9 @@ impl Routine {
             Routine::DivF32(r) => vec![widen, Routine::DivF64(r), narrow(r)],
             Routine::SqrtF32(r) => vec![widen, Routine::SqrtF64(r), narrow(r)],
             Routine::OddF32(_) => vec![widen, Routine::FmaF64Odd],
+            Routine::FmaF32InF64 { repaired } => {
+                vec![Routine::OddF32InF64 { op: OddOp::Fma, repaired }]
+            }
             _ => Vec::new(),
         }
     }
@@ -245,6 +266,11 @@ impl Routine {
                 lower(op),
                 if repaired { ".repaired" } else { "" }
             ),
+            Routine::DivF32InF64(r) => format!("ptxvk.div.f32.{}.exact", suffix(r)),
+            Routine::SqrtF32InF64(r) => format!("ptxvk.sqrt.f32.{}.exact", suffix(r)),
+            Routine::FmaF32InF64 { repaired } => {
+                format!("ptxvk.fma.f32.rn.exact{}", if repaired { ".repaired" } else { "" })
+            }
             Routine::Newton { op, bits, soft } => {
                 format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
             }
@@ -274,6 +300,9 @@ impl Routine {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::FmaF32(_) => 3,
             Routine::OddF32(OddOp::Fma) | Routine::OddF32InF64 { op: OddOp::Fma, .. } => 3,
+            Routine::FmaF32InF64 { .. } => 3,
+            Routine::DivF32InF64(_) => 2,
+            Routine::SqrtF32InF64(_) => 1,
             Routine::DivF64(_) | Routine::DivF32(_) | Routine::OddF32(_) => 2,
             Routine::OddF32InF64 { .. } => 2,
             Routine::Newton { op, .. } => 1 + usize::from(op == NewtonOp::Div),
@@ -289,6 +318,7 @@ impl Routine {
             Routine::Approx(_) | Routine::F32ToF64 => 32,
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
             Routine::OddF32(_) | Routine::OddF32InF64 { .. } => 32,
+            Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. } => 32,
             Routine::Narrow { from_bits, .. } => u32::from(from_bits),
             Routine::IntToFloat { from, .. } => from.bits(),
             Routine::Widen(from) => from.bits(),
@@ -302,6 +332,7 @@ impl Routine {
         match self {
             Routine::Approx(_) | Routine::Widen(_) => 32,
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
+            Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. } => 32,
             Routine::Narrow { to, .. } | Routine::IntToFloat { to, .. } => to.bits(),
             Routine::Newton { bits, .. } => u32::from(bits),
             _ => 64,

@@ -20,7 +20,12 @@
 //!
 //! With f64, a `RoundToOdd` becomes a call of [`Routine::OddF32InF64`], f64 arithmetic
 //! in its form for the target (the sign of a zero sum repaired where the driver was not
-//! probed, `FloatConstants::Repaired`), emitted with the hiding of any f64 arithmetic.
+//! probed, `FloatConstants::Repaired`), emitted with the hiding of any f64 arithmetic;
+//! and an f32 `div`, `rcp` or `sqrt` with a directed rounding ([`FloatPath::F64`])
+//! becomes a call of [`Routine::DivF32InF64`] (`rcp` as `1.0 / x`) or
+//! [`Routine::SqrtF32InF64`] for its rounding, on the bit patterns. To nearest they stay
+//! for the backend's fast path (`spirv-backend/src/emit/f32fast.rs`), which calls those
+//! routines (and [`Routine::FmaF32InF64`] for `fma.rn`) where its test fails.
 //!
 //! The `.approx` functions `ex2`, `lg2`, `rsqrt`, `tanh`, `sin` and `cos`
 //! ([`Routine::APPROX`]) of f32 become calls of [`Routine::Approx`] on the bit patterns.
@@ -46,7 +51,8 @@
 //! of routines).
 //!
 //! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, none `.fused` but
-//! `fma`, no `.soft` f32 `fma`, `div`, `rcp` or `sqrt`, no `RoundToOdd`, no `.approx`
+//! `fma`, no `.soft` f32 `fma`, `div`, `rcp` or `sqrt`, no f32 `div`, `rcp` or `sqrt`
+//! with a directed rounding, no `RoundToOdd`, no `.approx`
 //! function of [`Routine::APPROX`] and no `Narrow`, `IntToFloat` or `Widen`
 //! ([`emulated`] holds for none), in the kernel or its
 //! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
@@ -57,7 +63,7 @@ use super::{FloatConstants, Target};
 use crate::build::{Build, Builder};
 use crate::ir::{
     BinaryOp, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp,
-    OpTy, RegId, Routine, UnaryOp, Value,
+    OpTy, RegId, Rounding, Routine, UnaryOp, Value,
 };
 use crate::routines;
 
@@ -68,6 +74,12 @@ const F32: OpTy = OpTy::F(32);
 /// native).
 fn exact(ty: OpTy, mode: &FloatMode) -> bool {
     ty == F64 && !matches!(mode.path, FloatPath::Fused { .. } | FloatPath::Native)
+}
+
+/// Whether an f32 `div`, `rcp` or `sqrt` in `mode` has a directed rounding on the f64
+/// path (to nearest the backend's fast path calls the routine only where it fails).
+fn directed_f64(mode: &FloatMode) -> bool {
+    mode.path == FloatPath::F64 && mode.rounding != Rounding::Nearest
 }
 
 /// Whether `mode` is the Newton steps' (`.fused`; `pass::legalize_floats` gives it to
@@ -118,6 +130,18 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
             let one = Value::Imm(1f32.to_bits().into());
             Some((Routine::DivF32(mode.rounding), vec![one, *src], *dst))
         }
+        InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, dst, lhs, rhs }
+            if directed_f64(mode) =>
+        {
+            Some((Routine::DivF32InF64(mode.rounding), vec![*lhs, *rhs], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Sqrt, ty: F32, mode, dst, src } if directed_f64(mode) => {
+            Some((Routine::SqrtF32InF64(mode.rounding), vec![*src], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Rcp, ty: F32, mode, dst, src } if directed_f64(mode) => {
+            let one = Value::Imm(1f32.to_bits().into());
+            Some((Routine::DivF32InF64(mode.rounding), vec![one, *src], *dst))
+        }
         &InstKind::RoundToOdd { op, soft: true, dst, a, b, c } => {
             let args = if op == OddOp::Fma { vec![a, b, c] } else { vec![a, b] };
             Some((Routine::OddF32(op), args, dst))
@@ -161,14 +185,14 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
     }
 }
 
-/// Routine `r` in its form for `target`: [`Routine::OddF32InF64`] repairs the sign of a
-/// zero sum only for a driver that was not probed (`FloatConstants::Repaired`).
+/// Routine `r` in its form for `target`: [`Routine::OddF32InF64`] and
+/// [`Routine::FmaF32InF64`] repair the sign of a zero sum only for a driver that was
+/// not probed (`FloatConstants::Repaired`).
 pub fn for_target(r: Routine, target: &Target) -> Routine {
+    let repaired = target.float_constants == FloatConstants::Repaired;
     match r {
-        Routine::OddF32InF64 { op, .. } => {
-            let repaired = target.float_constants == FloatConstants::Repaired;
-            Routine::OddF32InF64 { op, repaired }
-        }
+        Routine::OddF32InF64 { op, .. } => Routine::OddF32InF64 { op, repaired },
+        Routine::FmaF32InF64 { .. } => Routine::FmaF32InF64 { repaired },
         r => r,
     }
 }

@@ -372,6 +372,7 @@ fn float_mode(rng: &mut Rng, rounding: Rounding) -> FloatMode {
         sat: rng.below(5) == 0,
         rounding,
         path: FloatPath::default(),
+        visible: false,
     }
 }
 

@@ -18,10 +18,10 @@
 //!
 //! [`Routine::Approx`]: crate::ir::Routine::Approx
 
+use super::NATIVE;
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, CmpOp, FloatFormat, FloatMode, FloatPath, InstKind, OpTy, RegId, Rounding, UnaryOp,
-    Value,
+    BinaryOp, CmpOp, FloatFormat, FloatMode, InstKind, OpTy, RegId, Rounding, UnaryOp, Value,
 };
 
 const F64: OpTy = OpTy::F(64);
@@ -33,9 +33,6 @@ const SIGN32: u64 = 0x8000_0000;
 const INF32: u64 = 0x7f80_0000;
 /// The IR's f32 NaN (`FloatFormat::nan`, PTX's canonical NaN).
 pub(super) const NAN32: u64 = 0x7fff_ffff;
-/// Vulkan's f64 `div` and `sqrt` (module doc).
-const NATIVE: FloatMode =
-    FloatMode { ftz: false, sat: false, rounding: Rounding::Nearest, path: FloatPath::Native };
 
 /// 1/k! for k = 0..=13, highest first: e^y on |y| ≤ 0.35 to about 2e-17.
 const EXP_TAYLOR: [f64; 14] = [

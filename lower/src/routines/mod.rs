@@ -5,9 +5,10 @@
 //! arithmetic of a target without f64, which call those; [`approx`] the `.approx`
 //! functions in f64 arithmetic, but `sin` and `cos`, which are [`trig`]'s; [`convert`]
 //! the conversions of the narrow float formats; [`newton`] `div.rn` and `sqrt.rn` by
-//! Newton steps on a fused `Fma`; [`exact_f32`] the round-to-odd f32 arithmetic of a
-//! target with f64, in f64 arithmetic (built per target: its form for a driver that
-//! was not probed repairs the sign of a zero sum).
+//! Newton steps on a fused `Fma`; [`exact_f32`] the exact f32 arithmetic of a target
+//! with f64 in f64 arithmetic: round to odd (built per target: its form for a driver
+//! that was not probed repairs the sign of a zero sum), `fma.rn` from it, and `div`
+//! and `sqrt` in every rounding by exact residuals.
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
@@ -45,8 +46,20 @@ pub(crate) use soft_f32::widen as f32_to_f64;
 
 use crate::build::Build;
 use crate::ir::{
-    Block, BlockId, Function, FunctionId, Inst, InstKind, Kernel, OpTy, RegId, Routine, Terminator,
-    UnaryOp, Value,
+    Block, BlockId, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel, OpTy,
+    RegId, Rounding, Routine, Terminator, UnaryOp, Value,
+};
+
+/// The device's own float operation (`.native`, rounding to nearest): in the `.approx`
+/// routines Vulkan's f64 `div` and `sqrt`, in the Newton ones its `Fma` (fused on such a
+/// device), division and reciprocal square root, in `exact_f32` the candidates of f64
+/// `div` and `sqrt`.
+const NATIVE: FloatMode = FloatMode {
+    ftz: false,
+    sat: false,
+    rounding: Rounding::Nearest,
+    path: FloatPath::Native,
+    visible: false,
 };
 
 /// Builds a routine's body: registers into the function, instructions into its current
@@ -192,6 +205,9 @@ fn construct(r: Routine, loops: bool) -> Function {
         }
         Routine::OddF32(op) => soft_f32::odd(&mut b, op, &params),
         Routine::OddF32InF64 { op, repaired } => exact_f32::odd(&mut b, op, repaired, &params),
+        Routine::DivF32InF64(rounding) => exact_f32::div(&mut b, rounding, params[0], params[1]),
+        Routine::SqrtF32InF64(rounding) => exact_f32::sqrt(&mut b, rounding, params[0]),
+        Routine::FmaF32InF64 { repaired } => exact_f32::fma(&mut b, repaired, &params),
         Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
     };
     let ty = OpTy::U(r.result_bits() as u8);

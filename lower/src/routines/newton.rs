@@ -29,17 +29,12 @@
 //!
 //! [`Routine::Newton`]: crate::ir::Routine::Newton
 
-use super::FnBuilder;
+use super::{FnBuilder, NATIVE};
 use crate::build::Build;
 use crate::ir::{
-    BinaryOp, BlockId, CmpOp, FloatMode, FloatPath, InstKind, NewtonOp, OpTy, RegId, Rounding,
-    Terminator, UnaryOp, Value,
+    BinaryOp, BlockId, CmpOp, FloatMode, FloatPath, InstKind, NewtonOp, OpTy, RegId, Terminator,
+    UnaryOp, Value,
 };
-
-/// The device's own operation (`.native`): its `Fma`, fused on such a device, its
-/// division and reciprocal square root.
-const NATIVE: FloatMode =
-    FloatMode { ftz: false, sat: false, rounding: Rounding::Nearest, path: FloatPath::Native };
 
 /// The binary format of the operands: f32 or f64.
 #[derive(Clone, Copy)]

@@ -142,6 +142,9 @@ fn model(r: Routine, x: &[u64]) -> u64 {
         Routine::FmaF32(rd) => arith::fma(F32, mode(rd), x[0], x[1], x[2]),
         Routine::DivF32(rd) => arith::binary(BinaryOp::Div, F32, mode(rd), x[0], x[1]),
         Routine::SqrtF32(rd) => arith::unary(UnaryOp::Sqrt, F32, mode(rd), x[0]),
+        Routine::FmaF32InF64 { .. } => arith::fma(F32, mode(Rounding::Nearest), x[0], x[1], x[2]),
+        Routine::DivF32InF64(rd) => arith::binary(BinaryOp::Div, F32, mode(rd), x[0], x[1]),
+        Routine::SqrtF32InF64(rd) => arith::unary(UnaryOp::Sqrt, F32, mode(rd), x[0]),
         Routine::OddF32(op) | Routine::OddF32InF64 { op, .. } => {
             arith::round_to_odd(op, x[0], x[1], x.get(2).map_or(0, |&c| c))
         }
@@ -161,10 +164,10 @@ fn model(r: Routine, x: &[u64]) -> u64 {
 }
 
 /// xorshift64*.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -334,8 +337,9 @@ fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
 
 /// The f32 arithmetic of a target without f64 (`FmaF32`, `DivF32`, `SqrtF32` in every
 /// rounding; `OddF32`, the `RoundToOdd` `.soft`) and the widening they call, each with
-/// the routines it calls, and the `RoundToOdd` of a target with f64 in f64 arithmetic
-/// (`OddF32InF64`, both forms: the sign of a zero sum repaired or not), against the
+/// the routines it calls, and the exact f32 arithmetic of a target with f64 in f64
+/// arithmetic (`OddF32InF64` and `FmaF32InF64`, both forms: the sign of a zero sum
+/// repaired or not; `DivF32InF64`, `SqrtF32InF64` in every rounding), against the
 /// interpreter's model of the PTX operation, on `PTXVK_ROUTINE_CASES / 4` operands each
 /// (default 5,000). A NaN result is any NaN.
 #[test]
@@ -350,6 +354,9 @@ fn f32_routines_round_as_the_model() {
                 | Routine::SqrtF32(_)
                 | Routine::OddF32(_)
                 | Routine::OddF32InF64 { .. }
+                | Routine::FmaF32InF64 { .. }
+                | Routine::DivF32InF64(_)
+                | Routine::SqrtF32InF64(_)
         )
     };
     let nan = |r: Routine, v: u64| match r.result_bits() {
@@ -545,30 +552,33 @@ fn faithful(got: f32, v: f64) -> bool {
     got.to_bits() == f.to_bits() || got.to_bits() == other.to_bits()
 }
 
+/// Edge values of f32: zeros, ones, infinities, a NaN, the extremes, the smallest
+/// subnormals.
+pub(super) const F32_EDGES: [f32; 14] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    2.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    f32::MAX,
+    f32::MIN_POSITIVE,
+    1e-45,
+    -1e-45,
+    128.0,
+];
+
 /// An f32 input for `op`: edge values, random bits, or a value in the range where the
 /// function is not saturated (ex2's [-150, 130], tanh's [-10, 10], lg2's and rsqrt's
 /// positive numbers of every magnitude, subnormals included; sin's and cos's [-100π,
 /// 100π], where the ISA bounds their error).
 fn approx_input(op: UnaryOp, rng: &mut Rng) -> f32 {
-    const EDGES: [f32; 14] = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        0.5,
-        2.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MAX,
-        f32::MIN_POSITIVE,
-        1e-45,
-        -1e-45,
-        128.0,
-    ];
     let unit = (rng.next() >> 40) as f32 / (1u64 << 24) as f32;
     match rng.next() % 8 {
-        0 => EDGES[(rng.next() % EDGES.len() as u64) as usize],
+        0 => F32_EDGES[(rng.next() % F32_EDGES.len() as u64) as usize],
         1 | 2 => f32::from_bits(rng.next() as u32),
         _ => match op {
             UnaryOp::Ex2 => unit * 280.0 - 150.0,

@@ -362,7 +362,7 @@ fn parse_reg_ty(s: &str) -> Option<RegTy> {
 }
 
 /// Float-mode modifiers: `.ftz`, `.sat`, the rounding when it is not to nearest and
-/// the path when it is not the default (`.soft`, `.fused`)
+/// the path when it is not the default (`.soft`, `.fused`, `.native`), and `.visible`
 /// (`prefix` distinguishes `cvt`'s mode rounding from its conversion rounding).
 fn float_mode(m: FloatMode, prefix: &str) -> String {
     let mut s = String::new();
@@ -381,6 +381,9 @@ fn float_mode(m: FloatMode, prefix: &str) -> String {
         FloatPath::Fused { soft: false } => s.push_str(".fused"),
         FloatPath::Fused { soft: true } => s.push_str(".fused.soft"),
         FloatPath::Native => s.push_str(".native"),
+    }
+    if m.visible {
+        s.push_str(".visible");
     }
     s
 }
@@ -433,6 +436,30 @@ bb2:
             k.blocks[1].insts[4].kind,
             InstKind::Atomic { dst: None, addr: Address { offset: -4, .. }, .. }
         ));
+    }
+
+    /// `.visible` prints after the path and parses back onto the operation it marks.
+    #[test]
+    fn visible_float_modes_round_trip() {
+        let text = SAMPLE.replace(
+            "    store.global.f32 [%rd1+8], %f1\n",
+            "    %f1 = mul.visible.f32 %f1, %f1\n    %f1 = div.native.visible.f32 %f1, %f1\n    \
+             %f1 = sqrt.rz.f32 %f1\n    store.global.f32 [%rd1+8], %f1\n",
+        );
+        let kernels = parse(&text).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(print(&kernels[0]), text);
+        let modes: Vec<(bool, FloatPath)> = kernels[0].blocks[1].insts[3..6]
+            .iter()
+            .map(|i| match i.kind {
+                InstKind::Binary { mode, .. } | InstKind::Unary { mode, .. } => {
+                    (mode.visible, mode.path)
+                }
+                ref other => panic!("{other:?}"),
+            })
+            .collect();
+        let want = [(true, FloatPath::F64), (true, FloatPath::Native), (false, FloatPath::F64)];
+        assert_eq!(modes, want);
+        crate::verify::run(&kernels[0]).unwrap_or_else(|d| panic!("{d:?}"));
     }
 
     const WITH_FUNCTIONS: &str = "\

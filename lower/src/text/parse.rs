@@ -166,7 +166,8 @@ impl<'a> Modifiers<'a> {
         } else {
             FloatPath::F64
         };
-        FloatMode { ftz, sat, rounding, path }
+        let visible = self.flag("visible");
+        FloatMode { ftz, sat, rounding, path, visible }
     }
 }
 

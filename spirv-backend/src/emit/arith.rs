@@ -241,11 +241,19 @@ impl FnEmitter<'_> {
             let r = match op {
                 // PTX `add`/`sub`/`mul` with a rounding modifier must not be contracted
                 // into an fma; without one ptxas may contract, but we keep results exact.
+                // `.visible` ones show their operands to the driver (a routine's proof
+                // allows it, `FloatMode::visible`).
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul if mode.visible => {
+                    self.unhidden(op, t, a, c)?
+                }
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => self.exact(op, t, a, c)?,
                 BinaryOp::Min | BinaryOp::Max => {
                     self.float_min_max(op == BinaryOp::Min, ty, a, c)?
                 }
                 // `--float native`: Vulkan's division (not exact).
+                BinaryOp::Div if mode.path == FloatPath::Native && mode.visible => {
+                    self.b.f_div(t, None, a, c)?
+                }
                 BinaryOp::Div if mode.path == FloatPath::Native => {
                     self.float_op(BinaryOp::Div, t, a, c)?
                 }

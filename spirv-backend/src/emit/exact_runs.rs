@@ -19,7 +19,8 @@
 //!    candidate is written to the site's register, and its test's failure is ORed
 //!    into one flag; its stores are deferred (below);
 //! 3. one selection on the flag restores the saved inputs and runs the whole run
-//!    again with each site's exact path ([`Helper::ExactF32`]), in program order,
+//!    again with each site's exact path (a call of its routine,
+//!    `FnEmitter::exact_f32_routine`), in program order,
 //!    so that later sites and every other instruction recompute from exact operands;
 //! 4. after the selection, the deferred stores of the pass the invocation took are
 //!    made, in program order.
@@ -105,21 +106,24 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
-    /// An exact f32 operation to nearest (`op` on `args`), or with another `rounding`:
-    /// a call of its routine, or inside a run the pass's path (module doc).
+    /// An exact f32 operation to nearest (`op` on `args`): a call of the helper of its
+    /// fast path, or inside a run the pass's path (module doc). `pass::emulate` made
+    /// those with a directed `rounding` calls of routines.
     pub(super) fn exact_f32(&mut self, op: SoftOp, rounding: Rounding, args: &[Word]) -> R<Word> {
-        let pass = if rounding == Rounding::Nearest { self.run } else { None };
-        let (slow, fast) = match (pass, op, args) {
+        if rounding != Rounding::Nearest {
+            return Err(crate::Error::Internal(format!("{op:?} {rounding:?} left by emulate")));
+        }
+        let (slow, fast) = match (self.run, op, args) {
             (None, SoftOp::Fma, _) => return self.call(Helper::FmaF32, args),
-            (None, SoftOp::Div, _) => return self.call(Helper::DivF32(rounding), args),
-            (None, SoftOp::Sqrt, _) => return self.call(Helper::SqrtF32(rounding), args),
-            (Some(RunPass::Exact), _, _) => return self.call(Helper::ExactF32(op), args),
+            (None, SoftOp::Div, _) => return self.call(Helper::DivF32, args),
+            (None, SoftOp::Sqrt, _) => return self.call(Helper::SqrtF32, args),
+            (Some(RunPass::Exact), _, _) => return self.exact_f32_routine(op, args),
             (Some(RunPass::Fast(_)), SoftOp::Fma, &[a, b, c]) => self.fma_f32_fast(a, b, c)?,
             (Some(RunPass::Fast(_)), SoftOp::Div, &[a, b]) => self.div_f32_fast(a, b)?,
             (Some(RunPass::Fast(_)), SoftOp::Sqrt, &[x]) => self.sqrt_f32_fast(x)?,
             _ => return Err(crate::Error::Internal(format!("{op:?} of {} operands", args.len()))),
         };
-        let failed = match pass {
+        let failed = match self.run {
             Some(RunPass::Fast(Some(before))) => {
                 let bt = self.ty(Scalar::Bool);
                 self.b.logical_or(bt, None, before, slow)?

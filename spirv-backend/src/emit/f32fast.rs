@@ -1,8 +1,9 @@
 //! The fast paths of exact f32 `fma.rn`, `div.rn` and `sqrt.rn` on a device with f64 but
 //! an unfused `Fma` (`FloatPath::F64`): a cheap result, and a cheap test that proves it
-//! correctly rounded for all but a few operands; those take the exact paths of `math.rs`
-//! (TwoSum and round-to-odd for `fma`, exact residuals at both midpoints for `div` and
-//! `sqrt`). Both paths give the same bits for every input, each being correctly
+//! correctly rounded for all but a few operands; those take the exact paths, calls of
+//! the IR's routines (`Routine::FmaF32InF64`: round-to-odd for `fma`;
+//! `Routine::DivF32InF64`, `Routine::SqrtF32InF64`: exact residuals at both midpoints
+//! for `div` and `sqrt`; `lower/src/routines/exact_f32.rs`). Both paths give the same bits for every input, each being correctly
 //! rounded, so the choice is invisible. The test selects between them with a branch
 //! ([`FnEmitter::fast_unless`]): a SIMD device such as lavapipe skips an arm that no
 //! invocation takes, so the exact paths, 2-3 times the cost when taken, are almost never

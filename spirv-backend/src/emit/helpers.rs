@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use rspirv::dr::Builder;
 use rspirv::spirv::{FunctionControl, Word};
 
-use ptxvk_lower::ir::{Function, Rounding, Routine};
+use ptxvk_lower::ir::{Function, Routine};
 use ptxvk_lower::LoweredKernel;
 
 // What a use asks for: plain data below the type cache, which keys the functions by it.
@@ -28,17 +28,6 @@ pub(crate) use super::helper_kinds::{Helper, SoftOp};
 use super::{FnEmitter, R};
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
-
-impl SoftOp {
-    /// How many operands the operation takes.
-    fn operands(self) -> usize {
-        match self {
-            SoftOp::Fma => 3,
-            SoftOp::Div => 2,
-            SoftOp::Sqrt => 1,
-        }
-    }
-}
 
 impl Helper {
     /// Parameter types and result type.
@@ -49,12 +38,11 @@ impl Helper {
                 let bits = |b: u32| Scalar::Int(b as u8);
                 (vec![bits(r.param_bits()); r.arity()], bits(r.result_bits()))
             }
-            Helper::ExactF32(op) => (vec![f32s; op.operands()], f32s),
             Helper::FmaF32 => (vec![f32s; 3], f32s),
             Helper::FmaF64 => (vec![i64s; 3], i64s),
             Helper::DivF64 => (vec![i64s; 2], i64s),
-            Helper::DivF32(_) => (vec![f32s; 2], f32s),
-            Helper::SqrtF32(_) => (vec![f32s], f32s),
+            Helper::DivF32 => (vec![f32s; 2], f32s),
+            Helper::SqrtF32 => (vec![f32s], f32s),
             Helper::InAllocation { .. } => (vec![i64s; 3], Scalar::Bool),
             Helper::ShadowWord => (vec![i64s; 2], i64s),
         }
@@ -62,23 +50,13 @@ impl Helper {
 
     /// The function's name in disassembly, e.g. `ptxvk.div.f64.rn`.
     fn name(self) -> String {
-        let r = |r: Rounding| match r {
-            Rounding::Nearest => "rn",
-            Rounding::Zero => "rz",
-            Rounding::Down => "rm",
-            Rounding::Up => "rp",
-            Rounding::NearestAway => "rna",
-        };
         match self {
             Helper::Routine(x) => x.name(),
             Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
-            Helper::ExactF32(op) => {
-                format!("ptxvk.{}.f32.rn.exact", format!("{op:?}").to_lowercase())
-            }
             Helper::FmaF64 => "ptxvk.fma.f64.rn.fast".to_string(),
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
-            Helper::DivF32(x) => format!("ptxvk.div.f32.{}", r(x)),
-            Helper::SqrtF32(x) => format!("ptxvk.sqrt.f32.{}", r(x)),
+            Helper::DivF32 => "ptxvk.div.f32.rn".to_string(),
+            Helper::SqrtF32 => "ptxvk.sqrt.f32.rn".to_string(),
             Helper::InAllocation { write } => {
                 format!("ptxvk.check.in_allocation{}", if write { ".write" } else { "" })
             }
@@ -101,13 +79,10 @@ impl FnEmitter<'_> {
         match h {
             Helper::Routine(r) => Err(crate::Error::Internal(format!("{r:?} has no body here"))),
             Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
-            Helper::ExactF32(SoftOp::Fma) => self.fma_f32_exact(p[0], p[1], p[2]),
-            Helper::ExactF32(SoftOp::Div) => self.div_f32_exact(p[0], p[1], Rounding::Nearest),
-            Helper::ExactF32(SoftOp::Sqrt) => self.sqrt_f32_exact(p[0], Rounding::Nearest),
             Helper::FmaF64 => self.fma_f64_fast(p[0], p[1], p[2]),
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
-            Helper::DivF32(r) => self.div_f32(p[0], p[1], r),
-            Helper::SqrtF32(r) => self.sqrt_f32(p[0], r),
+            Helper::DivF32 => self.div_f32(p[0], p[1]),
+            Helper::SqrtF32 => self.sqrt_f32(p[0]),
             Helper::InAllocation { write } => self.in_allocation(p[0], p[1], p[2], write),
             Helper::ShadowWord => self.shadow_word(p[0], p[1]),
         }

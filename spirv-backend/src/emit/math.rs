@@ -1,5 +1,8 @@
-//! Emission of float routines: square roots, reciprocals and `.approx` functions, `fma`, the
-//! narrow formats and round-to-odd, and the exact float arithmetic they are made of.
+//! Emission of one-operand float operations (square roots, reciprocals), `fma` and
+//! conversions; the fast paths of exact f32 `div.rn`, `sqrt.rn` and `fma.rn` (their
+//! exact paths are calls of the IR's routines, `lower/src/routines/exact_f32.rs`); and
+//! the float operations every other emission is made of (`float_op`, `exact`,
+//! `unhidden`).
 
 use super::*;
 
@@ -119,11 +122,13 @@ impl FnEmitter<'_> {
 
     /// A correctly rounded float add, sub or mul like [`Self::exact`], but with its
     /// operands never hidden from the driver ([`Self::float_op`]). Only for fast paths
-    /// whose proof shows that the driver's folding of known operands cannot change
-    /// what they compute (`f32fast.rs`, *Driver folding*): every folding lavapipe does
-    /// (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`: `x + 0`, `0 + x`,
-    /// `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`) gives the right
-    /// value for finite operands, and can only change the sign of a zero result.
+    /// and `.visible` operations (`FloatMode::visible`) whose proof shows that the
+    /// driver's folding of known operands cannot change what they compute
+    /// (`f32fast.rs`, *Driver folding*; `lower/src/routines/exact_f32.rs`): every
+    /// folding lavapipe does (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`:
+    /// `x + 0`, `0 + x`, `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`)
+    /// gives the right value for finite operands, and can only change the sign of a
+    /// zero result.
     pub(super) fn unhidden(&mut self, op: BinaryOp, ty: Word, a: Word, b: Word) -> R<Word> {
         let r = match op {
             BinaryOp::Add => self.b.f_add(ty, None, a, b)?,
@@ -276,92 +281,15 @@ impl FnEmitter<'_> {
         Ok(self.b.bitcast(ft, None, r)?)
     }
 
-    /// Rounds to nearest even, exactly, given `q0`: the bits of a non-negative f32
-    /// candidate within one ulp of the result (`+inf` standing for values past
-    /// `f32::MAX`). `residual(m)` is an exact f64 whose sign tells whether the true value
-    /// lies above (> 0), on (= 0) or below (< 0) the f64 midpoint `m` between two f32
-    /// neighbours; past `f32::MAX` the next neighbour is 2^128. Ties go to the even one.
-    ///
-    /// This and the exact `div.f32`/`sqrt.f32` below show their operands to the driver
-    /// ([`Self::unhidden`]): a driver's folding (`f32fast.rs`, *Driver folding*) changes
-    /// a value only for an infinite or NaN operand of a product with a known zero or
-    /// of a difference with itself, or the sign of a zero. Their special operands
-    /// (zeros, infinities, NaN) take results selected from the operands' bits, so the
-    /// arithmetic counts only for finite non-zero operands, where no known zero meets
-    /// an infinity (a known zero divisor or radicand is a special operand; a midpoint
-    /// past `f32::MAX` is 2^128, and one next to an infinite candidate is masked by
-    /// `allowed`), and every residual is only compared with zero.
-    pub(super) fn round_by_midpoints(
-        &mut self,
-        q0: Word,
-        residual: impl Fn(&mut Self, Word) -> R<Word>,
-    ) -> R<Word> {
-        let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
-        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
-        let bt = self.ty(Scalar::Bool);
-        let inf_bits = self.konst(s32, f32::INFINITY.to_bits() as u64);
-        let (one, zero) = (self.konst(s32, 1), self.konst(s32, 0));
-        let as_f64 = |e: &mut Self, bits: Word| -> R<Word> {
-            let is_inf = e.b.i_equal(bt, None, bits, inf_bits)?;
-            let f = e.b.bitcast(ft, None, bits)?;
-            let d = e.b.f_convert(dt, None, f)?;
-            let two128 = e.konst(s64, 2f64.powi(128).to_bits());
-            Ok(e.b.select(dt, None, is_inf, two128, d)?)
-        };
-        let up_bits = self.b.i_add(it, None, q0, one)?;
-        let down_bits = self.b.i_sub(it, None, q0, one)?;
-        let (q0d, upd, downd) =
-            (as_f64(self, q0)?, as_f64(self, up_bits)?, as_f64(self, down_bits)?);
-        let half = self.konst(s64, 0.5f64.to_bits());
-        let zero_d = self.konst(s64, 0);
-        let low = self.b.bitwise_and(it, None, q0, one)?;
-        let odd_q0 = self.b.i_not_equal(bt, None, low, zero)?;
-        // Whether the value lies past the midpoint of `lo` and `hi` (above it for `up`,
-        // below it otherwise), a tie counting when q0 is odd; only where `allowed`.
-        let step = |e: &mut Self, lo: Word, hi: Word, up: bool, allowed: Word| -> R<Word> {
-            let sum = e.unhidden(BinaryOp::Add, dt, lo, hi)?;
-            let m = e.unhidden(BinaryOp::Mul, dt, sum, half)?;
-            let r = residual(e, m)?;
-            let past = if up {
-                e.b.f_ord_greater_than(bt, None, r, zero_d)?
-            } else {
-                e.b.f_ord_less_than(bt, None, r, zero_d)?
-            };
-            let tie = e.b.f_ord_equal(bt, None, r, zero_d)?;
-            let tie_moves = e.b.logical_and(bt, None, tie, odd_q0)?;
-            let go = e.b.logical_or(bt, None, past, tie_moves)?;
-            Ok(e.b.logical_and(bt, None, go, allowed)?)
-        };
-        let below_inf = self.b.u_less_than(bt, None, q0, inf_bits)?;
-        let above_zero = self.b.i_not_equal(bt, None, q0, zero)?;
-        let go_up = step(self, q0d, upd, true, below_inf)?;
-        let go_down = step(self, downd, q0d, false, above_zero)?;
-        let r = self.b.select(it, None, go_up, up_bits, q0)?;
-        Ok(self.b.select(it, None, go_down, down_bits, r)?)
-    }
-
-    /// `div.rn.f32` exactly: Vulkan's f32 and f64 `OpFDiv` are only 2.5 ulp accurate, so
-    /// the f64 quotient rounded to f32 (`q0`) is only a candidate within one ulp of the
-    /// result. It is corrected with exact residuals: for a midpoint `m` between two f32
-    /// neighbours (exact in f64), `m * |b|` is exact (25 + 24 bits) and the sign of
-    /// `|a| - m * |b|` says on which side of `m` the true quotient lies; ties go to the
-    /// even neighbour. IEEE special cases (NaN, infinities, zeros) are selected first.
-    ///
-    /// `div.{rz,rm,rp}.f32`: the round-to-nearest magnitude, then, for a directed
-    /// rounding, one ulp down when the exact magnitude lies below it (truncation) or up
-    /// when it lies above and the rounding goes away from zero for the result's sign.
-    /// The side is the sign of the exact residual `|a| - q|b|` (q·|b| is exact in f64).
-    /// An overflow to infinity truncates to the largest finite value the same way.
-    ///
-    /// To nearest, the device's f32 quotient is taken where one exact residual proves it
-    /// correctly rounded (the fast path of `f32fast.rs`).
-    pub(super) fn div_f32(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
-        if rounding != Rounding::Nearest {
-            return self.div_f32_exact(a, b, rounding);
-        }
+    /// `div.rn.f32` exactly: the device's f32 quotient where one exact residual test
+    /// proves it correctly rounded (the fast path of `f32fast.rs`), else
+    /// [`Routine::DivF32InF64`] (f64 residuals at the midpoints, `crate::routines`'
+    /// `exact_f32` in `ptxvk_lower`). Directed roundings are calls of that routine
+    /// (`pass::emulate`).
+    pub(super) fn div_f32(&mut self, a: Word, b: Word) -> R<Word> {
         let ft = self.ty(Scalar::Float(32));
         let (slow, q) = self.div_f32_fast(a, b)?;
-        self.fast_unless(slow, ft, |_| Ok(q), |e| e.div_f32_exact(a, b, rounding))
+        self.fast_unless(slow, ft, |_| Ok(q), |e| e.exact_f32_routine(SoftOp::Div, &[a, b]))
     }
 
     /// The fast path of `div.rn.f32` (`f32fast.rs`): whether it fails, and its result
@@ -375,78 +303,14 @@ impl FnEmitter<'_> {
         Ok((self.b.logical_not(bt, None, good)?, q))
     }
 
-    /// [`Self::div_f32`] for every operand, by exact residuals.
-    pub(super) fn div_f32_exact(&mut self, a: Word, b: Word, rounding: Rounding) -> R<Word> {
-        let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
-        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
-        let bt = self.ty(Scalar::Bool);
-        let k = |e: &mut Self, v: u32| e.konst(s32, v as u64);
-        let (abs_mask, sign_mask, inf_bits) =
-            (k(self, 0x7fff_ffff), k(self, 0x8000_0000), k(self, 0x7f80_0000));
-        let ai = self.b.bitcast(it, None, a)?;
-        let bi = self.b.bitcast(it, None, b)?;
-        let xa = self.b.bitwise_and(it, None, ai, abs_mask)?;
-        let xb = self.b.bitwise_and(it, None, bi, abs_mask)?;
-        let sx = self.b.bitwise_xor(it, None, ai, bi)?;
-        let sign = self.b.bitwise_and(it, None, sx, sign_mask)?;
-        // The magnitude of the quotient of the magnitudes, as bits.
-        let x = self.b.bitcast(ft, None, xa)?;
-        let y = self.b.bitcast(ft, None, xb)?;
-        let xd = self.b.f_convert(dt, None, x)?;
-        let yd = self.b.f_convert(dt, None, y)?;
-        let qd = self.b.f_div(dt, None, xd, yd)?;
-        let q0f = self.b.f_convert(ft, None, qd)?;
-        let q0 = self.b.bitcast(it, None, q0f)?;
-        // sign(|a| - m*|b|), exactly: m*|b| has at most 25 + 24 significant bits.
-        let mag = self.round_by_midpoints(q0, |e, m| {
-            let p = e.unhidden(BinaryOp::Mul, dt, m, yd)?;
-            e.unhidden(BinaryOp::Sub, dt, xd, p)
-        })?;
-        let mag = self.direct_magnitude(mag, sign, rounding, |e, q| {
-            let p = e.unhidden(BinaryOp::Mul, dt, q, yd)?;
-            e.unhidden(BinaryOp::Sub, dt, xd, p)
-        })?;
-        let z = k(self, 0);
-        // Special cases: NaN operands, 0/0 and inf/inf give NaN; x/0 and inf/y give inf;
-        // 0/y and x/inf give 0.
-        let a_nan = self.b.u_greater_than(bt, None, xa, inf_bits)?;
-        let b_nan = self.b.u_greater_than(bt, None, xb, inf_bits)?;
-        let a_inf = self.b.i_equal(bt, None, xa, inf_bits)?;
-        let b_inf = self.b.i_equal(bt, None, xb, inf_bits)?;
-        let a_zero = self.b.i_equal(bt, None, xa, z)?;
-        let b_zero = self.b.i_equal(bt, None, xb, z)?;
-        let both_zero = self.b.logical_and(bt, None, a_zero, b_zero)?;
-        let both_inf = self.b.logical_and(bt, None, a_inf, b_inf)?;
-        let nan = self.b.logical_or(bt, None, a_nan, b_nan)?;
-        let nan = self.b.logical_or(bt, None, nan, both_zero)?;
-        let nan = self.b.logical_or(bt, None, nan, both_inf)?;
-        let to_inf = self.b.logical_or(bt, None, a_inf, b_zero)?;
-        let to_zero = self.b.logical_or(bt, None, a_zero, b_inf)?;
-        let r1 = self.b.select(it, None, to_zero, z, mag)?;
-        let r2 = self.b.select(it, None, to_inf, inf_bits, r1)?;
-        let signed = self.b.bitwise_or(it, None, r2, sign)?;
-        let canonical_nan = k(self, 0x7fff_ffff);
-        let bits = self.b.select(it, None, nan, canonical_nan, signed)?;
-        Ok(self.b.bitcast(ft, None, bits)?)
-    }
-
     /// `sqrt.rn.f32` exactly: Vulkan's `Sqrt` is not correctly rounded (its precision is
-    /// inherited from `InverseSqrt`), so the f64 square root rounded to f32 is a
-    /// candidate within one ulp. For the midpoint `m` above or below it (25 significant
-    /// bits), `m * m` is exact in f64 and its comparison with `x` says on which side the
-    /// true root lies; a midpoint is never exactly a root of an f32, so there are no ties.
-    ///
-    /// `sqrt.{rz,rm,rp}.f32`: as [`Self::div_f32`], with the residual `x - q·q`.
-    ///
-    /// To nearest, the device's f32 root is taken where one exact residual proves it
-    /// correctly rounded (the fast path of `f32fast.rs`).
-    pub(super) fn sqrt_f32(&mut self, x: Word, rounding: Rounding) -> R<Word> {
-        if rounding != Rounding::Nearest {
-            return self.sqrt_f32_exact(x, rounding);
-        }
+    /// inherited from `InverseSqrt`), so the device's f32 root is taken where one exact
+    /// residual test proves it correctly rounded (the fast path of `f32fast.rs`), else
+    /// [`Routine::SqrtF32InF64`].
+    pub(super) fn sqrt_f32(&mut self, x: Word) -> R<Word> {
         let ft = self.ty(Scalar::Float(32));
         let (slow, q) = self.sqrt_f32_fast(x)?;
-        self.fast_unless(slow, ft, |_| Ok(q), |e| e.sqrt_f32_exact(x, rounding))
+        self.fast_unless(slow, ft, |_| Ok(q), |e| e.exact_f32_routine(SoftOp::Sqrt, &[x]))
     }
 
     /// The fast path of `sqrt.rn.f32` (`f32fast.rs`): whether it fails, and its result
@@ -458,126 +322,59 @@ impl FnEmitter<'_> {
         Ok((self.b.logical_not(bt, None, good)?, q))
     }
 
-    /// [`Self::sqrt_f32`] for every operand, by exact residuals.
-    pub(super) fn sqrt_f32_exact(&mut self, x: Word, rounding: Rounding) -> R<Word> {
-        let (s32, s64) = (Scalar::Int(32), Scalar::Float(64));
-        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(s64));
-        let bt = self.ty(Scalar::Bool);
-        let xd = self.b.f_convert(dt, None, x)?;
-        let rd = self.glsl1(dt, glsl::SQRT, xd)?;
-        let q0f = self.b.f_convert(ft, None, rd)?;
-        let q0 = self.b.bitcast(it, None, q0f)?;
-        // sign(x - m*m), exactly: m*m has at most 50 significant bits. A midpoint is
-        // never exactly the root of an f32, so there are no ties.
-        let corrected = self.round_by_midpoints(q0, |e, m| {
-            let sq = e.unhidden(BinaryOp::Mul, dt, m, m)?;
-            e.unhidden(BinaryOp::Sub, dt, xd, sq)
-        })?;
-        let positive = self.konst(s32, 0);
-        let corrected = self.direct_magnitude(corrected, positive, rounding, |e, q| {
-            let sq = e.unhidden(BinaryOp::Mul, dt, q, q)?;
-            e.unhidden(BinaryOp::Sub, dt, xd, sq)
-        })?;
-        // Only positive, finite, non-zero inputs are corrected; the rest (±0, +inf,
-        // NaN, negatives → NaN) are selected below.
-        let zero = self.konst(Scalar::Float(32), 0);
-        let inf = self.konst(Scalar::Float(32), f32::INFINITY.to_bits() as u64);
-        let pos = self.b.f_ord_greater_than(bt, None, x, zero)?;
-        let fin = self.b.f_ord_less_than(bt, None, x, inf)?;
-        let regular = self.b.logical_and(bt, None, pos, fin)?;
-        let r = self.b.select(it, None, regular, corrected, q0)?;
-        // sqrt(-x) for x > 0 is NaN; sqrt(-0) = -0 (the candidate handles both when the
-        // device's f64 sqrt does; make them explicit rather than trust it).
-        let neg = self.b.f_ord_less_than(bt, None, x, zero)?;
-        let nan = self.konst(s32, 0x7fff_ffff);
-        let is_zero = self.b.f_ord_equal(bt, None, x, zero)?;
-        let xi = self.b.bitcast(it, None, x)?;
-        let r = self.b.select(it, None, neg, nan, r)?;
-        let r = self.b.select(it, None, is_zero, xi, r)?;
-        Ok(self.b.bitcast(ft, None, r)?)
-    }
-
-    /// Applies a directed rounding to `mag`, the bits of a non-negative f32 rounded to
-    /// nearest (+inf for overflow) of an exact magnitude `v`; `sign` is the result's
-    /// sign bit (0 or 0x8000_0000) and `residual(q)` an exact f64 whose sign is that of
-    /// `v - q` for the f64 value `q` of `mag`.
-    pub(super) fn direct_magnitude(
-        &mut self,
-        mag: Word,
-        sign: Word,
-        rounding: Rounding,
-        residual: impl Fn(&mut Self, Word) -> R<Word>,
-    ) -> R<Word> {
-        if matches!(rounding, Rounding::Nearest | Rounding::NearestAway) {
-            return Ok(mag);
-        }
-        let s32 = Scalar::Int(32);
-        let (it, ft, dt) = (self.ty(s32), self.ty(Scalar::Float(32)), self.ty(Scalar::Float(64)));
-        let bt = self.ty(Scalar::Bool);
-        let qf = self.b.bitcast(ft, None, mag)?;
-        let qd = self.b.f_convert(dt, None, qf)?;
-        let res = residual(self, qd)?;
-        let zero = self.konst(Scalar::Float(64), 0);
-        let below = self.b.f_ord_less_than(bt, None, res, zero)?;
-        let above = self.b.f_ord_greater_than(bt, None, res, zero)?;
-        let izero = self.konst(s32, 0);
-        let negative = self.b.i_not_equal(bt, None, sign, izero)?;
-        let away = match rounding {
-            Rounding::Up => self.b.logical_not(bt, None, negative)?,
-            Rounding::Down => negative,
-            _ => self.b.constant_false(bt),
+    /// The exact path of an f32 `fma.rn`, `div.rn` or `sqrt.rn` on the f32 values
+    /// `args`: a call of its routine, [`Routine::FmaF32InF64`] (in its form for the
+    /// target, as `pass::emulate::for_target` picks), [`Routine::DivF32InF64`] or
+    /// [`Routine::SqrtF32InF64`] to nearest, on the bit patterns.
+    pub(super) fn exact_f32_routine(&mut self, op: SoftOp, args: &[Word]) -> R<Word> {
+        let r = match op {
+            SoftOp::Fma => {
+                let repaired = self.g.float_constants == FloatConstants::Repaired;
+                Routine::FmaF32InF64 { repaired }
+            }
+            SoftOp::Div => Routine::DivF32InF64(Rounding::Nearest),
+            SoftOp::Sqrt => Routine::SqrtF32InF64(Rounding::Nearest),
         };
-        let one = self.konst(s32, 1);
-        let down = self.b.i_sub(it, None, mag, one)?;
-        let up = self.b.i_add(it, None, mag, one)?;
-        // Toward zero when the exact value is below (whatever the direction, the
-        // magnitude never rounds past it); away from zero only when asked and above.
-        let toward = self.b.logical_not(bt, None, away)?;
-        let trunc = self.b.logical_and(bt, None, toward, below)?;
-        let grow = self.b.logical_and(bt, None, away, above)?;
-        let r = self.b.select(it, None, trunc, down, mag)?;
-        Ok(self.b.select(it, None, grow, up, r)?)
+        let (it, ft) = (self.ty(Scalar::Int(32)), self.ty(Scalar::Float(32)));
+        let bits =
+            args.iter().map(|&a| self.b.bitcast(it, None, a)).collect::<Result<Vec<_>, _>>()?;
+        let r = self.call(Helper::Routine(r), &bits)?;
+        Ok(self.b.bitcast(ft, None, r)?)
     }
 
     /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
     /// `Fma`): the product of two f32 is exact in f64, and the f64 sum rounded to f32 is
     /// correctly rounded unless the sum is an f32 breakpoint or f32-subnormal (the fast
-    /// path, `f32fast.rs`); then the sum is rounded to odd using its exact error
-    /// (TwoSum), and rounding that to f32 is correctly rounded (round-to-odd with
-    /// 53 ≥ 2·24 + 2 bits; Boldo & Melquiond 2008).
-    ///
-    /// Hiding (`FloatConstants::Hidden`): where the driver folds sums with a known
-    /// operand, `a` and `c` are hidden as f32 (one 32-bit OR each, where hiding the
-    /// f64 sum's operands took two 64-bit ones): `cd` is then unknown to the driver,
-    /// and so is `p = ad·bd` (a product with an unknown factor, whose operands are
-    /// hidden as well where the driver folds products). No operand of the sum or of
-    /// the TwoSum behind it is known, so no folding can apply, and they are emitted
-    /// visible ([`Self::unhidden`]).
+    /// path, `f32fast.rs`); then [`Routine::FmaF32InF64`] rounds the sum to odd using its
+    /// exact error (TwoSum), and that to f32, which is correctly rounded (round-to-odd
+    /// with 53 ≥ 2·24 + 2 bits; Boldo & Melquiond 2008).
     pub(super) fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
         let ft = self.ty(Scalar::Float(32));
-        let sum = self.fma_f32_sum(a, b, c)?;
-        let slow = self.f32_breakpoint_or_tiny(sum.s)?;
-        self.fast_unless(slow, ft, |e| Ok(e.b.f_convert(ft, None, sum.s)?), |e| e.fma_f32_odd(sum))
+        let s = self.fma_f32_sum(a, b, c)?;
+        let slow = self.f32_breakpoint_or_tiny(s)?;
+        let exact = |e: &mut Self| e.exact_f32_routine(SoftOp::Fma, &[a, b, c]);
+        self.fast_unless(slow, ft, |e| Ok(e.b.f_convert(ft, None, s)?), exact)
     }
 
     /// The fast path of `fma.rn.f32` ([`Self::fma_f32`]): whether it fails, and its
     /// result where it does not.
     pub(super) fn fma_f32_fast(&mut self, a: Word, b: Word, c: Word) -> R<(Word, Word)> {
         let ft = self.ty(Scalar::Float(32));
-        let sum = self.fma_f32_sum(a, b, c)?;
-        let slow = self.f32_breakpoint_or_tiny(sum.s)?;
-        Ok((slow, self.b.f_convert(ft, None, sum.s)?))
+        let s = self.fma_f32_sum(a, b, c)?;
+        let slow = self.f32_breakpoint_or_tiny(s)?;
+        Ok((slow, self.b.f_convert(ft, None, s)?))
     }
 
-    /// [`Self::fma_f32`] for every operand, by round-to-odd.
-    pub(super) fn fma_f32_exact(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
-        let sum = self.fma_f32_sum(a, b, c)?;
-        self.fma_f32_odd(sum)
-    }
-
-    /// The exact f64 product `a·b` of `fma.rn.f32`, its f64 addend and their sum rounded
-    /// to nearest (the operands hidden as [`Self::fma_f32`] says).
-    fn fma_f32_sum(&mut self, a: Word, b: Word, c: Word) -> R<FmaSum> {
+    /// The exact f64 product `a·b` of `fma.rn.f32` plus its f64 addend, rounded to
+    /// nearest.
+    ///
+    /// Hiding (`FloatConstants::Hidden`): where the driver folds sums with a known
+    /// operand, `a` and `c` are hidden as f32 (one 32-bit OR each, where hiding the
+    /// f64 sum's operands took two 64-bit ones): `cd` is then unknown to the driver,
+    /// and so is `p = ad·bd` (a product with an unknown factor, whose operands are
+    /// hidden as well where the driver folds products). No operand of the sum is known,
+    /// so no folding can apply, and it is emitted visible ([`Self::unhidden`]).
+    fn fma_f32_sum(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
         let dt = self.ty(Scalar::Float(64));
         let ft = self.ty(Scalar::Float(32));
         let hide = self.g.float_constants.hides(BinaryOp::Add);
@@ -586,74 +383,33 @@ impl FnEmitter<'_> {
         let bd = self.b.f_convert(dt, None, b)?;
         let cd = self.b.f_convert(dt, None, c)?;
         let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
-        let s =
-            if hide { self.unhidden(BinaryOp::Add, dt, p, cd)? } else { self.nearest_sum(p, cd)? };
-        Ok(FmaSum { p, cd, s, hide })
+        if hide {
+            self.unhidden(BinaryOp::Add, dt, p, cd)
+        } else {
+            self.nearest_sum(p, cd)
+        }
     }
 
-    /// The exact path of `fma.rn.f32`: the sum rounded to odd, then to f32.
-    fn fma_f32_odd(&mut self, sum: FmaSum) -> R<Word> {
-        let ft = self.ty(Scalar::Float(32));
-        let odd = self.odd_of_sum(sum.p, sum.cd, sum.s, sum.hide)?;
-        Ok(self.b.f_convert(ft, None, odd)?)
-    }
-
-    /// `p + c` for f64 `p` and `c`, rounded to odd ([`Self::odd_of_sum`]), with every
-    /// operation's operands visible to the driver ([`Self::unhidden`]), for a fast path
-    /// whose proof allows it: finite `p` and `c`, and a caller to whom the sign of a
-    /// zero result does not matter. (`RoundToOdd` is a routine, `pass::emulate`.)
+    /// `p + c` for f64 `p` and `c`, rounded to odd, with every operation's operands
+    /// visible to the driver ([`Self::unhidden`]), for a fast path whose proof allows
+    /// it: finite `p` and `c`, and a caller to whom the sign of a zero result does not
+    /// matter (`f64fast.rs`). The sum to nearest is stepped one ulp toward the exact
+    /// value when it is inexact and its last mantissa bit is even. The error is exact
+    /// (TwoSum, which needs round-to-nearest f64 addition, as Vulkan guarantees for
+    /// `OpFAdd`). (`RoundToOdd` is a routine, `pass::emulate`.)
     pub(super) fn odd_sum_unhidden(&mut self, p: Word, c: Word) -> R<Word> {
-        let dt = self.ty(Scalar::Float(64));
-        let s = self.unhidden(BinaryOp::Add, dt, p, c)?;
-        self.odd_of_sum(p, c, s, true)
-    }
-
-    /// An exact float add, sub or mul, with its operands hidden from the driver as
-    /// [`Self::float_op`] decides, or `visible` ([`Self::unhidden`]).
-    fn exact_or_unhidden(
-        &mut self,
-        visible: bool,
-        op: BinaryOp,
-        ty: Word,
-        a: Word,
-        b: Word,
-    ) -> R<Word> {
-        if visible {
-            self.unhidden(op, ty, a, b)
-        } else {
-            self.exact(op, ty, a, b)
-        }
-    }
-
-    /// `p + c` for f64 `p` and `c`, rounded to nearest (Vulkan's `OpFAdd`).
-    fn nearest_sum(&mut self, p: Word, c: Word) -> R<Word> {
-        let dt = self.ty(Scalar::Float(64));
-        let s = self.exact(BinaryOp::Add, dt, p, c)?;
-        // A constant addend (an fma's `+ 0.0`) may be folded away by a driver that was
-        // not probed.
-        if self.g.float_constants == FloatConstants::Repaired {
-            self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)
-        } else {
-            Ok(s)
-        }
-    }
-
-    /// `p + c` rounded to odd, from `s`, the sum rounded to nearest: `s` stepped one ulp
-    /// toward the exact value when it is inexact and its last mantissa bit is even. The
-    /// error is exact (TwoSum, which needs round-to-nearest f64 addition, as Vulkan
-    /// guarantees for `OpFAdd`). `visible`: as [`Self::exact_or_unhidden`].
-    fn odd_of_sum(&mut self, p: Word, c: Word, s: Word, visible: bool) -> R<Word> {
         let f64s = Scalar::Float(64);
         let dt = self.ty(f64s);
         let bt = self.ty(Scalar::Bool);
         let i64s = Scalar::Int(64);
         let it = self.ty(i64s);
+        let s = self.unhidden(BinaryOp::Add, dt, p, c)?;
         // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
-        let bb = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, s, p)?;
-        let sbb = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, s, bb)?;
-        let e1 = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, p, sbb)?;
-        let e2 = self.exact_or_unhidden(visible, BinaryOp::Sub, dt, c, bb)?;
-        let err = self.exact_or_unhidden(visible, BinaryOp::Add, dt, e1, e2)?;
+        let bb = self.unhidden(BinaryOp::Sub, dt, s, p)?;
+        let sbb = self.unhidden(BinaryOp::Sub, dt, s, bb)?;
+        let e1 = self.unhidden(BinaryOp::Sub, dt, p, sbb)?;
+        let e2 = self.unhidden(BinaryOp::Sub, dt, c, bb)?;
+        let err = self.unhidden(BinaryOp::Add, dt, e1, e2)?;
         let zero = self.konst(f64s, 0);
         let inexact = self.b.f_ord_not_equal(bt, None, err, zero)?;
         let sbits = self.b.bitcast(it, None, s)?;
@@ -673,14 +429,17 @@ impl FnEmitter<'_> {
         let odd_bits = self.b.select(it, None, adjust, stepped, sbits)?;
         Ok(self.b.bitcast(dt, None, odd_bits)?)
     }
-}
 
-/// The f64 values of `fma.rn.f32` ([`FnEmitter::fma_f32_sum`]): the product, the addend,
-/// their sum rounded to nearest, and whether the operands were hidden.
-#[derive(Clone, Copy)]
-struct FmaSum {
-    p: Word,
-    cd: Word,
-    s: Word,
-    hide: bool,
+    /// `p + c` for f64 `p` and `c`, rounded to nearest (Vulkan's `OpFAdd`).
+    fn nearest_sum(&mut self, p: Word, c: Word) -> R<Word> {
+        let dt = self.ty(Scalar::Float(64));
+        let s = self.exact(BinaryOp::Add, dt, p, c)?;
+        // A constant addend (an fma's `+ 0.0`) may be folded away by a driver that was
+        // not probed.
+        if self.g.float_constants == FloatConstants::Repaired {
+            self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)
+        } else {
+            Ok(s)
+        }
+    }
 }
