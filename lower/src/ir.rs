@@ -181,7 +181,7 @@ pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use ptxvk_frontend::forms::formats::FloatFormat;
-pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS};
+pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS, TABLE_SEARCH_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
@@ -1166,26 +1166,6 @@ pub enum InstKind {
     LoopCount {
         dst: RegId,
         add: i32,
-    },
-    /// `dst` (a predicate) holds when the `size` bytes at the 64-bit device address
-    /// `addr` lie inside one allocation of the table at `table`, and, for a `write`
-    /// (or atomic), one that is not read-only (`pass::check`; the table's layout is
-    /// `crate::system`'s).
-    InAllocation {
-        dst: RegId,
-        table: Value,
-        addr: Value,
-        size: u32,
-        write: bool,
-    },
-    /// Initcheck (`pass::check`): `dst` (64-bit) gets the device address of the write
-    /// shadow word that covers the 64-bit device address `addr`, in the shadow of the
-    /// allocation of the table at `table` that holds `addr`, or 0 when that allocation
-    /// has no shadow or there is none (`crate::system` has the table's layout).
-    ShadowWord {
-        dst: RegId,
-        table: Value,
-        addr: Value,
     },
     /// A call of device function `callee` of the kernel ([`Kernel::functions`]): each
     /// argument is copied into its parameter register, the body runs, and each return

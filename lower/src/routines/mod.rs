@@ -7,7 +7,9 @@
 //! the conversions of the narrow float formats; [`newton`] `div.rn` and `sqrt.rn` by
 //! Newton steps on a fused `Fma`; [`exact_f32`] the round-to-odd f32 arithmetic of a
 //! target with f64, in f64 arithmetic (built per target: its form for a driver that
-//! was not probed repairs the sign of a zero sum).
+//! was not probed repairs the sign of a zero sum); [`allocation_table`] the search of
+//! a checked launch's allocation table (`crate::pass::check` calls it), the one loop
+//! of every target's routines, whose loads read the table.
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
@@ -25,6 +27,7 @@
 //! `crate::pass::routine` structures); [`get`] adds the callees to a kernel first and
 //! renumbers the calls.
 
+mod allocation_table;
 mod approx;
 mod convert;
 mod exact_f32;
@@ -198,6 +201,8 @@ fn construct(r: Routine, loops: bool) -> Function {
         Routine::OddF32(op) => soft_f32::odd(&mut b, op, &params),
         Routine::OddF32InF64 { op, repaired } => exact_f32::odd(&mut b, op, repaired, &params),
         Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
+        Routine::InAllocation { write } => allocation_table::in_allocation(&mut b, &params, write),
+        Routine::ShadowWord => allocation_table::shadow_word(&mut b, &params),
     };
     let ty = OpTy::U(r.result_bits() as u8);
     let ret = b.temp(ty);

@@ -34,10 +34,4 @@ pub(crate) enum Helper {
     /// path (`fma_f32_exact`, `div_f32_exact`, `sqrt_f32_exact`): the second pass of an
     /// exact run (`exact_runs.rs`).
     ExactF32(SoftOp),
-    /// The allocation test of checked launches (`in_allocation`), for a write (or
-    /// atomic) or a read: the only routine that reads memory, the table its first
-    /// argument points to.
-    InAllocation { write: bool },
-    /// Initcheck's shadow word of an address (`shadow_word`), from the same table.
-    ShadowWord,
 }
