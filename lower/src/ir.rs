@@ -124,10 +124,13 @@
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
 //!   ([`Routine`]), built once from core integer operations by `crate::routines` with the
 //!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first
-//!   use in a kernel, the routine to [`Kernel::functions`].
+//!   use in a kernel, the routine to [`Kernel::functions`]. So does `pass::check` for
+//!   the search of a checked launch's allocation table ([`Routine::InAllocation`],
+//!   [`Routine::ShadowWord`]).
 //! * Routines live in the kernel that calls them, like device functions (they read no
 //!   register, memory or state of it: pure functions of their integer arguments, one
-//!   result); the same [`Routine`] is the same function in every kernel of a module,
+//!   result; the table's routines read the table their argument points to, which no
+//!   kernel writes); the same [`Routine`] is the same function in every kernel of a module,
 //!   so the emitter writes each once per module, as a SPIR-V function, and each call
 //!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
@@ -141,11 +144,13 @@
 //!   `pass::emulate` picks (with the sign of a zero sum repaired for a driver that was
 //!   not probed).
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
-//!   see them: `crate::pass::run` structures each routine's body as the kernel's
-//!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
-//!   (core integer arithmetic, comparisons and selects, in one block but for the loop
-//!   of `sin` and `cos` without f64), which the verifier's checks of the legalizations
-//!   confirm; `pass::loop_guard` counts a routine's loops at each call.
+//!   see them (and those after `pass::check`, the table's): `crate::pass::run`
+//!   structures each routine's body as the kernel's ([`Function::body`]); the other
+//!   later passes rewrite nothing a routine contains (core integer arithmetic,
+//!   comparisons and selects, in one block but for the loop of `sin` and `cos` without
+//!   f64 and the table's search, whose global loads are plain 64-bit-address ones),
+//!   which the verifier's checks of the legalizations confirm; `pass::loop_guard`
+//!   counts a routine's loops at each call.
 
 use ptxvk_frontend::Span;
 

@@ -46,9 +46,9 @@ use crate::build::{Build, Builder};
 use crate::ir::{CmpOp, Inst, InstKind, Kernel, Node, OpTy, RegId, SwitchCase, Terminator, Value};
 use crate::system as sys;
 
-/// The most iterations of a loop that `kind` runs out of the kernel's sight: the one
-/// the SPIR-V backend makes of it, or those of the emulation routine it calls (whose
-/// body has loops: [`crate::ir::Routine::loop_iterations`]; drivers inline the call).
+/// The most iterations of a loop that `kind` runs out of the kernel's sight: those of
+/// the emulation routine it calls (whose body has loops, the allocation table's search
+/// among them: [`crate::ir::Routine::loop_iterations`]; drivers inline the call).
 pub fn hidden_iterations(k: &Kernel, kind: &InstKind) -> Option<u32> {
     match kind {
         InstKind::Call { callee, .. } => {

@@ -13,7 +13,7 @@
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
-//! code (comparisons and selects, loops unrolled). The integer routines are the same IR
+//! code (comparisons and selects, loops unrolled; the table's search is a loop). The integer routines are the same IR
 //! on every target, so that one body per module serves every kernel, and the
 //! interpreter and the pass file tests check them against the ISA's arithmetic like any
 //! code. The `.approx` routines are built in f64 arithmetic, and the Newton routines'
