@@ -9,8 +9,7 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// An emulation routine, as [`super::Function::routine`] names it: a pure function of
 /// its integer arguments to one integer result (64-bit but where
 /// [`Routine::param_bits`] and [`Routine::result_bits`] say otherwise), built by
-/// `crate::routines` from core integer operations (but `InAllocation` and
-/// `ShadowWord`, which read the table their first argument points to). `FmaF64`, `DivF64` and `SqrtF64`
+/// `crate::routines` from core integer operations. `FmaF64`, `DivF64` and `SqrtF64`
 /// take and return f64 bit patterns and round exactly as PTX's `fma`, `div` and `sqrt`
 /// `.f64` with the given rounding (PTX ISA 9.2 §9.7.3.6, §9.7.3.8, §9.7.3.10); `FmaF64Odd`
 /// is `fma.f64` rounded to odd (truncated, the last bit set when inexact), the first
@@ -57,7 +56,8 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 ///
 /// `InAllocation { write }` and `ShadowWord` read the allocation table of a checked
 /// launch (`crate::system`'s layout) at their first argument, a 64-bit device address,
-/// with global loads, the only routines that read memory (`pass::check` calls them;
+/// with global loads besides their integer operations, the only routines that read
+/// memory (`pass::check` calls them, for the same table during one launch;
 /// `crate::routines`' `allocation_table`): `InAllocation` is 1 when the second
 /// argument's `size` bytes (the third argument) lie inside one allocation of the table,
 /// and for a `write` (or atomic) one that is not read-only, else 0 (32-bit result);
