@@ -125,10 +125,13 @@
 //!   emulation routine: a [`Function`] whose [`Function::routine`] names it
 //!   ([`Routine`]), built once from core integer operations by `crate::routines` with the
 //!   one IR builder (`crate::build::Build`). `pass::emulate` adds the call and, on first
-//!   use in a kernel, the routine to [`Kernel::functions`].
+//!   use in a kernel, the routine to [`Kernel::functions`]. So does `pass::check` for
+//!   the search of a checked launch's allocation table ([`Routine::InAllocation`],
+//!   [`Routine::ShadowWord`]).
 //! * Routines live in the kernel that calls them, like device functions (they read no
 //!   register, memory or state of it: pure functions of their integer arguments, one
-//!   result); the same [`Routine`] is the same function in every kernel of a module,
+//!   result; the table's routines read the table their argument points to, which no
+//!   kernel writes); the same [`Routine`] is the same function in every kernel of a module,
 //!   so the emitter writes each once per module, as a SPIR-V function, and each call
 //!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
@@ -147,11 +150,13 @@
 //!   ([`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`])
 //!   where its fast path's test fails, and the f64 ones behind its f64 fast paths.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
-//!   see them: `crate::pass::run` structures each routine's body as the kernel's
-//!   ([`Function::body`]); the other later passes rewrite nothing a routine contains
-//!   (core integer arithmetic, comparisons and selects, in one block but for the loop
-//!   of `sin` and `cos` without f64), which the verifier's checks of the legalizations
-//!   confirm; `pass::loop_guard` counts a routine's loops at each call.
+//!   see them (and those after `pass::check`, the table's): `crate::pass::run`
+//!   structures each routine's body as the kernel's ([`Function::body`]); the other
+//!   later passes rewrite nothing a routine contains (core integer arithmetic,
+//!   comparisons and selects, in one block but for the loop of `sin` and `cos` without
+//!   f64 and the table's search, whose global loads are plain 64-bit-address ones),
+//!   which the verifier's checks of the legalizations confirm; `pass::loop_guard`
+//!   counts a routine's loops at each call.
 
 use ptxvk_frontend::Span;
 
@@ -187,7 +192,7 @@ pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use ptxvk_frontend::forms::formats::FloatFormat;
-pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS};
+pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS, TABLE_SEARCH_ITERATIONS};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
@@ -1187,26 +1192,6 @@ pub enum InstKind {
     LoopCount {
         dst: RegId,
         add: i32,
-    },
-    /// `dst` (a predicate) holds when the `size` bytes at the 64-bit device address
-    /// `addr` lie inside one allocation of the table at `table`, and, for a `write`
-    /// (or atomic), one that is not read-only (`pass::check`; the table's layout is
-    /// `crate::system`'s).
-    InAllocation {
-        dst: RegId,
-        table: Value,
-        addr: Value,
-        size: u32,
-        write: bool,
-    },
-    /// Initcheck (`pass::check`): `dst` (64-bit) gets the device address of the write
-    /// shadow word that covers the 64-bit device address `addr`, in the shadow of the
-    /// allocation of the table at `table` that holds `addr`, or 0 when that allocation
-    /// has no shadow or there is none (`crate::system` has the table's layout).
-    ShadowWord {
-        dst: RegId,
-        table: Value,
-        addr: Value,
     },
     /// A call of device function `callee` of the kernel ([`Kernel::functions`]): each
     /// argument is copied into its parameter register, the body runs, and each return

@@ -361,16 +361,6 @@ pub fn inst_defs_uses(kind: &InstKind, defs: &mut Vec<RegId>, uses: &mut Vec<Reg
             defs.push(*dst);
             [value, lanes, warp_base].into_iter().for_each(|x| v(x, uses));
         }
-        InstKind::InAllocation { dst, table, addr, .. } => {
-            defs.push(*dst);
-            v(table, uses);
-            v(addr, uses);
-        }
-        InstKind::ShadowWord { dst, table, addr } => {
-            defs.push(*dst);
-            v(table, uses);
-            v(addr, uses);
-        }
         InstKind::RaceShadow { dst, word, swap } => {
             defs.push(*dst);
             v(word, uses);
@@ -663,16 +653,6 @@ fn operand_widths(kind: &InstKind) -> Vec<(RegId, u32)> {
             for x in [value, a, warp_base] {
                 at(reg(x), 32);
             }
-        }
-        InstKind::InAllocation { dst, table, addr, .. } => {
-            at(Some(*dst), 1);
-            at(reg(table), 64);
-            at(reg(addr), 64);
-        }
-        InstKind::ShadowWord { dst, table, addr } => {
-            at(Some(*dst), 64);
-            at(reg(table), 64);
-            at(reg(addr), 64);
         }
         // Video instructions read and write 32-bit words (PTX ISA 9.2 §9.7.16).
         InstKind::Video(op) => {

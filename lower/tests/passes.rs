@@ -93,8 +93,8 @@ use ptxvk_lower::interp::check::Program;
 use ptxvk_lower::interp::{self, run_cfg, run_structured};
 use ptxvk_lower::ir::Node;
 use ptxvk_lower::ir::{
-    AtomicOp, BinaryOp, Inst, InstKind, Kernel, RegTy, Space, SyncPoint, SystemInst, Terminator,
-    Value, WarpMode,
+    AtomicOp, BinaryOp, Inst, InstKind, Kernel, RegTy, Routine, Space, SyncPoint, SystemInst,
+    Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
     check, emulate, expand_copies, expand_data_addresses, expand_formats, expand_generic,
@@ -220,7 +220,7 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
         "reducible" | "loop_exits" | "structurize" | "predicate" | "loop_guard" => {
             run_control_pass(pass, s)?
         }
-        "check" | "check:racecheck" => run_check(pass, s)?,
+        "check" | "check:racecheck" | "check:initcheck" => run_check(pass, s)?,
         "shared_in_memory" | "hoist_params" => run_instrumentation(pass, s)?,
         "inline" => run_inline(s)?,
         "expand_special" => run_operand_pass(pass, s)?,
@@ -741,18 +741,7 @@ fn run_check(pass: &str, s: &mut State) -> Result<(), String> {
             if plain.len() < 2 || atomics == 0 || barriers == 0 {
                 return Err("the input needs shared loads, stores, an atomic and a barrier".into());
             }
-            k.memory_instructions = k
-                .blocks
-                .iter()
-                .flat_map(|b| &b.insts)
-                .filter(|i| {
-                    matches!(
-                        i.kind,
-                        InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. }
-                    )
-                })
-                .map(|i| i.span)
-                .collect();
+            mark_accesses(k);
             check::run(k, &Target { check: true, racecheck: true, ..Target::default() });
             let k = &*k;
             let shadows = |b: usize| {
@@ -791,9 +780,52 @@ fn run_check(pass: &str, s: &mut State) -> Result<(), String> {
                 }
             }
         }
+        // Initcheck: a global access not derived from a pointer parameter finds its
+        // shadow word with a call of the allocation table's routine.
+        ("check:initcheck", None) => {
+            let k = &mut s.kernel;
+            mark_accesses(k);
+            let global = |i: &InstKind| {
+                matches!(
+                    i,
+                    InstKind::Load { space: Space::Global, .. }
+                        | InstKind::Store { space: Space::Global, .. }
+                        | InstKind::Atomic { space: Space::Global, .. }
+                )
+            };
+            let accesses = count(k, global);
+            check::run(k, &Target { check: true, initcheck: true, ..Target::default() });
+            let k = &*k;
+            let Some(f) = k.functions.iter().position(|f| f.routine == Some(Routine::ShadowWord))
+            else {
+                return Err("no call of the shadow word's routine".into());
+            };
+            let calls =
+                count(k, |i| matches!(i, InstKind::Call { callee, .. } if callee.index() == f));
+            if calls == 0 || calls > accesses {
+                return Err(format!("{calls} shadow word calls for {accesses} global accesses"));
+            }
+        }
         (other, _) => return Err(format!("unknown pass `{other}` at this point")),
     }
     Ok(())
+}
+
+/// Marks every load, store and atomic of `k` as the program's own
+/// ([`Kernel::memory_instructions`]), the accesses `check` instruments.
+fn mark_accesses(k: &mut Kernel) {
+    k.memory_instructions = k
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| {
+            matches!(
+                i.kind,
+                InstKind::Load { .. } | InstKind::Store { .. } | InstKind::Atomic { .. }
+            )
+        })
+        .map(|i| i.span)
+        .collect();
 }
 
 /// The passes that shape control flow (the structurizer and its CFG passes, and the
@@ -1033,6 +1065,7 @@ fn every_pass_is_checked_on_results() {
         "expand_system",
         "check",
         "check:racecheck",
+        "check:initcheck",
         "hoist_params",
         "schedule",
         "schedule:polls",

@@ -25,7 +25,6 @@ type R<T> = Result<T, Error>;
 
 mod arith;
 mod atomic;
-mod check;
 mod convert;
 mod exact_runs;
 mod f32fast;
@@ -456,8 +455,6 @@ impl<'a> FnEmitter<'a> {
             | InstKind::WarpBallot { .. }
             | InstKind::WarpSync
             | InstKind::SyncPoint { .. }
-            | InstKind::InAllocation { .. }
-            | InstKind::ShadowWord { .. }
             | InstKind::RaceShadow { .. } => self.sync_inst(&inst.kind),
             // `pass::leftover` refuses it above; the emitter never lowers one itself.
             InstKind::Half(_) => Err(Error::Internal(

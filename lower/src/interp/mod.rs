@@ -21,10 +21,12 @@
 //! * [`run_cfg`] and [`run_structured`] ([`control`]) follow control flow only, under
 //!   given branch decisions, to check that structuring keeps the path.
 //!
-//! What the interpreter cannot model exactly (the device clock, the allocation tables
-//! of checked launches, module data, 32-bit address windows, grid-wide barriers, device-side launches, texture
-//! fetches and formatted surface accesses before `pass::expand_texture`) is an
-//! [`Error::Unsupported`], which callers count and skip.
+//! What the interpreter cannot model exactly (the device clock, module data, 32-bit
+//! address windows, grid-wide barriers, device-side launches, texture fetches and
+//! formatted surface accesses before `pass::expand_texture`) is an
+//! [`Error::Unsupported`], which callers count and skip. A checked launch gets an
+//! allocation table of its memory's regions, without write shadows (`check_tables`),
+//! which the table's routines read as a device's.
 
 pub mod arith;
 pub mod check;

@@ -472,15 +472,6 @@ impl<'a> Thread<'a> {
                 }
                 self.set(k, *dst, u64::from(old));
             }
-            InstKind::InAllocation { dst, table, addr, size, write } => {
-                let (table, addr) = (self.get(*table), self.get(*addr));
-                let inside = in_allocation(cx.memory, table, addr, *size, *write, span)?;
-                self.set(k, *dst, u64::from(inside));
-            }
-            InstKind::ShadowWord { .. } => {
-                let what = "initcheck's write shadows".into();
-                return Err(Error::Unsupported { what, span });
-            }
             InstKind::Texture(t) => self.exec_texture(cx, t, span)?,
             InstKind::Copy(c) => self.exec_copy(cx, c, span)?,
             InstKind::Mbarrier(m) => return self.exec_mbarrier(cx, m, span),
@@ -824,30 +815,6 @@ impl<'a> Thread<'a> {
         }
         Ok(())
     }
-}
-
-/// [`InstKind::InAllocation`]: whether `size` bytes at `addr` lie in one allocation of
-/// the table at `table` (`crate::system`'s layout), a writable one for a `write`.
-fn in_allocation(
-    memory: &Memory,
-    table: u64,
-    addr: u64,
-    size: u32,
-    write: bool,
-    span: Span,
-) -> Result<bool, Error> {
-    let n = memory.read(table, 4, span)?;
-    for i in 0..n {
-        let start = memory.read(table + 16 + 16 * i, 8, span)?;
-        let end = memory.read(table + 24 + 16 * i, 8, span)?;
-        let read_only = end & crate::system::TABLE_READ_ONLY != 0;
-        let end = end & !crate::system::TABLE_READ_ONLY;
-        let fits = start <= addr && addr.checked_add(u64::from(size)).is_some_and(|e| e <= end);
-        if fits && !(write && read_only) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// `isspacep` ([`InstKind::IsSpace`]) of the `bits`-bit generic address `a`, from the

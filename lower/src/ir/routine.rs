@@ -63,6 +63,18 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// and the operation on the exact path elsewhere ([`super::FloatPath::F64`], or with
 /// `soft` [`super::FloatPath::Integer`]), legalized like the `.approx` routines'
 /// arithmetic (`crate::routines`' `newton`). Its body branches between the two.
+///
+/// `InAllocation { write }` and `ShadowWord` read the allocation table of a checked
+/// launch (`crate::system`'s layout) at their first argument, a 64-bit device address,
+/// with global loads besides their integer operations, the only routines that read
+/// memory (`pass::check` calls them, for the same table during one launch;
+/// `crate::routines`' `allocation_table`): `InAllocation` is 1 when the second
+/// argument's `size` bytes (the third argument) lie inside one allocation of the table,
+/// and for a `write` (or atomic) one that is not read-only, else 0 (32-bit result);
+/// `ShadowWord` is initcheck's write shadow word covering the address (the device
+/// address of the u32 word in the shadow of the allocation that holds it), or 0 when
+/// that allocation has no shadow or there is none. Both search the table in a loop of
+/// at most [`TABLE_SEARCH_ITERATIONS`] steps ([`Routine::loop_iterations`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Routine {
     FmaF64(Rounding),
@@ -83,6 +95,8 @@ pub enum Routine {
     SqrtF32InF64(Rounding),
     FmaF32InF64 { repaired: bool },
     Newton { op: NewtonOp, bits: u8, soft: bool },
+    InAllocation { write: bool },
+    ShadowWord,
 }
 
 /// The operation of [`Routine::Newton`].
@@ -136,6 +150,11 @@ fn lower(x: impl std::fmt::Debug) -> String {
 /// (`crate::routines`' `trig` builds the loop and checks its table against this).
 pub const SIN_COS_REDUCTION_ITERATIONS: u32 = 11;
 
+/// The most steps of the binary search of the allocation table
+/// ([`Routine::InAllocation`], [`Routine::ShadowWord`]): one per bit of its 32-bit
+/// entry count.
+pub const TABLE_SEARCH_ITERATIONS: u32 = 32;
+
 impl Routine {
     /// The `.approx` functions that are routines ([`Routine::Approx`]).
     pub const APPROX: [UnaryOp; 6] =
@@ -143,11 +162,12 @@ impl Routine {
 
     /// The most iterations of a loop of its body, where its body has loops (those of
     /// `sin` and `cos` for a target without f64, one per piece of 2/π after the first:
-    /// `crate::routines`' `trig`); 0 for the others. `pass::loop_guard` counts them at
-    /// each call.
+    /// `crate::routines`' `trig`; the allocation table's search); 0 for the others.
+    /// `pass::loop_guard` counts them at each call.
     pub fn loop_iterations(self) -> u32 {
         match self {
             Routine::Approx(UnaryOp::Sin | UnaryOp::Cos) => SIN_COS_REDUCTION_ITERATIONS,
+            Routine::InAllocation { .. } | Routine::ShadowWord => TABLE_SEARCH_ITERATIONS,
             _ => 0,
         }
     }
@@ -200,6 +220,8 @@ impl Routine {
                 all.push(Routine::Newton { op, bits: 32, soft });
             }
         }
+        all.extend([false, true].map(|write| Routine::InAllocation { write }));
+        all.push(Routine::ShadowWord);
         all
     }
 
@@ -274,6 +296,10 @@ impl Routine {
             Routine::Newton { op, bits, soft } => {
                 format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
             }
+            Routine::InAllocation { write } => {
+                format!("ptxvk.check.in_allocation{}", if write { ".write" } else { "" })
+            }
+            Routine::ShadowWord => "ptxvk.check.shadow_word".to_string(),
         }
     }
 
@@ -299,6 +325,8 @@ impl Routine {
     pub fn arity(self) -> usize {
         match self {
             Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::FmaF32(_) => 3,
+            Routine::InAllocation { .. } => 3,
+            Routine::ShadowWord => 2,
             Routine::OddF32(OddOp::Fma) | Routine::OddF32InF64 { op: OddOp::Fma, .. } => 3,
             Routine::FmaF32InF64 { .. } => 3,
             Routine::DivF32InF64(_) => 2,
@@ -312,7 +340,8 @@ impl Routine {
         }
     }
 
-    /// The width of its arguments: f64 or f32 bit patterns, or a conversion's source.
+    /// The width of its arguments: f64 or f32 bit patterns, a conversion's source, or
+    /// 64-bit addresses and sizes (the allocation table's).
     pub fn param_bits(self) -> u32 {
         match self {
             Routine::Approx(_) | Routine::F32ToF64 => 32,
@@ -327,9 +356,11 @@ impl Routine {
         }
     }
 
-    /// The width of its result: f64 or f32 bit patterns, or a conversion's result.
+    /// The width of its result: f64 or f32 bit patterns, a conversion's result, or
+    /// `InAllocation`'s 0 or 1 (32-bit; a caller compares it with 0).
     pub fn result_bits(self) -> u32 {
         match self {
+            Routine::InAllocation { .. } => 32,
             Routine::Approx(_) | Routine::Widen(_) => 32,
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
             Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. } => 32,

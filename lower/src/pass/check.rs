@@ -25,9 +25,10 @@
 //! * every space: the address is a multiple of the access size, the total of a vector
 //!   (PTX ISA 9.2 §6.4.1: "the address must be naturally aligned to a multiple of the
 //!   access size"); a misaligned access is recorded as such;
-//! * global: the bytes lie inside one allocation of the launch's table
-//!   ([`InstKind::InAllocation`]): device and host memory, module data, the device
-//!   heap, and for reads the parameter block, as the host lists them;
+//! * global: the bytes lie inside one allocation of the launch's table (a call of the
+//!   routine [`Routine::InAllocation`], a binary search of it): device and host memory,
+//!   module data, the device heap, and for reads the parameter block, as the host lists
+//!   them;
 //! * shared: inside the launch's shared window, its static part (aligned for the
 //!   dynamic region) plus its dynamic bytes;
 //! * local: inside the thread's local window as semantic analysis sized it;
@@ -43,7 +44,8 @@
 //! or atomic marks its words written after it.
 //!
 //! [`Kernel::check_sites`] gets an entry per instrumented access, which the records
-//! name; the kernel gets a system area ([`Kernel::system`]).
+//! name; the kernel gets a system area ([`Kernel::system`]), and the table's routines
+//! it calls ([`Kernel::functions`]).
 //!
 //! # Confinement
 //!
@@ -962,17 +964,20 @@ fn in_range(b: &mut Builder<'_>, address: Value, size: u32, range: &ParamRange) 
 }
 
 /// Whether the global access lies inside one allocation of the table (and a writable
-/// one for a write or atomic).
+/// one for a write or atomic): a call of [`Routine::InAllocation`].
 fn in_table(b: &mut Builder<'_>, a: &Access, address: Value, table: RegId) -> RegId {
-    let dst = b.temp(OpTy::Pred);
-    b.push(InstKind::InAllocation {
-        dst,
-        table: Value::Reg(table),
-        addr: address,
-        size: a.size,
-        write: a.kind != AccessKind::Read,
-    });
-    dst
+    let routine = Routine::InAllocation { write: a.kind != AccessKind::Read };
+    let size = Value::Imm(u64::from(a.size));
+    let found = call(b, routine, vec![Value::Reg(table), address, size]);
+    b.cmp(CmpOp::Ne, U32, found, Value::Imm(0))
+}
+
+/// A call of routine `r` on `args`, the routine added to the kernel on its first use.
+fn call(b: &mut Builder<'_>, r: Routine, args: Vec<Value>) -> Value {
+    let callee = crate::routines::get(b.kernel, r);
+    let dst = b.temp(OpTy::U(r.result_bits() as u8));
+    b.push(InstKind::Call { callee, args, results: vec![dst] });
+    Value::Reg(dst)
 }
 
 /// Whether the `size` bytes at `address` lie inside one of the confined launch's

@@ -262,12 +262,6 @@ pub(crate) fn for_each_reg(kind: &mut InstKind, f: &mut dyn FnMut(&mut RegId)) {
             f(dst);
             [value, a, warp_base].into_iter().for_each(|x| v(x, f));
         }
-        InstKind::InAllocation { dst, table, addr, .. }
-        | InstKind::ShadowWord { dst, table, addr } => {
-            f(dst);
-            v(table, f);
-            v(addr, f);
-        }
         InstKind::RaceShadow { dst, word, swap } => {
             f(dst);
             v(word, f);

@@ -46,20 +46,11 @@ use crate::build::{Build, Builder};
 use crate::ir::{CmpOp, Inst, InstKind, Kernel, Node, OpTy, RegId, SwitchCase, Terminator, Value};
 use crate::system as sys;
 
-/// Iterations of the binary search of a checked access's allocation table, a loop the
-/// backend makes inside [`InstKind::InAllocation`] and [`InstKind::ShadowWord`]
-/// (`spirv-backend/src/emit/check.rs`, `find_entry`): one per bit of the 32-bit
-/// entry count, at most.
-pub const TABLE_SEARCH_ITERATIONS: u32 = 32;
-
-/// The most iterations of a loop that `kind` runs out of the kernel's sight: the one
-/// the SPIR-V backend makes of it, or those of the emulation routine it calls (whose
-/// body has loops: [`crate::ir::Routine::loop_iterations`]; drivers inline the call).
+/// The most iterations of a loop that `kind` runs out of the kernel's sight: those of
+/// the emulation routine it calls (whose body has loops, the allocation table's search
+/// among them: [`crate::ir::Routine::loop_iterations`]; drivers inline the call).
 pub fn hidden_iterations(k: &Kernel, kind: &InstKind) -> Option<u32> {
     match kind {
-        InstKind::InAllocation { .. } | InstKind::ShadowWord { .. } => {
-            Some(TABLE_SEARCH_ITERATIONS)
-        }
         InstKind::Call { callee, .. } => {
             let f = k.functions.get(callee.index())?;
             let r = f.routine.filter(|_| has_loop(&f.body))?;

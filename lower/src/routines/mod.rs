@@ -8,11 +8,13 @@
 //! Newton steps on a fused `Fma`; [`exact_f32`] the exact f32 arithmetic of a target
 //! with f64 in f64 arithmetic: round to odd (built per target: its form for a driver
 //! that was not probed repairs the sign of a zero sum), `fma.rn` from it, and `div`
-//! and `sqrt` in every rounding by exact residuals.
+//! and `sqrt` in every rounding by exact residuals; [`allocation_table`] the search of
+//! a checked launch's allocation table (`crate::pass::check` calls it), the one loop
+//! of every target's routines, whose loads read the table.
 //!
 //! A routine is a CFG like a kernel's ([`FnBuilder::end_block`]), which
 //! `crate::pass::run` structures with the kernel; most are one block of straight-line
-//! code (comparisons and selects, loops unrolled). The integer routines are the same IR
+//! code (comparisons and selects, loops unrolled; the table's search is a loop). The integer routines are the same IR
 //! on every target, so that one body per module serves every kernel, and the
 //! interpreter and the pass file tests check them against the ISA's arithmetic like any
 //! code. The `.approx` routines are built in f64 arithmetic, and the Newton routines'
@@ -26,6 +28,7 @@
 //! `crate::pass::routine` structures); [`get`] adds the callees to a kernel first and
 //! renumbers the calls.
 
+mod allocation_table;
 mod approx;
 mod convert;
 mod exact_f32;
@@ -209,6 +212,8 @@ fn construct(r: Routine, loops: bool) -> Function {
         Routine::SqrtF32InF64(rounding) => exact_f32::sqrt(&mut b, rounding, params[0]),
         Routine::FmaF32InF64 { repaired } => exact_f32::fma(&mut b, repaired, &params),
         Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
+        Routine::InAllocation { write } => allocation_table::in_allocation(&mut b, &params, write),
+        Routine::ShadowWord => allocation_table::shadow_word(&mut b, &params),
     };
     let ty = OpTy::U(r.result_bits() as u8);
     let ret = b.temp(ty);

@@ -1176,27 +1176,6 @@ impl Operands<'_, '_> {
                     .map_err(|_| o.line.error("`loop_count` takes a signed 32-bit count"))?;
                 InstKind::LoopCount { dst: o.reg(o.dsts[0])?, add }
             }
-            "in_allocation" => {
-                o.shape(1, 3)?;
-                let Value::Imm(size) = o.val(o.ops[2])? else {
-                    return Err(o.line.error("`in_allocation` takes a constant size"));
-                };
-                InstKind::InAllocation {
-                    write: m.flag("write"),
-                    dst: o.reg(o.dsts[0])?,
-                    table: o.val(o.ops[0])?,
-                    addr: o.val(o.ops[1])?,
-                    size: u32::try_from(size).map_err(|_| o.line.error("size out of range"))?,
-                }
-            }
-            "shadow_word" => {
-                o.shape(1, 2)?;
-                InstKind::ShadowWord {
-                    dst: o.reg(o.dsts[0])?,
-                    table: o.val(o.ops[0])?,
-                    addr: o.val(o.ops[1])?,
-                }
-            }
             "race_shadow" => {
                 let swap = m.flag("swap");
                 o.shape(1, 1 + usize::from(swap))?;

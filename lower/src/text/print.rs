@@ -472,9 +472,7 @@ impl<'a> Printer<'a> {
             InstKind::SyncPoint { point: SyncPoint::Acquire } => "sync_point.acquire".into(),
             InstKind::LoopCount { dst, add } => format!("{} = loop_count {add}", r(*dst)),
             InstKind::Call { .. } | InstKind::CallIndirect { .. } => self.call(kind),
-            InstKind::InAllocation { .. }
-            | InstKind::ShadowWord { .. }
-            | InstKind::RaceShadow { .. } => self.check_shadow(kind),
+            InstKind::RaceShadow { dst, word, swap } => self.race_shadow(*dst, *word, *swap),
             InstKind::Video(_)
             | InstKind::Half(_)
             | InstKind::Integer(_)
@@ -490,24 +488,6 @@ impl<'a> Printer<'a> {
             | InstKind::Stack(_)
             | InstKind::VariableAddress(_)
             | InstKind::DataAddress(_) => self.high_level(kind),
-        }
-    }
-
-    /// The line of one of `pass::check`'s shadow operations.
-    fn check_shadow(&self, kind: &InstKind) -> String {
-        let r = |x: RegId| self.reg(x).to_string();
-        match kind {
-            InstKind::InAllocation { dst, table, addr, size, write } => format!(
-                "{} = in_allocation{} {}",
-                r(*dst),
-                if *write { ".write" } else { "" },
-                self.list(&[*table, *addr, Value::Imm(u64::from(*size))])
-            ),
-            InstKind::ShadowWord { dst, table, addr } => {
-                format!("{} = shadow_word {}", r(*dst), self.list(&[*table, *addr]))
-            }
-            InstKind::RaceShadow { dst, word, swap } => self.race_shadow(*dst, *word, *swap),
-            other => format!("<not a shadow operation: {other:?}>"),
         }
     }
 

@@ -35,10 +35,4 @@ pub(crate) enum Helper {
     /// `sqrt.rn.f32`: the fast path of `f32fast.rs`, else [`Routine::SqrtF32InF64`]
     /// (`sqrt_f32`).
     SqrtF32,
-    /// The allocation test of checked launches (`in_allocation`), for a write (or
-    /// atomic) or a read: the only routine that reads memory, the table its first
-    /// argument points to.
-    InAllocation { write: bool },
-    /// Initcheck's shadow word of an address (`shadow_word`), from the same table.
-    ShadowWord,
 }

@@ -10,8 +10,8 @@
 //! id reserved on first use; [`emit_helpers`] writes the bodies after the kernels (a
 //! body may ask for other routines; they are written too). The routines are pure
 //! functions of their arguments: they read no register, memory (but the allocation
-//! table of [`Helper::InAllocation`], at an address passed in) or kernel state, so one
-//! body serves every kernel of the module. Drivers inline them again when they compile
+//! table of `Routine::InAllocation` and `Routine::ShadowWord`, at an address passed in)
+//! or kernel state, so one body serves every kernel of the module. Drivers inline them again when they compile
 //! the module (Mesa does so for every call); what shrinks is the SPIR-V to store,
 //! validate and parse.
 
@@ -43,8 +43,6 @@ impl Helper {
             Helper::DivF64 => (vec![i64s; 2], i64s),
             Helper::DivF32 => (vec![f32s; 2], f32s),
             Helper::SqrtF32 => (vec![f32s], f32s),
-            Helper::InAllocation { .. } => (vec![i64s; 3], Scalar::Bool),
-            Helper::ShadowWord => (vec![i64s; 2], i64s),
         }
     }
 
@@ -57,10 +55,6 @@ impl Helper {
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
             Helper::DivF32 => "ptxvk.div.f32.rn".to_string(),
             Helper::SqrtF32 => "ptxvk.sqrt.f32.rn".to_string(),
-            Helper::InAllocation { write } => {
-                format!("ptxvk.check.in_allocation{}", if write { ".write" } else { "" })
-            }
-            Helper::ShadowWord => "ptxvk.check.shadow_word".to_string(),
         }
     }
 }
@@ -83,8 +77,6 @@ impl FnEmitter<'_> {
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
             Helper::DivF32 => self.div_f32(p[0], p[1]),
             Helper::SqrtF32 => self.sqrt_f32(p[0]),
-            Helper::InAllocation { write } => self.in_allocation(p[0], p[1], p[2], write),
-            Helper::ShadowWord => self.shadow_word(p[0], p[1]),
         }
     }
 }

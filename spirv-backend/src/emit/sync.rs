@@ -46,21 +46,6 @@ impl FnEmitter<'_> {
                 self.barrier()
             }
             InstKind::Barrier | InstKind::WarpBarrier { publish: None } => self.barrier(),
-            InstKind::InAllocation { dst, table, addr, size, write } => {
-                let s64 = Scalar::Int(64);
-                let table = self.read(*table, s64)?;
-                let addr = self.read(*addr, s64)?;
-                let size = self.konst(s64, u64::from(*size));
-                let r = self.call(Helper::InAllocation { write: *write }, &[table, addr, size])?;
-                self.write(*dst, r, Scalar::Bool, false)
-            }
-            InstKind::ShadowWord { dst, table, addr } => {
-                let s64 = Scalar::Int(64);
-                let table = self.read(*table, s64)?;
-                let addr = self.read(*addr, s64)?;
-                let r = self.call(Helper::ShadowWord, &[table, addr])?;
-                self.write(*dst, r, s64, false)
-            }
             InstKind::RaceShadow { dst, word, swap } => {
                 let s32 = Scalar::Int(32);
                 let u32t = self.ty(s32);

@@ -3,14 +3,15 @@
 //!
 //! Device allocations have write shadows kept by the runtime (`ptxvk_vk`'s `shadow`
 //! module): bit `w % 32` of u32 word `w / 32` is set once 4-byte word `w` of the
-//! allocation was written. An access finds its shadow word through the allocation
-//! table ([`InstKind::ShadowWord`]), or from its pointer parameter's allocation when it
-//! derives from one; memory without a shadow (host, managed and registered memory,
-//! module data, the heap) uses an all-ones word of the system area instead
-//! ([`crate::system::ALL_WRITTEN`]), so that it always counts as written. A read (or atomic)
-//! tests the bits of the words it touches, and one with a clear bit is recorded as
-//! [`crate::system::VIOLATION_UNINITIALIZED`] (the access still happens); a write (or atomic)
-//! sets them, with an atomic OR since other threads set bits of the same word.
+//! allocation was written. An access finds its shadow word through the allocation table
+//! (a call of the routine [`Routine::ShadowWord`]), or from its pointer parameter's
+//! allocation when it derives from one; memory without a shadow (host, managed and
+//! registered memory, module data, the heap) uses an all-ones word of the system area
+//! instead ([`crate::system::ALL_WRITTEN`]), so that it always counts as written. A read
+//! (or atomic) tests the bits of the words it touches, and one with a clear bit is
+//! recorded as [`crate::system::VIOLATION_UNINITIALIZED`] (the access still happens); a
+//! write (or atomic) sets them, with an atomic OR since other threads set bits of the
+//! same word.
 
 use crate::build::{Build, Builder};
 use crate::ir::*;
@@ -36,9 +37,7 @@ pub(super) fn param_word(
 
 /// The shadow word of `address` found through the allocation table at `table`.
 pub(super) fn table_word(b: &mut Builder<'_>, table: RegId, address: Value) -> Value {
-    let dst = b.temp(U64);
-    b.push(InstKind::ShadowWord { dst, table: Value::Reg(table), addr: address });
-    Value::Reg(dst)
+    super::call(b, Routine::ShadowWord, vec![Value::Reg(table), address])
 }
 
 /// Where the bits of an access of `size` bytes at `address` are: the shadow word to use
