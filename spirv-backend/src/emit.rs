@@ -28,7 +28,6 @@ mod atomic;
 mod check;
 mod convert;
 mod exact_runs;
-mod f32fast;
 mod f64fast;
 #[cfg(test)]
 mod fast_inputs;

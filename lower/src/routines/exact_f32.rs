@@ -71,7 +71,7 @@ const NAN32: u64 = 0x7fff_ffff;
 
 /// The device's f64 division and square root, for the candidates, shown to the
 /// driver (module doc).
-const CANDIDATE: FloatMode = FloatMode { visible: true, ..NATIVE };
+pub(super) const CANDIDATE: FloatMode = FloatMode { visible: true, ..NATIVE };
 /// The f64 arithmetic of `div` and `sqrt`, shown to the driver (module doc).
 const VISIBLE: FloatMode = FloatMode { path: FloatPath::F64, ..CANDIDATE };
 
@@ -121,7 +121,7 @@ fn odd_sum(b: &mut impl Build, repaired: bool, p: Value, c: Value) -> Value {
 
 /// The sum `s` of `p` and `c` to nearest with the sign of a zero result from the
 /// addends' bits: -0 only when both are -0 (module doc).
-fn zero_sign_of_sum(b: &mut impl Build, p: Value, c: Value, s: Value) -> Value {
+pub(super) fn zero_sign_of_sum(b: &mut impl Build, p: Value, c: Value, s: Value) -> Value {
     let magnitude = b.and(U64, s, Value::Imm(SIGN - 1));
     let is_zero = b.cmp(CmpOp::Eq, U64, magnitude, Value::Imm(0));
     let p_neg_zero = b.cmp(CmpOp::Eq, U64, p, Value::Imm(SIGN));
@@ -139,14 +139,14 @@ pub(super) fn fma(b: &mut FnBuilder, repaired: bool, x: &[Value]) -> Value {
 }
 
 /// `op` on f64 `x` and `y`, shown to the driver.
-fn shown(b: &mut impl Build, op: BinaryOp, x: Value, y: Value) -> Value {
+pub(super) fn shown(b: &mut impl Build, op: BinaryOp, x: Value, y: Value) -> Value {
     let dst = b.temp(F64);
     b.push(InstKind::Binary { op, ty: F64, mode: VISIBLE, dst, lhs: x, rhs: y });
     Value::Reg(dst)
 }
 
 /// The f64 value of the f32 pattern `v`.
-fn wide(b: &mut impl Build, v: Value) -> Value {
+pub(super) fn wide(b: &mut impl Build, v: Value) -> Value {
     b.cvt(F64, F32, v)
 }
 
