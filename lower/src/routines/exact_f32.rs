@@ -326,43 +326,17 @@ fn direct_magnitude(
 mod tests {
     use std::cmp::Ordering;
 
-    use super::super::build;
-    use super::super::tests::{eval, Rng, F32_EDGES};
-    use crate::ir::{
-        BinaryOp, FloatPath, Function, Inst, InstKind, OpTy, RegId, RegInfo, Rounding, Routine,
-        UnaryOp, Value,
-    };
+    use super::super::tests::{eval, with_candidate_argument, Rng, F32_EDGES};
+    use crate::ir::{BinaryOp, Function, InstKind, OpTy, Rounding, Routine, Value};
 
     /// The routine with its `.native` candidate moved by its last argument (a new one,
     /// added to the f64 bits).
     fn perturbed(r: Routine) -> Function {
-        let mut f = build(r);
-        let k = RegId(f.regs.len() as u32);
-        f.regs.push(RegInfo { name: "%ulps".into(), ty: OpTy::U(64).storage(), span: f.span });
-        f.params.push((k, OpTy::U(64)));
-        let mut candidates = 0;
-        for block in &mut f.blocks {
-            for inst in std::mem::take(&mut block.insts) {
-                let moved = match inst.kind {
-                    InstKind::Binary { op: BinaryOp::Div, mode, dst, .. }
-                    | InstKind::Unary { op: UnaryOp::Sqrt, mode, dst, .. }
-                        if mode.path == FloatPath::Native =>
-                    {
-                        Some(dst)
-                    }
-                    _ => None,
-                };
-                let span = inst.span;
-                block.insts.push(inst);
-                if let Some(dst) = moved {
-                    candidates += 1;
-                    let (lhs, rhs) = (Value::Reg(dst), Value::Reg(k));
-                    let (op, ty, mode) = (BinaryOp::Add, OpTy::U(64), Default::default());
-                    let kind = InstKind::Binary { op, ty, mode, dst, lhs, rhs };
-                    block.insts.push(Inst { kind, span });
-                }
-            }
-        }
+        let (f, candidates) = with_candidate_argument(r, OpTy::U(64), |dst, k| {
+            let (lhs, rhs) = (Value::Reg(dst), Value::Reg(k));
+            let (op, ty, mode) = (BinaryOp::Add, OpTy::U(64), Default::default());
+            InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+        });
         let want = usize::from(!matches!(r, Routine::FmaF32InF64 { .. }));
         assert_eq!(candidates, want, "{}", r.name());
         f

@@ -272,12 +272,8 @@ fn sqrt(b: &mut FnBuilder, x: Value) -> (RegId, Value) {
 /// each (default 20,000).
 #[cfg(test)]
 mod tests {
-    use super::super::build;
-    use super::super::tests::{eval, f32_operand, Rng};
-    use crate::ir::{
-        BinaryOp, F32Op, FloatPath, Function, Inst, InstKind, OpTy, RegId, RegInfo, Routine,
-        UnaryOp, Value,
-    };
+    use super::super::tests::{eval, f32_operand, with_candidate_argument, Rng};
+    use crate::ir::{F32Op, Function, InstKind, OpTy, Routine, Value};
 
     fn cases() -> u64 {
         std::env::var("PTXVK_ROUTINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000)
@@ -285,31 +281,12 @@ mod tests {
 
     /// `FastF32(op)` with its `.native` candidate replaced by a new last argument.
     fn with_candidate(op: F32Op) -> Function {
-        let mut f = build(Routine::FastF32(op));
-        let k = RegId(f.regs.len() as u32);
-        f.regs.push(RegInfo { name: "%candidate".into(), ty: OpTy::U(32).storage(), span: f.span });
-        f.params.push((k, OpTy::U(32)));
-        let mut candidates = 0;
-        for block in &mut f.blocks {
-            for inst in std::mem::take(&mut block.insts) {
-                let replaced = match inst.kind {
-                    InstKind::Binary { op: BinaryOp::Div, mode, dst, .. }
-                    | InstKind::Unary { op: UnaryOp::Sqrt, mode, dst, .. }
-                        if mode.path == FloatPath::Native =>
-                    {
-                        Some(dst)
-                    }
-                    _ => None,
-                };
-                let span = inst.span;
-                block.insts.push(inst);
-                if let Some(dst) = replaced {
-                    candidates += 1;
-                    let kind = InstKind::Mov { ty: OpTy::U(32), dst, src: Value::Reg(k) };
-                    block.insts.push(Inst { kind, span });
-                }
-            }
-        }
+        let (f, candidates) =
+            with_candidate_argument(Routine::FastF32(op), OpTy::U(32), |dst, k| InstKind::Mov {
+                ty: OpTy::U(32),
+                dst,
+                src: Value::Reg(k),
+            });
         assert_eq!(candidates, usize::from(!matches!(op, F32Op::Fma { .. })), "{op:?}");
         f
     }

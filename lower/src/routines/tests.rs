@@ -16,8 +16,8 @@ use std::rc::Rc;
 use super::{build, build_with};
 use crate::interp::arith;
 use crate::ir::{
-    BinaryOp, F32Op, FloatMode, Function, InstKind, OpTy, Rounding, Routine, Terminator, UnaryOp,
-    Value,
+    BinaryOp, F32Op, FloatMode, FloatPath, Function, Inst, InstKind, OpTy, RegId, RegInfo,
+    Rounding, Routine, Terminator, UnaryOp, Value,
 };
 
 const F64: OpTy = OpTy::F(64);
@@ -171,6 +171,41 @@ fn model(r: Routine, x: &[u64]) -> u64 {
             }
         }
     }
+}
+
+/// Routine `r`'s function with a new last argument of type `ty`, and after each of its
+/// `.native` `div` and `sqrt` (the device's candidates) the instruction `after(dst, k)`
+/// of the candidate's register and the argument's; and how many candidates it has.
+pub(super) fn with_candidate_argument(
+    r: Routine,
+    ty: OpTy,
+    after: impl Fn(RegId, RegId) -> InstKind,
+) -> (Function, usize) {
+    let mut f = build(r);
+    let k = RegId(f.regs.len() as u32);
+    f.regs.push(RegInfo { name: "%candidate".into(), ty: ty.storage(), span: f.span });
+    f.params.push((k, ty));
+    let mut candidates = 0;
+    for block in &mut f.blocks {
+        for inst in std::mem::take(&mut block.insts) {
+            let candidate = match inst.kind {
+                InstKind::Binary { op: BinaryOp::Div, mode, dst, .. }
+                | InstKind::Unary { op: UnaryOp::Sqrt, mode, dst, .. }
+                    if mode.path == FloatPath::Native =>
+                {
+                    Some(dst)
+                }
+                _ => None,
+            };
+            let span = inst.span;
+            block.insts.push(inst);
+            if let Some(dst) = candidate {
+                candidates += 1;
+                block.insts.push(Inst { kind: after(dst, k), span });
+            }
+        }
+    }
+    (f, candidates)
 }
 
 /// xorshift64*.
