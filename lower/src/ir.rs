@@ -145,11 +145,12 @@
 //!   [`Routine::OddF32InF64`], [`Routine::FmaF32InF64`] and the `fma` of
 //!   [`Routine::FastF32`] and [`Routine::NearestF32`] have a form per target,
 //!   which `pass::emulate` (the backend for the routines it calls) picks (with the
-//!   sign of a zero sum repaired for a driver that was not probed). The backend also calls routines no kernel holds, built on
-//!   their own (`pass::routine`): the exact f32 `fma.rn`, `div.rn` and `sqrt.rn` by
-//!   their fast paths ([`Routine::NearestF32`]; in an exact run [`Routine::FastF32`]
-//!   and, where a test fails, [`Routine::FmaF32InF64`], [`Routine::DivF32InF64`],
-//!   [`Routine::SqrtF32InF64`]), and the f64 ones behind its f64 fast paths.
+//!   sign of a zero sum repaired for a driver that was not probed). The backend also
+//!   calls routines no kernel holds, built on their own (`pass::routine`): the exact
+//!   f32 `fma.rn`, `div.rn` and `sqrt.rn` by their fast paths ([`Routine::NearestF32`];
+//!   in an exact run [`Routine::FastF32`] and, where a test fails,
+//!   [`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`]),
+//!   and the f64 ones behind its f64 fast paths.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them: `crate::pass::run` structures each routine's body as the kernel's
 //!   ([`Function::body`]); the other later passes rewrite nothing a routine contains

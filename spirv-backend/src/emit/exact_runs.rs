@@ -6,9 +6,9 @@
 //! selects between its result and the exact path with a branch. On Mesa 25's lavapipe
 //! each such branch costs even when no lane takes it: gallivm's divergent `if` pushes
 //! and pops the execution mask, tests whether any lane is active, and merges the
-//! values written in the arm. One branch per run took `matmul_naive` from 0.65 to 0.75 of its GLSL and
-//! `matmul_tiled` from 0.77 to 0.87 (`docs/benchmarks.md`, *Where the exact float time
-//! goes*).
+//! values written in the arm. One branch per run took `matmul_naive` from 0.65 to 0.75
+//! of its GLSL and `matmul_tiled` from 0.77 to 0.87 (`docs/benchmarks.md`, *Where the
+//! exact float time goes*).
 //!
 //! How: a *run* is a stretch of one block's instructions that compute registers from
 //! registers and memory ([`FnEmitter::reruns`], and weak loads) and store to global
@@ -53,12 +53,12 @@
 //! byte, and maps no allocation twice).
 //!
 //! Where no test fails, every site's fast result is the correctly rounded one
-//! (`lower/src/routines/fast_f32.rs`), so the run wrote what the instructions give one by one; where one
-//! fails, the second pass writes that. Both paths are correctly rounded, so which one
-//! an invocation takes is invisible. On a SIMD device the second pass is skipped
-//! unless some invocation of the group needs it, which is as rare as a single site's
-//! exact path (almost never on lavapipe, whose f32 division and square root are
-//! correctly rounded).
+//! (`lower/src/routines/fast_f32.rs`), so the run wrote what the instructions give one
+//! by one; where one fails, the second pass writes that. Both paths are correctly
+//! rounded, so which one an invocation takes is invisible. On a SIMD device the second
+//! pass is skipped unless some invocation of the group needs it, which is as rare as a
+//! single site's exact path (almost never on lavapipe, whose f32 division and square
+//! root are correctly rounded).
 
 use std::collections::BTreeSet;
 

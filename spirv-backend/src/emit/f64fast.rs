@@ -18,7 +18,8 @@
 //! *Driver folding*: both fast paths show their operands to the driver
 //! ([`FnEmitter::unhidden`]) even where it folds operations with known operands
 //! (`FloatConstants::Hidden`; the foldings are listed in
-//! `lower/src/routines/fast_f32.rs`, *Driver folding*). Each folding gives the right value for finite operands, at worst with
+//! `lower/src/routines/fast_f32.rs`, *Driver folding*). Each folding gives the right
+//! value for finite operands, at worst with
 //! the wrong sign of a zero, and the value of a correctly rounded sum, difference or
 //! product of finite operands does not depend on the signs of zero operands (IEEE 754
 //! §6.3 only fixes the sign of a zero result). So, by induction over the operations,

@@ -123,7 +123,7 @@ impl FnEmitter<'_> {
     /// operands never hidden from the driver ([`Self::float_op`]). Only for fast paths
     /// and `.visible` operations (`FloatMode::visible`) whose proof shows that the
     /// driver's folding of known operands cannot change what they compute
-    /// (`lower/src/routines/fast_f32.rs`, *Driver folding*; `f64fast.rs`): every
+    /// (`lower/src/routines/fast_f32.rs`, *Driver folding*; `exact_f32.rs` there): every
     /// folding lavapipe does (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`:
     /// `x + 0`, `0 + x`, `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`)
     /// gives the right value for finite operands, and can only change the sign of a
