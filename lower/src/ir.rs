@@ -136,19 +136,24 @@
 //!   as a function call. The `.approx` routines ([`Routine::Approx`]) are f64
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
 //!   f64 routines; the f32 ones without f64 call the f64 routines and the
-//!   conversions they need, and [`Routine::FmaF32InF64`] calls
-//!   [`Routine::OddF32InF64`] ([`Routine::callees`]); the Newton routines
+//!   conversions they need, [`Routine::FmaF32InF64`] calls
+//!   [`Routine::OddF32InF64`], and [`Routine::NearestF32`] its fast path
+//!   ([`Routine::FastF32`]) and, behind a branch, the exact routine
+//!   ([`Routine::callees`]); the Newton routines
 //!   ([`Routine::Newton`]) are float arithmetic on the device's own operations, their
 //!   exact path legalized the same way (f64: a call of the f64 routine; f32 without
 //!   f64: a call of the f32 routine); the others call no function. A routine's float
 //!   arithmetic is emitted as a program's, its operands hidden from a driver that folds
 //!   known operands, but a `.visible` one's ([`FloatMode::visible`]);
-//!   [`Routine::OddF32InF64`] and [`Routine::FmaF32InF64`] have a form per target,
-//!   which `pass::emulate` picks (with the sign of a zero sum repaired for a driver
-//!   that was not probed). The backend also calls routines no kernel holds, built on
-//!   their own (`pass::routine`): the exact f32 `fma.rn`, `div.rn` and `sqrt.rn`
-//!   ([`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`])
-//!   where its fast path's test fails, and the f64 ones behind its f64 fast paths.
+//!   [`Routine::OddF32InF64`], [`Routine::FmaF32InF64`] and the `fma` of
+//!   [`Routine::FastF32`] and [`Routine::NearestF32`] have a form per target,
+//!   which `pass::emulate` (the backend for the routines it calls) picks (with the
+//!   sign of a zero sum repaired for a driver that was not probed). The backend also
+//!   calls routines no kernel holds, built on their own (`pass::routine`): the exact
+//!   f32 `fma.rn`, `div.rn` and `sqrt.rn` by their fast paths ([`Routine::NearestF32`];
+//!   in an exact run [`Routine::FastF32`] and, where a test fails,
+//!   [`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`]),
+//!   and the f64 ones behind its f64 fast paths.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them (and those after `pass::check`, the table's): `crate::pass::run`
 //!   structures each routine's body as the kernel's ([`Function::body`]); the other
@@ -192,7 +197,9 @@ pub use layout::*;
 pub use matrix::*;
 pub use mbarrier::*;
 pub use ptxvk_frontend::forms::formats::FloatFormat;
-pub use routine::{NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS, TABLE_SEARCH_ITERATIONS};
+pub use routine::{
+    F32Op, NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS, TABLE_SEARCH_ITERATIONS,
+};
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
 pub use stack::*;
@@ -855,8 +862,8 @@ pub struct FloatMode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FloatPath {
     /// The default: f32 through f64 (a fast result that a cheap exact test proves
-    /// correctly rounded, else exact residuals or round to odd; the backend's
-    /// `emit/f32fast.rs`), f64 `fma` in integer arithmetic (`pass::emulate`; to nearest,
+    /// correctly rounded, else exact residuals or round to odd: [`Routine::NearestF32`],
+    /// which the backend calls), f64 `fma` in integer arithmetic (`pass::emulate`; to nearest,
     /// the backend tries error-free transformations in f64 first, `emit/f64fast.rs`).
     #[default]
     F64,

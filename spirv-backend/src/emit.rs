@@ -27,7 +27,6 @@ mod arith;
 mod atomic;
 mod convert;
 mod exact_runs;
-mod f32fast;
 mod f64fast;
 #[cfg(test)]
 mod fast_inputs;

@@ -53,8 +53,19 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// f64 quotient or root rounded to f32 with exact residuals at the midpoints around it,
 /// their arithmetic `.visible` ([`super::FloatMode::visible`]); `fma` is
 /// `OddF32InF64 { op: Fma, repaired }` rounded to f32. `pass::emulate` makes the
-/// directed `div`, `rcp` and `sqrt` calls of them; to nearest the backend calls them
-/// where its fast path's test fails (`spirv-backend/src/emit/f32fast.rs`).
+/// directed `div`, `rcp` and `sqrt` calls of them; to nearest `NearestF32` calls them
+/// where its fast path's test fails, and so does an exact run's second pass
+/// (`spirv-backend/src/emit/exact_runs.rs`).
+///
+/// `FastF32(op)` and `NearestF32(op)` are the exact f32 `fma.rn`, `div.rn` and
+/// `sqrt.rn` of a target with f64 ([`F32Op`], f32 bit patterns as arguments) by their
+/// fast paths (`crate::routines`' `fast_f32`): `FastF32` is the cheap result and the
+/// cheap test that proves it correctly rounded, packed into 64 bits (the result's bits
+/// in the low word, 1 in the high word where the test fails, the low word then
+/// meaningless); `NearestF32` the operation itself, that result where the test holds,
+/// else a call of the exact routine above ([`F32Op::exact`]). The backend calls
+/// `NearestF32` for a lone `div.rn`, `rcp.rn`, `sqrt.rn` or `fma.rn` f32 and `FastF32`
+/// for each of an exact run's (`spirv-backend/src/emit/exact_runs.rs`).
 ///
 /// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
 /// f64 bit patterns, for a device whose `Fma` a probe found fused
@@ -94,6 +105,8 @@ pub enum Routine {
     DivF32InF64(Rounding),
     SqrtF32InF64(Rounding),
     FmaF32InF64 { repaired: bool },
+    FastF32(F32Op),
+    NearestF32(F32Op),
     Newton { op: NewtonOp, bits: u8, soft: bool },
     InAllocation { write: bool },
     ShadowWord,
@@ -106,6 +119,50 @@ pub enum NewtonOp {
     Div,
     /// `sqrt(a)`.
     Sqrt,
+}
+
+/// The operation of [`Routine::FastF32`] and [`Routine::NearestF32`], to nearest: `fma`
+/// in its form for the target (`repaired` as [`Routine::OddF32InF64`]'s, for the
+/// sign of a zero sum), `div` (`rcp` is `1 / b`) or `sqrt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum F32Op {
+    Fma { repaired: bool },
+    Div,
+    Sqrt,
+}
+
+impl F32Op {
+    /// Every one, in a fixed order.
+    pub const ALL: [F32Op; 4] =
+        [F32Op::Fma { repaired: false }, F32Op::Fma { repaired: true }, F32Op::Div, F32Op::Sqrt];
+
+    /// The exact routine of the operation ([`Routine::FmaF32InF64`],
+    /// [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`], to nearest).
+    pub fn exact(self) -> Routine {
+        match self {
+            F32Op::Fma { repaired } => Routine::FmaF32InF64 { repaired },
+            F32Op::Div => Routine::DivF32InF64(Rounding::Nearest),
+            F32Op::Sqrt => Routine::SqrtF32InF64(Rounding::Nearest),
+        }
+    }
+
+    /// How many operands it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            F32Op::Fma { .. } => 3,
+            F32Op::Div => 2,
+            F32Op::Sqrt => 1,
+        }
+    }
+
+    /// Its PTX name and, for `fma`'s repaired form, `.repaired` after the rounding.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            F32Op::Fma { repaired } => ("fma", if repaired { ".repaired" } else { "" }),
+            F32Op::Div => ("div", ""),
+            F32Op::Sqrt => ("sqrt", ""),
+        }
+    }
 }
 
 /// The operations of [`Routine::OddF32`].
@@ -214,6 +271,8 @@ impl Routine {
             all.extend([Routine::DivF32InF64(r), Routine::SqrtF32InF64(r)]);
         }
         all.extend([false, true].map(|repaired| Routine::FmaF32InF64 { repaired }));
+        all.extend(F32Op::ALL.map(Routine::FastF32));
+        all.extend(F32Op::ALL.map(Routine::NearestF32));
         for op in [NewtonOp::Div, NewtonOp::Sqrt] {
             all.push(Routine::Newton { op, bits: 64, soft: false });
             for soft in [false, true] {
@@ -253,6 +312,7 @@ impl Routine {
             Routine::FmaF32InF64 { repaired } => {
                 vec![Routine::OddF32InF64 { op: OddOp::Fma, repaired }]
             }
+            Routine::NearestF32(op) => vec![Routine::FastF32(op), op.exact()],
             _ => Vec::new(),
         }
     }
@@ -293,6 +353,14 @@ impl Routine {
             Routine::FmaF32InF64 { repaired } => {
                 format!("ptxvk.fma.f32.rn.exact{}", if repaired { ".repaired" } else { "" })
             }
+            Routine::FastF32(op) => {
+                let (name, form) = op.names();
+                format!("ptxvk.{name}.f32.rn.fast{form}")
+            }
+            Routine::NearestF32(op) => {
+                let (name, form) = op.names();
+                format!("ptxvk.{name}.f32.rn{form}")
+            }
             Routine::Newton { op, bits, soft } => {
                 format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
             }
@@ -331,6 +399,7 @@ impl Routine {
             Routine::FmaF32InF64 { .. } => 3,
             Routine::DivF32InF64(_) => 2,
             Routine::SqrtF32InF64(_) => 1,
+            Routine::FastF32(op) | Routine::NearestF32(op) => op.arity(),
             Routine::DivF64(_) | Routine::DivF32(_) | Routine::OddF32(_) => 2,
             Routine::OddF32InF64 { .. } => 2,
             Routine::Newton { op, .. } => 1 + usize::from(op == NewtonOp::Div),
@@ -348,6 +417,7 @@ impl Routine {
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
             Routine::OddF32(_) | Routine::OddF32InF64 { .. } => 32,
             Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. } => 32,
+            Routine::FastF32(_) | Routine::NearestF32(_) => 32,
             Routine::Narrow { from_bits, .. } => u32::from(from_bits),
             Routine::IntToFloat { from, .. } => from.bits(),
             Routine::Widen(from) => from.bits(),
@@ -364,6 +434,7 @@ impl Routine {
             Routine::Approx(_) | Routine::Widen(_) => 32,
             Routine::FmaF32(_) | Routine::DivF32(_) | Routine::SqrtF32(_) => 32,
             Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. } => 32,
+            Routine::NearestF32(_) => 32,
             Routine::Narrow { to, .. } | Routine::IntToFloat { to, .. } => to.bits(),
             Routine::Newton { bits, .. } => u32::from(bits),
             _ => 64,

@@ -24,8 +24,10 @@
 //! and an f32 `div`, `rcp` or `sqrt` with a directed rounding ([`FloatPath::F64`])
 //! becomes a call of [`Routine::DivF32InF64`] (`rcp` as `1.0 / x`) or
 //! [`Routine::SqrtF32InF64`] for its rounding, on the bit patterns. To nearest they stay
-//! for the backend's fast path (`spirv-backend/src/emit/f32fast.rs`), which calls those
-//! routines (and [`Routine::FmaF32InF64`] for `fma.rn`) where its test fails.
+//! for the backend, which groups them into exact runs (`spirv-backend/src/emit/
+//! exact_runs.rs`) and calls [`Routine::NearestF32`] or [`Routine::FastF32`] for them:
+//! their fast paths, and those routines (and [`Routine::FmaF32InF64`] for `fma.rn`)
+//! where the fast path's test fails.
 //!
 //! The `.approx` functions `ex2`, `lg2`, `rsqrt`, `tanh`, `sin` and `cos`
 //! ([`Routine::APPROX`]) of f32 become calls of [`Routine::Approx`] on the bit patterns.

@@ -71,7 +71,7 @@ const NAN32: u64 = 0x7fff_ffff;
 
 /// The device's f64 division and square root, for the candidates, shown to the
 /// driver (module doc).
-const CANDIDATE: FloatMode = FloatMode { visible: true, ..NATIVE };
+pub(super) const CANDIDATE: FloatMode = FloatMode { visible: true, ..NATIVE };
 /// The f64 arithmetic of `div` and `sqrt`, shown to the driver (module doc).
 const VISIBLE: FloatMode = FloatMode { path: FloatPath::F64, ..CANDIDATE };
 
@@ -121,7 +121,7 @@ fn odd_sum(b: &mut impl Build, repaired: bool, p: Value, c: Value) -> Value {
 
 /// The sum `s` of `p` and `c` to nearest with the sign of a zero result from the
 /// addends' bits: -0 only when both are -0 (module doc).
-fn zero_sign_of_sum(b: &mut impl Build, p: Value, c: Value, s: Value) -> Value {
+pub(super) fn zero_sign_of_sum(b: &mut impl Build, p: Value, c: Value, s: Value) -> Value {
     let magnitude = b.and(U64, s, Value::Imm(SIGN - 1));
     let is_zero = b.cmp(CmpOp::Eq, U64, magnitude, Value::Imm(0));
     let p_neg_zero = b.cmp(CmpOp::Eq, U64, p, Value::Imm(SIGN));
@@ -139,14 +139,14 @@ pub(super) fn fma(b: &mut FnBuilder, repaired: bool, x: &[Value]) -> Value {
 }
 
 /// `op` on f64 `x` and `y`, shown to the driver.
-fn shown(b: &mut impl Build, op: BinaryOp, x: Value, y: Value) -> Value {
+pub(super) fn shown(b: &mut impl Build, op: BinaryOp, x: Value, y: Value) -> Value {
     let dst = b.temp(F64);
     b.push(InstKind::Binary { op, ty: F64, mode: VISIBLE, dst, lhs: x, rhs: y });
     Value::Reg(dst)
 }
 
 /// The f64 value of the f32 pattern `v`.
-fn wide(b: &mut impl Build, v: Value) -> Value {
+pub(super) fn wide(b: &mut impl Build, v: Value) -> Value {
     b.cvt(F64, F32, v)
 }
 
@@ -326,43 +326,17 @@ fn direct_magnitude(
 mod tests {
     use std::cmp::Ordering;
 
-    use super::super::build;
-    use super::super::tests::{eval, Rng, F32_EDGES};
-    use crate::ir::{
-        BinaryOp, FloatPath, Function, Inst, InstKind, OpTy, RegId, RegInfo, Rounding, Routine,
-        UnaryOp, Value,
-    };
+    use super::super::tests::{eval, with_candidate_argument, Rng, F32_EDGES};
+    use crate::ir::{BinaryOp, Function, InstKind, OpTy, Rounding, Routine, Value};
 
     /// The routine with its `.native` candidate moved by its last argument (a new one,
     /// added to the f64 bits).
     fn perturbed(r: Routine) -> Function {
-        let mut f = build(r);
-        let k = RegId(f.regs.len() as u32);
-        f.regs.push(RegInfo { name: "%ulps".into(), ty: OpTy::U(64).storage(), span: f.span });
-        f.params.push((k, OpTy::U(64)));
-        let mut candidates = 0;
-        for block in &mut f.blocks {
-            for inst in std::mem::take(&mut block.insts) {
-                let moved = match inst.kind {
-                    InstKind::Binary { op: BinaryOp::Div, mode, dst, .. }
-                    | InstKind::Unary { op: UnaryOp::Sqrt, mode, dst, .. }
-                        if mode.path == FloatPath::Native =>
-                    {
-                        Some(dst)
-                    }
-                    _ => None,
-                };
-                let span = inst.span;
-                block.insts.push(inst);
-                if let Some(dst) = moved {
-                    candidates += 1;
-                    let (lhs, rhs) = (Value::Reg(dst), Value::Reg(k));
-                    let (op, ty, mode) = (BinaryOp::Add, OpTy::U(64), Default::default());
-                    let kind = InstKind::Binary { op, ty, mode, dst, lhs, rhs };
-                    block.insts.push(Inst { kind, span });
-                }
-            }
-        }
+        let (f, candidates) = with_candidate_argument(r, OpTy::U(64), |dst, k| {
+            let (lhs, rhs) = (Value::Reg(dst), Value::Reg(k));
+            let (op, ty, mode) = (BinaryOp::Add, OpTy::U(64), Default::default());
+            InstKind::Binary { op, ty, mode, dst, lhs, rhs }
+        });
         let want = usize::from(!matches!(r, Routine::FmaF32InF64 { .. }));
         assert_eq!(candidates, want, "{}", r.name());
         f

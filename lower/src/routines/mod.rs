@@ -8,7 +8,9 @@
 //! Newton steps on a fused `Fma`; [`exact_f32`] the exact f32 arithmetic of a target
 //! with f64 in f64 arithmetic: round to odd (built per target: its form for a driver
 //! that was not probed repairs the sign of a zero sum), `fma.rn` from it, and `div`
-//! and `sqrt` in every rounding by exact residuals; [`allocation_table`] the search of
+//! and `sqrt` in every rounding by exact residuals; [`fast_f32`] the fast paths of
+//! f32 `fma.rn`, `div.rn` and `sqrt.rn` on that target, and those operations by them
+//! with the exact routines where their test fails; [`allocation_table`] the search of
 //! a checked launch's allocation table (`crate::pass::check` calls it), the one loop
 //! of every target's routines, whose loads read the table.
 //!
@@ -32,6 +34,7 @@ mod allocation_table;
 mod approx;
 mod convert;
 mod exact_f32;
+mod fast_f32;
 mod newton;
 mod soft_f32;
 mod softf64;
@@ -211,6 +214,8 @@ fn construct(r: Routine, loops: bool) -> Function {
         Routine::DivF32InF64(rounding) => exact_f32::div(&mut b, rounding, params[0], params[1]),
         Routine::SqrtF32InF64(rounding) => exact_f32::sqrt(&mut b, rounding, params[0]),
         Routine::FmaF32InF64 { repaired } => exact_f32::fma(&mut b, repaired, &params),
+        Routine::FastF32(op) => fast_f32::fast(&mut b, op, &params),
+        Routine::NearestF32(op) => fast_f32::nearest(&mut b, op, &params),
         Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
         Routine::InAllocation { write } => allocation_table::in_allocation(&mut b, &params, write),
         Routine::ShadowWord => allocation_table::shadow_word(&mut b, &params),

@@ -16,7 +16,8 @@ use std::rc::Rc;
 use super::{build, build_with};
 use crate::interp::arith;
 use crate::ir::{
-    BinaryOp, FloatMode, Function, InstKind, OpTy, Rounding, Routine, Terminator, UnaryOp, Value,
+    BinaryOp, F32Op, FloatMode, FloatPath, Function, Inst, InstKind, OpTy, RegId, RegInfo,
+    Rounding, Routine, Terminator, UnaryOp, Value,
 };
 
 const F64: OpTy = OpTy::F(64);
@@ -148,6 +149,15 @@ fn model(r: Routine, x: &[u64]) -> u64 {
         Routine::FmaF32InF64 { .. } => arith::fma(F32, mode(Rounding::Nearest), x[0], x[1], x[2]),
         Routine::DivF32InF64(rd) => arith::binary(BinaryOp::Div, F32, mode(rd), x[0], x[1]),
         Routine::SqrtF32InF64(rd) => arith::unary(UnaryOp::Sqrt, F32, mode(rd), x[0]),
+        Routine::NearestF32(op) => {
+            let nearest = mode(Rounding::Nearest);
+            match op {
+                F32Op::Fma { .. } => arith::fma(F32, nearest, x[0], x[1], x[2]),
+                F32Op::Div => arith::binary(BinaryOp::Div, F32, nearest, x[0], x[1]),
+                F32Op::Sqrt => arith::unary(UnaryOp::Sqrt, F32, nearest, x[0]),
+            }
+        }
+        Routine::FastF32(_) => panic!("the fast paths have their own test (fast_f32.rs)"),
         Routine::OddF32(op) | Routine::OddF32InF64 { op, .. } => {
             arith::round_to_odd(op, x[0], x[1], x.get(2).map_or(0, |&c| c))
         }
@@ -164,6 +174,41 @@ fn model(r: Routine, x: &[u64]) -> u64 {
             }
         }
     }
+}
+
+/// Routine `r`'s function with a new last argument of type `ty`, and after each of its
+/// `.native` `div` and `sqrt` (the device's candidates) the instruction `after(dst, k)`
+/// of the candidate's register and the argument's; and how many candidates it has.
+pub(super) fn with_candidate_argument(
+    r: Routine,
+    ty: OpTy,
+    after: impl Fn(RegId, RegId) -> InstKind,
+) -> (Function, usize) {
+    let mut f = build(r);
+    let k = RegId(f.regs.len() as u32);
+    f.regs.push(RegInfo { name: "%candidate".into(), ty: ty.storage(), span: f.span });
+    f.params.push((k, ty));
+    let mut candidates = 0;
+    for block in &mut f.blocks {
+        for inst in std::mem::take(&mut block.insts) {
+            let candidate = match inst.kind {
+                InstKind::Binary { op: BinaryOp::Div, mode, dst, .. }
+                | InstKind::Unary { op: UnaryOp::Sqrt, mode, dst, .. }
+                    if mode.path == FloatPath::Native =>
+                {
+                    Some(dst)
+                }
+                _ => None,
+            };
+            let span = inst.span;
+            block.insts.push(inst);
+            if let Some(dst) = candidate {
+                candidates += 1;
+                block.insts.push(Inst { kind: after(dst, k), span });
+            }
+        }
+    }
+    (f, candidates)
 }
 
 /// xorshift64*.
@@ -279,7 +324,7 @@ fn routines_round_as_the_model_in_every_direction() {
 
 /// An f32 operand: special values (zeros, infinities, NaNs, the subnormal and finite
 /// extremes), subnormals, random bits, or a value near 2^e.
-fn f32_operand(rng: &mut Rng, e: i64) -> u64 {
+pub(super) fn f32_operand(rng: &mut Rng, e: i64) -> u64 {
     const SPECIAL: [u32; 10] = [
         0,
         0x8000_0000,
@@ -342,7 +387,8 @@ fn f32_inputs(r: Routine, rng: &mut Rng) -> Vec<u64> {
 /// rounding; `OddF32`, the `RoundToOdd` `.soft`) and the widening they call, each with
 /// the routines it calls, and the exact f32 arithmetic of a target with f64 in f64
 /// arithmetic (`OddF32InF64` and `FmaF32InF64`, both forms: the sign of a zero sum
-/// repaired or not; `DivF32InF64`, `SqrtF32InF64` in every rounding), against the
+/// repaired or not; `DivF32InF64`, `SqrtF32InF64` in every rounding; `NearestF32`, the
+/// fast paths with the exact routines where their test fails), against the
 /// interpreter's model of the PTX operation, on `PTXVK_ROUTINE_CASES / 4` operands each
 /// (default 5,000). A NaN result is any NaN.
 #[test]
@@ -360,6 +406,7 @@ fn f32_routines_round_as_the_model() {
                 | Routine::FmaF32InF64 { .. }
                 | Routine::DivF32InF64(_)
                 | Routine::SqrtF32InF64(_)
+                | Routine::NearestF32(_)
         )
     };
     let nan = |r: Routine, v: u64| match r.result_bits() {
@@ -647,8 +694,8 @@ fn structured_text_rebuilds_the_approx_routines() {
 /// The form of `sin` and `cos` for a target without f64 reduces its argument in one
 /// loop of [`Routine::loop_iterations`] iterations, which `pass::loop_guard` counts at
 /// each call; every other routine, and that form of the others, is straight-line but
-/// the Newton routines' branch (and the allocation table's search, whose loop reads
-/// memory: `allocation_table.rs` tests it).
+/// the branches of the Newton routines and `NearestF32` to their exact paths (and the
+/// allocation table's search, whose loop reads memory: `allocation_table.rs` tests it).
 #[test]
 fn only_the_reduction_of_sin_and_cos_loops() {
     let table = |r: &Routine| matches!(r, Routine::InAllocation { .. } | Routine::ShadowWord);
@@ -659,8 +706,9 @@ fn only_the_reduction_of_sin_and_cos_loops() {
             let iterations = if back == 0 { 0 } else { back + 1 };
             let want = if looped { r.loop_iterations() } else { 0 };
             assert_eq!(iterations, want, "{} (loops: {looped})", r.name());
-            // The Newton routines branch between their steps and the exact path.
-            let branches = matches!(r, Routine::Newton { .. });
+            // The Newton routines branch between their steps and the exact path, and
+            // `NearestF32` between its fast path and the exact routine.
+            let branches = matches!(r, Routine::Newton { .. } | Routine::NearestF32(_));
             assert_eq!(f.blocks.len() == 1, want == 0 && !branches, "{}", r.name());
         }
     }

@@ -2,25 +2,25 @@
 //! register arithmetic and loads share one branch to their exact paths, in place of one
 //! branch per instruction.
 //!
-//! Why: each f32 fast path of `f32fast.rs` selects between its result and the exact
-//! path with a branch ([`FnEmitter::fast_unless`]). On Mesa 25's lavapipe each such
-//! branch costs even when no lane takes it: gallivm's divergent `if` pushes and pops the
-//! execution mask, tests whether any lane is active, and merges the values written in
-//! the arm. One branch per run took `matmul_naive` from 0.65 to 0.75 of its GLSL and
-//! `matmul_tiled` from 0.77 to 0.87 (`docs/benchmarks.md`, *Where the exact float time
-//! goes*).
+//! Why: each f32 fast path (`Routine::NearestF32`, `lower/src/routines/fast_f32.rs`)
+//! selects between its result and the exact path with a branch. On Mesa 25's lavapipe
+//! each such branch costs even when no lane takes it: gallivm's divergent `if` pushes
+//! and pops the execution mask, tests whether any lane is active, and merges the
+//! values written in the arm. One branch per run took `matmul_naive` from 0.65 to 0.75
+//! of its GLSL and `matmul_tiled` from 0.77 to 0.87 (`docs/benchmarks.md`, *Where the
+//! exact float time goes*).
 //!
 //! How: a *run* is a stretch of one block's instructions that compute registers from
 //! registers and memory ([`FnEmitter::reruns`], and weak loads) and store to global
 //! memory, from its first site to its last, holding at least two sites. So:
 //! 1. the run's registers that it reads before writing them and writes later (its
 //!    overwritten inputs) are saved;
-//! 2. the run is emitted with each site's fast path in place of the site: its
-//!    candidate is written to the site's register, and its test's failure is ORed
-//!    into one flag; its stores are deferred (below);
+//! 2. the run is emitted with each site's fast path in place of the site (a call of
+//!    `Routine::FastF32`): its candidate is written to the site's register, and its
+//!    test's failure is ORed into one flag; its stores are deferred (below);
 //! 3. one selection on the flag restores the saved inputs and runs the whole run
-//!    again with each site's exact path (a call of its routine,
-//!    `FnEmitter::exact_f32_routine`), in program order,
+//!    again with each site's exact path (a call of its routine, `F32Op::exact`), in
+//!    program order,
 //!    so that later sites and every other instruction recompute from exact operands;
 //! 4. after the selection, the deferred stores of the pass the invocation took are
 //!    made, in program order.
@@ -53,12 +53,12 @@
 //! byte, and maps no allocation twice).
 //!
 //! Where no test fails, every site's fast result is the correctly rounded one
-//! (`f32fast.rs`), so the run wrote what the instructions give one by one; where one
-//! fails, the second pass writes that. Both paths are correctly rounded, so which one
-//! an invocation takes is invisible. On a SIMD device the second pass is skipped
-//! unless some invocation of the group needs it, which is as rare as a single site's
-//! exact path (almost never on lavapipe, whose f32 division and square root are
-//! correctly rounded).
+//! (`lower/src/routines/fast_f32.rs`), so the run wrote what the instructions give one
+//! by one; where one fails, the second pass writes that. Both paths are correctly
+//! rounded, so which one an invocation takes is invisible. On a SIMD device the second
+//! pass is skipped unless some invocation of the group needs it, which is as rare as a
+//! single site's exact path (almost never on lavapipe, whose f32 division and square
+//! root are correctly rounded).
 
 use std::collections::BTreeSet;
 
@@ -66,7 +66,8 @@ use rspirv::dr::Operand;
 use rspirv::spirv::{MemoryAccess, SelectionControl, Word};
 
 use ptxvk_lower::ir::{
-    Address, BinaryOp, FloatPath, Inst, InstKind, OpTy, RegId, Rounding, Space, UnaryOp, Value,
+    Address, BinaryOp, F32Op, FloatPath, Inst, InstKind, OpTy, RegId, Rounding, Routine, Space,
+    UnaryOp, Value,
 };
 use ptxvk_lower::verify::inst_defs_uses;
 
@@ -106,32 +107,61 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
-    /// An exact f32 operation to nearest (`op` on `args`): a call of the helper of its
-    /// fast path, or inside a run the pass's path (module doc). `pass::emulate` made
-    /// those with a directed `rounding` calls of routines.
+    /// An exact f32 operation to nearest (`op` on `args`): a call of its routine
+    /// ([`Routine::NearestF32`]: its fast path, else its exact routine), or inside a run
+    /// the pass's path (module doc). `pass::emulate` made those with a directed
+    /// `rounding` calls of routines.
     pub(super) fn exact_f32(&mut self, op: SoftOp, rounding: Rounding, args: &[Word]) -> R<Word> {
         if rounding != Rounding::Nearest {
             return Err(crate::Error::Internal(format!("{op:?} {rounding:?} left by emulate")));
         }
-        let (slow, fast) = match (self.run, op, args) {
-            (None, SoftOp::Fma, _) => return self.call(Helper::FmaF32, args),
-            (None, SoftOp::Div, _) => return self.call(Helper::DivF32, args),
-            (None, SoftOp::Sqrt, _) => return self.call(Helper::SqrtF32, args),
-            (Some(RunPass::Exact), _, _) => return self.exact_f32_routine(op, args),
-            (Some(RunPass::Fast(_)), SoftOp::Fma, &[a, b, c]) => self.fma_f32_fast(a, b, c)?,
-            (Some(RunPass::Fast(_)), SoftOp::Div, &[a, b]) => self.div_f32_fast(a, b)?,
-            (Some(RunPass::Fast(_)), SoftOp::Sqrt, &[x]) => self.sqrt_f32_fast(x)?,
-            _ => return Err(crate::Error::Internal(format!("{op:?} of {} operands", args.len()))),
+        let op = match op {
+            SoftOp::Fma => F32Op::Fma {
+                repaired: self.g.float_constants == ptxvk_lower::pass::FloatConstants::Repaired,
+            },
+            SoftOp::Div => F32Op::Div,
+            SoftOp::Sqrt => F32Op::Sqrt,
         };
-        let failed = match self.run {
-            Some(RunPass::Fast(Some(before))) => {
-                let bt = self.ty(Scalar::Bool);
-                self.b.logical_or(bt, None, before, slow)?
-            }
-            _ => slow,
+        if args.len() != op.arity() {
+            return Err(crate::Error::Internal(format!("{op:?} of {} operands", args.len())));
+        }
+        let before = match self.run {
+            None => return self.f32_routine(Routine::NearestF32(op), args),
+            Some(RunPass::Exact) => return self.f32_routine(op.exact(), args),
+            Some(RunPass::Fast(before)) => before,
+        };
+        // The fast path's result and failure, unpacked (`Routine::FastF32`).
+        let (i64s, it) = (Scalar::Int(64), self.ty(Scalar::Int(32)));
+        let (lt, ft, bt) = (self.ty(i64s), self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
+        let packed = self.call_on_bits(Routine::FastF32(op), args)?;
+        let low = self.b.u_convert(it, None, packed)?;
+        let fast = self.b.bitcast(ft, None, low)?;
+        let k32 = self.konst(Scalar::Int(32), 32);
+        let high = self.b.shift_right_logical(lt, None, packed, k32)?;
+        let zero = self.konst(i64s, 0);
+        let slow = self.b.i_not_equal(bt, None, high, zero)?;
+        let failed = match before {
+            Some(before) => self.b.logical_or(bt, None, before, slow)?,
+            None => slow,
         };
         self.run = Some(RunPass::Fast(Some(failed)));
         Ok(fast)
+    }
+
+    /// A call of the f32 routine `r` (f32 bit patterns in and out) on the f32 values
+    /// `args`.
+    fn f32_routine(&mut self, r: Routine, args: &[Word]) -> R<Word> {
+        let ft = self.ty(Scalar::Float(32));
+        let r = self.call_on_bits(r, args)?;
+        Ok(self.b.bitcast(ft, None, r)?)
+    }
+
+    /// A call of routine `r` on the bit patterns of the f32 values `args`.
+    fn call_on_bits(&mut self, r: Routine, args: &[Word]) -> R<Word> {
+        let it = self.ty(Scalar::Int(32));
+        let bits =
+            args.iter().map(|&a| self.b.bitcast(it, None, a)).collect::<Result<Vec<_>, _>>()?;
+        self.call(Helper::Routine(r), &bits)
     }
 
     /// A load of `dsts.len()` consecutive elements. In a run, a global element at the
@@ -191,7 +221,7 @@ impl FnEmitter<'_> {
     }
 
     /// Whether `inst` is a site: an f32 operation that [`Self::exact_f32`] computes to
-    /// nearest by a fast path (`f32fast.rs`).
+    /// nearest by a fast path (`Routine::FastF32`).
     fn f32_site(inst: &Inst) -> bool {
         let f64_path = |path| path == FloatPath::F64;
         match &inst.kind {

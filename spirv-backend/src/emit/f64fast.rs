@@ -10,14 +10,16 @@
 //! lavapipe skips when no invocation takes it). Both are correctly rounded, so they
 //! give the same bits and the choice is invisible.
 //!
-//! What Vulkan guarantees (as `f32fast.rs`): `OpFAdd`, `OpFSub`, `OpFMul` of f64 are
-//! correctly rounded to nearest even (`NoContraction`); `OpFDiv` only gives `div`'s
-//! candidate, whose accuracy nothing relies on, and nothing uses `Fma`.
+//! What Vulkan guarantees (as `lower/src/routines/fast_f32.rs`): `OpFAdd`, `OpFSub`,
+//! `OpFMul` of f64 are correctly rounded to nearest even (`NoContraction`); `OpFDiv`
+//! only gives `div`'s candidate, whose accuracy nothing relies on, and nothing uses
+//! `Fma`.
 //!
 //! *Driver folding*: both fast paths show their operands to the driver
 //! ([`FnEmitter::unhidden`]) even where it folds operations with known operands
-//! (`FloatConstants::Hidden`; the foldings are listed in `f32fast.rs`, *Driver
-//! folding*). Each folding gives the right value for finite operands, at worst with
+//! (`FloatConstants::Hidden`; the foldings are listed in
+//! `lower/src/routines/fast_f32.rs`, *Driver folding*). Each folding gives the right
+//! value for finite operands, at worst with
 //! the wrong sign of a zero, and the value of a correctly rounded sum, difference or
 //! product of finite operands does not depend on the signs of zero operands (IEEE 754
 //! §6.3 only fixes the sign of a zero result). So, by induction over the operations,
@@ -79,7 +81,7 @@
 //! take [`Routine::DivF64`]: none on lavapipe, whose `OpFDiv` is the CPU's correctly
 //! rounded division, but for those.
 
-use rspirv::spirv::Word;
+use rspirv::spirv::{SelectionControl, Word};
 
 use ptxvk_lower::ir::{BinaryOp, Rounding, Routine};
 
@@ -102,6 +104,32 @@ const ADDEND: (u32, u32) = (0, 2045);
 const SUM: (u32, u32) = (54, 1993);
 /// The quotient `q0` of `div.rn`: a factor (as `a` above) whose half ulp is normal.
 const QUOTIENT: (u32, u32) = (55, 1964);
+
+impl FnEmitter<'_> {
+    /// `exact(self)` where `slow` holds, else `fast(self)`, as a selection (values of
+    /// type `ty`): on a SIMD device such as lavapipe an arm that no invocation of a
+    /// group takes is skipped, so the rare exact path costs little. Neither arm may
+    /// branch.
+    pub(super) fn fast_unless(
+        &mut self,
+        slow: Word,
+        ty: Word,
+        fast: impl FnOnce(&mut Self) -> R<Word>,
+        exact: impl FnOnce(&mut Self) -> R<Word>,
+    ) -> R<Word> {
+        let (fast_l, slow_l, merge) = (self.b.id(), self.b.id(), self.b.id());
+        self.b.selection_merge(merge, SelectionControl::NONE)?;
+        self.b.branch_conditional(slow, slow_l, fast_l, [])?;
+        self.b.begin_block(Some(fast_l))?;
+        let quick = fast(self)?;
+        self.b.branch(merge)?;
+        self.b.begin_block(Some(slow_l))?;
+        let careful = exact(self)?;
+        self.b.branch(merge)?;
+        self.b.begin_block(Some(merge))?;
+        Ok(self.b.phi(ty, None, [(quick, fast_l), (careful, slow_l)])?)
+    }
+}
 
 impl FnEmitter<'_> {
     /// The biased exponent field of the f64 bit pattern `bits` (a 64-bit integer), as

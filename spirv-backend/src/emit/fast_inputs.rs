@@ -1,5 +1,5 @@
-//! Operands for the model tests of the fast paths (`f32fast`, `f64fast`): one
-//! generator for both formats, so that each scheme meets the same kinds of hard cases.
+//! Operands for the model tests of the f64 fast paths (`f64fast`), by the widths of
+//! the format's fields.
 
 /// A binary interchange format by the widths of its fields (IEEE 754 §3.6).
 #[derive(Clone, Copy)]
@@ -8,7 +8,6 @@ pub(super) struct Fields {
     pub significand: u32,
 }
 
-pub(super) const F32: Fields = Fields { exponent: 8, significand: 23 };
 pub(super) const F64: Fields = Fields { exponent: 11, significand: 52 };
 
 /// How many cases each model test runs: `PTXVK_ROUTINE_CASES`, 20,000 by default.

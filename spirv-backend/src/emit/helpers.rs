@@ -32,17 +32,14 @@ use crate::types::{Scalar, TypeCache};
 impl Helper {
     /// Parameter types and result type.
     fn signature(self) -> (Vec<Scalar>, Scalar) {
-        let (i64s, f32s) = (Scalar::Int(64), Scalar::Float(32));
+        let i64s = Scalar::Int(64);
         match self {
             Helper::Routine(r) => {
                 let bits = |b: u32| Scalar::Int(b as u8);
                 (vec![bits(r.param_bits()); r.arity()], bits(r.result_bits()))
             }
-            Helper::FmaF32 => (vec![f32s; 3], f32s),
             Helper::FmaF64 => (vec![i64s; 3], i64s),
             Helper::DivF64 => (vec![i64s; 2], i64s),
-            Helper::DivF32 => (vec![f32s; 2], f32s),
-            Helper::SqrtF32 => (vec![f32s], f32s),
         }
     }
 
@@ -50,11 +47,8 @@ impl Helper {
     fn name(self) -> String {
         match self {
             Helper::Routine(x) => x.name(),
-            Helper::FmaF32 => "ptxvk.fma.f32.rn".to_string(),
             Helper::FmaF64 => "ptxvk.fma.f64.rn.fast".to_string(),
             Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
-            Helper::DivF32 => "ptxvk.div.f32.rn".to_string(),
-            Helper::SqrtF32 => "ptxvk.sqrt.f32.rn".to_string(),
         }
     }
 }
@@ -72,11 +66,8 @@ impl FnEmitter<'_> {
     fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
         match h {
             Helper::Routine(r) => Err(crate::Error::Internal(format!("{r:?} has no body here"))),
-            Helper::FmaF32 => self.fma_f32(p[0], p[1], p[2]),
             Helper::FmaF64 => self.fma_f64_fast(p[0], p[1], p[2]),
             Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
-            Helper::DivF32 => self.div_f32(p[0], p[1]),
-            Helper::SqrtF32 => self.sqrt_f32(p[0]),
         }
     }
 }

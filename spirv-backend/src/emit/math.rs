@@ -1,8 +1,7 @@
 //! Emission of one-operand float operations (square roots, reciprocals), `fma` and
-//! conversions; the fast paths of exact f32 `div.rn`, `sqrt.rn` and `fma.rn` (their
-//! exact paths are calls of the IR's routines, `lower/src/routines/exact_f32.rs`); and
-//! the float operations every other emission is made of (`float_op`, `exact`,
-//! `unhidden`).
+//! conversions (exact f32 `div.rn`, `sqrt.rn` and `fma.rn` are calls of the IR's
+//! routines, `lower/src/routines/fast_f32.rs`, `FnEmitter::exact_f32`); and the float
+//! operations every other emission is made of (`float_op`, `exact`, `unhidden`).
 
 use super::*;
 
@@ -124,7 +123,7 @@ impl FnEmitter<'_> {
     /// operands never hidden from the driver ([`Self::float_op`]). Only for fast paths
     /// and `.visible` operations (`FloatMode::visible`) whose proof shows that the
     /// driver's folding of known operands cannot change what they compute
-    /// (`f32fast.rs`, *Driver folding*; `lower/src/routines/exact_f32.rs`): every
+    /// (`lower/src/routines/fast_f32.rs`, *Driver folding*; `exact_f32.rs` there): every
     /// folding lavapipe does (gallivm's `lp_build_add`, `lp_build_sub`, `lp_build_mul`:
     /// `x + 0`, `0 + x`, `x - 0`, `0 - x`, `x - x`, `x * 0`, `0 * x`, `x * 1`, `1 * x`)
     /// gives the right value for finite operands, and can only change the sign of a
@@ -281,115 +280,6 @@ impl FnEmitter<'_> {
         Ok(self.b.bitcast(ft, None, r)?)
     }
 
-    /// `div.rn.f32` exactly: the device's f32 quotient where one exact residual test
-    /// proves it correctly rounded (the fast path of `f32fast.rs`), else
-    /// [`Routine::DivF32InF64`] (f64 residuals at the midpoints, `crate::routines`'
-    /// `exact_f32` in `ptxvk_lower`). Directed roundings are calls of that routine
-    /// (`pass::emulate`).
-    pub(super) fn div_f32(&mut self, a: Word, b: Word) -> R<Word> {
-        let ft = self.ty(Scalar::Float(32));
-        let (slow, q) = self.div_f32_fast(a, b)?;
-        self.fast_unless(slow, ft, |_| Ok(q), |e| e.exact_f32_routine(SoftOp::Div, &[a, b]))
-    }
-
-    /// The fast path of `div.rn.f32` (`f32fast.rs`): whether it fails, and its result
-    /// where it does not.
-    pub(super) fn div_f32_fast(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
-        let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
-        // Only a candidate, which the test proves or rejects: no need to hide its
-        // operands from the driver.
-        let q0 = self.b.f_div(ft, None, a, b)?;
-        let (good, q) = self.rounded_quotient(a, b, q0)?;
-        Ok((self.b.logical_not(bt, None, good)?, q))
-    }
-
-    /// `sqrt.rn.f32` exactly: Vulkan's `Sqrt` is not correctly rounded (its precision is
-    /// inherited from `InverseSqrt`), so the device's f32 root is taken where one exact
-    /// residual test proves it correctly rounded (the fast path of `f32fast.rs`), else
-    /// [`Routine::SqrtF32InF64`].
-    pub(super) fn sqrt_f32(&mut self, x: Word) -> R<Word> {
-        let ft = self.ty(Scalar::Float(32));
-        let (slow, q) = self.sqrt_f32_fast(x)?;
-        self.fast_unless(slow, ft, |_| Ok(q), |e| e.exact_f32_routine(SoftOp::Sqrt, &[x]))
-    }
-
-    /// The fast path of `sqrt.rn.f32` (`f32fast.rs`): whether it fails, and its result
-    /// where it does not.
-    pub(super) fn sqrt_f32_fast(&mut self, x: Word) -> R<(Word, Word)> {
-        let (ft, bt) = (self.ty(Scalar::Float(32)), self.ty(Scalar::Bool));
-        let q0 = self.glsl1(ft, glsl::SQRT, x)?;
-        let (good, q) = self.rounded_root(x, q0)?;
-        Ok((self.b.logical_not(bt, None, good)?, q))
-    }
-
-    /// The exact path of an f32 `fma.rn`, `div.rn` or `sqrt.rn` on the f32 values
-    /// `args`: a call of its routine, [`Routine::FmaF32InF64`] (in its form for the
-    /// target, as `pass::emulate::for_target` picks), [`Routine::DivF32InF64`] or
-    /// [`Routine::SqrtF32InF64`] to nearest, on the bit patterns.
-    pub(super) fn exact_f32_routine(&mut self, op: SoftOp, args: &[Word]) -> R<Word> {
-        let r = match op {
-            SoftOp::Fma => {
-                let repaired = self.g.float_constants == FloatConstants::Repaired;
-                Routine::FmaF32InF64 { repaired }
-            }
-            SoftOp::Div => Routine::DivF32InF64(Rounding::Nearest),
-            SoftOp::Sqrt => Routine::SqrtF32InF64(Rounding::Nearest),
-        };
-        let (it, ft) = (self.ty(Scalar::Int(32)), self.ty(Scalar::Float(32)));
-        let bits =
-            args.iter().map(|&a| self.b.bitcast(it, None, a)).collect::<Result<Vec<_>, _>>()?;
-        let r = self.call(Helper::Routine(r), &bits)?;
-        Ok(self.b.bitcast(ft, None, r)?)
-    }
-
-    /// `fma.rn.f32` exactly, without trusting the device's fma (Vulkan allows an unfused
-    /// `Fma`): the product of two f32 is exact in f64, and the f64 sum rounded to f32 is
-    /// correctly rounded unless the sum is an f32 breakpoint or f32-subnormal (the fast
-    /// path, `f32fast.rs`); then [`Routine::FmaF32InF64`] rounds the sum to odd using its
-    /// exact error (TwoSum), and that to f32, which is correctly rounded (round-to-odd
-    /// with 53 ≥ 2·24 + 2 bits; Boldo & Melquiond 2008).
-    pub(super) fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
-        let ft = self.ty(Scalar::Float(32));
-        let s = self.fma_f32_sum(a, b, c)?;
-        let slow = self.f32_breakpoint_or_tiny(s)?;
-        let exact = |e: &mut Self| e.exact_f32_routine(SoftOp::Fma, &[a, b, c]);
-        self.fast_unless(slow, ft, |e| Ok(e.b.f_convert(ft, None, s)?), exact)
-    }
-
-    /// The fast path of `fma.rn.f32` ([`Self::fma_f32`]): whether it fails, and its
-    /// result where it does not.
-    pub(super) fn fma_f32_fast(&mut self, a: Word, b: Word, c: Word) -> R<(Word, Word)> {
-        let ft = self.ty(Scalar::Float(32));
-        let s = self.fma_f32_sum(a, b, c)?;
-        let slow = self.f32_breakpoint_or_tiny(s)?;
-        Ok((slow, self.b.f_convert(ft, None, s)?))
-    }
-
-    /// The exact f64 product `a·b` of `fma.rn.f32` plus its f64 addend, rounded to
-    /// nearest.
-    ///
-    /// Hiding (`FloatConstants::Hidden`): where the driver folds sums with a known
-    /// operand, `a` and `c` are hidden as f32 (one 32-bit OR each, where hiding the
-    /// f64 sum's operands took two 64-bit ones): `cd` is then unknown to the driver,
-    /// and so is `p = ad·bd` (a product with an unknown factor, whose operands are
-    /// hidden as well where the driver folds products). No operand of the sum is known,
-    /// so no folding can apply, and it is emitted visible ([`Self::unhidden`]).
-    fn fma_f32_sum(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
-        let dt = self.ty(Scalar::Float(64));
-        let ft = self.ty(Scalar::Float(32));
-        let hide = self.g.float_constants.hides(BinaryOp::Add);
-        let (a, c) = if hide { (self.hidden(ft, a, 0)?, self.hidden(ft, c, 1)?) } else { (a, c) };
-        let ad = self.b.f_convert(dt, None, a)?;
-        let bd = self.b.f_convert(dt, None, b)?;
-        let cd = self.b.f_convert(dt, None, c)?;
-        let p = self.exact(BinaryOp::Mul, dt, ad, bd)?;
-        if hide {
-            self.unhidden(BinaryOp::Add, dt, p, cd)
-        } else {
-            self.nearest_sum(p, cd)
-        }
-    }
-
     /// `p + c` for f64 `p` and `c`, rounded to odd, with every operation's operands
     /// visible to the driver ([`Self::unhidden`]), for a fast path whose proof allows
     /// it: finite `p` and `c`, and a caller to whom the sign of a zero result does not
@@ -428,18 +318,5 @@ impl FnEmitter<'_> {
         let stepped = self.b.select(it, None, same, up, down)?;
         let odd_bits = self.b.select(it, None, adjust, stepped, sbits)?;
         Ok(self.b.bitcast(dt, None, odd_bits)?)
-    }
-
-    /// `p + c` for f64 `p` and `c`, rounded to nearest (Vulkan's `OpFAdd`).
-    fn nearest_sum(&mut self, p: Word, c: Word) -> R<Word> {
-        let dt = self.ty(Scalar::Float(64));
-        let s = self.exact(BinaryOp::Add, dt, p, c)?;
-        // A constant addend (an fma's `+ 0.0`) may be folded away by a driver that was
-        // not probed.
-        if self.g.float_constants == FloatConstants::Repaired {
-            self.zero_sign_of_sum(false, OpTy::F(64), p, c, s)
-        } else {
-            Ok(s)
-        }
     }
 }
