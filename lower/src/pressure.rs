@@ -40,9 +40,6 @@ impl Set {
     fn clear(&mut self) {
         self.0.fill(0);
     }
-    fn subtract(&mut self, other: &Set) {
-        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= !b);
-    }
     fn union(&mut self, other: &Set) {
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a |= b);
     }
@@ -132,13 +129,12 @@ pub fn max_live_words(k: &Kernel) -> u32 {
         }
     }
     let g = across.len();
-    let to_set = |regs: &[usize]| {
-        let mut set = Set::new(g);
-        regs.iter().filter(|&&r| dense[r] != usize::MAX).for_each(|&r| _ = set.insert(dense[r]));
-        set
+    // Each block's reads and writes among them, as lists: most blocks touch few.
+    let to_dense = |regs: &[usize]| -> Vec<usize> {
+        regs.iter().map(|&r| dense[r]).filter(|&d| d != usize::MAX).collect()
     };
-    let used: Vec<Set> = reads.iter().map(|r| to_set(r)).collect();
-    let written: Vec<Set> = writes.iter().map(|w| to_set(w)).collect();
+    let used: Vec<Vec<usize>> = reads.iter().map(|r| to_dense(r)).collect();
+    let written: Vec<Vec<usize>> = writes.iter().map(|w| to_dense(w)).collect();
     let successors: Vec<Vec<usize>> = k
         .blocks
         .iter()
@@ -162,8 +158,8 @@ pub fn max_live_words(k: &Kernel) -> u32 {
     while let Some(b) = work.pop_front() {
         queued[b] = false;
         live_out(b, &live_in, &mut live);
-        live.subtract(&written[b]);
-        live.union(&used[b]);
+        written[b].iter().for_each(|&d| _ = live.remove(d));
+        used[b].iter().for_each(|&d| _ = live.insert(d));
         if live != live_in[b] {
             std::mem::swap(&mut live_in[b], &mut live);
             for &p in &predecessors[b] {
