@@ -107,6 +107,38 @@ fn block_reads_writes(k: &Kernel, n: usize) -> (Vec<Vec<usize>>, Vec<Vec<usize>>
     (all_reads, all_writes)
 }
 
+/// Each block's position in a postorder of the graph with `successors` from block 0
+/// (unreachable blocks after the rest).
+fn postorder_ranks(successors: &[Vec<usize>]) -> Vec<usize> {
+    let mut rank = vec![usize::MAX; successors.len()];
+    let mut seen = vec![false; successors.len()];
+    let mut next = 0;
+    for root in 0..successors.len() {
+        if seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        // (block, its next successor to visit)
+        let mut stack = vec![(root, 0)];
+        while let Some((b, i)) = stack.pop() {
+            match successors[b].get(i) {
+                Some(&s) => {
+                    stack.push((b, i + 1));
+                    if !seen[s] {
+                        seen[s] = true;
+                        stack.push((s, 0));
+                    }
+                }
+                None => {
+                    rank[b] = next;
+                    next += 1;
+                }
+            }
+        }
+    }
+    rank
+}
+
 /// The most 32-bit words of registers live at once in `k` (at least 1), capped at
 /// `k.maxnreg`.
 ///
@@ -150,12 +182,15 @@ pub fn max_live_words(k: &Kernel) -> u32 {
         out.clear();
         successors[b].iter().for_each(|&s| out.union(&live_in[s]));
     };
-    // Registers live into each block, to a fixed point (blocks in reverse order first).
+    // Registers live into each block, to a fixed point: the worklist visits blocks in
+    // postorder (successors first, so a pass round a loop mostly finds them done).
+    let rank = postorder_ranks(&successors);
     let mut live_in: Vec<Set> = vec![Set::new(g); blocks];
     let mut queued = vec![true; blocks];
-    let mut work: std::collections::VecDeque<usize> = (0..blocks).rev().collect();
+    let mut work: std::collections::BTreeSet<(usize, usize)> =
+        (0..blocks).map(|b| (rank[b], b)).collect();
     let mut live = Set::new(g);
-    while let Some(b) = work.pop_front() {
+    while let Some((_, b)) = work.pop_first() {
         queued[b] = false;
         live_out(b, &live_in, &mut live);
         written[b].iter().for_each(|&d| _ = live.remove(d));
@@ -165,7 +200,7 @@ pub fn max_live_words(k: &Kernel) -> u32 {
             for &p in &predecessors[b] {
                 if !queued[p] {
                     queued[p] = true;
-                    work.push_back(p);
+                    work.insert((rank[p], p));
                 }
             }
         }
