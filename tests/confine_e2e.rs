@@ -155,3 +155,48 @@ fn shared_and_local_accesses_past_their_windows_are_refused() {
         assert!(v.place.contains("is out of bounds"), "{}", report.text);
     }
 }
+
+/// `poke` compiled for `target` and loaded on `device`, thread `WHO` aimed at
+/// `address`.
+fn poke_compiled(
+    device: &Device,
+    target: ptxvk::compile::Target,
+    address: u64,
+) -> (Result<ptxvk::LaunchStats, Error>, Vec<u32>) {
+    let file = "confine.ptx";
+    let compiled =
+        ptxvk::compile::compile_with(file, &source(file), None, target).expect("compile");
+    let m = Module::from_compiled(device, compiled).expect("module");
+    let out: DeviceBuffer<u32> = device.zeroed(THREADS).expect("out");
+    let args = [Arg::from(&out), Arg::from(address), Arg::from(WHO)];
+    let result = m.kernel("poke").expect("kernel").launch(GRID, BLOCK, 0, &args);
+    (result, out.to_vec().expect("read out"))
+}
+
+/// A launch gets the table its code was compiled for, not the one the device's own
+/// check setting would give its modules: a memcheck module on a confining device
+/// (whose modules are compiled for confinement) and a confinement module on a device
+/// set to memcheck each allow an access to another allocation and refuse one a
+/// terabyte away, reported by their own tool.
+#[test]
+fn each_kernel_gets_the_table_its_code_was_compiled_for() {
+    let Some(mut device) = confined() else { return };
+    let memcheck = ptxvk::compile::Target { check: true, ..device.target() };
+    let confine = ptxvk::compile::Target { check: false, confine: true, ..device.target() };
+    for (target, device_check, tool) in [
+        (memcheck, ptxvk::check::CheckConfig::default(), "memcheck"),
+        (confine, ptxvk::check::CheckConfig::memcheck(), "confinement"),
+    ] {
+        device.set_check(device_check);
+        let other = device.buffer_from(&[77u32; 8]).expect("other");
+        let (result, out) = poke_compiled(&device, target, other.address() + 8);
+        result.unwrap_or_else(|e| panic!("{tool}: an access to an allocation is allowed: {e}"));
+        assert_stored(&out, 77);
+        assert_eq!(other.to_vec().expect("read")[2], 2989, "{tool}");
+        let (result, out) = poke_compiled(&device, target, other.address() + (1 << 40));
+        let report = refused(result);
+        assert!(report.text.starts_with(&format!("{tool}: kernel `poke`")), "{}", report.text);
+        assert_eq!(report.violations[0].address, other.address() + (1 << 40), "{}", report.text);
+        assert_stored(&out, 0);
+    }
+}

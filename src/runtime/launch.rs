@@ -10,6 +10,7 @@ use ptxvk_vk::{LaunchConfig, Stream};
 use crate::check::{CheckContext, Region};
 use crate::Error;
 use ptxvk_abi::system;
+use ptxvk_lower::pass::check::Mode;
 
 use super::prepared::Prepared;
 use super::system_area::SystemArea;
@@ -404,18 +405,33 @@ impl<'m> Kernel<'m> {
             // (`ptxvk_lower::pass::split_grid`); inside a loop, more as they are needed.
             phases: info.grid_phases.map_or(1, |g| g.barriers.saturating_add(1)),
         };
+        let vk = &module.device.inner;
+        // The table is the one the kernel's code tests against: the module's target
+        // decides (`pass::check::Mode::of`), not the device's own check setting, which
+        // a module compiled for another target (`Module::from_compiled`) need not share.
+        let target = &self.code.unit.target;
+        let confinement = match Mode::of(target) {
+            Some(Mode::Confine) if !info.check_sites.is_empty() => {
+                Some(vk.confinement().ok_or_else(|| {
+                    Error::Launch(format!(
+                        "kernel `{}` was compiled for confinement, which {} does not do",
+                        info.name,
+                        module.device.info().name
+                    ))
+                })?)
+            }
+            _ => None,
+        };
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };
-            // Memcheck names every allocation; confinement (no memcheck on a device
-            // with a confinement range) lists only those outside the range, which its
-            // kernels test against the table, and passes the range as the first
-            // parameter range (`ptxvk_lower::pass::check`, *Confinement*).
-            let vk = &module.device.inner;
-            let confinement = vk.confinement().filter(|_| !module.device.check().any());
+            // Memcheck names every allocation; confinement lists only those outside
+            // the range, which its kernels test against the table, and passes the
+            // range as the first parameter range (`ptxvk_lower::pass::check`,
+            // *Confinement*).
             let mut regions = match confinement {
                 Some(_) => self.regions_outside_confinement(),
-                None => self.regions(&params),
+                None => self.regions(&params, target.initcheck),
             };
             regions.extend(arena.map(|a| Region {
                 range: ptxvk_vk::Range { start: a.address(), size: a.size() },
@@ -537,14 +553,14 @@ impl<'m> Kernel<'m> {
     }
 
     /// What a checked launch with parameter block `params` may access, named for its
-    /// report: every live allocation (the parameter block is added with its buffer).
-    pub(super) fn regions(&self, params: &[u8]) -> Vec<Region> {
+    /// report: every live allocation (the parameter block is added with its buffer),
+    /// with its write shadow where the kernel was compiled with `initcheck`.
+    pub(super) fn regions(&self, params: &[u8], initcheck: bool) -> Vec<Region> {
         let module = self.module;
         let arguments = self.pointer_arguments(params);
         let data = module.data.as_ref().map(|b| b.address());
         let heap = module.heap.get().map(|b| b.address());
         let vk = &module.device.inner;
-        let initcheck = module.device.check().initcheck;
         vk.live_allocations()
             .into_iter()
             .map(|range| {
