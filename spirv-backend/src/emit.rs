@@ -19,7 +19,7 @@ use ptxvk_lower::pass::FloatConstants;
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
 use crate::Error;
-use helpers::{Helper, SoftOp};
+use helpers::Helper;
 
 type R<T> = Result<T, Error>;
 

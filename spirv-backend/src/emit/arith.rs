@@ -258,7 +258,7 @@ impl FnEmitter<'_> {
                     self.float_op(BinaryOp::Div, t, a, c)?
                 }
                 BinaryOp::Div if ty.bits() == 32 => {
-                    self.exact_f32(SoftOp::Div, mode.rounding, &[a, c])?
+                    self.exact_f32(F32Op::Div, mode.rounding, &[a, c])?
                 }
                 // Exact and Newton paths: `pass::emulate` made them calls of routines.
                 BinaryOp::Div => {

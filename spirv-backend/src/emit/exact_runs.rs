@@ -69,9 +69,10 @@ use ptxvk_lower::ir::{
     Address, BinaryOp, F32Op, FloatPath, Inst, InstKind, OpTy, RegId, Rounding, Routine, Space,
     UnaryOp, Value,
 };
+use ptxvk_lower::pass::FloatConstants;
 use ptxvk_lower::verify::inst_defs_uses;
 
-use super::helpers::{Helper, SoftOp};
+use super::helpers::Helper;
 use super::{FnEmitter, R};
 use crate::types::Scalar;
 
@@ -107,21 +108,20 @@ impl FnEmitter<'_> {
         Ok(())
     }
 
+    /// `fma.rn.f32`'s [`F32Op`] on this target: with the sign of a zero sum repaired
+    /// for a driver that was not probed (`FloatConstants::Repaired`).
+    pub(super) fn fma_f32_op(&self) -> F32Op {
+        F32Op::Fma { repaired: self.g.float_constants == FloatConstants::Repaired }
+    }
+
     /// An exact f32 operation to nearest (`op` on `args`): a call of its routine
     /// ([`Routine::NearestF32`]: its fast path, else its exact routine), or inside a run
     /// the pass's path (module doc). `pass::emulate` made those with a directed
     /// `rounding` calls of routines.
-    pub(super) fn exact_f32(&mut self, op: SoftOp, rounding: Rounding, args: &[Word]) -> R<Word> {
+    pub(super) fn exact_f32(&mut self, op: F32Op, rounding: Rounding, args: &[Word]) -> R<Word> {
         if rounding != Rounding::Nearest {
             return Err(crate::Error::Internal(format!("{op:?} {rounding:?} left by emulate")));
         }
-        let op = match op {
-            SoftOp::Fma => F32Op::Fma {
-                repaired: self.g.float_constants == ptxvk_lower::pass::FloatConstants::Repaired,
-            },
-            SoftOp::Div => F32Op::Div,
-            SoftOp::Sqrt => F32Op::Sqrt,
-        };
         if args.len() != op.arity() {
             return Err(crate::Error::Internal(format!("{op:?} of {} operands", args.len())));
         }

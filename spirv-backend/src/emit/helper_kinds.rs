@@ -4,15 +4,6 @@
 
 use ptxvk_lower::ir::Routine;
 
-/// The exactly rounded f32 operations of `FnEmitter::exact_f32` (their routines:
-/// [`Routine::NearestF32`], [`Routine::FastF32`] and the exact ones).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum SoftOp {
-    Fma,
-    Div,
-    Sqrt,
-}
-
 /// A routine and the variant of it a use needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {

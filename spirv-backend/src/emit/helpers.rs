@@ -24,7 +24,7 @@ use ptxvk_lower::ir::{Function, Routine};
 use ptxvk_lower::LoweredKernel;
 
 // What a use asks for: plain data below the type cache, which keys the functions by it.
-pub(crate) use super::helper_kinds::{Helper, SoftOp};
+pub(crate) use super::helper_kinds::Helper;
 use super::{FnEmitter, R};
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};

@@ -41,10 +41,10 @@ impl FnEmitter<'_> {
                 let v = self.read_op(*src, *ty)?;
                 // The `.soft` and `.fused` ones `pass::emulate` made calls of routines.
                 let r = if *op == UnaryOp::Sqrt {
-                    self.exact_f32(SoftOp::Sqrt, mode.rounding, &[v])?
+                    self.exact_f32(F32Op::Sqrt, mode.rounding, &[v])?
                 } else {
                     let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                    self.exact_f32(SoftOp::Div, mode.rounding, &[one, v])?
+                    self.exact_f32(F32Op::Div, mode.rounding, &[one, v])?
                 };
                 self.write_op(*dst, r, *ty)
             }
@@ -74,7 +74,7 @@ impl FnEmitter<'_> {
                 let bv = self.read_op(*b, *ty)?;
                 let cv = self.read_op(*c, *ty)?;
                 // `.soft` ones: `pass::emulate` made them calls of routines.
-                let r = self.exact_f32(SoftOp::Fma, Rounding::Nearest, &[av, bv, cv])?;
+                let r = self.exact_f32(self.fma_f32_op(), Rounding::Nearest, &[av, bv, cv])?;
                 self.write_op(*dst, r, *ty)
             }
             InstKind::Convert { to, from, rounding, mode, dst, src } => {
