@@ -1022,8 +1022,8 @@ fn run_chains<T: ptxvk::Pod, R: ptxvk::Pod>(
 }
 
 /// Exact f32 `fma.rn`, `div.rn`, `sqrt.rn` and `rcp.rn` chained in one block with stores
-/// and loads among them (`tests/ptx/ops/f32_chain.ptx`: one exact run of the emitter,
-/// `spirv-backend/src/emit/exact_runs.rs`, whose second pass restores a register the
+/// and loads among them (`tests/ptx/ops/f32_chain.ptx`: one exact run,
+/// `lower/src/pass/exact_runs.rs`, whose second pass restores a register the
 /// chain reads and then writes, and which defers two stores to one address that a load
 /// of the run reads back in odd threads), on operands that take the exact paths at one
 /// site, several or none (zeros, subnormals, infinities, NaNs, sums on f32 breakpoints,

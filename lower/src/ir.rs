@@ -147,13 +147,12 @@
 //!   known operands, but a `.visible` one's ([`FloatMode::visible`]);
 //!   [`Routine::OddF32InF64`], [`Routine::FmaF32InF64`] and the `fma` of
 //!   [`Routine::FastF32`] and [`Routine::NearestF32`] have a form per target,
-//!   which `pass::emulate` (the backend for the routines it calls) picks (with the
-//!   sign of a zero sum repaired for a driver that was not probed). The backend also
-//!   calls routines no kernel holds, built on their own (`pass::routine`): the exact
-//!   f32 `fma.rn`, `div.rn` and `sqrt.rn` by their fast paths ([`Routine::NearestF32`];
-//!   in an exact run [`Routine::FastF32`] and, where a test fails,
-//!   [`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`]),
-//!   and the f64 ones behind its f64 fast paths.
+//!   which `pass::emulate` picks (with the sign of a zero sum repaired for a driver
+//!   that was not probed); `pass::exact_runs` calls [`Routine::FastF32`] and the exact
+//!   routines ([`Routine::FmaF32InF64`], [`Routine::DivF32InF64`],
+//!   [`Routine::SqrtF32InF64`]) for the sites of a run. The backend also calls routines
+//!   no kernel holds, built on their own (`pass::routine`): the f64 ones behind its f64
+//!   fast paths.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them (and those after `pass::check`, the table's): `crate::pass::run`
 //!   structures each routine's body as the kernel's ([`Function::body`]); the other
@@ -863,7 +862,7 @@ pub struct FloatMode {
 pub enum FloatPath {
     /// The default: f32 through f64 (a fast result that a cheap exact test proves
     /// correctly rounded, else exact residuals or round to odd: [`Routine::NearestF32`],
-    /// which the backend calls), f64 `fma` in integer arithmetic (`pass::emulate`; to nearest,
+    /// whose calls `pass::emulate` makes), f64 `fma` in integer arithmetic (`pass::emulate`; to nearest,
     /// the backend tries error-free transformations in f64 first, `emit/f64fast.rs`).
     #[default]
     F64,

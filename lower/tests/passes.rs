@@ -65,9 +65,11 @@
 //! directed rounding but in f64 `fma` (and, as `legalize_floats:no_f64`, no f32 or half
 //! arithmetic that needs f64); `soft_f64` leaves no f64 operation but `fma`, `div` and
 //! `sqrt`; `emulate` leaves no exact f64 `fma`, `div`, `rcp` or `sqrt`, no `.soft` f32
-//! arithmetic and none of the `.approx` functions that are routines (as
+//! arithmetic, no f32 `fma`, `div`, `rcp` or `sqrt` on the f64 path and none of the
+//! `.approx` functions that are routines (as
 //! `emulate:no_f64`, for a target without f64, no f64 register in the routines either);
-//! `legalize_warps:MODE` leaves
+//! `exact_runs` leaves no exact run (two calls of `Routine::NearestF32` in a stretch of
+//! a block that may run again, `pass::exact_runs`); `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
 //! scratch (emulated); `reducible` leaves every
 //! cycle single-entry; `loop_exits` leaves every loop one exit target; `structurize`
@@ -97,13 +99,14 @@ use ptxvk_lower::ir::{
     Terminator, Value, WarpMode,
 };
 use ptxvk_lower::pass::{
-    check, emulate, expand_copies, expand_data_addresses, expand_formats, expand_generic,
-    expand_indirect_calls, expand_integer, expand_isspace, expand_matrix, expand_mbarrier,
-    expand_runtime, expand_special, expand_stack, expand_strong, expand_system, expand_texture,
-    expand_vector_atomics, expand_video, expand_warp, float_modifiers, hoist_params, infer_spaces,
-    inline, layout_memory, legalize_atomics, legalize_floats, legalize_memory, legalize_warps,
-    loop_exits, loop_guard, predicate, reducible, schedule, shared_in_memory, soft_f64, split_grid,
-    structurize, thread_ends, thread_registers, warp_trees, widen_generic, LoopGuard, Target,
+    check, emulate, exact_runs, expand_copies, expand_data_addresses, expand_formats,
+    expand_generic, expand_indirect_calls, expand_integer, expand_isspace, expand_matrix,
+    expand_mbarrier, expand_runtime, expand_special, expand_stack, expand_strong, expand_system,
+    expand_texture, expand_vector_atomics, expand_video, expand_warp, float_modifiers,
+    hoist_params, infer_spaces, inline, layout_memory, legalize_atomics, legalize_floats,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
+    shared_in_memory, soft_f64, split_grid, structurize, thread_ends, thread_registers, warp_trees,
+    widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -463,6 +466,16 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| emulate::emulated(i).is_some(),
             emulate::run,
         )?,
+        ("exact_runs", None) => {
+            let k = &mut s.kernel;
+            if exact_runs::count(k) == 0 {
+                return Err("the input has no exact run".into());
+            }
+            exact_runs::run(k);
+            if exact_runs::count(k) != 0 {
+                return Err(format!("{} exact runs left", exact_runs::count(k)));
+            }
+        }
         // For a device without f64: the `.approx` routines' f64 arithmetic made integer code.
         ("emulate:no_f64", None) => emulate_without_f64(&mut s.kernel)?,
         ("soft_f64", None) => legalizes(
@@ -1075,6 +1088,7 @@ fn every_pass_is_checked_on_results() {
         "float_modifiers",
         "emulate",
         "emulate:no_f64",
+        "exact_runs",
         "soft_f64",
         "legalize_warps:native",
         "legalize_warps:split",

@@ -26,7 +26,6 @@ type R<T> = Result<T, Error>;
 mod arith;
 mod atomic;
 mod convert;
-mod exact_runs;
 mod f64fast;
 #[cfg(test)]
 mod fast_inputs;
@@ -82,10 +81,6 @@ pub struct FnEmitter<'a> {
     /// routine that is one block writing each register once, before any read (as
     /// `ptxvk_lower::routines` builds most).
     ssa: Vec<bool>,
-    /// In an exact f32 run (`exact_runs.rs`): which of its passes is being emitted.
-    run: Option<exact_runs::RunPass>,
-    /// The stores the pass of an exact run being emitted defers (`exact_runs.rs`).
-    deferred: Vec<exact_runs::Deferred>,
 }
 
 impl<'a> FnEmitter<'a> {
@@ -101,8 +96,6 @@ impl<'a> FnEmitter<'a> {
             returns: None,
             values: None,
             ssa: Vec::new(),
-            run: None,
-            deferred: Vec::new(),
         }
     }
 
@@ -414,6 +407,14 @@ impl<'a> FnEmitter<'a> {
     }
 
     // ----- instructions -----------------------------------------------------------------
+
+    /// The instructions `insts`, one by one.
+    fn insts(&mut self, insts: &[Inst]) -> R<()> {
+        for inst in insts {
+            self.inst(inst).map_err(|e| e.at(inst.span))?;
+        }
+        Ok(())
+    }
 
     fn inst(&mut self, inst: &Inst) -> R<()> {
         if let Some(what) = ptxvk_lower::pass::leftover(self.k, &inst.kind) {

@@ -55,7 +55,7 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// `OddF32InF64 { op: Fma, repaired }` rounded to f32. `pass::emulate` makes the
 /// directed `div`, `rcp` and `sqrt` calls of them; to nearest `NearestF32` calls them
 /// where its fast path's test fails, and so does an exact run's second pass
-/// (`spirv-backend/src/emit/exact_runs.rs`).
+/// (`pass::exact_runs`).
 ///
 /// `FastF32(op)` and `NearestF32(op)` are the exact f32 `fma.rn`, `div.rn` and
 /// `sqrt.rn` of a target with f64 ([`F32Op`], f32 bit patterns as arguments) by their
@@ -63,9 +63,10 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// cheap test that proves it correctly rounded, packed into 64 bits (the result's bits
 /// in the low word, 1 in the high word where the test fails, the low word then
 /// meaningless); `NearestF32` the operation itself, that result where the test holds,
-/// else a call of the exact routine above ([`F32Op::exact`]). The backend calls
-/// `NearestF32` for a lone `div.rn`, `rcp.rn`, `sqrt.rn` or `fma.rn` f32 and `FastF32`
-/// for each of an exact run's (`spirv-backend/src/emit/exact_runs.rs`).
+/// else a call of the exact routine above ([`F32Op::exact`]). `pass::emulate` makes
+/// each f32 `div.rn`, `rcp.rn`, `sqrt.rn` and `fma.rn` of the f64 path a call of
+/// `NearestF32`, and `pass::exact_runs` those of a run calls of `FastF32` (and of the
+/// exact routines in its second pass).
 ///
 /// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
 /// f64 bit patterns, for a device whose `Fma` a probe found fused

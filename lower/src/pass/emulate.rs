@@ -23,11 +23,11 @@
 //! probed, `FloatConstants::Repaired`), emitted with the hiding of any f64 arithmetic;
 //! and an f32 `div`, `rcp` or `sqrt` with a directed rounding ([`FloatPath::F64`])
 //! becomes a call of [`Routine::DivF32InF64`] (`rcp` as `1.0 / x`) or
-//! [`Routine::SqrtF32InF64`] for its rounding, on the bit patterns. To nearest they stay
-//! for the backend, which groups them into exact runs (`spirv-backend/src/emit/
-//! exact_runs.rs`) and calls [`Routine::NearestF32`] or [`Routine::FastF32`] for them:
-//! their fast paths, and those routines (and [`Routine::FmaF32InF64`] for `fma.rn`)
-//! where the fast path's test fails.
+//! [`Routine::SqrtF32InF64`] for its rounding, on the bit patterns. To nearest they, and
+//! f32 `fma` (whose rounding `legalize_floats` left to nearest), become calls of
+//! [`Routine::NearestF32`] (`rcp` as `1.0 / x`; `fma` in its form for the target): the
+//! fast path, and those routines (and [`Routine::FmaF32InF64`] for `fma`) where the fast
+//! path's test fails. [`super::exact_runs`] then groups several in a block into runs.
 //!
 //! The `.approx` functions `ex2`, `lg2`, `rsqrt`, `tanh`, `sin` and `cos`
 //! ([`Routine::APPROX`]) of f32 become calls of [`Routine::Approx`] on the bit patterns.
@@ -53,8 +53,8 @@
 //! of routines).
 //!
 //! Post: no f64 `fma`, `div`, `rcp` or `sqrt` on the exact paths, none `.fused` but
-//! `fma`, no `.soft` f32 `fma`, `div`, `rcp` or `sqrt`, no f32 `div`, `rcp` or `sqrt`
-//! with a directed rounding, no `RoundToOdd`, no `.approx`
+//! `fma`, no `.soft` f32 `fma`, `div`, `rcp` or `sqrt`, no f32 `fma`, `div`, `rcp` or
+//! `sqrt` on the f64 path ([`FloatPath::F64`]), no `RoundToOdd`, no `.approx`
 //! function of [`Routine::APPROX`] and no `Narrow`, `IntToFloat` or `Widen`
 //! ([`emulated`] holds for none), in the kernel or its
 //! routines; [`crate::ir::Kernel::functions`] holds each routine called, once.
@@ -64,8 +64,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::{FloatConstants, Target};
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel, NewtonOp, OddOp,
-    OpTy, RegId, Rounding, Routine, UnaryOp, Value,
+    BinaryOp, F32Op, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel, NewtonOp,
+    OddOp, OpTy, RegId, Rounding, Routine, UnaryOp, Value,
 };
 use crate::routines;
 
@@ -79,9 +79,16 @@ fn exact(ty: OpTy, mode: &FloatMode) -> bool {
 }
 
 /// Whether an f32 `div`, `rcp` or `sqrt` in `mode` has a directed rounding on the f64
-/// path (to nearest the backend's fast path calls the routine only where it fails).
+/// path (to nearest [`Routine::NearestF32`] calls the routine only where its fast path
+/// fails).
 fn directed_f64(mode: &FloatMode) -> bool {
     mode.path == FloatPath::F64 && mode.rounding != Rounding::Nearest
+}
+
+/// Whether an f32 `fma`, `div`, `rcp` or `sqrt` in `mode` is to nearest on the f64 path:
+/// its fast path, [`Routine::NearestF32`].
+fn nearest_f64(mode: &FloatMode) -> bool {
+    mode.path == FloatPath::F64 && mode.rounding == Rounding::Nearest
 }
 
 /// Whether `mode` is the Newton steps' (`.fused`; `pass::legalize_floats` gives it to
@@ -144,6 +151,24 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
             let one = Value::Imm(1f32.to_bits().into());
             Some((Routine::DivF32InF64(mode.rounding), vec![one, *src], *dst))
         }
+        // The fast paths to nearest (`fma`'s rounding is to nearest: `legalize_floats`
+        // made the others `RoundToOdd`).
+        InstKind::Fma { ty: F32, mode, dst, a, b, c } if mode.path == FloatPath::F64 => {
+            let fma = F32Op::Fma { repaired: true };
+            Some((Routine::NearestF32(fma), vec![*a, *b, *c], *dst))
+        }
+        InstKind::Binary { op: BinaryOp::Div, ty: F32, mode, dst, lhs, rhs }
+            if nearest_f64(mode) =>
+        {
+            Some((Routine::NearestF32(F32Op::Div), vec![*lhs, *rhs], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Sqrt, ty: F32, mode, dst, src } if nearest_f64(mode) => {
+            Some((Routine::NearestF32(F32Op::Sqrt), vec![*src], *dst))
+        }
+        InstKind::Unary { op: UnaryOp::Rcp, ty: F32, mode, dst, src } if nearest_f64(mode) => {
+            let one = Value::Imm(1f32.to_bits().into());
+            Some((Routine::NearestF32(F32Op::Div), vec![one, *src], *dst))
+        }
         &InstKind::RoundToOdd { op, soft: true, dst, a, b, c } => {
             let args = if op == OddOp::Fma { vec![a, b, c] } else { vec![a, b] };
             Some((Routine::OddF32(op), args, dst))
@@ -187,14 +212,15 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
     }
 }
 
-/// Routine `r` in its form for `target`: [`Routine::OddF32InF64`] and
-/// [`Routine::FmaF32InF64`] repair the sign of a zero sum only for a driver that was
+/// Routine `r` in its form for `target`: [`Routine::OddF32InF64`],
+/// [`Routine::FmaF32InF64`] and `fma`'s [`Routine::NearestF32`] repair the sign of a zero sum only for a driver that was
 /// not probed (`FloatConstants::Repaired`).
 pub fn for_target(r: Routine, target: &Target) -> Routine {
     let repaired = target.float_constants == FloatConstants::Repaired;
     match r {
         Routine::OddF32InF64 { op, .. } => Routine::OddF32InF64 { op, repaired },
         Routine::FmaF32InF64 { .. } => Routine::FmaF32InF64 { repaired },
+        Routine::NearestF32(F32Op::Fma { .. }) => Routine::NearestF32(F32Op::Fma { repaired }),
         r => r,
     }
 }

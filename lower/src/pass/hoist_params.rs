@@ -84,7 +84,7 @@ pub fn run(k: &mut Kernel, _target: &Target) -> Result<(), Diagnostic> {
 }
 
 /// The operation type of a whole register of type `ty`.
-fn op_ty(ty: RegTy) -> OpTy {
+pub(super) fn op_ty(ty: RegTy) -> OpTy {
     match ty {
         RegTy::Pred => OpTy::Pred,
         RegTy::Int(b) => OpTy::U(b),

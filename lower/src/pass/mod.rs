@@ -91,7 +91,11 @@
 //!    exact paths, the `.approx` functions and the narrow formats' conversions become
 //!    calls of emulation routines (`crate::routines`), added to the kernel's functions once
 //!    each (the `.approx` ones' f64 arithmetic legalized, by [`soft_f64`] without f64),
-//!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG);
+//!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG); then
+//!    [`exact_runs`] — the exact f32 operations to nearest of a stretch of one block
+//!    (calls of `Routine::NearestF32`) share one branch to their exact paths: a fast
+//!    pass, a second exact pass where a test failed, deferred global stores (new
+//!    blocks);
 //! 6. [`legalize_warps`] — the warp exchanges of [`expand_warp`] and [`expand_matrix`]
 //!    become subgroup operations or shared-memory scratch words, by the [`Target`]'s
 //!    warp mode (CFG → CFG);
@@ -129,6 +133,7 @@
 pub mod check;
 pub mod copy_body;
 pub mod emulate;
+pub mod exact_runs;
 pub mod expand_copies;
 pub mod expand_data_addresses;
 pub mod expand_formats;
@@ -484,6 +489,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     checked(&kernel, None)?;
     // After float_modifiers: the routines take plain operands.
     emulate::run(&mut kernel, target).map_err(|d| vec![d])?;
+    checked(&kernel, None)?;
+    // After emulate, whose calls of the f32 fast paths it groups.
+    exact_runs::run(&mut kernel);
     checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;

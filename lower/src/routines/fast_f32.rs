@@ -10,9 +10,8 @@
 //! the tests: on Mesa 25's lavapipe `normalize` runs at 0.63 of its GLSL as built and at
 //! 0.83 with the tests and arms dead, of which the branch and its arm are about 5%
 //! (`docs/benchmarks.md`, *Where the exact float time goes*), so the tests below are
-//! kept cheap, take every common operand (zeros too), and the arms small. The backend's
-//! exact runs (`spirv-backend/src/emit/exact_runs.rs`) call `FastF32` for each of their
-//! sites and share one branch.
+//! kept cheap, take every common operand (zeros too), and the arms small. Exact runs
+//! (`pass::exact_runs`) call `FastF32` for each of their sites and share one branch.
 //!
 //! `FastF32`'s result is 64 bits: the f32 result's bits in the low word, and in the
 //! high word 1 where the test fails (the low word then meaningless), else 0. Drivers

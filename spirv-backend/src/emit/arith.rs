@@ -257,12 +257,10 @@ impl FnEmitter<'_> {
                 BinaryOp::Div if mode.path == FloatPath::Native => {
                     self.float_op(BinaryOp::Div, t, a, c)?
                 }
-                BinaryOp::Div if ty.bits() == 32 => {
-                    self.exact_f32(F32Op::Div, mode.rounding, &[a, c])?
-                }
-                // Exact and Newton paths: `pass::emulate` made them calls of routines.
+                // Exact, fast and Newton paths: `pass::emulate` made them calls of
+                // routines.
                 BinaryOp::Div => {
-                    return Err(Error::Internal("f64 arithmetic left by emulate".into()));
+                    return Err(Error::Internal("exact float division left by emulate".into()));
                 }
                 other => return Err(Error::Internal(format!("float {other:?}"))),
             };

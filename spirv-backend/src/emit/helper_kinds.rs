@@ -9,7 +9,7 @@ use ptxvk_lower::ir::Routine;
 pub(crate) enum Helper {
     /// An emulation routine of the IR (`ptxvk_lower::routines`): the function of the
     /// kernels that call it, or built alone for the emitter's own uses (the routines
-    /// below, the f32 fast paths and exact runs, `exact_runs.rs`).
+    /// below).
     Routine(Routine),
     /// `fma.rn.f64` on bit patterns with f64 arithmetic: the fast path of `f64fast.rs`,
     /// else [`Routine::FmaF64`] (`fma_f64_fast`).

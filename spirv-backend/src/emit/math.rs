@@ -1,7 +1,6 @@
 //! Emission of one-operand float operations (square roots, reciprocals), `fma` and
-//! conversions (exact f32 `div.rn`, `sqrt.rn` and `fma.rn` are calls of the IR's
-//! routines, `lower/src/routines/fast_f32.rs`, `FnEmitter::exact_f32`); and the float
-//! operations every other emission is made of (`float_op`, `exact`, `unhidden`).
+//! conversions (the exact ones are calls of the IR's routines, `pass::emulate`); and the
+//! float operations every other emission is made of (`float_op`, `exact`, `unhidden`).
 
 use super::*;
 
@@ -33,20 +32,9 @@ impl FnEmitter<'_> {
                 };
                 self.write_op(*dst, r, *ty)
             }
-            InstKind::Unary { op: op @ (UnaryOp::Sqrt | UnaryOp::Rcp), ty, mode, dst, src } => {
-                // `pass::emulate` made the exact and Newton paths calls of routines.
-                if *ty == OpTy::F(64) {
-                    return Err(Error::Internal("f64 arithmetic left by emulate".into()));
-                }
-                let v = self.read_op(*src, *ty)?;
-                // The `.soft` and `.fused` ones `pass::emulate` made calls of routines.
-                let r = if *op == UnaryOp::Sqrt {
-                    self.exact_f32(F32Op::Sqrt, mode.rounding, &[v])?
-                } else {
-                    let one = self.konst(Scalar::Float(32), 1f32.to_bits() as u64);
-                    self.exact_f32(F32Op::Div, mode.rounding, &[one, v])?
-                };
-                self.write_op(*dst, r, *ty)
+            // `pass::emulate` made the exact, fast and Newton paths calls of routines.
+            InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rcp, .. } => {
+                Err(Error::Internal("an exact square root or reciprocal left by emulate".into()))
             }
             InstKind::Unary { op, ty, dst, src, .. } => {
                 let v = self.read_op(*src, *ty)?;
@@ -65,18 +53,8 @@ impl FnEmitter<'_> {
                 let r = self.b.ext_inst(t, None, self.g.glsl, glsl::FMA, ops)?;
                 self.write_op(*dst, r, *ty)
             }
-            // `pass::emulate` made it a call of a routine.
-            InstKind::Fma { ty: OpTy::F(64), .. } => {
-                Err(Error::Internal("f64 arithmetic left by emulate".into()))
-            }
-            InstKind::Fma { ty, dst, a, b, c, .. } => {
-                let av = self.read_op(*a, *ty)?;
-                let bv = self.read_op(*b, *ty)?;
-                let cv = self.read_op(*c, *ty)?;
-                // `.soft` ones: `pass::emulate` made them calls of routines.
-                let r = self.exact_f32(self.fma_f32_op(), Rounding::Nearest, &[av, bv, cv])?;
-                self.write_op(*dst, r, *ty)
-            }
+            // `pass::emulate` made the exact and fast paths calls of routines.
+            InstKind::Fma { .. } => Err(Error::Internal("an exact fma left by emulate".into())),
             InstKind::Convert { to, from, rounding, mode, dst, src } => {
                 let v = self.read_op(*src, *from)?;
                 let r = self.convert(*to, *from, *rounding, *mode, v)?;

@@ -14,11 +14,15 @@ impl FnEmitter<'_> {
                     None => Ok(()),
                 }
             }
-            // In an exact run, a load may take a deferred store's value, and a store is
-            // deferred (`exact_runs.rs`).
-            InstKind::Load { space, ty, dsts, addr } => self.load(*space, *ty, dsts, addr),
-            InstKind::Store { space, ty, srcs, addr } if self.run.is_some() => {
-                self.run_store(*space, *ty, srcs, addr)
+            InstKind::Load { space, ty, dsts, addr } => {
+                for (i, d) in dsts.iter().enumerate() {
+                    let off = i as i64 * (ty.bits() / 8) as i64;
+                    let v = self.load_mem(*space, *ty, addr, off)?;
+                    if let Some(d) = d {
+                        self.write_op(*d, v, *ty)?;
+                    }
+                }
+                Ok(())
             }
             InstKind::Store { space, ty, srcs, addr } => {
                 for (i, s) in srcs.iter().enumerate() {

@@ -57,8 +57,7 @@ impl Site {
 const NONE: u64 = u32::MAX as u64;
 
 impl FnEmitter<'_> {
-    /// The instructions of one block, with their retry regions (module doc) and, between
-    /// them, their exact f32 runs (`exact_runs.rs`).
+    /// The instructions of one block, with their retry regions (module doc).
     pub(super) fn code(&mut self, insts: &[Inst]) -> R<()> {
         let regions = if self.values.is_none() && self.g.float64 {
             self.retry_regions(insts)
@@ -67,11 +66,11 @@ impl FnEmitter<'_> {
         };
         let mut at = 0;
         for (start, end) in regions {
-            self.code_with_runs(&insts[at..start])?;
+            self.insts(&insts[at..start])?;
             self.retry_region(&insts[start..end])?;
             at = end;
         }
-        self.code_with_runs(&insts[at..])
+        self.insts(&insts[at..])
     }
 
     /// The site `inst` is: a call of the f64 `fma.rn` or `div.rn` routine.
