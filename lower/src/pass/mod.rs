@@ -568,7 +568,7 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     } else if expand_indirect_calls::is_indirect_call(kind) {
         Some("an indirect call left by expand_indirect_calls")
     } else if emulate::emulated(kind).is_some() {
-        Some("an operation left by emulate (f64 arithmetic, `.approx`, a narrow conversion)")
+        Some("an operation left by emulate (f64 or exact f32 arithmetic, `.approx`, a narrow conversion)")
     } else if legalize_floats::is_directed(kind) {
         Some("directed rounding left by legalize_floats")
     } else if float_modifiers::remains(kind) {
@@ -660,6 +660,7 @@ kernel leftovers {
     reg i64 %rd1
     reg i32 %r1
     reg i16 %h1
+    reg f32 %f1
 bb0:
     %rd1 = load.param.u64 [0]
     %r1 = atom.inc.global.gpu.relaxed.u32 [%rd1], 9, 0
@@ -671,6 +672,7 @@ bb0:
     %r1 = tex_query.width %rd1
     %r1 = movmatrix %r1
     %r1 = load.generic.u32 [%rd1]
+    %f1 = div.f32 %f1, %f1
     return
 }
 ";
@@ -678,9 +680,9 @@ bb0:
     #[test]
     fn leftovers_are_internal_errors_and_the_pipeline_leaves_none() {
         let k = crate::text::parse(LEFTOVERS).expect("parses").remove(0);
-        let errors = legalized(&k, &Target::default()).expect_err("nine leftovers");
+        let errors = legalized(&k, &Target::default()).expect_err("ten leftovers");
         let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(errors.len(), 9, "{messages:?}");
+        assert_eq!(errors.len(), 10, "{messages:?}");
         assert!(errors.iter().all(|d| d.severity == ptxvk_frontend::Severity::Internal));
         for pass in [
             "legalize_atomics",
@@ -691,6 +693,7 @@ bb0:
             "expand_texture",
             "expand_matrix",
             "expand_generic",
+            "emulate",
         ] {
             assert!(messages.iter().any(|m| m.contains(pass)), "{pass}: {messages:?}");
         }
