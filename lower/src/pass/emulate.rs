@@ -213,8 +213,8 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
 }
 
 /// Routine `r` in its form for `target`: [`Routine::OddF32InF64`],
-/// [`Routine::FmaF32InF64`] and `fma`'s [`Routine::NearestF32`] repair the sign of a zero sum only for a driver that was
-/// not probed (`FloatConstants::Repaired`).
+/// [`Routine::FmaF32InF64`] and `fma`'s [`Routine::NearestF32`] repair the sign of a
+/// zero sum only for a driver that was not probed (`FloatConstants::Repaired`).
 pub fn for_target(r: Routine, target: &Target) -> Routine {
     let repaired = target.float_constants == FloatConstants::Repaired;
     match r {

@@ -81,6 +81,8 @@
 
 use std::collections::BTreeSet;
 
+use ptxvk_frontend::Span;
+
 use super::hoist_params::op_ty;
 use crate::build::{Build, Builder};
 use crate::ir::{
@@ -229,14 +231,15 @@ fn overwritten_inputs(insts: &[Inst]) -> BTreeSet<RegId> {
     inputs
 }
 
-/// A store a run defers: its type, address form, and the registers of its address and
-/// value.
+/// A store a run defers: its type, address form, the registers of its address and
+/// value, and the store's span.
 #[derive(Clone, Copy)]
 struct Deferred {
     ty: OpTy,
     form: AddressForm,
     addr: RegId,
     value: RegId,
+    span: Span,
 }
 
 /// Which pass of a run is being written.
@@ -299,7 +302,8 @@ fn split(k: &mut Kernel, block: BlockId, start: usize, end: usize) -> BlockId {
         .map(|d| {
             let addr = Address { base: Some(d.addr), offset: 0 };
             let srcs = vec![Value::Reg(d.value)];
-            Inst { kind: InstKind::Store { space: Space::Global, ty: d.ty, srcs, addr }, span }
+            let kind = InstKind::Store { space: Space::Global, ty: d.ty, srcs, addr };
+            Inst { kind, span: d.span }
         })
         .collect();
     stores.extend(rest);
@@ -323,7 +327,7 @@ fn deferred_registers(e: &mut Builder<'_>, run: &[Inst]) -> Vec<Deferred> {
             let form = address_form(e.kernel, addr);
             for _ in srcs {
                 let (addr, value) = (e.temp(form), e.temp(*ty));
-                deferred.push(Deferred { ty: *ty, form, addr, value });
+                deferred.push(Deferred { ty: *ty, form, addr, value, span: inst.span });
             }
         }
     }

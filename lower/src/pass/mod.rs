@@ -568,7 +568,7 @@ pub fn leftover(k: &Kernel, kind: &InstKind) -> Option<&'static str> {
     } else if expand_indirect_calls::is_indirect_call(kind) {
         Some("an indirect call left by expand_indirect_calls")
     } else if emulate::emulated(kind).is_some() {
-        Some("an operation left by emulate (f64 or exact f32 arithmetic, `.approx`, a narrow conversion)")
+        Some("an operation left by emulate (exact float arithmetic, `.approx`, narrow formats)")
     } else if legalize_floats::is_directed(kind) {
         Some("directed rounding left by legalize_floats")
     } else if float_modifiers::remains(kind) {
