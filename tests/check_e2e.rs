@@ -684,6 +684,33 @@ fn initcheck_counts_zeroed_buffers_host_memory_and_earlier_allocations_as_writte
     k.launch(2, 64, 0, &args).expect("nothing unwritten is read");
 }
 
+/// A module compiled for initcheck on a device that tracks no writes would find no
+/// shadow and count every allocation as written, checking nothing: its launch fails
+/// and says why, and the same module launches once the device tracks writes.
+#[test]
+fn an_initcheck_module_on_a_device_that_tracks_no_writes_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut device) = device() else { return };
+    device.set_check(CheckConfig::memcheck());
+    let file = VECTOR_ADD_BUILDS[0];
+    let ptx = std::fs::read_to_string(repo().join("tests/kernels").join(file)).expect("PTX");
+    let target = ptxvk::compile::Target { check: true, initcheck: true, ..device.target() };
+    let compiled = ptxvk::compile::compile_with(file, &ptx, None, target).expect("compile");
+    let m = Module::from_compiled(&device, compiled).expect("module");
+    let k = m.kernel("vector_add").expect("kernel");
+    let buffers = |d: &Device| [0; 3].map(|_| d.zeroed::<f32>(64).expect("buffer"));
+    let [a, b, c] = buffers(&device);
+    let args = [Arg::from(&a), Arg::from(&b), Arg::from(&c), Arg::from(64i32)];
+    match k.launch(1, 64, 0, &args) {
+        Err(Error::Launch(e)) => assert!(e.contains("initcheck"), "{e}"),
+        other => panic!("an initcheck kernel launched untracked: {other:?}"),
+    }
+    device.set_check(CheckConfig::initcheck());
+    let [a, b, c] = buffers(&device);
+    let args = [Arg::from(&a), Arg::from(&b), Arg::from(&c), Arg::from(64i32)];
+    k.launch(1, 64, 0, &args).expect("tracked: the launch runs");
+}
+
 /// A thread that makes several refused global accesses records the first and counts
 /// them all: in `vector_add` with one-element `a` and `b`, every thread but 0 reads
 /// both past their end. Which of those reads are refused is the model's: the ones that

@@ -422,6 +422,18 @@ impl<'m> Kernel<'m> {
             }
             _ => None,
         };
+        // Initcheck code finds no shadow for an allocation made while the device did
+        // not track writes, and counts it as written (`ptxvk_vk`'s `shadow.rs`): on a
+        // device that tracks none, it would check nothing.
+        if target.initcheck && !info.check_sites.is_empty() && !vk.tracks_writes() {
+            return Err(Error::Launch(format!(
+                "kernel `{}` was compiled for initcheck, but {} does not track writes to its \
+                 allocations (set PTXVK_CHECK=initcheck, or `Device::set_check` with \
+                 initcheck, before allocating)",
+                info.name,
+                module.device.info().name
+            )));
+        }
         let check = (!info.check_sites.is_empty()).then(|| {
             let dynamic =
                 if shared_bytes > 0 { total_shared - info.dynamic_shared_offset } else { 0 };

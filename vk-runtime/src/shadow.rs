@@ -99,9 +99,14 @@ impl Device {
         self.shared.track_writes.store(on, Ordering::Relaxed);
     }
 
+    /// Whether allocations made now get a write shadow ([`Self::set_track_writes`]).
+    pub fn tracks_writes(&self) -> bool {
+        self.shared.track_writes.load(Ordering::Relaxed)
+    }
+
     /// Gives `buffer` a shadow when the device tracks writes.
     pub(crate) fn maybe_track(&self, buffer: &Buffer) -> Result<(), Error> {
-        if self.shared.track_writes.load(Ordering::Relaxed) {
+        if self.tracks_writes() {
             buffer.track_writes(&self.shared)?;
         }
         Ok(())
