@@ -27,9 +27,6 @@ mod arith;
 mod atomic;
 mod convert;
 mod exact_runs;
-mod f64fast;
-#[cfg(test)]
-mod fast_inputs;
 pub(crate) mod helper_kinds;
 pub(crate) mod helpers;
 mod math;
@@ -48,7 +45,6 @@ mod glsl {
     pub const FIND_UMSB: u32 = 75;
     pub const SQRT: u32 = 31;
     pub const INVERSE_SQRT: u32 = 32;
-    pub const FABS: u32 = 4;
     /// GLSL.std.450 `Fma` (§ "Fma": "the result may be computed as if the operations
     /// were separate"; used only where a probe found it fused).
     pub const FMA: u32 = 50;
@@ -528,16 +524,7 @@ impl<'a> FnEmitter<'a> {
                 };
                 let it = Scalar::Int(routine.param_bits() as u8);
                 let args = args.iter().map(|&a| self.read(a, it)).collect::<R<Vec<_>>>()?;
-                let r = match (routine, args.as_slice()) {
-                    // With f64, the fast path first (`f64fast.rs`).
-                    (Routine::FmaF64(Rounding::Nearest), [_, _, _]) if self.g.float64 => {
-                        self.call(Helper::FmaF64, &args)?
-                    }
-                    (Routine::DivF64(Rounding::Nearest), [_, _]) if self.g.float64 => {
-                        self.call(Helper::DivF64, &args)?
-                    }
-                    _ => self.call(Helper::Routine(routine), &args)?,
-                };
+                let r = self.call(Helper::Routine(routine), &args)?;
                 self.write(*result, r, Scalar::Int(routine.result_bits() as u8), false)
             }
         }

@@ -67,7 +67,8 @@ pub struct Globals {
     /// (`Target::hide_sign_extensions`).
     pub hide_sign_extensions: bool,
     /// Whether the device has `shaderFloat64` (`Target::float64`): exact f64 `fma.rn`
-    /// then takes the fast path of `emit/f64fast.rs` before its integer routine.
+    /// and `div.rn` are then calls of their fast paths (`Routine::NearestF64`), which
+    /// `emit/retry.rs` groups into retry regions.
     pub float64: bool,
     /// The loop counts of [`InstKind::LoopCount`](ptxvk_lower::ir::InstKind::LoopCount):
     /// a zero-initialized `Workgroup` array of one u32 per subgroup, and the

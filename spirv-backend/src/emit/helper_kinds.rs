@@ -8,13 +8,8 @@ use ptxvk_lower::ir::Routine;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
     /// An emulation routine of the IR (`ptxvk_lower::routines`): the function of the
-    /// kernels that call it, or built alone for the emitter's own uses (the routines
-    /// below, the f32 fast paths and exact runs, `exact_runs.rs`).
+    /// kernels that call it, or built alone for the emitter's own uses (the f32 fast
+    /// paths and exact runs, `exact_runs.rs`; the f64 fast paths of retry regions,
+    /// `retry.rs`).
     Routine(Routine),
-    /// `fma.rn.f64` on bit patterns with f64 arithmetic: the fast path of `f64fast.rs`,
-    /// else [`Routine::FmaF64`] (`fma_f64_fast`).
-    FmaF64,
-    /// `div.rn.f64` on bit patterns with f64 arithmetic: the device's quotient where
-    /// an exact residual proves it, else [`Routine::DivF64`] (`div_f64_fast`).
-    DivF64,
 }

@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 
 use rspirv::dr::Builder;
-use rspirv::spirv::{FunctionControl, Word};
+use rspirv::spirv::Word;
 
 use ptxvk_lower::ir::{Function, Routine};
 use ptxvk_lower::LoweredKernel;
@@ -30,26 +30,10 @@ use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
 
 impl Helper {
-    /// Parameter types and result type.
-    fn signature(self) -> (Vec<Scalar>, Scalar) {
-        let i64s = Scalar::Int(64);
-        match self {
-            Helper::Routine(r) => {
-                let bits = |b: u32| Scalar::Int(b as u8);
-                (vec![bits(r.param_bits()); r.arity()], bits(r.result_bits()))
-            }
-            Helper::FmaF64 => (vec![i64s; 3], i64s),
-            Helper::DivF64 => (vec![i64s; 2], i64s),
-        }
-    }
-
-    /// The function's name in disassembly, e.g. `ptxvk.div.f64.rn`.
-    fn name(self) -> String {
-        match self {
-            Helper::Routine(x) => x.name(),
-            Helper::FmaF64 => "ptxvk.fma.f64.rn.fast".to_string(),
-            Helper::DivF64 => "ptxvk.div.f64.rn.fast".to_string(),
-        }
+    /// The result type.
+    fn result(self) -> Scalar {
+        let Helper::Routine(r) = self;
+        Scalar::Int(r.result_bits() as u8)
     }
 }
 
@@ -58,32 +42,25 @@ impl FnEmitter<'_> {
     pub(super) fn call(&mut self, h: Helper, args: &[Word]) -> R<Word> {
         let b = &mut *self.b;
         let id = *self.t.helpers.entry(h).or_insert_with(|| b.id());
-        let result = self.ty(h.signature().1);
+        let result = self.ty(h.result());
         Ok(self.b.function_call(result, None, id, args.iter().copied())?)
-    }
-
-    /// The body of `h`, from its parameters.
-    fn helper_body(&mut self, h: Helper, p: &[Word]) -> R<Word> {
-        match h {
-            Helper::Routine(r) => Err(crate::Error::Internal(format!("{r:?} has no body here"))),
-            Helper::FmaF64 => self.fma_f64_fast(p[0], p[1], p[2]),
-            Helper::DivF64 => self.div_f64_fast(p[0], p[1]),
-        }
     }
 }
 
 /// Writes the function of every routine asked for so far, and of those their bodies
 /// ask for, in a fixed order. `kernels` are the module's: a [`Helper::Routine`] is the
 /// function of the first that has it (each kernel's is the same IR), or built
-/// (`ptxvk_lower::pass::routine`) when only other helpers use it; the other bodies
-/// read nothing of `kernels[0]` (an emitter needs one).
+/// (`ptxvk_lower::pass::routine`) when only other routines or the emitter's own uses
+/// call it.
 pub(crate) fn emit_helpers(
     b: &mut Builder,
     t: &mut TypeCache,
     g: &Globals,
     kernels: &[LoweredKernel],
 ) -> R<()> {
-    let Some(k) = kernels.first().map(|lk| &lk.kernel) else { return Ok(()) };
+    if kernels.is_empty() {
+        return Ok(());
+    }
     let mut written = BTreeSet::new();
     loop {
         let pending: Vec<(Helper, Word)> = t
@@ -97,25 +74,8 @@ pub(crate) fn emit_helpers(
         }
         for (h, id) in pending {
             written.insert(h);
-            if let Helper::Routine(r) = h {
-                emit_routine(b, t, g, kernels, r, id)?;
-                continue;
-            }
-            let (params, result) = h.signature();
-            let result = t.scalar(b, result);
-            let param_types: Vec<Word> = params.iter().map(|&s| t.scalar(b, s)).collect();
-            let fn_ty = b.type_function(result, param_types.clone());
-            b.begin_function(result, Some(id), FunctionControl::NONE, fn_ty)?;
-            b.name(id, h.name());
-            let args = param_types
-                .iter()
-                .map(|&pt| b.function_parameter(pt))
-                .collect::<Result<Vec<_>, _>>()?;
-            b.begin_block(None)?;
-            let mut e = FnEmitter::new(b, t, g, k);
-            let r = e.helper_body(h, &args)?;
-            e.b.ret_value(r)?;
-            e.b.end_function()?;
+            let Helper::Routine(r) = h;
+            emit_routine(b, t, g, kernels, r, id)?;
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Retry regions: the exact f64 `fma.rn` and `div.rn` of a run of register arithmetic
-//! share one call of their integer routine, in place of one call per instruction.
+//! (calls of [`Routine::NearestF64`]) share one call of their integer routine, in place
+//! of one call per instruction.
 //!
 //! Why: Mesa inlines every `OpFunctionCall` (NIR's `nir_inline_functions`), so each
-//! fast path's branch to [`Routine::FmaF64`] (416 instructions) or
+//! `NearestF64`'s branch to [`Routine::FmaF64`] (416 instructions) or
 //! [`Routine::DivF64`] (641) becomes a copy of the routine in the driver's compile: a
 //! numba ufunc kernel of 108 `fma.rn.f64` took lavapipe's LLVM 15-20 s, nearly all of
 //! it those copies (docs/benchmarks.md, *Compile speed and SPIR-V size*).
@@ -12,9 +13,9 @@
 //! gives the same result when run again on the same registers) and that reads no
 //! register it writes before writing it, so that running the run again from its start
 //! recomputes the same values. With two or more fast-path sites in it, the run becomes a
-//! loop. Each pass computes every site's fast path and its guard
-//! ([`FnEmitter::fma_f64_parts`], [`FnEmitter::div_f64_parts`]); a site whose routine
-//! result is known from an earlier pass takes it instead. The first site whose guard
+//! loop. Each pass calls every site's fast path ([`Routine::FastF64`], a NaN where its
+//! guard fails: `lower/src/routines/fast_f64.rs`); a site whose routine result is known
+//! from an earlier pass takes it instead. The first site whose guard
 //! fails without a known result records its operands; the pass's end calls the routine
 //! once for them (the one call site of the region) and, if a site was recorded, runs
 //! the region again. A pass with no site recorded wrote every register from fast paths
@@ -30,28 +31,12 @@ use std::collections::BTreeSet;
 
 use rspirv::spirv::{LoopControl, SelectionControl, Word};
 
-use ptxvk_lower::ir::{Inst, InstKind, RegId, Rounding, Routine};
+use ptxvk_lower::ir::{F64Op, Inst, InstKind, RegId, Routine};
 use ptxvk_lower::verify::inst_defs_uses;
 
 use super::helpers::Helper;
 use super::{FnEmitter, R};
 use crate::types::Scalar;
-
-/// A fast-path site: which routine backs it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Site {
-    Fma,
-    Div,
-}
-
-impl Site {
-    fn routine(self) -> Routine {
-        match self {
-            Site::Fma => Routine::FmaF64(Rounding::Nearest),
-            Site::Div => Routine::DivF64(Rounding::Nearest),
-        }
-    }
-}
 
 /// "No site recorded" in a pass's recorded-site index.
 const NONE: u64 = u32::MAX as u64;
@@ -74,15 +59,14 @@ impl FnEmitter<'_> {
         self.code_with_runs(&insts[at..])
     }
 
-    /// The site `inst` is: a call of the f64 `fma.rn` or `div.rn` routine.
-    fn fast_site(&self, inst: &Inst) -> Option<Site> {
+    /// The site `inst` is: a call of the f64 `fma.rn` or `div.rn` by its fast path.
+    fn fast_site(&self, inst: &Inst) -> Option<F64Op> {
         let InstKind::Call { callee, args, results } = &inst.kind else {
             return None;
         };
         let routine = self.k.functions.get(callee.index()).and_then(|f| f.routine)?;
-        match (routine, args.len(), results.len()) {
-            (Routine::FmaF64(Rounding::Nearest), 3, 1) => Some(Site::Fma),
-            (Routine::DivF64(Rounding::Nearest), 2, 1) => Some(Site::Div),
+        match routine {
+            Routine::NearestF64(op) if args.len() == op.arity() && results.len() == 1 => Some(op),
             _ => None,
         }
     }
@@ -125,7 +109,7 @@ impl FnEmitter<'_> {
     fn retry_region(&mut self, insts: &[Inst]) -> R<()> {
         let (i32s, i64s) = (Scalar::Int(32), Scalar::Int(64));
         let (lt, bt) = (self.ty(i64s), self.ty(Scalar::Bool));
-        let sites: Vec<Site> = insts.iter().filter_map(|i| self.fast_site(i)).collect();
+        let sites: Vec<F64Op> = insts.iter().filter_map(|i| self.fast_site(i)).collect();
         let (no, zero, none) =
             (self.konst(Scalar::Bool, 0), self.konst(i64s, 0), self.konst(i32s, NONE));
         let (pre, header, body, cont, merge) =
@@ -180,7 +164,7 @@ impl FnEmitter<'_> {
     fn retry_site(
         &mut self,
         inst: &Inst,
-        site: Site,
+        site: F64Op,
         j: usize,
         (known, value): (Word, Word),
         rec: &mut Recorded,
@@ -191,11 +175,10 @@ impl FnEmitter<'_> {
             return Err(crate::Error::Internal("a retry site that is no call".into()));
         };
         let ops = args.iter().map(|&a| self.read(a, i64s)).collect::<R<Vec<_>>>()?;
-        let (fast, bad) = match (site, ops.as_slice()) {
-            (Site::Fma, &[a, b, c]) => self.fma_f64_parts(a, b, c)?,
-            (Site::Div, &[a, b]) => self.div_f64_parts(a, b)?,
-            _ => return Err(crate::Error::Internal("a retry site's operands".into())),
-        };
+        let fast = self.call(Helper::Routine(Routine::FastF64(site)), &ops)?;
+        // Its NaN: the guard failed.
+        let failed = self.konst(i64s, F64Op::FAILED);
+        let bad = self.b.i_equal(bt, None, fast, failed)?;
         let r = self.b.select(lt, None, known, value, fast)?;
         let none = self.konst(i32s, NONE);
         let free = self.b.i_equal(bt, None, rec.site, none)?;
@@ -204,7 +187,7 @@ impl FnEmitter<'_> {
         let need = self.b.logical_and(bt, None, need, free)?;
         let jj = self.konst(i32s, j as u64);
         rec.site = self.b.select(it, None, need, jj, rec.site)?;
-        let div = self.konst(Scalar::Bool, u64::from(site == Site::Div));
+        let div = self.konst(Scalar::Bool, u64::from(site == F64Op::Div));
         rec.kind_div = self.b.select(bt, None, need, div, rec.kind_div)?;
         for (slot, &op) in rec.ops.iter_mut().zip(&ops) {
             *slot = self.b.select(lt, None, need, op, *slot)?;
@@ -214,32 +197,53 @@ impl FnEmitter<'_> {
 
     /// The routine's result for the recorded site, where `any` (a phi of 0 elsewhere):
     /// one call of each routine the region's sites use.
-    fn retry_call(&mut self, sites: &[Site], any: Word, rec: &Recorded) -> R<Word> {
+    fn retry_call(&mut self, sites: &[F64Op], any: Word, rec: &Recorded) -> R<Word> {
         let lt = self.ty(Scalar::Int(64));
         let zero = self.konst(Scalar::Int(64), 0);
-        let (fma, div) = (sites.contains(&Site::Fma), sites.contains(&Site::Div));
+        let (fma, div) = (sites.contains(&F64Op::Fma), sites.contains(&F64Op::Div));
         let (call_l, merge) = (self.b.id(), self.b.id());
         let entry = self.current_label()?;
         self.b.selection_merge(merge, SelectionControl::NONE)?;
         self.b.branch_conditional(any, call_l, merge, [])?;
         self.b.begin_block(Some(call_l))?;
         let [a, b, c] = rec.ops;
-        let call = |e: &mut Self, s: Site| {
-            let args: &[Word] = if s == Site::Fma { &[a, b, c] } else { &[a, b] };
-            e.call(Helper::Routine(s.routine()), args)
-        };
+        let call =
+            |e: &mut Self, s: F64Op| e.call(Helper::Routine(s.exact()), &[a, b, c][..s.arity()]);
         let r = match (fma, div) {
             (true, true) => {
                 let kind = rec.kind_div;
-                self.fast_unless(kind, lt, |e| call(e, Site::Fma), |e| call(e, Site::Div))?
+                self.fast_unless(kind, lt, |e| call(e, F64Op::Fma), |e| call(e, F64Op::Div))?
             }
-            (false, true) => call(self, Site::Div)?,
-            _ => call(self, Site::Fma)?,
+            (false, true) => call(self, F64Op::Div)?,
+            _ => call(self, F64Op::Fma)?,
         };
         let end = self.current_label()?;
         self.b.branch(merge)?;
         self.b.begin_block(Some(merge))?;
         Ok(self.b.phi(lt, None, [(r, end), (zero, entry)])?)
+    }
+
+    /// `exact(self)` where `slow` holds, else `fast(self)`, as a selection (values of
+    /// type `ty`): on a SIMD device such as lavapipe an arm that no invocation of a
+    /// group takes is skipped. Neither arm may branch.
+    fn fast_unless(
+        &mut self,
+        slow: Word,
+        ty: Word,
+        fast: impl FnOnce(&mut Self) -> R<Word>,
+        exact: impl FnOnce(&mut Self) -> R<Word>,
+    ) -> R<Word> {
+        let (fast_l, slow_l, merge) = (self.b.id(), self.b.id(), self.b.id());
+        self.b.selection_merge(merge, SelectionControl::NONE)?;
+        self.b.branch_conditional(slow, slow_l, fast_l, [])?;
+        self.b.begin_block(Some(fast_l))?;
+        let quick = fast(self)?;
+        self.b.branch(merge)?;
+        self.b.begin_block(Some(slow_l))?;
+        let careful = exact(self)?;
+        self.b.branch(merge)?;
+        self.b.begin_block(Some(merge))?;
+        Ok(self.b.phi(ty, None, [(quick, fast_l), (careful, slow_l)])?)
     }
 
     /// The label of the block being written.
