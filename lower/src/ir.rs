@@ -156,8 +156,8 @@
 //!   f32 `fma.rn`, `div.rn` and `sqrt.rn` by their fast paths ([`Routine::NearestF32`];
 //!   in an exact run [`Routine::FastF32`] and, where a test fails,
 //!   [`Routine::FmaF32InF64`], [`Routine::DivF32InF64`], [`Routine::SqrtF32InF64`]);
-//!   its retry regions call [`Routine::FastF64`] and the f64 integer routines, which
-//!   the kernel holds as [`Routine::NearestF64`]'s callees.
+//!   `pass::retry_regions` makes runs of [`Routine::NearestF64`] calls loops that call
+//!   its callees, [`Routine::FastF64`] and the f64 integer routines, directly.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them (and those after `pass::check`, the table's): `crate::pass::run`
 //!   structures each routine's body as the kernel's ([`Function::body`]); the other

@@ -31,7 +31,6 @@ pub(crate) mod helper_kinds;
 pub(crate) mod helpers;
 mod math;
 mod memory;
-mod retry;
 mod sync;
 
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
@@ -704,5 +703,29 @@ fn node_registers(nodes: &[Node], out: &mut Vec<RegId>) {
             Node::Loop { body, .. } => node_registers(body, out),
             Node::Code(_) | Node::Break | Node::Continue | Node::Return => {}
         }
+    }
+}
+
+impl FnEmitter<'_> {
+    /// The instructions of one block, one by one but for their exact f32 runs
+    /// (`exact_runs.rs`).
+    pub(super) fn code(&mut self, insts: &[Inst]) -> R<()> {
+        self.code_with_runs(insts)
+    }
+
+    /// Whether running `inst` again on the same registers gives the same registers
+    /// (`ptxvk_lower::pass::retry_regions::reruns`).
+    pub(super) fn reruns(&self, inst: &Inst) -> bool {
+        ptxvk_lower::pass::retry_regions::reruns(self.k, inst)
+    }
+
+    /// The label of the block being written.
+    pub(super) fn current_label(&self) -> R<Word> {
+        let (f, at) = (self.b.selected_function(), self.b.selected_block());
+        f.zip(at)
+            .and_then(|(f, at)| self.b.module_ref().functions.get(f)?.blocks.get(at))
+            .and_then(|b| b.label.as_ref())
+            .and_then(|l| l.result_id)
+            .ok_or_else(|| crate::Error::Internal("no block is being written".into()))
     }
 }

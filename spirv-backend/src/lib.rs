@@ -122,7 +122,6 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     let mut g = module::Globals::declare(&mut b, &mut t, &windows);
     g.float_constants = target.float_constants;
     g.hide_sign_extensions = target.hide_sign_extensions;
-    g.float64 = target.float64;
     let any_inst = |is: fn(&InstKind) -> bool| {
         kernels.iter().flat_map(|k| &k.kernel.blocks).flat_map(|b| &b.insts).any(|i| is(&i.kind))
     };

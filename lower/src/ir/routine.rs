@@ -78,9 +78,8 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// call of the integer routine
 /// ([`F64Op::exact`]: [`Routine::FmaF64`], [`Routine::DivF64`] to nearest) behind a
 /// branch. `pass::emulate` makes the f64 `fma.rn`, `div.rn` and `rcp.rn` of a target
-/// with f64 calls of `NearestF64`; the backend's retry regions call `FastF64` for
-/// each of their sites and the integer routine once
-/// (`spirv-backend/src/emit/retry.rs`).
+/// with f64 calls of `NearestF64`; `pass::retry_regions` makes a run of them a loop
+/// that calls `FastF64` for each site and the integer routine once per pass.
 ///
 /// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
 /// f64 bit patterns, for a device whose `Fma` a probe found fused

@@ -91,7 +91,10 @@
 //!    exact paths, the `.approx` functions and the narrow formats' conversions become
 //!    calls of emulation routines (`crate::routines`), added to the kernel's functions once
 //!    each (the `.approx` ones' f64 arithmetic legalized, by [`soft_f64`] without f64),
-//!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG);
+//!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG); then
+//!    [`retry_regions`] — a block's run of register arithmetic with several exact f64
+//!    `fma.rn`/`div.rn` (`Routine::NearestF64` calls) becomes a loop whose passes call
+//!    each site's fast path and share one call of each integer routine (CFG → CFG);
 //! 6. [`legalize_warps`] — the warp exchanges of [`expand_warp`] and [`expand_matrix`]
 //!    become subgroup operations or shared-memory scratch words, by the [`Target`]'s
 //!    warp mode (CFG → CFG);
@@ -162,6 +165,7 @@ pub mod loop_guard;
 pub mod predicate;
 pub mod recursion;
 pub mod reducible;
+pub mod retry_regions;
 pub mod schedule;
 pub mod shared_in_memory;
 pub mod soft_f64;
@@ -485,6 +489,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // After float_modifiers: the routines take plain operands.
     emulate::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
+    retry_regions::run(&mut kernel);
+    checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
     let mut body = structurize::run(&mut kernel).map_err(|d| vec![d])?;
@@ -513,7 +519,7 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 
 /// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
 /// structured, for the emitter's own uses of it (an exact run's fast paths and exact
-/// routines, a retry region's). Its calls are of the functions of a kernel of its own, its
+/// routines). Its calls are of the functions of a kernel of its own, its
 /// [`crate::ir::Routine::callees`] in that order.
 pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
     let callees: Vec<_> = r.callees().into_iter().map(crate::routines::build).collect();

@@ -9,7 +9,6 @@ use ptxvk_lower::ir::Routine;
 pub(crate) enum Helper {
     /// An emulation routine of the IR (`ptxvk_lower::routines`): the function of the
     /// kernels that call it, or built alone for the emitter's own uses (the f32 fast
-    /// paths and exact runs, `exact_runs.rs`; the f64 fast paths of retry regions,
-    /// `retry.rs`).
+    /// paths and exact runs, `exact_runs.rs`).
     Routine(Routine),
 }
