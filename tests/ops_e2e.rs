@@ -1116,8 +1116,8 @@ fn f32_chains_share_one_exact_branch_and_stay_exact() {
 }
 
 /// Exact f64 `fma.rn` and `div.rn` chained in one block (`tests/ptx/ops/f64_chain.ptx`,
-/// two retry regions of the emitter around an instruction that reads what it writes:
-/// `spirv-backend/src/emit/retry.rs`), on operands that take the routines at one site,
+/// two retry regions around an instruction that reads what it writes:
+/// `lower/src/pass/retry_regions.rs`), on operands that take the routines at one site,
 /// several or none (zeros, subnormals, infinities, NaNs, extreme and random
 /// exponents, mixed within each subgroup): against Rust's f64 arithmetic (`mul_add`,
 /// `/`: correctly rounded), and bit for bit against the same chain with a store after

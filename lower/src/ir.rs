@@ -116,7 +116,8 @@
 //! # Emulation routines
 //!
 //! * An operation the target cannot compute in a few instructions (today f64 `fma`,
-//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, the f32 ones and
+//!   `div`, `rcp` and `sqrt` in integer arithmetic, every rounding, on a target with
+//!   f64 `fma`, `div` and `rcp` to nearest by their fast paths, the f32 ones and
 //!   `RoundToOdd` of a target without f64 (`.soft`), `RoundToOdd` and the f32 `div`,
 //!   `rcp` and `sqrt` with a directed rounding in f64 arithmetic on a target with f64,
 //!   the narrow formats' conversions
@@ -137,11 +138,13 @@
 //!   arithmetic legalized for the target when `pass::emulate` adds them, and call the
 //!   f64 routines; the f32 ones without f64 call the f64 routines and the
 //!   conversions they need, [`Routine::FmaF32InF64`] calls
-//!   [`Routine::OddF32InF64`], and [`Routine::NearestF32`] its fast path
-//!   ([`Routine::FastF32`]) and, behind a branch, the exact routine
+//!   [`Routine::OddF32InF64`], and [`Routine::NearestF32`] and
+//!   [`Routine::NearestF64`] their fast path ([`Routine::FastF32`],
+//!   [`Routine::FastF64`]) and, behind a branch, the exact routine
 //!   ([`Routine::callees`]); the Newton routines
 //!   ([`Routine::Newton`]) are float arithmetic on the device's own operations, their
-//!   exact path legalized the same way (f64: a call of the f64 routine; f32 without
+//!   exact path legalized the same way (f64: a call of the f64 routine, by its fast
+//!   path with f64; f32 without
 //!   f64: a call of the f32 routine); the others call no function. A routine's float
 //!   arithmetic is emitted as a program's, its operands hidden from a driver that folds
 //!   known operands, but a `.visible` one's ([`FloatMode::visible`]);
@@ -150,9 +153,9 @@
 //!   which `pass::emulate` picks (with the sign of a zero sum repaired for a driver
 //!   that was not probed); `pass::exact_runs` calls [`Routine::FastF32`] and the exact
 //!   routines ([`Routine::FmaF32InF64`], [`Routine::DivF32InF64`],
-//!   [`Routine::SqrtF32InF64`]) for the sites of a run. The backend also calls routines
-//!   no kernel holds, built on their own (`pass::routine`): the f64 ones behind its f64
-//!   fast paths.
+//!   [`Routine::SqrtF32InF64`]) for the sites of a run, and `pass::retry_regions` makes
+//!   runs of [`Routine::NearestF64`] calls loops that call its callees,
+//!   [`Routine::FastF64`] and the f64 integer routines, directly.
 //! * `pass::inline` leaves routines and their calls. The passes after `pass::emulate`
 //!   see them (and those after `pass::check`, the table's): `crate::pass::run`
 //!   structures each routine's body as the kernel's ([`Function::body`]); the other
@@ -197,7 +200,7 @@ pub use matrix::*;
 pub use mbarrier::*;
 pub use ptxvk_frontend::forms::formats::FloatFormat;
 pub use routine::{
-    F32Op, NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS, TABLE_SEARCH_ITERATIONS,
+    F32Op, F64Op, NewtonOp, Routine, SIN_COS_REDUCTION_ITERATIONS, TABLE_SEARCH_ITERATIONS,
 };
 pub use space_test::{IsSpaceInst, SpaceTest};
 pub use special::{ptx_register, PtxReg, SpecialLookup, SpecialWidth};
@@ -863,7 +866,7 @@ pub enum FloatPath {
     /// The default: f32 through f64 (a fast result that a cheap exact test proves
     /// correctly rounded, else exact residuals or round to odd: [`Routine::NearestF32`],
     /// whose calls `pass::emulate` makes), f64 `fma` in integer arithmetic (`pass::emulate`; to nearest,
-    /// the backend tries error-free transformations in f64 first, `emit/f64fast.rs`).
+    /// with f64, error-free transformations in f64 first: [`Routine::NearestF64`]).
     #[default]
     F64,
     /// `.soft`: with integer arithmetic only, for a target without f64 (f32 `fma`,

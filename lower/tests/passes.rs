@@ -68,6 +68,8 @@
 //! arithmetic, no f32 `fma`, `div`, `rcp` or `sqrt` on the f64 path and none of the
 //! `.approx` functions that are routines (as
 //! `emulate:no_f64`, for a target without f64, no f64 register in the routines either);
+//! `retry_regions` leaves no block with a run of register arithmetic holding two exact
+//! f64 `fma.rn`/`div.rn` fast paths (`Routine::NearestF64` calls);
 //! `exact_runs` leaves no exact run (two calls of `Routine::NearestF32` in a stretch of
 //! a block that may run again, `pass::exact_runs`); `legalize_warps:MODE` leaves
 //! no warp exchange, only subgroup operations (native, split) or warp barriers and a
@@ -104,9 +106,9 @@ use ptxvk_lower::pass::{
     expand_mbarrier, expand_runtime, expand_special, expand_stack, expand_strong, expand_system,
     expand_texture, expand_vector_atomics, expand_video, expand_warp, float_modifiers,
     hoist_params, infer_spaces, inline, layout_memory, legalize_atomics, legalize_floats,
-    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, schedule,
-    shared_in_memory, soft_f64, split_grid, structurize, thread_ends, thread_registers, warp_trees,
-    widen_generic, LoopGuard, Target,
+    legalize_memory, legalize_warps, loop_exits, loop_guard, predicate, reducible, retry_regions,
+    schedule, shared_in_memory, soft_f64, split_grid, structurize, thread_ends, thread_registers,
+    warp_trees, widen_generic, LoopGuard, Target,
 };
 use ptxvk_lower::{cfg, text, uniformity, verify};
 
@@ -474,6 +476,19 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             exact_runs::run(k);
             if exact_runs::count(k) != 0 {
                 return Err(format!("{} exact runs left", exact_runs::count(k)));
+            }
+        }
+        ("retry_regions", None) => {
+            let regions = |k: &Kernel| {
+                k.blocks.iter().filter(|b| retry_regions::has_region(k, &b.insts)).count()
+            };
+            if regions(&s.kernel) == 0 {
+                return Err("the input has no retry region".into());
+            }
+            retry_regions::run(&mut s.kernel);
+            match regions(&s.kernel) {
+                0 => {}
+                n => return Err(format!("{n} blocks with a retry region left")),
             }
         }
         // For a device without f64: the `.approx` routines' f64 arithmetic made integer code.
@@ -1088,6 +1103,7 @@ fn every_pass_is_checked_on_results() {
         "float_modifiers",
         "emulate",
         "emulate:no_f64",
+        "retry_regions",
         "exact_runs",
         "soft_f64",
         "legalize_warps:native",

@@ -19,21 +19,15 @@ use ptxvk_lower::pass::FloatConstants;
 use crate::module::Globals;
 use crate::types::{Scalar, TypeCache};
 use crate::Error;
-use helpers::Helper;
 
 type R<T> = Result<T, Error>;
 
 mod arith;
 mod atomic;
 mod convert;
-mod f64fast;
-#[cfg(test)]
-mod fast_inputs;
-pub(crate) mod helper_kinds;
-pub(crate) mod helpers;
 mod math;
 mod memory;
-mod retry;
+pub(crate) mod routines;
 mod sync;
 
 /// GLSL.std.450 instruction numbers used here (GLSL.std.450 specification, table 1).
@@ -47,7 +41,6 @@ mod glsl {
     pub const FIND_UMSB: u32 = 75;
     pub const SQRT: u32 = 31;
     pub const INVERSE_SQRT: u32 = 32;
-    pub const FABS: u32 = 4;
     /// GLSL.std.450 `Fma` (§ "Fma": "the result may be computed as if the operations
     /// were separate"; used only where a probe found it fused).
     pub const FMA: u32 = 50;
@@ -198,7 +191,7 @@ impl<'a> FnEmitter<'a> {
     fn nodes(&mut self, nodes: &[Node]) -> R<bool> {
         for n in nodes {
             match n {
-                Node::Code(bid) => self.code(&self.k.blocks[bid.index()].insts)?,
+                Node::Code(bid) => self.insts(&self.k.blocks[bid.index()].insts)?,
                 Node::Return => {
                     self.ret()?;
                     return Ok(true);
@@ -521,7 +514,7 @@ impl<'a> FnEmitter<'a> {
                 "a variable address reached the emitter unplaced (pass::layout_memory)".into(),
             )),
             // `pass::leftover` reports calls of device functions above: what is left
-            // calls an emulation routine, written once per module (`helpers`).
+            // calls an emulation routine, written once per module (`routines`).
             InstKind::Call { callee, args, results } => {
                 let routine = self.k.functions.get(callee.index()).and_then(|f| f.routine);
                 let (Some(routine), [result]) = (routine, results.as_slice()) else {
@@ -529,16 +522,7 @@ impl<'a> FnEmitter<'a> {
                 };
                 let it = Scalar::Int(routine.param_bits() as u8);
                 let args = args.iter().map(|&a| self.read(a, it)).collect::<R<Vec<_>>>()?;
-                let r = match (routine, args.as_slice()) {
-                    // With f64, the fast path first (`f64fast.rs`).
-                    (Routine::FmaF64(Rounding::Nearest), [_, _, _]) if self.g.float64 => {
-                        self.call(Helper::FmaF64, &args)?
-                    }
-                    (Routine::DivF64(Rounding::Nearest), [_, _]) if self.g.float64 => {
-                        self.call(Helper::DivF64, &args)?
-                    }
-                    _ => self.call(Helper::Routine(routine), &args)?,
-                };
+                let r = self.call(routine, &args)?;
                 self.write(*result, r, Scalar::Int(routine.result_bits() as u8), false)
             }
         }

@@ -122,7 +122,6 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
     let mut g = module::Globals::declare(&mut b, &mut t, &windows);
     g.float_constants = target.float_constants;
     g.hide_sign_extensions = target.hide_sign_extensions;
-    g.float64 = target.float64;
     let any_inst = |is: fn(&InstKind) -> bool| {
         kernels.iter().flat_map(|k| &k.kernel.blocks).flat_map(|b| &b.insts).any(|i| is(&i.kind))
     };
@@ -174,7 +173,7 @@ pub fn compile_for(kernels: &[LoweredKernel], target: &Target) -> Result<SpirvMo
             device_launches: k.device_launches.clone(),
         });
     }
-    emit::helpers::emit_helpers(&mut b, &mut t, &g, kernels)?;
+    emit::routines::emit_routines(&mut b, &mut t, &g, kernels)?;
     module::capabilities(&mut b, &t);
     let u = t.used;
     // PTX arithmetic keeps the sign of zero, infinities and NaNs (IEEE 754); without

@@ -66,9 +66,6 @@ pub struct Globals {
     /// Whether sign extensions to 64 bits are hidden from the driver
     /// (`Target::hide_sign_extensions`).
     pub hide_sign_extensions: bool,
-    /// Whether the device has `shaderFloat64` (`Target::float64`): exact f64 `fma.rn`
-    /// then takes the fast path of `emit/f64fast.rs` before its integer routine.
-    pub float64: bool,
     /// The loop counts of [`InstKind::LoopCount`](ptxvk_lower::ir::InstKind::LoopCount):
     /// a zero-initialized `Workgroup` array of one u32 per subgroup, and the
     /// `SubgroupId` input that indexes it, when some kernel counts.
@@ -179,7 +176,6 @@ impl Globals {
             subgroup_size: None,
             float_constants: FloatConstants::default(),
             hide_sign_extensions: false,
-            float64: false,
             loop_counts: None,
             num_workgroups: None,
             confined_outside: None,

@@ -70,8 +70,9 @@ pub struct TypeCache {
     /// The bits of each constant of `constants`, by its id.
     constant_bits: BTreeMap<Word, u64>,
     pub used: Used,
-    /// The module's emulation routines, by the id of their function (`emit::helpers`).
-    pub(crate) helpers: BTreeMap<crate::emit::helper_kinds::Helper, Word>,
+    /// The id of the function of each emulation routine the module calls
+    /// (`emit::routines`).
+    pub(crate) routines: BTreeMap<ptxvk_lower::ir::Routine, Word>,
 }
 
 impl TypeCache {

@@ -68,6 +68,20 @@ use super::{FloatFormat, OddOp, OpTy, Rounding, UnaryOp};
 /// `NearestF32`, and `pass::exact_runs` those of a run calls of `FastF32` (and of the
 /// exact routines in its second pass).
 ///
+/// `FastF64(op)` and `NearestF64(op)` are the exact f64 `fma.rn` and `div.rn` of a
+/// target with f64 whose `Fma` is not fused ([`F64Op`], f64 bit patterns as arguments
+/// and result) by their fast paths (`crate::routines`' `fast_f64`): `FastF64` is the
+/// result of error-free transformations in the device's f64 arithmetic (`fma`) or the
+/// device's quotient proved by an exact residual (`div`) where a guard on the
+/// operands' exponents admits them, else the NaN [`F64Op::FAILED`] (the guard admits
+/// only finite operands with normal results, so a NaN is never a fast result);
+/// `NearestF64` the operation itself, that result where it is not that NaN, else a
+/// call of the integer routine
+/// ([`F64Op::exact`]: [`Routine::FmaF64`], [`Routine::DivF64`] to nearest) behind a
+/// branch. `pass::emulate` makes the f64 `fma.rn`, `div.rn` and `rcp.rn` of a target
+/// with f64 calls of `NearestF64`; `pass::retry_regions` makes a run of them a loop
+/// that calls `FastF64` for each site and the integer routine once per pass.
+///
 /// `Newton { op, bits, soft }` is `div.rn` (`a / b`) or `sqrt.rn` on f32 (`bits` 32) or
 /// f64 bit patterns, for a device whose `Fma` a probe found fused
 /// ([`super::FloatPath::Fused`]): Newton steps on that `Fma` (`.native` `fma`, `div` and
@@ -108,6 +122,8 @@ pub enum Routine {
     FmaF32InF64 { repaired: bool },
     FastF32(F32Op),
     NearestF32(F32Op),
+    FastF64(F64Op),
+    NearestF64(F64Op),
     Newton { op: NewtonOp, bits: u8, soft: bool },
     InAllocation { write: bool },
     ShadowWord,
@@ -162,6 +178,50 @@ impl F32Op {
             F32Op::Fma { repaired } => ("fma", if repaired { ".repaired" } else { "" }),
             F32Op::Div => ("div", ""),
             F32Op::Sqrt => ("sqrt", ""),
+        }
+    }
+}
+
+/// The operation of [`Routine::FastF64`] and [`Routine::NearestF64`], to nearest: `fma`
+/// or `div` (`rcp` is `1 / b`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum F64Op {
+    Fma,
+    Div,
+}
+
+impl F64Op {
+    /// Every one, in a fixed order.
+    pub const ALL: [F64Op; 2] = [F64Op::Fma, F64Op::Div];
+
+    /// What [`Routine::FastF64`] returns where its guard fails: a NaN (the IR's f64
+    /// NaN, PTX's canonical one), which no fast result is. Its callers compare the
+    /// result with this pattern (one comparison, where a test for any NaN takes two
+    /// and made `f64_fma_div` about 3% slower on lavapipe).
+    pub const FAILED: u64 = 0x7fff_ffff_ffff_ffff;
+
+    /// The exact routine of the operation ([`Routine::FmaF64`], [`Routine::DivF64`], to
+    /// nearest).
+    pub fn exact(self) -> Routine {
+        match self {
+            F64Op::Fma => Routine::FmaF64(Rounding::Nearest),
+            F64Op::Div => Routine::DivF64(Rounding::Nearest),
+        }
+    }
+
+    /// How many operands it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            F64Op::Fma => 3,
+            F64Op::Div => 2,
+        }
+    }
+
+    /// Its PTX name.
+    fn name(self) -> &'static str {
+        match self {
+            F64Op::Fma => "fma",
+            F64Op::Div => "div",
         }
     }
 }
@@ -274,6 +334,8 @@ impl Routine {
         all.extend([false, true].map(|repaired| Routine::FmaF32InF64 { repaired }));
         all.extend(F32Op::ALL.map(Routine::FastF32));
         all.extend(F32Op::ALL.map(Routine::NearestF32));
+        all.extend(F64Op::ALL.map(Routine::FastF64));
+        all.extend(F64Op::ALL.map(Routine::NearestF64));
         for op in [NewtonOp::Div, NewtonOp::Sqrt] {
             all.push(Routine::Newton { op, bits: 64, soft: false });
             for soft in [false, true] {
@@ -314,6 +376,7 @@ impl Routine {
                 vec![Routine::OddF32InF64 { op: OddOp::Fma, repaired }]
             }
             Routine::NearestF32(op) => vec![Routine::FastF32(op), op.exact()],
+            Routine::NearestF64(op) => vec![Routine::FastF64(op), op.exact()],
             _ => Vec::new(),
         }
     }
@@ -362,6 +425,9 @@ impl Routine {
                 let (name, form) = op.names();
                 format!("ptxvk.{name}.f32.rn{form}")
             }
+            Routine::FastF64(op) => format!("ptxvk.{}.f64.rn.fast", op.name()),
+            // `.fp64`: in the device's f64 arithmetic, beside the integer routine.
+            Routine::NearestF64(op) => format!("ptxvk.{}.f64.rn.fp64", op.name()),
             Routine::Newton { op, bits, soft } => {
                 format!("ptxvk.{}.f{bits}.rn.fused{}", lower(op), if soft { ".int" } else { "" })
             }
@@ -401,6 +467,7 @@ impl Routine {
             Routine::DivF32InF64(_) => 2,
             Routine::SqrtF32InF64(_) => 1,
             Routine::FastF32(op) | Routine::NearestF32(op) => op.arity(),
+            Routine::FastF64(op) | Routine::NearestF64(op) => op.arity(),
             Routine::DivF64(_) | Routine::DivF32(_) | Routine::OddF32(_) => 2,
             Routine::OddF32InF64 { .. } => 2,
             Routine::Newton { op, .. } => 1 + usize::from(op == NewtonOp::Div),

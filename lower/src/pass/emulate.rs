@@ -7,9 +7,12 @@
 //! (`.native`) becomes a `Call` of the routine for its
 //! rounding, on the operands' bit patterns: [`Routine::FmaF64`],
 //! [`Routine::DivF64`] (`rcp` as `1.0 / x`), [`Routine::SqrtF64`] (PTX ISA 9.2
-//! §9.7.3.6-10). On a target with f64 the backend calls `fma` and `div` to nearest
-//! through fast paths in f64 arithmetic that fall back to these routines
-//! (`spirv-backend/src/emit/f64fast.rs`): the IR and its interpreter see the routines.
+//! §9.7.3.6-10). On a target with f64, `fma`, `div` and `rcp` to nearest become calls
+//! of [`Routine::NearestF64`] instead ([`for_target`]): their fast paths in the device's
+//! f64 arithmetic ([`Routine::FastF64`]), which call `FmaF64` and `DivF64` where their
+//! guard fails (`crate::routines`' `fast_f64`). So do the exact paths of the Newton
+//! routines' f64 `div` when this pass legalizes them; the integer routines' own
+//! callees stay as [`Routine::callees`] names them.
 //!
 //! Without f64 (`legalize_floats`' `.soft`, [`FloatPath::Integer`]): an f32 `fma`,
 //! `div`, `rcp` or `sqrt` becomes a `Call` of [`Routine::FmaF32`], [`Routine::DivF32`]
@@ -64,8 +67,8 @@ use ptxvk_frontend::{Diagnostic, Span};
 use super::{FloatConstants, Target};
 use crate::build::{Build, Builder};
 use crate::ir::{
-    BinaryOp, F32Op, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel, NewtonOp,
-    OddOp, OpTy, RegId, Rounding, Routine, UnaryOp, Value,
+    BinaryOp, F32Op, F64Op, FloatMode, FloatPath, Function, FunctionId, Inst, InstKind, Kernel,
+    NewtonOp, OddOp, OpTy, RegId, Rounding, Routine, UnaryOp, Value,
 };
 use crate::routines;
 
@@ -214,13 +217,17 @@ pub fn emulated(kind: &InstKind) -> Option<(Routine, Vec<Value>, RegId)> {
 
 /// Routine `r` in its form for `target`: [`Routine::OddF32InF64`],
 /// [`Routine::FmaF32InF64`] and `fma`'s [`Routine::NearestF32`] repair the sign of a
-/// zero sum only for a driver that was not probed (`FloatConstants::Repaired`).
+/// zero sum only for a driver that was not probed (`FloatConstants::Repaired`); with
+/// f64, the f64 `fma` and `div` to nearest are [`Routine::NearestF64`], their fast
+/// paths (module doc).
 pub fn for_target(r: Routine, target: &Target) -> Routine {
     let repaired = target.float_constants == FloatConstants::Repaired;
     match r {
         Routine::OddF32InF64 { op, .. } => Routine::OddF32InF64 { op, repaired },
         Routine::FmaF32InF64 { .. } => Routine::FmaF32InF64 { repaired },
         Routine::NearestF32(F32Op::Fma { .. }) => Routine::NearestF32(F32Op::Fma { repaired }),
+        Routine::FmaF64(Rounding::Nearest) if target.float64 => Routine::NearestF64(F64Op::Fma),
+        Routine::DivF64(Rounding::Nearest) if target.float64 => Routine::NearestF64(F64Op::Div),
         r => r,
     }
 }

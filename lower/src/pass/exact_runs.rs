@@ -121,17 +121,6 @@ fn site(k: &Kernel, kind: &InstKind) -> Option<F32Op> {
     }
 }
 
-/// Whether running `kind` again on the same registers gives the same registers:
-/// register arithmetic and calls of the emulation routines (pure functions).
-fn reruns(k: &Kernel, kind: &InstKind) -> bool {
-    match kind {
-        InstKind::Call { callee, .. } => {
-            k.functions.get(callee.index()).is_some_and(|f| f.routine.is_some())
-        }
-        kind => kind.is_register_arithmetic(),
-    }
-}
-
 /// How a global address is compared (module doc, *Stores*): the type of the value
 /// [`address_into`] computes for it, a 32-bit offset into the address window (a
 /// module with 32-bit addresses and an address of none or a 32-bit register, as the
@@ -201,7 +190,7 @@ impl Stretch {
                 }
                 fits
             }
-            kind => reruns(k, kind),
+            kind => super::retry_regions::reruns(k, kind),
         }
     }
 

@@ -92,6 +92,9 @@
 //!    calls of emulation routines (`crate::routines`), added to the kernel's functions once
 //!    each (the `.approx` ones' f64 arithmetic legalized, by [`soft_f64`] without f64),
 //!    whose bodies [`structurize`] structures with the kernel's (CFG → CFG); then
+//!    [`retry_regions`] — a block's run of register arithmetic with several exact f64
+//!    `fma.rn`/`div.rn` (`Routine::NearestF64` calls) becomes a loop whose passes call
+//!    each site's fast path and share one call of each integer routine (CFG → CFG); then
 //!    [`exact_runs`] — the exact f32 operations to nearest of a stretch of one block
 //!    (calls of `Routine::NearestF32`) share one branch to their exact paths: a fast
 //!    pass, a second exact pass where a test failed, deferred global stores (new
@@ -167,6 +170,7 @@ pub mod loop_guard;
 pub mod predicate;
 pub mod recursion;
 pub mod reducible;
+pub mod retry_regions;
 pub mod schedule;
 pub mod shared_in_memory;
 pub mod soft_f64;
@@ -490,7 +494,11 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
     // After float_modifiers: the routines take plain operands.
     emulate::run(&mut kernel, target).map_err(|d| vec![d])?;
     checked(&kernel, None)?;
-    // After emulate, whose calls of the f32 fast paths it groups.
+    // After emulate, whose calls of the f64 fast paths it groups.
+    retry_regions::run(&mut kernel);
+    checked(&kernel, None)?;
+    // After emulate, whose calls of the f32 fast paths it groups; after retry_regions,
+    // as the emitter grouped them: the f64 regions first.
     exact_runs::run(&mut kernel);
     checked(&kernel, None)?;
     legalize_warps::run(&mut kernel, target).map_err(|d| vec![d])?;
@@ -520,8 +528,8 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 }
 
 /// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
-/// structured, for the emitter's own uses of it (the f64 fast paths' exact routines,
-/// `emit/f64fast.rs`). Its calls are of the functions of a kernel of its own, its
+/// structured, for the emitter's own uses of it (an exact run's fast paths and exact
+/// routines). Its calls are of the functions of a kernel of its own, its
 /// [`crate::ir::Routine::callees`] in that order.
 pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
     let callees: Vec<_> = r.callees().into_iter().map(crate::routines::build).collect();

@@ -73,7 +73,7 @@ const NAN32: u64 = 0x7fff_ffff;
 /// driver (module doc).
 pub(super) const CANDIDATE: FloatMode = FloatMode { visible: true, ..NATIVE };
 /// The f64 arithmetic of `div` and `sqrt`, shown to the driver (module doc).
-const VISIBLE: FloatMode = FloatMode { path: FloatPath::F64, ..CANDIDATE };
+pub(super) const VISIBLE: FloatMode = FloatMode { path: FloatPath::F64, ..CANDIDATE };
 
 /// The body of `OddF32InF64 { op, repaired }` on the f32 patterns `x`: the f64 pattern
 /// of `op` rounded to odd (module doc).
@@ -81,28 +81,34 @@ pub(super) fn odd(b: &mut FnBuilder, op: OddOp, repaired: bool, x: &[Value]) -> 
     let wide: Vec<Value> = x.iter().map(|&v| b.cvt(F64, OpTy::F(32), v)).collect();
     match op {
         OddOp::Mul => b.bin(BinaryOp::Mul, F64, wide[0], wide[1]),
-        OddOp::Add => odd_sum(b, repaired, wide[0], wide[1]),
+        OddOp::Add => odd_sum(b, HIDDEN, repaired, wide[0], wide[1]),
         OddOp::Sub => {
             let negated = b.un(UnaryOp::Neg, F64, wide[1]);
-            odd_sum(b, repaired, wide[0], negated)
+            odd_sum(b, HIDDEN, repaired, wide[0], negated)
         }
         OddOp::Fma => {
             let product = b.bin(BinaryOp::Mul, F64, wide[0], wide[1]);
-            odd_sum(b, repaired, product, wide[2])
+            odd_sum(b, HIDDEN, repaired, product, wide[2])
         }
     }
 }
 
-/// `p + c` rounded to odd (module doc).
-fn odd_sum(b: &mut impl Build, repaired: bool, p: Value, c: Value) -> Value {
-    let s = b.bin(BinaryOp::Add, F64, p, c);
+/// The f64 arithmetic of round to odd in `OddF32InF64`: a program's, hidden from the
+/// driver (module doc).
+const HIDDEN: FloatMode = FloatMode { visible: false, ..VISIBLE };
+
+/// `p + c` rounded to odd (module doc), its f64 arithmetic in `mode` (a program's, or
+/// `.visible` in the f64 fast path of `fma`, `fast_f64`).
+pub(super) fn odd_sum(
+    b: &mut impl Build,
+    mode: FloatMode,
+    repaired: bool,
+    p: Value,
+    c: Value,
+) -> Value {
+    let s = arith(b, mode, BinaryOp::Add, p, c);
     let s = if repaired { zero_sign_of_sum(b, p, c, s) } else { s };
-    // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
-    let bb = b.bin(BinaryOp::Sub, F64, s, p);
-    let sbb = b.bin(BinaryOp::Sub, F64, s, bb);
-    let e1 = b.bin(BinaryOp::Sub, F64, p, sbb);
-    let e2 = b.bin(BinaryOp::Sub, F64, c, bb);
-    let err = b.bin(BinaryOp::Add, F64, e1, e2);
+    let err = two_sum_error(b, mode, p, c, s);
     let zero = Value::Imm(0);
     let inexact = b.cmp(CmpOp::Ne, F64, err, zero);
     let low = b.and(U64, s, Value::Imm(1));
@@ -117,6 +123,22 @@ fn odd_sum(b: &mut impl Build, repaired: bool, p: Value, c: Value) -> Value {
     let down = b.add(U64, s, Value::Imm(u64::MAX));
     let stepped = b.sel(U64, differ, down, up);
     b.sel(U64, adjust, stepped, s)
+}
+
+/// The error of `s = RN(x + y)` (f64), exact for finite operands barring overflow
+/// (Knuth's TwoSum): `(x - (s - bb)) + (y - bb)` with `bb = s - x`, in `mode`.
+pub(super) fn two_sum_error(
+    b: &mut impl Build,
+    mode: FloatMode,
+    x: Value,
+    y: Value,
+    s: Value,
+) -> Value {
+    let bb = arith(b, mode, BinaryOp::Sub, s, x);
+    let sbb = arith(b, mode, BinaryOp::Sub, s, bb);
+    let e1 = arith(b, mode, BinaryOp::Sub, x, sbb);
+    let e2 = arith(b, mode, BinaryOp::Sub, y, bb);
+    arith(b, mode, BinaryOp::Add, e1, e2)
 }
 
 /// The sum `s` of `p` and `c` to nearest with the sign of a zero result from the
@@ -140,8 +162,13 @@ pub(super) fn fma(b: &mut FnBuilder, repaired: bool, x: &[Value]) -> Value {
 
 /// `op` on f64 `x` and `y`, shown to the driver.
 pub(super) fn shown(b: &mut impl Build, op: BinaryOp, x: Value, y: Value) -> Value {
+    arith(b, VISIBLE, op, x, y)
+}
+
+/// `op` on f64 `x` and `y` in `mode`.
+fn arith(b: &mut impl Build, mode: FloatMode, op: BinaryOp, x: Value, y: Value) -> Value {
     let dst = b.temp(F64);
-    b.push(InstKind::Binary { op, ty: F64, mode: VISIBLE, dst, lhs: x, rhs: y });
+    b.push(InstKind::Binary { op, ty: F64, mode, dst, lhs: x, rhs: y });
     Value::Reg(dst)
 }
 

@@ -153,11 +153,28 @@ pub(super) fn nearest(b: &mut FnBuilder, op: F32Op, x: &[Value]) -> Value {
     b.mov(U32, result, q);
     let high = b.bin(BinaryOp::Shr, U64, packed, Value::Imm(32));
     let failed = b.cmp(CmpOp::Ne, U64, high, Value::Imm(0));
-    let exact = b.current().0 + 1;
-    let (exact, join) = (BlockId(exact), BlockId(exact + 1));
-    b.end_block(Terminator::Branch { cond: failed, negate: false, if_true: exact, if_false: join });
-    let r = b.call(op.exact(), x.to_vec());
-    b.mov(U32, result, r);
+    or_exact(b, U32, result, failed, op.exact(), x)
+}
+
+/// `result` (a register of type `ty` holding a fast path's result) where `failed` is
+/// false, else `exact` on `x` written into it, behind a branch (`NearestF32`'s and
+/// `NearestF64`'s). Ends the current block with the branch to the exact path; the block
+/// after is the current one.
+pub(super) fn or_exact(
+    b: &mut FnBuilder,
+    ty: OpTy,
+    result: RegId,
+    failed: RegId,
+    exact: Routine,
+    x: &[Value],
+) -> Value {
+    let exact_block = b.current().0 + 1;
+    let (exact_block, join) = (BlockId(exact_block), BlockId(exact_block + 1));
+    let branch =
+        Terminator::Branch { cond: failed, negate: false, if_true: exact_block, if_false: join };
+    b.end_block(branch);
+    let r = b.call(exact, x.to_vec());
+    b.mov(ty, result, r);
     b.end_block(Terminator::Jump(join));
     Value::Reg(result)
 }

@@ -10,7 +10,10 @@
 //! that was not probed repairs the sign of a zero sum), `fma.rn` from it, and `div`
 //! and `sqrt` in every rounding by exact residuals; [`fast_f32`] the fast paths of
 //! f32 `fma.rn`, `div.rn` and `sqrt.rn` on that target, and those operations by them
-//! with the exact routines where their test fails; [`allocation_table`] the search of
+//! with the exact routines where their test fails; [`fast_f64`] the fast paths of f64
+//! `fma.rn` and `div.rn` on a target with f64 (error-free transformations, and the
+//! device's quotient proved by an exact residual), and those operations by them with
+//! the integer routines where their guard fails; [`allocation_table`] the search of
 //! a checked launch's allocation table (`crate::pass::check` calls it), the one loop
 //! of every target's routines, whose loads read the table.
 //!
@@ -35,6 +38,7 @@ mod approx;
 mod convert;
 mod exact_f32;
 mod fast_f32;
+mod fast_f64;
 mod newton;
 mod soft_f32;
 mod softf64;
@@ -216,6 +220,8 @@ fn construct(r: Routine, loops: bool) -> Function {
         Routine::FmaF32InF64 { repaired } => exact_f32::fma(&mut b, repaired, &params),
         Routine::FastF32(op) => fast_f32::fast(&mut b, op, &params),
         Routine::NearestF32(op) => fast_f32::nearest(&mut b, op, &params),
+        Routine::FastF64(op) => fast_f64::fast(&mut b, op, &params),
+        Routine::NearestF64(op) => fast_f64::nearest(&mut b, op, &params),
         Routine::Newton { op, bits, soft } => newton::build(&mut b, op, bits, soft, &params),
         Routine::InAllocation { write } => allocation_table::in_allocation(&mut b, &params, write),
         Routine::ShadowWord => allocation_table::shadow_word(&mut b, &params),

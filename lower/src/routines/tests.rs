@@ -158,6 +158,8 @@ fn model(r: Routine, x: &[u64]) -> u64 {
             }
         }
         Routine::FastF32(_) => panic!("the fast paths have their own test (fast_f32.rs)"),
+        Routine::NearestF64(op) => model(op.exact(), x),
+        Routine::FastF64(_) => panic!("the fast paths have their own test (fast_f64.rs)"),
         Routine::OddF32(op) | Routine::OddF32InF64 { op, .. } => {
             arith::round_to_odd(op, x[0], x[1], x.get(2).map_or(0, |&c| c))
         }
@@ -304,7 +306,11 @@ fn routines_round_as_the_model_in_every_direction() {
     let f64_routines = |r: &Routine| {
         matches!(
             r,
-            Routine::FmaF64(_) | Routine::FmaF64Odd | Routine::DivF64(_) | Routine::SqrtF64(_)
+            Routine::FmaF64(_)
+                | Routine::FmaF64Odd
+                | Routine::DivF64(_)
+                | Routine::SqrtF64(_)
+                | Routine::NearestF64(_)
         )
     };
     for r in Routine::all().into_iter().filter(f64_routines) {
@@ -707,8 +713,11 @@ fn only_the_reduction_of_sin_and_cos_loops() {
             let want = if looped { r.loop_iterations() } else { 0 };
             assert_eq!(iterations, want, "{} (loops: {looped})", r.name());
             // The Newton routines branch between their steps and the exact path, and
-            // `NearestF32` between its fast path and the exact routine.
-            let branches = matches!(r, Routine::Newton { .. } | Routine::NearestF32(_));
+            // `NearestF32` and `NearestF64` between their fast path and the exact routine.
+            let branches = matches!(
+                r,
+                Routine::Newton { .. } | Routine::NearestF32(_) | Routine::NearestF64(_)
+            );
             assert_eq!(f.blocks.len() == 1, want == 0 && !branches, "{}", r.name());
         }
     }

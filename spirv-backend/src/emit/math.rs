@@ -257,44 +257,4 @@ impl FnEmitter<'_> {
         let r = self.b.select(it, None, sub, sign, x)?;
         Ok(self.b.bitcast(ft, None, r)?)
     }
-
-    /// `p + c` for f64 `p` and `c`, rounded to odd, with every operation's operands
-    /// visible to the driver ([`Self::unhidden`]), for a fast path whose proof allows
-    /// it: finite `p` and `c`, and a caller to whom the sign of a zero result does not
-    /// matter (`f64fast.rs`). The sum to nearest is stepped one ulp toward the exact
-    /// value when it is inexact and its last mantissa bit is even. The error is exact
-    /// (TwoSum, which needs round-to-nearest f64 addition, as Vulkan guarantees for
-    /// `OpFAdd`). (`RoundToOdd` is a routine, `pass::emulate`.)
-    pub(super) fn odd_sum_unhidden(&mut self, p: Word, c: Word) -> R<Word> {
-        let f64s = Scalar::Float(64);
-        let dt = self.ty(f64s);
-        let bt = self.ty(Scalar::Bool);
-        let i64s = Scalar::Int(64);
-        let it = self.ty(i64s);
-        let s = self.unhidden(BinaryOp::Add, dt, p, c)?;
-        // TwoSum(p, c): err = (p - (s - bb)) + (c - bb), bb = s - p.
-        let bb = self.unhidden(BinaryOp::Sub, dt, s, p)?;
-        let sbb = self.unhidden(BinaryOp::Sub, dt, s, bb)?;
-        let e1 = self.unhidden(BinaryOp::Sub, dt, p, sbb)?;
-        let e2 = self.unhidden(BinaryOp::Sub, dt, c, bb)?;
-        let err = self.unhidden(BinaryOp::Add, dt, e1, e2)?;
-        let zero = self.konst(f64s, 0);
-        let inexact = self.b.f_ord_not_equal(bt, None, err, zero)?;
-        let sbits = self.b.bitcast(it, None, s)?;
-        let one = self.konst(i64s, 1);
-        let low = self.b.bitwise_and(it, None, sbits, one)?;
-        let izero = self.konst(i64s, 0);
-        let even = self.b.i_equal(bt, None, low, izero)?;
-        let adjust = self.b.logical_and(bt, None, inexact, even)?;
-        // Moving toward err: away from zero when err has the sign of s (bits + 1),
-        // else toward zero (bits - 1). s ≠ 0 whenever err ≠ 0.
-        let s_neg = self.b.f_ord_less_than(bt, None, s, zero)?;
-        let e_neg = self.b.f_ord_less_than(bt, None, err, zero)?;
-        let same = self.b.logical_equal(bt, None, s_neg, e_neg)?;
-        let up = self.b.i_add(it, None, sbits, one)?;
-        let down = self.b.i_sub(it, None, sbits, one)?;
-        let stepped = self.b.select(it, None, same, up, down)?;
-        let odd_bits = self.b.select(it, None, adjust, stepped, sbits)?;
-        Ok(self.b.bitcast(dt, None, odd_bits)?)
-    }
 }
