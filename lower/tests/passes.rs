@@ -233,10 +233,29 @@ fn run_pass(pass: &str, s: &mut State) -> Result<(), String> {
             run_call_pass(pass, s)?
         }
         "expand_strong" => run_expand_strong(&mut s.kernel)?,
+        "retry_regions" | "exact_runs" => run_grouping(pass, s)?,
         sched if sched.starts_with("schedule") => run_instrumentation(pass, s)?,
         _ => run_legalization(pass, s)?,
     }
     verify::run(&s.kernel).map_err(|d| messages(&d))
+}
+
+/// A pass that groups a block's calls of the fast paths (`retry_regions`, `exact_runs`),
+/// checking its contract: the input has a group for it, and none is left after it.
+fn run_grouping(pass: &str, s: &mut State) -> Result<(), String> {
+    type Count = fn(&Kernel) -> usize;
+    let (count, run): (Count, fn(&mut Kernel)) = match pass {
+        "retry_regions" => (retry_regions::count, retry_regions::run),
+        _ => (exact_runs::count, exact_runs::run),
+    };
+    if count(&s.kernel) == 0 {
+        return Err(format!("the input has nothing {pass} groups"));
+    }
+    run(&mut s.kernel);
+    match count(&s.kernel) {
+        0 => Ok(()),
+        n => Err(format!("{n} groups left after {pass}")),
+    }
 }
 
 /// `expand_strong`, checking its contract: no strong access outside global and shared
@@ -468,29 +487,6 @@ fn run_legalization(pass: &str, s: &mut State) -> Result<(), String> {
             |_, i| emulate::emulated(i).is_some(),
             emulate::run,
         )?,
-        ("exact_runs", None) => {
-            let k = &mut s.kernel;
-            if exact_runs::count(k) == 0 {
-                return Err("the input has no exact run".into());
-            }
-            exact_runs::run(k);
-            if exact_runs::count(k) != 0 {
-                return Err(format!("{} exact runs left", exact_runs::count(k)));
-            }
-        }
-        ("retry_regions", None) => {
-            let regions = |k: &Kernel| {
-                k.blocks.iter().filter(|b| retry_regions::has_region(k, &b.insts)).count()
-            };
-            if regions(&s.kernel) == 0 {
-                return Err("the input has no retry region".into());
-            }
-            retry_regions::run(&mut s.kernel);
-            match regions(&s.kernel) {
-                0 => {}
-                n => return Err(format!("{n} blocks with a retry region left")),
-            }
-        }
         // For a device without f64: the `.approx` routines' f64 arithmetic made integer code.
         ("emulate:no_f64", None) => emulate_without_f64(&mut s.kernel)?,
         ("soft_f64", None) => legalizes(

@@ -93,9 +93,9 @@ pub fn reruns(k: &Kernel, kind: &InstKind) -> bool {
     }
 }
 
-/// Whether `insts`, a block's, hold a retry region (module doc).
-pub fn has_region(k: &Kernel, insts: &[Inst]) -> bool {
-    first_region(k, insts).is_some()
+/// How many of the kernel's blocks hold a retry region (none after [`run`]).
+pub fn count(k: &Kernel) -> usize {
+    k.blocks.iter().filter(|b| first_region(k, &b.insts).is_some()).count()
 }
 
 /// The site `inst` is: a call of the f64 `fma.rn` or `div.rn` by its fast path.
