@@ -173,3 +173,31 @@ fn indirect_calls_are_made_and_compared() {
     );
     assert!(observed >= 30, "{observed} compared with results");
 }
+
+/// The random programs reach the passes that group fast paths: lowered with f64, some
+/// kernels call `Routine::FastF64` from their own blocks (a retry region,
+/// `pass::retry_regions`) and some `Routine::FastF32` (an exact run, `pass::exact_runs`);
+/// elsewhere only `NearestF64` and `NearestF32` call them. The programs that have them
+/// are compared like the others ([`nearly_every_random_program_is_compared`]).
+#[test]
+fn random_programs_have_retry_regions_and_exact_runs() {
+    use ptxvk_lower::ir::{InstKind, Routine};
+    let (mut regions, mut runs) = (0, 0);
+    for seed in 0..100 {
+        let k = program(seed, 3 + (seed % 8) as usize);
+        let lowered = pass::run(k, &Target::default()).unwrap_or_else(|d| panic!("{d:?}"));
+        let k = &lowered.kernel;
+        let calls = |wanted: fn(Routine) -> bool| {
+            k.blocks.iter().flat_map(|b| &b.insts).any(|i| match &i.kind {
+                InstKind::Call { callee, .. } => {
+                    k.functions[callee.index()].routine.is_some_and(wanted)
+                }
+                _ => false,
+            })
+        };
+        regions += usize::from(calls(|r| matches!(r, Routine::FastF64(_))));
+        runs += usize::from(calls(|r| matches!(r, Routine::FastF32(_))));
+    }
+    eprintln!("{regions} of 100 programs with retry regions, {runs} with exact runs");
+    assert!(regions >= 5 && runs >= 5, "{regions} programs with retry regions, {runs} with runs");
+}

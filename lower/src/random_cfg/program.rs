@@ -518,7 +518,7 @@ fn integer_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
 fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
     let reg = Value::Reg;
     let f = |rng: &mut Rng| r.f[rng.below(2) as usize];
-    match rng.below(8) {
+    match rng.below(9) {
         0..=2 => {
             let op = pick(
                 rng,
@@ -593,9 +593,16 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
                 dst,
                 src,
             };
+            // An f64 `fma` too: to nearest, with f64, `pass::retry_regions` groups two
+            // of these (or `div`s) in a block.
+            let arith = if rng.below(3) == 0 {
+                InstKind::Fma { ty: f64t, mode: m, dst: r.g, a: reg(r.g), b: reg(r.d), c: reg(r.g) }
+            } else {
+                InstKind::Binary { op, ty: f64t, mode: m, dst: r.g, lhs: reg(r.g), rhs: reg(r.d) }
+            };
             vec![
                 cvt(f64t, f32t, None, r.g, reg(f(rng))),
-                InstKind::Binary { op, ty: f64t, mode: m, dst: r.g, lhs: reg(r.g), rhs: reg(r.d) },
+                arith,
                 cvt(f32t, f64t, Some(rounding(rng)), f(rng), reg(r.g)),
             ]
         }
@@ -622,6 +629,52 @@ fn float_code(rng: &mut Rng, r: &Regs) -> Vec<InstKind> {
             let sat = to.bits() < 32 || (to.is_float() && rng.below(4) == 0);
             let mode = FloatMode { ftz: rng.below(3) == 0, sat, ..FloatMode::default() };
             vec![InstKind::Convert { to, from, rounding, mode, dst, src }]
+        }
+        // A chain of exact operations to nearest, as math kernels have: two f32 ones
+        // (`pass::exact_runs` groups them) and two f64 ones (`pass::retry_regions`).
+        8 => {
+            let m = FloatMode { rounding: Rounding::Nearest, ..FloatMode::default() };
+            let (f64t, f32t, [f0, f1]) = (OpTy::F(64), OpTy::F(32), r.f);
+            let to64 = InstKind::Convert {
+                to: f64t,
+                from: f32t,
+                rounding: None,
+                mode: FloatMode::default(),
+                dst: r.g,
+                src: reg(f0),
+            };
+            let to32 = InstKind::Convert {
+                to: f32t,
+                from: f64t,
+                rounding: Some(Rounding::Nearest),
+                mode: FloatMode::default(),
+                dst: f0,
+                src: reg(r.g),
+            };
+            let div = |ty, dst, lhs, rhs| InstKind::Binary {
+                op: BinaryOp::Div,
+                ty,
+                mode: m,
+                dst,
+                lhs: reg(lhs),
+                rhs: reg(rhs),
+            };
+            let fma = |ty, dst, a, b, c| InstKind::Fma {
+                ty,
+                mode: m,
+                dst,
+                a: reg(a),
+                b: reg(b),
+                c: reg(c),
+            };
+            vec![
+                div(f32t, f0, f0, f1),
+                fma(f32t, f1, f1, data(rng, r), f0),
+                to64,
+                fma(f64t, r.g, r.g, r.d, r.g),
+                div(f64t, r.g, r.g, r.d),
+                to32,
+            ]
         }
         _ => {
             let cmp =
