@@ -528,9 +528,9 @@ pub fn run(mut kernel: Kernel, target: &Target) -> Result<LoweredKernel, Vec<Dia
 }
 
 /// Routine `r` as `run` leaves it in a kernel: built ([`crate::routines::build`]) and
-/// structured, for the emitter's own uses of it (an exact run's fast paths and exact
-/// routines). Its calls are of the functions of a kernel of its own, its
-/// [`crate::ir::Routine::callees`] in that order.
+/// structured, for the structured text format, which names a routine instead of
+/// printing it (`crate::text`), and for the routines' tests. Its calls are of the
+/// functions of a kernel of its own, its [`crate::ir::Routine::callees`] in that order.
 pub fn routine(r: crate::ir::Routine) -> Result<crate::ir::Function, Vec<Diagnostic>> {
     let callees: Vec<_> = r.callees().into_iter().map(crate::routines::build).collect();
     structured(crate::routines::build(r), &callees)

@@ -353,7 +353,7 @@ fn direct_magnitude(
 mod tests {
     use std::cmp::Ordering;
 
-    use super::super::tests::{eval, with_candidate_argument, Rng, F32_EDGES};
+    use super::super::tests::{eval, float_arithmetic, with_candidate_argument, Rng, F32_EDGES};
     use crate::ir::{BinaryOp, Function, InstKind, OpTy, Rounding, Routine, Value};
 
     /// The routine with its `.native` candidate moved by its last argument (a new one,
@@ -498,9 +498,8 @@ mod tests {
         }
     }
 
-    /// Each routine builds alone, structured and verified, as the backend builds those
-    /// no kernel holds (`pass::routine`); the f64 arithmetic of `div` and `sqrt` is all
-    /// `.visible`, and `fma`'s is its callee's (hidden as a program's).
+    /// Each routine builds alone (`float_arithmetic`); the f64 arithmetic of `div` and
+    /// `sqrt` is all `.visible`, and `fma`'s is its callee's (hidden as a program's).
     #[test]
     fn the_routines_build_alone_with_their_arithmetic_visible() {
         for r in Routine::all().into_iter().filter(|r| {
@@ -509,18 +508,12 @@ mod tests {
                 Routine::DivF32InF64(_) | Routine::SqrtF32InF64(_) | Routine::FmaF32InF64 { .. }
             )
         }) {
-            let f = crate::pass::routine(r).unwrap_or_else(|d| panic!("{}: {d:?}", r.name()));
-            let float_ops: Vec<bool> = f
-                .blocks
-                .iter()
-                .flat_map(|b| &b.insts)
-                .filter_map(|i| match i.kind {
-                    InstKind::Binary {
-                        op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul,
-                        ty: OpTy::F(64),
-                        mode,
-                        ..
-                    } => Some(mode.visible),
+            let float_ops: Vec<bool> = float_arithmetic(r)
+                .into_iter()
+                .filter_map(|(op, ty, mode)| match op? {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul if ty == OpTy::F(64) => {
+                        Some(mode.visible)
+                    }
                     _ => None,
                 })
                 .collect();

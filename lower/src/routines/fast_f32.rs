@@ -288,7 +288,7 @@ fn sqrt(b: &mut FnBuilder, x: Value) -> (RegId, Value) {
 /// each (default 20,000).
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{eval, f32_operand, with_candidate_argument, Rng};
+    use super::super::tests::{eval, f32_operand, float_arithmetic, with_candidate_argument, Rng};
     use crate::ir::{F32Op, Function, InstKind, OpTy, Routine, Value};
 
     fn cases() -> u64 {
@@ -453,24 +453,14 @@ mod tests {
         }
     }
 
-    /// Each builds alone, structured and verified, as the backend builds those no
-    /// kernel holds (`pass::routine`); the products of `div`'s and `sqrt`'s tests and
-    /// their candidates are `.visible`, `fma`'s product and sum hidden as a program's.
+    /// Each builds alone (`float_arithmetic`); the products of `div`'s and `sqrt`'s tests
+    /// and their candidates are `.visible`, `fma`'s product and sum hidden as a program's.
     #[test]
     fn the_fast_paths_build_alone() {
         for op in F32Op::ALL {
             for r in [Routine::FastF32(op), Routine::NearestF32(op)] {
-                let f = crate::pass::routine(r).unwrap_or_else(|d| panic!("{}: {d:?}", r.name()));
-                let visible: Vec<bool> = f
-                    .blocks
-                    .iter()
-                    .flat_map(|b| &b.insts)
-                    .filter_map(|i| match i.kind {
-                        InstKind::Binary { ty: OpTy::F(_), mode, .. }
-                        | InstKind::Unary { ty: OpTy::F(_), mode, .. } => Some(mode.visible),
-                        _ => None,
-                    })
-                    .collect();
+                let visible: Vec<bool> =
+                    float_arithmetic(r).iter().map(|(_, _, mode)| mode.visible).collect();
                 let fma = matches!(op, F32Op::Fma { .. });
                 let want = match r {
                     Routine::NearestF32(_) => 0,

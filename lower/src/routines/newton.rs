@@ -280,8 +280,8 @@ fn sqrt(b: &mut impl Build, f: Format, x: Value) -> Value {
 mod tests {
     use super::*;
     use crate::interp::arith;
-    use crate::ir::{Function, RegInfo, Routine};
-    use crate::routines::tests::eval;
+    use crate::ir::{Function, Routine};
+    use crate::routines::tests::{eval, with_candidate_argument};
     use std::ops::{Mul, Neg, Sub};
 
     /// What the model needs of f32 and f64.
@@ -454,29 +454,11 @@ mod tests {
     /// The routine with its `.native` approximations (`div`, `rsqrt`) moved by the number
     /// of ulps its last argument (a new one) gives.
     fn perturbed(r: Routine) -> Function {
-        let mut f = super::super::build(r);
         let ty = OpTy::U(r.param_bits() as u8);
-        let k = RegId(f.regs.len() as u32);
-        f.regs.push(RegInfo { name: "%ulps".into(), ty: ty.storage(), span: f.span });
-        f.params.push((k, ty));
-        let mut approximations = 0;
-        for block in &mut f.blocks {
-            for inst in std::mem::take(&mut block.insts) {
-                let moved = match inst.kind {
-                    InstKind::Binary { op: BinaryOp::Div, mode: NATIVE, dst, .. }
-                    | InstKind::Unary { op: UnaryOp::Rsqrt, mode: NATIVE, dst, .. } => Some(dst),
-                    _ => None,
-                };
-                let span = inst.span;
-                block.insts.push(inst);
-                if let Some(dst) = moved {
-                    approximations += 1;
-                    let (lhs, rhs, mode) = (Value::Reg(dst), Value::Reg(k), FloatMode::default());
-                    let kind = InstKind::Binary { op: BinaryOp::Add, ty, mode, dst, lhs, rhs };
-                    block.insts.push(crate::ir::Inst { kind, span });
-                }
-            }
-        }
+        let (f, approximations) = with_candidate_argument(r, ty, |dst, k| {
+            let (lhs, rhs, mode) = (Value::Reg(dst), Value::Reg(k), FloatMode::default());
+            InstKind::Binary { op: BinaryOp::Add, ty, mode, dst, lhs, rhs }
+        });
         assert_eq!(approximations, 1, "{}: one approximation, moved", r.name());
         f
     }

@@ -179,8 +179,9 @@ fn model(r: Routine, x: &[u64]) -> u64 {
 }
 
 /// Routine `r`'s function with a new last argument of type `ty`, and after each of its
-/// `.native` `div` and `sqrt` (the device's candidates) the instruction `after(dst, k)`
-/// of the candidate's register and the argument's; and how many candidates it has.
+/// `.native` `div`, `sqrt` and `rsqrt` (the device's candidates and approximations) the
+/// instruction `after(dst, k)` of the candidate's register and the argument's; and how
+/// many candidates it has.
 pub(super) fn with_candidate_argument(
     r: Routine,
     ty: OpTy,
@@ -195,7 +196,7 @@ pub(super) fn with_candidate_argument(
         for inst in std::mem::take(&mut block.insts) {
             let candidate = match inst.kind {
                 InstKind::Binary { op: BinaryOp::Div, mode, dst, .. }
-                | InstKind::Unary { op: UnaryOp::Sqrt, mode, dst, .. }
+                | InstKind::Unary { op: UnaryOp::Sqrt | UnaryOp::Rsqrt, mode, dst, .. }
                     if mode.path == FloatPath::Native =>
                 {
                     Some(dst)
@@ -211,6 +212,21 @@ pub(super) fn with_candidate_argument(
         }
     }
     (f, candidates)
+}
+
+/// Routine `r` built alone, structured and verified (`pass::routine`, as the structured
+/// text format builds a routine it names), and its float `Binary` and `Unary`
+/// operations: the binary operator (`None` for a unary one), the type and the mode.
+pub(super) fn float_arithmetic(r: Routine) -> Vec<(Option<BinaryOp>, OpTy, FloatMode)> {
+    let f = crate::pass::routine(r).unwrap_or_else(|d| panic!("{}: {d:?}", r.name()));
+    let insts = f.blocks.iter().flat_map(|b| &b.insts);
+    insts
+        .filter_map(|i| match i.kind {
+            InstKind::Binary { op, ty, mode, .. } if ty.is_float() => Some((Some(op), ty, mode)),
+            InstKind::Unary { ty, mode, .. } if ty.is_float() => Some((None, ty, mode)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// xorshift64*.
